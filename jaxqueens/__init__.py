@@ -1,0 +1,34 @@
+"""jaxqueens: array-parallel N-Queens on JAX.
+
+Boards are integer arrays ``rows[..., n]`` (``rows[c]`` is the row of the queen
+in column ``c``). The kernels in :mod:`jaxqueens.board` are jitted and work on
+any leading batch shape; :mod:`jaxqueens.checker` is the independent NumPy
+checker every reported solution passes; :mod:`jaxqueens.boardio` reads and
+writes board files.
+"""
+
+from jaxqueens.board import (
+    LineCounts,
+    attacking_pairs,
+    conflicted_mask,
+    is_solution,
+    line_counts,
+    n_attacks,
+    queen_conflicts,
+)
+from jaxqueens.errors import BoardFileError, QueensError, SolutionCheckError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BoardFileError",
+    "LineCounts",
+    "QueensError",
+    "SolutionCheckError",
+    "attacking_pairs",
+    "conflicted_mask",
+    "is_solution",
+    "line_counts",
+    "n_attacks",
+    "queen_conflicts",
+]

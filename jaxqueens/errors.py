@@ -1,0 +1,19 @@
+"""Error types shared by the whole package.
+
+`QueensError` is the one type the CLI turns into a one-line message and exit
+code 2: raise it (or a subclass) for anything the *user* got wrong, with a
+message that names the problem and says how to fix it. Anything else that
+escapes is a bug and keeps its traceback.
+"""
+
+
+class QueensError(ValueError):
+    """Bad input from the user: a one-line message naming the problem and the fix."""
+
+
+class BoardFileError(QueensError):
+    """A board file cannot be read: the message names the file and, where it applies, the line."""
+
+
+class SolutionCheckError(RuntimeError):
+    """A solver reported a board that the independent checker rejects (a bug, never user error)."""
