@@ -1,0 +1,105 @@
+"""Tests for ASCII and PNG rendering."""
+
+import ast
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxqueens import render
+from jaxqueens.errors import QueensError
+from jaxqueens.render import MAX_ASCII_N, MAX_PNG_N, ascii_board, board_image, render_png
+
+SOLUTION_4 = [1, 3, 0, 2]
+SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
+
+
+def test_ascii_n4_row_zero_at_bottom():
+    assert ascii_board(SOLUTION_4) == "3 . Q . .\n2 . . . Q\n1 Q . . .\n0 . . Q .\n  0 1 2 3"
+    assert ascii_board(np.array(SOLUTION_4, np.uint8), labels=False) == ". Q . .\n. . . Q\nQ . . .\n. . Q ."
+
+
+def test_ascii_labels_for_two_digit_n():
+    text = ascii_board(list(range(12)))
+    lines = text.split("\n")
+    assert lines[0] == "11 " + " ".join(["."] * 11 + ["Q"])
+    assert lines[11] == " 0 Q" + " ." * 11
+    assert lines[12] == "   " + " ".join([" "] * 10 + ["1", "1"])
+    assert lines[13] == "   " + " ".join("012345678901")
+    assert all(line == line.rstrip() for line in lines)
+
+
+def test_ascii_without_labels_for_large_n():
+    n = MAX_ASCII_N
+    lines = ascii_board(np.arange(n)[::-1]).split("\n")
+    assert len(lines) == n and all(len(line) == 2 * n - 1 for line in lines)
+    assert lines[-1] == " ".join(["."] * (n - 1) + ["Q"])  # row 0 holds the queen of column n-1
+    assert sum(line.count("Q") for line in lines) == n
+
+
+def test_ascii_shows_every_queen_of_a_combination_board():
+    assert ascii_board([0, 0, 0], labels=False) == ". . .\n. . .\nQ Q Q"
+
+
+def test_ascii_errors():
+    with pytest.raises(QueensError, match=rf"at most {MAX_ASCII_N}.*render"):
+        ascii_board(np.arange(MAX_ASCII_N + 1))
+    with pytest.raises(QueensError, match="0..3"):
+        ascii_board([0, 1, 2, 4])
+    with pytest.raises(QueensError, match="one board"):
+        ascii_board([[0, 1]])
+    with pytest.raises(QueensError, match="one board"):
+        ascii_board([0.0, 1.0])
+
+
+def test_board_image_colours():
+    image = board_image([0, 4, 7, 5, 2, 6, 1, 1])  # columns 6 and 7 share row 1; 3 and 7 share r+c=8
+    assert image.shape == (8, 8, 3)
+    queens = {tuple(image[r, c]) for c, r in enumerate([0, 4, 7, 5, 2, 6, 1, 1])}
+    safe, attacked = tuple(image[0, 0]), tuple(image[1, 6])
+    assert safe != attacked and queens == {safe, attacked}
+    assert tuple(image[5, 3]) == attacked and tuple(image[1, 7]) == attacked
+    assert tuple(image[0, 1]) != tuple(image[1, 1])  # light and dark squares alternate
+    assert tuple(image[0, 1]) not in queens and tuple(image[1, 1]) not in queens
+
+
+def test_png_n8(tmp_path):
+    import matplotlib.image
+
+    path = tmp_path / "board.png"
+    render_png(SOLUTION_8, path, title="eight queens")
+    pixels = matplotlib.image.imread(path)
+    assert pixels.ndim == 3 and pixels.shape[2] in (3, 4)
+    assert 400 <= pixels.shape[0] <= 2000 and 400 <= pixels.shape[1] <= 2000
+    assert os.listdir(tmp_path) == ["board.png"]
+
+
+def test_png_n1000(tmp_path):
+    import matplotlib.image
+
+    path = tmp_path / "poster.png"
+    render_png(np.random.default_rng(0).permutation(MAX_PNG_N), path)
+    pixels = matplotlib.image.imread(path)
+    assert pixels.shape[0] >= MAX_PNG_N and pixels.shape[1] >= MAX_PNG_N
+    red = (pixels[..., 0] > 0.7) & (pixels[..., 1] < 0.3) & (pixels[..., 2] < 0.3)
+    assert red.any()  # a random permutation of 1000 has attacked queens
+
+
+def test_png_errors_leave_nothing(tmp_path):
+    with pytest.raises(QueensError, match=rf"n = {MAX_PNG_N + 1} is too large.*at most {MAX_PNG_N}"):
+        render_png(np.arange(MAX_PNG_N + 1), tmp_path / "big.png")
+    with pytest.raises(QueensError, match="0..1"):
+        render_png([0, 2], tmp_path / "bad.png")
+    assert os.listdir(tmp_path) == []
+
+
+def test_matplotlib_is_imported_lazily_and_without_pyplot():
+    tree = ast.parse(Path(render.__file__).read_text())
+    top = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    names = {alias.name for node in top if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module for node in top if isinstance(node, ast.ImportFrom)}
+    assert not any(name.startswith("matplotlib") for name in names)
+    everywhere = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    everywhere |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not any("pyplot" in name for name in everywhere)
