@@ -1,0 +1,167 @@
+"""Board kernels against the brute-force reference and the independent checker."""
+
+import chex
+import hypothesis.extra.numpy as hnp
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference
+from jaxqueens import board, checker
+
+SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
+SOLUTION_17 = [0, 2, 4, 1, 7, 10, 14, 6, 15, 13, 16, 3, 5, 8, 11, 9, 12]
+
+# Sizes on both sides of the pairwise/scatter switch.
+SIZES = st.sampled_from([1, 2, 3, 4, 5, 7, 8, 13, 31, 32, 33, 40, 64, 65, 97])
+
+
+@st.composite
+def boards(draw, encoding=None):
+    """(rows [*batch, n], encoding): permutation or combination boards."""
+    n = draw(SIZES)
+    batch = draw(st.sampled_from([(), (1,), (3,), (2, 3)]))
+    encoding = encoding or draw(st.sampled_from(["permutation", "combination"]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    shape = batch + (n,)
+    if encoding == "permutation":
+        rows = rng.permuted(np.broadcast_to(np.arange(n), shape), axis=-1)
+    else:
+        # Small value ranges make collisions (and so conflicts) frequent.
+        hi = draw(st.integers(1, n))
+        rows = rng.integers(0, hi, size=shape)
+    return rows.astype(np.int32), encoding
+
+
+def _flat(rows):
+    return rows.reshape(-1, rows.shape[-1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(boards())
+def test_kernels_match_reference(case):
+    rows, _ = case
+    flat = _flat(rows)
+    batch = rows.shape[:-1]
+    want_pairs = np.array([reference.attacking_pairs(b) for b in flat]).reshape(batch)
+    want_conf = np.array([reference.queen_conflicts(b) for b in flat]).reshape(rows.shape)
+    want_att = np.array([reference.n_attacks(b) for b in flat]).reshape(batch)
+
+    np.testing.assert_array_equal(board.attacking_pairs(rows), want_pairs)
+    np.testing.assert_array_equal(board.queen_conflicts(rows), want_conf)
+    np.testing.assert_array_equal(board.conflicted_mask(rows), want_conf > 0)
+    np.testing.assert_array_equal(board.n_attacks(rows), want_att)
+    np.testing.assert_array_equal(board.is_solution(rows), want_pairs == 0)
+    # The independent checker agrees on every board.
+    np.testing.assert_array_equal(checker.attacking_pairs(rows), want_pairs)
+    np.testing.assert_array_equal(checker.are_solutions(flat).reshape(batch), want_pairs == 0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(boards())
+def test_line_counts_match_reference(case):
+    rows, _ = case
+    counts = board.line_counts(rows)
+    n = rows.shape[-1]
+    chex.assert_shape(counts.rows, rows.shape[:-1] + (n,))
+    chex.assert_shape(counts.diag, rows.shape[:-1] + (2 * n - 1,))
+    chex.assert_shape(counts.anti, rows.shape[:-1] + (2 * n - 1,))
+    for b, rc, dc, ac in zip(_flat(rows), _flat(counts.rows), _flat(counts.diag), _flat(counts.anti)):
+        want = reference.line_counts(list(b))
+        for got, exp in zip((rc, dc, ac), want):
+            np.testing.assert_array_equal(got, exp)
+        assert rc.sum() == dc.sum() == ac.sum() == n
+
+
+class OneBoardKernelTest(chex.TestCase):
+    """The one-board kernels, batched by vmap, with and without jit."""
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_batched_kernels(self):
+        rng = np.random.default_rng(7)
+        for n in (6, 32, 33, 50):
+            rows = jnp.asarray(rng.integers(0, n, size=(5, n)), jnp.int32)
+
+            @self.variant
+            def evaluate(rows):
+                return (jax.vmap(board._attacking_pairs_one)(rows),
+                        jax.vmap(board._queen_conflicts_one)(rows),
+                        jax.vmap(board._n_attacks_one)(rows),
+                        jax.vmap(board._is_solution_one)(rows))
+
+            pairs, conf, att, sol = evaluate(rows)
+            chex.assert_shape([pairs, att, sol], (5,))
+            chex.assert_shape(conf, (5, n))
+            for i, b in enumerate(np.asarray(rows)):
+                assert pairs[i] == reference.attacking_pairs(b)
+                assert att[i] == reference.n_attacks(b)
+                np.testing.assert_array_equal(conf[i], reference.queen_conflicts(b))
+                assert bool(sol[i]) == (reference.attacking_pairs(b) == 0)
+
+
+@pytest.mark.parametrize("n", [8, 100])
+def test_no_retrace_for_same_shape(n):
+    chex.clear_trace_counter()
+    traced = chex.assert_max_traces(board._attacking_pairs_one, n=1)
+    fn = jax.jit(jax.vmap(traced))
+    rng = np.random.default_rng(n)
+    for _ in range(3):
+        fn(jnp.asarray(rng.integers(0, n, size=(4, n)), jnp.int32)).block_until_ready()
+    # The public entry keeps one compiled version per shape too.
+    board.attacking_pairs(rng.integers(0, n, size=(4, n)).astype(np.int32))
+    size = board._attacking_pairs._cache_size()
+    board.attacking_pairs(rng.integers(0, n, size=(4, n)).astype(np.int32))
+    assert board._attacking_pairs._cache_size() == size
+
+
+def test_known_solutions_and_non_solutions():
+    for sol in ([0], SOLUTION_8, SOLUTION_17, [1, 3, 0, 2]):
+        assert bool(board.is_solution(np.array(sol)))
+        assert int(board.attacking_pairs(np.array(sol))) == 0
+        assert int(board.n_attacks(np.array(sol))) == 0
+    for sol in reference.all_solutions(6):
+        assert bool(board.is_solution(np.array(sol)))
+    # Hand-counted: the main diagonal of n = 5 is one anti-diagonal line of 5 queens.
+    assert int(board.attacking_pairs(np.arange(5))) == 10
+    assert int(board.n_attacks(np.arange(5))) == 4
+    # All queens on row 0 of a 4-board: 6 pairs on the row, diagonals all distinct.
+    np.testing.assert_array_equal(board.queen_conflicts(np.zeros(4, np.int32)), [3, 3, 3, 3])
+    # Out-of-range values are never a solution.
+    assert not bool(board.is_solution(np.array([0, 4, 7, 5, 2, 6, 1, 8])))
+    assert not bool(board.is_solution(np.array([-1, 1])))
+
+
+def test_all_8_queens_solutions_found_by_kernel():
+    import itertools
+
+    perms = np.array(list(itertools.permutations(range(8))), np.int32)  # 40320 boards
+    sols = perms[np.asarray(board.is_solution(perms))]
+    assert len(sols) == 92
+    assert checker.are_solutions(sols).all()
+
+
+def test_pair_count_never_wraps_without_x64():
+    assert not jax.config.jax_enable_x64
+    n = 70000
+    diagonal = np.arange(n, dtype=np.int32)  # 2,449,965,000 pairs > 2^31 - 1
+    with pytest.raises(OverflowError, match="JAX_ENABLE_X64"):
+        board.attacking_pairs(diagonal)
+    assert int(jax.jit(board.attacking_pairs)(diagonal)) == board.PAIRS_SATURATED
+    # A random permutation of the same size is exact.
+    perm = np.random.default_rng(0).permutation(n).astype(np.int32)
+    assert int(board.attacking_pairs(perm)) == int(checker.attacking_pairs(perm))
+
+
+def test_pair_count_exact_with_x64():
+    import subprocess
+    import sys
+
+    code = ("import numpy as np; from jaxqueens import board; "
+            "r = board.attacking_pairs(np.arange(70000)); print(int(r), r.dtype)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**__import__("os").environ, "JAX_ENABLE_X64": "1"}, check=True)
+    assert out.stdout.split() == [str(70000 * 69999 // 2), "int64"]
