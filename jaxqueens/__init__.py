@@ -7,7 +7,11 @@ checker every reported solution passes; :mod:`jaxqueens.boardio` reads and
 writes board files.
 """
 
-from jaxqueens.board import (
+from jaxqueens import backend as _backend
+
+_backend.configure_cpu_devices()  # before any JAX computation; see backend.py
+
+from jaxqueens.board import (  # noqa: E402
     LineCounts,
     attacking_pairs,
     conflicted_mask,
@@ -16,7 +20,7 @@ from jaxqueens.board import (
     n_attacks,
     queen_conflicts,
 )
-from jaxqueens.errors import BoardFileError, QueensError, SolutionCheckError
+from jaxqueens.errors import BoardFileError, QueensError, SolutionCheckError  # noqa: E402
 
 __version__ = "0.1.0"
 

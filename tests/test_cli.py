@@ -1,0 +1,104 @@
+"""The command line: good files, bad files, exit codes and one-line errors."""
+
+import subprocess
+import sys
+
+import matplotlib.image
+import numpy as np
+import pytest
+
+from jaxqueens import boardio
+from jaxqueens.cli import main
+
+SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
+
+
+@pytest.fixture
+def files(tmp_path):
+    paths = {}
+    paths["good"] = tmp_path / "good.txt"
+    boardio.write_board(paths["good"], SOLUTION_8)
+    paths["bad"] = tmp_path / "diag.txt"
+    boardio.write_board(paths["bad"], np.arange(8))
+    paths["onebased"] = tmp_path / "one.txt"
+    boardio.write_board(paths["onebased"], SOLUTION_8, one_based=True)
+    paths["batch"] = tmp_path / "batch.npy"
+    boardio.write_boards_npy(paths["batch"], np.array([SOLUTION_8] * 7 + [list(range(8))]))
+    paths["garbage"] = tmp_path / "garbage.txt"
+    paths["garbage"].write_text("0\n4\nseven\n")
+    paths["empty"] = tmp_path / "empty.txt"
+    paths["empty"].write_text("")
+    return paths
+
+
+def run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_show_solution(files, capsys):
+    code, out, err = run(["show", files["good"]], capsys)
+    assert code == 0 and err == ""
+    assert "attacking pairs = 0" in out and "a solution" in out
+    assert out.count("Q") == 8
+
+
+def test_show_batch_summarises(files, capsys):
+    code, out, _ = run(["show", files["batch"]], capsys)
+    assert code == 0
+    assert "board 4:" in out and "board 5:" not in out
+    assert "7 of 8 are solutions" in out
+
+
+def test_check_exit_codes(files, capsys):
+    assert run(["check", files["good"]], capsys)[0] == 0
+    code, out, _ = run(["check", files["bad"]], capsys)
+    assert code == 1 and "NOT a solution" in out and "anti-diagonal" in out
+    code, out, _ = run(["check", files["batch"]], capsys)
+    assert code == 1 and "1 of 8" in out
+
+
+def test_one_based(files, capsys):
+    code, _, err = run(["check", files["onebased"]], capsys)
+    assert code == 2 and "--one-based" in err
+    assert run(["check", "--one-based", files["onebased"]], capsys)[0] == 0
+
+
+def test_render_writes_png(files, tmp_path, capsys):
+    out_png = tmp_path / "sub" / "q.png"
+    code, out, _ = run(["render", files["good"], "-o", out_png], capsys)
+    assert code == 0 and out_png.exists()
+    assert matplotlib.image.imread(out_png).ndim == 3
+
+
+@pytest.mark.parametrize("case,needle", [
+    ("garbage", ":3:"),
+    ("empty", "empty"),
+    ("missing", "no such file"),
+])
+def test_bad_files_one_line_exit_2(files, tmp_path, capsys, case, needle):
+    path = files.get(case, tmp_path / "missing.txt")
+    for command in ("show", "check"):
+        code, out, err = run([command, path], capsys)
+        assert code == 2
+        assert err.count("\n") == 1 and needle in err and "Traceback" not in err
+
+
+def test_bad_flags_exit_2(files, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["render", str(files["good"])])  # -o missing
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--output" in err
+    code, _, err = run(["render", files["good"], "-o", "x.png", "--index", "5"], capsys)
+    assert code == 2 and "out of range" in err
+
+
+def test_console_script_and_help():
+    out = subprocess.run([sys.executable, "-m", "jaxqueens.cli", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0
+    for command in ("show", "check", "render"):
+        assert command in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "jaxqueens.cli", "frobnicate"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1

@@ -1,0 +1,21 @@
+"""Benchmark scripts stay runnable: each has a --quick mode that writes its JSON."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+
+
+@pytest.mark.parametrize("script", ["bench_fitness.py"])
+def test_benchmark_quick_mode(script, tmp_path):
+    out = subprocess.run([sys.executable, str(SCRIPTS / script), "--quick", "--reps", "1",
+                          "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    files = list(tmp_path.glob("*.json"))
+    assert len(files) == 1
+    payload = json.loads(files[0].read_text())
+    assert payload["rows"] and "environment" in payload
