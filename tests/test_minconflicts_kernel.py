@@ -1,0 +1,262 @@
+"""Tests of the min-conflicts kernel (jaxqueens.minconflicts) against plain NumPy references."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jaxqueens import checker, mc_batch, rng
+from jaxqueens import minconflicts as mc
+
+
+# ----------------------------------------------------------------------------- references
+
+
+def brute_is_solution(rows) -> bool:
+    """O(n^2) pairwise check, independent of the package."""
+    rows = [int(x) for x in rows]
+    n = len(rows)
+    if any(r < 0 or r >= n for r in rows):
+        return False
+    for a, b in itertools.combinations(range(n), 2):
+        if rows[a] == rows[b] or abs(rows[a] - rows[b]) == b - a:
+            return False
+    return True
+
+
+def np_counts(rows) -> np.ndarray:
+    rows = np.asarray(rows)
+    n = rows.size
+    c = np.arange(n)
+    out = np.zeros(5 * n - 2, np.int64)
+    np.add.at(out, rows, 1)
+    np.add.at(out, n + rows + c, 1)
+    np.add.at(out, 4 * n - 2 + rows - c, 1)
+    return out
+
+
+def np_conflicts_of(rows, c) -> int:
+    """Queens attacking the queen of column c."""
+    rows = np.asarray(rows)
+    others = np.delete(np.arange(rows.size), c)
+    r = rows[c]
+    return int(np.sum((rows[others] == r) | (np.abs(rows[others] - r) == np.abs(others - c))))
+
+
+def np_pairs(rows) -> int:
+    n = len(rows)
+    return sum(
+        rows[a] == rows[b] or abs(int(rows[a]) - int(rows[b])) == b - a
+        for a, b in itertools.combinations(range(n), 2)
+    )
+
+
+KEY = jax.random.key(42)
+
+
+# ----------------------------------------------------------------------------- solving
+
+
+@pytest.mark.parametrize("init", mc.INITS)
+@pytest.mark.parametrize("n", [8, 29])
+def test_solutions_pass_brute_force(n, init):
+    cfg = mc.Config(n=n, max_steps=max(100, 4 * n), init=init)
+    res = jax.device_get(mc_batch.solve(KEY, cfg, 24))
+    assert res.rows.shape == (24, n)
+    assert res.solved.all()
+    assert all(brute_is_solution(b) for b in res.rows)
+    assert checker.are_solutions(res.rows).all()
+    assert (res.steps >= 0).all() and (res.restarts >= 0).all()
+
+
+@pytest.mark.parametrize("tabu", [0, 1, 7])
+def test_tabu_on_and_off_both_solve(tabu):
+    cfg = mc.Config(n=30, max_steps=120, tabu=tabu)
+    res = jax.device_get(mc_batch.solve(KEY, cfg, 40))
+    assert res.solved.all() and all(brute_is_solution(b) for b in res.rows)
+
+
+def test_max_restarts_caps_and_reports_unsolved():
+    cfg = mc.Config(n=60, max_steps=1, max_restarts=3, init="random")
+    res = jax.device_get(mc_batch.solve(KEY, cfg, 8))
+    assert not res.solved.any()
+    assert (res.restarts == 3).all()
+    assert (res.steps == 4).all()  # one step per attempt
+
+
+def test_check_boards_rejects_bad_boards():
+    good = np.array([1, 3, 0, 2])
+    bad = np.array([[0, 1, 2, 3], [1, 3, 0, 0], [1, 3, 0, 4]])
+    assert checker.are_solutions(good[None]).all()
+    assert not checker.are_solutions(bad).any()
+
+
+# ----------------------------------------------------------------------------- step invariants
+
+
+def _run_steps(seed, cfg, k):
+    def body(s, _):
+        s2 = mc.step(s, cfg)
+        return s2, (s.rows, s.counts, s2.rows, s.stop)
+
+    return jax.jit(lambda sd: lax.scan(body, mc.init(sd, cfg), None, length=k))(seed)
+
+
+@pytest.mark.parametrize("init,tabu", [("random", 0), ("permutation", 3), ("greedy", 0)])
+def test_counts_match_recount_after_many_steps(init, tabu):
+    cfg = mc.Config(n=50, max_steps=10_000, init=init, tabu=tabu)
+    for seed in range(3):
+        s, (before, counts, after, stop) = jax.device_get(_run_steps(jnp.uint32(seed), cfg, 400))
+        np.testing.assert_array_equal(s.counts, np_counts(s.rows))
+        for t in range(0, 400, 37):
+            np.testing.assert_array_equal(counts[t], np_counts(before[t]))
+
+
+def test_step_never_increases_moved_queen_conflicts():
+    cfg = mc.Config(n=24, max_steps=10_000, init="random")
+    for seed in range(4):
+        _, (before, _, after, stop) = jax.device_get(_run_steps(jnp.uint32(seed), cfg, 150))
+        for t in range(150):
+            diff = np.nonzero(before[t] != after[t])[0]
+            assert diff.size <= 1
+            if diff.size:
+                c = diff[0]
+                assert np_conflicts_of(after[t], c) <= np_conflicts_of(before[t], c)
+                assert np_pairs(after[t]) <= np_pairs(before[t])
+
+
+def test_trace_pairs_non_increasing_and_consistent():
+    cfg = mc.Config(n=30, max_steps=1000)
+    s, m = jax.device_get(jax.jit(lambda sd: mc.trace(sd, cfg, 200))(jnp.uint32(3)))
+    assert m.conflicted.shape == (200,) and m.pairs.shape == (200,)
+    assert (np.diff(m.pairs) <= 0).all()
+    assert ((m.pairs == 0) == (m.conflicted == 0)).all()
+    s0 = jax.device_get(mc.init(jnp.uint32(3), cfg))
+    assert m.pairs[0] == np_pairs(s0.rows)
+
+
+# ----------------------------------------------------------------------------- initial boards
+
+
+@pytest.mark.parametrize("init", mc.INITS)
+@pytest.mark.parametrize("n", [8, 70, 200])
+def test_initial_boards(init, n):
+    cfg = mc.Config(n=n, init=init)
+    seeds = rng.chain_seeds(KEY, jnp.arange(6))
+    s = jax.device_get(jax.jit(jax.vmap(lambda sd: mc.init(sd, cfg)))(seeds))
+    assert s.rows.shape == (6, n)
+    assert ((s.rows >= 0) & (s.rows < n)).all()
+    for b, cnt in zip(s.rows, s.counts):
+        np.testing.assert_array_equal(cnt, np_counts(b))
+    if init in ("permutation", "qs4"):
+        assert all(np.array_equal(np.sort(b), np.arange(n)) for b in s.rows)
+    assert len({tuple(b) for b in s.rows}) == 6  # different chains differ
+    conflicted = [int(np.asarray(mc.conflicted_mask(b, c, n)).sum()) for b, c in zip(s.rows, s.counts)]
+    if init == "qs4" and n >= 70:
+        assert max(conflicted) <= max(12, n // 10)
+    if init == "greedy" and n >= 70:
+        assert max(conflicted) <= n // 4
+    if init == "permutation" and n >= 70:
+        assert min(conflicted) >= n // 5  # a random permutation is far from solved
+
+
+# ----------------------------------------------------------------------------- reproducibility
+
+
+def _assert_same(a, b):
+    for x, y in zip(jax.device_get(a), jax.device_get(b)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_same_key_same_result_and_different_keys_differ():
+    cfg = mc.Config(n=16, max_steps=64)
+    a, b = mc_batch.solve(KEY, cfg, 12), mc_batch.solve(KEY, cfg, 12)
+    _assert_same(a, b)
+    c = mc_batch.solve(jax.random.key(7), cfg, 12)
+    assert not np.array_equal(np.asarray(a.rows), np.asarray(c.rows))
+
+
+def test_chain_results_independent_of_batching_and_strategy():
+    cfg = mc.Config(n=12, max_steps=48, init="qs4", unroll=2)
+    ref = jax.device_get(mc_batch.run_mapped(KEY, cfg, 20, num_devices=1))
+    bigger = mc_batch.run_mapped(KEY, cfg, 33, num_devices=jax.local_device_count())
+    _assert_same(ref, jax.tree.map(lambda x: x[:20], bigger))
+    chunk = mc_batch.run_mapped(KEY, cfg, 10, offset=10, num_devices=1)
+    _assert_same(jax.tree.map(lambda x: x[10:], ref), chunk)
+    lock = mc_batch.run_lockstep(KEY, cfg, 20, lanes=6)
+    _assert_same(ref, lock)
+
+
+def test_lockstep_with_restart_cap_matches_mapped():
+    cfg = mc.Config(n=30, max_steps=20, max_restarts=2)
+    _assert_same(mc_batch.run_mapped(KEY, cfg, 9, num_devices=1), mc_batch.run_lockstep(KEY, cfg, 9, lanes=4))
+
+
+# ----------------------------------------------------------------------------- randomness
+
+
+def _chi2(counts):
+    counts = np.asarray(counts, float)
+    e = counts.sum() / counts.size
+    return float(((counts - e) ** 2 / e).sum())
+
+
+def test_hash_stream_uniform():
+    ctr = jnp.arange(200_000, dtype=jnp.uint32)
+    bits = np.asarray(rng.hash_bits(jnp.uint32(12345), ctr, jnp.uint32(0)))
+    for shift in (0, 8, 16, 24, 28):  # 16 bins from several bit positions: chi2(15) < 45
+        assert _chi2(np.bincount((bits >> shift) & 15, minlength=16)) < 45
+    ints = np.asarray(rng.hash_randint(jnp.uint32(9), ctr, jnp.uint32(3), 10))
+    assert _chi2(np.bincount(ints, minlength=10)) < 35  # chi2(9)
+    lanes = np.asarray(rng.hash_bits(jnp.uint32(5), jnp.uint32(77), jnp.arange(100_000)))
+    assert _chi2(np.bincount(lanes >> 28, minlength=16)) < 45
+    assert abs(np.corrcoef(bits[:-1] >> 16, bits[1:] >> 16)[0, 1]) < 0.02
+
+
+def _state_for(rows, seed=0, tabu=0):
+    cfg = mc.Config(n=len(rows), tabu=tabu)
+    s = mc.init(jnp.uint32(seed), cfg)
+    rows = jnp.asarray(rows, jnp.int32)
+    return cfg, s._replace(rows=rows, counts=mc.counts_of(rows, cfg.n))
+
+
+@pytest.mark.parametrize("n", [8, 40])
+def test_pick_uniform_over_conflicted_queens(n):
+    rng = np.random.default_rng(n)
+    rows = rng.permutation(n)
+    cfg, s = _state_for(rows)
+    conf = np.asarray(mc.conflicted_mask(s.rows, s.counts, n))
+    assert 1 < conf.sum() < n
+    pick = jax.jit(jax.vmap(lambda ct: mc._pick_conflicted(s._replace(ctr=ct), cfg)))
+    c, found = jax.device_get(pick(jnp.arange(40_000, dtype=jnp.uint32)))
+    assert found.all() and conf[c].all()
+    hist = np.bincount(c, minlength=n)[conf]
+    assert _chi2(hist) < conf.sum() + 6 * np.sqrt(2 * conf.sum())
+
+
+def test_tie_break_uniform_and_min_cost():
+    # n = 8, queen of column 0 at row 0 alone; rows with equal least cost must be equally likely
+    rows = np.array([0, 2, 4, 6, 1, 3, 5, 7])
+    cfg, s = _state_for(rows)
+    cost = np.array([np_conflicts_of(np.r_[[r], rows[1:]], 0) for r in range(8)])
+    best = np.nonzero(cost == cost.min())[0]
+    assert best.size >= 2
+    choose = jax.jit(jax.vmap(lambda ct: mc.choose_row(s._replace(ctr=ct), jnp.int32(0), cfg)[0]))
+    r1 = np.asarray(choose(jnp.arange(30_000, dtype=jnp.uint32)))
+    assert set(np.unique(r1)) == set(best)
+    assert _chi2(np.bincount(r1, minlength=8)[best]) < best.size + 6 * np.sqrt(2 * best.size)
+
+
+def test_tabu_forbids_recent_square():
+    rows = np.array([0, 2, 4, 6, 1, 3, 5, 7])
+    cfg, s = _state_for(rows, tabu=2)
+    cost = np.array([np_conflicts_of(np.r_[[r], rows[1:]], 0) for r in range(8)])
+    best = np.nonzero(cost == cost.min())[0]
+    s = s._replace(tabu=jnp.array([0 * 8 + int(best[0]), -1], jnp.int32))
+    choose = jax.jit(jax.vmap(lambda ct: mc.choose_row(s._replace(ctr=ct), jnp.int32(0), cfg)[0]))
+    r1 = np.asarray(choose(jnp.arange(2_000, dtype=jnp.uint32)))
+    assert best[0] not in set(r1) and set(r1) <= set(best[1:])
