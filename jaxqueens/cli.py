@@ -1,6 +1,7 @@
 """The ``jaxqueens`` command line: a thin driver over the package.
 
-Exit codes: 0 success; 1 ``check`` found a board that is not a solution;
+Exit codes: 0 success; 1 ``check`` found a board that is not a solution (or
+``solve`` solved no chain);
 2 bad input (a one-line message naming the problem and the fix, no traceback);
 130 interrupted.
 """
@@ -130,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", type=int, default=0, help="which board of a multi-board file (default 0)")
     p.add_argument("--title", default=None, help="figure title (default: n and conflict count)")
     p.set_defaults(func=cmd_render)
+
+    from jaxqueens import solve
+
+    solve.add_command(sub)
     return parser
 
 

@@ -1,0 +1,231 @@
+"""``jaxqueens.solve`` and ``jaxqueens solve``: batched min-conflicts, the main job.
+
+Thousands of independent min-conflicts chains (Minton et al. 1992; kernel in
+:mod:`jaxqueens.minconflicts`) run per call; the driver (:mod:`jaxqueens.driver`)
+gathers verified solutions and statistics until a budget is met.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from jaxqueens import driver, mc_batch, minconflicts
+from jaxqueens.errors import QueensError
+
+MAX_BATCHED_N = 46340
+"""Largest n of the batched kernel (square index c * n + r fits int32)."""
+
+
+@dataclasses.dataclass
+class SolveResult:
+    """What :func:`solve` returns: per-chain arrays, the summary and an optional trace."""
+
+    run: driver.ChainRun
+    summary: dict
+    config: minconflicts.Config | None
+    trace: dict[str, np.ndarray] | None = None  # "conflicted", "pairs": [T] per step of chain 0
+
+    @property
+    def solutions(self) -> np.ndarray:
+        """[S, n] verified solutions, one per solved chain, in chain order."""
+        return self.run.solutions
+
+
+def check_n(n: int) -> None:
+    """Reject sizes without solutions or beyond the batched kernel, with the fix."""
+    if n < 1:
+        raise QueensError(f"n must be a positive integer, got {n}")
+    if n in (2, 3):
+        raise QueensError(f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)")
+    if n > MAX_BATCHED_N:
+        raise QueensError(f"n = {n} is above the batched solver's limit of {MAX_BATCHED_N}; "
+                          "use a smaller n")
+
+
+def default_chunk(n: int, chains: int | None) -> int:
+    """Chains per kernel call: about 2^21 queens, split evenly over the chains asked for."""
+    devices = jax.local_device_count()
+    cap = max(devices, min(8192, (1 << 21) // n))
+    if chains is not None:
+        calls = -(-chains // cap)
+        cap = -(-chains // calls)
+    return -(-cap // devices) * devices
+
+
+def _start_rows(start, n: int) -> np.ndarray | None:
+    if start is None:
+        return None
+    rows = np.asarray(start, dtype=np.int32).reshape(-1)
+    if rows.shape[0] != n:
+        raise QueensError(f"the start board has {rows.shape[0]} columns but n = {n}; "
+                          f"pass -n {rows.shape[0]} or another board")
+    return rows
+
+
+def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None,
+          seconds: float | None = None, max_steps: int = 4000, init: str = "permutation",
+          tabu: int = 0, seed: int = 0, batch: int | None = None, start=None,
+          max_restarts: int = 1_000_000, trace_steps: int = 0, quiet: bool = True) -> SolveResult:
+    """Run min-conflicts chains until ``chains`` solved, ``solutions`` distinct, or ``seconds``.
+
+    Args:
+      n: board size (1 or >= 4).
+      chains: stop once this many chains have solved (None: no chain budget).
+      solutions: stop once this many distinct solutions are found.
+      seconds: stop once this much kernel time is spent.
+      max_steps: steps per attempt before a restart from a fresh board.
+      init: initial boards: "random", "permutation", "greedy" or "qs4".
+      tabu: plateau tabu tenure (0 disables).
+      seed: chain i uses ``fold_in(key(seed), i)``: results do not depend on ``batch``.
+      batch: chains per kernel call (default: sized from n and ``chains``).
+      start: a board [n]; every chain's first attempt starts from it.
+      max_restarts: restarts before a chain gives up (reported unsolved).
+      trace_steps: if > 0, also trace chain 0 for up to this many steps (for plots).
+      quiet: no progress line.
+
+    Returns:
+      SolveResult with every chain's board, steps, restarts, and the summary.
+    """
+    check_n(n)
+    budget = driver.Budget(chains=chains, solutions=solutions, seconds=seconds)
+    if batch is not None and batch < 1:
+        raise QueensError(f"--batch must be at least 1, got {batch}")
+    start_rows = _start_rows(start, n)
+    if n == 1:
+        return _solve_trivial(budget, seed)
+    try:
+        config = minconflicts.Config(n=n, max_steps=max_steps, init=init, tabu=tabu,
+                                     max_restarts=max_restarts)
+    except ValueError as err:
+        raise QueensError(str(err)) from None
+    key = jax.random.key(seed)
+    chunk = batch or default_chunk(n, chains if solutions is None and seconds is None else None)
+    t0 = time.perf_counter()
+    runner = mc_batch.compile_runner(key, config, chunk, start_rows)
+    compile_s = time.perf_counter() - t0
+    run = driver.run_chains(runner, n, budget, chunk, what="min-conflicts",
+                            compile_s=compile_s, quiet=quiet)
+    trace = None
+    if trace_steps > 0:
+        metrics = mc_batch.trace_chain(key, config, trace_steps, start_rows)
+        trace = {"conflicted": metrics.conflicted, "pairs": metrics.pairs}
+    summary = driver.summarize(run, solver="min-conflicts", init=init, tabu=tabu, max_steps=max_steps,
+                               seed=seed, chunk=chunk, backend=jax.default_backend(),
+                               devices=jax.local_device_count())
+    return SolveResult(run=run, summary=summary, config=config, trace=trace)
+
+
+def _solve_trivial(budget: driver.Budget, seed: int) -> SolveResult:
+    """n = 1: the one queen is a solution; every chain solves in 0 steps."""
+    count = budget.chains or 1
+
+    def run_chunk(offset, k):
+        return driver.ChunkResult(np.zeros((k, 1), np.int32), np.ones(k, bool),
+                                  np.zeros(k, np.int32), np.zeros(k, np.int32))
+
+    run = driver.run_chains(run_chunk, 1, budget, count, what="min-conflicts")
+    return SolveResult(run=run, summary=driver.summarize(run, solver="min-conflicts", seed=seed), config=None)
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def add_command(sub) -> None:
+    """Register ``jaxqueens solve``."""
+    p = sub.add_parser(
+        "solve", help="batched min-conflicts: many independent chains at once",
+        description="Run independent min-conflicts chains (chain i seeded from fold_in(seed, i)) "
+                    "until --chains have solved, --solutions distinct solutions are found, or "
+                    "--time seconds pass; every solution is verified by the independent checker.")
+    p.add_argument("n_pos", nargs="?", type=int, metavar="N", help="board size (same as -n)")
+    p.add_argument("-n", type=int, default=None, help="board size (default 8)")
+    p.add_argument("--chains", type=int, default=None, help="solved chains to collect (default 1000)")
+    p.add_argument("--solutions", type=int, default=None, help="stop at this many distinct solutions")
+    p.add_argument("--time", type=float, default=None, metavar="SECONDS", help="stop after this time")
+    p.add_argument("--maxsteps", type=int, default=4000, help="steps before a restart (default 4000)")
+    p.add_argument("--init", choices=minconflicts.INITS, default="permutation",
+                   help="initial boards (default permutation)")
+    p.add_argument("--tabu", type=int, default=0, help="plateau tabu tenure, 0 = off (default)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
+    p.add_argument("--file", default=None, help="start every chain from this board file")
+    p.add_argument("--one-based", action="store_true", help="rows in --file are 1..n")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write solutions.npy, runs.csv, summary.json (and plots) here")
+    p.add_argument("--plot", action="store_true", help="with --out: trace and histogram figures")
+    p.add_argument("--device", choices=("cpu", "gpu"), default=None,
+                   help="run on this backend (default: the best one available)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=cmd_solve)
+
+
+def _board_size(args, start) -> int:
+    if args.n is not None and args.n_pos is not None and args.n != args.n_pos:
+        raise QueensError(f"two board sizes given (-n {args.n} and {args.n_pos}); give one")
+    n = args.n if args.n is not None else args.n_pos
+    if start is not None:
+        if n is not None and n != start.shape[0]:
+            raise QueensError(f"--file {args.file} holds a board of n = {start.shape[0]} but "
+                              f"n = {n} was given; drop -n or pass -n {start.shape[0]}")
+        return start.shape[0]
+    return 8 if n is None else n
+
+
+def cmd_solve(args) -> int:
+    """The ``solve`` command: run, print the summary, write the outputs."""
+    from jaxqueens import boardio, plots, render
+
+    if args.device == "gpu" and jax.default_backend() != "gpu":
+        raise QueensError("--device gpu: no GPU is visible to JAX; install jaxqueens[gpu] "
+                          "(see README) or use --device cpu")
+    if args.plot and not args.out:
+        raise QueensError("--plot needs --out DIR to write the figures into")
+    start = None
+    if args.file:
+        boards = boardio.load_boards(args.file, one_based=args.one_based)
+        if boards.shape[0] != 1:
+            raise QueensError(f"--file {args.file} holds {boards.shape[0]} boards; give a file with one")
+        start = boards[0]
+    n = _board_size(args, start)
+    chains = args.chains if args.chains is not None or args.solutions or args.time else 1000
+    result = solve(n, chains, solutions=args.solutions, seconds=args.time, max_steps=args.maxsteps,
+                   init=args.init, tabu=args.tabu, seed=args.seed, batch=args.batch, start=start,
+                   trace_steps=min(args.maxsteps, 100_000) if args.plot else 0, quiet=args.quiet)
+    s = result.summary
+    print(f"n = {n}: {s['solved']} of {s['chains']} chains solved, {s['distinct_solutions']} distinct "
+          f"solutions, all verified; steps median {s['steps']['median']}, p99 {s['steps']['p99']}, "
+          f"max {s['steps']['max']}")
+    if s["solutions_per_s"]:
+        print(f"{s['solutions_per_s']:,.0f} solutions/s over {s['wall_s']:.2f} s "
+              f"(compile {s['compile_s']:.2f} s excluded); stopped by {s['stopped_by']} budget")
+    if len(result.solutions) and n <= 16:
+        print(render.ascii_board(result.solutions[0]))
+    if args.out:
+        out = Path(args.out)
+        written = driver.write_outputs(result.run, out, s)
+        if len(result.solutions) and n <= render.MAX_PNG_N:
+            render.render_png(result.solutions[0], out / "solution.png", title="chain 0")
+            written.append(out / "solution.png")
+        if args.plot:
+            written += _write_plots(result, out, plots)
+        print(f"wrote {', '.join(p.name for p in written)} to {out}")
+    return 0 if s["solved"] else 1
+
+
+def _write_plots(result: SolveResult, out: Path, plots) -> list[Path]:
+    files = []
+    n = result.run.n
+    if result.trace is not None:
+        files.append(plots.trace_plot(result.trace["conflicted"], out / "trace_conflicted_queens.png",
+                                      "conflicting queens", f"min-conflicts, n = {n}, chain 0"))
+        files.append(plots.trace_plot(result.trace["pairs"], out / "trace_conflicting_pairs.png",
+                                      "conflicting pairs", f"min-conflicts, n = {n}, chain 0"))
+    files.append(plots.steps_histogram(result.run.steps[result.run.solved], out / "steps_hist.png",
+                                       f"steps to solution, n = {n}, {result.run.solved.sum()} chains"))
+    return files
+
