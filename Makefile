@@ -15,10 +15,9 @@ $(STAMP): pyproject.toml
 	touch $@
 
 demo: $(STAMP)
-	$(BIN)/jaxqueens show examples/queens8.txt
-	$(BIN)/jaxqueens show examples/diagonal8.txt
-	$(BIN)/jaxqueens check examples/queens17.txt
-	$(BIN)/jaxqueens render examples/queens17.txt -o $(OUT)/queens17.png
+	$(BIN)/jaxqueens solve -n 8 --chains 10000 --out $(OUT)/solve-8 --plot
+	$(BIN)/jaxqueens solve -n 100 --chains 1000 --out $(OUT)/solve-100 --plot
+	$(BIN)/jaxqueens check $(OUT)/solve-100/solutions.npy
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -26,6 +25,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python scripts/bench_fitness.py
+	$(BIN)/python scripts/bench_minconflicts.py
 
 clean:
 	rm -rf $(VENV) $(OUT) build *.egg-info

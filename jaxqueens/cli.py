@@ -132,9 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", default=None, help="figure title (default: n and conflict count)")
     p.set_defaults(func=cmd_render)
 
-    from jaxqueens import solve
+    from jaxqueens import mcsolve
 
-    solve.add_command(sub)
+    mcsolve.add_command(sub)
     return parser
 
 

@@ -10,8 +10,10 @@ import pytest
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 
-@pytest.mark.parametrize("script", ["bench_fitness.py"])
+@pytest.mark.parametrize("script", ["bench_fitness.py", "bench_minconflicts.py"])
 def test_benchmark_quick_mode(script, tmp_path):
+    if script == "bench_minconflicts.py":
+        pytest.importorskip("numba", reason="the serial numba peer needs numba: pip install -e '.[bench]'")
     out = subprocess.run([sys.executable, str(SCRIPTS / script), "--quick", "--reps", "1",
                           "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]

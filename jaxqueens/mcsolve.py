@@ -93,8 +93,9 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
     """
     check_n(n)
     budget = driver.Budget(chains=chains, solutions=solutions, seconds=seconds)
-    if batch is not None and batch < 1:
-        raise QueensError(f"--batch must be at least 1, got {batch}")
+    for flag, value, low in (("--batch", batch, 1), ("--maxsteps", max_steps, 1), ("--tabu", tabu, 0)):
+        if value is not None and value < low:
+            raise QueensError(f"{flag} must be at least {low}, got {value}")
     start_rows = _start_rows(start, n)
     if n == 1:
         return _solve_trivial(budget, seed)
@@ -197,9 +198,9 @@ def cmd_solve(args) -> int:
                    init=args.init, tabu=args.tabu, seed=args.seed, batch=args.batch, start=start,
                    trace_steps=min(args.maxsteps, 100_000) if args.plot else 0, quiet=args.quiet)
     s = result.summary
+    st = {k: "-" if v is None else f"{v:g}" for k, v in s["steps"].items()}
     print(f"n = {n}: {s['solved']} of {s['chains']} chains solved, {s['distinct_solutions']} distinct "
-          f"solutions, all verified; steps median {s['steps']['median']}, p99 {s['steps']['p99']}, "
-          f"max {s['steps']['max']}")
+          f"solutions, all verified; steps median {st['median']}, p99 {st['p99']}, max {st['max']}")
     if s["solutions_per_s"]:
         print(f"{s['solutions_per_s']:,.0f} solutions/s over {s['wall_s']:.2f} s "
               f"(compile {s['compile_s']:.2f} s excluded); stopped by {s['stopped_by']} budget")

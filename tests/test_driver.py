@@ -1,0 +1,95 @@
+"""The chunked driver on a fake solver: budgets, exact cuts, verification, interrupts."""
+
+import json
+
+import numpy as np
+import pytest
+
+from jaxqueens import driver
+from jaxqueens.errors import QueensError, SolutionCheckError
+
+SOLS_6 = np.array([[1, 3, 5, 0, 2, 4], [2, 5, 1, 4, 0, 3], [3, 0, 4, 1, 5, 2], [4, 2, 0, 5, 3, 1]])
+
+
+def fake_chunk(offset, count):
+    """Chain i solves iff i % 3 != 2, with solution i % 4 and i steps."""
+    ids = np.arange(offset, offset + count)
+    solved = ids % 3 != 2
+    rows = SOLS_6[ids % 4].copy()
+    rows[~solved] = 0
+    return driver.ChunkResult(rows, solved, ids, ids // 7)
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 7, 50])
+def test_chain_budget_cut_is_independent_of_chunk(chunk):
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10), chunk, "fake", quiet=True)
+    # 10 solved chains need chains 0..14 (every third chain fails).
+    assert run.stopped_by == "chains"
+    np.testing.assert_array_equal(run.chain_id, np.arange(14))
+    assert run.solved.sum() == 10 and run.solved[-1]
+    np.testing.assert_array_equal(run.steps, np.arange(14))
+    assert run.wall_share.shape == (14,)
+
+
+@pytest.mark.parametrize("chunk", [2, 5, 64])
+def test_solution_budget_cut(chunk):
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(solutions=4), chunk, "fake", quiet=True)
+    assert run.stopped_by == "solutions"
+    assert len(run.distinct()) == 4
+    # Chains 0, 1, 3 give solutions 0, 1, 3; chain 4 gives 0 again; chain 6 gives 2.
+    assert run.chain_id[-1] == 6
+
+
+def test_max_chains_and_time_budgets():
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10**9, max_chains=9), 4, "fake", quiet=True)
+    assert run.stopped_by == "max_chains" and len(run.chain_id) == 9
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(seconds=1e-9), 4, "fake", quiet=True)
+    assert run.stopped_by == "time" and len(run.chain_id) == 4
+
+
+def test_bad_board_from_solver_is_caught():
+    def lying(offset, count):
+        res = fake_chunk(offset, count)
+        return res._replace(solved=np.ones(count, bool))  # claims unsolved boards are solutions
+
+    with pytest.raises(SolutionCheckError, match="board 2"):
+        driver.run_chains(lying, 6, driver.Budget(chains=5), 5, "fake", quiet=True)
+
+
+def test_interrupt_keeps_finished_chunks():
+    calls = []
+
+    def interrupted(offset, count):
+        calls.append(offset)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return fake_chunk(offset, count)
+
+    run = driver.run_chains(interrupted, 6, driver.Budget(chains=100), 4, "fake", quiet=True)
+    assert run.stopped_by == "interrupted" and len(run.chain_id) == 8
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({}, "no budget"), ({"chains": 0}, "--chains"), ({"solutions": -1}, "--solutions"),
+    ({"seconds": 0}, "--time"),
+])
+def test_bad_budgets(kwargs, needle):
+    with pytest.raises(QueensError, match=needle):
+        driver.Budget(**kwargs)
+
+
+def test_outputs_and_summary(tmp_path):
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10), 8, "fake", quiet=True)
+    summary = driver.summarize(run, solver="fake")
+    paths = driver.write_outputs(run, tmp_path, summary)
+    assert [p.name for p in paths] == ["solutions.npy", "runs.csv", "summary.json"]
+    np.testing.assert_array_equal(np.load(tmp_path / "solutions.npy"), run.solutions)
+    lines = (tmp_path / "runs.csv").read_text().splitlines()
+    assert lines[0] == "chain,solved,steps,restarts,wall_share_s" and len(lines) == 15
+    loaded = json.loads((tmp_path / "summary.json").read_text())
+    assert loaded["chains"] == 14 and loaded["solved"] == 10 and loaded["distinct_solutions"] == 4
+    assert loaded["success_rate"] == pytest.approx(10 / 14)
+    solved_steps = run.steps[run.solved]
+    assert loaded["steps"]["median"] == pytest.approx(np.median(solved_steps))
+    assert loaded["steps"]["max"] == solved_steps.max()
+    assert not list(tmp_path.glob(".*tmp"))  # no temporary files left behind
