@@ -447,3 +447,35 @@ def trace(seed: jax.Array, config: Config, num_steps: int,
         return step(s, config), m
 
     return lax.scan(body, init(seed, config, start), None, length=num_steps)
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """Min-conflicts as a :class:`jaxqueens.lanes.ChainKernel`; ``data`` is the start board or None."""
+
+    config: Config
+
+    @property
+    def unroll(self) -> int:
+        return self.config.unroll
+
+    def init(self, seed, start):
+        return init(seed, self.config, start)
+
+    def step(self, s, start):
+        return step(s, self.config)
+
+    def retry(self, s):
+        return s.stop & ~s.solved & (s.restarts < self.config.max_restarts)
+
+    def restart(self, s, start):
+        return fresh_attempt(s._replace(restarts=s.restarts + 1), self.config)
+
+    def finished(self, s):
+        return s.stop & (s.solved | (s.restarts >= self.config.max_restarts))
+
+    def result(self, s) -> Result:
+        return Result(rows=s.rows, solved=s.solved, steps=s.total_steps, restarts=s.restarts)
+
+    def solve_one(self, seed, start) -> Result:
+        return solve_chain(seed, self.config, start)
