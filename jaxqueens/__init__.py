@@ -4,7 +4,8 @@ Boards are integer arrays ``rows[..., n]`` (``rows[c]`` is the row of the queen
 in column ``c``). The kernels in :mod:`jaxqueens.board` are jitted and work on
 any leading batch shape; :mod:`jaxqueens.checker` is the independent NumPy
 checker every reported solution passes; :mod:`jaxqueens.boardio` reads and
-writes board files; :func:`jaxqueens.solve` runs batched min-conflicts chains.
+writes board files; :func:`jaxqueens.solve` runs batched min-conflicts chains, :func:`jaxqueens.anneal` LS, TA
+and SA chains.
 """
 
 from jaxqueens import backend as _backend
@@ -21,16 +22,19 @@ from jaxqueens.board import (  # noqa: E402
     queen_conflicts,
 )
 from jaxqueens.errors import BoardFileError, QueensError, SolutionCheckError  # noqa: E402
+from jaxqueens.annealing import AnnealResult, anneal  # noqa: E402
 from jaxqueens.mcsolve import SolveResult, solve  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnnealResult",
     "BoardFileError",
     "LineCounts",
     "QueensError",
     "SolutionCheckError",
     "SolveResult",
+    "anneal",
     "attacking_pairs",
     "conflicted_mask",
     "is_solution",

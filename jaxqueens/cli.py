@@ -132,9 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", default=None, help="figure title (default: n and conflict count)")
     p.set_defaults(func=cmd_render)
 
-    from jaxqueens import mcsolve
+    from jaxqueens import annealing, mcsolve
 
     mcsolve.add_command(sub)
+    annealing.add_command(sub)
     return parser
 
 

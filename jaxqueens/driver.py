@@ -33,6 +33,7 @@ class ChunkResult(NamedTuple):
     solved: np.ndarray  # [count] bool
     steps: np.ndarray  # [count] steps over all attempts
     restarts: np.ndarray  # [count]
+    best: np.ndarray | None = None  # [count] best objective, for solvers that have one
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Budget:
     max_chains: int | None = None  # never run more chains than this
 
     def __post_init__(self):
-        if self.chains is None and self.solutions is None and self.seconds is None:
+        if all(v is None for v in (self.chains, self.solutions, self.seconds, self.max_chains)):
             raise QueensError("no budget: give --chains, --solutions or --time")
         for name in ("chains", "solutions", "max_chains"):
             value = getattr(self, name)
@@ -66,6 +67,7 @@ class ChainRun:
     steps: np.ndarray  # [C] int64
     restarts: np.ndarray  # [C] int64
     wall_share: np.ndarray  # [C] float64 seconds: chunk time shared by steps
+    best: np.ndarray | None  # [C] best objective (local search), or None
     wall_s: float  # kernel time, compilation excluded
     compile_s: float
     stopped_by: str  # "chains", "solutions", "time", "max_chains" or "interrupted"
@@ -109,7 +111,7 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         while stopped_by is None:
             count = chunk if budget.max_chains is None else min(chunk, budget.max_chains - offset)
             t0 = time.perf_counter()
-            res = ChunkResult(*(np.asarray(a) for a in run_chunk(offset, count)))
+            res = ChunkResult(*(None if a is None else np.asarray(a) for a in run_chunk(offset, count)))
             dt = time.perf_counter() - t0
             wall += dt
             checker.require_solutions(res.rows[res.solved], what=what, n=n)
@@ -147,6 +149,7 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         solved=cat("solved").astype(bool), steps=cat("steps").astype(np.int64),
         restarts=cat("restarts").astype(np.int64),
         wall_share=(np.concatenate(shares)[:keep] if shares else np.zeros(0)),
+        best=cat("best").astype(np.int64) if parts and parts[0].best is not None else None,
         wall_s=wall, compile_s=compile_s, stopped_by=stopped_by)
 
 
@@ -182,9 +185,12 @@ def write_outputs(run: ChainRun, out_dir: str | Path, summary: dict) -> list[Pat
     boardio.write_boards_npy(out / "solutions.npy", run.solutions)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["chain", "solved", "steps", "restarts", "wall_share_s"])
-    for row in zip(run.chain_id, run.solved, run.steps, run.restarts, run.wall_share):
-        w.writerow([int(row[0]), int(row[1]), int(row[2]), int(row[3]), f"{row[4]:.3e}"])
+    best = run.best if run.best is not None else [None] * len(run.chain_id)
+    w.writerow(["chain", "solved", "steps", "restarts", "wall_share_s"]
+               + (["best_objective"] if run.best is not None else []))
+    for row in zip(run.chain_id, run.solved, run.steps, run.restarts, run.wall_share, best):
+        w.writerow([int(row[0]), int(row[1]), int(row[2]), int(row[3]), f"{row[4]:.3e}"]
+                   + ([int(row[5])] if run.best is not None else []))
     write_text(out / "runs.csv", buf.getvalue())
     write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     return [out / "solutions.npy", out / "runs.csv", out / "summary.json"]

@@ -179,7 +179,7 @@ def _perm_fisher_yates(seed, ctr, n):
     return lax.fori_loop(0, n - 1, body, jnp.arange(n, dtype=jnp.int32))
 
 
-def _permutation(seed, ctr, n):
+def random_permutation(seed, ctr, n):
     return _perm_rank(seed, ctr, n) if n <= 64 else _perm_fisher_yates(seed, ctr, n)
 
 
@@ -209,7 +209,7 @@ def _init_greedy(seed, ctr, n):
 
 def _init_qs4(seed, ctr, n, tries):
     """Sosic & Gu QS4: swap random unplaced rows into column i until its diagonals are free."""
-    q0 = _permutation(seed, ctr, n)
+    q0 = random_permutation(seed, ctr, n)
     dflags = jnp.zeros(4 * n - 2, jnp.int32)  # [diag | anti] occupancy of placed queens
 
     def col(i, carry):
@@ -247,7 +247,7 @@ def init_board(seed: jax.Array, ctr: jax.Array, config: Config) -> jax.Array:
     if config.init == "random":
         return hash_randint(seed, ctr, jnp.arange(n), n)
     if config.init == "permutation":
-        return _permutation(seed, ctr, n)
+        return random_permutation(seed, ctr, n)
     if config.init == "greedy":
         return _init_greedy(seed, ctr, n)
     return _init_qs4(seed, ctr, n, config.qs4_tries)

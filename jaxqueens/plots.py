@@ -49,3 +49,21 @@ def steps_histogram(steps: np.ndarray, path: Path, title: str) -> Path:
     ax.set_ylabel("chains")
     ax.set_title(title)
     return _save(fig, path)
+
+
+def method_traces(traces: dict[str, np.ndarray], path: Path, n: int, every: int = 1) -> Path:
+    """Best objective so far vs step, one line per method (chain 0 bold, other chains faint)."""
+    fig, ax = _figure()
+    for i, (method, tr) in enumerate(traces.items()):
+        color = f"C{i}"
+        steps = (np.arange(tr.shape[1]) + 1) * every
+        for k in range(1, tr.shape[0]):
+            ax.plot(steps, tr[k], color=color, lw=0.6, alpha=0.35)
+        ax.plot(steps, tr[0], color=color, lw=1.6, label=method.upper())
+    ax.set_xlabel("step")
+    ax.set_ylabel("best objective so far")
+    ax.set_title(f"n = {n}: best-so-far traces (chain 0 bold)")
+    ax.set_ylim(bottom=0)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
