@@ -14,8 +14,8 @@ Neighbours: ``step`` moves one random queen by 1..step rows up or down, wrapping
 (NMOF's move; rows may repeat: combination encoding); ``swap`` exchanges the rows of two random
 queens (permutation encoding). Objectives: ``attacks`` (NMOF: queens minus lines occupied, over
 rows, diagonals and anti-diagonals) or ``pairs`` (attacking pairs). A chain stops when solved or
-after ``rounds * steps_per_round`` steps; it reports its best board, its objective and the step at
-which it was found.
+after ``rounds * steps_per_round`` steps; it reports its final board (the solution when solved),
+its best objective and the step at which that was found.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from jaxqueens.minconflicts import counts_of
@@ -77,13 +78,12 @@ class State(NamedTuple):
     ctr: jax.Array  # [] uint32 hash counter
     f: jax.Array  # [] int32 current objective
     best: jax.Array  # [] int32 best objective so far
-    best_rows: jax.Array  # [n] int32 board of the best objective
     best_step: jax.Array  # [] int32 step at which it was found
     steps: jax.Array  # [] int32 steps taken
 
 
 class Result(NamedTuple):
-    rows: jax.Array  # [n] best board
+    rows: jax.Array  # [n] final board (the solution when solved)
     solved: jax.Array  # [] bool
     steps: jax.Array  # [] int32 step at which the best board was found
     restarts: jax.Array  # [] int32 (always 0: annealing chains do not restart)
@@ -102,14 +102,31 @@ def _positions(n, c, r):
     return (r, n + r + c, 4 * n - 2 + r - c)
 
 
-def _apply(counts, updates, objective):
-    """Apply (position, +-1) updates in order; return new counts and the objective change."""
-    delta = jnp.int32(0)
-    for pos, sign in updates:
-        k = lax.dynamic_slice(counts, (pos,), (1,))
-        delta += _line_delta(k[0], sign, objective)
-        counts = lax.dynamic_update_slice(counts, k + sign, (pos,))
-    return counts, delta
+def _read(counts, updates, objective):
+    """Counts before each update (updates applied in order) and the objective change.
+
+    Every count is read from the unchanged array first (a swap may touch one line twice), so the
+    writes that follow can happen in place: interleaving reads and writes made XLA copy the whole
+    counts array several times per step.
+
+    Returns:
+      (positions [m], counts before [m], counts each update sees [m], objective change).
+    """
+    pos = jnp.stack([p for p, _ in updates]).astype(jnp.int32)
+    signs = np.array([s for _, s in updates], np.int32)
+    before = counts[pos]
+    earlier = (pos[:, None] == pos[None, :]) & np.tri(len(updates), k=-1, dtype=bool)
+    seen = before + jnp.sum(jnp.where(earlier, signs[None, :], 0), axis=1)
+    delta = sum(_line_delta(seen[i], int(s), objective) for i, s in enumerate(signs))
+    return pos, before, seen, delta
+
+
+def _write(counts, updates, pos, before, seen, take):
+    """Write the updated counts if ``take``, else write back what was there."""
+    for i, (_, sign) in enumerate(updates):
+        value = jnp.where(take, seen[i] + sign, before[i])
+        counts = lax.dynamic_update_slice(counts, value[None], (pos[i],))
+    return counts
 
 
 def objective_of(counts, objective: str):
@@ -119,8 +136,8 @@ def objective_of(counts, objective: str):
     return jnp.sum(counts * (counts - 1) // 2).astype(jnp.int32)
 
 
-def propose(s: State, config: Config):
-    """A random neighbour: (new rows, new counts, objective change). Consumes one counter value."""
+def _move(s: State, config: Config):
+    """A random neighbour as (count updates [(position, +-1)], row writes [(column, new row)])."""
     n = config.n
     if config.neighbour == "step":
         c = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
@@ -129,17 +146,25 @@ def propose(s: State, config: Config):
         r0 = s.rows[c]
         r1 = (r0 + shift) % n
         updates = [(p, -1) for p in _positions(n, c, r0)] + [(p, 1) for p in _positions(n, c, r1)]
-        rows = lax.dynamic_update_slice(s.rows, r1[None], (c,))
-    else:
-        c1 = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
-        c2 = hash_randint(s.seed, s.ctr, jnp.uint32(1), n - 1)
-        c2 = c2 + (c2 >= c1)
-        r1, r2 = s.rows[c1], s.rows[c2]
-        updates = ([(p, -1) for p in _positions(n, c1, r1)[1:]] + [(p, -1) for p in _positions(n, c2, r2)[1:]]
-                   + [(p, 1) for p in _positions(n, c1, r2)[1:]] + [(p, 1) for p in _positions(n, c2, r1)[1:]])
-        rows = lax.dynamic_update_slice(s.rows, r2[None], (c1,))
-        rows = lax.dynamic_update_slice(rows, r1[None], (c2,))
-    counts, delta = _apply(s.counts, updates, config.objective)
+        return updates, [(c, r1)]
+    c1 = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
+    c2 = hash_randint(s.seed, s.ctr, jnp.uint32(1), n - 1)
+    c2 = c2 + (c2 >= c1)
+    r1, r2 = s.rows[c1], s.rows[c2]
+    # Rows keep their occupancy under a swap: only diagonals and anti-diagonals change.
+    updates = ([(p, -1) for p in _positions(n, c1, r1)[1:]] + [(p, -1) for p in _positions(n, c2, r2)[1:]]
+               + [(p, 1) for p in _positions(n, c1, r2)[1:]] + [(p, 1) for p in _positions(n, c2, r1)[1:]])
+    return updates, [(c1, r2), (c2, r1)]
+
+
+def propose(s: State, config: Config):
+    """A random neighbour, applied: (new rows, new counts, objective change). O(1) work."""
+    updates, writes = _move(s, config)
+    pos, before, seen, delta = _read(s.counts, updates, config.objective)
+    counts = _write(s.counts, updates, pos, before, seen, jnp.bool_(True))
+    rows = s.rows
+    for c, r in writes:
+        rows = lax.dynamic_update_slice(rows, r[None], (c,))
     return rows, counts, delta
 
 
@@ -157,7 +182,7 @@ def init(seed, config: Config, schedule) -> State:
     counts = counts_of(rows, config.n)
     f = objective_of(counts, config.objective)
     return State(rows=rows, counts=counts, seed=jnp.asarray(seed, U32), ctr=U32(1), f=f, best=f,
-                 best_rows=rows, best_step=jnp.int32(0), steps=jnp.int32(0))
+                 best_step=jnp.int32(0), steps=jnp.int32(0))
 
 
 def done(s: State, config: Config):
@@ -165,23 +190,28 @@ def done(s: State, config: Config):
 
 
 def step(s: State, config: Config, schedule) -> State:
-    """One proposal and acceptance decision (a no-op once the chain is done)."""
-    rows, counts, delta = propose(s, config)
+    """One proposal and acceptance decision (a no-op once the chain is done). O(1) work: only the
+    move's counts and rows are written, so no array is copied or selected whole."""
+    updates, writes = _move(s, config)
+    pos, before, seen, delta = _read(s.counts, updates, config.objective)
     level = schedule[jnp.minimum(s.steps // config.steps_per_round, config.rounds - 1)]
     u = (hash_bits(s.seed, s.ctr, jnp.uint32(2)) >> 8).astype(jnp.float32) * (1.0 / (1 << 24))
-    take = accept(delta, level, u, config.method) & ~done(s, config)
+    live = ~done(s, config)
+    take = accept(delta, level, u, config.method) & live
+    counts = _write(s.counts, updates, pos, before, seen, take)
+    rows = s.rows
+    for c, r in writes:
+        rows = lax.dynamic_update_slice(rows, jnp.where(take, r, rows[c])[None], (c,))
     f = jnp.where(take, s.f + delta, s.f)
     better = f < s.best
-    return s._replace(
-        rows=jnp.where(take, rows, s.rows), counts=jnp.where(take, counts, s.counts),
-        ctr=s.ctr + U32(1), f=f, best=jnp.where(better, f, s.best),
-        best_rows=jnp.where(better, rows, s.best_rows),
-        best_step=jnp.where(better, s.steps + 1, s.best_step),
-        steps=s.steps + (~done(s, config)).astype(jnp.int32))
+    return s._replace(rows=rows, counts=counts, ctr=s.ctr + U32(1), f=f,
+                      best=jnp.where(better, f, s.best),
+                      best_step=jnp.where(better, s.steps + 1, s.best_step),
+                      steps=s.steps + live.astype(jnp.int32))
 
 
 def result(s: State) -> Result:
-    return Result(rows=s.best_rows, solved=s.best == 0, steps=s.best_step,
+    return Result(rows=s.rows, solved=s.best == 0, steps=s.best_step,
                   restarts=jnp.int32(0), best=s.best)
 
 

@@ -1,0 +1,88 @@
+"""LS, TA, SA and min-conflicts side by side: success rate and solutions/s at the same step budget.
+
+For each n, every method runs the same number of chains with the same budget of steps per chain
+(min-conflicts gets one attempt of that many steps: no restarts). Annealing uses NMOF's setting:
+step neighbour (1..3 rows, wrapping), attack-count objective, 10 rounds. Solutions/s counts
+verified solutions over kernel time (compilation and calibration excluded); reps alternate
+between methods.
+
+Usage: python scripts/bench_anneal.py [--reps 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import jaxqueens  # noqa: F401  (CPU devices and XLA flags before any JAX op)
+import jax
+import jax.numpy as jnp
+from jaxqueens import annealing, driver, lanes, mc_batch, minconflicts, sls
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+import benchlib  # noqa: E402
+
+CASES = [(8, 2000, 10_000), (32, 500, 20_000), (100, 200, 50_000)]  # n, chains, steps per chain
+QUICK = [(8, 100, 2_000), (32, 20, 4_000)]
+METHODS = ("ls", "ta", "sa", "minconflicts")
+
+
+def runners(n: int, chains: int, steps: int, seed: int = 0):
+    """Compiled chunk runners per method: {name: (run_chunk, chunk)}."""
+    devices = jax.local_device_count()
+    chunk = -(-chains // devices) * devices
+    out = {}
+    for method in ("ls", "ta", "sa"):
+        config = annealing.make_config(n, method, steps, 10, "step", 3, "attacks")
+        cal_key, key = jax.random.split(jax.random.key(seed))
+        schedule, _ = annealing.calibrate(cal_key, config)
+        out[method] = (lanes.compile_runner(sls.Kernel(config), key, chunk, jnp.asarray(schedule)), chunk)
+    config = minconflicts.Config(n=n, max_steps=steps, max_restarts=0)
+    out["minconflicts"] = (mc_batch.compile_runner(jax.random.key(seed), config, chunk), chunk)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test)")
+    ap.add_argument("--out-dir", default=None)
+    args = ap.parse_args()
+
+    records, lines = [], []
+    for n, chains, steps in QUICK if args.quick else CASES:
+        compiled = runners(n, chains, steps)
+        last: dict[str, driver.ChainRun] = {}
+        times: dict[str, list[float]] = {m: [] for m in METHODS}
+        for _ in range(args.reps):
+            for m in METHODS:
+                run_chunk, chunk = compiled[m]
+                t0 = time.perf_counter()
+                last[m] = driver.run_chains(run_chunk, n, driver.Budget(max_chains=chains), chunk,
+                                            what=m, quiet=True)  # verifies every solution
+                times[m].append(time.perf_counter() - t0)
+        for m in METHODS:
+            solved = int(last[m].solved.sum())
+            t = benchlib.summary(times[m])
+            rate = {"best": solved / t["best"], "median": solved / t["median"]}
+            records.append({"n": n, "method": m, "chains": chains, "steps_budget": steps,
+                            "solved": solved, "success_rate": solved / chains, "seconds": t,
+                            "solutions_per_s": rate,
+                            "mean_steps_solved": float(last[m].steps[last[m].solved].mean()) if solved else None})
+            lines.append([n, m, chains, steps, f"{100 * solved / chains:.1f}%",
+                          benchlib.fmt_rate(rate["best"]), benchlib.fmt_rate(rate["median"]),
+                          f"{records[-1]['mean_steps_solved'] or 0:.0f}"])
+        print(f"done n={n}", file=sys.stderr, flush=True)
+
+    print(f"same step budget per chain, best / median of {args.reps} reps (all solutions verified)")
+    print(benchlib.table(["n", "method", "chains", "steps", "success", "sol/s best", "sol/s med",
+                          "mean steps"], lines))
+    path = benchlib.write_results("anneal" + ("-quick" if args.quick else ""),
+                                  {"reps": args.reps, "rows": records}, args.out_dir)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
