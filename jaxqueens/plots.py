@@ -23,11 +23,11 @@ def _save(fig, path: Path) -> Path:
     return Path(path)
 
 
-def trace_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Path:
+def trace_plot(values: np.ndarray, path: Path, ylabel: str, title: str, xlabel: str = "step") -> Path:
     """One line: a per-step quantity of a traced chain (e.g. conflicting queens per step)."""
     fig, ax = _figure()
     ax.plot(np.arange(len(values)), values, lw=1.0, color="tab:blue")
-    ax.set_xlabel("step")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.set_ylim(bottom=0)
