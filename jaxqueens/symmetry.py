@@ -1,0 +1,97 @@
+"""The 8 symmetries of the square acting on N-Queens boards, vectorised in NumPy.
+
+A board is ``rows[..., n]``: ``rows[c]`` is the row of the queen in column c, so a solution is a
+permutation. The dihedral group D4 (rotations by 0/90/180/270 degrees and four reflections) acts
+on it by three generators: reversing the columns (``rows[::-1]``), reversing the rows
+(``n - 1 - rows``) and transposing (the inverse permutation). Two solutions are *equivalent* when
+a symmetry maps one onto the other; the number of classes is OEIS A002562.
+
+Two ways to count classes are offered:
+
+- :func:`fundamental` keeps one canonical form per class (the lexicographically smallest of the
+  8 images) for a set that fits in memory;
+- :func:`stabilizer_sizes` gives, per solution, how many of the 8 symmetries fix it. By the
+  orbit-stabilizer theorem a class with stabilizer size s has 8 / s members, so the number of
+  classes is ``sum(stabilizer_sizes) / 8`` over all solutions -- a streaming count that needs no
+  set of canonical forms (this is what ``jaxqueens count --unique`` uses, chunk by chunk).
+
+Host-only NumPy; the statistics code can reuse it on any ``[B, n]`` array of permutations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+NAMES = ("identity", "rot90", "rot180", "rot270", "flip-rows", "flip-columns", "transpose",
+         "anti-transpose")
+
+
+def _inverse(boards: np.ndarray) -> np.ndarray:
+    """Inverse permutations ``[B, n]`` (the board transposed)."""
+    b, n = boards.shape
+    inv = np.empty_like(boards)
+    np.put_along_axis(inv, boards.astype(np.intp), np.broadcast_to(np.arange(n, dtype=boards.dtype),
+                                                                   (b, n)), axis=1)
+    return inv
+
+
+def transforms(boards: np.ndarray) -> np.ndarray:
+    """All 8 images of every board under D4, in the order of :data:`NAMES`.
+
+    Args:
+      boards: Integer ``[B, n]`` permutations (solutions).
+
+    Returns:
+      ``[8, B, n]`` of the same dtype.
+    """
+    boards = np.asarray(boards)
+    if boards.ndim != 2:
+        raise ValueError(f"expected boards [B, n], got shape {boards.shape}")
+    n = boards.shape[1]
+    top = boards.dtype.type(n - 1)
+    inv = _inverse(boards)
+    flip_r = top - boards  # reflect rows: r -> n-1-r
+    flip_c = boards[:, ::-1]  # reflect columns: c -> n-1-c
+    rot180 = top - boards[:, ::-1]
+    # quarter turns (counter-clockwise with row 0 at the bottom, as jaxqueens draws boards) and
+    # the anti-transpose compose the transpose with a reflection
+    rot90 = inv[:, ::-1]  # queen (c, r) -> (n-1-r, c)
+    rot270 = top - inv  # queen (c, r) -> (r, n-1-c)
+    anti = top - inv[:, ::-1]
+    return np.stack([boards, rot90, rot180, rot270, flip_r, flip_c, inv, anti])
+
+
+def _lex_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise ``a < b`` in lexicographic order: ``[B]`` bool from two ``[B, n]``."""
+    diff = a != b
+    first = np.argmax(diff, axis=1)
+    at = np.arange(a.shape[0])
+    return diff.any(axis=1) & (a[at, first] < b[at, first])
+
+
+def canonical(boards: np.ndarray) -> np.ndarray:
+    """The lexicographically smallest of the 8 images of each board: ``[B, n]``."""
+    images = transforms(boards)
+    best = images[0].copy()
+    for img in images[1:]:
+        less = _lex_less(img, best)
+        best[less] = img[less]
+    return best
+
+
+def stabilizer_sizes(boards: np.ndarray) -> np.ndarray:
+    """How many of the 8 symmetries map each board onto itself: ``[B]`` int64 in {1, 2, 4, 8}.
+
+    A class (orbit) of a board with stabilizer size s holds 8 / s solutions, so the number of
+    classes among a symmetric set of solutions is ``stabilizer_sizes(all).sum() // 8``.
+    """
+    images = transforms(boards)
+    return (images == images[0][None]).all(axis=2).sum(axis=0).astype(np.int64)
+
+
+def fundamental(boards: np.ndarray) -> np.ndarray:
+    """One canonical representative per symmetry class, sorted: ``[U, n]``."""
+    boards = np.asarray(boards)
+    if boards.shape[0] == 0:
+        return boards.reshape(0, boards.shape[-1] if boards.ndim == 2 else 0)
+    return np.unique(canonical(boards), axis=0)
