@@ -132,10 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", default=None, help="figure title (default: n and conflict count)")
     p.set_defaults(func=cmd_render)
 
-    from jaxqueens import annealing, mcsolve
+    from jaxqueens import annealing, count, mcsolve
 
     mcsolve.add_command(sub)
     annealing.add_command(sub)
+    count.add_command(sub)
     return parser
 
 
@@ -153,6 +154,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"jaxqueens {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into e.g. `head`, which has closed it
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

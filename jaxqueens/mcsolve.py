@@ -20,6 +20,11 @@ from jaxqueens.errors import QueensError
 MAX_BATCHED_N = 46340
 """Largest n of the batched kernel (square index c * n + r fits int32)."""
 
+LARGE_AUTO_N = 5000
+"""From this n on, a run of a few chains (<= ``LARGE_AUTO_CHAINS``) takes the linear-time large-n
+path (:mod:`jaxqueens.large`): one batched min-conflicts step scans a whole column, O(n)."""
+LARGE_AUTO_CHAINS = 4
+
 
 @dataclasses.dataclass
 class SolveResult:
@@ -44,7 +49,7 @@ def check_n(n: int) -> None:
         raise QueensError(f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)")
     if n > MAX_BATCHED_N:
         raise QueensError(f"n = {n} is above the batched solver's limit of {MAX_BATCHED_N}; "
-                          "use a smaller n")
+                          "use --mode large (one or a few chains) or a smaller n")
 
 
 def default_chunk(n: int, chains: int | None) -> int:
@@ -159,6 +164,13 @@ def add_command(sub) -> None:
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write solutions.npy, runs.csv, summary.json (and plots) here")
     p.add_argument("--plot", action="store_true", help="with --out: trace and histogram figures")
+    p.add_argument("--method", choices=("minconflicts", "backtrack"), default="minconflicts",
+                   help="minconflicts (default) or backtrack: the classic first solution, rows "
+                        "tried in increasing order, with placement and backtrack counts")
+    p.add_argument("--mode", choices=("auto", "batched", "large"), default="auto",
+                   help=f"batched: many chains in parallel; large: linear-time QS4 path for huge "
+                        f"boards; auto (default): large when n >= {LARGE_AUTO_N} and at most "
+                        f"{LARGE_AUTO_CHAINS} chains are asked for")
     p.add_argument("--device", choices=("cpu", "gpu"), default=None,
                    help="run on this backend (default: the best one available)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
@@ -193,6 +205,15 @@ def cmd_solve(args) -> int:
             raise QueensError(f"--file {args.file} holds {boards.shape[0]} boards; give a file with one")
         start = boards[0]
     n = _board_size(args, start)
+    if args.method == "backtrack":
+        return _cmd_backtrack(args, n)
+    few = args.chains is None or args.chains <= LARGE_AUTO_CHAINS
+    if args.mode == "large" or (args.mode == "auto" and n >= LARGE_AUTO_N and few and not args.solutions):
+        from jaxqueens import large_solve
+
+        if start is not None:
+            raise QueensError("--file is not supported by the large-n path; use --mode batched")
+        return large_solve.cmd_large(args, n)
     chains = args.chains if args.chains is not None or args.solutions or args.time else 1000
     result = solve(n, chains, solutions=args.solutions, seconds=args.time, max_steps=args.maxsteps,
                    init=args.init, tabu=args.tabu, seed=args.seed, batch=args.batch, start=start,
@@ -216,6 +237,33 @@ def cmd_solve(args) -> int:
             written += _write_plots(result, out, plots)
         print(f"wrote {', '.join(p.name for p in written)} to {out}")
     return 0 if s["solved"] else 1
+
+
+def _cmd_backtrack(args, n: int) -> int:
+    """``solve --method backtrack``: the classic first solution with its search figures."""
+    import json
+
+    from jaxqueens import backtrack, boardio, checker, render
+    from jaxqueens.atomic import write_text
+
+    t0 = time.perf_counter()
+    rows, placements, backtracks = backtrack.first_solution(n)
+    seconds = time.perf_counter() - t0
+    if rows is None:
+        raise QueensError(f"n = {n} has no solution (the search tried {placements} placements)")
+    checker.require_solutions(rows[None], what="backtracking", n=n)
+    print(f"n = {n}: first solution {rows.tolist() if n <= 64 else '(see --out)'}, verified; "
+          f"{placements} placements, {backtracks} backtracks, {seconds:.2f} s")
+    if n <= 16:
+        print(render.ascii_board(rows))
+    if args.out:
+        out = Path(args.out)
+        boardio.write_board(out / "solution.txt", rows)
+        write_text(out / "summary.json", json.dumps(
+            {"n": n, "method": "backtrack", "rows": rows.tolist(), "placements": placements,
+             "backtracks": backtracks, "seconds": seconds}, indent=2) + "\n")
+        print(f"wrote solution.txt, summary.json to {out}")
+    return 0
 
 
 def _write_plots(result: SolveResult, out: Path, plots) -> list[Path]:

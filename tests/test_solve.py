@@ -111,7 +111,7 @@ def test_cli_start_file(tmp_path, capsys):
     (["solve", "-n", "8", "--tabu", "-1"], "--tabu must be at least 0"),
     (["solve", "-n", "8", "--plot"], "--out"),
     (["solve", "-n", "8", "9"], "two board sizes"),
-    (["solve", "-n", "100000"], "limit"),
+    (["solve", "-n", "100000", "--chains", "10"], "limit"),
 ])
 def test_cli_errors_are_one_line(argv, needle, capsys):
     code, _, err = run_cli(argv, capsys)
