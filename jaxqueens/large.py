@@ -10,7 +10,8 @@ conflict; the state is the board and its diagonal and anti-diagonal counts (20 b
   jitted calls over column ranges so that the driver can show progress on huge boards.
 - Repair: a vectorised O(n) scan lists the conflicted queens; then, per step, a random listed
   queen still in conflict swaps rows with a random other queen if that lowers the number of
-  attacking pairs (QS4's move; O(1) per step from the counts). Rounds repeat until no conflict
+  attacking pairs (QS4's move; O(1) per step). After a round without progress, swaps that keep
+  the count are taken too, to cross the plateau (this is what small boards need). Rounds repeat until no conflict
   is left; a repair that stalls for ``stall_rounds`` rounds restarts from a fresh board.
 
 All loops are scalar ``dynamic_slice``/``dynamic_update_slice`` code that XLA:CPU compiles to one
@@ -125,9 +126,9 @@ def conflicted_mask(s: State) -> jax.Array:
     return (s.diag[s.rows + c] > 1) | (s.anti[s.rows - c + n - 1] > 1)
 
 
-def _try_swap(s: State, n: int, c1, c2):
+def _try_swap(s: State, n: int, c1, c2, sideways):
     """Swap the rows of queens c1 != c2 if c1 is in conflict and the swap lowers the attacking
-    pairs; returns (state, pair change, taken). O(1).
+    pairs (or keeps them, with ``sideways``); returns (state, pair change, taken). O(1).
 
     All counts are read (gathered) before any write, and every position is written once with
     the new or the old value, so the loop updates the arrays in place (a ``lax.cond`` around
@@ -144,7 +145,7 @@ def _try_swap(s: State, n: int, c1, c2):
         k_seen = jnp.stack([k[0], k[1] - (pos[1] == pos[0]), k[2], k[3] + (pos[3] == pos[2])])
         delta += -(k_seen[0] - 1) - (k_seen[1] - 1) + k_seen[2] + k_seen[3]
         seen.append(k_seen)
-    take = still & (delta < 0)
+    take = still & ((delta < 0) | (sideways & (delta == 0)))
     diag, anti = s.diag, s.anti
     for i, v in enumerate((-1, -1, 1, 1)):
         diag = _set(diag, d_pos[i], jnp.where(take, seen[0][i] + v, kd[i]))
@@ -154,8 +155,9 @@ def _try_swap(s: State, n: int, c1, c2):
 
 
 @functools.partial(jax.jit, static_argnums=(1,), donate_argnums=(0,))
-def repair_round(s: State, config: Config, max_steps) -> tuple[State, RoundStats]:
-    """One repair round: list the conflicted queens, then up to ``max_steps`` swap attempts."""
+def repair_round(s: State, config: Config, max_steps, sideways) -> tuple[State, RoundStats]:
+    """One repair round: list the conflicted queens, then up to ``max_steps`` swap attempts;
+    ``sideways`` also takes swaps that leave the pair count unchanged."""
     n = config.n
     mask = conflicted_mask(s)
     count = jnp.sum(mask, dtype=jnp.int32)
@@ -168,7 +170,7 @@ def repair_round(s: State, config: Config, max_steps) -> tuple[State, RoundStats
         k, moves, pairs, trace, s = t
         c1 = _get(listed, hash_randint(s.seed, s.ctr, jnp.uint32(1), size))
         c2 = hash_randint(s.seed, s.ctr, jnp.uint32(2), n - 1)
-        s, delta, taken = _try_swap(s, n, c1, c2 + (c2 >= c1))
+        s, delta, taken = _try_swap(s, n, c1, c2 + (c2 >= c1), sideways)
         pairs = pairs + delta
         slot = jnp.minimum(k, last)
         trace = _set(trace, slot, jnp.where(k <= last, pairs, _get(trace, slot)))

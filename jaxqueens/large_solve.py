@@ -20,8 +20,8 @@ from jaxqueens.rng import chain_seeds
 
 PEAK_BYTES_PER_QUEEN = 64
 """Planned peak: device state (20 B), scan temporaries, the host copy and the checker's arrays."""
-INIT_CALLS = 40
-"""QS4 runs in about this many calls, so progress shows on huge boards."""
+INIT_CALL_COLUMNS = 250_000
+"""QS4 runs in calls of this many columns, so progress shows on huge boards."""
 MAX_ROUNDS = 100_000
 
 
@@ -82,13 +82,13 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
     t0 = time.perf_counter()
     probe = large.new_state(chain_seed, n)
     init_fn = large.init_columns.lower(probe, config, 0, 1).compile()
-    round_fn = large.repair_round.lower(probe, config, 1).compile()
+    round_fn = large.repair_round.lower(probe, config, 1, False).compile()
     del probe
     compile_s = time.perf_counter() - t0
 
     bar = Progress(n, "columns placed", quiet=quiet)
     t0 = time.perf_counter()
-    step = max(1, -(-n // INIT_CALLS))
+    step = INIT_CALL_COLUMNS
     restarts, trace, conflicted_rounds, steps, moves, rounds = 0, [], [], 0, 0, 0
     attempt_seed = chain_seed
     while True:
@@ -107,7 +107,7 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
             t1 = time.perf_counter()
         best, stalled, pairs = None, 0, pairs_after_init if restarts == 0 else None
         while pairs != 0 and stalled < config.stall_rounds and steps < max_steps and rounds < MAX_ROUNDS:
-            s, st = round_fn(s, min(max_steps - steps, 1 << 30))
+            s, st = round_fn(s, min(max_steps - steps, 1 << 30), stalled > 0)
             st = jax.device_get(st)
             rounds, steps, moves = rounds + 1, steps + int(st.steps), moves + int(st.moves)
             pairs = int(st.pairs)
