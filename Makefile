@@ -24,8 +24,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
-	$(BIN)/python scripts/bench_fitness.py
-	$(BIN)/python scripts/bench_minconflicts.py
+	for b in scripts/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) $(OUT) build *.egg-info
