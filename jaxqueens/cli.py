@@ -132,11 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", default=None, help="figure title (default: n and conflict count)")
     p.set_defaults(func=cmd_render)
 
-    from jaxqueens import annealing, count, mcsolve
+    from jaxqueens import annealing, count, experiment, mcsolve
 
     mcsolve.add_command(sub)
     annealing.add_command(sub)
     count.add_command(sub)
+    experiment.add_command(sub)
     return parser
 
 
