@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens import driver, lanes, sls
+from jaxqueens import backend, driver, lanes, mcsolve, sls
 from jaxqueens.errors import QueensError
 from jaxqueens.rng import chain_seeds
 
@@ -92,7 +92,8 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
                   rounds: int = 10, neighbour: str = "step", step: int = 3, objective: str = "attacks",
                   seed: int = 0, batch: int | None = None, q: float = 0.5, init_prob: float = 0.4,
                   alpha: float = 0.9, walk: int = 2000, trace_chains: int = 0,
-                  quiet: bool = True, announce=None) -> AnnealResult:
+                  quiet: bool = True, announce=None, checkpoint=None, resume: bool = False,
+                  checkpoint_every: float = 30.0) -> AnnealResult:
     """Run ``chains`` independent LS/TA/SA chains of ``steps`` steps each (stopping when solved).
 
     Args:
@@ -106,6 +107,7 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
       q, init_prob, alpha, walk: TA quantile, SA start acceptance, SA cooling, calibration walk.
       trace_chains: also record the best-so-far trace of chains 0..k-1.
       announce: called with a one-line message (e.g. the estimated run time) before the run.
+      checkpoint, resume, checkpoint_every: as for :func:`jaxqueens.solve`.
     """
     config = make_config(n, method, steps, rounds, neighbour, step, objective)
     if chains < 1:
@@ -125,8 +127,12 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
     t0 = time.perf_counter()
     runner = lanes.compile_runner(kernel, key, chunk, data)
     compile_s = time.perf_counter() - t0
+    fingerprint = {"solver": f"annealing-{method}", "config": dataclasses.asdict(config),
+                   "schedule": [float(x) for x in schedule], "seed": seed}
     run = driver.run_chains(runner, config.n, driver.Budget(max_chains=chains), chunk,
-                            what=f"annealing ({method})", compile_s=compile_s, quiet=quiet)
+                            what=f"annealing ({method})", compile_s=compile_s, quiet=quiet,
+                            checkpoint=checkpoint, fingerprint=fingerprint, resume=resume,
+                            checkpoint_every=checkpoint_every)
     traces = None
     if trace_chains > 0:
         every = max(1, config.total_steps // 2000)
@@ -168,6 +174,7 @@ def add_command(sub) -> None:
     p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
     p.add_argument("--out", default=None, metavar="DIR", help="write outputs here (one folder per method)")
     p.add_argument("--plot", action="store_true", help="with --out: best-so-far traces, one line per method")
+    mcsolve.add_checkpoint_args(p)
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=cmd_anneal)
 
@@ -185,25 +192,40 @@ def cmd_anneal(args) -> int:
     from jaxqueens import plots
 
     methods = _methods(args.method)
-    if args.plot and not args.out:
+    if args.plot and not args.out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figure into")
+    if args.checkpoint_every <= 0:
+        raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
+    if args.resume:
+        if args.out and Path(args.out) != Path(args.resume):
+            raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
+        args.out = args.resume
     results = {}
     for method in methods:
+        folder = (Path(args.out) / method if len(methods) > 1 else Path(args.out)) if args.out else None
+        ckpt = folder / driver.CHECKPOINT if folder else None
+        resume = bool(args.resume) and ckpt is not None and ckpt.exists()
+        if args.resume and not resume and not (folder / "summary.json").exists():
+            raise QueensError(f"--resume {args.resume}: no checkpoint or finished run for {method} there")
+        if args.resume and not resume:
+            continue  # this method had finished before the interruption
         res = anneal(args.n, method, args.chains, args.steps, rounds=args.rounds,
-                            neighbour=args.neighbour, step=args.step, objective=args.objective,
-                            seed=args.seed, batch=args.batch, q=args.q, init_prob=args.init_prob,
-                            alpha=args.alpha, trace_chains=3 if args.plot else 0, quiet=args.quiet,
-                            announce=print)
+                     neighbour=args.neighbour, step=args.step, objective=args.objective,
+                     seed=args.seed, batch=args.batch, q=args.q, init_prob=args.init_prob,
+                     alpha=args.alpha, trace_chains=3 if args.plot else 0, quiet=args.quiet,
+                     announce=print, checkpoint=ckpt, resume=resume,
+                     checkpoint_every=args.checkpoint_every)
+        if res.run.stopped_by == "interrupted":
+            return mcsolve.report_interrupt(res.run, args.out)
         s = res.summary
         print(f"{method.upper()}: n = {args.n}, {s['solved']} of {s['chains']} chains solved "
               f"({100 * s['success_rate']:.1f}%), {s['distinct_solutions']} distinct, all verified; "
               f"mean best objective {s['best_objective_mean']:.2f}; "
               f"{(s['solutions_per_s'] or 0):,.0f} solutions/s")
         results[method] = res
-        if args.out:
-            folder = Path(args.out) / method if len(methods) > 1 else Path(args.out)
+        if folder is not None and backend.is_writer():
             driver.write_outputs(res.run, folder, s)
-    if args.out and args.plot:
+    if args.out and args.plot and backend.is_writer() and len(results) == len(methods):
         path = plots.method_traces({m: r.traces for m, r in results.items()},
                                    Path(args.out) / "traces.png", n=args.n,
                                    every=max(1, results[methods[0]].config.total_steps // 2000))

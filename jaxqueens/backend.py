@@ -81,3 +81,28 @@ def shard_batch(x):
     if mesh.size == 1 or np.shape(x)[0] % mesh.size:
         return jax.device_put(x)
     return jax.device_put(x, NamedSharding(mesh, PartitionSpec(BATCH_AXIS)))
+
+
+def is_writer() -> bool:
+    """Only process 0 writes result files when several processes share a run."""
+    return jax.process_index() == 0
+
+
+def init_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None) -> bool:
+    """Join a multi-process run (``jax.distributed``) before any JAX computation.
+
+    Arguments default to ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES`` and
+    ``JAX_PROCESS_ID``. On CPU, cross-process collectives use gloo. Returns True if joined.
+    """
+    coordinator = coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS")
+    if not coordinator:
+        return False
+    num_processes = num_processes or int(os.environ.get("JAX_NUM_PROCESSES", "0") or 0)
+    process_id = process_id if process_id is not None else int(os.environ.get("JAX_PROCESS_ID", "-1"))
+    if num_processes < 1 or not 0 <= process_id < num_processes:
+        from jaxqueens.errors import QueensError
+
+        raise QueensError("--coordinator needs --num-processes P and --process-id I with 0 <= I < P")
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator, num_processes=num_processes, process_id=process_id)
+    return True

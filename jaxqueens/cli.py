@@ -106,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="jaxqueens",
         description="Array-parallel N-Queens on JAX: boards, checks and solvers.",
-        epilog="Run 'jaxqueens COMMAND --help' for the options of a command.",
+        epilog="Run 'jaxqueens COMMAND --help' for the options of a command. Multi-process runs: "
+               "--coordinator HOST:PORT --num-processes P --process-id I (see README).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -141,10 +142,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _distributed_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--coordinator", default=None, metavar="HOST:PORT")
+    p.add_argument("--num-processes", type=int, default=None, metavar="P")
+    p.add_argument("--process-id", type=int, default=None, metavar="I")
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``jaxqueens`` console script."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``jaxqueens`` console script.
+
+    ``--coordinator HOST:PORT --num-processes P --process-id I`` (anywhere on the line, or
+    ``JAX_COORDINATOR_ADDRESS`` / ``JAX_NUM_PROCESSES`` / ``JAX_PROCESS_ID``) join a
+    multi-process run: each process works on its share and process 0 writes the results.
+    """
+    dist, rest = _distributed_parser().parse_known_args(sys.argv[1:] if argv is None else list(argv))
+    args = build_parser().parse_args(rest)
     try:
+        from jaxqueens import backend
+
+        backend.init_distributed(dist.coordinator, dist.num_processes, dist.process_id)
         return args.func(args)
     except QueensError as err:
         print(f"jaxqueens {args.command}: error: {err}", file=sys.stderr)

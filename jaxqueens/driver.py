@@ -89,31 +89,99 @@ def _cut(solved_cum: np.ndarray, target: int) -> int | None:
     return int(hit[0]) + 1 if hit.size else None
 
 
+CHECKPOINT = "checkpoint.npz"
+
+
+def _gather(res: ChunkResult) -> ChunkResult:
+    """Across processes: every process's chunk, in process order, on every process."""
+    import jax
+    from jax.experimental import multihost_utils
+
+    if jax.process_count() == 1:
+        return res
+    out = []
+    for a in res:
+        if a is None:
+            out.append(None)
+            continue
+        g = np.asarray(multihost_utils.process_allgather(np.asarray(a)))
+        out.append(g.reshape((-1,) + g.shape[2:]))
+    return ChunkResult(*out)
+
+
+def save_checkpoint(path: Path, parts: list[ChunkResult], shares: list[np.ndarray], offset: int,
+                    wall: float, fingerprint: dict) -> None:
+    """Finished chunks, atomically (a crash mid-write leaves the previous checkpoint whole)."""
+    from jaxqueens.atomic import atomic_path
+
+    arrays = {f: np.concatenate([getattr(p, f) for p in parts]) for f in ChunkResult._fields
+              if parts and getattr(parts[0], f) is not None}
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, **arrays, wall_share=np.concatenate(shares), offset=offset, wall=wall,
+                 fingerprint=json.dumps(fingerprint, sort_keys=True))
+
+
+def load_checkpoint(path: Path, fingerprint: dict) -> tuple[ChunkResult, np.ndarray, int, float]:
+    """(finished chains, their wall shares, next chain id, wall seconds) of a checkpoint."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            saved = json.loads(str(z["fingerprint"]))
+            if saved != json.loads(json.dumps(fingerprint, sort_keys=True)):
+                diff = sorted(k for k in set(saved) | set(fingerprint) if saved.get(k) != fingerprint.get(k))
+                raise QueensError(f"{path}: the checkpoint was written with other settings "
+                                  f"({', '.join(diff)} differ); resume with the same options")
+            res = ChunkResult(*(z[f] if f in z.files else None for f in ChunkResult._fields))
+            return res, z["wall_share"], int(z["offset"]), float(z["wall"])
+    except (OSError, ValueError, KeyError) as err:
+        raise QueensError(f"{path}: not a readable checkpoint ({err}); start without --resume") from None
+
+
 def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Budget, chunk: int,
-               what: str, compile_s: float = 0.0, quiet: bool | None = None) -> ChainRun:
+               what: str, compile_s: float = 0.0, quiet: bool | None = None,
+               checkpoint: Path | None = None, fingerprint: dict | None = None,
+               resume: bool = False, checkpoint_every: float = 30.0) -> ChainRun:
     """Run chunks of ``chunk`` chains until ``budget`` is met; verify every solution.
 
     Args:
       run_chunk: ``(offset, count) -> ChunkResult`` for chains offset..offset+count-1.
       n: board size.
       budget: when to stop.
-      chunk: chains per call (fixed, so the kernel compiles once).
+      chunk: chains per call and process (fixed, so the kernel compiles once).
       what: solver name for messages.
       compile_s: compilation seconds, reported apart from run time.
       quiet: suppress the progress line (default: quiet unless stderr is a terminal).
+      checkpoint: file for checkpoints of finished chunks (written every ``checkpoint_every``
+        seconds and on Ctrl-C); with ``resume``, the run continues from it.
+      fingerprint: the settings a checkpoint must match to be resumed.
+
+    With several processes (``jax.distributed``), process p runs the p-th chunk of each round
+    and all processes receive every chunk, so chain ids, stops and results are those of a
+    single-process run.
     """
+    import jax
+
+    procs, me = jax.process_count(), jax.process_index()
+    fingerprint = {**(fingerprint or {}), "n": n, "chunk": chunk, "processes": procs}
     parts: list[ChunkResult] = []
     shares: list[np.ndarray] = []
     seen: set[bytes] = set()
-    solved_total, wall, stopped_by, offset = 0, 0.0, None, 0
+    solved_total, wall, stopped_by, offset, keep = 0, 0.0, None, 0, 0
+    if resume and checkpoint is not None:
+        done, share, offset, wall = load_checkpoint(checkpoint, fingerprint)
+        parts, shares = [done], [share]
+        solved_total = int(done.solved.sum())
+        seen.update(r.tobytes() for r in done.rows[done.solved])
     bar = Progress(budget.chains, "chains solved", quiet=quiet)
+    last_save = time.perf_counter()
     try:
         while stopped_by is None:
-            count = chunk if budget.max_chains is None else min(chunk, budget.max_chains - offset)
+            count = chunk if budget.max_chains is None or procs > 1 else min(chunk, budget.max_chains - offset)
             t0 = time.perf_counter()
-            res = ChunkResult(*(None if a is None else np.asarray(a) for a in run_chunk(offset, count)))
+            mine = run_chunk(offset + me * count, count)
+            res = _gather(ChunkResult(*(None if a is None else np.asarray(a) for a in mine)))
             dt = time.perf_counter() - t0
             wall += dt
+            count = len(res.solved)
             checker.require_solutions(res.rows[res.solved], what=what, n=n)
             steps = res.steps.astype(np.float64)
             shares.append(dt * steps / steps.sum() if steps.sum() > 0 else np.full(count, dt / count))
@@ -136,10 +204,15 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
             elif budget.seconds is not None and wall >= budget.seconds:
                 stopped_by, keep = "time", offset
             elif budget.max_chains is not None and offset >= budget.max_chains:
-                stopped_by, keep = "max_chains", offset
+                stopped_by, keep = "max_chains", budget.max_chains
+            elif checkpoint is not None and me == 0 and time.perf_counter() - last_save >= checkpoint_every:
+                save_checkpoint(checkpoint, parts, shares, offset, wall, fingerprint)
+                last_save = time.perf_counter()
             bar.update(solved_total, f"{len(seen)} distinct")
     except KeyboardInterrupt:
         stopped_by, keep = "interrupted", sum(len(p.solved) for p in parts)
+        if checkpoint is not None and parts and me == 0:
+            save_checkpoint(checkpoint, parts, shares, offset, wall, fingerprint)
     finally:
         bar.close()
     cat = lambda field: (np.concatenate([getattr(p, field) for p in parts])[:keep]  # noqa: E731
@@ -177,7 +250,8 @@ def summarize(run: ChainRun, **extra) -> dict:
 
 
 def write_outputs(run: ChainRun, out_dir: str | Path, summary: dict) -> list[Path]:
-    """Write ``solutions.npy``, ``runs.csv`` and ``summary.json`` atomically into ``out_dir``."""
+    """Write ``solutions.npy``, ``runs.csv`` and ``summary.json`` atomically into ``out_dir``
+    (and remove a finished run's checkpoint)."""
     from jaxqueens import boardio
 
     out = Path(out_dir)
@@ -193,4 +267,6 @@ def write_outputs(run: ChainRun, out_dir: str | Path, summary: dict) -> list[Pat
                    + ([int(row[5])] if run.best is not None else []))
     write_text(out / "runs.csv", buf.getvalue())
     write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
+    if run.stopped_by != "interrupted":
+        (out / CHECKPOINT).unlink(missing_ok=True)
     return [out / "solutions.npy", out / "runs.csv", out / "summary.json"]

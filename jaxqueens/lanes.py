@@ -46,20 +46,24 @@ class ChainKernel(Protocol):
     def solve_one(self, seed: jax.Array, data: Any) -> Any: ...  # the whole chain (CPU path)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 2, 3))
-def _mapped(kernel: ChainKernel, key, num_chains: int, num_devices: int, offset, data):
+@functools.partial(jax.jit, static_argnums=(0, 2, 3, 4))
+def _sharded(kernel: ChainKernel, key, num_chains: int, num_devices: int, lanes: int, offset, data):
+    """Chains split evenly over ``num_devices``; per device one chain per ``lax.map`` iteration
+    (``lanes == 0``) or ``lanes`` lockstep lanes with recycling."""
     per = -(-num_chains // num_devices)
     ids = (offset + jnp.arange(per * num_devices, dtype=jnp.int32)).reshape(num_devices, per)
 
     def shard(ids, data):
-        seeds = chain_seeds(key, ids[0])
-        out = lax.map(lambda seed: kernel.solve_one(seed, data), seeds)
+        if lanes:
+            out = _lockstep_body(kernel, key, ids[0], min(lanes, per), data)
+        else:
+            out = lax.map(lambda seed: kernel.solve_one(seed, data), chain_seeds(key, ids[0]))
         return jax.tree.map(lambda x: x[None], out)
 
     if num_devices == 1:
         out = shard(ids, data)
     else:
-        mesh = jax.make_mesh((num_devices,), ("d",), devices=jax.devices()[:num_devices],
+        mesh = jax.make_mesh((num_devices,), ("d",), devices=jax.local_devices()[:num_devices],
                              axis_types=(jax.sharding.AxisType.Auto,))
         P = jax.sharding.PartitionSpec
         out = jax.shard_map(shard, mesh=mesh, in_specs=(P("d"), P()), out_specs=P("d"),
@@ -70,9 +74,9 @@ def _mapped(kernel: ChainKernel, key, num_chains: int, num_devices: int, offset,
 def run_mapped(kernel: ChainKernel, key, num_chains: int, offset=0, data=None,
                num_devices: int | None = None):
     """CPU strategy: chains ``offset + [0, num_chains)``, one per ``lax.map`` iteration, split
-    evenly over host devices. Returns the kernel's result pytree with a leading [C] axis."""
+    evenly over devices. Returns the kernel's result pytree with a leading [C] axis."""
     d = num_devices or jax.local_device_count()
-    return _mapped(kernel, key, num_chains, d, jnp.int32(offset), data)
+    return _sharded(kernel, key, num_chains, d, 0, jnp.int32(offset), data)
 
 
 class _Lanes(NamedTuple):
@@ -86,9 +90,11 @@ def _where(mask, new, old):
                         new, old)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 2, 3))
-def _lockstep(kernel: ChainKernel, key, num_chains: int, lanes: int, offset, data):
-    vinit = jax.vmap(lambda cid: kernel.init(chain_seeds(key, (offset + cid)[None])[0], data))
+def _lockstep_body(kernel: ChainKernel, key, chain_ids, lanes: int, data):
+    """Lockstep lanes over the chains ``chain_ids`` [C]; returns results [C, ...] in that order."""
+    num_chains = chain_ids.shape[0]
+    seed_of = lambda k: chain_seeds(key, chain_ids[k][None])[0]  # noqa: E731
+    vinit = jax.vmap(lambda k: kernel.init(seed_of(k), data))
     vstep = jax.vmap(lambda s: kernel.step(s, data))
     first = jnp.arange(lanes, dtype=jnp.int32)
     s0 = vinit(jnp.minimum(first, num_chains - 1))
@@ -107,7 +113,7 @@ def _lockstep(kernel: ChainKernel, key, num_chains: int, lanes: int, offset, dat
         s = lax.cond(jnp.any(retry),
                      lambda s: _where(retry, jax.vmap(lambda x: kernel.restart(x, data))(s), s),
                      lambda s: s, s)
-        # Emit finished lanes and recycle them with the next chain ids.
+        # Emit finished lanes and recycle them with the next chains.
         dst = jnp.where(finished, L.chain, num_chains)
         out = jax.tree.map(lambda o, r: o.at[dst].set(r, mode="drop"), out, jax.vmap(kernel.result)(s))
         rank = jnp.cumsum(finished.astype(jnp.int32)) - 1
@@ -124,11 +130,13 @@ def _lockstep(kernel: ChainKernel, key, num_chains: int, lanes: int, offset, dat
     return out
 
 
-def run_lockstep(kernel: ChainKernel, key, num_chains: int, lanes: int = 256, offset=0, data=None):
-    """Accelerator strategy: ``lanes`` chains advance in lockstep inside one ``while_loop``; a lane
-    whose chain finishes writes its result and takes the next chain id. Same chain ids and seeds
-    as :func:`run_mapped`, so the results are identical."""
-    return _lockstep(kernel, key, num_chains, min(lanes, num_chains), jnp.int32(offset), data)
+def run_lockstep(kernel: ChainKernel, key, num_chains: int, lanes: int = 256, offset=0, data=None,
+                 num_devices: int | None = None):
+    """Accelerator strategy: on each device, ``lanes`` chains advance in lockstep inside one
+    ``while_loop``; a lane whose chain finishes writes its result and takes the next chain.
+    Same chain ids and seeds as :func:`run_mapped`, so the results are identical."""
+    d = num_devices or jax.local_device_count()
+    return _sharded(kernel, key, num_chains, d, max(1, lanes), jnp.int32(offset), data)
 
 
 def run(kernel: ChainKernel, key, num_chains: int, offset=0, data=None):

@@ -14,7 +14,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from jaxqueens import driver, mc_batch, minconflicts
+from jaxqueens import backend, driver, mc_batch, minconflicts
 from jaxqueens.errors import QueensError
 
 MAX_BATCHED_N = 46340
@@ -75,7 +75,9 @@ def _start_rows(start, n: int) -> np.ndarray | None:
 def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None,
           seconds: float | None = None, max_steps: int = 4000, init: str = "permutation",
           tabu: int = 0, seed: int = 0, batch: int | None = None, start=None,
-          max_restarts: int = 1_000_000, trace_steps: int = 0, quiet: bool = True) -> SolveResult:
+          max_restarts: int = 1_000_000, trace_steps: int = 0, quiet: bool = True,
+          checkpoint: str | Path | None = None, resume: bool = False,
+          checkpoint_every: float = 30.0) -> SolveResult:
     """Run min-conflicts chains until ``chains`` solved, ``solutions`` distinct, or ``seconds``.
 
     Args:
@@ -92,6 +94,9 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
       max_restarts: restarts before a chain gives up (reported unsolved).
       trace_steps: if > 0, also trace chain 0 for up to this many steps (for plots).
       quiet: no progress line.
+      checkpoint: file for checkpoints of finished chunks (every ``checkpoint_every`` seconds
+        and on Ctrl-C); ``resume`` continues from it, with the same results as a run that was
+        never interrupted.
 
     Returns:
       SolveResult with every chain's board, steps, restarts, and the summary.
@@ -114,8 +119,12 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
     t0 = time.perf_counter()
     runner = mc_batch.compile_runner(key, config, chunk, start_rows)
     compile_s = time.perf_counter() - t0
-    run = driver.run_chains(runner, n, budget, chunk, what="min-conflicts",
-                            compile_s=compile_s, quiet=quiet)
+    fingerprint = {"solver": "min-conflicts", "init": init, "tabu": tabu, "max_steps": max_steps,
+                   "seed": seed, "max_restarts": max_restarts,
+                   "start": None if start_rows is None else start_rows.tolist()}
+    run = driver.run_chains(runner, n, budget, chunk, what="min-conflicts", compile_s=compile_s,
+                            quiet=quiet, checkpoint=None if checkpoint is None else Path(checkpoint),
+                            fingerprint=fingerprint, resume=resume, checkpoint_every=checkpoint_every)
     trace = None
     if trace_steps > 0:
         metrics = mc_batch.trace_chain(key, config, trace_steps, start_rows)
@@ -164,6 +173,7 @@ def add_command(sub) -> None:
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write solutions.npy, runs.csv, summary.json (and plots) here")
     p.add_argument("--plot", action="store_true", help="with --out: trace and histogram figures")
+    add_checkpoint_args(p)
     p.add_argument("--method", choices=("minconflicts", "backtrack"), default="minconflicts",
                    help="minconflicts (default) or backtrack: the classic first solution, rows "
                         "tried in increasing order, with placement and backtrack counts")
@@ -175,6 +185,44 @@ def add_command(sub) -> None:
                    help="run on this backend (default: the best one available)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=cmd_solve)
+
+
+def add_checkpoint_args(p) -> None:
+    """``--resume`` and ``--checkpoint-every`` for chunked commands."""
+    p.add_argument("--resume", default=None, metavar="DIR",
+                   help="continue an interrupted run from DIR/checkpoint.npz (same options; "
+                        "results equal an uninterrupted run); outputs go to DIR")
+    p.add_argument("--checkpoint-every", type=float, default=30.0, metavar="SECONDS",
+                   help="with --out: save finished chains this often (default 30)")
+
+
+def checkpoint_target(args) -> tuple[Path | None, bool]:
+    """(checkpoint file or None, resume?) from ``--out``/``--resume``; sets ``args.out``."""
+    if args.resume:
+        if args.out and Path(args.out) != Path(args.resume):
+            raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
+        args.out = args.resume
+        path = Path(args.resume) / driver.CHECKPOINT
+        if not path.exists():
+            raise QueensError(f"--resume {args.resume}: no {driver.CHECKPOINT} there; "
+                              "check the folder, or start without --resume")
+        return path, True
+    if args.checkpoint_every <= 0:
+        raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
+    return (Path(args.out) / driver.CHECKPOINT if args.out else None), False
+
+
+def report_interrupt(run: driver.ChainRun, out) -> int:
+    """After Ctrl-C: say what was kept and how to resume; exit code 130."""
+    import sys
+
+    if out is not None and backend.is_writer():
+        print(f"interrupted after {len(run.chain_id)} finished chains, saved in "
+              f"{Path(out) / driver.CHECKPOINT}; resume with the same command and --resume {out}",
+              file=sys.stderr)
+    else:
+        print("interrupted; nothing saved (give --out DIR to make runs resumable)", file=sys.stderr)
+    return 130
 
 
 def _board_size(args, start) -> int:
@@ -215,9 +263,13 @@ def cmd_solve(args) -> int:
             raise QueensError("--file is not supported by the large-n path; use --mode batched")
         return large_solve.cmd_large(args, n)
     chains = args.chains if args.chains is not None or args.solutions or args.time else 1000
+    checkpoint, resume = checkpoint_target(args)
     result = solve(n, chains, solutions=args.solutions, seconds=args.time, max_steps=args.maxsteps,
                    init=args.init, tabu=args.tabu, seed=args.seed, batch=args.batch, start=start,
-                   trace_steps=min(args.maxsteps, 100_000) if args.plot else 0, quiet=args.quiet)
+                   trace_steps=min(args.maxsteps, 100_000) if args.plot else 0, quiet=args.quiet,
+                   checkpoint=checkpoint, resume=resume, checkpoint_every=args.checkpoint_every)
+    if result.run.stopped_by == "interrupted":
+        return report_interrupt(result.run, args.out)
     s = result.summary
     st = {k: "-" if v is None else f"{v:g}" for k, v in s["steps"].items()}
     print(f"n = {n}: {s['solved']} of {s['chains']} chains solved, {s['distinct_solutions']} distinct "
@@ -227,7 +279,7 @@ def cmd_solve(args) -> int:
               f"(compile {s['compile_s']:.2f} s excluded); stopped by {s['stopped_by']} budget")
     if len(result.solutions) and n <= 16:
         print(render.ascii_board(result.solutions[0]))
-    if args.out:
+    if args.out and backend.is_writer():
         out = Path(args.out)
         written = driver.write_outputs(result.run, out, s)
         if len(result.solutions) and n <= render.MAX_PNG_N:

@@ -1,0 +1,166 @@
+"""Scale-out: checkpoints and resume, killed writes, 1/2/4 devices, two processes on localhost."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import jaxqueens
+from jaxqueens import driver, mc_batch
+from jaxqueens.cli import main
+from jaxqueens.errors import QueensError
+
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+def interrupt_after(monkeypatch, module, calls: int):
+    """Make the compiled runner raise KeyboardInterrupt on its ``calls``-th chunk."""
+    real = module.compile_runner
+
+    def wrapped(*args, **kwargs):
+        run = real(*args, **kwargs)
+        seen = []
+
+        def run_chunk(offset, count):
+            seen.append(offset)
+            if len(seen) == calls:
+                raise KeyboardInterrupt
+            return run(offset, count)
+
+        return run_chunk
+
+    monkeypatch.setattr(module, "compile_runner", wrapped)
+
+
+def test_resume_equals_uninterrupted(tmp_path, monkeypatch):
+    kwargs = dict(chains=60, seed=2, batch=8, max_steps=100)
+    whole = jaxqueens.solve(14, **kwargs)
+    ckpt = tmp_path / "checkpoint.npz"
+    interrupt_after(monkeypatch, mc_batch, 4)
+    part = jaxqueens.solve(14, **kwargs, checkpoint=ckpt, checkpoint_every=1e9)
+    assert part.run.stopped_by == "interrupted" and len(part.run.chain_id) == 24 and ckpt.exists()
+    monkeypatch.undo()
+    resumed = jaxqueens.solve(14, **kwargs, checkpoint=ckpt, resume=True)
+    for field in ("rows", "solved", "steps", "restarts", "chain_id"):
+        np.testing.assert_array_equal(getattr(resumed.run, field), getattr(whole.run, field))
+    with pytest.raises(QueensError, match="seed differ"):
+        jaxqueens.solve(14, chains=60, seed=3, batch=8, max_steps=100, checkpoint=ckpt, resume=True)
+
+
+def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
+    from jaxqueens import lanes
+
+    argv = ["anneal", "--method", "ta", "-n", "8", "--chains", "64", "--steps", "500", "--batch", "8",
+            "--quiet"]
+    assert main(argv + ["--out", str(tmp_path / "whole")]) == 0
+    interrupt_after(monkeypatch, lanes, 3)
+    assert main(argv + ["--out", str(tmp_path / "run")]) == 130
+    err = capsys.readouterr().err
+    assert "--resume" in err and "16 finished chains" in err
+    monkeypatch.undo()
+    assert main(argv + ["--resume", str(tmp_path / "run")]) == 0
+    a = np.load(tmp_path / "whole" / "solutions.npy")
+    b = np.load(tmp_path / "run" / "solutions.npy")
+    np.testing.assert_array_equal(a, b)
+    assert (tmp_path / "whole" / "runs.csv").read_text().splitlines()[0] == \
+        (tmp_path / "run" / "runs.csv").read_text().splitlines()[0]
+    assert not (tmp_path / "run" / driver.CHECKPOINT).exists()  # removed once finished
+    assert main(argv + ["--resume", str(tmp_path / "nothing")]) == 2
+
+
+KILL_WRITER = """
+import sys, numpy as np
+from jaxqueens import driver
+rows = np.zeros((200_000, 16), np.int32)
+part = driver.ChunkResult(rows, np.ones(200_000, bool), np.arange(200_000), np.zeros(200_000))
+i = 0
+while True:
+    i += 1
+    driver.save_checkpoint(sys.argv[1], [part], [np.zeros(200_000)], i, float(i), {"k": i})
+    print(i, flush=True)
+"""
+
+
+def test_killed_checkpoint_write_leaves_previous_readable(tmp_path):
+    path = tmp_path / "checkpoint.npz"
+    proc = subprocess.Popen([sys.executable, "-c", KILL_WRITER, str(path)], stdout=subprocess.PIPE,
+                            text=True, env=ENV)
+    try:
+        assert proc.stdout.readline()  # one complete checkpoint exists
+        for delay in (0.05, 0.13, 0.21):
+            time.sleep(delay)
+            os.kill(proc.pid, signal.SIGSTOP)  # freeze it somewhere, most likely mid-write
+            import numpy as np_
+
+            with np_.load(path) as z:
+                offset = int(z["offset"])
+                assert z["rows"].shape == (200_000, 16)
+            os.kill(proc.pid, signal.SIGCONT)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    with np.load(path) as z:  # after SIGKILL: the last whole checkpoint
+        assert int(z["offset"]) >= offset and z["rows"].shape == (200_000, 16)
+    assert all(p.name == "checkpoint.npz" or p.name.endswith(".tmp") for p in tmp_path.iterdir())
+
+
+DEVICE_RUN = """
+import hashlib, json, sys
+import numpy as np
+import jax, jaxqueens
+from jaxqueens import count, lanes, mc_batch, minconflicts
+out = {"devices": jax.local_device_count()}
+r = jaxqueens.solve(14, chains=40, seed=5, batch=8, max_steps=80)
+out["solve"] = hashlib.sha1(r.run.rows.tobytes() + r.run.steps.tobytes()).hexdigest()
+a = jaxqueens.anneal(8, "sa", chains=24, steps=600, batch=8, seed=1)
+out["anneal"] = hashlib.sha1(a.run.rows.tobytes() + a.run.best.tobytes()).hexdigest()
+lock = mc_batch.run_lockstep(jax.random.key(0), minconflicts.Config(n=12, max_steps=60), 20, lanes=3)
+out["lockstep"] = hashlib.sha1(np.asarray(lock.rows).tobytes() + np.asarray(lock.steps).tobytes()).hexdigest()
+out["count"] = count.count_solutions(10).total
+print(json.dumps(out))
+"""
+
+
+def test_same_results_on_1_2_4_devices():
+    import json
+
+    results = []
+    for devices in (1, 2, 4):
+        out = subprocess.run([sys.executable, "-c", DEVICE_RUN], capture_output=True, text=True,
+                             env={**ENV, "JAXQUEENS_CPU_DEVICES": str(devices)}, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert [r.pop("devices") for r in results] == [1, 2, 4]
+    assert results[0] == results[1] == results[2]
+    assert results[0]["count"] == 724
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_processes_on_localhost_match_one(tmp_path):
+    argv = ["solve", "-n", "12", "--chains", "50", "--batch", "8", "--seed", "7", "--quiet"]
+    cli = [sys.executable, "-m", "jaxqueens.cli"]
+    single = subprocess.run(cli + argv + ["--out", str(tmp_path / "one")], capture_output=True,
+                            text=True, env=ENV, timeout=300)
+    assert single.returncode == 0, single.stderr[-2000:]
+    port = _free_port()
+    procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
+                                     "--process-id", str(i)] + argv + ["--out", str(tmp_path / "two")],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+             for i in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs[0][1][-2000:] + outs[1][1][-2000:]
+    np.testing.assert_array_equal(np.load(tmp_path / "one" / "solutions.npy"),
+                                  np.load(tmp_path / "two" / "solutions.npy"))
+    one = (tmp_path / "one" / "runs.csv").read_text().splitlines()
+    two = (tmp_path / "two" / "runs.csv").read_text().splitlines()
+    assert [r.split(",")[:4] for r in one] == [r.split(",")[:4] for r in two]
