@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens import backend, driver, lanes, mcsolve, sls
+from jaxqueens import backend, driver, lanes, logs, mcsolve, sls
 from jaxqueens.errors import QueensError
 from jaxqueens.rng import chain_seeds
 
@@ -218,6 +218,7 @@ def cmd_anneal(args) -> int:
         if res.run.stopped_by == "interrupted":
             return mcsolve.report_interrupt(res.run, args.out)
         s = res.summary
+        logs.log("summary", **s)
         print(f"{method.upper()}: n = {args.n}, {s['solved']} of {s['chains']} chains solved "
               f"({100 * s['success_rate']:.1f}%), {s['distinct_solutions']} distinct, all verified; "
               f"mean best objective {s['best_objective_mean']:.2f}; "

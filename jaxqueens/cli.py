@@ -106,8 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="jaxqueens",
         description="Array-parallel N-Queens on JAX: boards, checks and solvers.",
-        epilog="Run 'jaxqueens COMMAND --help' for the options of a command. Multi-process runs: "
-               "--coordinator HOST:PORT --num-processes P --process-id I (see README).",
+        epilog="Run 'jaxqueens COMMAND --help' for the options of a command. Anywhere on the line: "
+               "--log-json (structured logs on stderr); multi-process runs: --coordinator "
+               "HOST:PORT --num-processes P --process-id I (see README).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -147,6 +148,7 @@ def _distributed_parser() -> argparse.ArgumentParser:
     p.add_argument("--coordinator", default=None, metavar="HOST:PORT")
     p.add_argument("--num-processes", type=int, default=None, metavar="P")
     p.add_argument("--process-id", type=int, default=None, metavar="I")
+    p.add_argument("--log-json", action="store_true")
     return p
 
 
@@ -157,15 +159,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``JAX_COORDINATOR_ADDRESS`` / ``JAX_NUM_PROCESSES`` / ``JAX_PROCESS_ID``) join a
     multi-process run: each process works on its share and process 0 writes the results.
     """
+    import time
+
+    from jaxqueens import logs
+
     dist, rest = _distributed_parser().parse_known_args(sys.argv[1:] if argv is None else list(argv))
     args = build_parser().parse_args(rest)
+    if dist.log_json:
+        logs.enable()
+    t0 = time.perf_counter()
+    logs.log("start", command=args.command, argv=rest)
     try:
         from jaxqueens import backend
 
         backend.init_distributed(dist.coordinator, dist.num_processes, dist.process_id)
-        return args.func(args)
+        code = args.func(args)
+        logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
+        return code
     except QueensError as err:
         print(f"jaxqueens {args.command}: error: {err}", file=sys.stderr)
+        logs.log("end", command=args.command, code=2, error=str(err))
         return 2
     except OverflowError as err:
         print(f"jaxqueens {args.command}: error: {err}", file=sys.stderr)

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens import checker, large
+from jaxqueens import checker, large, logs
 from jaxqueens.errors import QueensError
 from jaxqueens.progress import Progress
 from jaxqueens.rng import chain_seeds
@@ -175,6 +175,7 @@ def cmd_large(args, n: int) -> int:
     for chain in range(chains):
         res = solve_large(n, seed=args.seed, chain=chain, quiet=args.quiet)
         s = res.summary
+        logs.log("summary", **s)
         print(f"n = {n:,}{f' chain {chain}' if chains > 1 else ''}: solved and verified; "
               f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} conflicted queens "
               f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, {s.get('moves', 0)} "

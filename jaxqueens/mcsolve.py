@@ -14,7 +14,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from jaxqueens import backend, driver, mc_batch, minconflicts
+from jaxqueens import backend, driver, logs, mc_batch, minconflicts
 from jaxqueens.errors import QueensError
 
 MAX_BATCHED_N = 46340
@@ -271,6 +271,7 @@ def cmd_solve(args) -> int:
     if result.run.stopped_by == "interrupted":
         return report_interrupt(result.run, args.out)
     s = result.summary
+    logs.log("summary", **s)
     st = {k: "-" if v is None else f"{v:g}" for k, v in s["steps"].items()}
     print(f"n = {n}: {s['solved']} of {s['chains']} chains solved, {s['distinct_solutions']} distinct "
           f"solutions, all verified; steps median {st['median']}, p99 {st['p99']}, max {st['max']}")

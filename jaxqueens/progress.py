@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 import time
 
+from jaxqueens import logs
+
 
 class Progress:
     """``Progress(total, unit)``; call ``update(done)`` then ``close()``."""
@@ -19,13 +21,19 @@ class Progress:
         self.quiet = (not self.stream.isatty()) if quiet is None else quiet
         self.start = time.perf_counter()
         self._shown = False
+        self._logged = -1.0
 
     def update(self, done: int, extra: str = "") -> None:
         """Redraw the line: ``done`` units so far, plus a free-form ``extra``."""
-        if self.quiet:
-            return
         elapsed = time.perf_counter() - self.start
         rate = done / elapsed if elapsed > 0 else 0.0
+        if logs.enabled() and (elapsed - self._logged >= 1.0 or (self.total and done >= self.total)):
+            self._logged = elapsed
+            left = (self.total - done) / rate if self.total and rate > 0 else None
+            logs.log("progress", unit=self.unit, done=done, total=self.total, rate=rate,
+                     seconds_left=left, note=extra or None)
+        if self.quiet:
+            return
         if self.total:
             frac = min(1.0, done / self.total)
             bar = "#" * int(24 * frac)
