@@ -28,6 +28,10 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from jaxqueens.inplace import add as _add
+from jaxqueens.inplace import get as _get
+from jaxqueens.inplace import put as _set
+from jaxqueens.inplace import swap as _swap
 from jaxqueens.rng import U32, hash_randint
 
 BYTES_PER_QUEEN = 20
@@ -62,28 +66,6 @@ class RoundStats(NamedTuple):
     steps: jax.Array  # [] int32 swap attempts in the round
     moves: jax.Array  # [] int32 accepted swaps
     trace: jax.Array  # [trace_size] int32 pairs after each attempt (-1 past the end)
-
-
-def _get(a, i):
-    return lax.dynamic_slice(a, (i,), (1,))[0]
-
-
-def _add(a, i, v):
-    return lax.dynamic_update_slice(a, (lax.dynamic_slice(a, (i,), (1,)) + v), (i,))
-
-
-def _set(a, i, v):
-    return lax.dynamic_update_slice(a, jnp.asarray(v, a.dtype)[None], (i,))
-
-
-def _swap(a, i, j):
-    """a[i], a[j] = a[j], a[i] in place; returns (a, old a[i], old a[j]).
-
-    Both values are read with one small gather before either write. Reading them with two
-    dynamic slices let XLA fuse the reads into the writes and copy the whole array on every
-    swap to keep the old values: measured 2.2 s vs 0.003 s for 2 x 10^5 swaps at n = 10^5."""
-    aj, ai = a[jnp.stack([j, i])]
-    return _set(_set(a, i, aj), j, ai), ai, aj
 
 
 def new_state(seed, n: int) -> State:

@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from jaxqueens import inplace
 from jaxqueens.rng import GOLD as _GOLD
 from jaxqueens.rng import U32 as _U32
 from jaxqueens.rng import hash_bits, hash_randint, mix32
@@ -166,15 +167,11 @@ def _perm_rank(seed, ctr, n):
 
 
 def _perm_fisher_yates(seed, ctr, n):
-    """Random permutation by Fisher-Yates in a fori_loop (O(n))."""
+    """Random permutation by Fisher-Yates in a fori_loop (O(n), in place)."""
 
     def body(k, q):
         i = n - 1 - k
-        j = hash_randint(seed, ctr, i, i + 1)
-        qi = lax.dynamic_slice(q, (i,), (1,))
-        qj = lax.dynamic_slice(q, (j,), (1,))
-        q = lax.dynamic_update_slice(q, qj, (i,))
-        return lax.dynamic_update_slice(q, qi, (j,))
+        return inplace.swap(q, i, hash_randint(seed, ctr, i, i + 1))[0]
 
     return lax.fori_loop(0, n - 1, body, jnp.arange(n, dtype=jnp.int32))
 
@@ -222,11 +219,7 @@ def _init_qs4(seed, ctr, n, tries):
         def try_body(s):
             q, k, _, ct = s
             j = i + hash_randint(seed, ct, 0, n - i)
-            qi = lax.dynamic_slice(q, (i,), (1,))
-            qj = lax.dynamic_slice(q, (j,), (1,))
-            q = lax.dynamic_update_slice(q, qj, (i,))
-            q = lax.dynamic_update_slice(q, qi, (j,))
-            r = qj[0]
+            q, _, r = inplace.swap(q, i, j)
             free = (dfl[i + r] == 0) & (dfl[3 * n - 2 + r - i] == 0)
             return q, k + 1, free, ct + _U32(1)
 
