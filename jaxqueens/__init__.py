@@ -5,7 +5,7 @@ in column ``c``). The kernels in :mod:`jaxqueens.board` are jitted and work on
 any leading batch shape; :mod:`jaxqueens.checker` is the independent NumPy
 checker every reported solution passes; :mod:`jaxqueens.boardio` reads and
 writes board files; :func:`jaxqueens.solve` runs batched min-conflicts chains, :func:`jaxqueens.anneal` LS, TA
-and SA chains.
+and SA chains, :func:`jaxqueens.evolve` genetic algorithms.
 """
 
 from jaxqueens import backend as _backend
@@ -23,6 +23,7 @@ from jaxqueens.board import (  # noqa: E402
 )
 from jaxqueens.errors import BoardFileError, QueensError, SolutionCheckError  # noqa: E402
 from jaxqueens.annealing import AnnealResult, anneal  # noqa: E402
+from jaxqueens.ga import EvolveResult, GAConfig, GAParams, evolve  # noqa: E402
 from jaxqueens.mcsolve import SolveResult, solve  # noqa: E402
 
 __version__ = "0.1.0"
@@ -30,6 +31,9 @@ __version__ = "0.1.0"
 __all__ = [
     "AnnealResult",
     "BoardFileError",
+    "EvolveResult",
+    "GAConfig",
+    "GAParams",
     "LineCounts",
     "QueensError",
     "SolutionCheckError",
@@ -37,6 +41,7 @@ __all__ = [
     "anneal",
     "attacking_pairs",
     "conflicted_mask",
+    "evolve",
     "is_solution",
     "line_counts",
     "n_attacks",

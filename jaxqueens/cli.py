@@ -134,9 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", default=None, help="figure title (default: n and conflict count)")
     p.set_defaults(func=cmd_render)
 
-    from jaxqueens import annealing, count, experiment, mcsolve
+    from jaxqueens import annealing, count, evolve_cmd, experiment, mcsolve
 
     mcsolve.add_command(sub)
+    evolve_cmd.add_command(sub)
     annealing.add_command(sub)
     count.add_command(sub)
     experiment.add_command(sub)

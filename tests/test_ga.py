@@ -1,0 +1,153 @@
+"""GA loops, records, configs and the ``evolve`` command."""
+
+import argparse
+import csv
+import json
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxqueens  # noqa: F401  (device setup first)
+from jaxqueens import checker, evolve_cmd, ga
+from jaxqueens.errors import QueensError
+
+CONFIGS = evolve_cmd.Path(__file__).resolve().parent.parent / "configs"
+GEN = dict(scheme="generational", crossover="pmx", mutation="swap", tournament=3, cxpb=0.5,
+           mutpb=0.2, indpb=0.1, elite=0)
+
+
+@pytest.fixture(scope="module")
+def classic():
+    """Both classic 8-queens experiments, as configured in configs/ (30 trials, 1000 generations)."""
+    out = {}
+    for enc in ("permutation", "combination"):
+        conf = evolve_cmd.load_config(CONFIGS / f"ga_classic_{enc}.toml")
+        conf.pop("out")
+        out[enc] = ga.evolve(**conf)
+    return out
+
+
+def test_classic_experiment_solves_most_trials(classic):
+    assert classic["permutation"].success_rate >= 0.8
+    assert classic["combination"].success_rate >= 0.5
+    for r in classic.values():
+        assert r.best.shape == (1001, 30) and r.population.shape == (30, 1, 100, 8)
+        assert (r.evaluations.sum(axis=0) == 100 + 2 * 1000).all()
+
+
+def test_steady_state_never_loses_the_best(classic):
+    for r in classic.values():
+        assert (np.diff(r.best, axis=0) <= 0).all()
+        assert (r.best <= r.avg + 1e-4).all() and (r.avg <= r.worst + 1e-4).all()
+
+
+def test_records_are_consistent(classic):
+    r = classic["permutation"]
+    fs = r.first_solved
+    for t in range(30):
+        assert r.best[fs[t], t] == 0 and (fs[t] == 0 or r.best[fs[t] - 1, t] > 0)
+    assert r.success_curve()[-1] == r.success_rate and (np.diff(r.success_curve()) >= 0).all()
+    assert len(r.solutions) > 0 and checker.are_solutions(r.solutions).all()
+    assert len(np.unique(r.solutions, axis=0)) == len(r.solutions)
+    assert (r.fitness == checker.attacking_pairs(r.population)).all()
+    final = r.population[r.fitness == 0]
+    assert {tuple(s) for s in final} <= {tuple(s) for s in r.solutions}
+    comb = classic["combination"]
+    assert checker.are_solutions(comb.solutions).all()  # no repeated rows in a "solution"
+
+
+def test_same_seed_same_results_and_trials_independent():
+    a = ga.evolve(10, 40, 30, 3, seed=5, **GEN)
+    b = ga.evolve(10, 40, 30, 3, seed=5, **GEN)
+    c = ga.evolve(10, 40, 30, 4, seed=5, chunk=7, **GEN)  # more trials, two devices, chunked
+    d = ga.evolve(10, 40, 30, 3, seed=6, **GEN)
+    assert (a.population == b.population).all() and (a.best == b.best).all()
+    assert (a.population == c.population[:3]).all() and (a.avg == c.avg[:, :3]).all()
+    assert (a.evaluations == c.evaluations[:, :3]).all()
+    assert not (a.population == d.population).all()
+
+
+def test_generational_elitism_keeps_the_best():
+    r = ga.evolve(12, 30, 40, 4, scheme="generational", crossover="ox1", mutation="inversion", elite=2,
+                  fitness="excess")
+    assert (np.diff(r.best, axis=0) <= 0).all()
+    assert (r.fitness == np.asarray(jaxqueens.n_attacks(r.population))).all()
+
+
+def test_islands_and_migration():
+    r = ga.evolve(8, 20, 50, 2, islands=3, migrate_every=5, migrants=2, crossover="cycle",
+                  mutation="scramble")
+    assert r.population.shape == (2, 3, 20, 8)
+    genes = jnp.asarray(r.population[0])
+    fit = jnp.asarray(r.fitness[0]).at[1].set(jnp.arange(20) + 100)
+    config = ga.GAConfig(n=8, pop=20, islands=3, migrants=2)
+    g2, f2 = ga.migrate(genes, fit, config)
+    best0 = np.argsort(np.asarray(fit[0]), kind="stable")[:2]
+    worst1 = np.argsort(-np.asarray(fit[1]), kind="stable")[:2]
+    assert (np.asarray(g2[1])[worst1] == np.asarray(genes[0])[best0]).all()
+    assert (np.asarray(f2[1])[worst1] == np.asarray(fit[0])[best0]).all()
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(pop=4, tournament=5), "tournament"),
+    (dict(cxpb=1.5), "cxpb"),
+    (dict(mutpb=-0.1), "mutpb"),
+    (dict(indpb=2.0), "indpb"),
+    (dict(n=3), "n = 3"),
+    (dict(encoding="combination", crossover="pmx"), "combination"),
+    (dict(scheme="annealing"), "scheme"),
+    (dict(pop=10.5), "pop"),
+    (dict(fitness="nonattacking"), "fitness"),
+])
+def test_bad_parameters_give_clear_errors(kwargs, words):
+    with pytest.raises(QueensError, match=words):
+        ga.evolve(**{"n": 8, "pop": 20, "generations": 5, **kwargs})
+
+
+def test_config_errors(tmp_path):
+    bad = tmp_path / "bad.toml"
+    head = 'command = "evolve"\n[options]\n'
+    bad.write_text(head + 'n = 8\npopulation = 100\n')
+    with pytest.raises(QueensError, match="unknown key 'population'"):
+        evolve_cmd.load_config(bad)
+    bad.write_text(head + 'n = 8\ncxpb = "high"\n')
+    with pytest.raises(QueensError, match="key 'cxpb' must be a number"):
+        evolve_cmd.load_config(bad)
+    bad.write_text(head + 'n = 8\ntrials = 2.5\n')
+    with pytest.raises(QueensError, match="key 'trials' must be an integer"):
+        evolve_cmd.load_config(bad)
+    bad.write_text('command = "solve"\n[options]\nn = 8\n')
+    with pytest.raises(QueensError, match="jaxqueens run"):
+        evolve_cmd.load_config(bad)
+    for name in ("ga_classic_permutation", "ga_classic_combination", "ga_deap_n20"):
+        assert evolve_cmd.load_config(CONFIGS / f"{name}.toml")["n"] in (8, 20)
+
+
+def _parser():
+    p = argparse.ArgumentParser()
+    evolve_cmd.add_command(p.add_subparsers())
+    return p
+
+
+def test_cli_flags_override_config_and_write_outputs(tmp_path, capsys):
+    conf = tmp_path / "c.toml"
+    conf.write_text('command = "evolve"\n[options]\nn = 8\npop = 30\ngenerations = 500\ntrials = 2\nseed = 3\n')
+    out = tmp_path / "run"
+    args = _parser().parse_args(["evolve", "--config", str(conf), "--generations", "60", "--out", str(out),
+                                 "--plot", "--quiet", "--score", "nonattacking"])
+    rc = args.func(args)
+    assert rc in (0, 1)
+    rows = list(csv.DictReader(open(out / "history.csv")))
+    assert list(rows[0]) == ["Trial", "Generation", "Best", "Avg", "Worst"]
+    assert len(rows) == 2 * 61 and all(0 <= int(r["Worst"]) <= int(r["Best"]) <= 28 for r in rows)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["generations"] == 60 and summary["trials"] == 2 and summary["score_in_csv"] == "nonattacking"
+    sols = np.load(out / "solutions.npy")
+    assert sols.shape[1:] == (8,) and checker.are_solutions(sols).all()
+    assert np.load(out / "population.npy").shape == (2, 1, 30, 8)
+    for name in ("best", "avg", "worst", "success"):
+        assert (out / f"{name}.png").stat().st_size > 1000
+    args = _parser().parse_args(["evolve", "-n", "8", "--pop", "4", "--tournament", "5"])
+    with pytest.raises(QueensError, match="tournament"):
+        args.func(args)

@@ -1,0 +1,255 @@
+"""GA operators: validity (property tests), agreement with plain-Python references, batching."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jaxqueens  # noqa: F401  (device setup first)
+from jaxqueens import checker
+from jaxqueens import ga_ops as O
+
+SIZES = (3, 8, 20, 64)
+
+
+def perms(rng, batch, n, dtype=np.int8):
+    return np.argsort(rng.random((batch, n)), axis=1).astype(dtype)
+
+
+def seeds(rng, batch):
+    return jnp.asarray(rng.integers(0, 2**32, batch, dtype=np.uint64).astype(np.uint32))
+
+
+@functools.lru_cache(maxsize=None)
+def _all_perm_ops(n):
+    """One jitted function per n: every permutation operator on a batch of parent pairs."""
+
+    def f(s, a, b, indpb):
+        out = {}
+        for name, cx in O.CROSSOVERS["permutation"].items():
+            out[name] = jax.vmap(cx)(s, a, b)
+        for name, mut in O.MUTATIONS["permutation"].items():
+            out[name] = jax.vmap(mut, in_axes=(0, 0, None))(s, a, indpb)
+        return out
+
+    return jax.jit(f)
+
+
+def _assert_perms(x, n):
+    x = np.asarray(x)
+    assert x.dtype == np.int8
+    assert (np.sort(x, axis=1) == np.arange(n)).all()
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.sampled_from(SIZES), seed=st.integers(0, 2**31 - 1), indpb=st.sampled_from([0.0, 0.1, 0.5, 1.0]))
+def test_permutation_operators_return_permutations(n, seed, indpb):
+    rng = np.random.default_rng(seed)
+    a, b = perms(rng, 128, n), perms(rng, 128, n)
+    out = _all_perm_ops(n)(seeds(rng, 128), a, b, indpb)
+    for name, res in out.items():
+        for child in res if isinstance(res, tuple) else (res,):
+            _assert_perms(child, n)
+
+
+# ----------------------------------------------------------------------------- references
+
+
+def ref_keep_fill(a, b, lo, hi):
+    n = len(a)
+    child = [None] * n
+    child[lo:hi] = a[lo:hi]
+    fill = [b[(hi + k) % n] for k in range(n) if b[(hi + k) % n] not in set(a[lo:hi])]
+    for k, pos in enumerate([(hi + k) % n for k in range(n - (hi - lo))]):
+        child[pos] = fill[k]
+    return child
+
+
+def ref_pmx(a, b, lo, hi):
+    def child(a, b):
+        c, seg = list(a), set(b[lo:hi])
+        c[lo:hi] = b[lo:hi]
+        for i in [*range(lo), *range(hi, len(a))]:
+            v = a[i]
+            while v in seg:
+                v = a[b.index(v)]
+            c[i] = v
+        return c
+
+    return child(a, b), child(b, a)
+
+
+def ref_cycle(a, b):
+    n, label, cyc = len(a), [-1] * len(a), 0
+    for start in range(n):
+        if label[start] < 0:
+            i = start
+            while label[i] < 0:
+                label[i] = cyc
+                i = a.index(b[i])
+            cyc += 1
+    c1 = [a[i] if label[i] % 2 == 0 else b[i] for i in range(n)]
+    c2 = [b[i] if label[i] % 2 == 0 else a[i] for i in range(n)]
+    return c1, c2
+
+
+def test_crossovers_match_references():
+    rng = np.random.default_rng(1)
+    keep_fill, pmx, cycle = jax.jit(O.keep_fill), jax.jit(O.pmx_at), jax.jit(O.cx_cycle)
+    for _ in range(60):
+        n = int(rng.choice([2, 5, 9]))
+        a, b = [int(v) for v in rng.permutation(n)], [int(v) for v in rng.permutation(n)]
+        lo = int(rng.integers(0, n))
+        hi = int(rng.integers(lo + 1, n + 1))
+        assert list(np.asarray(keep_fill(np.array(a), np.array(b), lo, hi))) == ref_keep_fill(a, b, lo, hi)
+        c1, c2 = pmx(np.array(a), np.array(b), lo, hi)
+        assert (list(np.asarray(c1)), list(np.asarray(c2))) == ref_pmx(a, b, lo, hi)
+        c1, c2 = cycle(jnp.uint32(0), np.array(a), np.array(b))
+        assert (list(np.asarray(c1)), list(np.asarray(c2))) == ref_cycle(a, b)
+
+
+def test_cut_and_fill_is_the_classic_operator():
+    a, b = np.arange(8), np.array([7, 6, 5, 4, 3, 2, 1, 0])
+    # keep a[:3] = 0 1 2, then b from position 3 on, wrapping: 4 3 (2 1 0 skipped) 7 6 5
+    assert list(np.asarray(O.keep_fill(a, b, 0, 3))) == [0, 1, 2, 4, 3, 7, 6, 5]
+
+
+def test_combination_crossovers_recombine_genes():
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(0, 8, (256, 8)).astype(np.int8), rng.integers(0, 8, (256, 8)).astype(np.int8)
+    for cx in (O.cx_one_point, O.cx_uniform):
+        c1, c2 = (np.asarray(c) for c in jax.jit(jax.vmap(cx))(seeds(rng, 256), a, b))
+        assert ((c1 == a) | (c1 == b)).all()
+        assert (c1.astype(int) + c2 == a.astype(int) + b).all()  # each gene pair is shared out
+    c1, _ = jax.jit(jax.vmap(O.cx_one_point))(seeds(rng, 256), a, b)
+    from_b = (np.asarray(c1) != a) | (np.arange(8) >= 8)
+    first_b = np.where(from_b.any(axis=1), from_b.argmax(axis=1), 8)
+    assert (first_b >= 1).all()  # the cut keeps at least one gene of a
+    assert all((c1[r, : first_b[r]] == a[r, : first_b[r]]).all() for r in range(256))
+
+
+def test_mutations_semantics():
+    rng = np.random.default_rng(3)
+    n, B = 12, 512
+    x = perms(rng, B, n)
+    s = seeds(rng, B)
+    swap1 = np.asarray(jax.vmap(O.mut_swap, in_axes=(0, 0, None))(s, x, 0.0))
+    assert ((swap1 != x).sum(axis=1) == 2).all()  # exactly one swap
+    inv = np.asarray(jax.vmap(O.mut_inversion)(s, x))
+    scr = np.asarray(jax.vmap(O.mut_scramble)(s, x))
+    for y in (inv, scr):
+        changed = y != x
+        for row, ch in zip(range(B), changed):  # changes lie in one contiguous segment
+            idx = np.flatnonzero(ch)
+            if len(idx):
+                assert set(y[row, idx[0]:idx[-1] + 1]) == set(x[row, idx[0]:idx[-1] + 1])
+    c = rng.integers(0, n, (B, n)).astype(np.int8)
+    reset1 = np.asarray(jax.vmap(O.mut_reset, in_axes=(0, 0, None))(s, c, 0.0))
+    assert ((reset1 != c).sum(axis=1) <= 1).all() and (reset1 != c).any()
+    reset_all = np.asarray(jax.vmap(O.mut_reset, in_axes=(0, 0, None))(s, c, 1.0))
+    assert (reset_all.min() >= 0) and (reset_all.max() < n) and (reset_all != c).mean() > 0.8
+
+
+def test_swap_matches_deap_mutshuffleindexes():
+    """Same draws as DEAP's loop: gene i (in order) swapped with partner j != i when its coin is up."""
+    rng = np.random.default_rng(4)
+    n, indpb, B = 10, 0.3, 64
+    s, x = seeds(rng, B), perms(rng, B, n)
+    got = np.asarray(jax.jit(jax.vmap(O.mut_swap, in_axes=(0, 0, None)))(s, x, indpb))
+    coins = np.asarray(jax.vmap(lambda s: O.uniform(s, 31, n))(s)) < indpb
+    other = np.asarray(jax.vmap(lambda s: O.randint(s, 33, n, n - 1))(s))
+    for r in range(B):
+        y = list(x[r])
+        for i in range(n):
+            if coins[r, i]:
+                j = other[r, i] + (other[r, i] >= i)
+                y[i], y[j] = y[j], y[i]
+        assert list(got[r]) == y
+
+
+# ----------------------------------------------------------------------------- fitness, selection
+
+
+@pytest.mark.parametrize("n", [4, 8, 20, 33, 64])
+def test_fitness_matches_reference(n):
+    rng = np.random.default_rng(n)
+    boards = np.concatenate([rng.integers(0, n, (300, n)), perms(rng, 100, n, np.int64)]).astype(np.int8)
+    got = np.asarray(jax.jit(jax.vmap(O.fitness))(boards))
+    assert (got == checker.attacking_pairs(boards)).all()
+    assert ((got == 0) == checker.are_solutions(boards)).all()
+
+
+def test_fitness_counts_row_conflicts():
+    assert int(O.fitness(jnp.array([1, 3, 0, 2], jnp.int8))) == 0
+    assert int(O.fitness(jnp.array([1, 3, 1, 3], jnp.int8))) > 0  # rows repeat: not a solution
+
+
+def test_selection():
+    rng = np.random.default_rng(5)
+    fit = jnp.asarray(rng.permutation(50).astype(np.int32))
+    s = seeds(rng, 2000)
+    two = np.asarray(jax.vmap(lambda s: O.tournament_best_two(s, fit, 5))(s))
+    members = np.asarray(jax.vmap(lambda s: O.distinct_indices(s, 50, 5))(s))
+    assert all(len(set(m)) == 5 for m in members)
+    f = np.asarray(fit)
+    for m, t in zip(members, two):
+        assert list(t) == list(m[np.argsort(f[m])[:2]])
+    one = np.asarray(jax.vmap(lambda s: O.tournament(s, fit, 3))(s))
+    assert np.mean(f[one]) < 20  # best of 3 of uniform 0..49: mean ~12
+    assert list(np.asarray(O.best_indices(fit, 3))) == list(np.argsort(f)[:3])
+    assert list(np.asarray(O.worst_indices(fit, 2))) == list(np.argsort(-f)[:2])
+
+
+def test_random_permutation_uniform():
+    p = np.asarray(jax.jit(jax.vmap(lambda s: O.random_permutation(s, 4)))(jnp.arange(48000, dtype=jnp.uint32)))
+    _, counts = np.unique(p, axis=0, return_counts=True)
+    assert len(counts) == 24 and counts.min() > 1700 and counts.max() < 2300  # ~2000 each
+
+
+def test_take_put_batching_matches_indexing():
+    rng = np.random.default_rng(6)
+    x = jnp.asarray(rng.integers(0, 100, (3, 4, 10)).astype(np.int32))
+    i = jnp.asarray(rng.integers(0, 10, (3, 4, 6)).astype(np.int32))
+    got = jax.vmap(jax.vmap(O.take))(x, i)
+    assert (got == jnp.take_along_axis(x, i, axis=2)).all()
+    idx = jnp.asarray(np.stack([rng.permutation(10)[:3] for _ in range(12)]).reshape(3, 4, 3).astype(np.int32))
+    idx = idx.at[0, 0, 0].set(10)  # out of range: dropped
+    v = jnp.full((3, 4, 3), -1, jnp.int32)
+    got = np.asarray(jax.vmap(jax.vmap(O.put))(x, idx, v))
+    want = np.asarray(x).copy()
+    for a in range(3):
+        for b in range(4):
+            for k in range(3):
+                if idx[a, b, k] < 10:
+                    want[a, b, idx[a, b, k]] = -1
+    assert (got == want).all()
+
+
+@pytest.mark.parametrize("cap32", [1, 8, 32])
+def test_masked_apply_is_exact(cap32):
+    rng = np.random.default_rng(7)
+    x = jnp.asarray(rng.integers(0, 100, (500, 4)).astype(np.int32))
+    mask = jnp.asarray(rng.random(500) < 0.4)
+    fn = lambda r: r * 3 + 1  # noqa: E731
+    got = jax.jit(lambda m, x: O.masked_apply(fn, m, (x,), x, cap32))(mask, x)
+    assert (got == jnp.where(mask[:, None], fn(x), x)).all()
+
+
+def test_excess_fitness_is_deaps():
+    """DEAP's fitness: sum over lines of (queens - 1); 0 exactly for solutions."""
+    rng = np.random.default_rng(8)
+    boards = perms(rng, 200, 12)
+    got = np.asarray(jax.jit(jax.vmap(O.excess))(boards))
+    want = []
+    for b in boards.astype(int):
+        total = 0
+        for keys in (b + np.arange(12), b - np.arange(12)):
+            _, counts = np.unique(keys, return_counts=True)
+            total += int(np.sum(counts[counts > 1] - 1))
+        want.append(total)
+    assert (got == np.array(want)).all()
+    assert ((got == 0) == checker.are_solutions(boards)).all()
