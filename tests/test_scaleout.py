@@ -1,5 +1,6 @@
 """Scale-out: checkpoints and resume, killed writes, 1/2/4 devices, two processes on localhost."""
 
+import json
 import os
 import signal
 import socket
@@ -146,21 +147,39 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_two_processes_on_localhost_match_one(tmp_path):
-    argv = ["solve", "-n", "12", "--chains", "50", "--batch", "8", "--seed", "7", "--quiet"]
+CONFIG = """
+command = "solve"
+[options]
+n = 12
+chains = 50
+batch = 8
+seed = 7
+quiet = true
+"""
+
+
+def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
+    config = tmp_path / "exp.toml"
+    config.write_text(CONFIG)
     cli = [sys.executable, "-m", "jaxqueens.cli"]
-    single = subprocess.run(cli + argv + ["--out", str(tmp_path / "one")], capture_output=True,
-                            text=True, env=ENV, timeout=300)
-    assert single.returncode == 0, single.stderr[-2000:]
+    run = ["run", str(config), "--out"]
+    for name, devices in (("one", "1"), ("four", "4")):
+        out = subprocess.run(cli + run + [str(tmp_path / name)], capture_output=True, text=True,
+                             env={**ENV, "JAXQUEENS_CPU_DEVICES": devices}, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
     port = _free_port()
     procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
-                                     "--process-id", str(i)] + argv + ["--out", str(tmp_path / "two")],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                                     "--process-id", str(i)] + run + [str(tmp_path / "two")],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**ENV, "JAXQUEENS_CPU_DEVICES": "1"})
              for i in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs[0][1][-2000:] + outs[1][1][-2000:]
-    np.testing.assert_array_equal(np.load(tmp_path / "one" / "solutions.npy"),
-                                  np.load(tmp_path / "two" / "solutions.npy"))
-    one = (tmp_path / "one" / "runs.csv").read_text().splitlines()
-    two = (tmp_path / "two" / "runs.csv").read_text().splitlines()
-    assert [r.split(",")[:4] for r in one] == [r.split(",")[:4] for r in two]
+    reference = np.load(tmp_path / "one" / "solutions.npy")
+    one = [r.split(",")[:4] for r in (tmp_path / "one" / "runs.csv").read_text().splitlines()]
+    for name in ("four", "two"):
+        np.testing.assert_array_equal(np.load(tmp_path / name / "solutions.npy"), reference)
+        rows = [r.split(",")[:4] for r in (tmp_path / name / "runs.csv").read_text().splitlines()]
+        assert rows == one
+    record = json.loads((tmp_path / "two" / "run.json").read_text())
+    assert record["process_count"] == 2
