@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxqueens import backend, mcsolve
 from jaxqueens.errors import QueensError
 
 INT_KEYS = ("n", "pop", "generations", "trials", "tournament", "elite", "islands", "migrate_every",
@@ -99,6 +100,7 @@ def add_command(sub) -> None:
     p.add_argument("--out", default=None, metavar="DIR", help="write CSVs, .npy files and summary.json here")
     p.add_argument("--plot", action="store_true", default=None, help="with --out: best/avg/worst/success figures")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    mcsolve.add_checkpoint_args(p)
     p.set_defaults(func=cmd_evolve)
 
 
@@ -130,9 +132,16 @@ def cmd_evolve(args) -> int:
         raise QueensError(f"score {score!r} is unknown; use one of {', '.join(SCORES)}")
     if score == "nonattacking" and conf.get("fitness", "pairs") != "pairs":
         raise QueensError("--score nonattacking needs --fitness pairs (it is n(n-1)/2 minus attacking pairs)")
-    if plot and not out:
+    if plot and not out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figures into")
-    result = ga.evolve(**conf, quiet=args.quiet)
+    args.out = out
+    checkpoint, resume = mcsolve.checkpoint_target(args)
+    out = args.out
+    result = ga.evolve(**conf, quiet=args.quiet, checkpoint=checkpoint, resume=resume,
+                       checkpoint_every=args.checkpoint_every)
+    if result.interrupted:
+        generations = result.best.shape[0] - 1
+        return mcsolve.report_interrupt_message(f"{generations} finished generations", out)
     s = summary(result)
     c = result.config
     print(f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} generations: "
@@ -140,8 +149,9 @@ def cmd_evolve(args) -> int:
           f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions")
     print(f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s ({s['evals_per_s']:,.0f}/s; "
           f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)")
-    if out:
+    if out and backend.is_writer():
         written = write_outputs(result, Path(out), s, score)
+        (Path(out) / "checkpoint.npz").unlink(missing_ok=True)
         if plot:
             from jaxqueens import ga_plots
 

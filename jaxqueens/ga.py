@@ -306,6 +306,7 @@ class EvolveResult:
     wall_s: float  # generations, excluding compilation and initialisation
     compile_s: float
     init_s: float
+    interrupted: bool = False  # Ctrl-C: the records cover the generations finished so far
 
     @property
     def first_solved(self) -> np.ndarray:
@@ -393,12 +394,49 @@ def _collect(found: list, sols, ok):
         found.append(np.unique(sols[ok].reshape(-1, sols.shape[-1]), axis=0))
 
 
+def _save_checkpoint(path, states: State, hist, found, done: int, fingerprint: dict) -> None:
+    """Population, records and solutions after ``done`` generations, written atomically."""
+    import json
+
+    from jaxqueens.atomic import atomic_path
+
+    cols = [np.concatenate([h[i] for h in hist]) for i in range(4)]
+    sols = np.concatenate(found) if found else np.zeros((0, states.genes.shape[-1]), np.int32)
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, genes=np.asarray(states.genes), fit=np.asarray(states.fit),
+                 seed=np.asarray(states.seed), best=cols[0], avg=cols[1], worst=cols[2],
+                 nevals=cols[3], sols=sols, done=done, fingerprint=json.dumps(fingerprint, sort_keys=True))
+
+
+def _load_checkpoint(path, fingerprint: dict, like: State):
+    """(states, hist, found, generations done) from a checkpoint made with the same settings."""
+    import json
+
+    from jaxqueens.errors import QueensError
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            saved = json.loads(str(z["fingerprint"]))
+            want = json.loads(json.dumps(fingerprint, sort_keys=True))
+            if saved != want:
+                diff = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
+                raise QueensError(f"{path}: the checkpoint was written with other settings "
+                                  f"({', '.join(diff)} differ); resume with the same options")
+            states = _place(State(genes=jnp.asarray(z["genes"]), fit=jnp.asarray(z["fit"]),
+                                  seed=jnp.asarray(z["seed"])))
+            hist = [[z["best"], z["avg"], z["worst"], z["nevals"]]]
+            return states, hist, [z["sols"]] if len(z["sols"]) else [], int(z["done"])
+    except (OSError, ValueError, KeyError) as err:
+        raise QueensError(f"{path}: not a readable checkpoint ({err}); start without --resume") from None
+
+
 def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1, *,
            encoding: str = "permutation", scheme: str = "steady", crossover: str | None = None,
            mutation: str | None = None, tournament: int | None = None, cxpb: float | None = None,
            mutpb: float | None = None, indpb: float = 0.0, elite: int | None = None,
            islands: int = 1, migrate_every: int = 0, migrants: int = 1, fitness: str = "pairs",
-           seed: int = 0, chunk: int | None = None, quiet: bool = True) -> EvolveResult:
+           seed: int = 0, chunk: int | None = None, quiet: bool = True,
+           checkpoint=None, resume: bool = False, checkpoint_every: float = 30.0) -> EvolveResult:
     """Evolve ``trials`` independent runs (each of ``islands`` populations of ``pop``) at once.
 
     Args:
@@ -426,6 +464,10 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
       seed: random seed.
       chunk: generations per jitted call (default: :func:`default_chunk`).
       quiet: no progress line.
+      checkpoint: file for checkpoints (population, records and solutions after whole chunks of
+        generations, every ``checkpoint_every`` seconds and on Ctrl-C, written atomically);
+        ``resume`` continues from it with the same results as an uninterrupted run. An
+        interrupted run returns what it finished with ``interrupted`` set.
 
     Returns:
       EvolveResult; every solution in it has passed the independent checker.
@@ -459,14 +501,31 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
     hist = [[np.asarray(x)[None] for x in (m0.best, m0.avg, m0.worst, m0.nevals)]]
     found: list[np.ndarray] = []
     _collect(found, m0.sols, m0.sols_ok)
+    fingerprint = {"config": repr(config), "params": params, "seed": seed, "trials": trials,
+                   "generations": generations, "chunk": chunk}
+    start = 0
+    if resume and checkpoint is not None:
+        states, hist, found, start = _load_checkpoint(checkpoint, fingerprint, states)
     bar = progress.Progress(generations, "generations", quiet=quiet)
     t0 = time.perf_counter()
-    for done in range(0, generations, chunk):
-        states, m = compiled(states, dyn, jnp.int32(done), stop)
-        keep = min(chunk, generations - done)
-        hist.append([np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)])
-        _collect(found, m.sols[:keep], m.sols_ok[:keep])
-        bar.update(done + keep, f"best {int(hist[-1][0][-1].min())}")
+    last_save, interrupted, done = time.perf_counter(), False, start
+    try:
+        for done in range(start, generations, chunk):
+            states, m = compiled(states, dyn, jnp.int32(done), stop)
+            keep = min(chunk, generations - done)
+            hist.append([np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)])
+            _collect(found, m.sols[:keep], m.sols_ok[:keep])
+            bar.update(done + keep, f"best {int(hist[-1][0][-1].min())}")
+            if checkpoint is not None and done + keep < generations and \
+                    time.perf_counter() - last_save >= checkpoint_every:
+                _save_checkpoint(checkpoint, states, hist, found, done + keep, fingerprint)
+                last_save = time.perf_counter()
+        done = generations
+    except KeyboardInterrupt:
+        interrupted = True
+        done = sum(len(h[0]) for h in hist) - 1
+        if checkpoint is not None:
+            _save_checkpoint(checkpoint, states, hist, found, done, fingerprint)
     genes, fit = np.asarray(states.genes), np.asarray(states.fit)
     wall_s = time.perf_counter() - t0
     bar.close()
@@ -477,4 +536,4 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
         checker.require_solutions(sols, what=f"GA ({encoding}, {scheme})", n=n)
     best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
     return EvolveResult(config, params, seed, best, avg, worst, nevals.astype(np.int64), sols,
-                        genes, fit, wall_s, compile_s, init_s)
+                        genes, fit, wall_s, compile_s, init_s, interrupted)

@@ -214,12 +214,16 @@ def checkpoint_target(args) -> tuple[Path | None, bool]:
 
 def report_interrupt(run: driver.ChainRun, out) -> int:
     """After Ctrl-C: say what was kept and how to resume; exit code 130."""
+    return report_interrupt_message(f"{len(run.chain_id)} finished chains", out)
+
+
+def report_interrupt_message(what: str, out) -> int:
+    """After Ctrl-C: say what was kept (``what``) and how to resume; exit code 130."""
     import sys
 
     if out is not None and backend.is_writer():
-        print(f"interrupted after {len(run.chain_id)} finished chains, saved in "
-              f"{Path(out) / driver.CHECKPOINT}; resume with the same command and --resume {out}",
-              file=sys.stderr)
+        print(f"interrupted after {what}, saved in {Path(out) / driver.CHECKPOINT}; resume with "
+              f"the same command and --resume {out}", file=sys.stderr)
     else:
         print("interrupted; nothing saved (give --out DIR to make runs resumable)", file=sys.stderr)
     return 130

@@ -183,3 +183,53 @@ def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
         assert rows == one
     record = json.loads((tmp_path / "two" / "run.json").read_text())
     assert record["process_count"] == 2
+
+
+def test_ga_resume_equals_uninterrupted(tmp_path, monkeypatch):
+    from jaxqueens import ga, progress
+
+    kwargs = dict(n=8, pop=30, generations=50, trials=4, seed=1, chunk=10)
+    whole = ga.evolve(**kwargs)
+    ckpt = tmp_path / "checkpoint.npz"
+    real, calls = progress.Progress.update, []
+
+    def update(self, done, extra=""):
+        calls.append(done)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, done, extra)
+
+    monkeypatch.setattr(progress.Progress, "update", update)
+    part = ga.evolve(**kwargs, checkpoint=ckpt)
+    assert part.interrupted and part.best.shape[0] == 31 and ckpt.exists()
+    monkeypatch.undo()
+    resumed = ga.evolve(**kwargs, checkpoint=ckpt, resume=True)
+    for field in ("best", "avg", "worst", "evaluations", "solutions", "population", "fitness"):
+        np.testing.assert_array_equal(getattr(resumed, field), getattr(whole, field))
+    with pytest.raises(QueensError, match="seed differ"):
+        ga.evolve(**{**kwargs, "seed": 2}, checkpoint=ckpt, resume=True)
+
+
+def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
+    from jaxqueens import ga, progress
+
+    monkeypatch.setattr(ga, "default_chunk", lambda *args: 10)  # several chunks in a small run
+
+    argv = ["evolve", "-n", "8", "--pop", "30", "--generations", "40", "--trials", "2", "--quiet",
+            "--checkpoint-every", "0.000001"]
+    real, calls = progress.Progress.update, []
+
+    def update(self, done, extra=""):
+        calls.append(done)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, done, extra)
+
+    assert main(argv + ["--out", str(tmp_path / "whole")]) in (0, 1)
+    monkeypatch.setattr(progress.Progress, "update", update)
+    assert main(argv + ["--out", str(tmp_path / "run")]) == 130
+    assert "--resume" in capsys.readouterr().err
+    monkeypatch.setattr(progress.Progress, "update", real)
+    assert main(argv + ["--resume", str(tmp_path / "run")]) in (0, 1)
+    assert (tmp_path / "whole" / "history.csv").read_text() == (tmp_path / "run" / "history.csv").read_text()
+    assert not (tmp_path / "run" / "checkpoint.npz").exists()
