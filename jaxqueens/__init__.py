@@ -24,13 +24,16 @@ from jaxqueens.board import (  # noqa: E402
 from jaxqueens.errors import BoardFileError, QueensError, SolutionCheckError  # noqa: E402
 from jaxqueens.annealing import AnnealResult, anneal  # noqa: E402
 from jaxqueens.ga import EvolveResult, GAConfig, GAParams, evolve  # noqa: E402
+from jaxqueens.knuth import Estimate, estimate  # noqa: E402
 from jaxqueens.mcsolve import SolveResult, solve  # noqa: E402
+from jaxqueens.solstats import StatsResult, stats  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AnnealResult",
     "BoardFileError",
+    "Estimate",
     "EvolveResult",
     "GAConfig",
     "GAParams",
@@ -38,13 +41,16 @@ __all__ = [
     "QueensError",
     "SolutionCheckError",
     "SolveResult",
+    "StatsResult",
     "anneal",
     "attacking_pairs",
     "conflicted_mask",
+    "estimate",
     "evolve",
     "is_solution",
     "line_counts",
     "n_attacks",
     "queen_conflicts",
     "solve",
+    "stats",
 ]

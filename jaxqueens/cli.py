@@ -134,12 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", default=None, help="figure title (default: n and conflict count)")
     p.set_defaults(func=cmd_render)
 
-    from jaxqueens import annealing, count, evolve_cmd, experiment, mcsolve
+    from jaxqueens import annealing, count, evolve_cmd, experiment, knuth, mcsolve, solstats
 
     mcsolve.add_command(sub)
     evolve_cmd.add_command(sub)
     annealing.add_command(sub)
     count.add_command(sub)
+    solstats.add_command(sub)
+    knuth.add_command(sub)
     experiment.add_command(sub)
     return parser
 

@@ -1,0 +1,109 @@
+"""Device-side symmetries: cross-checked against the NumPy module :mod:`jaxqueens.symmetry`."""
+
+import chex
+import jax
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jaxqueens  # noqa: F401
+from jaxqueens import count, symmetry, symmetry_jax
+from jaxqueens.data import A000170, A002562
+
+
+@pytest.fixture(scope="module")
+def sols8():
+    return count.enumerate_solutions(8).astype(np.int32)
+
+
+def _perms(seed, b, n):
+    rng = np.random.default_rng(seed)
+    return np.argsort(rng.random((b, n)), axis=1).astype(np.int32)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 2**31 - 1))
+def test_transforms_canonical_stabilizers_match_numpy(n, seed):
+    boards = _perms(seed, 16, n)
+    np.testing.assert_array_equal(np.asarray(symmetry_jax.transforms(boards)), symmetry.transforms(boards))
+    np.testing.assert_array_equal(np.asarray(symmetry_jax.canonical(boards)), symmetry.canonical(boards))
+    np.testing.assert_array_equal(np.asarray(symmetry_jax.stabilizer_sizes(boards)),
+                                  symmetry.stabilizer_sizes(boards))
+
+
+def test_inverse_is_the_transpose():
+    boards = _perms(1, 50, 9)
+    inv = np.asarray(symmetry_jax.inverse(boards))
+    np.testing.assert_array_equal(np.take_along_axis(inv, boards, axis=1),
+                                  np.broadcast_to(np.arange(9), (50, 9)))
+
+
+@pytest.mark.parametrize("n", [6, 8, 10])
+def test_canonical_form_invariant_under_all_8_transforms(n):
+    boards = count.enumerate_solutions(n).astype(np.int32)
+    canon = np.asarray(symmetry_jax.canonical(boards))
+    images = np.asarray(symmetry_jax.transforms(boards))
+    for k in range(8):
+        np.testing.assert_array_equal(np.asarray(symmetry_jax.canonical(images[k])), canon)
+        # the canonical form is one of the images and no image is smaller
+        assert (images[k] >= canon).any(axis=1).all() | (images[k] == canon).all(axis=1).all()
+    smaller = np.asarray(symmetry_jax.lex_less(images, canon[None]))
+    assert not smaller.any()
+    assert (images == canon[None]).all(axis=2).any(axis=0).all()
+
+
+def test_images_are_solutions_and_class_sizes_count_distinct_images(sols8):
+    from jaxqueens import checker
+
+    images = np.asarray(symmetry_jax.transforms(sols8))
+    checker.require_solutions(images.reshape(-1, 8), what="symmetric images", n=8)
+    sizes = np.asarray(symmetry_jax.class_sizes(sols8))
+    distinct = [len({img.tobytes() for img in images[:, b]}) for b in range(len(sols8))]
+    np.testing.assert_array_equal(sizes, distinct)
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7, 8, 9, 10])
+def test_class_sizes_and_totals(n):
+    boards = count.enumerate_solutions(n).astype(np.int32)
+    d = symmetry_jax.dedup(symmetry_jax.canonical(boards))
+    k = int(d.num_unique)
+    assert k == A002562[n]
+    sizes = np.asarray(symmetry_jax.class_sizes(d.unique[:k]))
+    assert set(sizes.tolist()) <= {1, 2, 4, 8}
+    assert sizes.sum() == A000170[n] == len(boards)
+    np.testing.assert_array_equal(np.asarray(d.counts[:k]), sizes)  # every member maps to its class
+    np.testing.assert_array_equal(np.asarray(d.unique[:k]), symmetry.fundamental(boards))
+
+
+def test_n8_has_92_solutions_in_12_classes(sols8):
+    d = symmetry_jax.dedup(symmetry_jax.canonical(sols8))
+    assert len(sols8) == 92 and int(d.num_unique) == 12
+    sizes = sorted(np.asarray(symmetry_jax.class_sizes(d.unique[:12])).tolist())
+    assert sizes == [4] + [8] * 11
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 6), st.integers(1, 4), st.integers(0, 2**31 - 1))
+def test_dedup_matches_numpy_unique(b, n, values, seed):
+    rows = np.random.default_rng(seed).integers(0, values, (b, n)).astype(np.int32)
+    d = symmetry_jax.dedup(rows)
+    u, first_idx, inv, cnt = np.unique(rows, axis=0, return_index=True, return_inverse=True,
+                                       return_counts=True)
+    k = int(d.num_unique)
+    assert k == len(u)
+    np.testing.assert_array_equal(np.asarray(d.unique[:k]), u)
+    np.testing.assert_array_equal(np.asarray(d.counts[:k]), cnt)
+    assert not np.asarray(d.counts[k:]).any()
+    np.testing.assert_array_equal(np.asarray(d.inverse), inv.ravel())
+    first = np.zeros(b, bool)
+    first[first_idx] = True
+    np.testing.assert_array_equal(np.asarray(d.first), first)
+
+
+def test_dedup_compiles_once_per_shape():
+    fn = chex.assert_max_traces(symmetry_jax.dedup.__wrapped__, n=1)
+    jitted = jax.jit(fn)
+    for seed in range(3):
+        jitted(_perms(seed, 32, 8))
+    chex.assert_shape(jitted(_perms(0, 32, 8)).unique, (32, 8))
