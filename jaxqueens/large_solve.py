@@ -36,14 +36,18 @@ class LargeResult:
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available now (Linux ``MemAvailable``), or None if unknown."""
+    """Bytes of memory available now (Linux ``MemAvailable``, else ``sysconf``), or None."""
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
     except OSError:
-        pass
+        return _sysconf_available()
+    return _sysconf_available()
+
+
+def _sysconf_available() -> int | None:
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
