@@ -23,7 +23,7 @@ import numpy as np
 from jaxqueens import checker
 from jaxqueens.atomic import write_text
 from jaxqueens.errors import QueensError
-from jaxqueens.progress import Progress
+from jaxqueens.progress import Progress, SafePoints
 
 
 class ChunkResult(NamedTuple):
@@ -173,8 +173,10 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         seen.update(r.tobytes() for r in done.rows[done.solved])
     bar = Progress(budget.chains, "chains solved", quiet=quiet)
     last_save = time.perf_counter()
+    safe = SafePoints().__enter__()
     try:
         while stopped_by is None:
+            safe.check()  # a Ctrl-C pressed during the last chunk stops here, state consistent
             count = chunk if budget.max_chains is None or procs > 1 else min(chunk, budget.max_chains - offset)
             t0 = time.perf_counter()
             mine = run_chunk(offset + me * count, count)
@@ -212,8 +214,9 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
     except KeyboardInterrupt:
         stopped_by, keep = "interrupted", sum(len(p.solved) for p in parts)
         if checkpoint is not None and parts and me == 0:
-            save_checkpoint(checkpoint, parts, shares, offset, wall, fingerprint)
+            save_checkpoint(checkpoint, parts, shares, keep, wall, fingerprint)
     finally:
+        safe.__exit__(None, None, None)
         bar.close()
     cat = lambda field: (np.concatenate([getattr(p, field) for p in parts])[:keep]  # noqa: E731
                          if parts else np.zeros((0, n) if field == "rows" else 0))

@@ -509,8 +509,10 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
     bar = progress.Progress(generations, "generations", quiet=quiet)
     t0 = time.perf_counter()
     last_save, interrupted, done = time.perf_counter(), False, start
+    safe = progress.SafePoints().__enter__()
     try:
         for done in range(start, generations, chunk):
+            safe.check()  # a Ctrl-C during the last chunk stops here, with states and hist in step
             states, m = compiled(states, dyn, jnp.int32(done), stop)
             keep = min(chunk, generations - done)
             hist.append([np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)])
@@ -526,6 +528,8 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
         done = sum(len(h[0]) for h in hist) - 1
         if checkpoint is not None:
             _save_checkpoint(checkpoint, states, hist, found, done, fingerprint)
+    finally:
+        safe.__exit__(None, None, None)
     genes, fit = np.asarray(states.genes), np.asarray(states.fit)
     wall_s = time.perf_counter() - t0
     bar.close()

@@ -322,7 +322,8 @@ def default_probes() -> int:
 
 
 def estimate(n: int, probes: int | None = None, *, depth: int | None = None, seed: int = 0,
-             level: float = 0.99, lanes: int = LANES_PER_CALL, quiet: bool = True) -> Estimate:
+             level: float = 0.99, lanes: int = LANES_PER_CALL, quiet: bool = True,
+             checkpoint=None, resume: bool = False, checkpoint_every: float = 30.0) -> Estimate:
     """Estimate Q(n) and the backtrack tree's size with Knuth's probes, stratified on the top levels.
 
     Args:
@@ -334,8 +335,13 @@ def estimate(n: int, probes: int | None = None, *, depth: int | None = None, see
       level: confidence level of the reported intervals.
       lanes: about this many probes per kernel call.
       quiet: no progress line.
+      checkpoint: file for the sums of finished calls (every ``checkpoint_every`` seconds, on
+        Ctrl-C, which then propagates, and when done); ``resume`` continues from it.
+
+    With several processes (``jax.distributed``), call c runs on process ``c % P`` and every
+    process adds all calls' sums in call order, so the estimate equals a single-process run.
     """
-    from jaxqueens.progress import Progress
+    from jaxqueens.progress import Progress, SafePoints
 
     if not 1 <= n <= MAX_N:
         raise QueensError(f"n = {n} is outside 1..{MAX_N} (the walks keep two 32-bit words); "
@@ -373,19 +379,46 @@ def estimate(n: int, probes: int | None = None, *, depth: int | None = None, see
     t0 = time.perf_counter()
     compiled = run_call.lower(masks, ids, seed_of(0), config, devices).compile()
     compile_s = time.perf_counter() - t0
-    acc = np.zeros((5, strata))
+    fingerprint = {"n": n, "probes": probes, "depth": depth, "seed": seed, "calls": calls,
+                   "per_call": per_call, "strata": strata, "copies": copies,
+                   "processes": jax.process_count()}
+    acc, start = np.zeros((5, strata)), 0
+    if resume and checkpoint is not None and Path(checkpoint).exists():
+        acc, start = _load_sums(checkpoint, fingerprint)
+    procs, me = jax.process_count(), jax.process_index()
     bar = Progress(calls, "calls", quiet=quiet)
-    t0 = time.perf_counter()
-    for c in range(calls):
-        top_e, sw, sw2, sv, sv2, hits = (np.asarray(x)[:rows].astype(np.float64).reshape(copies, strata, -1)
-                                         for x in compiled(masks, ids, seed_of(c)))
-        e = top_e.astype(np.int64)
-        acc[0] += np.ldexp(sw, e).sum((0, 2))
-        acc[1] += np.ldexp(sw2, 2 * e).sum((0, 2))
-        acc[2] += np.ldexp(sv, e).sum((0, 2))
-        acc[3] += np.ldexp(sv2, 2 * e).sum((0, 2))
-        acc[4] += hits.sum((0, 2))
-        bar.update(c + 1)
+    t0 = last_save = time.perf_counter()
+    done = start  # calls whose sums are in acc
+    safe = SafePoints().__enter__()
+    try:
+        for c0 in range(start, calls, procs):
+            safe.check()  # a Ctrl-C during the last call stops here, acc and done in step
+            c = c0 + me
+            mine = np.zeros((5, strata))
+            if c < calls:
+                top_e, sw, sw2, sv, sv2, hits = (
+                    np.asarray(x)[:rows].astype(np.float64).reshape(copies, strata, -1)
+                    for x in compiled(masks, ids, seed_of(c)))
+                e = top_e.astype(np.int64)
+                mine = np.stack([np.ldexp(sw, e).sum((0, 2)), np.ldexp(sw2, 2 * e).sum((0, 2)),
+                                 np.ldexp(sv, e).sum((0, 2)), np.ldexp(sv2, 2 * e).sum((0, 2)),
+                                 hits.sum((0, 2))])
+            for k, part in enumerate(_gather_calls(mine)):  # in call order on every process
+                if c0 + k < calls:
+                    acc += part
+            done = min(calls, c0 + procs)
+            bar.update(done)
+            if checkpoint is not None and time.perf_counter() - last_save >= checkpoint_every:
+                _save_sums(checkpoint, acc, done, fingerprint)
+                last_save = time.perf_counter()
+        if checkpoint is not None:
+            _save_sums(checkpoint, acc, calls, fingerprint)
+    except KeyboardInterrupt:
+        if checkpoint is not None:
+            _save_sums(checkpoint, acc, done, fingerprint)
+        raise
+    finally:
+        safe.__exit__(None, None, None)
     seconds = time.perf_counter() - t0
     bar.close()
     m = calls * per_call * copies
@@ -393,6 +426,42 @@ def estimate(n: int, probes: int | None = None, *, depth: int | None = None, see
     v, v_se = _stratified(acc[2], acc[3], m)
     return Estimate(n, m * strata, depth, strata, q, q_se, float(sum(top)) + v, v_se, level,
                     float(acc[4].sum() / (m * strata)), seconds, compile_s, exact, top)
+
+
+def _gather_calls(mine: np.ndarray) -> list[np.ndarray]:
+    """Every process's call sums of this round, in process (= call) order."""
+    if jax.process_count() == 1:
+        return [mine]
+    from jax.experimental import multihost_utils
+
+    return list(np.asarray(multihost_utils.process_allgather(mine)))
+
+
+def _save_sums(path, acc: np.ndarray, done: int, fingerprint: dict) -> None:
+    """Sums of the first ``done`` calls, atomically (process 0 only)."""
+    import json
+
+    from jaxqueens.atomic import atomic_path
+
+    if jax.process_index() != 0:
+        return
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, acc=acc, done=done, fingerprint=json.dumps(fingerprint, sort_keys=True))
+
+
+def _load_sums(path, fingerprint: dict) -> tuple[np.ndarray, int]:
+    import json
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            saved, want = json.loads(str(z["fingerprint"])), json.loads(json.dumps(fingerprint, sort_keys=True))
+            if saved != want:
+                diff = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
+                raise QueensError(f"{path}: the checkpoint was written with other settings "
+                                  f"({', '.join(diff)} differ); resume with the same options")
+            return z["acc"], int(z["done"])
+    except (OSError, ValueError, KeyError) as err:
+        raise QueensError(f"{path}: not a readable checkpoint ({err}); start without --resume") from None
 
 
 def _stratified(s1: np.ndarray, s2: np.ndarray, m: int) -> tuple[float, float]:
@@ -442,6 +511,9 @@ def add_command(sub) -> None:
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write summary.json, estimates.csv and log_q_over_n.png here")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    from jaxqueens import mcsolve
+
+    mcsolve.add_checkpoint_args(p)
     p.set_defaults(func=cmd_estimate)
 
 
@@ -462,10 +534,24 @@ def cmd_estimate(args) -> int:
     if bad:
         raise QueensError(f"-n {args.n}: sizes {bad} are outside 1..{MAX_N}; pick sizes in range")
     probes = None if args.probes is None else int(args.probes)
+    from jaxqueens import backend, mcsolve
+
+    if args.resume:
+        if not any(Path(args.resume).glob("checkpoint-n*.npz")):
+            raise QueensError(f"--resume {args.resume}: no checkpoint there; check the folder, or "
+                              "start without --resume")
+        args.out = args.resume
+    elif args.checkpoint_every <= 0:
+        raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
     results = []
     for n in sizes:
-        r = estimate(n, probes, depth=args.depth if args.depth is None else min(args.depth, n),
-                     seed=args.seed, level=args.level, quiet=True if args.quiet else None)
+        ckpt = Path(args.out) / f"checkpoint-n{n}.npz" if args.out else None
+        try:
+            r = estimate(n, probes, depth=args.depth if args.depth is None else min(args.depth, n),
+                         seed=args.seed, level=args.level, quiet=True if args.quiet else None,
+                         checkpoint=ckpt, resume=bool(args.resume), checkpoint_every=args.checkpoint_every)
+        except KeyboardInterrupt:
+            return mcsolve.report_interrupt_message(f"{len(results)} finished sizes", args.out)
         results.append(r)
         lo, hi = r.ci
         line = (f"n = {n}: Q(n) ~ {_fmt(r.solutions)} +- {_fmt(r.solutions_se)} "
@@ -479,7 +565,7 @@ def cmd_estimate(args) -> int:
             f"{r.hit_rate:.2%} reach depth n, {r.probes_per_s:,.0f} probes/s "
             f"(compile {r.compile_s:.2f} s excluded)")
         print(f"    backtrack tree: {_fmt(r.nodes)} +- {_fmt(r.nodes_se)} nodes; {how}")
-    if args.out:
+    if args.out and backend.is_writer():
         from jaxqueens import stats_plots
 
         out = Path(args.out)
@@ -499,5 +585,7 @@ def cmd_estimate(args) -> int:
         write_text(out / "estimates.csv", buf.getvalue())
         path = stats_plots.log_q_plot([(r.n, r.solutions, r.solutions_se, r.z) for r in results],
                                       out / "log_q_over_n.png", alpha=SIMKIN_ALPHA)
+        for ckpt in out.glob("checkpoint-n*.npz"):
+            ckpt.unlink()
         print(f"wrote summary.json, estimates.csv, {path.name} to {out}")
     return 0

@@ -50,3 +50,42 @@ class Progress:
         if self._shown:
             self.stream.write("\n")
             self.stream.flush()
+
+
+class SafePoints:
+    """Ctrl-C during a chunked loop takes effect at the next chunk boundary.
+
+    Inside ``with SafePoints() as sp:``, SIGINT only sets a flag; the loop calls
+    ``sp.check()`` where its state is consistent (after a whole chunk is recorded), which then
+    raises KeyboardInterrupt. A second Ctrl-C raises at once. Outside the main thread (where
+    signal handlers cannot be set) Ctrl-C behaves as usual.
+    """
+
+    def __init__(self):
+        self.requested = False
+        self._previous = None
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def _handler(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt here if Ctrl-C was pressed since the last check."""
+        if self.requested:
+            raise KeyboardInterrupt
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False

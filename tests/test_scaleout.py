@@ -233,3 +233,50 @@ def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
     assert main(argv + ["--resume", str(tmp_path / "run")]) in (0, 1)
     assert (tmp_path / "whole" / "history.csv").read_text() == (tmp_path / "run" / "history.csv").read_text()
     assert not (tmp_path / "run" / "checkpoint.npz").exists()
+
+
+def test_estimate_resume_equals_uninterrupted(tmp_path, monkeypatch):
+    from jaxqueens import knuth, progress
+
+    kwargs = dict(probes=120_000, depth=3, seed=4, lanes=4096)
+    whole = knuth.estimate(10, **kwargs)
+    ckpt = tmp_path / "checkpoint-n10.npz"
+    real, calls = progress.Progress.update, []
+
+    def update(self, done, extra=""):
+        calls.append(done)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, done, extra)
+
+    monkeypatch.setattr(progress.Progress, "update", update)
+    with pytest.raises(KeyboardInterrupt):
+        knuth.estimate(10, **kwargs, checkpoint=ckpt, checkpoint_every=1e9)
+    monkeypatch.undo()
+    with np.load(ckpt) as z:
+        assert 0 < int(z["done"]) < 30
+    resumed = knuth.estimate(10, **kwargs, checkpoint=ckpt, resume=True)
+    assert (resumed.solutions, resumed.solutions_se, resumed.nodes, resumed.probes) == \
+        (whole.solutions, whole.solutions_se, whole.nodes, whole.probes)
+    with pytest.raises(QueensError, match="seed differ"):
+        knuth.estimate(10, **{**kwargs, "seed": 5}, checkpoint=ckpt, resume=True)
+
+
+def test_estimate_on_two_processes_matches_one(tmp_path):
+    argv = ["estimate", "-n", "10", "--probes", "100000", "--depth", "3", "--seed", "2", "--quiet"]
+    cli = [sys.executable, "-m", "jaxqueens.cli"]
+    env = {**ENV, "JAXQUEENS_CPU_DEVICES": "1"}
+    one = subprocess.run(cli + argv + ["--out", str(tmp_path / "one")], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert one.returncode == 0, one.stderr[-2000:]
+    port = _free_port()
+    procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
+                                     "--process-id", str(i)] + argv + ["--out", str(tmp_path / "two")],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for i in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs[0][1][-2000:] + outs[1][1][-2000:]
+    a = json.loads((tmp_path / "one" / "summary.json").read_text())["estimates"][0]
+    b = json.loads((tmp_path / "two" / "summary.json").read_text())["estimates"][0]
+    for key in ("solutions", "solutions_se", "nodes", "probes"):
+        assert a[key] == b[key]
