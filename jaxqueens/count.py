@@ -196,7 +196,10 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
     starts = list(range(0, num, plan.chunk))
     key = {"format": CHECKPOINT_FORMAT, "n": n, "depth": plan.config.depth, "chunk": plan.chunk,
            "prefixes": num, "unique": bool(unique)}
+    procs, me = jax.process_count(), jax.process_index()
     path = Path(checkpoint) if checkpoint is not None else None
+    if path is not None and procs > 1:  # one file per process: each records its own chunks
+        path = path.with_name(f"{path.stem}.process{me}of{procs}{path.suffix}")
     done = _load_checkpoint(path, key) if path else {}
     resumed = len(done)
     run = count_kernel.count_batch
@@ -215,7 +218,7 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
     if progress:  # counts only this run's prefixes, so the rate and time left stay honest
         from jaxqueens.progress import Progress
         bar = Progress(num - skipped, "prefixes", quiet=False)
-    todo = [i for i in range(len(starts)) if i not in done]
+    todo = [i for i in range(len(starts)) if i not in done][me::procs]  # process p: every P-th
     t1, last_save = time.perf_counter(), time.perf_counter()
     try:
         pending = None
@@ -248,6 +251,10 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
         save()
         if bar:
             bar.close()
+    if procs > 1:
+        done = _gather_done(done, len(starts))
+        if len(done) != len(starts):
+            raise RuntimeError(f"{len(starts) - len(done)} chunks missing after gathering (a bug)")
     total = 2 * sum(v[0] for v in done.values())
     u = None
     if unique:
@@ -257,6 +264,26 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
         u = stab // 8
     return CountResult(n, total, u, time.perf_counter() - t1, compile_s, plan.config.depth, num,
                        len(starts), resumed)
+
+
+def _gather_done(done: dict, chunks: int) -> dict:
+    """Merge every process's finished chunks (exact integers as four 32-bit words each)."""
+    from jax.experimental import multihost_utils
+
+    words = np.zeros((chunks, 2, 4), np.uint32)
+    have = np.zeros(chunks, np.uint32)
+    for i, vals in done.items():
+        have[i] = 1
+        for j, v in enumerate(vals):
+            words[i, j] = [(int(v) >> (32 * k)) & 0xFFFFFFFF for k in range(4)]
+    all_words = np.asarray(multihost_utils.process_allgather(words))
+    all_have = np.asarray(multihost_utils.process_allgather(have))
+    merged = {}
+    for p in range(all_have.shape[0]):
+        for i in np.flatnonzero(all_have[p]):
+            merged[int(i)] = [sum(int(w) << (32 * k) for k, w in enumerate(all_words[p, i, j]))
+                              for j in range(2)]
+    return merged
 
 
 def enumerate_solutions(n: int) -> np.ndarray:
@@ -320,8 +347,9 @@ def cmd_count(args) -> int:
         reps = symmetry.fundamental(boards)
         out = Path(args.out)
         fund = out.with_name(out.stem + "_fundamental" + (out.suffix or ".npy"))
-        boardio.write_boards_npy(out, boards, dtype=np.uint8)
-        boardio.write_boards_npy(fund, reps, dtype=np.uint8)
+        if backend.is_writer():  # several processes: process 0 writes
+            boardio.write_boards_npy(out, boards, dtype=np.uint8)
+            boardio.write_boards_npy(fund, reps, dtype=np.uint8)
         print(f"n = {args.n}: {len(boards):,} solutions{_known(len(boards), A000170, args.n, 'A000170')}, "
               f"{len(reps):,} fundamental{_known(len(reps), A002562, args.n, 'A002562')}; "
               f"all verified; wrote {out} and {fund}")

@@ -280,3 +280,19 @@ def test_estimate_on_two_processes_matches_one(tmp_path):
     b = json.loads((tmp_path / "two" / "summary.json").read_text())["estimates"][0]
     for key in ("solutions", "solutions_se", "nodes", "probes"):
         assert a[key] == b[key]
+
+
+def test_count_on_two_processes(tmp_path):
+    cli = [sys.executable, "-m", "jaxqueens.cli"]
+    argv = ["count", "-n", "11", "--unique", "--checkpoint", str(tmp_path / "c.json")]
+    port = _free_port()
+    procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
+                                     "--process-id", str(i)] + argv,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**ENV, "JAXQUEENS_CPU_DEVICES": "1"})
+             for i in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs[0][1][-2000:] + outs[1][1][-2000:]
+    for out, _ in outs:  # both processes report the exact totals
+        assert "2,680 solutions" in out and "341" in out
+    assert {p.name for p in tmp_path.iterdir()} == {"c.process0of2.json", "c.process1of2.json"}
