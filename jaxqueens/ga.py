@@ -36,6 +36,7 @@ import dataclasses
 import functools
 import math
 import time
+from pathlib import Path
 from typing import NamedTuple
 
 import jax
@@ -114,8 +115,8 @@ def _islands(f, *args):
     return jax.vmap(jax.vmap(f))(*args)
 
 
-def init(key: jax.Array, config: GAConfig, trials: int) -> State:
-    """Random initial islands (key is consumed): permutations or uniform rows.
+def init(key: jax.Array, config: GAConfig, trials: int, first: int = 0) -> State:
+    """Random initial islands of trials ``first .. first+trials-1`` (key is consumed).
 
     Trial t draws from ``fold_in(key, t)`` only, so it does not depend on ``trials``.
     """
@@ -130,7 +131,7 @@ def init(key: jax.Array, config: GAConfig, trials: int) -> State:
             g = jax.vmap(lambda s: ops.randint(s, 0, n, n))(s)
         return g.astype(ops.gene_dtype(n))
 
-    trial_keys = jax.vmap(lambda t: jax.random.fold_in(key, t))(jnp.arange(trials))
+    trial_keys = jax.vmap(lambda t: jax.random.fold_in(key, t))(first + jnp.arange(trials))
     seeds = jax.vmap(lambda k: chain_seeds(k, jnp.arange(config.islands, dtype=I32)))(trial_keys)
     genes = _islands(island, seeds)
     return State(genes, _islands(jax.vmap(ops.FITNESS[config.fitness]), genes), seeds)
@@ -249,9 +250,9 @@ def initial_metrics(state: State, config: GAConfig) -> Metrics:
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2))
-def init_trials(key, config: GAConfig, trials: int) -> tuple[State, Metrics]:
-    """Initial states of trials ``0..trials-1`` and their generation-0 metrics."""
-    state = init(key, config, trials)
+def init_trials(key, config: GAConfig, trials: int, first: int = 0) -> tuple[State, Metrics]:
+    """Initial states of trials ``first..first+trials-1`` and their generation-0 metrics."""
+    state = init(key, config, trials, first)
     return state, initial_metrics(state, config)
 
 
@@ -394,6 +395,24 @@ def _collect(found: list, sols, ok):
         found.append(np.unique(sols[ok].reshape(-1, sols.shape[-1]), axis=0))
 
 
+def _gather_trials(best, avg, worst, nevals, genes, fit, sols, trials: int):
+    """Across processes: records [G+1, T] and populations [T, ...] of all trials, in order,
+    and the union of the distinct solutions."""
+    from jax.experimental import multihost_utils
+
+    def cat(x, axis):  # [P, ...] from every process, joined along the trial axis, cut to T
+        g = np.asarray(multihost_utils.process_allgather(np.asarray(x)))
+        return np.take(np.concatenate(list(g), axis=axis), np.arange(trials), axis=axis)
+
+    out = [cat(x, 1) for x in (best, avg, worst, nevals)] + [cat(genes, 0), cat(fit, 0)]
+    sizes = np.asarray(multihost_utils.process_allgather(np.int32(len(sols))))
+    padded = np.zeros((int(sizes.max()), sols.shape[1]), sols.dtype)
+    padded[:len(sols)] = sols
+    every = np.asarray(multihost_utils.process_allgather(padded))
+    merged = np.concatenate([every[p, :sizes[p]] for p in range(len(sizes))])
+    return (*out, np.unique(merged, axis=0) if len(merged) else sols)
+
+
 def _save_checkpoint(path, states: State, hist, found, done: int, fingerprint: dict) -> None:
     """Population, records and solutions after ``done`` generations, written atomically."""
     import json
@@ -488,7 +507,9 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
     dyn = GAParams(jnp.float32(params["cxpb"]), jnp.float32(params["mutpb"]),
                    jnp.float32(params["indpb"]), jnp.int32(params["migrate_every"]))
     t0 = time.perf_counter()
-    states, m0 = init_trials(jax.random.key(seed), config, trials)
+    procs, me = jax.process_count(), jax.process_index()
+    total_trials, trials = trials, -(-trials // procs)  # process p runs trials p*L .. p*L+L-1
+    states, m0 = init_trials(jax.random.key(seed), config, trials, first=me * trials)
     states = jax.block_until_ready(_place(states))
     init_s = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -501,8 +522,10 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
     hist = [[np.asarray(x)[None] for x in (m0.best, m0.avg, m0.worst, m0.nevals)]]
     found: list[np.ndarray] = []
     _collect(found, m0.sols, m0.sols_ok)
-    fingerprint = {"config": repr(config), "params": params, "seed": seed, "trials": trials,
-                   "generations": generations, "chunk": chunk}
+    fingerprint = {"config": repr(config), "params": params, "seed": seed, "trials": total_trials,
+                   "generations": generations, "chunk": chunk, "processes": procs}
+    if checkpoint is not None and procs > 1:  # one file per process: each holds its own trials
+        checkpoint = Path(checkpoint).with_name(f"{Path(checkpoint).stem}.process{me}of{procs}.npz")
     start = 0
     if resume and checkpoint is not None:
         states, hist, found, start = _load_checkpoint(checkpoint, fingerprint, states)
@@ -536,8 +559,11 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
 
     _collect(found, genes, fit == 0)
     sols = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, n), genes.dtype)
+    best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
+    if procs > 1:  # every process gets every trial, in trial order, and all solutions
+        best, avg, worst, nevals, genes, fit, sols = _gather_trials(
+            best, avg, worst, nevals, genes, fit, sols, total_trials)
     if len(sols):
         checker.require_solutions(sols, what=f"GA ({encoding}, {scheme})", n=n)
-    best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
     return EvolveResult(config, params, seed, best, avg, worst, nevals.astype(np.int64), sols,
                         genes, fit, wall_s, compile_s, init_s, interrupted)

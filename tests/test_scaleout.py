@@ -296,3 +296,24 @@ def test_count_on_two_processes(tmp_path):
     for out, _ in outs:  # both processes report the exact totals
         assert "2,680 solutions" in out and "341" in out
     assert {p.name for p in tmp_path.iterdir()} == {"c.process0of2.json", "c.process1of2.json"}
+
+
+def test_evolve_on_two_processes_matches_one(tmp_path):
+    cli = [sys.executable, "-m", "jaxqueens.cli"]
+    argv = ["evolve", "-n", "8", "--pop", "40", "--generations", "60", "--trials", "5", "--seed", "3",
+            "--quiet"]
+    env = {**ENV, "JAXQUEENS_CPU_DEVICES": "1"}
+    one = subprocess.run(cli + argv + ["--out", str(tmp_path / "one")], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert one.returncode in (0, 1), one.stderr[-2000:]
+    port = _free_port()
+    procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
+                                     "--process-id", str(i)] + argv + ["--out", str(tmp_path / "two")],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for i in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [one.returncode] * 2, outs[0][1][-2000:] + outs[1][1][-2000:]
+    for name in ("history.csv", "trials.csv"):
+        assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
+    for name in ("solutions.npy", "population.npy", "fitness.npy"):
+        np.testing.assert_array_equal(np.load(tmp_path / "one" / name), np.load(tmp_path / "two" / name))
