@@ -113,7 +113,7 @@ class _Plan(NamedTuple):
 
 def _plan(n: int, depth: int | None, chunk: int | None) -> _Plan:
     accel = backend.is_accelerator()
-    devices = 1 if accel else jax.local_device_count()
+    devices = jax.local_device_count()
     depth = depth or choose_depth(n, TARGET_PREFIXES[accel])
     masks, queens = expand_prefixes(n, depth)
     if chunk is None:

@@ -142,7 +142,7 @@ def map_sharded(fn, x, num_devices: int):
     if num_devices == 1:
         out = one(x)
     else:
-        mesh = jax.make_mesh((num_devices,), ("d",), devices=jax.devices()[:num_devices],
+        mesh = jax.make_mesh((num_devices,), ("d",), devices=jax.local_devices()[:num_devices],
                              axis_types=(jax.sharding.AxisType.Auto,))
         P = jax.sharding.PartitionSpec
         out = jax.shard_map(one, mesh=mesh, in_specs=P("d"), out_specs=P("d"), check_vma=False)(x)
@@ -161,10 +161,16 @@ def count_mapped(prefixes, config: KernelConfig, num_devices: int = 1):
     return map_sharded(lambda x: lax.map(lambda p: count_prefix(p, config), x), prefixes, num_devices)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def count_lockstep(prefixes, config: KernelConfig, lanes: int):
-    """Accelerator strategy: ``lanes`` searches advance in lockstep (``vmap``); a lane whose prefix
-    is done writes its count and takes the next prefix. Returns uint32 ``[P, 2]``."""
+@functools.partial(jax.jit, static_argnums=(1, 2, 3))
+def count_lockstep(prefixes, config: KernelConfig, lanes: int, num_devices: int = 1):
+    """Accelerator strategy: on each of ``num_devices`` devices, ``lanes`` searches advance in
+    lockstep (``vmap``) over its share of the prefixes; a lane whose prefix is done writes its
+    count and takes the next prefix. Returns uint32 ``[P, 2]``."""
+    per = prefixes.shape[0] // num_devices
+    return map_sharded(lambda x: _lockstep(x, config, min(lanes, per)), prefixes, num_devices)
+
+
+def _lockstep(prefixes, config: KernelConfig, lanes: int):
     num = prefixes.shape[0]
     vinit = jax.vmap(lambda p: init(p, config))
     vstep = jax.vmap(lambda s: step(s, config))
@@ -197,7 +203,7 @@ def count_lockstep(prefixes, config: KernelConfig, lanes: int):
 def count_batch(prefixes, config: KernelConfig, num_devices: int = 1, lanes: int = 4096):
     """Count words ``[P, 2]`` per prefix with the batching strategy of the default backend."""
     if backend.is_accelerator():
-        return count_lockstep(prefixes, config, min(lanes, prefixes.shape[0]))
+        return count_lockstep(prefixes, config, min(lanes, prefixes.shape[0]), num_devices)
     return count_mapped(prefixes, config, num_devices)
 
 

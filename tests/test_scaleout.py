@@ -317,3 +317,15 @@ def test_evolve_on_two_processes_matches_one(tmp_path):
         assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
     for name in ("solutions.npy", "population.npy", "fitness.npy"):
         np.testing.assert_array_equal(np.load(tmp_path / "one" / name), np.load(tmp_path / "two" / name))
+
+
+def test_count_lockstep_shards_over_devices(monkeypatch):
+    """The accelerator strategy (forced here on the CPU) splits prefixes over every device."""
+    import jax
+
+    from jaxqueens import backend, count
+
+    assert jax.local_device_count() >= 2
+    monkeypatch.setattr(backend, "is_accelerator", lambda: True)
+    for n, want in ((8, 92), (10, 724), (11, 2680)):
+        assert count.count_solutions(n, chunk=64).total == want
