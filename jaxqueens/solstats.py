@@ -153,20 +153,23 @@ def _from_run(run, solver: str, options: dict) -> Samples:
 
 
 def sample_minconflicts(n, chains, solutions, seconds, seed, quiet, max_steps=4000,
-                        init="permutation", tabu=0, batch=None, max_restarts=1_000_000) -> Samples:
+                        init="permutation", tabu=0, batch=None, max_restarts=1_000_000,
+                        checkpoint=None, resume=False, checkpoint_every=30.0) -> Samples:
     """Min-conflicts chains through :func:`jaxqueens.solve` (``chains``: solved chains)."""
     from jaxqueens import mcsolve
 
     res = mcsolve.solve(n, chains, solutions=solutions, seconds=seconds, max_steps=max_steps,
                         init=init, tabu=tabu, seed=seed, batch=batch, max_restarts=max_restarts,
-                        quiet=quiet)
+                        quiet=quiet, checkpoint=checkpoint, resume=resume,
+                        checkpoint_every=checkpoint_every)
     return _from_run(res.run, "minconflicts", {"max_steps": max_steps, "init": init, "tabu": tabu,
                                                "max_restarts": max_restarts})
 
 
 def sample_anneal(n, chains, solutions, seconds, seed, quiet, method="ta", steps=10_000, rounds=10,
                   neighbour="step", step=3, objective="attacks", q=0.5, init_prob=0.4, alpha=0.9,
-                  walk=2000, batch=None) -> Samples:
+                  walk=2000, batch=None, checkpoint=None, resume=False,
+                  checkpoint_every=30.0) -> Samples:
     """LS / TA / SA chains (:mod:`jaxqueens.annealing`'s schedule and kernel; ``chains``: run)."""
     import jax
     import jax.numpy as jnp
@@ -183,14 +186,18 @@ def sample_anneal(n, chains, solutions, seconds, seed, quiet, method="ta", steps
     t0 = time.perf_counter()
     runner = lanes.compile_runner(sls.Kernel(config), key, chunk, jnp.asarray(schedule))
     compile_s = time.perf_counter() - t0
+    fingerprint = {"solver": f"stats-annealing-{method}", "seed": seed, "schedule": [float(x) for x in schedule],
+                   "config": dataclasses.asdict(config)}
     run = driver.run_chains(runner, n, budget, chunk, what=f"annealing ({method})",
-                            compile_s=compile_s, quiet=quiet)
+                            compile_s=compile_s, quiet=quiet, checkpoint=checkpoint,
+                            fingerprint=fingerprint, resume=resume, checkpoint_every=checkpoint_every)
     return _from_run(run, "anneal", {"method": method, "steps": config.total_steps, "rounds": rounds,
                                      "neighbour": neighbour, "step": step, "objective": objective,
                                      "q": q, "init_prob": init_prob, "alpha": alpha})
 
 
-def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, **ga_options) -> Samples:
+def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, checkpoint=None, resume=False,
+              checkpoint_every=30.0, **ga_options) -> Samples:
     """GA trials (:func:`jaxqueens.ga.evolve`), ``batch`` trials per round; one sample per trial.
 
     A trial's sample is the first solution (island-major, then population order) in its final
@@ -205,11 +212,25 @@ def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, **ga_optio
     seen: set[bytes] = set()
     wall = compile_s = 0.0
     stopped_by, r = None, 0
+    fingerprint = {"solver": "stats-ga", "n": n, "seed": seed, "round": rounds_of,
+                   "options": {k: v for k, v in sorted(ga_options.items()) if v is not None}}
+    if resume and checkpoint is not None:
+        solved, steps, rows, r, wall = _load_rounds(checkpoint, fingerprint)
+        seen.update(x.tobytes() for part in rows for x in part)
+    last_save = time.perf_counter()
     bar = Progress(chains, "trials", quiet=quiet)
     while stopped_by is None:
         run = rounds_of if chains is None else min(rounds_of, chains - sum(map(len, solved)))
         sub_seed = int(np.random.SeedSequence([seed, r]).generate_state(1)[0] & 0x7FFFFFFF)
-        res = ga.evolve(n, trials=run, seed=sub_seed, quiet=True, **ga_options)
+        try:
+            res = ga.evolve(n, trials=run, seed=sub_seed, quiet=True, **ga_options)
+        except KeyboardInterrupt:
+            res = None
+        if res is None or res.interrupted:  # keep whole rounds only
+            stopped_by = "interrupted"
+            if checkpoint is not None:
+                _save_rounds(checkpoint, solved, steps, rows, r, wall, fingerprint)
+            break
         wall, compile_s = wall + res.wall_s + res.init_s, compile_s + res.compile_s
         fit = res.fitness.reshape(run, -1)
         pop = res.population.reshape(run, -1, n)
@@ -231,9 +252,48 @@ def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, **ga_optio
             stopped_by = "solutions"
         elif seconds is not None and wall >= seconds:
             stopped_by = "time"
+        elif checkpoint is not None and time.perf_counter() - last_save >= checkpoint_every:
+            _save_rounds(checkpoint, solved, steps, rows, r, wall, fingerprint)
+            last_save = time.perf_counter()
     bar.close()
+    if not solved:
+        return Samples(n, "ga", {}, np.zeros(0, bool), np.zeros(0, np.int64), np.zeros((0, n), np.int32),
+                       "generations", wall, compile_s, stopped_by)
     return Samples(n, "ga", {k: v for k, v in ga_options.items() if v is not None}, np.concatenate(solved),
                    np.concatenate(steps), np.concatenate(rows), "generations", wall, compile_s, stopped_by)
+
+
+def _save_rounds(path, solved, steps, rows, r, wall, fingerprint) -> None:
+    """GA samples of the finished rounds, atomically."""
+    import json
+
+    from jaxqueens.atomic import atomic_path
+
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, solved=np.concatenate(solved) if solved else np.zeros(0, bool),
+                 steps=np.concatenate(steps) if steps else np.zeros(0, np.int64),
+                 rows=np.concatenate(rows) if rows else np.zeros((0, 1), np.int32),
+                 sizes=np.array([len(x) for x in solved], np.int64),
+                 row_sizes=np.array([len(x) for x in rows], np.int64), rounds=r, wall=wall,
+                 fingerprint=json.dumps(fingerprint, sort_keys=True, default=str))
+
+
+def _load_rounds(path, fingerprint):
+    import json
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            want = json.loads(json.dumps(fingerprint, sort_keys=True, default=str))
+            saved = json.loads(str(z["fingerprint"]))
+            if saved != want:
+                diff = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
+                raise QueensError(f"{path}: the checkpoint was written with other settings "
+                                  f"({', '.join(diff)} differ); resume with the same options")
+            cut = lambda a, sizes: np.split(a, np.cumsum(sizes)[:-1]) if len(sizes) else []  # noqa: E731
+            return (cut(z["solved"], z["sizes"]), cut(z["steps"], z["sizes"]),
+                    cut(z["rows"], z["row_sizes"]), int(z["rounds"]), float(z["wall"]))
+    except (OSError, ValueError, KeyError) as err:
+        raise QueensError(f"{path}: not a readable checkpoint ({err}); start without --resume") from None
 
 
 def collect(n: int, solver: str = "minconflicts", *, chains: int | None = None,
@@ -248,7 +308,8 @@ def collect(n: int, solver: str = "minconflicts", *, chains: int | None = None,
         solves unless it exhausts ``max_restarts``).
       solutions: stop at this many distinct solutions; seconds: stop after this kernel time.
       seed: random seed.
-      options: the solver's own options (those of ``solve``, ``anneal`` or ``ga.evolve``).
+      options: the solver's own options (those of ``solve``, ``anneal`` or ``ga.evolve``), and
+        ``checkpoint``, ``resume``, ``checkpoint_every`` (as for :func:`jaxqueens.solve`).
     """
     if solver not in SOLVERS:
         raise QueensError(f"solver {solver!r} is unknown; use one of {', '.join(SOLVERS)}")
@@ -546,6 +607,9 @@ def add_command(sub) -> None:
     g.add_argument("--islands", type=int, default=None)
     g.add_argument("--migrate-every", dest="migrate_every", type=int, default=None)
     g.add_argument("--migrants", type=int, default=None)
+    from jaxqueens import mcsolve as _mcsolve
+
+    _mcsolve.add_checkpoint_args(p)
     p.set_defaults(func=cmd_stats)
 
 
@@ -580,8 +644,15 @@ def cmd_stats(args) -> int:
     if args.n is not None and args.n_pos is not None and args.n != args.n_pos:
         raise QueensError(f"two board sizes given (-n {args.n} and {args.n_pos}); give one")
     n = args.n if args.n is not None else (args.n_pos if args.n_pos is not None else 8)
-    res = stats(n, args.solver, chains=args.chains, solutions=args.solutions, seconds=args.time,
-                seed=args.seed, quiet=True if args.quiet else None, **_options(args))
+    from jaxqueens import backend, mcsolve
+
+    checkpoint, resume = mcsolve.checkpoint_target(args)
+    samples = collect(n, args.solver, chains=args.chains, solutions=args.solutions, seconds=args.time,
+                      seed=args.seed, quiet=True if args.quiet else None, checkpoint=checkpoint,
+                      resume=resume, checkpoint_every=args.checkpoint_every, **_options(args))
+    if samples.stopped_by == "interrupted":
+        return mcsolve.report_interrupt_message(f"{len(samples.solved):,} finished chains", args.out)
+    res = analyse(samples)
     s = res.summary
     name = args.solver + (f" ({args.method})" if args.solver == "anneal" else "")
     ex = lambda v: f" of {v:,}" if v else ""  # noqa: E731
@@ -597,7 +668,9 @@ def cmd_stats(args) -> int:
     if st["median"] is not None:
         print(f"{s['step_unit']} to solution: mean {st['mean']:.1f}, median {st['median']:g}, "
               f"p90 {st['p90']:g}, p99 {st['p99']:g}, max {st['max']}")
-    if args.out:
+    if args.out and backend.is_writer():
         files = write_outputs(res, args.out, plots=not args.no_plots)
+        if checkpoint is not None:
+            checkpoint.unlink(missing_ok=True)
         print(f"wrote {', '.join(f.name for f in files)} to {args.out}")
     return 0 if s["solved"] else 1

@@ -329,3 +329,40 @@ def test_count_lockstep_shards_over_devices(monkeypatch):
     monkeypatch.setattr(backend, "is_accelerator", lambda: True)
     for n, want in ((8, 92), (10, 724), (11, 2680)):
         assert count.count_solutions(n, chunk=64).total == want
+
+
+@pytest.mark.parametrize("solver,extra", [
+    ("minconflicts", ["--batch", "4"]),
+    ("ga", ["--batch", "4", "--pop", "30", "--generations", "40"]),
+])
+def test_stats_interrupt_and_resume(tmp_path, monkeypatch, capsys, solver, extra):
+    from jaxqueens import ga, progress
+
+    argv = ["stats", "-n", "6", "--solver", solver, "--chains", "24", "--seed", "2", "--quiet",
+            "--no-plots", "--checkpoint-every", "0.000001"] + extra
+    assert main(argv + ["--out", str(tmp_path / "whole")]) == 0
+    real_update, real_evolve, calls = progress.Progress.update, ga.evolve, []
+
+    def update(self, done, extra=""):
+        calls.append(done)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_update(self, done, extra)
+
+    def evolve(*args, **kwargs):
+        calls.append(0)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_evolve(*args, **kwargs)
+
+    if solver == "ga":
+        monkeypatch.setattr(ga, "evolve", evolve)
+    else:
+        monkeypatch.setattr(progress.Progress, "update", update)
+    assert main(argv + ["--out", str(tmp_path / "run")]) == 130
+    assert "--resume" in capsys.readouterr().err
+    monkeypatch.undo()
+    assert main(argv + ["--resume", str(tmp_path / "run")]) == 0
+    for name in ("frequencies.csv", "coverage.csv", "steps.csv"):
+        assert (tmp_path / "whole" / name).read_text() == (tmp_path / "run" / name).read_text()
+    assert not (tmp_path / "run" / "checkpoint.npz").exists()
