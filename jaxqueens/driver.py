@@ -20,7 +20,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from jaxqueens import checker
+from jaxqueens import checker, checkpoint
 from jaxqueens.atomic import write_text
 from jaxqueens.errors import QueensError
 from jaxqueens.progress import Progress, SafePoints
@@ -112,28 +112,17 @@ def _gather(res: ChunkResult) -> ChunkResult:
 def save_checkpoint(path: Path, parts: list[ChunkResult], shares: list[np.ndarray], offset: int,
                     wall: float, fingerprint: dict) -> None:
     """Finished chunks, atomically (a crash mid-write leaves the previous checkpoint whole)."""
-    from jaxqueens.atomic import atomic_path
-
     arrays = {f: np.concatenate([getattr(p, f) for p in parts]) for f in ChunkResult._fields
               if parts and getattr(parts[0], f) is not None}
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        np.savez(f, **arrays, wall_share=np.concatenate(shares), offset=offset, wall=wall,
-                 fingerprint=json.dumps(fingerprint, sort_keys=True))
+    checkpoint.save(path, fingerprint, **arrays, wall_share=np.concatenate(shares), offset=offset,
+                    wall=wall)
 
 
 def load_checkpoint(path: Path, fingerprint: dict) -> tuple[ChunkResult, np.ndarray, int, float]:
     """(finished chains, their wall shares, next chain id, wall seconds) of a checkpoint."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            saved = json.loads(str(z["fingerprint"]))
-            if saved != json.loads(json.dumps(fingerprint, sort_keys=True)):
-                diff = sorted(k for k in set(saved) | set(fingerprint) if saved.get(k) != fingerprint.get(k))
-                raise QueensError(f"{path}: the checkpoint was written with other settings "
-                                  f"({', '.join(diff)} differ); resume with the same options")
-            res = ChunkResult(*(z[f] if f in z.files else None for f in ChunkResult._fields))
-            return res, z["wall_share"], int(z["offset"]), float(z["wall"])
-    except (OSError, ValueError, KeyError) as err:
-        raise QueensError(f"{path}: not a readable checkpoint ({err}); start without --resume") from None
+    z = checkpoint.load(path, fingerprint)
+    res = ChunkResult(*(z.get(f) for f in ChunkResult._fields))
+    return res, z["wall_share"], int(z["offset"]), float(z["wall"])
 
 
 def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Budget, chunk: int,

@@ -415,38 +415,24 @@ def _gather_trials(best, avg, worst, nevals, genes, fit, sols, trials: int):
 
 def _save_checkpoint(path, states: State, hist, found, done: int, fingerprint: dict) -> None:
     """Population, records and solutions after ``done`` generations, written atomically."""
-    import json
-
-    from jaxqueens.atomic import atomic_path
+    from jaxqueens import checkpoint
 
     cols = [np.concatenate([h[i] for h in hist]) for i in range(4)]
     sols = np.concatenate(found) if found else np.zeros((0, states.genes.shape[-1]), np.int32)
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        np.savez(f, genes=np.asarray(states.genes), fit=np.asarray(states.fit),
-                 seed=np.asarray(states.seed), best=cols[0], avg=cols[1], worst=cols[2],
-                 nevals=cols[3], sols=sols, done=done, fingerprint=json.dumps(fingerprint, sort_keys=True))
+    checkpoint.save(path, fingerprint, genes=np.asarray(states.genes), fit=np.asarray(states.fit),
+                    seed=np.asarray(states.seed), best=cols[0], avg=cols[1], worst=cols[2],
+                    nevals=cols[3], sols=sols, done=done)
 
 
 def _load_checkpoint(path, fingerprint: dict, like: State):
     """(states, hist, found, generations done) from a checkpoint made with the same settings."""
-    import json
+    from jaxqueens import checkpoint
 
-    from jaxqueens.errors import QueensError
-
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            saved = json.loads(str(z["fingerprint"]))
-            want = json.loads(json.dumps(fingerprint, sort_keys=True))
-            if saved != want:
-                diff = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
-                raise QueensError(f"{path}: the checkpoint was written with other settings "
-                                  f"({', '.join(diff)} differ); resume with the same options")
-            states = _place(State(genes=jnp.asarray(z["genes"]), fit=jnp.asarray(z["fit"]),
-                                  seed=jnp.asarray(z["seed"])))
-            hist = [[z["best"], z["avg"], z["worst"], z["nevals"]]]
-            return states, hist, [z["sols"]] if len(z["sols"]) else [], int(z["done"])
-    except (OSError, ValueError, KeyError) as err:
-        raise QueensError(f"{path}: not a readable checkpoint ({err}); start without --resume") from None
+    z = checkpoint.load(path, fingerprint)
+    states = _place(State(genes=jnp.asarray(z["genes"]), fit=jnp.asarray(z["fit"]),
+                          seed=jnp.asarray(z["seed"])))
+    hist = [[z["best"], z["avg"], z["worst"], z["nevals"]]]
+    return states, hist, [z["sols"]] if len(z["sols"]) else [], int(z["done"])
 
 
 def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1, *,

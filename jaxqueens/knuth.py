@@ -439,29 +439,17 @@ def _gather_calls(mine: np.ndarray) -> list[np.ndarray]:
 
 def _save_sums(path, acc: np.ndarray, done: int, fingerprint: dict) -> None:
     """Sums of the first ``done`` calls, atomically (process 0 only)."""
-    import json
+    from jaxqueens import checkpoint
 
-    from jaxqueens.atomic import atomic_path
-
-    if jax.process_index() != 0:
-        return
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        np.savez(f, acc=acc, done=done, fingerprint=json.dumps(fingerprint, sort_keys=True))
+    if jax.process_index() == 0:
+        checkpoint.save(path, fingerprint, acc=acc, done=done)
 
 
 def _load_sums(path, fingerprint: dict) -> tuple[np.ndarray, int]:
-    import json
+    from jaxqueens import checkpoint
 
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            saved, want = json.loads(str(z["fingerprint"])), json.loads(json.dumps(fingerprint, sort_keys=True))
-            if saved != want:
-                diff = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
-                raise QueensError(f"{path}: the checkpoint was written with other settings "
-                                  f"({', '.join(diff)} differ); resume with the same options")
-            return z["acc"], int(z["done"])
-    except (OSError, ValueError, KeyError) as err:
-        raise QueensError(f"{path}: not a readable checkpoint ({err}); start without --resume") from None
+    z = checkpoint.load(path, fingerprint)
+    return z["acc"], int(z["done"])
 
 
 def _stratified(s1: np.ndarray, s2: np.ndarray, m: int) -> tuple[float, float]:

@@ -265,35 +265,23 @@ def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, checkpoint
 
 def _save_rounds(path, solved, steps, rows, r, wall, fingerprint) -> None:
     """GA samples of the finished rounds, atomically."""
-    import json
+    from jaxqueens import checkpoint
 
-    from jaxqueens.atomic import atomic_path
-
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        np.savez(f, solved=np.concatenate(solved) if solved else np.zeros(0, bool),
-                 steps=np.concatenate(steps) if steps else np.zeros(0, np.int64),
-                 rows=np.concatenate(rows) if rows else np.zeros((0, 1), np.int32),
-                 sizes=np.array([len(x) for x in solved], np.int64),
-                 row_sizes=np.array([len(x) for x in rows], np.int64), rounds=r, wall=wall,
-                 fingerprint=json.dumps(fingerprint, sort_keys=True, default=str))
+    checkpoint.save(path, fingerprint,
+                    solved=np.concatenate(solved) if solved else np.zeros(0, bool),
+                    steps=np.concatenate(steps) if steps else np.zeros(0, np.int64),
+                    rows=np.concatenate(rows) if rows else np.zeros((0, 1), np.int32),
+                    sizes=np.array([len(x) for x in solved], np.int64),
+                    row_sizes=np.array([len(x) for x in rows], np.int64), rounds=r, wall=wall)
 
 
 def _load_rounds(path, fingerprint):
-    import json
+    from jaxqueens import checkpoint
 
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            want = json.loads(json.dumps(fingerprint, sort_keys=True, default=str))
-            saved = json.loads(str(z["fingerprint"]))
-            if saved != want:
-                diff = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
-                raise QueensError(f"{path}: the checkpoint was written with other settings "
-                                  f"({', '.join(diff)} differ); resume with the same options")
-            cut = lambda a, sizes: np.split(a, np.cumsum(sizes)[:-1]) if len(sizes) else []  # noqa: E731
-            return (cut(z["solved"], z["sizes"]), cut(z["steps"], z["sizes"]),
-                    cut(z["rows"], z["row_sizes"]), int(z["rounds"]), float(z["wall"]))
-    except (OSError, ValueError, KeyError) as err:
-        raise QueensError(f"{path}: not a readable checkpoint ({err}); start without --resume") from None
+    z = checkpoint.load(path, fingerprint)
+    cut = lambda a, sizes: np.split(a, np.cumsum(sizes)[:-1]) if len(sizes) else []  # noqa: E731
+    return (cut(z["solved"], z["sizes"]), cut(z["steps"], z["sizes"]),
+            cut(z["rows"], z["row_sizes"]), int(z["rounds"]), float(z["wall"]))
 
 
 def collect(n: int, solver: str = "minconflicts", *, chains: int | None = None,

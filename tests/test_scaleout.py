@@ -147,6 +147,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def two_processes(argv: list[str]) -> tuple[list[int], str]:
+    """Run ``jaxqueens ARGV`` as two processes on localhost (one CPU device each).
+
+    Returns their exit codes and their stdout, stderr joined (for assertion messages)."""
+    cli = [sys.executable, "-m", "jaxqueens.cli"]
+    port = _free_port()
+    procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
+                                     "--process-id", str(i)] + argv,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**ENV, "JAXQUEENS_CPU_DEVICES": "1"})
+             for i in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    return [p.returncode for p in procs], "".join(o + e[-2000:] for o, e in outs)
+
+
 CONFIG = """
 command = "solve"
 [options]
@@ -167,14 +182,8 @@ def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
         out = subprocess.run(cli + run + [str(tmp_path / name)], capture_output=True, text=True,
                              env={**ENV, "JAXQUEENS_CPU_DEVICES": devices}, timeout=300)
         assert out.returncode == 0, out.stderr[-2000:]
-    port = _free_port()
-    procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
-                                     "--process-id", str(i)] + run + [str(tmp_path / "two")],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**ENV, "JAXQUEENS_CPU_DEVICES": "1"})
-             for i in range(2)]
-    outs = [p.communicate(timeout=300) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outs[0][1][-2000:] + outs[1][1][-2000:]
+    codes, log = two_processes(run + [str(tmp_path / "two")])
+    assert codes == [0, 0], log
     reference = np.load(tmp_path / "one" / "solutions.npy")
     one = [r.split(",")[:4] for r in (tmp_path / "one" / "runs.csv").read_text().splitlines()]
     for name in ("four", "two"):
@@ -269,13 +278,8 @@ def test_estimate_on_two_processes_matches_one(tmp_path):
     one = subprocess.run(cli + argv + ["--out", str(tmp_path / "one")], capture_output=True, text=True,
                          env=env, timeout=300)
     assert one.returncode == 0, one.stderr[-2000:]
-    port = _free_port()
-    procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
-                                     "--process-id", str(i)] + argv + ["--out", str(tmp_path / "two")],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for i in range(2)]
-    outs = [p.communicate(timeout=300) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outs[0][1][-2000:] + outs[1][1][-2000:]
+    codes, log = two_processes(argv + ["--out", str(tmp_path / "two")])
+    assert codes == [0, 0], log
     a = json.loads((tmp_path / "one" / "summary.json").read_text())["estimates"][0]
     b = json.loads((tmp_path / "two" / "summary.json").read_text())["estimates"][0]
     for key in ("solutions", "solutions_se", "nodes", "probes"):
@@ -283,18 +287,10 @@ def test_estimate_on_two_processes_matches_one(tmp_path):
 
 
 def test_count_on_two_processes(tmp_path):
-    cli = [sys.executable, "-m", "jaxqueens.cli"]
     argv = ["count", "-n", "11", "--unique", "--checkpoint", str(tmp_path / "c.json")]
-    port = _free_port()
-    procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
-                                     "--process-id", str(i)] + argv,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**ENV, "JAXQUEENS_CPU_DEVICES": "1"})
-             for i in range(2)]
-    outs = [p.communicate(timeout=300) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outs[0][1][-2000:] + outs[1][1][-2000:]
-    for out, _ in outs:  # both processes report the exact totals
-        assert "2,680 solutions" in out and "341" in out
+    codes, log = two_processes(argv)
+    assert codes == [0, 0], log
+    assert log.count("2,680 solutions") == 2 and "341" in log  # both report the exact totals
     assert {p.name for p in tmp_path.iterdir()} == {"c.process0of2.json", "c.process1of2.json"}
 
 
@@ -306,13 +302,8 @@ def test_evolve_on_two_processes_matches_one(tmp_path):
     one = subprocess.run(cli + argv + ["--out", str(tmp_path / "one")], capture_output=True, text=True,
                          env=env, timeout=300)
     assert one.returncode in (0, 1), one.stderr[-2000:]
-    port = _free_port()
-    procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
-                                     "--process-id", str(i)] + argv + ["--out", str(tmp_path / "two")],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for i in range(2)]
-    outs = [p.communicate(timeout=300) for p in procs]
-    assert [p.returncode for p in procs] == [one.returncode] * 2, outs[0][1][-2000:] + outs[1][1][-2000:]
+    codes, log = two_processes(argv + ["--out", str(tmp_path / "two")])
+    assert codes == [one.returncode] * 2, log
     for name in ("history.csv", "trials.csv"):
         assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
     for name in ("solutions.npy", "population.npy", "fitness.npy"):
