@@ -38,6 +38,21 @@ def interrupt_after(monkeypatch, module, calls: int):
     monkeypatch.setattr(module, "compile_runner", wrapped)
 
 
+def interrupt_on_update(monkeypatch, calls: int) -> None:
+    """Make the ``calls``-th progress update raise KeyboardInterrupt (a Ctrl-C at a chunk end)."""
+    from jaxqueens import progress
+
+    real, seen = progress.Progress.update, []
+
+    def update(self, done, extra=""):
+        seen.append(done)
+        if len(seen) == calls:
+            raise KeyboardInterrupt
+        return real(self, done, extra)
+
+    monkeypatch.setattr(progress.Progress, "update", update)
+
+
 def test_resume_equals_uninterrupted(tmp_path, monkeypatch):
     kwargs = dict(chains=60, seed=2, batch=8, max_steps=100)
     whole = jaxqueens.solve(14, **kwargs)
@@ -195,20 +210,12 @@ def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
 
 
 def test_ga_resume_equals_uninterrupted(tmp_path, monkeypatch):
-    from jaxqueens import ga, progress
+    from jaxqueens import ga
 
     kwargs = dict(n=8, pop=30, generations=50, trials=4, seed=1, chunk=10)
     whole = ga.evolve(**kwargs)
     ckpt = tmp_path / "checkpoint.npz"
-    real, calls = progress.Progress.update, []
-
-    def update(self, done, extra=""):
-        calls.append(done)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real(self, done, extra)
-
-    monkeypatch.setattr(progress.Progress, "update", update)
+    interrupt_on_update(monkeypatch, 3)
     part = ga.evolve(**kwargs, checkpoint=ckpt)
     assert part.interrupted and part.best.shape[0] == 31 and ckpt.exists()
     monkeypatch.undo()
@@ -226,16 +233,9 @@ def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
 
     argv = ["evolve", "-n", "8", "--pop", "30", "--generations", "40", "--trials", "2", "--quiet",
             "--checkpoint-every", "0.000001"]
-    real, calls = progress.Progress.update, []
-
-    def update(self, done, extra=""):
-        calls.append(done)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(self, done, extra)
-
+    real = progress.Progress.update
     assert main(argv + ["--out", str(tmp_path / "whole")]) in (0, 1)
-    monkeypatch.setattr(progress.Progress, "update", update)
+    interrupt_on_update(monkeypatch, 2)
     assert main(argv + ["--out", str(tmp_path / "run")]) == 130
     assert "--resume" in capsys.readouterr().err
     monkeypatch.setattr(progress.Progress, "update", real)
@@ -245,20 +245,12 @@ def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
 
 
 def test_estimate_resume_equals_uninterrupted(tmp_path, monkeypatch):
-    from jaxqueens import knuth, progress
+    from jaxqueens import knuth
 
     kwargs = dict(probes=120_000, depth=3, seed=4, lanes=4096)
     whole = knuth.estimate(10, **kwargs)
     ckpt = tmp_path / "checkpoint-n10.npz"
-    real, calls = progress.Progress.update, []
-
-    def update(self, done, extra=""):
-        calls.append(done)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real(self, done, extra)
-
-    monkeypatch.setattr(progress.Progress, "update", update)
+    interrupt_on_update(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
         knuth.estimate(10, **kwargs, checkpoint=ckpt, checkpoint_every=1e9)
     monkeypatch.undo()
@@ -327,20 +319,14 @@ def test_count_lockstep_shards_over_devices(monkeypatch):
     ("ga", ["--batch", "4", "--pop", "30", "--generations", "40"]),
 ])
 def test_stats_interrupt_and_resume(tmp_path, monkeypatch, capsys, solver, extra):
-    from jaxqueens import ga, progress
+    from jaxqueens import ga
 
     argv = ["stats", "-n", "6", "--solver", solver, "--chains", "24", "--seed", "2", "--quiet",
             "--no-plots", "--checkpoint-every", "0.000001"] + extra
     assert main(argv + ["--out", str(tmp_path / "whole")]) == 0
-    real_update, real_evolve, calls = progress.Progress.update, ga.evolve, []
+    real_evolve, calls = ga.evolve, []
 
-    def update(self, done, extra=""):
-        calls.append(done)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real_update(self, done, extra)
-
-    def evolve(*args, **kwargs):
+    def evolve(*args, **kwargs):  # GA samples come in rounds: interrupt the third round
         calls.append(0)
         if len(calls) == 3:
             raise KeyboardInterrupt
@@ -349,7 +335,7 @@ def test_stats_interrupt_and_resume(tmp_path, monkeypatch, capsys, solver, extra
     if solver == "ga":
         monkeypatch.setattr(ga, "evolve", evolve)
     else:
-        monkeypatch.setattr(progress.Progress, "update", update)
+        interrupt_on_update(monkeypatch, 3)
     assert main(argv + ["--out", str(tmp_path / "run")]) == 130
     assert "--resume" in capsys.readouterr().err
     monkeypatch.undo()
