@@ -18,7 +18,9 @@ import time
 import jaxqueens  # noqa: F401  (CPU devices and XLA flags before any JAX op)
 import jax
 import jax.numpy as jnp
-from jaxqueens import annealing, driver, lanes, mc_batch, minconflicts, sls
+from jaxqueens.drivers import anneal as annealing, chains as driver, mc_batch
+from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.solvers import minconflicts, anneal as sls
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import benchlib  # noqa: E402
@@ -37,7 +39,7 @@ def runners(n: int, chains: int, steps: int, seed: int = 0):
         config = annealing.make_config(n, method, steps, 10, "step", 3, "attacks")
         cal_key, key = jax.random.split(jax.random.key(seed))
         schedule, _ = annealing.calibrate(cal_key, config)
-        out[method] = (lanes.compile_runner(sls.Kernel(config), key, chunk, jnp.asarray(schedule)), chunk)
+        out[method] = (chain_batch.compile_runner(sls.Kernel(config), key, chunk, jnp.asarray(schedule)), chunk)
     config = minconflicts.Config(n=n, max_steps=steps, max_restarts=0)
     out["minconflicts"] = (mc_batch.compile_runner(jax.random.key(seed), config, chunk), chunk)
     return out

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import jaxqueens  # noqa: F401  (one CPU device per core and the loop flags, before any JAX op)
 import jax
-from jaxqueens import count
-from jaxqueens.data import A000170
+from jaxqueens.drivers import count
+from jaxqueens.core.oeis import A000170
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib  # noqa: E402

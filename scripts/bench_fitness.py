@@ -18,7 +18,8 @@ import numpy as np
 
 import jaxqueens  # noqa: F401  (sets up one CPU device per core first)
 import jax
-from jaxqueens import backend, board
+from jaxqueens.parallel import devices as backend
+from jaxqueens.core import board
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import benchlib  # noqa: E402

@@ -31,7 +31,7 @@ BASELINES = Path(__file__).resolve().parents[2] / "shared" / "baselines"
 JAX_CHILD = """
 import json, resource, sys, time
 import jaxqueens
-from jaxqueens import large_solve
+from jaxqueens.drivers import large as large_solve
 n, seed = int(sys.argv[1]), int(sys.argv[2])
 res = large_solve.solve_large(n, seed=seed)
 s = res.summary
@@ -40,7 +40,8 @@ print(json.dumps(s))
 """
 
 NUMBA_CHILD = """
-import json, resource, runpy, sys, io, contextlib
+import json, os, resource, runpy, sys, io, contextlib
+sys.path.insert(0, os.path.dirname({path!r}))  # numba's cache imports the peer by its name
 sys.argv = ["mc_numba.py", "big", "--n", sys.argv[1], "--seed", sys.argv[2]]
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):

@@ -7,7 +7,7 @@ algorithm; a z-score is printed). Repetitions alternate between the tools rep by
 noise hits both; every rep solves fresh chains (offset rep * chains on both sides). Reported:
 best and median chains solved per second, the ratios jaxqueens / numba of bests and of medians,
 mean steps, and jaxqueens' compile time apart. Every jaxqueens board is verified with the
-independent checker (``jaxqueens.checker.are_solutions``) and every numba board with numba's own
+independent checker (``jaxqueens.core.checker.are_solutions``) and every numba board with numba's own
 ``verify``. The jaxqueens figure is the kernel (``mc_batch.compile_runner``, results copied to
 the host inside the timing); the user-facing ``jaxqueens.solve`` is also run once per n
 (``--no-api`` skips it), chunked by its driver and checked as it goes.
@@ -39,7 +39,9 @@ import numpy as np
 
 import jaxqueens  # (first: one CPU device per core and XLA:CPU loop flags, before any JAX op)
 import jax
-from jaxqueens import checker, mc_batch, minconflicts
+from jaxqueens.core import checker
+from jaxqueens.drivers import mc_batch
+from jaxqueens.solvers import minconflicts
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib  # noqa: E402

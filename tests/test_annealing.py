@@ -9,8 +9,10 @@ from hypothesis import strategies as st
 
 import jaxqueens
 import reference
-from jaxqueens import annealing, checker, sls
-from jaxqueens.cli import main
+from jaxqueens.drivers import anneal as annealing
+from jaxqueens.core import checker
+from jaxqueens.solvers import anneal as sls
+from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
 
 
@@ -69,7 +71,7 @@ def test_ta_thresholds_from_walk_quantiles():
     thresholds, _ = annealing.calibrate(key, config, walk=500, q=0.5)
     again, _ = annealing.calibrate(key, config, walk=500, q=0.5)
     np.testing.assert_array_equal(thresholds, again)  # fixed key, fixed schedule
-    seed = jaxqueens.rng.chain_seeds(key, jnp.arange(1))[0]
+    seed = jaxqueens.core.rng.chain_seeds(key, jnp.arange(1))[0]
     deltas = np.abs(np.asarray(sls.random_walk_deltas(seed, config, 500)))
     want = np.quantile(deltas, 0.5 * np.array([4, 3, 2, 1, 0]) / 5)
     np.testing.assert_allclose(thresholds[:-1], want[:-1], rtol=1e-6)

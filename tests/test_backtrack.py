@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import jaxqueens  # noqa: F401
-from jaxqueens import backtrack, checker
+from jaxqueens.solvers import backtrack
+from jaxqueens.core import checker
 from jaxqueens.errors import QueensError
 
 

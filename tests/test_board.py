@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference
-from jaxqueens import board, checker
+from jaxqueens.core import board, checker
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 SOLUTION_17 = [0, 2, 4, 1, 7, 10, 14, 6, 15, 13, 16, 3, 5, 8, 11, 9, 12]
@@ -160,7 +160,7 @@ def test_pair_count_exact_with_x64():
     import subprocess
     import sys
 
-    code = ("import numpy as np; from jaxqueens import board; "
+    code = ("import numpy as np; from jaxqueens.core import board; "
             "r = board.attacking_pairs(np.arange(70000)); print(int(r), r.dtype)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**__import__("os").environ, "JAX_ENABLE_X64": "1"}, check=True)

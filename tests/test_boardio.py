@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxqueens import boardio
-from jaxqueens.boardio import (
+from jaxqueens.io import boards as boardio
+from jaxqueens.io.boards import (
     load_boards,
     read_board,
     read_boards_npy,

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxqueens import checker
-from jaxqueens.checker import (
+from jaxqueens.core import checker
+from jaxqueens.core.checker import (
     MAX_PROBLEMS,
     are_solutions,
     attacking_pairs,

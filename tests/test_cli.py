@@ -7,8 +7,8 @@ import matplotlib.image
 import numpy as np
 import pytest
 
-from jaxqueens import boardio
-from jaxqueens.cli import main
+from jaxqueens.io import boards as boardio
+from jaxqueens.cli.main import main
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 
@@ -96,9 +96,9 @@ def test_bad_flags_exit_2(files, capsys):
 
 
 def test_console_script_and_help():
-    out = subprocess.run([sys.executable, "-m", "jaxqueens.cli", "--help"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "jaxqueens.cli.main", "--help"], capture_output=True, text=True)
     assert out.returncode == 0
     for command in ("show", "check", "render"):
         assert command in out.stdout
-    bad = subprocess.run([sys.executable, "-m", "jaxqueens.cli", "frobnicate"], capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, "-m", "jaxqueens.cli.main", "frobnicate"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 import jaxqueens  # noqa: F401
-from jaxqueens import checker, count, count_kernel, symmetry
-from jaxqueens.count_kernel import KernelConfig
-from jaxqueens.data import A000170, A002562
+from jaxqueens.core import checker, symmetry
+from jaxqueens.drivers import count
+from jaxqueens.solvers import count as count_kernel
+from jaxqueens.solvers.count import KernelConfig
+from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.errors import QueensError
 
 A000170_1_12 = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200]

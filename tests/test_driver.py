@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from jaxqueens import driver
+from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError, SolutionCheckError
 
 SOLS_6 = np.array([[1, 3, 5, 0, 2, 4], [2, 5, 1, 4, 0, 3], [3, 0, 4, 1, 5, 2], [4, 2, 0, 5, 3, 1]])

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import jaxqueens  # noqa: F401
-from jaxqueens import knuth as E
-from jaxqueens import rng
-from jaxqueens.data import A000170
+from jaxqueens.drivers import estimate as E
+from jaxqueens.core import rng
+from jaxqueens.core.oeis import A000170
 from jaxqueens.errors import QueensError
 
 

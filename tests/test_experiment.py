@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxqueens.cli import main
+from jaxqueens.cli.main import main
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -76,8 +76,8 @@ def test_bad_overrides(tmp_path, capsys, override, needle):
 
 
 def test_shipped_configs_are_valid():
-    from jaxqueens import experiment
-    from jaxqueens.cli import build_parser
+    from jaxqueens.cli import run as experiment
+    from jaxqueens.cli.main import build_parser
 
     parser = build_parser()
     configs = sorted(CONFIGS.glob("*.toml"))

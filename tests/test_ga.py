@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 import jaxqueens  # noqa: F401  (device setup first)
-from jaxqueens import checker, evolve_cmd, ga
+from jaxqueens.core import checker
+from jaxqueens.cli import evolve as evolve_cmd
+from jaxqueens.solvers import ga
 from jaxqueens.errors import QueensError
 
 CONFIGS = evolve_cmd.Path(__file__).resolve().parent.parent / "configs"

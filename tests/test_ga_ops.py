@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxqueens  # noqa: F401  (device setup first)
-from jaxqueens import checker
-from jaxqueens import ga_ops as O
+from jaxqueens.core import checker
+from jaxqueens.solvers import ga_ops as O
 
 SIZES = (3, 8, 20, 64)
 

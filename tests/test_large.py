@@ -6,8 +6,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxqueens import checker, large, large_solve
-from jaxqueens.cli import main
+from jaxqueens.core import checker
+
+from jaxqueens.solvers import large
+
+from jaxqueens.drivers import large as large_solve
+from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
 
 

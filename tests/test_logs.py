@@ -3,9 +3,9 @@
 import io
 import json
 
-from jaxqueens import logs
-from jaxqueens.cli import main
-from jaxqueens.progress import Progress
+from jaxqueens.io import logs
+from jaxqueens.cli.main import main
+from jaxqueens.io.progress import Progress
 
 
 def test_log_json_events(capsys):

@@ -1,4 +1,4 @@
-"""Tests of the min-conflicts kernel (jaxqueens.minconflicts) against plain NumPy references."""
+"""Tests of the min-conflicts kernel (jaxqueens.solvers.minconflicts) against plain NumPy references."""
 
 import itertools
 
@@ -9,8 +9,10 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxqueens import checker, mc_batch, rng
-from jaxqueens import minconflicts as mc
+from jaxqueens.core import checker, rng
+
+from jaxqueens.drivers import mc_batch
+from jaxqueens.solvers import minconflicts as mc
 
 
 # ----------------------------------------------------------------------------- references

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxqueens import render
+from jaxqueens.plots import render
 from jaxqueens.errors import QueensError
-from jaxqueens.render import MAX_ASCII_N, MAX_PNG_N, ascii_board, board_image, render_png
+from jaxqueens.plots.render import MAX_ASCII_N, MAX_PNG_N, ascii_board, board_image, render_png
 
 SOLUTION_4 = [1, 3, 0, 2]
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import jaxqueens
-from jaxqueens import driver, mc_batch
-from jaxqueens.cli import main
+from jaxqueens.drivers import chains as driver, mc_batch
+from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -40,7 +40,7 @@ def interrupt_after(monkeypatch, module, calls: int):
 
 def interrupt_on_update(monkeypatch, calls: int) -> None:
     """Make the ``calls``-th progress update raise KeyboardInterrupt (a Ctrl-C at a chunk end)."""
-    from jaxqueens import progress
+    from jaxqueens.io import progress
 
     real, seen = progress.Progress.update, []
 
@@ -69,12 +69,12 @@ def test_resume_equals_uninterrupted(tmp_path, monkeypatch):
 
 
 def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
-    from jaxqueens import lanes
+    from jaxqueens.parallel import chains
 
     argv = ["anneal", "--method", "ta", "-n", "8", "--chains", "64", "--steps", "500", "--batch", "8",
             "--quiet"]
     assert main(argv + ["--out", str(tmp_path / "whole")]) == 0
-    interrupt_after(monkeypatch, lanes, 3)
+    interrupt_after(monkeypatch, chains, 3)
     assert main(argv + ["--out", str(tmp_path / "run")]) == 130
     err = capsys.readouterr().err
     assert "--resume" in err and "16 finished chains" in err
@@ -91,7 +91,7 @@ def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
 
 KILL_WRITER = """
 import sys, numpy as np
-from jaxqueens import driver
+from jaxqueens.drivers import chains as driver
 rows = np.zeros((200_000, 16), np.int32)
 part = driver.ChunkResult(rows, np.ones(200_000, bool), np.arange(200_000), np.zeros(200_000))
 i = 0
@@ -129,7 +129,9 @@ DEVICE_RUN = """
 import hashlib, json, sys
 import numpy as np
 import jax, jaxqueens
-from jaxqueens import count, lanes, mc_batch, minconflicts
+from jaxqueens.drivers import count, mc_batch
+from jaxqueens.parallel import chains
+from jaxqueens.solvers import minconflicts
 out = {"devices": jax.local_device_count()}
 r = jaxqueens.solve(14, chains=40, seed=5, batch=8, max_steps=80)
 out["solve"] = hashlib.sha1(r.run.rows.tobytes() + r.run.steps.tobytes()).hexdigest()
@@ -166,7 +168,7 @@ def two_processes(argv: list[str]) -> tuple[list[int], str]:
     """Run ``jaxqueens ARGV`` as two processes on localhost (one CPU device each).
 
     Returns their exit codes and their stdout, stderr joined (for assertion messages)."""
-    cli = [sys.executable, "-m", "jaxqueens.cli"]
+    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     port = _free_port()
     procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
                                      "--process-id", str(i)] + argv,
@@ -191,7 +193,7 @@ quiet = true
 def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
     config = tmp_path / "exp.toml"
     config.write_text(CONFIG)
-    cli = [sys.executable, "-m", "jaxqueens.cli"]
+    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     run = ["run", str(config), "--out"]
     for name, devices in (("one", "1"), ("four", "4")):
         out = subprocess.run(cli + run + [str(tmp_path / name)], capture_output=True, text=True,
@@ -210,7 +212,7 @@ def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
 
 
 def test_ga_resume_equals_uninterrupted(tmp_path, monkeypatch):
-    from jaxqueens import ga
+    from jaxqueens.solvers import ga
 
     kwargs = dict(n=8, pop=30, generations=50, trials=4, seed=1, chunk=10)
     whole = ga.evolve(**kwargs)
@@ -227,7 +229,8 @@ def test_ga_resume_equals_uninterrupted(tmp_path, monkeypatch):
 
 
 def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
-    from jaxqueens import ga, progress
+    from jaxqueens.solvers import ga
+    from jaxqueens.io import progress
 
     monkeypatch.setattr(ga, "default_chunk", lambda *args: 10)  # several chunks in a small run
 
@@ -245,7 +248,7 @@ def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
 
 
 def test_estimate_resume_equals_uninterrupted(tmp_path, monkeypatch):
-    from jaxqueens import knuth
+    from jaxqueens.drivers import estimate as knuth
 
     kwargs = dict(probes=120_000, depth=3, seed=4, lanes=4096)
     whole = knuth.estimate(10, **kwargs)
@@ -265,7 +268,7 @@ def test_estimate_resume_equals_uninterrupted(tmp_path, monkeypatch):
 
 def test_estimate_on_two_processes_matches_one(tmp_path):
     argv = ["estimate", "-n", "10", "--probes", "100000", "--depth", "3", "--seed", "2", "--quiet"]
-    cli = [sys.executable, "-m", "jaxqueens.cli"]
+    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     env = {**ENV, "JAXQUEENS_CPU_DEVICES": "1"}
     one = subprocess.run(cli + argv + ["--out", str(tmp_path / "one")], capture_output=True, text=True,
                          env=env, timeout=300)
@@ -287,7 +290,7 @@ def test_count_on_two_processes(tmp_path):
 
 
 def test_evolve_on_two_processes_matches_one(tmp_path):
-    cli = [sys.executable, "-m", "jaxqueens.cli"]
+    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     argv = ["evolve", "-n", "8", "--pop", "40", "--generations", "60", "--trials", "5", "--seed", "3",
             "--quiet"]
     env = {**ENV, "JAXQUEENS_CPU_DEVICES": "1"}
@@ -306,7 +309,9 @@ def test_count_lockstep_shards_over_devices(monkeypatch):
     """The accelerator strategy (forced here on the CPU) splits prefixes over every device."""
     import jax
 
-    from jaxqueens import backend, count
+    from jaxqueens.parallel import devices as backend
+
+    from jaxqueens.drivers import count
 
     assert jax.local_device_count() >= 2
     monkeypatch.setattr(backend, "is_accelerator", lambda: True)
@@ -319,7 +324,7 @@ def test_count_lockstep_shards_over_devices(monkeypatch):
     ("ga", ["--batch", "4", "--pop", "30", "--generations", "40"]),
 ])
 def test_stats_interrupt_and_resume(tmp_path, monkeypatch, capsys, solver, extra):
-    from jaxqueens import ga
+    from jaxqueens.solvers import ga
 
     argv = ["stats", "-n", "6", "--solver", solver, "--chains", "24", "--seed", "2", "--quiet",
             "--no-plots", "--checkpoint-every", "0.000001"] + extra

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import jaxqueens
-from jaxqueens import boardio, checker
-from jaxqueens.cli import main
+from jaxqueens.io import boards as boardio
+from jaxqueens.core import checker
+from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import jaxqueens  # noqa: F401
-from jaxqueens import checker
-from jaxqueens import solstats as stats
+from jaxqueens.core import checker
+from jaxqueens.drivers import stats as stats
 from jaxqueens.errors import QueensError
 
 
@@ -88,7 +88,7 @@ def test_anneal_samples_are_verified_and_budget_by_chains():
 
 
 def test_ga_if_available():
-    pytest.importorskip("jaxqueens.ga")
+    pytest.importorskip("jaxqueens.solvers.ga")
     res = stats.stats(6, "ga", chains=8, pop=20, generations=200, seed=0)
     assert res.samples.chains == 8 and res.samples.step_unit == "generations"
     if len(res.samples.rows):

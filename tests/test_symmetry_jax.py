@@ -1,4 +1,4 @@
-"""Device-side symmetries: cross-checked against the NumPy module :mod:`jaxqueens.symmetry`."""
+"""Device-side symmetries: cross-checked against the NumPy module :mod:`jaxqueens.core.symmetry`."""
 
 import chex
 import jax
@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxqueens  # noqa: F401
-from jaxqueens import count, symmetry, symmetry_jax
-from jaxqueens.data import A000170, A002562
+from jaxqueens.drivers import count
+from jaxqueens.core import symmetry, symmetry_jax
+from jaxqueens.core.oeis import A000170, A002562
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_canonical_form_invariant_under_all_8_transforms(n):
 
 
 def test_images_are_solutions_and_class_sizes_count_distinct_images(sols8):
-    from jaxqueens import checker
+    from jaxqueens.core import checker
 
     images = np.asarray(symmetry_jax.transforms(sols8))
     checker.require_solutions(images.reshape(-1, 8), what="symmetric images", n=8)

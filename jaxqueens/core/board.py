@@ -1,0 +1,204 @@
+"""Board model and conflict kernels.
+
+A board is an integer array ``rows[..., n]``: ``rows[c]`` is the 0-based row of
+the queen in column ``c``. The *permutation* encoding keeps all rows distinct;
+the *combination* encoding lets rows repeat. Both share these kernels.
+
+Lines: n rows, 2n - 1 diagonals (index ``r + c``) and 2n - 1 anti-diagonals
+(index ``r - c + n - 1``). Two queens in different columns share at most one
+line, so the attacking-pair count ``sum_lines k (k - 1) / 2`` counts each
+attacking pair once. A queen's conflicts are the other queens on its three
+lines (blocking is ignored, as in min-conflicts).
+
+Every kernel is written for one board, vectorised over any leading batch shape
+with ``jnp.vectorize`` and jitted at the public entry. Counts come from O(n)
+scatter-adds; for n <= ``PAIRWISE_MAX_N`` a dense O(n^2) pairwise form is used
+instead, because ``scripts/bench_fitness.py`` measured it faster there (the
+scatter's fixed cost per board dominates tiny boards on XLA:CPU).
+
+Values must lie in ``0..n-1``: these kernels trust their input (a scatter drops
+out-of-range indices silently). ``is_solution`` alone checks the range; untrusted
+boards go through the independent checker (``jaxqueens.core.checker``) first.
+
+Integer widths: every count fits int32 except the attacking-pair total, which
+can reach n (n - 1) / 2 and so pass 2^31 for n > 65536. Without x64 the pair
+count saturates at ``PAIRS_SATURATED`` under tracing and raises OverflowError
+when called eagerly, never wraps; with ``jax_enable_x64`` it is exact int64.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+PAIRWISE_MAX_N = 32
+"""Largest n for which the dense pairwise form is used (measured crossover)."""
+
+INT32_SAFE_N = 65536
+"""For n up to this, n (n - 1) / 2 < 2^31: int32 pair counts cannot overflow."""
+
+PAIRS_SATURATED = np.iinfo(np.int32).max
+"""Pair count reported (int32 mode, traced) when the exact total may not fit."""
+
+
+class LineCounts(NamedTuple):
+    """Occupancy of every line of one board (leading batch dims allowed)."""
+
+    rows: jax.Array  # [..., n] int32: queens per row
+    diag: jax.Array  # [..., 2n-1] int32: queens per diagonal r + c
+    anti: jax.Array  # [..., 2n-1] int32: queens per anti-diagonal r - c + n - 1
+
+
+def _x64() -> bool:
+    return bool(jax.config.jax_enable_x64)
+
+
+def _pairs_dtype():
+    return jnp.int64 if _x64() else jnp.int32
+
+
+def _line_indices(rows: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Row, diagonal and anti-diagonal index of every queen: three [n] arrays."""
+    n = rows.shape[-1]
+    cols = jnp.arange(n, dtype=rows.dtype)
+    return rows, rows + cols, rows - cols + (n - 1)
+
+
+def _line_counts_one(rows: jax.Array) -> LineCounts:
+    n = rows.shape[-1]
+    r, d, a = _line_indices(rows)
+    add = lambda size, idx: jnp.zeros(size, jnp.int32).at[idx].add(1)  # noqa: E731
+    return LineCounts(add(n, r), add(2 * n - 1, d), add(2 * n - 1, a))
+
+
+def _attack_matrix(rows: jax.Array) -> jax.Array:
+    """[n, n] bool: queens i != j share a line (the dense pairwise form)."""
+    n = rows.shape[-1]
+    cols = jnp.arange(n, dtype=rows.dtype)
+    dr = rows[:, None] - rows[None, :]
+    dc = cols[:, None] - cols[None, :]
+    return ((dr == 0) | (dr == dc) | (dr == -dc)) & (dc != 0)
+
+
+def _pairs_from_counts(counts: LineCounts) -> jax.Array:
+    dtype = _pairs_dtype()
+    return sum(jnp.sum(k.astype(dtype) * (k.astype(dtype) - 1) // 2) for k in counts)
+
+
+def _attacking_pairs_one(rows: jax.Array) -> jax.Array:
+    n = rows.shape[-1]
+    if n <= PAIRWISE_MAX_N:
+        return jnp.sum(_attack_matrix(rows), dtype=_pairs_dtype()) // 2
+    counts = _line_counts_one(rows)
+    pairs = _pairs_from_counts(counts)
+    if n <= INT32_SAFE_N or _x64():
+        return pairs
+    # sum_l k(k-1)/2 <= (max_k - 1) * n / 2 per line type: a rigorous bound.
+    bound = sum((jnp.max(k).astype(jnp.float32) - 1.0) for k in counts) * (n / 2)
+    return jnp.where(bound < 0.99 * 2.0**31, pairs, PAIRS_SATURATED)
+
+
+def _queen_conflicts_one(rows: jax.Array) -> jax.Array:
+    n = rows.shape[-1]
+    if n <= PAIRWISE_MAX_N:
+        return jnp.sum(_attack_matrix(rows), axis=1, dtype=jnp.int32)
+    counts = _line_counts_one(rows)
+    r, d, a = _line_indices(rows)
+    return counts.rows[r] + counts.diag[d] + counts.anti[a] - 3
+
+
+def _n_attacks_one(rows: jax.Array) -> jax.Array:
+    n = rows.shape[-1]
+    if n <= PAIRWISE_MAX_N:
+        # A queen adds one attack per line type on which an earlier column's queen sits.
+        cols = jnp.arange(n, dtype=rows.dtype)
+        earlier = cols[None, :] < cols[:, None]
+        total = jnp.zeros((), jnp.int32)
+        for idx in _line_indices(rows):
+            total += jnp.sum(jnp.any((idx[:, None] == idx[None, :]) & earlier, axis=1), dtype=jnp.int32)
+        return total
+    counts = _line_counts_one(rows)
+    return 3 * n - sum(jnp.count_nonzero(k).astype(jnp.int32) for k in counts)
+
+
+def _is_solution_one(rows: jax.Array) -> jax.Array:
+    n = rows.shape[-1]
+    in_range = jnp.all((rows >= 0) & (rows < n))
+    if n <= PAIRWISE_MAX_N:
+        return in_range & ~jnp.any(_attack_matrix(rows))
+    counts = _line_counts_one(rows)
+    return in_range & (jnp.max(counts.rows) <= 1) & (jnp.max(counts.diag) <= 1) & (jnp.max(counts.anti) <= 1)
+
+
+_line_counts = jax.jit(jnp.vectorize(_line_counts_one, signature="(n)->(n),(m),(m)"))
+_attacking_pairs = jax.jit(jnp.vectorize(_attacking_pairs_one, signature="(n)->()"))
+queen_conflicts = jax.jit(jnp.vectorize(_queen_conflicts_one, signature="(n)->(n)"))
+n_attacks = jax.jit(jnp.vectorize(_n_attacks_one, signature="(n)->()"))
+is_solution = jax.jit(jnp.vectorize(_is_solution_one, signature="(n)->()"))
+
+queen_conflicts.__doc__ = """Per-queen conflicts: other queens on each queen's row and diagonals.
+
+Args:
+  rows: [..., n] int board(s), values in 0..n-1.
+
+Returns:
+  [..., n] int32.
+"""
+n_attacks.__doc__ = """NMOF's attack count: for rows, diagonals and anti-diagonals, queens minus lines occupied.
+
+Args:
+  rows: [..., n] int board(s), values in 0..n-1.
+
+Returns:
+  [...] int32; 0 exactly for solutions.
+"""
+is_solution.__doc__ = """True where the board has every value in range and no two queens on a line.
+
+Args:
+  rows: [..., n] int board(s).
+
+Returns:
+  [...] bool.
+"""
+
+
+def line_counts(rows) -> LineCounts:
+    """Queens per row, per diagonal (r + c) and per anti-diagonal (r - c + n - 1).
+
+    Args:
+      rows: [..., n] int board(s), values in 0..n-1.
+
+    Returns:
+      LineCounts of [..., n], [..., 2n-1] and [..., 2n-1] int32 arrays.
+    """
+    return LineCounts(*_line_counts(rows))
+
+
+def attacking_pairs(rows) -> jax.Array:
+    """Attacking pairs, sum over lines of k (k - 1) / 2: the min-conflicts objective.
+
+    Args:
+      rows: [..., n] int board(s), values in 0..n-1.
+
+    Returns:
+      [...] int32 (int64 under x64). Without x64 and for n > 65536 the result
+      saturates at ``PAIRS_SATURATED`` when traced, and an eager call raises
+      OverflowError instead of returning a value that may not fit.
+    """
+    pairs = _attacking_pairs(rows)
+    if isinstance(pairs, jax.core.Tracer) or jnp.shape(rows)[-1] <= INT32_SAFE_N or _x64():
+        return pairs
+    if np.any(np.asarray(pairs) == PAIRS_SATURATED):
+        raise OverflowError(
+            "attacking-pair count may exceed 2^31 - 1 for this board; "
+            "enable 64-bit integers (JAX_ENABLE_X64=1) for an exact count"
+        )
+    return pairs
+
+
+def conflicted_mask(rows) -> jax.Array:
+    """[..., n] bool: True for every queen attacked by at least one other queen."""
+    return queen_conflicts(rows) > 0

@@ -1,0 +1,126 @@
+"""The 8 symmetries of the square on device: board transforms, canonical forms, deduplication.
+
+The JAX twin of :mod:`jaxqueens.core.symmetry` (same images in the same order, :data:`NAMES`), for
+solution sets too large to move through host NumPy comfortably. A board is ``rows[..., n]``, a
+permutation (``rows[c]`` is the row of the queen in column c). The dihedral group D4 is generated
+by reversing the columns (``rows[::-1]``), reversing the rows (``n - 1 - rows``) and transposing
+(the inverse permutation, computed here by a one-hot match, O(n^2) per board and branch-free).
+
+- :func:`canonical`: the lexicographically smallest of the 8 images (one representative per
+  class), :func:`stabilizer_sizes` and :func:`class_sizes` (orbit-stabilizer: a class holds
+  ``8 / |stabilizer|`` solutions, so 1, 2, 4 or 8);
+- :func:`dedup`: distinct boards of a batch with their multiplicities, first occurrences and the
+  index of every board's distinct form, by one multi-key ``lax.sort`` over the columns (no host
+  round trip, no hashing). Deduplicating the canonical forms gives the fundamental classes.
+
+Shapes are static, so ``dedup`` returns ``[B, ...]`` arrays padded past ``num_unique``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jaxqueens.core.symmetry import NAMES
+
+__all__ = ["NAMES", "Dedup", "canonical", "class_sizes", "dedup", "inverse", "lex_less",
+           "stabilizer_sizes", "transforms"]
+
+
+def inverse(boards: jax.Array) -> jax.Array:
+    """Inverse permutations (the boards transposed): ``[..., n]`` -> ``[..., n]``."""
+    n = boards.shape[-1]
+    rows = jnp.arange(n, dtype=boards.dtype)
+    # inv[r] = the column c with boards[c] == r
+    hit = boards[..., :, None] == rows  # [..., c, r]
+    return jnp.argmax(hit, axis=-2).astype(boards.dtype)
+
+
+@jax.jit
+def transforms(boards: jax.Array) -> jax.Array:
+    """All 8 images of every board under D4, in the order of :data:`NAMES`.
+
+    Args:
+      boards: integer ``[..., n]`` permutations.
+
+    Returns:
+      ``[8, ..., n]`` of the same dtype (identity first).
+    """
+    boards = jnp.asarray(boards)
+    top = jnp.asarray(boards.shape[-1] - 1, boards.dtype)
+    inv = inverse(boards)
+    flip = lambda x: x[..., ::-1]  # noqa: E731  (reflect columns)
+    return jnp.stack([boards, flip(inv), top - flip(boards), top - inv, top - boards, flip(boards),
+                      inv, top - flip(inv)])
+
+
+def lex_less(a: jax.Array, b: jax.Array) -> jax.Array:
+    """Row-wise lexicographic ``a < b``: ``[...]`` bool from two ``[..., n]``."""
+    diff = a != b
+    first = jnp.argmax(diff, axis=-1)[..., None]
+    av = jnp.take_along_axis(a, first, axis=-1)[..., 0]
+    bv = jnp.take_along_axis(b, first, axis=-1)[..., 0]
+    return jnp.any(diff, axis=-1) & (av < bv)
+
+
+@jax.jit
+def canonical(boards: jax.Array) -> jax.Array:
+    """The lexicographically smallest of the 8 images of each board: ``[..., n]``."""
+    images = transforms(boards)
+    best = images[0]
+    for k in range(1, 8):
+        best = jnp.where(lex_less(images[k], best)[..., None], images[k], best)
+    return best
+
+
+@jax.jit
+def stabilizer_sizes(boards: jax.Array) -> jax.Array:
+    """How many of the 8 symmetries fix each board: int32 ``[...]`` in {1, 2, 4, 8}."""
+    images = transforms(boards)
+    return jnp.sum(jnp.all(images == images[0][None], axis=-1), axis=0).astype(jnp.int32)
+
+
+def class_sizes(boards: jax.Array) -> jax.Array:
+    """Size of each board's symmetry class (orbit): int32 ``[...]`` in {1, 2, 4, 8}."""
+    return 8 // stabilizer_sizes(boards)
+
+
+class Dedup(NamedTuple):
+    """Distinct rows of a batch ``[B, n]`` (padded to B; only the first ``num_unique`` are real)."""
+
+    unique: jax.Array  # [B, n] distinct rows in lexicographic order, then padding
+    counts: jax.Array  # [B] int32 multiplicity of each distinct row (0 past num_unique)
+    num_unique: jax.Array  # [] int32
+    inverse: jax.Array  # [B] int32 index into ``unique`` of each input row
+    first: jax.Array  # [B] bool: the row's first occurrence in batch order
+
+
+@jax.jit
+def dedup(boards: jax.Array) -> Dedup:
+    """Distinct boards with multiplicities, by a stable multi-key sort over the columns.
+
+    Args:
+      boards: integer ``[B, n]`` (any rows, not only permutations).
+
+    Returns:
+      :class:`Dedup`. ``unique[inverse[i]] == boards[i]`` for every i.
+    """
+    b, n = boards.shape
+    idx = jnp.arange(b, dtype=jnp.int32)
+    # Keys: the n columns in order, then the batch index (so equal rows keep batch order).
+    *cols, order = lax.sort(tuple(boards[:, c] for c in range(n)) + (idx,), num_keys=n + 1)
+    srt = jnp.stack(cols, axis=1)  # [B, n]
+    start = jnp.concatenate([jnp.ones(1, bool), jnp.any(srt[1:] != srt[:-1], axis=1)])
+    group = jnp.cumsum(start.astype(jnp.int32)) - 1  # [B] distinct index in sorted order
+    num = group[-1] + 1 if b else jnp.int32(0)
+    pos = jnp.nonzero(start, size=b, fill_value=b - 1)[0]
+    unique = srt[pos]
+    valid = idx < num
+    unique = jnp.where(valid[:, None], unique, 0)
+    counts = jnp.zeros(b, jnp.int32).at[group].add(1)
+    inv = jnp.zeros(b, jnp.int32).at[order].set(group)
+    first = jnp.zeros(b, bool).at[order].set(start)
+    return Dedup(unique, counts, num.astype(jnp.int32), inv, first)

@@ -1,0 +1,266 @@
+"""Chunked driver for chain solvers: run, verify, gather, stop at a budget, write outputs.
+
+A solver supplies ``run_chunk(offset, count)``: chains ``offset .. offset+count-1``
+(chain i seeded from ``fold_in(key, i)``), returning host arrays. The driver
+calls it chunk after chunk, reads results once per chunk, verifies every solved
+board with the independent checker before counting it, and stops at the budget.
+Chains past the one that met a chain or solution budget are dropped, so the
+output never depends on the chunk size. Ctrl-C keeps what finished.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import time
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from jaxqueens.core import checker
+
+from jaxqueens.io import checkpoint
+from jaxqueens.io.atomic import write_text
+from jaxqueens.errors import QueensError
+from jaxqueens.io.progress import Progress, SafePoints
+
+
+class ChunkResult(NamedTuple):
+    """What ``run_chunk`` returns for ``count`` chains (host arrays)."""
+
+    rows: np.ndarray  # [count, n] final boards
+    solved: np.ndarray  # [count] bool
+    steps: np.ndarray  # [count] steps over all attempts
+    restarts: np.ndarray  # [count]
+    best: np.ndarray | None = None  # [count] best objective, for solvers that have one
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """When to stop: the first of these that is met (at least one must be set)."""
+
+    chains: int | None = None  # this many chains solved
+    solutions: int | None = None  # this many distinct solutions found
+    seconds: float | None = None  # this much wall time spent
+    max_chains: int | None = None  # never run more chains than this
+
+    def __post_init__(self):
+        if all(v is None for v in (self.chains, self.solutions, self.seconds, self.max_chains)):
+            raise QueensError("no budget: give --chains, --solutions or --time")
+        for name in ("chains", "solutions", "max_chains"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise QueensError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+        if self.seconds is not None and not self.seconds > 0:
+            raise QueensError(f"--time must be positive, got {self.seconds}")
+
+
+@dataclasses.dataclass
+class ChainRun:
+    """Everything a run gathered, chain by chain (host arrays)."""
+
+    n: int
+    chain_id: np.ndarray  # [C] int64
+    rows: np.ndarray  # [C, n] final boards (solutions where solved)
+    solved: np.ndarray  # [C] bool
+    steps: np.ndarray  # [C] int64
+    restarts: np.ndarray  # [C] int64
+    wall_share: np.ndarray  # [C] float64 seconds: chunk time shared by steps
+    best: np.ndarray | None  # [C] best objective (local search), or None
+    wall_s: float  # kernel time, compilation excluded
+    compile_s: float
+    stopped_by: str  # "chains", "solutions", "time", "max_chains" or "interrupted"
+
+    @property
+    def solutions(self) -> np.ndarray:
+        """[S, n] verified boards of the solved chains, in chain order."""
+        return self.rows[self.solved]
+
+    def distinct(self) -> np.ndarray:
+        """[D, n] distinct solutions, sorted."""
+        sols = self.solutions
+        return np.unique(sols, axis=0) if len(sols) else sols
+
+
+def _cut(solved_cum: np.ndarray, target: int) -> int | None:
+    """Chains needed to reach ``target`` on a cumulative count, or None if not reached."""
+    hit = np.flatnonzero(solved_cum >= target)
+    return int(hit[0]) + 1 if hit.size else None
+
+
+CHECKPOINT = "checkpoint.npz"
+
+
+def _gather(res: ChunkResult) -> ChunkResult:
+    """Across processes: every process's chunk, in process order, on every process."""
+    import jax
+    from jax.experimental import multihost_utils
+
+    if jax.process_count() == 1:
+        return res
+    out = []
+    for a in res:
+        if a is None:
+            out.append(None)
+            continue
+        g = np.asarray(multihost_utils.process_allgather(np.asarray(a)))
+        out.append(g.reshape((-1,) + g.shape[2:]))
+    return ChunkResult(*out)
+
+
+def save_checkpoint(path: Path, parts: list[ChunkResult], shares: list[np.ndarray], offset: int,
+                    wall: float, fingerprint: dict) -> None:
+    """Finished chunks, atomically (a crash mid-write leaves the previous checkpoint whole)."""
+    arrays = {f: np.concatenate([getattr(p, f) for p in parts]) for f in ChunkResult._fields
+              if parts and getattr(parts[0], f) is not None}
+    checkpoint.save(path, fingerprint, **arrays, wall_share=np.concatenate(shares), offset=offset,
+                    wall=wall)
+
+
+def load_checkpoint(path: Path, fingerprint: dict) -> tuple[ChunkResult, np.ndarray, int, float]:
+    """(finished chains, their wall shares, next chain id, wall seconds) of a checkpoint."""
+    z = checkpoint.load(path, fingerprint)
+    res = ChunkResult(*(z.get(f) for f in ChunkResult._fields))
+    return res, z["wall_share"], int(z["offset"]), float(z["wall"])
+
+
+def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Budget, chunk: int,
+               what: str, compile_s: float = 0.0, quiet: bool | None = None,
+               checkpoint: Path | None = None, fingerprint: dict | None = None,
+               resume: bool = False, checkpoint_every: float = 30.0) -> ChainRun:
+    """Run chunks of ``chunk`` chains until ``budget`` is met; verify every solution.
+
+    Args:
+      run_chunk: ``(offset, count) -> ChunkResult`` for chains offset..offset+count-1.
+      n: board size.
+      budget: when to stop.
+      chunk: chains per call and process (fixed, so the kernel compiles once).
+      what: solver name for messages.
+      compile_s: compilation seconds, reported apart from run time.
+      quiet: suppress the progress line (default: quiet unless stderr is a terminal).
+      checkpoint: file for checkpoints of finished chunks (written every ``checkpoint_every``
+        seconds and on Ctrl-C); with ``resume``, the run continues from it.
+      fingerprint: the settings a checkpoint must match to be resumed.
+
+    With several processes (``jax.distributed``), process p runs the p-th chunk of each round
+    and all processes receive every chunk, so chain ids, stops and results are those of a
+    single-process run.
+    """
+    import jax
+
+    procs, me = jax.process_count(), jax.process_index()
+    fingerprint = {**(fingerprint or {}), "n": n, "chunk": chunk, "processes": procs}
+    parts: list[ChunkResult] = []
+    shares: list[np.ndarray] = []
+    seen: set[bytes] = set()
+    solved_total, wall, stopped_by, offset, keep = 0, 0.0, None, 0, 0
+    if resume and checkpoint is not None:
+        done, share, offset, wall = load_checkpoint(checkpoint, fingerprint)
+        parts, shares = [done], [share]
+        solved_total = int(done.solved.sum())
+        seen.update(r.tobytes() for r in done.rows[done.solved])
+    bar = Progress(budget.chains, "chains solved", quiet=quiet)
+    last_save = time.perf_counter()
+    safe = SafePoints().__enter__()
+    try:
+        while stopped_by is None:
+            safe.check()  # a Ctrl-C pressed during the last chunk stops here, state consistent
+            count = chunk if budget.max_chains is None or procs > 1 else min(chunk, budget.max_chains - offset)
+            t0 = time.perf_counter()
+            mine = run_chunk(offset + me * count, count)
+            res = _gather(ChunkResult(*(None if a is None else np.asarray(a) for a in mine)))
+            dt = time.perf_counter() - t0
+            wall += dt
+            count = len(res.solved)
+            checker.require_solutions(res.rows[res.solved], what=what, n=n)
+            steps = res.steps.astype(np.float64)
+            shares.append(dt * steps / steps.sum() if steps.sum() > 0 else np.full(count, dt / count))
+            parts.append(res)
+            offset += count
+            # Cumulative solved and distinct counts inside this chunk, to cut exactly.
+            solved_cum = solved_total + np.cumsum(res.solved)
+            distinct_cum = np.empty(count, np.int64)
+            for i in range(count):
+                if res.solved[i]:
+                    seen.add(res.rows[i].tobytes())
+                distinct_cum[i] = len(seen)
+            solved_total = int(solved_cum[-1])
+            cuts = {"chains": budget.chains and _cut(solved_cum, budget.chains),
+                    "solutions": budget.solutions and _cut(distinct_cum, budget.solutions)}
+            met = {k: v for k, v in cuts.items() if v}
+            if met:
+                stopped_by = min(met, key=met.get)
+                keep = offset - count + met[stopped_by]
+            elif budget.seconds is not None and wall >= budget.seconds:
+                stopped_by, keep = "time", offset
+            elif budget.max_chains is not None and offset >= budget.max_chains:
+                stopped_by, keep = "max_chains", budget.max_chains
+            elif checkpoint is not None and me == 0 and time.perf_counter() - last_save >= checkpoint_every:
+                save_checkpoint(checkpoint, parts, shares, offset, wall, fingerprint)
+                last_save = time.perf_counter()
+            bar.update(solved_total, f"{len(seen)} distinct")
+    except KeyboardInterrupt:
+        stopped_by, keep = "interrupted", sum(len(p.solved) for p in parts)
+        if checkpoint is not None and parts and me == 0:
+            save_checkpoint(checkpoint, parts, shares, keep, wall, fingerprint)
+    finally:
+        safe.__exit__(None, None, None)
+        bar.close()
+    cat = lambda field: (np.concatenate([getattr(p, field) for p in parts])[:keep]  # noqa: E731
+                         if parts else np.zeros((0, n) if field == "rows" else 0))
+    return ChainRun(
+        n=n, chain_id=np.arange(keep, dtype=np.int64), rows=cat("rows").reshape(-1, n).astype(np.int32),
+        solved=cat("solved").astype(bool), steps=cat("steps").astype(np.int64),
+        restarts=cat("restarts").astype(np.int64),
+        wall_share=(np.concatenate(shares)[:keep] if shares else np.zeros(0)),
+        best=cat("best").astype(np.int64) if parts and parts[0].best is not None else None,
+        wall_s=wall, compile_s=compile_s, stopped_by=stopped_by)
+
+
+def summarize(run: ChainRun, **extra) -> dict:
+    """The figures of ``summary.json``: success rate, step quantiles, throughput."""
+    solved_steps = run.steps[run.solved]
+    q = (lambda p: float(np.percentile(solved_steps, p))) if solved_steps.size else (lambda p: None)
+    chains = int(run.chain_id.size)
+    return {
+        "n": run.n,
+        "chains": chains,
+        "solved": int(run.solved.sum()),
+        "success_rate": float(run.solved.mean()) if chains else None,
+        "steps": {"mean": float(solved_steps.mean()) if solved_steps.size else None,
+                  "median": q(50), "p90": q(90), "p99": q(99),
+                  "max": int(solved_steps.max()) if solved_steps.size else None},
+        "restarts_mean": float(run.restarts.mean()) if chains else None,
+        "distinct_solutions": int(len(run.distinct())),
+        "wall_s": run.wall_s,
+        "compile_s": run.compile_s,
+        "solutions_per_s": float(run.solved.sum() / run.wall_s) if run.wall_s > 0 else None,
+        "stopped_by": run.stopped_by,
+        **extra,
+    }
+
+
+def write_outputs(run: ChainRun, out_dir: str | Path, summary: dict) -> list[Path]:
+    """Write ``solutions.npy``, ``runs.csv`` and ``summary.json`` atomically into ``out_dir``
+    (and remove a finished run's checkpoint)."""
+    from jaxqueens.io import boards as boardio
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    boardio.write_boards_npy(out / "solutions.npy", run.solutions)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    best = run.best if run.best is not None else [None] * len(run.chain_id)
+    w.writerow(["chain", "solved", "steps", "restarts", "wall_share_s"]
+               + (["best_objective"] if run.best is not None else []))
+    for row in zip(run.chain_id, run.solved, run.steps, run.restarts, run.wall_share, best):
+        w.writerow([int(row[0]), int(row[1]), int(row[2]), int(row[3]), f"{row[4]:.3e}"]
+                   + ([int(row[5])] if run.best is not None else []))
+    write_text(out / "runs.csv", buf.getvalue())
+    write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
+    if run.stopped_by != "interrupted":
+        (out / CHECKPOINT).unlink(missing_ok=True)
+    return [out / "solutions.npy", out / "runs.csv", out / "summary.json"]

@@ -1,0 +1,401 @@
+"""Board files: the classic text format, `.npy` batches and JSON lines.
+
+* Text (any suffix but those below): one integer per line, the row of the queen
+  in column 0, 1, 2, ...; n is the number of lines. Whitespace around a value
+  and blank lines at the end are allowed, nothing else.
+* `.npy`: an integer array `[B, n]` (or `[n]` for one board).
+* `.jsonl` / `.ndjson`: one object per line, `{"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}`;
+  other keys are kept by the writer's `extra` and ignored by the reader.
+
+Every reader raises `BoardFileError` with a one-line message naming the file,
+the line where it applies, and the fix. Every writer goes through
+`jaxqueens.io.atomic`, so a failed write leaves the target untouched.
+
+Text is parsed by a vectorised NumPy pass over the raw bytes (10^7 lines in a
+few seconds); anything that pass does not accept goes to a plain line-by-line
+scan, which either parses it or reports the first bad line.
+"""
+
+from __future__ import annotations
+
+import array
+import codecs
+import io
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jaxqueens.io.atomic import atomic_path, write_bytes
+from jaxqueens.errors import BoardFileError, QueensError
+
+# Bytes of memory needed per byte of file, by format. Text: the bytes, int64
+# values (4 per 2-byte line), the int32 result. npy: the bytes, the array, an
+# int32 copy (4x a uint8 array). JSON lines: Python lists of ints.
+MEMORY_PER_FILE_BYTE = {"text": 8, "npy": 6, "jsonl": 16}
+# Bytes of memory a reader may use; None asks the OS for the available memory.
+MEMORY_LIMIT: int | None = None
+_CHUNK = 1 << 22  # bytes per vectorised parsing chunk
+_INT = re.compile(r"[+-]?[0-9]+")
+_FORMAT_HINT = "each line must hold one integer: the row of the queen in that column"
+_JSON_HINT = 'each line must be one JSON object like {"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}'
+_BIG = 1 << 62  # stands in for values that do not fit in int64 (always out of range)
+# Byte classes for the fast text parser: 0 other, 1 space/tab/CR, 3 LF, 2 | digit << 4 for '0'..'9'.
+_BYTE_KIND = np.zeros(256, dtype=np.uint8)
+_BYTE_KIND[[32, 9, 13]] = 1
+_BYTE_KIND[10] = 3
+_BYTE_KIND[48:58] = 2 | (np.arange(10, dtype=np.uint8) << 4)
+
+
+def _available_memory() -> int | None:
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _show(text: str, limit: int = 40) -> str:
+    """Quote (the start of) a line for a one-line message."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _size(nbytes: float) -> str:
+    return f"{nbytes / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{nbytes:.0f} bytes"
+
+
+def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = None) -> bytes:
+    """Read a whole file, turning every OS problem into a `BoardFileError`.
+
+    Args:
+      path: The file.
+      kind: Key of `MEMORY_PER_FILE_BYTE`.
+      memory_limit: Bytes the reader may use; default `MEMORY_LIMIT`, else what the OS reports free.
+    """
+    name = os.fspath(path)
+    factor = MEMORY_PER_FILE_BYTE[kind]
+    try:
+        if os.path.isdir(name):
+            raise BoardFileError(f"{name}: is a directory, not a board file; pass the path of a file")
+        size = os.path.getsize(name)
+        limit = memory_limit if memory_limit is not None else MEMORY_LIMIT
+        limit = limit if limit is not None else _available_memory()
+        if limit is not None and size * factor > limit:
+            raise BoardFileError(
+                f"{name}: too large for memory: reading {_size(size)} needs about {_size(size * factor)} "
+                f"but only {_size(limit)} is available; free memory or use a machine with more"
+            )
+        with open(name, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise BoardFileError(f"{name}: no such file; check the path") from None
+    except PermissionError:
+        raise BoardFileError(f"{name}: permission denied; make the file readable (chmod u+r)") from None
+    except OSError as exc:
+        raise BoardFileError(f"{name}: cannot read ({exc.strerror or exc}); check the path") from None
+
+
+def _not_text(name: str, lineno: int, data: bytes) -> BoardFileError:
+    if data.startswith(b"\x93NUMPY"):
+        return BoardFileError(f"{name}: is a NumPy .npy file; give it a .npy suffix to read it as one")
+    return BoardFileError(f"{name}:{lineno}: not UTF-8 text (a binary file?); {_FORMAT_HINT}")
+
+
+def _parse_fast(data: bytes, end: int) -> np.ndarray | None:
+    """Parse `data[:end]` (no trailing whitespace) if every line is plain digits.
+
+    Returns:
+      int64 `[lines]` (value i from line i + 1), or None when some line needs
+      the careful scan: signs, other characters, blank lines, two numbers on a
+      line, or more than 18 digits.
+    """
+    parts, start = [], 0
+    while start < end:
+        stop = end if end - start <= _CHUNK else data.rfind(b"\n", start, start + _CHUNK)
+        if stop <= start:  # a blank line, or one line longer than a chunk
+            return None
+        kind = _BYTE_KIND[np.frombuffer(data, np.uint8, count=stop - start, offset=start)]
+        if not kind.all():  # a byte other than a digit, space, tab, CR or LF
+            return None
+        digit, newline = (kind & 15) == 2, np.flatnonzero(kind == 3)
+        edges = np.flatnonzero(digit[1:] != digit[:-1]) + 1  # starts and stops of digit runs, alternating
+        edges = np.concatenate([[0] if digit[0] else [], edges, [len(digit)] if digit[-1] else []]).astype(np.int64)
+        starts, stops = edges[0::2], edges[1::2]
+        # Exactly one digit run per line <=> each newline falls between consecutive runs.
+        if len(starts) != len(newline) + 1 or not (np.all(stops[:-1] <= newline) and np.all(newline < starts[1:])):
+            return None
+        length = stops - starts
+        if length.max() > 18:
+            return None
+        value = np.zeros(len(starts), dtype=np.int64)
+        for k in range(int(length.max())):
+            live = length > k
+            d = kind[np.where(live, starts + k, 0)].astype(np.int64) >> 4
+            value = np.where(live, value * 10 + d, value)
+        parts.append(value)
+        start = stop + 1
+    return np.concatenate(parts)
+
+
+def _parse_lines(name: str, data: bytes) -> tuple[np.ndarray, tuple[int, str] | None]:
+    """Line-by-line scan: parse every line or raise for the first bad one.
+
+    Returns:
+      int64 values (out-of-int64 ones replaced by +-`_BIG`) and `(index, text)`
+      of the first replaced value, if any.
+    """
+    values, huge, blank = array.array("q"), None, None
+    for lineno, raw in enumerate(io.BytesIO(data), start=1):
+        if b"\x00" in raw:
+            raise _not_text(name, lineno, data)
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            raise _not_text(name, lineno, data) from None
+        if not line:
+            blank = blank or lineno
+            continue
+        if blank is not None:
+            raise BoardFileError(
+                f"{name}:{blank}: blank line inside the board; delete it (only trailing blank lines are allowed)"
+            )
+        if not _INT.fullmatch(line):
+            raise BoardFileError(f"{name}:{lineno}: {_show(line)} is not an integer ({_FORMAT_HINT})")
+        value = int(line)
+        if abs(value) >= _BIG:
+            huge = huge or (len(values), line)
+            value = _BIG if value > 0 else -_BIG
+        values.append(value)
+    return np.frombuffer(values, dtype=np.int64), huge
+
+
+def read_board(path: str | os.PathLike, one_based: bool = False, *, memory_limit: int | None = None) -> np.ndarray:
+    """Read a text board file.
+
+    Args:
+      path: File with one integer per line: the row of the queen in column 0, 1, ...
+      one_based: Rows in the file count from 1 (1..n) instead of 0 (0..n-1).
+      memory_limit: Bytes the reader may use (default `MEMORY_LIMIT`, else the
+        memory the OS reports available); a larger file is refused before reading.
+
+    Returns:
+      int32 `[n]`, 0-based rows.
+
+    Raises:
+      BoardFileError: the file is missing, unreadable, too large, not text,
+        empty, or has a bad line (the message names the line).
+    """
+    name = os.fspath(path)
+    data = _read_all(name, "text", memory_limit)
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    end = len(data)
+    while end and data[end - 1 : end].isspace():
+        end -= 1
+    if not end:
+        what = "is empty" if not data else "has only blank lines"
+        raise BoardFileError(f"{name}: file {what}; a board file holds one integer per line (the queen's row)")
+    values, huge = _parse_fast(data, end), None
+    if values is None:
+        values, huge = _parse_lines(name, data)
+    n, low = len(values), int(one_based)
+    bad = np.flatnonzero((values < low) | (values > n - 1 + low))
+    if len(bad):
+        i = int(bad[0])
+        text = huge[1] if huge and huge[0] == i else str(values[i])
+        where = f"{name}:{i + 1}: row {text} out of range {low}..{n - 1 + low} (the file has {n} lines)"
+        if not one_based and values[i] == n:
+            raise BoardFileError(f"{where}; if the file counts rows from 1, pass --one-based")
+        if one_based and values[i] == 0:
+            raise BoardFileError(f"{where}; the file counts rows from 0, so drop --one-based")
+        raise BoardFileError(f"{where}; each line must hold the queen's row, {low} to {n - 1 + low}")
+    return (values - low).astype(np.int32)
+
+
+def _as_boards(boards: Any, what: str) -> np.ndarray:
+    """Validate boards for writing: integer `[B, n]` (or `[n]`), values in 0..n-1."""
+    arr = np.asarray(boards)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.integer):
+        raise QueensError(f"cannot write {what}: expected integer boards [B, n], got {arr.dtype} {arr.shape}")
+    n = arr.shape[1]
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        raise QueensError(f"cannot write {what}: rows must lie in 0..{n - 1}; pass 0-based rows")
+    return arr
+
+
+def write_board(path: str | os.PathLike, rows: Any, one_based: bool = False) -> None:
+    """Write one board `[n]` as text, one row per line (atomically).
+
+    Args:
+      path: Target file.
+      rows: int `[n]`, 0-based rows.
+      one_based: Write rows as 1..n.
+    """
+    arr = np.asarray(rows)
+    if arr.ndim != 1 or arr.size == 0:
+        raise QueensError(f"cannot write a board file: expected one board rows[n], got shape {arr.shape}")
+    arr = _as_boards(arr, "a board file")[0].astype(np.int64) + int(one_based)
+    write_bytes(path, ("\n".join(map(str, arr.tolist())) + "\n").encode())
+
+
+def read_boards_npy(path: str | os.PathLike) -> np.ndarray:
+    """Read boards from a `.npy` file.
+
+    Args:
+      path: `.npy` file holding an integer `[B, n]` array (or `[n]`: one board).
+
+    Returns:
+      int32 `[B, n]`.
+
+    Raises:
+      BoardFileError: unreadable file, not a plain `.npy` array, non-integer
+        dtype, wrong ndim, or rows outside 0..n-1.
+    """
+    name = os.fspath(path)
+    data = _read_all(name, "npy")
+    if data.startswith(b"PK\x03\x04"):
+        raise BoardFileError(f"{name}: is a .npz archive; save a single [B, n] array with numpy.save")
+    if not data.startswith(b"\x93NUMPY"):
+        raise BoardFileError(f"{name}: not a .npy file (no NumPy header); write boards with numpy.save")
+    try:
+        arr = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise BoardFileError(f"{name}: not a valid .npy array ({reason}); write boards with numpy.save") from None
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise BoardFileError(f"{name}: dtype {arr.dtype} is not an integer type; save boards with .astype(np.int32)")
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise BoardFileError(f"{name}: array of shape {arr.shape}; expected boards [B, n] (or one board [n]), n >= 1")
+    n = arr.shape[1]
+    bad = np.argwhere((arr < 0) | (arr >= n))
+    if len(bad):
+        b, c = (int(i) for i in bad[0])
+        raise BoardFileError(
+            f"{name}: board {b}, column {c}: row {arr[b, c]} out of range 0..{n - 1}; rows must be 0-based"
+        )
+    return arr.astype(np.int32)
+
+
+def write_boards_npy(path: str | os.PathLike, boards: Any, dtype: Any = np.int32) -> None:
+    """Write boards `[B, n]` (or one board `[n]`) to `.npy` atomically.
+
+    Args:
+      path: Target file.
+      boards: int `[B, n]`, 0-based rows.
+      dtype: Stored integer dtype; e.g. `np.uint8` for compact files when n <= 256.
+    """
+    arr = _as_boards(boards, "a .npy file")
+    dtype = np.dtype(dtype)
+    if not np.issubdtype(dtype, np.integer) or (arr.size and arr.max() > np.iinfo(dtype).max):
+        raise QueensError(f"cannot write {path}: dtype {dtype} cannot hold rows up to {arr.shape[1] - 1}")
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.save(f, arr.astype(dtype), allow_pickle=False)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def write_jsonl(
+    path: str | os.PathLike, boards: Any, extra: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None
+) -> None:
+    """Write boards as JSON lines, `{"n": ..., "rows": [...], **extra[i]}` per board (atomically).
+
+    Args:
+      path: Target file.
+      boards: int `[B, n]` (or one board `[n]`), 0-based rows.
+      extra: One dict per board merged into its line, or one dict for every line.
+    """
+    arr = _as_boards(boards, "a JSON lines file")
+    if extra is None or isinstance(extra, Mapping):
+        extra = [extra or {}] * len(arr)
+    if len(extra) != len(arr):
+        raise QueensError(f"cannot write {path}: {len(extra)} extra dicts for {len(arr)} boards")
+    n = arr.shape[1]
+    lines = []
+    for rows, more in zip(arr.tolist(), extra):
+        if "n" in more or "rows" in more:
+            raise QueensError(f"cannot write {path}: extra keys must not replace 'n' or 'rows'")
+        lines.append(json.dumps({"n": n, "rows": rows, **more}, default=_json_default) + "\n")
+    write_bytes(path, "".join(lines).encode())
+
+
+def read_jsonl(path: str | os.PathLike) -> np.ndarray:
+    """Read boards from a JSON lines file (blank lines are skipped).
+
+    Args:
+      path: File with one `{"n": ..., "rows": [...]}` object per line.
+
+    Returns:
+      int32 `[B, n]`; `[0, 0]` for a file without boards.
+
+    Raises:
+      BoardFileError: naming the line with bad JSON, a missing or malformed
+        "rows", an "n" that disagrees with the rows or with earlier lines, or
+        rows outside 0..n-1.
+    """
+    name = os.fspath(path)
+    data = _read_all(name, "jsonl")
+    boards: list[list[int]] = []
+    first = None  # (lineno, n) of the first board
+    for lineno, raw in enumerate(io.BytesIO(data), start=1):
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            raise _not_text(name, lineno, data) from None
+        if not line:
+            continue
+        where = f"{name}:{lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BoardFileError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); {_JSON_HINT}") from None
+        if not isinstance(obj, dict) or "rows" not in obj:
+            raise BoardFileError(f'{where}: no "rows" in {_show(line)}; {_JSON_HINT}')
+        rows = obj["rows"]
+        if not isinstance(rows, list) or not rows or not all(type(r) is int for r in rows):
+            raise BoardFileError(f'{where}: "rows" must be a non-empty list of integers; {_JSON_HINT}')
+        n = len(rows)
+        if "n" in obj and obj["n"] != n:
+            raise BoardFileError(f'{where}: "n" is {obj["n"]!r} but "rows" has {n} entries; make them agree')
+        if first is not None and first[1] != n:
+            raise BoardFileError(
+                f"{where}: board has n = {n} but line {first[0]} has n = {first[1]}; keep one board size per file"
+            )
+        first = first or (lineno, n)
+        for c, r in enumerate(rows):
+            if not 0 <= r < n:
+                raise BoardFileError(f"{where}: column {c}: row {r} out of range 0..{n - 1}; rows must be 0-based")
+        boards.append(rows)
+    if not boards:
+        return np.zeros((0, 0), dtype=np.int32)
+    return np.array(boards, dtype=np.int32)
+
+
+def load_boards(path: str | os.PathLike, one_based: bool = False) -> np.ndarray:
+    """Read boards from any supported file, choosing the format by suffix.
+
+    Args:
+      path: `.npy`, `.jsonl`/`.ndjson`, or anything else as a text board.
+      one_based: The text board counts rows from 1 (text files only).
+
+    Returns:
+      int32 `[B, n]` (`[1, n]` for a text board).
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix in (".npy", ".jsonl", ".ndjson"):
+        if one_based:
+            raise BoardFileError(f"{os.fspath(path)}: --one-based applies to text board files only; drop it")
+        return read_boards_npy(path) if suffix == ".npy" else read_jsonl(path)
+    return read_board(path, one_based)[None, :]

@@ -1,0 +1,64 @@
+"""Lockstep lanes with refill: the accelerator strategy for many independent searches.
+
+``lanes`` searches advance together (``vmap``) inside one ``while_loop``. A lane whose item is
+finished writes its result to the item's slot and takes the next item, so no lane idles while a
+slow item runs (under 1% idle lanes measured, ``shared/PERFORMANCE.md``). Chains
+(:mod:`jaxqueens.parallel.chains`) and count prefixes (:mod:`jaxqueens.solvers.count`) both run
+through :func:`lockstep`; on the CPU, one item per ``lax.map`` iteration
+(:func:`jaxqueens.parallel.shard.map_items`) is faster.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+def where_lanes(mask, new, old):
+    """Per-lane select between two ``[B, ...]`` pytrees."""
+    return jax.tree.map(lambda a, b: jnp.where(mask.reshape((-1,) + (1,) * (a.ndim - 1)), a, b),
+                        new, old)
+
+
+def lockstep(init_item: Callable[[jax.Array], Any], advance: Callable[[Any, jax.Array], Any],
+             finished: Callable[[Any], jax.Array], result: Callable[[Any], Any], num_items: int,
+             lanes: int):
+    """Run ``num_items`` searches on ``lanes`` lockstep lanes, refilling finished lanes.
+
+    Args:
+      init_item: item index ``[]`` int32 -> the state of one lane (vmapped here).
+      advance: ``(states [B], active [B] bool) -> states [B]``: one lockstep iteration of every
+        lane (already batched; ``active`` is False for lanes with no item left).
+      finished: ``states [B] -> [B] bool``: the lane's item is done.
+      result: ``states [B] -> pytree [B, ...]``: what a finished lane reports.
+      num_items: items, indexed ``0 .. num_items - 1``; ``lanes`` at most ``num_items``.
+
+    Returns:
+      The result pytree with a leading ``[num_items]`` axis, in item order.
+    """
+    vinit = jax.vmap(init_item)
+    first = jnp.arange(lanes, dtype=jnp.int32)
+    s0 = vinit(jnp.minimum(first, num_items - 1))
+    out = jax.tree.map(lambda x: jnp.zeros((num_items,) + x.shape[1:], x.dtype), result(s0))
+
+    def body(carry):
+        s, item, nxt, out = carry
+        active = item < num_items
+        s = advance(s, active)
+        done = finished(s) & active
+        dst = jnp.where(done, item, num_items)
+        out = jax.tree.map(lambda o, r: o.at[dst].set(r, mode="drop"), out, result(s))
+        rank = jnp.cumsum(done.astype(jnp.int32)) - 1
+        item = jnp.where(done, nxt + rank, item)
+        nxt = nxt + jnp.sum(done.astype(jnp.int32))
+        take = done & (item < num_items)
+        s = lax.cond(jnp.any(take),
+                     lambda s: where_lanes(take, vinit(jnp.minimum(item, num_items - 1)), s),
+                     lambda s: s, s)
+        return s, item, nxt, out
+
+    carry = (s0, first, jnp.int32(lanes), out)
+    return lax.while_loop(lambda c: jnp.any(c[1] < num_items), body, carry)[3]

@@ -1,0 +1,1 @@
+"""Figures with matplotlib (imported lazily): arrays in, PNG files out."""

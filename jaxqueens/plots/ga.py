@@ -1,0 +1,68 @@
+"""Figures for GA runs (host-only; matplotlib imported lazily, files written atomically).
+
+Same house pattern as :mod:`jaxqueens.plots.figures`: one ``Figure`` per file, no pyplot state.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from jaxqueens.plots.figures import _figure, _save
+
+MAX_TRIAL_LINES = 200
+"""Trials drawn as faint lines (evenly spaced subset beyond this); the median uses every trial."""
+
+
+def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Path:
+    """One quantity per generation: every trial a faint line, the median over trials bold.
+
+    Args:
+      values: ``[G+1, T]`` (generation 0 is the initial population).
+      path: PNG to write.
+      ylabel: y-axis label.
+      title: figure title.
+    """
+    values = np.asarray(values, dtype=float)
+    fig, ax = _figure()
+    gens = np.arange(values.shape[0])
+    shown = np.unique(np.linspace(0, values.shape[1] - 1, min(values.shape[1], MAX_TRIAL_LINES)).astype(int))
+    for t in shown:
+        ax.plot(gens, values[:, t], lw=0.6, alpha=0.25, color="tab:blue")
+    ax.plot(gens, np.median(values, axis=1), lw=2.0, color="tab:red", label=f"median of {values.shape[1]} trials")
+    ax.set_xlabel("generation")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right")
+    return _save(fig, path)
+
+
+def success_plot(curve: np.ndarray, path: Path, title: str) -> Path:
+    """Fraction of trials that have found a solution by generation g (``curve [G+1]``)."""
+    fig, ax = _figure()
+    ax.step(np.arange(len(curve)), curve, where="post", lw=1.8, color="tab:green")
+    ax.set_xlabel("generation")
+    ax.set_ylabel("fraction of trials solved")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def write_plots(result, out: Path, score: str = "attacking") -> list[Path]:
+    """best.png, avg.png, worst.png and success.png for an :class:`jaxqueens.solvers.ga.EvolveResult`."""
+    from jaxqueens.cli.evolve import scored
+
+    c = result.config
+    what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
+    label = ("non-attacking pairs" if score == "nonattacking" else
+             "attacking pairs (0 = solution)" if c.fitness == "pairs" else "excess queens on lines (0 = solution)")
+    files = []
+    for name, values in zip(("best", "avg", "worst"), scored(result, score)):
+        files.append(fitness_plot(values, Path(out) / f"{name}.png", f"{name} {label}", f"{name} fitness: {what}"))
+    files.append(success_plot(result.success_curve(), Path(out) / "success.png",
+                              f"trials solved: {what}, {result.best.shape[1]} trials"))
+    return files

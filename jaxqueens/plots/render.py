@@ -1,0 +1,134 @@
+"""Host-only pictures of a board: ASCII for the terminal, a PNG poster for large n.
+
+Both draw row 0 at the bottom, as on a chess board. The PNG colours every
+square as one block of pixels (light and dark squares, queens in black, queens
+attacked by another queen in red), so n = 1000 still shows every square.
+Matplotlib is imported only inside `render_png` and used through its
+object-oriented API with the Agg canvas: no pyplot, no global figure state.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from jaxqueens.core import checker
+from jaxqueens.io.atomic import write_bytes
+from jaxqueens.errors import QueensError
+
+MAX_ASCII_N = 64
+MAX_PNG_N = 1000
+LABEL_MAX_N = 26  # ascii_board labels rows and columns up to this n
+
+_LIGHT = (0.93, 0.85, 0.71)
+_DARK = (0.71, 0.53, 0.39)
+_QUEEN = (0.05, 0.05, 0.05)
+_ATTACKED = (0.85, 0.10, 0.10)
+
+
+def _board(rows: Any, limit: int, hint: str) -> np.ndarray:
+    """Validate one board for drawing: integer `[n]`, 1 <= n <= limit, values in 0..n-1."""
+    arr = np.asarray(rows)
+    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+        raise QueensError(f"cannot draw a board of shape {arr.shape} and dtype {arr.dtype}; pass one board rows[n]")
+    n = len(arr)
+    if n > limit:
+        raise QueensError(f"n = {n} is too large to draw here (at most {limit}); {hint}")
+    if arr.min() < 0 or arr.max() >= n:
+        raise QueensError(f"cannot draw the board: rows must lie in 0..{n - 1}; pass 0-based rows")
+    return arr.astype(np.int64)
+
+
+def ascii_board(rows: Any, labels: bool | None = None) -> str:
+    """Draw a board as text: `Q` for a queen, `.` for an empty square, row 0 at the bottom.
+
+    Args:
+      rows: int `[n]`, 0-based rows, n <= `MAX_ASCII_N`.
+      labels: Label rows (left) and columns (below, tens digit above units
+        digit when n > 10); default: when n <= `LABEL_MAX_N`.
+
+    Returns:
+      n (or more, with labels) lines joined by newlines, without a final newline.
+
+    Raises:
+      QueensError: for n > `MAX_ASCII_N` (render a PNG instead) or a malformed board.
+    """
+    arr = _board(rows, MAX_ASCII_N, "render it to a PNG with `jaxqueens render` instead")
+    n = len(arr)
+    labels = n <= LABEL_MAX_N if labels is None else labels
+    width = len(str(n - 1)) if labels else 0
+    lines = []
+    for r in range(n - 1, -1, -1):
+        cells = " ".join(np.where(arr == r, "Q", "."))
+        lines.append(f"{r:>{width}} {cells}" if labels else cells)
+    if labels:
+        cols = np.arange(n)
+        if n > 10:
+            tens = " ".join(str(c // 10) if c >= 10 else " " for c in cols)
+            lines.append(f"{'':>{width}} {tens}".rstrip())
+        lines.append(f"{'':>{width}} " + " ".join(str(c % 10) for c in cols))
+    return "\n".join(lines)
+
+
+def board_image(rows: Any) -> np.ndarray:
+    """Colour image of a board, row 0 first (draw it with `origin="lower"`).
+
+    Args:
+      rows: int `[n]`, 0-based rows, n <= `MAX_PNG_N`.
+
+    Returns:
+      float32 `[n, n, 3]` RGB in 0..1; `image[r, c]` is the square of row r, column c.
+    """
+    arr = _board(rows, MAX_PNG_N, "draw a smaller board")
+    n = len(arr)
+    r, c = np.indices((n, n))
+    image = np.where(((r + c) % 2 == 0)[..., None], _DARK, _LIGHT).astype(np.float32)
+    attacked = checker.queen_conflicts(arr) > 0
+    cols = np.arange(n)
+    image[arr, cols] = np.where(attacked[:, None], _ATTACKED, _QUEEN)
+    return image
+
+
+def render_png(rows: Any, path: str | os.PathLike, title: str | None = None) -> None:
+    """Write a PNG poster of a board (atomically).
+
+    Args:
+      rows: int `[n]`, 0-based rows, n <= `MAX_PNG_N`.
+      path: Target file.
+      title: First title line; the second always gives n and the attacking-pair count.
+
+    Raises:
+      QueensError: for n > `MAX_PNG_N` or a malformed board.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    arr = _board(rows, MAX_PNG_N, "draw a smaller board")
+    image = board_image(arr)
+    n = len(arr)
+    pairs = int(checker.attacking_pairs(arr))
+    verdict = "a solution" if pairs == 0 else f"{pairs} attacking pair{'s' * (pairs != 1)}"
+    text = f"n = {n}: {verdict}"
+    width, height = 8.0, 8.4  # inches
+    box = (0.1, 0.07, 0.85, 0.85 * width / height)  # a square board 6.8 inches wide, room for the title
+    dpi = max(100, math.ceil(2 * n / (box[2] * width)))  # at least 2 pixels per square
+    fig = Figure(figsize=(width, height), dpi=dpi)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes(box)
+    ax.imshow(image, origin="lower", interpolation="nearest")
+    if n <= 32:
+        ax.set_xticks(range(n))
+        ax.set_yticks(range(n))
+        ax.tick_params(length=0, labelsize=max(5, 10 - n // 8))
+        ax.set_xlabel("column")
+        ax.set_ylabel("row")
+    else:
+        ax.set_axis_off()
+    ax.set_title(f"{title}\n{text}" if title else text)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    write_bytes(path, buffer.getvalue())

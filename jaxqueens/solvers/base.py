@@ -1,0 +1,60 @@
+"""The contract every chain solver keeps: one chain, written for one board.
+
+A chain solver (min-conflicts, LS/TA/SA) subclasses :class:`ChainKernel`, a frozen dataclass
+holding its static ``config`` (hashable, so it can be a jit-static argument), and implements
+``init``, ``step``, ``finished``, ``result`` and ``solve_one``. Solvers with restarts also
+override ``retry`` and ``restart``; the defaults describe a chain that never restarts.
+:mod:`jaxqueens.parallel.chains` runs many chains of any such kernel, one per ``lax.map``
+iteration on a CPU and in lockstep lanes on an accelerator, with identical results.
+
+``data`` is a dynamic pytree shared by every chain of a run (a start board, a threshold
+schedule, or None), so changing it never recompiles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+
+@dataclasses.dataclass(frozen=True)
+class ChainKernel:
+    """One chain of a solver; subclasses add nothing but methods (``config`` is the state)."""
+
+    config: Any  # the solver's frozen static Config
+
+    @property
+    def unroll(self) -> int:
+        """Steps per lockstep iteration."""
+        return getattr(self.config, "unroll", 1)
+
+    def init(self, seed: jax.Array, data: Any) -> Any:
+        """The state of a fresh chain from its uint32 ``seed``."""
+        raise NotImplementedError
+
+    def step(self, s: Any, data: Any) -> Any:
+        """One step; a no-op once the attempt has stopped."""
+        raise NotImplementedError
+
+    def retry(self, s: Any) -> jax.Array:
+        """The attempt is over, unsolved, with restarts left (default: never)."""
+        return jnp.bool_(False)
+
+    def restart(self, s: Any, data: Any) -> Any:
+        """The next attempt of the same chain (default: unchanged)."""
+        return s
+
+    def finished(self, s: Any) -> jax.Array:
+        """The chain is done for good."""
+        raise NotImplementedError
+
+    def result(self, s: Any) -> Any:
+        """What the chain reports."""
+        raise NotImplementedError
+
+    def solve_one(self, seed: jax.Array, data: Any) -> Any:
+        """The whole chain in one ``while_loop`` (the CPU path)."""
+        raise NotImplementedError

@@ -1,0 +1,463 @@
+"""Genetic-algorithm operators for N-Queens, each written for ONE individual or ONE pair.
+
+Encodings (a genome is a board ``rows[n]``: ``rows[c]`` is the row of the queen in column c):
+
+- ``permutation``: all rows distinct; every permutation operator below returns a permutation.
+- ``combination``: rows may repeat; the fitness counts row conflicts too, so a genome with two
+  queens on a row is never a solution.
+
+Fitness is the number of attacking pairs (``jaxqueens.core.board``), minimised: 0 is a solution.
+
+Operators (callers ``vmap`` them over a population; see :mod:`jaxqueens.solvers.ga`):
+
+- selection: :func:`tournament` (best of k drawn with replacement, DEAP's ``selTournament``),
+  :func:`tournament_best_two` (the best two of k *distinct* individuals: the classic steady-state
+  GA), :func:`best_indices` / :func:`worst_indices` (truncation and elitism helpers).
+- permutation crossover: :func:`cx_cut` (classic one-cut "cut and fill"), :func:`cx_pmx`
+  (Goldberg & Lingle 1985), :func:`cx_ox1` (Davis 1985) and :func:`cx_cycle` (Oliver et al. 1987).
+- combination crossover: :func:`cx_one_point`, :func:`cx_uniform`.
+- mutation: :func:`mut_swap` (DEAP's ``mutShuffleIndexes`` for ``indpb > 0``, else one swap),
+  :func:`mut_inversion`, :func:`mut_scramble` (permutation); :func:`mut_reset` (combination:
+  DEAP's ``mutUniformInt`` for ``indpb > 0``, else one gene reset).
+
+Randomness: every operator takes ``seed``, a uint32 scalar, and draws from the counter-based hash
+of :mod:`jaxqueens.core.rng` (threefry costs far more per draw on XLA:CPU, ``PERFORMANCE.md``); derive a
+fresh seed per individual and generation (``jaxqueens.solvers.ga`` does), because the seed is consumed.
+
+Implementation notes: per-genome gathers and scatters go through :func:`take` and :func:`put`,
+whose batching rule flattens the batch into one 1-D gather/scatter with row offsets: XLA:CPU runs
+that 3-4x faster than the batched gather ``vmap`` emits (measured, n = 20). The only
+data-dependent loop is in :func:`mut_swap` (one iteration per swap, lowest gene first, as many as
+the most-mutated genome of a batch needs). PMX chains and the cycles of cycle crossover are
+followed by pointer doubling (``ceil(log2 n)`` gathers); "fill from the other parent in order"
+is a cumsum and a scatter. PMX is the textbook operator; DEAP's ``cxPartialyMatched`` swaps
+in place and can give other children when segment values chain (both give permutations).
+:func:`masked_apply` runs an operator only on the rows that need it (crossover with probability
+cxpb, ...), in compacted passes, exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jaxqueens.core.board import PAIRWISE_MAX_N, _attacking_pairs_one, _n_attacks_one
+from jaxqueens.core.rng import hash_bits
+
+I32 = jnp.int32
+_GATHER = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+_SCATTER = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                       scatter_dims_to_operand_dims=(0,))
+_IN_BOUNDS = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+
+
+def _offsets(axis_size: int, m: int, idx: jax.Array) -> jax.Array:
+    return (jnp.arange(axis_size, dtype=idx.dtype) * m).reshape((axis_size,) + (1,) * (idx.ndim - 1))
+
+
+@jax.custom_batching.custom_vmap
+def take(x: jax.Array, idx: jax.Array) -> jax.Array:
+    """``x[idx]`` for a 1-D ``x`` and int32 ``idx`` in ``0..len(x)-1`` (trusted, not clipped)."""
+    return lax.gather(x, idx[..., None], _GATHER, slice_sizes=(1,), mode=_IN_BOUNDS)
+
+
+@take.def_vmap
+def _take_vmap(axis_size, in_batched, x, idx):
+    x_b, i_b = in_batched
+    if not x_b:
+        return take(x, idx), i_b
+    if not i_b:
+        idx = jnp.broadcast_to(idx, (axis_size,) + idx.shape)
+    return take(x.reshape(-1), idx + _offsets(axis_size, x.shape[-1], idx)), True
+
+
+@jax.custom_batching.custom_vmap
+def put(x: jax.Array, idx: jax.Array, val: jax.Array) -> jax.Array:
+    """``x.at[idx].set(val)`` for 1-D ``x``; indices outside ``0..len(x)-1`` drop their value;
+    in-range indices must be distinct."""
+    return lax.scatter(x, idx[..., None], val.astype(x.dtype), _SCATTER, unique_indices=False,
+                       mode=lax.GatherScatterMode.FILL_OR_DROP)
+
+
+@put.def_vmap
+def _put_vmap(axis_size, in_batched, x, idx, val):
+    x_b, i_b, v_b = in_batched
+    x = x if x_b else jnp.broadcast_to(x, (axis_size,) + x.shape)
+    idx = idx if i_b else jnp.broadcast_to(idx, (axis_size,) + idx.shape)
+    val = val if v_b else jnp.broadcast_to(val, (axis_size,) + val.shape)
+    m = x.shape[-1]
+    flat = jnp.where((idx >= 0) & (idx < m), idx + _offsets(axis_size, m, idx), axis_size * m)
+    return put(x.reshape(-1), flat, val).reshape(x.shape), True
+
+
+def gene_dtype(n: int):
+    """Smallest signed integer dtype that holds rows 0..n-1 (storage only; ops compute in int32)."""
+    return jnp.int8 if n <= 127 else jnp.int16 if n <= 32767 else jnp.int32
+
+
+SHIFT_MAX_N = PAIRWISE_MAX_N
+"""Largest n whose fitness uses the shifted-slice pairwise form (measured 2x faster than
+``board``'s dense form at n = 20 on XLA:CPU; ``board``'s O(n) line counts win at n = 64)."""
+
+
+def excess(x: jax.Array) -> jax.Array:
+    """Queens beyond the first on each row, diagonal and anti-diagonal, ``sum(k - 1)``: DEAP's
+    N-Queens fitness (its example counts diagonals only; permutations have no row excess).
+    0 exactly for solutions, like :func:`fitness`. int32 scalar."""
+    return _n_attacks_one(x.astype(I32)).astype(I32)
+
+
+def fitness(x: jax.Array) -> jax.Array:
+    """Attacking pairs of one genome ``[n]`` (rows, diagonals, anti-diagonals): int32 scalar.
+
+    Small n: every pair once, as shift k compares ``x[k:]`` with ``x[:-k]`` (static slices, no
+    gathers, n (n - 1) / 2 pairs instead of the dense n^2); larger n: ``board``'s kernel.
+    """
+    x = x.astype(I32)
+    n = x.shape[-1]
+    if n > SHIFT_MAX_N:
+        return _attacking_pairs_one(x).astype(I32)
+    total = jnp.zeros((), I32)
+    for k in range(1, n):
+        d = x[k:] - x[:-k]
+        total += jnp.sum((d == 0) | (d == k) | (d == -k), dtype=I32)
+    return total
+
+
+# ----------------------------------------------------------------------------- random draws
+
+
+def bits(seed, salt: int, count: int) -> jax.Array:
+    """uint32 ``[count]`` from the hash stream of ``seed``; ``salt`` separates the uses in an op."""
+    return hash_bits(seed, salt, jnp.arange(count, dtype=jnp.uint32))
+
+
+def uniform(seed, salt: int, count: int) -> jax.Array:
+    """float32 ``[count]`` in [0, 1) (24-bit resolution)."""
+    return (bits(seed, salt, count) >> 8).astype(jnp.float32) * (1.0 / (1 << 24))
+
+
+def randint(seed, salt: int, count: int, high) -> jax.Array:
+    """int32 ``[count]`` in [0, high) (modulo bias <= high / 2^32)."""
+    return (bits(seed, salt, count) % jnp.asarray(high).astype(jnp.uint32)).astype(I32)
+
+
+def two_cuts(seed, salt: int, n: int) -> tuple[jax.Array, jax.Array]:
+    """Cut points ``0 <= lo < hi <= n`` drawn as DEAP's ``cxPartialyMatched`` does."""
+    r = randint(seed, salt, 2, jnp.array([n, n - 1], jnp.uint32))
+    a, b = r[0], r[1]
+    b = jnp.where(b >= a, b + 1, b)
+    return jnp.minimum(a, b), jnp.maximum(a, b)
+
+
+def inverse(perm: jax.Array) -> jax.Array:
+    """Inverse permutation: ``inverse(p)[p[i]] == i``."""
+    n = perm.shape[-1]
+    return put(jnp.zeros(n, I32), perm.astype(I32), jnp.arange(n, dtype=I32))
+
+
+def random_permutation(seed, n: int) -> jax.Array:
+    """A uniformly random permutation of 0..n-1 (Fisher-Yates: n - 1 swaps, O(1) work each;
+    a batched argsort of random keys was 10x slower for 10^6 genomes of n = 64 on XLA:CPU)."""
+    r = bits(seed, 0, n)
+
+    def swap(k, x):
+        i = n - 1 - k
+        j = (take(r, i) % (i + 1).astype(jnp.uint32)).astype(I32)
+        ij = jnp.stack([i, j])
+        return put(x, ij, take(x, ij[::-1]))
+
+    return lax.fori_loop(0, n - 1, swap, jnp.arange(n, dtype=I32))
+
+
+# ----------------------------------------------------------------------------- selection
+
+
+def tournament(seed, fit: jax.Array, k: int) -> jax.Array:
+    """Index of the best (lowest fitness) of ``k`` individuals drawn with replacement.
+
+    DEAP's ``selTournament`` for one slot: ties go to the first aspirant drawn.
+    """
+    idx = randint(seed, 11, k, fit.shape[0])
+    return idx[jnp.argmin(take(fit, idx))]
+
+
+def distinct_indices(seed, size: int, k: int) -> jax.Array:
+    """``k`` distinct indices of ``range(size)`` (Floyd's algorithm, k unrolled steps)."""
+    r = bits(seed, 12, k)
+    chosen = []
+    for t, j in enumerate(range(size - k, size)):
+        c = (r[t] % jnp.uint32(j + 1)).astype(I32)
+        if chosen:
+            c = jnp.where(jnp.any(jnp.stack(chosen) == c), j, c)
+        chosen.append(c)
+    return jnp.stack(chosen)
+
+
+def tournament_best_two(seed, fit: jax.Array, k: int) -> jax.Array:
+    """Indices ``[2]`` of the two best of ``k`` distinct random individuals (needs k >= 2)."""
+    idx = distinct_indices(seed, fit.shape[0], k)
+    _, order = lax.top_k(-take(fit, idx).astype(jnp.float32), 2)
+    return idx[order]
+
+
+def best_indices(fit: jax.Array, m: int) -> jax.Array:
+    """Indices ``[m]`` of the ``m`` lowest fitness values (ties: lower index first)."""
+    if m == 1:
+        return jnp.argmin(fit)[None].astype(I32)
+    return lax.top_k(-fit.astype(jnp.float32), m)[1]
+
+
+def worst_indices(fit: jax.Array, m: int) -> jax.Array:
+    """Indices ``[m]`` of the ``m`` highest fitness values (ties: lower index first)."""
+    if m == 1:
+        return jnp.argmax(fit)[None].astype(I32)
+    return lax.top_k(fit.astype(jnp.float32), m)[1]
+
+
+# ----------------------------------------------------------------------------- permutation crossover
+
+
+def keep_fill(a: jax.Array, b: jax.Array, lo, hi) -> jax.Array:
+    """Child keeping ``a[lo:hi]``; the other positions, from ``hi`` on (wrapping), get ``b``'s
+    genes in ``b``'s order from position ``hi`` on (wrapping), skipping those already kept."""
+    n = a.shape[-1]
+    ar = jnp.arange(n, dtype=I32)
+    rot = (ar + hi) % n  # rotated coordinates: the kept segment is the last hi - lo slots
+    a_r, b_r = take(a, rot), take(b, rot)
+    p = take(inverse(a), b_r.astype(I32))
+    keep = (p < lo) | (p >= hi)  # b's gene not in the kept segment of a
+    rank = jnp.cumsum(keep.astype(I32)) - 1
+    child_r = put(a_r, jnp.where(keep, rank, n), b_r)
+    return take(child_r, (ar - hi) % n)
+
+
+def cx_cut(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Classic one-cut "cut and fill": child 1 keeps ``a[:cut]`` and fills the rest with ``b``'s
+    genes in ``b``'s order from the cut on, wrapping around, skipping genes already present;
+    child 2 likewise with the parents' roles swapped. ``cut`` is uniform in 1..n-1."""
+    n = a.shape[-1]
+    cut = 1 + randint(seed, 21, 1, max(n - 1, 1))[0]
+    return keep_fill(a, b, 0, cut), keep_fill(b, a, 0, cut)
+
+
+def cx_ox1(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Order crossover OX1: keep ``a[lo:hi]``, fill from ``b`` in order starting after ``hi``."""
+    lo, hi = two_cuts(seed, 22, a.shape[-1])
+    return keep_fill(a, b, lo, hi), keep_fill(b, a, lo, hi)
+
+
+def _doublings(n: int) -> int:
+    return max(1, math.ceil(math.log2(max(n, 2))))
+
+
+def cx_pmx(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Partially matched crossover (PMX) with DEAP's cut points (segment ``[lo, hi)``).
+
+    Child 1 takes ``b``'s segment; outside it, ``a``'s gene, mapped through the correspondence
+    ``b[j] -> a[j]`` (j in the segment) until it leaves ``b``'s segment; child 2 likewise the
+    other way. Those correspondences form paths from a value of ``b[seg] - a[seg]`` to one of
+    ``a[seg] - b[seg]``: child 1 maps starts to ends (pointer doubling), child 2 ends to starts
+    (one scatter of the same paths).
+    """
+    lo, hi = two_cuts(seed, 23, a.shape[-1])
+    return pmx_at(a, b, lo, hi)
+
+
+def pmx_at(a: jax.Array, b: jax.Array, lo, hi) -> tuple[jax.Array, jax.Array]:
+    """PMX children of ``a`` and ``b`` for the segment ``[lo, hi)``."""
+    n = a.shape[-1]
+    ar = jnp.arange(n, dtype=I32)
+    seg = (ar >= lo) & (ar < hi)
+    ai, bi = a.astype(I32), b.astype(I32)
+    pos_b = inverse(bi)
+    in_b_seg = take(seg, pos_b)  # [v]: value v lies in b's segment
+    end = jnp.where(in_b_seg, take(ai, pos_b), ar)  # one step along the correspondence
+    for _ in range(_doublings(n)):
+        end = take(end, end)
+    in_a_seg = put(jnp.zeros(n, bool), jnp.where(seg, ai, n), jnp.ones(n, bool))
+    start = put(ar, jnp.where(in_b_seg & ~in_a_seg, end, n), ar)  # end of a path -> its start
+    c1 = jnp.where(seg, bi, take(end, ai))
+    c2 = jnp.where(seg, ai, take(start, bi))
+    return c1.astype(a.dtype), c2.astype(b.dtype)
+
+
+def cx_cycle(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Cycle crossover: cycles of positions, taken alternately from ``a`` and ``b`` (the cycle
+    through position 0 from ``a``) for child 1, the other way round for child 2. Deterministic."""
+    del seed
+    n = a.shape[-1]
+    ar = jnp.arange(n, dtype=I32)
+    step = take(inverse(a), b.astype(I32))  # position i -> position of b[i] in a
+    lead = ar
+    for _ in range(_doublings(n)):
+        lead = jnp.minimum(lead, take(lead, step))
+        step = take(step, step)
+    order = jnp.cumsum((lead == ar).astype(I32)) - 1  # rank of each cycle by its first position
+    from_a = take(order, lead) % 2 == 0
+    return jnp.where(from_a, a, b), jnp.where(from_a, b, a)
+
+
+# ----------------------------------------------------------------------------- combination crossover
+
+
+def cx_one_point(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """One-point crossover: swap the tails after a cut uniform in 1..n-1."""
+    n = a.shape[-1]
+    cut = 1 + randint(seed, 24, 1, max(n - 1, 1))[0]
+    head = jnp.arange(n, dtype=I32) < cut
+    return jnp.where(head, a, b), jnp.where(head, b, a)
+
+
+def cx_uniform(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Uniform crossover: each gene swapped between the children with probability 1/2."""
+    swap = uniform(seed, 25, a.shape[-1]) < 0.5
+    return jnp.where(swap, b, a), jnp.where(swap, a, b)
+
+
+# ----------------------------------------------------------------------------- mutation
+
+
+def _coins(seed, n: int, indpb) -> jax.Array:
+    """Genes to mutate: each with probability ``indpb``; exactly one (uniform) if ``indpb <= 0``."""
+    per_gene = uniform(seed, 31, n) < indpb
+    one = jnp.arange(n, dtype=I32) == randint(seed, 32, 1, n)[0]
+    return jnp.where(indpb > 0, per_gene, one)
+
+
+def _pack(mask: jax.Array) -> jax.Array:
+    """bool ``[n]`` -> uint32 words ``[ceil(n / 32)]``, gene k at bit k % 32 of word k // 32."""
+    n = mask.shape[-1]
+    w = -(-n // 32)
+    m = jnp.pad(mask, (0, 32 * w - n)).reshape(w, 32).astype(jnp.uint32)
+    return jnp.sum(m << jnp.arange(32, dtype=jnp.uint32), axis=1, dtype=jnp.uint32)
+
+
+def _first_bit(words: jax.Array) -> jax.Array:
+    """Index of the lowest set bit of packed words; 0 when none is set."""
+    if words.shape[0] == 1:
+        word, x = I32(0), words[0]
+    else:
+        word = jnp.argmax(words != 0).astype(I32)
+        x = take(words, word)
+    low = 31 - lax.clz(x & (~x + jnp.uint32(1))).astype(I32)
+    return word * 32 + jnp.maximum(low, 0)
+
+
+def mut_swap(seed, x: jax.Array, indpb) -> jax.Array:
+    """Swap mutation. ``indpb > 0``: DEAP's ``mutShuffleIndexes`` (for each gene i in order, with
+    probability indpb, swap it with a uniform other position); ``indpb <= 0``: one such swap.
+
+    The genes to swap are packed in a bit mask and visited lowest first (count-trailing-zeros),
+    so the loop runs once per swap: as many iterations as the most-mutated genome of a batch.
+    """
+    n = x.shape[-1]
+    ar = jnp.arange(n, dtype=I32)
+    other = randint(seed, 33, n, max(n - 1, 1))
+    other = jnp.where(other >= ar, other + 1, other)  # partner of gene i: uniform over j != i
+
+    def body(carry):
+        words, y = carry
+        i = _first_bit(words)
+        ij = jnp.stack([i, take(other, i)])
+        if n <= 32:  # one word: clear its lowest set bit
+            words = words & (words - jnp.uint32(1))
+        else:
+            bit = jnp.uint32(1) << (i % 32).astype(jnp.uint32)
+            words = put(words, (i // 32)[None], (take(words, i // 32) & ~bit)[None])
+        return words, put(y, ij, take(y, ij[::-1]))
+
+    words = _pack(_coins(seed, n, indpb))
+    return lax.while_loop(lambda c: jnp.any(c[0] != 0), body, (words, x))[1]
+
+
+def mut_inversion(seed, x: jax.Array, indpb=None) -> jax.Array:
+    """Inversion: reverse a random segment ``[lo, hi)`` (DEAP-style cut points; ``indpb`` unused)."""
+    del indpb
+    n = x.shape[-1]
+    lo, hi = two_cuts(seed, 34, n)
+    ar = jnp.arange(n, dtype=I32)
+    src = jnp.where((ar >= lo) & (ar < hi), lo + hi - 1 - ar, ar)
+    return take(x, src)
+
+
+def mut_scramble(seed, x: jax.Array, indpb=None) -> jax.Array:
+    """Scramble: shuffle a random segment ``[lo, hi)`` (``indpb`` unused)."""
+    del indpb
+    n = x.shape[-1]
+    lo, hi = two_cuts(seed, 35, n)
+    ar = jnp.arange(n, dtype=I32)
+    inside = (ar >= lo) & (ar < hi)
+    # Sort key: position outside the segment, lo plus a random fraction inside it.
+    key = jnp.where(inside, lo * 65536 + (bits(seed, 36, n) >> 16).astype(I32), ar * 65536)
+    return take(x, jnp.argsort(key).astype(I32))
+
+
+def mut_reset(seed, x: jax.Array, indpb) -> jax.Array:
+    """Random reset. ``indpb > 0``: each gene replaced by a uniform row with probability indpb
+    (DEAP's ``mutUniformInt``); ``indpb <= 0``: exactly one gene reset."""
+    n = x.shape[-1]
+    return jnp.where(_coins(seed, n, indpb), randint(seed, 37, n, n).astype(x.dtype), x)
+
+
+# ----------------------------------------------------------------------------- batches
+
+
+def capacity(batch: int, cap32: int) -> int:
+    """Rows per compacted pass for an expected fraction ``cap32 / 32`` of ``batch`` (+6 sigma)."""
+    q = min(max(cap32, 0), 32) / 32
+    return min(batch, max(1, math.ceil(batch * q + 6 * math.sqrt(batch * q * (1 - q)) + 8)))
+
+
+def masked_apply(fn, mask: jax.Array, args: tuple, defaults, cap32: int):
+    """``where(mask, fn(*args), defaults)`` row-wise, computing ``fn`` only on the masked rows.
+
+    The rows with ``mask`` set are gathered into passes of :func:`capacity` rows (``cap32``: the
+    expected fraction of set rows in 32nds), ``fn`` (batched over rows) runs on each pass and
+    the results are scattered back; further passes run only while masked rows remain, so the
+    result is exact for any mask. DEAP's rates (cxpb 0.5, mutpb 0.2) leave most rows unchanged:
+    this skips their work. ``cap32 >= 32`` is the plain ``where``.
+
+    Args:
+      fn: ``[k, ...]`` rows of every arg -> a pytree of ``[k, ...]`` like ``defaults``.
+      mask: ``[B]`` bool.
+      args: arrays ``[B, ...]``.
+      defaults: pytree of ``[B, ...]``: the rows left where ``mask`` is False.
+      cap32: expected fraction of masked rows, in 32nds.
+    """
+    b = mask.shape[0]
+    cap = capacity(b, cap32)
+    if cap >= b:
+        out = fn(*args)
+        return jax.tree.map(lambda o, d: jnp.where(mask.reshape((b,) + (1,) * (d.ndim - 1)), o, d),
+                            out, defaults)
+
+    def one_pass(carry):
+        todo, out = carry
+        idx = jnp.nonzero(todo, size=cap, fill_value=b)[0]
+        safe = jnp.minimum(idx, b - 1)
+        res = fn(*(x[safe] for x in args))
+        out = jax.tree.map(lambda d, r: d.at[idx].set(r, mode="drop"), out, res)
+        return todo.at[idx].set(False, mode="drop"), out
+
+    return lax.while_loop(lambda c: jnp.any(c[0]), one_pass, (mask, defaults))[1]
+
+
+Crossover = Callable[[jax.Array, jax.Array, jax.Array], tuple[jax.Array, jax.Array]]
+Mutation = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
+
+CROSSOVERS: dict[str, dict[str, Crossover]] = {
+    "permutation": {"cut": cx_cut, "pmx": cx_pmx, "ox1": cx_ox1, "cycle": cx_cycle},
+    "combination": {"one_point": cx_one_point, "uniform": cx_uniform},
+}
+MUTATIONS: dict[str, dict[str, Mutation]] = {
+    "permutation": {"swap": mut_swap, "inversion": mut_inversion, "scramble": mut_scramble},
+    "combination": {"reset": mut_reset},
+}
+FITNESS = {"pairs": fitness, "excess": excess}
+DEFAULT_CROSSOVER = {"permutation": "cut", "combination": "one_point"}
+DEFAULT_MUTATION = {"permutation": "swap", "combination": "reset"}

@@ -1,0 +1,471 @@
+"""Min-conflicts local search for N-Queens (Minton et al. 1992), one chain per kernel.
+
+A chain holds a board ``rows[n]`` (``rows[c]`` = row of the queen in column ``c``) and the
+line-occupancy counts packed in one int32 array ``counts[5n - 2]``::
+
+    [0, n)           rows           r
+    [n, 3n - 1)      diagonals      r + c
+    [3n - 1, 5n - 2) anti-diagonals r - c + n - 1
+
+One step picks a conflicted queen uniformly at random, scores every row of its column from the
+counts (queen lifted; both diagonal windows are contiguous slices), and moves it to a
+minimum-conflict row with uniform random tie-breaking (staying is allowed). An attempt ends when no
+queen is conflicted (solved) or after ``max_steps`` steps; the chain then restarts from a fresh
+board, continuing its random stream, until solved or ``max_restarts`` restarts are spent.
+
+Initial boards (``Config.init``): ``random`` (independent rows), ``permutation``, ``greedy``
+(column by column on a least-conflicted row, empty rows preferred) and ``qs4`` (Sosic & Gu 1994,
+"Efficient local search with conflict minimization", QS4 initialisation). Optional tabu
+(``Config.tabu``): during a plateau a queen may not return to a square it left during that plateau.
+
+Randomness: chain ``i`` of a batch takes its 32-bit seed from ``jax.random.fold_in(key, i)``, so its
+result does not depend on batch size, chunking or devices; inside the loop a counter-based integer
+hash (lowbias32) of (seed, counter, lane) replaces threefry, which costs 25x more per step on CPU.
+
+This module is the kernel for one chain; :mod:`jaxqueens.drivers.mc_batch` batches it (one chain per
+``lax.map`` iteration over host devices on CPU, lockstep ``vmap`` with lane recycling elsewhere).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jaxqueens.core import inplace
+from jaxqueens.solvers.base import ChainKernel
+from jaxqueens.core.rng import GOLD as _GOLD
+from jaxqueens.core.rng import U32 as _U32
+from jaxqueens.core.rng import hash_bits, hash_randint, mix32
+
+INITS = ("random", "permutation", "greedy", "qs4")
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Static configuration: everything here fixes shapes or code paths (hashable, jit-static).
+
+    Attributes:
+        n: board size.
+        max_steps: steps per attempt before a restart.
+        init: one of ``INITS``.
+        tabu: tabu tenure (squares remembered during a plateau); 0 disables tabu at no cost.
+        qs4_tries: QS4 attempts per column before keeping a conflicted row.
+        max_restarts: restarts before a chain gives up and reports unsolved.
+        unroll: min-conflicts steps per iteration of the inner ``while_loop``.
+        pick_tries: random columns probed for a conflicted queen before an O(n) scan (0: always
+            scan; -1: 0 for n <= 12, else 16, the measured best on CPU).
+    """
+
+    n: int
+    max_steps: int = 4000
+    init: str = "permutation"
+    tabu: int = 0
+    qs4_tries: int = 100
+    max_restarts: int = 1_000_000
+    unroll: int = 1
+    pick_tries: int = -1
+
+    def __post_init__(self):
+        if self.n < 4 or self.n > 46340:
+            raise ValueError(f"n must lie in [4, 46340], got {self.n}")
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
+        if self.max_steps < 1 or self.tabu < 0 or self.qs4_tries < 1 or self.max_restarts < 0:
+            raise ValueError("max_steps, qs4_tries >= 1 and tabu, max_restarts >= 0 required")
+        if self.unroll < 1:
+            raise ValueError("unroll must be >= 1")
+
+
+class State(NamedTuple):
+    """One chain (add a leading [B] axis when batched)."""
+
+    rows: jax.Array  # [n] int32, rows[c] = row of the queen in column c
+    counts: jax.Array  # [5n-2] int32, queens per row | diagonal | anti-diagonal
+    seed: jax.Array  # [] uint32, the chain's hash seed
+    ctr: jax.Array  # [] uint32, hash counter (one per random event)
+    steps: jax.Array  # [] int32, steps in the current attempt
+    total_steps: jax.Array  # [] int32, steps over all attempts
+    restarts: jax.Array  # [] int32
+    solved: jax.Array  # [] bool, no conflicted queen
+    stop: jax.Array  # [] bool, current attempt finished (solved or out of steps)
+    tabu: jax.Array  # [T] int32, squares c*n+r left during the plateau (-1 empty)
+    tabu_ptr: jax.Array  # [] int32, ring-buffer write position
+
+
+class Result(NamedTuple):
+    """Per-chain outcome ([C] leading axis when batched)."""
+
+    rows: jax.Array  # [n] int32, final board
+    solved: jax.Array  # [] bool
+    steps: jax.Array  # [] int32, total steps over all attempts
+    restarts: jax.Array  # [] int32
+
+
+class Metrics(NamedTuple):
+    conflicted: jax.Array  # [] int32, conflicted queens before the step
+    pairs: jax.Array  # [] int32, attacking pairs before the step
+
+
+# ----------------------------------------------------------------------------- board helpers
+
+
+def _idx_bits(n: int) -> int:
+    return max(1, int(n - 1).bit_length())
+
+
+def counts_of(rows: jax.Array, n: int) -> jax.Array:
+    """Packed line counts [5n-2] int32 of a board [n] (O(n), scatter-free so that XLA:CPU can
+    compile the enclosing loops as one function)."""
+
+    def body(c, counts):
+        r = rows[c]
+        for pos in (r, n + r + c, 4 * n - 2 + r - c):
+            counts = _add1(counts, pos, 1)
+        return counts
+
+    return lax.fori_loop(0, n, body, jnp.zeros(5 * n - 2, jnp.int32))
+
+
+def conflicted_mask(rows: jax.Array, counts: jax.Array, n: int) -> jax.Array:
+    """[n] bool: queen c shares a line with another queen."""
+    c = jnp.arange(n, dtype=jnp.int32)
+    return (counts[rows] > 1) | (counts[n + rows + c] > 1) | (counts[4 * n - 2 + rows - c] > 1)
+
+
+def attacking_pairs(counts: jax.Array) -> jax.Array:
+    """Number of attacking queen pairs, sum over lines of k(k-1)/2."""
+    return jnp.sum(counts * (counts - 1) // 2)
+
+
+def _column_cost(counts, c, r0, n):
+    """[n] int32 conflicts of each row of column c with the queen at r0 lifted."""
+    r = jnp.arange(n, dtype=jnp.int32)
+    rowc = counts[:n]
+    diag = lax.dynamic_slice(counts, (n + c,), (n,))
+    anti = lax.dynamic_slice(counts, (4 * n - 2 - c,), (n,))
+    return rowc + diag + anti - jnp.where(r == r0, 3, 0)
+
+
+def _add1(counts, pos, v):
+    """counts[pos] += v with a 1-element dynamic_update_slice (no scatter)."""
+    old = lax.dynamic_slice(counts, (pos,), (1,))
+    return lax.dynamic_update_slice(counts, old + v, (pos,))
+
+
+# ----------------------------------------------------------------------------- initial boards
+
+
+def _perm_rank(seed, ctr, n):
+    """Random permutation by ranking packed random keys (O(n^2), small n)."""
+    j = jnp.arange(n, dtype=_U32)
+    mask = _U32((1 << _idx_bits(n)) - 1)
+    key = (hash_bits(seed, ctr, j) & ~mask) | j
+    return jnp.sum(key[None, :] < key[:, None], axis=1).astype(jnp.int32)
+
+
+def _perm_fisher_yates(seed, ctr, n):
+    """Random permutation by Fisher-Yates in a fori_loop (O(n), in place)."""
+
+    def body(k, q):
+        i = n - 1 - k
+        return inplace.swap(q, i, hash_randint(seed, ctr, i, i + 1))[0]
+
+    return lax.fori_loop(0, n - 1, body, jnp.arange(n, dtype=jnp.int32))
+
+
+def random_permutation(seed, ctr, n):
+    return _perm_rank(seed, ctr, n) if n <= 64 else _perm_fisher_yates(seed, ctr, n)
+
+
+def _init_greedy(seed, ctr, n):
+    """Column by column onto a least-conflicted row (ties: empty rows first, then random)."""
+    r = jnp.arange(n, dtype=jnp.int32)
+    b = _idx_bits(n)
+    mask = _U32((1 << b) - 1)
+
+    def body(c, carry):
+        rows, counts = carry
+        cost = _column_cost(counts, c, -1, n)  # <= 2 at the minimum (3(n-1) attacks / n rows)
+        occupied = (counts[:n] > 0).astype(_U32)
+        rnd = hash_bits(seed, ctr + c.astype(_U32), r) >> 3
+        key = (jnp.minimum(cost, 3).astype(_U32) << 30) | (occupied << 29) | (rnd & ~mask) | r.astype(_U32)
+        r1 = (jnp.min(key) & mask).astype(jnp.int32)
+        rows = lax.dynamic_update_slice(rows, r1[None], (c,))
+        for pos in (r1, n + r1 + c, 4 * n - 2 + r1 - c):
+            counts = _add1(counts, pos, 1)
+        return rows, counts
+
+    rows, _ = lax.fori_loop(
+        0, n, body, (jnp.zeros(n, jnp.int32), jnp.zeros(5 * n - 2, jnp.int32))
+    )
+    return rows
+
+
+def _init_qs4(seed, ctr, n, tries):
+    """Sosic & Gu QS4: swap random unplaced rows into column i until its diagonals are free."""
+    q0 = random_permutation(seed, ctr, n)
+    dflags = jnp.zeros(4 * n - 2, jnp.int32)  # [diag | anti] occupancy of placed queens
+
+    def col(i, carry):
+        q, dfl, ct = carry
+
+        def try_cond(s):
+            _, k, ok, _ = s
+            return (k < tries) & ~ok
+
+        def try_body(s):
+            q, k, _, ct = s
+            j = i + hash_randint(seed, ct, 0, n - i)
+            q, _, r = inplace.swap(q, i, j)
+            free = (dfl[i + r] == 0) & (dfl[3 * n - 2 + r - i] == 0)
+            return q, k + 1, free, ct + _U32(1)
+
+        q, _, _, ct = lax.while_loop(try_cond, try_body, (q, 0, False, ct))
+        r = q[i]
+        dfl = _add1(dfl, i + r, 1)
+        dfl = _add1(dfl, 3 * n - 2 + r - i, 1)
+        return q, dfl, ct
+
+    # counters: the permutation uses ctr, the swaps ctr + 1, ctr + 2, ... (< n * tries)
+    q, _, _ = lax.fori_loop(0, n, col, (q0, dflags, ctr + _U32(1)))
+    return q
+
+
+def init_board(seed: jax.Array, ctr: jax.Array, config: Config) -> jax.Array:
+    """A fresh board [n] int32 for attempt counter ``ctr`` of chain ``seed``."""
+    n = config.n
+    if config.init == "random":
+        return hash_randint(seed, ctr, jnp.arange(n), n)
+    if config.init == "permutation":
+        return random_permutation(seed, ctr, n)
+    if config.init == "greedy":
+        return _init_greedy(seed, ctr, n)
+    return _init_qs4(seed, ctr, n, config.qs4_tries)
+
+
+# Within an attempt, initialisation draws from counters below 2^23, steps from 2^23 on. A restart
+# re-seeds the attempt with mix32(seed + golden), so the chain's stream continues.
+_STEP_BASE = 1 << 23
+
+
+def fresh_attempt(s: State, config: Config, reseed: bool = True) -> State:
+    seed = mix32(s.seed + _U32(_GOLD)) if reseed else s.seed
+    rows = init_board(seed, _U32(0), config)
+    counts = counts_of(rows, config.n)
+    return s._replace(
+        rows=rows,
+        counts=counts,
+        seed=seed,
+        ctr=_U32(_STEP_BASE),
+        steps=jnp.int32(0),
+        solved=jnp.bool_(False),
+        stop=jnp.bool_(False),
+        tabu=jnp.full_like(s.tabu, -1),
+        tabu_ptr=jnp.int32(0),
+    )
+
+
+def init(seed: jax.Array, config: Config, start: jax.Array | None = None) -> State:
+    """Chain state with its first board, from a uint32 ``seed`` (see :func:`chain_seeds`).
+
+    With ``start`` ([n] int32, values in 0..n-1) the first attempt starts from that board;
+    restarts draw fresh boards with ``config.init`` as usual.
+    """
+    n = config.n
+    s = State(
+        rows=jnp.zeros(n, jnp.int32),
+        counts=jnp.zeros(5 * n - 2, jnp.int32),
+        seed=jnp.asarray(seed, _U32),
+        ctr=_U32(0),
+        steps=jnp.int32(0),
+        total_steps=jnp.int32(0),
+        restarts=jnp.int32(0),
+        solved=jnp.bool_(False),
+        stop=jnp.bool_(False),
+        tabu=jnp.full((config.tabu,), -1, jnp.int32),
+        tabu_ptr=jnp.int32(0),
+    )
+    s = fresh_attempt(s, config, reseed=False)
+    if start is not None:
+        start = jnp.asarray(start, jnp.int32)
+        s = s._replace(rows=start, counts=counts_of(start, n))
+    return s
+
+
+# ----------------------------------------------------------------------------- one step
+
+
+def _is_conflicted(rows, counts, c, n):
+    r = rows[c]
+    return (counts[r] > 1) | (counts[n + r + c] > 1) | (counts[4 * n - 2 + r - c] > 1)
+
+
+def _pick_scan(s: State, n: int):
+    """(column, found): a uniformly random conflicted queen (packed-key min over all n queens)."""
+    c = jnp.arange(n, dtype=jnp.int32)
+    mask = _U32((1 << _idx_bits(n)) - 1)
+    conf = conflicted_mask(s.rows, s.counts, n)
+    key = jnp.where(conf, (hash_bits(s.seed, s.ctr, c) & ~mask) | c.astype(_U32), _U32(0xFFFFFFFF))
+    k = jnp.min(key)
+    return (k & mask).astype(jnp.int32), k != _U32(0xFFFFFFFF)
+
+
+def _pick_conflicted(s: State, config: Config):
+    """(column, found): a uniformly random conflicted queen.
+
+    Up to ``config.pick_tries`` uniform random columns are probed (the first conflicted one is
+    uniform over the conflicted set); if all miss, an O(n) scan decides (also uniform)."""
+    n = config.n
+    tries = config.pick_tries if config.pick_tries >= 0 else (0 if n <= 12 else 16)
+    if tries == 0:
+        return _pick_scan(s, n)
+
+    def cond(t):
+        k, _, found = t
+        return (k < tries) & ~found
+
+    def body(t):
+        k, _, _ = t
+        c = hash_randint(s.seed, s.ctr, 2 * n + k, n)
+        return k + 1, c, _is_conflicted(s.rows, s.counts, c, n)
+
+    _, c, found = lax.while_loop(cond, body, (jnp.int32(0), jnp.int32(0), jnp.bool_(False)))
+    return lax.cond(found, lambda: (c, found), lambda: _pick_scan(s, n))
+
+
+def choose_row(s: State, c: jax.Array, config: Config) -> tuple[jax.Array, jax.Array]:
+    """Row for the queen of column ``c``: least conflicts (queen lifted), ties uniformly at random
+    (packed key: cost | random bits | row), tabu squares last. Returns (row, cost [n] clamped
+    at 3, which is exact at the minimum: the other n - 1 queens attack at most 3(n - 1) squares
+    of the column, so some row has at most 2 conflicts)."""
+    n = config.n
+    r = jnp.arange(n, dtype=jnp.int32)
+    mask = _U32((1 << _idx_bits(n)) - 1)
+    cost = jnp.minimum(_column_cost(s.counts, c, s.rows[c], n), 3)
+    top = cost
+    if config.tabu:
+        forbid = jnp.any(s.tabu[:, None] == (c * n + r)[None, :], axis=0)
+        top = jnp.where(forbid, 4, cost)
+    rnd = hash_bits(s.seed, s.ctr, r + n) >> 3
+    key = (top.astype(_U32) << 29) | (rnd & ~mask) | r.astype(_U32)
+    return (jnp.min(key) & mask).astype(jnp.int32), cost
+
+
+def step(s: State, config: Config) -> State:
+    """One min-conflicts step (a no-op once ``s.stop``). Sets ``solved``/``stop`` when the attempt
+    ends: no conflicted queen left, or ``max_steps`` steps taken."""
+    n = config.n
+    c, found = _pick_conflicted(s, config)
+    solved = ~found
+    exhausted = found & (s.steps >= config.max_steps)
+    move = ~s.stop & found & ~exhausted
+
+    r0 = s.rows[c]
+    r1, cost = choose_row(s, c, config)
+    r1 = jnp.where(move, r1, r0)
+
+    counts = s.counts
+    for pos, v in ((r0, -1), (n + r0 + c, -1), (4 * n - 2 + r0 - c, -1),
+                   (r1, 1), (n + r1 + c, 1), (4 * n - 2 + r1 - c, 1)):
+        counts = _add1(counts, pos, v)
+    rows = lax.dynamic_update_slice(s.rows, r1[None], (c,))
+
+    tabu, tabu_ptr = s.tabu, s.tabu_ptr
+    if config.tabu:
+        improved = cost[r1] < cost[r0]
+        moved = move & (r1 != r0)
+        tabu = jnp.where(move & improved, -1, tabu)
+        ring = lax.dynamic_update_slice(tabu, (c * n + r0)[None], (tabu_ptr,))
+        push = moved & ~improved
+        tabu = jnp.where(push, ring, tabu)
+        tabu_ptr = jnp.where(push, (tabu_ptr + 1) % config.tabu, tabu_ptr)
+
+    inc = move.astype(jnp.int32)
+    return s._replace(
+        rows=rows,
+        counts=counts,
+        ctr=s.ctr + (~s.stop).astype(_U32),
+        steps=s.steps + inc,
+        total_steps=s.total_steps + inc,
+        solved=s.solved | (~s.stop & solved),
+        stop=s.stop | solved | exhausted,
+        tabu=tabu,
+        tabu_ptr=tabu_ptr,
+    )
+
+
+def search(s: State, config: Config) -> State:
+    """Steps until the current attempt stops (``config.unroll`` steps per loop iteration)."""
+
+    def body(s):
+        for _ in range(config.unroll):
+            s = step(s, config)
+        return s
+
+    return lax.while_loop(lambda s: ~s.stop, body, s)
+
+
+def solve_chain(seed: jax.Array, config: Config, start: jax.Array | None = None) -> Result:
+    """Min-conflicts with restarts for one chain until solved or ``max_restarts`` are spent."""
+
+    def cond(s):
+        return ~s.solved & (s.restarts <= config.max_restarts) & ~(s.stop)
+
+    def body(s):
+        s = search(s, config)
+        again = ~s.solved & (s.restarts < config.max_restarts)
+        return lax.cond(
+            again,
+            lambda s: fresh_attempt(s._replace(restarts=s.restarts + 1), config),
+            lambda s: s,
+            s,
+        )
+
+    s = lax.while_loop(cond, body, init(seed, config, start))
+    return Result(rows=s.rows, solved=s.solved, steps=s.total_steps, restarts=s.restarts)
+
+
+def trace(seed: jax.Array, config: Config, num_steps: int,
+          start: jax.Array | None = None) -> tuple[State, Metrics]:
+    """One attempt (no restarts) for ``num_steps`` steps; per-step metrics [num_steps]."""
+
+    def body(s, _):
+        m = Metrics(
+            conflicted=jnp.sum(conflicted_mask(s.rows, s.counts, config.n)).astype(jnp.int32),
+            pairs=attacking_pairs(s.counts).astype(jnp.int32),
+        )
+        return step(s, config), m
+
+    return lax.scan(body, init(seed, config, start), None, length=num_steps)
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel(ChainKernel):
+    """Min-conflicts as a :class:`~jaxqueens.solvers.base.ChainKernel`; ``data`` is the start board or None."""
+
+    config: Config
+
+    def init(self, seed, start):
+        return init(seed, self.config, start)
+
+    def step(self, s, start):
+        return step(s, self.config)
+
+    def retry(self, s):
+        return s.stop & ~s.solved & (s.restarts < self.config.max_restarts)
+
+    def restart(self, s, start):
+        return fresh_attempt(s._replace(restarts=s.restarts + 1), self.config)
+
+    def finished(self, s):
+        return s.stop & (s.solved | (s.restarts >= self.config.max_restarts))
+
+    def result(self, s) -> Result:
+        return Result(rows=s.rows, solved=s.solved, steps=s.total_steps, restarts=s.restarts)
+
+    def solve_one(self, seed, start) -> Result:
+        return solve_chain(seed, self.config, start)
