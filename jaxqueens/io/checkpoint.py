@@ -15,6 +15,9 @@ import numpy as np
 from jaxqueens.io.atomic import atomic_path
 from jaxqueens.errors import QueensError
 
+FILENAME = "checkpoint.npz"
+"""The checkpoint inside a run's ``--out`` folder (``--resume DIR`` reads it back)."""
+
 
 def _canonical(fingerprint: dict) -> str:
     return json.dumps(fingerprint, sort_keys=True, default=str)

@@ -8,7 +8,7 @@ import pytest
 
 from jaxqueens.cli.main import main
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 def write(tmp_path, text, name="c.toml"):
