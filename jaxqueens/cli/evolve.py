@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxqueens.parallel import gather
 from jaxqueens.parallel import devices as backend
 
 from jaxqueens.drivers import minconflicts as mcsolve
@@ -151,7 +152,7 @@ def cmd_evolve(args) -> int:
           f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions")
     print(f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s ({s['evals_per_s']:,.0f}/s; "
           f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)")
-    if out and backend.is_writer():
+    if out and gather.is_writer():
         written = write_outputs(result, Path(out), s, score)
         (Path(out) / "checkpoint.npz").unlink(missing_ok=True)
         if plot:

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxqueens.parallel import gather
 from jaxqueens.parallel import chains as chain_batch, devices as backend
 
 from jaxqueens.drivers import chains as driver, minconflicts as mcsolve
@@ -230,9 +231,9 @@ def cmd_anneal(args) -> int:
               f"mean best objective {s['best_objective_mean']:.2f}; "
               f"{(s['solutions_per_s'] or 0):,.0f} solutions/s")
         results[method] = res
-        if folder is not None and backend.is_writer():
+        if folder is not None and gather.is_writer():
             driver.write_outputs(res.run, folder, s)
-    if args.out and args.plot and backend.is_writer() and len(results) == len(methods):
+    if args.out and args.plot and gather.is_writer() and len(results) == len(methods):
         path = plots.method_traces({m: r.traces for m, r in results.items()},
                                    Path(args.out) / "traces.png", n=args.n,
                                    every=max(1, results[methods[0]].config.total_steps // 2000))

@@ -26,6 +26,7 @@ from typing import Callable, NamedTuple
 import jax
 import numpy as np
 
+from jaxqueens.parallel import gather
 from jaxqueens.io import atomic
 
 from jaxqueens.parallel import devices as backend
@@ -353,7 +354,7 @@ def cmd_count(args) -> int:
         reps = symmetry.fundamental(boards)
         out = Path(args.out)
         fund = out.with_name(out.stem + "_fundamental" + (out.suffix or ".npy"))
-        if backend.is_writer():  # several processes: process 0 writes
+        if gather.is_writer():  # several processes: process 0 writes
             boardio.write_boards_npy(out, boards, dtype=np.uint8)
             boardio.write_boards_npy(fund, reps, dtype=np.uint8)
         print(f"n = {args.n}: {len(boards):,} solutions{_known(len(boards), A000170, args.n, 'A000170')}, "

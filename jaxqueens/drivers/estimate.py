@@ -43,6 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxqueens.parallel import gather
 from jaxqueens.parallel import devices as backend
 from jaxqueens.core.oeis import A000170
 from jaxqueens.errors import QueensError
@@ -554,7 +555,7 @@ def cmd_estimate(args) -> int:
             f"{r.hit_rate:.2%} reach depth n, {r.probes_per_s:,.0f} probes/s "
             f"(compile {r.compile_s:.2f} s excluded)")
         print(f"    backtrack tree: {_fmt(r.nodes)} +- {_fmt(r.nodes_se)} nodes; {how}")
-    if args.out and backend.is_writer():
+    if args.out and gather.is_writer():
         from jaxqueens.plots import stats as stats_plots
 
         out = Path(args.out)

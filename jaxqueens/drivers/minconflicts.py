@@ -14,6 +14,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from jaxqueens.parallel import gather
 from jaxqueens.parallel import devices as backend
 
 from jaxqueens.drivers import chains as driver, mc_batch
@@ -227,7 +228,7 @@ def report_interrupt_message(what: str, out) -> int:
     """After Ctrl-C: say what was kept (``what``) and how to resume; exit code 130."""
     import sys
 
-    if out is not None and backend.is_writer():
+    if out is not None and gather.is_writer():
         print(f"interrupted after {what}, saved in {Path(out) / driver.CHECKPOINT}; resume with "
               f"the same command and --resume {out}", file=sys.stderr)
     else:
@@ -291,7 +292,7 @@ def cmd_solve(args) -> int:
               f"(compile {s['compile_s']:.2f} s excluded); stopped by {s['stopped_by']} budget")
     if len(result.solutions) and n <= 16:
         print(render.ascii_board(result.solutions[0]))
-    if args.out and backend.is_writer():
+    if args.out and gather.is_writer():
         out = Path(args.out)
         written = driver.write_outputs(result.run, out, s)
         if len(result.solutions) and n <= render.MAX_PNG_N:

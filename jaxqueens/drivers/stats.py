@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxqueens.parallel import gather
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.errors import QueensError
 
@@ -663,7 +664,7 @@ def cmd_stats(args) -> int:
     if st["median"] is not None:
         print(f"{s['step_unit']} to solution: mean {st['mean']:.1f}, median {st['median']:g}, "
               f"p90 {st['p90']:g}, p99 {st['p99']:g}, max {st['max']}")
-    if args.out and backend.is_writer():
+    if args.out and gather.is_writer():
         files = write_outputs(res, args.out, plots=not args.no_plots)
         if checkpoint is not None:
             checkpoint.unlink(missing_ok=True)

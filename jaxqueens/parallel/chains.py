@@ -25,10 +25,6 @@ from jaxqueens.parallel.lanes import lockstep, where_lanes
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers.base import ChainKernel
 
-DEFAULT_LANES = 256
-"""Lockstep lanes per device on an accelerator."""
-
-
 def _lockstep_chains(kernel: ChainKernel, key, chain_ids, lanes: int, data):
     """Lockstep lanes over the chains ``chain_ids`` [C]; returns results [C, ...] in that order."""
     vstep = jax.vmap(lambda s: kernel.step(s, data))
@@ -69,12 +65,14 @@ def run_mapped(kernel: ChainKernel, key, num_chains: int, offset=0, data=None,
     return _sharded(kernel, key, num_chains, d, 0, jnp.int32(offset), data)
 
 
-def run_lockstep(kernel: ChainKernel, key, num_chains: int, lanes: int = DEFAULT_LANES, offset=0,
+def run_lockstep(kernel: ChainKernel, key, num_chains: int, lanes: int | None = None, offset=0,
                  data=None, num_devices: int | None = None):
     """Accelerator strategy: on each device, ``lanes`` chains advance in lockstep; a lane whose
-    chain finishes writes its result and takes the next chain. Same chain ids and seeds as
-    :func:`run_mapped`, so the results are identical."""
+    chain finishes writes its result and takes the next chain (``lanes`` default:
+    :func:`jaxqueens.parallel.devices.sizes`). Same chain ids and seeds as :func:`run_mapped`,
+    so the results are identical."""
     d = num_devices or jax.local_device_count()
+    lanes = devices.sizes().chain_lanes if lanes is None else lanes
     return _sharded(kernel, key, num_chains, d, max(1, lanes), jnp.int32(offset), data)
 
 

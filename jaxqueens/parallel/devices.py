@@ -16,18 +16,22 @@ carried board and counts (~20% more). These flags only exist as ``XLA_FLAGS``
 (jit's ``compiler_options`` rejects them), so they are process-wide; set
 ``JAXQUEENS_XLA_FLAGS=0`` to leave ``XLA_FLAGS`` alone.
 
-This module is the one place that decides batching per backend: lockstep
-``vmap`` with lane recycling on accelerators, one chain per ``lax.map``
-iteration sharded over host devices on the CPU.
+This module and its siblings in :mod:`jaxqueens.parallel` are the one place that decides
+batching per backend: lockstep ``vmap`` with lane recycling on accelerators, one item per
+``lax.map`` iteration sharded over host devices on the CPU. :func:`sizes` is the one table of
+batch sizes per backend that the drivers read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from jaxqueens.errors import QueensError
 
 ENV_CPU_DEVICES = "JAXQUEENS_CPU_DEVICES"
 ENV_XLA_FLAGS = "JAXQUEENS_XLA_FLAGS"
@@ -67,6 +71,30 @@ def is_accelerator() -> bool:
     return jax.default_backend() != "cpu"
 
 
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    """Batch sizes for the default backend (the drivers read these; flags may override them)."""
+
+    accelerator: bool  # lockstep lanes (True) or one item per lax.map iteration (False)
+    chain_lanes: int  # lockstep lanes per device for chain solvers
+    count_prefixes: int  # prefixes an exact count expands to, at least
+    count_lanes: int  # lockstep lanes per device for the exact count
+    estimator_probes: int  # default probes of Knuth's estimator
+    estimator_block: int  # probes per lax.map iteration (0: all at once, the accelerator way)
+
+
+CPU_SIZES = Sizes(accelerator=False, chain_lanes=256, count_prefixes=4096, count_lanes=4096,
+                  estimator_probes=10**7, estimator_block=4096)
+ACCELERATOR_SIZES = Sizes(accelerator=True, chain_lanes=256, count_prefixes=1 << 17,
+                          count_lanes=4096, estimator_probes=10**8, estimator_block=0)
+
+
+def sizes() -> Sizes:
+    """The batch sizes of the default backend (CPU figures measured on a 2-core machine; the
+    accelerator figures are not yet tuned on a GPU)."""
+    return ACCELERATOR_SIZES if is_accelerator() else CPU_SIZES
+
+
 def batch_mesh() -> Mesh:
     """A 1-D mesh over every local device, axis name ``BATCH_AXIS``."""
     return Mesh(np.asarray(jax.local_devices()), (BATCH_AXIS,))
@@ -83,11 +111,6 @@ def shard_batch(x):
     return jax.device_put(x, NamedSharding(mesh, PartitionSpec(BATCH_AXIS)))
 
 
-def is_writer() -> bool:
-    """Only process 0 writes result files when several processes share a run."""
-    return jax.process_index() == 0
-
-
 def init_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None) -> bool:
     """Join a multi-process run (``jax.distributed``) before any JAX computation.
 
@@ -100,8 +123,6 @@ def init_distributed(coordinator: str | None, num_processes: int | None, process
     num_processes = num_processes or int(os.environ.get("JAX_NUM_PROCESSES", "0") or 0)
     process_id = process_id if process_id is not None else int(os.environ.get("JAX_PROCESS_ID", "-1"))
     if num_processes < 1 or not 0 <= process_id < num_processes:
-        from jaxqueens.errors import QueensError
-
         raise QueensError("--coordinator needs --num-processes P and --process-id I with 0 <= I < P")
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(coordinator, num_processes=num_processes, process_id=process_id)
