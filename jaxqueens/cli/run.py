@@ -20,14 +20,16 @@ naming the key), ``--set key=value`` overrides them, and the output folder recei
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import itertools
 import json
 import sys
 from pathlib import Path
 
+import jax
+
+from jaxqueens._version import __version__
 from jaxqueens.errors import QueensError
+from jaxqueens.io.tables import write_dict_csv, write_json
 
 try:
     import tomllib
@@ -146,25 +148,17 @@ def resolve(cfg: dict, parser: argparse.ArgumentParser, overrides: list[str], wh
 
 
 def _record(out: Path, command: str, opts: dict, setting: dict) -> None:
-    import jax
-
-    import jaxqueens
-    from jaxqueens.io.atomic import write_text
-
-    write_text(out / "run.json", json.dumps({
+    write_json(out / "run.json", {
         "command": command, "options": opts, "setting": setting,
-        "jaxqueens": jaxqueens.__version__, "jax": jax.__version__, "python": sys.version.split()[0],
+        "jaxqueens": __version__, "jax": jax.__version__, "python": sys.version.split()[0],
         "backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
         "process_count": jax.process_count(), "seed": opts.get("seed", 0),
-    }, indent=2) + "\n")
+    })
 
 
 def cmd_run(args) -> int:
     """Run the config's command once, or once per sweep setting."""
-    from jaxqueens.io.atomic import write_text
-    from jaxqueens.cli.main import build_parser
-
-    parser = build_parser()
+    parser = args.build_parser()
     cfg = load(args.config)
     command, opts, sweep, options = resolve(cfg, parser, args.set or [], str(args.config))
     if args.out:
@@ -187,22 +181,17 @@ def cmd_run(args) -> int:
             flat = json.loads(summary.read_text()) if summary.exists() else {}
             rows.append({**setting, **{k: v for k, v in flat.items() if not isinstance(v, (dict, list))}})
     if sweep and "out" in opts:
-        keys = list(dict.fromkeys(k for row in rows for k in row))
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, keys, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-        write_text(Path(opts["out"]) / "results.csv", buf.getvalue())
+        write_dict_csv(Path(opts["out"]) / "results.csv", rows)
         print(f"wrote {Path(opts['out']) / 'results.csv'} ({len(rows)} settings)")
     return code
 
 
-def add_command(sub) -> None:
-    """Register ``jaxqueens run``."""
+def add_command(sub, build_parser) -> None:
+    """Register ``jaxqueens run``; ``build_parser()`` makes the parser whose commands configs name."""
     p = sub.add_parser("run", help="run an experiment from a TOML config (with --set overrides)",
                        description=__doc__.split("\n\n")[1] if __doc__ else None)
     p.add_argument("config", metavar="CONFIG", help="TOML file, e.g. configs/solve_n32.toml")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override an option of the config (repeatable)")
     p.add_argument("--out", default=None, help="output folder (overrides the config's)")
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_run, build_parser=build_parser)

@@ -1,0 +1,34 @@
+"""``jaxqueens check FILE``: verify boards with the independent NumPy checker (exit 1 if any fails)."""
+
+from __future__ import annotations
+
+from jaxqueens.cli import options
+from jaxqueens.core import checker
+
+MAX_SHOWN = 5
+"""How many failing boards ``check`` describes."""
+
+
+def add_command(sub) -> None:
+    p = sub.add_parser("check", help="verify that boards are solutions (exit 1 if not)",
+                       description="Verify every board of FILE with the independent NumPy checker. "
+                                   "Exit 0 if all are solutions, 1 if any is not, 2 on bad input.")
+    options.add_file(p)
+    p.set_defaults(func=cmd_check)
+
+
+def cmd_check(args) -> int:
+    """Verify boards with the independent checker; exit 1 if any is not a solution."""
+    boards = options.load_boards(args)
+    bad = 0
+    for i, rows in enumerate(boards):
+        report = checker.check_board(rows)
+        if not report.ok:
+            bad += 1
+            if bad <= MAX_SHOWN:
+                print(f"board {i}: NOT a solution: " + "; ".join(report.problems))
+    if bad:
+        print(f"{args.file}: {bad} of {boards.shape[0]} board(s) are not solutions")
+        return 1
+    print(f"{args.file}: OK, {boards.shape[0]} board(s) of n = {boards.shape[-1]} are all solutions")
+    return 0

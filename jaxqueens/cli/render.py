@@ -1,0 +1,25 @@
+"""``jaxqueens render FILE -o PNG``: a PNG poster of one board (n <= 1000)."""
+
+from __future__ import annotations
+
+from jaxqueens.cli import options
+from jaxqueens.plots import render
+
+
+def add_command(sub) -> None:
+    p = sub.add_parser("render", help="draw a board as a PNG poster (n <= 1000)",
+                       description="Draw one board of FILE as a PNG: one block per square, queens "
+                                   "highlighted, attacked queens in a third colour.")
+    options.add_file(p)
+    p.add_argument("-o", "--output", required=True, metavar="PNG", help="output PNG file")
+    p.add_argument("--index", type=int, default=0, help="which board of a multi-board file (default 0)")
+    p.add_argument("--title", default=None, help="figure title (default: n and conflict count)")
+    p.set_defaults(func=cmd_render)
+
+
+def cmd_render(args) -> int:
+    """Write a PNG poster of one board of FILE."""
+    rows = options.pick(options.load_boards(args), args.index, args.file)
+    render.render_png(rows, args.output, title=args.title)
+    print(f"wrote {args.output}")
+    return 0

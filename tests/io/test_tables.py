@@ -1,0 +1,22 @@
+"""io.tables: one CSV dialect and JSON writer, written atomically."""
+
+import json
+
+from jaxqueens.io import tables
+
+
+def test_csv_with_empty_cells(tmp_path):
+    path = tables.write_csv(tmp_path / "t.csv", ["a", "b"], [[1, None], [2.5, "x"]])
+    assert path.read_text() == "a,b\n1,\n2.5,x\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]  # no temporary file left
+
+
+def test_dict_csv_columns_in_order_of_first_appearance(tmp_path):
+    path = tables.write_dict_csv(tmp_path / "d.csv", [{"n": 8, "x": 1}, {"n": 9, "y": 2}])
+    assert path.read_text() == "n,x,y\n8,1,\n9,,2\n"
+
+
+def test_json(tmp_path):
+    path = tables.write_json(tmp_path / "s.json", {"n": 8, "p": tmp_path})
+    text = path.read_text()
+    assert text.endswith("\n") and json.loads(text) == {"n": 8, "p": str(tmp_path)}
