@@ -8,7 +8,7 @@ noise hits both; every rep solves fresh chains (offset rep * chains on both side
 best and median chains solved per second, the ratios jaxqueens / numba of bests and of medians,
 mean steps, and jaxqueens' compile time apart. Every jaxqueens board is verified with the
 independent checker (``jaxqueens.core.checker.are_solutions``) and every numba board with numba's own
-``verify``. The jaxqueens figure is the kernel (``mc_batch.compile_runner``, results copied to
+``verify``. The jaxqueens figure is the kernel (``drivers.minconflicts.compile_runner``, results copied to
 the host inside the timing); the user-facing ``jaxqueens.solve`` is also run once per n
 (``--no-api`` skips it), chunked by its driver and checked as it goes.
 
@@ -40,7 +40,7 @@ import numpy as np
 import jaxqueens  # (first: one CPU device per core and XLA:CPU loop flags, before any JAX op)
 import jax
 from jaxqueens.core import checker
-from jaxqueens.drivers import mc_batch
+from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.solvers import minconflicts
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -105,7 +105,7 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
 
     # jaxqueens: compile for `chains` chains, then one untimed warm-up run (chains past the reps')
     t0 = time.perf_counter()
-    run = mc_batch.compile_runner(key, config, chains)
+    run = mcsolve.compile_runner(key, config, chains)
     compile_s = time.perf_counter() - t0
     first_run_s = benchlib.timeit(lambda: jax.device_get(run(reps * chains, chains)))
 

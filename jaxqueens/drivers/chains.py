@@ -1,19 +1,18 @@
-"""Chunked driver for chain solvers: run, verify, gather, stop at a budget, write outputs.
+"""Chunked driver for chain solvers: run, verify, gather, stop at a budget.
 
 A solver supplies ``run_chunk(offset, count)``: chains ``offset .. offset+count-1``
 (chain i seeded from ``fold_in(key, i)``), returning host arrays. The driver
-calls it chunk after chunk, reads results once per chunk, verifies every solved
-board with the independent checker before counting it, and stops at the budget.
+calls it chunk after chunk through :func:`jaxqueens.drivers.loop.run_chunks` (progress line,
+periodic checkpoint, Ctrl-C at chunk boundaries), reads results once per chunk, verifies every
+solved board with the independent checker before counting it, and stops at the budget.
 Chains past the one that met a chain or solution budget are dropped, so the
-output never depends on the chunk size. Ctrl-C keeps what finished.
+output never depends on the chunk size. Ctrl-C keeps what finished. What a run writes to
+``--out`` is :func:`jaxqueens.io.chains.write_outputs`.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
-import json
 import time
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -21,11 +20,10 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from jaxqueens.core import checker
-
-from jaxqueens.io import checkpoint
-from jaxqueens.io.atomic import write_text
+from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
-from jaxqueens.io.progress import Progress, SafePoints
+from jaxqueens.io import checkpoint
+from jaxqueens.parallel import gather
 
 
 class ChunkResult(NamedTuple):
@@ -91,24 +89,11 @@ def _cut(solved_cum: np.ndarray, target: int) -> int | None:
     return int(hit[0]) + 1 if hit.size else None
 
 
-CHECKPOINT = "checkpoint.npz"
-
-
 def _gather(res: ChunkResult) -> ChunkResult:
     """Across processes: every process's chunk, in process order, on every process."""
-    import jax
-    from jax.experimental import multihost_utils
-
-    if jax.process_count() == 1:
+    if gather.process_count() == 1:
         return res
-    out = []
-    for a in res:
-        if a is None:
-            out.append(None)
-            continue
-        g = np.asarray(multihost_utils.process_allgather(np.asarray(a)))
-        out.append(g.reshape((-1,) + g.shape[2:]))
-    return ChunkResult(*out)
+    return ChunkResult(*(None if a is None else gather.concat(a, axis=0) for a in res))
 
 
 def save_checkpoint(path: Path, parts: list[ChunkResult], shares: list[np.ndarray], offset: int,
@@ -125,6 +110,20 @@ def load_checkpoint(path: Path, fingerprint: dict) -> tuple[ChunkResult, np.ndar
     z = checkpoint.load(path, fingerprint)
     res = ChunkResult(*(z.get(f) for f in ChunkResult._fields))
     return res, z["wall_share"], int(z["offset"]), float(z["wall"])
+
+
+@dataclasses.dataclass
+class _Tally:
+    """What a run has recorded so far (finished chunks, in chain order)."""
+
+    parts: list[ChunkResult] = dataclasses.field(default_factory=list)
+    shares: list[np.ndarray] = dataclasses.field(default_factory=list)
+    seen: set[bytes] = dataclasses.field(default_factory=set)  # distinct solutions
+    solved: int = 0
+    wall: float = 0.0
+    offset: int = 0  # next chain id
+    stopped_by: str | None = None
+    keep: int = 0  # chains reported
 
 
 def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Budget, chunk: int,
@@ -149,66 +148,62 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
     and all processes receive every chunk, so chain ids, stops and results are those of a
     single-process run.
     """
-    import jax
-
-    procs, me = jax.process_count(), jax.process_index()
+    procs, me = gather.process_count(), gather.process_index()
     fingerprint = {**(fingerprint or {}), "n": n, "chunk": chunk, "processes": procs}
-    parts: list[ChunkResult] = []
-    shares: list[np.ndarray] = []
-    seen: set[bytes] = set()
-    solved_total, wall, stopped_by, offset, keep = 0, 0.0, None, 0, 0
+    t = _Tally()
     if resume and checkpoint is not None:
-        done, share, offset, wall = load_checkpoint(checkpoint, fingerprint)
-        parts, shares = [done], [share]
-        solved_total = int(done.solved.sum())
-        seen.update(r.tobytes() for r in done.rows[done.solved])
-    bar = Progress(budget.chains, "chains solved", quiet=quiet)
-    last_save = time.perf_counter()
-    safe = SafePoints().__enter__()
-    try:
-        while stopped_by is None:
-            safe.check()  # a Ctrl-C pressed during the last chunk stops here, state consistent
-            count = chunk if budget.max_chains is None or procs > 1 else min(chunk, budget.max_chains - offset)
-            t0 = time.perf_counter()
-            mine = run_chunk(offset + me * count, count)
-            res = _gather(ChunkResult(*(None if a is None else np.asarray(a) for a in mine)))
-            dt = time.perf_counter() - t0
-            wall += dt
-            count = len(res.solved)
-            checker.require_solutions(res.rows[res.solved], what=what, n=n)
-            steps = res.steps.astype(np.float64)
-            shares.append(dt * steps / steps.sum() if steps.sum() > 0 else np.full(count, dt / count))
-            parts.append(res)
-            offset += count
-            # Cumulative solved and distinct counts inside this chunk, to cut exactly.
-            solved_cum = solved_total + np.cumsum(res.solved)
-            distinct_cum = np.empty(count, np.int64)
-            for i in range(count):
-                if res.solved[i]:
-                    seen.add(res.rows[i].tobytes())
-                distinct_cum[i] = len(seen)
-            solved_total = int(solved_cum[-1])
-            cuts = {"chains": budget.chains and _cut(solved_cum, budget.chains),
-                    "solutions": budget.solutions and _cut(distinct_cum, budget.solutions)}
-            met = {k: v for k, v in cuts.items() if v}
-            if met:
-                stopped_by = min(met, key=met.get)
-                keep = offset - count + met[stopped_by]
-            elif budget.seconds is not None and wall >= budget.seconds:
-                stopped_by, keep = "time", offset
-            elif budget.max_chains is not None and offset >= budget.max_chains:
-                stopped_by, keep = "max_chains", budget.max_chains
-            elif checkpoint is not None and me == 0 and time.perf_counter() - last_save >= checkpoint_every:
-                save_checkpoint(checkpoint, parts, shares, offset, wall, fingerprint)
-                last_save = time.perf_counter()
-            bar.update(solved_total, f"{len(seen)} distinct")
-    except KeyboardInterrupt:
-        stopped_by, keep = "interrupted", sum(len(p.solved) for p in parts)
-        if checkpoint is not None and parts and me == 0:
-            save_checkpoint(checkpoint, parts, shares, keep, wall, fingerprint)
-    finally:
-        safe.__exit__(None, None, None)
-        bar.close()
+        done, share, t.offset, t.wall = load_checkpoint(checkpoint, fingerprint)
+        t.parts, t.shares = [done], [share]
+        t.solved = int(done.solved.sum())
+        t.seen.update(r.tobytes() for r in done.rows[done.solved])
+
+    def one_chunk() -> Tick:
+        count = chunk if budget.max_chains is None or procs > 1 else min(chunk, budget.max_chains - t.offset)
+        t0 = time.perf_counter()
+        mine = run_chunk(t.offset + me * count, count)
+        res = _gather(ChunkResult(*(None if a is None else np.asarray(a) for a in mine)))
+        dt = time.perf_counter() - t0
+        count = len(res.solved)
+        checker.require_solutions(res.rows[res.solved], what=what, n=n)
+        steps = res.steps.astype(np.float64)
+        share = dt * steps / steps.sum() if steps.sum() > 0 else np.full(count, dt / count)
+        # Cumulative solved and distinct counts inside this chunk, to cut exactly.
+        solved_cum = t.solved + np.cumsum(res.solved)
+        fresh: set[bytes] = set()
+        distinct_cum = np.empty(count, np.int64)
+        for i in range(count):
+            if res.solved[i] and (key := res.rows[i].tobytes()) not in t.seen:
+                fresh.add(key)
+            distinct_cum[i] = len(t.seen) + len(fresh)
+        offset, wall = t.offset + count, t.wall + dt
+        cuts = {"chains": budget.chains and _cut(solved_cum, budget.chains),
+                "solutions": budget.solutions and _cut(distinct_cum, budget.solutions)}
+        met = {k: v for k, v in cuts.items() if v}
+        stopped_by, keep = None, 0
+        if met:
+            stopped_by = min(met, key=met.get)
+            keep = offset - count + met[stopped_by]
+        elif budget.seconds is not None and wall >= budget.seconds:
+            stopped_by, keep = "time", offset
+        elif budget.max_chains is not None and offset >= budget.max_chains:
+            stopped_by, keep = "max_chains", budget.max_chains
+        # Record the whole chunk at once, so that the tally stays whole at a Ctrl-C.
+        t.parts, t.shares = t.parts + [res], t.shares + [share]
+        t.seen.update(fresh)
+        t.solved, t.offset, t.wall = int(solved_cum[-1]), offset, wall
+        t.stopped_by, t.keep = stopped_by, keep
+        return Tick(t.solved, f"{len(t.seen)} distinct", finished=stopped_by is not None)
+
+    def save() -> None:
+        if t.parts:
+            save_checkpoint(checkpoint, t.parts, t.shares, t.offset, t.wall, fingerprint)
+
+    interrupted = run_chunks(one_chunk, total=budget.chains, unit="chains solved", quiet=quiet,
+                             save=save if checkpoint is not None and me == 0 else None,
+                             every=checkpoint_every)
+    if interrupted:
+        t.stopped_by, t.keep = "interrupted", t.offset
+    parts, shares, keep = t.parts, t.shares, t.keep
     cat = lambda field: (np.concatenate([getattr(p, field) for p in parts])[:keep]  # noqa: E731
                          if parts else np.zeros((0, n) if field == "rows" else 0))
     return ChainRun(
@@ -217,7 +212,7 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         restarts=cat("restarts").astype(np.int64),
         wall_share=(np.concatenate(shares)[:keep] if shares else np.zeros(0)),
         best=cat("best").astype(np.int64) if parts and parts[0].best is not None else None,
-        wall_s=wall, compile_s=compile_s, stopped_by=stopped_by)
+        wall_s=t.wall, compile_s=compile_s, stopped_by=t.stopped_by)
 
 
 def summarize(run: ChainRun, **extra) -> dict:
@@ -241,26 +236,3 @@ def summarize(run: ChainRun, **extra) -> dict:
         "stopped_by": run.stopped_by,
         **extra,
     }
-
-
-def write_outputs(run: ChainRun, out_dir: str | Path, summary: dict) -> list[Path]:
-    """Write ``solutions.npy``, ``runs.csv`` and ``summary.json`` atomically into ``out_dir``
-    (and remove a finished run's checkpoint)."""
-    from jaxqueens.io import boards as boardio
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    boardio.write_boards_npy(out / "solutions.npy", run.solutions)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    best = run.best if run.best is not None else [None] * len(run.chain_id)
-    w.writerow(["chain", "solved", "steps", "restarts", "wall_share_s"]
-               + (["best_objective"] if run.best is not None else []))
-    for row in zip(run.chain_id, run.solved, run.steps, run.restarts, run.wall_share, best):
-        w.writerow([int(row[0]), int(row[1]), int(row[2]), int(row[3]), f"{row[4]:.3e}"]
-                   + ([int(row[5])] if run.best is not None else []))
-    write_text(out / "runs.csv", buf.getvalue())
-    write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
-    if run.stopped_by != "interrupted":
-        (out / CHECKPOINT).unlink(missing_ok=True)
-    return [out / "solutions.npy", out / "runs.csv", out / "summary.json"]

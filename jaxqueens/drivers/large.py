@@ -1,5 +1,6 @@
 """Driver of the large-n path: memory check, QS4 in column chunks with progress, repair rounds,
-verification and outputs. Kernels in :mod:`jaxqueens.solvers.large`.
+verification. Kernels in :mod:`jaxqueens.solvers.large`; outputs in :mod:`jaxqueens.io.large`;
+the command line is ``jaxqueens solve --mode large`` (:mod:`jaxqueens.cli.solve`).
 """
 
 from __future__ import annotations
@@ -7,20 +8,16 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxqueens.core import checker
-
-from jaxqueens.solvers import large
-
-from jaxqueens.io import logs
-from jaxqueens.errors import QueensError
-from jaxqueens.io.progress import Progress
 from jaxqueens.core.rng import chain_seeds
+from jaxqueens.drivers.loop import Tick, run_chunks
+from jaxqueens.errors import QueensError
+from jaxqueens.solvers import large
 
 PEAK_BYTES_PER_QUEEN = 64
 """Planned peak: device state (20 B), scan temporaries, the host copy and the checker's arrays."""
@@ -67,8 +64,28 @@ def check_memory(n: int, available: int | None = None) -> None:
                           f"{available / 2**30:.1f} GiB is available; use a smaller n")
 
 
+def _place_columns(init_fn, s: large.State, n: int, quiet: bool | None) -> large.State:
+    """QS4 over all columns, ``INIT_CALL_COLUMNS`` per call, with a progress line; Ctrl-C takes
+    effect between calls."""
+    placed = [s, 0]
+
+    def chunk() -> Tick:
+        s, start = placed
+        stop = min(n, start + INIT_CALL_COLUMNS)
+        s = init_fn(s, start, stop)
+        if not quiet:
+            jax.block_until_ready(s.rows)
+        placed[:] = [s, stop]
+        return Tick(stop, finished=stop >= n)
+
+    if run_chunks(chunk, total=n, unit="columns placed", quiet=quiet):
+        raise KeyboardInterrupt
+    jax.block_until_ready(placed[0].rows)
+    return placed[0]
+
+
 def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_tail: int = 0,
-                max_steps: int = 1 << 30, quiet: bool = True) -> LargeResult:
+                max_steps: int = 1 << 30, quiet: bool | None = True) -> LargeResult:
     """Solve one board of size n in O(n) expected time; the result is verified.
 
     Args:
@@ -76,7 +93,7 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
       seed, chain: the chain's key is ``fold_in(key(seed), chain)``.
       tries: QS4 attempts per column; free_tail: last columns placed with one random swap.
       max_steps: swap attempts allowed in all (then QueensError: raise it or change the seed).
-      quiet: no progress line.
+      quiet: True: no progress line; None: a progress line on a terminal only.
     """
     if n < 1 or n in (2, 3):
         raise QueensError(f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)")
@@ -94,24 +111,15 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
     del probe
     compile_s = time.perf_counter() - t0
 
-    bar = Progress(n, "columns placed", quiet=quiet)
     t0 = time.perf_counter()
-    step = INIT_CALL_COLUMNS
     restarts, trace, conflicted_rounds, steps, moves, rounds = 0, [], [], 0, 0, 0
     attempt_seed = chain_seed
     while True:
-        s = large.new_state(attempt_seed, n)
-        for start in range(0, n, step):
-            s = init_fn(s, start, min(n, start + step))
-            if not quiet:
-                jax.block_until_ready(s.rows)
-                bar.update(min(n, start + step))
-        jax.block_until_ready(s.rows)
+        s = _place_columns(init_fn, large.new_state(attempt_seed, n), n, quiet)
         if restarts == 0:
             init_s = time.perf_counter() - t0
-            bar.close()
-            after_init = int(np.asarray(large.conflicted_mask(s)).sum())
-            pairs_after_init = int(large.attacking_pairs(s, config))
+            after_init = int(np.asarray(large.conflicted(s)).sum())
+            pairs_after_init = int(large.pairs_of(s, config))
             t1 = time.perf_counter()
         best, stalled, pairs = None, 0, pairs_after_init if restarts == 0 else None
         while pairs != 0 and stalled < config.stall_rounds and steps < max_steps and rounds < MAX_ROUNDS:
@@ -147,54 +155,3 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
     }
     return LargeResult(rows, summary, np.concatenate(trace) if trace else np.zeros(0, np.int32),
                        np.asarray(conflicted_rounds, np.int32))
-
-
-def write_outputs(res: LargeResult, out_dir: str | Path, plot: bool) -> list[Path]:
-    """``solution.npy``, ``solution.txt`` (text board), ``summary.json``; figures with ``plot``."""
-    import json
-
-    from jaxqueens.io import boards as boardio
-
-    from jaxqueens.plots import figures as plots, render
-    from jaxqueens.io.atomic import write_text
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    boardio.write_boards_npy(out / "solution.npy", res.rows[None])
-    boardio.write_board(out / "solution.txt", res.rows)
-    write_text(out / "summary.json", json.dumps(res.summary, indent=2) + "\n")
-    files = [out / "solution.npy", out / "solution.txt", out / "summary.json"]
-    n = res.rows.shape[0]
-    if n <= render.MAX_PNG_N:
-        render.render_png(res.rows, out / "solution.png")
-        files.append(out / "solution.png")
-    if plot:
-        files.append(plots.trace_plot(res.trace_pairs, out / "trace_conflicting_pairs.png",
-                                      "conflicting pairs", f"large-n repair, n = {n:,} (recorded steps)"))
-        files.append(plots.trace_plot(res.round_conflicted, out / "trace_conflicted_queens.png",
-                                      "conflicting queens", f"large-n repair, n = {n:,}: per round",
-                                      xlabel="repair round"))
-    return files
-
-
-def cmd_large(args, n: int) -> int:
-    """``solve`` on the large-n path: ``--chains`` (default 1) chains one after another."""
-    from jaxqueens.plots import render
-
-    chains = args.chains or 1
-    for chain in range(chains):
-        res = solve_large(n, seed=args.seed, chain=chain, quiet=args.quiet)
-        s = res.summary
-        logs.log("summary", **s)
-        print(f"n = {n:,}{f' chain {chain}' if chains > 1 else ''}: solved and verified; "
-              f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} conflicted queens "
-              f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, {s.get('moves', 0)} "
-              f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} s; "
-              f"compile {s.get('compile_s', 0):.2f} s excluded")
-        if n <= 16:
-            print(render.ascii_board(res.rows))
-        if args.out:
-            out = Path(args.out) / f"chain-{chain}" if chains > 1 else Path(args.out)
-            files = write_outputs(res, out, args.plot)
-            print(f"wrote {', '.join(f.name for f in files)} to {out}")
-    return 0

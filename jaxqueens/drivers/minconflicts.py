@@ -1,8 +1,10 @@
-"""``jaxqueens.solve`` and ``jaxqueens solve``: batched min-conflicts, the main job.
+"""``jaxqueens.solve``: batched min-conflicts, the main job.
 
 Thousands of independent min-conflicts chains (Minton et al. 1992; kernel in
-:mod:`jaxqueens.solvers.minconflicts`) run per call; the driver (:mod:`jaxqueens.drivers.chains`)
-gathers verified solutions and statistics until a budget is met.
+:mod:`jaxqueens.solvers.minconflicts`) run per call, batched by :mod:`jaxqueens.parallel.chains`
+(one chain per ``lax.map`` iteration on the CPU, lockstep lanes on an accelerator); the chunked
+driver (:mod:`jaxqueens.drivers.chains`) gathers verified solutions and statistics until a
+budget is met. The command line is :mod:`jaxqueens.cli.solve`.
 """
 
 from __future__ import annotations
@@ -10,19 +12,17 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
+from typing import Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.parallel import gather
-from jaxqueens.parallel import devices as backend
-
-from jaxqueens.drivers import chains as driver, mc_batch
-
-from jaxqueens.io import logs
-
-from jaxqueens.solvers import minconflicts
+from jaxqueens.core.rng import chain_seeds
+from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.solvers import minconflicts
 
 MAX_BATCHED_N = 46340
 """Largest n of the batched kernel (square index c * n + r fits int32)."""
@@ -69,6 +69,33 @@ def default_chunk(n: int, chains: int | None) -> int:
     return -(-cap // devices) * devices
 
 
+def _start(start):
+    return None if start is None else jnp.asarray(start, jnp.int32)
+
+
+def compile_runner(key, config: minconflicts.Config, chunk: int,
+                   start=None) -> Callable[[int, int], minconflicts.Result]:
+    """Compile the batched solver for ``chunk`` chains ahead of time; return ``run(offset, count)``.
+
+    Chain i uses ``fold_in(key, i)``; ``start`` (a board [n]) is every chain's first board. The
+    driver times compilation apart from the run and calls ``run`` once per chunk. A call with
+    another ``count`` (a short last chunk) compiles that size on first use.
+    """
+    return chain_batch.compile_runner(minconflicts.Kernel(config), key, chunk, _start(start))
+
+
+def trace_chain(key, config: minconflicts.Config, num_steps: int, start=None) -> minconflicts.Metrics:
+    """Per-step conflicted queens and attacking pairs of chain 0's first attempt, as host arrays,
+    cut after the step at which it solved (or after ``num_steps`` steps)."""
+    seed = chain_seeds(key, jnp.arange(1))[0]
+    start = _start(start)
+    _, metrics = jax.jit(lambda s, b: minconflicts.trace(s, config, num_steps, b))(seed, start)
+    metrics = minconflicts.Metrics(*(np.asarray(m) for m in metrics))
+    done = np.flatnonzero(metrics.conflicted == 0)
+    end = int(done[0]) + 1 if done.size else num_steps
+    return minconflicts.Metrics(*(m[:end] for m in metrics))
+
+
 def _start_rows(start, n: int) -> np.ndarray | None:
     if start is None:
         return None
@@ -82,7 +109,7 @@ def _start_rows(start, n: int) -> np.ndarray | None:
 def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None,
           seconds: float | None = None, max_steps: int = 4000, init: str = "permutation",
           tabu: int = 0, seed: int = 0, batch: int | None = None, start=None,
-          max_restarts: int = 1_000_000, trace_steps: int = 0, quiet: bool = True,
+          max_restarts: int = 1_000_000, trace_steps: int = 0, quiet: bool | None = True,
           checkpoint: str | Path | None = None, resume: bool = False,
           checkpoint_every: float = 30.0) -> SolveResult:
     """Run min-conflicts chains until ``chains`` solved, ``solutions`` distinct, or ``seconds``.
@@ -100,7 +127,7 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
       start: a board [n]; every chain's first attempt starts from it.
       max_restarts: restarts before a chain gives up (reported unsolved).
       trace_steps: if > 0, also trace chain 0 for up to this many steps (for plots).
-      quiet: no progress line.
+      quiet: True: no progress line; None: a progress line on a terminal only.
       checkpoint: file for checkpoints of finished chunks (every ``checkpoint_every`` seconds
         and on Ctrl-C); ``resume`` continues from it, with the same results as a run that was
         never interrupted.
@@ -124,7 +151,7 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
     key = jax.random.key(seed)
     chunk = batch or default_chunk(n, chains if solutions is None and seconds is None else None)
     t0 = time.perf_counter()
-    runner = mc_batch.compile_runner(key, config, chunk, start_rows)
+    runner = compile_runner(key, config, chunk, start_rows)
     compile_s = time.perf_counter() - t0
     fingerprint = {"solver": "min-conflicts", "init": init, "tabu": tabu, "max_steps": max_steps,
                    "seed": seed, "max_restarts": max_restarts,
@@ -134,7 +161,7 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
                             fingerprint=fingerprint, resume=resume, checkpoint_every=checkpoint_every)
     trace = None
     if trace_steps > 0:
-        metrics = mc_batch.trace_chain(key, config, trace_steps, start_rows)
+        metrics = trace_chain(key, config, trace_steps, start_rows)
         trace = {"conflicted": metrics.conflicted, "pairs": metrics.pairs}
     summary = driver.summarize(run, solver="min-conflicts", init=init, tabu=tabu, max_steps=max_steps,
                                seed=seed, chunk=chunk, backend=jax.default_backend(),
@@ -152,200 +179,3 @@ def _solve_trivial(budget: driver.Budget, seed: int) -> SolveResult:
 
     run = driver.run_chains(run_chunk, 1, budget, count, what="min-conflicts")
     return SolveResult(run=run, summary=driver.summarize(run, solver="min-conflicts", seed=seed), config=None)
-
-
-# ----------------------------------------------------------------------------- command line
-
-
-def add_command(sub) -> None:
-    """Register ``jaxqueens solve``."""
-    p = sub.add_parser(
-        "solve", help="batched min-conflicts: many independent chains at once",
-        description="Run independent min-conflicts chains (chain i seeded from fold_in(seed, i)) "
-                    "until --chains have solved, --solutions distinct solutions are found, or "
-                    "--time seconds pass; every solution is verified by the independent checker.")
-    p.add_argument("n_pos", nargs="?", type=int, metavar="N", help="board size (same as -n)")
-    p.add_argument("-n", type=int, default=None, help="board size (default 8)")
-    p.add_argument("--chains", type=int, default=None, help="solved chains to collect (default 1000)")
-    p.add_argument("--solutions", type=int, default=None, help="stop at this many distinct solutions")
-    p.add_argument("--time", type=float, default=None, metavar="SECONDS", help="stop after this time")
-    p.add_argument("--maxsteps", type=int, default=4000, help="steps before a restart (default 4000)")
-    p.add_argument("--init", choices=minconflicts.INITS, default="permutation",
-                   help="initial boards (default permutation)")
-    p.add_argument("--tabu", type=int, default=0, help="plateau tabu tenure, 0 = off (default)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
-    p.add_argument("--file", default=None, help="start every chain from this board file")
-    p.add_argument("--one-based", action="store_true", help="rows in --file are 1..n")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="write solutions.npy, runs.csv, summary.json (and plots) here")
-    p.add_argument("--plot", action="store_true", help="with --out: trace and histogram figures")
-    add_checkpoint_args(p)
-    p.add_argument("--method", choices=("minconflicts", "backtrack"), default="minconflicts",
-                   help="minconflicts (default) or backtrack: the classic first solution, rows "
-                        "tried in increasing order, with placement and backtrack counts")
-    p.add_argument("--mode", choices=("auto", "batched", "large"), default="auto",
-                   help=f"batched: many chains in parallel; large: linear-time QS4 path for huge "
-                        f"boards; auto (default): large when n >= {LARGE_AUTO_N} and at most "
-                        f"{LARGE_AUTO_CHAINS} chains are asked for")
-    p.add_argument("--device", choices=("cpu", "gpu"), default=None,
-                   help="run on this backend (default: the best one available)")
-    p.add_argument("--quiet", action="store_true", help="no progress line")
-    p.set_defaults(func=cmd_solve)
-
-
-def add_checkpoint_args(p) -> None:
-    """``--resume`` and ``--checkpoint-every`` for chunked commands."""
-    p.add_argument("--resume", default=None, metavar="DIR",
-                   help="continue an interrupted run from DIR/checkpoint.npz (same options; "
-                        "results equal an uninterrupted run); outputs go to DIR")
-    p.add_argument("--checkpoint-every", type=float, default=30.0, metavar="SECONDS",
-                   help="with --out: save finished chains this often (default 30)")
-
-
-def checkpoint_target(args) -> tuple[Path | None, bool]:
-    """(checkpoint file or None, resume?) from ``--out``/``--resume``; sets ``args.out``."""
-    if args.resume:
-        if args.out and Path(args.out) != Path(args.resume):
-            raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
-        args.out = args.resume
-        path = Path(args.resume) / driver.CHECKPOINT
-        if not path.exists():
-            raise QueensError(f"--resume {args.resume}: no {driver.CHECKPOINT} there; "
-                              "check the folder, or start without --resume")
-        return path, True
-    if args.checkpoint_every <= 0:
-        raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
-    return (Path(args.out) / driver.CHECKPOINT if args.out else None), False
-
-
-def report_interrupt(run: driver.ChainRun, out) -> int:
-    """After Ctrl-C: say what was kept and how to resume; exit code 130."""
-    return report_interrupt_message(f"{len(run.chain_id)} finished chains", out)
-
-
-def report_interrupt_message(what: str, out) -> int:
-    """After Ctrl-C: say what was kept (``what``) and how to resume; exit code 130."""
-    import sys
-
-    if out is not None and gather.is_writer():
-        print(f"interrupted after {what}, saved in {Path(out) / driver.CHECKPOINT}; resume with "
-              f"the same command and --resume {out}", file=sys.stderr)
-    else:
-        print("interrupted; nothing saved (give --out DIR to make runs resumable)", file=sys.stderr)
-    return 130
-
-
-def _board_size(args, start) -> int:
-    if args.n is not None and args.n_pos is not None and args.n != args.n_pos:
-        raise QueensError(f"two board sizes given (-n {args.n} and {args.n_pos}); give one")
-    n = args.n if args.n is not None else args.n_pos
-    if start is not None:
-        if n is not None and n != start.shape[0]:
-            raise QueensError(f"--file {args.file} holds a board of n = {start.shape[0]} but "
-                              f"n = {n} was given; drop -n or pass -n {start.shape[0]}")
-        return start.shape[0]
-    return 8 if n is None else n
-
-
-def cmd_solve(args) -> int:
-    """The ``solve`` command: run, print the summary, write the outputs."""
-    from jaxqueens.io import boards as boardio
-    from jaxqueens.plots import figures as plots, render
-
-    if args.device == "gpu" and jax.default_backend() != "gpu":
-        raise QueensError("--device gpu: no GPU is visible to JAX; install jaxqueens[gpu] "
-                          "(see README) or use --device cpu")
-    if args.plot and not args.out:
-        raise QueensError("--plot needs --out DIR to write the figures into")
-    start = None
-    if args.file:
-        boards = boardio.load_boards(args.file, one_based=args.one_based)
-        if boards.shape[0] != 1:
-            raise QueensError(f"--file {args.file} holds {boards.shape[0]} boards; give a file with one")
-        start = boards[0]
-    n = _board_size(args, start)
-    if args.method == "backtrack":
-        return _cmd_backtrack(args, n)
-    few = args.chains is None or args.chains <= LARGE_AUTO_CHAINS
-    if args.mode == "large" or (args.mode == "auto" and n >= LARGE_AUTO_N and few and not args.solutions):
-        from jaxqueens.drivers import large as large_solve
-
-        if start is not None:
-            raise QueensError("--file is not supported by the large-n path; use --mode batched")
-        return large_solve.cmd_large(args, n)
-    chains = args.chains if args.chains is not None or args.solutions or args.time else 1000
-    checkpoint, resume = checkpoint_target(args)
-    result = solve(n, chains, solutions=args.solutions, seconds=args.time, max_steps=args.maxsteps,
-                   init=args.init, tabu=args.tabu, seed=args.seed, batch=args.batch, start=start,
-                   trace_steps=min(args.maxsteps, 100_000) if args.plot else 0, quiet=args.quiet,
-                   checkpoint=checkpoint, resume=resume, checkpoint_every=args.checkpoint_every)
-    if result.run.stopped_by == "interrupted":
-        return report_interrupt(result.run, args.out)
-    s = result.summary
-    logs.log("summary", **s)
-    st = {k: "-" if v is None else f"{v:g}" for k, v in s["steps"].items()}
-    print(f"n = {n}: {s['solved']} of {s['chains']} chains solved, {s['distinct_solutions']} distinct "
-          f"solutions, all verified; steps median {st['median']}, p99 {st['p99']}, max {st['max']}")
-    if s["solutions_per_s"]:
-        print(f"{s['solutions_per_s']:,.0f} solutions/s over {s['wall_s']:.2f} s "
-              f"(compile {s['compile_s']:.2f} s excluded); stopped by {s['stopped_by']} budget")
-    if len(result.solutions) and n <= 16:
-        print(render.ascii_board(result.solutions[0]))
-    if args.out and gather.is_writer():
-        out = Path(args.out)
-        written = driver.write_outputs(result.run, out, s)
-        if len(result.solutions) and n <= render.MAX_PNG_N:
-            render.render_png(result.solutions[0], out / "solution.png", title="chain 0")
-            written.append(out / "solution.png")
-        if args.plot:
-            written += _write_plots(result, out, plots)
-        print(f"wrote {', '.join(p.name for p in written)} to {out}")
-    return 0 if s["solved"] else 1
-
-
-def _cmd_backtrack(args, n: int) -> int:
-    """``solve --method backtrack``: the classic first solution with its search figures."""
-    import json
-
-    from jaxqueens.solvers import backtrack
-
-    from jaxqueens.io import boards as boardio
-
-    from jaxqueens.core import checker
-
-    from jaxqueens.plots import render
-    from jaxqueens.io.atomic import write_text
-
-    t0 = time.perf_counter()
-    rows, placements, backtracks = backtrack.first_solution(n)
-    seconds = time.perf_counter() - t0
-    if rows is None:
-        raise QueensError(f"n = {n} has no solution (the search tried {placements} placements)")
-    checker.require_solutions(rows[None], what="backtracking", n=n)
-    print(f"n = {n}: first solution {rows.tolist() if n <= 64 else '(see --out)'}, verified; "
-          f"{placements} placements, {backtracks} backtracks, {seconds:.2f} s")
-    if n <= 16:
-        print(render.ascii_board(rows))
-    if args.out:
-        out = Path(args.out)
-        boardio.write_board(out / "solution.txt", rows)
-        write_text(out / "summary.json", json.dumps(
-            {"n": n, "method": "backtrack", "rows": rows.tolist(), "placements": placements,
-             "backtracks": backtracks, "seconds": seconds}, indent=2) + "\n")
-        print(f"wrote solution.txt, summary.json to {out}")
-    return 0
-
-
-def _write_plots(result: SolveResult, out: Path, plots) -> list[Path]:
-    files = []
-    n = result.run.n
-    if result.trace is not None:
-        files.append(plots.trace_plot(result.trace["conflicted"], out / "trace_conflicted_queens.png",
-                                      "conflicting queens", f"min-conflicts, n = {n}, chain 0"))
-        files.append(plots.trace_plot(result.trace["pairs"], out / "trace_conflicting_pairs.png",
-                                      "conflicting pairs", f"min-conflicts, n = {n}, chain 0"))
-    files.append(plots.steps_histogram(result.run.steps[result.run.solved], out / "steps_hist.png",
-                                       f"steps to solution, n = {n}, {result.run.solved.sum()} chains"))
-    return files
-

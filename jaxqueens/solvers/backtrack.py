@@ -12,35 +12,30 @@ queens stay, so placements - backtracks = n. n = 8: ``[0, 4, 7, 5, 2, 6, 1, 3]``
 placements and 105 backtracks; n = 17: ``[0, 2, 4, 1, 7, 10, 14, 6, 15, 13, 16, 3, 5, 8, 11, 9,
 12]`` after 5374 placements and 5357 backtracks.
 
-The randomised variant tries the rows of each column in a random order drawn from
-``fold_in(key, i)`` for search i, so a search's result does not depend on how many run beside it;
-many independent searches run batched (one per ``lax.map`` iteration over host devices on the
-CPU, lockstep ``vmap`` on accelerators).
+The randomised variant (:func:`randomised`) tries the rows of each column in a random order drawn
+from its key. This module holds the kernel for one search; :mod:`jaxqueens.drivers.backtrack`
+runs the classic search and batches randomised ones (search i from ``fold_in(key, i)``, so its
+result does not depend on how many run beside it) through :func:`jaxqueens.parallel.items.each`.
 """
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
-
-from jaxqueens.parallel import devices as backend
-
-from jaxqueens.core import checker
-from jaxqueens.solvers.count import map_sharded
-from jaxqueens.errors import QueensError
 
 MAX_N = 32  # uint32 masks
 DEFAULT_MAX_STEPS = 2**31 - 1  # placements + backtracks; keeps the int32 counters exact
 RUNNING, SOLVED, EXHAUSTED, OUT_OF_STEPS = range(4)
 
 
-class Config(NamedTuple):
-    """Static configuration: board size and the step budget (placements + backtracks)."""
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Static configuration (hashable, jit-static): board size and the step budget
+    (placements + backtracks)."""
 
     n: int
     max_steps: int = DEFAULT_MAX_STEPS
@@ -60,12 +55,12 @@ class State(NamedTuple):
 
 
 class Result(NamedTuple):
-    """Outcome of a batch of searches (leading axis [B])."""
+    """Outcome of one search ([B] leading axis when batched)."""
 
-    rows: jax.Array  # [B, n] int32 the solution (meaningless where not solved)
-    solved: jax.Array  # [B] bool
-    placements: jax.Array  # [B] int32
-    backtracks: jax.Array  # [B] int32
+    rows: jax.Array  # [n] int32 the solution (meaningless where not solved)
+    solved: jax.Array  # [] bool
+    placements: jax.Array  # [] int32
+    backtracks: jax.Array  # [] int32
 
 
 def init(order, config: Config) -> State:
@@ -113,44 +108,16 @@ def search(order, config: Config) -> State:
                           init(order, config))
 
 
-def _result(s: State) -> Result:
+def result(s: State) -> Result:
+    """What a finished search reports: its rows, whether it solved, and its counts."""
     rows = jnp.take_along_axis(s.order, s.pos[:, None], axis=1)[:, 0]
     return Result(rows, s.status == SOLVED, s.placements, s.backtracks)
 
 
-def _check_n(n: int) -> None:
-    if not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_N:
-        raise QueensError(f"n = {n} is out of range: backtracking supports 1 <= n <= {MAX_N}")
-
-
-@functools.partial(jax.jit, static_argnums=(0,))
-def _classic(config: Config) -> Result:
+def classic(config: Config) -> Result:
+    """The classic search: the rows of every column tried in increasing order."""
     order = jnp.broadcast_to(jnp.arange(config.n, dtype=jnp.int32), (config.n, config.n))
-    return jax.tree.map(lambda x: x[None], _result(search(order, config)))
-
-
-def first_solution(n: int, max_steps: int = DEFAULT_MAX_STEPS) -> tuple[np.ndarray | None, int, int]:
-    """The classic first solution: rows tried in increasing order, column by column.
-
-    Returns:
-      ``(rows, placements, backtracks)``: rows is int32 ``[n]`` (``rows[c]`` = row of column c's
-      queen), or None when the board has no solution (n = 2, 3); the counts then describe the
-      exhaustive search (n = 2: 2 and 2; n = 3: 5 and 5).
-
-    Raises:
-      QueensError: n out of 1..32, or the search needs more than ``max_steps`` steps.
-    """
-    _check_n(n)
-    r = jax.tree.map(np.asarray, _classic(Config(int(n), int(max_steps))))
-    placements, backtracks = int(r.placements[0]), int(r.backtracks[0])
-    if not r.solved[0]:
-        if placements + backtracks >= max_steps:
-            raise QueensError(f"backtracking for n = {n} did not finish within {max_steps:,} "
-                              "steps; raise max_steps or use a randomised search")
-        return None, placements, backtracks
-    rows = r.rows[0]
-    checker.require_solutions(rows[None], what=f"backtracking for n = {n}", n=n)
-    return rows, placements, backtracks
+    return result(search(order, config))
 
 
 def random_orders(key, n: int):
@@ -159,32 +126,7 @@ def random_orders(key, n: int):
     return jax.vmap(lambda k: jax.random.permutation(k, n))(keys).astype(jnp.int32)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2, 3))
-def _random(key, config: Config, num: int, num_devices: int) -> Result:
-    ids = jnp.arange(num, dtype=jnp.int32)
-    one = lambda i: _result(search(random_orders(jax.random.fold_in(key, i), config.n), config))  # noqa: E731
-    if backend.is_accelerator():
-        return jax.vmap(one)(ids)
-    return map_sharded(lambda x: lax.map(one, x), ids, num_devices)
-
-
-def random_first_solutions(key, n: int, num: int, max_steps: int = 1_000_000) -> Result:
-    """``num`` independent randomised backtracking searches, batched.
-
-    Search i tries the rows of each column in a random order drawn from ``fold_in(key, i)``, so
-    its result does not depend on ``num`` or the device count. Solved rows are verified by the
-    checker.
-
-    Returns:
-      :class:`Result` of host arrays with leading axis [num].
-    """
-    _check_n(n)
-    if num < 1:
-        raise QueensError(f"num = {num}: ask for at least one search")
-    d = 1 if backend.is_accelerator() else jax.local_device_count()
-    padded = -(-num // d) * d
-    r = jax.tree.map(lambda x: np.asarray(x)[:num], _random(key, Config(int(n), int(max_steps)),
-                                                            padded, d))
-    if r.solved.any():
-        checker.require_solutions(r.rows[r.solved], what=f"randomised backtracking, n = {n}", n=n)
-    return r
+def randomised(key, config: Config) -> Result:
+    """One randomised search: the rows of each column tried in a random order from ``key``
+    (key is consumed)."""
+    return result(search(random_orders(key, config.n), config))

@@ -101,7 +101,7 @@ def _pairs(s: State):
     return (jnp.sum(s.diag * (s.diag - 1) // 2) + jnp.sum(s.anti * (s.anti - 1) // 2)).astype(jnp.int32)
 
 
-def conflicted_mask(s: State) -> jax.Array:
+def conflicted(s: State) -> jax.Array:
     """[n] bool: queens sharing a diagonal or anti-diagonal (vectorised, O(n))."""
     n = s.rows.shape[0]
     c = jnp.arange(n, dtype=jnp.int32)
@@ -141,7 +141,7 @@ def repair_round(s: State, config: Config, max_steps, sideways) -> tuple[State, 
     """One repair round: list the conflicted queens, then up to ``max_steps`` swap attempts;
     ``sideways`` also takes swaps that leave the pair count unchanged."""
     n = config.n
-    mask = conflicted_mask(s)
+    mask = conflicted(s)
     count = jnp.sum(mask, dtype=jnp.int32)
     listed = jnp.nonzero(mask, size=config.list_size, fill_value=0)[0].astype(jnp.int32)
     size = jnp.maximum(jnp.minimum(count, config.list_size), 1)
@@ -165,6 +165,6 @@ def repair_round(s: State, config: Config, max_steps, sideways) -> tuple[State, 
 
 
 @functools.partial(jax.jit, static_argnums=(1,))
-def attacking_pairs(s: State, config: Config) -> jax.Array:
+def pairs_of(s: State, config: Config) -> jax.Array:
     """Attacking pairs of the state (O(n))."""
     return _pairs(s)

@@ -1,11 +1,7 @@
 """Min-conflicts local search for N-Queens (Minton et al. 1992), one chain per kernel.
 
 A chain holds a board ``rows[n]`` (``rows[c]`` = row of the queen in column ``c``) and the
-line-occupancy counts packed in one int32 array ``counts[5n - 2]``::
-
-    [0, n)           rows           r
-    [n, 3n - 1)      diagonals      r + c
-    [3n - 1, 5n - 2) anti-diagonals r - c + n - 1
+line-occupancy counts packed in one int32 array ``counts[5n - 2]`` (:mod:`jaxqueens.core.lines`).
 
 One step picks a conflicted queen uniformly at random, scores every row of its column from the
 counts (queen lifted; both diagonal windows are contiguous slices), and moves it to a
@@ -22,8 +18,9 @@ Randomness: chain ``i`` of a batch takes its 32-bit seed from ``jax.random.fold_
 result does not depend on batch size, chunking or devices; inside the loop a counter-based integer
 hash (lowbias32) of (seed, counter, lane) replaces threefry, which costs 25x more per step on CPU.
 
-This module is the kernel for one chain; :mod:`jaxqueens.drivers.mc_batch` batches it (one chain per
-``lax.map`` iteration over host devices on CPU, lockstep ``vmap`` with lane recycling elsewhere).
+This module is the kernel for one chain (:class:`Kernel`); :mod:`jaxqueens.parallel.chains` batches
+it (one chain per ``lax.map`` iteration over host devices on CPU, lockstep ``vmap`` with lane
+recycling elsewhere) and :mod:`jaxqueens.drivers.minconflicts` runs the chunks.
 """
 
 from __future__ import annotations
@@ -36,10 +33,12 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxqueens.core import inplace
-from jaxqueens.solvers.base import ChainKernel
+from jaxqueens.core.lines import (add1, pairs_from_counts, column_cost, conflicted_from_counts, counts_of,
+                                  positions, size)
 from jaxqueens.core.rng import GOLD as _GOLD
 from jaxqueens.core.rng import U32 as _U32
-from jaxqueens.core.rng import hash_bits, hash_randint, mix32
+from jaxqueens.core.rng import hash_bits, hash_randint, idx_bits, mix32, random_permutation
+from jaxqueens.solvers.base import ChainKernel
 
 INITS = ("random", "permutation", "greedy", "qs4")
 
@@ -106,102 +105,34 @@ class Result(NamedTuple):
 
 
 class Metrics(NamedTuple):
+    """Per-step figures of :func:`trace` ([T] leading axis over steps)."""
+
     conflicted: jax.Array  # [] int32, conflicted queens before the step
     pairs: jax.Array  # [] int32, attacking pairs before the step
-
-
-# ----------------------------------------------------------------------------- board helpers
-
-
-def _idx_bits(n: int) -> int:
-    return max(1, int(n - 1).bit_length())
-
-
-def counts_of(rows: jax.Array, n: int) -> jax.Array:
-    """Packed line counts [5n-2] int32 of a board [n] (O(n), scatter-free so that XLA:CPU can
-    compile the enclosing loops as one function)."""
-
-    def body(c, counts):
-        r = rows[c]
-        for pos in (r, n + r + c, 4 * n - 2 + r - c):
-            counts = _add1(counts, pos, 1)
-        return counts
-
-    return lax.fori_loop(0, n, body, jnp.zeros(5 * n - 2, jnp.int32))
-
-
-def conflicted_mask(rows: jax.Array, counts: jax.Array, n: int) -> jax.Array:
-    """[n] bool: queen c shares a line with another queen."""
-    c = jnp.arange(n, dtype=jnp.int32)
-    return (counts[rows] > 1) | (counts[n + rows + c] > 1) | (counts[4 * n - 2 + rows - c] > 1)
-
-
-def attacking_pairs(counts: jax.Array) -> jax.Array:
-    """Number of attacking queen pairs, sum over lines of k(k-1)/2."""
-    return jnp.sum(counts * (counts - 1) // 2)
-
-
-def _column_cost(counts, c, r0, n):
-    """[n] int32 conflicts of each row of column c with the queen at r0 lifted."""
-    r = jnp.arange(n, dtype=jnp.int32)
-    rowc = counts[:n]
-    diag = lax.dynamic_slice(counts, (n + c,), (n,))
-    anti = lax.dynamic_slice(counts, (4 * n - 2 - c,), (n,))
-    return rowc + diag + anti - jnp.where(r == r0, 3, 0)
-
-
-def _add1(counts, pos, v):
-    """counts[pos] += v with a 1-element dynamic_update_slice (no scatter)."""
-    old = lax.dynamic_slice(counts, (pos,), (1,))
-    return lax.dynamic_update_slice(counts, old + v, (pos,))
 
 
 # ----------------------------------------------------------------------------- initial boards
 
 
-def _perm_rank(seed, ctr, n):
-    """Random permutation by ranking packed random keys (O(n^2), small n)."""
-    j = jnp.arange(n, dtype=_U32)
-    mask = _U32((1 << _idx_bits(n)) - 1)
-    key = (hash_bits(seed, ctr, j) & ~mask) | j
-    return jnp.sum(key[None, :] < key[:, None], axis=1).astype(jnp.int32)
-
-
-def _perm_fisher_yates(seed, ctr, n):
-    """Random permutation by Fisher-Yates in a fori_loop (O(n), in place)."""
-
-    def body(k, q):
-        i = n - 1 - k
-        return inplace.swap(q, i, hash_randint(seed, ctr, i, i + 1))[0]
-
-    return lax.fori_loop(0, n - 1, body, jnp.arange(n, dtype=jnp.int32))
-
-
-def random_permutation(seed, ctr, n):
-    return _perm_rank(seed, ctr, n) if n <= 64 else _perm_fisher_yates(seed, ctr, n)
-
-
 def _init_greedy(seed, ctr, n):
     """Column by column onto a least-conflicted row (ties: empty rows first, then random)."""
     r = jnp.arange(n, dtype=jnp.int32)
-    b = _idx_bits(n)
+    b = idx_bits(n)
     mask = _U32((1 << b) - 1)
 
     def body(c, carry):
         rows, counts = carry
-        cost = _column_cost(counts, c, -1, n)  # <= 2 at the minimum (3(n-1) attacks / n rows)
+        cost = column_cost(counts, c, -1, n)  # <= 2 at the minimum (3(n-1) attacks / n rows)
         occupied = (counts[:n] > 0).astype(_U32)
         rnd = hash_bits(seed, ctr + c.astype(_U32), r) >> 3
         key = (jnp.minimum(cost, 3).astype(_U32) << 30) | (occupied << 29) | (rnd & ~mask) | r.astype(_U32)
         r1 = (jnp.min(key) & mask).astype(jnp.int32)
         rows = lax.dynamic_update_slice(rows, r1[None], (c,))
-        for pos in (r1, n + r1 + c, 4 * n - 2 + r1 - c):
-            counts = _add1(counts, pos, 1)
+        for pos in positions(n, c, r1):
+            counts = add1(counts, pos, 1)
         return rows, counts
 
-    rows, _ = lax.fori_loop(
-        0, n, body, (jnp.zeros(n, jnp.int32), jnp.zeros(5 * n - 2, jnp.int32))
-    )
+    rows, _ = lax.fori_loop(0, n, body, (jnp.zeros(n, jnp.int32), jnp.zeros(size(n), jnp.int32)))
     return rows
 
 
@@ -226,8 +157,8 @@ def _init_qs4(seed, ctr, n, tries):
 
         q, _, _, ct = lax.while_loop(try_cond, try_body, (q, 0, False, ct))
         r = q[i]
-        dfl = _add1(dfl, i + r, 1)
-        dfl = _add1(dfl, 3 * n - 2 + r - i, 1)
+        dfl = add1(dfl, i + r, 1)
+        dfl = add1(dfl, 3 * n - 2 + r - i, 1)
         return q, dfl, ct
 
     # counters: the permutation uses ctr, the swaps ctr + 1, ctr + 2, ... (< n * tries)
@@ -278,7 +209,7 @@ def init(seed: jax.Array, config: Config, start: jax.Array | None = None) -> Sta
     n = config.n
     s = State(
         rows=jnp.zeros(n, jnp.int32),
-        counts=jnp.zeros(5 * n - 2, jnp.int32),
+        counts=jnp.zeros(size(n), jnp.int32),
         seed=jnp.asarray(seed, _U32),
         ctr=_U32(0),
         steps=jnp.int32(0),
@@ -307,8 +238,8 @@ def _is_conflicted(rows, counts, c, n):
 def _pick_scan(s: State, n: int):
     """(column, found): a uniformly random conflicted queen (packed-key min over all n queens)."""
     c = jnp.arange(n, dtype=jnp.int32)
-    mask = _U32((1 << _idx_bits(n)) - 1)
-    conf = conflicted_mask(s.rows, s.counts, n)
+    mask = _U32((1 << idx_bits(n)) - 1)
+    conf = conflicted_from_counts(s.rows, s.counts, n)
     key = jnp.where(conf, (hash_bits(s.seed, s.ctr, c) & ~mask) | c.astype(_U32), _U32(0xFFFFFFFF))
     k = jnp.min(key)
     return (k & mask).astype(jnp.int32), k != _U32(0xFFFFFFFF)
@@ -344,8 +275,8 @@ def choose_row(s: State, c: jax.Array, config: Config) -> tuple[jax.Array, jax.A
     of the column, so some row has at most 2 conflicts)."""
     n = config.n
     r = jnp.arange(n, dtype=jnp.int32)
-    mask = _U32((1 << _idx_bits(n)) - 1)
-    cost = jnp.minimum(_column_cost(s.counts, c, s.rows[c], n), 3)
+    mask = _U32((1 << idx_bits(n)) - 1)
+    cost = jnp.minimum(column_cost(s.counts, c, s.rows[c], n), 3)
     top = cost
     if config.tabu:
         forbid = jnp.any(s.tabu[:, None] == (c * n + r)[None, :], axis=0)
@@ -369,9 +300,8 @@ def step(s: State, config: Config) -> State:
     r1 = jnp.where(move, r1, r0)
 
     counts = s.counts
-    for pos, v in ((r0, -1), (n + r0 + c, -1), (4 * n - 2 + r0 - c, -1),
-                   (r1, 1), (n + r1 + c, 1), (4 * n - 2 + r1 - c, 1)):
-        counts = _add1(counts, pos, v)
+    for pos, v in zip(positions(n, c, r0) + positions(n, c, r1), (-1, -1, -1, 1, 1, 1)):
+        counts = add1(counts, pos, v)
     rows = lax.dynamic_update_slice(s.rows, r1[None], (c,))
 
     tabu, tabu_ptr = s.tabu, s.tabu_ptr
@@ -435,8 +365,8 @@ def trace(seed: jax.Array, config: Config, num_steps: int,
 
     def body(s, _):
         m = Metrics(
-            conflicted=jnp.sum(conflicted_mask(s.rows, s.counts, config.n)).astype(jnp.int32),
-            pairs=attacking_pairs(s.counts).astype(jnp.int32),
+            conflicted=jnp.sum(conflicted_from_counts(s.rows, s.counts, config.n)).astype(jnp.int32),
+            pairs=pairs_from_counts(s.counts).astype(jnp.int32),
         )
         return step(s, config), m
 

@@ -1,7 +1,5 @@
 """The chunked driver on a fake solver: budgets, exact cuts, verification, interrupts."""
 
-import json
-
 import numpy as np
 import pytest
 
@@ -78,18 +76,35 @@ def test_bad_budgets(kwargs, needle):
         driver.Budget(**kwargs)
 
 
-def test_outputs_and_summary(tmp_path):
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10), 8, "fake", quiet=True)
-    summary = driver.summarize(run, solver="fake")
-    paths = driver.write_outputs(run, tmp_path, summary)
-    assert [p.name for p in paths] == ["solutions.npy", "runs.csv", "summary.json"]
-    np.testing.assert_array_equal(np.load(tmp_path / "solutions.npy"), run.solutions)
-    lines = (tmp_path / "runs.csv").read_text().splitlines()
-    assert lines[0] == "chain,solved,steps,restarts,wall_share_s" and len(lines) == 15
-    loaded = json.loads((tmp_path / "summary.json").read_text())
-    assert loaded["chains"] == 14 and loaded["solved"] == 10 and loaded["distinct_solutions"] == 4
-    assert loaded["success_rate"] == pytest.approx(10 / 14)
-    solved_steps = run.steps[run.solved]
-    assert loaded["steps"]["median"] == pytest.approx(np.median(solved_steps))
-    assert loaded["steps"]["max"] == solved_steps.max()
-    assert not list(tmp_path.glob(".*tmp"))  # no temporary files left behind
+def test_checkpoint_and_resume_equal_an_uninterrupted_run(tmp_path):
+    whole = driver.run_chains(fake_chunk, 6, driver.Budget(chains=30), 4, "fake", quiet=True)
+    ckpt = tmp_path / "checkpoint.npz"
+    calls = []
+
+    def interrupted(offset, count):
+        calls.append(offset)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return fake_chunk(offset, count)
+
+    part = driver.run_chains(interrupted, 6, driver.Budget(chains=30), 4, "fake", quiet=True,
+                             checkpoint=ckpt, fingerprint={"k": 1}, checkpoint_every=1e9)
+    assert part.stopped_by == "interrupted" and len(part.chain_id) == 12 and ckpt.exists()
+    resumed = driver.run_chains(fake_chunk, 6, driver.Budget(chains=30), 4, "fake", quiet=True,
+                                checkpoint=ckpt, fingerprint={"k": 1}, resume=True)
+    for field in ("chain_id", "rows", "solved", "steps", "restarts"):
+        np.testing.assert_array_equal(getattr(resumed, field), getattr(whole, field))
+    assert resumed.stopped_by == "chains"
+    with pytest.raises(QueensError, match="k differ"):
+        driver.run_chains(fake_chunk, 6, driver.Budget(chains=30), 4, "fake", quiet=True,
+                          checkpoint=ckpt, fingerprint={"k": 2}, resume=True)
+
+
+def test_periodic_checkpoints(tmp_path):
+    ckpt = tmp_path / "checkpoint.npz"
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10), 2, "fake", quiet=True,
+                            checkpoint=ckpt, checkpoint_every=1e-9)
+    assert run.stopped_by == "chains" and ckpt.exists()
+    done, shares, offset, wall = driver.load_checkpoint(ckpt, {"n": 6, "chunk": 2, "processes": 1})
+    assert offset == len(done.solved) == len(shares) and 0 < offset < 14 and wall >= 0
+    np.testing.assert_array_equal(done.steps, np.arange(offset))

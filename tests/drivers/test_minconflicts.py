@@ -1,16 +1,14 @@
-"""jaxqueens.solve and `jaxqueens solve`: determinism, start boards, errors, outputs."""
+"""jaxqueens.solve (jaxqueens.drivers.minconflicts): determinism, start boards, errors, traces."""
 
-import csv
-import json
-
+import jax
 import numpy as np
 import pytest
 
 import jaxqueens
-from jaxqueens.io import boards as boardio
 from jaxqueens.core import checker
-from jaxqueens.cli.main import main
+from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.errors import QueensError
+from jaxqueens.solvers import minconflicts as mc
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 
@@ -64,64 +62,39 @@ def test_trivial_and_impossible_sizes():
         jaxqueens.solve(0)
 
 
-def run_cli(argv, capsys):
-    code = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+def test_api_is_the_driver():
+    assert jaxqueens.solve is mcsolve.solve and jaxqueens.SolveResult is mcsolve.SolveResult
 
 
-def test_cli_end_to_end_writes_every_file(tmp_path, capsys):
-    out = tmp_path / "run"
-    code, stdout, err = run_cli(["solve", "10", "--chains", "40", "--batch", "20", "--seed", "1",
-                                 "--out", out, "--plot", "--quiet"], capsys)
-    assert code == 0, err
-    assert "40 of 40 chains solved" in stdout and "all verified" in stdout
-    assert stdout.count("Q") >= 10  # the board is printed for n <= 16
-    expected = {"solutions.npy", "runs.csv", "summary.json", "solution.png", "steps_hist.png",
-                "trace_conflicted_queens.png", "trace_conflicting_pairs.png"}
-    assert expected <= {p.name for p in out.iterdir()}
-    sols = np.load(out / "solutions.npy")
-    assert sols.shape == (40, 10) and checker.are_solutions(sols).all()
-    with open(out / "runs.csv") as f:
-        rows = list(csv.DictReader(f))
-    assert len(rows) == 40 and all(r["solved"] == "1" for r in rows)
-    summary = json.loads((out / "summary.json").read_text())
-    for key in ("n", "chains", "success_rate", "steps", "solutions_per_s", "distinct_solutions"):
-        assert key in summary
-    assert set(summary["steps"]) == {"mean", "median", "p90", "p99", "max"}
-    # The same run through the API gives the same boards.
-    api = jaxqueens.solve(10, chains=40, seed=1)
-    np.testing.assert_array_equal(api.solutions, sols)
+def test_compile_runner_runs_chunks_in_chain_order():
+    cfg = mc.Config(n=10, max_steps=60)
+    key = jax.random.key(3)
+    run = mcsolve.compile_runner(key, cfg, 8)
+    whole = jax.device_get(run(0, 8))
+    assert whole.rows.shape == (8, 10) and whole.solved.dtype == bool
+    tail = jax.device_get(run(4, 4))  # a short chunk compiles its own size, same chains
+    for a, b in zip(whole, tail):
+        np.testing.assert_array_equal(a[4:], b)
 
 
-def test_cli_start_file(tmp_path, capsys):
-    board = tmp_path / "b.txt"
-    boardio.write_board(board, SOLUTION_8)
-    code, stdout, _ = run_cli(["solve", "--file", board, "--chains", "4", "--quiet"], capsys)
-    assert code == 0 and "steps median 0," in stdout
-    code, _, err = run_cli(["solve", "-n", "9", "--file", board, "--chains", "4"], capsys)
-    assert code == 2 and "n = 8" in err and err.count("\n") == 1
+def test_trace_chain_is_cut_at_the_solution():
+    cfg = mc.Config(n=12, max_steps=500)
+    m = mcsolve.trace_chain(jax.random.key(0), cfg, 400)
+    assert isinstance(m.conflicted, np.ndarray) and m.conflicted.shape == m.pairs.shape
+    assert m.conflicted[-1] == 0 and (m.conflicted[:-1] > 0).all()
+    assert m.pairs[-1] == 0 and (np.diff(m.pairs) <= 0).all()
+    short = mcsolve.trace_chain(jax.random.key(0), cfg, 3)
+    assert short.pairs.shape == (3,)
+    np.testing.assert_array_equal(short.pairs, m.pairs[:3])
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["solve", "-n", "2"], "no solution"),
-    (["solve", "3"], "no solution"),
-    (["solve", "-n", "8", "--chains", "0"], "--chains"),
-    (["solve", "-n", "8", "--batch", "0"], "--batch"),
-    (["solve", "-n", "8", "--maxsteps", "0"], "--maxsteps must be at least 1"),
-    (["solve", "-n", "8", "--tabu", "-1"], "--tabu must be at least 0"),
-    (["solve", "-n", "8", "--plot"], "--out"),
-    (["solve", "-n", "8", "9"], "two board sizes"),
-    (["solve", "-n", "100000", "--chains", "10"], "limit"),
-])
-def test_cli_errors_are_one_line(argv, needle, capsys):
-    code, _, err = run_cli(argv, capsys)
-    assert code == 2 and needle in err and err.count("\n") == 1 and "Traceback" not in err
-
-
-def test_cli_argparse_errors(capsys):
-    for argv in (["solve", "--init", "bogus"], ["solve", "--chains", "many"]):
-        with pytest.raises(SystemExit) as exc:
-            main(argv)
-        assert exc.value.code == 2
-        assert capsys.readouterr().err.count("\n") == 1
+def test_default_chunk_and_check_n():
+    d = jax.local_device_count()
+    for n, chains in ((8, None), (8, 10), (1000, 3), (40_000, None)):
+        chunk = mcsolve.default_chunk(n, chains)
+        assert chunk % d == 0 and chunk >= 1
+        assert chunk <= max(d, 8192)
+    assert mcsolve.default_chunk(8, 10) >= 10  # one call for a small job
+    mcsolve.check_n(mcsolve.MAX_BATCHED_N)
+    with pytest.raises(QueensError, match="--mode large"):
+        mcsolve.check_n(mcsolve.MAX_BATCHED_N + 1)

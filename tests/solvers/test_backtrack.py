@@ -1,15 +1,11 @@
-"""First-solution backtracking: the classic figures, a plain-Python reference, the random variant."""
+"""The backtracking kernel (jaxqueens.solvers.backtrack) against a plain-Python course solver."""
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
-import jaxqueens  # noqa: F401
 from jaxqueens.solvers import backtrack
-from jaxqueens.core import checker
-from jaxqueens.errors import QueensError
 
 
 def reference(n, order=None):
@@ -33,45 +29,9 @@ def reference(n, order=None):
     return [order[c][pos[c]] for c in range(n)], placements, backtracks
 
 
-def test_classic_figures_n8_and_n17():
-    rows, p, b = backtrack.first_solution(8)
-    assert rows.tolist() == [0, 4, 7, 5, 2, 6, 1, 3] and (p, b) == (113, 105)
-    rows, p, b = backtrack.first_solution(17)
-    assert rows.tolist() == [0, 2, 4, 1, 7, 10, 14, 6, 15, 13, 16, 3, 5, 8, 11, 9, 12]
-    assert (p, b) == (5374, 5357)
-
-
 def test_reference_reproduces_the_classic_figures():
     assert reference(8) == ([0, 4, 7, 5, 2, 6, 1, 3], 113, 105)
     assert reference(17)[1:] == (5374, 5357)
-
-
-@pytest.mark.parametrize("n", range(1, 14))
-def test_matches_reference(n):
-    rows, p, b = backtrack.first_solution(n)
-    want_rows, want_p, want_b = reference(n)
-    assert (p, b) == (want_p, want_b)
-    assert p - b == (n if want_rows is not None else 0)
-    if want_rows is None:
-        assert rows is None
-    else:
-        assert rows.tolist() == want_rows and checker.is_solution(rows)
-
-
-def test_no_solution_boards_return_none():
-    assert backtrack.first_solution(2) == (None, 2, 2)
-    assert backtrack.first_solution(3) == (None, 5, 5)
-
-
-@pytest.mark.parametrize("n", [0, 33, -1])
-def test_bad_n_is_a_user_error(n):
-    with pytest.raises(QueensError, match="out of range"):
-        backtrack.first_solution(n)
-
-
-def test_step_budget_is_reported():
-    with pytest.raises(QueensError, match="max_steps"):
-        backtrack.first_solution(17, max_steps=100)
 
 
 class SearchKernelTest(chex.TestCase):
@@ -95,35 +55,53 @@ def test_random_orders_are_permutations():
     assert len({tuple(r) for r in o}) > 1  # columns get different orders
 
 
-def test_random_batch_properties():
-    key = jax.random.key(0)
-    r = backtrack.random_first_solutions(key, 12, 37)
-    chex.assert_shape([r.placements, r.backtracks, r.solved], (37,))
-    chex.assert_shape(r.rows, (37, 12))
-    assert r.solved.all() and checker.are_solutions(r.rows).all()
-    assert ((r.placements - r.backtracks) == 12).all()
-    # same key: identical; a smaller batch is a prefix (independent of batch size)
-    r2 = backtrack.random_first_solutions(key, 12, 5)
-    assert (r2.rows == r.rows[:5]).all() and (r2.placements == r.placements[:5]).all()
-    # different key: different searches
-    r3 = backtrack.random_first_solutions(jax.random.key(1), 12, 37)
-    assert not (r3.placements == r.placements).all()
-    # each search equals the reference run with its own row orders
-    for i in (0, 7, 36):
-        order = np.asarray(backtrack.random_orders(jax.random.fold_in(key, i), 12))
-        rows, p, b = reference(12, order)
-        assert r.rows[i].tolist() == rows and (r.placements[i], r.backtracks[i]) == (p, b)
-
-
-def test_random_no_solution_and_budget():
-    r = backtrack.random_first_solutions(jax.random.key(0), 3, 4)
-    assert not r.solved.any() and (r.placements == r.backtracks).all()
-    r = backtrack.random_first_solutions(jax.random.key(0), 24, 3, max_steps=50)
-    assert not r.solved.any() and ((r.placements + r.backtracks) == 50).all()
-
-
 def test_search_kernel_with_classic_order():
     cfg = backtrack.Config(8)
     order = jnp.broadcast_to(jnp.arange(8, dtype=jnp.int32), (8, 8))
     s = jax.jit(lambda o: backtrack.search(o, cfg))(order)
     assert (int(s.placements), int(s.backtracks)) == (113, 105)
+
+
+def test_classic_kernel_figures():
+    r = jax.jit(backtrack.classic, static_argnums=0)(backtrack.Config(8))
+    assert np.asarray(r.rows).tolist() == [0, 4, 7, 5, 2, 6, 1, 3]
+    assert (int(r.placements), int(r.backtracks)) == (113, 105) and bool(r.solved)
+    r = backtrack.classic(backtrack.Config(3))
+    assert not bool(r.solved) and (int(r.placements), int(r.backtracks)) == (5, 5)
+
+
+def test_config_is_a_frozen_static_dataclass():
+    cfg = backtrack.Config(8)
+    assert cfg == backtrack.Config(8, backtrack.DEFAULT_MAX_STEPS) and hash(cfg) == hash(backtrack.Config(8))
+    try:
+        cfg.n = 9
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("Config must be frozen")
+
+
+class RandomisedVariantsTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_randomised_and_step(self):
+        n = 7
+        cfg = backtrack.Config(n)
+        key = jax.random.key(5)
+        r = self.variant(lambda k: backtrack.randomised(k, cfg))(key)
+        chex.assert_shape(r.rows, (n,))
+        chex.assert_shape([r.solved, r.placements, r.backtracks], ())
+        rows, p, b = reference(n, np.asarray(backtrack.random_orders(key, n)))
+        assert np.asarray(r.rows).tolist() == rows and (int(r.placements), int(r.backtracks)) == (p, b)
+        s = backtrack.init(backtrack.random_orders(key, n), cfg)
+        s = self.variant(lambda s: backtrack.step(s, cfg))(s)
+        assert int(s.placements) == 1 and int(s.col) == 1
+
+
+def test_kernels_trace_once():
+    chex.clear_trace_counter()
+    cfg = backtrack.Config(9)
+    randomised = jax.jit(chex.assert_max_traces(lambda k: backtrack.randomised(k, cfg), n=1))
+    search = jax.jit(chex.assert_max_traces(lambda o: backtrack.search(o, cfg), n=1))
+    for seed in range(3):
+        randomised(jax.random.key(seed))
+        search(backtrack.random_orders(jax.random.key(seed), 9))

@@ -1,7 +1,12 @@
-"""Tests of the min-conflicts kernel (jaxqueens.solvers.minconflicts) against plain NumPy references."""
+"""Tests of the min-conflicts kernel (jaxqueens.solvers.minconflicts) against plain NumPy references.
+
+Chains run one per ``lax.map`` iteration here (the kernel alone); batching strategies and devices
+are tested in tests/parallel/test_chains.py.
+"""
 
 import itertools
 
+import chex
 import numpy as np
 import pytest
 
@@ -10,8 +15,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxqueens.core import checker, rng
-
-from jaxqueens.drivers import mc_batch
+from jaxqueens.core.lines import conflicted_from_counts, counts_of
 from jaxqueens.solvers import minconflicts as mc
 
 
@@ -60,6 +64,12 @@ def np_pairs(rows) -> int:
 KEY = jax.random.key(42)
 
 
+def solve(key, cfg: mc.Config, num: int) -> mc.Result:
+    """Chains ``0 .. num-1`` of ``key`` (chain i from ``fold_in(key, i)``), one per lax.map step."""
+    seeds = rng.chain_seeds(key, jnp.arange(num))
+    return jax.jit(lambda sd: lax.map(lambda x: mc.solve_chain(x, cfg), sd))(seeds)
+
+
 # ----------------------------------------------------------------------------- solving
 
 
@@ -67,7 +77,7 @@ KEY = jax.random.key(42)
 @pytest.mark.parametrize("n", [8, 29])
 def test_solutions_pass_brute_force(n, init):
     cfg = mc.Config(n=n, max_steps=max(100, 4 * n), init=init)
-    res = jax.device_get(mc_batch.solve(KEY, cfg, 24))
+    res = jax.device_get(solve(KEY, cfg, 24))
     assert res.rows.shape == (24, n)
     assert res.solved.all()
     assert all(brute_is_solution(b) for b in res.rows)
@@ -78,13 +88,13 @@ def test_solutions_pass_brute_force(n, init):
 @pytest.mark.parametrize("tabu", [0, 1, 7])
 def test_tabu_on_and_off_both_solve(tabu):
     cfg = mc.Config(n=30, max_steps=120, tabu=tabu)
-    res = jax.device_get(mc_batch.solve(KEY, cfg, 40))
+    res = jax.device_get(solve(KEY, cfg, 40))
     assert res.solved.all() and all(brute_is_solution(b) for b in res.rows)
 
 
 def test_max_restarts_caps_and_reports_unsolved():
     cfg = mc.Config(n=60, max_steps=1, max_restarts=3, init="random")
-    res = jax.device_get(mc_batch.solve(KEY, cfg, 8))
+    res = jax.device_get(solve(KEY, cfg, 8))
     assert not res.solved.any()
     assert (res.restarts == 3).all()
     assert (res.steps == 4).all()  # one step per attempt
@@ -157,7 +167,7 @@ def test_initial_boards(init, n):
     if init in ("permutation", "qs4"):
         assert all(np.array_equal(np.sort(b), np.arange(n)) for b in s.rows)
     assert len({tuple(b) for b in s.rows}) == 6  # different chains differ
-    conflicted = [int(np.asarray(mc.conflicted_mask(b, c, n)).sum()) for b, c in zip(s.rows, s.counts)]
+    conflicted = [int(np.asarray(conflicted_from_counts(b, c, n)).sum()) for b, c in zip(s.rows, s.counts)]
     if init == "qs4" and n >= 70:
         assert max(conflicted) <= max(12, n // 10)
     if init == "greedy" and n >= 70:
@@ -176,26 +186,10 @@ def _assert_same(a, b):
 
 def test_same_key_same_result_and_different_keys_differ():
     cfg = mc.Config(n=16, max_steps=64)
-    a, b = mc_batch.solve(KEY, cfg, 12), mc_batch.solve(KEY, cfg, 12)
+    a, b = solve(KEY, cfg, 12), solve(KEY, cfg, 12)
     _assert_same(a, b)
-    c = mc_batch.solve(jax.random.key(7), cfg, 12)
+    c = solve(jax.random.key(7), cfg, 12)
     assert not np.array_equal(np.asarray(a.rows), np.asarray(c.rows))
-
-
-def test_chain_results_independent_of_batching_and_strategy():
-    cfg = mc.Config(n=12, max_steps=48, init="qs4", unroll=2)
-    ref = jax.device_get(mc_batch.run_mapped(KEY, cfg, 20, num_devices=1))
-    bigger = mc_batch.run_mapped(KEY, cfg, 33, num_devices=jax.local_device_count())
-    _assert_same(ref, jax.tree.map(lambda x: x[:20], bigger))
-    chunk = mc_batch.run_mapped(KEY, cfg, 10, offset=10, num_devices=1)
-    _assert_same(jax.tree.map(lambda x: x[10:], ref), chunk)
-    lock = mc_batch.run_lockstep(KEY, cfg, 20, lanes=6)
-    _assert_same(ref, lock)
-
-
-def test_lockstep_with_restart_cap_matches_mapped():
-    cfg = mc.Config(n=30, max_steps=20, max_restarts=2)
-    _assert_same(mc_batch.run_mapped(KEY, cfg, 9, num_devices=1), mc_batch.run_lockstep(KEY, cfg, 9, lanes=4))
 
 
 # ----------------------------------------------------------------------------- randomness
@@ -207,31 +201,18 @@ def _chi2(counts):
     return float(((counts - e) ** 2 / e).sum())
 
 
-def test_hash_stream_uniform():
-    ctr = jnp.arange(200_000, dtype=jnp.uint32)
-    bits = np.asarray(rng.hash_bits(jnp.uint32(12345), ctr, jnp.uint32(0)))
-    for shift in (0, 8, 16, 24, 28):  # 16 bins from several bit positions: chi2(15) < 45
-        assert _chi2(np.bincount((bits >> shift) & 15, minlength=16)) < 45
-    ints = np.asarray(rng.hash_randint(jnp.uint32(9), ctr, jnp.uint32(3), 10))
-    assert _chi2(np.bincount(ints, minlength=10)) < 35  # chi2(9)
-    lanes = np.asarray(rng.hash_bits(jnp.uint32(5), jnp.uint32(77), jnp.arange(100_000)))
-    assert _chi2(np.bincount(lanes >> 28, minlength=16)) < 45
-    assert abs(np.corrcoef(bits[:-1] >> 16, bits[1:] >> 16)[0, 1]) < 0.02
-
-
 def _state_for(rows, seed=0, tabu=0):
     cfg = mc.Config(n=len(rows), tabu=tabu)
     s = mc.init(jnp.uint32(seed), cfg)
     rows = jnp.asarray(rows, jnp.int32)
-    return cfg, s._replace(rows=rows, counts=mc.counts_of(rows, cfg.n))
+    return cfg, s._replace(rows=rows, counts=counts_of(rows, cfg.n))
 
 
 @pytest.mark.parametrize("n", [8, 40])
 def test_pick_uniform_over_conflicted_queens(n):
-    rng = np.random.default_rng(n)
-    rows = rng.permutation(n)
+    rows = np.random.default_rng(n).permutation(n)
     cfg, s = _state_for(rows)
-    conf = np.asarray(mc.conflicted_mask(s.rows, s.counts, n))
+    conf = np.asarray(conflicted_from_counts(s.rows, s.counts, n))
     assert 1 < conf.sum() < n
     pick = jax.jit(jax.vmap(lambda ct: mc._pick_conflicted(s._replace(ctr=ct), cfg)))
     c, found = jax.device_get(pick(jnp.arange(40_000, dtype=jnp.uint32)))
@@ -262,3 +243,57 @@ def test_tabu_forbids_recent_square():
     choose = jax.jit(jax.vmap(lambda ct: mc.choose_row(s._replace(ctr=ct), jnp.int32(0), cfg)[0]))
     r1 = np.asarray(choose(jnp.arange(2_000, dtype=jnp.uint32)))
     assert best[0] not in set(r1) and set(r1) <= set(best[1:])
+
+
+# ----------------------------------------------------------------------------- jit and retracing
+
+
+class KernelVariantsTest(chex.TestCase):
+    """init, step, solve_chain and trace give the same results with and without jit."""
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_init_and_step(self):
+        cfg = mc.Config(n=10, tabu=2)
+        s = self.variant(lambda sd: mc.init(sd, cfg))(jnp.uint32(4))
+        chex.assert_shape(s.rows, (10,))
+        chex.assert_shape(s.counts, (5 * 10 - 2,))
+        chex.assert_shape(s.tabu, (2,))
+        np.testing.assert_array_equal(s.counts, np_counts(s.rows))
+        step = self.variant(lambda s: mc.step(s, cfg))
+        for _ in range(2):
+            s = step(s)
+        chex.assert_shape(s.rows, (10,))
+        np.testing.assert_array_equal(s.counts, np_counts(s.rows))
+        assert int(s.total_steps) <= 2
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_solve_chain_and_trace(self):
+        cfg = mc.Config(n=8, max_steps=50)
+        res = self.variant(lambda sd: mc.solve_chain(sd, cfg))(jnp.uint32(1))
+        chex.assert_shape(res.rows, (8,))
+        chex.assert_shape([res.solved, res.steps, res.restarts], ())
+        assert bool(res.solved) and brute_is_solution(np.asarray(res.rows))
+        _, m = self.variant(lambda sd: mc.trace(sd, cfg, 20))(jnp.uint32(1))
+        chex.assert_shape([m.conflicted, m.pairs], (20,))
+
+    def test_variants_agree(self):
+        cfg = mc.Config(n=8, max_steps=30, init="qs4")
+        eager = mc.solve_chain(jnp.uint32(9), cfg)
+        jitted = jax.jit(lambda sd: mc.solve_chain(sd, cfg))(jnp.uint32(9))
+        for a, b in zip(eager, jitted):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_kernels_trace_once():
+    """A new seed or start board reuses the compiled kernel (no retracing)."""
+    chex.clear_trace_counter()
+    cfg = mc.Config(n=9, max_steps=40)
+    solve_chain = jax.jit(chex.assert_max_traces(lambda sd, b: mc.solve_chain(sd, cfg, b), n=1))
+    step = jax.jit(chex.assert_max_traces(lambda s: mc.step(s, cfg), n=1))
+    init = jax.jit(chex.assert_max_traces(lambda sd: mc.init(sd, cfg), n=1))
+    trace = jax.jit(chex.assert_max_traces(lambda sd: mc.trace(sd, cfg, 10), n=1))
+    start = jnp.zeros(9, jnp.int32)
+    for seed in range(3):
+        solve_chain(jnp.uint32(seed), start + seed % 2)
+        step(init(jnp.uint32(seed)))
+        trace(jnp.uint32(seed))

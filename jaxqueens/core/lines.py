@@ -1,0 +1,70 @@
+"""The packed line layout of a board: queens per row, diagonal and anti-diagonal in one array.
+
+A board ``rows[n]`` (``rows[c]`` = row of the queen in column ``c``) has ``5n - 2`` lines, counted
+in one int32 array ``counts[5n - 2]``::
+
+    [0, n)           rows           r
+    [n, 3n - 1)      diagonals      r + c
+    [3n - 1, 5n - 2) anti-diagonals r - c + n - 1
+
+so the square ``(c, r)`` lies on the lines :func:`positions` ``(r, n + r + c, 4n - 2 + r - c)``.
+Both diagonal windows of a column are contiguous slices, which makes scoring a column O(n) vector
+work (:func:`column_cost`). Updates use one-element ``dynamic_update_slice`` (:func:`add1`),
+never a scatter, so that XLA:CPU compiles the enclosing loops as one function
+(``shared/PERFORMANCE.md``). Used by the min-conflicts and LS/TA/SA kernels.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+def size(n: int) -> int:
+    """Length of the packed counts of an n x n board: n rows, 2n - 1 diagonals, 2n - 1 anti."""
+    return 5 * n - 2
+
+
+def positions(n: int, c, r) -> tuple:
+    """Indices into ``counts`` of the row, diagonal and anti-diagonal of square (column c, row r)."""
+    return (r, n + r + c, 4 * n - 2 + r - c)
+
+
+def add1(counts: jax.Array, pos, v) -> jax.Array:
+    """counts[pos] += v with a 1-element dynamic_update_slice (no scatter)."""
+    old = lax.dynamic_slice(counts, (pos,), (1,))
+    return lax.dynamic_update_slice(counts, old + v, (pos,))
+
+
+def counts_of(rows: jax.Array, n: int) -> jax.Array:
+    """Packed line counts [5n-2] int32 of a board [n] (O(n), scatter-free so that XLA:CPU can
+    compile the enclosing loops as one function)."""
+
+    def body(c, counts):
+        r = rows[c]
+        for pos in positions(n, c, r):
+            counts = add1(counts, pos, 1)
+        return counts
+
+    return lax.fori_loop(0, n, body, jnp.zeros(size(n), jnp.int32))
+
+
+def conflicted_from_counts(rows: jax.Array, counts: jax.Array, n: int) -> jax.Array:
+    """[n] bool: queen c shares a line with another queen."""
+    c = jnp.arange(n, dtype=jnp.int32)
+    return (counts[rows] > 1) | (counts[n + rows + c] > 1) | (counts[4 * n - 2 + rows - c] > 1)
+
+
+def pairs_from_counts(counts: jax.Array) -> jax.Array:
+    """Number of attacking queen pairs, sum over lines of k(k-1)/2."""
+    return jnp.sum(counts * (counts - 1) // 2)
+
+
+def column_cost(counts: jax.Array, c, r0, n: int) -> jax.Array:
+    """[n] int32 conflicts of each row of column c with the queen at r0 lifted (r0 = -1: none)."""
+    r = jnp.arange(n, dtype=jnp.int32)
+    rowc = counts[:n]
+    diag = lax.dynamic_slice(counts, (n + c,), (n,))
+    anti = lax.dynamic_slice(counts, (4 * n - 2 - c,), (n,))
+    return rowc + diag + anti - jnp.where(r == r0, 3, 0)

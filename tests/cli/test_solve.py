@@ -1,0 +1,123 @@
+"""`jaxqueens solve` (jaxqueens.cli.solve): the batched, large-n and backtracking paths, outputs
+and one-line errors."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+import jaxqueens
+from jaxqueens.cli.main import main
+from jaxqueens.core import checker
+from jaxqueens.io import boards as boardio
+
+SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
+
+
+def run_cli(argv, capsys):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_end_to_end_writes_every_file(tmp_path, capsys):
+    out = tmp_path / "run"
+    code, stdout, err = run_cli(["solve", "10", "--chains", "40", "--batch", "20", "--seed", "1",
+                                 "--out", out, "--plot", "--quiet"], capsys)
+    assert code == 0, err
+    assert "40 of 40 chains solved" in stdout and "all verified" in stdout
+    assert stdout.count("Q") >= 10  # the board is printed for n <= 16
+    expected = {"solutions.npy", "runs.csv", "summary.json", "solution.png", "steps_hist.png",
+                "trace_conflicted_queens.png", "trace_conflicting_pairs.png"}
+    assert expected <= {p.name for p in out.iterdir()}
+    sols = np.load(out / "solutions.npy")
+    assert sols.shape == (40, 10) and checker.are_solutions(sols).all()
+    with open(out / "runs.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 40 and all(r["solved"] == "1" for r in rows)
+    summary = json.loads((out / "summary.json").read_text())
+    for key in ("n", "chains", "success_rate", "steps", "solutions_per_s", "distinct_solutions"):
+        assert key in summary
+    assert set(summary["steps"]) == {"mean", "median", "p90", "p99", "max"}
+    # The same run through the API gives the same boards.
+    api = jaxqueens.solve(10, chains=40, seed=1)
+    np.testing.assert_array_equal(api.solutions, sols)
+
+
+def test_cli_start_file(tmp_path, capsys):
+    board = tmp_path / "b.txt"
+    boardio.write_board(board, SOLUTION_8)
+    code, stdout, _ = run_cli(["solve", "--file", board, "--chains", "4", "--quiet"], capsys)
+    assert code == 0 and "steps median 0," in stdout
+    code, _, err = run_cli(["solve", "-n", "9", "--file", board, "--chains", "4"], capsys)
+    assert code == 2 and "n = 8" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["solve", "-n", "2"], "no solution"),
+    (["solve", "3"], "no solution"),
+    (["solve", "-n", "8", "--chains", "0"], "--chains"),
+    (["solve", "-n", "8", "--batch", "0"], "--batch"),
+    (["solve", "-n", "8", "--maxsteps", "0"], "--maxsteps must be at least 1"),
+    (["solve", "-n", "8", "--tabu", "-1"], "--tabu must be at least 0"),
+    (["solve", "-n", "8", "--plot"], "--out"),
+    (["solve", "-n", "8", "9"], "two board sizes"),
+    (["solve", "-n", "100000", "--chains", "10"], "limit"),
+])
+def test_cli_errors_are_one_line(argv, needle, capsys):
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2 and needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_argparse_errors(capsys):
+    for argv in (["solve", "--init", "bogus"], ["solve", "--chains", "many"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+        assert capsys.readouterr().err.count("\n") == 1
+def test_cli_large_mode_outputs(tmp_path, capsys):
+    out = tmp_path / "big"
+    code = main(["solve", "-n", "20000", "--out", str(out), "--plot", "--quiet"])  # auto: large
+    stdout = capsys.readouterr().out
+    assert code == 0 and "solved and verified" in stdout and "init" in stdout
+    rows = np.load(out / "solution.npy")[0]
+    assert checker.is_solution(rows)
+    text = (out / "solution.txt").read_text().split()
+    assert [int(x) for x in text] == rows.tolist()
+    summary = json.loads((out / "summary.json").read_text())
+    for key in ("init_s", "search_s", "steps", "conflicted_after_init", "compile_s"):
+        assert key in summary
+    assert (out / "trace_conflicting_pairs.png").exists() and (out / "trace_conflicted_queens.png").exists()
+    # Small n on the large path also writes the poster.
+    code = main(["solve", "-n", "50", "--mode", "large", "--chains", "2", "--out", str(tmp_path / "s"), "--quiet"])
+    assert code == 0 and (tmp_path / "s" / "chain-1" / "solution.png").exists()
+
+
+def test_cli_mode_choice_and_limits(capsys):
+    assert main(["solve", "-n", "60000", "--chains", "10"]) == 2
+    assert "--mode large" in capsys.readouterr().err
+    assert main(["solve", "-n", "3", "--mode", "large"]) == 2
+
+
+def test_cli_backtrack_prints_and_writes_the_classic_solution(tmp_path, capsys):
+    out = tmp_path / "bt"
+    code, stdout, err = run_cli(["solve", "8", "--method", "backtrack", "--out", out], capsys)
+    assert code == 0, err
+    assert "first solution [0, 4, 7, 5, 2, 6, 1, 3], verified; 113 placements, 105 backtracks" in stdout
+    assert "wrote solution.txt, summary.json to" in stdout
+    assert [int(x) for x in (out / "solution.txt").read_text().split()] == SOLUTION_8
+    summary = json.loads((out / "summary.json").read_text())
+    assert list(summary) == ["n", "method", "rows", "placements", "backtracks", "seconds"]
+    assert summary["rows"] == SOLUTION_8 and summary["placements"] == 113
+    code, _, err = run_cli(["solve", "3", "--method", "backtrack"], capsys)
+    assert code == 2 and "no solution" in err
+
+
+def test_cli_size_spellings_agree(capsys):
+    outs = []
+    for argv in (["solve", "9"], ["solve", "-n", "9"], ["solve", "--n", "9"]):
+        code, stdout, _ = run_cli(argv + ["--chains", "3", "--quiet"], capsys)
+        assert code == 0
+        outs.append(stdout.split("solutions/s")[0].splitlines()[0])
+    assert outs[0] == outs[1] == outs[2] and outs[0].startswith("n = 9: 3 of 3 chains solved")

@@ -1,0 +1,43 @@
+"""What a chain-solver run writes (jaxqueens.io.chains): solutions.npy, runs.csv, summary.json."""
+
+import json
+
+import numpy as np
+import pytest
+
+from jaxqueens.drivers import chains as driver
+from jaxqueens.io import chains as chain_out
+from jaxqueens.io import checkpoint
+from tests.drivers.test_chains import fake_chunk
+
+
+def test_outputs_and_summary(tmp_path):
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10), 8, "fake", quiet=True)
+    summary = driver.summarize(run, solver="fake")
+    paths = chain_out.write_outputs(run, tmp_path, summary)
+    assert [p.name for p in paths] == ["solutions.npy", "runs.csv", "summary.json"]
+    np.testing.assert_array_equal(np.load(tmp_path / "solutions.npy"), run.solutions)
+    lines = (tmp_path / "runs.csv").read_text().splitlines()
+    assert lines[0] == "chain,solved,steps,restarts,wall_share_s" and len(lines) == 15
+    loaded = json.loads((tmp_path / "summary.json").read_text())
+    assert loaded["chains"] == 14 and loaded["solved"] == 10 and loaded["distinct_solutions"] == 4
+    assert loaded["success_rate"] == pytest.approx(10 / 14)
+    solved_steps = run.steps[run.solved]
+    assert loaded["steps"]["median"] == pytest.approx(np.median(solved_steps))
+    assert loaded["steps"]["max"] == solved_steps.max()
+    assert not list(tmp_path.glob(".*tmp"))  # no temporary files left behind
+
+
+def test_best_objective_column_and_checkpoint_removal(tmp_path):
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=3), 8, "fake", quiet=True)
+    run.best = np.arange(len(run.chain_id))
+    (tmp_path / checkpoint.FILENAME).write_bytes(b"old")
+    chain_out.write_outputs(run, tmp_path, driver.summarize(run))
+    lines = (tmp_path / "runs.csv").read_text().splitlines()
+    assert lines[0] == "chain,solved,steps,restarts,wall_share_s,best_objective"
+    assert lines[1].startswith("0,1,0,0,") and lines[1].endswith(",0") and "e" in lines[1].split(",")[4]
+    assert not (tmp_path / checkpoint.FILENAME).exists()  # a finished run drops its checkpoint
+    run.stopped_by = "interrupted"
+    (tmp_path / checkpoint.FILENAME).write_bytes(b"old")
+    chain_out.write_outputs(run, tmp_path, driver.summarize(run))
+    assert (tmp_path / checkpoint.FILENAME).exists()  # an interrupted one keeps it

@@ -1,0 +1,41 @@
+"""Many chains of a ChainKernel (jaxqueens.parallel.chains): the CPU strategy (one chain per
+lax.map iteration, split over devices) and the accelerator one (lockstep lanes with refill) give
+the same chains, whatever the batch, offset, lanes or device count."""
+
+import jax
+import numpy as np
+
+from jaxqueens.parallel import chains
+from jaxqueens.solvers import minconflicts as mc
+
+KEY = jax.random.key(42)
+
+
+def _assert_same(a, b):
+    for x, y in zip(jax.device_get(a), jax.device_get(b)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_chain_results_independent_of_batching_and_strategy():
+    kernel = mc.Kernel(mc.Config(n=12, max_steps=48, init="qs4", unroll=2))
+    ref = jax.device_get(chains.run_mapped(kernel, KEY, 20, num_devices=1))
+    bigger = chains.run_mapped(kernel, KEY, 33, num_devices=jax.local_device_count())
+    _assert_same(ref, jax.tree.map(lambda x: x[:20], bigger))
+    chunk = chains.run_mapped(kernel, KEY, 10, offset=10, num_devices=1)
+    _assert_same(jax.tree.map(lambda x: x[10:], ref), chunk)
+    lock = chains.run_lockstep(kernel, KEY, 20, lanes=6)
+    _assert_same(ref, lock)
+
+
+def test_lockstep_with_restart_cap_matches_mapped():
+    kernel = mc.Kernel(mc.Config(n=30, max_steps=20, max_restarts=2))
+    _assert_same(chains.run_mapped(kernel, KEY, 9, num_devices=1),
+                 chains.run_lockstep(kernel, KEY, 9, lanes=4))
+
+
+def test_lockstep_over_all_devices_with_a_start_board():
+    kernel = mc.Kernel(mc.Config(n=10, max_steps=30, max_restarts=3))
+    start = np.array([0, 2, 4, 6, 8, 1, 3, 5, 7, 9], np.int32)
+    ref = chains.run_mapped(kernel, KEY, 12, data=start, num_devices=1)
+    d = jax.local_device_count()
+    _assert_same(ref, chains.run_lockstep(kernel, KEY, 12, lanes=3, data=start, num_devices=d))
