@@ -18,9 +18,12 @@ import time
 import jaxqueens  # noqa: F401  (CPU devices and XLA flags before any JAX op)
 import jax
 import jax.numpy as jnp
-from jaxqueens.drivers import anneal as annealing, chains as driver, mc_batch
+from jaxqueens.drivers import anneal as annealing
+from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.parallel import chains as chain_batch
-from jaxqueens.solvers import minconflicts, anneal as sls
+from jaxqueens.solvers import anneal as sls
+from jaxqueens.solvers import minconflicts
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import benchlib  # noqa: E402
@@ -41,7 +44,7 @@ def runners(n: int, chains: int, steps: int, seed: int = 0):
         schedule, _ = annealing.calibrate(cal_key, config)
         out[method] = (chain_batch.compile_runner(sls.Kernel(config), key, chunk, jnp.asarray(schedule)), chunk)
     config = minconflicts.Config(n=n, max_steps=steps, max_restarts=0)
-    out["minconflicts"] = (mc_batch.compile_runner(jax.random.key(seed), config, chunk), chunk)
+    out["minconflicts"] = (mcsolve.compile_runner(jax.random.key(seed), config, chunk), chunk)
     return out
 
 

@@ -1,33 +1,27 @@
-"""``jaxqueens.anneal`` and ``jaxqueens anneal``: LS, TA and SA chains through the shared driver.
+"""``jaxqueens.anneal``: LS, TA and SA chains through the shared chain driver.
 
 Schedules follow NMOF: ``TAopt`` takes thresholds from quantiles ``q * (nT-1 .. 0) / nT`` of
 |delta| along a random walk of ``walk`` accepted moves and sets the last one to 0; for SA the
 start temperature ``T0`` is solved so that, over the worsening moves of the same walk, the mean
 Metropolis acceptance ``exp(-delta / T0)`` equals ``init_prob``; it then cools by ``alpha`` each
 round. The walk's speed gives the estimated run time printed before a long run, as TAopt and
-SAopt print it.
+SAopt print it. The command line is :mod:`jaxqueens.cli.anneal`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.parallel import gather
-from jaxqueens.parallel import chains as chain_batch, devices as backend
-
-from jaxqueens.drivers import chains as driver, minconflicts as mcsolve
-
-from jaxqueens.io import logs
-
-from jaxqueens.solvers import anneal as sls
-from jaxqueens.errors import QueensError
 from jaxqueens.core.rng import chain_seeds
+from jaxqueens.drivers import chains as driver
+from jaxqueens.errors import QueensError
+from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.solvers import anneal as sls
 
 
 @dataclasses.dataclass
@@ -39,6 +33,7 @@ class AnnealResult:
     config: sls.Config
     schedule: np.ndarray  # [rounds] thresholds (LS, TA) or temperatures (SA)
     traces: np.ndarray | None = None  # [k, T] best-so-far objective of chains 0..k-1
+    trace_every: int = 1  # steps between two trace points
 
     @property
     def solutions(self) -> np.ndarray:
@@ -90,17 +85,17 @@ def make_config(n: int, method: str, steps: int, rounds: int, neighbour: str, st
         raise QueensError(f"--steps ({steps}) must be at least --rounds ({rounds})")
     try:
         return sls.Config(n=n, method=method, neighbour=neighbour, step=step,
-                             objective=objective, rounds=rounds, steps_per_round=-(-steps // rounds))
+                          objective=objective, rounds=rounds, steps_per_round=-(-steps // rounds))
     except ValueError as err:
         raise QueensError(str(err)) from None
 
 
 def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_000, *,
-                  rounds: int = 10, neighbour: str = "step", step: int = 3, objective: str = "attacks",
-                  seed: int = 0, batch: int | None = None, q: float = 0.5, init_prob: float = 0.4,
-                  alpha: float = 0.9, walk: int = 2000, trace_chains: int = 0,
-                  quiet: bool = True, announce=None, checkpoint=None, resume: bool = False,
-                  checkpoint_every: float = 30.0) -> AnnealResult:
+           rounds: int = 10, neighbour: str = "step", step: int = 3, objective: str = "attacks",
+           seed: int = 0, batch: int | None = None, q: float = 0.5, init_prob: float = 0.4,
+           alpha: float = 0.9, walk: int = 2000, trace_chains: int = 0,
+           quiet: bool | None = True, announce=None, checkpoint=None, resume: bool = False,
+           checkpoint_every: float = 30.0) -> AnnealResult:
     """Run ``chains`` independent LS/TA/SA chains of ``steps`` steps each (stopping when solved).
 
     Args:
@@ -112,7 +107,9 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
       objective: "attacks" (NMOF) or "pairs".
       batch: chains per kernel call (default: automatic).
       q, init_prob, alpha, walk: TA quantile, SA start acceptance, SA cooling, calibration walk.
-      trace_chains: also record the best-so-far trace of chains 0..k-1.
+      trace_chains: also record the best-so-far trace of chains 0..k-1 (every
+        ``max(1, steps // 2000)`` steps: ``AnnealResult.trace_every``).
+      quiet: no progress line (None: a progress line on a terminal only).
       announce: called with a one-line message (e.g. the estimated run time) before the run.
       checkpoint, resume, checkpoint_every: as for :func:`jaxqueens.solve`.
     """
@@ -141,8 +138,8 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
                             checkpoint=checkpoint, fingerprint=fingerprint, resume=resume,
                             checkpoint_every=checkpoint_every)
     traces = None
+    every = max(1, config.total_steps // 2000)
     if trace_chains > 0:
-        every = max(1, config.total_steps // 2000)
         seeds = chain_seeds(key, jnp.arange(trace_chains))
         traces = np.asarray(jax.jit(jax.vmap(lambda s: sls.trace(s, config, data, every)))(seeds))
     summary = driver.summarize(
@@ -150,92 +147,5 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
         objective=objective, steps_budget=config.total_steps, rounds=rounds,
         schedule=[float(x) for x in schedule], best_objective_mean=float(run.best.mean()),
         seed=seed, chunk=chunk, backend=jax.default_backend(), devices=devices)
-    return AnnealResult(run=run, summary=summary, config=config, schedule=schedule, traces=traces)
-
-
-# ----------------------------------------------------------------------------- command line
-
-
-def add_command(sub) -> None:
-    """Register ``jaxqueens anneal``."""
-    p = sub.add_parser(
-        "anneal", help="stochastic local search, threshold accepting, simulated annealing",
-        description="Run independent LS / TA / SA chains (NMOF's LSopt, TAopt, SAopt) with a fixed "
-                    "step budget each; chains stop early when solved.")
-    p.add_argument("--method", default="ta",
-                   help="ls, ta, sa, a comma list (ls,ta,sa) or 'all' (default ta)")
-    p.add_argument("-n", type=int, default=8, help="board size (default 8)")
-    p.add_argument("--chains", type=int, default=1000, help="chains per method (default 1000)")
-    p.add_argument("--steps", type=int, default=10_000, help="step budget per chain (default 10000)")
-    p.add_argument("--rounds", type=int, default=10, help="thresholds / temperatures (default 10)")
-    p.add_argument("--neighbour", choices=sls.NEIGHBOURS, default="step",
-                   help="step: move one queen by 1..STEP rows, wrapping (NMOF); swap: exchange two rows")
-    p.add_argument("--step", type=int, default=3, help="largest move of the step neighbour (default 3)")
-    p.add_argument("--objective", choices=sls.OBJECTIVES, default="attacks",
-                   help="attacks (NMOF: queens minus lines occupied) or pairs (default attacks)")
-    p.add_argument("--q", type=float, default=0.5, help="TA: first threshold quantile (default 0.5)")
-    p.add_argument("--init-prob", type=float, default=0.4,
-                   help="SA: share of worsening moves accepted at the start (default 0.4)")
-    p.add_argument("--alpha", type=float, default=0.9, help="SA: cooling factor per round (default 0.9)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
-    p.add_argument("--out", default=None, metavar="DIR", help="write outputs here (one folder per method)")
-    p.add_argument("--plot", action="store_true", help="with --out: best-so-far traces, one line per method")
-    mcsolve.add_checkpoint_args(p)
-    p.add_argument("--quiet", action="store_true", help="no progress line")
-    p.set_defaults(func=cmd_anneal)
-
-
-def _methods(text: str) -> list[str]:
-    methods = list(sls.METHODS) if text == "all" else [m.strip() for m in text.split(",") if m.strip()]
-    bad = [m for m in methods if m not in sls.METHODS]
-    if bad or not methods:
-        raise QueensError(f"--method {text!r}: use ls, ta, sa, a comma list of them, or all")
-    return methods
-
-
-def cmd_anneal(args) -> int:
-    """The ``anneal`` command: each method in turn, a summary line each, outputs and plot."""
-    from jaxqueens.plots import figures as plots
-
-    methods = _methods(args.method)
-    if args.plot and not args.out and not args.resume:
-        raise QueensError("--plot needs --out DIR to write the figure into")
-    if args.checkpoint_every <= 0:
-        raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
-    if args.resume:
-        if args.out and Path(args.out) != Path(args.resume):
-            raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
-        args.out = args.resume
-    results = {}
-    for method in methods:
-        folder = (Path(args.out) / method if len(methods) > 1 else Path(args.out)) if args.out else None
-        ckpt = folder / driver.CHECKPOINT if folder else None
-        resume = bool(args.resume) and ckpt is not None and ckpt.exists()
-        if args.resume and not resume and not (folder / "summary.json").exists():
-            raise QueensError(f"--resume {args.resume}: no checkpoint or finished run for {method} there")
-        if args.resume and not resume:
-            continue  # this method had finished before the interruption
-        res = anneal(args.n, method, args.chains, args.steps, rounds=args.rounds,
-                     neighbour=args.neighbour, step=args.step, objective=args.objective,
-                     seed=args.seed, batch=args.batch, q=args.q, init_prob=args.init_prob,
-                     alpha=args.alpha, trace_chains=3 if args.plot else 0, quiet=args.quiet,
-                     announce=print, checkpoint=ckpt, resume=resume,
-                     checkpoint_every=args.checkpoint_every)
-        if res.run.stopped_by == "interrupted":
-            return mcsolve.report_interrupt(res.run, args.out)
-        s = res.summary
-        logs.log("summary", **s)
-        print(f"{method.upper()}: n = {args.n}, {s['solved']} of {s['chains']} chains solved "
-              f"({100 * s['success_rate']:.1f}%), {s['distinct_solutions']} distinct, all verified; "
-              f"mean best objective {s['best_objective_mean']:.2f}; "
-              f"{(s['solutions_per_s'] or 0):,.0f} solutions/s")
-        results[method] = res
-        if folder is not None and gather.is_writer():
-            driver.write_outputs(res.run, folder, s)
-    if args.out and args.plot and gather.is_writer() and len(results) == len(methods):
-        path = plots.method_traces({m: r.traces for m, r in results.items()},
-                                   Path(args.out) / "traces.png", n=args.n,
-                                   every=max(1, results[methods[0]].config.total_steps // 2000))
-        print(f"wrote {path}")
-    return 0
+    return AnnealResult(run=run, summary=summary, config=config, schedule=schedule, traces=traces,
+                        trace_every=every)

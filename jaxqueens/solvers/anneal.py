@@ -16,6 +16,11 @@ queens (permutation encoding). Objectives: ``attacks`` (NMOF: queens minus lines
 rows, diagonals and anti-diagonals) or ``pairs`` (attacking pairs). A chain stops when solved or
 after ``rounds * steps_per_round`` steps; it reports its final board (the solution when solved),
 its best objective and the step at which that was found.
+
+The kernel is written for one chain: a static :class:`Config` (shapes and code paths), the
+schedule [rounds] as its one dynamic parameter, a :class:`State` on the packed line counts of
+:mod:`jaxqueens.core.lines`, and randomness from the counter-based hash of
+:mod:`jaxqueens.core.rng` seeded per chain. :mod:`jaxqueens.parallel.chains` batches chains.
 """
 
 from __future__ import annotations
@@ -28,10 +33,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxqueens.solvers.minconflicts import counts_of
-from jaxqueens.solvers.minconflicts import random_permutation
+from jaxqueens.core import lines
+from jaxqueens.core.rng import U32, hash_bits, hash_randint, random_permutation
 from jaxqueens.solvers.base import ChainKernel
-from jaxqueens.core.rng import U32, hash_bits, hash_randint
 
 METHODS = ("ls", "ta", "sa")
 NEIGHBOURS = ("step", "swap")
@@ -71,7 +75,7 @@ class Config:
 
 
 class State(NamedTuple):
-    """One chain (a leading [B] axis when batched)."""
+    """One chain (callers add a leading [B] axis when they batch)."""
 
     rows: jax.Array  # [n] int32 current board
     counts: jax.Array  # [5n-2] int32 queens per row | diagonal | anti-diagonal
@@ -84,7 +88,9 @@ class State(NamedTuple):
 
 
 class Result(NamedTuple):
-    rows: jax.Array  # [n] final board (the solution when solved)
+    """What one chain reports (the fields every chain solver reports)."""
+
+    rows: jax.Array  # [n] int32 final board (the solution when solved)
     solved: jax.Array  # [] bool
     steps: jax.Array  # [] int32 step at which the best board was found
     restarts: jax.Array  # [] int32 (always 0: annealing chains do not restart)
@@ -97,10 +103,6 @@ def _line_delta(k, sign, objective: str):
     if objective == "attacks":  # max(k - 1, 0)
         return (k >= 1).astype(jnp.int32) if sign > 0 else -(k >= 2).astype(jnp.int32)
     return k if sign > 0 else 1 - k  # k (k - 1) / 2
-
-
-def _positions(n, c, r):
-    return (r, n + r + c, 4 * n - 2 + r - c)
 
 
 def _read(counts, updates, objective):
@@ -130,11 +132,11 @@ def _write(counts, updates, pos, before, seen, take):
     return counts
 
 
-def objective_of(counts, objective: str):
-    """The objective of a board from its packed counts."""
+def objective_of(counts: jax.Array, objective: str) -> jax.Array:
+    """[] int32: the objective of a board from its packed counts [5n-2]."""
     if objective == "attacks":
         return jnp.sum(jnp.maximum(counts - 1, 0)).astype(jnp.int32)
-    return jnp.sum(counts * (counts - 1) // 2).astype(jnp.int32)
+    return lines.pairs_from_counts(counts).astype(jnp.int32)
 
 
 def _move(s: State, config: Config):
@@ -146,20 +148,22 @@ def _move(s: State, config: Config):
         shift = jnp.where(d < config.step, d - config.step, d - config.step + 1)  # +-1..step
         r0 = s.rows[c]
         r1 = (r0 + shift) % n
-        updates = [(p, -1) for p in _positions(n, c, r0)] + [(p, 1) for p in _positions(n, c, r1)]
+        updates = [(p, -1) for p in lines.positions(n, c, r0)] + [(p, 1) for p in lines.positions(n, c, r1)]
         return updates, [(c, r1)]
     c1 = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
     c2 = hash_randint(s.seed, s.ctr, jnp.uint32(1), n - 1)
     c2 = c2 + (c2 >= c1)
     r1, r2 = s.rows[c1], s.rows[c2]
     # Rows keep their occupancy under a swap: only diagonals and anti-diagonals change.
-    updates = ([(p, -1) for p in _positions(n, c1, r1)[1:]] + [(p, -1) for p in _positions(n, c2, r2)[1:]]
-               + [(p, 1) for p in _positions(n, c1, r2)[1:]] + [(p, 1) for p in _positions(n, c2, r1)[1:]])
+    diagonals = lambda c, r: lines.positions(n, c, r)[1:]  # noqa: E731
+    updates = ([(p, -1) for p in diagonals(c1, r1)] + [(p, -1) for p in diagonals(c2, r2)]
+               + [(p, 1) for p in diagonals(c1, r2)] + [(p, 1) for p in diagonals(c2, r1)])
     return updates, [(c1, r2), (c2, r1)]
 
 
-def propose(s: State, config: Config):
-    """A random neighbour, applied: (new rows, new counts, objective change). O(1) work."""
+def propose(s: State, config: Config) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """A random neighbour, applied: (rows [n] int32, counts [5n-2] int32, objective change [] int32).
+    O(1) work; the hash counter is not advanced (the caller does)."""
     updates, writes = _move(s, config)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
     counts = _write(s.counts, updates, pos, before, seen, jnp.bool_(True))
@@ -169,7 +173,7 @@ def propose(s: State, config: Config):
     return rows, counts, delta
 
 
-def accept(delta, level, u, method: str):
+def accept(delta: jax.Array, level: jax.Array, u: jax.Array, method: str) -> jax.Array:
     """Acceptance rule: LS/TA accept ``delta <= level`` (level 0 for LS); SA accepts improvements
     and otherwise with probability ``exp(-delta / level)`` (``u`` uniform in [0, 1))."""
     if method == "sa":
@@ -177,22 +181,27 @@ def accept(delta, level, u, method: str):
     return delta.astype(jnp.float32) <= level
 
 
-def init(seed, config: Config, schedule) -> State:
-    """A chain on a random permutation (NMOF starts from ``sample.int(n)``)."""
+def init(seed: jax.Array, config: Config, schedule: jax.Array | None) -> State:
+    """A chain on a random permutation (NMOF starts from ``sample.int(n)``) from its uint32
+    ``seed`` (``schedule`` is not read: the signature of :class:`Kernel`)."""
     rows = random_permutation(jnp.asarray(seed, U32), U32(0), config.n)
-    counts = counts_of(rows, config.n)
+    counts = lines.counts_of(rows, config.n)
     f = objective_of(counts, config.objective)
     return State(rows=rows, counts=counts, seed=jnp.asarray(seed, U32), ctr=U32(1), f=f, best=f,
                  best_step=jnp.int32(0), steps=jnp.int32(0))
 
 
-def done(s: State, config: Config):
+def done(s: State, config: Config) -> jax.Array:
+    """[] bool: solved, or out of steps."""
     return (s.best == 0) | (s.steps >= config.total_steps)
 
 
-def step(s: State, config: Config, schedule) -> State:
+def step(s: State, config: Config, schedule: jax.Array) -> State:
     """One proposal and acceptance decision (a no-op once the chain is done). O(1) work: only the
-    move's counts and rows are written, so no array is copied or selected whole."""
+    move's counts and rows are written, so no array is copied or selected whole.
+
+    ``schedule`` [rounds] float32 holds the thresholds (LS, TA) or temperatures (SA), one per
+    round: the dynamic parameters (a new schedule does not recompile)."""
     updates, writes = _move(s, config)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
     level = schedule[jnp.minimum(s.steps // config.steps_per_round, config.rounds - 1)]
@@ -212,19 +221,20 @@ def step(s: State, config: Config, schedule) -> State:
 
 
 def result(s: State) -> Result:
+    """What the chain reports: its board, whether solved, and its best objective and step."""
     return Result(rows=s.rows, solved=s.best == 0, steps=s.best_step,
                   restarts=jnp.int32(0), best=s.best)
 
 
-def solve_chain(seed, config: Config, schedule) -> Result:
+def solve_chain(seed: jax.Array, config: Config, schedule: jax.Array) -> Result:
     """Run one chain until solved or out of steps."""
     s = lax.while_loop(lambda s: ~done(s, config), lambda s: step(s, config, schedule),
                        init(seed, config, schedule))
     return result(s)
 
 
-def trace(seed, config: Config, schedule, every: int = 1):
-    """Best objective so far after every ``every`` steps of one chain: [total_steps // every]."""
+def trace(seed: jax.Array, config: Config, schedule: jax.Array, every: int = 1) -> jax.Array:
+    """Best objective so far after every ``every`` steps of one chain: [total_steps // every] int32."""
 
     def body(s, _):
         s = lax.fori_loop(0, every, lambda _, s: step(s, config, schedule), s)
@@ -234,9 +244,10 @@ def trace(seed, config: Config, schedule, every: int = 1):
     return best
 
 
-def random_walk_deltas(seed, config: Config, length: int):
+def random_walk_deltas(seed: jax.Array, config: Config, length: int) -> jax.Array:
     """Objective changes along a random walk that accepts every move: [length] int32 (for the
     TA thresholds and the SA start temperature, as TAopt and SAopt compute them)."""
+
     def body(s, _):
         rows, counts, delta = propose(s, config)
         return s._replace(rows=rows, counts=counts, ctr=s.ctr + U32(1)), delta
@@ -247,7 +258,8 @@ def random_walk_deltas(seed, config: Config, length: int):
 
 @dataclasses.dataclass(frozen=True)
 class Kernel(ChainKernel):
-    """Annealing as a :class:`~jaxqueens.solvers.base.ChainKernel`; ``data`` is the schedule [rounds]."""
+    """Annealing as a :class:`~jaxqueens.solvers.base.ChainKernel`; ``data`` is the schedule
+    [rounds] float32 (see :func:`step`)."""
 
     config: Config
 

@@ -1,19 +1,19 @@
-"""LS / TA / SA: acceptance rules, incremental objectives, calibration, solving, errors, CLI."""
+"""solvers.anneal: acceptance rules, incremental objectives, one-chain kernels with and without jit."""
 
+import dataclasses
+
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from absl.testing import parameterized
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import jaxqueens
 import reference
-from jaxqueens.drivers import anneal as annealing
-from jaxqueens.core import checker
+from jaxqueens.core import checker, lines
 from jaxqueens.solvers import anneal as sls
-from jaxqueens.cli.main import main
-from jaxqueens.errors import QueensError
 
 
 @pytest.mark.parametrize("delta,level,u,method,want", [
@@ -42,7 +42,7 @@ def test_proposal_delta_is_exact(n, seed, neighbour, objective, step):
         rows, counts, delta = propose(s)
         before, after = np.asarray(s.rows), np.asarray(rows)
         assert int(delta) == _objective(after, objective) - _objective(before, objective)
-        np.testing.assert_array_equal(counts, sls.counts_of(rows, n))
+        np.testing.assert_array_equal(counts, lines.counts_of(rows, n))
         moved = np.flatnonzero(before != after)
         if neighbour == "step":
             assert len(moved) <= 1  # one queen moved by 1..step rows (mod n)
@@ -60,93 +60,102 @@ def test_state_stays_consistent(method):
     schedule = jnp.asarray([2.0, 1.0, 0.5, 0.0])
     s = sls.init(jnp.uint32(5), config, schedule)
     s = jax.jit(lambda s: jax.lax.fori_loop(0, 150, lambda _, s: sls.step(s, config, schedule), s))(s)
-    np.testing.assert_array_equal(s.counts, sls.counts_of(s.rows, 12))
+    np.testing.assert_array_equal(s.counts, lines.counts_of(s.rows, 12))
     assert int(s.f) == reference.attacking_pairs(np.asarray(s.rows))
     assert int(s.best) <= int(s.f)
 
 
-def test_ta_thresholds_from_walk_quantiles():
-    config = annealing.make_config(8, "ta", 1000, 5, "step", 3, "attacks")
-    key = jax.random.key(0)
-    thresholds, _ = annealing.calibrate(key, config, walk=500, q=0.5)
-    again, _ = annealing.calibrate(key, config, walk=500, q=0.5)
-    np.testing.assert_array_equal(thresholds, again)  # fixed key, fixed schedule
-    seed = jaxqueens.core.rng.chain_seeds(key, jnp.arange(1))[0]
-    deltas = np.abs(np.asarray(sls.random_walk_deltas(seed, config, 500)))
-    want = np.quantile(deltas, 0.5 * np.array([4, 3, 2, 1, 0]) / 5)
-    np.testing.assert_allclose(thresholds[:-1], want[:-1], rtol=1e-6)
-    assert thresholds[-1] == 0 and np.all(np.diff(thresholds) <= 0) and thresholds[0] > 0
-    ls, _ = annealing.calibrate(key, annealing.make_config(8, "ls", 1000, 5, "step", 3, "attacks"))
-    assert not ls.any()
+@pytest.mark.parametrize("objective", sls.OBJECTIVES)
+def test_objective_of_matches_reference(objective):
+    rng = np.random.default_rng(7)
+    for n in (4, 9, 17):
+        rows = rng.integers(0, n, n).astype(np.int32)
+        got = sls.objective_of(lines.counts_of(jnp.asarray(rows), n), objective)
+        assert int(got) == _objective(rows, objective)
 
 
-def test_sa_start_temperature():
-    d = np.array([1.0, 1.0, 2.0, 3.0, -1.0, 0.0])
-    t0 = annealing.sa_start_temperature(d, 0.4)
-    assert np.mean(np.exp(-d[d > 0] / t0)) == pytest.approx(0.4, abs=1e-6)
-    assert annealing.sa_start_temperature(np.array([1.0]), 0.4) == pytest.approx(-1 / np.log(0.4))
-    config = annealing.make_config(8, "sa", 1000, 4, "step", 3, "attacks")
-    temps, _ = annealing.calibrate(jax.random.key(1), config, alpha=0.5)
-    np.testing.assert_allclose(temps[1:] / temps[:-1], 0.5, rtol=1e-5)
+def test_config_is_static_and_checked():
+    config = sls.Config(n=8, method="sa", rounds=4, steps_per_round=25)
+    assert hash(config) == hash(sls.Config(n=8, method="sa", rounds=4, steps_per_round=25))
+    assert config.total_steps == 100
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.n = 9
+    with pytest.raises(ValueError, match="neighbour"):
+        sls.Config(n=8, neighbour="jump")
+    assert sls.Kernel(config) == sls.Kernel(config)  # a jit-static argument compares by value
 
 
-@pytest.mark.parametrize("method", ["ta", "sa"])
-def test_nmof_setting_solves_most_chains(method):
-    res = jaxqueens.anneal(8, method, chains=200, steps=10_000, rounds=10, neighbour="step", step=3)
-    assert res.summary["success_rate"] >= 0.8
-    assert checker.are_solutions(res.solutions).all()
-    assert (res.run.best[res.run.solved] == 0).all() and (res.run.best[~res.run.solved] > 0).all()
+CONFIG = sls.Config(n=8, method="ta", neighbour="swap", objective="pairs", rounds=4, steps_per_round=100)
+SCHEDULE = jnp.asarray([2.0, 1.0, 1.0, 0.0], jnp.float32)
+SEEDS = jnp.asarray([3, 11, 2024], jnp.uint32)
 
 
-def test_swap_neighbour_and_pairs_objective_solve():
-    res = jaxqueens.anneal(16, "sa", chains=40, steps=20_000, neighbour="swap", objective="pairs")
-    assert res.summary["solved"] > 20  # more than half (28 with this seed)
+def _stepped(seed, config, schedule):
+    """Reference run: ``step`` in a Python loop until ``done`` (the kernel's own contract)."""
+    s = sls.init(seed, config, schedule)
+    step = jax.jit(lambda s: sls.step(s, config, schedule))
+    while not bool(sls.done(s, config)):
+        s = step(s)
+    return sls.result(s)
 
 
-def test_same_seed_same_results_any_batch():
-    a = jaxqueens.anneal(10, "ta", chains=24, steps=400, seed=3, batch=8)
-    b = jaxqueens.anneal(10, "ta", chains=24, steps=400, seed=3, batch=24)
-    for field in ("rows", "steps", "best", "solved"):
-        np.testing.assert_array_equal(getattr(a.run, field), getattr(b.run, field))
-    c = jaxqueens.anneal(10, "ta", chains=24, steps=400, seed=4, batch=24)
-    assert not np.array_equal(a.run.rows, c.run.rows)
+class KernelTest(parameterized.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_init(self):
+        s = self.variant(lambda seed: sls.init(seed, CONFIG, SCHEDULE))(SEEDS[0])
+        chex.assert_shape([s.rows, s.counts, s.f, s.steps], [(8,), (lines.size(8),), (), ()])
+        assert sorted(np.asarray(s.rows)) == list(range(8))  # a permutation
+        assert int(s.f) == int(s.best) == reference.attacking_pairs(np.asarray(s.rows))
 
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_step(self):
+        step = self.variant(lambda s, schedule: sls.step(s, CONFIG, schedule))
+        s = sls.init(SEEDS[1], CONFIG, SCHEDULE)
+        for _ in range(20):
+            s = step(s, SCHEDULE)
+        chex.assert_shape(s.rows, (8,))
+        np.testing.assert_array_equal(s.counts, lines.counts_of(s.rows, 8))
+        assert int(s.f) == reference.attacking_pairs(np.asarray(s.rows)) and int(s.ctr) == 21
 
-@pytest.mark.parametrize("kwargs,needle", [
-    ({"step": -1}, "--step must lie in 1..n-1"), ({"step": 8}, "--step must lie in 1..n-1"),
-    ({"rounds": 0}, "--rounds must be at least 1"), ({"steps": 5, "rounds": 10}, "--steps"),
-    ({"method": "xx"}, "method"), ({"chains": 0}, "--chains"), ({"q": 0.0}, "q"),
-])
-def test_bad_parameters(kwargs, needle):
-    args = {"n": 8, "method": "ta", "chains": 4, "steps": 100, **kwargs}
-    with pytest.raises(QueensError, match=needle):
-        jaxqueens.anneal(**args)
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_solve_chain_equals_stepping(self):
+        solve = self.variant(lambda seed, schedule: sls.solve_chain(seed, CONFIG, schedule))
+        for seed in SEEDS:
+            got, want = solve(seed, SCHEDULE), _stepped(seed, CONFIG, SCHEDULE)
+            chex.assert_shape(got.rows, (8,))
+            chex.assert_trees_all_equal(got, want)
+            if bool(got.solved):
+                assert checker.are_solutions(np.asarray(got.rows)[None]).all() and int(got.best) == 0
 
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_trace_ends_at_the_chains_best(self):
+        trace = self.variant(lambda seed, schedule: sls.trace(seed, CONFIG, schedule, 4))
+        for seed in SEEDS:
+            best = np.asarray(trace(seed, SCHEDULE))
+            chex.assert_shape(best, (CONFIG.total_steps // 4,))
+            assert np.all(np.diff(best) <= 0)
+            assert best[-1] == int(sls.solve_chain(seed, CONFIG, SCHEDULE).best)
 
-def test_cli_all_methods_with_plot(tmp_path, capsys):
-    out = tmp_path / "an"
-    code = main(["anneal", "--method", "all", "-n", "8", "--chains", "20", "--steps", "2000",
-                 "--out", str(out), "--plot", "--quiet"])
-    stdout = capsys.readouterr().out
-    assert code == 0
-    for method in ("LS", "TA", "SA"):
-        assert f"{method}: estimated run time" in stdout and f"{method}: n = 8" in stdout
-    assert (out / "traces.png").exists()
-    for method in ("ls", "ta", "sa"):
-        assert {"solutions.npy", "runs.csv", "summary.json"} <= {p.name for p in (out / method).iterdir()}
-        header = (out / method / "runs.csv").read_text().splitlines()[0]
-        assert header.endswith("best_objective")
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_random_walk_deltas_follow_the_walk(self):
+        walk = self.variant(lambda seed: sls.random_walk_deltas(seed, CONFIG, 30))
+        deltas = np.asarray(walk(SEEDS[2]))
+        chex.assert_shape(deltas, (30,))
+        s = sls.init(SEEDS[2], CONFIG, None)
+        for d in deltas:  # the walk accepts every proposal
+            rows, counts, delta = sls.propose(s, CONFIG)
+            assert int(delta) == d
+            s = s._replace(rows=rows, counts=counts, ctr=s.ctr + 1)
 
-
-@pytest.mark.parametrize("argv,needle", [
-    (["anneal", "-n", "8", "--step", "-2"], "--step"),
-    (["anneal", "-n", "8", "--step", "8"], "--step"),
-    (["anneal", "-n", "8", "--rounds", "0"], "--rounds"),
-    (["anneal", "-n", "3"], "n >= 4"),
-    (["anneal", "--method", "ga"], "--method"),
-    (["anneal", "--plot"], "--out"),
-])
-def test_cli_errors(argv, needle, capsys):
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert needle in err and err.count("\n") == 1
+    def test_kernels_trace_once(self):
+        """New seeds and schedules reuse the compiled kernels (the schedule is dynamic)."""
+        fns = {
+            "solve_chain": lambda seed, sch: sls.solve_chain(seed, CONFIG, sch),
+            "step": lambda seed, sch: sls.step(sls.init(seed, CONFIG, sch), CONFIG, sch),
+            "trace": lambda seed, sch: sls.trace(seed, CONFIG, sch, 8),
+            "random_walk_deltas": lambda seed, sch: sls.random_walk_deltas(seed, CONFIG, 16),
+        }
+        for name, fn in fns.items():
+            jitted = jax.jit(chex.assert_max_traces(fn, n=1))
+            for k, seed in enumerate(SEEDS):
+                jitted(seed, SCHEDULE * (k + 1))

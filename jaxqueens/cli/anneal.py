@@ -1,0 +1,112 @@
+"""``jaxqueens anneal``: LS, TA and SA chains (:func:`jaxqueens.drivers.anneal.anneal`), method by
+method, with a summary line each; ``--out`` holds what :mod:`jaxqueens.io.anneal` describes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from jaxqueens.cli import options
+from jaxqueens.drivers.anneal import anneal
+from jaxqueens.errors import QueensError
+from jaxqueens.io import anneal as anneal_io
+from jaxqueens.io import chains as chain_io
+from jaxqueens.io import logs
+from jaxqueens.parallel.gather import is_writer
+from jaxqueens.plots import figures
+from jaxqueens.solvers.anneal import METHODS, NEIGHBOURS, OBJECTIVES
+
+TRACE_CHAINS = 3
+"""Chains per method whose best-so-far trace ``--plot`` draws."""
+
+
+def add_command(sub) -> None:
+    """Register ``jaxqueens anneal``."""
+    p = sub.add_parser(
+        "anneal", help="stochastic local search, threshold accepting, simulated annealing",
+        description="Run independent LS / TA / SA chains (NMOF's LSopt, TAopt, SAopt) with a fixed "
+                    "step budget each; chains stop early when solved.")
+    p.add_argument("--method", default="ta",
+                   help="ls, ta, sa, a comma list (ls,ta,sa) or 'all' (default ta)")
+    options.add_size(p, default=8)
+    p.add_argument("--chains", type=int, default=1000, help="chains per method (default 1000)")
+    p.add_argument("--steps", type=int, default=10_000, help="step budget per chain (default 10000)")
+    p.add_argument("--rounds", type=int, default=10, help="thresholds / temperatures (default 10)")
+    p.add_argument("--neighbour", choices=NEIGHBOURS, default="step",
+                   help="step: move one queen by 1..STEP rows, wrapping (NMOF); swap: exchange two rows")
+    p.add_argument("--step", type=int, default=3, help="largest move of the step neighbour (default 3)")
+    p.add_argument("--objective", choices=OBJECTIVES, default="attacks",
+                   help="attacks (NMOF: queens minus lines occupied) or pairs (default attacks)")
+    p.add_argument("--q", type=float, default=0.5, help="TA: first threshold quantile (default 0.5)")
+    p.add_argument("--init-prob", type=float, default=0.4,
+                   help="SA: share of worsening moves accepted at the start (default 0.4)")
+    p.add_argument("--alpha", type=float, default=0.9, help="SA: cooling factor per round (default 0.9)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
+    p.add_argument("--out", default=None, metavar="DIR", help="write outputs here (one folder per method)")
+    p.add_argument("--plot", action="store_true", help="with --out: best-so-far traces, one line per method")
+    options.add_checkpoint(p)
+    options.add_quiet(p)
+    p.set_defaults(func=cmd_anneal)
+
+
+def parse_methods(text: str) -> list[str]:
+    """``--method``: one of ls, ta, sa, a comma list of them, or ``all``."""
+    methods = list(METHODS) if text == "all" else [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in methods if m not in METHODS]
+    if bad or not methods:
+        raise QueensError(f"--method {text!r}: use ls, ta, sa, a comma list of them, or all")
+    return methods
+
+
+def _summary_line(method: str, n: int, s: dict) -> str:
+    return (f"{method.upper()}: n = {n}, {s['solved']} of {s['chains']} chains solved "
+            f"({100 * s['success_rate']:.1f}%), {s['distinct_solutions']} distinct, all verified; "
+            f"mean best objective {s['best_objective_mean']:.2f}; "
+            f"{(s['solutions_per_s'] or 0):,.0f} solutions/s")
+
+
+def cmd_anneal(args: argparse.Namespace) -> int:
+    """The ``anneal`` command: each method in turn, a summary line each, outputs and plot.
+
+    ``--resume DIR`` continues every method that left a checkpoint in its folder and skips the
+    methods that had finished (per method, since each has its own folder).
+    """
+    methods = parse_methods(args.method)
+    n = options.board_size(args)
+    if args.plot and not args.out and not args.resume:
+        raise QueensError("--plot needs --out DIR to write the figure into")
+    if args.checkpoint_every <= 0:
+        raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
+    if args.resume:
+        if args.out and Path(args.out) != Path(args.resume):
+            raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
+        args.out = args.resume
+    results = {}
+    for method in methods:
+        folder = anneal_io.method_folder(args.out, method, methods)
+        ckpt = anneal_io.checkpoint_file(folder)
+        resume = bool(args.resume) and ckpt is not None and ckpt.exists()
+        if args.resume and not resume and not anneal_io.run_finished(folder):
+            raise QueensError(f"--resume {args.resume}: no checkpoint or finished run for {method} there")
+        if args.resume and not resume:
+            continue  # this method had finished before the interruption
+        res = anneal(n, method, args.chains, args.steps, rounds=args.rounds,
+                     neighbour=args.neighbour, step=args.step, objective=args.objective,
+                     seed=args.seed, batch=args.batch, q=args.q, init_prob=args.init_prob,
+                     alpha=args.alpha, trace_chains=TRACE_CHAINS if args.plot else 0,
+                     quiet=options.quiet(args), announce=print, checkpoint=ckpt, resume=resume,
+                     checkpoint_every=args.checkpoint_every)
+        if res.run.stopped_by == "interrupted":
+            return options.report_interrupt(f"{len(res.run.chain_id)} finished chains", args.out)
+        logs.log("summary", **res.summary)
+        print(_summary_line(method, n, res.summary))
+        results[method] = res
+        if folder is not None and is_writer():
+            chain_io.write_outputs(res.run, folder, res.summary)
+    if args.out and args.plot and is_writer() and len(results) == len(methods):
+        path = figures.method_traces({m: r.traces for m, r in results.items()},
+                                     anneal_io.traces_file(args.out), n=n,
+                                     every=results[methods[0]].trace_every)
+        print(f"wrote {path}")
+    return 0

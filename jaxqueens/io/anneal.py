@@ -1,0 +1,44 @@
+"""What ``jaxqueens anneal --out DIR`` holds: the chain outputs of each method, one folder each.
+
+With one method, ``DIR`` itself holds that method's chain outputs (``solutions.npy``,
+``runs.csv``, ``summary.json``: :func:`jaxqueens.io.chains.write_outputs`) and, while a run is
+unfinished, its ``checkpoint.npz``; with several methods (``--method all`` or a comma list),
+``DIR/<method>/`` holds them, one folder per method. ``--plot`` adds ``DIR/traces.png``
+(the best-so-far traces of every method in one figure).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from jaxqueens.io import checkpoint
+
+SUMMARY = "summary.json"
+"""The file that marks a method's run as finished (written last)."""
+
+TRACES = "traces.png"
+"""The figure of best-so-far traces, one line per method, in the top folder."""
+
+
+def method_folder(out: str | Path | None, method: str, methods: Sequence[str]) -> Path | None:
+    """The folder of ``method``'s outputs (``out`` itself when it is the only method; None
+    without ``--out``)."""
+    if out is None:
+        return None
+    return Path(out) / method if len(methods) > 1 else Path(out)
+
+
+def checkpoint_file(folder: Path | None) -> Path | None:
+    """The checkpoint of a method's run in ``folder`` (None without a folder)."""
+    return folder / checkpoint.FILENAME if folder is not None else None
+
+
+def run_finished(folder: Path) -> bool:
+    """The method's run in ``folder`` has finished (its summary was written)."""
+    return (folder / SUMMARY).exists()
+
+
+def traces_file(out: str | Path) -> Path:
+    """Where ``--plot`` writes the traces figure."""
+    return Path(out) / TRACES
