@@ -62,7 +62,7 @@ def run_deap(folder: Path, seeds: str, pop: int = 300, ngen: int = 100, n: int =
 def one_large(pop: int, n: int, generations: int) -> dict:
     """Child process: one trial of the large-population run; prints a JSON line."""
     import jaxqueens  # noqa: F401  (one CPU device per core and XLA flags, before any JAX op)
-    from jaxqueens.solvers import ga
+    from jaxqueens.drivers import ga
 
     r = ga.evolve(n, pop, generations, 1, indpb=2.0 / n, **DEAP_CONFIG)
     return {"pop": pop, "n": n, "generations": generations, "gens_per_s": generations / r.wall_s,
@@ -85,7 +85,7 @@ def main() -> int:
 
     import jaxqueens  # noqa: F401
     import jax
-    from jaxqueens.solvers import ga
+    from jaxqueens.drivers import ga
 
     sys.path.insert(0, os.path.dirname(__file__))
     import benchlib

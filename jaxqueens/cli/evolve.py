@@ -1,7 +1,7 @@
-"""``jaxqueens evolve``: run GA experiments (:func:`jaxqueens.solvers.ga.evolve`) from flags or a TOML config.
+"""``jaxqueens evolve``: run GA experiments (:func:`jaxqueens.drivers.ga.evolve`) from flags or a TOML config.
 
 A config file (``--config configs/ga_classic_permutation.toml``) holds the keyword arguments of
-:func:`jaxqueens.solvers.ga.evolve` (``n``, ``pop``, ``generations``, ``trials``, ``encoding``, ``scheme``,
+:func:`jaxqueens.drivers.ga.evolve` (``n``, ``pop``, ``generations``, ``trials``, ``encoding``, ``scheme``,
 ``crossover``, ``mutation``, ``tournament``, ``cxpb``, ``mutpb``, ``indpb``, ``elite``,
 ``islands``, ``migrate_every``, ``migrants``, ``fitness``, ``seed``) plus ``out``, ``plot``, ``score`` and a
 free-text ``description``. Unknown keys and wrong types are refused with a one-line error naming
@@ -20,32 +20,28 @@ and ``fitness.npy`` ``[T, I, P]`` (final populations), ``summary.json``; with ``
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from pathlib import Path
 
-import numpy as np
-
-from jaxqueens.parallel import gather
-from jaxqueens.parallel import devices as backend
-
-from jaxqueens.drivers import minconflicts as mcsolve
+from jaxqueens.cli import options
+from jaxqueens.cli import run as experiment
+from jaxqueens.drivers import ga
 from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint
+from jaxqueens.io import ga as ga_io
+from jaxqueens.parallel import gather
+from jaxqueens.plots import ga as ga_plots
 
 INT_KEYS = ("n", "pop", "generations", "trials", "tournament", "elite", "islands", "migrate_every",
             "migrants", "seed")
 FLOAT_KEYS = ("cxpb", "mutpb", "indpb")
 STR_KEYS = ("encoding", "scheme", "crossover", "mutation", "fitness", "out", "score", "description")
 BOOL_KEYS = ("plot",)
-SCORES = ("attacking", "nonattacking")
+SCORES = ga_io.SCORES
 
 
 def load_config(path: str | Path) -> dict:
     """Read an experiment file (the ``jaxqueens run`` format with ``command = "evolve"``) and
     return its options; raise QueensError naming a bad key or value."""
-    from jaxqueens.cli import run as experiment
-
     cfg = experiment.load(path)
     if cfg["command"] != "evolve":
         raise QueensError(f"{path}: a config for {cfg['command']!r}, not evolve; run it with "
@@ -75,7 +71,7 @@ def add_command(sub) -> None:
                     "or generational), many independent trials in one call; record Best/Avg/Worst "
                     "attacking pairs per generation and every distinct verified solution.")
     p.add_argument("--config", default=None, metavar="TOML", help="experiment file (flags override it)")
-    p.add_argument("-n", type=int, default=None, help="board size (default 8)")
+    options.add_size(p, default=None, help="board size (default: the config's n, else 8)")
     p.add_argument("--pop", type=int, default=None, help="individuals per island (default 100)")
     p.add_argument("--generations", type=int, default=None, help="generations (default 1000)")
     p.add_argument("--trials", type=int, default=None, help="independent trials (default 1)")
@@ -102,33 +98,23 @@ def add_command(sub) -> None:
                    help="CSV/plots: attacking pairs (default, minimised) or non-attacking pairs (maximised)")
     p.add_argument("--out", default=None, metavar="DIR", help="write CSVs, .npy files and summary.json here")
     p.add_argument("--plot", action="store_true", default=None, help="with --out: best/avg/worst/success figures")
-    p.add_argument("--quiet", action="store_true", help="no progress line")
-    mcsolve.add_checkpoint_args(p)
+    options.add_quiet(p)
+    options.add_checkpoint(p)
     p.set_defaults(func=cmd_evolve)
 
 
-def scored(result, score: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(best, avg, worst) ``[G+1, T]`` as attacking pairs, or as non-attacking pairs."""
-    if score == "attacking":
-        return result.best, result.avg, result.worst
-    top = result.config.n * (result.config.n - 1) // 2
-    return top - result.best, top - result.avg, top - result.worst
-
-
 def _settings(args) -> dict:
+    """The run's options: the config file's, overridden by the flags given."""
     conf = load_config(args.config) if args.config else {}
-    for key in INT_KEYS + FLOAT_KEYS + STR_KEYS + BOOL_KEYS:
-        value = getattr(args, key, None)
-        if value is not None:
-            conf[key] = value
+    flags = {key: getattr(args, key, None) for key in INT_KEYS + FLOAT_KEYS + STR_KEYS + BOOL_KEYS}
+    flags["n"] = options.board_size(args)  # None unless given: the config's n, else evolve's 8
+    conf.update({key: value for key, value in flags.items() if value is not None})
     conf.pop("description", None)
     return conf
 
 
 def cmd_evolve(args) -> int:
     """The ``evolve`` command: run, print the summary, write the outputs."""
-    from jaxqueens.solvers import ga
-
     conf = _settings(args)
     out, plot, score = conf.pop("out", None), conf.pop("plot", False), conf.pop("score", "attacking")
     if score not in SCORES:
@@ -138,14 +124,14 @@ def cmd_evolve(args) -> int:
     if plot and not out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figures into")
     args.out = out
-    checkpoint, resume = mcsolve.checkpoint_target(args)
+    target, resume = options.checkpoint_target(args)
     out = args.out
-    result = ga.evolve(**conf, quiet=args.quiet, checkpoint=checkpoint, resume=resume,
+    result = ga.evolve(**conf, quiet=options.quiet(args), checkpoint=target, resume=resume,
                        checkpoint_every=args.checkpoint_every)
     if result.interrupted:
         generations = result.best.shape[0] - 1
-        return mcsolve.report_interrupt_message(f"{generations} finished generations", out)
-    s = summary(result)
+        return options.report_interrupt(f"{generations} finished generations", out)
+    s = ga_io.summary(result)
     c = result.config
     print(f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} generations: "
           f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
@@ -153,65 +139,11 @@ def cmd_evolve(args) -> int:
     print(f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s ({s['evals_per_s']:,.0f}/s; "
           f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)")
     if out and gather.is_writer():
-        written = write_outputs(result, Path(out), s, score)
-        (Path(out) / "checkpoint.npz").unlink(missing_ok=True)
+        written = ga_io.write_outputs(result, Path(out), s, score)
+        (Path(out) / checkpoint.FILENAME).unlink(missing_ok=True)
         if plot:
-            from jaxqueens.plots import ga as ga_plots
-
-            written += ga_plots.write_plots(result, Path(out), score)
+            what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
+            written += ga_plots.write_plots(Path(out), *ga_io.scored(result, score), result.success_curve(),
+                                            what=what, score=score, fitness=c.fitness)
         print(f"wrote {', '.join(p.name for p in written)} to {out}")
     return 0 if s["solved"] else 1
-
-
-def summary(result) -> dict:
-    """JSON-ready summary of a run."""
-    fs = result.first_solved
-    solved = fs[fs >= 0]
-    return {
-        "config": dict(vars(result.config)), "params": result.params, "seed": result.seed,
-        "trials": int(len(fs)), "generations": int(result.best.shape[0] - 1), "solved": int(len(solved)),
-        "success_rate": result.success_rate, "first_solved": fs.tolist(),
-        "first_solved_median": float(np.median(solved)) if len(solved) else None,
-        "distinct_solutions": int(len(result.solutions)), "evaluations": int(result.evaluations.sum()),
-        "evaluations_counted_as": "DEAP: initial population + individuals changed by crossover or mutation",
-        "wall_s": result.wall_s, "compile_s": result.compile_s, "init_s": result.init_s,
-        "evals_per_s": result.evals_per_s,
-        "fitness": ("attacking pairs" if result.config.fitness == "pairs" else
-                    "sum over lines of (queens - 1)") + ", minimised (0 = solution)",
-    }
-
-
-def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> list[Path]:
-    """Write history.csv, trials.csv, solutions.npy, population.npy, fitness.npy, summary.json."""
-    from jaxqueens.io import boards as boardio
-    from jaxqueens.io.atomic import atomic_path, write_text
-
-    out.mkdir(parents=True, exist_ok=True)
-    best, avg, worst = scored(result, score)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["Trial", "Generation", "Best", "Avg", "Worst"])
-    gens = best.shape[0]
-    for t in range(best.shape[1]):
-        for g in range(gens):
-            w.writerow([t, g, int(best[g, t]), f"{avg[g, t]:.4f}", int(worst[g, t])])
-    write_text(out / "history.csv", buf.getvalue())
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["Trial", "FirstSolved", "FinalBest", "Evaluations"])
-    for t, (fs, b, e) in enumerate(zip(result.first_solved, result.best[-1], result.evaluations.sum(0))):
-        w.writerow([t, int(fs), int(b), int(e)])
-    write_text(out / "trials.csv", buf.getvalue())
-    n = result.config.n
-    sols = result.solutions if len(result.solutions) else np.zeros((0, n), np.int32)
-    if len(sols):
-        boardio.write_boards_npy(out / "solutions.npy", sols)
-    else:
-        with atomic_path(out / "solutions.npy") as tmp, open(tmp, "wb") as f:
-            np.save(f, sols.astype(np.int32))
-    for name, arr in (("population.npy", result.population), ("fitness.npy", result.fitness)):
-        with atomic_path(out / name) as tmp, open(tmp, "wb") as f:
-            np.save(f, arr, allow_pickle=False)
-    write_text(out / "summary.json", json.dumps({**summ, "score_in_csv": score}, indent=2) + "\n")
-    return [out / f for f in ("history.csv", "trials.csv", "solutions.npy", "population.npy",
-                              "fitness.npy", "summary.json")]

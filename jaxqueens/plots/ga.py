@@ -1,6 +1,7 @@
 """Figures for GA runs (host-only; matplotlib imported lazily, files written atomically).
 
-Same house pattern as :mod:`jaxqueens.plots.figures`: one ``Figure`` per file, no pyplot state.
+Arrays in, files out: the caller passes the per-generation records, never a result object. Same
+house pattern as :mod:`jaxqueens.plots.figures`: one ``Figure`` per file, no pyplot state.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Pat
     return _save(fig, path)
 
 
-def success_plot(curve: np.ndarray, path: Path, title: str) -> Path:
+def solved_plot(curve: np.ndarray, path: Path, title: str) -> Path:
     """Fraction of trials that have found a solution by generation g (``curve [G+1]``)."""
     fig, ax = _figure()
     ax.step(np.arange(len(curve)), curve, where="post", lw=1.8, color="tab:green")
@@ -52,17 +53,23 @@ def success_plot(curve: np.ndarray, path: Path, title: str) -> Path:
     return _save(fig, path)
 
 
-def write_plots(result, out: Path, score: str = "attacking") -> list[Path]:
-    """best.png, avg.png, worst.png and success.png for an :class:`jaxqueens.solvers.ga.EvolveResult`."""
-    from jaxqueens.cli.evolve import scored
+def write_plots(out: Path, best: np.ndarray, avg: np.ndarray, worst: np.ndarray, solved: np.ndarray,
+                *, what: str, score: str = "attacking", fitness: str = "pairs") -> list[Path]:
+    """best.png, avg.png, worst.png and success.png of one GA run.
 
-    c = result.config
-    what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
+    Args:
+      out: folder to write into.
+      best, avg, worst: ``[G+1, T]`` per generation and trial, as reported (see ``score``).
+      solved: ``[G+1]`` fraction of trials solved by generation g.
+      what: the run in words, for the titles (e.g. "permutation, steady, n = 8, pop 100").
+      score: "attacking" (attacking pairs or excess, by ``fitness``) or "nonattacking".
+      fitness: the GA's fitness, "pairs" or "excess" (labels the y axis).
+    """
     label = ("non-attacking pairs" if score == "nonattacking" else
-             "attacking pairs (0 = solution)" if c.fitness == "pairs" else "excess queens on lines (0 = solution)")
+             "attacking pairs (0 = solution)" if fitness == "pairs" else "excess queens on lines (0 = solution)")
     files = []
-    for name, values in zip(("best", "avg", "worst"), scored(result, score)):
+    for name, values in zip(("best", "avg", "worst"), (best, avg, worst)):
         files.append(fitness_plot(values, Path(out) / f"{name}.png", f"{name} {label}", f"{name} fitness: {what}"))
-    files.append(success_plot(result.success_curve(), Path(out) / "success.png",
-                              f"trials solved: {what}, {result.best.shape[1]} trials"))
+    files.append(solved_plot(solved, Path(out) / "success.png",
+                             f"trials solved: {what}, {np.shape(best)[1]} trials"))
     return files

@@ -24,9 +24,11 @@ Randomness: every operator takes ``seed``, a uint32 scalar, and draws from the c
 of :mod:`jaxqueens.core.rng` (threefry costs far more per draw on XLA:CPU, ``PERFORMANCE.md``); derive a
 fresh seed per individual and generation (``jaxqueens.solvers.ga`` does), because the seed is consumed.
 
-Implementation notes: per-genome gathers and scatters go through :func:`take` and :func:`put`,
-whose batching rule flattens the batch into one 1-D gather/scatter with row offsets: XLA:CPU runs
-that 3-4x faster than the batched gather ``vmap`` emits (measured, n = 20). The only
+Implementation notes: per-genome gathers and scatters go through :func:`gather1d` and
+:func:`scatter1d`, whose batching rule flattens the batch into one 1-D gather/scatter with row
+offsets: XLA:CPU runs that 3-4x faster than the batched gather ``vmap`` emits (measured,
+n = 20); :func:`index_of` (inverse permutation) and :func:`fisher_yates` (random genomes) are
+built on them, unlike the board-level helpers of :mod:`jaxqueens.core`. The only
 data-dependent loop is in :func:`mut_swap` (one iteration per swap, lowest gene first, as many as
 the most-mutated genome of a batch needs). PMX chains and the cycles of cycle crossover are
 followed by pointer doubling (``ceil(log2 n)`` gathers); "fill from the other parent in order"
@@ -60,38 +62,38 @@ def _offsets(axis_size: int, m: int, idx: jax.Array) -> jax.Array:
 
 
 @jax.custom_batching.custom_vmap
-def take(x: jax.Array, idx: jax.Array) -> jax.Array:
+def gather1d(x: jax.Array, idx: jax.Array) -> jax.Array:
     """``x[idx]`` for a 1-D ``x`` and int32 ``idx`` in ``0..len(x)-1`` (trusted, not clipped)."""
     return lax.gather(x, idx[..., None], _GATHER, slice_sizes=(1,), mode=_IN_BOUNDS)
 
 
-@take.def_vmap
-def _take_vmap(axis_size, in_batched, x, idx):
+@gather1d.def_vmap
+def _gather1d_vmap(axis_size, in_batched, x, idx):
     x_b, i_b = in_batched
     if not x_b:
-        return take(x, idx), i_b
+        return gather1d(x, idx), i_b
     if not i_b:
         idx = jnp.broadcast_to(idx, (axis_size,) + idx.shape)
-    return take(x.reshape(-1), idx + _offsets(axis_size, x.shape[-1], idx)), True
+    return gather1d(x.reshape(-1), idx + _offsets(axis_size, x.shape[-1], idx)), True
 
 
 @jax.custom_batching.custom_vmap
-def put(x: jax.Array, idx: jax.Array, val: jax.Array) -> jax.Array:
+def scatter1d(x: jax.Array, idx: jax.Array, val: jax.Array) -> jax.Array:
     """``x.at[idx].set(val)`` for 1-D ``x``; indices outside ``0..len(x)-1`` drop their value;
     in-range indices must be distinct."""
     return lax.scatter(x, idx[..., None], val.astype(x.dtype), _SCATTER, unique_indices=False,
                        mode=lax.GatherScatterMode.FILL_OR_DROP)
 
 
-@put.def_vmap
-def _put_vmap(axis_size, in_batched, x, idx, val):
+@scatter1d.def_vmap
+def _scatter1d_vmap(axis_size, in_batched, x, idx, val):
     x_b, i_b, v_b = in_batched
     x = x if x_b else jnp.broadcast_to(x, (axis_size,) + x.shape)
     idx = idx if i_b else jnp.broadcast_to(idx, (axis_size,) + idx.shape)
     val = val if v_b else jnp.broadcast_to(val, (axis_size,) + val.shape)
     m = x.shape[-1]
     flat = jnp.where((idx >= 0) & (idx < m), idx + _offsets(axis_size, m, idx), axis_size * m)
-    return put(x.reshape(-1), flat, val).reshape(x.shape), True
+    return scatter1d(x.reshape(-1), flat, val).reshape(x.shape), True
 
 
 def gene_dtype(n: int):
@@ -154,22 +156,22 @@ def two_cuts(seed, salt: int, n: int) -> tuple[jax.Array, jax.Array]:
     return jnp.minimum(a, b), jnp.maximum(a, b)
 
 
-def inverse(perm: jax.Array) -> jax.Array:
-    """Inverse permutation: ``inverse(p)[p[i]] == i``."""
+def index_of(perm: jax.Array) -> jax.Array:
+    """Where each value sits: ``index_of(p)[p[i]] == i`` (the inverse permutation)."""
     n = perm.shape[-1]
-    return put(jnp.zeros(n, I32), perm.astype(I32), jnp.arange(n, dtype=I32))
+    return scatter1d(jnp.zeros(n, I32), perm.astype(I32), jnp.arange(n, dtype=I32))
 
 
-def random_permutation(seed, n: int) -> jax.Array:
+def fisher_yates(seed, n: int) -> jax.Array:
     """A uniformly random permutation of 0..n-1 (Fisher-Yates: n - 1 swaps, O(1) work each;
     a batched argsort of random keys was 10x slower for 10^6 genomes of n = 64 on XLA:CPU)."""
     r = bits(seed, 0, n)
 
     def swap(k, x):
         i = n - 1 - k
-        j = (take(r, i) % (i + 1).astype(jnp.uint32)).astype(I32)
+        j = (gather1d(r, i) % (i + 1).astype(jnp.uint32)).astype(I32)
         ij = jnp.stack([i, j])
-        return put(x, ij, take(x, ij[::-1]))
+        return scatter1d(x, ij, gather1d(x, ij[::-1]))
 
     return lax.fori_loop(0, n - 1, swap, jnp.arange(n, dtype=I32))
 
@@ -183,7 +185,7 @@ def tournament(seed, fit: jax.Array, k: int) -> jax.Array:
     DEAP's ``selTournament`` for one slot: ties go to the first aspirant drawn.
     """
     idx = randint(seed, 11, k, fit.shape[0])
-    return idx[jnp.argmin(take(fit, idx))]
+    return idx[jnp.argmin(gather1d(fit, idx))]
 
 
 def distinct_indices(seed, size: int, k: int) -> jax.Array:
@@ -201,7 +203,7 @@ def distinct_indices(seed, size: int, k: int) -> jax.Array:
 def tournament_best_two(seed, fit: jax.Array, k: int) -> jax.Array:
     """Indices ``[2]`` of the two best of ``k`` distinct random individuals (needs k >= 2)."""
     idx = distinct_indices(seed, fit.shape[0], k)
-    _, order = lax.top_k(-take(fit, idx).astype(jnp.float32), 2)
+    _, order = lax.top_k(-gather1d(fit, idx).astype(jnp.float32), 2)
     return idx[order]
 
 
@@ -228,12 +230,12 @@ def keep_fill(a: jax.Array, b: jax.Array, lo, hi) -> jax.Array:
     n = a.shape[-1]
     ar = jnp.arange(n, dtype=I32)
     rot = (ar + hi) % n  # rotated coordinates: the kept segment is the last hi - lo slots
-    a_r, b_r = take(a, rot), take(b, rot)
-    p = take(inverse(a), b_r.astype(I32))
+    a_r, b_r = gather1d(a, rot), gather1d(b, rot)
+    p = gather1d(index_of(a), b_r.astype(I32))
     keep = (p < lo) | (p >= hi)  # b's gene not in the kept segment of a
     rank = jnp.cumsum(keep.astype(I32)) - 1
-    child_r = put(a_r, jnp.where(keep, rank, n), b_r)
-    return take(child_r, (ar - hi) % n)
+    child_r = scatter1d(a_r, jnp.where(keep, rank, n), b_r)
+    return gather1d(child_r, (ar - hi) % n)
 
 
 def cx_cut(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -274,15 +276,15 @@ def pmx_at(a: jax.Array, b: jax.Array, lo, hi) -> tuple[jax.Array, jax.Array]:
     ar = jnp.arange(n, dtype=I32)
     seg = (ar >= lo) & (ar < hi)
     ai, bi = a.astype(I32), b.astype(I32)
-    pos_b = inverse(bi)
-    in_b_seg = take(seg, pos_b)  # [v]: value v lies in b's segment
-    end = jnp.where(in_b_seg, take(ai, pos_b), ar)  # one step along the correspondence
+    pos_b = index_of(bi)
+    in_b_seg = gather1d(seg, pos_b)  # [v]: value v lies in b's segment
+    end = jnp.where(in_b_seg, gather1d(ai, pos_b), ar)  # one step along the correspondence
     for _ in range(_doublings(n)):
-        end = take(end, end)
-    in_a_seg = put(jnp.zeros(n, bool), jnp.where(seg, ai, n), jnp.ones(n, bool))
-    start = put(ar, jnp.where(in_b_seg & ~in_a_seg, end, n), ar)  # end of a path -> its start
-    c1 = jnp.where(seg, bi, take(end, ai))
-    c2 = jnp.where(seg, ai, take(start, bi))
+        end = gather1d(end, end)
+    in_a_seg = scatter1d(jnp.zeros(n, bool), jnp.where(seg, ai, n), jnp.ones(n, bool))
+    start = scatter1d(ar, jnp.where(in_b_seg & ~in_a_seg, end, n), ar)  # end of a path -> its start
+    c1 = jnp.where(seg, bi, gather1d(end, ai))
+    c2 = jnp.where(seg, ai, gather1d(start, bi))
     return c1.astype(a.dtype), c2.astype(b.dtype)
 
 
@@ -292,13 +294,13 @@ def cx_cycle(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     del seed
     n = a.shape[-1]
     ar = jnp.arange(n, dtype=I32)
-    step = take(inverse(a), b.astype(I32))  # position i -> position of b[i] in a
+    step = gather1d(index_of(a), b.astype(I32))  # position i -> position of b[i] in a
     lead = ar
     for _ in range(_doublings(n)):
-        lead = jnp.minimum(lead, take(lead, step))
-        step = take(step, step)
+        lead = jnp.minimum(lead, gather1d(lead, step))
+        step = gather1d(step, step)
     order = jnp.cumsum((lead == ar).astype(I32)) - 1  # rank of each cycle by its first position
-    from_a = take(order, lead) % 2 == 0
+    from_a = gather1d(order, lead) % 2 == 0
     return jnp.where(from_a, a, b), jnp.where(from_a, b, a)
 
 
@@ -343,7 +345,7 @@ def _first_bit(words: jax.Array) -> jax.Array:
         word, x = I32(0), words[0]
     else:
         word = jnp.argmax(words != 0).astype(I32)
-        x = take(words, word)
+        x = gather1d(words, word)
     low = 31 - lax.clz(x & (~x + jnp.uint32(1))).astype(I32)
     return word * 32 + jnp.maximum(low, 0)
 
@@ -363,13 +365,13 @@ def mut_swap(seed, x: jax.Array, indpb) -> jax.Array:
     def body(carry):
         words, y = carry
         i = _first_bit(words)
-        ij = jnp.stack([i, take(other, i)])
+        ij = jnp.stack([i, gather1d(other, i)])
         if n <= 32:  # one word: clear its lowest set bit
             words = words & (words - jnp.uint32(1))
         else:
             bit = jnp.uint32(1) << (i % 32).astype(jnp.uint32)
-            words = put(words, (i // 32)[None], (take(words, i // 32) & ~bit)[None])
-        return words, put(y, ij, take(y, ij[::-1]))
+            words = scatter1d(words, (i // 32)[None], (gather1d(words, i // 32) & ~bit)[None])
+        return words, scatter1d(y, ij, gather1d(y, ij[::-1]))
 
     words = _pack(_coins(seed, n, indpb))
     return lax.while_loop(lambda c: jnp.any(c[0] != 0), body, (words, x))[1]
@@ -382,7 +384,7 @@ def mut_inversion(seed, x: jax.Array, indpb=None) -> jax.Array:
     lo, hi = two_cuts(seed, 34, n)
     ar = jnp.arange(n, dtype=I32)
     src = jnp.where((ar >= lo) & (ar < hi), lo + hi - 1 - ar, ar)
-    return take(x, src)
+    return gather1d(x, src)
 
 
 def mut_scramble(seed, x: jax.Array, indpb=None) -> jax.Array:
@@ -394,7 +396,7 @@ def mut_scramble(seed, x: jax.Array, indpb=None) -> jax.Array:
     inside = (ar >= lo) & (ar < hi)
     # Sort key: position outside the segment, lo plus a random fraction inside it.
     key = jnp.where(inside, lo * 65536 + (bits(seed, 36, n) >> 16).astype(I32), ar * 65536)
-    return take(x, jnp.argsort(key).astype(I32))
+    return gather1d(x, jnp.argsort(key).astype(I32))
 
 
 def mut_reset(seed, x: jax.Array, indpb) -> jax.Array:

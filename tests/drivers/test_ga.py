@@ -1,8 +1,6 @@
-"""GA loops, records, configs and the ``evolve`` command."""
+"""The GA driver: ``evolve`` runs, records, settings checks, devices and chunks."""
 
-import argparse
-import csv
-import json
+from pathlib import Path
 
 import jax.numpy as jnp
 import numpy as np
@@ -11,10 +9,11 @@ import pytest
 import jaxqueens  # noqa: F401  (device setup first)
 from jaxqueens.core import checker
 from jaxqueens.cli import evolve as evolve_cmd
-from jaxqueens.solvers import ga
+from jaxqueens.drivers import ga
 from jaxqueens.errors import QueensError
+from jaxqueens.solvers import ga as kernel
 
-CONFIGS = evolve_cmd.Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 GEN = dict(scheme="generational", crossover="pmx", mutation="swap", tournament=3, cxpb=0.5,
            mutpb=0.2, indpb=0.1, elite=0)
 
@@ -83,8 +82,8 @@ def test_islands_and_migration():
     assert r.population.shape == (2, 3, 20, 8)
     genes = jnp.asarray(r.population[0])
     fit = jnp.asarray(r.fitness[0]).at[1].set(jnp.arange(20) + 100)
-    config = ga.GAConfig(n=8, pop=20, islands=3, migrants=2)
-    g2, f2 = ga.migrate(genes, fit, config)
+    config = kernel.GAConfig(n=8, pop=20, islands=3, migrants=2)
+    g2, f2 = kernel.migrate(genes, fit, config)
     best0 = np.argsort(np.asarray(fit[0]), kind="stable")[:2]
     worst1 = np.argsort(-np.asarray(fit[1]), kind="stable")[:2]
     assert (np.asarray(g2[1])[worst1] == np.asarray(genes[0])[best0]).all()
@@ -107,49 +106,20 @@ def test_bad_parameters_give_clear_errors(kwargs, words):
         ga.evolve(**{"n": 8, "pop": 20, "generations": 5, **kwargs})
 
 
-def test_config_errors(tmp_path):
-    bad = tmp_path / "bad.toml"
-    head = 'command = "evolve"\n[options]\n'
-    bad.write_text(head + 'n = 8\npopulation = 100\n')
-    with pytest.raises(QueensError, match="unknown key 'population'"):
-        evolve_cmd.load_config(bad)
-    bad.write_text(head + 'n = 8\ncxpb = "high"\n')
-    with pytest.raises(QueensError, match="key 'cxpb' must be a number"):
-        evolve_cmd.load_config(bad)
-    bad.write_text(head + 'n = 8\ntrials = 2.5\n')
-    with pytest.raises(QueensError, match="key 'trials' must be an integer"):
-        evolve_cmd.load_config(bad)
-    bad.write_text('command = "solve"\n[options]\nn = 8\n')
-    with pytest.raises(QueensError, match="jaxqueens run"):
-        evolve_cmd.load_config(bad)
-    for name in ("ga_classic_permutation", "ga_classic_combination", "ga_deap_n20"):
-        assert evolve_cmd.load_config(CONFIGS / f"{name}.toml")["n"] in (8, 20)
+def test_check_setup_fills_the_static_config():
+    config, params = ga.check_setup(
+        n=8, pop=20, generations=5, trials=2, encoding="permutation", scheme="steady", crossover="cut",
+        mutation="swap", tournament=3, cxpb=0.5, mutpb=0.25, indpb=0.0, elite=2, islands=1,
+        migrate_every=0, migrants=1)
+    assert config.elite == 0  # elitism applies to the generational scheme only
+    assert (config.cx_cap32, config.mut_cap32, config.eval_cap32) == (16, 8, 20)
+    assert params == {"cxpb": 0.5, "mutpb": 0.25, "indpb": 0.0, "migrate_every": 0}
+    assert hash(config) == hash(kernel.GAConfig(**vars(config)))  # a jit static argument
+    assert ga.default_chunk(config, 2, 5) == 5 and ga.default_chunk(config, 10**6, 10**4) == 10
 
 
-def _parser():
-    p = argparse.ArgumentParser()
-    evolve_cmd.add_command(p.add_subparsers())
-    return p
-
-
-def test_cli_flags_override_config_and_write_outputs(tmp_path, capsys):
-    conf = tmp_path / "c.toml"
-    conf.write_text('command = "evolve"\n[options]\nn = 8\npop = 30\ngenerations = 500\ntrials = 2\nseed = 3\n')
-    out = tmp_path / "run"
-    args = _parser().parse_args(["evolve", "--config", str(conf), "--generations", "60", "--out", str(out),
-                                 "--plot", "--quiet", "--score", "nonattacking"])
-    rc = args.func(args)
-    assert rc in (0, 1)
-    rows = list(csv.DictReader(open(out / "history.csv")))
-    assert list(rows[0]) == ["Trial", "Generation", "Best", "Avg", "Worst"]
-    assert len(rows) == 2 * 61 and all(0 <= int(r["Worst"]) <= int(r["Best"]) <= 28 for r in rows)
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["generations"] == 60 and summary["trials"] == 2 and summary["score_in_csv"] == "nonattacking"
-    sols = np.load(out / "solutions.npy")
-    assert sols.shape[1:] == (8,) and checker.are_solutions(sols).all()
-    assert np.load(out / "population.npy").shape == (2, 1, 30, 8)
-    for name in ("best", "avg", "worst", "success"):
-        assert (out / f"{name}.png").stat().st_size > 1000
-    args = _parser().parse_args(["evolve", "-n", "8", "--pop", "4", "--tournament", "5"])
-    with pytest.raises(QueensError, match="tournament"):
-        args.func(args)
+def test_zero_generations_reports_the_initial_population():
+    r = ga.evolve(8, 10, 0, 2)
+    assert r.best.shape == (1, 2) and not r.interrupted
+    assert (r.best[0] == r.fitness.min(axis=(1, 2))).all()
+    assert (r.evaluations == 10).all()

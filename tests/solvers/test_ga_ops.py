@@ -2,6 +2,7 @@
 
 import functools
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -204,22 +205,22 @@ def test_selection():
     assert list(np.asarray(O.worst_indices(fit, 2))) == list(np.argsort(-f)[:2])
 
 
-def test_random_permutation_uniform():
-    p = np.asarray(jax.jit(jax.vmap(lambda s: O.random_permutation(s, 4)))(jnp.arange(48000, dtype=jnp.uint32)))
+def test_fisher_yates_uniform():
+    p = np.asarray(jax.jit(jax.vmap(lambda s: O.fisher_yates(s, 4)))(jnp.arange(48000, dtype=jnp.uint32)))
     _, counts = np.unique(p, axis=0, return_counts=True)
     assert len(counts) == 24 and counts.min() > 1700 and counts.max() < 2300  # ~2000 each
 
 
-def test_take_put_batching_matches_indexing():
+def test_gather1d_scatter1d_batching_matches_indexing():
     rng = np.random.default_rng(6)
     x = jnp.asarray(rng.integers(0, 100, (3, 4, 10)).astype(np.int32))
     i = jnp.asarray(rng.integers(0, 10, (3, 4, 6)).astype(np.int32))
-    got = jax.vmap(jax.vmap(O.take))(x, i)
+    got = jax.vmap(jax.vmap(O.gather1d))(x, i)
     assert (got == jnp.take_along_axis(x, i, axis=2)).all()
     idx = jnp.asarray(np.stack([rng.permutation(10)[:3] for _ in range(12)]).reshape(3, 4, 3).astype(np.int32))
     idx = idx.at[0, 0, 0].set(10)  # out of range: dropped
     v = jnp.full((3, 4, 3), -1, jnp.int32)
-    got = np.asarray(jax.vmap(jax.vmap(O.put))(x, idx, v))
+    got = np.asarray(jax.vmap(jax.vmap(O.scatter1d))(x, idx, v))
     want = np.asarray(x).copy()
     for a in range(3):
         for b in range(4):
@@ -253,3 +254,101 @@ def test_excess_fitness_is_deaps():
         want.append(total)
     assert (got == np.array(want)).all()
     assert ((got == 0) == checker.are_solutions(boards)).all()
+
+
+# ----------------------------------------------------------------------------- jit / no jit, retracing
+
+
+def _operator_cases(rng, n=5, batch=8):
+    """(name, operator batched over a population, its arguments) for every operator (small n:
+    without jit every shape of every op compiles on its own)."""
+    s = seeds(rng, batch)
+    a, b = perms(rng, batch, n), perms(rng, batch, n)
+    c = rng.integers(0, n, (batch, n)).astype(np.int8)
+    fit = jnp.asarray(rng.permutation(20).astype(np.int32))
+    mask = jnp.asarray(rng.random(batch) < 0.4)
+    cases = [(f"cx_{name}", jax.vmap(cx), (s, a, b)) for name, cx in O.CROSSOVERS["permutation"].items()]
+    cases += [(f"cx_{name}", jax.vmap(cx), (s, c, c[::-1])) for name, cx in O.CROSSOVERS["combination"].items()]
+    cases += [(f"mut_{name}", jax.vmap(mut, in_axes=(0, 0, None)), (s, a, jnp.float32(0.3)))
+              for name, mut in O.MUTATIONS["permutation"].items()]
+    cases += [("mut_reset", jax.vmap(O.mut_reset, in_axes=(0, 0, None)), (s, c, jnp.float32(0.3)))]
+    cases += [(f"fitness_{name}", jax.vmap(f), (c,)) for name, f in O.FITNESS.items()]
+    cases += [("fisher_yates", jax.vmap(lambda s: O.fisher_yates(s, n)), (s,)),
+              ("tournament", jax.vmap(lambda s, f: O.tournament(s, f, 3), in_axes=(0, None)), (s, fit)),
+              ("tournament_best_two", jax.vmap(lambda s, f: O.tournament_best_two(s, f, 4), in_axes=(0, None)),
+               (s, fit)),
+              ("best_indices", lambda f: O.best_indices(f, 3), (fit,)),
+              ("worst_indices", lambda f: O.worst_indices(f, 2), (fit,)),
+              ("masked_apply", lambda m, x: O.masked_apply(lambda r: r * 3 + 1, m, (x,), x, 8),
+               (mask, jnp.asarray(c, jnp.int32)))]
+    return cases
+
+
+def _traced_once(fn, name="plain"):
+    """``(guard, jitted guard)``: ``fn`` behind a guard that fails on a second trace (the guard's
+    counter is keyed by source and name: each case gets its own name)."""
+
+    def plain(*args):
+        return fn(*args)
+
+    plain.__name__ = name
+    guard = chex.assert_max_traces(plain, n=1)
+    return guard, jax.jit(guard)
+
+
+@functools.lru_cache(maxsize=None)
+def _guarded_cases():
+    """Every operator case behind its own retrace guard, with a second set of arguments of the
+    same shapes; jit caches by function, so each compiles once for all the tests below."""
+    chex.clear_trace_counter()
+    first = _operator_cases(np.random.default_rng(10))
+    second = _operator_cases(np.random.default_rng(11))
+    return [(name, *_traced_once(fn, f"guarded_{name}"), args, other)
+            for (name, fn, args), (_, _, other) in zip(first, second)]
+
+
+class OperatorVariantsTest(chex.TestCase):
+    """Every operator gives the same result with and without jit, and compiles once per shape."""
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_operators_agree_with_the_compiled_reference(self):
+        permutation_ops = [f"cx_{k}" for k in O.CROSSOVERS["permutation"]] + \
+            [f"mut_{k}" for k in O.MUTATIONS["permutation"]] + ["fisher_yates"]
+        for name, guard, jitted, args, _ in _guarded_cases():
+            want = jitted(*args)
+            got = self.variant(guard)(*args)
+            chex.assert_trees_all_equal(got, want, custom_message=name)
+            if name in permutation_ops:
+                for child in got if isinstance(got, tuple) else (got,):
+                    chex.assert_shape(child, (8, 5))
+                    assert (np.sort(np.asarray(child), axis=1) == np.arange(5)).all(), name
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_pmx_and_keep_fill_match_references(self):
+        rng, n = np.random.default_rng(13), 6
+        pmx, keep_fill = self.variant(O.pmx_at), self.variant(O.keep_fill)
+        for _ in range(3):
+            a, b = [int(v) for v in rng.permutation(n)], [int(v) for v in rng.permutation(n)]
+            lo = int(rng.integers(0, n))
+            hi = int(rng.integers(lo + 1, n + 1))
+            pa, pb = np.array(a, np.int32), np.array(b, np.int32)
+            c1, c2 = pmx(pa, pb, lo, hi)
+            assert (list(np.asarray(c1)), list(np.asarray(c2))) == ref_pmx(a, b, lo, hi)
+            assert list(np.asarray(keep_fill(pa, pb, lo, hi))) == ref_keep_fill(a, b, lo, hi)
+
+    def test_operators_trace_once(self):
+        """New seeds, genomes and rates of the same shapes reuse the compiled operator."""
+        for name, _, jitted, args, other in _guarded_cases():
+            jitted(*args)
+            jitted(*other)  # a second trace would raise AssertionError
+        _, mut = _traced_once(jax.vmap(O.mut_swap, in_axes=(0, 0, None)), "guarded_swap_rates")
+        rng = np.random.default_rng(12)
+        s, x = seeds(rng, 8), perms(rng, 8, 10)
+        for indpb in (0.0, 0.1, 1.0):  # a swept rate is a dynamic argument
+            mut(s, x, jnp.float32(indpb))
+
+    def test_the_guard_catches_a_retrace(self):
+        _, guarded = _traced_once(jax.vmap(O.fitness), "guarded_fitness_shapes")
+        guarded(jnp.zeros((4, 6), jnp.int8))
+        with pytest.raises(AssertionError, match="traced"):
+            guarded(jnp.zeros((4, 7), jnp.int8))  # a new shape traces again

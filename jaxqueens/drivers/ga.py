@@ -1,0 +1,288 @@
+"""Host driver of the genetic algorithms: :func:`evolve` runs jitted chunks of generations.
+
+The kernel (:mod:`jaxqueens.solvers.ga`) evolves every trial at once; this module checks the
+settings (:func:`check_setup`), splits the trials over the local devices
+(:func:`jaxqueens.parallel.shard.over_devices`) and over the processes of a multi-process run,
+loops over chunks of generations on :func:`jaxqueens.drivers.loop.run_chunks` (progress line,
+checkpoints, Ctrl-C at chunk boundaries), and keeps the records: Best / Avg / Worst per
+generation and trial, the first solved generation, every distinct verified solution seen
+(steady-state children, each generation's best, the final populations) and the final populations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxqueens.core import checker
+from jaxqueens.drivers.loop import Tick, run_chunks
+from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.parallel import gather
+from jaxqueens.parallel.devices import shard_batch
+from jaxqueens.parallel.shard import over_devices
+from jaxqueens.solvers import ga_ops as ops
+from jaxqueens.solvers.ga import (ENCODINGS, SCHEMES, GAConfig, GAParams, State, init_trials,
+                                   run_chunk)
+
+
+@dataclasses.dataclass
+class EvolveResult:
+    """What :func:`evolve` returns (NumPy arrays; generation 0 is the initial population)."""
+
+    config: GAConfig
+    params: dict  # cxpb, mutpb, indpb, migrate_every as Python numbers
+    seed: int
+    best: np.ndarray  # [G+1, T] int32 lowest attacking pairs per generation and trial
+    avg: np.ndarray  # [G+1, T] float32 mean
+    worst: np.ndarray  # [G+1, T] int32 highest
+    evaluations: np.ndarray  # [G+1, T] int64 evaluations per generation (DEAP's count)
+    solutions: np.ndarray  # [S, n] distinct verified solutions seen in any trial (sorted)
+    population: np.ndarray  # [T, I, P, n] final genomes
+    fitness: np.ndarray  # [T, I, P] final attacking pairs
+    wall_s: float  # generations, excluding compilation and initialisation
+    compile_s: float
+    init_s: float
+    interrupted: bool = False  # Ctrl-C: the records cover the generations finished so far
+
+    @property
+    def first_solved(self) -> np.ndarray:
+        """[T] int: first generation whose best is a solution; -1 if the trial never solved."""
+        hit = self.best == 0
+        return np.where(hit.any(axis=0), hit.argmax(axis=0), -1)
+
+    @property
+    def success_rate(self) -> float:
+        """Fraction of trials that found a solution."""
+        return float(np.mean(self.first_solved >= 0))
+
+    def success_curve(self) -> np.ndarray:
+        """[G+1] fraction of trials solved by generation g."""
+        fs = self.first_solved
+        g = np.arange(self.best.shape[0])[:, None]
+        return np.mean((fs[None, :] >= 0) & (fs[None, :] <= g), axis=1)
+
+    @property
+    def evals_per_s(self) -> float:
+        """Evaluations (DEAP's count) per second of generation time (initial population included)."""
+        return float(self.evaluations.sum()) / max(self.wall_s, 1e-12)
+
+
+def check_setup(*, n, pop, generations, trials, encoding, scheme, crossover, mutation, tournament,
+                cxpb, mutpb, indpb, elite, islands, migrate_every, migrants, fitness="pairs", chunk=None):
+    """Validate every setting; return (GAConfig, params dict) or raise a one-line QueensError."""
+
+    def need(ok, msg):
+        if not ok:
+            raise QueensError(msg)
+
+    need(encoding in ENCODINGS, f"encoding {encoding!r} is unknown; use one of {', '.join(ENCODINGS)}")
+    need(fitness in ops.FITNESS, f"fitness {fitness!r} is unknown; use one of {', '.join(ops.FITNESS)}")
+    need(scheme in SCHEMES, f"scheme {scheme!r} is unknown; use one of {', '.join(SCHEMES)}")
+    for what, name, table in (("crossover", crossover, ops.CROSSOVERS), ("mutation", mutation, ops.MUTATIONS)):
+        need(name in table[encoding], f"{what} {name!r} does not apply to the {encoding} encoding; "
+             f"use one of {', '.join(table[encoding])}")
+    for name, v in (("n", n), ("pop", pop), ("generations", generations), ("trials", trials),
+                    ("tournament", tournament), ("elite", elite), ("islands", islands),
+                    ("migrate_every", migrate_every), ("migrants", migrants), ("chunk", chunk)):
+        need(v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)),
+             f"{name} must be an integer, got {v!r}")
+    need(n >= 4, f"n = {n} has no solution to evolve towards; use n >= 4")
+    need(n <= 32767, f"n = {n} is above the GA's limit of 32767 (int16 genes); use a smaller n")
+    need(pop >= 2, f"pop = {pop} is too small; a population needs at least 2 individuals")
+    need(tournament >= (2 if scheme == "steady" else 1),
+         f"tournament = {tournament} is too small; use at least {2 if scheme == 'steady' else 1}")
+    need(pop >= tournament, f"pop = {pop} is smaller than the tournament size {tournament}; "
+         "raise --pop or lower --tournament")
+    for name, v in (("cxpb", cxpb), ("mutpb", mutpb), ("indpb", indpb)):
+        need(isinstance(v, (int, float)) and 0.0 <= v <= 1.0, f"{name} = {v!r} must lie in [0, 1]")
+    need(generations >= 0 and trials >= 1 and islands >= 1 and migrate_every >= 0,
+         "generations and migrate_every must be >= 0, trials and islands >= 1")
+    need(0 <= elite < pop, f"elite = {elite} must lie in 0..pop-1 ({pop - 1})")
+    need(1 <= migrants < pop, f"migrants = {migrants} must lie in 1..pop-1 ({pop - 1})")
+    need(chunk is None or chunk >= 1, f"chunk = {chunk} must be at least 1")
+    cap32 = lambda q: min(32, math.ceil(32 * q))  # noqa: E731
+    config = GAConfig(n=n, pop=pop, encoding=encoding, scheme=scheme, crossover=crossover,
+                      mutation=mutation, tournament=tournament, elite=elite if scheme != "steady" else 0,
+                      islands=islands, migrants=migrants, fitness=fitness, cx_cap32=cap32(cxpb), mut_cap32=cap32(mutpb),
+                      eval_cap32=cap32(1 - (1 - cxpb) * (1 - mutpb)))
+    params = {"cxpb": float(cxpb), "mutpb": float(mutpb), "indpb": float(indpb),
+              "migrate_every": int(migrate_every)}
+    return config, params
+
+
+def default_chunk(config: GAConfig, trials: int, generations: int) -> int:
+    """Generations per jitted chunk: all of them for small runs, ~2^26 genes of work per chunk."""
+    work = trials * config.islands * config.pop * config.n
+    return max(1, min(generations, max(10, (1 << 26) // max(work, 1))))
+
+
+@functools.partial(jax.jit, static_argnums=(4, 5, 6), donate_argnums=(0,))
+def run_generations(states: State, params: GAParams, gen0, stop_gen, config: GAConfig, length: int,
+                    devices: int = 1):
+    """:func:`jaxqueens.solvers.ga.run_chunk` with the trials split over ``devices`` local
+    devices (``shard_map``; trials are independent: no communication)."""
+    local = functools.partial(run_chunk, config=config, length=length)
+    return over_devices(local, states, params, gen0, stop_gen, num_devices=devices,
+                        sharded=(True, False, False, False), out_axes=(0, 1))
+
+
+def _place(tree):
+    """Shard the leading (trial) axis over host devices when it divides evenly."""
+    return jax.tree.map(shard_batch, tree)
+
+
+def _collect(found: list, sols, ok):
+    sols, ok = np.asarray(sols), np.asarray(ok)
+    if ok.any():
+        found.append(np.unique(sols[ok].reshape(-1, sols.shape[-1]), axis=0))
+
+
+def _gather_trials(best, avg, worst, nevals, genes, fit, sols, trials: int):
+    """Across processes: records [G+1, T] and populations [T, ...] of all trials, in order,
+    and the union of the distinct solutions."""
+
+    def cat(x, axis):  # every process's trials joined along the trial axis, cut to T
+        return np.take(gather.concat(x, axis), np.arange(trials), axis=axis)
+
+    out = [cat(x, 1) for x in (best, avg, worst, nevals)] + [cat(genes, 0), cat(fit, 0)]
+    merged = gather.ragged(sols)
+    return (*out, np.unique(merged, axis=0) if len(merged) else sols)
+
+
+def _save_checkpoint(path, states: State, hist, found, done: int, fingerprint: dict) -> None:
+    """Population, records and solutions after ``done`` generations, written atomically."""
+    cols = [np.concatenate([h[i] for h in hist]) for i in range(4)]
+    sols = np.concatenate(found) if found else np.zeros((0, states.genes.shape[-1]), np.int32)
+    ckpt.save(path, fingerprint, genes=np.asarray(states.genes), fit=np.asarray(states.fit),
+              seed=np.asarray(states.seed), best=cols[0], avg=cols[1], worst=cols[2],
+              nevals=cols[3], sols=sols, done=done)
+
+
+def _load_checkpoint(path, fingerprint: dict):
+    """(states, hist, found, generations done) from a checkpoint made with the same settings."""
+    z = ckpt.load(path, fingerprint)
+    states = _place(State(genes=jnp.asarray(z["genes"]), fit=jnp.asarray(z["fit"]),
+                          seed=jnp.asarray(z["seed"])))
+    hist = [[z["best"], z["avg"], z["worst"], z["nevals"]]]
+    return states, hist, [z["sols"]] if len(z["sols"]) else [], int(z["done"])
+
+
+def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1, *,
+           encoding: str = "permutation", scheme: str = "steady", crossover: str | None = None,
+           mutation: str | None = None, tournament: int | None = None, cxpb: float | None = None,
+           mutpb: float | None = None, indpb: float = 0.0, elite: int | None = None,
+           islands: int = 1, migrate_every: int = 0, migrants: int = 1, fitness: str = "pairs",
+           seed: int = 0, chunk: int | None = None, quiet: bool | None = True,
+           checkpoint=None, resume: bool = False, checkpoint_every: float = 30.0) -> EvolveResult:
+    """Evolve ``trials`` independent runs (each of ``islands`` populations of ``pop``) at once.
+
+    Args:
+      n: board size (>= 4).
+      pop: individuals per island.
+      generations: generations per trial.
+      trials: independent runs (trial t seeded from ``fold_in(key(seed), t)``).
+      encoding: "permutation" or "combination".
+      scheme: "steady" (two children per generation replace the two worst) or "generational"
+        (DEAP's eaSimple, plus ``elite`` best parents kept).
+      crossover: permutation: "cut" (default), "pmx", "ox1", "cycle"; combination: "one_point"
+        (default), "uniform".
+      mutation: permutation: "swap" (default), "inversion", "scramble"; combination: "reset".
+      tournament: tournament size (default 5 steady, 3 generational).
+      cxpb: crossover probability (default 1 steady, 0.5 generational).
+      mutpb: mutation probability per child (default 1 steady, 0.2 generational).
+      indpb: per-gene rate of swap/reset mutation (DEAP's indpb); 0 mutates exactly one gene.
+      elite: generational only: best parents copied over the worst offspring (default 1).
+      islands: populations per trial, on a migration ring.
+      migrate_every: generations between migrations (0: never).
+      migrants: individuals sent along the ring per migration.
+      fitness: what the GA minimises and the records report: "pairs" (attacking pairs, default)
+        or "excess" (sum over lines of queens beyond the first: DEAP's N-Queens fitness). Both
+        are 0 exactly for solutions.
+      seed: random seed.
+      chunk: generations per jitted call (default: :func:`default_chunk`).
+      quiet: no progress line (None: a progress line on a terminal only).
+      checkpoint: file for checkpoints (population, records and solutions after whole chunks of
+        generations, every ``checkpoint_every`` seconds and on Ctrl-C, written atomically);
+        ``resume`` continues from it with the same results as an uninterrupted run. An
+        interrupted run returns what it finished with ``interrupted`` set.
+
+    Returns:
+      EvolveResult; every solution in it has passed the independent checker.
+    """
+    steady = scheme == "steady"
+    config, params = check_setup(
+        n=n, pop=pop, generations=generations, trials=trials, encoding=encoding, scheme=scheme,
+        crossover=crossover or ops.DEFAULT_CROSSOVER.get(encoding, ""),
+        mutation=mutation or ops.DEFAULT_MUTATION.get(encoding, ""),
+        tournament=tournament if tournament is not None else (5 if steady else 3),
+        cxpb=cxpb if cxpb is not None else (1.0 if steady else 0.5),
+        mutpb=mutpb if mutpb is not None else (1.0 if steady else 0.2),
+        indpb=indpb, elite=elite if elite is not None else (0 if steady else 1),
+        islands=islands, migrate_every=migrate_every, migrants=migrants, fitness=fitness, chunk=chunk)
+    chunk = chunk or default_chunk(config, trials, generations)
+    dyn = GAParams(jnp.float32(params["cxpb"]), jnp.float32(params["mutpb"]),
+                   jnp.float32(params["indpb"]), jnp.int32(params["migrate_every"]))
+    t0 = time.perf_counter()
+    procs, me = gather.process_count(), gather.process_index()
+    total_trials, trials = trials, -(-trials // procs)  # process p runs trials p*L .. p*L+L-1
+    states, m0 = init_trials(jax.random.key(seed), config, trials, first=me * trials)
+    states = jax.block_until_ready(_place(states))
+    init_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    stop = jnp.int32(generations)
+    devices = jax.local_device_count()
+    devices = devices if devices > 1 and trials % devices == 0 else 1
+    compiled = run_generations.lower(states, dyn, stop, stop, config, chunk, devices).compile()
+    compile_s = time.perf_counter() - t0
+
+    hist = [[np.asarray(x)[None] for x in (m0.best, m0.avg, m0.worst, m0.nevals)]]
+    found: list[np.ndarray] = []
+    _collect(found, m0.sols, m0.sols_ok)
+    fingerprint = {"config": repr(config), "params": params, "seed": seed, "trials": total_trials,
+                   "generations": generations, "chunk": chunk, "processes": procs}
+    if checkpoint is not None and procs > 1:  # one file per process: each holds its own trials
+        checkpoint = Path(checkpoint).with_name(f"{Path(checkpoint).stem}.process{me}of{procs}.npz")
+    done = 0
+    if resume and checkpoint is not None:
+        states, hist, found, done = _load_checkpoint(checkpoint, fingerprint)
+
+    def recorded() -> int:  # generations whose records are in hist
+        return sum(len(h[0]) for h in hist) - 1
+
+    def one_chunk() -> Tick:
+        nonlocal states, done
+        states, m = compiled(states, dyn, jnp.int32(done), stop)
+        keep = min(chunk, generations - done)
+        hist.append([np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)])
+        _collect(found, m.sols[:keep], m.sols_ok[:keep])
+        done += keep
+        return Tick(done, f"best {int(hist[-1][0][-1].min())}", finished=done >= generations)
+
+    def save() -> None:
+        _save_checkpoint(checkpoint, states, hist, found, recorded(), fingerprint)
+
+    t0 = time.perf_counter()
+    interrupted = done < generations and run_chunks(
+        one_chunk, total=generations, unit="generations", quiet=quiet,
+        save=save if checkpoint is not None else None, every=checkpoint_every)
+    genes, fit = np.asarray(states.genes), np.asarray(states.fit)
+    wall_s = time.perf_counter() - t0
+
+    _collect(found, genes, fit == 0)
+    sols = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, n), genes.dtype)
+    best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
+    if procs > 1:  # every process gets every trial, in trial order, and all solutions
+        best, avg, worst, nevals, genes, fit, sols = _gather_trials(
+            best, avg, worst, nevals, genes, fit, sols, total_trials)
+    if len(sols):
+        checker.require_solutions(sols, what=f"GA ({encoding}, {scheme})", n=n)
+    return EvolveResult(config, params, seed, best, avg, worst, nevals.astype(np.int64), sols,
+                        genes, fit, wall_s, compile_s, init_s, interrupted)

@@ -1,0 +1,81 @@
+"""What ``jaxqueens evolve --out DIR`` writes, from a GA run's result.
+
+Files: ``history.csv`` (Trial, Generation, Best, Avg, Worst; generation 0 is the initial
+population), ``trials.csv`` (Trial, FirstSolved, FinalBest, Evaluations; FirstSolved is -1 if the
+trial never solved), ``solutions.npy`` (every distinct verified solution, int32 ``[S, n]``),
+``population.npy`` ``[T, I, P, n]`` and ``fitness.npy`` ``[T, I, P]`` (final populations) and
+``summary.json`` (:func:`summary` plus ``score_in_csv``).
+
+The result is taken duck-typed (an :class:`jaxqueens.drivers.ga.EvolveResult` or anything with
+its fields): io does not import the drivers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from jaxqueens.io import boards as boardio
+from jaxqueens.io.atomic import atomic_path
+from jaxqueens.io.tables import write_csv, write_json
+
+SCORES = ("attacking", "nonattacking")
+"""How the CSV and figures report fitness: attacking pairs (minimised) or non-attacking pairs
+(n (n - 1) / 2 minus that, maximised: the classic course's 28 for a solution at n = 8)."""
+
+FILES = ("history.csv", "trials.csv", "solutions.npy", "population.npy", "fitness.npy", "summary.json")
+
+
+def scored(result, score: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(best, avg, worst) ``[G+1, T]`` as attacking pairs, or as non-attacking pairs."""
+    if score == "attacking":
+        return result.best, result.avg, result.worst
+    top = result.config.n * (result.config.n - 1) // 2
+    return top - result.best, top - result.avg, top - result.worst
+
+
+def summary(result) -> dict:
+    """JSON-ready summary of a run."""
+    fs = result.first_solved
+    solved = fs[fs >= 0]
+    return {
+        "config": dict(vars(result.config)), "params": result.params, "seed": result.seed,
+        "trials": int(len(fs)), "generations": int(result.best.shape[0] - 1), "solved": int(len(solved)),
+        "success_rate": result.success_rate, "first_solved": fs.tolist(),
+        "first_solved_median": float(np.median(solved)) if len(solved) else None,
+        "distinct_solutions": int(len(result.solutions)), "evaluations": int(result.evaluations.sum()),
+        "evaluations_counted_as": "DEAP: initial population + individuals changed by crossover or mutation",
+        "wall_s": result.wall_s, "compile_s": result.compile_s, "init_s": result.init_s,
+        "evals_per_s": result.evals_per_s,
+        "fitness": ("attacking pairs" if result.config.fitness == "pairs" else
+                    "sum over lines of (queens - 1)") + ", minimised (0 = solution)",
+    }
+
+
+def _save_npy(path: Path, arr: np.ndarray, **kwargs) -> None:
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.save(f, arr, **kwargs)
+
+
+def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> list[Path]:
+    """Write :data:`FILES` into ``out``; ``summ`` is :func:`summary` of the run."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    best, avg, worst = scored(result, score)
+    gens, trials = best.shape
+    write_csv(out / "history.csv", ["Trial", "Generation", "Best", "Avg", "Worst"],
+              ([t, g, int(best[g, t]), f"{avg[g, t]:.4f}", int(worst[g, t])]
+               for t in range(trials) for g in range(gens)))
+    write_csv(out / "trials.csv", ["Trial", "FirstSolved", "FinalBest", "Evaluations"],
+              ([t, int(fs), int(b), int(e)] for t, (fs, b, e) in
+               enumerate(zip(result.first_solved, result.best[-1], result.evaluations.sum(0)))))
+    sols = result.solutions
+    if len(sols):
+        boardio.write_boards_npy(out / "solutions.npy", sols)
+    else:
+        _save_npy(out / "solutions.npy", np.zeros((0, result.config.n), np.int32))
+    _save_npy(out / "population.npy", result.population, allow_pickle=False)
+    _save_npy(out / "fitness.npy", result.fitness, allow_pickle=False)
+    write_json(out / "summary.json", {**summ, "score_in_csv": score})
+    return [out / f for f in FILES]

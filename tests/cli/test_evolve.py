@@ -1,0 +1,82 @@
+"""The ``evolve`` command: config files, flags over config values, outputs and errors."""
+
+import argparse
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jaxqueens  # noqa: F401  (device setup first)
+from jaxqueens.cli import evolve as evolve_cmd
+from jaxqueens.cli import options
+from jaxqueens.core import checker
+from jaxqueens.errors import QueensError
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+def test_config_errors(tmp_path):
+    bad = tmp_path / "bad.toml"
+    head = 'command = "evolve"\n[options]\n'
+    bad.write_text(head + 'n = 8\npopulation = 100\n')
+    with pytest.raises(QueensError, match="unknown key 'population'"):
+        evolve_cmd.load_config(bad)
+    bad.write_text(head + 'n = 8\ncxpb = "high"\n')
+    with pytest.raises(QueensError, match="key 'cxpb' must be a number"):
+        evolve_cmd.load_config(bad)
+    bad.write_text(head + 'n = 8\ntrials = 2.5\n')
+    with pytest.raises(QueensError, match="key 'trials' must be an integer"):
+        evolve_cmd.load_config(bad)
+    bad.write_text('command = "solve"\n[options]\nn = 8\n')
+    with pytest.raises(QueensError, match="jaxqueens run"):
+        evolve_cmd.load_config(bad)
+    for name in ("ga_classic_permutation", "ga_classic_combination", "ga_deap_n20"):
+        assert evolve_cmd.load_config(CONFIGS / f"{name}.toml")["n"] in (8, 20)
+
+
+def _parser():
+    p = argparse.ArgumentParser()
+    evolve_cmd.add_command(p.add_subparsers())
+    return p
+
+
+def test_cli_flags_override_config_and_write_outputs(tmp_path, capsys):
+    conf = tmp_path / "c.toml"
+    conf.write_text('command = "evolve"\n[options]\nn = 8\npop = 30\ngenerations = 500\ntrials = 2\nseed = 3\n')
+    out = tmp_path / "run"
+    args = _parser().parse_args(["evolve", "--config", str(conf), "--generations", "60", "--out", str(out),
+                                 "--plot", "--quiet", "--score", "nonattacking"])
+    rc = args.func(args)
+    assert rc in (0, 1)
+    rows = list(csv.DictReader(open(out / "history.csv")))
+    assert list(rows[0]) == ["Trial", "Generation", "Best", "Avg", "Worst"]
+    assert len(rows) == 2 * 61 and all(0 <= int(r["Worst"]) <= int(r["Best"]) <= 28 for r in rows)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["generations"] == 60 and summary["trials"] == 2 and summary["score_in_csv"] == "nonattacking"
+    sols = np.load(out / "solutions.npy")
+    assert sols.shape[1:] == (8,) and checker.are_solutions(sols).all()
+    assert np.load(out / "population.npy").shape == (2, 1, 30, 8)
+    for name in ("best", "avg", "worst", "success"):
+        assert (out / f"{name}.png").stat().st_size > 1000
+    args = _parser().parse_args(["evolve", "-n", "8", "--pop", "4", "--tournament", "5"])
+    with pytest.raises(QueensError, match="tournament"):
+        args.func(args)
+
+
+def test_board_size_spellings_and_config_default(tmp_path):
+    conf = tmp_path / "c.toml"
+    conf.write_text('command = "evolve"\n[options]\nn = 12\npop = 30\n')
+    settings = lambda *argv: evolve_cmd._settings(_parser().parse_args(["evolve", *argv]))  # noqa: E731
+    assert "n" not in settings()  # evolve's own default (8) applies
+    assert settings("10")["n"] == 10 and settings("--n", "9")["n"] == 9 and settings("-n", "11")["n"] == 11
+    assert settings("--config", str(conf))["n"] == 12  # the config's n when no size is given
+    assert settings("--config", str(conf), "-n", "6") == {"n": 6, "pop": 30}  # flags override
+    with pytest.raises(QueensError, match="two board sizes"):
+        settings("-n", "8", "9")
+
+
+def test_quiet_flag():
+    assert options.quiet(_parser().parse_args(["evolve", "--quiet"])) is True
+    assert options.quiet(_parser().parse_args(["evolve"])) is None  # progress on a terminal only
