@@ -1,48 +1,50 @@
-"""Exact N-Queens counts, fundamental counts and enumeration: the host driver and ``jaxqueens count``.
+"""Exact N-Queens counts, fundamental counts and enumeration: the host driver.
 
 Method (after Somers' bitmask counter and the GPU counters built on it): the search tree is
-expanded breadth-first on the host to a depth d into independent prefixes; each prefix's subtree
-is searched by the one-prefix kernel of :mod:`jaxqueens.solvers.count`, batched per backend.
-Mirror symmetry: the first column's queen is restricted to the lower half of the rows, and for
-odd n the middle row with the second column's queen in the lower half, so every prefix stands for
-itself and its mirror image (weight 2). Totals are summed on the host as Python ints from two
-uint32 words per prefix, so nothing wraps (2^31 is passed at n = 19).
+expanded breadth-first on the host to a depth d into independent prefixes
+(:func:`jaxqueens.core.prefixes.expand_mirror`); each prefix's subtree is searched by the
+one-prefix kernel of :mod:`jaxqueens.solvers.count`, batched per backend by
+:mod:`jaxqueens.parallel.items` (one prefix per ``lax.map`` iteration on the CPU, lockstep lanes
+with refill on accelerators). Mirror symmetry: the first column's queen is restricted to the
+lower half of the rows, and for odd n the middle row with the second column's queen in the lower
+half, so every prefix stands for itself and its mirror image (weight 2). Totals are summed on the
+host as Python ints from two uint32 words per prefix, so nothing wraps (2^31 is passed at n = 19).
 
 Fundamental solutions (OEIS A002562) come from the orbit-stabilizer theorem, streamed chunk by
 chunk: classes = sum over all solutions of |stabilizer| / 8 (:mod:`jaxqueens.core.symmetry`).
 
-Long counts run in chunks of prefixes: a progress line with time left, and a checkpoint of the
-completed chunks (written atomically) from which an interrupted count resumes.
+Long counts run in chunks of prefixes through :func:`jaxqueens.drivers.loop.run_chunks` (progress
+line, periodic checkpoint, Ctrl-C at chunk ends). The checkpoint (:mod:`jaxqueens.io.checkpoint`)
+holds the finished chunks' totals; a count resumed from it does not recount them. In a
+multi-process run each process counts every P-th chunk and keeps its own checkpoint.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
-import json
 import time
 from pathlib import Path
 from typing import Callable, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.parallel import gather
-from jaxqueens.io import atomic
-
-from jaxqueens.parallel import devices as backend
-
 from jaxqueens.core import checker, symmetry
-
-from jaxqueens.solvers import count as count_kernel
-from jaxqueens.solvers.count import KernelConfig
-from jaxqueens.core.oeis import A000170, A002562
+from jaxqueens.core.prefixes import expand_mirror
+from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.parallel import devices, gather, items
+from jaxqueens.parallel.lanes import where_lanes
+from jaxqueens.parallel.shard import pad_rows
+from jaxqueens.solvers import count as solver
+from jaxqueens.solvers.count import KernelConfig
 
 MAX_N = 32  # uint32 masks
 ENUMERATE_MAX_N = 14
 UNIQUE_MAX_N = 17
-TARGET_PREFIXES = {False: 4096, True: 1 << 17}  # by is_accelerator()
-CHECKPOINT_FORMAT = "jaxqueens-count-checkpoint-1"
 
 
 class CountResult(NamedTuple):
@@ -59,40 +61,49 @@ class CountResult(NamedTuple):
     resumed_chunks: int  # chunks taken from the checkpoint, not recounted
 
 
-def expand_prefixes(n: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every partial board of ``depth`` queens under the mirror restriction, breadth-first.
+# --- the jitted chunks: one kernel per prefix, batched by the backend's strategy --------------
 
+def _advance_lanes(lanes: solver.Lane, active, config: KernelConfig) -> solver.Lane:
+    """One lockstep iteration: every live lane (``d >= 0``) takes one tree edge."""
+    del active  # a lane without an item is finished (d < 0) and stays as it is
+    moved = jax.vmap(lambda s: solver.step(s, config))(lanes)
+    return where_lanes(lanes.d >= 0, moved, lanes)
+
+
+def _count_words(lanes: solver.Lane):
+    return jnp.stack([lanes.lo, lanes.hi], 1)  # [B, 2] uint32
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2, 3))
+def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: devices.Sizes):
+    """Count words per prefix, batched the backend's way (``sizes`` is :func:`devices.sizes`).
+
+    Args:
+      prefixes: uint32 ``[P, 4]`` (cols, ld, rd, av), P a multiple of ``num_devices`` (pad with
+        zero rows: ``av = 0`` is an empty search).
     Returns:
-      masks: uint32 ``[P, 4]`` (cols, ld, rd, av) ready for the kernel, dead ends dropped.
-      queens: uint8 ``[P, depth]`` rows of the placed queens, in lexicographic order.
+      uint32 ``[P, 2]``: solutions below each prefix, low and high word.
     """
-    if not 1 <= depth <= n - 2 or (n % 2 and depth < 2):
-        raise ValueError(f"depth {depth} out of range for n = {n}")
-    full, half = (1 << n) - 1, n // 2
-    low = (1 << half) - 1
-    cols = ld = rd = np.zeros(1, np.uint64)
-    queens = np.zeros((1, 0), np.uint8)
-    for level in range(depth):
-        allowed = np.full(cols.shape, full, np.uint64)
-        if level == 0:
-            allowed[:] = low | ((1 << half) if n % 2 else 0)
-        elif level == 1 and n % 2:
-            allowed[queens[:, 0] == half] = low
-        av = allowed & ~(cols | ld | rd) & full
-        parent, row = np.nonzero((av[:, None] >> np.arange(n, dtype=np.uint64)) & 1)
-        bit = np.uint64(1) << row.astype(np.uint64)
-        cols, ld, rd = cols[parent] | bit, ((ld[parent] | bit) << 1) & full, (rd[parent] | bit) >> 1
-        queens = np.concatenate([queens[parent], row[:, None].astype(np.uint8)], axis=1)
-    av = full & ~(cols | ld | rd)
-    keep = av != 0
-    masks = np.stack([cols, ld, rd, av], axis=1)[keep].astype(np.uint32)
-    return masks, queens[keep]
+    return items.search(lambda p: solver.count_prefix(p, config), lambda p: solver.init(p, config),
+                        functools.partial(_advance_lanes, config=config), lambda s: s.d < 0,
+                        _count_words, prefixes, num_devices, sizes.count_lanes)
 
+
+@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
+def enumerate_chunk(prefixes, config: KernelConfig, cap: int, num_devices: int, sizes: devices.Sizes):
+    """Every prefix's solutions (at most ``cap`` each): counts uint32 ``[P, 2]`` and lists
+    uint32 ``[P, cap, W]`` (:func:`jaxqueens.solvers.count.enumerate_prefix`). ``sizes`` only
+    keys the compilation to the backend's strategy."""
+    del sizes
+    return items.each(lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices)
+
+
+# --- host side ---------------------------------------------------------------------------------
 
 def choose_depth(n: int, target: int) -> int:
     """The smallest expansion depth giving at least ``target`` prefixes (at most n - 2)."""
     depth = 2 if n % 2 else 1
-    while depth < n - 2 and len(expand_prefixes(n, depth)[0]) < target:
+    while depth < n - 2 and len(expand_mirror(n, depth)[0]) < target:
         depth += 1
     return depth
 
@@ -112,29 +123,31 @@ def _decode(words: np.ndarray, queens: np.ndarray, n: int) -> np.ndarray:
 
 class _Plan(NamedTuple):
     config: KernelConfig
-    masks: np.ndarray  # [P, 4]
-    queens: np.ndarray  # [P, depth]
+    masks: np.ndarray  # [P, 4] uint32
+    queens: np.ndarray  # [P, depth] uint8
     chunk: int  # prefixes per kernel call (multiple of devices)
     devices: int
+    sizes: devices.Sizes
 
 
 def _plan(n: int, depth: int | None, chunk: int | None) -> _Plan:
-    accel = backend.is_accelerator()
-    devices = jax.local_device_count()
-    depth = depth or choose_depth(n, TARGET_PREFIXES[accel])
-    masks, queens = expand_prefixes(n, depth)
+    sizes = devices.sizes()
+    num_devices = jax.local_device_count()
+    depth = depth or choose_depth(n, sizes.count_prefixes)
+    masks, queens = expand_mirror(n, depth)
     if chunk is None:
         pieces = 16 if n >= 15 else 1  # small counts: one call, no per-chunk overhead
-        chunk = (min(len(masks), 1 << 16) if accel
-                 else min(2048, max(8, -(-len(masks) // (pieces * devices)))))
-        chunk *= devices
-    chunk = max(devices, -(-chunk // devices) * devices)
-    return _Plan(KernelConfig(n, depth), masks, queens, chunk, devices)
+        chunk = (min(len(masks), 1 << 16) if sizes.accelerator
+                 else min(2048, max(8, -(-len(masks) // (pieces * num_devices)))))
+        chunk *= num_devices
+    chunk = max(num_devices, -(-chunk // num_devices) * num_devices)
+    return _Plan(KernelConfig(n, depth), masks, queens, chunk, num_devices, sizes)
 
 
-def _padded(masks: np.ndarray, size: int) -> np.ndarray:
-    pad = np.zeros((size - len(masks), 4), np.uint32)  # av = 0: an empty search
-    return np.concatenate([masks, pad])
+def _dispatch(plan: _Plan, lo: int):
+    """Start counting the chunk of prefixes from ``lo`` (asynchronous): uint32 ``[chunk, 2]``."""
+    return count_chunk(pad_rows(plan.masks[lo:lo + plan.chunk], plan.chunk), plan.config,
+                       plan.devices, plan.sizes)
 
 
 def _words(counts) -> list[int]:
@@ -145,54 +158,101 @@ def _words(counts) -> list[int]:
 def _chunk_boards(plan: _Plan, lo: int, hi: int, counts: list[int]) -> np.ndarray:
     """Enumerate the solutions of prefixes ``lo:hi`` (mirror halves only): uint8 ``[m, n]``."""
     cap = 1 << max(0, max(counts, default=1) - 1).bit_length()
-    _, lists = count_kernel.enumerate_mapped(_padded(plan.masks[lo:hi], plan.chunk), plan.config,
-                                             cap, plan.devices)
+    _, lists = enumerate_chunk(pad_rows(plan.masks[lo:hi], plan.chunk), plan.config, cap,
+                               plan.devices, plan.sizes)
     lists = np.asarray(lists)
     words = np.concatenate([lists[i, :c] for i, c in enumerate(counts)])
     queens = np.repeat(plan.queens[lo:hi], counts, axis=0)
     return _decode(words, queens, plan.config.n)
 
 
-def _load_checkpoint(path: Path, key: dict) -> dict[int, list[int]]:
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        saved = {k: data[k] for k in key}
-        done = {int(i): [int(v) for v in vals] for i, vals in data["done"].items()}
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise QueensError(f"checkpoint {path} is not a jaxqueens count checkpoint ({err}); "
-                          "delete it or pass another --checkpoint file") from None
-    if saved != key:
-        raise QueensError(f"checkpoint {path} belongs to another count ({saved}, this one is "
-                          f"{key}); delete it or pass another --checkpoint file")
-    return done
+# finished chunks: {chunk index: [solutions, stabilizer sum]} (exact ints, mirror halves only),
+# stored as four 32-bit words per value in checkpoints and gathers
+_WORDS = 4
+
+
+def _pack(done: dict[int, list[int]], chunks: int) -> tuple[np.ndarray, np.ndarray]:
+    """(``have`` bool ``[C]``, ``words`` uint32 ``[C, 2, 4]``) of the finished chunks."""
+    have = np.zeros(chunks, bool)
+    words = np.zeros((chunks, 2, _WORDS), np.uint32)
+    for i, vals in done.items():
+        have[i] = True
+        for j, v in enumerate(vals):
+            words[i, j] = [(int(v) >> (32 * k)) & 0xFFFFFFFF for k in range(_WORDS)]
+    return have, words
+
+
+def _unpack(have: np.ndarray, words: np.ndarray) -> dict[int, list[int]]:
+    return {int(i): [sum(int(w) << (32 * k) for k, w in enumerate(words[i, j])) for j in range(2)]
+            for i in np.flatnonzero(have)}
+
+
+def _gather_done(done: dict, chunks: int) -> dict:
+    """Merge every process's finished chunks."""
+    have, words = _pack(done, chunks)
+    all_have, all_words = gather.allgather(have), gather.allgather(words)
+    merged = {}
+    for p in range(all_have.shape[0]):
+        merged.update(_unpack(all_have[p], all_words[p]))
+    return merged
+
+
+def process_checkpoint(path: str | Path) -> Path:
+    """The checkpoint file of this process: ``path`` itself in a single-process run, else
+    ``<stem>.process<p>of<P><suffix>`` beside it (each process records its own chunks)."""
+    path, procs = Path(path), gather.process_count()
+    if procs == 1:
+        return path
+    return path.with_name(f"{path.stem}.process{gather.process_index()}of{procs}{path.suffix}")
+
+
+def _load(path: Path, fingerprint: dict) -> dict[int, list[int]]:
+    arrays = ckpt.load(path, fingerprint)
+    return _unpack(arrays["done"], arrays["words"])
+
+
+def _save(path: Path, fingerprint: dict, done: dict, chunks: int) -> None:
+    have, words = _pack(done, chunks)
+    ckpt.save(path, fingerprint, done=have, words=words)
+
+
+def _check_n(n, unique: bool) -> None:
+    if not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_N:
+        raise QueensError(f"n = {n} is out of range: counting supports 1 <= n <= {MAX_N}")
+    if unique and n > UNIQUE_MAX_N:
+        raise QueensError(f"--unique enumerates every solution and supports n <= {UNIQUE_MAX_N}, "
+                          f"not n = {n}; drop --unique (or see OEIS A002562 for larger n)")
 
 
 def count_solutions(n: int, unique: bool = False, progress: bool = False,
-                    checkpoint: str | Path | None = None, *, depth: int | None = None,
-                    chunk: int | None = None,
+                    checkpoint: str | Path | None = None, *, resume: bool | None = None,
+                    quiet: bool | None = True, checkpoint_every: float = 1.0,
+                    depth: int | None = None, chunk: int | None = None,
                     on_chunk: Callable[[int, int], None] | None = None) -> CountResult:
     """Count all n-queens solutions exactly, optionally also the fundamental ones.
 
     Args:
       n: Board size, 1..32 (``unique`` needs n <= 17: it enumerates every solution).
       unique: Also count solutions distinct under rotations and reflections (A002562).
-      progress: Show a progress line with the time left on stderr.
-      checkpoint: JSON file of completed chunks; an existing one for the same count is resumed
-        (its chunks are not recounted), and it is rewritten atomically as chunks complete.
+      progress: Show a progress line with the time left on stderr (same as ``quiet=False``).
+      checkpoint: ``.npz`` file of finished chunks (:mod:`jaxqueens.io.checkpoint`), saved every
+        ``checkpoint_every`` seconds, on Ctrl-C and at the end; in a multi-process run each
+        process keeps its own (:func:`process_checkpoint`).
+      resume: Continue from ``checkpoint`` (its chunks are not recounted; one written with other
+        settings is refused). Default: resume if the file exists.
+      quiet: True (default): no progress line; None: one on a terminal only; False: always.
       depth, chunk: Override the prefix depth and the prefixes per kernel call.
       on_chunk: Called as ``on_chunk(chunks_done, chunks_total)`` after each chunk has been
         recorded (tests raise ``KeyboardInterrupt`` here; the checkpoint is then saved).
 
     Returns:
       :class:`CountResult`.
+
+    Raises:
+      KeyboardInterrupt: after Ctrl-C at a chunk end, once the checkpoint is saved; its message
+        says how many chunks are finished.
     """
-    if not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_N:
-        raise QueensError(f"n = {n} is out of range: counting supports 1 <= n <= {MAX_N}")
-    if unique and n > UNIQUE_MAX_N:
-        raise QueensError(f"--unique enumerates every solution and supports n <= {UNIQUE_MAX_N}, "
-                          f"not n = {n}; drop --unique (or see OEIS A002562 for larger n)")
+    _check_n(n, unique)
     t0 = time.perf_counter()
     if n <= 3:
         sols = _tiny(n)
@@ -201,63 +261,53 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
     plan = _plan(n, depth, chunk)
     num = len(plan.masks)
     starts = list(range(0, num, plan.chunk))
-    key = {"format": CHECKPOINT_FORMAT, "n": n, "depth": plan.config.depth, "chunk": plan.chunk,
-           "prefixes": num, "unique": bool(unique)}
-    procs, me = jax.process_count(), jax.process_index()
-    path = Path(checkpoint) if checkpoint is not None else None
-    if path is not None and procs > 1:  # one file per process: each records its own chunks
-        path = path.with_name(f"{path.stem}.process{me}of{procs}{path.suffix}")
-    done = _load_checkpoint(path, key) if path else {}
+    procs, me = gather.process_count(), gather.process_index()
+    fingerprint = {"n": n, "depth": plan.config.depth, "chunk": plan.chunk, "prefixes": num,
+                   "unique": bool(unique), "processes": procs}
+    path = process_checkpoint(checkpoint) if checkpoint is not None else None
+    if resume is None:
+        resume = path is not None and path.exists()
+    done = _load(path, fingerprint) if resume and path is not None else {}
     resumed = len(done)
-    run = count_kernel.count_batch
     c0 = time.perf_counter()
-    jax.block_until_ready(run(_padded(plan.masks[:0], plan.chunk), plan.config, plan.devices))
+    empty = np.zeros((plan.chunk, 4), np.uint32)  # av = 0: a chunk of empty searches
+    jax.block_until_ready(count_chunk(empty, plan.config, plan.devices, plan.sizes))
     compile_s = time.perf_counter() - c0
-
-    def save():
-        if path:
-            payload = {**key, "done": {str(i): [str(v) for v in vals] for i, vals in done.items()}}
-            atomic.write_text(path, json.dumps(payload) + "\n")
 
     size = lambda i: min(starts[i] + plan.chunk, num) - starts[i]  # noqa: E731
     skipped = sum(size(i) for i in done)
-    bar = None
-    if progress:  # counts only this run's prefixes, so the rate and time left stay honest
-        from jaxqueens.io.progress import Progress
-        bar = Progress(num - skipped, "prefixes", quiet=False)
-    todo = [i for i in range(len(starts)) if i not in done][me::procs]  # process p: every P-th
-    t1, last_save = time.perf_counter(), time.perf_counter()
-    try:
-        pending = None
-        for pos in range(len(todo) + 1):
-            nxt = None
-            if pos < len(todo):  # dispatch chunk pos before reading chunk pos - 1 (async)
-                lo = starts[todo[pos]]
-                nxt = (todo[pos], run(_padded(plan.masks[lo:lo + plan.chunk], plan.chunk),
-                                      plan.config, plan.devices))
-            if pending is not None:
-                idx, out = pending
-                lo = starts[idx]
-                hi = min(lo + plan.chunk, num)
-                counts = _words(out)[: hi - lo]
-                stab = 0
-                if unique:
-                    boards = _chunk_boards(plan, lo, hi, counts)
-                    stab = int(symmetry.stabilizer_sizes(boards).sum())
-                done[idx] = [sum(counts), stab]
-                if path and time.perf_counter() - last_save > 1.0:
-                    save()
-                    last_save = time.perf_counter()
-                if bar:
-                    finished = sum(size(i) for i in done) - skipped
-                    bar.update(finished, f"{2 * sum(v[0] for v in done.values()):,} solutions so far")
-                if on_chunk:
-                    on_chunk(len(done), len(starts))
-            pending = nxt
-    finally:
+    todo = [i for i in range(me, len(starts), procs) if i not in done]  # process p: chunks p mod P
+    save = None if path is None else (lambda: _save(path, fingerprint, done, len(starts)))
+    tally = {"prefixes": 0, "found": sum(v[0] for v in done.values()), "pos": 0}
+    t1 = time.perf_counter()
+    flight = [(todo[0], _dispatch(plan, starts[todo[0]]))] if todo else []  # the chunk in flight
+
+    def one_chunk() -> Tick:
+        idx, out = flight.pop()
+        tally["pos"] += 1
+        if tally["pos"] < len(todo):  # dispatch chunk k + 1 before reading chunk k (async)
+            nxt = todo[tally["pos"]]
+            flight.append((nxt, _dispatch(plan, starts[nxt])))
+        lo = starts[idx]
+        hi = min(lo + plan.chunk, num)
+        counts = _words(out)[: hi - lo]
+        stab = 0
+        if unique:
+            stab = int(symmetry.stabilizer_sizes(_chunk_boards(plan, lo, hi, counts)).sum())
+        done[idx] = [sum(counts), stab]
+        tally["prefixes"] += hi - lo
+        tally["found"] += sum(counts)
+        if on_chunk:
+            on_chunk(len(done), len(starts))
+        return Tick(tally["prefixes"], f"{2 * tally['found']:,} solutions so far",
+                    finished=tally["pos"] == len(todo))
+
+    # progress counts only this run's prefixes, so the rate and time left stay honest
+    if todo and run_chunks(one_chunk, total=num - skipped, unit="prefixes",
+                           quiet=False if progress else quiet, save=save, every=checkpoint_every):
+        raise KeyboardInterrupt(f"{len(done)} of {len(starts)} chunks")
+    if save is not None:
         save()
-        if bar:
-            bar.close()
     if procs > 1:
         done = _gather_done(done, len(starts))
         if len(done) != len(starts):
@@ -273,26 +323,6 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
                        len(starts), resumed)
 
 
-def _gather_done(done: dict, chunks: int) -> dict:
-    """Merge every process's finished chunks (exact integers as four 32-bit words each)."""
-    from jax.experimental import multihost_utils
-
-    words = np.zeros((chunks, 2, 4), np.uint32)
-    have = np.zeros(chunks, np.uint32)
-    for i, vals in done.items():
-        have[i] = 1
-        for j, v in enumerate(vals):
-            words[i, j] = [(int(v) >> (32 * k)) & 0xFFFFFFFF for k in range(4)]
-    all_words = np.asarray(multihost_utils.process_allgather(words))
-    all_have = np.asarray(multihost_utils.process_allgather(have))
-    merged = {}
-    for p in range(all_have.shape[0]):
-        for i in np.flatnonzero(all_have[p]):
-            merged[int(i)] = [sum(int(w) << (32 * k) for k, w in enumerate(all_words[p, i, j]))
-                              for j in range(2)]
-    return merged
-
-
 def enumerate_solutions(n: int) -> np.ndarray:
     """Every solution for n <= 14, verified by the checker: uint8 ``[A000170(n), n]``, sorted."""
     if not 1 <= n <= ENUMERATE_MAX_N:
@@ -305,72 +335,10 @@ def enumerate_solutions(n: int) -> np.ndarray:
         parts = []
         for lo in range(0, len(plan.masks), plan.chunk):
             hi = min(lo + plan.chunk, len(plan.masks))
-            counts = _words(count_kernel.count_batch(_padded(plan.masks[lo:hi], plan.chunk),
-                                                     plan.config, plan.devices))[: hi - lo]
+            counts = _words(_dispatch(plan, lo))[: hi - lo]
             parts.append(_chunk_boards(plan, lo, hi, counts))
         half = np.concatenate(parts)
         boards = np.concatenate([half, (n - 1 - half).astype(np.uint8)])
     boards = np.unique(boards, axis=0)
     checker.require_solutions(boards, what=f"enumerated solutions for n = {n}", n=n)
     return boards
-
-
-def add_command(sub) -> None:
-    """Register ``jaxqueens count`` on an argparse subparsers object."""
-    p = sub.add_parser("count", help="count all solutions exactly (and list them for n <= 14)",
-                       description="Count every n-queens solution exactly with bitmask DFS over "
-                                   "independent prefixes (mirror symmetry used); optionally the "
-                                   "fundamental solutions, and every solution written to .npy.")
-    p.add_argument("-n", type=int, required=True, help=f"board size, 1..{MAX_N}")
-    p.add_argument("--unique", action="store_true",
-                   help=f"also count solutions distinct under the 8 symmetries (n <= {UNIQUE_MAX_N})")
-    p.add_argument("--enumerate", action="store_true",
-                   help=f"write every solution to --out (n <= {ENUMERATE_MAX_N})")
-    p.add_argument("--out", default=None, metavar="FILE.npy",
-                   help="with --enumerate: all solutions [S, n] uint8; the fundamental "
-                        "representatives go to FILE_fundamental.npy")
-    p.add_argument("--progress", action="store_true", help="progress line with time left")
-    p.add_argument("--checkpoint", default=None, metavar="FILE.json",
-                   help="record completed prefixes here and resume from it after an interruption")
-    p.set_defaults(func=cmd_count)
-
-
-def _known(value: int, table: dict[int, int], n: int, name: str) -> str:
-    if n not in table:
-        return ""
-    return f" (OEIS {name}: {'agrees' if table[n] == value else f'MISMATCH, expected {table[n]:,}'})"
-
-
-def cmd_count(args) -> int:
-    """The ``count`` command."""
-    if args.enumerate and not args.out:
-        raise QueensError("--enumerate needs --out FILE.npy to write the solutions to")
-    if args.out and not args.enumerate:
-        raise QueensError("--out is only used with --enumerate; add --enumerate or drop --out")
-    if args.enumerate:
-        from jaxqueens.io import boards as boardio
-
-        boards = enumerate_solutions(args.n)
-        reps = symmetry.fundamental(boards)
-        out = Path(args.out)
-        fund = out.with_name(out.stem + "_fundamental" + (out.suffix or ".npy"))
-        if gather.is_writer():  # several processes: process 0 writes
-            boardio.write_boards_npy(out, boards, dtype=np.uint8)
-            boardio.write_boards_npy(fund, reps, dtype=np.uint8)
-        print(f"n = {args.n}: {len(boards):,} solutions{_known(len(boards), A000170, args.n, 'A000170')}, "
-              f"{len(reps):,} fundamental{_known(len(reps), A002562, args.n, 'A002562')}; "
-              f"all verified; wrote {out} and {fund}")
-        return 0
-    res = count_solutions(args.n, unique=args.unique, progress=args.progress,
-                          checkpoint=args.checkpoint)
-    print(f"n = {res.n}: {res.total:,} solutions{_known(res.total, A000170, res.n, 'A000170')}")
-    if res.unique is not None:
-        print(f"fundamental (distinct under rotations and reflections): {res.unique:,}"
-              f"{_known(res.unique, A002562, res.n, 'A002562')}")
-    resumed = (f", {res.resumed_chunks} of {res.chunks} chunks resumed from checkpoint"
-               if res.resumed_chunks else "")
-    print(f"{res.seconds:.2f} s ({res.prefixes:,} prefixes of depth {res.depth}, "
-          f"compile {res.compile_seconds:.2f} s excluded{resumed})")
-    bad = (res.n in A000170 and res.total != A000170[res.n]) or (
-        res.unique is not None and res.n in A002562 and res.unique != A002562[res.n])
-    return 1 if bad else 0

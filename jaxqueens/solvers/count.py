@@ -16,29 +16,32 @@ Each ``lax.while_loop`` iteration handles exactly one edge of the search tree, b
 
 The stack is a fixed ``[R, 5]`` uint32 array written with one 2-row ``dynamic_update_slice`` per
 iteration (no scatter, no sort), so XLA:CPU compiles the loop as one native function
-(``jaxqueens/backend.py``). Counts are two uint32 words with an explicit carry (exact below 2^64).
+(:mod:`jaxqueens.parallel.devices`). Counts are two uint32 words with an explicit carry (exact
+below 2^64).
 
-Batching, chosen by backend in :func:`count_batch`: one prefix per ``lax.map`` iteration sharded
-over host devices on the CPU; lockstep ``vmap`` lanes with refilling on accelerators.
+Everything here is written for ONE prefix. Batching is the backend's choice, made in
+:mod:`jaxqueens.parallel.items` and called from :mod:`jaxqueens.drivers.count`: one prefix per
+``lax.map`` iteration sharded over host devices on the CPU; lockstep ``vmap`` lanes with refill
+(:func:`step` on every live lane) on accelerators.
 """
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxqueens.parallel import devices as backend
-
 COLS, LD, RD, AV, BACK = range(5)
 DONE = 0xFFFFFFFF  # ``back`` of the root level: returning there ends the search
 
 
-class KernelConfig(NamedTuple):
-    """Static shape of a search: board size and how many queens every prefix has placed."""
+@dataclasses.dataclass(frozen=True)
+class KernelConfig:
+    """Static shape of a search (hashable, a jit-static argument): board size and how many
+    queens every prefix has placed."""
 
     n: int
     depth: int
@@ -55,7 +58,7 @@ class KernelConfig(NamedTuple):
 
 
 class Lane(NamedTuple):
-    """The DFS state of one prefix."""
+    """The DFS state of one prefix (``R`` = ``config.rows``)."""
 
     d: jax.Array  # [] int32 stack row of the current level; -1 once the subtree is searched
     lo: jax.Array  # [] uint32 solutions found, low word
@@ -131,87 +134,3 @@ def enumerate_prefix(prefix, config: KernelConfig, cap: int):
     lane, out = lax.while_loop(lambda c: c[0].d >= 0, body,
                                (init(prefix, config), jnp.zeros((cap, config.width), jnp.uint32)))
     return jnp.stack([lane.lo, lane.hi]), out
-
-
-def map_sharded(fn, x, num_devices: int):
-    """Apply ``fn`` ([per, ...] -> pytree with leading [per]) to ``x`` [D * per, ...] split
-    evenly over the first ``num_devices`` host devices."""
-    per = x.shape[0] // num_devices
-    x = x.reshape((num_devices, per) + x.shape[1:])
-    one = lambda x: jax.tree.map(lambda a: a[None], fn(x[0]))  # noqa: E731
-    if num_devices == 1:
-        out = one(x)
-    else:
-        mesh = jax.make_mesh((num_devices,), ("d",), devices=jax.local_devices()[:num_devices],
-                             axis_types=(jax.sharding.AxisType.Auto,))
-        P = jax.sharding.PartitionSpec
-        out = jax.shard_map(one, mesh=mesh, in_specs=P("d"), out_specs=P("d"), check_vma=False)(x)
-    return jax.tree.map(lambda a: a.reshape((num_devices * per,) + a.shape[2:]), out)
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def count_mapped(prefixes, config: KernelConfig, num_devices: int = 1):
-    """CPU strategy: one prefix per ``lax.map`` iteration, prefixes split over ``num_devices``.
-
-    Args:
-      prefixes: uint32 ``[P, 4]``, P a multiple of ``num_devices`` (pad with ``av = 0`` rows).
-    Returns:
-      uint32 ``[P, 2]`` count words per prefix.
-    """
-    return map_sharded(lambda x: lax.map(lambda p: count_prefix(p, config), x), prefixes, num_devices)
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2, 3))
-def count_lockstep(prefixes, config: KernelConfig, lanes: int, num_devices: int = 1):
-    """Accelerator strategy: on each of ``num_devices`` devices, ``lanes`` searches advance in
-    lockstep (``vmap``) over its share of the prefixes; a lane whose prefix is done writes its
-    count and takes the next prefix. Returns uint32 ``[P, 2]``."""
-    per = prefixes.shape[0] // num_devices
-    return map_sharded(lambda x: _lockstep(x, config, min(lanes, per)), prefixes, num_devices)
-
-
-def _lockstep(prefixes, config: KernelConfig, lanes: int):
-    num = prefixes.shape[0]
-    vinit = jax.vmap(lambda p: init(p, config))
-    vstep = jax.vmap(lambda s: step(s, config))
-    ids = jnp.arange(lanes, dtype=jnp.int32)
-    state = vinit(prefixes[jnp.minimum(ids, num - 1)])
-    state = state._replace(d=jnp.where(ids < num, state.d, -1))
-
-    def body(carry):
-        s, ids, nxt, out = carry
-        live = s.d >= 0
-        moved = vstep(s)
-        s = jax.tree.map(lambda a, b: jnp.where(live.reshape((-1,) + (1,) * (a.ndim - 1)), a, b),
-                         moved, s)
-        finished = (s.d < 0) & (ids < num)
-        out = out.at[jnp.where(finished, ids, num)].set(jnp.stack([s.lo, s.hi], 1), mode="drop")
-        rank = jnp.cumsum(finished.astype(jnp.int32)) - 1
-        ids = jnp.where(finished, nxt + rank, ids)
-        nxt = nxt + jnp.sum(finished.astype(jnp.int32))
-        take = finished & (ids < num)
-        fresh = lambda s: jax.tree.map(  # noqa: E731
-            lambda a, b: jnp.where(take.reshape((-1,) + (1,) * (a.ndim - 1)), a, b),
-            vinit(prefixes[jnp.minimum(ids, num - 1)]), s)
-        s = lax.cond(jnp.any(take), fresh, lambda s: s, s)
-        return s, ids, nxt, out
-
-    carry = (state, ids, jnp.int32(lanes), jnp.zeros((num, 2), jnp.uint32))
-    return lax.while_loop(lambda c: jnp.any(c[1] < num), body, carry)[3]
-
-
-def count_batch(prefixes, config: KernelConfig, num_devices: int = 1, lanes: int = 4096):
-    """Count words ``[P, 2]`` per prefix with the batching strategy of the default backend."""
-    if backend.is_accelerator():
-        return count_lockstep(prefixes, config, min(lanes, prefixes.shape[0]), num_devices)
-    return count_mapped(prefixes, config, num_devices)
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2, 3))
-def enumerate_mapped(prefixes, config: KernelConfig, cap: int, num_devices: int = 1):
-    """Enumerate every prefix's solutions (at most ``cap`` each): counts ``[P, 2]`` and lists
-    ``[P, cap, W]``. Mapped over prefixes on the CPU, ``vmap``-ped on accelerators."""
-    one = lambda p: enumerate_prefix(p, config, cap)  # noqa: E731
-    if backend.is_accelerator():
-        return jax.vmap(one)(prefixes)
-    return map_sharded(lambda x: lax.map(one, x), prefixes, num_devices)

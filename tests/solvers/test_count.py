@@ -1,24 +1,20 @@
-"""Exact counting, fundamental counts, enumeration, checkpoint/resume and the ``count`` command."""
+"""The one-prefix counting kernel (solvers/count.py) against plain-Python references."""
 
-import argparse
-import itertools
-import json
+import dataclasses
+import functools
 
 import chex
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import lax
 
-import jaxqueens  # noqa: F401
-from jaxqueens.core import checker, symmetry
-from jaxqueens.drivers import count
+import reference
+from jaxqueens.core.oeis import A000170
+from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.solvers import count as count_kernel
 from jaxqueens.solvers.count import KernelConfig
-from jaxqueens.core.oeis import A000170, A002562
-from jaxqueens.errors import QueensError
-
-A000170_1_12 = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200]
-A002562_1_12 = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787]
 
 
 def ref_count(n, cols=0, ld=0, rd=0, placed=0):
@@ -34,57 +30,75 @@ def ref_count(n, cols=0, ld=0, rd=0, placed=0):
     return total
 
 
-def brute_force(n):
-    return {p for p in itertools.permutations(range(n))
-            if all(abs(p[i] - p[j]) != j - i for i in range(n) for j in range(i + 1, n))}
+@functools.lru_cache
+def solutions(n):
+    return reference.all_solutions(n)
 
 
-def test_data_tables():
-    assert [A000170[n] for n in range(1, 13)] == A000170_1_12
-    assert [A002562[n] for n in range(1, 13)] == A002562_1_12
-    assert set(A000170) == set(A002562) == set(range(1, 28))
-    assert A000170[27] == 234907967154122528 and A002562[27] == 29363495934315694
-    for n in A000170:  # a class holds 1..8 solutions
-        assert A002562[n] <= A000170[n] <= 8 * A002562[n]
+def below(n, queens):
+    """The solutions (``reference.all_solutions``) whose first columns hold ``queens``."""
+    head = tuple(int(q) for q in queens)
+    return sorted(s for s in solutions(n) if s[:len(head)] == head)
 
 
-@pytest.mark.parametrize("n", range(1, 13))
-def test_counts_match_oeis(n):
-    r = count.count_solutions(n, unique=True)
-    assert isinstance(r.total, int) and isinstance(r.unique, int)
-    assert (r.total, r.unique) == (A000170_1_12[n - 1], A002562_1_12[n - 1])
+def mapped(fn):
+    """``fn`` on every prefix, one per ``lax.map`` iteration, jitted (the CPU batching)."""
+    return jax.jit(lambda m: lax.map(fn, m))
 
 
-def test_prefix_expansion_covers_half_the_tree():
-    for n, depth in [(6, 2), (8, 3), (9, 2), (9, 4), (10, 1)]:
-        masks, queens = count.expand_prefixes(n, depth)
-        assert queens.shape == (len(masks), depth) and masks.dtype == np.uint32
-        assert queens[:, 0].max() <= n // 2  # mirror restriction
-        sub = sum(ref_count(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks)
-        assert 2 * sub == A000170[n]
+def decode(words, queens):
+    """Boards from the kernel's lists (consecutive ``cols`` masks differ by the queen's row)."""
+    words = np.asarray(words, np.uint64)
+    rows = np.log2((words[:, 1:] ^ words[:, :-1]).astype(np.float64)).astype(int)
+    return sorted(tuple(int(q) for q in queens) + tuple(int(r) for r in row) for row in rows)
+
+
+def test_config_is_a_frozen_hashable_static_argument():
+    cfg = KernelConfig(8, 2)
+    assert cfg == KernelConfig(8, 2) and hash(cfg) == hash(KernelConfig(8, 2)) and cfg != KernelConfig(8, 3)
+    assert (cfg.rows, cfg.width) == (7, 7)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.n = 9
 
 
 @pytest.mark.parametrize("n,depth", [(8, 2), (9, 3), (10, 3)])
 def test_kernel_counts_each_prefix_like_the_reference(n, depth):
-    masks, _ = count.expand_prefixes(n, depth)
+    masks, _ = expand_mirror(n, depth)
     cfg = KernelConfig(n, depth)
-    got = np.asarray(count_kernel.count_mapped(masks, cfg, 1))
+    got = np.asarray(mapped(lambda p: count_kernel.count_prefix(p, cfg))(masks))
     want = [ref_count(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks]
     assert got[:, 1].sum() == 0 and got[:, 0].tolist() == want
-    # the accelerator strategy (lockstep lanes with refilling) gives the same, whatever the lanes
-    for lanes in (1, 7, 64):
-        assert (np.asarray(count_kernel.count_lockstep(masks, cfg, lanes)) == got).all()
 
 
-class KernelTest(chex.TestCase):
-    @chex.variants(with_jit=True, without_jit=True)
-    def test_count_prefix(self):
-        masks, _ = count.expand_prefixes(7, 2)
-        cfg = KernelConfig(7, 2)
-        fn = self.variant(lambda p: count_kernel.count_prefix(p, cfg))
-        words = [fn(jnp.asarray(m)) for m in masks]
-        chex.assert_shape(words[0], (2,))
-        assert 2 * sum(int(w[0]) for w in words) == 40
+@pytest.mark.parametrize("n,depth", [(6, 1), (7, 2), (8, 3)])
+def test_kernel_counts_and_lists_the_reference_solutions(n, depth):
+    masks, queens = expand_mirror(n, depth)
+    cfg = KernelConfig(n, depth)
+    counts, lists = mapped(lambda p: count_kernel.enumerate_prefix(p, cfg, 16))(masks)
+    counts, lists = np.asarray(counts), np.asarray(lists)
+    chex.assert_shape(lists, (len(masks), 16, cfg.width))
+    alone = np.asarray(mapped(lambda p: count_kernel.count_prefix(p, cfg))(masks))
+    for q, c, words, w in zip(queens, counts, lists, alone):
+        want = below(n, q)
+        assert c.tolist() == w.tolist() == [len(want), 0]
+        assert decode(words[:len(want)], q) == want
+
+
+def test_enumeration_cap_keeps_the_count_exact():
+    masks, queens = expand_mirror(8, 1)
+    cfg = KernelConfig(8, 1)
+    counts, lists = mapped(lambda p: count_kernel.enumerate_prefix(p, cfg, 2))(masks)
+    for q, c, words in zip(queens, np.asarray(counts), np.asarray(lists)):
+        want = below(8, q)
+        assert int(c[0]) == len(want) > 2
+        assert set(decode(words, q)) <= set(want)  # the first two, listed
+
+
+def test_a_prefix_with_no_free_row_is_an_empty_search():
+    cfg = KernelConfig(8, 2)
+    lane = count_kernel.init(jnp.zeros(4, jnp.uint32), cfg)
+    assert int(lane.d) == -1
+    assert count_kernel.count_prefix(jnp.zeros(4, jnp.uint32), cfg).tolist() == [0, 0]
 
 
 def test_add64_carries_instead_of_wrapping():
@@ -92,109 +106,65 @@ def test_add64_carries_instead_of_wrapping():
     assert (int(lo), int(hi)) == (2, 8)
     lo, hi = count_kernel.add64(jnp.uint32(2**32 - 1), jnp.uint32(2**32 - 2), jnp.uint32(1))
     assert (int(lo), int(hi)) == (0, 2**32 - 1)
-    # the host combines the two words as Python ints, past 2^31 and 2^32
-    words = count._words(np.array([[5, 1], [2**32 - 1, 2**31]], np.uint32))
-    assert words == [2**32 + 5, 2**63 + 2**32 - 1] and all(isinstance(w, int) for w in words)
 
 
-def test_host_totals_are_python_ints_beyond_int32():
-    # a fake chunk result in the driver's format sums exactly (no int32/uint32 wrap)
-    per_prefix = count._words(np.array([[2**32 - 1, 4]] * 3, np.uint32))
-    assert 2 * sum(per_prefix) == 2 * 3 * (4 * 2**32 + 2**32 - 1) > 2**33
+class KernelTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_count_prefix(self):
+        masks, _ = expand_mirror(7, 2)
+        cfg = KernelConfig(7, 2)
+        fn = self.variant(lambda p: count_kernel.count_prefix(p, cfg))
+        words = [fn(jnp.asarray(m)) for m in masks]
+        chex.assert_shape(words[0], (2,))
+        assert 2 * sum(int(w[0]) for w in words) == 40
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_init_and_step_walk_the_tree(self):
+        masks, _ = expand_mirror(6, 1)
+        cfg = KernelConfig(6, 1)
+        init = self.variant(lambda p: count_kernel.init(p, cfg))
+        step = self.variant(lambda s: count_kernel.step(s, cfg))
+        total = 0
+        for m in masks:
+            lane = init(jnp.asarray(m))
+            chex.assert_shape(lane.stack, (cfg.rows, 5))
+            chex.assert_type([lane.d, lane.lo, lane.hi, lane.stack],
+                             [jnp.int32, jnp.uint32, jnp.uint32, jnp.uint32])
+            while int(lane.d) >= 0:
+                lane = step(lane)
+            total += int(lane.lo)
+        assert 2 * total == A000170[6]
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_enumerate_prefix(self):
+        masks, queens = expand_mirror(6, 1)
+        cfg = KernelConfig(6, 1)
+        fn = self.variant(lambda p: count_kernel.enumerate_prefix(p, cfg, 4))
+        found = []
+        for m, q in zip(masks, queens):
+            c, words = fn(jnp.asarray(m))
+            chex.assert_shape(words, (4, cfg.width))
+            found += decode(np.asarray(words)[:int(c[0])], q)
+        assert sorted(found + [tuple(5 - r for r in s) for s in found]) == solutions(6)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_add64(self):
+        fn = self.variant(count_kernel.add64)
+        lo, hi = fn(jnp.uint32(2**32 - 1), jnp.uint32(0), jnp.uint32(2))
+        assert (int(lo), int(hi)) == (1, 1)
 
 
-@pytest.mark.parametrize("n", range(1, 11))
-def test_enumeration(n):
-    boards = count.enumerate_solutions(n)
-    assert boards.dtype == np.uint8 and boards.shape == (A000170[n], n)
-    assert len(np.unique(boards, axis=0)) == len(boards)  # no duplicates
-    assert checker.are_solutions(boards).all() if len(boards) else True
-    if n <= 8:
-        assert {tuple(b) for b in boards.tolist()} == brute_force(n)
-    reps = symmetry.fundamental(boards)
-    assert len(reps) == A002562[n]
-    assert (symmetry.stabilizer_sizes(boards).sum() // 8 if len(boards) else 0) == A002562[n]
-
-
-def test_enumeration_limits():
-    with pytest.raises(QueensError, match="n <= 14"):
-        count.enumerate_solutions(15)
-
-
-def test_symmetry_group():
-    boards = count.enumerate_solutions(8)
-    images = symmetry.transforms(boards)
-    chex.assert_shape(images, (8, 92, 8))
-    assert checker.are_solutions(images.reshape(-1, 8)).all()
-    # closed under composition: the images of an image are the same 8 boards
-    img = symmetry.transforms(images[1])
-    for k in range(8):
-        assert {tuple(b) for b in img[:, k].tolist()} == {tuple(b) for b in images[:, k].tolist()}
-    # canonical forms are fixed points and lie in the orbit
-    canon = symmetry.canonical(boards)
-    assert (symmetry.canonical(canon) == canon).all()
-    assert ((images == canon[None]).all(axis=2).any(axis=0)).all()
-    # the 4x4 solutions are one class fixed by the quarter turns
-    four = count.enumerate_solutions(4)
-    assert symmetry.stabilizer_sizes(four).tolist() == [4, 4] and len(symmetry.fundamental(four)) == 1
-
-
-def test_checkpoint_resume_gives_the_same_total(tmp_path):
-    ck = tmp_path / "ck.json"
-    stop = lambda done, total: (_ for _ in ()).throw(KeyboardInterrupt) if done == 3 else None  # noqa: E731
-    with pytest.raises(KeyboardInterrupt):
-        count.count_solutions(11, unique=True, checkpoint=ck, chunk=256, on_chunk=stop)
-    saved = json.loads(ck.read_text())
-    assert len(saved["done"]) == 3 and saved["n"] == 11
-    seen = []
-    r = count.count_solutions(11, unique=True, checkpoint=ck, chunk=256,
-                              on_chunk=lambda d, t: seen.append(d))
-    assert (r.total, r.unique) == (A000170[11], A002562[11])
-    assert r.resumed_chunks == 3 and r.chunks > 3 and seen[0] == 4  # completed chunks not recounted
-    assert len(json.loads(ck.read_text())["done"]) == r.chunks
-    # resuming a finished count recounts nothing
-    again = count.count_solutions(11, unique=True, checkpoint=ck, chunk=256)
-    assert again.total == A000170[11] and again.resumed_chunks == again.chunks
-
-
-def test_checkpoint_of_another_count_is_refused(tmp_path):
-    ck = tmp_path / "ck.json"
-    count.count_solutions(9, checkpoint=ck)
-    with pytest.raises(QueensError, match="another count"):
-        count.count_solutions(10, checkpoint=ck)
-    ck.write_text("not json")
-    with pytest.raises(QueensError, match="not a jaxqueens count checkpoint"):
-        count.count_solutions(9, checkpoint=ck)
-
-
-def test_bad_arguments():
-    for n in (0, 33):
-        with pytest.raises(QueensError, match="out of range"):
-            count.count_solutions(n)
-    with pytest.raises(QueensError, match="--unique"):
-        count.count_solutions(18, unique=True)
-
-
-def _cli(argv):
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest="command")
-    count.add_command(sub)
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-def test_count_command(tmp_path, capsys):
-    assert _cli(["count", "-n", "10", "--unique"]) == 0
-    out = capsys.readouterr().out
-    assert "724 solutions" in out and "agrees" in out and "92" in out
-    f = tmp_path / "sols.npy"
-    assert _cli(["count", "-n", "8", "--enumerate", "--out", str(f)]) == 0
-    boards = np.load(f)
-    reps = np.load(tmp_path / "sols_fundamental.npy")
-    assert boards.dtype == np.uint8 and boards.shape == (92, 8) and reps.shape == (12, 8)
-    assert checker.are_solutions(reps).all()
-    for argv, msg in [(["count", "-n", "8", "--enumerate"], "--out"),
-                      (["count", "-n", "8", "--out", str(f)], "--enumerate"),
-                      (["count", "-n", "15", "--enumerate", "--out", str(f)], "n <= 14")]:
-        with pytest.raises(QueensError, match=msg):
-            _cli(argv)
+def test_kernels_trace_once_per_config():
+    masks, _ = expand_mirror(8, 2)
+    cfg = KernelConfig(8, 2)
+    count = jax.jit(chex.assert_max_traces(lambda p: count_kernel.count_prefix(p, cfg), n=1))
+    listed = jax.jit(chex.assert_max_traces(lambda p: count_kernel.enumerate_prefix(p, cfg, 8), n=1))
+    init = jax.jit(chex.assert_max_traces(lambda p: count_kernel.init(p, cfg), n=1))
+    step = jax.jit(chex.assert_max_traces(lambda s: count_kernel.step(s, cfg), n=1))
+    add = jax.jit(chex.assert_max_traces(count_kernel.add64, n=1))
+    for m in masks[:4]:
+        p = jnp.asarray(m)
+        count(p)
+        listed(p)
+        step(init(p))
+        add(jnp.uint32(1), jnp.uint32(0), jnp.uint32(int(m[0])))

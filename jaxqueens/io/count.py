@@ -1,0 +1,57 @@
+"""What ``jaxqueens count`` writes: ``summary.json`` of a count, the solution files of ``--enumerate``.
+
+- ``count -n N --out DIR``: ``DIR/summary.json`` (this module) beside ``DIR/checkpoint.npz``
+  (:mod:`jaxqueens.io.checkpoint`, kept after the count: ``--resume DIR`` of a finished count
+  recounts nothing);
+- ``count -n N --enumerate --out FILE.npy``: every solution ``[S, n]`` uint8 in ``FILE.npy`` and
+  the fundamental representatives in ``FILE_fundamental.npy`` (the historic form);
+  ``--enumerate --out DIR`` (no ``.npy`` suffix): ``DIR/solutions.npy`` and
+  ``DIR/solutions_fundamental.npy``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from jaxqueens.core.oeis import A000170, A002562
+from jaxqueens.io import boards as boardio
+from jaxqueens.io.tables import write_json
+
+SUMMARY = "summary.json"
+SOLUTIONS = "solutions.npy"
+FIELDS = ("n", "total", "unique", "seconds", "compile_seconds", "depth", "prefixes", "chunks",
+          "resumed_chunks")
+
+
+def summary(result, **extra) -> dict:
+    """JSON-ready summary of a count result (any object with the :data:`FIELDS` attributes), with
+    the OEIS values where known (A000170 for ``total``, A002562 for ``unique``)."""
+    doc = {key: getattr(result, key) for key in FIELDS}
+    doc["oeis_A000170"] = A000170.get(result.n)
+    doc["oeis_A002562"] = A002562.get(result.n) if result.unique is not None else None
+    return {**doc, **extra}
+
+
+def write_summary(out: str | Path, result, **extra) -> Path:
+    """Write ``out/summary.json`` (:func:`summary`); returns its path."""
+    return write_json(Path(out) / SUMMARY, summary(result, **extra))
+
+
+def solution_paths(out: str | Path) -> tuple[Path, Path]:
+    """(all solutions, fundamental representatives) for ``--enumerate --out OUT``: ``OUT`` and
+    ``OUT_fundamental.npy`` when ``OUT`` ends in ``.npy``, else the two files inside folder OUT."""
+    out = Path(out)
+    if out.suffix == ".npy":
+        return out, out.with_name(out.stem + "_fundamental.npy")
+    first = out / SOLUTIONS
+    return first, first.with_name(first.stem + "_fundamental.npy")
+
+
+def write_solutions(out: str | Path, boards: np.ndarray, reps: np.ndarray) -> tuple[Path, Path]:
+    """Write every solution and the fundamental ones (uint8 ``[S, n]``, ``[F, n]``) atomically."""
+    every, fund = solution_paths(out)
+    boardio.write_boards_npy(every, boards, dtype=np.uint8)
+    boardio.write_boards_npy(fund, reps, dtype=np.uint8)
+    return every, fund

@@ -1,0 +1,107 @@
+"""``jaxqueens count`` (cli/count.py): printing, --enumerate files, --out/--resume, Ctrl-C."""
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+from jaxqueens.cli import count as count_cli
+from jaxqueens.core import checker
+from jaxqueens.errors import QueensError
+from jaxqueens.io import progress
+
+
+def _cli(argv):
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    count_cli.add_command(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_count_command(tmp_path, capsys):
+    assert _cli(["count", "-n", "10", "--unique"]) == 0
+    out = capsys.readouterr().out
+    assert "724 solutions" in out and "agrees" in out and "92" in out
+    f = tmp_path / "sols.npy"
+    assert _cli(["count", "-n", "8", "--enumerate", "--out", str(f)]) == 0
+    boards = np.load(f)
+    reps = np.load(tmp_path / "sols_fundamental.npy")
+    assert boards.dtype == np.uint8 and boards.shape == (92, 8) and reps.shape == (12, 8)
+    assert checker.are_solutions(reps).all()
+    for argv, msg in [(["count", "-n", "8", "--enumerate"], "--out"),
+                      (["count", "-n", "8", "--out", str(f)], "--enumerate"),
+                      (["count", "-n", "15", "--enumerate", "--out", str(f)], "n <= 14")]:
+        with pytest.raises(QueensError, match=msg):
+            _cli(argv)
+
+
+def test_size_spellings_and_missing_size(capsys):
+    assert _cli(["count", "6"]) == 0 and "4 solutions" in capsys.readouterr().out
+    assert _cli(["count", "--n", "6"]) == 0 and "4 solutions" in capsys.readouterr().out
+    with pytest.raises(QueensError, match="board size"):
+        _cli(["count"])
+
+
+def test_enumerate_into_a_folder(tmp_path, capsys):
+    assert _cli(["count", "-n", "6", "--enumerate", "--out", str(tmp_path / "run")]) == 0
+    assert np.load(tmp_path / "run" / "solutions.npy").shape == (4, 6)
+    assert np.load(tmp_path / "run" / "solutions_fundamental.npy").shape == (1, 6)
+    assert "solutions_fundamental.npy" in capsys.readouterr().out
+
+
+def test_out_dir_keeps_a_checkpoint_and_a_summary(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert _cli(["count", "-n", "11", "--unique", "--out", str(out), "--quiet"]) == 0
+    assert {p.name for p in out.iterdir()} == {"checkpoint.npz", "summary.json"}
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["n"], summary["total"], summary["unique"]) == (11, 2680, 341)
+    assert summary["oeis_A000170"] == 2680 and summary["oeis_A002562"] == 341
+    assert summary["processes"] == 1 and summary["resumed_chunks"] == 0
+    assert {"seconds", "compile_seconds", "depth", "prefixes", "chunks"} <= set(summary)
+    capsys.readouterr()
+    assert _cli(["count", "-n", "11", "--unique", "--resume", str(out)]) == 0  # nothing recounted
+    assert "resumed from checkpoint" in capsys.readouterr().out
+
+
+def test_ctrl_c_saves_and_resume_finishes(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    real, seen = progress.Progress.update, []
+
+    def update(self, done, extra=""):  # Ctrl-C at the end of the second chunk
+        seen.append(done)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+        return real(self, done, extra)
+
+    monkeypatch.setattr(progress.Progress, "update", update)
+    assert _cli(["count", "-n", "12", "--unique", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert "2 of 3 chunks" in err and f"--resume {out}" in err
+    assert not (out / "summary.json").exists()
+    monkeypatch.undo()
+    assert _cli(["count", "-n", "12", "--unique", "--resume", str(out)]) == 0
+    assert "2 of 3 chunks resumed" in capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["total"], summary["unique"], summary["resumed_chunks"]) == (14200, 1787, 2)
+    with pytest.raises(QueensError, match="other settings"):  # another n cannot resume it
+        _cli(["count", "-n", "11", "--resume", str(out)])
+
+
+def test_checkpoint_flags(tmp_path):
+    with pytest.raises(QueensError, match="--out DIR.*--resume DIR"):
+        _cli(["count", "-n", "8", "--checkpoint", str(tmp_path / "c.json")])
+    with pytest.raises(QueensError, match="no checkpoint.npz"):
+        _cli(["count", "-n", "8", "--resume", str(tmp_path / "nothing")])
+    with pytest.raises(QueensError, match="cannot resume"):
+        _cli(["count", "-n", "8", "--enumerate", "--resume", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        _cli(["count", "-n", "8", "--progress", "--quiet"])
+
+
+def test_progress_flag_draws_the_line_off_a_terminal(capsys):
+    assert _cli(["count", "-n", "12", "--progress"]) == 0
+    assert "prefixes" in capsys.readouterr().err
+    assert _cli(["count", "-n", "12"]) == 0  # default: a line on a terminal only (not here)
+    assert capsys.readouterr().err == ""

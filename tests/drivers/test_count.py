@@ -1,0 +1,262 @@
+"""The exact-count driver (drivers/count.py): totals, batching strategies, enumeration,
+checkpoint/resume, and the chunk loop's asynchronous dispatch."""
+
+import dataclasses
+import itertools
+import json
+
+import chex
+import jax
+import numpy as np
+import pytest
+
+from jaxqueens.core import checker, symmetry
+from jaxqueens.core.oeis import A000170, A002562
+from jaxqueens.core.prefixes import expand_mirror
+from jaxqueens.drivers import count
+from jaxqueens.errors import QueensError
+from jaxqueens.parallel import devices, gather
+from jaxqueens.parallel.shard import pad_rows
+from jaxqueens.solvers.count import KernelConfig
+
+A000170_1_12 = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200]
+A002562_1_12 = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787]
+
+
+def ref_count(n, cols=0, ld=0, rd=0, placed=0):
+    """Plain recursive bitmask counter (completions of a partial board)."""
+    if placed == n:
+        return 1
+    full, total = (1 << n) - 1, 0
+    av = full & ~(cols | ld | rd)
+    while av:
+        bit = av & -av
+        av ^= bit
+        total += ref_count(n, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1, placed + 1)
+    return total
+
+
+def brute_force(n):
+    return {p for p in itertools.permutations(range(n))
+            if all(abs(p[i] - p[j]) != j - i for i in range(n) for j in range(i + 1, n))}
+
+
+def saved(path):
+    """A count checkpoint's finished chunks and settings."""
+    with np.load(path) as z:
+        return {"done": count._unpack(z["done"], z["words"]), **json.loads(str(z["fingerprint"]))}
+
+
+@pytest.mark.parametrize("n", range(1, 13))
+def test_counts_match_oeis(n):
+    r = count.count_solutions(n, unique=True)
+    assert isinstance(r.total, int) and isinstance(r.unique, int)
+    assert (r.total, r.unique) == (A000170_1_12[n - 1], A002562_1_12[n - 1])
+
+
+def test_totals_do_not_depend_on_depth_or_chunk():
+    whole = count.count_solutions(10, unique=True)
+    for depth, chunk in [(1, 2), (3, 8), (5, 1000)]:
+        r = count.count_solutions(10, unique=True, depth=depth, chunk=chunk)
+        assert (r.total, r.unique, r.depth) == (whole.total, whole.unique, depth)
+
+
+@pytest.mark.parametrize("n,depth", [(8, 2), (9, 3), (10, 3)])
+def test_kernel_counts_each_prefix_like_the_reference(n, depth, monkeypatch):
+    masks, _ = expand_mirror(n, depth)
+    cfg = KernelConfig(n, depth)
+    got = np.asarray(count.count_chunk(masks, cfg, 1, devices.CPU_SIZES))
+    want = [ref_count(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks]
+    assert got[:, 1].sum() == 0 and got[:, 0].tolist() == want
+    # the accelerator strategy (lockstep lanes with refilling) gives the same, whatever the lanes
+    monkeypatch.setattr(devices, "is_accelerator", lambda: True)
+    for lanes in (1, 7, 64):
+        sizes = dataclasses.replace(devices.ACCELERATOR_SIZES, count_lanes=lanes)
+        assert (np.asarray(count.count_chunk(masks, cfg, 1, sizes)) == got).all()
+
+
+def test_both_strategies_split_over_every_host_device(monkeypatch):
+    masks, _ = expand_mirror(9, 3)
+    cfg = KernelConfig(9, 3)
+    d = jax.local_device_count()
+    got = np.asarray(count.count_chunk(masks, cfg, 1, devices.CPU_SIZES))
+    split = np.asarray(count.count_chunk(pad_rows(masks, d), cfg, d, devices.CPU_SIZES))
+    assert (split[:len(masks)] == got).all() and not split[len(masks):].any()
+    monkeypatch.setattr(devices, "is_accelerator", lambda: True)
+    split = count.count_chunk(pad_rows(masks, d), cfg, d, devices.ACCELERATOR_SIZES)
+    assert (np.asarray(split)[:len(masks)] == got).all()
+
+
+def test_enumerate_chunk_lists_as_many_as_it_counts():
+    masks, _ = expand_mirror(9, 3)
+    cfg = KernelConfig(9, 3)
+    counts, lists = count.enumerate_chunk(masks, cfg, 8, 1, devices.CPU_SIZES)
+    chex.assert_shape(lists, (len(masks), 8, cfg.width))
+    assert (np.asarray(counts) == np.asarray(count.count_chunk(masks, cfg, 1, devices.CPU_SIZES))).all()
+
+
+def test_chunk_functions_compile_once_per_shape():
+    masks, _ = expand_mirror(8, 2)
+    cfg = KernelConfig(8, 2)
+    before = count.count_chunk._cache_size()
+    for k in (1, 2, 3):
+        count.count_chunk(np.roll(masks, k, axis=0), KernelConfig(8, 2), 1, devices.CPU_SIZES)
+    assert count.count_chunk._cache_size() - before <= 1
+    count.count_chunk(masks, cfg, 1, devices.CPU_SIZES)
+    assert count.count_chunk._cache_size() - before <= 1
+
+
+def test_choose_depth_reaches_the_target():
+    for n, target in [(8, 10), (9, 100), (12, 4096)]:
+        depth = count.choose_depth(n, target)
+        assert len(expand_mirror(n, depth)[0]) >= target or depth == n - 2
+        assert depth == (2 if n % 2 else 1) or len(expand_mirror(n, depth - 1)[0]) < target
+
+
+def test_words_are_exact_python_ints():
+    # the host combines the two words as Python ints, past 2^31 and 2^32
+    words = count._words(np.array([[5, 1], [2**32 - 1, 2**31]], np.uint32))
+    assert words == [2**32 + 5, 2**63 + 2**32 - 1] and all(isinstance(w, int) for w in words)
+
+
+def test_host_totals_are_python_ints_beyond_int32():
+    # a fake chunk result in the driver's format sums exactly (no int32/uint32 wrap)
+    per_prefix = count._words(np.array([[2**32 - 1, 4]] * 3, np.uint32))
+    assert 2 * sum(per_prefix) == 2 * 3 * (4 * 2**32 + 2**32 - 1) > 2**33
+
+
+def test_finished_chunks_pack_exactly():
+    done = {0: [2**100 + 7, 3], 4: [0, 2**64], 2: [1, 0]}
+    have, words = count._pack(done, 6)
+    assert have.tolist() == [True, False, True, False, True, False] and words.dtype == np.uint32
+    assert count._unpack(have, words) == done
+
+
+@pytest.mark.parametrize("n", range(1, 11))
+def test_enumeration(n):
+    boards = count.enumerate_solutions(n)
+    assert boards.dtype == np.uint8 and boards.shape == (A000170[n], n)
+    assert len(np.unique(boards, axis=0)) == len(boards)  # no duplicates
+    assert checker.are_solutions(boards).all() if len(boards) else True
+    if n <= 8:
+        assert {tuple(b) for b in boards.tolist()} == brute_force(n)
+    reps = symmetry.fundamental(boards)
+    assert len(reps) == A002562[n]
+    assert (symmetry.stabilizer_sizes(boards).sum() // 8 if len(boards) else 0) == A002562[n]
+
+
+def test_enumeration_limits():
+    with pytest.raises(QueensError, match="n <= 14"):
+        count.enumerate_solutions(15)
+
+
+def test_symmetry_group():
+    boards = count.enumerate_solutions(8)
+    images = symmetry.transforms(boards)
+    chex.assert_shape(images, (8, 92, 8))
+    assert checker.are_solutions(images.reshape(-1, 8)).all()
+    # closed under composition: the images of an image are the same 8 boards
+    img = symmetry.transforms(images[1])
+    for k in range(8):
+        assert {tuple(b) for b in img[:, k].tolist()} == {tuple(b) for b in images[:, k].tolist()}
+    # canonical forms are fixed points and lie in the orbit
+    canon = symmetry.canonical(boards)
+    assert (symmetry.canonical(canon) == canon).all()
+    assert ((images == canon[None]).all(axis=2).any(axis=0)).all()
+    # the 4x4 solutions are one class fixed by the quarter turns
+    four = count.enumerate_solutions(4)
+    assert symmetry.stabilizer_sizes(four).tolist() == [4, 4] and len(symmetry.fundamental(four)) == 1
+
+
+def _stop_at(k):
+    def stop(done, total):
+        if done == k:
+            raise KeyboardInterrupt
+    return stop
+
+
+def test_checkpoint_resume_gives_the_same_total(tmp_path):
+    ck = tmp_path / "checkpoint.npz"
+    with pytest.raises(KeyboardInterrupt, match="3 of"):
+        count.count_solutions(11, unique=True, checkpoint=ck, chunk=256, on_chunk=_stop_at(3))
+    first = saved(ck)
+    assert len(first["done"]) == 3 and first["n"] == 11
+    seen = []
+    r = count.count_solutions(11, unique=True, checkpoint=ck, chunk=256,
+                              on_chunk=lambda d, t: seen.append(d))
+    assert (r.total, r.unique) == (A000170[11], A002562[11])
+    assert r.resumed_chunks == 3 and r.chunks > 3 and seen[0] == 4  # completed chunks not recounted
+    assert len(saved(ck)["done"]) == r.chunks
+    assert {k: saved(ck)["done"][k] for k in first["done"]} == first["done"]
+    # resuming a finished count recounts nothing
+    again = count.count_solutions(11, unique=True, checkpoint=ck, chunk=256)
+    assert again.total == A000170[11] and again.resumed_chunks == again.chunks
+    # resume=False starts afresh and overwrites it
+    fresh = count.count_solutions(11, unique=True, checkpoint=ck, chunk=256, resume=False)
+    assert fresh.resumed_chunks == 0 and fresh.total == A000170[11]
+
+
+def test_checkpoint_of_another_count_is_refused(tmp_path):
+    ck = tmp_path / "checkpoint.npz"
+    count.count_solutions(9, checkpoint=ck)
+    with pytest.raises(QueensError, match="other settings.*n.*differ"):
+        count.count_solutions(10, checkpoint=ck)
+    with pytest.raises(QueensError, match="unique"):
+        count.count_solutions(9, unique=True, checkpoint=ck)
+    ck.write_text("not json")
+    with pytest.raises(QueensError, match="not a readable checkpoint"):
+        count.count_solutions(9, checkpoint=ck)
+    with pytest.raises(QueensError, match="not a readable checkpoint"):
+        count.count_solutions(9, checkpoint=tmp_path / "missing.npz", resume=True)
+
+
+def test_bad_arguments():
+    for n in (0, 33):
+        with pytest.raises(QueensError, match="out of range"):
+            count.count_solutions(n)
+    with pytest.raises(QueensError, match="--unique"):
+        count.count_solutions(18, unique=True)
+
+
+def test_progress_line_only_when_asked(capsys):
+    count.count_solutions(12)
+    assert capsys.readouterr().err == ""
+    count.count_solutions(12, progress=True)
+    assert "prefixes" in capsys.readouterr().err
+    count.count_solutions(12, quiet=False)
+    assert "solutions so far" in capsys.readouterr().err
+
+
+def test_next_chunk_is_dispatched_before_the_last_one_is_read(monkeypatch):
+    events = []
+    dispatch, words = count._dispatch, count._words
+    monkeypatch.setattr(count, "_dispatch", lambda plan, lo: events.append(("go", lo)) or dispatch(plan, lo))
+    monkeypatch.setattr(count, "_words", lambda out: events.append(("read",)) or words(out))
+    r = count.count_solutions(10, chunk=512)
+    assert r.total == 724 and r.chunks >= 3
+    starts = [("go", lo) for lo in range(0, r.prefixes, 512)]
+    want = [starts[0]]
+    for s in starts[1:]:
+        want += [s, ("read",)]
+    assert events == want + [("read",)]
+
+
+def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypatch):
+    ck = tmp_path / "checkpoint.npz"
+    whole = count.count_solutions(10, checkpoint=ck, chunk=128)
+    everything = saved(ck)["done"]
+    assert count.process_checkpoint(ck) == ck
+    monkeypatch.setattr(gather, "process_count", lambda: 2)
+    monkeypatch.setattr(gather, "process_index", lambda: 1)
+    own = tmp_path / "checkpoint.process1of2.npz"
+    assert count.process_checkpoint(ck) == own
+    mine = []
+    merge = lambda done, chunks: (mine.append(sorted(done)), {**everything, **done})[1]  # noqa: E731
+    monkeypatch.setattr(count, "_gather_done", merge)
+    with pytest.raises(KeyboardInterrupt):
+        count.count_solutions(10, checkpoint=ck, chunk=128, on_chunk=_stop_at(2))
+    assert sorted(saved(own)["done"]) == [1, 3] and saved(own)["processes"] == 2
+    r = count.count_solutions(10, checkpoint=ck, chunk=128)
+    assert r.total == whole.total and r.resumed_chunks == 2
+    assert mine == [list(range(1, whole.chunks, 2))]  # process 1 of 2: every odd chunk, once
+    assert saved(own)["done"] == {i: everything[i] for i in range(1, whole.chunks, 2)}
