@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import jaxqueens
-from jaxqueens.drivers import chains as driver, mc_batch
+from jaxqueens.drivers import chains as driver, minconflicts as mcsolve
+from jaxqueens.io import checkpoint
 from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
 
@@ -57,7 +58,7 @@ def test_resume_equals_uninterrupted(tmp_path, monkeypatch):
     kwargs = dict(chains=60, seed=2, batch=8, max_steps=100)
     whole = jaxqueens.solve(14, **kwargs)
     ckpt = tmp_path / "checkpoint.npz"
-    interrupt_after(monkeypatch, mc_batch, 4)
+    interrupt_after(monkeypatch, mcsolve, 4)
     part = jaxqueens.solve(14, **kwargs, checkpoint=ckpt, checkpoint_every=1e9)
     assert part.run.stopped_by == "interrupted" and len(part.run.chain_id) == 24 and ckpt.exists()
     monkeypatch.undo()
@@ -85,7 +86,7 @@ def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
     np.testing.assert_array_equal(a, b)
     assert (tmp_path / "whole" / "runs.csv").read_text().splitlines()[0] == \
         (tmp_path / "run" / "runs.csv").read_text().splitlines()[0]
-    assert not (tmp_path / "run" / driver.CHECKPOINT).exists()  # removed once finished
+    assert not (tmp_path / "run" / checkpoint.FILENAME).exists()  # removed once finished
     assert main(argv + ["--resume", str(tmp_path / "nothing")]) == 2
 
 
@@ -129,7 +130,7 @@ DEVICE_RUN = """
 import hashlib, json, sys
 import numpy as np
 import jax, jaxqueens
-from jaxqueens.drivers import count, mc_batch
+from jaxqueens.drivers import count
 from jaxqueens.parallel import chains
 from jaxqueens.solvers import minconflicts
 out = {"devices": jax.local_device_count()}
@@ -137,7 +138,7 @@ r = jaxqueens.solve(14, chains=40, seed=5, batch=8, max_steps=80)
 out["solve"] = hashlib.sha1(r.run.rows.tobytes() + r.run.steps.tobytes()).hexdigest()
 a = jaxqueens.anneal(8, "sa", chains=24, steps=600, batch=8, seed=1)
 out["anneal"] = hashlib.sha1(a.run.rows.tobytes() + a.run.best.tobytes()).hexdigest()
-lock = mc_batch.run_lockstep(jax.random.key(0), minconflicts.Config(n=12, max_steps=60), 20, lanes=3)
+lock = chains.run_lockstep(minconflicts.Kernel(minconflicts.Config(n=12, max_steps=60)), jax.random.key(0), 20, lanes=3)
 out["lockstep"] = hashlib.sha1(np.asarray(lock.rows).tobytes() + np.asarray(lock.steps).tobytes()).hexdigest()
 out["count"] = count.count_solutions(10).total
 print(json.dumps(out))
@@ -212,7 +213,7 @@ def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
 
 
 def test_ga_resume_equals_uninterrupted(tmp_path, monkeypatch):
-    from jaxqueens.solvers import ga
+    from jaxqueens.drivers import ga
 
     kwargs = dict(n=8, pop=30, generations=50, trials=4, seed=1, chunk=10)
     whole = ga.evolve(**kwargs)
@@ -229,7 +230,7 @@ def test_ga_resume_equals_uninterrupted(tmp_path, monkeypatch):
 
 
 def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
-    from jaxqueens.solvers import ga
+    from jaxqueens.drivers import ga
     from jaxqueens.io import progress
 
     monkeypatch.setattr(ga, "default_chunk", lambda *args: 10)  # several chunks in a small run
@@ -282,11 +283,12 @@ def test_estimate_on_two_processes_matches_one(tmp_path):
 
 
 def test_count_on_two_processes(tmp_path):
-    argv = ["count", "-n", "11", "--unique", "--checkpoint", str(tmp_path / "c.json")]
+    argv = ["count", "-n", "11", "--unique", "--out", str(tmp_path)]
     codes, log = two_processes(argv)
     assert codes == [0, 0], log
     assert log.count("2,680 solutions") == 2 and "341" in log  # both report the exact totals
-    assert {p.name for p in tmp_path.iterdir()} == {"c.process0of2.json", "c.process1of2.json"}
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "checkpoint.process0of2.npz", "checkpoint.process1of2.npz", "summary.json"}
 
 
 def test_evolve_on_two_processes_matches_one(tmp_path):
@@ -324,7 +326,7 @@ def test_count_lockstep_shards_over_devices(monkeypatch):
     ("ga", ["--batch", "4", "--pop", "30", "--generations", "40"]),
 ])
 def test_stats_interrupt_and_resume(tmp_path, monkeypatch, capsys, solver, extra):
-    from jaxqueens.solvers import ga
+    from jaxqueens.drivers import ga
 
     argv = ["stats", "-n", "6", "--solver", solver, "--chains", "24", "--seed", "2", "--quiet",
             "--no-plots", "--checkpoint-every", "0.000001"] + extra

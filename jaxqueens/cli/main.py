@@ -13,8 +13,7 @@ import sys
 import time
 from typing import Sequence
 
-from jaxqueens.cli import check, evolve, render, run, show
-from jaxqueens.drivers import anneal, count, estimate, minconflicts, stats
+from jaxqueens.cli import anneal, check, count, estimate, evolve, render, run, show, solve, stats
 from jaxqueens.errors import QueensError
 from jaxqueens.io import logs
 from jaxqueens.parallel import devices
@@ -44,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    for command in (show, check, render, minconflicts, evolve, anneal, count, stats, estimate):
+    for command in (show, check, render, solve, evolve, anneal, count, stats, estimate):
         command.add_command(sub)
     run.add_command(sub, build_parser)
     return parser
