@@ -1,4 +1,4 @@
-"""Solution-count statistics of a solver: ``jaxqueens.stats`` and ``jaxqueens stats``.
+"""Solution-count statistics of a solver: :func:`collect` samples, :func:`analyse`, :func:`stats`.
 
 Runs independent chains of a solver (min-conflicts, annealing LS/TA/SA, or GA trials) until a
 budget, takes one verified solution per solved chain (a *sample*), and measures how the method
@@ -10,105 +10,39 @@ samples the solution set:
   ``Q (1 - (1 - 1/Q)^m)`` after m samples if every solution were equally likely;
 - each solution's sampling frequency and Pearson's chi-square test of uniformity over *all* Q
   solutions (unsampled ones count 0: they add ``(Q - D) S / Q`` to the statistic, so no list of
-  them is needed), and the same test over classes, whose expected shares are size / Q;
+  them is needed), and the same test over classes, whose expected shares are size / Q
+  (:mod:`jaxqueens.core.statistics`);
 - the steps-to-solution distribution and the success rate vs step budget.
 
-The chi-square p-value is the regularised upper incomplete gamma function, computed here
-(:func:`chi2_sf`: series / Lentz continued fraction, Numerical Recipes 6.2); the test is only
-meaningful when the expected count per cell is at least ~5, which the summary states.
+What ``jaxqueens stats`` writes lives in :mod:`jaxqueens.io.stats` (tables) and
+:mod:`jaxqueens.plots.stats` (figures).
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
-import json
 import math
 import time
-from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.parallel import gather
+from jaxqueens.core import checker, symmetry, symmetry_jax
 from jaxqueens.core.oeis import A000170, A002562
+from jaxqueens.core.statistics import uniformity_test
+from jaxqueens.drivers import anneal as annealing
+from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import count, ga
+from jaxqueens.drivers import minconflicts as mcsolve
+from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.solvers import anneal as sls
 
 SOLVERS = ("minconflicts", "anneal", "ga")
 ENUMERATE_MAX_N = 14  # all solutions listed (frequencies include the unsampled ones)
-MIN_EXPECTED = 5.0  # chi-square rule of thumb
-CURVE_POINTS = 2000  # coverage rows kept in coverage.csv (log-spaced, plus the last)
-
-
-# ----------------------------------------------------------------------------- chi-square
-
-
-def gamma_q(a: float, x: float, eps: float = 1e-15, max_iter: int = 1_000_000) -> float:
-    """Regularised upper incomplete gamma Q(a, x) = Gamma(a, x) / Gamma(a), a > 0, x >= 0."""
-    if a <= 0 or x < 0 or math.isnan(x):
-        raise ValueError(f"gamma_q needs a > 0 and x >= 0, got a={a}, x={x}")
-    if x == 0:
-        return 1.0
-    log_front = -x + a * math.log(x) - math.lgamma(a)
-    if x < a + 1:  # series for P(a, x)
-        term = total = 1.0 / a
-        ap = a
-        for _ in range(max_iter):
-            ap += 1
-            term *= x / ap
-            total += term
-            if abs(term) < abs(total) * eps:
-                break
-        return max(0.0, 1.0 - total * math.exp(log_front))
-    # continued fraction for Q(a, x) (modified Lentz)
-    tiny = 1e-300
-    b = x + 1 - a
-    c, d = 1 / tiny, 1 / b
-    h = d
-    for i in range(1, max_iter):
-        an = -i * (i - a)
-        b += 2
-        d = an * d + b
-        d = tiny if abs(d) < tiny else d
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        d = 1 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1) < eps:
-            break
-    return min(1.0, math.exp(log_front) * h)
-
-
-def chi2_sf(stat: float, dof: int) -> float:
-    """Survival function of the chi-square distribution: P(X >= stat) for ``dof`` degrees of freedom."""
-    if dof < 1:
-        return float("nan")
-    return gamma_q(dof / 2, max(stat, 0.0) / 2)
-
-
-def uniformity_test(observed: np.ndarray, expected: np.ndarray, unseen_expected: float = 0.0,
-                    cells: int | None = None) -> dict:
-    """Pearson's chi-square against given expected counts.
-
-    Args:
-      observed: ``[D]`` counts of the cells seen; expected: ``[D]`` their expected counts.
-      unseen_expected: the summed expected count of the cells never observed (each adds its
-        expected count to the statistic).
-      cells: number of cells in all (default D).
-    """
-    observed = np.asarray(observed, np.float64)
-    expected = np.asarray(expected, np.float64)
-    cells = len(observed) if cells is None else int(cells)
-    stat = float(np.sum((observed - expected) ** 2 / expected) + unseen_expected)
-    dof = cells - 1
-    per_cell = float((expected.sum() + unseen_expected) / cells) if cells else 0.0
-    return {"statistic": stat, "dof": dof, "p_value": chi2_sf(stat, dof) if dof >= 1 else None,
-            "cells": cells, "expected_per_cell_mean": per_cell,
-            "expected_min": float(min(expected.min(initial=np.inf),
-                                      unseen_expected / max(1, cells - len(observed))
-                                      if cells > len(observed) else np.inf)),
-            "valid": bool(per_cell >= MIN_EXPECTED)}
 
 
 # ----------------------------------------------------------------------------- sampling
@@ -140,8 +74,6 @@ class Samples:
 
 
 def _budget_check(n: int, chains, solutions, seconds):
-    from jaxqueens.drivers import chains as driver
-
     if solutions is not None and n in A000170 and solutions > A000170[n]:
         raise QueensError(f"--solutions {solutions}: n = {n} has only {A000170[n]:,} solutions; "
                           f"ask for at most that many")
@@ -157,8 +89,6 @@ def sample_minconflicts(n, chains, solutions, seconds, seed, quiet, max_steps=40
                         init="permutation", tabu=0, batch=None, max_restarts=1_000_000,
                         checkpoint=None, resume=False, checkpoint_every=30.0) -> Samples:
     """Min-conflicts chains through :func:`jaxqueens.solve` (``chains``: solved chains)."""
-    from jaxqueens.drivers import minconflicts as mcsolve
-
     res = mcsolve.solve(n, chains, solutions=solutions, seconds=seconds, max_steps=max_steps,
                         init=init, tabu=tabu, seed=seed, batch=batch, max_restarts=max_restarts,
                         quiet=quiet, checkpoint=checkpoint, resume=resume,
@@ -172,15 +102,6 @@ def sample_anneal(n, chains, solutions, seconds, seed, quiet, method="ta", steps
                   walk=2000, batch=None, checkpoint=None, resume=False,
                   checkpoint_every=30.0) -> Samples:
     """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``: run)."""
-    import jax
-    import jax.numpy as jnp
-
-    from jaxqueens.drivers import anneal as annealing, chains as driver
-
-    from jaxqueens.parallel import chains as chain_batch
-
-    from jaxqueens.solvers import anneal as sls
-
     config = annealing.make_config(n, method, steps, rounds, neighbour, step, objective)
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = jax.random.split(jax.random.key(seed))
@@ -203,16 +124,13 @@ def sample_anneal(n, chains, solutions, seconds, seed, quiet, method="ta", steps
 
 def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, checkpoint=None, resume=False,
               checkpoint_every=30.0, **ga_options) -> Samples:
-    """GA trials (:func:`jaxqueens.solvers.ga.evolve`), ``batch`` trials per round; one sample per trial.
+    """GA trials (:func:`jaxqueens.evolve`), ``batch`` trials per round; one sample per trial.
 
     A trial's sample is the first solution (island-major, then population order) in its final
     population, its steps the first generation whose best was a solution. Round r is seeded from
-    ``SeedSequence([seed, r])``: the samples depend on the round size.
+    ``SeedSequence([seed, r])``: the samples depend on the round size. Rounds run through
+    :func:`jaxqueens.drivers.loop.run_chunks`; Ctrl-C (or an interrupted round) keeps whole rounds.
     """
-    from jaxqueens.core import checker
-    from jaxqueens.solvers import ga
-    from jaxqueens.io.progress import Progress
-
     rounds_of = batch or min(chains or 1024, 1024)
     solved, steps, rows = [], [], []
     seen: set[bytes] = set()
@@ -223,20 +141,15 @@ def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, checkpoint
     if resume and checkpoint is not None:
         solved, steps, rows, r, wall = _load_rounds(checkpoint, fingerprint)
         seen.update(x.tobytes() for part in rows for x in part)
-    last_save = time.perf_counter()
-    bar = Progress(chains, "trials", quiet=quiet)
-    while stopped_by is None:
+
+    def one_round() -> Tick:
+        """Evolve round r and record its samples (a KeyboardInterrupt leaves the record whole)."""
+        nonlocal wall, compile_s, stopped_by, r
         run = rounds_of if chains is None else min(rounds_of, chains - sum(map(len, solved)))
         sub_seed = int(np.random.SeedSequence([seed, r]).generate_state(1)[0] & 0x7FFFFFFF)
-        try:
-            res = ga.evolve(n, trials=run, seed=sub_seed, quiet=True, **ga_options)
-        except KeyboardInterrupt:
-            res = None
-        if res is None or res.interrupted:  # keep whole rounds only
-            stopped_by = "interrupted"
-            if checkpoint is not None:
-                _save_rounds(checkpoint, solved, steps, rows, r, wall, fingerprint)
-            break
+        res = ga.evolve(n, trials=run, seed=sub_seed, quiet=True, **ga_options)
+        if res.interrupted:  # keep whole rounds only
+            raise KeyboardInterrupt
         wall, compile_s = wall + res.wall_s + res.init_s, compile_s + res.compile_s
         fit = res.fitness.reshape(run, -1)
         pop = res.population.reshape(run, -1, n)
@@ -251,17 +164,19 @@ def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, checkpoint
         seen.update(s.tobytes() for s in sols)
         r += 1
         done = sum(map(len, solved))
-        bar.update(done, f"{len(seen)} distinct")
         if chains is not None and done >= chains:
             stopped_by = "chains"
         elif solutions is not None and len(seen) >= solutions:
             stopped_by = "solutions"
         elif seconds is not None and wall >= seconds:
             stopped_by = "time"
-        elif checkpoint is not None and time.perf_counter() - last_save >= checkpoint_every:
-            _save_rounds(checkpoint, solved, steps, rows, r, wall, fingerprint)
-            last_save = time.perf_counter()
-    bar.close()
+        return Tick(done, f"{len(seen)} distinct", finished=stopped_by is not None)
+
+    save = None
+    if checkpoint is not None:
+        save = lambda: _save_rounds(checkpoint, solved, steps, rows, r, wall, fingerprint)  # noqa: E731
+    if run_chunks(one_round, total=chains, unit="trials", quiet=quiet, save=save, every=checkpoint_every):
+        stopped_by = "interrupted"
     if not solved:
         return Samples(n, "ga", {}, np.zeros(0, bool), np.zeros(0, np.int64), np.zeros((0, n), np.int32),
                        "generations", wall, compile_s, stopped_by)
@@ -271,20 +186,16 @@ def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, checkpoint
 
 def _save_rounds(path, solved, steps, rows, r, wall, fingerprint) -> None:
     """GA samples of the finished rounds, atomically."""
-    from jaxqueens.io import checkpoint
-
-    checkpoint.save(path, fingerprint,
-                    solved=np.concatenate(solved) if solved else np.zeros(0, bool),
-                    steps=np.concatenate(steps) if steps else np.zeros(0, np.int64),
-                    rows=np.concatenate(rows) if rows else np.zeros((0, 1), np.int32),
-                    sizes=np.array([len(x) for x in solved], np.int64),
-                    row_sizes=np.array([len(x) for x in rows], np.int64), rounds=r, wall=wall)
+    ckpt.save(path, fingerprint,
+              solved=np.concatenate(solved) if solved else np.zeros(0, bool),
+              steps=np.concatenate(steps) if steps else np.zeros(0, np.int64),
+              rows=np.concatenate(rows) if rows else np.zeros((0, 1), np.int32),
+              sizes=np.array([len(x) for x in solved], np.int64),
+              row_sizes=np.array([len(x) for x in rows], np.int64), rounds=r, wall=wall)
 
 
 def _load_rounds(path, fingerprint):
-    from jaxqueens.io import checkpoint
-
-    z = checkpoint.load(path, fingerprint)
+    z = ckpt.load(path, fingerprint)
     cut = lambda a, sizes: np.split(a, np.cumsum(sizes)[:-1]) if len(sizes) else []  # noqa: E731
     return (cut(z["solved"], z["sizes"]), cut(z["steps"], z["sizes"]),
             cut(z["rows"], z["row_sizes"]), int(z["rounds"]), float(z["wall"]))
@@ -337,6 +248,7 @@ class StatsResult:
     all_solutions: np.ndarray | None  # [Q, n] every solution (n <= 14), for the frequency table
     all_counts: np.ndarray | None  # [Q] times each was sampled (0 for the unsampled)
     summary: dict
+    success: tuple[np.ndarray, np.ndarray]  # success_curve(samples): budgets [K] int64, rate [K]
 
 
 def _coverage(samples: Samples, first: np.ndarray, first_class: np.ndarray, total: int | None,
@@ -360,10 +272,6 @@ def _coverage(samples: Samples, first: np.ndarray, first_class: np.ndarray, tota
 
 def analyse(samples: Samples) -> StatsResult:
     """Distinct and fundamental solutions, coverage, frequencies, chi-square, step statistics."""
-    import jax.numpy as jnp
-
-    from jaxqueens.core import symmetry_jax
-
     n, rows = samples.n, samples.rows
     s = len(rows)
     total, total_classes = A000170.get(n), A002562.get(n)
@@ -385,9 +293,6 @@ def analyse(samples: Samples) -> StatsResult:
         first = first_class = np.zeros(0, bool)
     all_solutions = all_counts = all_sizes = None
     if n <= ENUMERATE_MAX_N and total:
-        from jaxqueens.drivers import count
-        from jaxqueens.core import symmetry
-
         all_solutions = count.enumerate_solutions(n).astype(np.int32)
         all_counts = np.zeros(len(all_solutions), np.int64)
         if s:
@@ -404,7 +309,8 @@ def analyse(samples: Samples) -> StatsResult:
                                        total_classes)
     summary = _summary(samples, distinct, classes, chi2, chi2_classes, coverage)
     return StatsResult(samples, distinct, counts, classes, class_counts, class_sizes, distinct_sizes,
-                       coverage, chi2, chi2_classes, all_solutions, all_counts, summary)
+                       coverage, chi2, chi2_classes, all_solutions, all_counts, summary,
+                       success_curve(samples))
 
 
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -420,6 +326,7 @@ def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def step_quantiles(steps: np.ndarray) -> dict:
+    """Mean, median, 90th and 99th percentile and maximum of ``steps`` [S] (None when empty)."""
     if not steps.size:
         return {k: None for k in ("mean", "median", "p90", "p99", "max")}
     return {"mean": float(steps.mean()), "median": float(np.median(steps)),
@@ -439,8 +346,6 @@ def success_curve(samples: Samples, points: int = 200) -> tuple[np.ndarray, np.n
 
 
 def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) -> dict:
-    import jax
-
     n = samples.n
     total, total_classes = A000170.get(n), A002562.get(n)
     s = int(samples.solved.sum())
@@ -467,206 +372,3 @@ def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) 
 def stats(n: int, solver: str = "minconflicts", **kwargs) -> StatsResult:
     """:func:`collect` then :func:`analyse`: the statistics of ``solver`` on n."""
     return analyse(collect(n, solver, **kwargs))
-
-
-# ----------------------------------------------------------------------------- outputs
-
-
-def _csv(path: Path, header: list[str], rows) -> Path:
-    from jaxqueens.io.atomic import write_text
-
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
-    write_text(path, buf.getvalue())
-    return path
-
-
-def _thin(c: int) -> np.ndarray:
-    """Indices 0..c-1 to keep in the coverage table: log-spaced, at most CURVE_POINTS, the last."""
-    if c <= CURVE_POINTS:
-        return np.arange(c)
-    return np.unique(np.concatenate([np.round(np.logspace(0, math.log10(c), CURVE_POINTS)) - 1,
-                                     [c - 1]]).astype(np.int64))
-
-
-def _board_text(rows: np.ndarray) -> list[str]:
-    return [" ".join(map(str, r)) for r in rows.tolist()]
-
-
-def write_outputs(res: StatsResult, out_dir: str | Path, plots: bool = True) -> list[Path]:
-    """Write ``summary.json``, the CSV tables and (``plots``) the PNG figures into ``out_dir``."""
-    from jaxqueens.io import boards as boardio
-    from jaxqueens.io.atomic import write_text
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    sam, cov = res.samples, res.coverage
-    files = [out / "summary.json"]
-    write_text(files[0], json.dumps(res.summary, indent=2) + "\n")
-    if len(res.distinct):
-        boardio.write_boards_npy(out / "distinct.npy", res.distinct)
-        files.append(out / "distinct.npy")
-    if res.all_solutions is not None:
-        from jaxqueens.core import symmetry
-
-        canon = symmetry.canonical(res.all_solutions)
-        sizes = 8 // symmetry.stabilizer_sizes(res.all_solutions)
-        table = zip(_board_text(res.all_solutions), res.all_counts, _board_text(canon), sizes)
-    else:
-        from jaxqueens.core import symmetry
-
-        canon = symmetry.canonical(res.distinct) if len(res.distinct) else res.distinct
-        table = zip(_board_text(res.distinct), res.counts, _board_text(canon), res.distinct_sizes)
-    files.append(_csv(out / "frequencies.csv", ["solution", "count", "canonical", "class_size"],
-                      ([a, int(b), c, int(d)] for a, b, c, d in table)))
-    files.append(_csv(out / "classes.csv", ["canonical", "class_size", "count"],
-                      ([t, int(z), int(k)] for t, z, k in zip(_board_text(res.classes), res.class_sizes,
-                                                               res.class_counts))))
-    keep = _thin(sam.chains)
-    exp = cov["expected"]
-    expf = cov["expected_fundamental"]
-    files.append(_csv(out / "coverage.csv",
-                      ["chains", "solved", "distinct", "fundamental", "expected_distinct_uniform",
-                       "expected_fundamental_uniform"],
-                      ([int(cov["chains"][i]), int(cov["solved"][i]), int(cov["distinct"][i]),
-                        int(cov["fundamental"][i]), "" if exp is None else f"{exp[i]:.4f}",
-                        "" if expf is None else f"{expf[i]:.4f}"] for i in keep)))
-    files.append(_csv(out / "steps.csv", ["chain", "solved", sam.step_unit],
-                      ([i, int(a), int(b)] for i, (a, b) in enumerate(zip(sam.solved, sam.steps)))))
-    budgets, rate = success_curve(sam)
-    files.append(_csv(out / "success.csv", [f"{sam.step_unit}_budget", "success_rate"],
-                      ([int(b), f"{r:.6f}"] for b, r in zip(budgets, rate))))
-    if plots:
-        from jaxqueens.plots import stats as stats_plots
-
-        files += stats_plots.write_plots(res, out)
-    return files
-
-
-# ----------------------------------------------------------------------------- command line
-
-
-def add_command(sub) -> None:
-    """Register ``jaxqueens stats``."""
-    from jaxqueens.solvers import minconflicts, anneal as sls
-
-    p = sub.add_parser(
-        "stats", help="solution-count statistics of a solver: coverage, sampling bias, steps",
-        description="Run chains of a solver until a budget and report the distinct solutions and "
-                    "fundamental classes found (against OEIS for n <= 27), the coverage curve with "
-                    "the coupon-collector expectation, every solution's sampling frequency with a "
-                    "chi-square test of uniformity, and the steps-to-solution distribution.")
-    p.add_argument("n_pos", nargs="?", type=int, metavar="N", help="board size (same as -n)")
-    p.add_argument("-n", type=int, default=None, help="board size (default 8)")
-    p.add_argument("--solver", choices=SOLVERS, default="minconflicts",
-                   help="minconflicts (default), anneal (--method ls|ta|sa) or ga")
-    p.add_argument("--chains", type=int, default=None,
-                   help="chains to run (GA: trials; min-conflicts: chains solved); default 10000")
-    p.add_argument("--solutions", type=int, default=None, help="stop at this many distinct solutions")
-    p.add_argument("--time", type=float, default=None, metavar="SECONDS", help="stop after this time")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--batch", type=int, default=None,
-                   help="chains per kernel call (GA: trials per round); default automatic")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="write summary.json, CSV tables and PNG figures here")
-    p.add_argument("--no-plots", action="store_true", help="with --out: tables only, no figures")
-    p.add_argument("--quiet", action="store_true", help="no progress line")
-    g = p.add_argument_group("min-conflicts (as 'jaxqueens solve')")
-    g.add_argument("--maxsteps", type=int, default=4000, help="steps before a restart (default 4000)")
-    g.add_argument("--init", choices=minconflicts.INITS, default="permutation")
-    g.add_argument("--tabu", type=int, default=0, help="plateau tabu tenure (default 0 = off)")
-    g = p.add_argument_group("annealing (as 'jaxqueens anneal')")
-    g.add_argument("--method", choices=sls.METHODS, default="ta", help="ls, ta or sa (default ta)")
-    g.add_argument("--steps", type=int, default=10_000, help="step budget per chain (default 10000)")
-    g.add_argument("--rounds", type=int, default=10)
-    g.add_argument("--neighbour", choices=sls.NEIGHBOURS, default="step")
-    g.add_argument("--step", type=int, default=3)
-    g.add_argument("--objective", choices=sls.OBJECTIVES, default="attacks")
-    g.add_argument("--q", type=float, default=0.5)
-    g.add_argument("--init-prob", type=float, default=0.4)
-    g.add_argument("--alpha", type=float, default=0.9)
-    g = p.add_argument_group("genetic algorithm (as 'jaxqueens evolve'; defaults as there)")
-    g.add_argument("--pop", type=int, default=None)
-    g.add_argument("--generations", type=int, default=None)
-    g.add_argument("--encoding", choices=("permutation", "combination"), default=None)
-    g.add_argument("--scheme", choices=("steady", "generational"), default=None)
-    g.add_argument("--crossover", default=None)
-    g.add_argument("--mutation", default=None)
-    g.add_argument("--tournament", type=int, default=None)
-    g.add_argument("--cxpb", type=float, default=None)
-    g.add_argument("--mutpb", type=float, default=None)
-    g.add_argument("--indpb", type=float, default=None)
-    g.add_argument("--elite", type=int, default=None)
-    g.add_argument("--islands", type=int, default=None)
-    g.add_argument("--migrate-every", dest="migrate_every", type=int, default=None)
-    g.add_argument("--migrants", type=int, default=None)
-    from jaxqueens.drivers import minconflicts as _mcsolve
-
-    _mcsolve.add_checkpoint_args(p)
-    p.set_defaults(func=cmd_stats)
-
-
-GA_KEYS = ("pop", "generations", "encoding", "scheme", "crossover", "mutation", "tournament", "cxpb",
-           "mutpb", "indpb", "elite", "islands", "migrate_every", "migrants")
-
-
-def _options(args) -> dict:
-    if args.solver == "minconflicts":
-        return {"max_steps": args.maxsteps, "init": args.init, "tabu": args.tabu, "batch": args.batch}
-    if args.solver == "anneal":
-        return {k: getattr(args, k) for k in ("method", "steps", "rounds", "neighbour", "step",
-                                              "objective", "q", "init_prob", "alpha", "batch")}
-    return {"batch": args.batch, **{k: getattr(args, k) for k in GA_KEYS if getattr(args, k) is not None}}
-
-
-def _p(test: dict | None) -> str:
-    if test is None:
-        return "n/a (exact total unknown)"
-    p = test["p_value"]
-    if p is None:
-        return f"n/a ({test['cells']} cell)"
-    text = f"chi2 = {test['statistic']:.1f}, dof = {test['dof']:,}, " + (
-        f"p = {p:.3g}" if p > 0 else "p < 1e-300")
-    if not test["valid"]:
-        text += f" (only {test['expected_per_cell_mean']:.2g} expected per cell: not meaningful)"
-    return text
-
-
-def cmd_stats(args) -> int:
-    """The ``stats`` command: run, print the statistics, write tables and figures."""
-    if args.n is not None and args.n_pos is not None and args.n != args.n_pos:
-        raise QueensError(f"two board sizes given (-n {args.n} and {args.n_pos}); give one")
-    n = args.n if args.n is not None else (args.n_pos if args.n_pos is not None else 8)
-    from jaxqueens.parallel import devices as backend
-    from jaxqueens.drivers import minconflicts as mcsolve
-
-    checkpoint, resume = mcsolve.checkpoint_target(args)
-    samples = collect(n, args.solver, chains=args.chains, solutions=args.solutions, seconds=args.time,
-                      seed=args.seed, quiet=True if args.quiet else None, checkpoint=checkpoint,
-                      resume=resume, checkpoint_every=args.checkpoint_every, **_options(args))
-    if samples.stopped_by == "interrupted":
-        return mcsolve.report_interrupt_message(f"{len(samples.solved):,} finished chains", args.out)
-    res = analyse(samples)
-    s = res.summary
-    name = args.solver + (f" ({args.method})" if args.solver == "anneal" else "")
-    ex = lambda v: f" of {v:,}" if v else ""  # noqa: E731
-    print(f"{name}, n = {n}: {s['solved']:,} of {s['chains']:,} chains solved; "
-          f"{s['distinct_solutions']:,}{ex(s['exact_solutions'])} distinct solutions, "
-          f"{s['fundamental_classes']:,}{ex(s['exact_classes'])} fundamental classes; all verified")
-    if s["expected_distinct_if_uniform"] is not None:
-        print(f"if every solution were equally likely: {s['expected_distinct_if_uniform']:,.1f} distinct "
-              f"expected after {s['solved']:,} samples")
-    print(f"uniformity over solutions: {_p(s['chi2_solutions'])}")
-    print(f"uniformity over classes:   {_p(s['chi2_classes'])}")
-    st = s["steps"]
-    if st["median"] is not None:
-        print(f"{s['step_unit']} to solution: mean {st['mean']:.1f}, median {st['median']:g}, "
-              f"p90 {st['p90']:g}, p99 {st['p99']:g}, max {st['max']}")
-    if args.out and gather.is_writer():
-        files = write_outputs(res, args.out, plots=not args.no_plots)
-        if checkpoint is not None:
-            checkpoint.unlink(missing_ok=True)
-        print(f"wrote {', '.join(f.name for f in files)} to {args.out}")
-    return 0 if s["solved"] else 1

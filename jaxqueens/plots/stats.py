@@ -1,4 +1,4 @@
-"""Figures of ``jaxqueens stats`` and ``jaxqueens estimate`` (host-only; the house style of
+"""Figures of ``jaxqueens stats`` (host-only; arrays in, files out; the house style of
 :mod:`jaxqueens.plots.figures`: ``matplotlib.figure.Figure``, written atomically)."""
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def steps_ecdf(steps: np.ndarray, path: Path, title: str, unit: str = "steps") -
     return _save(fig, path)
 
 
-def success_plot(budgets: np.ndarray, rate: np.ndarray, path: Path, title: str,
+def success_rate_plot(budgets: np.ndarray, rate: np.ndarray, path: Path, title: str,
                  unit: str = "steps") -> Path:
     """Share of all chains run that solved within a step budget."""
     fig, ax = _figure()
@@ -97,58 +97,33 @@ def success_plot(budgets: np.ndarray, rate: np.ndarray, path: Path, title: str,
     return _save(fig, path)
 
 
-def write_plots(res, out: Path) -> list[Path]:
-    """Every figure of a :class:`jaxqueens.drivers.stats.StatsResult`."""
-    from jaxqueens.drivers.stats import success_curve
-
-    sam = res.samples
-    n = sam.n
-    name = sam.solver + (f" ({sam.options['method']})" if "method" in sam.options else "")
-    total = A000170.get(n)
-    files = [coverage_plot(res.coverage, out / "coverage.png",
-                           f"{name}, n = {n}: coverage", total, A002562.get(n))]
-    counts = res.all_counts if res.all_counts is not None else res.counts
-    what = "all solutions" if res.all_counts is not None else "solutions found"
-    files.append(frequency_histogram(counts, len(sam.rows), out / "frequency_hist.png",
-                                     f"{name}, n = {n}: sampling frequency of {what}", total))
-    solved = sam.steps[sam.solved]
-    files.append(steps_histogram(solved, out / "steps_hist.png",
-                                 f"{name}, n = {n}: {sam.step_unit} to solution ({len(solved):,} chains)"))
-    files.append(steps_ecdf(solved, out / "steps_ecdf.png", f"{name}, n = {n}: ECDF", sam.step_unit))
-    budgets, rate = success_curve(sam)
-    files.append(success_plot(budgets, rate, out / "success_rate.png",
-                              f"{name}, n = {n}: success rate vs budget ({sam.chains:,} chains)",
-                              sam.step_unit))
-    return files
-
-
-def log_q_plot(estimates: list[tuple[int, float, float, float]], path: Path,
-               alpha: float = 1.942) -> Path:
-    """log Q(n) / n against n: exact values (OEIS A000170), estimates with z * SE error bars, and
-    Simkin's asymptote ln n - alpha.
+def write_plots(out: Path, *, name: str, n: int, coverage: dict, counts: np.ndarray,
+                every_solution: bool, samples: int, solved: np.ndarray, steps: np.ndarray,
+                step_unit: str, budgets: np.ndarray, rate: np.ndarray) -> list[Path]:
+    """Every figure of a stats run: ``coverage.png``, ``frequency_hist.png``, ``steps_hist.png``,
+    ``steps_ecdf.png`` and ``success_rate.png``.
 
     Args:
-      estimates: ``(n, estimate, standard error, z)`` per size.
+      name: the solver as titles name it ("minconflicts", "anneal (ta)", ...); n: board size.
+      coverage: the coverage curves (``chains``, ``distinct``, ``fundamental``, ``expected``,
+        ``expected_fundamental``; ``[C]`` arrays or None).
+      counts: times each solution was sampled: ``[Q]`` over every solution when
+        ``every_solution``, else ``[D]`` over the distinct ones found; samples: samples in all.
+      solved, steps: ``[C]`` per chain run: solved or not, and steps (or generations) spent.
+      budgets, rate: the success rate vs step budget, ``[K]`` each.
     """
-    fig, ax = _figure()
-    ns = [n for n in sorted(A000170) if A000170[n] > 0]
-    ax.plot(ns, [math.log(A000170[n]) / n for n in ns], "o", color="k", ms=4,
-            label="exact (OEIS A000170)")
-    est = [(n, q, se, z) for n, q, se, z in estimates if q > 0]
-    if est:
-        n_e = np.array([e[0] for e in est], float)
-        y = np.array([math.log(e[1]) / e[0] for e in est])
-        lo = np.array([math.log(max(e[1] - e[3] * e[2], e[1] * 1e-3)) / e[0] for e in est])
-        hi = np.array([math.log(e[1] + e[3] * e[2]) / e[0] for e in est])
-        ax.errorbar(n_e, y, yerr=[y - lo, hi - y], fmt="s", color="C3", ms=4, capsize=3,
-                    label="Knuth estimate (CI)")
-    top = max([n for n, *_ in estimates] + ns)
-    grid = np.linspace(4, top + 1, 200)
-    ax.plot(grid, np.log(grid) - alpha, color="C0", lw=1.2, ls="--",
-            label=f"Simkin: ln n - {alpha}")
-    ax.set_xlabel("n")
-    ax.set_ylabel("log Q(n) / n")
-    ax.set_title("N-Queens solutions: log Q(n) / n")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+    out = Path(out)
+    total = A000170.get(n)
+    files = [coverage_plot(coverage, out / "coverage.png",
+                           f"{name}, n = {n}: coverage", total, A002562.get(n))]
+    what = "all solutions" if every_solution else "solutions found"
+    files.append(frequency_histogram(counts, samples, out / "frequency_hist.png",
+                                     f"{name}, n = {n}: sampling frequency of {what}", total))
+    solved_steps = steps[solved]
+    files.append(steps_histogram(solved_steps, out / "steps_hist.png",
+                                 f"{name}, n = {n}: {step_unit} to solution ({len(solved_steps):,} chains)"))
+    files.append(steps_ecdf(solved_steps, out / "steps_ecdf.png", f"{name}, n = {n}: ECDF", step_unit))
+    files.append(success_rate_plot(budgets, rate, out / "success_rate.png",
+                                   f"{name}, n = {n}: success rate vs budget ({len(solved):,} chains)",
+                                   step_unit))
+    return files

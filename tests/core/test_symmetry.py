@@ -1,16 +1,19 @@
-"""Device-side symmetries: cross-checked against the NumPy module :mod:`jaxqueens.core.symmetry`."""
+"""The 8 symmetries of the square, both implementations: the NumPy reference
+(:mod:`jaxqueens.core.symmetry`) and its JAX twin (:mod:`jaxqueens.core.symmetry_jax`), cross-checked,
+with and without jit, one trace per shape."""
 
 import chex
 import jax
 import numpy as np
 import pytest
+from absl.testing import parameterized
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxqueens  # noqa: F401
-from jaxqueens.drivers import count
-from jaxqueens.core import symmetry, symmetry_jax
+from jaxqueens.core import checker, symmetry, symmetry_jax
 from jaxqueens.core.oeis import A000170, A002562
+from jaxqueens.drivers import count
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +58,6 @@ def test_canonical_form_invariant_under_all_8_transforms(n):
 
 
 def test_images_are_solutions_and_class_sizes_count_distinct_images(sols8):
-    from jaxqueens.core import checker
-
     images = np.asarray(symmetry_jax.transforms(sols8))
     checker.require_solutions(images.reshape(-1, 8), what="symmetric images", n=8)
     sizes = np.asarray(symmetry_jax.class_sizes(sols8))
@@ -108,3 +109,37 @@ def test_dedup_compiles_once_per_shape():
     for seed in range(3):
         jitted(_perms(seed, 32, 8))
     chex.assert_shape(jitted(_perms(0, 32, 8)).unique, (32, 8))
+
+
+class KernelVariantsTest(parameterized.TestCase):
+    """The jitted kernels of :mod:`jaxqueens.core.symmetry_jax`, traced and untraced, against NumPy."""
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_transforms_canonical_stabilizers(self):
+        boards = _perms(7, 12, 7)
+        images = self.variant(symmetry_jax.transforms.__wrapped__)(boards)
+        chex.assert_shape(images, (8, 12, 7))
+        np.testing.assert_array_equal(np.asarray(images), symmetry.transforms(boards))
+        canon = self.variant(symmetry_jax.canonical.__wrapped__)(boards)
+        np.testing.assert_array_equal(np.asarray(canon), symmetry.canonical(boards))
+        stab = self.variant(symmetry_jax.stabilizer_sizes.__wrapped__)(boards)
+        chex.assert_shape(stab, (12,))
+        np.testing.assert_array_equal(np.asarray(stab), symmetry.stabilizer_sizes(boards))
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_dedup(self):
+        rows = np.random.default_rng(3).integers(0, 2, (40, 3)).astype(np.int32)
+        d = self.variant(symmetry_jax.dedup.__wrapped__)(rows)
+        u, cnt = np.unique(rows, axis=0, return_counts=True)
+        k = int(d.num_unique)
+        chex.assert_shape(d.unique, (40, 3))
+        np.testing.assert_array_equal(np.asarray(d.unique[:k]), u)
+        np.testing.assert_array_equal(np.asarray(d.counts[:k]), cnt)
+
+
+def test_canonical_and_stabilizers_compile_once_per_shape():
+    canonical = jax.jit(chex.assert_max_traces(symmetry_jax.canonical.__wrapped__, n=1))
+    stabilizers = jax.jit(chex.assert_max_traces(symmetry_jax.stabilizer_sizes.__wrapped__, n=1))
+    for seed in range(3):
+        canonical(_perms(seed, 16, 6))
+        stabilizers(_perms(seed, 16, 6))

@@ -1,0 +1,122 @@
+"""``jaxqueens estimate``: Knuth's random-probe estimate of Q(n) and of the backtrack tree's size.
+
+One line per size (estimate, standard error, confidence interval, the exact value where OEIS
+A000170 has it); with ``--out DIR``: ``summary.json``, ``estimates.csv``
+(:mod:`jaxqueens.io.estimate`) and ``log_q_over_n.png`` (:mod:`jaxqueens.plots.estimate`).
+Checkpoints are one file per size, ``DIR/checkpoint-n<N>.npz``, removed when the run is done.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jaxqueens.cli import options
+from jaxqueens.drivers import estimate as knuth
+from jaxqueens.errors import QueensError
+from jaxqueens.io import estimate as outputs
+from jaxqueens.parallel import gather
+from jaxqueens.plots import estimate as figures
+from jaxqueens.solvers.estimate import MAX_N
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``"27"``, ``"20-27"``, ``"8,12,20-24"`` -> sorted distinct sizes."""
+    sizes: set[int] = set()
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part[1:]:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                sizes.update(range(lo, hi + 1))
+            elif part:
+                sizes.add(int(part))
+    except ValueError:
+        raise QueensError(f"-n {text!r}: give a size (27), a range (20-27) or a list (8,12,20-24)") from None
+    if not sizes:
+        raise QueensError(f"-n {text!r}: give at least one board size")
+    return sorted(sizes)
+
+
+def add_command(sub) -> None:
+    """Register ``jaxqueens estimate``."""
+    p = sub.add_parser(
+        "estimate", help="estimate Q(n) and the backtrack tree's size with Knuth's random probes",
+        description="Knuth's (1975) random-probe estimator: walk from the root choosing a uniformly "
+                    "random safe row per column, multiply the branching factors. The top levels "
+                    "are enumerated exactly (strata) to cut the variance. Reports the estimate, "
+                    "its standard error and a confidence interval, against OEIS A000170 for n <= 27.")
+    p.add_argument("-n", default="27", metavar="N",
+                   help=f"board size 1..{MAX_N}, a range 20-27 or a list 8,12,32 (default 27)")
+    p.add_argument("--probes", type=float, default=None,
+                   help="probes per size (default 1e7 on a CPU, 1e8 on a GPU)")
+    p.add_argument("--depth", type=int, default=None,
+                   help="levels enumerated exactly (default: automatic; 0 = plain Knuth estimator)")
+    p.add_argument("--level", type=float, default=0.99, help="confidence level (default 0.99)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write summary.json, estimates.csv and log_q_over_n.png here")
+    options.add_quiet(p)
+    options.add_checkpoint(p)
+    p.set_defaults(func=cmd_estimate)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}" if abs(x) < 1e15 else f"{x:.5e}"
+
+
+def _checkpoints(args) -> bool:
+    """Resume? (``--resume DIR`` needs a checkpoint there and sets ``args.out``.)"""
+    if args.resume:
+        if not any(Path(args.resume).glob("checkpoint-n*.npz")):
+            raise QueensError(f"--resume {args.resume}: no checkpoint there; check the folder, or "
+                              "start without --resume")
+        args.out = args.resume
+        return True
+    if args.checkpoint_every <= 0:
+        raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
+    return False
+
+
+def _report(r: knuth.Estimate, level: float) -> None:
+    lo, hi = r.ci
+    line = (f"n = {r.n}: Q(n) ~ {_fmt(r.solutions)} +- {_fmt(r.solutions_se)} "
+            f"({100 * level:g}% CI {_fmt(lo)} .. {_fmt(hi)})")
+    if r.exact is not None:
+        inside = "inside" if lo <= r.exact <= hi else "OUTSIDE"
+        line += f"; exact {r.exact:,} ({inside} the CI, error {100 * r.rel_error:+.3f}%)"
+    print(line)
+    how = "every walk enumerated: exact" if r.exhaustive else (
+        f"{r.probes:,} probes below {r.strata:,} strata of depth {r.depth}, "
+        f"{r.hit_rate:.2%} reach depth n, {r.probes_per_s:,.0f} probes/s "
+        f"(compile {r.compile_s:.2f} s excluded)")
+    print(f"    backtrack tree: {_fmt(r.nodes)} +- {_fmt(r.nodes_se)} nodes; {how}")
+
+
+def cmd_estimate(args) -> int:
+    """The ``estimate`` command: one line per size, a table file and the log Q(n)/n plot."""
+    sizes = parse_sizes(args.n)
+    bad = [n for n in sizes if not 1 <= n <= MAX_N]
+    if bad:
+        raise QueensError(f"-n {args.n}: sizes {bad} are outside 1..{MAX_N}; pick sizes in range")
+    probes = None if args.probes is None else int(args.probes)
+    resume = _checkpoints(args)
+    results = []
+    for n in sizes:
+        ckpt = Path(args.out) / f"checkpoint-n{n}.npz" if args.out else None
+        try:
+            r = knuth.estimate(n, probes, depth=args.depth if args.depth is None else min(args.depth, n),
+                               seed=args.seed, level=args.level, quiet=options.quiet(args),
+                               checkpoint=ckpt, resume=resume, checkpoint_every=args.checkpoint_every)
+        except KeyboardInterrupt:
+            return options.report_interrupt(f"{len(results)} finished sizes", args.out)
+        results.append(r)
+        _report(r, args.level)
+    if args.out and gather.is_writer():
+        out = Path(args.out)
+        outputs.write_outputs(out, knuth.run_summary(results, args.seed))
+        path = figures.log_q_plot([(r.n, r.solutions, r.solutions_se, r.z) for r in results],
+                                  out / "log_q_over_n.png", alpha=knuth.SIMKIN_ALPHA)
+        for ckpt in out.glob("checkpoint-n*.npz"):
+            ckpt.unlink()
+        print(f"wrote summary.json, estimates.csv, {path.name} to {out}")
+    return 0

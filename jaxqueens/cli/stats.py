@@ -1,0 +1,144 @@
+"""``jaxqueens stats``: solution-count statistics of a solver (coverage, sampling bias, steps).
+
+Runs :func:`jaxqueens.drivers.stats.collect` and :func:`~jaxqueens.drivers.stats.analyse`,
+prints the summary, and with ``--out DIR`` writes the tables (:mod:`jaxqueens.io.stats`) and,
+unless ``--no-plots``, the figures (:mod:`jaxqueens.plots.stats`).
+"""
+
+from __future__ import annotations
+
+from jaxqueens.cli import options
+from jaxqueens.drivers import stats as solstats
+from jaxqueens.io import stats as outputs
+from jaxqueens.parallel import gather
+from jaxqueens.plots import stats as figures
+from jaxqueens.solvers import anneal as sls
+from jaxqueens.solvers import minconflicts
+
+GA_KEYS = ("pop", "generations", "encoding", "scheme", "crossover", "mutation", "tournament", "cxpb",
+           "mutpb", "indpb", "elite", "islands", "migrate_every", "migrants")
+
+
+def add_command(sub) -> None:
+    """Register ``jaxqueens stats``."""
+    p = sub.add_parser(
+        "stats", help="solution-count statistics of a solver: coverage, sampling bias, steps",
+        description="Run chains of a solver until a budget and report the distinct solutions and "
+                    "fundamental classes found (against OEIS for n <= 27), the coverage curve with "
+                    "the coupon-collector expectation, every solution's sampling frequency with a "
+                    "chi-square test of uniformity, and the steps-to-solution distribution.")
+    options.add_size(p, default=8)
+    p.add_argument("--solver", choices=solstats.SOLVERS, default="minconflicts",
+                   help="minconflicts (default), anneal (--method ls|ta|sa) or ga")
+    p.add_argument("--chains", type=int, default=None,
+                   help="chains to run (GA: trials; min-conflicts: chains solved); default 10000")
+    p.add_argument("--solutions", type=int, default=None, help="stop at this many distinct solutions")
+    p.add_argument("--time", type=float, default=None, metavar="SECONDS", help="stop after this time")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--batch", type=int, default=None,
+                   help="chains per kernel call (GA: trials per round); default automatic")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write summary.json, CSV tables and PNG figures here")
+    p.add_argument("--no-plots", action="store_true", help="with --out: tables only, no figures")
+    options.add_quiet(p)
+    g = p.add_argument_group("min-conflicts (as 'jaxqueens solve')")
+    g.add_argument("--maxsteps", type=int, default=4000, help="steps before a restart (default 4000)")
+    g.add_argument("--init", choices=minconflicts.INITS, default="permutation")
+    g.add_argument("--tabu", type=int, default=0, help="plateau tabu tenure (default 0 = off)")
+    g = p.add_argument_group("annealing (as 'jaxqueens anneal')")
+    g.add_argument("--method", choices=sls.METHODS, default="ta", help="ls, ta or sa (default ta)")
+    g.add_argument("--steps", type=int, default=10_000, help="step budget per chain (default 10000)")
+    g.add_argument("--rounds", type=int, default=10)
+    g.add_argument("--neighbour", choices=sls.NEIGHBOURS, default="step")
+    g.add_argument("--step", type=int, default=3)
+    g.add_argument("--objective", choices=sls.OBJECTIVES, default="attacks")
+    g.add_argument("--q", type=float, default=0.5)
+    g.add_argument("--init-prob", type=float, default=0.4)
+    g.add_argument("--alpha", type=float, default=0.9)
+    g = p.add_argument_group("genetic algorithm (as 'jaxqueens evolve'; defaults as there)")
+    g.add_argument("--pop", type=int, default=None)
+    g.add_argument("--generations", type=int, default=None)
+    g.add_argument("--encoding", choices=("permutation", "combination"), default=None)
+    g.add_argument("--scheme", choices=("steady", "generational"), default=None)
+    g.add_argument("--crossover", default=None)
+    g.add_argument("--mutation", default=None)
+    g.add_argument("--tournament", type=int, default=None)
+    g.add_argument("--cxpb", type=float, default=None)
+    g.add_argument("--mutpb", type=float, default=None)
+    g.add_argument("--indpb", type=float, default=None)
+    g.add_argument("--elite", type=int, default=None)
+    g.add_argument("--islands", type=int, default=None)
+    g.add_argument("--migrate-every", dest="migrate_every", type=int, default=None)
+    g.add_argument("--migrants", type=int, default=None)
+    options.add_checkpoint(p)
+    p.set_defaults(func=cmd_stats)
+
+
+def _options(args) -> dict:
+    if args.solver == "minconflicts":
+        return {"max_steps": args.maxsteps, "init": args.init, "tabu": args.tabu, "batch": args.batch}
+    if args.solver == "anneal":
+        return {k: getattr(args, k) for k in ("method", "steps", "rounds", "neighbour", "step",
+                                              "objective", "q", "init_prob", "alpha", "batch")}
+    return {"batch": args.batch, **{k: getattr(args, k) for k in GA_KEYS if getattr(args, k) is not None}}
+
+
+def _p(test: dict | None) -> str:
+    if test is None:
+        return "n/a (exact total unknown)"
+    p = test["p_value"]
+    if p is None:
+        return f"n/a ({test['cells']} cell)"
+    text = f"chi2 = {test['statistic']:.1f}, dof = {test['dof']:,}, " + (
+        f"p = {p:.3g}" if p > 0 else "p < 1e-300")
+    if not test["valid"]:
+        text += f" (only {test['expected_per_cell_mean']:.2g} expected per cell: not meaningful)"
+    return text
+
+
+def _plot(res, out) -> list:
+    """The figures of ``res``, from its arrays."""
+    sam = res.samples
+    every = res.all_counts is not None
+    budgets, rate = res.success
+    return figures.write_plots(
+        out, name=sam.solver + (f" ({sam.options['method']})" if "method" in sam.options else ""),
+        n=sam.n, coverage=res.coverage, counts=res.all_counts if every else res.counts,
+        every_solution=every, samples=len(sam.rows), solved=sam.solved, steps=sam.steps,
+        step_unit=sam.step_unit, budgets=budgets, rate=rate)
+
+
+def cmd_stats(args) -> int:
+    """The ``stats`` command: run, print the statistics, write tables and figures."""
+    n = options.board_size(args)
+    checkpoint, resume = options.checkpoint_target(args)
+    samples = solstats.collect(n, args.solver, chains=args.chains, solutions=args.solutions,
+                               seconds=args.time, seed=args.seed, quiet=options.quiet(args),
+                               checkpoint=checkpoint, resume=resume,
+                               checkpoint_every=args.checkpoint_every, **_options(args))
+    if samples.stopped_by == "interrupted":
+        return options.report_interrupt(f"{len(samples.solved):,} finished chains", args.out)
+    res = solstats.analyse(samples)
+    s = res.summary
+    name = args.solver + (f" ({args.method})" if args.solver == "anneal" else "")
+    ex = lambda v: f" of {v:,}" if v else ""  # noqa: E731
+    print(f"{name}, n = {n}: {s['solved']:,} of {s['chains']:,} chains solved; "
+          f"{s['distinct_solutions']:,}{ex(s['exact_solutions'])} distinct solutions, "
+          f"{s['fundamental_classes']:,}{ex(s['exact_classes'])} fundamental classes; all verified")
+    if s["expected_distinct_if_uniform"] is not None:
+        print(f"if every solution were equally likely: {s['expected_distinct_if_uniform']:,.1f} distinct "
+              f"expected after {s['solved']:,} samples")
+    print(f"uniformity over solutions: {_p(s['chi2_solutions'])}")
+    print(f"uniformity over classes:   {_p(s['chi2_classes'])}")
+    st = s["steps"]
+    if st["median"] is not None:
+        print(f"{s['step_unit']} to solution: mean {st['mean']:.1f}, median {st['median']:g}, "
+              f"p90 {st['p90']:g}, p99 {st['p99']:g}, max {st['max']}")
+    if args.out and gather.is_writer():
+        files = outputs.write_outputs(res, args.out)
+        if not args.no_plots:
+            files += _plot(res, args.out)
+        if checkpoint is not None:
+            checkpoint.unlink(missing_ok=True)
+        print(f"wrote {', '.join(f.name for f in files)} to {args.out}")
+    return 0 if s["solved"] else 1

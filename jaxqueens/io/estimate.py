@@ -1,0 +1,25 @@
+"""What ``jaxqueens estimate`` writes to ``--out``: ``summary.json`` and ``estimates.csv``.
+
+Both come from the run's summary document (:func:`jaxqueens.drivers.estimate.run_summary`: method,
+seed, Simkin's alpha, backend and one row per size, ``Estimate.as_dict``), so io needs no
+driver type. The figure ``log_q_over_n.png`` is drawn by :mod:`jaxqueens.plots.estimate`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jaxqueens.io.tables import write_dict_csv, write_json
+
+CSV_KEYS = ("n", "solutions", "solutions_se", "ci_low", "ci_high", "exact", "rel_error", "nodes",
+            "nodes_se", "probes", "depth", "strata", "hit_rate", "probes_per_s")
+"""The columns of ``estimates.csv`` (keys of each size's row; missing values are empty cells)."""
+
+
+def write_outputs(out_dir: str | Path, summary: dict) -> list[Path]:
+    """Write ``summary.json`` (``summary`` as it is) and ``estimates.csv`` (one row per entry of
+    ``summary["estimates"]``) atomically into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return [write_json(out / "summary.json", summary),
+            write_dict_csv(out / "estimates.csv", summary["estimates"], CSV_KEYS)]

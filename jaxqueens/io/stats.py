@@ -1,0 +1,73 @@
+"""What ``jaxqueens stats`` writes to ``--out``: ``summary.json``, ``distinct.npy`` and the tables.
+
+``frequencies.csv`` (every solution for n <= 14, else every distinct one sampled: solution,
+count, canonical form, class size), ``classes.csv``, ``coverage.csv`` (thinned to at most
+:data:`CURVE_POINTS` log-spaced rows plus the last), ``steps.csv`` and ``success.csv``. The
+result is taken duck-typed (a :class:`~jaxqueens.drivers.stats.StatsResult`: ``samples``,
+``summary``, ``distinct``, ``counts``, ``distinct_sizes``, ``classes``, ``class_counts``,
+``class_sizes``, ``all_solutions``, ``all_counts``, ``coverage``, ``success``), since io never
+imports a driver. The figures are drawn by :mod:`jaxqueens.plots.stats`.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from jaxqueens.core import symmetry
+from jaxqueens.io import boards as boardio
+from jaxqueens.io.tables import write_csv, write_json
+
+CURVE_POINTS = 2000  # coverage rows kept in coverage.csv (log-spaced, plus the last)
+
+
+def _thin(c: int) -> np.ndarray:
+    """Indices 0..c-1 to keep in the coverage table: log-spaced, at most CURVE_POINTS, the last."""
+    if c <= CURVE_POINTS:
+        return np.arange(c)
+    return np.unique(np.concatenate([np.round(np.logspace(0, math.log10(c), CURVE_POINTS)) - 1,
+                                     [c - 1]]).astype(np.int64))
+
+
+def _board_text(rows: np.ndarray) -> list[str]:
+    return [" ".join(map(str, r)) for r in rows.tolist()]
+
+
+def write_outputs(res, out_dir: str | Path) -> list[Path]:
+    """Write ``summary.json``, ``distinct.npy`` (if any sample) and the CSV tables into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    sam, cov = res.samples, res.coverage
+    files = [write_json(out / "summary.json", res.summary)]
+    if len(res.distinct):
+        boardio.write_boards_npy(out / "distinct.npy", res.distinct)
+        files.append(out / "distinct.npy")
+    if res.all_solutions is not None:
+        canon = symmetry.canonical(res.all_solutions)
+        sizes = 8 // symmetry.stabilizer_sizes(res.all_solutions)
+        table = zip(_board_text(res.all_solutions), res.all_counts, _board_text(canon), sizes)
+    else:
+        canon = symmetry.canonical(res.distinct) if len(res.distinct) else res.distinct
+        table = zip(_board_text(res.distinct), res.counts, _board_text(canon), res.distinct_sizes)
+    files.append(write_csv(out / "frequencies.csv", ["solution", "count", "canonical", "class_size"],
+                           ([a, int(b), c, int(d)] for a, b, c, d in table)))
+    files.append(write_csv(out / "classes.csv", ["canonical", "class_size", "count"],
+                           ([t, int(z), int(k)] for t, z, k in zip(_board_text(res.classes),
+                                                                    res.class_sizes, res.class_counts))))
+    keep = _thin(sam.chains)
+    exp = cov["expected"]
+    expf = cov["expected_fundamental"]
+    files.append(write_csv(out / "coverage.csv",
+                           ["chains", "solved", "distinct", "fundamental", "expected_distinct_uniform",
+                            "expected_fundamental_uniform"],
+                           ([int(cov["chains"][i]), int(cov["solved"][i]), int(cov["distinct"][i]),
+                             int(cov["fundamental"][i]), "" if exp is None else f"{exp[i]:.4f}",
+                             "" if expf is None else f"{expf[i]:.4f}"] for i in keep)))
+    files.append(write_csv(out / "steps.csv", ["chain", "solved", sam.step_unit],
+                           ([i, int(a), int(b)] for i, (a, b) in enumerate(zip(sam.solved, sam.steps)))))
+    budgets, rate = res.success
+    files.append(write_csv(out / "success.csv", [f"{sam.step_unit}_budget", "success_rate"],
+                           ([int(b), f"{r:.6f}"] for b, r in zip(budgets, rate))))
+    return files
