@@ -92,7 +92,6 @@ def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
 
 KILL_WRITER = """
 import sys, numpy as np
-from jaxqueens.drivers import chains as driver
 rows = np.zeros((200_000, 16), np.int32)
 part = driver.ChunkResult(rows, np.ones(200_000, bool), np.arange(200_000), np.zeros(200_000))
 i = 0

@@ -13,7 +13,7 @@ from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
 from jaxqueens.io import logs
 from jaxqueens.parallel.gather import is_writer
-from jaxqueens.plots import figures
+from jaxqueens.plots import chains as chain_plots
 from jaxqueens.solvers.anneal import METHODS, NEIGHBOURS, OBJECTIVES
 
 TRACE_CHAINS = 3
@@ -105,7 +105,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
         if folder is not None and is_writer():
             chain_io.write_outputs(res.run, folder, res.summary)
     if args.out and args.plot and is_writer() and len(results) == len(methods):
-        path = figures.method_traces({m: r.traces for m, r in results.items()},
+        path = chain_plots.method_traces({m: r.traces for m, r in results.items()},
                                      anneal_io.traces_file(args.out), n=n,
                                      every=results[methods[0]].trace_every)
         print(f"wrote {path}")

@@ -19,7 +19,7 @@ def add_command(sub) -> None:
 
 def cmd_check(args) -> int:
     """Verify boards with the independent checker; exit 1 if any is not a solution."""
-    boards = options.load_boards(args)
+    boards = options.boards_of(args)
     bad = 0
     for i, rows in enumerate(boards):
         report = checker.check_board(rows)

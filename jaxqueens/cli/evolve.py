@@ -42,7 +42,7 @@ SCORES = ga_io.SCORES
 def load_config(path: str | Path) -> dict:
     """Read an experiment file (the ``jaxqueens run`` format with ``command = "evolve"``) and
     return its options; raise QueensError naming a bad key or value."""
-    cfg = experiment.load(path)
+    cfg = experiment.load_config(path)
     if cfg["command"] != "evolve":
         raise QueensError(f"{path}: a config for {cfg['command']!r}, not evolve; run it with "
                           f"'jaxqueens run {path}'")

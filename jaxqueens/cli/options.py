@@ -1,7 +1,7 @@
 """Option groups and checks that several commands share, so every command spells them alike.
 
 - board size: ``-n N``, ``--n N`` or a bare ``N`` (:func:`add_size`, :func:`board_size`);
-- board files: ``FILE [--one-based]`` (:func:`add_file`, :func:`load_boards`);
+- board files: ``FILE [--one-based]`` (:func:`add_file`, :func:`boards_of`);
 - long runs: ``--out DIR``, ``--resume DIR``, ``--checkpoint-every S`` (:func:`add_checkpoint`,
   :func:`checkpoint_target`) and the message after Ctrl-C (:func:`report_interrupt`);
 - ``--quiet``: no progress line; without it, a progress line is drawn on a terminal and never off
@@ -56,7 +56,7 @@ def add_file(p: argparse.ArgumentParser) -> None:
                    help="rows in a text file are written 1..n instead of 0..n-1")
 
 
-def load_boards(args) -> np.ndarray:
+def boards_of(args) -> np.ndarray:
     """The boards of ``args.file`` ([B, n]); a file with no board is an error."""
     boards = boardio.load_boards(args.file, one_based=args.one_based)
     if boards.shape[0] == 0:

@@ -19,7 +19,7 @@ def add_command(sub) -> None:
 
 def cmd_render(args) -> int:
     """Write a PNG poster of one board of FILE."""
-    rows = options.pick(options.load_boards(args), args.index, args.file)
+    rows = options.pick(options.boards_of(args), args.index, args.file)
     render.render_png(rows, args.output, title=args.title)
     print(f"wrote {args.output}")
     return 0

@@ -98,7 +98,7 @@ def _parse_set(text: str, options: dict[str, argparse.Action]):
         raise QueensError(f"--set {key}: {raw!r} is not a valid {getattr(action.type, '__name__', 'value')}") from None
 
 
-def load(path: str | Path) -> dict:
+def load_config(path: str | Path) -> dict:
     """Read and shape-check a config file."""
     path = Path(path)
     try:
@@ -159,7 +159,7 @@ def _record(out: Path, command: str, opts: dict, setting: dict) -> None:
 def cmd_run(args) -> int:
     """Run the config's command once, or once per sweep setting."""
     parser = args.build_parser()
-    cfg = load(args.config)
+    cfg = load_config(args.config)
     command, opts, sweep, options = resolve(cfg, parser, args.set or [], str(args.config))
     if args.out:
         opts["out"] = args.out

@@ -22,7 +22,7 @@ def add_command(sub) -> None:
 
 def cmd_show(args) -> int:
     """Print boards with their conflict counts (JAX kernels) and ASCII pictures."""
-    boards = options.load_boards(args)
+    boards = options.boards_of(args)
     pairs = np.asarray(board.attacking_pairs(boards))
     attacks = np.asarray(board.n_attacks(boards))
     conflicted = np.asarray(board.conflicted_mask(boards)).sum(axis=-1)

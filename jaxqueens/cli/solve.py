@@ -29,7 +29,7 @@ from jaxqueens.io import chains as chain_out
 from jaxqueens.io import large as large_out
 from jaxqueens.io import logs
 from jaxqueens.parallel.gather import is_writer
-from jaxqueens.plots import figures as plots
+from jaxqueens.plots import chains as plots
 from jaxqueens.plots import render
 from jaxqueens.solvers.minconflicts import INITS
 

@@ -84,7 +84,7 @@ def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: devices
     Returns:
       uint32 ``[P, 2]``: solutions below each prefix, low and high word.
     """
-    return items.search(lambda p: solver.count_prefix(p, config), lambda p: solver.init(p, config),
+    return items.search_each(lambda p: solver.count_prefix(p, config), lambda p: solver.init(p, config),
                         functools.partial(_advance_lanes, config=config), lambda s: s.d < 0,
                         _count_words, prefixes, num_devices, sizes.count_lanes)
 

@@ -26,7 +26,7 @@ def each(one: Callable[[Any], Any], items, num_devices: int):
     return map_items(one, items, num_devices)
 
 
-def search(one: Callable[[Any], Any], init: Callable[[Any], Any], advance: Callable[[Any, Any], Any],
+def search_each(one: Callable[[Any], Any], init: Callable[[Any], Any], advance: Callable[[Any, Any], Any],
            finished: Callable[[Any], Any], result: Callable[[Any], Any], items, num_devices: int,
            lanes: int):
     """A search per item: ``one(item)`` mapped on the CPU; on an accelerator, ``lanes`` lockstep

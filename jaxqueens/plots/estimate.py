@@ -1,5 +1,5 @@
 """The figure of ``jaxqueens estimate``: log Q(n) / n against n (host-only; the house style of
-:mod:`jaxqueens.plots.figures`: ``matplotlib.figure.Figure``, written atomically)."""
+:mod:`jaxqueens.plots.base`: ``matplotlib.figure.Figure``, written atomically)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxqueens.core.oeis import A000170
-from jaxqueens.plots.figures import _figure, _save
+from jaxqueens.plots.base import figure, save_png
 
 
 def log_q_plot(estimates: list[tuple[int, float, float, float]], path: Path,
@@ -20,7 +20,7 @@ def log_q_plot(estimates: list[tuple[int, float, float, float]], path: Path,
     Args:
       estimates: ``(n, estimate, standard error, z)`` per size.
     """
-    fig, ax = _figure()
+    fig, ax = figure()
     ns = [n for n in sorted(A000170) if A000170[n] > 0]
     ax.plot(ns, [math.log(A000170[n]) / n for n in ns], "o", color="k", ms=4,
             label="exact (OEIS A000170)")
@@ -41,4 +41,4 @@ def log_q_plot(estimates: list[tuple[int, float, float, float]], path: Path,
     ax.set_title("N-Queens solutions: log Q(n) / n")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_png(fig, path)

@@ -1,7 +1,7 @@
 """Figures for GA runs (host-only; matplotlib imported lazily, files written atomically).
 
 Arrays in, files out: the caller passes the per-generation records, never a result object. Same
-house pattern as :mod:`jaxqueens.plots.figures`: one ``Figure`` per file, no pyplot state.
+house pattern as :mod:`jaxqueens.plots.base`: one ``Figure`` per file, no pyplot state.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens.plots.figures import _figure, _save
+from jaxqueens.plots.base import figure, finish, save_png
 
 MAX_TRIAL_LINES = 200
 """Trials drawn as faint lines (evenly spaced subset beyond this); the median uses every trial."""
@@ -26,7 +26,7 @@ def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Pat
       title: figure title.
     """
     values = np.asarray(values, dtype=float)
-    fig, ax = _figure()
+    fig, ax = figure()
     gens = np.arange(values.shape[0])
     shown = np.unique(np.linspace(0, values.shape[1] - 1, min(values.shape[1], MAX_TRIAL_LINES)).astype(int))
     for t in shown:
@@ -38,19 +38,14 @@ def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Pat
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right")
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def solved_plot(curve: np.ndarray, path: Path, title: str) -> Path:
     """Fraction of trials that have found a solution by generation g (``curve [G+1]``)."""
-    fig, ax = _figure()
+    fig, ax = figure()
     ax.step(np.arange(len(curve)), curve, where="post", lw=1.8, color="tab:green")
-    ax.set_xlabel("generation")
-    ax.set_ylabel("fraction of trials solved")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return finish(fig, ax, path, title, "generation", "fraction of trials solved", ylim=(0, 1.02))
 
 
 def write_plots(out: Path, best: np.ndarray, avg: np.ndarray, worst: np.ndarray, solved: np.ndarray,

@@ -1,5 +1,5 @@
 """Figures of ``jaxqueens stats`` (host-only; arrays in, files out; the house style of
-:mod:`jaxqueens.plots.figures`: ``matplotlib.figure.Figure``, written atomically)."""
+:mod:`jaxqueens.plots.base`: ``matplotlib.figure.Figure``, written atomically)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ from pathlib import Path
 import numpy as np
 
 from jaxqueens.core.oeis import A000170, A002562
-from jaxqueens.plots.figures import _figure, _save, steps_histogram
+from jaxqueens.plots.base import figure, finish, save_png
+from jaxqueens.plots.chains import steps_histogram
 
 
 def coverage_plot(cov: dict, path: Path, title: str, total: int | None = None,
                   total_classes: int | None = None) -> Path:
     """Distinct solutions and classes found vs chains run; the exact totals and, dashed, the
     coupon-collector expectation if every solution were equally likely."""
-    fig, ax = _figure()
+    fig, ax = figure()
     x = cov["chains"]
     ax.plot(x, cov["distinct"], color="C0", lw=1.6, label="distinct solutions found")
     ax.plot(x, cov["fundamental"], color="C1", lw=1.6, label="fundamental classes found")
@@ -38,14 +39,14 @@ def coverage_plot(cov: dict, path: Path, title: str, total: int | None = None,
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def frequency_histogram(counts: np.ndarray, samples: int, path: Path, title: str,
                         total: int | None = None) -> Path:
     """How often each solution was sampled (unsampled ones at 0 where ``counts`` holds all Q),
     with the binomial expectation Q * Binom(S, 1/Q) if sampling were uniform."""
-    fig, ax = _figure()
+    fig, ax = figure()
     counts = np.asarray(counts)
     top = int(counts.max(initial=0))
     bins = np.arange(top + 2) - 0.5 if top <= 80 else np.linspace(-0.5, top + 0.5, 60)
@@ -63,38 +64,28 @@ def frequency_histogram(counts: np.ndarray, samples: int, path: Path, title: str
     ax.set_title(title)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def steps_ecdf(steps: np.ndarray, path: Path, title: str, unit: str = "steps") -> Path:
     """Empirical CDF of steps to solution over the solved chains."""
-    fig, ax = _figure()
+    fig, ax = figure()
     s = np.sort(np.asarray(steps))
     if s.size:
         ax.step(s, np.arange(1, s.size + 1) / s.size, where="post", color="tab:green")
         if s.max() > 20 * max(1, np.median(s)):
             ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlabel(f"{unit} to solution")
-    ax.set_ylabel("fraction of solved chains")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return finish(fig, ax, path, title, f"{unit} to solution", "fraction of solved chains", ylim=(0, 1.02))
 
 
 def success_rate_plot(budgets: np.ndarray, rate: np.ndarray, path: Path, title: str,
                  unit: str = "steps") -> Path:
     """Share of all chains run that solved within a step budget."""
-    fig, ax = _figure()
+    fig, ax = figure()
     ax.step(budgets, rate, where="post", color="tab:red")
     if len(budgets) and budgets.max() > 100:
         ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlabel(f"{unit} budget")
-    ax.set_ylabel("success rate")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return finish(fig, ax, path, title, f"{unit} budget", "success rate", ylim=(0, 1.02))
 
 
 def write_plots(out: Path, *, name: str, n: int, coverage: dict, counts: np.ndarray,

@@ -83,4 +83,4 @@ def test_shipped_configs_are_valid():
     configs = sorted(CONFIGS.glob("*.toml"))
     assert configs
     for path in configs:
-        experiment.resolve(experiment.load(path), parser, [], str(path))
+        experiment.resolve(experiment.load_config(path), parser, [], str(path))

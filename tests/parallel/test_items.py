@@ -28,7 +28,7 @@ def _search_parts():
 def test_search_same_on_both_strategies(monkeypatch, accelerator):
     monkeypatch.setattr(devices, "is_accelerator", lambda: accelerator)
     xs = jnp.asarray(np.arange(1, 1 + 8 * D), jnp.int32)
-    out = jax.jit(lambda v: items.search(*_search_parts(), v, D, lanes=3))(xs)
+    out = jax.jit(lambda v: items.search_each(*_search_parts(), v, D, lanes=3))(xs)
     want = []
     for x in range(1, 1 + 8 * D):
         steps = 0
