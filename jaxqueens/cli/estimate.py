@@ -45,7 +45,8 @@ def add_command(sub) -> None:
                     "random safe row per column, multiply the branching factors. The top levels "
                     "are enumerated exactly (strata) to cut the variance. Reports the estimate, "
                     "its standard error and a confidence interval, against OEIS A000170 for n <= 27.")
-    p.add_argument("-n", default="27", metavar="N",
+    p.add_argument("n_pos", nargs="?", default=None, metavar="N", help="board sizes (same as -n)")
+    p.add_argument("-n", "--n", dest="n", default=None, metavar="N",
                    help=f"board size 1..{MAX_N}, a range 20-27 or a list 8,12,32 (default 27)")
     p.add_argument("--probes", type=float, default=None,
                    help="probes per size (default 1e7 on a CPU, 1e8 on a GPU)")
@@ -94,6 +95,9 @@ def _report(r: knuth.Estimate, level: float) -> None:
 
 def cmd_estimate(args) -> int:
     """The ``estimate`` command: one line per size, a table file and the log Q(n)/n plot."""
+    if args.n is not None and args.n_pos is not None and args.n != args.n_pos:
+        raise QueensError(f"two board sizes given (-n {args.n} and {args.n_pos}); give one")
+    args.n = args.n or args.n_pos or "27"
     sizes = parse_sizes(args.n)
     bad = [n for n in sizes if not 1 <= n <= MAX_N]
     if bad:

@@ -1,5 +1,6 @@
 """The command line: good files, bad files, exit codes and one-line errors."""
 
+import re
 import subprocess
 import sys
 
@@ -102,3 +103,31 @@ def test_console_script_and_help():
         assert command in out.stdout
     bad = subprocess.run([sys.executable, "-m", "jaxqueens.cli.main", "frobnicate"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+SIZED = {  # command -> extra arguments that make a tiny, fast run
+    "solve": ["--chains", "2", "--quiet"],
+    "anneal": ["--chains", "2", "--steps", "200", "--quiet"],
+    "evolve": ["--pop", "10", "--generations", "2", "--quiet"],
+    "count": [],
+    "stats": ["--chains", "20", "--quiet"],
+    "estimate": ["--probes", "1000", "--quiet"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(SIZED))
+@pytest.mark.parametrize("spelling", ["-n", "--n", "bare"])
+def test_every_size_spelling_reaches_the_command(command, spelling, capsys):
+    """`-n 6`, `--n 6` and a bare `6` all run n = 6 (abbreviations are never taken)."""
+    size = ["6"] if spelling == "bare" else [spelling, "6"]
+    assert main([command, *size, *SIZED[command]]) in (0, 1)
+    out = capsys.readouterr().out
+    assert re.search(r"n = 6\b|\b6\s+4\b", out), out[-500:]
+
+
+def test_no_abbreviated_options():
+    for argv in (["--c", "10", "solve", "-n", "8"], ["solve", "--cha", "2"],
+                 ["--num", "2", "solve"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
