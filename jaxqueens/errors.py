@@ -17,3 +17,8 @@ class BoardFileError(QueensError):
 
 class SolutionCheckError(RuntimeError):
     """A solver reported a board that the independent checker rejects (a bug, never user error)."""
+
+
+class PeerLostError(QueensError):
+    """Another process of a multi-process run stopped answering mid-run (a gather failed): the run
+    cannot go on; the last checkpoint is kept, and every process must be started again."""

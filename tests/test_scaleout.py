@@ -92,6 +92,7 @@ def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
 
 KILL_WRITER = """
 import sys, numpy as np
+from jaxqueens.drivers import chains as driver
 rows = np.zeros((200_000, 16), np.int32)
 part = driver.ChunkResult(rows, np.ones(200_000, bool), np.arange(200_000), np.zeros(200_000))
 i = 0
@@ -164,17 +165,23 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def start_two(argv: list[str], other: list[str] | None = None) -> list[subprocess.Popen]:
+    """Start ``jaxqueens ARGV`` as processes 0 and 1 of a run on localhost (one CPU device each;
+    process 1 runs ``OTHER`` when given)."""
+    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
+    port = _free_port()
+    return [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
+                                    "--process-id", str(i)] + (other if i and other else argv),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**ENV, "JAXQUEENS_CPU_DEVICES": "1"})
+            for i in range(2)]
+
+
 def two_processes(argv: list[str]) -> tuple[list[int], str]:
     """Run ``jaxqueens ARGV`` as two processes on localhost (one CPU device each).
 
     Returns their exit codes and their stdout, stderr joined (for assertion messages)."""
-    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
-    port = _free_port()
-    procs = [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
-                                     "--process-id", str(i)] + argv,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**ENV, "JAXQUEENS_CPU_DEVICES": "1"})
-             for i in range(2)]
+    procs = start_two(argv)
     outs = [p.communicate(timeout=300) for p in procs]
     return [p.returncode for p in procs], "".join(o + e[-2000:] for o, e in outs)
 
@@ -349,3 +356,61 @@ def test_stats_interrupt_and_resume(tmp_path, monkeypatch, capsys, solver, extra
     for name in ("frequencies.csv", "coverage.csv", "steps.csv"):
         assert (tmp_path / "whole" / name).read_text() == (tmp_path / "run" / name).read_text()
     assert not (tmp_path / "run" / "checkpoint.npz").exists()
+
+
+LONG_SOLVE = ["solve", "-n", "32", "--chains", "10000000", "--batch", "8", "--quiet",
+              "--checkpoint-every", "0.2"]
+
+
+def _clean_stop(proc: subprocess.Popen, seconds: float) -> tuple[float, str]:
+    """Wait for ``proc`` (at most ``seconds``); its time to stop and its stderr, which must hold one
+    error line and neither a Python traceback nor JAX's C++ abort."""
+    t0 = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=seconds)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in err and "Check failure" not in err, err[-3000:]
+    assert len([line for line in err.splitlines() if "error:" in line]) == 1, err[-3000:]
+    return time.monotonic() - t0, err
+
+
+def test_defect_4_peer_killed_mid_run_survivor_saves_and_stops(tmp_path):
+    """kill -9 of process 1 mid-run: process 0 saves its checkpoint and stops within seconds with
+    one line and exit 2 (it used to print a traceback, wait ~100 s and abort from C++, 134)."""
+    out = tmp_path / "run"
+    procs = start_two(LONG_SOLVE + ["--out", str(out)])
+    try:
+        ckpt, deadline = out / checkpoint.FILENAME, time.monotonic() + 120
+        while not ckpt.exists():  # the run is under way: it has saved once
+            assert time.monotonic() < deadline and procs[0].poll() is None, procs[0].stderr.read()
+            time.sleep(0.1)
+        procs[1].kill()
+        procs[1].wait()
+        seconds, err = _clean_stop(procs[0], 60)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    assert procs[0].returncode == 2 and seconds < 20, (seconds, err[-3000:])
+    assert "process 0 of 2 lost contact" in err and "--resume" in err
+    with np.load(ckpt) as z:  # the survivor's last save is whole
+        assert int(z["offset"]) > 0 and len(z["solved"]) == int(z["offset"])
+
+
+def test_defect_4_peer_stopping_on_an_error_does_not_hang_the_run(tmp_path):
+    """Process 1 fails after the join (here: a missing board file) while process 0 works: process 1
+    exits 2 at once instead of waiting in JAX's exit barrier, and process 0 stops with one line."""
+    procs = start_two(LONG_SOLVE + ["--out", str(tmp_path / "run")],
+                      other=["check", str(tmp_path / "missing.txt")])
+    try:
+        seconds_1, err_1 = _clean_stop(procs[1], 60)
+        seconds_0, err_0 = _clean_stop(procs[0], 60)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    assert procs[1].returncode == 2 and "missing.txt" in err_1
+    assert procs[0].returncode == 2 and seconds_0 < 20 and "lost contact" in err_0, err_0[-3000:]

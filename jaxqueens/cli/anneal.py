@@ -4,6 +4,7 @@ method, with a summary line each; ``--out`` holds what :mod:`jaxqueens.io.anneal
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from jaxqueens.cli import options
@@ -41,7 +42,7 @@ def add_command(sub) -> None:
     p.add_argument("--init-prob", type=float, default=0.4,
                    help="SA: share of worsening moves accepted at the start (default 0.4)")
     p.add_argument("--alpha", type=float, default=0.9, help="SA: cooling factor per round (default 0.9)")
-    p.add_argument("--seed", type=int, default=0)
+    options.add_seed(p)
     p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
     p.add_argument("--out", default=None, metavar="DIR", help="write outputs here (one folder per method)")
     p.add_argument("--plot", action="store_true", help="with --out: best-so-far traces, one line per method")
@@ -66,11 +67,39 @@ def _summary_line(method: str, n: int, s: dict) -> str:
             f"{(s['solutions_per_s'] or 0):,.0f} solutions/s")
 
 
+def _resume_states(resume: str, methods: list[str]) -> dict[str, str]:
+    """``--resume DIR``: where each method stands (:func:`jaxqueens.io.anneal.method_state`);
+    a folder with nothing to resume, or a method with incomplete outputs, is refused."""
+    states = {m: anneal_io.method_state(anneal_io.method_folder(resume, m, methods)) for m in methods}
+    bad = [m for m, state in states.items() if state == "incomplete"]
+    if bad or all(state == "not started" for state in states.values()):
+        which = f" for {bad[0]}" if bad else ""
+        raise QueensError(f"--resume {resume}: no checkpoint or finished run{which} there; check the "
+                          "folder, or start without --resume")
+    return states
+
+
+def _report_interrupt(out, method: str, before: list[str], chains: int, ckpt) -> int:
+    """After Ctrl-C in ``method`` (``before``: the methods finished earlier): the checkpoint that
+    holds its finished chains, or what else is kept, and how to resume; exit code 130."""
+    if ckpt is not None and ckpt.exists():
+        return options.report_interrupt(f"{chains} finished chains of {method.upper()}", out, saved=ckpt)
+    if out is not None and before and is_writer():
+        print(f"interrupted before {method.upper()} finished any chain; {', '.join(before).upper()} "
+              f"finished and kept in {out}; resume with the same command and --resume {out}",
+              file=sys.stderr)
+        return 130
+    if out is not None and is_writer():
+        print(f"interrupted before any chain finished; nothing saved in {out}", file=sys.stderr)
+        return 130
+    return options.report_interrupt("", None)
+
+
 def cmd_anneal(args: argparse.Namespace) -> int:
     """The ``anneal`` command: each method in turn, a summary line each, outputs and plot.
 
-    ``--resume DIR`` continues every method that left a checkpoint in its folder and skips the
-    methods that had finished (per method, since each has its own folder).
+    ``--resume DIR`` skips the methods that had finished, continues the one that left a
+    checkpoint in its folder and starts those that had not begun (:func:`_resume_states`).
     """
     methods = parse_methods(args.method)
     n = options.board_size(args)
@@ -82,31 +111,36 @@ def cmd_anneal(args: argparse.Namespace) -> int:
         if args.out and Path(args.out) != Path(args.resume):
             raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
         args.out = args.resume
+    options.prepare_out(args.out, need=len(methods) * max(args.chains, 1) * (12 * max(n, 1) + 100))
+    states = _resume_states(args.resume, methods) if args.resume else {}
     results = {}
-    for method in methods:
+    for i, method in enumerate(methods):
         folder = anneal_io.method_folder(args.out, method, methods)
         ckpt = anneal_io.checkpoint_file(folder)
-        resume = bool(args.resume) and ckpt is not None and ckpt.exists()
-        if args.resume and not resume and not anneal_io.run_finished(folder):
-            raise QueensError(f"--resume {args.resume}: no checkpoint or finished run for {method} there")
-        if args.resume and not resume:
+        if states.get(method) == "finished":
             continue  # this method had finished before the interruption
-        res = anneal(n, method, args.chains, args.steps, rounds=args.rounds,
-                     neighbour=args.neighbour, step=args.step, objective=args.objective,
-                     seed=args.seed, batch=args.batch, q=args.q, init_prob=args.init_prob,
-                     alpha=args.alpha, trace_chains=TRACE_CHAINS if args.plot else 0,
-                     quiet=options.quiet(args), announce=print, checkpoint=ckpt, resume=resume,
-                     checkpoint_every=args.checkpoint_every)
-        if res.run.stopped_by == "interrupted":
-            return options.report_interrupt(f"{len(res.run.chain_id)} finished chains", args.out)
-        logs.log("summary", **res.summary)
-        print(_summary_line(method, n, res.summary))
-        results[method] = res
-        if folder is not None and is_writer():
-            chain_io.write_outputs(res.run, folder, res.summary)
-    if args.out and args.plot and is_writer() and len(results) == len(methods):
-        path = chain_plots.method_traces({m: r.traces for m, r in results.items()},
-                                     anneal_io.traces_file(args.out), n=n,
-                                     every=results[methods[0]].trace_every)
-        print(f"wrote {path}")
+        try:
+            res = anneal(n, method, args.chains, args.steps, rounds=args.rounds,
+                         neighbour=args.neighbour, step=args.step, objective=args.objective,
+                         seed=args.seed, batch=args.batch, q=args.q, init_prob=args.init_prob,
+                         alpha=args.alpha, trace_chains=TRACE_CHAINS if args.plot else 0,
+                         quiet=options.quiet(args), announce=print, checkpoint=ckpt,
+                         resume=states.get(method) == "saved", checkpoint_every=args.checkpoint_every)
+        except KeyboardInterrupt:  # before the chunked loop (calibration, compilation)
+            res = None
+        if res is None or res.run.stopped_by == "interrupted":
+            return _report_interrupt(args.out, method, methods[:i],
+                                     0 if res is None else len(res.run.chain_id), ckpt)
+        with options.final_write(args.out):
+            logs.log("summary", **res.summary)
+            print(_summary_line(method, n, res.summary))
+            results[method] = res
+            if folder is not None and is_writer():
+                chain_io.write_outputs(res.run, folder, res.summary)
+    with options.final_write(args.out):
+        if args.out and args.plot and is_writer() and len(results) == len(methods):
+            path = chain_plots.method_traces({m: r.traces for m, r in results.items()},
+                                         anneal_io.traces_file(args.out), n=n,
+                                         every=results[methods[0]].trace_every)
+            print(f"wrote {path}")
     return 0

@@ -37,7 +37,7 @@ def add_command(sub) -> None:
                    help="count: keep DIR/checkpoint.npz (resumable) and write DIR/summary.json; "
                         "with --enumerate: FILE.npy gets all solutions [S, n] uint8 and "
                         "FILE_fundamental.npy the fundamental representatives (a DIR gets "
-                        "solutions.npy and solutions_fundamental.npy)")
+                        "solutions.npy and solutions_fundamental.npy; another suffix is refused)")
     options.add_checkpoint(p)
     shown = p.add_mutually_exclusive_group()
     shown.add_argument("--progress", action="store_true",
@@ -72,15 +72,23 @@ def _enumerate(args, n: int) -> int:
         raise QueensError("--enumerate runs in one go (n <= 14) and cannot resume; drop --resume")
     if not args.out:
         raise QueensError("--enumerate needs --out FILE.npy (or a folder) to write the solutions to")
+    suffix = Path(args.out).suffix
+    if suffix and suffix != ".npy" and not Path(args.out).is_dir():
+        raise QueensError(f"--out {args.out}: --enumerate writes .npy files; give --out FILE.npy, "
+                          f"or a folder without a suffix (it gets {outputs.SOLUTIONS} and the "
+                          "fundamental ones beside it)")
+    options.prepare_out(args.out, kind="file" if suffix == ".npy" else "dir",
+                        need=2 * n * A000170.get(n, 0) if n <= count.ENUMERATE_MAX_N else 0)
     boards = count.enumerate_solutions(n)
     reps = symmetry.fundamental(boards)
     every, fund = outputs.solution_paths(args.out)
-    if gather.is_writer():  # several processes: process 0 writes
-        outputs.write_solutions(args.out, boards, reps)
-    print(f"n = {n}: {len(boards):,} solutions{_known(len(boards), A000170, n, 'A000170')}, "
-          f"{len(reps):,} fundamental{_known(len(reps), A002562, n, 'A002562')}; "
-          f"all verified; wrote {every} and {fund}")
-    return 0
+    with options.final_write(args.out):
+        if gather.is_writer():  # several processes: process 0 writes
+            outputs.write_solutions(args.out, boards, reps)
+        print(f"n = {n}: {len(boards):,} solutions{_known(len(boards), A000170, n, 'A000170')}, "
+              f"{len(reps):,} fundamental{_known(len(reps), A002562, n, 'A002562')}; "
+              f"all verified; wrote {every} and {fund}")
+        return 0
 
 
 def cmd_count(args) -> int:
@@ -96,23 +104,25 @@ def cmd_count(args) -> int:
         raise QueensError(f"--out {args.out} is a solutions file: add --enumerate to list the "
                           "solutions, or give --out DIR to keep a count's checkpoint and summary")
     path, resume = _checkpoint_target(args)
+    options.prepare_out(args.out)
     try:
         res = count.count_solutions(n, unique=args.unique, checkpoint=path, resume=resume,
                                     quiet=False if args.progress else options.quiet(args),
                                     checkpoint_every=args.checkpoint_every)
     except KeyboardInterrupt as err:
         return options.report_interrupt(str(err) or "the finished chunks", args.out)
-    print(f"n = {res.n}: {res.total:,} solutions{_known(res.total, A000170, res.n, 'A000170')}")
-    if res.unique is not None:
-        print(f"fundamental (distinct under rotations and reflections): {res.unique:,}"
-              f"{_known(res.unique, A002562, res.n, 'A002562')}")
-    resumed = (f", {res.resumed_chunks} of {res.chunks} chunks resumed from checkpoint"
-               if res.resumed_chunks else "")
-    print(f"{res.seconds:.2f} s ({res.prefixes:,} prefixes of depth {res.depth}, "
-          f"compile {res.compile_seconds:.2f} s excluded{resumed})")
-    if args.out and gather.is_writer():
-        written = outputs.write_summary(args.out, res, processes=gather.process_count())
-        print(f"wrote {written}")
-    bad = (res.n in A000170 and res.total != A000170[res.n]) or (
-        res.unique is not None and res.n in A002562 and res.unique != A002562[res.n])
-    return 1 if bad else 0
+    with options.final_write(args.out):
+        print(f"n = {res.n}: {res.total:,} solutions{_known(res.total, A000170, res.n, 'A000170')}")
+        if res.unique is not None:
+            print(f"fundamental (distinct under rotations and reflections): {res.unique:,}"
+                  f"{_known(res.unique, A002562, res.n, 'A002562')}")
+        resumed = (f", {res.resumed_chunks} of {res.chunks} chunks resumed from checkpoint"
+                   if res.resumed_chunks else "")
+        print(f"{res.seconds:.2f} s ({res.prefixes:,} prefixes of depth {res.depth}, "
+              f"compile {res.compile_seconds:.2f} s excluded{resumed})")
+        if args.out and gather.is_writer():
+            written = outputs.write_summary(args.out, res, processes=gather.process_count())
+            print(f"wrote {written}")
+        bad = (res.n in A000170 and res.total != A000170[res.n]) or (
+            res.unique is not None and res.n in A002562 and res.unique != A002562[res.n])
+        return 1 if bad else 0

@@ -19,21 +19,34 @@ from jaxqueens.plots import estimate as figures
 from jaxqueens.solvers.estimate import MAX_N
 
 
-def parse_sizes(text: str) -> list[int]:
-    """``"27"``, ``"20-27"``, ``"8,12,20-24"`` -> sorted distinct sizes."""
+def _quote(text: str, limit: int = 40) -> str:
+    """The start of a user's text for a one-line message."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def parse_sizes(text: str, low: int = 1, high: int = MAX_N) -> list[int]:
+    """``"27"``, ``"20-27"``, ``"8,12,20-24"`` -> sorted distinct sizes, each in ``low..high``.
+
+    Every part is range-checked before a range is expanded, so ``1-10000000000`` costs nothing,
+    and a message quotes at most the start of the text.
+    """
     sizes: set[int] = set()
-    try:
-        for part in text.split(","):
-            part = part.strip()
-            if "-" in part[1:]:
-                lo, hi = (int(x) for x in part.split("-", 1))
-                sizes.update(range(lo, hi + 1))
-            elif part:
-                sizes.add(int(part))
-    except ValueError:
-        raise QueensError(f"-n {text!r}: give a size (27), a range (20-27) or a list (8,12,20-24)") from None
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            lo, hi = (int(x) for x in part.split("-", 1)) if "-" in part[1:] else (int(part),) * 2
+        except ValueError:
+            raise QueensError(f"-n {_quote(text)}: give a size (27), a range (20-27) or a list "
+                              "(8,12,20-24)") from None
+        if not (low <= lo <= high and low <= hi <= high):
+            which = f" ({_quote(part)} is not)" if part != text.strip() else ""
+            raise QueensError(f"-n {_quote(text)}: sizes must lie in {low}..{high}{which}; "
+                              "pick sizes in range")
+        sizes.update(range(lo, hi + 1))
     if not sizes:
-        raise QueensError(f"-n {text!r}: give at least one board size")
+        raise QueensError(f"-n {_quote(text)}: give at least one board size")
     return sorted(sizes)
 
 
@@ -53,7 +66,7 @@ def add_command(sub) -> None:
     p.add_argument("--depth", type=int, default=None,
                    help="levels enumerated exactly (default: automatic; 0 = plain Knuth estimator)")
     p.add_argument("--level", type=float, default=0.99, help="confidence level (default 0.99)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    options.add_seed(p)
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write summary.json, estimates.csv and log_q_over_n.png here")
     options.add_quiet(p)
@@ -84,7 +97,8 @@ def _report(r: knuth.Estimate, level: float) -> None:
             f"({100 * level:g}% CI {_fmt(lo)} .. {_fmt(hi)})")
     if r.exact is not None:
         inside = "inside" if lo <= r.exact <= hi else "OUTSIDE"
-        line += f"; exact {r.exact:,} ({inside} the CI, error {100 * r.rel_error:+.3f}%)"
+        error = f", error {100 * r.rel_error:+.3f}%" if r.rel_error is not None else ""
+        line += f"; exact {r.exact:,} ({inside} the CI{error})"
     print(line)
     how = "every walk enumerated: exact" if r.exhaustive else (
         f"{r.probes:,} probes below {r.strata:,} strata of depth {r.depth}, "
@@ -99,11 +113,9 @@ def cmd_estimate(args) -> int:
         raise QueensError(f"two board sizes given (-n {args.n} and {args.n_pos}); give one")
     args.n = args.n or args.n_pos or "27"
     sizes = parse_sizes(args.n)
-    bad = [n for n in sizes if not 1 <= n <= MAX_N]
-    if bad:
-        raise QueensError(f"-n {args.n}: sizes {bad} are outside 1..{MAX_N}; pick sizes in range")
-    probes = None if args.probes is None else int(args.probes)
+    probes = args.probes  # a float (2e4); the driver checks it (nan, inf, < 1)
     resume = _checkpoints(args)
+    options.prepare_out(args.out)
     results = []
     for n in sizes:
         ckpt = Path(args.out) / f"checkpoint-n{n}.npz" if args.out else None
@@ -115,12 +127,13 @@ def cmd_estimate(args) -> int:
             return options.report_interrupt(f"{len(results)} finished sizes", args.out)
         results.append(r)
         _report(r, args.level)
-    if args.out and gather.is_writer():
-        out = Path(args.out)
-        outputs.write_outputs(out, knuth.run_summary(results, args.seed))
-        path = figures.log_q_plot([(r.n, r.solutions, r.solutions_se, r.z) for r in results],
-                                  out / "log_q_over_n.png", alpha=knuth.SIMKIN_ALPHA)
-        for ckpt in out.glob("checkpoint-n*.npz"):
-            ckpt.unlink()
-        print(f"wrote summary.json, estimates.csv, {path.name} to {out}")
+    with options.final_write(args.out):
+        if args.out and gather.is_writer():
+            out = Path(args.out)
+            outputs.write_outputs(out, knuth.run_summary(results, args.seed))
+            path = figures.log_q_plot([(r.n, r.solutions, r.solutions_se, r.z) for r in results],
+                                      out / "log_q_over_n.png", alpha=knuth.SIMKIN_ALPHA)
+            for ckpt in out.glob("checkpoint-n*.npz"):
+                ckpt.unlink()
+            print(f"wrote summary.json, estimates.csv, {path.name} to {out}")
     return 0

@@ -93,7 +93,7 @@ def add_command(sub) -> None:
     p.add_argument("--migrants", type=int, default=None, help="individuals per migration (default 1)")
     p.add_argument("--fitness", choices=("pairs", "excess"), default=None,
                    help="minimise attacking pairs (default) or DEAP's sum of (k - 1) over lines")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
+    options.add_seed(p, default=None)
     p.add_argument("--score", choices=SCORES, default=None,
                    help="CSV/plots: attacking pairs (default, minimised) or non-attacking pairs (maximised)")
     p.add_argument("--out", default=None, metavar="DIR", help="write CSVs, .npy files and summary.json here")
@@ -113,6 +113,14 @@ def _settings(args) -> dict:
     return conf
 
 
+def _out_bytes(conf: dict) -> int:
+    """Roughly what ``--out`` receives: final populations (.npy, and in the checkpoint with its
+    temporary copy) and one history row per trial and generation."""
+    n, pop, trials = conf.get("n") or 8, conf.get("pop") or 100, conf.get("trials") or 1
+    islands, generations = conf.get("islands") or 1, conf.get("generations") or 1000
+    return trials * islands * pop * (12 * n + 24) + trials * (generations + 1) * 100
+
+
 def cmd_evolve(args) -> int:
     """The ``evolve`` command: run, print the summary, write the outputs."""
     conf = _settings(args)
@@ -126,24 +134,26 @@ def cmd_evolve(args) -> int:
     args.out = out
     target, resume = options.checkpoint_target(args)
     out = args.out
+    options.prepare_out(out, need=_out_bytes(conf))
     result = ga.evolve(**conf, quiet=options.quiet(args), checkpoint=target, resume=resume,
                        checkpoint_every=args.checkpoint_every)
     if result.interrupted:
         generations = result.best.shape[0] - 1
         return options.report_interrupt(f"{generations} finished generations", out)
-    s = ga_io.summary(result)
-    c = result.config
-    print(f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} generations: "
-          f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
-          f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions")
-    print(f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s ({s['evals_per_s']:,.0f}/s; "
-          f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)")
-    if out and gather.is_writer():
-        written = ga_io.write_outputs(result, Path(out), s, score)
-        (Path(out) / checkpoint.FILENAME).unlink(missing_ok=True)
-        if plot:
-            what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
-            written += ga_plots.write_plots(Path(out), *ga_io.scored(result, score), result.success_curve(),
-                                            what=what, score=score, fitness=c.fitness)
-        print(f"wrote {', '.join(p.name for p in written)} to {out}")
-    return 0 if s["solved"] else 1
+    with options.final_write(out):
+        s = ga_io.summary(result)
+        c = result.config
+        print(f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} generations: "
+              f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
+              f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions")
+        print(f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s ({s['evals_per_s']:,.0f}/s; "
+              f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)")
+        if out and gather.is_writer():
+            written = ga_io.write_outputs(result, Path(out), s, score)
+            if plot:
+                what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
+                written += ga_plots.write_plots(Path(out), *ga_io.scored(result, score), result.success_curve(),
+                                                what=what, score=score, fitness=c.fitness)
+            (Path(out) / checkpoint.FILENAME).unlink(missing_ok=True)  # last: the outputs are whole
+            print(f"wrote {', '.join(p.name for p in written)} to {out}")
+        return 0 if s["solved"] else 1

@@ -1,27 +1,43 @@
 """The ``jaxqueens`` command line: a thin driver over the package.
 
-Exit codes: 0 success; 1 ``check`` found a board that is not a solution (or
-``solve`` solved no chain);
-2 bad input (a one-line message naming the problem and the fix, no traceback);
-130 interrupted.
+Exit codes, decided here for every command by one handler (:func:`main`):
+
+- 0 success;
+- 1 ``check`` found a board that is not a solution (or ``solve`` solved no chain);
+- 2 a user error: bad input, an option out of range, a file that cannot be read or written, a
+  run that would not fit in memory (one line naming the problem and the fix, no traceback);
+- 3 an internal error, a bug: a short line with a bug-report hint (the traceback only with
+  ``JAXQUEENS_DEBUG=1``), never 1, which scripts read as "not a solution";
+- 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import sys
 import time
+import traceback
 from typing import Sequence
 
-from jaxqueens.cli import anneal, check, count, estimate, evolve, render, run, show, solve, stats
+from jaxqueens.cli import (anneal, check, count, estimate, evolve, options, render, run, show, solve,
+                           stats)
 from jaxqueens.errors import QueensError
-from jaxqueens.io import logs
+from jaxqueens.io import console, logs
 from jaxqueens.parallel import devices
+
+
+EXIT_OK, EXIT_NOT_SOLVED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+ENV_DEBUG = "JAXQUEENS_DEBUG"
+"""Set to 1 to print the traceback of an internal error (exit code 3)."""
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error message (exit code 2, as argparse has) and no abbreviations:
-    ``--n`` must never be read as ``--num-processes``, nor ``--c`` as ``--coordinator``."""
+    ``--n`` must never be read as ``--num-processes``, nor ``--c`` as ``--coordinator``. Every
+    integer option is range-checked to fit 32 bits (:func:`jaxqueens.cli.options.int_range_error`),
+    so a huge value is refused naming the option, not deep inside JAX."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
@@ -29,6 +45,18 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # noqa: D102 (argparse API)
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # noqa: D102 (argparse API)
+        namespace, extras = super().parse_known_args(args, namespace)
+        for action in self._actions:  # this parser's own options (a subparser checks its own)
+            value = getattr(namespace, action.dest, None)
+            if action.type is int and isinstance(value, int):
+                why = options.int_range_error(value)
+                if why is not None:
+                    flag = next((o for o in action.option_strings if o.startswith("--")),
+                                (action.option_strings or [action.metavar or action.dest])[0])
+                    self.error(f"argument {flag}: {why}")
+        return namespace, extras
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Array-parallel N-Queens on JAX: boards, checks and solvers.",
         epilog="Run 'jaxqueens COMMAND --help' for the options of a command. Anywhere on the line: "
                "--log-json (structured logs on stderr); multi-process runs: --coordinator "
-               "HOST:PORT --num-processes P --process-id I (see README).",
+               "HOST:PORT --num-processes P --process-id I [--coordinator-timeout SECONDS, default "
+               f"{devices.COORDINATOR_TIMEOUT:g}, or ${devices.ENV_COORDINATOR_TIMEOUT}] (see README).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -51,20 +80,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _distributed_parser() -> argparse.ArgumentParser:
     """The options read anywhere on the line, before the command's own parser (exact spellings only)."""
-    p = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    p = _Parser(prog="jaxqueens", add_help=False)
     p.add_argument("--coordinator", default=None, metavar="HOST:PORT")
     p.add_argument("--num-processes", type=int, default=None, metavar="P")
     p.add_argument("--process-id", type=int, default=None, metavar="I")
+    p.add_argument("--coordinator-timeout", type=float, default=None, metavar="SECONDS")
     p.add_argument("--log-json", action="store_true")
     return p
 
 
+def _leaves_cleanly(entry):
+    """In a multi-process run, a process that stops on an error or Ctrl-C leaves at once with its
+    exit code (:func:`jaxqueens.parallel.devices.leave`), rather than wait in JAX's exit barrier
+    for peers that wait for it in turn."""
+
+    @functools.wraps(entry)
+    def wrapped(argv: Sequence[str] | None = None) -> int:
+        return devices.leave(entry(argv))
+
+    return wrapped
+
+
+@_leaves_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``jaxqueens`` console script.
 
     ``--coordinator HOST:PORT --num-processes P --process-id I`` (anywhere on the line, or
     ``JAX_COORDINATOR_ADDRESS`` / ``JAX_NUM_PROCESSES`` / ``JAX_PROCESS_ID``) join a
-    multi-process run: each process works on its share and process 0 writes the results.
+    multi-process run: each process works on its share and process 0 writes the results. The
+    processes wait ``--coordinator-timeout`` seconds (``JAXQUEENS_COORDINATOR_TIMEOUT``, default
+    60) for each other, then stop with one line and exit 2; when another process is lost mid-run,
+    process 0 saves its checkpoint and stops with one line and exit 2 (README: the limits).
     """
     dist, rest = _distributed_parser().parse_known_args(sys.argv[1:] if argv is None else list(argv))
     args = build_parser().parse_args(rest)
@@ -73,23 +119,54 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.perf_counter()
     logs.log("start", command=args.command, argv=rest)
     try:
-        devices.init_distributed(dist.coordinator, dist.num_processes, dist.process_id)
-        code = args.func(args)
+        devices.check_cpu_devices()
+        devices.init_distributed(dist.coordinator, dist.num_processes, dist.process_id,
+                                 dist.coordinator_timeout)
+        with console.pipe_safe_stdout():  # `| head`: a closed stdout never costs the --out files
+            code = args.func(args)
         logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
         return code
     except QueensError as err:
-        print(f"jaxqueens {args.command}: error: {err}", file=sys.stderr)
-        logs.log("end", command=args.command, code=2, error=str(err))
-        return 2
-    except OverflowError as err:
-        print(f"jaxqueens {args.command}: error: {err}", file=sys.stderr)
-        return 2
+        return _fail(args.command, EXIT_USAGE, f"error: {err}")
     except KeyboardInterrupt:
         print(f"jaxqueens {args.command}: interrupted", file=sys.stderr)
-        return 130
+        logs.log("end", command=args.command, code=EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # output piped into e.g. `head`, which has closed it
         sys.stderr.close()
         return 0
+    except MemoryError:
+        return _fail(args.command, EXIT_USAGE, "error: out of memory; use a smaller size, "
+                     "--batch or --depth (or free memory)")
+    except OSError as err:  # the machine refused (disk full, read-only, permissions): not a bug
+        if err.strerror is None:
+            return _internal(args.command, err)
+        where = f"{err.filename}: " if err.filename else ""
+        return _fail(args.command, EXIT_USAGE, f"error: {where}{err.strerror}; free space, fix "
+                     "the permissions or pick another path, then run again")
+    except Exception as err:  # anything else is a bug
+        return _internal(args.command, err)
+
+
+def _fail(command: str, code: int, message: str) -> int:
+    """One line on stderr (never a traceback) and the exit code."""
+    message = " ".join(message.split("\n"))  # one line, whatever the message held
+    print(f"jaxqueens {command}: {message}", file=sys.stderr)
+    logs.log("end", command=command, code=code, error=message)
+    return code
+
+
+def _internal(command: str, err: BaseException) -> int:
+    """An unexpected exception is a bug: a short line with a bug-report hint and exit code 3
+    (the traceback too with ``JAXQUEENS_DEBUG=1``)."""
+    debug = os.environ.get(ENV_DEBUG, "") not in ("", "0")
+    if debug:
+        traceback.print_exception(err)
+    what = (str(err).strip().splitlines() or [""])[0][:200]
+    hint = "the traceback is above" if debug else f"rerun with {ENV_DEBUG}=1 for the traceback"
+    return _fail(command, EXIT_INTERNAL,
+                 f"internal error ({type(err).__name__}{': ' + what if what else ''}); this is a "
+                 f"bug, not your input: please report it with the command line ({hint})")
 
 
 if __name__ == "__main__":

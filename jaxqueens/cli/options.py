@@ -4,21 +4,31 @@
 - board files: ``FILE [--one-based]`` (:func:`add_file`, :func:`boards_of`);
 - long runs: ``--out DIR``, ``--resume DIR``, ``--checkpoint-every S`` (:func:`add_checkpoint`,
   :func:`checkpoint_target`) and the message after Ctrl-C (:func:`report_interrupt`);
+- ``--seed S``, checked to lie in 0..2^32-1 (:func:`add_seed`), and every other integer option
+  to fit 32 bits (:func:`int_range_error`, applied by the parser);
 - ``--quiet``: no progress line; without it, a progress line is drawn on a terminal and never off
-  one (:func:`quiet`).
+  one (:func:`quiet`);
+- outputs: every command that writes checks its output path before any work
+  (:func:`prepare_out`) and ends in :func:`final_write` (Ctrl-C deferred while it writes).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import shutil
 import sys
 from pathlib import Path
+from typing import Iterable, Iterator
 
 import numpy as np
 
 from jaxqueens.errors import QueensError
+from jaxqueens.io import atomic
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import checkpoint
+from jaxqueens.io.progress import SafePoints
 from jaxqueens.parallel.gather import is_writer
 
 
@@ -73,6 +83,50 @@ def pick(boards: np.ndarray, index: int, file: str) -> np.ndarray:
     return boards[index]
 
 
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+"""Range of every plain integer option: sizes, steps, chains, batches and indices all end in
+32-bit arrays (JAX's default integers), where a larger value would overflow or be refused with a
+message that names no option. The parser (:mod:`jaxqueens.cli.main`) and ``run`` configs apply
+it through :func:`int_range_error`."""
+
+
+def _clip(text: str, limit: int = 30) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def int_range_error(value: int) -> str | None:
+    """Why an integer option's value does not fit 32 bits (a message part), or None if it does."""
+    if INT_MIN <= value <= INT_MAX:
+        return None
+    return f"{_clip(str(value))} is out of range: integer options lie in {INT_MIN}..{INT_MAX}"
+
+
+SEED_MAX = 2**32 - 1
+"""Seeds are 32-bit: ``jax.random.key`` keeps 32 bits without x64 (key(2^32) is key(0)) and the
+estimator's streams are seeded with ``seed & 0xFFFFFFFF``, so every seed that ever gave its own
+results lies in 0..2^32-1."""
+
+
+class Seed(int):
+    """argparse type of ``--seed``: an integer in ``0..SEED_MAX`` (the value is a plain int)."""
+
+    def __new__(cls, text):
+        try:
+            value = int(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"must be an integer, got {str(text)[:40]!r}") from None
+        if not 0 <= value <= SEED_MAX:
+            raise argparse.ArgumentTypeError(f"must be between 0 and 2^32-1 ({SEED_MAX}), "
+                                             f"got {_clip(str(value))}")
+        return value
+
+
+def add_seed(p: argparse.ArgumentParser, default: int | None = 0, help: str | None = None) -> None:
+    """``--seed S``: the random seed, range-checked (:class:`Seed`)."""
+    p.add_argument("--seed", type=Seed, default=default, metavar="S",
+                   help=help or f"random seed, 0..2^32-1 (default {default if default is not None else 0})")
+
+
 def add_quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true",
                    help="no progress line (without it: a progress line on a terminal only)")
@@ -108,11 +162,124 @@ def checkpoint_target(args) -> tuple[Path | None, bool]:
     return (Path(args.out) / checkpoint.FILENAME if args.out else None), False
 
 
-def report_interrupt(what: str, out) -> int:
-    """After Ctrl-C: say what was kept (``what``) and how to resume; exit code 130."""
+def report_interrupt(what: str, out, saved=None) -> int:
+    """After Ctrl-C: say what was kept (``what``) and where (``saved``: the checkpoint file,
+    default ``out/checkpoint.npz``), and how to resume; exit code 130."""
     if out is not None and is_writer():
-        print(f"interrupted after {what}, saved in {Path(out) / checkpoint.FILENAME}; resume with "
+        saved = Path(out) / checkpoint.FILENAME if saved is None else saved
+        print(f"interrupted after {what}, saved in {saved}; resume with "
               f"the same command and --resume {out}", file=sys.stderr)
     else:
         print("interrupted; nothing saved (give --out DIR to make runs resumable)", file=sys.stderr)
     return 130
+
+
+MARGIN = 1 << 20
+"""Bytes of free space asked for beyond a command's estimate (summaries, tables, figures)."""
+
+
+def _size(nbytes: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if nbytes < 1024 or unit == "GiB":
+            return f"{nbytes:,.0f} {unit}" if unit == "bytes" else f"{nbytes:,.1f} {unit}"
+        nbytes /= 1024
+    return f"{nbytes:,.1f} TiB"
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
+
+
+def prepare_out(path, kind: str = "dir", *, option: str = "--out", inputs: Iterable = (),
+                need: float = 0) -> Path | None:
+    """Check an output path before any work, so a run never ends in a write that must fail.
+
+    ``kind="dir"``: ``path`` is a folder (new or existing), never an existing file;
+    ``kind="file"``: a file, never an existing folder nor one of ``inputs``. Either way the
+    folder must be creatable and writable and its disk must have ``need`` bytes (a rough
+    estimate of what the run writes, checkpoints included) plus :data:`MARGIN` free. Stale
+    temporary files of a killed run are removed from the folder (:mod:`jaxqueens.io.atomic`).
+    Nothing is created. Returns ``Path(path)``, or None when no path is given.
+
+    Raises:
+      QueensError: one line naming the option, the path and the fix.
+    """
+    if path is None or str(path) == "":
+        return None
+    target = Path(path)
+    shown = f"{option} {path}"
+    if kind == "dir" and target.exists() and not target.is_dir():
+        raise QueensError(f"{shown}: is a file, not a folder; give a folder (new or existing) or "
+                          "move the file away")
+    if kind == "file":
+        if target.is_dir():
+            raise QueensError(f"{shown}: is a folder; give a file name")
+        for source in inputs:
+            if source is not None and _same_file(target, Path(source)):
+                raise QueensError(f"{shown}: is the input file {source}; give another output name")
+    folder = target if kind == "dir" else target.parent
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise QueensError(f"{shown}: {existing} is a file, so no folder can be made there; "
+                          "pick another path")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise QueensError(f"{shown}: cannot write in {existing} (read-only or no permission); "
+                          "pick a writable folder")
+    try:
+        free = shutil.disk_usage(existing).free
+    except OSError:
+        free = None
+    if free is not None and free < need + MARGIN:
+        raise QueensError(f"{shown}: only {_size(free)} free on the disk of {existing}, about "
+                          f"{_size(need + MARGIN)} needed; free some space or pick another folder")
+    if folder.is_dir():
+        atomic.remove_stale_temps(folder)
+    return target
+
+
+def _checkpoints_in(out) -> list[Path]:
+    """The checkpoint files of a run's ``--out`` folder (any command's naming, any depth)."""
+    if not out or not Path(out).is_dir():
+        return []
+    stem = Path(checkpoint.FILENAME).stem
+    return sorted(Path(out).rglob(f"{stem}*.npz"))
+
+
+@contextlib.contextmanager
+def final_write(out) -> Iterator[None]:
+    """The end of a run (summary lines, ``--out`` files) with Ctrl-C deferred: the finished work
+    is never lost in its last seconds.
+
+    A first Ctrl-C inside the block waits for it: the outputs are then whole, a line says so
+    and the command exits 130 (KeyboardInterrupt, after the block). A second Ctrl-C stops at
+    once: the atomic writes leave each file whole or absent, the checkpoint (removed only after
+    the outputs) stays, and the resume command is printed. A write that fails (OSError: the disk
+    filled up after :func:`prepare_out`) becomes a one-line QueensError that says the same.
+    """
+    with SafePoints() as safe:
+        try:
+            yield
+        except OSError as err:  # the disk filled up (or went read-only) after the preflight
+            what = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
+            keep = (f"the finished work is in its checkpoint: fix that and resume with the same "
+                    f"command and --resume {out}" if is_writer() and _checkpoints_in(out)
+                    else "fix that (free space, permissions) and run again")
+            raise QueensError(f"could not write the outputs to {out} ({what}); {keep}") from None
+        except KeyboardInterrupt:
+            if is_writer() and _checkpoints_in(out):
+                print(f"interrupted before the outputs in {out} were complete; the finished work is "
+                      f"in its checkpoint: resume with the same command and --resume {out}",
+                      file=sys.stderr)
+            elif out and is_writer():
+                print(f"interrupted while writing {out}: each file there is whole or absent; run "
+                      "the command again to write them all", file=sys.stderr)
+            raise
+    if safe.requested:
+        done = f"the files written to {out} are complete" if out and is_writer() else "nothing lost"
+        print(f"Ctrl-C during the final write: it was finished first ({done})", file=sys.stderr)
+        raise KeyboardInterrupt

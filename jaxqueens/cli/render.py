@@ -13,12 +13,15 @@ def add_command(sub) -> None:
     options.add_file(p)
     p.add_argument("-o", "--output", required=True, metavar="PNG", help="output PNG file")
     p.add_argument("--index", type=int, default=0, help="which board of a multi-board file (default 0)")
-    p.add_argument("--title", default=None, help="figure title (default: n and conflict count)")
+    p.add_argument("--title", default=None,
+                   help="figure title (default: n and conflict count); $...$ is matplotlib "
+                        "mathtext, checked before drawing; write \\$ for a dollar sign")
     p.set_defaults(func=cmd_render)
 
 
 def cmd_render(args) -> int:
     """Write a PNG poster of one board of FILE."""
+    options.prepare_out(args.output, kind="file", option="-o", inputs=[args.file])
     rows = options.pick(options.boards_of(args), args.index, args.file)
     render.render_png(rows, args.output, title=args.title)
     print(f"wrote {args.output}")

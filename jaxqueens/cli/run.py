@@ -1,7 +1,8 @@
 """``jaxqueens run CONFIG.toml``: experiments from config files, with overrides and sweeps.
 
-A config names a command and its options, exactly the command line's long options with ``_``
-for ``-`` (``maxsteps``, ``init_prob``)::
+A config names a command (solve, evolve, anneal, count, stats or estimate: show, check and
+render take a board file and run directly) and its options, exactly the command line's long
+options with ``_`` for ``-`` (``maxsteps``, ``init_prob``)::
 
     command = "solve"
     out = "out/solve-32"
@@ -28,6 +29,7 @@ from pathlib import Path
 import jax
 
 from jaxqueens._version import __version__
+from jaxqueens.cli.options import int_range_error, prepare_out
 from jaxqueens.errors import QueensError
 from jaxqueens.io.tables import write_dict_csv, write_json
 
@@ -37,6 +39,9 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 TOP_KEYS = {"command", "out", "options", "sweep", "description"}
+NOT_IN_CONFIGS = ("show", "check", "render", "run")
+"""Commands a config cannot name: the first three take a board FILE argument, which a config has
+no key for; ``run`` would recurse."""
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -66,7 +71,7 @@ def _argv(key: str, value, action: argparse.Action, where: str) -> list[str]:
         if not isinstance(value, bool):
             raise QueensError(f"{where}: '{key}' must be true or false, got {value!r}")
         return [flag] if value != (isinstance(action, argparse._StoreFalseAction)) else []
-    expected = action.type or str
+    expected = _base_type(action)
     ok = (isinstance(value, bool) is False) and (
         (expected is int and isinstance(value, int)) or
         (expected is float and isinstance(value, (int, float))) or
@@ -77,7 +82,20 @@ def _argv(key: str, value, action: argparse.Action, where: str) -> list[str]:
     if action.choices is not None and value not in action.choices:
         raise QueensError(f"{where}: '{key}' must be one of {', '.join(map(str, action.choices))}, "
                           f"got {value!r}")
+    if expected is int:  # the ranges the command line checks, before any run of a sweep
+        try:
+            value = action.type(value)
+        except (argparse.ArgumentTypeError, ValueError) as err:
+            raise QueensError(f"{where}: '{key}' {err}") from None
+        if (why := int_range_error(value)) is not None:
+            raise QueensError(f"{where}: '{key}': {why}")
     return [flag, str(value)]
+
+
+def _base_type(action: argparse.Action):
+    """The option's value type: ``int`` for integer types with a range check (``Seed``)."""
+    kind = action.type or str
+    return int if isinstance(kind, type) and issubclass(kind, int) else kind
 
 
 def _parse_set(text: str, options: dict[str, argparse.Action]):
@@ -94,8 +112,10 @@ def _parse_set(text: str, options: dict[str, argparse.Action]):
         return key, raw.lower() == "true"
     try:
         return key, (action.type or str)(raw)
+    except argparse.ArgumentTypeError as err:
+        raise QueensError(f"--set {key}: {err}") from None
     except ValueError:
-        raise QueensError(f"--set {key}: {raw!r} is not a valid {getattr(action.type, '__name__', 'value')}") from None
+        raise QueensError(f"--set {key}: {raw!r} is not a valid {_base_type(action).__name__}") from None
 
 
 def load_config(path: str | Path) -> dict:
@@ -106,24 +126,40 @@ def load_config(path: str | Path) -> dict:
             cfg = tomllib.load(f)
     except FileNotFoundError:
         raise QueensError(f"{path}: no such config file; check the path") from None
+    except IsADirectoryError:
+        raise QueensError(f"{path}: is a folder, not a config file; pass a .toml file") from None
+    except UnicodeDecodeError:
+        raise QueensError(f"{path}: not UTF-8 text (a binary file?); pass a TOML config") from None
     except tomllib.TOMLDecodeError as err:
         raise QueensError(f"{path}: not valid TOML ({err})") from None
+    except OSError as err:
+        raise QueensError(f"{path}: cannot read ({err.strerror or err}); check the path") from None
     unknown = set(cfg) - TOP_KEYS
     if unknown:
         raise QueensError(f"{path}: unknown key '{sorted(unknown)[0]}' (top-level keys: "
                           f"{', '.join(sorted(TOP_KEYS))}; command options go under [options])")
     if not isinstance(cfg.get("command"), str):
         raise QueensError(f"{path}: 'command' must name a command, e.g. command = \"solve\"")
+    for key in ("options", "sweep"):
+        if key in cfg and not isinstance(cfg[key], dict):
+            raise QueensError(f"{path}: '{key}' must be a table ([{key}] with key = value lines), "
+                              f"got {type(cfg[key]).__name__}")
+    for key in ("out", "description"):
+        if key in cfg and not isinstance(cfg[key], str):
+            raise QueensError(f"{path}: '{key}' must be a "
+                              f"{'folder name' if key == 'out' else 'string'}, got {cfg[key]!r}")
     return cfg
 
 
 def resolve(cfg: dict, parser: argparse.ArgumentParser, overrides: list[str], where: str):
     """(command, options dict, sweep dict) with every key and type checked."""
-    subs = _subparsers(parser)
+    subs = {c: p for c, p in _subparsers(parser).items() if c not in NOT_IN_CONFIGS}
     command = cfg["command"]
-    if command not in subs or command == "run":
-        raise QueensError(f"{where}: 'command' must be one of "
-                          f"{', '.join(c for c in subs if c != 'run')}, got {command!r}")
+    if command in NOT_IN_CONFIGS:
+        raise QueensError(f"{where}: 'command' = '{command}' cannot run from a config (it needs a "
+                          f"board file on the command line); configs run {', '.join(subs)}")
+    if command not in subs:
+        raise QueensError(f"{where}: 'command' must be one of {', '.join(subs)}, got {command!r}")
     options = _options(subs[command])
     opts = dict(cfg.get("options", {}))
     for key, value in opts.items():
@@ -147,13 +183,41 @@ def resolve(cfg: dict, parser: argparse.ArgumentParser, overrides: list[str], wh
     return command, opts, sweep, options
 
 
-def _record(out: Path, command: str, opts: dict, setting: dict) -> None:
+INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C: it stops the whole sweep."""
+
+
+def _record(out: Path, command: str, opts: dict, setting: dict, code: int) -> None:
     write_json(out / "run.json", {
         "command": command, "options": opts, "setting": setting,
+        "exit_code": code, "finished": code != INTERRUPTED,
         "jaxqueens": __version__, "jax": jax.__version__, "python": sys.version.split()[0],
         "backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
         "process_count": jax.process_count(), "seed": opts.get("seed", 0),
     })
+
+
+def _finished(out: Path, command: str, opts: dict) -> dict | None:
+    """The run.json of a finished run of ``command`` with exactly ``opts`` in ``out``, or None."""
+    try:
+        rec = json.loads((out / "run.json").read_text())
+    except (OSError, ValueError):
+        return None
+    same = rec.get("command") == command and rec.get("options") == json.loads(json.dumps(opts))
+    return rec if same and rec.get("finished") is True else None
+
+
+def _saved_work(out: Path) -> bool:
+    """``out`` holds saved work of an interrupted run: a checkpoint, or finished parts in
+    subfolders (``anneal``'s methods), which the command's own ``--resume`` continues."""
+    return out.is_dir() and (any(out.rglob("checkpoint*.npz")) or any(out.glob("*/summary.json")))
+
+
+def _row(out: Path, setting: dict) -> dict:
+    """The results.csv row of a finished setting: its values and the flat figures of its summary."""
+    summary = out / "summary.json"
+    flat = json.loads(summary.read_text()) if summary.exists() else {}
+    return {**setting, **{k: v for k, v in flat.items() if not isinstance(v, (dict, list))}}
 
 
 def cmd_run(args) -> int:
@@ -163,27 +227,56 @@ def cmd_run(args) -> int:
     command, opts, sweep, options = resolve(cfg, parser, args.set or [], str(args.config))
     if args.out:
         opts["out"] = args.out
+    prepare_out(opts.get("out"))  # run.json, results.csv: checked before the first run
+    if args.resume and "out" not in opts:
+        raise QueensError(f"--resume: {args.config} names no output folder to resume from; "
+                          "give --out DIR (the folder of the interrupted run)")
     settings = [dict(zip(sweep, combo)) for combo in itertools.product(*sweep.values())] or [{}]
     rows, code = [], 0
     for i, setting in enumerate(settings):
         run_opts = {**opts, **setting}
         if sweep and "out" in run_opts:
             run_opts["out"] = str(Path(opts["out"]) / f"run-{i:03d}")
-        argv = [command] + [w for k, v in run_opts.items() for w in _argv(k, v, options[k], str(args.config))]
+        out = Path(run_opts["out"]) if "out" in run_opts else None
+        label = f"== {command} {' '.join(f'{k}={v}' for k, v in setting.items())}".rstrip()
+        done = _finished(out, command, run_opts) if args.resume and out is not None else None
+        if done is not None:
+            print(f"{label}: finished before in {out}, skipped")
+            code = max(code, int(done.get("exit_code", 0)))
+            rows.append(_row(out, setting))
+            continue
+        words = dict(run_opts)
+        if args.resume and out is not None and "resume" in options and _saved_work(out):
+            words["resume"] = words.pop("out")  # the command continues its own checkpoint
+        argv = [command] + [w for k, v in words.items() for w in _argv(k, v, options[k], str(args.config))]
         if sweep:
-            print(f"== {command} {' '.join(f'{k}={v}' for k, v in setting.items())}")
+            print(label)
         sub_args = parser.parse_args(argv)
-        code = max(code, sub_args.func(sub_args))
-        if "out" in run_opts:
-            out = Path(run_opts["out"])
-            _record(out, command, run_opts, setting)
-            summary = out / "summary.json"
-            flat = json.loads(summary.read_text()) if summary.exists() else {}
-            rows.append({**setting, **{k: v for k, v in flat.items() if not isinstance(v, (dict, list))}})
-    if sweep and "out" in opts:
+        try:
+            result = sub_args.func(sub_args)
+        except KeyboardInterrupt:
+            result = INTERRUPTED
+        if out is not None:
+            _record(out, command, run_opts, setting, result)
+        if result == INTERRUPTED:  # Ctrl-C stops the sweep; finished settings keep their rows
+            _write_results(opts, sweep, rows)
+            where = f" --out {args.out}" if args.out else ""
+            print(f"jaxqueens run: interrupted after {i} of {len(settings)} settings; "
+                  f"resume with: jaxqueens run {args.config}{where} --resume (and the same --set)"
+                  if out is not None else "jaxqueens run: interrupted", file=sys.stderr)
+            return INTERRUPTED
+        code = max(code, result)
+        if out is not None:
+            rows.append(_row(out, setting))
+    _write_results(opts, sweep, rows)
+    return code
+
+
+def _write_results(opts: dict, sweep: dict, rows: list[dict]) -> None:
+    """``results.csv`` of a sweep: one row per finished setting."""
+    if sweep and "out" in opts and rows:
         write_dict_csv(Path(opts["out"]) / "results.csv", rows)
         print(f"wrote {Path(opts['out']) / 'results.csv'} ({len(rows)} settings)")
-    return code
 
 
 def add_command(sub, build_parser) -> None:
@@ -194,4 +287,9 @@ def add_command(sub, build_parser) -> None:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override an option of the config (repeatable)")
     p.add_argument("--out", default=None, help="output folder (overrides the config's)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run or sweep (Ctrl-C stops a sweep, exit 130) in "
+                        "its output folder: a setting whose folder holds a finished run of the same "
+                        "options (its run.json) is skipped, one with saved work continues from it "
+                        "(the command's own --resume), the others run")
     p.set_defaults(func=cmd_run, build_parser=build_parser)

@@ -34,7 +34,7 @@ def add_command(sub) -> None:
                    help="chains to run (GA: trials; min-conflicts: chains solved); default 10000")
     p.add_argument("--solutions", type=int, default=None, help="stop at this many distinct solutions")
     p.add_argument("--time", type=float, default=None, metavar="SECONDS", help="stop after this time")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    options.add_seed(p)
     p.add_argument("--batch", type=int, default=None,
                    help="chains per kernel call (GA: trials per round); default automatic")
     p.add_argument("--out", default=None, metavar="DIR",
@@ -112,33 +112,36 @@ def cmd_stats(args) -> int:
     """The ``stats`` command: run, print the statistics, write tables and figures."""
     n = options.board_size(args)
     checkpoint, resume = options.checkpoint_target(args)
+    chains = args.chains if args.chains is not None else args.solutions or (0 if args.time else 10_000)
+    options.prepare_out(args.out, need=max(chains, 1) * (12 * max(n, 1) + 100))
     samples = solstats.collect(n, args.solver, chains=args.chains, solutions=args.solutions,
                                seconds=args.time, seed=args.seed, quiet=options.quiet(args),
                                checkpoint=checkpoint, resume=resume,
                                checkpoint_every=args.checkpoint_every, **_options(args))
     if samples.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(samples.solved):,} finished chains", args.out)
-    res = solstats.analyse(samples)
-    s = res.summary
-    name = args.solver + (f" ({args.method})" if args.solver == "anneal" else "")
-    ex = lambda v: f" of {v:,}" if v else ""  # noqa: E731
-    print(f"{name}, n = {n}: {s['solved']:,} of {s['chains']:,} chains solved; "
-          f"{s['distinct_solutions']:,}{ex(s['exact_solutions'])} distinct solutions, "
-          f"{s['fundamental_classes']:,}{ex(s['exact_classes'])} fundamental classes; all verified")
-    if s["expected_distinct_if_uniform"] is not None:
-        print(f"if every solution were equally likely: {s['expected_distinct_if_uniform']:,.1f} distinct "
-              f"expected after {s['solved']:,} samples")
-    print(f"uniformity over solutions: {_p(s['chi2_solutions'])}")
-    print(f"uniformity over classes:   {_p(s['chi2_classes'])}")
-    st = s["steps"]
-    if st["median"] is not None:
-        print(f"{s['step_unit']} to solution: mean {st['mean']:.1f}, median {st['median']:g}, "
-              f"p90 {st['p90']:g}, p99 {st['p99']:g}, max {st['max']}")
-    if args.out and gather.is_writer():
-        files = outputs.write_outputs(res, args.out)
-        if not args.no_plots:
-            files += _plot(res, args.out)
-        if checkpoint is not None:
-            checkpoint.unlink(missing_ok=True)
-        print(f"wrote {', '.join(f.name for f in files)} to {args.out}")
-    return 0 if s["solved"] else 1
+    with options.final_write(args.out):
+        res = solstats.analyse(samples)
+        s = res.summary
+        name = args.solver + (f" ({args.method})" if args.solver == "anneal" else "")
+        ex = lambda v: f" of {v:,}" if v else ""  # noqa: E731
+        print(f"{name}, n = {n}: {s['solved']:,} of {s['chains']:,} chains solved; "
+              f"{s['distinct_solutions']:,}{ex(s['exact_solutions'])} distinct solutions, "
+              f"{s['fundamental_classes']:,}{ex(s['exact_classes'])} fundamental classes; all verified")
+        if s["expected_distinct_if_uniform"] is not None:
+            print(f"if every solution were equally likely: {s['expected_distinct_if_uniform']:,.1f} distinct "
+                  f"expected after {s['solved']:,} samples")
+        print(f"uniformity over solutions: {_p(s['chi2_solutions'])}")
+        print(f"uniformity over classes:   {_p(s['chi2_classes'])}")
+        st = s["steps"]
+        if st["median"] is not None:
+            print(f"{s['step_unit']} to solution: mean {st['mean']:.1f}, median {st['median']:g}, "
+                  f"p90 {st['p90']:g}, p99 {st['p99']:g}, max {st['max']}")
+        if args.out and gather.is_writer():
+            files = outputs.write_outputs(res, args.out)
+            if not args.no_plots:
+                files += _plot(res, args.out)
+            if checkpoint is not None:
+                checkpoint.unlink(missing_ok=True)
+            print(f"wrote {', '.join(f.name for f in files)} to {args.out}")
+        return 0 if s["solved"] else 1

@@ -20,19 +20,29 @@ Values must lie in ``0..n-1``: these kernels trust their input (a scatter drops
 out-of-range indices silently). ``is_solution`` alone checks the range; untrusted
 boards go through the independent checker (``jaxqueens.core.checker``) first.
 
-Integer widths: every count fits int32 except the attacking-pair total, which
-can reach n (n - 1) / 2 and so pass 2^31 for n > 65536. Without x64 the pair
-count saturates at ``PAIRS_SATURATED`` under tracing and raises OverflowError
-when called eagerly, never wraps; with ``jax_enable_x64`` it is exact int64.
+Integer widths: boards of any integer dtype are accepted and widened to int32
+inside the kernels (uint8 ``r + c`` would wrap, int8 cannot index n > 127).
+Every count fits int32 except the attacking-pair total, which can reach
+n (n - 1) / 2 and so pass 2^31 for n > 65536. Without x64 the pair count
+saturates at ``PAIRS_SATURATED`` under tracing and raises
+:class:`PairCountOverflow` (an OverflowError) when called eagerly, never
+wraps; with ``jax_enable_x64`` it is exact int64.
+
+:func:`as_size` and :func:`as_board` are the one check of a board size and of
+a board passed in by a user (NumPy integers accepted, a one-line QueensError
+otherwise): every public entry point that takes n or a board goes through them.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import operator
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxqueens.errors import QueensError
 
 PAIRWISE_MAX_N = 32
 """Largest n for which the dense pairwise form is used (measured crossover)."""
@@ -42,6 +52,43 @@ INT32_SAFE_N = 65536
 
 PAIRS_SATURATED = np.iinfo(np.int32).max
 """Pair count reported (int32 mode, traced) when the exact total may not fit."""
+
+
+class PairCountOverflow(QueensError, OverflowError):
+    """The attacking-pair count of a board may not fit int32 (n > 65536 without x64)."""
+
+
+def as_size(n: Any, what: str = "n") -> int:
+    """``n`` as a Python int: ints and NumPy integers pass, anything else is a QueensError."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise QueensError(f"{what} must be an integer, got {n!r} ({type(n).__name__}); "
+                          f"pass e.g. {what} = 8")
+    return operator.index(n)
+
+
+def as_board(rows: Any, n: int, what: str = "board") -> np.ndarray:
+    """A user's board ``[n]`` as int32, checked: integers, n columns, rows in ``0..n-1``."""
+    arr = np.asarray(rows)
+    if arr.ndim != 1:
+        raise QueensError(f"{what}: expected one board rows[n], got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise QueensError(f"{what}: rows must be integers, got dtype {arr.dtype}")
+    if arr.shape[0] != n:
+        raise QueensError(f"{what} has {arr.shape[0]} columns but n = {n}; "
+                          f"pass -n {arr.shape[0]} or another board")
+    bad = np.flatnonzero((arr < 0) | (arr >= n))
+    if bad.size:
+        c = int(bad[0])
+        raise QueensError(f"{what}: column {c}: row {arr[c]} out of range 0..{n - 1}; "
+                          "rows must be 0-based")
+    return arr.astype(np.int32)
+
+
+def _widen(rows: jax.Array) -> jax.Array:
+    """int32 rows (int64 kept): narrow or unsigned dtypes would wrap in ``r + c``, ``r - c``."""
+    if rows.dtype == jnp.int32 or rows.dtype == jnp.int64:
+        return rows
+    return rows.astype(jnp.int32)
 
 
 class LineCounts(NamedTuple):
@@ -68,6 +115,7 @@ def _line_indices(rows: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
 
 
 def _line_counts_one(rows: jax.Array) -> LineCounts:
+    rows = _widen(rows)
     n = rows.shape[-1]
     r, d, a = _line_indices(rows)
     add = lambda size, idx: jnp.zeros(size, jnp.int32).at[idx].add(1)  # noqa: E731
@@ -89,6 +137,7 @@ def _pairs_from_counts(counts: LineCounts) -> jax.Array:
 
 
 def _attacking_pairs_one(rows: jax.Array) -> jax.Array:
+    rows = _widen(rows)
     n = rows.shape[-1]
     if n <= PAIRWISE_MAX_N:
         return jnp.sum(_attack_matrix(rows), dtype=_pairs_dtype()) // 2
@@ -102,6 +151,7 @@ def _attacking_pairs_one(rows: jax.Array) -> jax.Array:
 
 
 def _queen_conflicts_one(rows: jax.Array) -> jax.Array:
+    rows = _widen(rows)
     n = rows.shape[-1]
     if n <= PAIRWISE_MAX_N:
         return jnp.sum(_attack_matrix(rows), axis=1, dtype=jnp.int32)
@@ -111,6 +161,7 @@ def _queen_conflicts_one(rows: jax.Array) -> jax.Array:
 
 
 def _n_attacks_one(rows: jax.Array) -> jax.Array:
+    rows = _widen(rows)
     n = rows.shape[-1]
     if n <= PAIRWISE_MAX_N:
         # A queen adds one attack per line type on which an earlier column's queen sits.
@@ -125,6 +176,7 @@ def _n_attacks_one(rows: jax.Array) -> jax.Array:
 
 
 def _is_solution_one(rows: jax.Array) -> jax.Array:
+    rows = _widen(rows)
     n = rows.shape[-1]
     in_range = jnp.all((rows >= 0) & (rows < n))
     if n <= PAIRWISE_MAX_N:
@@ -192,7 +244,7 @@ def attacking_pairs(rows) -> jax.Array:
     if isinstance(pairs, jax.core.Tracer) or jnp.shape(rows)[-1] <= INT32_SAFE_N or _x64():
         return pairs
     if np.any(np.asarray(pairs) == PAIRS_SATURATED):
-        raise OverflowError(
+        raise PairCountOverflow(
             "attacking-pair count may exceed 2^31 - 1 for this board; "
             "enable 64-bit integers (JAX_ENABLE_X64=1) for an exact count"
         )

@@ -9,6 +9,8 @@ places one more queen in every free row of every node. The exact counter
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 ONE = np.uint64(1)
@@ -45,8 +47,20 @@ def free_rows(cols: np.ndarray, ld: np.ndarray, rd: np.ndarray, n: int) -> np.nd
     return np.uint64((1 << n) - 1) & ~(cols | ld | rd)
 
 
-def expand(n: int, depth: int) -> tuple[np.ndarray, list[int]]:
+def place_bytes(parents: int, children: int, n: int) -> int:
+    """Peak bytes of :func:`place` from ``parents`` nodes to ``children``: the parents' masks,
+    the ``[parents, n]`` uint64 bit matrix (two temporaries) and about eight uint64 per child."""
+    return 8 * (3 * parents + 2 * n * parents + 8 * children)
+
+
+def expand(n: int, depth: int,
+           reserve: Callable[[int, int, int], None] | None = None) -> tuple[np.ndarray, list[int]]:
     """Every partial board of ``depth`` queens (columns 0..depth-1), exactly.
+
+    Args:
+      reserve: called as ``reserve(level, nodes, nbytes)`` before level ``level`` (1..depth) is
+        built, with its node count (counted from the free rows, nothing allocated) and the peak
+        bytes of building it (:func:`place_bytes`); it raises to refuse (a memory check).
 
     Returns:
       masks: uint64 ``[N_depth, 3]`` (cols, ld, rd); counts: ``[N_0, ..., N_depth]`` nodes per
@@ -54,7 +68,10 @@ def expand(n: int, depth: int) -> tuple[np.ndarray, list[int]]:
     """
     cols, ld, rd = root()
     counts = [1]
-    for _ in range(depth):
+    for level in range(1, depth + 1):
+        if reserve is not None:
+            children = int(np.bitwise_count(free_rows(cols, ld, rd, n)).sum())
+            reserve(level, children, place_bytes(len(cols), children, n))
         _, _, cols, ld, rd = place(cols, ld, rd, n)
         counts.append(int(len(cols)))
     return np.stack([cols, ld, rd], axis=1), counts

@@ -4,14 +4,15 @@ The JAX twin of :mod:`jaxqueens.core.symmetry` (same images in the same order, :
 solution sets too large to move through host NumPy comfortably. A board is ``rows[..., n]``, a
 permutation (``rows[c]`` is the row of the queen in column c). The dihedral group D4 is generated
 by reversing the columns (``rows[::-1]``), reversing the rows (``n - 1 - rows``) and transposing
-(the inverse permutation, computed here by a one-hot match, O(n^2) per board and branch-free).
+(the inverse permutation, computed here by a scatter, O(n) per board and branch-free).
 
 - :func:`canonical`: the lexicographically smallest of the 8 images (one representative per
   class), :func:`stabilizer_sizes` and :func:`class_sizes` (orbit-stabilizer: a class holds
   ``8 / |stabilizer|`` solutions, so 1, 2, 4 or 8);
 - :func:`dedup`: distinct boards of a batch with their multiplicities, first occurrences and the
-  index of every board's distinct form, by one multi-key ``lax.sort`` over the columns (no host
-  round trip, no hashing). Deduplicating the canonical forms gives the fundamental classes.
+  index of every board's distinct form, by a lexicographic sort of the rows (:func:`lex_order`:
+  one multi-key ``lax.sort`` for small n, one stable sort per column for large n; no host round
+  trip, no hashing). Deduplicating the canonical forms gives the fundamental classes.
 
 Shapes are static, so ``dedup`` returns ``[B, ...]`` arrays padded past ``num_unique``.
 """
@@ -27,16 +28,24 @@ from jax import lax
 from jaxqueens.core.symmetry import NAMES
 
 __all__ = ["NAMES", "Dedup", "canonical", "class_sizes", "dedup", "inverse", "lex_less",
-           "stabilizer_sizes", "transforms"]
+           "lex_order", "stabilizer_sizes", "transforms"]
 
 
 def inverse(boards: jax.Array) -> jax.Array:
-    """Inverse permutations (the boards transposed): ``[..., n]`` -> ``[..., n]``."""
+    """Inverse permutations (the boards transposed): ``[..., n]`` -> ``[..., n]``.
+
+    ``inv[r]`` is the first column c with ``boards[c] == r`` (0 if none), by one scatter-min per
+    board: O(n) memory and work per board, not the ``[n, n]`` one-hot match of a dense form.
+    """
+    boards = jnp.asarray(boards)
     n = boards.shape[-1]
-    rows = jnp.arange(n, dtype=boards.dtype)
-    # inv[r] = the column c with boards[c] == r
-    hit = boards[..., :, None] == rows  # [..., c, r]
-    return jnp.argmax(hit, axis=-2).astype(boards.dtype)
+    cols = jnp.arange(n, dtype=boards.dtype)
+
+    def one(b):
+        inv = jnp.full(n, n, boards.dtype).at[b].min(cols)
+        return jnp.where(inv == n, 0, inv)
+
+    return jax.vmap(one)(boards.reshape(-1, n)).reshape(boards.shape)
 
 
 @jax.jit
@@ -98,9 +107,35 @@ class Dedup(NamedTuple):
     first: jax.Array  # [B] bool: the row's first occurrence in batch order
 
 
+MULTIKEY_MAX_N = 32
+"""Up to this n, rows are ordered by one ``lax.sort`` on all n columns (n + 1 operands); beyond
+it, by one stable sort per column in a ``fori_loop``, whose compiled size does not grow with n
+(a 5001-operand sort took minutes to compile at n = 5000). Both give the same order."""
+
+
+def lex_order(boards: jax.Array, multikey: bool | None = None) -> jax.Array:
+    """The stable lexicographic order of the rows of ``boards`` ``[B, n]``: int32 ``[B]``.
+
+    Equal rows keep their batch order. ``multikey`` (default: ``n <= MULTIKEY_MAX_N``) picks one
+    sort on all columns; otherwise a least-significant-column-first pass of stable sorts.
+    """
+    b, n = boards.shape
+    idx = jnp.arange(b, dtype=jnp.int32)
+    if multikey if multikey is not None else n <= MULTIKEY_MAX_N:
+        # Keys: the n columns in order, then the batch index (so equal rows keep batch order).
+        return lax.sort(tuple(boards[:, c] for c in range(n)) + (idx,), num_keys=n + 1)[-1]
+
+    def by_column(i, order):
+        key = boards[order, n - 1 - i]
+        return order[jnp.argsort(key, stable=True)]
+
+    return lax.fori_loop(0, n, by_column, idx)
+
+
 @jax.jit
 def dedup(boards: jax.Array) -> Dedup:
-    """Distinct boards with multiplicities, by a stable multi-key sort over the columns.
+    """Distinct boards with multiplicities, by a stable lexicographic sort of the rows
+    (:func:`lex_order`).
 
     Args:
       boards: integer ``[B, n]`` (any rows, not only permutations).
@@ -110,9 +145,8 @@ def dedup(boards: jax.Array) -> Dedup:
     """
     b, n = boards.shape
     idx = jnp.arange(b, dtype=jnp.int32)
-    # Keys: the n columns in order, then the batch index (so equal rows keep batch order).
-    *cols, order = lax.sort(tuple(boards[:, c] for c in range(n)) + (idx,), num_keys=n + 1)
-    srt = jnp.stack(cols, axis=1)  # [B, n]
+    order = lex_order(boards)
+    srt = boards[order]  # [B, n]
     start = jnp.concatenate([jnp.ones(1, bool), jnp.any(srt[1:] != srt[:-1], axis=1)])
     group = jnp.cumsum(start.astype(jnp.int32)) - 1  # [B] distinct index in sorted order
     num = group[-1] + 1 if b else jnp.int32(0)

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxqueens.core.board import as_size
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
@@ -113,6 +114,7 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
       announce: called with a one-line message (e.g. the estimated run time) before the run.
       checkpoint, resume, checkpoint_every: as for :func:`jaxqueens.solve`.
     """
+    n = as_size(n)
     config = make_config(n, method, steps, rounds, neighbour, step, objective)
     if chains < 1:
         raise QueensError(f"--chains must be at least 1, got {chains}")
@@ -131,7 +133,7 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
     t0 = time.perf_counter()
     runner = chain_batch.compile_runner(kernel, key, chunk, data)
     compile_s = time.perf_counter() - t0
-    fingerprint = {"solver": f"annealing-{method}", "config": dataclasses.asdict(config),
+    fingerprint = {"command": "anneal", "solver": f"annealing-{method}", "config": dataclasses.asdict(config),
                    "schedule": [float(x) for x in schedule], "seed": seed}
     run = driver.run_chains(runner, config.n, driver.Budget(max_chains=chains), chunk,
                             what=f"annealing ({method})", compile_s=compile_s, quiet=quiet,
@@ -145,7 +147,8 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
     summary = driver.summarize(
         run, solver=f"annealing-{method}", method=method, neighbour=neighbour, step=step,
         objective=objective, steps_budget=config.total_steps, rounds=rounds,
-        schedule=[float(x) for x in schedule], best_objective_mean=float(run.best.mean()),
+        schedule=[float(x) for x in schedule],
+        best_objective_mean=float(run.best.mean()) if run.best is not None and run.best.size else None,
         seed=seed, chunk=chunk, backend=jax.default_backend(), devices=devices)
     return AnnealResult(run=run, summary=summary, config=config, schedule=schedule, traces=traces,
                         trace_every=every)

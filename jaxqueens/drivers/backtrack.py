@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxqueens.core import checker
+from jaxqueens.core.board import as_size
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import items
 from jaxqueens.solvers import backtrack
@@ -40,6 +41,7 @@ def first_solution(n: int, max_steps: int = DEFAULT_MAX_STEPS) -> tuple[np.ndarr
     Raises:
       QueensError: n out of 1..32, or the search needs more than ``max_steps`` steps.
     """
+    n = as_size(n)
     _check_n(n)
     r = jax.tree.map(np.asarray, _classic(backtrack.Config(int(n), int(max_steps))))
     placements, backtracks = int(r.placements), int(r.backtracks)
@@ -72,6 +74,7 @@ def random_first_solutions(key, n: int, num: int, max_steps: int = 1_000_000) ->
     Returns:
       :class:`~jaxqueens.solvers.backtrack.Result` of host arrays with leading axis [num].
     """
+    n = as_size(n)
     _check_n(n)
     if num < 1:
         raise QueensError(f"num = {num}: ask for at least one search")

@@ -4,7 +4,10 @@ A solver supplies ``run_chunk(offset, count)``: chains ``offset .. offset+count-
 (chain i seeded from ``fold_in(key, i)``), returning host arrays. The driver
 calls it chunk after chunk through :func:`jaxqueens.drivers.loop.run_chunks` (progress line,
 periodic checkpoint, Ctrl-C at chunk boundaries), reads results once per chunk, verifies every
-solved board with the independent checker before counting it, and stops at the budget.
+solved board with the independent checker before counting it, and stops at the budget. A runner
+may bound each call's work: chains that reach the bound come back ``paused`` and the next call
+with the same chains continues them, so ``--time`` and Ctrl-C are checked between bounded calls;
+chains still paused when the time is up are reported unsolved and counted as ``unfinished``.
 Chains past the one that met a chain or solution budget are dropped, so the
 output never depends on the chunk size. Ctrl-C keeps what finished. What a run writes to
 ``--out`` is :func:`jaxqueens.io.chains.write_outputs`.
@@ -20,6 +23,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from jaxqueens.core import checker
+from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
@@ -34,6 +38,8 @@ class ChunkResult(NamedTuple):
     steps: np.ndarray  # [count] steps over all attempts
     restarts: np.ndarray  # [count]
     best: np.ndarray | None = None  # [count] best objective, for solvers that have one
+    paused: np.ndarray | None = None  # [count] bool: stopped at the call's work bound, unfinished;
+    # run_chunk(offset, count) called again continues them (the runner keeps their state)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +61,19 @@ class Budget:
         if self.seconds is not None and not self.seconds > 0:
             raise QueensError(f"--time must be positive, got {self.seconds}")
 
+    def check(self, n: int) -> None:
+        """Refuse, before any work, a budget that cannot be met on an n x n board: more distinct
+        solutions than exist (OEIS A000170, n <= 27; beyond the table nothing is checked)."""
+        exist = A000170.get(n)
+        if self.solutions is not None and exist is not None and self.solutions > exist:
+            raise QueensError(f"--solutions {self.solutions}: n = {n} has only {exist:,} distinct "
+                              f"solutions; ask for at most {exist:,} (or give --chains or --time)")
+
+    def fingerprint(self) -> dict:
+        """The budget as checkpoint settings: a run resumes only with the budget it began with."""
+        return {"chains": self.chains, "solutions": self.solutions, "time": self.seconds,
+                "max_chains": self.max_chains}
+
 
 @dataclasses.dataclass
 class ChainRun:
@@ -71,6 +90,7 @@ class ChainRun:
     wall_s: float  # kernel time, compilation excluded
     compile_s: float
     stopped_by: str  # "chains", "solutions", "time", "max_chains" or "interrupted"
+    unfinished: np.ndarray | None = None  # [C] bool: paused when the time was up (reported unsolved)
 
     @property
     def solutions(self) -> np.ndarray:
@@ -89,6 +109,13 @@ def _cut(solved_cum: np.ndarray, target: int) -> int | None:
     return int(hit[0]) + 1 if hit.size else None
 
 
+def _host(out) -> ChunkResult:
+    """A runner's result (a ChunkResult, or a kernel's Result with the same field names) as host
+    arrays."""
+    get = lambda f: None if getattr(out, f, None) is None else np.asarray(getattr(out, f))  # noqa: E731
+    return ChunkResult(*(get(f) for f in ChunkResult._fields))
+
+
 def _gather(res: ChunkResult) -> ChunkResult:
     """Across processes: every process's chunk, in process order, on every process."""
     if gather.process_count() == 1:
@@ -100,7 +127,7 @@ def save_checkpoint(path: Path, parts: list[ChunkResult], shares: list[np.ndarra
                     wall: float, fingerprint: dict) -> None:
     """Finished chunks, atomically (a crash mid-write leaves the previous checkpoint whole)."""
     arrays = {f: np.concatenate([getattr(p, f) for p in parts]) for f in ChunkResult._fields
-              if parts and getattr(parts[0], f) is not None}
+              if f != "paused" and parts and getattr(parts[0], f) is not None}
     checkpoint.save(path, fingerprint, **arrays, wall_share=np.concatenate(shares), offset=offset,
                     wall=wall)
 
@@ -108,7 +135,7 @@ def save_checkpoint(path: Path, parts: list[ChunkResult], shares: list[np.ndarra
 def load_checkpoint(path: Path, fingerprint: dict) -> tuple[ChunkResult, np.ndarray, int, float]:
     """(finished chains, their wall shares, next chain id, wall seconds) of a checkpoint."""
     z = checkpoint.load(path, fingerprint)
-    res = ChunkResult(*(z.get(f) for f in ChunkResult._fields))
+    res = ChunkResult(*(z.get(f) for f in ChunkResult._fields if f != "paused"))
     return res, z["wall_share"], int(z["offset"]), float(z["wall"])
 
 
@@ -124,6 +151,8 @@ class _Tally:
     offset: int = 0  # next chain id
     stopped_by: str | None = None
     keep: int = 0  # chains reported
+    pending: float = 0.0  # kernel seconds spent on a chunk whose paused chains continue
+    unfinished: np.ndarray | None = None  # [count] paused chains of the last chunk (time was up)
 
 
 def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Budget, chunk: int,
@@ -142,14 +171,17 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
       quiet: suppress the progress line (default: quiet unless stderr is a terminal).
       checkpoint: file for checkpoints of finished chunks (written every ``checkpoint_every``
         seconds and on Ctrl-C); with ``resume``, the run continues from it.
-      fingerprint: the settings a checkpoint must match to be resumed.
+      fingerprint: the solver's settings, the command included, that a checkpoint must match to
+        be resumed; the budget, n, chunk and process count are added here.
 
     With several processes (``jax.distributed``), process p runs the p-th chunk of each round
     and all processes receive every chunk, so chain ids, stops and results are those of a
     single-process run.
     """
+    budget.check(n)
     procs, me = gather.process_count(), gather.process_index()
-    fingerprint = {**(fingerprint or {}), "n": n, "chunk": chunk, "processes": procs}
+    fingerprint = {**(fingerprint or {}), **budget.fingerprint(), "n": n, "chunk": chunk,
+                   "processes": procs}
     t = _Tally()
     if resume and checkpoint is not None:
         done, share, t.offset, t.wall = load_checkpoint(checkpoint, fingerprint)
@@ -161,9 +193,16 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         count = chunk if budget.max_chains is None or procs > 1 else min(chunk, budget.max_chains - t.offset)
         t0 = time.perf_counter()
         mine = run_chunk(t.offset + me * count, count)
-        res = _gather(ChunkResult(*(None if a is None else np.asarray(a) for a in mine)))
-        dt = time.perf_counter() - t0
+        res = _gather(_host(mine))
+        dt = t.pending + time.perf_counter() - t0  # over every call of this chunk
         count = len(res.solved)
+        if res.paused is not None and res.paused.any():
+            if budget.seconds is None or t.wall + dt < budget.seconds:
+                t.pending = dt  # the next call continues the paused chains of this chunk
+                return Tick(t.solved, f"{len(t.seen)} distinct, {int(res.paused.sum())} chains continue")
+            t.unfinished = res.paused  # the time is up: they stay unsolved
+        t.pending = 0.0
+        res = res._replace(paused=None)
         checker.require_solutions(res.rows[res.solved], what=what, n=n)
         steps = res.steps.astype(np.float64)
         share = dt * steps / steps.sum() if steps.sum() > 0 else np.full(count, dt / count)
@@ -192,7 +231,11 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         t.seen.update(fresh)
         t.solved, t.offset, t.wall = int(solved_cum[-1]), offset, wall
         t.stopped_by, t.keep = stopped_by, keep
-        return Tick(t.solved, f"{len(t.seen)} distinct", finished=stopped_by is not None)
+        # The line shows the chains kept: never more solved than the budget (the chunk's last
+        # chains, past the cut, are dropped).
+        last = count - 1 if stopped_by is None else keep - (offset - count) - 1
+        return Tick(int(solved_cum[last]), f"{int(distinct_cum[last])} distinct",
+                    finished=stopped_by is not None)
 
     def save() -> None:
         if t.parts:
@@ -204,6 +247,10 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
     if interrupted:
         t.stopped_by, t.keep = "interrupted", t.offset
     parts, shares, keep = t.parts, t.shares, t.keep
+    total = sum(len(p.solved) for p in parts)
+    unfinished = np.zeros(total, bool)
+    if t.unfinished is not None and not interrupted:
+        unfinished[total - len(t.unfinished):] = t.unfinished
     cat = lambda field: (np.concatenate([getattr(p, field) for p in parts])[:keep]  # noqa: E731
                          if parts else np.zeros((0, n) if field == "rows" else 0))
     return ChainRun(
@@ -212,7 +259,7 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         restarts=cat("restarts").astype(np.int64),
         wall_share=(np.concatenate(shares)[:keep] if shares else np.zeros(0)),
         best=cat("best").astype(np.int64) if parts and parts[0].best is not None else None,
-        wall_s=t.wall, compile_s=compile_s, stopped_by=t.stopped_by)
+        wall_s=t.wall, compile_s=compile_s, stopped_by=t.stopped_by, unfinished=unfinished[:keep])
 
 
 def summarize(run: ChainRun, **extra) -> dict:
@@ -234,5 +281,6 @@ def summarize(run: ChainRun, **extra) -> dict:
         "compile_s": run.compile_s,
         "solutions_per_s": float(run.solved.sum() / run.wall_s) if run.wall_s > 0 else None,
         "stopped_by": run.stopped_by,
+        "unfinished": int(run.unfinished.sum()) if run.unfinished is not None else 0,
         **extra,
     }

@@ -32,8 +32,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxqueens.core import checker, symmetry
+from jaxqueens.core.board import as_size
 from jaxqueens.core.prefixes import expand_mirror
-from jaxqueens.drivers.loop import Tick, run_chunks
+from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices, gather, items
@@ -206,8 +207,9 @@ def process_checkpoint(path: str | Path) -> Path:
     return path.with_name(f"{path.stem}.process{gather.process_index()}of{procs}{path.suffix}")
 
 
-def _load(path: Path, fingerprint: dict) -> dict[int, list[int]]:
-    arrays = ckpt.load(path, fingerprint)
+def _load(path: Path, fingerprint: dict, chunks: int) -> dict[int, list[int]]:
+    """The finished chunks of a checkpoint planned with ``chunks`` chunks (other shapes refused)."""
+    arrays = ckpt.load(path, fingerprint, shapes={"done": (chunks,), "words": (chunks, 2, _WORDS)})
     return _unpack(arrays["done"], arrays["words"])
 
 
@@ -216,12 +218,15 @@ def _save(path: Path, fingerprint: dict, done: dict, chunks: int) -> None:
     ckpt.save(path, fingerprint, done=have, words=words)
 
 
-def _check_n(n, unique: bool) -> None:
-    if not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_N:
+def _check_n(n, unique: bool) -> int:
+    """``n`` as an int (NumPy integers accepted), checked."""
+    n = as_size(n)
+    if not 1 <= n <= MAX_N:
         raise QueensError(f"n = {n} is out of range: counting supports 1 <= n <= {MAX_N}")
     if unique and n > UNIQUE_MAX_N:
         raise QueensError(f"--unique enumerates every solution and supports n <= {UNIQUE_MAX_N}, "
                           f"not n = {n}; drop --unique (or see OEIS A002562 for larger n)")
+    return n
 
 
 def count_solutions(n: int, unique: bool = False, progress: bool = False,
@@ -252,7 +257,7 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
       KeyboardInterrupt: after Ctrl-C at a chunk end, once the checkpoint is saved; its message
         says how many chunks are finished.
     """
-    _check_n(n, unique)
+    n = _check_n(n, unique)
     t0 = time.perf_counter()
     if n <= 3:
         sols = _tiny(n)
@@ -267,7 +272,7 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
     path = process_checkpoint(checkpoint) if checkpoint is not None else None
     if resume is None:
         resume = path is not None and path.exists()
-    done = _load(path, fingerprint) if resume and path is not None else {}
+    done = _load(path, fingerprint, len(starts)) if resume and path is not None else {}
     resumed = len(done)
     c0 = time.perf_counter()
     empty = np.zeros((plan.chunk, 4), np.uint32)  # av = 0: a chunk of empty searches
@@ -277,7 +282,7 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
     size = lambda i: min(starts[i] + plan.chunk, num) - starts[i]  # noqa: E731
     skipped = sum(size(i) for i in done)
     todo = [i for i in range(me, len(starts), procs) if i not in done]  # process p: chunks p mod P
-    save = None if path is None else (lambda: _save(path, fingerprint, done, len(starts)))
+    save = None if path is None else guarded(lambda: _save(path, fingerprint, done, len(starts)))
     tally = {"prefixes": 0, "found": sum(v[0] for v in done.values()), "pos": 0}
     t1 = time.perf_counter()
     flight = [(todo[0], _dispatch(plan, starts[todo[0]]))] if todo else []  # the chunk in flight
@@ -325,6 +330,7 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
 
 def enumerate_solutions(n: int) -> np.ndarray:
     """Every solution for n <= 14, verified by the checker: uint8 ``[A000170(n), n]``, sorted."""
+    n = as_size(n)
     if not 1 <= n <= ENUMERATE_MAX_N:
         raise QueensError(f"enumeration supports 1 <= n <= {ENUMERATE_MAX_N} (n = 14 has 365,596 "
                           f"solutions), not n = {n}; use 'jaxqueens count -n {n}' to count them")

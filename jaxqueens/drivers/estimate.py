@@ -35,13 +35,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxqueens.core import prefixes
+from jaxqueens.core.board import as_size
 from jaxqueens.core.oeis import A000170
 from jaxqueens.core.rng import hash_bits
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices as backend
-from jaxqueens.parallel import gather
+from jaxqueens.parallel import gather, memory
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers.estimate import MAX_N, Config, GroupSums, strata_block, words_of
 
@@ -52,6 +53,8 @@ MAX_STRATA = 1 << 16
 LANES_PER_CALL = 1 << 20
 MIN_PER_STRATUM = 64
 """Auto depth: the deepest level with at most probes / MIN_PER_STRATUM (and MAX_STRATA) nodes."""
+STRATUM_BYTES = 256
+"""Host and device bytes per stratum: masks, words and their device copy, sums, call outputs."""
 METHOD = "Knuth 1975 random probes, top levels enumerated"
 
 
@@ -166,18 +169,22 @@ def estimate(n: int, probes: int | None = None, *, depth: int | None = None, see
     With several processes (``jax.distributed``), call c runs on process ``c % P`` and every
     process adds all calls' sums in call order, so the estimate equals a single-process run.
     """
+    n = as_size(n)
     if not 1 <= n <= MAX_N:
         raise QueensError(f"n = {n} is outside 1..{MAX_N} (the walks keep two 32-bit words); "
                           f"use -n between 1 and {MAX_N}")
+    if probes is not None and not (isinstance(probes, (int, np.integer)) or
+                                   (isinstance(probes, float) and math.isfinite(probes))):
+        raise QueensError(f"--probes must be a positive number like 1e7, got {probes!r}")
     probes = default_probes() if probes is None else int(probes)
     if probes < 1:
         raise QueensError(f"--probes must be at least 1, got {probes}")
     if not 0 < level < 1:
         raise QueensError(f"--level must lie strictly between 0 and 1, got {level}")
-    depth = default_depth(n, probes) if depth is None else int(depth)
+    depth = default_depth(n, probes) if depth is None else as_size(depth, "--depth")
     if not 0 <= depth <= n:
         raise QueensError(f"--depth {depth} is outside 0..n ({n}); use 0 for the plain estimator")
-    masks64, top = prefixes.expand(n, depth)
+    masks64, top = prefixes.expand(n, depth, reserve=functools.partial(_reserve, n, depth))
     strata = len(masks64)
     exact = A000170.get(n)
     if strata == 0 or depth == n:  # all dead above, or every walk enumerated
@@ -246,6 +253,14 @@ def estimate(n: int, probes: int | None = None, *, depth: int | None = None, see
     v, v_se = _stratified(acc[2], acc[3], m)
     return Estimate(n, m * strata, depth, strata, q, q_se, float(sum(top)) + v, v_se, level,
                     float(acc[4].sum() / (m * strata)), seconds, compile_s, exact, top)
+
+
+def _reserve(n: int, depth: int, level: int, nodes: int, nbytes: int) -> None:
+    """Refuse, before it is built, a level of the enumeration that cannot fit in memory (the last
+    level also holds the strata's arrays, ``STRATUM_BYTES`` each)."""
+    need = nbytes + (STRATUM_BYTES * nodes if level == depth else 0)
+    memory.check_memory(need, f"--depth {depth} (n = {n}: {nodes:,} partial boards at level {level})",
+                        "use a smaller --depth, or leave it out (the default fits)")
 
 
 def _save_sums(path, acc: np.ndarray, done: int, fingerprint: dict) -> None:

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxqueens.core import checker
+from jaxqueens.core.board import as_size
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
@@ -217,6 +218,7 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
     Returns:
       EvolveResult; every solution in it has passed the independent checker.
     """
+    n = as_size(n)
     steady = scheme == "steady"
     config, params = check_setup(
         n=n, pop=pop, generations=generations, trials=trials, encoding=encoding, scheme=scheme,

@@ -6,7 +6,6 @@ the command line is ``jaxqueens solve --mode large`` (:mod:`jaxqueens.cli.solve`
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 
 import jax
@@ -14,9 +13,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxqueens.core import checker
+from jaxqueens.core.board import as_size
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel import memory
 from jaxqueens.solvers import large
 
 PEAK_BYTES_PER_QUEEN = 64
@@ -36,32 +37,11 @@ class LargeResult:
     round_conflicted: np.ndarray  # conflicted queens at the start of each repair round
 
 
-def available_memory() -> int | None:
-    """Bytes of memory available now (Linux ``MemAvailable``, else ``sysconf``), or None."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return _sysconf_available()
-    return _sysconf_available()
-
-
-def _sysconf_available() -> int | None:
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 def check_memory(n: int, available: int | None = None) -> None:
-    """Refuse, before allocating anything, an n that cannot fit."""
-    need = n * PEAK_BYTES_PER_QUEEN
-    available = available_memory() if available is None else available
-    if available is not None and need > 0.9 * available:
-        raise QueensError(f"n = {n:,} needs about {need / 2**30:.1f} GiB at peak but only "
-                          f"{available / 2**30:.1f} GiB is available; use a smaller n")
+    """Refuse, before allocating anything, an n that cannot fit
+    (:func:`jaxqueens.parallel.memory.check_memory`)."""
+    memory.check_memory(n * PEAK_BYTES_PER_QUEEN, f"n = {n:,} (one large-n chain)",
+                        "use a smaller n", available=available)
 
 
 def _place_columns(init_fn, s: large.State, n: int, quiet: bool | None) -> large.State:
@@ -95,6 +75,7 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
       max_steps: swap attempts allowed in all (then QueensError: raise it or change the seed).
       quiet: True: no progress line; None: a progress line on a terminal only.
     """
+    n = as_size(n)
     if n < 1 or n in (2, 3):
         raise QueensError(f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)")
     if n == 1:

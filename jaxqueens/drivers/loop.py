@@ -4,21 +4,27 @@ A driver hands :func:`run_chunks` a ``chunk()`` callable that runs one jitted ch
 (chains, prefixes, generations, probe calls), records its results on the host and returns a
 :class:`Tick`. The loop owns what every long run needs, written once:
 
-- a progress line (count, rate, time left; quiet off a terminal or when asked) and
-  ``--log-json`` progress events (:mod:`jaxqueens.io.progress`);
+- a progress line (count, never above the total; rate, time left; quiet off a terminal or
+  when asked) and ``--log-json`` progress events (:mod:`jaxqueens.io.progress`);
 - a checkpoint every ``every`` seconds through the driver's ``save()`` (pass None on processes
-  other than 0, or when the run has no ``--out``);
+  other than 0, or when the run has no ``--out``); a checkpoint that cannot be written (a full or
+  read-only disk: OSError) never stops the run: one warning on stderr, then the next save tries
+  again (:func:`guarded`);
 - Ctrl-C at chunk boundaries only (:class:`~jaxqueens.io.progress.SafePoints`): the chunk in
   flight finishes, ``save()`` records the whole state, and the loop reports the interruption
-  instead of raising, so the driver can return or re-raise what it has.
+  instead of raising, so the driver can return or re-raise what it has;
+- a lost process of a multi-process run (:class:`~jaxqueens.errors.PeerLostError` from a gather)
+  saves in the same way, then raises its one-line error.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from typing import Callable
 
+from jaxqueens.errors import PeerLostError
 from jaxqueens.io.progress import Progress, SafePoints
 
 
@@ -29,6 +35,26 @@ class Tick:
     done: int  # units finished so far, for the progress line
     note: str = ""  # shown beside the progress line
     finished: bool = False  # the budget is met: stop after this chunk
+
+
+def guarded(save: Callable[[], None]) -> Callable[[], bool]:
+    """``save`` that never raises OSError: the first failure prints one warning on stderr (the
+    run goes on; later saves try again, silently), and each call returns whether it saved."""
+    warned = []
+
+    def attempt() -> bool:
+        try:
+            save()
+            return True
+        except OSError as err:
+            if not warned:
+                warned.append(err)
+                print(f"warning: could not write a checkpoint ({err}); the run goes on and tries "
+                      "again at the next one (the last checkpoint written, if any, is kept)",
+                      file=sys.stderr, flush=True)
+            return False
+
+    return attempt
 
 
 def run_chunks(chunk: Callable[[], Tick], *, total: int | None, unit: str, quiet: bool | None = None,
@@ -48,13 +74,14 @@ def run_chunks(chunk: Callable[[], Tick], *, total: int | None, unit: str, quiet
       True if Ctrl-C stopped the run (after ``save()``), False if a tick finished it.
     """
     bar = Progress(total, unit, quiet=quiet)
+    save = guarded(save) if save is not None else None
     last_save = time.perf_counter()
     try:
         with SafePoints() as safe:
             while True:
                 safe.check()  # a Ctrl-C pressed during the last chunk stops here, state whole
                 tick = chunk()
-                bar.update(tick.done, tick.note)
+                bar.update(tick.done if total is None else min(tick.done, total), tick.note)
                 if tick.finished:
                     return False
                 if save is not None and time.perf_counter() - last_save >= every:
@@ -64,5 +91,9 @@ def run_chunks(chunk: Callable[[], Tick], *, total: int | None, unit: str, quiet
         if save is not None:
             save()
         return True
+    except PeerLostError:  # another process is gone: keep what is finished, then stop with the error
+        if save is not None:
+            save()
+        raise
     finally:
         bar.close()

@@ -4,7 +4,9 @@ Thousands of independent min-conflicts chains (Minton et al. 1992; kernel in
 :mod:`jaxqueens.solvers.minconflicts`) run per call, batched by :mod:`jaxqueens.parallel.chains`
 (one chain per ``lax.map`` iteration on the CPU, lockstep lanes on an accelerator); the chunked
 driver (:mod:`jaxqueens.drivers.chains`) gathers verified solutions and statistics until a
-budget is met. The command line is :mod:`jaxqueens.cli.solve`.
+budget is met. Every kernel call of :func:`solve` is bounded in work (:class:`BoundedRunner`), so
+``--time`` and Ctrl-C, checked between calls, hold even when chains restart a million times.
+The command line is :mod:`jaxqueens.cli.solve`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxqueens.core.board import as_board, as_size
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
@@ -31,6 +34,12 @@ LARGE_AUTO_N = 5000
 """From this n on, a run of a few chains (<= ``LARGE_AUTO_CHAINS``) takes the linear-time large-n
 path (:mod:`jaxqueens.solvers.large`): one batched min-conflicts step scans a whole column, O(n)."""
 LARGE_AUTO_CHAINS = 4
+
+CALL_SECONDS = 0.5
+"""Target duration of one bounded kernel call (:class:`BoundedRunner`)."""
+FIRST_CALL_STEPS = 1 << 25
+"""Steps, over all chains of a chunk, that bound a chunk's first call before the bound adapts to
+the measured speed: each chain gets ``FIRST_CALL_STEPS // (chunk * (max_steps + n))`` attempts."""
 
 
 @dataclasses.dataclass
@@ -73,15 +82,62 @@ def _start(start):
     return None if start is None else jnp.asarray(start, jnp.int32)
 
 
-def compile_runner(key, config: minconflicts.Config, chunk: int,
-                   start=None) -> Callable[[int, int], minconflicts.Result]:
+def compile_runner(key, config: minconflicts.Config, chunk: int, start=None,
+                   bounded: bool = False) -> Callable[[int, int], minconflicts.Result]:
     """Compile the batched solver for ``chunk`` chains ahead of time; return ``run(offset, count)``.
 
     Chain i uses ``fold_in(key, i)``; ``start`` (a board [n]) is every chain's first board. The
     driver times compilation apart from the run and calls ``run`` once per chunk. A call with
-    another ``count`` (a short last chunk) compiles that size on first use.
+    another ``count`` (a short last chunk) compiles that size on first use. ``bounded``: a
+    :class:`BoundedRunner` (each call bounded in work; the same results).
     """
-    return chain_batch.compile_runner(minconflicts.Kernel(config), key, chunk, _start(start))
+    run = chain_batch.compile_runner(minconflicts.Kernel(config), key, chunk, _start(start))
+    return BoundedRunner(run, config, chunk) if bounded else run
+
+
+class BoundedRunner:
+    """``run(offset, count)`` whose kernel calls are bounded in work, with the results of an
+    unbounded run.
+
+    Each chain may spend at most ``cap + 1`` attempts in one call; ``cap`` is a dynamic input
+    (:class:`~jaxqueens.solvers.minconflicts.Fresh`), so nothing recompiles when it changes.
+    A chain that reaches it pauses (``ChunkResult.paused``); calling again with the same
+    ``(offset, count)`` continues exactly the paused chains from their last attempt (the others
+    are skipped), so chains, seeds and results never depend on ``cap``. ``cap`` adapts to the
+    measured call time (:data:`CALL_SECONDS`).
+    """
+
+    def __init__(self, run, config: minconflicts.Config, chunk: int):
+        self.run, self.config = run, config
+        first = FIRST_CALL_STEPS // (max(chunk, 1) * (config.max_steps + config.n))
+        self.cap = int(min(config.max_restarts, max(0, first - 1)))
+        self._last = None  # ((offset, count), ChunkResult) of the last call
+
+    def _resume(self, prev) -> minconflicts.Fresh | minconflicts.Resume:
+        if prev is None:
+            return minconflicts.fresh(until=self.cap)
+        p = prev.paused
+        until = np.minimum(prev.restarts.astype(np.int64) + 1 + self.cap, minconflicts.NO_PAUSE)
+        return minconflicts.Resume(restarts=np.where(p, prev.restarts, -1).astype(np.int32),
+                                   total_steps=np.where(p, prev.steps, 0).astype(np.int32),
+                                   until=np.where(p, until, -1).astype(np.int32))
+
+    def __call__(self, offset: int, count: int) -> driver.ChunkResult:
+        prev = self._last[1] if self._last is not None and self._last[0] == (offset, count) else None
+        t0 = time.perf_counter()
+        out = jax.device_get(self.run(offset, count, self._resume(prev)))
+        dt = time.perf_counter() - t0
+        res = driver.ChunkResult(*out, paused=np.asarray(minconflicts.paused(out, self.config)))
+        if prev is not None:  # the chains that were not paused keep their results
+            keep = ~prev.paused
+            res = driver.ChunkResult(*(None if a is None else
+                                       np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+                                       for a, b in zip(prev, res)))
+        if res.paused.any() or dt > 2 * CALL_SECONDS:
+            scale = min(4.0, max(0.25, CALL_SECONDS / max(dt, 1e-3)))
+            self.cap = int(min(self.config.max_restarts, max(0, int(scale * (self.cap + 1)) - 1)))
+        self._last = ((offset, count), res)
+        return res
 
 
 def trace_chain(key, config: minconflicts.Config, num_steps: int, start=None) -> minconflicts.Metrics:
@@ -99,11 +155,7 @@ def trace_chain(key, config: minconflicts.Config, num_steps: int, start=None) ->
 def _start_rows(start, n: int) -> np.ndarray | None:
     if start is None:
         return None
-    rows = np.asarray(start, dtype=np.int32).reshape(-1)
-    if rows.shape[0] != n:
-        raise QueensError(f"the start board has {rows.shape[0]} columns but n = {n}; "
-                          f"pass -n {rows.shape[0]} or another board")
-    return rows
+    return as_board(np.asarray(start).reshape(-1), n, what="the start board")
 
 
 def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None,
@@ -111,14 +163,16 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
           tabu: int = 0, seed: int = 0, batch: int | None = None, start=None,
           max_restarts: int = 1_000_000, trace_steps: int = 0, quiet: bool | None = True,
           checkpoint: str | Path | None = None, resume: bool = False,
-          checkpoint_every: float = 30.0) -> SolveResult:
+          checkpoint_every: float = 30.0, command: str = "solve") -> SolveResult:
     """Run min-conflicts chains until ``chains`` solved, ``solutions`` distinct, or ``seconds``.
 
     Args:
       n: board size (1 or >= 4).
       chains: stop once this many chains have solved (None: no chain budget).
       solutions: stop once this many distinct solutions are found.
-      seconds: stop once this much kernel time is spent.
+      seconds: stop once this much kernel time is spent (checked between kernel calls, each
+        bounded to about :data:`CALL_SECONDS` of work; chains still running then are reported
+        unsolved and counted in ``summary["unfinished"]``).
       max_steps: steps per attempt before a restart from a fresh board.
       init: initial boards: "random", "permutation", "greedy" or "qs4".
       tabu: plateau tabu tenure (0 disables).
@@ -131,12 +185,16 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
       checkpoint: file for checkpoints of finished chunks (every ``checkpoint_every`` seconds
         and on Ctrl-C); ``resume`` continues from it, with the same results as a run that was
         never interrupted.
+      command: the command recorded in a checkpoint: a checkpoint resumes only under the command
+        that wrote it (``jaxqueens stats`` runs these chains too).
 
     Returns:
       SolveResult with every chain's board, steps, restarts, and the summary.
     """
+    n = as_size(n)
     check_n(n)
     budget = driver.Budget(chains=chains, solutions=solutions, seconds=seconds)
+    budget.check(n)
     for flag, value, low in (("--batch", batch, 1), ("--maxsteps", max_steps, 1), ("--tabu", tabu, 0)):
         if value is not None and value < low:
             raise QueensError(f"{flag} must be at least {low}, got {value}")
@@ -151,10 +209,10 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
     key = jax.random.key(seed)
     chunk = batch or default_chunk(n, chains if solutions is None and seconds is None else None)
     t0 = time.perf_counter()
-    runner = compile_runner(key, config, chunk, start_rows)
+    runner = compile_runner(key, config, chunk, start_rows, bounded=True)
     compile_s = time.perf_counter() - t0
-    fingerprint = {"solver": "min-conflicts", "init": init, "tabu": tabu, "max_steps": max_steps,
-                   "seed": seed, "max_restarts": max_restarts,
+    fingerprint = {"command": command, "solver": "min-conflicts", "init": init, "tabu": tabu,
+                   "max_steps": max_steps, "seed": seed, "max_restarts": max_restarts,
                    "start": None if start_rows is None else start_rows.tolist()}
     run = driver.run_chains(runner, n, budget, chunk, what="min-conflicts", compile_s=compile_s,
                             quiet=quiet, checkpoint=None if checkpoint is None else Path(checkpoint),

@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxqueens.core import checker, symmetry, symmetry_jax
+from jaxqueens.core.board import as_size
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.statistics import uniformity_test
 from jaxqueens.drivers import anneal as annealing
@@ -92,7 +93,7 @@ def sample_minconflicts(n, chains, solutions, seconds, seed, quiet, max_steps=40
     res = mcsolve.solve(n, chains, solutions=solutions, seconds=seconds, max_steps=max_steps,
                         init=init, tabu=tabu, seed=seed, batch=batch, max_restarts=max_restarts,
                         quiet=quiet, checkpoint=checkpoint, resume=resume,
-                        checkpoint_every=checkpoint_every)
+                        checkpoint_every=checkpoint_every, command="stats")
     return _from_run(res.run, "minconflicts", {"max_steps": max_steps, "init": init, "tabu": tabu,
                                                "max_restarts": max_restarts})
 
@@ -112,7 +113,7 @@ def sample_anneal(n, chains, solutions, seconds, seed, quiet, method="ta", steps
     t0 = time.perf_counter()
     runner = chain_batch.compile_runner(sls.Kernel(config), key, chunk, jnp.asarray(schedule))
     compile_s = time.perf_counter() - t0
-    fingerprint = {"solver": f"stats-annealing-{method}", "seed": seed, "schedule": [float(x) for x in schedule],
+    fingerprint = {"command": "stats", "solver": f"stats-annealing-{method}", "seed": seed, "schedule": [float(x) for x in schedule],
                    "config": dataclasses.asdict(config)}
     run = driver.run_chains(runner, n, budget, chunk, what=f"annealing ({method})",
                             compile_s=compile_s, quiet=quiet, checkpoint=checkpoint,
@@ -216,6 +217,7 @@ def collect(n: int, solver: str = "minconflicts", *, chains: int | None = None,
       options: the solver's own options (those of ``solve``, ``anneal`` or ``ga.evolve``), and
         ``checkpoint``, ``resume``, ``checkpoint_every`` (as for :func:`jaxqueens.solve`).
     """
+    n = as_size(n)
     if solver not in SOLVERS:
         raise QueensError(f"solver {solver!r} is unknown; use one of {', '.join(SOLVERS)}")
     if chains is None and solutions is None and seconds is None:
@@ -262,7 +264,10 @@ def _coverage(samples: Samples, first: np.ndarray, first_class: np.ndarray, tota
            "fundamental": np.cumsum(new_f), "expected": None, "expected_fundamental": None}
     if total:
         m = solved_cum.astype(np.float64)
-        out["expected"] = -total * np.expm1(m * math.log1p(-1.0 / total))
+        if total == 1:  # n = 1: the one solution is found by the first sample
+            out["expected"] = np.minimum(m, 1.0)
+        else:
+            out["expected"] = -total * np.expm1(m * math.log1p(-1.0 / total))
         if class_sizes_all is not None:
             sizes, mult = np.unique(class_sizes_all, return_counts=True)
             out["expected_fundamental"] = sum(k * (1 - np.power(1 - s / total, m))

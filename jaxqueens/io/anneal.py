@@ -4,7 +4,9 @@ With one method, ``DIR`` itself holds that method's chain outputs (``solutions.n
 ``runs.csv``, ``summary.json``: :func:`jaxqueens.io.chains.write_outputs`) and, while a run is
 unfinished, its ``checkpoint.npz``; with several methods (``--method all`` or a comma list),
 ``DIR/<method>/`` holds them, one folder per method. ``--plot`` adds ``DIR/traces.png``
-(the best-so-far traces of every method in one figure).
+(the best-so-far traces of every method in one figure). The methods run in the order given;
+``--resume DIR`` skips the finished ones, continues the one with a checkpoint and starts the
+ones not started yet (:func:`method_state`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,24 @@ def checkpoint_file(folder: Path | None) -> Path | None:
 def run_finished(folder: Path) -> bool:
     """The method's run in ``folder`` has finished (its summary was written)."""
     return (folder / SUMMARY).exists()
+
+
+OUTPUTS = ("solutions.npy", "runs.csv", SUMMARY, checkpoint.FILENAME)
+"""What a method's run writes into its folder (:func:`jaxqueens.io.chains.write_outputs`)."""
+
+
+def method_state(folder: Path) -> str:
+    """Where a method's run in ``folder`` stands, for ``--resume``: "finished" (its summary was
+    written), "saved" (a checkpoint of finished chains), "not started" (none of its files: the
+    run was interrupted before this method saved anything) or "incomplete" (some outputs but
+    neither summary nor checkpoint: not resumable)."""
+    if run_finished(folder):
+        return "finished"
+    if checkpoint_file(folder).exists():
+        return "saved"
+    if not any((folder / name).exists() for name in OUTPUTS):
+        return "not started"
+    return "incomplete"
 
 
 def traces_file(out: str | Path) -> Path:

@@ -22,6 +22,7 @@ import array
 import codecs
 import io
 import json
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -29,9 +30,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.lib.format as npformat
 
 from jaxqueens.io.atomic import atomic_path, write_bytes
 from jaxqueens.errors import BoardFileError, QueensError
+from jaxqueens.parallel import memory
 
 # Bytes of memory needed per byte of file, by format. Text: the bytes, int64
 # values (4 per 2-byte line), the int32 result. npy: the bytes, the array, an
@@ -52,19 +55,22 @@ _BYTE_KIND[48:58] = 2 | (np.arange(10, dtype=np.uint8) << 4)
 
 
 def _available_memory() -> int | None:
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return None
+    """The one available-memory probe of the package (:mod:`jaxqueens.parallel.memory`)."""
+    return memory.available_memory()
 
 
 def _show(text: str, limit: int = 40) -> str:
     """Quote (the start of) a line for a one-line message."""
-    return repr(text if len(text) <= limit else text[:limit] + "...")
+    return repr(_clip(text, limit))
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    """The start of a value for a one-line message (a 5000-digit row is not echoed whole)."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _size(nbytes: float) -> str:
-    return f"{nbytes / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{nbytes:.0f} bytes"
+    return memory.format_bytes(nbytes)
 
 
 def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = None) -> bytes:
@@ -164,10 +170,11 @@ def _parse_lines(name: str, data: bytes) -> tuple[np.ndarray, tuple[int, str] | 
             )
         if not _INT.fullmatch(line):
             raise BoardFileError(f"{name}:{lineno}: {_show(line)} is not an integer ({_FORMAT_HINT})")
-        value = int(line)
-        if abs(value) >= _BIG:
+        if len(line.lstrip("+-").lstrip("0")) > 18:  # beyond int64 (and maybe int()'s digit limit)
             huge = huge or (len(values), line)
-            value = _BIG if value > 0 else -_BIG
+            value = -_BIG if line.startswith("-") else _BIG
+        else:
+            value = int(line)
         values.append(value)
     return np.frombuffer(values, dtype=np.int64), huge
 
@@ -205,7 +212,7 @@ def read_board(path: str | os.PathLike, one_based: bool = False, *, memory_limit
     bad = np.flatnonzero((values < low) | (values > n - 1 + low))
     if len(bad):
         i = int(bad[0])
-        text = huge[1] if huge and huge[0] == i else str(values[i])
+        text = _clip(huge[1]) if huge and huge[0] == i else str(values[i])
         where = f"{name}:{i + 1}: row {text} out of range {low}..{n - 1 + low} (the file has {n} lines)"
         if not one_based and values[i] == n:
             raise BoardFileError(f"{where}; if the file counts rows from 1, pass --one-based")
@@ -243,6 +250,24 @@ def write_board(path: str | os.PathLike, rows: Any, one_based: bool = False) -> 
     write_bytes(path, ("\n".join(map(str, arr.tolist())) + "\n").encode())
 
 
+def _check_npy_header(name: str, data: bytes) -> None:
+    """Refuse a header whose shape needs more bytes than the file holds, before ``np.load``
+    allocates the array it claims (a damaged or hostile header must not exhaust memory)."""
+    buf = io.BytesIO(data)
+    version = npformat.read_magic(buf)
+    readers = {(1, 0): npformat.read_array_header_1_0, (2, 0): npformat.read_array_header_2_0}
+    if version in readers:
+        shape, _, dtype = readers[version](buf)
+    else:  # 3.0 (utf-8 field names): NumPy's own reader
+        shape, _, dtype = npformat._read_array_header(buf, version)
+    need = math.prod(shape) * dtype.itemsize
+    have = len(data) - buf.tell()
+    if need > have:
+        raise BoardFileError(f"{name}: not a valid .npy array (the header claims shape {shape}, "
+                             f"{_size(need)}, but the file holds only {_size(have)} of data: truncated "
+                             "or damaged); write boards with numpy.save")
+
+
 def read_boards_npy(path: str | os.PathLike) -> np.ndarray:
     """Read boards from a `.npy` file.
 
@@ -263,7 +288,10 @@ def read_boards_npy(path: str | os.PathLike) -> np.ndarray:
     if not data.startswith(b"\x93NUMPY"):
         raise BoardFileError(f"{name}: not a .npy file (no NumPy header); write boards with numpy.save")
     try:
+        _check_npy_header(name, data)
         arr = np.load(io.BytesIO(data), allow_pickle=False)
+    except BoardFileError:
+        raise
     except (ValueError, OSError, EOFError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise BoardFileError(f"{name}: not a valid .npy array ({reason}); write boards with numpy.save") from None
@@ -361,6 +389,10 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise BoardFileError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); {_JSON_HINT}") from None
+        except RecursionError:
+            raise BoardFileError(f"{where}: JSON nested too deeply; {_JSON_HINT}") from None
+        except ValueError:  # Python's limit on the digits of an integer
+            raise BoardFileError(f"{where}: a number with too many digits; {_JSON_HINT}") from None
         if not isinstance(obj, dict) or "rows" not in obj:
             raise BoardFileError(f'{where}: no "rows" in {_show(line)}; {_JSON_HINT}')
         rows = obj["rows"]
@@ -368,7 +400,8 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
             raise BoardFileError(f'{where}: "rows" must be a non-empty list of integers; {_JSON_HINT}')
         n = len(rows)
         if "n" in obj and obj["n"] != n:
-            raise BoardFileError(f'{where}: "n" is {obj["n"]!r} but "rows" has {n} entries; make them agree')
+            raise BoardFileError(f'{where}: "n" is {_clip(repr(obj["n"]))} but "rows" has {n} entries; '
+                                 "make them agree")
         if first is not None and first[1] != n:
             raise BoardFileError(
                 f"{where}: board has n = {n} but line {first[0]} has n = {first[1]}; keep one board size per file"
@@ -376,7 +409,8 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
         first = first or (lineno, n)
         for c, r in enumerate(rows):
             if not 0 <= r < n:
-                raise BoardFileError(f"{where}: column {c}: row {r} out of range 0..{n - 1}; rows must be 0-based")
+                raise BoardFileError(f"{where}: column {c}: row {_clip(str(r))} out of range 0..{n - 1}; "
+                                     "rows must be 0-based")
         boards.append(rows)
     if not boards:
         return np.zeros((0, 0), dtype=np.int32)

@@ -8,6 +8,8 @@ written with other settings and names the settings that differ.
 from __future__ import annotations
 
 import json
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -29,15 +31,41 @@ def save(path: str | Path, fingerprint: dict, **arrays) -> None:
         np.savez(f, **arrays, fingerprint=_canonical(fingerprint))
 
 
-def load(path: str | Path, fingerprint: dict) -> dict[str, np.ndarray]:
-    """The arrays of a checkpoint made with the same ``fingerprint`` (QueensError otherwise)."""
+def _unreadable(path, reason: str) -> QueensError:
+    reason = (reason.splitlines() or [""])[0][:120]
+    return QueensError(f"{path}: not a readable checkpoint ({reason}); start without --resume")
+
+
+def load(path: str | Path, fingerprint: dict,
+         shapes: dict[str, tuple[int | None, ...]] | None = None) -> dict[str, np.ndarray]:
+    """The arrays of a checkpoint made with the same ``fingerprint`` (QueensError otherwise).
+
+    Args:
+      shapes: the shape each named array must have (None: any length on that axis); a missing
+        array or another shape is refused like a damaged file, so a driver never indexes past
+        what it planned.
+
+    Every way a file can be damaged (truncated, overwritten, not a checkpoint, a folder) is a
+    one-line QueensError naming the file.
+    """
     try:
         with np.load(path, allow_pickle=False) as z:
-            saved, want = json.loads(str(z["fingerprint"])), json.loads(_canonical(fingerprint))
-            if saved != want:
-                diff = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
-                raise QueensError(f"{path}: the checkpoint was written with other settings "
-                                  f"({', '.join(diff)} differ); resume with the same options")
-            return {k: z[k] for k in z.files if k != "fingerprint"}
-    except (OSError, ValueError, KeyError) as err:
-        raise QueensError(f"{path}: not a readable checkpoint ({err}); start without --resume") from None
+            saved = json.loads(str(z["fingerprint"]))
+            arrays = {k: z[k] for k in z.files if k != "fingerprint"}
+    except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile,
+            zlib.error) as err:
+        raise _unreadable(path, str(err) or type(err).__name__) from None
+    if not isinstance(saved, dict):
+        raise _unreadable(path, "its fingerprint is not a table of settings")
+    want = json.loads(_canonical(fingerprint))
+    if saved != want:
+        diff = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
+        raise QueensError(f"{path}: the checkpoint was written with other settings "
+                          f"({', '.join(diff)} differ); resume with the same options")
+    for name, shape in (shapes or {}).items():
+        if name not in arrays:
+            raise _unreadable(path, f"no array '{name}'")
+        got = arrays[name].shape
+        if len(got) != len(shape) or any(w is not None and g != w for g, w in zip(got, shape)):
+            raise _unreadable(path, f"{name} has shape {got}, expected {shape}")
+    return arrays

@@ -8,6 +8,8 @@
 
 Chain i is seeded from ``fold_in(key, i)`` in both, so results are identical whatever the
 strategy, batch, chunk or device count. :func:`run` picks the strategy of the default backend.
+A kernel with a per-chain input (``resume``: where each chain starts, when it pauses; see
+:class:`~jaxqueens.solvers.base.ChainKernel`) takes it, split with the chains, in every strategy.
 """
 
 from __future__ import annotations
@@ -20,13 +22,18 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxqueens.core.rng import chain_seeds
-from jaxqueens.parallel import devices
+from jaxqueens.parallel import devices, memory
 from jaxqueens.parallel.lanes import lockstep, where_lanes
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers.base import ChainKernel
 
-def _lockstep_chains(kernel: ChainKernel, key, chain_ids, lanes: int, data):
-    """Lockstep lanes over the chains ``chain_ids`` [C]; returns results [C, ...] in that order."""
+RESULT_COPIES = 3
+"""A call's results live on the device, in a host copy and in the driver's records."""
+
+
+def _lockstep_chains(kernel: ChainKernel, key, chain_ids, lanes: int, data, resume=None):
+    """Lockstep lanes over the chains ``chain_ids`` [C] (``resume``: their per-chain input [C] or
+    None); returns results [C, ...] in that order."""
     vstep = jax.vmap(lambda s: kernel.step(s, data))
     vrestart = jax.vmap(lambda s: kernel.restart(s, data))
 
@@ -37,46 +44,68 @@ def _lockstep_chains(kernel: ChainKernel, key, chain_ids, lanes: int, data):
         # Restart lanes whose attempt failed (a real branch only when some lane needs it).
         return lax.cond(jnp.any(retry), lambda s: where_lanes(retry, vrestart(s), s), lambda s: s, s)
 
-    return lockstep(lambda k: kernel.init(chain_seeds(key, chain_ids[k][None])[0], data), advance,
-                    jax.vmap(kernel.finished), jax.vmap(kernel.result), chain_ids.shape[0], lanes)
+    def init_item(k):
+        seed = chain_seeds(key, chain_ids[k][None])[0]
+        if resume is None:
+            return kernel.init(seed, data)
+        return kernel.init_from(seed, data, resume if _shared(resume) else
+                                jax.tree.map(lambda x: x[k], resume))
+
+    return lockstep(init_item, advance, jax.vmap(kernel.finished), jax.vmap(kernel.result),
+                    chain_ids.shape[0], lanes)
+
+
+def _shared(resume) -> bool:
+    """A per-call input whose leaves are 0-d: the same for every chain (replicated, not split)."""
+    return all(jnp.ndim(x) == 0 for x in jax.tree.leaves(resume))
 
 
 @functools.partial(jax.jit, static_argnums=(0, 2, 3, 4))
-def _sharded(kernel: ChainKernel, key, num_chains: int, num_devices: int, lanes: int, offset, data):
+def _sharded(kernel: ChainKernel, key, num_chains: int, num_devices: int, lanes: int, offset, data,
+             resume=None):
     """Chains split evenly over ``num_devices``; per device one chain per ``lax.map`` iteration
     (``lanes == 0``) or ``lanes`` lockstep lanes with refill."""
     per = -(-num_chains // num_devices)
     ids = offset + jnp.arange(per * num_devices, dtype=jnp.int32)
+    split = resume is not None and not _shared(resume)
+    if split and per * num_devices > num_chains:  # padding chains repeat the last row
+        extra = per * num_devices - num_chains
+        resume = jax.tree.map(lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)]), resume)
 
-    def shard(ids, data):
+    def shard(ids, resume, data):
         if lanes:
-            return _lockstep_chains(kernel, key, ids, min(lanes, per), data)
-        return lax.map(lambda seed: kernel.solve_one(seed, data), chain_seeds(key, ids))
+            return _lockstep_chains(kernel, key, ids, min(lanes, per), data, resume)
+        seeds = chain_seeds(key, ids)
+        if resume is None:
+            return lax.map(lambda seed: kernel.solve_one(seed, data), seeds)
+        if not split:
+            return lax.map(lambda seed: kernel.solve_from(seed, data, resume), seeds)
+        return lax.map(lambda x: kernel.solve_from(x[0], data, x[1]), (seeds, resume))
 
-    out = over_devices(shard, ids, data, num_devices=num_devices, sharded=(True, False))
+    out = over_devices(shard, ids, resume, data, num_devices=num_devices, sharded=(True, split, False))
     return jax.tree.map(lambda x: x[:num_chains], out)
 
 
 def run_mapped(kernel: ChainKernel, key, num_chains: int, offset=0, data=None,
-               num_devices: int | None = None):
+               num_devices: int | None = None, resume=None):
     """CPU strategy: chains ``offset + [0, num_chains)``, one per ``lax.map`` iteration, split
     evenly over devices. Returns the kernel's result pytree with a leading [C] axis."""
     d = num_devices or jax.local_device_count()
-    return _sharded(kernel, key, num_chains, d, 0, jnp.int32(offset), data)
+    return _sharded(kernel, key, num_chains, d, 0, jnp.int32(offset), data, resume)
 
 
 def run_lockstep(kernel: ChainKernel, key, num_chains: int, lanes: int | None = None, offset=0,
-                 data=None, num_devices: int | None = None):
+                 data=None, num_devices: int | None = None, resume=None):
     """Accelerator strategy: on each device, ``lanes`` chains advance in lockstep; a lane whose
     chain finishes writes its result and takes the next chain (``lanes`` default:
     :func:`jaxqueens.parallel.devices.sizes`). Same chain ids and seeds as :func:`run_mapped`,
     so the results are identical."""
     d = num_devices or jax.local_device_count()
     lanes = devices.sizes().chain_lanes if lanes is None else lanes
-    return _sharded(kernel, key, num_chains, d, max(1, lanes), jnp.int32(offset), data)
+    return _sharded(kernel, key, num_chains, d, max(1, lanes), jnp.int32(offset), data, resume)
 
 
-def run(kernel: ChainKernel, key, num_chains: int, offset=0, data=None):
+def run(kernel: ChainKernel, key, num_chains: int, offset=0, data=None, resume=None):
     """Chains ``offset + [0, num_chains)`` with the strategy of the default backend.
 
     Args:
@@ -84,24 +113,39 @@ def run(kernel: ChainKernel, key, num_chains: int, offset=0, data=None):
       key: a ``jax.random`` key; chain i uses ``fold_in(key, offset + i)`` (not split here:
         pass a fresh key per independent experiment).
       data: dynamic pytree every chain sees (start board, schedule, ...).
+      resume: the kernel's per-call input: 0-d leaves for every chain alike, or a [num_chains]
+        leading axis, one row per chain (None: every chain fresh, to the end).
     """
     if devices.is_accelerator():
-        return run_lockstep(kernel, key, num_chains, offset=offset, data=data)
-    return run_mapped(kernel, key, num_chains, offset, data=data)
+        return run_lockstep(kernel, key, num_chains, offset=offset, data=data, resume=resume)
+    return run_mapped(kernel, key, num_chains, offset, data=data, resume=resume)
 
 
 def compile_runner(kernel: ChainKernel, key, chunk: int, data=None) -> Callable[[int, int], Any]:
     """Compile :func:`run` for ``chunk`` chains ahead of time; return ``run_chunk(offset, count)``.
 
     The driver times compilation apart from the run and calls ``run_chunk`` once per chunk. A
-    call with another ``count`` (a short last chunk) compiles that size on first use.
+    call with another ``count`` (a short last chunk) compiles that size on first use. A chunk
+    whose results cannot fit in memory is refused before compiling
+    (:func:`jaxqueens.parallel.memory.check_memory`).
     """
-    fn = jax.jit(lambda key, offset, data: run(kernel, key, chunk, offset, data))
-    compiled = fn.lower(key, jnp.int32(0), data).compile()
+    fresh = kernel.resume_input()  # None for kernels without a per-call input
+    fn = jax.jit(lambda key, offset, data, resume: run(kernel, key, chunk, offset, data, resume))
+    lowered = fn.lower(key, jnp.int32(0), data, fresh)
+    results = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(lowered.out_info))
+    n = getattr(kernel.config, "n", "?")
+    memory.check_memory(RESULT_COPIES * results,
+                        f"--batch {chunk} (chains per kernel call, n = {n}: their boards and results)",
+                        "use a smaller --batch")
+    compiled = lowered.compile()
 
-    def run_chunk(offset: int, count: int):
-        if count == chunk:
-            return compiled(key, jnp.int32(offset), data)
-        return run(kernel, key, count, offset, data)
+    def run_chunk(offset: int, count: int, resume=None):
+        """Chains ``offset .. offset + count - 1``; ``resume``: the kernel's per-call input
+        (default: fresh chains, run to the end). Shared inputs run the executable compiled here;
+        one row per chain compiles its own on first use."""
+        resume = fresh if resume is None else resume
+        if count == chunk and (resume is None or _shared(resume)):
+            return compiled(key, jnp.int32(offset), data, resume)
+        return run(kernel, key, count, offset, data, resume)
 
     return run_chunk

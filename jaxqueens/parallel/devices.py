@@ -5,7 +5,9 @@ XLA:CPU runs each computation on one core. ``shared/PERFORMANCE.md`` measured
 asks JAX for ``os.cpu_count()`` CPU devices when it is imported -- only if no
 JAX computation has run yet (the setting is fixed once the backend starts) and
 only if ``JAXQUEENS_CPU_DEVICES`` does not say otherwise (set it to 1 to keep
-JAX's default of one CPU device, or to any count).
+JAX's default of one CPU device, or to any count from 1 to ``MAX_CPU_DEVICES``, XLA:CPU's limit
+per process; another value is left out at import and refused by :func:`check_cpu_devices`, which
+the command line calls first).
 
 At the same moment it appends ``CPU_XLA_FLAGS`` to ``XLA_FLAGS``. XLA:CPU runs
 each op of a ``while_loop`` body as a separate thunk (~30-40 ns each) unless the
@@ -16,6 +18,11 @@ carried board and counts (~20% more). These flags only exist as ``XLA_FLAGS``
 (jit's ``compiler_options`` rejects them), so they are process-wide; set
 ``JAXQUEENS_XLA_FLAGS=0`` to leave ``XLA_FLAGS`` alone.
 
+Several processes (``--coordinator``): :func:`distributed_settings` checks the flags and the
+``JAX_*`` variables, :func:`init_distributed` meets the other processes within a timeout
+(:mod:`jaxqueens.parallel.rendezvous`) before it joins ``jax.distributed``, and :func:`leave` ends a
+process that stopped early without waiting at JAX's exit barrier.
+
 This module and its siblings in :mod:`jaxqueens.parallel` are the one place that decides
 batching per backend: lockstep ``vmap`` with lane recycling on accelerators, one item per
 ``lax.map`` iteration sharded over host devices on the CPU. :func:`sizes` is the one table of
@@ -25,17 +32,28 @@ batch sizes per backend that the drivers read.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import sys
 
 import jax
 import numpy as np
+from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel import rendezvous
 
 ENV_CPU_DEVICES = "JAXQUEENS_CPU_DEVICES"
 ENV_XLA_FLAGS = "JAXQUEENS_XLA_FLAGS"
+ENV_COORDINATOR_TIMEOUT = "JAXQUEENS_COORDINATOR_TIMEOUT"
 BATCH_AXIS = "batch"
+# XLA:CPU numbers a process's devices below 2048; a device id above that is read as another
+# process ("Multiprocess computations aren't implemented on the CPU backend"): measured, 2048 runs.
+MAX_CPU_DEVICES = 2048
+COORDINATOR_TIMEOUT = 60.0  # seconds to wait for every process of a multi-process run to join
+MAX_COORDINATOR_TIMEOUT = 86400.0
+MIN_HEARTBEAT_TIMEOUT = 10  # seconds: never give up on a peer's heartbeat sooner (no false alarms)
 
 CPU_XLA_FLAGS = (
     "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=1073741824",
@@ -43,18 +61,41 @@ CPU_XLA_FLAGS = (
 )
 
 
+def check_cpu_devices() -> int | None:
+    """``$JAXQUEENS_CPU_DEVICES`` as a device count, or None when it is not set.
+
+    Raises:
+      QueensError: it is not a whole number from 1 to ``MAX_CPU_DEVICES``.
+    """
+    env = os.environ.get(ENV_CPU_DEVICES, "").strip()
+    if not env:
+        return None
+    if not (env.isascii() and env.isdigit() and 1 <= int(env) <= MAX_CPU_DEVICES):
+        raise QueensError(f"{ENV_CPU_DEVICES}={env[:20]!r} is not a device count from 1 to "
+                          f"{MAX_CPU_DEVICES} (XLA:CPU's limit per process): set it to one of those, "
+                          "or unset it for one device per core")
+    return int(env)
+
+
 def configure_cpu_devices(count: int | None = None) -> bool:
     """Ask for one CPU device per core, and fast CPU loops, before the JAX backend starts.
 
     Args:
-      count: devices wanted; default ``$JAXQUEENS_CPU_DEVICES`` or ``os.cpu_count()``.
+      count: devices wanted, 1 to ``MAX_CPU_DEVICES``; default ``$JAXQUEENS_CPU_DEVICES`` (left out
+        here when it is not a valid count: this runs at import, and :func:`check_cpu_devices`
+        reports it) or ``os.cpu_count()``.
 
     Returns:
       True if the settings were applied, False if the backend had already started.
     """
     if count is None:
-        env = os.environ.get(ENV_CPU_DEVICES, "").strip()
-        count = int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
+        try:
+            count = check_cpu_devices()
+        except QueensError:
+            count = None
+        count = count or min(os.cpu_count() or 1, MAX_CPU_DEVICES)
+    elif not 1 <= int(count) <= MAX_CPU_DEVICES:
+        raise QueensError(f"{count} CPU devices asked for: give 1 to {MAX_CPU_DEVICES} devices")
     try:
         jax.config.update("jax_num_cpu_devices", int(count))
     except RuntimeError:  # backend already initialised: keep what the user has
@@ -111,19 +152,136 @@ def shard_batch(x):
     return jax.device_put(x, NamedSharding(mesh, PartitionSpec(BATCH_AXIS)))
 
 
-def init_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None) -> bool:
-    """Join a multi-process run (``jax.distributed``) before any JAX computation.
+@dataclasses.dataclass(frozen=True)
+class Distributed:
+    """The settings of a multi-process run, checked."""
 
-    Arguments default to ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES`` and
-    ``JAX_PROCESS_ID``. On CPU, cross-process collectives use gloo. Returns True if joined.
+    coordinator: str  # HOST:PORT of process 0
+    num_processes: int
+    process_id: int
+    timeout: float  # seconds to wait for every process to join (and at the end, for all to finish)
+
+
+def _env_number(name: str, kind: type, fix: str):
+    """The number in environment variable ``name`` (None when unset); QueensError naming it."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        raise QueensError(f"{name}={text[:20]!r} is not {what}: {fix}") from None
+
+
+def distributed_settings(coordinator: str | None, num_processes: int | None, process_id: int | None,
+                         timeout: float | None = None) -> Distributed | None:
+    """The flags of a multi-process run, each defaulting to its environment variable, checked.
+
+    Args:
+      coordinator: ``HOST:PORT`` of process 0, or ``$JAX_COORDINATOR_ADDRESS``.
+      num_processes: processes in the run, or ``$JAX_NUM_PROCESSES``.
+      process_id: this process, ``0 <= I < P``, or ``$JAX_PROCESS_ID``.
+      timeout: seconds to wait for the others, or ``$JAXQUEENS_COORDINATOR_TIMEOUT``, or
+        ``COORDINATOR_TIMEOUT``.
+
+    Returns:
+      The settings, or None for a single-process run (no coordinator anywhere).
+
+    Raises:
+      QueensError: one line naming the flag or variable: a value that is not a number, a process
+        flag without a coordinator, an id out of range, a coordinator that is not HOST:PORT.
     """
-    coordinator = coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS")
-    if not coordinator:
+    flags = {"--num-processes": num_processes, "--process-id": process_id, "--coordinator-timeout": timeout}
+    coordinator = coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS", "").strip() or None
+    if num_processes is None:
+        num_processes = _env_number("JAX_NUM_PROCESSES", int, "set it to the number of processes, "
+                                    "or use --num-processes")
+        flags["JAX_NUM_PROCESSES"] = num_processes
+    if process_id is None:
+        process_id = _env_number("JAX_PROCESS_ID", int, "set it to this process's id, 0 to P-1, or "
+                                 "use --process-id")
+        flags["JAX_PROCESS_ID"] = process_id
+    if coordinator is None:
+        given = [name for name, value in flags.items() if value is not None]
+        if given:
+            one = len(given) == 1
+            raise QueensError(f"{' and '.join(given)} {'is' if one else 'are'} set without --coordinator "
+                              "HOST:PORT (or JAX_COORDINATOR_ADDRESS): add the coordinator to join a "
+                              f"multi-process run, or drop {'it' if one else 'them'} for one process")
+        return None
+    if timeout is None:
+        timeout = _env_number(ENV_COORDINATOR_TIMEOUT, float, "set it to seconds (e.g. 60), or use "
+                              "--coordinator-timeout")
+        timeout = COORDINATOR_TIMEOUT if timeout is None else timeout
+    if num_processes is None or process_id is None:
+        raise QueensError(f"--coordinator {coordinator} needs --num-processes P and --process-id I "
+                          "(or JAX_NUM_PROCESSES and JAX_PROCESS_ID)")
+    if num_processes < 1:
+        raise QueensError(f"--num-processes {num_processes}: a run needs at least 1 process")
+    if not 0 <= process_id < num_processes:
+        raise QueensError(f"--process-id {process_id} is not between 0 and {num_processes - 1} "
+                          f"(--num-processes {num_processes}): number the processes 0 to P-1")
+    if not 0 < timeout <= MAX_COORDINATOR_TIMEOUT:  # also refuses nan
+        raise QueensError(f"--coordinator-timeout {timeout:g} (or {ENV_COORDINATOR_TIMEOUT}) must be a "
+                          f"number of seconds above 0 and at most {MAX_COORDINATOR_TIMEOUT:g} (a day)")
+    rendezvous.split_address(coordinator)
+    return Distributed(coordinator.strip(), num_processes, process_id, float(timeout))
+
+
+def init_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None,
+                     timeout: float | None = None) -> bool:
+    """Join a multi-process run (``jax.distributed``) before any JAX computation, in bounded time.
+
+    Arguments as :func:`distributed_settings` takes them. The processes first meet on the
+    coordinator's port (:mod:`jaxqueens.parallel.rendezvous`), so that a wrong address or a
+    missing, duplicate or misnumbered process ends every process there with one line within
+    ``timeout`` seconds, instead of JAX's abort from C++. JAX then gets the same timeout to
+    connect and, at exit, for every process to finish; a process whose heartbeats stop for that
+    long (at least ``MIN_HEARTBEAT_TIMEOUT``) counts as dead. On CPU, cross-process collectives
+    use gloo.
+
+    Returns:
+      True if this process joined a run, False for a single-process run.
+    """
+    run = distributed_settings(coordinator, num_processes, process_id, timeout)
+    if run is None:
         return False
-    num_processes = num_processes or int(os.environ.get("JAX_NUM_PROCESSES", "0") or 0)
-    process_id = process_id if process_id is not None else int(os.environ.get("JAX_PROCESS_ID", "-1"))
-    if num_processes < 1 or not 0 <= process_id < num_processes:
-        raise QueensError("--coordinator needs --num-processes P and --process-id I with 0 <= I < P")
+    rendezvous.meet(run.coordinator, run.num_processes, run.process_id, run.timeout)
+    seconds = max(1, math.ceil(run.timeout))
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.distributed.initialize(coordinator, num_processes=num_processes, process_id=process_id)
+    jax.distributed.initialize(run.coordinator, num_processes=run.num_processes, process_id=run.process_id,
+                               initialization_timeout=seconds, shutdown_timeout_seconds=seconds,
+                               heartbeat_timeout_seconds=max(seconds, MIN_HEARTBEAT_TIMEOUT))
+    # One gather now opens gloo's connections between every pair of processes (they open at the
+    # first one). From here on, a process that dies or leaves breaks them, so the others' next
+    # gather fails at once instead of waiting for a peer that will never connect.
+    try:
+        ids = np.asarray(multihost_utils.process_allgather(np.int32(run.process_id))).ravel()
+    except Exception as err:
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0][-120:]
+        raise QueensError(f"the processes met at {run.coordinator} but could not exchange data "
+                          f"({reason}): every machine must reach the others' ports") from err
+    if ids.tolist() != list(range(run.num_processes)):
+        raise QueensError(f"the processes at {run.coordinator} did not all join the same run "
+                          f"(ids {ids.tolist()}): start each with its own --process-id 0 to P-1")
     return True
+
+
+def leave(code: int) -> int:
+    """End this process of a multi-process run now if it stopped on an error or an interrupt.
+
+    At exit JAX waits at a barrier for every process, and a process that stops early keeps the
+    others waiting in their next gather; when the wait runs out, JAX aborts from C++. So when this
+    process joined a run and ``code`` is not 0 or 1 (outcomes that every process reaches together),
+    it flushes its output and exits at once with ``code``: the others' next gather then fails at
+    once (:class:`~jaxqueens.errors.PeerLostError`). Otherwise it returns ``code``.
+    """
+    if code in (0, 1) or not jax.distributed.is_initialized():
+        return code
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

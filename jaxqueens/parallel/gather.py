@@ -1,6 +1,13 @@
 """Gathers across the processes of a multi-process run (``jax.distributed``), on the host.
 
 Each helper is the identity in a single-process run, so drivers call them unconditionally.
+
+Every cross-process transfer goes through :func:`allgather`. When another process has died (or
+left on an error), gloo's connection to it breaks and the transfer fails at once; that becomes a
+one-line :class:`~jaxqueens.errors.PeerLostError`, on which the chunked loop saves what is finished
+(:mod:`jaxqueens.drivers.loop`) and the command line exits 2 without waiting for JAX's shutdown
+(:func:`jaxqueens.parallel.devices.leave`). A peer that is alive but silent (frozen, cut off) is
+given up by JAX's heartbeat after the coordinator timeout, which ends the process from C++.
 """
 
 from __future__ import annotations
@@ -8,6 +15,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 from jax.experimental import multihost_utils
+
+from jaxqueens.errors import PeerLostError
 
 
 def process_count() -> int:
@@ -28,7 +37,19 @@ def allgather(x) -> np.ndarray:
     x = np.asarray(x)
     if jax.process_count() == 1:
         return x[None]
-    return np.asarray(multihost_utils.process_allgather(x))
+    try:
+        return np.asarray(multihost_utils.process_allgather(x))
+    except Exception as err:  # gloo: "Connection reset by peer", "Connection closed by peer", ...
+        raise PeerLostError(_lost(err)) from err
+
+
+def _lost(err: Exception) -> str:
+    """One line: which process lost whom, why (the last part of gloo's message), and what to do."""
+    procs, me = jax.process_count(), jax.process_index()
+    reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    reason = reason.rsplit(": ", 1)[-1][:120] if len(reason) > 120 else reason
+    return (f"process {me} of {procs} lost contact with the others mid-run ({reason}): start all "
+            f"{procs} processes again, with --resume DIR to go on from the last checkpoint in --out DIR")
 
 
 def concat(x, axis: int = 0) -> np.ndarray:

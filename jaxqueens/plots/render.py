@@ -93,6 +93,23 @@ def board_image(rows: Any) -> np.ndarray:
     return image
 
 
+def _check_title(title: str | None) -> None:
+    """Refuse, before drawing, a title that matplotlib would fail to typeset: text with an even
+    number of unescaped ``$`` is mathtext, and an unknown symbol there is a parse error."""
+    from matplotlib import cbook
+    from matplotlib.mathtext import MathTextParser
+
+    if not title or not cbook.is_math_text(title):
+        return
+    try:
+        MathTextParser("path").parse(title)
+    except ValueError as err:
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        reason = (lines[-1] if lines else "parse error").split(": ", 1)[-1].split("  (at char")[0]
+        raise QueensError(f"title '{title[:60]}' is not valid matplotlib mathtext ({reason[:80]}); "
+                          r"fix the $...$ part, or write \$ for a dollar sign") from None
+
+
 def render_png(rows: Any, path: str | os.PathLike, title: str | None = None) -> None:
     """Write a PNG poster of a board (atomically).
 
@@ -102,12 +119,13 @@ def render_png(rows: Any, path: str | os.PathLike, title: str | None = None) -> 
       title: First title line; the second always gives n and the attacking-pair count.
 
     Raises:
-      QueensError: for n > `MAX_PNG_N` or a malformed board.
+      QueensError: for n > `MAX_PNG_N`, a malformed board, or a title with bad mathtext.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     arr = _board(rows, MAX_PNG_N, "draw a smaller board")
+    _check_title(title)
     image = board_image(arr)
     n = len(arr)
     pairs = int(checker.attacking_pairs(arr))

@@ -8,7 +8,9 @@ override ``retry`` and ``restart``; the defaults describe a chain that never res
 iteration on a CPU and in lockstep lanes on an accelerator, with identical results.
 
 ``data`` is a dynamic pytree shared by every chain of a run (a start board, a threshold
-schedule, or None), so changing it never recompiles.
+schedule, or None), so changing it never recompiles. A kernel whose chains can pause between
+calls (to bound a call's work) also takes a per-chain dynamic input (:meth:`resume_input`,
+:meth:`init_from`, :meth:`solve_from`); the defaults describe a kernel without one.
 """
 
 from __future__ import annotations
@@ -58,3 +60,17 @@ class ChainKernel:
     def solve_one(self, seed: jax.Array, data: Any) -> Any:
         """The whole chain in one ``while_loop`` (the CPU path)."""
         raise NotImplementedError
+
+    def resume_input(self) -> Any:
+        """The input that runs every chain of a call fresh and to the end (0-d leaves: shared by
+        the chains; a [C] leading axis gives each chain its own), or None (default) for a
+        kernel whose chains never pause."""
+        return None
+
+    def init_from(self, seed: jax.Array, data: Any, resume: Any) -> Any:
+        """:meth:`init`, starting where one chain's row of the per-chain input says."""
+        return self.init(seed, data)
+
+    def solve_from(self, seed: jax.Array, data: Any, resume: Any) -> Any:
+        """:meth:`solve_one`, starting where one chain's row of the per-chain input says."""
+        return self.solve_one(seed, data)

@@ -9,6 +9,11 @@ minimum-conflict row with uniform random tie-breaking (staying is allowed). An a
 queen is conflicted (solved) or after ``max_steps`` steps; the chain then restarts from a fresh
 board, continuing its random stream, until solved or ``max_restarts`` restarts are spent.
 
+A kernel call can be bounded in work without changing any result (:class:`Fresh`,
+:class:`Resume`: dynamic inputs): a chain pauses after its attempt number ``until`` fails,
+unsolved with restarts left (see :func:`paused`); the next call continues it with its next
+attempt, whose seed follows from the chain's seed and the attempt number alone.
+
 Initial boards (``Config.init``): ``random`` (independent rows), ``permutation``, ``greedy``
 (column by column on a least-conflicted row, empty rows preferred) and ``qs4`` (Sosic & Gu 1994,
 "Efficient local search with conflict minimization", QS4 initialisation). Optional tabu
@@ -30,6 +35,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from jaxqueens.core import inplace
@@ -93,6 +99,7 @@ class State(NamedTuple):
     stop: jax.Array  # [] bool, current attempt finished (solved or out of steps)
     tabu: jax.Array  # [T] int32, squares c*n+r left during the plateau (-1 empty)
     tabu_ptr: jax.Array  # [] int32, ring-buffer write position
+    until: jax.Array  # [] int32, the attempt after which an unsolved chain pauses (NO_PAUSE: never)
 
 
 class Result(NamedTuple):
@@ -101,7 +108,38 @@ class Result(NamedTuple):
     rows: jax.Array  # [n] int32, final board
     solved: jax.Array  # [] bool
     steps: jax.Array  # [] int32, total steps over all attempts
-    restarts: jax.Array  # [] int32
+    restarts: jax.Array  # [] int32, index of the last attempt
+
+
+NO_PAUSE = 2**31 - 1
+"""``State.until`` of a chain that runs until solved or out of restarts."""
+
+
+def paused(result: Result, config: Config):
+    """[C] bool: chains of a bounded call that stopped at ``until``, unsolved with restarts left
+    (a chain that ran to its end is solved or has spent ``max_restarts``)."""
+    return ~result.solved & (result.restarts < config.max_restarts)
+
+
+class Resume(NamedTuple):
+    """Where each chain of a kernel call starts ([C] leading axis): the dynamic input with which
+    a driver continues paused chains in the next call (a first call takes :class:`Fresh`)."""
+
+    restarts: jax.Array  # [] int32, a paused chain's Result.restarts; -1: a fresh chain
+    total_steps: jax.Array  # [] int32, its Result.steps (0 for a fresh chain)
+    until: jax.Array  # [] int32, pause once the attempt with this index fails; -1: skip the chain
+
+
+class Fresh(NamedTuple):
+    """Every chain of a kernel call fresh (a 0-d field: shared by the chains of the call)."""
+
+    until: jax.Array  # [] int32 >= 0, pause once the attempt with this index fails
+
+
+def fresh(until: int = NO_PAUSE) -> Fresh:
+    """Every chain of a call fresh, pausing after attempt ``until`` (default: never); a host
+    scalar, so a call with another ``until`` does not recompile."""
+    return Fresh(until=np.int32(until))
 
 
 class Metrics(NamedTuple):
@@ -200,14 +238,10 @@ def fresh_attempt(s: State, config: Config, reseed: bool = True) -> State:
     )
 
 
-def init(seed: jax.Array, config: Config, start: jax.Array | None = None) -> State:
-    """Chain state with its first board, from a uint32 ``seed`` (see :func:`chain_seeds`).
-
-    With ``start`` ([n] int32, values in 0..n-1) the first attempt starts from that board;
-    restarts draw fresh boards with ``config.init`` as usual.
-    """
+def _blank(seed: jax.Array, config: Config) -> State:
+    """A state with no board yet (every attempt starts with :func:`fresh_attempt`)."""
     n = config.n
-    s = State(
+    return State(
         rows=jnp.zeros(n, jnp.int32),
         counts=jnp.zeros(size(n), jnp.int32),
         seed=jnp.asarray(seed, _U32),
@@ -219,8 +253,18 @@ def init(seed: jax.Array, config: Config, start: jax.Array | None = None) -> Sta
         stop=jnp.bool_(False),
         tabu=jnp.full((config.tabu,), -1, jnp.int32),
         tabu_ptr=jnp.int32(0),
+        until=jnp.int32(NO_PAUSE),
     )
-    s = fresh_attempt(s, config, reseed=False)
+
+
+def init(seed: jax.Array, config: Config, start: jax.Array | None = None) -> State:
+    """Chain state with its first board, from a uint32 ``seed`` (see :func:`chain_seeds`).
+
+    With ``start`` ([n] int32, values in 0..n-1) the first attempt starts from that board;
+    restarts draw fresh boards with ``config.init`` as usual.
+    """
+    n = config.n
+    s = fresh_attempt(_blank(seed, config), config, reseed=False)
     if start is not None:
         start = jnp.asarray(start, jnp.int32)
         s = s._replace(rows=start, counts=counts_of(start, n))
@@ -339,15 +383,40 @@ def search(s: State, config: Config) -> State:
     return lax.while_loop(lambda s: ~s.stop, body, s)
 
 
-def solve_chain(seed: jax.Array, config: Config, start: jax.Array | None = None) -> Result:
-    """Min-conflicts with restarts for one chain until solved or ``max_restarts`` are spent."""
+def resume(seed: jax.Array, config: Config, start: jax.Array | None, r: Resume | Fresh) -> State:
+    """A chain's state at the start of a call: fresh (:class:`Fresh`, or ``r.restarts < 0``: as
+    :func:`init`) or the next attempt of a paused chain; it pauses after attempt ``r.until``
+    (``r.until < 0``: a stopped state, the chain is skipped). Selects, not branches: the
+    per-chain cost of a call stays that of :func:`init`."""
+    if isinstance(r, Fresh):
+        return init(seed, config, start)._replace(until=r.until)
+    fresh = r.restarts < 0
+    # Attempt k draws from seed_k = f^k(seed) with f(x) = mix32(x + golden) (fresh_attempt);
+    # O(k) scalar steps, small beside the k attempts that the chain has run.
+    seed = lax.fori_loop(0, jnp.maximum(r.restarts + 1, 0), lambda _, x: mix32(x + _U32(_GOLD)),
+                         jnp.asarray(seed, _U32))
+    s = _blank(seed, config)
+    s = fresh_attempt(s._replace(restarts=jnp.where(fresh, 0, r.restarts + 1),
+                                 total_steps=jnp.where(fresh, 0, r.total_steps)), config, reseed=False)
+    if start is not None:
+        start = jnp.asarray(start, jnp.int32)
+        s = s._replace(rows=jnp.where(fresh, start, s.rows),
+                       counts=jnp.where(fresh, counts_of(start, config.n), s.counts))
+    return s._replace(until=r.until, stop=r.until < 0)
+
+
+def _run(s: State, config: Config) -> Result:
+    """Attempts from ``s`` until solved, out of restarts, or paused at ``s.until``."""
 
     def cond(s):
         return ~s.solved & (s.restarts <= config.max_restarts) & ~(s.stop)
 
     def body(s):
-        s = search(s, config)
-        again = ~s.solved & (s.restarts < config.max_restarts)
+        # The step loop carries a constant in place of ``until`` (XLA drops it from the carry),
+        # so that the hot loop is exactly that of a chain without a bound.
+        until = s.until
+        s = search(s._replace(until=jnp.int32(NO_PAUSE)), config)._replace(until=until)
+        again = ~s.solved & (s.restarts < config.max_restarts) & (s.restarts < s.until)
         return lax.cond(
             again,
             lambda s: fresh_attempt(s._replace(restarts=s.restarts + 1), config),
@@ -355,8 +424,21 @@ def solve_chain(seed: jax.Array, config: Config, start: jax.Array | None = None)
             s,
         )
 
-    s = lax.while_loop(cond, body, init(seed, config, start))
+    return _result(lax.while_loop(cond, body, s), config)
+
+
+def _result(s: State, config: Config) -> Result:
     return Result(rows=s.rows, solved=s.solved, steps=s.total_steps, restarts=s.restarts)
+
+
+def solve_chain(seed: jax.Array, config: Config, start: jax.Array | None = None) -> Result:
+    """Min-conflicts with restarts for one chain until solved or ``max_restarts`` are spent."""
+    return _run(init(seed, config, start), config)
+
+
+def solve_from(seed: jax.Array, config: Config, start: jax.Array | None, r: Resume | Fresh) -> Result:
+    """:func:`solve_chain` from where ``r`` says (:func:`resume`); a skipped chain does no step."""
+    return _run(resume(seed, config, start, r), config)
 
 
 def trace(seed: jax.Array, config: Config, num_steps: int,
@@ -386,16 +468,25 @@ class Kernel(ChainKernel):
         return step(s, self.config)
 
     def retry(self, s):
-        return s.stop & ~s.solved & (s.restarts < self.config.max_restarts)
+        return s.stop & ~s.solved & (s.restarts < self.config.max_restarts) & (s.restarts < s.until)
 
     def restart(self, s, start):
         return fresh_attempt(s._replace(restarts=s.restarts + 1), self.config)
 
     def finished(self, s):
-        return s.stop & (s.solved | (s.restarts >= self.config.max_restarts))
+        return s.stop & (s.solved | (s.restarts >= self.config.max_restarts) | (s.restarts >= s.until))
 
     def result(self, s) -> Result:
-        return Result(rows=s.rows, solved=s.solved, steps=s.total_steps, restarts=s.restarts)
+        return _result(s, self.config)
 
     def solve_one(self, seed, start) -> Result:
         return solve_chain(seed, self.config, start)
+
+    def resume_input(self):
+        return fresh()
+
+    def init_from(self, seed, start, r):
+        return resume(seed, self.config, start, r)
+
+    def solve_from(self, seed, start, r) -> Result:
+        return solve_from(seed, self.config, start, r)

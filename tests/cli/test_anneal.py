@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from jaxqueens.cli.anneal import parse_methods
@@ -61,3 +62,49 @@ def test_cli_errors(argv, needle, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1
+
+
+def _interrupt_call(monkeypatch, at: int):
+    """Ctrl-C on the ``at``-th kernel call of the whole command (calls counted across methods)."""
+    from jaxqueens.parallel import chains
+
+    real, calls = chains.compile_runner, []
+
+    def wrapped(*args, **kwargs):
+        run = real(*args, **kwargs)
+
+        def run_chunk(offset, count, *rest):
+            calls.append(offset)
+            if len(calls) == at:
+                raise KeyboardInterrupt
+            return run(offset, count, *rest)
+
+        return run_chunk
+
+    monkeypatch.setattr(chains, "compile_runner", wrapped)
+
+
+@pytest.mark.parametrize("at,method,kept", [(2, "ls", True), (5, "ta", True), (4, "ta", False)])
+def test_defect_1_every_method_resumes_after_ctrl_c(tmp_path, monkeypatch, capsys, at, method, kept):
+    # 24 chains in chunks of 8: calls 1-3 are LS, 4-6 TA, 7-9 SA. Ctrl-C on call 2 keeps LS's
+    # first chunk; on call 5, LS is finished and TA's first chunk is kept; on call 4, TA had
+    # finished no chunk yet (nothing to keep for it, LS is finished).
+    argv = ["anneal", "--method", "all", "-n", "8", "--chains", "24", "--steps", "300",
+            "--batch", "8", "--quiet"]
+    whole, run = tmp_path / "whole", tmp_path / "run"
+    assert main(argv + ["--out", str(whole)]) == 0
+    _interrupt_call(monkeypatch, at)
+    assert main(argv + ["--out", str(run)]) == 130
+    err = capsys.readouterr().err
+    assert f"--resume {run}" in err
+    if kept:
+        assert f"saved in {run / method / 'checkpoint.npz'}" in err
+        assert (run / method / "checkpoint.npz").exists()
+    monkeypatch.undo()
+    assert main(argv + ["--resume", str(run)]) == 0
+    for m in ("ls", "ta", "sa"):
+        np.testing.assert_array_equal(np.load(run / m / "solutions.npy"), np.load(whole / m / "solutions.npy"))
+        a, b = (json.loads((d / m / "summary.json").read_text()) for d in (whole, run))
+        assert (a["chains"], a["solved"], a["distinct_solutions"]) == (b["chains"], b["solved"], b["distinct_solutions"])
+        assert not (run / m / "checkpoint.npz").exists()
+    assert main(argv + ["--resume", str(run)]) == 0  # everything finished: nothing left to do

@@ -105,3 +105,12 @@ def test_progress_flag_draws_the_line_off_a_terminal(capsys):
     assert "prefixes" in capsys.readouterr().err
     assert _cli(["count", "-n", "12"]) == 0  # default: a line on a terminal only (not here)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("name", ["solutions.txt", "sols.csv", "board.NPY"])
+def test_defect_18_enumerate_never_writes_npy_bytes_under_another_suffix(tmp_path, name):
+    """`--enumerate --out X` with a suffix other than .npy is refused (one line naming the fix),
+    before any work; nothing is written."""
+    with pytest.raises(QueensError, match=r"--out .*\.npy.*folder"):
+        _cli(["count", "-n", "6", "--enumerate", "--out", str(tmp_path / name)])
+    assert list(tmp_path.iterdir()) == []

@@ -2,11 +2,13 @@
 
 import argparse
 import json
+import time
 
 import pytest
 
 import jaxqueens  # noqa: F401
 from jaxqueens.cli import estimate as E
+from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
 
 
@@ -28,3 +30,41 @@ def test_estimate_command_writes_table_and_plot(tmp_path, capsys):
     assert [e["n"] for e in summary["estimates"]] == [8, 9, 33]
     assert (tmp_path / "estimates.csv").read_text().count("\n") == 4
     assert (tmp_path / "log_q_over_n.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("text", ["1-10000000", "1-10000000000", "5,1-99999999999999999999", "70"])
+def test_defect_7_huge_size_lists_refused_before_building(text):
+    """A range past the largest size is refused before it is expanded, in a short message."""
+    t0 = time.perf_counter()
+    with pytest.raises(QueensError) as err:
+        E.cmd_estimate(argparse.Namespace(n=text, n_pos=None))
+    assert time.perf_counter() - t0 < 1.0
+    msg = str(err.value)
+    assert len(msg) < 200 and "\n" not in msg and "1..64" in msg, msg[:300]
+
+
+def test_defect_7_long_size_text_is_not_echoed():
+    text = ",".join(["x"] * 100_000)
+    with pytest.raises(QueensError) as err:
+        E.parse_sizes(text)
+    assert len(str(err.value)) < 200
+
+
+def _main(argv, capsys):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_defect_8_sizes_without_solutions_report_exact_zero(tmp_path, capsys):
+    """n = 2 and 3 have no solution (exact 0): a report, not a traceback."""
+    code, out, err = _main(["estimate", "-n", "2-3", "--probes", "100", "--quiet", "--out", tmp_path], capsys)
+    assert code == 0 and err == "", err
+    assert "n = 2: Q(n) ~ 0" in out and "n = 3: Q(n) ~ 0" in out and "exact 0 (inside the CI)" in out
+    assert [e["exact"] for e in json.loads((tmp_path / "summary.json").read_text())["estimates"]] == [0, 0]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-5"])
+def test_defect_8_probes_must_be_a_positive_number(value, capsys):
+    code, _, err = _main(["estimate", "-n", "8", f"--probes={value}", "--quiet"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "--probes" in err and "Traceback" not in err

@@ -131,3 +131,121 @@ def test_no_abbreviated_options():
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 2
+
+
+# ------------------------------------------------------------ the top-level handler (issue 13)
+
+
+def _show_parser_calls(monkeypatch, fn):
+    """Make the `show` subparser dispatch to fn (its func default is bound at parser build)."""
+    import jaxqueens.cli.show as show_module
+
+    real = show_module.add_command
+
+    def add(sub):
+        real(sub)
+        sub.choices["show"].set_defaults(func=fn)
+
+    monkeypatch.setattr(show_module, "add_command", add)
+
+
+def test_internal_error_exits_3_with_one_line(files, monkeypatch, capsys):
+    """An unexpected exception is a bug: a short message with a bug-report hint, exit 3 (never 1,
+    which `check` uses for "not a solution"), and no traceback."""
+    monkeypatch.delenv("JAXQUEENS_DEBUG", raising=False)
+
+    def boom(args):
+        raise RuntimeError("boom: an invariant broke\nsecond line")
+
+    _show_parser_calls(monkeypatch, boom)
+    code, out, err = run(["show", files["good"]], capsys)
+    assert code == 3, (code, err)
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "internal error" in err and "RuntimeError: boom" in err and "report" in err
+    assert "JAXQUEENS_DEBUG=1" in err
+
+
+def test_internal_error_traceback_with_debug(files, monkeypatch, capsys):
+    monkeypatch.setenv("JAXQUEENS_DEBUG", "1")
+
+    def boom(args):
+        raise RuntimeError("boom")
+
+    _show_parser_calls(monkeypatch, boom)
+    code, _, err = run(["show", files["good"]], capsys)
+    assert code == 3 and "Traceback" in err and "RuntimeError: boom" in err
+
+
+@pytest.mark.parametrize("exc,code,needle", [
+    (MemoryError(), 2, "out of memory"),
+    (OSError(28, "No space left on device", "out/summary.json"), 2, "No space left on device"),
+    (KeyboardInterrupt(), 130, "interrupted"),
+    (ZeroDivisionError("x"), 3, "internal error"),
+])
+def test_exit_codes_of_the_handler(files, monkeypatch, capsys, exc, code, needle):
+    monkeypatch.delenv("JAXQUEENS_DEBUG", raising=False)
+
+    def fail(args):
+        raise exc
+
+    _show_parser_calls(monkeypatch, fail)
+    got, _, err = run(["show", files["good"]], capsys)
+    assert got == code and needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_internal_error_in_a_subprocess_exits_3(tmp_path):
+    """The console script end to end: a broken checker (a bug) gives exit 3 and one line."""
+    good = tmp_path / "good.txt"
+    boardio.write_board(good, SOLUTION_8)
+    code = ("import sys, jaxqueens.cli.check as c\n"
+            "def boom(args): raise RuntimeError('boom')\n"
+            "c.cmd_check = boom\n"
+            "from jaxqueens.cli.main import main\n"
+            f"sys.exit(main(['check', {str(good)!r}]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={k: v for k, v in __import__("os").environ.items() if k != "JAXQUEENS_DEBUG"})
+    assert out.returncode == 3 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
+
+
+# ------------------------------------------------------------ defect 19: integer options
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["solve", "-n", "8", "--maxsteps", "3000000000"], "--maxsteps"),
+    (["solve", "-n", "8", "--maxsteps", "99999999999999999999"], "--maxsteps"),
+    (["solve", "-n", "8", "--tabu", "-99999999999999999999"], "--tabu"),
+    (["solve", "-n", "8", "--chains", "99999999999999999999"], "--chains"),
+    (["anneal", "-n", "8", "--steps", "99999999999999999999"], "--steps"),
+    (["evolve", "-n", "8", "--pop", "99999999999999999999"], "--pop"),
+    (["estimate", "-n", "8", "--depth", "99999999999999999999"], "--depth"),
+    (["count", "-n", "99999999999999999999"], "-n"),
+    (["solve", "99999999999999999999"], "N"),
+])
+def test_defect_19_integer_options_are_range_checked(argv, flag, capsys):
+    """An integer option that ends in a fixed-width array is refused in one line naming it."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and flag in err and "2147483647" in err, err
+    assert "C long" not in err
+
+
+@pytest.mark.parametrize("command", ["solve", "anneal", "evolve", "stats", "estimate"])
+@pytest.mark.parametrize("seed", ["-1", "4294967296", "99999999999999999999"])
+def test_defect_19_seed_out_of_range(command, seed, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "-n", "8", f"--seed={seed}"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "--seed" in err, err
+    assert "between 0 and 2^32-1" in err
+
+
+def test_defect_19_seeds_in_range_work_as_before(capsys):
+    """The largest seed runs, and gives the same chains through `run` configs and the API."""
+    import jaxqueens as jq
+
+    code = main(["solve", "-n", "8", "--chains", "3", "--seed", "4294967295", "--quiet"])
+    assert code == 0 and "3 of 3 chains solved" in capsys.readouterr().out
+    a = jq.solve(8, 3, seed=4294967295).solutions
+    b = jq.solve(8, 3, seed=4294967295).solutions
+    np.testing.assert_array_equal(a, b)

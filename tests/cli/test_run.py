@@ -4,6 +4,7 @@ import csv
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from jaxqueens.cli.main import main
@@ -84,3 +85,89 @@ def test_shipped_configs_are_valid():
     assert configs
     for path in configs:
         experiment.resolve(experiment.load_config(path), parser, [], str(path))
+
+
+@pytest.mark.parametrize("text,needle", [
+    ('command = "solve"\noptions = 5\n', "'options' must be a table"),
+    ('command = "solve"\noptions = [1, 2]\n', "'options' must be a table"),
+    ('command = "solve"\nsweep = "x"\n', "'sweep' must be a table"),
+    ('command = "solve"\nsweep = [["n", 8]]\n', "'sweep' must be a table"),
+    ('command = "solve"\nout = 5\n', "'out' must be a folder name"),
+])
+def test_defect_8_config_sections_of_the_wrong_type(tmp_path, capsys, text, needle):
+    code, _, err = run(["run", write(tmp_path, text)], capsys)
+    assert code == 2 and needle in err and err.count("\n") == 1, err
+
+
+def test_defect_8_binary_config_and_folder_as_config(tmp_path, capsys):
+    binary = tmp_path / "b.toml"
+    binary.write_bytes(bytes(range(256)) * 4)
+    code, _, err = run(["run", str(binary)], capsys)
+    assert code == 2 and "not UTF-8 text" in err and err.count("\n") == 1, err
+    code, _, err = run(["run", str(tmp_path)], capsys)
+    assert code == 2 and "is a folder" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("command", ["show", "check", "render", "run"])
+def test_defect_18_run_refuses_commands_that_need_a_file(tmp_path, capsys, command):
+    """A config cannot give show, check or render their board file: refused in one line, and
+    the list of commands a config may name leaves them out."""
+    code, _, err = run(["run", write(tmp_path, f'command = "{command}"\n')], capsys)
+    assert code == 2 and err.count("\n") == 1 and f"'{command}'" in err, err
+    code, _, err = run(["run", write(tmp_path, 'command = "frobnicate"\n')], capsys)
+    listed = err.split("must be one of", 1)[1]
+    assert "solve" in listed and not any(c in listed for c in ("show", "check", "render", "run,"))
+
+
+def test_defect_13_ctrl_c_stops_a_sweep_that_then_resumes(tmp_path, monkeypatch, capsys):
+    from jaxqueens.drivers import minconflicts as mcsolve
+
+    cfg = write(tmp_path, 'command = "solve"\n[options]\nchains = 10\nbatch = 5\nquiet = true\n'
+                '[sweep]\nn = [6, 8, 9]\n')
+    whole, out = tmp_path / "whole", tmp_path / "sw"
+    assert run(["run", cfg, "--out", str(whole)], capsys)[0] == 0
+    real, calls = mcsolve.compile_runner, []
+
+    def interrupting(*args, **kwargs):
+        runner = real(*args, **kwargs)
+
+        def run_chunk(offset, count, *rest):
+            calls.append(offset)
+            if len(calls) == 4:  # n = 6 takes calls 1-2; Ctrl-C in n = 8's second chunk
+                raise KeyboardInterrupt
+            return runner(offset, count, *rest)
+
+        return run_chunk
+
+    monkeypatch.setattr(mcsolve, "compile_runner", interrupting)
+    code, stdout, err = run(["run", cfg, "--out", str(out)], capsys)
+    assert code == 130 and "--resume" in err
+    assert "n=9" not in stdout and not (out / "run-002").exists()  # the sweep stopped
+    with open(out / "results.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["n"] for r in rows] == ["6"] and all(r["solved"] for r in rows)  # no empty row
+    monkeypatch.undo()
+    code, stdout, _ = run(["run", cfg, "--out", str(out), "--resume"], capsys)
+    assert code == 0 and "skipped" in stdout and stdout.count("chains solved") == 2
+    tables = []
+    for folder in (whole, out):
+        with open(folder / "results.csv") as f:
+            tables.append([(r["n"], r["chains"], r["solved"], r["distinct_solutions"])
+                           for r in csv.DictReader(f)])
+    assert tables[0] == tables[1] and len(tables[0]) == 3
+    np.testing.assert_array_equal(np.load(whole / "run-001" / "solutions.npy"),
+                                  np.load(out / "run-001" / "solutions.npy"))
+    code, stdout, _ = run(["run", cfg, "--out", str(out), "--resume"], capsys)
+    assert code == 0 and stdout.count("skipped") == 3  # all finished: nothing runs again
+
+
+@pytest.mark.parametrize("text,override,needle", [
+    ('command = "solve"\n[options]\nseed = -1\n', None, "'seed' must be between 0 and 2^32-1"),
+    ('command = "solve"\n[options]\nn = 8\n', "seed=4294967296", "--set seed: must be between 0 and 2^32-1"),
+    ('command = "solve"\n[options]\nmaxsteps = 3000000000\n', None, "'maxsteps': 3000000000 is out of range"),
+    ('command = "solve"\n[options]\nn = 8\n[sweep]\nseed = [1, 99999999999]\n', None, "'seed' must be between"),
+])
+def test_defect_19_config_integers_are_range_checked_before_any_run(tmp_path, capsys, text, override, needle):
+    argv = ["run", write(tmp_path, text)] + (["--set", override] if override else [])
+    code, out, err = run(argv, capsys)
+    assert code == 2 and needle in err and err.count("\n") == 1 and out == "", err

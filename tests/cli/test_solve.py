@@ -121,3 +121,31 @@ def test_cli_size_spellings_agree(capsys):
         assert code == 0
         outs.append(stdout.split("solutions/s")[0].splitlines()[0])
     assert outs[0] == outs[1] == outs[2] and outs[0].startswith("n = 9: 3 of 3 chains solved")
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["solve", "-n", "5000", "--chains", "-5"], "--chains must be at least 1, got -5"),
+    (["solve", "-n", "50", "--mode", "large", "--chains", "0"], "--chains must be at least 1, got 0"),
+    (["solve", "-n", "50", "--mode", "large", "--resume", "nowhere"], "--resume"),
+    (["solve", "-n", "50", "--mode", "large", "--solutions", "3"], "--solutions"),
+    (["solve", "-n", "50", "--mode", "large", "--time", "5"], "--time"),
+    (["solve", "-n", "50", "--mode", "large", "--maxsteps", "0"], "--maxsteps must be at least 1, got 0"),
+    (["solve", "-n", "50", "--mode", "large", "--batch", "0"], "--batch must be at least 1, got 0"),
+    (["solve", "-n", "50", "--mode", "large", "--tabu", "-5"], "--tabu must be at least 0, got -5"),
+    (["solve", "-n", "50", "--mode", "large", "--tabu", "5"], "--tabu"),
+    (["solve", "-n", "20000", "--time", "5"], "--time"),  # auto picks the large path here
+    (["solve", "-n", "8", "--method", "backtrack", "--time", "5"], "--time"),
+    (["solve", "-n", "8", "--method", "backtrack", "--chains", "-5"], "--chains must be at least 1"),
+])
+def test_defect_11_large_and_backtrack_paths_refuse_what_they_ignore(argv, needle, capsys):
+    code, stdout, err = run_cli(argv, capsys)
+    assert code == 2 and needle in err and err.count("\n") == 1 and "Traceback" not in err
+    assert stdout == ""  # refused before any work
+
+
+def test_defect_11_backtrack_refuses_a_start_file(tmp_path, capsys):
+    board = tmp_path / "b.txt"
+    boardio.write_board(board, SOLUTION_8)
+    code, stdout, err = run_cli(["solve", "--method", "backtrack", "--file", board], capsys)
+    assert code == 2 and "--file" in err and "--method backtrack" in err and err.count("\n") == 1
+    assert stdout == ""

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import reference
 from jaxqueens.core import board, checker
+from jaxqueens.errors import QueensError
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 SOLUTION_17 = [0, 2, 4, 1, 7, 10, 14, 6, 15, 13, 16, 3, 5, 8, 11, 9, 12]
@@ -165,3 +166,63 @@ def test_pair_count_exact_with_x64():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**__import__("os").environ, "JAX_ENABLE_X64": "1"}, check=True)
     assert out.stdout.split() == [str(70000 * 69999 // 2), "int64"]
+
+
+def _explicit_solution(n: int) -> np.ndarray:
+    """A solution by the classic explicit construction (n mod 6 not 3), 0-based."""
+    evens, odds = list(range(2, n + 1, 2)), list(range(1, n + 1, 2))
+    if n % 6 == 2:
+        odds = [3, 1] + odds[3:] + [5]
+    return np.asarray(evens + odds) - 1
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.uint32, np.int64])
+def test_defect_9_narrow_and_unsigned_boards_are_exact(dtype):
+    """A valid n = 200 solution stored as uint8 (or any integer dtype) is a solution."""
+    sol = _explicit_solution(200)
+    assert checker.are_solutions(sol[None]).all()
+    bad = sol.copy()
+    bad[[0, 1]] = bad[[1, 0]]
+    for rows in (sol, bad, np.stack([sol, bad])):
+        want = rows.astype(np.int32)
+        x = rows.astype(dtype)
+        np.testing.assert_array_equal(board.is_solution(x), board.is_solution(want))
+        np.testing.assert_array_equal(board.attacking_pairs(x), checker.attacking_pairs(want))
+        np.testing.assert_array_equal(board.n_attacks(x), board.n_attacks(want))
+        np.testing.assert_array_equal(board.queen_conflicts(x), board.queen_conflicts(want))
+        for got, ref in zip(board.line_counts(x), board.line_counts(want)):
+            np.testing.assert_array_equal(got, ref)
+    assert bool(board.is_solution(sol.astype(dtype))) and int(board.attacking_pairs(sol.astype(dtype))) == 0
+
+
+@pytest.mark.parametrize("dtype,n", [(np.int8, 300), (np.uint8, 300), (np.int16, 40000)])
+def test_defect_9_narrow_boards_at_large_n_do_not_overflow(dtype, n):
+    """n beyond the dtype's range: the kernels widen inside instead of raising OverflowError."""
+    rows = np.random.default_rng(0).integers(0, min(n, np.iinfo(dtype).max + 1), n).astype(dtype)
+    want = rows.astype(np.int32)
+    assert int(board.attacking_pairs(rows)) == int(checker.attacking_pairs(want))
+    assert not bool(board.is_solution(rows))
+    np.testing.assert_array_equal(board.queen_conflicts(rows), board.queen_conflicts(want))
+    assert int(board.n_attacks(rows)) == int(board.n_attacks(want))
+    assert board.line_counts(rows).diag.shape == (2 * n - 1,)
+
+
+@pytest.mark.parametrize("value", [8, np.int64(8), np.int32(8), np.uint8(8)])
+def test_defect_10_as_size_accepts_numpy_integers(value):
+    n = board.as_size(value)
+    assert n == 8 and type(n) is int
+
+
+@pytest.mark.parametrize("value", [8.0, "8", True, None, np.float64(8)])
+def test_defect_10_as_size_refuses_non_integers(value):
+    with pytest.raises(QueensError, match="integer"):
+        board.as_size(value)
+
+
+@pytest.mark.parametrize("rows,n,needle", [([9] * 8, 8, "out of range 0..7"), ([0, 1], 8, "2 columns"),
+                                            ([[0, 1], [1, 0]], 2, "one board"), ([0.5, 1.0], 2, "integer")])
+def test_defect_10_as_board_range_checks(rows, n, needle):
+    with pytest.raises(QueensError, match=needle):
+        board.as_board(rows, n, what="start board")
+    got = board.as_board(np.arange(8, dtype=np.uint8), 8)
+    assert got.dtype == np.int32 and got.tolist() == list(range(8))

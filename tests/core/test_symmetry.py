@@ -143,3 +143,61 @@ def test_canonical_and_stabilizers_compile_once_per_shape():
     for seed in range(3):
         canonical(_perms(seed, 16, 6))
         stabilizers(_perms(seed, 16, 6))
+
+
+def _eqns(jaxpr):
+    """Every equation of a jaxpr, inside loops and branches too."""
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for param in eqn.params.values():
+            for inner in param if isinstance(param, (tuple, list)) else (param,):
+                inner = getattr(inner, "jaxpr", inner)
+                if hasattr(inner, "eqns"):
+                    yield from _eqns(inner)
+
+
+def _max_sort_operands(jaxpr) -> int:
+    return max([len(e.invars) for e in _eqns(jaxpr) if e.primitive.name == "sort"], default=0)
+
+
+def _max_intermediate(jaxpr) -> int:
+    return max(int(np.prod(getattr(v.aval, "shape", ()))) for e in _eqns(jaxpr) for v in e.outvars)
+
+
+def test_defect_17_symmetry_kernels_scale_linearly_in_n():
+    """Large n (stats -n 5000): no sort whose operands grow with n (minutes of compilation) and
+    no [B, n, n] intermediate (the one-hot inverse): both made `stats -n 5000 --chains 2` take 414 s."""
+    n, b = 2000, 3
+    boards = jax.ShapeDtypeStruct((b, n), np.int32)
+    dedup = jax.make_jaxpr(symmetry_jax.dedup)(boards).jaxpr
+    assert _max_sort_operands(dedup) <= 2
+    for fn in (symmetry_jax.canonical, symmetry_jax.stabilizer_sizes, symmetry_jax.inverse):
+        assert _max_intermediate(jax.make_jaxpr(fn)(boards).jaxpr) <= 16 * b * n, fn
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 200), st.integers(1, 40), st.integers(1, 4), st.integers(0, 2**31 - 1))
+def test_defect_17_lex_order_column_passes_match_the_multikey_sort(b, n, values, seed):
+    rows = np.random.default_rng(seed).integers(0, values, (b, n)).astype(np.int32)
+    want = np.lexsort(rows.T[::-1]) if b else np.zeros(0, np.int64)
+    for multikey in (True, False):
+        got = np.asarray(jax.jit(symmetry_jax.lex_order, static_argnums=1)(rows, multikey))
+        np.testing.assert_array_equal(got, want)
+
+
+def test_defect_17_dedup_and_inverse_at_large_n_match_numpy():
+    rng = np.random.default_rng(5)
+    n = 300
+    base = np.stack([rng.permutation(n) for _ in range(4)]).astype(np.int32)
+    rows = base[[0, 1, 0, 2, 3, 1, 0]]
+    d = symmetry_jax.dedup(rows)
+    u, inv, cnt = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    k = int(d.num_unique)
+    assert k == 4
+    np.testing.assert_array_equal(np.asarray(d.unique[:k]), u)
+    np.testing.assert_array_equal(np.asarray(d.counts[:k]), cnt)
+    np.testing.assert_array_equal(np.asarray(d.inverse), inv.ravel())
+    np.testing.assert_array_equal(np.asarray(symmetry_jax.inverse(rows)), np.argsort(rows, axis=1))
+    np.testing.assert_array_equal(np.asarray(symmetry_jax.canonical(rows)), symmetry.canonical(rows))
+    # not a permutation: the first column holding each row, 0 where none does
+    np.testing.assert_array_equal(np.asarray(symmetry_jax.inverse(np.array([[1, 1, 0]]))), [[2, 0, 0]])

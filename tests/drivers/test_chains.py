@@ -105,6 +105,62 @@ def test_periodic_checkpoints(tmp_path):
     run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10), 2, "fake", quiet=True,
                             checkpoint=ckpt, checkpoint_every=1e-9)
     assert run.stopped_by == "chains" and ckpt.exists()
-    done, shares, offset, wall = driver.load_checkpoint(ckpt, {"n": 6, "chunk": 2, "processes": 1})
+    settings = {"n": 6, "chunk": 2, "processes": 1, **driver.Budget(chains=10).fingerprint()}
+    done, shares, offset, wall = driver.load_checkpoint(ckpt, settings)
     assert offset == len(done.solved) == len(shares) and 0 < offset < 14 and wall >= 0
     np.testing.assert_array_equal(done.steps, np.arange(offset))
+
+
+def test_defect_18_progress_never_shows_more_done_than_the_total(capsys):
+    # A chunk of 4 chains solves 3 of them; with --chains 1 the line must read 1/1, not 3/1.
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=1), 4, "fake", quiet=False)
+    err = capsys.readouterr().err
+    assert run.solved.sum() == 1 and "1/1 chains solved" in err
+    assert "3/1" not in err and "2/1" not in err
+
+
+def _bounded(limit=5):
+    """fake_chunk that fails the test (instead of running forever) after ``limit`` calls."""
+    calls = []
+
+    def chunk(offset, count):
+        calls.append(offset)
+        assert len(calls) <= limit, "the driver ran on: the budget should have been refused"
+        return fake_chunk(offset, count)
+
+    return chunk, calls
+
+
+@pytest.mark.parametrize("n,solutions,exist", [(6, 5, 4), (8, 100, 92), (4, 3, 2), (1, 2, 1)])
+def test_defect_3_more_solutions_than_exist_are_refused_up_front(n, solutions, exist):
+    chunk, calls = _bounded()
+    with pytest.raises(QueensError, match=f"--solutions {solutions}: n = {n} has only {exist} "):
+        driver.run_chains(chunk, n, driver.Budget(solutions=solutions), 4, "fake", quiet=True)
+    assert calls == []  # refused before any work
+    with pytest.raises(QueensError, match="has only"):
+        driver.Budget(solutions=solutions).check(n)
+    driver.Budget(solutions=exist).check(n)  # exactly all of them is allowed
+    driver.Budget(solutions=10**30).check(28)  # beyond the published table nothing changes
+
+
+def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
+    ckpt = tmp_path / "checkpoint.npz"
+    calls = []
+
+    def interrupted(offset, count):
+        calls.append(offset)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return fake_chunk(offset, count)
+
+    part = driver.run_chains(interrupted, 6, driver.Budget(seconds=60), 4, "fake", quiet=True,
+                             checkpoint=ckpt, fingerprint={"k": 1}, checkpoint_every=1e9)
+    assert part.stopped_by == "interrupted" and ckpt.exists()
+    with pytest.raises(QueensError, match=r"\(solutions, time differ\)"):
+        driver.run_chains(fake_chunk, 6, driver.Budget(solutions=4), 4, "fake", quiet=True,
+                          checkpoint=ckpt, fingerprint={"k": 1}, resume=True)
+    with pytest.raises(QueensError, match=r"\(time differ\)"):
+        driver.run_chains(fake_chunk, 6, driver.Budget(seconds=30), 4, "fake", quiet=True,
+                          checkpoint=ckpt, fingerprint={"k": 1}, resume=True)
+    same = {"k": 1, **driver.Budget(seconds=60).fingerprint(), "n": 6, "chunk": 4, "processes": 1}
+    assert driver.load_checkpoint(ckpt, same)[2] == 8  # the same budget resumes

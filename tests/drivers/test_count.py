@@ -210,6 +210,33 @@ def test_checkpoint_of_another_count_is_refused(tmp_path):
         count.count_solutions(9, checkpoint=tmp_path / "missing.npz", resume=True)
 
 
+@pytest.mark.parametrize("extra", [1, -1])
+def test_defect_8_checkpoint_with_an_out_of_range_chunk(tmp_path, extra):
+    """A count checkpoint whose arrays do not match its plan (a chunk past the last one, or
+    fewer chunks) is a one-line QueensError, never an IndexError."""
+    ck = tmp_path / "checkpoint.npz"
+    count.count_solutions(10, checkpoint=ck, chunk=16)
+    with np.load(ck) as z:
+        arrays = dict(z)
+    chunks = len(arrays["done"])
+    size = chunks + extra
+    done = np.ones(size, bool)
+    words = np.resize(arrays["words"], (size, 2, 4))
+    with open(ck, "wb") as f:
+        np.savez(f, done=done, words=words, fingerprint=arrays["fingerprint"])
+    with pytest.raises(QueensError, match="not a readable checkpoint") as err:
+        count.count_solutions(10, checkpoint=ck, chunk=16, resume=True)
+    assert "\n" not in str(err.value)
+
+
+def test_defect_10_numpy_integer_sizes():
+    r = count.count_solutions(np.int64(8))
+    assert r.total == 92 and type(r.n) is int
+    assert len(count.enumerate_solutions(np.int32(6))) == 4
+    with pytest.raises(QueensError, match="integer"):
+        count.count_solutions(8.0)
+
+
 def test_bad_arguments():
     for n in (0, 33):
         with pytest.raises(QueensError, match="out of range"):
@@ -260,3 +287,18 @@ def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypat
     assert r.total == whole.total and r.resumed_chunks == 2
     assert mine == [list(range(1, whole.chunks, 2))]  # process 1 of 2: every odd chunk, once
     assert saved(own)["done"] == {i: everything[i] for i in range(1, whole.chunks, 2)}
+
+
+def test_defect_2_a_checkpoint_that_cannot_be_written_does_not_lose_the_count(tmp_path, monkeypatch,
+                                                                               capsys):
+    """A full disk at the periodic or the final checkpoint: a warning, and the exact total."""
+    import errno
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(count.ckpt, "save", full)
+    res = count.count_solutions(9, checkpoint=tmp_path / "checkpoint.npz", checkpoint_every=0.0,
+                                depth=3, chunk=8)
+    assert res.total == 352 and not (tmp_path / "checkpoint.npz").exists()
+    assert "could not write a checkpoint" in capsys.readouterr().err

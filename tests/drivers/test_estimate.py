@@ -1,6 +1,8 @@
 """Knuth's estimator (:mod:`jaxqueens.drivers.estimate`): the sharded call, exactness when
 enumerated, unbiasedness, seeds, large n, the automatic depth and the argument checks."""
 
+import time
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -13,6 +15,7 @@ from jaxqueens.solvers import estimate as kernel
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import estimate as E
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel import memory
 
 
 def ref_levels(n):
@@ -108,3 +111,15 @@ def test_run_call_same_sums_on_one_device_or_two():
     two = E.run_call(masks, ids, jnp.uint32(3), cfg, 2)
     chex.assert_trees_all_equal(one, two)
     chex.assert_trees_all_equal(one, kernel.strata_block(masks, ids, jnp.uint32(3), cfg))
+
+
+@pytest.mark.parametrize("n,depth", [(14, 14), (18, 18), (20, 12)])
+def test_defect_7_depth_checked_against_memory_before_enumerating(n, depth, monkeypatch):
+    """`--depth` enumerates every partial board of that many queens: refused when it cannot fit."""
+    monkeypatch.setattr(memory, "available_memory", lambda: 4 * 2**20)
+    t0 = time.perf_counter()
+    with pytest.raises(QueensError, match=rf"--depth {depth} .*needs about .* of memory") as err:
+        E.estimate(n, 1000, depth=depth)
+    assert time.perf_counter() - t0 < 5 and "\n" not in str(err.value)
+    monkeypatch.setattr(memory, "available_memory", lambda: 2**40)
+    assert E.estimate(8, 1000, depth=8).solutions == A000170[8]  # what fits still runs

@@ -43,3 +43,57 @@ def test_other_errors_propagate():
 
     with pytest.raises(ValueError, match="boom"):
         run_chunks(chunk, total=1, unit="chunks", quiet=True, save=lambda: None)
+
+
+def test_defect_2_a_failing_periodic_checkpoint_warns_once_and_the_run_goes_on(capsys):
+    """A full disk (or any OSError) at a periodic checkpoint must not kill the run."""
+    import errno
+
+    state, chunk = _counter(stop_at=6)
+    tries = []
+
+    def save():
+        tries.append(state["done"])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    assert run_chunks(chunk, total=6, unit="chunks", quiet=True, save=save, every=0.0) is False
+    assert state["done"] == 6 and len(tries) == 5  # it kept trying: the disk may free up
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "checkpoint" in err and "No space left" in err
+
+
+def test_defect_2_a_failing_checkpoint_on_ctrl_c_still_reports_the_interrupt(capsys):
+    state, chunk = _counter(interrupt_at=2)
+
+    def save():
+        raise OSError(28, "No space left on device")
+
+    assert run_chunks(chunk, total=None, unit="chunks", quiet=True, save=save, every=1e9) is True
+    assert "checkpoint" in capsys.readouterr().err
+
+
+def test_defect_4_lost_peer_saves_then_raises():
+    """A gather that finds a peer gone (issue 13, defect 4) ends the loop like Ctrl-C does -- the
+    finished chunks are saved -- but raises the one-line error instead of returning."""
+    from jaxqueens import errors
+
+    state = {"done": 0, "saved": []}
+
+    def chunk():
+        state["done"] += 1
+        if state["done"] == 3:
+            raise errors.PeerLostError("process 0 of 2 lost contact with the others mid-run")
+        return Tick(state["done"])
+
+    with pytest.raises(errors.PeerLostError, match="lost contact"):
+        run_chunks(chunk, total=10, unit="chunks", quiet=True,
+                   save=lambda: state["saved"].append(state["done"]), every=1e9)
+    assert state["saved"] == [3]
+
+
+def test_defect_18_the_progress_line_never_shows_more_done_than_the_total(capsys):
+    # Whatever a driver reports (a last chunk past the budget), the line stops at the total.
+    ticks = iter([Tick(1), Tick(3, finished=True)])
+    assert run_chunks(lambda: next(ticks), total=2, unit="chains solved", quiet=False) is False
+    err = capsys.readouterr().err
+    assert "2/2 chains solved" in err and "3/2" not in err

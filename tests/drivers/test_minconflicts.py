@@ -1,5 +1,7 @@
 """jaxqueens.solve (jaxqueens.drivers.minconflicts): determinism, start boards, errors, traces."""
 
+import time
+
 import jax
 import numpy as np
 import pytest
@@ -98,3 +100,99 @@ def test_default_chunk_and_check_n():
     mcsolve.check_n(mcsolve.MAX_BATCHED_N)
     with pytest.raises(QueensError, match="--mode large"):
         mcsolve.check_n(mcsolve.MAX_BATCHED_N + 1)
+
+
+def _no_kernel(monkeypatch):
+    """Fail the test if the solver compiles anything (a refused budget must cost no work)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("compiled: the budget should have been refused up front")
+
+    monkeypatch.setattr(mcsolve, "compile_runner", refuse)
+
+
+def test_defect_3_more_solutions_than_exist_are_refused_up_front(monkeypatch, capsys):
+    from jaxqueens.cli.main import main
+
+    _no_kernel(monkeypatch)
+    with pytest.raises(QueensError, match="--solutions 100: n = 8 has only 92 distinct solutions"):
+        jaxqueens.solve(8, chains=None, solutions=100)
+    assert main(["solve", "-n", "4", "--solutions", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "--solutions 3: n = 4 has only 2 distinct solutions" in err and err.count("\n") == 1
+    monkeypatch.undo()
+    assert jaxqueens.solve(4, chains=None, solutions=2, batch=8).summary["distinct_solutions"] == 2
+
+
+def test_defect_6_a_checkpoint_resumes_only_under_its_command(tmp_path, monkeypatch, capsys):
+    from jaxqueens.cli.main import main
+
+    real, calls = mcsolve.compile_runner, []
+
+    def interrupting(*args, **kwargs):
+        run = real(*args, **kwargs)
+
+        def run_chunk(offset, count, *rest):
+            calls.append(offset)
+            if len(calls) == 3:
+                raise KeyboardInterrupt
+            return run(offset, count, *rest)
+
+        return run_chunk
+
+    monkeypatch.setattr(mcsolve, "compile_runner", interrupting)
+    out = tmp_path / "run"
+    argv = ["-n", "8", "--chains", "40", "--batch", "8", "--quiet"]
+    assert main(["solve", *argv, "--out", str(out)]) == 130
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert main(["stats", *argv, "--resume", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "command differ" in err and err.count("\n") == 1
+    assert main(["solve", *argv[:2], "--solutions", "5", "--batch", "8", "--resume", str(out)]) == 2
+    assert "chains, solutions differ" in capsys.readouterr().err
+    assert main(["solve", *argv, "--resume", str(out)]) == 0  # the same command and options resume
+
+
+def test_defect_5_time_budget_holds_when_chains_restart_forever():
+    # n = 16 with one step per attempt almost never solves: each chain would restart a million
+    # times inside one kernel call (minutes); bounded calls let --time stop the run on time.
+    t0 = time.perf_counter()
+    res = jaxqueens.solve(16, chains=None, seconds=1.0, max_steps=1, batch=128)
+    elapsed = time.perf_counter() - t0 - res.summary["compile_s"]
+    assert res.summary["stopped_by"] == "time" and elapsed < 4.0, elapsed
+    # Chains still running when the time was up are reported unsolved, and counted as such.
+    assert res.summary["unfinished"] == int(res.run.unfinished.sum()) > 0
+    assert not res.run.solved[res.run.unfinished].any()
+
+
+def test_defect_5_bounded_calls_give_the_same_chains(monkeypatch):
+    kwargs = dict(chains=30, max_steps=20, batch=8, seed=5)
+    whole = jaxqueens.solve(12, **kwargs)
+    calls = []
+    real = mcsolve.BoundedRunner.__call__
+
+    def counted(self, offset, count):
+        calls.append(offset)
+        return real(self, offset, count)
+
+    monkeypatch.setattr(mcsolve, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
+    monkeypatch.setattr(mcsolve, "CALL_SECONDS", 1e-9)  # and it never grows
+    monkeypatch.setattr(mcsolve.BoundedRunner, "__call__", counted)
+    pieces = jaxqueens.solve(12, **kwargs)
+    assert len(calls) > len(set(calls)) and whole.run.restarts.max() > 1
+    for field in ("rows", "solved", "steps", "restarts", "chain_id"):
+        np.testing.assert_array_equal(getattr(pieces.run, field), getattr(whole.run, field))
+    assert pieces.summary["unfinished"] == 0
+
+
+@pytest.mark.parametrize("start,needle", [([9] * 8, "row 9 out of range 0..7"), ([-1] * 8, "row -1"),
+                                          ([0.5] * 8, "integers"), ([0, 1, 2], "3 columns")])
+def test_defect_10_start_board_is_range_checked(start, needle):
+    """A bad start board is the user's error (QueensError), not a failed solution check (a bug)."""
+    with pytest.raises(QueensError, match=needle):
+        mcsolve.solve(8, 2, start=start)
+
+
+def test_defect_10_numpy_integer_size_and_start():
+    res = mcsolve.solve(np.int64(8), np.int64(3), start=np.array([0, 4, 7, 5, 2, 6, 1, 3], np.uint8))
+    assert type(res.summary["n"]) is int and res.summary["n"] == 8 and res.summary["solved"] == 3

@@ -1,6 +1,8 @@
 """Solution-count statistics (:mod:`jaxqueens.drivers.stats`): coverage, chi-square, and runs of
 the solvers."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -71,3 +73,46 @@ def test_success_curve_and_unknown_total():
     assert np.all(np.diff(rate) >= 0) and rate[-1] == pytest.approx(res.summary["success_rate"])
     np.testing.assert_array_equal(res.success[0], budgets)
     np.testing.assert_array_equal(res.success[1], rate)
+
+
+def test_defect_8_n1_has_one_solution_and_full_coverage():
+    """Q(1) = 1: the coupon-collector curve is 1 after the first sample, not a math domain error."""
+    res = stats.stats(1, chains=3)
+    s = res.summary
+    assert s["distinct_solutions"] == 1 and s["fundamental_classes"] == 1
+    np.testing.assert_allclose(res.coverage["expected"], 1.0)
+    assert s["expected_distinct_if_uniform"] == 1.0
+
+
+def test_defect_8_coverage_expectation_unchanged_for_larger_totals():
+    samples = stats.Samples(8, "minconflicts", {}, np.ones(3, bool), np.ones(3, np.int64),
+                            np.array([[0, 4, 7, 5, 2, 6, 1, 3]] * 3, np.int32), "steps", 1.0, 0.0, "chains")
+    exp = stats.analyse(samples).coverage["expected"]
+    m = np.arange(1, 4)
+    np.testing.assert_allclose(exp, 92 * (1 - (1 - 1 / 92) ** m), rtol=1e-12)
+
+
+def _explicit_solution(n):
+    evens, odds = list(range(2, n + 1, 2)), list(range(1, n + 1, 2))
+    if n % 6 == 2:
+        odds = [3, 1] + odds[3:] + [5]
+    return np.asarray(evens + odds, np.int32) - 1
+
+
+def test_defect_17_analysis_at_n5000_takes_seconds():
+    """`stats -n 5000 --chains 2` took 414 s and 6.1 GB in the analysis (a 5001-key sort and a
+    [B, n, n] inverse); it now costs about as much as the solve (seconds)."""
+    sol = _explicit_solution(5000)
+    rows = np.stack([sol, sol[::-1], sol])
+    samples = stats.Samples(5000, "minconflicts", {}, np.ones(3, bool), np.ones(3, np.int64), rows,
+                            "steps", 1.0, 0.0, "chains")
+    t0 = time.perf_counter()
+    res = stats.analyse(samples)
+    assert time.perf_counter() - t0 < 30
+    assert res.summary["distinct_solutions"] == 2 and res.summary["fundamental_classes"] == 1
+    assert res.counts.tolist() == [2, 1] or res.counts.tolist() == [1, 2]
+
+
+def test_defect_10_numpy_integer_size():
+    res = stats.stats(np.int64(6), chains=20)
+    assert res.summary["n"] == 6 and type(res.summary["n"]) is int

@@ -1,5 +1,6 @@
 """Tests for board files: round trips, every error message, atomic writes, the fast text path."""
 
+import io
 import json
 import os
 import time
@@ -385,3 +386,47 @@ def test_failed_writes_leave_target_unchanged(tmp_path, monkeypatch):
         write_jsonl(targets["b.jsonl"], SOLUTION_8)
     assert all(path.read_text() == "old" for path in targets.values())
     assert sorted(os.listdir(tmp_path)) == sorted(targets)
+
+
+# ------------------------------------------------------------ defect 8: hostile files
+
+
+def _npy_with_header(tmp_path, shape, dtype="<i4", payload=b"\x00" * 24, name="h.npy"):
+    import numpy.lib.format as fmt
+
+    head = io.BytesIO()
+    fmt.write_array_header_1_0(head, {"descr": dtype, "fortran_order": False, "shape": shape})
+    return make(tmp_path, name, head.getvalue() + payload)
+
+
+@pytest.mark.parametrize("shape", [(10**12, 3), (2**40, 2**30), (10**6, 8)])
+def test_defect_8_npy_header_claiming_a_huge_shape(tmp_path, shape):
+    """The header's shape is checked against the bytes in the file before anything is allocated."""
+    path = _npy_with_header(tmp_path, shape)
+    t0 = time.perf_counter()
+    message = error_of(load_boards, path)
+    assert time.perf_counter() - t0 < 2
+    assert str(shape) in message and "24 bytes" in message and "numpy.save" in message, message
+
+
+def test_defect_8_npy_header_consistent_files_still_load(tmp_path):
+    path = _npy_with_header(tmp_path, (2, 3), payload=np.array([[0, 1, 2], [2, 0, 1]], "<i4").tobytes())
+    assert load_boards(path).tolist() == [[0, 1, 2], [2, 0, 1]]
+
+
+@pytest.mark.parametrize("line,needle", [
+    ("[" * 100_000, "nested too deeply"),
+    ('{"rows": [' * 5000 + "]}" * 5000, "nested too deeply"),
+    ('{"rows": [' + "9" * 5000 + "]}", "too many digits"),
+    ('{"n": ' + "9" * 5000 + ', "rows": [0]}', "too many digits"),
+])
+def test_defect_8_hostile_jsonl_is_a_one_line_error(tmp_path, line, needle):
+    path = make(tmp_path, "h.jsonl", '{"rows": [0]}\n' + line + "\n")
+    message = error_of(load_boards, path)
+    assert "h.jsonl:2:" in message and needle in message and len(message) < 300, message[:300]
+
+
+def test_defect_8_text_board_with_a_5000_digit_row(tmp_path):
+    path = make(tmp_path, "h.txt", "0\n" + "9" * 5000 + "\n1\n")
+    message = error_of(load_boards, path)
+    assert "h.txt:2:" in message and "out of range" in message and len(message) < 300, message[:300]

@@ -4,8 +4,10 @@ the same chains, whatever the batch, offset, lanes or device count."""
 
 import jax
 import numpy as np
+import pytest
 
-from jaxqueens.parallel import chains
+from jaxqueens.errors import QueensError
+from jaxqueens.parallel import chains, memory
 from jaxqueens.solvers import minconflicts as mc
 
 KEY = jax.random.key(42)
@@ -39,3 +41,28 @@ def test_lockstep_over_all_devices_with_a_start_board():
     ref = chains.run_mapped(kernel, KEY, 12, data=start, num_devices=1)
     d = jax.local_device_count()
     _assert_same(ref, chains.run_lockstep(kernel, KEY, 12, lanes=3, data=start, num_devices=d))
+
+
+def test_defect_7_batch_checked_against_memory_before_allocating(monkeypatch):
+    """A kernel call's results ([chunk, n] boards and more) must fit: refused before compiling."""
+    monkeypatch.setattr(memory, "available_memory", lambda: 2**20)
+    kernel = mc.Kernel(mc.Config(n=64, max_steps=48))
+    with pytest.raises(QueensError, match=r"--batch 5000 .*needs about .* of memory"):
+        chains.compile_runner(kernel, KEY, 5000)
+    monkeypatch.setattr(memory, "available_memory", lambda: 2**40)
+    chains.compile_runner(kernel, KEY, 4)  # fits
+
+
+def test_defect_5_pausing_chains_match_across_strategies():
+    # Chains that pause after their second attempt (the per-chain input bounds a call's work)
+    # pause at the same point, with the same state, in lockstep lanes and one per lax.map step.
+    kernel = mc.Kernel(mc.Config(n=12, max_steps=5, max_restarts=50))
+    shared = mc.fresh(until=1)  # the same input for every chain of the call
+    mapped = jax.device_get(chains.run_mapped(kernel, KEY, 10, num_devices=1, resume=shared))
+    paused = np.asarray(mc.paused(mapped, kernel.config))
+    assert paused.any() and (mapped.restarts[paused] == 1).all()
+    per_chain = jax.tree.map(lambda x: np.full(10, x), shared)  # one row per chain
+    for resume in (shared, per_chain):
+        _assert_same(mapped, chains.run_lockstep(kernel, KEY, 10, lanes=3, resume=resume))
+        _assert_same(mapped, chains.run_mapped(kernel, KEY, 10, resume=resume,
+                                               num_devices=jax.local_device_count()))

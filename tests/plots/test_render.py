@@ -103,3 +103,19 @@ def test_matplotlib_is_imported_lazily_and_without_pyplot():
     everywhere = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     everywhere |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert not any("pyplot" in name for name in everywhere)
+
+
+@pytest.mark.parametrize("title", [r"$\foo$", r"$\frac{1}$", r"cost $x^$"])
+def test_defect_8_bad_mathtext_title_is_a_one_line_error(tmp_path, title):
+    """A title matplotlib cannot typeset is refused before drawing, naming the fix."""
+    out = tmp_path / "q.png"
+    with pytest.raises(QueensError, match=r"title .* mathtext") as err:
+        render_png(SOLUTION_8, out, title=title)
+    assert "\n" not in str(err.value) and r"\$" in str(err.value)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("title", [r"$\alpha_2$ run", "50% done", "costs $5", r"price \$5 and \$6", None])
+def test_defect_8_good_titles_still_render(tmp_path, title):
+    render_png(SOLUTION_8, tmp_path / "q.png", title=title)
+    assert (tmp_path / "q.png").stat().st_size > 1000

@@ -297,3 +297,30 @@ def test_kernels_trace_once():
         solve_chain(jnp.uint32(seed), start + seed % 2)
         step(init(jnp.uint32(seed)))
         trace(jnp.uint32(seed))
+
+
+def _continue(prev, paused, attempts: int):
+    """The next call's input: the paused chains continue for ``attempts`` more attempts, the
+    others are skipped."""
+    return mc.Resume(restarts=np.where(paused, prev.restarts, -1).astype(np.int32),
+                     total_steps=np.where(paused, prev.steps, 0).astype(np.int32),
+                     until=np.where(paused, np.asarray(prev.restarts) + attempts, -1).astype(np.int32))
+
+
+def test_defect_5_a_chain_paused_between_calls_ends_as_if_never_paused():
+    cfg = mc.Config(n=10, max_steps=3, max_restarts=300)
+    seeds = rng.chain_seeds(KEY, jnp.arange(24))
+    whole = jax.device_get(jax.jit(lambda sd: lax.map(lambda x: mc.solve_chain(x, cfg), sd))(seeds))
+    assert whole.solved.any() and not whole.solved.all() and not mc.paused(whole, cfg).any()
+    call = jax.jit(lambda sd, r: lax.map(lambda x: mc.solve_from(x[0], cfg, None, x[1]), (sd, r)))
+    first = jax.tree.map(lambda x: np.full(24, x), mc.fresh(until=1))  # two attempts per call
+    merged = jax.device_get(call(seeds, first))
+    paused, calls = np.asarray(mc.paused(merged, cfg)), 1
+    while paused.any():
+        out = jax.device_get(call(seeds, _continue(merged, paused, 2)))
+        merged = mc.Result(*(np.where(paused.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
+                             for a, b in zip(merged, out)))
+        paused, calls = np.asarray(mc.paused(merged, cfg)), calls + 1
+    assert calls > 10  # a call of this test does at most 2 attempts per chain
+    for a, b in zip(whole, merged):
+        np.testing.assert_array_equal(a, b)

@@ -1,0 +1,242 @@
+"""The processes of a multi-process run meet before JAX joins them: bounded, with one-line errors.
+
+``jax.distributed.initialize`` waits for the coordinator and for every peer for its whole
+``initialization_timeout`` and, when one is missing, aborts the process from C++ (a stack trace,
+exit 134) instead of raising, so nothing in Python can catch it. The processes therefore meet
+first, with plain sockets and a deadline, on the coordinator's own port: process 0 listens there
+and waits until every other process has said hello; the others connect (retrying) and wait for its
+go-ahead. Only then does JAX start its service on that port. Whatever is wrong -- no coordinator,
+a missing or duplicate process id, a different process count, a port in use, an address that does
+not reach process 0 -- becomes a :class:`~jaxqueens.errors.QueensError` naming the coordinator and
+the fix, within the timeout, on every process that is there to hear it.
+
+The protocol is one ASCII line each way: ``jaxqueens-join I P TOKEN`` from process I, then ``go``
+or ``refuse REASON`` from process 0. Process 0 also connects to HOST:PORT itself, with its own
+random token, to check that the address reaches it (JAX's client on process 0 uses it too).
+Connections that do not speak this protocol (a port scanner, say) are closed and ignored.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import sys
+import time
+
+from jaxqueens.errors import QueensError
+
+GREETING = "jaxqueens-join"
+NOTICE_AFTER = 2.0  # seconds of waiting before saying so on stderr
+_POLL = 0.25  # seconds between accept() checks and connection attempts
+_LINE = 512  # longest line read
+
+
+def split_address(coordinator: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[IPv6]:PORT`` too) as ``(host, port)``, the host resolved once.
+
+    Raises:
+      QueensError: naming ``--coordinator`` and the expected form.
+    """
+    text = coordinator.strip()
+    host, sep, port = text.rpartition(":")
+    bracketed = host.startswith("[") and host.endswith("]")
+    host = host[1:-1] if bracketed else host
+    if (not sep or not host or (":" in host and not bracketed) or not port.isascii()
+            or not port.isdigit() or not 0 < int(port) < 65536):
+        raise QueensError(f"--coordinator {text!r} is not HOST:PORT with a port from 1 to 65535 "
+                          "(e.g. 10.0.0.1:12355, [fd00::1]:12355): give process 0's address")
+    try:
+        socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as err:
+        reason = getattr(err, "strerror", None) or str(err)
+        raise QueensError(f"--coordinator {text}: cannot resolve host {host!r} ({reason}); give "
+                          "process 0's address or host name") from None
+    return host, int(port)
+
+
+def meet(coordinator: str, num_processes: int, process_id: int, timeout: float) -> None:
+    """Wait (at most ``timeout`` seconds) until all ``num_processes`` processes are there.
+
+    Process 0 listens on the coordinator's port; every other process connects to it.
+
+    Raises:
+      QueensError: one line naming the coordinator, what is missing and the fix.
+    """
+    host, port = split_address(coordinator)
+    deadline = time.monotonic() + timeout
+    run = _Meeting(coordinator.strip(), host, port, num_processes, process_id, timeout, deadline)
+    run.host() if process_id == 0 else run.join()
+
+
+class _Meeting:
+    def __init__(self, coordinator, host, port, num_processes, process_id, timeout, deadline):
+        self.coordinator, self.address = coordinator, (host, port)
+        self.processes, self.me, self.timeout, self.deadline = num_processes, process_id, timeout, deadline
+        self.start, self.noticed = time.monotonic(), False
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def notice(self, what: str) -> None:
+        """Say once on stderr what this process waits for, when it has waited a while."""
+        if not self.noticed and time.monotonic() - self.start >= NOTICE_AFTER:
+            self.noticed = True
+            print(f"jaxqueens: process {self.me} of {self.processes}: waiting up to {self.timeout:g} s "
+                  f"for {what} at {self.coordinator} (--coordinator-timeout)", file=sys.stderr, flush=True)
+
+    def hello(self, token: str) -> bytes:
+        return f"{GREETING} {self.me} {self.processes} {token}\n".encode()
+
+    # Every process but 0: connect, say hello, wait for "go".
+    def join(self) -> None:
+        hello, last = self.hello(secrets.token_hex(8)), "nothing listens there"
+        while (left := self.left()) > 0:
+            self.notice("process 0")
+            try:
+                with socket.create_connection(self.address, timeout=min(left, 5.0)) as sock:
+                    sock.sendall(hello)
+                    reply = _read_line(sock, self.left())
+            except OSError as err:
+                last = err.strerror or str(err) or "no answer"
+                time.sleep(min(_POLL, max(self.left(), 0)))
+                continue
+            if reply == "go":
+                return
+            if reply is not None and reply.startswith("refuse "):
+                raise QueensError(f"process 0 at {self.coordinator} refused process {self.me}: "
+                                  f"{reply[len('refuse '):]}")
+            if reply is None and self.left() <= 0:
+                last = "process 0 is there, but not every process joined in time"
+            else:
+                last = "something answers there, but not a jaxqueens process 0"
+                time.sleep(min(_POLL, max(self.left(), 0)))
+        raise QueensError(
+            f"no run started at {self.coordinator} within {self.timeout:g} s ({last}): start process 0 "
+            "on that machine and every process with the same --coordinator and --num-processes, check "
+            "HOST:PORT, or raise --coordinator-timeout")
+
+    # Process 0: listen, check its own address, wait for every other process, then say "go".
+    def host(self) -> None:
+        token = secrets.token_hex(8)
+        waiting = set(range(self.processes))  # 0: our own hello, through HOST:PORT
+        joined: dict[int, socket.socket] = {}
+        strays: list[socket.socket] = []  # connections that told of a problem: they hear it too
+        with _listen(self.address[1], self.coordinator) as server:
+            own = self._reach_self(token)
+            try:
+                while waiting:
+                    if (left := self.left()) <= 0:
+                        raise QueensError(self._missing(waiting))
+                    self.notice(f"{len(waiting - {0})} more process(es) to join")
+                    server.settimeout(min(left, _POLL))
+                    try:
+                        conn, _ = server.accept()
+                    except OSError:  # timeout: look at the clock again
+                        continue
+                    parts = (_read_line(conn, min(self.left(), 5.0)) or "").split()
+                    if len(parts) != 4 or parts[0] != GREETING or not all(
+                            p.isascii() and p.isdigit() for p in parts[1:3]):
+                        conn.close()  # not one of ours
+                        continue
+                    pid, count = int(parts[1]), int(parts[2])
+                    if pid == 0 and parts[3] == token:  # our own hello: the address reaches us
+                        own.close()  # this end first, so that no TIME_WAIT holds the port
+                        conn.close()
+                        waiting.discard(0)
+                        continue
+                    if reason := self._problem(pid, count, waiting):
+                        strays.append(conn)
+                        raise QueensError(reason)
+                    joined[pid] = conn
+                    waiting.discard(pid)
+                    if not waiting:  # a process that gave up meanwhile has closed: wait for it again
+                        for gone in [i for i, c in joined.items() if not _alive(c)]:
+                            joined.pop(gone).close()
+                            waiting.add(gone)
+            except QueensError as err:
+                for conn in [*joined.values(), *strays]:
+                    _send(conn, f"refuse {err}")
+                    conn.close()
+                raise
+            finally:
+                own.close()
+        for conn in joined.values():  # everyone is here: go, and let each peer close first
+            _send(conn, "go")
+        for conn in joined.values():
+            _read_line(conn, 2.0)
+            conn.close()
+
+    def _reach_self(self, token: str) -> socket.socket:
+        try:
+            own = socket.create_connection(self.address, timeout=max(min(self.left(), 5.0), 0.1))
+            own.sendall(self.hello(token))
+            return own
+        except OSError as err:
+            raise QueensError(f"--coordinator {self.coordinator} does not reach process 0's machine "
+                              f"({err.strerror or err}): run process 0 on that host, or give this "
+                              "machine's address") from None
+
+    def _problem(self, pid: int, count: int, waiting: set[int]) -> str | None:
+        if count != self.processes:
+            return (f"process {pid} has --num-processes {count} but process 0 has {self.processes}: "
+                    "give every process the same --num-processes")
+        if pid >= self.processes or pid not in waiting:
+            return (f"two processes have --process-id {pid} (or it is not below {self.processes}): give "
+                    f"each process its own id from 0 to {self.processes - 1}")
+        return None
+
+    def _missing(self, waiting: set[int]) -> str:
+        if 0 in waiting:
+            return (f"--coordinator {self.coordinator} does not reach process 0's own machine within "
+                    f"{self.timeout:g} s: run process 0 on that host, or give this machine's address")
+        ids = ", ".join(str(i) for i in sorted(waiting))
+        return (f"{len(waiting)} of {self.processes - 1} other processes did not join {self.coordinator} "
+                f"within {self.timeout:g} s (--process-id {ids}): start each with --coordinator "
+                f"{self.coordinator} --num-processes {self.processes} and its own --process-id, or raise "
+                "--coordinator-timeout")
+
+
+def _listen(port: int, coordinator: str) -> socket.socket:
+    """A listening socket on every address of this machine, as JAX's service binds ``[::]:PORT``."""
+    try:
+        if socket.has_dualstack_ipv6():
+            return socket.create_server(("", port), family=socket.AF_INET6, dualstack_ipv6=True)
+        return socket.create_server(("", port))
+    except OSError as err:
+        raise QueensError(f"--coordinator {coordinator}: process 0 cannot listen on port {port} "
+                          f"({err.strerror or err}): pick a free port, the same for every process") from None
+
+
+def _read_line(sock: socket.socket, seconds: float) -> str | None:
+    """One short ASCII line, or None on a timeout, a closed connection or anything else."""
+    data = b""
+    try:
+        sock.settimeout(max(seconds, 0.01))
+        while not data.endswith(b"\n") and len(data) < _LINE:
+            chunk = sock.recv(_LINE - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return data.decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _alive(sock: socket.socket) -> bool:
+    """Whether a peer that said hello still waits (it sends nothing more, so readable = closed)."""
+    try:
+        sock.setblocking(False)
+        return sock.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def _send(sock: socket.socket, line: str) -> None:
+    """``line`` and a newline, cut to the longest line a reader takes; a closed peer is ignored."""
+    try:
+        sock.settimeout(2.0)
+        sock.sendall(line[:_LINE - 1].encode("ascii", "replace") + b"\n")
+    except OSError:
+        pass
