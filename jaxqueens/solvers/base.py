@@ -15,6 +15,7 @@ calls (to bound a call's work) also takes a per-chain dynamic input (:meth:`resu
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 from typing import Any
 
@@ -23,7 +24,7 @@ import jax.numpy as jnp
 
 
 @dataclasses.dataclass(frozen=True)
-class ChainKernel:
+class ChainKernel(abc.ABC):
     """One chain of a solver; subclasses add nothing but methods (``config`` is the state)."""
 
     config: Any  # the solver's frozen static Config
@@ -33,13 +34,13 @@ class ChainKernel:
         """Steps per lockstep iteration."""
         return getattr(self.config, "unroll", 1)
 
+    @abc.abstractmethod
     def init(self, seed: jax.Array, data: Any) -> Any:
         """The state of a fresh chain from its uint32 ``seed``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def step(self, s: Any, data: Any) -> Any:
         """One step; a no-op once the attempt has stopped."""
-        raise NotImplementedError
 
     def retry(self, s: Any) -> jax.Array:
         """The attempt is over, unsolved, with restarts left (default: never)."""
@@ -49,17 +50,17 @@ class ChainKernel:
         """The next attempt of the same chain (default: unchanged)."""
         return s
 
+    @abc.abstractmethod
     def finished(self, s: Any) -> jax.Array:
         """The chain is done for good."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def result(self, s: Any) -> Any:
         """What the chain reports."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def solve_one(self, seed: jax.Array, data: Any) -> Any:
         """The whole chain in one ``while_loop`` (the CPU path)."""
-        raise NotImplementedError
 
     def resume_input(self) -> Any:
         """The input that runs every chain of a call fresh and to the end (0-d leaves: shared by
