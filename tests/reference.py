@@ -43,3 +43,16 @@ def line_counts(rows):
 def all_solutions(n: int) -> list[tuple[int, ...]]:
     """Every solution by brute force over permutations (n <= 8 or so)."""
     return [p for p in itertools.permutations(range(n)) if attacking_pairs(p) == 0]
+
+
+def count_completions(n, cols=0, ld=0, rd=0, placed=0):
+    """Plain recursive bitmask counter (completions of a partial board)."""
+    if placed == n:
+        return 1
+    full, total = (1 << n) - 1, 0
+    av = full & ~(cols | ld | rd)
+    while av:
+        bit = av & -av
+        av ^= bit
+        total += count_completions(n, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1, placed + 1)
+    return total

@@ -17,19 +17,6 @@ def partial_boards(n, depth):
     return boards
 
 
-def ref_count(n, cols=0, ld=0, rd=0, placed=0):
-    """Plain recursive bitmask counter (completions of a partial board)."""
-    if placed == n:
-        return 1
-    full, total = (1 << n) - 1, 0
-    av = full & ~(cols | ld | rd)
-    while av:
-        bit = av & -av
-        av ^= bit
-        total += ref_count(n, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1, placed + 1)
-    return total
-
-
 def masks_of(n, queens):
     """(cols, ld, rd) of a partial board: rows taken, and rows attacked in the next column."""
     d = len(queens)
@@ -86,7 +73,7 @@ def test_expand_mirror_covers_half_the_tree():
         masks, queens = prefixes.expand_mirror(n, depth)
         assert queens.shape == (len(masks), depth) and masks.dtype == np.uint32
         assert queens[:, 0].max() <= n // 2  # mirror restriction
-        sub = sum(ref_count(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks)
+        sub = sum(reference.count_completions(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks)
         assert 2 * sub == A000170[n]
     for n, depth in [(6, 2), (7, 2), (8, 3)]:  # the same against the permutation reference
         _, queens = prefixes.expand_mirror(n, depth)

@@ -10,6 +10,8 @@ import jax
 import numpy as np
 import pytest
 
+import reference
+
 from jaxqueens.core import checker, symmetry
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.prefixes import expand_mirror
@@ -21,19 +23,6 @@ from jaxqueens.solvers.count import KernelConfig
 
 A000170_1_12 = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200]
 A002562_1_12 = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787]
-
-
-def ref_count(n, cols=0, ld=0, rd=0, placed=0):
-    """Plain recursive bitmask counter (completions of a partial board)."""
-    if placed == n:
-        return 1
-    full, total = (1 << n) - 1, 0
-    av = full & ~(cols | ld | rd)
-    while av:
-        bit = av & -av
-        av ^= bit
-        total += ref_count(n, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1, placed + 1)
-    return total
 
 
 def brute_force(n):
@@ -66,7 +55,7 @@ def test_kernel_counts_each_prefix_like_the_reference(n, depth, monkeypatch):
     masks, _ = expand_mirror(n, depth)
     cfg = KernelConfig(n, depth)
     got = np.asarray(count.count_chunk(masks, cfg, 1, devices.CPU_SIZES))
-    want = [ref_count(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks]
+    want = [reference.count_completions(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks]
     assert got[:, 1].sum() == 0 and got[:, 0].tolist() == want
     # the accelerator strategy (lockstep lanes with refilling) gives the same, whatever the lanes
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)

@@ -17,19 +17,6 @@ from jaxqueens.solvers import count as count_kernel
 from jaxqueens.solvers.count import KernelConfig
 
 
-def ref_count(n, cols=0, ld=0, rd=0, placed=0):
-    """Plain recursive bitmask counter (completions of a partial board)."""
-    if placed == n:
-        return 1
-    full, total = (1 << n) - 1, 0
-    av = full & ~(cols | ld | rd)
-    while av:
-        bit = av & -av
-        av ^= bit
-        total += ref_count(n, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1, placed + 1)
-    return total
-
-
 @functools.lru_cache
 def solutions(n):
     return reference.all_solutions(n)
@@ -66,7 +53,7 @@ def test_kernel_counts_each_prefix_like_the_reference(n, depth):
     masks, _ = expand_mirror(n, depth)
     cfg = KernelConfig(n, depth)
     got = np.asarray(mapped(lambda p: count_kernel.count_prefix(p, cfg))(masks))
-    want = [ref_count(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks]
+    want = [reference.count_completions(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks]
     assert got[:, 1].sum() == 0 and got[:, 0].tolist() == want
 
 
