@@ -18,6 +18,19 @@ def fake_chunk(offset, count):
     return driver.ChunkResult(rows, solved, ids, ids // 7)
 
 
+def interrupt_at_call(k):
+    """``fake_chunk`` that raises KeyboardInterrupt (a Ctrl-C) at its k-th call."""
+    calls = []
+
+    def interrupted(offset, count):
+        calls.append(offset)
+        if len(calls) == k:
+            raise KeyboardInterrupt
+        return fake_chunk(offset, count)
+
+    return interrupted
+
+
 @pytest.mark.parametrize("chunk", [1, 4, 7, 50])
 def test_chain_budget_cut_is_independent_of_chunk(chunk):
     run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10), chunk, "fake", quiet=True)
@@ -55,13 +68,7 @@ def test_bad_board_from_solver_is_caught():
 
 
 def test_interrupt_keeps_finished_chunks():
-    calls = []
-
-    def interrupted(offset, count):
-        calls.append(offset)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return fake_chunk(offset, count)
+    interrupted = interrupt_at_call(3)
 
     run = driver.run_chains(interrupted, 6, driver.Budget(chains=100), 4, "fake", quiet=True)
     assert run.stopped_by == "interrupted" and len(run.chain_id) == 8
@@ -79,13 +86,7 @@ def test_bad_budgets(kwargs, needle):
 def test_checkpoint_and_resume_equal_an_uninterrupted_run(tmp_path):
     whole = driver.run_chains(fake_chunk, 6, driver.Budget(chains=30), 4, "fake", quiet=True)
     ckpt = tmp_path / "checkpoint.npz"
-    calls = []
-
-    def interrupted(offset, count):
-        calls.append(offset)
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-        return fake_chunk(offset, count)
+    interrupted = interrupt_at_call(4)
 
     part = driver.run_chains(interrupted, 6, driver.Budget(chains=30), 4, "fake", quiet=True,
                              checkpoint=ckpt, fingerprint={"k": 1}, checkpoint_every=1e9)
@@ -145,13 +146,7 @@ def test_defect_3_more_solutions_than_exist_are_refused_up_front(n, solutions, e
 
 def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
     ckpt = tmp_path / "checkpoint.npz"
-    calls = []
-
-    def interrupted(offset, count):
-        calls.append(offset)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return fake_chunk(offset, count)
+    interrupted = interrupt_at_call(3)
 
     part = driver.run_chains(interrupted, 6, driver.Budget(seconds=60), 4, "fake", quiet=True,
                              checkpoint=ckpt, fingerprint={"k": 1}, checkpoint_every=1e9)
