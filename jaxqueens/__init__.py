@@ -14,45 +14,79 @@ re-exported from the layer it lives in (README, "Architecture"):
   :func:`random_first_solutions` (backtracking), :func:`count_solutions` and
   :func:`enumerate_solutions` (exact), :func:`estimate` (Knuth's estimator), :func:`stats`.
 
-Importing the package has one side effect, here and nowhere else: before any JAX computation it
-asks JAX for one CPU device per core and sets XLA:CPU's loop flags
+Importing the package is instant: it does not import JAX. Each public name is imported from its
+module at its first use (PEP 562: module ``__getattr__`` over the table ``_PUBLIC``), so
+``from jaxqueens import check_board`` stays NumPy-only while ``jaxqueens.solve`` loads the solver.
+
+Importing the package has one side effect, here and nowhere else: before JAX is imported, it asks
+JAX for one CPU device per core and sets XLA:CPU's loop flags
 (:func:`jaxqueens.parallel.devices.configure_cpu_devices`: ``JAXQUEENS_CPU_DEVICES`` sets the
-count, ``JAXQUEENS_XLA_FLAGS=0`` leaves ``XLA_FLAGS`` alone). If JAX's backend has already
-started, the settings are left as they are.
+count, ``JAXQUEENS_XLA_FLAGS=0`` leaves ``XLA_FLAGS`` alone), and turns on JAX's persistent
+compilation cache (:func:`jaxqueens.parallel.devices.configure_cache`: in
+``$XDG_CACHE_HOME/jaxqueens/jax-<version>``, ``JAXQUEENS_CACHE_DIR`` to move it, an empty value to
+turn it off). If JAX's backend has already started, the device settings are left as they are.
 """
 
+import importlib
+
+from jaxqueens._version import __version__
 from jaxqueens.parallel import devices as _devices
 
-_devices.configure_cpu_devices()  # the one side effect of `import jaxqueens` (see above)
+# The side effects of `import jaxqueens` (see above): JAX's settings, made without importing JAX.
+_devices.configure_cpu_devices()
+_devices.configure_cache()
 
-from jaxqueens._version import __version__  # noqa: E402
-from jaxqueens.core.board import (  # noqa: E402
-    LineCounts,
-    attacking_pairs,
-    conflicted_mask,
-    is_solution,
-    line_counts,
-    n_attacks,
-    queen_conflicts,
-)
-from jaxqueens.core.checker import CheckReport, are_solutions, check_board  # noqa: E402
-from jaxqueens.core.symmetry import canonical, fundamental  # noqa: E402
-from jaxqueens.drivers.anneal import AnnealResult, anneal  # noqa: E402
-from jaxqueens.drivers.backtrack import first_solution, random_first_solutions  # noqa: E402
-from jaxqueens.drivers.count import CountResult, count_solutions, enumerate_solutions  # noqa: E402
-from jaxqueens.drivers.estimate import Estimate, estimate  # noqa: E402
-from jaxqueens.drivers.ga import EvolveResult, evolve  # noqa: E402
-from jaxqueens.drivers.large import LargeResult, solve_large  # noqa: E402
-from jaxqueens.drivers.minconflicts import SolveResult, solve  # noqa: E402
-from jaxqueens.drivers.stats import StatsResult, stats  # noqa: E402
-from jaxqueens.errors import BoardFileError, QueensError, SolutionCheckError  # noqa: E402
-from jaxqueens.io.boards import load_boards, write_board, write_boards_npy, write_jsonl  # noqa: E402
-from jaxqueens.solvers.ga import GAConfig, GAParams  # noqa: E402
+_PUBLIC = {
+    "jaxqueens.core.board": ("LineCounts", "attacking_pairs", "conflicted_mask", "is_solution",
+                             "line_counts", "n_attacks", "queen_conflicts"),
+    "jaxqueens.core.checker": ("CheckReport", "are_solutions", "check_board"),
+    "jaxqueens.core.symmetry": ("canonical", "fundamental"),
+    "jaxqueens.drivers.anneal": ("AnnealResult", "anneal"),
+    "jaxqueens.drivers.backtrack": ("first_solution", "random_first_solutions"),
+    "jaxqueens.drivers.compare": ("CompareResult", "compare"),
+    "jaxqueens.drivers.complete": ("CompleteResult", "solve_instances"),
+    "jaxqueens.drivers.count": ("CountResult", "count_solutions", "enumerate_solutions"),
+    "jaxqueens.drivers.estimate": ("Estimate", "estimate"),
+    "jaxqueens.drivers.ga": ("EvolveResult", "evolve"),
+    "jaxqueens.drivers.large": ("LargeResult", "solve_large"),
+    "jaxqueens.drivers.minconflicts": ("SolveResult", "solve"),
+    "jaxqueens.drivers.stats": ("StatsResult", "stats"),
+    "jaxqueens.core.constraints": ("Constraints",),
+    "jaxqueens.errors": ("BoardFileError", "QueensError", "SolutionCheckError"),
+    "jaxqueens.io.boards": ("load_boards", "write_board", "write_boards_npy", "write_jsonl"),
+    "jaxqueens.io.instances": ("load_instances",),
+    "jaxqueens.solvers.ga": ("GAConfig", "GAParams"),
+}
+"""Module -> the public names it defines (the package re-exports them, imported at first use)."""
+_HOME = {name: module for module, names in _PUBLIC.items() for name in names}
+_LAYERS = ("core", "solvers", "parallel", "io", "drivers", "plots", "cli")
+"""Subpackages, imported at first use too (``jaxqueens.core`` after a bare ``import jaxqueens``)."""
+
+
+def __getattr__(name: str):
+    """A public name, imported from its module at its first use (then kept as a global)."""
+    if name in _LAYERS:
+        return importlib.import_module(f"{__name__}.{name}")
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _devices.warn_cache()  # an unwritable cache folder is reported when the API is first used
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME) | set(_LAYERS))
+
 
 __all__ = [
     "AnnealResult",
     "BoardFileError",
     "CheckReport",
+    "CompareResult",
+    "CompleteResult",
+    "Constraints",
     "CountResult",
     "Estimate",
     "EvolveResult",
@@ -70,6 +104,7 @@ __all__ = [
     "attacking_pairs",
     "canonical",
     "check_board",
+    "compare",
     "conflicted_mask",
     "count_solutions",
     "enumerate_solutions",
@@ -80,10 +115,12 @@ __all__ = [
     "is_solution",
     "line_counts",
     "load_boards",
+    "load_instances",
     "n_attacks",
     "queen_conflicts",
     "random_first_solutions",
     "solve",
+    "solve_instances",
     "solve_large",
     "stats",
     "write_board",

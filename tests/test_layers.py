@@ -5,6 +5,10 @@ errors < core < solvers < parallel < io < drivers < plots < cli (README, "Archit
 too: a driver may use io's checkpoints and progress line, io never imports a driver. Imports of
 the package's own modules are checked wherever they stand (top level or inside a function, which
 is not allowed at all), and the import graph has no cycle.
+
+Lazy imports (:mod:`jaxqueens._lazy`: ``mcsolve = _lazy.load("jaxqueens.drivers.minconflicts")``)
+are imports too: they are read here like ``import`` statements, checked for direction and cycles,
+and must stand at the top of the module, like every import.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxqueens"
 ORDER = ["errors", "core", "solvers", "parallel", "io", "drivers", "plots", "cli"]
 RANK = {name: i for i, name in enumerate(ORDER)}
-TOP_LEVEL_FILES = {"__init__", "__main__", "_version", "errors"}
+TOP_LEVEL_FILES = {"__init__", "__main__", "_version", "_lazy", "errors"}
+BASE_FILES = ("errors", "_version", "_lazy")
+"""Top-level modules of the first layer (importable from every layer)."""
 
 
 def _modules() -> dict[str, Path]:
@@ -32,13 +38,29 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+def _lazy_target(node: ast.AST) -> str | None:
+    """The module of a lazy import ``_lazy.load("module")`` (or ``load("module")``), else None."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)):
+        return None
+    func = node.func
+    named = (isinstance(func, ast.Attribute) and func.attr == "load" and isinstance(func.value, ast.Name)
+             and func.value.id == "_lazy") or (isinstance(func, ast.Name) and func.id == "load")
+    return node.args[0].value if named else None
+
+
 def _imports(name: str, path: Path) -> list[tuple[str, bool]]:
-    """(imported package module, at top level?) for every import of a jaxqueens module."""
+    """(imported package module, at top level?) for every import of a jaxqueens module, lazy
+    imports (:func:`_lazy_target`) included; a lazy import stands at the top level when it is the
+    value of a module-level assignment."""
     tree = ast.parse(path.read_text())
     top = {id(node) for node in tree.body}
+    top |= {id(node.value) for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))}
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if (lazy := _lazy_target(node)) is not None:
+            targets = [lazy]
+        elif isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
@@ -56,7 +78,7 @@ def _layer(name: str) -> str | None:
     parts = name.split(".")
     if len(parts) < 2:
         return None
-    return "errors" if parts[1] in ("errors", "_version") else parts[1]
+    return "errors" if parts[1] in BASE_FILES else parts[1]
 
 
 def test_every_module_lives_in_a_layer():
@@ -98,9 +120,13 @@ def test_no_import_cycles():
 
 
 def test_the_check_sees_a_violation(tmp_path):
-    """The parser catches a lazy import and a right-pointing one (the test can fail)."""
+    """The parser catches an import inside a function and a right-pointing one, plain or lazy
+    (the test can fail)."""
     bad = tmp_path / "bad.py"
-    bad.write_text("from jaxqueens.cli import main\n\ndef f():\n    from jaxqueens.core import board\n")
+    bad.write_text("from jaxqueens import _lazy\nfrom jaxqueens.cli import main\n"
+                   "count = _lazy.load('jaxqueens.drivers.count')\n\n"
+                   "def f():\n    from jaxqueens.core import board\n"
+                   "    return _lazy.load('jaxqueens.core.checker')\n")
     global MODULES
     saved = MODULES
     MODULES = {**saved, "jaxqueens.solvers.bad": bad}
@@ -109,3 +135,12 @@ def test_the_check_sees_a_violation(tmp_path):
     finally:
         MODULES = saved
     assert ("jaxqueens.cli.main", True) in found and ("jaxqueens.core.board", False) in found
+    assert ("jaxqueens.drivers.count", True) in found  # a lazy import pointing right
+    assert ("jaxqueens.core.checker", False) in found  # a lazy import inside a function
+    assert ("jaxqueens._lazy", True) in found
+
+
+def test_lazy_imports_are_read():
+    """The command modules' lazy imports are in the graph (so a cycle through them is caught)."""
+    found = dict(_imports("jaxqueens.cli.count", MODULES["jaxqueens.cli.count"]))
+    assert found.get("jaxqueens.drivers.count") is True

@@ -10,8 +10,8 @@ import pytest
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 
-@pytest.mark.parametrize("script", ["bench_anneal.py", "bench_count.py", "bench_fitness.py", "bench_ga.py",
-                                    "bench_large_n.py", "bench_minconflicts.py", "bench_stats.py"])
+@pytest.mark.parametrize("script", ["bench_anneal.py", "bench_complete.py", "bench_count.py", "bench_fitness.py", "bench_ga.py",
+                                    "bench_large_n.py", "bench_minconflicts.py", "bench_startup.py", "bench_stats.py"])
 def test_benchmark_quick_mode(script, tmp_path):
     if script == "bench_minconflicts.py":
         pytest.importorskip("numba", reason="the serial numba peer needs numba: pip install -e '.[bench]'")

@@ -14,7 +14,7 @@ def add_command(sub) -> None:
                        description="Verify every board of FILE with the independent NumPy checker. "
                                    "Exit 0 if all are solutions, 1 if any is not, 2 on bad input.")
     options.add_file(p)
-    p.set_defaults(func=cmd_check)
+    p.set_defaults(func=cmd_check, uses_jax=False)  # never imports JAX (tests/test_startup.py)
 
 
 def cmd_check(args) -> int:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jaxqueens import _lazy
 from jaxqueens.cli import options
-from jaxqueens.drivers import estimate as knuth
 from jaxqueens.errors import QueensError
 from jaxqueens.io import estimate as outputs
-from jaxqueens.parallel import gather
 from jaxqueens.plots import estimate as figures
-from jaxqueens.solvers.estimate import MAX_N
+from jaxqueens.solvers.choices import ESTIMATE_MAX_N as MAX_N
+
+# JAX and the estimator load at their first use (jaxqueens._lazy): --help and argument errors never do
+gather = _lazy.load("jaxqueens.parallel.gather")
+knuth = _lazy.load("jaxqueens.drivers.estimate")
 
 
 def _quote(text: str, limit: int = 40) -> str:

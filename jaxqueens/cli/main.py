@@ -1,5 +1,10 @@
 """The ``jaxqueens`` command line: a thin driver over the package.
 
+Start-up is instant: the command modules load JAX and the solvers at their first use
+(:mod:`jaxqueens._lazy`), so ``--help``, every argument error and the commands that need no JAX
+(``check``, ``show``, ``render``) never import it. ``--no-cache`` (anywhere on the line) turns off
+JAX's persistent compilation cache (:func:`jaxqueens.parallel.devices.configure_cache`).
+
 Exit codes, decided here for every command by one handler (:func:`main`):
 
 - 0 success;
@@ -21,11 +26,14 @@ import time
 import traceback
 from typing import Sequence
 
-from jaxqueens.cli import (anneal, check, count, estimate, evolve, options, render, run, show, solve,
-                           stats)
+from jaxqueens.cli import (anneal, check, compare, complete, count, estimate, evolve, options, render,
+                           run, show, solve, stats)
 from jaxqueens.errors import QueensError
-from jaxqueens.io import console, logs
+from jaxqueens import _lazy
+from jaxqueens.io import console, logs, report
 from jaxqueens.parallel import devices
+
+jax = _lazy.load("jax")  # only asked, in _write_report, once a command has imported it
 
 
 EXIT_OK, EXIT_NOT_SOLVED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -65,14 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jaxqueens",
         description="Array-parallel N-Queens on JAX: boards, checks and solvers.",
         epilog="Run 'jaxqueens COMMAND --help' for the options of a command. Anywhere on the line: "
-               "--log-json (structured logs on stderr); multi-process runs: --coordinator "
+               "--log-json (structured logs on stderr); --no-cache (no persistent compilation "
+               f"cache; it lives in ${devices.ENV_CACHE_DIR} or the XDG cache folder, see "
+               "README); multi-process runs: --coordinator "
                "HOST:PORT --num-processes P --process-id I [--coordinator-timeout SECONDS, default "
                f"{devices.COORDINATOR_TIMEOUT:g}, or ${devices.ENV_COORDINATOR_TIMEOUT}] (see README).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    for command in (show, check, render, solve, evolve, anneal, count, stats, estimate):
+    for command in (show, check, render, solve, evolve, anneal, count, stats, estimate, compare, complete):
         command.add_command(sub)
     run.add_command(sub, build_parser)
     return parser
@@ -86,6 +96,7 @@ def _distributed_parser() -> argparse.ArgumentParser:
     p.add_argument("--process-id", type=int, default=None, metavar="I")
     p.add_argument("--coordinator-timeout", type=float, default=None, metavar="SECONDS")
     p.add_argument("--log-json", action="store_true")
+    p.add_argument("--no-cache", action="store_true")
     return p
 
 
@@ -116,6 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(rest)
     if dist.log_json:
         logs.enable()
+    devices.configure_cache(None if dist.no_cache else True)  # before JAX is imported
+    if getattr(args, "uses_jax", True):  # check, show and render never import JAX
+        devices.warn_cache()
     t0 = time.perf_counter()
     logs.log("start", command=args.command, argv=rest)
     try:
@@ -124,6 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  dist.coordinator_timeout)
         with console.pipe_safe_stdout():  # `| head`: a closed stdout never costs the --out files
             code = args.func(args)
+            if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets report.html
+                _write_report(args, sys.argv[1:] if argv is None else argv)
         logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
         return code
     except QueensError as err:
@@ -146,6 +162,28 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "the permissions or pick another path, then run again")
     except Exception as err:  # anything else is a bug
         return _internal(args.command, err)
+
+
+def _write_report(args, argv: Sequence[str]) -> None:
+    """``report.html`` in the ``--out`` folder a command wrote (:mod:`jaxqueens.io.report`), by
+    process 0, with the devices JAX ran on (none if the command never imported JAX). A report
+    that cannot be written is a warning: the command's own outputs are complete."""
+    out = getattr(args, "out", None)
+    if not isinstance(out, str) or not out or not os.path.isdir(out):
+        return
+    ran = _lazy.is_loaded("jax")
+    if ran and jax.process_index() != 0:
+        return
+    where = {"backend": jax.default_backend(), "processes": jax.process_count(),
+             "devices": [str(d) for d in jax.devices()]} if ran else None
+    try:
+        path = report.write_report(out, command_line=report.command_words(argv), settings=vars(args),
+                                   devices=where)
+    except OSError as err:
+        print(f"jaxqueens {args.command}: warning: {os.path.join(out, report.FILENAME)} not written "
+              f"({err.strerror or err}); the other outputs are complete", file=sys.stderr)
+        return
+    print(f"report: {path}")
 
 
 def _fail(command: str, code: int, message: str) -> int:

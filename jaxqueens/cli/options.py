@@ -9,7 +9,11 @@
 - ``--quiet``: no progress line; without it, a progress line is drawn on a terminal and never off
   one (:func:`quiet`);
 - outputs: every command that writes checks its output path before any work
-  (:func:`prepare_out`) and ends in :func:`final_write` (Ctrl-C deferred while it writes).
+  (:func:`prepare_out`) and ends in :func:`final_write` (Ctrl-C deferred while it writes); only
+  the writing process of a multi-process run writes (:func:`is_writer`).
+
+This module imports no JAX (``tests/test_startup.py``): the parser and every argument check run
+before JAX is imported; a command module loads what needs JAX through :mod:`jaxqueens._lazy`.
 """
 
 from __future__ import annotations
@@ -24,12 +28,14 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from jaxqueens import _lazy
 from jaxqueens.errors import QueensError
 from jaxqueens.io import atomic
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import checkpoint
 from jaxqueens.io.progress import SafePoints
-from jaxqueens.parallel.gather import is_writer
+
+gather = _lazy.load("jaxqueens.parallel.gather")  # JAX: imported at the first call of is_writer
 
 
 def add_size(p: argparse.ArgumentParser, default: int | None = 8, required: bool = False,
@@ -46,6 +52,8 @@ def board_size(args, start: np.ndarray | None = None) -> int:
     if args.n is not None and args.n_pos is not None and args.n != args.n_pos:
         raise QueensError(f"two board sizes given (-n {args.n} and {args.n_pos}); give one")
     n = args.n if args.n is not None else args.n_pos
+    if n is not None and n < 1:  # before JAX is imported (each solver checks its own upper limit)
+        raise QueensError(f"n must be a positive integer, got {n}: give the board size as -n N, N >= 1")
     if start is not None:
         if n is not None and n != start.shape[0]:
             raise QueensError(f"--file {args.file} holds a board of n = {start.shape[0]} but "
@@ -160,6 +168,12 @@ def checkpoint_target(args) -> tuple[Path | None, bool]:
     if args.checkpoint_every <= 0:
         raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
     return (Path(args.out) / checkpoint.FILENAME if args.out else None), False
+
+
+def is_writer() -> bool:
+    """Whether this process writes the outputs: process 0 of a multi-process run (imports JAX;
+    commands call it after their run, when JAX is loaded anyway)."""
+    return gather.is_writer()
 
 
 def report_interrupt(what: str, out, saved=None) -> int:

@@ -16,7 +16,7 @@ def add_command(sub) -> None:
     p.add_argument("--title", default=None,
                    help="figure title (default: n and conflict count); $...$ is matplotlib "
                         "mathtext, checked before drawing; write \\$ for a dollar sign")
-    p.set_defaults(func=cmd_render)
+    p.set_defaults(func=cmd_render, uses_jax=False)  # never imports JAX (tests/test_startup.py)
 
 
 def cmd_render(args) -> int:

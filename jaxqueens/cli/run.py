@@ -26,8 +26,7 @@ import json
 import sys
 from pathlib import Path
 
-import jax
-
+from jaxqueens import _lazy
 from jaxqueens._version import __version__
 from jaxqueens.cli.options import int_range_error, prepare_out
 from jaxqueens.errors import QueensError
@@ -37,6 +36,8 @@ try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
+
+jax = _lazy.load("jax")  # for run.json's versions and devices, after a run
 
 TOP_KEYS = {"command", "out", "options", "sweep", "description"}
 NOT_IN_CONFIGS = ("show", "check", "render", "run")
@@ -228,6 +229,7 @@ def cmd_run(args) -> int:
     if args.out:
         opts["out"] = args.out
     prepare_out(opts.get("out"))  # run.json, results.csv: checked before the first run
+    args.out = opts.get("out")  # the folder cli.main's report.html goes to
     if args.resume and "out" not in opts:
         raise QueensError(f"--resume: {args.config} names no output folder to resume from; "
                           "give --out DIR (the folder of the interrupted run)")

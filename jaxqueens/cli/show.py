@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from jaxqueens.cli import options
-from jaxqueens.core import board
+from jaxqueens.core import checker
 from jaxqueens.plots import render
 
 MAX_SHOWN = 5
@@ -17,15 +15,15 @@ def add_command(sub) -> None:
                        description="Print each board of FILE with its attacking pairs, NMOF attack "
                                    "count and conflicted queens, as ASCII (row 0 at the bottom).")
     options.add_file(p)
-    p.set_defaults(func=cmd_show)
+    p.set_defaults(func=cmd_show, uses_jax=False)  # never imports JAX (tests/test_startup.py)
 
 
 def cmd_show(args) -> int:
-    """Print boards with their conflict counts (JAX kernels) and ASCII pictures."""
+    """Print boards with their conflict counts (the NumPy checker's, no JAX) and ASCII pictures."""
     boards = options.boards_of(args)
-    pairs = np.asarray(board.attacking_pairs(boards))
-    attacks = np.asarray(board.n_attacks(boards))
-    conflicted = np.asarray(board.conflicted_mask(boards)).sum(axis=-1)
+    pairs = checker.attacking_pairs(boards)
+    attacks = checker.n_attacks(boards)
+    conflicted = (checker.queen_conflicts(boards) > 0).sum(axis=-1)
     n = boards.shape[-1]
     for i, rows in enumerate(boards[:MAX_SHOWN]):
         head = f"board {i}: " if boards.shape[0] > 1 else ""

@@ -7,13 +7,15 @@ unless ``--no-plots``, the figures (:mod:`jaxqueens.plots.stats`).
 
 from __future__ import annotations
 
+from jaxqueens import _lazy
 from jaxqueens.cli import options
-from jaxqueens.drivers import stats as solstats
 from jaxqueens.io import stats as outputs
-from jaxqueens.parallel import gather
 from jaxqueens.plots import stats as figures
-from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers import minconflicts
+from jaxqueens.solvers import choices
+
+# JAX and the solvers load at their first use (jaxqueens._lazy): --help and argument errors never do
+gather = _lazy.load("jaxqueens.parallel.gather")
+solstats = _lazy.load("jaxqueens.drivers.stats")
 
 GA_KEYS = ("pop", "generations", "encoding", "scheme", "crossover", "mutation", "tournament", "cxpb",
            "mutpb", "indpb", "elite", "islands", "migrate_every", "migrants")
@@ -28,7 +30,7 @@ def add_command(sub) -> None:
                     "the coupon-collector expectation, every solution's sampling frequency with a "
                     "chi-square test of uniformity, and the steps-to-solution distribution.")
     options.add_size(p, default=8)
-    p.add_argument("--solver", choices=solstats.SOLVERS, default="minconflicts",
+    p.add_argument("--solver", choices=choices.STATS_SOLVERS, default="minconflicts",
                    help="minconflicts (default), anneal (--method ls|ta|sa) or ga")
     p.add_argument("--chains", type=int, default=None,
                    help="chains to run (GA: trials; min-conflicts: chains solved); default 10000")
@@ -43,15 +45,15 @@ def add_command(sub) -> None:
     options.add_quiet(p)
     g = p.add_argument_group("min-conflicts (as 'jaxqueens solve')")
     g.add_argument("--maxsteps", type=int, default=4000, help="steps before a restart (default 4000)")
-    g.add_argument("--init", choices=minconflicts.INITS, default="permutation")
+    g.add_argument("--init", choices=choices.INITS, default="permutation")
     g.add_argument("--tabu", type=int, default=0, help="plateau tabu tenure (default 0 = off)")
     g = p.add_argument_group("annealing (as 'jaxqueens anneal')")
-    g.add_argument("--method", choices=sls.METHODS, default="ta", help="ls, ta or sa (default ta)")
+    g.add_argument("--method", choices=choices.METHODS, default="ta", help="ls, ta or sa (default ta)")
     g.add_argument("--steps", type=int, default=10_000, help="step budget per chain (default 10000)")
     g.add_argument("--rounds", type=int, default=10)
-    g.add_argument("--neighbour", choices=sls.NEIGHBOURS, default="step")
+    g.add_argument("--neighbour", choices=choices.NEIGHBOURS, default="step")
     g.add_argument("--step", type=int, default=3)
-    g.add_argument("--objective", choices=sls.OBJECTIVES, default="attacks")
+    g.add_argument("--objective", choices=choices.OBJECTIVES, default="attacks")
     g.add_argument("--q", type=float, default=0.5)
     g.add_argument("--init-prob", type=float, default=0.4)
     g.add_argument("--alpha", type=float, default=0.9)

@@ -130,6 +130,23 @@ def queen_conflicts(boards: np.ndarray) -> np.ndarray:
     return out.reshape(shape)
 
 
+def n_attacks(boards: np.ndarray) -> np.ndarray:
+    """NMOF's attack count: for rows, diagonals and anti-diagonals, queens minus lines occupied.
+
+    Args:
+      boards: Integer `[..., n]`, values in 0..n-1 (checked: ValueError otherwise).
+
+    Returns:
+      int64 `[...]`: the sum over every line of max(k - 1, 0) for a line holding k queens.
+    """
+    shape = np.shape(boards)[:-1]
+    flat = _as_int64(boards)
+    total = np.zeros(flat.shape[0], dtype=np.int64)
+    for _, keys, _, lines in _line_keys(flat, flat.shape[1]):
+        total += np.maximum(_counts(keys, lines) - 1, 0).sum(axis=1)
+    return total.reshape(shape)
+
+
 def are_solutions(boards: np.ndarray) -> np.ndarray:
     """Whether each board of a batch is a valid solution.
 
@@ -241,3 +258,72 @@ def require_solutions(boards: np.ndarray, what: str = "solver output", n: int | 
             f"{what}: board {i} of {len(boards)} is not a valid {boards.shape[1]}-queens solution: "
             f"{first} ({len(bad)} bad board(s) in all)"
         )
+
+
+# --- constrained boards (n-Queens Completion, excluded diagonals, toroidal) ----------------------
+# Written apart from jaxqueens.core.constraints' mask maths: every rule is re-derived here from the
+# model's raw fields (read by attribute name only), square by square and pair by pair.
+
+
+def check_constrained(rows: np.ndarray, model) -> CheckReport:
+    """Check one board against a constrained instance and explain every problem found.
+
+    Args:
+      rows: ``[n]`` integer rows, one per column.
+      model: a :class:`jaxqueens.core.constraints.Constraints` (fields ``n``, ``fixed``,
+        ``blocked``, ``rows``, ``columns``, ``sums``, ``diffs``, ``toroidal``).
+
+    Returns:
+      A `CheckReport`; ``attacking_pairs`` counts attacking pairs under the model's attack rule
+      (modular diagonals when ``toroidal``).
+    """
+    n = int(model.n)
+    base = check_board(rows, n)
+    if base.attacking_pairs < 0 or np.asarray(rows).shape != (n,):
+        return CheckReport(False, n, base.problems, base.attacking_pairs)
+    ys = [int(v) for v in np.asarray(rows)]
+    problems, pairs = list(base.problems), base.attacking_pairs
+    if model.toroidal:  # rows as before; diagonals taken modulo n
+        problems = [p for p in problems if p.startswith("row ")]
+        pairs = 0
+        for name, keys in (("row", [y for y in ys]),
+                           ("diagonal (x+y) mod n", [(x + y) % n for x, y in enumerate(ys)]),
+                           ("diagonal (x-y) mod n", [(x - y) % n for x, y in enumerate(ys)])):
+            k = np.bincount(np.asarray(keys, np.int64), minlength=n)
+            pairs += int((k * (k - 1) // 2).sum())
+            if name != "row":
+                problems += [f"{name} = {line} holds {k[line]} queens" for line in np.flatnonzero(k >= 2)]
+    blocked = {(int(a), int(b)) for a, b in model.blocked}
+    for x, y in enumerate(ys):
+        why = []
+        if y in set(model.rows):
+            why.append(f"row {y} is excluded")
+        if x in set(model.columns):
+            why.append(f"column {x} is excluded")
+        if x + y in set(model.sums):
+            why.append(f"diagonal x+y={x + y} is excluded")
+        if x - y + n - 1 in set(model.diffs):
+            why.append(f"diagonal x-y={x - y} is excluded")
+        if (x, y) in blocked:
+            why.append(f"square ({x}, {y}) is blocked")
+        problems += [f"column {x}: queen on row {y}: {w}" for w in why]
+    for x, y in model.fixed:
+        if ys[int(x)] != int(y):
+            problems.append(f"column {x}: fixed queen on row {y} moved to row {ys[int(x)]}")
+    return CheckReport(not problems, n, _cap(problems), pairs)
+
+
+def require_constrained(boards: np.ndarray, model, what: str = "solver output") -> None:
+    """Raise unless every board ``[B, n]`` solves the constrained instance ``model``.
+
+    Raises:
+      SolutionCheckError: naming the first bad board and its first problem.
+    """
+    boards = np.asarray(boards)
+    if boards.ndim != 2 or boards.shape[1] != int(model.n):
+        raise SolutionCheckError(f"{what}: expected boards of shape [B, {model.n}], got shape {boards.shape}")
+    for i, b in enumerate(boards):
+        report = check_constrained(b, model)
+        if not report.ok:
+            raise SolutionCheckError(f"{what}: board {i} of {len(boards)} does not solve the instance: "
+                                     f"{report.problems[0]}")

@@ -41,8 +41,8 @@ from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
+from jaxqueens.solvers.choices import STATS_SOLVERS as SOLVERS
 
-SOLVERS = ("minconflicts", "anneal", "ga")
 ENUMERATE_MAX_N = 14  # all solutions listed (frequencies include the unsampled ones)
 
 

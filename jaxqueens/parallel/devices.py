@@ -23,6 +23,14 @@ Several processes (``--coordinator``): :func:`distributed_settings` checks the f
 (:mod:`jaxqueens.parallel.rendezvous`) before it joins ``jax.distributed``, and :func:`leave` ends a
 process that stopped early without waiting at JAX's exit barrier.
 
+Importing this module does not import JAX (``jax`` is loaded at its first use,
+:mod:`jaxqueens._lazy`), so ``import jaxqueens`` configures JAX before JAX is even imported: the
+settings go to JAX's environment variables (``JAX_NUM_CPU_DEVICES``, ``JAX_COMPILATION_CACHE_DIR``,
+...), which JAX reads when it is imported, or to ``jax.config`` once it is. The same way,
+:func:`configure_cache` turns on JAX's persistent compilation cache in the user's cache folder
+(``$XDG_CACHE_HOME/jaxqueens/jax-<version>``; ``JAXQUEENS_CACHE_DIR`` moves it, an empty value
+turns it off), so a repeated run loads its compiled kernels instead of compiling them again.
+
 This module and its siblings in :mod:`jaxqueens.parallel` are the one place that decides
 batching per backend: lockstep ``vmap`` with lane recycling on accelerators, one item per
 ``lax.map`` iteration sharded over host devices on the CPU. :func:`sizes` is the one table of
@@ -35,14 +43,17 @@ import dataclasses
 import math
 import os
 import sys
+import importlib.util
+from pathlib import Path
 
-import jax
 import numpy as np
-from jax.experimental import multihost_utils
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from jaxqueens import _lazy
 from jaxqueens.errors import QueensError
-from jaxqueens.parallel import rendezvous
+
+# imported at their first use (jaxqueens._lazy): a command that needs no JAX never imports it
+jax = _lazy.load("jax")
+rendezvous = _lazy.load("jaxqueens.parallel.rendezvous")  # sockets: multi-process runs only
 
 ENV_CPU_DEVICES = "JAXQUEENS_CPU_DEVICES"
 ENV_XLA_FLAGS = "JAXQUEENS_XLA_FLAGS"
@@ -86,7 +97,9 @@ def configure_cpu_devices(count: int | None = None) -> bool:
         reports it) or ``os.cpu_count()``.
 
     Returns:
-      True if the settings were applied, False if the backend had already started.
+      True if the settings were applied (to JAX's environment variables while JAX is not imported
+      yet, so this never imports it; else to ``jax.config``), False if the backend had already
+      started.
     """
     if count is None:
         try:
@@ -96,14 +109,134 @@ def configure_cpu_devices(count: int | None = None) -> bool:
         count = count or min(os.cpu_count() or 1, MAX_CPU_DEVICES)
     elif not 1 <= int(count) <= MAX_CPU_DEVICES:
         raise QueensError(f"{count} CPU devices asked for: give 1 to {MAX_CPU_DEVICES} devices")
-    try:
-        jax.config.update("jax_num_cpu_devices", int(count))
-    except RuntimeError:  # backend already initialised: keep what the user has
-        return False
+    if not _set_jax_option("jax_num_cpu_devices", int(count)):
+        return False  # backend already initialised: keep what the user has
     if os.environ.get(ENV_XLA_FLAGS, "1").strip() != "0":
         flags = os.environ.get("XLA_FLAGS", "")
         extra = [f for f in CPU_XLA_FLAGS if f.split("=")[0] not in flags]
         os.environ["XLA_FLAGS"] = " ".join([flags, *extra]).strip()
+    return True
+
+
+def _set_jax_option(name: str, value) -> bool:
+    """Set JAX option ``name`` before its backend starts, without importing JAX: through its
+    environment variable (``JAX_NUM_CPU_DEVICES`` for ``jax_num_cpu_devices``, which JAX reads when
+    it is imported) while JAX is not imported yet, else through ``jax.config``. ``value`` None
+    removes the variable (JAX's default). Returns False if JAX refused (its backend had started)."""
+    if _lazy.is_loaded("jax"):
+        try:
+            jax.config.update(name, value)
+        except RuntimeError:
+            return False
+        return True
+    var = name.upper()
+    if value is None:
+        os.environ.pop(var, None)
+    else:
+        os.environ[var] = str(value).lower() if isinstance(value, bool) else str(value)
+    return True
+
+
+# ------------------------------------------------------------------ persistent compilation cache
+ENV_CACHE_DIR = "JAXQUEENS_CACHE_DIR"
+CACHE_MIN_COMPILE_SECONDS = 0.0
+"""Every compiled kernel is cached: ours compile in 0.1-6 s and a run compiles several, each of which
+a repeated run would otherwise pay again (JAX's default caches only compiles over 1 s)."""
+CACHE_MIN_ENTRY_BYTES = -1
+"""No size floor (JAX's -1; its default 0 lets it pick a floor for the filesystem)."""
+_cache = {"folder": None, "problem": None, "warned": False}
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/jaxqueens/jax-<JAX version>`` (``~/.cache`` when the variable is unset
+    or not absolute, as the XDG base-directory specification says)."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
+    return root / "jaxqueens" / f"jax-{_installed_version('jax')}"
+
+
+def _installed_version(package: str) -> str:
+    """The installed version of ``package``, read from its ``*.dist-info`` folder name beside it,
+    without importing it (``importlib.metadata`` would cost ~50 ms at every start); "unknown" if
+    not found."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return "unknown"
+    site = Path(list(spec.submodule_search_locations)[0]).parent
+    found = sorted(site.glob(f"{package}-*.dist-info"))
+    return found[0].name[len(package) + 1:-len(".dist-info")] if len(found) == 1 else "unknown"
+
+
+def cache_dir_setting() -> Path | None:
+    """Where the cache goes by default: ``$JAXQUEENS_CACHE_DIR`` as given (an empty value turns the
+    cache off: None), else :func:`default_cache_dir`."""
+    env = os.environ.get(ENV_CACHE_DIR)
+    if env is None:
+        return default_cache_dir()
+    return Path(env).expanduser() if env.strip() else None
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why ``folder`` cannot hold the cache (it is created if missing), or None if it can."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        return err.strerror or type(err).__name__
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return "no permission to write there"
+    return None
+
+
+def configure_cache(folder: Path | str | None | bool = True) -> Path | None:
+    """Turn JAX's persistent compilation cache on (in ``folder``) or off, before JAX compiles.
+
+    A repeated run then loads its compiled kernels from disk instead of compiling them again
+    (``shared/PERFORMANCE.md``: compile 1.3 s of a 3.1 s ``solve``). Several processes may share
+    the folder: each entry is one file named by a hash of the program, its devices and the JAX
+    version, written once; a reader that meets an entry being written (JAX 0.10 writes it in place,
+    not atomically) fails its checksum, warns and compiles for itself, so a result is never wrong.
+
+    Args:
+      folder: True for the default (:func:`cache_dir_setting`: ``$JAXQUEENS_CACHE_DIR`` or the XDG
+        cache folder), a folder, or None/False to turn the cache off.
+
+    Returns:
+      The folder in use, or None when the cache is off. A folder that cannot be created or written
+      turns the cache off; :func:`warn_cache` then says so once.
+    """
+    if folder is True:
+        folder = cache_dir_setting()
+    folder = Path(folder).expanduser() if folder not in (None, False) else None
+    problem = _unwritable(folder) if folder is not None else None
+    if problem is not None:
+        _cache["problem"] = (f"cannot write the compilation cache folder {folder} ({problem}); going "
+                             f"on without it: set {ENV_CACHE_DIR} to a writable folder, or to an "
+                             "empty value (or pass --no-cache) to turn the cache off")
+        folder = None
+    else:
+        _cache["problem"] = None
+    _cache["folder"] = folder
+    on = folder is not None
+    _set_jax_option("jax_enable_compilation_cache", on)
+    _set_jax_option("jax_compilation_cache_dir", str(folder) if on else None)
+    if on or not _lazy.is_loaded("jax"):  # off: thresholds back to JAX's defaults (unset) before import
+        _set_jax_option("jax_persistent_cache_min_compile_time_secs", CACHE_MIN_COMPILE_SECONDS if on else None)
+        _set_jax_option("jax_persistent_cache_min_entry_size_bytes", CACHE_MIN_ENTRY_BYTES if on else None)
+    return folder
+
+
+def cache_folder() -> Path | None:
+    """The folder of the compilation cache in use, or None when it is off."""
+    return _cache["folder"]
+
+
+def warn_cache() -> bool:
+    """Print, once per process, the warning of a cache folder that could not be written (one
+    line on stderr; the run goes on without the cache). Returns True if it printed now."""
+    if _cache["problem"] is None or _cache["warned"]:
+        return False
+    _cache["warned"] = True
+    print(f"jaxqueens: warning: {_cache['problem']}", file=sys.stderr)
     return True
 
 
@@ -136,9 +269,9 @@ def sizes() -> Sizes:
     return ACCELERATOR_SIZES if is_accelerator() else CPU_SIZES
 
 
-def batch_mesh() -> Mesh:
+def batch_mesh() -> jax.sharding.Mesh:
     """A 1-D mesh over every local device, axis name ``BATCH_AXIS``."""
-    return Mesh(np.asarray(jax.local_devices()), (BATCH_AXIS,))
+    return jax.sharding.Mesh(np.asarray(jax.local_devices()), (BATCH_AXIS,))
 
 
 def shard_batch(x):
@@ -149,7 +282,7 @@ def shard_batch(x):
     mesh = batch_mesh()
     if mesh.size == 1 or np.shape(x)[0] % mesh.size:
         return jax.device_put(x)
-    return jax.device_put(x, NamedSharding(mesh, PartitionSpec(BATCH_AXIS)))
+    return jax.device_put(x, jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(BATCH_AXIS)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -248,6 +381,7 @@ def init_distributed(coordinator: str | None, num_processes: int | None, process
     if run is None:
         return False
     rendezvous.meet(run.coordinator, run.num_processes, run.process_id, run.timeout)
+    from jax.experimental import multihost_utils  # third-party, imported where first needed
     seconds = max(1, math.ceil(run.timeout))
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(run.coordinator, num_processes=run.num_processes, process_id=run.process_id,
@@ -277,7 +411,7 @@ def leave(code: int) -> int:
     it flushes its output and exits at once with ``code``: the others' next gather then fails at
     once (:class:`~jaxqueens.errors.PeerLostError`). Otherwise it returns ``code``.
     """
-    if code in (0, 1) or not jax.distributed.is_initialized():
+    if code in (0, 1) or not _lazy.is_loaded("jax") or not jax.distributed.is_initialized():
         return code
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -34,9 +34,8 @@ import numpy as np
 from jax import lax
 
 from jaxqueens.core.rng import hash_bits
+from jaxqueens.solvers.choices import ESTIMATE_MAX_N as MAX_N  # largest board: two uint32 words
 
-MAX_N = 64
-"""Largest board: two uint32 words of search state."""
 
 U32, I32, F32 = jnp.uint32, jnp.int32, jnp.float32
 

@@ -105,6 +105,23 @@ def test_console_script_and_help():
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
 
 
+def test_no_cache_is_a_global_option(files, capsys):
+    """``--no-cache`` is read anywhere on the line, like ``--log-json`` (issue 15)."""
+    for argv in (["--no-cache", "check", files["good"]], ["check", files["good"], "--no-cache"]):
+        assert run(argv, capsys)[0] == 0
+    with pytest.raises(SystemExit) as exc:
+        main(["check", str(files["good"]), "--no-cach"])  # never abbreviated
+    assert exc.value.code == 2
+    assert "--no-cache" in subprocess.run([sys.executable, "-m", "jaxqueens", "--help"],
+                                          capture_output=True, text=True).stdout
+
+
+def test_negative_size_is_refused_before_any_run(capsys):
+    for command in ("solve", "anneal", "count", "stats", "evolve"):
+        code, _, err = run([command, "-n", "-3"], capsys)
+        assert code == 2 and "n must be a positive integer, got -3" in err, (command, err)
+
+
 SIZED = {  # command -> extra arguments that make a tiny, fast run
     "solve": ["--chains", "2", "--quiet"],
     "anneal": ["--chains", "2", "--steps", "200", "--quiet"],

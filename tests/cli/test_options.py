@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import jaxqueens.cli.anneal
+import jaxqueens.drivers.anneal
 import jaxqueens.drivers.backtrack
 import jaxqueens.drivers.count
 import jaxqueens.drivers.estimate
@@ -33,7 +33,7 @@ WRITERS = {
     "solve-backtrack": (["solve", "-n", "8", "--method", "backtrack"], "--out",
                         (jaxqueens.drivers.backtrack, "first_solution")),
     "anneal": (["anneal", "-n", "6", "--chains", "2", "--steps", "50", "--quiet"], "--out",
-               (jaxqueens.cli.anneal, "anneal")),
+               (jaxqueens.drivers.anneal, "anneal")),
     "evolve": (["evolve", "-n", "6", "--pop", "8", "--generations", "2", "--quiet"], "--out",
                (jaxqueens.drivers.ga, "evolve")),
     "count": (["count", "-n", "6", "--quiet"], "--out", (jaxqueens.drivers.count, "count_solutions")),

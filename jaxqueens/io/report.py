@@ -1,0 +1,288 @@
+"""``report.html``: one self-contained page per ``--out`` folder, readable offline in any browser.
+
+The page holds the command line, its settings, the versions (jaxqueens, jax, jaxlib, numpy,
+python, matplotlib) and devices, then every folder of the output (the folder itself first, then
+its subfolders, e.g. ``anneal``'s one per method): ``summary.json`` as a table (and
+``summary.csv``), every PNG figure embedded as a base64 ``data:`` URI, each other CSV as a table
+(its first :data:`MAX_ROWS` rows, with a note of how many there are), and a list of the files.
+Nothing is fetched: the styles are inline, there is no script, and a Content-Security-Policy in
+the page forbids any request but ``data:`` images. Checkpoints are listed, never read. The page
+is written atomically (:mod:`jaxqueens.io.atomic`).
+
+The command line writes it after every command that wrote ``--out`` (:mod:`jaxqueens.cli.main`),
+passing the devices in (io knows no devices); :func:`write_report` may be called on any folder.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import datetime
+import html
+import json
+import platform
+import struct
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from jaxqueens import _lazy
+from jaxqueens._version import __version__
+from jaxqueens.io.atomic import write_text
+
+FILENAME = "report.html"
+metadata = _lazy.load("importlib.metadata")  # 12 ms at every start otherwise
+
+MAX_ROWS = 20
+"""Rows of a CSV shown in the page (the file holds them all)."""
+MAX_COLUMNS = 24
+MAX_CELL = 200
+"""Characters of a cell shown (longer values are cut with an ellipsis)."""
+MAX_FIGURES = 60
+MAX_FIGURE_BYTES = 8 << 20
+"""Figures embedded at most, and the largest PNG embedded (others are listed, not embedded)."""
+MAX_DEPTH = 2
+"""Subfolder levels of ``--out`` that the page covers."""
+MAX_SUMMARY_ROWS = 200
+PACKAGES = ("jax", "jaxlib", "numpy", "matplotlib")
+SKIPPED = ("checkpoint",)
+"""Files whose name starts with one of these are listed only (never read)."""
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+"""The page may load nothing but its own ``data:`` images and inline styles: no script, no request."""
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1100px;
+padding:0 1em;color:#1b1b1b;background:#fff}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.3em;margin-top:2em;border-bottom:2px solid #ddd}
+h3{font-size:1.05em;margin-top:1.4em}code,pre{font:13px ui-monospace,Menlo,Consolas,monospace}
+pre{background:#f5f5f5;padding:.6em;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+table{border-collapse:collapse;margin:.4em 0;font-size:13px}
+th,td{border:1px solid #ccc;padding:2px 7px;text-align:left;vertical-align:top}
+th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.note{color:#666;font-size:12px}figure{margin:1em 0}figcaption{color:#444;font-size:12px}
+img{max-width:100%;height:auto;border:1px solid #eee}.wide{overflow-x:auto}
+"""
+
+
+def versions() -> dict[str, str | None]:
+    """Versions of jaxqueens, python and :data:`PACKAGES` (installed metadata: nothing is imported)."""
+    out: dict[str, str | None] = {"jaxqueens": __version__, "python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _e(value: Any) -> str:
+    text = str(value)
+    if len(text) > MAX_CELL:
+        text = text[:MAX_CELL] + "…"
+    return html.escape(text, quote=True)
+
+
+def _numeric(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    try:
+        float(str(value))
+        return True
+    except ValueError:
+        return False
+
+
+def _table(header: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:
+    parts = ['<div class="wide"><table>']
+    if header:
+        parts.append("<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>")
+    for row in rows:
+        parts.append("<tr>" + "".join(
+            f'<td class="num">{_e(v)}</td>' if _numeric(v) else f"<td>{_e(v)}</td>" for v in row) + "</tr>")
+    parts.append("</table></div>")
+    return "".join(parts)
+
+
+def flatten(doc: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Nested dicts as ``(dotted.key, value)`` pairs; a list of plain values stays one value, a list
+    of dicts is numbered (``per_solver.0.solver``); floats keep 6 significant digits."""
+    if isinstance(doc, dict):
+        items = []
+        for key, value in doc.items():
+            items += flatten(value, f"{prefix}{key}.")
+        return items or [(prefix[:-1], "{}")]
+    if isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
+        items = []
+        for i, value in enumerate(doc):
+            items += flatten(value, f"{prefix}{i}.")
+        return items
+    if isinstance(doc, list):
+        more = f", … ({len(doc)} in all)" if len(doc) > 50 else ""
+        doc = ", ".join(str(_show(x)) for x in doc[:50]) + more
+    return [(prefix[:-1], _show(doc))]
+
+
+def _show(value: Any) -> Any:
+    if value is None:
+        return ""
+    return f"{value:.6g}" if isinstance(value, float) else value
+
+
+def _records(name: str, items: list[dict]) -> str:
+    """A list of dicts as one table: a row per item, a column per (flattened) key."""
+    rows = [dict(flatten(item)) for item in items]
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    note = f"{len(rows)} rows"
+    if len(keys) > MAX_COLUMNS:
+        note += f"; first {MAX_COLUMNS} of {len(keys)} columns (all of them are in the file)"
+    keys = keys[:MAX_COLUMNS]
+    body = _table(keys, ([row.get(k, "") for k in keys] for row in rows[:MAX_SUMMARY_ROWS]))
+    return f"<h3>{_e(name)}</h3>{body}<p class=\"note\">{_e(note)}</p>"
+
+
+def _pairs(doc: dict) -> str:
+    """A document as a key/value table, its lists of dicts (one record per solver, per method, ...)
+    as tables of their own below it, and any ``line`` of a nested dict (a recommendation) first."""
+    lists = {k: v for k, v in doc.items()
+             if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)}
+    rest = {k: v for k, v in doc.items() if k not in lists}
+    lines = [v["line"] for v in rest.values() if isinstance(v, dict) and isinstance(v.get("line"), str)]
+    rows = flatten(rest)
+    note = ""
+    if len(rows) > MAX_SUMMARY_ROWS:
+        note = f'<p class="note">first {MAX_SUMMARY_ROWS} of {len(rows)} entries</p>'
+        rows = rows[:MAX_SUMMARY_ROWS]
+    head = "".join(f"<p><strong>{_e(line)}</strong></p>" for line in lines)
+    return head + _table(("key", "value"), rows) + note + "".join(_records(k, v) for k, v in lists.items())
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """``(width, height)`` of a PNG from its header, or None if ``data`` is not a PNG."""
+    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", data[16:24])
+
+
+def _csv_section(path: Path) -> str:
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        rows = [row for _, row in zip(range(MAX_ROWS), reader)]
+        more = sum(1 for _ in reader)
+    if header is None:
+        return f"<h3>{_e(path.name)}</h3><p class=\"note\">empty</p>"
+    cut = len(header) > MAX_COLUMNS
+    header, rows = header[:MAX_COLUMNS], [r[:MAX_COLUMNS] for r in rows]
+    total = len(rows) + more
+    note = (f"first {len(rows)} of {total:,} rows; the whole table is {path.name}" if more
+            else f"{total:,} row{'s' if total != 1 else ''}")
+    if cut:
+        note += f"; first {MAX_COLUMNS} columns"
+    return f"<h3>{_e(path.name)}</h3>{_table(header, rows)}<p class=\"note\">{_e(note)}</p>"
+
+
+def _figure(path: Path, shown: int) -> tuple[str, bool]:
+    size = path.stat().st_size
+    if shown >= MAX_FIGURES or size > MAX_FIGURE_BYTES:
+        why = "too many figures" if shown >= MAX_FIGURES else f"{size:,} bytes, too large to embed"
+        return f'<p class="note">{_e(path.name)}: not embedded ({_e(why)})</p>', False
+    data = path.read_bytes()
+    dims = png_size(data)
+    if dims is None:
+        return f'<p class="note">{_e(path.name)}: not a PNG image, not embedded</p>', False
+    uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    return (f'<figure><img src="{uri}" alt="{_e(path.name)}"><figcaption>{_e(path.name)} '
+            f"({dims[0]}x{dims[1]} px)</figcaption></figure>"), True
+
+
+def _folders(root: Path) -> list[Path]:
+    """``root`` and its subfolders up to :data:`MAX_DEPTH` levels, sorted (hidden ones left out)."""
+    found = [root]
+    level = [root]
+    for _ in range(MAX_DEPTH):
+        level = sorted(p for d in level for p in d.iterdir()
+                       if p.is_dir() and not p.name.startswith(".") and not p.is_symlink())
+        found += level
+    return found
+
+
+def _folder_section(root: Path, folder: Path, counter: list[int]) -> str:
+    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    files = [p for p in files if p.name != FILENAME]
+    if not files:
+        return ""
+    rel = folder.relative_to(root).as_posix()
+    parts = [f"<h2>{_e('results' if rel == '.' else rel + '/')}</h2>"]
+    summary = folder / "summary.json"
+    if summary in files and not summary.name.startswith(SKIPPED):
+        try:
+            doc = json.loads(summary.read_text(encoding="utf-8"))
+            parts.append("<h3>summary.json</h3>" + (_pairs(doc) if isinstance(doc, dict) else
+                                                    f"<pre>{_e(json.dumps(doc)[:5000])}</pre>"))
+        except (OSError, ValueError) as err:
+            parts.append(f'<p class="note">summary.json could not be read: {_e(err)}</p>')
+    tables = [p for p in files if p.suffix.lower() == ".csv" and not p.name.startswith(SKIPPED)]
+    tables.sort(key=lambda p: p.name != "summary.csv")  # the summary table first, then the figures
+    parts += [_csv_section(p) for p in tables[:1] if p.name == "summary.csv"]
+    figures = [p for p in files if p.suffix.lower() == ".png"]
+    if figures:
+        parts.append("<h3>figures</h3>")
+        for path in figures:
+            block, embedded = _figure(path, counter[0])
+            counter[0] += embedded
+            parts.append(block)
+    parts += [_csv_section(p) for p in tables if p.name != "summary.csv"]
+    parts.append("<h3>files</h3>" + _table(("file", "bytes"), ((p.name, f"{p.stat().st_size:,}")
+                                                              for p in files)))
+    return "".join(parts)
+
+
+def render(out_dir: str | Path, *, command_line: Sequence[str] | str, settings: dict | None = None,
+           devices: dict | None = None, title: str | None = None) -> str:
+    """The page for ``out_dir`` as a string (see the module doc).
+
+    Args:
+      out_dir: the output folder.
+      command_line: the words of the command line (or the line).
+      settings: the command's options (values that are not plain data are shown as text).
+      devices: what ran it (backend, devices, processes), from a layer that knows devices; None:
+        the command did not start JAX.
+      title: the page title (default: "jaxqueens <command>").
+    """
+    root = Path(out_dir)
+    line = command_line if isinstance(command_line, str) else " ".join(map(str, command_line))
+    words = line.split()
+    title = title or f"jaxqueens {words[1] if len(words) > 1 else ''}".strip()
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    env = {**versions(), "platform": platform.platform(), "written": now}
+    devs = devices if devices is not None else {"devices": "none: this command did not start JAX"}
+    plain = {k: v for k, v in (settings or {}).items()
+             if not callable(v) and not k.startswith("_")}
+    counter = [0]
+    body = [f"<h1>{_e(title)}</h1>", f'<p class="note">report of {_e(root.resolve())}, written {now}</p>',
+            "<h2>command</h2>", f"<pre>{_e(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
+            "<h2>settings</h2>", _pairs(plain) if plain else '<p class="note">none</p>',
+            "<h2>environment</h2>", _table(("what", "value"), list(env.items()) + flatten(devs))]
+    body += [_folder_section(root, folder, counter) for folder in _folders(root)]
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{_e(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+            + "\n".join(b for b in body if b) + "\n</body>\n</html>\n")
+
+
+def write_report(out_dir: str | Path, *, command_line: Sequence[str] | str, settings: dict | None = None,
+                 devices: dict | None = None, title: str | None = None) -> Path:
+    """Write :func:`render`'s page to ``out_dir/report.html`` atomically; return its path."""
+    path = Path(out_dir) / FILENAME
+    write_text(path, render(out_dir, command_line=command_line, settings=settings, devices=devices,
+                            title=title))
+    return path
+
+
+def command_words(argv: Sequence[str] | None = None) -> list[str]:
+    """The command line as typed: ``jaxqueens`` and ``argv`` (default ``sys.argv[1:]``)."""
+    return ["jaxqueens", *(sys.argv[1:] if argv is None else list(argv))]

@@ -1,0 +1,75 @@
+"""``jaxqueens compare`` (:mod:`jaxqueens.cli.compare`): flags, config files, printed lines, --out."""
+
+import argparse
+import json
+
+import pytest
+
+import jaxqueens  # noqa: F401
+from jaxqueens.cli import compare
+from jaxqueens.cli.main import build_parser
+from jaxqueens.drivers import compare as driver
+from jaxqueens.errors import QueensError
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser()
+    compare.add_command(parser.add_subparsers())
+    return parser.parse_args(["compare", *argv])
+
+
+def test_the_names_in_help_are_the_drivers():
+    assert compare.SOLVER_NAMES == tuple(driver.SOLVERS)
+
+
+def test_compare_is_a_command_of_jaxqueens():
+    assert "compare" in build_parser()._subparsers._group_actions[0].choices
+
+
+def test_compare_prints_and_writes_tables_and_figures(tmp_path, capsys):
+    args = parse(["-n", "6", "--chains", "10", "--steps", "200", "--solvers", "mc-permutation,mc-qs4",
+                  "--quiet", "--out", str(tmp_path)])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "n = 6, 10 chains per solver, 200 steps per chain, seed 0" in out
+    assert "mc-permutation:" in out and "mc-qs4:" in out and "recommended for n = 6" in out
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["solvers"] == ["mc-permutation", "mc-qs4"] and summary["chains"] == 10
+    assert summary["recommendation"]["line"] in out
+    for name in ("summary.csv", "runs.csv", "steps_ecdf.csv", "seconds_ecdf.csv", "success.csv",
+                 "solutions.csv", "bias.csv", "steps_ecdf.png", "seconds_ecdf.png", "success.png", "ert.png"):
+        assert (tmp_path / name).stat().st_size > 0, name
+
+
+def test_config_file_and_flags_override_it(tmp_path, capsys):
+    cfg = tmp_path / "cmp.toml"
+    cfg.write_text('command = "compare"\n[options]\nn = 6\nchains = 4\nsteps = 100\nsolvers = ["mc-qs4"]\n'
+                   f'out = "{tmp_path / "out"}"\nno_plots = true\n')
+    args = parse(["--config", str(cfg), "--chains", "3", "--quiet"])
+    assert args.func(args) in (0, 1)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["chains"] == 3 and summary["n"] == 6 and summary["solvers"] == ["mc-qs4"]
+    assert not list((tmp_path / "out").glob("*.png"))  # no_plots from the config
+    assert args.out == str(tmp_path / "out")  # the report hook reads args.out
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('command = "solve"\n', "not compare"),
+    ('command = "compare"\n[options]\nfoo = 1\n', "unknown key 'foo'"),
+    ('command = "compare"\n[options]\nchains = "many"\n', "wrong type"),
+])
+def test_bad_config_is_one_line(tmp_path, text, needle):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(text)
+    with pytest.raises(QueensError, match=needle):
+        compare.cmd_compare(parse(["--config", str(cfg)]))
+
+
+def test_bad_flags_are_refused_before_any_work(tmp_path):
+    with pytest.raises(QueensError, match="--chains must be at least 1"):
+        compare.cmd_compare(parse(["--chains", "0"]))
+    with pytest.raises(QueensError, match="unknown; use a comma list"):
+        compare.cmd_compare(parse(["--solvers", "mc-qs4,quick"]))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(QueensError, match="is a file, not a folder"):
+        compare.cmd_compare(parse(["--solvers", "mc-qs4", "--out", str(tmp_path / "file")]))

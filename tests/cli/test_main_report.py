@@ -1,0 +1,51 @@
+"""The report hook of :mod:`jaxqueens.cli.main`: every command that writes --out leaves one
+``report.html`` there (:mod:`jaxqueens.io.report`), and only then."""
+
+import errno
+
+import pytest
+
+from jaxqueens.cli.main import main
+from jaxqueens.io import report
+
+COMMANDS = {
+    "solve": ["-n", "6", "--chains", "4", "--quiet"],
+    "anneal": ["-n", "6", "--chains", "2", "--steps", "100", "--quiet"],
+    "evolve": ["-n", "6", "--pop", "10", "--generations", "3", "--quiet"],
+    "count": ["-n", "6"],
+    "stats": ["-n", "6", "--chains", "20", "--quiet", "--no-plots"],
+    "compare": ["-n", "6", "--chains", "4", "--steps", "100", "--solvers", "mc-qs4", "--quiet"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_out_folder_gets_a_report(command, tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = [command, *COMMANDS[command], "--out", str(out)]
+    assert main(argv) in (0, 1)
+    page = out / report.FILENAME
+    assert f"report: {page}" in capsys.readouterr().out
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and "jaxqueens " + " ".join(argv) in text
+    assert "backend" in text and "cpu" in text  # the devices JAX ran on
+    if command != "count":
+        assert "summary.json" in text
+
+
+def test_no_report_without_out_or_on_failure(tmp_path, capsys):
+    assert main(["count", "-n", "6"]) == 0
+    assert "report:" not in capsys.readouterr().out
+    out = tmp_path / "out"
+    assert main(["solve", "-n", "3", "--out", str(out)]) == 2  # refused: nothing written
+    assert not (out / report.FILENAME).exists()
+
+
+def test_a_report_that_cannot_be_written_is_a_warning(tmp_path, capsys, monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(report, "write_report", full)
+    assert main(["count", "-n", "6", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "warning:" in err and "report.html not written (No space left on device)" in err
+    assert any(tmp_path.iterdir()) and not (tmp_path / report.FILENAME).exists()

@@ -1,0 +1,149 @@
+"""``jaxqueens.io.report``: one well-formed, self-contained page per --out folder."""
+
+import base64
+import html.parser
+import json
+import os
+
+import numpy as np
+import pytest
+
+from jaxqueens.io import report
+from jaxqueens.io.tables import write_csv, write_json
+from jaxqueens.plots.base import figure, save_png
+
+VOID = {"meta", "img", "br", "hr", "input", "link", "col", "area", "base", "source", "wbr"}
+
+
+class Page(html.parser.HTMLParser):
+    """Tags kept balanced (a well-formed page), every URL and image noted."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.errors, self.urls, self.images, self.tags = [], [], [], [], []
+        self.text = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        attrs = dict(attrs)
+        for key in ("src", "href", "action", "data", "poster"):
+            if key in attrs:
+                self.urls.append(attrs[key])
+        if tag == "img":
+            self.images.append(attrs)
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID:
+            self.stack.pop()
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1] if self.stack else 'nothing'}")
+        else:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(text: str) -> Page:
+    page = Page()
+    page.feed(text)
+    page.close()
+    assert not page.errors and not page.stack, (page.errors, page.stack)
+    assert text.startswith("<!DOCTYPE html>")
+    return page
+
+
+def png(path, color="C0"):
+    fig, ax = figure(3, 2)
+    ax.plot([0, 1, 2], [1, 0, 2], color=color)
+    return save_png(fig, path)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    out = tmp_path / "out"
+    write_json(out / "summary.json", {"n": 8, "solved": 5, "steps": {"median": 12.0, "p99": None},
+                                      "recommendation": {"solver": "mc-qs4", "line": "recommended: mc-qs4"},
+                                      "per_solver": [{"solver": "a", "ert_s": 0.5}, {"solver": "b", "ert_s": 1.5}]})
+    write_csv(out / "runs.csv", ["chain", "steps", "note"],
+              [[i, i * 3, "<script>alert(1)</script>" if i == 0 else ""] for i in range(100)])
+    png(out / "steps_hist.png")
+    np.save(out / "solutions.npy", np.zeros((2, 8), np.int32))
+    (out / "checkpoint.npz").write_bytes(b"not read")
+    write_json(out / "ta" / "summary.json", {"method": "ta"})
+    png(out / "ta" / "trace.png", "C1")
+    return out
+
+
+def test_page_is_well_formed_self_contained_and_complete(folder):
+    path = report.write_report(folder, command_line=["jaxqueens", "solve", "-n", "8", "--out", str(folder)],
+                               settings={"n": 8, "func": print, "out": str(folder)},
+                               devices={"backend": "cpu", "devices": ["TFRT_CPU_0", "TFRT_CPU_1"]})
+    assert path == folder / "report.html"
+    text = path.read_text(encoding="utf-8")
+    page = parse(text)
+    # nothing from the network: no script, no stylesheet link, only data: images
+    assert "script" not in page.tags and "link" not in page.tags and "iframe" not in page.tags
+    assert all(u.startswith("data:image/png;base64,") for u in page.urls), page.urls
+    assert "http://" not in text and "https://" not in text
+    assert report.CSP in text and "default-src 'none'" in report.CSP
+    # every figure, embedded byte for byte, with a non-zero size
+    assert len(page.images) == 2
+    embedded = {img["alt"]: base64.b64decode(img["src"].split(",", 1)[1]) for img in page.images}
+    assert embedded["steps_hist.png"] == (folder / "steps_hist.png").read_bytes()
+    assert embedded["trace.png"] == (folder / "ta" / "trace.png").read_bytes()
+    for data in embedded.values():
+        w, h = report.png_size(data)
+        assert w > 0 and h > 0
+    words = " ".join(page.text)
+    # command line, settings (not the function), versions, devices
+    assert "jaxqueens solve -n 8 --out" in words and "TFRT_CPU_1" in words and "<function" not in words
+    for name, version in report.versions().items():
+        assert name in words and (version is None or version in words)
+    assert {"jaxqueens", "python", "jax", "jaxlib", "numpy"} <= set(report.versions())
+    # the summary (flattened, the records as a table, the recommendation line) and the CSV's first rows
+    assert "steps.median" in words and "recommended: mc-qs4" in words and "per_solver" in words
+    assert f"first {report.MAX_ROWS} of 100 rows" in words
+    assert "<script>alert(1)</script>" in words  # shown as text, escaped in the source
+    assert "&lt;script&gt;" in text
+    assert "ta/" in words and "checkpoint.npz" in words and "solutions.npy" in words
+
+
+def test_no_devices_and_rewrites_leave_one_page(folder):
+    report.write_report(folder, command_line="jaxqueens check board.txt")
+    first = (folder / "report.html").read_text()
+    assert "did not start JAX" in first
+    report.write_report(folder, command_line="jaxqueens check board.txt")
+    page = parse((folder / "report.html").read_text())
+    assert len(page.images) == 2  # the earlier report is not part of the next one
+    assert not [p for p in os.listdir(folder) if p.endswith(".tmp")]  # written atomically
+
+
+def test_figure_limits_and_bad_files_are_notes(folder, monkeypatch):
+    (folder / "broken.png").write_bytes(b"not a png")
+    (folder / "empty.csv").write_text("")
+    monkeypatch.setattr(report, "MAX_FIGURE_BYTES", (folder / "steps_hist.png").stat().st_size - 1)
+    text = report.render(folder, command_line="jaxqueens x")
+    page = parse(text)
+    words = " ".join(page.text)
+    assert "broken.png: not a PNG image, not embedded" in words
+    assert "steps_hist.png: not embedded" in words and "too large to embed" in words
+    assert len(page.images) == 1  # ta/trace.png is smaller than the limit
+    (folder / "summary.json").write_text("{broken")
+    assert "summary.json could not be read" in report.render(folder, command_line="jaxqueens x")
+
+
+def test_png_size():
+    assert report.png_size(b"GIF89a" + b"\0" * 30) is None
+    assert report.png_size(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x05\0\0\0\x07") == (5, 7)
+
+
+def test_flatten():
+    assert report.flatten({"a": {"b": 1.23456789, "c": [1, 2]}, "d": None, "e": {}}) == [
+        ("a.b", "1.23457"), ("a.c", "1, 2"), ("d", ""), ("e", "{}")]
+    assert report.flatten({"r": [{"x": 1}, {"x": 2}]}) == [("r.0.x", 1), ("r.1.x", 2)]

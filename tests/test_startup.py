@@ -1,0 +1,182 @@
+"""Instant start (issue 15, item 1): what needs no JAX never imports it.
+
+Each case runs in a fresh Python process (``python -c`` around ``python -m jaxqueens``) and looks
+at ``sys.modules`` when the command has ended: no ``jax`` (nor ``jaxlib``) may be there for
+``check``, ``show``, ``render``, ``--help``, ``COMMAND --help`` and argument errors, which also
+come before JAX is imported. The lazy-import mechanism (:mod:`jaxqueens._lazy`) and the public
+API's lazy names are tested here too. No timing assertions: the figures are in
+``scripts/bench_startup.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import jaxqueens
+from jaxqueens import _lazy
+from jaxqueens.core import board, checker
+from jaxqueens.io import boards as boardio
+
+SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
+
+# Runs `python -m jaxqueens ARGS` in this process, then reports its exit code and the heavy
+# modules that were imported, as one JSON line on stderr.
+PROBE = """
+import json, runpy, sys
+sys.argv = ["jaxqueens"] + sys.argv[1:]
+try:
+    runpy.run_module("jaxqueens", run_name="__main__", alter_sys=True)
+    code = 0
+except SystemExit as stop:
+    code = stop.code
+jax = sorted(m for m in sys.modules if m in ("jax", "jaxlib") or m.startswith(("jax.", "jaxlib.")))
+print("PROBE " + json.dumps({"code": code, "jax": jax[:5]}), file=sys.stderr)
+"""
+
+
+def _probe(*args, env=None) -> tuple[dict, str, str]:
+    """(probe report, stdout, stderr without the report) of ``python -m jaxqueens ARGS``."""
+    out = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, **(env or {})})
+    lines = out.stderr.splitlines()
+    report = [json.loads(line[len("PROBE "):]) for line in lines if line.startswith("PROBE ")]
+    assert len(report) == 1, out.stderr[-3000:]
+    return report[0], out.stdout, "\n".join(line for line in lines if not line.startswith("PROBE "))
+
+
+@pytest.fixture
+def board_file(tmp_path):
+    path = tmp_path / "board.txt"
+    boardio.write_board(path, SOLUTION_8)
+    return path
+
+
+@pytest.mark.parametrize("case", ["check", "show", "render", "help", "solve-help", "count-help",
+                                  "solve-negative-n", "unknown-option", "bad-file"])
+def test_commands_without_jax_never_import_it(case, board_file, tmp_path):
+    args, code = {
+        "check": (["check", board_file], 0),
+        "show": (["show", board_file], 0),
+        "render": (["render", board_file, "-o", tmp_path / "b.png"], 0),
+        "help": (["--help"], 0),
+        "solve-help": (["solve", "--help"], 0),
+        "count-help": (["count", "--help"], 0),
+        "solve-negative-n": (["solve", "-n", "-3"], 2),
+        "unknown-option": (["solve", "-n", "8", "--no-such-option"], 2),
+        "bad-file": (["check", tmp_path / "missing.txt"], 2),
+    }[case]
+    report, out, err = _probe(*args)
+    assert report == {"code": code, "jax": []}, (report, err[-2000:])
+    if code == 2:  # one line naming the problem, before any JAX
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    if case == "solve-negative-n":
+        assert "-3" in err and "positive" in err
+    if case == "check":
+        assert "OK, 1 board(s)" in out
+    if case == "render":
+        assert (tmp_path / "b.png").stat().st_size > 0
+
+
+def test_command_modules_and_file_helpers_import_without_jax():
+    """Every module of jaxqueens.cli (new commands too) and the board-file helpers import no JAX:
+    a command module loads what needs JAX through jaxqueens._lazy."""
+    code = ("import pkgutil, sys, importlib, jaxqueens.cli\n"
+            "names = ['jaxqueens.cli.' + m.name for m in pkgutil.iter_modules(jaxqueens.cli.__path__)\n"
+            "         if m.name not in ('__main__',)]\n"
+            "names += ['jaxqueens.cli.options', 'jaxqueens.io.boards', 'jaxqueens.io.atomic',\n"
+            "          'jaxqueens.core.checker', 'jaxqueens.parallel.devices', 'jaxqueens.solvers.choices']\n"
+            "bad = []\n"
+            "for name in names:\n"
+            "    importlib.import_module(name)\n"
+            "    if 'jax' in sys.modules:\n"
+            "        bad.append(name); break\n"
+            "print(len(names), bad)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    count, bad = out.stdout.split(" ", 1)
+    assert int(count) >= 16 and bad.strip() == "[]", f"imports JAX at import time: {bad}"
+
+
+def test_solve_still_works_and_loads_jax_when_it_runs():
+    report, out, err = _probe("solve", "-n", "8", "--chains", "4", "--quiet")
+    assert report["code"] == 0 and "jax" in report["jax"], err[-2000:]
+    assert "4 of 4 chains solved" in out
+
+
+def test_import_jaxqueens_is_jax_free_and_names_resolve_lazily():
+    code = ("import sys, jaxqueens\n"
+            "from jaxqueens import check_board, load_boards, QueensError\n"
+            "before = 'jax' in sys.modules\n"
+            "assert check_board([0, 4, 7, 5, 2, 6, 1, 3]).ok\n"
+            "assert set(jaxqueens.__all__) <= set(dir(jaxqueens))\n"
+            "solve = jaxqueens.solve\n"
+            "print(before, 'jax' in sys.modules, solve.__module__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "True", "jaxqueens.drivers.minconflicts"]
+
+
+def test_public_names_are_the_modules_objects():
+    from jaxqueens.drivers import minconflicts
+
+    assert set(jaxqueens._HOME) == set(jaxqueens.__all__) - {"__version__"}  # one table, no strays
+
+    assert jaxqueens.solve is minconflicts.solve and jaxqueens.check_board is checker.check_board
+    with pytest.raises(AttributeError, match="no_such_name"):
+        jaxqueens.no_such_name  # noqa: B018
+    assert jaxqueens.count_solutions.__module__ == "jaxqueens.drivers.count"
+    assert jaxqueens.core.checker is checker  # the layers are reachable from the package too
+
+
+def test_show_counts_match_the_jax_kernels():
+    """show prints the NumPy checker's counts (no JAX); they equal the JAX kernels'."""
+    rng = np.random.default_rng(15)
+    for n in (1, 2, 3, 5, 8, 13):
+        boards = rng.integers(0, n, (40, n))
+        assert np.array_equal(checker.n_attacks(boards), np.asarray(board.n_attacks(boards)))
+        assert np.array_equal(checker.attacking_pairs(boards), np.asarray(board.attacking_pairs(boards)))
+        assert np.array_equal(checker.queen_conflicts(boards) > 0, np.asarray(board.conflicted_mask(boards)))
+    assert checker.n_attacks(np.arange(8)) == 7  # one diagonal holds all 8 queens
+    assert checker.n_attacks(np.asarray(SOLUTION_8)) == 0
+
+
+# ----------------------------------------------------------------------------- jaxqueens._lazy
+@pytest.fixture
+def fresh_module(tmp_path, monkeypatch):
+    """A module that nobody has imported: ``lazyprobe`` (counts its own imports)."""
+    (tmp_path / "lazyprobe.py").write_text("import builtins\nbuiltins.LAZYPROBE_RUNS = "
+                                           "getattr(builtins, 'LAZYPROBE_RUNS', 0) + 1\nVALUE = 41\n"
+                                           "def twice(x):\n    return 2 * x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "lazyprobe"
+    sys.modules.pop("lazyprobe", None)
+    import builtins
+
+    if hasattr(builtins, "LAZYPROBE_RUNS"):
+        del builtins.LAZYPROBE_RUNS
+
+
+def test_lazy_module_is_imported_at_first_use_only(fresh_module, monkeypatch):
+    import builtins
+
+    mod = _lazy.load(fresh_module)
+    assert fresh_module not in sys.modules and not _lazy.is_loaded(fresh_module)
+    assert not hasattr(builtins, "LAZYPROBE_RUNS")
+    assert mod.VALUE == 41 and mod.twice(4) == 8  # the first use imports it, once
+    assert _lazy.is_loaded(fresh_module) and builtins.LAZYPROBE_RUNS == 1
+    real = sys.modules[fresh_module]
+    monkeypatch.setattr(mod, "VALUE", 7)  # writes reach the real module
+    assert real.VALUE == 7 and mod.VALUE == 7
+    assert _lazy.load(fresh_module) is real  # once imported, load gives the module itself
+    assert "twice" in dir(mod) and builtins.LAZYPROBE_RUNS == 1
+
+
+def test_lazy_load_of_a_missing_package_fails_at_once():
+    with pytest.raises(ModuleNotFoundError, match="no_such_package_xyz"):
+        _lazy.load("no_such_package_xyz.sub")
