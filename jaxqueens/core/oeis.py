@@ -24,3 +24,11 @@ A002562: dict[int, int] = dict(enumerate((
     83263591, 621012754, 4878666808, 39333324973, 336376244042, 3029242658210,
     28439272956934, 275986683743434, 2789712466510289, 29363495934315694,
 ), start=1))
+
+# OEIS A051906 (https://oeis.org/A051906): n nonattacking queens on an n x n TOROIDAL board
+# (diagonals taken modulo n), n = 1..34; nonzero only for n coprime to 6. Reproduced by
+# jaxqueens.drivers.complete.toroidal_count (tests: n = 5, 7, 11, 13; bench_complete: 17, 19).
+A051906: dict[int, int] = dict(enumerate((
+    1, 0, 0, 0, 10, 0, 28, 0, 0, 0, 88, 0, 4524, 0, 0, 0, 140692, 0, 820496, 0, 0, 0,
+    128850048, 0, 1957725000, 0, 0, 0, 605917055356, 0, 13404947681712, 0, 0, 0,
+), start=1))

@@ -1,0 +1,441 @@
+"""Exact solving of many constrained instances at once: decide, count or enumerate.
+
+Method: every instance (:class:`jaxqueens.core.constraints.Constraints`, e.g. a CSPLib prob079
+excluded-diagonals instance or an n-Queens Completion instance, Gent, Jefferson & Nightingale,
+JAIR 2017) starts as one work item, the root of its bitmask search tree
+(:mod:`jaxqueens.solvers.complete`). A chunk of items runs as one kernel call, batched the
+backend's way (:func:`jaxqueens.parallel.items.search_each`: one item per ``lax.map`` iteration
+on the CPU, lockstep lanes with refill on accelerators), each item for at most ``budget`` tree
+edges. On the CPU every host device is its own stream of chunks (two in flight each, the next
+dispatched before the host reads one), so a slow chunk on one core never idles the other; on an
+accelerator one call spans every device. Each instance is searched in the orientation (one of
+the square's 8 symmetries) whose first columns are the most constrained
+(:func:`jaxqueens.core.constraints.search_masks`; 4x fewer nodes than as given on prob079 n = 16). An item that is not finished comes back as its DFS stack, whose
+rows are untried sub-trees: each becomes a new item at the end of the queue. So the next chunk's
+lanes hold the next instances *and* the sub-trees of hard ones; a hard instance never idles the
+batch. In decide mode an instance is settled (SAT) by its first solution and its other items
+are dropped; it is UNSAT when its last item ends without one.
+
+Every solution reported has passed :func:`jaxqueens.core.checker.check_constrained`; counts and
+nodes are summed on the host as Python ints. Long runs go through
+:func:`jaxqueens.drivers.loop.run_chunks` (progress, checkpoints of the whole queue, Ctrl-C); in a
+multi-process run process p takes instances p, p + P, ... and the results are gathered.
+Per-instance ``seconds`` are each chunk's wall time shared out over its items by their steps.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Callable, NamedTuple, Sequence
+
+import jax
+import numpy as np
+
+from jaxqueens.core import checker
+from jaxqueens.core.constraints import Constraints, board_from_orientation, search_masks
+from jaxqueens.drivers.loop import Tick, guarded, run_chunks
+from jaxqueens.errors import QueensError, SolutionCheckError
+from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.parallel import devices, gather, items
+from jaxqueens.parallel.lanes import where_lanes
+from jaxqueens.solvers import complete as solver
+from jaxqueens.solvers.complete import Config
+
+MODES = ("decide", "count", "enumerate")
+MAX_N = solver.MAX_N
+BUDGET = 1 << 20  # tree edges per item and kernel call (CPU; splits hard instances)
+CHUNK = 64  # items per kernel call (CPU: split over the host devices)
+DEPTH = 2  # chunks in flight per stream: the next is dispatched before the host reads one
+ENUMERATE_CAP = 1000  # solutions listed per instance by default
+
+
+class InstanceResult(NamedTuple):
+    """One instance's outcome (exact Python ints)."""
+
+    n: int
+    status: str  # "SAT", "UNSAT" or "unknown" (node limit reached)
+    solutions: int | None  # all solutions (count / enumerate modes), else None
+    nodes: int  # tree edges searched (queens tried)
+    seconds: float  # share of the chunks' wall time, by steps
+    boards: np.ndarray  # [k, n] uint8 verified solutions (decide: the first; enumerate: up to cap)
+
+
+class CompleteResult(NamedTuple):
+    instances: list[InstanceResult]
+    seconds: float  # wall time of the search, compilation excluded
+    compile_seconds: float
+    chunks: int  # kernel calls
+    items: int  # sub-trees searched (instance roots and split-off frontiers)
+    resumed: bool
+
+
+# --- the jitted chunk -----------------------------------------------------------------------------
+
+def _advance(lanes: solver.Lane, active, config: Config) -> solver.Lane:
+    del active
+    go = jax.vmap(lambda s: solver.live(s, config))(lanes)
+    return where_lanes(go, jax.vmap(lambda s: solver.step(s, config))(lanes), lanes)
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2, 3))
+def search_chunk(batch, config: Config, num_devices: int, sizes: devices.Sizes):
+    """Run every item of ``batch`` (uint32 ``[P, HEAD + n]``, P a multiple of ``num_devices``;
+    zero rows are empty items). Returns (head uint32 ``[P, 4]`` = d, steps, lo, hi;
+    stacks uint32 ``[P, n + 1, 5]``; listed solutions uint32 ``[P, cap, n + 1]``)."""
+    return items.search_each(
+        lambda it: solver.result(solver.run(it, config), config), lambda it: solver.init(it, config),
+        functools.partial(_advance, config=config),
+        lambda s: ~jax.vmap(lambda x: solver.live(x, config))(s),
+        lambda s: solver.result(s, config), batch, num_devices,
+        sizes.count_lanes)
+
+
+# --- host side ------------------------------------------------------------------------------------
+
+def _rows_of(bits: np.ndarray) -> np.ndarray:
+    """Row index of single-bit masks (uint64 array)."""
+    return np.log2(bits.astype(np.float64)).astype(np.int16)
+
+
+def _deal(count: int, chunk: int, devices_: int) -> np.ndarray:
+    """Rows of a ``chunk``-row batch for items 0..count-1: item j goes to device j mod D."""
+    per = chunk // devices_
+    j = np.arange(count)
+    return (j % devices_) * per + j // devices_
+
+
+class _State:
+    """Everything a checkpoint holds: per-instance tallies and the queue of items."""
+
+    def __init__(self, count: int, n_max: int):
+        self.solutions = [0] * count
+        self.nodes = [0] * count
+        self.seconds = [0.0] * count
+        self.status = [""] * count  # "" while open
+        self.boards: list[list[np.ndarray]] = [[] for _ in range(count)]
+        self.queue: list[tuple] = []  # (instance, level, cols, ld, rd, av, path of rows)
+        self.flight: list[list[tuple]] = []  # items of the chunks dispatched and not yet read
+        self.n_max = n_max
+        self.chunks = 0
+        self.items = 0
+
+    def arrays(self) -> dict:
+        """The checkpoint: items still in flight go back to the front of the queue (their results
+        are not recorded yet, so a resumed run searches them again)."""
+        q = [t for items in self.flight for t in items] + self.queue
+        heads = np.array([t[:6] for t in q], np.int64).reshape(len(q), 6)
+        paths = np.zeros((len(q), self.n_max), np.int16)
+        for i, t in enumerate(q):
+            paths[i, :len(t[6])] = t[6]
+        owner = np.array([i for i, b in enumerate(self.boards) for _ in b], np.int64)
+        flat = [np.pad(x, (0, self.n_max - len(x))) for b in self.boards for x in b]
+        boards = np.array(flat, np.int16).reshape(len(flat), self.n_max)
+        return {"solutions": np.array([str(v) for v in self.solutions]),
+                "nodes": np.array([str(v) for v in self.nodes]),
+                "seconds": np.array(self.seconds, np.float64),
+                "status": np.array(self.status, dtype="U8"),
+                "queue": heads, "paths": paths, "owner": owner, "boards": boards,
+                "counters": np.array([self.chunks, self.items], np.int64)}
+
+    def restore(self, a: dict, models: Sequence[Constraints]) -> None:
+        self.solutions = [int(v) for v in a["solutions"]]
+        self.nodes = [int(v) for v in a["nodes"]]
+        self.seconds = [float(v) for v in a["seconds"]]
+        self.status = [str(v) for v in a["status"]]
+        self.boards = [[] for _ in models]
+        for i, b in zip(a["owner"], a["boards"]):
+            self.boards[int(i)].append(b[:models[int(i)].n].astype(np.int16))
+        self.queue = [tuple(int(v) for v in h) + (tuple(int(v) for v in p[:int(h[1])]),)
+                      for h, p in zip(a["queue"], a["paths"])]
+        self.chunks, self.items = (int(v) for v in a["counters"])
+
+
+def _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient) -> dict:
+    digest = hashlib.sha256(json.dumps([m.to_dict() for m in models], sort_keys=True).encode())
+    return {"command": "complete", "mode": mode, "cap": cap, "budget": budget, "chunk": chunk,
+            "max_nodes": max_nodes, "orient": orient, "instances": len(models), "models": digest.hexdigest()[:16],
+            "processes": gather.process_count()}
+
+
+def process_checkpoint(path: str | Path) -> Path:
+    """This process's checkpoint file: ``path`` in a single-process run, else
+    ``<stem>.process<p>of<P><suffix>`` beside it (each process keeps its own instances)."""
+    path, procs = Path(path), gather.process_count()
+    if procs == 1:
+        return path
+    return path.with_name(f"{path.stem}.process{gather.process_index()}of{procs}{path.suffix}")
+
+
+def _check(models: Sequence[Constraints], mode: str, cap: int) -> None:
+    if mode not in MODES:
+        raise QueensError(f"mode {mode!r}: use one of {', '.join(MODES)}")
+    if cap < 1:
+        raise QueensError(f"the enumeration cap must be at least 1, got {cap}")
+    for i, m in enumerate(models):
+        if not isinstance(m, Constraints):
+            raise QueensError(f"instance {i} is a {type(m).__name__}, not a Constraints model")
+        if m.n > MAX_N:
+            raise QueensError(f"instance {i}: n = {m.n} is too large; exact search supports n <= {MAX_N}")
+
+
+def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap: int = ENUMERATE_CAP,
+                    max_nodes: int | None = None, quiet: bool | None = True,
+                    checkpoint: str | Path | None = None, resume: bool | None = None,
+                    checkpoint_every: float = 30.0, budget: int | None = None,
+                    chunk: int | None = None, orient: bool = True,
+                    on_chunk: Callable[[int, int], None] | None = None) -> CompleteResult:
+    """Decide, count or enumerate every instance exactly, in batches.
+
+    Args:
+      models: the instances (any mix of board sizes, 1..32, and of the toroidal flag).
+      mode: "decide" (first solution or UNSAT), "count" (all solutions, one listed) or
+        "enumerate" (all counted, up to ``cap`` listed per instance).
+      max_nodes: give an instance up after about this many tree edges: status "unknown".
+      checkpoint, resume, checkpoint_every, quiet: as :func:`jaxqueens.drivers.count.count_solutions`.
+      budget, chunk: tree edges per item and call, items per call (defaults by backend).
+      orient: search each instance in the orientation (one of the square's 8 symmetries) with
+        the most constrained first columns (:func:`jaxqueens.core.constraints.best_orientation`);
+        solutions are mapped back. False: as given.
+      on_chunk: called as ``on_chunk(chunks_done, instances_done)`` after each chunk.
+
+    Returns:
+      :class:`CompleteResult`, instances in the order given.
+
+    Raises:
+      KeyboardInterrupt: after Ctrl-C at a chunk end, once the checkpoint is saved.
+    """
+    _check(models, mode, cap)
+    if budget is not None and not 1 <= budget < 2**31:
+        raise QueensError(f"budget {budget}: give 1 to 2^31 - 1 tree edges per item and call")
+    if chunk is not None and chunk < 1:
+        raise QueensError(f"chunk {chunk}: give at least 1 item per call")
+    sizes = devices.sizes()
+    budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
+    num_dev = jax.local_device_count()
+    chunk = int(chunk or (sizes.count_lanes * 4 if sizes.accelerator else CHUNK))
+    chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
+    list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]
+    procs, me = gather.process_count(), gather.process_index()
+    fingerprint = _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient)
+    path = process_checkpoint(checkpoint) if checkpoint is not None else None
+    if resume is None:
+        resume = path is not None and path.exists()
+    n_max = max((m.n for m in models), default=1)
+    st = _State(len(models), n_max)
+    turns, masks = zip(*(search_masks(m, orient) for m in models)) if models else ((), ())
+    masks = [mk.astype(np.uint32) for mk in masks]
+    mine = [i for i in range(len(models)) if i % procs == me]
+    if resume and path is not None:
+        st.restore(ckpt.load(path, fingerprint), models)
+    else:
+        for i in mine:
+            st.queue.append((i, 0, 0, 0, 0, int(masks[i][0]), ()))
+    groups = sorted({(models[i].n, models[i].toroidal) for i in mine})
+    configs = {g: Config(g[0], g[1], cap=list_cap if mode == "enumerate" else 0) for g in groups}
+
+    # where chunks run: on the CPU one independent stream per host device (no barrier between
+    # the devices: a slow chunk on one never idles the other), else one call over all devices
+    if sizes.accelerator or num_dev == 1:
+        streams = [(None, num_dev, chunk)]
+    else:
+        streams = [(dev, 1, chunk // num_dev) for dev in jax.local_devices()]
+    c0 = time.perf_counter()
+    for (n, tor), cfg in configs.items():
+        for dev, shards, rows in streams:
+            if n >= 2:
+                zeros = np.zeros((rows, cfg.width), np.uint32)
+                jax.block_until_ready(search_chunk(zeros if dev is None else jax.device_put(zeros, dev),
+                                                   cfg, shards, sizes))
+    compile_s = time.perf_counter() - c0
+
+    def settle(i: int, status: str) -> None:
+        st.status[i] = status
+
+    def record(i: int, rows: np.ndarray) -> None:
+        if len(st.boards[i]) < list_cap:
+            board = board_from_orientation(rows, turns[i]).astype(np.int16)
+            report = checker.check_constrained(board, models[i])
+            if not report.ok:
+                raise SolutionCheckError(f"instance {i}: the search reported a board that does "
+                                                 f"not solve it: {report.problems[0]} (a bug)")
+            st.boards[i].append(board)
+
+    def host_root(t) -> None:
+        """An item at the last column (or n = 1): its free rows are the solutions."""
+        i, level, _, _, _, av, prefix = t
+        bits = [b for b in range(models[i].n) if av >> b & 1]
+        st.nodes[i] += len(bits)
+        st.solutions[i] += len(bits)
+        for b in bits:
+            record(i, np.array(prefix + (b,)))
+
+    def close_finished(i: int) -> None:
+        if st.status[i]:
+            return
+        if mode == "decide" and st.solutions[i]:
+            settle(i, "SAT")
+        elif max_nodes is not None and st.nodes[i] >= max_nodes:
+            settle(i, "unknown")
+
+    def launch(stream: int):
+        """Take up to a chunk of items of the first group still queued and dispatch them on
+        ``stream`` (asynchronously); returns the chunk in flight, or None if only host work was left."""
+        dev, shards, rows = streams[stream]
+        key = next((models[t[0]].n, models[t[0]].toroidal) for t in st.queue)
+        take, keep = [], []
+        for t in st.queue:
+            (take if len(take) < rows and (models[t[0]].n, models[t[0]].toroidal) == key else keep).append(t)
+        st.queue = keep
+        n, cfg = key[0], configs[key]
+        kernel_items = []
+        for t in take:
+            if st.status[t[0]]:
+                continue
+            if t[1] >= n - 1:
+                host_root(t)
+                close_finished(t[0])
+            else:
+                kernel_items.append(t)
+        if not kernel_items:
+            return None
+        # deal the items round-robin over the devices (each takes a contiguous block of rows), so
+        # padding and the queue's order never load one device more than another
+        order = _deal(len(kernel_items), rows, shards)
+        padded = np.zeros((rows, cfg.width), np.uint32)
+        stops = []
+        for r, (i, level, cols, ld, rd, av, _) in zip(order, kernel_items):
+            stop = mode == "decide" or (mode == "count" and not st.boards[i])
+            stops.append(stop)
+            padded[r, :solver.HEAD] = (cols, ld, rd, av, level, budget, stop)
+            padded[r, solver.HEAD:] = masks[i]
+        st.flight.append(kernel_items)
+        out = search_chunk(padded if dev is None else jax.device_put(padded, dev), cfg, shards, sizes)
+        return kernel_items, stops, order, cfg, out, time.perf_counter(), stream
+
+    def collect(job) -> None:
+        """Read a chunk's results and record them: counts, solutions, the unfinished frontier."""
+        kernel_items, stops, order, cfg, out, t0, stream = job
+        head, stacks, sols = (np.asarray(x)[order] for x in out)
+        now = time.perf_counter()
+        wall = now - max(t0, clock[stream])  # this chunk's time (its stream's previous one ran before)
+        clock[stream] = now
+        st.flight.remove(kernel_items)
+        n = cfg.n
+        steps_all = max(1, int(head[:, 1].astype(np.int64).sum()))
+        st.chunks += 1
+        st.items += len(kernel_items)
+        heads = head.astype(np.int64).tolist()
+        for r, (i, level, _, _, _, _, prefix) in enumerate(kernel_items):
+            d, steps, lo, hi = heads[r]
+            d = -1 if d == 0xFFFFFFFF else d
+            found = lo + (hi << 32)
+            st.nodes[i] += steps
+            st.seconds[i] += wall * steps / steps_all
+            st.solutions[i] += found
+            if st.status[i]:
+                continue
+            listed = min(found, cfg.cap) if cfg.cap else int(stops[r] and found > 0)
+            for j in range(listed):
+                words = sols[r, j, :n - level + 1].astype(np.uint64)
+                record(i, np.concatenate([np.array(prefix, np.int16),
+                                          _rows_of(words[1:] ^ words[:-1])]))
+            close_finished(i)
+            if d < 0 or st.status[i]:
+                continue
+            stack = stacks[r].astype(np.uint64)
+            moves = _rows_of(stack[1:d + 1, 0] ^ stack[:d, 0]).tolist() if d else []
+            for k in range(d + 1):
+                if stack[k, 3]:
+                    st.queue.append((i, level + k, int(stack[k, 0]), int(stack[k, 1]), int(stack[k, 2]),
+                                     int(stack[k, 3]), prefix + tuple(moves[:k])))
+
+    clock = [0.0] * len(streams)
+    pipeline: list = []  # chunks in flight, oldest first: at most DEPTH per stream
+
+    def finish_open() -> None:
+        pending = {t[0] for t in st.queue} | {t[0] for items_ in st.flight for t in items_}
+        for i in mine:
+            if not st.status[i] and i not in pending:
+                settle(i, "SAT" if st.solutions[i] else "UNSAT")
+
+    finish_open()
+    for i in mine:  # an empty column: UNSAT before any search
+        if not st.status[i] and not masks[i].all():
+            st.queue = [t for t in st.queue if t[0] != i]
+            settle(i, "UNSAT")
+    done_count = lambda: sum(1 for i in mine if st.status[i])  # noqa: E731
+    save = None if path is None else guarded(lambda: ckpt.save(path, fingerprint, **st.arrays()))
+    t1 = time.perf_counter()
+
+    def one_chunk() -> Tick:
+        for k in range(len(streams)):  # keep every stream busy before waiting on the oldest chunk
+            while st.queue and sum(job[-1] == k for job in pipeline) < DEPTH:
+                job = launch(k)
+                if job is not None:
+                    pipeline.append(job)
+        if pipeline:
+            collect(pipeline.pop(0))
+        st.queue = [t for t in st.queue if not st.status[t[0]]]
+        finish_open()
+        if on_chunk:
+            on_chunk(st.chunks, done_count())
+        return Tick(done_count(), f"{len(st.queue)} sub-trees queued",
+                    finished=not st.queue and not pipeline)
+
+    if (st.queue or pipeline) and run_chunks(one_chunk, total=len(mine), unit="instances", quiet=quiet, save=save,
+                               every=checkpoint_every):
+        raise KeyboardInterrupt(f"{done_count()} of {len(mine)} instances")
+    finish_open()
+    if save is not None:
+        save()
+    seconds = time.perf_counter() - t1
+    if procs > 1:
+        st = _gather(st, models, mine)
+    out = []
+    for i, m in enumerate(models):
+        boards = np.array(st.boards[i], np.uint8).reshape(len(st.boards[i]), m.n)
+        counted = mode != "decide" and st.status[i] != "unknown"
+        out.append(InstanceResult(m.n, st.status[i], st.solutions[i] if counted else None,
+                                  st.nodes[i], st.seconds[i], boards))
+    return CompleteResult(out, seconds, compile_s, st.chunks, st.items, bool(resume))
+
+
+_STATUS = ("", "SAT", "UNSAT", "unknown")
+
+
+def _gather(st: _State, models, mine) -> _State:
+    """Merge every process's instances (process p holds instances p, p + P, ...)."""
+    count = len(models)
+    words = np.zeros((count, 2, 4), np.uint32)
+    for i in mine:
+        for j, v in enumerate((st.solutions[i], st.nodes[i])):
+            words[i, j] = [(v >> (32 * k)) & 0xFFFFFFFF for k in range(4)]
+    status = np.array([_STATUS.index(s) for s in st.status], np.int32)
+    secs = np.array(st.seconds, np.float64)
+    all_words, all_status, all_secs = gather.allgather(words), gather.allgather(status), gather.allgather(secs)
+    owner = np.array([i for i in mine for _ in st.boards[i]], np.int32)
+    flat = np.array([np.pad(b, (0, st.n_max - len(b))) for i in mine for b in st.boards[i]],
+                    np.int16).reshape(len(owner), st.n_max)
+    owners, boards = gather.ragged(owner), gather.ragged(flat)
+    merged = _State(count, st.n_max)
+    procs = all_words.shape[0]
+    for i in range(count):
+        p = i % procs
+        merged.solutions[i], merged.nodes[i] = (sum(int(w) << (32 * k) for k, w in enumerate(all_words[p, i, j]))
+                                                for j in range(2))
+        merged.status[i] = _STATUS[int(all_status[p, i])]
+        merged.seconds[i] = float(all_secs[p, i])
+    for i, b in zip(owners, boards):
+        merged.boards[int(i)].append(b[:models[int(i)].n])
+    merged.chunks, merged.items = st.chunks, st.items
+    return merged
+
+
+def toroidal_count(n: int, **kwargs) -> int:
+    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly."""
+    res = solve_instances([Constraints(n, toroidal=True)], mode="count", **kwargs)
+    return res.instances[0].solutions

@@ -1,0 +1,62 @@
+"""What ``jaxqueens complete`` writes: one CSV row per instance and the solutions found.
+
+- ``DIR/results.csv``: ``file, d, n, status, solutions, nodes, seconds`` per instance, in input
+  order (status SAT, UNSAT or unknown; ``solutions`` empty unless counted; ``d`` empty for
+  instances that are not excluded-diagonals files), through :mod:`jaxqueens.io.tables`;
+- ``DIR/solutions.jsonl``: every reported solution (verified), one JSON line each,
+  ``{"n": 8, "rows": [...], "file": ..., "d": ...}`` (readable by :mod:`jaxqueens.io.boards`);
+- ``DIR/summary.json``: totals, settings and timings;
+- ``DIR/checkpoint.npz`` while running (:mod:`jaxqueens.io.checkpoint`; ``--resume DIR``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from jaxqueens.io import boards as boardio
+from jaxqueens.io.tables import write_csv, write_json
+
+RESULTS = "results.csv"
+SOLUTIONS = "solutions.jsonl"
+SUMMARY = "summary.json"
+HEADER = ("file", "d", "n", "status", "solutions", "nodes", "seconds")
+
+
+def rows(sources: Sequence[str], ds: Sequence[int | None], results) -> list[list]:
+    """The table: one row per instance (``results``: :class:`InstanceResult`-like objects)."""
+    return [[src, d, r.n, r.status, r.solutions, r.nodes, round(float(r.seconds), 6)]
+            for src, d, r in zip(sources, ds, results)]
+
+
+def write_results(out: str | Path, sources, ds, results) -> Path:
+    return write_csv(Path(out) / RESULTS, HEADER, rows(sources, ds, results))
+
+
+def write_solutions(out: str | Path, sources, ds, results) -> Path | None:
+    """Every listed board as JSON lines, grouped by board size into one file (sizes other than
+    the first get ``solutions-n<N>.jsonl``); returns the main file, or None if there is none."""
+    by_n: dict[int, tuple[list, list]] = {}
+    for src, d, r in zip(sources, ds, results):
+        for b in r.boards:
+            boards, extra = by_n.setdefault(r.n, ([], []))
+            boards.append(np.asarray(b, np.int32))
+            extra.append({"file": src, "d": d})
+    first = None
+    for k, (n, (boards, extra)) in enumerate(sorted(by_n.items())):
+        path = Path(out) / (SOLUTIONS if k == 0 else f"solutions-n{n}.jsonl")
+        boardio.write_jsonl(path, np.stack(boards), extra)
+        first = first or path
+    return first
+
+
+def summary(results, **extra) -> dict:
+    status = [r.status for r in results]
+    return {"instances": len(results), "sat": status.count("SAT"), "unsat": status.count("UNSAT"),
+            "unknown": status.count("unknown"), "nodes": sum(r.nodes for r in results), **extra}
+
+
+def write_summary(out: str | Path, results, **extra) -> Path:
+    return write_json(Path(out) / SUMMARY, summary(results, **extra))

@@ -1,0 +1,157 @@
+"""Bitmask depth-first search over ONE constrained sub-tree: the exact kernel of ``complete``.
+
+Method: the branch-free bitmask DFS of :mod:`jaxqueens.solvers.count` (after Richards 1997 and
+Somers), extended for the constrained variants of Gent, Jefferson & Nightingale (JAIR 2017;
+CSPLib prob079): level k places the queen of board column k, and the free rows of a column are
+ANDed with that column's allowed-row mask (:func:`jaxqueens.core.constraints.column_masks`:
+excluded diagonals, blocked squares, a fixed queen as a single bit). Toroidal queens rotate the
+diagonal masks modulo n instead of shifting them.
+
+An *item* is one sub-tree: a root row ``(level, cols, ld, rd, av)`` (the masks before column
+``level`` and the rows still to try there) of one instance, its allowed masks and a step budget.
+Each ``lax.while_loop`` iteration handles exactly one tree edge (a "node": one queen tried);
+the search stops when the sub-tree is done, when the budget is spent, or (``stop`` flag) at the
+first solution, whose path is then read off the stack (no per-step copy: recording a path on
+every step, or under a ``cond``, measured 3-8x fewer steps per second). A stopped search
+leaves its stack, whose rows are the untried frontier: the host turns each row into a new root
+(:mod:`jaxqueens.drivers.complete`), so a hard instance is split into sub-trees that refill the
+batch instead of idling it. Solutions found in one call are fewer than its steps (< 2^31), so
+the count words never carry; the host sums them as Python ints.
+
+Everything here is written for ONE item; batching is :mod:`jaxqueens.parallel.items`' choice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jaxqueens.solvers.count import BACK, DONE, add64
+
+COLS, LD, RD, AV = range(4)
+LEVEL, BUDGET, STOP = 4, 5, 6  # item layout: root (cols, ld, rd, av), level, budget, stop flag,
+HEAD = 7  # then the allowed masks [n]
+MAX_N = 32  # uint32 masks
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Static shape of a search (hashable, jit-static)."""
+
+    n: int
+    toroidal: bool = False
+    cap: int = 0  # enumerate: solutions listed per item and call (0: none, the fast kernel)
+
+    @property
+    def rows(self) -> int:
+        return self.n + 1
+
+    @property
+    def width(self) -> int:
+        """uint32 words of one item: :data:`HEAD` words, then the n allowed masks."""
+        return HEAD + self.n
+
+
+class Lane(NamedTuple):
+    """The DFS state of one item (``R = n + 1`` stack rows, ``C = cap``)."""
+
+    d: jax.Array  # [] int32 stack row of the current level; -1 once the sub-tree is searched
+    level: jax.Array  # [] int32 board column of stack row 0
+    budget: jax.Array  # [] int32 steps allowed in this call
+    stop: jax.Array  # [] bool stop at the first solution (its path is then read off the stack)
+    steps: jax.Array  # [] int32 steps (tree edges) taken in this call
+    lo: jax.Array  # [] uint32 solutions found, low word
+    hi: jax.Array  # [] uint32 solutions found, high word
+    allowed: jax.Array  # [n + 1] uint32 allowed rows per column (entry n unused, 0)
+    stack: jax.Array  # [R, 5] uint32 (cols, ld, rd, av, back) per level
+    sols: jax.Array  # [C, n + 1] uint32 cols masks along each listed solution's path
+    at: jax.Array  # [] int32 stack row of the last solution's final column (-1: none yet)
+
+
+def init(item, config: Config) -> Lane:
+    """Lane for ``item`` = uint32 ``[HEAD + n]`` (:data:`COLS`.. :data:`BUDGET`, then masks)."""
+    item = item.astype(jnp.uint32)
+    root = jnp.concatenate([item[:4], jnp.full((1,), DONE, jnp.uint32)])
+    stack = jnp.concatenate([root[None], jnp.zeros((config.rows - 1, 5), jnp.uint32)])
+    allowed = jnp.concatenate([item[HEAD:], jnp.zeros((1,), jnp.uint32)])
+    d = jnp.where(item[AV] == 0, -1, 0).astype(jnp.int32)
+    z = jnp.uint32(0)
+    return Lane(d, item[LEVEL].astype(jnp.int32), item[BUDGET].astype(jnp.int32), item[STOP] != 0,
+                jnp.int32(0), z, z,
+                allowed, stack, jnp.zeros((max(config.cap, 1), config.n + 1), jnp.uint32), jnp.int32(-1))
+
+
+def _shift(ld, rd, n: int, toroidal: bool):
+    full = jnp.uint32((1 << n) - 1)
+    if toroidal:
+        return (((ld << 1) | (ld >> (n - 1))) & full, ((rd >> 1) | (rd << (n - 1))) & full)
+    return ld << 1, rd >> 1
+
+
+def live(lane: Lane, config: Config):
+    """The lane still has work in this call."""
+    del config
+    return (lane.d >= 0) & (lane.steps < lane.budget) & ~(lane.stop & (lane.lo != 0))
+
+
+def step(lane: Lane, config: Config) -> Lane:
+    """One tree edge (the lane must be :func:`live`)."""
+    n = config.n
+    row = lax.dynamic_slice(lane.stack, (lane.d, 0), (1, 5))[0]
+    cols, ld, rd, av, back = row[COLS], row[LD], row[RD], row[AV], row[BACK]
+    bit = av & (jnp.uint32(0) - av)
+    rest = av ^ bit
+    nc = cols | bit
+    nl, nr = _shift(ld | bit, rd | bit, n, config.toroidal)
+    child = lane.level + lane.d + 1
+    nav = lax.dynamic_slice(lane.allowed, (child,), (1,))[0] & ~(nc | nl | nr)
+    last = child == n - 1
+    push = ~last & (nav != 0)
+    here = lane.d.astype(jnp.uint32)
+    resume = jnp.where(rest != 0, here, back)
+    block = jnp.stack([jnp.stack([cols, ld, rd, rest, back]), jnp.stack([nc, nl, nr, nav, resume])])
+    stack = lax.dynamic_update_slice(lane.stack, block, (lane.d, 0))
+    hit = last & (nav != 0)
+    sols, at = lane.sols, lane.at
+    at = jnp.where(hit, lane.d + 1, at)  # with ``stop`` the loop ends here: see :func:`result`
+    if config.cap:  # one unconditional row write per step (a cond here costs ~5x per step)
+        path = lax.dynamic_update_slice(stack[:, COLS], (nc | (nav & (jnp.uint32(0) - nav)))[None],
+                                        (lane.d + 2,))
+        slot = jnp.minimum(lane.lo, config.cap - 1).astype(jnp.int32)
+        old = lax.dynamic_slice(sols, (slot, 0), (1, config.n + 1))[0]
+        row = jnp.where(hit & (lane.lo < config.cap), path, old)
+        sols = lax.dynamic_update_slice(sols, row[None], (slot, 0))
+    lo, hi = add64(lane.lo, lane.hi, jnp.where(last, lax.population_count(nav), jnp.uint32(0)))
+    d = jnp.where(push, here + 1, resume).astype(jnp.int32)  # DONE -> -1
+    return lane._replace(d=d, steps=lane.steps + 1, lo=lo, hi=hi, stack=stack, sols=sols, at=at)
+
+
+def run(item, config: Config) -> Lane:
+    """Search one item until its sub-tree is done, its budget is spent or (``stop``) a solution
+    is found."""
+    return lax.while_loop(lambda s: live(s, config), lambda s: step(s, config), init(item, config))
+
+
+def result(lane: Lane, config: Config):
+    """What the host reads back (one lane or a batch): head uint32 ``[..., 4]`` = (d, steps, lo,
+    hi), the stack ``[..., R, 5]`` and the listed solutions ``[..., C, n + 1]`` (cap 0: the one
+    solution a ``stop`` item ended on, valid when it found one): row j holds the
+    ``cols`` masks along solution j's path from stack row 0, then the full mask (consecutive
+    differences are the queens' rows)."""
+    head = jnp.stack([lane.d.astype(jnp.uint32), lane.steps.astype(jnp.uint32), lane.lo, lane.hi],
+                     axis=-1)
+    sols = lane.sols
+    if not config.cap:
+        def path(stack, at):
+            row = lax.dynamic_slice(stack, (jnp.maximum(at, 0), 0), (1, 5))[0]
+            final = row[COLS] | (row[AV] & (jnp.uint32(0) - row[AV]))
+            return lax.dynamic_update_slice(stack[:, COLS], final[None], (at + 1,))[None]
+        if lane.at.ndim:
+            sols = jax.vmap(path)(lane.stack, lane.at)
+        else:
+            sols = path(lane.stack, lane.at)
+    return head, lane.stack, sols

@@ -1,0 +1,105 @@
+"""``jaxqueens complete`` (cli/complete.py): the table, --out files, --count/--enumerate, errors,
+--resume and Ctrl-C."""
+
+import csv
+import io
+import json
+
+import pytest
+
+from jaxqueens.cli import complete as complete_cli
+from jaxqueens.cli.main import _Parser
+from jaxqueens.core import checker
+from jaxqueens.core.constraints import completion
+from jaxqueens.drivers import complete as driver
+from jaxqueens.errors import QueensError
+
+NAUCK = "letting n be 8\nletting init be [[1, 3], [3, 4]]\n"
+PARAM = "n = 8\nnumdiags = 3\ndiags = [[2, 1], [12, 0], [3, 1]]\n"  # 44, 14, 4 solutions for d = 1, 2, 3
+
+
+def _cli(argv):
+    parser = _Parser(prog="jaxqueens")
+    sub = parser.add_subparsers(dest="command")
+    complete_cli.add_command(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def _table(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+@pytest.fixture
+def folder(tmp_path):
+    d = tmp_path / "set"
+    d.mkdir()
+    (d / "nauck.param").write_text(NAUCK)
+    (d / "diag.param").write_text(PARAM)
+    (d / "gaps.txt").write_text("0\n.\n.\n.\n")  # a queen in the corner of a 4x4 board: UNSAT
+    return d
+
+
+def test_decide_prints_one_row_per_instance(folder, capsys):
+    assert _cli(["complete", str(folder), "--quiet"]) == 0
+    rows = _table(capsys.readouterr().out)
+    assert [(r["file"].rsplit("/", 1)[-1], r["d"], r["n"], r["status"], r["solutions"]) for r in rows] == [
+        ("diag.param", "3", "8", "SAT", ""), ("gaps.txt", "", "4", "UNSAT", ""), ("nauck.param", "", "8", "SAT", "")]
+    assert all(int(r["nodes"]) >= 0 and float(r["seconds"]) >= 0 for r in rows)
+
+
+def test_count_and_enumerate_write_the_out_files(folder, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _cli(["complete", str(folder / "nauck.param"), f"{folder / 'diag.param'}:1", "--count",
+                 "--out", str(out), "--quiet"]) == 0
+    rows = _table((out / "results.csv").read_text())
+    assert [(r["status"], r["solutions"], r["d"]) for r in rows] == [("SAT", "2", ""), ("SAT", "44", "1")]
+    sols = [json.loads(line) for line in (out / "solutions.jsonl").read_text().splitlines()]
+    assert len(sols) == 2 and sols[0]["file"].endswith("nauck.param")
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["instances"] == 2 and summary["mode"] == "count" and summary["sat"] == 2
+    capsys.readouterr()
+    en = tmp_path / "en"
+    assert _cli(["complete", str(folder / "nauck.param"), "--enumerate", "--cap", "5", "--out", str(en),
+                 "--quiet"]) == 0
+    boards = [json.loads(line)["rows"] for line in (en / "solutions.jsonl").read_text().splitlines()]
+    model = completion(8, [(1, 3), (3, 4)])
+    assert len(boards) == 2 and all(checker.check_constrained(b, model).ok for b in boards)
+
+
+def test_toroidal_flag_and_resume(tmp_path, capsys):
+    f = tmp_path / "plain.jsonl"
+    f.write_text('{"n": 7}\n{"n": 5}\n')
+    out = tmp_path / "out"
+    assert _cli(["complete", str(f), "--toroidal", "--count", "--out", str(out), "--quiet"]) == 0
+    assert [r["solutions"] for r in _table(capsys.readouterr().out)] == ["28", "10"]
+    assert _cli(["complete", str(f), "--toroidal", "--count", "--resume", str(out), "--quiet"]) == 0
+    assert [r["solutions"] for r in _table(capsys.readouterr().out)] == ["28", "10"]
+    with pytest.raises(QueensError, match="other settings"):
+        _cli(["complete", str(f), "--count", "--resume", str(out), "--quiet"])
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--cap", "3"], "--enumerate only"), (["--enumerate", "--cap", "0"], "at least 1"),
+    (["--diags", "-1"], "0 or more"), (["--max-nodes", "0"], "at least 1"),
+    (["--diags", "9"], "fewer than 9"),
+])
+def test_bad_options_are_one_line_errors(folder, argv, msg):
+    target = [str(folder / "d")] if msg == "fewer than 9" else [str(folder)]
+    if msg == "fewer than 9":
+        (folder / "d").mkdir()
+        (folder / "d" / "x.param").write_text(PARAM)
+    with pytest.raises(QueensError, match=msg):
+        _cli(["complete", *target, *argv])
+
+
+def test_missing_input_and_interrupt(folder, tmp_path, monkeypatch, capsys):
+    with pytest.raises(QueensError, match="no such file"):
+        _cli(["complete", str(tmp_path / "missing.param")])
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt("1 of 3 instances")
+
+    monkeypatch.setattr(driver, "solve_instances", interrupted)
+    assert _cli(["complete", str(folder), "--out", str(tmp_path / "o"), "--quiet"]) == 130
+    assert "resume" in capsys.readouterr().err

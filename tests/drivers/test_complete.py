@@ -1,0 +1,199 @@
+"""Batched exact solving of constrained instances (drivers/complete.py): Nauck's 1850 instance,
+random instances against a plain reference, toroidal counts (A051906), plain counts (A000170),
+the shipped prob079 sets against diag_c, splitting, strategies, checkpoint/resume."""
+
+import dataclasses
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jaxqueens.core import checker
+from jaxqueens.core import constraints as C
+from jaxqueens.core.oeis import A000170, A051906
+from jaxqueens.drivers import complete
+from jaxqueens.errors import QueensError
+from jaxqueens.io import instances as instio
+from jaxqueens.parallel import devices
+from tests.solvers.test_complete import plain_solutions
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+NAUCK = C.completion(8, [(1, 3), (3, 4)])  # queens on b4 and d5 (Nauck, Illustrirte Zeitung 1850)
+
+
+def test_nauck_1850_has_exactly_two_completions():
+    res = complete.solve_instances([NAUCK], "enumerate")
+    r = res.instances[0]
+    assert (r.status, r.solutions) == ("SAT", 2)
+    assert sorted(map(tuple, r.boards.tolist())) == [(5, 3, 0, 4, 7, 1, 6, 2), (6, 3, 1, 4, 7, 0, 2, 5)]
+    d = complete.solve_instances([NAUCK]).instances[0]
+    assert d.status == "SAT" and d.solutions is None and checker.check_constrained(d.boards[0], NAUCK).ok
+
+
+@st.composite
+def instances(draw):
+    n = draw(st.integers(1, 7))
+    sq = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
+    line = st.integers(0, 2 * n - 2)
+    return C.Constraints(n, fixed=draw(st.lists(sq, max_size=2)), blocked=draw(st.lists(sq, max_size=3)),
+                         sums=draw(st.lists(line, max_size=3)), diffs=draw(st.lists(line, max_size=3)),
+                         toroidal=draw(st.booleans()))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(instances(), min_size=1, max_size=6), st.sampled_from([3, 50, 1 << 20]))
+def test_counts_and_decisions_match_the_reference(models, budget):
+    want = [plain_solutions(m) for m in models]
+    got = complete.solve_instances(models, "count", budget=budget, chunk=4).instances
+    assert [r.solutions for r in got] == [len(w) for w in want]
+    assert [r.status for r in got] == ["SAT" if w else "UNSAT" for w in want]
+    for m, r, w in zip(models, got, want):
+        assert all(tuple(b) in set(w) for b in r.boards.tolist()) and len(r.boards) == min(1, len(w))
+    dec = complete.solve_instances(models, "decide", budget=budget, chunk=4, orient=False).instances
+    assert [r.status for r in dec] == [r.status for r in got]
+    assert all(len(r.boards) == (r.status == "SAT") for r in dec)
+
+
+def test_no_constraint_gives_q_n_and_toroidal_gives_a051906():
+    sizes = (1, 2, 4, 6, 8, 10)
+    res = complete.solve_instances([C.Constraints(n) for n in sizes], "count")
+    assert [r.solutions for r in res.instances] == [A000170[n] for n in sizes]
+    assert all(isinstance(r.solutions, int) for r in res.instances)
+    for n in (5, 7, 11, 13):
+        assert complete.toroidal_count(n) == A051906[n]
+    assert complete.toroidal_count(6) == 0 == complete.toroidal_count(9)
+
+
+def test_enumerate_caps_the_list_but_counts_all():
+    r = complete.solve_instances([C.Constraints(8)], "enumerate", cap=10, budget=40, chunk=2).instances[0]
+    assert r.solutions == 92 and r.boards.shape == (10, 8) and len({tuple(b) for b in r.boards}) == 10
+    assert checker.are_solutions(r.boards).all()
+
+
+def test_splitting_does_not_change_results_and_hard_instances_split():
+    models = [C.excluded_diagonals(10, [[k, 1], [k + 3, 0]]) for k in range(6)]
+    whole = complete.solve_instances(models, "count")
+    split = complete.solve_instances(models, "count", budget=64, chunk=2)
+    assert [r.solutions for r in whole.instances] == [r.solutions for r in split.instances]
+    assert split.items > len(models) and split.chunks > whole.chunks
+
+
+def test_lockstep_strategy_gives_the_same(monkeypatch):
+    models = [NAUCK, C.Constraints(7, toroidal=True), C.excluded_diagonals(8, [[5, 1], [7, 0]])]
+    want = [r.solutions for r in complete.solve_instances(models, "count").instances]
+    monkeypatch.setattr(devices, "is_accelerator", lambda: True)
+    monkeypatch.setattr(devices, "sizes", lambda: dataclasses.replace(devices.ACCELERATOR_SIZES, count_lanes=3))
+    got = complete.solve_instances(models, "count", budget=30, chunk=4).instances
+    assert [r.solutions for r in got] == want
+
+
+def test_node_limit_gives_unknown_never_unsat():
+    r = complete.solve_instances([C.Constraints(12, sums=[0])], "count", max_nodes=50, budget=20).instances[0]
+    assert r.status == "unknown" and r.solutions is None and r.nodes >= 50
+
+
+def test_bad_arguments_are_one_line_errors():
+    for kwargs, msg in [({"mode": "solve"}, "mode"), ({"cap": 0}, "cap")]:
+        with pytest.raises(QueensError, match=msg):
+            complete.solve_instances([NAUCK], **kwargs)
+    with pytest.raises(QueensError, match="n <= 32"):
+        complete.solve_instances([C.Constraints(33)])
+    with pytest.raises(QueensError, match="not a Constraints"):
+        complete.solve_instances([8])
+
+
+def _stop_at(k):
+    def hook(chunks, done):
+        if chunks == k:
+            raise KeyboardInterrupt
+    return hook
+
+
+def test_interrupted_run_resumes_to_the_same_results(tmp_path):
+    models = [C.excluded_diagonals(9, [[k, 1], [k + 2, 0]]) for k in range(8)] + [NAUCK]
+    want = complete.solve_instances(models, "count", budget=50, chunk=2)
+    ck = tmp_path / "checkpoint.npz"
+    with pytest.raises(KeyboardInterrupt, match="of 9 instances"):
+        complete.solve_instances(models, "count", budget=50, chunk=2, checkpoint=ck, on_chunk=_stop_at(3))
+    got = complete.solve_instances(models, "count", budget=50, chunk=2, checkpoint=ck)
+    assert got.resumed
+    assert [(r.status, r.solutions, r.nodes) for r in got.instances] == \
+        [(r.status, r.solutions, r.nodes) for r in want.instances]
+    with pytest.raises(QueensError, match="other settings"):
+        complete.solve_instances(models, "decide", budget=50, chunk=2, checkpoint=ck, resume=True)
+
+
+@pytest.fixture(scope="module")
+def diag_c(tmp_path_factory):
+    src = SHARED / "baselines" / "diag_c.c"
+    if not src.exists() or shutil.which("gcc") is None:
+        pytest.skip("diag_c.c or gcc not available")
+    exe = tmp_path_factory.mktemp("peer") / "diag_c"
+    subprocess.run(["gcc", "-O2", "-o", str(exe), str(src)], check=True)
+    return exe
+
+
+@pytest.mark.parametrize("n,d", [(10, 8), (12, 10), (12, 13)])
+def test_decisions_on_shipped_instances_match_diag_c(diag_c, tmp_path, n, d):
+    arc = SHARED / "instances" / "prob079" / f"diag-{n}.tar.gz"
+    loaded = instio.load_instances([str(arc)], diags=d).instances[::40]  # a sample of 25
+    res = complete.solve_instances([i.model for i in loaded], "decide")
+    for inst, r in zip(loaded, res.instances):
+        member = tmp_path / "x.param"
+        member.write_text(_member_text(arc, inst.source))
+        out = subprocess.run([str(diag_c), str(member), str(d), "first"], capture_output=True, text=True,
+                             check=True).stdout.split("\t")
+        assert r.status == out[2], inst.source
+        if r.status == "SAT":
+            assert checker.check_constrained(r.boards[0], inst.model).ok
+    counts = complete.solve_instances([i.model for i in loaded[:5]], "count").instances
+    for inst, r in zip(loaded[:5], counts):
+        (tmp_path / "x.param").write_text(_member_text(arc, inst.source))
+        out = subprocess.run([str(diag_c), str(tmp_path / "x.param"), str(d), "count"], capture_output=True,
+                             text=True, check=True).stdout.split("\t")
+        assert r.solutions == int(out[3])
+
+
+def _member_text(arc, source):
+    import tarfile
+    with tarfile.open(arc) as tar:
+        return tar.extractfile(source[len(str(arc)) + 1:]).read().decode()
+
+
+def test_processes_split_instances_and_gather_the_same_results(monkeypatch):
+    """Two processes simulated in turn: each searches every other instance; the gather (fed
+    the first process's arrays) merges to the single-process results."""
+    from jaxqueens.parallel import gather
+
+    models = [NAUCK, C.Constraints(6), C.Constraints(5, toroidal=True), C.excluded_diagonals(7, [[3, 1]]),
+              C.Constraints(4, columns=[1])]
+    want = complete.solve_instances(models, "count").instances
+    states, calls = {}, []
+    monkeypatch.setattr(gather, "process_count", lambda: 2)
+    real_gather = complete._gather
+    monkeypatch.setattr(complete, "_gather", lambda st, m, mine: states.setdefault(len(states), (st, mine))[0])
+    for p in (0, 1):
+        monkeypatch.setattr(gather, "process_index", lambda p=p: p)
+        complete.solve_instances(models, "count")
+    (st0, mine0), (st1, mine1) = states[0], states[1]
+    assert mine0 == [0, 2, 4] and mine1 == [1, 3]
+
+    def record_all(x):
+        calls.append(np.asarray(x))
+        return np.asarray(x)[None]
+
+    monkeypatch.setattr(gather, "allgather", record_all)
+    monkeypatch.setattr(gather, "ragged", lambda rows: calls.append(np.asarray(rows)) or np.asarray(rows))
+    real_gather(st0, models, mine0)  # process 0's arrays, in call order
+    first = list(calls)
+    it = iter(first)
+    monkeypatch.setattr(gather, "allgather", lambda x: np.stack([next(it), np.asarray(x)]))
+    monkeypatch.setattr(gather, "ragged", lambda rows: np.concatenate([next(it), np.asarray(rows)]))
+    merged = real_gather(st1, models, mine1)
+    assert merged.solutions == [r.solutions for r in want]
+    assert merged.status == [r.status for r in want] and merged.nodes == [r.nodes for r in want]
+    assert [len(b) for b in merged.boards] == [len(r.boards) for r in want]
