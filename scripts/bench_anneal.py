@@ -42,7 +42,7 @@ def runners(n: int, chains: int, steps: int, seed: int = 0):
         config = annealing.make_config(n, method, steps, 10, "step", 3, "attacks")
         cal_key, key = jax.random.split(jax.random.key(seed))
         schedule, _ = annealing.calibrate(cal_key, config)
-        out[method] = (chain_batch.compile_runner(sls.Kernel(config), key, chunk, jnp.asarray(schedule)), chunk)
+        out[method] = (chain_batch.compile_runner(sls.Kernel(config), key, chunk, sls.Data(jnp.asarray(schedule))), chunk)
     config = minconflicts.Config(n=n, max_steps=steps, max_restarts=0)
     out["minconflicts"] = (mcsolve.compile_runner(jax.random.key(seed), config, chunk), chunk)
     return out

@@ -7,15 +7,19 @@ import argparse
 import sys
 from pathlib import Path
 
+from jaxqueens import _lazy
 from jaxqueens.cli import options
-from jaxqueens.drivers.anneal import anneal
+from jaxqueens.cli.options import is_writer
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
 from jaxqueens.io import logs
-from jaxqueens.parallel.gather import is_writer
 from jaxqueens.plots import chains as chain_plots
-from jaxqueens.solvers.anneal import METHODS, NEIGHBOURS, OBJECTIVES
+from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
+
+annealing = _lazy.load("jaxqueens.drivers.anneal")  # JAX: loaded at the first run (jaxqueens._lazy)
+
+OBJECTIVE_NAMES = {"attacks": "attack count", "pairs": "attacking pairs"}
 
 TRACE_CHAINS = 3
 """Chains per method whose best-so-far trace ``--plot`` draws."""
@@ -34,17 +38,31 @@ def add_command(sub) -> None:
     p.add_argument("--steps", type=int, default=10_000, help="step budget per chain (default 10000)")
     p.add_argument("--rounds", type=int, default=10, help="thresholds / temperatures (default 10)")
     p.add_argument("--neighbour", choices=NEIGHBOURS, default="step",
-                   help="step: move one queen by 1..STEP rows, wrapping (NMOF); swap: exchange two rows")
+                   help="step: move one queen by 1..STEP rows within its column (NMOF); "
+                        "swap: exchange two rows")
     p.add_argument("--step", type=int, default=3, help="largest move of the step neighbour (default 3)")
+    p.add_argument("--edge", choices=EDGES, default="wrap",
+                   help="step neighbour past the board's edge: wrap (row mod n, default) or nmof (to "
+                        "the far end: past the last row to row 0 and back, as NMOF's vignette)")
     p.add_argument("--objective", choices=OBJECTIVES, default="attacks",
                    help="attacks (NMOF: queens minus lines occupied) or pairs (default attacks)")
     p.add_argument("--q", type=float, default=0.5, help="TA: first threshold quantile (default 0.5)")
     p.add_argument("--init-prob", type=float, default=0.4,
                    help="SA: share of worsening moves accepted at the start (default 0.4)")
     p.add_argument("--alpha", type=float, default=0.9, help="SA: cooling factor per round (default 0.9)")
+    p.add_argument("--t0", default="worsening", metavar="RULE",
+                   help="SA start temperature: worsening (default: --init-prob of the calibration "
+                        "walk's worsening moves accepted), nmof (NMOF's SAopt: mean exp(-|delta|/T0) over "
+                        "all the walk's moves = --init-prob, T0 in [1e-5, 1]) or a number")
+    p.add_argument("--file", default=None,
+                   help="start every chain from this board (any board: rows may repeat, e.g. all "
+                        "queens on one row as NMOF's vignette); default: random permutations")
+    p.add_argument("--one-based", action="store_true", help="rows in --file are 1..n")
     options.add_seed(p)
     p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
-    p.add_argument("--out", default=None, metavar="DIR", help="write outputs here (one folder per method)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write outputs here (one folder per method), with the best board of every "
+                        "unsolved chain")
     p.add_argument("--plot", action="store_true", help="with --out: best-so-far traces, one line per method")
     options.add_checkpoint(p)
     options.add_quiet(p)
@@ -61,6 +79,10 @@ def parse_methods(text: str) -> list[str]:
 
 
 def _summary_line(method: str, n: int, s: dict) -> str:
+    if not s["solved"]:
+        return (f"{method.upper()}: n = {n}, no solution found after {s['steps_budget']:,} steps in "
+                f"each of {s['chains']} chains; lowest {OBJECTIVE_NAMES[s['objective']]} "
+                f"{s['best_objective_min']} (mean {s['best_objective_mean']:.2f})")
     return (f"{method.upper()}: n = {n}, {s['solved']} of {s['chains']} chains solved "
             f"({100 * s['success_rate']:.1f}%), {s['distinct_solutions']} distinct, all verified; "
             f"mean best objective {s['best_objective_mean']:.2f}; "
@@ -102,7 +124,13 @@ def cmd_anneal(args: argparse.Namespace) -> int:
     checkpoint in its folder and starts those that had not begun (:func:`_resume_states`).
     """
     methods = parse_methods(args.method)
-    n = options.board_size(args)
+    start = None
+    if args.file:
+        boards = options.boards_of(args)
+        if boards.shape[0] != 1:
+            raise QueensError(f"--file {args.file} holds {boards.shape[0]} boards; give a file with one")
+        start = boards[0]
+    n = options.board_size(args, start)
     if args.plot and not args.out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figure into")
     if args.checkpoint_every <= 0:
@@ -120,10 +148,11 @@ def cmd_anneal(args: argparse.Namespace) -> int:
         if states.get(method) == "finished":
             continue  # this method had finished before the interruption
         try:
-            res = anneal(n, method, args.chains, args.steps, rounds=args.rounds,
+            res = annealing.anneal(n, method, args.chains, args.steps, rounds=args.rounds,
                          neighbour=args.neighbour, step=args.step, objective=args.objective,
-                         seed=args.seed, batch=args.batch, q=args.q, init_prob=args.init_prob,
-                         alpha=args.alpha, trace_chains=TRACE_CHAINS if args.plot else 0,
+                         edge=args.edge, seed=args.seed, batch=args.batch, q=args.q,
+                         init_prob=args.init_prob, alpha=args.alpha, t0=args.t0, start=start,
+                         best_boards=folder is not None, trace_chains=TRACE_CHAINS if args.plot else 0,
                          quiet=options.quiet(args), announce=print, checkpoint=ckpt,
                          resume=states.get(method) == "saved", checkpoint_every=args.checkpoint_every)
         except KeyboardInterrupt:  # before the chunked loop (calibration, compilation)
@@ -133,8 +162,20 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                                      0 if res is None else len(res.run.chain_id), ckpt)
         with options.final_write(args.out):
             logs.log("summary", **res.summary)
-            print(_summary_line(method, n, res.summary))
             results[method] = res
+            saved = None
+            if folder is not None and is_writer() and res.best_boards is not None and len(res.best_boards):
+                saved = anneal_io.write_best(folder, res.best_chains, res.best_boards,
+                                             res.run.best[~res.run.solved], res.best_pairs,
+                                             res.run.steps[~res.run.solved])
+            line = _summary_line(method, n, res.summary)
+            if saved and not res.summary["solved"]:  # one line: no solution, and where the best are
+                print(f"{line}; best boards in {saved[0]}")
+            else:
+                print(line)
+                if saved:
+                    print(f"{method.upper()}: best board of each of {len(res.best_boards)} unsolved "
+                          f"chains in {saved[0]} (attacking pairs in {saved[1].name})")
             if folder is not None and is_writer():
                 chain_io.write_outputs(res.run, folder, res.summary)
     with options.final_write(args.out):

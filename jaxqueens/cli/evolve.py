@@ -9,7 +9,10 @@ the key; command-line flags override config values.
 
 Fitness is the number of attacking pairs (minimised, 0 = solution). ``--score nonattacking``
 reports n (n - 1) / 2 minus that instead (maximised, the classic course's fitness: 28 for a
-solution at n = 8) in the CSV and figures; the run itself is the same.
+solution at n = 8) in the CSV and figures; the run itself is the same. ``--fitness
+report-diagonals-only`` evolves on the GA report's score instead (diagonal pairs only, rows
+ignored); its "solved" boards are checked by the independent checker and reported as "N boards
+meet the report's score; K of them are solutions", with ``score_met.npy`` beside ``solutions.npy``.
 
 Outputs in ``--out DIR``: ``history.csv`` (Trial, Generation, Best, Avg, Worst; generation 0 is
 the initial population), ``trials.csv`` (first solved generation per trial, -1 if never),
@@ -22,14 +25,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.cli import run as experiment
-from jaxqueens.drivers import ga
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
 from jaxqueens.io import ga as ga_io
-from jaxqueens.parallel import gather
 from jaxqueens.plots import ga as ga_plots
+
+# JAX and the solver load at their first use (jaxqueens._lazy): --help and argument errors never do
+ga = _lazy.load("jaxqueens.drivers.ga")
+gather = _lazy.load("jaxqueens.parallel.gather")
 
 INT_KEYS = ("n", "pop", "generations", "trials", "tournament", "elite", "islands", "migrate_every",
             "migrants", "seed")
@@ -91,8 +97,10 @@ def add_command(sub) -> None:
     p.add_argument("--migrate-every", dest="migrate_every", type=int, default=None,
                    help="generations between ring migrations (default 0 = never)")
     p.add_argument("--migrants", type=int, default=None, help="individuals per migration (default 1)")
-    p.add_argument("--fitness", choices=("pairs", "excess"), default=None,
-                   help="minimise attacking pairs (default) or DEAP's sum of (k - 1) over lines")
+    p.add_argument("--fitness", choices=tuple(ga_io.FITNESS_NAMES), default=None,
+                   help="minimise attacking pairs (default), DEAP's sum of (k - 1) over lines, or "
+                        "report-diagonals-only: the Idaho GA report's score (diagonal pairs only, rows "
+                        "ignored: its 0 is not always a solution; every such board is checked)")
     options.add_seed(p, default=None)
     p.add_argument("--score", choices=SCORES, default=None,
                    help="CSV/plots: attacking pairs (default, minimised) or non-attacking pairs (maximised)")
@@ -146,6 +154,8 @@ def cmd_evolve(args) -> int:
         print(f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} generations: "
               f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
               f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions")
+        if c.fitness == ga_io.REPORT_FITNESS:
+            print(ga_io.report_line(result))
         print(f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s ({s['evals_per_s']:,.0f}/s; "
               f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)")
         if out and gather.is_writer():

@@ -3,9 +3,16 @@
 Schedules follow NMOF: ``TAopt`` takes thresholds from quantiles ``q * (nT-1 .. 0) / nT`` of
 |delta| along a random walk of ``walk`` accepted moves and sets the last one to 0; for SA the
 start temperature ``T0`` is solved so that, over the worsening moves of the same walk, the mean
-Metropolis acceptance ``exp(-delta / T0)`` equals ``init_prob``; it then cools by ``alpha`` each
-round. The walk's speed gives the estimated run time printed before a long run, as TAopt and
-SAopt print it. The command line is :mod:`jaxqueens.cli.anneal`.
+Metropolis acceptance ``exp(-delta / T0)`` equals ``init_prob`` (``t0="worsening"``, the default),
+or by SAopt's own rule (``t0="nmof"``: :func:`sa_start_temperature_nmof`), or given as a number
+(SAopt's ``initT``); it then cools by ``alpha`` each round. The walk starts from the chains'
+first board (a random permutation, or ``start``, as SAopt walks from ``x0``). The walk's speed
+gives the estimated run time printed before a long run, as TAopt and SAopt print it.
+
+With ``best_boards=True`` the best board of every unsolved chain is recovered by replaying the
+chain to the step at which its best objective was found (:func:`jaxqueens.solvers.anneal.replay`;
+the run itself keeps no board but its current one). The command line is
+:mod:`jaxqueens.cli.anneal`.
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core.board import as_size
+from jaxqueens.core import checker
+from jaxqueens.core.board import as_board, as_size
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
@@ -35,24 +43,51 @@ class AnnealResult:
     schedule: np.ndarray  # [rounds] thresholds (LS, TA) or temperatures (SA)
     traces: np.ndarray | None = None  # [k, T] best-so-far objective of chains 0..k-1
     trace_every: int = 1  # steps between two trace points
+    best_chains: np.ndarray | None = None  # [U] int64 ids of the unsolved chains (best_boards=True)
+    best_boards: np.ndarray | None = None  # [U, n] int32 the best board of each
+    best_pairs: np.ndarray | None = None  # [U] int64 its attacking pairs (independent checker)
 
     @property
     def solutions(self) -> np.ndarray:
         return self.run.solutions
 
 
+T0_RULES = ("worsening", "nmof")
+"""SA start-temperature rules (:func:`calibrate`); a positive number is taken as T0 itself."""
+
+
+def t0_rule(value) -> str | float:
+    """``--t0``: "worsening", "nmof" or a positive number (SAopt's ``initT``)."""
+    if isinstance(value, str) and value in T0_RULES:
+        return value
+    try:
+        t0 = float(value)
+    except (TypeError, ValueError):
+        t0 = float("nan")
+    if not t0 > 0 or t0 == float("inf"):
+        raise QueensError(f"--t0 {value!r}: use worsening, nmof or a positive start temperature")
+    return t0
+
+
 def calibrate(key, config: sls.Config, walk: int = 2000, q: float = 0.5, init_prob: float = 0.4,
-              alpha: float = 0.9) -> tuple[np.ndarray, float]:
-    """The schedule [rounds] for ``config.method`` and the walk's seconds per step."""
+              alpha: float = 0.9, t0: str | float = "worsening",
+              start: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """The schedule [rounds] for ``config.method`` and the walk's seconds per step.
+
+    ``t0`` (SA only): "worsening" (:func:`sa_start_temperature`), "nmof"
+    (:func:`sa_start_temperature_nmof`) or a positive number used as T0. The walk starts from
+    ``start`` ([n]) when given, else from a random permutation."""
     if not 0 < q <= 1 or not 0 < init_prob < 1 or not 0 < alpha <= 1 or walk < 2:
         raise QueensError(f"calibration needs 0 < q <= 1, 0 < init_prob < 1, 0 < alpha <= 1 and "
                           f"walk >= 2 (got q={q}, init_prob={init_prob}, alpha={alpha}, walk={walk})")
+    t0 = t0_rule(t0)
     seed = chain_seeds(key, jnp.arange(1))[0]
-    fn = jax.jit(lambda s: sls.random_walk_deltas(s, config, walk))
-    fn(seed).block_until_ready()  # compile
-    t0 = time.perf_counter()
-    deltas = np.asarray(fn(seed)).astype(np.float64)
-    per_step = (time.perf_counter() - t0) / walk
+    fn = jax.jit(lambda s, b: sls.random_walk_deltas(s, config, walk, b))
+    board = None if start is None else jnp.asarray(start, jnp.int32)
+    fn(seed, board).block_until_ready()  # compile
+    t_start = time.perf_counter()
+    deltas = np.asarray(fn(seed, board)).astype(np.float64)
+    per_step = (time.perf_counter() - t_start) / walk
     rounds = config.rounds
     if config.method == "ls":
         return np.zeros(rounds, np.float32), per_step
@@ -60,7 +95,13 @@ def calibrate(key, config: sls.Config, walk: int = 2000, q: float = 0.5, init_pr
         thresholds = np.quantile(np.abs(deltas), q * np.arange(rounds - 1, -1, -1) / rounds)
         thresholds[-1] = 0.0
         return thresholds.astype(np.float32), per_step
-    return (sa_start_temperature(deltas, init_prob) * alpha ** np.arange(rounds)).astype(np.float32), per_step
+    if t0 == "nmof":
+        temp = sa_start_temperature_nmof(deltas, init_prob)
+    elif t0 == "worsening":
+        temp = sa_start_temperature(deltas, init_prob)
+    else:
+        temp = float(t0)
+    return (temp * alpha ** np.arange(rounds)).astype(np.float32), per_step
 
 
 def sa_start_temperature(deltas: np.ndarray, init_prob: float) -> float:
@@ -75,8 +116,33 @@ def sa_start_temperature(deltas: np.ndarray, init_prob: float) -> float:
     return float(np.sqrt(lo * hi))
 
 
+NMOF_T0_BRACKET = (1e-5, 1.0)
+"""SAopt's ``uniroot`` interval for the start temperature."""
+
+
+def sa_start_temperature_nmof(deltas: np.ndarray, init_prob: float) -> float:
+    """SAopt's rule (R package NMOF): T0 solves ``init_prob = mean(exp(-|d| / T0))`` over ALL
+    |changes| d of the walk (moves that change nothing included, each accepted with
+    probability 1), on SAopt's interval [1e-5, 1] (``uniroot``; bisection here, to full
+    precision). Where the interval holds no root SAopt stops with an error; so does this, in
+    one line."""
+    d = np.abs(np.asarray(deltas, np.float64))
+    lo, hi = NMOF_T0_BRACKET
+    accept = lambda t: float(np.mean(np.exp(-d / t)))  # noqa: E731  rises with t
+    if not accept(lo) <= init_prob <= accept(hi):
+        raise QueensError(
+            f"--t0 nmof: no start temperature in SAopt's interval [1e-05, 1] gives an acceptance "
+            f"of {init_prob} over the calibration walk (it ranges {accept(lo):.3f} .. "
+            f"{accept(hi):.3f}; {100 * np.mean(d == 0):.0f}% of its moves change nothing); "
+            "choose --init-prob in that range, or use --t0 worsening")
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if accept(mid) < init_prob else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
 def make_config(n: int, method: str, steps: int, rounds: int, neighbour: str, step: int,
-                objective: str) -> sls.Config:
+                objective: str, edge: str = "wrap") -> sls.Config:
     """Validated static configuration (``steps`` in total, split evenly over ``rounds``)."""
     if n < 4:
         raise QueensError(f"n = {n}: local search needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)")
@@ -85,7 +151,7 @@ def make_config(n: int, method: str, steps: int, rounds: int, neighbour: str, st
     if steps < rounds:
         raise QueensError(f"--steps ({steps}) must be at least --rounds ({rounds})")
     try:
-        return sls.Config(n=n, method=method, neighbour=neighbour, step=step,
+        return sls.Config(n=n, method=method, neighbour=neighbour, step=step, edge=edge,
                           objective=objective, rounds=rounds, steps_per_round=-(-steps // rounds))
     except ValueError as err:
         raise QueensError(str(err)) from None
@@ -93,8 +159,9 @@ def make_config(n: int, method: str, steps: int, rounds: int, neighbour: str, st
 
 def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_000, *,
            rounds: int = 10, neighbour: str = "step", step: int = 3, objective: str = "attacks",
-           seed: int = 0, batch: int | None = None, q: float = 0.5, init_prob: float = 0.4,
-           alpha: float = 0.9, walk: int = 2000, trace_chains: int = 0,
+           edge: str = "wrap", seed: int = 0, batch: int | None = None, q: float = 0.5,
+           init_prob: float = 0.4, alpha: float = 0.9, t0: str | float = "worsening",
+           walk: int = 2000, start=None, best_boards: bool = False, trace_chains: int = 0,
            quiet: bool | None = True, announce=None, checkpoint=None, resume: bool = False,
            checkpoint_every: float = 30.0) -> AnnealResult:
     """Run ``chains`` independent LS/TA/SA chains of ``steps`` steps each (stopping when solved).
@@ -104,10 +171,19 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
       method: "ls", "ta" or "sa".
       chains: chains to run; chain i is seeded from ``fold_in(key, i)``.
       steps: step budget per chain, split into ``rounds`` thresholds/temperatures.
-      neighbour: "step" (NMOF's move of one queen by 1..step rows, wrapping) or "swap".
+      neighbour: "step" (NMOF's move of one queen by 1..step rows within its column) or "swap".
       objective: "attacks" (NMOF) or "pairs".
+      edge: the step neighbour past the edge: "wrap" (row mod n) or "nmof" (to the far end,
+        as the NMOF vignette's ``neighbour``).
       batch: chains per kernel call (default: automatic).
       q, init_prob, alpha, walk: TA quantile, SA start acceptance, SA cooling, calibration walk.
+      t0: SA start temperature: "worsening", "nmof" (SAopt's rule) or a number (see
+        :func:`calibrate`).
+      start: a board [n] (rows 0..n-1, repeats allowed) every chain starts from (default: a
+        random permutation per chain). Rows that repeat need the step neighbour (swap keeps
+        every row's occupancy, so it could never solve such a start).
+      best_boards: also recover the best board of every unsolved chain
+        (``AnnealResult.best_boards``, with its attacking pairs).
       trace_chains: also record the best-so-far trace of chains 0..k-1 (every
         ``max(1, steps // 2000)`` steps: ``AnnealResult.trace_every``).
       quiet: no progress line (None: a progress line on a terminal only).
@@ -115,13 +191,21 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
       checkpoint, resume, checkpoint_every: as for :func:`jaxqueens.solve`.
     """
     n = as_size(n)
-    config = make_config(n, method, steps, rounds, neighbour, step, objective)
+    config = make_config(n, method, steps, rounds, neighbour, step, objective, edge)
+    t0 = t0_rule(t0)
+    if start is not None:
+        start = as_board(np.asarray(start).reshape(-1), n, what="the start board")
+        if neighbour == "swap" and len(np.unique(start)) < n:
+            raise QueensError(
+                f"the start board has {n - len(np.unique(start))} queen(s) on an occupied row and "
+                "--neighbour swap never changes which rows are occupied, so no chain could solve "
+                "it; use --neighbour step (moves one queen within its column)")
     if chains < 1:
         raise QueensError(f"--chains must be at least 1, got {chains}")
     if batch is not None and batch < 1:
         raise QueensError(f"--batch must be at least 1, got {batch}")
     cal_key, key = jax.random.split(jax.random.key(seed))
-    schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha)
+    schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha, t0, start)
     devices = jax.local_device_count()
     if announce is not None:
         estimate = per_step * config.total_steps * chains / devices
@@ -129,12 +213,16 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
                  f"({chains} chains x {config.total_steps} steps; chains stop when solved)")
     chunk = batch or min(-(-chains // devices) * devices, max(devices, (1 << 22) // config.total_steps))
     kernel = sls.Kernel(config)
-    data = jnp.asarray(schedule)
-    t0 = time.perf_counter()
+    board = None if start is None else jnp.asarray(start)
+    data = sls.Data(jnp.asarray(schedule), board)
+    started = time.perf_counter()
     runner = chain_batch.compile_runner(kernel, key, chunk, data)
-    compile_s = time.perf_counter() - t0
-    fingerprint = {"command": "anneal", "solver": f"annealing-{method}", "config": dataclasses.asdict(config),
+    compile_s = time.perf_counter() - started
+    settings = {k: v for k, v in dataclasses.asdict(config).items() if k != "edge" or v != "wrap"}
+    fingerprint = {"command": "anneal", "solver": f"annealing-{method}", "config": settings,
                    "schedule": [float(x) for x in schedule], "seed": seed}
+    if start is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
+        fingerprint["start"] = start.tolist()
     run = driver.run_chains(runner, config.n, driver.Budget(max_chains=chains), chunk,
                             what=f"annealing ({method})", compile_s=compile_s, quiet=quiet,
                             checkpoint=checkpoint, fingerprint=fingerprint, resume=resume,
@@ -143,12 +231,51 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
     every = max(1, config.total_steps // 2000)
     if trace_chains > 0:
         seeds = chain_seeds(key, jnp.arange(trace_chains))
-        traces = np.asarray(jax.jit(jax.vmap(lambda s: sls.trace(s, config, data, every)))(seeds))
+        traces = np.asarray(jax.jit(jax.vmap(lambda s: sls.trace(s, config, data.schedule, every,
+                                                                   data.start)))(seeds))
+    best = (best_of_unsolved(key, config, data, run) if best_boards and run.stopped_by != "interrupted"
+            else (None, None, None))
     summary = driver.summarize(
         run, solver=f"annealing-{method}", method=method, neighbour=neighbour, step=step,
-        objective=objective, steps_budget=config.total_steps, rounds=rounds,
-        schedule=[float(x) for x in schedule],
+        objective=objective, edge=edge, t0=t0, start=None if start is None else start.tolist(),
+        steps_budget=config.total_steps, rounds=rounds, schedule=[float(x) for x in schedule],
         best_objective_mean=float(run.best.mean()) if run.best is not None and run.best.size else None,
+        best_objective_min=int(run.best.min()) if run.best is not None and run.best.size else None,
         seed=seed, chunk=chunk, backend=jax.default_backend(), devices=devices)
+    if best[0] is not None:
+        summary["best_boards"] = {"chains": int(len(best[0])),
+                                  "pairs_min": int(best[2].min()) if len(best[2]) else None}
     return AnnealResult(run=run, summary=summary, config=config, schedule=schedule, traces=traces,
-                        trace_every=every)
+                        trace_every=every, best_chains=best[0], best_boards=best[1], best_pairs=best[2])
+
+
+REPLAY_BATCH = 4096
+"""Unsolved chains replayed per call by :func:`best_of_unsolved` (bounds memory)."""
+
+
+def best_of_unsolved(key, config: sls.Config, data: sls.Data, run: driver.ChainRun):
+    """(chain ids [U], best boards [U, n], their attacking pairs [U]) of the unsolved chains of
+    ``run``, by replaying each to the step of its best objective; each replayed board's
+    objective is checked against the one the chain reported."""
+    ids = run.chain_id[~run.solved]
+    upto = run.steps[~run.solved]
+    fn = jax.jit(jax.vmap(lambda s, u: sls.replay(s, config, data.schedule, u, data.start).rows))
+    parts = [np.asarray(fn(chain_seeds(key, jnp.asarray(ids[i:i + REPLAY_BATCH])),
+                           jnp.asarray(upto[i:i + REPLAY_BATCH], jnp.int32)))
+             for i in range(0, len(ids), REPLAY_BATCH)]
+    boards = np.concatenate(parts).astype(np.int32) if parts else np.zeros((0, config.n), np.int32)
+    pairs = checker.attacking_pairs(boards) if len(boards) else np.zeros(0, np.int64)
+    objective = pairs if config.objective == "pairs" else _attacks(boards)
+    if run.best is not None and not np.array_equal(objective, run.best[~run.solved]):
+        raise RuntimeError("replayed best boards disagree with the chains' best objectives")
+    return ids.astype(np.int64), boards, pairs
+
+
+def _attacks(boards: np.ndarray) -> np.ndarray:
+    """NMOF's attack count of each board [B, n] in NumPy: queens minus lines occupied, over
+    rows, diagonals and anti-diagonals."""
+    n = boards.shape[1] if boards.ndim == 2 else 0
+    cols = np.arange(n)
+    lines = (boards, boards - cols, boards + cols)
+    return np.array([sum(n - len(np.unique(line[i])) for line in lines) for i in range(len(boards))],
+                    np.int64)

@@ -7,6 +7,12 @@ loops over chunks of generations on :func:`jaxqueens.drivers.loop.run_chunks` (p
 checkpoints, Ctrl-C at chunk boundaries), and keeps the records: Best / Avg / Worst per
 generation and trial, the first solved generation, every distinct verified solution seen
 (steady-state children, each generation's best, the final populations) and the final populations.
+
+Under the GA report's fitness (``fitness="report-diagonals-only"``: diagonal pairs only, rows
+ignored) a board that scores 0 need not be a solution. Such boards are kept apart
+(``EvolveResult.score_met``); only those the independent checker confirms are ``solutions``, and a
+trial counts as solved from the first generation in which one of its boards was confirmed
+(``EvolveResult.first_solved``; ``first_score_met`` is when its best first scored 0).
 """
 
 from __future__ import annotations
@@ -52,12 +58,21 @@ class EvolveResult:
     compile_s: float
     init_s: float
     interrupted: bool = False  # Ctrl-C: the records cover the generations finished so far
+    score_met: np.ndarray | None = None  # report's fitness only: [M, n] distinct boards scoring 0
+    solved_at: np.ndarray | None = None  # report's fitness only: [T] first generation with a
+    # checker-confirmed solution (-1: none)
+
+    @property
+    def first_score_met(self) -> np.ndarray:
+        """[T] int: first generation whose best scores 0 under the run's fitness; -1 if never."""
+        hit = self.best == 0
+        return np.where(hit.any(axis=0), hit.argmax(axis=0), -1)
 
     @property
     def first_solved(self) -> np.ndarray:
-        """[T] int: first generation whose best is a solution; -1 if the trial never solved."""
-        hit = self.best == 0
-        return np.where(hit.any(axis=0), hit.argmax(axis=0), -1)
+        """[T] int: first generation in which the trial held a verified solution; -1 if never.
+        (With the honest fitnesses a score of 0 is a solution: the best's first 0.)"""
+        return self.solved_at if self.solved_at is not None else self.first_score_met
 
     @property
     def success_rate(self) -> float:
@@ -146,6 +161,21 @@ def _collect(found: list, sols, ok):
         found.append(np.unique(sols[ok].reshape(-1, sols.shape[-1]), axis=0))
 
 
+def _mark_solved(solved_at: np.ndarray, sols, ok, gen0: int) -> None:
+    """Report's fitness: record in ``solved_at`` [T] the first generation in which a trial's
+    candidate that scored 0 is a solution by the independent checker. ``sols`` [G, T, ...,
+    n] and ``ok`` [G, T, ...] are the candidates of generations ``gen0 ..``."""
+    sols, ok = np.asarray(sols), np.asarray(ok)
+    if not ok.any():
+        return
+    where = np.nonzero(ok)
+    real = checker.are_solutions(sols[ok].astype(np.int64))
+    gens, trials = where[0][real] + gen0, where[1][real]
+    for t in np.unique(trials):
+        if solved_at[t] < 0:
+            solved_at[t] = int(gens[trials == t].min())
+
+
 def _gather_trials(best, avg, worst, nevals, genes, fit, sols, trials: int):
     """Across processes: records [G+1, T] and populations [T, ...] of all trials, in order,
     and the union of the distinct solutions."""
@@ -158,22 +188,26 @@ def _gather_trials(best, avg, worst, nevals, genes, fit, sols, trials: int):
     return (*out, np.unique(merged, axis=0) if len(merged) else sols)
 
 
-def _save_checkpoint(path, states: State, hist, found, done: int, fingerprint: dict) -> None:
+def _save_checkpoint(path, states: State, hist, found, done: int, fingerprint: dict,
+                     solved_at: np.ndarray | None = None) -> None:
     """Population, records and solutions after ``done`` generations, written atomically."""
     cols = [np.concatenate([h[i] for h in hist]) for i in range(4)]
     sols = np.concatenate(found) if found else np.zeros((0, states.genes.shape[-1]), np.int32)
+    extra = {} if solved_at is None else {"solved_at": solved_at}
     ckpt.save(path, fingerprint, genes=np.asarray(states.genes), fit=np.asarray(states.fit),
               seed=np.asarray(states.seed), best=cols[0], avg=cols[1], worst=cols[2],
-              nevals=cols[3], sols=sols, done=done)
+              nevals=cols[3], sols=sols, done=done, **extra)
 
 
 def _load_checkpoint(path, fingerprint: dict):
-    """(states, hist, found, generations done) from a checkpoint made with the same settings."""
+    """(states, hist, found, generations done, solved_at or None) from a checkpoint made with
+    the same settings."""
     z = ckpt.load(path, fingerprint)
     states = _place(State(genes=jnp.asarray(z["genes"]), fit=jnp.asarray(z["fit"]),
                           seed=jnp.asarray(z["seed"])))
     hist = [[z["best"], z["avg"], z["worst"], z["nevals"]]]
-    return states, hist, [z["sols"]] if len(z["sols"]) else [], int(z["done"])
+    solved_at = np.array(z["solved_at"]) if "solved_at" in z else None
+    return states, hist, [z["sols"]] if len(z["sols"]) else [], int(z["done"]), solved_at
 
 
 def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1, *,
@@ -205,8 +239,10 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
       migrate_every: generations between migrations (0: never).
       migrants: individuals sent along the ring per migration.
       fitness: what the GA minimises and the records report: "pairs" (attacking pairs, default)
-        or "excess" (sum over lines of queens beyond the first: DEAP's N-Queens fitness). Both
-        are 0 exactly for solutions.
+        or "excess" (sum over lines of queens beyond the first: DEAP's N-Queens fitness), both 0
+        exactly for solutions; or "report-diagonals-only" (the GA report's score: diagonal
+        pairs, rows ignored), whose 0 is not always a solution: boards that score 0 are
+        returned in ``score_met`` and only those the checker confirms in ``solutions``.
       seed: random seed.
       chunk: generations per jitted call (default: :func:`default_chunk`).
       quiet: no progress line (None: a progress line on a terminal only).
@@ -253,8 +289,13 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
     if checkpoint is not None and procs > 1:  # one file per process: each holds its own trials
         checkpoint = Path(checkpoint).with_name(f"{Path(checkpoint).stem}.process{me}of{procs}.npz")
     done = 0
+    report = config.fitness == ops.REPORT_FITNESS
+    solved_at = np.full(trials, -1, np.int64) if report else None
+    if report:
+        _mark_solved(solved_at, np.asarray(m0.sols)[None], np.asarray(m0.sols_ok)[None], 0)
     if resume and checkpoint is not None:
-        states, hist, found, done = _load_checkpoint(checkpoint, fingerprint)
+        states, hist, found, done, saved = _load_checkpoint(checkpoint, fingerprint)
+        solved_at = saved if report else None
 
     def recorded() -> int:  # generations whose records are in hist
         return sum(len(h[0]) for h in hist) - 1
@@ -265,11 +306,13 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
         keep = min(chunk, generations - done)
         hist.append([np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)])
         _collect(found, m.sols[:keep], m.sols_ok[:keep])
+        if report:
+            _mark_solved(solved_at, m.sols[:keep], m.sols_ok[:keep], done + 1)
         done += keep
         return Tick(done, f"best {int(hist[-1][0][-1].min())}", finished=done >= generations)
 
     def save() -> None:
-        _save_checkpoint(checkpoint, states, hist, found, recorded(), fingerprint)
+        _save_checkpoint(checkpoint, states, hist, found, recorded(), fingerprint, solved_at)
 
     t0 = time.perf_counter()
     interrupted = done < generations and run_chunks(
@@ -279,12 +322,20 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
     wall_s = time.perf_counter() - t0
 
     _collect(found, genes, fit == 0)
+    if report:  # final populations: generational runs report only each island's best
+        _mark_solved(solved_at, genes[None], (fit == 0)[None], recorded())
     sols = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, n), genes.dtype)
     best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
     if procs > 1:  # every process gets every trial, in trial order, and all solutions
         best, avg, worst, nevals, genes, fit, sols = _gather_trials(
             best, avg, worst, nevals, genes, fit, sols, total_trials)
+        if report:
+            solved_at = np.take(gather.concat(solved_at, 0), np.arange(total_trials))
+    score_met = None
+    if report:  # the report's 0 ignores rows: only the checker's verdict makes a solution
+        score_met = sols
+        sols = sols[checker.are_solutions(sols.astype(np.int64))] if len(sols) else sols
     if len(sols):
         checker.require_solutions(sols, what=f"GA ({encoding}, {scheme})", n=n)
     return EvolveResult(config, params, seed, best, avg, worst, nevals.astype(np.int64), sols,
-                        genes, fit, wall_s, compile_s, init_s, interrupted)
+                        genes, fit, wall_s, compile_s, init_s, interrupted, score_met, solved_at)

@@ -4,7 +4,10 @@ With one method, ``DIR`` itself holds that method's chain outputs (``solutions.n
 ``runs.csv``, ``summary.json``: :func:`jaxqueens.io.chains.write_outputs`) and, while a run is
 unfinished, its ``checkpoint.npz``; with several methods (``--method all`` or a comma list),
 ``DIR/<method>/`` holds them, one folder per method. ``--plot`` adds ``DIR/traces.png``
-(the best-so-far traces of every method in one figure). The methods run in the order given;
+(the best-so-far traces of every method in one figure). Where chains end unsolved, the method's
+folder also holds ``best_boards.npy`` (the best board of every unsolved chain, [U, n] int32)
+and ``best_boards.csv`` (chain, best_objective, attacking_pairs, step: one row per board, in the
+same order; :func:`write_best`). The methods run in the order given;
 ``--resume DIR`` skips the finished ones, continues the one with a checkpoint and starts the
 ones not started yet (:func:`method_state`).
 """
@@ -14,7 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
+from jaxqueens.io import boards as boardio
 from jaxqueens.io import checkpoint
+from jaxqueens.io.tables import write_csv
 
 SUMMARY = "summary.json"
 """The file that marks a method's run as finished (written last)."""
@@ -41,7 +48,27 @@ def run_finished(folder: Path) -> bool:
     return (folder / SUMMARY).exists()
 
 
-OUTPUTS = ("solutions.npy", "runs.csv", SUMMARY, checkpoint.FILENAME)
+BEST_BOARDS = "best_boards.npy"
+"""The best board of every unsolved chain of a method, [U, n] int32."""
+
+BEST_TABLE = "best_boards.csv"
+"""One row per board of :data:`BEST_BOARDS`: chain, best_objective, attacking_pairs, step."""
+
+
+def write_best(folder: str | Path, chains: np.ndarray, boards: np.ndarray, objective: np.ndarray,
+               pairs: np.ndarray, steps: np.ndarray) -> list[Path]:
+    """Write :data:`BEST_BOARDS` and :data:`BEST_TABLE` atomically into ``folder``: the best
+    boards [U, n] of the unsolved chains ``chains`` [U], with their objective, attacking pairs
+    and the step at which each was found."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    boardio.write_boards_npy(folder / BEST_BOARDS, boards)
+    write_csv(folder / BEST_TABLE, ["chain", "best_objective", "attacking_pairs", "step"],
+              ([int(c), int(o), int(p), int(s)] for c, o, p, s in zip(chains, objective, pairs, steps)))
+    return [folder / BEST_BOARDS, folder / BEST_TABLE]
+
+
+OUTPUTS = ("solutions.npy", "runs.csv", SUMMARY, checkpoint.FILENAME, BEST_BOARDS, BEST_TABLE)
 """What a method's run writes into its folder (:func:`jaxqueens.io.chains.write_outputs`)."""
 
 

@@ -4,7 +4,10 @@ Files: ``history.csv`` (Trial, Generation, Best, Avg, Worst; generation 0 is the
 population), ``trials.csv`` (Trial, FirstSolved, FinalBest, Evaluations; FirstSolved is -1 if the
 trial never solved), ``solutions.npy`` (every distinct verified solution, int32 ``[S, n]``),
 ``population.npy`` ``[T, I, P, n]`` and ``fitness.npy`` ``[T, I, P]`` (final populations) and
-``summary.json`` (:func:`summary` plus ``score_in_csv``).
+``summary.json`` (:func:`summary` plus ``score_in_csv``). Under the GA report's fitness
+(``report-diagonals-only``) ``trials.csv`` gains FirstScoreMet (first generation whose best scored
+0) beside FirstSolved (first generation with a checker-confirmed solution), and
+``score_met.npy`` holds every distinct board that scored 0, solution or not.
 
 The result is taken duck-typed (an :class:`jaxqueens.drivers.ga.EvolveResult` or anything with
 its fields): io does not import the drivers.
@@ -25,6 +28,20 @@ SCORES = ("attacking", "nonattacking")
 (n (n - 1) / 2 minus that, maximised: the classic course's 28 for a solution at n = 8)."""
 
 FILES = ("history.csv", "trials.csv", "solutions.npy", "population.npy", "fitness.npy", "summary.json")
+
+REPORT_FITNESS = "report-diagonals-only"
+"""The GA report's score (:func:`jaxqueens.solvers.ga_ops.report_diagonals_only`)."""
+
+FITNESS_NAMES = {
+    "pairs": "attacking pairs, minimised (0 = solution)",
+    "excess": "sum over lines of (queens - 1), minimised (0 = solution)",
+    REPORT_FITNESS: "the GA report's score: attacking pairs on diagonals only, rows ignored, "
+                    "minimised (0 is NOT always a solution: every such board is checked)",
+}
+"""Every GA fitness by name (the choices of ``evolve --fitness``), with what it means."""
+
+SCORE_MET = "score_met.npy"
+"""Report's fitness only: every distinct board that scored 0 (int32 ``[M, n]``)."""
 
 
 def scored(result, score: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -48,9 +65,27 @@ def summary(result) -> dict:
         "evaluations_counted_as": "DEAP: initial population + individuals changed by crossover or mutation",
         "wall_s": result.wall_s, "compile_s": result.compile_s, "init_s": result.init_s,
         "evals_per_s": result.evals_per_s,
-        "fitness": ("attacking pairs" if result.config.fitness == "pairs" else
-                    "sum over lines of (queens - 1)") + ", minimised (0 = solution)",
+        "fitness": FITNESS_NAMES[result.config.fitness],
+        **(_report_counts(result) if result.config.fitness == REPORT_FITNESS else {}),
     }
+
+
+def _report_counts(result) -> dict:
+    """What the report's score met, and how much of it is solved (checked by the checker)."""
+    met = result.first_score_met
+    return {"score_met_trials": int((met >= 0).sum()), "first_score_met": met.tolist(),
+            "boards_meeting_score": int(len(result.score_met)),
+            "solutions_among_them": int(len(result.solutions))}
+
+
+def report_line(result) -> str:
+    """The report's fitness, labelled honestly: "N boards meet the report's score; K of them
+    are solutions"."""
+    c = _report_counts(result)
+    return (f"the report's score (diagonal pairs only, rows ignored) reached 0 in "
+            f"{c['score_met_trials']} of {len(result.first_score_met)} trials: "
+            f"{c['boards_meeting_score']} distinct boards meet the report's score; "
+            f"{c['solutions_among_them']} of them are solutions (checked by the independent checker)")
 
 
 def _save_npy(path: Path, arr: np.ndarray, **kwargs) -> None:
@@ -67,9 +102,16 @@ def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> li
     write_csv(out / "history.csv", ["Trial", "Generation", "Best", "Avg", "Worst"],
               ([t, g, int(best[g, t]), f"{avg[g, t]:.4f}", int(worst[g, t])]
                for t in range(trials) for g in range(gens)))
-    write_csv(out / "trials.csv", ["Trial", "FirstSolved", "FinalBest", "Evaluations"],
-              ([t, int(fs), int(b), int(e)] for t, (fs, b, e) in
-               enumerate(zip(result.first_solved, result.best[-1], result.evaluations.sum(0)))))
+    report = result.config.fitness == REPORT_FITNESS
+    if report:
+        write_csv(out / "trials.csv", ["Trial", "FirstSolved", "FirstScoreMet", "FinalBest", "Evaluations"],
+                  ([t, int(fs), int(fm), int(b), int(e)] for t, (fs, fm, b, e) in
+                   enumerate(zip(result.first_solved, result.first_score_met, result.best[-1],
+                                 result.evaluations.sum(0)))))
+    else:
+        write_csv(out / "trials.csv", ["Trial", "FirstSolved", "FinalBest", "Evaluations"],
+                  ([t, int(fs), int(b), int(e)] for t, (fs, b, e) in
+                   enumerate(zip(result.first_solved, result.best[-1], result.evaluations.sum(0)))))
     sols = result.solutions
     if len(sols):
         boardio.write_boards_npy(out / "solutions.npy", sols)
@@ -77,5 +119,8 @@ def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> li
         _save_npy(out / "solutions.npy", np.zeros((0, result.config.n), np.int32))
     _save_npy(out / "population.npy", result.population, allow_pickle=False)
     _save_npy(out / "fitness.npy", result.fitness, allow_pickle=False)
+    if report:
+        met = result.score_met
+        _save_npy(out / SCORE_MET, np.asarray(met, np.int32).reshape(-1, result.config.n))
     write_json(out / "summary.json", {**summ, "score_in_csv": score})
-    return [out / f for f in FILES]
+    return [out / f for f in FILES] + ([out / SCORE_MET] if report else [])

@@ -58,10 +58,13 @@ def write_plots(out: Path, best: np.ndarray, avg: np.ndarray, worst: np.ndarray,
       solved: ``[G+1]`` fraction of trials solved by generation g.
       what: the run in words, for the titles (e.g. "permutation, steady, n = 8, pop 100").
       score: "attacking" (attacking pairs or excess, by ``fitness``) or "nonattacking".
-      fitness: the GA's fitness, "pairs" or "excess" (labels the y axis).
+      fitness: the GA's fitness, "pairs", "excess" or "report-diagonals-only" (labels the y axis;
+        ``solved`` counts verified solutions under every fitness).
     """
     label = ("non-attacking pairs" if score == "nonattacking" else
-             "attacking pairs (0 = solution)" if fitness == "pairs" else "excess queens on lines (0 = solution)")
+             "attacking pairs (0 = solution)" if fitness == "pairs" else
+             "excess queens on lines (0 = solution)" if fitness == "excess" else
+             "diagonal pairs, rows ignored (report's score; 0 is not always a solution)")
     files = []
     for name, values in zip(("best", "avg", "worst"), (best, avg, worst)):
         files.append(fitness_plot(values, Path(out) / f"{name}.png", f"{name} {label}", f"{name} fitness: {what}"))

@@ -10,22 +10,43 @@ neighbour, evaluates the change of the objective incrementally from line counts,
 - ``sa``: Metropolis, ``exp(-delta / T)``, with ``T`` cooled geometrically each round from a
   calibrated ``T0`` (:mod:`jaxqueens.drivers.anneal` computes both schedules).
 
-Neighbours: ``step`` moves one random queen by 1..step rows up or down, wrapping around the edge
-(NMOF's move; rows may repeat: combination encoding); ``swap`` exchanges the rows of two random
-queens (permutation encoding). Objectives: ``attacks`` (NMOF: queens minus lines occupied, over
-rows, diagonals and anti-diagonals) or ``pairs`` (attacking pairs). A chain stops when solved or
+Neighbours: ``step`` moves one random queen by 1..step rows up or down within its column (NMOF's
+move; rows may repeat: combination encoding), and a queen pushed past the edge either wraps
+around (``edge="wrap"``, row ``(r + shift) mod n``, the default) or goes to the far end
+(``edge="nmof"``: past the last row to row 0, before row 0 to row n-1, exactly as the
+vignette's ``neighbour`` sets ``p[i] <- 1`` or ``p[i] <- N``); ``swap`` exchanges the rows of two
+random queens (permutation encoding: it never changes which rows are occupied). Objectives:
+``attacks`` (NMOF: queens minus lines occupied, over rows, diagonals and anti-diagonals) or
+``pairs`` (attacking pairs). A chain stops when solved or
 after ``rounds * steps_per_round`` steps; it reports its final board (the solution when solved),
-its best objective and the step at which that was found.
+its best objective and the step at which that was found. A chain starts from a random permutation
+(NMOF's ``sample.int(n)``) or from a given board (``Data.start``: any board, rows may repeat, such
+as the vignette's ``rep(1, N)``, every queen on one row). The chain is deterministic given its
+seed, so :func:`replay` recovers its best board from the step at which it was found, at no cost
+to the run itself.
 
 The kernel is written for one chain: a static :class:`Config` (shapes and code paths), the
-schedule [rounds] as its one dynamic parameter, a :class:`State` on the packed line counts of
-:mod:`jaxqueens.core.lines`, and randomness from the counter-based hash of
+schedule [rounds] and an optional start board as its dynamic :class:`Data`, a :class:`State` on
+the packed line counts of :mod:`jaxqueens.core.lines`, and randomness from the counter-based hash of
 :mod:`jaxqueens.core.rng` seeded per chain. :mod:`jaxqueens.parallel.chains` batches chains.
+
+Constrained boards (:mod:`jaxqueens.core.constraints`, issue 16) are two static switches, so the
+default path compiles to the same code as before: ``toroidal`` (diagonals taken modulo n: the
+diagonal lines of the packed counts are indexed ``(r + c) mod n`` and ``(r - c) mod n``) and
+``constrained`` (a per-instance :class:`Mask`, dynamic, in :class:`Data`). Under ``constrained``
+only free columns are ever chosen for a move (fixed queens never move) and a move onto a square
+the mask forbids is rejected outright: forbidden squares are never chosen, so no board a chain
+holds uses one. Chains start on a random allowed square per column (the fixed queen in a fixed
+column). A column without any allowed square keeps a queen on row 0 that counts 1 per such
+column in the objective ("stranded"); it can never move, so such a chain is never solved
+(the instance is reported unknown, never UNSAT). Only the step neighbour supports ``constrained``
+(a swap keeps the rows' occupancy, which a mask would make unreachable).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import NamedTuple
 
 import jax
@@ -34,12 +55,9 @@ import numpy as np
 from jax import lax
 
 from jaxqueens.core import lines
-from jaxqueens.core.rng import U32, hash_bits, hash_randint, random_permutation
+from jaxqueens.core.rng import U32, hash_bits, hash_randint, idx_bits, random_permutation
 from jaxqueens.solvers.base import ChainKernel
-
-METHODS = ("ls", "ta", "sa")
-NEIGHBOURS = ("step", "swap")
-OBJECTIVES = ("attacks", "pairs")
+from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,20 +68,27 @@ class Config:
     method: str = "ta"
     neighbour: str = "step"
     step: int = 3  # largest move of the step neighbour
+    edge: str = "wrap"  # step neighbour past the edge: "wrap" (mod n) or "nmof" (to the far end)
     objective: str = "attacks"
     rounds: int = 10  # thresholds / temperatures
     steps_per_round: int = 1000
     unroll: int = 1
+    toroidal: bool = False  # queens attack along diagonals modulo n
+    constrained: bool = False  # Data.mask holds fixed columns and allowed squares (step only)
 
     def __post_init__(self):
         checks = [
             (self.n >= 4, f"n must be at least 4, got {self.n}"),
             (self.method in METHODS, f"method must be one of {', '.join(METHODS)}, got {self.method!r}"),
             (self.neighbour in NEIGHBOURS, f"neighbour must be step or swap, got {self.neighbour!r}"),
+            (self.edge in EDGES, f"edge must be wrap or nmof, got {self.edge!r}"),
             (self.objective in OBJECTIVES, f"objective must be attacks or pairs, got {self.objective!r}"),
             (1 <= self.step < self.n, f"--step must lie in 1..n-1 = 1..{self.n - 1}, got {self.step}"),
             (self.rounds >= 1, f"--rounds must be at least 1, got {self.rounds}"),
             (self.steps_per_round >= 1, f"steps per round must be at least 1, got {self.steps_per_round}"),
+            (not self.constrained or self.neighbour == "step",
+             "constrained boards need the step neighbour (a swap cannot honour fixed queens and "
+             "forbidden squares)"),
         ]
         for ok, message in checks:
             if not ok:
@@ -72,6 +97,33 @@ class Config:
     @property
     def total_steps(self) -> int:
         return self.rounds * self.steps_per_round
+
+
+class Mask(NamedTuple):
+    """One constrained instance as the kernel reads it (dynamic: a new instance of the same n
+    never recompiles); :func:`mask_of` builds it from allowed squares."""
+
+    allowed: jax.Array  # [n, n] bool allowed[x, y]: a queen may stand on column x, row y
+    free: jax.Array  # [n] int32 the free (not fixed) columns first, then padding
+    nfree: jax.Array  # [] int32 number of free columns
+
+
+def mask_of(allowed: np.ndarray, fixed_rows: np.ndarray) -> Mask:
+    """A :class:`Mask` from bool ``allowed[x, y]`` [n, n] and int ``fixed_rows`` [n] (-1: free);
+    a fixed column should allow its fixed row only (:func:`jaxqueens.core.constraints.allowed_squares`)."""
+    allowed = np.asarray(allowed, bool)
+    fixed_rows = np.asarray(fixed_rows)
+    free = np.flatnonzero(fixed_rows < 0).astype(np.int32)
+    padded = np.concatenate([free, np.zeros(len(fixed_rows) - len(free), np.int32)])
+    return Mask(jnp.asarray(allowed), jnp.asarray(padded), jnp.int32(len(free)))
+
+
+class Data(NamedTuple):
+    """The dynamic inputs every chain of a run shares (new values never recompile)."""
+
+    schedule: jax.Array  # [rounds] float32 thresholds (LS, TA) or temperatures (SA)
+    start: jax.Array | None = None  # [n] int32 every chain's first board; None: random permutations
+    mask: Mask | None = None  # the instance (Config.constrained); None: the plain board
 
 
 class State(NamedTuple):
@@ -139,38 +191,99 @@ def objective_of(counts: jax.Array, objective: str) -> jax.Array:
     return lines.pairs_from_counts(counts).astype(jnp.int32)
 
 
-def _move(s: State, config: Config):
+def positions(config: Config, c, r) -> tuple:
+    """Indices into the packed counts of the row and both diagonals of square (column c, row r):
+    :func:`jaxqueens.core.lines.positions`, or on the torus the diagonals ``(r + c) mod n`` and
+    ``(r - c) mod n`` (the first n slots of each diagonal window; the others stay 0)."""
+    n = config.n
+    if not config.toroidal:
+        return lines.positions(n, c, r)
+    return (r, n + (r + c) % n, 3 * n - 1 + (r - c) % n)
+
+
+def counts_of(rows: jax.Array, config: Config) -> jax.Array:
+    """Packed line counts [5n-2] int32 of a board [n] under the config's attack rule."""
+    if not config.toroidal:
+        return lines.counts_of(rows, config.n)
+
+    def body(c, counts):
+        for pos in positions(config, c, rows[c]):
+            counts = lines.add1(counts, pos, 1)
+        return counts
+
+    return lax.fori_loop(0, config.n, body, jnp.zeros(lines.size(config.n), jnp.int32))
+
+
+def _stranded(rows: jax.Array, mask: Mask) -> jax.Array:
+    """[] int32 queens on squares the mask forbids (only in columns without an allowed square)."""
+    return jnp.sum(~mask.allowed[jnp.arange(rows.shape[0]), rows]).astype(jnp.int32)
+
+
+def allowed_start(seed: jax.Array, mask: Mask) -> jax.Array:
+    """[n] int32 a uniformly random allowed row per column (ties of the packed random keys
+    aside), row 0 in a column without one; a fixed column's one allowed row is its queen."""
+    n = mask.allowed.shape[0]
+    low = idx_bits(n)
+    keys = hash_bits(seed, U32(0), jnp.arange(n * n, dtype=U32)).reshape(n, n)
+    packed = (keys >> low << low) | jnp.arange(n, dtype=U32)[None, :]
+    best = jnp.max(jnp.where(mask.allowed, packed, U32(0)), axis=1)
+    return jnp.where(mask.allowed.any(axis=1), best & U32((1 << low) - 1), U32(0)).astype(jnp.int32)
+
+
+def _move(s: State, config: Config, mask: Mask | None = None):
     """A random neighbour as (count updates [(position, +-1)], row writes [(column, new row)])."""
     n = config.n
     if config.neighbour == "step":
-        c = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
+        if config.constrained:  # only free columns move
+            c = mask.free[hash_randint(s.seed, s.ctr, jnp.uint32(0), jnp.maximum(mask.nfree, 1))]
+        else:
+            c = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
         d = hash_randint(s.seed, s.ctr, jnp.uint32(1), 2 * config.step)
         shift = jnp.where(d < config.step, d - config.step, d - config.step + 1)  # +-1..step
         r0 = s.rows[c]
-        r1 = (r0 + shift) % n
-        updates = [(p, -1) for p in lines.positions(n, c, r0)] + [(p, 1) for p in lines.positions(n, c, r1)]
+        if config.edge == "wrap":
+            r1 = (r0 + shift) % n
+        else:  # NMOF: past the last row to the first, before the first to the last
+            r1 = r0 + shift
+            r1 = jnp.where(r1 > n - 1, 0, jnp.where(r1 < 0, n - 1, r1))
+        updates = [(p, -1) for p in positions(config, c, r0)] + [(p, 1) for p in positions(config, c, r1)]
         return updates, [(c, r1)]
     c1 = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
     c2 = hash_randint(s.seed, s.ctr, jnp.uint32(1), n - 1)
     c2 = c2 + (c2 >= c1)
     r1, r2 = s.rows[c1], s.rows[c2]
     # Rows keep their occupancy under a swap: only diagonals and anti-diagonals change.
-    diagonals = lambda c, r: lines.positions(n, c, r)[1:]  # noqa: E731
+    diagonals = lambda c, r: positions(config, c, r)[1:]  # noqa: E731
     updates = ([(p, -1) for p in diagonals(c1, r1)] + [(p, -1) for p in diagonals(c2, r2)]
                + [(p, 1) for p in diagonals(c1, r2)] + [(p, 1) for p in diagonals(c2, r1)])
     return updates, [(c1, r2), (c2, r1)]
 
 
-def propose(s: State, config: Config) -> tuple[jax.Array, jax.Array, jax.Array]:
+def _allowed(config: Config, mask: Mask | None, writes) -> jax.Array:
+    """[] bool: every square the move writes is allowed (always, unconstrained)."""
+    if not config.constrained:
+        return jnp.bool_(True)
+    return functools.reduce(lambda a, b: a & b, [mask.allowed[c, r] for c, r in writes])
+
+
+def propose(s: State, config: Config, mask: Mask | None = None) -> tuple[jax.Array, jax.Array, jax.Array]:
     """A random neighbour, applied: (rows [n] int32, counts [5n-2] int32, objective change [] int32).
-    O(1) work; the hash counter is not advanced (the caller does)."""
-    updates, writes = _move(s, config)
+    O(1) work; the hash counter is not advanced (the caller does). Under ``config.constrained``
+    a move onto a forbidden square is not applied (change 0)."""
+    updates, writes = _move(s, config, mask)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
-    counts = _write(s.counts, updates, pos, before, seen, jnp.bool_(True))
+    if not config.constrained:
+        counts = _write(s.counts, updates, pos, before, seen, jnp.bool_(True))
+        rows = s.rows
+        for c, r in writes:
+            rows = lax.dynamic_update_slice(rows, r[None], (c,))
+        return rows, counts, delta
+    take = _allowed(config, mask, writes)
+    counts = _write(s.counts, updates, pos, before, seen, take)
     rows = s.rows
     for c, r in writes:
-        rows = lax.dynamic_update_slice(rows, r[None], (c,))
-    return rows, counts, delta
+        rows = lax.dynamic_update_slice(rows, jnp.where(take, r, rows[c])[None], (c,))
+    return rows, counts, jnp.where(take, delta, 0)
 
 
 def accept(delta: jax.Array, level: jax.Array, u: jax.Array, method: str) -> jax.Array:
@@ -181,12 +294,22 @@ def accept(delta: jax.Array, level: jax.Array, u: jax.Array, method: str) -> jax
     return delta.astype(jnp.float32) <= level
 
 
-def init(seed: jax.Array, config: Config, schedule: jax.Array | None) -> State:
-    """A chain on a random permutation (NMOF starts from ``sample.int(n)``) from its uint32
-    ``seed`` (``schedule`` is not read: the signature of :class:`Kernel`)."""
-    rows = random_permutation(jnp.asarray(seed, U32), U32(0), config.n)
-    counts = lines.counts_of(rows, config.n)
+def init(seed: jax.Array, config: Config, schedule: jax.Array | None,
+         start: jax.Array | None = None, mask: Mask | None = None) -> State:
+    """A chain from its uint32 ``seed``: on a random permutation (NMOF's ``sample.int(n)``), or on
+    ``start`` ([n] int32, rows in 0..n-1, repeats allowed) when given; under
+    ``config.constrained`` on a random allowed square per column (:func:`allowed_start`; a
+    start board is not used). ``schedule`` is not read (the signature of :class:`Kernel`)."""
+    if config.constrained:
+        rows = allowed_start(jnp.asarray(seed, U32), mask)
+    elif start is None:
+        rows = random_permutation(jnp.asarray(seed, U32), U32(0), config.n)
+    else:
+        rows = jnp.asarray(start, jnp.int32)
+    counts = counts_of(rows, config)
     f = objective_of(counts, config.objective)
+    if config.constrained:
+        f = f + _stranded(rows, mask)
     return State(rows=rows, counts=counts, seed=jnp.asarray(seed, U32), ctr=U32(1), f=f, best=f,
                  best_step=jnp.int32(0), steps=jnp.int32(0))
 
@@ -196,18 +319,21 @@ def done(s: State, config: Config) -> jax.Array:
     return (s.best == 0) | (s.steps >= config.total_steps)
 
 
-def step(s: State, config: Config, schedule: jax.Array) -> State:
+def step(s: State, config: Config, schedule: jax.Array, mask: Mask | None = None) -> State:
     """One proposal and acceptance decision (a no-op once the chain is done). O(1) work: only the
     move's counts and rows are written, so no array is copied or selected whole.
 
     ``schedule`` [rounds] float32 holds the thresholds (LS, TA) or temperatures (SA), one per
-    round: the dynamic parameters (a new schedule does not recompile)."""
-    updates, writes = _move(s, config)
+    round: the dynamic parameters (a new schedule does not recompile). ``mask``: the instance,
+    read only under ``config.constrained`` (a move onto a forbidden square is rejected)."""
+    updates, writes = _move(s, config, mask)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
     level = schedule[jnp.minimum(s.steps // config.steps_per_round, config.rounds - 1)]
     u = (hash_bits(s.seed, s.ctr, jnp.uint32(2)) >> 8).astype(jnp.float32) * (1.0 / (1 << 24))
     live = ~done(s, config)
     take = accept(delta, level, u, config.method) & live
+    if config.constrained:
+        take = take & _allowed(config, mask, writes)
     counts = _write(s.counts, updates, pos, before, seen, take)
     rows = s.rows
     for c, r in writes:
@@ -226,48 +352,68 @@ def result(s: State) -> Result:
                   restarts=jnp.int32(0), best=s.best)
 
 
-def solve_chain(seed: jax.Array, config: Config, schedule: jax.Array) -> Result:
+def solve_chain(seed: jax.Array, config: Config, schedule: jax.Array,
+                start: jax.Array | None = None, mask: Mask | None = None) -> Result:
     """Run one chain until solved or out of steps."""
-    s = lax.while_loop(lambda s: ~done(s, config), lambda s: step(s, config, schedule),
-                       init(seed, config, schedule))
+    s = lax.while_loop(lambda s: ~done(s, config), lambda s: step(s, config, schedule, mask),
+                       init(seed, config, schedule, start, mask))
     return result(s)
 
 
-def trace(seed: jax.Array, config: Config, schedule: jax.Array, every: int = 1) -> jax.Array:
+def replay(seed: jax.Array, config: Config, schedule: jax.Array, upto: jax.Array,
+           start: jax.Array | None = None, mask: Mask | None = None) -> State:
+    """The chain's state after its first ``upto`` steps ([] int32, at most where it stopped).
+
+    A chain is a deterministic function of its seed, schedule and start, so replaying it to the
+    step at which its best objective was found (``Result.steps``) gives its best board
+    (``rows``, with ``f == best``) without keeping a best board in the hot loop."""
+    return lax.while_loop(lambda s: (s.steps < upto) & ~done(s, config),
+                          lambda s: step(s, config, schedule, mask),
+                          init(seed, config, schedule, start, mask))
+
+
+def trace(seed: jax.Array, config: Config, schedule: jax.Array, every: int = 1,
+          start: jax.Array | None = None, mask: Mask | None = None) -> jax.Array:
     """Best objective so far after every ``every`` steps of one chain: [total_steps // every] int32."""
 
     def body(s, _):
-        s = lax.fori_loop(0, every, lambda _, s: step(s, config, schedule), s)
+        s = lax.fori_loop(0, every, lambda _, s: step(s, config, schedule, mask), s)
         return s, s.best
 
-    _, best = lax.scan(body, init(seed, config, schedule), None, length=config.total_steps // every)
+    _, best = lax.scan(body, init(seed, config, schedule, start, mask), None,
+                       length=config.total_steps // every)
     return best
 
 
-def random_walk_deltas(seed: jax.Array, config: Config, length: int) -> jax.Array:
-    """Objective changes along a random walk that accepts every move: [length] int32 (for the
-    TA thresholds and the SA start temperature, as TAopt and SAopt compute them)."""
+def random_walk_deltas(seed: jax.Array, config: Config, length: int,
+                       start: jax.Array | None = None, mask: Mask | None = None) -> jax.Array:
+    """Objective changes along a random walk that accepts every move, from the chain's first
+    board: [length] int32 (for the TA thresholds and the SA start temperature, as TAopt and
+    SAopt compute them from ``x0``)."""
 
     def body(s, _):
-        rows, counts, delta = propose(s, config)
+        rows, counts, delta = propose(s, config, mask)
         return s._replace(rows=rows, counts=counts, ctr=s.ctr + U32(1)), delta
 
-    _, deltas = lax.scan(body, init(seed, config, None), None, length=length)
+    _, deltas = lax.scan(body, init(seed, config, None, start, mask), None, length=length)
     return deltas
 
 
 @dataclasses.dataclass(frozen=True)
 class Kernel(ChainKernel):
-    """Annealing as a :class:`~jaxqueens.solvers.base.ChainKernel`; ``data`` is the schedule
-    [rounds] float32 (see :func:`step`)."""
+    """Annealing as a :class:`~jaxqueens.solvers.base.ChainKernel`; ``data`` is a :class:`Data`
+    (the schedule [rounds] float32, see :func:`step`, and the optional start board), or the
+    schedule alone (random starts)."""
 
     config: Config
 
-    def init(self, seed, schedule):
-        return init(seed, self.config, schedule)
+    def init(self, seed, data: Data | jax.Array):
+        data = as_data(data)
+        return init(seed, self.config, data.schedule, data.start, data.mask)
 
-    def step(self, s, schedule):
-        return step(s, self.config, schedule)
+    def step(self, s, data: Data | jax.Array):
+        data = as_data(data)
+        return step(s, self.config, data.schedule, data.mask)
 
     def finished(self, s):
         return done(s, self.config)
@@ -275,5 +421,11 @@ class Kernel(ChainKernel):
     def result(self, s):
         return result(s)
 
-    def solve_one(self, seed, schedule):
-        return solve_chain(seed, self.config, schedule)
+    def solve_one(self, seed, data: Data | jax.Array):
+        data = as_data(data)
+        return solve_chain(seed, self.config, data.schedule, data.start, data.mask)
+
+
+def as_data(data: Data | jax.Array) -> Data:
+    """A kernel's ``data``: a :class:`Data`, or a schedule [rounds] alone (random starts)."""
+    return data if isinstance(data, Data) else Data(data)

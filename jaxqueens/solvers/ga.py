@@ -19,7 +19,9 @@ Islands of a trial exchange individuals on a ring every ``migrate_every`` genera
 ``fold_in(key(seed), t)``, so its result does not depend on how many trials run beside it.
 
 Fitness is the number of attacking pairs (minimised, 0 = solution; ``fitness="excess"`` selects
-DEAP's sum over lines of queens beyond the first instead). "Evaluations" are counted as
+DEAP's sum over lines of queens beyond the first instead; ``fitness="report-diagonals-only"`` the
+GA report's score, diagonal pairs only, whose 0 is not always a solution: the driver checks and
+labels such boards). "Evaluations" are counted as
 DEAP counts them: the initial population plus, per generation, every individual changed by
 crossover or mutation (steady-state: the two children).
 
@@ -68,7 +70,8 @@ class GAConfig:
     elite: int = 0  # generational: best parents kept over the worst offspring
     islands: int = 1
     migrants: int = 1
-    fitness: str = "pairs"  # "pairs": attacking pairs; "excess": sum(k - 1) over lines (DEAP's)
+    fitness: str = "pairs"  # "pairs": attacking pairs; "excess": sum(k - 1) over lines (DEAP's);
+    # "report-diagonals-only": diagonal pairs, rows ignored (the GA report's; 0 may not be solved)
     cx_cap32: int = 32
     mut_cap32: int = 32
     eval_cap32: int = 32
@@ -104,7 +107,8 @@ class Metrics(NamedTuple):
     worst: jax.Array  # [T] int32 highest fitness
     nevals: jax.Array  # [T] int32 evaluations, counted as DEAP does
     sols: jax.Array  # [T, I, K, n] int8/int16 candidates (K = sols_per_gen)
-    sols_ok: jax.Array  # [T, I, K] bool: the candidate has fitness 0
+    sols_ok: jax.Array  # [T, I, K] bool: the candidate has fitness 0 (a solution, except under
+    # the report's fitness, where the driver checks it)
 
 
 def _islands(f, *args):

@@ -7,6 +7,9 @@ Encodings (a genome is a board ``rows[n]``: ``rows[c]`` is the row of the queen 
   queens on a row is never a solution.
 
 Fitness is the number of attacking pairs (``jaxqueens.core.board``), minimised: 0 is a solution.
+:func:`report_diagonals_only` is the GA report's score (the University of Idaho report's
+combination-encoding GA): pairs on a diagonal only, rows ignored, so a score of 0 is NOT always a
+solution; it is an explicitly named option and callers check every such board.
 
 Operators (callers ``vmap`` them over a population; see :mod:`jaxqueens.solvers.ga`):
 
@@ -127,6 +130,27 @@ def fitness(x: jax.Array) -> jax.Array:
     for k in range(1, n):
         d = x[k:] - x[:-k]
         total += jnp.sum((d == 0) | (d == k) | (d == -k), dtype=I32)
+    return total
+
+
+def report_diagonals_only(x: jax.Array) -> jax.Array:
+    """The GA report's score of one genome ``[n]``: pairs of queens on a common diagonal or
+    anti-diagonal, rows IGNORED (the report's fitness checks diagonals only, so in the
+    combination encoding, where rows may repeat, a genome can score 0 and not be a solution).
+    int32 scalar; equals :func:`fitness` on permutations."""
+    x = x.astype(I32)
+    n = x.shape[-1]
+    if n > SHIFT_MAX_N:  # O(n) line counts
+        c = jnp.arange(n, dtype=I32)
+        total = jnp.zeros((), I32)
+        for idx in (x - c + n - 1, x + c):
+            k = jnp.zeros(2 * n - 1, I32).at[idx].add(1)
+            total += jnp.sum(k * (k - 1) // 2, dtype=I32)
+        return total
+    total = jnp.zeros((), I32)
+    for k in range(1, n):
+        d = x[k:] - x[:-k]
+        total += jnp.sum((d == k) | (d == -k), dtype=I32)
     return total
 
 
@@ -460,6 +484,8 @@ MUTATIONS: dict[str, dict[str, Mutation]] = {
     "permutation": {"swap": mut_swap, "inversion": mut_inversion, "scramble": mut_scramble},
     "combination": {"reset": mut_reset},
 }
-FITNESS = {"pairs": fitness, "excess": excess}
+REPORT_FITNESS = "report-diagonals-only"
+"""The GA report's score (:func:`report_diagonals_only`): 0 does not mean solved."""
+FITNESS = {"pairs": fitness, "excess": excess, REPORT_FITNESS: report_diagonals_only}
 DEFAULT_CROSSOVER = {"permutation": "cut", "combination": "one_point"}
 DEFAULT_MUTATION = {"permutation": "swap", "combination": "reset"}

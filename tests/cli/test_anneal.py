@@ -7,6 +7,7 @@ import pytest
 
 from jaxqueens.cli.anneal import parse_methods
 from jaxqueens.cli.main import main
+from jaxqueens.core import checker
 from jaxqueens.errors import QueensError
 
 
@@ -108,3 +109,50 @@ def test_defect_1_every_method_resumes_after_ctrl_c(tmp_path, monkeypatch, capsy
         assert (a["chains"], a["solved"], a["distinct_solutions"]) == (b["chains"], b["solved"], b["distinct_solutions"])
         assert not (run / m / "checkpoint.npz").exists()
     assert main(argv + ["--resume", str(run)]) == 0  # everything finished: nothing left to do
+
+
+def test_vignette_options_from_a_file_save_best_boards(tmp_path, capsys):
+    """NMOF's vignette from the command line: the one-row start board (1-based, as R writes
+    rep(1, N)), the far-end edge and SAopt's T0; the unsolved chains' best boards in --out."""
+    board = tmp_path / "one_row.txt"
+    board.write_text("1\n" * 8)
+    out = tmp_path / "v"
+    argv = ["anneal", "--method", "sa", "--file", str(board), "--one-based", "--edge", "nmof",
+            "--t0", "nmof", "--chains", "12", "--steps", "300", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    stdout = capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["edge"] == "nmof" and summary["t0"] == "nmof" and summary["start"] == [0] * 8
+    unsolved = summary["chains"] - summary["solved"]
+    assert unsolved > 0 and f"best board of each of {unsolved} unsolved chains" in stdout
+    boards = np.load(out / "best_boards.npy")
+    table = np.loadtxt(out / "best_boards.csv", delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
+    assert boards.shape == (unsolved, 8) and table.shape == (unsolved, 4)
+    np.testing.assert_array_equal(table[:, 2], checker.attacking_pairs(boards))
+    runs = np.loadtxt(out / "runs.csv", delimiter=",", skiprows=1, dtype=str, ndmin=2)
+    unsolved_ids = runs[runs[:, 1] == "0", 0].astype(int)
+    np.testing.assert_array_equal(table[:, 0], unsolved_ids)
+
+
+def test_unsolved_run_says_no_solution_found(tmp_path, capsys):
+    argv = ["anneal", "-n", "16", "--chains", "4", "--steps", "40", "--quiet"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1].startswith("TA: n = 16, no solution found after 40 steps in each of 4 chains; "
+                                "lowest attack count ")
+    assert main(argv + ["--out", str(tmp_path / "u")]) == 0  # the same line names the best boards
+    line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("TA: n = 16")]
+    assert line == [f"{lines[-1]}; best boards in {tmp_path / 'u' / 'best_boards.npy'}"]
+    assert np.load(tmp_path / "u" / "best_boards.npy").shape == (4, 16)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--neighbour", "swap"], "--neighbour swap never changes which rows are occupied"),
+    (["--t0", "warm"], "--t0 'warm': use worsening, nmof or a positive start temperature"),
+])
+def test_vignette_option_errors(tmp_path, argv, needle, capsys):
+    board = tmp_path / "b.txt"
+    board.write_text("0\n" * 6)
+    assert main(["anneal", "--file", str(board), "--chains", "2", "--steps", "20", *argv]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1

@@ -80,3 +80,24 @@ def test_board_size_spellings_and_config_default(tmp_path):
 def test_quiet_flag():
     assert options.quiet(_parser().parse_args(["evolve", "--quiet"])) is True
     assert options.quiet(_parser().parse_args(["evolve"])) is None  # progress on a terminal only
+
+
+def test_report_fitness_is_labelled_honestly(tmp_path, capsys):
+    """``--fitness report-diagonals-only``: "N boards meet the report's score; K of them are
+    solutions"; every board in solutions.npy passes the checker, score_met.npy holds the rest."""
+    out = tmp_path / "report"
+    args = _parser().parse_args(["evolve", "-n", "6", "--pop", "16", "--generations", "40", "--trials", "3",
+                                 "--encoding", "combination", "--fitness", "report-diagonals-only",
+                                 "--out", str(out), "--quiet"])
+    rc = args.func(args)
+    stdout = capsys.readouterr().out
+    met, sols = np.load(out / "score_met.npy"), np.load(out / "solutions.npy")
+    assert f"{len(met)} distinct boards meet the report's score; {len(sols)} of them are solutions" in stdout
+    assert len(met) > len(sols) and checker.are_solutions(sols).all()
+    assert sum(checker.are_solutions(met)) == len(sols)
+    trials = list(csv.reader(open(out / "trials.csv")))
+    assert trials[0] == ["Trial", "FirstSolved", "FirstScoreMet", "FinalBest", "Evaluations"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["boards_meeting_score"] == len(met) and summary["solutions_among_them"] == len(sols)
+    assert "NOT always a solution" in summary["fitness"]
+    assert rc == (0 if summary["solved"] else 1)

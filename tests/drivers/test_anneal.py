@@ -83,3 +83,64 @@ def test_bad_parameters(kwargs, needle):
     args = {"n": 8, "method": "ta", "chains": 4, "steps": 100, **kwargs}
     with pytest.raises(QueensError, match=needle):
         jaxqueens.anneal(**args)
+
+
+# ---------------------------------------------------------------- NMOF's vignette (issue 14)
+def _nmof_reference_t0(d, p):
+    """A plain search for SAopt's root: scan T on a fine log grid, then take the two neighbours
+    that bracket mean(exp(-|d| / T)) = p (a different method from the driver's bisection)."""
+    d = np.abs(d)
+    grid = np.geomspace(1e-5, 1.0, 200_001)
+    acc = np.exp(-d[None, :] / grid[:, None]).mean(axis=1)
+    i = int(np.searchsorted(acc, p))
+    return grid[i - 1], grid[i]
+
+
+def test_nmof_start_temperature_rule():
+    d = np.array([0.0, 1.0, -1.0, 2.0, 0.0, 1.0, 3.0, -2.0, 1.0, 0.0])  # 30% zeros, as SAopt counts
+    t0 = annealing.sa_start_temperature_nmof(d, 0.4)
+    lo, hi = _nmof_reference_t0(d, 0.4)
+    assert lo <= t0 <= hi and np.mean(np.exp(-np.abs(d) / t0)) == pytest.approx(0.4, abs=1e-9)
+    assert t0 != pytest.approx(annealing.sa_start_temperature(d, 0.4), rel=0.05)  # another rule
+    with pytest.raises(QueensError, match="no start temperature in SAopt's interval"):
+        annealing.sa_start_temperature_nmof(np.array([0.0, 0.0, 0.0, 5.0]), 0.4)  # 75% zeros
+    assert annealing.t0_rule("nmof") == "nmof" and annealing.t0_rule("2.5") == 2.5
+    for bad in ("hot", "0", "-1", "inf"):
+        with pytest.raises(QueensError, match="--t0"):
+            annealing.t0_rule(bad)
+
+
+def test_calibrate_nmof_t0_walks_from_the_start_board():
+    config = annealing.make_config(8, "sa", 1000, 4, "step", 3, "attacks", "nmof")
+    key, start = jax.random.key(3), np.zeros(8, np.int32)
+    temps, _ = annealing.calibrate(key, config, walk=400, t0="nmof", start=start)
+    seed = chain_seeds(key, jnp.arange(1))[0]
+    deltas = np.asarray(sls.random_walk_deltas(seed, config, 400, jnp.asarray(start)))
+    assert temps[0] == pytest.approx(annealing.sa_start_temperature_nmof(deltas, 0.4), rel=1e-6)
+    fixed, _ = annealing.calibrate(key, config, walk=400, t0=2.0, alpha=0.5)
+    np.testing.assert_allclose(fixed, 2.0 * 0.5 ** np.arange(4), rtol=1e-6)
+
+
+def test_vignette_setting_from_one_row_with_best_boards():
+    """NMOF's vignette: p0 = rep(1, N), the far-end edge, LSopt; every solution verified, and the
+    best board of every unsolved chain recovered with its objective and attacking pairs."""
+    res = jaxqueens.anneal(8, "ls", chains=40, steps=600, edge="nmof", start=np.zeros(8, int),
+                           best_boards=True)
+    run = res.run
+    assert 0 < run.solved.sum() < 40 and checker.are_solutions(res.solutions).all()
+    assert res.summary["edge"] == "nmof" and res.summary["start"] == [0] * 8
+    np.testing.assert_array_equal(res.best_chains, run.chain_id[~run.solved])
+    assert res.best_boards.shape == ((~run.solved).sum(), 8)
+    np.testing.assert_array_equal(res.best_pairs, checker.attacking_pairs(res.best_boards))
+    attacks = [sum(8 - len(set(x)) for x in (b, b - np.arange(8), b + np.arange(8))) for b in res.best_boards]
+    np.testing.assert_array_equal(attacks, run.best[~run.solved])
+    assert (res.best_pairs > 0).all()
+
+
+def test_non_permutation_start_needs_the_step_neighbour():
+    with pytest.raises(QueensError, match="--neighbour swap never changes which rows"):
+        jaxqueens.anneal(8, "ls", chains=2, steps=10, neighbour="swap", start=np.zeros(8, int))
+    res = jaxqueens.anneal(8, "ls", chains=4, steps=50, neighbour="swap", start=[1, 3, 5, 7, 2, 0, 6, 4])
+    assert res.summary["chains"] == 4  # a permutation start is fine with swap
+    with pytest.raises(QueensError, match="out of range"):
+        jaxqueens.anneal(8, "ls", chains=2, steps=10, start=[8] * 8)

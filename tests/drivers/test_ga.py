@@ -123,3 +123,24 @@ def test_zero_generations_reports_the_initial_population():
     assert r.best.shape == (1, 2) and not r.interrupted
     assert (r.best[0] == r.fitness.min(axis=(1, 2))).all()
     assert (r.evaluations == 10).all()
+
+
+def test_report_fitness_boards_are_checked_and_labelled(classic):
+    """The GA report's score (rows ignored): boards that score 0 are kept apart, and only those
+    the independent checker confirms count as solutions or solved trials."""
+    r = ga.evolve(6, 12, 30, 2, encoding="combination", fitness="report-diagonals-only", seed=1)
+    assert len(r.score_met) > 0  # the report's 0 is easy: e.g. every queen on one row
+    n = 6
+    diag = [sum(abs(int(b[i]) - int(b[j])) == j - i for i in range(n) for j in range(i + 1, n))
+            for b in r.score_met]
+    assert not any(diag)
+    real = checker.are_solutions(r.score_met)
+    np.testing.assert_array_equal(r.solutions, r.score_met[real])
+    assert (~real).any()  # some of the report's "solutions" are not solutions
+    met, solved = r.first_score_met, r.first_solved
+    np.testing.assert_array_equal(met, np.where((r.best == 0).any(0), (r.best == 0).argmax(0), -1))
+    assert ((solved < 0) | ((met >= 0) & (met <= solved))).all()
+    assert r.success_rate == np.mean(solved >= 0)
+    plain = classic["combination"]  # the default fitness counts rows: nothing to keep apart
+    assert plain.score_met is None and plain.solved_at is None
+    np.testing.assert_array_equal(plain.first_solved, plain.first_score_met)

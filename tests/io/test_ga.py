@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from jaxqueens.io import ga as ga_io
+from jaxqueens.solvers import ga_ops
 
 
 def _result(n=5):
@@ -48,3 +49,9 @@ def test_nonattacking_score_and_no_solutions(tmp_path):
     empty = np.load(tmp_path / "solutions.npy")
     assert empty.shape == (0, 5) and empty.dtype == np.int32
     assert json.loads((tmp_path / "summary.json").read_text())["score_in_csv"] == "nonattacking"
+
+
+def test_fitness_names_cover_the_kernels_fitnesses():
+    """The CLI's --fitness choices come from io (JAX-free); they must name every kernel fitness."""
+    assert set(ga_io.FITNESS_NAMES) == set(ga_ops.FITNESS)
+    assert ga_io.REPORT_FITNESS == ga_ops.REPORT_FITNESS

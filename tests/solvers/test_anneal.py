@@ -159,3 +159,95 @@ class KernelTest(parameterized.TestCase):
             jitted = jax.jit(chex.assert_max_traces(fn, n=1))
             for k, seed in enumerate(SEEDS):
                 jitted(seed, SCHEDULE * (k + 1))
+
+
+# ---------------------------------------------------------------- NMOF's vignette (issue 14)
+def nmof_neighbour_row(r: int, shift: int, n: int) -> int:
+    """Plain reference of the vignette's edge rule (0-based): ``p[i] + shift``, then past the last
+    row to the first and before the first to the last (``p[i] <- 1`` / ``p[i] <- N``)."""
+    r = r + shift
+    return 0 if r > n - 1 else n - 1 if r < 0 else r
+
+
+@pytest.mark.parametrize("n,step,objective", [(7, 3, "attacks"), (10, 2, "pairs"), (13, 1, "attacks")])
+def test_nmof_edge_moves_past_the_edge_to_the_far_end(n, step, objective):
+    """Same draws as the default move; only the edge differs, as the reference says. Any start
+    board (rows repeat here) keeps exact deltas and counts. Seeds and boards are dynamic, so
+    each setting compiles once."""
+    wrap = sls.Config(n=n, step=step, objective=objective)
+    nmof = dataclasses.replace(wrap, edge="nmof")
+    propose = jax.jit(lambda s, c: sls.propose(s, c), static_argnums=1)
+    init = jax.jit(lambda seed, b: sls.init(seed, nmof, None, b))
+    counts_of = jax.jit(lambda rows: lines.counts_of(rows, n))
+    rng = np.random.default_rng(n)
+    for _ in range(4):
+        start = rng.integers(0, n, n)
+        start[: n // 2] = np.where(start[: n // 2] % 2, 0, n - 1)  # many queens at the edges
+        s = init(jnp.uint32(rng.integers(2**31)), jnp.asarray(start, jnp.int32))
+        for _ in range(6):
+            (rows_w, _, _), (rows, counts, delta) = propose(s, wrap), propose(s, nmof)
+            before, after, wrapped = np.asarray(s.rows), np.asarray(rows), np.asarray(rows_w)
+            col = np.flatnonzero(before != wrapped)  # the wrapped move always moves (0 < |shift| < n)
+            assert len(col) == 1 and np.flatnonzero(before != after).tolist() in ([], col.tolist())
+            c = int(col[0])
+            shift = [d for d in range(-step, step + 1) if d and (before[c] + d) % n == wrapped[c]]
+            assert len(shift) == 1  # n > 2 * step: the wrapped row gives the shift back
+            assert after[c] == nmof_neighbour_row(int(before[c]), shift[0], n)
+            assert int(delta) == _objective(after, objective) - _objective(before, objective)
+            np.testing.assert_array_equal(counts, counts_of(rows))
+            s = s._replace(rows=rows, counts=counts, ctr=s.ctr + 1)
+
+
+ONE_ROW = jnp.zeros(8, jnp.int32)  # the vignette's p0 = rep(1, N): every queen on one line
+NMOF = sls.Config(n=8, method="ls", edge="nmof", rounds=2, steps_per_round=150)
+NMOF_SCHEDULE = jnp.zeros(2, jnp.float32)
+
+
+class StartAndReplayTest(parameterized.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_init_from_a_board_with_repeated_rows(self):
+        s = self.variant(lambda seed, b: sls.init(seed, NMOF, NMOF_SCHEDULE, b))(SEEDS[0], ONE_ROW)
+        chex.assert_shape([s.rows, s.counts], [(8,), (lines.size(8),)])
+        np.testing.assert_array_equal(s.rows, np.zeros(8))
+        np.testing.assert_array_equal(s.counts, lines.counts_of(ONE_ROW, 8))
+        assert int(s.f) == int(s.best) == reference.n_attacks(np.zeros(8, int)) == 7
+        assert int(s.ctr) == 1 and int(s.steps) == 0
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_replay_to_the_best_step_gives_the_best_board(self):
+        solve = self.variant(lambda seed, b: sls.solve_chain(seed, NMOF, NMOF_SCHEDULE, b))
+        replay = self.variant(lambda seed, u, b: sls.replay(seed, NMOF, NMOF_SCHEDULE, u, b))
+        for seed in SEEDS:
+            res = solve(seed, ONE_ROW)
+            s = replay(seed, res.steps, ONE_ROW)
+            chex.assert_shape(s.rows, (8,))
+            assert int(s.steps) == int(res.steps) and int(s.f) == int(res.best)
+            assert reference.n_attacks(np.asarray(s.rows)) == int(res.best)
+            if bool(res.solved):
+                np.testing.assert_array_equal(s.rows, res.rows)
+
+    def test_the_kernel_takes_its_start_from_data(self):
+        kernel = sls.Kernel(NMOF)
+        solve_one, init = jax.jit(kernel.solve_one), jax.jit(kernel.init)
+        want = jax.jit(lambda seed: sls.solve_chain(seed, NMOF, NMOF_SCHEDULE, ONE_ROW))
+        for seed in SEEDS:
+            chex.assert_trees_all_equal(solve_one(seed, sls.Data(NMOF_SCHEDULE, ONE_ROW)), want(seed))
+            s = init(seed, sls.Data(NMOF_SCHEDULE))  # no start: a random permutation
+            assert sorted(np.asarray(s.rows)) == list(range(8))
+
+    def test_new_boards_and_targets_do_not_retrace(self):
+        fns = {"replay": lambda seed, b: sls.replay(seed, NMOF, NMOF_SCHEDULE, seed.astype(jnp.int32) % 50, b),
+               "walk": lambda seed, b: sls.random_walk_deltas(seed, NMOF, 16, b)}
+        for fn in fns.values():
+            jitted = jax.jit(chex.assert_max_traces(fn, n=1))
+            for k, seed in enumerate(SEEDS):
+                jitted(seed, (ONE_ROW + k) % 8)
+
+
+def test_a_bare_schedule_is_data_with_random_starts():
+    """Callers that pass the schedule alone (drivers.stats) keep random starts."""
+    kernel = sls.Kernel(NMOF)
+    assert sls.as_data(NMOF_SCHEDULE).start is None
+    s = kernel.init(SEEDS[0], NMOF_SCHEDULE)
+    chex.assert_trees_all_equal(s, kernel.init(SEEDS[0], sls.Data(NMOF_SCHEDULE)))
+    chex.assert_trees_all_equal(kernel.step(s, NMOF_SCHEDULE), kernel.step(s, sls.Data(NMOF_SCHEDULE)))

@@ -144,3 +144,28 @@ def test_initial_metrics():
     chex.assert_shape(m.sols, (TRIALS, STEADY.islands, STEADY.sols_per_gen, STEADY.n))
     best = np.asarray(m.sols)[:, :, 0]
     assert (checker.attacking_pairs(best.reshape(-1, STEADY.n)).reshape(TRIALS, -1) == fit.min(axis=2)).all()
+
+
+REPORT = ga.GAConfig(n=6, pop=8, encoding="combination", crossover="one_point", mutation="reset",
+                     tournament=3, fitness="report-diagonals-only")
+
+
+def _diagonal_pairs(genes):
+    """Plain reference of the report's score of each genome [..., n] (rows ignored)."""
+    g = np.asarray(genes, np.int64).reshape(-1, genes.shape[-1])
+    n = g.shape[1]
+    return np.array([sum(abs(b[i] - b[j]) == j - i for i in range(n) for j in range(i + 1, n)) for b in g])
+
+
+def test_report_fitness_scores_diagonals_only():
+    """The GA report's score drives selection exactly as the reference scores the genomes (the
+    score itself runs with and without jit in test_ga_ops' OperatorVariantsTest, as every
+    entry of ga_ops.FITNESS does; init and step run the same code for every fitness)."""
+    state = ga.init_trials(jax.random.key(4), REPORT, TRIALS)[0]
+    chex.assert_shape(state.fit, (TRIALS, 1, REPORT.pop))
+    np.testing.assert_array_equal(np.asarray(state.fit).ravel(), _diagonal_pairs(state.genes))
+    for g in range(3):
+        state, m = STEP(state, PARAMS, jnp.int32(g), REPORT)
+        np.testing.assert_array_equal(np.asarray(state.fit).ravel(), _diagonal_pairs(state.genes))
+        chex.assert_shape(m.sols, (TRIALS, 1, 2, REPORT.n))
+        np.testing.assert_array_equal(np.asarray(m.sols_ok).ravel(), _diagonal_pairs(m.sols) == 0)

@@ -352,3 +352,22 @@ class OperatorVariantsTest(chex.TestCase):
         guarded(jnp.zeros((4, 6), jnp.int8))
         with pytest.raises(AssertionError, match="traced"):
             guarded(jnp.zeros((4, 7), jnp.int8))  # a new shape traces again
+
+
+# ----------------------------------------------------------------------------- the GA report's score (issue 14)
+def ref_diagonal_pairs(rows) -> int:
+    """Plain reference of the report's score: pairs on a common diagonal, rows ignored."""
+    rows = [int(r) for r in rows]
+    return sum(abs(rows[i] - rows[j]) == j - i for i in range(len(rows)) for j in range(i + 1, len(rows)))
+
+
+@pytest.mark.parametrize("n", [4, 8, 33, 40])  # both forms: shifted slices (n <= 32), line counts
+def test_report_score_counts_diagonal_pairs_only(n):
+    rng = np.random.default_rng(100 + n)
+    boards = np.concatenate([rng.integers(0, n, (40, n)), perms(rng, 20, n, np.int64),
+                             np.zeros((1, n), np.int64)]).astype(np.int8)
+    got = np.asarray(jax.jit(jax.vmap(O.report_diagonals_only))(boards))
+    assert got.tolist() == [ref_diagonal_pairs(b) for b in boards]
+    np.testing.assert_array_equal(got[40:60], checker.attacking_pairs(boards[40:60]))  # permutations
+    assert got[-1] == 0 and not checker.are_solutions(boards[-1:])[0]  # one row: the report's "0"
+    assert O.FITNESS[O.REPORT_FITNESS] is O.report_diagonals_only
