@@ -8,6 +8,10 @@ excludes compilation, as the targets ask; the numba peer's JIT comes from its on
 Targets (2-core CPU): n = 10^6 in <= 3 s end to end and never slower than 1.5x numba; n = 10^7
 in <= 30 s.
 
+A second table: the batched path's ``--init greedy`` (the CP468 column-by-column greedy) at the
+largest sizes it takes, attacking pairs of the initial board (which must stay a handful at every
+n: it was 88-150 at n = 3 * 10^4 and ~3500 at 46,340 before issue 14) and generation seconds.
+
 Usage: python scripts/bench_large_n.py [--reps 3] [--max-n 10000000] [--quick]
 """
 
@@ -37,6 +41,18 @@ res = large_solve.solve_large(n, seed=seed)
 s = res.summary
 s["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(s))
+"""
+
+GREEDY_SIZES = [10_000, 30_000, 46_340]
+QUICK_GREEDY = [10_000]
+
+GREEDY_CHILD = """
+import json, sys, time
+import jaxqueens
+from jaxqueens.drivers import minconflicts as mcsolve
+n, seed = int(sys.argv[1]), int(sys.argv[2])
+rows, pairs, gen_s, compile_s = mcsolve.initial_board(n, init="greedy", seed=seed)
+print(json.dumps({"n": n, "seed": seed, "pairs": pairs, "init_s": gen_s, "compile_s": compile_s}))
 """
 
 NUMBA_CHILD = """
@@ -121,13 +137,23 @@ def main() -> int:
                      fmt(j["compile_s"])])
         print(f"done n={n}", file=sys.stderr, flush=True)
 
+    greedy, greedy_rows = [], []
+    for n in [s for s in (QUICK_GREEDY if args.quick else GREEDY_SIZES) if s <= args.max_n]:
+        rs = [child(GREEDY_CHILD, n, seed) for seed in range(args.reps)]
+        greedy.append({"n": n, "runs": rs})
+        greedy_rows.append([f"{n:,}", " ".join(str(r["pairs"]) for r in rs), max(r["pairs"] for r in rs),
+                            f"{statistics.median(r['init_s'] for r in rs):.3f}"])
+        print(f"done greedy n={n}", file=sys.stderr, flush=True)
+
     print(f"seconds (median of {args.reps} unless 'best'); ratio = jaxqueens total / numba total "
           "(< 1: jaxqueens faster)")
     print(benchlib.table(["n", "jq init", "jq search", "jq steps", "jq best", "jq med", "jq MiB",
                           "nb init", "nb search", "nb steps", "nb med", "nb MiB", "ratio", "jq compile"],
                          rows))
+    print("--init greedy (CP468 greedy, batched path): attacking pairs of the initial board, one per seed")
+    print(benchlib.table(["n", "pairs per seed", "max", "init s (median)"], greedy_rows))
     path = benchlib.write_results("large_n" + ("-quick" if args.quick else ""),
-                                  {"reps": args.reps, "rows": records}, args.out_dir)
+                                  {"reps": args.reps, "rows": records, "greedy": greedy}, args.out_dir)
     print(f"wrote {path}")
     return 0
 

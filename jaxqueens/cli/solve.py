@@ -7,31 +7,46 @@
 - ``--method backtrack``: the classic first solution (:func:`jaxqueens.drivers.backtrack.first_solution`),
   outputs by :mod:`jaxqueens.io.backtrack`.
 
-``--mode auto`` (default) takes the large-n path from ``LARGE_AUTO_N`` on when at most
-``LARGE_AUTO_CHAINS`` chains are asked for. Only process 0 writes files.
+``--mode auto`` (default) takes the path predicted faster for the chains asked for
+(:func:`jaxqueens.solvers.choices.auto_path`): the large path from n ~ 5,900 on, the batched one
+below it or whenever ``--solutions``/``--time`` is given. Without a budget a run solves
+:func:`~jaxqueens.solvers.choices.default_chains` chains (1000 at small n, falling smoothly to 1
+from n = 20,000). Each attempt takes at most ``--maxsteps`` steps (default ``max(4000, 2n)``), each
+chain at most ``--max-restarts`` restarts; both are shown on the progress line. Chains that end
+unsolved are reported in one line ("no solution found after ... steps") and their boards with
+the fewest attacking pairs are saved (``best_boards.npy``). Only process 0 writes files.
+
+Classic behaviours: ``--max-restarts 0`` is the CP468 give-up mode (one attempt, then "no
+solution", exit 1); ``--show-initial`` prints chain 0's initial board, its attacking pairs and its
+generation time apart from the search; ``--tabu`` is the CP468 plateau memory; ``--init greedy``
+the CP468 greedy; ``--move cisc352`` the CISC352 staged row choice with its step limit and cap.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
-import jax
-
+from jaxqueens import _lazy
 from jaxqueens.cli import options
-from jaxqueens.drivers import backtrack as backtracking
-from jaxqueens.drivers import large as large_solve
-from jaxqueens.drivers import minconflicts as mcsolve
+from jaxqueens.cli.options import is_writer
 from jaxqueens.errors import QueensError
 from jaxqueens.io import backtrack as backtrack_out
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import chains as chain_out
 from jaxqueens.io import large as large_out
 from jaxqueens.io import logs
-from jaxqueens.parallel.gather import is_writer
 from jaxqueens.plots import chains as plots
 from jaxqueens.plots import render
-from jaxqueens.solvers.minconflicts import INITS
+from jaxqueens.solvers.choices import (INITS, MAX_BATCHED_N, MOVES, auto_path, default_chains,
+                                       default_max_steps)
+
+# JAX and the solvers load at their first use (jaxqueens._lazy): --help and argument errors never do
+jax = _lazy.load("jax")
+backtracking = _lazy.load("jaxqueens.drivers.backtrack")
+large_solve = _lazy.load("jaxqueens.drivers.large")
+mcsolve = _lazy.load("jaxqueens.drivers.minconflicts")
 
 
 def add_command(sub) -> None:
@@ -42,16 +57,35 @@ def add_command(sub) -> None:
                     "until --chains have solved, --solutions distinct solutions are found, or "
                     "--time seconds pass; every solution is verified by the independent checker.")
     options.add_size(p)
-    p.add_argument("--chains", type=int, default=None, help="solved chains to collect (default 1000)")
+    p.add_argument("--chains", type=int, default=None,
+                   help="solved chains to collect (with --max-restarts: chains to run); default "
+                        "1000 for n <= 632, then 4e8 / n^2 (16 at n = 5000, 1 from n = 20,000)")
     p.add_argument("--solutions", type=int, default=None, help="stop at this many distinct solutions")
     p.add_argument("--time", type=float, default=None, metavar="SECONDS",
                    help="stop after this much kernel time (checked between kernel calls, each bounded "
                         "to about a second of work; chains still running then count as unsolved)")
     # Defaults of the options below are filled in by _check_options (None: not given), so that
     # a path that does not use an option can refuse it instead of ignoring it.
-    p.add_argument("--maxsteps", type=int, default=None, help="steps before a restart (default 4000)")
-    p.add_argument("--init", choices=INITS, default=None, help="initial boards (default permutation)")
-    p.add_argument("--tabu", type=int, default=None, help="plateau tabu tenure, 0 = off (default)")
+    p.add_argument("--maxsteps", type=int, default=None,
+                   help="steps per attempt before a restart (default max(4000, 2n): min-conflicts "
+                        "needs about 0.5n steps from a random board; --move cisc352: "
+                        "ceil(2n / log2 n)); on the large path: swap attempts in all")
+    p.add_argument("--max-restarts", type=int, default=None, metavar="R",
+                   help="restarts per chain before it gives up (default 1,000,000; 0: the CP468 "
+                        "give-up mode, one attempt of --maxsteps); --chains then counts chains run")
+    p.add_argument("--init", choices=INITS, default=None,
+                   help="initial boards (default permutation; greedy: the CP468 column-by-column "
+                        "greedy; large path: qs4 (default) or permutation)")
+    p.add_argument("--tabu", type=int, default=None,
+                   help="CP468 plateau memory: squares a queen may not revisit during one local "
+                        "minimum (0 = off, the default)")
+    p.add_argument("--move", choices=MOVES, default=None,
+                   help="row choice: minconflicts (default) or cisc352 (a conflict-free row, else "
+                        "up to 100 random rows for one with 1 conflict, else the full scan; "
+                        "defaults --init qs4, --maxsteps ceil(2n / log2 n), --max-restarts 99)")
+    p.add_argument("--show-initial", action="store_true",
+                   help="print chain 0's initial board (n <= 64), its attacking pairs and its "
+                        "generation time, apart from the search time (CP468)")
     options.add_seed(p, default=None)
     p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
     p.add_argument("--file", default=None, help="start every chain from this board file")
@@ -64,9 +98,10 @@ def add_command(sub) -> None:
                    help="minconflicts (default) or backtrack: the classic first solution, rows "
                         "tried in increasing order, with placement and backtrack counts")
     p.add_argument("--mode", choices=("auto", "batched", "large"), default="auto",
-                   help=f"batched: many chains in parallel; large: linear-time QS4 path for huge "
-                        f"boards; auto (default): large when n >= {mcsolve.LARGE_AUTO_N} and at most "
-                        f"{mcsolve.LARGE_AUTO_CHAINS} chains are asked for")
+                   help="batched: many chains in parallel; large: linear-time QS4 path for huge "
+                        "boards, chains one after another; auto (default): the path predicted "
+                        "faster for the chains asked for (large from n ~ 5,900; batched below, or "
+                        "with --solutions or --time)")
     p.add_argument("--device", choices=("cpu", "gpu"), default=None,
                    help="run on this backend (default: the best one available)")
     options.add_quiet(p)
@@ -87,17 +122,25 @@ def cmd_solve(args) -> int:
             raise QueensError(f"--file {args.file} holds {boards.shape[0]} boards; give a file with one")
         start = boards[0]
     n = options.board_size(args, start)
-    _check_options(args, _path(args, n))
+    path = _path(args, n)
+    _check_options(args, path, n)
     options.prepare_out(args.out or args.resume, need=_out_bytes(args, n))
     if args.method == "backtrack":
         return _cmd_backtrack(args, n)
-    if _path(args, n) == "large":
+    if path == "large":
         return _cmd_large(args, n)
-    chains = args.chains if args.chains is not None or args.solutions or args.time else 1000
     checkpoint, resume = options.checkpoint_target(args)
+    given = args.chains is not None or args.solutions or args.time
+    chains = args.chains if given else default_chains(n)
+    max_chains = None
+    if args.capped:  # --max-restarts given: chains are run, not awaited (a bounded job)
+        chains, max_chains = None, chains
+    if args.show_initial:
+        _show_initial(args, n, start)
     result = mcsolve.solve(n, chains, solutions=args.solutions, seconds=args.time,
                            max_steps=args.maxsteps, init=args.init, tabu=args.tabu, seed=args.seed,
-                           batch=args.batch, start=start,
+                           batch=args.batch, start=start, max_restarts=args.max_restarts,
+                           move=args.move, max_chains=max_chains,
                            trace_steps=min(args.maxsteps, 100_000) if args.plot else 0,
                            quiet=options.quiet(args), checkpoint=checkpoint, resume=resume,
                            checkpoint_every=args.checkpoint_every)
@@ -113,13 +156,19 @@ def cmd_solve(args) -> int:
             print(f"{s['unfinished']} of these chains were still running when the --time budget "
                   "ran out: counted unsolved")
         if s["solutions_per_s"]:
-            print(f"{s['solutions_per_s']:,.0f} solutions/s over {s['wall_s']:.2f} s "
+            rate = s["solutions_per_s"]
+            rate = f"{rate:,.0f}" if rate >= 10 else f"{rate:.3g}"
+            print(f"{rate} solutions/s over {s['wall_s']:.2f} s "
                   f"(compile {s['compile_s']:.2f} s excluded); stopped by {s['stopped_by']} budget")
+        unsolved = int(s["chains"] - s["solved"])
+        if unsolved:
+            print(_no_solution_line(result.run, s, args))
         if len(result.solutions) and n <= 16:
             print(render.ascii_board(result.solutions[0]))
         if args.out and is_writer():
             out = Path(args.out)
             written = chain_out.write_outputs(result.run, out, s)
+            written += chain_out.write_unsolved(result.run, out)
             if len(result.solutions) and n <= render.MAX_PNG_N:
                 render.render_png(result.solutions[0], out / "solution.png", title="chain 0")
                 written.append(out / "solution.png")
@@ -129,53 +178,116 @@ def cmd_solve(args) -> int:
         return 0 if s["solved"] else 1
 
 
-DEFAULTS = {"maxsteps": 4000, "init": "permutation", "tabu": 0, "seed": 0}
-"""Defaults of the options that only some paths use (the parser leaves them None)."""
+def _no_solution_line(run, s: dict, args) -> str:
+    """One line for the chains that ended unsolved: steps spent, the limits, the best board."""
+    unsolved = ~run.solved
+    steps = int(run.steps[unsolved].sum())
+    best = int(run.best[unsolved].min()) if run.best is not None else None
+    why = ("the --time budget ran out" if s.get("unfinished") else
+           f"each gave up after {args.max_restarts + 1:,} attempt{'s' * (args.max_restarts > 0)} "
+           f"of {args.maxsteps:,} steps")
+    saved = (" (their best boards: best_boards.npy in --out)" if args.out else
+             " (--out DIR saves their best boards)")
+    fewest = f"; best board {best} attacking pairs" if best is not None else ""
+    return (f"no solution found after {steps:,} steps by {int(unsolved.sum())} of {s['chains']} chains "
+            f"({why}{fewest}){saved}")
+
+
+def _show_initial(args, n: int, start) -> None:
+    """``--show-initial``: chain 0's first board (printed for n <= 64), its attacking pairs and
+    the time to generate it, compiled and timed apart from the search."""
+    rows, pairs, gen_s, compile_s = mcsolve.initial_board(
+        n, init=args.init, seed=args.seed, start=start, max_steps=args.maxsteps, tabu=args.tabu,
+        move=args.move, max_restarts=args.max_restarts)
+    print(f"initial board of chain 0 (--init {args.init if start is None else 'from --file'}): "
+          f"{pairs} attacking pairs, generated in {1e3 * gen_s:.3f} ms (compile {compile_s:.2f} s "
+          "excluded; the search time below is apart)")
+    if n <= 16:
+        print(render.ascii_board(rows))
+    if n <= 64:
+        print(f"rows {rows.tolist()}")
+
+
+DEFAULTS = {"init": "permutation", "tabu": 0, "seed": 0, "max_restarts": 1_000_000, "move": "minconflicts"}
+"""Defaults of the options that only some paths use (the parser leaves them None); ``--maxsteps``
+depends on n and the path (:func:`_check_options`)."""
+
+CISC352_DEFAULTS = {"init": "qs4", "max_restarts": 99}
+"""``--move cisc352`` defaults: QS4 boards (as the CISC352 program builds them) and a cap of 100
+attempts per chain; its step limit is :func:`cisc352_max_steps`."""
+
+
+def cisc352_max_steps(n: int) -> int:
+    """The CISC352 program's size-dependent step limit, ``ceil(2 n / log2 n)`` (at least 1)."""
+    return max(1, math.ceil(2 * n / math.log2(max(n, 2))))
 
 UNUSED = {
-    "large": ("resume", "solutions", "time", "maxsteps", "init", "tabu", "batch", "file"),
+    "large": ("resume", "solutions", "time", "tabu", "batch", "file", "max_restarts", "move",
+              "show_initial"),
     "backtrack": ("resume", "solutions", "time", "maxsteps", "init", "tabu", "batch", "file",
-                  "chains", "seed", "plot"),
+                  "chains", "seed", "plot", "max_restarts", "move", "show_initial"),
 }
 """Options a path does not use: given anyway, they are refused (never ignored silently)."""
 
 
+def _given(value) -> bool:
+    """An option the user gave (0 counts: ``--max-restarts 0`` is given; None and an unset flag
+    are not)."""
+    return value is not None and value is not False
+
+
 def _path(args, n: int) -> str:
-    """Which path runs: "backtrack", "large" (``--mode large``, or ``auto`` from
-    ``LARGE_AUTO_N`` on with at most ``LARGE_AUTO_CHAINS`` chains and no ``--solutions``) or
-    "batched"."""
+    """Which path runs: "backtrack", "large" (``--mode large``, or ``auto`` when
+    :func:`~jaxqueens.solvers.choices.auto_path` predicts it faster for the chains asked for and
+    no option only the batched path has is given) or "batched"."""
     if args.method == "backtrack":
         return "backtrack"
-    few = args.chains is None or args.chains <= mcsolve.LARGE_AUTO_CHAINS
-    auto_large = n >= mcsolve.LARGE_AUTO_N and few and not args.solutions
-    return "large" if args.mode == "large" or (args.mode == "auto" and auto_large) else "batched"
+    if args.mode != "auto":
+        return args.mode
+    batched_only = [name for name in UNUSED["large"] if _given(getattr(args, name))]
+    if batched_only and n <= MAX_BATCHED_N:
+        return "batched"
+    return auto_path(n, args.chains, args.solutions, args.time)
 
 
-def _check_options(args, path: str) -> None:
+def _check_options(args, path: str, n: int = 8) -> None:
     """Before any work: every count in range, and no option that ``path`` would not use (one
     line naming the option and the fix); then fill in the defaults."""
     for flag, value, low in (("--chains", args.chains, 1), ("--maxsteps", args.maxsteps, 1),
-                             ("--batch", args.batch, 1), ("--tabu", args.tabu, 0)):
+                             ("--batch", args.batch, 1), ("--tabu", args.tabu, 0),
+                             ("--max-restarts", args.max_restarts, 0)):
         if value is not None and value < low:
             raise QueensError(f"{flag} must be at least {low}, got {value}")
-    given = [name for name in UNUSED.get(path, ()) if getattr(args, name) not in (None, False)]
+    given = [name for name in UNUSED.get(path, ()) if _given(getattr(args, name))]
     if given:
         flag = "--" + given[0]
         if path == "backtrack":
             raise QueensError(f"{flag} is not used by --method backtrack (one first solution from "
                               f"an empty board); drop {flag}")
-        raise QueensError(f"{flag} is not used by the large-n path (--mode large, or auto for n >= "
-                          f"{mcsolve.LARGE_AUTO_N:,} with at most {mcsolve.LARGE_AUTO_CHAINS} chains); "
-                          f"drop {flag} or give --mode batched")
+        raise QueensError(f"{flag.replace('_', '-')} is not used by the large-n path (--mode large, "
+                          f"or auto beyond the batched limit); drop it or give --mode batched")
+    if path == "large" and args.init not in (None, "qs4", "permutation"):
+        raise QueensError(f"--init {args.init} is not available on the large-n path (it needs a "
+                          "permutation in O(n)); use --init qs4 or permutation, or --mode batched")
+    args.capped = args.max_restarts is not None
+    if args.move == "cisc352":
+        for name, value in CISC352_DEFAULTS.items():
+            if getattr(args, name) is None:
+                setattr(args, name, value)
+        if args.maxsteps is None:
+            args.maxsteps = cisc352_max_steps(n)
+    if args.maxsteps is None and path == "batched":
+        args.maxsteps = default_max_steps(n)
     for name, value in DEFAULTS.items():
-        if getattr(args, name) is None:
+        if getattr(args, name) is None and not (path == "large" and name == "init"):
             setattr(args, name, value)
 
 
 def _out_bytes(args, n: int) -> int:
     """Roughly what ``--out`` receives: boards (.npy, text), runs.csv, the checkpoint and its
     temporary copy, for the chains asked for (unknown under --time alone)."""
-    chains = args.chains if args.chains is not None else args.solutions or (0 if args.time else 1000)
+    chains = (args.chains if args.chains is not None else
+              args.solutions or (0 if args.time else default_chains(n)))
     return max(chains, 1) * (12 * max(n, 1) + 100)
 
 
@@ -194,23 +306,34 @@ def _solve_plots(trace, solved_steps, n: int, out: Path) -> list[Path]:
 
 def _cmd_large(args, n: int) -> int:
     """``solve`` on the large-n path: ``--chains`` (default 1) chains one after another."""
-    chains = args.chains or 1
+    chains = args.chains or default_chains(n)
+    init = args.init or "qs4"
+    code = 0
     for chain in range(chains):
-        res = large_solve.solve_large(n, seed=args.seed, chain=chain, quiet=options.quiet(args))
+        res = large_solve.solve_large(n, seed=args.seed, chain=chain, quiet=options.quiet(args), init=init,
+                                      max_steps=args.maxsteps or large_solve.NO_STEP_LIMIT, give_up=True)
         with options.final_write(args.out):
             s = res.summary
             logs.log("summary", **s)
-            print(f"n = {n:,}{f' chain {chain}' if chains > 1 else ''}: solved and verified; "
-                  f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} conflicted queens "
-                  f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, {s.get('moves', 0)} "
-                  f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} s; "
-                  f"compile {s.get('compile_s', 0):.2f} s excluded")
+            label = f"n = {n:,}{f' chain {chain}' if chains > 1 else ''}"
+            if s["solved"]:
+                print(f"{label}: solved and verified; "
+                      f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} conflicted queens "
+                      f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, {s.get('moves', 0)} "
+                      f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} s; "
+                      f"compile {s.get('compile_s', 0):.2f} s excluded")
+            else:
+                code = 1
+                print(f"{label}: no solution found after {s['steps']:,} steps (--maxsteps {args.maxsteps:,} "
+                      f"swap attempts; init {s.get('init_s', 0):.2f} s, search {s.get('search_s', 0):.2f} s); "
+                      f"best board {s['pairs']} attacking pairs"
+                      + (" (best_board.npy in --out)" if args.out else " (--out DIR saves it)"))
             if n <= 16:
                 print(render.ascii_board(res.rows))
             if args.out and is_writer():
                 out = Path(args.out) / f"chain-{chain}" if chains > 1 else Path(args.out)
                 files = large_out.write_outputs(res, out)
-                if n <= render.MAX_PNG_N:
+                if n <= render.MAX_PNG_N and s["solved"]:
                     render.render_png(res.rows, out / "solution.png")
                     files.append(out / "solution.png")
                 if args.plot:
@@ -221,7 +344,7 @@ def _cmd_large(args, n: int) -> int:
                                                   "conflicting queens", f"large-n repair, n = {n:,}: per round",
                                                   xlabel="repair round"))
                 print(f"wrote {', '.join(f.name for f in files)} to {out}")
-    return 0
+    return code
 
 
 def _cmd_backtrack(args, n: int) -> int:

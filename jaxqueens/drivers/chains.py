@@ -69,6 +69,14 @@ class Budget:
             raise QueensError(f"--solutions {self.solutions}: n = {n} has only {exist:,} distinct "
                               f"solutions; ask for at most {exist:,} (or give --chains or --time)")
 
+    def describe(self) -> str:
+        """The budget in words, for the progress line ("budget: 1,000 chains or 60 s")."""
+        parts = [f"{self.chains:,} chains solved" if self.chains else "",
+                 f"{self.solutions:,} distinct" if self.solutions else "",
+                 f"{self.seconds:g} s" if self.seconds else "",
+                 f"{self.max_chains:,} chains run" if self.max_chains else ""]
+        return "budget: " + " or ".join(p for p in parts if p)
+
     def fingerprint(self) -> dict:
         """The budget as checkpoint settings: a run resumes only with the budget it began with."""
         return {"chains": self.chains, "solutions": self.solutions, "time": self.seconds,
@@ -158,7 +166,7 @@ class _Tally:
 def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Budget, chunk: int,
                what: str, compile_s: float = 0.0, quiet: bool | None = None,
                checkpoint: Path | None = None, fingerprint: dict | None = None,
-               resume: bool = False, checkpoint_every: float = 30.0) -> ChainRun:
+               resume: bool = False, checkpoint_every: float = 30.0, limits: str = "") -> ChainRun:
     """Run chunks of ``chunk`` chains until ``budget`` is met; verify every solution.
 
     Args:
@@ -173,6 +181,8 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         seconds and on Ctrl-C); with ``resume``, the run continues from it.
       fingerprint: the solver's settings, the command included, that a checkpoint must match to
         be resumed; the budget, n, chunk and process count are added here.
+      limits: the per-chain work limits in words ("at most 11 attempts x 4,000 steps a chain"),
+        shown on the progress line beside the budget, so that no run is unbounded unseen.
 
     With several processes (``jax.distributed``), process p runs the p-th chunk of each round
     and all processes receive every chunk, so chain ids, stops and results are those of a
@@ -180,6 +190,7 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
     """
     budget.check(n)
     procs, me = gather.process_count(), gather.process_index()
+    shown = "; ".join(x for x in (budget.describe(), limits) if x)
     fingerprint = {**(fingerprint or {}), **budget.fingerprint(), "n": n, "chunk": chunk,
                    "processes": procs}
     t = _Tally()
@@ -199,7 +210,8 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         if res.paused is not None and res.paused.any():
             if budget.seconds is None or t.wall + dt < budget.seconds:
                 t.pending = dt  # the next call continues the paused chains of this chunk
-                return Tick(t.solved, f"{len(t.seen)} distinct, {int(res.paused.sum())} chains continue")
+                return Tick(t.solved, f"{len(t.seen)} distinct, {int(res.paused.sum())} chains continue "
+                                      f"({t.offset + count:,} chains run; {shown})")
             t.unfinished = res.paused  # the time is up: they stay unsolved
         t.pending = 0.0
         res = res._replace(paused=None)
@@ -234,8 +246,8 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         # The line shows the chains kept: never more solved than the budget (the chunk's last
         # chains, past the cut, are dropped).
         last = count - 1 if stopped_by is None else keep - (offset - count) - 1
-        return Tick(int(solved_cum[last]), f"{int(distinct_cum[last])} distinct",
-                    finished=stopped_by is not None)
+        return Tick(int(solved_cum[last]), f"{int(distinct_cum[last])} distinct, {offset:,} chains run; "
+                    f"{shown}", finished=stopped_by is not None)
 
     def save() -> None:
         if t.parts:

@@ -25,13 +25,19 @@ PEAK_BYTES_PER_QUEEN = 64
 INIT_CALL_COLUMNS = 250_000
 """QS4 runs in calls of this many columns, so progress shows on huge boards."""
 MAX_ROUNDS = 100_000
+NO_STEP_LIMIT = 1 << 30
+"""``max_steps`` of a run without a step limit (swap attempts in all)."""
+INITS = {"qs4": None, "permutation": 1}
+"""Initial boards of the large path: QS4 (``tries`` swaps per column) or a uniform random
+permutation (one random swap per column, Fisher-Yates); the batched path's other initialisations
+are O(n^2) (greedy) or not permutations (random), which the swap repair needs."""
 
 
 @dataclasses.dataclass
 class LargeResult:
     """One large-n chain."""
 
-    rows: np.ndarray  # [n] verified solution
+    rows: np.ndarray  # [n] verified solution; unsolved (step limit): the board with fewest pairs
     summary: dict
     trace_pairs: np.ndarray  # attacking pairs after each recorded swap attempt
     round_conflicted: np.ndarray  # conflicted queens at the start of each repair round
@@ -65,14 +71,19 @@ def _place_columns(init_fn, s: large.State, n: int, quiet: bool | None) -> large
 
 
 def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_tail: int = 0,
-                max_steps: int = 1 << 30, quiet: bool | None = True) -> LargeResult:
+                max_steps: int = NO_STEP_LIMIT, quiet: bool | None = True, init: str = "qs4",
+                give_up: bool = False) -> LargeResult:
     """Solve one board of size n in O(n) expected time; the result is verified.
 
     Args:
       n: board size (1 or >= 4; up to what memory allows).
       seed, chain: the chain's key is ``fold_in(key(seed), chain)``.
       tries: QS4 attempts per column; free_tail: last columns placed with one random swap.
-      max_steps: swap attempts allowed in all (then QueensError: raise it or change the seed).
+      max_steps: swap attempts allowed in all; then QueensError (raise it or change the seed),
+        or with ``give_up`` an unsolved result (``summary["solved"]`` False) whose ``rows`` is the
+        board with the fewest attacking pairs (the repair never takes a worsening swap, so the
+        last board) and ``summary["pairs"]`` its count.
+      init: "qs4" (default) or "permutation" (:data:`INITS`).
       quiet: True: no progress line; None: a progress line on a terminal only.
     """
     n = as_size(n)
@@ -81,7 +92,13 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
     if n == 1:
         return LargeResult(np.zeros(1, np.int32), {"n": 1, "steps": 0, "verified": True},
                            np.zeros(0, np.int32), np.zeros(0, np.int32))
+    if init not in INITS:
+        raise QueensError(f"--init {init} is not available on the large-n path (O(n^2) or not a "
+                          f"permutation); use --init {' or --init '.join(INITS)}, or --mode batched")
+    if max_steps < 1:
+        raise QueensError(f"--maxsteps must be at least 1, got {max_steps}")
     check_memory(n)
+    tries = INITS[init] or tries
     config = large.Config(n=n, tries=tries, free_tail=free_tail)
     chain_seed = chain_seeds(jax.random.key(seed), jnp.arange(chain, chain + 1))[0]
 
@@ -114,6 +131,8 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
             best = pairs if best is None else min(best, pairs)
         if pairs == 0:
             break
+        if (steps >= max_steps or rounds >= MAX_ROUNDS) and give_up:
+            break
         if steps >= max_steps or rounds >= MAX_ROUNDS:
             raise QueensError(f"n = {n}: no solution within {steps:,} swap attempts; "
                               "raise the step limit or try another --seed")
@@ -124,14 +143,19 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
     rows = np.asarray(s.rows)
     del s
     t2 = time.perf_counter()
-    checker.require_solutions(rows[None], what="large-n min-conflicts", n=n)
+    solved = pairs == 0
+    if solved:
+        checker.require_solutions(rows[None], what="large-n min-conflicts", n=n)
+    else:
+        pairs = int(checker.attacking_pairs(rows))  # the independent count of what is reported
     verify_s = time.perf_counter() - t2
     summary = {
-        "n": n, "mode": "large", "seed": seed, "chain": chain, "tries": tries, "free_tail": free_tail,
+        "n": n, "mode": "large", "seed": seed, "chain": chain, "init": init, "tries": tries,
+        "free_tail": free_tail, "max_steps": max_steps, "solved": bool(solved), "pairs": int(pairs),
         "compile_s": compile_s, "init_s": init_s, "search_s": search_s, "verify_s": verify_s,
         "total_s": init_s + search_s + verify_s,
         "conflicted_after_init": after_init, "pairs_after_init": pairs_after_init,
-        "steps": steps, "moves": moves, "rounds": rounds, "restarts": restarts, "verified": True,
+        "steps": steps, "moves": moves, "rounds": rounds, "restarts": restarts, "verified": bool(solved),
         "backend": jax.default_backend(),
     }
     return LargeResult(rows, summary, np.concatenate(trace) if trace else np.zeros(0, np.int32),

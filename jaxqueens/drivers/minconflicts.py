@@ -20,20 +20,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxqueens.core import checker
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import minconflicts
-
-MAX_BATCHED_N = 46340
-"""Largest n of the batched kernel (square index c * n + r fits int32)."""
-
-LARGE_AUTO_N = 5000
-"""From this n on, a run of a few chains (<= ``LARGE_AUTO_CHAINS``) takes the linear-time large-n
-path (:mod:`jaxqueens.solvers.large`): one batched min-conflicts step scans a whole column, O(n)."""
-LARGE_AUTO_CHAINS = 4
+from jaxqueens.solvers.choices import (  # noqa: F401 (re-exported: the driver's defaults)
+    BATCHED_S_PER_QUEEN2, CALL_WORK, DEFAULT_CHAIN_WORK, LARGE_S_PER_CHAIN, LARGE_S_PER_QUEEN,
+    MAX_BATCHED_N, MAX_STEPS_FLOOR, MAX_STEPS_PER_QUEEN, auto_path, default_chains,
+    default_max_steps, predicted_seconds)
 
 CALL_SECONDS = 0.5
 """Target duration of one bounded kernel call (:class:`BoundedRunner`)."""
@@ -68,10 +65,13 @@ def check_n(n: int) -> None:
                           "use --mode large (one or a few chains) or a smaller n")
 
 
-def default_chunk(n: int, chains: int | None) -> int:
-    """Chains per kernel call: about 2^21 queens, split evenly over the chains asked for."""
+def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> int:
+    """Chains per kernel call: about 2^21 queens, and at most ``devices * CALL_WORK`` queen-steps
+    for one attempt of each (``max_steps``, default :func:`default_max_steps`), split evenly over
+    the chains asked for."""
     devices = jax.local_device_count()
-    cap = max(devices, min(8192, (1 << 21) // n))
+    steps = default_max_steps(n) if max_steps is None else max_steps
+    cap = max(devices, min(8192, (1 << 21) // n, devices * CALL_WORK // (steps * n)))
     if chains is not None:
         calls = -(-chains // cap)
         cap = -(-chains // calls)
@@ -130,6 +130,11 @@ class BoundedRunner:
         res = driver.ChunkResult(*out, paused=np.asarray(minconflicts.paused(out, self.config)))
         if prev is not None:  # the chains that were not paused keep their results
             keep = ~prev.paused
+            if prev.best is not None and res.best is not None:
+                # a continued chain reports its best board over every call, not only this one
+                older = prev.paused & ~res.solved & (prev.best <= res.best)  # ties: the first
+                res = res._replace(rows=np.where(older[:, None], prev.rows, res.rows),
+                                   best=np.where(older, prev.best, res.best))
             res = driver.ChunkResult(*(None if a is None else
                                        np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
                                        for a, b in zip(prev, res)))
@@ -159,9 +164,10 @@ def _start_rows(start, n: int) -> np.ndarray | None:
 
 
 def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None,
-          seconds: float | None = None, max_steps: int = 4000, init: str = "permutation",
+          seconds: float | None = None, max_steps: int | None = None, init: str = "permutation",
           tabu: int = 0, seed: int = 0, batch: int | None = None, start=None,
-          max_restarts: int = 1_000_000, trace_steps: int = 0, quiet: bool | None = True,
+          max_restarts: int = 1_000_000, move: str = "minconflicts", trace_steps: int = 0,
+          max_chains: int | None = None, quiet: bool | None = True,
           checkpoint: str | Path | None = None, resume: bool = False,
           checkpoint_every: float = 30.0, command: str = "solve") -> SolveResult:
     """Run min-conflicts chains until ``chains`` solved, ``solutions`` distinct, or ``seconds``.
@@ -169,17 +175,22 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
     Args:
       n: board size (1 or >= 4).
       chains: stop once this many chains have solved (None: no chain budget).
+      max_chains: stop once this many chains have run, solved or not (with a finite
+        ``max_restarts``, a bounded job).
       solutions: stop once this many distinct solutions are found.
       seconds: stop once this much kernel time is spent (checked between kernel calls, each
         bounded to about :data:`CALL_SECONDS` of work; chains still running then are reported
         unsolved and counted in ``summary["unfinished"]``).
-      max_steps: steps per attempt before a restart from a fresh board.
+      max_steps: steps per attempt before a restart from a fresh board (default
+        :func:`default_max_steps`: ``max(4000, 2 n)``).
       init: initial boards: "random", "permutation", "greedy" or "qs4".
-      tabu: plateau tabu tenure (0 disables).
+      tabu: plateau memory: squares a queen may not revisit during one local minimum (0: off).
+      move: "minconflicts" or "cisc352" (the staged row choice).
       seed: chain i uses ``fold_in(key(seed), i)``: results do not depend on ``batch``.
       batch: chains per kernel call (default: sized from n and ``chains``).
       start: a board [n]; every chain's first attempt starts from it.
-      max_restarts: restarts before a chain gives up (reported unsolved).
+      max_restarts: restarts before a chain gives up (reported unsolved, with its board of
+        fewest attacking pairs; 0: one attempt of ``max_steps``, the CP468 give-up mode).
       trace_steps: if > 0, also trace chain 0 for up to this many steps (for plots).
       quiet: True: no progress line; None: a progress line on a terminal only.
       checkpoint: file for checkpoints of finished chunks (every ``checkpoint_every`` seconds
@@ -193,9 +204,12 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
     """
     n = as_size(n)
     check_n(n)
-    budget = driver.Budget(chains=chains, solutions=solutions, seconds=seconds)
+    budget = driver.Budget(chains=chains, solutions=solutions, seconds=seconds, max_chains=max_chains)
     budget.check(n)
-    for flag, value, low in (("--batch", batch, 1), ("--maxsteps", max_steps, 1), ("--tabu", tabu, 0)):
+    if max_steps is None:
+        max_steps = default_max_steps(n)
+    for flag, value, low in (("--batch", batch, 1), ("--maxsteps", max_steps, 1), ("--tabu", tabu, 0),
+                             ("--max-restarts", max_restarts, 0)):
         if value is not None and value < low:
             raise QueensError(f"{flag} must be at least {low}, got {value}")
     start_rows = _start_rows(start, n)
@@ -203,28 +217,51 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
         return _solve_trivial(budget, seed)
     try:
         config = minconflicts.Config(n=n, max_steps=max_steps, init=init, tabu=tabu,
-                                     max_restarts=max_restarts)
+                                     max_restarts=max_restarts, move=move, keep_best=True)
     except ValueError as err:
         raise QueensError(str(err)) from None
     key = jax.random.key(seed)
-    chunk = batch or default_chunk(n, chains if solutions is None and seconds is None else None)
+    chunk = batch or default_chunk(n, chains if solutions is None and seconds is None else None, max_steps)
     t0 = time.perf_counter()
     runner = compile_runner(key, config, chunk, start_rows, bounded=True)
     compile_s = time.perf_counter() - t0
     fingerprint = {"command": command, "solver": "min-conflicts", "init": init, "tabu": tabu,
-                   "max_steps": max_steps, "seed": seed, "max_restarts": max_restarts,
+                   "max_steps": max_steps, "seed": seed, "max_restarts": max_restarts, "move": move,
                    "start": None if start_rows is None else start_rows.tolist()}
     run = driver.run_chains(runner, n, budget, chunk, what="min-conflicts", compile_s=compile_s,
                             quiet=quiet, checkpoint=None if checkpoint is None else Path(checkpoint),
-                            fingerprint=fingerprint, resume=resume, checkpoint_every=checkpoint_every)
+                            fingerprint=fingerprint, resume=resume, checkpoint_every=checkpoint_every,
+                            limits=f"at most {max_restarts + 1:,} attempts x {max_steps:,} steps a chain")
     trace = None
     if trace_steps > 0:
         metrics = trace_chain(key, config, trace_steps, start_rows)
         trace = {"conflicted": metrics.conflicted, "pairs": metrics.pairs}
     summary = driver.summarize(run, solver="min-conflicts", init=init, tabu=tabu, max_steps=max_steps,
-                               seed=seed, chunk=chunk, backend=jax.default_backend(),
+                               max_restarts=max_restarts, move=move, seed=seed, chunk=chunk,
+                               backend=jax.default_backend(),
                                devices=jax.local_device_count())
     return SolveResult(run=run, summary=summary, config=config, trace=trace)
+
+
+def initial_board(n: int, *, init: str = "permutation", seed: int = 0, start=None,
+                  max_steps: int | None = None, tabu: int = 0, move: str = "minconflicts",
+                  max_restarts: int = 1_000_000) -> tuple[np.ndarray, int, float, float]:
+    """Chain 0's first board of :func:`solve` with these settings, generated on its own: (rows
+    [n], attacking pairs by the independent checker, generation seconds, compile seconds). The
+    batched kernel generates boards inside its loop; this times one board's generation apart."""
+    n = as_size(n)
+    check_n(n)
+    config = minconflicts.Config(n=n, max_steps=max_steps or default_max_steps(n), init=init,
+                                 tabu=tabu, max_restarts=max_restarts, move=move, keep_best=True)
+    seed0 = chain_seeds(jax.random.key(seed), jnp.arange(1))[0]
+    start_rows = _start(_start_rows(start, n))
+    t0 = time.perf_counter()
+    fn = jax.jit(lambda s, b: minconflicts.init(s, config, b).rows).lower(seed0, start_rows).compile()
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    rows = np.asarray(fn(seed0, start_rows))
+    gen_s = time.perf_counter() - t0
+    return rows, int(checker.attacking_pairs(rows)), gen_s, compile_s
 
 
 def _solve_trivial(budget: driver.Budget, seed: int) -> SolveResult:

@@ -36,3 +36,27 @@ def write_outputs(run, out_dir: str | Path, summary: dict) -> list[Path]:
     if run.stopped_by != "interrupted":
         (out / checkpoint.FILENAME).unlink(missing_ok=True)
     return [out / "solutions.npy", out / "runs.csv", out / "summary.json"]
+
+
+BEST_BOARDS = "best_boards.npy"
+"""The board of every unsolved chain with the fewest attacking pairs, [U, n] int32 (same name as
+the anneal command's file)."""
+BEST_TABLE = "best_boards.csv"
+"""One row per board of :data:`BEST_BOARDS`: chain, attacking_pairs, steps, restarts."""
+
+
+def write_unsolved(run, out_dir: str | Path) -> list[Path]:
+    """Write :data:`BEST_BOARDS` and :data:`BEST_TABLE` atomically for the unsolved chains of
+    ``run`` (its ``rows`` hold each unsolved chain's best board and ``best`` its attacking pairs);
+    nothing when every chain solved."""
+    unsolved = ~run.solved
+    if not unsolved.any():
+        return []
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    boardio.write_boards_npy(out / BEST_BOARDS, run.rows[unsolved])
+    pairs = run.best[unsolved] if run.best is not None else [None] * int(unsolved.sum())
+    write_csv(out / BEST_TABLE, ["chain", "attacking_pairs", "steps", "restarts"],
+              ([int(c), None if p is None else int(p), int(s), int(r)] for c, p, s, r in
+               zip(run.chain_id[unsolved], pairs, run.steps[unsolved], run.restarts[unsolved])))
+    return [out / BEST_BOARDS, out / BEST_TABLE]

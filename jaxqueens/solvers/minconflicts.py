@@ -15,9 +15,22 @@ unsolved with restarts left (see :func:`paused`); the next call continues it wit
 attempt, whose seed follows from the chain's seed and the attempt number alone.
 
 Initial boards (``Config.init``): ``random`` (independent rows), ``permutation``, ``greedy``
-(column by column on a least-conflicted row, empty rows preferred) and ``qs4`` (Sosic & Gu 1994,
-"Efficient local search with conflict minimization", QS4 initialisation). Optional tabu
-(``Config.tabu``): during a plateau a queen may not return to a square it left during that plateau.
+(the classic column-by-column greedy of the CP468 program: each queen on a least-attacked free
+row, random tie-breaks; a handful of attacking pairs at every n) and ``qs4`` (Sosic & Gu 1994,
+"Efficient local search with conflict minimization", QS4 initialisation).
+
+Plateau memory (``Config.tabu``, the CP468 program's rule): during one local minimum (a run of
+moves that do not lower the queen's conflicts) a queen does not return to a square it left, and
+on such a plateau it prefers a move to a new square over staying; a forbidden square and staying
+rank after every other square of the same cost, never after a worse one, so the walk can never
+freeze (the earlier rule, "tabu squares last", froze n = 8 boards: mean restarts 0.05 -> 0.49).
+
+Row choice (``Config.move``): ``minconflicts`` (a least-conflicted row, uniform ties) or
+``cisc352`` (the CISC352 program's staged choice: a row with no conflict if any, else the first of
+up to 100 random rows with a single conflict, else the full scan's least-conflicted row).
+
+Best board (``Config.keep_best``): each attempt's final board is scored when the attempt ends
+(O(n), once per attempt); an unsolved chain reports the board with the fewest attacking pairs.
 
 Randomness: chain ``i`` of a batch takes its 32-bit seed from ``jax.random.fold_in(key, i)``, so its
 result does not depend on batch size, chunking or devices; inside the loop a counter-based integer
@@ -45,8 +58,10 @@ from jaxqueens.core.rng import GOLD as _GOLD
 from jaxqueens.core.rng import U32 as _U32
 from jaxqueens.core.rng import hash_bits, hash_randint, idx_bits, mix32, random_permutation
 from jaxqueens.solvers.base import ChainKernel
+from jaxqueens.solvers.choices import INITS, MOVES
 
-INITS = ("random", "permutation", "greedy", "qs4")
+CISC352_PROBES = 100
+"""Random rows the ``cisc352`` move probes for a single-conflict row before the full scan."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +78,9 @@ class Config:
         unroll: min-conflicts steps per iteration of the inner ``while_loop``.
         pick_tries: random columns probed for a conflicted queen before an O(n) scan (0: always
             scan; -1: 0 for n <= 12, else 16, the measured best on CPU).
+        move: one of ``MOVES`` (how the new row is chosen).
+        keep_best: report, for an unsolved chain, its attempt-end board with the fewest
+            attacking pairs (off: the last board; the default path compiles without it).
     """
 
     n: int
@@ -73,12 +91,16 @@ class Config:
     max_restarts: int = 1_000_000
     unroll: int = 1
     pick_tries: int = -1
+    move: str = "minconflicts"
+    keep_best: bool = False
 
     def __post_init__(self):
         if self.n < 4 or self.n > 46340:
             raise ValueError(f"n must lie in [4, 46340], got {self.n}")
         if self.init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
+        if self.move not in MOVES:
+            raise ValueError(f"move must be one of {MOVES}, got {self.move!r}")
         if self.max_steps < 1 or self.tabu < 0 or self.qs4_tries < 1 or self.max_restarts < 0:
             raise ValueError("max_steps, qs4_tries >= 1 and tabu, max_restarts >= 0 required")
         if self.unroll < 1:
@@ -100,6 +122,8 @@ class State(NamedTuple):
     tabu: jax.Array  # [T] int32, squares c*n+r left during the plateau (-1 empty)
     tabu_ptr: jax.Array  # [] int32, ring-buffer write position
     until: jax.Array  # [] int32, the attempt after which an unsolved chain pauses (NO_PAUSE: never)
+    best_rows: jax.Array  # [n] int32 with keep_best, else [0]: fewest-pairs attempt-end board
+    best_pairs: jax.Array  # [] int32, its attacking pairs (PAIRS_NONE before the first attempt ends)
 
 
 class Result(NamedTuple):
@@ -109,8 +133,11 @@ class Result(NamedTuple):
     solved: jax.Array  # [] bool
     steps: jax.Array  # [] int32, total steps over all attempts
     restarts: jax.Array  # [] int32, index of the last attempt
+    best: jax.Array  # [] int32, attacking pairs of ``rows`` (0 when solved)
 
 
+PAIRS_NONE = 2**31 - 1
+"""``State.best_pairs`` before any attempt has ended."""
 NO_PAUSE = 2**31 - 1
 """``State.until`` of a chain that runs until solved or out of restarts."""
 
@@ -153,18 +180,26 @@ class Metrics(NamedTuple):
 
 
 def _init_greedy(seed, ctr, n):
-    """Column by column onto a least-conflicted row (ties: empty rows first, then random)."""
+    """The classic greedy (CP468): column by column onto a least-attacked free row (diagonal
+    attacks by the queens already placed, clamped at 3), ties broken at random. Rows stay
+    distinct, so only the last few columns, short of free rows, end in conflict."""
     r = jnp.arange(n, dtype=jnp.int32)
     b = idx_bits(n)
     mask = _U32((1 << b) - 1)
 
     def body(c, carry):
         rows, counts = carry
-        cost = column_cost(counts, c, -1, n)  # <= 2 at the minimum (3(n-1) attacks / n rows)
-        occupied = (counts[:n] > 0).astype(_U32)
+        diag = column_cost(counts, c, -1, n) - counts[:n]  # diagonal attacks on each row
+        used = (counts[:n] > 0).astype(_U32)
         rnd = hash_bits(seed, ctr + c.astype(_U32), r) >> 3
-        key = (jnp.minimum(cost, 3).astype(_U32) << 30) | (occupied << 29) | (rnd & ~mask) | r.astype(_U32)
-        r1 = (jnp.min(key) & mask).astype(jnp.int32)
+        # Rows rotated by a random offset in the low bits: when the random bits tie (13-15 of
+        # them for n > 8192, fewer than the candidate rows), the tie goes to no row in particular;
+        # lowest-index ties piled the queens up and cost 100+ pairs at n = 3 * 10^4.
+        off = hash_randint(seed, ctr + c.astype(_U32), n, n)
+        low = jnp.where(r >= off, r - off, r - off + n).astype(_U32)
+        key = (used << 31) | (jnp.minimum(diag, 3).astype(_U32) << 29) | (rnd & ~mask) | low
+        r1 = (jnp.min(key) & mask).astype(jnp.int32) + off
+        r1 = jnp.where(r1 >= n, r1 - n, r1)
         rows = lax.dynamic_update_slice(rows, r1[None], (c,))
         for pos in positions(n, c, r1):
             counts = add1(counts, pos, 1)
@@ -238,6 +273,17 @@ def fresh_attempt(s: State, config: Config, reseed: bool = True) -> State:
     )
 
 
+def keep_best(s: State, config: Config) -> State:
+    """Score the board of an attempt that has just ended; keep it if it has fewer attacking
+    pairs than the best so far (only with ``config.keep_best``)."""
+    if not config.keep_best:
+        return s
+    pairs = pairs_from_counts(s.counts).astype(jnp.int32)
+    better = pairs < s.best_pairs
+    return s._replace(best_rows=jnp.where(better, s.rows, s.best_rows),
+                      best_pairs=jnp.where(better, pairs, s.best_pairs))
+
+
 def _blank(seed: jax.Array, config: Config) -> State:
     """A state with no board yet (every attempt starts with :func:`fresh_attempt`)."""
     n = config.n
@@ -254,6 +300,8 @@ def _blank(seed: jax.Array, config: Config) -> State:
         tabu=jnp.full((config.tabu,), -1, jnp.int32),
         tabu_ptr=jnp.int32(0),
         until=jnp.int32(NO_PAUSE),
+        best_rows=jnp.zeros(n if config.keep_best else 0, jnp.int32),
+        best_pairs=jnp.int32(PAIRS_NONE),
     )
 
 
@@ -314,20 +362,29 @@ def _pick_conflicted(s: State, config: Config):
 
 def choose_row(s: State, c: jax.Array, config: Config) -> tuple[jax.Array, jax.Array]:
     """Row for the queen of column ``c``: least conflicts (queen lifted), ties uniformly at random
-    (packed key: cost | random bits | row), tabu squares last. Returns (row, cost [n] clamped
+    (packed key: cost | random bits | row). With plateau memory, squares left during the plateau
+    and staying rank after the other squares of the same cost. Returns (row, cost [n] clamped
     at 3, which is exact at the minimum: the other n - 1 queens attack at most 3(n - 1) squares
     of the column, so some row has at most 2 conflicts)."""
     n = config.n
     r = jnp.arange(n, dtype=jnp.int32)
     mask = _U32((1 << idx_bits(n)) - 1)
     cost = jnp.minimum(column_cost(s.counts, c, s.rows[c], n), 3)
-    top = cost
-    if config.tabu:
-        forbid = jnp.any(s.tabu[:, None] == (c * n + r)[None, :], axis=0)
-        top = jnp.where(forbid, 4, cost)
     rnd = hash_bits(s.seed, s.ctr, r + n) >> 3
-    key = (top.astype(_U32) << 29) | (rnd & ~mask) | r.astype(_U32)
-    return (jnp.min(key) & mask).astype(jnp.int32), cost
+    if config.tabu:
+        later = jnp.any(s.tabu[:, None] == (c * n + r)[None, :], axis=0) | (r == s.rows[c])
+        key = (cost.astype(_U32) << 30) | (later.astype(_U32) << 29) | (rnd & ~mask) | r.astype(_U32)
+    else:
+        key = (cost.astype(_U32) << 29) | (rnd & ~mask) | r.astype(_U32)
+    r1 = (jnp.min(key) & mask).astype(jnp.int32)
+    if config.move == "cisc352":
+        # Stage 1 is the minimum above when it has no conflict; else stage 2 probes random rows
+        # for one with a single conflict; stage 3 keeps the full scan's least-conflicted row.
+        probe = hash_randint(s.seed, s.ctr, 3 * n + jnp.arange(CISC352_PROBES), n)
+        ok = cost[probe] == 1
+        first = probe[jnp.argmax(ok)]
+        r1 = jnp.where((cost[r1] > 0) & jnp.any(ok), first, r1)
+    return r1, cost
 
 
 def step(s: State, config: Config) -> State:
@@ -350,7 +407,9 @@ def step(s: State, config: Config) -> State:
 
     tabu, tabu_ptr = s.tabu, s.tabu_ptr
     if config.tabu:
-        improved = cost[r1] < cost[r0]
+        # cost[r0] is clamped at 3: a queen on 4+ conflicts that moves to 3 did improve
+        cost0 = s.counts[r0] + s.counts[n + r0 + c] + s.counts[4 * n - 2 + r0 - c] - 3
+        improved = cost[r1] < cost0
         moved = move & (r1 != r0)
         tabu = jnp.where(move & improved, -1, tabu)
         ring = lax.dynamic_update_slice(tabu, (c * n + r0)[None], (tabu_ptr,))
@@ -416,6 +475,7 @@ def _run(s: State, config: Config) -> Result:
         # so that the hot loop is exactly that of a chain without a bound.
         until = s.until
         s = search(s._replace(until=jnp.int32(NO_PAUSE)), config)._replace(until=until)
+        s = keep_best(s, config)
         again = ~s.solved & (s.restarts < config.max_restarts) & (s.restarts < s.until)
         return lax.cond(
             again,
@@ -428,7 +488,14 @@ def _run(s: State, config: Config) -> Result:
 
 
 def _result(s: State, config: Config) -> Result:
-    return Result(rows=s.rows, solved=s.solved, steps=s.total_steps, restarts=s.restarts)
+    """The chain's outcome; call it on a state whose attempt has ended and been kept
+    (:func:`keep_best`)."""
+    pairs = pairs_from_counts(s.counts).astype(jnp.int32)
+    rows = s.rows
+    if config.keep_best:
+        use = ~s.solved & (s.best_pairs <= pairs)  # the first board with the fewest pairs
+        rows, pairs = jnp.where(use, s.best_rows, rows), jnp.where(use, s.best_pairs, pairs)
+    return Result(rows=rows, solved=s.solved, steps=s.total_steps, restarts=s.restarts, best=pairs)
 
 
 def solve_chain(seed: jax.Array, config: Config, start: jax.Array | None = None) -> Result:
@@ -471,13 +538,13 @@ class Kernel(ChainKernel):
         return s.stop & ~s.solved & (s.restarts < self.config.max_restarts) & (s.restarts < s.until)
 
     def restart(self, s, start):
-        return fresh_attempt(s._replace(restarts=s.restarts + 1), self.config)
+        return fresh_attempt(keep_best(s, self.config)._replace(restarts=s.restarts + 1), self.config)
 
     def finished(self, s):
         return s.stop & (s.solved | (s.restarts >= self.config.max_restarts) | (s.restarts >= s.until))
 
     def result(self, s) -> Result:
-        return _result(s, self.config)
+        return _result(keep_best(s, self.config), self.config)
 
     def solve_one(self, seed, start) -> Result:
         return solve_chain(seed, self.config, start)

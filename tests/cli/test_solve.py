@@ -63,7 +63,7 @@ def test_cli_start_file(tmp_path, capsys):
     (["solve", "-n", "8", "--tabu", "-1"], "--tabu must be at least 0"),
     (["solve", "-n", "8", "--plot"], "--out"),
     (["solve", "-n", "8", "9"], "two board sizes"),
-    (["solve", "-n", "100000", "--chains", "10"], "limit"),
+    (["solve", "-n", "100000", "--chains", "10", "--mode", "batched"], "limit"),
 ])
 def test_cli_errors_are_one_line(argv, needle, capsys):
     code, _, err = run_cli(argv, capsys)
@@ -95,7 +95,7 @@ def test_cli_large_mode_outputs(tmp_path, capsys):
 
 
 def test_cli_mode_choice_and_limits(capsys):
-    assert main(["solve", "-n", "60000", "--chains", "10"]) == 2
+    assert main(["solve", "-n", "60000", "--chains", "10", "--mode", "batched"]) == 2
     assert "--mode large" in capsys.readouterr().err
     assert main(["solve", "-n", "3", "--mode", "large"]) == 2
 
@@ -133,7 +133,7 @@ def test_cli_size_spellings_agree(capsys):
     (["solve", "-n", "50", "--mode", "large", "--batch", "0"], "--batch must be at least 1, got 0"),
     (["solve", "-n", "50", "--mode", "large", "--tabu", "-5"], "--tabu must be at least 0, got -5"),
     (["solve", "-n", "50", "--mode", "large", "--tabu", "5"], "--tabu"),
-    (["solve", "-n", "20000", "--time", "5"], "--time"),  # auto picks the large path here
+    (["solve", "-n", "60000", "--time", "5"], "--time"),  # auto: past the batched limit, large
     (["solve", "-n", "8", "--method", "backtrack", "--time", "5"], "--time"),
     (["solve", "-n", "8", "--method", "backtrack", "--chains", "-5"], "--chains must be at least 1"),
 ])
@@ -149,3 +149,97 @@ def test_defect_11_backtrack_refuses_a_start_file(tmp_path, capsys):
     code, stdout, err = run_cli(["solve", "--method", "backtrack", "--file", board], capsys)
     assert code == 2 and "--file" in err and "--method backtrack" in err and err.count("\n") == 1
     assert stdout == ""
+
+
+# ----------------------------------------------------------------------------- issue 14
+
+
+def test_defect_give_up_mode_reports_no_solution_and_saves_best_boards(tmp_path, capsys):
+    out = tmp_path / "g"
+    code, stdout, err = run_cli(["solve", "-n", "16", "--maxsteps", "2", "--max-restarts", "0",
+                                 "--chains", "3", "--out", out, "--quiet"], capsys)
+    assert code == 1, err
+    line = [x for x in stdout.splitlines() if x.startswith("no solution found after")]
+    assert len(line) == 1 and "6 steps by 3 of 3 chains" in line[0] and "1 attempt of 2 steps" in line[0]
+    best = np.load(out / "best_boards.npy")
+    with open(out / "best_boards.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert best.shape == (3, 16) and [int(r["chain"]) for r in rows] == [0, 1, 2]
+    assert [int(r["attacking_pairs"]) for r in rows] == checker.attacking_pairs(best).tolist()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["max_restarts"] == 0 and summary["max_steps"] == 2 and summary["solved"] == 0
+
+
+def test_show_initial_prints_the_board_its_pairs_and_generation_time(capsys):
+    code, stdout, err = run_cli(["solve", "-n", "10", "--chains", "2", "--init", "greedy",
+                                 "--show-initial", "--quiet"], capsys)
+    assert code == 0, err
+    head = stdout.splitlines()[0]
+    assert head.startswith("initial board of chain 0 (--init greedy): ") and "generated in" in head
+    rows = [int(x) for x in stdout.split("rows [")[1].split("]")[0].split(",")]
+    assert f": {checker.attacking_pairs(np.array(rows))} attacking pairs" in head
+
+
+def test_cisc352_move_defaults_and_solves(tmp_path, capsys):
+    out = tmp_path / "c"
+    code, stdout, err = run_cli(["solve", "-n", "64", "--move", "cisc352", "--chains", "4",
+                                 "--out", out, "--quiet"], capsys)
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    # ceil(2n / log2 n) steps per attempt, QS4 boards, at most 100 attempts per chain
+    assert summary["move"] == "cisc352" and summary["max_steps"] == 22 and summary["init"] == "qs4"
+    assert summary["max_restarts"] == 99 and summary["chains"] == 4
+    assert checker.are_solutions(np.load(out / "solutions.npy")).all()
+
+
+def test_defect_large_path_honours_maxsteps_and_init(tmp_path, capsys):
+    out = tmp_path / "L"
+    code, stdout, err = run_cli(["solve", "-n", "3000", "--mode", "large", "--maxsteps", "5",
+                                 "--init", "permutation", "--chains", "1", "--out", out, "--quiet"], capsys)
+    assert code == 1, err
+    assert "no solution found after 5 steps (--maxsteps 5 swap attempts" in stdout
+    board = np.load(out / "best_board.npy")[0]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pairs"] == checker.attacking_pairs(board) > 0 and not summary["solved"]
+    code, stdout, err = run_cli(["solve", "-n", "3000", "--mode", "large", "--init", "permutation",
+                                 "--chains", "1",
+                                 "--quiet"], capsys)
+    assert code == 0 and "solved and verified" in stdout, err
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--init", "greedy"], "--init greedy is not available on the large-n path"),
+    (["--tabu", "3"], "--tabu is not used by the large-n path"),
+    (["--max-restarts", "0"], "--max-restarts is not used by the large-n path"),
+    (["--move", "cisc352"], "--move is not used by the large-n path"),
+])
+def test_defect_large_path_rejects_what_it_cannot_honour(argv, needle, capsys):
+    code, stdout, err = run_cli(["solve", "-n", "50", "--mode", "large", *argv], capsys)
+    assert code == 2 and needle in err and err.count("\n") == 1 and stdout == ""
+
+
+def test_defect_auto_mode_runs_the_same_job_either_side_of_5000(capsys, monkeypatch):
+    from jaxqueens.cli import solve as cli_solve
+
+    seen = []
+    monkeypatch.setattr(cli_solve, "_cmd_large", lambda args, n: seen.append(("large", n)) or 0)
+
+    def fake_solve(n, chains, **kwargs):
+        seen.append(("batched", n, chains))
+        raise KeyboardInterrupt  # stop before any work
+
+    monkeypatch.setattr(cli_solve.mcsolve, "solve", fake_solve)
+    for n in (4999, 5000):
+        try:
+            main(["solve", "-n", str(n), "--quiet"])
+        except KeyboardInterrupt:
+            pass
+    assert seen == [("batched", 4999, 16), ("batched", 5000, 16)]
+    assert main(["solve", "-n", "40000", "--quiet"]) == 0 and seen[-1] == ("large", 40000)
+
+
+def test_help_states_the_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["solve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "max(4000, 2n)" in text and "--max-restarts" in text and "predicted faster" in text

@@ -46,3 +46,16 @@ def test_progress_columns_in_calls(monkeypatch):
 def test_trivial_board():
     res = large_solve.solve_large(1)
     assert res.rows.tolist() == [0] and res.summary["verified"]
+
+
+def test_defect_step_limit_and_init_are_honoured():
+    res = large_solve.solve_large(3000, seed=2, init="permutation", max_steps=50, give_up=True)
+    s = res.summary
+    assert not s["solved"] and s["steps"] <= 50 and s["init"] == "permutation" and s["tries"] == 1
+    assert s["pairs"] == checker.attacking_pairs(res.rows) > 0
+    with pytest.raises(QueensError, match="no solution within"):
+        large_solve.solve_large(3000, seed=2, init="permutation", max_steps=50)
+    ok = large_solve.solve_large(3000, seed=2, init="permutation")
+    assert ok.summary["solved"] and checker.is_solution(ok.rows)
+    with pytest.raises(QueensError, match="--init greedy is not available on the large-n path"):
+        large_solve.solve_large(100, init="greedy")

@@ -196,3 +196,84 @@ def test_defect_10_start_board_is_range_checked(start, needle):
 def test_defect_10_numpy_integer_size_and_start():
     res = mcsolve.solve(np.int64(8), np.int64(3), start=np.array([0, 4, 7, 5, 2, 6, 1, 3], np.uint8))
     assert type(res.summary["n"]) is int and res.summary["n"] == 8 and res.summary["solved"] == 3
+
+
+# ----------------------------------------------------------------------------- issue 14
+
+
+def test_defect_restart_period_grows_with_n():
+    # min-conflicts needs about 0.47 n steps from a random permutation: with a fixed 4000-step
+    # restart period every attempt at n >= ~8500 restarted just before it would solve.
+    # The same rule holds for --file starts: here a random permutation given as the start board.
+    start = np.random.default_rng(0).permutation(9000)
+    res = jaxqueens.solve(9000, chains=1, batch=1, seconds=60.0, start=start)
+    s = res.summary
+    assert s["solved"] == 1 and res.run.restarts[0] == 0 and res.run.steps[0] > 4000, s
+    assert s["max_steps"] == mcsolve.default_max_steps(9000) >= 2 * 9000
+    assert checker.are_solutions(res.solutions).all()
+    assert mcsolve.default_max_steps(100) == 4000
+
+
+def test_defect_budget_and_limits_are_shown_on_the_progress_line(capsys):
+    res = jaxqueens.solve(10, chains=4, batch=2, max_restarts=7, quiet=False)
+    err = capsys.readouterr().err
+    assert res.summary["solved"] == 4
+    assert "budget: 4 chains solved" in err and "at most 8 attempts x 4,000 steps a chain" in err
+    assert err.count("\r") >= 2  # one tick per chunk of 2 chains
+
+
+def test_defect_first_call_is_bounded_in_steps_so_progress_ticks_early():
+    # -n 4999 ran its 1000 default chains in calls of 334 chains (8 s each before a first tick).
+    d = jax.local_device_count()
+    for n in (2000, 4999, 9000, 20_000, mcsolve.MAX_BATCHED_N):
+        steps = mcsolve.default_max_steps(n)
+        chunk = mcsolve.default_chunk(n, 1000)
+        # within the bound, give or take the rounding up to a multiple of the devices
+        assert (chunk - d) * steps * n < d * mcsolve.CALL_WORK, (n, chunk)
+    assert mcsolve.default_chunk(8, 1000) >= 1000  # small boards still run in one call
+
+
+def test_defect_unsolved_chains_report_their_best_board():
+    # max_chains: a bounded job (every chain gives up after 3 attempts of 3 steps)
+    res = jaxqueens.solve(16, chains=None, max_chains=8, max_restarts=2, max_steps=3, batch=8)
+    run = res.run
+    assert res.summary["stopped_by"] == "max_chains" and len(run.chain_id) == 8
+    unsolved = ~run.solved
+    assert unsolved.sum() >= 6 and (run.restarts[unsolved] == 2).all()
+    np.testing.assert_array_equal(run.best, checker.attacking_pairs(run.rows))
+    assert (run.best[unsolved] > 0).all() and res.summary["max_restarts"] == 2
+
+
+def test_defect_best_board_survives_bounded_calls(monkeypatch):
+    kwargs = dict(chains=None, max_chains=4, max_restarts=4, max_steps=2, batch=4, seed=3)
+    whole = jaxqueens.solve(14, **kwargs)
+    monkeypatch.setattr(mcsolve, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
+    monkeypatch.setattr(mcsolve, "CALL_SECONDS", 1e-9)
+    pieces = jaxqueens.solve(14, **kwargs)
+    for field in ("rows", "solved", "steps", "restarts", "best"):
+        np.testing.assert_array_equal(getattr(pieces.run, field), getattr(whole.run, field))
+
+
+def test_defect_auto_path_is_continuous_in_n_and_chains():
+    # -n 4999 ran 1000 batched chains for 24 s while -n 5000 ran one board on the large path.
+    for chains in (None, 1, 4, 16, 1000):
+        paths = [mcsolve.auto_path(n, chains) for n in range(4, 46_341, 97)]
+        first = paths.index("large")
+        assert set(paths[:first]) == {"batched"} and set(paths[first:]) == {"large"}, chains
+        assert mcsolve.auto_path(4999, chains) == mcsolve.auto_path(5000, chains)
+    assert abs(mcsolve.default_chains(4999) - mcsolve.default_chains(5000)) <= 1
+    assert mcsolve.default_chains(8) == 1000 and mcsolve.default_chains(20_000) == 1
+    assert all(mcsolve.default_chains(n) >= mcsolve.default_chains(n + 50) for n in range(4, 40_000, 50))
+    # options only the batched path has keep a run batched; past its limit the large path runs
+    assert mcsolve.auto_path(20_000, None, solutions=3) == "batched"
+    assert mcsolve.auto_path(20_000, None, seconds=5) == "batched"
+    assert mcsolve.auto_path(60_000, 1000) == "large"
+
+
+def test_initial_board_is_chain_0s_first_board():
+    rows, pairs, gen_s, compile_s = mcsolve.initial_board(12, init="greedy", seed=4)
+    assert rows.shape == (12,) and pairs == checker.attacking_pairs(rows) and gen_s >= 0
+    res = jaxqueens.solve(12, chains=None, max_chains=1, max_restarts=0, max_steps=1, init="greedy",
+                          seed=4, batch=1)
+    # one step from that board (or none if it was solved): at most one queen differs
+    assert (res.run.rows[0] != rows).sum() <= 1

@@ -41,3 +41,18 @@ def test_best_objective_column_and_checkpoint_removal(tmp_path):
     (tmp_path / checkpoint.FILENAME).write_bytes(b"old")
     chain_out.write_outputs(run, tmp_path, driver.summarize(run))
     assert (tmp_path / checkpoint.FILENAME).exists()  # an interrupted one keeps it
+
+
+def test_write_unsolved_saves_best_boards(tmp_path):
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=3), 8, "fake", quiet=True)
+    run.best = np.arange(len(run.chain_id)) + 1
+    unsolved = ~run.solved
+    assert unsolved.tolist() == [False, False, True, False]  # fake_chunk: chain 2 fails
+    paths = chain_out.write_unsolved(run, tmp_path)
+    assert [p.name for p in paths] == ["best_boards.npy", "best_boards.csv"]
+    np.testing.assert_array_equal(np.load(paths[0]), run.rows[unsolved])
+    lines = paths[1].read_text().splitlines()
+    assert lines == ["chain,attacking_pairs,steps,restarts", "2,3,2,0"]
+    solved_only = driver.run_chains(fake_chunk, 6, driver.Budget(chains=2), 2, "fake", quiet=True)
+    assert solved_only.solved.all() and chain_out.write_unsolved(solved_only, tmp_path / "x") == []
+    assert not (tmp_path / "x").exists()
