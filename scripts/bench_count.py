@@ -1,101 +1,163 @@
-"""Exact solution counting: ``jaxqueens count`` beside the single-threaded C bitboard counter.
+"""Exact solution counting: ``jaxqueens count`` beside the C bitboard counter on one and on every core.
 
-For n = 10..16 (17 with --with-17) both count all solutions, interleaved rep by rep in the same
-run. The C baseline (``shared/baselines/count_c.c``, Somers-style, mirror symmetry) is compiled
-here with ``gcc -O3 -march=native``; it is skipped (with a note) when gcc or the source is
-missing. jaxqueens is timed as a full ``count_solutions(n)`` call (prefix expansion included,
-compilation done once beforehand and reported apart); C by its own timer. Ratio = C time /
-jaxqueens time, so > 1 means jaxqueens is faster. Every count is checked against OEIS A000170.
+For n = 14..18 (--quick: 8..11) each rep runs, alternated so that a noisy machine slows all alike:
+``python -m jaxqueens count -n N`` and ``... --unique`` as subprocesses (whole-process time,
+start-up and compilation included; the kernel time is the search time the command prints,
+compilation excluded), and the C counter (``shared/baselines/count_c.c``, Somers style with
+mirror symmetry) built twice: ``gcc -O3 -march=native`` (one thread) and ``gcc -O3 -march=native
+-fopenmp`` run with ``OMP_NUM_THREADS = os.cpu_count()`` (every core: the peer a user would run).
+Ratios are C time / jaxqueens time (> 1: jaxqueens faster), best against best and median against
+median. Every count is checked against OEIS A000170 / A002562. The C peers are skipped with a
+note when gcc (or OpenMP) or the source is missing.
 
-Usage: python scripts/bench_count.py [--reps 3] [--quick] [--with-17] [--out-dir DIR]
+Usage: python scripts/bench_count.py [--reps 3] [--large-reps 1] [--single-max 17] [--quick]
+       [--sizes 14 15 16] [--out-dir DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
-
-import jaxqueens  # noqa: F401  (one CPU device per core and the loop flags, before any JAX op)
-import jax
-from jaxqueens.drivers import count
-from jaxqueens.core.oeis import A000170
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib  # noqa: E402
 
+from jaxqueens.core.oeis import A000170, A002562  # noqa: E402  (JAX-free)
+
 C_SOURCE = Path(__file__).resolve().parents[2] / "shared" / "baselines" / "count_c.c"
+LARGE = 17  # from this n on, --large-reps reps (one C rep at n = 18 takes minutes)
 
 
-def build_c(source: Path, workdir: str) -> str | None:
+def build_c(source: Path, workdir: str, openmp: bool) -> str | None:
     """Compile the C counter; return the binary's path, or None (with a note) if impossible."""
     gcc = shutil.which("gcc")
     if gcc is None or not source.exists():
         print(f"note: C baseline skipped ({'gcc not found' if gcc is None else f'{source} missing'})",
               file=sys.stderr)
         return None
-    binary = os.path.join(workdir, "count_c")
-    subprocess.run([gcc, "-O3", "-march=native", "-o", binary, str(source)], check=True)
+    binary = os.path.join(workdir, "count_omp" if openmp else "count_c")
+    flags = ["-O3", "-march=native"] + (["-fopenmp"] if openmp else [])
+    done = subprocess.run([gcc, *flags, "-o", binary, str(source)], capture_output=True, text=True)
+    if done.returncode:
+        print(f"note: C baseline {'with OpenMP ' if openmp else ''}skipped (gcc failed: "
+              f"{done.stderr.strip()[:200]})", file=sys.stderr)
+        return None
     return binary
 
 
-def run_c(binary: str, n: int) -> float:
+def run_c(binary: str, n: int, threads: int | None = None) -> float:
     """Seconds the C counter reports for one count of n (its count is checked)."""
-    out = subprocess.run([binary, str(n), str(n), "1"], capture_output=True, text=True, check=True)
+    env = dict(os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {}))
+    out = subprocess.run([binary, str(n), str(n), "1"], capture_output=True, text=True, check=True, env=env)
     fields = out.stdout.strip().splitlines()[-1].split()
     assert int(fields[1]) == A000170[n], f"C counter disagrees with A000170 at n = {n}"
     return float(fields[-1])
 
 
+SEARCH = re.compile(r"^([0-9.]+) s \(([0-9,]+) tasks from ([0-9,]+) constellations, depth (\d+), "
+                    r"compile ([0-9.]+) s", re.M)
+
+
+def run_jaxqueens(n: int, unique: bool) -> dict:
+    """One ``python -m jaxqueens count`` process: whole-process and search seconds, checked."""
+    argv = [sys.executable, "-m", "jaxqueens", "count", "-n", str(n), "--quiet"] + (["--unique"] if unique else [])
+    t0 = time.perf_counter()
+    out = subprocess.run(argv, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"{A000170[n]:,} solutions" in out.stdout, out.stdout
+    if unique:
+        assert f": {A002562[n]:,}" in out.stdout, out.stdout
+    m = SEARCH.search(out.stdout)
+    assert m, out.stdout
+    return {"process": wall, "kernel": float(m.group(1)), "tasks": int(m.group(2).replace(",", "")),
+            "constellations": int(m.group(3).replace(",", "")), "depth": int(m.group(4)),
+            "compile": float(m.group(5))}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=3, help="reps for n < 17 (default 3)")
+    ap.add_argument("--large-reps", type=int, default=1, help=f"reps for n >= {LARGE} (default 1)")
+    ap.add_argument("--single-max", type=int, default=17,
+                    help="largest n for the single-thread C counter (n = 18 takes ~10 min a rep)")
     ap.add_argument("--quick", action="store_true", help="n = 8..11 only (a smoke test)")
-    ap.add_argument("--with-17", action="store_true", help="add n = 17 (C takes ~1-1.5 min per rep)")
+    ap.add_argument("--sizes", type=int, nargs="*", default=None, help="board sizes (default 14..18)")
     ap.add_argument("--c-source", default=str(C_SOURCE), help="path of count_c.c")
     ap.add_argument("--out-dir", default=None, help="where the JSON goes (default benchmarks/results)")
     args = ap.parse_args()
 
-    sizes = list(range(8, 12)) if args.quick else list(range(10, 17)) + ([17] if args.with_17 else [])
+    sizes = args.sizes or (list(range(8, 12)) if args.quick else list(range(14, 19)))
+    cores = os.cpu_count() or 1
     records, lines = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        binary = build_c(Path(args.c_source), tmp)
+        single = build_c(Path(args.c_source), tmp, openmp=False)
+        omp = build_c(Path(args.c_source), tmp, openmp=True)
         for n in sizes:
-            first = count.count_solutions(n)  # compiles this n's kernel
-            assert first.total == A000170[n]
-            times: dict[str, list[float]] = {"jaxqueens": [], **({"c": []} if binary else {})}
-            for _ in range(args.reps):  # interleaved, so a noisy machine slows both alike
-                times["jaxqueens"].append(benchlib.timeit(lambda: count.count_solutions(n)))
-                if binary:
-                    times["c"].append(run_c(binary, n))
-            stats = {k: benchlib.summary(v) for k, v in times.items()}
-            rec = {"n": n, "count": first.total, "depth": first.depth, "prefixes": first.prefixes,
-                   "compile_s": first.compile_seconds, "seconds": stats}
-            row = [n, f"{first.total:,}", f"{stats['jaxqueens']['best']:.3f}",
-                   f"{stats['jaxqueens']['median']:.3f}"]
-            if binary:
-                rb = stats["c"]["best"] / stats["jaxqueens"]["best"]
-                rm = stats["c"]["median"] / stats["jaxqueens"]["median"]
-                rec.update(ratio_best=rb, ratio_median=rm)
-                row += [f"{stats['c']['best']:.3f}", f"{stats['c']['median']:.3f}", f"{rb:.2f}x",
-                        f"{rm:.2f}x"]
-            else:
-                row += ["-", "-", "-", "-"]
-            row += [f"{first.compile_seconds:.2f}", f"{first.prefixes:,} @ {first.depth}"]
+            reps = args.large_reps if n >= LARGE else args.reps
+            names = ["total", "unique"]
+            times: dict[str, list[float]] = {k: [] for k in
+                                             ("jaxqueens", "jaxqueens_process", "jaxqueens_unique",
+                                              "jaxqueens_unique_process", "c", "c_omp")}
+            info = {}
+            for _ in range(reps):  # alternated, so a noisy machine slows every peer alike
+                for name in names:
+                    r = run_jaxqueens(n, unique=name == "unique")
+                    key = "jaxqueens" if name == "total" else "jaxqueens_unique"
+                    times[key].append(r["kernel"])
+                    times[key + "_process"].append(r["process"])
+                    info = r
+                if omp:
+                    times["c_omp"].append(run_c(omp, n, threads=cores))
+                if single and n <= args.single_max:
+                    times["c"].append(run_c(single, n))
+            stats = {k: benchlib.summary(v) for k, v in times.items() if v}
+            rec = {"n": n, "count": A000170[n], "unique": A002562[n], "depth": info["depth"],
+                   "prefixes": info["tasks"], "constellations": info["constellations"],
+                   "compile_s": info["compile"], "reps": reps, "seconds": stats}
+            jq = stats["jaxqueens"]
+
+            def ratio(peer: str, ours: str = "jaxqueens") -> tuple[str, str]:
+                if peer not in stats:
+                    return "-", "-"
+                rb = stats[peer]["best"] / max(stats[ours]["best"], 1e-6)
+                rm = stats[peer]["median"] / max(stats[ours]["median"], 1e-6)
+                suffix = "" if ours == "jaxqueens" else "_" + ours.split("_", 1)[1]
+                rec[f"ratio{'' if peer == 'c' else '_omp'}{suffix}_best"] = rb
+                rec[f"ratio{'' if peer == 'c' else '_omp'}{suffix}_median"] = rm
+                return f"{rb:.2f}x", f"{rm:.2f}x"
+
+            r1 = ratio("c")
+            r2 = ratio("c_omp")
+            r3 = ratio("c_omp", "jaxqueens_process")
+            r4 = ratio("c_omp", "jaxqueens_unique")
+            fmt = lambda k, s="best": f"{stats[k][s]:.3f}" if k in stats else "-"  # noqa: E731
+            lines.append([n, f"{A000170[n]:,}", reps, f"{fmt('jaxqueens')} / {fmt('jaxqueens', 'median')}",
+                          f"{fmt('jaxqueens_unique')} / {fmt('jaxqueens_unique', 'median')}",
+                          f"{fmt('jaxqueens_process')} / {fmt('jaxqueens_process', 'median')}",
+                          f"{fmt('c')} / {fmt('c', 'median')}", f"{fmt('c_omp')} / {fmt('c_omp', 'median')}",
+                          f"{r1[0]} / {r1[1]}", f"{r2[0]} / {r2[1]}", f"{r4[0]} / {r4[1]}",
+                          f"{r3[0]} / {r3[1]}", f"{info['tasks']:,} @ {info['depth']}"])
             records.append(rec)
-            lines.append(row)
             print(f"done n={n}", file=sys.stderr, flush=True)
 
-    print(f"exact counts, seconds best / median of {args.reps} reps; ratio = C / jaxqueens "
-          f"(> 1: jaxqueens faster); {jax.local_device_count()} {jax.default_backend()} device(s)")
-    print(benchlib.table(["n", "count", "jq best", "jq med", "C best", "C med", "ratio best",
-                          "ratio med", "compile s", "prefixes @ depth"], lines))
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    print(f"exact counts, seconds best / median; ratio = C / jaxqueens (> 1: jaxqueens faster); "
+          f"C omp on {cores} threads; load average at the end {load}")
+    print(benchlib.table(["n", "count", "reps", "jq kernel", "jq --unique", "jq process", "C 1 thread",
+                          f"C {cores} threads", "vs C 1", f"vs C {cores}", f"unique vs C {cores}",
+                          f"process vs C {cores}", "tasks @ depth"], lines))
     path = benchlib.write_results("count" + ("-quick" if args.quick else ""),
-                                  {"reps": args.reps, "c_baseline": bool(binary), "rows": records},
+                                  {"reps": args.reps, "large_reps": args.large_reps,
+                                   "c_baseline": bool(single), "c_omp_baseline": bool(omp),
+                                   "c_omp_threads": cores, "load_average_end": load, "rows": records},
                                   args.out_dir)
     print(f"wrote {path}")
     return 0

@@ -12,27 +12,41 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.core import symmetry
-from jaxqueens.core.oeis import A000170, A002562
-from jaxqueens.drivers import count
+from jaxqueens.core.constraints import Constraints
+from jaxqueens.core.oeis import A000170, A002562, A051906
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
 from jaxqueens.io import count as outputs
-from jaxqueens.parallel import gather
+from jaxqueens.solvers.choices import COUNT_ENUMERATE_MAX_N, COUNT_MAX_N
+
+# JAX and the counter load at their first use (jaxqueens._lazy): --help and argument errors never do
+count = _lazy.load("jaxqueens.drivers.count")
+complete = _lazy.load("jaxqueens.drivers.complete")
+gather = _lazy.load("jaxqueens.parallel.gather")
 
 
 def add_command(sub) -> None:
     """Register ``jaxqueens count`` on an argparse subparsers object."""
     p = sub.add_parser("count", help="count all solutions exactly (and list them for n <= 14)",
-                       description="Count every n-queens solution exactly with bitmask DFS over "
-                                   "independent prefixes (mirror symmetry used); optionally the "
-                                   "fundamental solutions, and every solution written to .npy.")
-    options.add_size(p, default=None, required=True, help=f"board size, 1..{count.MAX_N}")
+                       description="Count every n-queens solution exactly: one border "
+                                   "configuration per class under the 8 symmetries of the square "
+                                   "(constellations), each completed by a bitmask DFS and weighted "
+                                   "by its class size; optionally the fundamental solutions (same "
+                                   "search), and every solution written to .npy (n <= 14).")
+    options.add_size(p, default=None, required=True, help=f"board size, 1..{COUNT_MAX_N}")
     p.add_argument("--unique", action="store_true",
-                   help=f"also count solutions distinct under the 8 symmetries (n <= {count.UNIQUE_MAX_N})")
+                   help="also count solutions distinct under the 8 symmetries (OEIS A002562)")
+    p.add_argument("--toroidal", action="store_true",
+                   help="count queens on a torus (diagonals taken modulo n; OEIS A051906) with the "
+                        "constrained search of 'jaxqueens complete' (n <= 32)")
+    p.add_argument("--plan", action="store_true",
+                   help="count nothing: print the number of tasks and the run time predicted "
+                        "from a timed sample of tasks (a few seconds)")
     p.add_argument("--enumerate", action="store_true",
-                   help=f"write every solution to --out (n <= {count.ENUMERATE_MAX_N})")
+                   help=f"write every solution to --out (n <= {COUNT_ENUMERATE_MAX_N})")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="count: keep DIR/checkpoint.npz (resumable) and write DIR/summary.json; "
                         "with --enumerate: FILE.npy gets all solutions [S, n] uint8 and "
@@ -78,7 +92,7 @@ def _enumerate(args, n: int) -> int:
                           f"or a folder without a suffix (it gets {outputs.SOLUTIONS} and the "
                           "fundamental ones beside it)")
     options.prepare_out(args.out, kind="file" if suffix == ".npy" else "dir",
-                        need=2 * n * A000170.get(n, 0) if n <= count.ENUMERATE_MAX_N else 0)
+                        need=2 * n * A000170.get(n, 0) if n <= COUNT_ENUMERATE_MAX_N else 0)
     boards = count.enumerate_solutions(n)
     reps = symmetry.fundamental(boards)
     every, fund = outputs.solution_paths(args.out)
@@ -91,6 +105,63 @@ def _enumerate(args, n: int) -> int:
         return 0
 
 
+def duration(seconds: float) -> str:
+    """``seconds`` for a reader: "0.4 s", "3 min 20 s", "5 h 12 min", "3.2 days"."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
+    return f"{seconds / 86400:,.1f} days"
+
+
+def _plan(args, n: int) -> int:
+    """``count --plan``: the tasks and the predicted run time, nothing counted or written."""
+    extra = [flag for flag, on in (("--enumerate", args.enumerate), ("--out", args.out),
+                                   ("--resume", args.resume)) if on]
+    if extra:
+        raise QueensError(f"--plan only predicts a count and writes nothing: drop {' and '.join(extra)}")
+    plan = count.plan_count(n)
+    if plan.tasks == 0:
+        print(f"n = {n}: solved by brute force at once (no tasks)")
+        return 0
+    print(f"n = {n}: {plan.constellations:,} constellations (classes of border queens), "
+          f"{plan.tasks:,} tasks of depth {plan.depth} in {plan.chunks:,} chunks on "
+          f"{plan.devices} device(s)")
+    print(f"estimated run time: {duration(plan.estimate_seconds)} (from {plan.sampled:,} tasks "
+          f"counted in {plan.sample_seconds:.2f} s; compile {plan.compile_seconds:.2f} s and "
+          f"start-up not included; --unique takes about as long)")
+    return 0
+
+
+def _toroidal(args, n: int) -> int:
+    """``count --toroidal``: :func:`jaxqueens.drivers.complete.toroidal_count`, resumable."""
+    extra = [flag for flag, on in (("--unique", args.unique), ("--plan", args.plan),
+                                   ("--enumerate", args.enumerate)) if on]
+    if extra:
+        raise QueensError(f"--toroidal counts all solutions on the torus only: drop {' and '.join(extra)}")
+    if n > complete.MAX_N:
+        raise QueensError(f"--toroidal: n = {n} is too large for the constrained search; give n <= "
+                          f"{complete.MAX_N}")
+    path, resume = _checkpoint_target(args)
+    options.prepare_out(args.out)
+    try:
+        res = complete.solve_instances([Constraints(n, toroidal=True)], mode="count",
+                                       quiet=False if args.progress else options.quiet(args),
+                                       checkpoint=path, resume=resume,
+                                       checkpoint_every=args.checkpoint_every)
+    except KeyboardInterrupt as err:
+        return options.report_interrupt(str(err) or "the finished chunks", args.out)
+    total = res.instances[0].solutions
+    with options.final_write(args.out):
+        print(f"n = {n}, toroidal: {total:,} solutions{_known(total, A051906, n, 'A051906')}")
+        print(f"{res.seconds:.3f} s (compile {res.compile_seconds:.2f} s excluded)")
+        if args.out and gather.is_writer():
+            print(f"wrote {outputs.write_toroidal_summary(args.out, n, total, res.seconds)}")
+        return 1 if n in A051906 and total != A051906[n] else 0
+
+
 def cmd_count(args) -> int:
     """The ``count`` command."""
     if args.checkpoint:
@@ -98,6 +169,10 @@ def cmd_count(args) -> int:
                           "supported; give --out DIR (checkpoint in DIR/checkpoint.npz) and, "
                           "after an interruption, --resume DIR")
     n = options.board_size(args)
+    if args.toroidal:
+        return _toroidal(args, n)
+    if args.plan:
+        return _plan(args, n)
     if args.enumerate:
         return _enumerate(args, n)
     if args.out and Path(args.out).suffix == ".npy":
@@ -118,8 +193,9 @@ def cmd_count(args) -> int:
                   f"{_known(res.unique, A002562, res.n, 'A002562')}")
         resumed = (f", {res.resumed_chunks} of {res.chunks} chunks resumed from checkpoint"
                    if res.resumed_chunks else "")
-        print(f"{res.seconds:.2f} s ({res.prefixes:,} prefixes of depth {res.depth}, "
-              f"compile {res.compile_seconds:.2f} s excluded{resumed})")
+        print(f"{res.seconds:.3f} s ({res.prefixes:,} tasks from {res.constellations:,} "
+              f"constellations, depth {res.depth}, compile {res.compile_seconds:.2f} s "
+              f"excluded{resumed})")
         if args.out and gather.is_writer():
             written = outputs.write_summary(args.out, res, processes=gather.process_count())
             print(f"wrote {written}")

@@ -15,14 +15,17 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens.core.oeis import A000170, A002562
+from jaxqueens.core.oeis import A000170, A002562, A051906
 from jaxqueens.io import boards as boardio
 from jaxqueens.io.tables import write_json
 
 SUMMARY = "summary.json"
 SOLUTIONS = "solutions.npy"
 FIELDS = ("n", "total", "unique", "seconds", "compile_seconds", "depth", "prefixes", "chunks",
-          "resumed_chunks")
+          "resumed_chunks", "constellations")
+"""``prefixes`` is the number of independent tasks searched (subtrees of the canonical
+constellations, :mod:`jaxqueens.drivers.count`); ``constellations`` the symmetry classes of
+border configurations they come from."""
 
 
 def summary(result, **extra) -> dict:
@@ -37,6 +40,13 @@ def summary(result, **extra) -> dict:
 def write_summary(out: str | Path, result, **extra) -> Path:
     """Write ``out/summary.json`` (:func:`summary`); returns its path."""
     return write_json(Path(out) / SUMMARY, summary(result, **extra))
+
+
+def write_toroidal_summary(out: str | Path, n: int, total: int, seconds: float, **extra) -> Path:
+    """Write ``out/summary.json`` of a toroidal count (``count --toroidal``), with OEIS A051906."""
+    doc = {"n": n, "toroidal": True, "total": total, "seconds": seconds,
+           "oeis_A051906": A051906.get(n), **extra}
+    return write_json(Path(out) / SUMMARY, doc)
 
 
 def solution_paths(out: str | Path) -> tuple[Path, Path]:

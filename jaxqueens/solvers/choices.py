@@ -88,7 +88,6 @@ def auto_path(n: int, chains: int | None, solutions: int | None = None, seconds:
 # drivers.count
 COUNT_MAX_N = 32  # uint32 masks
 COUNT_ENUMERATE_MAX_N = 14
-COUNT_UNIQUE_MAX_N = 17
 
 # drivers.stats
 STATS_SOLVERS = ("minconflicts", "anneal", "ga")

@@ -14,6 +14,11 @@ Each ``lax.while_loop`` iteration handles exactly one edge of the search tree, b
 - no iteration is spent popping: every stack row stores ``back``, the stack row to resume when
   its subtree is done (the nearest ancestor with rows left), so exhausted levels are skipped.
 
+A constellation task (:mod:`jaxqueens.core.constellations`) also carries ``allow``, the rows
+each column may use (the border queens' rows alone in their columns, the cells they attack
+closed elsewhere): a level's free rows are ``~(cols | ld | rd) & allow[column]``, one dynamic
+index per edge (measured: no slower than the plain kernel). Without a task, every row is allowed.
+
 The stack is a fixed ``[R, 5]`` uint32 array written with one 2-row ``dynamic_update_slice`` per
 iteration (no scatter, no sort), so XLA:CPU compiles the loop as one native function
 (:mod:`jaxqueens.parallel.devices`). Counts are two uint32 words with an explicit carry (exact
@@ -64,6 +69,7 @@ class Lane(NamedTuple):
     lo: jax.Array  # [] uint32 solutions found, low word
     hi: jax.Array  # [] uint32 solutions found, high word
     stack: jax.Array  # [R, 5] uint32 (cols, ld, rd, av, back) per level
+    allow: jax.Array  # [n] uint32 rows each column may use (a constellation's masks; all rows else)
 
 
 def add64(lo, hi, x):
@@ -72,13 +78,22 @@ def add64(lo, hi, x):
     return lo2, hi + (lo2 < x).astype(jnp.uint32)
 
 
-def init(prefix, config: KernelConfig) -> Lane:
-    """Lane for ``prefix`` = uint32 ``[4]`` (cols, ld, rd, av) of a partial board."""
+def init(prefix, config: KernelConfig, allow=None) -> Lane:
+    """Lane for ``prefix`` = uint32 ``[4]`` (cols, ld, rd, av) of a partial board; ``allow``
+    uint32 ``[n]``: the rows column k may use (default: every row)."""
     prefix = prefix.astype(jnp.uint32)
     root = jnp.concatenate([prefix, jnp.full((1,), DONE, jnp.uint32)])
     stack = jnp.concatenate([root[None], jnp.zeros((config.rows - 1, 5), jnp.uint32)])
     d = jnp.where(prefix[AV] == 0, -1, 0).astype(jnp.int32)
-    return Lane(d, jnp.uint32(0), jnp.uint32(0), stack)
+    if allow is None:
+        allow = jnp.full((config.n,), (1 << config.n) - 1, jnp.uint32)
+    return Lane(d, jnp.uint32(0), jnp.uint32(0), stack, allow.astype(jnp.uint32))
+
+
+def init_task(task, config: KernelConfig) -> Lane:
+    """Lane for a constellation task: uint32 ``[4 + n]``, the prefix (cols, ld, rd, av) and then
+    the ``allow`` masks of its constellation (:func:`jaxqueens.core.constellations.tasks`)."""
+    return init(task[:4], config, task[4:4 + config.n])
 
 
 def _advance(lane: Lane, n: int):
@@ -90,8 +105,10 @@ def _advance(lane: Lane, n: int):
     bit = av & (jnp.uint32(0) - av)
     rest = av ^ bit
     nc, nl, nr = cols | bit, (ld | bit) << 1, (rd | bit) >> 1
-    nav = all_rows & ~(nc | nl | nr)
-    last = lax.population_count(nc) == n - 1
+    placed = lax.population_count(nc)  # the child's column
+    nav = all_rows & ~(nc | nl | nr) & lax.dynamic_index_in_dim(lane.allow, placed.astype(jnp.int32) % n,
+                                                               keepdims=False)
+    last = placed == n - 1
     push = ~last & (nav != 0)
     here = lane.d.astype(jnp.uint32)
     resume = jnp.where(rest != 0, here, back)  # where to go once the child's subtree is done
@@ -99,7 +116,7 @@ def _advance(lane: Lane, n: int):
     stack = lax.dynamic_update_slice(lane.stack, block, (lane.d, 0))
     lo, hi = add64(lane.lo, lane.hi, jnp.where(last, lax.population_count(nav), jnp.uint32(0)))
     d = jnp.where(push, here + 1, resume).astype(jnp.int32)  # DONE -> -1
-    return Lane(d, lo, hi, stack), last, nc, nav
+    return Lane(d, lo, hi, stack, lane.allow), last, nc, nav
 
 
 def step(lane: Lane, config: KernelConfig) -> Lane:
@@ -107,10 +124,20 @@ def step(lane: Lane, config: KernelConfig) -> Lane:
     return _advance(lane, config.n)[0]
 
 
+def run(lane: Lane, config: KernelConfig):
+    """Search a lane's subtree to the end: uint32 ``[2]`` solutions (low word, high word)."""
+    lane = lax.while_loop(lambda s: s.d >= 0, lambda s: step(s, config), lane)
+    return jnp.stack([lane.lo, lane.hi])
+
+
 def count_prefix(prefix, config: KernelConfig):
     """Solutions extending one prefix: uint32 ``[2]`` (low word, high word)."""
-    lane = lax.while_loop(lambda s: s.d >= 0, lambda s: step(s, config), init(prefix, config))
-    return jnp.stack([lane.lo, lane.hi])
+    return run(init(prefix, config), config)
+
+
+def count_task(task, config: KernelConfig):
+    """Completions of one constellation task (:func:`init_task`): uint32 ``[2]``."""
+    return run(init_task(task, config), config)
 
 
 def enumerate_prefix(prefix, config: KernelConfig, cap: int):

@@ -69,22 +69,22 @@ def test_ctrl_c_saves_and_resume_finishes(tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
     real, seen = progress.Progress.update, []
 
-    def update(self, done, extra=""):  # Ctrl-C at the end of the second chunk
+    def update(self, done, extra=""):  # Ctrl-C at the end of the first chunk
         seen.append(done)
-        if len(seen) == 2:
+        if len(seen) == 1:
             raise KeyboardInterrupt
         return real(self, done, extra)
 
     monkeypatch.setattr(progress.Progress, "update", update)
     assert _cli(["count", "-n", "12", "--unique", "--out", str(out)]) == 130
     err = capsys.readouterr().err
-    assert "2 of 3 chunks" in err and f"--resume {out}" in err
+    assert "1 of 2 chunks" in err and f"--resume {out}" in err
     assert not (out / "summary.json").exists()
     monkeypatch.undo()
     assert _cli(["count", "-n", "12", "--unique", "--resume", str(out)]) == 0
-    assert "2 of 3 chunks resumed" in capsys.readouterr().out
+    assert "1 of 2 chunks resumed" in capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
-    assert (summary["total"], summary["unique"], summary["resumed_chunks"]) == (14200, 1787, 2)
+    assert (summary["total"], summary["unique"], summary["resumed_chunks"]) == (14200, 1787, 1)
     with pytest.raises(QueensError, match="other settings"):  # another n cannot resume it
         _cli(["count", "-n", "11", "--resume", str(out)])
 
@@ -102,7 +102,7 @@ def test_checkpoint_flags(tmp_path):
 
 def test_progress_flag_draws_the_line_off_a_terminal(capsys):
     assert _cli(["count", "-n", "12", "--progress"]) == 0
-    assert "prefixes" in capsys.readouterr().err
+    assert "tasks" in capsys.readouterr().err
     assert _cli(["count", "-n", "12"]) == 0  # default: a line on a terminal only (not here)
     assert capsys.readouterr().err == ""
 
@@ -114,3 +114,37 @@ def test_defect_18_enumerate_never_writes_npy_bytes_under_another_suffix(tmp_pat
     with pytest.raises(QueensError, match=r"--out .*\.npy.*folder"):
         _cli(["count", "-n", "6", "--enumerate", "--out", str(tmp_path / name)])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_plan_prints_tasks_and_an_estimate_and_counts_nothing(tmp_path, capsys):
+    assert _cli(["count", "-n", "11", "--plan"]) == 0
+    out = capsys.readouterr().out
+    assert "constellations" in out and "tasks of depth" in out and "estimated run time" in out
+    assert "solutions" not in out.splitlines()[0]
+    for extra in (["--out", str(tmp_path / "x")], ["--enumerate"], ["--resume", str(tmp_path)]):
+        with pytest.raises(QueensError, match="--plan.*drop"):
+            _cli(["count", "-n", "11", "--plan", *extra])
+    assert list(tmp_path.iterdir()) == []
+    assert _cli(["count", "-n", "3", "--plan"]) == 0 and "no tasks" in capsys.readouterr().out
+
+
+def test_duration_reads_well():
+    assert count_cli.duration(0.42) == "0.4 s"
+    assert count_cli.duration(200) == "3 min 20 s"
+    assert count_cli.duration(5 * 3600 + 12 * 60) == "5 h 12 min"
+    assert count_cli.duration(3.2 * 86400) == "3.2 days"
+
+
+def test_toroidal_counts_match_a051906_and_write_a_summary(tmp_path, capsys):
+    assert _cli(["count", "-n", "7", "--toroidal", "--quiet", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "28 solutions" in out and "A051906: agrees" in out
+    doc = json.loads((tmp_path / "summary.json").read_text())
+    assert doc["total"] == doc["oeis_A051906"] == 28 and doc["toroidal"] is True
+    assert _cli(["count", "-n", "6", "--toroidal", "--quiet"]) == 0  # 0 solutions for 2 | n
+    assert "n = 6, toroidal: 0 solutions" in capsys.readouterr().out
+    for argv, msg in [(["count", "-n", "7", "--toroidal", "--unique"], "drop --unique"),
+                      (["count", "-n", "7", "--toroidal", "--plan"], "drop --plan"),
+                      (["count", "-n", "33", "--toroidal"], "n <= 32")]:
+        with pytest.raises(QueensError, match=msg):
+            _cli(argv)

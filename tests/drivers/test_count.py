@@ -230,15 +230,15 @@ def test_bad_arguments():
     for n in (0, 33):
         with pytest.raises(QueensError, match="out of range"):
             count.count_solutions(n)
-    with pytest.raises(QueensError, match="--unique"):
-        count.count_solutions(18, unique=True)
+    # fundamental counts no longer enumerate: every n the total reaches is accepted
+    assert count._check_n(18, True) == 18 and count._check_n(32, True) == 32
 
 
 def test_progress_line_only_when_asked(capsys):
     count.count_solutions(12)
     assert capsys.readouterr().err == ""
     count.count_solutions(12, progress=True)
-    assert "prefixes" in capsys.readouterr().err
+    assert "tasks" in capsys.readouterr().err
     count.count_solutions(12, quiet=False)
     assert "solutions so far" in capsys.readouterr().err
 
@@ -248,9 +248,9 @@ def test_next_chunk_is_dispatched_before_the_last_one_is_read(monkeypatch):
     dispatch, words = count._dispatch, count._words
     monkeypatch.setattr(count, "_dispatch", lambda plan, lo: events.append(("go", lo)) or dispatch(plan, lo))
     monkeypatch.setattr(count, "_words", lambda out: events.append(("read",)) or words(out))
-    r = count.count_solutions(10, chunk=512)
-    assert r.total == 724 and r.chunks >= 3
-    starts = [("go", lo) for lo in range(0, r.prefixes, 512)]
+    r = count.count_solutions(11, chunk=1024)
+    assert r.total == 2680 and r.chunks >= 3
+    starts = [("go", lo) for lo in range(0, r.prefixes, 1024)]
     want = [starts[0]]
     for s in starts[1:]:
         want += [s, ("read",)]
@@ -259,7 +259,7 @@ def test_next_chunk_is_dispatched_before_the_last_one_is_read(monkeypatch):
 
 def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypatch):
     ck = tmp_path / "checkpoint.npz"
-    whole = count.count_solutions(10, checkpoint=ck, chunk=128)
+    whole = count.count_solutions(11, checkpoint=ck, chunk=1024)
     everything = saved(ck)["done"]
     assert count.process_checkpoint(ck) == ck
     monkeypatch.setattr(gather, "process_count", lambda: 2)
@@ -270,9 +270,9 @@ def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypat
     merge = lambda done, chunks: (mine.append(sorted(done)), {**everything, **done})[1]  # noqa: E731
     monkeypatch.setattr(count, "_gather_done", merge)
     with pytest.raises(KeyboardInterrupt):
-        count.count_solutions(10, checkpoint=ck, chunk=128, on_chunk=_stop_at(2))
+        count.count_solutions(11, checkpoint=ck, chunk=1024, on_chunk=_stop_at(2))
     assert sorted(saved(own)["done"]) == [1, 3] and saved(own)["processes"] == 2
-    r = count.count_solutions(10, checkpoint=ck, chunk=128)
+    r = count.count_solutions(11, checkpoint=ck, chunk=1024)
     assert r.total == whole.total and r.resumed_chunks == 2
     assert mine == [list(range(1, whole.chunks, 2))]  # process 1 of 2: every odd chunk, once
     assert saved(own)["done"] == {i: everything[i] for i in range(1, whole.chunks, 2)}
@@ -291,3 +291,48 @@ def test_defect_2_a_checkpoint_that_cannot_be_written_does_not_lose_the_count(tm
                                 depth=3, chunk=8)
     assert res.total == 352 and not (tmp_path / "checkpoint.npz").exists()
     assert "could not write a checkpoint" in capsys.readouterr().err
+
+
+# --- constellation tasks ----------------------------------------------------------------------
+
+def test_task_chunks_agree_over_devices_lanes_and_strategies(monkeypatch):
+    plan = count._plan(9, 3, None)
+    tasks, cfg = plan.tasks, plan.config
+    d = jax.local_device_count()
+    one = np.asarray(count.count_tasks(tasks, cfg, 1, devices.CPU_SIZES))
+    assert int((one[:, 0].astype(np.int64) * plan.weights).sum()) == A000170[9]
+    split = np.asarray(count.count_tasks(pad_rows(tasks, d), cfg, d, devices.CPU_SIZES))
+    assert (split[:len(tasks)] == one).all() and not split[len(tasks):].any()
+    monkeypatch.setattr(devices, "is_accelerator", lambda: True)
+    for lanes in (1, 7):
+        sizes = dataclasses.replace(devices.ACCELERATOR_SIZES, count_lanes=lanes)
+        got = np.asarray(count.count_tasks(pad_rows(tasks, d), cfg, d, sizes))
+        assert (got[:len(tasks)] == one).all()
+
+
+@pytest.mark.parametrize("n", [8, 11])
+def test_totals_and_fundamentals_do_not_depend_on_the_plan(n):
+    want = (A000170[n], A002562[n])
+    for depth, chunk in [(1, 2), (2, 64), (n - 2, 4096)]:
+        r = count.count_solutions(n, unique=True, depth=depth, chunk=chunk)
+        assert (r.total, r.unique, r.depth) == want + (depth,)
+        assert r.constellations == len(count.constellations.constellations(n)[0])
+
+
+def test_task_plan_is_shuffled_the_same_way_every_time():
+    a, b = count._plan(10, 3, None), count._plan(10, 3, None)
+    assert (a.tasks == b.tasks).all() and (a.weights == b.weights).all()
+    assert a.tasks.shape[1] == 4 + 10 and a.tasks.dtype == np.uint32
+    with pytest.raises(QueensError, match="depth"):
+        count._plan(10, 9, None)
+
+
+def test_plan_count_predicts_from_a_sample():
+    plan = count.plan_count(11, budget=0.0, chunk=512)
+    real = count.count_solutions(11, chunk=512)
+    assert (plan.tasks, plan.depth, plan.chunks) == (real.prefixes, real.depth, real.chunks)
+    assert plan.sampled == 512 // 8 and plan.estimate_seconds > 0
+    assert plan.constellations == real.constellations
+    whole = count.plan_count(11, budget=1e9, chunk=512)  # samples grow until every task is counted
+    assert whole.sampled == whole.tasks
+    assert count.plan_count(3).tasks == 0

@@ -11,6 +11,7 @@ import pytest
 from jax import lax
 
 import reference
+from jaxqueens.core import constellations
 from jaxqueens.core.oeis import A000170
 from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.solvers import count as count_kernel
@@ -155,3 +156,76 @@ def test_kernels_trace_once_per_config():
         listed(p)
         step(init(p))
         add(jnp.uint32(1), jnp.uint32(0), jnp.uint32(int(m[0])))
+
+
+# --- constellation tasks: the same DFS with per-column allow masks ------------------------------
+
+def constellation_tasks(n, depth):
+    cfg, weights = constellations.constellations(n)
+    allow = constellations.allow_masks(n, cfg)
+    masks, owner = constellations.tasks(n, allow, depth)
+    return np.concatenate([masks, allow[owner]], axis=1).astype(np.uint32), weights[owner], allow, owner
+
+
+def allowed_completions(n, allow, col, cols, ld, rd):
+    """Plain recursive count of completions whose column k uses a row of ``allow[k]``."""
+    if col == n:
+        return 1
+    full, total = (1 << n) - 1, 0
+    av = full & ~(cols | ld | rd) & int(allow[col])
+    while av:
+        bit = av & -av
+        av ^= bit
+        total += allowed_completions(n, allow, col + 1, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1)
+    return total
+
+
+@pytest.mark.parametrize("n,depth", [(6, 1), (8, 2), (9, 3), (10, 2)])
+def test_task_kernel_counts_each_task_like_the_reference(n, depth):
+    tasks, weights, allow, owner = constellation_tasks(n, depth)
+    cfg = KernelConfig(n, depth)
+    got = np.asarray(mapped(lambda t: count_kernel.count_task(t, cfg))(tasks))
+    want = [allowed_completions(n, allow[k], depth, int(t[0]), int(t[1]), int(t[2]))
+            for t, k in zip(tasks, owner)]
+    assert got[:, 1].sum() == 0 and got[:, 0].tolist() == want
+    assert int((got[:, 0].astype(np.int64) * weights).sum()) == A000170[n]
+
+
+def test_all_rows_allowed_is_the_plain_kernel():
+    masks, _ = expand_mirror(9, 3)
+    cfg = KernelConfig(9, 3)
+    full = np.full((len(masks), 9), (1 << 9) - 1, np.uint32)
+    tasks = np.concatenate([masks, full], axis=1)
+    plain = np.asarray(mapped(lambda p: count_kernel.count_prefix(p, cfg))(masks))
+    assert (np.asarray(mapped(lambda t: count_kernel.count_task(t, cfg))(tasks)) == plain).all()
+
+
+class TaskKernelTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_count_task(self):
+        tasks, weights, _, _ = constellation_tasks(6, 2)
+        cfg = KernelConfig(6, 2)
+        fn = self.variant(lambda t: count_kernel.count_task(t, cfg))
+        words = [fn(jnp.asarray(t)) for t in tasks]
+        chex.assert_shape(words[0], (2,))
+        assert sum(int(w) * int(c[0]) for w, c in zip(weights, words)) == A000170[6]
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_init_task(self):
+        tasks, _, allow, owner = constellation_tasks(7, 2)
+        cfg = KernelConfig(7, 2)
+        lane = self.variant(lambda t: count_kernel.init_task(t, cfg))(jnp.asarray(tasks[0]))
+        chex.assert_shape([lane.stack, lane.allow], [(cfg.rows, 5), (7,)])
+        chex.assert_type([lane.d, lane.lo, lane.hi, lane.stack, lane.allow],
+                         [jnp.int32, jnp.uint32, jnp.uint32, jnp.uint32, jnp.uint32])
+        assert np.asarray(lane.allow).tolist() == allow[owner[0]].tolist()
+
+
+def test_task_kernel_traces_once_per_config():
+    tasks, _, _, _ = constellation_tasks(8, 2)
+    cfg = KernelConfig(8, 2)
+    count = jax.jit(chex.assert_max_traces(lambda t: count_kernel.count_task(t, cfg), n=1))
+    init = jax.jit(chex.assert_max_traces(lambda t: count_kernel.init_task(t, cfg), n=1))
+    for t in tasks[:4]:
+        count(jnp.asarray(t))
+        init(jnp.asarray(t))

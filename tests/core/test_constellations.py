@@ -1,0 +1,163 @@
+"""Constellations (core/constellations.py): border configurations, classes and weights, allow
+masks and tasks, rotation-symmetric solutions, against brute force and plain references."""
+
+import functools
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference
+from jaxqueens.core import constellations as con
+from jaxqueens.core import symmetry
+from jaxqueens.core.oeis import A000170, A002562
+
+
+@functools.lru_cache
+def solutions(n):
+    return np.asarray(reference.all_solutions(n), np.int64).reshape(-1, n)
+
+
+def completions(n, allow, col=0, cols=0, ld=0, rd=0):
+    """Plain recursive count of the boards whose column k uses a row of ``allow[k]``."""
+    full = (1 << n) - 1
+    av = full & ~(cols | ld | rd) & int(allow[col])
+    if col == n - 1:
+        return bin(av).count("1")
+    total = 0
+    while av:
+        bit = av & -av
+        av ^= bit
+        total += completions(n, allow, col + 1, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1)
+    return total
+
+
+def border_of(board):
+    """(a, b, c, d) of a solution ``board[col] = row``."""
+    n = len(board)
+    rows = list(board)
+    return (rows[0], rows[n - 1], rows.index(0), rows.index(n - 1))
+
+
+def brute_configurations(n):
+    """Every (a, b, c, d) whose border cells are consistent and mutually non-attacking."""
+    out = []
+    for a, b, c, d in itertools.product(range(n), repeat=4):
+        cells = {(0, a), (n - 1, b), (c, 0), (d, n - 1)}
+        lines = [x for x, _ in cells], [y for _, y in cells]
+        if any(sum(1 for x, y in cells if x == k) != 1 for k in (0, n - 1)):
+            continue
+        if any(sum(1 for x, y in cells if y == k) != 1 for k in (0, n - 1)):
+            continue
+        if len(set(lines[0])) < len(cells) or len(set(lines[1])) < len(cells):
+            continue
+        if any(abs(x1 - x2) == abs(y1 - y2) for (x1, y1), (x2, y2) in itertools.combinations(cells, 2)):
+            continue
+        out.append((a, b, c, d))
+    return out
+
+
+def test_cell_images_are_the_symmetry_module_s_transforms():
+    boards = solutions(8)
+    cols = np.broadcast_to(np.arange(8), boards.shape)
+    gx, gy = con.cell_images(8, cols, boards)
+    want = symmetry.transforms(boards)
+    for k in range(8):
+        got = np.zeros_like(boards)
+        np.put_along_axis(got, gx[k], gy[k], axis=1)
+        assert (got == want[k]).all(), symmetry.NAMES[k]
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7])
+def test_border_configurations_match_brute_force(n):
+    got = con.border_configurations(n)
+    assert [tuple(c) for c in got.tolist()] == brute_configurations(n)  # both lexicographic
+    # every solution's border configuration is among them
+    assert {border_of(b) for b in solutions(n).tolist()} <= {tuple(c) for c in got.tolist()}
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(4, 12))
+def test_weights_sum_to_all_configurations_and_classes_cover_them_once(n):
+    everything = con.border_configurations(n)
+    cfg, weights = con.constellations(n)
+    assert int(weights.sum()) == len(everything)
+    assert set(weights.tolist()) <= {2, 4, 8}
+    imgs = con.images(n, cfg)  # [8, K, 4]
+    seen = {}
+    for k in range(len(cfg)):
+        orbit = {tuple(c) for c in imgs[:, k].tolist()}
+        assert len(orbit) == weights[k]
+        for member in orbit:
+            assert member not in seen  # each configuration belongs to exactly one class
+            seen[member] = k
+    assert set(seen) == {tuple(c) for c in everything.tolist()}
+
+
+@pytest.mark.parametrize("n", [5, 6, 7, 8])
+def test_weighted_completions_are_the_total(n):
+    cfg, weights = con.constellations(n)
+    allow = con.allow_masks(n, cfg)
+    counts = [completions(n, a) for a in allow]
+    assert sum(int(w) * c for w, c in zip(weights, counts)) == A000170[n]
+    # and each count is the number of solutions with that border configuration
+    borders = [border_of(b) for b in solutions(n).tolist()]
+    assert counts == [borders.count(tuple(c)) for c in cfg.tolist()]
+
+
+@pytest.mark.parametrize("n,depth", [(7, 1), (8, 3), (9, 4)])
+def test_tasks_split_each_constellation_exactly(n, depth):
+    cfg, _ = con.constellations(n)
+    allow = con.allow_masks(n, cfg)
+    masks, owner = con.tasks(n, allow, depth)
+    assert masks.dtype == np.uint32 and masks.shape == (len(owner), 4)
+    assert (np.diff(owner) >= 0).all() and (masks[:, 3] != 0).all()
+    per = np.zeros(len(cfg), np.int64)
+    full = (1 << n) - 1
+    for (c, l, r, av), k in zip(masks.tolist(), owner.tolist()):
+        assert av == full & ~(c | l | r) & int(allow[k, depth])
+        per[k] += completions_from(n, allow[k], depth, c, l, r)
+    assert per.tolist() == [completions(n, a) for a in allow]
+
+
+def completions_from(n, allow, col, cols, ld, rd):
+    return completions(n, allow, col, cols, ld, rd)
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_rotation_fixed_solutions_match_brute_force(n):
+    boards = solutions(n)
+    if len(boards) == 0:
+        assert con.fixed_by_rotation(n) == (0, 0)
+        return
+    images = symmetry.transforms(boards)
+    fixed = lambda k: int((images[k] == boards).all(axis=1).sum())  # noqa: E731
+    assert fixed(1) == fixed(3)
+    assert con.fixed_by_rotation(n) == (fixed(1), fixed(2))
+
+
+@pytest.mark.parametrize("n", range(1, 17))
+def test_burnside_gives_the_fundamental_counts(n):
+    assert con.classes(A000170[n], n) == A002562[n]
+
+
+def test_a_wrong_total_is_caught():
+    with pytest.raises(RuntimeError, match="multiple of 8"):
+        con.classes(A000170[8] + 1, 8)
+
+
+def test_preference_only_picks_a_member_and_prefers_smaller_trees():
+    # the chosen member of every class is a member (checked above); here, the preference puts
+    # the side queens near the middle first: (n-1)//2 beats 1 for the queen of column 0
+    n = 10
+    near, far = np.array([[4, 5, 3, 6]]), np.array([[1, 5, 3, 6]])
+    assert con.preference(n, near)[0] < con.preference(n, far)[0]
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        con.border_configurations(1)
+    with pytest.raises(ValueError):
+        con.tasks(8, np.zeros((1, 8), np.uint32), 8)
