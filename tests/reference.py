@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import itertools
 
+from hypothesis import strategies as st
+
+from jaxqueens.core.constraints import Constraints
+
 
 def attacks(rows, i, j) -> bool:
     """Queens in columns i != j share a row, diagonal or anti-diagonal."""
@@ -56,3 +60,38 @@ def count_completions(n, cols=0, ld=0, rd=0, placed=0):
         av ^= bit
         total += count_completions(n, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1, placed + 1)
     return total
+
+
+# --- constrained boards (issue 16) ---------------------------------------------------------------
+def torus_objective(rows, objective: str = "pairs") -> int:
+    """Attacks (queens minus lines occupied) or attacking pairs, both diagonals modulo n."""
+    n = len(rows)
+    keys = [[int(r) for r in rows], [(int(r) + c) % n for c, r in enumerate(rows)],
+            [(int(r) - c) % n for c, r in enumerate(rows)]]
+    if objective == "attacks":
+        return sum(n - len(set(k)) for k in keys)
+    return sum(k.count(v) * (k.count(v) - 1) // 2 for k in keys for v in set(k))
+
+
+def torus_counts(rows):
+    """Packed line counts [5n - 2] on the torus: rows | (r + c) mod n | (r - c) mod n, in the
+    first n slots of each diagonal window of jaxqueens.core.lines' layout."""
+    n = len(rows)
+    out = [0] * (5 * n - 2)
+    for c, r in enumerate(int(v) for v in rows):
+        out[r] += 1
+        out[n + (r + c) % n] += 1
+        out[3 * n - 1 + (r - c) % n] += 1
+    return out
+
+
+def random_instance(data, n: int, sat: bool = True):
+    """A random instance (hypothesis ``data``): fixed queens and blocked squares, around a known
+    solution when ``sat`` (so it has one). Returns (Constraints, that solution)."""
+    sols = all_solutions(n)
+    sol = sols[data.draw(st.integers(0, len(sols) - 1))]
+    fixed = data.draw(st.lists(st.integers(0, n - 1), max_size=n // 2, unique=True))
+    fixed = [(x, sol[x]) for x in fixed] if sat else [(x, data.draw(st.integers(0, n - 1))) for x in fixed]
+    squares = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=2 * n))
+    blocked = [(x, y) for x, y in squares if not sat or sol[x] != y]
+    return Constraints(n, fixed=fixed, blocked=blocked), sol

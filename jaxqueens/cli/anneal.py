@@ -1,5 +1,14 @@
 """``jaxqueens anneal``: LS, TA and SA chains (:func:`jaxqueens.drivers.anneal.anneal`), method by
-method, with a summary line each; ``--out`` holds what :mod:`jaxqueens.io.anneal` describes."""
+method, with a summary line each; ``--out`` holds what :mod:`jaxqueens.io.anneal` describes.
+
+``--toroidal`` makes queens attack along diagonals modulo n; ``--instance FILE`` runs the chains on
+one constrained instance (any format of :mod:`jaxqueens.io.instances`: ``FILE.param:d``,
+completion parameters, one JSON line, a text board with ``.`` gaps): fixed queens never move,
+forbidden squares are never used, every solution is checked against the instance, and a run
+that solves no chain reports the instance unknown (local search proves no UNSAT; ``jaxqueens
+complete`` decides it exactly). The route is an option of ``anneal`` (and not a method of
+``complete``) because annealing runs many chains on one board: the instance only replaces the
+board, and every option (methods, schedules, ``--out``, ``--resume``) keeps its meaning."""
 
 from __future__ import annotations
 
@@ -13,6 +22,7 @@ from jaxqueens.cli.options import is_writer
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
+from jaxqueens.io import instances as instio
 from jaxqueens.io import logs
 from jaxqueens.plots import chains as chain_plots
 from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
@@ -57,7 +67,12 @@ def add_command(sub) -> None:
     p.add_argument("--file", default=None,
                    help="start every chain from this board (any board: rows may repeat, e.g. all "
                         "queens on one row as NMOF's vignette); default: random permutations")
-    p.add_argument("--one-based", action="store_true", help="rows in --file are 1..n")
+    p.add_argument("--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n")
+    p.add_argument("--instance", default=None, metavar="FILE",
+                   help="solve one constrained instance (FILE.param:d, completion parameters, one "
+                        "JSON line, a text board with '.' gaps): fixed queens never move, forbidden "
+                        "squares are never used; unsolved means unknown, not UNSAT")
+    p.add_argument("--toroidal", action="store_true", help="queens attack along diagonals modulo n")
     options.add_seed(p)
     p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
     p.add_argument("--out", default=None, metavar="DIR",
@@ -79,6 +94,11 @@ def parse_methods(text: str) -> list[str]:
 
 
 def _summary_line(method: str, n: int, s: dict) -> str:
+    if not s["solved"] and "status" in s:
+        return (f"{method.upper()}: n = {n}, instance unknown: no chain solved it after "
+                f"{s['steps_budget']:,} steps in each of {s['chains']} chains (local search proves "
+                f"no UNSAT; jaxqueens complete decides it); lowest {OBJECTIVE_NAMES[s['objective']]} "
+                f"{s['best_objective_min']} (mean {s['best_objective_mean']:.2f})")
     if not s["solved"]:
         return (f"{method.upper()}: n = {n}, no solution found after {s['steps_budget']:,} steps in "
                 f"each of {s['chains']} chains; lowest {OBJECTIVE_NAMES[s['objective']]} "
@@ -117,6 +137,15 @@ def _report_interrupt(out, method: str, before: list[str], chains: int, ckpt) ->
     return options.report_interrupt("", None)
 
 
+def load_instance(spec: str, one_based: bool = False, toroidal: bool = False):
+    """``--instance FILE``: the one instance the file holds (a :class:`Constraints`)."""
+    loaded = instio.load_instances([spec], one_based=one_based, toroidal=toroidal, skip_short=False)
+    if len(loaded.instances) != 1:
+        raise QueensError(f"--instance {spec} holds {len(loaded.instances)} instances; give a file "
+                          "with one (jaxqueens complete takes many)")
+    return loaded.instances[0].model
+
+
 def cmd_anneal(args: argparse.Namespace) -> int:
     """The ``anneal`` command: each method in turn, a summary line each, outputs and plot.
 
@@ -130,7 +159,16 @@ def cmd_anneal(args: argparse.Namespace) -> int:
         if boards.shape[0] != 1:
             raise QueensError(f"--file {args.file} holds {boards.shape[0]} boards; give a file with one")
         start = boards[0]
-    n = options.board_size(args, start)
+    instance = None
+    if args.instance:
+        if args.file:
+            raise QueensError("--instance sets every chain's start itself; drop --file")
+        instance = load_instance(args.instance, args.one_based, args.toroidal)
+        given = options.board_size(args) if (args.n is not None or args.n_pos is not None) else None
+        if given is not None and given != instance.n:
+            raise QueensError(f"--instance {args.instance} has n = {instance.n} but n = {given} was "
+                              f"given; drop -n or pass -n {instance.n}")
+    n = options.board_size(args, start) if instance is None else instance.n
     if args.plot and not args.out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figure into")
     if args.checkpoint_every <= 0:
@@ -154,7 +192,9 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                          init_prob=args.init_prob, alpha=args.alpha, t0=args.t0, start=start,
                          best_boards=folder is not None, trace_chains=TRACE_CHAINS if args.plot else 0,
                          quiet=options.quiet(args), announce=print, checkpoint=ckpt,
-                         resume=states.get(method) == "saved", checkpoint_every=args.checkpoint_every)
+                         resume=states.get(method) == "saved", checkpoint_every=args.checkpoint_every,
+                         **({"instance": instance, "toroidal": args.toroidal} if instance is not None
+                            else {"toroidal": True} if args.toroidal else {}))
         except KeyboardInterrupt:  # before the chunked loop (calibration, compilation)
             res = None
         if res is None or res.run.stopped_by == "interrupted":

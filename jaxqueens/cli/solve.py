@@ -20,6 +20,13 @@ Classic behaviours: ``--max-restarts 0`` is the CP468 give-up mode (one attempt,
 solution", exit 1); ``--show-initial`` prints chain 0's initial board, its attacking pairs and its
 generation time apart from the search; ``--tabu`` is the CP468 plateau memory; ``--init greedy``
 the CP468 greedy; ``--move cisc352`` the CISC352 staged row choice with its step limit and cap.
+
+Constrained boards (issue 16, batched path only): ``--toroidal`` (diagonals modulo n; n must be
+prime to 6) and ``--instance FILE`` (one instance, read as ``anneal --instance`` reads it): fixed
+queens never move, forbidden squares are never used, every solution is checked against the
+instance. An instance may have no solution, so its run is bounded: ``--max-restarts`` defaults
+to 99 and ``--chains`` (default 100) counts chains run; if none solves it the instance is
+reported unknown (exit 1), never UNSAT (``jaxqueens complete`` decides it exactly).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
+from jaxqueens.cli.anneal import load_instance
 from jaxqueens.cli.options import is_writer
 from jaxqueens.errors import QueensError
 from jaxqueens.io import backtrack as backtrack_out
@@ -89,7 +97,13 @@ def add_command(sub) -> None:
     options.add_seed(p, default=None)
     p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
     p.add_argument("--file", default=None, help="start every chain from this board file")
-    p.add_argument("--one-based", action="store_true", help="rows in --file are 1..n")
+    p.add_argument("--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n")
+    p.add_argument("--instance", default=None, metavar="FILE",
+                   help="solve one constrained instance (FILE.param:d, completion parameters, one JSON "
+                        "line, a text board with '.' gaps); bounded: --max-restarts 99 and 100 chains "
+                        "run by default; unsolved means unknown, not UNSAT")
+    p.add_argument("--toroidal", action="store_true",
+                   help="queens attack along diagonals modulo n (n prime to 6)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write solutions.npy, runs.csv, summary.json (and plots) here")
     p.add_argument("--plot", action="store_true", help="with --out: trace and histogram figures")
@@ -121,8 +135,22 @@ def cmd_solve(args) -> int:
         if boards.shape[0] != 1:
             raise QueensError(f"--file {args.file} holds {boards.shape[0]} boards; give a file with one")
         start = boards[0]
-    n = options.board_size(args, start)
+    instance = None
+    if args.instance:
+        if args.file:
+            raise QueensError("--instance sets every chain's start itself; drop --file")
+        if args.show_initial:
+            raise QueensError("--show-initial shows plain boards; drop it with --instance")
+        instance = load_instance(args.instance, args.one_based, args.toroidal)
+        if (args.n is not None or args.n_pos is not None) and options.board_size(args) != instance.n:
+            raise QueensError(f"--instance {args.instance} has n = {instance.n} but n = "
+                              f"{options.board_size(args)} was given; drop -n or pass -n {instance.n}")
+    if args.toroidal and args.show_initial:
+        raise QueensError("--show-initial shows plain boards; drop it with --toroidal")
+    n = options.board_size(args, start) if instance is None else instance.n
     path = _path(args, n)
+    if instance is not None and args.max_restarts is None and path == "batched":
+        args.max_restarts = INSTANCE_MAX_RESTARTS  # an instance may have no solution: bounded
     _check_options(args, path, n)
     options.prepare_out(args.out or args.resume, need=_out_bytes(args, n))
     if args.method == "backtrack":
@@ -131,7 +159,7 @@ def cmd_solve(args) -> int:
         return _cmd_large(args, n)
     checkpoint, resume = options.checkpoint_target(args)
     given = args.chains is not None or args.solutions or args.time
-    chains = args.chains if given else default_chains(n)
+    chains = args.chains if given else INSTANCE_CHAINS if instance is not None else default_chains(n)
     max_chains = None
     if args.capped:  # --max-restarts given: chains are run, not awaited (a bounded job)
         chains, max_chains = None, chains
@@ -143,7 +171,9 @@ def cmd_solve(args) -> int:
                            move=args.move, max_chains=max_chains,
                            trace_steps=min(args.maxsteps, 100_000) if args.plot else 0,
                            quiet=options.quiet(args), checkpoint=checkpoint, resume=resume,
-                           checkpoint_every=args.checkpoint_every)
+                           checkpoint_every=args.checkpoint_every,
+                           **({"instance": instance, "toroidal": args.toroidal} if instance is not None
+                              else {"toroidal": True} if args.toroidal else {}))
     if result.run.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(result.run.chain_id)} finished chains", args.out)
     with options.final_write(args.out):
@@ -163,6 +193,11 @@ def cmd_solve(args) -> int:
         unsolved = int(s["chains"] - s["solved"])
         if unsolved:
             print(_no_solution_line(result.run, s, args))
+        if s.get("status") == "unknown" and args.instance:
+            print(f"instance {args.instance}: unknown (no chain solved it; local search proves no "
+                  "UNSAT: jaxqueens complete decides it exactly)")
+        elif s.get("status") == "SAT" and args.instance:
+            print(f"instance {args.instance}: SAT, every solution checked against the instance")
         if len(result.solutions) and n <= 16:
             print(render.ascii_board(result.solutions[0]))
         if args.out and is_writer():
@@ -208,6 +243,11 @@ def _show_initial(args, n: int, start) -> None:
         print(f"rows {rows.tolist()}")
 
 
+INSTANCE_MAX_RESTARTS = 99
+"""``--instance``: default restarts per chain (an instance may have no solution: a bounded job)."""
+INSTANCE_CHAINS = 100
+"""``--instance``: default chains run."""
+
 DEFAULTS = {"init": "permutation", "tabu": 0, "seed": 0, "max_restarts": 1_000_000, "move": "minconflicts"}
 """Defaults of the options that only some paths use (the parser leaves them None); ``--maxsteps``
 depends on n and the path (:func:`_check_options`)."""
@@ -223,9 +263,10 @@ def cisc352_max_steps(n: int) -> int:
 
 UNUSED = {
     "large": ("resume", "solutions", "time", "tabu", "batch", "file", "max_restarts", "move",
-              "show_initial"),
+              "show_initial", "instance", "toroidal"),
     "backtrack": ("resume", "solutions", "time", "maxsteps", "init", "tabu", "batch", "file",
-                  "chains", "seed", "plot", "max_restarts", "move", "show_initial"),
+                  "chains", "seed", "plot", "max_restarts", "move", "show_initial", "instance",
+                  "toroidal"),
 }
 """Options a path does not use: given anyway, they are refused (never ignored silently)."""
 

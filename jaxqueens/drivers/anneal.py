@@ -13,6 +13,14 @@ With ``best_boards=True`` the best board of every unsolved chain is recovered by
 chain to the step at which its best objective was found (:func:`jaxqueens.solvers.anneal.replay`;
 the run itself keeps no board but its current one). The command line is
 :mod:`jaxqueens.cli.anneal`.
+
+Constrained boards (issue 16): ``instance`` (a :class:`~jaxqueens.core.constraints.Constraints`:
+fixed queens, blocked squares, excluded rows, columns and diagonals) and ``toroidal`` switch the
+kernel's static ``toroidal`` / ``constrained`` paths (:mod:`jaxqueens.solvers.anneal`), the
+instance's allowed squares (:func:`~jaxqueens.core.constraints.allowed_squares`) going in as a
+dynamic mask. Every solution is checked by the independent constrained checker
+(:func:`~jaxqueens.core.checker.require_constrained`) against the same instance; a run that
+solves no chain reports the instance ``unknown`` (local search never proves UNSAT).
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxqueens.core import checker
+from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
@@ -46,6 +55,12 @@ class AnnealResult:
     best_chains: np.ndarray | None = None  # [U] int64 ids of the unsolved chains (best_boards=True)
     best_boards: np.ndarray | None = None  # [U, n] int32 the best board of each
     best_pairs: np.ndarray | None = None  # [U] int64 its attacking pairs (independent checker)
+    instance: cons.Constraints | None = None  # the constrained instance (toroidal included), if any
+
+    @property
+    def status(self) -> str:
+        """"SAT" when a chain solved the board (or instance), else "unknown" (never UNSAT)."""
+        return "SAT" if self.run.solved.any() else "unknown"
 
     @property
     def solutions(self) -> np.ndarray:
@@ -71,22 +86,23 @@ def t0_rule(value) -> str | float:
 
 def calibrate(key, config: sls.Config, walk: int = 2000, q: float = 0.5, init_prob: float = 0.4,
               alpha: float = 0.9, t0: str | float = "worsening",
-              start: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+              start: np.ndarray | None = None, mask: sls.Mask | None = None) -> tuple[np.ndarray, float]:
     """The schedule [rounds] for ``config.method`` and the walk's seconds per step.
 
     ``t0`` (SA only): "worsening" (:func:`sa_start_temperature`), "nmof"
     (:func:`sa_start_temperature_nmof`) or a positive number used as T0. The walk starts from
-    ``start`` ([n]) when given, else from a random permutation."""
+    ``start`` ([n]) when given, else from a random permutation (``mask``: the instance of a
+    constrained config, whose walk moves only free queens onto allowed squares)."""
     if not 0 < q <= 1 or not 0 < init_prob < 1 or not 0 < alpha <= 1 or walk < 2:
         raise QueensError(f"calibration needs 0 < q <= 1, 0 < init_prob < 1, 0 < alpha <= 1 and "
                           f"walk >= 2 (got q={q}, init_prob={init_prob}, alpha={alpha}, walk={walk})")
     t0 = t0_rule(t0)
     seed = chain_seeds(key, jnp.arange(1))[0]
-    fn = jax.jit(lambda s, b: sls.random_walk_deltas(s, config, walk, b))
+    fn = jax.jit(lambda s, b, m: sls.random_walk_deltas(s, config, walk, b, m))
     board = None if start is None else jnp.asarray(start, jnp.int32)
-    fn(seed, board).block_until_ready()  # compile
+    fn(seed, board, mask).block_until_ready()  # compile
     t_start = time.perf_counter()
-    deltas = np.asarray(fn(seed, board)).astype(np.float64)
+    deltas = np.asarray(fn(seed, board, mask)).astype(np.float64)
     per_step = (time.perf_counter() - t_start) / walk
     rounds = config.rounds
     if config.method == "ls":
@@ -142,7 +158,8 @@ def sa_start_temperature_nmof(deltas: np.ndarray, init_prob: float) -> float:
 
 
 def make_config(n: int, method: str, steps: int, rounds: int, neighbour: str, step: int,
-                objective: str, edge: str = "wrap") -> sls.Config:
+                objective: str, edge: str = "wrap", toroidal: bool = False,
+                constrained: bool = False) -> sls.Config:
     """Validated static configuration (``steps`` in total, split evenly over ``rounds``)."""
     if n < 4:
         raise QueensError(f"n = {n}: local search needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)")
@@ -152,18 +169,20 @@ def make_config(n: int, method: str, steps: int, rounds: int, neighbour: str, st
         raise QueensError(f"--steps ({steps}) must be at least --rounds ({rounds})")
     try:
         return sls.Config(n=n, method=method, neighbour=neighbour, step=step, edge=edge,
-                          objective=objective, rounds=rounds, steps_per_round=-(-steps // rounds))
+                          objective=objective, rounds=rounds, steps_per_round=-(-steps // rounds),
+                          toroidal=toroidal, constrained=constrained)
     except ValueError as err:
         raise QueensError(str(err)) from None
 
 
-def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_000, *,
+def anneal(n: int | None = 8, method: str = "ta", chains: int = 1000, steps: int = 10_000, *,
            rounds: int = 10, neighbour: str = "step", step: int = 3, objective: str = "attacks",
            edge: str = "wrap", seed: int = 0, batch: int | None = None, q: float = 0.5,
            init_prob: float = 0.4, alpha: float = 0.9, t0: str | float = "worsening",
            walk: int = 2000, start=None, best_boards: bool = False, trace_chains: int = 0,
            quiet: bool | None = True, announce=None, checkpoint=None, resume: bool = False,
-           checkpoint_every: float = 30.0) -> AnnealResult:
+           checkpoint_every: float = 30.0, instance: cons.Constraints | None = None,
+           toroidal: bool = False) -> AnnealResult:
     """Run ``chains`` independent LS/TA/SA chains of ``steps`` steps each (stopping when solved).
 
     Args:
@@ -189,9 +208,15 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
       quiet: no progress line (None: a progress line on a terminal only).
       announce: called with a one-line message (e.g. the estimated run time) before the run.
       checkpoint, resume, checkpoint_every: as for :func:`jaxqueens.solve`.
+      instance: a constrained instance (n is then its size: pass None or the same n); fixed
+        queens never move, forbidden squares are never used (step neighbour only, no start).
+      toroidal: queens attack along diagonals modulo n (also when ``instance`` says so).
     """
-    n = as_size(n)
-    config = make_config(n, method, steps, rounds, neighbour, step, objective, edge)
+    model, mask = _instance(n, instance, toroidal, neighbour, start)
+    n = as_size(n if model is None else model.n)
+    constrained = mask is not None
+    config = make_config(n, method, steps, rounds, neighbour, step, objective, edge,
+                         toroidal=model is not None and model.toroidal, constrained=constrained)
     t0 = t0_rule(t0)
     if start is not None:
         start = as_board(np.asarray(start).reshape(-1), n, what="the start board")
@@ -205,7 +230,7 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
     if batch is not None and batch < 1:
         raise QueensError(f"--batch must be at least 1, got {batch}")
     cal_key, key = jax.random.split(jax.random.key(seed))
-    schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha, t0, start)
+    schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha, t0, start, mask)
     devices = jax.local_device_count()
     if announce is not None:
         estimate = per_step * config.total_steps * chains / devices
@@ -214,7 +239,7 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
     chunk = batch or min(-(-chains // devices) * devices, max(devices, (1 << 22) // config.total_steps))
     kernel = sls.Kernel(config)
     board = None if start is None else jnp.asarray(start)
-    data = sls.Data(jnp.asarray(schedule), board)
+    data = sls.Data(jnp.asarray(schedule), board, mask)
     started = time.perf_counter()
     runner = chain_batch.compile_runner(kernel, key, chunk, data)
     compile_s = time.perf_counter() - started
@@ -223,17 +248,19 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
                    "schedule": [float(x) for x in schedule], "seed": seed}
     if start is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
         fingerprint["start"] = start.tolist()
+    if model is not None:
+        fingerprint["instance"] = model.to_dict()
     run = driver.run_chains(runner, config.n, driver.Budget(max_chains=chains), chunk,
                             what=f"annealing ({method})", compile_s=compile_s, quiet=quiet,
                             checkpoint=checkpoint, fingerprint=fingerprint, resume=resume,
-                            checkpoint_every=checkpoint_every)
+                            checkpoint_every=checkpoint_every, model=model)
     traces = None
     every = max(1, config.total_steps // 2000)
     if trace_chains > 0:
         seeds = chain_seeds(key, jnp.arange(trace_chains))
         traces = np.asarray(jax.jit(jax.vmap(lambda s: sls.trace(s, config, data.schedule, every,
-                                                                   data.start)))(seeds))
-    best = (best_of_unsolved(key, config, data, run) if best_boards and run.stopped_by != "interrupted"
+                                                                   data.start, data.mask)))(seeds))
+    best = (best_of_unsolved(key, config, data, run, model) if best_boards and run.stopped_by != "interrupted"
             else (None, None, None))
     summary = driver.summarize(
         run, solver=f"annealing-{method}", method=method, neighbour=neighbour, step=step,
@@ -242,40 +269,74 @@ def anneal(n: int = 8, method: str = "ta", chains: int = 1000, steps: int = 10_0
         best_objective_mean=float(run.best.mean()) if run.best is not None and run.best.size else None,
         best_objective_min=int(run.best.min()) if run.best is not None and run.best.size else None,
         seed=seed, chunk=chunk, backend=jax.default_backend(), devices=devices)
+    if model is not None:
+        summary["instance"] = model.to_dict()
+        summary["status"] = "SAT" if run.solved.any() else "unknown"
     if best[0] is not None:
         summary["best_boards"] = {"chains": int(len(best[0])),
                                   "pairs_min": int(best[2].min()) if len(best[2]) else None}
     return AnnealResult(run=run, summary=summary, config=config, schedule=schedule, traces=traces,
-                        trace_every=every, best_chains=best[0], best_boards=best[1], best_pairs=best[2])
+                        trace_every=every, best_chains=best[0], best_boards=best[1], best_pairs=best[2],
+                        instance=model)
+
+
+def _instance(n, instance, toroidal: bool, neighbour: str, start):
+    """(model or None, kernel mask or None): :func:`jaxqueens.drivers.chains.instance_setup`,
+    refusing what a constrained chain cannot honour (the swap neighbour, a start board)."""
+    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
+    if mask is None:
+        return model, None
+    if neighbour != "step":
+        raise QueensError("a constrained instance needs --neighbour step (a swap keeps every "
+                          "row's occupancy, so it cannot honour fixed queens and forbidden squares)")
+    if start is not None:
+        raise QueensError("a constrained instance sets every chain's start itself (fixed queens, "
+                          "allowed squares); drop the start board (--file)")
+    return model, mask
 
 
 REPLAY_BATCH = 4096
 """Unsolved chains replayed per call by :func:`best_of_unsolved` (bounds memory)."""
 
 
-def best_of_unsolved(key, config: sls.Config, data: sls.Data, run: driver.ChainRun):
+def best_of_unsolved(key, config: sls.Config, data: sls.Data, run: driver.ChainRun,
+                     model: cons.Constraints | None = None):
     """(chain ids [U], best boards [U, n], their attacking pairs [U]) of the unsolved chains of
     ``run``, by replaying each to the step of its best objective; each replayed board's
-    objective is checked against the one the chain reported."""
+    objective is checked against the one the chain reported. With ``model`` the pairs are
+    counted by the independent constrained checker (modular diagonals on the torus), and no
+    best board may move a fixed queen or use a forbidden square (outside a column that has none)."""
     ids = run.chain_id[~run.solved]
     upto = run.steps[~run.solved]
-    fn = jax.jit(jax.vmap(lambda s, u: sls.replay(s, config, data.schedule, u, data.start).rows))
+    fn = jax.jit(jax.vmap(lambda s, u: sls.replay(s, config, data.schedule, u, data.start,
+                                                  data.mask).rows))
     parts = [np.asarray(fn(chain_seeds(key, jnp.asarray(ids[i:i + REPLAY_BATCH])),
                            jnp.asarray(upto[i:i + REPLAY_BATCH], jnp.int32)))
              for i in range(0, len(ids), REPLAY_BATCH)]
     boards = np.concatenate(parts).astype(np.int32) if parts else np.zeros((0, config.n), np.int32)
-    pairs = checker.attacking_pairs(boards) if len(boards) else np.zeros(0, np.int64)
-    objective = pairs if config.objective == "pairs" else _attacks(boards)
+    if model is None:
+        pairs = checker.attacking_pairs(boards) if len(boards) else np.zeros(0, np.int64)
+    else:
+        pairs = np.array([checker.check_constrained(b, model).attacking_pairs for b in boards], np.int64)
+    objective = pairs if config.objective == "pairs" else _attacks(boards, config.toroidal)
+    if data.mask is not None and len(boards):
+        allowed = np.asarray(data.mask.allowed)
+        stranded = ~allowed[np.arange(config.n)[None, :], boards]
+        if (stranded & allowed.any(axis=1)[None, :]).any():
+            raise RuntimeError("a best board uses a forbidden square")
+        objective = objective + stranded.sum(axis=1)
     if run.best is not None and not np.array_equal(objective, run.best[~run.solved]):
         raise RuntimeError("replayed best boards disagree with the chains' best objectives")
     return ids.astype(np.int64), boards, pairs
 
 
-def _attacks(boards: np.ndarray) -> np.ndarray:
+def _attacks(boards: np.ndarray, toroidal: bool = False) -> np.ndarray:
     """NMOF's attack count of each board [B, n] in NumPy: queens minus lines occupied, over
-    rows, diagonals and anti-diagonals."""
+    rows, diagonals and anti-diagonals (taken modulo n when ``toroidal``)."""
     n = boards.shape[1] if boards.ndim == 2 else 0
     cols = np.arange(n)
     lines = (boards, boards - cols, boards + cols)
+    if toroidal:
+        lines = (boards, (boards - cols) % n, (boards + cols) % n)
     return np.array([sum(n - len(np.unique(line[i])) for line in lines) for i in range(len(boards))],
                     np.int64)

@@ -11,6 +11,10 @@ chains still paused when the time is up are reported unsolved and counted as ``u
 Chains past the one that met a chain or solution budget are dropped, so the
 output never depends on the chunk size. Ctrl-C keeps what finished. What a run writes to
 ``--out`` is :func:`jaxqueens.io.chains.write_outputs`.
+
+Constrained boards (issue 16): :func:`instance_setup` turns an instance and a toroidal flag into
+the model the checker reads and the mask the kernels read, and ``run_chains(model=...)`` checks
+every solution against that same model (:func:`jaxqueens.core.checker.require_constrained`).
 """
 
 from __future__ import annotations
@@ -23,11 +27,13 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from jaxqueens.core import checker
+from jaxqueens.core import constraints as cons
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
 from jaxqueens.parallel import gather
+from jaxqueens.solvers import constrained as rules
 
 
 class ChunkResult(NamedTuple):
@@ -166,7 +172,8 @@ class _Tally:
 def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Budget, chunk: int,
                what: str, compile_s: float = 0.0, quiet: bool | None = None,
                checkpoint: Path | None = None, fingerprint: dict | None = None,
-               resume: bool = False, checkpoint_every: float = 30.0, limits: str = "") -> ChainRun:
+               resume: bool = False, checkpoint_every: float = 30.0, limits: str = "",
+               model: cons.Constraints | None = None) -> ChainRun:
     """Run chunks of ``chunk`` chains until ``budget`` is met; verify every solution.
 
     Args:
@@ -183,6 +190,7 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         be resumed; the budget, n, chunk and process count are added here.
       limits: the per-chain work limits in words ("at most 11 attempts x 4,000 steps a chain"),
         shown on the progress line beside the budget, so that no run is unbounded unseen.
+      model: a constrained instance (toroidal included) every solution must also solve.
 
     With several processes (``jax.distributed``), process p runs the p-th chunk of each round
     and all processes receive every chunk, so chain ids, stops and results are those of a
@@ -216,6 +224,8 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         t.pending = 0.0
         res = res._replace(paused=None)
         checker.require_solutions(res.rows[res.solved], what=what, n=n)
+        if model is not None:  # the same instance, by the independent constrained checker
+            checker.require_constrained(res.rows[res.solved], model, what=what)
         steps = res.steps.astype(np.float64)
         share = dt * steps / steps.sum() if steps.sum() > 0 else np.full(count, dt / count)
         # Cumulative solved and distinct counts inside this chunk, to cut exactly.
@@ -296,3 +306,21 @@ def summarize(run: ChainRun, **extra) -> dict:
         "unfinished": int(run.unfinished.sum()) if run.unfinished is not None else 0,
         **extra,
     }
+
+
+def instance_setup(n: int | None, instance: cons.Constraints | None,
+                   toroidal: bool) -> tuple[cons.Constraints | None, rules.Mask | None]:
+    """(model, mask) of a constrained run: the instance with ``toroidal`` applied (a plain
+    toroidal board of size ``n`` when only ``toroidal`` is set; None for the classic board) and,
+    when it fixes queens or forbids squares, the kernels' :class:`~jaxqueens.solvers.constrained.Mask`
+    of its allowed squares (None otherwise). ``n`` must be None or the instance's size."""
+    if instance is None:
+        return (cons.Constraints(n, toroidal=True) if toroidal else None), None
+    if not isinstance(instance, cons.Constraints):
+        raise QueensError(f"instance must be a jaxqueens Constraints, got {type(instance).__name__}")
+    if n is not None and n != instance.n:
+        raise QueensError(f"n = {n} but the instance has n = {instance.n}; drop n or give the same size")
+    model = instance.with_toroidal(True) if toroidal else instance
+    if model.plain:
+        return model, None
+    return model, rules.mask_of(cons.allowed_squares(model), cons.fixed_rows(model))

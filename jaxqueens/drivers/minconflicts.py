@@ -7,11 +7,19 @@ driver (:mod:`jaxqueens.drivers.chains`) gathers verified solutions and statisti
 budget is met. Every kernel call of :func:`solve` is bounded in work (:class:`BoundedRunner`), so
 ``--time`` and Ctrl-C, checked between calls, hold even when chains restart a million times.
 The command line is :mod:`jaxqueens.cli.solve`.
+
+Constrained boards (issue 16): ``instance`` (fixed queens, forbidden squares) and ``toroidal``
+switch the kernel's static paths with the instance's mask as dynamic data
+(:func:`jaxqueens.drivers.chains.instance_setup`); every solution is checked against the same
+instance, and an instance no chain solves is reported ``unknown`` (``summary["status"]``), never
+UNSAT: local search proves nothing. An instance with a column that allows no square is reported
+unknown without running a chain (the kernel needs a square per column).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from pathlib import Path
 from typing import Callable
@@ -78,20 +86,22 @@ def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> i
     return -(-cap // devices) * devices
 
 
-def _start(start):
-    return None if start is None else jnp.asarray(start, jnp.int32)
+def _start(start, mask=None):
+    start = None if start is None else jnp.asarray(start, jnp.int32)
+    return start if mask is None else minconflicts.Data(start, mask)
 
 
 def compile_runner(key, config: minconflicts.Config, chunk: int, start=None,
-                   bounded: bool = False) -> Callable[[int, int], minconflicts.Result]:
+                   bounded: bool = False, mask=None) -> Callable[[int, int], minconflicts.Result]:
     """Compile the batched solver for ``chunk`` chains ahead of time; return ``run(offset, count)``.
 
     Chain i uses ``fold_in(key, i)``; ``start`` (a board [n]) is every chain's first board. The
     driver times compilation apart from the run and calls ``run`` once per chunk. A call with
     another ``count`` (a short last chunk) compiles that size on first use. ``bounded``: a
-    :class:`BoundedRunner` (each call bounded in work; the same results).
+    :class:`BoundedRunner` (each call bounded in work; the same results). ``mask``: the
+    instance of a constrained config.
     """
-    run = chain_batch.compile_runner(minconflicts.Kernel(config), key, chunk, _start(start))
+    run = chain_batch.compile_runner(minconflicts.Kernel(config), key, chunk, _start(start, mask))
     return BoundedRunner(run, config, chunk) if bounded else run
 
 
@@ -145,12 +155,13 @@ class BoundedRunner:
         return res
 
 
-def trace_chain(key, config: minconflicts.Config, num_steps: int, start=None) -> minconflicts.Metrics:
+def trace_chain(key, config: minconflicts.Config, num_steps: int, start=None,
+                mask=None) -> minconflicts.Metrics:
     """Per-step conflicted queens and attacking pairs of chain 0's first attempt, as host arrays,
     cut after the step at which it solved (or after ``num_steps`` steps)."""
     seed = chain_seeds(key, jnp.arange(1))[0]
     start = _start(start)
-    _, metrics = jax.jit(lambda s, b: minconflicts.trace(s, config, num_steps, b))(seed, start)
+    _, metrics = jax.jit(lambda s, b, m: minconflicts.trace(s, config, num_steps, b, m))(seed, start, mask)
     metrics = minconflicts.Metrics(*(np.asarray(m) for m in metrics))
     done = np.flatnonzero(metrics.conflicted == 0)
     end = int(done[0]) + 1 if done.size else num_steps
@@ -163,13 +174,21 @@ def _start_rows(start, n: int) -> np.ndarray | None:
     return as_board(np.asarray(start).reshape(-1), n, what="the start board")
 
 
-def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None,
+INSTANCE_MAX_RESTARTS = 99
+"""Default restarts per chain on a constrained instance (which may have no solution at all)."""
+INSTANCE_CHAINS = 100
+"""Chains run at most on a constrained instance when neither ``chains``, ``max_chains`` nor
+``seconds`` bounds the run."""
+
+
+def solve(n: int | None = 8, chains: int | None = 1000, *, solutions: int | None = None,
           seconds: float | None = None, max_steps: int | None = None, init: str = "permutation",
           tabu: int = 0, seed: int = 0, batch: int | None = None, start=None,
-          max_restarts: int = 1_000_000, move: str = "minconflicts", trace_steps: int = 0,
+          max_restarts: int | None = None, move: str = "minconflicts", trace_steps: int = 0,
           max_chains: int | None = None, quiet: bool | None = True,
           checkpoint: str | Path | None = None, resume: bool = False,
-          checkpoint_every: float = 30.0, command: str = "solve") -> SolveResult:
+          checkpoint_every: float = 30.0, command: str = "solve", instance=None,
+          toroidal: bool = False) -> SolveResult:
     """Run min-conflicts chains until ``chains`` solved, ``solutions`` distinct, or ``seconds``.
 
     Args:
@@ -190,7 +209,8 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
       batch: chains per kernel call (default: sized from n and ``chains``).
       start: a board [n]; every chain's first attempt starts from it.
       max_restarts: restarts before a chain gives up (reported unsolved, with its board of
-        fewest attacking pairs; 0: one attempt of ``max_steps``, the CP468 give-up mode).
+        fewest attacking pairs; 0: one attempt of ``max_steps``, the CP468 give-up mode);
+        default 1,000,000, or :data:`INSTANCE_MAX_RESTARTS` with an ``instance``.
       trace_steps: if > 0, also trace chain 0 for up to this many steps (for plots).
       quiet: True: no progress line; None: a progress line on a terminal only.
       checkpoint: file for checkpoints of finished chunks (every ``checkpoint_every`` seconds
@@ -198,12 +218,28 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
         never interrupted.
       command: the command recorded in a checkpoint: a checkpoint resumes only under the command
         that wrote it (``jaxqueens stats`` runs these chains too).
+      instance: a :class:`~jaxqueens.core.constraints.Constraints` (n: None or its size): fixed
+        queens never move, forbidden squares are never used; ``summary["status"]`` is SAT or
+        unknown. Init random or permutation only, no start board. The run is bounded: at most
+        ``chains`` (else :data:`INSTANCE_CHAINS`) chains run unless ``max_chains`` or ``seconds``
+        is given.
+      toroidal: queens attack along diagonals modulo n (solutions exist iff n is prime to 6).
 
     Returns:
       SolveResult with every chain's board, steps, restarts, and the summary.
     """
-    n = as_size(n)
+    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
+    n = as_size(n if model is None else model.n)
     check_n(n)
+    if model is not None and model.toroidal and model.plain and math.gcd(n, 6) != 1:
+        raise QueensError(f"n = {n} has no toroidal solution (toroidal queens exist only for n prime "
+                          "to 6: 1, 5, 7, 11, 13, ...; OEIS A051906); choose such an n")
+    if max_restarts is None:
+        max_restarts = 1_000_000 if instance is None else INSTANCE_MAX_RESTARTS
+    if instance is not None and max_chains is None and seconds is None:
+        max_chains = chains or INSTANCE_CHAINS  # it may have no solution: a bounded job
+    if mask is not None and start is not None:
+        raise QueensError("a constrained instance sets every chain's start itself; drop the start board (--file)")
     budget = driver.Budget(chains=chains, solutions=solutions, seconds=seconds, max_chains=max_chains)
     budget.check(n)
     if max_steps is None:
@@ -213,33 +249,42 @@ def solve(n: int = 8, chains: int | None = 1000, *, solutions: int | None = None
         if value is not None and value < low:
             raise QueensError(f"{flag} must be at least {low}, got {value}")
     start_rows = _start_rows(start, n)
-    if n == 1:
-        return _solve_trivial(budget, seed)
+    if n == 1 and mask is None:
+        return _solve_trivial(budget, seed, model)
     try:
         config = minconflicts.Config(n=n, max_steps=max_steps, init=init, tabu=tabu,
-                                     max_restarts=max_restarts, move=move, keep_best=True)
+                                     max_restarts=max_restarts, move=move, keep_best=True,
+                                     toroidal=model is not None and model.toroidal,
+                                     constrained=mask is not None)
     except ValueError as err:
         raise QueensError(str(err)) from None
+    if mask is not None and not np.asarray(mask.allowed).any(axis=1).all():
+        return _solve_unstartable(model, budget, seed, mask)
     key = jax.random.key(seed)
     chunk = batch or default_chunk(n, chains if solutions is None and seconds is None else None, max_steps)
     t0 = time.perf_counter()
-    runner = compile_runner(key, config, chunk, start_rows, bounded=True)
+    runner = compile_runner(key, config, chunk, start_rows, bounded=True, mask=mask)
     compile_s = time.perf_counter() - t0
     fingerprint = {"command": command, "solver": "min-conflicts", "init": init, "tabu": tabu,
                    "max_steps": max_steps, "seed": seed, "max_restarts": max_restarts, "move": move,
                    "start": None if start_rows is None else start_rows.tolist()}
+    if model is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
+        fingerprint["instance"] = model.to_dict()
     run = driver.run_chains(runner, n, budget, chunk, what="min-conflicts", compile_s=compile_s,
                             quiet=quiet, checkpoint=None if checkpoint is None else Path(checkpoint),
                             fingerprint=fingerprint, resume=resume, checkpoint_every=checkpoint_every,
-                            limits=f"at most {max_restarts + 1:,} attempts x {max_steps:,} steps a chain")
+                            limits=f"at most {max_restarts + 1:,} attempts x {max_steps:,} steps a chain",
+                            model=model)
     trace = None
     if trace_steps > 0:
-        metrics = trace_chain(key, config, trace_steps, start_rows)
+        metrics = trace_chain(key, config, trace_steps, start_rows, mask)
         trace = {"conflicted": metrics.conflicted, "pairs": metrics.pairs}
     summary = driver.summarize(run, solver="min-conflicts", init=init, tabu=tabu, max_steps=max_steps,
                                max_restarts=max_restarts, move=move, seed=seed, chunk=chunk,
                                backend=jax.default_backend(),
                                devices=jax.local_device_count())
+    if model is not None:
+        summary.update(instance=model.to_dict(), status="SAT" if run.solved.any() else "unknown")
     return SolveResult(run=run, summary=summary, config=config, trace=trace)
 
 
@@ -264,13 +309,34 @@ def initial_board(n: int, *, init: str = "permutation", seed: int = 0, start=Non
     return rows, int(checker.attacking_pairs(rows)), gen_s, compile_s
 
 
-def _solve_trivial(budget: driver.Budget, seed: int) -> SolveResult:
+def _solve_trivial(budget: driver.Budget, seed: int, model=None) -> SolveResult:
     """n = 1: the one queen is a solution; every chain solves in 0 steps."""
-    count = budget.chains or 1
+    count = budget.chains or budget.max_chains or 1
 
     def run_chunk(offset, k):
         return driver.ChunkResult(np.zeros((k, 1), np.int32), np.ones(k, bool),
                                   np.zeros(k, np.int32), np.zeros(k, np.int32))
 
-    run = driver.run_chains(run_chunk, 1, budget, count, what="min-conflicts")
-    return SolveResult(run=run, summary=driver.summarize(run, solver="min-conflicts", seed=seed), config=None)
+    run = driver.run_chains(run_chunk, 1, budget, count, what="min-conflicts", model=model)
+    summary = driver.summarize(run, solver="min-conflicts", seed=seed)
+    if model is not None:
+        summary.update(instance=model.to_dict(), status="SAT")
+    return SolveResult(run=run, summary=summary, config=None)
+
+
+def _solve_unstartable(model, budget: driver.Budget, seed: int, mask) -> SolveResult:
+    """An instance with a column that allows no square: no chain can start, none is run; every
+    chain is reported unsolved (0 steps) and the instance unknown."""
+    home = np.asarray(mask.home, np.int32)
+    empty = int((~np.asarray(mask.allowed).any(axis=1)).sum())
+    count = budget.max_chains or budget.chains or 1
+
+    def run_chunk(offset, k):
+        return driver.ChunkResult(np.tile(home, (k, 1)), np.zeros(k, bool), np.zeros(k, np.int32),
+                                  np.zeros(k, np.int32), np.full(k, empty, np.int32))
+
+    run = driver.run_chains(run_chunk, model.n, driver.Budget(max_chains=count), count,
+                            what="min-conflicts", model=model)
+    summary = driver.summarize(run, solver="min-conflicts", seed=seed, instance=model.to_dict(),
+                               status="unknown", columns_without_square=empty)
+    return SolveResult(run=run, summary=summary, config=None)

@@ -33,11 +33,12 @@ the packed line counts of :mod:`jaxqueens.core.lines`, and randomness from the c
 Constrained boards (:mod:`jaxqueens.core.constraints`, issue 16) are two static switches, so the
 default path compiles to the same code as before: ``toroidal`` (diagonals taken modulo n: the
 diagonal lines of the packed counts are indexed ``(r + c) mod n`` and ``(r - c) mod n``) and
-``constrained`` (a per-instance :class:`Mask`, dynamic, in :class:`Data`). Under ``constrained``
+``constrained`` (a per-instance :class:`~jaxqueens.solvers.constrained.Mask`, dynamic, in
+:class:`Data`). Under ``constrained``
 only free columns are ever chosen for a move (fixed queens never move) and a move onto a square
 the mask forbids is rejected outright: forbidden squares are never chosen, so no board a chain
 holds uses one. Chains start on a random allowed square per column (the fixed queen in a fixed
-column). A column without any allowed square keeps a queen on row 0 that counts 1 per such
+column). A column without any allowed square keeps a queen on row 0 (a fixed queen on its own square) that counts 1 per such
 column in the objective ("stranded"); it can never move, so such a chain is never solved
 (the instance is reported unknown, never UNSAT). Only the step neighbour supports ``constrained``
 (a swap keeps the rows' occupancy, which a mask would make unreachable).
@@ -55,9 +56,11 @@ import numpy as np
 from jax import lax
 
 from jaxqueens.core import lines
-from jaxqueens.core.rng import U32, hash_bits, hash_randint, idx_bits, random_permutation
+from jaxqueens.core.rng import U32, hash_bits, hash_randint, random_permutation
+from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.base import ChainKernel
 from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
+from jaxqueens.solvers.constrained import Mask, allowed_start, mask_of  # noqa: F401 (re-exported)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,25 +100,6 @@ class Config:
     @property
     def total_steps(self) -> int:
         return self.rounds * self.steps_per_round
-
-
-class Mask(NamedTuple):
-    """One constrained instance as the kernel reads it (dynamic: a new instance of the same n
-    never recompiles); :func:`mask_of` builds it from allowed squares."""
-
-    allowed: jax.Array  # [n, n] bool allowed[x, y]: a queen may stand on column x, row y
-    free: jax.Array  # [n] int32 the free (not fixed) columns first, then padding
-    nfree: jax.Array  # [] int32 number of free columns
-
-
-def mask_of(allowed: np.ndarray, fixed_rows: np.ndarray) -> Mask:
-    """A :class:`Mask` from bool ``allowed[x, y]`` [n, n] and int ``fixed_rows`` [n] (-1: free);
-    a fixed column should allow its fixed row only (:func:`jaxqueens.core.constraints.allowed_squares`)."""
-    allowed = np.asarray(allowed, bool)
-    fixed_rows = np.asarray(fixed_rows)
-    free = np.flatnonzero(fixed_rows < 0).astype(np.int32)
-    padded = np.concatenate([free, np.zeros(len(fixed_rows) - len(free), np.int32)])
-    return Mask(jnp.asarray(allowed), jnp.asarray(padded), jnp.int32(len(free)))
 
 
 class Data(NamedTuple):
@@ -192,42 +176,14 @@ def objective_of(counts: jax.Array, objective: str) -> jax.Array:
 
 
 def positions(config: Config, c, r) -> tuple:
-    """Indices into the packed counts of the row and both diagonals of square (column c, row r):
-    :func:`jaxqueens.core.lines.positions`, or on the torus the diagonals ``(r + c) mod n`` and
-    ``(r - c) mod n`` (the first n slots of each diagonal window; the others stay 0)."""
-    n = config.n
-    if not config.toroidal:
-        return lines.positions(n, c, r)
-    return (r, n + (r + c) % n, 3 * n - 1 + (r - c) % n)
+    """Indices into the packed counts of the lines of square (column c, row r) under the
+    config's attack rule (:func:`jaxqueens.solvers.constrained.positions`)."""
+    return rules.positions(config.n, c, r, config.toroidal)
 
 
 def counts_of(rows: jax.Array, config: Config) -> jax.Array:
     """Packed line counts [5n-2] int32 of a board [n] under the config's attack rule."""
-    if not config.toroidal:
-        return lines.counts_of(rows, config.n)
-
-    def body(c, counts):
-        for pos in positions(config, c, rows[c]):
-            counts = lines.add1(counts, pos, 1)
-        return counts
-
-    return lax.fori_loop(0, config.n, body, jnp.zeros(lines.size(config.n), jnp.int32))
-
-
-def _stranded(rows: jax.Array, mask: Mask) -> jax.Array:
-    """[] int32 queens on squares the mask forbids (only in columns without an allowed square)."""
-    return jnp.sum(~mask.allowed[jnp.arange(rows.shape[0]), rows]).astype(jnp.int32)
-
-
-def allowed_start(seed: jax.Array, mask: Mask) -> jax.Array:
-    """[n] int32 a uniformly random allowed row per column (ties of the packed random keys
-    aside), row 0 in a column without one; a fixed column's one allowed row is its queen."""
-    n = mask.allowed.shape[0]
-    low = idx_bits(n)
-    keys = hash_bits(seed, U32(0), jnp.arange(n * n, dtype=U32)).reshape(n, n)
-    packed = (keys >> low << low) | jnp.arange(n, dtype=U32)[None, :]
-    best = jnp.max(jnp.where(mask.allowed, packed, U32(0)), axis=1)
-    return jnp.where(mask.allowed.any(axis=1), best & U32((1 << low) - 1), U32(0)).astype(jnp.int32)
+    return rules.counts_of(rows, config.n, config.toroidal)
 
 
 def _move(s: State, config: Config, mask: Mask | None = None):
@@ -301,7 +257,7 @@ def init(seed: jax.Array, config: Config, schedule: jax.Array | None,
     ``config.constrained`` on a random allowed square per column (:func:`allowed_start`; a
     start board is not used). ``schedule`` is not read (the signature of :class:`Kernel`)."""
     if config.constrained:
-        rows = allowed_start(jnp.asarray(seed, U32), mask)
+        rows = rules.allowed_start(jnp.asarray(seed, U32), mask)
     elif start is None:
         rows = random_permutation(jnp.asarray(seed, U32), U32(0), config.n)
     else:
@@ -309,7 +265,7 @@ def init(seed: jax.Array, config: Config, schedule: jax.Array | None,
     counts = counts_of(rows, config)
     f = objective_of(counts, config.objective)
     if config.constrained:
-        f = f + _stranded(rows, mask)
+        f = f + rules.stranded(rows, mask)
     return State(rows=rows, counts=counts, seed=jnp.asarray(seed, U32), ctr=U32(1), f=f, best=f,
                  best_step=jnp.int32(0), steps=jnp.int32(0))
 

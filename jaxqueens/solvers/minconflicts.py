@@ -39,11 +39,22 @@ hash (lowbias32) of (seed, counter, lane) replaces threefry, which costs 25x mor
 This module is the kernel for one chain (:class:`Kernel`); :mod:`jaxqueens.parallel.chains` batches
 it (one chain per ``lax.map`` iteration over host devices on CPU, lockstep ``vmap`` with lane
 recycling elsewhere) and :mod:`jaxqueens.drivers.minconflicts` runs the chunks.
+
+Constrained boards (issue 16) are static switches, so the default path compiles as before:
+``toroidal`` (diagonals modulo n; :mod:`jaxqueens.solvers.constrained`) and ``constrained`` (a
+dynamic :class:`~jaxqueens.solvers.constrained.Mask` in :class:`Data`): every attempt starts on a
+random allowed square per column and a forbidden row is never chosen (its packed key is the
+largest), so no board uses a forbidden square; fixed columns allow only their queen's square, and
+since :func:`~jaxqueens.core.constraints.allowed_squares` removes every square a fixed queen
+attacks, a fixed queen is never conflicted, never picked, never moved. The kernel assumes every
+column has an allowed square (the driver reports an instance without one unknown, unrun).
+Under these switches ``init`` is ``random`` or ``permutation`` (constrained: both the allowed start).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import NamedTuple
 
 import jax
@@ -57,6 +68,7 @@ from jaxqueens.core.lines import (add1, pairs_from_counts, column_cost, conflict
 from jaxqueens.core.rng import GOLD as _GOLD
 from jaxqueens.core.rng import U32 as _U32
 from jaxqueens.core.rng import hash_bits, hash_randint, idx_bits, mix32, random_permutation
+from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.base import ChainKernel
 from jaxqueens.solvers.choices import INITS, MOVES
 
@@ -93,6 +105,8 @@ class Config:
     pick_tries: int = -1
     move: str = "minconflicts"
     keep_best: bool = False
+    toroidal: bool = False  # queens attack along diagonals modulo n
+    constrained: bool = False  # Data.mask: allowed squares, fixed queens
 
     def __post_init__(self):
         if self.n < 4 or self.n > 46340:
@@ -105,6 +119,21 @@ class Config:
             raise ValueError("max_steps, qs4_tries >= 1 and tabu, max_restarts >= 0 required")
         if self.unroll < 1:
             raise ValueError("unroll must be >= 1")
+        if (self.toroidal or self.constrained) and self.init not in ("random", "permutation"):
+            raise ValueError(f"init {self.init} is not written for toroidal or constrained boards; "
+                             "use random or permutation")
+
+
+class Data(NamedTuple):
+    """What every chain of a run shares (dynamic): a start board and the instance."""
+
+    start: jax.Array | None = None  # [n] int32 every chain's first board, or None
+    mask: rules.Mask | None = None  # the instance (Config.constrained), or None
+
+
+def as_data(data) -> Data:
+    """A kernel's ``data``: a :class:`Data`, or a start board [n] / None alone."""
+    return data if isinstance(data, Data) else Data(data)
 
 
 class State(NamedTuple):
@@ -239,9 +268,12 @@ def _init_qs4(seed, ctr, n, tries):
     return q
 
 
-def init_board(seed: jax.Array, ctr: jax.Array, config: Config) -> jax.Array:
-    """A fresh board [n] int32 for attempt counter ``ctr`` of chain ``seed``."""
+def init_board(seed: jax.Array, ctr: jax.Array, config: Config, mask: rules.Mask | None = None) -> jax.Array:
+    """A fresh board [n] int32 for attempt counter ``ctr`` of chain ``seed`` (constrained: a
+    random allowed row per column)."""
     n = config.n
+    if config.constrained:
+        return rules.allowed_start(seed, mask, ctr)
     if config.init == "random":
         return hash_randint(seed, ctr, jnp.arange(n), n)
     if config.init == "permutation":
@@ -256,10 +288,10 @@ def init_board(seed: jax.Array, ctr: jax.Array, config: Config) -> jax.Array:
 _STEP_BASE = 1 << 23
 
 
-def fresh_attempt(s: State, config: Config, reseed: bool = True) -> State:
+def fresh_attempt(s: State, config: Config, reseed: bool = True, mask: rules.Mask | None = None) -> State:
     seed = mix32(s.seed + _U32(_GOLD)) if reseed else s.seed
-    rows = init_board(seed, _U32(0), config)
-    counts = counts_of(rows, config.n)
+    rows = init_board(seed, _U32(0), config, mask)
+    counts = _counts_of(rows, config)
     return s._replace(
         rows=rows,
         counts=counts,
@@ -305,33 +337,43 @@ def _blank(seed: jax.Array, config: Config) -> State:
     )
 
 
-def init(seed: jax.Array, config: Config, start: jax.Array | None = None) -> State:
+def _counts_of(rows, config: Config):
+    return counts_of(rows, config.n) if not config.toroidal else rules.counts_of(rows, config.n, True)
+
+
+def init(seed: jax.Array, config: Config, start: jax.Array | None = None,
+         mask: rules.Mask | None = None) -> State:
     """Chain state with its first board, from a uint32 ``seed`` (see :func:`chain_seeds`).
 
     With ``start`` ([n] int32, values in 0..n-1) the first attempt starts from that board;
     restarts draw fresh boards with ``config.init`` as usual.
     """
-    n = config.n
-    s = fresh_attempt(_blank(seed, config), config, reseed=False)
+    s = fresh_attempt(_blank(seed, config), config, reseed=False, mask=mask)
     if start is not None:
         start = jnp.asarray(start, jnp.int32)
-        s = s._replace(rows=start, counts=counts_of(start, n))
+        s = s._replace(rows=start, counts=_counts_of(start, config))
     return s
 
 
 # ----------------------------------------------------------------------------- one step
 
 
-def _is_conflicted(rows, counts, c, n):
+def _is_conflicted(rows, counts, c, n, toroidal: bool = False):
     r = rows[c]
-    return (counts[r] > 1) | (counts[n + r + c] > 1) | (counts[4 * n - 2 + r - c] > 1)
+    return functools.reduce(lambda a, b: a | b, [counts[p] > 1 for p in rules.positions(n, c, r, toroidal)])
 
 
-def _pick_scan(s: State, n: int):
+def _conflicted(rows, counts, config: Config):
+    if not config.toroidal:
+        return conflicted_from_counts(rows, counts, config.n)
+    return rules.conflicted(rows, counts, config.n, True)
+
+
+def _pick_scan(s: State, n: int, config: Config | None = None):
     """(column, found): a uniformly random conflicted queen (packed-key min over all n queens)."""
     c = jnp.arange(n, dtype=jnp.int32)
     mask = _U32((1 << idx_bits(n)) - 1)
-    conf = conflicted_from_counts(s.rows, s.counts, n)
+    conf = conflicted_from_counts(s.rows, s.counts, n) if config is None else _conflicted(s.rows, s.counts, config)
     key = jnp.where(conf, (hash_bits(s.seed, s.ctr, c) & ~mask) | c.astype(_U32), _U32(0xFFFFFFFF))
     k = jnp.min(key)
     return (k & mask).astype(jnp.int32), k != _U32(0xFFFFFFFF)
@@ -345,7 +387,7 @@ def _pick_conflicted(s: State, config: Config):
     n = config.n
     tries = config.pick_tries if config.pick_tries >= 0 else (0 if n <= 12 else 16)
     if tries == 0:
-        return _pick_scan(s, n)
+        return _pick_scan(s, n, config)
 
     def cond(t):
         k, _, found = t
@@ -354,40 +396,50 @@ def _pick_conflicted(s: State, config: Config):
     def body(t):
         k, _, _ = t
         c = hash_randint(s.seed, s.ctr, 2 * n + k, n)
-        return k + 1, c, _is_conflicted(s.rows, s.counts, c, n)
+        return k + 1, c, _is_conflicted(s.rows, s.counts, c, n, config.toroidal)
 
     _, c, found = lax.while_loop(cond, body, (jnp.int32(0), jnp.int32(0), jnp.bool_(False)))
-    return lax.cond(found, lambda: (c, found), lambda: _pick_scan(s, n))
+    return lax.cond(found, lambda: (c, found), lambda: _pick_scan(s, n, config))
 
 
-def choose_row(s: State, c: jax.Array, config: Config) -> tuple[jax.Array, jax.Array]:
+def choose_row(s: State, c: jax.Array, config: Config,
+               mask: rules.Mask | None = None) -> tuple[jax.Array, jax.Array]:
     """Row for the queen of column ``c``: least conflicts (queen lifted), ties uniformly at random
     (packed key: cost | random bits | row). With plateau memory, squares left during the plateau
     and staying rank after the other squares of the same cost. Returns (row, cost [n] clamped
     at 3, which is exact at the minimum: the other n - 1 queens attack at most 3(n - 1) squares
-    of the column, so some row has at most 2 conflicts)."""
+    of the column, so some row has at most 2 conflicts; on a constrained board, where the
+    allowed rows may all cost more, they tie at 3). A forbidden row is never chosen."""
     n = config.n
     r = jnp.arange(n, dtype=jnp.int32)
+    ok_rows = mask.allowed[c] if config.constrained else None  # [n] bool
     mask = _U32((1 << idx_bits(n)) - 1)
-    cost = jnp.minimum(column_cost(s.counts, c, s.rows[c], n), 3)
+    if config.toroidal:
+        cost = jnp.minimum(rules.column_cost(s.counts, c, s.rows[c], n, True), 3)
+    else:
+        cost = jnp.minimum(column_cost(s.counts, c, s.rows[c], n), 3)
     rnd = hash_bits(s.seed, s.ctr, r + n) >> 3
     if config.tabu:
         later = jnp.any(s.tabu[:, None] == (c * n + r)[None, :], axis=0) | (r == s.rows[c])
         key = (cost.astype(_U32) << 30) | (later.astype(_U32) << 29) | (rnd & ~mask) | r.astype(_U32)
     else:
         key = (cost.astype(_U32) << 29) | (rnd & ~mask) | r.astype(_U32)
+    if config.constrained:
+        key = jnp.where(ok_rows, key, _U32(0xFFFFFFFF))
     r1 = (jnp.min(key) & mask).astype(jnp.int32)
     if config.move == "cisc352":
         # Stage 1 is the minimum above when it has no conflict; else stage 2 probes random rows
         # for one with a single conflict; stage 3 keeps the full scan's least-conflicted row.
         probe = hash_randint(s.seed, s.ctr, 3 * n + jnp.arange(CISC352_PROBES), n)
         ok = cost[probe] == 1
+        if config.constrained:
+            ok = ok & ok_rows[probe]
         first = probe[jnp.argmax(ok)]
         r1 = jnp.where((cost[r1] > 0) & jnp.any(ok), first, r1)
     return r1, cost
 
 
-def step(s: State, config: Config) -> State:
+def step(s: State, config: Config, mask: rules.Mask | None = None) -> State:
     """One min-conflicts step (a no-op once ``s.stop``). Sets ``solved``/``stop`` when the attempt
     ends: no conflicted queen left, or ``max_steps`` steps taken."""
     n = config.n
@@ -397,18 +449,20 @@ def step(s: State, config: Config) -> State:
     move = ~s.stop & found & ~exhausted
 
     r0 = s.rows[c]
-    r1, cost = choose_row(s, c, config)
+    r1, cost = choose_row(s, c, config, mask)
     r1 = jnp.where(move, r1, r0)
 
     counts = s.counts
-    for pos, v in zip(positions(n, c, r0) + positions(n, c, r1), (-1, -1, -1, 1, 1, 1)):
+    lines_of = (lambda c, r: positions(n, c, r)) if not config.toroidal else (  # noqa: E731
+        lambda c, r: rules.positions(n, c, r, True))
+    for pos, v in zip(lines_of(c, r0) + lines_of(c, r1), (-1, -1, -1, 1, 1, 1)):
         counts = add1(counts, pos, v)
     rows = lax.dynamic_update_slice(s.rows, r1[None], (c,))
 
     tabu, tabu_ptr = s.tabu, s.tabu_ptr
     if config.tabu:
         # cost[r0] is clamped at 3: a queen on 4+ conflicts that moves to 3 did improve
-        cost0 = s.counts[r0] + s.counts[n + r0 + c] + s.counts[4 * n - 2 + r0 - c] - 3
+        cost0 = sum(s.counts[p] for p in lines_of(c, r0)) - 3
         improved = cost[r1] < cost0
         moved = move & (r1 != r0)
         tabu = jnp.where(move & improved, -1, tabu)
@@ -431,24 +485,25 @@ def step(s: State, config: Config) -> State:
     )
 
 
-def search(s: State, config: Config) -> State:
+def search(s: State, config: Config, mask: rules.Mask | None = None) -> State:
     """Steps until the current attempt stops (``config.unroll`` steps per loop iteration)."""
 
     def body(s):
         for _ in range(config.unroll):
-            s = step(s, config)
+            s = step(s, config, mask)
         return s
 
     return lax.while_loop(lambda s: ~s.stop, body, s)
 
 
-def resume(seed: jax.Array, config: Config, start: jax.Array | None, r: Resume | Fresh) -> State:
+def resume(seed: jax.Array, config: Config, start: jax.Array | None, r: Resume | Fresh,
+           mask: rules.Mask | None = None) -> State:
     """A chain's state at the start of a call: fresh (:class:`Fresh`, or ``r.restarts < 0``: as
     :func:`init`) or the next attempt of a paused chain; it pauses after attempt ``r.until``
     (``r.until < 0``: a stopped state, the chain is skipped). Selects, not branches: the
     per-chain cost of a call stays that of :func:`init`."""
     if isinstance(r, Fresh):
-        return init(seed, config, start)._replace(until=r.until)
+        return init(seed, config, start, mask)._replace(until=r.until)
     fresh = r.restarts < 0
     # Attempt k draws from seed_k = f^k(seed) with f(x) = mix32(x + golden) (fresh_attempt);
     # O(k) scalar steps, small beside the k attempts that the chain has run.
@@ -456,15 +511,16 @@ def resume(seed: jax.Array, config: Config, start: jax.Array | None, r: Resume |
                          jnp.asarray(seed, _U32))
     s = _blank(seed, config)
     s = fresh_attempt(s._replace(restarts=jnp.where(fresh, 0, r.restarts + 1),
-                                 total_steps=jnp.where(fresh, 0, r.total_steps)), config, reseed=False)
+                                 total_steps=jnp.where(fresh, 0, r.total_steps)), config, reseed=False,
+                      mask=mask)
     if start is not None:
         start = jnp.asarray(start, jnp.int32)
         s = s._replace(rows=jnp.where(fresh, start, s.rows),
-                       counts=jnp.where(fresh, counts_of(start, config.n), s.counts))
+                       counts=jnp.where(fresh, _counts_of(start, config), s.counts))
     return s._replace(until=r.until, stop=r.until < 0)
 
 
-def _run(s: State, config: Config) -> Result:
+def _run(s: State, config: Config, mask: rules.Mask | None = None) -> Result:
     """Attempts from ``s`` until solved, out of restarts, or paused at ``s.until``."""
 
     def cond(s):
@@ -474,12 +530,12 @@ def _run(s: State, config: Config) -> Result:
         # The step loop carries a constant in place of ``until`` (XLA drops it from the carry),
         # so that the hot loop is exactly that of a chain without a bound.
         until = s.until
-        s = search(s._replace(until=jnp.int32(NO_PAUSE)), config)._replace(until=until)
+        s = search(s._replace(until=jnp.int32(NO_PAUSE)), config, mask)._replace(until=until)
         s = keep_best(s, config)
         again = ~s.solved & (s.restarts < config.max_restarts) & (s.restarts < s.until)
         return lax.cond(
             again,
-            lambda s: fresh_attempt(s._replace(restarts=s.restarts + 1), config),
+            lambda s: fresh_attempt(s._replace(restarts=s.restarts + 1), config, mask=mask),
             lambda s: s,
             s,
         )
@@ -498,47 +554,52 @@ def _result(s: State, config: Config) -> Result:
     return Result(rows=rows, solved=s.solved, steps=s.total_steps, restarts=s.restarts, best=pairs)
 
 
-def solve_chain(seed: jax.Array, config: Config, start: jax.Array | None = None) -> Result:
+def solve_chain(seed: jax.Array, config: Config, start: jax.Array | None = None,
+                mask: rules.Mask | None = None) -> Result:
     """Min-conflicts with restarts for one chain until solved or ``max_restarts`` are spent."""
-    return _run(init(seed, config, start), config)
+    return _run(init(seed, config, start, mask), config, mask)
 
 
-def solve_from(seed: jax.Array, config: Config, start: jax.Array | None, r: Resume | Fresh) -> Result:
+def solve_from(seed: jax.Array, config: Config, start: jax.Array | None, r: Resume | Fresh,
+               mask: rules.Mask | None = None) -> Result:
     """:func:`solve_chain` from where ``r`` says (:func:`resume`); a skipped chain does no step."""
-    return _run(resume(seed, config, start, r), config)
+    return _run(resume(seed, config, start, r, mask), config, mask)
 
 
 def trace(seed: jax.Array, config: Config, num_steps: int,
-          start: jax.Array | None = None) -> tuple[State, Metrics]:
+          start: jax.Array | None = None, mask: rules.Mask | None = None) -> tuple[State, Metrics]:
     """One attempt (no restarts) for ``num_steps`` steps; per-step metrics [num_steps]."""
 
     def body(s, _):
         m = Metrics(
-            conflicted=jnp.sum(conflicted_from_counts(s.rows, s.counts, config.n)).astype(jnp.int32),
+            conflicted=jnp.sum(_conflicted(s.rows, s.counts, config)).astype(jnp.int32),
             pairs=pairs_from_counts(s.counts).astype(jnp.int32),
         )
-        return step(s, config), m
+        return step(s, config, mask), m
 
-    return lax.scan(body, init(seed, config, start), None, length=num_steps)
+    return lax.scan(body, init(seed, config, start, mask), None, length=num_steps)
 
 
 @dataclasses.dataclass(frozen=True)
 class Kernel(ChainKernel):
-    """Min-conflicts as a :class:`~jaxqueens.solvers.base.ChainKernel`; ``data`` is the start board or None."""
+    """Min-conflicts as a :class:`~jaxqueens.solvers.base.ChainKernel`; ``data`` is a
+    :class:`Data`, or the start board or None alone."""
 
     config: Config
 
-    def init(self, seed, start):
-        return init(seed, self.config, start)
+    def init(self, seed, data):
+        data = as_data(data)
+        return init(seed, self.config, data.start, data.mask)
 
-    def step(self, s, start):
-        return step(s, self.config)
+    def step(self, s, data):
+        return step(s, self.config, as_data(data).mask)
 
     def retry(self, s):
         return s.stop & ~s.solved & (s.restarts < self.config.max_restarts) & (s.restarts < s.until)
 
-    def restart(self, s, start):
-        return fresh_attempt(keep_best(s, self.config)._replace(restarts=s.restarts + 1), self.config)
+    def restart(self, s, data):
+        return fresh_attempt(keep_best(s, self.config)._replace(restarts=s.restarts + 1), self.config,
+                             mask=as_data(data).mask)
 
     def finished(self, s):
         return s.stop & (s.solved | (s.restarts >= self.config.max_restarts) | (s.restarts >= s.until))
@@ -546,14 +607,17 @@ class Kernel(ChainKernel):
     def result(self, s) -> Result:
         return _result(keep_best(s, self.config), self.config)
 
-    def solve_one(self, seed, start) -> Result:
-        return solve_chain(seed, self.config, start)
+    def solve_one(self, seed, data) -> Result:
+        data = as_data(data)
+        return solve_chain(seed, self.config, data.start, data.mask)
 
     def resume_input(self):
         return fresh()
 
-    def init_from(self, seed, start, r):
-        return resume(seed, self.config, start, r)
+    def init_from(self, seed, data, r):
+        data = as_data(data)
+        return resume(seed, self.config, data.start, r, data.mask)
 
-    def solve_from(self, seed, start, r) -> Result:
-        return solve_from(seed, self.config, start, r)
+    def solve_from(self, seed, data, r) -> Result:
+        data = as_data(data)
+        return solve_from(seed, self.config, data.start, r, data.mask)

@@ -8,6 +8,7 @@ import pytest
 from jaxqueens.cli.anneal import parse_methods
 from jaxqueens.cli.main import main
 from jaxqueens.core import checker
+from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
 
 
@@ -156,3 +157,47 @@ def test_vignette_option_errors(tmp_path, argv, needle, capsys):
     assert main(["anneal", "--file", str(board), "--chains", "2", "--steps", "20", *argv]) == 2
     err = capsys.readouterr().err
     assert needle in err and len(err.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- constrained boards (issue 16)
+def test_toroidal_and_instance_runs(tmp_path, capsys):
+    assert main(["anneal", "-n", "7", "--toroidal", "--method", "sa", "--chains", "16",
+                 "--steps", "20000", "--quiet", "--out", str(tmp_path / "t")]) == 0
+    assert "SA: n = 7," in capsys.readouterr().out
+    torus = cons.Constraints(7, toroidal=True)
+    boards = np.load(tmp_path / "t" / "solutions.npy")
+    assert len(boards) and all(checker.check_constrained(b, torus).ok for b in boards)
+    gaps = tmp_path / "part.txt"
+    gaps.write_text("2\n.\n.\n1\n.\n.\n.\n.\n")  # a text board with '.' gaps: two fixed queens
+    assert main(["anneal", "--instance", str(gaps), "--method", "sa", "--chains", "30",
+                 "--steps", "3000", "--quiet", "--out", str(tmp_path / "i")]) == 0
+    assert "SA: n = 8," in capsys.readouterr().out
+    model = cons.completion(8, [(0, 2), (3, 1)])
+    boards = np.load(tmp_path / "i" / "solutions.npy")
+    assert len(boards) and all(checker.check_constrained(b, model).ok for b in boards)
+    summary = json.loads((tmp_path / "i" / "summary.json").read_text())
+    assert summary["status"] == "SAT" and summary["instance"] == model.to_dict()
+    unsat = tmp_path / "unsat.jsonl"
+    unsat.write_text('{"n": 8, "fixed": [[0, 0], [1, 1]]}\n')
+    assert main(["anneal", "--instance", str(unsat), "--chains", "4", "--steps", "200", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "instance unknown" in out and "UNSAT" not in out.replace("no UNSAT", "")
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--file", "BOARD"], "drop --file"),
+    (["-n", "9"], "has n = 8 but n = 9"),
+    (["--neighbour", "swap"], "needs --neighbour step"),
+])
+def test_instance_option_errors(tmp_path, extra, needle, capsys):
+    inst = tmp_path / "one.jsonl"
+    inst.write_text('{"n": 8, "fixed": [[0, 2]]}\n')
+    board = tmp_path / "b.txt"
+    board.write_text("\n".join(map(str, range(8))) + "\n")
+    extra = [str(board) if x == "BOARD" else x for x in extra]
+    assert main(["anneal", "--instance", str(inst), "--chains", "2", "--steps", "100", "--quiet"] + extra) == 2
+    assert needle in capsys.readouterr().err
+    two = tmp_path / "two.jsonl"
+    two.write_text('{"n": 8}\n{"n": 9}\n')
+    assert main(["anneal", "--instance", str(two), "--quiet"]) == 2
+    assert "holds 2 instances" in capsys.readouterr().err

@@ -10,6 +10,7 @@ import pytest
 import jaxqueens
 from jaxqueens.cli.main import main
 from jaxqueens.core import checker
+from jaxqueens.core import constraints as cons
 from jaxqueens.io import boards as boardio
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
@@ -243,3 +244,42 @@ def test_help_states_the_defaults(capsys):
         main(["solve", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "max(4000, 2n)" in text and "--max-restarts" in text and "predicted faster" in text
+
+
+# ---------------------------------------------------------------- constrained boards (issue 16)
+def test_toroidal_and_instance_runs(tmp_path, capsys):
+    code, out, _ = run_cli(["solve", "-n", "7", "--toroidal", "--chains", "8", "--quiet",
+                            "--out", tmp_path / "t"], capsys)
+    assert code == 0 and "8 of 8 chains solved" in out
+    torus = cons.Constraints(7, toroidal=True)
+    assert all(checker.check_constrained(b, torus).ok for b in np.load(tmp_path / "t" / "solutions.npy"))
+    gaps = tmp_path / "part.txt"
+    gaps.write_text("2\n.\n.\n1\n.\n.\n.\n.\n")
+    code, out, _ = run_cli(["solve", "--instance", gaps, "--chains", "10", "--quiet"], capsys)
+    assert code == 0 and "10 of 10 chains solved" in out and "SAT, every solution checked" in out
+    unsat = tmp_path / "unsat.jsonl"
+    unsat.write_text('{"n": 8, "fixed": [[0, 0], [2, 3], [5, 5]]}\n')
+    code, out, _ = run_cli(["solve", "--instance", unsat, "--chains", "2", "--max-restarts", "1",
+                            "--quiet", "--out", tmp_path / "u"], capsys)
+    assert code == 1 and "unknown" in out and "UNSAT" not in out.replace("no UNSAT", "")
+    summary = json.loads((tmp_path / "u" / "summary.json").read_text())
+    assert summary["status"] == "unknown" and summary["instance"]["fixed"] == [[0, 0], [2, 3], [5, 5]]
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--file", "BOARD"], "drop --file"),
+    (["-n", "9"], "has n = 8 but n = 9"),
+    (["--mode", "large"], "--instance is not used by the large-n path"),
+    (["--method", "backtrack"], "--instance is not used by --method backtrack"),
+    (["--show-initial"], "--show-initial shows plain boards"),
+])
+def test_instance_option_errors(tmp_path, extra, needle, capsys):
+    inst = tmp_path / "one.jsonl"
+    inst.write_text('{"n": 8, "fixed": [[0, 2]]}\n')
+    board = tmp_path / "b.txt"
+    board.write_text("\n".join(map(str, SOLUTION_8)) + "\n")
+    extra = [board if x == "BOARD" else x for x in extra]
+    code, _, err = run_cli(["solve", "--instance", inst, "--quiet"] + extra, capsys)
+    assert code == 2 and needle in err
+    code, _, err = run_cli(["solve", "-n", "6", "--toroidal", "--quiet"], capsys)
+    assert code == 2 and "no toroidal solution" in err

@@ -7,6 +7,7 @@ import pytest
 
 import jaxqueens
 from jaxqueens.core import checker
+from jaxqueens.core import constraints as cons
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.errors import QueensError
@@ -144,3 +145,60 @@ def test_non_permutation_start_needs_the_step_neighbour():
     assert res.summary["chains"] == 4  # a permutation start is fine with swap
     with pytest.raises(QueensError, match="out of range"):
         jaxqueens.anneal(8, "ls", chains=2, steps=10, start=[8] * 8)
+
+
+# ---------------------------------------------------------------- constrained boards (issue 16)
+
+
+@pytest.mark.parametrize("n,method,steps", [(5, "ta", 5000), (7, "sa", 20_000), (11, "sa", 50_000)])
+def test_toroidal_solutions_pass_the_toroidal_checker(n, method, steps):
+    res = annealing.anneal(n, method, chains=24, steps=steps, toroidal=True, best_boards=True)
+    torus = cons.Constraints(n, toroidal=True)
+    assert res.status == "SAT" and res.summary["status"] == "SAT" and res.instance == torus
+    for board in res.solutions:
+        assert checker.check_constrained(board, torus).ok
+    # the best boards of unsolved chains carry their toroidal attacking pairs
+    for board, pairs in zip(res.best_boards, res.best_pairs):
+        assert pairs == checker.check_constrained(board, torus).attacking_pairs > 0
+
+
+def test_toroidal_boards_without_solutions_are_unknown():
+    res = annealing.anneal(6, "ta", chains=8, steps=500, toroidal=True)  # A051906(6) = 0
+    assert res.status == "unknown" and res.summary["status"] == "unknown" and not res.run.solved.any()
+
+
+SAT = cons.Constraints(8, fixed=((0, 2), (3, 1)), blocked=((1, 0), (2, 2)), sums=(10,), diffs=(2,))
+"""One solution, 2 5 3 1 7 4 6 0: x - y = -5 (diffs 2) excludes the other completion of the two
+fixed queens, 2 5 7 1 3 0 6 4."""
+
+
+def test_an_instance_is_solved_within_its_constraints():
+    assert checker.check_constrained(np.array([2, 5, 3, 1, 7, 4, 6, 0]), SAT).ok
+    assert not checker.check_constrained(np.array([2, 5, 7, 1, 3, 0, 6, 4]), SAT).ok
+    res = annealing.anneal(None, "sa", chains=60, steps=4000, instance=SAT, best_boards=True)
+    assert res.status == "SAT" and res.summary["instance"] == SAT.to_dict()
+    checker.require_constrained(res.solutions, SAT)
+    assert {tuple(b) for b in res.solutions} == {(2, 5, 3, 1, 7, 4, 6, 0)}
+    allowed = cons.allowed_squares(SAT)
+    for board in np.concatenate([res.run.rows, res.best_boards]):  # final and best boards alike
+        assert board[0] == 2 and board[3] == 1 and allowed[np.arange(8), board].all()
+
+
+def test_an_unsolvable_instance_is_unknown_never_unsat():
+    unsat = cons.Constraints(8, fixed=((0, 0), (1, 1)))  # two fixed queens attack each other
+    res = annealing.anneal(None, "ta", chains=6, steps=300, instance=unsat, best_boards=True)
+    assert res.status == "unknown" and res.summary["status"] == "unknown"
+    assert "UNSAT" not in str(res.summary)
+    assert (res.best_boards[:, 0] == 0).all() and (res.best_boards[:, 1] == 1).all()
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"neighbour": "swap"}, "needs --neighbour step"),
+    ({"start": np.arange(8)}, "drop the start board"),
+    ({"n": 9}, "instance has n = 8"),
+    ({"instance": "x"}, "must be a jaxqueens Constraints"),
+])
+def test_instance_errors(kwargs, needle):
+    args = {"n": None, "instance": SAT, **kwargs}
+    with pytest.raises(QueensError, match=needle):
+        annealing.anneal(args.pop("n"), "ta", chains=2, steps=100, **args)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError, SolutionCheckError
 
@@ -159,3 +160,28 @@ def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
                           checkpoint=ckpt, fingerprint={"k": 1}, resume=True)
     same = {"k": 1, **driver.Budget(seconds=60).fingerprint(), "n": 6, "chunk": 4, "processes": 1}
     assert driver.load_checkpoint(ckpt, same)[2] == 8  # the same budget resumes
+
+
+def test_solutions_are_checked_against_the_instance():
+    """A plain solution that breaks the instance (issue 16) is caught: here the fixed queen of
+    column 0 must stand on row 1, so fake chain 1 (solution 2 5 1 4 0 3) is no solution."""
+    model = cons.Constraints(6, fixed=((0, 1),))
+    with pytest.raises(SolutionCheckError, match="fixed queen on row 1 moved"):
+        driver.run_chains(fake_chunk, 6, driver.Budget(chains=5), 5, "fake", quiet=True, model=model)
+    run = driver.run_chains(lambda o, c: fake_chunk(0, 1)._replace(rows=SOLS_6[[0] * c],
+                                                                    solved=np.ones(c, bool)),
+                            6, driver.Budget(chains=3), 3, "fake", quiet=True, model=model)
+    assert run.solved.all()
+
+
+def test_instance_setup():
+    assert driver.instance_setup(8, None, False) == (None, None)
+    model, mask = driver.instance_setup(7, None, True)
+    assert model == cons.Constraints(7, toroidal=True) and mask is None
+    inst = cons.Constraints(6, fixed=((0, 1),), blocked=((2, 2),))
+    model, mask = driver.instance_setup(None, inst, True)
+    assert model == inst.with_toroidal(True)
+    np.testing.assert_array_equal(mask.allowed, cons.allowed_squares(model))
+    assert int(mask.nfree) == 5 and list(np.asarray(mask.free)[:5]) == [1, 2, 3, 4, 5]
+    with pytest.raises(QueensError, match="instance has n = 6"):
+        driver.instance_setup(8, inst, False)

@@ -8,6 +8,7 @@ import pytest
 
 import jaxqueens
 from jaxqueens.core import checker
+from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import minconflicts as mc
@@ -277,3 +278,51 @@ def test_initial_board_is_chain_0s_first_board():
                           seed=4, batch=1)
     # one step from that board (or none if it was solved): at most one queen differs
     assert (res.run.rows[0] != rows).sum() <= 1
+
+
+# ---------------------------------------------------------------- constrained boards (issue 16)
+
+
+@pytest.mark.parametrize("n", [5, 7, 11])
+def test_toroidal_solutions_pass_the_toroidal_checker(n):
+    res = mcsolve.solve(n, 12, toroidal=True)
+    torus = cons.Constraints(n, toroidal=True)
+    assert res.summary["status"] == "SAT" and len(res.solutions) == 12
+    assert all(checker.check_constrained(b, torus).ok for b in res.solutions)
+
+
+def test_toroidal_sizes_without_solutions_are_refused():
+    with pytest.raises(QueensError, match="no toroidal solution"):
+        mcsolve.solve(9, 4, toroidal=True)
+
+
+SAT = cons.Constraints(8, fixed=((0, 2), (3, 1)), blocked=((1, 0), (2, 2)), sums=(10,), diffs=(2,))
+"""One solution, 2 5 3 1 7 4 6 0 (tests/drivers/test_anneal.py)."""
+
+
+def test_an_instance_is_solved_within_its_constraints():
+    res = mcsolve.solve(None, None, max_chains=16, instance=SAT)
+    assert res.summary["status"] == "SAT" and res.summary["instance"] == SAT.to_dict()
+    assert {tuple(b) for b in res.solutions} == {(2, 5, 3, 1, 7, 4, 6, 0)}
+    allowed = cons.allowed_squares(SAT)
+    assert all(allowed[np.arange(8), b].all() and b[0] == 2 and b[3] == 1 for b in res.run.rows)
+
+
+@pytest.mark.parametrize("instance", [
+    cons.Constraints(8, fixed=((0, 0), (1, 1))),  # attacking fixed queens: a column allows nothing
+    cons.Constraints(8, fixed=((0, 0), (2, 3), (5, 5))),  # every column open, no completion
+])
+def test_an_unsolvable_instance_is_unknown_never_unsat(instance):
+    res = mcsolve.solve(None, None, max_chains=3, max_restarts=2, max_steps=200, instance=instance)
+    assert res.summary["status"] == "unknown" and not res.run.solved.any() and len(res.run.rows) == 3
+    for x, y in instance.fixed:
+        assert (res.run.rows[:, x] == y).all()
+
+
+def test_instance_errors():
+    with pytest.raises(QueensError, match="instance has n = 8"):
+        mcsolve.solve(9, 2, instance=SAT)
+    with pytest.raises(QueensError, match="drop the start board"):
+        mcsolve.solve(None, 2, instance=SAT, start=SOLUTION_8)
+    with pytest.raises(QueensError, match="random or permutation"):
+        mcsolve.solve(None, 2, instance=SAT, init="greedy")

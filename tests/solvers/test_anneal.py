@@ -12,7 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference
+from jax import lax
+
 from jaxqueens.core import checker, lines
+from jaxqueens.core import constraints as cons
 from jaxqueens.solvers import anneal as sls
 
 
@@ -251,3 +254,124 @@ def test_a_bare_schedule_is_data_with_random_starts():
     s = kernel.init(SEEDS[0], NMOF_SCHEDULE)
     chex.assert_trees_all_equal(s, kernel.init(SEEDS[0], sls.Data(NMOF_SCHEDULE)))
     chex.assert_trees_all_equal(kernel.step(s, NMOF_SCHEDULE), kernel.step(s, sls.Data(NMOF_SCHEDULE)))
+
+
+# ---------------------------------------------------------------- constrained boards (issue 16)
+@settings(max_examples=6, deadline=None)
+@given(n=st.integers(4, 11), seed=st.integers(0, 2**31), neighbour=st.sampled_from(sls.NEIGHBOURS),
+       objective=st.sampled_from(sls.OBJECTIVES))
+def test_toroidal_proposal_delta_is_exact(n, seed, neighbour, objective):
+    config = sls.Config(n=n, neighbour=neighbour, objective=objective, toroidal=True)
+    s = sls.init(jnp.uint32(seed), config, None)
+    np.testing.assert_array_equal(s.counts, reference.torus_counts(np.asarray(s.rows)))
+    assert int(s.f) == reference.torus_objective(np.asarray(s.rows), objective)
+    propose = jax.jit(lambda s: sls.propose(s, config))
+    for _ in range(5):
+        rows, counts, delta = propose(s)
+        assert int(delta) == (reference.torus_objective(np.asarray(rows), objective)
+                              - reference.torus_objective(np.asarray(s.rows), objective))
+        np.testing.assert_array_equal(counts, reference.torus_counts(np.asarray(rows)))
+        s = s._replace(rows=rows, counts=counts, ctr=s.ctr + 1)
+
+
+def _walk(config, schedule, mask, seed, steps):
+    """Every board [steps + 1, n] a constrained chain holds, and its last state."""
+    def body(s, _):
+        s = sls.step(s, config, schedule, mask)
+        return s, s.rows
+
+    s0 = sls.init(seed, config, schedule, None, mask)
+    s, rows = jax.jit(lambda s0: lax.scan(body, s0, None, length=steps))(s0)
+    return np.concatenate([np.asarray(s0.rows)[None], np.asarray(rows)]), s
+
+
+@settings(max_examples=8, deadline=None)
+@given(data=st.data(), n=st.integers(5, 8), seed=st.integers(0, 2**31),
+       method=st.sampled_from(sls.METHODS), objective=st.sampled_from(sls.OBJECTIVES),
+       toroidal=st.booleans())
+def test_fixed_queens_never_move_and_no_forbidden_square_is_used(data, n, seed, method, objective, toroidal):
+    model, _ = reference.random_instance(data, n, sat=data.draw(st.booleans()))
+    model = model.with_toroidal(toroidal)
+    allowed = cons.allowed_squares(model)
+    mask = sls.mask_of(allowed, cons.fixed_rows(model))
+    config = sls.Config(n=n, method=method, objective=objective, rounds=2, steps_per_round=100,
+                        toroidal=toroidal, constrained=True, step=min(3, n - 1))
+    boards, s = _walk(config, jnp.asarray([1.0, 0.0]), mask, jnp.uint32(seed), 200)
+    empty = ~allowed.any(axis=1)
+    for x, y in model.fixed:
+        assert (boards[:, x] == y).all()  # a fixed queen never moves
+    on = allowed[np.arange(n)[None, :], boards]
+    assert (on | empty[None, :]).all()  # no forbidden square, outside columns that have none
+    assert (boards == boards[:1])[:, empty].all()  # a stranded queen stays where it started
+    rows = np.asarray(s.rows)
+    ref = reference.torus_objective(rows, objective) if toroidal else _objective(rows, objective)
+    assert int(s.f) == ref + int(empty.sum())  # the objective counts stranded queens
+    if bool(s.best == 0):
+        assert checker.check_constrained(rows, model).ok
+
+
+def test_allowed_start_is_allowed_and_uniform():
+    """Reference: each column's start row is one of its allowed rows, uniformly (loose chi-square),
+    row 0 in a column without one."""
+    allowed = np.zeros((6, 6), bool)
+    allowed[0, [1, 3, 4]] = True
+    allowed[1, 5] = True
+    allowed[2:5] = True
+    mask = sls.mask_of(allowed, np.array([-1, 5, -1, -1, -1, 2]))  # column 5: stranded, fixed
+    starts = np.asarray(jax.jit(jax.vmap(lambda s: sls.allowed_start(s, mask)))(
+        jnp.arange(3000, dtype=jnp.uint32)))
+    chex.assert_shape(starts, (3000, 6))
+    assert (starts[:, 1] == 5).all() and (starts[:, 5] == 2).all()
+    assert allowed[np.arange(5)[None, :], starts[:, :5]].all()
+    for col, rows in ((0, [1, 3, 4]), (2, range(6))):
+        counts = np.array([(starts[:, col] == r).sum() for r in rows])
+        expected = 3000 / len(rows)
+        assert ((counts - expected) ** 2 / expected).sum() < 25  # chi-square, <= 5 dof
+
+
+SMALL = cons.Constraints(8, fixed=((0, 2), (3, 1)), blocked=((1, 4), (2, 0)), sums=(9,))
+SMALL_MASK = sls.mask_of(cons.allowed_squares(SMALL), cons.fixed_rows(SMALL))
+CONSTRAINED = sls.Config(n=8, method="sa", rounds=2, steps_per_round=300, constrained=True)
+TORUS = sls.Config(n=7, method="sa", rounds=2, steps_per_round=300, toroidal=True)
+TWO = jnp.asarray([1.0, 0.5], jnp.float32)
+
+
+class ConstrainedKernelTest(parameterized.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_init_and_step(self):
+        init = self.variant(lambda seed, m: sls.init(seed, CONSTRAINED, TWO, None, m))
+        step = self.variant(lambda s, m: sls.step(s, CONSTRAINED, TWO, m))
+        s = init(SEEDS[0], SMALL_MASK)
+        chex.assert_shape([s.rows, s.counts, s.f], [(8,), (lines.size(8),), ()])
+        for _ in range(10):
+            s = step(s, SMALL_MASK)
+        rows = np.asarray(s.rows)
+        assert rows[0] == 2 and rows[3] == 1 and cons.allowed_squares(SMALL)[np.arange(8), rows].all()
+        np.testing.assert_array_equal(s.counts, lines.counts_of(s.rows, 8))
+        assert int(s.f) == reference.n_attacks(rows)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_toroidal_solve_chain_equals_stepping(self):
+        solve = self.variant(lambda seed: sls.solve_chain(seed, TORUS, TWO))
+        for seed in SEEDS[:2]:
+            got, want = solve(seed), _stepped(seed, TORUS, TWO)
+            chex.assert_shape(got.rows, (7,))
+            chex.assert_trees_all_equal(got, want)
+            if bool(got.solved):
+                assert checker.check_constrained(np.asarray(got.rows), cons.Constraints(7, toroidal=True)).ok
+
+    def test_new_instances_do_not_retrace(self):
+        other = cons.Constraints(8, fixed=((5, 5),), diffs=(3, 4))
+        masks = [SMALL_MASK, sls.mask_of(cons.allowed_squares(other), cons.fixed_rows(other))]
+        kernel = sls.Kernel(CONSTRAINED)
+        fns = {"solve_one": lambda seed, m: kernel.solve_one(seed, sls.Data(TWO, None, m)),
+               "replay": lambda seed, m: sls.replay(seed, CONSTRAINED, TWO, jnp.int32(40), None, m),
+               "walk": lambda seed, m: sls.random_walk_deltas(seed, CONSTRAINED, 16, None, m)}
+        for fn in fns.values():
+            jitted = jax.jit(chex.assert_max_traces(fn, n=1))
+            for seed, m in zip(SEEDS, masks):
+                jitted(seed, m)
+
+    def test_constrained_needs_the_step_neighbour(self):
+        with pytest.raises(ValueError, match="step neighbour"):
+            sls.Config(n=8, neighbour="swap", constrained=True)

@@ -9,13 +9,18 @@ import itertools
 import chex
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
+import reference
 from jaxqueens.core import checker, rng
+from jaxqueens.core import constraints as cons
 from jaxqueens.core.lines import conflicted_from_counts, counts_of
+from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers import minconflicts as mc
 
 
@@ -404,3 +409,110 @@ def test_keep_best_reports_the_fewest_pairs_board():
     np.testing.assert_array_equal(last.best, checker.attacking_pairs(np.asarray(last.rows)))
     assert (best.best <= last.best).all() and (best.best < last.best).any()
     assert (best.best[best.solved] == 0).all()
+
+
+# ----------------------------------------------------------------------------- constrained boards (issue 16)
+
+
+def torus_conflicted(rows):
+    """Plain reference: queen c shares a row or a modular diagonal with another queen."""
+    n = len(rows)
+    rows = [int(r) for r in rows]
+    return [any(rows[c] == rows[d] or (rows[c] + c - rows[d] - d) % n == 0
+                or (rows[c] - c - rows[d] + d) % n == 0 for d in range(n) if d != c) for c in range(n)]
+
+
+@settings(max_examples=4, deadline=None)
+@given(n=st.integers(4, 11), seed=st.integers(0, 2**31), c=st.integers(0, 10))
+def test_toroidal_line_helpers_match_the_reference(n, seed, c):
+    rows = np.random.default_rng(seed).integers(0, n, n).astype(np.int32)
+    c = c % n
+
+    @jax.jit
+    def helpers(rows, c):
+        counts = rules.counts_of(rows, n, True)
+        return counts, rules.conflicted(rows, counts, n, True), rules.column_cost(counts, c, rows[c], n, True)
+
+    counts, conflicted, cost = (np.asarray(a) for a in helpers(jnp.asarray(rows), c))
+    np.testing.assert_array_equal(counts, reference.torus_counts(rows))
+    np.testing.assert_array_equal(conflicted, torus_conflicted(rows))
+    for r in range(n):  # conflicts of square (c, r) with the other queens
+        others = [(d, int(rows[d])) for d in range(n) if d != c]
+        want = sum((r == y) + ((r + c - y - d) % n == 0) + ((r - c - y + d) % n == 0) for d, y in others)
+        assert cost[r] == want
+
+
+@settings(max_examples=6, deadline=None)
+@given(data=st.data(), n=st.integers(5, 8), seed=st.integers(0, 2**31), toroidal=st.booleans(),
+       tabu=st.sampled_from([0, 2]), move=st.sampled_from(["minconflicts", "cisc352"]))
+def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(data, n, seed, toroidal,
+                                                                               tabu, move):
+    model, _ = reference.random_instance(data, n)
+    model = model.with_toroidal(toroidal)
+    allowed = cons.allowed_squares(model)
+    if not allowed.any(axis=1).all():
+        return  # the driver runs no chain on such an instance (tests/drivers)
+    mask = rules.mask_of(allowed, cons.fixed_rows(model))
+    cfg = mc.Config(n=n, max_steps=15, max_restarts=3, tabu=tabu, move=move, toroidal=toroidal,
+                    constrained=True, keep_best=True)
+
+    def body(s, _):  # steps, restarting after each attempt, as the chain does
+        s = mc.step(s, cfg, mask)
+        s = lax.cond(s.stop & ~s.solved, lambda s: mc.fresh_attempt(s, cfg, mask=mask), lambda s: s, s)
+        return s, s.rows
+
+    s0 = mc.init(jnp.uint32(seed), cfg, None, mask)
+    _, boards = jax.jit(lambda s: lax.scan(body, s, None, length=60))(s0)
+    boards = np.concatenate([np.asarray(s0.rows)[None], np.asarray(boards)])
+    for x, y in model.fixed:
+        assert (boards[:, x] == y).all()  # a fixed queen never moves, across restarts too
+    assert allowed[np.arange(n)[None, :], boards].all()  # no forbidden square, ever
+    for rows in boards:
+        if not any(torus_conflicted(rows)) if toroidal else brute_is_solution(rows):
+            assert checker.check_constrained(rows, model).ok
+
+
+TORUS7 = mc.Config(n=7, max_steps=200, toroidal=True)
+NAUCKISH = cons.Constraints(8, fixed=((0, 2), (3, 1)), blocked=((1, 0),))
+NAUCKISH_MASK = rules.mask_of(cons.allowed_squares(NAUCKISH), cons.fixed_rows(NAUCKISH))
+CONSTRAINED8 = mc.Config(n=8, max_steps=100, constrained=True)
+
+
+class ConstrainedVariantsTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_toroidal_step_keeps_the_toroidal_counts(self):
+        s = self.variant(lambda sd: mc.init(sd, TORUS7))(jnp.uint32(5))
+        step = self.variant(lambda s: mc.step(s, TORUS7))
+        for _ in range(3):
+            s = step(s)
+        chex.assert_shape(s.counts, (5 * 7 - 2,))
+        np.testing.assert_array_equal(s.counts, reference.torus_counts(np.asarray(s.rows)))
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_constrained_solve_chain(self):
+        res = self.variant(lambda sd, m: mc.solve_chain(sd, CONSTRAINED8, None, m))(jnp.uint32(2), NAUCKISH_MASK)
+        chex.assert_shape(res.rows, (8,))
+        assert bool(res.solved) and checker.check_constrained(np.asarray(res.rows), NAUCKISH).ok
+
+    def test_toroidal_chains_solve_on_the_torus(self):
+        res = jax.jit(jax.vmap(lambda sd: mc.solve_chain(sd, TORUS7)))(jnp.arange(4, dtype=jnp.uint32))
+        torus = cons.Constraints(7, toroidal=True)
+        assert np.asarray(res.solved).all()
+        assert all(checker.check_constrained(r, torus).ok for r in np.asarray(res.rows))
+
+
+def test_a_new_instance_does_not_retrace():
+    other = cons.Constraints(8, fixed=((5, 5),), diffs=(3, 4))
+    masks = [NAUCKISH_MASK, rules.mask_of(cons.allowed_squares(other), cons.fixed_rows(other))]
+    kernel = mc.Kernel(CONSTRAINED8)
+    solve = jax.jit(chex.assert_max_traces(lambda sd, m: kernel.solve_one(sd, mc.Data(None, m)), n=1))
+    for seed, m in enumerate(masks):
+        solve(jnp.uint32(seed), m)
+
+
+def test_toroidal_and_constrained_refuse_the_inits_they_lack():
+    for init in ("greedy", "qs4"):
+        with pytest.raises(ValueError, match="random or permutation"):
+            mc.Config(n=7, init=init, toroidal=True)
+        with pytest.raises(ValueError, match="random or permutation"):
+            mc.Config(n=7, init=init, constrained=True)

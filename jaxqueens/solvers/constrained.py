@@ -1,0 +1,101 @@
+"""What local-search kernels read of a constrained board (issue 16): one place for all of them.
+
+:mod:`jaxqueens.core.constraints` builds an instance's allowed squares once, in NumPy; a kernel
+reads them as a dynamic :class:`Mask` (a new instance of the same n never recompiles) behind a
+static ``constrained`` switch, and the toroidal attack rule behind a static ``toroidal`` switch,
+so the default path compiles to the code it had before. The line helpers here extend
+:mod:`jaxqueens.core.lines` to the torus: the packed counts keep their layout ``[5n - 2]`` and a
+toroidal board uses the first n slots of each diagonal window, ``(r + c) mod n`` and
+``(r - c) mod n`` (the other slots stay 0). Used by :mod:`jaxqueens.solvers.anneal` and
+:mod:`jaxqueens.solvers.minconflicts`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxqueens.core import lines
+from jaxqueens.core.rng import U32, hash_bits, idx_bits
+
+
+class Mask(NamedTuple):
+    """One constrained instance as a kernel reads it; :func:`mask_of` builds it."""
+
+    allowed: jax.Array  # [n, n] bool allowed[x, y]: a queen may stand on column x, row y
+    free: jax.Array  # [n] int32 the free (not fixed) columns first, then padding
+    nfree: jax.Array  # [] int32 number of free columns
+    home: jax.Array  # [n] int32 the row of a queen in a column without an allowed square
+
+
+def mask_of(allowed: np.ndarray, fixed_rows: np.ndarray) -> Mask:
+    """A :class:`Mask` from bool ``allowed[x, y]`` [n, n] and int ``fixed_rows`` [n] (-1: free);
+    a fixed column should allow its fixed row only
+    (:func:`jaxqueens.core.constraints.allowed_squares`)."""
+    allowed = np.asarray(allowed, bool)
+    fixed_rows = np.asarray(fixed_rows)
+    free = np.flatnonzero(fixed_rows < 0).astype(np.int32)
+    padded = np.concatenate([free, np.zeros(len(fixed_rows) - len(free), np.int32)])
+    home = np.maximum(fixed_rows, 0).astype(np.int32)  # a fixed queen stays on its square
+    return Mask(jnp.asarray(allowed), jnp.asarray(padded), jnp.int32(len(free)), jnp.asarray(home))
+
+
+def allowed_start(seed: jax.Array, mask: Mask, ctr=0) -> jax.Array:
+    """[n] int32 a uniformly random allowed row per column (ties of the packed random keys
+    aside), ``mask.home`` in a column without one (a fixed queen's own row, else 0); a fixed
+    column's one allowed row is its queen. Draws from the hash stream at (seed, ctr)."""
+    n = mask.allowed.shape[0]
+    low = idx_bits(n)
+    keys = hash_bits(seed, jnp.asarray(ctr, U32), jnp.arange(n * n, dtype=U32)).reshape(n, n)
+    packed = (keys >> low << low) | jnp.arange(n, dtype=U32)[None, :]
+    best = jnp.max(jnp.where(mask.allowed, packed, U32(0)), axis=1)
+    rows = (best & U32((1 << low) - 1)).astype(jnp.int32)
+    return jnp.where(mask.allowed.any(axis=1), rows, mask.home)
+
+
+def stranded(rows: jax.Array, mask: Mask) -> jax.Array:
+    """[] int32 queens on squares the mask forbids."""
+    return jnp.sum(~mask.allowed[jnp.arange(rows.shape[0]), rows]).astype(jnp.int32)
+
+
+def positions(n: int, c, r, toroidal: bool) -> tuple:
+    """Indices into the packed counts of the row and both diagonals of square (column c, row r):
+    :func:`jaxqueens.core.lines.positions`, or on the torus ``(r + c) mod n``, ``(r - c) mod n``."""
+    if not toroidal:
+        return lines.positions(n, c, r)
+    return (r, n + (r + c) % n, 3 * n - 1 + (r - c) % n)
+
+
+def counts_of(rows: jax.Array, n: int, toroidal: bool) -> jax.Array:
+    """Packed line counts [5n-2] int32 of a board [n] under the attack rule."""
+    if not toroidal:
+        return lines.counts_of(rows, n)
+
+    def body(c, counts):
+        for pos in positions(n, c, rows[c], True):
+            counts = lines.add1(counts, pos, 1)
+        return counts
+
+    return lax.fori_loop(0, n, body, jnp.zeros(lines.size(n), jnp.int32))
+
+
+def conflicted(rows: jax.Array, counts: jax.Array, n: int, toroidal: bool) -> jax.Array:
+    """[n] bool: queen c shares a line with another queen."""
+    if not toroidal:
+        return lines.conflicted_from_counts(rows, counts, n)
+    c = jnp.arange(n, dtype=jnp.int32)
+    return ((counts[rows] > 1) | (counts[n + (rows + c) % n] > 1)
+            | (counts[3 * n - 1 + (rows - c) % n] > 1))
+
+
+def column_cost(counts: jax.Array, c, r0, n: int, toroidal: bool) -> jax.Array:
+    """[n] int32 conflicts of each row of column c with the queen at r0 lifted (r0 = -1: none)."""
+    if not toroidal:
+        return lines.column_cost(counts, c, r0, n)
+    r = jnp.arange(n, dtype=jnp.int32)
+    return (counts[:n] + counts[n + (r + c) % n] + counts[3 * n - 1 + (r - c) % n]
+            - jnp.where(r == r0, 3, 0))
