@@ -22,7 +22,6 @@ from jaxqueens.cli.options import is_writer
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
-from jaxqueens.io import instances as instio
 from jaxqueens.io import logs
 from jaxqueens.plots import chains as chain_plots
 from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
@@ -68,11 +67,7 @@ def add_command(sub) -> None:
                    help="start every chain from this board (any board: rows may repeat, e.g. all "
                         "queens on one row as NMOF's vignette); default: random permutations")
     p.add_argument("--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n")
-    p.add_argument("--instance", default=None, metavar="FILE",
-                   help="solve one constrained instance (FILE.param:d, completion parameters, one "
-                        "JSON line, a text board with '.' gaps): fixed queens never move, forbidden "
-                        "squares are never used; unsolved means unknown, not UNSAT")
-    p.add_argument("--toroidal", action="store_true", help="queens attack along diagonals modulo n")
+    options.add_instance(p)
     options.add_seed(p)
     p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
     p.add_argument("--out", default=None, metavar="DIR",
@@ -137,15 +132,6 @@ def _report_interrupt(out, method: str, before: list[str], chains: int, ckpt) ->
     return options.report_interrupt("", None)
 
 
-def load_instance(spec: str, one_based: bool = False, toroidal: bool = False):
-    """``--instance FILE``: the one instance the file holds (a :class:`Constraints`)."""
-    loaded = instio.load_instances([spec], one_based=one_based, toroidal=toroidal, skip_short=False)
-    if len(loaded.instances) != 1:
-        raise QueensError(f"--instance {spec} holds {len(loaded.instances)} instances; give a file "
-                          "with one (jaxqueens complete takes many)")
-    return loaded.instances[0].model
-
-
 def cmd_anneal(args: argparse.Namespace) -> int:
     """The ``anneal`` command: each method in turn, a summary line each, outputs and plot.
 
@@ -153,21 +139,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
     checkpoint in its folder and starts those that had not begun (:func:`_resume_states`).
     """
     methods = parse_methods(args.method)
-    start = None
-    if args.file:
-        boards = options.boards_of(args)
-        if boards.shape[0] != 1:
-            raise QueensError(f"--file {args.file} holds {boards.shape[0]} boards; give a file with one")
-        start = boards[0]
-    instance = None
-    if args.instance:
-        if args.file:
-            raise QueensError("--instance sets every chain's start itself; drop --file")
-        instance = load_instance(args.instance, args.one_based, args.toroidal)
-        given = options.board_size(args) if (args.n is not None or args.n_pos is not None) else None
-        if given is not None and given != instance.n:
-            raise QueensError(f"--instance {args.instance} has n = {instance.n} but n = {given} was "
-                              f"given; drop -n or pass -n {instance.n}")
+    start, instance = options.start_and_instance(args)
     n = options.board_size(args, start) if instance is None else instance.n
     if args.plot and not args.out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figure into")

@@ -33,6 +33,7 @@ from jaxqueens.errors import QueensError
 from jaxqueens.io import atomic
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import checkpoint
+from jaxqueens.io import instances as instio
 from jaxqueens.io.progress import SafePoints
 
 gather = _lazy.load("jaxqueens.parallel.gather")  # JAX: imported at the first call of is_writer
@@ -80,6 +81,47 @@ def boards_of(args) -> np.ndarray:
     if boards.shape[0] == 0:
         raise QueensError(f"{args.file}: holds no boards (write at least one board into it)")
     return boards
+
+
+def add_instance(p, extra: str = "") -> None:
+    """``--instance FILE`` and ``--toroidal``: local search on one constrained board
+    (:mod:`jaxqueens.core.constraints`), for every command that runs chains on one board."""
+    p.add_argument("--instance", default=None, metavar="FILE",
+                   help="solve one constrained instance (FILE.param:d, completion parameters, one JSON "
+                        "line, a text board with '.' gaps): fixed queens never move, forbidden "
+                        f"squares are never used; unsolved means unknown, not UNSAT{extra}")
+    p.add_argument("--toroidal", action="store_true",
+                   help="queens attack along diagonals modulo n (n prime to 6: OEIS A051906)")
+
+
+def load_instance(spec: str, one_based: bool = False, toroidal: bool = False):
+    """``--instance FILE``: the one instance the file holds (a ``Constraints``)."""
+    loaded = instio.load_instances([spec], one_based=one_based, toroidal=toroidal, skip_short=False)
+    if len(loaded.instances) != 1:
+        raise QueensError(f"--instance {spec} holds {len(loaded.instances)} instances; give a file "
+                          "with one (jaxqueens complete takes many)")
+    return loaded.instances[0].model
+
+
+def start_and_instance(args):
+    """``(start, instance)`` of a command that runs chains on one board: ``--file``'s one board
+    ([n] array, or None) and ``--instance``'s model (or None), with the checks they share (one
+    board in the file, not both, ``-n`` agreeing with the instance)."""
+    start = None
+    if args.file:
+        boards = boards_of(args)
+        if boards.shape[0] != 1:
+            raise QueensError(f"--file {args.file} holds {boards.shape[0]} boards; give a file with one")
+        start = boards[0]
+    if not args.instance:
+        return start, None
+    if args.file:
+        raise QueensError("--instance sets every chain's start itself; drop --file")
+    instance = load_instance(args.instance, args.one_based, args.toroidal)
+    if (args.n is not None or args.n_pos is not None) and board_size(args) != instance.n:
+        raise QueensError(f"--instance {args.instance} has n = {instance.n} but n = {board_size(args)} "
+                          f"was given; drop -n or pass -n {instance.n}")
+    return start, instance
 
 
 def pick(boards: np.ndarray, index: int, file: str) -> np.ndarray:

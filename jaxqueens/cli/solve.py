@@ -37,11 +37,9 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
-from jaxqueens.cli.anneal import load_instance
 from jaxqueens.cli.options import is_writer
 from jaxqueens.errors import QueensError
 from jaxqueens.io import backtrack as backtrack_out
-from jaxqueens.io import boards as boardio
 from jaxqueens.io import chains as chain_out
 from jaxqueens.io import large as large_out
 from jaxqueens.io import logs
@@ -98,12 +96,7 @@ def add_command(sub) -> None:
     p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
     p.add_argument("--file", default=None, help="start every chain from this board file")
     p.add_argument("--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n")
-    p.add_argument("--instance", default=None, metavar="FILE",
-                   help="solve one constrained instance (FILE.param:d, completion parameters, one JSON "
-                        "line, a text board with '.' gaps); bounded: --max-restarts 99 and 100 chains "
-                        "run by default; unsolved means unknown, not UNSAT")
-    p.add_argument("--toroidal", action="store_true",
-                   help="queens attack along diagonals modulo n (n prime to 6)")
+    options.add_instance(p, extra="; bounded: --max-restarts 99 and 100 chains run by default")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write solutions.npy, runs.csv, summary.json (and plots) here")
     p.add_argument("--plot", action="store_true", help="with --out: trace and histogram figures")
@@ -129,22 +122,9 @@ def cmd_solve(args) -> int:
                           "(see README) or use --device cpu")
     if args.plot and not args.out:
         raise QueensError("--plot needs --out DIR to write the figures into")
-    start = None
-    if args.file:
-        boards = boardio.load_boards(args.file, one_based=args.one_based)
-        if boards.shape[0] != 1:
-            raise QueensError(f"--file {args.file} holds {boards.shape[0]} boards; give a file with one")
-        start = boards[0]
-    instance = None
-    if args.instance:
-        if args.file:
-            raise QueensError("--instance sets every chain's start itself; drop --file")
-        if args.show_initial:
-            raise QueensError("--show-initial shows plain boards; drop it with --instance")
-        instance = load_instance(args.instance, args.one_based, args.toroidal)
-        if (args.n is not None or args.n_pos is not None) and options.board_size(args) != instance.n:
-            raise QueensError(f"--instance {args.instance} has n = {instance.n} but n = "
-                              f"{options.board_size(args)} was given; drop -n or pass -n {instance.n}")
+    if args.instance and args.show_initial:
+        raise QueensError("--show-initial shows plain boards; drop it with --instance")
+    start, instance = options.start_and_instance(args)
     if args.toroidal and args.show_initial:
         raise QueensError("--show-initial shows plain boards; drop it with --toroidal")
     n = options.board_size(args, start) if instance is None else instance.n
