@@ -61,13 +61,7 @@ def add_command(sub) -> None:
 
 def load_config(path: str | Path) -> dict:
     """The options of a ``command = "compare"`` experiment file; a bad key or value is one line."""
-    cfg = experiment.load_config(path)
-    if cfg["command"] != "compare":
-        raise QueensError(f"{path}: a config for {cfg['command']!r}, not compare; run it with "
-                          f"'jaxqueens run {path}'")
-    data = dict(cfg.get("options", {}))
-    if "out" in cfg:
-        data.setdefault("out", cfg["out"])
+    data = experiment.command_options(path, "compare")
     for key, value in data.items():
         if key not in CONFIG_KEYS:
             raise QueensError(f"{path}: unknown key {key!r}; known keys: {', '.join(CONFIG_KEYS)}")

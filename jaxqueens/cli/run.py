@@ -152,6 +152,19 @@ def load_config(path: str | Path) -> dict:
     return cfg
 
 
+def command_options(path: str | Path, command: str) -> dict:
+    """The ``[options]`` (and ``out``) of a config file written for ``command``, for commands that
+    take ``--config FILE`` themselves (``evolve``, ``compare``); another command is one line."""
+    cfg = load_config(path)
+    if cfg["command"] != command:
+        raise QueensError(f"{path}: a config for {cfg['command']!r}, not {command}; run it with "
+                          f"'jaxqueens run {path}'")
+    data = dict(cfg.get("options", {}))
+    if "out" in cfg:
+        data.setdefault("out", cfg["out"])
+    return data
+
+
 def resolve(cfg: dict, parser: argparse.ArgumentParser, overrides: list[str], where: str):
     """(command, options dict, sweep dict) with every key and type checked."""
     subs = {c: p for c, p in _subparsers(parser).items() if c not in NOT_IN_CONFIGS}
