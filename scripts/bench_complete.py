@@ -106,7 +106,7 @@ def transition_d(folder: Path, sample: int) -> int:
 
 def measure(label, n, d, insts, binary, reps, workers) -> tuple[dict, list]:
     ours(insts[:min(8, len(insts))])  # compiles this n's kernel
-    jq_t, c1_t, ca_t = [], [], []
+    jq_t, c1_t, ca_t, load = [], [], [], [os.getloadavg()[0]]
     for _ in range(reps):  # interleaved, so a noisy machine slows all alike
         t, res = ours(insts)
         jq_t.append(t)
@@ -117,13 +117,14 @@ def measure(label, n, d, insts, binary, reps, workers) -> tuple[dict, list]:
             ca_t.append(ta)
             status = [r.status for r in res.instances]
             assert status == [p[0] for p in peer] == [p[0] for p in peer_a], f"decisions differ at n={n} d={d}"
+        load.append(os.getloadavg()[0])
     count = len(insts)
     nodes = sum(r.nodes for r in res.instances)
     sat = sum(r.status == "SAT" for r in res.instances)
     jq = benchlib.summary(jq_t)
     rec = {"set": label, "n": n, "d": d, "instances": count, "sat": sat, "jq_seconds": jq,
            "jq_instances_per_s": count / jq["best"], "jq_nodes_per_s": nodes / jq["best"],
-           "jq_nodes": nodes, "compile_s": res.compile_seconds}
+           "jq_nodes": nodes, "compile_s": res.compile_seconds, "load_avg_1min": load}
     row = [label, n, d, count, sat, f"{jq['best']:.3f}", benchlib.fmt_rate(count / jq["best"]),
            benchlib.fmt_rate(nodes / jq["best"])]
     if binary:
@@ -131,11 +132,14 @@ def measure(label, n, d, insts, binary, reps, workers) -> tuple[dict, list]:
         cnodes = sum(p[1] for p in peer)
         rec.update(c1_seconds=c1, call_seconds=ca, c_nodes=cnodes, c1_instances_per_s=count / c1["best"],
                    call_instances_per_s=count / ca["best"], ratio_vs_all_core=ca["best"] / jq["best"],
+                   ratio_vs_all_core_median=ca["median"] / jq["median"],
                    ratio_vs_one_core=c1["best"] / jq["best"])
         row += [f"{c1['best']:.3f}", benchlib.fmt_rate(count / c1["best"]), benchlib.fmt_rate(cnodes / c1["best"]),
-                f"{ca['best']:.3f}", benchlib.fmt_rate(count / ca["best"]), f"{ca['best'] / jq['best']:.2f}x"]
+                f"{ca['best']:.3f}", benchlib.fmt_rate(count / ca["best"]), f"{ca['best'] / jq['best']:.2f}x",
+                f"{ca['median'] / jq['median']:.2f}x"]
     else:
-        row += ["-"] * 6
+        row += ["-"] * 7
+    row.append(f"{min(load):.1f}-{max(load):.1f}")
     return rec, row
 
 
@@ -185,10 +189,11 @@ def main() -> int:
         tor_rows.append([n, f"{got:,}", "agrees", f"{dt:.2f}", f"{res.compile_seconds:.2f}"])
 
     print(f"prob079 excluded diagonals, decide; best of {args.reps} rep(s); all-core diag_c = {workers} "
-          f"processes; ratio = jaxqueens instances/s over all-core diag_c's; "
+          f"processes; ratio = jaxqueens instances/s over all-core diag_c's (best, and median over reps); "
+          f"load = 1-minute load average during the row; "
           f"{jax.local_device_count()} {jax.default_backend()} device(s)")
     print(benchlib.table(["set", "n", "d", "inst", "SAT", "jq s", "jq inst/s", "jq nodes/s", "C1 s",
-                          "C1 inst/s", "C1 nodes/s", "Call s", "Call inst/s", "ratio"], lines))
+                          "C1 inst/s", "C1 nodes/s", "Call s", "Call inst/s", "ratio", "ratio med", "load"], lines))
     print("toroidal counts (OEIS A051906), whole call including compilation:")
     print(benchlib.table(["n", "count", "A051906", "seconds", "compile s"], tor_rows))
     path = benchlib.write_results("complete" + ("-quick" if args.quick else ""),

@@ -6,9 +6,13 @@ JAIR 2017) starts as one work item, the root of its bitmask search tree
 (:mod:`jaxqueens.solvers.complete`). A chunk of items runs as one kernel call, batched the
 backend's way (:func:`jaxqueens.parallel.items.search_each`: one item per ``lax.map`` iteration
 on the CPU, lockstep lanes with refill on accelerators), each item for at most ``budget`` tree
-edges. On the CPU every host device is its own stream of chunks (two in flight each, the next
-dispatched before the host reads one), so a slow chunk on one core never idles the other; on an
-accelerator one call spans every device. Each instance is searched in the orientation (one of
+edges. On the CPU every host device is its own stream of chunks, run by its own worker thread (two
+chunks in flight each), so a slow chunk on one core never idles the other and the host's work
+overlaps the search (XLA:CPU runs a one-device call inline: called from one thread, the devices
+took turns); near the end the last items are shared out over every stream. On an accelerator
+one call spans every device. Decide mode uses the lean kernel (``Config.decide``). An
+instance's masks and orientation are built when its root is first launched, so that host work
+too overlaps earlier chunks. Each instance is searched in the orientation (one of
 the square's 8 symmetries) whose first columns are the most constrained
 (:func:`jaxqueens.core.constraints.search_masks`; 4x fewer nodes than as given on prob079 n = 16). An item that is not finished comes back as its DFS stack, whose
 rows are untried sub-trees: each becomes a new item at the end of the queue. So the next chunk's
@@ -41,6 +45,7 @@ from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices, gather, items
+from jaxqueens.parallel import streams as parallel_streams
 from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.solvers import complete as solver
 from jaxqueens.solvers.complete import Config
@@ -51,6 +56,7 @@ BUDGET = 1 << 20  # tree edges per item and kernel call (CPU; splits hard instan
 CHUNK = 64  # items per kernel call (CPU: split over the host devices)
 DEPTH = 2  # chunks in flight per stream: the next is dispatched before the host reads one
 ENUMERATE_CAP = 1000  # solutions listed per instance by default
+ROOT = -1  # ``av`` of a queued instance root not launched yet (its masks are built at launch)
 
 
 class InstanceResult(NamedTuple):
@@ -92,6 +98,11 @@ def search_chunk(batch, config: Config, num_devices: int, sizes: devices.Sizes):
         lambda s: ~jax.vmap(lambda x: solver.live(x, config))(s),
         lambda s: solver.result(s, config), batch, num_devices,
         sizes.count_lanes)
+
+
+def _kernel(batch, shards: int, config: Config, sizes: devices.Sizes):
+    """:func:`search_chunk` as a stream calls it (:mod:`jaxqueens.parallel.streams`)."""
+    return search_chunk(batch, config, shards, sizes)
 
 
 # --- host side ------------------------------------------------------------------------------------
@@ -226,30 +237,36 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
         resume = path is not None and path.exists()
     n_max = max((m.n for m in models), default=1)
     st = _State(len(models), n_max)
-    turns, masks = zip(*(search_masks(m, orient) for m in models)) if models else ((), ())
-    masks = [mk.astype(np.uint32) for mk in masks]
+    shapes: dict[int, tuple[int, np.ndarray]] = {}  # instance -> (orientation, uint32 masks [n])
+
+    def shape(i: int) -> tuple[int, np.ndarray]:
+        """The search orientation and column masks of instance i, built at its first launch (so
+        the host builds them while earlier chunks run, not all before the first)."""
+        if i not in shapes:
+            t, mk = search_masks(models[i], orient)
+            shapes[i] = (t, mk.astype(np.uint32))
+        return shapes[i]
+
     mine = [i for i in range(len(models)) if i % procs == me]
     if resume and path is not None:
         st.restore(ckpt.load(path, fingerprint), models)
     else:
-        for i in mine:
-            st.queue.append((i, 0, 0, 0, 0, int(masks[i][0]), ()))
+        for i in mine:  # av = ROOT: the allowed rows of the first column, read at launch
+            st.queue.append((i, 0, 0, 0, 0, ROOT, ()))
     groups = sorted({(models[i].n, models[i].toroidal) for i in mine})
-    configs = {g: Config(g[0], g[1], cap=list_cap if mode == "enumerate" else 0) for g in groups}
+    configs = {g: Config(g[0], g[1], cap=list_cap if mode == "enumerate" else 0, decide=mode == "decide")
+               for g in groups}
 
-    # where chunks run: on the CPU one independent stream per host device (no barrier between
-    # the devices: a slow chunk on one never idles the other), else one call over all devices
-    if sizes.accelerator or num_dev == 1:
-        streams = [(None, num_dev, chunk)]
-    else:
-        streams = [(dev, 1, chunk // num_dev) for dev in jax.local_devices()]
+    # where chunks run (parallel/streams.py): on the CPU one independent stream per host device,
+    # each fed by its own thread (no barrier between the devices: a slow chunk on one never
+    # idles the other), else one call over all devices
+    streams = parallel_streams.plan(chunk, sizes.accelerator)
+    kernels = {key: functools.partial(_kernel, config=cfg, sizes=sizes) for key, cfg in configs.items()}
     c0 = time.perf_counter()
     for (n, tor), cfg in configs.items():
-        for dev, shards, rows in streams:
+        for s in streams:
             if n >= 2:
-                zeros = np.zeros((rows, cfg.width), np.uint32)
-                jax.block_until_ready(search_chunk(zeros if dev is None else jax.device_put(zeros, dev),
-                                                   cfg, shards, sizes))
+                parallel_streams.call(s, kernels[n, tor], np.zeros((s.rows, cfg.width), np.uint32))
     compile_s = time.perf_counter() - c0
 
     def settle(i: int, status: str) -> None:
@@ -257,7 +274,7 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
 
     def record(i: int, rows: np.ndarray) -> None:
         if len(st.boards[i]) < list_cap:
-            board = board_from_orientation(rows, turns[i]).astype(np.int16)
+            board = board_from_orientation(rows, shape(i)[0]).astype(np.int16)
             report = checker.check_constrained(board, models[i])
             if not report.ok:
                 raise SolutionCheckError(f"instance {i}: the search reported a board that does "
@@ -284,17 +301,26 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
     def launch(stream: int):
         """Take up to a chunk of items of the first group still queued and dispatch them on
         ``stream`` (asynchronously); returns the chunk in flight, or None if only host work was left."""
-        dev, shards, rows = streams[stream]
+        rows, shards = streams[stream].rows, streams[stream].shards
         key = next((models[t[0]].n, models[t[0]].toroidal) for t in st.queue)
+        # near the end, share the last items out over every chunk slot of every stream, so no
+        # device idles while another searches one long chunk (the rest of a chunk is empty rows)
+        limit = min(rows, max(shards, -(-len(st.queue) // (len(streams) * DEPTH))))
         take, keep = [], []
         for t in st.queue:
-            (take if len(take) < rows and (models[t[0]].n, models[t[0]].toroidal) == key else keep).append(t)
+            (take if len(take) < limit and (models[t[0]].n, models[t[0]].toroidal) == key else keep).append(t)
         st.queue = keep
         n, cfg = key[0], configs[key]
         kernel_items = []
         for t in take:
             if st.status[t[0]]:
                 continue
+            if t[5] == ROOT:  # an instance's root: its first column's rows, or UNSAT at once
+                masks = shape(t[0])[1]
+                if not masks.all():  # an empty column
+                    settle(t[0], "UNSAT")
+                    continue
+                t = t[:5] + (int(masks[0]),) + t[6:]
             if t[1] >= n - 1:
                 host_root(t)
                 close_finished(t[0])
@@ -311,18 +337,17 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
             stop = mode == "decide" or (mode == "count" and not st.boards[i])
             stops.append(stop)
             padded[r, :solver.HEAD] = (cols, ld, rd, av, level, budget, stop)
-            padded[r, solver.HEAD:] = masks[i]
+            padded[r, solver.HEAD:] = shape(i)[1]
         st.flight.append(kernel_items)
-        out = search_chunk(padded if dev is None else jax.device_put(padded, dev), cfg, shards, sizes)
-        return kernel_items, stops, order, cfg, out, time.perf_counter(), stream
+        out = workers.submit(stream, kernels[key], padded)
+        return kernel_items, stops, order, cfg, out, stream
 
     def collect(job) -> None:
         """Read a chunk's results and record them: counts, solutions, the unfinished frontier."""
-        kernel_items, stops, order, cfg, out, t0, stream = job
-        head, stacks, sols = (np.asarray(x)[order] for x in out)
-        now = time.perf_counter()
-        wall = now - max(t0, clock[stream])  # this chunk's time (its stream's previous one ran before)
-        clock[stream] = now
+        kernel_items, stops, order, cfg, out, stream = job
+        out, t0, t_end = out.result()
+        head, stacks, sols = (x[order] for x in out)
+        wall = t_end - t0  # this chunk's own time on its device
         st.flight.remove(kernel_items)
         n = cfg.n
         steps_all = max(1, int(head[:, 1].astype(np.int64).sum()))
@@ -353,7 +378,7 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
                     st.queue.append((i, level + k, int(stack[k, 0]), int(stack[k, 1]), int(stack[k, 2]),
                                      int(stack[k, 3]), prefix + tuple(moves[:k])))
 
-    clock = [0.0] * len(streams)
+    workers = parallel_streams.Workers(streams, "jaxqueens-complete")
     pipeline: list = []  # chunks in flight, oldest first: at most DEPTH per stream
 
     def finish_open() -> None:
@@ -363,10 +388,6 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
                 settle(i, "SAT" if st.solutions[i] else "UNSAT")
 
     finish_open()
-    for i in mine:  # an empty column: UNSAT before any search
-        if not st.status[i] and not masks[i].all():
-            st.queue = [t for t in st.queue if t[0] != i]
-            settle(i, "UNSAT")
     done_count = lambda: sum(1 for i in mine if st.status[i])  # noqa: E731
     save = None if path is None else guarded(lambda: ckpt.save(path, fingerprint, **st.arrays()))
     t1 = time.perf_counter()
@@ -386,8 +407,10 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
         return Tick(done_count(), f"{len(st.queue)} sub-trees queued",
                     finished=not st.queue and not pipeline)
 
-    if (st.queue or pipeline) and run_chunks(one_chunk, total=len(mine), unit="instances", quiet=quiet, save=save,
-                               every=checkpoint_every):
+    with workers:  # on Ctrl-C or an error, a chunk already running ends within its budget
+        stopped = (st.queue or pipeline) and run_chunks(one_chunk, total=len(mine), unit="instances", quiet=quiet,
+                                                        save=save, every=checkpoint_every)
+    if stopped:
         raise KeyboardInterrupt(f"{done_count()} of {len(mine)} instances")
     finish_open()
     if save is not None:

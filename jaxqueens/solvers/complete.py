@@ -12,7 +12,15 @@ An *item* is one sub-tree: a root row ``(level, cols, ld, rd, av)`` (the masks b
 Each ``lax.while_loop`` iteration handles exactly one tree edge (a "node": one queen tried);
 the search stops when the sub-tree is done, when the budget is spent, or (``stop`` flag) at the
 first solution, whose path is then read off the stack (no per-step copy: recording a path on
-every step, or under a ``cond``, measured 3-8x fewer steps per second). A stopped search
+every step, or under a ``cond``, measured 3-8x fewer steps per second). The stop is written into
+``d`` itself (``-2 - row``), so the loop tests only ``d`` and the budget; the decide kernel
+(``Config.decide``: every item stops, nothing is counted) carries no per-step count either.
+Measured on prob079 n = 16..18 (2-core CPU): 90-108 M steps per CPU second, against 60-76 M
+for the kernel that tested the stop flag and the count on every step. Forward checking (a
+child that leaves a later column no row is not pushed) was tried: 1.6x fewer nodes for every
+later column, 1.25x for the next column alone, but no faster, its per-step cost eating the gain;
+so was unrolling two or four steps per loop iteration (2-3x slower: the guarded step copies).
+A stopped search
 leaves its stack, whose rows are the untried frontier: the host turns each row into a new root
 (:mod:`jaxqueens.drivers.complete`), so a hard instance is split into sub-trees that refill the
 batch instead of idling it. Solutions found in one call are fewer than its steps (< 2^31), so
@@ -24,6 +32,7 @@ Everything here is written for ONE item; batching is :mod:`jaxqueens.parallel.it
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import NamedTuple
 
 import jax
@@ -45,6 +54,7 @@ class Config:
     n: int
     toroidal: bool = False
     cap: int = 0  # enumerate: solutions listed per item and call (0: none, the fast kernel)
+    decide: bool = False  # every item stops at its first solution and nothing is counted (leaner)
 
     @property
     def rows(self) -> int:
@@ -59,7 +69,8 @@ class Config:
 class Lane(NamedTuple):
     """The DFS state of one item (``R = n + 1`` stack rows, ``C = cap``)."""
 
-    d: jax.Array  # [] int32 stack row of the current level; -1 once the sub-tree is searched
+    d: jax.Array  # [] int32 stack row of the current level; -1 once the sub-tree is searched;
+    #               -2 - r once a ``stop`` item found a solution whose last column is stack row r
     level: jax.Array  # [] int32 board column of stack row 0
     budget: jax.Array  # [] int32 steps allowed in this call
     stop: jax.Array  # [] bool stop at the first solution (its path is then read off the stack)
@@ -69,7 +80,6 @@ class Lane(NamedTuple):
     allowed: jax.Array  # [n + 1] uint32 allowed rows per column (entry n unused, 0)
     stack: jax.Array  # [R, 5] uint32 (cols, ld, rd, av, back) per level
     sols: jax.Array  # [C, n + 1] uint32 cols masks along each listed solution's path
-    at: jax.Array  # [] int32 stack row of the last solution's final column (-1: none yet)
 
 
 def init(item, config: Config) -> Lane:
@@ -82,7 +92,7 @@ def init(item, config: Config) -> Lane:
     z = jnp.uint32(0)
     return Lane(d, item[LEVEL].astype(jnp.int32), item[BUDGET].astype(jnp.int32), item[STOP] != 0,
                 jnp.int32(0), z, z,
-                allowed, stack, jnp.zeros((max(config.cap, 1), config.n + 1), jnp.uint32), jnp.int32(-1))
+                allowed, stack, jnp.zeros((max(config.cap, 1), config.n + 1), jnp.uint32))
 
 
 def _shift(ld, rd, n: int, toroidal: bool):
@@ -93,9 +103,9 @@ def _shift(ld, rd, n: int, toroidal: bool):
 
 
 def live(lane: Lane, config: Config):
-    """The lane still has work in this call."""
+    """The lane still has work in this call (a stopped search has a negative ``d``)."""
     del config
-    return (lane.d >= 0) & (lane.steps < lane.budget) & ~(lane.stop & (lane.lo != 0))
+    return (lane.d >= 0) & (lane.steps < lane.budget)
 
 
 def step(lane: Lane, config: Config) -> Lane:
@@ -116,8 +126,7 @@ def step(lane: Lane, config: Config) -> Lane:
     block = jnp.stack([jnp.stack([cols, ld, rd, rest, back]), jnp.stack([nc, nl, nr, nav, resume])])
     stack = lax.dynamic_update_slice(lane.stack, block, (lane.d, 0))
     hit = last & (nav != 0)
-    sols, at = lane.sols, lane.at
-    at = jnp.where(hit, lane.d + 1, at)  # with ``stop`` the loop ends here: see :func:`result`
+    sols = lane.sols
     if config.cap:  # one unconditional row write per step (a cond here costs ~5x per step)
         path = lax.dynamic_update_slice(stack[:, COLS], (nc | (nav & (jnp.uint32(0) - nav)))[None],
                                         (lane.d + 2,))
@@ -125,9 +134,13 @@ def step(lane: Lane, config: Config) -> Lane:
         old = lax.dynamic_slice(sols, (slot, 0), (1, config.n + 1))[0]
         row = jnp.where(hit & (lane.lo < config.cap), path, old)
         sols = lax.dynamic_update_slice(sols, row[None], (slot, 0))
-    lo, hi = add64(lane.lo, lane.hi, jnp.where(last, lax.population_count(nav), jnp.uint32(0)))
+    lo, hi = lane.lo, lane.hi
+    if not config.decide:  # (decide: the stop alone tells the host; no per-step count)
+        lo, hi = add64(lo, hi, jnp.where(last, lax.population_count(nav), jnp.uint32(0)))
     d = jnp.where(push, here + 1, resume).astype(jnp.int32)  # DONE -> -1
-    return lane._replace(d=d, steps=lane.steps + 1, lo=lo, hi=hi, stack=stack, sols=sols, at=at)
+    stop = hit if config.decide else hit & lane.stop
+    d = jnp.where(stop, -3 - lane.d, d)  # -2 - (row of the final column): see :func:`result`
+    return lane._replace(d=d, steps=lane.steps + 1, lo=lo, hi=hi, stack=stack, sols=sols)
 
 
 def run(item, config: Config) -> Lane:
@@ -136,22 +149,28 @@ def run(item, config: Config) -> Lane:
     return lax.while_loop(lambda s: live(s, config), lambda s: step(s, config), init(item, config))
 
 
+def _read(lane: Lane, config: Config):
+    """One lane's results: (d of its untried frontier, found low word, and the cols masks
+    along the path of the solution a ``stop`` item ended on)."""
+    at = -2 - lane.d  # a stopped item: the stack row of its solution's final column
+    stopped = at >= 0
+    row = lax.dynamic_slice(lane.stack, (jnp.maximum(at - 1, 0), 0), (1, 5))[0]
+    resume = jnp.where(row[AV] != 0, at - 1, row[BACK].astype(jnp.int32))  # as :func:`step`
+    frontier = jnp.where(stopped, resume, lane.d)
+    lo = stopped.astype(jnp.uint32) if config.decide else lane.lo
+    last = lax.dynamic_slice(lane.stack, (jnp.maximum(at, 0), 0), (1, 5))[0]
+    final = last[COLS] | (last[AV] & (jnp.uint32(0) - last[AV]))
+    path = lax.dynamic_update_slice(lane.stack[:, COLS], final[None], (jnp.maximum(at, 0) + 1,))
+    return frontier, lo, path[None]
+
+
 def result(lane: Lane, config: Config):
     """What the host reads back (one lane or a batch): head uint32 ``[..., 4]`` = (d, steps, lo,
-    hi), the stack ``[..., R, 5]`` and the listed solutions ``[..., C, n + 1]`` (cap 0: the one
-    solution a ``stop`` item ended on, valid when it found one): row j holds the
-    ``cols`` masks along solution j's path from stack row 0, then the full mask (consecutive
-    differences are the queens' rows)."""
-    head = jnp.stack([lane.d.astype(jnp.uint32), lane.steps.astype(jnp.uint32), lane.lo, lane.hi],
-                     axis=-1)
-    sols = lane.sols
-    if not config.cap:
-        def path(stack, at):
-            row = lax.dynamic_slice(stack, (jnp.maximum(at, 0), 0), (1, 5))[0]
-            final = row[COLS] | (row[AV] & (jnp.uint32(0) - row[AV]))
-            return lax.dynamic_update_slice(stack[:, COLS], final[None], (at + 1,))[None]
-        if lane.at.ndim:
-            sols = jax.vmap(path)(lane.stack, lane.at)
-        else:
-            sols = path(lane.stack, lane.at)
-    return head, lane.stack, sols
+    hi), d being the deepest stack row still to search (-1: none), the stack ``[..., R, 5]`` and
+    the listed solutions ``[..., C, n + 1]`` (cap 0: the one solution a ``stop`` item ended on,
+    valid when it found one): row j holds the ``cols`` masks along solution j's path from stack
+    row 0, then the full mask (consecutive differences are the queens' rows)."""
+    read = functools.partial(_read, config=config)
+    frontier, lo, path = jax.vmap(read)(lane) if lane.d.ndim else read(lane)
+    head = jnp.stack([frontier.astype(jnp.uint32), lane.steps.astype(jnp.uint32), lo, lane.hi], axis=-1)
+    return head, lane.stack, (lane.sols if config.cap else path)

@@ -5,8 +5,10 @@ the shipped prob079 sets against diag_c, splitting, strategies, checkpoint/resum
 import dataclasses
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +21,7 @@ from jaxqueens.drivers import complete
 from jaxqueens.errors import QueensError
 from jaxqueens.io import instances as instio
 from jaxqueens.parallel import devices
+from jaxqueens.parallel import streams as parallel_streams
 from tests.solvers.test_complete import plain_solutions
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -197,3 +200,21 @@ def test_processes_split_instances_and_gather_the_same_results(monkeypatch):
     assert merged.solutions == [r.solutions for r in want]
     assert merged.status == [r.status for r in want] and merged.nodes == [r.nodes for r in want]
     assert [len(b) for b in merged.boards] == [len(r.boards) for r in want]
+
+
+def test_chunks_run_in_one_worker_thread_per_stream(monkeypatch):
+    """XLA:CPU runs a one-device call inline: each stream's chunks must run in its own thread, so
+    the devices and the host work overlap (and an empty column is UNSAT without a search)."""
+    seen, run = set(), parallel_streams.call
+    def spy(stream, fn, batch):
+        if batch.any():  # a chunk of items (the compilation's empty batch runs before the search)
+            seen.add(threading.current_thread().name)
+        return run(stream, fn, batch)
+
+    monkeypatch.setattr(parallel_streams, "call", spy)
+    models = [C.excluded_diagonals(9, [[k, 1], [k + 2, 0]]) for k in range(6)] + [C.Constraints(6, columns=[2])]
+    want = complete.solve_instances(models, "count", orient=False).instances
+    got = complete.solve_instances(models, "count", budget=50, chunk=2).instances
+    assert [(r.status, r.solutions) for r in got] == [(r.status, r.solutions) for r in want]
+    assert (got[-1].status, got[-1].nodes) == ("UNSAT", 0)
+    assert "MainThread" not in seen and len(seen) == (1 if devices.sizes().accelerator else jax.local_device_count())

@@ -119,3 +119,35 @@ def test_one_compilation_per_config():
     fn = jax.jit(chex.assert_max_traces(lambda it: S.run(it, cfg).lo, n=1))
     for m in (C.Constraints(6), C.Constraints(6, sums=[3]), C.completion(6, [(0, 1)])):
         fn(item(m))
+
+
+class DecideTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_decide_kernel_walks_like_a_stop_item_and_reads_its_solution(self):
+        for m in CASES[2:4]:  # toroidal, excluded diagonals
+            lean, full = S.Config(m.n, m.toroidal, decide=True), S.Config(m.n, m.toroidal)
+            got = self.variant(lambda it: S.result(S.run(it, lean), lean))(jnp.asarray(item(m)))
+            ref = jax.jit(lambda it: S.result(S.run(it, full), full))(item(m, stop=1))
+            want = plain_solutions(m)
+            chex.assert_shape(got[0], (4,))
+            assert int(got[0][2]) == min(1, len(want)) and int(got[0][3]) == 0
+            assert np.array_equal(got[0][:2], ref[0][:2]) and np.array_equal(got[1], ref[1])
+            if want:
+                assert tuple(decode(got[2][0])) == min(want)
+
+
+@pytest.mark.parametrize("decide", [False, True])
+def test_a_stopped_search_leaves_its_untried_frontier(decide):
+    """After the first solution, the head's d is the deepest untried stack row: the sub-trees of
+    rows 0..d, counted as new roots, hold every other solution."""
+    m = C.Constraints(8)
+    cfg, counter = S.Config(8, decide=decide), S.Config(8)
+    head, stack, _ = map(np.asarray, jax.jit(lambda it: S.result(S.run(it, cfg), cfg))(item(m, stop=1)))
+    assert head[2] == 1 and head[0] != DONE
+    count = jax.jit(lambda it: S.result(S.run(it, counter), counter)[0])
+    masks = C.column_masks(m).astype(np.uint32)
+    total = 1
+    for k in range(int(head[0]) + 1):
+        if stack[k, 3]:
+            total += int(np.asarray(count(np.concatenate([[*stack[k, :4], k, 1 << 30, 0], masks]).astype(np.uint32)))[2])
+    assert total == 92
