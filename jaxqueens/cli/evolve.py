@@ -3,9 +3,10 @@
 A config file (``--config configs/ga_classic_permutation.toml``) holds the keyword arguments of
 :func:`jaxqueens.drivers.ga.evolve` (``n``, ``pop``, ``generations``, ``trials``, ``encoding``, ``scheme``,
 ``crossover``, ``mutation``, ``tournament``, ``cxpb``, ``mutpb``, ``indpb``, ``elite``,
-``islands``, ``migrate_every``, ``migrants``, ``fitness``, ``seed``) plus ``out``, ``plot``, ``score`` and a
-free-text ``description``. Unknown keys and wrong types are refused with a one-line error naming
-the key; command-line flags override config values.
+``islands``, ``migrate_every``, ``migrants``, ``fitness``, ``seed``, ``toroidal``, ``instance``
+(a file name)) plus ``out``, ``plot``, ``score`` and a free-text ``description``. Unknown keys
+and wrong types are refused with a one-line error naming the key; command-line flags override
+config values.
 
 Fitness is the number of attacking pairs (minimised, 0 = solution). ``--score nonattacking``
 reports n (n - 1) / 2 minus that instead (maximised, the classic course's fitness: 28 for a
@@ -13,6 +14,12 @@ solution at n = 8) in the CSV and figures; the run itself is the same. ``--fitne
 report-diagonals-only`` evolves on the GA report's score instead (diagonal pairs only, rows
 ignored); its "solved" boards are checked by the independent checker and reported as "N boards
 meet the report's score; K of them are solutions", with ``score_met.npy`` beside ``solutions.npy``.
+
+``--toroidal`` makes queens attack along diagonals modulo n; ``--instance FILE`` evolves towards
+one constrained instance (any format of :mod:`jaxqueens.io.instances`): fixed queens never move,
+a queen on a forbidden square costs more than all attacking pairs together (so no solution uses
+one), every solution is checked against the instance, and a run that solves no trial reports the
+instance unknown (a GA proves no UNSAT; ``jaxqueens complete`` decides it).
 
 Outputs in ``--out DIR``: ``history.csv`` (Trial, Generation, Best, Avg, Worst; generation 0 is
 the initial population), ``trials.csv`` (first solved generation per trial, -1 if never),
@@ -40,8 +47,9 @@ gather = _lazy.load("jaxqueens.parallel.gather")
 INT_KEYS = ("n", "pop", "generations", "trials", "tournament", "elite", "islands", "migrate_every",
             "migrants", "seed")
 FLOAT_KEYS = ("cxpb", "mutpb", "indpb")
-STR_KEYS = ("encoding", "scheme", "crossover", "mutation", "fitness", "out", "score", "description")
-BOOL_KEYS = ("plot",)
+STR_KEYS = ("encoding", "scheme", "crossover", "mutation", "fitness", "out", "score", "description",
+            "instance")
+BOOL_KEYS = ("plot", "toroidal")
 SCORES = ga_io.SCORES
 
 
@@ -101,6 +109,8 @@ def add_command(sub) -> None:
                    help="minimise attacking pairs (default), DEAP's sum of (k - 1) over lines, or "
                         "report-diagonals-only: the Idaho GA report's score (diagonal pairs only, rows "
                         "ignored: its 0 is not always a solution; every such board is checked)")
+    options.add_instance(p)
+    p.add_argument("--one-based", action="store_true", help="rows in a text --instance are 1..n")
     options.add_seed(p, default=None)
     p.add_argument("--score", choices=SCORES, default=None,
                    help="CSV/plots: attacking pairs (default, minimised) or non-attacking pairs (maximised)")
@@ -116,6 +126,7 @@ def _settings(args) -> dict:
     conf = load_config(args.config) if args.config else {}
     flags = {key: getattr(args, key, None) for key in INT_KEYS + FLOAT_KEYS + STR_KEYS + BOOL_KEYS}
     flags["n"] = options.board_size(args)  # None unless given: the config's n, else evolve's 8
+    flags["toroidal"] = flags.get("toroidal") or None  # a store_true flag: False means not given
     conf.update({key: value for key, value in flags.items() if value is not None})
     conf.pop("description", None)
     return conf
@@ -139,6 +150,13 @@ def cmd_evolve(args) -> int:
         raise QueensError("--score nonattacking needs --fitness pairs (it is n(n-1)/2 minus attacking pairs)")
     if plot and not out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figures into")
+    spec = conf.pop("instance", None)
+    if spec:
+        instance = options.load_instance(spec, args.one_based, bool(conf.get("toroidal")))
+        if conf.get("n") is not None and conf["n"] != instance.n:
+            raise QueensError(f"--instance {spec} has n = {instance.n} but n = {conf['n']} "
+                              f"was given; drop -n or pass -n {instance.n}")
+        conf["n"], conf["instance"] = None, instance
     args.out = out
     target, resume = options.checkpoint_target(args)
     out = args.out
@@ -156,6 +174,9 @@ def cmd_evolve(args) -> int:
               f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions")
         if c.fitness == ga_io.REPORT_FITNESS:
             print(ga_io.report_line(result))
+        if result.instance is not None and not s["solved"]:
+            print(f"instance unknown: no trial solved it (a GA proves no UNSAT; jaxqueens complete "
+                  f"decides it); lowest fitness {int(result.best.min())}")
         print(f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s ({s['evals_per_s']:,.0f}/s; "
               f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)")
         if out and gather.is_writer():

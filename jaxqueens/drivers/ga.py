@@ -13,6 +13,15 @@ ignored) a board that scores 0 need not be a solution. Such boards are kept apar
 (``EvolveResult.score_met``); only those the independent checker confirms are ``solutions``, and a
 trial counts as solved from the first generation in which one of its boards was confirmed
 (``EvolveResult.first_solved``; ``first_score_met`` is when its best first scored 0).
+
+Constrained boards (issue 16): ``instance`` (a :class:`~jaxqueens.core.constraints.Constraints`:
+fixed queens, blocked squares, excluded rows, columns and diagonals) and ``toroidal`` switch the
+kernel's static ``toroidal`` / ``constrained`` paths (:mod:`jaxqueens.solvers.ga`), the instance's
+allowed squares going in as a dynamic mask (:func:`jaxqueens.drivers.chains.instance_setup`).
+Every solution is checked by the independent constrained checker
+(:func:`~jaxqueens.core.checker.require_constrained`) against the same instance, the final
+populations are checked to hold every fixed queen on its square, and a run that solves no trial
+reports the instance ``unknown`` (a GA never proves UNSAT).
 """
 
 from __future__ import annotations
@@ -28,14 +37,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxqueens.core import checker
+from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_size
+from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers.loop import Tick, run_chunks
-from jaxqueens.errors import QueensError
+from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import gather
 from jaxqueens.parallel.devices import shard_batch
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers import ga_ops as ops
+from jaxqueens.solvers.constrained import Mask
 from jaxqueens.solvers.ga import (ENCODINGS, SCHEMES, GAConfig, GAParams, State, init_trials,
                                    run_chunk)
 
@@ -61,6 +73,12 @@ class EvolveResult:
     score_met: np.ndarray | None = None  # report's fitness only: [M, n] distinct boards scoring 0
     solved_at: np.ndarray | None = None  # report's fitness only: [T] first generation with a
     # checker-confirmed solution (-1: none)
+    instance: cons.Constraints | None = None  # the constrained instance (toroidal included), if any
+
+    @property
+    def status(self) -> str:
+        """"SAT" when a trial found a verified solution, else "unknown" (never UNSAT)."""
+        return "SAT" if len(self.solutions) else "unknown"
 
     @property
     def first_score_met(self) -> np.ndarray:
@@ -92,7 +110,8 @@ class EvolveResult:
 
 
 def check_setup(*, n, pop, generations, trials, encoding, scheme, crossover, mutation, tournament,
-                cxpb, mutpb, indpb, elite, islands, migrate_every, migrants, fitness="pairs", chunk=None):
+                cxpb, mutpb, indpb, elite, islands, migrate_every, migrants, fitness="pairs", chunk=None,
+                toroidal=False, constrained=False):
     """Validate every setting; return (GAConfig, params dict) or raise a one-line QueensError."""
 
     def need(ok, msg):
@@ -124,11 +143,17 @@ def check_setup(*, n, pop, generations, trials, encoding, scheme, crossover, mut
     need(0 <= elite < pop, f"elite = {elite} must lie in 0..pop-1 ({pop - 1})")
     need(1 <= migrants < pop, f"migrants = {migrants} must lie in 1..pop-1 ({pop - 1})")
     need(chunk is None or chunk >= 1, f"chunk = {chunk} must be at least 1")
+    need(not ((toroidal or constrained) and fitness == ops.REPORT_FITNESS),
+         "--fitness report-diagonals-only applies to the plain board only; use pairs or excess "
+         "with --toroidal or --instance")
+    need(not constrained or (n + 1) * ops.forbidden_weight(n) < 2**31,
+         f"n = {n} is too large for a constrained GA (its int32 penalties would overflow); use n <= 1000")
     cap32 = lambda q: min(32, math.ceil(32 * q))  # noqa: E731
     config = GAConfig(n=n, pop=pop, encoding=encoding, scheme=scheme, crossover=crossover,
                       mutation=mutation, tournament=tournament, elite=elite if scheme != "steady" else 0,
                       islands=islands, migrants=migrants, fitness=fitness, cx_cap32=cap32(cxpb), mut_cap32=cap32(mutpb),
-                      eval_cap32=cap32(1 - (1 - cxpb) * (1 - mutpb)))
+                      eval_cap32=cap32(1 - (1 - cxpb) * (1 - mutpb)), toroidal=bool(toroidal),
+                      constrained=bool(constrained))
     params = {"cxpb": float(cxpb), "mutpb": float(mutpb), "indpb": float(indpb),
               "migrate_every": int(migrate_every)}
     return config, params
@@ -142,12 +167,17 @@ def default_chunk(config: GAConfig, trials: int, generations: int) -> int:
 
 @functools.partial(jax.jit, static_argnums=(4, 5, 6), donate_argnums=(0,))
 def run_generations(states: State, params: GAParams, gen0, stop_gen, config: GAConfig, length: int,
-                    devices: int = 1):
+                    devices: int = 1, mask: Mask | None = None):
     """:func:`jaxqueens.solvers.ga.run_chunk` with the trials split over ``devices`` local
-    devices (``shard_map``; trials are independent: no communication)."""
+    devices (``shard_map``; trials are independent: no communication); ``mask``: the instance
+    of a constrained config (replicated)."""
     local = functools.partial(run_chunk, config=config, length=length)
-    return over_devices(local, states, params, gen0, stop_gen, num_devices=devices,
-                        sharded=(True, False, False, False), out_axes=(0, 1))
+    if mask is None:
+        return over_devices(local, states, params, gen0, stop_gen, num_devices=devices,
+                            sharded=(True, False, False, False), out_axes=(0, 1))
+    return over_devices(lambda st, p, g0, sg, m: local(st, p, g0, sg, mask=m), states, params, gen0,
+                        stop_gen, mask, num_devices=devices, sharded=(True, False, False, False, False),
+                        out_axes=(0, 1))
 
 
 def _place(tree):
@@ -210,17 +240,18 @@ def _load_checkpoint(path, fingerprint: dict):
     return states, hist, [z["sols"]] if len(z["sols"]) else [], int(z["done"]), solved_at
 
 
-def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1, *,
+def evolve(n: int | None = None, pop: int = 100, generations: int = 1000, trials: int = 1, *,
            encoding: str = "permutation", scheme: str = "steady", crossover: str | None = None,
            mutation: str | None = None, tournament: int | None = None, cxpb: float | None = None,
            mutpb: float | None = None, indpb: float = 0.0, elite: int | None = None,
            islands: int = 1, migrate_every: int = 0, migrants: int = 1, fitness: str = "pairs",
            seed: int = 0, chunk: int | None = None, quiet: bool | None = True,
-           checkpoint=None, resume: bool = False, checkpoint_every: float = 30.0) -> EvolveResult:
+           checkpoint=None, resume: bool = False, checkpoint_every: float = 30.0,
+           instance: cons.Constraints | None = None, toroidal: bool = False) -> EvolveResult:
     """Evolve ``trials`` independent runs (each of ``islands`` populations of ``pop``) at once.
 
     Args:
-      n: board size (>= 4).
+      n: board size (>= 4; default 8); with ``instance``, None or the instance's size.
       pop: individuals per island.
       generations: generations per trial.
       trials: independent runs (trial t seeded from ``fold_in(key(seed), t)``).
@@ -250,11 +281,22 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
         generations, every ``checkpoint_every`` seconds and on Ctrl-C, written atomically);
         ``resume`` continues from it with the same results as an uninterrupted run. An
         interrupted run returns what it finished with ``interrupted`` set.
+      instance: a constrained instance (fixed queens never move, forbidden squares are never
+        part of a solution; in the permutation encoding its fixed queens need distinct rows).
+      toroidal: queens attack along diagonals modulo n (also when ``instance`` says so).
 
     Returns:
       EvolveResult; every solution in it has passed the independent checker.
     """
-    n = as_size(n)
+    if n is None and instance is None:
+        n = 8
+    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
+    n = model.n if model is not None else n
+    if mask is not None and encoding == "permutation":
+        rows = [y for _, y in model.fixed]
+        if len(set(rows)) < len(rows):
+            raise QueensError("two fixed queens share a row, which no permutation can hold; "
+                              "use --encoding combination (the instance has no solution anyway)")
     steady = scheme == "steady"
     config, params = check_setup(
         n=n, pop=pop, generations=generations, trials=trials, encoding=encoding, scheme=scheme,
@@ -264,21 +306,22 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
         cxpb=cxpb if cxpb is not None else (1.0 if steady else 0.5),
         mutpb=mutpb if mutpb is not None else (1.0 if steady else 0.2),
         indpb=indpb, elite=elite if elite is not None else (0 if steady else 1),
-        islands=islands, migrate_every=migrate_every, migrants=migrants, fitness=fitness, chunk=chunk)
+        islands=islands, migrate_every=migrate_every, migrants=migrants, fitness=fitness, chunk=chunk,
+        toroidal=model is not None and model.toroidal, constrained=mask is not None)
     chunk = chunk or default_chunk(config, trials, generations)
     dyn = GAParams(jnp.float32(params["cxpb"]), jnp.float32(params["mutpb"]),
                    jnp.float32(params["indpb"]), jnp.int32(params["migrate_every"]))
     t0 = time.perf_counter()
     procs, me = gather.process_count(), gather.process_index()
     total_trials, trials = trials, -(-trials // procs)  # process p runs trials p*L .. p*L+L-1
-    states, m0 = init_trials(jax.random.key(seed), config, trials, first=me * trials)
+    states, m0 = init_trials(jax.random.key(seed), config, trials, me * trials, mask)
     states = jax.block_until_ready(_place(states))
     init_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     stop = jnp.int32(generations)
     devices = jax.local_device_count()
     devices = devices if devices > 1 and trials % devices == 0 else 1
-    compiled = run_generations.lower(states, dyn, stop, stop, config, chunk, devices).compile()
+    compiled = run_generations.lower(states, dyn, stop, stop, config, chunk, devices, mask).compile()
     compile_s = time.perf_counter() - t0
 
     hist = [[np.asarray(x)[None] for x in (m0.best, m0.avg, m0.worst, m0.nevals)]]
@@ -286,6 +329,8 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
     _collect(found, m0.sols, m0.sols_ok)
     fingerprint = {"config": repr(config), "params": params, "seed": seed, "trials": total_trials,
                    "generations": generations, "chunk": chunk, "processes": procs}
+    if model is not None:
+        fingerprint["instance"] = model.to_dict()
     if checkpoint is not None and procs > 1:  # one file per process: each holds its own trials
         checkpoint = Path(checkpoint).with_name(f"{Path(checkpoint).stem}.process{me}of{procs}.npz")
     done = 0
@@ -302,7 +347,7 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
 
     def one_chunk() -> Tick:
         nonlocal states, done
-        states, m = compiled(states, dyn, jnp.int32(done), stop)
+        states, m = compiled(states, dyn, jnp.int32(done), stop, mask)
         keep = min(chunk, generations - done)
         hist.append([np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)])
         _collect(found, m.sols[:keep], m.sols_ok[:keep])
@@ -335,7 +380,19 @@ def evolve(n: int = 8, pop: int = 100, generations: int = 1000, trials: int = 1,
     if report:  # the report's 0 ignores rows: only the checker's verdict makes a solution
         score_met = sols
         sols = sols[checker.are_solutions(sols.astype(np.int64))] if len(sols) else sols
-    if len(sols):
-        checker.require_solutions(sols, what=f"GA ({encoding}, {scheme})", n=n)
+    what = f"GA ({encoding}, {scheme})"
+    if model is not None:
+        _require_fixed(genes, model, what)
+        if len(sols):
+            checker.require_constrained(sols.astype(np.int64), model, what=what)
+    elif len(sols):
+        checker.require_solutions(sols, what=what, n=n)
     return EvolveResult(config, params, seed, best, avg, worst, nevals.astype(np.int64), sols,
-                        genes, fit, wall_s, compile_s, init_s, interrupted, score_met, solved_at)
+                        genes, fit, wall_s, compile_s, init_s, interrupted, score_met, solved_at, model)
+
+
+def _require_fixed(genes: np.ndarray, model: cons.Constraints, what: str) -> None:
+    """Raise unless every genome ``[..., n]`` holds every fixed queen of ``model`` on its square."""
+    for x, y in model.fixed:
+        if len(genes) and not (genes[..., x] == y).all():
+            raise SolutionCheckError(f"{what}: a genome moved the fixed queen of column {x}")

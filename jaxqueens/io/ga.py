@@ -67,6 +67,8 @@ def summary(result) -> dict:
         "evals_per_s": result.evals_per_s,
         "fitness": FITNESS_NAMES[result.config.fitness],
         **(_report_counts(result) if result.config.fitness == REPORT_FITNESS else {}),
+        **({"instance": result.instance.to_dict(), "status": result.status}
+           if getattr(result, "instance", None) is not None else {}),
     }
 
 

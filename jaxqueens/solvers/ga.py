@@ -25,6 +25,18 @@ labels such boards). "Evaluations" are counted as
 DEAP counts them: the initial population plus, per generation, every individual changed by
 crossover or mutation (steady-state: the two children).
 
+Constrained boards (issue 16): the static switches ``GAConfig.toroidal`` (diagonals taken modulo
+n: :data:`~jaxqueens.solvers.ga_ops.TOROIDAL_FITNESS`) and ``GAConfig.constrained`` (an instance's
+:class:`~jaxqueens.solvers.constrained.Mask`, a dynamic argument ``mask``: a new instance of the
+same n never recompiles); both off, the code is what it was. Under ``constrained`` every genome
+the GA creates (initial, crossover, mutation) is repaired so that each fixed queen stands on its
+square (:data:`~jaxqueens.solvers.ga_ops.REPAIRS`: a swap in the permutation encoding, which
+keeps a permutation; a reset in the combination encoding), so no evaluated or reported genome
+moves a fixed queen; a queen on a forbidden square adds
+:func:`~jaxqueens.solvers.ga_ops.forbidden_weight` (more than all attacking pairs together) to the
+fitness, so a board of fitness 0 never uses one. The combination encoding starts from a random
+allowed square per column (:func:`~jaxqueens.solvers.constrained.allowed_start`).
+
 Static configuration (shapes, code paths) is :class:`GAConfig`; the rates are the dynamic
 :class:`GAParams`. This module is the kernel: :func:`init` / :func:`init_trials`, :func:`step`
 (one generation) and :func:`run_chunk` (a ``lax.scan`` over a chunk of generations). The host
@@ -44,6 +56,7 @@ from jax import lax
 
 from jaxqueens.core.rng import chain_seeds, hash_bits
 from jaxqueens.solvers import ga_ops as ops
+from jaxqueens.solvers.constrained import Mask, allowed_start
 
 I32 = jnp.int32
 ENCODINGS = ("permutation", "combination")
@@ -75,6 +88,8 @@ class GAConfig:
     cx_cap32: int = 32
     mut_cap32: int = 32
     eval_cap32: int = 32
+    toroidal: bool = False  # queens attack along diagonals modulo n
+    constrained: bool = False  # the kernels read an instance Mask: fixed queens, forbidden squares
 
     @property
     def sols_per_gen(self) -> int:
@@ -116,10 +131,36 @@ def _islands(f, *args):
     return jax.vmap(jax.vmap(f))(*args)
 
 
-def init(key: jax.Array, config: GAConfig, trials: int, first: int = 0) -> State:
+def fitness_fn(config: GAConfig, mask: Mask | None = None):
+    """The fitness of one genome ``[n]`` under ``config``'s attack rule, plus
+    :func:`~jaxqueens.solvers.ga_ops.forbidden_weight` per queen on a square ``mask`` forbids
+    (``config.constrained``)."""
+    base = (ops.TOROIDAL_FITNESS if config.toroidal else ops.FITNESS)[config.fitness]
+    if not config.constrained:
+        return base
+    weight = ops.forbidden_weight(config.n)
+    return lambda x: base(x) + weight * ops.forbidden(x, mask)
+
+
+def operators(config: GAConfig, mask: Mask | None = None):
+    """(crossover, mutation) of ``config``; under ``config.constrained`` each child is repaired
+    so that every fixed queen of ``mask`` stands on its square."""
+    cx = ops.CROSSOVERS[config.encoding][config.crossover]
+    mut = ops.MUTATIONS[config.encoding][config.mutation]
+    if not config.constrained:
+        return cx, mut
+    fixed, repair = ops.fixed_of(mask), ops.REPAIRS[config.encoding]
+    fix = lambda x: repair(x, fixed)  # noqa: E731
+    return (lambda s, a, b: tuple(fix(c) for c in cx(s, a, b)),
+            lambda s, x, indpb: fix(mut(s, x, indpb)))
+
+
+def init(key: jax.Array, config: GAConfig, trials: int, first: int = 0,
+         mask: Mask | None = None) -> State:
     """Random initial islands of trials ``first .. first+trials-1`` (key is consumed).
 
-    Trial t draws from ``fold_in(key, t)`` only, so it does not depend on ``trials``.
+    Trial t draws from ``fold_in(key, t)`` only, so it does not depend on ``trials``. Under
+    ``config.constrained`` every fixed queen of ``mask`` stands on its square.
     """
     n, p = config.n, config.pop
     slot = jnp.arange(p, dtype=jnp.uint32)
@@ -128,6 +169,11 @@ def init(key: jax.Array, config: GAConfig, trials: int, first: int = 0) -> State
         s = hash_bits(seed, 0x7FFFFFFF, slot)
         if config.encoding == "permutation":
             g = jax.vmap(lambda s: ops.fisher_yates(s, n))(s)
+            if config.constrained:
+                fixed = ops.fixed_of(mask)
+                g = jax.vmap(lambda x: ops.repair_permutation(x, fixed))(g)
+        elif config.constrained:  # a random allowed square per column, fixed queens included
+            g = jax.vmap(lambda s: allowed_start(s, mask))(s)
         else:
             g = jax.vmap(lambda s: ops.randint(s, 0, n, n))(s)
         return g.astype(ops.gene_dtype(n))
@@ -135,13 +181,12 @@ def init(key: jax.Array, config: GAConfig, trials: int, first: int = 0) -> State
     trial_keys = jax.vmap(lambda t: jax.random.fold_in(key, t))(first + jnp.arange(trials))
     seeds = jax.vmap(lambda k: chain_seeds(k, jnp.arange(config.islands, dtype=I32)))(trial_keys)
     genes = _islands(island, seeds)
-    return State(genes, _islands(jax.vmap(ops.FITNESS[config.fitness]), genes), seeds)
+    return State(genes, _islands(jax.vmap(fitness_fn(config, mask)), genes), seeds)
 
 
-def steady_island(seed, genes, fit, params: GAParams, config: GAConfig):
+def steady_island(seed, genes, fit, params: GAParams, config: GAConfig, mask: Mask | None = None):
     """One steady-state generation of one island ``genes [P, n]``: two children, two worst out."""
-    cx = ops.CROSSOVERS[config.encoding][config.crossover]
-    mut = ops.MUTATIONS[config.encoding][config.mutation]
+    cx, mut = operators(config, mask)
     s = hash_bits(seed, 1, jnp.arange(4, dtype=jnp.uint32))
     par = ops.tournament_best_two(s[0], fit, config.tournament)
     a, b = genes[par[0]], genes[par[1]]
@@ -151,7 +196,7 @@ def steady_island(seed, genes, fit, params: GAParams, config: GAConfig):
     do_mut = ops.uniform(s[2], 41, 2) < params.mutpb
     mutated = jax.vmap(mut, in_axes=(0, 0, None))(s[2:], kids, params.indpb)
     kids = jnp.where(do_mut[:, None], mutated, kids)
-    kfit = jax.vmap(ops.FITNESS[config.fitness])(kids)
+    kfit = jax.vmap(fitness_fn(config, mask))(kids)
     p = config.pop
     worst = ops.worst_indices(jnp.concatenate([fit, kfit]), 2)  # pop first: ties remove the old
     kid_out = jnp.any(worst[:, None] == p + jnp.arange(2), axis=0)  # [2] child removed
@@ -162,14 +207,13 @@ def steady_island(seed, genes, fit, params: GAParams, config: GAConfig):
     return genes, fit, I32(2), kids, kfit == 0
 
 
-def generational_step(seeds, genes, fit, params: GAParams, config: GAConfig):
+def generational_step(seeds, genes, fit, params: GAParams, config: GAConfig, mask: Mask | None = None):
     """One generation of DEAP's eaSimple (plus optional elitism) on islands ``[T, I, P, n]``.
 
     Selection and replacement run per island; crossover, mutation and evaluation run on the
     flattened batch, each only on the rows it applies to (``ops.masked_apply``).
     """
-    cx = ops.CROSSOVERS[config.encoding][config.crossover]
-    mut = ops.MUTATIONS[config.encoding][config.mutation]
+    cx, mut = operators(config, mask)
     T, I, p, n = genes.shape
     h = p // 2
     slot = jnp.arange(p, dtype=jnp.uint32)
@@ -193,7 +237,7 @@ def generational_step(seeds, genes, fit, params: GAParams, config: GAConfig):
     flat = ops.masked_apply(mutate, rows(do_mut), (rows(mut_seeds), flat), flat,
                             config.mut_cap32)
     invalid = crossed | do_mut
-    off_fit = ops.masked_apply(jax.vmap(ops.FITNESS[config.fitness]), rows(invalid), (flat,), rows(off_fit),
+    off_fit = ops.masked_apply(jax.vmap(fitness_fn(config, mask)), rows(invalid), (flat,), rows(off_fit),
                                config.eval_cap32).reshape(T, I, p)
     off = flat.reshape(T, I, p, n)
 
@@ -219,14 +263,17 @@ def migrate(genes, fit, config: GAConfig):
     return put(genes, worst, take(genes)), put(fit, worst, take(fit))
 
 
-def step(state: State, params: GAParams, gen, config: GAConfig) -> tuple[State, Metrics]:
-    """Generation ``gen + 1`` of every trial and island (then migration when due)."""
+def step(state: State, params: GAParams, gen, config: GAConfig,
+         mask: Mask | None = None) -> tuple[State, Metrics]:
+    """Generation ``gen + 1`` of every trial and island (then migration when due); ``mask``: the
+    instance, read only under ``config.constrained``."""
     seeds = hash_bits(state.seed, gen + 1, jnp.zeros((), jnp.uint32))  # [T, I]
     if config.scheme == "steady":
-        island = lambda s, g, f: steady_island(s, g, f, params, config)  # noqa: E731
+        island = lambda s, g, f: steady_island(s, g, f, params, config, mask)  # noqa: E731
         genes, fit, nevals, sols, ok = _islands(island, seeds, state.genes, state.fit)
     else:
-        genes, fit, nevals, sols, ok = generational_step(seeds, state.genes, state.fit, params, config)
+        genes, fit, nevals, sols, ok = generational_step(seeds, state.genes, state.fit, params, config,
+                                                         mask)
     if config.islands > 1:
         every = params.migrate_every
         due = (every > 0) & ((gen + 1) % jnp.maximum(every, 1) == 0)
@@ -251,18 +298,20 @@ def initial_metrics(state: State, config: GAConfig) -> Metrics:
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2))
-def init_trials(key, config: GAConfig, trials: int, first: int = 0) -> tuple[State, Metrics]:
+def init_trials(key, config: GAConfig, trials: int, first: int = 0,
+                mask: Mask | None = None) -> tuple[State, Metrics]:
     """Initial states of trials ``first..first+trials-1`` and their generation-0 metrics."""
-    state = init(key, config, trials, first)
+    state = init(key, config, trials, first, mask)
     return state, initial_metrics(state, config)
 
 
 def run_chunk(states: State, params: GAParams, gen0, stop_gen, config: GAConfig,
-              length: int) -> tuple[State, Metrics]:
+              length: int, mask: Mask | None = None) -> tuple[State, Metrics]:
     """Generations ``gen0 .. gen0 + length - 1`` of every trial (a ``lax.scan`` of :func:`step`).
 
     Generations at or past ``stop_gen`` are skipped (zero metrics), so every chunk has one shape
-    and compiles once. Trials are independent, so a caller may split ``states`` along its trial
+    and compiles once (``mask``: the instance of a constrained config, dynamic). Trials are
+    independent, so a caller may split ``states`` along its trial
     axis (the driver shards it over devices).
 
     Returns:
@@ -270,10 +319,10 @@ def run_chunk(states: State, params: GAParams, gen0, stop_gen, config: GAConfig,
     """
 
     def skip(st, g):
-        zero = jax.eval_shape(lambda s: step(s, params, g, config), st)[1]
+        zero = jax.eval_shape(lambda s: step(s, params, g, config, mask), st)[1]
         return st, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), zero)
 
     def body(st, g):
-        return lax.cond(g < stop_gen, lambda s, g: step(s, params, g, config), skip, st, g)
+        return lax.cond(g < stop_gen, lambda s, g: step(s, params, g, config, mask), skip, st, g)
 
     return lax.scan(body, states, gen0 + jnp.arange(length, dtype=I32))

@@ -23,6 +23,12 @@ Operators (callers ``vmap`` them over a population; see :mod:`jaxqueens.solvers.
   :func:`mut_inversion`, :func:`mut_scramble` (permutation); :func:`mut_reset` (combination:
   DEAP's ``mutUniformInt`` for ``indpb > 0``, else one gene reset).
 
+Constrained boards (issue 16; :mod:`jaxqueens.solvers.ga` applies them behind static switches):
+:data:`TOROIDAL_FITNESS` (diagonals modulo n), :func:`forbidden` with :func:`forbidden_weight`
+(the penalty of a queen on a square the instance's :class:`~jaxqueens.solvers.constrained.Mask`
+closes: blocked, excluded, or attacked by a fixed queen), and the repairs :data:`REPAIRS` that
+put every fixed queen (:func:`fixed_of`) back on its square after crossover and mutation.
+
 Randomness: every operator takes ``seed``, a uint32 scalar, and draws from the counter-based hash
 of :mod:`jaxqueens.core.rng` (threefry costs far more per draw on XLA:CPU, ``PERFORMANCE.md``); derive a
 fresh seed per individual and generation (``jaxqueens.solvers.ga`` does), because the seed is consumed.
@@ -44,7 +50,7 @@ cxpb, ...), in compacted passes, exactly.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -52,6 +58,7 @@ from jax import lax
 
 from jaxqueens.core.board import PAIRWISE_MAX_N, _attacking_pairs_one, _n_attacks_one
 from jaxqueens.core.rng import hash_bits
+from jaxqueens.solvers.constrained import Mask
 
 I32 = jnp.int32
 _GATHER = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
@@ -152,6 +159,103 @@ def report_diagonals_only(x: jax.Array) -> jax.Array:
         d = x[k:] - x[:-k]
         total += jnp.sum((d == k) | (d == -k), dtype=I32)
     return total
+
+
+# ----------------------------------------------------------------------------- constrained boards
+
+
+def _torus_lines(x: jax.Array) -> tuple[jax.Array, ...]:
+    """Counts ``[n]`` of queens per row and per modular diagonal ``(x + c) mod n``, ``(x - c) mod n``."""
+    n = x.shape[-1]
+    c = jnp.arange(n, dtype=I32)
+    return tuple(jnp.zeros(n, I32).at[idx].add(1) for idx in (x, (x + c) % n, (x - c) % n))
+
+
+def toroidal_fitness(x: jax.Array) -> jax.Array:
+    """Attacking pairs of one genome ``[n]`` on the torus (diagonals taken modulo n): int32.
+
+    Pairs are counted per line, as the checker counts them (for even n a pair k = n / 2 columns
+    apart can share both modular diagonals: two). Small n: shift k compares ``x[k:]`` with
+    ``x[:-k]``; the row difference d of a pair on the ``(r - c)`` diagonal is ``k`` modulo n
+    (``k`` or ``k - n``, as |d| < n), on the ``(r + c)`` diagonal ``-k`` modulo n (``-k`` or
+    ``n - k``); larger n: line counts.
+    """
+    x = x.astype(I32)
+    n = x.shape[-1]
+    if n > SHIFT_MAX_N:
+        return sum(jnp.sum(k * (k - 1) // 2, dtype=I32) for k in _torus_lines(x))
+    total = jnp.zeros((), I32)
+    for k in range(1, n):
+        d = x[k:] - x[:-k]
+        total += jnp.sum((d == 0).astype(I32) + ((d == k) | (d == k - n)) + ((d == -k) | (d == n - k)),
+                         dtype=I32)  # even n, k = n / 2: both diagonals, counted per line (checker)
+    return total
+
+
+def toroidal_excess(x: jax.Array) -> jax.Array:
+    """:func:`excess` on the torus: queens beyond the first on each row and modular diagonal."""
+    return sum(jnp.sum(jnp.maximum(k - 1, 0), dtype=I32) for k in _torus_lines(x.astype(I32)))
+
+
+TOROIDAL_FITNESS = {"pairs": toroidal_fitness, "excess": toroidal_excess}
+"""The honest fitnesses on the torus (0 exactly for toroidal solutions)."""
+
+
+def forbidden_weight(n: int) -> int:
+    """What one queen on a forbidden square adds to the fitness: ``n (n - 1) / 2 + 1``, more than
+    all attacking pairs of a board together, so a board that uses a forbidden square always scores
+    worse than any board that does not, and never 0."""
+    return n * (n - 1) // 2 + 1
+
+
+def forbidden(x: jax.Array, mask: Mask) -> jax.Array:
+    """[] int32 queens of one genome ``[n]`` on squares ``mask`` forbids."""
+    n = x.shape[-1]
+    return jnp.sum(~mask.allowed[jnp.arange(n), x.astype(I32)], dtype=I32)
+
+
+class Fixed(NamedTuple):
+    """The fixed queens of an instance, as the repair reads them (:func:`fixed_of`)."""
+
+    cols: jax.Array  # [n] int32 fixed columns first, then padding n
+    rows: jax.Array  # [n] int32 the row of each of those fixed queens (padding: 0)
+    count: jax.Array  # [] int32 number of fixed queens
+    is_fixed: jax.Array  # [n] bool column holds a fixed queen
+    home: jax.Array  # [n] int32 row of the fixed queen of each column (free columns: 0)
+
+
+def fixed_of(mask: Mask) -> Fixed:
+    """The fixed queens of ``mask``: every column not among ``mask.free[:mask.nfree]``."""
+    n = mask.free.shape[0]
+    ar = jnp.arange(n, dtype=I32)
+    is_free = jnp.zeros(n, I32).at[mask.free].max((ar < mask.nfree).astype(I32)) > 0
+    cols = jnp.nonzero(~is_free, size=n, fill_value=n)[0].astype(I32)
+    rows = jnp.where(cols < n, mask.home[jnp.minimum(cols, n - 1)], 0).astype(I32)
+    home = jnp.where(is_free, 0, mask.home).astype(I32)
+    return Fixed(cols, rows, n - jnp.sum(is_free, dtype=I32), ~is_free, home)
+
+
+def repair_permutation(x: jax.Array, fixed: Fixed) -> jax.Array:
+    """Put every fixed queen of a permutation ``x [n]`` back on its row by one swap each (the
+    gene holding that row moves to where the fixed gene was), so ``x`` stays a permutation.
+    Fixed queens must have distinct rows (the driver checks), so a later swap never moves an
+    earlier fixed queen."""
+
+    def put(i, y):
+        c = fixed.cols[i]
+        j = jnp.argmax(y == fixed.rows[i].astype(y.dtype)).astype(I32)
+        ij = jnp.stack([c, j])
+        return scatter1d(y, ij, gather1d(y, ij[::-1]))
+
+    return lax.fori_loop(0, fixed.count, put, x)
+
+
+def repair_combination(x: jax.Array, fixed: Fixed) -> jax.Array:
+    """Set every fixed column of ``x [n]`` to its fixed row."""
+    return jnp.where(fixed.is_fixed, fixed.home.astype(x.dtype), x)
+
+
+REPAIRS = {"permutation": repair_permutation, "combination": repair_combination}
 
 
 # ----------------------------------------------------------------------------- random draws

@@ -11,7 +11,9 @@ import pytest
 import jaxqueens  # noqa: F401  (device setup first)
 from jaxqueens.cli import evolve as evolve_cmd
 from jaxqueens.cli import options
+from jaxqueens.cli.main import main
 from jaxqueens.core import checker
+from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -101,3 +103,46 @@ def test_report_fitness_is_labelled_honestly(tmp_path, capsys):
     assert summary["boards_meeting_score"] == len(met) and summary["solutions_among_them"] == len(sols)
     assert "NOT always a solution" in summary["fitness"]
     assert rc == (0 if summary["solved"] else 1)
+
+
+# ---------------------------------------------------------------- constrained boards (issue 16)
+def test_instance_runs(tmp_path, capsys):
+    gaps = tmp_path / "part.txt"
+    gaps.write_text("2\n.\n.\n1\n.\n.\n.\n.\n")  # a text board with '.' gaps: two fixed queens
+    argv = ["evolve", "--pop", "40", "--generations", "2000", "--trials", "8", "--seed", "5", "--quiet"]
+    assert main(argv + ["--instance", str(gaps), "--out", str(tmp_path / "i")]) == 0
+    assert "n = 8," in capsys.readouterr().out
+    model = cons.completion(8, [(0, 2), (3, 1)])
+    boards = np.load(tmp_path / "i" / "solutions.npy")
+    assert len(boards) and all(checker.check_constrained(b, model).ok for b in boards)
+    summary = json.loads((tmp_path / "i" / "summary.json").read_text())
+    assert summary["status"] == "SAT" and summary["instance"] == model.to_dict()
+    assert summary["config"]["constrained"] and not summary["config"]["toroidal"]
+    unsat = tmp_path / "unsat.jsonl"
+    unsat.write_text('{"n": 8, "fixed": [[0, 0], [1, 1]]}\n')
+    assert main(argv + ["--instance", str(unsat)]) == 1  # nothing solved, as for a plain board
+    out = capsys.readouterr().out
+    assert "instance unknown" in out and "UNSAT" not in out.replace("no UNSAT", "")
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["-n", "9"], "has n = 8 but n = 9"),
+    (["--fitness", "report-diagonals-only"], "plain board only"),
+    (["--instance", "ROWS"], "share a row"),
+    (["--instance", "TWO"], "holds 2 instances"),
+    (["--toroidal", "--fitness", "report-diagonals-only"], "plain board only"),  # flag reaches evolve
+])
+def test_instance_option_errors(tmp_path, extra, needle, capsys):
+    inst = tmp_path / "one.jsonl"
+    inst.write_text('{"n": 8, "fixed": [[0, 2]]}\n')
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"n": 8, "fixed": [[0, 2], [4, 2]]}\n')
+    two = tmp_path / "two.jsonl"
+    two.write_text('{"n": 8}\n{"n": 9}\n')
+    extra = [{"ROWS": str(rows), "TWO": str(two)}.get(x, x) for x in extra]
+    argv = ["evolve", "--instance", str(inst), "--pop", "10", "--generations", "5", "--quiet"]
+    if "--instance" in extra or "--toroidal" in extra:
+        argv = argv[:1] + argv[3:]
+    assert main(argv + extra) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err

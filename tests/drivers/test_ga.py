@@ -8,6 +8,7 @@ import pytest
 
 import jaxqueens  # noqa: F401  (device setup first)
 from jaxqueens.core import checker
+from jaxqueens.core import constraints as cons
 from jaxqueens.cli import evolve as evolve_cmd
 from jaxqueens.drivers import ga
 from jaxqueens.errors import QueensError
@@ -144,3 +145,43 @@ def test_report_fitness_boards_are_checked_and_labelled(classic):
     plain = classic["combination"]  # the default fitness counts rows: nothing to keep apart
     assert plain.score_met is None and plain.solved_at is None
     np.testing.assert_array_equal(plain.first_solved, plain.first_score_met)
+
+
+# ---------------------------------------------------------------- constrained boards (issue 16)
+@pytest.mark.parametrize("n", [5, 7])
+def test_toroidal_solutions_pass_the_toroidal_checker(n):
+    r = ga.evolve(n, pop=30, generations=300, trials=2, toroidal=True, seed=3)
+    assert r.config.toroidal and not r.config.constrained
+    assert r.status == "SAT" and r.instance == cons.Constraints(n, toroidal=True)
+    torus = cons.Constraints(n, toroidal=True)
+    assert all(checker.check_constrained(b, torus).ok for b in r.solutions)
+    if n == 5:  # A051906(5) = 10 toroidal solutions
+        assert len(r.solutions) <= 10
+
+
+@pytest.mark.parametrize("encoding", ["permutation", "combination"])
+def test_instances_fixed_queens_stay_and_unsolved_is_unknown(encoding):
+    nauck = cons.completion(8, [(0, 2), (3, 1)])
+    unsat = cons.completion(8, [(0, 0), (1, 1)])  # the fixed queens attack each other
+    kw = dict(pop=40, generations=2000, trials=8, encoding=encoding, seed=5)
+    r = ga.evolve(instance=nauck, **kw)
+    assert r.config.constrained and r.status == "SAT" and len(r.solutions)
+    assert all(checker.check_constrained(b, nauck).ok for b in r.solutions)
+    assert (r.population[..., 0] == 2).all() and (r.population[..., 3] == 1).all()
+    blocked = cons.Constraints(8, blocked=tuple((x, x) for x in range(8)))  # same n: no recompile
+    r = ga.evolve(instance=blocked, **kw)
+    assert r.status == "SAT" and all(checker.check_constrained(b, blocked).ok for b in r.solutions)
+    assert not any((b == np.arange(8)).any() for b in r.solutions)
+    r = ga.evolve(instance=unsat, **kw)
+    assert r.status == "unknown" and len(r.solutions) == 0 and (r.best > 0).all()
+    assert (r.population[..., 0] == 0).all() and (r.population[..., 1] == 1).all()
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    (dict(instance=cons.completion(8, [(0, 3), (5, 3)])), "share a row"),
+    (dict(instance=cons.completion(8, [(0, 3)]), n=9), "n = 9 but the instance has n = 8"),
+    (dict(n=7, toroidal=True, fitness="report-diagonals-only"), "plain board only"),
+])
+def test_constrained_setting_errors(kwargs, words):
+    with pytest.raises(QueensError, match=words):
+        ga.evolve(pop=10, generations=5, **kwargs)

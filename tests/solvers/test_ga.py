@@ -1,13 +1,20 @@
 """The GA kernel: init, one generation (steady and generational), chunks of generations, migration."""
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 from absl.testing import parameterized
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jaxqueens  # noqa: F401  (device setup first)
+import reference as ref
 from jaxqueens.core import checker
+from jaxqueens.core import constraints as cons
+from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers import ga
 
 STEADY = ga.GAConfig(n=6, pop=8, islands=2, migrants=2, tournament=3)
@@ -169,3 +176,100 @@ def test_report_fitness_scores_diagonals_only():
         np.testing.assert_array_equal(np.asarray(state.fit).ravel(), _diagonal_pairs(state.genes))
         chex.assert_shape(m.sols, (TRIALS, 1, 2, REPORT.n))
         np.testing.assert_array_equal(np.asarray(m.sols_ok).ravel(), _diagonal_pairs(m.sols) == 0)
+
+
+# ---------------------------------------------------------------- constrained boards (issue 16)
+CONSTRAINED = {
+    "permutation": ga.GAConfig(n=6, pop=8, islands=2, migrants=1, tournament=3, constrained=True),
+    "combination": ga.GAConfig(n=6, pop=8, encoding="combination", scheme="generational",
+                               crossover="uniform", mutation="reset", tournament=3, elite=1,
+                               constrained=True),
+}
+TORUS = ga.GAConfig(n=7, pop=8, scheme="generational", crossover="ox1", mutation="inversion",
+                    tournament=3, toroidal=True)
+CPARAMS = ga.GAParams(jnp.float32(0.9), jnp.float32(0.9), jnp.float32(0.3), jnp.int32(2))
+
+
+@functools.lru_cache(maxsize=None)
+def _constrained_run(config):
+    """One jitted init + chunk per config: a new instance of the same n must not recompile."""
+
+    def run(key, mask):
+        s0, m0 = ga.init_trials(key, config, TRIALS, 0, mask)
+        s1, m = ga.run_chunk(s0, CPARAMS, jnp.int32(0), jnp.int32(6), config, 6, mask)
+        return s0, s1, m
+
+    return jax.jit(chex.assert_max_traces(run, n=1))
+
+
+def _mask(model):
+    return rules.mask_of(cons.allowed_squares(model), cons.fixed_rows(model))
+
+
+def _penalised(board, model) -> int:
+    """The constrained GA's fitness in plain Python: attacking pairs plus n(n-1)/2 + 1 per queen on
+    a square the instance closes (blocked, a fixed column's other rows, attacked by a fixed queen)."""
+    n, fixed = model.n, dict(model.fixed)
+
+    def closed(x, y):
+        if x in fixed:
+            return fixed[x] != y or any(a != x and (b == y or abs(b - y) == abs(a - x))
+                                        for a, b in fixed.items())
+        return (x, y) in model.blocked or any(y == b or abs(y - b) == abs(x - a) for a, b in fixed.items())
+
+    return ref.attacking_pairs(board) + (n * (n - 1) // 2 + 1) * sum(closed(x, int(y)) for x, y in enumerate(board))
+
+
+@settings(max_examples=6, deadline=None)
+@given(data=st.data(), encoding=st.sampled_from(["permutation", "combination"]), seed=st.integers(0, 99))
+def test_fixed_queens_never_move_and_fitness_is_penalised(data, encoding, seed):
+    model, _ = ref.random_instance(data, 6, sat=encoding == "permutation" or data.draw(st.booleans()))
+    config = CONSTRAINED[encoding]
+    s0, s1, m = _constrained_run(config)(jax.random.key(seed), _mask(model))
+    for genes in (s0.genes, s1.genes, m.sols):
+        genes = np.asarray(genes)
+        for x, y in model.fixed:
+            assert (genes[..., x] == y).all(), f"the fixed queen of column {x} moved"
+        if encoding == "permutation":
+            assert (np.sort(genes, axis=-1) == np.arange(6)).all()
+    for st_ in (s0, s1):
+        boards = np.asarray(st_.genes).reshape(-1, 6)
+        assert np.asarray(st_.fit).ravel().tolist() == [_penalised(b, model) for b in boards]
+    ok, sols = np.asarray(m.sols_ok), np.asarray(m.sols)
+    for b in sols[ok]:  # fitness 0: no forbidden square, no attack
+        assert checker.check_constrained(b, model).ok
+
+
+def test_a_new_instance_does_not_recompile():
+    run = _constrained_run(CONSTRAINED["permutation"])
+    first = cons.Constraints(6, fixed=((0, 1),), blocked=((2, 2),))
+    second = cons.Constraints(6, fixed=((3, 0), (5, 3)))
+    for model in (first, second):  # run is guarded by chex.assert_max_traces(n=1)
+        s0, _, _ = run(jax.random.key(1), _mask(model))
+        for x, y in model.fixed:
+            assert (np.asarray(s0.genes)[..., x] == y).all()
+
+
+class ConstrainedVariantsTest(chex.TestCase):
+    # without_jit runs of a whole generation take ~10 s each (op by op); the changed kernels
+    # (repairs, forbidden, toroidal fitness) run both variants in test_ga_ops.py
+    @chex.variants(with_jit=True)
+    def test_constrained_steady_step(self):
+        config = CONSTRAINED["permutation"]
+        model = cons.Constraints(6, fixed=((1, 3),), blocked=((0, 0), (4, 4)))
+        mask = _mask(model)
+        states = ga.init_trials(jax.random.key(2), config, 1, 0, mask)[0]
+        new, m = self.variant(lambda s, g, mk: ga.step(s, CPARAMS, g, config, mk))(states, jnp.int32(0), mask)
+        chex.assert_shape(new.genes, (1, 2, 8, 6))
+        chex.assert_shape(m.sols, (1, 2, 2, 6))
+        assert (np.asarray(new.genes)[..., 1] == 3).all()
+        boards = np.asarray(new.genes).reshape(-1, 6)
+        assert np.asarray(new.fit).ravel().tolist() == [_penalised(b, model) for b in boards]
+
+    @chex.variants(with_jit=True)
+    def test_toroidal_step_scores_on_the_torus(self):
+        states = ga.init_trials(jax.random.key(4), TORUS, 1)[0]
+        new, _ = self.variant(lambda s, g: ga.step(s, CPARAMS, g, TORUS))(states, jnp.int32(0))
+        chex.assert_shape(new.fit, (1, 1, 8))
+        boards = np.asarray(new.genes).reshape(-1, 7)
+        assert np.asarray(new.fit).ravel().tolist() == [ref.torus_objective(b) for b in boards]

@@ -1,6 +1,7 @@
 """GA operators: validity (property tests), agreement with plain-Python references, batching."""
 
 import functools
+import itertools
 
 import chex
 import jax
@@ -11,7 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxqueens  # noqa: F401  (device setup first)
+import reference as ref
 from jaxqueens.core import checker
+from jaxqueens.core import constraints as cons
+from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers import ga_ops as O
 
 SIZES = (3, 8, 20, 64)
@@ -371,3 +375,83 @@ def test_report_score_counts_diagonal_pairs_only(n):
     np.testing.assert_array_equal(got[40:60], checker.attacking_pairs(boards[40:60]))  # permutations
     assert got[-1] == 0 and not checker.are_solutions(boards[-1:])[0]  # one row: the report's "0"
     assert O.FITNESS[O.REPORT_FITNESS] is O.report_diagonals_only
+
+
+# ---------------------------------------------------------------- constrained boards (issue 16)
+def _excess_torus(rows) -> int:
+    return ref.torus_objective(rows, "attacks")  # queens minus lines occupied = sum(k - 1)
+
+
+@pytest.mark.parametrize("n", [5, 7, 8, 40])  # shifted slices (n <= 32) and line counts
+def test_toroidal_fitness_matches_reference(n):
+    rng = np.random.default_rng(n)
+    boards = np.concatenate([perms(rng, 30, n), rng.integers(0, n, (30, n)).astype(np.int8)])
+    pairs = np.asarray(jax.jit(jax.vmap(O.toroidal_fitness))(boards))
+    excess = np.asarray(jax.jit(jax.vmap(O.toroidal_excess))(boards))
+    assert pairs.tolist() == [ref.torus_objective(b) for b in boards]
+    assert excess.tolist() == [_excess_torus(b) for b in boards]
+    torus = cons.Constraints(n, toroidal=True)
+    assert pairs.tolist() == [checker.check_constrained(b, torus).attacking_pairs for b in boards]
+
+
+def test_toroidal_solutions_score_zero():
+    # n = 5: the 10 toroidal solutions (OEIS A051906) are exactly the permutations scoring 0
+    boards = np.array(list(itertools.permutations(range(5))), np.int8)
+    zero = np.asarray(jax.vmap(O.toroidal_fitness)(boards)) == 0
+    assert zero.sum() == 10
+    assert all(checker.check_constrained(b, cons.Constraints(5, toroidal=True)).ok for b in boards[zero])
+
+
+class ToroidalVariantsTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_toroidal_fitness_hand_built(self):
+        # n = 4: [0, 2, 0, 2] has 2 row pairs; (r + c) mod 4 = 0, 3, 2, 1 and (r - c) mod 4 = 0, 1, 2, 3
+        # are all distinct: 2 pairs, excess 2. [0, 1, 2, 3]: one (r - c) diagonal holding all four
+        # queens (6 pairs, excess 3), and (r + c) mod 4 = 0, 2, 0, 2 (2 pairs, excess 2).
+        boards = jnp.asarray(np.array([[0, 2, 0, 2], [0, 1, 2, 3]], np.int8))
+        pairs = self.variant(jax.vmap(O.toroidal_fitness))(boards)
+        excess = self.variant(jax.vmap(O.toroidal_excess))(boards)
+        chex.assert_shape(pairs, (2,))
+        assert np.asarray(pairs).tolist() == [2, 8] and np.asarray(excess).tolist() == [2, 5]
+
+
+def _mask(model):
+    return rules.mask_of(cons.allowed_squares(model), cons.fixed_rows(model))
+
+
+class RepairTest(chex.TestCase):
+    MODEL = cons.Constraints(6, fixed=((1, 4), (4, 0), (5, 2)), blocked=((0, 0), (2, 3)))
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_repairs_put_fixed_queens_back(self):
+        mask = _mask(self.MODEL)
+        rng = np.random.default_rng(0)
+        x = perms(rng, 6, 6)
+        fix_p = self.variant(jax.vmap(lambda x, m: O.repair_permutation(x, O.fixed_of(m)), in_axes=(0, None)))
+        fix_c = self.variant(jax.vmap(lambda x, m: O.repair_combination(x, O.fixed_of(m)), in_axes=(0, None)))
+        y = np.asarray(fix_p(jnp.asarray(x), mask))
+        chex.assert_shape(y, (6, 6))
+        _assert_perms(y, 6)
+        assert (y[:, [1, 4, 5]] == [4, 0, 2]).all()
+        # one swap per fixed queen: at most 2 genes change per fixed queen
+        assert ((y != x).sum(axis=1) <= 2 * 3).all()
+        assert (np.asarray(fix_p(jnp.asarray(y), mask)) == y).all()  # a repaired genome is kept
+        z = rng.integers(0, 6, (6, 6)).astype(np.int8)
+        w = np.asarray(fix_c(jnp.asarray(z), mask))
+        assert (w[:, [1, 4, 5]] == [4, 0, 2]).all() and (w[:, [0, 2, 3]] == z[:, [0, 2, 3]]).all()
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_forbidden_counts_forbidden_squares(self):
+        mask = _mask(self.MODEL)
+        boards = np.array([[1, 4, 2, 5, 0, 2], [0, 4, 3, 5, 1, 2], [0, 0, 0, 0, 0, 0]], np.int8)
+        got = np.asarray(self.variant(jax.vmap(O.forbidden, in_axes=(0, None)))(jnp.asarray(boards), mask))
+        fixed = dict(self.MODEL.fixed)
+
+        def closed(x, y):  # blocked, a fixed column's other rows, a square a fixed queen attacks
+            if x in fixed:
+                return fixed[x] != y
+            return (x, y) in self.MODEL.blocked or any(
+                y == fy or abs(y - fy) == abs(x - fx) for fx, fy in fixed.items())
+
+        want = [sum(closed(x, y) for x, y in enumerate(b)) for b in boards.tolist()]
+        assert got.tolist() == want == [1, 3, 5]
