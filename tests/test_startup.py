@@ -177,6 +177,18 @@ def test_lazy_module_is_imported_at_first_use_only(fresh_module, monkeypatch):
     assert "twice" in dir(mod) and builtins.LAZYPROBE_RUNS == 1
 
 
+def test_monkeypatch_on_a_lazy_module_is_undone_on_the_real_module(fresh_module):
+    """pytest's monkeypatch reads the old value from ``__dict__``: on the stand-in that must be
+    the real module's, or the undo deletes the patched name from the real module."""
+    mod = _lazy.load(fresh_module)
+    patch = pytest.MonkeyPatch()
+    patch.setattr(mod, "twice", lambda x: 0)  # before the first use: the patch imports it
+    real = sys.modules[fresh_module]
+    assert real.twice(4) == 0 and mod.twice(4) == 0
+    patch.undo()
+    assert real.twice(4) == 8 and mod.twice(4) == 8 and mod.__dict__ is real.__dict__
+
+
 def test_lazy_load_of_a_missing_package_fails_at_once():
     with pytest.raises(ModuleNotFoundError, match="no_such_package_xyz"):
         _lazy.load("no_such_package_xyz.sub")

@@ -248,9 +248,9 @@ def test_help_states_the_defaults(capsys):
 
 # ---------------------------------------------------------------- constrained boards (issue 16)
 def test_toroidal_and_instance_runs(tmp_path, capsys):
-    code, out, _ = run_cli(["solve", "-n", "7", "--toroidal", "--chains", "8", "--quiet",
-                            "--out", tmp_path / "t"], capsys)
-    assert code == 0 and "8 of 8 chains solved" in out
+    code, out, err = run_cli(["solve", "-n", "7", "--toroidal", "--chains", "8", "--quiet",
+                              "--out", tmp_path / "t"], capsys)
+    assert code == 0 and "8 of 8 chains solved" in out, err
     torus = cons.Constraints(7, toroidal=True)
     assert all(checker.check_constrained(b, torus).ok for b in np.load(tmp_path / "t" / "solutions.npy"))
     gaps = tmp_path / "part.txt"
