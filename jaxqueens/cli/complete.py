@@ -18,7 +18,6 @@ from pathlib import Path
 from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.errors import QueensError
-from jaxqueens.io import checkpoint
 from jaxqueens.io import complete as outputs
 from jaxqueens.io import instances as instio
 
@@ -74,23 +73,10 @@ def _check(args) -> None:
         raise QueensError(f"--max-nodes must be at least 1, got {args.max_nodes}")
 
 
-def _checkpoint_target(args) -> tuple[Path | None, bool]:
-    """:func:`options.checkpoint_target`; in a multi-process run ``--resume DIR`` finds this
-    process's own checkpoint (:func:`jaxqueens.drivers.complete.process_checkpoint`)."""
-    if args.resume and gather.process_count() > 1:
-        base = Path(args.resume) / checkpoint.FILENAME
-        if complete.process_checkpoint(base).exists():
-            if args.out and Path(args.out) != Path(args.resume):
-                raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
-            args.out = args.resume
-            return base, True
-    return options.checkpoint_target(args)
-
-
 def cmd_complete(args) -> int:
     """The ``complete`` command."""
     _check(args)
-    path, resume = _checkpoint_target(args)
+    path, resume = options.checkpoint_target(args, per_process=True)
     options.prepare_out(args.out)
     loaded = instio.load_instances(args.inputs, args.diags, one_based=args.one_based,
                                    toroidal=args.toroidal)

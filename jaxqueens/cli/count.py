@@ -18,7 +18,6 @@ from jaxqueens.core import symmetry
 from jaxqueens.core.constraints import Constraints
 from jaxqueens.core.oeis import A000170, A002562, A051906
 from jaxqueens.errors import QueensError
-from jaxqueens.io import checkpoint
 from jaxqueens.io import count as outputs
 from jaxqueens.solvers.choices import COUNT_ENUMERATE_MAX_N, COUNT_MAX_N
 
@@ -66,19 +65,6 @@ def _known(value: int, table: dict[int, int], n: int, name: str) -> str:
     if n not in table:
         return ""
     return f" (OEIS {name}: {'agrees' if table[n] == value else f'MISMATCH, expected {table[n]:,}'})"
-
-
-def _checkpoint_target(args) -> tuple[Path | None, bool]:
-    """:func:`options.checkpoint_target`; in a multi-process run ``--resume DIR`` finds this
-    process's own checkpoint (:func:`count.process_checkpoint`)."""
-    if args.resume and gather.process_count() > 1:
-        own = count.process_checkpoint(Path(args.resume) / checkpoint.FILENAME)
-        if own.exists():
-            if args.out and Path(args.out) != Path(args.resume):
-                raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
-            args.out = args.resume
-            return Path(args.resume) / checkpoint.FILENAME, True
-    return options.checkpoint_target(args)
 
 
 def _enumerate(args, n: int) -> int:
@@ -144,7 +130,7 @@ def _toroidal(args, n: int) -> int:
     if n > complete.MAX_N:
         raise QueensError(f"--toroidal: n = {n} is too large for the constrained search; give n <= "
                           f"{complete.MAX_N}")
-    path, resume = _checkpoint_target(args)
+    path, resume = options.checkpoint_target(args, per_process=True)
     options.prepare_out(args.out)
     try:
         res = complete.solve_instances([Constraints(n, toroidal=True)], mode="count",
@@ -178,7 +164,7 @@ def cmd_count(args) -> int:
     if args.out and Path(args.out).suffix == ".npy":
         raise QueensError(f"--out {args.out} is a solutions file: add --enumerate to list the "
                           "solutions, or give --out DIR to keep a count's checkpoint and summary")
-    path, resume = _checkpoint_target(args)
+    path, resume = options.checkpoint_target(args, per_process=True)
     options.prepare_out(args.out)
     try:
         res = count.count_solutions(n, unique=args.unique, checkpoint=path, resume=resume,

@@ -196,14 +196,16 @@ def add_checkpoint(p: argparse.ArgumentParser) -> None:
                    help="with --out: save finished work this often (default 30)")
 
 
-def checkpoint_target(args) -> tuple[Path | None, bool]:
-    """(checkpoint file or None, resume?) from ``--out``/``--resume``; sets ``args.out``."""
+def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, bool]:
+    """(checkpoint file or None, resume?) from ``--out``/``--resume``; sets ``args.out``.
+    ``per_process``: each process of a multi-process run keeps its own file beside it
+    (:func:`jaxqueens.io.checkpoint.process_path`; ``count``, ``complete``)."""
     if args.resume:
         if args.out and Path(args.out) != Path(args.resume):
             raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
         args.out = args.resume
         path = Path(args.resume) / checkpoint.FILENAME
-        if not path.exists():
+        if not (checkpoint.any_saved(path) if per_process else path.exists()):
             raise QueensError(f"--resume {args.resume}: no {checkpoint.FILENAME} there; "
                               "check the folder, or start without --resume")
         return path, True

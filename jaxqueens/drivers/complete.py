@@ -172,15 +172,6 @@ def _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient) -> dict:
             "processes": gather.process_count()}
 
 
-def process_checkpoint(path: str | Path) -> Path:
-    """This process's checkpoint file: ``path`` in a single-process run, else
-    ``<stem>.process<p>of<P><suffix>`` beside it (each process keeps its own instances)."""
-    path, procs = Path(path), gather.process_count()
-    if procs == 1:
-        return path
-    return path.with_name(f"{path.stem}.process{gather.process_index()}of{procs}{path.suffix}")
-
-
 def _check(models: Sequence[Constraints], mode: str, cap: int) -> None:
     if mode not in MODES:
         raise QueensError(f"mode {mode!r}: use one of {', '.join(MODES)}")
@@ -232,7 +223,7 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
     list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]
     procs, me = gather.process_count(), gather.process_index()
     fingerprint = _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient)
-    path = process_checkpoint(checkpoint) if checkpoint is not None else None
+    path = ckpt.process_path(checkpoint) if checkpoint is not None else None
     if resume is None:
         resume = path is not None and path.exists()
     n_max = max((m.n for m in models), default=1)

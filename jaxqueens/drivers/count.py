@@ -278,15 +278,6 @@ def _gather_done(done: dict, chunks: int) -> dict:
     return merged
 
 
-def process_checkpoint(path: str | Path) -> Path:
-    """The checkpoint file of this process: ``path`` itself in a single-process run, else
-    ``<stem>.process<p>of<P><suffix>`` beside it (each process records its own chunks)."""
-    path, procs = Path(path), gather.process_count()
-    if procs == 1:
-        return path
-    return path.with_name(f"{path.stem}.process{gather.process_index()}of{procs}{path.suffix}")
-
-
 def _load(path: Path, fingerprint: dict, chunks: int) -> dict[int, list[int]]:
     """The finished chunks of a checkpoint planned with ``chunks`` chunks (other shapes refused)."""
     arrays = ckpt.load(path, fingerprint, shapes={"done": (chunks,), "words": (chunks, 2, _WORDS)})
@@ -334,7 +325,7 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
       progress: Show a progress line with the time left on stderr (same as ``quiet=False``).
       checkpoint: ``.npz`` file of finished chunks (:mod:`jaxqueens.io.checkpoint`), saved every
         ``checkpoint_every`` seconds, on Ctrl-C and at the end; in a multi-process run each
-        process keeps its own (:func:`process_checkpoint`).
+        process keeps its own (:func:`jaxqueens.io.checkpoint.process_path`).
       resume: Continue from ``checkpoint`` (its chunks are not recounted; one written with other
         settings is refused). Default: resume if the file exists.
       quiet: True (default): no progress line; None: one on a terminal only; False: always.
@@ -360,7 +351,7 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
     starts = list(range(0, num, plan.chunk))
     procs, me = gather.process_count(), gather.process_index()
     fingerprint = _fingerprint(plan, unique, procs)
-    path = process_checkpoint(checkpoint) if checkpoint is not None else None
+    path = ckpt.process_path(checkpoint) if checkpoint is not None else None
     if resume is None:
         resume = path is not None and path.exists()
     done = _load(path, fingerprint, len(starts)) if resume and path is not None else {}

@@ -14,11 +14,30 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxqueens import _lazy
 from jaxqueens.io.atomic import atomic_path
 from jaxqueens.errors import QueensError
 
 FILENAME = "checkpoint.npz"
 """The checkpoint inside a run's ``--out`` folder (``--resume DIR`` reads it back)."""
+
+gather = _lazy.load("jaxqueens.parallel.gather")  # JAX loads only when process_path asks
+
+
+def process_path(path: str | Path) -> Path:
+    """This process's checkpoint file where each process keeps its own (``count``, ``complete``):
+    ``path`` itself in a single-process run, else ``<stem>.process<p>of<P><suffix>`` beside it."""
+    path, procs = Path(path), gather.process_count()
+    if procs == 1:
+        return path
+    return path.with_name(f"{path.stem}.process{gather.process_index()}of{procs}{path.suffix}")
+
+
+def any_saved(path: str | Path) -> bool:
+    """Whether ``path`` or a per-process file beside it (:func:`process_path`) exists, without
+    asking JAX how many processes run."""
+    path = Path(path)
+    return path.exists() or any(path.parent.glob(f"{path.stem}.process*of*{path.suffix}"))
 
 
 def _canonical(fingerprint: dict) -> str:

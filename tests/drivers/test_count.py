@@ -17,6 +17,7 @@ from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.drivers import count
 from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices, gather
 from jaxqueens.parallel.shard import pad_rows
 from jaxqueens.solvers.count import KernelConfig
@@ -261,11 +262,11 @@ def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypat
     ck = tmp_path / "checkpoint.npz"
     whole = count.count_solutions(11, checkpoint=ck, chunk=1024)
     everything = saved(ck)["done"]
-    assert count.process_checkpoint(ck) == ck
+    assert ckpt.process_path(ck) == ck
     monkeypatch.setattr(gather, "process_count", lambda: 2)
     monkeypatch.setattr(gather, "process_index", lambda: 1)
     own = tmp_path / "checkpoint.process1of2.npz"
-    assert count.process_checkpoint(ck) == own
+    assert ckpt.process_path(ck) == own
     mine = []
     merge = lambda done, chunks: (mine.append(sorted(done)), {**everything, **done})[1]  # noqa: E731
     monkeypatch.setattr(count, "_gather_done", merge)

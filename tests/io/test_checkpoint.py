@@ -5,6 +5,7 @@ import pytest
 
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
+from jaxqueens.parallel import gather
 
 
 def test_round_trip_and_refusal_of_other_settings(tmp_path):
@@ -69,3 +70,15 @@ def test_defect_8_checkpoint_arrays_are_checked_against_the_expected_shapes(tmp_
     assert "\n" not in str(err.value)
     with pytest.raises(QueensError, match="no array 'rows'"):
         checkpoint.load(path, {"n": 8}, shapes={"rows": (None, 8)})
+
+
+def test_process_path_and_any_saved(tmp_path, monkeypatch):
+    """One file per process where each keeps its own (count, complete); any_saved sees either."""
+    ck = tmp_path / "checkpoint.npz"
+    assert checkpoint.process_path(ck) == ck and not checkpoint.any_saved(ck)
+    monkeypatch.setattr(gather, "process_count", lambda: 2)
+    monkeypatch.setattr(gather, "process_index", lambda: 1)
+    own = checkpoint.process_path(ck)
+    assert own == tmp_path / "checkpoint.process1of2.npz"
+    own.write_bytes(b"")
+    assert checkpoint.any_saved(ck) and not ck.exists()
