@@ -209,13 +209,16 @@ def _mask(model):
 def _penalised(board, model) -> int:
     """The constrained GA's fitness in plain Python: attacking pairs plus n(n-1)/2 + 1 per queen on
     a square the instance closes (blocked, a fixed column's other rows, attacked by a fixed queen)."""
+    # random_instance draws fixed queens and blocked squares only
     n, fixed = model.n, dict(model.fixed)
 
     def closed(x, y):
+        if (x, y) in model.blocked:  # a fixed queen's own square may be blocked too (UNSAT)
+            return True
         if x in fixed:
             return fixed[x] != y or any(a != x and (b == y or abs(b - y) == abs(a - x))
                                         for a, b in fixed.items())
-        return (x, y) in model.blocked or any(y == b or abs(y - b) == abs(x - a) for a, b in fixed.items())
+        return any(y == b or abs(y - b) == abs(x - a) for a, b in fixed.items())
 
     return ref.attacking_pairs(board) + (n * (n - 1) // 2 + 1) * sum(closed(x, int(y)) for x, y in enumerate(board))
 
