@@ -19,13 +19,14 @@ def _free_port() -> int:
 
 
 def _meet_all(specs, timeout=3.0):
-    """Run ``meet`` for each (process_id, num_processes) in a thread; their errors (None: met)."""
+    """Run ``meet`` for each (process_id, num_processes[, own timeout]) in a thread; their errors
+    (None: met)."""
     address = f"127.0.0.1:{_free_port()}"
     errors = [None] * len(specs)
 
-    def one(k, pid, count):
+    def one(k, pid, count, own=timeout):
         try:
-            rendezvous.meet(address, count, pid, timeout)
+            rendezvous.meet(address, count, pid, own)
         except QueensError as err:
             errors[k] = str(err)
 
@@ -33,7 +34,7 @@ def _meet_all(specs, timeout=3.0):
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout + 10)
+        t.join(max([timeout] + [spec[2] for spec in specs if len(spec) > 2]) + 10)
     assert not any(t.is_alive() for t in threads)
     return address, errors
 
@@ -55,7 +56,9 @@ def test_defect_4_misconfigured_runs_fail_on_every_process_in_time():
 
 
 def test_defect_4_missing_process_and_missing_coordinator():
-    address, errors = _meet_all([(0, 3), (2, 3)], timeout=1.5)
+    # process 2 waits longer than process 0, so it is still there to hear process 0's reason (with
+    # equal timeouts the two race, and on a loaded machine process 2 may give up first)
+    address, errors = _meet_all([(0, 3), (2, 3, 6.0)], timeout=1.5)
     assert "--process-id 1" in errors[0] and address in errors[0] and "--coordinator-timeout" in errors[0]
     assert "refused process 2" in errors[1]  # it hears process 0's reason
     address, errors = _meet_all([(1, 2)], timeout=1.0)
