@@ -244,18 +244,30 @@ def test_progress_line_only_when_asked(capsys):
     assert "solutions so far" in capsys.readouterr().err
 
 
-def test_next_chunk_is_dispatched_before_the_last_one_is_read(monkeypatch):
+def test_every_stream_has_its_next_chunk_before_the_host_reads_one(monkeypatch):
+    """Each host device runs its own stream of calls (parallel/streams.py); a finished chunk's
+    stream gets the next chunk before the host records the finished one."""
     events = []
-    dispatch, words = count._dispatch, count._words
-    monkeypatch.setattr(count, "_dispatch", lambda plan, lo: events.append(("go", lo)) or dispatch(plan, lo))
-    monkeypatch.setattr(count, "_words", lambda out: events.append(("read",)) or words(out))
-    r = count.count_solutions(11, chunk=1024)
-    assert r.total == 2680 and r.chunks >= 3
-    starts = [("go", lo) for lo in range(0, r.prefixes, 1024)]
-    want = [starts[0]]
-    for s in starts[1:]:
-        want += [s, ("read",)]
-    assert events == want + [("read",)]
+    submit, record = count.parallel_streams.Workers.submit, count._record
+
+    def logged_submit(self, k, fn, batch):
+        events.append(("go", k))
+        return submit(self, k, fn, batch)
+
+    monkeypatch.setattr(count.parallel_streams.Workers, "submit", logged_submit)
+    monkeypatch.setattr(count, "_record", lambda plan, lo, out: events.append(("read",)) or record(plan, lo, out))
+    r = count.count_solutions(11, chunk=256)
+    streams = jax.local_device_count()
+    assert r.total == 2680 and r.chunks >= streams + 2
+    assert {e[1] for e in events[:streams]} == set(range(streams))  # every stream starts at once
+    gos = reads = 0
+    for e in events:
+        if e[0] == "go":
+            gos += 1
+        else:
+            assert gos >= min(r.chunks, streams + reads + 1)
+            reads += 1
+    assert (gos, reads) == (r.chunks, r.chunks)
 
 
 def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypatch):
