@@ -148,12 +148,40 @@ def test_a_wrong_total_is_caught():
         con.classes(A000170[8] + 1, 8)
 
 
-def test_preference_only_picks_a_member_and_prefers_smaller_trees():
-    # the chosen member of every class is a member (checked above); here, the preference puts
-    # the side queens near the middle first: (n-1)//2 beats 1 for the queen of column 0
+def _tree_edges(n, allow):
+    """Edges of the plain column-by-column DFS under ``allow`` masks (a reference in Python)."""
+    full = (1 << n) - 1
+
+    def walk(col, cols, ld, rd):
+        if col == n:
+            return 0
+        free, edges = full & ~(cols | ld | rd) & int(allow[col]), 0
+        while free:
+            bit = free & -free
+            free ^= bit
+            edges += 1 + walk(col + 1, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1)
+        return edges
+
+    return walk(0, 0, 0, 0)
+
+
+def test_preference_picks_members_with_smaller_trees():
+    # the chosen member of every class is a member (checked above); here, the members it picks
+    # walk fewer edges in total than the classes' average member, and than the smallest key
     n = 10
+    cfg = con.border_configurations(n)
+    edges = np.array([_tree_edges(n, a) for a in con.allow_masks(n, cfg)])
+    orbit = con._key(n, con.images(n, cfg)).min(axis=0)
+    _, cls = np.unique(orbit, return_inverse=True)
+    mean = (np.bincount(cls, edges) / np.bincount(cls)).sum()
+    key_first = edges[np.unique(cls, return_index=True)[1]].sum()  # cfg is in key order
+    index = {k: i for i, k in enumerate(con._key(n, cfg))}
+    chosen = edges[[index[k] for k in con._key(n, con.constellations(n)[0])]].sum()
+    assert chosen < 0.85 * mean and chosen < key_first
+    # the side queens near the middle rows first: (n-1)//2 beats 1 for the queen of column 0
     near, far = np.array([[4, 5, 3, 6]]), np.array([[1, 5, 3, 6]])
     assert con.preference(n, near)[0] < con.preference(n, far)[0]
+    assert con.preference_features(n, near).shape == (1, len(con.PREFERENCE_COEFFICIENTS))
 
 
 def test_bad_arguments():
