@@ -39,9 +39,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxqueens.solvers.count import BACK, DONE, add64
+from jaxqueens.solvers.count import DONE, add64
 
-COLS, LD, RD, AV = range(4)
+COLS, LD, RD, AV, BACK = range(5)
 LEVEL, BUDGET, STOP = 4, 5, 6  # item layout: root (cols, ld, rd, av), level, budget, stop flag,
 HEAD = 7  # then the allowed masks [n]
 MAX_N = 32  # uint32 masks

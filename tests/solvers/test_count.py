@@ -115,7 +115,7 @@ class KernelTest(chex.TestCase):
         total = 0
         for m in masks:
             lane = init(jnp.asarray(m))
-            chex.assert_shape(lane.stack, (cfg.rows, 5))
+            chex.assert_shape(lane.stack, (cfg.rows * 5,))
             chex.assert_type([lane.d, lane.lo, lane.hi, lane.stack],
                              [jnp.int32, jnp.uint32, jnp.uint32, jnp.uint32])
             while int(lane.d) >= 0:
@@ -215,7 +215,7 @@ class TaskKernelTest(chex.TestCase):
         tasks, _, allow, owner = constellation_tasks(7, 2)
         cfg = KernelConfig(7, 2)
         lane = self.variant(lambda t: count_kernel.init_task(t, cfg))(jnp.asarray(tasks[0]))
-        chex.assert_shape([lane.stack, lane.allow], [(cfg.rows, 5), (7,)])
+        chex.assert_shape([lane.stack, lane.allow], [(cfg.rows * 5,), (7,)])
         chex.assert_type([lane.d, lane.lo, lane.hi, lane.stack, lane.allow],
                          [jnp.int32, jnp.uint32, jnp.uint32, jnp.uint32, jnp.uint32])
         assert np.asarray(lane.allow).tolist() == allow[owner[0]].tolist()
