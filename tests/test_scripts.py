@@ -22,3 +22,14 @@ def test_benchmark_quick_mode(script, tmp_path):
     assert len(files) == 1
     payload = json.loads(files[0].read_text())
     assert payload["rows"] and "environment" in payload
+
+
+def test_fit_count_preference_reproduces_the_package_rule_on_small_sizes(tmp_path):
+    out = subprocess.run([sys.executable, str(SCRIPTS / "fit_count_preference.py"), "--fit", "8", "9", "10",
+                          "--check", "11", "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    payload = json.loads((tmp_path / "count-preference-cpu.json").read_text())
+    assert len(payload["coefficients"]) == 14 and [r["n"] for r in payload["rows"]] == [8, 9, 10, 11]
+    for row in payload["rows"]:  # every rule walks between the best and the worst members' trees
+        assert row["best"] <= min(row["package"], row["this_fit"]) <= max(row["package"], row["this_fit"]) <= row["worst"]
+    assert "PREFERENCE_COEFFICIENTS = (" in out.stdout
