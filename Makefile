@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(BIN)/jaxqueens check $(OUT)/solve-100/solutions.npy
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto  # one worker per core (pytest-xdist): 10 min instead of 14 on 2 cores
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
