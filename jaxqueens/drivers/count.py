@@ -427,23 +427,22 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
         return CountResult(n, len(sols), u, time.perf_counter() - t0, 0.0, 0, 0, 0, 0)
     plan = _plan(n, depth, chunk)
     num = len(plan.tasks)
-    starts = list(range(0, num, plan.chunk))
+    bounds = _bounds(plan)  # (lo, hi) of every chunk
     procs, me = gather.process_count(), gather.process_index()
     fingerprint = _fingerprint(plan, unique, procs)
     path = ckpt.process_path(checkpoint) if checkpoint is not None else None
     if resume is None:
         resume = path is not None and path.exists()
-    done = _load(path, fingerprint, len(starts)) if resume and path is not None else {}
+    done = _load(path, fingerprint, len(bounds)) if resume and path is not None else {}
     resumed = len(done)
     compile_s = _compile(plan)
 
-    size = lambda i: min(starts[i] + plan.chunk, num) - starts[i]  # noqa: E731
-    skipped = sum(size(i) for i in done)
-    todo = [i for i in range(me, len(starts), procs) if i not in done]  # process p: chunks p mod P
-    save = None if path is None else guarded(lambda: _save(path, fingerprint, done, len(starts)))
+    skipped = sum(bounds[i][1] - bounds[i][0] for i in done)
+    todo = [i for i in range(me, len(bounds), procs) if i not in done]  # process p: chunks p mod P
+    save = None if path is None else guarded(lambda: _save(path, fingerprint, done, len(bounds)))
     tally = {"tasks": 0, "found": sum(v[0] for v in done.values()), "pos": 0}
     t1 = time.perf_counter()
-    results = _count_chunks(plan, todo, _bounds(plan))  # calls start at the first next()
+    results = _count_chunks(plan, todo, bounds)  # calls start at the first next()
     fixed = []  # (F90, F180) once known
 
     def one_chunk() -> Tick:
@@ -451,11 +450,12 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
         if unique and not fixed:  # the rotation-symmetric solutions, counted on the host while
             fixed.append(constellations.fixed_by_rotation(n))  # the streams run the next chunks
         tally["pos"] += 1
-        done[idx] = _record(plan, starts[idx], out)
-        tally["tasks"] += size(idx)
+        lo, hi = bounds[idx]
+        done[idx] = _record(plan, lo, out)
+        tally["tasks"] += hi - lo
         tally["found"] += done[idx][0]
         if on_chunk:
-            on_chunk(len(done), len(starts))
+            on_chunk(len(done), len(bounds))
         return Tick(tally["tasks"], f"{tally['found']:,} solutions so far",
                     finished=tally["pos"] == len(todo))
 
@@ -467,17 +467,17 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
     finally:
         results.close()  # on Ctrl-C or an error: calls not started are cancelled
     if stopped:
-        raise KeyboardInterrupt(f"{len(done)} of {len(starts)} chunks")
+        raise KeyboardInterrupt(f"{len(done)} of {len(bounds)} chunks")
     if save is not None:
         save()
     if procs > 1:
-        done = _gather_done(done, len(starts))
-        if len(done) != len(starts):
-            raise RuntimeError(f"{len(starts) - len(done)} chunks missing after gathering (a bug)")
+        done = _gather_done(done, len(bounds))
+        if len(done) != len(bounds):
+            raise RuntimeError(f"{len(bounds) - len(done)} chunks missing after gathering (a bug)")
     total = sum(v[0] for v in done.values())
     u = constellations.classes(total, n, fixed[0] if fixed else None) if unique else None
     return CountResult(n, total, u, time.perf_counter() - t1, compile_s, plan.config.depth, num,
-                       len(starts), resumed, plan.constellations)
+                       len(bounds), resumed, plan.constellations)
 
 
 class CountPlan(NamedTuple):
