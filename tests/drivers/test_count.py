@@ -270,6 +270,35 @@ def test_every_stream_has_its_next_chunk_before_the_host_reads_one(monkeypatch):
     assert (gos, reads) == (r.chunks, r.chunks)
 
 
+def test_on_an_accelerator_one_stream_spans_every_device_with_two_calls_in_flight(monkeypatch):
+    """The accelerator route of the driver, run on the CPU: lockstep lanes, one stream over every
+    local device, the next call queued while the host reads one; the same exact counts."""
+    monkeypatch.setattr(devices, "is_accelerator", lambda: True)
+    monkeypatch.setattr(devices, "sizes", lambda: dataclasses.replace(devices.ACCELERATOR_SIZES,
+                                                                      count_prefixes=64, count_lanes=8))
+    events = []
+    submit, record = count.parallel_streams.Workers.submit, count._record
+
+    def logged_submit(self, k, fn, batch):
+        events.append(("go", k))
+        return submit(self, k, fn, batch)
+
+    monkeypatch.setattr(count.parallel_streams.Workers, "submit", logged_submit)
+    monkeypatch.setattr(count, "_record", lambda plan, lo, out: events.append(("read",)) or record(plan, lo, out))
+    plan = count._plan(10, None, 32)
+    assert len(plan.streams) == 1 and plan.devices == jax.local_device_count()
+    r = count.count_solutions(10, unique=True, chunk=32)
+    assert (r.total, r.unique) == (A000170[10], A002562[10]) and r.chunks >= 4
+    assert {e[1] for e in events if e[0] == "go"} == {0}
+    gos = reads = 0
+    for e in events:
+        if e[0] == "go":
+            gos += 1
+        else:
+            assert gos >= min(r.chunks, reads + 3)  # two in flight, and the next one queued
+            reads += 1
+
+
 def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypatch):
     ck = tmp_path / "checkpoint.npz"
     whole = count.count_solutions(11, checkpoint=ck, chunk=1024)
