@@ -244,9 +244,8 @@ def test_progress_line_only_when_asked(capsys):
     assert "solutions so far" in capsys.readouterr().err
 
 
-def test_every_stream_has_its_next_chunk_before_the_host_reads_one(monkeypatch):
-    """Each host device runs its own stream of calls (parallel/streams.py); a finished chunk's
-    stream gets the next chunk before the host records the finished one."""
+def _log_streams(monkeypatch) -> list:
+    """Events in order: ("go", stream) per call submitted, ("read",) per chunk the host records."""
     events = []
     submit, record = count.parallel_streams.Workers.submit, count._record
 
@@ -256,18 +255,31 @@ def test_every_stream_has_its_next_chunk_before_the_host_reads_one(monkeypatch):
 
     monkeypatch.setattr(count.parallel_streams.Workers, "submit", logged_submit)
     monkeypatch.setattr(count, "_record", lambda plan, lo, out: events.append(("read",)) or record(plan, lo, out))
-    r = count.count_solutions(11, chunk=256)
-    streams = jax.local_device_count()
-    assert r.total == 2680 and r.chunks >= streams + 2
-    assert {e[1] for e in events[:streams]} == set(range(streams))  # every stream starts at once
-    gos = reads = 0
+    return events
+
+
+def _gos_at_reads(events) -> list[int]:
+    """Calls submitted before each read, in read order."""
+    gos, out = 0, []
     for e in events:
         if e[0] == "go":
             gos += 1
         else:
-            assert gos >= min(r.chunks, streams + reads + 1)
-            reads += 1
-    assert (gos, reads) == (r.chunks, r.chunks)
+            out.append(gos)
+    return out
+
+
+def test_every_stream_has_its_next_chunk_before_the_host_reads_one(monkeypatch):
+    """Each host device runs its own stream of calls (parallel/streams.py); a finished chunk's
+    stream gets the next chunk before the host records the finished one."""
+    events = _log_streams(monkeypatch)
+    r = count.count_solutions(11, chunk=256)
+    streams = jax.local_device_count()
+    assert r.total == 2680 and r.chunks >= streams + 2
+    assert {e[1] for e in events[:streams]} == set(range(streams))  # every stream starts at once
+    gos_at_reads = _gos_at_reads(events)
+    assert all(g >= min(r.chunks, streams + k + 1) for k, g in enumerate(gos_at_reads))
+    assert (sum(e[0] == "go" for e in events), len(gos_at_reads)) == (r.chunks, r.chunks)
 
 
 def test_on_an_accelerator_one_stream_spans_every_device_with_two_calls_in_flight(monkeypatch):
@@ -276,27 +288,14 @@ def test_on_an_accelerator_one_stream_spans_every_device_with_two_calls_in_fligh
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     monkeypatch.setattr(devices, "sizes", lambda: dataclasses.replace(devices.ACCELERATOR_SIZES,
                                                                       count_prefixes=64, count_lanes=8))
-    events = []
-    submit, record = count.parallel_streams.Workers.submit, count._record
-
-    def logged_submit(self, k, fn, batch):
-        events.append(("go", k))
-        return submit(self, k, fn, batch)
-
-    monkeypatch.setattr(count.parallel_streams.Workers, "submit", logged_submit)
-    monkeypatch.setattr(count, "_record", lambda plan, lo, out: events.append(("read",)) or record(plan, lo, out))
+    events = _log_streams(monkeypatch)
     plan = count._plan(10, None, 32)
     assert len(plan.streams) == 1 and plan.devices == jax.local_device_count()
     r = count.count_solutions(10, unique=True, chunk=32)
     assert (r.total, r.unique) == (A000170[10], A002562[10]) and r.chunks >= 4
     assert {e[1] for e in events if e[0] == "go"} == {0}
-    gos = reads = 0
-    for e in events:
-        if e[0] == "go":
-            gos += 1
-        else:
-            assert gos >= min(r.chunks, reads + 3)  # two in flight, and the next one queued
-            reads += 1
+    # two in flight, and the next one queued
+    assert all(g >= min(r.chunks, k + 3) for k, g in enumerate(_gos_at_reads(events)))
 
 
 def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypatch):
