@@ -37,16 +37,28 @@ _devices.configure_cpu_devices()
 _devices.configure_cache()
 
 _PUBLIC = {
-    "jaxqueens.core.board": ("LineCounts", "attacking_pairs", "conflicted_mask", "is_solution",
-                             "line_counts", "n_attacks", "queen_conflicts"),
+    "jaxqueens.core.board": (
+        "LineCounts",
+        "attacking_pairs",
+        "conflicted_mask",
+        "is_solution",
+        "line_counts",
+        "n_attacks",
+        "queen_conflicts",
+    ),
     "jaxqueens.core.checker": ("CheckReport", "are_solutions", "check_board"),
     "jaxqueens.core.symmetry": ("canonical", "fundamental"),
     "jaxqueens.drivers.anneal": ("AnnealResult", "anneal"),
     "jaxqueens.drivers.backtrack": ("first_solution", "random_first_solutions"),
     "jaxqueens.drivers.compare": ("CompareResult", "compare"),
     "jaxqueens.drivers.complete": ("CompleteResult", "solve_instances"),
-    "jaxqueens.drivers.count": ("CountPlan", "CountResult", "count_solutions", "enumerate_solutions",
-                                "plan_count"),
+    "jaxqueens.drivers.count": (
+        "CountPlan",
+        "CountResult",
+        "count_solutions",
+        "enumerate_solutions",
+        "plan_count",
+    ),
     "jaxqueens.drivers.estimate": ("Estimate", "estimate"),
     "jaxqueens.drivers.ga": ("EvolveResult", "evolve"),
     "jaxqueens.drivers.large": ("LargeResult", "solve_large"),

@@ -15,9 +15,10 @@ import argparse
 import sys
 import time
 
-import jaxqueens  # noqa: F401  (CPU devices and XLA flags before any JAX op)
 import jax
 import jax.numpy as jnp
+
+import jaxqueens  # noqa: F401  (CPU devices and XLA flags before any JAX op)
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import minconflicts as mcsolve
@@ -26,7 +27,7 @@ from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers import minconflicts
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-import benchlib  # noqa: E402
+import benchlib
 
 CASES = [(8, 2000, 10_000), (32, 500, 20_000), (100, 200, 50_000)]  # n, chains, steps per chain
 QUICK = [(8, 100, 2_000), (32, 20, 4_000)]
@@ -42,7 +43,12 @@ def runners(n: int, chains: int, steps: int, seed: int = 0):
         config = annealing.make_config(n, method, steps, 10, "step", 3, "attacks")
         cal_key, key = jax.random.split(jax.random.key(seed))
         schedule, _ = annealing.calibrate(cal_key, config)
-        out[method] = (chain_batch.compile_runner(sls.Kernel(config), key, chunk, sls.Data(jnp.asarray(schedule))), chunk)
+        out[method] = (
+            chain_batch.compile_runner(
+                sls.Kernel(config), key, chunk, sls.Data(jnp.asarray(schedule))
+            ),
+            chunk,
+        )
     config = minconflicts.Config(n=n, max_steps=steps, max_restarts=0)
     out["minconflicts"] = (mcsolve.compile_runner(jax.random.key(seed), config, chunk), chunk)
     return out
@@ -64,27 +70,55 @@ def main() -> int:
             for m in METHODS:
                 run_chunk, chunk = compiled[m]
                 t0 = time.perf_counter()
-                last[m] = driver.run_chains(run_chunk, n, driver.Budget(max_chains=chains), chunk,
-                                            what=m, quiet=True)  # verifies every solution
+                last[m] = driver.run_chains(
+                    run_chunk, n, driver.Budget(max_chains=chains), chunk, what=m, quiet=True
+                )  # verifies every solution
                 times[m].append(time.perf_counter() - t0)
         for m in METHODS:
             solved = int(last[m].solved.sum())
             t = benchlib.summary(times[m])
             rate = {"best": solved / t["best"], "median": solved / t["median"]}
-            records.append({"n": n, "method": m, "chains": chains, "steps_budget": steps,
-                            "solved": solved, "success_rate": solved / chains, "seconds": t,
-                            "solutions_per_s": rate,
-                            "mean_steps_solved": float(last[m].steps[last[m].solved].mean()) if solved else None})
-            lines.append([n, m, chains, steps, f"{100 * solved / chains:.1f}%",
-                          benchlib.fmt_rate(rate["best"]), benchlib.fmt_rate(rate["median"]),
-                          f"{records[-1]['mean_steps_solved'] or 0:.0f}"])
+            records.append(
+                {
+                    "n": n,
+                    "method": m,
+                    "chains": chains,
+                    "steps_budget": steps,
+                    "solved": solved,
+                    "success_rate": solved / chains,
+                    "seconds": t,
+                    "solutions_per_s": rate,
+                    "mean_steps_solved": float(last[m].steps[last[m].solved].mean())
+                    if solved
+                    else None,
+                }
+            )
+            lines.append(
+                [
+                    n,
+                    m,
+                    chains,
+                    steps,
+                    f"{100 * solved / chains:.1f}%",
+                    benchlib.fmt_rate(rate["best"]),
+                    benchlib.fmt_rate(rate["median"]),
+                    f"{records[-1]['mean_steps_solved'] or 0:.0f}",
+                ]
+            )
         print(f"done n={n}", file=sys.stderr, flush=True)
 
     print(f"same step budget per chain, best / median of {args.reps} reps (all solutions verified)")
-    print(benchlib.table(["n", "method", "chains", "steps", "success", "sol/s best", "sol/s med",
-                          "mean steps"], lines))
-    path = benchlib.write_results("anneal" + ("-quick" if args.quick else ""),
-                                  {"reps": args.reps, "rows": records}, args.out_dir)
+    print(
+        benchlib.table(
+            ["n", "method", "chains", "steps", "success", "sol/s best", "sol/s med", "mean steps"],
+            lines,
+        )
+    )
+    path = benchlib.write_results(
+        "anneal" + ("-quick" if args.quick else ""),
+        {"reps": args.reps, "rows": records},
+        args.out_dir,
+    )
     print(f"wrote {path}")
     return 0
 

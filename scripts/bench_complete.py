@@ -29,15 +29,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import jaxqueens  # noqa: F401  (one CPU device per core and the loop flags, before any JAX op)
 import jax
+
+import jaxqueens  # noqa: F401  (one CPU device per core and the loop flags, before any JAX op)
 from jaxqueens.core.constraints import Constraints
 from jaxqueens.core.oeis import A051906
 from jaxqueens.drivers import complete
 from jaxqueens.io import instances as instio
 
 sys.path.insert(0, os.path.dirname(__file__))
-import benchlib  # noqa: E402
+import benchlib
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SETS = SHARED / "instances" / "prob079"
@@ -47,7 +48,10 @@ PEER = SHARED / "baselines" / "diag_c.c"
 def build_peer(workdir: str) -> str | None:
     gcc = shutil.which("gcc")
     if gcc is None or not PEER.exists():
-        print(f"note: diag_c skipped ({'gcc not found' if gcc is None else f'{PEER} missing'})", file=sys.stderr)
+        print(
+            f"note: diag_c skipped ({'gcc not found' if gcc is None else f'{PEER} missing'})",
+            file=sys.stderr,
+        )
         return None
     binary = os.path.join(workdir, "diag_c")
     subprocess.run([gcc, "-O3", "-march=native", "-o", binary, str(PEER)], check=True)
@@ -67,7 +71,9 @@ def load(folder: Path, d: int, limit: int | None):
 
 
 def peer_one(binary: str, path: str, d: int) -> tuple[str, int]:
-    out = subprocess.run([binary, path, str(d), "first"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [binary, path, str(d), "first"], capture_output=True, text=True, check=True
+    )
     f = out.stdout.split("\t")
     return f[2], int(f[4])
 
@@ -105,7 +111,7 @@ def transition_d(folder: Path, sample: int) -> int:
 
 
 def measure(label, n, d, insts, binary, reps, workers) -> tuple[dict, list]:
-    ours(insts[:min(8, len(insts))])  # compiles this n's kernel
+    ours(insts[: min(8, len(insts))])  # compiles this n's kernel
     jq_t, c1_t, ca_t, load = [], [], [], [os.getloadavg()[0]]
     for _ in range(reps):  # interleaved, so a noisy machine slows all alike
         t, res = ours(insts)
@@ -116,27 +122,59 @@ def measure(label, n, d, insts, binary, reps, workers) -> tuple[dict, list]:
             ta, peer_a = peer_all(binary, insts, d, workers)
             ca_t.append(ta)
             status = [r.status for r in res.instances]
-            assert status == [p[0] for p in peer] == [p[0] for p in peer_a], f"decisions differ at n={n} d={d}"
+            assert status == [p[0] for p in peer] == [p[0] for p in peer_a], (
+                f"decisions differ at n={n} d={d}"
+            )
         load.append(os.getloadavg()[0])
     count = len(insts)
     nodes = sum(r.nodes for r in res.instances)
     sat = sum(r.status == "SAT" for r in res.instances)
     jq = benchlib.summary(jq_t)
-    rec = {"set": label, "n": n, "d": d, "instances": count, "sat": sat, "jq_seconds": jq,
-           "jq_instances_per_s": count / jq["best"], "jq_nodes_per_s": nodes / jq["best"],
-           "jq_nodes": nodes, "compile_s": res.compile_seconds, "load_avg_1min": load}
-    row = [label, n, d, count, sat, f"{jq['best']:.3f}", benchlib.fmt_rate(count / jq["best"]),
-           benchlib.fmt_rate(nodes / jq["best"])]
+    rec = {
+        "set": label,
+        "n": n,
+        "d": d,
+        "instances": count,
+        "sat": sat,
+        "jq_seconds": jq,
+        "jq_instances_per_s": count / jq["best"],
+        "jq_nodes_per_s": nodes / jq["best"],
+        "jq_nodes": nodes,
+        "compile_s": res.compile_seconds,
+        "load_avg_1min": load,
+    }
+    row = [
+        label,
+        n,
+        d,
+        count,
+        sat,
+        f"{jq['best']:.3f}",
+        benchlib.fmt_rate(count / jq["best"]),
+        benchlib.fmt_rate(nodes / jq["best"]),
+    ]
     if binary:
         c1, ca = benchlib.summary(c1_t), benchlib.summary(ca_t)
         cnodes = sum(p[1] for p in peer)
-        rec.update(c1_seconds=c1, call_seconds=ca, c_nodes=cnodes, c1_instances_per_s=count / c1["best"],
-                   call_instances_per_s=count / ca["best"], ratio_vs_all_core=ca["best"] / jq["best"],
-                   ratio_vs_all_core_median=ca["median"] / jq["median"],
-                   ratio_vs_one_core=c1["best"] / jq["best"])
-        row += [f"{c1['best']:.3f}", benchlib.fmt_rate(count / c1["best"]), benchlib.fmt_rate(cnodes / c1["best"]),
-                f"{ca['best']:.3f}", benchlib.fmt_rate(count / ca["best"]), f"{ca['best'] / jq['best']:.2f}x",
-                f"{ca['median'] / jq['median']:.2f}x"]
+        rec.update(
+            c1_seconds=c1,
+            call_seconds=ca,
+            c_nodes=cnodes,
+            c1_instances_per_s=count / c1["best"],
+            call_instances_per_s=count / ca["best"],
+            ratio_vs_all_core=ca["best"] / jq["best"],
+            ratio_vs_all_core_median=ca["median"] / jq["median"],
+            ratio_vs_one_core=c1["best"] / jq["best"],
+        )
+        row += [
+            f"{c1['best']:.3f}",
+            benchlib.fmt_rate(count / c1["best"]),
+            benchlib.fmt_rate(cnodes / c1["best"]),
+            f"{ca['best']:.3f}",
+            benchlib.fmt_rate(count / ca["best"]),
+            f"{ca['best'] / jq['best']:.2f}x",
+            f"{ca['median'] / jq['median']:.2f}x",
+        ]
     else:
         row += ["-"] * 7
     row.append(f"{min(load):.1f}-{max(load):.1f}")
@@ -146,10 +184,18 @@ def measure(label, n, d, insts, binary, reps, workers) -> tuple[dict, list]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=1)
-    ap.add_argument("--quick", action="store_true", help="n = 10, 11, 100 instances each (a smoke test)")
-    ap.add_argument("--sizes", default=None, help="n range, e.g. 12-18 (default 12-18; quick 10-11)")
-    ap.add_argument("--sweep-n", type=int, default=None, help="n of the sweep over d (default 14; quick 10)")
-    ap.add_argument("--out-dir", default=None, help="where the JSON goes (default benchmarks/results)")
+    ap.add_argument(
+        "--quick", action="store_true", help="n = 10, 11, 100 instances each (a smoke test)"
+    )
+    ap.add_argument(
+        "--sizes", default=None, help="n range, e.g. 12-18 (default 12-18; quick 10-11)"
+    )
+    ap.add_argument(
+        "--sweep-n", type=int, default=None, help="n of the sweep over d (default 14; quick 10)"
+    )
+    ap.add_argument(
+        "--out-dir", default=None, help="where the JSON goes (default benchmarks/results)"
+    )
     args = ap.parse_args()
     if args.sizes:
         lo, _, hi = args.sizes.partition("-")
@@ -165,7 +211,9 @@ def main() -> int:
         folders = {n: extract(n, tmp) for n in sorted(set(sizes) | {sweep_n})}
         for n in sizes:
             d = transition_d(folders[n], 40 if args.quick else 100)
-            rec, row = measure("transition", n, d, load(folders[n], d, limit), binary, args.reps, workers)
+            rec, row = measure(
+                "transition", n, d, load(folders[n], d, limit), binary, args.reps, workers
+            )
             records.append(rec)
             lines.append(row)
             print(f"done n={n} d={d}", file=sys.stderr, flush=True)
@@ -178,27 +226,65 @@ def main() -> int:
             records.append(rec)
             lines.append(row)
             print(f"done sweep d={d}", file=sys.stderr, flush=True)
-    for n in ((11, 13) if args.quick else (13, 17, 19)):
+    for n in (11, 13) if args.quick else (13, 17, 19):
         t0 = time.perf_counter()
         res = complete.solve_instances([Constraints(n, toroidal=True)], "count")
         dt = time.perf_counter() - t0
         got = res.instances[0].solutions
         assert got == A051906[n], f"toroidal n={n}: {got} != A051906 {A051906[n]}"
-        tor_records.append({"n": n, "count": got, "seconds": dt, "compile_s": res.compile_seconds,
-                            "nodes": res.instances[0].nodes})
+        tor_records.append(
+            {
+                "n": n,
+                "count": got,
+                "seconds": dt,
+                "compile_s": res.compile_seconds,
+                "nodes": res.instances[0].nodes,
+            }
+        )
         tor_rows.append([n, f"{got:,}", "agrees", f"{dt:.2f}", f"{res.compile_seconds:.2f}"])
 
-    print(f"prob079 excluded diagonals, decide; best of {args.reps} rep(s); all-core diag_c = {workers} "
-          f"processes; ratio = jaxqueens instances/s over all-core diag_c's (best, and median over reps); "
-          f"load = 1-minute load average during the row; "
-          f"{jax.local_device_count()} {jax.default_backend()} device(s)")
-    print(benchlib.table(["set", "n", "d", "inst", "SAT", "jq s", "jq inst/s", "jq nodes/s", "C1 s",
-                          "C1 inst/s", "C1 nodes/s", "Call s", "Call inst/s", "ratio", "ratio med", "load"], lines))
+    print(
+        f"prob079 excluded diagonals, decide; best of {args.reps} rep(s); all-core diag_c = {workers} "
+        f"processes; ratio = jaxqueens instances/s over all-core diag_c's (best, and median over reps); "
+        f"load = 1-minute load average during the row; "
+        f"{jax.local_device_count()} {jax.default_backend()} device(s)"
+    )
+    print(
+        benchlib.table(
+            [
+                "set",
+                "n",
+                "d",
+                "inst",
+                "SAT",
+                "jq s",
+                "jq inst/s",
+                "jq nodes/s",
+                "C1 s",
+                "C1 inst/s",
+                "C1 nodes/s",
+                "Call s",
+                "Call inst/s",
+                "ratio",
+                "ratio med",
+                "load",
+            ],
+            lines,
+        )
+    )
     print("toroidal counts (OEIS A051906), whole call including compilation:")
     print(benchlib.table(["n", "count", "A051906", "seconds", "compile s"], tor_rows))
-    path = benchlib.write_results("complete" + ("-quick" if args.quick else ""),
-                                  {"reps": args.reps, "peer": bool(binary), "cpu_count": workers,
-                                   "rows": records, "toroidal": tor_records}, args.out_dir)
+    path = benchlib.write_results(
+        "complete" + ("-quick" if args.quick else ""),
+        {
+            "reps": args.reps,
+            "peer": bool(binary),
+            "cpu_count": workers,
+            "rows": records,
+            "toroidal": tor_records,
+        },
+        args.out_dir,
+    )
     print(f"wrote {path}")
     return 0
 

@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(__file__))
-import benchlib  # noqa: E402
+import benchlib
 
-from jaxqueens.core.oeis import A000170, A002562  # noqa: E402  (JAX-free)
+from jaxqueens.core.oeis import A000170, A002562
 
 C_SOURCE = Path(__file__).resolve().parents[2] / "shared" / "baselines" / "count_c.c"
 LARGE = 17  # from this n on, --large-reps reps (one C rep at n = 18 takes minutes)
@@ -39,15 +39,20 @@ def build_c(source: Path, workdir: str, openmp: bool) -> str | None:
     """Compile the C counter; return the binary's path, or None (with a note) if impossible."""
     gcc = shutil.which("gcc")
     if gcc is None or not source.exists():
-        print(f"note: C baseline skipped ({'gcc not found' if gcc is None else f'{source} missing'})",
-              file=sys.stderr)
+        print(
+            f"note: C baseline skipped ({'gcc not found' if gcc is None else f'{source} missing'})",
+            file=sys.stderr,
+        )
         return None
     binary = os.path.join(workdir, "count_omp" if openmp else "count_c")
     flags = ["-O3", "-march=native"] + (["-fopenmp"] if openmp else [])
     done = subprocess.run([gcc, *flags, "-o", binary, str(source)], capture_output=True, text=True)
     if done.returncode:
-        print(f"note: C baseline {'with OpenMP ' if openmp else ''}skipped (gcc failed: "
-              f"{done.stderr.strip()[:200]})", file=sys.stderr)
+        print(
+            f"note: C baseline {'with OpenMP ' if openmp else ''}skipped (gcc failed: "
+            f"{done.stderr.strip()[:200]})",
+            file=sys.stderr,
+        )
         return None
     return binary
 
@@ -55,19 +60,26 @@ def build_c(source: Path, workdir: str, openmp: bool) -> str | None:
 def run_c(binary: str, n: int, threads: int | None = None) -> float:
     """Seconds the C counter reports for one count of n (its count is checked)."""
     env = dict(os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {}))
-    out = subprocess.run([binary, str(n), str(n), "1"], capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run(
+        [binary, str(n), str(n), "1"], capture_output=True, text=True, check=True, env=env
+    )
     fields = out.stdout.strip().splitlines()[-1].split()
     assert int(fields[1]) == A000170[n], f"C counter disagrees with A000170 at n = {n}"
     return float(fields[-1])
 
 
-SEARCH = re.compile(r"^([0-9.]+) s \(([0-9,]+) tasks from ([0-9,]+) constellations, depth (\d+), "
-                    r"compile ([0-9.]+) s", re.M)
+SEARCH = re.compile(
+    r"^([0-9.]+) s \(([0-9,]+) tasks from ([0-9,]+) constellations, depth (\d+), "
+    r"compile ([0-9.]+) s",
+    re.M,
+)
 
 
 def run_jaxqueens(n: int, unique: bool) -> dict:
     """One ``python -m jaxqueens count`` process: whole-process and search seconds, checked."""
-    argv = [sys.executable, "-m", "jaxqueens", "count", "-n", str(n), "--quiet"] + (["--unique"] if unique else [])
+    argv = [sys.executable, "-m", "jaxqueens", "count", "-n", str(n), "--quiet"] + (
+        ["--unique"] if unique else []
+    )
     t0 = time.perf_counter()
     out = subprocess.run(argv, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -77,21 +89,34 @@ def run_jaxqueens(n: int, unique: bool) -> dict:
         assert f": {A002562[n]:,}" in out.stdout, out.stdout
     m = SEARCH.search(out.stdout)
     assert m, out.stdout
-    return {"process": wall, "kernel": float(m.group(1)), "tasks": int(m.group(2).replace(",", "")),
-            "constellations": int(m.group(3).replace(",", "")), "depth": int(m.group(4)),
-            "compile": float(m.group(5))}
+    return {
+        "process": wall,
+        "kernel": float(m.group(1)),
+        "tasks": int(m.group(2).replace(",", "")),
+        "constellations": int(m.group(3).replace(",", "")),
+        "depth": int(m.group(4)),
+        "compile": float(m.group(5)),
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3, help="reps for n < 17 (default 3)")
     ap.add_argument("--large-reps", type=int, default=1, help=f"reps for n >= {LARGE} (default 1)")
-    ap.add_argument("--single-max", type=int, default=17,
-                    help="largest n for the single-thread C counter (n = 18 takes ~10 min a rep)")
+    ap.add_argument(
+        "--single-max",
+        type=int,
+        default=17,
+        help="largest n for the single-thread C counter (n = 18 takes ~10 min a rep)",
+    )
     ap.add_argument("--quick", action="store_true", help="n = 8..11 only (a smoke test)")
-    ap.add_argument("--sizes", type=int, nargs="*", default=None, help="board sizes (default 14..18)")
+    ap.add_argument(
+        "--sizes", type=int, nargs="*", default=None, help="board sizes (default 14..18)"
+    )
     ap.add_argument("--c-source", default=str(C_SOURCE), help="path of count_c.c")
-    ap.add_argument("--out-dir", default=None, help="where the JSON goes (default benchmarks/results)")
+    ap.add_argument(
+        "--out-dir", default=None, help="where the JSON goes (default benchmarks/results)"
+    )
     args = ap.parse_args()
 
     sizes = args.sizes or (list(range(8, 12)) if args.quick else list(range(14, 19)))
@@ -103,9 +128,17 @@ def main() -> int:
         for n in sizes:
             reps = args.large_reps if n >= LARGE else args.reps
             names = ["total", "unique"]
-            times: dict[str, list[float]] = {k: [] for k in
-                                             ("jaxqueens", "jaxqueens_process", "jaxqueens_unique",
-                                              "jaxqueens_unique_process", "c", "c_omp")}
+            times: dict[str, list[float]] = {
+                k: []
+                for k in (
+                    "jaxqueens",
+                    "jaxqueens_process",
+                    "jaxqueens_unique",
+                    "jaxqueens_unique_process",
+                    "c",
+                    "c_omp",
+                )
+            }
             info = {}
             for _ in range(reps):  # alternated, so a noisy machine slows every peer alike
                 for name in names:
@@ -119,9 +152,17 @@ def main() -> int:
                 if single and n <= args.single_max:
                     times["c"].append(run_c(single, n))
             stats = {k: benchlib.summary(v) for k, v in times.items() if v}
-            rec = {"n": n, "count": A000170[n], "unique": A002562[n], "depth": info["depth"],
-                   "prefixes": info["tasks"], "constellations": info["constellations"],
-                   "compile_s": info["compile"], "reps": reps, "seconds": stats}
+            rec = {
+                "n": n,
+                "count": A000170[n],
+                "unique": A002562[n],
+                "depth": info["depth"],
+                "prefixes": info["tasks"],
+                "constellations": info["constellations"],
+                "compile_s": info["compile"],
+                "reps": reps,
+                "seconds": stats,
+            }
             jq = stats["jaxqueens"]
 
             def ratio(peer: str, ours: str = "jaxqueens") -> tuple[str, str]:
@@ -138,27 +179,65 @@ def main() -> int:
             r2 = ratio("c_omp")
             r3 = ratio("c_omp", "jaxqueens_process")
             r4 = ratio("c_omp", "jaxqueens_unique")
-            fmt = lambda k, s="best": f"{stats[k][s]:.3f}" if k in stats else "-"  # noqa: E731
-            lines.append([n, f"{A000170[n]:,}", reps, f"{fmt('jaxqueens')} / {fmt('jaxqueens', 'median')}",
-                          f"{fmt('jaxqueens_unique')} / {fmt('jaxqueens_unique', 'median')}",
-                          f"{fmt('jaxqueens_process')} / {fmt('jaxqueens_process', 'median')}",
-                          f"{fmt('c')} / {fmt('c', 'median')}", f"{fmt('c_omp')} / {fmt('c_omp', 'median')}",
-                          f"{r1[0]} / {r1[1]}", f"{r2[0]} / {r2[1]}", f"{r4[0]} / {r4[1]}",
-                          f"{r3[0]} / {r3[1]}", f"{info['tasks']:,} @ {info['depth']}"])
+            fmt = lambda k, s="best": f"{stats[k][s]:.3f}" if k in stats else "-"
+            lines.append(
+                [
+                    n,
+                    f"{A000170[n]:,}",
+                    reps,
+                    f"{fmt('jaxqueens')} / {fmt('jaxqueens', 'median')}",
+                    f"{fmt('jaxqueens_unique')} / {fmt('jaxqueens_unique', 'median')}",
+                    f"{fmt('jaxqueens_process')} / {fmt('jaxqueens_process', 'median')}",
+                    f"{fmt('c')} / {fmt('c', 'median')}",
+                    f"{fmt('c_omp')} / {fmt('c_omp', 'median')}",
+                    f"{r1[0]} / {r1[1]}",
+                    f"{r2[0]} / {r2[1]}",
+                    f"{r4[0]} / {r4[1]}",
+                    f"{r3[0]} / {r3[1]}",
+                    f"{info['tasks']:,} @ {info['depth']}",
+                ]
+            )
             records.append(rec)
             print(f"done n={n}", file=sys.stderr, flush=True)
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    print(f"exact counts, seconds best / median; ratio = C / jaxqueens (> 1: jaxqueens faster); "
-          f"C omp on {cores} threads; load average at the end {load}")
-    print(benchlib.table(["n", "count", "reps", "jq kernel", "jq --unique", "jq process", "C 1 thread",
-                          f"C {cores} threads", "vs C 1", f"vs C {cores}", f"unique vs C {cores}",
-                          f"process vs C {cores}", "tasks @ depth"], lines))
-    path = benchlib.write_results("count" + ("-quick" if args.quick else ""),
-                                  {"reps": args.reps, "large_reps": args.large_reps,
-                                   "c_baseline": bool(single), "c_omp_baseline": bool(omp),
-                                   "c_omp_threads": cores, "load_average_end": load, "rows": records},
-                                  args.out_dir)
+    print(
+        f"exact counts, seconds best / median; ratio = C / jaxqueens (> 1: jaxqueens faster); "
+        f"C omp on {cores} threads; load average at the end {load}"
+    )
+    print(
+        benchlib.table(
+            [
+                "n",
+                "count",
+                "reps",
+                "jq kernel",
+                "jq --unique",
+                "jq process",
+                "C 1 thread",
+                f"C {cores} threads",
+                "vs C 1",
+                f"vs C {cores}",
+                f"unique vs C {cores}",
+                f"process vs C {cores}",
+                "tasks @ depth",
+            ],
+            lines,
+        )
+    )
+    path = benchlib.write_results(
+        "count" + ("-quick" if args.quick else ""),
+        {
+            "reps": args.reps,
+            "large_reps": args.large_reps,
+            "c_baseline": bool(single),
+            "c_omp_baseline": bool(omp),
+            "c_omp_threads": cores,
+            "load_average_end": load,
+            "rows": records,
+        },
+        args.out_dir,
+    )
     print(f"wrote {path}")
     return 0
 

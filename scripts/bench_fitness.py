@@ -14,15 +14,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+import jax
 import numpy as np
 
 import jaxqueens  # noqa: F401  (sets up one CPU device per core first)
-import jax
-from jaxqueens.parallel import devices as backend
 from jaxqueens.core import board
+from jaxqueens.parallel import devices as backend
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-import benchlib  # noqa: E402
+import benchlib
 
 ROWS = [(100_000, 8), (10_000, 64), (1_000, 1_000), (1, 10**7)]
 QUICK_ROWS = [(1_000, 8), (100, 64), (10, 1_000), (1, 10**5)]
@@ -50,7 +50,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test)")
-    ap.add_argument("--out-dir", default=None, help="where the JSON goes (default benchmarks/results)")
+    ap.add_argument(
+        "--out-dir", default=None, help="where the JSON goes (default benchmarks/results)"
+    )
     args = ap.parse_args()
 
     rng = np.random.default_rng(0)
@@ -64,33 +66,72 @@ def main() -> int:
         for x in (one, sharded):
             got = np.asarray(board.attacking_pairs(x))
             assert np.array_equal(got, want), "jaxqueens and NumPy disagree"
-        times = benchlib.interleaved({
-            "jax_1dev": lambda: board.attacking_pairs(one).block_until_ready(),
-            "jax_all": lambda: board.attacking_pairs(sharded).block_until_ready(),
-            "numpy": lambda: numpy_pairs(host),
-        }, args.reps)
+        times = benchlib.interleaved(
+            {
+                "jax_1dev": lambda: board.attacking_pairs(one).block_until_ready(),
+                "jax_all": lambda: board.attacking_pairs(sharded).block_until_ready(),
+                "numpy": lambda: numpy_pairs(host),
+            },
+            args.reps,
+        )
         stats = {k: benchlib.summary(v) for k, v in times.items()}
         rate = {k: {q: batch / s for q, s in v.items()} for k, v in stats.items()}
         best_jax = max(("jax_1dev", "jax_all"), key=lambda k: rate[k]["median"])
         ratio_med = rate[best_jax]["median"] / rate["numpy"]["median"]
         ratio_best = rate[best_jax]["best"] / rate["numpy"]["best"]
-        records.append({"batch": batch, "n": n, "compile_s": compile_s,
-                        "devices_sharded": len(getattr(sharded.sharding, "device_set", [0])),
-                        "seconds": stats, "boards_per_s": rate,
-                        "ratio_vs_numpy_median": ratio_med, "ratio_vs_numpy_best": ratio_best})
-        lines.append([batch, n,
-                      benchlib.fmt_rate(rate["jax_1dev"]["best"]), benchlib.fmt_rate(rate["jax_1dev"]["median"]),
-                      benchlib.fmt_rate(rate["jax_all"]["best"]), benchlib.fmt_rate(rate["jax_all"]["median"]),
-                      benchlib.fmt_rate(rate["numpy"]["best"]), benchlib.fmt_rate(rate["numpy"]["median"]),
-                      f"{ratio_best:.2f}x", f"{ratio_med:.2f}x", f"{compile_s:.2f}"])
+        records.append(
+            {
+                "batch": batch,
+                "n": n,
+                "compile_s": compile_s,
+                "devices_sharded": len(getattr(sharded.sharding, "device_set", [0])),
+                "seconds": stats,
+                "boards_per_s": rate,
+                "ratio_vs_numpy_median": ratio_med,
+                "ratio_vs_numpy_best": ratio_best,
+            }
+        )
+        lines.append(
+            [
+                batch,
+                n,
+                benchlib.fmt_rate(rate["jax_1dev"]["best"]),
+                benchlib.fmt_rate(rate["jax_1dev"]["median"]),
+                benchlib.fmt_rate(rate["jax_all"]["best"]),
+                benchlib.fmt_rate(rate["jax_all"]["median"]),
+                benchlib.fmt_rate(rate["numpy"]["best"]),
+                benchlib.fmt_rate(rate["numpy"]["median"]),
+                f"{ratio_best:.2f}x",
+                f"{ratio_med:.2f}x",
+                f"{compile_s:.2f}",
+            ]
+        )
         print(f"done batch={batch} n={n}", file=sys.stderr, flush=True)
 
     print("boards evaluated per second (attacking pairs), best / median of", args.reps, "reps")
-    print(benchlib.table(
-        ["batch", "n", "jax1 best", "jax1 med", "jaxN best", "jaxN med", "numpy best", "numpy med",
-         "ratio best", "ratio med", "compile s"], lines))
-    path = benchlib.write_results("fitness" + ("-quick" if args.quick else ""),
-                                  {"reps": args.reps, "rows": records}, args.out_dir)
+    print(
+        benchlib.table(
+            [
+                "batch",
+                "n",
+                "jax1 best",
+                "jax1 med",
+                "jaxN best",
+                "jaxN med",
+                "numpy best",
+                "numpy med",
+                "ratio best",
+                "ratio med",
+                "compile s",
+            ],
+            lines,
+        )
+    )
+    path = benchlib.write_results(
+        "fitness" + ("-quick" if args.quick else ""),
+        {"reps": args.reps, "rows": records},
+        args.out_dir,
+    )
     print(f"wrote {path}")
     return 0
 

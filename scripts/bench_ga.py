@@ -35,8 +35,15 @@ import sys
 from pathlib import Path
 
 DEFAULT_BASELINES = Path(__file__).resolve().parents[2] / "shared" / "baselines"
-DEAP_CONFIG = dict(scheme="generational", crossover="pmx", mutation="swap", tournament=3, cxpb=0.5,
-                   mutpb=0.2, elite=0)
+DEAP_CONFIG = dict(
+    scheme="generational",
+    crossover="pmx",
+    mutation="swap",
+    tournament=3,
+    cxpb=0.5,
+    mutpb=0.2,
+    elite=0,
+)
 
 
 def wilson(k: int, m: int, z: float = 1.96) -> tuple[float, float]:
@@ -48,15 +55,36 @@ def wilson(k: int, m: int, z: float = 1.96) -> tuple[float, float]:
 
 def run_deap(folder: Path, seeds: str, pop: int = 300, ngen: int = 100, n: int = 20) -> dict:
     """Run the DEAP peer; return its per-seed rows and aggregate figures."""
-    out = subprocess.run([sys.executable, str(folder / "deap_nqueens.py"), "--seeds", seeds, "--pop", str(pop),
-                          "--ngen", str(ngen), "--n", str(n)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(folder / "deap_nqueens.py"),
+            "--seeds",
+            seeds,
+            "--pop",
+            str(pop),
+            "--ngen",
+            str(ngen),
+            "--n",
+            str(n),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     rows = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
     per_seed = [r for r in rows if not r.get("summary")]
     wall = sum(r["wall_s"] for r in per_seed)
     nevals = sum(r["nevals"] for r in per_seed)
-    return {"seeds": len(per_seed), "ngen": ngen, "solved": sum(bool(r["solved"]) for r in per_seed), "wall_s": wall,
-            "nevals": nevals, "evals_per_s": nevals / wall,
-            "evals_per_s_median_seed": statistics.median(r["nevals"] / r["wall_s"] for r in per_seed)}
+    return {
+        "seeds": len(per_seed),
+        "ngen": ngen,
+        "solved": sum(bool(r["solved"]) for r in per_seed),
+        "wall_s": wall,
+        "nevals": nevals,
+        "evals_per_s": nevals / wall,
+        "evals_per_s_median_seed": statistics.median(r["nevals"] / r["wall_s"] for r in per_seed),
+    }
 
 
 def one_large(pop: int, n: int, generations: int) -> dict:
@@ -65,35 +93,55 @@ def one_large(pop: int, n: int, generations: int) -> dict:
     from jaxqueens.drivers import ga
 
     r = ga.evolve(n, pop, generations, 1, indpb=2.0 / n, **DEAP_CONFIG)
-    return {"pop": pop, "n": n, "generations": generations, "gens_per_s": generations / r.wall_s,
-            "evals_per_s": float(r.evaluations[1:].sum()) / r.wall_s, "wall_s": r.wall_s,
-            "compile_s": r.compile_s, "init_s": r.init_s, "best": int(r.best[-1].min()),
-            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "pop": pop,
+        "n": n,
+        "generations": generations,
+        "gens_per_s": generations / r.wall_s,
+        "evals_per_s": float(r.evaluations[1:].sum()) / r.wall_s,
+        "wall_s": r.wall_s,
+        "compile_s": r.compile_s,
+        "init_s": r.init_s,
+        "best": int(r.best[-1].min()),
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test, < 60 s)")
-    ap.add_argument("--out-dir", default=None, help="where the JSON goes (default benchmarks/results)")
-    ap.add_argument("--baselines", type=Path, default=DEFAULT_BASELINES, help="folder of deap_nqueens.py")
-    ap.add_argument("--one", nargs=3, type=int, metavar=("POP", "N", "GENS"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--out-dir", default=None, help="where the JSON goes (default benchmarks/results)"
+    )
+    ap.add_argument(
+        "--baselines", type=Path, default=DEFAULT_BASELINES, help="folder of deap_nqueens.py"
+    )
+    ap.add_argument(
+        "--one", nargs=3, type=int, metavar=("POP", "N", "GENS"), help=argparse.SUPPRESS
+    )
     args = ap.parse_args()
     if args.one:
         print(json.dumps(one_large(*args.one)))
         return 0
 
-    import jaxqueens  # noqa: F401
     import jax
+
+    import jaxqueens  # noqa: F401
     from jaxqueens.drivers import ga
 
     sys.path.insert(0, os.path.dirname(__file__))
     import benchlib
 
-    have_deap = importlib.util.find_spec("deap") is not None and (args.baselines / "deap_nqueens.py").is_file()
+    have_deap = (
+        importlib.util.find_spec("deap") is not None
+        and (args.baselines / "deap_nqueens.py").is_file()
+    )
     if not have_deap:
-        print("note: DEAP or deap_nqueens.py missing (pip install deap; --baselines DIR): DEAP part skipped",
-              file=sys.stderr)
+        print(
+            "note: DEAP or deap_nqueens.py missing (pip install deap; --baselines DIR): DEAP part skipped",
+            file=sys.stderr,
+        )
     trials = 50
     deap_seeds = "0-4" if args.quick else f"0-{trials - 1}"
 
@@ -101,77 +149,172 @@ def main() -> int:
     jq_runs, deap_runs = [], []
     for rep in range(args.reps):
         r = ga.evolve(20, 300, 100, trials, indpb=0.1, seed=0, **DEAP_CONFIG)
-        jq_runs.append({"wall_s": r.wall_s, "compile_s": r.compile_s, "init_s": r.init_s,
-                        "evals": int(r.evaluations.sum()), "solved": int((r.first_solved >= 0).sum())})
+        jq_runs.append(
+            {
+                "wall_s": r.wall_s,
+                "compile_s": r.compile_s,
+                "init_s": r.init_s,
+                "evals": int(r.evaluations.sum()),
+                "solved": int((r.first_solved >= 0).sum()),
+            }
+        )
         if have_deap:
             deap_runs.append(run_deap(args.baselines, deap_seeds))
-        print(f"(a) rep {rep}: jaxqueens {jq_runs[-1]['wall_s']:.3f} s"
-              + (f", DEAP {deap_runs[-1]['wall_s']:.1f} s" if deap_runs else ""), file=sys.stderr, flush=True)
+        print(
+            f"(a) rep {rep}: jaxqueens {jq_runs[-1]['wall_s']:.3f} s"
+            + (f", DEAP {deap_runs[-1]['wall_s']:.1f} s" if deap_runs else ""),
+            file=sys.stderr,
+            flush=True,
+        )
     jq_rate = [j["evals"] / j["wall_s"] for j in jq_runs]
     cold = jq_runs[0]  # the first call pays compilation; later ones hit the in-process cache
     jq_e2e = [cold["evals"] / (cold["wall_s"] + cold["compile_s"] + cold["init_s"])]
     big_trials = 200 if args.quick else 1000
     wide = ga.evolve(20, 300, 100, big_trials, indpb=0.1, seed=1, **DEAP_CONFIG)
-    a = {"trials": trials, "jaxqueens": {"runs": jq_runs, "solved": jq_runs[0]["solved"],
-                                         "success_rate": jq_runs[0]["solved"] / trials,
-                                         "evals_per_s": benchlib.summary(jq_rate),
-                                         "evals_per_s_cold_call_incl_compile_init": jq_e2e[0],
-                                         "success_rate_wide": wide.success_rate, "wide_trials": big_trials}}
+    a = {
+        "trials": trials,
+        "jaxqueens": {
+            "runs": jq_runs,
+            "solved": jq_runs[0]["solved"],
+            "success_rate": jq_runs[0]["solved"] / trials,
+            "evals_per_s": benchlib.summary(jq_rate),
+            "evals_per_s_cold_call_incl_compile_init": jq_e2e[0],
+            "success_rate_wide": wide.success_rate,
+            "wide_trials": big_trials,
+        },
+    }
     lines = []
     if deap_runs:
         d_rate = [d["evals_per_s"] for d in deap_runs]
-        a["deap"] = {"runs": deap_runs, "seeds": deap_seeds, "solved": deap_runs[0]["solved"],
-                     "success_rate": deap_runs[0]["solved"] / deap_runs[0]["seeds"],
-                     "evals_per_s": benchlib.summary(d_rate)}
+        a["deap"] = {
+            "runs": deap_runs,
+            "seeds": deap_seeds,
+            "solved": deap_runs[0]["solved"],
+            "success_rate": deap_runs[0]["solved"] / deap_runs[0]["seeds"],
+            "evals_per_s": benchlib.summary(d_rate),
+        }
         a["ratio_median"] = statistics.median(jq_rate) / statistics.median(d_rate)
         a["ratio_best"] = max(jq_rate) / max(d_rate)
         a["ratio_cold_call"] = jq_e2e[0] / statistics.median(d_rate)
         lo, hi = wilson(a["deap"]["solved"], deap_runs[0]["seeds"])
-        lines.append(["DEAP", f"{a['deap']['solved']}/{deap_runs[0]['seeds']} [{lo:.2f}, {hi:.2f}]", "-",
-                      benchlib.fmt_rate(max(d_rate)), benchlib.fmt_rate(statistics.median(d_rate)), "1x", "-"])
-    ratio = lambda key: f"{a[key]:.0f}x" if key in a else "-"  # noqa: E731
+        lines.append(
+            [
+                "DEAP",
+                f"{a['deap']['solved']}/{deap_runs[0]['seeds']} [{lo:.2f}, {hi:.2f}]",
+                "-",
+                benchlib.fmt_rate(max(d_rate)),
+                benchlib.fmt_rate(statistics.median(d_rate)),
+                "1x",
+                "-",
+            ]
+        )
+    ratio = lambda key: f"{a[key]:.0f}x" if key in a else "-"
     lo, hi = wilson(a["jaxqueens"]["solved"], trials)
     wlo, whi = wilson(int((wide.first_solved >= 0).sum()), big_trials)
-    lines.append(["jaxqueens", f"{a['jaxqueens']['solved']}/{trials} [{lo:.2f}, {hi:.2f}]",
-                  f"{wide.success_rate:.3f} of {big_trials} [{wlo:.2f}, {whi:.2f}]", benchlib.fmt_rate(max(jq_rate)),
-                  benchlib.fmt_rate(statistics.median(jq_rate)), ratio("ratio_median"), ratio("ratio_cold_call")])
-    table_a = benchlib.table(["tool", "solved [95% CI]", "success, more trials [95% CI]", "evals/s best",
-                              "evals/s med", "ratio med", "ratio cold"], lines)
+    lines.append(
+        [
+            "jaxqueens",
+            f"{a['jaxqueens']['solved']}/{trials} [{lo:.2f}, {hi:.2f}]",
+            f"{wide.success_rate:.3f} of {big_trials} [{wlo:.2f}, {whi:.2f}]",
+            benchlib.fmt_rate(max(jq_rate)),
+            benchlib.fmt_rate(statistics.median(jq_rate)),
+            ratio("ratio_median"),
+            ratio("ratio_cold_call"),
+        ]
+    )
+    table_a = benchlib.table(
+        [
+            "tool",
+            "solved [95% CI]",
+            "success, more trials [95% CI]",
+            "evals/s best",
+            "evals/s med",
+            "ratio med",
+            "ratio cold",
+        ],
+        lines,
+    )
 
     # (b) large populations, one subprocess each.
-    sizes = ([(10_000, 20, 5), (10_000, 64, 5)] if args.quick else
-             [(10_000, 20, 50), (10_000, 64, 50), (1_000_000, 20, 5), (1_000_000, 64, 5)])
+    sizes = (
+        [(10_000, 20, 5), (10_000, 64, 5)]
+        if args.quick
+        else [(10_000, 20, 50), (10_000, 64, 50), (1_000_000, 20, 5), (1_000_000, 64, 5)]
+    )
     rows_b = []
     for pop, n, gens in sizes:
-        out = subprocess.run([sys.executable, __file__, "--one", str(pop), str(n), str(gens)],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, __file__, "--one", str(pop), str(n), str(gens)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         rows_b.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        print(f"(b) pop {pop} n {n}: {rows_b[-1]['gens_per_s']:.2f} gens/s", file=sys.stderr, flush=True)
-    deap_big = run_deap(args.baselines, "0-0", pop=10_000, ngen=3 if args.quick else 5) if have_deap else None
+        print(
+            f"(b) pop {pop} n {n}: {rows_b[-1]['gens_per_s']:.2f} gens/s",
+            file=sys.stderr,
+            flush=True,
+        )
+    deap_big = (
+        run_deap(args.baselines, "0-0", pop=10_000, ngen=3 if args.quick else 5)
+        if have_deap
+        else None
+    )
     lines_b = []
     for r in rows_b:
-        ratio_b = (f"{r['evals_per_s'] / deap_big['evals_per_s']:.0f}x"
-                   if deap_big and (r["pop"], r["n"]) == (10_000, 20) else "-")
-        lines_b.append([r["pop"], r["n"], r["generations"], f"{r['gens_per_s']:.3g}",
-                        benchlib.fmt_rate(r["evals_per_s"]), ratio_b, f"{r['peak_rss_mib']:.0f}",
-                        f"{r['compile_s']:.1f}", f"{r['init_s']:.1f}"])
+        ratio_b = (
+            f"{r['evals_per_s'] / deap_big['evals_per_s']:.0f}x"
+            if deap_big and (r["pop"], r["n"]) == (10_000, 20)
+            else "-"
+        )
+        lines_b.append(
+            [
+                r["pop"],
+                r["n"],
+                r["generations"],
+                f"{r['gens_per_s']:.3g}",
+                benchlib.fmt_rate(r["evals_per_s"]),
+                ratio_b,
+                f"{r['peak_rss_mib']:.0f}",
+                f"{r['compile_s']:.1f}",
+                f"{r['init_s']:.1f}",
+            ]
+        )
     if deap_big:
-        lines_b.append(["10000 (DEAP)", 20, deap_big["ngen"], f"{deap_big['ngen'] / deap_big['wall_s']:.3g}",
-                        benchlib.fmt_rate(deap_big["evals_per_s"]), "1x", "-", "-", "-"])
-    table_b = benchlib.table(["pop", "n", "gens", "gens/s", "evals/s", "vs DEAP", "peak RSS MiB",
-                              "compile s", "init s"], lines_b)
+        lines_b.append(
+            [
+                "10000 (DEAP)",
+                20,
+                deap_big["ngen"],
+                f"{deap_big['ngen'] / deap_big['wall_s']:.3g}",
+                benchlib.fmt_rate(deap_big["evals_per_s"]),
+                "1x",
+                "-",
+                "-",
+                "-",
+            ]
+        )
+    table_b = benchlib.table(
+        ["pop", "n", "gens", "gens/s", "evals/s", "vs DEAP", "peak RSS MiB", "compile s", "init s"],
+        lines_b,
+    )
 
-    print(f"(a) DEAP's N-Queens configuration (n = 20, pop 300, 100 generations), {args.reps} reps interleaved;"
-          f" DEAP seeds {deap_seeds}, jaxqueens {trials} trials in one call")
+    print(
+        f"(a) DEAP's N-Queens configuration (n = 20, pop 300, 100 generations), {args.reps} reps interleaved;"
+        f" DEAP seeds {deap_seeds}, jaxqueens {trials} trials in one call"
+    )
     print(table_a)
-    print("\n(b) large populations (one trial, generational, PMX + shuffle, DEAP's rates), on "
-          f"{jax.default_backend()} x {jax.local_device_count()} device(s)")
+    print(
+        "\n(b) large populations (one trial, generational, PMX + shuffle, DEAP's rates), on "
+        f"{jax.default_backend()} x {jax.local_device_count()} device(s)"
+    )
     print(table_b)
     rows = [{"part": "a", **a}] + [{"part": "b", **r} for r in rows_b]
     if deap_big:
         rows.append({"part": "b-deap", **deap_big, "pop": 10_000, "n": 20})
-    path = benchlib.write_results("ga" + ("-quick" if args.quick else ""),
-                                  {"reps": args.reps, "rows": rows}, args.out_dir)
+    path = benchlib.write_results(
+        "ga" + ("-quick" if args.quick else ""), {"reps": args.reps, "rows": rows}, args.out_dir
+    )
     print(f"wrote {path}")
     return 0
 

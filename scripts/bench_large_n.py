@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(__file__))
-import benchlib  # noqa: E402
+import benchlib
 
 SIZES = [10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000]
 QUICK = [10, 1_000, 100_000]
@@ -72,8 +72,12 @@ print(json.dumps(s))
 
 
 def child(code: str, n: int, seed: int) -> dict:
-    out = subprocess.run([sys.executable, "-c", code, str(n), str(seed)], capture_output=True,
-                         text=True, timeout=1800)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(n), str(seed)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"child failed for n={n}: {out.stderr.strip().splitlines()[-1:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -91,12 +95,15 @@ def main() -> int:
     peer = Path(args.baselines) / "mc_numba.py"
     try:
         import numba  # noqa: F401
+
         have_peer = peer.exists()
     except ImportError:
         have_peer = False
     if not have_peer:
-        print(f"numba peer not available ({peer}; pip install -e '.[bench]'): jaxqueens only",
-              file=sys.stderr)
+        print(
+            f"numba peer not available ({peer}; pip install -e '.[bench]'): jaxqueens only",
+            file=sys.stderr,
+        )
     numba_code = NUMBA_CHILD.format(path=str(peer))
 
     rows, records = [], []
@@ -128,32 +135,75 @@ def main() -> int:
         ratio = (j["total_s"]["median"] / p["total_s"]["median"]) if p else None
         rec["time_ratio_jax_over_numba"] = ratio
         records.append(rec)
-        fmt = lambda x: f"{x:.3f}"  # noqa: E731
-        rows.append([f"{n:,}", fmt(j["init_s"]), fmt(j["search_s"]), f"{j['steps']:.0f}",
-                     fmt(j["total_s"]["best"]), fmt(j["total_s"]["median"]), f"{j['peak_rss_mib']:.0f}",
-                     fmt(p["init_s"]) if p else "-", fmt(p["search_s"]) if p else "-",
-                     f"{p['steps']:.0f}" if p else "-", fmt(p["total_s"]["median"]) if p else "-",
-                     f"{p['peak_rss_mib']:.0f}" if p else "-", f"{ratio:.2f}" if ratio else "-",
-                     fmt(j["compile_s"])])
+        fmt = lambda x: f"{x:.3f}"
+        rows.append(
+            [
+                f"{n:,}",
+                fmt(j["init_s"]),
+                fmt(j["search_s"]),
+                f"{j['steps']:.0f}",
+                fmt(j["total_s"]["best"]),
+                fmt(j["total_s"]["median"]),
+                f"{j['peak_rss_mib']:.0f}",
+                fmt(p["init_s"]) if p else "-",
+                fmt(p["search_s"]) if p else "-",
+                f"{p['steps']:.0f}" if p else "-",
+                fmt(p["total_s"]["median"]) if p else "-",
+                f"{p['peak_rss_mib']:.0f}" if p else "-",
+                f"{ratio:.2f}" if ratio else "-",
+                fmt(j["compile_s"]),
+            ]
+        )
         print(f"done n={n}", file=sys.stderr, flush=True)
 
     greedy, greedy_rows = [], []
     for n in [s for s in (QUICK_GREEDY if args.quick else GREEDY_SIZES) if s <= args.max_n]:
         rs = [child(GREEDY_CHILD, n, seed) for seed in range(args.reps)]
         greedy.append({"n": n, "runs": rs})
-        greedy_rows.append([f"{n:,}", " ".join(str(r["pairs"]) for r in rs), max(r["pairs"] for r in rs),
-                            f"{statistics.median(r['init_s'] for r in rs):.3f}"])
+        greedy_rows.append(
+            [
+                f"{n:,}",
+                " ".join(str(r["pairs"]) for r in rs),
+                max(r["pairs"] for r in rs),
+                f"{statistics.median(r['init_s'] for r in rs):.3f}",
+            ]
+        )
         print(f"done greedy n={n}", file=sys.stderr, flush=True)
 
-    print(f"seconds (median of {args.reps} unless 'best'); ratio = jaxqueens total / numba total "
-          "(< 1: jaxqueens faster)")
-    print(benchlib.table(["n", "jq init", "jq search", "jq steps", "jq best", "jq med", "jq MiB",
-                          "nb init", "nb search", "nb steps", "nb med", "nb MiB", "ratio", "jq compile"],
-                         rows))
-    print("--init greedy (CP468 greedy, batched path): attacking pairs of the initial board, one per seed")
+    print(
+        f"seconds (median of {args.reps} unless 'best'); ratio = jaxqueens total / numba total "
+        "(< 1: jaxqueens faster)"
+    )
+    print(
+        benchlib.table(
+            [
+                "n",
+                "jq init",
+                "jq search",
+                "jq steps",
+                "jq best",
+                "jq med",
+                "jq MiB",
+                "nb init",
+                "nb search",
+                "nb steps",
+                "nb med",
+                "nb MiB",
+                "ratio",
+                "jq compile",
+            ],
+            rows,
+        )
+    )
+    print(
+        "--init greedy (CP468 greedy, batched path): attacking pairs of the initial board, one per seed"
+    )
     print(benchlib.table(["n", "pairs per seed", "max", "init s (median)"], greedy_rows))
-    path = benchlib.write_results("large_n" + ("-quick" if args.quick else ""),
-                                  {"reps": args.reps, "rows": records, "greedy": greedy}, args.out_dir)
+    path = benchlib.write_results(
+        "large_n" + ("-quick" if args.quick else ""),
+        {"reps": args.reps, "rows": records, "greedy": greedy},
+        args.out_dir,
+    )
     print(f"wrote {path}")
     return 0
 

@@ -30,21 +30,20 @@ import argparse
 import importlib.util
 import math
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
+import jax
 import numpy as np
 
 import jaxqueens  # (first: one CPU device per core and XLA:CPU loop flags, before any JAX op)
-import jax
 from jaxqueens.core import checker
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.solvers import minconflicts
 
 sys.path.insert(0, os.path.dirname(__file__))
-import benchlib  # noqa: E402
+import benchlib
 
 DEFAULT_BASELINES = Path(__file__).resolve().parents[2] / "shared" / "baselines"
 DEFAULT_CHAINS = {8: 50_000, 32: 20_000, 100: 8_000, 1000: 500}
@@ -55,12 +54,18 @@ TARGETS = {8: 2.0, 32: 2.0, 100: 2.0, 1000: 1.0}  # min ratio of solutions/s vs 
 def load_peer(folder: Path):
     """Import ``mc_numba`` from ``folder``, or exit 2 with what to do."""
     if importlib.util.find_spec("numba") is None:
-        print("error: numba is not installed; the serial numba peer needs it: "
-              "pip install -e '.[bench]'", file=sys.stderr)
+        print(
+            "error: numba is not installed; the serial numba peer needs it: "
+            "pip install -e '.[bench]'",
+            file=sys.stderr,
+        )
         raise SystemExit(2)
     if not (folder / "mc_numba.py").is_file():
-        print(f"error: no mc_numba.py in {folder}; pass --baselines DIR (the folder of "
-              "shared/baselines/mc_numba.py)", file=sys.stderr)
+        print(
+            f"error: no mc_numba.py in {folder}; pass --baselines DIR (the folder of "
+            "shared/baselines/mc_numba.py)",
+            file=sys.stderr,
+        )
         raise SystemExit(2)
     sys.path.insert(0, str(folder))
     import mc_numba
@@ -74,7 +79,9 @@ def cpu_seconds() -> tuple[float, float]:
     try:
         with open("/proc/stat") as f:
             fields = [int(x) for x in f.readline().split()[1:]]
-        busy = (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # minus idle, iowait
+        busy = (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf(
+            "SC_CLK_TCK"
+        )  # minus idle, iowait
     except (OSError, ValueError, IndexError):
         busy = float("nan")
     return busy, own
@@ -82,7 +89,11 @@ def cpu_seconds() -> tuple[float, float]:
 
 def steps_z(a: np.ndarray, b: np.ndarray) -> float:
     """Two-sample z-score of the difference of means (large |z|: not the same algorithm)."""
-    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size) if min(a.size, b.size) > 1 else 0.0
+    se = (
+        math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+        if min(a.size, b.size) > 1
+        else 0.0
+    )
     return float((a.mean() - b.mean()) / se) if se > 0 else 0.0
 
 
@@ -100,8 +111,11 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
     nb_restarts = np.zeros((reps, chains), np.int64)
     nb_ok = np.zeros((reps, chains), np.bool_)
     w_steps, w_rest, w_ok = np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros(2, np.bool_)
-    numba_jit_s = benchlib.timeit(lambda: M.run_chains(
-        n, 10**9, 2, False, 0, 100, max_steps, *nb_state, w_steps, w_rest, w_ok))
+    numba_jit_s = benchlib.timeit(
+        lambda: M.run_chains(
+            n, 10**9, 2, False, 0, 100, max_steps, *nb_state, w_steps, w_rest, w_ok
+        )
+    )
 
     # jaxqueens: compile for `chains` chains, then one untimed warm-up run (chains past the reps')
     t0 = time.perf_counter()
@@ -119,8 +133,19 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
 
     def numba_rep():
         r = rep["numba"]
-        M.run_chains(n, seed * 10**9 + r * chains, chains, False, 0, 100, max_steps, *nb_state,
-                     nb_steps[r], nb_restarts[r], nb_ok[r])
+        M.run_chains(
+            n,
+            seed * 10**9 + r * chains,
+            chains,
+            False,
+            0,
+            100,
+            max_steps,
+            *nb_state,
+            nb_steps[r],
+            nb_restarts[r],
+            nb_ok[r],
+        )
         rep["numba"] += 1
 
     times = benchlib.interleaved({"jax": jax_rep, "numba": numba_rep}, reps)
@@ -134,8 +159,10 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
     nb_verified = int(nb_ok.sum())
     total = reps * chains
     if not (jx_solved.all() and jx_verified == total and nb_verified == total):
-        raise SystemExit(f"n={n}: jaxqueens solved {int(jx_solved.sum())}/{total}, verified "
-                         f"{jx_verified}/{total}; numba verified {nb_verified}/{total}")
+        raise SystemExit(
+            f"n={n}: jaxqueens solved {int(jx_solved.sum())}/{total}, verified "
+            f"{jx_verified}/{total}; numba verified {nb_verified}/{total}"
+        )
 
     stats = {k: benchlib.summary(v) for k, v in times.items()}
     rate = {k: {q: chains / s for q, s in v.items()} for k, v in stats.items()}
@@ -144,9 +171,15 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
     z = steps_z(jx_steps, nb_steps.ravel())
     devices = jax.local_device_count()
     record = {
-        "n": n, "chains": chains, "reps": reps, "max_steps": max_steps, "init": "permutation",
-        "seconds": stats, "solutions_per_s": rate,
-        "ratio_best": ratio_best, "ratio_median": ratio_med,
+        "n": n,
+        "chains": chains,
+        "reps": reps,
+        "max_steps": max_steps,
+        "init": "permutation",
+        "seconds": stats,
+        "solutions_per_s": rate,
+        "ratio_best": ratio_best,
+        "ratio_median": ratio_med,
         "target_ratio": TARGETS.get(n),
         "meets_target_median": ratio_med >= TARGETS[n] if n in TARGETS else None,
         "meets_target_best": ratio_best >= TARGETS[n] if n in TARGETS else None,
@@ -154,10 +187,17 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
         "mean_restarts": {"jax": float(jx_restarts.mean()), "numba": float(nb_restarts.mean())},
         "steps_z": z,
         "us_per_step": {  # per core: jaxqueens' wall is shared by `devices` devices
-            "jax_per_device": 1e6 * stats["jax"]["median"] * devices * reps / max(1, jx_steps.sum()),
-            "numba": 1e6 * stats["numba"]["median"] * reps / max(1, nb_steps.sum())},
+            "jax_per_device": 1e6
+            * stats["jax"]["median"]
+            * devices
+            * reps
+            / max(1, jx_steps.sum()),
+            "numba": 1e6 * stats["numba"]["median"] * reps / max(1, nb_steps.sum()),
+        },
         "verified": {"jax": jx_verified, "numba": nb_verified, "of": total},
-        "compile_s": compile_s, "first_run_s": first_run_s, "numba_jit_or_cache_s": numba_jit_s,
+        "compile_s": compile_s,
+        "first_run_s": first_run_s,
+        "numba_jit_or_cache_s": numba_jit_s,
     }
     busy1, own1 = cpu_seconds()
     # CPU time other processes took while this n was measured, as a share of all cores: a few
@@ -166,26 +206,43 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
     other = max(0.0, (busy1 - busy0) - (own1 - own0)) / wall_cores
     record["other_cpu_share"] = None if math.isnan(busy1 - busy0) else other
     if api:
-        res = jaxqueens.solve(n, chains=chains, max_steps=max_steps, init="permutation", seed=seed + 1)
+        res = jaxqueens.solve(
+            n, chains=chains, max_steps=max_steps, init="permutation", seed=seed + 1
+        )
         s = res.summary
-        record["api"] = {"solutions_per_s": s["solutions_per_s"], "wall_s": s["wall_s"],
-                         "compile_s": s["compile_s"], "chunk": s.get("chunk"),
-                         "solved": s["solved"], "mean_steps": s["steps"]["mean"],
-                         "ratio_vs_numba_median": s["solutions_per_s"] / rate["numba"]["median"]}
+        record["api"] = {
+            "solutions_per_s": s["solutions_per_s"],
+            "wall_s": s["wall_s"],
+            "compile_s": s["compile_s"],
+            "chunk": s.get("chunk"),
+            "solved": s["solved"],
+            "mean_steps": s["steps"]["mean"],
+            "ratio_vs_numba_median": s["solutions_per_s"] / rate["numba"]["median"],
+        }
     return record
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, nargs="+", default=None, help="board sizes (default 8 32 100 1000)")
-    ap.add_argument("--chains", type=int, default=0, help="chains per rep, every n (0: per-n default)")
+    ap.add_argument(
+        "--n", type=int, nargs="+", default=None, help="board sizes (default 8 32 100 1000)"
+    )
+    ap.add_argument(
+        "--chains", type=int, default=0, help="chains per rep, every n (0: per-n default)"
+    )
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="tiny sizes, n = 8 and 32 (a smoke test)")
     ap.add_argument("--no-api", action="store_true", help="skip the jaxqueens.solve run per n")
-    ap.add_argument("--baselines", type=Path, default=DEFAULT_BASELINES,
-                    help=f"folder of mc_numba.py (default {DEFAULT_BASELINES})")
-    ap.add_argument("--out-dir", default=None, help="where the JSON goes (default benchmarks/results)")
+    ap.add_argument(
+        "--baselines",
+        type=Path,
+        default=DEFAULT_BASELINES,
+        help=f"folder of mc_numba.py (default {DEFAULT_BASELINES})",
+    )
+    ap.add_argument(
+        "--out-dir", default=None, help="where the JSON goes (default benchmarks/results)"
+    )
     args = ap.parse_args(argv)
     if args.reps < 1:
         ap.error("--reps must be at least 1")
@@ -193,8 +250,11 @@ def main(argv=None) -> int:
     M = load_peer(args.baselines)
     table_chains = QUICK_CHAINS if args.quick else DEFAULT_CHAINS
     sizes = args.n or list(table_chains)
-    print(f"backend {jax.default_backend()}, {jax.local_device_count()} device(s), "
-          f"{os.cpu_count()} cores; numba peer {args.baselines / 'mc_numba.py'}", file=sys.stderr)
+    print(
+        f"backend {jax.default_backend()}, {jax.local_device_count()} device(s), "
+        f"{os.cpu_count()} cores; numba peer {args.baselines / 'mc_numba.py'}",
+        file=sys.stderr,
+    )
 
     records, lines = [], []
     for n in sizes:
@@ -203,33 +263,73 @@ def main(argv=None) -> int:
         records.append(r)
         rate = r["solutions_per_s"]
         target = r["target_ratio"]
-        lines.append([
-            n, chains,
-            benchlib.fmt_rate(rate["jax"]["best"]), benchlib.fmt_rate(rate["jax"]["median"]),
-            benchlib.fmt_rate(rate["numba"]["best"]), benchlib.fmt_rate(rate["numba"]["median"]),
-            f"{r['ratio_best']:.2f}x", f"{r['ratio_median']:.2f}x",
-            f"{r['mean_steps']['jax']:.1f}", f"{r['mean_steps']['numba']:.1f}", f"{r['steps_z']:+.1f}",
-            benchlib.fmt_rate(r["api"]["solutions_per_s"]) if "api" in r else "-",
-            f"{r['compile_s']:.2f}",
-            "-" if r["other_cpu_share"] is None else f"{100 * r['other_cpu_share']:.0f}%",
-            "-" if target is None else f"{target:g}x {'ok' if r['meets_target_median'] else 'MISS'}",
-        ])
-        print(f"done n={n} ({r['verified']['jax']} + {r['verified']['numba']} boards verified)",
-              file=sys.stderr, flush=True)
+        lines.append(
+            [
+                n,
+                chains,
+                benchlib.fmt_rate(rate["jax"]["best"]),
+                benchlib.fmt_rate(rate["jax"]["median"]),
+                benchlib.fmt_rate(rate["numba"]["best"]),
+                benchlib.fmt_rate(rate["numba"]["median"]),
+                f"{r['ratio_best']:.2f}x",
+                f"{r['ratio_median']:.2f}x",
+                f"{r['mean_steps']['jax']:.1f}",
+                f"{r['mean_steps']['numba']:.1f}",
+                f"{r['steps_z']:+.1f}",
+                benchlib.fmt_rate(r["api"]["solutions_per_s"]) if "api" in r else "-",
+                f"{r['compile_s']:.2f}",
+                "-" if r["other_cpu_share"] is None else f"{100 * r['other_cpu_share']:.0f}%",
+                "-"
+                if target is None
+                else f"{target:g}x {'ok' if r['meets_target_median'] else 'MISS'}",
+            ]
+        )
+        print(
+            f"done n={n} ({r['verified']['jax']} + {r['verified']['numba']} boards verified)",
+            file=sys.stderr,
+            flush=True,
+        )
         if abs(r["steps_z"]) > 4:
-            print(f"warning: n={n}: mean steps differ (z = {r['steps_z']:+.1f}); "
-                  "the two tools may not run the same algorithm", file=sys.stderr)
+            print(
+                f"warning: n={n}: mean steps differ (z = {r['steps_z']:+.1f}); "
+                "the two tools may not run the same algorithm",
+                file=sys.stderr,
+            )
 
-    print(f"min-conflicts solutions per second, best / median of {args.reps} reps "
-          f"({jax.default_backend()}, {jax.local_device_count()} devices; numba serial); "
-          "ratio = jaxqueens / numba")
-    print(benchlib.table(
-        ["n", "chains", "jax best", "jax med", "numba best", "numba med", "ratio best", "ratio med",
-         "steps jax", "steps numba", "z", "api sol/s", "compile s", "other cpu", "target"], lines))
+    print(
+        f"min-conflicts solutions per second, best / median of {args.reps} reps "
+        f"({jax.default_backend()}, {jax.local_device_count()} devices; numba serial); "
+        "ratio = jaxqueens / numba"
+    )
+    print(
+        benchlib.table(
+            [
+                "n",
+                "chains",
+                "jax best",
+                "jax med",
+                "numba best",
+                "numba med",
+                "ratio best",
+                "ratio med",
+                "steps jax",
+                "steps numba",
+                "z",
+                "api sol/s",
+                "compile s",
+                "other cpu",
+                "target",
+            ],
+            lines,
+        )
+    )
     payload = {
         "benchmark": "min-conflicts solutions/s vs serial numba (shared/baselines/mc_numba.py)",
-        "reps": args.reps, "seed": args.seed, "quick": args.quick,
-        "backend": jax.default_backend(), "device_count": jax.local_device_count(),
+        "reps": args.reps,
+        "seed": args.seed,
+        "quick": args.quick,
+        "backend": jax.default_backend(),
+        "device_count": jax.local_device_count(),
         "numba_version": __import__("numba").__version__,
         "targets": {str(k): v for k, v in TARGETS.items()},
         "rows": records,
@@ -237,8 +337,10 @@ def main(argv=None) -> int:
     name = "minconflicts" + ("-quick" if args.quick else "")
     path = benchlib.write_results(name, payload, args.out_dir)
     if any((r["other_cpu_share"] or 0) > 0.1 for r in records):
-        print("note: other processes took over 10% of the CPU during some rows ('other cpu'); "
-              "they slow jaxqueens (every core) more than serial numba: rerun on a quiet machine")
+        print(
+            "note: other processes took over 10% of the CPU during some rows ('other cpu'); "
+            "they slow jaxqueens (every core) more than serial numba: rerun on a quiet machine"
+        )
     print(f"wrote {path}")
     return 0
 

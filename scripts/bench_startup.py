@@ -27,8 +27,8 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import statistics
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import benchlib  # noqa: E402
+import benchlib
 
 SOLUTION_8 = "0\n4\n7\n5\n2\n6\n1\n3\n"
 BEFORE = {"check": 1.6, "--help": 1.3, "solve first": 3.1, "solve repeated": 1.8}
@@ -64,22 +64,36 @@ BYTECODE: dict[str, str] = {}
 def _run(args: list[str], env: dict) -> float:
     """Seconds of one ``python -m jaxqueens ARGS`` process (it must succeed)."""
     t0, c0 = time.perf_counter(), _cpu()
-    out = subprocess.run([sys.executable, "-m", "jaxqueens", *args], capture_output=True, text=True,
-                         env={**os.environ, **BYTECODE, **env}, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-m", "jaxqueens", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **BYTECODE, **env},
+        timeout=600,
+    )
     seconds = time.perf_counter() - t0
     CPU.setdefault(_case, []).append(_cpu() - c0)
     if out.returncode != 0:
-        raise SystemExit(f"jaxqueens {' '.join(args)} failed ({out.returncode}): {out.stderr[-2000:]}")
+        raise SystemExit(
+            f"jaxqueens {' '.join(args)} failed ({out.returncode}): {out.stderr[-2000:]}"
+        )
     return seconds
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=None, help="processes per case (default 5, --quick 2)")
+    ap.add_argument(
+        "--reps", type=int, default=None, help="processes per case (default 5, --quick 2)"
+    )
     ap.add_argument("--quick", action="store_true", help="fewer reps and solve -n 16 --chains 500")
-    ap.add_argument("--out-dir", default=None, help="where the JSON goes (default benchmarks/results)")
-    ap.add_argument("--no-bytecode", action="store_true",
-                    help="no .pyc: every process compiles the sources (PYTHONDONTWRITEBYTECODE=1)")
+    ap.add_argument(
+        "--out-dir", default=None, help="where the JSON goes (default benchmarks/results)"
+    )
+    ap.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="no .pyc: every process compiles the sources (PYTHONDONTWRITEBYTECODE=1)",
+    )
     args = ap.parse_args()
     reps = args.reps or (2 if args.quick else 5)
     n, chains = (16, 500) if args.quick else (32, 20000)
@@ -132,32 +146,63 @@ def main() -> int:
         "--help": (f"median < {START_TARGET} s", med["--help"] < START_TARGET),
         "solve --help": (f"median < {START_TARGET} s", med["solve --help"] < START_TARGET),
         "solve repeated": (f"first/repeated >= 1.5 (now {speedup:.2f}x)", speedup >= 1.5),
-        "solve unwritable": (f"<= first (now {unwritable_ratio:.2f}x first)", unwritable_ratio <= 1.05),
+        "solve unwritable": (
+            f"<= first (now {unwritable_ratio:.2f}x first)",
+            unwritable_ratio <= 1.05,
+        ),
     }
     rows, table = [], []
     for name, s in stats.items():
         target, met = targets.get(name, ("", None))
         before = BEFORE.get(name)
         cpu = statistics.median(CPU[name])
-        rows.append({"case": name, **s, "median_cpu_s": cpu, "reps": reps, "before_s": before,
-                     "target": target, "met": met})
-        table.append([name, f"{s['best']:.3f}", f"{s['median']:.3f}", f"{cpu:.3f}",
-                      "-" if before is None else f"{before:.1f}", target,
-                      "" if met is None else ("yes" if met else "NO")])
-    print(f"whole-process seconds, {reps} reps each, interleaved; solve = {' '.join(solve)}; "
-          f"{'no bytecode' if args.no_bytecode else 'with bytecode'}; {os.cpu_count()} CPUs, load "
-          f"average {os.getloadavg()[0]:.2f} at the end (wall times grow with the load; CPU times "
-          "hardly do)")
-    print(benchlib.table(["case", "best s", "median s", "median cpu s", "before s", "target", "met"],
-                         table))
+        rows.append(
+            {
+                "case": name,
+                **s,
+                "median_cpu_s": cpu,
+                "reps": reps,
+                "before_s": before,
+                "target": target,
+                "met": met,
+            }
+        )
+        table.append(
+            [
+                name,
+                f"{s['best']:.3f}",
+                f"{s['median']:.3f}",
+                f"{cpu:.3f}",
+                "-" if before is None else f"{before:.1f}",
+                target,
+                "" if met is None else ("yes" if met else "NO"),
+            ]
+        )
+    print(
+        f"whole-process seconds, {reps} reps each, interleaved; solve = {' '.join(solve)}; "
+        f"{'no bytecode' if args.no_bytecode else 'with bytecode'}; {os.cpu_count()} CPUs, load "
+        f"average {os.getloadavg()[0]:.2f} at the end (wall times grow with the load; CPU times "
+        "hardly do)"
+    )
+    print(
+        benchlib.table(
+            ["case", "best s", "median s", "median cpu s", "before s", "target", "met"], table
+        )
+    )
     print(f"cache after one solve: {cache_bytes / 1024:.0f} KiB")
-    path = benchlib.write_results("startup" + ("-quick" if args.quick else ""),
-                                  {"rows": rows, "solve": solve, "speedup_repeated": speedup,
-                                   "bytecode": not args.no_bytecode,
-                                   "unwritable_over_first": unwritable_ratio,
-                                   "cache_kib": cache_bytes / 1024,
-                                   "load_average": os.getloadavg()},
-                                  Path(args.out_dir) if args.out_dir else None)
+    path = benchlib.write_results(
+        "startup" + ("-quick" if args.quick else ""),
+        {
+            "rows": rows,
+            "solve": solve,
+            "speedup_repeated": speedup,
+            "bytecode": not args.no_bytecode,
+            "unwritable_over_first": unwritable_ratio,
+            "cache_kib": cache_bytes / 1024,
+            "load_average": os.getloadavg(),
+        },
+        Path(args.out_dir) if args.out_dir else None,
+    )
     print(f"wrote {path}")
     return 0
 

@@ -13,8 +13,8 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 
@@ -60,8 +60,10 @@ def table(headers: list[str], rows: list[list]) -> str:
     """A plain-text table with right-aligned columns."""
     cells = [headers] + [[str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    line = lambda r: "  ".join(c.rjust(w) for c, w in zip(r, widths))  # noqa: E731
-    return "\n".join([line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]])
+    line = lambda r: "  ".join(c.rjust(w) for c, w in zip(r, widths))
+    return "\n".join(
+        [line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]]
+    )
 
 
 def write_results(name: str, payload: dict, out_dir: Path | None = None) -> Path:

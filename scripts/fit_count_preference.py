@@ -23,16 +23,15 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-import benchlib  # noqa: E402
+import benchlib
+import jax
+import jax.numpy as jnp
+from jax import lax
 
-import jaxqueens  # noqa: E402,F401  (configures the host devices before JAX starts)
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-from jax import lax  # noqa: E402
-
-from jaxqueens.core import constellations as con  # noqa: E402
-from jaxqueens.parallel.shard import map_items, pad_rows  # noqa: E402
-from jaxqueens.solvers import count as solver  # noqa: E402
+import jaxqueens  # noqa: F401  (configures the host devices before JAX starts)
+from jaxqueens.core import constellations as con
+from jaxqueens.parallel.shard import map_items, pad_rows
+from jaxqueens.solvers import count as solver
 
 
 def member_edges(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -48,11 +47,14 @@ def member_edges(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         def body(state):
             lane, k = state
             return solver.step(lane, config), k + 1
-        return lax.while_loop(lambda s: s[0].d >= 0, body, (solver.init_task(task, config), jnp.uint32(0)))[1]
+
+        return lax.while_loop(
+            lambda s: s[0].d >= 0, body, (solver.init_task(task, config), jnp.uint32(0))
+        )[1]
 
     devices = jax.local_device_count()
     tasks = pad_rows(np.concatenate([masks, allow[owner]], axis=1).astype(np.uint32), devices)
-    walked = np.asarray(jax.jit(lambda t: map_items(edges, t, devices))(tasks))[:len(owner)]
+    walked = np.asarray(jax.jit(lambda t: map_items(edges, t, devices))(tasks))[: len(owner)]
     out = np.zeros(len(cfg), np.int64)
     out[owner] = walked
     return cfg, orbit, out
@@ -77,8 +79,10 @@ def main() -> None:
     for n in sorted(set(args.fit) | set(args.check)):
         t0 = time.perf_counter()
         data[n] = member_edges(n)
-        print(f"n = {n}: {len(data[n][0]):,} configurations searched in {time.perf_counter() - t0:.1f} s",
-              flush=True)
+        print(
+            f"n = {n}: {len(data[n][0]):,} configurations searched in {time.perf_counter() - t0:.1f} s",
+            flush=True,
+        )
     for n in args.fit:
         cfg, orbit, edges = data[n]
         _, cls = np.unique(orbit, return_inverse=True)
@@ -95,17 +99,41 @@ def main() -> None:
         np.minimum.at(best, cls, edges)
         worst = np.zeros(cls.max() + 1, np.int64)
         np.maximum.at(worst, cls, edges)
-        row = {"n": n, "fitted": n in args.fit, "best": int(best.sum()), "worst": int(worst.sum()),
-               "package": picked(con.preference(n, cfg), orbit, edges),
-               "this_fit": picked(con.preference_features(n, cfg) @ coef, orbit, edges)}
+        row = {
+            "n": n,
+            "fitted": n in args.fit,
+            "best": int(best.sum()),
+            "worst": int(worst.sum()),
+            "package": picked(con.preference(n, cfg), orbit, edges),
+            "this_fit": picked(con.preference_features(n, cfg) @ coef, orbit, edges),
+        }
         results.append(row)
-        rows.append([n, "fit" if row["fitted"] else "held out", f"{row['package']:,}", f"{row['this_fit']:,}",
-                     f"{row['best']:,}", f"{row['worst']:,}"])
-    print(benchlib.table(["n", "role", "package rule", "this fit", "best member", "worst member"], rows))
+        rows.append(
+            [
+                n,
+                "fit" if row["fitted"] else "held out",
+                f"{row['package']:,}",
+                f"{row['this_fit']:,}",
+                f"{row['best']:,}",
+                f"{row['worst']:,}",
+            ]
+        )
+    print(
+        benchlib.table(
+            ["n", "role", "package rule", "this fit", "best member", "worst member"], rows
+        )
+    )
     print("PREFERENCE_COEFFICIENTS =", tuple(round(float(c), 3) for c in coef))
-    path = benchlib.write_results("count-preference", {
-        "fit": args.fit, "check": args.check,
-        "coefficients": [float(c) for c in coef], "rows": results}, args.out_dir and os.path.abspath(args.out_dir))
+    path = benchlib.write_results(
+        "count-preference",
+        {
+            "fit": args.fit,
+            "check": args.check,
+            "coefficients": [float(c) for c in coef],
+            "rows": results,
+        },
+        args.out_dir and os.path.abspath(args.out_dir),
+    )
     print(f"wrote {path}")
 
 

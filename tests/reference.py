@@ -58,7 +58,9 @@ def count_completions(n, cols=0, ld=0, rd=0, placed=0):
     while av:
         bit = av & -av
         av ^= bit
-        total += count_completions(n, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1, placed + 1)
+        total += count_completions(
+            n, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1, placed + 1
+        )
     return total
 
 
@@ -66,8 +68,11 @@ def count_completions(n, cols=0, ld=0, rd=0, placed=0):
 def torus_objective(rows, objective: str = "pairs") -> int:
     """Attacks (queens minus lines occupied) or attacking pairs, both diagonals modulo n."""
     n = len(rows)
-    keys = [[int(r) for r in rows], [(int(r) + c) % n for c, r in enumerate(rows)],
-            [(int(r) - c) % n for c, r in enumerate(rows)]]
+    keys = [
+        [int(r) for r in rows],
+        [(int(r) + c) % n for c, r in enumerate(rows)],
+        [(int(r) - c) % n for c, r in enumerate(rows)],
+    ]
     if objective == "attacks":
         return sum(n - len(set(k)) for k in keys)
     return sum(k.count(v) * (k.count(v) - 1) // 2 for k in keys for v in set(k))
@@ -91,7 +96,13 @@ def random_instance(data, n: int, sat: bool = True):
     sols = all_solutions(n)
     sol = sols[data.draw(st.integers(0, len(sols) - 1))]
     fixed = data.draw(st.lists(st.integers(0, n - 1), max_size=n // 2, unique=True))
-    fixed = [(x, sol[x]) for x in fixed] if sat else [(x, data.draw(st.integers(0, n - 1))) for x in fixed]
-    squares = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=2 * n))
+    fixed = (
+        [(x, sol[x]) for x in fixed]
+        if sat
+        else [(x, data.draw(st.integers(0, n - 1))) for x in fixed]
+    )
+    squares = data.draw(
+        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=2 * n)
+    )
     blocked = [(x, y) for x, y in squares if not sat or sol[x] != y]
     return Constraints(n, fixed=fixed, blocked=blocked), sol

@@ -8,8 +8,18 @@ from jaxqueens.core.oeis import A000170
 
 def test_all_names_exist():
     assert not [name for name in jq.__all__ if not hasattr(jq, name)]
-    for name in ("count_solutions", "enumerate_solutions", "first_solution", "solve_large", "solve",
-                 "anneal", "evolve", "estimate", "stats", "compare"):
+    for name in (
+        "count_solutions",
+        "enumerate_solutions",
+        "first_solution",
+        "solve_large",
+        "solve",
+        "anneal",
+        "evolve",
+        "estimate",
+        "stats",
+        "compare",
+    ):
         assert name in jq.__all__
 
 

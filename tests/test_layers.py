@@ -40,12 +40,20 @@ MODULES = _modules()
 
 def _lazy_target(node: ast.AST) -> str | None:
     """The module of a lazy import ``_lazy.load("module")`` (or ``load("module")``), else None."""
-    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)):
+    if not (
+        isinstance(node, ast.Call)
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
         return None
     func = node.func
-    named = (isinstance(func, ast.Attribute) and func.attr == "load" and isinstance(func.value, ast.Name)
-             and func.value.id == "_lazy") or (isinstance(func, ast.Name) and func.id == "load")
+    named = (
+        isinstance(func, ast.Attribute)
+        and func.attr == "load"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "_lazy"
+    ) or (isinstance(func, ast.Name) and func.id == "load")
     return node.args[0].value if named else None
 
 
@@ -85,7 +93,9 @@ def test_every_module_lives_in_a_layer():
     for name in MODULES:
         parts = name.split(".")
         if len(parts) == 2:  # jaxqueens.X
-            assert parts[1] in TOP_LEVEL_FILES or parts[1] in RANK, f"{name} is outside the layer folders"
+            assert parts[1] in TOP_LEVEL_FILES or parts[1] in RANK, (
+                f"{name} is outside the layer folders"
+            )
         elif len(parts) > 2:
             assert parts[1] in RANK, f"{name} is in an unknown folder"
 
@@ -98,7 +108,9 @@ def test_imports_point_to_earlier_layers(name):
         if target == "jaxqueens":
             raise AssertionError(f"{name} imports the package root; import the module it needs")
         theirs = RANK[_layer(target)]
-        assert theirs <= mine, f"{name} ({ORDER[mine]}) imports {target} ({ORDER[theirs]}), a later layer"
+        assert theirs <= mine, (
+            f"{name} ({ORDER[mine]}) imports {target} ({ORDER[theirs]}), a later layer"
+        )
 
 
 def test_no_import_cycles():
@@ -109,7 +121,9 @@ def test_no_import_cycles():
         state[node] = 1
         for nxt in graph[node]:
             if state.get(nxt) == 1:
-                raise AssertionError("import cycle: " + " -> ".join(trail[trail.index(nxt):] + [nxt]))
+                raise AssertionError(
+                    "import cycle: " + " -> ".join(trail[trail.index(nxt) :] + [nxt])
+                )
             if nxt not in state:
                 visit(nxt, trail + [nxt])
         state[node] = 2
@@ -123,10 +137,12 @@ def test_the_check_sees_a_violation(tmp_path):
     """The parser catches an import inside a function and a right-pointing one, plain or lazy
     (the test can fail)."""
     bad = tmp_path / "bad.py"
-    bad.write_text("from jaxqueens import _lazy\nfrom jaxqueens.cli import main\n"
-                   "count = _lazy.load('jaxqueens.drivers.count')\n\n"
-                   "def f():\n    from jaxqueens.core import board\n"
-                   "    return _lazy.load('jaxqueens.core.checker')\n")
+    bad.write_text(
+        "from jaxqueens import _lazy\nfrom jaxqueens.cli import main\n"
+        "count = _lazy.load('jaxqueens.drivers.count')\n\n"
+        "def f():\n    from jaxqueens.core import board\n"
+        "    return _lazy.load('jaxqueens.core.checker')\n"
+    )
     global MODULES
     saved = MODULES
     MODULES = {**saved, "jaxqueens.solvers.bad": bad}

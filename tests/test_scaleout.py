@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import jaxqueens
-from jaxqueens.drivers import chains as driver, minconflicts as mcsolve
-from jaxqueens.io import checkpoint
 from jaxqueens.cli.main import main
+from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
@@ -72,8 +72,20 @@ def test_resume_equals_uninterrupted(tmp_path, monkeypatch):
 def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
     from jaxqueens.parallel import chains
 
-    argv = ["anneal", "--method", "ta", "-n", "8", "--chains", "64", "--steps", "500", "--batch", "8",
-            "--quiet"]
+    argv = [
+        "anneal",
+        "--method",
+        "ta",
+        "-n",
+        "8",
+        "--chains",
+        "64",
+        "--steps",
+        "500",
+        "--batch",
+        "8",
+        "--quiet",
+    ]
     assert main(argv + ["--out", str(tmp_path / "whole")]) == 0
     interrupt_after(monkeypatch, chains, 3)
     assert main(argv + ["--out", str(tmp_path / "run")]) == 130
@@ -84,8 +96,9 @@ def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
     a = np.load(tmp_path / "whole" / "solutions.npy")
     b = np.load(tmp_path / "run" / "solutions.npy")
     np.testing.assert_array_equal(a, b)
-    assert (tmp_path / "whole" / "runs.csv").read_text().splitlines()[0] == \
-        (tmp_path / "run" / "runs.csv").read_text().splitlines()[0]
+    assert (tmp_path / "whole" / "runs.csv").read_text().splitlines()[0] == (
+        tmp_path / "run" / "runs.csv"
+    ).read_text().splitlines()[0]
     assert not (tmp_path / "run" / checkpoint.FILENAME).exists()  # removed once finished
     assert main(argv + ["--resume", str(tmp_path / "nothing")]) == 2
 
@@ -105,8 +118,9 @@ while True:
 
 def test_killed_checkpoint_write_leaves_previous_readable(tmp_path):
     path = tmp_path / "checkpoint.npz"
-    proc = subprocess.Popen([sys.executable, "-c", KILL_WRITER, str(path)], stdout=subprocess.PIPE,
-                            text=True, env=ENV)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILL_WRITER, str(path)], stdout=subprocess.PIPE, text=True, env=ENV
+    )
     try:
         assert proc.stdout.readline()  # one complete checkpoint exists
         for delay in (0.05, 0.13, 0.21):
@@ -150,8 +164,13 @@ def test_same_results_on_1_2_4_devices():
 
     results = []
     for devices in (1, 2, 4):
-        out = subprocess.run([sys.executable, "-c", DEVICE_RUN], capture_output=True, text=True,
-                             env={**ENV, "JAXQUEENS_CPU_DEVICES": str(devices)}, timeout=600)
+        out = subprocess.run(
+            [sys.executable, "-c", DEVICE_RUN],
+            capture_output=True,
+            text=True,
+            env={**ENV, "JAXQUEENS_CPU_DEVICES": str(devices)},
+            timeout=600,
+        )
         assert out.returncode == 0, out.stderr[-2000:]
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     assert [r.pop("devices") for r in results] == [1, 2, 4]
@@ -170,11 +189,18 @@ def start_two(argv: list[str], other: list[str] | None = None) -> list[subproces
     process 1 runs ``OTHER`` when given)."""
     cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     port = _free_port()
-    return [subprocess.Popen(cli + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
-                                    "--process-id", str(i)] + (other if i and other else argv),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env={**ENV, "JAXQUEENS_CPU_DEVICES": "1"})
-            for i in range(2)]
+    return [
+        subprocess.Popen(
+            cli
+            + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id", str(i)]
+            + (other if i and other else argv),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**ENV, "JAXQUEENS_CPU_DEVICES": "1"},
+        )
+        for i in range(2)
+    ]
 
 
 def two_processes(argv: list[str]) -> tuple[list[int], str]:
@@ -203,8 +229,13 @@ def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
     cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     run = ["run", str(config), "--out"]
     for name, devices in (("one", "1"), ("four", "4")):
-        out = subprocess.run(cli + run + [str(tmp_path / name)], capture_output=True, text=True,
-                             env={**ENV, "JAXQUEENS_CPU_DEVICES": devices}, timeout=300)
+        out = subprocess.run(
+            cli + run + [str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+            env={**ENV, "JAXQUEENS_CPU_DEVICES": devices},
+            timeout=300,
+        )
         assert out.returncode == 0, out.stderr[-2000:]
     codes, log = two_processes(run + [str(tmp_path / "two")])
     assert codes == [0, 0], log
@@ -241,8 +272,20 @@ def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(ga, "default_chunk", lambda *args: 10)  # several chunks in a small run
 
-    argv = ["evolve", "-n", "8", "--pop", "30", "--generations", "40", "--trials", "2", "--quiet",
-            "--checkpoint-every", "0.000001"]
+    argv = [
+        "evolve",
+        "-n",
+        "8",
+        "--pop",
+        "30",
+        "--generations",
+        "40",
+        "--trials",
+        "2",
+        "--quiet",
+        "--checkpoint-every",
+        "0.000001",
+    ]
     real = progress.Progress.update
     assert main(argv + ["--out", str(tmp_path / "whole")]) in (0, 1)
     interrupt_on_update(monkeypatch, 2)
@@ -250,7 +293,9 @@ def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
     assert "--resume" in capsys.readouterr().err
     monkeypatch.setattr(progress.Progress, "update", real)
     assert main(argv + ["--resume", str(tmp_path / "run")]) in (0, 1)
-    assert (tmp_path / "whole" / "history.csv").read_text() == (tmp_path / "run" / "history.csv").read_text()
+    assert (tmp_path / "whole" / "history.csv").read_text() == (
+        tmp_path / "run" / "history.csv"
+    ).read_text()
     assert not (tmp_path / "run" / "checkpoint.npz").exists()
 
 
@@ -267,8 +312,12 @@ def test_estimate_resume_equals_uninterrupted(tmp_path, monkeypatch):
     with np.load(ckpt) as z:
         assert 0 < int(z["done"]) < 30
     resumed = knuth.estimate(10, **kwargs, checkpoint=ckpt, resume=True)
-    assert (resumed.solutions, resumed.solutions_se, resumed.nodes, resumed.probes) == \
-        (whole.solutions, whole.solutions_se, whole.nodes, whole.probes)
+    assert (resumed.solutions, resumed.solutions_se, resumed.nodes, resumed.probes) == (
+        whole.solutions,
+        whole.solutions_se,
+        whole.nodes,
+        whole.probes,
+    )
     with pytest.raises(QueensError, match="seed differ"):
         knuth.estimate(10, **{**kwargs, "seed": 5}, checkpoint=ckpt, resume=True)
 
@@ -277,8 +326,13 @@ def test_estimate_on_two_processes_matches_one(tmp_path):
     argv = ["estimate", "-n", "10", "--probes", "100000", "--depth", "3", "--seed", "2", "--quiet"]
     cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     env = {**ENV, "JAXQUEENS_CPU_DEVICES": "1"}
-    one = subprocess.run(cli + argv + ["--out", str(tmp_path / "one")], capture_output=True, text=True,
-                         env=env, timeout=300)
+    one = subprocess.run(
+        cli + argv + ["--out", str(tmp_path / "one")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert one.returncode == 0, one.stderr[-2000:]
     codes, log = two_processes(argv + ["--out", str(tmp_path / "two")])
     assert codes == [0, 0], log
@@ -294,32 +348,54 @@ def test_count_on_two_processes(tmp_path):
     assert codes == [0, 0], log
     assert log.count("2,680 solutions") == 2 and "341" in log  # both report the exact totals
     assert {p.name for p in tmp_path.iterdir()} == {
-        "checkpoint.process0of2.npz", "checkpoint.process1of2.npz", "summary.json", "report.html"}
+        "checkpoint.process0of2.npz",
+        "checkpoint.process1of2.npz",
+        "summary.json",
+        "report.html",
+    }
 
 
 def test_evolve_on_two_processes_matches_one(tmp_path):
     cli = [sys.executable, "-m", "jaxqueens.cli.main"]
-    argv = ["evolve", "-n", "8", "--pop", "40", "--generations", "60", "--trials", "5", "--seed", "3",
-            "--quiet"]
+    argv = [
+        "evolve",
+        "-n",
+        "8",
+        "--pop",
+        "40",
+        "--generations",
+        "60",
+        "--trials",
+        "5",
+        "--seed",
+        "3",
+        "--quiet",
+    ]
     env = {**ENV, "JAXQUEENS_CPU_DEVICES": "1"}
-    one = subprocess.run(cli + argv + ["--out", str(tmp_path / "one")], capture_output=True, text=True,
-                         env=env, timeout=300)
+    one = subprocess.run(
+        cli + argv + ["--out", str(tmp_path / "one")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert one.returncode in (0, 1), one.stderr[-2000:]
     codes, log = two_processes(argv + ["--out", str(tmp_path / "two")])
     assert codes == [one.returncode] * 2, log
     for name in ("history.csv", "trials.csv"):
         assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
     for name in ("solutions.npy", "population.npy", "fitness.npy"):
-        np.testing.assert_array_equal(np.load(tmp_path / "one" / name), np.load(tmp_path / "two" / name))
+        np.testing.assert_array_equal(
+            np.load(tmp_path / "one" / name), np.load(tmp_path / "two" / name)
+        )
 
 
 def test_count_lockstep_shards_over_devices(monkeypatch):
     """The accelerator strategy (forced here on the CPU) splits prefixes over every device."""
     import jax
 
-    from jaxqueens.parallel import devices as backend
-
     from jaxqueens.drivers import count
+    from jaxqueens.parallel import devices as backend
 
     assert jax.local_device_count() >= 2
     monkeypatch.setattr(backend, "is_accelerator", lambda: True)
@@ -327,15 +403,31 @@ def test_count_lockstep_shards_over_devices(monkeypatch):
         assert count.count_solutions(n, chunk=64).total == want
 
 
-@pytest.mark.parametrize("solver,extra", [
-    ("minconflicts", ["--batch", "4"]),
-    ("ga", ["--batch", "4", "--pop", "30", "--generations", "40"]),
-])
+@pytest.mark.parametrize(
+    "solver,extra",
+    [
+        ("minconflicts", ["--batch", "4"]),
+        ("ga", ["--batch", "4", "--pop", "30", "--generations", "40"]),
+    ],
+)
 def test_stats_interrupt_and_resume(tmp_path, monkeypatch, capsys, solver, extra):
     from jaxqueens.drivers import ga
 
-    argv = ["stats", "-n", "6", "--solver", solver, "--chains", "24", "--seed", "2", "--quiet",
-            "--no-plots", "--checkpoint-every", "0.000001"] + extra
+    argv = [
+        "stats",
+        "-n",
+        "6",
+        "--solver",
+        solver,
+        "--chains",
+        "24",
+        "--seed",
+        "2",
+        "--quiet",
+        "--no-plots",
+        "--checkpoint-every",
+        "0.000001",
+    ] + extra
     assert main(argv + ["--out", str(tmp_path / "whole")]) == 0
     real_evolve, calls = ga.evolve, []
 
@@ -358,8 +450,18 @@ def test_stats_interrupt_and_resume(tmp_path, monkeypatch, capsys, solver, extra
     assert not (tmp_path / "run" / "checkpoint.npz").exists()
 
 
-LONG_SOLVE = ["solve", "-n", "32", "--chains", "10000000", "--batch", "8", "--quiet",
-              "--checkpoint-every", "0.2"]
+LONG_SOLVE = [
+    "solve",
+    "-n",
+    "32",
+    "--chains",
+    "10000000",
+    "--batch",
+    "8",
+    "--quiet",
+    "--checkpoint-every",
+    "0.2",
+]
 
 
 def _clean_stop(proc: subprocess.Popen, seconds: float) -> tuple[float, str]:
@@ -403,8 +505,10 @@ def test_defect_4_peer_killed_mid_run_survivor_saves_and_stops(tmp_path):
 def test_defect_4_peer_stopping_on_an_error_does_not_hang_the_run(tmp_path):
     """Process 1 fails after the join (here: a missing board file) while process 0 works: process 1
     exits 2 at once instead of waiting in JAX's exit barrier, and process 0 stops with one line."""
-    procs = start_two(LONG_SOLVE + ["--out", str(tmp_path / "run")],
-                      other=["check", str(tmp_path / "missing.txt")])
+    procs = start_two(
+        LONG_SOLVE + ["--out", str(tmp_path / "run")],
+        other=["check", str(tmp_path / "missing.txt")],
+    )
     try:
         seconds_1, err_1 = _clean_stop(procs[1], 60)
         seconds_0, err_0 = _clean_stop(procs[0], 60)

@@ -10,13 +10,39 @@ import pytest
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 
-@pytest.mark.parametrize("script", ["bench_anneal.py", "bench_complete.py", "bench_count.py", "bench_fitness.py", "bench_ga.py",
-                                    "bench_large_n.py", "bench_minconflicts.py", "bench_startup.py", "bench_stats.py"])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "bench_anneal.py",
+        "bench_complete.py",
+        "bench_count.py",
+        "bench_fitness.py",
+        "bench_ga.py",
+        "bench_large_n.py",
+        "bench_minconflicts.py",
+        "bench_startup.py",
+        "bench_stats.py",
+    ],
+)
 def test_benchmark_quick_mode(script, tmp_path):
     if script == "bench_minconflicts.py":
-        pytest.importorskip("numba", reason="the serial numba peer needs numba: pip install -e '.[bench]'")
-    out = subprocess.run([sys.executable, str(SCRIPTS / script), "--quick", "--reps", "1",
-                          "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+        pytest.importorskip(
+            "numba", reason="the serial numba peer needs numba: pip install -e '.[bench]'"
+        )
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPTS / script),
+            "--quick",
+            "--reps",
+            "1",
+            "--out-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     files = list(tmp_path.glob("*.json"))
     assert len(files) == 1
@@ -25,11 +51,36 @@ def test_benchmark_quick_mode(script, tmp_path):
 
 
 def test_fit_count_preference_reproduces_the_package_rule_on_small_sizes(tmp_path):
-    out = subprocess.run([sys.executable, str(SCRIPTS / "fit_count_preference.py"), "--fit", "8", "9", "10",
-                          "--check", "11", "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPTS / "fit_count_preference.py"),
+            "--fit",
+            "8",
+            "9",
+            "10",
+            "--check",
+            "11",
+            "--out-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     payload = json.loads((tmp_path / "count-preference-cpu.json").read_text())
-    assert len(payload["coefficients"]) == 14 and [r["n"] for r in payload["rows"]] == [8, 9, 10, 11]
+    assert len(payload["coefficients"]) == 14 and [r["n"] for r in payload["rows"]] == [
+        8,
+        9,
+        10,
+        11,
+    ]
     for row in payload["rows"]:  # every rule walks between the best and the worst members' trees
-        assert row["best"] <= min(row["package"], row["this_fit"]) <= max(row["package"], row["this_fit"]) <= row["worst"]
+        assert (
+            row["best"]
+            <= min(row["package"], row["this_fit"])
+            <= max(row["package"], row["this_fit"])
+            <= row["worst"]
+        )
     assert "PREFERENCE_COEFFICIENTS = (" in out.stdout

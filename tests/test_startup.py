@@ -42,10 +42,15 @@ print("PROBE " + json.dumps({"code": code, "jax": jax[:5]}), file=sys.stderr)
 
 def _probe(*args, env=None) -> tuple[dict, str, str]:
     """(probe report, stdout, stderr without the report) of ``python -m jaxqueens ARGS``."""
-    out = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True,
-                         text=True, timeout=120, env={**os.environ, **(env or {})})
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
     lines = out.stderr.splitlines()
-    report = [json.loads(line[len("PROBE "):]) for line in lines if line.startswith("PROBE ")]
+    report = [json.loads(line[len("PROBE ") :]) for line in lines if line.startswith("PROBE ")]
     assert len(report) == 1, out.stderr[-3000:]
     return report[0], out.stdout, "\n".join(line for line in lines if not line.startswith("PROBE "))
 
@@ -57,8 +62,20 @@ def board_file(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("case", ["check", "show", "render", "help", "solve-help", "count-help",
-                                  "solve-negative-n", "unknown-option", "bad-file"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "check",
+        "show",
+        "render",
+        "help",
+        "solve-help",
+        "count-help",
+        "solve-negative-n",
+        "unknown-option",
+        "bad-file",
+    ],
+)
 def test_commands_without_jax_never_import_it(case, board_file, tmp_path):
     args, code = {
         "check": (["check", board_file], 0),
@@ -86,17 +103,19 @@ def test_commands_without_jax_never_import_it(case, board_file, tmp_path):
 def test_command_modules_and_file_helpers_import_without_jax():
     """Every module of jaxqueens.cli (new commands too) and the board-file helpers import no JAX:
     a command module loads what needs JAX through jaxqueens._lazy."""
-    code = ("import pkgutil, sys, importlib, jaxqueens.cli\n"
-            "names = ['jaxqueens.cli.' + m.name for m in pkgutil.iter_modules(jaxqueens.cli.__path__)\n"
-            "         if m.name not in ('__main__',)]\n"
-            "names += ['jaxqueens.cli.options', 'jaxqueens.io.boards', 'jaxqueens.io.atomic',\n"
-            "          'jaxqueens.core.checker', 'jaxqueens.parallel.devices', 'jaxqueens.solvers.choices']\n"
-            "bad = []\n"
-            "for name in names:\n"
-            "    importlib.import_module(name)\n"
-            "    if 'jax' in sys.modules:\n"
-            "        bad.append(name); break\n"
-            "print(len(names), bad)\n")
+    code = (
+        "import pkgutil, sys, importlib, jaxqueens.cli\n"
+        "names = ['jaxqueens.cli.' + m.name for m in pkgutil.iter_modules(jaxqueens.cli.__path__)\n"
+        "         if m.name not in ('__main__',)]\n"
+        "names += ['jaxqueens.cli.options', 'jaxqueens.io.boards', 'jaxqueens.io.atomic',\n"
+        "          'jaxqueens.core.checker', 'jaxqueens.parallel.devices', 'jaxqueens.solvers.choices']\n"
+        "bad = []\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "    if 'jax' in sys.modules:\n"
+        "        bad.append(name); break\n"
+        "print(len(names), bad)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     count, bad = out.stdout.split(" ", 1)
@@ -110,13 +129,15 @@ def test_solve_still_works_and_loads_jax_when_it_runs():
 
 
 def test_import_jaxqueens_is_jax_free_and_names_resolve_lazily():
-    code = ("import sys, jaxqueens\n"
-            "from jaxqueens import check_board, load_boards, QueensError\n"
-            "before = 'jax' in sys.modules\n"
-            "assert check_board([0, 4, 7, 5, 2, 6, 1, 3]).ok\n"
-            "assert set(jaxqueens.__all__) <= set(dir(jaxqueens))\n"
-            "solve = jaxqueens.solve\n"
-            "print(before, 'jax' in sys.modules, solve.__module__)\n")
+    code = (
+        "import sys, jaxqueens\n"
+        "from jaxqueens import check_board, load_boards, QueensError\n"
+        "before = 'jax' in sys.modules\n"
+        "assert check_board([0, 4, 7, 5, 2, 6, 1, 3]).ok\n"
+        "assert set(jaxqueens.__all__) <= set(dir(jaxqueens))\n"
+        "solve = jaxqueens.solve\n"
+        "print(before, 'jax' in sys.modules, solve.__module__)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["False", "True", "jaxqueens.drivers.minconflicts"]
@@ -140,8 +161,12 @@ def test_show_counts_match_the_jax_kernels():
     for n in (1, 2, 3, 5, 8, 13):
         boards = rng.integers(0, n, (40, n))
         assert np.array_equal(checker.n_attacks(boards), np.asarray(board.n_attacks(boards)))
-        assert np.array_equal(checker.attacking_pairs(boards), np.asarray(board.attacking_pairs(boards)))
-        assert np.array_equal(checker.queen_conflicts(boards) > 0, np.asarray(board.conflicted_mask(boards)))
+        assert np.array_equal(
+            checker.attacking_pairs(boards), np.asarray(board.attacking_pairs(boards))
+        )
+        assert np.array_equal(
+            checker.queen_conflicts(boards) > 0, np.asarray(board.conflicted_mask(boards))
+        )
     assert checker.n_attacks(np.arange(8)) == 7  # one diagonal holds all 8 queens
     assert checker.n_attacks(np.asarray(SOLUTION_8)) == 0
 
@@ -150,9 +175,11 @@ def test_show_counts_match_the_jax_kernels():
 @pytest.fixture
 def fresh_module(tmp_path, monkeypatch):
     """A module that nobody has imported: ``lazyprobe`` (counts its own imports)."""
-    (tmp_path / "lazyprobe.py").write_text("import builtins\nbuiltins.LAZYPROBE_RUNS = "
-                                           "getattr(builtins, 'LAZYPROBE_RUNS', 0) + 1\nVALUE = 41\n"
-                                           "def twice(x):\n    return 2 * x\n")
+    (tmp_path / "lazyprobe.py").write_text(
+        "import builtins\nbuiltins.LAZYPROBE_RUNS = "
+        "getattr(builtins, 'LAZYPROBE_RUNS', 0) + 1\nVALUE = 41\n"
+        "def twice(x):\n    return 2 * x\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     yield "lazyprobe"
     sys.modules.pop("lazyprobe", None)

@@ -37,43 +37,87 @@ TRACE_CHAINS = 3
 def add_command(sub) -> None:
     """Register ``jaxqueens anneal``."""
     p = sub.add_parser(
-        "anneal", help="stochastic local search, threshold accepting, simulated annealing",
+        "anneal",
+        help="stochastic local search, threshold accepting, simulated annealing",
         description="Run independent LS / TA / SA chains (NMOF's LSopt, TAopt, SAopt) with a fixed "
-                    "step budget each; chains stop early when solved.")
-    p.add_argument("--method", default="ta",
-                   help="ls, ta, sa, a comma list (ls,ta,sa) or 'all' (default ta)")
+        "step budget each; chains stop early when solved.",
+    )
+    p.add_argument(
+        "--method", default="ta", help="ls, ta, sa, a comma list (ls,ta,sa) or 'all' (default ta)"
+    )
     options.add_size(p, default=8)
     p.add_argument("--chains", type=int, default=1000, help="chains per method (default 1000)")
-    p.add_argument("--steps", type=int, default=10_000, help="step budget per chain (default 10000)")
+    p.add_argument(
+        "--steps", type=int, default=10_000, help="step budget per chain (default 10000)"
+    )
     p.add_argument("--rounds", type=int, default=10, help="thresholds / temperatures (default 10)")
-    p.add_argument("--neighbour", choices=NEIGHBOURS, default="step",
-                   help="step: move one queen by 1..STEP rows within its column (NMOF); "
-                        "swap: exchange two rows")
-    p.add_argument("--step", type=int, default=3, help="largest move of the step neighbour (default 3)")
-    p.add_argument("--edge", choices=EDGES, default="wrap",
-                   help="step neighbour past the board's edge: wrap (row mod n, default) or nmof (to "
-                        "the far end: past the last row to row 0 and back, as NMOF's vignette)")
-    p.add_argument("--objective", choices=OBJECTIVES, default="attacks",
-                   help="attacks (NMOF: queens minus lines occupied) or pairs (default attacks)")
-    p.add_argument("--q", type=float, default=0.5, help="TA: first threshold quantile (default 0.5)")
-    p.add_argument("--init-prob", type=float, default=0.4,
-                   help="SA: share of worsening moves accepted at the start (default 0.4)")
-    p.add_argument("--alpha", type=float, default=0.9, help="SA: cooling factor per round (default 0.9)")
-    p.add_argument("--t0", default="worsening", metavar="RULE",
-                   help="SA start temperature: worsening (default: --init-prob of the calibration "
-                        "walk's worsening moves accepted), nmof (NMOF's SAopt: mean exp(-|delta|/T0) over "
-                        "all the walk's moves = --init-prob, T0 in [1e-5, 1]) or a number")
-    p.add_argument("--file", default=None,
-                   help="start every chain from this board (any board: rows may repeat, e.g. all "
-                        "queens on one row as NMOF's vignette); default: random permutations")
-    p.add_argument("--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n")
+    p.add_argument(
+        "--neighbour",
+        choices=NEIGHBOURS,
+        default="step",
+        help="step: move one queen by 1..STEP rows within its column (NMOF); "
+        "swap: exchange two rows",
+    )
+    p.add_argument(
+        "--step", type=int, default=3, help="largest move of the step neighbour (default 3)"
+    )
+    p.add_argument(
+        "--edge",
+        choices=EDGES,
+        default="wrap",
+        help="step neighbour past the board's edge: wrap (row mod n, default) or nmof (to "
+        "the far end: past the last row to row 0 and back, as NMOF's vignette)",
+    )
+    p.add_argument(
+        "--objective",
+        choices=OBJECTIVES,
+        default="attacks",
+        help="attacks (NMOF: queens minus lines occupied) or pairs (default attacks)",
+    )
+    p.add_argument(
+        "--q", type=float, default=0.5, help="TA: first threshold quantile (default 0.5)"
+    )
+    p.add_argument(
+        "--init-prob",
+        type=float,
+        default=0.4,
+        help="SA: share of worsening moves accepted at the start (default 0.4)",
+    )
+    p.add_argument(
+        "--alpha", type=float, default=0.9, help="SA: cooling factor per round (default 0.9)"
+    )
+    p.add_argument(
+        "--t0",
+        default="worsening",
+        metavar="RULE",
+        help="SA start temperature: worsening (default: --init-prob of the calibration "
+        "walk's worsening moves accepted), nmof (NMOF's SAopt: mean exp(-|delta|/T0) over "
+        "all the walk's moves = --init-prob, T0 in [1e-5, 1]) or a number",
+    )
+    p.add_argument(
+        "--file",
+        default=None,
+        help="start every chain from this board (any board: rows may repeat, e.g. all "
+        "queens on one row as NMOF's vignette); default: random permutations",
+    )
+    p.add_argument(
+        "--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n"
+    )
     options.add_instance(p)
     options.add_seed(p)
-    p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="write outputs here (one folder per method), with the best board of every "
-                        "unsolved chain")
-    p.add_argument("--plot", action="store_true", help="with --out: best-so-far traces, one line per method")
+    p.add_argument(
+        "--batch", type=int, default=None, help="chains per kernel call (default: automatic)"
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write outputs here (one folder per method), with the best board of every "
+        "unsolved chain",
+    )
+    p.add_argument(
+        "--plot", action="store_true", help="with --out: best-so-far traces, one line per method"
+    )
     options.add_checkpoint(p)
     options.add_quiet(p)
     p.set_defaults(func=cmd_anneal)
@@ -90,29 +134,39 @@ def parse_methods(text: str) -> list[str]:
 
 def _summary_line(method: str, n: int, s: dict) -> str:
     if not s["solved"] and "status" in s:
-        return (f"{method.upper()}: n = {n}, instance unknown: no chain solved it after "
-                f"{s['steps_budget']:,} steps in each of {s['chains']} chains (local search proves "
-                f"no UNSAT; jaxqueens complete decides it); lowest {OBJECTIVE_NAMES[s['objective']]} "
-                f"{s['best_objective_min']} (mean {s['best_objective_mean']:.2f})")
+        return (
+            f"{method.upper()}: n = {n}, instance unknown: no chain solved it after "
+            f"{s['steps_budget']:,} steps in each of {s['chains']} chains (local search proves "
+            f"no UNSAT; jaxqueens complete decides it); lowest {OBJECTIVE_NAMES[s['objective']]} "
+            f"{s['best_objective_min']} (mean {s['best_objective_mean']:.2f})"
+        )
     if not s["solved"]:
-        return (f"{method.upper()}: n = {n}, no solution found after {s['steps_budget']:,} steps in "
-                f"each of {s['chains']} chains; lowest {OBJECTIVE_NAMES[s['objective']]} "
-                f"{s['best_objective_min']} (mean {s['best_objective_mean']:.2f})")
-    return (f"{method.upper()}: n = {n}, {s['solved']} of {s['chains']} chains solved "
-            f"({100 * s['success_rate']:.1f}%), {s['distinct_solutions']} distinct, all verified; "
-            f"mean best objective {s['best_objective_mean']:.2f}; "
-            f"{(s['solutions_per_s'] or 0):,.0f} solutions/s")
+        return (
+            f"{method.upper()}: n = {n}, no solution found after {s['steps_budget']:,} steps in "
+            f"each of {s['chains']} chains; lowest {OBJECTIVE_NAMES[s['objective']]} "
+            f"{s['best_objective_min']} (mean {s['best_objective_mean']:.2f})"
+        )
+    return (
+        f"{method.upper()}: n = {n}, {s['solved']} of {s['chains']} chains solved "
+        f"({100 * s['success_rate']:.1f}%), {s['distinct_solutions']} distinct, all verified; "
+        f"mean best objective {s['best_objective_mean']:.2f}; "
+        f"{(s['solutions_per_s'] or 0):,.0f} solutions/s"
+    )
 
 
 def _resume_states(resume: str, methods: list[str]) -> dict[str, str]:
     """``--resume DIR``: where each method stands (:func:`jaxqueens.io.anneal.method_state`);
     a folder with nothing to resume, or a method with incomplete outputs, is refused."""
-    states = {m: anneal_io.method_state(anneal_io.method_folder(resume, m, methods)) for m in methods}
+    states = {
+        m: anneal_io.method_state(anneal_io.method_folder(resume, m, methods)) for m in methods
+    }
     bad = [m for m, state in states.items() if state == "incomplete"]
     if bad or all(state == "not started" for state in states.values()):
         which = f" for {bad[0]}" if bad else ""
-        raise QueensError(f"--resume {resume}: no checkpoint or finished run{which} there; check the "
-                          "folder, or start without --resume")
+        raise QueensError(
+            f"--resume {resume}: no checkpoint or finished run{which} there; check the "
+            "folder, or start without --resume"
+        )
     return states
 
 
@@ -120,11 +174,15 @@ def _report_interrupt(out, method: str, before: list[str], chains: int, ckpt) ->
     """After Ctrl-C in ``method`` (``before``: the methods finished earlier): the checkpoint that
     holds its finished chains, or what else is kept, and how to resume; exit code 130."""
     if ckpt is not None and ckpt.exists():
-        return options.report_interrupt(f"{chains} finished chains of {method.upper()}", out, saved=ckpt)
+        return options.report_interrupt(
+            f"{chains} finished chains of {method.upper()}", out, saved=ckpt
+        )
     if out is not None and before and is_writer():
-        print(f"interrupted before {method.upper()} finished any chain; {', '.join(before).upper()} "
-              f"finished and kept in {out}; resume with the same command and --resume {out}",
-              file=sys.stderr)
+        print(
+            f"interrupted before {method.upper()} finished any chain; {', '.join(before).upper()} "
+            f"finished and kept in {out}; resume with the same command and --resume {out}",
+            file=sys.stderr,
+        )
         return 130
     if out is not None and is_writer():
         print(f"interrupted before any chain finished; nothing saved in {out}", file=sys.stderr)
@@ -158,42 +216,81 @@ def cmd_anneal(args: argparse.Namespace) -> int:
         if states.get(method) == "finished":
             continue  # this method had finished before the interruption
         try:
-            res = annealing.anneal(n, method, args.chains, args.steps, rounds=args.rounds,
-                         neighbour=args.neighbour, step=args.step, objective=args.objective,
-                         edge=args.edge, seed=args.seed, batch=args.batch, q=args.q,
-                         init_prob=args.init_prob, alpha=args.alpha, t0=args.t0, start=start,
-                         best_boards=folder is not None, trace_chains=TRACE_CHAINS if args.plot else 0,
-                         quiet=options.quiet(args), announce=print, checkpoint=ckpt,
-                         resume=states.get(method) == "saved", checkpoint_every=args.checkpoint_every,
-                         **({"instance": instance, "toroidal": args.toroidal} if instance is not None
-                            else {"toroidal": True} if args.toroidal else {}))
+            res = annealing.anneal(
+                n,
+                method,
+                args.chains,
+                args.steps,
+                rounds=args.rounds,
+                neighbour=args.neighbour,
+                step=args.step,
+                objective=args.objective,
+                edge=args.edge,
+                seed=args.seed,
+                batch=args.batch,
+                q=args.q,
+                init_prob=args.init_prob,
+                alpha=args.alpha,
+                t0=args.t0,
+                start=start,
+                best_boards=folder is not None,
+                trace_chains=TRACE_CHAINS if args.plot else 0,
+                quiet=options.quiet(args),
+                announce=print,
+                checkpoint=ckpt,
+                resume=states.get(method) == "saved",
+                checkpoint_every=args.checkpoint_every,
+                **(
+                    {"instance": instance, "toroidal": args.toroidal}
+                    if instance is not None
+                    else {"toroidal": True}
+                    if args.toroidal
+                    else {}
+                ),
+            )
         except KeyboardInterrupt:  # before the chunked loop (calibration, compilation)
             res = None
         if res is None or res.run.stopped_by == "interrupted":
-            return _report_interrupt(args.out, method, methods[:i],
-                                     0 if res is None else len(res.run.chain_id), ckpt)
+            return _report_interrupt(
+                args.out, method, methods[:i], 0 if res is None else len(res.run.chain_id), ckpt
+            )
         with options.final_write(args.out):
             logs.log("summary", **res.summary)
             results[method] = res
             saved = None
-            if folder is not None and is_writer() and res.best_boards is not None and len(res.best_boards):
-                saved = anneal_io.write_best(folder, res.best_chains, res.best_boards,
-                                             res.run.best[~res.run.solved], res.best_pairs,
-                                             res.run.steps[~res.run.solved])
+            if (
+                folder is not None
+                and is_writer()
+                and res.best_boards is not None
+                and len(res.best_boards)
+            ):
+                saved = anneal_io.write_best(
+                    folder,
+                    res.best_chains,
+                    res.best_boards,
+                    res.run.best[~res.run.solved],
+                    res.best_pairs,
+                    res.run.steps[~res.run.solved],
+                )
             line = _summary_line(method, n, res.summary)
             if saved and not res.summary["solved"]:  # one line: no solution, and where the best are
                 print(f"{line}; best boards in {saved[0]}")
             else:
                 print(line)
                 if saved:
-                    print(f"{method.upper()}: best board of each of {len(res.best_boards)} unsolved "
-                          f"chains in {saved[0]} (attacking pairs in {saved[1].name})")
+                    print(
+                        f"{method.upper()}: best board of each of {len(res.best_boards)} unsolved "
+                        f"chains in {saved[0]} (attacking pairs in {saved[1].name})"
+                    )
             if folder is not None and is_writer():
                 chain_io.write_outputs(res.run, folder, res.summary)
     with options.final_write(args.out):
         if args.out and args.plot and is_writer() and len(results) == len(methods):
-            path = chain_plots.method_traces({m: r.traces for m, r in results.items()},
-                                         anneal_io.traces_file(args.out), n=n,
-                                         every=results[methods[0]].trace_every)
+            path = chain_plots.method_traces(
+                {m: r.traces for m, r in results.items()},
+                anneal_io.traces_file(args.out),
+                n=n,
+                every=results[methods[0]].trace_every,
+            )
             print(f"wrote {path}")
     return 0

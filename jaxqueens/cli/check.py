@@ -10,9 +10,12 @@ MAX_SHOWN = 5
 
 
 def add_command(sub) -> None:
-    p = sub.add_parser("check", help="verify that boards are solutions (exit 1 if not)",
-                       description="Verify every board of FILE with the independent NumPy checker. "
-                                   "Exit 0 if all are solutions, 1 if any is not, 2 on bad input.")
+    p = sub.add_parser(
+        "check",
+        help="verify that boards are solutions (exit 1 if not)",
+        description="Verify every board of FILE with the independent NumPy checker. "
+        "Exit 0 if all are solutions, 1 if any is not, 2 on bad input.",
+    )
     options.add_file(p)
     p.set_defaults(func=cmd_check, uses_jax=False)  # never imports JAX (tests/test_startup.py)
 
@@ -30,5 +33,7 @@ def cmd_check(args) -> int:
     if bad:
         print(f"{args.file}: {bad} of {boards.shape[0]} board(s) are not solutions")
         return 1
-    print(f"{args.file}: OK, {boards.shape[0]} board(s) of n = {boards.shape[-1]} are all solutions")
+    print(
+        f"{args.file}: OK, {boards.shape[0]} board(s) of n = {boards.shape[-1]} are all solutions"
+    )
     return 0

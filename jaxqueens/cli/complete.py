@@ -31,32 +31,63 @@ MAX_N = 32  # uint32 masks of the exact search (jaxqueens.solvers.complete.MAX_N
 def add_command(sub) -> None:
     """Register ``jaxqueens complete`` on an argparse subparsers object."""
     p = sub.add_parser(
-        "complete", help="decide / count constrained instances exactly (completion, excluded diagonals)",
+        "complete",
+        help="decide / count constrained instances exactly (completion, excluded diagonals)",
         description="Decide (first solution or UNSAT), count or enumerate every instance exactly with "
-                    "a batched bitmask search: n-Queens Completion, CSPLib prob079 excluded "
-                    "diagonals (FILE.param:d uses the first d diagonals), blocked squares, toroidal "
-                    "queens. Folders and .tar.gz sets are searched for instance files. Prints one "
-                    "CSV row per instance (file, d, n, status, solutions, nodes, seconds).")
-    p.add_argument("inputs", nargs="+", metavar="FILE_OR_DIR",
-                   help="instance files (.param, .jsonl, text boards with '.' gaps), FILE.param:d, "
-                        "folders or .tar.gz sets")
+        "a batched bitmask search: n-Queens Completion, CSPLib prob079 excluded "
+        "diagonals (FILE.param:d uses the first d diagonals), blocked squares, toroidal "
+        "queens. Folders and .tar.gz sets are searched for instance files. Prints one "
+        "CSV row per instance (file, d, n, status, solutions, nodes, seconds).",
+    )
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="instance files (.param, .jsonl, text boards with '.' gaps), FILE.param:d, "
+        "folders or .tar.gz sets",
+    )
     what = p.add_mutually_exclusive_group()
     what.add_argument("--count", action="store_true", help="count every solution (exact)")
-    what.add_argument("--enumerate", action="store_true",
-                      help="count and list solutions (up to --cap per instance) in solutions.jsonl")
-    p.add_argument("--cap", type=int, default=None, metavar="K",
-                   help="--enumerate: solutions listed per instance (default 1000)")
-    p.add_argument("--diags", type=int, default=None, metavar="D",
-                   help="use the first D diagonals of every .param file without its own :d "
-                        "(files of a folder or set listing fewer are skipped, and counted)")
+    what.add_argument(
+        "--enumerate",
+        action="store_true",
+        help="count and list solutions (up to --cap per instance) in solutions.jsonl",
+    )
+    p.add_argument(
+        "--cap",
+        type=int,
+        default=None,
+        metavar="K",
+        help="--enumerate: solutions listed per instance (default 1000)",
+    )
+    p.add_argument(
+        "--diags",
+        type=int,
+        default=None,
+        metavar="D",
+        help="use the first D diagonals of every .param file without its own :d "
+        "(files of a folder or set listing fewer are skipped, and counted)",
+    )
     p.add_argument("--toroidal", action="store_true", help="queens attack along diagonals modulo n")
-    p.add_argument("--one-based", action="store_true",
-                   help="rows in text boards are written 1..n instead of 0..n-1")
-    p.add_argument("--max-nodes", type=int, default=None, metavar="K",
-                   help="give an instance up after about K tree nodes (status unknown)")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="write DIR/results.csv, DIR/solutions.jsonl and DIR/summary.json; keep "
-                        "DIR/checkpoint.npz while running (resumable)")
+    p.add_argument(
+        "--one-based",
+        action="store_true",
+        help="rows in text boards are written 1..n instead of 0..n-1",
+    )
+    p.add_argument(
+        "--max-nodes",
+        type=int,
+        default=None,
+        metavar="K",
+        help="give an instance up after about K tree nodes (status unknown)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write DIR/results.csv, DIR/solutions.jsonl and DIR/summary.json; keep "
+        "DIR/checkpoint.npz while running (resumable)",
+    )
     options.add_checkpoint(p)
     options.add_quiet(p)
     p.set_defaults(func=cmd_complete)
@@ -78,23 +109,38 @@ def cmd_complete(args) -> int:
     _check(args)
     path, resume = options.checkpoint_target(args, per_process=True)
     options.prepare_out(args.out)
-    loaded = instio.load_instances(args.inputs, args.diags, one_based=args.one_based,
-                                   toroidal=args.toroidal)
+    loaded = instio.load_instances(
+        args.inputs, args.diags, one_based=args.one_based, toroidal=args.toroidal
+    )
     if not loaded.instances:
-        raise QueensError("no instance to solve" + (f": all {len(loaded.skipped)} files list fewer "
-                                                    f"than {args.diags} diagonals; lower --diags"
-                                                    if loaded.skipped else ""))
+        raise QueensError(
+            "no instance to solve"
+            + (
+                f": all {len(loaded.skipped)} files list fewer "
+                f"than {args.diags} diagonals; lower --diags"
+                if loaded.skipped
+                else ""
+            )
+        )
     big = [i for i in loaded.instances if i.model.n > MAX_N]
     if big:
-        raise QueensError(f"{big[0].source}: n = {big[0].model.n} is too large; exact search "
-                          f"supports n <= {MAX_N}")
+        raise QueensError(
+            f"{big[0].source}: n = {big[0].model.n} is too large; exact search "
+            f"supports n <= {MAX_N}"
+        )
     mode = "enumerate" if args.enumerate else "count" if args.count else "decide"
     kwargs = {"cap": args.cap} if args.cap is not None else {}
     try:
-        res = complete.solve_instances([i.model for i in loaded.instances], mode,
-                                       max_nodes=args.max_nodes, quiet=options.quiet(args),
-                                       checkpoint=path, resume=resume,
-                                       checkpoint_every=args.checkpoint_every, **kwargs)
+        res = complete.solve_instances(
+            [i.model for i in loaded.instances],
+            mode,
+            max_nodes=args.max_nodes,
+            quiet=options.quiet(args),
+            checkpoint=path,
+            resume=resume,
+            checkpoint_every=args.checkpoint_every,
+            **kwargs,
+        )
     except KeyboardInterrupt as err:
         return options.report_interrupt(str(err) or "the finished chunks", args.out)
     sources = [i.source for i in loaded.instances]
@@ -103,20 +149,34 @@ def cmd_complete(args) -> int:
         if gather.is_writer():
             w = csv.writer(sys.stdout, lineterminator="\n")
             w.writerow(outputs.HEADER)
-            w.writerows(["" if v is None else v for v in row]
-                        for row in outputs.rows(sources, ds, res.instances))
+            w.writerows(
+                ["" if v is None else v for v in row]
+                for row in outputs.rows(sources, ds, res.instances)
+            )
             status = [r.status for r in res.instances]
-            skipped = f", {len(loaded.skipped)} files skipped (fewer than {args.diags} diagonals)" \
-                if loaded.skipped else ""
-            print(f"{len(status)} instances: {status.count('SAT')} SAT, {status.count('UNSAT')} UNSAT, "
-                  f"{status.count('unknown')} unknown{skipped}; every solution verified; "
-                  f"{res.seconds:.2f} s (compile {res.compile_seconds:.2f} s excluded)", file=sys.stderr)
+            skipped = (
+                f", {len(loaded.skipped)} files skipped (fewer than {args.diags} diagonals)"
+                if loaded.skipped
+                else ""
+            )
+            print(
+                f"{len(status)} instances: {status.count('SAT')} SAT, {status.count('UNSAT')} UNSAT, "
+                f"{status.count('unknown')} unknown{skipped}; every solution verified; "
+                f"{res.seconds:.2f} s (compile {res.compile_seconds:.2f} s excluded)",
+                file=sys.stderr,
+            )
             if args.out:
                 outputs.write_results(args.out, sources, ds, res.instances)
                 outputs.write_solutions(args.out, sources, ds, res.instances)
-                written = outputs.write_summary(args.out, res.instances, mode=mode,
-                                                seconds=res.seconds,
-                                                compile_seconds=res.compile_seconds,
-                                                skipped=len(loaded.skipped))
-                print(f"wrote {Path(args.out) / outputs.RESULTS} and {written.name}", file=sys.stderr)
+                written = outputs.write_summary(
+                    args.out,
+                    res.instances,
+                    mode=mode,
+                    seconds=res.seconds,
+                    compile_seconds=res.compile_seconds,
+                    skipped=len(loaded.skipped),
+                )
+                print(
+                    f"wrote {Path(args.out) / outputs.RESULTS} and {written.name}", file=sys.stderr
+                )
     return 0

@@ -29,65 +29,100 @@ gather = _lazy.load("jaxqueens.parallel.gather")
 
 def add_command(sub) -> None:
     """Register ``jaxqueens count`` on an argparse subparsers object."""
-    p = sub.add_parser("count", help="count all solutions exactly (and list them for n <= 14)",
-                       description="Count every n-queens solution exactly: one border "
-                                   "configuration per class under the 8 symmetries of the square "
-                                   "(constellations), each completed by a bitmask DFS and weighted "
-                                   "by its class size; optionally the fundamental solutions (same "
-                                   "search), and every solution written to .npy (n <= 14).")
+    p = sub.add_parser(
+        "count",
+        help="count all solutions exactly (and list them for n <= 14)",
+        description="Count every n-queens solution exactly: one border "
+        "configuration per class under the 8 symmetries of the square "
+        "(constellations), each completed by a bitmask DFS and weighted "
+        "by its class size; optionally the fundamental solutions (same "
+        "search), and every solution written to .npy (n <= 14).",
+    )
     options.add_size(p, default=None, required=True, help=f"board size, 1..{COUNT_MAX_N}")
-    p.add_argument("--unique", action="store_true",
-                   help="also count solutions distinct under the 8 symmetries (OEIS A002562)")
-    p.add_argument("--toroidal", action="store_true",
-                   help="count queens on a torus (diagonals taken modulo n; OEIS A051906) with the "
-                        "constrained search of 'jaxqueens complete' (n <= 32)")
-    p.add_argument("--plan", action="store_true",
-                   help="count nothing: print the number of tasks and the run time predicted "
-                        "from a timed sample of tasks (a few seconds)")
-    p.add_argument("--enumerate", action="store_true",
-                   help=f"write every solution to --out (n <= {COUNT_ENUMERATE_MAX_N})")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="count: keep DIR/checkpoint.npz (resumable) and write DIR/summary.json; "
-                        "with --enumerate: FILE.npy gets all solutions [S, n] uint8 and "
-                        "FILE_fundamental.npy the fundamental representatives (a DIR gets "
-                        "solutions.npy and solutions_fundamental.npy; another suffix is refused)")
+    p.add_argument(
+        "--unique",
+        action="store_true",
+        help="also count solutions distinct under the 8 symmetries (OEIS A002562)",
+    )
+    p.add_argument(
+        "--toroidal",
+        action="store_true",
+        help="count queens on a torus (diagonals taken modulo n; OEIS A051906) with the "
+        "constrained search of 'jaxqueens complete' (n <= 32)",
+    )
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="count nothing: print the number of tasks and the run time predicted "
+        "from a timed sample of tasks (a few seconds)",
+    )
+    p.add_argument(
+        "--enumerate",
+        action="store_true",
+        help=f"write every solution to --out (n <= {COUNT_ENUMERATE_MAX_N})",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="count: keep DIR/checkpoint.npz (resumable) and write DIR/summary.json; "
+        "with --enumerate: FILE.npy gets all solutions [S, n] uint8 and "
+        "FILE_fundamental.npy the fundamental representatives (a DIR gets "
+        "solutions.npy and solutions_fundamental.npy; another suffix is refused)",
+    )
     options.add_checkpoint(p)
     shown = p.add_mutually_exclusive_group()
-    shown.add_argument("--progress", action="store_true",
-                       help="progress line with time left, even off a terminal")
+    shown.add_argument(
+        "--progress", action="store_true", help="progress line with time left, even off a terminal"
+    )
     options.add_quiet(shown)
-    p.add_argument("--checkpoint", default=None, metavar="FILE.json",
-                   help="no longer supported: use --out DIR and --resume DIR")
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        metavar="FILE.json",
+        help="no longer supported: use --out DIR and --resume DIR",
+    )
     p.set_defaults(func=cmd_count)
 
 
 def _known(value: int, table: dict[int, int], n: int, name: str) -> str:
     if n not in table:
         return ""
-    return f" (OEIS {name}: {'agrees' if table[n] == value else f'MISMATCH, expected {table[n]:,}'})"
+    return (
+        f" (OEIS {name}: {'agrees' if table[n] == value else f'MISMATCH, expected {table[n]:,}'})"
+    )
 
 
 def _enumerate(args, n: int) -> int:
     if args.resume:
         raise QueensError("--enumerate runs in one go (n <= 14) and cannot resume; drop --resume")
     if not args.out:
-        raise QueensError("--enumerate needs --out FILE.npy (or a folder) to write the solutions to")
+        raise QueensError(
+            "--enumerate needs --out FILE.npy (or a folder) to write the solutions to"
+        )
     suffix = Path(args.out).suffix
     if suffix and suffix != ".npy" and not Path(args.out).is_dir():
-        raise QueensError(f"--out {args.out}: --enumerate writes .npy files; give --out FILE.npy, "
-                          f"or a folder without a suffix (it gets {outputs.SOLUTIONS} and the "
-                          "fundamental ones beside it)")
-    options.prepare_out(args.out, kind="file" if suffix == ".npy" else "dir",
-                        need=2 * n * A000170.get(n, 0) if n <= COUNT_ENUMERATE_MAX_N else 0)
+        raise QueensError(
+            f"--out {args.out}: --enumerate writes .npy files; give --out FILE.npy, "
+            f"or a folder without a suffix (it gets {outputs.SOLUTIONS} and the "
+            "fundamental ones beside it)"
+        )
+    options.prepare_out(
+        args.out,
+        kind="file" if suffix == ".npy" else "dir",
+        need=2 * n * A000170.get(n, 0) if n <= COUNT_ENUMERATE_MAX_N else 0,
+    )
     boards = count.enumerate_solutions(n)
     reps = symmetry.fundamental(boards)
     every, fund = outputs.solution_paths(args.out)
     with options.final_write(args.out):
         if gather.is_writer():  # several processes: process 0 writes
             outputs.write_solutions(args.out, boards, reps)
-        print(f"n = {n}: {len(boards):,} solutions{_known(len(boards), A000170, n, 'A000170')}, "
-              f"{len(reps):,} fundamental{_known(len(reps), A002562, n, 'A002562')}; "
-              f"all verified; wrote {every} and {fund}")
+        print(
+            f"n = {n}: {len(boards):,} solutions{_known(len(boards), A000170, n, 'A000170')}, "
+            f"{len(reps):,} fundamental{_known(len(reps), A002562, n, 'A002562')}; "
+            f"all verified; wrote {every} and {fund}"
+        )
         return 0
 
 
@@ -104,39 +139,67 @@ def duration(seconds: float) -> str:
 
 def _plan(args, n: int) -> int:
     """``count --plan``: the tasks and the predicted run time, nothing counted or written."""
-    extra = [flag for flag, on in (("--enumerate", args.enumerate), ("--out", args.out),
-                                   ("--resume", args.resume)) if on]
+    extra = [
+        flag
+        for flag, on in (
+            ("--enumerate", args.enumerate),
+            ("--out", args.out),
+            ("--resume", args.resume),
+        )
+        if on
+    ]
     if extra:
-        raise QueensError(f"--plan only predicts a count and writes nothing: drop {' and '.join(extra)}")
+        raise QueensError(
+            f"--plan only predicts a count and writes nothing: drop {' and '.join(extra)}"
+        )
     plan = count.plan_count(n)
     if plan.tasks == 0:
         print(f"n = {n}: solved by brute force at once (no tasks)")
         return 0
-    print(f"n = {n}: {plan.constellations:,} constellations (classes of border queens), "
-          f"{plan.tasks:,} tasks of depth {plan.depth} in {plan.chunks:,} chunks on "
-          f"{plan.devices} device(s)")
-    print(f"estimated run time: {duration(plan.estimate_seconds)} (from {plan.sampled:,} tasks "
-          f"counted in {plan.sample_seconds:.2f} s; compile {plan.compile_seconds:.2f} s and "
-          f"start-up not included; --unique takes about as long)")
+    print(
+        f"n = {n}: {plan.constellations:,} constellations (classes of border queens), "
+        f"{plan.tasks:,} tasks of depth {plan.depth} in {plan.chunks:,} chunks on "
+        f"{plan.devices} device(s)"
+    )
+    print(
+        f"estimated run time: {duration(plan.estimate_seconds)} (from {plan.sampled:,} tasks "
+        f"counted in {plan.sample_seconds:.2f} s; compile {plan.compile_seconds:.2f} s and "
+        f"start-up not included; --unique takes about as long)"
+    )
     return 0
 
 
 def _toroidal(args, n: int) -> int:
     """``count --toroidal``: :func:`jaxqueens.drivers.complete.toroidal_count`, resumable."""
-    extra = [flag for flag, on in (("--unique", args.unique), ("--plan", args.plan),
-                                   ("--enumerate", args.enumerate)) if on]
+    extra = [
+        flag
+        for flag, on in (
+            ("--unique", args.unique),
+            ("--plan", args.plan),
+            ("--enumerate", args.enumerate),
+        )
+        if on
+    ]
     if extra:
-        raise QueensError(f"--toroidal counts all solutions on the torus only: drop {' and '.join(extra)}")
+        raise QueensError(
+            f"--toroidal counts all solutions on the torus only: drop {' and '.join(extra)}"
+        )
     if n > complete.MAX_N:
-        raise QueensError(f"--toroidal: n = {n} is too large for the constrained search; give n <= "
-                          f"{complete.MAX_N}")
+        raise QueensError(
+            f"--toroidal: n = {n} is too large for the constrained search; give n <= "
+            f"{complete.MAX_N}"
+        )
     path, resume = options.checkpoint_target(args, per_process=True)
     options.prepare_out(args.out)
     try:
-        res = complete.solve_instances([Constraints(n, toroidal=True)], mode="count",
-                                       quiet=False if args.progress else options.quiet(args),
-                                       checkpoint=path, resume=resume,
-                                       checkpoint_every=args.checkpoint_every)
+        res = complete.solve_instances(
+            [Constraints(n, toroidal=True)],
+            mode="count",
+            quiet=False if args.progress else options.quiet(args),
+            checkpoint=path,
+            resume=resume,
+            checkpoint_every=args.checkpoint_every,
+        )
     except KeyboardInterrupt as err:
         return options.report_interrupt(str(err) or "the finished chunks", args.out)
     total = res.instances[0].solutions
@@ -151,9 +214,11 @@ def _toroidal(args, n: int) -> int:
 def cmd_count(args) -> int:
     """The ``count`` command."""
     if args.checkpoint:
-        raise QueensError(f"--checkpoint {args.checkpoint}: JSON checkpoints are no longer "
-                          "supported; give --out DIR (checkpoint in DIR/checkpoint.npz) and, "
-                          "after an interruption, --resume DIR")
+        raise QueensError(
+            f"--checkpoint {args.checkpoint}: JSON checkpoints are no longer "
+            "supported; give --out DIR (checkpoint in DIR/checkpoint.npz) and, "
+            "after an interruption, --resume DIR"
+        )
     n = options.board_size(args)
     if args.toroidal:
         return _toroidal(args, n)
@@ -162,29 +227,44 @@ def cmd_count(args) -> int:
     if args.enumerate:
         return _enumerate(args, n)
     if args.out and Path(args.out).suffix == ".npy":
-        raise QueensError(f"--out {args.out} is a solutions file: add --enumerate to list the "
-                          "solutions, or give --out DIR to keep a count's checkpoint and summary")
+        raise QueensError(
+            f"--out {args.out} is a solutions file: add --enumerate to list the "
+            "solutions, or give --out DIR to keep a count's checkpoint and summary"
+        )
     path, resume = options.checkpoint_target(args, per_process=True)
     options.prepare_out(args.out)
     try:
-        res = count.count_solutions(n, unique=args.unique, checkpoint=path, resume=resume,
-                                    quiet=False if args.progress else options.quiet(args),
-                                    checkpoint_every=args.checkpoint_every)
+        res = count.count_solutions(
+            n,
+            unique=args.unique,
+            checkpoint=path,
+            resume=resume,
+            quiet=False if args.progress else options.quiet(args),
+            checkpoint_every=args.checkpoint_every,
+        )
     except KeyboardInterrupt as err:
         return options.report_interrupt(str(err) or "the finished chunks", args.out)
     with options.final_write(args.out):
         print(f"n = {res.n}: {res.total:,} solutions{_known(res.total, A000170, res.n, 'A000170')}")
         if res.unique is not None:
-            print(f"fundamental (distinct under rotations and reflections): {res.unique:,}"
-                  f"{_known(res.unique, A002562, res.n, 'A002562')}")
-        resumed = (f", {res.resumed_chunks} of {res.chunks} chunks resumed from checkpoint"
-                   if res.resumed_chunks else "")
-        print(f"{res.seconds:.3f} s ({res.prefixes:,} tasks from {res.constellations:,} "
-              f"constellations, depth {res.depth}, compile {res.compile_seconds:.2f} s "
-              f"excluded{resumed})")
+            print(
+                f"fundamental (distinct under rotations and reflections): {res.unique:,}"
+                f"{_known(res.unique, A002562, res.n, 'A002562')}"
+            )
+        resumed = (
+            f", {res.resumed_chunks} of {res.chunks} chunks resumed from checkpoint"
+            if res.resumed_chunks
+            else ""
+        )
+        print(
+            f"{res.seconds:.3f} s ({res.prefixes:,} tasks from {res.constellations:,} "
+            f"constellations, depth {res.depth}, compile {res.compile_seconds:.2f} s "
+            f"excluded{resumed})"
+        )
         if args.out and gather.is_writer():
             written = outputs.write_summary(args.out, res, processes=gather.process_count())
             print(f"wrote {written}")
         bad = (res.n in A000170 and res.total != A000170[res.n]) or (
-            res.unique is not None and res.n in A002562 and res.unique != A002562[res.n])
+            res.unique is not None and res.n in A002562 and res.unique != A002562[res.n]
+        )
         return 1 if bad else 0

@@ -41,12 +41,14 @@ def parse_sizes(text: str, low: int = 1, high: int = MAX_N) -> list[int]:
         try:
             lo, hi = (int(x) for x in part.split("-", 1)) if "-" in part[1:] else (int(part),) * 2
         except ValueError:
-            raise QueensError(f"-n {_quote(text)}: give a size (27), a range (20-27) or a list "
-                              "(8,12,20-24)") from None
+            raise QueensError(
+                f"-n {_quote(text)}: give a size (27), a range (20-27) or a list (8,12,20-24)"
+            ) from None
         if not (low <= lo <= high and low <= hi <= high):
             which = f" ({_quote(part)} is not)" if part != text.strip() else ""
-            raise QueensError(f"-n {_quote(text)}: sizes must lie in {low}..{high}{which}; "
-                              "pick sizes in range")
+            raise QueensError(
+                f"-n {_quote(text)}: sizes must lie in {low}..{high}{which}; pick sizes in range"
+            )
         sizes.update(range(lo, hi + 1))
     if not sizes:
         raise QueensError(f"-n {_quote(text)}: give at least one board size")
@@ -56,22 +58,42 @@ def parse_sizes(text: str, low: int = 1, high: int = MAX_N) -> list[int]:
 def add_command(sub) -> None:
     """Register ``jaxqueens estimate``."""
     p = sub.add_parser(
-        "estimate", help="estimate Q(n) and the backtrack tree's size with Knuth's random probes",
+        "estimate",
+        help="estimate Q(n) and the backtrack tree's size with Knuth's random probes",
         description="Knuth's (1975) random-probe estimator: walk from the root choosing a uniformly "
-                    "random safe row per column, multiply the branching factors. The top levels "
-                    "are enumerated exactly (strata) to cut the variance. Reports the estimate, "
-                    "its standard error and a confidence interval, against OEIS A000170 for n <= 27.")
+        "random safe row per column, multiply the branching factors. The top levels "
+        "are enumerated exactly (strata) to cut the variance. Reports the estimate, "
+        "its standard error and a confidence interval, against OEIS A000170 for n <= 27.",
+    )
     p.add_argument("n_pos", nargs="?", default=None, metavar="N", help="board sizes (same as -n)")
-    p.add_argument("-n", "--n", dest="n", default=None, metavar="N",
-                   help=f"board size 1..{MAX_N}, a range 20-27 or a list 8,12,32 (default 27)")
-    p.add_argument("--probes", type=float, default=None,
-                   help="probes per size (default 1e7 on a CPU, 1e8 on a GPU)")
-    p.add_argument("--depth", type=int, default=None,
-                   help="levels enumerated exactly (default: automatic; 0 = plain Knuth estimator)")
+    p.add_argument(
+        "-n",
+        "--n",
+        dest="n",
+        default=None,
+        metavar="N",
+        help=f"board size 1..{MAX_N}, a range 20-27 or a list 8,12,32 (default 27)",
+    )
+    p.add_argument(
+        "--probes",
+        type=float,
+        default=None,
+        help="probes per size (default 1e7 on a CPU, 1e8 on a GPU)",
+    )
+    p.add_argument(
+        "--depth",
+        type=int,
+        default=None,
+        help="levels enumerated exactly (default: automatic; 0 = plain Knuth estimator)",
+    )
     p.add_argument("--level", type=float, default=0.99, help="confidence level (default 0.99)")
     options.add_seed(p)
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="write summary.json, estimates.csv and log_q_over_n.png here")
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write summary.json, estimates.csv and log_q_over_n.png here",
+    )
     options.add_quiet(p)
     options.add_checkpoint(p)
     p.set_defaults(func=cmd_estimate)
@@ -85,8 +107,10 @@ def _checkpoints(args) -> bool:
     """Resume? (``--resume DIR`` needs a checkpoint there and sets ``args.out``.)"""
     if args.resume:
         if not any(Path(args.resume).glob("checkpoint-n*.npz")):
-            raise QueensError(f"--resume {args.resume}: no checkpoint there; check the folder, or "
-                              "start without --resume")
+            raise QueensError(
+                f"--resume {args.resume}: no checkpoint there; check the folder, or "
+                "start without --resume"
+            )
         args.out = args.resume
         return True
     if args.checkpoint_every <= 0:
@@ -96,17 +120,24 @@ def _checkpoints(args) -> bool:
 
 def _report(r: knuth.Estimate, level: float) -> None:
     lo, hi = r.ci
-    line = (f"n = {r.n}: Q(n) ~ {_fmt(r.solutions)} +- {_fmt(r.solutions_se)} "
-            f"({100 * level:g}% CI {_fmt(lo)} .. {_fmt(hi)})")
+    line = (
+        f"n = {r.n}: Q(n) ~ {_fmt(r.solutions)} +- {_fmt(r.solutions_se)} "
+        f"({100 * level:g}% CI {_fmt(lo)} .. {_fmt(hi)})"
+    )
     if r.exact is not None:
         inside = "inside" if lo <= r.exact <= hi else "OUTSIDE"
         error = f", error {100 * r.rel_error:+.3f}%" if r.rel_error is not None else ""
         line += f"; exact {r.exact:,} ({inside} the CI{error})"
     print(line)
-    how = "every walk enumerated: exact" if r.exhaustive else (
-        f"{r.probes:,} probes below {r.strata:,} strata of depth {r.depth}, "
-        f"{r.hit_rate:.2%} reach depth n, {r.probes_per_s:,.0f} probes/s "
-        f"(compile {r.compile_s:.2f} s excluded)")
+    how = (
+        "every walk enumerated: exact"
+        if r.exhaustive
+        else (
+            f"{r.probes:,} probes below {r.strata:,} strata of depth {r.depth}, "
+            f"{r.hit_rate:.2%} reach depth n, {r.probes_per_s:,.0f} probes/s "
+            f"(compile {r.compile_s:.2f} s excluded)"
+        )
+    )
     print(f"    backtrack tree: {_fmt(r.nodes)} +- {_fmt(r.nodes_se)} nodes; {how}")
 
 
@@ -123,9 +154,17 @@ def cmd_estimate(args) -> int:
     for n in sizes:
         ckpt = Path(args.out) / f"checkpoint-n{n}.npz" if args.out else None
         try:
-            r = knuth.estimate(n, probes, depth=args.depth if args.depth is None else min(args.depth, n),
-                               seed=args.seed, level=args.level, quiet=options.quiet(args),
-                               checkpoint=ckpt, resume=resume, checkpoint_every=args.checkpoint_every)
+            r = knuth.estimate(
+                n,
+                probes,
+                depth=args.depth if args.depth is None else min(args.depth, n),
+                seed=args.seed,
+                level=args.level,
+                quiet=options.quiet(args),
+                checkpoint=ckpt,
+                resume=resume,
+                checkpoint_every=args.checkpoint_every,
+            )
         except KeyboardInterrupt:
             return options.report_interrupt(f"{len(results)} finished sizes", args.out)
         results.append(r)
@@ -134,8 +173,11 @@ def cmd_estimate(args) -> int:
         if args.out and gather.is_writer():
             out = Path(args.out)
             outputs.write_outputs(out, knuth.run_summary(results, args.seed))
-            path = figures.log_q_plot([(r.n, r.solutions, r.solutions_se, r.z) for r in results],
-                                      out / "log_q_over_n.png", alpha=knuth.SIMKIN_ALPHA)
+            path = figures.log_q_plot(
+                [(r.n, r.solutions, r.solutions_se, r.z) for r in results],
+                out / "log_q_over_n.png",
+                alpha=knuth.SIMKIN_ALPHA,
+            )
             for ckpt in out.glob("checkpoint-n*.npz"):
                 ckpt.unlink()
             print(f"wrote summary.json, estimates.csv, {path.name} to {out}")

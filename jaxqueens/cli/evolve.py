@@ -44,11 +44,30 @@ from jaxqueens.plots import ga as ga_plots
 ga = _lazy.load("jaxqueens.drivers.ga")
 gather = _lazy.load("jaxqueens.parallel.gather")
 
-INT_KEYS = ("n", "pop", "generations", "trials", "tournament", "elite", "islands", "migrate_every",
-            "migrants", "seed")
+INT_KEYS = (
+    "n",
+    "pop",
+    "generations",
+    "trials",
+    "tournament",
+    "elite",
+    "islands",
+    "migrate_every",
+    "migrants",
+    "seed",
+)
 FLOAT_KEYS = ("cxpb", "mutpb", "indpb")
-STR_KEYS = ("encoding", "scheme", "crossover", "mutation", "fitness", "out", "score", "description",
-            "instance")
+STR_KEYS = (
+    "encoding",
+    "scheme",
+    "crossover",
+    "mutation",
+    "fitness",
+    "out",
+    "score",
+    "description",
+    "instance",
+)
 BOOL_KEYS = ("plot", "toroidal")
 SCORES = ga_io.SCORES
 
@@ -58,8 +77,10 @@ def load_config(path: str | Path) -> dict:
     return its options; raise QueensError naming a bad key or value."""
     cfg = experiment.load_config(path)
     if cfg["command"] != "evolve":
-        raise QueensError(f"{path}: a config for {cfg['command']!r}, not evolve; run it with "
-                          f"'jaxqueens run {path}'")
+        raise QueensError(
+            f"{path}: a config for {cfg['command']!r}, not evolve; run it with "
+            f"'jaxqueens run {path}'"
+        )
     data = dict(cfg.get("options", {}))
     if "out" in cfg:
         data.setdefault("out", cfg["out"])
@@ -67,12 +88,25 @@ def load_config(path: str | Path) -> dict:
     for key, value in data.items():
         if key not in known:
             raise QueensError(f"{path}: unknown key {key!r}; known keys: {', '.join(known)}")
-        ok = (isinstance(value, int) and not isinstance(value, bool) if key in INT_KEYS else
-              isinstance(value, (int, float)) and not isinstance(value, bool) if key in FLOAT_KEYS else
-              isinstance(value, str) if key in STR_KEYS else isinstance(value, bool))
+        ok = (
+            isinstance(value, int) and not isinstance(value, bool)
+            if key in INT_KEYS
+            else isinstance(value, (int, float)) and not isinstance(value, bool)
+            if key in FLOAT_KEYS
+            else isinstance(value, str)
+            if key in STR_KEYS
+            else isinstance(value, bool)
+        )
         if not ok:
-            want = ("an integer" if key in INT_KEYS else "a number" if key in FLOAT_KEYS else
-                    "a string" if key in STR_KEYS else "true or false")
+            want = (
+                "an integer"
+                if key in INT_KEYS
+                else "a number"
+                if key in FLOAT_KEYS
+                else "a string"
+                if key in STR_KEYS
+                else "true or false"
+            )
             raise QueensError(f"{path}: key {key!r} must be {want}, got {value!r}")
     return data
 
@@ -80,42 +114,94 @@ def load_config(path: str | Path) -> dict:
 def add_command(sub) -> None:
     """Register ``jaxqueens evolve``."""
     p = sub.add_parser(
-        "evolve", help="genetic algorithms: many trials and islands at once",
+        "evolve",
+        help="genetic algorithms: many trials and islands at once",
         description="Evolve N-Queens populations (permutation or combination encoding, steady-state "
-                    "or generational), many independent trials in one call; record Best/Avg/Worst "
-                    "attacking pairs per generation and every distinct verified solution.")
-    p.add_argument("--config", default=None, metavar="TOML", help="experiment file (flags override it)")
+        "or generational), many independent trials in one call; record Best/Avg/Worst "
+        "attacking pairs per generation and every distinct verified solution.",
+    )
+    p.add_argument(
+        "--config", default=None, metavar="TOML", help="experiment file (flags override it)"
+    )
     options.add_size(p, default=None, help="board size (default: the config's n, else 8)")
     p.add_argument("--pop", type=int, default=None, help="individuals per island (default 100)")
     p.add_argument("--generations", type=int, default=None, help="generations (default 1000)")
     p.add_argument("--trials", type=int, default=None, help="independent trials (default 1)")
     p.add_argument("--encoding", choices=("permutation", "combination"), default=None)
     p.add_argument("--scheme", choices=("steady", "generational"), default=None)
-    p.add_argument("--crossover", default=None,
-                   help="permutation: cut (default), pmx, ox1, cycle; combination: one_point (default), uniform")
-    p.add_argument("--mutation", default=None,
-                   help="permutation: swap (default), inversion, scramble; combination: reset")
-    p.add_argument("--tournament", type=int, default=None, help="tournament size (5 steady, 3 generational)")
-    p.add_argument("--cxpb", type=float, default=None, help="crossover probability (1 steady, 0.5 generational)")
-    p.add_argument("--mutpb", type=float, default=None, help="mutation probability (1 steady, 0.2 generational)")
-    p.add_argument("--indpb", type=float, default=None,
-                   help="per-gene swap/reset rate as DEAP's indpb; 0 = exactly one gene (default)")
-    p.add_argument("--elite", type=int, default=None, help="generational: best parents kept (default 1)")
-    p.add_argument("--islands", type=int, default=None, help="islands per trial on a ring (default 1)")
-    p.add_argument("--migrate-every", dest="migrate_every", type=int, default=None,
-                   help="generations between ring migrations (default 0 = never)")
-    p.add_argument("--migrants", type=int, default=None, help="individuals per migration (default 1)")
-    p.add_argument("--fitness", choices=tuple(ga_io.FITNESS_NAMES), default=None,
-                   help="minimise attacking pairs (default), DEAP's sum of (k - 1) over lines, or "
-                        "report-diagonals-only: the Idaho GA report's score (diagonal pairs only, rows "
-                        "ignored: its 0 is not always a solution; every such board is checked)")
+    p.add_argument(
+        "--crossover",
+        default=None,
+        help="permutation: cut (default), pmx, ox1, cycle; combination: one_point (default), uniform",
+    )
+    p.add_argument(
+        "--mutation",
+        default=None,
+        help="permutation: swap (default), inversion, scramble; combination: reset",
+    )
+    p.add_argument(
+        "--tournament", type=int, default=None, help="tournament size (5 steady, 3 generational)"
+    )
+    p.add_argument(
+        "--cxpb",
+        type=float,
+        default=None,
+        help="crossover probability (1 steady, 0.5 generational)",
+    )
+    p.add_argument(
+        "--mutpb",
+        type=float,
+        default=None,
+        help="mutation probability (1 steady, 0.2 generational)",
+    )
+    p.add_argument(
+        "--indpb",
+        type=float,
+        default=None,
+        help="per-gene swap/reset rate as DEAP's indpb; 0 = exactly one gene (default)",
+    )
+    p.add_argument(
+        "--elite", type=int, default=None, help="generational: best parents kept (default 1)"
+    )
+    p.add_argument(
+        "--islands", type=int, default=None, help="islands per trial on a ring (default 1)"
+    )
+    p.add_argument(
+        "--migrate-every",
+        dest="migrate_every",
+        type=int,
+        default=None,
+        help="generations between ring migrations (default 0 = never)",
+    )
+    p.add_argument(
+        "--migrants", type=int, default=None, help="individuals per migration (default 1)"
+    )
+    p.add_argument(
+        "--fitness",
+        choices=tuple(ga_io.FITNESS_NAMES),
+        default=None,
+        help="minimise attacking pairs (default), DEAP's sum of (k - 1) over lines, or "
+        "report-diagonals-only: the Idaho GA report's score (diagonal pairs only, rows "
+        "ignored: its 0 is not always a solution; every such board is checked)",
+    )
     options.add_instance(p)
     p.add_argument("--one-based", action="store_true", help="rows in a text --instance are 1..n")
     options.add_seed(p, default=None)
-    p.add_argument("--score", choices=SCORES, default=None,
-                   help="CSV/plots: attacking pairs (default, minimised) or non-attacking pairs (maximised)")
-    p.add_argument("--out", default=None, metavar="DIR", help="write CSVs, .npy files and summary.json here")
-    p.add_argument("--plot", action="store_true", default=None, help="with --out: best/avg/worst/success figures")
+    p.add_argument(
+        "--score",
+        choices=SCORES,
+        default=None,
+        help="CSV/plots: attacking pairs (default, minimised) or non-attacking pairs (maximised)",
+    )
+    p.add_argument(
+        "--out", default=None, metavar="DIR", help="write CSVs, .npy files and summary.json here"
+    )
+    p.add_argument(
+        "--plot",
+        action="store_true",
+        default=None,
+        help="with --out: best/avg/worst/success figures",
+    )
     options.add_quiet(p)
     options.add_checkpoint(p)
     p.set_defaults(func=cmd_evolve)
@@ -143,48 +229,73 @@ def _out_bytes(conf: dict) -> int:
 def cmd_evolve(args) -> int:
     """The ``evolve`` command: run, print the summary, write the outputs."""
     conf = _settings(args)
-    out, plot, score = conf.pop("out", None), conf.pop("plot", False), conf.pop("score", "attacking")
+    out, plot, score = (
+        conf.pop("out", None),
+        conf.pop("plot", False),
+        conf.pop("score", "attacking"),
+    )
     if score not in SCORES:
         raise QueensError(f"score {score!r} is unknown; use one of {', '.join(SCORES)}")
     if score == "nonattacking" and conf.get("fitness", "pairs") != "pairs":
-        raise QueensError("--score nonattacking needs --fitness pairs (it is n(n-1)/2 minus attacking pairs)")
+        raise QueensError(
+            "--score nonattacking needs --fitness pairs (it is n(n-1)/2 minus attacking pairs)"
+        )
     if plot and not out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figures into")
     spec = conf.pop("instance", None)
     if spec:
         instance = options.load_instance(spec, args.one_based, bool(conf.get("toroidal")))
         if conf.get("n") is not None and conf["n"] != instance.n:
-            raise QueensError(f"--instance {spec} has n = {instance.n} but n = {conf['n']} "
-                              f"was given; drop -n or pass -n {instance.n}")
+            raise QueensError(
+                f"--instance {spec} has n = {instance.n} but n = {conf['n']} "
+                f"was given; drop -n or pass -n {instance.n}"
+            )
         conf["n"], conf["instance"] = None, instance
     args.out = out
     target, resume = options.checkpoint_target(args)
     out = args.out
     options.prepare_out(out, need=_out_bytes(conf))
-    result = ga.evolve(**conf, quiet=options.quiet(args), checkpoint=target, resume=resume,
-                       checkpoint_every=args.checkpoint_every)
+    result = ga.evolve(
+        **conf,
+        quiet=options.quiet(args),
+        checkpoint=target,
+        resume=resume,
+        checkpoint_every=args.checkpoint_every,
+    )
     if result.interrupted:
         generations = result.best.shape[0] - 1
         return options.report_interrupt(f"{generations} finished generations", out)
     with options.final_write(out):
         s = ga_io.summary(result)
         c = result.config
-        print(f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} generations: "
-              f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
-              f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions")
+        print(
+            f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} generations: "
+            f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
+            f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions"
+        )
         if c.fitness == ga_io.REPORT_FITNESS:
             print(ga_io.report_line(result))
         if result.instance is not None and not s["solved"]:
-            print(f"instance unknown: no trial solved it (a GA proves no UNSAT; jaxqueens complete "
-                  f"decides it); lowest fitness {int(result.best.min())}")
-        print(f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s ({s['evals_per_s']:,.0f}/s; "
-              f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)")
+            print(
+                f"instance unknown: no trial solved it (a GA proves no UNSAT; jaxqueens complete "
+                f"decides it); lowest fitness {int(result.best.min())}"
+            )
+        print(
+            f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s ({s['evals_per_s']:,.0f}/s; "
+            f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)"
+        )
         if out and gather.is_writer():
             written = ga_io.write_outputs(result, Path(out), s, score)
             if plot:
                 what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
-                written += ga_plots.write_plots(Path(out), *ga_io.scored(result, score), result.success_curve(),
-                                                what=what, score=score, fitness=c.fitness)
+                written += ga_plots.write_plots(
+                    Path(out),
+                    *ga_io.scored(result, score),
+                    result.success_curve(),
+                    what=what,
+                    score=score,
+                    fitness=c.fitness,
+                )
             (Path(out) / checkpoint.FILENAME).unlink(missing_ok=True)  # last: the outputs are whole
             print(f"wrote {', '.join(p.name for p in written)} to {out}")
         return 0 if s["solved"] else 1

@@ -24,12 +24,25 @@ import os
 import sys
 import time
 import traceback
-from typing import Sequence
+from collections.abc import Sequence
 
-from jaxqueens.cli import (anneal, check, compare, complete, count, estimate, evolve, options, render,
-                           run, show, solve, stats)
-from jaxqueens.errors import QueensError
 from jaxqueens import _lazy
+from jaxqueens.cli import (
+    anneal,
+    check,
+    compare,
+    complete,
+    count,
+    estimate,
+    evolve,
+    options,
+    render,
+    run,
+    show,
+    solve,
+    stats,
+)
+from jaxqueens.errors import QueensError
 from jaxqueens.io import console, logs, report
 from jaxqueens.parallel import devices
 
@@ -51,18 +64,20 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str):  # noqa: D102 (argparse API)
+    def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
-    def parse_known_args(self, args=None, namespace=None):  # noqa: D102 (argparse API)
+    def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)
         for action in self._actions:  # this parser's own options (a subparser checks its own)
             value = getattr(namespace, action.dest, None)
             if action.type is int and isinstance(value, int):
                 why = options.int_range_error(value)
                 if why is not None:
-                    flag = next((o for o in action.option_strings if o.startswith("--")),
-                                (action.option_strings or [action.metavar or action.dest])[0])
+                    flag = next(
+                        (o for o in action.option_strings if o.startswith("--")),
+                        (action.option_strings or [action.metavar or action.dest])[0],
+                    )
                     self.error(f"argument {flag}: {why}")
         return namespace, extras
 
@@ -73,16 +88,28 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jaxqueens",
         description="Array-parallel N-Queens on JAX: boards, checks and solvers.",
         epilog="Run 'jaxqueens COMMAND --help' for the options of a command. Anywhere on the line: "
-               "--log-json (structured logs on stderr); --no-cache (no persistent compilation "
-               f"cache; it lives in ${devices.ENV_CACHE_DIR} or the XDG cache folder, see "
-               "README); multi-process runs: --coordinator "
-               "HOST:PORT --num-processes P --process-id I [--coordinator-timeout SECONDS, default "
-               f"{devices.COORDINATOR_TIMEOUT:g}, or ${devices.ENV_COORDINATOR_TIMEOUT}] (see README).",
+        "--log-json (structured logs on stderr); --no-cache (no persistent compilation "
+        f"cache; it lives in ${devices.ENV_CACHE_DIR} or the XDG cache folder, see "
+        "README); multi-process runs: --coordinator "
+        "HOST:PORT --num-processes P --process-id I [--coordinator-timeout SECONDS, default "
+        f"{devices.COORDINATOR_TIMEOUT:g}, or ${devices.ENV_COORDINATOR_TIMEOUT}] (see README).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    for command in (show, check, render, solve, evolve, anneal, count, stats, estimate, compare, complete):
+    for command in (
+        show,
+        check,
+        render,
+        solve,
+        evolve,
+        anneal,
+        count,
+        stats,
+        estimate,
+        compare,
+        complete,
+    ):
         command.add_command(sub)
     run.add_command(sub, build_parser)
     return parser
@@ -123,7 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     60) for each other, then stop with one line and exit 2; when another process is lost mid-run,
     process 0 saves its checkpoint and stops with one line and exit 2 (README: the limits).
     """
-    dist, rest = _distributed_parser().parse_known_args(sys.argv[1:] if argv is None else list(argv))
+    dist, rest = _distributed_parser().parse_known_args(
+        sys.argv[1:] if argv is None else list(argv)
+    )
     args = build_parser().parse_args(rest)
     if dist.log_json:
         logs.enable()
@@ -134,8 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.log("start", command=args.command, argv=rest)
     try:
         devices.check_cpu_devices()
-        devices.init_distributed(dist.coordinator, dist.num_processes, dist.process_id,
-                                 dist.coordinator_timeout)
+        devices.init_distributed(
+            dist.coordinator, dist.num_processes, dist.process_id, dist.coordinator_timeout
+        )
         with console.pipe_safe_stdout():  # `| head`: a closed stdout never costs the --out files
             code = args.func(args)
             if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets report.html
@@ -152,14 +182,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except MemoryError:
-        return _fail(args.command, EXIT_USAGE, "error: out of memory; use a smaller size, "
-                     "--batch or --depth (or free memory)")
+        return _fail(
+            args.command,
+            EXIT_USAGE,
+            "error: out of memory; use a smaller size, --batch or --depth (or free memory)",
+        )
     except OSError as err:  # the machine refused (disk full, read-only, permissions): not a bug
         if err.strerror is None:
             return _internal(args.command, err)
         where = f"{err.filename}: " if err.filename else ""
-        return _fail(args.command, EXIT_USAGE, f"error: {where}{err.strerror}; free space, fix "
-                     "the permissions or pick another path, then run again")
+        return _fail(
+            args.command,
+            EXIT_USAGE,
+            f"error: {where}{err.strerror}; free space, fix "
+            "the permissions or pick another path, then run again",
+        )
     except Exception as err:  # anything else is a bug
         return _internal(args.command, err)
 
@@ -174,14 +211,25 @@ def _write_report(args, argv: Sequence[str]) -> None:
     ran = _lazy.is_loaded("jax")
     if ran and jax.process_index() != 0:
         return
-    where = {"backend": jax.default_backend(), "processes": jax.process_count(),
-             "devices": [str(d) for d in jax.devices()]} if ran else None
+    where = (
+        {
+            "backend": jax.default_backend(),
+            "processes": jax.process_count(),
+            "devices": [str(d) for d in jax.devices()],
+        }
+        if ran
+        else None
+    )
     try:
-        path = report.write_report(out, command_line=report.command_words(argv), settings=vars(args),
-                                   devices=where)
+        path = report.write_report(
+            out, command_line=report.command_words(argv), settings=vars(args), devices=where
+        )
     except OSError as err:
-        print(f"jaxqueens {args.command}: warning: {os.path.join(out, report.FILENAME)} not written "
-              f"({err.strerror or err}); the other outputs are complete", file=sys.stderr)
+        print(
+            f"jaxqueens {args.command}: warning: {os.path.join(out, report.FILENAME)} not written "
+            f"({err.strerror or err}); the other outputs are complete",
+            file=sys.stderr,
+        )
         return
     print(f"report: {path}")
 
@@ -202,9 +250,12 @@ def _internal(command: str, err: BaseException) -> int:
         traceback.print_exception(err)
     what = (str(err).strip().splitlines() or [""])[0][:200]
     hint = "the traceback is above" if debug else f"rerun with {ENV_DEBUG}=1 for the traceback"
-    return _fail(command, EXIT_INTERNAL,
-                 f"internal error ({type(err).__name__}{': ' + what if what else ''}); this is a "
-                 f"bug, not your input: please report it with the command line ({hint})")
+    return _fail(
+        command,
+        EXIT_INTERNAL,
+        f"internal error ({type(err).__name__}{': ' + what if what else ''}); this is a "
+        f"bug, not your input: please report it with the command line ({hint})",
+    )
 
 
 if __name__ == "__main__":

@@ -23,24 +23,27 @@ import contextlib
 import os
 import shutil
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 
 from jaxqueens import _lazy
 from jaxqueens.errors import QueensError
-from jaxqueens.io import atomic
+from jaxqueens.io import atomic, checkpoint
 from jaxqueens.io import boards as boardio
-from jaxqueens.io import checkpoint
 from jaxqueens.io import instances as instio
 from jaxqueens.io.progress import SafePoints
 
 gather = _lazy.load("jaxqueens.parallel.gather")  # JAX: imported at the first call of is_writer
 
 
-def add_size(p: argparse.ArgumentParser, default: int | None = 8, required: bool = False,
-             help: str | None = None) -> None:
+def add_size(
+    p: argparse.ArgumentParser,
+    default: int | None = 8,
+    required: bool = False,
+    help: str | None = None,
+) -> None:
     """``N``, ``-n N`` and ``--n N`` (the classic solvers' spelling): the board size."""
     what = help or (f"board size (default {default})" if default is not None else "board size")
     p.add_argument("n_pos", nargs="?", type=int, metavar="N", help="board size (same as -n)")
@@ -54,11 +57,15 @@ def board_size(args, start: np.ndarray | None = None) -> int:
         raise QueensError(f"two board sizes given (-n {args.n} and {args.n_pos}); give one")
     n = args.n if args.n is not None else args.n_pos
     if n is not None and n < 1:  # before JAX is imported (each solver checks its own upper limit)
-        raise QueensError(f"n must be a positive integer, got {n}: give the board size as -n N, N >= 1")
+        raise QueensError(
+            f"n must be a positive integer, got {n}: give the board size as -n N, N >= 1"
+        )
     if start is not None:
         if n is not None and n != start.shape[0]:
-            raise QueensError(f"--file {args.file} holds a board of n = {start.shape[0]} but "
-                              f"n = {n} was given; drop -n or pass -n {start.shape[0]}")
+            raise QueensError(
+                f"--file {args.file} holds a board of n = {start.shape[0]} but "
+                f"n = {n} was given; drop -n or pass -n {start.shape[0]}"
+            )
         return start.shape[0]
     if n is None:
         if getattr(args, "n_required", False):
@@ -69,10 +76,16 @@ def board_size(args, start: np.ndarray | None = None) -> int:
 
 def add_file(p: argparse.ArgumentParser) -> None:
     """``FILE [--one-based]``: a board file of any supported format."""
-    p.add_argument("file", metavar="FILE",
-                   help="board file: text (one row per line, column 0 first), .npy [B, n] or .jsonl")
-    p.add_argument("--one-based", action="store_true",
-                   help="rows in a text file are written 1..n instead of 0..n-1")
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="board file: text (one row per line, column 0 first), .npy [B, n] or .jsonl",
+    )
+    p.add_argument(
+        "--one-based",
+        action="store_true",
+        help="rows in a text file are written 1..n instead of 0..n-1",
+    )
 
 
 def boards_of(args) -> np.ndarray:
@@ -86,20 +99,29 @@ def boards_of(args) -> np.ndarray:
 def add_instance(p, extra: str = "") -> None:
     """``--instance FILE`` and ``--toroidal``: local search on one constrained board
     (:mod:`jaxqueens.core.constraints`), for every command that runs chains on one board."""
-    p.add_argument("--instance", default=None, metavar="FILE",
-                   help="solve one constrained instance (FILE.param:d, completion parameters, one JSON "
-                        "line, a text board with '.' gaps): fixed queens never move, forbidden "
-                        f"squares are never used; unsolved means unknown, not UNSAT{extra}")
-    p.add_argument("--toroidal", action="store_true",
-                   help="queens attack along diagonals modulo n (n prime to 6: OEIS A051906)")
+    p.add_argument(
+        "--instance",
+        default=None,
+        metavar="FILE",
+        help="solve one constrained instance (FILE.param:d, completion parameters, one JSON "
+        "line, a text board with '.' gaps): fixed queens never move, forbidden "
+        f"squares are never used; unsolved means unknown, not UNSAT{extra}",
+    )
+    p.add_argument(
+        "--toroidal",
+        action="store_true",
+        help="queens attack along diagonals modulo n (n prime to 6: OEIS A051906)",
+    )
 
 
 def load_instance(spec: str, one_based: bool = False, toroidal: bool = False):
     """``--instance FILE``: the one instance the file holds (a ``Constraints``)."""
     loaded = instio.load_instances([spec], one_based=one_based, toroidal=toroidal, skip_short=False)
     if len(loaded.instances) != 1:
-        raise QueensError(f"--instance {spec} holds {len(loaded.instances)} instances; give a file "
-                          "with one (jaxqueens complete takes many)")
+        raise QueensError(
+            f"--instance {spec} holds {len(loaded.instances)} instances; give a file "
+            "with one (jaxqueens complete takes many)"
+        )
     return loaded.instances[0].model
 
 
@@ -111,7 +133,9 @@ def start_and_instance(args):
     if args.file:
         boards = boards_of(args)
         if boards.shape[0] != 1:
-            raise QueensError(f"--file {args.file} holds {boards.shape[0]} boards; give a file with one")
+            raise QueensError(
+                f"--file {args.file} holds {boards.shape[0]} boards; give a file with one"
+            )
         start = boards[0]
     if not args.instance:
         return start, None
@@ -119,8 +143,10 @@ def start_and_instance(args):
         raise QueensError("--instance sets every chain's start itself; drop --file")
     instance = load_instance(args.instance, args.one_based, args.toroidal)
     if (args.n is not None or args.n_pos is not None) and board_size(args) != instance.n:
-        raise QueensError(f"--instance {args.instance} has n = {instance.n} but n = {board_size(args)} "
-                          f"was given; drop -n or pass -n {instance.n}")
+        raise QueensError(
+            f"--instance {args.instance} has n = {instance.n} but n = {board_size(args)} "
+            f"was given; drop -n or pass -n {instance.n}"
+        )
     return start, instance
 
 
@@ -129,7 +155,8 @@ def pick(boards: np.ndarray, index: int, file: str) -> np.ndarray:
     if not -boards.shape[0] <= index < boards.shape[0]:
         raise QueensError(
             f"--index {index} is out of range: {file} holds {boards.shape[0]} board(s) "
-            f"(use 0..{boards.shape[0] - 1})")
+            f"(use 0..{boards.shape[0] - 1})"
+        )
     return boards[index]
 
 
@@ -164,22 +191,33 @@ class Seed(int):
         try:
             value = int(text)
         except (TypeError, ValueError):
-            raise argparse.ArgumentTypeError(f"must be an integer, got {str(text)[:40]!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"must be an integer, got {str(text)[:40]!r}"
+            ) from None
         if not 0 <= value <= SEED_MAX:
-            raise argparse.ArgumentTypeError(f"must be between 0 and 2^32-1 ({SEED_MAX}), "
-                                             f"got {_clip(str(value))}")
+            raise argparse.ArgumentTypeError(
+                f"must be between 0 and 2^32-1 ({SEED_MAX}), got {_clip(str(value))}"
+            )
         return value
 
 
 def add_seed(p: argparse.ArgumentParser, default: int | None = 0, help: str | None = None) -> None:
     """``--seed S``: the random seed, range-checked (:class:`Seed`)."""
-    p.add_argument("--seed", type=Seed, default=default, metavar="S",
-                   help=help or f"random seed, 0..2^32-1 (default {default if default is not None else 0})")
+    p.add_argument(
+        "--seed",
+        type=Seed,
+        default=default,
+        metavar="S",
+        help=help or f"random seed, 0..2^32-1 (default {default if default is not None else 0})",
+    )
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--quiet", action="store_true",
-                   help="no progress line (without it: a progress line on a terminal only)")
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress line (without it: a progress line on a terminal only)",
+    )
 
 
 def quiet(args) -> bool | None:
@@ -189,11 +227,20 @@ def quiet(args) -> bool | None:
 
 def add_checkpoint(p: argparse.ArgumentParser) -> None:
     """``--resume DIR`` and ``--checkpoint-every SECONDS`` for resumable commands."""
-    p.add_argument("--resume", default=None, metavar="DIR",
-                   help="continue an interrupted run from DIR/checkpoint.npz (same options; "
-                        "results equal an uninterrupted run); outputs go to DIR")
-    p.add_argument("--checkpoint-every", type=float, default=30.0, metavar="SECONDS",
-                   help="with --out: save finished work this often (default 30)")
+    p.add_argument(
+        "--resume",
+        default=None,
+        metavar="DIR",
+        help="continue an interrupted run from DIR/checkpoint.npz (same options; "
+        "results equal an uninterrupted run); outputs go to DIR",
+    )
+    p.add_argument(
+        "--checkpoint-every",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="with --out: save finished work this often (default 30)",
+    )
 
 
 def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, bool]:
@@ -206,8 +253,10 @@ def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, boo
         args.out = args.resume
         path = Path(args.resume) / checkpoint.FILENAME
         if not (checkpoint.any_saved(path) if per_process else path.exists()):
-            raise QueensError(f"--resume {args.resume}: no {checkpoint.FILENAME} there; "
-                              "check the folder, or start without --resume")
+            raise QueensError(
+                f"--resume {args.resume}: no {checkpoint.FILENAME} there; "
+                "check the folder, or start without --resume"
+            )
         return path, True
     if args.checkpoint_every <= 0:
         raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
@@ -225,8 +274,11 @@ def report_interrupt(what: str, out, saved=None) -> int:
     default ``out/checkpoint.npz``), and how to resume; exit code 130."""
     if out is not None and is_writer():
         saved = Path(out) / checkpoint.FILENAME if saved is None else saved
-        print(f"interrupted after {what}, saved in {saved}; resume with "
-              f"the same command and --resume {out}", file=sys.stderr)
+        print(
+            f"interrupted after {what}, saved in {saved}; resume with "
+            f"the same command and --resume {out}",
+            file=sys.stderr,
+        )
     else:
         print("interrupted; nothing saved (give --out DIR to make runs resumable)", file=sys.stderr)
     return 130
@@ -251,8 +303,9 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def prepare_out(path, kind: str = "dir", *, option: str = "--out", inputs: Iterable = (),
-                need: float = 0) -> Path | None:
+def prepare_out(
+    path, kind: str = "dir", *, option: str = "--out", inputs: Iterable = (), need: float = 0
+) -> Path | None:
     """Check an output path before any work, so a run never ends in a write that must fail.
 
     ``kind="dir"``: ``path`` is a folder (new or existing), never an existing file;
@@ -270,8 +323,10 @@ def prepare_out(path, kind: str = "dir", *, option: str = "--out", inputs: Itera
     target = Path(path)
     shown = f"{option} {path}"
     if kind == "dir" and target.exists() and not target.is_dir():
-        raise QueensError(f"{shown}: is a file, not a folder; give a folder (new or existing) or "
-                          "move the file away")
+        raise QueensError(
+            f"{shown}: is a file, not a folder; give a folder (new or existing) or "
+            "move the file away"
+        )
     if kind == "file":
         if target.is_dir():
             raise QueensError(f"{shown}: is a folder; give a file name")
@@ -283,18 +338,23 @@ def prepare_out(path, kind: str = "dir", *, option: str = "--out", inputs: Itera
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise QueensError(f"{shown}: {existing} is a file, so no folder can be made there; "
-                          "pick another path")
+        raise QueensError(
+            f"{shown}: {existing} is a file, so no folder can be made there; pick another path"
+        )
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise QueensError(f"{shown}: cannot write in {existing} (read-only or no permission); "
-                          "pick a writable folder")
+        raise QueensError(
+            f"{shown}: cannot write in {existing} (read-only or no permission); "
+            "pick a writable folder"
+        )
     try:
         free = shutil.disk_usage(existing).free
     except OSError:
         free = None
     if free is not None and free < need + MARGIN:
-        raise QueensError(f"{shown}: only {_size(free)} free on the disk of {existing}, about "
-                          f"{_size(need + MARGIN)} needed; free some space or pick another folder")
+        raise QueensError(
+            f"{shown}: only {_size(free)} free on the disk of {existing}, about "
+            f"{_size(need + MARGIN)} needed; free some space or pick another folder"
+        )
     if folder.is_dir():
         atomic.remove_stale_temps(folder)
     return target
@@ -324,18 +384,26 @@ def final_write(out) -> Iterator[None]:
             yield
         except OSError as err:  # the disk filled up (or went read-only) after the preflight
             what = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
-            keep = (f"the finished work is in its checkpoint: fix that and resume with the same "
-                    f"command and --resume {out}" if is_writer() and _checkpoints_in(out)
-                    else "fix that (free space, permissions) and run again")
+            keep = (
+                f"the finished work is in its checkpoint: fix that and resume with the same "
+                f"command and --resume {out}"
+                if is_writer() and _checkpoints_in(out)
+                else "fix that (free space, permissions) and run again"
+            )
             raise QueensError(f"could not write the outputs to {out} ({what}); {keep}") from None
         except KeyboardInterrupt:
             if is_writer() and _checkpoints_in(out):
-                print(f"interrupted before the outputs in {out} were complete; the finished work is "
-                      f"in its checkpoint: resume with the same command and --resume {out}",
-                      file=sys.stderr)
+                print(
+                    f"interrupted before the outputs in {out} were complete; the finished work is "
+                    f"in its checkpoint: resume with the same command and --resume {out}",
+                    file=sys.stderr,
+                )
             elif out and is_writer():
-                print(f"interrupted while writing {out}: each file there is whole or absent; run "
-                      "the command again to write them all", file=sys.stderr)
+                print(
+                    f"interrupted while writing {out}: each file there is whole or absent; run "
+                    "the command again to write them all",
+                    file=sys.stderr,
+                )
             raise
     if safe.requested:
         done = f"the files written to {out} are complete" if out and is_writer() else "nothing lost"

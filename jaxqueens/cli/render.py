@@ -7,15 +7,23 @@ from jaxqueens.plots import render
 
 
 def add_command(sub) -> None:
-    p = sub.add_parser("render", help="draw a board as a PNG poster (n <= 1000)",
-                       description="Draw one board of FILE as a PNG: one block per square, queens "
-                                   "highlighted, attacked queens in a third colour.")
+    p = sub.add_parser(
+        "render",
+        help="draw a board as a PNG poster (n <= 1000)",
+        description="Draw one board of FILE as a PNG: one block per square, queens "
+        "highlighted, attacked queens in a third colour.",
+    )
     options.add_file(p)
     p.add_argument("-o", "--output", required=True, metavar="PNG", help="output PNG file")
-    p.add_argument("--index", type=int, default=0, help="which board of a multi-board file (default 0)")
-    p.add_argument("--title", default=None,
-                   help="figure title (default: n and conflict count); $...$ is matplotlib "
-                        "mathtext, checked before drawing; write \\$ for a dollar sign")
+    p.add_argument(
+        "--index", type=int, default=0, help="which board of a multi-board file (default 0)"
+    )
+    p.add_argument(
+        "--title",
+        default=None,
+        help="figure title (default: n and conflict count); $...$ is matplotlib "
+        "mathtext, checked before drawing; write \\$ for a dollar sign",
+    )
     p.set_defaults(func=cmd_render, uses_jax=False)  # never imports JAX (tests/test_startup.py)
 
 

@@ -74,15 +74,18 @@ def _argv(key: str, value, action: argparse.Action, where: str) -> list[str]:
         return [flag] if value != (isinstance(action, argparse._StoreFalseAction)) else []
     expected = _base_type(action)
     ok = (isinstance(value, bool) is False) and (
-        (expected is int and isinstance(value, int)) or
-        (expected is float and isinstance(value, (int, float))) or
-        (expected is str and isinstance(value, str)))
+        (expected is int and isinstance(value, int))
+        or (expected is float and isinstance(value, (int, float)))
+        or (expected is str and isinstance(value, str))
+    )
     if not ok:
-        raise QueensError(f"{where}: '{key}' must be {getattr(expected, '__name__', 'a value')}, "
-                          f"got {value!r}")
+        raise QueensError(
+            f"{where}: '{key}' must be {getattr(expected, '__name__', 'a value')}, got {value!r}"
+        )
     if action.choices is not None and value not in action.choices:
-        raise QueensError(f"{where}: '{key}' must be one of {', '.join(map(str, action.choices))}, "
-                          f"got {value!r}")
+        raise QueensError(
+            f"{where}: '{key}' must be one of {', '.join(map(str, action.choices))}, got {value!r}"
+        )
     if expected is int:  # the ranges the command line checks, before any run of a sweep
         try:
             value = action.type(value)
@@ -116,7 +119,9 @@ def _parse_set(text: str, options: dict[str, argparse.Action]):
     except argparse.ArgumentTypeError as err:
         raise QueensError(f"--set {key}: {err}") from None
     except ValueError:
-        raise QueensError(f"--set {key}: {raw!r} is not a valid {_base_type(action).__name__}") from None
+        raise QueensError(
+            f"--set {key}: {raw!r} is not a valid {_base_type(action).__name__}"
+        ) from None
 
 
 def load_config(path: str | Path) -> dict:
@@ -137,18 +142,24 @@ def load_config(path: str | Path) -> dict:
         raise QueensError(f"{path}: cannot read ({err.strerror or err}); check the path") from None
     unknown = set(cfg) - TOP_KEYS
     if unknown:
-        raise QueensError(f"{path}: unknown key '{sorted(unknown)[0]}' (top-level keys: "
-                          f"{', '.join(sorted(TOP_KEYS))}; command options go under [options])")
+        raise QueensError(
+            f"{path}: unknown key '{sorted(unknown)[0]}' (top-level keys: "
+            f"{', '.join(sorted(TOP_KEYS))}; command options go under [options])"
+        )
     if not isinstance(cfg.get("command"), str):
         raise QueensError(f"{path}: 'command' must name a command, e.g. command = \"solve\"")
     for key in ("options", "sweep"):
         if key in cfg and not isinstance(cfg[key], dict):
-            raise QueensError(f"{path}: '{key}' must be a table ([{key}] with key = value lines), "
-                              f"got {type(cfg[key]).__name__}")
+            raise QueensError(
+                f"{path}: '{key}' must be a table ([{key}] with key = value lines), "
+                f"got {type(cfg[key]).__name__}"
+            )
     for key in ("out", "description"):
         if key in cfg and not isinstance(cfg[key], str):
-            raise QueensError(f"{path}: '{key}' must be a "
-                              f"{'folder name' if key == 'out' else 'string'}, got {cfg[key]!r}")
+            raise QueensError(
+                f"{path}: '{key}' must be a "
+                f"{'folder name' if key == 'out' else 'string'}, got {cfg[key]!r}"
+            )
     return cfg
 
 
@@ -157,8 +168,10 @@ def command_options(path: str | Path, command: str) -> dict:
     take ``--config FILE`` themselves (``evolve``, ``compare``); another command is one line."""
     cfg = load_config(path)
     if cfg["command"] != command:
-        raise QueensError(f"{path}: a config for {cfg['command']!r}, not {command}; run it with "
-                          f"'jaxqueens run {path}'")
+        raise QueensError(
+            f"{path}: a config for {cfg['command']!r}, not {command}; run it with "
+            f"'jaxqueens run {path}'"
+        )
     data = dict(cfg.get("options", {}))
     if "out" in cfg:
         data.setdefault("out", cfg["out"])
@@ -170,16 +183,19 @@ def resolve(cfg: dict, parser: argparse.ArgumentParser, overrides: list[str], wh
     subs = {c: p for c, p in _subparsers(parser).items() if c not in NOT_IN_CONFIGS}
     command = cfg["command"]
     if command in NOT_IN_CONFIGS:
-        raise QueensError(f"{where}: 'command' = '{command}' cannot run from a config (it needs a "
-                          f"board file on the command line); configs run {', '.join(subs)}")
+        raise QueensError(
+            f"{where}: 'command' = '{command}' cannot run from a config (it needs a "
+            f"board file on the command line); configs run {', '.join(subs)}"
+        )
     if command not in subs:
         raise QueensError(f"{where}: 'command' must be one of {', '.join(subs)}, got {command!r}")
     options = _options(subs[command])
     opts = dict(cfg.get("options", {}))
     for key, value in opts.items():
         if key not in options:
-            raise QueensError(f"{where}: unknown key '{key}' for {command} "
-                              f"(valid: {', '.join(sorted(options))})")
+            raise QueensError(
+                f"{where}: unknown key '{key}' for {command} (valid: {', '.join(sorted(options))})"
+            )
         _argv(key, value, options[key], where)
     for text in overrides:
         key, value = _parse_set(text, options)
@@ -202,13 +218,23 @@ INTERRUPTED = 130
 
 
 def _record(out: Path, command: str, opts: dict, setting: dict, code: int) -> None:
-    write_json(out / "run.json", {
-        "command": command, "options": opts, "setting": setting,
-        "exit_code": code, "finished": code != INTERRUPTED,
-        "jaxqueens": __version__, "jax": jax.__version__, "python": sys.version.split()[0],
-        "backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
-        "process_count": jax.process_count(), "seed": opts.get("seed", 0),
-    })
+    write_json(
+        out / "run.json",
+        {
+            "command": command,
+            "options": opts,
+            "setting": setting,
+            "exit_code": code,
+            "finished": code != INTERRUPTED,
+            "jaxqueens": __version__,
+            "jax": jax.__version__,
+            "python": sys.version.split()[0],
+            "backend": jax.default_backend(),
+            "devices": [str(d) for d in jax.devices()],
+            "process_count": jax.process_count(),
+            "seed": opts.get("seed", 0),
+        },
+    )
 
 
 def _finished(out: Path, command: str, opts: dict) -> dict | None:
@@ -244,8 +270,10 @@ def cmd_run(args) -> int:
     prepare_out(opts.get("out"))  # run.json, results.csv: checked before the first run
     args.out = opts.get("out")  # the folder cli.main's report.html goes to
     if args.resume and "out" not in opts:
-        raise QueensError(f"--resume: {args.config} names no output folder to resume from; "
-                          "give --out DIR (the folder of the interrupted run)")
+        raise QueensError(
+            f"--resume: {args.config} names no output folder to resume from; "
+            "give --out DIR (the folder of the interrupted run)"
+        )
     settings = [dict(zip(sweep, combo)) for combo in itertools.product(*sweep.values())] or [{}]
     rows, code = [], 0
     for i, setting in enumerate(settings):
@@ -263,7 +291,9 @@ def cmd_run(args) -> int:
         words = dict(run_opts)
         if args.resume and out is not None and "resume" in options and _saved_work(out):
             words["resume"] = words.pop("out")  # the command continues its own checkpoint
-        argv = [command] + [w for k, v in words.items() for w in _argv(k, v, options[k], str(args.config))]
+        argv = [command] + [
+            w for k, v in words.items() for w in _argv(k, v, options[k], str(args.config))
+        ]
         if sweep:
             print(label)
         sub_args = parser.parse_args(argv)
@@ -276,9 +306,13 @@ def cmd_run(args) -> int:
         if result == INTERRUPTED:  # Ctrl-C stops the sweep; finished settings keep their rows
             _write_results(opts, sweep, rows)
             where = f" --out {args.out}" if args.out else ""
-            print(f"jaxqueens run: interrupted after {i} of {len(settings)} settings; "
-                  f"resume with: jaxqueens run {args.config}{where} --resume (and the same --set)"
-                  if out is not None else "jaxqueens run: interrupted", file=sys.stderr)
+            print(
+                f"jaxqueens run: interrupted after {i} of {len(settings)} settings; "
+                f"resume with: jaxqueens run {args.config}{where} --resume (and the same --set)"
+                if out is not None
+                else "jaxqueens run: interrupted",
+                file=sys.stderr,
+            )
             return INTERRUPTED
         code = max(code, result)
         if out is not None:
@@ -296,15 +330,25 @@ def _write_results(opts: dict, sweep: dict, rows: list[dict]) -> None:
 
 def add_command(sub, build_parser) -> None:
     """Register ``jaxqueens run``; ``build_parser()`` makes the parser whose commands configs name."""
-    p = sub.add_parser("run", help="run an experiment from a TOML config (with --set overrides)",
-                       description=__doc__.split("\n\n")[1] if __doc__ else None)
+    p = sub.add_parser(
+        "run",
+        help="run an experiment from a TOML config (with --set overrides)",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
     p.add_argument("config", metavar="CONFIG", help="TOML file, e.g. configs/solve_n32.toml")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                   help="override an option of the config (repeatable)")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override an option of the config (repeatable)",
+    )
     p.add_argument("--out", default=None, help="output folder (overrides the config's)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue an interrupted run or sweep (Ctrl-C stops a sweep, exit 130) in "
-                        "its output folder: a setting whose folder holds a finished run of the same "
-                        "options (its run.json) is skipped, one with saved work continues from it "
-                        "(the command's own --resume), the others run")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run or sweep (Ctrl-C stops a sweep, exit 130) in "
+        "its output folder: a setting whose folder holds a finished run of the same "
+        "options (its run.json) is skipped, one with saved work continues from it "
+        "(the command's own --resume), the others run",
+    )
     p.set_defaults(func=cmd_run, build_parser=build_parser)

@@ -11,9 +11,12 @@ MAX_SHOWN = 5
 
 
 def add_command(sub) -> None:
-    p = sub.add_parser("show", help="print a board with its conflict counts",
-                       description="Print each board of FILE with its attacking pairs, NMOF attack "
-                                   "count and conflicted queens, as ASCII (row 0 at the bottom).")
+    p = sub.add_parser(
+        "show",
+        help="print a board with its conflict counts",
+        description="Print each board of FILE with its attacking pairs, NMOF attack "
+        "count and conflicted queens, as ASCII (row 0 at the bottom).",
+    )
     options.add_file(p)
     p.set_defaults(func=cmd_show, uses_jax=False)  # never imports JAX (tests/test_startup.py)
 
@@ -27,11 +30,15 @@ def cmd_show(args) -> int:
     n = boards.shape[-1]
     for i, rows in enumerate(boards[:MAX_SHOWN]):
         head = f"board {i}: " if boards.shape[0] > 1 else ""
-        print(f"{head}n = {n}, attacking pairs = {pairs[i]}, attacks (NMOF) = {attacks[i]}, "
-              f"conflicted queens = {conflicted[i]}" + (" -- a solution" if pairs[i] == 0 else ""))
+        print(
+            f"{head}n = {n}, attacking pairs = {pairs[i]}, attacks (NMOF) = {attacks[i]}, "
+            f"conflicted queens = {conflicted[i]}" + (" -- a solution" if pairs[i] == 0 else "")
+        )
         if n <= render.MAX_ASCII_N:
             print(render.ascii_board(rows))
     if boards.shape[0] > MAX_SHOWN:
         solved = int((pairs == 0).sum())
-        print(f"... {boards.shape[0] - MAX_SHOWN} more boards; {solved} of {boards.shape[0]} are solutions")
+        print(
+            f"... {boards.shape[0] - MAX_SHOWN} more boards; {solved} of {boards.shape[0]} are solutions"
+        )
     return 0

@@ -45,8 +45,14 @@ from jaxqueens.io import large as large_out
 from jaxqueens.io import logs
 from jaxqueens.plots import chains as plots
 from jaxqueens.plots import render
-from jaxqueens.solvers.choices import (INITS, MAX_BATCHED_N, MOVES, auto_path, default_chains,
-                                       default_max_steps)
+from jaxqueens.solvers.choices import (
+    INITS,
+    MAX_BATCHED_N,
+    MOVES,
+    auto_path,
+    default_chains,
+    default_max_steps,
+)
 
 # JAX and the solvers load at their first use (jaxqueens._lazy): --help and argument errors never do
 jax = _lazy.load("jax")
@@ -58,59 +64,116 @@ mcsolve = _lazy.load("jaxqueens.drivers.minconflicts")
 def add_command(sub) -> None:
     """Register ``jaxqueens solve``."""
     p = sub.add_parser(
-        "solve", help="batched min-conflicts: many independent chains at once",
+        "solve",
+        help="batched min-conflicts: many independent chains at once",
         description="Run independent min-conflicts chains (chain i seeded from fold_in(seed, i)) "
-                    "until --chains have solved, --solutions distinct solutions are found, or "
-                    "--time seconds pass; every solution is verified by the independent checker.")
+        "until --chains have solved, --solutions distinct solutions are found, or "
+        "--time seconds pass; every solution is verified by the independent checker.",
+    )
     options.add_size(p)
-    p.add_argument("--chains", type=int, default=None,
-                   help="solved chains to collect (with --max-restarts: chains to run); default "
-                        "1000 for n <= 632, then 4e8 / n^2 (16 at n = 5000, 1 from n = 20,000)")
-    p.add_argument("--solutions", type=int, default=None, help="stop at this many distinct solutions")
-    p.add_argument("--time", type=float, default=None, metavar="SECONDS",
-                   help="stop after this much kernel time (checked between kernel calls, each bounded "
-                        "to about a second of work; chains still running then count as unsolved)")
+    p.add_argument(
+        "--chains",
+        type=int,
+        default=None,
+        help="solved chains to collect (with --max-restarts: chains to run); default "
+        "1000 for n <= 632, then 4e8 / n^2 (16 at n = 5000, 1 from n = 20,000)",
+    )
+    p.add_argument(
+        "--solutions", type=int, default=None, help="stop at this many distinct solutions"
+    )
+    p.add_argument(
+        "--time",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop after this much kernel time (checked between kernel calls, each bounded "
+        "to about a second of work; chains still running then count as unsolved)",
+    )
     # Defaults of the options below are filled in by _check_options (None: not given), so that
     # a path that does not use an option can refuse it instead of ignoring it.
-    p.add_argument("--maxsteps", type=int, default=None,
-                   help="steps per attempt before a restart (default max(4000, 2n): min-conflicts "
-                        "needs about 0.5n steps from a random board; --move cisc352: "
-                        "ceil(2n / log2 n)); on the large path: swap attempts in all")
-    p.add_argument("--max-restarts", type=int, default=None, metavar="R",
-                   help="restarts per chain before it gives up (default 1,000,000; 0: the CP468 "
-                        "give-up mode, one attempt of --maxsteps); --chains then counts chains run")
-    p.add_argument("--init", choices=INITS, default=None,
-                   help="initial boards (default permutation; greedy: the CP468 column-by-column "
-                        "greedy; large path: qs4 (default) or permutation)")
-    p.add_argument("--tabu", type=int, default=None,
-                   help="CP468 plateau memory: squares a queen may not revisit during one local "
-                        "minimum (0 = off, the default)")
-    p.add_argument("--move", choices=MOVES, default=None,
-                   help="row choice: minconflicts (default) or cisc352 (a conflict-free row, else "
-                        "up to 100 random rows for one with 1 conflict, else the full scan; "
-                        "defaults --init qs4, --maxsteps ceil(2n / log2 n), --max-restarts 99)")
-    p.add_argument("--show-initial", action="store_true",
-                   help="print chain 0's initial board (n <= 64), its attacking pairs and its "
-                        "generation time, apart from the search time (CP468)")
+    p.add_argument(
+        "--maxsteps",
+        type=int,
+        default=None,
+        help="steps per attempt before a restart (default max(4000, 2n): min-conflicts "
+        "needs about 0.5n steps from a random board; --move cisc352: "
+        "ceil(2n / log2 n)); on the large path: swap attempts in all",
+    )
+    p.add_argument(
+        "--max-restarts",
+        type=int,
+        default=None,
+        metavar="R",
+        help="restarts per chain before it gives up (default 1,000,000; 0: the CP468 "
+        "give-up mode, one attempt of --maxsteps); --chains then counts chains run",
+    )
+    p.add_argument(
+        "--init",
+        choices=INITS,
+        default=None,
+        help="initial boards (default permutation; greedy: the CP468 column-by-column "
+        "greedy; large path: qs4 (default) or permutation)",
+    )
+    p.add_argument(
+        "--tabu",
+        type=int,
+        default=None,
+        help="CP468 plateau memory: squares a queen may not revisit during one local "
+        "minimum (0 = off, the default)",
+    )
+    p.add_argument(
+        "--move",
+        choices=MOVES,
+        default=None,
+        help="row choice: minconflicts (default) or cisc352 (a conflict-free row, else "
+        "up to 100 random rows for one with 1 conflict, else the full scan; "
+        "defaults --init qs4, --maxsteps ceil(2n / log2 n), --max-restarts 99)",
+    )
+    p.add_argument(
+        "--show-initial",
+        action="store_true",
+        help="print chain 0's initial board (n <= 64), its attacking pairs and its "
+        "generation time, apart from the search time (CP468)",
+    )
     options.add_seed(p, default=None)
-    p.add_argument("--batch", type=int, default=None, help="chains per kernel call (default: automatic)")
+    p.add_argument(
+        "--batch", type=int, default=None, help="chains per kernel call (default: automatic)"
+    )
     p.add_argument("--file", default=None, help="start every chain from this board file")
-    p.add_argument("--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n")
+    p.add_argument(
+        "--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n"
+    )
     options.add_instance(p, extra="; bounded: --max-restarts 99 and 100 chains run by default")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="write solutions.npy, runs.csv, summary.json (and plots) here")
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write solutions.npy, runs.csv, summary.json (and plots) here",
+    )
     p.add_argument("--plot", action="store_true", help="with --out: trace and histogram figures")
     options.add_checkpoint(p)
-    p.add_argument("--method", choices=("minconflicts", "backtrack"), default="minconflicts",
-                   help="minconflicts (default) or backtrack: the classic first solution, rows "
-                        "tried in increasing order, with placement and backtrack counts")
-    p.add_argument("--mode", choices=("auto", "batched", "large"), default="auto",
-                   help="batched: many chains in parallel; large: linear-time QS4 path for huge "
-                        "boards, chains one after another; auto (default): the path predicted "
-                        "faster for the chains asked for (large from n ~ 5,900; batched below, or "
-                        "with --solutions or --time)")
-    p.add_argument("--device", choices=("cpu", "gpu"), default=None,
-                   help="run on this backend (default: the best one available)")
+    p.add_argument(
+        "--method",
+        choices=("minconflicts", "backtrack"),
+        default="minconflicts",
+        help="minconflicts (default) or backtrack: the classic first solution, rows "
+        "tried in increasing order, with placement and backtrack counts",
+    )
+    p.add_argument(
+        "--mode",
+        choices=("auto", "batched", "large"),
+        default="auto",
+        help="batched: many chains in parallel; large: linear-time QS4 path for huge "
+        "boards, chains one after another; auto (default): the path predicted "
+        "faster for the chains asked for (large from n ~ 5,900; batched below, or "
+        "with --solutions or --time)",
+    )
+    p.add_argument(
+        "--device",
+        choices=("cpu", "gpu"),
+        default=None,
+        help="run on this backend (default: the best one available)",
+    )
     options.add_quiet(p)
     p.set_defaults(func=cmd_solve)
 
@@ -118,8 +181,10 @@ def add_command(sub) -> None:
 def cmd_solve(args) -> int:
     """The ``solve`` command: run, print the summary, write the outputs."""
     if args.device == "gpu" and jax.default_backend() != "gpu":
-        raise QueensError("--device gpu: no GPU is visible to JAX; install jaxqueens[gpu] "
-                          "(see README) or use --device cpu")
+        raise QueensError(
+            "--device gpu: no GPU is visible to JAX; install jaxqueens[gpu] "
+            "(see README) or use --device cpu"
+        )
     if args.plot and not args.out:
         raise QueensError("--plot needs --out DIR to write the figures into")
     if args.instance and args.show_initial:
@@ -139,43 +204,71 @@ def cmd_solve(args) -> int:
         return _cmd_large(args, n)
     checkpoint, resume = options.checkpoint_target(args)
     given = args.chains is not None or args.solutions or args.time
-    chains = args.chains if given else INSTANCE_CHAINS if instance is not None else default_chains(n)
+    chains = (
+        args.chains if given else INSTANCE_CHAINS if instance is not None else default_chains(n)
+    )
     max_chains = None
     if args.capped:  # --max-restarts given: chains are run, not awaited (a bounded job)
         chains, max_chains = None, chains
     if args.show_initial:
         _show_initial(args, n, start)
-    result = mcsolve.solve(n, chains, solutions=args.solutions, seconds=args.time,
-                           max_steps=args.maxsteps, init=args.init, tabu=args.tabu, seed=args.seed,
-                           batch=args.batch, start=start, max_restarts=args.max_restarts,
-                           move=args.move, max_chains=max_chains,
-                           trace_steps=min(args.maxsteps, 100_000) if args.plot else 0,
-                           quiet=options.quiet(args), checkpoint=checkpoint, resume=resume,
-                           checkpoint_every=args.checkpoint_every,
-                           **({"instance": instance, "toroidal": args.toroidal} if instance is not None
-                              else {"toroidal": True} if args.toroidal else {}))
+    result = mcsolve.solve(
+        n,
+        chains,
+        solutions=args.solutions,
+        seconds=args.time,
+        max_steps=args.maxsteps,
+        init=args.init,
+        tabu=args.tabu,
+        seed=args.seed,
+        batch=args.batch,
+        start=start,
+        max_restarts=args.max_restarts,
+        move=args.move,
+        max_chains=max_chains,
+        trace_steps=min(args.maxsteps, 100_000) if args.plot else 0,
+        quiet=options.quiet(args),
+        checkpoint=checkpoint,
+        resume=resume,
+        checkpoint_every=args.checkpoint_every,
+        **(
+            {"instance": instance, "toroidal": args.toroidal}
+            if instance is not None
+            else {"toroidal": True}
+            if args.toroidal
+            else {}
+        ),
+    )
     if result.run.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(result.run.chain_id)} finished chains", args.out)
     with options.final_write(args.out):
         s = result.summary
         logs.log("summary", **s)
         st = {k: "-" if v is None else f"{v:g}" for k, v in s["steps"].items()}
-        print(f"n = {n}: {s['solved']} of {s['chains']} chains solved, {s['distinct_solutions']} distinct "
-              f"solutions, all verified; steps median {st['median']}, p99 {st['p99']}, max {st['max']}")
+        print(
+            f"n = {n}: {s['solved']} of {s['chains']} chains solved, {s['distinct_solutions']} distinct "
+            f"solutions, all verified; steps median {st['median']}, p99 {st['p99']}, max {st['max']}"
+        )
         if s.get("unfinished"):
-            print(f"{s['unfinished']} of these chains were still running when the --time budget "
-                  "ran out: counted unsolved")
+            print(
+                f"{s['unfinished']} of these chains were still running when the --time budget "
+                "ran out: counted unsolved"
+            )
         if s["solutions_per_s"]:
             rate = s["solutions_per_s"]
             rate = f"{rate:,.0f}" if rate >= 10 else f"{rate:.3g}"
-            print(f"{rate} solutions/s over {s['wall_s']:.2f} s "
-                  f"(compile {s['compile_s']:.2f} s excluded); stopped by {s['stopped_by']} budget")
+            print(
+                f"{rate} solutions/s over {s['wall_s']:.2f} s "
+                f"(compile {s['compile_s']:.2f} s excluded); stopped by {s['stopped_by']} budget"
+            )
         unsolved = int(s["chains"] - s["solved"])
         if unsolved:
             print(_no_solution_line(result.run, s, args))
         if s.get("status") == "unknown" and args.instance:
-            print(f"instance {args.instance}: unknown (no chain solved it; local search proves no "
-                  "UNSAT: jaxqueens complete decides it exactly)")
+            print(
+                f"instance {args.instance}: unknown (no chain solved it; local search proves no "
+                "UNSAT: jaxqueens complete decides it exactly)"
+            )
         elif s.get("status") == "SAT" and args.instance:
             print(f"instance {args.instance}: SAT, every solution checked against the instance")
         if len(result.solutions) and n <= 16:
@@ -198,25 +291,42 @@ def _no_solution_line(run, s: dict, args) -> str:
     unsolved = ~run.solved
     steps = int(run.steps[unsolved].sum())
     best = int(run.best[unsolved].min()) if run.best is not None else None
-    why = ("the --time budget ran out" if s.get("unfinished") else
-           f"each gave up after {args.max_restarts + 1:,} attempt{'s' * (args.max_restarts > 0)} "
-           f"of {args.maxsteps:,} steps")
-    saved = (" (their best boards: best_boards.npy in --out)" if args.out else
-             " (--out DIR saves their best boards)")
+    why = (
+        "the --time budget ran out"
+        if s.get("unfinished")
+        else f"each gave up after {args.max_restarts + 1:,} attempt{'s' * (args.max_restarts > 0)} "
+        f"of {args.maxsteps:,} steps"
+    )
+    saved = (
+        " (their best boards: best_boards.npy in --out)"
+        if args.out
+        else " (--out DIR saves their best boards)"
+    )
     fewest = f"; best board {best} attacking pairs" if best is not None else ""
-    return (f"no solution found after {steps:,} steps by {int(unsolved.sum())} of {s['chains']} chains "
-            f"({why}{fewest}){saved}")
+    return (
+        f"no solution found after {steps:,} steps by {int(unsolved.sum())} of {s['chains']} chains "
+        f"({why}{fewest}){saved}"
+    )
 
 
 def _show_initial(args, n: int, start) -> None:
     """``--show-initial``: chain 0's first board (printed for n <= 64), its attacking pairs and
     the time to generate it, compiled and timed apart from the search."""
     rows, pairs, gen_s, compile_s = mcsolve.initial_board(
-        n, init=args.init, seed=args.seed, start=start, max_steps=args.maxsteps, tabu=args.tabu,
-        move=args.move, max_restarts=args.max_restarts)
-    print(f"initial board of chain 0 (--init {args.init if start is None else 'from --file'}): "
-          f"{pairs} attacking pairs, generated in {1e3 * gen_s:.3f} ms (compile {compile_s:.2f} s "
-          "excluded; the search time below is apart)")
+        n,
+        init=args.init,
+        seed=args.seed,
+        start=start,
+        max_steps=args.maxsteps,
+        tabu=args.tabu,
+        move=args.move,
+        max_restarts=args.max_restarts,
+    )
+    print(
+        f"initial board of chain 0 (--init {args.init if start is None else 'from --file'}): "
+        f"{pairs} attacking pairs, generated in {1e3 * gen_s:.3f} ms (compile {compile_s:.2f} s "
+        "excluded; the search time below is apart)"
+    )
     if n <= 16:
         print(render.ascii_board(rows))
     if n <= 64:
@@ -228,7 +338,13 @@ INSTANCE_MAX_RESTARTS = 99
 INSTANCE_CHAINS = 100
 """``--instance``: default chains run."""
 
-DEFAULTS = {"init": "permutation", "tabu": 0, "seed": 0, "max_restarts": 1_000_000, "move": "minconflicts"}
+DEFAULTS = {
+    "init": "permutation",
+    "tabu": 0,
+    "seed": 0,
+    "max_restarts": 1_000_000,
+    "move": "minconflicts",
+}
 """Defaults of the options that only some paths use (the parser leaves them None); ``--maxsteps``
 depends on n and the path (:func:`_check_options`)."""
 
@@ -241,12 +357,39 @@ def cisc352_max_steps(n: int) -> int:
     """The CISC352 program's size-dependent step limit, ``ceil(2 n / log2 n)`` (at least 1)."""
     return max(1, math.ceil(2 * n / math.log2(max(n, 2))))
 
+
 UNUSED = {
-    "large": ("resume", "solutions", "time", "tabu", "batch", "file", "max_restarts", "move",
-              "show_initial", "instance", "toroidal"),
-    "backtrack": ("resume", "solutions", "time", "maxsteps", "init", "tabu", "batch", "file",
-                  "chains", "seed", "plot", "max_restarts", "move", "show_initial", "instance",
-                  "toroidal"),
+    "large": (
+        "resume",
+        "solutions",
+        "time",
+        "tabu",
+        "batch",
+        "file",
+        "max_restarts",
+        "move",
+        "show_initial",
+        "instance",
+        "toroidal",
+    ),
+    "backtrack": (
+        "resume",
+        "solutions",
+        "time",
+        "maxsteps",
+        "init",
+        "tabu",
+        "batch",
+        "file",
+        "chains",
+        "seed",
+        "plot",
+        "max_restarts",
+        "move",
+        "show_initial",
+        "instance",
+        "toroidal",
+    ),
 }
 """Options a path does not use: given anyway, they are refused (never ignored silently)."""
 
@@ -274,22 +417,32 @@ def _path(args, n: int) -> str:
 def _check_options(args, path: str, n: int = 8) -> None:
     """Before any work: every count in range, and no option that ``path`` would not use (one
     line naming the option and the fix); then fill in the defaults."""
-    for flag, value, low in (("--chains", args.chains, 1), ("--maxsteps", args.maxsteps, 1),
-                             ("--batch", args.batch, 1), ("--tabu", args.tabu, 0),
-                             ("--max-restarts", args.max_restarts, 0)):
+    for flag, value, low in (
+        ("--chains", args.chains, 1),
+        ("--maxsteps", args.maxsteps, 1),
+        ("--batch", args.batch, 1),
+        ("--tabu", args.tabu, 0),
+        ("--max-restarts", args.max_restarts, 0),
+    ):
         if value is not None and value < low:
             raise QueensError(f"{flag} must be at least {low}, got {value}")
     given = [name for name in UNUSED.get(path, ()) if _given(getattr(args, name))]
     if given:
         flag = "--" + given[0]
         if path == "backtrack":
-            raise QueensError(f"{flag} is not used by --method backtrack (one first solution from "
-                              f"an empty board); drop {flag}")
-        raise QueensError(f"{flag.replace('_', '-')} is not used by the large-n path (--mode large, "
-                          f"or auto beyond the batched limit); drop it or give --mode batched")
+            raise QueensError(
+                f"{flag} is not used by --method backtrack (one first solution from "
+                f"an empty board); drop {flag}"
+            )
+        raise QueensError(
+            f"{flag.replace('_', '-')} is not used by the large-n path (--mode large, "
+            f"or auto beyond the batched limit); drop it or give --mode batched"
+        )
     if path == "large" and args.init not in (None, "qs4", "permutation"):
-        raise QueensError(f"--init {args.init} is not available on the large-n path (it needs a "
-                          "permutation in O(n)); use --init qs4 or permutation, or --mode batched")
+        raise QueensError(
+            f"--init {args.init} is not available on the large-n path (it needs a "
+            "permutation in O(n)); use --init qs4 or permutation, or --mode batched"
+        )
     args.capped = args.max_restarts is not None
     if args.move == "cisc352":
         for name, value in CISC352_DEFAULTS.items():
@@ -307,8 +460,11 @@ def _check_options(args, path: str, n: int = 8) -> None:
 def _out_bytes(args, n: int) -> int:
     """Roughly what ``--out`` receives: boards (.npy, text), runs.csv, the checkpoint and its
     temporary copy, for the chains asked for (unknown under --time alone)."""
-    chains = (args.chains if args.chains is not None else
-              args.solutions or (0 if args.time else default_chains(n)))
+    chains = (
+        args.chains
+        if args.chains is not None
+        else args.solutions or (0 if args.time else default_chains(n))
+    )
     return max(chains, 1) * (12 * max(n, 1) + 100)
 
 
@@ -316,12 +472,29 @@ def _solve_plots(trace, solved_steps, n: int, out: Path) -> list[Path]:
     """Chain 0's trace (conflicted queens, attacking pairs) and the steps histogram."""
     files = []
     if trace is not None:
-        files.append(plots.trace_plot(trace["conflicted"], out / "trace_conflicted_queens.png",
-                                      "conflicting queens", f"min-conflicts, n = {n}, chain 0"))
-        files.append(plots.trace_plot(trace["pairs"], out / "trace_conflicting_pairs.png",
-                                      "conflicting pairs", f"min-conflicts, n = {n}, chain 0"))
-    files.append(plots.steps_histogram(solved_steps, out / "steps_hist.png",
-                                       f"steps to solution, n = {n}, {solved_steps.size} chains"))
+        files.append(
+            plots.trace_plot(
+                trace["conflicted"],
+                out / "trace_conflicted_queens.png",
+                "conflicting queens",
+                f"min-conflicts, n = {n}, chain 0",
+            )
+        )
+        files.append(
+            plots.trace_plot(
+                trace["pairs"],
+                out / "trace_conflicting_pairs.png",
+                "conflicting pairs",
+                f"min-conflicts, n = {n}, chain 0",
+            )
+        )
+    files.append(
+        plots.steps_histogram(
+            solved_steps,
+            out / "steps_hist.png",
+            f"steps to solution, n = {n}, {solved_steps.size} chains",
+        )
+    )
     return files
 
 
@@ -331,24 +504,35 @@ def _cmd_large(args, n: int) -> int:
     init = args.init or "qs4"
     code = 0
     for chain in range(chains):
-        res = large_solve.solve_large(n, seed=args.seed, chain=chain, quiet=options.quiet(args), init=init,
-                                      max_steps=args.maxsteps or large_solve.NO_STEP_LIMIT, give_up=True)
+        res = large_solve.solve_large(
+            n,
+            seed=args.seed,
+            chain=chain,
+            quiet=options.quiet(args),
+            init=init,
+            max_steps=args.maxsteps or large_solve.NO_STEP_LIMIT,
+            give_up=True,
+        )
         with options.final_write(args.out):
             s = res.summary
             logs.log("summary", **s)
             label = f"n = {n:,}{f' chain {chain}' if chains > 1 else ''}"
             if s["solved"]:
-                print(f"{label}: solved and verified; "
-                      f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} conflicted queens "
-                      f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, {s.get('moves', 0)} "
-                      f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} s; "
-                      f"compile {s.get('compile_s', 0):.2f} s excluded")
+                print(
+                    f"{label}: solved and verified; "
+                    f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} conflicted queens "
+                    f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, {s.get('moves', 0)} "
+                    f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} s; "
+                    f"compile {s.get('compile_s', 0):.2f} s excluded"
+                )
             else:
                 code = 1
-                print(f"{label}: no solution found after {s['steps']:,} steps (--maxsteps {args.maxsteps:,} "
-                      f"swap attempts; init {s.get('init_s', 0):.2f} s, search {s.get('search_s', 0):.2f} s); "
-                      f"best board {s['pairs']} attacking pairs"
-                      + (" (best_board.npy in --out)" if args.out else " (--out DIR saves it)"))
+                print(
+                    f"{label}: no solution found after {s['steps']:,} steps (--maxsteps {args.maxsteps:,} "
+                    f"swap attempts; init {s.get('init_s', 0):.2f} s, search {s.get('search_s', 0):.2f} s); "
+                    f"best board {s['pairs']} attacking pairs"
+                    + (" (best_board.npy in --out)" if args.out else " (--out DIR saves it)")
+                )
             if n <= 16:
                 print(render.ascii_board(res.rows))
             if args.out and is_writer():
@@ -358,12 +542,23 @@ def _cmd_large(args, n: int) -> int:
                     render.render_png(res.rows, out / "solution.png")
                     files.append(out / "solution.png")
                 if args.plot:
-                    files.append(plots.trace_plot(res.trace_pairs, out / "trace_conflicting_pairs.png",
-                                                  "conflicting pairs",
-                                                  f"large-n repair, n = {n:,} (recorded steps)"))
-                    files.append(plots.trace_plot(res.round_conflicted, out / "trace_conflicted_queens.png",
-                                                  "conflicting queens", f"large-n repair, n = {n:,}: per round",
-                                                  xlabel="repair round"))
+                    files.append(
+                        plots.trace_plot(
+                            res.trace_pairs,
+                            out / "trace_conflicting_pairs.png",
+                            "conflicting pairs",
+                            f"large-n repair, n = {n:,} (recorded steps)",
+                        )
+                    )
+                    files.append(
+                        plots.trace_plot(
+                            res.round_conflicted,
+                            out / "trace_conflicted_queens.png",
+                            "conflicting queens",
+                            f"large-n repair, n = {n:,}: per round",
+                            xlabel="repair round",
+                        )
+                    )
                 print(f"wrote {', '.join(f.name for f in files)} to {out}")
     return code
 
@@ -376,13 +571,21 @@ def _cmd_backtrack(args, n: int) -> int:
     if rows is None:
         raise QueensError(f"n = {n} has no solution (the search tried {placements} placements)")
     with options.final_write(args.out):
-        print(f"n = {n}: first solution {rows.tolist() if n <= 64 else '(see --out)'}, verified; "
-              f"{placements} placements, {backtracks} backtracks, {seconds:.2f} s")
+        print(
+            f"n = {n}: first solution {rows.tolist() if n <= 64 else '(see --out)'}, verified; "
+            f"{placements} placements, {backtracks} backtracks, {seconds:.2f} s"
+        )
         if n <= 16:
             print(render.ascii_board(rows))
         if args.out and is_writer():
-            summary = {"n": n, "method": "backtrack", "rows": rows.tolist(), "placements": placements,
-                       "backtracks": backtracks, "seconds": seconds}
+            summary = {
+                "n": n,
+                "method": "backtrack",
+                "rows": rows.tolist(),
+                "placements": placements,
+                "backtracks": backtracks,
+                "seconds": seconds,
+            }
             files = backtrack_out.write_outputs(args.out, rows, summary)
             print(f"wrote {', '.join(f.name for f in files)} to {Path(args.out)}")
     return 0

@@ -17,39 +17,81 @@ from jaxqueens.solvers import choices
 gather = _lazy.load("jaxqueens.parallel.gather")
 solstats = _lazy.load("jaxqueens.drivers.stats")
 
-GA_KEYS = ("pop", "generations", "encoding", "scheme", "crossover", "mutation", "tournament", "cxpb",
-           "mutpb", "indpb", "elite", "islands", "migrate_every", "migrants")
+GA_KEYS = (
+    "pop",
+    "generations",
+    "encoding",
+    "scheme",
+    "crossover",
+    "mutation",
+    "tournament",
+    "cxpb",
+    "mutpb",
+    "indpb",
+    "elite",
+    "islands",
+    "migrate_every",
+    "migrants",
+)
 
 
 def add_command(sub) -> None:
     """Register ``jaxqueens stats``."""
     p = sub.add_parser(
-        "stats", help="solution-count statistics of a solver: coverage, sampling bias, steps",
+        "stats",
+        help="solution-count statistics of a solver: coverage, sampling bias, steps",
         description="Run chains of a solver until a budget and report the distinct solutions and "
-                    "fundamental classes found (against OEIS for n <= 27), the coverage curve with "
-                    "the coupon-collector expectation, every solution's sampling frequency with a "
-                    "chi-square test of uniformity, and the steps-to-solution distribution.")
+        "fundamental classes found (against OEIS for n <= 27), the coverage curve with "
+        "the coupon-collector expectation, every solution's sampling frequency with a "
+        "chi-square test of uniformity, and the steps-to-solution distribution.",
+    )
     options.add_size(p, default=8)
-    p.add_argument("--solver", choices=choices.STATS_SOLVERS, default="minconflicts",
-                   help="minconflicts (default), anneal (--method ls|ta|sa) or ga")
-    p.add_argument("--chains", type=int, default=None,
-                   help="chains to run (GA: trials; min-conflicts: chains solved); default 10000")
-    p.add_argument("--solutions", type=int, default=None, help="stop at this many distinct solutions")
-    p.add_argument("--time", type=float, default=None, metavar="SECONDS", help="stop after this time")
+    p.add_argument(
+        "--solver",
+        choices=choices.STATS_SOLVERS,
+        default="minconflicts",
+        help="minconflicts (default), anneal (--method ls|ta|sa) or ga",
+    )
+    p.add_argument(
+        "--chains",
+        type=int,
+        default=None,
+        help="chains to run (GA: trials; min-conflicts: chains solved); default 10000",
+    )
+    p.add_argument(
+        "--solutions", type=int, default=None, help="stop at this many distinct solutions"
+    )
+    p.add_argument(
+        "--time", type=float, default=None, metavar="SECONDS", help="stop after this time"
+    )
     options.add_seed(p)
-    p.add_argument("--batch", type=int, default=None,
-                   help="chains per kernel call (GA: trials per round); default automatic")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="write summary.json, CSV tables and PNG figures here")
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help="chains per kernel call (GA: trials per round); default automatic",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write summary.json, CSV tables and PNG figures here",
+    )
     p.add_argument("--no-plots", action="store_true", help="with --out: tables only, no figures")
     options.add_quiet(p)
     g = p.add_argument_group("min-conflicts (as 'jaxqueens solve')")
-    g.add_argument("--maxsteps", type=int, default=4000, help="steps before a restart (default 4000)")
+    g.add_argument(
+        "--maxsteps", type=int, default=4000, help="steps before a restart (default 4000)"
+    )
     g.add_argument("--init", choices=choices.INITS, default="permutation")
     g.add_argument("--tabu", type=int, default=0, help="plateau tabu tenure (default 0 = off)")
     g = p.add_argument_group("annealing (as 'jaxqueens anneal')")
-    g.add_argument("--method", choices=choices.METHODS, default="ta", help="ls, ta or sa (default ta)")
-    g.add_argument("--steps", type=int, default=10_000, help="step budget per chain (default 10000)")
+    g.add_argument(
+        "--method", choices=choices.METHODS, default="ta", help="ls, ta or sa (default ta)"
+    )
+    g.add_argument(
+        "--steps", type=int, default=10_000, help="step budget per chain (default 10000)"
+    )
     g.add_argument("--rounds", type=int, default=10)
     g.add_argument("--neighbour", choices=choices.NEIGHBOURS, default="step")
     g.add_argument("--step", type=int, default=3)
@@ -78,11 +120,32 @@ def add_command(sub) -> None:
 
 def _options(args) -> dict:
     if args.solver == "minconflicts":
-        return {"max_steps": args.maxsteps, "init": args.init, "tabu": args.tabu, "batch": args.batch}
+        return {
+            "max_steps": args.maxsteps,
+            "init": args.init,
+            "tabu": args.tabu,
+            "batch": args.batch,
+        }
     if args.solver == "anneal":
-        return {k: getattr(args, k) for k in ("method", "steps", "rounds", "neighbour", "step",
-                                              "objective", "q", "init_prob", "alpha", "batch")}
-    return {"batch": args.batch, **{k: getattr(args, k) for k in GA_KEYS if getattr(args, k) is not None}}
+        return {
+            k: getattr(args, k)
+            for k in (
+                "method",
+                "steps",
+                "rounds",
+                "neighbour",
+                "step",
+                "objective",
+                "q",
+                "init_prob",
+                "alpha",
+                "batch",
+            )
+        }
+    return {
+        "batch": args.batch,
+        **{k: getattr(args, k) for k in GA_KEYS if getattr(args, k) is not None},
+    }
 
 
 def _p(test: dict | None) -> str:
@@ -92,7 +155,8 @@ def _p(test: dict | None) -> str:
     if p is None:
         return f"n/a ({test['cells']} cell)"
     text = f"chi2 = {test['statistic']:.1f}, dof = {test['dof']:,}, " + (
-        f"p = {p:.3g}" if p > 0 else "p < 1e-300")
+        f"p = {p:.3g}" if p > 0 else "p < 1e-300"
+    )
     if not test["valid"]:
         text += f" (only {test['expected_per_cell_mean']:.2g} expected per cell: not meaningful)"
     return text
@@ -104,41 +168,67 @@ def _plot(res, out) -> list:
     every = res.all_counts is not None
     budgets, rate = res.success
     return figures.write_plots(
-        out, name=sam.solver + (f" ({sam.options['method']})" if "method" in sam.options else ""),
-        n=sam.n, coverage=res.coverage, counts=res.all_counts if every else res.counts,
-        every_solution=every, samples=len(sam.rows), solved=sam.solved, steps=sam.steps,
-        step_unit=sam.step_unit, budgets=budgets, rate=rate)
+        out,
+        name=sam.solver + (f" ({sam.options['method']})" if "method" in sam.options else ""),
+        n=sam.n,
+        coverage=res.coverage,
+        counts=res.all_counts if every else res.counts,
+        every_solution=every,
+        samples=len(sam.rows),
+        solved=sam.solved,
+        steps=sam.steps,
+        step_unit=sam.step_unit,
+        budgets=budgets,
+        rate=rate,
+    )
 
 
 def cmd_stats(args) -> int:
     """The ``stats`` command: run, print the statistics, write tables and figures."""
     n = options.board_size(args)
     checkpoint, resume = options.checkpoint_target(args)
-    chains = args.chains if args.chains is not None else args.solutions or (0 if args.time else 10_000)
+    chains = (
+        args.chains if args.chains is not None else args.solutions or (0 if args.time else 10_000)
+    )
     options.prepare_out(args.out, need=max(chains, 1) * (12 * max(n, 1) + 100))
-    samples = solstats.collect(n, args.solver, chains=args.chains, solutions=args.solutions,
-                               seconds=args.time, seed=args.seed, quiet=options.quiet(args),
-                               checkpoint=checkpoint, resume=resume,
-                               checkpoint_every=args.checkpoint_every, **_options(args))
+    samples = solstats.collect(
+        n,
+        args.solver,
+        chains=args.chains,
+        solutions=args.solutions,
+        seconds=args.time,
+        seed=args.seed,
+        quiet=options.quiet(args),
+        checkpoint=checkpoint,
+        resume=resume,
+        checkpoint_every=args.checkpoint_every,
+        **_options(args),
+    )
     if samples.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(samples.solved):,} finished chains", args.out)
     with options.final_write(args.out):
         res = solstats.analyse(samples)
         s = res.summary
         name = args.solver + (f" ({args.method})" if args.solver == "anneal" else "")
-        ex = lambda v: f" of {v:,}" if v else ""  # noqa: E731
-        print(f"{name}, n = {n}: {s['solved']:,} of {s['chains']:,} chains solved; "
-              f"{s['distinct_solutions']:,}{ex(s['exact_solutions'])} distinct solutions, "
-              f"{s['fundamental_classes']:,}{ex(s['exact_classes'])} fundamental classes; all verified")
+        ex = lambda v: f" of {v:,}" if v else ""
+        print(
+            f"{name}, n = {n}: {s['solved']:,} of {s['chains']:,} chains solved; "
+            f"{s['distinct_solutions']:,}{ex(s['exact_solutions'])} distinct solutions, "
+            f"{s['fundamental_classes']:,}{ex(s['exact_classes'])} fundamental classes; all verified"
+        )
         if s["expected_distinct_if_uniform"] is not None:
-            print(f"if every solution were equally likely: {s['expected_distinct_if_uniform']:,.1f} distinct "
-                  f"expected after {s['solved']:,} samples")
+            print(
+                f"if every solution were equally likely: {s['expected_distinct_if_uniform']:,.1f} distinct "
+                f"expected after {s['solved']:,} samples"
+            )
         print(f"uniformity over solutions: {_p(s['chi2_solutions'])}")
         print(f"uniformity over classes:   {_p(s['chi2_classes'])}")
         st = s["steps"]
         if st["median"] is not None:
-            print(f"{s['step_unit']} to solution: mean {st['mean']:.1f}, median {st['median']:g}, "
-                  f"p90 {st['p90']:g}, p99 {st['p99']:g}, max {st['max']}")
+            print(
+                f"{s['step_unit']} to solution: mean {st['mean']:.1f}, median {st['median']:g}, "
+                f"p90 {st['p90']:g}, p99 {st['p99']:g}, max {st['max']}"
+            )
         if args.out and gather.is_writer():
             files = outputs.write_outputs(res, args.out)
             if not args.no_plots:

@@ -61,8 +61,9 @@ class PairCountOverflow(QueensError, OverflowError):
 def as_size(n: Any, what: str = "n") -> int:
     """``n`` as a Python int: ints and NumPy integers pass, anything else is a QueensError."""
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
-        raise QueensError(f"{what} must be an integer, got {n!r} ({type(n).__name__}); "
-                          f"pass e.g. {what} = 8")
+        raise QueensError(
+            f"{what} must be an integer, got {n!r} ({type(n).__name__}); pass e.g. {what} = 8"
+        )
     return operator.index(n)
 
 
@@ -74,13 +75,16 @@ def as_board(rows: Any, n: int, what: str = "board") -> np.ndarray:
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise QueensError(f"{what}: rows must be integers, got dtype {arr.dtype}")
     if arr.shape[0] != n:
-        raise QueensError(f"{what} has {arr.shape[0]} columns but n = {n}; "
-                          f"pass -n {arr.shape[0]} or another board")
+        raise QueensError(
+            f"{what} has {arr.shape[0]} columns but n = {n}; "
+            f"pass -n {arr.shape[0]} or another board"
+        )
     bad = np.flatnonzero((arr < 0) | (arr >= n))
     if bad.size:
         c = int(bad[0])
-        raise QueensError(f"{what}: column {c}: row {arr[c]} out of range 0..{n - 1}; "
-                          "rows must be 0-based")
+        raise QueensError(
+            f"{what}: column {c}: row {arr[c]} out of range 0..{n - 1}; rows must be 0-based"
+        )
     return arr.astype(np.int32)
 
 
@@ -118,7 +122,7 @@ def _line_counts_one(rows: jax.Array) -> LineCounts:
     rows = _widen(rows)
     n = rows.shape[-1]
     r, d, a = _line_indices(rows)
-    add = lambda size, idx: jnp.zeros(size, jnp.int32).at[idx].add(1)  # noqa: E731
+    add = lambda size, idx: jnp.zeros(size, jnp.int32).at[idx].add(1)
     return LineCounts(add(n, r), add(2 * n - 1, d), add(2 * n - 1, a))
 
 
@@ -169,7 +173,9 @@ def _n_attacks_one(rows: jax.Array) -> jax.Array:
         earlier = cols[None, :] < cols[:, None]
         total = jnp.zeros((), jnp.int32)
         for idx in _line_indices(rows):
-            total += jnp.sum(jnp.any((idx[:, None] == idx[None, :]) & earlier, axis=1), dtype=jnp.int32)
+            total += jnp.sum(
+                jnp.any((idx[:, None] == idx[None, :]) & earlier, axis=1), dtype=jnp.int32
+            )
         return total
     counts = _line_counts_one(rows)
     return 3 * n - sum(jnp.count_nonzero(k).astype(jnp.int32) for k in counts)
@@ -182,7 +188,12 @@ def _is_solution_one(rows: jax.Array) -> jax.Array:
     if n <= PAIRWISE_MAX_N:
         return in_range & ~jnp.any(_attack_matrix(rows))
     counts = _line_counts_one(rows)
-    return in_range & (jnp.max(counts.rows) <= 1) & (jnp.max(counts.diag) <= 1) & (jnp.max(counts.anti) <= 1)
+    return (
+        in_range
+        & (jnp.max(counts.rows) <= 1)
+        & (jnp.max(counts.diag) <= 1)
+        & (jnp.max(counts.anti) <= 1)
+    )
 
 
 _line_counts = jax.jit(jnp.vectorize(_line_counts_one, signature="(n)->(n),(m),(m)"))

@@ -198,7 +198,9 @@ def check_board(rows: np.ndarray, n: int | None = None) -> CheckReport:
         return CheckReport(False, n or 0, (f"not an array of integers ({exc})",), -1)
     if arr.ndim != 1:
         size = n if n is not None else (arr.shape[-1] if arr.ndim else 0)
-        return CheckReport(False, size, (f"expected a 1-D board rows[n], got shape {arr.shape}",), -1)
+        return CheckReport(
+            False, size, (f"expected a 1-D board rows[n], got shape {arr.shape}",), -1
+        )
     n = len(arr) if n is None else int(n)
     problems = [] if len(arr) == n else [f"length {len(arr)}, expected {n}"]
 
@@ -227,12 +229,16 @@ def check_board(rows: np.ndarray, n: int | None = None) -> CheckReport:
         room = max(0, MAX_PROBLEMS + 1 - len(problems))
         for line in crowded[:room]:
             cols = np.flatnonzero(keys[0] == line)
-            problems.append(f"{name.format(line - offset)} holds {k[line]} queens (columns {_columns(cols)})")
+            problems.append(
+                f"{name.format(line - offset)} holds {k[line]} queens (columns {_columns(cols)})"
+            )
         unlisted += len(crowded) - min(room, len(crowded))
     return CheckReport(not problems, n, _cap(problems, unlisted), pairs)
 
 
-def require_solutions(boards: np.ndarray, what: str = "solver output", n: int | None = None) -> None:
+def require_solutions(
+    boards: np.ndarray, what: str = "solver output", n: int | None = None
+) -> None:
     """Raise unless every board of a batch is a valid solution.
 
     Solvers call this before they count or report anything.
@@ -248,7 +254,9 @@ def require_solutions(boards: np.ndarray, what: str = "solver output", n: int | 
     boards = np.asarray(boards)
     if boards.ndim != 2 or (n is not None and boards.shape[1] != n):
         want = "[B, n]" if n is None else f"[B, {n}]"
-        raise SolutionCheckError(f"{what}: expected boards of shape {want}, got shape {boards.shape}")
+        raise SolutionCheckError(
+            f"{what}: expected boards of shape {want}, got shape {boards.shape}"
+        )
     bad = np.flatnonzero(~are_solutions(boards))
     if len(bad):
         i = int(bad[0])
@@ -286,13 +294,17 @@ def check_constrained(rows: np.ndarray, model) -> CheckReport:
     if model.toroidal:  # rows as before; diagonals taken modulo n
         problems = [p for p in problems if p.startswith("row ")]
         pairs = 0
-        for name, keys in (("row", [y for y in ys]),
-                           ("diagonal (x+y) mod n", [(x + y) % n for x, y in enumerate(ys)]),
-                           ("diagonal (x-y) mod n", [(x - y) % n for x, y in enumerate(ys)])):
+        for name, keys in (
+            ("row", [y for y in ys]),
+            ("diagonal (x+y) mod n", [(x + y) % n for x, y in enumerate(ys)]),
+            ("diagonal (x-y) mod n", [(x - y) % n for x, y in enumerate(ys)]),
+        ):
             k = np.bincount(np.asarray(keys, np.int64), minlength=n)
             pairs += int((k * (k - 1) // 2).sum())
             if name != "row":
-                problems += [f"{name} = {line} holds {k[line]} queens" for line in np.flatnonzero(k >= 2)]
+                problems += [
+                    f"{name} = {line} holds {k[line]} queens" for line in np.flatnonzero(k >= 2)
+                ]
     blocked = {(int(a), int(b)) for a, b in model.blocked}
     for x, y in enumerate(ys):
         why = []
@@ -321,9 +333,13 @@ def require_constrained(boards: np.ndarray, model, what: str = "solver output") 
     """
     boards = np.asarray(boards)
     if boards.ndim != 2 or boards.shape[1] != int(model.n):
-        raise SolutionCheckError(f"{what}: expected boards of shape [B, {model.n}], got shape {boards.shape}")
+        raise SolutionCheckError(
+            f"{what}: expected boards of shape [B, {model.n}], got shape {boards.shape}"
+        )
     for i, b in enumerate(boards):
         report = check_constrained(b, model)
         if not report.ok:
-            raise SolutionCheckError(f"{what}: board {i} of {len(boards)} does not solve the instance: "
-                                     f"{report.problems[0]}")
+            raise SolutionCheckError(
+                f"{what}: board {i} of {len(boards)} does not solve the instance: "
+                f"{report.problems[0]}"
+            )

@@ -61,8 +61,10 @@ def _cells(n: int, cfg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _config_of(n: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Configurations ``[..., 4]`` of border cell sets ``[..., 4]`` (each line holds one queen)."""
+
     def on(mask, value):
         return np.take_along_axis(value, np.argmax(mask, axis=-1)[..., None], axis=-1)[..., 0]
+
     return np.stack([on(x == 0, y), on(x == n - 1, y), on(y == 0, x), on(y == n - 1, x)], axis=-1)
 
 
@@ -75,13 +77,21 @@ def border_configurations(n: int) -> np.ndarray:
     t = n - 1
     cfg = np.stack(np.meshgrid(*[np.arange(n)] * 4, indexing="ij"), axis=-1).reshape(-1, 4)
     a, b, c, d = cfg.T
-    ok = ((a == 0) == (c == 0)) & ((a == t) == (d == 0)) & ((b == 0) == (c == t)) & ((b == t) == (d == t))
+    ok = (
+        ((a == 0) == (c == 0))
+        & ((a == t) == (d == 0))
+        & ((b == 0) == (c == t))
+        & ((b == t) == (d == t))
+    )
     cfg = cfg[ok]
     x, y = _cells(n, cfg)
     same = (x[:, :, None] == x[:, None, :]) & (y[:, :, None] == y[:, None, :])
-    hit = ((x[:, :, None] == x[:, None, :]) | (y[:, :, None] == y[:, None, :])
-           | (x[:, :, None] - x[:, None, :] == y[:, :, None] - y[:, None, :])
-           | (x[:, :, None] - x[:, None, :] == y[:, None, :] - y[:, :, None]))
+    hit = (
+        (x[:, :, None] == x[:, None, :])
+        | (y[:, :, None] == y[:, None, :])
+        | (x[:, :, None] - x[:, None, :] == y[:, :, None] - y[:, None, :])
+        | (x[:, :, None] - x[:, None, :] == y[:, None, :] - y[:, :, None])
+    )
     return cfg[~(hit & ~same).any(axis=(1, 2))]
 
 
@@ -98,10 +108,22 @@ def _key(n: int, cfg: np.ndarray) -> np.ndarray:
 
 # log(tree edges) of a member against the mean of its class: a quadratic in (ca, cb, lo, hi),
 # fitted by scripts/fit_count_preference.py on every member of every class at n = 12..15
-PREFERENCE_COEFFICIENTS = (0.909, 0.487, 0.469, -0.656,  # ca, cb, lo, hi
-                           -0.244, -0.289, -0.189, -0.149,  # ca*ca, ca*cb, ca*lo, ca*hi
-                           -0.746, -0.464, -0.384,  # cb*cb, cb*lo, cb*hi
-                           -0.522, 0.266, 0.583)  # lo*lo, lo*hi, hi*hi
+PREFERENCE_COEFFICIENTS = (
+    0.909,
+    0.487,
+    0.469,
+    -0.656,  # ca, cb, lo, hi
+    -0.244,
+    -0.289,
+    -0.189,
+    -0.149,  # ca*ca, ca*cb, ca*lo, ca*hi
+    -0.746,
+    -0.464,
+    -0.384,  # cb*cb, cb*lo, cb*hi
+    -0.522,
+    0.266,
+    0.583,
+)  # lo*lo, lo*hi, hi*hi
 
 
 def preference_features(n: int, cfg: np.ndarray) -> np.ndarray:
@@ -165,7 +187,9 @@ def allow_masks(n: int, cfg: np.ndarray) -> np.ndarray:
     row = np.arange(n)[None, None, :]  # [1, 1, n] row
     qx, qy = x[:, None, None, :], y[:, None, None, :]  # [K, 1, 1, 4]
     col_, row_ = col[..., None], row[..., None]
-    attacked = ((row_ == qy) | (col_ - qx == row_ - qy) | (col_ - qx == qy - row_)).any(-1)  # [K, n, n]
+    attacked = ((row_ == qy) | (col_ - qx == row_ - qy) | (col_ - qx == qy - row_)).any(
+        -1
+    )  # [K, n, n]
     here = (col_ == qx) & (row_ == qy)  # the border queen's own cell
     has = (col_ == qx).any(-1)  # [K, n, 1] the column holds a border queen
     ok = np.where(has, here.any(-1), ~attacked)
@@ -225,7 +249,7 @@ def _half_turn_fixed(n: int) -> int:
         d1 = d1[parent] | (one << (r + t - xs)) | (one << (t - r + xs))
         d2 = d2[parent] | (one << (r + xs)) | (one << (t + t - r - xs))
         for lo in range(0, len(rows), BATCH):
-            stack.append((x + 1, rows[lo:lo + BATCH], d1[lo:lo + BATCH], d2[lo:lo + BATCH]))
+            stack.append((x + 1, rows[lo : lo + BATCH], d1[lo : lo + BATCH], d2[lo : lo + BATCH]))
     return found
 
 

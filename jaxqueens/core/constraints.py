@@ -34,7 +34,7 @@ from the raw fields without this module's mask maths.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -91,15 +91,18 @@ class Constraints:
             pairs = _pairs(getattr(self, name), name)
             for x, y in pairs:
                 if not (0 <= x < n and 0 <= y < n):
-                    raise QueensError(f"{name}: square ({x}, {y}) is off the board of n = {n}; "
-                                      f"columns and rows lie in 0..{n - 1}")
+                    raise QueensError(
+                        f"{name}: square ({x}, {y}) is off the board of n = {n}; "
+                        f"columns and rows lie in 0..{n - 1}"
+                    )
             object.__setattr__(self, name, pairs)
         for name, hi in (("rows", n), ("columns", n), ("sums", 2 * n - 1), ("diffs", 2 * n - 1)):
             vals = _ints(getattr(self, name), name)
             bad = [v for v in vals if not 0 <= v < hi]
             if bad:
-                raise QueensError(f"{name}: {bad[0]} is out of range for n = {n}; "
-                                  f"{name} lie in 0..{hi - 1}")
+                raise QueensError(
+                    f"{name}: {bad[0]} is out of range for n = {n}; {name} lie in 0..{hi - 1}"
+                )
             object.__setattr__(self, name, vals)
 
     @property
@@ -118,7 +121,7 @@ class Constraints:
             doc["toroidal"] = True
         return doc
 
-    def with_toroidal(self, toroidal: bool = True) -> "Constraints":
+    def with_toroidal(self, toroidal: bool = True) -> Constraints:
         return dataclasses.replace(self, toroidal=toroidal)
 
 
@@ -140,19 +143,24 @@ def from_dict(doc: dict) -> Constraints:
     return Constraints(**doc)
 
 
-def excluded_diagonals(n: int, pairs: Sequence[Sequence[int]], d: int | None = None,
-                       toroidal: bool = False) -> Constraints:
+def excluded_diagonals(
+    n: int, pairs: Sequence[Sequence[int]], d: int | None = None, toroidal: bool = False
+) -> Constraints:
     """CSPLib prob079: exclude the first ``d`` (default all) ``[k, t]`` pairs: ``t = 1`` the sum
     diagonal ``x + y = k``, ``t = 0`` the difference diagonal ``x - y = k - (n - 1)``."""
     pairs = [tuple(p) for p in pairs]
     d = len(pairs) if d is None else d
     if not 0 <= d <= len(pairs):
-        raise QueensError(f"d = {d} is out of range: this instance lists {len(pairs)} diagonals "
-                          f"(use 0..{len(pairs)})")
+        raise QueensError(
+            f"d = {d} is out of range: this instance lists {len(pairs)} diagonals "
+            f"(use 0..{len(pairs)})"
+        )
     sums, diffs = [], []
     for k, t in pairs[:d]:
         if t not in (0, 1):
-            raise QueensError(f"diagonal [{k}, {t}]: the type must be 1 (x + y = k) or 0 (x - y = k - (n - 1))")
+            raise QueensError(
+                f"diagonal [{k}, {t}]: the type must be 1 (x + y = k) or 0 (x - y = k - (n - 1))"
+            )
         (sums if t == 1 else diffs).append(k)
     return Constraints(n, sums=tuple(sums), diffs=tuple(diffs), toroidal=toroidal)
 
@@ -192,7 +200,7 @@ def attacked_by(n: int, x: int, y: int, toroidal: bool) -> np.ndarray:
     """bool ``[x, y]``: squares a queen on (x, y) attacks (its own square included)."""
     xs, ys = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     if toroidal:
-        return ((xs == x) | (ys == y) | ((xs + ys - x - y) % n == 0) | ((xs - ys - x + y) % n == 0))
+        return (xs == x) | (ys == y) | ((xs + ys - x - y) % n == 0) | ((xs - ys - x + y) % n == 0)
     return (xs == x) | (ys == y) | (xs + ys == x + y) | (xs - ys == x - y)
 
 
@@ -203,8 +211,9 @@ def allowed_squares(m: Constraints) -> np.ndarray:
     for x, y in m.fixed:
         keep = ok[x, y]
         ok &= ~attacked_by(m.n, x, y, m.toroidal)
-        ok[x, y] = keep and not any((a, b) != (x, y) and (a == x or _attack(m, a, b, x, y))
-                                    for a, b in m.fixed)
+        ok[x, y] = keep and not any(
+            (a, b) != (x, y) and (a == x or _attack(m, a, b, x, y)) for a, b in m.fixed
+        )
     return ok
 
 
@@ -289,5 +298,9 @@ def search_masks(m: Constraints, choose: bool = True) -> tuple[int, np.ndarray]:
     if m.n > MAX_N:
         raise QueensError(f"n = {m.n}: bitmask search supports n <= {MAX_N}")
     ok = allowed_squares(m)
-    t = int(np.argmin([orientation_score(orient(ok, t)) for t in range(ORIENTATIONS)])) if choose else 0
+    t = (
+        int(np.argmin([orientation_score(orient(ok, t)) for t in range(ORIENTATIONS)]))
+        if choose
+        else 0
+    )
     return t, masks_of(orient(ok, t))

@@ -9,14 +9,16 @@ places one more queen in every free row of every node. The exact counter
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 ONE = np.uint64(1)
 
 
-def place(cols: np.ndarray, ld: np.ndarray, rd: np.ndarray, n: int, allowed: np.ndarray | None = None):
+def place(
+    cols: np.ndarray, ld: np.ndarray, rd: np.ndarray, n: int, allowed: np.ndarray | None = None
+):
     """Every child of every node: the next queen in each free (and allowed) row.
 
     Args:
@@ -32,8 +34,13 @@ def place(cols: np.ndarray, ld: np.ndarray, rd: np.ndarray, n: int, allowed: np.
         free &= allowed
     parent, row = np.nonzero((free[:, None] >> np.arange(n, dtype=np.uint64)) & ONE)
     bit = ONE << row.astype(np.uint64)
-    return (parent, row, cols[parent] | bit, ((ld[parent] | bit) << ONE) & full,
-            (rd[parent] | bit) >> ONE)
+    return (
+        parent,
+        row,
+        cols[parent] | bit,
+        ((ld[parent] | bit) << ONE) & full,
+        (rd[parent] | bit) >> ONE,
+    )
 
 
 def root() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -53,8 +60,9 @@ def place_bytes(parents: int, children: int, n: int) -> int:
     return 8 * (3 * parents + 2 * n * parents + 8 * children)
 
 
-def expand(n: int, depth: int,
-           reserve: Callable[[int, int, int], None] | None = None) -> tuple[np.ndarray, list[int]]:
+def expand(
+    n: int, depth: int, reserve: Callable[[int, int, int], None] | None = None
+) -> tuple[np.ndarray, list[int]]:
     """Every partial board of ``depth`` queens (columns 0..depth-1), exactly.
 
     Args:
@@ -73,7 +81,7 @@ def expand(n: int, depth: int,
             children = int(np.bitwise_count(free_rows(cols, ld, rd, n)).sum())
             reserve(level, children, place_bytes(len(cols), children, n))
         _, _, cols, ld, rd = place(cols, ld, rd, n)
-        counts.append(int(len(cols)))
+        counts.append(len(cols))
     return np.stack([cols, ld, rd], axis=1), counts
 
 

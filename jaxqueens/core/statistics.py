@@ -61,8 +61,12 @@ def chi2_sf(stat: float, dof: int) -> float:
     return gamma_q(dof / 2, max(stat, 0.0) / 2)
 
 
-def uniformity_test(observed: np.ndarray, expected: np.ndarray, unseen_expected: float = 0.0,
-                    cells: int | None = None) -> dict:
+def uniformity_test(
+    observed: np.ndarray,
+    expected: np.ndarray,
+    unseen_expected: float = 0.0,
+    cells: int | None = None,
+) -> dict:
     """Pearson's chi-square against given expected counts.
 
     Args:
@@ -77,9 +81,19 @@ def uniformity_test(observed: np.ndarray, expected: np.ndarray, unseen_expected:
     stat = float(np.sum((observed - expected) ** 2 / expected) + unseen_expected)
     dof = cells - 1
     per_cell = float((expected.sum() + unseen_expected) / cells) if cells else 0.0
-    return {"statistic": stat, "dof": dof, "p_value": chi2_sf(stat, dof) if dof >= 1 else None,
-            "cells": cells, "expected_per_cell_mean": per_cell,
-            "expected_min": float(min(expected.min(initial=np.inf),
-                                      unseen_expected / max(1, cells - len(observed))
-                                      if cells > len(observed) else np.inf)),
-            "valid": bool(per_cell >= MIN_EXPECTED)}
+    return {
+        "statistic": stat,
+        "dof": dof,
+        "p_value": chi2_sf(stat, dof) if dof >= 1 else None,
+        "cells": cells,
+        "expected_per_cell_mean": per_cell,
+        "expected_min": float(
+            min(
+                expected.min(initial=np.inf),
+                unseen_expected / max(1, cells - len(observed))
+                if cells > len(observed)
+                else np.inf,
+            )
+        ),
+        "valid": bool(per_cell >= MIN_EXPECTED),
+    }

@@ -22,16 +22,28 @@ from __future__ import annotations
 
 import numpy as np
 
-NAMES = ("identity", "rot90", "rot180", "rot270", "flip-rows", "flip-columns", "transpose",
-         "anti-transpose")
+NAMES = (
+    "identity",
+    "rot90",
+    "rot180",
+    "rot270",
+    "flip-rows",
+    "flip-columns",
+    "transpose",
+    "anti-transpose",
+)
 
 
 def _inverse(boards: np.ndarray) -> np.ndarray:
     """Inverse permutations ``[B, n]`` (the board transposed)."""
     b, n = boards.shape
     inv = np.empty_like(boards)
-    np.put_along_axis(inv, boards.astype(np.intp), np.broadcast_to(np.arange(n, dtype=boards.dtype),
-                                                                   (b, n)), axis=1)
+    np.put_along_axis(
+        inv,
+        boards.astype(np.intp),
+        np.broadcast_to(np.arange(n, dtype=boards.dtype), (b, n)),
+        axis=1,
+    )
     return inv
 
 

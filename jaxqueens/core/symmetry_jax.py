@@ -27,8 +27,18 @@ from jax import lax
 
 from jaxqueens.core.symmetry import NAMES
 
-__all__ = ["NAMES", "Dedup", "canonical", "class_sizes", "dedup", "inverse", "lex_less",
-           "lex_order", "stabilizer_sizes", "transforms"]
+__all__ = [
+    "NAMES",
+    "Dedup",
+    "canonical",
+    "class_sizes",
+    "dedup",
+    "inverse",
+    "lex_less",
+    "lex_order",
+    "stabilizer_sizes",
+    "transforms",
+]
 
 
 def inverse(boards: jax.Array) -> jax.Array:
@@ -61,9 +71,19 @@ def transforms(boards: jax.Array) -> jax.Array:
     boards = jnp.asarray(boards)
     top = jnp.asarray(boards.shape[-1] - 1, boards.dtype)
     inv = inverse(boards)
-    flip = lambda x: x[..., ::-1]  # noqa: E731  (reflect columns)
-    return jnp.stack([boards, flip(inv), top - flip(boards), top - inv, top - boards, flip(boards),
-                      inv, top - flip(inv)])
+    flip = lambda x: x[..., ::-1]
+    return jnp.stack(
+        [
+            boards,
+            flip(inv),
+            top - flip(boards),
+            top - inv,
+            top - boards,
+            flip(boards),
+            inv,
+            top - flip(inv),
+        ]
+    )
 
 
 def lex_less(a: jax.Array, b: jax.Array) -> jax.Array:

@@ -59,7 +59,7 @@ class AnnealResult:
 
     @property
     def status(self) -> str:
-        """"SAT" when a chain solved the board (or instance), else "unknown" (never UNSAT)."""
+        """ "SAT" when a chain solved the board (or instance), else "unknown" (never UNSAT)."""
         return "SAT" if self.run.solved.any() else "unknown"
 
     @property
@@ -84,9 +84,17 @@ def t0_rule(value) -> str | float:
     return t0
 
 
-def calibrate(key, config: sls.Config, walk: int = 2000, q: float = 0.5, init_prob: float = 0.4,
-              alpha: float = 0.9, t0: str | float = "worsening",
-              start: np.ndarray | None = None, mask: sls.Mask | None = None) -> tuple[np.ndarray, float]:
+def calibrate(
+    key,
+    config: sls.Config,
+    walk: int = 2000,
+    q: float = 0.5,
+    init_prob: float = 0.4,
+    alpha: float = 0.9,
+    t0: str | float = "worsening",
+    start: np.ndarray | None = None,
+    mask: sls.Mask | None = None,
+) -> tuple[np.ndarray, float]:
     """The schedule [rounds] for ``config.method`` and the walk's seconds per step.
 
     ``t0`` (SA only): "worsening" (:func:`sa_start_temperature`), "nmof"
@@ -94,8 +102,10 @@ def calibrate(key, config: sls.Config, walk: int = 2000, q: float = 0.5, init_pr
     ``start`` ([n]) when given, else from a random permutation (``mask``: the instance of a
     constrained config, whose walk moves only free queens onto allowed squares)."""
     if not 0 < q <= 1 or not 0 < init_prob < 1 or not 0 < alpha <= 1 or walk < 2:
-        raise QueensError(f"calibration needs 0 < q <= 1, 0 < init_prob < 1, 0 < alpha <= 1 and "
-                          f"walk >= 2 (got q={q}, init_prob={init_prob}, alpha={alpha}, walk={walk})")
+        raise QueensError(
+            f"calibration needs 0 < q <= 1, 0 < init_prob < 1, 0 < alpha <= 1 and "
+            f"walk >= 2 (got q={q}, init_prob={init_prob}, alpha={alpha}, walk={walk})"
+        )
     t0 = t0_rule(t0)
     seed = chain_seeds(key, jnp.arange(1))[0]
     fn = jax.jit(lambda s, b, m: sls.random_walk_deltas(s, config, walk, b, m))
@@ -144,45 +154,87 @@ def sa_start_temperature_nmof(deltas: np.ndarray, init_prob: float) -> float:
     one line."""
     d = np.abs(np.asarray(deltas, np.float64))
     lo, hi = NMOF_T0_BRACKET
-    accept = lambda t: float(np.mean(np.exp(-d / t)))  # noqa: E731  rises with t
+    accept = lambda t: float(np.mean(np.exp(-d / t)))
     if not accept(lo) <= init_prob <= accept(hi):
         raise QueensError(
             f"--t0 nmof: no start temperature in SAopt's interval [1e-05, 1] gives an acceptance "
             f"of {init_prob} over the calibration walk (it ranges {accept(lo):.3f} .. "
             f"{accept(hi):.3f}; {100 * np.mean(d == 0):.0f}% of its moves change nothing); "
-            "choose --init-prob in that range, or use --t0 worsening")
+            "choose --init-prob in that range, or use --t0 worsening"
+        )
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if accept(mid) < init_prob else (lo, mid)
     return 0.5 * (lo + hi)
 
 
-def make_config(n: int, method: str, steps: int, rounds: int, neighbour: str, step: int,
-                objective: str, edge: str = "wrap", toroidal: bool = False,
-                constrained: bool = False) -> sls.Config:
+def make_config(
+    n: int,
+    method: str,
+    steps: int,
+    rounds: int,
+    neighbour: str,
+    step: int,
+    objective: str,
+    edge: str = "wrap",
+    toroidal: bool = False,
+    constrained: bool = False,
+) -> sls.Config:
     """Validated static configuration (``steps`` in total, split evenly over ``rounds``)."""
     if n < 4:
-        raise QueensError(f"n = {n}: local search needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)")
+        raise QueensError(
+            f"n = {n}: local search needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)"
+        )
     if rounds < 1:
         raise QueensError(f"--rounds must be at least 1, got {rounds}")
     if steps < rounds:
         raise QueensError(f"--steps ({steps}) must be at least --rounds ({rounds})")
     try:
-        return sls.Config(n=n, method=method, neighbour=neighbour, step=step, edge=edge,
-                          objective=objective, rounds=rounds, steps_per_round=-(-steps // rounds),
-                          toroidal=toroidal, constrained=constrained)
+        return sls.Config(
+            n=n,
+            method=method,
+            neighbour=neighbour,
+            step=step,
+            edge=edge,
+            objective=objective,
+            rounds=rounds,
+            steps_per_round=-(-steps // rounds),
+            toroidal=toroidal,
+            constrained=constrained,
+        )
     except ValueError as err:
         raise QueensError(str(err)) from None
 
 
-def anneal(n: int | None = 8, method: str = "ta", chains: int = 1000, steps: int = 10_000, *,
-           rounds: int = 10, neighbour: str = "step", step: int = 3, objective: str = "attacks",
-           edge: str = "wrap", seed: int = 0, batch: int | None = None, q: float = 0.5,
-           init_prob: float = 0.4, alpha: float = 0.9, t0: str | float = "worsening",
-           walk: int = 2000, start=None, best_boards: bool = False, trace_chains: int = 0,
-           quiet: bool | None = True, announce=None, checkpoint=None, resume: bool = False,
-           checkpoint_every: float = 30.0, instance: cons.Constraints | None = None,
-           toroidal: bool = False) -> AnnealResult:
+def anneal(
+    n: int | None = 8,
+    method: str = "ta",
+    chains: int = 1000,
+    steps: int = 10_000,
+    *,
+    rounds: int = 10,
+    neighbour: str = "step",
+    step: int = 3,
+    objective: str = "attacks",
+    edge: str = "wrap",
+    seed: int = 0,
+    batch: int | None = None,
+    q: float = 0.5,
+    init_prob: float = 0.4,
+    alpha: float = 0.9,
+    t0: str | float = "worsening",
+    walk: int = 2000,
+    start=None,
+    best_boards: bool = False,
+    trace_chains: int = 0,
+    quiet: bool | None = True,
+    announce=None,
+    checkpoint=None,
+    resume: bool = False,
+    checkpoint_every: float = 30.0,
+    instance: cons.Constraints | None = None,
+    toroidal: bool = False,
+) -> AnnealResult:
     """Run ``chains`` independent LS/TA/SA chains of ``steps`` steps each (stopping when solved).
 
     Args:
@@ -215,8 +267,18 @@ def anneal(n: int | None = 8, method: str = "ta", chains: int = 1000, steps: int
     model, mask = _instance(n, instance, toroidal, neighbour, start)
     n = as_size(n if model is None else model.n)
     constrained = mask is not None
-    config = make_config(n, method, steps, rounds, neighbour, step, objective, edge,
-                         toroidal=model is not None and model.toroidal, constrained=constrained)
+    config = make_config(
+        n,
+        method,
+        steps,
+        rounds,
+        neighbour,
+        step,
+        objective,
+        edge,
+        toroidal=model is not None and model.toroidal,
+        constrained=constrained,
+    )
     t0 = t0_rule(t0)
     if start is not None:
         start = as_board(np.asarray(start).reshape(-1), n, what="the start board")
@@ -224,7 +286,8 @@ def anneal(n: int | None = 8, method: str = "ta", chains: int = 1000, steps: int
             raise QueensError(
                 f"the start board has {n - len(np.unique(start))} queen(s) on an occupied row and "
                 "--neighbour swap never changes which rows are occupied, so no chain could solve "
-                "it; use --neighbour step (moves one queen within its column)")
+                "it; use --neighbour step (moves one queen within its column)"
+            )
     if chains < 1:
         raise QueensError(f"--chains must be at least 1, got {chains}")
     if batch is not None and batch < 1:
@@ -234,9 +297,13 @@ def anneal(n: int | None = 8, method: str = "ta", chains: int = 1000, steps: int
     devices = jax.local_device_count()
     if announce is not None:
         estimate = per_step * config.total_steps * chains / devices
-        announce(f"{method.upper()}: estimated run time at most ~{estimate:,.1f} s "
-                 f"({chains} chains x {config.total_steps} steps; chains stop when solved)")
-    chunk = batch or min(-(-chains // devices) * devices, max(devices, (1 << 22) // config.total_steps))
+        announce(
+            f"{method.upper()}: estimated run time at most ~{estimate:,.1f} s "
+            f"({chains} chains x {config.total_steps} steps; chains stop when solved)"
+        )
+    chunk = batch or min(
+        -(-chains // devices) * devices, max(devices, (1 << 22) // config.total_steps)
+    )
     kernel = sls.Kernel(config)
     board = None if start is None else jnp.asarray(start)
     data = sls.Data(jnp.asarray(schedule), board, mask)
@@ -244,40 +311,89 @@ def anneal(n: int | None = 8, method: str = "ta", chains: int = 1000, steps: int
     runner = chain_batch.compile_runner(kernel, key, chunk, data)
     compile_s = time.perf_counter() - started
     settings = {k: v for k, v in dataclasses.asdict(config).items() if k != "edge" or v != "wrap"}
-    fingerprint = {"command": "anneal", "solver": f"annealing-{method}", "config": settings,
-                   "schedule": [float(x) for x in schedule], "seed": seed}
+    fingerprint = {
+        "command": "anneal",
+        "solver": f"annealing-{method}",
+        "config": settings,
+        "schedule": [float(x) for x in schedule],
+        "seed": seed,
+    }
     if start is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
         fingerprint["start"] = start.tolist()
     if model is not None:
         fingerprint["instance"] = model.to_dict()
-    run = driver.run_chains(runner, config.n, driver.Budget(max_chains=chains), chunk,
-                            what=f"annealing ({method})", compile_s=compile_s, quiet=quiet,
-                            checkpoint=checkpoint, fingerprint=fingerprint, resume=resume,
-                            checkpoint_every=checkpoint_every, model=model)
+    run = driver.run_chains(
+        runner,
+        config.n,
+        driver.Budget(max_chains=chains),
+        chunk,
+        what=f"annealing ({method})",
+        compile_s=compile_s,
+        quiet=quiet,
+        checkpoint=checkpoint,
+        fingerprint=fingerprint,
+        resume=resume,
+        checkpoint_every=checkpoint_every,
+        model=model,
+    )
     traces = None
     every = max(1, config.total_steps // 2000)
     if trace_chains > 0:
         seeds = chain_seeds(key, jnp.arange(trace_chains))
-        traces = np.asarray(jax.jit(jax.vmap(lambda s: sls.trace(s, config, data.schedule, every,
-                                                                   data.start, data.mask)))(seeds))
-    best = (best_of_unsolved(key, config, data, run, model) if best_boards and run.stopped_by != "interrupted"
-            else (None, None, None))
+        traces = np.asarray(
+            jax.jit(
+                jax.vmap(
+                    lambda s: sls.trace(s, config, data.schedule, every, data.start, data.mask)
+                )
+            )(seeds)
+        )
+    best = (
+        best_of_unsolved(key, config, data, run, model)
+        if best_boards and run.stopped_by != "interrupted"
+        else (None, None, None)
+    )
     summary = driver.summarize(
-        run, solver=f"annealing-{method}", method=method, neighbour=neighbour, step=step,
-        objective=objective, edge=edge, t0=t0, start=None if start is None else start.tolist(),
-        steps_budget=config.total_steps, rounds=rounds, schedule=[float(x) for x in schedule],
-        best_objective_mean=float(run.best.mean()) if run.best is not None and run.best.size else None,
+        run,
+        solver=f"annealing-{method}",
+        method=method,
+        neighbour=neighbour,
+        step=step,
+        objective=objective,
+        edge=edge,
+        t0=t0,
+        start=None if start is None else start.tolist(),
+        steps_budget=config.total_steps,
+        rounds=rounds,
+        schedule=[float(x) for x in schedule],
+        best_objective_mean=float(run.best.mean())
+        if run.best is not None and run.best.size
+        else None,
         best_objective_min=int(run.best.min()) if run.best is not None and run.best.size else None,
-        seed=seed, chunk=chunk, backend=jax.default_backend(), devices=devices)
+        seed=seed,
+        chunk=chunk,
+        backend=jax.default_backend(),
+        devices=devices,
+    )
     if model is not None:
         summary["instance"] = model.to_dict()
         summary["status"] = "SAT" if run.solved.any() else "unknown"
     if best[0] is not None:
-        summary["best_boards"] = {"chains": int(len(best[0])),
-                                  "pairs_min": int(best[2].min()) if len(best[2]) else None}
-    return AnnealResult(run=run, summary=summary, config=config, schedule=schedule, traces=traces,
-                        trace_every=every, best_chains=best[0], best_boards=best[1], best_pairs=best[2],
-                        instance=model)
+        summary["best_boards"] = {
+            "chains": len(best[0]),
+            "pairs_min": int(best[2].min()) if len(best[2]) else None,
+        }
+    return AnnealResult(
+        run=run,
+        summary=summary,
+        config=config,
+        schedule=schedule,
+        traces=traces,
+        trace_every=every,
+        best_chains=best[0],
+        best_boards=best[1],
+        best_pairs=best[2],
+        instance=model,
+    )
 
 
 def _instance(n, instance, toroidal: bool, neighbour: str, start):
@@ -287,11 +403,15 @@ def _instance(n, instance, toroidal: bool, neighbour: str, start):
     if mask is None:
         return model, None
     if neighbour != "step":
-        raise QueensError("a constrained instance needs --neighbour step (a swap keeps every "
-                          "row's occupancy, so it cannot honour fixed queens and forbidden squares)")
+        raise QueensError(
+            "a constrained instance needs --neighbour step (a swap keeps every "
+            "row's occupancy, so it cannot honour fixed queens and forbidden squares)"
+        )
     if start is not None:
-        raise QueensError("a constrained instance sets every chain's start itself (fixed queens, "
-                          "allowed squares); drop the start board (--file)")
+        raise QueensError(
+            "a constrained instance sets every chain's start itself (fixed queens, "
+            "allowed squares); drop the start board (--file)"
+        )
     return model, mask
 
 
@@ -299,8 +419,13 @@ REPLAY_BATCH = 4096
 """Unsolved chains replayed per call by :func:`best_of_unsolved` (bounds memory)."""
 
 
-def best_of_unsolved(key, config: sls.Config, data: sls.Data, run: driver.ChainRun,
-                     model: cons.Constraints | None = None):
+def best_of_unsolved(
+    key,
+    config: sls.Config,
+    data: sls.Data,
+    run: driver.ChainRun,
+    model: cons.Constraints | None = None,
+):
     """(chain ids [U], best boards [U, n], their attacking pairs [U]) of the unsolved chains of
     ``run``, by replaying each to the step of its best objective; each replayed board's
     objective is checked against the one the chain reported. With ``model`` the pairs are
@@ -308,16 +433,25 @@ def best_of_unsolved(key, config: sls.Config, data: sls.Data, run: driver.ChainR
     best board may move a fixed queen or use a forbidden square (outside a column that has none)."""
     ids = run.chain_id[~run.solved]
     upto = run.steps[~run.solved]
-    fn = jax.jit(jax.vmap(lambda s, u: sls.replay(s, config, data.schedule, u, data.start,
-                                                  data.mask).rows))
-    parts = [np.asarray(fn(chain_seeds(key, jnp.asarray(ids[i:i + REPLAY_BATCH])),
-                           jnp.asarray(upto[i:i + REPLAY_BATCH], jnp.int32)))
-             for i in range(0, len(ids), REPLAY_BATCH)]
+    fn = jax.jit(
+        jax.vmap(lambda s, u: sls.replay(s, config, data.schedule, u, data.start, data.mask).rows)
+    )
+    parts = [
+        np.asarray(
+            fn(
+                chain_seeds(key, jnp.asarray(ids[i : i + REPLAY_BATCH])),
+                jnp.asarray(upto[i : i + REPLAY_BATCH], jnp.int32),
+            )
+        )
+        for i in range(0, len(ids), REPLAY_BATCH)
+    ]
     boards = np.concatenate(parts).astype(np.int32) if parts else np.zeros((0, config.n), np.int32)
     if model is None:
         pairs = checker.attacking_pairs(boards) if len(boards) else np.zeros(0, np.int64)
     else:
-        pairs = np.array([checker.check_constrained(b, model).attacking_pairs for b in boards], np.int64)
+        pairs = np.array(
+            [checker.check_constrained(b, model).attacking_pairs for b in boards], np.int64
+        )
     objective = pairs if config.objective == "pairs" else _attacks(boards, config.toroidal)
     if data.mask is not None and len(boards):
         allowed = np.asarray(data.mask.allowed)
@@ -338,5 +472,6 @@ def _attacks(boards: np.ndarray, toroidal: bool = False) -> np.ndarray:
     lines = (boards, boards - cols, boards + cols)
     if toroidal:
         lines = (boards, (boards - cols) % n, (boards + cols) % n)
-    return np.array([sum(n - len(np.unique(line[i])) for line in lines) for i in range(len(boards))],
-                    np.int64)
+    return np.array(
+        [sum(n - len(np.unique(line[i])) for line in lines) for i in range(len(boards))], np.int64
+    )

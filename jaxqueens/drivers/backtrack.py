@@ -30,7 +30,9 @@ def _check_n(n: int) -> None:
 _classic = jax.jit(backtrack.classic, static_argnums=(0,))
 
 
-def first_solution(n: int, max_steps: int = DEFAULT_MAX_STEPS) -> tuple[np.ndarray | None, int, int]:
+def first_solution(
+    n: int, max_steps: int = DEFAULT_MAX_STEPS
+) -> tuple[np.ndarray | None, int, int]:
     """The classic first solution: rows tried in increasing order, column by column.
 
     Returns:
@@ -47,8 +49,10 @@ def first_solution(n: int, max_steps: int = DEFAULT_MAX_STEPS) -> tuple[np.ndarr
     placements, backtracks = int(r.placements), int(r.backtracks)
     if not r.solved:
         if placements + backtracks >= max_steps:
-            raise QueensError(f"backtracking for n = {n} did not finish within {max_steps:,} "
-                              "steps; raise max_steps or use a randomised search")
+            raise QueensError(
+                f"backtracking for n = {n} did not finish within {max_steps:,} "
+                "steps; raise max_steps or use a randomised search"
+            )
         return None, placements, backtracks
     rows = r.rows
     checker.require_solutions(rows[None], what=f"backtracking for n = {n}", n=n)
@@ -60,8 +64,9 @@ def _random(key, config: backtrack.Config, num: int, num_devices: int) -> backtr
     """Searches ``0 .. num - 1``, search i from ``fold_in(key, i)``; ``num`` divides by
     ``num_devices``."""
     ids = jnp.arange(num, dtype=jnp.int32)
-    return items.each(lambda i: backtrack.randomised(jax.random.fold_in(key, i), config), ids,
-                      num_devices)
+    return items.each(
+        lambda i: backtrack.randomised(jax.random.fold_in(key, i), config), ids, num_devices
+    )
 
 
 def random_first_solutions(key, n: int, num: int, max_steps: int = 1_000_000) -> backtrack.Result:
@@ -80,8 +85,10 @@ def random_first_solutions(key, n: int, num: int, max_steps: int = 1_000_000) ->
         raise QueensError(f"num = {num}: ask for at least one search")
     d = jax.local_device_count()
     padded = -(-num // d) * d
-    r = jax.tree.map(lambda x: np.asarray(x)[:num],
-                     _random(key, backtrack.Config(int(n), int(max_steps)), padded, d))
+    r = jax.tree.map(
+        lambda x: np.asarray(x)[:num],
+        _random(key, backtrack.Config(int(n), int(max_steps)), padded, d),
+    )
     if r.solved.any():
         checker.require_solutions(r.rows[r.solved], what=f"randomised backtracking, n = {n}", n=n)
     return r

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -72,21 +73,29 @@ class Budget:
         solutions than exist (OEIS A000170, n <= 27; beyond the table nothing is checked)."""
         exist = A000170.get(n)
         if self.solutions is not None and exist is not None and self.solutions > exist:
-            raise QueensError(f"--solutions {self.solutions}: n = {n} has only {exist:,} distinct "
-                              f"solutions; ask for at most {exist:,} (or give --chains or --time)")
+            raise QueensError(
+                f"--solutions {self.solutions}: n = {n} has only {exist:,} distinct "
+                f"solutions; ask for at most {exist:,} (or give --chains or --time)"
+            )
 
     def describe(self) -> str:
         """The budget in words, for the progress line ("budget: 1,000 chains or 60 s")."""
-        parts = [f"{self.chains:,} chains solved" if self.chains else "",
-                 f"{self.solutions:,} distinct" if self.solutions else "",
-                 f"{self.seconds:g} s" if self.seconds else "",
-                 f"{self.max_chains:,} chains run" if self.max_chains else ""]
+        parts = [
+            f"{self.chains:,} chains solved" if self.chains else "",
+            f"{self.solutions:,} distinct" if self.solutions else "",
+            f"{self.seconds:g} s" if self.seconds else "",
+            f"{self.max_chains:,} chains run" if self.max_chains else "",
+        ]
         return "budget: " + " or ".join(p for p in parts if p)
 
     def fingerprint(self) -> dict:
         """The budget as checkpoint settings: a run resumes only with the budget it began with."""
-        return {"chains": self.chains, "solutions": self.solutions, "time": self.seconds,
-                "max_chains": self.max_chains}
+        return {
+            "chains": self.chains,
+            "solutions": self.solutions,
+            "time": self.seconds,
+            "max_chains": self.max_chains,
+        }
 
 
 @dataclasses.dataclass
@@ -104,7 +113,9 @@ class ChainRun:
     wall_s: float  # kernel time, compilation excluded
     compile_s: float
     stopped_by: str  # "chains", "solutions", "time", "max_chains" or "interrupted"
-    unfinished: np.ndarray | None = None  # [C] bool: paused when the time was up (reported unsolved)
+    unfinished: np.ndarray | None = (
+        None  # [C] bool: paused when the time was up (reported unsolved)
+    )
 
     @property
     def solutions(self) -> np.ndarray:
@@ -126,7 +137,7 @@ def _cut(solved_cum: np.ndarray, target: int) -> int | None:
 def _host(out) -> ChunkResult:
     """A runner's result (a ChunkResult, or a kernel's Result with the same field names) as host
     arrays."""
-    get = lambda f: None if getattr(out, f, None) is None else np.asarray(getattr(out, f))  # noqa: E731
+    get = lambda f: None if getattr(out, f, None) is None else np.asarray(getattr(out, f))
     return ChunkResult(*(get(f) for f in ChunkResult._fields))
 
 
@@ -137,13 +148,23 @@ def _gather(res: ChunkResult) -> ChunkResult:
     return ChunkResult(*(None if a is None else gather.concat(a, axis=0) for a in res))
 
 
-def save_checkpoint(path: Path, parts: list[ChunkResult], shares: list[np.ndarray], offset: int,
-                    wall: float, fingerprint: dict) -> None:
+def save_checkpoint(
+    path: Path,
+    parts: list[ChunkResult],
+    shares: list[np.ndarray],
+    offset: int,
+    wall: float,
+    fingerprint: dict,
+) -> None:
     """Finished chunks, atomically (a crash mid-write leaves the previous checkpoint whole)."""
-    arrays = {f: np.concatenate([getattr(p, f) for p in parts]) for f in ChunkResult._fields
-              if f != "paused" and parts and getattr(parts[0], f) is not None}
-    checkpoint.save(path, fingerprint, **arrays, wall_share=np.concatenate(shares), offset=offset,
-                    wall=wall)
+    arrays = {
+        f: np.concatenate([getattr(p, f) for p in parts])
+        for f in ChunkResult._fields
+        if f != "paused" and parts and getattr(parts[0], f) is not None
+    }
+    checkpoint.save(
+        path, fingerprint, **arrays, wall_share=np.concatenate(shares), offset=offset, wall=wall
+    )
 
 
 def load_checkpoint(path: Path, fingerprint: dict) -> tuple[ChunkResult, np.ndarray, int, float]:
@@ -169,11 +190,21 @@ class _Tally:
     unfinished: np.ndarray | None = None  # [count] paused chains of the last chunk (time was up)
 
 
-def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Budget, chunk: int,
-               what: str, compile_s: float = 0.0, quiet: bool | None = None,
-               checkpoint: Path | None = None, fingerprint: dict | None = None,
-               resume: bool = False, checkpoint_every: float = 30.0, limits: str = "",
-               model: cons.Constraints | None = None) -> ChainRun:
+def run_chains(
+    run_chunk: Callable[[int, int], ChunkResult],
+    n: int,
+    budget: Budget,
+    chunk: int,
+    what: str,
+    compile_s: float = 0.0,
+    quiet: bool | None = None,
+    checkpoint: Path | None = None,
+    fingerprint: dict | None = None,
+    resume: bool = False,
+    checkpoint_every: float = 30.0,
+    limits: str = "",
+    model: cons.Constraints | None = None,
+) -> ChainRun:
     """Run chunks of ``chunk`` chains until ``budget`` is met; verify every solution.
 
     Args:
@@ -199,8 +230,13 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
     budget.check(n)
     procs, me = gather.process_count(), gather.process_index()
     shown = "; ".join(x for x in (budget.describe(), limits) if x)
-    fingerprint = {**(fingerprint or {}), **budget.fingerprint(), "n": n, "chunk": chunk,
-                   "processes": procs}
+    fingerprint = {
+        **(fingerprint or {}),
+        **budget.fingerprint(),
+        "n": n,
+        "chunk": chunk,
+        "processes": procs,
+    }
     t = _Tally()
     if resume and checkpoint is not None:
         done, share, t.offset, t.wall = load_checkpoint(checkpoint, fingerprint)
@@ -209,7 +245,11 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         t.seen.update(r.tobytes() for r in done.rows[done.solved])
 
     def one_chunk() -> Tick:
-        count = chunk if budget.max_chains is None or procs > 1 else min(chunk, budget.max_chains - t.offset)
+        count = (
+            chunk
+            if budget.max_chains is None or procs > 1
+            else min(chunk, budget.max_chains - t.offset)
+        )
         t0 = time.perf_counter()
         mine = run_chunk(t.offset + me * count, count)
         res = _gather(_host(mine))
@@ -218,8 +258,11 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         if res.paused is not None and res.paused.any():
             if budget.seconds is None or t.wall + dt < budget.seconds:
                 t.pending = dt  # the next call continues the paused chains of this chunk
-                return Tick(t.solved, f"{len(t.seen)} distinct, {int(res.paused.sum())} chains continue "
-                                      f"({t.offset + count:,} chains run; {shown})")
+                return Tick(
+                    t.solved,
+                    f"{len(t.seen)} distinct, {int(res.paused.sum())} chains continue "
+                    f"({t.offset + count:,} chains run; {shown})",
+                )
             t.unfinished = res.paused  # the time is up: they stay unsolved
         t.pending = 0.0
         res = res._replace(paused=None)
@@ -237,8 +280,10 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
                 fresh.add(key)
             distinct_cum[i] = len(t.seen) + len(fresh)
         offset, wall = t.offset + count, t.wall + dt
-        cuts = {"chains": budget.chains and _cut(solved_cum, budget.chains),
-                "solutions": budget.solutions and _cut(distinct_cum, budget.solutions)}
+        cuts = {
+            "chains": budget.chains and _cut(solved_cum, budget.chains),
+            "solutions": budget.solutions and _cut(distinct_cum, budget.solutions),
+        }
         met = {k: v for k, v in cuts.items() if v}
         stopped_by, keep = None, 0
         if met:
@@ -256,32 +301,50 @@ def run_chains(run_chunk: Callable[[int, int], ChunkResult], n: int, budget: Bud
         # The line shows the chains kept: never more solved than the budget (the chunk's last
         # chains, past the cut, are dropped).
         last = count - 1 if stopped_by is None else keep - (offset - count) - 1
-        return Tick(int(solved_cum[last]), f"{int(distinct_cum[last])} distinct, {offset:,} chains run; "
-                    f"{shown}", finished=stopped_by is not None)
+        return Tick(
+            int(solved_cum[last]),
+            f"{int(distinct_cum[last])} distinct, {offset:,} chains run; {shown}",
+            finished=stopped_by is not None,
+        )
 
     def save() -> None:
         if t.parts:
             save_checkpoint(checkpoint, t.parts, t.shares, t.offset, t.wall, fingerprint)
 
-    interrupted = run_chunks(one_chunk, total=budget.chains, unit="chains solved", quiet=quiet,
-                             save=save if checkpoint is not None and me == 0 else None,
-                             every=checkpoint_every)
+    interrupted = run_chunks(
+        one_chunk,
+        total=budget.chains,
+        unit="chains solved",
+        quiet=quiet,
+        save=save if checkpoint is not None and me == 0 else None,
+        every=checkpoint_every,
+    )
     if interrupted:
         t.stopped_by, t.keep = "interrupted", t.offset
     parts, shares, keep = t.parts, t.shares, t.keep
     total = sum(len(p.solved) for p in parts)
     unfinished = np.zeros(total, bool)
     if t.unfinished is not None and not interrupted:
-        unfinished[total - len(t.unfinished):] = t.unfinished
-    cat = lambda field: (np.concatenate([getattr(p, field) for p in parts])[:keep]  # noqa: E731
-                         if parts else np.zeros((0, n) if field == "rows" else 0))
+        unfinished[total - len(t.unfinished) :] = t.unfinished
+    cat = lambda field: (
+        np.concatenate([getattr(p, field) for p in parts])[:keep]
+        if parts
+        else np.zeros((0, n) if field == "rows" else 0)
+    )
     return ChainRun(
-        n=n, chain_id=np.arange(keep, dtype=np.int64), rows=cat("rows").reshape(-1, n).astype(np.int32),
-        solved=cat("solved").astype(bool), steps=cat("steps").astype(np.int64),
+        n=n,
+        chain_id=np.arange(keep, dtype=np.int64),
+        rows=cat("rows").reshape(-1, n).astype(np.int32),
+        solved=cat("solved").astype(bool),
+        steps=cat("steps").astype(np.int64),
         restarts=cat("restarts").astype(np.int64),
         wall_share=(np.concatenate(shares)[:keep] if shares else np.zeros(0)),
         best=cat("best").astype(np.int64) if parts and parts[0].best is not None else None,
-        wall_s=t.wall, compile_s=compile_s, stopped_by=t.stopped_by, unfinished=unfinished[:keep])
+        wall_s=t.wall,
+        compile_s=compile_s,
+        stopped_by=t.stopped_by,
+        unfinished=unfinished[:keep],
+    )
 
 
 def summarize(run: ChainRun, **extra) -> dict:
@@ -294,11 +357,15 @@ def summarize(run: ChainRun, **extra) -> dict:
         "chains": chains,
         "solved": int(run.solved.sum()),
         "success_rate": float(run.solved.mean()) if chains else None,
-        "steps": {"mean": float(solved_steps.mean()) if solved_steps.size else None,
-                  "median": q(50), "p90": q(90), "p99": q(99),
-                  "max": int(solved_steps.max()) if solved_steps.size else None},
+        "steps": {
+            "mean": float(solved_steps.mean()) if solved_steps.size else None,
+            "median": q(50),
+            "p90": q(90),
+            "p99": q(99),
+            "max": int(solved_steps.max()) if solved_steps.size else None,
+        },
         "restarts_mean": float(run.restarts.mean()) if chains else None,
-        "distinct_solutions": int(len(run.distinct())),
+        "distinct_solutions": len(run.distinct()),
         "wall_s": run.wall_s,
         "compile_s": run.compile_s,
         "solutions_per_s": float(run.solved.sum() / run.wall_s) if run.wall_s > 0 else None,
@@ -308,8 +375,9 @@ def summarize(run: ChainRun, **extra) -> dict:
     }
 
 
-def instance_setup(n: int | None, instance: cons.Constraints | None,
-                   toroidal: bool) -> tuple[cons.Constraints | None, rules.Mask | None]:
+def instance_setup(
+    n: int | None, instance: cons.Constraints | None, toroidal: bool
+) -> tuple[cons.Constraints | None, rules.Mask | None]:
     """(model, mask) of a constrained run: the instance with ``toroidal`` applied (a plain
     toroidal board of size ``n`` when only ``toroidal`` is set; None for the classic board) and,
     when it fixes queens or forbids squares, the kernels' :class:`~jaxqueens.solvers.constrained.Mask`
@@ -317,9 +385,13 @@ def instance_setup(n: int | None, instance: cons.Constraints | None,
     if instance is None:
         return (cons.Constraints(n, toroidal=True) if toroidal else None), None
     if not isinstance(instance, cons.Constraints):
-        raise QueensError(f"instance must be a jaxqueens Constraints, got {type(instance).__name__}")
+        raise QueensError(
+            f"instance must be a jaxqueens Constraints, got {type(instance).__name__}"
+        )
     if n is not None and n != instance.n:
-        raise QueensError(f"n = {n} but the instance has n = {instance.n}; drop n or give the same size")
+        raise QueensError(
+            f"n = {n} but the instance has n = {instance.n}; drop n or give the same size"
+        )
     model = instance.with_toroidal(True) if toroidal else instance
     if model.plain:
         return model, None

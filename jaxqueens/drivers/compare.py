@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import numpy as np
@@ -59,7 +59,10 @@ TABU = 4
 """Plateau tabu tenure of the ``mc-tabu`` solver."""
 
 SOLVERS: dict[str, dict] = {
-    **{f"mc-{init}": {"family": "minconflicts", "init": init, "tabu": 0} for init in minconflicts.INITS},
+    **{
+        f"mc-{init}": {"family": "minconflicts", "init": init, "tabu": 0}
+        for init in minconflicts.INITS
+    },
     "mc-tabu": {"family": "minconflicts", "init": "permutation", "tabu": TABU},
     "ls": {"family": "anneal", "method": "ls"},
     "ta": {"family": "anneal", "method": "ta"},
@@ -83,12 +86,17 @@ success-rate curve (log-spaced)."""
 def parse_solvers(text) -> list[str]:
     """A comma list (or list) of names of :data:`SOLVERS`, or ``all``; kept in order, no repeats."""
     items = text if isinstance(text, (list, tuple)) else str(text).split(",")
-    names = list(SOLVERS) if [str(s).strip() for s in items] == ["all"] else \
-        list(dict.fromkeys(str(s).strip() for s in items if str(s).strip()))
+    names = (
+        list(SOLVERS)
+        if [str(s).strip() for s in items] == ["all"]
+        else list(dict.fromkeys(str(s).strip() for s in items if str(s).strip()))
+    )
     bad = [s for s in names if s not in SOLVERS]
     if bad or not names:
-        raise QueensError(f"solvers {', '.join(bad) or '(none)'}: unknown; use a comma list of "
-                          f"{', '.join(SOLVERS)}, or all")
+        raise QueensError(
+            f"solvers {', '.join(bad) or '(none)'}: unknown; use a comma list of "
+            f"{', '.join(SOLVERS)}, or all"
+        )
     return names
 
 
@@ -135,33 +143,64 @@ def _censor(steps: np.ndarray, solved: np.ndarray, seconds: np.ndarray, budget: 
     return solved & ~over, np.minimum(steps, budget), seconds.astype(np.float64) * scale
 
 
-def _samples(name: str, n: int, options: dict, solved, steps, rows, wall_s, compile_s) -> solstats.Samples:
-    return solstats.Samples(n, name, options, solved, steps, rows.astype(np.int32), "steps", wall_s,
-                            compile_s, "max_chains")
+def _samples(
+    name: str, n: int, options: dict, solved, steps, rows, wall_s, compile_s
+) -> solstats.Samples:
+    return solstats.Samples(
+        n,
+        name,
+        options,
+        solved,
+        steps,
+        rows.astype(np.int32),
+        "steps",
+        wall_s,
+        compile_s,
+        "max_chains",
+    )
 
 
-def run_minconflicts(n, chains, steps, seed, quiet, *, init="permutation", tabu=0,
-                     max_steps=4000) -> tuple:
+def run_minconflicts(
+    n, chains, steps, seed, quiet, *, init="permutation", tabu=0, max_steps=4000
+) -> tuple:
     """Min-conflicts (:mod:`jaxqueens.drivers.minconflicts`'s runner) on exactly ``chains`` chains."""
     mcsolve.check_n(n)
     max_steps = min(max_steps, steps)
-    config = minconflicts.Config(n=n, max_steps=max_steps, init=init, tabu=tabu,
-                                 max_restarts=-(-steps // max_steps) - 1)
+    config = minconflicts.Config(
+        n=n, max_steps=max_steps, init=init, tabu=tabu, max_restarts=-(-steps // max_steps) - 1
+    )
     chunk = min(mcsolve.default_chunk(n, chains), chains)  # no short last chunk to compile anew
     t0 = time.perf_counter()
     runner = mcsolve.compile_runner(jax.random.key(seed), config, chunk, bounded=True)
     compile_s = time.perf_counter() - t0
-    run = driver.run_chains(runner, n, driver.Budget(max_chains=chains), chunk,
-                            what=f"min-conflicts ({init}, tabu {tabu})", compile_s=compile_s, quiet=quiet)
-    options = {"init": init, "tabu": tabu, "max_steps": max_steps, "max_restarts": config.max_restarts}
+    run = driver.run_chains(
+        runner,
+        n,
+        driver.Budget(max_chains=chains),
+        chunk,
+        what=f"min-conflicts ({init}, tabu {tabu})",
+        compile_s=compile_s,
+        quiet=quiet,
+    )
+    options = {
+        "init": init,
+        "tabu": tabu,
+        "max_steps": max_steps,
+        "max_restarts": config.max_restarts,
+    }
     return run, options
 
 
 def run_anneal(n, chains, steps, seed, quiet, *, method="ta") -> tuple:
     """LS / TA / SA through :func:`jaxqueens.drivers.anneal.anneal` (``steps`` per chain)."""
     res = annealing.anneal(n, method, chains, steps, seed=seed, quiet=quiet)
-    options = {"method": method, "steps": res.config.total_steps, "rounds": res.config.rounds,
-               "neighbour": res.config.neighbour, "objective": res.config.objective}
+    options = {
+        "method": method,
+        "steps": res.config.total_steps,
+        "rounds": res.config.rounds,
+        "neighbour": res.config.neighbour,
+        "objective": res.config.objective,
+    }
     return res.run, options
 
 
@@ -173,8 +212,17 @@ def _chain_solver(name, family, n, chains, steps, seed, quiet, spec) -> SolverRu
         raise KeyboardInterrupt
     solved, spent, seconds = _censor(run.steps, run.solved, run.wall_share, steps)
     samples = _samples(name, n, options, solved, spent, run.rows[solved], run.wall_s, run.compile_s)
-    return SolverRun(name, family, options, solved, spent, seconds, run.wall_s, run.compile_s,
-                     solstats.analyse(samples))
+    return SolverRun(
+        name,
+        family,
+        options,
+        solved,
+        spent,
+        seconds,
+        run.wall_s,
+        run.compile_s,
+        solstats.analyse(samples),
+    )
 
 
 def _ga_solver(name, n, chains, steps, seed, quiet, spec, pop: int = 100) -> SolverRun:
@@ -182,10 +230,20 @@ def _ga_solver(name, n, chains, steps, seed, quiet, spec, pop: int = 100) -> Sol
     per_generation = 2 if scheme == "steady" else pop
     generations = (steps - pop) // per_generation
     if generations < 1:
-        raise QueensError(f"--steps {steps} leaves the GA no generation (its initial population alone "
-                          f"takes {pop} evaluations); give --steps {pop + per_generation} or more")
-    res = ga.evolve(n, pop, generations, chains, encoding=spec["encoding"], scheme=scheme, seed=seed,
-                    quiet=quiet)
+        raise QueensError(
+            f"--steps {steps} leaves the GA no generation (its initial population alone "
+            f"takes {pop} evaluations); give --steps {pop + per_generation} or more"
+        )
+    res = ga.evolve(
+        n,
+        pop,
+        generations,
+        chains,
+        encoding=spec["encoding"],
+        scheme=scheme,
+        seed=seed,
+        quiet=quiet,
+    )
     if res.interrupted:
         raise KeyboardInterrupt
     cum = np.cumsum(res.evaluations, axis=0)  # [G+1, T] evaluations up to each generation
@@ -199,14 +257,31 @@ def _ga_solver(name, n, chains, steps, seed, quiet, spec, pop: int = 100) -> Sol
     has = (fit == 0).any(axis=1)
     sample = solved & has  # one sample per solved trial: the first solution in its final population
     rows = population[np.arange(chains), np.argmax(fit == 0, axis=1)][sample]
-    options = {"encoding": spec["encoding"], "scheme": scheme, "pop": pop, "generations": generations}
-    samples = _samples(name, n, options, sample, spent, rows, res.wall_s + res.init_s, res.compile_s)
-    return SolverRun(name, "ga", options, solved, spent, seconds, res.wall_s + res.init_s,
-                     res.compile_s, solstats.analyse(samples))
+    options = {
+        "encoding": spec["encoding"],
+        "scheme": scheme,
+        "pop": pop,
+        "generations": generations,
+    }
+    samples = _samples(
+        name, n, options, sample, spent, rows, res.wall_s + res.init_s, res.compile_s
+    )
+    return SolverRun(
+        name,
+        "ga",
+        options,
+        solved,
+        spent,
+        seconds,
+        res.wall_s + res.init_s,
+        res.compile_s,
+        solstats.analyse(samples),
+    )
 
 
-def run_solver(name: str, n: int, chains: int, steps: int, seed: int = 0,
-               quiet: bool | None = True) -> SolverRun:
+def run_solver(
+    name: str, n: int, chains: int, steps: int, seed: int = 0, quiet: bool | None = True
+) -> SolverRun:
     """One solver of :data:`SOLVERS` on ``chains`` chains with ``steps`` steps each."""
     spec = SOLVERS[name]
     if spec["family"] == "ga":
@@ -214,8 +289,13 @@ def run_solver(name: str, n: int, chains: int, steps: int, seed: int = 0,
     return _chain_solver(name, spec["family"], n, chains, steps, seed, quiet, spec)
 
 
-def ert_ratio_ci(a: SolverRun, b: SolverRun, seed: int, resamples: int = BOOTSTRAP,
-                 confidence: float = CONFIDENCE) -> tuple[float, float]:
+def ert_ratio_ci(
+    a: SolverRun,
+    b: SolverRun,
+    seed: int,
+    resamples: int = BOOTSTRAP,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float]:
     """Percentile bootstrap CI of ``ERT(b) / ERT(a)``, chains resampled within each solver."""
     rng = np.random.default_rng([seed, 0xC0])
 
@@ -224,14 +304,16 @@ def ert_ratio_ci(a: SolverRun, b: SolverRun, seed: int, resamples: int = BOOTSTR
         idx = rng.integers(0, k, size=(resamples, k))
         solved = run.solved[idx].sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(solved > 0, run.seconds[idx].sum(axis=1) / np.maximum(solved, 1), np.inf)
+            return np.where(
+                solved > 0, run.seconds[idx].sum(axis=1) / np.maximum(solved, 1), np.inf
+            )
 
     ea, eb = boot(a), boot(b)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(np.isinf(ea) & np.isinf(eb), np.nan, eb / ea)
     ratio = np.sort(np.where(np.isnan(ratio), 1.0, ratio))
     tail = (1 - confidence) / 2
-    pick = lambda q: float(ratio[min(len(ratio) - 1, int(q * len(ratio)))])  # noqa: E731 (nearest rank)
+    pick = lambda q: float(ratio[min(len(ratio) - 1, int(q * len(ratio)))])
     return pick(tail), pick(1 - tail)
 
 
@@ -240,31 +322,45 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
     (ERT ratio) and a percentile bootstrap CI of that ratio; a line saying so."""
     ranked = sorted(runs, key=lambda r: r.ert_s)
     best = ranked[0]
-    doc = {"metric": "expected seconds per solution (ERT: seconds of all chains / chains solved)",
-           "ci_method": f"percentile bootstrap over chains, {BOOTSTRAP} resamples, "
-                        f"{CONFIDENCE:.0%}, of ERT(runner-up) / ERT(fastest)",
-           "ranking": [{"solver": r.name, "ert_s": r.ert_s if np.isfinite(r.ert_s) else None}
-                       for r in ranked],
-           "solver": best.name if np.isfinite(best.ert_s) else None, "runner_up": None,
-           "margin": None, "ci": None, "significant": None}
+    doc = {
+        "metric": "expected seconds per solution (ERT: seconds of all chains / chains solved)",
+        "ci_method": f"percentile bootstrap over chains, {BOOTSTRAP} resamples, "
+        f"{CONFIDENCE:.0%}, of ERT(runner-up) / ERT(fastest)",
+        "ranking": [
+            {"solver": r.name, "ert_s": r.ert_s if np.isfinite(r.ert_s) else None} for r in ranked
+        ],
+        "solver": best.name if np.isfinite(best.ert_s) else None,
+        "runner_up": None,
+        "margin": None,
+        "ci": None,
+        "significant": None,
+    }
     if not np.isfinite(best.ert_s):
-        doc["line"] = (f"no solver solved a chain of n = {n} within {steps:,} steps; raise --steps")
+        doc["line"] = f"no solver solved a chain of n = {n} within {steps:,} steps; raise --steps"
         return doc
     if len(ranked) == 1:
-        doc["line"] = (f"only {best.name} was run: {best.ert_s * 1e3:.3g} ms per solution at n = {n}, "
-                       f"{steps:,} steps per chain")
+        doc["line"] = (
+            f"only {best.name} was run: {best.ert_s * 1e3:.3g} ms per solution at n = {n}, "
+            f"{steps:,} steps per chain"
+        )
         return doc
     second = ranked[1]
     margin = second.ert_s / best.ert_s if np.isfinite(second.ert_s) else float("inf")
     lo, hi = ert_ratio_ci(best, second, seed)
     significant = lo > 1.0
-    doc.update(runner_up=second.name, margin=margin if np.isfinite(margin) else None,
-               ci=[lo, hi if np.isfinite(hi) else None], significant=significant)
-    times = lambda x: "inf" if not np.isfinite(x) else f"{x:.2f}"  # noqa: E731
-    doc["line"] = (f"recommended for n = {n}, {steps:,} steps per chain: {best.name}, "
-                   f"{best.ert_s * 1e3:.3g} ms per solution, {times(margin)}x faster than "
-                   f"{second.name} ({CONFIDENCE:.0%} bootstrap CI of the ratio {times(lo)}-{times(hi)}"
-                   f"{'' if significant else '; not a clear difference'})")
+    doc.update(
+        runner_up=second.name,
+        margin=margin if np.isfinite(margin) else None,
+        ci=[lo, hi if np.isfinite(hi) else None],
+        significant=significant,
+    )
+    times = lambda x: "inf" if not np.isfinite(x) else f"{x:.2f}"
+    doc["line"] = (
+        f"recommended for n = {n}, {steps:,} steps per chain: {best.name}, "
+        f"{best.ert_s * 1e3:.3g} ms per solution, {times(margin)}x faster than "
+        f"{second.name} ({CONFIDENCE:.0%} bootstrap CI of the ratio {times(lo)}-{times(hi)}"
+        f"{'' if significant else '; not a clear difference'})"
+    )
     return doc
 
 
@@ -278,11 +374,14 @@ def ecdf(values: np.ndarray, points: int = CURVE_POINTS) -> tuple[np.ndarray, np
     return keep, np.searchsorted(x, keep, side="right") / x.size  # ties: F counts every equal value
 
 
-def success_curve(run: SolverRun, budget: int, points: int = CURVE_POINTS) -> tuple[np.ndarray, np.ndarray]:
+def success_curve(
+    run: SolverRun, budget: int, points: int = CURVE_POINTS
+) -> tuple[np.ndarray, np.ndarray]:
     """Share of all chains solved within each step budget: ``(budgets [P], rate [P])``, the
     budgets log-spaced from 1 to ``budget`` (0 included); the same grid for every solver."""
-    grid = np.unique(np.concatenate([[0], np.round(np.logspace(0, np.log10(max(budget, 1)), points)),
-                                     [budget]])).astype(np.int64)
+    grid = np.unique(
+        np.concatenate([[0], np.round(np.logspace(0, np.log10(max(budget, 1)), points)), [budget]])
+    ).astype(np.int64)
     solved_steps = np.sort(run.steps[run.solved])
     return grid, np.searchsorted(solved_steps, grid, side="right") / max(1, run.solved.size)
 
@@ -290,8 +389,11 @@ def success_curve(run: SolverRun, budget: int, points: int = CURVE_POINTS) -> tu
 def curves(run: SolverRun, budget: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The run-time distributions of one solver: ``steps_ecdf`` and ``seconds_ecdf`` over its
     solved chains, ``success`` (rate vs step budget over all chains)."""
-    return {"steps_ecdf": ecdf(run.steps[run.solved]), "seconds_ecdf": ecdf(run.seconds[run.solved]),
-            "success": success_curve(run, budget)}
+    return {
+        "steps_ecdf": ecdf(run.steps[run.solved]),
+        "seconds_ecdf": ecdf(run.seconds[run.solved]),
+        "success": success_curve(run, budget),
+    }
 
 
 def solver_summary(run: SolverRun, budget: int) -> dict:
@@ -300,26 +402,46 @@ def solver_summary(run: SolverRun, budget: int) -> dict:
     k, solved = run.solved.size, int(run.solved.sum())
     sec = run.seconds[run.solved]
     keys = ("statistic", "dof", "p_value", "valid")
-    chi = lambda t: None if t is None else {key: t[key] for key in keys}  # noqa: E731
+    chi = lambda t: None if t is None else {key: t[key] for key in keys}
     return {
-        "solver": run.name, "family": run.family, "options": run.options, "chains": int(k),
-        "solved": solved, "success_rate": solved / k if k else None, "step_budget": budget,
+        "solver": run.name,
+        "family": run.family,
+        "options": run.options,
+        "chains": int(k),
+        "solved": solved,
+        "success_rate": solved / k if k else None,
+        "step_budget": budget,
         "steps": solstats.step_quantiles(run.steps[run.solved]),
-        "seconds": {"mean": float(sec.mean()) if sec.size else None,
-                    "median": float(np.median(sec)) if sec.size else None,
-                    "p90": float(np.percentile(sec, 90)) if sec.size else None},
+        "seconds": {
+            "mean": float(sec.mean()) if sec.size else None,
+            "median": float(np.median(sec)) if sec.size else None,
+            "p90": float(np.percentile(sec, 90)) if sec.size else None,
+        },
         "ert_s": run.ert_s if np.isfinite(run.ert_s) else None,
-        "solutions_per_s": solved / run.wall_s if run.wall_s > 0 else None,  # as run (GA: every generation)
-        "wall_s": run.wall_s, "compile_s": run.compile_s,
-        "distinct_solutions": s["distinct_solutions"], "fundamental_classes": s["fundamental_classes"],
-        "exact_solutions": s["exact_solutions"], "exact_classes": s["exact_classes"],
-        "chi2_solutions": chi(s["chi2_solutions"]), "chi2_classes": chi(s["chi2_classes"]),
+        "solutions_per_s": solved / run.wall_s
+        if run.wall_s > 0
+        else None,  # as run (GA: every generation)
+        "wall_s": run.wall_s,
+        "compile_s": run.compile_s,
+        "distinct_solutions": s["distinct_solutions"],
+        "fundamental_classes": s["fundamental_classes"],
+        "exact_solutions": s["exact_solutions"],
+        "exact_classes": s["exact_classes"],
+        "chi2_solutions": chi(s["chi2_solutions"]),
+        "chi2_classes": chi(s["chi2_classes"]),
     }
 
 
-def compare(n: int = 8, chains: int = 1000, *, solvers="all", steps: int = DEFAULT_STEPS,
-            seed: int = 0, quiet: bool | None = True,
-            announce: Callable[[str], None] | None = None) -> CompareResult:
+def compare(
+    n: int = 8,
+    chains: int = 1000,
+    *,
+    solvers="all",
+    steps: int = DEFAULT_STEPS,
+    seed: int = 0,
+    quiet: bool | None = True,
+    announce: Callable[[str], None] | None = None,
+) -> CompareResult:
     """Run each of ``solvers`` on the same ``chains`` chains of ``n``, ``steps`` steps each.
 
     Args:
@@ -337,7 +459,9 @@ def compare(n: int = 8, chains: int = 1000, *, solvers="all", steps: int = DEFAU
     n = as_size(n)
     names = parse_solvers(solvers)
     if n < 4:
-        raise QueensError(f"n = {n}: compare needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)")
+        raise QueensError(
+            f"n = {n}: compare needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)"
+        )
     if chains < 1:
         raise QueensError(f"--chains must be at least 1, got {chains}")
     if steps < 1:
@@ -348,10 +472,19 @@ def compare(n: int = 8, chains: int = 1000, *, solvers="all", steps: int = DEFAU
             announce(f"[{i + 1}/{len(names)}] {name}")
         runs.append(run_solver(name, n, chains, steps, seed, quiet))
     rec = recommend(runs, n, steps, seed)
-    summary = {"n": n, "chains": chains, "step_budget": steps, "seed": seed, "solvers": names,
-               "budget_note": "steps per chain: min-conflicts moves, LS/TA/SA neighbour moves, GA "
-                              "fitness evaluations; solvers ranked by seconds per solution",
-               "backend": jax.default_backend(), "devices": jax.local_device_count(),
-               "recommendation": rec, "per_solver": [solver_summary(r, steps) for r in runs]}
-    return CompareResult(n, chains, steps, seed, runs, rec, summary,
-                         {r.name: curves(r, steps) for r in runs})
+    summary = {
+        "n": n,
+        "chains": chains,
+        "step_budget": steps,
+        "seed": seed,
+        "solvers": names,
+        "budget_note": "steps per chain: min-conflicts moves, LS/TA/SA neighbour moves, GA "
+        "fitness evaluations; solvers ranked by seconds per solution",
+        "backend": jax.default_backend(),
+        "devices": jax.local_device_count(),
+        "recommendation": rec,
+        "per_solver": [solver_summary(r, steps) for r in runs],
+    }
+    return CompareResult(
+        n, chains, steps, seed, runs, rec, summary, {r.name: curves(r, steps) for r in runs}
+    )

@@ -33,8 +33,9 @@ import functools
 import hashlib
 import json
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, NamedTuple, Sequence
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -81,6 +82,7 @@ class CompleteResult(NamedTuple):
 
 # --- the jitted chunk -----------------------------------------------------------------------------
 
+
 def _advance(lanes: solver.Lane, active, config: Config) -> solver.Lane:
     del active
     go = jax.vmap(lambda s: solver.live(s, config))(lanes)
@@ -93,11 +95,15 @@ def search_chunk(batch, config: Config, num_devices: int, sizes: devices.Sizes):
     zero rows are empty items). Returns (head uint32 ``[P, 4]`` = d, steps, lo, hi;
     stacks uint32 ``[P, n + 1, 5]``; listed solutions uint32 ``[P, cap, n + 1]``)."""
     return items.search_each(
-        lambda it: solver.result(solver.run(it, config), config), lambda it: solver.init(it, config),
+        lambda it: solver.result(solver.run(it, config), config),
+        lambda it: solver.init(it, config),
         functools.partial(_advance, config=config),
         lambda s: ~jax.vmap(lambda x: solver.live(x, config))(s),
-        lambda s: solver.result(s, config), batch, num_devices,
-        sizes.count_lanes)
+        lambda s: solver.result(s, config),
+        batch,
+        num_devices,
+        sizes.count_lanes,
+    )
 
 
 def _kernel(batch, shards: int, config: Config, sizes: devices.Sizes):
@@ -106,6 +112,7 @@ def _kernel(batch, shards: int, config: Config, sizes: devices.Sizes):
 
 
 # --- host side ------------------------------------------------------------------------------------
+
 
 def _rows_of(bits: np.ndarray) -> np.ndarray:
     """Row index of single-bit masks (uint64 array)."""
@@ -141,16 +148,21 @@ class _State:
         heads = np.array([t[:6] for t in q], np.int64).reshape(len(q), 6)
         paths = np.zeros((len(q), self.n_max), np.int16)
         for i, t in enumerate(q):
-            paths[i, :len(t[6])] = t[6]
+            paths[i, : len(t[6])] = t[6]
         owner = np.array([i for i, b in enumerate(self.boards) for _ in b], np.int64)
         flat = [np.pad(x, (0, self.n_max - len(x))) for b in self.boards for x in b]
         boards = np.array(flat, np.int16).reshape(len(flat), self.n_max)
-        return {"solutions": np.array([str(v) for v in self.solutions]),
-                "nodes": np.array([str(v) for v in self.nodes]),
-                "seconds": np.array(self.seconds, np.float64),
-                "status": np.array(self.status, dtype="U8"),
-                "queue": heads, "paths": paths, "owner": owner, "boards": boards,
-                "counters": np.array([self.chunks, self.items], np.int64)}
+        return {
+            "solutions": np.array([str(v) for v in self.solutions]),
+            "nodes": np.array([str(v) for v in self.nodes]),
+            "seconds": np.array(self.seconds, np.float64),
+            "status": np.array(self.status, dtype="U8"),
+            "queue": heads,
+            "paths": paths,
+            "owner": owner,
+            "boards": boards,
+            "counters": np.array([self.chunks, self.items], np.int64),
+        }
 
     def restore(self, a: dict, models: Sequence[Constraints]) -> None:
         self.solutions = [int(v) for v in a["solutions"]]
@@ -159,17 +171,28 @@ class _State:
         self.status = [str(v) for v in a["status"]]
         self.boards = [[] for _ in models]
         for i, b in zip(a["owner"], a["boards"]):
-            self.boards[int(i)].append(b[:models[int(i)].n].astype(np.int16))
-        self.queue = [tuple(int(v) for v in h) + (tuple(int(v) for v in p[:int(h[1])]),)
-                      for h, p in zip(a["queue"], a["paths"])]
+            self.boards[int(i)].append(b[: models[int(i)].n].astype(np.int16))
+        self.queue = [
+            tuple(int(v) for v in h) + (tuple(int(v) for v in p[: int(h[1])]),)
+            for h, p in zip(a["queue"], a["paths"])
+        ]
         self.chunks, self.items = (int(v) for v in a["counters"])
 
 
 def _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient) -> dict:
     digest = hashlib.sha256(json.dumps([m.to_dict() for m in models], sort_keys=True).encode())
-    return {"command": "complete", "mode": mode, "cap": cap, "budget": budget, "chunk": chunk,
-            "max_nodes": max_nodes, "orient": orient, "instances": len(models), "models": digest.hexdigest()[:16],
-            "processes": gather.process_count()}
+    return {
+        "command": "complete",
+        "mode": mode,
+        "cap": cap,
+        "budget": budget,
+        "chunk": chunk,
+        "max_nodes": max_nodes,
+        "orient": orient,
+        "instances": len(models),
+        "models": digest.hexdigest()[:16],
+        "processes": gather.process_count(),
+    }
 
 
 def _check(models: Sequence[Constraints], mode: str, cap: int) -> None:
@@ -181,15 +204,26 @@ def _check(models: Sequence[Constraints], mode: str, cap: int) -> None:
         if not isinstance(m, Constraints):
             raise QueensError(f"instance {i} is a {type(m).__name__}, not a Constraints model")
         if m.n > MAX_N:
-            raise QueensError(f"instance {i}: n = {m.n} is too large; exact search supports n <= {MAX_N}")
+            raise QueensError(
+                f"instance {i}: n = {m.n} is too large; exact search supports n <= {MAX_N}"
+            )
 
 
-def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap: int = ENUMERATE_CAP,
-                    max_nodes: int | None = None, quiet: bool | None = True,
-                    checkpoint: str | Path | None = None, resume: bool | None = None,
-                    checkpoint_every: float = 30.0, budget: int | None = None,
-                    chunk: int | None = None, orient: bool = True,
-                    on_chunk: Callable[[int, int], None] | None = None) -> CompleteResult:
+def solve_instances(
+    models: Sequence[Constraints],
+    mode: str = "decide",
+    *,
+    cap: int = ENUMERATE_CAP,
+    max_nodes: int | None = None,
+    quiet: bool | None = True,
+    checkpoint: str | Path | None = None,
+    resume: bool | None = None,
+    checkpoint_every: float = 30.0,
+    budget: int | None = None,
+    chunk: int | None = None,
+    orient: bool = True,
+    on_chunk: Callable[[int, int], None] | None = None,
+) -> CompleteResult:
     """Decide, count or enumerate every instance exactly, in batches.
 
     Args:
@@ -245,14 +279,18 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
         for i in mine:  # av = ROOT: the allowed rows of the first column, read at launch
             st.queue.append((i, 0, 0, 0, 0, ROOT, ()))
     groups = sorted({(models[i].n, models[i].toroidal) for i in mine})
-    configs = {g: Config(g[0], g[1], cap=list_cap if mode == "enumerate" else 0, decide=mode == "decide")
-               for g in groups}
+    configs = {
+        g: Config(g[0], g[1], cap=list_cap if mode == "enumerate" else 0, decide=mode == "decide")
+        for g in groups
+    }
 
     # where chunks run (parallel/streams.py): on the CPU one independent stream per host device,
     # each fed by its own thread (no barrier between the devices: a slow chunk on one never
     # idles the other), else one call over all devices
     streams = parallel_streams.plan(chunk, sizes.accelerator)
-    kernels = {key: functools.partial(_kernel, config=cfg, sizes=sizes) for key, cfg in configs.items()}
+    kernels = {
+        key: functools.partial(_kernel, config=cfg, sizes=sizes) for key, cfg in configs.items()
+    }
     c0 = time.perf_counter()
     for (n, tor), cfg in configs.items():
         for s in streams:
@@ -268,8 +306,10 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
             board = board_from_orientation(rows, shape(i)[0]).astype(np.int16)
             report = checker.check_constrained(board, models[i])
             if not report.ok:
-                raise SolutionCheckError(f"instance {i}: the search reported a board that does "
-                                                 f"not solve it: {report.problems[0]} (a bug)")
+                raise SolutionCheckError(
+                    f"instance {i}: the search reported a board that does "
+                    f"not solve it: {report.problems[0]} (a bug)"
+                )
             st.boards[i].append(board)
 
     def host_root(t) -> None:
@@ -299,7 +339,11 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
         limit = min(rows, max(shards, -(-len(st.queue) // (len(streams) * DEPTH))))
         take, keep = [], []
         for t in st.queue:
-            (take if len(take) < limit and (models[t[0]].n, models[t[0]].toroidal) == key else keep).append(t)
+            (
+                take
+                if len(take) < limit and (models[t[0]].n, models[t[0]].toroidal) == key
+                else keep
+            ).append(t)
         st.queue = keep
         n, cfg = key[0], configs[key]
         kernel_items = []
@@ -327,8 +371,8 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
         for r, (i, level, cols, ld, rd, av, _) in zip(order, kernel_items):
             stop = mode == "decide" or (mode == "count" and not st.boards[i])
             stops.append(stop)
-            padded[r, :solver.HEAD] = (cols, ld, rd, av, level, budget, stop)
-            padded[r, solver.HEAD:] = shape(i)[1]
+            padded[r, : solver.HEAD] = (cols, ld, rd, av, level, budget, stop)
+            padded[r, solver.HEAD :] = shape(i)[1]
         st.flight.append(kernel_items)
         out = workers.submit(stream, kernels[key], padded)
         return kernel_items, stops, order, cfg, out, stream
@@ -356,18 +400,29 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
                 continue
             listed = min(found, cfg.cap) if cfg.cap else int(stops[r] and found > 0)
             for j in range(listed):
-                words = sols[r, j, :n - level + 1].astype(np.uint64)
-                record(i, np.concatenate([np.array(prefix, np.int16),
-                                          _rows_of(words[1:] ^ words[:-1])]))
+                words = sols[r, j, : n - level + 1].astype(np.uint64)
+                record(
+                    i,
+                    np.concatenate([np.array(prefix, np.int16), _rows_of(words[1:] ^ words[:-1])]),
+                )
             close_finished(i)
             if d < 0 or st.status[i]:
                 continue
             stack = stacks[r].astype(np.uint64)
-            moves = _rows_of(stack[1:d + 1, 0] ^ stack[:d, 0]).tolist() if d else []
+            moves = _rows_of(stack[1 : d + 1, 0] ^ stack[:d, 0]).tolist() if d else []
             for k in range(d + 1):
                 if stack[k, 3]:
-                    st.queue.append((i, level + k, int(stack[k, 0]), int(stack[k, 1]), int(stack[k, 2]),
-                                     int(stack[k, 3]), prefix + tuple(moves[:k])))
+                    st.queue.append(
+                        (
+                            i,
+                            level + k,
+                            int(stack[k, 0]),
+                            int(stack[k, 1]),
+                            int(stack[k, 2]),
+                            int(stack[k, 3]),
+                            prefix + tuple(moves[:k]),
+                        )
+                    )
 
     workers = parallel_streams.Workers(streams, "jaxqueens-complete")
     pipeline: list = []  # chunks in flight, oldest first: at most DEPTH per stream
@@ -379,7 +434,7 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
                 settle(i, "SAT" if st.solutions[i] else "UNSAT")
 
     finish_open()
-    done_count = lambda: sum(1 for i in mine if st.status[i])  # noqa: E731
+    done_count = lambda: sum(1 for i in mine if st.status[i])
     save = None if path is None else guarded(lambda: ckpt.save(path, fingerprint, **st.arrays()))
     t1 = time.perf_counter()
 
@@ -395,12 +450,21 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
         finish_open()
         if on_chunk:
             on_chunk(st.chunks, done_count())
-        return Tick(done_count(), f"{len(st.queue)} sub-trees queued",
-                    finished=not st.queue and not pipeline)
+        return Tick(
+            done_count(),
+            f"{len(st.queue)} sub-trees queued",
+            finished=not st.queue and not pipeline,
+        )
 
     with workers:  # on Ctrl-C or an error, a chunk already running ends within its budget
-        stopped = (st.queue or pipeline) and run_chunks(one_chunk, total=len(mine), unit="instances", quiet=quiet,
-                                                        save=save, every=checkpoint_every)
+        stopped = (st.queue or pipeline) and run_chunks(
+            one_chunk,
+            total=len(mine),
+            unit="instances",
+            quiet=quiet,
+            save=save,
+            every=checkpoint_every,
+        )
     if stopped:
         raise KeyboardInterrupt(f"{done_count()} of {len(mine)} instances")
     finish_open()
@@ -413,8 +477,16 @@ def solve_instances(models: Sequence[Constraints], mode: str = "decide", *, cap:
     for i, m in enumerate(models):
         boards = np.array(st.boards[i], np.uint8).reshape(len(st.boards[i]), m.n)
         counted = mode != "decide" and st.status[i] != "unknown"
-        out.append(InstanceResult(m.n, st.status[i], st.solutions[i] if counted else None,
-                                  st.nodes[i], st.seconds[i], boards))
+        out.append(
+            InstanceResult(
+                m.n,
+                st.status[i],
+                st.solutions[i] if counted else None,
+                st.nodes[i],
+                st.seconds[i],
+                boards,
+            )
+        )
     return CompleteResult(out, seconds, compile_s, st.chunks, st.items, bool(resume))
 
 
@@ -430,21 +502,27 @@ def _gather(st: _State, models, mine) -> _State:
             words[i, j] = [(v >> (32 * k)) & 0xFFFFFFFF for k in range(4)]
     status = np.array([_STATUS.index(s) for s in st.status], np.int32)
     secs = np.array(st.seconds, np.float64)
-    all_words, all_status, all_secs = gather.allgather(words), gather.allgather(status), gather.allgather(secs)
+    all_words, all_status, all_secs = (
+        gather.allgather(words),
+        gather.allgather(status),
+        gather.allgather(secs),
+    )
     owner = np.array([i for i in mine for _ in st.boards[i]], np.int32)
-    flat = np.array([np.pad(b, (0, st.n_max - len(b))) for i in mine for b in st.boards[i]],
-                    np.int16).reshape(len(owner), st.n_max)
+    flat = np.array(
+        [np.pad(b, (0, st.n_max - len(b))) for i in mine for b in st.boards[i]], np.int16
+    ).reshape(len(owner), st.n_max)
     owners, boards = gather.ragged(owner), gather.ragged(flat)
     merged = _State(count, st.n_max)
     procs = all_words.shape[0]
     for i in range(count):
         p = i % procs
-        merged.solutions[i], merged.nodes[i] = (sum(int(w) << (32 * k) for k, w in enumerate(all_words[p, i, j]))
-                                                for j in range(2))
+        merged.solutions[i], merged.nodes[i] = (
+            sum(int(w) << (32 * k) for k, w in enumerate(all_words[p, i, j])) for j in range(2)
+        )
         merged.status[i] = _STATUS[int(all_status[p, i])]
         merged.seconds[i] = float(all_secs[p, i])
     for i, b in zip(owners, boards):
-        merged.boards[int(i)].append(b[:models[int(i)].n])
+        merged.boards[int(i)].append(b[: models[int(i)].n])
     merged.chunks, merged.items = st.chunks, st.items
     return merged
 

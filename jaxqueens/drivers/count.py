@@ -39,9 +39,10 @@ from __future__ import annotations
 import functools
 import itertools
 import time
+from collections.abc import Callable
 from concurrent import futures
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -65,7 +66,6 @@ from jaxqueens.solvers.count import KernelConfig
 SHUFFLE_SEED = 20161  # the fixed order in which tasks are dealt (part of every checkpoint's plan)
 
 
-
 class CountResult(NamedTuple):
     """Outcome of :func:`count_solutions` (all counts are exact Python ints)."""
 
@@ -83,6 +83,7 @@ class CountResult(NamedTuple):
 
 # --- the jitted chunks: one kernel per prefix, batched by the backend's strategy --------------
 
+
 def _advance_lanes(lanes: solver.Lane, active, config: KernelConfig) -> solver.Lane:
     """One lockstep iteration: every live lane (``d >= 0``) takes one tree edge."""
     del active  # a lane without an item is finished (d < 0) and stays as it is
@@ -94,12 +95,21 @@ def _count_words(lanes: solver.Lane):
     return jnp.stack([lanes.lo, lanes.hi], 1)  # [B, 2] uint32
 
 
-def _search_each(rows, count_one, init_one, config: KernelConfig, num_devices: int, sizes: devices.Sizes):
+def _search_each(
+    rows, count_one, init_one, config: KernelConfig, num_devices: int, sizes: devices.Sizes
+):
     """``count_one(row, config)`` per row, or lockstep lanes from ``init_one(row, config)`` on an
     accelerator (:func:`jaxqueens.parallel.items.search_each`): uint32 ``[P, 2]`` count words."""
-    return items.search_each(lambda r: count_one(r, config), lambda r: init_one(r, config),
-                             functools.partial(_advance_lanes, config=config), lambda s: s.d < 0,
-                             _count_words, rows, num_devices, sizes.count_lanes)
+    return items.search_each(
+        lambda r: count_one(r, config),
+        lambda r: init_one(r, config),
+        functools.partial(_advance_lanes, config=config),
+        lambda s: s.d < 0,
+        _count_words,
+        rows,
+        num_devices,
+        sizes.count_lanes,
+    )
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3))
@@ -130,7 +140,9 @@ def count_tasks(tasks, config: KernelConfig, num_devices: int, sizes: devices.Si
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
-def enumerate_chunk(prefixes, config: KernelConfig, cap: int, num_devices: int, sizes: devices.Sizes):
+def enumerate_chunk(
+    prefixes, config: KernelConfig, cap: int, num_devices: int, sizes: devices.Sizes
+):
     """Every prefix's solutions (at most ``cap`` each): counts uint32 ``[P, 2]`` and lists
     uint32 ``[P, cap, W]`` (:func:`jaxqueens.solvers.count.enumerate_prefix`). ``sizes`` only
     keys the compilation to the backend's strategy."""
@@ -139,6 +151,7 @@ def enumerate_chunk(prefixes, config: KernelConfig, cap: int, num_devices: int, 
 
 
 # --- host side ---------------------------------------------------------------------------------
+
 
 def choose_depth(n: int, target: int) -> int:
     """The smallest expansion depth giving at least ``target`` prefixes (at most n - 2)."""
@@ -150,8 +163,11 @@ def choose_depth(n: int, target: int) -> int:
 
 def _tiny(n: int) -> np.ndarray:
     """All solutions for n <= 3 (too small for the mirror expansion), by brute force."""
-    sols = [p for p in itertools.permutations(range(n))
-            if all(abs(p[i] - p[j]) != j - i for i in range(n) for j in range(i + 1, n))]
+    sols = [
+        p
+        for p in itertools.permutations(range(n))
+        if all(abs(p[i] - p[j]) != j - i for i in range(n) for j in range(i + 1, n))
+    ]
     return np.asarray(sols, np.uint8).reshape(len(sols), n)
 
 
@@ -170,13 +186,18 @@ class _MirrorPlan(NamedTuple):
     sizes: devices.Sizes
 
 
-def _chunk_size(items: int, n: int, num_devices: int, sizes: devices.Sizes, chunk: int | None) -> int:
+def _chunk_size(
+    items: int, n: int, num_devices: int, sizes: devices.Sizes, chunk: int | None
+) -> int:
     """Items per kernel call, a multiple of the device count: about 16 calls from n = 15 on
     (progress, checkpoints), at most 2048 per device on the CPU."""
     if chunk is None:
         pieces = 16 if n >= 15 else 1  # small counts: one call, no per-chunk overhead
-        chunk = (min(items, 1 << 16) if sizes.accelerator
-                 else min(2048, max(8, -(-items // (pieces * num_devices)))))
+        chunk = (
+            min(items, 1 << 16)
+            if sizes.accelerator
+            else min(2048, max(8, -(-items // (pieces * num_devices))))
+        )
         chunk *= num_devices
     return max(num_devices, -(-chunk // num_devices) * num_devices)
 
@@ -192,8 +213,12 @@ def _mirror_plan(n: int) -> _MirrorPlan:
 
 def _dispatch_mirror(plan: _MirrorPlan, lo: int):
     """Start counting the mirror prefixes from ``lo`` (asynchronous): uint32 ``[chunk, 2]``."""
-    return count_chunk(pad_rows(plan.masks[lo:lo + plan.chunk], plan.chunk), plan.config,
-                       plan.devices, plan.sizes)
+    return count_chunk(
+        pad_rows(plan.masks[lo : lo + plan.chunk], plan.chunk),
+        plan.config,
+        plan.devices,
+        plan.sizes,
+    )
 
 
 class _Plan(NamedTuple):
@@ -224,8 +249,9 @@ def task_depth(n: int, allow: np.ndarray, target: int) -> int:
 CALLS_PER_STREAM = 32  # from n = 15 on: progress, checkpoints, and at most ~1/32 idle at the end
 
 
-def _task_chunk(tasks: int, n: int, streams: int, shards: int, sizes: devices.Sizes,
-                chunk: int | None) -> int:
+def _task_chunk(
+    tasks: int, n: int, streams: int, shards: int, sizes: devices.Sizes, chunk: int | None
+) -> int:
     """Tasks per kernel call on one stream, a multiple of ``shards`` (the devices a call spans).
 
     On the CPU every host device is an independent stream that takes the next chunk as soon as
@@ -235,8 +261,11 @@ def _task_chunk(tasks: int, n: int, streams: int, shards: int, sizes: devices.Si
     and fills its lanes: up to 2^16 tasks."""
     if chunk is None:
         calls = CALLS_PER_STREAM if n >= 15 else 1
-        chunk = (min(tasks, 1 << 16) if sizes.accelerator
-                 else min(2048, max(8, -(-tasks // (calls * streams)))))
+        chunk = (
+            min(tasks, 1 << 16)
+            if sizes.accelerator
+            else min(2048, max(8, -(-tasks // (calls * streams))))
+        )
     return max(shards, -(-chunk // shards) * shards)
 
 
@@ -303,7 +332,10 @@ def _count_chunks(plan: _Plan, todo: list[int], bounds: list[tuple[int, int]]):
                 while queue and sum(s == k for _, s in flight.values()) < depth:
                     idx = queue.pop(0)
                     lo, hi = bounds[idx]
-                    flight[workers.submit(k, kernel, pad_rows(plan.tasks[lo:hi], plan.chunk))] = (idx, k)
+                    flight[workers.submit(k, kernel, pad_rows(plan.tasks[lo:hi], plan.chunk))] = (
+                        idx,
+                        k,
+                    )
 
         fill()
         while flight:
@@ -322,8 +354,9 @@ def _words(counts) -> list[int]:
 def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.ndarray:
     """Enumerate the solutions of prefixes ``lo:hi`` (mirror halves only): uint8 ``[m, n]``."""
     cap = 1 << max(0, max(counts, default=1) - 1).bit_length()
-    _, lists = enumerate_chunk(pad_rows(plan.masks[lo:hi], plan.chunk), plan.config, cap,
-                               plan.devices, plan.sizes)
+    _, lists = enumerate_chunk(
+        pad_rows(plan.masks[lo:hi], plan.chunk), plan.config, cap, plan.devices, plan.sizes
+    )
     lists = np.asarray(lists)
     words = np.concatenate([lists[i, :c] for i, c in enumerate(counts)])
     queens = np.repeat(plan.queens[lo:hi], counts, axis=0)
@@ -347,8 +380,10 @@ def _pack(done: dict[int, list[int]], chunks: int) -> tuple[np.ndarray, np.ndarr
 
 
 def _unpack(have: np.ndarray, words: np.ndarray) -> dict[int, list[int]]:
-    return {int(i): [sum(int(w) << (32 * k) for k, w in enumerate(words[i, j])) for j in range(2)]
-            for i in np.flatnonzero(have)}
+    return {
+        int(i): [sum(int(w) << (32 * k) for k, w in enumerate(words[i, j])) for j in range(2)]
+        for i in np.flatnonzero(have)
+    }
 
 
 def _gather_done(done: dict, chunks: int) -> dict:
@@ -382,9 +417,15 @@ def _check_n(n, unique: bool = False) -> int:
 
 
 def _fingerprint(plan: _Plan, unique: bool, procs: int) -> dict:
-    return {"n": plan.config.n, "method": "constellations", "depth": plan.config.depth,
-            "chunk": plan.chunk, "prefixes": len(plan.tasks), "unique": bool(unique),
-            "processes": procs}
+    return {
+        "n": plan.config.n,
+        "method": "constellations",
+        "depth": plan.config.depth,
+        "chunk": plan.chunk,
+        "prefixes": len(plan.tasks),
+        "unique": bool(unique),
+        "processes": procs,
+    }
 
 
 def _record(plan: _Plan, lo: int, out) -> list[int]:
@@ -394,11 +435,19 @@ def _record(plan: _Plan, lo: int, out) -> list[int]:
     return [sum(int(w) * c for w, c in zip(plan.weights[lo:hi], counts)), sum(counts)]
 
 
-def count_solutions(n: int, unique: bool = False, progress: bool = False,
-                    checkpoint: str | Path | None = None, *, resume: bool | None = None,
-                    quiet: bool | None = True, checkpoint_every: float = 1.0,
-                    depth: int | None = None, chunk: int | None = None,
-                    on_chunk: Callable[[int, int], None] | None = None) -> CountResult:
+def count_solutions(
+    n: int,
+    unique: bool = False,
+    progress: bool = False,
+    checkpoint: str | Path | None = None,
+    *,
+    resume: bool | None = None,
+    quiet: bool | None = True,
+    checkpoint_every: float = 1.0,
+    depth: int | None = None,
+    chunk: int | None = None,
+    on_chunk: Callable[[int, int], None] | None = None,
+) -> CountResult:
     """Count all n-queens solutions exactly, optionally also the fundamental ones.
 
     Args:
@@ -460,14 +509,22 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
         tally["found"] += done[idx][0]
         if on_chunk:
             on_chunk(len(done), len(bounds))
-        return Tick(tally["tasks"], f"{tally['found']:,} solutions so far",
-                    finished=tally["pos"] == len(todo))
+        return Tick(
+            tally["tasks"],
+            f"{tally['found']:,} solutions so far",
+            finished=tally["pos"] == len(todo),
+        )
 
     # progress counts only this run's tasks, so the rate and time left stay honest
     try:
-        stopped = todo and run_chunks(one_chunk, total=num - skipped, unit="tasks",
-                                      quiet=False if progress else quiet, save=save,
-                                      every=checkpoint_every)
+        stopped = todo and run_chunks(
+            one_chunk,
+            total=num - skipped,
+            unit="tasks",
+            quiet=False if progress else quiet,
+            save=save,
+            every=checkpoint_every,
+        )
     finally:
         results.close()  # on Ctrl-C or an error: calls not started are cancelled
     if stopped:
@@ -480,8 +537,18 @@ def count_solutions(n: int, unique: bool = False, progress: bool = False,
             raise RuntimeError(f"{len(bounds) - len(done)} chunks missing after gathering (a bug)")
     total = sum(v[0] for v in done.values())
     u = constellations.classes(total, n, fixed[0] if fixed else None) if unique else None
-    return CountResult(n, total, u, time.perf_counter() - t1, compile_s, plan.config.depth, num,
-                       len(bounds), resumed, plan.constellations)
+    return CountResult(
+        n,
+        total,
+        u,
+        time.perf_counter() - t1,
+        compile_s,
+        plan.config.depth,
+        num,
+        len(bounds),
+        resumed,
+        plan.constellations,
+    )
 
 
 class CountPlan(NamedTuple):
@@ -499,8 +566,9 @@ class CountPlan(NamedTuple):
     compile_seconds: float
 
 
-def plan_count(n: int, budget: float = 2.0, depth: int | None = None,
-               chunk: int | None = None) -> CountPlan:
+def plan_count(
+    n: int, budget: float = 2.0, depth: int | None = None, chunk: int | None = None
+) -> CountPlan:
     """Plan a count without running it: the tasks, and the run time predicted from a sample.
 
     The tasks are dealt in a shuffled order, so the first ones are a random sample of all.
@@ -525,16 +593,28 @@ def plan_count(n: int, budget: float = 2.0, depth: int | None = None,
         seconds = time.perf_counter() - t
         if seconds >= budget or sampled == num:
             break
-    return CountPlan(n, plan.constellations, num, plan.config.depth, -(-num // plan.chunk),
-                     jax.local_device_count(), sampled, seconds, seconds * num / sampled, compile_s)
+    return CountPlan(
+        n,
+        plan.constellations,
+        num,
+        plan.config.depth,
+        -(-num // plan.chunk),
+        jax.local_device_count(),
+        sampled,
+        seconds,
+        seconds * num / sampled,
+        compile_s,
+    )
 
 
 def enumerate_solutions(n: int) -> np.ndarray:
     """Every solution for n <= 14, verified by the checker: uint8 ``[A000170(n), n]``, sorted."""
     n = as_size(n)
     if not 1 <= n <= ENUMERATE_MAX_N:
-        raise QueensError(f"enumeration supports 1 <= n <= {ENUMERATE_MAX_N} (n = 14 has 365,596 "
-                          f"solutions), not n = {n}; use 'jaxqueens count -n {n}' to count them")
+        raise QueensError(
+            f"enumeration supports 1 <= n <= {ENUMERATE_MAX_N} (n = 14 has 365,596 "
+            f"solutions), not n = {n}; use 'jaxqueens count -n {n}' to count them"
+        )
     if n <= 3:
         boards = _tiny(n)
     else:

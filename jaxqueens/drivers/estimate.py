@@ -84,7 +84,10 @@ class Estimate:
     @property
     def ci(self) -> tuple[float, float]:
         """Normal confidence interval for Q(n) at ``level``."""
-        return self.solutions - self.z * self.solutions_se, self.solutions + self.z * self.solutions_se
+        return (
+            self.solutions - self.z * self.solutions_se,
+            self.solutions + self.z * self.solutions_se,
+        )
 
     @property
     def nodes_ci(self) -> tuple[float, float]:
@@ -107,15 +110,30 @@ class Estimate:
     def as_dict(self) -> dict:
         lo, hi = self.ci
         nlo, nhi = self.nodes_ci
-        return {"n": self.n, "solutions": self.solutions, "solutions_se": self.solutions_se,
-                "ci_low": lo, "ci_high": hi, "level": self.level,
-                "log_q_over_n": math.log(self.solutions) / self.n if self.solutions > 0 else None,
-                "exact": self.exact, "rel_error": self.rel_error,
-                "nodes": self.nodes, "nodes_se": self.nodes_se, "nodes_ci_low": nlo, "nodes_ci_high": nhi,
-                "probes": self.probes, "depth": self.depth, "strata": self.strata,
-                "exhaustive": self.exhaustive, "hit_rate": self.hit_rate, "seconds": self.seconds,
-                "compile_s": self.compile_s, "probes_per_s": self.probes_per_s,
-                "top_nodes": self.top_nodes}
+        return {
+            "n": self.n,
+            "solutions": self.solutions,
+            "solutions_se": self.solutions_se,
+            "ci_low": lo,
+            "ci_high": hi,
+            "level": self.level,
+            "log_q_over_n": math.log(self.solutions) / self.n if self.solutions > 0 else None,
+            "exact": self.exact,
+            "rel_error": self.rel_error,
+            "nodes": self.nodes,
+            "nodes_se": self.nodes_se,
+            "nodes_ci_low": nlo,
+            "nodes_ci_high": nhi,
+            "probes": self.probes,
+            "depth": self.depth,
+            "strata": self.strata,
+            "exhaustive": self.exhaustive,
+            "hit_rate": self.hit_rate,
+            "seconds": self.seconds,
+            "compile_s": self.compile_s,
+            "probes_per_s": self.probes_per_s,
+            "top_nodes": self.top_nodes,
+        }
 
 
 @functools.partial(jax.jit, static_argnums=(3, 4))
@@ -129,8 +147,14 @@ def run_call(masks, ids, seed, config: Config, devices: int) -> GroupSums:
     Returns:
       :class:`~jaxqueens.solvers.estimate.GroupSums`, six ``[S, G]`` arrays.
     """
-    return over_devices(lambda mk, i, s: strata_block(mk, i, s, config), masks, ids, seed,
-                        num_devices=devices, sharded=(True, True, False))
+    return over_devices(
+        lambda mk, i, s: strata_block(mk, i, s, config),
+        masks,
+        ids,
+        seed,
+        num_devices=devices,
+        sharded=(True, True, False),
+    )
 
 
 def default_probes() -> int:
@@ -145,13 +169,28 @@ def default_depth(n: int, probes: int) -> int:
 
 def run_summary(results: list[Estimate], seed: int) -> dict:
     """The ``summary.json`` document of a run over several sizes."""
-    return {"method": METHOD, "seed": seed, "simkin_alpha": SIMKIN_ALPHA,
-            "backend": jax.default_backend(), "estimates": [r.as_dict() for r in results]}
+    return {
+        "method": METHOD,
+        "seed": seed,
+        "simkin_alpha": SIMKIN_ALPHA,
+        "backend": jax.default_backend(),
+        "estimates": [r.as_dict() for r in results],
+    }
 
 
-def estimate(n: int, probes: int | None = None, *, depth: int | None = None, seed: int = 0,
-             level: float = 0.99, lanes: int = LANES_PER_CALL, quiet: bool | None = True,
-             checkpoint=None, resume: bool = False, checkpoint_every: float = 30.0) -> Estimate:
+def estimate(
+    n: int,
+    probes: int | None = None,
+    *,
+    depth: int | None = None,
+    seed: int = 0,
+    level: float = 0.99,
+    lanes: int = LANES_PER_CALL,
+    quiet: bool | None = True,
+    checkpoint=None,
+    resume: bool = False,
+    checkpoint_every: float = 30.0,
+) -> Estimate:
     """Estimate Q(n) and the backtrack tree's size with Knuth's probes, stratified on the top levels.
 
     Args:
@@ -171,10 +210,14 @@ def estimate(n: int, probes: int | None = None, *, depth: int | None = None, see
     """
     n = as_size(n)
     if not 1 <= n <= MAX_N:
-        raise QueensError(f"n = {n} is outside 1..{MAX_N} (the walks keep two 32-bit words); "
-                          f"use -n between 1 and {MAX_N}")
-    if probes is not None and not (isinstance(probes, (int, np.integer)) or
-                                   (isinstance(probes, float) and math.isfinite(probes))):
+        raise QueensError(
+            f"n = {n} is outside 1..{MAX_N} (the walks keep two 32-bit words); "
+            f"use -n between 1 and {MAX_N}"
+        )
+    if probes is not None and not (
+        isinstance(probes, (int, np.integer))
+        or (isinstance(probes, float) and math.isfinite(probes))
+    ):
         raise QueensError(f"--probes must be a positive number like 1e7, got {probes!r}")
     probes = default_probes() if probes is None else int(probes)
     if probes < 1:
@@ -188,8 +231,22 @@ def estimate(n: int, probes: int | None = None, *, depth: int | None = None, see
     strata = len(masks64)
     exact = A000170.get(n)
     if strata == 0 or depth == n:  # all dead above, or every walk enumerated
-        return Estimate(n, strata, depth, strata, float(top[-1] if depth == n else 0), 0.0,
-                        float(sum(top)), 0.0, level, 1.0 if strata else 0.0, 0.0, 0.0, exact, top)
+        return Estimate(
+            n,
+            strata,
+            depth,
+            strata,
+            float(top[-1] if depth == n else 0),
+            0.0,
+            float(sum(top)),
+            0.0,
+            level,
+            1.0 if strata else 0.0,
+            0.0,
+            0.0,
+            exact,
+            top,
+        )
     devices = jax.local_device_count()
     copies = devices if strata < 4 * devices else 1  # few strata: one copy per device, no idling
     rows = strata * copies
@@ -199,19 +256,34 @@ def estimate(n: int, probes: int | None = None, *, depth: int | None = None, see
     group = 1 << (group.bit_length() - 1)
     per_call = max(group, min(-(-want // group) * group, max(1, lanes // padded) // group * group))
     calls = -(-want // per_call)
-    config = Config(n=n, depth=depth, strata=padded, per_call=per_call, group=group,
-                    block=backend.sizes().estimator_block)
+    config = Config(
+        n=n,
+        depth=depth,
+        strata=padded,
+        per_call=per_call,
+        group=group,
+        block=backend.sizes().estimator_block,
+    )
     words = np.tile(words_of(masks64, config.words), (copies, 1, 1))
     pad = np.full((padded - rows, 3, config.words), 0xFFFFFFFF, np.uint32)  # no free row: dead
     masks = jnp.asarray(np.concatenate([words, pad]))
     ids = jnp.arange(padded, dtype=jnp.int32)
-    seed_of = lambda c: jnp.asarray(hash_bits(jnp.uint32(seed & 0xFFFFFFFF), c, 0x5EED))  # noqa: E731
+    seed_of = lambda c: jnp.asarray(hash_bits(jnp.uint32(seed & 0xFFFFFFFF), c, 0x5EED))
     t0 = time.perf_counter()
     compiled = run_call.lower(masks, ids, seed_of(0), config, devices).compile()
     compile_s = time.perf_counter() - t0
     procs, me = gather.process_count(), gather.process_index()
-    fingerprint = {"n": n, "probes": probes, "depth": depth, "seed": seed, "calls": calls,
-                   "per_call": per_call, "strata": strata, "copies": copies, "processes": procs}
+    fingerprint = {
+        "n": n,
+        "probes": probes,
+        "depth": depth,
+        "seed": seed,
+        "calls": calls,
+        "per_call": per_call,
+        "strata": strata,
+        "copies": copies,
+        "processes": procs,
+    }
     acc, start = np.zeros((5, strata)), 0
     if resume and checkpoint is not None and Path(checkpoint).exists():
         acc, start = _load_sums(checkpoint, fingerprint)
@@ -227,11 +299,18 @@ def estimate(n: int, probes: int | None = None, *, depth: int | None = None, see
         if c < calls:
             top_e, sw, sw2, sv, sv2, hits = (
                 np.asarray(x)[:rows].astype(np.float64).reshape(copies, strata, -1)
-                for x in compiled(masks, ids, seed_of(c)))
+                for x in compiled(masks, ids, seed_of(c))
+            )
             e = top_e.astype(np.int64)
-            mine = np.stack([np.ldexp(sw, e).sum((0, 2)), np.ldexp(sw2, 2 * e).sum((0, 2)),
-                             np.ldexp(sv, e).sum((0, 2)), np.ldexp(sv2, 2 * e).sum((0, 2)),
-                             hits.sum((0, 2))])
+            mine = np.stack(
+                [
+                    np.ldexp(sw, e).sum((0, 2)),
+                    np.ldexp(sw2, 2 * e).sum((0, 2)),
+                    np.ldexp(sv, e).sum((0, 2)),
+                    np.ldexp(sv2, 2 * e).sum((0, 2)),
+                    hits.sum((0, 2)),
+                ]
+            )
         for k, part in enumerate(gather.allgather(mine)):  # in call order on every process
             if c0 + k < calls:
                 acc[...] += part
@@ -240,10 +319,11 @@ def estimate(n: int, probes: int | None = None, *, depth: int | None = None, see
 
     save = None
     if checkpoint is not None and gather.is_writer():
-        save = lambda: _save_sums(checkpoint, acc, done, fingerprint)  # noqa: E731
+        save = lambda: _save_sums(checkpoint, acc, done, fingerprint)
     t0 = time.perf_counter()
-    if start < calls and run_chunks(call, total=calls, unit="calls", quiet=quiet, save=save,
-                                    every=checkpoint_every):
+    if start < calls and run_chunks(
+        call, total=calls, unit="calls", quiet=quiet, save=save, every=checkpoint_every
+    ):
         raise KeyboardInterrupt  # the sums of the finished calls are saved
     seconds = time.perf_counter() - t0
     if save is not None:
@@ -251,16 +331,33 @@ def estimate(n: int, probes: int | None = None, *, depth: int | None = None, see
     m = calls * per_call * copies
     q, q_se = _stratified(acc[0], acc[1], m)
     v, v_se = _stratified(acc[2], acc[3], m)
-    return Estimate(n, m * strata, depth, strata, q, q_se, float(sum(top)) + v, v_se, level,
-                    float(acc[4].sum() / (m * strata)), seconds, compile_s, exact, top)
+    return Estimate(
+        n,
+        m * strata,
+        depth,
+        strata,
+        q,
+        q_se,
+        float(sum(top)) + v,
+        v_se,
+        level,
+        float(acc[4].sum() / (m * strata)),
+        seconds,
+        compile_s,
+        exact,
+        top,
+    )
 
 
 def _reserve(n: int, depth: int, level: int, nodes: int, nbytes: int) -> None:
     """Refuse, before it is built, a level of the enumeration that cannot fit in memory (the last
     level also holds the strata's arrays, ``STRATUM_BYTES`` each)."""
     need = nbytes + (STRATUM_BYTES * nodes if level == depth else 0)
-    memory.check_memory(need, f"--depth {depth} (n = {n}: {nodes:,} partial boards at level {level})",
-                        "use a smaller --depth, or leave it out (the default fits)")
+    memory.check_memory(
+        need,
+        f"--depth {depth} (n = {n}: {nodes:,} partial boards at level {level})",
+        "use a smaller --depth, or leave it out (the default fits)",
+    )
 
 
 def _save_sums(path, acc: np.ndarray, done: int, fingerprint: dict) -> None:

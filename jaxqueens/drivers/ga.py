@@ -48,8 +48,15 @@ from jaxqueens.parallel.devices import shard_batch
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers import ga_ops as ops
 from jaxqueens.solvers.constrained import Mask
-from jaxqueens.solvers.ga import (ENCODINGS, SCHEMES, GAConfig, GAParams, State, init_trials,
-                                   run_chunk)
+from jaxqueens.solvers.ga import (
+    ENCODINGS,
+    SCHEMES,
+    GAConfig,
+    GAParams,
+    State,
+    init_trials,
+    run_chunk,
+)
 
 
 @dataclasses.dataclass
@@ -77,7 +84,7 @@ class EvolveResult:
 
     @property
     def status(self) -> str:
-        """"SAT" when a trial found a verified solution, else "unknown" (never UNSAT)."""
+        """ "SAT" when a trial found a verified solution, else "unknown" (never UNSAT)."""
         return "SAT" if len(self.solutions) else "unknown"
 
     @property
@@ -109,53 +116,124 @@ class EvolveResult:
         return float(self.evaluations.sum()) / max(self.wall_s, 1e-12)
 
 
-def check_setup(*, n, pop, generations, trials, encoding, scheme, crossover, mutation, tournament,
-                cxpb, mutpb, indpb, elite, islands, migrate_every, migrants, fitness="pairs", chunk=None,
-                toroidal=False, constrained=False):
+def check_setup(
+    *,
+    n,
+    pop,
+    generations,
+    trials,
+    encoding,
+    scheme,
+    crossover,
+    mutation,
+    tournament,
+    cxpb,
+    mutpb,
+    indpb,
+    elite,
+    islands,
+    migrate_every,
+    migrants,
+    fitness="pairs",
+    chunk=None,
+    toroidal=False,
+    constrained=False,
+):
     """Validate every setting; return (GAConfig, params dict) or raise a one-line QueensError."""
 
     def need(ok, msg):
         if not ok:
             raise QueensError(msg)
 
-    need(encoding in ENCODINGS, f"encoding {encoding!r} is unknown; use one of {', '.join(ENCODINGS)}")
-    need(fitness in ops.FITNESS, f"fitness {fitness!r} is unknown; use one of {', '.join(ops.FITNESS)}")
+    need(
+        encoding in ENCODINGS,
+        f"encoding {encoding!r} is unknown; use one of {', '.join(ENCODINGS)}",
+    )
+    need(
+        fitness in ops.FITNESS,
+        f"fitness {fitness!r} is unknown; use one of {', '.join(ops.FITNESS)}",
+    )
     need(scheme in SCHEMES, f"scheme {scheme!r} is unknown; use one of {', '.join(SCHEMES)}")
-    for what, name, table in (("crossover", crossover, ops.CROSSOVERS), ("mutation", mutation, ops.MUTATIONS)):
-        need(name in table[encoding], f"{what} {name!r} does not apply to the {encoding} encoding; "
-             f"use one of {', '.join(table[encoding])}")
-    for name, v in (("n", n), ("pop", pop), ("generations", generations), ("trials", trials),
-                    ("tournament", tournament), ("elite", elite), ("islands", islands),
-                    ("migrate_every", migrate_every), ("migrants", migrants), ("chunk", chunk)):
-        need(v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)),
-             f"{name} must be an integer, got {v!r}")
+    for what, name, table in (
+        ("crossover", crossover, ops.CROSSOVERS),
+        ("mutation", mutation, ops.MUTATIONS),
+    ):
+        need(
+            name in table[encoding],
+            f"{what} {name!r} does not apply to the {encoding} encoding; "
+            f"use one of {', '.join(table[encoding])}",
+        )
+    for name, v in (
+        ("n", n),
+        ("pop", pop),
+        ("generations", generations),
+        ("trials", trials),
+        ("tournament", tournament),
+        ("elite", elite),
+        ("islands", islands),
+        ("migrate_every", migrate_every),
+        ("migrants", migrants),
+        ("chunk", chunk),
+    ):
+        need(
+            v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)),
+            f"{name} must be an integer, got {v!r}",
+        )
     need(n >= 4, f"n = {n} has no solution to evolve towards; use n >= 4")
     need(n <= 32767, f"n = {n} is above the GA's limit of 32767 (int16 genes); use a smaller n")
     need(pop >= 2, f"pop = {pop} is too small; a population needs at least 2 individuals")
-    need(tournament >= (2 if scheme == "steady" else 1),
-         f"tournament = {tournament} is too small; use at least {2 if scheme == 'steady' else 1}")
-    need(pop >= tournament, f"pop = {pop} is smaller than the tournament size {tournament}; "
-         "raise --pop or lower --tournament")
+    need(
+        tournament >= (2 if scheme == "steady" else 1),
+        f"tournament = {tournament} is too small; use at least {2 if scheme == 'steady' else 1}",
+    )
+    need(
+        pop >= tournament,
+        f"pop = {pop} is smaller than the tournament size {tournament}; "
+        "raise --pop or lower --tournament",
+    )
     for name, v in (("cxpb", cxpb), ("mutpb", mutpb), ("indpb", indpb)):
         need(isinstance(v, (int, float)) and 0.0 <= v <= 1.0, f"{name} = {v!r} must lie in [0, 1]")
-    need(generations >= 0 and trials >= 1 and islands >= 1 and migrate_every >= 0,
-         "generations and migrate_every must be >= 0, trials and islands >= 1")
+    need(
+        generations >= 0 and trials >= 1 and islands >= 1 and migrate_every >= 0,
+        "generations and migrate_every must be >= 0, trials and islands >= 1",
+    )
     need(0 <= elite < pop, f"elite = {elite} must lie in 0..pop-1 ({pop - 1})")
     need(1 <= migrants < pop, f"migrants = {migrants} must lie in 1..pop-1 ({pop - 1})")
     need(chunk is None or chunk >= 1, f"chunk = {chunk} must be at least 1")
-    need(not ((toroidal or constrained) and fitness == ops.REPORT_FITNESS),
-         "--fitness report-diagonals-only applies to the plain board only; use pairs or excess "
-         "with --toroidal or --instance")
-    need(not constrained or (n + 1) * ops.forbidden_weight(n) < 2**31,
-         f"n = {n} is too large for a constrained GA (its int32 penalties would overflow); use n <= 1000")
-    cap32 = lambda q: min(32, math.ceil(32 * q))  # noqa: E731
-    config = GAConfig(n=n, pop=pop, encoding=encoding, scheme=scheme, crossover=crossover,
-                      mutation=mutation, tournament=tournament, elite=elite if scheme != "steady" else 0,
-                      islands=islands, migrants=migrants, fitness=fitness, cx_cap32=cap32(cxpb), mut_cap32=cap32(mutpb),
-                      eval_cap32=cap32(1 - (1 - cxpb) * (1 - mutpb)), toroidal=bool(toroidal),
-                      constrained=bool(constrained))
-    params = {"cxpb": float(cxpb), "mutpb": float(mutpb), "indpb": float(indpb),
-              "migrate_every": int(migrate_every)}
+    need(
+        not ((toroidal or constrained) and fitness == ops.REPORT_FITNESS),
+        "--fitness report-diagonals-only applies to the plain board only; use pairs or excess "
+        "with --toroidal or --instance",
+    )
+    need(
+        not constrained or (n + 1) * ops.forbidden_weight(n) < 2**31,
+        f"n = {n} is too large for a constrained GA (its int32 penalties would overflow); use n <= 1000",
+    )
+    cap32 = lambda q: min(32, math.ceil(32 * q))
+    config = GAConfig(
+        n=n,
+        pop=pop,
+        encoding=encoding,
+        scheme=scheme,
+        crossover=crossover,
+        mutation=mutation,
+        tournament=tournament,
+        elite=elite if scheme != "steady" else 0,
+        islands=islands,
+        migrants=migrants,
+        fitness=fitness,
+        cx_cap32=cap32(cxpb),
+        mut_cap32=cap32(mutpb),
+        eval_cap32=cap32(1 - (1 - cxpb) * (1 - mutpb)),
+        toroidal=bool(toroidal),
+        constrained=bool(constrained),
+    )
+    params = {
+        "cxpb": float(cxpb),
+        "mutpb": float(mutpb),
+        "indpb": float(indpb),
+        "migrate_every": int(migrate_every),
+    }
     return config, params
 
 
@@ -166,18 +244,42 @@ def default_chunk(config: GAConfig, trials: int, generations: int) -> int:
 
 
 @functools.partial(jax.jit, static_argnums=(4, 5, 6), donate_argnums=(0,))
-def run_generations(states: State, params: GAParams, gen0, stop_gen, config: GAConfig, length: int,
-                    devices: int = 1, mask: Mask | None = None):
+def run_generations(
+    states: State,
+    params: GAParams,
+    gen0,
+    stop_gen,
+    config: GAConfig,
+    length: int,
+    devices: int = 1,
+    mask: Mask | None = None,
+):
     """:func:`jaxqueens.solvers.ga.run_chunk` with the trials split over ``devices`` local
     devices (``shard_map``; trials are independent: no communication); ``mask``: the instance
     of a constrained config (replicated)."""
     local = functools.partial(run_chunk, config=config, length=length)
     if mask is None:
-        return over_devices(local, states, params, gen0, stop_gen, num_devices=devices,
-                            sharded=(True, False, False, False), out_axes=(0, 1))
-    return over_devices(lambda st, p, g0, sg, m: local(st, p, g0, sg, mask=m), states, params, gen0,
-                        stop_gen, mask, num_devices=devices, sharded=(True, False, False, False, False),
-                        out_axes=(0, 1))
+        return over_devices(
+            local,
+            states,
+            params,
+            gen0,
+            stop_gen,
+            num_devices=devices,
+            sharded=(True, False, False, False),
+            out_axes=(0, 1),
+        )
+    return over_devices(
+        lambda st, p, g0, sg, m: local(st, p, g0, sg, mask=m),
+        states,
+        params,
+        gen0,
+        stop_gen,
+        mask,
+        num_devices=devices,
+        sharded=(True, False, False, False, False),
+        out_axes=(0, 1),
+    )
 
 
 def _place(tree):
@@ -218,36 +320,75 @@ def _gather_trials(best, avg, worst, nevals, genes, fit, sols, trials: int):
     return (*out, np.unique(merged, axis=0) if len(merged) else sols)
 
 
-def _save_checkpoint(path, states: State, hist, found, done: int, fingerprint: dict,
-                     solved_at: np.ndarray | None = None) -> None:
+def _save_checkpoint(
+    path,
+    states: State,
+    hist,
+    found,
+    done: int,
+    fingerprint: dict,
+    solved_at: np.ndarray | None = None,
+) -> None:
     """Population, records and solutions after ``done`` generations, written atomically."""
     cols = [np.concatenate([h[i] for h in hist]) for i in range(4)]
     sols = np.concatenate(found) if found else np.zeros((0, states.genes.shape[-1]), np.int32)
     extra = {} if solved_at is None else {"solved_at": solved_at}
-    ckpt.save(path, fingerprint, genes=np.asarray(states.genes), fit=np.asarray(states.fit),
-              seed=np.asarray(states.seed), best=cols[0], avg=cols[1], worst=cols[2],
-              nevals=cols[3], sols=sols, done=done, **extra)
+    ckpt.save(
+        path,
+        fingerprint,
+        genes=np.asarray(states.genes),
+        fit=np.asarray(states.fit),
+        seed=np.asarray(states.seed),
+        best=cols[0],
+        avg=cols[1],
+        worst=cols[2],
+        nevals=cols[3],
+        sols=sols,
+        done=done,
+        **extra,
+    )
 
 
 def _load_checkpoint(path, fingerprint: dict):
     """(states, hist, found, generations done, solved_at or None) from a checkpoint made with
     the same settings."""
     z = ckpt.load(path, fingerprint)
-    states = _place(State(genes=jnp.asarray(z["genes"]), fit=jnp.asarray(z["fit"]),
-                          seed=jnp.asarray(z["seed"])))
+    states = _place(
+        State(genes=jnp.asarray(z["genes"]), fit=jnp.asarray(z["fit"]), seed=jnp.asarray(z["seed"]))
+    )
     hist = [[z["best"], z["avg"], z["worst"], z["nevals"]]]
     solved_at = np.array(z["solved_at"]) if "solved_at" in z else None
     return states, hist, [z["sols"]] if len(z["sols"]) else [], int(z["done"]), solved_at
 
 
-def evolve(n: int | None = None, pop: int = 100, generations: int = 1000, trials: int = 1, *,
-           encoding: str = "permutation", scheme: str = "steady", crossover: str | None = None,
-           mutation: str | None = None, tournament: int | None = None, cxpb: float | None = None,
-           mutpb: float | None = None, indpb: float = 0.0, elite: int | None = None,
-           islands: int = 1, migrate_every: int = 0, migrants: int = 1, fitness: str = "pairs",
-           seed: int = 0, chunk: int | None = None, quiet: bool | None = True,
-           checkpoint=None, resume: bool = False, checkpoint_every: float = 30.0,
-           instance: cons.Constraints | None = None, toroidal: bool = False) -> EvolveResult:
+def evolve(
+    n: int | None = None,
+    pop: int = 100,
+    generations: int = 1000,
+    trials: int = 1,
+    *,
+    encoding: str = "permutation",
+    scheme: str = "steady",
+    crossover: str | None = None,
+    mutation: str | None = None,
+    tournament: int | None = None,
+    cxpb: float | None = None,
+    mutpb: float | None = None,
+    indpb: float = 0.0,
+    elite: int | None = None,
+    islands: int = 1,
+    migrate_every: int = 0,
+    migrants: int = 1,
+    fitness: str = "pairs",
+    seed: int = 0,
+    chunk: int | None = None,
+    quiet: bool | None = True,
+    checkpoint=None,
+    resume: bool = False,
+    checkpoint_every: float = 30.0,
+    instance: cons.Constraints | None = None,
+    toroidal: bool = False,
+) -> EvolveResult:
     """Evolve ``trials`` independent runs (each of ``islands`` populations of ``pop``) at once.
 
     Args:
@@ -295,22 +436,40 @@ def evolve(n: int | None = None, pop: int = 100, generations: int = 1000, trials
     if mask is not None and encoding == "permutation":
         rows = [y for _, y in model.fixed]
         if len(set(rows)) < len(rows):
-            raise QueensError("two fixed queens share a row, which no permutation can hold; "
-                              "use --encoding combination (the instance has no solution anyway)")
+            raise QueensError(
+                "two fixed queens share a row, which no permutation can hold; "
+                "use --encoding combination (the instance has no solution anyway)"
+            )
     steady = scheme == "steady"
     config, params = check_setup(
-        n=n, pop=pop, generations=generations, trials=trials, encoding=encoding, scheme=scheme,
+        n=n,
+        pop=pop,
+        generations=generations,
+        trials=trials,
+        encoding=encoding,
+        scheme=scheme,
         crossover=crossover or ops.DEFAULT_CROSSOVER.get(encoding, ""),
         mutation=mutation or ops.DEFAULT_MUTATION.get(encoding, ""),
         tournament=tournament if tournament is not None else (5 if steady else 3),
         cxpb=cxpb if cxpb is not None else (1.0 if steady else 0.5),
         mutpb=mutpb if mutpb is not None else (1.0 if steady else 0.2),
-        indpb=indpb, elite=elite if elite is not None else (0 if steady else 1),
-        islands=islands, migrate_every=migrate_every, migrants=migrants, fitness=fitness, chunk=chunk,
-        toroidal=model is not None and model.toroidal, constrained=mask is not None)
+        indpb=indpb,
+        elite=elite if elite is not None else (0 if steady else 1),
+        islands=islands,
+        migrate_every=migrate_every,
+        migrants=migrants,
+        fitness=fitness,
+        chunk=chunk,
+        toroidal=model is not None and model.toroidal,
+        constrained=mask is not None,
+    )
     chunk = chunk or default_chunk(config, trials, generations)
-    dyn = GAParams(jnp.float32(params["cxpb"]), jnp.float32(params["mutpb"]),
-                   jnp.float32(params["indpb"]), jnp.int32(params["migrate_every"]))
+    dyn = GAParams(
+        jnp.float32(params["cxpb"]),
+        jnp.float32(params["mutpb"]),
+        jnp.float32(params["indpb"]),
+        jnp.int32(params["migrate_every"]),
+    )
     t0 = time.perf_counter()
     procs, me = gather.process_count(), gather.process_index()
     total_trials, trials = trials, -(-trials // procs)  # process p runs trials p*L .. p*L+L-1
@@ -321,14 +480,23 @@ def evolve(n: int | None = None, pop: int = 100, generations: int = 1000, trials
     stop = jnp.int32(generations)
     devices = jax.local_device_count()
     devices = devices if devices > 1 and trials % devices == 0 else 1
-    compiled = run_generations.lower(states, dyn, stop, stop, config, chunk, devices, mask).compile()
+    compiled = run_generations.lower(
+        states, dyn, stop, stop, config, chunk, devices, mask
+    ).compile()
     compile_s = time.perf_counter() - t0
 
     hist = [[np.asarray(x)[None] for x in (m0.best, m0.avg, m0.worst, m0.nevals)]]
     found: list[np.ndarray] = []
     _collect(found, m0.sols, m0.sols_ok)
-    fingerprint = {"config": repr(config), "params": params, "seed": seed, "trials": total_trials,
-                   "generations": generations, "chunk": chunk, "processes": procs}
+    fingerprint = {
+        "config": repr(config),
+        "params": params,
+        "seed": seed,
+        "trials": total_trials,
+        "generations": generations,
+        "chunk": chunk,
+        "processes": procs,
+    }
     if model is not None:
         fingerprint["instance"] = model.to_dict()
     if checkpoint is not None and procs > 1:  # one file per process: each holds its own trials
@@ -361,8 +529,13 @@ def evolve(n: int | None = None, pop: int = 100, generations: int = 1000, trials
 
     t0 = time.perf_counter()
     interrupted = done < generations and run_chunks(
-        one_chunk, total=generations, unit="generations", quiet=quiet,
-        save=save if checkpoint is not None else None, every=checkpoint_every)
+        one_chunk,
+        total=generations,
+        unit="generations",
+        quiet=quiet,
+        save=save if checkpoint is not None else None,
+        every=checkpoint_every,
+    )
     genes, fit = np.asarray(states.genes), np.asarray(states.fit)
     wall_s = time.perf_counter() - t0
 
@@ -373,7 +546,8 @@ def evolve(n: int | None = None, pop: int = 100, generations: int = 1000, trials
     best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
     if procs > 1:  # every process gets every trial, in trial order, and all solutions
         best, avg, worst, nevals, genes, fit, sols = _gather_trials(
-            best, avg, worst, nevals, genes, fit, sols, total_trials)
+            best, avg, worst, nevals, genes, fit, sols, total_trials
+        )
         if report:
             solved_at = np.take(gather.concat(solved_at, 0), np.arange(total_trials))
     score_met = None
@@ -387,8 +561,25 @@ def evolve(n: int | None = None, pop: int = 100, generations: int = 1000, trials
             checker.require_constrained(sols.astype(np.int64), model, what=what)
     elif len(sols):
         checker.require_solutions(sols, what=what, n=n)
-    return EvolveResult(config, params, seed, best, avg, worst, nevals.astype(np.int64), sols,
-                        genes, fit, wall_s, compile_s, init_s, interrupted, score_met, solved_at, model)
+    return EvolveResult(
+        config,
+        params,
+        seed,
+        best,
+        avg,
+        worst,
+        nevals.astype(np.int64),
+        sols,
+        genes,
+        fit,
+        wall_s,
+        compile_s,
+        init_s,
+        interrupted,
+        score_met,
+        solved_at,
+        model,
+    )
 
 
 def _require_fixed(genes: np.ndarray, model: cons.Constraints, what: str) -> None:

@@ -46,8 +46,12 @@ class LargeResult:
 def check_memory(n: int, available: int | None = None) -> None:
     """Refuse, before allocating anything, an n that cannot fit
     (:func:`jaxqueens.parallel.memory.check_memory`)."""
-    memory.check_memory(n * PEAK_BYTES_PER_QUEEN, f"n = {n:,} (one large-n chain)",
-                        "use a smaller n", available=available)
+    memory.check_memory(
+        n * PEAK_BYTES_PER_QUEEN,
+        f"n = {n:,} (one large-n chain)",
+        "use a smaller n",
+        available=available,
+    )
 
 
 def _place_columns(init_fn, s: large.State, n: int, quiet: bool | None) -> large.State:
@@ -70,9 +74,17 @@ def _place_columns(init_fn, s: large.State, n: int, quiet: bool | None) -> large
     return placed[0]
 
 
-def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_tail: int = 0,
-                max_steps: int = NO_STEP_LIMIT, quiet: bool | None = True, init: str = "qs4",
-                give_up: bool = False) -> LargeResult:
+def solve_large(
+    n: int,
+    seed: int = 0,
+    chain: int = 0,
+    tries: int = 100,
+    free_tail: int = 0,
+    max_steps: int = NO_STEP_LIMIT,
+    quiet: bool | None = True,
+    init: str = "qs4",
+    give_up: bool = False,
+) -> LargeResult:
     """Solve one board of size n in O(n) expected time; the result is verified.
 
     Args:
@@ -88,13 +100,21 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
     """
     n = as_size(n)
     if n < 1 or n in (2, 3):
-        raise QueensError(f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)")
+        raise QueensError(
+            f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)"
+        )
     if n == 1:
-        return LargeResult(np.zeros(1, np.int32), {"n": 1, "steps": 0, "verified": True},
-                           np.zeros(0, np.int32), np.zeros(0, np.int32))
+        return LargeResult(
+            np.zeros(1, np.int32),
+            {"n": 1, "steps": 0, "verified": True},
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int32),
+        )
     if init not in INITS:
-        raise QueensError(f"--init {init} is not available on the large-n path (O(n^2) or not a "
-                          f"permutation); use --init {' or --init '.join(INITS)}, or --mode batched")
+        raise QueensError(
+            f"--init {init} is not available on the large-n path (O(n^2) or not a "
+            f"permutation); use --init {' or --init '.join(INITS)}, or --mode batched"
+        )
     if max_steps < 1:
         raise QueensError(f"--maxsteps must be at least 1, got {max_steps}")
     check_memory(n)
@@ -120,7 +140,12 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
             pairs_after_init = int(large.pairs_of(s, config))
             t1 = time.perf_counter()
         best, stalled, pairs = None, 0, pairs_after_init if restarts == 0 else None
-        while pairs != 0 and stalled < config.stall_rounds and steps < max_steps and rounds < MAX_ROUNDS:
+        while (
+            pairs != 0
+            and stalled < config.stall_rounds
+            and steps < max_steps
+            and rounds < MAX_ROUNDS
+        ):
             s, st = round_fn(s, min(max_steps - steps, 1 << 30), stalled > 0)
             st = jax.device_get(st)
             rounds, steps, moves = rounds + 1, steps + int(st.steps), moves + int(st.moves)
@@ -134,11 +159,14 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
         if (steps >= max_steps or rounds >= MAX_ROUNDS) and give_up:
             break
         if steps >= max_steps or rounds >= MAX_ROUNDS:
-            raise QueensError(f"n = {n}: no solution within {steps:,} swap attempts; "
-                              "raise the step limit or try another --seed")
+            raise QueensError(
+                f"n = {n}: no solution within {steps:,} swap attempts; "
+                "raise the step limit or try another --seed"
+            )
         restarts += 1  # stalled: a fresh QS4 board from the chain's next seed
-        attempt_seed = jax.random.bits(jax.random.fold_in(jax.random.key(seed), 2**31 - 1 - restarts),
-                                       (), jnp.uint32)
+        attempt_seed = jax.random.bits(
+            jax.random.fold_in(jax.random.key(seed), 2**31 - 1 - restarts), (), jnp.uint32
+        )
     search_s = time.perf_counter() - t1
     rows = np.asarray(s.rows)
     del s
@@ -150,13 +178,33 @@ def solve_large(n: int, seed: int = 0, chain: int = 0, tries: int = 100, free_ta
         pairs = int(checker.attacking_pairs(rows))  # the independent count of what is reported
     verify_s = time.perf_counter() - t2
     summary = {
-        "n": n, "mode": "large", "seed": seed, "chain": chain, "init": init, "tries": tries,
-        "free_tail": free_tail, "max_steps": max_steps, "solved": bool(solved), "pairs": int(pairs),
-        "compile_s": compile_s, "init_s": init_s, "search_s": search_s, "verify_s": verify_s,
+        "n": n,
+        "mode": "large",
+        "seed": seed,
+        "chain": chain,
+        "init": init,
+        "tries": tries,
+        "free_tail": free_tail,
+        "max_steps": max_steps,
+        "solved": bool(solved),
+        "pairs": int(pairs),
+        "compile_s": compile_s,
+        "init_s": init_s,
+        "search_s": search_s,
+        "verify_s": verify_s,
         "total_s": init_s + search_s + verify_s,
-        "conflicted_after_init": after_init, "pairs_after_init": pairs_after_init,
-        "steps": steps, "moves": moves, "rounds": rounds, "restarts": restarts, "verified": bool(solved),
+        "conflicted_after_init": after_init,
+        "pairs_after_init": pairs_after_init,
+        "steps": steps,
+        "moves": moves,
+        "rounds": rounds,
+        "restarts": restarts,
+        "verified": bool(solved),
         "backend": jax.default_backend(),
     }
-    return LargeResult(rows, summary, np.concatenate(trace) if trace else np.zeros(0, np.int32),
-                       np.asarray(conflicted_rounds, np.int32))
+    return LargeResult(
+        rows,
+        summary,
+        np.concatenate(trace) if trace else np.zeros(0, np.int32),
+        np.asarray(conflicted_rounds, np.int32),
+    )

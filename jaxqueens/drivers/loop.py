@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from jaxqueens.errors import PeerLostError
 from jaxqueens.io.progress import Progress, SafePoints
@@ -49,16 +49,26 @@ def guarded(save: Callable[[], None]) -> Callable[[], bool]:
         except OSError as err:
             if not warned:
                 warned.append(err)
-                print(f"warning: could not write a checkpoint ({err}); the run goes on and tries "
-                      "again at the next one (the last checkpoint written, if any, is kept)",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"warning: could not write a checkpoint ({err}); the run goes on and tries "
+                    "again at the next one (the last checkpoint written, if any, is kept)",
+                    file=sys.stderr,
+                    flush=True,
+                )
             return False
 
     return attempt
 
 
-def run_chunks(chunk: Callable[[], Tick], *, total: int | None, unit: str, quiet: bool | None = None,
-               save: Callable[[], None] | None = None, every: float = 30.0) -> bool:
+def run_chunks(
+    chunk: Callable[[], Tick],
+    *,
+    total: int | None,
+    unit: str,
+    quiet: bool | None = None,
+    save: Callable[[], None] | None = None,
+    every: float = 30.0,
+) -> bool:
     """Call ``chunk`` until a tick says ``finished``.
 
     Args:
@@ -91,7 +101,9 @@ def run_chunks(chunk: Callable[[], Tick], *, total: int | None, unit: str, quiet
         if save is not None:
             save()
         return True
-    except PeerLostError:  # another process is gone: keep what is finished, then stop with the error
+    except (
+        PeerLostError
+    ):  # another process is gone: keep what is finished, then stop with the error
         if save is not None:
             save()
         raise

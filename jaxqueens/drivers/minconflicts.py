@@ -21,8 +21,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -36,9 +36,19 @@ from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import minconflicts
 from jaxqueens.solvers.choices import (  # noqa: F401 (re-exported: the driver's defaults)
-    BATCHED_S_PER_QUEEN2, CALL_WORK, DEFAULT_CHAIN_WORK, LARGE_S_PER_CHAIN, LARGE_S_PER_QUEEN,
-    MAX_BATCHED_N, MAX_STEPS_FLOOR, MAX_STEPS_PER_QUEEN, auto_path, default_chains,
-    default_max_steps, predicted_seconds)
+    BATCHED_S_PER_QUEEN2,
+    CALL_WORK,
+    DEFAULT_CHAIN_WORK,
+    LARGE_S_PER_CHAIN,
+    LARGE_S_PER_QUEEN,
+    MAX_BATCHED_N,
+    MAX_STEPS_FLOOR,
+    MAX_STEPS_PER_QUEEN,
+    auto_path,
+    default_chains,
+    default_max_steps,
+    predicted_seconds,
+)
 
 CALL_SECONDS = 0.5
 """Target duration of one bounded kernel call (:class:`BoundedRunner`)."""
@@ -67,10 +77,14 @@ def check_n(n: int) -> None:
     if n < 1:
         raise QueensError(f"n must be a positive integer, got {n}")
     if n in (2, 3):
-        raise QueensError(f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)")
+        raise QueensError(
+            f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)"
+        )
     if n > MAX_BATCHED_N:
-        raise QueensError(f"n = {n} is above the batched solver's limit of {MAX_BATCHED_N}; "
-                          "use --mode large (one or a few chains) or a smaller n")
+        raise QueensError(
+            f"n = {n} is above the batched solver's limit of {MAX_BATCHED_N}; "
+            "use --mode large (one or a few chains) or a smaller n"
+        )
 
 
 def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> int:
@@ -91,8 +105,9 @@ def _start(start, mask=None):
     return start if mask is None else minconflicts.Data(start, mask)
 
 
-def compile_runner(key, config: minconflicts.Config, chunk: int, start=None,
-                   bounded: bool = False, mask=None) -> Callable[[int, int], minconflicts.Result]:
+def compile_runner(
+    key, config: minconflicts.Config, chunk: int, start=None, bounded: bool = False, mask=None
+) -> Callable[[int, int], minconflicts.Result]:
     """Compile the batched solver for ``chunk`` chains ahead of time; return ``run(offset, count)``.
 
     Chain i uses ``fold_in(key, i)``; ``start`` (a board [n]) is every chain's first board. The
@@ -128,12 +143,16 @@ class BoundedRunner:
             return minconflicts.fresh(until=self.cap)
         p = prev.paused
         until = np.minimum(prev.restarts.astype(np.int64) + 1 + self.cap, minconflicts.NO_PAUSE)
-        return minconflicts.Resume(restarts=np.where(p, prev.restarts, -1).astype(np.int32),
-                                   total_steps=np.where(p, prev.steps, 0).astype(np.int32),
-                                   until=np.where(p, until, -1).astype(np.int32))
+        return minconflicts.Resume(
+            restarts=np.where(p, prev.restarts, -1).astype(np.int32),
+            total_steps=np.where(p, prev.steps, 0).astype(np.int32),
+            until=np.where(p, until, -1).astype(np.int32),
+        )
 
     def __call__(self, offset: int, count: int) -> driver.ChunkResult:
-        prev = self._last[1] if self._last is not None and self._last[0] == (offset, count) else None
+        prev = (
+            self._last[1] if self._last is not None and self._last[0] == (offset, count) else None
+        )
         t0 = time.perf_counter()
         out = jax.device_get(self.run(offset, count, self._resume(prev)))
         dt = time.perf_counter() - t0
@@ -143,11 +162,16 @@ class BoundedRunner:
             if prev.best is not None and res.best is not None:
                 # a continued chain reports its best board over every call, not only this one
                 older = prev.paused & ~res.solved & (prev.best <= res.best)  # ties: the first
-                res = res._replace(rows=np.where(older[:, None], prev.rows, res.rows),
-                                   best=np.where(older, prev.best, res.best))
-            res = driver.ChunkResult(*(None if a is None else
-                                       np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-                                       for a, b in zip(prev, res)))
+                res = res._replace(
+                    rows=np.where(older[:, None], prev.rows, res.rows),
+                    best=np.where(older, prev.best, res.best),
+                )
+            res = driver.ChunkResult(
+                *(
+                    None if a is None else np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+                    for a, b in zip(prev, res)
+                )
+            )
         if res.paused.any() or dt > 2 * CALL_SECONDS:
             scale = min(4.0, max(0.25, CALL_SECONDS / max(dt, 1e-3)))
             self.cap = int(min(self.config.max_restarts, max(0, int(scale * (self.cap + 1)) - 1)))
@@ -155,13 +179,16 @@ class BoundedRunner:
         return res
 
 
-def trace_chain(key, config: minconflicts.Config, num_steps: int, start=None,
-                mask=None) -> minconflicts.Metrics:
+def trace_chain(
+    key, config: minconflicts.Config, num_steps: int, start=None, mask=None
+) -> minconflicts.Metrics:
     """Per-step conflicted queens and attacking pairs of chain 0's first attempt, as host arrays,
     cut after the step at which it solved (or after ``num_steps`` steps)."""
     seed = chain_seeds(key, jnp.arange(1))[0]
     start = _start(start)
-    _, metrics = jax.jit(lambda s, b, m: minconflicts.trace(s, config, num_steps, b, m))(seed, start, mask)
+    _, metrics = jax.jit(lambda s, b, m: minconflicts.trace(s, config, num_steps, b, m))(
+        seed, start, mask
+    )
     metrics = minconflicts.Metrics(*(np.asarray(m) for m in metrics))
     done = np.flatnonzero(metrics.conflicted == 0)
     end = int(done[0]) + 1 if done.size else num_steps
@@ -181,14 +208,30 @@ INSTANCE_CHAINS = 100
 ``seconds`` bounds the run."""
 
 
-def solve(n: int | None = 8, chains: int | None = 1000, *, solutions: int | None = None,
-          seconds: float | None = None, max_steps: int | None = None, init: str = "permutation",
-          tabu: int = 0, seed: int = 0, batch: int | None = None, start=None,
-          max_restarts: int | None = None, move: str = "minconflicts", trace_steps: int = 0,
-          max_chains: int | None = None, quiet: bool | None = True,
-          checkpoint: str | Path | None = None, resume: bool = False,
-          checkpoint_every: float = 30.0, command: str = "solve", instance=None,
-          toroidal: bool = False) -> SolveResult:
+def solve(
+    n: int | None = 8,
+    chains: int | None = 1000,
+    *,
+    solutions: int | None = None,
+    seconds: float | None = None,
+    max_steps: int | None = None,
+    init: str = "permutation",
+    tabu: int = 0,
+    seed: int = 0,
+    batch: int | None = None,
+    start=None,
+    max_restarts: int | None = None,
+    move: str = "minconflicts",
+    trace_steps: int = 0,
+    max_chains: int | None = None,
+    quiet: bool | None = True,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
+    checkpoint_every: float = 30.0,
+    command: str = "solve",
+    instance=None,
+    toroidal: bool = False,
+) -> SolveResult:
     """Run min-conflicts chains until ``chains`` solved, ``solutions`` distinct, or ``seconds``.
 
     Args:
@@ -232,76 +275,141 @@ def solve(n: int | None = 8, chains: int | None = 1000, *, solutions: int | None
     n = as_size(n if model is None else model.n)
     check_n(n)
     if model is not None and model.toroidal and model.plain and math.gcd(n, 6) != 1:
-        raise QueensError(f"n = {n} has no toroidal solution (toroidal queens exist only for n prime "
-                          "to 6: 1, 5, 7, 11, 13, ...; OEIS A051906); choose such an n")
+        raise QueensError(
+            f"n = {n} has no toroidal solution (toroidal queens exist only for n prime "
+            "to 6: 1, 5, 7, 11, 13, ...; OEIS A051906); choose such an n"
+        )
     if max_restarts is None:
         max_restarts = 1_000_000 if instance is None else INSTANCE_MAX_RESTARTS
     if instance is not None and max_chains is None and seconds is None:
         max_chains = chains or INSTANCE_CHAINS  # it may have no solution: a bounded job
     if mask is not None and start is not None:
-        raise QueensError("a constrained instance sets every chain's start itself; drop the start board (--file)")
-    budget = driver.Budget(chains=chains, solutions=solutions, seconds=seconds, max_chains=max_chains)
+        raise QueensError(
+            "a constrained instance sets every chain's start itself; drop the start board (--file)"
+        )
+    budget = driver.Budget(
+        chains=chains, solutions=solutions, seconds=seconds, max_chains=max_chains
+    )
     budget.check(n)
     if max_steps is None:
         max_steps = default_max_steps(n)
-    for flag, value, low in (("--batch", batch, 1), ("--maxsteps", max_steps, 1), ("--tabu", tabu, 0),
-                             ("--max-restarts", max_restarts, 0)):
+    for flag, value, low in (
+        ("--batch", batch, 1),
+        ("--maxsteps", max_steps, 1),
+        ("--tabu", tabu, 0),
+        ("--max-restarts", max_restarts, 0),
+    ):
         if value is not None and value < low:
             raise QueensError(f"{flag} must be at least {low}, got {value}")
     start_rows = _start_rows(start, n)
     if n == 1 and mask is None:
         return _solve_trivial(budget, seed, model)
     try:
-        config = minconflicts.Config(n=n, max_steps=max_steps, init=init, tabu=tabu,
-                                     max_restarts=max_restarts, move=move, keep_best=True,
-                                     toroidal=model is not None and model.toroidal,
-                                     constrained=mask is not None)
+        config = minconflicts.Config(
+            n=n,
+            max_steps=max_steps,
+            init=init,
+            tabu=tabu,
+            max_restarts=max_restarts,
+            move=move,
+            keep_best=True,
+            toroidal=model is not None and model.toroidal,
+            constrained=mask is not None,
+        )
     except ValueError as err:
         raise QueensError(str(err)) from None
     if mask is not None and not np.asarray(mask.allowed).any(axis=1).all():
         return _solve_unstartable(model, budget, seed, mask)
     key = jax.random.key(seed)
-    chunk = batch or default_chunk(n, chains if solutions is None and seconds is None else None, max_steps)
+    chunk = batch or default_chunk(
+        n, chains if solutions is None and seconds is None else None, max_steps
+    )
     t0 = time.perf_counter()
     runner = compile_runner(key, config, chunk, start_rows, bounded=True, mask=mask)
     compile_s = time.perf_counter() - t0
-    fingerprint = {"command": command, "solver": "min-conflicts", "init": init, "tabu": tabu,
-                   "max_steps": max_steps, "seed": seed, "max_restarts": max_restarts, "move": move,
-                   "start": None if start_rows is None else start_rows.tolist()}
+    fingerprint = {
+        "command": command,
+        "solver": "min-conflicts",
+        "init": init,
+        "tabu": tabu,
+        "max_steps": max_steps,
+        "seed": seed,
+        "max_restarts": max_restarts,
+        "move": move,
+        "start": None if start_rows is None else start_rows.tolist(),
+    }
     if model is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
         fingerprint["instance"] = model.to_dict()
-    run = driver.run_chains(runner, n, budget, chunk, what="min-conflicts", compile_s=compile_s,
-                            quiet=quiet, checkpoint=None if checkpoint is None else Path(checkpoint),
-                            fingerprint=fingerprint, resume=resume, checkpoint_every=checkpoint_every,
-                            limits=f"at most {max_restarts + 1:,} attempts x {max_steps:,} steps a chain",
-                            model=model)
+    run = driver.run_chains(
+        runner,
+        n,
+        budget,
+        chunk,
+        what="min-conflicts",
+        compile_s=compile_s,
+        quiet=quiet,
+        checkpoint=None if checkpoint is None else Path(checkpoint),
+        fingerprint=fingerprint,
+        resume=resume,
+        checkpoint_every=checkpoint_every,
+        limits=f"at most {max_restarts + 1:,} attempts x {max_steps:,} steps a chain",
+        model=model,
+    )
     trace = None
     if trace_steps > 0:
         metrics = trace_chain(key, config, trace_steps, start_rows, mask)
         trace = {"conflicted": metrics.conflicted, "pairs": metrics.pairs}
-    summary = driver.summarize(run, solver="min-conflicts", init=init, tabu=tabu, max_steps=max_steps,
-                               max_restarts=max_restarts, move=move, seed=seed, chunk=chunk,
-                               backend=jax.default_backend(),
-                               devices=jax.local_device_count())
+    summary = driver.summarize(
+        run,
+        solver="min-conflicts",
+        init=init,
+        tabu=tabu,
+        max_steps=max_steps,
+        max_restarts=max_restarts,
+        move=move,
+        seed=seed,
+        chunk=chunk,
+        backend=jax.default_backend(),
+        devices=jax.local_device_count(),
+    )
     if model is not None:
         summary.update(instance=model.to_dict(), status="SAT" if run.solved.any() else "unknown")
     return SolveResult(run=run, summary=summary, config=config, trace=trace)
 
 
-def initial_board(n: int, *, init: str = "permutation", seed: int = 0, start=None,
-                  max_steps: int | None = None, tabu: int = 0, move: str = "minconflicts",
-                  max_restarts: int = 1_000_000) -> tuple[np.ndarray, int, float, float]:
+def initial_board(
+    n: int,
+    *,
+    init: str = "permutation",
+    seed: int = 0,
+    start=None,
+    max_steps: int | None = None,
+    tabu: int = 0,
+    move: str = "minconflicts",
+    max_restarts: int = 1_000_000,
+) -> tuple[np.ndarray, int, float, float]:
     """Chain 0's first board of :func:`solve` with these settings, generated on its own: (rows
     [n], attacking pairs by the independent checker, generation seconds, compile seconds). The
     batched kernel generates boards inside its loop; this times one board's generation apart."""
     n = as_size(n)
     check_n(n)
-    config = minconflicts.Config(n=n, max_steps=max_steps or default_max_steps(n), init=init,
-                                 tabu=tabu, max_restarts=max_restarts, move=move, keep_best=True)
+    config = minconflicts.Config(
+        n=n,
+        max_steps=max_steps or default_max_steps(n),
+        init=init,
+        tabu=tabu,
+        max_restarts=max_restarts,
+        move=move,
+        keep_best=True,
+    )
     seed0 = chain_seeds(jax.random.key(seed), jnp.arange(1))[0]
     start_rows = _start(_start_rows(start, n))
     t0 = time.perf_counter()
-    fn = jax.jit(lambda s, b: minconflicts.init(s, config, b).rows).lower(seed0, start_rows).compile()
+    fn = (
+        jax.jit(lambda s, b: minconflicts.init(s, config, b).rows)
+        .lower(seed0, start_rows)
+        .compile()
+    )
     compile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     rows = np.asarray(fn(seed0, start_rows))
@@ -314,8 +422,12 @@ def _solve_trivial(budget: driver.Budget, seed: int, model=None) -> SolveResult:
     count = budget.chains or budget.max_chains or 1
 
     def run_chunk(offset, k):
-        return driver.ChunkResult(np.zeros((k, 1), np.int32), np.ones(k, bool),
-                                  np.zeros(k, np.int32), np.zeros(k, np.int32))
+        return driver.ChunkResult(
+            np.zeros((k, 1), np.int32),
+            np.ones(k, bool),
+            np.zeros(k, np.int32),
+            np.zeros(k, np.int32),
+        )
 
     run = driver.run_chains(run_chunk, 1, budget, count, what="min-conflicts", model=model)
     summary = driver.summarize(run, solver="min-conflicts", seed=seed)
@@ -332,11 +444,28 @@ def _solve_unstartable(model, budget: driver.Budget, seed: int, mask) -> SolveRe
     count = budget.max_chains or budget.chains or 1
 
     def run_chunk(offset, k):
-        return driver.ChunkResult(np.tile(home, (k, 1)), np.zeros(k, bool), np.zeros(k, np.int32),
-                                  np.zeros(k, np.int32), np.full(k, empty, np.int32))
+        return driver.ChunkResult(
+            np.tile(home, (k, 1)),
+            np.zeros(k, bool),
+            np.zeros(k, np.int32),
+            np.zeros(k, np.int32),
+            np.full(k, empty, np.int32),
+        )
 
-    run = driver.run_chains(run_chunk, model.n, driver.Budget(max_chains=count), count,
-                            what="min-conflicts", model=model)
-    summary = driver.summarize(run, solver="min-conflicts", seed=seed, instance=model.to_dict(),
-                               status="unknown", columns_without_square=empty)
+    run = driver.run_chains(
+        run_chunk,
+        model.n,
+        driver.Budget(max_chains=count),
+        count,
+        what="min-conflicts",
+        model=model,
+    )
+    summary = driver.summarize(
+        run,
+        solver="min-conflicts",
+        seed=seed,
+        instance=model.to_dict(),
+        status="unknown",
+        columns_without_square=empty,
+    )
     return SolveResult(run=run, summary=summary, config=None)

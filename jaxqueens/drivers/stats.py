@@ -76,32 +76,91 @@ class Samples:
 
 def _budget_check(n: int, chains, solutions, seconds):
     if solutions is not None and n in A000170 and solutions > A000170[n]:
-        raise QueensError(f"--solutions {solutions}: n = {n} has only {A000170[n]:,} solutions; "
-                          f"ask for at most that many")
+        raise QueensError(
+            f"--solutions {solutions}: n = {n} has only {A000170[n]:,} solutions; "
+            f"ask for at most that many"
+        )
     return driver.Budget(chains=chains, solutions=solutions, seconds=seconds)
 
 
 def _from_run(run, solver: str, options: dict) -> Samples:
-    return Samples(run.n, solver, options, run.solved.copy(), run.steps.copy(),
-                   run.solutions.astype(np.int32), "steps", run.wall_s, run.compile_s, run.stopped_by)
+    return Samples(
+        run.n,
+        solver,
+        options,
+        run.solved.copy(),
+        run.steps.copy(),
+        run.solutions.astype(np.int32),
+        "steps",
+        run.wall_s,
+        run.compile_s,
+        run.stopped_by,
+    )
 
 
-def sample_minconflicts(n, chains, solutions, seconds, seed, quiet, max_steps=4000,
-                        init="permutation", tabu=0, batch=None, max_restarts=1_000_000,
-                        checkpoint=None, resume=False, checkpoint_every=30.0) -> Samples:
+def sample_minconflicts(
+    n,
+    chains,
+    solutions,
+    seconds,
+    seed,
+    quiet,
+    max_steps=4000,
+    init="permutation",
+    tabu=0,
+    batch=None,
+    max_restarts=1_000_000,
+    checkpoint=None,
+    resume=False,
+    checkpoint_every=30.0,
+) -> Samples:
     """Min-conflicts chains through :func:`jaxqueens.solve` (``chains``: solved chains)."""
-    res = mcsolve.solve(n, chains, solutions=solutions, seconds=seconds, max_steps=max_steps,
-                        init=init, tabu=tabu, seed=seed, batch=batch, max_restarts=max_restarts,
-                        quiet=quiet, checkpoint=checkpoint, resume=resume,
-                        checkpoint_every=checkpoint_every, command="stats")
-    return _from_run(res.run, "minconflicts", {"max_steps": max_steps, "init": init, "tabu": tabu,
-                                               "max_restarts": max_restarts})
+    res = mcsolve.solve(
+        n,
+        chains,
+        solutions=solutions,
+        seconds=seconds,
+        max_steps=max_steps,
+        init=init,
+        tabu=tabu,
+        seed=seed,
+        batch=batch,
+        max_restarts=max_restarts,
+        quiet=quiet,
+        checkpoint=checkpoint,
+        resume=resume,
+        checkpoint_every=checkpoint_every,
+        command="stats",
+    )
+    return _from_run(
+        res.run,
+        "minconflicts",
+        {"max_steps": max_steps, "init": init, "tabu": tabu, "max_restarts": max_restarts},
+    )
 
 
-def sample_anneal(n, chains, solutions, seconds, seed, quiet, method="ta", steps=10_000, rounds=10,
-                  neighbour="step", step=3, objective="attacks", q=0.5, init_prob=0.4, alpha=0.9,
-                  walk=2000, batch=None, checkpoint=None, resume=False,
-                  checkpoint_every=30.0) -> Samples:
+def sample_anneal(
+    n,
+    chains,
+    solutions,
+    seconds,
+    seed,
+    quiet,
+    method="ta",
+    steps=10_000,
+    rounds=10,
+    neighbour="step",
+    step=3,
+    objective="attacks",
+    q=0.5,
+    init_prob=0.4,
+    alpha=0.9,
+    walk=2000,
+    batch=None,
+    checkpoint=None,
+    resume=False,
+    checkpoint_every=30.0,
+) -> Samples:
     """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``: run)."""
     config = annealing.make_config(n, method, steps, rounds, neighbour, step, objective)
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
@@ -109,22 +168,62 @@ def sample_anneal(n, chains, solutions, seconds, seed, quiet, method="ta", steps
     schedule, _ = annealing.calibrate(cal_key, config, walk, q, init_prob, alpha)
     devices = jax.local_device_count()
     cap = max(devices, (1 << 22) // config.total_steps)
-    chunk = batch or (min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices)
+    chunk = batch or (
+        min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices
+    )
     t0 = time.perf_counter()
     runner = chain_batch.compile_runner(sls.Kernel(config), key, chunk, jnp.asarray(schedule))
     compile_s = time.perf_counter() - t0
-    fingerprint = {"command": "stats", "solver": f"stats-annealing-{method}", "seed": seed, "schedule": [float(x) for x in schedule],
-                   "config": dataclasses.asdict(config)}
-    run = driver.run_chains(runner, n, budget, chunk, what=f"annealing ({method})",
-                            compile_s=compile_s, quiet=quiet, checkpoint=checkpoint,
-                            fingerprint=fingerprint, resume=resume, checkpoint_every=checkpoint_every)
-    return _from_run(run, "anneal", {"method": method, "steps": config.total_steps, "rounds": rounds,
-                                     "neighbour": neighbour, "step": step, "objective": objective,
-                                     "q": q, "init_prob": init_prob, "alpha": alpha})
+    fingerprint = {
+        "command": "stats",
+        "solver": f"stats-annealing-{method}",
+        "seed": seed,
+        "schedule": [float(x) for x in schedule],
+        "config": dataclasses.asdict(config),
+    }
+    run = driver.run_chains(
+        runner,
+        n,
+        budget,
+        chunk,
+        what=f"annealing ({method})",
+        compile_s=compile_s,
+        quiet=quiet,
+        checkpoint=checkpoint,
+        fingerprint=fingerprint,
+        resume=resume,
+        checkpoint_every=checkpoint_every,
+    )
+    return _from_run(
+        run,
+        "anneal",
+        {
+            "method": method,
+            "steps": config.total_steps,
+            "rounds": rounds,
+            "neighbour": neighbour,
+            "step": step,
+            "objective": objective,
+            "q": q,
+            "init_prob": init_prob,
+            "alpha": alpha,
+        },
+    )
 
 
-def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, checkpoint=None, resume=False,
-              checkpoint_every=30.0, **ga_options) -> Samples:
+def sample_ga(
+    n,
+    chains,
+    solutions,
+    seconds,
+    seed,
+    quiet,
+    batch=None,
+    checkpoint=None,
+    resume=False,
+    checkpoint_every=30.0,
+    **ga_options,
+) -> Samples:
     """GA trials (:func:`jaxqueens.evolve`), ``batch`` trials per round; one sample per trial.
 
     A trial's sample is the first solution (island-major, then population order) in its final
@@ -137,8 +236,13 @@ def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, checkpoint
     seen: set[bytes] = set()
     wall = compile_s = 0.0
     stopped_by, r = None, 0
-    fingerprint = {"solver": "stats-ga", "n": n, "seed": seed, "round": rounds_of,
-                   "options": {k: v for k, v in sorted(ga_options.items()) if v is not None}}
+    fingerprint = {
+        "solver": "stats-ga",
+        "n": n,
+        "seed": seed,
+        "round": rounds_of,
+        "options": {k: v for k, v in sorted(ga_options.items()) if v is not None},
+    }
     if resume and checkpoint is not None:
         solved, steps, rows, r, wall = _load_rounds(checkpoint, fingerprint)
         seen.update(x.tobytes() for part in rows for x in part)
@@ -175,36 +279,76 @@ def sample_ga(n, chains, solutions, seconds, seed, quiet, batch=None, checkpoint
 
     save = None
     if checkpoint is not None:
-        save = lambda: _save_rounds(checkpoint, solved, steps, rows, r, wall, fingerprint)  # noqa: E731
-    if run_chunks(one_round, total=chains, unit="trials", quiet=quiet, save=save, every=checkpoint_every):
+        save = lambda: _save_rounds(checkpoint, solved, steps, rows, r, wall, fingerprint)
+    if run_chunks(
+        one_round, total=chains, unit="trials", quiet=quiet, save=save, every=checkpoint_every
+    ):
         stopped_by = "interrupted"
     if not solved:
-        return Samples(n, "ga", {}, np.zeros(0, bool), np.zeros(0, np.int64), np.zeros((0, n), np.int32),
-                       "generations", wall, compile_s, stopped_by)
-    return Samples(n, "ga", {k: v for k, v in ga_options.items() if v is not None}, np.concatenate(solved),
-                   np.concatenate(steps), np.concatenate(rows), "generations", wall, compile_s, stopped_by)
+        return Samples(
+            n,
+            "ga",
+            {},
+            np.zeros(0, bool),
+            np.zeros(0, np.int64),
+            np.zeros((0, n), np.int32),
+            "generations",
+            wall,
+            compile_s,
+            stopped_by,
+        )
+    return Samples(
+        n,
+        "ga",
+        {k: v for k, v in ga_options.items() if v is not None},
+        np.concatenate(solved),
+        np.concatenate(steps),
+        np.concatenate(rows),
+        "generations",
+        wall,
+        compile_s,
+        stopped_by,
+    )
 
 
 def _save_rounds(path, solved, steps, rows, r, wall, fingerprint) -> None:
     """GA samples of the finished rounds, atomically."""
-    ckpt.save(path, fingerprint,
-              solved=np.concatenate(solved) if solved else np.zeros(0, bool),
-              steps=np.concatenate(steps) if steps else np.zeros(0, np.int64),
-              rows=np.concatenate(rows) if rows else np.zeros((0, 1), np.int32),
-              sizes=np.array([len(x) for x in solved], np.int64),
-              row_sizes=np.array([len(x) for x in rows], np.int64), rounds=r, wall=wall)
+    ckpt.save(
+        path,
+        fingerprint,
+        solved=np.concatenate(solved) if solved else np.zeros(0, bool),
+        steps=np.concatenate(steps) if steps else np.zeros(0, np.int64),
+        rows=np.concatenate(rows) if rows else np.zeros((0, 1), np.int32),
+        sizes=np.array([len(x) for x in solved], np.int64),
+        row_sizes=np.array([len(x) for x in rows], np.int64),
+        rounds=r,
+        wall=wall,
+    )
 
 
 def _load_rounds(path, fingerprint):
     z = ckpt.load(path, fingerprint)
-    cut = lambda a, sizes: np.split(a, np.cumsum(sizes)[:-1]) if len(sizes) else []  # noqa: E731
-    return (cut(z["solved"], z["sizes"]), cut(z["steps"], z["sizes"]),
-            cut(z["rows"], z["row_sizes"]), int(z["rounds"]), float(z["wall"]))
+    cut = lambda a, sizes: np.split(a, np.cumsum(sizes)[:-1]) if len(sizes) else []
+    return (
+        cut(z["solved"], z["sizes"]),
+        cut(z["steps"], z["sizes"]),
+        cut(z["rows"], z["row_sizes"]),
+        int(z["rounds"]),
+        float(z["wall"]),
+    )
 
 
-def collect(n: int, solver: str = "minconflicts", *, chains: int | None = None,
-            solutions: int | None = None, seconds: float | None = None, seed: int = 0,
-            quiet: bool = True, **options) -> Samples:
+def collect(
+    n: int,
+    solver: str = "minconflicts",
+    *,
+    chains: int | None = None,
+    solutions: int | None = None,
+    seconds: float | None = None,
+    seed: int = 0,
+    quiet: bool = True,
+    **options,
+) -> Samples:
     """Run ``solver`` until the first budget met; one verified sample per solved chain.
 
     Args:
@@ -253,15 +397,26 @@ class StatsResult:
     success: tuple[np.ndarray, np.ndarray]  # success_curve(samples): budgets [K] int64, rate [K]
 
 
-def _coverage(samples: Samples, first: np.ndarray, first_class: np.ndarray, total: int | None,
-              class_sizes_all: np.ndarray | None) -> dict:
+def _coverage(
+    samples: Samples,
+    first: np.ndarray,
+    first_class: np.ndarray,
+    total: int | None,
+    class_sizes_all: np.ndarray | None,
+) -> dict:
     c = samples.chains
     chain = samples.sample_chain
     new = np.bincount(chain[first], minlength=c)
     new_f = np.bincount(chain[first_class], minlength=c)
     solved_cum = np.cumsum(samples.solved)
-    out = {"chains": np.arange(1, c + 1), "solved": solved_cum, "distinct": np.cumsum(new),
-           "fundamental": np.cumsum(new_f), "expected": None, "expected_fundamental": None}
+    out = {
+        "chains": np.arange(1, c + 1),
+        "solved": solved_cum,
+        "distinct": np.cumsum(new),
+        "fundamental": np.cumsum(new_f),
+        "expected": None,
+        "expected_fundamental": None,
+    }
     if total:
         m = solved_cum.astype(np.float64)
         if total == 1:  # n = 1: the one solution is found by the first sample
@@ -270,8 +425,9 @@ def _coverage(samples: Samples, first: np.ndarray, first_class: np.ndarray, tota
             out["expected"] = -total * np.expm1(m * math.log1p(-1.0 / total))
         if class_sizes_all is not None:
             sizes, mult = np.unique(class_sizes_all, return_counts=True)
-            out["expected_fundamental"] = sum(k * (1 - np.power(1 - s / total, m))
-                                              for s, k in zip(sizes, mult))
+            out["expected_fundamental"] = sum(
+                k * (1 - np.power(1 - s / total, m)) for s, k in zip(sizes, mult)
+            )
     return out
 
 
@@ -310,18 +466,37 @@ def analyse(samples: Samples) -> StatsResult:
         e = s / total
         chi2 = uniformity_test(counts, np.full(len(counts), e), (total - len(counts)) * e, total)
         seen_share = class_sizes.sum() / total
-        chi2_classes = uniformity_test(class_counts, s * class_sizes / total, s * (1 - seen_share),
-                                       total_classes)
+        chi2_classes = uniformity_test(
+            class_counts, s * class_sizes / total, s * (1 - seen_share), total_classes
+        )
     summary = _summary(samples, distinct, classes, chi2, chi2_classes, coverage)
-    return StatsResult(samples, distinct, counts, classes, class_counts, class_sizes, distinct_sizes,
-                       coverage, chi2, chi2_classes, all_solutions, all_counts, summary,
-                       success_curve(samples))
+    return StatsResult(
+        samples,
+        distinct,
+        counts,
+        classes,
+        class_counts,
+        class_sizes,
+        distinct_sizes,
+        coverage,
+        chi2,
+        chi2_classes,
+        all_solutions,
+        all_counts,
+        summary,
+        success_curve(samples),
+    )
 
 
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Index in sorted ``table`` [Q, n] of each of ``rows`` [D, n] (all present)."""
-    key = lambda a: np.ascontiguousarray(a.astype(np.int32)).view(  # noqa: E731
-        np.dtype((np.void, 4 * a.shape[1]))).ravel()
+    key = lambda a: (
+        np.ascontiguousarray(a.astype(np.int32))
+        .view(
+            np.dtype((np.void, 4 * a.shape[1]))
+        )
+        .ravel()
+    )
     t, r = key(table), key(rows)
     order = np.argsort(t)
     pos = order[np.searchsorted(t[order], r)]
@@ -333,10 +508,14 @@ def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
 def step_quantiles(steps: np.ndarray) -> dict:
     """Mean, median, 90th and 99th percentile and maximum of ``steps`` [S] (None when empty)."""
     if not steps.size:
-        return {k: None for k in ("mean", "median", "p90", "p99", "max")}
-    return {"mean": float(steps.mean()), "median": float(np.median(steps)),
-            "p90": float(np.percentile(steps, 90)), "p99": float(np.percentile(steps, 99)),
-            "max": int(steps.max())}
+        return dict.fromkeys(("mean", "median", "p90", "p99", "max"))
+    return {
+        "mean": float(steps.mean()),
+        "median": float(np.median(steps)),
+        "p90": float(np.percentile(steps, 90)),
+        "p99": float(np.percentile(steps, 99)),
+        "max": int(steps.max()),
+    }
 
 
 def success_curve(samples: Samples, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
@@ -345,7 +524,9 @@ def success_curve(samples: Samples, points: int = 200) -> tuple[np.ndarray, np.n
     if not solved_steps.size:
         return np.zeros(0), np.zeros(0)
     top = max(1, int(solved_steps.max()))
-    budgets = np.unique(np.concatenate([[0], np.round(np.logspace(0, math.log10(top), points)), [top]]))
+    budgets = np.unique(
+        np.concatenate([[0], np.round(np.logspace(0, math.log10(top), points)), [top]])
+    )
     rate = np.searchsorted(solved_steps, budgets, side="right") / max(1, samples.chains)
     return budgets.astype(np.int64), rate
 
@@ -356,20 +537,32 @@ def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) 
     s = int(samples.solved.sum())
     solved_steps = samples.steps[samples.solved]
     return {
-        "n": n, "solver": samples.solver, "options": samples.options, "chains": samples.chains,
-        "solved": s, "success_rate": s / samples.chains if samples.chains else None,
-        "distinct_solutions": int(len(distinct)), "fundamental_classes": int(len(classes)),
-        "exact_solutions": total, "exact_classes": total_classes,
+        "n": n,
+        "solver": samples.solver,
+        "options": samples.options,
+        "chains": samples.chains,
+        "solved": s,
+        "success_rate": s / samples.chains if samples.chains else None,
+        "distinct_solutions": len(distinct),
+        "fundamental_classes": len(classes),
+        "exact_solutions": total,
+        "exact_classes": total_classes,
         "solutions_coverage": len(distinct) / total if total else None,
         "classes_coverage": len(classes) / total_classes if total_classes else None,
-        "expected_distinct_if_uniform": (float(coverage["expected"][-1])
-                                         if coverage["expected"] is not None and len(coverage["expected"])
-                                         else None),
-        "chi2_solutions": chi2, "chi2_classes": chi2_classes,
-        "step_unit": samples.step_unit, "steps": step_quantiles(solved_steps),
-        "wall_s": samples.wall_s, "compile_s": samples.compile_s,
+        "expected_distinct_if_uniform": (
+            float(coverage["expected"][-1])
+            if coverage["expected"] is not None and len(coverage["expected"])
+            else None
+        ),
+        "chi2_solutions": chi2,
+        "chi2_classes": chi2_classes,
+        "step_unit": samples.step_unit,
+        "steps": step_quantiles(solved_steps),
+        "wall_s": samples.wall_s,
+        "compile_s": samples.compile_s,
         "solutions_per_s": s / samples.wall_s if samples.wall_s > 0 else None,
-        "stopped_by": samples.stopped_by, "backend": jax.default_backend(),
+        "stopped_by": samples.stopped_by,
+        "backend": jax.default_backend(),
         "devices": jax.local_device_count(),
     }
 

@@ -14,8 +14,8 @@ ones not started yet (:func:`method_state`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -55,16 +55,25 @@ BEST_TABLE = "best_boards.csv"
 """One row per board of :data:`BEST_BOARDS`: chain, best_objective, attacking_pairs, step."""
 
 
-def write_best(folder: str | Path, chains: np.ndarray, boards: np.ndarray, objective: np.ndarray,
-               pairs: np.ndarray, steps: np.ndarray) -> list[Path]:
+def write_best(
+    folder: str | Path,
+    chains: np.ndarray,
+    boards: np.ndarray,
+    objective: np.ndarray,
+    pairs: np.ndarray,
+    steps: np.ndarray,
+) -> list[Path]:
     """Write :data:`BEST_BOARDS` and :data:`BEST_TABLE` atomically into ``folder``: the best
     boards [U, n] of the unsolved chains ``chains`` [U], with their objective, attacking pairs
     and the step at which each was found."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     boardio.write_boards_npy(folder / BEST_BOARDS, boards)
-    write_csv(folder / BEST_TABLE, ["chain", "best_objective", "attacking_pairs", "step"],
-              ([int(c), int(o), int(p), int(s)] for c, o, p, s in zip(chains, objective, pairs, steps)))
+    write_csv(
+        folder / BEST_TABLE,
+        ["chain", "best_objective", "attacking_pairs", "step"],
+        ([int(c), int(o), int(p), int(s)] for c, o, p, s in zip(chains, objective, pairs, steps)),
+    )
     return [folder / BEST_BOARDS, folder / BEST_TABLE]
 
 

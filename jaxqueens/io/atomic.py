@@ -21,8 +21,8 @@ import re
 import socket
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 STALE_SECONDS = 3600.0
 """A temporary file of ours untouched this long is stale whoever wrote it (a live write keeps
@@ -105,8 +105,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     if folder not in _swept:
         _swept.add(folder)
         remove_stale_temps(folder)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{_HOST}-{os.getpid()}.", suffix=".tmp",
-                               dir=target.parent)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{target.name}.{_HOST}-{os.getpid()}.", suffix=".tmp", dir=target.parent
+    )
     tmp_path = Path(tmp)
     try:
         os.close(fd)

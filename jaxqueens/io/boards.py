@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 import numpy.lib.format as npformat
 
-from jaxqueens.io.atomic import atomic_path, write_bytes
 from jaxqueens.errors import BoardFileError, QueensError
+from jaxqueens.io.atomic import atomic_path, write_bytes
 from jaxqueens.parallel import memory
 
 # Bytes of memory needed per byte of file, by format. Text: the bytes, int64
@@ -85,7 +85,9 @@ def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = Non
     factor = MEMORY_PER_FILE_BYTE[kind]
     try:
         if os.path.isdir(name):
-            raise BoardFileError(f"{name}: is a directory, not a board file; pass the path of a file")
+            raise BoardFileError(
+                f"{name}: is a directory, not a board file; pass the path of a file"
+            )
         size = os.path.getsize(name)
         limit = memory_limit if memory_limit is not None else MEMORY_LIMIT
         limit = limit if limit is not None else _available_memory()
@@ -99,14 +101,20 @@ def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = Non
     except FileNotFoundError:
         raise BoardFileError(f"{name}: no such file; check the path") from None
     except PermissionError:
-        raise BoardFileError(f"{name}: permission denied; make the file readable (chmod u+r)") from None
+        raise BoardFileError(
+            f"{name}: permission denied; make the file readable (chmod u+r)"
+        ) from None
     except OSError as exc:
-        raise BoardFileError(f"{name}: cannot read ({exc.strerror or exc}); check the path") from None
+        raise BoardFileError(
+            f"{name}: cannot read ({exc.strerror or exc}); check the path"
+        ) from None
 
 
 def _not_text(name: str, lineno: int, data: bytes) -> BoardFileError:
     if data.startswith(b"\x93NUMPY"):
-        return BoardFileError(f"{name}: is a NumPy .npy file; give it a .npy suffix to read it as one")
+        return BoardFileError(
+            f"{name}: is a NumPy .npy file; give it a .npy suffix to read it as one"
+        )
     return BoardFileError(f"{name}:{lineno}: not UTF-8 text (a binary file?); {_FORMAT_HINT}")
 
 
@@ -127,11 +135,17 @@ def _parse_fast(data: bytes, end: int) -> np.ndarray | None:
         if not kind.all():  # a byte other than a digit, space, tab, CR or LF
             return None
         digit, newline = (kind & 15) == 2, np.flatnonzero(kind == 3)
-        edges = np.flatnonzero(digit[1:] != digit[:-1]) + 1  # starts and stops of digit runs, alternating
-        edges = np.concatenate([[0] if digit[0] else [], edges, [len(digit)] if digit[-1] else []]).astype(np.int64)
+        edges = (
+            np.flatnonzero(digit[1:] != digit[:-1]) + 1
+        )  # starts and stops of digit runs, alternating
+        edges = np.concatenate(
+            [[0] if digit[0] else [], edges, [len(digit)] if digit[-1] else []]
+        ).astype(np.int64)
         starts, stops = edges[0::2], edges[1::2]
         # Exactly one digit run per line <=> each newline falls between consecutive runs.
-        if len(starts) != len(newline) + 1 or not (np.all(stops[:-1] <= newline) and np.all(newline < starts[1:])):
+        if len(starts) != len(newline) + 1 or not (
+            np.all(stops[:-1] <= newline) and np.all(newline < starts[1:])
+        ):
             return None
         length = stops - starts
         if length.max() > 18:
@@ -169,7 +183,9 @@ def _parse_lines(name: str, data: bytes) -> tuple[np.ndarray, tuple[int, str] | 
                 f"{name}:{blank}: blank line inside the board; delete it (only trailing blank lines are allowed)"
             )
         if not _INT.fullmatch(line):
-            raise BoardFileError(f"{name}:{lineno}: {_show(line)} is not an integer ({_FORMAT_HINT})")
+            raise BoardFileError(
+                f"{name}:{lineno}: {_show(line)} is not an integer ({_FORMAT_HINT})"
+            )
         if len(line.lstrip("+-").lstrip("0")) > 18:  # beyond int64 (and maybe int()'s digit limit)
             huge = huge or (len(values), line)
             value = -_BIG if line.startswith("-") else _BIG
@@ -179,7 +195,9 @@ def _parse_lines(name: str, data: bytes) -> tuple[np.ndarray, tuple[int, str] | 
     return np.frombuffer(values, dtype=np.int64), huge
 
 
-def read_board(path: str | os.PathLike, one_based: bool = False, *, memory_limit: int | None = None) -> np.ndarray:
+def read_board(
+    path: str | os.PathLike, one_based: bool = False, *, memory_limit: int | None = None
+) -> np.ndarray:
     """Read a text board file.
 
     Args:
@@ -204,7 +222,9 @@ def read_board(path: str | os.PathLike, one_based: bool = False, *, memory_limit
         end -= 1
     if not end:
         what = "is empty" if not data else "has only blank lines"
-        raise BoardFileError(f"{name}: file {what}; a board file holds one integer per line (the queen's row)")
+        raise BoardFileError(
+            f"{name}: file {what}; a board file holds one integer per line (the queen's row)"
+        )
     values, huge = _parse_fast(data, end), None
     if values is None:
         values, huge = _parse_lines(name, data)
@@ -213,12 +233,16 @@ def read_board(path: str | os.PathLike, one_based: bool = False, *, memory_limit
     if len(bad):
         i = int(bad[0])
         text = _clip(huge[1]) if huge and huge[0] == i else str(values[i])
-        where = f"{name}:{i + 1}: row {text} out of range {low}..{n - 1 + low} (the file has {n} lines)"
+        where = (
+            f"{name}:{i + 1}: row {text} out of range {low}..{n - 1 + low} (the file has {n} lines)"
+        )
         if not one_based and values[i] == n:
             raise BoardFileError(f"{where}; if the file counts rows from 1, pass --one-based")
         if one_based and values[i] == 0:
             raise BoardFileError(f"{where}; the file counts rows from 0, so drop --one-based")
-        raise BoardFileError(f"{where}; each line must hold the queen's row, {low} to {n - 1 + low}")
+        raise BoardFileError(
+            f"{where}; each line must hold the queen's row, {low} to {n - 1 + low}"
+        )
     return (values - low).astype(np.int32)
 
 
@@ -228,7 +252,9 @@ def _as_boards(boards: Any, what: str) -> np.ndarray:
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.integer):
-        raise QueensError(f"cannot write {what}: expected integer boards [B, n], got {arr.dtype} {arr.shape}")
+        raise QueensError(
+            f"cannot write {what}: expected integer boards [B, n], got {arr.dtype} {arr.shape}"
+        )
     n = arr.shape[1]
     if arr.size and (arr.min() < 0 or arr.max() >= n):
         raise QueensError(f"cannot write {what}: rows must lie in 0..{n - 1}; pass 0-based rows")
@@ -245,7 +271,9 @@ def write_board(path: str | os.PathLike, rows: Any, one_based: bool = False) -> 
     """
     arr = np.asarray(rows)
     if arr.ndim != 1 or arr.size == 0:
-        raise QueensError(f"cannot write a board file: expected one board rows[n], got shape {arr.shape}")
+        raise QueensError(
+            f"cannot write a board file: expected one board rows[n], got shape {arr.shape}"
+        )
     arr = _as_boards(arr, "a board file")[0].astype(np.int64) + int(one_based)
     write_bytes(path, ("\n".join(map(str, arr.tolist())) + "\n").encode())
 
@@ -263,9 +291,11 @@ def _check_npy_header(name: str, data: bytes) -> None:
     need = math.prod(shape) * dtype.itemsize
     have = len(data) - buf.tell()
     if need > have:
-        raise BoardFileError(f"{name}: not a valid .npy array (the header claims shape {shape}, "
-                             f"{_size(need)}, but the file holds only {_size(have)} of data: truncated "
-                             "or damaged); write boards with numpy.save")
+        raise BoardFileError(
+            f"{name}: not a valid .npy array (the header claims shape {shape}, "
+            f"{_size(need)}, but the file holds only {_size(have)} of data: truncated "
+            "or damaged); write boards with numpy.save"
+        )
 
 
 def read_boards_npy(path: str | os.PathLike) -> np.ndarray:
@@ -284,9 +314,13 @@ def read_boards_npy(path: str | os.PathLike) -> np.ndarray:
     name = os.fspath(path)
     data = _read_all(name, "npy")
     if data.startswith(b"PK\x03\x04"):
-        raise BoardFileError(f"{name}: is a .npz archive; save a single [B, n] array with numpy.save")
+        raise BoardFileError(
+            f"{name}: is a .npz archive; save a single [B, n] array with numpy.save"
+        )
     if not data.startswith(b"\x93NUMPY"):
-        raise BoardFileError(f"{name}: not a .npy file (no NumPy header); write boards with numpy.save")
+        raise BoardFileError(
+            f"{name}: not a .npy file (no NumPy header); write boards with numpy.save"
+        )
     try:
         _check_npy_header(name, data)
         arr = np.load(io.BytesIO(data), allow_pickle=False)
@@ -294,13 +328,19 @@ def read_boards_npy(path: str | os.PathLike) -> np.ndarray:
         raise
     except (ValueError, OSError, EOFError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise BoardFileError(f"{name}: not a valid .npy array ({reason}); write boards with numpy.save") from None
+        raise BoardFileError(
+            f"{name}: not a valid .npy array ({reason}); write boards with numpy.save"
+        ) from None
     if not np.issubdtype(arr.dtype, np.integer):
-        raise BoardFileError(f"{name}: dtype {arr.dtype} is not an integer type; save boards with .astype(np.int32)")
+        raise BoardFileError(
+            f"{name}: dtype {arr.dtype} is not an integer type; save boards with .astype(np.int32)"
+        )
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[1] == 0:
-        raise BoardFileError(f"{name}: array of shape {arr.shape}; expected boards [B, n] (or one board [n]), n >= 1")
+        raise BoardFileError(
+            f"{name}: array of shape {arr.shape}; expected boards [B, n] (or one board [n]), n >= 1"
+        )
     n = arr.shape[1]
     bad = np.argwhere((arr < 0) | (arr >= n))
     if len(bad):
@@ -322,7 +362,9 @@ def write_boards_npy(path: str | os.PathLike, boards: Any, dtype: Any = np.int32
     arr = _as_boards(boards, "a .npy file")
     dtype = np.dtype(dtype)
     if not np.issubdtype(dtype, np.integer) or (arr.size and arr.max() > np.iinfo(dtype).max):
-        raise QueensError(f"cannot write {path}: dtype {dtype} cannot hold rows up to {arr.shape[1] - 1}")
+        raise QueensError(
+            f"cannot write {path}: dtype {dtype} cannot hold rows up to {arr.shape[1] - 1}"
+        )
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         np.save(f, arr.astype(dtype), allow_pickle=False)
 
@@ -336,7 +378,9 @@ def _json_default(value: Any) -> Any:
 
 
 def write_jsonl(
-    path: str | os.PathLike, boards: Any, extra: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None
+    path: str | os.PathLike,
+    boards: Any,
+    extra: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None,
 ) -> None:
     """Write boards as JSON lines, `{"n": ..., "rows": [...], **extra[i]}` per board (atomically).
 
@@ -388,7 +432,9 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise BoardFileError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); {_JSON_HINT}") from None
+            raise BoardFileError(
+                f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); {_JSON_HINT}"
+            ) from None
         except RecursionError:
             raise BoardFileError(f"{where}: JSON nested too deeply; {_JSON_HINT}") from None
         except ValueError:  # Python's limit on the digits of an integer
@@ -397,11 +443,15 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
             raise BoardFileError(f'{where}: no "rows" in {_show(line)}; {_JSON_HINT}')
         rows = obj["rows"]
         if not isinstance(rows, list) or not rows or not all(type(r) is int for r in rows):
-            raise BoardFileError(f'{where}: "rows" must be a non-empty list of integers; {_JSON_HINT}')
+            raise BoardFileError(
+                f'{where}: "rows" must be a non-empty list of integers; {_JSON_HINT}'
+            )
         n = len(rows)
         if "n" in obj and obj["n"] != n:
-            raise BoardFileError(f'{where}: "n" is {_clip(repr(obj["n"]))} but "rows" has {n} entries; '
-                                 "make them agree")
+            raise BoardFileError(
+                f'{where}: "n" is {_clip(repr(obj["n"]))} but "rows" has {n} entries; '
+                "make them agree"
+            )
         if first is not None and first[1] != n:
             raise BoardFileError(
                 f"{where}: board has n = {n} but line {first[0]} has n = {first[1]}; keep one board size per file"
@@ -409,8 +459,10 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
         first = first or (lineno, n)
         for c, r in enumerate(rows):
             if not 0 <= r < n:
-                raise BoardFileError(f"{where}: column {c}: row {_clip(str(r))} out of range 0..{n - 1}; "
-                                     "rows must be 0-based")
+                raise BoardFileError(
+                    f"{where}: column {c}: row {_clip(str(r))} out of range 0..{n - 1}; "
+                    "rows must be 0-based"
+                )
         boards.append(rows)
     if not boards:
         return np.zeros((0, 0), dtype=np.int32)
@@ -430,6 +482,8 @@ def load_boards(path: str | os.PathLike, one_based: bool = False) -> np.ndarray:
     suffix = Path(path).suffix.lower()
     if suffix in (".npy", ".jsonl", ".ndjson"):
         if one_based:
-            raise BoardFileError(f"{os.fspath(path)}: --one-based applies to text board files only; drop it")
+            raise BoardFileError(
+                f"{os.fspath(path)}: --one-based applies to text board files only; drop it"
+            )
         return read_boards_npy(path) if suffix == ".npy" else read_jsonl(path)
     return read_board(path, one_based)[None, :]

@@ -28,9 +28,12 @@ def write_outputs(run, out_dir: str | Path, summary: dict) -> list[Path]:
     boardio.write_boards_npy(out / "solutions.npy", run.solutions)
     has_best = run.best is not None
     best = run.best if has_best else [None] * len(run.chain_id)
-    rows = ([int(c), int(ok), int(st), int(rs), f"{ws:.3e}"] + ([int(b)] if has_best else [])
-            for c, ok, st, rs, ws, b in zip(run.chain_id, run.solved, run.steps, run.restarts,
-                                            run.wall_share, best))
+    rows = (
+        [int(c), int(ok), int(st), int(rs), f"{ws:.3e}"] + ([int(b)] if has_best else [])
+        for c, ok, st, rs, ws, b in zip(
+            run.chain_id, run.solved, run.steps, run.restarts, run.wall_share, best
+        )
+    )
     write_csv(out / "runs.csv", list(RUNS_HEADER) + (["best_objective"] if has_best else []), rows)
     write_json(out / "summary.json", summary)
     if run.stopped_by != "interrupted":
@@ -56,7 +59,14 @@ def write_unsolved(run, out_dir: str | Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     boardio.write_boards_npy(out / BEST_BOARDS, run.rows[unsolved])
     pairs = run.best[unsolved] if run.best is not None else [None] * int(unsolved.sum())
-    write_csv(out / BEST_TABLE, ["chain", "attacking_pairs", "steps", "restarts"],
-              ([int(c), None if p is None else int(p), int(s), int(r)] for c, p, s, r in
-               zip(run.chain_id[unsolved], pairs, run.steps[unsolved], run.restarts[unsolved])))
+    write_csv(
+        out / BEST_TABLE,
+        ["chain", "attacking_pairs", "steps", "restarts"],
+        (
+            [int(c), None if p is None else int(p), int(s), int(r)]
+            for c, p, s, r in zip(
+                run.chain_id[unsolved], pairs, run.steps[unsolved], run.restarts[unsolved]
+            )
+        ),
+    )
     return [out / BEST_BOARDS, out / BEST_TABLE]

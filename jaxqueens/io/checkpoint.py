@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from jaxqueens import _lazy
-from jaxqueens.io.atomic import atomic_path
 from jaxqueens.errors import QueensError
+from jaxqueens.io.atomic import atomic_path
 
 FILENAME = "checkpoint.npz"
 """The checkpoint inside a run's ``--out`` folder (``--resume DIR`` reads it back)."""
@@ -55,8 +55,9 @@ def _unreadable(path, reason: str) -> QueensError:
     return QueensError(f"{path}: not a readable checkpoint ({reason}); start without --resume")
 
 
-def load(path: str | Path, fingerprint: dict,
-         shapes: dict[str, tuple[int | None, ...]] | None = None) -> dict[str, np.ndarray]:
+def load(
+    path: str | Path, fingerprint: dict, shapes: dict[str, tuple[int | None, ...]] | None = None
+) -> dict[str, np.ndarray]:
     """The arrays of a checkpoint made with the same ``fingerprint`` (QueensError otherwise).
 
     Args:
@@ -71,16 +72,25 @@ def load(path: str | Path, fingerprint: dict,
         with np.load(path, allow_pickle=False) as z:
             saved = json.loads(str(z["fingerprint"]))
             arrays = {k: z[k] for k in z.files if k != "fingerprint"}
-    except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile,
-            zlib.error) as err:
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        EOFError,
+        RecursionError,
+        zipfile.BadZipFile,
+        zlib.error,
+    ) as err:
         raise _unreadable(path, str(err) or type(err).__name__) from None
     if not isinstance(saved, dict):
         raise _unreadable(path, "its fingerprint is not a table of settings")
     want = json.loads(_canonical(fingerprint))
     if saved != want:
         diff = sorted(k for k in set(saved) | set(want) if saved.get(k) != want.get(k))
-        raise QueensError(f"{path}: the checkpoint was written with other settings "
-                          f"({', '.join(diff)} differ); resume with the same options")
+        raise QueensError(
+            f"{path}: the checkpoint was written with other settings "
+            f"({', '.join(diff)} differ); resume with the same options"
+        )
     for name, shape in (shapes or {}).items():
         if name not in arrays:
             raise _unreadable(path, f"no array '{name}'")

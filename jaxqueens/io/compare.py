@@ -22,9 +22,24 @@ from pathlib import Path
 
 from jaxqueens.io.tables import write_csv, write_json
 
-SUMMARY_HEADER = ("solver", "family", "chains", "solved", "success_rate", "steps_mean", "steps_median",
-                  "steps_p90", "seconds_mean", "seconds_median", "ert_s", "solutions_per_s",
-                  "distinct_solutions", "fundamental_classes", "wall_s", "compile_s")
+SUMMARY_HEADER = (
+    "solver",
+    "family",
+    "chains",
+    "solved",
+    "success_rate",
+    "steps_mean",
+    "steps_median",
+    "steps_p90",
+    "seconds_mean",
+    "seconds_median",
+    "ert_s",
+    "solutions_per_s",
+    "distinct_solutions",
+    "fundamental_classes",
+    "wall_s",
+    "compile_s",
+)
 
 
 def _g(x) -> str | None:
@@ -36,11 +51,26 @@ def summary_rows(summary: dict) -> list[list]:
     rows = []
     for s in summary["per_solver"]:
         st, sec = s["steps"], s["seconds"]
-        rows.append([s["solver"], s["family"], s["chains"], s["solved"], _g(s["success_rate"]),
-                     _g(st["mean"]), _g(st["median"]), _g(st["p90"]), _g(sec["mean"]),
-                     _g(sec["median"]), _g(s["ert_s"]), _g(s["solutions_per_s"]),
-                     s["distinct_solutions"], s["fundamental_classes"], _g(s["wall_s"]),
-                     _g(s["compile_s"])])
+        rows.append(
+            [
+                s["solver"],
+                s["family"],
+                s["chains"],
+                s["solved"],
+                _g(s["success_rate"]),
+                _g(st["mean"]),
+                _g(st["median"]),
+                _g(st["p90"]),
+                _g(sec["mean"]),
+                _g(sec["median"]),
+                _g(s["ert_s"]),
+                _g(s["solutions_per_s"]),
+                s["distinct_solutions"],
+                s["fundamental_classes"],
+                _g(s["wall_s"]),
+                _g(s["compile_s"]),
+            ]
+        )
     return rows
 
 
@@ -49,10 +79,25 @@ def _bias_rows(summary: dict):
         for test in ("solutions", "classes"):
             t = s[f"chi2_{test}"]
             if t is None:
-                yield [s["solver"], test, None, None, None, None, "exact total unknown (n > 27) or no sample"]
+                yield [
+                    s["solver"],
+                    test,
+                    None,
+                    None,
+                    None,
+                    None,
+                    "exact total unknown (n > 27) or no sample",
+                ]
             else:
-                yield [s["solver"], test, _g(t["statistic"]), t["dof"], _g(t["p_value"]),
-                       int(t["valid"]), "" if t["valid"] else "under 5 expected per cell: not meaningful"]
+                yield [
+                    s["solver"],
+                    test,
+                    _g(t["statistic"]),
+                    t["dof"],
+                    _g(t["p_value"]),
+                    int(t["valid"]),
+                    "" if t["valid"] else "under 5 expected per cell: not meaningful",
+                ]
 
 
 def write_outputs(res, out_dir: str | Path) -> list[Path]:
@@ -60,24 +105,74 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s = res.summary
-    files = [write_json(out / "summary.json", s),
-             write_csv(out / "summary.csv", SUMMARY_HEADER, summary_rows(s))]
-    files.append(write_csv(out / "runs.csv", ["solver", "chain", "solved", "steps", "seconds"],
-                           ([r.name, i, int(ok), int(st), f"{sec:.3e}"] for r in res.runs
-                            for i, (ok, st, sec) in enumerate(zip(r.solved, r.steps, r.seconds)))))
+    files = [
+        write_json(out / "summary.json", s),
+        write_csv(out / "summary.csv", SUMMARY_HEADER, summary_rows(s)),
+    ]
+    files.append(
+        write_csv(
+            out / "runs.csv",
+            ["solver", "chain", "solved", "steps", "seconds"],
+            (
+                [r.name, i, int(ok), int(st), f"{sec:.3e}"]
+                for r in res.runs
+                for i, (ok, st, sec) in enumerate(zip(r.solved, r.steps, r.seconds))
+            ),
+        )
+    )
     for name, unit in (("steps_ecdf", "steps"), ("seconds_ecdf", "seconds")):
         fmt = (lambda v: int(v)) if unit == "steps" else (lambda v: f"{v:.4e}")
-        files.append(write_csv(out / f"{name}.csv", ["solver", unit, "fraction_of_solved"],
-                               ([solver, fmt(x), f"{y:.6f}"] for solver, c in res.curves.items()
-                                for x, y in zip(*c[name]))))
-    files.append(write_csv(out / "success.csv", ["solver", "step_budget", "success_rate"],
-                           ([solver, int(b), f"{r:.6f}"] for solver, c in res.curves.items()
-                            for b, r in zip(*c["success"]))))
-    files.append(write_csv(out / "solutions.csv",
-                           ["solver", "solved", "distinct_solutions", "fundamental_classes",
-                            "exact_solutions", "exact_classes"],
-                           ([p["solver"], p["solved"], p["distinct_solutions"], p["fundamental_classes"],
-                             p["exact_solutions"], p["exact_classes"]] for p in s["per_solver"])))
-    files.append(write_csv(out / "bias.csv", ["solver", "test", "chi2", "dof", "p_value", "valid", "note"],
-                           _bias_rows(s)))
+        files.append(
+            write_csv(
+                out / f"{name}.csv",
+                ["solver", unit, "fraction_of_solved"],
+                (
+                    [solver, fmt(x), f"{y:.6f}"]
+                    for solver, c in res.curves.items()
+                    for x, y in zip(*c[name])
+                ),
+            )
+        )
+    files.append(
+        write_csv(
+            out / "success.csv",
+            ["solver", "step_budget", "success_rate"],
+            (
+                [solver, int(b), f"{r:.6f}"]
+                for solver, c in res.curves.items()
+                for b, r in zip(*c["success"])
+            ),
+        )
+    )
+    files.append(
+        write_csv(
+            out / "solutions.csv",
+            [
+                "solver",
+                "solved",
+                "distinct_solutions",
+                "fundamental_classes",
+                "exact_solutions",
+                "exact_classes",
+            ],
+            (
+                [
+                    p["solver"],
+                    p["solved"],
+                    p["distinct_solutions"],
+                    p["fundamental_classes"],
+                    p["exact_solutions"],
+                    p["exact_classes"],
+                ]
+                for p in s["per_solver"]
+            ),
+        )
+    )
+    files.append(
+        write_csv(
+            out / "bias.csv",
+            ["solver", "test", "chi2", "dof", "p_value", "valid", "note"],
+            _bias_rows(s),
+        )
+    )
     return files

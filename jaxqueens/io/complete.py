@@ -11,8 +11,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -27,8 +27,10 @@ HEADER = ("file", "d", "n", "status", "solutions", "nodes", "seconds")
 
 def rows(sources: Sequence[str], ds: Sequence[int | None], results) -> list[list]:
     """The table: one row per instance (``results``: :class:`InstanceResult`-like objects)."""
-    return [[src, d, r.n, r.status, r.solutions, r.nodes, round(float(r.seconds), 6)]
-            for src, d, r in zip(sources, ds, results)]
+    return [
+        [src, d, r.n, r.status, r.solutions, r.nodes, round(float(r.seconds), 6)]
+        for src, d, r in zip(sources, ds, results)
+    ]
 
 
 def write_results(out: str | Path, sources, ds, results) -> Path:
@@ -54,8 +56,14 @@ def write_solutions(out: str | Path, sources, ds, results) -> Path | None:
 
 def summary(results, **extra) -> dict:
     status = [r.status for r in results]
-    return {"instances": len(results), "sat": status.count("SAT"), "unsat": status.count("UNSAT"),
-            "unknown": status.count("unknown"), "nodes": sum(r.nodes for r in results), **extra}
+    return {
+        "instances": len(results),
+        "sat": status.count("SAT"),
+        "unsat": status.count("UNSAT"),
+        "unknown": status.count("unknown"),
+        "nodes": sum(r.nodes for r in results),
+        **extra,
+    }
 
 
 def write_summary(out: str | Path, results, **extra) -> Path:

@@ -21,8 +21,18 @@ from jaxqueens.io.tables import write_json
 
 SUMMARY = "summary.json"
 SOLUTIONS = "solutions.npy"
-FIELDS = ("n", "total", "unique", "seconds", "compile_seconds", "depth", "prefixes", "chunks",
-          "resumed_chunks", "constellations")
+FIELDS = (
+    "n",
+    "total",
+    "unique",
+    "seconds",
+    "compile_seconds",
+    "depth",
+    "prefixes",
+    "chunks",
+    "resumed_chunks",
+    "constellations",
+)
 """``prefixes`` is the number of independent tasks searched (subtrees of the canonical
 constellations, :mod:`jaxqueens.drivers.count`); ``constellations`` the symmetry classes of
 border configurations they come from."""
@@ -44,8 +54,14 @@ def write_summary(out: str | Path, result, **extra) -> Path:
 
 def write_toroidal_summary(out: str | Path, n: int, total: int, seconds: float, **extra) -> Path:
     """Write ``out/summary.json`` of a toroidal count (``count --toroidal``), with OEIS A051906."""
-    doc = {"n": n, "toroidal": True, "total": total, "seconds": seconds,
-           "oeis_A051906": A051906.get(n), **extra}
+    doc = {
+        "n": n,
+        "toroidal": True,
+        "total": total,
+        "seconds": seconds,
+        "oeis_A051906": A051906.get(n),
+        **extra,
+    }
     return write_json(Path(out) / SUMMARY, doc)
 
 

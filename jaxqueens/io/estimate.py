@@ -11,8 +11,22 @@ from pathlib import Path
 
 from jaxqueens.io.tables import write_dict_csv, write_json
 
-CSV_KEYS = ("n", "solutions", "solutions_se", "ci_low", "ci_high", "exact", "rel_error", "nodes",
-            "nodes_se", "probes", "depth", "strata", "hit_rate", "probes_per_s")
+CSV_KEYS = (
+    "n",
+    "solutions",
+    "solutions_se",
+    "ci_low",
+    "ci_high",
+    "exact",
+    "rel_error",
+    "nodes",
+    "nodes_se",
+    "probes",
+    "depth",
+    "strata",
+    "hit_rate",
+    "probes_per_s",
+)
 """The columns of ``estimates.csv`` (keys of each size's row; missing values are empty cells)."""
 
 
@@ -21,5 +35,7 @@ def write_outputs(out_dir: str | Path, summary: dict) -> list[Path]:
     ``summary["estimates"]``) atomically into ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    return [write_json(out / "summary.json", summary),
-            write_dict_csv(out / "estimates.csv", summary["estimates"], CSV_KEYS)]
+    return [
+        write_json(out / "summary.json", summary),
+        write_dict_csv(out / "estimates.csv", summary["estimates"], CSV_KEYS),
+    ]

@@ -27,7 +27,14 @@ SCORES = ("attacking", "nonattacking")
 """How the CSV and figures report fitness: attacking pairs (minimised) or non-attacking pairs
 (n (n - 1) / 2 minus that, maximised: the classic course's 28 for a solution at n = 8)."""
 
-FILES = ("history.csv", "trials.csv", "solutions.npy", "population.npy", "fitness.npy", "summary.json")
+FILES = (
+    "history.csv",
+    "trials.csv",
+    "solutions.npy",
+    "population.npy",
+    "fitness.npy",
+    "summary.json",
+)
 
 REPORT_FITNESS = "report-diagonals-only"
 """The GA report's score (:func:`jaxqueens.solvers.ga_ops.report_diagonals_only`)."""
@@ -36,7 +43,7 @@ FITNESS_NAMES = {
     "pairs": "attacking pairs, minimised (0 = solution)",
     "excess": "sum over lines of (queens - 1), minimised (0 = solution)",
     REPORT_FITNESS: "the GA report's score: attacking pairs on diagonals only, rows ignored, "
-                    "minimised (0 is NOT always a solution: every such board is checked)",
+    "minimised (0 is NOT always a solution: every such board is checked)",
 }
 """Every GA fitness by name (the choices of ``evolve --fitness``), with what it means."""
 
@@ -57,37 +64,53 @@ def summary(result) -> dict:
     fs = result.first_solved
     solved = fs[fs >= 0]
     return {
-        "config": dict(vars(result.config)), "params": result.params, "seed": result.seed,
-        "trials": int(len(fs)), "generations": int(result.best.shape[0] - 1), "solved": int(len(solved)),
-        "success_rate": result.success_rate, "first_solved": fs.tolist(),
+        "config": dict(vars(result.config)),
+        "params": result.params,
+        "seed": result.seed,
+        "trials": len(fs),
+        "generations": int(result.best.shape[0] - 1),
+        "solved": len(solved),
+        "success_rate": result.success_rate,
+        "first_solved": fs.tolist(),
         "first_solved_median": float(np.median(solved)) if len(solved) else None,
-        "distinct_solutions": int(len(result.solutions)), "evaluations": int(result.evaluations.sum()),
+        "distinct_solutions": len(result.solutions),
+        "evaluations": int(result.evaluations.sum()),
         "evaluations_counted_as": "DEAP: initial population + individuals changed by crossover or mutation",
-        "wall_s": result.wall_s, "compile_s": result.compile_s, "init_s": result.init_s,
+        "wall_s": result.wall_s,
+        "compile_s": result.compile_s,
+        "init_s": result.init_s,
         "evals_per_s": result.evals_per_s,
         "fitness": FITNESS_NAMES[result.config.fitness],
         **(_report_counts(result) if result.config.fitness == REPORT_FITNESS else {}),
-        **({"instance": result.instance.to_dict(), "status": result.status}
-           if getattr(result, "instance", None) is not None else {}),
+        **(
+            {"instance": result.instance.to_dict(), "status": result.status}
+            if getattr(result, "instance", None) is not None
+            else {}
+        ),
     }
 
 
 def _report_counts(result) -> dict:
     """What the report's score met, and how much of it is solved (checked by the checker)."""
     met = result.first_score_met
-    return {"score_met_trials": int((met >= 0).sum()), "first_score_met": met.tolist(),
-            "boards_meeting_score": int(len(result.score_met)),
-            "solutions_among_them": int(len(result.solutions))}
+    return {
+        "score_met_trials": int((met >= 0).sum()),
+        "first_score_met": met.tolist(),
+        "boards_meeting_score": len(result.score_met),
+        "solutions_among_them": len(result.solutions),
+    }
 
 
 def report_line(result) -> str:
     """The report's fitness, labelled honestly: "N boards meet the report's score; K of them
     are solutions"."""
     c = _report_counts(result)
-    return (f"the report's score (diagonal pairs only, rows ignored) reached 0 in "
-            f"{c['score_met_trials']} of {len(result.first_score_met)} trials: "
-            f"{c['boards_meeting_score']} distinct boards meet the report's score; "
-            f"{c['solutions_among_them']} of them are solutions (checked by the independent checker)")
+    return (
+        f"the report's score (diagonal pairs only, rows ignored) reached 0 in "
+        f"{c['score_met_trials']} of {len(result.first_score_met)} trials: "
+        f"{c['boards_meeting_score']} distinct boards meet the report's score; "
+        f"{c['solutions_among_them']} of them are solutions (checked by the independent checker)"
+    )
 
 
 def _save_npy(path: Path, arr: np.ndarray, **kwargs) -> None:
@@ -101,19 +124,43 @@ def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> li
     out.mkdir(parents=True, exist_ok=True)
     best, avg, worst = scored(result, score)
     gens, trials = best.shape
-    write_csv(out / "history.csv", ["Trial", "Generation", "Best", "Avg", "Worst"],
-              ([t, g, int(best[g, t]), f"{avg[g, t]:.4f}", int(worst[g, t])]
-               for t in range(trials) for g in range(gens)))
+    write_csv(
+        out / "history.csv",
+        ["Trial", "Generation", "Best", "Avg", "Worst"],
+        (
+            [t, g, int(best[g, t]), f"{avg[g, t]:.4f}", int(worst[g, t])]
+            for t in range(trials)
+            for g in range(gens)
+        ),
+    )
     report = result.config.fitness == REPORT_FITNESS
     if report:
-        write_csv(out / "trials.csv", ["Trial", "FirstSolved", "FirstScoreMet", "FinalBest", "Evaluations"],
-                  ([t, int(fs), int(fm), int(b), int(e)] for t, (fs, fm, b, e) in
-                   enumerate(zip(result.first_solved, result.first_score_met, result.best[-1],
-                                 result.evaluations.sum(0)))))
+        write_csv(
+            out / "trials.csv",
+            ["Trial", "FirstSolved", "FirstScoreMet", "FinalBest", "Evaluations"],
+            (
+                [t, int(fs), int(fm), int(b), int(e)]
+                for t, (fs, fm, b, e) in enumerate(
+                    zip(
+                        result.first_solved,
+                        result.first_score_met,
+                        result.best[-1],
+                        result.evaluations.sum(0),
+                    )
+                )
+            ),
+        )
     else:
-        write_csv(out / "trials.csv", ["Trial", "FirstSolved", "FinalBest", "Evaluations"],
-                  ([t, int(fs), int(b), int(e)] for t, (fs, b, e) in
-                   enumerate(zip(result.first_solved, result.best[-1], result.evaluations.sum(0)))))
+        write_csv(
+            out / "trials.csv",
+            ["Trial", "FirstSolved", "FinalBest", "Evaluations"],
+            (
+                [t, int(fs), int(b), int(e)]
+                for t, (fs, b, e) in enumerate(
+                    zip(result.first_solved, result.best[-1], result.evaluations.sum(0))
+                )
+            ),
+        )
     sols = result.solutions
     if len(sols):
         boardio.write_boards_npy(out / "solutions.npy", sols)

@@ -37,8 +37,9 @@ import json
 import os
 import re
 import tarfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, NamedTuple, Sequence
+from typing import NamedTuple
 
 from jaxqueens.core.constraints import Constraints, completion, excluded_diagonals, from_dict
 from jaxqueens.errors import BoardFileError, QueensError
@@ -77,13 +78,17 @@ def _pairs(name: str, text: str, start: int) -> list[tuple[int, int]]:
             break
         j += 1
     if depth:
-        raise BoardFileError(f"{name}:{_line_of(text, i)}: the list opened here is never closed with ']'")
-    body = text[i + 1:j].strip()
+        raise BoardFileError(
+            f"{name}:{_line_of(text, i)}: the list opened here is never closed with ']'"
+        )
+    body = text[i + 1 : j].strip()
     pairs = [(int(a), int(b)) for a, b in _PAIRS.findall(body)]
     rest = _PAIRS.sub("", body).replace(",", "").strip()
     if rest:
-        raise BoardFileError(f"{name}:{_line_of(text, i)}: {rest[:30]!r} is not an [a, b] pair; "
-                             "write the list as [[a, b], [c, d], ...]")
+        raise BoardFileError(
+            f"{name}:{_line_of(text, i)}: {rest[:30]!r} is not an [a, b] pair; "
+            "write the list as [[a, b], [c, d], ...]"
+        )
     return pairs
 
 
@@ -109,15 +114,19 @@ def parse_param(name: str, text: str, d: int | None = None, toroidal: bool = Fal
         m = re.search(r"^\s*letting\s+init\s+(?:be|=)", text, re.M)
         placed = _pairs(name, text, m.end()) if m else []
         if d is not None:
-            raise BoardFileError(f"{name}: a completion instance takes no diagonal count; drop ':{d}'")
+            raise BoardFileError(
+                f"{name}: a completion instance takes no diagonal count; drop ':{d}'"
+            )
         try:
             return Instance(name, None, completion(n, placed, toroidal))
         except QueensError as err:
             raise _wrap(name, text, m.start() if m else npos, err) from None
     got = _number(name, text, "n", r"^\s*n\s*=\s*(" + _NUM + r")")
     if got is None:
-        raise BoardFileError(f"{name}: no 'n = N' line; a prob079 .param file holds n, numdiags "
-                             "and diags (or Essence' 'letting' lines)")
+        raise BoardFileError(
+            f"{name}: no 'n = N' line; a prob079 .param file holds n, numdiags "
+            "and diags (or Essence' 'letting' lines)"
+        )
     n, npos = got
     m = re.search(r"^\s*diags\s*=", text, re.M)
     if m is None:
@@ -125,15 +134,21 @@ def parse_param(name: str, text: str, d: int | None = None, toroidal: bool = Fal
     pairs = _pairs(name, text, m.end())
     nd = _number(name, text, "numdiags", r"^\s*numdiags\s*=\s*(" + _NUM + r")")
     if nd is not None and nd[0] != len(pairs):
-        raise BoardFileError(f"{name}:{_line_of(text, nd[1])}: numdiags = {nd[0]} but diags lists "
-                             f"{len(pairs)} pairs; make them agree")
+        raise BoardFileError(
+            f"{name}:{_line_of(text, nd[1])}: numdiags = {nd[0]} but diags lists "
+            f"{len(pairs)} pairs; make them agree"
+        )
     if not 1 <= n <= 64:
         raise BoardFileError(f"{name}:{_line_of(text, npos)}: n = {n} is out of range 1..64")
     if d is not None and not 0 <= d <= len(pairs):
-        raise BoardFileError(f"{name}: d = {d} is out of range: the file lists {len(pairs)} diagonals "
-                             f"(use 0..{len(pairs)})")
+        raise BoardFileError(
+            f"{name}: d = {d} is out of range: the file lists {len(pairs)} diagonals "
+            f"(use 0..{len(pairs)})"
+        )
     try:
-        return Instance(name, len(pairs) if d is None else d, excluded_diagonals(n, pairs, d, toroidal))
+        return Instance(
+            name, len(pairs) if d is None else d, excluded_diagonals(n, pairs, d, toroidal)
+        )
     except QueensError as err:
         raise _wrap(name, text, m.start(), err) from None
 
@@ -147,8 +162,10 @@ def parse_jsonl(name: str, text: str, toroidal: bool = False) -> list[Instance]:
         try:
             doc = json.loads(line)
         except (json.JSONDecodeError, RecursionError, ValueError) as err:
-            raise BoardFileError(f"{name}:{lineno}: not valid JSON ({str(err)[:60]}); each line is "
-                                 'one instance like {"n": 8, "fixed": [[1, 3], [3, 4]]}') from None
+            raise BoardFileError(
+                f"{name}:{lineno}: not valid JSON ({str(err)[:60]}); each line is "
+                'one instance like {"n": 8, "fixed": [[1, 3], [3, 4]]}'
+            ) from None
         if not isinstance(doc, dict):
             raise BoardFileError(f"{name}:{lineno}: expected a JSON object per line")
         label = doc.pop("name", None)
@@ -177,24 +194,30 @@ def parse_gaps(name: str, text: str, one_based: bool = False, toroidal: bool = F
         if s in GAP:
             continue
         if not re.fullmatch(_NUM, s):
-            raise BoardFileError(f"{name}:{x + 1}: {s[:30]!r} is neither a row nor '.'; each line holds "
-                                 "the queen's row, or '.' for a column without a queen yet")
+            raise BoardFileError(
+                f"{name}:{x + 1}: {s[:30]!r} is neither a row nor '.'; each line holds "
+                "the queen's row, or '.' for a column without a queen yet"
+            )
         y = int(s) - low
         if not 0 <= y < n:
-            raise BoardFileError(f"{name}:{x + 1}: row {s} out of range {low}..{n - 1 + low} "
-                                 f"(the file has {n} lines)")
+            raise BoardFileError(
+                f"{name}:{x + 1}: row {s} out of range {low}..{n - 1 + low} "
+                f"(the file has {n} lines)"
+            )
         placed.append((x, y))
     return Instance(name, None, completion(n, placed, toroidal))
 
 
-def parse(name: str, text: str, d: int | None = None, one_based: bool = False,
-          toroidal: bool = False) -> list[Instance]:
+def parse(
+    name: str, text: str, d: int | None = None, one_based: bool = False, toroidal: bool = False
+) -> list[Instance]:
     """Every instance of one file's text (format by suffix, then content)."""
     low = name.lower()
     if low.endswith((".jsonl", ".ndjson", ".json")):
         return parse_jsonl(name, text, toroidal)
     if low.endswith((".param", ".essence", ".eprime-param")) or re.search(
-            r"^\s*(letting|diags\s*=|n\s*=)", text, re.M):
+        r"^\s*(letting|diags\s*=|n\s*=)", text, re.M
+    ):
         return [parse_param(name, text, d, toroidal)]
     if d is not None:
         raise BoardFileError(f"{name}: ':{d}' applies to excluded-diagonals .param files only")
@@ -205,7 +228,9 @@ def _decode(name: str, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise BoardFileError(f"{name}: not UTF-8 text (a binary file?); give instance files") from None
+        raise BoardFileError(
+            f"{name}: not UTF-8 text (a binary file?); give instance files"
+        ) from None
 
 
 def split_spec(spec: str) -> tuple[str, int | None]:
@@ -222,19 +247,26 @@ def _members(path: Path) -> Iterator[tuple[str, bytes]]:
             for member in sorted(tar.getmembers(), key=lambda m: m.name):
                 if member.isfile() and member.name.lower().endswith(SUFFIXES):
                     if member.size > MAX_BYTES:
-                        raise BoardFileError(f"{path}/{member.name}: {member.size} bytes is too large "
-                                             "for an instance file")
+                        raise BoardFileError(
+                            f"{path}/{member.name}: {member.size} bytes is too large "
+                            "for an instance file"
+                        )
                     f = tar.extractfile(member)
                     yield f"{path}/{member.name}", f.read() if f else b""
     except (tarfile.TarError, OSError, EOFError) as err:
-        raise BoardFileError(f"{path}: not a readable .tar.gz archive ({str(err)[:80]}); "
-                             "check the file") from None
+        raise BoardFileError(
+            f"{path}: not a readable .tar.gz archive ({str(err)[:80]}); check the file"
+        ) from None
 
 
 def _files(path: Path) -> Iterator[tuple[str, bytes]]:
     if path.is_dir():
-        found = sorted(p for p in path.rglob("*") if p.is_file() and
-                       (p.name.lower().endswith(SUFFIXES) or p.name.lower().endswith(ARCHIVES)))
+        found = sorted(
+            p
+            for p in path.rglob("*")
+            if p.is_file()
+            and (p.name.lower().endswith(SUFFIXES) or p.name.lower().endswith(ARCHIVES))
+        )
         for p in found:
             yield from _files(p)
         return
@@ -258,8 +290,14 @@ class Loaded(NamedTuple):
     skipped: list[str]  # excluded-diagonals files listing fewer than the d asked for
 
 
-def load_instances(specs: Sequence[str], diags: int | None = None, *, one_based: bool = False,
-                   toroidal: bool = False, skip_short: bool = True) -> Loaded:
+def load_instances(
+    specs: Sequence[str],
+    diags: int | None = None,
+    *,
+    one_based: bool = False,
+    toroidal: bool = False,
+    skip_short: bool = True,
+) -> Loaded:
     """Every instance named by ``specs`` (files, ``FILE:d``, folders, ``.tar.gz`` archives).
 
     Args:
@@ -277,16 +315,29 @@ def load_instances(specs: Sequence[str], diags: int | None = None, *, one_based:
         for name, data in _files(Path(path)):
             text = _decode(name, data)
             letting = re.search(r"^\s*letting\b", text, re.M) is not None
-            if d is not None and many and skip_short and name.lower().endswith(".param") and not letting:
+            if (
+                d is not None
+                and many
+                and skip_short
+                and name.lower().endswith(".param")
+                and not letting
+            ):
                 pairs = re.search(r"^\s*diags\s*=(.*)", text, re.M | re.S)
                 if pairs and len(_PAIRS.findall(pairs.group(1))) < d:
                     skipped.append(name)
                     continue
             try:
-                got = parse(name, text, None if many and (letting or not name.lower().endswith(".param"))
-                            else d, one_based, toroidal)
+                got = parse(
+                    name,
+                    text,
+                    None if many and (letting or not name.lower().endswith(".param")) else d,
+                    one_based,
+                    toroidal,
+                )
             except QueensError as err:
-                raise err if isinstance(err, BoardFileError) else BoardFileError(f"{name}: {err}") from None
+                raise (
+                    err if isinstance(err, BoardFileError) else BoardFileError(f"{name}: {err}")
+                ) from None
             out.extend(got)
             count += len(got)
         if many and not count and not skipped:

@@ -27,11 +27,20 @@ class Progress:
         """Redraw the line: ``done`` units so far, plus a free-form ``extra``."""
         elapsed = time.perf_counter() - self.start
         rate = done / elapsed if elapsed > 0 else 0.0
-        if logs.enabled() and (elapsed - self._logged >= 1.0 or (self.total and done >= self.total)):
+        if logs.enabled() and (
+            elapsed - self._logged >= 1.0 or (self.total and done >= self.total)
+        ):
             self._logged = elapsed
             left = (self.total - done) / rate if self.total and rate > 0 else None
-            logs.log("progress", unit=self.unit, done=done, total=self.total, rate=rate,
-                     seconds_left=left, note=extra or None)
+            logs.log(
+                "progress",
+                unit=self.unit,
+                done=done,
+                total=self.total,
+                rate=rate,
+                seconds_left=left,
+                note=extra or None,
+            )
         if self.quiet:
             return
         if self.total:

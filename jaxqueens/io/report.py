@@ -23,8 +23,9 @@ import json
 import platform
 import struct
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from jaxqueens import _lazy
 from jaxqueens._version import __version__
@@ -100,8 +101,13 @@ def _table(header: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:
     if header:
         parts.append("<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>")
     for row in rows:
-        parts.append("<tr>" + "".join(
-            f'<td class="num">{_e(v)}</td>' if _numeric(v) else f"<td>{_e(v)}</td>" for v in row) + "</tr>")
+        parts.append(
+            "<tr>"
+            + "".join(
+                f'<td class="num">{_e(v)}</td>' if _numeric(v) else f"<td>{_e(v)}</td>" for v in row
+            )
+            + "</tr>"
+        )
     parts.append("</table></div>")
     return "".join(parts)
 
@@ -140,23 +146,33 @@ def _records(name: str, items: list[dict]) -> str:
         note += f"; first {MAX_COLUMNS} of {len(keys)} columns (all of them are in the file)"
     keys = keys[:MAX_COLUMNS]
     body = _table(keys, ([row.get(k, "") for k in keys] for row in rows[:MAX_SUMMARY_ROWS]))
-    return f"<h3>{_e(name)}</h3>{body}<p class=\"note\">{_e(note)}</p>"
+    return f'<h3>{_e(name)}</h3>{body}<p class="note">{_e(note)}</p>'
 
 
 def _pairs(doc: dict) -> str:
     """A document as a key/value table, its lists of dicts (one record per solver, per method, ...)
     as tables of their own below it, and any ``line`` of a nested dict (a recommendation) first."""
-    lists = {k: v for k, v in doc.items()
-             if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)}
+    lists = {
+        k: v
+        for k, v in doc.items()
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)
+    }
     rest = {k: v for k, v in doc.items() if k not in lists}
-    lines = [v["line"] for v in rest.values() if isinstance(v, dict) and isinstance(v.get("line"), str)]
+    lines = [
+        v["line"] for v in rest.values() if isinstance(v, dict) and isinstance(v.get("line"), str)
+    ]
     rows = flatten(rest)
     note = ""
     if len(rows) > MAX_SUMMARY_ROWS:
         note = f'<p class="note">first {MAX_SUMMARY_ROWS} of {len(rows)} entries</p>'
         rows = rows[:MAX_SUMMARY_ROWS]
     head = "".join(f"<p><strong>{_e(line)}</strong></p>" for line in lines)
-    return head + _table(("key", "value"), rows) + note + "".join(_records(k, v) for k, v in lists.items())
+    return (
+        head
+        + _table(("key", "value"), rows)
+        + note
+        + "".join(_records(k, v) for k, v in lists.items())
+    )
 
 
 def png_size(data: bytes) -> tuple[int, int] | None:
@@ -173,15 +189,18 @@ def _csv_section(path: Path) -> str:
         rows = [row for _, row in zip(range(MAX_ROWS), reader)]
         more = sum(1 for _ in reader)
     if header is None:
-        return f"<h3>{_e(path.name)}</h3><p class=\"note\">empty</p>"
+        return f'<h3>{_e(path.name)}</h3><p class="note">empty</p>'
     cut = len(header) > MAX_COLUMNS
     header, rows = header[:MAX_COLUMNS], [r[:MAX_COLUMNS] for r in rows]
     total = len(rows) + more
-    note = (f"first {len(rows)} of {total:,} rows; the whole table is {path.name}" if more
-            else f"{total:,} row{'s' if total != 1 else ''}")
+    note = (
+        f"first {len(rows)} of {total:,} rows; the whole table is {path.name}"
+        if more
+        else f"{total:,} row{'s' if total != 1 else ''}"
+    )
     if cut:
         note += f"; first {MAX_COLUMNS} columns"
-    return f"<h3>{_e(path.name)}</h3>{_table(header, rows)}<p class=\"note\">{_e(note)}</p>"
+    return f'<h3>{_e(path.name)}</h3>{_table(header, rows)}<p class="note">{_e(note)}</p>'
 
 
 def _figure(path: Path, shown: int) -> tuple[str, bool]:
@@ -194,8 +213,10 @@ def _figure(path: Path, shown: int) -> tuple[str, bool]:
     if dims is None:
         return f'<p class="note">{_e(path.name)}: not a PNG image, not embedded</p>', False
     uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-    return (f'<figure><img src="{uri}" alt="{_e(path.name)}"><figcaption>{_e(path.name)} '
-            f"({dims[0]}x{dims[1]} px)</figcaption></figure>"), True
+    return (
+        f'<figure><img src="{uri}" alt="{_e(path.name)}"><figcaption>{_e(path.name)} '
+        f"({dims[0]}x{dims[1]} px)</figcaption></figure>"
+    ), True
 
 
 def _folders(root: Path) -> list[Path]:
@@ -203,8 +224,12 @@ def _folders(root: Path) -> list[Path]:
     found = [root]
     level = [root]
     for _ in range(MAX_DEPTH):
-        level = sorted(p for d in level for p in d.iterdir()
-                       if p.is_dir() and not p.name.startswith(".") and not p.is_symlink())
+        level = sorted(
+            p
+            for d in level
+            for p in d.iterdir()
+            if p.is_dir() and not p.name.startswith(".") and not p.is_symlink()
+        )
         found += level
     return found
 
@@ -220,8 +245,14 @@ def _folder_section(root: Path, folder: Path, counter: list[int]) -> str:
     if summary in files and not summary.name.startswith(SKIPPED):
         try:
             doc = json.loads(summary.read_text(encoding="utf-8"))
-            parts.append("<h3>summary.json</h3>" + (_pairs(doc) if isinstance(doc, dict) else
-                                                    f"<pre>{_e(json.dumps(doc)[:5000])}</pre>"))
+            parts.append(
+                "<h3>summary.json</h3>"
+                + (
+                    _pairs(doc)
+                    if isinstance(doc, dict)
+                    else f"<pre>{_e(json.dumps(doc)[:5000])}</pre>"
+                )
+            )
         except (OSError, ValueError) as err:
             parts.append(f'<p class="note">summary.json could not be read: {_e(err)}</p>')
     tables = [p for p in files if p.suffix.lower() == ".csv" and not p.name.startswith(SKIPPED)]
@@ -235,13 +266,21 @@ def _folder_section(root: Path, folder: Path, counter: list[int]) -> str:
             counter[0] += embedded
             parts.append(block)
     parts += [_csv_section(p) for p in tables if p.name != "summary.csv"]
-    parts.append("<h3>files</h3>" + _table(("file", "bytes"), ((p.name, f"{p.stat().st_size:,}")
-                                                              for p in files)))
+    parts.append(
+        "<h3>files</h3>"
+        + _table(("file", "bytes"), ((p.name, f"{p.stat().st_size:,}") for p in files))
+    )
     return "".join(parts)
 
 
-def render(out_dir: str | Path, *, command_line: Sequence[str] | str, settings: dict | None = None,
-           devices: dict | None = None, title: str | None = None) -> str:
+def render(
+    out_dir: str | Path,
+    *,
+    command_line: Sequence[str] | str,
+    settings: dict | None = None,
+    devices: dict | None = None,
+    title: str | None = None,
+) -> str:
     """The page for ``out_dir`` as a string (see the module doc).
 
     Args:
@@ -259,27 +298,43 @@ def render(out_dir: str | Path, *, command_line: Sequence[str] | str, settings: 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     env = {**versions(), "platform": platform.platform(), "written": now}
     devs = devices if devices is not None else {"devices": "none: this command did not start JAX"}
-    plain = {k: v for k, v in (settings or {}).items()
-             if not callable(v) and not k.startswith("_")}
+    plain = {k: v for k, v in (settings or {}).items() if not callable(v) and not k.startswith("_")}
     counter = [0]
-    body = [f"<h1>{_e(title)}</h1>", f'<p class="note">report of {_e(root.resolve())}, written {now}</p>',
-            "<h2>command</h2>", f"<pre>{_e(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
-            "<h2>settings</h2>", _pairs(plain) if plain else '<p class="note">none</p>',
-            "<h2>environment</h2>", _table(("what", "value"), list(env.items()) + flatten(devs))]
+    body = [
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="note">report of {_e(root.resolve())}, written {now}</p>',
+        "<h2>command</h2>",
+        f"<pre>{_e(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
+        "<h2>settings</h2>",
+        _pairs(plain) if plain else '<p class="note">none</p>',
+        "<h2>environment</h2>",
+        _table(("what", "value"), list(env.items()) + flatten(devs)),
+    ]
     body += [_folder_section(root, folder, counter) for folder in _folders(root)]
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{_e(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
-            + "\n".join(b for b in body if b) + "\n</body>\n</html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{_e(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+        + "\n".join(b for b in body if b)
+        + "\n</body>\n</html>\n"
+    )
 
 
-def write_report(out_dir: str | Path, *, command_line: Sequence[str] | str, settings: dict | None = None,
-                 devices: dict | None = None, title: str | None = None) -> Path:
+def write_report(
+    out_dir: str | Path,
+    *,
+    command_line: Sequence[str] | str,
+    settings: dict | None = None,
+    devices: dict | None = None,
+    title: str | None = None,
+) -> Path:
     """Write :func:`render`'s page to ``out_dir/report.html`` atomically; return its path."""
     path = Path(out_dir) / FILENAME
-    write_text(path, render(out_dir, command_line=command_line, settings=settings, devices=devices,
-                            title=title))
+    write_text(
+        path,
+        render(out_dir, command_line=command_line, settings=settings, devices=devices, title=title),
+    )
     return path
 
 

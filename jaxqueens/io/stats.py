@@ -27,8 +27,11 @@ def _thin(c: int) -> np.ndarray:
     """Indices 0..c-1 to keep in the coverage table: log-spaced, at most CURVE_POINTS, the last."""
     if c <= CURVE_POINTS:
         return np.arange(c)
-    return np.unique(np.concatenate([np.round(np.logspace(0, math.log10(c), CURVE_POINTS)) - 1,
-                                     [c - 1]]).astype(np.int64))
+    return np.unique(
+        np.concatenate([np.round(np.logspace(0, math.log10(c), CURVE_POINTS)) - 1, [c - 1]]).astype(
+            np.int64
+        )
+    )
 
 
 def _board_text(rows: np.ndarray) -> list[str]:
@@ -51,23 +54,63 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
     else:
         canon = symmetry.canonical(res.distinct) if len(res.distinct) else res.distinct
         table = zip(_board_text(res.distinct), res.counts, _board_text(canon), res.distinct_sizes)
-    files.append(write_csv(out / "frequencies.csv", ["solution", "count", "canonical", "class_size"],
-                           ([a, int(b), c, int(d)] for a, b, c, d in table)))
-    files.append(write_csv(out / "classes.csv", ["canonical", "class_size", "count"],
-                           ([t, int(z), int(k)] for t, z, k in zip(_board_text(res.classes),
-                                                                    res.class_sizes, res.class_counts))))
+    files.append(
+        write_csv(
+            out / "frequencies.csv",
+            ["solution", "count", "canonical", "class_size"],
+            ([a, int(b), c, int(d)] for a, b, c, d in table),
+        )
+    )
+    files.append(
+        write_csv(
+            out / "classes.csv",
+            ["canonical", "class_size", "count"],
+            (
+                [t, int(z), int(k)]
+                for t, z, k in zip(_board_text(res.classes), res.class_sizes, res.class_counts)
+            ),
+        )
+    )
     keep = _thin(sam.chains)
     exp = cov["expected"]
     expf = cov["expected_fundamental"]
-    files.append(write_csv(out / "coverage.csv",
-                           ["chains", "solved", "distinct", "fundamental", "expected_distinct_uniform",
-                            "expected_fundamental_uniform"],
-                           ([int(cov["chains"][i]), int(cov["solved"][i]), int(cov["distinct"][i]),
-                             int(cov["fundamental"][i]), "" if exp is None else f"{exp[i]:.4f}",
-                             "" if expf is None else f"{expf[i]:.4f}"] for i in keep)))
-    files.append(write_csv(out / "steps.csv", ["chain", "solved", sam.step_unit],
-                           ([i, int(a), int(b)] for i, (a, b) in enumerate(zip(sam.solved, sam.steps)))))
+    files.append(
+        write_csv(
+            out / "coverage.csv",
+            [
+                "chains",
+                "solved",
+                "distinct",
+                "fundamental",
+                "expected_distinct_uniform",
+                "expected_fundamental_uniform",
+            ],
+            (
+                [
+                    int(cov["chains"][i]),
+                    int(cov["solved"][i]),
+                    int(cov["distinct"][i]),
+                    int(cov["fundamental"][i]),
+                    "" if exp is None else f"{exp[i]:.4f}",
+                    "" if expf is None else f"{expf[i]:.4f}",
+                ]
+                for i in keep
+            ),
+        )
+    )
+    files.append(
+        write_csv(
+            out / "steps.csv",
+            ["chain", "solved", sam.step_unit],
+            ([i, int(a), int(b)] for i, (a, b) in enumerate(zip(sam.solved, sam.steps))),
+        )
+    )
     budgets, rate = res.success
-    files.append(write_csv(out / "success.csv", [f"{sam.step_unit}_budget", "success_rate"],
-                           ([int(b), f"{r:.6f}"] for b, r in zip(budgets, rate))))
+    files.append(
+        write_csv(
+            out / "success.csv",
+            [f"{sam.step_unit}_budget", "success_rate"],
+            ([int(b), f"{r:.6f}"] for b, r in zip(budgets, rate)),
+        )
+    )
     return files

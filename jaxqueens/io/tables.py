@@ -10,8 +10,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from jaxqueens.io.atomic import write_text
 
@@ -30,7 +31,9 @@ def write_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[A
     return Path(path)
 
 
-def write_dict_csv(path: str | Path, rows: Sequence[dict], keys: Sequence[str] | None = None) -> Path:
+def write_dict_csv(
+    path: str | Path, rows: Sequence[dict], keys: Sequence[str] | None = None
+) -> Path:
     """Write dicts as rows; the columns are ``keys`` or every key in order of first appearance."""
     keys = list(keys) if keys is not None else list(dict.fromkeys(k for row in rows for k in row))
     return write_csv(path, keys, ([row.get(k) for k in keys] for row in rows))

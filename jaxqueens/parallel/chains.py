@@ -15,7 +15,8 @@ A kernel with a per-chain input (``resume``: where each chain starts, when it pa
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -42,17 +43,26 @@ def _lockstep_chains(kernel: ChainKernel, key, chain_ids, lanes: int, data, resu
             s = vstep(s)
         retry = jax.vmap(kernel.retry)(s) & active
         # Restart lanes whose attempt failed (a real branch only when some lane needs it).
-        return lax.cond(jnp.any(retry), lambda s: where_lanes(retry, vrestart(s), s), lambda s: s, s)
+        return lax.cond(
+            jnp.any(retry), lambda s: where_lanes(retry, vrestart(s), s), lambda s: s, s
+        )
 
     def init_item(k):
         seed = chain_seeds(key, chain_ids[k][None])[0]
         if resume is None:
             return kernel.init(seed, data)
-        return kernel.init_from(seed, data, resume if _shared(resume) else
-                                jax.tree.map(lambda x: x[k], resume))
+        return kernel.init_from(
+            seed, data, resume if _shared(resume) else jax.tree.map(lambda x: x[k], resume)
+        )
 
-    return lockstep(init_item, advance, jax.vmap(kernel.finished), jax.vmap(kernel.result),
-                    chain_ids.shape[0], lanes)
+    return lockstep(
+        init_item,
+        advance,
+        jax.vmap(kernel.finished),
+        jax.vmap(kernel.result),
+        chain_ids.shape[0],
+        lanes,
+    )
 
 
 def _shared(resume) -> bool:
@@ -61,8 +71,16 @@ def _shared(resume) -> bool:
 
 
 @functools.partial(jax.jit, static_argnums=(0, 2, 3, 4))
-def _sharded(kernel: ChainKernel, key, num_chains: int, num_devices: int, lanes: int, offset, data,
-             resume=None):
+def _sharded(
+    kernel: ChainKernel,
+    key,
+    num_chains: int,
+    num_devices: int,
+    lanes: int,
+    offset,
+    data,
+    resume=None,
+):
     """Chains split evenly over ``num_devices``; per device one chain per ``lax.map`` iteration
     (``lanes == 0``) or ``lanes`` lockstep lanes with refill."""
     per = -(-num_chains // num_devices)
@@ -70,7 +88,9 @@ def _sharded(kernel: ChainKernel, key, num_chains: int, num_devices: int, lanes:
     split = resume is not None and not _shared(resume)
     if split and per * num_devices > num_chains:  # padding chains repeat the last row
         extra = per * num_devices - num_chains
-        resume = jax.tree.map(lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)]), resume)
+        resume = jax.tree.map(
+            lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)]), resume
+        )
 
     def shard(ids, resume, data):
         if lanes:
@@ -82,20 +102,37 @@ def _sharded(kernel: ChainKernel, key, num_chains: int, num_devices: int, lanes:
             return lax.map(lambda seed: kernel.solve_from(seed, data, resume), seeds)
         return lax.map(lambda x: kernel.solve_from(x[0], data, x[1]), (seeds, resume))
 
-    out = over_devices(shard, ids, resume, data, num_devices=num_devices, sharded=(True, split, False))
+    out = over_devices(
+        shard, ids, resume, data, num_devices=num_devices, sharded=(True, split, False)
+    )
     return jax.tree.map(lambda x: x[:num_chains], out)
 
 
-def run_mapped(kernel: ChainKernel, key, num_chains: int, offset=0, data=None,
-               num_devices: int | None = None, resume=None):
+def run_mapped(
+    kernel: ChainKernel,
+    key,
+    num_chains: int,
+    offset=0,
+    data=None,
+    num_devices: int | None = None,
+    resume=None,
+):
     """CPU strategy: chains ``offset + [0, num_chains)``, one per ``lax.map`` iteration, split
     evenly over devices. Returns the kernel's result pytree with a leading [C] axis."""
     d = num_devices or jax.local_device_count()
     return _sharded(kernel, key, num_chains, d, 0, jnp.int32(offset), data, resume)
 
 
-def run_lockstep(kernel: ChainKernel, key, num_chains: int, lanes: int | None = None, offset=0,
-                 data=None, num_devices: int | None = None, resume=None):
+def run_lockstep(
+    kernel: ChainKernel,
+    key,
+    num_chains: int,
+    lanes: int | None = None,
+    offset=0,
+    data=None,
+    num_devices: int | None = None,
+    resume=None,
+):
     """Accelerator strategy: on each device, ``lanes`` chains advance in lockstep; a lane whose
     chain finishes writes its result and takes the next chain (``lanes`` default:
     :func:`jaxqueens.parallel.devices.sizes`). Same chain ids and seeds as :func:`run_mapped`,
@@ -134,9 +171,11 @@ def compile_runner(kernel: ChainKernel, key, chunk: int, data=None) -> Callable[
     lowered = fn.lower(key, jnp.int32(0), data, fresh)
     results = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(lowered.out_info))
     n = getattr(kernel.config, "n", "?")
-    memory.check_memory(RESULT_COPIES * results,
-                        f"--batch {chunk} (chains per kernel call, n = {n}: their boards and results)",
-                        "use a smaller --batch")
+    memory.check_memory(
+        RESULT_COPIES * results,
+        f"--batch {chunk} (chains per kernel call, n = {n}: their boards and results)",
+        "use a smaller --batch",
+    )
     compiled = lowered.compile()
 
     def run_chunk(offset: int, count: int, resume=None):

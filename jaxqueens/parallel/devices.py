@@ -40,10 +40,10 @@ batch sizes per backend that the drivers read.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import math
 import os
 import sys
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -82,9 +82,11 @@ def check_cpu_devices() -> int | None:
     if not env:
         return None
     if not (env.isascii() and env.isdigit() and 1 <= int(env) <= MAX_CPU_DEVICES):
-        raise QueensError(f"{ENV_CPU_DEVICES}={env[:20]!r} is not a device count from 1 to "
-                          f"{MAX_CPU_DEVICES} (XLA:CPU's limit per process): set it to one of those, "
-                          "or unset it for one device per core")
+        raise QueensError(
+            f"{ENV_CPU_DEVICES}={env[:20]!r} is not a device count from 1 to "
+            f"{MAX_CPU_DEVICES} (XLA:CPU's limit per process): set it to one of those, "
+            "or unset it for one device per core"
+        )
     return int(env)
 
 
@@ -164,7 +166,7 @@ def _installed_version(package: str) -> str:
         return "unknown"
     site = Path(list(spec.submodule_search_locations)[0]).parent
     found = sorted(site.glob(f"{package}-*.dist-info"))
-    return found[0].name[len(package) + 1:-len(".dist-info")] if len(found) == 1 else "unknown"
+    return found[0].name[len(package) + 1 : -len(".dist-info")] if len(found) == 1 else "unknown"
 
 
 def cache_dir_setting() -> Path | None:
@@ -187,7 +189,7 @@ def _unwritable(folder: Path) -> str | None:
     return None
 
 
-def configure_cache(folder: Path | str | None | bool = True) -> Path | None:
+def configure_cache(folder: Path | str | bool | None = True) -> Path | None:
     """Turn JAX's persistent compilation cache on (in ``folder``) or off, before JAX compiles.
 
     A repeated run then loads its compiled kernels from disk instead of compiling them again
@@ -209,9 +211,11 @@ def configure_cache(folder: Path | str | None | bool = True) -> Path | None:
     folder = Path(folder).expanduser() if folder not in (None, False) else None
     problem = _unwritable(folder) if folder is not None else None
     if problem is not None:
-        _cache["problem"] = (f"cannot write the compilation cache folder {folder} ({problem}); going "
-                             f"on without it: set {ENV_CACHE_DIR} to a writable folder, or to an "
-                             "empty value (or pass --no-cache) to turn the cache off")
+        _cache["problem"] = (
+            f"cannot write the compilation cache folder {folder} ({problem}); going "
+            f"on without it: set {ENV_CACHE_DIR} to a writable folder, or to an "
+            "empty value (or pass --no-cache) to turn the cache off"
+        )
         folder = None
     else:
         _cache["problem"] = None
@@ -219,9 +223,15 @@ def configure_cache(folder: Path | str | None | bool = True) -> Path | None:
     on = folder is not None
     _set_jax_option("jax_enable_compilation_cache", on)
     _set_jax_option("jax_compilation_cache_dir", str(folder) if on else None)
-    if on or not _lazy.is_loaded("jax"):  # off: thresholds back to JAX's defaults (unset) before import
-        _set_jax_option("jax_persistent_cache_min_compile_time_secs", CACHE_MIN_COMPILE_SECONDS if on else None)
-        _set_jax_option("jax_persistent_cache_min_entry_size_bytes", CACHE_MIN_ENTRY_BYTES if on else None)
+    if on or not _lazy.is_loaded(
+        "jax"
+    ):  # off: thresholds back to JAX's defaults (unset) before import
+        _set_jax_option(
+            "jax_persistent_cache_min_compile_time_secs", CACHE_MIN_COMPILE_SECONDS if on else None
+        )
+        _set_jax_option(
+            "jax_persistent_cache_min_entry_size_bytes", CACHE_MIN_ENTRY_BYTES if on else None
+        )
     return folder
 
 
@@ -257,10 +267,22 @@ class Sizes:
     estimator_block: int  # probes per lax.map iteration (0: all at once, the accelerator way)
 
 
-CPU_SIZES = Sizes(accelerator=False, chain_lanes=256, count_prefixes=4096, count_lanes=4096,
-                  estimator_probes=10**7, estimator_block=4096)
-ACCELERATOR_SIZES = Sizes(accelerator=True, chain_lanes=256, count_prefixes=1 << 17,
-                          count_lanes=4096, estimator_probes=10**8, estimator_block=0)
+CPU_SIZES = Sizes(
+    accelerator=False,
+    chain_lanes=256,
+    count_prefixes=4096,
+    count_lanes=4096,
+    estimator_probes=10**7,
+    estimator_block=4096,
+)
+ACCELERATOR_SIZES = Sizes(
+    accelerator=True,
+    chain_lanes=256,
+    count_prefixes=1 << 17,
+    count_lanes=4096,
+    estimator_probes=10**8,
+    estimator_block=0,
+)
 
 
 def sizes() -> Sizes:
@@ -282,7 +304,9 @@ def shard_batch(x):
     mesh = batch_mesh()
     if mesh.size == 1 or np.shape(x)[0] % mesh.size:
         return jax.device_put(x)
-    return jax.device_put(x, jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(BATCH_AXIS)))
+    return jax.device_put(
+        x, jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(BATCH_AXIS))
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -307,8 +331,12 @@ def _env_number(name: str, kind: type, fix: str):
         raise QueensError(f"{name}={text[:20]!r} is not {what}: {fix}") from None
 
 
-def distributed_settings(coordinator: str | None, num_processes: int | None, process_id: int | None,
-                         timeout: float | None = None) -> Distributed | None:
+def distributed_settings(
+    coordinator: str | None,
+    num_processes: int | None,
+    process_id: int | None,
+    timeout: float | None = None,
+) -> Distributed | None:
     """The flags of a multi-process run, each defaulting to its environment variable, checked.
 
     Args:
@@ -325,45 +353,66 @@ def distributed_settings(coordinator: str | None, num_processes: int | None, pro
       QueensError: one line naming the flag or variable: a value that is not a number, a process
         flag without a coordinator, an id out of range, a coordinator that is not HOST:PORT.
     """
-    flags = {"--num-processes": num_processes, "--process-id": process_id, "--coordinator-timeout": timeout}
+    flags = {
+        "--num-processes": num_processes,
+        "--process-id": process_id,
+        "--coordinator-timeout": timeout,
+    }
     coordinator = coordinator or os.environ.get("JAX_COORDINATOR_ADDRESS", "").strip() or None
     if num_processes is None:
-        num_processes = _env_number("JAX_NUM_PROCESSES", int, "set it to the number of processes, "
-                                    "or use --num-processes")
+        num_processes = _env_number(
+            "JAX_NUM_PROCESSES", int, "set it to the number of processes, or use --num-processes"
+        )
         flags["JAX_NUM_PROCESSES"] = num_processes
     if process_id is None:
-        process_id = _env_number("JAX_PROCESS_ID", int, "set it to this process's id, 0 to P-1, or "
-                                 "use --process-id")
+        process_id = _env_number(
+            "JAX_PROCESS_ID", int, "set it to this process's id, 0 to P-1, or use --process-id"
+        )
         flags["JAX_PROCESS_ID"] = process_id
     if coordinator is None:
         given = [name for name, value in flags.items() if value is not None]
         if given:
             one = len(given) == 1
-            raise QueensError(f"{' and '.join(given)} {'is' if one else 'are'} set without --coordinator "
-                              "HOST:PORT (or JAX_COORDINATOR_ADDRESS): add the coordinator to join a "
-                              f"multi-process run, or drop {'it' if one else 'them'} for one process")
+            raise QueensError(
+                f"{' and '.join(given)} {'is' if one else 'are'} set without --coordinator "
+                "HOST:PORT (or JAX_COORDINATOR_ADDRESS): add the coordinator to join a "
+                f"multi-process run, or drop {'it' if one else 'them'} for one process"
+            )
         return None
     if timeout is None:
-        timeout = _env_number(ENV_COORDINATOR_TIMEOUT, float, "set it to seconds (e.g. 60), or use "
-                              "--coordinator-timeout")
+        timeout = _env_number(
+            ENV_COORDINATOR_TIMEOUT,
+            float,
+            "set it to seconds (e.g. 60), or use --coordinator-timeout",
+        )
         timeout = COORDINATOR_TIMEOUT if timeout is None else timeout
     if num_processes is None or process_id is None:
-        raise QueensError(f"--coordinator {coordinator} needs --num-processes P and --process-id I "
-                          "(or JAX_NUM_PROCESSES and JAX_PROCESS_ID)")
+        raise QueensError(
+            f"--coordinator {coordinator} needs --num-processes P and --process-id I "
+            "(or JAX_NUM_PROCESSES and JAX_PROCESS_ID)"
+        )
     if num_processes < 1:
         raise QueensError(f"--num-processes {num_processes}: a run needs at least 1 process")
     if not 0 <= process_id < num_processes:
-        raise QueensError(f"--process-id {process_id} is not between 0 and {num_processes - 1} "
-                          f"(--num-processes {num_processes}): number the processes 0 to P-1")
+        raise QueensError(
+            f"--process-id {process_id} is not between 0 and {num_processes - 1} "
+            f"(--num-processes {num_processes}): number the processes 0 to P-1"
+        )
     if not 0 < timeout <= MAX_COORDINATOR_TIMEOUT:  # also refuses nan
-        raise QueensError(f"--coordinator-timeout {timeout:g} (or {ENV_COORDINATOR_TIMEOUT}) must be a "
-                          f"number of seconds above 0 and at most {MAX_COORDINATOR_TIMEOUT:g} (a day)")
+        raise QueensError(
+            f"--coordinator-timeout {timeout:g} (or {ENV_COORDINATOR_TIMEOUT}) must be a "
+            f"number of seconds above 0 and at most {MAX_COORDINATOR_TIMEOUT:g} (a day)"
+        )
     rendezvous.split_address(coordinator)
     return Distributed(coordinator.strip(), num_processes, process_id, float(timeout))
 
 
-def init_distributed(coordinator: str | None, num_processes: int | None, process_id: int | None,
-                     timeout: float | None = None) -> bool:
+def init_distributed(
+    coordinator: str | None,
+    num_processes: int | None,
+    process_id: int | None,
+    timeout: float | None = None,
+) -> bool:
     """Join a multi-process run (``jax.distributed``) before any JAX computation, in bounded time.
 
     Arguments as :func:`distributed_settings` takes them. The processes first meet on the
@@ -382,11 +431,17 @@ def init_distributed(coordinator: str | None, num_processes: int | None, process
         return False
     rendezvous.meet(run.coordinator, run.num_processes, run.process_id, run.timeout)
     from jax.experimental import multihost_utils  # third-party, imported where first needed
+
     seconds = max(1, math.ceil(run.timeout))
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.distributed.initialize(run.coordinator, num_processes=run.num_processes, process_id=run.process_id,
-                               initialization_timeout=seconds, shutdown_timeout_seconds=seconds,
-                               heartbeat_timeout_seconds=max(seconds, MIN_HEARTBEAT_TIMEOUT))
+    jax.distributed.initialize(
+        run.coordinator,
+        num_processes=run.num_processes,
+        process_id=run.process_id,
+        initialization_timeout=seconds,
+        shutdown_timeout_seconds=seconds,
+        heartbeat_timeout_seconds=max(seconds, MIN_HEARTBEAT_TIMEOUT),
+    )
     # One gather now opens gloo's connections between every pair of processes (they open at the
     # first one). From here on, a process that dies or leaves breaks them, so the others' next
     # gather fails at once instead of waiting for a peer that will never connect.
@@ -394,11 +449,15 @@ def init_distributed(coordinator: str | None, num_processes: int | None, process
         ids = np.asarray(multihost_utils.process_allgather(np.int32(run.process_id))).ravel()
     except Exception as err:
         reason = (str(err).strip().splitlines() or [type(err).__name__])[0][-120:]
-        raise QueensError(f"the processes met at {run.coordinator} but could not exchange data "
-                          f"({reason}): every machine must reach the others' ports") from err
+        raise QueensError(
+            f"the processes met at {run.coordinator} but could not exchange data "
+            f"({reason}): every machine must reach the others' ports"
+        ) from err
     if ids.tolist() != list(range(run.num_processes)):
-        raise QueensError(f"the processes at {run.coordinator} did not all join the same run "
-                          f"(ids {ids.tolist()}): start each with its own --process-id 0 to P-1")
+        raise QueensError(
+            f"the processes at {run.coordinator} did not all join the same run "
+            f"(ids {ids.tolist()}): start each with its own --process-id 0 to P-1"
+        )
     return True
 
 

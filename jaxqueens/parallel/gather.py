@@ -48,8 +48,10 @@ def _lost(err: Exception) -> str:
     procs, me = jax.process_count(), jax.process_index()
     reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
     reason = reason.rsplit(": ", 1)[-1][:120] if len(reason) > 120 else reason
-    return (f"process {me} of {procs} lost contact with the others mid-run ({reason}): start all "
-            f"{procs} processes again, with --resume DIR to go on from the last checkpoint in --out DIR")
+    return (
+        f"process {me} of {procs} lost contact with the others mid-run ({reason}): start all "
+        f"{procs} processes again, with --resume DIR to go on from the last checkpoint in --out DIR"
+    )
 
 
 def concat(x, axis: int = 0) -> np.ndarray:
@@ -65,6 +67,6 @@ def ragged(rows: np.ndarray) -> np.ndarray:
         return rows
     sizes = allgather(np.int32(len(rows)))
     padded = np.zeros((int(sizes.max()),) + rows.shape[1:], rows.dtype)
-    padded[:len(rows)] = rows
+    padded[: len(rows)] = rows
     every = allgather(padded)
-    return np.concatenate([every[p, :sizes[p]] for p in range(len(sizes))])
+    return np.concatenate([every[p, : sizes[p]] for p in range(len(sizes))])

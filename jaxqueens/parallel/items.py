@@ -10,7 +10,8 @@ take very different numbers of steps. Call these under ``jit``; ``items`` must d
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 
@@ -26,9 +27,16 @@ def each(one: Callable[[Any], Any], items, num_devices: int):
     return map_items(one, items, num_devices)
 
 
-def search_each(one: Callable[[Any], Any], init: Callable[[Any], Any], advance: Callable[[Any, Any], Any],
-           finished: Callable[[Any], Any], result: Callable[[Any], Any], items, num_devices: int,
-           lanes: int):
+def search_each(
+    one: Callable[[Any], Any],
+    init: Callable[[Any], Any],
+    advance: Callable[[Any, Any], Any],
+    finished: Callable[[Any], Any],
+    result: Callable[[Any], Any],
+    items,
+    num_devices: int,
+    lanes: int,
+):
     """A search per item: ``one(item)`` mapped on the CPU; on an accelerator, ``lanes`` lockstep
     lanes per device built from ``init(item)``, ``advance(states, active)``, ``finished(states)``
     and ``result(states)`` (see :func:`jaxqueens.parallel.lanes.lockstep`). Same results."""

@@ -10,7 +10,8 @@ through :func:`lockstep`; on the CPU, one item per ``lax.map`` iteration
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -19,13 +20,19 @@ from jax import lax
 
 def where_lanes(mask, new, old):
     """Per-lane select between two ``[B, ...]`` pytrees."""
-    return jax.tree.map(lambda a, b: jnp.where(mask.reshape((-1,) + (1,) * (a.ndim - 1)), a, b),
-                        new, old)
+    return jax.tree.map(
+        lambda a, b: jnp.where(mask.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, old
+    )
 
 
-def lockstep(init_item: Callable[[jax.Array], Any], advance: Callable[[Any, jax.Array], Any],
-             finished: Callable[[Any], jax.Array], result: Callable[[Any], Any], num_items: int,
-             lanes: int):
+def lockstep(
+    init_item: Callable[[jax.Array], Any],
+    advance: Callable[[Any, jax.Array], Any],
+    finished: Callable[[Any], jax.Array],
+    result: Callable[[Any], Any],
+    num_items: int,
+    lanes: int,
+):
     """Run ``num_items`` searches on ``lanes`` lockstep lanes, refilling finished lanes.
 
     Args:
@@ -55,9 +62,12 @@ def lockstep(init_item: Callable[[jax.Array], Any], advance: Callable[[Any, jax.
         item = jnp.where(done, nxt + rank, item)
         nxt = nxt + jnp.sum(done.astype(jnp.int32))
         take = done & (item < num_items)
-        s = lax.cond(jnp.any(take),
-                     lambda s: where_lanes(take, vinit(jnp.minimum(item, num_items - 1)), s),
-                     lambda s: s, s)
+        s = lax.cond(
+            jnp.any(take),
+            lambda s: where_lanes(take, vinit(jnp.minimum(item, num_items - 1)), s),
+            lambda s: s,
+            s,
+        )
         return s, item, nxt, out
 
     carry = (s0, first, jnp.int32(lanes), out)

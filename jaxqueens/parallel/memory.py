@@ -52,5 +52,7 @@ def check_memory(need: float, what: str, fix: str, available: int | None = None)
     """
     available = available_memory() if available is None else available
     if available is not None and need > HEADROOM * available:
-        raise QueensError(f"{what} needs about {format_bytes(need)} of memory but only "
-                          f"{format_bytes(available)} is available; {fix}")
+        raise QueensError(
+            f"{what} needs about {format_bytes(need)} of memory but only "
+            f"{format_bytes(available)} is available; {fix}"
+        )

@@ -41,16 +41,26 @@ def split_address(coordinator: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     bracketed = host.startswith("[") and host.endswith("]")
     host = host[1:-1] if bracketed else host
-    if (not sep or not host or (":" in host and not bracketed) or not port.isascii()
-            or not port.isdigit() or not 0 < int(port) < 65536):
-        raise QueensError(f"--coordinator {text!r} is not HOST:PORT with a port from 1 to 65535 "
-                          "(e.g. 10.0.0.1:12355, [fd00::1]:12355): give process 0's address")
+    if (
+        not sep
+        or not host
+        or (":" in host and not bracketed)
+        or not port.isascii()
+        or not port.isdigit()
+        or not 0 < int(port) < 65536
+    ):
+        raise QueensError(
+            f"--coordinator {text!r} is not HOST:PORT with a port from 1 to 65535 "
+            "(e.g. 10.0.0.1:12355, [fd00::1]:12355): give process 0's address"
+        )
     try:
         socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as err:
         reason = getattr(err, "strerror", None) or str(err)
-        raise QueensError(f"--coordinator {text}: cannot resolve host {host!r} ({reason}); give "
-                          "process 0's address or host name") from None
+        raise QueensError(
+            f"--coordinator {text}: cannot resolve host {host!r} ({reason}); give "
+            "process 0's address or host name"
+        ) from None
     return host, int(port)
 
 
@@ -71,7 +81,12 @@ def meet(coordinator: str, num_processes: int, process_id: int, timeout: float) 
 class _Meeting:
     def __init__(self, coordinator, host, port, num_processes, process_id, timeout, deadline):
         self.coordinator, self.address = coordinator, (host, port)
-        self.processes, self.me, self.timeout, self.deadline = num_processes, process_id, timeout, deadline
+        self.processes, self.me, self.timeout, self.deadline = (
+            num_processes,
+            process_id,
+            timeout,
+            deadline,
+        )
         self.start, self.noticed = time.monotonic(), False
 
     def left(self) -> float:
@@ -81,8 +96,12 @@ class _Meeting:
         """Say once on stderr what this process waits for, when it has waited a while."""
         if not self.noticed and time.monotonic() - self.start >= NOTICE_AFTER:
             self.noticed = True
-            print(f"jaxqueens: process {self.me} of {self.processes}: waiting up to {self.timeout:g} s "
-                  f"for {what} at {self.coordinator} (--coordinator-timeout)", file=sys.stderr, flush=True)
+            print(
+                f"jaxqueens: process {self.me} of {self.processes}: waiting up to {self.timeout:g} s "
+                f"for {what} at {self.coordinator} (--coordinator-timeout)",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def hello(self, token: str) -> bytes:
         return f"{GREETING} {self.me} {self.processes} {token}\n".encode()
@@ -103,8 +122,10 @@ class _Meeting:
             if reply == "go":
                 return
             if reply is not None and reply.startswith("refuse "):
-                raise QueensError(f"process 0 at {self.coordinator} refused process {self.me}: "
-                                  f"{reply[len('refuse '):]}")
+                raise QueensError(
+                    f"process 0 at {self.coordinator} refused process {self.me}: "
+                    f"{reply[len('refuse ') :]}"
+                )
             if reply is None and self.left() <= 0:
                 last = "process 0 is there, but not every process joined in time"
             else:
@@ -113,7 +134,8 @@ class _Meeting:
         raise QueensError(
             f"no run started at {self.coordinator} within {self.timeout:g} s ({last}): start process 0 "
             "on that machine and every process with the same --coordinator and --num-processes, check "
-            "HOST:PORT, or raise --coordinator-timeout")
+            "HOST:PORT, or raise --coordinator-timeout"
+        )
 
     # Process 0: listen, check its own address, wait for every other process, then say "go".
     def host(self) -> None:
@@ -134,8 +156,11 @@ class _Meeting:
                     except OSError:  # timeout: look at the clock again
                         continue
                     parts = (_read_line(conn, min(self.left(), 5.0)) or "").split()
-                    if len(parts) != 4 or parts[0] != GREETING or not all(
-                            p.isascii() and p.isdigit() for p in parts[1:3]):
+                    if (
+                        len(parts) != 4
+                        or parts[0] != GREETING
+                        or not all(p.isascii() and p.isdigit() for p in parts[1:3])
+                    ):
                         conn.close()  # not one of ours
                         continue
                     pid, count = int(parts[1]), int(parts[2])
@@ -149,7 +174,9 @@ class _Meeting:
                         raise QueensError(reason)
                     joined[pid] = conn
                     waiting.discard(pid)
-                    if not waiting:  # a process that gave up meanwhile has closed: wait for it again
+                    if (
+                        not waiting
+                    ):  # a process that gave up meanwhile has closed: wait for it again
                         for gone in [i for i, c in joined.items() if not _alive(c)]:
                             joined.pop(gone).close()
                             waiting.add(gone)
@@ -172,28 +199,38 @@ class _Meeting:
             own.sendall(self.hello(token))
             return own
         except OSError as err:
-            raise QueensError(f"--coordinator {self.coordinator} does not reach process 0's machine "
-                              f"({err.strerror or err}): run process 0 on that host, or give this "
-                              "machine's address") from None
+            raise QueensError(
+                f"--coordinator {self.coordinator} does not reach process 0's machine "
+                f"({err.strerror or err}): run process 0 on that host, or give this "
+                "machine's address"
+            ) from None
 
     def _problem(self, pid: int, count: int, waiting: set[int]) -> str | None:
         if count != self.processes:
-            return (f"process {pid} has --num-processes {count} but process 0 has {self.processes}: "
-                    "give every process the same --num-processes")
+            return (
+                f"process {pid} has --num-processes {count} but process 0 has {self.processes}: "
+                "give every process the same --num-processes"
+            )
         if pid >= self.processes or pid not in waiting:
-            return (f"two processes have --process-id {pid} (or it is not below {self.processes}): give "
-                    f"each process its own id from 0 to {self.processes - 1}")
+            return (
+                f"two processes have --process-id {pid} (or it is not below {self.processes}): give "
+                f"each process its own id from 0 to {self.processes - 1}"
+            )
         return None
 
     def _missing(self, waiting: set[int]) -> str:
         if 0 in waiting:
-            return (f"--coordinator {self.coordinator} does not reach process 0's own machine within "
-                    f"{self.timeout:g} s: run process 0 on that host, or give this machine's address")
+            return (
+                f"--coordinator {self.coordinator} does not reach process 0's own machine within "
+                f"{self.timeout:g} s: run process 0 on that host, or give this machine's address"
+            )
         ids = ", ".join(str(i) for i in sorted(waiting))
-        return (f"{len(waiting)} of {self.processes - 1} other processes did not join {self.coordinator} "
-                f"within {self.timeout:g} s (--process-id {ids}): start each with --coordinator "
-                f"{self.coordinator} --num-processes {self.processes} and its own --process-id, or raise "
-                "--coordinator-timeout")
+        return (
+            f"{len(waiting)} of {self.processes - 1} other processes did not join {self.coordinator} "
+            f"within {self.timeout:g} s (--process-id {ids}): start each with --coordinator "
+            f"{self.coordinator} --num-processes {self.processes} and its own --process-id, or raise "
+            "--coordinator-timeout"
+        )
 
 
 def _listen(port: int, coordinator: str) -> socket.socket:
@@ -203,8 +240,10 @@ def _listen(port: int, coordinator: str) -> socket.socket:
             return socket.create_server(("", port), family=socket.AF_INET6, dualstack_ipv6=True)
         return socket.create_server(("", port))
     except OSError as err:
-        raise QueensError(f"--coordinator {coordinator}: process 0 cannot listen on port {port} "
-                          f"({err.strerror or err}): pick a free port, the same for every process") from None
+        raise QueensError(
+            f"--coordinator {coordinator}: process 0 cannot listen on port {port} "
+            f"({err.strerror or err}): pick a free port, the same for every process"
+        ) from None
 
 
 def _read_line(sock: socket.socket, seconds: float) -> str | None:
@@ -237,6 +276,6 @@ def _send(sock: socket.socket, line: str) -> None:
     """``line`` and a newline, cut to the longest line a reader takes; a closed peer is ignored."""
     try:
         sock.settimeout(2.0)
-        sock.sendall(line[:_LINE - 1].encode("ascii", "replace") + b"\n")
+        sock.sendall(line[: _LINE - 1].encode("ascii", "replace") + b"\n")
     except OSError:
         pass

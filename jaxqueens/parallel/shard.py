@@ -9,7 +9,8 @@ communication between the shards.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
@@ -21,16 +22,25 @@ AXIS = "d"
 
 def local_mesh(num_devices: int) -> jax.sharding.Mesh:
     """A 1-D mesh, axis :data:`AXIS`, over the first ``num_devices`` devices of this process."""
-    return jax.make_mesh((num_devices,), (AXIS,), devices=jax.local_devices()[:num_devices],
-                         axis_types=(jax.sharding.AxisType.Auto,))
+    return jax.make_mesh(
+        (num_devices,),
+        (AXIS,),
+        devices=jax.local_devices()[:num_devices],
+        axis_types=(jax.sharding.AxisType.Auto,),
+    )
 
 
 def _spec(axis: int | None) -> PartitionSpec:
     return PartitionSpec() if axis is None else PartitionSpec(*([None] * axis + [AXIS]))
 
 
-def over_devices(fn: Callable[..., Any], *args, num_devices: int, sharded: tuple[bool, ...] | None = None,
-                 out_axes: Any = 0):
+def over_devices(
+    fn: Callable[..., Any],
+    *args,
+    num_devices: int,
+    sharded: tuple[bool, ...] | None = None,
+    out_axes: Any = 0,
+):
     """``fn(*args)`` with the batch split over ``num_devices`` local devices (call it under jit).
 
     Args:
@@ -45,8 +55,9 @@ def over_devices(fn: Callable[..., Any], *args, num_devices: int, sharded: tuple
     sharded = (True,) * len(args) if sharded is None else sharded
     in_specs = tuple(_spec(0 if s else None) for s in sharded)
     out_specs = jax.tree.map(_spec, out_axes)
-    return jax.shard_map(fn, mesh=local_mesh(num_devices), in_specs=in_specs, out_specs=out_specs,
-                         check_vma=False)(*args)
+    return jax.shard_map(
+        fn, mesh=local_mesh(num_devices), in_specs=in_specs, out_specs=out_specs, check_vma=False
+    )(*args)
 
 
 def map_items(fn: Callable[[Any], Any], items, num_devices: int):

@@ -14,8 +14,9 @@ keeps its lanes busy: :func:`jaxqueens.parallel.lanes.lockstep`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -42,7 +43,9 @@ def call(stream: Stream, fn: Callable[[Any, int], Any], batch: np.ndarray):
     """``fn(batch on the stream's device, shards)`` with its outputs as NumPy arrays, and the
     start and end of the call (``perf_counter`` seconds)."""
     t0 = time.perf_counter()
-    out = fn(batch if stream.device is None else jax.device_put(batch, stream.device), stream.shards)
+    out = fn(
+        batch if stream.device is None else jax.device_put(batch, stream.device), stream.shards
+    )
     out = tuple(np.asarray(x) for x in out)
     return out, t0, time.perf_counter()
 
@@ -53,13 +56,15 @@ class Workers:
 
     def __init__(self, streams: list[Stream], name: str = "jaxqueens"):
         self.streams = streams
-        self._pools = [ThreadPoolExecutor(1, thread_name_prefix=f"{name}-{k}") for k in range(len(streams))]
+        self._pools = [
+            ThreadPoolExecutor(1, thread_name_prefix=f"{name}-{k}") for k in range(len(streams))
+        ]
 
     def submit(self, k: int, fn: Callable[[Any, int], Any], batch: np.ndarray) -> Future:
         """:func:`call` of ``fn`` on stream ``k``, in its thread."""
         return self._pools[k].submit(call, self.streams[k], fn, batch)
 
-    def __enter__(self) -> "Workers":
+    def __enter__(self) -> Workers:
         return self
 
     def __exit__(self, *exc) -> None:

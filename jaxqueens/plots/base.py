@@ -17,8 +17,15 @@ def figure(width: float = 7.0, height: float = 4.0):
     return fig, fig.add_subplot(1, 1, 1)
 
 
-def finish(fig, ax, path: Path, title: str, xlabel: str | None = None, ylabel: str | None = None,
-           ylim: tuple[float | None, float | None] | None = None) -> Path:
+def finish(
+    fig,
+    ax,
+    path: Path,
+    title: str,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    ylim: tuple[float | None, float | None] | None = None,
+) -> Path:
     """Label, grid and save: the common end of a line figure."""
     if xlabel is not None:
         ax.set_xlabel(xlabel)

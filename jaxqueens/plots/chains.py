@@ -10,7 +10,9 @@ import numpy as np
 from jaxqueens.plots.base import figure, finish, save_png
 
 
-def trace_plot(values: np.ndarray, path: Path, ylabel: str, title: str, xlabel: str = "step") -> Path:
+def trace_plot(
+    values: np.ndarray, path: Path, ylabel: str, title: str, xlabel: str = "step"
+) -> Path:
     """One line: a per-step quantity of a traced chain (e.g. conflicting queens per step)."""
     fig, ax = figure()
     ax.plot(np.arange(len(values)), values, lw=1.0, color="tab:blue")
@@ -43,5 +45,12 @@ def method_traces(traces: dict[str, np.ndarray], path: Path, n: int, every: int 
             ax.plot(steps, tr[k], color=color, lw=0.6, alpha=0.35)
         ax.plot(steps, tr[0], color=color, lw=1.6, label=method.upper())
     ax.legend()
-    return finish(fig, ax, path, f"n = {n}: best-so-far traces (chain 0 bold)", "step",
-                  "best objective so far", ylim=(0, None))
+    return finish(
+        fig,
+        ax,
+        path,
+        f"n = {n}: best-so-far traces (chain 0 bold)",
+        "step",
+        "best objective so far",
+        ylim=(0, None),
+    )

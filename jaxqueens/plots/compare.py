@@ -19,15 +19,30 @@ STYLES = {"minconflicts": "-", "anneal": "--", "ga": ":"}
 """Line style per solver family (colours tell the solvers apart)."""
 
 
-def _lines(curves: dict, which: str, families: dict, path: Path, title: str, xlabel: str,
-           ylabel: str, drawstyle: str = "steps-post") -> Path:
+def _lines(
+    curves: dict,
+    which: str,
+    families: dict,
+    path: Path,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    drawstyle: str = "steps-post",
+) -> Path:
     fig, ax = figure(7.5, 4.5)
     positive = False
     for i, (solver, c) in enumerate(curves.items()):
         x, y = (np.asarray(v) for v in c[which])
         label = solver if x.size else f"{solver} (none solved)"
-        ax.plot(x, y, drawstyle=drawstyle, color=f"C{i % 10}", lw=1.5,
-                ls=STYLES.get(families.get(solver), "-"), label=label)
+        ax.plot(
+            x,
+            y,
+            drawstyle=drawstyle,
+            color=f"C{i % 10}",
+            lw=1.5,
+            ls=STYLES.get(families.get(solver), "-"),
+            label=label,
+        )
         positive |= bool(x.size and (x > 0).any())
     if positive:
         if which == "seconds_ecdf":
@@ -43,7 +58,11 @@ def ert_bars(ert: dict, path: Path, title: str) -> Path:
     fig, ax = figure(7.5, 4.0)
     names = list(ert)
     values = [ert[s] if ert[s] is not None else np.nan for s in names]
-    ax.bar(range(len(names)), [v * 1e3 for v in values], color=[f"C{i % 10}" for i in range(len(names))])
+    ax.bar(
+        range(len(names)),
+        [v * 1e3 for v in values],
+        color=[f"C{i % 10}" for i in range(len(names))],
+    )
     for i, v in enumerate(values):
         if not np.isfinite(v):
             ax.text(i, 0, "none\nsolved", ha="center", va="bottom", fontsize=7)
@@ -53,7 +72,9 @@ def ert_bars(ert: dict, path: Path, title: str) -> Path:
     return finish(fig, ax, path, title, None, "ms per solution (ERT)")
 
 
-def write_plots(out: Path, *, n: int, budget: int, curves: dict, families: dict, ert: dict) -> list[Path]:
+def write_plots(
+    out: Path, *, n: int, budget: int, curves: dict, families: dict, ert: dict
+) -> list[Path]:
     """Every figure of a compare run.
 
     Args:
@@ -65,12 +86,32 @@ def write_plots(out: Path, *, n: int, budget: int, curves: dict, families: dict,
     out = Path(out)
     what = f"n = {n}, {budget:,} steps per chain"
     return [
-        _lines(curves, "steps_ecdf", families, out / "steps_ecdf.png",
-               f"run-time distribution in steps ({what})", "steps to solution", "fraction of solved chains"),
-        _lines(curves, "seconds_ecdf", families, out / "seconds_ecdf.png",
-               f"run-time distribution in seconds ({what})", "seconds to solution",
-               "fraction of solved chains"),
-        _lines(curves, "success", families, out / "success.png", f"success rate vs step budget ({what})",
-               "step budget", "success rate"),
+        _lines(
+            curves,
+            "steps_ecdf",
+            families,
+            out / "steps_ecdf.png",
+            f"run-time distribution in steps ({what})",
+            "steps to solution",
+            "fraction of solved chains",
+        ),
+        _lines(
+            curves,
+            "seconds_ecdf",
+            families,
+            out / "seconds_ecdf.png",
+            f"run-time distribution in seconds ({what})",
+            "seconds to solution",
+            "fraction of solved chains",
+        ),
+        _lines(
+            curves,
+            "success",
+            families,
+            out / "success.png",
+            f"success rate vs step budget ({what})",
+            "step budget",
+            "success rate",
+        ),
         ert_bars(ert, out / "ert.png", f"expected time per solution ({what})"),
     ]

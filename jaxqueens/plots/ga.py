@@ -28,10 +28,18 @@ def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Pat
     values = np.asarray(values, dtype=float)
     fig, ax = figure()
     gens = np.arange(values.shape[0])
-    shown = np.unique(np.linspace(0, values.shape[1] - 1, min(values.shape[1], MAX_TRIAL_LINES)).astype(int))
+    shown = np.unique(
+        np.linspace(0, values.shape[1] - 1, min(values.shape[1], MAX_TRIAL_LINES)).astype(int)
+    )
     for t in shown:
         ax.plot(gens, values[:, t], lw=0.6, alpha=0.25, color="tab:blue")
-    ax.plot(gens, np.median(values, axis=1), lw=2.0, color="tab:red", label=f"median of {values.shape[1]} trials")
+    ax.plot(
+        gens,
+        np.median(values, axis=1),
+        lw=2.0,
+        color="tab:red",
+        label=f"median of {values.shape[1]} trials",
+    )
     ax.set_xlabel("generation")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -48,8 +56,17 @@ def solved_plot(curve: np.ndarray, path: Path, title: str) -> Path:
     return finish(fig, ax, path, title, "generation", "fraction of trials solved", ylim=(0, 1.02))
 
 
-def write_plots(out: Path, best: np.ndarray, avg: np.ndarray, worst: np.ndarray, solved: np.ndarray,
-                *, what: str, score: str = "attacking", fitness: str = "pairs") -> list[Path]:
+def write_plots(
+    out: Path,
+    best: np.ndarray,
+    avg: np.ndarray,
+    worst: np.ndarray,
+    solved: np.ndarray,
+    *,
+    what: str,
+    score: str = "attacking",
+    fitness: str = "pairs",
+) -> list[Path]:
     """best.png, avg.png, worst.png and success.png of one GA run.
 
     Args:
@@ -61,13 +78,25 @@ def write_plots(out: Path, best: np.ndarray, avg: np.ndarray, worst: np.ndarray,
       fitness: the GA's fitness, "pairs", "excess" or "report-diagonals-only" (labels the y axis;
         ``solved`` counts verified solutions under every fitness).
     """
-    label = ("non-attacking pairs" if score == "nonattacking" else
-             "attacking pairs (0 = solution)" if fitness == "pairs" else
-             "excess queens on lines (0 = solution)" if fitness == "excess" else
-             "diagonal pairs, rows ignored (report's score; 0 is not always a solution)")
+    label = (
+        "non-attacking pairs"
+        if score == "nonattacking"
+        else "attacking pairs (0 = solution)"
+        if fitness == "pairs"
+        else "excess queens on lines (0 = solution)"
+        if fitness == "excess"
+        else "diagonal pairs, rows ignored (report's score; 0 is not always a solution)"
+    )
     files = []
     for name, values in zip(("best", "avg", "worst"), (best, avg, worst)):
-        files.append(fitness_plot(values, Path(out) / f"{name}.png", f"{name} {label}", f"{name} fitness: {what}"))
-    files.append(solved_plot(solved, Path(out) / "success.png",
-                             f"trials solved: {what}, {np.shape(best)[1]} trials"))
+        files.append(
+            fitness_plot(
+                values, Path(out) / f"{name}.png", f"{name} {label}", f"{name} fitness: {what}"
+            )
+        )
+    files.append(
+        solved_plot(
+            solved, Path(out) / "success.png", f"trials solved: {what}, {np.shape(best)[1]} trials"
+        )
+    )
     return files

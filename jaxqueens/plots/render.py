@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from jaxqueens.core import checker
-from jaxqueens.io.atomic import write_bytes
 from jaxqueens.errors import QueensError
+from jaxqueens.io.atomic import write_bytes
 
 MAX_ASCII_N = 64
 MAX_PNG_N = 1000
@@ -34,7 +34,9 @@ def _board(rows: Any, limit: int, hint: str) -> np.ndarray:
     """Validate one board for drawing: integer `[n]`, 1 <= n <= limit, values in 0..n-1."""
     arr = np.asarray(rows)
     if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
-        raise QueensError(f"cannot draw a board of shape {arr.shape} and dtype {arr.dtype}; pass one board rows[n]")
+        raise QueensError(
+            f"cannot draw a board of shape {arr.shape} and dtype {arr.dtype}; pass one board rows[n]"
+        )
     n = len(arr)
     if n > limit:
         raise QueensError(f"n = {n} is too large to draw here (at most {limit}); {hint}")
@@ -106,8 +108,10 @@ def _check_title(title: str | None) -> None:
     except ValueError as err:
         lines = [line.strip() for line in str(err).splitlines() if line.strip()]
         reason = (lines[-1] if lines else "parse error").split(": ", 1)[-1].split("  (at char")[0]
-        raise QueensError(f"title '{title[:60]}' is not valid matplotlib mathtext ({reason[:80]}); "
-                          r"fix the $...$ part, or write \$ for a dollar sign") from None
+        raise QueensError(
+            f"title '{title[:60]}' is not valid matplotlib mathtext ({reason[:80]}); "
+            r"fix the $...$ part, or write \$ for a dollar sign"
+        ) from None
 
 
 def render_png(rows: Any, path: str | os.PathLike, title: str | None = None) -> None:
@@ -132,7 +136,12 @@ def render_png(rows: Any, path: str | os.PathLike, title: str | None = None) -> 
     verdict = "a solution" if pairs == 0 else f"{pairs} attacking pair{'s' * (pairs != 1)}"
     text = f"n = {n}: {verdict}"
     width, height = 8.0, 8.4  # inches
-    box = (0.1, 0.07, 0.85, 0.85 * width / height)  # a square board 6.8 inches wide, room for the title
+    box = (
+        0.1,
+        0.07,
+        0.85,
+        0.85 * width / height,
+    )  # a square board 6.8 inches wide, room for the title
     dpi = max(100, math.ceil(2 * n / (box[2] * width)))  # at least 2 pixels per square
     fig = Figure(figsize=(width, height), dpi=dpi)
     FigureCanvasAgg(fig)

@@ -13,8 +13,9 @@ from jaxqueens.plots.base import figure, finish, save_png
 from jaxqueens.plots.chains import steps_histogram
 
 
-def coverage_plot(cov: dict, path: Path, title: str, total: int | None = None,
-                  total_classes: int | None = None) -> Path:
+def coverage_plot(
+    cov: dict, path: Path, title: str, total: int | None = None, total_classes: int | None = None
+) -> Path:
     """Distinct solutions and classes found vs chains run; the exact totals and, dashed, the
     coupon-collector expectation if every solution were equally likely."""
     fig, ax = figure()
@@ -24,13 +25,21 @@ def coverage_plot(cov: dict, path: Path, title: str, total: int | None = None,
     if cov["expected"] is not None:
         ax.plot(x, cov["expected"], color="C0", lw=1.0, ls="--", label="expected if uniform")
     if cov.get("expected_fundamental") is not None:
-        ax.plot(x, cov["expected_fundamental"], color="C1", lw=1.0, ls="--",
-                label="classes expected if uniform")
+        ax.plot(
+            x,
+            cov["expected_fundamental"],
+            color="C1",
+            lw=1.0,
+            ls="--",
+            label="classes expected if uniform",
+        )
     top = max(1, int(cov["distinct"][-1]) if len(x) else 1)
     if total and total <= 50 * top:
         ax.axhline(total, color="C0", lw=0.8, alpha=0.6, label=f"all solutions ({total:,})")
     if total_classes and total_classes <= 50 * top:
-        ax.axhline(total_classes, color="C1", lw=0.8, alpha=0.6, label=f"all classes ({total_classes:,})")
+        ax.axhline(
+            total_classes, color="C1", lw=0.8, alpha=0.6, label=f"all classes ({total_classes:,})"
+        )
     if len(x) > 100:
         ax.set_xscale("log")
     ax.set_xlabel("chains run")
@@ -42,8 +51,9 @@ def coverage_plot(cov: dict, path: Path, title: str, total: int | None = None,
     return save_png(fig, path)
 
 
-def frequency_histogram(counts: np.ndarray, samples: int, path: Path, title: str,
-                        total: int | None = None) -> Path:
+def frequency_histogram(
+    counts: np.ndarray, samples: int, path: Path, title: str, total: int | None = None
+) -> Path:
     """How often each solution was sampled (unsampled ones at 0 where ``counts`` holds all Q),
     with the binomial expectation Q * Binom(S, 1/Q) if sampling were uniform."""
     fig, ax = figure()
@@ -54,11 +64,24 @@ def frequency_histogram(counts: np.ndarray, samples: int, path: Path, title: str
     if total and samples:
         k = np.arange(top + 1)
         p = 1.0 / total
-        logpmf = np.array([math.lgamma(samples + 1) - math.lgamma(j + 1) - math.lgamma(samples - j + 1)
-                           + j * math.log(p) + (samples - j) * math.log1p(-p) for j in k])
+        logpmf = np.array(
+            [
+                math.lgamma(samples + 1)
+                - math.lgamma(j + 1)
+                - math.lgamma(samples - j + 1)
+                + j * math.log(p)
+                + (samples - j) * math.log1p(-p)
+                for j in k
+            ]
+        )
         width = bins[1] - bins[0]
-        ax.plot(k, total * np.exp(logpmf) * width, color="k", lw=1.2,
-                label="expected if uniform (binomial)")
+        ax.plot(
+            k,
+            total * np.exp(logpmf) * width,
+            color="k",
+            lw=1.2,
+            label="expected if uniform (binomial)",
+        )
     ax.set_xlabel("times sampled")
     ax.set_ylabel("solutions")
     ax.set_title(title)
@@ -75,11 +98,14 @@ def steps_ecdf(steps: np.ndarray, path: Path, title: str, unit: str = "steps") -
         ax.step(s, np.arange(1, s.size + 1) / s.size, where="post", color="tab:green")
         if s.max() > 20 * max(1, np.median(s)):
             ax.set_xscale("symlog", linthresh=1)
-    return finish(fig, ax, path, title, f"{unit} to solution", "fraction of solved chains", ylim=(0, 1.02))
+    return finish(
+        fig, ax, path, title, f"{unit} to solution", "fraction of solved chains", ylim=(0, 1.02)
+    )
 
 
-def success_rate_plot(budgets: np.ndarray, rate: np.ndarray, path: Path, title: str,
-                 unit: str = "steps") -> Path:
+def success_rate_plot(
+    budgets: np.ndarray, rate: np.ndarray, path: Path, title: str, unit: str = "steps"
+) -> Path:
     """Share of all chains run that solved within a step budget."""
     fig, ax = figure()
     ax.step(budgets, rate, where="post", color="tab:red")
@@ -88,9 +114,21 @@ def success_rate_plot(budgets: np.ndarray, rate: np.ndarray, path: Path, title: 
     return finish(fig, ax, path, title, f"{unit} budget", "success rate", ylim=(0, 1.02))
 
 
-def write_plots(out: Path, *, name: str, n: int, coverage: dict, counts: np.ndarray,
-                every_solution: bool, samples: int, solved: np.ndarray, steps: np.ndarray,
-                step_unit: str, budgets: np.ndarray, rate: np.ndarray) -> list[Path]:
+def write_plots(
+    out: Path,
+    *,
+    name: str,
+    n: int,
+    coverage: dict,
+    counts: np.ndarray,
+    every_solution: bool,
+    samples: int,
+    solved: np.ndarray,
+    steps: np.ndarray,
+    step_unit: str,
+    budgets: np.ndarray,
+    rate: np.ndarray,
+) -> list[Path]:
     """Every figure of a stats run: ``coverage.png``, ``frequency_hist.png``, ``steps_hist.png``,
     ``steps_ecdf.png`` and ``success_rate.png``.
 
@@ -105,16 +143,39 @@ def write_plots(out: Path, *, name: str, n: int, coverage: dict, counts: np.ndar
     """
     out = Path(out)
     total = A000170.get(n)
-    files = [coverage_plot(coverage, out / "coverage.png",
-                           f"{name}, n = {n}: coverage", total, A002562.get(n))]
+    files = [
+        coverage_plot(
+            coverage, out / "coverage.png", f"{name}, n = {n}: coverage", total, A002562.get(n)
+        )
+    ]
     what = "all solutions" if every_solution else "solutions found"
-    files.append(frequency_histogram(counts, samples, out / "frequency_hist.png",
-                                     f"{name}, n = {n}: sampling frequency of {what}", total))
+    files.append(
+        frequency_histogram(
+            counts,
+            samples,
+            out / "frequency_hist.png",
+            f"{name}, n = {n}: sampling frequency of {what}",
+            total,
+        )
+    )
     solved_steps = steps[solved]
-    files.append(steps_histogram(solved_steps, out / "steps_hist.png",
-                                 f"{name}, n = {n}: {step_unit} to solution ({len(solved_steps):,} chains)"))
-    files.append(steps_ecdf(solved_steps, out / "steps_ecdf.png", f"{name}, n = {n}: ECDF", step_unit))
-    files.append(success_rate_plot(budgets, rate, out / "success_rate.png",
-                                   f"{name}, n = {n}: success rate vs budget ({len(solved):,} chains)",
-                                   step_unit))
+    files.append(
+        steps_histogram(
+            solved_steps,
+            out / "steps_hist.png",
+            f"{name}, n = {n}: {step_unit} to solution ({len(solved_steps):,} chains)",
+        )
+    )
+    files.append(
+        steps_ecdf(solved_steps, out / "steps_ecdf.png", f"{name}, n = {n}: ECDF", step_unit)
+    )
+    files.append(
+        success_rate_plot(
+            budgets,
+            rate,
+            out / "success_rate.png",
+            f"{name}, n = {n}: success rate vs budget ({len(solved):,} chains)",
+            step_unit,
+        )
+    )
     return files

@@ -82,16 +82,33 @@ class Config:
     def __post_init__(self):
         checks = [
             (self.n >= 4, f"n must be at least 4, got {self.n}"),
-            (self.method in METHODS, f"method must be one of {', '.join(METHODS)}, got {self.method!r}"),
-            (self.neighbour in NEIGHBOURS, f"neighbour must be step or swap, got {self.neighbour!r}"),
+            (
+                self.method in METHODS,
+                f"method must be one of {', '.join(METHODS)}, got {self.method!r}",
+            ),
+            (
+                self.neighbour in NEIGHBOURS,
+                f"neighbour must be step or swap, got {self.neighbour!r}",
+            ),
             (self.edge in EDGES, f"edge must be wrap or nmof, got {self.edge!r}"),
-            (self.objective in OBJECTIVES, f"objective must be attacks or pairs, got {self.objective!r}"),
-            (1 <= self.step < self.n, f"--step must lie in 1..n-1 = 1..{self.n - 1}, got {self.step}"),
+            (
+                self.objective in OBJECTIVES,
+                f"objective must be attacks or pairs, got {self.objective!r}",
+            ),
+            (
+                1 <= self.step < self.n,
+                f"--step must lie in 1..n-1 = 1..{self.n - 1}, got {self.step}",
+            ),
             (self.rounds >= 1, f"--rounds must be at least 1, got {self.rounds}"),
-            (self.steps_per_round >= 1, f"steps per round must be at least 1, got {self.steps_per_round}"),
-            (not self.constrained or self.neighbour == "step",
-             "constrained boards need the step neighbour (a swap cannot honour fixed queens and "
-             "forbidden squares)"),
+            (
+                self.steps_per_round >= 1,
+                f"steps per round must be at least 1, got {self.steps_per_round}",
+            ),
+            (
+                not self.constrained or self.neighbour == "step",
+                "constrained boards need the step neighbour (a swap cannot honour fixed queens and "
+                "forbidden squares)",
+            ),
         ]
         for ok, message in checks:
             if not ok:
@@ -202,16 +219,22 @@ def _move(s: State, config: Config, mask: Mask | None = None):
         else:  # NMOF: past the last row to the first, before the first to the last
             r1 = r0 + shift
             r1 = jnp.where(r1 > n - 1, 0, jnp.where(r1 < 0, n - 1, r1))
-        updates = [(p, -1) for p in positions(config, c, r0)] + [(p, 1) for p in positions(config, c, r1)]
+        updates = [(p, -1) for p in positions(config, c, r0)] + [
+            (p, 1) for p in positions(config, c, r1)
+        ]
         return updates, [(c, r1)]
     c1 = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
     c2 = hash_randint(s.seed, s.ctr, jnp.uint32(1), n - 1)
     c2 = c2 + (c2 >= c1)
     r1, r2 = s.rows[c1], s.rows[c2]
     # Rows keep their occupancy under a swap: only diagonals and anti-diagonals change.
-    diagonals = lambda c, r: positions(config, c, r)[1:]  # noqa: E731
-    updates = ([(p, -1) for p in diagonals(c1, r1)] + [(p, -1) for p in diagonals(c2, r2)]
-               + [(p, 1) for p in diagonals(c1, r2)] + [(p, 1) for p in diagonals(c2, r1)])
+    diagonals = lambda c, r: positions(config, c, r)[1:]
+    updates = (
+        [(p, -1) for p in diagonals(c1, r1)]
+        + [(p, -1) for p in diagonals(c2, r2)]
+        + [(p, 1) for p in diagonals(c1, r2)]
+        + [(p, 1) for p in diagonals(c2, r1)]
+    )
     return updates, [(c1, r2), (c2, r1)]
 
 
@@ -222,7 +245,9 @@ def _allowed(config: Config, mask: Mask | None, writes) -> jax.Array:
     return functools.reduce(lambda a, b: a & b, [mask.allowed[c, r] for c, r in writes])
 
 
-def propose(s: State, config: Config, mask: Mask | None = None) -> tuple[jax.Array, jax.Array, jax.Array]:
+def propose(
+    s: State, config: Config, mask: Mask | None = None
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     """A random neighbour, applied: (rows [n] int32, counts [5n-2] int32, objective change [] int32).
     O(1) work; the hash counter is not advanced (the caller does). Under ``config.constrained``
     a move onto a forbidden square is not applied (change 0)."""
@@ -250,8 +275,13 @@ def accept(delta: jax.Array, level: jax.Array, u: jax.Array, method: str) -> jax
     return delta.astype(jnp.float32) <= level
 
 
-def init(seed: jax.Array, config: Config, schedule: jax.Array | None,
-         start: jax.Array | None = None, mask: Mask | None = None) -> State:
+def init(
+    seed: jax.Array,
+    config: Config,
+    schedule: jax.Array | None,
+    start: jax.Array | None = None,
+    mask: Mask | None = None,
+) -> State:
     """A chain from its uint32 ``seed``: on a random permutation (NMOF's ``sample.int(n)``), or on
     ``start`` ([n] int32, rows in 0..n-1, repeats allowed) when given; under
     ``config.constrained`` on a random allowed square per column (:func:`allowed_start`; a
@@ -266,8 +296,16 @@ def init(seed: jax.Array, config: Config, schedule: jax.Array | None,
     f = objective_of(counts, config.objective)
     if config.constrained:
         f = f + rules.stranded(rows, mask)
-    return State(rows=rows, counts=counts, seed=jnp.asarray(seed, U32), ctr=U32(1), f=f, best=f,
-                 best_step=jnp.int32(0), steps=jnp.int32(0))
+    return State(
+        rows=rows,
+        counts=counts,
+        seed=jnp.asarray(seed, U32),
+        ctr=U32(1),
+        f=f,
+        best=f,
+        best_step=jnp.int32(0),
+        steps=jnp.int32(0),
+    )
 
 
 def done(s: State, config: Config) -> jax.Array:
@@ -296,53 +334,87 @@ def step(s: State, config: Config, schedule: jax.Array, mask: Mask | None = None
         rows = lax.dynamic_update_slice(rows, jnp.where(take, r, rows[c])[None], (c,))
     f = jnp.where(take, s.f + delta, s.f)
     better = f < s.best
-    return s._replace(rows=rows, counts=counts, ctr=s.ctr + U32(1), f=f,
-                      best=jnp.where(better, f, s.best),
-                      best_step=jnp.where(better, s.steps + 1, s.best_step),
-                      steps=s.steps + live.astype(jnp.int32))
+    return s._replace(
+        rows=rows,
+        counts=counts,
+        ctr=s.ctr + U32(1),
+        f=f,
+        best=jnp.where(better, f, s.best),
+        best_step=jnp.where(better, s.steps + 1, s.best_step),
+        steps=s.steps + live.astype(jnp.int32),
+    )
 
 
 def result(s: State) -> Result:
     """What the chain reports: its board, whether solved, and its best objective and step."""
-    return Result(rows=s.rows, solved=s.best == 0, steps=s.best_step,
-                  restarts=jnp.int32(0), best=s.best)
+    return Result(
+        rows=s.rows, solved=s.best == 0, steps=s.best_step, restarts=jnp.int32(0), best=s.best
+    )
 
 
-def solve_chain(seed: jax.Array, config: Config, schedule: jax.Array,
-                start: jax.Array | None = None, mask: Mask | None = None) -> Result:
+def solve_chain(
+    seed: jax.Array,
+    config: Config,
+    schedule: jax.Array,
+    start: jax.Array | None = None,
+    mask: Mask | None = None,
+) -> Result:
     """Run one chain until solved or out of steps."""
-    s = lax.while_loop(lambda s: ~done(s, config), lambda s: step(s, config, schedule, mask),
-                       init(seed, config, schedule, start, mask))
+    s = lax.while_loop(
+        lambda s: ~done(s, config),
+        lambda s: step(s, config, schedule, mask),
+        init(seed, config, schedule, start, mask),
+    )
     return result(s)
 
 
-def replay(seed: jax.Array, config: Config, schedule: jax.Array, upto: jax.Array,
-           start: jax.Array | None = None, mask: Mask | None = None) -> State:
+def replay(
+    seed: jax.Array,
+    config: Config,
+    schedule: jax.Array,
+    upto: jax.Array,
+    start: jax.Array | None = None,
+    mask: Mask | None = None,
+) -> State:
     """The chain's state after its first ``upto`` steps ([] int32, at most where it stopped).
 
     A chain is a deterministic function of its seed, schedule and start, so replaying it to the
     step at which its best objective was found (``Result.steps``) gives its best board
     (``rows``, with ``f == best``) without keeping a best board in the hot loop."""
-    return lax.while_loop(lambda s: (s.steps < upto) & ~done(s, config),
-                          lambda s: step(s, config, schedule, mask),
-                          init(seed, config, schedule, start, mask))
+    return lax.while_loop(
+        lambda s: (s.steps < upto) & ~done(s, config),
+        lambda s: step(s, config, schedule, mask),
+        init(seed, config, schedule, start, mask),
+    )
 
 
-def trace(seed: jax.Array, config: Config, schedule: jax.Array, every: int = 1,
-          start: jax.Array | None = None, mask: Mask | None = None) -> jax.Array:
+def trace(
+    seed: jax.Array,
+    config: Config,
+    schedule: jax.Array,
+    every: int = 1,
+    start: jax.Array | None = None,
+    mask: Mask | None = None,
+) -> jax.Array:
     """Best objective so far after every ``every`` steps of one chain: [total_steps // every] int32."""
 
     def body(s, _):
         s = lax.fori_loop(0, every, lambda _, s: step(s, config, schedule, mask), s)
         return s, s.best
 
-    _, best = lax.scan(body, init(seed, config, schedule, start, mask), None,
-                       length=config.total_steps // every)
+    _, best = lax.scan(
+        body, init(seed, config, schedule, start, mask), None, length=config.total_steps // every
+    )
     return best
 
 
-def random_walk_deltas(seed: jax.Array, config: Config, length: int,
-                       start: jax.Array | None = None, mask: Mask | None = None) -> jax.Array:
+def random_walk_deltas(
+    seed: jax.Array,
+    config: Config,
+    length: int,
+    start: jax.Array | None = None,
+    mask: Mask | None = None,
+) -> jax.Array:
     """Objective changes along a random walk that accepts every move, from the chain's first
     board: [length] int32 (for the TA thresholds and the SA start temperature, as TAopt and
     SAopt compute them from ``x0``)."""

@@ -66,9 +66,16 @@ class Result(NamedTuple):
 def init(order, config: Config) -> State:
     """A fresh search trying the rows of column c in the order ``order[c]`` (int32 [n, n])."""
     n = config.n
-    return State(order.astype(jnp.int32), jnp.zeros(n, jnp.int32), jnp.zeros((n + 1, 3), jnp.uint32),
-                 jnp.int32(0), jnp.int32(0), jnp.int32(0), jnp.int32(0),
-                 jnp.int32(SOLVED if n == 0 else RUNNING))
+    return State(
+        order.astype(jnp.int32),
+        jnp.zeros(n, jnp.int32),
+        jnp.zeros((n + 1, 3), jnp.uint32),
+        jnp.int32(0),
+        jnp.int32(0),
+        jnp.int32(0),
+        jnp.int32(0),
+        jnp.int32(SOLVED if n == 0 else RUNNING),
+    )
 
 
 def step(s: State, config: Config) -> State:
@@ -86,8 +93,9 @@ def step(s: State, config: Config) -> State:
     row = lax.dynamic_slice(order, (t,), (1,))[0]
     bit = jnp.uint32(1) << row.astype(jnp.uint32)
     nxt = jnp.stack([m[0] | bit, (m[1] | bit) << 1, (m[2] | bit) >> 1])
-    masks = lax.dynamic_update_slice(s.masks, jnp.where(found, nxt, m)[None],
-                                     (jnp.where(found, s.col + 1, s.col), 0))
+    masks = lax.dynamic_update_slice(
+        s.masks, jnp.where(found, nxt, m)[None], (jnp.where(found, s.col + 1, s.col), 0)
+    )
     pos = lax.dynamic_update_slice(s.pos, t[None], (s.col,))  # garbage if not found: unread
     # backtrack: resume the previous column after its queen's position
     prev = jnp.maximum(s.col - 1, 0)
@@ -95,17 +103,29 @@ def step(s: State, config: Config) -> State:
     start = jnp.where(found, 0, lax.dynamic_slice(s.pos, (prev,), (1,))[0] + 1)
     placements = s.placements + found
     backtracks = s.backtracks + (~found & (s.col > 0))
-    status = jnp.where(found & (col == n), SOLVED, jnp.where(~found & (s.col == 0), EXHAUSTED, RUNNING))
-    status = jnp.where((status == RUNNING) & (placements + backtracks >= config.max_steps),
-                       OUT_OF_STEPS, status)
-    return State(s.order, pos, masks, jnp.maximum(col, 0), start, placements, backtracks,
-                 status.astype(jnp.int32))
+    status = jnp.where(
+        found & (col == n), SOLVED, jnp.where(~found & (s.col == 0), EXHAUSTED, RUNNING)
+    )
+    status = jnp.where(
+        (status == RUNNING) & (placements + backtracks >= config.max_steps), OUT_OF_STEPS, status
+    )
+    return State(
+        s.order,
+        pos,
+        masks,
+        jnp.maximum(col, 0),
+        start,
+        placements,
+        backtracks,
+        status.astype(jnp.int32),
+    )
 
 
 def search(order, config: Config) -> State:
     """Run one search to its end (solved, exhausted or out of steps)."""
-    return lax.while_loop(lambda s: s.status == RUNNING, lambda s: step(s, config),
-                          init(order, config))
+    return lax.while_loop(
+        lambda s: s.status == RUNNING, lambda s: step(s, config), init(order, config)
+    )
 
 
 def result(s: State) -> Result:

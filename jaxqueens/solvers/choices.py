@@ -71,8 +71,13 @@ def predicted_seconds(n: int, chains: int, path: str, devices: int = 2) -> float
     return chains * (LARGE_S_PER_CHAIN + LARGE_S_PER_QUEEN * n)
 
 
-def auto_path(n: int, chains: int | None, solutions: int | None = None, seconds: float | None = None,
-              devices: int = 2) -> str:
+def auto_path(
+    n: int,
+    chains: int | None,
+    solutions: int | None = None,
+    seconds: float | None = None,
+    devices: int = 2,
+) -> str:
     """The path ``--mode auto`` takes: "large" when it is predicted faster for ``chains`` chains
     (default :func:`default_chains`) and the run needs nothing only the batched path has (a
     ``solutions`` or ``seconds`` budget), or when n is beyond the batched kernel; else "batched".
@@ -84,6 +89,7 @@ def auto_path(n: int, chains: int | None, solutions: int | None = None, seconds:
     k = chains if chains is not None else default_chains(n)
     faster = predicted_seconds(n, k, "large", devices) < predicted_seconds(n, k, "batched", devices)
     return "large" if faster else "batched"
+
 
 # drivers.count
 COUNT_MAX_N = 32  # uint32 masks

@@ -90,9 +90,18 @@ def init(item, config: Config) -> Lane:
     allowed = jnp.concatenate([item[HEAD:], jnp.zeros((1,), jnp.uint32)])
     d = jnp.where(item[AV] == 0, -1, 0).astype(jnp.int32)
     z = jnp.uint32(0)
-    return Lane(d, item[LEVEL].astype(jnp.int32), item[BUDGET].astype(jnp.int32), item[STOP] != 0,
-                jnp.int32(0), z, z,
-                allowed, stack, jnp.zeros((max(config.cap, 1), config.n + 1), jnp.uint32))
+    return Lane(
+        d,
+        item[LEVEL].astype(jnp.int32),
+        item[BUDGET].astype(jnp.int32),
+        item[STOP] != 0,
+        jnp.int32(0),
+        z,
+        z,
+        allowed,
+        stack,
+        jnp.zeros((max(config.cap, 1), config.n + 1), jnp.uint32),
+    )
 
 
 def _shift(ld, rd, n: int, toroidal: bool):
@@ -128,8 +137,9 @@ def step(lane: Lane, config: Config) -> Lane:
     hit = last & (nav != 0)
     sols = lane.sols
     if config.cap:  # one unconditional row write per step (a cond here costs ~5x per step)
-        path = lax.dynamic_update_slice(stack[:, COLS], (nc | (nav & (jnp.uint32(0) - nav)))[None],
-                                        (lane.d + 2,))
+        path = lax.dynamic_update_slice(
+            stack[:, COLS], (nc | (nav & (jnp.uint32(0) - nav)))[None], (lane.d + 2,)
+        )
         slot = jnp.minimum(lane.lo, config.cap - 1).astype(jnp.int32)
         old = lax.dynamic_slice(sols, (slot, 0), (1, config.n + 1))[0]
         row = jnp.where(hit & (lane.lo < config.cap), path, old)
@@ -172,5 +182,7 @@ def result(lane: Lane, config: Config):
     row 0, then the full mask (consecutive differences are the queens' rows)."""
     read = functools.partial(_read, config=config)
     frontier, lo, path = jax.vmap(read)(lane) if lane.d.ndim else read(lane)
-    head = jnp.stack([frontier.astype(jnp.uint32), lane.steps.astype(jnp.uint32), lo, lane.hi], axis=-1)
+    head = jnp.stack(
+        [frontier.astype(jnp.uint32), lane.steps.astype(jnp.uint32), lo, lane.hi], axis=-1
+    )
     return head, lane.stack, (lane.sols if config.cap else path)

@@ -88,8 +88,11 @@ def conflicted(rows: jax.Array, counts: jax.Array, n: int, toroidal: bool) -> ja
     if not toroidal:
         return lines.conflicted_from_counts(rows, counts, n)
     c = jnp.arange(n, dtype=jnp.int32)
-    return ((counts[rows] > 1) | (counts[n + (rows + c) % n] > 1)
-            | (counts[3 * n - 1 + (rows - c) % n] > 1))
+    return (
+        (counts[rows] > 1)
+        | (counts[n + (rows + c) % n] > 1)
+        | (counts[3 * n - 1 + (rows - c) % n] > 1)
+    )
 
 
 def column_cost(counts: jax.Array, c, r0, n: int, toroidal: bool) -> jax.Array:
@@ -97,5 +100,9 @@ def column_cost(counts: jax.Array, c, r0, n: int, toroidal: bool) -> jax.Array:
     if not toroidal:
         return lines.column_cost(counts, c, r0, n)
     r = jnp.arange(n, dtype=jnp.int32)
-    return (counts[:n] + counts[n + (r + c) % n] + counts[3 * n - 1 + (r - c) % n]
-            - jnp.where(r == r0, 3, 0))
+    return (
+        counts[:n]
+        + counts[n + (r + c) % n]
+        + counts[3 * n - 1 + (r - c) % n]
+        - jnp.where(r == r0, 3, 0)
+    )

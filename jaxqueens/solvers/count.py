@@ -100,7 +100,7 @@ def init(prefix, config: KernelConfig, allow=None) -> Lane:
 def init_task(task, config: KernelConfig) -> Lane:
     """Lane for a constellation task: uint32 ``[4 + n]``, the prefix (cols, ld, rd, av) and then
     the ``allow`` masks of its constellation (:func:`jaxqueens.core.constellations.tasks`)."""
-    return init(task[:4], config, task[4:4 + config.n])
+    return init(task[:4], config, task[4 : 4 + config.n])
 
 
 def _advance(lane: Lane, config: KernelConfig):
@@ -115,15 +115,21 @@ def _advance(lane: Lane, config: KernelConfig):
     rest = av ^ bit
     nc, nl, nr = cols | bit, (ld | bit) << 1, (rd | bit) >> 1
     # stack row d is column depth + d, so the child's column is known without a popcount
-    allow = lax.dynamic_slice(lane.allow, (lane.d + (depth + 1),), (1,), allow_negative_indices=False)[0]
+    allow = lax.dynamic_slice(
+        lane.allow, (lane.d + (depth + 1),), (1,), allow_negative_indices=False
+    )[0]
     nav = all_rows & ~(nc | nl | nr) & allow
     last = lane.d == n - depth - 2
     push = ~last & (nav != 0)
     here = lane.d.astype(jnp.uint32)
     resume = jnp.where(rest != 0, here, back)  # where to go once the child's subtree is done
     # the words that change are contiguous: the parent's av, then the child's whole row
-    stack = lax.dynamic_update_slice(lane.stack, jnp.stack([rest, nc, nl, nr, resume, nav]), (start + AV,),
-                                     allow_negative_indices=False)
+    stack = lax.dynamic_update_slice(
+        lane.stack,
+        jnp.stack([rest, nc, nl, nr, resume, nav]),
+        (start + AV,),
+        allow_negative_indices=False,
+    )
     lo, hi = add64(lane.lo, lane.hi, jnp.where(last, lax.population_count(nav), jnp.uint32(0)))
     d = jnp.where(push, here + 1, resume).astype(jnp.int32)  # DONE -> -1
     return Lane(d, lo, hi, stack, lane.allow), last, nc, nav
@@ -162,12 +168,21 @@ def enumerate_prefix(prefix, config: KernelConfig, cap: int):
     def body(carry):
         lane, out = carry
         new, last, nc, nav = _advance(lane, config)
-        vec = jnp.concatenate([new.stack.reshape(-1, WORDS)[:levels, COLS], jnp.stack([nc, nc | nav])])
+        vec = jnp.concatenate(
+            [new.stack.reshape(-1, WORDS)[:levels, COLS], jnp.stack([nc, nc | nav])]
+        )
         hit = last & (nav != 0) & (lane.lo < cap)
-        out = lax.cond(hit, lambda o: lax.dynamic_update_slice(o, vec[None], (lane.lo.astype(jnp.int32), 0)),
-                       lambda o: o, out)
+        out = lax.cond(
+            hit,
+            lambda o: lax.dynamic_update_slice(o, vec[None], (lane.lo.astype(jnp.int32), 0)),
+            lambda o: o,
+            out,
+        )
         return new, out
 
-    lane, out = lax.while_loop(lambda c: c[0].d >= 0, body,
-                               (init(prefix, config), jnp.zeros((cap, config.width), jnp.uint32)))
+    lane, out = lax.while_loop(
+        lambda c: c[0].d >= 0,
+        body,
+        (init(prefix, config), jnp.zeros((cap, config.width), jnp.uint32)),
+    )
     return jnp.stack([lane.lo, lane.hi]), out

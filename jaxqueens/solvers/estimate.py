@@ -34,8 +34,7 @@ import numpy as np
 from jax import lax
 
 from jaxqueens.core.rng import hash_bits
-from jaxqueens.solvers.choices import ESTIMATE_MAX_N as MAX_N  # largest board: two uint32 words
-
+from jaxqueens.solvers.choices import ESTIMATE_MAX_N as MAX_N  # noqa: F401  (re-exported: largest board, two uint32 words)
 
 U32, I32, F32 = jnp.uint32, jnp.int32, jnp.float32
 
@@ -80,7 +79,7 @@ class Probe(NamedTuple):
 class GroupSums(NamedTuple):
     """A block of strata's probes, reduced per group of ``config.group`` (:func:`strata_block`)."""
 
-    top: jax.Array  # [S, G] int32 largest exponent of the group; the sums below are scaled by 2^-top
+    top: jax.Array  # [S, G] int32 the group's largest exponent; sums below scaled by 2^-top
     w: jax.Array  # [S, G] float32 sum of weights
     w2: jax.Array  # [S, G] float32 sum of squared weights (scaled by 2^-2top)
     nodes: jax.Array  # [S, G] float32 sum of node sums
@@ -90,8 +89,13 @@ class GroupSums(NamedTuple):
 
 def words_of(masks64: np.ndarray, words: int) -> np.ndarray:
     """The kernel's mask layout: uint64 ``[S, 3]`` -> uint32 ``[S, 3, W]`` (host NumPy)."""
-    return np.stack([((masks64 >> np.uint64(32 * w)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-                     for w in range(words)], axis=-1)
+    return np.stack(
+        [
+            ((masks64 >> np.uint64(32 * w)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+            for w in range(words)
+        ],
+        axis=-1,
+    )
 
 
 def _popcount(x):
@@ -145,10 +149,14 @@ def _level(state: Walk, level, seed, lane, config: Config) -> Walk:
     cols = tuple(c | b for c, b in zip(cols, bit))
     lb = [a | b for a, b in zip(ld, bit)]
     rb = [a | b for a, b in zip(rd, bit)]
-    ld = tuple(((lb[w] << U32(1)) | (lb[w - 1] >> U32(31) if w else U32(0))) & full[w]
-               for w in range(words))
-    rd = tuple((rb[w] >> U32(1)) | (rb[w + 1] << U32(31) if w + 1 < words else U32(0))
-               for w in range(words))
+    ld = tuple(
+        ((lb[w] << U32(1)) | (lb[w - 1] >> U32(31) if w else U32(0))) & full[w]
+        for w in range(words)
+    )
+    rd = tuple(
+        (rb[w] >> U32(1)) | (rb[w + 1] << U32(31) if w + 1 < words else U32(0))
+        for w in range(words)
+    )
     # weight *= d, renormalised to a mantissa in [1, 2) (exact: d < 2^7, 24-bit mantissa)
     md = m * d.astype(F32)
     bits = lax.bitcast_convert_type(md, I32)
@@ -174,10 +182,18 @@ def walk(masks, seed, lane, config: Config) -> Probe:
       ``nodes * 2^e`` (float32).
     """
     words = config.words
-    state = Walk(tuple(masks[0, w] for w in range(words)), tuple(masks[1, w] for w in range(words)),
-                 tuple(masks[2, w] for w in range(words)), F32(1.0), I32(0), F32(0.0), jnp.bool_(True))
-    state = lax.fori_loop(config.depth, config.n, lambda lv, s: _level(s, lv, seed, lane, config),
-                          state)
+    state = Walk(
+        tuple(masks[0, w] for w in range(words)),
+        tuple(masks[1, w] for w in range(words)),
+        tuple(masks[2, w] for w in range(words)),
+        F32(1.0),
+        I32(0),
+        F32(0.0),
+        jnp.bool_(True),
+    )
+    state = lax.fori_loop(
+        config.depth, config.n, lambda lv, s: _level(s, lv, seed, lane, config), state
+    )
     return Probe(state.m, state.e, state.nodes, state.alive)
 
 
@@ -189,8 +205,14 @@ def _reduce_groups(m, e, nodes, alive, group: int) -> GroupSums:
     scale = _pow2(e - top[..., None])
     w = jnp.where(alive, m * scale, 0.0)
     v = nodes * scale
-    return GroupSums(top, jnp.sum(w, -1), jnp.sum(w * w, -1), jnp.sum(v, -1), jnp.sum(v * v, -1),
-                     jnp.sum(alive, -1, dtype=I32))
+    return GroupSums(
+        top,
+        jnp.sum(w, -1),
+        jnp.sum(w * w, -1),
+        jnp.sum(v, -1),
+        jnp.sum(v * v, -1),
+        jnp.sum(alive, -1, dtype=I32),
+    )
 
 
 def strata_block(masks, ids, seed, config: Config) -> GroupSums:

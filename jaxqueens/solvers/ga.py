@@ -150,13 +150,16 @@ def operators(config: GAConfig, mask: Mask | None = None):
     if not config.constrained:
         return cx, mut
     fixed, repair = ops.fixed_of(mask), ops.REPAIRS[config.encoding]
-    fix = lambda x: repair(x, fixed)  # noqa: E731
-    return (lambda s, a, b: tuple(fix(c) for c in cx(s, a, b)),
-            lambda s, x, indpb: fix(mut(s, x, indpb)))
+    fix = lambda x: repair(x, fixed)
+    return (
+        lambda s, a, b: tuple(fix(c) for c in cx(s, a, b)),
+        lambda s, x, indpb: fix(mut(s, x, indpb)),
+    )
 
 
-def init(key: jax.Array, config: GAConfig, trials: int, first: int = 0,
-         mask: Mask | None = None) -> State:
+def init(
+    key: jax.Array, config: GAConfig, trials: int, first: int = 0, mask: Mask | None = None
+) -> State:
     """Random initial islands of trials ``first .. first+trials-1`` (key is consumed).
 
     Trial t draws from ``fold_in(key, t)`` only, so it does not depend on ``trials``. Under
@@ -207,7 +210,9 @@ def steady_island(seed, genes, fit, params: GAParams, config: GAConfig, mask: Ma
     return genes, fit, I32(2), kids, kfit == 0
 
 
-def generational_step(seeds, genes, fit, params: GAParams, config: GAConfig, mask: Mask | None = None):
+def generational_step(
+    seeds, genes, fit, params: GAParams, config: GAConfig, mask: Mask | None = None
+):
     """One generation of DEAP's eaSimple (plus optional elitism) on islands ``[T, I, P, n]``.
 
     Selection and replacement run per island; crossover, mutation and evaluation run on the
@@ -225,20 +230,21 @@ def generational_step(seeds, genes, fit, params: GAParams, config: GAConfig, mas
         return g[sel], f[sel], hash_bits(seed, 2, slot[:h]), hash_bits(seed, 3, slot), do_cx, do_mut
 
     off, off_fit, cx_seeds, mut_seeds, do_cx, do_mut = _islands(ask, seeds, genes, fit)
-    rows = lambda x: x.reshape((-1,) + x.shape[3:])  # noqa: E731  [T, I, k, ...] -> [T*I*k, ...]
+    rows = lambda x: x.reshape((-1,) + x.shape[3:])
     a, b = rows(off[:, :, 0 : 2 * h : 2]), rows(off[:, :, 1 : 2 * h : 2])
-    c1, c2 = ops.masked_apply(jax.vmap(cx), rows(do_cx), (rows(cx_seeds), a, b), (a, b),
-                              config.cx_cap32)
+    c1, c2 = ops.masked_apply(
+        jax.vmap(cx), rows(do_cx), (rows(cx_seeds), a, b), (a, b), config.cx_cap32
+    )
     kids = jnp.stack([c1, c2], axis=1).reshape(T, I, 2 * h, n)
     off = jnp.concatenate([kids, off[:, :, 2 * h :]], axis=2)
     crossed = jnp.concatenate([jnp.repeat(do_cx, 2, axis=2), jnp.zeros((T, I, p - 2 * h), bool)], 2)
     flat = rows(off)
     mutate = jax.vmap(lambda s, x: mut(s, x, params.indpb))
-    flat = ops.masked_apply(mutate, rows(do_mut), (rows(mut_seeds), flat), flat,
-                            config.mut_cap32)
+    flat = ops.masked_apply(mutate, rows(do_mut), (rows(mut_seeds), flat), flat, config.mut_cap32)
     invalid = crossed | do_mut
-    off_fit = ops.masked_apply(jax.vmap(fitness_fn(config, mask)), rows(invalid), (flat,), rows(off_fit),
-                               config.eval_cap32).reshape(T, I, p)
+    off_fit = ops.masked_apply(
+        jax.vmap(fitness_fn(config, mask)), rows(invalid), (flat,), rows(off_fit), config.eval_cap32
+    ).reshape(T, I, p)
     off = flat.reshape(T, I, p, n)
 
     def tell(g, f, o, of):  # elitism and this island's best
@@ -258,33 +264,42 @@ def migrate(genes, fit, config: GAConfig):
     m = config.migrants
     best = jax.vmap(lambda f: ops.best_indices(f, m))(fit)  # [I, m]
     worst = jax.vmap(lambda f: ops.worst_indices(f, m))(fit)
-    take = lambda x: jnp.roll(jax.vmap(lambda xi, bi: xi[bi])(x, best), 1, axis=0)  # noqa: E731
+    take = lambda x: jnp.roll(jax.vmap(lambda xi, bi: xi[bi])(x, best), 1, axis=0)
     put = jax.vmap(lambda x, w, v: x.at[w].set(v))
     return put(genes, worst, take(genes)), put(fit, worst, take(fit))
 
 
-def step(state: State, params: GAParams, gen, config: GAConfig,
-         mask: Mask | None = None) -> tuple[State, Metrics]:
+def step(
+    state: State, params: GAParams, gen, config: GAConfig, mask: Mask | None = None
+) -> tuple[State, Metrics]:
     """Generation ``gen + 1`` of every trial and island (then migration when due); ``mask``: the
     instance, read only under ``config.constrained``."""
     seeds = hash_bits(state.seed, gen + 1, jnp.zeros((), jnp.uint32))  # [T, I]
     if config.scheme == "steady":
-        island = lambda s, g, f: steady_island(s, g, f, params, config, mask)  # noqa: E731
+        island = lambda s, g, f: steady_island(s, g, f, params, config, mask)
         genes, fit, nevals, sols, ok = _islands(island, seeds, state.genes, state.fit)
     else:
-        genes, fit, nevals, sols, ok = generational_step(seeds, state.genes, state.fit, params, config,
-                                                         mask)
+        genes, fit, nevals, sols, ok = generational_step(
+            seeds, state.genes, state.fit, params, config, mask
+        )
     if config.islands > 1:
         every = params.migrate_every
         due = (every > 0) & ((gen + 1) % jnp.maximum(every, 1) == 0)
-        genes, fit = lax.cond(due, jax.vmap(lambda g, f: migrate(g, f, config)),
-                              lambda g, f: (g, f), genes, fit)
+        genes, fit = lax.cond(
+            due, jax.vmap(lambda g, f: migrate(g, f, config)), lambda g, f: (g, f), genes, fit
+        )
     return State(genes, fit, state.seed), _metrics(fit, jnp.sum(nevals, axis=1), sols, ok)
 
 
 def _metrics(fit, nevals, sols, ok) -> Metrics:
-    return Metrics(jnp.min(fit, axis=(1, 2)), jnp.mean(fit, axis=(1, 2), dtype=jnp.float32),
-                   jnp.max(fit, axis=(1, 2)), nevals, sols, ok)
+    return Metrics(
+        jnp.min(fit, axis=(1, 2)),
+        jnp.mean(fit, axis=(1, 2), dtype=jnp.float32),
+        jnp.max(fit, axis=(1, 2)),
+        nevals,
+        sols,
+        ok,
+    )
 
 
 def initial_metrics(state: State, config: GAConfig) -> Metrics:
@@ -298,15 +313,23 @@ def initial_metrics(state: State, config: GAConfig) -> Metrics:
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2))
-def init_trials(key, config: GAConfig, trials: int, first: int = 0,
-                mask: Mask | None = None) -> tuple[State, Metrics]:
+def init_trials(
+    key, config: GAConfig, trials: int, first: int = 0, mask: Mask | None = None
+) -> tuple[State, Metrics]:
     """Initial states of trials ``first..first+trials-1`` and their generation-0 metrics."""
     state = init(key, config, trials, first, mask)
     return state, initial_metrics(state, config)
 
 
-def run_chunk(states: State, params: GAParams, gen0, stop_gen, config: GAConfig,
-              length: int, mask: Mask | None = None) -> tuple[State, Metrics]:
+def run_chunk(
+    states: State,
+    params: GAParams,
+    gen0,
+    stop_gen,
+    config: GAConfig,
+    length: int,
+    mask: Mask | None = None,
+) -> tuple[State, Metrics]:
     """Generations ``gen0 .. gen0 + length - 1`` of every trial (a ``lax.scan`` of :func:`step`).
 
     Generations at or past ``stop_gen`` are skipped (zero metrics), so every chunk has one shape

@@ -50,7 +50,8 @@ cxpb, ...), in compacted passes, exactly.
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -61,14 +62,19 @@ from jaxqueens.core.rng import hash_bits
 from jaxqueens.solvers.constrained import Mask
 
 I32 = jnp.int32
-_GATHER = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-_SCATTER = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
-                                       scatter_dims_to_operand_dims=(0,))
+_GATHER = lax.GatherDimensionNumbers(
+    offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,)
+)
+_SCATTER = lax.ScatterDimensionNumbers(
+    update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
 _IN_BOUNDS = lax.GatherScatterMode.PROMISE_IN_BOUNDS
 
 
 def _offsets(axis_size: int, m: int, idx: jax.Array) -> jax.Array:
-    return (jnp.arange(axis_size, dtype=idx.dtype) * m).reshape((axis_size,) + (1,) * (idx.ndim - 1))
+    return (jnp.arange(axis_size, dtype=idx.dtype) * m).reshape(
+        (axis_size,) + (1,) * (idx.ndim - 1)
+    )
 
 
 @jax.custom_batching.custom_vmap
@@ -91,8 +97,14 @@ def _gather1d_vmap(axis_size, in_batched, x, idx):
 def scatter1d(x: jax.Array, idx: jax.Array, val: jax.Array) -> jax.Array:
     """``x.at[idx].set(val)`` for 1-D ``x``; indices outside ``0..len(x)-1`` drop their value;
     in-range indices must be distinct."""
-    return lax.scatter(x, idx[..., None], val.astype(x.dtype), _SCATTER, unique_indices=False,
-                       mode=lax.GatherScatterMode.FILL_OR_DROP)
+    return lax.scatter(
+        x,
+        idx[..., None],
+        val.astype(x.dtype),
+        _SCATTER,
+        unique_indices=False,
+        mode=lax.GatherScatterMode.FILL_OR_DROP,
+    )
 
 
 @scatter1d.def_vmap
@@ -187,8 +199,9 @@ def toroidal_fitness(x: jax.Array) -> jax.Array:
     total = jnp.zeros((), I32)
     for k in range(1, n):
         d = x[k:] - x[:-k]
-        total += jnp.sum((d == 0).astype(I32) + ((d == k) | (d == k - n)) + ((d == -k) | (d == n - k)),
-                         dtype=I32)  # even n, k = n / 2: both diagonals, counted per line (checker)
+        total += jnp.sum(
+            (d == 0).astype(I32) + ((d == k) | (d == k - n)) + ((d == -k) | (d == n - k)), dtype=I32
+        )  # even n, k = n / 2: both diagonals, counted per line (checker)
     return total
 
 
@@ -563,8 +576,9 @@ def masked_apply(fn, mask: jax.Array, args: tuple, defaults, cap32: int):
     cap = capacity(b, cap32)
     if cap >= b:
         out = fn(*args)
-        return jax.tree.map(lambda o, d: jnp.where(mask.reshape((b,) + (1,) * (d.ndim - 1)), o, d),
-                            out, defaults)
+        return jax.tree.map(
+            lambda o, d: jnp.where(mask.reshape((b,) + (1,) * (d.ndim - 1)), o, d), out, defaults
+        )
 
     def one_pass(carry):
         todo, out = carry

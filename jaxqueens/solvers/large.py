@@ -70,8 +70,13 @@ class RoundStats(NamedTuple):
 
 def new_state(seed, n: int) -> State:
     """Identity board, empty counts: QS4 starts here (its swaps draw the random permutation)."""
-    return State(rows=jnp.arange(n, dtype=jnp.int32), diag=jnp.zeros(2 * n - 1, jnp.int32),
-                 anti=jnp.zeros(2 * n - 1, jnp.int32), seed=jnp.asarray(seed, U32), ctr=U32(0))
+    return State(
+        rows=jnp.arange(n, dtype=jnp.int32),
+        diag=jnp.zeros(2 * n - 1, jnp.int32),
+        anti=jnp.zeros(2 * n - 1, jnp.int32),
+        seed=jnp.asarray(seed, U32),
+        ctr=U32(0),
+    )
 
 
 @functools.partial(jax.jit, static_argnums=(1,), donate_argnums=(0,))
@@ -89,8 +94,9 @@ def init_columns(s: State, config: Config, start, stop) -> State:
             free = (_get(s.diag, i + rj) == 0) & (_get(s.anti, rj - i + n - 1) == 0)
             return k + 1, free, s._replace(rows=rows, ctr=s.ctr + U32(1))
 
-        _, _, s = lax.while_loop(lambda t: (t[0] < limit) & ~t[1], attempt,
-                                 (jnp.int32(0), jnp.bool_(False), s))
+        _, _, s = lax.while_loop(
+            lambda t: (t[0] < limit) & ~t[1], attempt, (jnp.int32(0), jnp.bool_(False), s)
+        )
         r = _get(s.rows, i)
         return s._replace(diag=_add(s.diag, i + r, 1), anti=_add(s.anti, r - i + n - 1, 1))
 
@@ -98,7 +104,9 @@ def init_columns(s: State, config: Config, start, stop) -> State:
 
 
 def _pairs(s: State):
-    return (jnp.sum(s.diag * (s.diag - 1) // 2) + jnp.sum(s.anti * (s.anti - 1) // 2)).astype(jnp.int32)
+    return (jnp.sum(s.diag * (s.diag - 1) // 2) + jnp.sum(s.anti * (s.anti - 1) // 2)).astype(
+        jnp.int32
+    )
 
 
 def conflicted(s: State) -> jax.Array:
@@ -159,8 +167,10 @@ def repair_round(s: State, config: Config, max_steps, sideways) -> tuple[State, 
         return k + 1, moves + taken, pairs, trace, s._replace(ctr=s.ctr + U32(1))
 
     k, moves, pairs, trace, s = lax.while_loop(
-        lambda t: (t[0] < budget) & (t[2] > 0), attempt,
-        (jnp.int32(0), jnp.int32(0), _pairs(s), jnp.full(config.trace_size, -1, jnp.int32), s))
+        lambda t: (t[0] < budget) & (t[2] > 0),
+        attempt,
+        (jnp.int32(0), jnp.int32(0), _pairs(s), jnp.full(config.trace_size, -1, jnp.int32), s),
+    )
     return s, RoundStats(conflicted=count, pairs=pairs, steps=k, moves=moves, trace=trace)
 
 

@@ -63,8 +63,15 @@ import numpy as np
 from jax import lax
 
 from jaxqueens.core import inplace
-from jaxqueens.core.lines import (add1, pairs_from_counts, column_cost, conflicted_from_counts, counts_of,
-                                  positions, size)
+from jaxqueens.core.lines import (
+    add1,
+    column_cost,
+    conflicted_from_counts,
+    counts_of,
+    pairs_from_counts,
+    positions,
+    size,
+)
 from jaxqueens.core.rng import GOLD as _GOLD
 from jaxqueens.core.rng import U32 as _U32
 from jaxqueens.core.rng import hash_bits, hash_randint, idx_bits, mix32, random_permutation
@@ -120,8 +127,10 @@ class Config:
         if self.unroll < 1:
             raise ValueError("unroll must be >= 1")
         if (self.toroidal or self.constrained) and self.init not in ("random", "permutation"):
-            raise ValueError(f"init {self.init} is not written for toroidal or constrained boards; "
-                             "use random or permutation")
+            raise ValueError(
+                f"init {self.init} is not written for toroidal or constrained boards; "
+                "use random or permutation"
+            )
 
 
 class Data(NamedTuple):
@@ -152,7 +161,7 @@ class State(NamedTuple):
     tabu_ptr: jax.Array  # [] int32, ring-buffer write position
     until: jax.Array  # [] int32, the attempt after which an unsolved chain pauses (NO_PAUSE: never)
     best_rows: jax.Array  # [n] int32 with keep_best, else [0]: fewest-pairs attempt-end board
-    best_pairs: jax.Array  # [] int32, its attacking pairs (PAIRS_NONE before the first attempt ends)
+    best_pairs: jax.Array  # [] int32, its attacking pairs (PAIRS_NONE: no attempt ended yet)
 
 
 class Result(NamedTuple):
@@ -268,7 +277,9 @@ def _init_qs4(seed, ctr, n, tries):
     return q
 
 
-def init_board(seed: jax.Array, ctr: jax.Array, config: Config, mask: rules.Mask | None = None) -> jax.Array:
+def init_board(
+    seed: jax.Array, ctr: jax.Array, config: Config, mask: rules.Mask | None = None
+) -> jax.Array:
     """A fresh board [n] int32 for attempt counter ``ctr`` of chain ``seed`` (constrained: a
     random allowed row per column)."""
     n = config.n
@@ -288,7 +299,9 @@ def init_board(seed: jax.Array, ctr: jax.Array, config: Config, mask: rules.Mask
 _STEP_BASE = 1 << 23
 
 
-def fresh_attempt(s: State, config: Config, reseed: bool = True, mask: rules.Mask | None = None) -> State:
+def fresh_attempt(
+    s: State, config: Config, reseed: bool = True, mask: rules.Mask | None = None
+) -> State:
     seed = mix32(s.seed + _U32(_GOLD)) if reseed else s.seed
     rows = init_board(seed, _U32(0), config, mask)
     counts = _counts_of(rows, config)
@@ -312,8 +325,10 @@ def keep_best(s: State, config: Config) -> State:
         return s
     pairs = pairs_from_counts(s.counts).astype(jnp.int32)
     better = pairs < s.best_pairs
-    return s._replace(best_rows=jnp.where(better, s.rows, s.best_rows),
-                      best_pairs=jnp.where(better, pairs, s.best_pairs))
+    return s._replace(
+        best_rows=jnp.where(better, s.rows, s.best_rows),
+        best_pairs=jnp.where(better, pairs, s.best_pairs),
+    )
 
 
 def _blank(seed: jax.Array, config: Config) -> State:
@@ -338,11 +353,14 @@ def _blank(seed: jax.Array, config: Config) -> State:
 
 
 def _counts_of(rows, config: Config):
-    return counts_of(rows, config.n) if not config.toroidal else rules.counts_of(rows, config.n, True)
+    return (
+        counts_of(rows, config.n) if not config.toroidal else rules.counts_of(rows, config.n, True)
+    )
 
 
-def init(seed: jax.Array, config: Config, start: jax.Array | None = None,
-         mask: rules.Mask | None = None) -> State:
+def init(
+    seed: jax.Array, config: Config, start: jax.Array | None = None, mask: rules.Mask | None = None
+) -> State:
     """Chain state with its first board, from a uint32 ``seed`` (see :func:`chain_seeds`).
 
     With ``start`` ([n] int32, values in 0..n-1) the first attempt starts from that board;
@@ -360,7 +378,9 @@ def init(seed: jax.Array, config: Config, start: jax.Array | None = None,
 
 def _is_conflicted(rows, counts, c, n, toroidal: bool = False):
     r = rows[c]
-    return functools.reduce(lambda a, b: a | b, [counts[p] > 1 for p in rules.positions(n, c, r, toroidal)])
+    return functools.reduce(
+        lambda a, b: a | b, [counts[p] > 1 for p in rules.positions(n, c, r, toroidal)]
+    )
 
 
 def _conflicted(rows, counts, config: Config):
@@ -373,7 +393,11 @@ def _pick_scan(s: State, n: int, config: Config | None = None):
     """(column, found): a uniformly random conflicted queen (packed-key min over all n queens)."""
     c = jnp.arange(n, dtype=jnp.int32)
     mask = _U32((1 << idx_bits(n)) - 1)
-    conf = conflicted_from_counts(s.rows, s.counts, n) if config is None else _conflicted(s.rows, s.counts, config)
+    conf = (
+        conflicted_from_counts(s.rows, s.counts, n)
+        if config is None
+        else _conflicted(s.rows, s.counts, config)
+    )
     key = jnp.where(conf, (hash_bits(s.seed, s.ctr, c) & ~mask) | c.astype(_U32), _U32(0xFFFFFFFF))
     k = jnp.min(key)
     return (k & mask).astype(jnp.int32), k != _U32(0xFFFFFFFF)
@@ -402,8 +426,9 @@ def _pick_conflicted(s: State, config: Config):
     return lax.cond(found, lambda: (c, found), lambda: _pick_scan(s, n, config))
 
 
-def choose_row(s: State, c: jax.Array, config: Config,
-               mask: rules.Mask | None = None) -> tuple[jax.Array, jax.Array]:
+def choose_row(
+    s: State, c: jax.Array, config: Config, mask: rules.Mask | None = None
+) -> tuple[jax.Array, jax.Array]:
     """Row for the queen of column ``c``: least conflicts (queen lifted), ties uniformly at random
     (packed key: cost | random bits | row). With plateau memory, squares left during the plateau
     and staying rank after the other squares of the same cost. Returns (row, cost [n] clamped
@@ -421,7 +446,9 @@ def choose_row(s: State, c: jax.Array, config: Config,
     rnd = hash_bits(s.seed, s.ctr, r + n) >> 3
     if config.tabu:
         later = jnp.any(s.tabu[:, None] == (c * n + r)[None, :], axis=0) | (r == s.rows[c])
-        key = (cost.astype(_U32) << 30) | (later.astype(_U32) << 29) | (rnd & ~mask) | r.astype(_U32)
+        key = (
+            (cost.astype(_U32) << 30) | (later.astype(_U32) << 29) | (rnd & ~mask) | r.astype(_U32)
+        )
     else:
         key = (cost.astype(_U32) << 29) | (rnd & ~mask) | r.astype(_U32)
     if config.constrained:
@@ -453,8 +480,11 @@ def step(s: State, config: Config, mask: rules.Mask | None = None) -> State:
     r1 = jnp.where(move, r1, r0)
 
     counts = s.counts
-    lines_of = (lambda c, r: positions(n, c, r)) if not config.toroidal else (  # noqa: E731
-        lambda c, r: rules.positions(n, c, r, True))
+    lines_of = (
+        (lambda c, r: positions(n, c, r))
+        if not config.toroidal
+        else (lambda c, r: rules.positions(n, c, r, True))
+    )
     for pos, v in zip(lines_of(c, r0) + lines_of(c, r1), (-1, -1, -1, 1, 1, 1)):
         counts = add1(counts, pos, v)
     rows = lax.dynamic_update_slice(s.rows, r1[None], (c,))
@@ -496,8 +526,13 @@ def search(s: State, config: Config, mask: rules.Mask | None = None) -> State:
     return lax.while_loop(lambda s: ~s.stop, body, s)
 
 
-def resume(seed: jax.Array, config: Config, start: jax.Array | None, r: Resume | Fresh,
-           mask: rules.Mask | None = None) -> State:
+def resume(
+    seed: jax.Array,
+    config: Config,
+    start: jax.Array | None,
+    r: Resume | Fresh,
+    mask: rules.Mask | None = None,
+) -> State:
     """A chain's state at the start of a call: fresh (:class:`Fresh`, or ``r.restarts < 0``: as
     :func:`init`) or the next attempt of a paused chain; it pauses after attempt ``r.until``
     (``r.until < 0``: a stopped state, the chain is skipped). Selects, not branches: the
@@ -507,16 +542,28 @@ def resume(seed: jax.Array, config: Config, start: jax.Array | None, r: Resume |
     fresh = r.restarts < 0
     # Attempt k draws from seed_k = f^k(seed) with f(x) = mix32(x + golden) (fresh_attempt);
     # O(k) scalar steps, small beside the k attempts that the chain has run.
-    seed = lax.fori_loop(0, jnp.maximum(r.restarts + 1, 0), lambda _, x: mix32(x + _U32(_GOLD)),
-                         jnp.asarray(seed, _U32))
+    seed = lax.fori_loop(
+        0,
+        jnp.maximum(r.restarts + 1, 0),
+        lambda _, x: mix32(x + _U32(_GOLD)),
+        jnp.asarray(seed, _U32),
+    )
     s = _blank(seed, config)
-    s = fresh_attempt(s._replace(restarts=jnp.where(fresh, 0, r.restarts + 1),
-                                 total_steps=jnp.where(fresh, 0, r.total_steps)), config, reseed=False,
-                      mask=mask)
+    s = fresh_attempt(
+        s._replace(
+            restarts=jnp.where(fresh, 0, r.restarts + 1),
+            total_steps=jnp.where(fresh, 0, r.total_steps),
+        ),
+        config,
+        reseed=False,
+        mask=mask,
+    )
     if start is not None:
         start = jnp.asarray(start, jnp.int32)
-        s = s._replace(rows=jnp.where(fresh, start, s.rows),
-                       counts=jnp.where(fresh, _counts_of(start, config), s.counts))
+        s = s._replace(
+            rows=jnp.where(fresh, start, s.rows),
+            counts=jnp.where(fresh, _counts_of(start, config), s.counts),
+        )
     return s._replace(until=r.until, stop=r.until < 0)
 
 
@@ -554,20 +601,31 @@ def _result(s: State, config: Config) -> Result:
     return Result(rows=rows, solved=s.solved, steps=s.total_steps, restarts=s.restarts, best=pairs)
 
 
-def solve_chain(seed: jax.Array, config: Config, start: jax.Array | None = None,
-                mask: rules.Mask | None = None) -> Result:
+def solve_chain(
+    seed: jax.Array, config: Config, start: jax.Array | None = None, mask: rules.Mask | None = None
+) -> Result:
     """Min-conflicts with restarts for one chain until solved or ``max_restarts`` are spent."""
     return _run(init(seed, config, start, mask), config, mask)
 
 
-def solve_from(seed: jax.Array, config: Config, start: jax.Array | None, r: Resume | Fresh,
-               mask: rules.Mask | None = None) -> Result:
+def solve_from(
+    seed: jax.Array,
+    config: Config,
+    start: jax.Array | None,
+    r: Resume | Fresh,
+    mask: rules.Mask | None = None,
+) -> Result:
     """:func:`solve_chain` from where ``r`` says (:func:`resume`); a skipped chain does no step."""
     return _run(resume(seed, config, start, r, mask), config, mask)
 
 
-def trace(seed: jax.Array, config: Config, num_steps: int,
-          start: jax.Array | None = None, mask: rules.Mask | None = None) -> tuple[State, Metrics]:
+def trace(
+    seed: jax.Array,
+    config: Config,
+    num_steps: int,
+    start: jax.Array | None = None,
+    mask: rules.Mask | None = None,
+) -> tuple[State, Metrics]:
     """One attempt (no restarts) for ``num_steps`` steps; per-step metrics [num_steps]."""
 
     def body(s, _):
@@ -598,11 +656,16 @@ class Kernel(ChainKernel):
         return s.stop & ~s.solved & (s.restarts < self.config.max_restarts) & (s.restarts < s.until)
 
     def restart(self, s, data):
-        return fresh_attempt(keep_best(s, self.config)._replace(restarts=s.restarts + 1), self.config,
-                             mask=as_data(data).mask)
+        return fresh_attempt(
+            keep_best(s, self.config)._replace(restarts=s.restarts + 1),
+            self.config,
+            mask=as_data(data).mask,
+        )
 
     def finished(self, s):
-        return s.stop & (s.solved | (s.restarts >= self.config.max_restarts) | (s.restarts >= s.until))
+        return s.stop & (
+            s.solved | (s.restarts >= self.config.max_restarts) | (s.restarts >= s.until)
+        )
 
     def result(self, s) -> Result:
         return _result(keep_best(s, self.config), self.config)

@@ -14,15 +14,32 @@ from jaxqueens.errors import QueensError
 
 def test_cli_all_methods_with_plot(tmp_path, capsys):
     out = tmp_path / "an"
-    code = main(["anneal", "--method", "all", "-n", "8", "--chains", "20", "--steps", "2000",
-                 "--out", str(out), "--plot", "--quiet"])
+    code = main(
+        [
+            "anneal",
+            "--method",
+            "all",
+            "-n",
+            "8",
+            "--chains",
+            "20",
+            "--steps",
+            "2000",
+            "--out",
+            str(out),
+            "--plot",
+            "--quiet",
+        ]
+    )
     stdout = capsys.readouterr().out
     assert code == 0
     for method in ("LS", "TA", "SA"):
         assert f"{method}: estimated run time" in stdout and f"{method}: n = 8" in stdout
     assert (out / "traces.png").exists()
     for method in ("ls", "ta", "sa"):
-        assert {"solutions.npy", "runs.csv", "summary.json"} <= {p.name for p in (out / method).iterdir()}
+        assert {"solutions.npy", "runs.csv", "summary.json"} <= {
+            p.name for p in (out / method).iterdir()
+        }
         header = (out / method / "runs.csv").read_text().splitlines()[0]
         assert header.endswith("best_objective")
 
@@ -49,17 +66,20 @@ def test_parse_methods():
             parse_methods(bad)
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["anneal", "-n", "8", "--step", "-2"], "--step"),
-    (["anneal", "-n", "8", "--step", "8"], "--step"),
-    (["anneal", "-n", "8", "--rounds", "0"], "--rounds"),
-    (["anneal", "-n", "3"], "n >= 4"),
-    (["anneal", "--method", "ga"], "--method"),
-    (["anneal", "--plot"], "--out"),
-    (["anneal", "8", "--n", "9"], "two board sizes"),
-    (["anneal", "--checkpoint-every", "0"], "--checkpoint-every"),
-    (["anneal", "--out", "a", "--resume", "b"], "--resume DIR writes to DIR"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["anneal", "-n", "8", "--step", "-2"], "--step"),
+        (["anneal", "-n", "8", "--step", "8"], "--step"),
+        (["anneal", "-n", "8", "--rounds", "0"], "--rounds"),
+        (["anneal", "-n", "3"], "n >= 4"),
+        (["anneal", "--method", "ga"], "--method"),
+        (["anneal", "--plot"], "--out"),
+        (["anneal", "8", "--n", "9"], "two board sizes"),
+        (["anneal", "--checkpoint-every", "0"], "--checkpoint-every"),
+        (["anneal", "--out", "a", "--resume", "b"], "--resume DIR writes to DIR"),
+    ],
+)
 def test_cli_errors(argv, needle, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -87,12 +107,26 @@ def _interrupt_call(monkeypatch, at: int):
 
 
 @pytest.mark.parametrize("at,method,kept", [(2, "ls", True), (5, "ta", True), (4, "ta", False)])
-def test_defect_1_every_method_resumes_after_ctrl_c(tmp_path, monkeypatch, capsys, at, method, kept):
+def test_defect_1_every_method_resumes_after_ctrl_c(
+    tmp_path, monkeypatch, capsys, at, method, kept
+):
     # 24 chains in chunks of 8: calls 1-3 are LS, 4-6 TA, 7-9 SA. Ctrl-C on call 2 keeps LS's
     # first chunk; on call 5, LS is finished and TA's first chunk is kept; on call 4, TA had
     # finished no chunk yet (nothing to keep for it, LS is finished).
-    argv = ["anneal", "--method", "all", "-n", "8", "--chains", "24", "--steps", "300",
-            "--batch", "8", "--quiet"]
+    argv = [
+        "anneal",
+        "--method",
+        "all",
+        "-n",
+        "8",
+        "--chains",
+        "24",
+        "--steps",
+        "300",
+        "--batch",
+        "8",
+        "--quiet",
+    ]
     whole, run = tmp_path / "whole", tmp_path / "run"
     assert main(argv + ["--out", str(whole)]) == 0
     _interrupt_call(monkeypatch, at)
@@ -105,9 +139,15 @@ def test_defect_1_every_method_resumes_after_ctrl_c(tmp_path, monkeypatch, capsy
     monkeypatch.undo()
     assert main(argv + ["--resume", str(run)]) == 0
     for m in ("ls", "ta", "sa"):
-        np.testing.assert_array_equal(np.load(run / m / "solutions.npy"), np.load(whole / m / "solutions.npy"))
+        np.testing.assert_array_equal(
+            np.load(run / m / "solutions.npy"), np.load(whole / m / "solutions.npy")
+        )
         a, b = (json.loads((d / m / "summary.json").read_text()) for d in (whole, run))
-        assert (a["chains"], a["solved"], a["distinct_solutions"]) == (b["chains"], b["solved"], b["distinct_solutions"])
+        assert (a["chains"], a["solved"], a["distinct_solutions"]) == (
+            b["chains"],
+            b["solved"],
+            b["distinct_solutions"],
+        )
         assert not (run / m / "checkpoint.npz").exists()
     assert main(argv + ["--resume", str(run)]) == 0  # everything finished: nothing left to do
 
@@ -118,8 +158,25 @@ def test_vignette_options_from_a_file_save_best_boards(tmp_path, capsys):
     board = tmp_path / "one_row.txt"
     board.write_text("1\n" * 8)
     out = tmp_path / "v"
-    argv = ["anneal", "--method", "sa", "--file", str(board), "--one-based", "--edge", "nmof",
-            "--t0", "nmof", "--chains", "12", "--steps", "300", "--out", str(out), "--quiet"]
+    argv = [
+        "anneal",
+        "--method",
+        "sa",
+        "--file",
+        str(board),
+        "--one-based",
+        "--edge",
+        "nmof",
+        "--t0",
+        "nmof",
+        "--chains",
+        "12",
+        "--steps",
+        "300",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(argv) == 0
     stdout = capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
@@ -139,18 +196,22 @@ def test_unsolved_run_says_no_solution_found(tmp_path, capsys):
     argv = ["anneal", "-n", "16", "--chains", "4", "--steps", "40", "--quiet"]
     assert main(argv) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[-1].startswith("TA: n = 16, no solution found after 40 steps in each of 4 chains; "
-                                "lowest attack count ")
+    assert lines[-1].startswith(
+        "TA: n = 16, no solution found after 40 steps in each of 4 chains; lowest attack count "
+    )
     assert main(argv + ["--out", str(tmp_path / "u")]) == 0  # the same line names the best boards
     line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("TA: n = 16")]
     assert line == [f"{lines[-1]}; best boards in {tmp_path / 'u' / 'best_boards.npy'}"]
     assert np.load(tmp_path / "u" / "best_boards.npy").shape == (4, 16)
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["--neighbour", "swap"], "--neighbour swap never changes which rows are occupied"),
-    (["--t0", "warm"], "--t0 'warm': use worsening, nmof or a positive start temperature"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--neighbour", "swap"], "--neighbour swap never changes which rows are occupied"),
+        (["--t0", "warm"], "--t0 'warm': use worsening, nmof or a positive start temperature"),
+    ],
+)
 def test_vignette_option_errors(tmp_path, argv, needle, capsys):
     board = tmp_path / "b.txt"
     board.write_text("0\n" * 6)
@@ -161,16 +222,51 @@ def test_vignette_option_errors(tmp_path, argv, needle, capsys):
 
 # ---------------------------------------------------------------- constrained boards (issue 16)
 def test_toroidal_and_instance_runs(tmp_path, capsys):
-    assert main(["anneal", "-n", "7", "--toroidal", "--method", "sa", "--chains", "16",
-                 "--steps", "20000", "--quiet", "--out", str(tmp_path / "t")]) == 0
+    assert (
+        main(
+            [
+                "anneal",
+                "-n",
+                "7",
+                "--toroidal",
+                "--method",
+                "sa",
+                "--chains",
+                "16",
+                "--steps",
+                "20000",
+                "--quiet",
+                "--out",
+                str(tmp_path / "t"),
+            ]
+        )
+        == 0
+    )
     assert "SA: n = 7," in capsys.readouterr().out
     torus = cons.Constraints(7, toroidal=True)
     boards = np.load(tmp_path / "t" / "solutions.npy")
     assert len(boards) and all(checker.check_constrained(b, torus).ok for b in boards)
     gaps = tmp_path / "part.txt"
     gaps.write_text("2\n.\n.\n1\n.\n.\n.\n.\n")  # a text board with '.' gaps: two fixed queens
-    assert main(["anneal", "--instance", str(gaps), "--method", "sa", "--chains", "30",
-                 "--steps", "3000", "--quiet", "--out", str(tmp_path / "i")]) == 0
+    assert (
+        main(
+            [
+                "anneal",
+                "--instance",
+                str(gaps),
+                "--method",
+                "sa",
+                "--chains",
+                "30",
+                "--steps",
+                "3000",
+                "--quiet",
+                "--out",
+                str(tmp_path / "i"),
+            ]
+        )
+        == 0
+    )
     assert "SA: n = 8," in capsys.readouterr().out
     model = cons.completion(8, [(0, 2), (3, 1)])
     boards = np.load(tmp_path / "i" / "solutions.npy")
@@ -179,23 +275,35 @@ def test_toroidal_and_instance_runs(tmp_path, capsys):
     assert summary["status"] == "SAT" and summary["instance"] == model.to_dict()
     unsat = tmp_path / "unsat.jsonl"
     unsat.write_text('{"n": 8, "fixed": [[0, 0], [1, 1]]}\n')
-    assert main(["anneal", "--instance", str(unsat), "--chains", "4", "--steps", "200", "--quiet"]) == 0
+    assert (
+        main(["anneal", "--instance", str(unsat), "--chains", "4", "--steps", "200", "--quiet"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "instance unknown" in out and "UNSAT" not in out.replace("no UNSAT", "")
 
 
-@pytest.mark.parametrize("extra,needle", [
-    (["--file", "BOARD"], "drop --file"),
-    (["-n", "9"], "has n = 8 but n = 9"),
-    (["--neighbour", "swap"], "needs --neighbour step"),
-])
+@pytest.mark.parametrize(
+    "extra,needle",
+    [
+        (["--file", "BOARD"], "drop --file"),
+        (["-n", "9"], "has n = 8 but n = 9"),
+        (["--neighbour", "swap"], "needs --neighbour step"),
+    ],
+)
 def test_instance_option_errors(tmp_path, extra, needle, capsys):
     inst = tmp_path / "one.jsonl"
     inst.write_text('{"n": 8, "fixed": [[0, 2]]}\n')
     board = tmp_path / "b.txt"
     board.write_text("\n".join(map(str, range(8))) + "\n")
     extra = [str(board) if x == "BOARD" else x for x in extra]
-    assert main(["anneal", "--instance", str(inst), "--chains", "2", "--steps", "100", "--quiet"] + extra) == 2
+    assert (
+        main(
+            ["anneal", "--instance", str(inst), "--chains", "2", "--steps", "100", "--quiet"]
+            + extra
+        )
+        == 2
+    )
     assert needle in capsys.readouterr().err
     two = tmp_path / "two.jsonl"
     two.write_text('{"n": 8}\n{"n": 9}\n')

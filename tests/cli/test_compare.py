@@ -19,7 +19,7 @@ def parse(argv):
 
 
 def test_the_names_in_help_are_the_drivers():
-    assert compare.SOLVER_NAMES == tuple(driver.SOLVERS)
+    assert tuple(driver.SOLVERS) == compare.SOLVER_NAMES
 
 
 def test_compare_is_a_command_of_jaxqueens():
@@ -27,8 +27,21 @@ def test_compare_is_a_command_of_jaxqueens():
 
 
 def test_compare_prints_and_writes_tables_and_figures(tmp_path, capsys):
-    args = parse(["-n", "6", "--chains", "10", "--steps", "200", "--solvers", "mc-permutation,mc-qs4",
-                  "--quiet", "--out", str(tmp_path)])
+    args = parse(
+        [
+            "-n",
+            "6",
+            "--chains",
+            "10",
+            "--steps",
+            "200",
+            "--solvers",
+            "mc-permutation,mc-qs4",
+            "--quiet",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "n = 6, 10 chains per solver, 200 steps per chain, seed 0" in out
@@ -36,15 +49,28 @@ def test_compare_prints_and_writes_tables_and_figures(tmp_path, capsys):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["solvers"] == ["mc-permutation", "mc-qs4"] and summary["chains"] == 10
     assert summary["recommendation"]["line"] in out
-    for name in ("summary.csv", "runs.csv", "steps_ecdf.csv", "seconds_ecdf.csv", "success.csv",
-                 "solutions.csv", "bias.csv", "steps_ecdf.png", "seconds_ecdf.png", "success.png", "ert.png"):
+    for name in (
+        "summary.csv",
+        "runs.csv",
+        "steps_ecdf.csv",
+        "seconds_ecdf.csv",
+        "success.csv",
+        "solutions.csv",
+        "bias.csv",
+        "steps_ecdf.png",
+        "seconds_ecdf.png",
+        "success.png",
+        "ert.png",
+    ):
         assert (tmp_path / name).stat().st_size > 0, name
 
 
 def test_config_file_and_flags_override_it(tmp_path, capsys):
     cfg = tmp_path / "cmp.toml"
-    cfg.write_text('command = "compare"\n[options]\nn = 6\nchains = 4\nsteps = 100\nsolvers = ["mc-qs4"]\n'
-                   f'out = "{tmp_path / "out"}"\nno_plots = true\n')
+    cfg.write_text(
+        'command = "compare"\n[options]\nn = 6\nchains = 4\nsteps = 100\nsolvers = ["mc-qs4"]\n'
+        f'out = "{tmp_path / "out"}"\nno_plots = true\n'
+    )
     args = parse(["--config", str(cfg), "--chains", "3", "--quiet"])
     assert args.func(args) in (0, 1)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
@@ -53,11 +79,14 @@ def test_config_file_and_flags_override_it(tmp_path, capsys):
     assert args.out == str(tmp_path / "out")  # the report hook reads args.out
 
 
-@pytest.mark.parametrize("text, needle", [
-    ('command = "solve"\n', "not compare"),
-    ('command = "compare"\n[options]\nfoo = 1\n', "unknown key 'foo'"),
-    ('command = "compare"\n[options]\nchains = "many"\n', "wrong type"),
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ('command = "solve"\n', "not compare"),
+        ('command = "compare"\n[options]\nfoo = 1\n', "unknown key 'foo'"),
+        ('command = "compare"\n[options]\nchains = "many"\n', "wrong type"),
+    ],
+)
 def test_bad_config_is_one_line(tmp_path, text, needle):
     cfg = tmp_path / "bad.toml"
     cfg.write_text(text)

@@ -43,26 +43,61 @@ def folder(tmp_path):
 def test_decide_prints_one_row_per_instance(folder, capsys):
     assert _cli(["complete", str(folder), "--quiet"]) == 0
     rows = _table(capsys.readouterr().out)
-    assert [(r["file"].rsplit("/", 1)[-1], r["d"], r["n"], r["status"], r["solutions"]) for r in rows] == [
-        ("diag.param", "3", "8", "SAT", ""), ("gaps.txt", "", "4", "UNSAT", ""), ("nauck.param", "", "8", "SAT", "")]
+    assert [
+        (r["file"].rsplit("/", 1)[-1], r["d"], r["n"], r["status"], r["solutions"]) for r in rows
+    ] == [
+        ("diag.param", "3", "8", "SAT", ""),
+        ("gaps.txt", "", "4", "UNSAT", ""),
+        ("nauck.param", "", "8", "SAT", ""),
+    ]
     assert all(int(r["nodes"]) >= 0 and float(r["seconds"]) >= 0 for r in rows)
 
 
 def test_count_and_enumerate_write_the_out_files(folder, tmp_path, capsys):
     out = tmp_path / "out"
-    assert _cli(["complete", str(folder / "nauck.param"), f"{folder / 'diag.param'}:1", "--count",
-                 "--out", str(out), "--quiet"]) == 0
+    assert (
+        _cli(
+            [
+                "complete",
+                str(folder / "nauck.param"),
+                f"{folder / 'diag.param'}:1",
+                "--count",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     rows = _table((out / "results.csv").read_text())
-    assert [(r["status"], r["solutions"], r["d"]) for r in rows] == [("SAT", "2", ""), ("SAT", "44", "1")]
+    assert [(r["status"], r["solutions"], r["d"]) for r in rows] == [
+        ("SAT", "2", ""),
+        ("SAT", "44", "1"),
+    ]
     sols = [json.loads(line) for line in (out / "solutions.jsonl").read_text().splitlines()]
     assert len(sols) == 2 and sols[0]["file"].endswith("nauck.param")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["instances"] == 2 and summary["mode"] == "count" and summary["sat"] == 2
     capsys.readouterr()
     en = tmp_path / "en"
-    assert _cli(["complete", str(folder / "nauck.param"), "--enumerate", "--cap", "5", "--out", str(en),
-                 "--quiet"]) == 0
-    boards = [json.loads(line)["rows"] for line in (en / "solutions.jsonl").read_text().splitlines()]
+    assert (
+        _cli(
+            [
+                "complete",
+                str(folder / "nauck.param"),
+                "--enumerate",
+                "--cap",
+                "5",
+                "--out",
+                str(en),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    boards = [
+        json.loads(line)["rows"] for line in (en / "solutions.jsonl").read_text().splitlines()
+    ]
     model = completion(8, [(1, 3), (3, 4)])
     assert len(boards) == 2 and all(checker.check_constrained(b, model).ok for b in boards)
 
@@ -79,11 +114,16 @@ def test_toroidal_flag_and_resume(tmp_path, capsys):
         _cli(["complete", str(f), "--count", "--resume", str(out), "--quiet"])
 
 
-@pytest.mark.parametrize("argv,msg", [
-    (["--cap", "3"], "--enumerate only"), (["--enumerate", "--cap", "0"], "at least 1"),
-    (["--diags", "-1"], "0 or more"), (["--max-nodes", "0"], "at least 1"),
-    (["--diags", "9"], "fewer than 9"),
-])
+@pytest.mark.parametrize(
+    "argv,msg",
+    [
+        (["--cap", "3"], "--enumerate only"),
+        (["--enumerate", "--cap", "0"], "at least 1"),
+        (["--diags", "-1"], "0 or more"),
+        (["--max-nodes", "0"], "at least 1"),
+        (["--diags", "9"], "fewer than 9"),
+    ],
+)
 def test_bad_options_are_one_line_errors(folder, argv, msg):
     target = [str(folder / "d")] if msg == "fewer than 9" else [str(folder)]
     if msg == "fewer than 9":

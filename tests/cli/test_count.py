@@ -31,9 +31,11 @@ def test_count_command(tmp_path, capsys):
     reps = np.load(tmp_path / "sols_fundamental.npy")
     assert boards.dtype == np.uint8 and boards.shape == (92, 8) and reps.shape == (12, 8)
     assert checker.are_solutions(reps).all()
-    for argv, msg in [(["count", "-n", "8", "--enumerate"], "--out"),
-                      (["count", "-n", "8", "--out", str(f)], "--enumerate"),
-                      (["count", "-n", "15", "--enumerate", "--out", str(f)], "n <= 14")]:
+    for argv, msg in [
+        (["count", "-n", "8", "--enumerate"], "--out"),
+        (["count", "-n", "8", "--out", str(f)], "--enumerate"),
+        (["count", "-n", "15", "--enumerate", "--out", str(f)], "n <= 14"),
+    ]:
         with pytest.raises(QueensError, match=msg):
             _cli(argv)
 
@@ -145,8 +147,10 @@ def test_toroidal_counts_match_a051906_and_write_a_summary(tmp_path, capsys):
     assert doc["total"] == doc["oeis_A051906"] == 28 and doc["toroidal"] is True
     assert _cli(["count", "-n", "6", "--toroidal", "--quiet"]) == 0  # 0 solutions for 2 | n
     assert "n = 6, toroidal: 0 solutions" in capsys.readouterr().out
-    for argv, msg in [(["count", "-n", "7", "--toroidal", "--unique"], "drop --unique"),
-                      (["count", "-n", "7", "--toroidal", "--plan"], "drop --plan"),
-                      (["count", "-n", "33", "--toroidal"], "n <= 32")]:
+    for argv, msg in [
+        (["count", "-n", "7", "--toroidal", "--unique"], "drop --unique"),
+        (["count", "-n", "7", "--toroidal", "--plan"], "drop --plan"),
+        (["count", "-n", "33", "--toroidal"], "n <= 32"),
+    ]:
         with pytest.raises(QueensError, match=msg):
             _cli(argv)

@@ -21,8 +21,20 @@ def test_parse_sizes():
 def test_estimate_command_writes_table_and_plot(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     E.add_command(parser.add_subparsers())
-    args = parser.parse_args(["estimate", "-n", "8-9,33", "--probes", "2e4", "--quiet", "--depth", "1",
-                              "--out", str(tmp_path)])
+    args = parser.parse_args(
+        [
+            "estimate",
+            "-n",
+            "8-9,33",
+            "--probes",
+            "2e4",
+            "--quiet",
+            "--depth",
+            "1",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "n = 8: Q(n) ~" in out and "exact 92" in out and "n = 33" in out
@@ -58,10 +70,16 @@ def _main(argv, capsys):
 
 def test_defect_8_sizes_without_solutions_report_exact_zero(tmp_path, capsys):
     """n = 2 and 3 have no solution (exact 0): a report, not a traceback."""
-    code, out, err = _main(["estimate", "-n", "2-3", "--probes", "100", "--quiet", "--out", tmp_path], capsys)
+    code, out, err = _main(
+        ["estimate", "-n", "2-3", "--probes", "100", "--quiet", "--out", tmp_path], capsys
+    )
     assert code == 0 and err == "", err
-    assert "n = 2: Q(n) ~ 0" in out and "n = 3: Q(n) ~ 0" in out and "exact 0 (inside the CI)" in out
-    assert [e["exact"] for e in json.loads((tmp_path / "summary.json").read_text())["estimates"]] == [0, 0]
+    assert (
+        "n = 2: Q(n) ~ 0" in out and "n = 3: Q(n) ~ 0" in out and "exact 0 (inside the CI)" in out
+    )
+    assert [
+        e["exact"] for e in json.loads((tmp_path / "summary.json").read_text())["estimates"]
+    ] == [0, 0]
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-5"])

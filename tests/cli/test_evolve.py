@@ -22,13 +22,13 @@ CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 def test_config_errors(tmp_path):
     bad = tmp_path / "bad.toml"
     head = 'command = "evolve"\n[options]\n'
-    bad.write_text(head + 'n = 8\npopulation = 100\n')
+    bad.write_text(head + "n = 8\npopulation = 100\n")
     with pytest.raises(QueensError, match="unknown key 'population'"):
         evolve_cmd.load_config(bad)
     bad.write_text(head + 'n = 8\ncxpb = "high"\n')
     with pytest.raises(QueensError, match="key 'cxpb' must be a number"):
         evolve_cmd.load_config(bad)
-    bad.write_text(head + 'n = 8\ntrials = 2.5\n')
+    bad.write_text(head + "n = 8\ntrials = 2.5\n")
     with pytest.raises(QueensError, match="key 'trials' must be an integer"):
         evolve_cmd.load_config(bad)
     bad.write_text('command = "solve"\n[options]\nn = 8\n')
@@ -46,17 +46,36 @@ def _parser():
 
 def test_cli_flags_override_config_and_write_outputs(tmp_path, capsys):
     conf = tmp_path / "c.toml"
-    conf.write_text('command = "evolve"\n[options]\nn = 8\npop = 30\ngenerations = 500\ntrials = 2\nseed = 3\n')
+    conf.write_text(
+        'command = "evolve"\n[options]\nn = 8\npop = 30\ngenerations = 500\ntrials = 2\nseed = 3\n'
+    )
     out = tmp_path / "run"
-    args = _parser().parse_args(["evolve", "--config", str(conf), "--generations", "60", "--out", str(out),
-                                 "--plot", "--quiet", "--score", "nonattacking"])
+    args = _parser().parse_args(
+        [
+            "evolve",
+            "--config",
+            str(conf),
+            "--generations",
+            "60",
+            "--out",
+            str(out),
+            "--plot",
+            "--quiet",
+            "--score",
+            "nonattacking",
+        ]
+    )
     rc = args.func(args)
     assert rc in (0, 1)
     rows = list(csv.DictReader(open(out / "history.csv")))
     assert list(rows[0]) == ["Trial", "Generation", "Best", "Avg", "Worst"]
     assert len(rows) == 2 * 61 and all(0 <= int(r["Worst"]) <= int(r["Best"]) <= 28 for r in rows)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["generations"] == 60 and summary["trials"] == 2 and summary["score_in_csv"] == "nonattacking"
+    assert (
+        summary["generations"] == 60
+        and summary["trials"] == 2
+        and summary["score_in_csv"] == "nonattacking"
+    )
     sols = np.load(out / "solutions.npy")
     assert sols.shape[1:] == (8,) and checker.are_solutions(sols).all()
     assert np.load(out / "population.npy").shape == (2, 1, 30, 8)
@@ -70,9 +89,13 @@ def test_cli_flags_override_config_and_write_outputs(tmp_path, capsys):
 def test_board_size_spellings_and_config_default(tmp_path):
     conf = tmp_path / "c.toml"
     conf.write_text('command = "evolve"\n[options]\nn = 12\npop = 30\n')
-    settings = lambda *argv: evolve_cmd._settings(_parser().parse_args(["evolve", *argv]))  # noqa: E731
+    settings = lambda *argv: evolve_cmd._settings(_parser().parse_args(["evolve", *argv]))
     assert "n" not in settings()  # evolve's own default (8) applies
-    assert settings("10")["n"] == 10 and settings("--n", "9")["n"] == 9 and settings("-n", "11")["n"] == 11
+    assert (
+        settings("10")["n"] == 10
+        and settings("--n", "9")["n"] == 9
+        and settings("-n", "11")["n"] == 11
+    )
     assert settings("--config", str(conf))["n"] == 12  # the config's n when no size is given
     assert settings("--config", str(conf), "-n", "6") == {"n": 6, "pop": 30}  # flags override
     with pytest.raises(QueensError, match="two board sizes"):
@@ -88,19 +111,41 @@ def test_report_fitness_is_labelled_honestly(tmp_path, capsys):
     """``--fitness report-diagonals-only``: "N boards meet the report's score; K of them are
     solutions"; every board in solutions.npy passes the checker, score_met.npy holds the rest."""
     out = tmp_path / "report"
-    args = _parser().parse_args(["evolve", "-n", "6", "--pop", "16", "--generations", "40", "--trials", "3",
-                                 "--encoding", "combination", "--fitness", "report-diagonals-only",
-                                 "--out", str(out), "--quiet"])
+    args = _parser().parse_args(
+        [
+            "evolve",
+            "-n",
+            "6",
+            "--pop",
+            "16",
+            "--generations",
+            "40",
+            "--trials",
+            "3",
+            "--encoding",
+            "combination",
+            "--fitness",
+            "report-diagonals-only",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     rc = args.func(args)
     stdout = capsys.readouterr().out
     met, sols = np.load(out / "score_met.npy"), np.load(out / "solutions.npy")
-    assert f"{len(met)} distinct boards meet the report's score; {len(sols)} of them are solutions" in stdout
+    assert (
+        f"{len(met)} distinct boards meet the report's score; {len(sols)} of them are solutions"
+        in stdout
+    )
     assert len(met) > len(sols) and checker.are_solutions(sols).all()
     assert sum(checker.are_solutions(met)) == len(sols)
     trials = list(csv.reader(open(out / "trials.csv")))
     assert trials[0] == ["Trial", "FirstSolved", "FirstScoreMet", "FinalBest", "Evaluations"]
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["boards_meeting_score"] == len(met) and summary["solutions_among_them"] == len(sols)
+    assert summary["boards_meeting_score"] == len(met) and summary["solutions_among_them"] == len(
+        sols
+    )
     assert "NOT always a solution" in summary["fitness"]
     assert rc == (0 if summary["solved"] else 1)
 
@@ -109,7 +154,18 @@ def test_report_fitness_is_labelled_honestly(tmp_path, capsys):
 def test_instance_runs(tmp_path, capsys):
     gaps = tmp_path / "part.txt"
     gaps.write_text("2\n.\n.\n1\n.\n.\n.\n.\n")  # a text board with '.' gaps: two fixed queens
-    argv = ["evolve", "--pop", "40", "--generations", "2000", "--trials", "8", "--seed", "5", "--quiet"]
+    argv = [
+        "evolve",
+        "--pop",
+        "40",
+        "--generations",
+        "2000",
+        "--trials",
+        "8",
+        "--seed",
+        "5",
+        "--quiet",
+    ]
     assert main(argv + ["--instance", str(gaps), "--out", str(tmp_path / "i")]) == 0
     assert "n = 8," in capsys.readouterr().out
     model = cons.completion(8, [(0, 2), (3, 1)])
@@ -125,13 +181,19 @@ def test_instance_runs(tmp_path, capsys):
     assert "instance unknown" in out and "UNSAT" not in out.replace("no UNSAT", "")
 
 
-@pytest.mark.parametrize("extra,needle", [
-    (["-n", "9"], "has n = 8 but n = 9"),
-    (["--fitness", "report-diagonals-only"], "plain board only"),
-    (["--instance", "ROWS"], "share a row"),
-    (["--instance", "TWO"], "holds 2 instances"),
-    (["--toroidal", "--fitness", "report-diagonals-only"], "plain board only"),  # flag reaches evolve
-])
+@pytest.mark.parametrize(
+    "extra,needle",
+    [
+        (["-n", "9"], "has n = 8 but n = 9"),
+        (["--fitness", "report-diagonals-only"], "plain board only"),
+        (["--instance", "ROWS"], "share a row"),
+        (["--instance", "TWO"], "holds 2 instances"),
+        (
+            ["--toroidal", "--fitness", "report-diagonals-only"],
+            "plain board only",
+        ),  # flag reaches evolve
+    ],
+)
 def test_instance_option_errors(tmp_path, extra, needle, capsys):
     inst = tmp_path / "one.jsonl"
     inst.write_text('{"n": 8, "fixed": [[0, 2]]}\n')

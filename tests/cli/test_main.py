@@ -8,8 +8,8 @@ import matplotlib.image
 import numpy as np
 import pytest
 
-from jaxqueens.io import boards as boardio
 from jaxqueens.cli.main import main
+from jaxqueens.io import boards as boardio
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 
@@ -73,11 +73,14 @@ def test_render_writes_png(files, tmp_path, capsys):
     assert matplotlib.image.imread(out_png).ndim == 3
 
 
-@pytest.mark.parametrize("case,needle", [
-    ("garbage", ":3:"),
-    ("empty", "empty"),
-    ("missing", "no such file"),
-])
+@pytest.mark.parametrize(
+    "case,needle",
+    [
+        ("garbage", ":3:"),
+        ("empty", "empty"),
+        ("missing", "no such file"),
+    ],
+)
 def test_bad_files_one_line_exit_2(files, tmp_path, capsys, case, needle):
     path = files.get(case, tmp_path / "missing.txt")
     for command in ("show", "check"):
@@ -97,11 +100,15 @@ def test_bad_flags_exit_2(files, capsys):
 
 
 def test_console_script_and_help():
-    out = subprocess.run([sys.executable, "-m", "jaxqueens.cli.main", "--help"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "jaxqueens.cli.main", "--help"], capture_output=True, text=True
+    )
     assert out.returncode == 0
     for command in ("show", "check", "render"):
         assert command in out.stdout
-    bad = subprocess.run([sys.executable, "-m", "jaxqueens.cli.main", "frobnicate"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "jaxqueens.cli.main", "frobnicate"], capture_output=True, text=True
+    )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
 
 
@@ -112,8 +119,12 @@ def test_no_cache_is_a_global_option(files, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["check", str(files["good"]), "--no-cach"])  # never abbreviated
     assert exc.value.code == 2
-    assert "--no-cache" in subprocess.run([sys.executable, "-m", "jaxqueens", "--help"],
-                                          capture_output=True, text=True).stdout
+    assert (
+        "--no-cache"
+        in subprocess.run(
+            [sys.executable, "-m", "jaxqueens", "--help"], capture_output=True, text=True
+        ).stdout
+    )
 
 
 def test_negative_size_is_refused_before_any_run(capsys):
@@ -143,8 +154,11 @@ def test_every_size_spelling_reaches_the_command(command, spelling, capsys):
 
 
 def test_no_abbreviated_options():
-    for argv in (["--c", "10", "solve", "-n", "8"], ["solve", "--cha", "2"],
-                 ["--num", "2", "solve"]):
+    for argv in (
+        ["--c", "10", "solve", "-n", "8"],
+        ["solve", "--cha", "2"],
+        ["--num", "2", "solve"],
+    ):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 2
@@ -193,12 +207,15 @@ def test_internal_error_traceback_with_debug(files, monkeypatch, capsys):
     assert code == 3 and "Traceback" in err and "RuntimeError: boom" in err
 
 
-@pytest.mark.parametrize("exc,code,needle", [
-    (MemoryError(), 2, "out of memory"),
-    (OSError(28, "No space left on device", "out/summary.json"), 2, "No space left on device"),
-    (KeyboardInterrupt(), 130, "interrupted"),
-    (ZeroDivisionError("x"), 3, "internal error"),
-])
+@pytest.mark.parametrize(
+    "exc,code,needle",
+    [
+        (MemoryError(), 2, "out of memory"),
+        (OSError(28, "No space left on device", "out/summary.json"), 2, "No space left on device"),
+        (KeyboardInterrupt(), 130, "interrupted"),
+        (ZeroDivisionError("x"), 3, "internal error"),
+    ],
+)
 def test_exit_codes_of_the_handler(files, monkeypatch, capsys, exc, code, needle):
     monkeypatch.delenv("JAXQUEENS_DEBUG", raising=False)
 
@@ -214,30 +231,41 @@ def test_internal_error_in_a_subprocess_exits_3(tmp_path):
     """The console script end to end: a broken checker (a bug) gives exit 3 and one line."""
     good = tmp_path / "good.txt"
     boardio.write_board(good, SOLUTION_8)
-    code = ("import sys, jaxqueens.cli.check as c\n"
-            "def boom(args): raise RuntimeError('boom')\n"
-            "c.cmd_check = boom\n"
-            "from jaxqueens.cli.main import main\n"
-            f"sys.exit(main(['check', {str(good)!r}]))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={k: v for k, v in __import__("os").environ.items() if k != "JAXQUEENS_DEBUG"})
-    assert out.returncode == 3 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
+    code = (
+        "import sys, jaxqueens.cli.check as c\n"
+        "def boom(args): raise RuntimeError('boom')\n"
+        "c.cmd_check = boom\n"
+        "from jaxqueens.cli.main import main\n"
+        f"sys.exit(main(['check', {str(good)!r}]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in __import__("os").environ.items() if k != "JAXQUEENS_DEBUG"},
+    )
+    assert out.returncode == 3 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, (
+        out.stderr
+    )
 
 
 # ------------------------------------------------------------ defect 19: integer options
 
 
-@pytest.mark.parametrize("argv,flag", [
-    (["solve", "-n", "8", "--maxsteps", "3000000000"], "--maxsteps"),
-    (["solve", "-n", "8", "--maxsteps", "99999999999999999999"], "--maxsteps"),
-    (["solve", "-n", "8", "--tabu", "-99999999999999999999"], "--tabu"),
-    (["solve", "-n", "8", "--chains", "99999999999999999999"], "--chains"),
-    (["anneal", "-n", "8", "--steps", "99999999999999999999"], "--steps"),
-    (["evolve", "-n", "8", "--pop", "99999999999999999999"], "--pop"),
-    (["estimate", "-n", "8", "--depth", "99999999999999999999"], "--depth"),
-    (["count", "-n", "99999999999999999999"], "-n"),
-    (["solve", "99999999999999999999"], "N"),
-])
+@pytest.mark.parametrize(
+    "argv,flag",
+    [
+        (["solve", "-n", "8", "--maxsteps", "3000000000"], "--maxsteps"),
+        (["solve", "-n", "8", "--maxsteps", "99999999999999999999"], "--maxsteps"),
+        (["solve", "-n", "8", "--tabu", "-99999999999999999999"], "--tabu"),
+        (["solve", "-n", "8", "--chains", "99999999999999999999"], "--chains"),
+        (["anneal", "-n", "8", "--steps", "99999999999999999999"], "--steps"),
+        (["evolve", "-n", "8", "--pop", "99999999999999999999"], "--pop"),
+        (["estimate", "-n", "8", "--depth", "99999999999999999999"], "--depth"),
+        (["count", "-n", "99999999999999999999"], "-n"),
+        (["solve", "99999999999999999999"], "N"),
+    ],
+)
 def test_defect_19_integer_options_are_range_checked(argv, flag, capsys):
     """An integer option that ends in a fixed-width array is refused in one line naming it."""
     with pytest.raises(SystemExit) as exc:

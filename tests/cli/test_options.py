@@ -6,7 +6,6 @@ import os
 import shutil
 import signal
 from collections import namedtuple
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,23 +25,51 @@ from jaxqueens.errors import QueensError
 
 # command -> (arguments before the output path, option naming it, (module, function) doing the work)
 WRITERS = {
-    "solve": (["solve", "-n", "6", "--chains", "2", "--quiet"], "--out",
-              (jaxqueens.drivers.minconflicts, "solve")),
-    "solve-large": (["solve", "-n", "50", "--mode", "large", "--quiet"], "--out",
-                    (jaxqueens.drivers.large, "solve_large")),
-    "solve-backtrack": (["solve", "-n", "8", "--method", "backtrack"], "--out",
-                        (jaxqueens.drivers.backtrack, "first_solution")),
-    "anneal": (["anneal", "-n", "6", "--chains", "2", "--steps", "50", "--quiet"], "--out",
-               (jaxqueens.drivers.anneal, "anneal")),
-    "evolve": (["evolve", "-n", "6", "--pop", "8", "--generations", "2", "--quiet"], "--out",
-               (jaxqueens.drivers.ga, "evolve")),
-    "count": (["count", "-n", "6", "--quiet"], "--out", (jaxqueens.drivers.count, "count_solutions")),
-    "count-enumerate": (["count", "-n", "6", "--enumerate"], "--out",
-                        (jaxqueens.drivers.count, "enumerate_solutions")),
-    "stats": (["stats", "-n", "6", "--chains", "4", "--quiet"], "--out",
-              (jaxqueens.drivers.stats, "collect")),
-    "estimate": (["estimate", "-n", "8", "--probes", "100", "--quiet"], "--out",
-                 (jaxqueens.drivers.estimate, "estimate")),
+    "solve": (
+        ["solve", "-n", "6", "--chains", "2", "--quiet"],
+        "--out",
+        (jaxqueens.drivers.minconflicts, "solve"),
+    ),
+    "solve-large": (
+        ["solve", "-n", "50", "--mode", "large", "--quiet"],
+        "--out",
+        (jaxqueens.drivers.large, "solve_large"),
+    ),
+    "solve-backtrack": (
+        ["solve", "-n", "8", "--method", "backtrack"],
+        "--out",
+        (jaxqueens.drivers.backtrack, "first_solution"),
+    ),
+    "anneal": (
+        ["anneal", "-n", "6", "--chains", "2", "--steps", "50", "--quiet"],
+        "--out",
+        (jaxqueens.drivers.anneal, "anneal"),
+    ),
+    "evolve": (
+        ["evolve", "-n", "6", "--pop", "8", "--generations", "2", "--quiet"],
+        "--out",
+        (jaxqueens.drivers.ga, "evolve"),
+    ),
+    "count": (
+        ["count", "-n", "6", "--quiet"],
+        "--out",
+        (jaxqueens.drivers.count, "count_solutions"),
+    ),
+    "count-enumerate": (
+        ["count", "-n", "6", "--enumerate"],
+        "--out",
+        (jaxqueens.drivers.count, "enumerate_solutions"),
+    ),
+    "stats": (
+        ["stats", "-n", "6", "--chains", "4", "--quiet"],
+        "--out",
+        (jaxqueens.drivers.stats, "collect"),
+    ),
+    "estimate": (
+        ["estimate", "-n", "8", "--probes", "100", "--quiet"],
+        "--out",
+        (jaxqueens.drivers.estimate, "estimate"),
+    ),
     "render": (["render", "BOARD"], "-o", (jaxqueens.plots.render, "render_png")),
     "run": (["run", "CONFIG"], "--out", (jaxqueens.drivers.minconflicts, "solve")),
 }
@@ -69,26 +96,34 @@ def _under(tmp_path):
 
 @pytest.mark.parametrize("problem", ["existing-file", "under-a-file", "read-only", "disk-full"])
 @pytest.mark.parametrize("command", sorted(WRITERS))
-def test_defect_2_output_path_is_checked_before_any_work(command, problem, tmp_path, monkeypatch,
-                                                         capsys):
+def test_defect_2_output_path_is_checked_before_any_work(
+    command, problem, tmp_path, monkeypatch, capsys
+):
     """Every writing command refuses a bad output path up front: one line naming it, exit 2."""
     module, name = WRITERS[command][2]
     monkeypatch.setattr(module, name, _no_work)
     png = command == "render"
     target = tmp_path / ("poster.png" if png else "out")
-    if problem == "existing-file":  # a file where a folder goes (render: a folder where a file goes)
+    if (
+        problem == "existing-file"
+    ):  # a file where a folder goes (render: a folder where a file goes)
         target.mkdir() if png else target.write_text("precious\n")
     elif problem == "under-a-file":
         (tmp_path / "plain").write_text("a file, not a folder\n")
         target = tmp_path / "plain" / target.name
     elif problem == "read-only":  # as root chmod does not stop writes: the check asks os.access
         real, inside = os.access, _under(tmp_path)
-        monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if inside(p) else real(p, mode, *a, **k))
+        monkeypatch.setattr(
+            os, "access", lambda p, mode, *a, **k: False if inside(p) else real(p, mode, *a, **k)
+        )
     else:
         real_usage, inside = shutil.disk_usage, _under(tmp_path)
         usage = namedtuple("usage", "total used free")
-        monkeypatch.setattr(shutil, "disk_usage",
-                            lambda p: usage(10 << 30, 10 << 30, 0) if inside(p) else real_usage(p))
+        monkeypatch.setattr(
+            shutil,
+            "disk_usage",
+            lambda p: usage(10 << 30, 10 << 30, 0) if inside(p) else real_usage(p),
+        )
     code = main(_argv(command, tmp_path, target))
     err = capsys.readouterr().err
     assert code == 2, err
@@ -142,7 +177,9 @@ def test_defect_12_ctrl_c_during_the_final_write_lets_it_finish(tmp_path, monkey
     code = main(["solve", "-n", "6", "--chains", "3", "--quiet", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 130
-    assert {"solutions.npy", "runs.csv", "summary.json", "solution.png"} <= {p.name for p in out.iterdir()}
+    assert {"solutions.npy", "runs.csv", "summary.json", "solution.png"} <= {
+        p.name for p in out.iterdir()
+    }
     assert np.load(out / "solutions.npy").shape == (3, 6)
     assert "complete" in err and str(out) in err
 
@@ -157,7 +194,8 @@ def test_defect_12_count_ctrl_c_in_the_final_write_finishes_it(tmp_path, monkeyp
 
 
 def test_defect_12_a_second_ctrl_c_keeps_the_checkpoint_and_prints_the_resume_command(
-        tmp_path, monkeypatch, capsys):
+    tmp_path, monkeypatch, capsys
+):
     """Ctrl-C twice stops the final write at once: the checkpoint stays and the resume command
     is printed (count: it recounts nothing)."""
     from jaxqueens.io import count as count_out
@@ -173,8 +211,9 @@ def test_defect_12_a_second_ctrl_c_keeps_the_checkpoint_and_prints_the_resume_co
     assert '"total": 92' in (out / "summary.json").read_text()
 
 
-def test_defect_2_a_disk_that_fills_during_the_final_write_keeps_the_checkpoint(tmp_path, monkeypatch,
-                                                                                capsys):
+def test_defect_2_a_disk_that_fills_during_the_final_write_keeps_the_checkpoint(
+    tmp_path, monkeypatch, capsys
+):
     """Space that runs out after the preflight: one line, exit 2, the checkpoint kept and the
     resume command given (no traceback, nothing finished is lost)."""
     from jaxqueens.io import count as count_out

@@ -22,7 +22,9 @@ def test_defect_18_render_refuses_to_overwrite_its_own_input(tmp_path, monkeypat
     line; the board file is left as it was."""
     board = tmp_path / "board.txt"
     board.write_text(BOARD)
-    target = {"same-name": str(board), "relative": "./board.txt"}.get(how, str(tmp_path / "alias.png"))
+    target = {"same-name": str(board), "relative": "./board.txt"}.get(
+        how, str(tmp_path / "alias.png")
+    )
     if how == "hard-link":
         os.link(board, target)
     elif how == "symlink":

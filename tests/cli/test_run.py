@@ -25,8 +25,11 @@ def run(argv, capsys):
 
 
 def test_single_run_records_provenance(tmp_path, capsys):
-    cfg = write(tmp_path, 'command = "solve"\nout = "%s"\n[options]\nn = 10\nchains = 30\nseed = 4\n'
-                'quiet = true\n' % (tmp_path / "o"))
+    cfg = write(
+        tmp_path,
+        'command = "solve"\nout = "%s"\n[options]\nn = 10\nchains = 30\nseed = 4\n'
+        "quiet = true\n" % (tmp_path / "o"),
+    )
     code, out, _ = run(["run", cfg, "--set", "chains=20"], capsys)
     assert code == 0 and "20 of 20 chains solved" in out
     rec = json.loads((tmp_path / "o" / "run.json").read_text())
@@ -38,38 +41,53 @@ def test_single_run_records_provenance(tmp_path, capsys):
 
 
 def test_sweep_writes_one_row_per_setting(tmp_path, capsys):
-    cfg = write(tmp_path, 'command = "solve"\n[options]\nchains = 10\nquiet = true\n'
-                '[sweep]\nn = [6, 9]\ninit = ["permutation", "qs4"]\n')
+    cfg = write(
+        tmp_path,
+        'command = "solve"\n[options]\nchains = 10\nquiet = true\n'
+        '[sweep]\nn = [6, 9]\ninit = ["permutation", "qs4"]\n',
+    )
     code, _, _ = run(["run", cfg, "--out", str(tmp_path / "sw")], capsys)
     assert code == 0
     with open(tmp_path / "sw" / "results.csv") as f:
         rows = list(csv.DictReader(f))
-    assert [(r["n"], r["init"]) for r in rows] == [("6", "permutation"), ("6", "qs4"),
-                                                   ("9", "permutation"), ("9", "qs4")]
+    assert [(r["n"], r["init"]) for r in rows] == [
+        ("6", "permutation"),
+        ("6", "qs4"),
+        ("9", "permutation"),
+        ("9", "qs4"),
+    ]
     assert all(r["solved"] == "10" for r in rows)
     assert (tmp_path / "sw" / "run-003" / "run.json").exists()
 
 
-@pytest.mark.parametrize("text,needle", [
-    ('command = "solve"\n[options]\nchainz = 3\n', "unknown key 'chainz'"),
-    ('command = "solve"\n[options]\nn = "eight"\n', "'n' must be int"),
-    ('command = "solve"\n[options]\ninit = "best"\n', "'init' must be one of"),
-    ('command = "solve"\n[options]\nplot = 1\n', "'plot' must be true or false"),
-    ('command = "solve"\nnumber = 3\n', "unknown key 'number'"),
-    ('command = "frobnicate"\n', "'command' must be one of"),
-    ('command = "solve"\n[sweep]\nn = 8\n', "sweep 'n' must be a non-empty list"),
-    ('command = "solve"\n[sweep]\nm = [1]\n', "unknown sweep key 'm'"),
-    ('command = "solve"\n[options\n', "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ('command = "solve"\n[options]\nchainz = 3\n', "unknown key 'chainz'"),
+        ('command = "solve"\n[options]\nn = "eight"\n', "'n' must be int"),
+        ('command = "solve"\n[options]\ninit = "best"\n', "'init' must be one of"),
+        ('command = "solve"\n[options]\nplot = 1\n', "'plot' must be true or false"),
+        ('command = "solve"\nnumber = 3\n', "unknown key 'number'"),
+        ('command = "frobnicate"\n', "'command' must be one of"),
+        ('command = "solve"\n[sweep]\nn = 8\n', "sweep 'n' must be a non-empty list"),
+        ('command = "solve"\n[sweep]\nm = [1]\n', "unknown sweep key 'm'"),
+        ('command = "solve"\n[options\n', "not valid TOML"),
+    ],
+)
 def test_config_errors_name_the_key(tmp_path, capsys, text, needle):
     code, _, err = run(["run", write(tmp_path, text)], capsys)
     assert code == 2 and needle in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("override,needle", [
-    ("chains", "key=value"), ("chainz=3", "unknown key 'chainz'"), ("n=x", "not a valid int"),
-    ("plot=yes", "true or false"),
-])
+@pytest.mark.parametrize(
+    "override,needle",
+    [
+        ("chains", "key=value"),
+        ("chainz=3", "unknown key 'chainz'"),
+        ("n=x", "not a valid int"),
+        ("plot=yes", "true or false"),
+    ],
+)
 def test_bad_overrides(tmp_path, capsys, override, needle):
     cfg = write(tmp_path, 'command = "solve"\n[options]\nn = 8\n')
     code, _, err = run(["run", cfg, "--set", override], capsys)
@@ -87,13 +105,16 @@ def test_shipped_configs_are_valid():
         experiment.resolve(experiment.load_config(path), parser, [], str(path))
 
 
-@pytest.mark.parametrize("text,needle", [
-    ('command = "solve"\noptions = 5\n', "'options' must be a table"),
-    ('command = "solve"\noptions = [1, 2]\n', "'options' must be a table"),
-    ('command = "solve"\nsweep = "x"\n', "'sweep' must be a table"),
-    ('command = "solve"\nsweep = [["n", 8]]\n', "'sweep' must be a table"),
-    ('command = "solve"\nout = 5\n', "'out' must be a folder name"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ('command = "solve"\noptions = 5\n', "'options' must be a table"),
+        ('command = "solve"\noptions = [1, 2]\n', "'options' must be a table"),
+        ('command = "solve"\nsweep = "x"\n', "'sweep' must be a table"),
+        ('command = "solve"\nsweep = [["n", 8]]\n', "'sweep' must be a table"),
+        ('command = "solve"\nout = 5\n', "'out' must be a folder name"),
+    ],
+)
 def test_defect_8_config_sections_of_the_wrong_type(tmp_path, capsys, text, needle):
     code, _, err = run(["run", write(tmp_path, text)], capsys)
     assert code == 2 and needle in err and err.count("\n") == 1, err
@@ -122,8 +143,11 @@ def test_defect_18_run_refuses_commands_that_need_a_file(tmp_path, capsys, comma
 def test_defect_13_ctrl_c_stops_a_sweep_that_then_resumes(tmp_path, monkeypatch, capsys):
     from jaxqueens.drivers import minconflicts as mcsolve
 
-    cfg = write(tmp_path, 'command = "solve"\n[options]\nchains = 10\nbatch = 5\nquiet = true\n'
-                '[sweep]\nn = [6, 8, 9]\n')
+    cfg = write(
+        tmp_path,
+        'command = "solve"\n[options]\nchains = 10\nbatch = 5\nquiet = true\n'
+        "[sweep]\nn = [6, 8, 9]\n",
+    )
     whole, out = tmp_path / "whole", tmp_path / "sw"
     assert run(["run", cfg, "--out", str(whole)], capsys)[0] == 0
     real, calls = mcsolve.compile_runner, []
@@ -152,22 +176,44 @@ def test_defect_13_ctrl_c_stops_a_sweep_that_then_resumes(tmp_path, monkeypatch,
     tables = []
     for folder in (whole, out):
         with open(folder / "results.csv") as f:
-            tables.append([(r["n"], r["chains"], r["solved"], r["distinct_solutions"])
-                           for r in csv.DictReader(f)])
+            tables.append(
+                [
+                    (r["n"], r["chains"], r["solved"], r["distinct_solutions"])
+                    for r in csv.DictReader(f)
+                ]
+            )
     assert tables[0] == tables[1] and len(tables[0]) == 3
-    np.testing.assert_array_equal(np.load(whole / "run-001" / "solutions.npy"),
-                                  np.load(out / "run-001" / "solutions.npy"))
+    np.testing.assert_array_equal(
+        np.load(whole / "run-001" / "solutions.npy"), np.load(out / "run-001" / "solutions.npy")
+    )
     code, stdout, _ = run(["run", cfg, "--out", str(out), "--resume"], capsys)
     assert code == 0 and stdout.count("skipped") == 3  # all finished: nothing runs again
 
 
-@pytest.mark.parametrize("text,override,needle", [
-    ('command = "solve"\n[options]\nseed = -1\n', None, "'seed' must be between 0 and 2^32-1"),
-    ('command = "solve"\n[options]\nn = 8\n', "seed=4294967296", "--set seed: must be between 0 and 2^32-1"),
-    ('command = "solve"\n[options]\nmaxsteps = 3000000000\n', None, "'maxsteps': 3000000000 is out of range"),
-    ('command = "solve"\n[options]\nn = 8\n[sweep]\nseed = [1, 99999999999]\n', None, "'seed' must be between"),
-])
-def test_defect_19_config_integers_are_range_checked_before_any_run(tmp_path, capsys, text, override, needle):
+@pytest.mark.parametrize(
+    "text,override,needle",
+    [
+        ('command = "solve"\n[options]\nseed = -1\n', None, "'seed' must be between 0 and 2^32-1"),
+        (
+            'command = "solve"\n[options]\nn = 8\n',
+            "seed=4294967296",
+            "--set seed: must be between 0 and 2^32-1",
+        ),
+        (
+            'command = "solve"\n[options]\nmaxsteps = 3000000000\n',
+            None,
+            "'maxsteps': 3000000000 is out of range",
+        ),
+        (
+            'command = "solve"\n[options]\nn = 8\n[sweep]\nseed = [1, 99999999999]\n',
+            None,
+            "'seed' must be between",
+        ),
+    ],
+)
+def test_defect_19_config_integers_are_range_checked_before_any_run(
+    tmp_path, capsys, text, override, needle
+):
     argv = ["run", write(tmp_path, text)] + (["--set", override] if override else [])
     code, out, err = run(argv, capsys)
     assert code == 2 and needle in err and err.count("\n") == 1 and out == "", err

@@ -24,13 +24,35 @@ def run_cli(argv, capsys):
 
 def test_cli_end_to_end_writes_every_file(tmp_path, capsys):
     out = tmp_path / "run"
-    code, stdout, err = run_cli(["solve", "10", "--chains", "40", "--batch", "20", "--seed", "1",
-                                 "--out", out, "--plot", "--quiet"], capsys)
+    code, stdout, err = run_cli(
+        [
+            "solve",
+            "10",
+            "--chains",
+            "40",
+            "--batch",
+            "20",
+            "--seed",
+            "1",
+            "--out",
+            out,
+            "--plot",
+            "--quiet",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "40 of 40 chains solved" in stdout and "all verified" in stdout
     assert stdout.count("Q") >= 10  # the board is printed for n <= 16
-    expected = {"solutions.npy", "runs.csv", "summary.json", "solution.png", "steps_hist.png",
-                "trace_conflicted_queens.png", "trace_conflicting_pairs.png"}
+    expected = {
+        "solutions.npy",
+        "runs.csv",
+        "summary.json",
+        "solution.png",
+        "steps_hist.png",
+        "trace_conflicted_queens.png",
+        "trace_conflicting_pairs.png",
+    }
     assert expected <= {p.name for p in out.iterdir()}
     sols = np.load(out / "solutions.npy")
     assert sols.shape == (40, 10) and checker.are_solutions(sols).all()
@@ -55,17 +77,20 @@ def test_cli_start_file(tmp_path, capsys):
     assert code == 2 and "n = 8" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["solve", "-n", "2"], "no solution"),
-    (["solve", "3"], "no solution"),
-    (["solve", "-n", "8", "--chains", "0"], "--chains"),
-    (["solve", "-n", "8", "--batch", "0"], "--batch"),
-    (["solve", "-n", "8", "--maxsteps", "0"], "--maxsteps must be at least 1"),
-    (["solve", "-n", "8", "--tabu", "-1"], "--tabu must be at least 0"),
-    (["solve", "-n", "8", "--plot"], "--out"),
-    (["solve", "-n", "8", "9"], "two board sizes"),
-    (["solve", "-n", "100000", "--chains", "10", "--mode", "batched"], "limit"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["solve", "-n", "2"], "no solution"),
+        (["solve", "3"], "no solution"),
+        (["solve", "-n", "8", "--chains", "0"], "--chains"),
+        (["solve", "-n", "8", "--batch", "0"], "--batch"),
+        (["solve", "-n", "8", "--maxsteps", "0"], "--maxsteps must be at least 1"),
+        (["solve", "-n", "8", "--tabu", "-1"], "--tabu must be at least 0"),
+        (["solve", "-n", "8", "--plot"], "--out"),
+        (["solve", "-n", "8", "9"], "two board sizes"),
+        (["solve", "-n", "100000", "--chains", "10", "--mode", "batched"], "limit"),
+    ],
+)
 def test_cli_errors_are_one_line(argv, needle, capsys):
     code, _, err = run_cli(argv, capsys)
     assert code == 2 and needle in err and err.count("\n") == 1 and "Traceback" not in err
@@ -77,6 +102,8 @@ def test_cli_argparse_errors(capsys):
             main(argv)
         assert exc.value.code == 2
         assert capsys.readouterr().err.count("\n") == 1
+
+
 def test_cli_large_mode_outputs(tmp_path, capsys):
     out = tmp_path / "big"
     code = main(["solve", "-n", "20000", "--out", str(out), "--plot", "--quiet"])  # auto: large
@@ -89,9 +116,24 @@ def test_cli_large_mode_outputs(tmp_path, capsys):
     summary = json.loads((out / "summary.json").read_text())
     for key in ("init_s", "search_s", "steps", "conflicted_after_init", "compile_s"):
         assert key in summary
-    assert (out / "trace_conflicting_pairs.png").exists() and (out / "trace_conflicted_queens.png").exists()
+    assert (out / "trace_conflicting_pairs.png").exists() and (
+        out / "trace_conflicted_queens.png"
+    ).exists()
     # Small n on the large path also writes the poster.
-    code = main(["solve", "-n", "50", "--mode", "large", "--chains", "2", "--out", str(tmp_path / "s"), "--quiet"])
+    code = main(
+        [
+            "solve",
+            "-n",
+            "50",
+            "--mode",
+            "large",
+            "--chains",
+            "2",
+            "--out",
+            str(tmp_path / "s"),
+            "--quiet",
+        ]
+    )
     assert code == 0 and (tmp_path / "s" / "chain-1" / "solution.png").exists()
 
 
@@ -105,7 +147,10 @@ def test_cli_backtrack_prints_and_writes_the_classic_solution(tmp_path, capsys):
     out = tmp_path / "bt"
     code, stdout, err = run_cli(["solve", "8", "--method", "backtrack", "--out", out], capsys)
     assert code == 0, err
-    assert "first solution [0, 4, 7, 5, 2, 6, 1, 3], verified; 113 placements, 105 backtracks" in stdout
+    assert (
+        "first solution [0, 4, 7, 5, 2, 6, 1, 3], verified; 113 placements, 105 backtracks"
+        in stdout
+    )
     assert "wrote solution.txt, summary.json to" in stdout
     assert [int(x) for x in (out / "solution.txt").read_text().split()] == SOLUTION_8
     summary = json.loads((out / "summary.json").read_text())
@@ -124,20 +169,38 @@ def test_cli_size_spellings_agree(capsys):
     assert outs[0] == outs[1] == outs[2] and outs[0].startswith("n = 9: 3 of 3 chains solved")
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["solve", "-n", "5000", "--chains", "-5"], "--chains must be at least 1, got -5"),
-    (["solve", "-n", "50", "--mode", "large", "--chains", "0"], "--chains must be at least 1, got 0"),
-    (["solve", "-n", "50", "--mode", "large", "--resume", "nowhere"], "--resume"),
-    (["solve", "-n", "50", "--mode", "large", "--solutions", "3"], "--solutions"),
-    (["solve", "-n", "50", "--mode", "large", "--time", "5"], "--time"),
-    (["solve", "-n", "50", "--mode", "large", "--maxsteps", "0"], "--maxsteps must be at least 1, got 0"),
-    (["solve", "-n", "50", "--mode", "large", "--batch", "0"], "--batch must be at least 1, got 0"),
-    (["solve", "-n", "50", "--mode", "large", "--tabu", "-5"], "--tabu must be at least 0, got -5"),
-    (["solve", "-n", "50", "--mode", "large", "--tabu", "5"], "--tabu"),
-    (["solve", "-n", "60000", "--time", "5"], "--time"),  # auto: past the batched limit, large
-    (["solve", "-n", "8", "--method", "backtrack", "--time", "5"], "--time"),
-    (["solve", "-n", "8", "--method", "backtrack", "--chains", "-5"], "--chains must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["solve", "-n", "5000", "--chains", "-5"], "--chains must be at least 1, got -5"),
+        (
+            ["solve", "-n", "50", "--mode", "large", "--chains", "0"],
+            "--chains must be at least 1, got 0",
+        ),
+        (["solve", "-n", "50", "--mode", "large", "--resume", "nowhere"], "--resume"),
+        (["solve", "-n", "50", "--mode", "large", "--solutions", "3"], "--solutions"),
+        (["solve", "-n", "50", "--mode", "large", "--time", "5"], "--time"),
+        (
+            ["solve", "-n", "50", "--mode", "large", "--maxsteps", "0"],
+            "--maxsteps must be at least 1, got 0",
+        ),
+        (
+            ["solve", "-n", "50", "--mode", "large", "--batch", "0"],
+            "--batch must be at least 1, got 0",
+        ),
+        (
+            ["solve", "-n", "50", "--mode", "large", "--tabu", "-5"],
+            "--tabu must be at least 0, got -5",
+        ),
+        (["solve", "-n", "50", "--mode", "large", "--tabu", "5"], "--tabu"),
+        (["solve", "-n", "60000", "--time", "5"], "--time"),  # auto: past the batched limit, large
+        (["solve", "-n", "8", "--method", "backtrack", "--time", "5"], "--time"),
+        (
+            ["solve", "-n", "8", "--method", "backtrack", "--chains", "-5"],
+            "--chains must be at least 1",
+        ),
+    ],
+)
 def test_defect_11_large_and_backtrack_paths_refuse_what_they_ignore(argv, needle, capsys):
     code, stdout, err = run_cli(argv, capsys)
     assert code == 2 and needle in err and err.count("\n") == 1 and "Traceback" not in err
@@ -157,11 +220,30 @@ def test_defect_11_backtrack_refuses_a_start_file(tmp_path, capsys):
 
 def test_defect_give_up_mode_reports_no_solution_and_saves_best_boards(tmp_path, capsys):
     out = tmp_path / "g"
-    code, stdout, err = run_cli(["solve", "-n", "16", "--maxsteps", "2", "--max-restarts", "0",
-                                 "--chains", "3", "--out", out, "--quiet"], capsys)
+    code, stdout, err = run_cli(
+        [
+            "solve",
+            "-n",
+            "16",
+            "--maxsteps",
+            "2",
+            "--max-restarts",
+            "0",
+            "--chains",
+            "3",
+            "--out",
+            out,
+            "--quiet",
+        ],
+        capsys,
+    )
     assert code == 1, err
     line = [x for x in stdout.splitlines() if x.startswith("no solution found after")]
-    assert len(line) == 1 and "6 steps by 3 of 3 chains" in line[0] and "1 attempt of 2 steps" in line[0]
+    assert (
+        len(line) == 1
+        and "6 steps by 3 of 3 chains" in line[0]
+        and "1 attempt of 2 steps" in line[0]
+    )
     best = np.load(out / "best_boards.npy")
     with open(out / "best_boards.csv") as f:
         rows = list(csv.DictReader(f))
@@ -172,8 +254,10 @@ def test_defect_give_up_mode_reports_no_solution_and_saves_best_boards(tmp_path,
 
 
 def test_show_initial_prints_the_board_its_pairs_and_generation_time(capsys):
-    code, stdout, err = run_cli(["solve", "-n", "10", "--chains", "2", "--init", "greedy",
-                                 "--show-initial", "--quiet"], capsys)
+    code, stdout, err = run_cli(
+        ["solve", "-n", "10", "--chains", "2", "--init", "greedy", "--show-initial", "--quiet"],
+        capsys,
+    )
     assert code == 0, err
     head = stdout.splitlines()[0]
     assert head.startswith("initial board of chain 0 (--init greedy): ") and "generated in" in head
@@ -183,8 +267,9 @@ def test_show_initial_prints_the_board_its_pairs_and_generation_time(capsys):
 
 def test_cisc352_move_defaults_and_solves(tmp_path, capsys):
     out = tmp_path / "c"
-    code, stdout, err = run_cli(["solve", "-n", "64", "--move", "cisc352", "--chains", "4",
-                                 "--out", out, "--quiet"], capsys)
+    code, stdout, err = run_cli(
+        ["solve", "-n", "64", "--move", "cisc352", "--chains", "4", "--out", out, "--quiet"], capsys
+    )
     assert code == 0, err
     summary = json.loads((out / "summary.json").read_text())
     # ceil(2n / log2 n) steps per attempt, QS4 boards, at most 100 attempts per chain
@@ -195,25 +280,57 @@ def test_cisc352_move_defaults_and_solves(tmp_path, capsys):
 
 def test_defect_large_path_honours_maxsteps_and_init(tmp_path, capsys):
     out = tmp_path / "L"
-    code, stdout, err = run_cli(["solve", "-n", "3000", "--mode", "large", "--maxsteps", "5",
-                                 "--init", "permutation", "--chains", "1", "--out", out, "--quiet"], capsys)
+    code, stdout, err = run_cli(
+        [
+            "solve",
+            "-n",
+            "3000",
+            "--mode",
+            "large",
+            "--maxsteps",
+            "5",
+            "--init",
+            "permutation",
+            "--chains",
+            "1",
+            "--out",
+            out,
+            "--quiet",
+        ],
+        capsys,
+    )
     assert code == 1, err
     assert "no solution found after 5 steps (--maxsteps 5 swap attempts" in stdout
     board = np.load(out / "best_board.npy")[0]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["pairs"] == checker.attacking_pairs(board) > 0 and not summary["solved"]
-    code, stdout, err = run_cli(["solve", "-n", "3000", "--mode", "large", "--init", "permutation",
-                                 "--chains", "1",
-                                 "--quiet"], capsys)
+    code, stdout, err = run_cli(
+        [
+            "solve",
+            "-n",
+            "3000",
+            "--mode",
+            "large",
+            "--init",
+            "permutation",
+            "--chains",
+            "1",
+            "--quiet",
+        ],
+        capsys,
+    )
     assert code == 0 and "solved and verified" in stdout, err
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["--init", "greedy"], "--init greedy is not available on the large-n path"),
-    (["--tabu", "3"], "--tabu is not used by the large-n path"),
-    (["--max-restarts", "0"], "--max-restarts is not used by the large-n path"),
-    (["--move", "cisc352"], "--move is not used by the large-n path"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--init", "greedy"], "--init greedy is not available on the large-n path"),
+        (["--tabu", "3"], "--tabu is not used by the large-n path"),
+        (["--max-restarts", "0"], "--max-restarts is not used by the large-n path"),
+        (["--move", "cisc352"], "--move is not used by the large-n path"),
+    ],
+)
 def test_defect_large_path_rejects_what_it_cannot_honour(argv, needle, capsys):
     code, stdout, err = run_cli(["solve", "-n", "50", "--mode", "large", *argv], capsys)
     assert code == 2 and needle in err and err.count("\n") == 1 and stdout == ""
@@ -248,31 +365,55 @@ def test_help_states_the_defaults(capsys):
 
 # ---------------------------------------------------------------- constrained boards (issue 16)
 def test_toroidal_and_instance_runs(tmp_path, capsys):
-    code, out, err = run_cli(["solve", "-n", "7", "--toroidal", "--chains", "8", "--quiet",
-                              "--out", tmp_path / "t"], capsys)
+    code, out, err = run_cli(
+        ["solve", "-n", "7", "--toroidal", "--chains", "8", "--quiet", "--out", tmp_path / "t"],
+        capsys,
+    )
     assert code == 0 and "8 of 8 chains solved" in out, err
     torus = cons.Constraints(7, toroidal=True)
-    assert all(checker.check_constrained(b, torus).ok for b in np.load(tmp_path / "t" / "solutions.npy"))
+    assert all(
+        checker.check_constrained(b, torus).ok for b in np.load(tmp_path / "t" / "solutions.npy")
+    )
     gaps = tmp_path / "part.txt"
     gaps.write_text("2\n.\n.\n1\n.\n.\n.\n.\n")
     code, out, _ = run_cli(["solve", "--instance", gaps, "--chains", "10", "--quiet"], capsys)
     assert code == 0 and "10 of 10 chains solved" in out and "SAT, every solution checked" in out
     unsat = tmp_path / "unsat.jsonl"
     unsat.write_text('{"n": 8, "fixed": [[0, 0], [2, 3], [5, 5]]}\n')
-    code, out, _ = run_cli(["solve", "--instance", unsat, "--chains", "2", "--max-restarts", "1",
-                            "--quiet", "--out", tmp_path / "u"], capsys)
+    code, out, _ = run_cli(
+        [
+            "solve",
+            "--instance",
+            unsat,
+            "--chains",
+            "2",
+            "--max-restarts",
+            "1",
+            "--quiet",
+            "--out",
+            tmp_path / "u",
+        ],
+        capsys,
+    )
     assert code == 1 and "unknown" in out and "UNSAT" not in out.replace("no UNSAT", "")
     summary = json.loads((tmp_path / "u" / "summary.json").read_text())
-    assert summary["status"] == "unknown" and summary["instance"]["fixed"] == [[0, 0], [2, 3], [5, 5]]
+    assert summary["status"] == "unknown" and summary["instance"]["fixed"] == [
+        [0, 0],
+        [2, 3],
+        [5, 5],
+    ]
 
 
-@pytest.mark.parametrize("extra,needle", [
-    (["--file", "BOARD"], "drop --file"),
-    (["-n", "9"], "has n = 8 but n = 9"),
-    (["--mode", "large"], "--instance is not used by the large-n path"),
-    (["--method", "backtrack"], "--instance is not used by --method backtrack"),
-    (["--show-initial"], "--show-initial shows plain boards"),
-])
+@pytest.mark.parametrize(
+    "extra,needle",
+    [
+        (["--file", "BOARD"], "drop --file"),
+        (["-n", "9"], "has n = 8 but n = 9"),
+        (["--mode", "large"], "--instance is not used by the large-n path"),
+        (["--method", "backtrack"], "--instance is not used by --method backtrack"),
+        (["--show-initial"], "--show-initial shows plain boards"),
+    ],
+)
 def test_instance_option_errors(tmp_path, extra, needle, capsys):
     inst = tmp_path / "one.jsonl"
     inst.write_text('{"n": 8, "fixed": [[0, 2]]}\n')

@@ -10,7 +10,9 @@ from jaxqueens.cli import stats
 def test_stats_command_writes_tables_and_plots(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     stats.add_command(parser.add_subparsers())
-    args = parser.parse_args(["stats", "-n", "6", "--chains", "300", "--quiet", "--out", str(tmp_path)])
+    args = parser.parse_args(
+        ["stats", "-n", "6", "--chains", "300", "--quiet", "--out", str(tmp_path)]
+    )
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "4 of 4 distinct solutions, 1 of 1 fundamental classes" in out and "p = " in out
@@ -19,6 +21,15 @@ def test_stats_command_writes_tables_and_plots(tmp_path, capsys):
     freq = (tmp_path / "frequencies.csv").read_text().splitlines()
     assert freq[0] == "solution,count,canonical,class_size" and len(freq) == 5
     assert sum(int(line.split(",")[1]) for line in freq[1:]) == 300
-    for name in ("classes.csv", "coverage.csv", "steps.csv", "success.csv", "coverage.png",
-                 "frequency_hist.png", "steps_hist.png", "steps_ecdf.png", "success_rate.png"):
+    for name in (
+        "classes.csv",
+        "coverage.csv",
+        "steps.csv",
+        "success.csv",
+        "coverage.png",
+        "frequency_hist.png",
+        "steps_hist.png",
+        "steps_ecdf.png",
+        "success_rate.png",
+    ):
         assert (tmp_path / name).stat().st_size > 0, name

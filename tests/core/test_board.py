@@ -1,15 +1,14 @@
 """Board kernels against the brute-force reference and the independent checker."""
 
 import chex
-import hypothesis.extra.numpy as hnp
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reference
 from jaxqueens.core import board, checker
 from jaxqueens.errors import QueensError
 
@@ -71,7 +70,9 @@ def test_line_counts_match_reference(case):
     chex.assert_shape(counts.rows, rows.shape[:-1] + (n,))
     chex.assert_shape(counts.diag, rows.shape[:-1] + (2 * n - 1,))
     chex.assert_shape(counts.anti, rows.shape[:-1] + (2 * n - 1,))
-    for b, rc, dc, ac in zip(_flat(rows), _flat(counts.rows), _flat(counts.diag), _flat(counts.anti)):
+    for b, rc, dc, ac in zip(
+        _flat(rows), _flat(counts.rows), _flat(counts.diag), _flat(counts.anti)
+    ):
         want = reference.line_counts(list(b))
         for got, exp in zip((rc, dc, ac), want):
             np.testing.assert_array_equal(got, exp)
@@ -89,10 +90,12 @@ class OneBoardKernelTest(chex.TestCase):
 
             @self.variant
             def evaluate(rows):
-                return (jax.vmap(board._attacking_pairs_one)(rows),
-                        jax.vmap(board._queen_conflicts_one)(rows),
-                        jax.vmap(board._n_attacks_one)(rows),
-                        jax.vmap(board._is_solution_one)(rows))
+                return (
+                    jax.vmap(board._attacking_pairs_one)(rows),
+                    jax.vmap(board._queen_conflicts_one)(rows),
+                    jax.vmap(board._n_attacks_one)(rows),
+                    jax.vmap(board._is_solution_one)(rows),
+                )
 
             pairs, conf, att, sol = evaluate(rows)
             chex.assert_shape([pairs, att, sol], (5,))
@@ -161,10 +164,17 @@ def test_pair_count_exact_with_x64():
     import subprocess
     import sys
 
-    code = ("import numpy as np; from jaxqueens.core import board; "
-            "r = board.attacking_pairs(np.arange(70000)); print(int(r), r.dtype)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**__import__("os").environ, "JAX_ENABLE_X64": "1"}, check=True)
+    code = (
+        "import numpy as np; from jaxqueens.core import board; "
+        "r = board.attacking_pairs(np.arange(70000)); print(int(r), r.dtype)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "JAX_ENABLE_X64": "1"},
+        check=True,
+    )
     assert out.stdout.split() == [str(70000 * 69999 // 2), "int64"]
 
 
@@ -192,7 +202,10 @@ def test_defect_9_narrow_and_unsigned_boards_are_exact(dtype):
         np.testing.assert_array_equal(board.queen_conflicts(x), board.queen_conflicts(want))
         for got, ref in zip(board.line_counts(x), board.line_counts(want)):
             np.testing.assert_array_equal(got, ref)
-    assert bool(board.is_solution(sol.astype(dtype))) and int(board.attacking_pairs(sol.astype(dtype))) == 0
+    assert (
+        bool(board.is_solution(sol.astype(dtype)))
+        and int(board.attacking_pairs(sol.astype(dtype))) == 0
+    )
 
 
 @pytest.mark.parametrize("dtype,n", [(np.int8, 300), (np.uint8, 300), (np.int16, 40000)])
@@ -219,8 +232,15 @@ def test_defect_10_as_size_refuses_non_integers(value):
         board.as_size(value)
 
 
-@pytest.mark.parametrize("rows,n,needle", [([9] * 8, 8, "out of range 0..7"), ([0, 1], 8, "2 columns"),
-                                            ([[0, 1], [1, 0]], 2, "one board"), ([0.5, 1.0], 2, "integer")])
+@pytest.mark.parametrize(
+    "rows,n,needle",
+    [
+        ([9] * 8, 8, "out of range 0..7"),
+        ([0, 1], 8, "2 columns"),
+        ([[0, 1], [1, 0]], 2, "one board"),
+        ([0.5, 1.0], 2, "integer"),
+    ],
+)
 def test_defect_10_as_board_range_checks(rows, n, needle):
     with pytest.raises(QueensError, match=needle):
         board.as_board(rows, n, what="start board")

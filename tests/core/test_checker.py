@@ -34,12 +34,17 @@ def attacks(r1, c1, r2, c2):
 def pairs_reference(rows):
     """O(n^2) count of attacking pairs, one pair at a time."""
     rows = [int(r) for r in rows]
-    return sum(attacks(rows[a], a, rows[b], b) for a, b in itertools.combinations(range(len(rows)), 2))
+    return sum(
+        attacks(rows[a], a, rows[b], b) for a, b in itertools.combinations(range(len(rows)), 2)
+    )
 
 
 def conflicts_reference(rows):
     rows = [int(r) for r in rows]
-    return [sum(attacks(rows[a], a, rows[b], b) for b in range(len(rows)) if b != a) for a in range(len(rows))]
+    return [
+        sum(attacks(rows[a], a, rows[b], b) for b in range(len(rows)) if b != a)
+        for a in range(len(rows))
+    ]
 
 
 @functools.lru_cache
@@ -67,8 +72,16 @@ def test_known_solutions(rows):
 @pytest.mark.parametrize(
     "rows, pairs, first_problem",
     [
-        ([0, 1, 2, 3, 4, 5, 6, 7], 28, "anti-diagonal r-c=0 holds 8 queens (columns 0, 1, 2, 3, 4, 5, 6, 7)"),
-        ([7, 6, 5, 4, 3, 2, 1, 0], 28, "diagonal r+c=7 holds 8 queens (columns 0, 1, 2, 3, 4, 5, 6, 7)"),
+        (
+            [0, 1, 2, 3, 4, 5, 6, 7],
+            28,
+            "anti-diagonal r-c=0 holds 8 queens (columns 0, 1, 2, 3, 4, 5, 6, 7)",
+        ),
+        (
+            [7, 6, 5, 4, 3, 2, 1, 0],
+            28,
+            "diagonal r+c=7 holds 8 queens (columns 0, 1, 2, 3, 4, 5, 6, 7)",
+        ),
         ([0, 4, 7, 5, 2, 6, 1, 1], 2, "row 1 holds 2 queens (columns 6, 7)"),
         ([0, 0], 1, "row 0 holds 2 queens (columns 0, 1)"),
         ([0, 1], 1, "anti-diagonal r-c=0 holds 2 queens (columns 0, 1)"),
@@ -118,13 +131,18 @@ def test_batch_matches_reference(n, batch, rnd):
     assert attacking_pairs(arr).tolist() == want
     assert are_solutions(arr).tolist() == [p == 0 for p in want]
     # Leading shape is kept; dtype does not matter.
-    assert attacking_pairs(arr.astype(np.int16).reshape(2, batch, n)).tolist() == np.reshape(want, (2, batch)).tolist()
+    assert (
+        attacking_pairs(arr.astype(np.int16).reshape(2, batch, n)).tolist()
+        == np.reshape(want, (2, batch)).tolist()
+    )
 
 
 def test_batch_edge_shapes():
     assert are_solutions(np.zeros((0, 8), np.int32)).shape == (0,)
     assert attacking_pairs(np.zeros((0, 8), np.int32)).shape == (0,)
-    assert are_solutions(np.zeros((3, 0), np.int32)).tolist() == [True] * 3  # the empty board is vacuously fine
+    assert (
+        are_solutions(np.zeros((3, 0), np.int32)).tolist() == [True] * 3
+    )  # the empty board is vacuously fine
     assert attacking_pairs(np.zeros((2, 3, 4), np.int32)).tolist() == [[6] * 3] * 2
     require_solutions(np.zeros((0, 8), np.int32))
 
@@ -195,7 +213,11 @@ def test_problem_list_is_capped():
 
 def test_problem_total_counts_every_line():
     rows = np.arange(40) % 4
-    kinds = [[r for c, r in enumerate(rows)], [r + c for c, r in enumerate(rows)], [r - c for c, r in enumerate(rows)]]
+    kinds = [
+        [r for c, r in enumerate(rows)],
+        [r + c for c, r in enumerate(rows)],
+        [r - c for c, r in enumerate(rows)],
+    ]
     crowded = sum(sum(1 for v in set(k) if k.count(v) >= 2) for k in kinds)
     report = check_board(rows)
     assert MAX_PROBLEMS + int(report.problems[-1].split()[2]) == crowded
@@ -205,7 +227,9 @@ def test_require_solutions_names_first_bad_board():
     sols = eight_queens_brute_force()[:5].copy()
     sols[3, 0], sols[3, 1] = sols[3, 1], sols[3, 1]
     sols[4] = 0
-    with pytest.raises(SolutionCheckError, match=r"^min-conflicts: board 3 of 5 .*row \d holds 2 queens.*2 bad"):
+    with pytest.raises(
+        SolutionCheckError, match=r"^min-conflicts: board 3 of 5 .*row \d holds 2 queens.*2 bad"
+    ):
         require_solutions(sols, "min-conflicts")
     with pytest.raises(SolutionCheckError, match=r"shape \[B, 9\], got shape \(5, 8\)"):
         require_solutions(sols, n=9)
@@ -232,6 +256,11 @@ def test_big_inputs_are_fast():
 
 def test_checker_imports_only_numpy_and_errors():
     tree = ast.parse(Path(checker.__file__).read_text())
-    modules = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    modules = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
     modules |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert modules <= {"__future__", "dataclasses", "numpy", "jaxqueens.errors"}

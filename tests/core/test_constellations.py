@@ -6,10 +6,10 @@ import itertools
 
 import numpy as np
 import pytest
+import reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reference
 from jaxqueens.core import constellations as con
 from jaxqueens.core import symmetry
 from jaxqueens.core.oeis import A000170, A002562
@@ -30,7 +30,9 @@ def completions(n, allow, col=0, cols=0, ld=0, rd=0):
     while av:
         bit = av & -av
         av ^= bit
-        total += completions(n, allow, col + 1, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1)
+        total += completions(
+            n, allow, col + 1, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1
+        )
     return total
 
 
@@ -53,7 +55,9 @@ def brute_configurations(n):
             continue
         if len(set(lines[0])) < len(cells) or len(set(lines[1])) < len(cells):
             continue
-        if any(abs(x1 - x2) == abs(y1 - y2) for (x1, y1), (x2, y2) in itertools.combinations(cells, 2)):
+        if any(
+            abs(x1 - x2) == abs(y1 - y2) for (x1, y1), (x2, y2) in itertools.combinations(cells, 2)
+        ):
             continue
         out.append((a, b, c, d))
     return out
@@ -133,7 +137,7 @@ def test_rotation_fixed_solutions_match_brute_force(n):
         assert con.fixed_by_rotation(n) == (0, 0)
         return
     images = symmetry.transforms(boards)
-    fixed = lambda k: int((images[k] == boards).all(axis=1).sum())  # noqa: E731
+    fixed = lambda k: int((images[k] == boards).all(axis=1).sum())
     assert fixed(1) == fixed(3)
     assert con.fixed_by_rotation(n) == (fixed(1), fixed(2))
 

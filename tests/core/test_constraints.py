@@ -16,8 +16,13 @@ def squares_by_definition(m):
     n = m.n
     ok = np.ones((n, n), bool)
     for x, y in itertools.product(range(n), range(n)):
-        ok[x, y] = not (y in m.rows or x in m.columns or x + y in m.sums
-                        or x - y + n - 1 in m.diffs or (x, y) in m.blocked)
+        ok[x, y] = not (
+            y in m.rows
+            or x in m.columns
+            or x + y in m.sums
+            or x - y + n - 1 in m.diffs
+            or (x, y) in m.blocked
+        )
     return ok
 
 
@@ -27,11 +32,15 @@ def models(draw, max_n=7):
     sq = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
     line = st.integers(0, 2 * n - 2)
     return C.Constraints(
-        n, fixed=draw(st.lists(sq, max_size=2)), blocked=draw(st.lists(sq, max_size=4)),
+        n,
+        fixed=draw(st.lists(sq, max_size=2)),
+        blocked=draw(st.lists(sq, max_size=4)),
         rows=draw(st.lists(st.integers(0, n - 1), max_size=1)),
         columns=draw(st.lists(st.integers(0, n - 1), max_size=1)) if draw(st.booleans()) else (),
-        sums=draw(st.lists(line, max_size=3)), diffs=draw(st.lists(line, max_size=3)),
-        toroidal=draw(st.booleans()))
+        sums=draw(st.lists(line, max_size=3)),
+        diffs=draw(st.lists(line, max_size=3)),
+        toroidal=draw(st.booleans()),
+    )
 
 
 def test_fields_are_normalised_and_round_trip():
@@ -42,19 +51,31 @@ def test_fields_are_normalised_and_round_trip():
     assert C.describe(m) == "n=8 fixed=2 sums=2 diffs=1"
 
 
-@pytest.mark.parametrize("kwargs,msg", [
-    ({"n": 0}, "positive"), ({"n": 4, "fixed": [(4, 0)]}, "off the board"),
-    ({"n": 4, "blocked": [(0, 1, 2)]}, "pair"), ({"n": 4, "sums": [7]}, "out of range"),
-    ({"n": 4, "rows": [1.5]}, "not an integer"), ({"n": 4, "diffs": [-1]}, "out of range"),
-])
+@pytest.mark.parametrize(
+    "kwargs,msg",
+    [
+        ({"n": 0}, "positive"),
+        ({"n": 4, "fixed": [(4, 0)]}, "off the board"),
+        ({"n": 4, "blocked": [(0, 1, 2)]}, "pair"),
+        ({"n": 4, "sums": [7]}, "out of range"),
+        ({"n": 4, "rows": [1.5]}, "not an integer"),
+        ({"n": 4, "diffs": [-1]}, "out of range"),
+    ],
+)
 def test_bad_fields_are_one_line_errors(kwargs, msg):
     with pytest.raises(QueensError, match=msg):
         C.Constraints(**kwargs)
 
 
-@pytest.mark.parametrize("doc,msg", [({"fixed": []}, "needs"), ({"n": 4, "bogus": 1}, "unknown key"),
-                                     ({"n": 4, "sums": 3}, "must be a list"),
-                                     ({"n": 4, "toroidal": "yes"}, "true or false")])
+@pytest.mark.parametrize(
+    "doc,msg",
+    [
+        ({"fixed": []}, "needs"),
+        ({"n": 4, "bogus": 1}, "unknown key"),
+        ({"n": 4, "sums": 3}, "must be a list"),
+        ({"n": 4, "toroidal": "yes"}, "true or false"),
+    ],
+)
 def test_from_dict_refuses_bad_documents(doc, msg):
     with pytest.raises(QueensError, match=msg):
         C.from_dict(doc)
@@ -65,7 +86,9 @@ def test_excluded_diagonals_take_the_first_d_pairs():
     m = C.excluded_diagonals(6, pairs, 3)
     assert m.sums == (4, 9) and m.diffs == (0,)
     ok = C.open_squares(m)
-    assert not ok[1, 3] and not ok[0, 5] and ok[5, 0]  # x + y = 4; x - y = -5 (k = 0); (5,0) is k = 10
+    assert (
+        not ok[1, 3] and not ok[0, 5] and ok[5, 0]
+    )  # x + y = 4; x - y = -5 (k = 0); (5,0) is k = 10
     assert C.excluded_diagonals(6, pairs).diffs == (0, 3)
     with pytest.raises(QueensError, match="out of range"):
         C.excluded_diagonals(6, pairs, 5)
@@ -92,7 +115,9 @@ def test_open_and_allowed_squares_follow_the_definitions(m):
 def test_fixed_queens_cut_their_column_and_the_squares_they_attack():
     m = C.completion(8, [(1, 3), (3, 4)])
     ok = C.allowed_squares(m)
-    assert ok[1].tolist() == [y == 3 for y in range(8)] and ok[3].tolist() == [y == 4 for y in range(8)]
+    assert ok[1].tolist() == [y == 3 for y in range(8)] and ok[3].tolist() == [
+        y == 4 for y in range(8)
+    ]
     assert not ok[0, 2] and not ok[0, 3] and not ok[2, 3] and ok[0, 0]
     attacking = C.completion(8, [(0, 0), (2, 2)])  # the two placed queens attack each other
     assert not C.allowed_squares(attacking)[0].any() and not C.allowed_squares(attacking)[2].any()

@@ -19,12 +19,15 @@ class InplaceTest(parameterized.TestCase):
         add = self.variant(inplace.add)
         swap = self.variant(inplace.swap)
         assert int(get(jnp.asarray(a), i)) == a[i]
-        want = a.copy(); want[i] = 99
+        want = a.copy()
+        want[i] = 99
         np.testing.assert_array_equal(np.asarray(put(jnp.asarray(a), i, 99)), want)
-        want = a.copy(); want[i] += 5
+        want = a.copy()
+        want[i] += 5
         np.testing.assert_array_equal(np.asarray(add(jnp.asarray(a), i, 5)), want)
         out, ai, aj = swap(jnp.asarray(a), i, j)
-        want = a.copy(); want[i], want[j] = a[j], a[i]
+        want = a.copy()
+        want[i], want[j] = a[j], a[i]
         np.testing.assert_array_equal(np.asarray(out), want)
         assert (int(ai), int(aj)) == (a[i], a[j])
 

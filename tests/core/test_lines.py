@@ -5,10 +5,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reference
 from jaxqueens.core import lines
 
 
@@ -76,8 +76,9 @@ def test_column_cost_matches_reference(n):
             np.testing.assert_array_equal(cost, want)
         # r0 = -1: no queen lifted (the greedy start): every queen of the board counts
         raw = np.asarray(_cost(counts, 0, -1, n))
-        np.testing.assert_array_equal(raw, [np.asarray(counts)[list(lines.positions(n, 0, r))].sum()
-                                            for r in range(n)])
+        np.testing.assert_array_equal(
+            raw, [np.asarray(counts)[list(lines.positions(n, 0, r))].sum() for r in range(n)]
+        )
 
 
 def test_add1_updates_one_entry():
@@ -94,7 +95,9 @@ class LinesVariantsTest(chex.TestCase):
         counts = self.variant(lambda b: lines.counts_of(b, n))(rows)
         chex.assert_shape(counts, (5 * n - 2,))
         np.testing.assert_array_equal(counts, packed_reference(np.asarray(rows)))
-        cost = self.variant(lambda k, c, r0: lines.column_cost(k, c, r0, n))(counts, jnp.int32(4), rows[4])
+        cost = self.variant(lambda k, c, r0: lines.column_cost(k, c, r0, n))(
+            counts, jnp.int32(4), rows[4]
+        )
         chex.assert_shape(cost, (n,))
         mask = self.variant(lambda b, k: lines.conflicted_from_counts(b, k, n))(rows, counts)
         chex.assert_shape(mask, (n,))

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-
 import reference
+
 from jaxqueens.core import prefixes
 from jaxqueens.core.oeis import A000170
 
@@ -13,7 +13,9 @@ def partial_boards(n, depth):
     (column by column: a board of depth d extends one of depth d - 1)."""
     boards = [()]
     for _ in range(depth):
-        boards = [b + (r,) for b in boards for r in range(n) if reference.attacking_pairs(b + (r,)) == 0]
+        boards = [
+            b + (r,) for b in boards for r in range(n) if reference.attacking_pairs(b + (r,)) == 0
+        ]
     return boards
 
 
@@ -29,7 +31,11 @@ def masks_of(n, queens):
 def free(n, queens):
     """Rows open to the next queen."""
     d = len(queens)
-    return [r for r in range(n) if reference.attacking_pairs(tuple(queens) + (r,)) == 0] if d < n else []
+    return (
+        [r for r in range(n) if reference.attacking_pairs(tuple(queens) + (r,)) == 0]
+        if d < n
+        else []
+    )
 
 
 def mirror_allowed(n, queens):
@@ -56,7 +62,9 @@ def test_expand_lists_every_partial_board(n, depth):
     assert [tuple(int(x) for x in m) for m in masks] == [masks_of(n, q) for q in boards]
 
 
-@pytest.mark.parametrize("n,depth", [(4, 2), (5, 2), (6, 2), (7, 3), (8, 3), (9, 2), (9, 4), (10, 1)])
+@pytest.mark.parametrize(
+    "n,depth", [(4, 2), (5, 2), (6, 2), (7, 3), (8, 3), (9, 2), (9, 4), (10, 1)]
+)
 def test_expand_mirror_keeps_the_lower_half_with_a_free_row(n, depth):
     masks, queens = prefixes.expand_mirror(n, depth)
     want = [q for q in partial_boards(n, depth) if mirror_allowed(n, q) and free(n, q)]
@@ -73,7 +81,9 @@ def test_expand_mirror_covers_half_the_tree():
         masks, queens = prefixes.expand_mirror(n, depth)
         assert queens.shape == (len(masks), depth) and masks.dtype == np.uint32
         assert queens[:, 0].max() <= n // 2  # mirror restriction
-        sub = sum(reference.count_completions(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks)
+        sub = sum(
+            reference.count_completions(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks
+        )
         assert 2 * sub == A000170[n]
     for n, depth in [(6, 2), (7, 2), (8, 3)]:  # the same against the permutation reference
         _, queens = prefixes.expand_mirror(n, depth)

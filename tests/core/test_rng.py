@@ -30,7 +30,16 @@ def test_hash_stream_uniform():
 def test_streams_are_pinned():
     """Results of every solver depend on these exact values: a change here changes them all."""
     assert int(rng.hash_bits(jnp.uint32(1), jnp.uint32(2), jnp.uint32(3))) == 2709802795
-    assert rng.random_permutation(jnp.uint32(5), jnp.uint32(0), 8).tolist() == [6, 7, 4, 0, 5, 2, 1, 3]
+    assert rng.random_permutation(jnp.uint32(5), jnp.uint32(0), 8).tolist() == [
+        6,
+        7,
+        4,
+        0,
+        5,
+        2,
+        1,
+        3,
+    ]
     big = rng.random_permutation(jnp.uint32(5), jnp.uint32(3), 70)
     assert big[:12].tolist() == [40, 55, 59, 51, 58, 21, 42, 32, 39, 27, 48, 22]
 
@@ -38,7 +47,8 @@ def test_streams_are_pinned():
 @pytest.mark.parametrize("n", [1, 2, 8, 64, 65, 300])  # both methods: ranking (<= 64), Fisher-Yates
 def test_random_permutation_is_a_permutation(n):
     perms = jax.vmap(lambda ct: rng.random_permutation(jnp.uint32(11), ct, n))(
-        jnp.arange(20, dtype=jnp.uint32))
+        jnp.arange(20, dtype=jnp.uint32)
+    )
     perms = np.asarray(perms)
     assert perms.dtype == np.int32 and perms.shape == (20, n)
     assert (np.sort(perms, axis=1) == np.arange(n)).all()
@@ -48,8 +58,11 @@ def test_random_permutation_is_a_permutation(n):
 
 @pytest.mark.parametrize("n", [4, 70])
 def test_random_permutation_uniform(n):
-    perms = np.asarray(jax.jit(jax.vmap(lambda ct: rng.random_permutation(jnp.uint32(3), ct, n)))(
-        jnp.arange(24_000, dtype=jnp.uint32)))
+    perms = np.asarray(
+        jax.jit(jax.vmap(lambda ct: rng.random_permutation(jnp.uint32(3), ct, n)))(
+            jnp.arange(24_000, dtype=jnp.uint32)
+        )
+    )
     # where each value lands: uniform over the n positions
     for v in (0, n // 2, n - 1):
         pos = np.argmax(perms == v, axis=1)
@@ -76,9 +89,13 @@ class PermutationVariantsTest(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_same_with_and_without_jit(self):
         for n in (8, 100):
-            p = self.variant(lambda sd, ct: rng.random_permutation(sd, ct, n))(jnp.uint32(2), jnp.uint32(5))
+            p = self.variant(lambda sd, ct: rng.random_permutation(sd, ct, n))(
+                jnp.uint32(2), jnp.uint32(5)
+            )
             chex.assert_shape(p, (n,))
-            want = jax.jit(lambda sd, ct: rng.random_permutation(sd, ct, n))(jnp.uint32(2), jnp.uint32(5))
+            want = jax.jit(lambda sd, ct: rng.random_permutation(sd, ct, n))(
+                jnp.uint32(2), jnp.uint32(5)
+            )
             np.testing.assert_array_equal(p, want)
 
 

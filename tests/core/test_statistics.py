@@ -8,8 +8,20 @@ import pytest
 from jaxqueens.core import statistics as stats
 
 
-@pytest.mark.parametrize("a,x", [(0.5, 0.1), (1.0, 2.0), (2.5, 2.5), (5.0, 20.0), (45.5, 40.0),
-                                 (45.5, 60.0), (1e4, 1.01e4), (1.8e5, 1.79e5), (3.0, 1e-8)])
+@pytest.mark.parametrize(
+    "a,x",
+    [
+        (0.5, 0.1),
+        (1.0, 2.0),
+        (2.5, 2.5),
+        (5.0, 20.0),
+        (45.5, 40.0),
+        (45.5, 60.0),
+        (1e4, 1.01e4),
+        (1.8e5, 1.79e5),
+        (3.0, 1e-8),
+    ],
+)
 def test_gamma_q_against_scipy(a, x):
     special = pytest.importorskip("scipy.special")
     assert stats.gamma_q(a, x) == pytest.approx(float(special.gammaincc(a, x)), rel=1e-9, abs=1e-14)

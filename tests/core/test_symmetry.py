@@ -30,17 +30,23 @@ def _perms(seed, b, n):
 @given(st.integers(1, 12), st.integers(0, 2**31 - 1))
 def test_transforms_canonical_stabilizers_match_numpy(n, seed):
     boards = _perms(seed, 16, n)
-    np.testing.assert_array_equal(np.asarray(symmetry_jax.transforms(boards)), symmetry.transforms(boards))
-    np.testing.assert_array_equal(np.asarray(symmetry_jax.canonical(boards)), symmetry.canonical(boards))
-    np.testing.assert_array_equal(np.asarray(symmetry_jax.stabilizer_sizes(boards)),
-                                  symmetry.stabilizer_sizes(boards))
+    np.testing.assert_array_equal(
+        np.asarray(symmetry_jax.transforms(boards)), symmetry.transforms(boards)
+    )
+    np.testing.assert_array_equal(
+        np.asarray(symmetry_jax.canonical(boards)), symmetry.canonical(boards)
+    )
+    np.testing.assert_array_equal(
+        np.asarray(symmetry_jax.stabilizer_sizes(boards)), symmetry.stabilizer_sizes(boards)
+    )
 
 
 def test_inverse_is_the_transpose():
     boards = _perms(1, 50, 9)
     inv = np.asarray(symmetry_jax.inverse(boards))
-    np.testing.assert_array_equal(np.take_along_axis(inv, boards, axis=1),
-                                  np.broadcast_to(np.arange(9), (50, 9)))
+    np.testing.assert_array_equal(
+        np.take_along_axis(inv, boards, axis=1), np.broadcast_to(np.arange(9), (50, 9))
+    )
 
 
 @pytest.mark.parametrize("n", [6, 8, 10])
@@ -90,8 +96,9 @@ def test_n8_has_92_solutions_in_12_classes(sols8):
 def test_dedup_matches_numpy_unique(b, n, values, seed):
     rows = np.random.default_rng(seed).integers(0, values, (b, n)).astype(np.int32)
     d = symmetry_jax.dedup(rows)
-    u, first_idx, inv, cnt = np.unique(rows, axis=0, return_index=True, return_inverse=True,
-                                       return_counts=True)
+    u, first_idx, inv, cnt = np.unique(
+        rows, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
     k = int(d.num_unique)
     assert k == len(u)
     np.testing.assert_array_equal(np.asarray(d.unique[:k]), u)
@@ -198,6 +205,10 @@ def test_defect_17_dedup_and_inverse_at_large_n_match_numpy():
     np.testing.assert_array_equal(np.asarray(d.counts[:k]), cnt)
     np.testing.assert_array_equal(np.asarray(d.inverse), inv.ravel())
     np.testing.assert_array_equal(np.asarray(symmetry_jax.inverse(rows)), np.argsort(rows, axis=1))
-    np.testing.assert_array_equal(np.asarray(symmetry_jax.canonical(rows)), symmetry.canonical(rows))
+    np.testing.assert_array_equal(
+        np.asarray(symmetry_jax.canonical(rows)), symmetry.canonical(rows)
+    )
     # not a permutation: the first column holding each row, 0 where none does
-    np.testing.assert_array_equal(np.asarray(symmetry_jax.inverse(np.array([[1, 1, 0]]))), [[2, 0, 0]])
+    np.testing.assert_array_equal(
+        np.asarray(symmetry_jax.inverse(np.array([[1, 1, 0]]))), [[2, 0, 0]]
+    )

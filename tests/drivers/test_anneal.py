@@ -41,8 +41,13 @@ def test_sa_start_temperature():
 
 def test_make_config_splits_the_steps_over_rounds():
     config = annealing.make_config(10, "sa", 1001, 10, "swap", 2, "pairs")
-    assert (config.n, config.method, config.neighbour, config.step, config.objective) == \
-        (10, "sa", "swap", 2, "pairs")
+    assert (config.n, config.method, config.neighbour, config.step, config.objective) == (
+        10,
+        "sa",
+        "swap",
+        2,
+        "pairs",
+    )
     assert config.rounds == 10 and config.steps_per_round == 101 and config.total_steps >= 1001
 
 
@@ -75,11 +80,18 @@ def test_traces_follow_the_first_chains():
     assert np.all(np.diff(res.traces, axis=1) <= 0)
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    ({"step": -1}, "--step must lie in 1..n-1"), ({"step": 8}, "--step must lie in 1..n-1"),
-    ({"rounds": 0}, "--rounds must be at least 1"), ({"steps": 5, "rounds": 10}, "--steps"),
-    ({"method": "xx"}, "method"), ({"chains": 0}, "--chains"), ({"q": 0.0}, "q"),
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"step": -1}, "--step must lie in 1..n-1"),
+        ({"step": 8}, "--step must lie in 1..n-1"),
+        ({"rounds": 0}, "--rounds must be at least 1"),
+        ({"steps": 5, "rounds": 10}, "--steps"),
+        ({"method": "xx"}, "method"),
+        ({"chains": 0}, "--chains"),
+        ({"q": 0.0}, "q"),
+    ],
+)
 def test_bad_parameters(kwargs, needle):
     args = {"n": 8, "method": "ta", "chains": 4, "steps": 100, **kwargs}
     with pytest.raises(QueensError, match=needle):
@@ -125,15 +137,19 @@ def test_calibrate_nmof_t0_walks_from_the_start_board():
 def test_vignette_setting_from_one_row_with_best_boards():
     """NMOF's vignette: p0 = rep(1, N), the far-end edge, LSopt; every solution verified, and the
     best board of every unsolved chain recovered with its objective and attacking pairs."""
-    res = jaxqueens.anneal(8, "ls", chains=40, steps=600, edge="nmof", start=np.zeros(8, int),
-                           best_boards=True)
+    res = jaxqueens.anneal(
+        8, "ls", chains=40, steps=600, edge="nmof", start=np.zeros(8, int), best_boards=True
+    )
     run = res.run
     assert 0 < run.solved.sum() < 40 and checker.are_solutions(res.solutions).all()
     assert res.summary["edge"] == "nmof" and res.summary["start"] == [0] * 8
     np.testing.assert_array_equal(res.best_chains, run.chain_id[~run.solved])
     assert res.best_boards.shape == ((~run.solved).sum(), 8)
     np.testing.assert_array_equal(res.best_pairs, checker.attacking_pairs(res.best_boards))
-    attacks = [sum(8 - len(set(x)) for x in (b, b - np.arange(8), b + np.arange(8))) for b in res.best_boards]
+    attacks = [
+        sum(8 - len(set(x)) for x in (b, b - np.arange(8), b + np.arange(8)))
+        for b in res.best_boards
+    ]
     np.testing.assert_array_equal(attacks, run.best[~run.solved])
     assert (res.best_pairs > 0).all()
 
@@ -141,7 +157,9 @@ def test_vignette_setting_from_one_row_with_best_boards():
 def test_non_permutation_start_needs_the_step_neighbour():
     with pytest.raises(QueensError, match="--neighbour swap never changes which rows"):
         jaxqueens.anneal(8, "ls", chains=2, steps=10, neighbour="swap", start=np.zeros(8, int))
-    res = jaxqueens.anneal(8, "ls", chains=4, steps=50, neighbour="swap", start=[1, 3, 5, 7, 2, 0, 6, 4])
+    res = jaxqueens.anneal(
+        8, "ls", chains=4, steps=50, neighbour="swap", start=[1, 3, 5, 7, 2, 0, 6, 4]
+    )
     assert res.summary["chains"] == 4  # a permutation start is fine with swap
     with pytest.raises(QueensError, match="out of range"):
         jaxqueens.anneal(8, "ls", chains=2, steps=10, start=[8] * 8)
@@ -164,7 +182,9 @@ def test_toroidal_solutions_pass_the_toroidal_checker(n, method, steps):
 
 def test_toroidal_boards_without_solutions_are_unknown():
     res = annealing.anneal(6, "ta", chains=8, steps=500, toroidal=True)  # A051906(6) = 0
-    assert res.status == "unknown" and res.summary["status"] == "unknown" and not res.run.solved.any()
+    assert (
+        res.status == "unknown" and res.summary["status"] == "unknown" and not res.run.solved.any()
+    )
 
 
 SAT = cons.Constraints(8, fixed=((0, 2), (3, 1)), blocked=((1, 0), (2, 2)), sums=(10,), diffs=(2,))
@@ -192,12 +212,15 @@ def test_an_unsolvable_instance_is_unknown_never_unsat():
     assert (res.best_boards[:, 0] == 0).all() and (res.best_boards[:, 1] == 1).all()
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    ({"neighbour": "swap"}, "needs --neighbour step"),
-    ({"start": np.arange(8)}, "drop the start board"),
-    ({"n": 9}, "instance has n = 8"),
-    ({"instance": "x"}, "must be a jaxqueens Constraints"),
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"neighbour": "swap"}, "needs --neighbour step"),
+        ({"start": np.arange(8)}, "drop the start board"),
+        ({"n": 9}, "instance has n = 8"),
+        ({"instance": "x"}, "must be a jaxqueens Constraints"),
+    ],
+)
 def test_instance_errors(kwargs, needle):
     args = {"n": None, "instance": SAT, **kwargs}
     with pytest.raises(QueensError, match=needle):

@@ -74,5 +74,3 @@ def test_random_no_solution_and_budget():
     assert not r.solved.any() and (r.placements == r.backtracks).all()
     r = backtrack.random_first_solutions(jax.random.key(0), 24, 3, max_steps=50)
     assert not r.solved.any() and ((r.placements + r.backtracks) == 50).all()
-
-

@@ -53,7 +53,9 @@ def test_solution_budget_cut(chunk):
 
 
 def test_max_chains_and_time_budgets():
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10**9, max_chains=9), 4, "fake", quiet=True)
+    run = driver.run_chains(
+        fake_chunk, 6, driver.Budget(chains=10**9, max_chains=9), 4, "fake", quiet=True
+    )
     assert run.stopped_by == "max_chains" and len(run.chain_id) == 9
     run = driver.run_chains(fake_chunk, 6, driver.Budget(seconds=1e-9), 4, "fake", quiet=True)
     assert run.stopped_by == "time" and len(run.chain_id) == 4
@@ -75,10 +77,15 @@ def test_interrupt_keeps_finished_chunks():
     assert run.stopped_by == "interrupted" and len(run.chain_id) == 8
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    ({}, "no budget"), ({"chains": 0}, "--chains"), ({"solutions": -1}, "--solutions"),
-    ({"seconds": 0}, "--time"),
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({}, "no budget"),
+        ({"chains": 0}, "--chains"),
+        ({"solutions": -1}, "--solutions"),
+        ({"seconds": 0}, "--time"),
+    ],
+)
 def test_bad_budgets(kwargs, needle):
     with pytest.raises(QueensError, match=needle):
         driver.Budget(**kwargs)
@@ -89,23 +96,58 @@ def test_checkpoint_and_resume_equal_an_uninterrupted_run(tmp_path):
     ckpt = tmp_path / "checkpoint.npz"
     interrupted = interrupt_at_call(4)
 
-    part = driver.run_chains(interrupted, 6, driver.Budget(chains=30), 4, "fake", quiet=True,
-                             checkpoint=ckpt, fingerprint={"k": 1}, checkpoint_every=1e9)
+    part = driver.run_chains(
+        interrupted,
+        6,
+        driver.Budget(chains=30),
+        4,
+        "fake",
+        quiet=True,
+        checkpoint=ckpt,
+        fingerprint={"k": 1},
+        checkpoint_every=1e9,
+    )
     assert part.stopped_by == "interrupted" and len(part.chain_id) == 12 and ckpt.exists()
-    resumed = driver.run_chains(fake_chunk, 6, driver.Budget(chains=30), 4, "fake", quiet=True,
-                                checkpoint=ckpt, fingerprint={"k": 1}, resume=True)
+    resumed = driver.run_chains(
+        fake_chunk,
+        6,
+        driver.Budget(chains=30),
+        4,
+        "fake",
+        quiet=True,
+        checkpoint=ckpt,
+        fingerprint={"k": 1},
+        resume=True,
+    )
     for field in ("chain_id", "rows", "solved", "steps", "restarts"):
         np.testing.assert_array_equal(getattr(resumed, field), getattr(whole, field))
     assert resumed.stopped_by == "chains"
     with pytest.raises(QueensError, match="k differ"):
-        driver.run_chains(fake_chunk, 6, driver.Budget(chains=30), 4, "fake", quiet=True,
-                          checkpoint=ckpt, fingerprint={"k": 2}, resume=True)
+        driver.run_chains(
+            fake_chunk,
+            6,
+            driver.Budget(chains=30),
+            4,
+            "fake",
+            quiet=True,
+            checkpoint=ckpt,
+            fingerprint={"k": 2},
+            resume=True,
+        )
 
 
 def test_periodic_checkpoints(tmp_path):
     ckpt = tmp_path / "checkpoint.npz"
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10), 2, "fake", quiet=True,
-                            checkpoint=ckpt, checkpoint_every=1e-9)
+    run = driver.run_chains(
+        fake_chunk,
+        6,
+        driver.Budget(chains=10),
+        2,
+        "fake",
+        quiet=True,
+        checkpoint=ckpt,
+        checkpoint_every=1e-9,
+    )
     assert run.stopped_by == "chains" and ckpt.exists()
     settings = {"n": 6, "chunk": 2, "processes": 1, **driver.Budget(chains=10).fingerprint()}
     done, shares, offset, wall = driver.load_checkpoint(ckpt, settings)
@@ -149,15 +191,42 @@ def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
     ckpt = tmp_path / "checkpoint.npz"
     interrupted = interrupt_at_call(3)
 
-    part = driver.run_chains(interrupted, 6, driver.Budget(seconds=60), 4, "fake", quiet=True,
-                             checkpoint=ckpt, fingerprint={"k": 1}, checkpoint_every=1e9)
+    part = driver.run_chains(
+        interrupted,
+        6,
+        driver.Budget(seconds=60),
+        4,
+        "fake",
+        quiet=True,
+        checkpoint=ckpt,
+        fingerprint={"k": 1},
+        checkpoint_every=1e9,
+    )
     assert part.stopped_by == "interrupted" and ckpt.exists()
     with pytest.raises(QueensError, match=r"\(solutions, time differ\)"):
-        driver.run_chains(fake_chunk, 6, driver.Budget(solutions=4), 4, "fake", quiet=True,
-                          checkpoint=ckpt, fingerprint={"k": 1}, resume=True)
+        driver.run_chains(
+            fake_chunk,
+            6,
+            driver.Budget(solutions=4),
+            4,
+            "fake",
+            quiet=True,
+            checkpoint=ckpt,
+            fingerprint={"k": 1},
+            resume=True,
+        )
     with pytest.raises(QueensError, match=r"\(time differ\)"):
-        driver.run_chains(fake_chunk, 6, driver.Budget(seconds=30), 4, "fake", quiet=True,
-                          checkpoint=ckpt, fingerprint={"k": 1}, resume=True)
+        driver.run_chains(
+            fake_chunk,
+            6,
+            driver.Budget(seconds=30),
+            4,
+            "fake",
+            quiet=True,
+            checkpoint=ckpt,
+            fingerprint={"k": 1},
+            resume=True,
+        )
     same = {"k": 1, **driver.Budget(seconds=60).fingerprint(), "n": 6, "chunk": 4, "processes": 1}
     assert driver.load_checkpoint(ckpt, same)[2] == 8  # the same budget resumes
 
@@ -167,10 +236,18 @@ def test_solutions_are_checked_against_the_instance():
     column 0 must stand on row 1, so fake chain 1 (solution 2 5 1 4 0 3) is no solution."""
     model = cons.Constraints(6, fixed=((0, 1),))
     with pytest.raises(SolutionCheckError, match="fixed queen on row 1 moved"):
-        driver.run_chains(fake_chunk, 6, driver.Budget(chains=5), 5, "fake", quiet=True, model=model)
-    run = driver.run_chains(lambda o, c: fake_chunk(0, 1)._replace(rows=SOLS_6[[0] * c],
-                                                                    solved=np.ones(c, bool)),
-                            6, driver.Budget(chains=3), 3, "fake", quiet=True, model=model)
+        driver.run_chains(
+            fake_chunk, 6, driver.Budget(chains=5), 5, "fake", quiet=True, model=model
+        )
+    run = driver.run_chains(
+        lambda o, c: fake_chunk(0, 1)._replace(rows=SOLS_6[[0] * c], solved=np.ones(c, bool)),
+        6,
+        driver.Budget(chains=3),
+        3,
+        "fake",
+        quiet=True,
+        model=model,
+    )
     assert run.solved.all()
 
 

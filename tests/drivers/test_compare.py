@@ -14,8 +14,17 @@ from jaxqueens.errors import QueensError
 
 def fake(name, solved, steps, seconds):
     solved = np.asarray(solved, bool)
-    return cmp.SolverRun(name, "minconflicts", {}, solved, np.asarray(steps, np.int64),
-                         np.asarray(seconds, np.float64), float(np.sum(seconds)), 0.0, stats=None)
+    return cmp.SolverRun(
+        name,
+        "minconflicts",
+        {},
+        solved,
+        np.asarray(steps, np.int64),
+        np.asarray(seconds, np.float64),
+        float(np.sum(seconds)),
+        0.0,
+        stats=None,
+    )
 
 
 def test_parse_solvers():
@@ -28,8 +37,12 @@ def test_parse_solvers():
 
 
 def test_censor_cuts_at_the_budget():
-    solved, steps, seconds = cmp._censor(np.array([5, 10, 40, 30]), np.array([True, True, True, False]),
-                                         np.array([1.0, 2.0, 4.0, 3.0]), budget=10)
+    solved, steps, seconds = cmp._censor(
+        np.array([5, 10, 40, 30]),
+        np.array([True, True, True, False]),
+        np.array([1.0, 2.0, 4.0, 3.0]),
+        budget=10,
+    )
     assert solved.tolist() == [True, True, False, False]
     assert steps.tolist() == [5, 10, 10, 10]
     assert np.allclose(seconds, [1.0, 2.0, 1.0, 1.0])  # seconds cut in proportion to the steps kept
@@ -52,8 +65,11 @@ def test_ecdf_and_success_curve_match_a_plain_count():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.booleans(), st.integers(0, 300)), min_size=1, max_size=60),
-       st.integers(1, 300), st.integers(1, 20))
+@given(
+    st.lists(st.tuples(st.booleans(), st.integers(0, 300)), min_size=1, max_size=60),
+    st.integers(1, 300),
+    st.integers(1, 20),
+)
 def test_censor_ecdf_and_success_agree_with_plain_counts(chains, budget, points):
     """Censoring, ECDF and success curve against a plain per-value count (ties included)."""
     solved = np.array([c[0] for c in chains])
@@ -86,7 +102,9 @@ def test_ert_and_recommendation_name_the_faster_solver():
     lo, hi = rec["ci"]
     assert 1 < lo < rec["margin"] < hi and rec["significant"]
     assert "fast" in rec["line"] and "bootstrap CI" in rec["line"]
-    assert cmp.ert_ratio_ci(fast, slow, seed=3) == cmp.ert_ratio_ci(fast, slow, seed=3)  # reproducible
+    assert cmp.ert_ratio_ci(fast, slow, seed=3) == cmp.ert_ratio_ci(
+        fast, slow, seed=3
+    )  # reproducible
 
 
 def test_recommendation_of_equal_solvers_is_not_significant():
@@ -130,7 +148,11 @@ def test_compare_runs_every_solver_on_the_same_chains_and_budget():
 
 
 def test_compare_refuses_bad_settings():
-    for kwargs, needle in (({"n": 3}, "n >= 4"), ({"chains": 0}, "--chains"), ({"steps": 0}, "--steps")):
+    for kwargs, needle in (
+        ({"n": 3}, "n >= 4"),
+        ({"chains": 0}, "--chains"),
+        ({"steps": 0}, "--steps"),
+    ):
         args = {"n": 8, "chains": 2, "steps": 10, **kwargs}
         with pytest.raises(QueensError, match=needle):
             cmp.compare(args.pop("n"), args.pop("chains"), solvers="mc-qs4", **args)

@@ -32,9 +32,16 @@ def test_nauck_1850_has_exactly_two_completions():
     res = complete.solve_instances([NAUCK], "enumerate")
     r = res.instances[0]
     assert (r.status, r.solutions) == ("SAT", 2)
-    assert sorted(map(tuple, r.boards.tolist())) == [(5, 3, 0, 4, 7, 1, 6, 2), (6, 3, 1, 4, 7, 0, 2, 5)]
+    assert sorted(map(tuple, r.boards.tolist())) == [
+        (5, 3, 0, 4, 7, 1, 6, 2),
+        (6, 3, 1, 4, 7, 0, 2, 5),
+    ]
     d = complete.solve_instances([NAUCK]).instances[0]
-    assert d.status == "SAT" and d.solutions is None and checker.check_constrained(d.boards[0], NAUCK).ok
+    assert (
+        d.status == "SAT"
+        and d.solutions is None
+        and checker.check_constrained(d.boards[0], NAUCK).ok
+    )
 
 
 @st.composite
@@ -42,9 +49,14 @@ def instances(draw):
     n = draw(st.integers(1, 7))
     sq = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
     line = st.integers(0, 2 * n - 2)
-    return C.Constraints(n, fixed=draw(st.lists(sq, max_size=2)), blocked=draw(st.lists(sq, max_size=3)),
-                         sums=draw(st.lists(line, max_size=3)), diffs=draw(st.lists(line, max_size=3)),
-                         toroidal=draw(st.booleans()))
+    return C.Constraints(
+        n,
+        fixed=draw(st.lists(sq, max_size=2)),
+        blocked=draw(st.lists(sq, max_size=3)),
+        sums=draw(st.lists(line, max_size=3)),
+        diffs=draw(st.lists(line, max_size=3)),
+        toroidal=draw(st.booleans()),
+    )
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -55,7 +67,9 @@ def test_counts_and_decisions_match_the_reference(models, budget):
     assert [r.solutions for r in got] == [len(w) for w in want]
     assert [r.status for r in got] == ["SAT" if w else "UNSAT" for w in want]
     for m, r, w in zip(models, got, want):
-        assert all(tuple(b) in set(w) for b in r.boards.tolist()) and len(r.boards) == min(1, len(w))
+        assert all(tuple(b) in set(w) for b in r.boards.tolist()) and len(r.boards) == min(
+            1, len(w)
+        )
     dec = complete.solve_instances(models, "decide", budget=budget, chunk=4, orient=False).instances
     assert [r.status for r in dec] == [r.status for r in got]
     assert all(len(r.boards) == (r.status == "SAT") for r in dec)
@@ -72,8 +86,12 @@ def test_no_constraint_gives_q_n_and_toroidal_gives_a051906():
 
 
 def test_enumerate_caps_the_list_but_counts_all():
-    r = complete.solve_instances([C.Constraints(8)], "enumerate", cap=10, budget=40, chunk=2).instances[0]
-    assert r.solutions == 92 and r.boards.shape == (10, 8) and len({tuple(b) for b in r.boards}) == 10
+    r = complete.solve_instances(
+        [C.Constraints(8)], "enumerate", cap=10, budget=40, chunk=2
+    ).instances[0]
+    assert (
+        r.solutions == 92 and r.boards.shape == (10, 8) and len({tuple(b) for b in r.boards}) == 10
+    )
     assert checker.are_solutions(r.boards).all()
 
 
@@ -89,13 +107,17 @@ def test_lockstep_strategy_gives_the_same(monkeypatch):
     models = [NAUCK, C.Constraints(7, toroidal=True), C.excluded_diagonals(8, [[5, 1], [7, 0]])]
     want = [r.solutions for r in complete.solve_instances(models, "count").instances]
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    monkeypatch.setattr(devices, "sizes", lambda: dataclasses.replace(devices.ACCELERATOR_SIZES, count_lanes=3))
+    monkeypatch.setattr(
+        devices, "sizes", lambda: dataclasses.replace(devices.ACCELERATOR_SIZES, count_lanes=3)
+    )
     got = complete.solve_instances(models, "count", budget=30, chunk=4).instances
     assert [r.solutions for r in got] == want
 
 
 def test_node_limit_gives_unknown_never_unsat():
-    r = complete.solve_instances([C.Constraints(12, sums=[0])], "count", max_nodes=50, budget=20).instances[0]
+    r = complete.solve_instances(
+        [C.Constraints(12, sums=[0])], "count", max_nodes=50, budget=20
+    ).instances[0]
     assert r.status == "unknown" and r.solutions is None and r.nodes >= 50
 
 
@@ -113,6 +135,7 @@ def _stop_at(k):
     def hook(chunks, done):
         if chunks == k:
             raise KeyboardInterrupt
+
     return hook
 
 
@@ -121,11 +144,14 @@ def test_interrupted_run_resumes_to_the_same_results(tmp_path):
     want = complete.solve_instances(models, "count", budget=50, chunk=2)
     ck = tmp_path / "checkpoint.npz"
     with pytest.raises(KeyboardInterrupt, match="of 9 instances"):
-        complete.solve_instances(models, "count", budget=50, chunk=2, checkpoint=ck, on_chunk=_stop_at(3))
+        complete.solve_instances(
+            models, "count", budget=50, chunk=2, checkpoint=ck, on_chunk=_stop_at(3)
+        )
     got = complete.solve_instances(models, "count", budget=50, chunk=2, checkpoint=ck)
     assert got.resumed
-    assert [(r.status, r.solutions, r.nodes) for r in got.instances] == \
-        [(r.status, r.solutions, r.nodes) for r in want.instances]
+    assert [(r.status, r.solutions, r.nodes) for r in got.instances] == [
+        (r.status, r.solutions, r.nodes) for r in want.instances
+    ]
     with pytest.raises(QueensError, match="other settings"):
         complete.solve_instances(models, "decide", budget=50, chunk=2, checkpoint=ck, resume=True)
 
@@ -148,23 +174,29 @@ def test_decisions_on_shipped_instances_match_diag_c(diag_c, tmp_path, n, d):
     for inst, r in zip(loaded, res.instances):
         member = tmp_path / "x.param"
         member.write_text(_member_text(arc, inst.source))
-        out = subprocess.run([str(diag_c), str(member), str(d), "first"], capture_output=True, text=True,
-                             check=True).stdout.split("\t")
+        out = subprocess.run(
+            [str(diag_c), str(member), str(d), "first"], capture_output=True, text=True, check=True
+        ).stdout.split("\t")
         assert r.status == out[2], inst.source
         if r.status == "SAT":
             assert checker.check_constrained(r.boards[0], inst.model).ok
     counts = complete.solve_instances([i.model for i in loaded[:5]], "count").instances
     for inst, r in zip(loaded[:5], counts):
         (tmp_path / "x.param").write_text(_member_text(arc, inst.source))
-        out = subprocess.run([str(diag_c), str(tmp_path / "x.param"), str(d), "count"], capture_output=True,
-                             text=True, check=True).stdout.split("\t")
+        out = subprocess.run(
+            [str(diag_c), str(tmp_path / "x.param"), str(d), "count"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split("\t")
         assert r.solutions == int(out[3])
 
 
 def _member_text(arc, source):
     import tarfile
+
     with tarfile.open(arc) as tar:
-        return tar.extractfile(source[len(str(arc)) + 1:]).read().decode()
+        return tar.extractfile(source[len(str(arc)) + 1 :]).read().decode()
 
 
 def test_processes_split_instances_and_gather_the_same_results(monkeypatch):
@@ -172,13 +204,20 @@ def test_processes_split_instances_and_gather_the_same_results(monkeypatch):
     the first process's arrays) merges to the single-process results."""
     from jaxqueens.parallel import gather
 
-    models = [NAUCK, C.Constraints(6), C.Constraints(5, toroidal=True), C.excluded_diagonals(7, [[3, 1]]),
-              C.Constraints(4, columns=[1])]
+    models = [
+        NAUCK,
+        C.Constraints(6),
+        C.Constraints(5, toroidal=True),
+        C.excluded_diagonals(7, [[3, 1]]),
+        C.Constraints(4, columns=[1]),
+    ]
     want = complete.solve_instances(models, "count").instances
     states, calls = {}, []
     monkeypatch.setattr(gather, "process_count", lambda: 2)
     real_gather = complete._gather
-    monkeypatch.setattr(complete, "_gather", lambda st, m, mine: states.setdefault(len(states), (st, mine))[0])
+    monkeypatch.setattr(
+        complete, "_gather", lambda st, m, mine: states.setdefault(len(states), (st, mine))[0]
+    )
     for p in (0, 1):
         monkeypatch.setattr(gather, "process_index", lambda p=p: p)
         complete.solve_instances(models, "count")
@@ -190,7 +229,9 @@ def test_processes_split_instances_and_gather_the_same_results(monkeypatch):
         return np.asarray(x)[None]
 
     monkeypatch.setattr(gather, "allgather", record_all)
-    monkeypatch.setattr(gather, "ragged", lambda rows: calls.append(np.asarray(rows)) or np.asarray(rows))
+    monkeypatch.setattr(
+        gather, "ragged", lambda rows: calls.append(np.asarray(rows)) or np.asarray(rows)
+    )
     real_gather(st0, models, mine0)  # process 0's arrays, in call order
     first = list(calls)
     it = iter(first)
@@ -206,15 +247,20 @@ def test_chunks_run_in_one_worker_thread_per_stream(monkeypatch):
     """XLA:CPU runs a one-device call inline: each stream's chunks must run in its own thread, so
     the devices and the host work overlap (and an empty column is UNSAT without a search)."""
     seen, run = set(), parallel_streams.call
+
     def spy(stream, fn, batch):
         if batch.any():  # a chunk of items (the compilation's empty batch runs before the search)
             seen.add(threading.current_thread().name)
         return run(stream, fn, batch)
 
     monkeypatch.setattr(parallel_streams, "call", spy)
-    models = [C.excluded_diagonals(9, [[k, 1], [k + 2, 0]]) for k in range(6)] + [C.Constraints(6, columns=[2])]
+    models = [C.excluded_diagonals(9, [[k, 1], [k + 2, 0]]) for k in range(6)] + [
+        C.Constraints(6, columns=[2])
+    ]
     want = complete.solve_instances(models, "count", orient=False).instances
     got = complete.solve_instances(models, "count", budget=50, chunk=2).instances
     assert [(r.status, r.solutions) for r in got] == [(r.status, r.solutions) for r in want]
     assert (got[-1].status, got[-1].nodes) == ("UNSAT", 0)
-    assert "MainThread" not in seen and len(seen) == (1 if devices.sizes().accelerator else jax.local_device_count())
+    assert "MainThread" not in seen and len(seen) == (
+        1 if devices.sizes().accelerator else jax.local_device_count()
+    )

@@ -9,7 +9,6 @@ import chex
 import jax
 import numpy as np
 import pytest
-
 import reference
 
 from jaxqueens.core import checker, symmetry
@@ -27,8 +26,11 @@ A002562_1_12 = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787]
 
 
 def brute_force(n):
-    return {p for p in itertools.permutations(range(n))
-            if all(abs(p[i] - p[j]) != j - i for i in range(n) for j in range(i + 1, n))}
+    return {
+        p
+        for p in itertools.permutations(range(n))
+        if all(abs(p[i] - p[j]) != j - i for i in range(n) for j in range(i + 1, n))
+    }
 
 
 def saved(path):
@@ -71,10 +73,10 @@ def test_both_strategies_split_over_every_host_device(monkeypatch):
     d = jax.local_device_count()
     got = np.asarray(count.count_chunk(masks, cfg, 1, devices.CPU_SIZES))
     split = np.asarray(count.count_chunk(pad_rows(masks, d), cfg, d, devices.CPU_SIZES))
-    assert (split[:len(masks)] == got).all() and not split[len(masks):].any()
+    assert (split[: len(masks)] == got).all() and not split[len(masks) :].any()
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     split = count.count_chunk(pad_rows(masks, d), cfg, d, devices.ACCELERATOR_SIZES)
-    assert (np.asarray(split)[:len(masks)] == got).all()
+    assert (np.asarray(split)[: len(masks)] == got).all()
 
 
 def test_enumerate_chunk_lists_as_many_as_it_counts():
@@ -82,7 +84,9 @@ def test_enumerate_chunk_lists_as_many_as_it_counts():
     cfg = KernelConfig(9, 3)
     counts, lists = count.enumerate_chunk(masks, cfg, 8, 1, devices.CPU_SIZES)
     chex.assert_shape(lists, (len(masks), 8, cfg.width))
-    assert (np.asarray(counts) == np.asarray(count.count_chunk(masks, cfg, 1, devices.CPU_SIZES))).all()
+    assert (
+        np.asarray(counts) == np.asarray(count.count_chunk(masks, cfg, 1, devices.CPU_SIZES))
+    ).all()
 
 
 def test_chunk_functions_compile_once_per_shape():
@@ -155,13 +159,16 @@ def test_symmetry_group():
     assert ((images == canon[None]).all(axis=2).any(axis=0)).all()
     # the 4x4 solutions are one class fixed by the quarter turns
     four = count.enumerate_solutions(4)
-    assert symmetry.stabilizer_sizes(four).tolist() == [4, 4] and len(symmetry.fundamental(four)) == 1
+    assert (
+        symmetry.stabilizer_sizes(four).tolist() == [4, 4] and len(symmetry.fundamental(four)) == 1
+    )
 
 
 def _stop_at(k):
     def stop(done, total):
         if done == k:
             raise KeyboardInterrupt
+
     return stop
 
 
@@ -172,8 +179,9 @@ def test_checkpoint_resume_gives_the_same_total(tmp_path):
     first = saved(ck)
     assert len(first["done"]) == 3 and first["n"] == 11
     seen = []
-    r = count.count_solutions(11, unique=True, checkpoint=ck, chunk=256,
-                              on_chunk=lambda d, t: seen.append(d))
+    r = count.count_solutions(
+        11, unique=True, checkpoint=ck, chunk=256, on_chunk=lambda d, t: seen.append(d)
+    )
     assert (r.total, r.unique) == (A000170[11], A002562[11])
     assert r.resumed_chunks == 3 and r.chunks > 3 and seen[0] == 4  # completed chunks not recounted
     assert len(saved(ck)["done"]) == r.chunks
@@ -254,7 +262,9 @@ def _log_streams(monkeypatch) -> list:
         return submit(self, k, fn, batch)
 
     monkeypatch.setattr(count.parallel_streams.Workers, "submit", logged_submit)
-    monkeypatch.setattr(count, "_record", lambda plan, lo, out: events.append(("read",)) or record(plan, lo, out))
+    monkeypatch.setattr(
+        count, "_record", lambda plan, lo, out: events.append(("read",)) or record(plan, lo, out)
+    )
     return events
 
 
@@ -286,8 +296,11 @@ def test_on_an_accelerator_one_stream_spans_every_device_with_two_calls_in_fligh
     """The accelerator route of the driver, run on the CPU: lockstep lanes, one stream over every
     local device, the next call queued while the host reads one; the same exact counts."""
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    monkeypatch.setattr(devices, "sizes", lambda: dataclasses.replace(devices.ACCELERATOR_SIZES,
-                                                                      count_prefixes=64, count_lanes=8))
+    monkeypatch.setattr(
+        devices,
+        "sizes",
+        lambda: dataclasses.replace(devices.ACCELERATOR_SIZES, count_prefixes=64, count_lanes=8),
+    )
     events = _log_streams(monkeypatch)
     plan = count._plan(10, None, 32)
     assert len(plan.streams) == 1 and plan.devices == jax.local_device_count()
@@ -308,7 +321,7 @@ def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypat
     own = tmp_path / "checkpoint.process1of2.npz"
     assert ckpt.process_path(ck) == own
     mine = []
-    merge = lambda done, chunks: (mine.append(sorted(done)), {**everything, **done})[1]  # noqa: E731
+    merge = lambda done, chunks: (mine.append(sorted(done)), {**everything, **done})[1]
     monkeypatch.setattr(count, "_gather_done", merge)
     with pytest.raises(KeyboardInterrupt):
         count.count_solutions(11, checkpoint=ck, chunk=1024, on_chunk=_stop_at(2))
@@ -319,8 +332,9 @@ def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypat
     assert saved(own)["done"] == {i: everything[i] for i in range(1, whole.chunks, 2)}
 
 
-def test_defect_2_a_checkpoint_that_cannot_be_written_does_not_lose_the_count(tmp_path, monkeypatch,
-                                                                               capsys):
+def test_defect_2_a_checkpoint_that_cannot_be_written_does_not_lose_the_count(
+    tmp_path, monkeypatch, capsys
+):
     """A full disk at the periodic or the final checkpoint: a warning, and the exact total."""
     import errno
 
@@ -328,13 +342,15 @@ def test_defect_2_a_checkpoint_that_cannot_be_written_does_not_lose_the_count(tm
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(count.ckpt, "save", full)
-    res = count.count_solutions(9, checkpoint=tmp_path / "checkpoint.npz", checkpoint_every=0.0,
-                                depth=3, chunk=8)
+    res = count.count_solutions(
+        9, checkpoint=tmp_path / "checkpoint.npz", checkpoint_every=0.0, depth=3, chunk=8
+    )
     assert res.total == 352 and not (tmp_path / "checkpoint.npz").exists()
     assert "could not write a checkpoint" in capsys.readouterr().err
 
 
 # --- constellation tasks ----------------------------------------------------------------------
+
 
 def test_task_chunks_agree_over_devices_lanes_and_strategies(monkeypatch):
     plan = count._plan(9, 3, None)
@@ -343,12 +359,12 @@ def test_task_chunks_agree_over_devices_lanes_and_strategies(monkeypatch):
     one = np.asarray(count.count_tasks(tasks, cfg, 1, devices.CPU_SIZES))
     assert int((one[:, 0].astype(np.int64) * plan.weights).sum()) == A000170[9]
     split = np.asarray(count.count_tasks(pad_rows(tasks, d), cfg, d, devices.CPU_SIZES))
-    assert (split[:len(tasks)] == one).all() and not split[len(tasks):].any()
+    assert (split[: len(tasks)] == one).all() and not split[len(tasks) :].any()
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     for lanes in (1, 7):
         sizes = dataclasses.replace(devices.ACCELERATOR_SIZES, count_lanes=lanes)
         got = np.asarray(count.count_tasks(pad_rows(tasks, d), cfg, d, sizes))
-        assert (got[:len(tasks)] == one).all()
+        assert (got[: len(tasks)] == one).all()
 
 
 @pytest.mark.parametrize("n", [8, 11])

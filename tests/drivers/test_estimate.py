@@ -11,11 +11,11 @@ import pytest
 
 import jaxqueens  # noqa: F401
 from jaxqueens.core import prefixes
-from jaxqueens.solvers import estimate as kernel
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import estimate as E
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import memory
+from jaxqueens.solvers import estimate as kernel
 
 
 def ref_levels(n):
@@ -83,7 +83,13 @@ def test_default_depth_and_errors():
     assert E.default_depth(8, 10**9) == 8
     assert E.default_depth(27, 10**7) == 3
     assert E.default_depth(27, 10) == 0
-    for kwargs in ({"n": 65}, {"n": 0}, {"n": 8, "probes": 0}, {"n": 8, "depth": 9}, {"n": 8, "level": 1.0}):
+    for kwargs in (
+        {"n": 65},
+        {"n": 0},
+        {"n": 8, "probes": 0},
+        {"n": 8, "depth": 9},
+        {"n": 8, "level": 1.0},
+    ):
         with pytest.raises(QueensError):
             E.estimate(**kwargs)
 

@@ -6,17 +6,25 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import jaxqueens  # noqa: F401  (device setup first)
+import jaxqueens
+from jaxqueens.cli import evolve as evolve_cmd
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
-from jaxqueens.cli import evolve as evolve_cmd
 from jaxqueens.drivers import ga
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import ga as kernel
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-GEN = dict(scheme="generational", crossover="pmx", mutation="swap", tournament=3, cxpb=0.5,
-           mutpb=0.2, indpb=0.1, elite=0)
+GEN = dict(
+    scheme="generational",
+    crossover="pmx",
+    mutation="swap",
+    tournament=3,
+    cxpb=0.5,
+    mutpb=0.2,
+    indpb=0.1,
+    elite=0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -71,15 +79,25 @@ def test_same_seed_same_results_and_trials_independent():
 
 
 def test_generational_elitism_keeps_the_best():
-    r = ga.evolve(12, 30, 40, 4, scheme="generational", crossover="ox1", mutation="inversion", elite=2,
-                  fitness="excess")
+    r = ga.evolve(
+        12,
+        30,
+        40,
+        4,
+        scheme="generational",
+        crossover="ox1",
+        mutation="inversion",
+        elite=2,
+        fitness="excess",
+    )
     assert (np.diff(r.best, axis=0) <= 0).all()
     assert (r.fitness == np.asarray(jaxqueens.n_attacks(r.population))).all()
 
 
 def test_islands_and_migration():
-    r = ga.evolve(8, 20, 50, 2, islands=3, migrate_every=5, migrants=2, crossover="cycle",
-                  mutation="scramble")
+    r = ga.evolve(
+        8, 20, 50, 2, islands=3, migrate_every=5, migrants=2, crossover="cycle", mutation="scramble"
+    )
     assert r.population.shape == (2, 3, 20, 8)
     genes = jnp.asarray(r.population[0])
     fit = jnp.asarray(r.fitness[0]).at[1].set(jnp.arange(20) + 100)
@@ -91,17 +109,20 @@ def test_islands_and_migration():
     assert (np.asarray(f2[1])[worst1] == np.asarray(fit[0])[best0]).all()
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    (dict(pop=4, tournament=5), "tournament"),
-    (dict(cxpb=1.5), "cxpb"),
-    (dict(mutpb=-0.1), "mutpb"),
-    (dict(indpb=2.0), "indpb"),
-    (dict(n=3), "n = 3"),
-    (dict(encoding="combination", crossover="pmx"), "combination"),
-    (dict(scheme="annealing"), "scheme"),
-    (dict(pop=10.5), "pop"),
-    (dict(fitness="nonattacking"), "fitness"),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(pop=4, tournament=5), "tournament"),
+        (dict(cxpb=1.5), "cxpb"),
+        (dict(mutpb=-0.1), "mutpb"),
+        (dict(indpb=2.0), "indpb"),
+        (dict(n=3), "n = 3"),
+        (dict(encoding="combination", crossover="pmx"), "combination"),
+        (dict(scheme="annealing"), "scheme"),
+        (dict(pop=10.5), "pop"),
+        (dict(fitness="nonattacking"), "fitness"),
+    ],
+)
 def test_bad_parameters_give_clear_errors(kwargs, words):
     with pytest.raises(QueensError, match=words):
         ga.evolve(**{"n": 8, "pop": 20, "generations": 5, **kwargs})
@@ -109,9 +130,23 @@ def test_bad_parameters_give_clear_errors(kwargs, words):
 
 def test_check_setup_fills_the_static_config():
     config, params = ga.check_setup(
-        n=8, pop=20, generations=5, trials=2, encoding="permutation", scheme="steady", crossover="cut",
-        mutation="swap", tournament=3, cxpb=0.5, mutpb=0.25, indpb=0.0, elite=2, islands=1,
-        migrate_every=0, migrants=1)
+        n=8,
+        pop=20,
+        generations=5,
+        trials=2,
+        encoding="permutation",
+        scheme="steady",
+        crossover="cut",
+        mutation="swap",
+        tournament=3,
+        cxpb=0.5,
+        mutpb=0.25,
+        indpb=0.0,
+        elite=2,
+        islands=1,
+        migrate_every=0,
+        migrants=1,
+    )
     assert config.elite == 0  # elitism applies to the generational scheme only
     assert (config.cx_cap32, config.mut_cap32, config.eval_cap32) == (16, 8, 20)
     assert params == {"cxpb": 0.5, "mutpb": 0.25, "indpb": 0.0, "migrate_every": 0}
@@ -132,8 +167,10 @@ def test_report_fitness_boards_are_checked_and_labelled(classic):
     r = ga.evolve(6, 12, 30, 2, encoding="combination", fitness="report-diagonals-only", seed=1)
     assert len(r.score_met) > 0  # the report's 0 is easy: e.g. every queen on one row
     n = 6
-    diag = [sum(abs(int(b[i]) - int(b[j])) == j - i for i in range(n) for j in range(i + 1, n))
-            for b in r.score_met]
+    diag = [
+        sum(abs(int(b[i]) - int(b[j])) == j - i for i in range(n) for j in range(i + 1, n))
+        for b in r.score_met
+    ]
     assert not any(diag)
     real = checker.are_solutions(r.score_met)
     np.testing.assert_array_equal(r.solutions, r.score_met[real])
@@ -177,11 +214,14 @@ def test_instances_fixed_queens_stay_and_unsolved_is_unknown(encoding):
     assert (r.population[..., 0] == 0).all() and (r.population[..., 1] == 1).all()
 
 
-@pytest.mark.parametrize("kwargs,words", [
-    (dict(instance=cons.completion(8, [(0, 3), (5, 3)])), "share a row"),
-    (dict(instance=cons.completion(8, [(0, 3)]), n=9), "n = 9 but the instance has n = 8"),
-    (dict(n=7, toroidal=True, fitness="report-diagonals-only"), "plain board only"),
-])
+@pytest.mark.parametrize(
+    "kwargs,words",
+    [
+        (dict(instance=cons.completion(8, [(0, 3), (5, 3)])), "share a row"),
+        (dict(instance=cons.completion(8, [(0, 3)]), n=9), "n = 9 but the instance has n = 8"),
+        (dict(n=7, toroidal=True, fitness="report-diagonals-only"), "plain board only"),
+    ],
+)
 def test_constrained_setting_errors(kwargs, words):
     with pytest.raises(QueensError, match=words):
         ga.evolve(pop=10, generations=5, **kwargs)

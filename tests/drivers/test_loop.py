@@ -25,15 +25,27 @@ def test_runs_until_finished_without_saving_when_not_asked():
 
 def test_periodic_saves_and_none_after_the_last_chunk():
     state, chunk = _counter(stop_at=4)
-    interrupted = run_chunks(chunk, total=4, unit="chunks", quiet=True,
-                             save=lambda: state["saved"].append(state["done"]), every=0.0)
+    interrupted = run_chunks(
+        chunk,
+        total=4,
+        unit="chunks",
+        quiet=True,
+        save=lambda: state["saved"].append(state["done"]),
+        every=0.0,
+    )
     assert not interrupted and state["saved"] == [1, 2, 3]
 
 
 def test_ctrl_c_inside_a_chunk_saves_what_was_recorded():
     state, chunk = _counter(interrupt_at=3)
-    interrupted = run_chunks(chunk, total=None, unit="chunks", quiet=True,
-                             save=lambda: state["saved"].append("final"), every=1e9)
+    interrupted = run_chunks(
+        chunk,
+        total=None,
+        unit="chunks",
+        quiet=True,
+        save=lambda: state["saved"].append("final"),
+        every=1e9,
+    )
     assert interrupted and state["saved"] == ["final"]
 
 
@@ -86,8 +98,14 @@ def test_defect_4_lost_peer_saves_then_raises():
         return Tick(state["done"])
 
     with pytest.raises(errors.PeerLostError, match="lost contact"):
-        run_chunks(chunk, total=10, unit="chunks", quiet=True,
-                   save=lambda: state["saved"].append(state["done"]), every=1e9)
+        run_chunks(
+            chunk,
+            total=10,
+            unit="chunks",
+            quiet=True,
+            save=lambda: state["saved"].append(state["done"]),
+            every=1e9,
+        )
     assert state["saved"] == [3]
 
 

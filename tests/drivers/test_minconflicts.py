@@ -105,6 +105,7 @@ def test_default_chunk_and_check_n():
 
 def _no_kernel(monkeypatch):
     """Fail the test if the solver compiles anything (a refused budget must cost no work)."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("compiled: the budget should have been refused up front")
 
@@ -186,8 +187,15 @@ def test_defect_5_bounded_calls_give_the_same_chains(monkeypatch):
     assert pieces.summary["unfinished"] == 0
 
 
-@pytest.mark.parametrize("start,needle", [([9] * 8, "row 9 out of range 0..7"), ([-1] * 8, "row -1"),
-                                          ([0.5] * 8, "integers"), ([0, 1, 2], "3 columns")])
+@pytest.mark.parametrize(
+    "start,needle",
+    [
+        ([9] * 8, "row 9 out of range 0..7"),
+        ([-1] * 8, "row -1"),
+        ([0.5] * 8, "integers"),
+        ([0, 1, 2], "3 columns"),
+    ],
+)
 def test_defect_10_start_board_is_range_checked(start, needle):
     """A bad start board is the user's error (QueensError), not a failed solution check (a bug)."""
     with pytest.raises(QueensError, match=needle):
@@ -195,7 +203,9 @@ def test_defect_10_start_board_is_range_checked(start, needle):
 
 
 def test_defect_10_numpy_integer_size_and_start():
-    res = mcsolve.solve(np.int64(8), np.int64(3), start=np.array([0, 4, 7, 5, 2, 6, 1, 3], np.uint8))
+    res = mcsolve.solve(
+        np.int64(8), np.int64(3), start=np.array([0, 4, 7, 5, 2, 6, 1, 3], np.uint8)
+    )
     assert type(res.summary["n"]) is int and res.summary["n"] == 8 and res.summary["solved"] == 3
 
 
@@ -264,7 +274,9 @@ def test_defect_auto_path_is_continuous_in_n_and_chains():
         assert mcsolve.auto_path(4999, chains) == mcsolve.auto_path(5000, chains)
     assert abs(mcsolve.default_chains(4999) - mcsolve.default_chains(5000)) <= 1
     assert mcsolve.default_chains(8) == 1000 and mcsolve.default_chains(20_000) == 1
-    assert all(mcsolve.default_chains(n) >= mcsolve.default_chains(n + 50) for n in range(4, 40_000, 50))
+    assert all(
+        mcsolve.default_chains(n) >= mcsolve.default_chains(n + 50) for n in range(4, 40_000, 50)
+    )
     # options only the batched path has keep a run batched; past its limit the large path runs
     assert mcsolve.auto_path(20_000, None, solutions=3) == "batched"
     assert mcsolve.auto_path(20_000, None, seconds=5) == "batched"
@@ -274,8 +286,9 @@ def test_defect_auto_path_is_continuous_in_n_and_chains():
 def test_initial_board_is_chain_0s_first_board():
     rows, pairs, gen_s, compile_s = mcsolve.initial_board(12, init="greedy", seed=4)
     assert rows.shape == (12,) and pairs == checker.attacking_pairs(rows) and gen_s >= 0
-    res = jaxqueens.solve(12, chains=None, max_chains=1, max_restarts=0, max_steps=1, init="greedy",
-                          seed=4, batch=1)
+    res = jaxqueens.solve(
+        12, chains=None, max_chains=1, max_restarts=0, max_steps=1, init="greedy", seed=4, batch=1
+    )
     # one step from that board (or none if it was solved): at most one queen differs
     assert (res.run.rows[0] != rows).sum() <= 1
 
@@ -308,13 +321,20 @@ def test_an_instance_is_solved_within_its_constraints():
     assert all(allowed[np.arange(8), b].all() and b[0] == 2 and b[3] == 1 for b in res.run.rows)
 
 
-@pytest.mark.parametrize("instance", [
-    cons.Constraints(8, fixed=((0, 0), (1, 1))),  # attacking fixed queens: a column allows nothing
-    cons.Constraints(8, fixed=((0, 0), (2, 3), (5, 5))),  # every column open, no completion
-])
+@pytest.mark.parametrize(
+    "instance",
+    [
+        cons.Constraints(
+            8, fixed=((0, 0), (1, 1))
+        ),  # attacking fixed queens: a column allows nothing
+        cons.Constraints(8, fixed=((0, 0), (2, 3), (5, 5))),  # every column open, no completion
+    ],
+)
 def test_an_unsolvable_instance_is_unknown_never_unsat(instance):
     res = mcsolve.solve(None, None, max_chains=3, max_restarts=2, max_steps=200, instance=instance)
-    assert res.summary["status"] == "unknown" and not res.run.solved.any() and len(res.run.rows) == 3
+    assert (
+        res.summary["status"] == "unknown" and not res.run.solved.any() and len(res.run.rows) == 3
+    )
     for x, y in instance.fixed:
         assert (res.run.rows[:, x] == y).all()
 

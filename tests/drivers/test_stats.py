@@ -23,7 +23,9 @@ def _check_result(res, n, total, classes):
     cov = res.coverage
     assert np.all(np.diff(cov["distinct"]) >= 0) and cov["distinct"][-1] == total
     assert cov["fundamental"][-1] == classes and np.all(cov["fundamental"] <= cov["distinct"])
-    assert np.all(cov["expected"] <= total + 1e-9) and np.all(cov["expected"] <= cov["solved"] + 1e-9)
+    assert np.all(cov["expected"] <= total + 1e-9) and np.all(
+        cov["expected"] <= cov["solved"] + 1e-9
+    )
     assert 0 <= s["chi2_solutions"]["p_value"] <= 1 and s["chi2_solutions"]["dof"] == total - 1
     assert s["chi2_classes"]["dof"] == classes - 1
 
@@ -85,8 +87,18 @@ def test_defect_8_n1_has_one_solution_and_full_coverage():
 
 
 def test_defect_8_coverage_expectation_unchanged_for_larger_totals():
-    samples = stats.Samples(8, "minconflicts", {}, np.ones(3, bool), np.ones(3, np.int64),
-                            np.array([[0, 4, 7, 5, 2, 6, 1, 3]] * 3, np.int32), "steps", 1.0, 0.0, "chains")
+    samples = stats.Samples(
+        8,
+        "minconflicts",
+        {},
+        np.ones(3, bool),
+        np.ones(3, np.int64),
+        np.array([[0, 4, 7, 5, 2, 6, 1, 3]] * 3, np.int32),
+        "steps",
+        1.0,
+        0.0,
+        "chains",
+    )
     exp = stats.analyse(samples).coverage["expected"]
     m = np.arange(1, 4)
     np.testing.assert_allclose(exp, 92 * (1 - (1 - 1 / 92) ** m), rtol=1e-12)
@@ -104,8 +116,18 @@ def test_defect_17_analysis_at_n5000_takes_seconds():
     [B, n, n] inverse); it now costs about as much as the solve (seconds)."""
     sol = _explicit_solution(5000)
     rows = np.stack([sol, sol[::-1], sol])
-    samples = stats.Samples(5000, "minconflicts", {}, np.ones(3, bool), np.ones(3, np.int64), rows,
-                            "steps", 1.0, 0.0, "chains")
+    samples = stats.Samples(
+        5000,
+        "minconflicts",
+        {},
+        np.ones(3, bool),
+        np.ones(3, np.int64),
+        rows,
+        "steps",
+        1.0,
+        0.0,
+        "chains",
+    )
     t0 = time.perf_counter()
     res = stats.analyse(samples)
     assert time.perf_counter() - t0 < 30

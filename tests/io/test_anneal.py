@@ -25,10 +25,19 @@ def test_a_method_is_finished_once_its_summary_exists(tmp_path):
 
 def test_write_best_boards_and_their_table(tmp_path):
     boards = np.array([[0, 0, 0, 0], [1, 3, 0, 0]], np.int32)
-    paths = anneal_io.write_best(tmp_path / "m", np.array([3, 7]), boards, np.array([3, 1]),
-                                 np.array([6, 1]), np.array([0, 42]))
+    paths = anneal_io.write_best(
+        tmp_path / "m",
+        np.array([3, 7]),
+        boards,
+        np.array([3, 1]),
+        np.array([6, 1]),
+        np.array([0, 42]),
+    )
     assert [p.name for p in paths] == [anneal_io.BEST_BOARDS, anneal_io.BEST_TABLE]
     np.testing.assert_array_equal(np.load(paths[0]), boards)
     assert paths[1].read_text().splitlines() == [
-        "chain,best_objective,attacking_pairs,step", "3,3,6,0", "7,1,1,42"]
+        "chain,best_objective,attacking_pairs,step",
+        "3,3,6,0",
+        "7,1,1,42",
+    ]
     assert anneal_io.method_state(tmp_path / "m") == "incomplete"  # no summary, no checkpoint

@@ -15,7 +15,9 @@ from jaxqueens.io.atomic import atomic_path, write_bytes, write_text
 
 
 def _temps(folder):
-    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp"))
+    return sorted(
+        p.name for p in folder.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp")
+    )
 
 
 def _mode(path):
@@ -41,15 +43,20 @@ def test_write_lands_whole(tmp_path):
     assert _temps(tmp_path / "a") == []
 
 
-@pytest.mark.parametrize("failure", [OSError(errno.ENOSPC, "No space left on device"),
-                                     KeyboardInterrupt(), RuntimeError("writer bug")])
+@pytest.mark.parametrize(
+    "failure",
+    [
+        OSError(errno.ENOSPC, "No space left on device"),
+        KeyboardInterrupt(),
+        RuntimeError("writer bug"),
+    ],
+)
 def test_failed_writes_leave_no_temporary_file_and_keep_the_old_target(tmp_path, failure):
     target = tmp_path / "x.txt"
     target.write_text("old\n")
-    with pytest.raises(type(failure)):
-        with atomic_path(target) as tmp:
-            tmp.write_text("half")
-            raise failure
+    with pytest.raises(type(failure)), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise failure
     assert target.read_text() == "old\n"
     assert _temps(tmp_path) == []
 
@@ -77,8 +84,11 @@ def test_defect_14_temporary_files_of_a_killed_writer_are_removed_by_the_next_wr
     removes it (and only files of our own pattern)."""
     out = tmp_path / "out"
     out.mkdir()
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(out / "solutions.npy")],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(out / "solutions.npy")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "writing"
     finally:

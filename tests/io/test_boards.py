@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jaxqueens.errors import BoardFileError, QueensError
 from jaxqueens.io import boards as boardio
 from jaxqueens.io.boards import (
     load_boards,
@@ -22,7 +23,6 @@ from jaxqueens.io.boards import (
     write_boards_npy,
     write_jsonl,
 )
-from jaxqueens.errors import BoardFileError, QueensError
 
 SOLUTION_8 = np.array([0, 4, 7, 5, 2, 6, 1, 3], dtype=np.int32)
 
@@ -103,7 +103,9 @@ def test_jsonl_round_trip(tmp_path):
     assert load_boards(ndjson).tolist() == [SOLUTION_8.tolist()]
     write_jsonl(path, np.zeros((0, 8), np.int32))
     assert path.read_text() == "" and read_jsonl(path).shape == (0, 0)
-    blanks = make(tmp_path, "blank.jsonl", '\n{"rows": [0]}\n\n{"rows": [0], "n": 1, "x": null}\n\n')
+    blanks = make(
+        tmp_path, "blank.jsonl", '\n{"rows": [0]}\n\n{"rows": [0], "n": 1, "x": null}\n\n'
+    )
     assert read_jsonl(blanks).tolist() == [[0], [0]]
 
 
@@ -159,7 +161,10 @@ def test_fast_path_agrees_with_line_scan(data, chunk):
 @pytest.mark.parametrize("chunk", [4, 5, 1 << 22])
 def test_clean_files_take_the_fast_path(tmp_path, chunk):
     path = make(tmp_path, "b.txt", " 0\r\n4 \n7\n5\n2\n\t6\n1\n3\n\n")
-    with mock.patch.object(boardio, "_CHUNK", chunk), mock.patch.object(boardio, "_parse_lines") as slow:
+    with (
+        mock.patch.object(boardio, "_CHUNK", chunk),
+        mock.patch.object(boardio, "_parse_lines") as slow,
+    ):
         assert read_board(path).tolist() == SOLUTION_8.tolist()
     slow.assert_not_called()
 
@@ -211,7 +216,10 @@ def test_unreadable(tmp_path, monkeypatch):
         (b"0\n1.0\n", "b.txt:2: '1.0' is not an integer"),
         (b"0\n4\n\n7\n", "b.txt:3: blank line inside the board; delete it"),
         (b"\n0\n", "b.txt:1: blank line inside the board"),
-        (b"0\n1\n2\n5\n", "b.txt:4: row 5 out of range 0..3 (the file has 4 lines); each line must hold"),
+        (
+            b"0\n1\n2\n5\n",
+            "b.txt:4: row 5 out of range 0..3 (the file has 4 lines); each line must hold",
+        ),
         (b"0\n-1\n", "b.txt:2: row -1 out of range 0..1"),
         (b"0\n" + b"9" * 30 + b"\n", "b.txt:2: row " + "9" * 30 + " out of range 0..1"),
         (
@@ -319,7 +327,10 @@ def test_npy_not_an_array(tmp_path):
         ('{"rows": []}\n', 's.jsonl:1: "rows" must be'),
         ('{"rows": "0"}\n', 's.jsonl:1: "rows" must be'),
         ('{"n": 3, "rows": [0, 1]}\n', 's.jsonl:1: "n" is 3 but "rows" has 2 entries'),
-        ('{"rows": [1, 3, 0, 2]}\n\n{"rows": [0]}\n', "s.jsonl:3: board has n = 1 but line 1 has n = 4"),
+        (
+            '{"rows": [1, 3, 0, 2]}\n\n{"rows": [0]}\n',
+            "s.jsonl:3: board has n = 1 but line 1 has n = 4",
+        ),
         ('{"rows": [1, 3, 0, 4]}\n', "s.jsonl:1: column 3: row 4 out of range 0..3"),
         (b'{"rows": [0]}\n\xff\n', "s.jsonl:2: not UTF-8 text"),
     ],
@@ -332,7 +343,9 @@ def test_jsonl_errors(tmp_path, content, expected):
 
 def test_one_based_only_for_text(tmp_path):
     write_boards_npy(tmp_path / "b.npy", SOLUTION_8)
-    assert "--one-based applies to text board files only" in error_of(load_boards, tmp_path / "b.npy", one_based=True)
+    assert "--one-based applies to text board files only" in error_of(
+        load_boards, tmp_path / "b.npy", one_based=True
+    )
 
 
 # ------------------------------------------------------------ writing
@@ -410,16 +423,21 @@ def test_defect_8_npy_header_claiming_a_huge_shape(tmp_path, shape):
 
 
 def test_defect_8_npy_header_consistent_files_still_load(tmp_path):
-    path = _npy_with_header(tmp_path, (2, 3), payload=np.array([[0, 1, 2], [2, 0, 1]], "<i4").tobytes())
+    path = _npy_with_header(
+        tmp_path, (2, 3), payload=np.array([[0, 1, 2], [2, 0, 1]], "<i4").tobytes()
+    )
     assert load_boards(path).tolist() == [[0, 1, 2], [2, 0, 1]]
 
 
-@pytest.mark.parametrize("line,needle", [
-    ("[" * 100_000, "nested too deeply"),
-    ('{"rows": [' * 5000 + "]}" * 5000, "nested too deeply"),
-    ('{"rows": [' + "9" * 5000 + "]}", "too many digits"),
-    ('{"n": ' + "9" * 5000 + ', "rows": [0]}', "too many digits"),
-])
+@pytest.mark.parametrize(
+    "line,needle",
+    [
+        ("[" * 100_000, "nested too deeply"),
+        ('{"rows": [' * 5000 + "]}" * 5000, "nested too deeply"),
+        ('{"rows": [' + "9" * 5000 + "]}", "too many digits"),
+        ('{"n": ' + "9" * 5000 + ', "rows": [0]}', "too many digits"),
+    ],
+)
 def test_defect_8_hostile_jsonl_is_a_one_line_error(tmp_path, line, needle):
     path = make(tmp_path, "h.jsonl", '{"rows": [0]}\n' + line + "\n")
     message = error_of(load_boards, path)

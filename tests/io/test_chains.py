@@ -35,7 +35,11 @@ def test_best_objective_column_and_checkpoint_removal(tmp_path):
     chain_out.write_outputs(run, tmp_path, driver.summarize(run))
     lines = (tmp_path / "runs.csv").read_text().splitlines()
     assert lines[0] == "chain,solved,steps,restarts,wall_share_s,best_objective"
-    assert lines[1].startswith("0,1,0,0,") and lines[1].endswith(",0") and "e" in lines[1].split(",")[4]
+    assert (
+        lines[1].startswith("0,1,0,0,")
+        and lines[1].endswith(",0")
+        and "e" in lines[1].split(",")[4]
+    )
     assert not (tmp_path / checkpoint.FILENAME).exists()  # a finished run drops its checkpoint
     run.stopped_by = "interrupted"
     (tmp_path / checkpoint.FILENAME).write_bytes(b"old")

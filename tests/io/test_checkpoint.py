@@ -44,7 +44,7 @@ def test_defect_8_truncated_checkpoint_is_a_one_line_error(tmp_path, keep):
 def test_defect_8_damaged_checkpoint_is_a_one_line_error(tmp_path):
     path, data = _saved(tmp_path)
     middle = len(data) // 2
-    path.write_bytes(data[:middle] + bytes(64) + data[middle + 64:])  # zeroed bytes inside
+    path.write_bytes(data[:middle] + bytes(64) + data[middle + 64 :])  # zeroed bytes inside
     with pytest.raises(QueensError, match="not a readable checkpoint") as err:
         checkpoint.load(path, {"n": 8})
     assert "\n" not in str(err.value)

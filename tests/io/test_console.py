@@ -49,9 +49,26 @@ def test_defect_16_output_piped_into_head_still_writes_out(tmp_path, buffered):
     read, write = os.pipe()
     os.close(read)  # the reader exits before anything is printed
     try:
-        proc = subprocess.run([sys.executable, "-m", "jaxqueens.cli.main", "solve", "-n", "6",
-                               "--chains", "3", "--quiet", "--out", str(out)],
-                              stdout=write, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "jaxqueens.cli.main",
+                "solve",
+                "-n",
+                "6",
+                "--chains",
+                "3",
+                "--quiet",
+                "--out",
+                str(out),
+            ],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+        )
     finally:
         os.close(write)
     assert proc.returncode == 0, proc.stderr[-2000:]

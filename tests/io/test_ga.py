@@ -13,11 +13,23 @@ from jaxqueens.solvers import ga_ops
 def _result(n=5):
     best = np.array([[3, 2], [1, 2], [0, 1]], np.int32)  # [G+1, T]
     return SimpleNamespace(
-        config=SimpleNamespace(n=n, fitness="pairs", pop=4), params={"cxpb": 1.0}, seed=7,
-        best=best, avg=best + 0.25, worst=best + 2, evaluations=np.full((3, 2), 4, np.int64),
-        first_solved=np.array([2, -1]), success_rate=0.5, solutions=np.array([[1, 3, 0, 2, 4]]),
-        population=np.zeros((2, 1, 4, n), np.int8), fitness=np.ones((2, 1, 4), np.int32),
-        wall_s=0.5, compile_s=1.0, init_s=0.1, evals_per_s=48.0)
+        config=SimpleNamespace(n=n, fitness="pairs", pop=4),
+        params={"cxpb": 1.0},
+        seed=7,
+        best=best,
+        avg=best + 0.25,
+        worst=best + 2,
+        evaluations=np.full((3, 2), 4, np.int64),
+        first_solved=np.array([2, -1]),
+        success_rate=0.5,
+        solutions=np.array([[1, 3, 0, 2, 4]]),
+        population=np.zeros((2, 1, 4, n), np.int8),
+        fitness=np.ones((2, 1, 4), np.int32),
+        wall_s=0.5,
+        compile_s=1.0,
+        init_s=0.1,
+        evals_per_s=48.0,
+    )
 
 
 def test_write_outputs_files_and_columns(tmp_path):
@@ -26,16 +38,28 @@ def test_write_outputs_files_and_columns(tmp_path):
     assert [p.name for p in written] == list(ga_io.FILES)
     rows = list(csv.reader(open(tmp_path / "out" / "history.csv")))
     assert rows[0] == ["Trial", "Generation", "Best", "Avg", "Worst"]
-    assert rows[1:4] == [["0", "0", "3", "3.2500", "5"], ["0", "1", "1", "1.2500", "3"], ["0", "2", "0", "0.2500", "2"]]
+    assert rows[1:4] == [
+        ["0", "0", "3", "3.2500", "5"],
+        ["0", "1", "1", "1.2500", "3"],
+        ["0", "2", "0", "0.2500", "2"],
+    ]
     assert len(rows) == 1 + 2 * 3
     trials = list(csv.reader(open(tmp_path / "out" / "trials.csv")))
-    assert trials == [["Trial", "FirstSolved", "FinalBest", "Evaluations"], ["0", "2", "0", "12"], ["1", "-1", "1", "12"]]
+    assert trials == [
+        ["Trial", "FirstSolved", "FinalBest", "Evaluations"],
+        ["0", "2", "0", "12"],
+        ["1", "-1", "1", "12"],
+    ]
     sols = np.load(tmp_path / "out" / "solutions.npy")
     assert sols.dtype == np.int32 and sols.tolist() == [[1, 3, 0, 2, 4]]
     assert np.load(tmp_path / "out" / "population.npy").dtype == np.int8
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["score_in_csv"] == "attacking" and summary["first_solved"] == [2, -1]
-    assert summary["solved"] == 1 and summary["first_solved_median"] == 2.0 and summary["evaluations"] == 24
+    assert (
+        summary["solved"] == 1
+        and summary["first_solved_median"] == 2.0
+        and summary["evaluations"] == 24
+    )
 
 
 def test_nonattacking_score_and_no_solutions(tmp_path):

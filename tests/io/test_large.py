@@ -19,8 +19,9 @@ def test_writes_board_files_and_summary(tmp_path):
 
 
 def test_unsolved_result_writes_its_best_board(tmp_path):
-    res = types.SimpleNamespace(rows=np.array([0, 1, 2, 3], np.int32),
-                                summary={"n": 4, "solved": False, "pairs": 3})
+    res = types.SimpleNamespace(
+        rows=np.array([0, 1, 2, 3], np.int32), summary={"n": 4, "solved": False, "pairs": 3}
+    )
     files = large_out.write_outputs(res, tmp_path)
     assert [f.name for f in files] == ["best_board.npy", "best_board.txt", "summary.json"]
     assert not (tmp_path / "solution.npy").exists()

@@ -3,8 +3,8 @@
 import io
 import json
 
-from jaxqueens.io import logs
 from jaxqueens.cli.main import main
+from jaxqueens.io import logs
 from jaxqueens.io.progress import Progress
 
 
@@ -27,8 +27,14 @@ def test_log_json_error_event(capsys):
         assert main(["--log-json", "solve", "-n", "3"]) == 2
     finally:
         logs.disable()
-    events = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
-    assert events[-1]["event"] == "end" and events[-1]["code"] == 2 and "no solution" in events[-1]["error"]
+    events = [
+        json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")
+    ]
+    assert (
+        events[-1]["event"] == "end"
+        and events[-1]["code"] == 2
+        and "no solution" in events[-1]["error"]
+    )
 
 
 class Tty(io.StringIO):

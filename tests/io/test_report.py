@@ -2,7 +2,6 @@
 
 import base64
 import html.parser
-import json
 import os
 
 import numpy as np
@@ -67,11 +66,21 @@ def png(path, color="C0"):
 @pytest.fixture
 def folder(tmp_path):
     out = tmp_path / "out"
-    write_json(out / "summary.json", {"n": 8, "solved": 5, "steps": {"median": 12.0, "p99": None},
-                                      "recommendation": {"solver": "mc-qs4", "line": "recommended: mc-qs4"},
-                                      "per_solver": [{"solver": "a", "ert_s": 0.5}, {"solver": "b", "ert_s": 1.5}]})
-    write_csv(out / "runs.csv", ["chain", "steps", "note"],
-              [[i, i * 3, "<script>alert(1)</script>" if i == 0 else ""] for i in range(100)])
+    write_json(
+        out / "summary.json",
+        {
+            "n": 8,
+            "solved": 5,
+            "steps": {"median": 12.0, "p99": None},
+            "recommendation": {"solver": "mc-qs4", "line": "recommended: mc-qs4"},
+            "per_solver": [{"solver": "a", "ert_s": 0.5}, {"solver": "b", "ert_s": 1.5}],
+        },
+    )
+    write_csv(
+        out / "runs.csv",
+        ["chain", "steps", "note"],
+        [[i, i * 3, "<script>alert(1)</script>" if i == 0 else ""] for i in range(100)],
+    )
     png(out / "steps_hist.png")
     np.save(out / "solutions.npy", np.zeros((2, 8), np.int32))
     (out / "checkpoint.npz").write_bytes(b"not read")
@@ -81,9 +90,12 @@ def folder(tmp_path):
 
 
 def test_page_is_well_formed_self_contained_and_complete(folder):
-    path = report.write_report(folder, command_line=["jaxqueens", "solve", "-n", "8", "--out", str(folder)],
-                               settings={"n": 8, "func": print, "out": str(folder)},
-                               devices={"backend": "cpu", "devices": ["TFRT_CPU_0", "TFRT_CPU_1"]})
+    path = report.write_report(
+        folder,
+        command_line=["jaxqueens", "solve", "-n", "8", "--out", str(folder)],
+        settings={"n": 8, "func": print, "out": str(folder)},
+        devices={"backend": "cpu", "devices": ["TFRT_CPU_0", "TFRT_CPU_1"]},
+    )
     assert path == folder / "report.html"
     text = path.read_text(encoding="utf-8")
     page = parse(text)
@@ -102,7 +114,9 @@ def test_page_is_well_formed_self_contained_and_complete(folder):
         assert w > 0 and h > 0
     words = " ".join(page.text)
     # command line, settings (not the function), versions, devices
-    assert "jaxqueens solve -n 8 --out" in words and "TFRT_CPU_1" in words and "<function" not in words
+    assert (
+        "jaxqueens solve -n 8 --out" in words and "TFRT_CPU_1" in words and "<function" not in words
+    )
     for name, version in report.versions().items():
         assert name in words and (version is None or version in words)
     assert {"jaxqueens", "python", "jax", "jaxlib", "numpy"} <= set(report.versions())
@@ -145,5 +159,9 @@ def test_png_size():
 
 def test_flatten():
     assert report.flatten({"a": {"b": 1.23456789, "c": [1, 2]}, "d": None, "e": {}}) == [
-        ("a.b", "1.23457"), ("a.c", "1, 2"), ("d", ""), ("e", "{}")]
+        ("a.b", "1.23457"),
+        ("a.c", "1, 2"),
+        ("d", ""),
+        ("e", "{}"),
+    ]
     assert report.flatten({"r": [{"x": 1}, {"x": 2}]}) == [("r.0.x", 1), ("r.1.x", 2)]

@@ -15,10 +15,15 @@ from jaxqueens.io import report
 from jaxqueens.io.tables import write_csv, write_json
 from jaxqueens.plots.base import figure, save_png
 
-CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()),
-                None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium at /usr/bin/chromium (install it "
-                                "with 'apt-get install chromium' to run the browser test)")
+CHROMIUM = next(
+    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()),
+    None,
+)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no Chromium at /usr/bin/chromium (install it "
+    "with 'apt-get install chromium' to run the browser test)",
+)
 
 PROBE = """<script>
 (function () {
@@ -45,22 +50,39 @@ nothing; the copy keeps the page's policy (default-src 'none') and only allows t
 
 
 def chromium(*args, timeout=90):
-    return subprocess.run([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-                           "--disable-extensions", "--disable-background-networking", *args],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--no-first-run",
+            "--disable-extensions",
+            "--disable-background-networking",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
 def page(tmp_path):
     out = tmp_path / "out"
-    write_json(out / "summary.json", {"n": 8, "solved": 3, "recommendation": {"line": "recommended: x"}})
+    write_json(
+        out / "summary.json", {"n": 8, "solved": 3, "recommendation": {"line": "recommended: x"}}
+    )
     write_csv(out / "runs.csv", ["chain", "steps"], [[i, 2 * i] for i in range(50)])
     for name, color in (("a.png", "C0"), ("sub/b.png", "C3")):
         fig, ax = figure(4, 3)
         ax.plot(np.arange(10), np.arange(10) ** 2, color=color)
         save_png(fig, out / name)
-    return report.write_report(out, command_line="jaxqueens solve -n 8 --out out",
-                               devices={"backend": "cpu", "devices": ["TFRT_CPU_0"]})
+    return report.write_report(
+        out,
+        command_line="jaxqueens solve -n 8 --out out",
+        devices={"backend": "cpu", "devices": ["TFRT_CPU_0"]},
+    )
 
 
 def test_report_renders_in_chromium_with_every_figure(page, tmp_path):
@@ -68,14 +90,20 @@ def test_report_renders_in_chromium_with_every_figure(page, tmp_path):
     assert "<script" not in text  # the page itself runs nothing
     probed = tmp_path / "probed.html"
     csp = report.CSP.replace("style-src", "script-src 'unsafe-inline'; style-src")
-    probed.write_text(text.replace(report.CSP, csp).replace("</title>", "</title>\n" + PROBE, 1),
-                      encoding="utf-8")
+    probed.write_text(
+        text.replace(report.CSP, csp).replace("</title>", "</title>\n" + PROBE, 1), encoding="utf-8"
+    )
     res = chromium("--virtual-time-budget=10000", "--dump-dom", probed.as_uri())
     assert res.returncode == 0, res.stderr[-2000:]
     found = re.search(r'<pre id="probe">(.*?)</pre>', res.stdout, re.S)
     assert found, res.stdout[-2000:]
-    probe = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&")
-                       .replace("&lt;", "<").replace("&gt;", ">"))
+    probe = json.loads(
+        found.group(1)
+        .replace("&quot;", '"')
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+    )
     assert probe["problems"] == []
     assert probe["title"] == "jaxqueens solve" and probe["tables"] >= 4
     assert [im["alt"] for im in probe["images"]] == ["a.png", "b.png"]

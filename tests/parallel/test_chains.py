@@ -31,8 +31,10 @@ def test_chain_results_independent_of_batching_and_strategy():
 
 def test_lockstep_with_restart_cap_matches_mapped():
     kernel = mc.Kernel(mc.Config(n=30, max_steps=20, max_restarts=2))
-    _assert_same(chains.run_mapped(kernel, KEY, 9, num_devices=1),
-                 chains.run_lockstep(kernel, KEY, 9, lanes=4))
+    _assert_same(
+        chains.run_mapped(kernel, KEY, 9, num_devices=1),
+        chains.run_lockstep(kernel, KEY, 9, lanes=4),
+    )
 
 
 def test_lockstep_over_all_devices_with_a_start_board():
@@ -64,5 +66,7 @@ def test_defect_5_pausing_chains_match_across_strategies():
     per_chain = jax.tree.map(lambda x: np.full(10, x), shared)  # one row per chain
     for resume in (shared, per_chain):
         _assert_same(mapped, chains.run_lockstep(kernel, KEY, 10, lanes=3, resume=resume))
-        _assert_same(mapped, chains.run_mapped(kernel, KEY, 10, resume=resume,
-                                               num_devices=jax.local_device_count()))
+        _assert_same(
+            mapped,
+            chains.run_mapped(kernel, KEY, 10, resume=resume, num_devices=jax.local_device_count()),
+        )

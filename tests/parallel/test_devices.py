@@ -44,9 +44,13 @@ def _board(tmp_path):
 
 def _cli(args, env=None, timeout=40):
     t0 = time.monotonic()
-    out = subprocess.run(CLI + list(args), capture_output=True, text=True, timeout=timeout,
-                         env={**os.environ, "PYTHONUNBUFFERED": "1", "JAXQUEENS_CPU_DEVICES": "1",
-                              **(env or {})})
+    out = subprocess.run(
+        CLI + list(args),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "JAXQUEENS_CPU_DEVICES": "1", **(env or {})},
+    )
     return out, time.monotonic() - t0
 
 
@@ -76,12 +80,32 @@ def test_defect_8_process_id_not_an_integer(monkeypatch, tmp_path, capsys):
 def test_defect_8_coordinator_not_an_address(tmp_path, capsys):
     with pytest.raises(QueensError, match="--coordinator"):
         devices.init_distributed("notanaddress", 2, 1)
-    assert main(["--coordinator", "notanaddress", "--num-processes", "2", "--process-id", "1",
-                 "show", _board(tmp_path)]) == 2
+    assert (
+        main(
+            [
+                "--coordinator",
+                "notanaddress",
+                "--num-processes",
+                "2",
+                "--process-id",
+                "1",
+                "show",
+                _board(tmp_path),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "--coordinator" in err and "HOST:PORT" in err and len(err.strip().splitlines()) == 1
-    for bad in ("host:", ":123", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:http", "::1:80",
-                "no-such-host.invalid:1234"):
+    for bad in (
+        "host:",
+        ":123",
+        "127.0.0.1:0",
+        "127.0.0.1:65536",
+        "127.0.0.1:http",
+        "::1:80",
+        "no-such-host.invalid:1234",
+    ):
         with pytest.raises(QueensError, match="--coordinator"):
             devices.distributed_settings(bad, 2, 1)
     for good in ("127.0.0.1:12355", "localhost:1", "[::1]:80"):
@@ -92,12 +116,16 @@ def test_defect_8_process_flags_need_a_coordinator(monkeypatch, tmp_path, capsys
     for var in ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID"):
         monkeypatch.delenv(var, raising=False)
     board = _board(tmp_path)
-    for flags, named in ((["--num-processes", "2"], "--num-processes"),
-                         (["--process-id", "1"], "--process-id"),
-                         (["--coordinator-timeout", "5"], "--coordinator-timeout")):
+    for flags, named in (
+        (["--num-processes", "2"], "--num-processes"),
+        (["--process-id", "1"], "--process-id"),
+        (["--coordinator-timeout", "5"], "--coordinator-timeout"),
+    ):
         assert main(flags + ["show", board]) == 2
         err = capsys.readouterr().err
-        assert named in err and "--coordinator HOST:PORT" in err and len(err.strip().splitlines()) == 1
+        assert (
+            named in err and "--coordinator HOST:PORT" in err and len(err.strip().splitlines()) == 1
+        )
     monkeypatch.setenv("JAX_NUM_PROCESSES", "2")
     with pytest.raises(QueensError, match="JAX_NUM_PROCESSES.*JAX_COORDINATOR_ADDRESS"):
         devices.distributed_settings(None, None, None)
@@ -115,13 +143,15 @@ def test_defect_8_process_settings_are_checked(monkeypatch):
         monkeypatch.delenv(var, raising=False)
     s = devices.distributed_settings("127.0.0.1:9", 2, 1)
     assert (s.num_processes, s.process_id, s.timeout) == (2, 1, devices.COORDINATOR_TIMEOUT)
-    for args, named in ((("127.0.0.1:9", None, 1), "--num-processes"),
-                        (("127.0.0.1:9", 0, 0), "--num-processes"),
-                        (("127.0.0.1:9", 2, 2), "--process-id"),
-                        (("127.0.0.1:9", 2, -1), "--process-id"),
-                        (("127.0.0.1:9", 2, 1, 0.0), "--coordinator-timeout"),
-                        (("127.0.0.1:9", 2, 1, math.nan), "--coordinator-timeout"),
-                        (("127.0.0.1:9", 2, 1, math.inf), "--coordinator-timeout")):
+    for args, named in (
+        (("127.0.0.1:9", None, 1), "--num-processes"),
+        (("127.0.0.1:9", 0, 0), "--num-processes"),
+        (("127.0.0.1:9", 2, 2), "--process-id"),
+        (("127.0.0.1:9", 2, -1), "--process-id"),
+        (("127.0.0.1:9", 2, 1, 0.0), "--coordinator-timeout"),
+        (("127.0.0.1:9", 2, 1, math.nan), "--coordinator-timeout"),
+        (("127.0.0.1:9", 2, 1, math.inf), "--coordinator-timeout"),
+    ):
         with pytest.raises(QueensError, match=named):
             devices.distributed_settings(*args)
     monkeypatch.setenv(devices.ENV_COORDINATOR_TIMEOUT, "soon")
@@ -154,8 +184,19 @@ def test_defect_8_cpu_devices_5000_from_the_command_line(tmp_path):
 
 def test_defect_4_no_coordinator_fails_fast_with_one_line(tmp_path):
     address = f"127.0.0.1:{_free_port()}"  # nothing listens there
-    out, seconds = _cli(["--coordinator", address, "--num-processes", "2", "--process-id", "1",
-                         "show", _board(tmp_path)], {devices.ENV_COORDINATOR_TIMEOUT: "3"})
+    out, seconds = _cli(
+        [
+            "--coordinator",
+            address,
+            "--num-processes",
+            "2",
+            "--process-id",
+            "1",
+            "show",
+            _board(tmp_path),
+        ],
+        {devices.ENV_COORDINATOR_TIMEOUT: "3"},
+    )
     assert out.returncode == 2 and seconds < 25, (seconds, out.stderr[-3000:])
     line = _one_error_line(out.stderr)
     assert address in line and "process 0" in line and "--coordinator-timeout" in line
@@ -164,8 +205,20 @@ def test_defect_4_no_coordinator_fails_fast_with_one_line(tmp_path):
 
 def test_defect_4_missing_peer_fails_fast_with_one_line(tmp_path):
     address = f"127.0.0.1:{_free_port()}"
-    out, seconds = _cli(["--coordinator", address, "--num-processes", "3", "--process-id", "0",
-                         "--coordinator-timeout", "3", "show", _board(tmp_path)])
+    out, seconds = _cli(
+        [
+            "--coordinator",
+            address,
+            "--num-processes",
+            "3",
+            "--process-id",
+            "0",
+            "--coordinator-timeout",
+            "3",
+            "show",
+            _board(tmp_path),
+        ]
+    )
     assert out.returncode == 2 and seconds < 25, (seconds, out.stderr[-3000:])
     line = _one_error_line(out.stderr)
     assert address in line and "--process-id 1, 2" in line and "--coordinator-timeout" in line

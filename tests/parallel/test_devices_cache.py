@@ -66,10 +66,12 @@ def test_default_folder_follows_xdg(monkeypatch, tmp_path):
 def test_on_off_and_thresholds(recorded, monkeypatch, tmp_path):
     monkeypatch.setenv(devices.ENV_CACHE_DIR, str(tmp_path / "c"))
     assert devices.configure_cache() == tmp_path / "c" and (tmp_path / "c").is_dir()
-    assert recorded == {"jax_enable_compilation_cache": True,
-                        "jax_compilation_cache_dir": str(tmp_path / "c"),
-                        "jax_persistent_cache_min_compile_time_secs": devices.CACHE_MIN_COMPILE_SECONDS,
-                        "jax_persistent_cache_min_entry_size_bytes": devices.CACHE_MIN_ENTRY_BYTES}
+    assert recorded == {
+        "jax_enable_compilation_cache": True,
+        "jax_compilation_cache_dir": str(tmp_path / "c"),
+        "jax_persistent_cache_min_compile_time_secs": devices.CACHE_MIN_COMPILE_SECONDS,
+        "jax_persistent_cache_min_entry_size_bytes": devices.CACHE_MIN_ENTRY_BYTES,
+    }
     assert devices.cache_folder() == tmp_path / "c"
     assert devices.configure_cache(None) is None and devices.cache_folder() is None
     assert recorded["jax_enable_compilation_cache"] is False
@@ -91,7 +93,9 @@ def test_unwritable_folder_warns_once_and_goes_on_without(recorded, monkeypatch,
     assert devices.configure_cache(None) is None and not devices.warn_cache()  # off: nothing to say
 
 
-def test_no_cache_flag_and_commands_without_jax_say_nothing(recorded, monkeypatch, tmp_path, capsys):
+def test_no_cache_flag_and_commands_without_jax_say_nothing(
+    recorded, monkeypatch, tmp_path, capsys
+):
     monkeypatch.setenv(devices.ENV_CACHE_DIR, str(_blocked(tmp_path)))
     good = tmp_path / "good.txt"
     boardio.write_board(good, [0, 4, 7, 5, 2, 6, 1, 3])
@@ -120,8 +124,13 @@ SOLVE = ["solve", "-n", "8", "--chains", "8", "--quiet"]
 
 
 def _run(args, env):
-    return subprocess.run(CLI + args, capture_output=True, text=True, timeout=180,
-                          env={**os.environ, "JAXQUEENS_CPU_DEVICES": "2", **env})
+    return subprocess.run(
+        CLI + args,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "JAXQUEENS_CPU_DEVICES": "2", **env},
+    )
 
 
 def test_a_repeated_run_finds_every_kernel_in_the_cache(tmp_path):
@@ -131,7 +140,9 @@ def test_a_repeated_run_finds_every_kernel_in_the_cache(tmp_path):
     entries = sorted(p.name for p in folder.iterdir())
     assert entries, "the first run wrote no cache entry"
     second = _run(SOLVE, {devices.ENV_CACHE_DIR: str(folder)})
-    same = [line for line in first.stdout.splitlines() if "solutions/s" not in line]  # timings differ
+    same = [
+        line for line in first.stdout.splitlines() if "solutions/s" not in line
+    ]  # timings differ
     assert second.returncode == 0, second.stderr[-3000:]
     assert [line for line in second.stdout.splitlines() if "solutions/s" not in line] == same
     assert sorted(p.name for p in folder.iterdir()) == entries  # all hits: nothing compiled anew
@@ -149,10 +160,17 @@ def test_an_unwritable_cache_warns_once_and_the_run_goes_on(tmp_path):
 
 
 def test_device_settings_reach_jax_imported_after_the_package():
-    code = ("import jaxqueens, jax\n"
-            "print(jax.device_count(), jax.config.jax_enable_compilation_cache, "
-            "jax.config.jax_compilation_cache_dir)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "JAXQUEENS_CPU_DEVICES": "3", devices.ENV_CACHE_DIR: ""})
+    code = (
+        "import jaxqueens, jax\n"
+        "print(jax.device_count(), jax.config.jax_enable_compilation_cache, "
+        "jax.config.jax_compilation_cache_dir)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "JAXQUEENS_CPU_DEVICES": "3", devices.ENV_CACHE_DIR: ""},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["3", "False", "None"]

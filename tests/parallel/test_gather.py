@@ -24,14 +24,19 @@ def test_defect_4_failed_gather_is_one_line_peer_lost(monkeypatch):
     from jaxqueens import errors
 
     def broken(x):
-        raise ValueError("UNKNOWN: Gloo AllGather failed: [external/gloo/gloo/transport/tcp/pair.cc:538]"
-                         " Read error [127.0.0.1]:37606: Connection reset by peer")
+        raise ValueError(
+            "UNKNOWN: Gloo AllGather failed: [external/gloo/gloo/transport/tcp/pair.cc:538]"
+            " Read error [127.0.0.1]:37606: Connection reset by peer"
+        )
 
     monkeypatch.setattr(jax, "process_count", lambda: 2)
     monkeypatch.setattr(jax, "process_index", lambda: 0)
     monkeypatch.setattr(multihost_utils, "process_allgather", broken)
-    for call in (lambda: gather.allgather(np.int32(1)), lambda: gather.concat(np.zeros(3)),
-                 lambda: gather.ragged(np.zeros((2, 4)))):
+    for call in (
+        lambda: gather.allgather(np.int32(1)),
+        lambda: gather.concat(np.zeros(3)),
+        lambda: gather.ragged(np.zeros((2, 4))),
+    ):
         with pytest.raises(errors.PeerLostError) as caught:
             call()
         message = str(caught.value)

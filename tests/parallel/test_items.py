@@ -11,11 +11,12 @@ D = jax.local_device_count()
 
 
 def _search_parts():
-    one_step = lambda x: jnp.where(x % 2 == 0, x // 2, 3 * x + 1)  # noqa: E731
+    one_step = lambda x: jnp.where(x % 2 == 0, x // 2, 3 * x + 1)
 
     def one(x):
-        return jax.lax.while_loop(lambda c: c[0] != 1, lambda c: (one_step(c[0]), c[1] + 1),
-                                  (x, jnp.int32(0)))[1]
+        return jax.lax.while_loop(
+            lambda c: c[0] != 1, lambda c: (one_step(c[0]), c[1] + 1), (x, jnp.int32(0))
+        )[1]
 
     def advance(s, active):
         move = (s[0] != 1) & active

@@ -30,16 +30,23 @@ def _run(starts, lanes):
         nxt = jnp.where(s.x % 2 == 0, s.x // 2, 3 * s.x + 1)
         return Walk(jnp.where(move, nxt, s.x), s.steps + move.astype(jnp.int32))
 
-    return lockstep(lambda k: Walk(starts[k], jnp.int32(0)), advance, lambda s: s.x == 1,
-                    lambda s: s.steps, starts.shape[0], lanes)
+    return lockstep(
+        lambda k: Walk(starts[k], jnp.int32(0)),
+        advance,
+        lambda s: s.x == 1,
+        lambda s: s.steps,
+        starts.shape[0],
+        lanes,
+    )
 
 
 class LockstepTest(parameterized.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     @parameterized.parameters(1, 3, 7, 20)
     def test_matches_a_plain_loop_for_any_lane_count(self, lanes):
-        starts = np.array([27, 1, 6, 97, 7, 2, 871, 5, 12, 19, 3, 40, 9, 11, 63, 8, 15, 100, 31, 4],
-                          np.int32)
+        starts = np.array(
+            [27, 1, 6, 97, 7, 2, 871, 5, 12, 19, 3, 40, 9, 11, 63, 8, 15, 100, 31, 4], np.int32
+        )
         out = self.variant(lambda s: _run(s, lanes))(jnp.asarray(starts))
         chex.assert_shape(out, (len(starts),))
         np.testing.assert_array_equal(np.asarray(out), [_collatz_steps(int(x)) for x in starts])

@@ -8,8 +8,9 @@ from jaxqueens.parallel import memory
 
 def test_defect_7_check_memory_names_the_option_and_the_need():
     with pytest.raises(QueensError) as err:
-        memory.check_memory(10 * 2**30, "--depth 18 (n = 18)", "use a smaller --depth",
-                            available=2**30)
+        memory.check_memory(
+            10 * 2**30, "--depth 18 (n = 18)", "use a smaller --depth", available=2**30
+        )
     text = str(err.value)
     assert "--depth 18" in text and "10.0 GiB" in text and "1.0 GiB" in text and "\n" not in text
     memory.check_memory(2**20, "x", "y", available=2**30)  # fits

@@ -50,7 +50,9 @@ def test_defect_4_misconfigured_runs_fail_on_every_process_in_time():
     address, errors = _meet_all([(0, 2), (1, 3)])
     assert all("--num-processes" in e for e in errors) and time.monotonic() - t0 < 3
     _, errors = _meet_all([(0, 3), (1, 3), (1, 3)], timeout=2.0)
-    assert all("--process-id 1" in e for e in errors if e) and sum(e is not None for e in errors) >= 2
+    assert (
+        all("--process-id 1" in e for e in errors if e) and sum(e is not None for e in errors) >= 2
+    )
     _, errors = _meet_all([(0, 2), (0, 2)], timeout=1.5)  # two process 0 on one machine
     assert all(errors) and any("cannot listen" in e for e in errors)
 
@@ -59,7 +61,11 @@ def test_defect_4_missing_process_and_missing_coordinator():
     # process 2 waits longer than process 0, so it is still there to hear process 0's reason (with
     # equal timeouts the two race, and on a loaded machine process 2 may give up first)
     address, errors = _meet_all([(0, 3), (2, 3, 6.0)], timeout=1.5)
-    assert "--process-id 1" in errors[0] and address in errors[0] and "--coordinator-timeout" in errors[0]
+    assert (
+        "--process-id 1" in errors[0]
+        and address in errors[0]
+        and "--coordinator-timeout" in errors[0]
+    )
     assert "refused process 2" in errors[1]  # it hears process 0's reason
     address, errors = _meet_all([(1, 2)], timeout=1.0)
     assert address in errors[0] and "process 0" in errors[0] and "Connection refused" in errors[0]
@@ -89,7 +95,16 @@ def test_defect_4_strangers_are_ignored_and_a_busy_port_is_named():
 def test_defect_4_addresses():
     assert rendezvous.split_address(" 127.0.0.1:80 ") == ("127.0.0.1", 80)
     assert rendezvous.split_address("[::1]:12355") == ("::1", 12355)
-    for bad in ("notanaddress", "127.0.0.1", "127.0.0.1:", ":80", "::1:80", "h:0", "h:65536",
-                "h:８０", "no-such-host.invalid:80"):
+    for bad in (
+        "notanaddress",
+        "127.0.0.1",
+        "127.0.0.1:",
+        ":80",
+        "::1:80",
+        "h:0",
+        "h:65536",
+        "h:８０",
+        "no-such-host.invalid:80",
+    ):
         with pytest.raises(QueensError, match="--coordinator"):
             rendezvous.split_address(bad)

@@ -14,9 +14,10 @@ DEVICES = [1, jax.local_device_count()] if jax.local_device_count() > 1 else [1]
 def test_over_devices_equals_a_plain_call(num_devices):
     x = jnp.arange(24, dtype=jnp.int32).reshape(8, 3)
     scale = jnp.int32(3)
-    fn = lambda a, s: (a * s, a.sum(axis=1))  # noqa: E731
-    out = jax.jit(lambda a, s: shard.over_devices(fn, a, s, num_devices=num_devices,
-                                                  sharded=(True, False)))(x, scale)
+    fn = lambda a, s: (a * s, a.sum(axis=1))
+    out = jax.jit(
+        lambda a, s: shard.over_devices(fn, a, s, num_devices=num_devices, sharded=(True, False))
+    )(x, scale)
     want = fn(x, scale)
     for got, ref in zip(out, want):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(ref))
@@ -25,7 +26,7 @@ def test_over_devices_equals_a_plain_call(num_devices):
 @pytest.mark.parametrize("num_devices", DEVICES)
 def test_out_axes_join_along_another_axis(num_devices):
     x = jnp.arange(8, dtype=jnp.float32)
-    fn = lambda a: (a, jnp.stack([a, -a]))  # noqa: E731 ([per], [2, per])
+    fn = lambda a: (a, jnp.stack([a, -a]))
     a, b = jax.jit(lambda v: shard.over_devices(fn, v, num_devices=num_devices, out_axes=(0, 1)))(x)
     np.testing.assert_array_equal(np.asarray(a), np.asarray(x))
     np.testing.assert_array_equal(np.asarray(b), np.stack([np.asarray(x), -np.asarray(x)]))

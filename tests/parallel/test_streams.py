@@ -17,7 +17,9 @@ def test_plan_has_one_stream_per_host_device_on_a_cpu_and_one_over_all_elsewhere
         assert all(s.shards == 1 and s.rows == 4 for s in cpu)
     else:
         assert cpu == [streams.Stream(None, 1, 4)]
-    assert streams.plan(4 * num_dev, accelerator=True) == [streams.Stream(None, num_dev, 4 * num_dev)]
+    assert streams.plan(4 * num_dev, accelerator=True) == [
+        streams.Stream(None, num_dev, 4 * num_dev)
+    ]
 
 
 def test_calls_run_on_their_stream_device_in_their_own_thread():

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxqueens.plots import render
 from jaxqueens.errors import QueensError
+from jaxqueens.plots import render
 from jaxqueens.plots.render import MAX_ASCII_N, MAX_PNG_N, ascii_board, board_image, render_png
 
 SOLUTION_4 = [1, 3, 0, 2]
@@ -17,7 +17,10 @@ SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 
 def test_ascii_n4_row_zero_at_bottom():
     assert ascii_board(SOLUTION_4) == "3 . Q . .\n2 . . . Q\n1 Q . . .\n0 . . Q .\n  0 1 2 3"
-    assert ascii_board(np.array(SOLUTION_4, np.uint8), labels=False) == ". Q . .\n. . . Q\nQ . . .\n. . Q ."
+    assert (
+        ascii_board(np.array(SOLUTION_4, np.uint8), labels=False)
+        == ". Q . .\n. . . Q\nQ . . .\n. . Q ."
+    )
 
 
 def test_ascii_labels_for_two_digit_n():
@@ -54,7 +57,9 @@ def test_ascii_errors():
 
 
 def test_board_image_colours():
-    image = board_image([0, 4, 7, 5, 2, 6, 1, 1])  # columns 6 and 7 share row 1; 3 and 7 share r+c=8
+    image = board_image(
+        [0, 4, 7, 5, 2, 6, 1, 1]
+    )  # columns 6 and 7 share row 1; 3 and 7 share r+c=8
     assert image.shape == (8, 8, 3)
     queens = {tuple(image[r, c]) for c, r in enumerate([0, 4, 7, 5, 2, 6, 1, 1])}
     safe, attacked = tuple(image[0, 0]), tuple(image[1, 6])
@@ -87,7 +92,9 @@ def test_png_n1000(tmp_path):
 
 
 def test_png_errors_leave_nothing(tmp_path):
-    with pytest.raises(QueensError, match=rf"n = {MAX_PNG_N + 1} is too large.*at most {MAX_PNG_N}"):
+    with pytest.raises(
+        QueensError, match=rf"n = {MAX_PNG_N + 1} is too large.*at most {MAX_PNG_N}"
+    ):
         render_png(np.arange(MAX_PNG_N + 1), tmp_path / "big.png")
     with pytest.raises(QueensError, match="0..1"):
         render_png([0, 2], tmp_path / "bad.png")
@@ -100,7 +107,12 @@ def test_matplotlib_is_imported_lazily_and_without_pyplot():
     names = {alias.name for node in top if isinstance(node, ast.Import) for alias in node.names}
     names |= {node.module for node in top if isinstance(node, ast.ImportFrom)}
     assert not any(name.startswith("matplotlib") for name in names)
-    everywhere = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    everywhere = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
     everywhere |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert not any("pyplot" in name for name in everywhere)
 
@@ -115,7 +127,9 @@ def test_defect_8_bad_mathtext_title_is_a_one_line_error(tmp_path, title):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("title", [r"$\alpha_2$ run", "50% done", "costs $5", r"price \$5 and \$6", None])
+@pytest.mark.parametrize(
+    "title", [r"$\alpha_2$ run", "50% done", "costs $5", r"price \$5 and \$6", None]
+)
 def test_defect_8_good_titles_still_render(tmp_path, title):
     render_png(SOLUTION_8, tmp_path / "q.png", title=title)
     assert (tmp_path / "q.png").stat().st_size > 1000

@@ -7,11 +7,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import reference
 from absl.testing import parameterized
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import reference
 from jax import lax
 
 from jaxqueens.core import checker, lines
@@ -19,13 +18,23 @@ from jaxqueens.core import constraints as cons
 from jaxqueens.solvers import anneal as sls
 
 
-@pytest.mark.parametrize("delta,level,u,method,want", [
-    (0, 0.0, 0.0, "ls", True), (1, 0.0, 0.0, "ls", False), (-2, 0.0, 0.0, "ls", True),
-    (2, 2.0, 0.9, "ta", True), (3, 2.5, 0.0, "ta", False), (1, 0.0, 0.0, "ta", False),
-    (-1, 1.0, 0.99, "sa", True), (0, 1.0, 0.99, "sa", True),
-    (1, 1.0, 0.36, "sa", True), (1, 1.0, 0.37, "sa", False),  # exp(-1) = 0.3679
-    (2, 4.0, 0.60, "sa", True), (2, 4.0, 0.61, "sa", False),  # exp(-0.5) = 0.6065
-])
+@pytest.mark.parametrize(
+    "delta,level,u,method,want",
+    [
+        (0, 0.0, 0.0, "ls", True),
+        (1, 0.0, 0.0, "ls", False),
+        (-2, 0.0, 0.0, "ls", True),
+        (2, 2.0, 0.9, "ta", True),
+        (3, 2.5, 0.0, "ta", False),
+        (1, 0.0, 0.0, "ta", False),
+        (-1, 1.0, 0.99, "sa", True),
+        (0, 1.0, 0.99, "sa", True),
+        (1, 1.0, 0.36, "sa", True),
+        (1, 1.0, 0.37, "sa", False),  # exp(-1) = 0.3679
+        (2, 4.0, 0.60, "sa", True),
+        (2, 4.0, 0.61, "sa", False),  # exp(-0.5) = 0.6065
+    ],
+)
 def test_acceptance_rules(delta, level, u, method, want):
     assert bool(sls.accept(jnp.int32(delta), jnp.float32(level), jnp.float32(u), method)) == want
 
@@ -35,8 +44,13 @@ def _objective(rows, objective):
 
 
 @settings(max_examples=15, deadline=None)
-@given(n=st.integers(4, 24), seed=st.integers(0, 2**31), neighbour=st.sampled_from(sls.NEIGHBOURS),
-       objective=st.sampled_from(sls.OBJECTIVES), step=st.integers(1, 3))
+@given(
+    n=st.integers(4, 24),
+    seed=st.integers(0, 2**31),
+    neighbour=st.sampled_from(sls.NEIGHBOURS),
+    objective=st.sampled_from(sls.OBJECTIVES),
+    step=st.integers(1, 3),
+)
 def test_proposal_delta_is_exact(n, seed, neighbour, objective, step):
     config = sls.Config(n=n, neighbour=neighbour, objective=objective, step=min(step, n - 1))
     s = sls.init(jnp.uint32(seed), config, None)
@@ -62,7 +76,9 @@ def test_state_stays_consistent(method):
     config = sls.Config(n=12, method=method, objective="pairs", rounds=4, steps_per_round=50)
     schedule = jnp.asarray([2.0, 1.0, 0.5, 0.0])
     s = sls.init(jnp.uint32(5), config, schedule)
-    s = jax.jit(lambda s: jax.lax.fori_loop(0, 150, lambda _, s: sls.step(s, config, schedule), s))(s)
+    s = jax.jit(lambda s: jax.lax.fori_loop(0, 150, lambda _, s: sls.step(s, config, schedule), s))(
+        s
+    )
     np.testing.assert_array_equal(s.counts, lines.counts_of(s.rows, 12))
     assert int(s.f) == reference.attacking_pairs(np.asarray(s.rows))
     assert int(s.best) <= int(s.f)
@@ -88,7 +104,9 @@ def test_config_is_static_and_checked():
     assert sls.Kernel(config) == sls.Kernel(config)  # a jit-static argument compares by value
 
 
-CONFIG = sls.Config(n=8, method="ta", neighbour="swap", objective="pairs", rounds=4, steps_per_round=100)
+CONFIG = sls.Config(
+    n=8, method="ta", neighbour="swap", objective="pairs", rounds=4, steps_per_round=100
+)
 SCHEDULE = jnp.asarray([2.0, 1.0, 1.0, 0.0], jnp.float32)
 SEEDS = jnp.asarray([3, 11, 2024], jnp.uint32)
 
@@ -128,7 +146,9 @@ class KernelTest(parameterized.TestCase):
             chex.assert_shape(got.rows, (8,))
             chex.assert_trees_all_equal(got, want)
             if bool(got.solved):
-                assert checker.are_solutions(np.asarray(got.rows)[None]).all() and int(got.best) == 0
+                assert (
+                    checker.are_solutions(np.asarray(got.rows)[None]).all() and int(got.best) == 0
+                )
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_trace_ends_at_the_chains_best(self):
@@ -172,7 +192,9 @@ def nmof_neighbour_row(r: int, shift: int, n: int) -> int:
     return 0 if r > n - 1 else n - 1 if r < 0 else r
 
 
-@pytest.mark.parametrize("n,step,objective", [(7, 3, "attacks"), (10, 2, "pairs"), (13, 1, "attacks")])
+@pytest.mark.parametrize(
+    "n,step,objective", [(7, 3, "attacks"), (10, 2, "pairs"), (13, 1, "attacks")]
+)
 def test_nmof_edge_moves_past_the_edge_to_the_far_end(n, step, objective):
     """Same draws as the default move; only the edge differs, as the reference says. Any start
     board (rows repeat here) keeps exact deltas and counts. Seeds and boards are dynamic, so
@@ -190,7 +212,9 @@ def test_nmof_edge_moves_past_the_edge_to_the_far_end(n, step, objective):
         for _ in range(6):
             (rows_w, _, _), (rows, counts, delta) = propose(s, wrap), propose(s, nmof)
             before, after, wrapped = np.asarray(s.rows), np.asarray(rows), np.asarray(rows_w)
-            col = np.flatnonzero(before != wrapped)  # the wrapped move always moves (0 < |shift| < n)
+            col = np.flatnonzero(
+                before != wrapped
+            )  # the wrapped move always moves (0 < |shift| < n)
             assert len(col) == 1 and np.flatnonzero(before != after).tolist() in ([], col.tolist())
             c = int(col[0])
             shift = [d for d in range(-step, step + 1) if d and (before[c] + d) % n == wrapped[c]]
@@ -234,13 +258,19 @@ class StartAndReplayTest(parameterized.TestCase):
         solve_one, init = jax.jit(kernel.solve_one), jax.jit(kernel.init)
         want = jax.jit(lambda seed: sls.solve_chain(seed, NMOF, NMOF_SCHEDULE, ONE_ROW))
         for seed in SEEDS:
-            chex.assert_trees_all_equal(solve_one(seed, sls.Data(NMOF_SCHEDULE, ONE_ROW)), want(seed))
+            chex.assert_trees_all_equal(
+                solve_one(seed, sls.Data(NMOF_SCHEDULE, ONE_ROW)), want(seed)
+            )
             s = init(seed, sls.Data(NMOF_SCHEDULE))  # no start: a random permutation
             assert sorted(np.asarray(s.rows)) == list(range(8))
 
     def test_new_boards_and_targets_do_not_retrace(self):
-        fns = {"replay": lambda seed, b: sls.replay(seed, NMOF, NMOF_SCHEDULE, seed.astype(jnp.int32) % 50, b),
-               "walk": lambda seed, b: sls.random_walk_deltas(seed, NMOF, 16, b)}
+        fns = {
+            "replay": lambda seed, b: sls.replay(
+                seed, NMOF, NMOF_SCHEDULE, seed.astype(jnp.int32) % 50, b
+            ),
+            "walk": lambda seed, b: sls.random_walk_deltas(seed, NMOF, 16, b),
+        }
         for fn in fns.values():
             jitted = jax.jit(chex.assert_max_traces(fn, n=1))
             for k, seed in enumerate(SEEDS):
@@ -253,13 +283,19 @@ def test_a_bare_schedule_is_data_with_random_starts():
     assert sls.as_data(NMOF_SCHEDULE).start is None
     s = kernel.init(SEEDS[0], NMOF_SCHEDULE)
     chex.assert_trees_all_equal(s, kernel.init(SEEDS[0], sls.Data(NMOF_SCHEDULE)))
-    chex.assert_trees_all_equal(kernel.step(s, NMOF_SCHEDULE), kernel.step(s, sls.Data(NMOF_SCHEDULE)))
+    chex.assert_trees_all_equal(
+        kernel.step(s, NMOF_SCHEDULE), kernel.step(s, sls.Data(NMOF_SCHEDULE))
+    )
 
 
 # ---------------------------------------------------------------- constrained boards (issue 16)
 @settings(max_examples=6, deadline=None)
-@given(n=st.integers(4, 11), seed=st.integers(0, 2**31), neighbour=st.sampled_from(sls.NEIGHBOURS),
-       objective=st.sampled_from(sls.OBJECTIVES))
+@given(
+    n=st.integers(4, 11),
+    seed=st.integers(0, 2**31),
+    neighbour=st.sampled_from(sls.NEIGHBOURS),
+    objective=st.sampled_from(sls.OBJECTIVES),
+)
 def test_toroidal_proposal_delta_is_exact(n, seed, neighbour, objective):
     config = sls.Config(n=n, neighbour=neighbour, objective=objective, toroidal=True)
     s = sls.init(jnp.uint32(seed), config, None)
@@ -268,14 +304,17 @@ def test_toroidal_proposal_delta_is_exact(n, seed, neighbour, objective):
     propose = jax.jit(lambda s: sls.propose(s, config))
     for _ in range(5):
         rows, counts, delta = propose(s)
-        assert int(delta) == (reference.torus_objective(np.asarray(rows), objective)
-                              - reference.torus_objective(np.asarray(s.rows), objective))
+        assert int(delta) == (
+            reference.torus_objective(np.asarray(rows), objective)
+            - reference.torus_objective(np.asarray(s.rows), objective)
+        )
         np.testing.assert_array_equal(counts, reference.torus_counts(np.asarray(rows)))
         s = s._replace(rows=rows, counts=counts, ctr=s.ctr + 1)
 
 
 def _walk(config, schedule, mask, seed, steps):
     """Every board [steps + 1, n] a constrained chain holds, and its last state."""
+
     def body(s, _):
         s = sls.step(s, config, schedule, mask)
         return s, s.rows
@@ -286,16 +325,31 @@ def _walk(config, schedule, mask, seed, steps):
 
 
 @settings(max_examples=8, deadline=None)
-@given(data=st.data(), n=st.integers(5, 8), seed=st.integers(0, 2**31),
-       method=st.sampled_from(sls.METHODS), objective=st.sampled_from(sls.OBJECTIVES),
-       toroidal=st.booleans())
-def test_fixed_queens_never_move_and_no_forbidden_square_is_used(data, n, seed, method, objective, toroidal):
+@given(
+    data=st.data(),
+    n=st.integers(5, 8),
+    seed=st.integers(0, 2**31),
+    method=st.sampled_from(sls.METHODS),
+    objective=st.sampled_from(sls.OBJECTIVES),
+    toroidal=st.booleans(),
+)
+def test_fixed_queens_never_move_and_no_forbidden_square_is_used(
+    data, n, seed, method, objective, toroidal
+):
     model, _ = reference.random_instance(data, n, sat=data.draw(st.booleans()))
     model = model.with_toroidal(toroidal)
     allowed = cons.allowed_squares(model)
     mask = sls.mask_of(allowed, cons.fixed_rows(model))
-    config = sls.Config(n=n, method=method, objective=objective, rounds=2, steps_per_round=100,
-                        toroidal=toroidal, constrained=True, step=min(3, n - 1))
+    config = sls.Config(
+        n=n,
+        method=method,
+        objective=objective,
+        rounds=2,
+        steps_per_round=100,
+        toroidal=toroidal,
+        constrained=True,
+        step=min(3, n - 1),
+    )
     boards, s = _walk(config, jnp.asarray([1.0, 0.0]), mask, jnp.uint32(seed), 200)
     empty = ~allowed.any(axis=1)
     for x, y in model.fixed:
@@ -318,8 +372,9 @@ def test_allowed_start_is_allowed_and_uniform():
     allowed[1, 5] = True
     allowed[2:5] = True
     mask = sls.mask_of(allowed, np.array([-1, 5, -1, -1, -1, 2]))  # column 5: stranded, fixed
-    starts = np.asarray(jax.jit(jax.vmap(lambda s: sls.allowed_start(s, mask)))(
-        jnp.arange(3000, dtype=jnp.uint32)))
+    starts = np.asarray(
+        jax.jit(jax.vmap(lambda s: sls.allowed_start(s, mask)))(jnp.arange(3000, dtype=jnp.uint32))
+    )
     chex.assert_shape(starts, (3000, 6))
     assert (starts[:, 1] == 5).all() and (starts[:, 5] == 2).all()
     assert allowed[np.arange(5)[None, :], starts[:, :5]].all()
@@ -346,7 +401,9 @@ class ConstrainedKernelTest(parameterized.TestCase):
         for _ in range(10):
             s = step(s, SMALL_MASK)
         rows = np.asarray(s.rows)
-        assert rows[0] == 2 and rows[3] == 1 and cons.allowed_squares(SMALL)[np.arange(8), rows].all()
+        assert (
+            rows[0] == 2 and rows[3] == 1 and cons.allowed_squares(SMALL)[np.arange(8), rows].all()
+        )
         np.testing.assert_array_equal(s.counts, lines.counts_of(s.rows, 8))
         assert int(s.f) == reference.n_attacks(rows)
 
@@ -358,15 +415,19 @@ class ConstrainedKernelTest(parameterized.TestCase):
             chex.assert_shape(got.rows, (7,))
             chex.assert_trees_all_equal(got, want)
             if bool(got.solved):
-                assert checker.check_constrained(np.asarray(got.rows), cons.Constraints(7, toroidal=True)).ok
+                assert checker.check_constrained(
+                    np.asarray(got.rows), cons.Constraints(7, toroidal=True)
+                ).ok
 
     def test_new_instances_do_not_retrace(self):
         other = cons.Constraints(8, fixed=((5, 5),), diffs=(3, 4))
         masks = [SMALL_MASK, sls.mask_of(cons.allowed_squares(other), cons.fixed_rows(other))]
         kernel = sls.Kernel(CONSTRAINED)
-        fns = {"solve_one": lambda seed, m: kernel.solve_one(seed, sls.Data(TWO, None, m)),
-               "replay": lambda seed, m: sls.replay(seed, CONSTRAINED, TWO, jnp.int32(40), None, m),
-               "walk": lambda seed, m: sls.random_walk_deltas(seed, CONSTRAINED, 16, None, m)}
+        fns = {
+            "solve_one": lambda seed, m: kernel.solve_one(seed, sls.Data(TWO, None, m)),
+            "replay": lambda seed, m: sls.replay(seed, CONSTRAINED, TWO, jnp.int32(40), None, m),
+            "walk": lambda seed, m: sls.random_walk_deltas(seed, CONSTRAINED, 16, None, m),
+        }
         for fn in fns.values():
             jitted = jax.jit(chex.assert_max_traces(fn, n=1))
             for seed, m in zip(SEEDS, masks):

@@ -15,8 +15,9 @@ def reference(n, order=None):
     """
     order = [list(range(n))] * n if order is None else [list(map(int, o)) for o in order]
     pos, col, start, placements, backtracks = [0] * n, 0, 0, 0, 0
-    safe = lambda c, r: all(  # noqa: E731
-        order[j][pos[j]] != r and abs(order[j][pos[j]] - r) != c - j for j in range(c))
+    safe = lambda c, r: all(
+        order[j][pos[j]] != r and abs(order[j][pos[j]] - r) != c - j for j in range(c)
+    )
     while col < n:
         t = next((t for t in range(start, n) if safe(col, order[col][t])), None)
         if t is not None:
@@ -72,7 +73,9 @@ def test_classic_kernel_figures():
 
 def test_config_is_a_frozen_static_dataclass():
     cfg = backtrack.Config(8)
-    assert cfg == backtrack.Config(8, backtrack.DEFAULT_MAX_STEPS) and hash(cfg) == hash(backtrack.Config(8))
+    assert cfg == backtrack.Config(8, backtrack.DEFAULT_MAX_STEPS) and hash(cfg) == hash(
+        backtrack.Config(8)
+    )
     try:
         cfg.n = 9
     except AttributeError:
@@ -91,7 +94,10 @@ class RandomisedVariantsTest(chex.TestCase):
         chex.assert_shape(r.rows, (n,))
         chex.assert_shape([r.solved, r.placements, r.backtracks], ())
         rows, p, b = reference(n, np.asarray(backtrack.random_orders(key, n)))
-        assert np.asarray(r.rows).tolist() == rows and (int(r.placements), int(r.backtracks)) == (p, b)
+        assert np.asarray(r.rows).tolist() == rows and (int(r.placements), int(r.backtracks)) == (
+            p,
+            b,
+        )
         s = backtrack.init(backtrack.random_orders(key, n), cfg)
         s = self.variant(lambda s: backtrack.step(s, cfg))(s)
         assert int(s.placements) == 1 and int(s.col) == 1

@@ -53,8 +53,13 @@ def decode(sol_words, level=0):
     return np.log2((w[1:] ^ w[:-1]).astype(np.float64)).astype(int).tolist()
 
 
-CASES = [C.Constraints(6), C.completion(8, [(1, 3), (3, 4)]), C.Constraints(7, toroidal=True),
-         C.excluded_diagonals(7, [[3, 1], [6, 0], [9, 1]]), C.Constraints(6, blocked=[(0, 1), (2, 2)])]
+CASES = [
+    C.Constraints(6),
+    C.completion(8, [(1, 3), (3, 4)]),
+    C.Constraints(7, toroidal=True),
+    C.excluded_diagonals(7, [[3, 1], [6, 0], [9, 1]]),
+    C.Constraints(6, blocked=[(0, 1), (2, 2)]),
+]
 
 
 class KernelTest(chex.TestCase):
@@ -63,15 +68,22 @@ class KernelTest(chex.TestCase):
         for m in (C.Constraints(5), C.completion(6, [(0, 1)]), C.Constraints(5, toroidal=True)):
             cfg = S.Config(m.n, m.toroidal)
             lane = self.variant(lambda it: S.run(it, cfg))(jnp.asarray(item(m)))
-            chex.assert_shape([lane.stack, lane.allowed, lane.sols], [(m.n + 1, 5), (m.n + 1,), (1, m.n + 1)])
+            chex.assert_shape(
+                [lane.stack, lane.allowed, lane.sols], [(m.n + 1, 5), (m.n + 1,), (1, m.n + 1)]
+            )
             chex.assert_type([lane.d, lane.lo, lane.stack], [jnp.int32, jnp.uint32, jnp.uint32])
-            assert int(lane.d) == -1 and int(lane.lo) + (int(lane.hi) << 32) == len(plain_solutions(m))
+            assert int(lane.d) == -1 and int(lane.lo) + (int(lane.hi) << 32) == len(
+                plain_solutions(m)
+            )
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_step_walks_the_tree(self):
         m = C.excluded_diagonals(5, [[4, 1]])
         cfg = S.Config(5)
-        init, step = self.variant(lambda it: S.init(it, cfg)), self.variant(lambda s: S.step(s, cfg))
+        init, step = (
+            self.variant(lambda it: S.init(it, cfg)),
+            self.variant(lambda s: S.step(s, cfg)),
+        )
         lane, steps = init(jnp.asarray(item(m))), 0
         while bool(S.live(lane, cfg)):
             lane, steps = step(lane), steps + 1
@@ -94,7 +106,7 @@ def test_enumeration_lists_every_solution():
     head, _, sols = jax.jit(lambda it: S.result(S.run(it, cfg), cfg))(item(m))
     want = plain_solutions(m)
     assert int(head[2]) == len(want) and 0 < len(want) <= 64
-    assert sorted(tuple(decode(s)) for s in np.asarray(sols)[:len(want)]) == sorted(want)
+    assert sorted(tuple(decode(s)) for s in np.asarray(sols)[: len(want)]) == sorted(want)
 
 
 def test_budget_stops_and_the_stack_is_the_frontier():
@@ -142,12 +154,18 @@ def test_a_stopped_search_leaves_its_untried_frontier(decide):
     rows 0..d, counted as new roots, hold every other solution."""
     m = C.Constraints(8)
     cfg, counter = S.Config(8, decide=decide), S.Config(8)
-    head, stack, _ = map(np.asarray, jax.jit(lambda it: S.result(S.run(it, cfg), cfg))(item(m, stop=1)))
+    head, stack, _ = map(
+        np.asarray, jax.jit(lambda it: S.result(S.run(it, cfg), cfg))(item(m, stop=1))
+    )
     assert head[2] == 1 and head[0] != DONE
     count = jax.jit(lambda it: S.result(S.run(it, counter), counter)[0])
     masks = C.column_masks(m).astype(np.uint32)
     total = 1
     for k in range(int(head[0]) + 1):
         if stack[k, 3]:
-            total += int(np.asarray(count(np.concatenate([[*stack[k, :4], k, 1 << 30, 0], masks]).astype(np.uint32)))[2])
+            total += int(
+                np.asarray(
+                    count(np.concatenate([[*stack[k, :4], k, 1 << 30, 0], masks]).astype(np.uint32))
+                )[2]
+            )
     assert total == 92

@@ -8,9 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import reference
 from jax import lax
 
-import reference
 from jaxqueens.core import constellations
 from jaxqueens.core.oeis import A000170
 from jaxqueens.core.prefixes import expand_mirror
@@ -26,7 +26,7 @@ def solutions(n):
 def below(n, queens):
     """The solutions (``reference.all_solutions``) whose first columns hold ``queens``."""
     head = tuple(int(q) for q in queens)
-    return sorted(s for s in solutions(n) if s[:len(head)] == head)
+    return sorted(s for s in solutions(n) if s[: len(head)] == head)
 
 
 def mapped(fn):
@@ -43,7 +43,11 @@ def decode(words, queens):
 
 def test_config_is_a_frozen_hashable_static_argument():
     cfg = KernelConfig(8, 2)
-    assert cfg == KernelConfig(8, 2) and hash(cfg) == hash(KernelConfig(8, 2)) and cfg != KernelConfig(8, 3)
+    assert (
+        cfg == KernelConfig(8, 2)
+        and hash(cfg) == hash(KernelConfig(8, 2))
+        and cfg != KernelConfig(8, 3)
+    )
     assert (cfg.rows, cfg.width) == (7, 7)
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.n = 9
@@ -69,7 +73,7 @@ def test_kernel_counts_and_lists_the_reference_solutions(n, depth):
     for q, c, words, w in zip(queens, counts, lists, alone):
         want = below(n, q)
         assert c.tolist() == w.tolist() == [len(want), 0]
-        assert decode(words[:len(want)], q) == want
+        assert decode(words[: len(want)], q) == want
 
 
 def test_enumeration_cap_keeps_the_count_exact():
@@ -116,8 +120,10 @@ class KernelTest(chex.TestCase):
         for m in masks:
             lane = init(jnp.asarray(m))
             chex.assert_shape(lane.stack, (cfg.rows * 5,))
-            chex.assert_type([lane.d, lane.lo, lane.hi, lane.stack],
-                             [jnp.int32, jnp.uint32, jnp.uint32, jnp.uint32])
+            chex.assert_type(
+                [lane.d, lane.lo, lane.hi, lane.stack],
+                [jnp.int32, jnp.uint32, jnp.uint32, jnp.uint32],
+            )
             while int(lane.d) >= 0:
                 lane = step(lane)
             total += int(lane.lo)
@@ -132,7 +138,7 @@ class KernelTest(chex.TestCase):
         for m, q in zip(masks, queens):
             c, words = fn(jnp.asarray(m))
             chex.assert_shape(words, (4, cfg.width))
-            found += decode(np.asarray(words)[:int(c[0])], q)
+            found += decode(np.asarray(words)[: int(c[0])], q)
         assert sorted(found + [tuple(5 - r for r in s) for s in found]) == solutions(6)
 
     @chex.variants(with_jit=True, without_jit=True)
@@ -146,7 +152,9 @@ def test_kernels_trace_once_per_config():
     masks, _ = expand_mirror(8, 2)
     cfg = KernelConfig(8, 2)
     count = jax.jit(chex.assert_max_traces(lambda p: count_kernel.count_prefix(p, cfg), n=1))
-    listed = jax.jit(chex.assert_max_traces(lambda p: count_kernel.enumerate_prefix(p, cfg, 8), n=1))
+    listed = jax.jit(
+        chex.assert_max_traces(lambda p: count_kernel.enumerate_prefix(p, cfg, 8), n=1)
+    )
     init = jax.jit(chex.assert_max_traces(lambda p: count_kernel.init(p, cfg), n=1))
     step = jax.jit(chex.assert_max_traces(lambda s: count_kernel.step(s, cfg), n=1))
     add = jax.jit(chex.assert_max_traces(count_kernel.add64, n=1))
@@ -160,11 +168,17 @@ def test_kernels_trace_once_per_config():
 
 # --- constellation tasks: the same DFS with per-column allow masks ------------------------------
 
+
 def constellation_tasks(n, depth):
     cfg, weights = constellations.constellations(n)
     allow = constellations.allow_masks(n, cfg)
     masks, owner = constellations.tasks(n, allow, depth)
-    return np.concatenate([masks, allow[owner]], axis=1).astype(np.uint32), weights[owner], allow, owner
+    return (
+        np.concatenate([masks, allow[owner]], axis=1).astype(np.uint32),
+        weights[owner],
+        allow,
+        owner,
+    )
 
 
 def allowed_completions(n, allow, col, cols, ld, rd):
@@ -176,7 +190,9 @@ def allowed_completions(n, allow, col, cols, ld, rd):
     while av:
         bit = av & -av
         av ^= bit
-        total += allowed_completions(n, allow, col + 1, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1)
+        total += allowed_completions(
+            n, allow, col + 1, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1
+        )
     return total
 
 
@@ -185,8 +201,10 @@ def test_task_kernel_counts_each_task_like_the_reference(n, depth):
     tasks, weights, allow, owner = constellation_tasks(n, depth)
     cfg = KernelConfig(n, depth)
     got = np.asarray(mapped(lambda t: count_kernel.count_task(t, cfg))(tasks))
-    want = [allowed_completions(n, allow[k], depth, int(t[0]), int(t[1]), int(t[2]))
-            for t, k in zip(tasks, owner)]
+    want = [
+        allowed_completions(n, allow[k], depth, int(t[0]), int(t[1]), int(t[2]))
+        for t, k in zip(tasks, owner)
+    ]
     assert got[:, 1].sum() == 0 and got[:, 0].tolist() == want
     assert int((got[:, 0].astype(np.int64) * weights).sum()) == A000170[n]
 
@@ -216,8 +234,10 @@ class TaskKernelTest(chex.TestCase):
         cfg = KernelConfig(7, 2)
         lane = self.variant(lambda t: count_kernel.init_task(t, cfg))(jnp.asarray(tasks[0]))
         chex.assert_shape([lane.stack, lane.allow], [(cfg.rows * 5,), (7,)])
-        chex.assert_type([lane.d, lane.lo, lane.hi, lane.stack, lane.allow],
-                         [jnp.int32, jnp.uint32, jnp.uint32, jnp.uint32, jnp.uint32])
+        chex.assert_type(
+            [lane.d, lane.lo, lane.hi, lane.stack, lane.allow],
+            [jnp.int32, jnp.uint32, jnp.uint32, jnp.uint32, jnp.uint32],
+        )
         assert np.asarray(lane.allow).tolist() == allow[owner[0]].tolist()
 
 

@@ -54,16 +54,23 @@ def test_walk_matches_python_reference(n, depth):
     cfg = S.Config(n=n, depth=depth, strata=1, per_call=1, group=1)
     words = jnp.asarray(S.words_of(masks64, cfg.words))
     seed, lanes = 12345, jnp.arange(20, dtype=jnp.uint32)
-    walk = jax.jit(jax.vmap(jax.vmap(lambda mk, ln: S.walk(mk, jnp.uint32(seed), ln, cfg), (None, 0)),
-                            (0, None)))
+    walk = jax.jit(
+        jax.vmap(
+            jax.vmap(lambda mk, ln: S.walk(mk, jnp.uint32(seed), ln, cfg), (None, 0)), (0, None)
+        )
+    )
     m, e, nodes, alive = (np.asarray(x) for x in walk(words, lanes))
-    u = np.asarray(rng.hash_bits(jnp.uint32(seed), jnp.arange(n)[:, None], lanes[None, :]))  # [n, L]
+    u = np.asarray(
+        rng.hash_bits(jnp.uint32(seed), jnp.arange(n)[:, None], lanes[None, :])
+    )  # [n, L]
     for s in range(len(masks64)):
         for lane in range(len(lanes)):
             w_ref, nodes_ref = ref_walk(n, [int(x) for x in masks64[s]], u[:, lane], depth)
             w = float(m[s, lane]) * 2.0 ** int(e[s, lane]) if alive[s, lane] else 0.0
             assert w == pytest.approx(float(w_ref), rel=1e-6)
-            assert float(nodes[s, lane]) * 2.0 ** int(e[s, lane]) == pytest.approx(float(nodes_ref), rel=1e-6)
+            assert float(nodes[s, lane]) * 2.0 ** int(e[s, lane]) == pytest.approx(
+                float(nodes_ref), rel=1e-6
+            )
 
 
 def _strata(n, depth, per_call=8, group=4, block=0):
@@ -95,14 +102,20 @@ class KernelTest(parameterized.TestCase):
             w_ref, nodes_ref = ref_walk(n, [int(x) for x in masks64[stratum]], u[:, lane], depth)
             w = float(m[lane]) * 2.0 ** int(e[lane]) if alive[lane] else 0.0
             assert w == pytest.approx(float(w_ref), rel=1e-6)
-            assert float(nodes[lane]) * 2.0 ** int(e[lane]) == pytest.approx(float(nodes_ref), rel=1e-6)
+            assert float(nodes[lane]) * 2.0 ** int(e[lane]) == pytest.approx(
+                float(nodes_ref), rel=1e-6
+            )
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_strata_block_lockstep_equals_blocks(self):
         masks, ids, cfg = _strata(6, 1, per_call=8, group=4)
         blocked = dataclasses.replace(cfg, block=16)
-        whole = self.variant(lambda mk, i, s: S.strata_block(mk, i, s, cfg))(masks, ids, jnp.uint32(5))
-        parts = self.variant(lambda mk, i, s: S.strata_block(mk, i, s, blocked))(masks, ids, jnp.uint32(5))
+        whole = self.variant(lambda mk, i, s: S.strata_block(mk, i, s, cfg))(
+            masks, ids, jnp.uint32(5)
+        )
+        parts = self.variant(lambda mk, i, s: S.strata_block(mk, i, s, blocked))(
+            masks, ids, jnp.uint32(5)
+        )
         chex.assert_trees_all_equal(whole, parts)
         chex.assert_shape(list(whole), (len(ids), 8 // 4))
         assert int(np.asarray(whole.hits).sum()) > 0

@@ -6,23 +6,35 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
+import reference as ref
 from absl.testing import parameterized
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxqueens  # noqa: F401  (device setup first)
-import reference as ref
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers import ga
 
 STEADY = ga.GAConfig(n=6, pop=8, islands=2, migrants=2, tournament=3)
-GENERATIONAL = ga.GAConfig(n=6, pop=8, scheme="generational", crossover="pmx", mutation="swap",
-                           tournament=3, elite=1, islands=2, migrants=1, cx_cap32=16, mut_cap32=8,
-                           eval_cap32=20)
-COMBINATION = ga.GAConfig(n=6, pop=8, encoding="combination", crossover="one_point", mutation="reset",
-                          tournament=3)
+GENERATIONAL = ga.GAConfig(
+    n=6,
+    pop=8,
+    scheme="generational",
+    crossover="pmx",
+    mutation="swap",
+    tournament=3,
+    elite=1,
+    islands=2,
+    migrants=1,
+    cx_cap32=16,
+    mut_cap32=8,
+    eval_cap32=20,
+)
+COMBINATION = ga.GAConfig(
+    n=6, pop=8, encoding="combination", crossover="one_point", mutation="reset", tournament=3
+)
 CONFIGS = (("steady", STEADY), ("generational", GENERATIONAL))
 PARAMS = ga.GAParams(jnp.float32(0.6), jnp.float32(0.3), jnp.float32(0.2), jnp.int32(2))
 TRIALS = 2
@@ -60,7 +72,11 @@ class KernelVariantsTest(chex.TestCase):
         if config.encoding == "permutation":
             assert (np.sort(genes, axis=1) == np.arange(config.n)).all()
         else:
-            assert genes.min() >= 0 and genes.max() < config.n and (np.diff(np.sort(genes), axis=1) == 0).any()
+            assert (
+                genes.min() >= 0
+                and genes.max() < config.n
+                and (np.diff(np.sort(genes), axis=1) == 0).any()
+            )
         assert (np.asarray(state.fit).ravel() == checker.attacking_pairs(genes)).all()
         chex.assert_trees_all_equal(state, ga.init_trials(jax.random.key(3), config, TRIALS)[0])
 
@@ -101,7 +117,9 @@ class KernelVariantsTest(chex.TestCase):
     def test_migrate(self):
         config = STEADY
         genes = jnp.asarray(_states(config, seed=2).genes[0])
-        fit = jnp.asarray(np.random.default_rng(0).permutation(2 * config.pop).reshape(2, -1), jnp.int32)
+        fit = jnp.asarray(
+            np.random.default_rng(0).permutation(2 * config.pop).reshape(2, -1), jnp.int32
+        )
         g2, f2 = self.variant(lambda g, f: ga.migrate(g, f, config))(genes, fit)
         for src, dst in ((0, 1), (1, 0)):  # a ring: island i's best replace island i+1's worst
             best = np.argsort(np.asarray(fit[src]), kind="stable")[:2]
@@ -145,23 +163,36 @@ def test_trials_do_not_depend_on_their_neighbours():
 def test_initial_metrics():
     state, m = ga.init_trials(jax.random.key(4), STEADY, TRIALS)
     fit = np.asarray(state.fit)
-    assert (np.asarray(m.best) == fit.min(axis=(1, 2))).all() and (np.asarray(m.worst) == fit.max(axis=(1, 2))).all()
+    assert (np.asarray(m.best) == fit.min(axis=(1, 2))).all() and (
+        np.asarray(m.worst) == fit.max(axis=(1, 2))
+    ).all()
     assert np.allclose(np.asarray(m.avg), fit.mean(axis=(1, 2)))
     assert (np.asarray(m.nevals) == STEADY.islands * STEADY.pop).all()  # the initial population
     chex.assert_shape(m.sols, (TRIALS, STEADY.islands, STEADY.sols_per_gen, STEADY.n))
     best = np.asarray(m.sols)[:, :, 0]
-    assert (checker.attacking_pairs(best.reshape(-1, STEADY.n)).reshape(TRIALS, -1) == fit.min(axis=2)).all()
+    assert (
+        checker.attacking_pairs(best.reshape(-1, STEADY.n)).reshape(TRIALS, -1) == fit.min(axis=2)
+    ).all()
 
 
-REPORT = ga.GAConfig(n=6, pop=8, encoding="combination", crossover="one_point", mutation="reset",
-                     tournament=3, fitness="report-diagonals-only")
+REPORT = ga.GAConfig(
+    n=6,
+    pop=8,
+    encoding="combination",
+    crossover="one_point",
+    mutation="reset",
+    tournament=3,
+    fitness="report-diagonals-only",
+)
 
 
 def _diagonal_pairs(genes):
     """Plain reference of the report's score of each genome [..., n] (rows ignored)."""
     g = np.asarray(genes, np.int64).reshape(-1, genes.shape[-1])
     n = g.shape[1]
-    return np.array([sum(abs(b[i] - b[j]) == j - i for i in range(n) for j in range(i + 1, n)) for b in g])
+    return np.array(
+        [sum(abs(b[i] - b[j]) == j - i for i in range(n) for j in range(i + 1, n)) for b in g]
+    )
 
 
 def test_report_fitness_scores_diagonals_only():
@@ -181,16 +212,31 @@ def test_report_fitness_scores_diagonals_only():
 # ---------------------------------------------------------------- constrained boards (issue 16)
 CONSTRAINED = {
     "permutation": ga.GAConfig(n=6, pop=8, islands=2, migrants=1, tournament=3, constrained=True),
-    "combination": ga.GAConfig(n=6, pop=8, encoding="combination", scheme="generational",
-                               crossover="uniform", mutation="reset", tournament=3, elite=1,
-                               constrained=True),
+    "combination": ga.GAConfig(
+        n=6,
+        pop=8,
+        encoding="combination",
+        scheme="generational",
+        crossover="uniform",
+        mutation="reset",
+        tournament=3,
+        elite=1,
+        constrained=True,
+    ),
 }
-TORUS = ga.GAConfig(n=7, pop=8, scheme="generational", crossover="ox1", mutation="inversion",
-                    tournament=3, toroidal=True)
+TORUS = ga.GAConfig(
+    n=7,
+    pop=8,
+    scheme="generational",
+    crossover="ox1",
+    mutation="inversion",
+    tournament=3,
+    toroidal=True,
+)
 CPARAMS = ga.GAParams(jnp.float32(0.9), jnp.float32(0.9), jnp.float32(0.3), jnp.int32(2))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _constrained_run(config):
     """One jitted init + chunk per config: a new instance of the same n must not recompile."""
 
@@ -216,17 +262,26 @@ def _penalised(board, model) -> int:
         if (x, y) in model.blocked:  # a fixed queen's own square may be blocked too (UNSAT)
             return True
         if x in fixed:
-            return fixed[x] != y or any(a != x and (b == y or abs(b - y) == abs(a - x))
-                                        for a, b in fixed.items())
+            return fixed[x] != y or any(
+                a != x and (b == y or abs(b - y) == abs(a - x)) for a, b in fixed.items()
+            )
         return any(y == b or abs(y - b) == abs(x - a) for a, b in fixed.items())
 
-    return ref.attacking_pairs(board) + (n * (n - 1) // 2 + 1) * sum(closed(x, int(y)) for x, y in enumerate(board))
+    return ref.attacking_pairs(board) + (n * (n - 1) // 2 + 1) * sum(
+        closed(x, int(y)) for x, y in enumerate(board)
+    )
 
 
 @settings(max_examples=6, deadline=None)
-@given(data=st.data(), encoding=st.sampled_from(["permutation", "combination"]), seed=st.integers(0, 99))
+@given(
+    data=st.data(),
+    encoding=st.sampled_from(["permutation", "combination"]),
+    seed=st.integers(0, 99),
+)
 def test_fixed_queens_never_move_and_fitness_is_penalised(data, encoding, seed):
-    model, _ = ref.random_instance(data, 6, sat=encoding == "permutation" or data.draw(st.booleans()))
+    model, _ = ref.random_instance(
+        data, 6, sat=encoding == "permutation" or data.draw(st.booleans())
+    )
     config = CONSTRAINED[encoding]
     s0, s1, m = _constrained_run(config)(jax.random.key(seed), _mask(model))
     for genes in (s0.genes, s1.genes, m.sols):
@@ -262,7 +317,9 @@ class ConstrainedVariantsTest(chex.TestCase):
         model = cons.Constraints(6, fixed=((1, 3),), blocked=((0, 0), (4, 4)))
         mask = _mask(model)
         states = ga.init_trials(jax.random.key(2), config, 1, 0, mask)[0]
-        new, m = self.variant(lambda s, g, mk: ga.step(s, CPARAMS, g, config, mk))(states, jnp.int32(0), mask)
+        new, m = self.variant(lambda s, g, mk: ga.step(s, CPARAMS, g, config, mk))(
+            states, jnp.int32(0), mask
+        )
         chex.assert_shape(new.genes, (1, 2, 8, 6))
         chex.assert_shape(m.sols, (1, 2, 2, 6))
         assert (np.asarray(new.genes)[..., 1] == 3).all()

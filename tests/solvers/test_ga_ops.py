@@ -8,11 +8,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxqueens  # noqa: F401  (device setup first)
-import reference as ref
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.solvers import constrained as rules
@@ -29,7 +29,7 @@ def seeds(rng, batch):
     return jnp.asarray(rng.integers(0, 2**32, batch, dtype=np.uint64).astype(np.uint32))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _all_perm_ops(n):
     """One jitted function per n: every permutation operator on a batch of parent pairs."""
 
@@ -51,7 +51,11 @@ def _assert_perms(x, n):
 
 
 @settings(max_examples=12, deadline=None)
-@given(n=st.sampled_from(SIZES), seed=st.integers(0, 2**31 - 1), indpb=st.sampled_from([0.0, 0.1, 0.5, 1.0]))
+@given(
+    n=st.sampled_from(SIZES),
+    seed=st.integers(0, 2**31 - 1),
+    indpb=st.sampled_from([0.0, 0.1, 0.5, 1.0]),
+)
 def test_permutation_operators_return_permutations(n, seed, indpb):
     rng = np.random.default_rng(seed)
     a, b = perms(rng, 128, n), perms(rng, 128, n)
@@ -110,7 +114,9 @@ def test_crossovers_match_references():
         a, b = [int(v) for v in rng.permutation(n)], [int(v) for v in rng.permutation(n)]
         lo = int(rng.integers(0, n))
         hi = int(rng.integers(lo + 1, n + 1))
-        assert list(np.asarray(keep_fill(np.array(a), np.array(b), lo, hi))) == ref_keep_fill(a, b, lo, hi)
+        assert list(np.asarray(keep_fill(np.array(a), np.array(b), lo, hi))) == ref_keep_fill(
+            a, b, lo, hi
+        )
         c1, c2 = pmx(np.array(a), np.array(b), lo, hi)
         assert (list(np.asarray(c1)), list(np.asarray(c2))) == ref_pmx(a, b, lo, hi)
         c1, c2 = cycle(jnp.uint32(0), np.array(a), np.array(b))
@@ -125,7 +131,10 @@ def test_cut_and_fill_is_the_classic_operator():
 
 def test_combination_crossovers_recombine_genes():
     rng = np.random.default_rng(2)
-    a, b = rng.integers(0, 8, (256, 8)).astype(np.int8), rng.integers(0, 8, (256, 8)).astype(np.int8)
+    a, b = (
+        rng.integers(0, 8, (256, 8)).astype(np.int8),
+        rng.integers(0, 8, (256, 8)).astype(np.int8),
+    )
     for cx in (O.cx_one_point, O.cx_uniform):
         c1, c2 = (np.asarray(c) for c in jax.jit(jax.vmap(cx))(seeds(rng, 256), a, b))
         assert ((c1 == a) | (c1 == b)).all()
@@ -151,7 +160,7 @@ def test_mutations_semantics():
         for row, ch in zip(range(B), changed):  # changes lie in one contiguous segment
             idx = np.flatnonzero(ch)
             if len(idx):
-                assert set(y[row, idx[0]:idx[-1] + 1]) == set(x[row, idx[0]:idx[-1] + 1])
+                assert set(y[row, idx[0] : idx[-1] + 1]) == set(x[row, idx[0] : idx[-1] + 1])
     c = rng.integers(0, n, (B, n)).astype(np.int8)
     reset1 = np.asarray(jax.vmap(O.mut_reset, in_axes=(0, 0, None))(s, c, 0.0))
     assert ((reset1 != c).sum(axis=1) <= 1).all() and (reset1 != c).any()
@@ -182,7 +191,9 @@ def test_swap_matches_deap_mutshuffleindexes():
 @pytest.mark.parametrize("n", [4, 8, 20, 33, 64])
 def test_fitness_matches_reference(n):
     rng = np.random.default_rng(n)
-    boards = np.concatenate([rng.integers(0, n, (300, n)), perms(rng, 100, n, np.int64)]).astype(np.int8)
+    boards = np.concatenate([rng.integers(0, n, (300, n)), perms(rng, 100, n, np.int64)]).astype(
+        np.int8
+    )
     got = np.asarray(jax.jit(jax.vmap(O.fitness))(boards))
     assert (got == checker.attacking_pairs(boards)).all()
     assert ((got == 0) == checker.are_solutions(boards)).all()
@@ -210,7 +221,9 @@ def test_selection():
 
 
 def test_fisher_yates_uniform():
-    p = np.asarray(jax.jit(jax.vmap(lambda s: O.fisher_yates(s, 4)))(jnp.arange(48000, dtype=jnp.uint32)))
+    p = np.asarray(
+        jax.jit(jax.vmap(lambda s: O.fisher_yates(s, 4)))(jnp.arange(48000, dtype=jnp.uint32))
+    )
     _, counts = np.unique(p, axis=0, return_counts=True)
     assert len(counts) == 24 and counts.min() > 1700 and counts.max() < 2300  # ~2000 each
 
@@ -221,7 +234,9 @@ def test_gather1d_scatter1d_batching_matches_indexing():
     i = jnp.asarray(rng.integers(0, 10, (3, 4, 6)).astype(np.int32))
     got = jax.vmap(jax.vmap(O.gather1d))(x, i)
     assert (got == jnp.take_along_axis(x, i, axis=2)).all()
-    idx = jnp.asarray(np.stack([rng.permutation(10)[:3] for _ in range(12)]).reshape(3, 4, 3).astype(np.int32))
+    idx = jnp.asarray(
+        np.stack([rng.permutation(10)[:3] for _ in range(12)]).reshape(3, 4, 3).astype(np.int32)
+    )
     idx = idx.at[0, 0, 0].set(10)  # out of range: dropped
     v = jnp.full((3, 4, 3), -1, jnp.int32)
     got = np.asarray(jax.vmap(jax.vmap(O.scatter1d))(x, idx, v))
@@ -239,7 +254,7 @@ def test_masked_apply_is_exact(cap32):
     rng = np.random.default_rng(7)
     x = jnp.asarray(rng.integers(0, 100, (500, 4)).astype(np.int32))
     mask = jnp.asarray(rng.random(500) < 0.4)
-    fn = lambda r: r * 3 + 1  # noqa: E731
+    fn = lambda r: r * 3 + 1
     got = jax.jit(lambda m, x: O.masked_apply(fn, m, (x,), x, cap32))(mask, x)
     assert (got == jnp.where(mask[:, None], fn(x), x)).all()
 
@@ -271,20 +286,35 @@ def _operator_cases(rng, n=5, batch=8):
     c = rng.integers(0, n, (batch, n)).astype(np.int8)
     fit = jnp.asarray(rng.permutation(20).astype(np.int32))
     mask = jnp.asarray(rng.random(batch) < 0.4)
-    cases = [(f"cx_{name}", jax.vmap(cx), (s, a, b)) for name, cx in O.CROSSOVERS["permutation"].items()]
-    cases += [(f"cx_{name}", jax.vmap(cx), (s, c, c[::-1])) for name, cx in O.CROSSOVERS["combination"].items()]
-    cases += [(f"mut_{name}", jax.vmap(mut, in_axes=(0, 0, None)), (s, a, jnp.float32(0.3)))
-              for name, mut in O.MUTATIONS["permutation"].items()]
+    cases = [
+        (f"cx_{name}", jax.vmap(cx), (s, a, b)) for name, cx in O.CROSSOVERS["permutation"].items()
+    ]
+    cases += [
+        (f"cx_{name}", jax.vmap(cx), (s, c, c[::-1]))
+        for name, cx in O.CROSSOVERS["combination"].items()
+    ]
+    cases += [
+        (f"mut_{name}", jax.vmap(mut, in_axes=(0, 0, None)), (s, a, jnp.float32(0.3)))
+        for name, mut in O.MUTATIONS["permutation"].items()
+    ]
     cases += [("mut_reset", jax.vmap(O.mut_reset, in_axes=(0, 0, None)), (s, c, jnp.float32(0.3)))]
     cases += [(f"fitness_{name}", jax.vmap(f), (c,)) for name, f in O.FITNESS.items()]
-    cases += [("fisher_yates", jax.vmap(lambda s: O.fisher_yates(s, n)), (s,)),
-              ("tournament", jax.vmap(lambda s, f: O.tournament(s, f, 3), in_axes=(0, None)), (s, fit)),
-              ("tournament_best_two", jax.vmap(lambda s, f: O.tournament_best_two(s, f, 4), in_axes=(0, None)),
-               (s, fit)),
-              ("best_indices", lambda f: O.best_indices(f, 3), (fit,)),
-              ("worst_indices", lambda f: O.worst_indices(f, 2), (fit,)),
-              ("masked_apply", lambda m, x: O.masked_apply(lambda r: r * 3 + 1, m, (x,), x, 8),
-               (mask, jnp.asarray(c, jnp.int32)))]
+    cases += [
+        ("fisher_yates", jax.vmap(lambda s: O.fisher_yates(s, n)), (s,)),
+        ("tournament", jax.vmap(lambda s, f: O.tournament(s, f, 3), in_axes=(0, None)), (s, fit)),
+        (
+            "tournament_best_two",
+            jax.vmap(lambda s, f: O.tournament_best_two(s, f, 4), in_axes=(0, None)),
+            (s, fit),
+        ),
+        ("best_indices", lambda f: O.best_indices(f, 3), (fit,)),
+        ("worst_indices", lambda f: O.worst_indices(f, 2), (fit,)),
+        (
+            "masked_apply",
+            lambda m, x: O.masked_apply(lambda r: r * 3 + 1, m, (x,), x, 8),
+            (mask, jnp.asarray(c, jnp.int32)),
+        ),
+    ]
     return cases
 
 
@@ -300,15 +330,17 @@ def _traced_once(fn, name="plain"):
     return guard, jax.jit(guard)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _guarded_cases():
     """Every operator case behind its own retrace guard, with a second set of arguments of the
     same shapes; jit caches by function, so each compiles once for all the tests below."""
     chex.clear_trace_counter()
     first = _operator_cases(np.random.default_rng(10))
     second = _operator_cases(np.random.default_rng(11))
-    return [(name, *_traced_once(fn, f"guarded_{name}"), args, other)
-            for (name, fn, args), (_, _, other) in zip(first, second)]
+    return [
+        (name, *_traced_once(fn, f"guarded_{name}"), args, other)
+        for (name, fn, args), (_, _, other) in zip(first, second)
+    ]
 
 
 class OperatorVariantsTest(chex.TestCase):
@@ -316,8 +348,11 @@ class OperatorVariantsTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_operators_agree_with_the_compiled_reference(self):
-        permutation_ops = [f"cx_{k}" for k in O.CROSSOVERS["permutation"]] + \
-            [f"mut_{k}" for k in O.MUTATIONS["permutation"]] + ["fisher_yates"]
+        permutation_ops = (
+            [f"cx_{k}" for k in O.CROSSOVERS["permutation"]]
+            + [f"mut_{k}" for k in O.MUTATIONS["permutation"]]
+            + ["fisher_yates"]
+        )
         for name, guard, jitted, args, _ in _guarded_cases():
             want = jitted(*args)
             got = self.variant(guard)(*args)
@@ -362,17 +397,22 @@ class OperatorVariantsTest(chex.TestCase):
 def ref_diagonal_pairs(rows) -> int:
     """Plain reference of the report's score: pairs on a common diagonal, rows ignored."""
     rows = [int(r) for r in rows]
-    return sum(abs(rows[i] - rows[j]) == j - i for i in range(len(rows)) for j in range(i + 1, len(rows)))
+    return sum(
+        abs(rows[i] - rows[j]) == j - i for i in range(len(rows)) for j in range(i + 1, len(rows))
+    )
 
 
 @pytest.mark.parametrize("n", [4, 8, 33, 40])  # both forms: shifted slices (n <= 32), line counts
 def test_report_score_counts_diagonal_pairs_only(n):
     rng = np.random.default_rng(100 + n)
-    boards = np.concatenate([rng.integers(0, n, (40, n)), perms(rng, 20, n, np.int64),
-                             np.zeros((1, n), np.int64)]).astype(np.int8)
+    boards = np.concatenate(
+        [rng.integers(0, n, (40, n)), perms(rng, 20, n, np.int64), np.zeros((1, n), np.int64)]
+    ).astype(np.int8)
     got = np.asarray(jax.jit(jax.vmap(O.report_diagonals_only))(boards))
     assert got.tolist() == [ref_diagonal_pairs(b) for b in boards]
-    np.testing.assert_array_equal(got[40:60], checker.attacking_pairs(boards[40:60]))  # permutations
+    np.testing.assert_array_equal(
+        got[40:60], checker.attacking_pairs(boards[40:60])
+    )  # permutations
     assert got[-1] == 0 and not checker.are_solutions(boards[-1:])[0]  # one row: the report's "0"
     assert O.FITNESS[O.REPORT_FITNESS] is O.report_diagonals_only
 
@@ -399,7 +439,9 @@ def test_toroidal_solutions_score_zero():
     boards = np.array(list(itertools.permutations(range(5))), np.int8)
     zero = np.asarray(jax.vmap(O.toroidal_fitness)(boards)) == 0
     assert zero.sum() == 10
-    assert all(checker.check_constrained(b, cons.Constraints(5, toroidal=True)).ok for b in boards[zero])
+    assert all(
+        checker.check_constrained(b, cons.Constraints(5, toroidal=True)).ok for b in boards[zero]
+    )
 
 
 class ToroidalVariantsTest(chex.TestCase):
@@ -427,8 +469,12 @@ class RepairTest(chex.TestCase):
         mask = _mask(self.MODEL)
         rng = np.random.default_rng(0)
         x = perms(rng, 6, 6)
-        fix_p = self.variant(jax.vmap(lambda x, m: O.repair_permutation(x, O.fixed_of(m)), in_axes=(0, None)))
-        fix_c = self.variant(jax.vmap(lambda x, m: O.repair_combination(x, O.fixed_of(m)), in_axes=(0, None)))
+        fix_p = self.variant(
+            jax.vmap(lambda x, m: O.repair_permutation(x, O.fixed_of(m)), in_axes=(0, None))
+        )
+        fix_c = self.variant(
+            jax.vmap(lambda x, m: O.repair_combination(x, O.fixed_of(m)), in_axes=(0, None))
+        )
         y = np.asarray(fix_p(jnp.asarray(x), mask))
         chex.assert_shape(y, (6, 6))
         _assert_perms(y, 6)
@@ -444,14 +490,17 @@ class RepairTest(chex.TestCase):
     def test_forbidden_counts_forbidden_squares(self):
         mask = _mask(self.MODEL)
         boards = np.array([[1, 4, 2, 5, 0, 2], [0, 4, 3, 5, 1, 2], [0, 0, 0, 0, 0, 0]], np.int8)
-        got = np.asarray(self.variant(jax.vmap(O.forbidden, in_axes=(0, None)))(jnp.asarray(boards), mask))
+        got = np.asarray(
+            self.variant(jax.vmap(O.forbidden, in_axes=(0, None)))(jnp.asarray(boards), mask)
+        )
         fixed = dict(self.MODEL.fixed)
 
         def closed(x, y):  # blocked, a fixed column's other rows, a square a fixed queen attacks
             if x in fixed:
                 return fixed[x] != y
             return (x, y) in self.MODEL.blocked or any(
-                y == fy or abs(y - fy) == abs(x - fx) for fx, fy in fixed.items())
+                y == fy or abs(y - fy) == abs(x - fx) for fx, fy in fixed.items()
+            )
 
         want = [sum(closed(x, y) for x, y in enumerate(b)) for b in boards.tolist()]
         assert got.tolist() == want == [1, 3, 5]

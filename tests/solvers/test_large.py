@@ -78,7 +78,9 @@ def test_kernels_trace_once():
     n = 300
     config = large.Config(n=n)
     init = jax.jit(chex.assert_max_traces(large.init_columns.__wrapped__, n=1), static_argnums=(1,))
-    repair = jax.jit(chex.assert_max_traces(large.repair_round.__wrapped__, n=1), static_argnums=(1,))
+    repair = jax.jit(
+        chex.assert_max_traces(large.repair_round.__wrapped__, n=1), static_argnums=(1,)
+    )
     for seed in range(3):
         s = large.new_state(jnp.uint32(seed), n)
         s = init(s, config, 0, 100)

@@ -7,22 +7,20 @@ are tested in tests/parallel/test_chains.py.
 import itertools
 
 import chex
-import numpy as np
-import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
+import reference
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jax import lax
 
-import reference
 from jaxqueens.core import checker, rng
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.lines import conflicted_from_counts, counts_of
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers import minconflicts as mc
-
 
 # ----------------------------------------------------------------------------- references
 
@@ -172,7 +170,9 @@ def test_initial_boards(init, n):
     if init in ("permutation", "qs4"):
         assert all(np.array_equal(np.sort(b), np.arange(n)) for b in s.rows)
     assert len({tuple(b) for b in s.rows}) == 6  # different chains differ
-    conflicted = [int(np.asarray(conflicted_from_counts(b, c, n)).sum()) for b, c in zip(s.rows, s.counts)]
+    conflicted = [
+        int(np.asarray(conflicted_from_counts(b, c, n)).sum()) for b, c in zip(s.rows, s.counts)
+    ]
     if init == "qs4" and n >= 70:
         assert max(conflicted) <= max(12, n // 10)
     if init == "greedy" and n >= 70:
@@ -307,9 +307,11 @@ def test_kernels_trace_once():
 def _continue(prev, paused, attempts: int):
     """The next call's input: the paused chains continue for ``attempts`` more attempts, the
     others are skipped."""
-    return mc.Resume(restarts=np.where(paused, prev.restarts, -1).astype(np.int32),
-                     total_steps=np.where(paused, prev.steps, 0).astype(np.int32),
-                     until=np.where(paused, np.asarray(prev.restarts) + attempts, -1).astype(np.int32))
+    return mc.Resume(
+        restarts=np.where(paused, prev.restarts, -1).astype(np.int32),
+        total_steps=np.where(paused, prev.steps, 0).astype(np.int32),
+        until=np.where(paused, np.asarray(prev.restarts) + attempts, -1).astype(np.int32),
+    )
 
 
 def test_defect_5_a_chain_paused_between_calls_ends_as_if_never_paused():
@@ -323,8 +325,12 @@ def test_defect_5_a_chain_paused_between_calls_ends_as_if_never_paused():
     paused, calls = np.asarray(mc.paused(merged, cfg)), 1
     while paused.any():
         out = jax.device_get(call(seeds, _continue(merged, paused, 2)))
-        merged = mc.Result(*(np.where(paused.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
-                             for a, b in zip(merged, out)))
+        merged = mc.Result(
+            *(
+                np.where(paused.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
+                for a, b in zip(merged, out)
+            )
+        )
         paused, calls = np.asarray(mc.paused(merged, cfg)), calls + 1
     assert calls > 10  # a call of this test does at most 2 attempts per chain
     for a, b in zip(whole, merged):
@@ -375,7 +381,10 @@ def test_defect_tabu_does_not_raise_restarts_on_small_boards():
     plain = jax.device_get(solve(KEY, mc.Config(n=8, max_steps=400), 1000))
     tabu = jax.device_get(solve(KEY, mc.Config(n=8, max_steps=400, tabu=2), 1000))
     assert plain.solved.all() and tabu.solved.all()
-    assert tabu.restarts.mean() <= plain.restarts.mean() + 0.1, (tabu.restarts.mean(), plain.restarts.mean())
+    assert tabu.restarts.mean() <= plain.restarts.mean() + 0.1, (
+        tabu.restarts.mean(),
+        plain.restarts.mean(),
+    )
     assert checker.are_solutions(np.asarray(tabu.rows)).all()
 
 
@@ -391,7 +400,9 @@ def test_cisc352_move_is_staged():
         rows = np.asarray(s.rows)
         c = int(np.flatnonzero([np_conflicts_of(rows, k) for k in range(n)])[0])
         r1, _ = choose(s, jnp.int32(c))
-        cost = np.array([np_conflicts_of(np.where(np.arange(n) == c, r, rows), c) for r in range(n)])
+        cost = np.array(
+            [np_conflicts_of(np.where(np.arange(n) == c, r, rows), c) for r in range(n)]
+        )
         want = 0 if cost.min() == 0 else (1 if (cost == 1).any() else cost.min())
         assert cost[int(r1)] == want
     res = jax.device_get(solve(KEY, mc.Config(n=30, move="cisc352", max_steps=200), 16))
@@ -418,8 +429,16 @@ def torus_conflicted(rows):
     """Plain reference: queen c shares a row or a modular diagonal with another queen."""
     n = len(rows)
     rows = [int(r) for r in rows]
-    return [any(rows[c] == rows[d] or (rows[c] + c - rows[d] - d) % n == 0
-                or (rows[c] - c - rows[d] + d) % n == 0 for d in range(n) if d != c) for c in range(n)]
+    return [
+        any(
+            rows[c] == rows[d]
+            or (rows[c] + c - rows[d] - d) % n == 0
+            or (rows[c] - c - rows[d] + d) % n == 0
+            for d in range(n)
+            if d != c
+        )
+        for c in range(n)
+    ]
 
 
 @settings(max_examples=4, deadline=None)
@@ -431,34 +450,57 @@ def test_toroidal_line_helpers_match_the_reference(n, seed, c):
     @jax.jit
     def helpers(rows, c):
         counts = rules.counts_of(rows, n, True)
-        return counts, rules.conflicted(rows, counts, n, True), rules.column_cost(counts, c, rows[c], n, True)
+        return (
+            counts,
+            rules.conflicted(rows, counts, n, True),
+            rules.column_cost(counts, c, rows[c], n, True),
+        )
 
     counts, conflicted, cost = (np.asarray(a) for a in helpers(jnp.asarray(rows), c))
     np.testing.assert_array_equal(counts, reference.torus_counts(rows))
     np.testing.assert_array_equal(conflicted, torus_conflicted(rows))
     for r in range(n):  # conflicts of square (c, r) with the other queens
         others = [(d, int(rows[d])) for d in range(n) if d != c]
-        want = sum((r == y) + ((r + c - y - d) % n == 0) + ((r - c - y + d) % n == 0) for d, y in others)
+        want = sum(
+            (r == y) + ((r + c - y - d) % n == 0) + ((r - c - y + d) % n == 0) for d, y in others
+        )
         assert cost[r] == want
 
 
 @settings(max_examples=6, deadline=None)
-@given(data=st.data(), n=st.integers(5, 8), seed=st.integers(0, 2**31), toroidal=st.booleans(),
-       tabu=st.sampled_from([0, 2]), move=st.sampled_from(["minconflicts", "cisc352"]))
-def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(data, n, seed, toroidal,
-                                                                               tabu, move):
+@given(
+    data=st.data(),
+    n=st.integers(5, 8),
+    seed=st.integers(0, 2**31),
+    toroidal=st.booleans(),
+    tabu=st.sampled_from([0, 2]),
+    move=st.sampled_from(["minconflicts", "cisc352"]),
+)
+def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(
+    data, n, seed, toroidal, tabu, move
+):
     model, _ = reference.random_instance(data, n)
     model = model.with_toroidal(toroidal)
     allowed = cons.allowed_squares(model)
     if not allowed.any(axis=1).all():
         return  # the driver runs no chain on such an instance (tests/drivers)
     mask = rules.mask_of(allowed, cons.fixed_rows(model))
-    cfg = mc.Config(n=n, max_steps=15, max_restarts=3, tabu=tabu, move=move, toroidal=toroidal,
-                    constrained=True, keep_best=True)
+    cfg = mc.Config(
+        n=n,
+        max_steps=15,
+        max_restarts=3,
+        tabu=tabu,
+        move=move,
+        toroidal=toroidal,
+        constrained=True,
+        keep_best=True,
+    )
 
     def body(s, _):  # steps, restarting after each attempt, as the chain does
         s = mc.step(s, cfg, mask)
-        s = lax.cond(s.stop & ~s.solved, lambda s: mc.fresh_attempt(s, cfg, mask=mask), lambda s: s, s)
+        s = lax.cond(
+            s.stop & ~s.solved, lambda s: mc.fresh_attempt(s, cfg, mask=mask), lambda s: s, s
+        )
         return s, s.rows
 
     s0 = mc.init(jnp.uint32(seed), cfg, None, mask)
@@ -490,12 +532,16 @@ class ConstrainedVariantsTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_constrained_solve_chain(self):
-        res = self.variant(lambda sd, m: mc.solve_chain(sd, CONSTRAINED8, None, m))(jnp.uint32(2), NAUCKISH_MASK)
+        res = self.variant(lambda sd, m: mc.solve_chain(sd, CONSTRAINED8, None, m))(
+            jnp.uint32(2), NAUCKISH_MASK
+        )
         chex.assert_shape(res.rows, (8,))
         assert bool(res.solved) and checker.check_constrained(np.asarray(res.rows), NAUCKISH).ok
 
     def test_toroidal_chains_solve_on_the_torus(self):
-        res = jax.jit(jax.vmap(lambda sd: mc.solve_chain(sd, TORUS7)))(jnp.arange(4, dtype=jnp.uint32))
+        res = jax.jit(jax.vmap(lambda sd: mc.solve_chain(sd, TORUS7)))(
+            jnp.arange(4, dtype=jnp.uint32)
+        )
         torus = cons.Constraints(7, toroidal=True)
         assert np.asarray(res.solved).all()
         assert all(checker.check_constrained(r, torus).ok for r in np.asarray(res.rows))
@@ -505,7 +551,9 @@ def test_a_new_instance_does_not_retrace():
     other = cons.Constraints(8, fixed=((5, 5),), diffs=(3, 4))
     masks = [NAUCKISH_MASK, rules.mask_of(cons.allowed_squares(other), cons.fixed_rows(other))]
     kernel = mc.Kernel(CONSTRAINED8)
-    solve = jax.jit(chex.assert_max_traces(lambda sd, m: kernel.solve_one(sd, mc.Data(None, m)), n=1))
+    solve = jax.jit(
+        chex.assert_max_traces(lambda sd, m: kernel.solve_one(sd, mc.Data(None, m)), n=1)
+    )
     for seed, m in enumerate(masks):
         solve(jnp.uint32(seed), m)
 
