@@ -45,12 +45,14 @@ def runners(n: int, chains: int, steps: int, seed: int = 0):
         schedule, _ = annealing.calibrate(cal_key, config)
         out[method] = (
             chain_batch.compile_runner(
-                sls.Kernel(config), key, chunk, sls.Data(jnp.asarray(schedule))
+                chain_batch.Chains(sls, config), key, chunk, sls.Params(jnp.asarray(schedule))
             ),
             chunk,
         )
-    config = minconflicts.Config(n=n, max_steps=steps, max_restarts=0)
-    out["minconflicts"] = (mcsolve.compile_runner(jax.random.key(seed), config, chunk), chunk)
+    config = minconflicts.Config(n=n)
+    params = minconflicts.default_params(config, max_steps=steps, max_restarts=0)
+    runner = mcsolve.compile_runner(jax.random.key(seed), config, params, chunk)
+    out["minconflicts"] = (runner, chunk)
     return out
 
 

@@ -100,7 +100,8 @@ def steps_z(a: np.ndarray, b: np.ndarray) -> float:
 def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
     """Measure one board size; raise SystemExit(1) on an unsolved or invalid board."""
     max_steps = max(100, 4 * n)
-    config = minconflicts.Config(n=n, max_steps=max_steps, init="permutation")
+    config = minconflicts.Config(n=n, init="permutation")
+    params = minconflicts.default_params(config, max_steps=max_steps)
     key = jax.random.key(seed)
     t_start, (busy0, own0) = time.perf_counter(), cpu_seconds()
 
@@ -119,7 +120,7 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
 
     # jaxqueens: compile for `chains` chains, then one untimed warm-up run (chains past the reps')
     t0 = time.perf_counter()
-    run = mcsolve.compile_runner(key, config, chains)
+    run = mcsolve.compile_runner(key, config, params, chains)
     compile_s = time.perf_counter() - t0
     first_run_s = benchlib.timeit(lambda: jax.device_get(run(reps * chains, chains)))
 

@@ -35,11 +35,11 @@ import numpy as np
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
-from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
+from jaxqueens.solvers.base import chain_keys
 
 
 @dataclasses.dataclass
@@ -107,12 +107,12 @@ def calibrate(
             f"walk >= 2 (got q={q}, init_prob={init_prob}, alpha={alpha}, walk={walk})"
         )
     t0 = t0_rule(t0)
-    seed = chain_seeds(key, jnp.arange(1))[0]
-    fn = jax.jit(lambda s, b, m: sls.random_walk_deltas(s, config, walk, b, m))
-    board = None if start is None else jnp.asarray(start, jnp.int32)
-    fn(seed, board, mask).block_until_ready()  # compile
+    chain0 = chain_keys(key, jnp.arange(1))[0]
+    fn = jax.jit(lambda k, problem: sls.random_walk_deltas(k, config, walk, problem))
+    problem = _problem(start, mask)
+    fn(chain0, problem).block_until_ready()  # compile
     t_start = time.perf_counter()
-    deltas = np.asarray(fn(seed, board, mask)).astype(np.float64)
+    deltas = np.asarray(fn(chain0, problem)).astype(np.float64)
     per_step = (time.perf_counter() - t_start) / walk
     rounds = config.rounds
     if config.method == "ls":
@@ -304,11 +304,12 @@ def anneal(
     chunk = batch or min(
         -(-chains // devices) * devices, max(devices, (1 << 22) // config.total_steps)
     )
-    kernel = sls.Kernel(config)
-    board = None if start is None else jnp.asarray(start)
-    data = sls.Data(jnp.asarray(schedule), board, mask)
+    params = sls.Params(jnp.asarray(schedule))
+    problem = _problem(start, mask)
     started = time.perf_counter()
-    runner = chain_batch.compile_runner(kernel, key, chunk, data)
+    runner = chain_batch.compile_runner(
+        chain_batch.Chains(sls, config), key, chunk, params, problem
+    )
     compile_s = time.perf_counter() - started
     settings = {k: v for k, v in dataclasses.asdict(config).items() if k != "edge" or v != "wrap"}
     fingerprint = {
@@ -339,16 +340,12 @@ def anneal(
     traces = None
     every = max(1, config.total_steps // 2000)
     if trace_chains > 0:
-        seeds = chain_seeds(key, jnp.arange(trace_chains))
+        keys = chain_keys(key, jnp.arange(trace_chains))
         traces = np.asarray(
-            jax.jit(
-                jax.vmap(
-                    lambda s: sls.trace(s, config, data.schedule, every, data.start, data.mask)
-                )
-            )(seeds)
+            jax.jit(jax.vmap(lambda k: sls.trace(k, config, params, every, problem)))(keys)
         )
     best = (
-        best_of_unsolved(key, config, data, run, model)
+        best_of_unsolved(key, config, params, problem, run, model)
         if best_boards and run.stopped_by != "interrupted"
         else (None, None, None)
     )
@@ -396,6 +393,13 @@ def anneal(
     )
 
 
+def _problem(start, mask) -> sls.Problem | None:
+    """The chains' shared problem: a start board [n] and/or an instance mask (None: neither)."""
+    if start is None and mask is None:
+        return None
+    return sls.Problem(None if start is None else jnp.asarray(start, jnp.int32), mask)
+
+
 def _instance(n, instance, toroidal: bool, neighbour: str, start):
     """(model or None, kernel mask or None): :func:`jaxqueens.drivers.chains.instance_setup`,
     refusing what a constrained chain cannot honour (the swap neighbour, a start board)."""
@@ -422,7 +426,8 @@ REPLAY_BATCH = 4096
 def best_of_unsolved(
     key,
     config: sls.Config,
-    data: sls.Data,
+    params: sls.Params,
+    problem: sls.Problem | None,
     run: driver.ChainRun,
     model: cons.Constraints | None = None,
 ):
@@ -433,13 +438,11 @@ def best_of_unsolved(
     best board may move a fixed queen or use a forbidden square (outside a column that has none)."""
     ids = run.chain_id[~run.solved]
     upto = run.steps[~run.solved]
-    fn = jax.jit(
-        jax.vmap(lambda s, u: sls.replay(s, config, data.schedule, u, data.start, data.mask).rows)
-    )
+    fn = jax.jit(jax.vmap(lambda k, u: sls.replay(k, config, params, u, problem).rows))
     parts = [
         np.asarray(
             fn(
-                chain_seeds(key, jnp.asarray(ids[i : i + REPLAY_BATCH])),
+                chain_keys(key, jnp.asarray(ids[i : i + REPLAY_BATCH])),
                 jnp.asarray(upto[i : i + REPLAY_BATCH], jnp.int32),
             )
         )
@@ -453,8 +456,9 @@ def best_of_unsolved(
             [checker.check_constrained(b, model).attacking_pairs for b in boards], np.int64
         )
     objective = pairs if config.objective == "pairs" else _attacks(boards, config.toroidal)
-    if data.mask is not None and len(boards):
-        allowed = np.asarray(data.mask.allowed)
+    mask = None if problem is None else problem.mask
+    if mask is not None and len(boards):
+        allowed = np.asarray(mask.allowed)
         stranded = ~allowed[np.arange(config.n)[None, :], boards]
         if (stranded & allowed.any(axis=1)[None, :]).any():
             raise RuntimeError("a best board uses a forbidden square")

@@ -166,12 +166,13 @@ def run_minconflicts(
     """Min-conflicts (:mod:`jaxqueens.drivers.minconflicts`'s runner) on exactly ``chains`` chains."""
     mcsolve.check_n(n)
     max_steps = min(max_steps, steps)
-    config = minconflicts.Config(
-        n=n, max_steps=max_steps, init=init, tabu=tabu, max_restarts=-(-steps // max_steps) - 1
+    config = minconflicts.Config(n=n, init=init, tabu=tabu)
+    params = minconflicts.default_params(
+        config, max_steps=max_steps, max_restarts=-(-steps // max_steps) - 1
     )
     chunk = min(mcsolve.default_chunk(n, chains), chains)  # no short last chunk to compile anew
     t0 = time.perf_counter()
-    runner = mcsolve.compile_runner(jax.random.key(seed), config, chunk, bounded=True)
+    runner = mcsolve.compile_runner(jax.random.key(seed), config, params, chunk, bounded=True)
     compile_s = time.perf_counter() - t0
     run = driver.run_chains(
         runner,
@@ -186,7 +187,7 @@ def run_minconflicts(
         "init": init,
         "tabu": tabu,
         "max_steps": max_steps,
-        "max_restarts": config.max_restarts,
+        "max_restarts": int(params.max_restarts),
     }
     return run, options
 

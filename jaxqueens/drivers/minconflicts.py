@@ -30,11 +30,11 @@ import numpy as np
 
 from jaxqueens.core import checker
 from jaxqueens.core.board import as_board, as_size
-from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import minconflicts
+from jaxqueens.solvers.base import chain_keys
 from jaxqueens.solvers.choices import (  # noqa: F401 (re-exported: the driver's defaults)
     BATCHED_S_PER_QUEEN2,
     CALL_WORK,
@@ -100,13 +100,19 @@ def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> i
     return -(-cap // devices) * devices
 
 
-def _start(start, mask=None):
+def _problem(start, mask=None) -> minconflicts.Problem | None:
     start = None if start is None else jnp.asarray(start, jnp.int32)
-    return start if mask is None else minconflicts.Data(start, mask)
+    return None if start is None and mask is None else minconflicts.Problem(start, mask)
 
 
 def compile_runner(
-    key, config: minconflicts.Config, chunk: int, start=None, bounded: bool = False, mask=None
+    key,
+    config: minconflicts.Config,
+    params: minconflicts.Params,
+    chunk: int,
+    start=None,
+    bounded: bool = False,
+    mask=None,
 ) -> Callable[[int, int], minconflicts.Result]:
     """Compile the batched solver for ``chunk`` chains ahead of time; return ``run(offset, count)``.
 
@@ -116,8 +122,9 @@ def compile_runner(
     :class:`BoundedRunner` (each call bounded in work; the same results). ``mask``: the
     instance of a constrained config.
     """
-    run = chain_batch.compile_runner(minconflicts.Kernel(config), key, chunk, _start(start, mask))
-    return BoundedRunner(run, config, chunk) if bounded else run
+    chains = chain_batch.Chains(minconflicts, config)
+    run = chain_batch.compile_runner(chains, key, chunk, params, _problem(start, mask))
+    return BoundedRunner(run, config, params, chunk) if bounded else run
 
 
 class BoundedRunner:
@@ -132,10 +139,11 @@ class BoundedRunner:
     measured call time (:data:`CALL_SECONDS`).
     """
 
-    def __init__(self, run, config: minconflicts.Config, chunk: int):
+    def __init__(self, run, config: minconflicts.Config, params: minconflicts.Params, chunk: int):
         self.run, self.config = run, config
-        first = FIRST_CALL_STEPS // (max(chunk, 1) * (config.max_steps + config.n))
-        self.cap = int(min(config.max_restarts, max(0, first - 1)))
+        self.max_restarts = int(params.max_restarts)
+        first = FIRST_CALL_STEPS // (max(chunk, 1) * (int(params.max_steps) + config.n))
+        self.cap = int(min(self.max_restarts, max(0, first - 1)))
         self._last = None  # ((offset, count), ChunkResult) of the last call
 
     def _resume(self, prev) -> minconflicts.Fresh | minconflicts.Resume:
@@ -156,7 +164,8 @@ class BoundedRunner:
         t0 = time.perf_counter()
         out = jax.device_get(self.run(offset, count, self._resume(prev)))
         dt = time.perf_counter() - t0
-        res = driver.ChunkResult(*out, paused=np.asarray(minconflicts.paused(out, self.config)))
+        paused = ~out.solved & (out.restarts < self.max_restarts)  # minconflicts.paused
+        res = driver.ChunkResult(*out, paused=np.asarray(paused))
         if prev is not None:  # the chains that were not paused keep their results
             keep = ~prev.paused
             if prev.best is not None and res.best is not None:
@@ -174,20 +183,24 @@ class BoundedRunner:
             )
         if res.paused.any() or dt > 2 * CALL_SECONDS:
             scale = min(4.0, max(0.25, CALL_SECONDS / max(dt, 1e-3)))
-            self.cap = int(min(self.config.max_restarts, max(0, int(scale * (self.cap + 1)) - 1)))
+            self.cap = int(min(self.max_restarts, max(0, int(scale * (self.cap + 1)) - 1)))
         self._last = ((offset, count), res)
         return res
 
 
 def trace_chain(
-    key, config: minconflicts.Config, num_steps: int, start=None, mask=None
+    key,
+    config: minconflicts.Config,
+    params: minconflicts.Params,
+    num_steps: int,
+    start=None,
+    mask=None,
 ) -> minconflicts.Metrics:
     """Per-step conflicted queens and attacking pairs of chain 0's first attempt, as host arrays,
     cut after the step at which it solved (or after ``num_steps`` steps)."""
-    seed = chain_seeds(key, jnp.arange(1))[0]
-    start = _start(start)
-    _, metrics = jax.jit(lambda s, b, m: minconflicts.trace(s, config, num_steps, b, m))(
-        seed, start, mask
+    chain0 = chain_keys(key, jnp.arange(1))[0]
+    _, metrics = jax.jit(lambda k, p, b: minconflicts.trace(k, config, p, num_steps, b))(
+        chain0, params, _problem(start, mask)
     )
     metrics = minconflicts.Metrics(*(np.asarray(m) for m in metrics))
     done = np.flatnonzero(metrics.conflicted == 0)
@@ -307,15 +320,14 @@ def solve(
     try:
         config = minconflicts.Config(
             n=n,
-            max_steps=max_steps,
             init=init,
             tabu=tabu,
-            max_restarts=max_restarts,
             move=move,
             keep_best=True,
             toroidal=model is not None and model.toroidal,
             constrained=mask is not None,
         )
+        params = minconflicts.default_params(config, max_steps=max_steps, max_restarts=max_restarts)
     except ValueError as err:
         raise QueensError(str(err)) from None
     if mask is not None and not np.asarray(mask.allowed).any(axis=1).all():
@@ -325,7 +337,7 @@ def solve(
         n, chains if solutions is None and seconds is None else None, max_steps
     )
     t0 = time.perf_counter()
-    runner = compile_runner(key, config, chunk, start_rows, bounded=True, mask=mask)
+    runner = compile_runner(key, config, params, chunk, start_rows, bounded=True, mask=mask)
     compile_s = time.perf_counter() - t0
     fingerprint = {
         "command": command,
@@ -357,7 +369,7 @@ def solve(
     )
     trace = None
     if trace_steps > 0:
-        metrics = trace_chain(key, config, trace_steps, start_rows, mask)
+        metrics = trace_chain(key, config, params, trace_steps, start_rows, mask)
         trace = {"conflicted": metrics.conflicted, "pairs": metrics.pairs}
     summary = driver.summarize(
         run,
@@ -393,26 +405,19 @@ def initial_board(
     batched kernel generates boards inside its loop; this times one board's generation apart."""
     n = as_size(n)
     check_n(n)
-    config = minconflicts.Config(
-        n=n,
-        max_steps=max_steps or default_max_steps(n),
-        init=init,
-        tabu=tabu,
-        max_restarts=max_restarts,
-        move=move,
-        keep_best=True,
-    )
-    seed0 = chain_seeds(jax.random.key(seed), jnp.arange(1))[0]
-    start_rows = _start(_start_rows(start, n))
+    config = minconflicts.Config(n=n, init=init, tabu=tabu, move=move, keep_best=True)
+    params = minconflicts.default_params(config, max_steps=max_steps, max_restarts=max_restarts)
+    chain0 = chain_keys(jax.random.key(seed), jnp.arange(1))[0]
+    problem = _problem(_start_rows(start, n))
     t0 = time.perf_counter()
     fn = (
-        jax.jit(lambda s, b: minconflicts.init(s, config, b).rows)
-        .lower(seed0, start_rows)
+        jax.jit(lambda k, p, b: minconflicts.init(k, config, p, b).rows)
+        .lower(chain0, params, problem)
         .compile()
     )
     compile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    rows = np.asarray(fn(seed0, start_rows))
+    rows = np.asarray(fn(chain0, params, problem))
     gen_s = time.perf_counter() - t0
     return rows, int(checker.attacking_pairs(rows)), gen_s, compile_s
 

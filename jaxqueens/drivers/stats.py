@@ -172,7 +172,9 @@ def sample_anneal(
         min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices
     )
     t0 = time.perf_counter()
-    runner = chain_batch.compile_runner(sls.Kernel(config), key, chunk, jnp.asarray(schedule))
+    runner = chain_batch.compile_runner(
+        chain_batch.Chains(sls, config), key, chunk, sls.Params(jnp.asarray(schedule))
+    )
     compile_s = time.perf_counter() - t0
     fingerprint = {
         "command": "stats",
@@ -491,11 +493,7 @@ def analyse(samples: Samples) -> StatsResult:
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Index in sorted ``table`` [Q, n] of each of ``rows`` [D, n] (all present)."""
     key = lambda a: (
-        np.ascontiguousarray(a.astype(np.int32))
-        .view(
-            np.dtype((np.void, 4 * a.shape[1]))
-        )
-        .ravel()
+        np.ascontiguousarray(a.astype(np.int32)).view(np.dtype((np.void, 4 * a.shape[1]))).ravel()
     )
     t, r = key(table), key(rows)
     order = np.argsort(t)

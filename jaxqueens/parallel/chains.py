@@ -1,20 +1,30 @@
-"""Many independent chains of one :class:`~jaxqueens.solvers.base.ChainKernel`, batched per backend.
+"""Many independent chains of one chain family, batched per backend.
 
-- CPU (:func:`run_mapped`): one chain per ``lax.map`` iteration, no lockstep, the chains split
-  over host devices (:func:`jaxqueens.parallel.shard.over_devices`). ``shared/PERFORMANCE.md``
-  measured lockstep ``vmap`` 4-13x slower than this on XLA:CPU.
+A *family* is a solver module that keeps the chain contract of :mod:`jaxqueens.solvers.base`
+(:mod:`jaxqueens.solvers.minconflicts`, :mod:`jaxqueens.solvers.anneal`); :class:`Chains` binds
+it to one static ``Config``. Every chain runs the family's public functions:
+
+- CPU (:func:`run_mapped`): one chain per ``lax.map`` iteration (the family's ``run``, or
+  ``finish`` of ``resume`` for a bounded call), no lockstep, the chains split over host devices
+  (:func:`jaxqueens.parallel.shard.over_devices`). ``shared/PERFORMANCE.md`` measured lockstep
+  ``vmap`` 4-13x slower than this on XLA:CPU.
 - Accelerators (:func:`run_lockstep`): lockstep lanes with refill
-  (:func:`jaxqueens.parallel.lanes.lockstep`).
+  (:func:`jaxqueens.parallel.lanes.lockstep`) over the family's ``advance``, ``retry``,
+  ``restart``, ``done`` and ``result``: a lane restarts only when some lane needs it.
 
-Chain i is seeded from ``fold_in(key, i)`` in both, so results are identical whatever the
-strategy, batch, chunk or device count. :func:`run` picks the strategy of the default backend.
-A kernel with a per-chain input (``resume``: where each chain starts, when it pauses; see
-:class:`~jaxqueens.solvers.base.ChainKernel`) takes it, split with the chains, in every strategy.
+Chain i is keyed ``fold_in(key, i)`` in both, so results are identical whatever the strategy,
+batch, chunk or device count. :func:`run` picks the strategy of the default backend; it is also
+the way to run many chains inside a user's ``jit`` (a plain ``jax.vmap`` of the family's ``run``
+is lockstep without refill: every chain of the batch waits for the slowest). A family that can
+pause its chains between calls (``Fresh``/``Resume``, to bound a call's work) takes that
+per-chain input, split with the chains, in every strategy.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -22,44 +32,96 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxqueens.core.rng import chain_seeds
 from jaxqueens.parallel import devices, memory
 from jaxqueens.parallel.lanes import lockstep, where_lanes
 from jaxqueens.parallel.shard import over_devices
-from jaxqueens.solvers.base import ChainKernel
+from jaxqueens.solvers.base import chain_keys
 
 RESULT_COPIES = 3
 """A call's results live on the device, in a host copy and in the driver's records."""
 
 
-def _lockstep_chains(kernel: ChainKernel, key, chain_ids, lanes: int, data, resume=None):
+@dataclasses.dataclass(frozen=True)
+class Chains:
+    """A chain family bound to one static config: what this module batches (hashable, so it is a
+    jit-static argument). ``family`` is the solver module, ``config`` its ``Config``."""
+
+    family: types.ModuleType
+    config: Any
+
+    @property
+    def unroll(self) -> int:
+        """Steps per lockstep iteration."""
+        return getattr(self.config, "unroll", 1)
+
+    @property
+    def pausable(self) -> bool:
+        """The family's chains can pause at a work bound and resume in a later call."""
+        return hasattr(self.family, "Fresh")
+
+    def fresh(self) -> Any:
+        """The per-call input that runs every chain fresh and to its end, or None."""
+        return self.family.fresh() if self.pausable else None
+
+    def start(self, key, params, problem, resume=None):
+        """One chain's state: fresh, or where ``resume`` (one chain's row) says."""
+        f = self.family
+        if resume is None:
+            return f.init(key, self.config, params, problem)
+        return f.resume(key, self.config, params, problem, resume)
+
+    def run_one(self, key, params, problem, resume=None):
+        """One chain to its end (or its pause): the CPU path."""
+        f = self.family
+        if resume is None:
+            return f.run(key, self.config, params, problem)
+        return f.finish(self.start(key, params, problem, resume), self.config, params, problem)
+
+    def advance(self, s, params, problem):
+        f = self.family
+        return getattr(f, "advance", f.step)(s, self.config, params, problem)
+
+    def retry(self, s, params):
+        f = self.family
+        return f.retry(s, self.config, params) if hasattr(f, "retry") else jnp.bool_(False)
+
+    def restart(self, s, params, problem):
+        return self.family.restart(s, self.config, params, problem)
+
+    def done(self, s, params):
+        return self.family.done(s, self.config, params)
+
+    def result(self, s, params):
+        return self.family.result(s, self.config, params)
+
+
+def _lockstep_chains(chains: Chains, key, chain_ids, lanes: int, params, problem, resume=None):
     """Lockstep lanes over the chains ``chain_ids`` [C] (``resume``: their per-chain input [C] or
     None); returns results [C, ...] in that order."""
-    vstep = jax.vmap(lambda s: kernel.step(s, data))
-    vrestart = jax.vmap(lambda s: kernel.restart(s, data))
+    vadvance = jax.vmap(lambda s: chains.advance(s, params, problem))
+    vrestart = jax.vmap(lambda s: chains.restart(s, params, problem))
 
     def advance(s, active):
-        for _ in range(kernel.unroll):
-            s = vstep(s)
-        retry = jax.vmap(kernel.retry)(s) & active
+        for _ in range(chains.unroll):
+            s = vadvance(s)
+        retry = jax.vmap(lambda s: chains.retry(s, params))(s) & active
         # Restart lanes whose attempt failed (a real branch only when some lane needs it).
         return lax.cond(
             jnp.any(retry), lambda s: where_lanes(retry, vrestart(s), s), lambda s: s, s
         )
 
     def init_item(k):
-        seed = chain_seeds(key, chain_ids[k][None])[0]
-        if resume is None:
-            return kernel.init(seed, data)
-        return kernel.init_from(
-            seed, data, resume if _shared(resume) else jax.tree.map(lambda x: x[k], resume)
-        )
+        chain_key = chain_keys(key, chain_ids[k][None])[0]
+        row = None
+        if resume is not None:
+            row = resume if _shared(resume) else jax.tree.map(lambda x: x[k], resume)
+        return chains.start(chain_key, params, problem, row)
 
     return lockstep(
         init_item,
         advance,
-        jax.vmap(kernel.finished),
-        jax.vmap(kernel.result),
+        jax.vmap(lambda s: chains.done(s, params)),
+        jax.vmap(lambda s: chains.result(s, params)),
         chain_ids.shape[0],
         lanes,
     )
@@ -72,13 +134,14 @@ def _shared(resume) -> bool:
 
 @functools.partial(jax.jit, static_argnums=(0, 2, 3, 4))
 def _sharded(
-    kernel: ChainKernel,
+    chains: Chains,
     key,
     num_chains: int,
     num_devices: int,
     lanes: int,
     offset,
-    data,
+    params,
+    problem=None,
     resume=None,
 ):
     """Chains split evenly over ``num_devices``; per device one chain per ``lax.map`` iteration
@@ -92,73 +155,94 @@ def _sharded(
             lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)]), resume
         )
 
-    def shard(ids, resume, data):
+    def shard(ids, resume, params, problem):
         if lanes:
-            return _lockstep_chains(kernel, key, ids, min(lanes, per), data, resume)
-        seeds = chain_seeds(key, ids)
-        if resume is None:
-            return lax.map(lambda seed: kernel.solve_one(seed, data), seeds)
+            return _lockstep_chains(chains, key, ids, min(lanes, per), params, problem, resume)
+        keys = chain_keys(key, ids)
         if not split:
-            return lax.map(lambda seed: kernel.solve_from(seed, data, resume), seeds)
-        return lax.map(lambda x: kernel.solve_from(x[0], data, x[1]), (seeds, resume))
+            return lax.map(lambda k: chains.run_one(k, params, problem, resume), keys)
+        return lax.map(lambda x: chains.run_one(x[0], params, problem, x[1]), (keys, resume))
 
     out = over_devices(
-        shard, ids, resume, data, num_devices=num_devices, sharded=(True, split, False)
+        shard,
+        ids,
+        resume,
+        params,
+        problem,
+        num_devices=num_devices,
+        sharded=(True, split, False, False),
     )
     return jax.tree.map(lambda x: x[:num_chains], out)
 
 
 def run_mapped(
-    kernel: ChainKernel,
+    chains: Chains,
     key,
     num_chains: int,
+    params,
+    problem=None,
     offset=0,
-    data=None,
     num_devices: int | None = None,
     resume=None,
 ):
     """CPU strategy: chains ``offset + [0, num_chains)``, one per ``lax.map`` iteration, split
-    evenly over devices. Returns the kernel's result pytree with a leading [C] axis."""
+    evenly over devices. Returns the family's ``Result`` with a leading [C] axis."""
     d = num_devices or jax.local_device_count()
-    return _sharded(kernel, key, num_chains, d, 0, jnp.int32(offset), data, resume)
+    return _sharded(chains, key, num_chains, d, 0, jnp.int32(offset), params, problem, resume)
 
 
 def run_lockstep(
-    kernel: ChainKernel,
+    chains: Chains,
     key,
     num_chains: int,
+    params,
+    problem=None,
     lanes: int | None = None,
     offset=0,
-    data=None,
     num_devices: int | None = None,
     resume=None,
 ):
     """Accelerator strategy: on each device, ``lanes`` chains advance in lockstep; a lane whose
     chain finishes writes its result and takes the next chain (``lanes`` default:
-    :func:`jaxqueens.parallel.devices.sizes`). Same chain ids and seeds as :func:`run_mapped`,
-    so the results are identical."""
+    :func:`jaxqueens.parallel.devices.sizes`). Same chain keys as :func:`run_mapped`, so the
+    results are identical."""
     d = num_devices or jax.local_device_count()
     lanes = devices.sizes().chain_lanes if lanes is None else lanes
-    return _sharded(kernel, key, num_chains, d, max(1, lanes), jnp.int32(offset), data, resume)
+    return _sharded(
+        chains, key, num_chains, d, max(1, lanes), jnp.int32(offset), params, problem, resume
+    )
 
 
-def run(kernel: ChainKernel, key, num_chains: int, offset=0, data=None, resume=None):
-    """Chains ``offset + [0, num_chains)`` with the strategy of the default backend.
+def run(family, config, key, num_chains: int, params, problem=None, offset=0, resume=None):
+    """Chains ``offset + [0, num_chains)`` of ``family`` with the strategy of the default backend.
+
+    Usable inside a user's ``jit`` (``family`` and ``config`` static)::
+
+        from jaxqueens.parallel import chains
+        import jaxqueens.solvers.minconflicts as mc
+        config = mc.Config(n=32)
+        out = chains.run(mc, config, jax.random.key(0), 10_000, mc.default_params(config))
 
     Args:
-      kernel: the solver's one-chain kernel.
+      family: the solver module (or a :class:`Chains`, then ``config`` is ignored).
+      config: its static ``Config``.
       key: a ``jax.random`` key; chain i uses ``fold_in(key, offset + i)`` (not split here:
         pass a fresh key per independent experiment).
-      data: dynamic pytree every chain sees (start board, schedule, ...).
-      resume: the kernel's per-call input: 0-d leaves for every chain alike, or a [num_chains]
-        leading axis, one row per chain (None: every chain fresh, to the end).
+      params: the family's ``Params``, shared by every chain.
+      problem: the family's ``Problem`` (start board, instance), shared by every chain, or None.
+      resume: the family's per-call input (``Fresh``: 0-d leaves, every chain alike; ``Resume``:
+        a [num_chains] leading axis, one row per chain); None: every chain fresh, to the end.
+
+    Returns:
+      The family's ``Result`` with a leading [num_chains] axis, in chain order.
     """
+    chains = family if isinstance(family, Chains) else Chains(family, config)
     if devices.is_accelerator():
-        return run_lockstep(kernel, key, num_chains, offset=offset, data=data, resume=resume)
-    return run_mapped(kernel, key, num_chains, offset, data=data, resume=resume)
+        return run_lockstep(chains, key, num_chains, params, problem, offset=offset, resume=resume)
+    return run_mapped(chains, key, num_chains, params, problem, offset, resume=resume)
 
 
-def compile_runner(kernel: ChainKernel, key, chunk: int, data=None) -> Callable[[int, int], Any]:
+def compile_runner(chains: Chains, key, chunk: int, params, problem=None) -> Callable[..., Any]:
     """Compile :func:`run` for ``chunk`` chains ahead of time; return ``run_chunk(offset, count)``.
 
     The driver times compilation apart from the run and calls ``run_chunk`` once per chunk. A
@@ -166,11 +250,15 @@ def compile_runner(kernel: ChainKernel, key, chunk: int, data=None) -> Callable[
     whose results cannot fit in memory is refused before compiling
     (:func:`jaxqueens.parallel.memory.check_memory`).
     """
-    fresh = kernel.resume_input()  # None for kernels without a per-call input
-    fn = jax.jit(lambda key, offset, data, resume: run(kernel, key, chunk, offset, data, resume))
-    lowered = fn.lower(key, jnp.int32(0), data, fresh)
+    fresh = chains.fresh()  # None for families without a per-call input
+
+    def call(key, offset, params, problem, resume):
+        return run(chains, None, key, chunk, params, problem, offset, resume)
+
+    fn = jax.jit(call)
+    lowered = fn.lower(key, jnp.int32(0), params, problem, fresh)
     results = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(lowered.out_info))
-    n = getattr(kernel.config, "n", "?")
+    n = getattr(chains.config, "n", "?")
     memory.check_memory(
         RESULT_COPIES * results,
         f"--batch {chunk} (chains per kernel call, n = {n}: their boards and results)",
@@ -179,12 +267,12 @@ def compile_runner(kernel: ChainKernel, key, chunk: int, data=None) -> Callable[
     compiled = lowered.compile()
 
     def run_chunk(offset: int, count: int, resume=None):
-        """Chains ``offset .. offset + count - 1``; ``resume``: the kernel's per-call input
+        """Chains ``offset .. offset + count - 1``; ``resume``: the family's per-call input
         (default: fresh chains, run to the end). Shared inputs run the executable compiled here;
         one row per chain compiles its own on first use."""
         resume = fresh if resume is None else resume
         if count == chunk and (resume is None or _shared(resume)):
-            return compiled(key, jnp.int32(offset), data, resume)
-        return run(kernel, key, count, offset, data, resume)
+            return compiled(key, jnp.int32(offset), params, problem, resume)
+        return run(chains, None, key, count, params, problem, offset, resume)
 
     return run_chunk

@@ -20,13 +20,14 @@ random queens (permutation encoding: it never changes which rows are occupied). 
 ``pairs`` (attacking pairs). A chain stops when solved or
 after ``rounds * steps_per_round`` steps; it reports its final board (the solution when solved),
 its best objective and the step at which that was found. A chain starts from a random permutation
-(NMOF's ``sample.int(n)``) or from a given board (``Data.start``: any board, rows may repeat, such
+(NMOF's ``sample.int(n)``) or from a given board (``Problem.start``: any board, rows may repeat, such
 as the vignette's ``rep(1, N)``, every queen on one row). The chain is deterministic given its
 seed, so :func:`replay` recovers its best board from the step at which it was found, at no cost
 to the run itself.
 
 The kernel is written for one chain: a static :class:`Config` (shapes and code paths), the
-schedule [rounds] and an optional start board as its dynamic :class:`Data`, a :class:`State` on
+schedule [rounds] as its dynamic :class:`Params`, an optional start board or instance as its
+:class:`Problem`, a :class:`State` on
 the packed line counts of :mod:`jaxqueens.core.lines`, and randomness from the counter-based hash of
 :mod:`jaxqueens.core.rng` seeded per chain. :mod:`jaxqueens.parallel.chains` batches chains.
 
@@ -34,12 +35,12 @@ Constrained boards (:mod:`jaxqueens.core.constraints`, issue 16) are two static 
 default path compiles to the same code as before: ``toroidal`` (diagonals taken modulo n: the
 diagonal lines of the packed counts are indexed ``(r + c) mod n`` and ``(r - c) mod n``) and
 ``constrained`` (a per-instance :class:`~jaxqueens.solvers.constrained.Mask`, dynamic, in
-:class:`Data`). Under ``constrained``
+:class:`Problem`). Under ``constrained``
 only free columns are ever chosen for a move (fixed queens never move) and a move onto a square
 the mask forbids is rejected outright: forbidden squares are never chosen, so no board a chain
 holds uses one. Chains start on a random allowed square per column (the fixed queen in a fixed
-column). A column without any allowed square keeps a queen on row 0 (a fixed queen on its own square) that counts 1 per such
-column in the objective ("stranded"); it can never move, so such a chain is never solved
+column). A column without any allowed square keeps a queen on row 0 (a fixed queen on its own
+square) that counts 1 per such column in the objective ("stranded"); it can never move, so such a chain is never solved
 (the instance is reported unknown, never UNSAT). Only the step neighbour supports ``constrained``
 (a swap keeps the rows' occupancy, which a mask would make unreachable).
 """
@@ -58,7 +59,7 @@ from jax import lax
 from jaxqueens.core import lines
 from jaxqueens.core.rng import U32, hash_bits, hash_randint, random_permutation
 from jaxqueens.solvers import constrained as rules
-from jaxqueens.solvers.base import ChainKernel
+from jaxqueens.solvers.base import seed_of
 from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 from jaxqueens.solvers.constrained import Mask, allowed_start, mask_of  # noqa: F401 (re-exported)
 
@@ -77,7 +78,7 @@ class Config:
     steps_per_round: int = 1000
     unroll: int = 1
     toroidal: bool = False  # queens attack along diagonals modulo n
-    constrained: bool = False  # Data.mask holds fixed columns and allowed squares (step only)
+    constrained: bool = False  # Problem.mask: fixed columns and allowed squares (step only)
 
     def __post_init__(self):
         checks = [
@@ -119,12 +120,42 @@ class Config:
         return self.rounds * self.steps_per_round
 
 
-class Data(NamedTuple):
-    """The dynamic inputs every chain of a run shares (new values never recompile)."""
+class Params(NamedTuple):
+    """Dynamic parameters: new values never recompile; ``jax.vmap`` sweeps them."""
 
-    schedule: jax.Array  # [rounds] float32 thresholds (LS, TA) or temperatures (SA)
+    schedule: jax.Array  # [rounds] float32 thresholds (LS: 0, TA) or temperatures (SA), per round
+
+
+def sa_schedule(t0, alpha, rounds: int) -> jax.Array:
+    """SA temperatures [rounds] float32: ``t0 * alpha**k`` (traceable: sweep ``t0``, ``alpha``)."""
+    k = jnp.arange(rounds, dtype=jnp.float32)
+    return (jnp.asarray(t0, jnp.float32) * jnp.asarray(alpha, jnp.float32) ** k).astype(jnp.float32)
+
+
+def default_params(config: Config, *, t0: float = 1.0, alpha: float = 0.9) -> Params:
+    """Uncalibrated defaults: LS thresholds 0; TA thresholds falling linearly from ``t0`` to 0
+    (TAopt's last threshold is 0); SA temperatures ``t0 * alpha**k``. The driver calibrates
+    them on a random walk instead (:func:`jaxqueens.drivers.anneal.calibrate`: TAopt's
+    quantiles, SAopt's start temperature)."""
+    rounds = config.rounds
+    if config.method == "ls":
+        return Params(np.zeros(rounds, np.float32))
+    if config.method == "ta":
+        return Params(
+            (t0 * np.linspace(1.0, 0.0, rounds) if rounds > 1 else [0.0]).astype(np.float32)
+        )
+    return Params((t0 * alpha ** np.arange(rounds)).astype(np.float32))
+
+
+class Problem(NamedTuple):
+    """What is solved beyond ``n`` (dynamic; every chain of a batch shares it)."""
+
     start: jax.Array | None = None  # [n] int32 every chain's first board; None: random permutations
     mask: Mask | None = None  # the instance (Config.constrained); None: the plain board
+
+
+def _problem(problem) -> Problem:
+    return Problem() if problem is None else problem
 
 
 class State(NamedTuple):
@@ -248,8 +279,8 @@ def _allowed(config: Config, mask: Mask | None, writes) -> jax.Array:
 def propose(
     s: State, config: Config, mask: Mask | None = None
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """A random neighbour, applied: (rows [n] int32, counts [5n-2] int32, objective change [] int32).
-    O(1) work; the hash counter is not advanced (the caller does). Under ``config.constrained``
+    """A random neighbour, applied: (rows [n] int32, counts [5n-2] int32, objective change []
+    int32). O(1) work; the hash counter is not advanced (the caller does). Under ``config.constrained``
     a move onto a forbidden square is not applied (change 0)."""
     updates, writes = _move(s, config, mask)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
@@ -275,31 +306,30 @@ def accept(delta: jax.Array, level: jax.Array, u: jax.Array, method: str) -> jax
     return delta.astype(jnp.float32) <= level
 
 
-def init(
-    seed: jax.Array,
-    config: Config,
-    schedule: jax.Array | None,
-    start: jax.Array | None = None,
-    mask: Mask | None = None,
-) -> State:
-    """A chain from its uint32 ``seed``: on a random permutation (NMOF's ``sample.int(n)``), or on
-    ``start`` ([n] int32, rows in 0..n-1, repeats allowed) when given; under
-    ``config.constrained`` on a random allowed square per column (:func:`allowed_start`; a
-    start board is not used). ``schedule`` is not read (the signature of :class:`Kernel`)."""
+def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
+    """A chain (key is consumed): on a random permutation (NMOF's ``sample.int(n)``), or on
+    ``problem.start`` ([n] int32, rows in 0..n-1, repeats allowed) when given; under
+    ``config.constrained`` on a random allowed square per column of ``problem.mask``
+    (:func:`allowed_start`; a start board is not used). ``params`` is not read."""
+    return _init(seed_of(key), config, _problem(problem))
+
+
+def _init(seed: jax.Array, config: Config, problem: Problem) -> State:
+    seed = jnp.asarray(seed, U32)
     if config.constrained:
-        rows = rules.allowed_start(jnp.asarray(seed, U32), mask)
-    elif start is None:
-        rows = random_permutation(jnp.asarray(seed, U32), U32(0), config.n)
+        rows = rules.allowed_start(seed, problem.mask)
+    elif problem.start is None:
+        rows = random_permutation(seed, U32(0), config.n)
     else:
-        rows = jnp.asarray(start, jnp.int32)
+        rows = jnp.asarray(problem.start, jnp.int32)
     counts = counts_of(rows, config)
     f = objective_of(counts, config.objective)
     if config.constrained:
-        f = f + rules.stranded(rows, mask)
+        f = f + rules.stranded(rows, problem.mask)
     return State(
         rows=rows,
         counts=counts,
-        seed=jnp.asarray(seed, U32),
+        seed=seed,
         ctr=U32(1),
         f=f,
         best=f,
@@ -308,21 +338,22 @@ def init(
     )
 
 
-def done(s: State, config: Config) -> jax.Array:
+def done(s: State, config: Config, params: Params | None = None) -> jax.Array:
     """[] bool: solved, or out of steps."""
     return (s.best == 0) | (s.steps >= config.total_steps)
 
 
-def step(s: State, config: Config, schedule: jax.Array, mask: Mask | None = None) -> State:
+def step(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
     """One proposal and acceptance decision (a no-op once the chain is done). O(1) work: only the
     move's counts and rows are written, so no array is copied or selected whole.
 
-    ``schedule`` [rounds] float32 holds the thresholds (LS, TA) or temperatures (SA), one per
-    round: the dynamic parameters (a new schedule does not recompile). ``mask``: the instance,
-    read only under ``config.constrained`` (a move onto a forbidden square is rejected)."""
+    ``params.schedule`` [rounds] float32 holds the thresholds (LS, TA) or temperatures (SA), one
+    per round. ``problem.mask``: the instance, read only under ``config.constrained`` (a move
+    onto a forbidden square is rejected)."""
+    mask = _problem(problem).mask
     updates, writes = _move(s, config, mask)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
-    level = schedule[jnp.minimum(s.steps // config.steps_per_round, config.rounds - 1)]
+    level = params.schedule[jnp.minimum(s.steps // config.steps_per_round, config.rounds - 1)]
     u = (hash_bits(s.seed, s.ctr, jnp.uint32(2)) >> 8).astype(jnp.float32) * (1.0 / (1 << 24))
     live = ~done(s, config)
     take = accept(delta, level, u, config.method) & live
@@ -345,115 +376,73 @@ def step(s: State, config: Config, schedule: jax.Array, mask: Mask | None = None
     )
 
 
-def result(s: State) -> Result:
+def result(s: State, config: Config | None = None, params: Params | None = None) -> Result:
     """What the chain reports: its board, whether solved, and its best objective and step."""
     return Result(
         rows=s.rows, solved=s.best == 0, steps=s.best_step, restarts=jnp.int32(0), best=s.best
     )
 
 
-def solve_chain(
-    seed: jax.Array,
-    config: Config,
-    schedule: jax.Array,
-    start: jax.Array | None = None,
-    mask: Mask | None = None,
-) -> Result:
-    """Run one chain until solved or out of steps."""
-    s = lax.while_loop(
-        lambda s: ~done(s, config),
-        lambda s: step(s, config, schedule, mask),
-        init(seed, config, schedule, start, mask),
-    )
+def finish(s: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
+    """Steps from ``s`` until solved or out of steps."""
+    s = lax.while_loop(lambda s: ~done(s, config), lambda s: step(s, config, params, problem), s)
     return result(s)
 
 
+def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
+    """One chain until solved or out of steps (key is consumed)."""
+    return finish(init(key, config, params, problem), config, params, problem)
+
+
 def replay(
-    seed: jax.Array,
+    key: jax.Array,
     config: Config,
-    schedule: jax.Array,
+    params: Params,
     upto: jax.Array,
-    start: jax.Array | None = None,
-    mask: Mask | None = None,
+    problem: Problem | None = None,
 ) -> State:
     """The chain's state after its first ``upto`` steps ([] int32, at most where it stopped).
 
-    A chain is a deterministic function of its seed, schedule and start, so replaying it to the
+    A chain is a deterministic function of its key, params and problem, so replaying it to the
     step at which its best objective was found (``Result.steps``) gives its best board
     (``rows``, with ``f == best``) without keeping a best board in the hot loop."""
     return lax.while_loop(
         lambda s: (s.steps < upto) & ~done(s, config),
-        lambda s: step(s, config, schedule, mask),
-        init(seed, config, schedule, start, mask),
+        lambda s: step(s, config, params, problem),
+        init(key, config, params, problem),
     )
 
 
 def trace(
-    seed: jax.Array,
+    key: jax.Array,
     config: Config,
-    schedule: jax.Array,
+    params: Params,
     every: int = 1,
-    start: jax.Array | None = None,
-    mask: Mask | None = None,
+    problem: Problem | None = None,
 ) -> jax.Array:
-    """Best objective so far after every ``every`` steps of one chain: [total_steps // every] int32."""
+    """Best objective so far after every ``every`` steps of one chain:
+    [total_steps // every] int32."""
 
     def body(s, _):
-        s = lax.fori_loop(0, every, lambda _, s: step(s, config, schedule, mask), s)
+        s = lax.fori_loop(0, every, lambda _, s: step(s, config, params, problem), s)
         return s, s.best
 
-    _, best = lax.scan(
-        body, init(seed, config, schedule, start, mask), None, length=config.total_steps // every
-    )
+    s0 = init(key, config, params, problem)
+    _, best = lax.scan(body, s0, None, length=config.total_steps // every)
     return best
 
 
 def random_walk_deltas(
-    seed: jax.Array,
-    config: Config,
-    length: int,
-    start: jax.Array | None = None,
-    mask: Mask | None = None,
+    key: jax.Array, config: Config, length: int, problem: Problem | None = None
 ) -> jax.Array:
     """Objective changes along a random walk that accepts every move, from the chain's first
     board: [length] int32 (for the TA thresholds and the SA start temperature, as TAopt and
     SAopt compute them from ``x0``)."""
+    mask = _problem(problem).mask
 
     def body(s, _):
         rows, counts, delta = propose(s, config, mask)
         return s._replace(rows=rows, counts=counts, ctr=s.ctr + U32(1)), delta
 
-    _, deltas = lax.scan(body, init(seed, config, None, start, mask), None, length=length)
+    _, deltas = lax.scan(body, init(key, config, None, problem), None, length=length)
     return deltas
-
-
-@dataclasses.dataclass(frozen=True)
-class Kernel(ChainKernel):
-    """Annealing as a :class:`~jaxqueens.solvers.base.ChainKernel`; ``data`` is a :class:`Data`
-    (the schedule [rounds] float32, see :func:`step`, and the optional start board), or the
-    schedule alone (random starts)."""
-
-    config: Config
-
-    def init(self, seed, data: Data | jax.Array):
-        data = as_data(data)
-        return init(seed, self.config, data.schedule, data.start, data.mask)
-
-    def step(self, s, data: Data | jax.Array):
-        data = as_data(data)
-        return step(s, self.config, data.schedule, data.mask)
-
-    def finished(self, s):
-        return done(s, self.config)
-
-    def result(self, s):
-        return result(s)
-
-    def solve_one(self, seed, data: Data | jax.Array):
-        data = as_data(data)
-        return solve_chain(seed, self.config, data.schedule, data.start, data.mask)
-
-
-def as_data(data: Data | jax.Array) -> Data:
-    """A kernel's ``data``: a :class:`Data`, or a schedule [rounds] alone (random starts)."""
-    return data if isinstance(data, Data) else Data(data)

@@ -1,77 +1,74 @@
-"""The contract every chain solver keeps: one chain, written for one board.
+"""The kernel contract every solver family keeps, and its typed-key helpers.
 
-A chain solver (min-conflicts, LS/TA/SA) subclasses :class:`ChainKernel`, a frozen dataclass
-holding its static ``config`` (hashable, so it can be a jit-static argument), and implements
-``init``, ``step``, ``finished``, ``result`` and ``solve_one``. Solvers with restarts also
-override ``retry`` and ``restart``; the defaults describe a chain that never restarts.
-:mod:`jaxqueens.parallel.chains` runs many chains of any such kernel, one per ``lax.map``
-iteration on a CPU and in lockstep lanes on an accelerator, with identical results.
+Each family is a module ``jaxqueens.solvers.<family>`` written for **one** chain, trial, task or
+instance (callers batch it; :mod:`jaxqueens.parallel` chooses how):
 
-``data`` is a dynamic pytree shared by every chain of a run (a start board, a threshold
-schedule, or None), so changing it never recompiles. A kernel whose chains can pause between
-calls (to bound a call's work) also takes a per-chain dynamic input (:meth:`resume_input`,
-:meth:`init_from`, :meth:`solve_from`); the defaults describe a kernel without one.
+============  ================================================================================
+``Config``    frozen dataclass, jit-static: what fixes shapes and compiled branches (n, the
+              init, the neighbour, capacities). A new value compiles anew.
+``Params``    ``NamedTuple`` of 0-d (or fixed-shape) arrays: every number a user might sweep
+              (restart period, temperatures, rates, budgets). New values never recompile, and
+              ``jax.vmap`` over a stacked ``Params`` runs a whole sweep in one compiled call.
+              ``default_params(config)`` gives the package's defaults.
+``State``     ``NamedTuple`` with a shape comment on every field.
+``Result``    ``NamedTuple``: what one run reports (chain families: at least ``rows [n]``,
+              ``solved``, ``steps``).
+``init``      ``init(key, config, params[, problem]) -> State``
+``step``      ``step(state, config, params[, problem]) -> State``: one step (a no-op once done)
+``run``       ``run(key, config, params[, problem]) -> Result``: until solved or out of budget
+============  ================================================================================
+
+``key`` is a typed ``jax.random.key`` (a legacy ``uint32[2]`` key from ``jax.random.PRNGKey``
+is accepted); it is consumed. The exact families (``count``, ``complete``), which draw nothing at
+random, take what they search in its place (a task, an instance). ``problem`` is the optional,
+dynamic description of what is solved beyond ``n`` (a start board, a constrained instance).
+Inside the hot loops a counter-based integer hash seeded once from the key replaces threefry
+(25x cheaper per step on the CPU, ``shared/PERFORMANCE.md``; :mod:`jaxqueens.core.rng`).
+
+Chain families (min-conflicts, LS/TA/SA) add the hooks that :mod:`jaxqueens.parallel.chains`
+batches them with (one chain per ``lax.map`` iteration on a CPU, lockstep lanes with refill on
+an accelerator): ``done(state, config, params)``, ``result(state, config, params)``,
+``finish(state, config, params[, problem]) -> Result`` (``run`` from a given state), and, for
+chains that restart, ``advance`` (one step of the current attempt), ``retry`` and ``restart``, so
+that lockstep lanes restart only when some lane needs it. A plain ``jax.vmap`` of ``run`` is
+correct but lockstep: every lane waits for the slowest chain; for many chains use
+:func:`jaxqueens.parallel.chains.run`.
 """
 
 from __future__ import annotations
 
-import abc
-import dataclasses
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 
+from jaxqueens.errors import QueensError
 
-@dataclasses.dataclass(frozen=True)
-class ChainKernel(abc.ABC):
-    """One chain of a solver; subclasses add nothing but methods (``config`` is the state)."""
 
-    config: Any  # the solver's frozen static Config
+def as_key(key) -> jax.Array:
+    """``key`` as a typed ``jax.random`` key: a typed key as it is, a legacy ``uint32[..., 2]``
+    key (``jax.random.PRNGKey``) wrapped with the default implementation.
 
-    @property
-    def unroll(self) -> int:
-        """Steps per lockstep iteration."""
-        return getattr(self.config, "unroll", 1)
+    Raises:
+      QueensError: anything else (a plain integer seed, a float array), naming the fix.
+    """
+    dtype = getattr(key, "dtype", None)
+    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
+        return key
+    if dtype == jnp.uint32 and jnp.shape(key)[-1:] == (2,):
+        return jax.random.wrap_key_data(key)
+    shown = f"{dtype}{list(jnp.shape(key))}" if dtype is not None else type(key).__name__
+    raise QueensError(
+        f"a kernel key must be a jax.random.key (or a legacy jax.random.PRNGKey), got {shown}: "
+        "pass jax.random.key(seed)"
+    )
 
-    @abc.abstractmethod
-    def init(self, seed: jax.Array, data: Any) -> Any:
-        """The state of a fresh chain from its uint32 ``seed``."""
 
-    @abc.abstractmethod
-    def step(self, s: Any, data: Any) -> Any:
-        """One step; a no-op once the attempt has stopped."""
+def seed_of(key) -> jax.Array:
+    """The uint32 hash seed [] a kernel draws from: ``bits(key)`` (so chain ``i`` of a batch,
+    keyed ``fold_in(key, i)``, has :func:`jaxqueens.core.rng.chain_seeds`' seed ``i``)."""
+    return jax.random.bits(as_key(key), (), jnp.uint32)
 
-    def retry(self, s: Any) -> jax.Array:
-        """The attempt is over, unsolved, with restarts left (default: never)."""
-        return jnp.bool_(False)
 
-    def restart(self, s: Any, data: Any) -> Any:
-        """The next attempt of the same chain (default: unchanged)."""
-        return s
-
-    @abc.abstractmethod
-    def finished(self, s: Any) -> jax.Array:
-        """The chain is done for good."""
-
-    @abc.abstractmethod
-    def result(self, s: Any) -> Any:
-        """What the chain reports."""
-
-    @abc.abstractmethod
-    def solve_one(self, seed: jax.Array, data: Any) -> Any:
-        """The whole chain in one ``while_loop`` (the CPU path)."""
-
-    def resume_input(self) -> Any:
-        """The input that runs every chain of a call fresh and to the end (0-d leaves: shared by
-        the chains; a [C] leading axis gives each chain its own), or None (default) for a
-        kernel whose chains never pause."""
-        return None
-
-    def init_from(self, seed: jax.Array, data: Any, resume: Any) -> Any:
-        """:meth:`init`, starting where one chain's row of the per-chain input says."""
-        return self.init(seed, data)
-
-    def solve_from(self, seed: jax.Array, data: Any, resume: Any) -> Any:
-        """:meth:`solve_one`, starting where one chain's row of the per-chain input says."""
-        return self.solve_one(seed, data)
+def chain_keys(key, chain_ids: jax.Array) -> jax.Array:
+    """Typed keys [C] of chains ``chain_ids`` [C]: ``fold_in(key, i)``."""
+    key = as_key(key)
+    return jax.vmap(lambda i: jax.random.fold_in(key, i))(chain_ids)

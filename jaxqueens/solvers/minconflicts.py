@@ -1,4 +1,13 @@
-"""Min-conflicts local search for N-Queens (Minton et al. 1992), one chain per kernel.
+"""Min-conflicts local search for N-Queens (Minton et al. 1992), written for one chain.
+
+The public kernel keeps the package's contract (:mod:`jaxqueens.solvers.base`): a static
+:class:`Config`, dynamic :class:`Params` (restart period, restart cap, tabu tenure, QS4 tries:
+sweep them with ``jax.vmap`` without recompiling), :func:`init`, :func:`step`, :func:`run`::
+
+    import jax, jaxqueens.solvers.minconflicts as mc
+    config = mc.Config(n=32)
+    result = jax.jit(mc.run, static_argnums=1)(jax.random.key(0), config, mc.default_params(config))
+    result.rows, result.solved, result.steps
 
 A chain holds a board ``rows[n]`` (``rows[c]`` = row of the queen in column ``c``) and the
 line-occupancy counts packed in one int32 array ``counts[5n - 2]`` (:mod:`jaxqueens.core.lines`).
@@ -6,8 +15,9 @@ line-occupancy counts packed in one int32 array ``counts[5n - 2]`` (:mod:`jaxque
 One step picks a conflicted queen uniformly at random, scores every row of its column from the
 counts (queen lifted; both diagonal windows are contiguous slices), and moves it to a
 minimum-conflict row with uniform random tie-breaking (staying is allowed). An attempt ends when no
-queen is conflicted (solved) or after ``max_steps`` steps; the chain then restarts from a fresh
-board, continuing its random stream, until solved or ``max_restarts`` restarts are spent.
+queen is conflicted (solved) or after ``Params.max_steps`` steps; the chain then restarts from a
+fresh board, continuing its random stream, until solved or ``Params.max_restarts`` restarts are
+spent.
 
 A kernel call can be bounded in work without changing any result (:class:`Fresh`,
 :class:`Resume`: dynamic inputs): a chain pauses after its attempt number ``until`` fails,
@@ -19,8 +29,9 @@ Initial boards (``Config.init``): ``random`` (independent rows), ``permutation``
 row, random tie-breaks; a handful of attacking pairs at every n) and ``qs4`` (Sosic & Gu 1994,
 "Efficient local search with conflict minimization", QS4 initialisation).
 
-Plateau memory (``Config.tabu``, the CP468 program's rule): during one local minimum (a run of
-moves that do not lower the queen's conflicts) a queen does not return to a square it left, and
+Plateau memory (``Params.tabu`` squares, at most ``Config.tabu``; the CP468 program's rule):
+during one local minimum (a run of moves that do not lower the queen's conflicts) a queen does not
+return to a square it left, and
 on such a plateau it prefers a move to a new square over staying; a forbidden square and staying
 rank after every other square of the same cost, never after a worse one, so the walk can never
 freeze (the earlier rule, "tabu squares last", froze n = 8 boards: mean restarts 0.05 -> 0.49).
@@ -32,23 +43,25 @@ up to 100 random rows with a single conflict, else the full scan's least-conflic
 Best board (``Config.keep_best``): each attempt's final board is scored when the attempt ends
 (O(n), once per attempt); an unsolved chain reports the board with the fewest attacking pairs.
 
-Randomness: chain ``i`` of a batch takes its 32-bit seed from ``jax.random.fold_in(key, i)``, so its
-result does not depend on batch size, chunking or devices; inside the loop a counter-based integer
-hash (lowbias32) of (seed, counter, lane) replaces threefry, which costs 25x more per step on CPU.
+Randomness: a chain draws one 32-bit seed from its key (chain ``i`` of a batch is keyed
+``jax.random.fold_in(key, i)``, so its result does not depend on batch size, chunking or devices);
+inside the loop a counter-based integer hash (lowbias32) of (seed, counter, lane) replaces
+threefry, which costs 25x more per step on CPU.
 
-This module is the kernel for one chain (:class:`Kernel`); :mod:`jaxqueens.parallel.chains` batches
-it (one chain per ``lax.map`` iteration over host devices on CPU, lockstep ``vmap`` with lane
-recycling elsewhere) and :mod:`jaxqueens.drivers.minconflicts` runs the chunks.
+:mod:`jaxqueens.parallel.chains` batches the chains (one per ``lax.map`` iteration over host
+devices on CPU, lockstep ``vmap`` with lane recycling elsewhere, through :func:`advance`,
+:func:`retry` and :func:`restart`) and :mod:`jaxqueens.drivers.minconflicts` runs the chunks.
 
 Constrained boards (issue 16) are static switches, so the default path compiles as before:
 ``toroidal`` (diagonals modulo n; :mod:`jaxqueens.solvers.constrained`) and ``constrained`` (a
-dynamic :class:`~jaxqueens.solvers.constrained.Mask` in :class:`Data`): every attempt starts on a
+dynamic :class:`~jaxqueens.solvers.constrained.Mask` in :class:`Problem`): every attempt starts on a
 random allowed square per column and a forbidden row is never chosen (its packed key is the
 largest), so no board uses a forbidden square; fixed columns allow only their queen's square, and
 since :func:`~jaxqueens.core.constraints.allowed_squares` removes every square a fixed queen
 attacks, a fixed queen is never conflicted, never picked, never moved. The kernel assumes every
 column has an allowed square (the driver reports an instance without one unknown, unrun).
-Under these switches ``init`` is ``random`` or ``permutation`` (constrained: both the allowed start).
+Under these switches ``init`` is ``random`` or ``permutation`` (constrained: both the allowed
+start).
 """
 
 from __future__ import annotations
@@ -76,8 +89,8 @@ from jaxqueens.core.rng import GOLD as _GOLD
 from jaxqueens.core.rng import U32 as _U32
 from jaxqueens.core.rng import hash_bits, hash_randint, idx_bits, mix32, random_permutation
 from jaxqueens.solvers import constrained as rules
-from jaxqueens.solvers.base import ChainKernel
-from jaxqueens.solvers.choices import INITS, MOVES
+from jaxqueens.solvers.base import seed_of
+from jaxqueens.solvers.choices import INITS, MOVES, default_max_steps
 
 CISC352_PROBES = 100
 """Random rows the ``cisc352`` move probes for a single-conflict row before the full scan."""
@@ -89,31 +102,28 @@ class Config:
 
     Attributes:
         n: board size.
-        max_steps: steps per attempt before a restart.
         init: one of ``INITS``.
-        tabu: tabu tenure (squares remembered during a plateau); 0 disables tabu at no cost.
-        qs4_tries: QS4 attempts per column before keeping a conflicted row.
-        max_restarts: restarts before a chain gives up and reports unsolved.
+        tabu: capacity of the plateau memory (squares); 0 compiles no tabu at all.
+            ``Params.tabu`` (at most this) is the tenure used.
         unroll: min-conflicts steps per iteration of the inner ``while_loop``.
         pick_tries: random columns probed for a conflicted queen before an O(n) scan (0: always
             scan; -1: 0 for n <= 12, else 16, the measured best on CPU).
         move: one of ``MOVES`` (how the new row is chosen).
         keep_best: report, for an unsolved chain, its attempt-end board with the fewest
             attacking pairs (off: the last board; the default path compiles without it).
+        toroidal: queens attack along diagonals modulo n.
+        constrained: ``Problem.mask`` holds allowed squares and fixed queens.
     """
 
     n: int
-    max_steps: int = 4000
     init: str = "permutation"
     tabu: int = 0
-    qs4_tries: int = 100
-    max_restarts: int = 1_000_000
     unroll: int = 1
     pick_tries: int = -1
     move: str = "minconflicts"
     keep_best: bool = False
-    toroidal: bool = False  # queens attack along diagonals modulo n
-    constrained: bool = False  # Data.mask: allowed squares, fixed queens
+    toroidal: bool = False
+    constrained: bool = False
 
     def __post_init__(self):
         if self.n < 4 or self.n > 46340:
@@ -122,10 +132,8 @@ class Config:
             raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
         if self.move not in MOVES:
             raise ValueError(f"move must be one of {MOVES}, got {self.move!r}")
-        if self.max_steps < 1 or self.tabu < 0 or self.qs4_tries < 1 or self.max_restarts < 0:
-            raise ValueError("max_steps, qs4_tries >= 1 and tabu, max_restarts >= 0 required")
-        if self.unroll < 1:
-            raise ValueError("unroll must be >= 1")
+        if self.tabu < 0 or self.unroll < 1:
+            raise ValueError(f"tabu >= 0 and unroll >= 1 required, got {self.tabu}, {self.unroll}")
         if (self.toroidal or self.constrained) and self.init not in ("random", "permutation"):
             raise ValueError(
                 f"init {self.init} is not written for toroidal or constrained boards; "
@@ -133,16 +141,44 @@ class Config:
             )
 
 
-class Data(NamedTuple):
-    """What every chain of a run shares (dynamic): a start board and the instance."""
+class Params(NamedTuple):
+    """Dynamic parameters (0-d arrays): new values never recompile; ``jax.vmap`` sweeps them."""
 
-    start: jax.Array | None = None  # [n] int32 every chain's first board, or None
+    max_steps: jax.Array  # [] int32 >= 1, steps per attempt before a restart
+    max_restarts: jax.Array  # [] int32 >= 0, restarts before a chain gives up unsolved
+    tabu: jax.Array  # [] int32 in 0..Config.tabu, plateau-memory tenure (squares remembered)
+    qs4_tries: jax.Array  # [] int32 >= 1, QS4 swaps tried per column before keeping a conflict
+
+
+def default_params(
+    config: Config,
+    *,
+    max_steps: int | None = None,
+    max_restarts: int = 1_000_000,
+    tabu: int | None = None,
+    qs4_tries: int = 100,
+) -> Params:
+    """The package's defaults (:func:`jaxqueens.solvers.choices.default_max_steps` steps per
+    attempt, a million restarts, the whole tabu capacity), any of them overridden."""
+    max_steps = default_max_steps(config.n) if max_steps is None else max_steps
+    tabu = config.tabu if tabu is None else tabu
+    if not (max_steps >= 1 and max_restarts >= 0 and 0 <= tabu <= config.tabu and qs4_tries >= 1):
+        raise ValueError(
+            f"max_steps >= 1, max_restarts >= 0, 0 <= tabu <= Config.tabu ({config.tabu}) and "
+            f"qs4_tries >= 1 required, got {max_steps}, {max_restarts}, {tabu}, {qs4_tries}"
+        )
+    return Params(*(np.int32(v) for v in (max_steps, max_restarts, tabu, qs4_tries)))
+
+
+class Problem(NamedTuple):
+    """What is solved beyond ``n`` (dynamic; every chain of a batch shares it)."""
+
+    start: jax.Array | None = None  # [n] int32 the first attempt's board, or None
     mask: rules.Mask | None = None  # the instance (Config.constrained), or None
 
 
-def as_data(data) -> Data:
-    """A kernel's ``data``: a :class:`Data`, or a start board [n] / None alone."""
-    return data if isinstance(data, Data) else Data(data)
+def _problem(problem) -> Problem:
+    return Problem() if problem is None else problem
 
 
 class State(NamedTuple):
@@ -180,10 +216,10 @@ NO_PAUSE = 2**31 - 1
 """``State.until`` of a chain that runs until solved or out of restarts."""
 
 
-def paused(result: Result, config: Config):
+def paused(result: Result, params: Params):
     """[C] bool: chains of a bounded call that stopped at ``until``, unsolved with restarts left
-    (a chain that ran to its end is solved or has spent ``max_restarts``)."""
-    return ~result.solved & (result.restarts < config.max_restarts)
+    (a chain that ran to its end is solved or has spent ``params.max_restarts``)."""
+    return ~result.solved & (result.restarts < params.max_restarts)
 
 
 class Resume(NamedTuple):
@@ -278,7 +314,7 @@ def _init_qs4(seed, ctr, n, tries):
 
 
 def init_board(
-    seed: jax.Array, ctr: jax.Array, config: Config, mask: rules.Mask | None = None
+    seed: jax.Array, ctr: jax.Array, config: Config, params: Params, mask: rules.Mask | None = None
 ) -> jax.Array:
     """A fresh board [n] int32 for attempt counter ``ctr`` of chain ``seed`` (constrained: a
     random allowed row per column)."""
@@ -291,7 +327,7 @@ def init_board(
         return random_permutation(seed, ctr, n)
     if config.init == "greedy":
         return _init_greedy(seed, ctr, n)
-    return _init_qs4(seed, ctr, n, config.qs4_tries)
+    return _init_qs4(seed, ctr, n, params.qs4_tries)
 
 
 # Within an attempt, initialisation draws from counters below 2^23, steps from 2^23 on. A restart
@@ -300,10 +336,11 @@ _STEP_BASE = 1 << 23
 
 
 def fresh_attempt(
-    s: State, config: Config, reseed: bool = True, mask: rules.Mask | None = None
+    s: State, config: Config, params: Params, reseed: bool = True, mask: rules.Mask | None = None
 ) -> State:
+    """``s`` on the fresh board of its next attempt (``reseed``) or of its current one."""
     seed = mix32(s.seed + _U32(_GOLD)) if reseed else s.seed
-    rows = init_board(seed, _U32(0), config, mask)
+    rows = init_board(seed, _U32(0), config, params, mask)
     counts = _counts_of(rows, config)
     return s._replace(
         rows=rows,
@@ -358,17 +395,20 @@ def _counts_of(rows, config: Config):
     )
 
 
-def init(
-    seed: jax.Array, config: Config, start: jax.Array | None = None, mask: rules.Mask | None = None
-) -> State:
-    """Chain state with its first board, from a uint32 ``seed`` (see :func:`chain_seeds`).
+def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
+    """A chain on its first board (key is consumed).
 
-    With ``start`` ([n] int32, values in 0..n-1) the first attempt starts from that board;
-    restarts draw fresh boards with ``config.init`` as usual.
+    With ``problem.start`` ([n] int32, values in 0..n-1) the first attempt starts from that board;
+    restarts draw fresh boards with ``config.init`` as usual. Under ``config.constrained`` every
+    attempt starts on a random allowed square per column of ``problem.mask``.
     """
-    s = fresh_attempt(_blank(seed, config), config, reseed=False, mask=mask)
-    if start is not None:
-        start = jnp.asarray(start, jnp.int32)
+    return _init(seed_of(key), config, params, _problem(problem))
+
+
+def _init(seed: jax.Array, config: Config, params: Params, problem: Problem) -> State:
+    s = fresh_attempt(_blank(seed, config), config, params, reseed=False, mask=problem.mask)
+    if problem.start is not None:
+        start = jnp.asarray(problem.start, jnp.int32)
         s = s._replace(rows=start, counts=_counts_of(start, config))
     return s
 
@@ -466,13 +506,16 @@ def choose_row(
     return r1, cost
 
 
-def step(s: State, config: Config, mask: rules.Mask | None = None) -> State:
-    """One min-conflicts step (a no-op once ``s.stop``). Sets ``solved``/``stop`` when the attempt
-    ends: no conflicted queen left, or ``max_steps`` steps taken."""
+def advance(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
+    """One min-conflicts step of the current attempt (a no-op once ``s.stop``). Sets
+    ``solved``/``stop`` when the attempt ends: no conflicted queen left, or ``params.max_steps``
+    steps taken. (:func:`step` also starts the next attempt; lockstep lanes use this and
+    :func:`restart` so that they restart only when a lane needs it.)"""
+    mask = _problem(problem).mask
     n = config.n
     c, found = _pick_conflicted(s, config)
     solved = ~found
-    exhausted = found & (s.steps >= config.max_steps)
+    exhausted = found & (s.steps >= params.max_steps)
     move = ~s.stop & found & ~exhausted
 
     r0 = s.rows[c]
@@ -485,7 +528,7 @@ def step(s: State, config: Config, mask: rules.Mask | None = None) -> State:
         if not config.toroidal
         else (lambda c, r: rules.positions(n, c, r, True))
     )
-    for pos, v in zip(lines_of(c, r0) + lines_of(c, r1), (-1, -1, -1, 1, 1, 1)):
+    for pos, v in zip(lines_of(c, r0) + lines_of(c, r1), (-1, -1, -1, 1, 1, 1), strict=True):
         counts = add1(counts, pos, v)
     rows = lax.dynamic_update_slice(s.rows, r1[None], (c,))
 
@@ -497,9 +540,9 @@ def step(s: State, config: Config, mask: rules.Mask | None = None) -> State:
         moved = move & (r1 != r0)
         tabu = jnp.where(move & improved, -1, tabu)
         ring = lax.dynamic_update_slice(tabu, (c * n + r0)[None], (tabu_ptr,))
-        push = moved & ~improved
+        push = moved & ~improved & (params.tabu > 0)  # the tenure: at most Config.tabu squares
         tabu = jnp.where(push, ring, tabu)
-        tabu_ptr = jnp.where(push, (tabu_ptr + 1) % config.tabu, tabu_ptr)
+        tabu_ptr = jnp.where(push, (tabu_ptr + 1) % jnp.maximum(params.tabu, 1), tabu_ptr)
 
     inc = move.astype(jnp.int32)
     return s._replace(
@@ -515,51 +558,74 @@ def step(s: State, config: Config, mask: rules.Mask | None = None) -> State:
     )
 
 
-def search(s: State, config: Config, mask: rules.Mask | None = None) -> State:
+def retry(s: State, config: Config, params: Params) -> jax.Array:
+    """[] bool: the attempt is over, unsolved, with restarts left (and not paused)."""
+    return s.stop & ~s.solved & (s.restarts < params.max_restarts) & (s.restarts < s.until)
+
+
+def restart(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
+    """The chain's next attempt: the ended attempt's board kept if best, a fresh board."""
+    s = keep_best(s, config)._replace(restarts=s.restarts + 1)
+    return fresh_attempt(s, config, params, mask=_problem(problem).mask)
+
+
+def step(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
+    """One step: a min-conflicts move, or, once an attempt has ended unsolved with restarts left,
+    the next attempt's fresh board (a no-op once :func:`done`)."""
+    return lax.cond(
+        retry(s, config, params),
+        lambda s: restart(s, config, params, problem),
+        lambda s: advance(s, config, params, problem),
+        s,
+    )
+
+
+def done(s: State, config: Config, params: Params) -> jax.Array:
+    """[] bool: the chain is over for good (solved, out of restarts, or paused)."""
+    over = (s.restarts >= params.max_restarts) | (s.restarts >= s.until)
+    return s.stop & (s.solved | over)
+
+
+def search(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
     """Steps until the current attempt stops (``config.unroll`` steps per loop iteration)."""
 
     def body(s):
         for _ in range(config.unroll):
-            s = step(s, config, mask)
+            s = advance(s, config, params, problem)
         return s
 
     return lax.while_loop(lambda s: ~s.stop, body, s)
 
 
 def resume(
-    seed: jax.Array,
+    key: jax.Array,
     config: Config,
-    start: jax.Array | None,
+    params: Params,
+    problem: Problem | None,
     r: Resume | Fresh,
-    mask: rules.Mask | None = None,
 ) -> State:
-    """A chain's state at the start of a call: fresh (:class:`Fresh`, or ``r.restarts < 0``: as
-    :func:`init`) or the next attempt of a paused chain; it pauses after attempt ``r.until``
-    (``r.until < 0``: a stopped state, the chain is skipped). Selects, not branches: the
-    per-chain cost of a call stays that of :func:`init`."""
+    """A chain's state at the start of a bounded call: fresh (:class:`Fresh`, or
+    ``r.restarts < 0``: as :func:`init`) or the next attempt of a paused chain; it pauses after
+    attempt ``r.until`` (``r.until < 0``: a stopped state, the chain is skipped). Selects, not
+    branches: the per-chain cost of a call stays that of :func:`init`."""
+    problem = _problem(problem)
+    seed = seed_of(key)
     if isinstance(r, Fresh):
-        return init(seed, config, start, mask)._replace(until=r.until)
+        return _init(seed, config, params, problem)._replace(until=r.until)
     fresh = r.restarts < 0
     # Attempt k draws from seed_k = f^k(seed) with f(x) = mix32(x + golden) (fresh_attempt);
     # O(k) scalar steps, small beside the k attempts that the chain has run.
     seed = lax.fori_loop(
-        0,
-        jnp.maximum(r.restarts + 1, 0),
-        lambda _, x: mix32(x + _U32(_GOLD)),
-        jnp.asarray(seed, _U32),
+        0, jnp.maximum(r.restarts + 1, 0), lambda _, x: mix32(x + _U32(_GOLD)), seed
     )
     s = _blank(seed, config)
-    s = fresh_attempt(
-        s._replace(
-            restarts=jnp.where(fresh, 0, r.restarts + 1),
-            total_steps=jnp.where(fresh, 0, r.total_steps),
-        ),
-        config,
-        reseed=False,
-        mask=mask,
+    s = s._replace(
+        restarts=jnp.where(fresh, 0, r.restarts + 1),
+        total_steps=jnp.where(fresh, 0, r.total_steps),
     )
-    if start is not None:
-        start = jnp.asarray(start, jnp.int32)
+    s = fresh_attempt(s, config, params, reseed=False, mask=problem.mask)
+    if problem.start is not None:
+        start = jnp.asarray(problem.start, jnp.int32)
         s = s._replace(
             rows=jnp.where(fresh, start, s.rows),
             counts=jnp.where(fresh, _counts_of(start, config), s.counts),
@@ -567,27 +633,35 @@ def resume(
     return s._replace(until=r.until, stop=r.until < 0)
 
 
-def _run(s: State, config: Config, mask: rules.Mask | None = None) -> Result:
-    """Attempts from ``s`` until solved, out of restarts, or paused at ``s.until``."""
+def finish(s: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
+    """Attempts from ``s`` until solved, out of restarts, or paused at ``s.until``: the fast
+    loop of :func:`run` (an attempt's steps in an inner ``while_loop``, restarts outside it)."""
 
     def cond(s):
-        return ~s.solved & (s.restarts <= config.max_restarts) & ~(s.stop)
+        return ~s.solved & (s.restarts <= params.max_restarts) & ~(s.stop)
 
     def body(s):
         # The step loop carries a constant in place of ``until`` (XLA drops it from the carry),
         # so that the hot loop is exactly that of a chain without a bound.
         until = s.until
-        s = search(s._replace(until=jnp.int32(NO_PAUSE)), config, mask)._replace(until=until)
-        s = keep_best(s, config)
-        again = ~s.solved & (s.restarts < config.max_restarts) & (s.restarts < s.until)
+        s = search(s._replace(until=jnp.int32(NO_PAUSE)), config, params, problem)
+        s = keep_best(s._replace(until=until), config)
+        again = ~s.solved & (s.restarts < params.max_restarts) & (s.restarts < s.until)
         return lax.cond(
             again,
-            lambda s: fresh_attempt(s._replace(restarts=s.restarts + 1), config, mask=mask),
+            lambda s: fresh_attempt(
+                s._replace(restarts=s.restarts + 1), config, params, mask=_problem(problem).mask
+            ),
             lambda s: s,
             s,
         )
 
     return _result(lax.while_loop(cond, body, s), config)
+
+
+def result(s: State, config: Config, params: Params) -> Result:
+    """What the chain reports (call it once :func:`done`)."""
+    return _result(keep_best(s, config), config)
 
 
 def _result(s: State, config: Config) -> Result:
@@ -601,86 +675,26 @@ def _result(s: State, config: Config) -> Result:
     return Result(rows=rows, solved=s.solved, steps=s.total_steps, restarts=s.restarts, best=pairs)
 
 
-def solve_chain(
-    seed: jax.Array, config: Config, start: jax.Array | None = None, mask: rules.Mask | None = None
-) -> Result:
-    """Min-conflicts with restarts for one chain until solved or ``max_restarts`` are spent."""
-    return _run(init(seed, config, start, mask), config, mask)
-
-
-def solve_from(
-    seed: jax.Array,
-    config: Config,
-    start: jax.Array | None,
-    r: Resume | Fresh,
-    mask: rules.Mask | None = None,
-) -> Result:
-    """:func:`solve_chain` from where ``r`` says (:func:`resume`); a skipped chain does no step."""
-    return _run(resume(seed, config, start, r, mask), config, mask)
+def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
+    """One chain with restarts until solved or ``params.max_restarts`` are spent (key is
+    consumed)."""
+    return finish(init(key, config, params, problem), config, params, problem)
 
 
 def trace(
-    seed: jax.Array,
+    key: jax.Array,
     config: Config,
+    params: Params,
     num_steps: int,
-    start: jax.Array | None = None,
-    mask: rules.Mask | None = None,
+    problem: Problem | None = None,
 ) -> tuple[State, Metrics]:
-    """One attempt (no restarts) for ``num_steps`` steps; per-step metrics [num_steps]."""
+    """The first attempt (no restarts) for ``num_steps`` steps; per-step metrics [num_steps]."""
 
     def body(s, _):
         m = Metrics(
             conflicted=jnp.sum(_conflicted(s.rows, s.counts, config)).astype(jnp.int32),
             pairs=pairs_from_counts(s.counts).astype(jnp.int32),
         )
-        return step(s, config, mask), m
+        return advance(s, config, params, problem), m
 
-    return lax.scan(body, init(seed, config, start, mask), None, length=num_steps)
-
-
-@dataclasses.dataclass(frozen=True)
-class Kernel(ChainKernel):
-    """Min-conflicts as a :class:`~jaxqueens.solvers.base.ChainKernel`; ``data`` is a
-    :class:`Data`, or the start board or None alone."""
-
-    config: Config
-
-    def init(self, seed, data):
-        data = as_data(data)
-        return init(seed, self.config, data.start, data.mask)
-
-    def step(self, s, data):
-        return step(s, self.config, as_data(data).mask)
-
-    def retry(self, s):
-        return s.stop & ~s.solved & (s.restarts < self.config.max_restarts) & (s.restarts < s.until)
-
-    def restart(self, s, data):
-        return fresh_attempt(
-            keep_best(s, self.config)._replace(restarts=s.restarts + 1),
-            self.config,
-            mask=as_data(data).mask,
-        )
-
-    def finished(self, s):
-        return s.stop & (
-            s.solved | (s.restarts >= self.config.max_restarts) | (s.restarts >= s.until)
-        )
-
-    def result(self, s) -> Result:
-        return _result(keep_best(s, self.config), self.config)
-
-    def solve_one(self, seed, data) -> Result:
-        data = as_data(data)
-        return solve_chain(seed, self.config, data.start, data.mask)
-
-    def resume_input(self):
-        return fresh()
-
-    def init_from(self, seed, data, r):
-        data = as_data(data)
-        return resume(seed, self.config, data.start, r, data.mask)
-
-    def solve_from(self, seed, data, r) -> Result:
-        data = as_data(data)
-        return solve_from(seed, self.config, data.start, r, data.mask)
+    return lax.scan(body, init(key, config, params, problem), None, length=num_steps)

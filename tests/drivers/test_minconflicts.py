@@ -70,9 +70,9 @@ def test_api_is_the_driver():
 
 
 def test_compile_runner_runs_chunks_in_chain_order():
-    cfg = mc.Config(n=10, max_steps=60)
+    cfg = mc.Config(n=10)
     key = jax.random.key(3)
-    run = mcsolve.compile_runner(key, cfg, 8)
+    run = mcsolve.compile_runner(key, cfg, mc.default_params(cfg, max_steps=60), 8)
     whole = jax.device_get(run(0, 8))
     assert whole.rows.shape == (8, 10) and whole.solved.dtype == bool
     tail = jax.device_get(run(4, 4))  # a short chunk compiles its own size, same chains
@@ -81,12 +81,13 @@ def test_compile_runner_runs_chunks_in_chain_order():
 
 
 def test_trace_chain_is_cut_at_the_solution():
-    cfg = mc.Config(n=12, max_steps=500)
-    m = mcsolve.trace_chain(jax.random.key(0), cfg, 400)
+    cfg = mc.Config(n=12)
+    prm = mc.default_params(cfg, max_steps=500)
+    m = mcsolve.trace_chain(jax.random.key(0), cfg, prm, 400)
     assert isinstance(m.conflicted, np.ndarray) and m.conflicted.shape == m.pairs.shape
     assert m.conflicted[-1] == 0 and (m.conflicted[:-1] > 0).all()
     assert m.pairs[-1] == 0 and (np.diff(m.pairs) <= 0).all()
-    short = mcsolve.trace_chain(jax.random.key(0), cfg, 3)
+    short = mcsolve.trace_chain(jax.random.key(0), cfg, prm, 3)
     assert short.pairs.shape == (3,)
     np.testing.assert_array_equal(short.pairs, m.pairs[:3])
 

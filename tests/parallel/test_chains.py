@@ -1,4 +1,4 @@
-"""Many chains of a ChainKernel (jaxqueens.parallel.chains): the CPU strategy (one chain per
+"""Many chains of a chain family (jaxqueens.parallel.chains): the CPU strategy (one chain per
 lax.map iteration, split over devices) and the accelerator one (lockstep lanes with refill) give
 the same chains, whatever the batch, offset, lanes or device count."""
 
@@ -13,60 +13,83 @@ from jaxqueens.solvers import minconflicts as mc
 KEY = jax.random.key(42)
 
 
+def family(**kw) -> tuple[chains.Chains, mc.Params]:
+    """min-conflicts bound to a config, and its params (max_steps, max_restarts from ``kw``)."""
+    given = {k: kw.pop(k) for k in ("max_steps", "max_restarts") if k in kw}
+    cfg = mc.Config(**kw)
+    return chains.Chains(mc, cfg), mc.default_params(cfg, **given)
+
+
 def _assert_same(a, b):
     for x, y in zip(jax.device_get(a), jax.device_get(b)):
         np.testing.assert_array_equal(x, y)
 
 
 def test_chain_results_independent_of_batching_and_strategy():
-    kernel = mc.Kernel(mc.Config(n=12, max_steps=48, init="qs4", unroll=2))
-    ref = jax.device_get(chains.run_mapped(kernel, KEY, 20, num_devices=1))
-    bigger = chains.run_mapped(kernel, KEY, 33, num_devices=jax.local_device_count())
+    kernel, prm = family(n=12, max_steps=48, init="qs4", unroll=2)
+    ref = jax.device_get(chains.run_mapped(kernel, KEY, 20, prm, num_devices=1))
+    bigger = chains.run_mapped(kernel, KEY, 33, prm, num_devices=jax.local_device_count())
     _assert_same(ref, jax.tree.map(lambda x: x[:20], bigger))
-    chunk = chains.run_mapped(kernel, KEY, 10, offset=10, num_devices=1)
+    chunk = chains.run_mapped(kernel, KEY, 10, prm, offset=10, num_devices=1)
     _assert_same(jax.tree.map(lambda x: x[10:], ref), chunk)
-    lock = chains.run_lockstep(kernel, KEY, 20, lanes=6)
+    lock = chains.run_lockstep(kernel, KEY, 20, prm, lanes=6)
     _assert_same(ref, lock)
+    one = jax.vmap(lambda i: mc.run(jax.random.fold_in(KEY, i), kernel.config, prm))(
+        jax.numpy.arange(20)
+    )
+    _assert_same(ref, one)  # the family's own run, chain by chain
 
 
 def test_lockstep_with_restart_cap_matches_mapped():
-    kernel = mc.Kernel(mc.Config(n=30, max_steps=20, max_restarts=2))
+    kernel, prm = family(n=30, max_steps=20, max_restarts=2)
     _assert_same(
-        chains.run_mapped(kernel, KEY, 9, num_devices=1),
-        chains.run_lockstep(kernel, KEY, 9, lanes=4),
+        chains.run_mapped(kernel, KEY, 9, prm, num_devices=1),
+        chains.run_lockstep(kernel, KEY, 9, prm, lanes=4),
     )
 
 
 def test_lockstep_over_all_devices_with_a_start_board():
-    kernel = mc.Kernel(mc.Config(n=10, max_steps=30, max_restarts=3))
-    start = np.array([0, 2, 4, 6, 8, 1, 3, 5, 7, 9], np.int32)
-    ref = chains.run_mapped(kernel, KEY, 12, data=start, num_devices=1)
+    kernel, prm = family(n=10, max_steps=30, max_restarts=3)
+    start = mc.Problem(start=np.array([0, 2, 4, 6, 8, 1, 3, 5, 7, 9], np.int32))
+    ref = chains.run_mapped(kernel, KEY, 12, prm, start, num_devices=1)
     d = jax.local_device_count()
-    _assert_same(ref, chains.run_lockstep(kernel, KEY, 12, lanes=3, data=start, num_devices=d))
+    _assert_same(ref, chains.run_lockstep(kernel, KEY, 12, prm, start, lanes=3, num_devices=d))
 
 
 def test_defect_7_batch_checked_against_memory_before_allocating(monkeypatch):
     """A kernel call's results ([chunk, n] boards and more) must fit: refused before compiling."""
     monkeypatch.setattr(memory, "available_memory", lambda: 2**20)
-    kernel = mc.Kernel(mc.Config(n=64, max_steps=48))
+    kernel, prm = family(n=64, max_steps=48)
     with pytest.raises(QueensError, match=r"--batch 5000 .*needs about .* of memory"):
-        chains.compile_runner(kernel, KEY, 5000)
+        chains.compile_runner(kernel, KEY, 5000, prm)
     monkeypatch.setattr(memory, "available_memory", lambda: 2**40)
-    chains.compile_runner(kernel, KEY, 4)  # fits
+    chains.compile_runner(kernel, KEY, 4, prm)  # fits
 
 
 def test_defect_5_pausing_chains_match_across_strategies():
     # Chains that pause after their second attempt (the per-chain input bounds a call's work)
     # pause at the same point, with the same state, in lockstep lanes and one per lax.map step.
-    kernel = mc.Kernel(mc.Config(n=12, max_steps=5, max_restarts=50))
+    kernel, prm = family(n=12, max_steps=5, max_restarts=50)
     shared = mc.fresh(until=1)  # the same input for every chain of the call
-    mapped = jax.device_get(chains.run_mapped(kernel, KEY, 10, num_devices=1, resume=shared))
-    paused = np.asarray(mc.paused(mapped, kernel.config))
+    mapped = jax.device_get(chains.run_mapped(kernel, KEY, 10, prm, num_devices=1, resume=shared))
+    paused = np.asarray(mc.paused(mapped, prm))
     assert paused.any() and (mapped.restarts[paused] == 1).all()
     per_chain = jax.tree.map(lambda x: np.full(10, x), shared)  # one row per chain
+    d = jax.local_device_count()
     for resume in (shared, per_chain):
-        _assert_same(mapped, chains.run_lockstep(kernel, KEY, 10, lanes=3, resume=resume))
-        _assert_same(
-            mapped,
-            chains.run_mapped(kernel, KEY, 10, resume=resume, num_devices=jax.local_device_count()),
-        )
+        _assert_same(mapped, chains.run_lockstep(kernel, KEY, 10, prm, lanes=3, resume=resume))
+        _assert_same(mapped, chains.run_mapped(kernel, KEY, 10, prm, resume=resume, num_devices=d))
+
+
+def test_run_inside_a_user_jit_and_over_a_params_sweep():
+    """parallel.chains.run composes: inside jit, and vmapped over Params (one compile)."""
+    cfg = mc.Config(n=10)
+    base = mc.default_params(cfg)
+    periods = jax.numpy.array([5, 20, 80], jax.numpy.int32)
+    sweep = jax.jit(jax.vmap(lambda m: chains.run(mc, cfg, KEY, 16, base._replace(max_steps=m))))(
+        periods
+    )
+    assert sweep.rows.shape == (3, 16, 10) and np.asarray(sweep.solved).all()
+    for i, m in enumerate(periods.tolist()):
+        one = chains.run(mc, cfg, KEY, 16, base._replace(max_steps=m))
+        _assert_same(jax.tree.map(lambda x: x[i], sweep), one)

@@ -16,11 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax import lax
 
-from jaxqueens.core import checker, rng
+from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.lines import conflicted_from_counts, counts_of
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers import minconflicts as mc
+from jaxqueens.solvers.base import chain_keys
 
 # ----------------------------------------------------------------------------- references
 
@@ -65,12 +66,28 @@ def np_pairs(rows) -> int:
 
 
 KEY = jax.random.key(42)
+PARAM_FIELDS = ("max_steps", "max_restarts", "tabu_tenure", "qs4_tries")
 
 
-def solve(key, cfg: mc.Config, num: int) -> mc.Result:
+def setup(**kw) -> tuple[mc.Config, mc.Params]:
+    """(Config, Params) from one set of keywords: the static ones to Config, the rest to Params
+    (``tabu_tenure``: Params.tabu, default Config.tabu)."""
+    given = {k: kw.pop(k) for k in PARAM_FIELDS if k in kw}
+    if "tabu_tenure" in given:
+        given["tabu"] = given.pop("tabu_tenure")
+    cfg = mc.Config(**kw)
+    return cfg, mc.default_params(cfg, **given)
+
+
+def key(seed: int) -> jax.Array:
+    return jax.random.key(seed)
+
+
+def solve(key, cp: tuple[mc.Config, mc.Params], num: int) -> mc.Result:
     """Chains ``0 .. num-1`` of ``key`` (chain i from ``fold_in(key, i)``), one per lax.map step."""
-    seeds = rng.chain_seeds(key, jnp.arange(num))
-    return jax.jit(lambda sd: lax.map(lambda x: mc.solve_chain(x, cfg), sd))(seeds)
+    cfg, prm = cp
+    keys = chain_keys(key, jnp.arange(num))
+    return jax.jit(lambda ks: lax.map(lambda k: mc.run(k, cfg, prm), ks))(keys)
 
 
 # ----------------------------------------------------------------------------- solving
@@ -79,8 +96,7 @@ def solve(key, cfg: mc.Config, num: int) -> mc.Result:
 @pytest.mark.parametrize("init", mc.INITS)
 @pytest.mark.parametrize("n", [8, 29])
 def test_solutions_pass_brute_force(n, init):
-    cfg = mc.Config(n=n, max_steps=max(100, 4 * n), init=init)
-    res = jax.device_get(solve(KEY, cfg, 24))
+    res = jax.device_get(solve(KEY, setup(n=n, max_steps=max(100, 4 * n), init=init), 24))
     assert res.rows.shape == (24, n)
     assert res.solved.all()
     assert all(brute_is_solution(b) for b in res.rows)
@@ -90,14 +106,12 @@ def test_solutions_pass_brute_force(n, init):
 
 @pytest.mark.parametrize("tabu", [0, 1, 7])
 def test_tabu_on_and_off_both_solve(tabu):
-    cfg = mc.Config(n=30, max_steps=120, tabu=tabu)
-    res = jax.device_get(solve(KEY, cfg, 40))
+    res = jax.device_get(solve(KEY, setup(n=30, max_steps=120, tabu=tabu), 40))
     assert res.solved.all() and all(brute_is_solution(b) for b in res.rows)
 
 
 def test_max_restarts_caps_and_reports_unsolved():
-    cfg = mc.Config(n=60, max_steps=1, max_restarts=3, init="random")
-    res = jax.device_get(solve(KEY, cfg, 8))
+    res = jax.device_get(solve(KEY, setup(n=60, max_steps=1, max_restarts=3, init="random"), 8))
     assert not res.solved.any()
     assert (res.restarts == 3).all()
     assert (res.steps == 4).all()  # one step per attempt
@@ -113,28 +127,30 @@ def test_check_boards_rejects_bad_boards():
 # ----------------------------------------------------------------------------- step invariants
 
 
-def _run_steps(seed, cfg, k):
+def _run_steps(seed, cp, k):
+    cfg, prm = cp
+
     def body(s, _):
-        s2 = mc.step(s, cfg)
+        s2 = mc.advance(s, cfg, prm)
         return s2, (s.rows, s.counts, s2.rows, s.stop)
 
-    return jax.jit(lambda sd: lax.scan(body, mc.init(sd, cfg), None, length=k))(seed)
+    return jax.jit(lambda k0: lax.scan(body, mc.init(k0, cfg, prm), None, length=k))(key(seed))
 
 
 @pytest.mark.parametrize("init,tabu", [("random", 0), ("permutation", 3), ("greedy", 0)])
 def test_counts_match_recount_after_many_steps(init, tabu):
-    cfg = mc.Config(n=50, max_steps=10_000, init=init, tabu=tabu)
+    cp = setup(n=50, max_steps=10_000, init=init, tabu=tabu)
     for seed in range(3):
-        s, (before, counts, after, stop) = jax.device_get(_run_steps(jnp.uint32(seed), cfg, 400))
+        s, (before, counts, after, stop) = jax.device_get(_run_steps(seed, cp, 400))
         np.testing.assert_array_equal(s.counts, np_counts(s.rows))
         for t in range(0, 400, 37):
             np.testing.assert_array_equal(counts[t], np_counts(before[t]))
 
 
 def test_step_never_increases_moved_queen_conflicts():
-    cfg = mc.Config(n=24, max_steps=10_000, init="random")
+    cp = setup(n=24, max_steps=10_000, init="random")
     for seed in range(4):
-        _, (before, _, after, stop) = jax.device_get(_run_steps(jnp.uint32(seed), cfg, 150))
+        _, (before, _, after, stop) = jax.device_get(_run_steps(seed, cp, 150))
         for t in range(150):
             diff = np.nonzero(before[t] != after[t])[0]
             assert diff.size <= 1
@@ -145,12 +161,12 @@ def test_step_never_increases_moved_queen_conflicts():
 
 
 def test_trace_pairs_non_increasing_and_consistent():
-    cfg = mc.Config(n=30, max_steps=1000)
-    s, m = jax.device_get(jax.jit(lambda sd: mc.trace(sd, cfg, 200))(jnp.uint32(3)))
+    cfg, prm = setup(n=30, max_steps=1000)
+    s, m = jax.device_get(jax.jit(lambda k: mc.trace(k, cfg, prm, 200))(key(3)))
     assert m.conflicted.shape == (200,) and m.pairs.shape == (200,)
     assert (np.diff(m.pairs) <= 0).all()
     assert ((m.pairs == 0) == (m.conflicted == 0)).all()
-    s0 = jax.device_get(mc.init(jnp.uint32(3), cfg))
+    s0 = jax.device_get(mc.init(key(3), cfg, prm))
     assert m.pairs[0] == np_pairs(s0.rows)
 
 
@@ -160,9 +176,9 @@ def test_trace_pairs_non_increasing_and_consistent():
 @pytest.mark.parametrize("init", mc.INITS)
 @pytest.mark.parametrize("n", [8, 70, 200])
 def test_initial_boards(init, n):
-    cfg = mc.Config(n=n, init=init)
-    seeds = rng.chain_seeds(KEY, jnp.arange(6))
-    s = jax.device_get(jax.jit(jax.vmap(lambda sd: mc.init(sd, cfg)))(seeds))
+    cfg, prm = setup(n=n, init=init)
+    keys = chain_keys(KEY, jnp.arange(6))
+    s = jax.device_get(jax.jit(jax.vmap(lambda k: mc.init(k, cfg, prm)))(keys))
     assert s.rows.shape == (6, n)
     assert ((s.rows >= 0) & (s.rows < n)).all()
     for b, cnt in zip(s.rows, s.counts):
@@ -190,10 +206,10 @@ def _assert_same(a, b):
 
 
 def test_same_key_same_result_and_different_keys_differ():
-    cfg = mc.Config(n=16, max_steps=64)
-    a, b = solve(KEY, cfg, 12), solve(KEY, cfg, 12)
+    cp = setup(n=16, max_steps=64)
+    a, b = solve(KEY, cp, 12), solve(KEY, cp, 12)
     _assert_same(a, b)
-    c = solve(jax.random.key(7), cfg, 12)
+    c = solve(jax.random.key(7), cp, 12)
     assert not np.array_equal(np.asarray(a.rows), np.asarray(c.rows))
 
 
@@ -207,8 +223,8 @@ def _chi2(counts):
 
 
 def _state_for(rows, seed=0, tabu=0):
-    cfg = mc.Config(n=len(rows), tabu=tabu)
-    s = mc.init(jnp.uint32(seed), cfg)
+    cfg, prm = setup(n=len(rows), tabu=tabu)
+    s = mc.init(key(seed), cfg, prm)
     rows = jnp.asarray(rows, jnp.int32)
     return cfg, s._replace(rows=rows, counts=counts_of(rows, cfg.n))
 
@@ -258,13 +274,13 @@ class KernelVariantsTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_init_and_step(self):
-        cfg = mc.Config(n=10, tabu=2)
-        s = self.variant(lambda sd: mc.init(sd, cfg))(jnp.uint32(4))
+        cfg, prm = setup(n=10, tabu=2)
+        s = self.variant(lambda k: mc.init(k, cfg, prm))(key(4))
         chex.assert_shape(s.rows, (10,))
         chex.assert_shape(s.counts, (5 * 10 - 2,))
         chex.assert_shape(s.tabu, (2,))
         np.testing.assert_array_equal(s.counts, np_counts(s.rows))
-        step = self.variant(lambda s: mc.step(s, cfg))
+        step = self.variant(lambda s: mc.step(s, cfg, prm))
         for _ in range(2):
             s = step(s)
         chex.assert_shape(s.rows, (10,))
@@ -273,35 +289,38 @@ class KernelVariantsTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_solve_chain_and_trace(self):
-        cfg = mc.Config(n=8, max_steps=50)
-        res = self.variant(lambda sd: mc.solve_chain(sd, cfg))(jnp.uint32(1))
+        cfg, prm = setup(n=8, max_steps=50)
+        res = self.variant(lambda k: mc.run(k, cfg, prm))(key(1))
         chex.assert_shape(res.rows, (8,))
         chex.assert_shape([res.solved, res.steps, res.restarts], ())
         assert bool(res.solved) and brute_is_solution(np.asarray(res.rows))
-        _, m = self.variant(lambda sd: mc.trace(sd, cfg, 20))(jnp.uint32(1))
+        _, m = self.variant(lambda k: mc.trace(k, cfg, prm, 20))(key(1))
         chex.assert_shape([m.conflicted, m.pairs], (20,))
 
     def test_variants_agree(self):
-        cfg = mc.Config(n=8, max_steps=30, init="qs4")
-        eager = mc.solve_chain(jnp.uint32(9), cfg)
-        jitted = jax.jit(lambda sd: mc.solve_chain(sd, cfg))(jnp.uint32(9))
+        cfg, prm = setup(n=8, max_steps=30, init="qs4")
+        eager = mc.run(key(9), cfg, prm)
+        jitted = jax.jit(lambda k: mc.run(k, cfg, prm))(key(9))
         for a, b in zip(eager, jitted):
             np.testing.assert_array_equal(a, b)
 
 
 def test_kernels_trace_once():
-    """A new seed or start board reuses the compiled kernel (no retracing)."""
+    """A new key, start board or Params value reuses the compiled kernel (no retracing)."""
     chex.clear_trace_counter()
-    cfg = mc.Config(n=9, max_steps=40)
-    solve_chain = jax.jit(chex.assert_max_traces(lambda sd, b: mc.solve_chain(sd, cfg, b), n=1))
-    step = jax.jit(chex.assert_max_traces(lambda s: mc.step(s, cfg), n=1))
-    init = jax.jit(chex.assert_max_traces(lambda sd: mc.init(sd, cfg), n=1))
-    trace = jax.jit(chex.assert_max_traces(lambda sd: mc.trace(sd, cfg, 10), n=1))
+    cfg = mc.Config(n=9, tabu=3)
+    run = jax.jit(
+        chex.assert_max_traces(lambda k, p, b: mc.run(k, cfg, p, mc.Problem(start=b)), n=1)
+    )
+    step = jax.jit(chex.assert_max_traces(lambda s, p: mc.step(s, cfg, p), n=1))
+    init = jax.jit(chex.assert_max_traces(lambda k, p: mc.init(k, cfg, p), n=1))
+    trace = jax.jit(chex.assert_max_traces(lambda k, p: mc.trace(k, cfg, p, 10), n=1))
     start = jnp.zeros(9, jnp.int32)
     for seed in range(3):
-        solve_chain(jnp.uint32(seed), start + seed % 2)
-        step(init(jnp.uint32(seed)))
-        trace(jnp.uint32(seed))
+        prm = mc.default_params(cfg, max_steps=40 + seed, max_restarts=10**seed, tabu=seed)
+        run(key(seed), prm, start + seed % 2)
+        step(init(key(seed), prm), prm)
+        trace(key(seed), prm)
 
 
 def _continue(prev, paused, attempts: int):
@@ -315,23 +334,27 @@ def _continue(prev, paused, attempts: int):
 
 
 def test_defect_5_a_chain_paused_between_calls_ends_as_if_never_paused():
-    cfg = mc.Config(n=10, max_steps=3, max_restarts=300)
-    seeds = rng.chain_seeds(KEY, jnp.arange(24))
-    whole = jax.device_get(jax.jit(lambda sd: lax.map(lambda x: mc.solve_chain(x, cfg), sd))(seeds))
-    assert whole.solved.any() and not whole.solved.all() and not mc.paused(whole, cfg).any()
-    call = jax.jit(lambda sd, r: lax.map(lambda x: mc.solve_from(x[0], cfg, None, x[1]), (sd, r)))
+    cfg, prm = setup(n=10, max_steps=3, max_restarts=300)
+    keys = chain_keys(KEY, jnp.arange(24))
+    whole = jax.device_get(jax.jit(lambda ks: lax.map(lambda k: mc.run(k, cfg, prm), ks))(keys))
+    assert whole.solved.any() and not whole.solved.all() and not mc.paused(whole, prm).any()
+
+    def from_resume(k, r):
+        return mc.finish(mc.resume(k, cfg, prm, None, r), cfg, prm)
+
+    call = jax.jit(lambda ks, r: lax.map(lambda x: from_resume(*x), (ks, r)))
     first = jax.tree.map(lambda x: np.full(24, x), mc.fresh(until=1))  # two attempts per call
-    merged = jax.device_get(call(seeds, first))
-    paused, calls = np.asarray(mc.paused(merged, cfg)), 1
+    merged = jax.device_get(call(keys, first))
+    paused, calls = np.asarray(mc.paused(merged, prm)), 1
     while paused.any():
-        out = jax.device_get(call(seeds, _continue(merged, paused, 2)))
+        out = jax.device_get(call(keys, _continue(merged, paused, 2)))
         merged = mc.Result(
             *(
                 np.where(paused.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
                 for a, b in zip(merged, out)
             )
         )
-        paused, calls = np.asarray(mc.paused(merged, cfg)), calls + 1
+        paused, calls = np.asarray(mc.paused(merged, prm)), calls + 1
     assert calls > 10  # a call of this test does at most 2 attempts per chain
     for a, b in zip(whole, merged):
         np.testing.assert_array_equal(a, b)
@@ -359,8 +382,8 @@ def np_greedy_ok(rows) -> bool:
 
 
 def test_greedy_follows_the_classic_rule():
-    cfg = mc.Config(n=40, init="greedy")
-    init = jax.jit(lambda s: mc.init_board(s, jnp.uint32(0), cfg))
+    cfg, prm = setup(n=40, init="greedy")
+    init = jax.jit(lambda s: mc.init_board(s, jnp.uint32(0), cfg, prm))
     boards = [np.asarray(init(jnp.uint32(s))) for s in range(4)]
     for b in boards:
         assert sorted(b.tolist()) == list(range(40))  # rows stay distinct: a permutation
@@ -371,15 +394,15 @@ def test_greedy_follows_the_classic_rule():
 def test_defect_greedy_init_stays_at_a_handful_of_pairs_at_n_30000():
     # Was 88-150 attacking pairs at n = 3 * 10^4 (ties went to the lowest row); the classic
     # greedy keeps 5-7 at every n.
-    cfg = mc.Config(n=30_000, init="greedy")
-    board = np.asarray(jax.jit(lambda s: mc.init_board(s, jnp.uint32(0), cfg))(jnp.uint32(7)))
+    cfg, prm = setup(n=30_000, init="greedy")
+    board = np.asarray(jax.jit(lambda s: mc.init_board(s, jnp.uint32(0), cfg, prm))(jnp.uint32(7)))
     assert checker.attacking_pairs(board) <= 20
 
 
 def test_defect_tabu_does_not_raise_restarts_on_small_boards():
     # Tenure 2 at n = 8 froze chains on plateaus: mean restarts 0.05 -> 0.49 (4000 steps each).
-    plain = jax.device_get(solve(KEY, mc.Config(n=8, max_steps=400), 1000))
-    tabu = jax.device_get(solve(KEY, mc.Config(n=8, max_steps=400, tabu=2), 1000))
+    plain = jax.device_get(solve(KEY, setup(n=8, max_steps=400), 1000))
+    tabu = jax.device_get(solve(KEY, setup(n=8, max_steps=400, tabu=2), 1000))
     assert plain.solved.all() and tabu.solved.all()
     assert tabu.restarts.mean() <= plain.restarts.mean() + 0.1, (
         tabu.restarts.mean(),
@@ -392,11 +415,11 @@ def test_cisc352_move_is_staged():
     """A conflict-free row when there is one, else a row with one conflict when one exists (the
     100 probes miss it only with probability (1 - k/n)^100), else a least-conflicted row."""
     n = 12
-    cfg = mc.Config(n=n, move="cisc352")
-    init = jax.jit(lambda seed: mc.init(seed, cfg))
+    cfg, prm = setup(n=n, move="cisc352")
+    init = jax.jit(lambda k: mc.init(k, cfg, prm))
     choose = jax.jit(lambda s, c: mc.choose_row(s, c, cfg))
     for seed in range(40):
-        s = init(jnp.uint32(seed))
+        s = init(key(seed))
         rows = np.asarray(s.rows)
         c = int(np.flatnonzero([np_conflicts_of(rows, k) for k in range(n)])[0])
         r1, _ = choose(s, jnp.int32(c))
@@ -405,14 +428,14 @@ def test_cisc352_move_is_staged():
         )
         want = 0 if cost.min() == 0 else (1 if (cost == 1).any() else cost.min())
         assert cost[int(r1)] == want
-    res = jax.device_get(solve(KEY, mc.Config(n=30, move="cisc352", max_steps=200), 16))
+    res = jax.device_get(solve(KEY, setup(n=30, move="cisc352", max_steps=200), 16))
     assert res.solved.all() and all(brute_is_solution(r) for r in res.rows)
 
 
 def test_keep_best_reports_the_fewest_pairs_board():
     base = dict(n=14, max_steps=4, max_restarts=5)
-    last = jax.device_get(solve(KEY, mc.Config(**base), 32))
-    best = jax.device_get(solve(KEY, mc.Config(**base, keep_best=True), 32))
+    last = jax.device_get(solve(KEY, setup(**base), 32))
+    best = jax.device_get(solve(KEY, setup(**base, keep_best=True), 32))
     np.testing.assert_array_equal(last.solved, best.solved)  # the same walks
     np.testing.assert_array_equal(last.steps, best.steps)
     assert (~best.solved).sum() > 5
@@ -485,7 +508,7 @@ def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(
     if not allowed.any(axis=1).all():
         return  # the driver runs no chain on such an instance (tests/drivers)
     mask = rules.mask_of(allowed, cons.fixed_rows(model))
-    cfg = mc.Config(
+    cfg, prm = setup(
         n=n,
         max_steps=15,
         max_restarts=3,
@@ -495,15 +518,19 @@ def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(
         constrained=True,
         keep_best=True,
     )
+    problem = mc.Problem(mask=mask)
 
     def body(s, _):  # steps, restarting after each attempt, as the chain does
-        s = mc.step(s, cfg, mask)
+        s = mc.advance(s, cfg, prm, problem)
         s = lax.cond(
-            s.stop & ~s.solved, lambda s: mc.fresh_attempt(s, cfg, mask=mask), lambda s: s, s
+            s.stop & ~s.solved,
+            lambda s: mc.fresh_attempt(s, cfg, prm, mask=mask),
+            lambda s: s,
+            s,
         )
         return s, s.rows
 
-    s0 = mc.init(jnp.uint32(seed), cfg, None, mask)
+    s0 = mc.init(key(seed), cfg, prm, problem)
     _, boards = jax.jit(lambda s: lax.scan(body, s, None, length=60))(s0)
     boards = np.concatenate([np.asarray(s0.rows)[None], np.asarray(boards)])
     for x, y in model.fixed:
@@ -514,17 +541,17 @@ def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(
             assert checker.check_constrained(rows, model).ok
 
 
-TORUS7 = mc.Config(n=7, max_steps=200, toroidal=True)
+TORUS7, TORUS7_P = setup(n=7, max_steps=200, toroidal=True)
 NAUCKISH = cons.Constraints(8, fixed=((0, 2), (3, 1)), blocked=((1, 0),))
 NAUCKISH_MASK = rules.mask_of(cons.allowed_squares(NAUCKISH), cons.fixed_rows(NAUCKISH))
-CONSTRAINED8 = mc.Config(n=8, max_steps=100, constrained=True)
+CONSTRAINED8, CONSTRAINED8_P = setup(n=8, max_steps=100, constrained=True)
 
 
 class ConstrainedVariantsTest(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_toroidal_step_keeps_the_toroidal_counts(self):
-        s = self.variant(lambda sd: mc.init(sd, TORUS7))(jnp.uint32(5))
-        step = self.variant(lambda s: mc.step(s, TORUS7))
+        s = self.variant(lambda k: mc.init(k, TORUS7, TORUS7_P))(key(5))
+        step = self.variant(lambda s: mc.step(s, TORUS7, TORUS7_P))
         for _ in range(3):
             s = step(s)
         chex.assert_shape(s.counts, (5 * 7 - 2,))
@@ -532,15 +559,15 @@ class ConstrainedVariantsTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_constrained_solve_chain(self):
-        res = self.variant(lambda sd, m: mc.solve_chain(sd, CONSTRAINED8, None, m))(
-            jnp.uint32(2), NAUCKISH_MASK
-        )
+        res = self.variant(
+            lambda k, m: mc.run(k, CONSTRAINED8, CONSTRAINED8_P, mc.Problem(mask=m))
+        )(key(2), NAUCKISH_MASK)
         chex.assert_shape(res.rows, (8,))
         assert bool(res.solved) and checker.check_constrained(np.asarray(res.rows), NAUCKISH).ok
 
     def test_toroidal_chains_solve_on_the_torus(self):
-        res = jax.jit(jax.vmap(lambda sd: mc.solve_chain(sd, TORUS7)))(
-            jnp.arange(4, dtype=jnp.uint32)
+        res = jax.jit(jax.vmap(lambda k: mc.run(k, TORUS7, TORUS7_P)))(
+            chain_keys(KEY, jnp.arange(4))
         )
         torus = cons.Constraints(7, toroidal=True)
         assert np.asarray(res.solved).all()
@@ -550,12 +577,13 @@ class ConstrainedVariantsTest(chex.TestCase):
 def test_a_new_instance_does_not_retrace():
     other = cons.Constraints(8, fixed=((5, 5),), diffs=(3, 4))
     masks = [NAUCKISH_MASK, rules.mask_of(cons.allowed_squares(other), cons.fixed_rows(other))]
-    kernel = mc.Kernel(CONSTRAINED8)
     solve = jax.jit(
-        chex.assert_max_traces(lambda sd, m: kernel.solve_one(sd, mc.Data(None, m)), n=1)
+        chex.assert_max_traces(
+            lambda k, m: mc.run(k, CONSTRAINED8, CONSTRAINED8_P, mc.Problem(mask=m)), n=1
+        )
     )
     for seed, m in enumerate(masks):
-        solve(jnp.uint32(seed), m)
+        solve(key(seed), m)
 
 
 def test_toroidal_and_constrained_refuse_the_inits_they_lack():
