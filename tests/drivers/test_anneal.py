@@ -8,7 +8,7 @@ import pytest
 import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
-from jaxqueens.core.rng import chain_seeds
+from jaxqueens.solvers.base import chain_keys
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import anneal as sls
@@ -20,8 +20,8 @@ def test_ta_thresholds_from_walk_quantiles():
     thresholds, _ = annealing.calibrate(key, config, walk=500, q=0.5)
     again, _ = annealing.calibrate(key, config, walk=500, q=0.5)
     np.testing.assert_array_equal(thresholds, again)  # fixed key, fixed schedule
-    seed = chain_seeds(key, jnp.arange(1))[0]
-    deltas = np.abs(np.asarray(sls.random_walk_deltas(seed, config, 500)))
+    chain0 = chain_keys(key, jnp.arange(1))[0]
+    deltas = np.abs(np.asarray(sls.random_walk_deltas(chain0, config, 500)))
     want = np.quantile(deltas, 0.5 * np.array([4, 3, 2, 1, 0]) / 5)
     np.testing.assert_allclose(thresholds[:-1], want[:-1], rtol=1e-6)
     assert thresholds[-1] == 0 and np.all(np.diff(thresholds) <= 0) and thresholds[0] > 0
@@ -127,8 +127,9 @@ def test_calibrate_nmof_t0_walks_from_the_start_board():
     config = annealing.make_config(8, "sa", 1000, 4, "step", 3, "attacks", "nmof")
     key, start = jax.random.key(3), np.zeros(8, np.int32)
     temps, _ = annealing.calibrate(key, config, walk=400, t0="nmof", start=start)
-    seed = chain_seeds(key, jnp.arange(1))[0]
-    deltas = np.asarray(sls.random_walk_deltas(seed, config, 400, jnp.asarray(start)))
+    chain0 = chain_keys(key, jnp.arange(1))[0]
+    problem = sls.Problem(start=jnp.asarray(start))
+    deltas = np.asarray(sls.random_walk_deltas(chain0, config, 400, problem))
     assert temps[0] == pytest.approx(annealing.sa_start_temperature_nmof(deltas, 0.4), rel=1e-6)
     fixed, _ = annealing.calibrate(key, config, walk=400, t0=2.0, alpha=0.5)
     np.testing.assert_allclose(fixed, 2.0 * 0.5 ** np.arange(4), rtol=1e-6)
