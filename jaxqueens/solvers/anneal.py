@@ -139,12 +139,12 @@ def default_params(config: Config, *, t0: float = 1.0, alpha: float = 0.9) -> Pa
     quantiles, SAopt's start temperature)."""
     rounds = config.rounds
     if config.method == "ls":
-        return Params(np.zeros(rounds, np.float32))
-    if config.method == "ta":
-        return Params(
-            (t0 * np.linspace(1.0, 0.0, rounds) if rounds > 1 else [0.0]).astype(np.float32)
-        )
-    return Params((t0 * alpha ** np.arange(rounds)).astype(np.float32))
+        levels = np.zeros(rounds)
+    elif config.method == "ta":
+        levels = t0 * np.linspace(1.0, 0.0, rounds) if rounds > 1 else np.zeros(1)
+    else:
+        levels = t0 * alpha ** np.arange(rounds)
+    return Params(jnp.asarray(levels, jnp.float32))
 
 
 class Problem(NamedTuple):

@@ -167,7 +167,7 @@ def default_params(
             f"max_steps >= 1, max_restarts >= 0, 0 <= tabu <= Config.tabu ({config.tabu}) and "
             f"qs4_tries >= 1 required, got {max_steps}, {max_restarts}, {tabu}, {qs4_tries}"
         )
-    return Params(*(np.int32(v) for v in (max_steps, max_restarts, tabu, qs4_tries)))
+    return Params(*(jnp.asarray(v, jnp.int32) for v in (max_steps, max_restarts, tabu, qs4_tries)))
 
 
 class Problem(NamedTuple):
