@@ -247,7 +247,10 @@ def anneal(
       edge: the step neighbour past the edge: "wrap" (row mod n) or "nmof" (to the far end,
         as the NMOF vignette's ``neighbour``).
       batch: chains per kernel call (default: automatic).
-      q, init_prob, alpha, walk: TA quantile, SA start acceptance, SA cooling, calibration walk.
+      q: TA's quantile of |delta| for the first threshold.
+      init_prob: SA's start acceptance of worsening moves.
+      alpha: SA's cooling factor per round.
+      walk: steps of the calibration walk.
       t0: SA start temperature: "worsening", "nmof" (SAopt's rule) or a number (see
         :func:`calibrate`).
       start: a board [n] (rows 0..n-1, repeats allowed) every chain starts from (default: a
@@ -259,7 +262,9 @@ def anneal(
         ``max(1, steps // 2000)`` steps: ``AnnealResult.trace_every``).
       quiet: no progress line (None: a progress line on a terminal only).
       announce: called with a one-line message (e.g. the estimated run time) before the run.
-      checkpoint, resume, checkpoint_every: as for :func:`jaxqueens.solve`.
+      checkpoint: checkpoint file, as for :func:`jaxqueens.solve`.
+      resume: continue from ``checkpoint``.
+      checkpoint_every: seconds between checkpoints.
       instance: a constrained instance (n is then its size: pass None or the same n); fixed
         queens never move, forbidden squares are never used (step neighbour only, no start).
       toroidal: queens attack along diagonals modulo n (also when ``instance`` says so).

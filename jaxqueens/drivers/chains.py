@@ -395,4 +395,4 @@ def instance_setup(
     model = instance.with_toroidal(True) if toroidal else instance
     if model.plain:
         return model, None
-    return model, rules.mask_of(cons.allowed_squares(model), cons.fixed_rows(model))
+    return model, rules.mask_for(model)

@@ -231,8 +231,12 @@ def solve_instances(
       mode: "decide" (first solution or UNSAT), "count" (all solutions, one listed) or
         "enumerate" (all counted, up to ``cap`` listed per instance).
       max_nodes: give an instance up after about this many tree edges: status "unknown".
-      checkpoint, resume, checkpoint_every, quiet: as :func:`jaxqueens.drivers.count.count_solutions`.
-      budget, chunk: tree edges per item and call, items per call (defaults by backend).
+      checkpoint: checkpoint file, as :func:`jaxqueens.drivers.count.count_solutions`.
+      resume: continue from ``checkpoint``.
+      checkpoint_every: seconds between checkpoints.
+      quiet: no progress line (None: one on a terminal only).
+      budget: tree edges per item and call (default by backend).
+      chunk: items per call (default by backend).
       orient: search each instance in the orientation (one of the square's 8 symmetries) with
         the most constrained first columns (:func:`jaxqueens.core.constraints.best_orientation`);
         solutions are mapped back. False: as given.

@@ -461,7 +461,8 @@ def count_solutions(
       resume: Continue from ``checkpoint`` (its chunks are not recounted; one written with other
         settings is refused). Default: resume if the file exists.
       quiet: True (default): no progress line; None: one on a terminal only; False: always.
-      depth, chunk: Override the columns placed on the host and the tasks per kernel call.
+      depth: override the columns placed on the host.
+      chunk: override the tasks per kernel call.
       on_chunk: Called as ``on_chunk(chunks_done, chunks_total)`` after each chunk has been
         recorded (tests raise ``KeyboardInterrupt`` here; the checkpoint is then saved).
 

@@ -213,7 +213,9 @@ def run_lockstep(
     )
 
 
-def run(family, config, key, num_chains: int, params, problem=None, offset=0, resume=None):
+def run(
+    family, config, key, num_chains: int, params, problem=None, offset: int = 0, resume=None
+) -> Any:
     """Chains ``offset + [0, num_chains)`` of ``family`` with the strategy of the default backend.
 
     Usable inside a user's ``jit`` (``family`` and ``config`` static)::
@@ -228,10 +230,12 @@ def run(family, config, key, num_chains: int, params, problem=None, offset=0, re
       config: its static ``Config``.
       key: a ``jax.random`` key; chain i uses ``fold_in(key, offset + i)`` (not split here:
         pass a fresh key per independent experiment).
+      num_chains: chains to run.
       params: the family's ``Params``, shared by every chain.
       problem: the family's ``Problem`` (start board, instance), shared by every chain, or None.
       resume: the family's per-call input (``Fresh``: 0-d leaves, every chain alike; ``Resume``:
         a [num_chains] leading axis, one row per chain); None: every chain fresh, to the end.
+      offset: the first chain's index.
 
     Returns:
       The family's ``Result`` with a leading [num_chains] axis, in chain order.

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxqueens.core import constraints as cons
 from jaxqueens.core import lines
 from jaxqueens.core.rng import U32, hash_bits, idx_bits
 
@@ -42,6 +43,13 @@ def mask_of(allowed: np.ndarray, fixed_rows: np.ndarray) -> Mask:
     padded = np.concatenate([free, np.zeros(len(fixed_rows) - len(free), np.int32)])
     home = np.maximum(fixed_rows, 0).astype(np.int32)  # a fixed queen stays on its square
     return Mask(jnp.asarray(allowed), jnp.asarray(padded), jnp.int32(len(free)), jnp.asarray(home))
+
+
+def mask_for(model: cons.Constraints) -> Mask:
+    """The :class:`Mask` of an instance (:class:`~jaxqueens.core.constraints.Constraints`): its
+    allowed squares, every square a fixed queen attacks removed, and its fixed queens. Kernels
+    read it under ``Config(constrained=True)`` (and ``toroidal=model.toroidal``)."""
+    return mask_of(cons.allowed_squares(model), cons.fixed_rows(model))
 
 
 def allowed_start(seed: jax.Array, mask: Mask, ctr=0) -> jax.Array:
