@@ -81,7 +81,11 @@ def add_command(sub) -> None:
     options.add_quiet(p)
     g = p.add_argument_group("min-conflicts (as 'jaxqueens solve')")
     g.add_argument(
-        "--maxsteps", type=int, default=4000, help="steps before a restart (default 4000)"
+        "--maxsteps",
+        type=int,
+        default=None,
+        help="steps per attempt before a restart (default: solve's measured restart period, "
+        "min(n^2/2, max(500, 2n)))",
     )
     g.add_argument("--init", choices=choices.INITS, default="permutation")
     g.add_argument("--tabu", type=int, default=0, help="plateau tabu tenure (default 0 = off)")

@@ -17,8 +17,9 @@ CI of the ratio runner-up / fastest over the chains (:func:`recommend`).
 
 How each solver meets the budget exactly:
 
-- min-conflicts restarts every ``max_steps`` steps (``solve``'s 4000, or the budget if smaller:
-  then one attempt) with up to ``ceil(budget / max_steps) - 1`` restarts; a chain that solved
+- min-conflicts restarts every ``max_steps`` steps (``solve``'s default, the measured restart
+  period :func:`~jaxqueens.solvers.choices.default_max_steps`, or the budget if smaller: then
+  one attempt) with up to ``ceil(budget / max_steps) - 1`` restarts; a chain that solved
   past the budget is counted unsolved (censored at the budget: up to the budget its moves are
   the same as a run that stops there), and its seconds are cut in proportion;
 - LS/TA/SA get the budget as their ``steps`` (split over ``rounds``);
@@ -161,11 +162,12 @@ def _samples(
 
 
 def run_minconflicts(
-    n, chains, steps, seed, quiet, *, init="permutation", tabu=0, max_steps=4000
+    n, chains, steps, seed, quiet, *, init="permutation", tabu=0, max_steps=None
 ) -> tuple:
-    """Min-conflicts (:mod:`jaxqueens.drivers.minconflicts`'s runner) on exactly ``chains`` chains."""
+    """Min-conflicts (:mod:`jaxqueens.drivers.minconflicts`'s runner) on exactly ``chains`` chains
+    (``max_steps`` None: ``solve``'s default restart period)."""
     mcsolve.check_n(n)
-    max_steps = min(max_steps, steps)
+    max_steps = min(mcsolve.default_max_steps(n) if max_steps is None else max_steps, steps)
     config = minconflicts.Config(
         n=n, max_steps=max_steps, init=init, tabu=tabu, max_restarts=-(-steps // max_steps) - 1
     )

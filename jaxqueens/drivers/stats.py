@@ -105,7 +105,7 @@ def sample_minconflicts(
     seconds,
     seed,
     quiet,
-    max_steps=4000,
+    max_steps=None,
     init="permutation",
     tabu=0,
     batch=None,
@@ -114,7 +114,8 @@ def sample_minconflicts(
     resume=False,
     checkpoint_every=30.0,
 ) -> Samples:
-    """Min-conflicts chains through :func:`jaxqueens.solve` (``chains``: solved chains)."""
+    """Min-conflicts chains through :func:`jaxqueens.solve` (``chains``: solved chains;
+    ``max_steps`` None: its default restart period)."""
     res = mcsolve.solve(
         n,
         chains,
@@ -135,7 +136,12 @@ def sample_minconflicts(
     return _from_run(
         res.run,
         "minconflicts",
-        {"max_steps": max_steps, "init": init, "tabu": tabu, "max_restarts": max_restarts},
+        {
+            "max_steps": res.summary["max_steps"],
+            "init": init,
+            "tabu": tabu,
+            "max_restarts": max_restarts,
+        },
     )
 
 
@@ -491,11 +497,7 @@ def analyse(samples: Samples) -> StatsResult:
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Index in sorted ``table`` [Q, n] of each of ``rows`` [D, n] (all present)."""
     key = lambda a: (
-        np.ascontiguousarray(a.astype(np.int32))
-        .view(
-            np.dtype((np.void, 4 * a.shape[1]))
-        )
-        .ravel()
+        np.ascontiguousarray(a.astype(np.int32)).view(np.dtype((np.void, 4 * a.shape[1]))).ravel()
     )
     t, r = key(table), key(rows)
     order = np.argsort(t)
