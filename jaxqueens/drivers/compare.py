@@ -76,6 +76,13 @@ defaults for the rest)."""
 
 DEFAULT_STEPS = 10_000
 """Step budget per chain (anneal's default)."""
+DEFAULTS_NOTE = (
+    "every solver runs at its measured-best defaults: min-conflicts' restart period from "
+    "scripts/bench_restarts.py (benchmarks/results/restarts-cpu.json), the LS/TA/SA settings and "
+    "the GA's from scripts/tune_defaults.py at this command's default budget of 10,000 steps, "
+    "n = 16 and 64 (benchmarks/results/tune-anneal-cpu.json, tune-ga-cpu.json)"
+)
+"""What ``summary.json`` and the command's output say about the settings compared."""
 BOOTSTRAP = 2000
 """Bootstrap resamples of the recommendation's CI."""
 CONFIDENCE = 0.95
@@ -196,12 +203,15 @@ def run_minconflicts(
 def run_anneal(n, chains, steps, seed, quiet, *, method="ta") -> tuple:
     """LS / TA / SA through :func:`jaxqueens.drivers.anneal.anneal` (``steps`` per chain)."""
     res = annealing.anneal(n, method, chains, steps, seed=seed, quiet=quiet)
+    s = res.summary
     options = {
         "method": method,
+        "preset": s["preset"],
         "steps": res.config.total_steps,
         "rounds": res.config.rounds,
         "neighbour": res.config.neighbour,
         "objective": res.config.objective,
+        **{k: s[k] for k in ("q", "init_prob", "alpha", "t_end") if s.get(k) is not None},
     }
     return res.run, options
 
@@ -227,8 +237,10 @@ def _chain_solver(name, family, n, chains, steps, seed, quiet, spec) -> SolverRu
     )
 
 
-def _ga_solver(name, n, chains, steps, seed, quiet, spec, pop: int = 100) -> SolverRun:
+def _ga_solver(name, n, chains, steps, seed, quiet, spec) -> SolverRun:
     scheme = spec.get("scheme", "steady")
+    chosen = ga.preset_settings("default", spec["encoding"], scheme)  # measured defaults
+    pop = chosen["pop"]
     per_generation = 2 if scheme == "steady" else pop
     generations = (steps - pop) // per_generation
     if generations < 1:
@@ -243,6 +255,10 @@ def _ga_solver(name, n, chains, steps, seed, quiet, spec, pop: int = 100) -> Sol
         chains,
         encoding=spec["encoding"],
         scheme=scheme,
+        tournament=chosen["tournament"],
+        cxpb=chosen["cxpb"],
+        mutpb=chosen["mutpb"],
+        elite=chosen["elite"],
         seed=seed,
         quiet=quiet,
     )
@@ -262,7 +278,11 @@ def _ga_solver(name, n, chains, steps, seed, quiet, spec, pop: int = 100) -> Sol
     options = {
         "encoding": spec["encoding"],
         "scheme": scheme,
+        "preset": "default",
         "pop": pop,
+        "tournament": chosen["tournament"],
+        "cxpb": chosen["cxpb"],
+        "mutpb": chosen["mutpb"],
         "generations": generations,
     }
     samples = _samples(
@@ -482,6 +502,7 @@ def compare(
         "solvers": names,
         "budget_note": "steps per chain: min-conflicts moves, LS/TA/SA neighbour moves, GA "
         "fitness evaluations; solvers ranked by seconds per solution",
+        "defaults_note": DEFAULTS_NOTE,
         "backend": jax.default_backend(),
         "devices": jax.local_device_count(),
         "recommendation": rec,

@@ -137,7 +137,7 @@ def sample_minconflicts(
         res.run,
         "minconflicts",
         {
-            "max_steps": res.summary["max_steps"],
+            "max_steps": res.summary.get("max_steps", max_steps),
             "init": init,
             "tabu": tabu,
             "max_restarts": max_restarts,
@@ -154,20 +154,39 @@ def sample_anneal(
     quiet,
     method="ta",
     steps=10_000,
-    rounds=10,
-    neighbour="step",
-    step=3,
-    objective="attacks",
-    q=0.5,
-    init_prob=0.4,
-    alpha=0.9,
+    rounds=None,
+    neighbour=None,
+    step=None,
+    objective=None,
+    q=None,
+    init_prob=None,
+    alpha=None,
     walk=2000,
+    t_end=None,
+    preset="default",
     batch=None,
     checkpoint=None,
     resume=False,
     checkpoint_every=30.0,
 ) -> Samples:
-    """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``: run)."""
+    """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``:
+    run); the settings not given are ``preset``'s (:func:`jaxqueens.drivers.anneal.settings`)."""
+    opts = annealing.settings(
+        method,
+        preset,
+        rounds=rounds,
+        neighbour=neighbour,
+        step=step,
+        objective=objective,
+        q=q,
+        init_prob=init_prob,
+        alpha=alpha,
+        t_end=t_end,
+    )
+    rounds, neighbour, step, objective = (
+        opts[k] for k in ("rounds", "neighbour", "step", "objective")
+    )
+    q, init_prob, alpha = opts["q"], opts["init_prob"], opts["alpha"]
     config = annealing.make_config(n, method, steps, rounds, neighbour, step, objective)
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = jax.random.split(jax.random.key(seed))
@@ -213,6 +232,7 @@ def sample_anneal(
             "q": q,
             "init_prob": init_prob,
             "alpha": alpha,
+            "preset": preset,
         },
     )
 

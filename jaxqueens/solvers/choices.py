@@ -17,6 +17,9 @@ METHODS = ("ls", "ta", "sa")
 NEIGHBOURS = ("step", "swap")
 EDGES = ("wrap", "nmof")
 OBJECTIVES = ("attacks", "pairs")
+ANNEAL_PRESETS = ("default", "classic", "nmof")
+"""``anneal --preset``: measured defaults, the earlier (NMOF TAopt/SAopt) ones, NMOF's vignette
+(:data:`jaxqueens.drivers.anneal.PRESETS`)."""
 
 # solvers.estimate
 ESTIMATE_MAX_N = 64
@@ -115,3 +118,8 @@ COUNT_ENUMERATE_MAX_N = 14
 
 # drivers.stats
 STATS_SOLVERS = ("minconflicts", "anneal", "ga")
+
+# drivers.ga
+GA_PRESETS = ("default", "classic")
+"""``evolve --preset``: measured defaults, the classic course GA
+(:data:`jaxqueens.drivers.ga.PRESETS`)."""
