@@ -200,6 +200,11 @@ def default_limits(n: int) -> np.ndarray:
     return np.array([choices.default_max_steps(n)], np.int64)
 
 
+def _ratio_at(d: Dist, grid: np.ndarray, c_s: float, c_r: float, n: int) -> float:
+    """Default over best fixed period, in seconds, with these prices."""
+    return float(d.fixed(default_limits(n), c_s, c_r)[0] / d.fixed(grid, c_s, c_r).min())
+
+
 def evaluate(rec: dict) -> dict:
     """Every policy's expected steps and seconds per solution for one measured distribution."""
     n, L = rec["n"], rec["limit"]
@@ -263,6 +268,11 @@ def evaluate(rec: dict) -> dict:
         "policies": policies,
         "default_ratio_steps": policies["default"]["steps"] / float(es[i_s]),
         "default_ratio_seconds": policies["default"]["seconds"] / float(sec[i_t]),
+        # the same ratio had a fresh board cost half or twice the measured price (the price of
+        # a fresh board relative to a step decides the best period where boards start nearly
+        # solved: greedy and qs4 at small n)
+        "default_ratio_seconds_price_half": _ratio_at(d, grid, c_s, c_r / 2, n),
+        "default_ratio_seconds_price_double": _ratio_at(d, grid, c_s, 2 * c_r, n),
         "curve": {  # E[steps], E[s] per solution against the fixed period, log-spaced
             "period": grid[:: max(1, len(grid) // 60)].tolist(),
             "steps": [float(v) for v in es[:: max(1, len(grid) // 60)]],
@@ -409,6 +419,8 @@ def main(argv=None) -> int:
                     f"{1e6 * dflt['seconds']:.2f}",
                     f"{ev['default_ratio_steps']:.3f}",
                     f"{ev['default_ratio_seconds']:.3f}",
+                    f"{ev['default_ratio_seconds_price_half']:.2f}/"
+                    f"{ev['default_ratio_seconds_price_double']:.2f}",
                     f"{ev['policies']['classic max(4000, 2n)']['seconds'] / best['seconds']:.2f}",
                     f"{ev['policies']['numba max(100, 4n)']['seconds'] / best['seconds']:.2f}",
                     f"{pol['geometric from the default x1.2']['seconds'] / best['seconds']:.2f}",
@@ -432,6 +444,7 @@ def main(argv=None) -> int:
         "E[us]",
         "ratio st",
         "ratio s",
+        "c_r/2, x2",
         "classic",
         "numba",
         "geo1.2",
@@ -442,7 +455,8 @@ def main(argv=None) -> int:
     ]
     print(
         "expected cost per solution: best fixed period (T*, by steps and by seconds) against the "
-        "default period; ratios = default / best fixed; then seconds / best fixed's of: classic "
+        "default period; ratios = default / best fixed (c_r/2, x2: in seconds, had a fresh board "
+        "cost half or twice its measured price); then seconds / best fixed's of: classic "
         "max(4000, 2n), numba max(100, 4n), geometric x1.2 and Luby from the default period, "
         "Luby with the best fixed unit and geometric with the best start and factor for the row"
     )
