@@ -164,6 +164,7 @@ def cmd_compare(args) -> int:
             f"n = {res.n}, {res.chains:,} chains per solver, {res.steps:,} steps per chain, "
             f"seed {res.seed}; every solution verified"
         )
+        print(f"({res.summary['defaults_note']})")
         for p in res.summary["per_solver"]:
             print(_line(p))
         print(res.recommendation["line"])

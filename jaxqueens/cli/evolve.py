@@ -39,6 +39,7 @@ from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
 from jaxqueens.io import ga as ga_io
 from jaxqueens.plots import ga as ga_plots
+from jaxqueens.solvers.choices import GA_PRESETS
 
 # JAX and the solver load at their first use (jaxqueens._lazy): --help and argument errors never do
 ga = _lazy.load("jaxqueens.drivers.ga")
@@ -58,6 +59,7 @@ INT_KEYS = (
 )
 FLOAT_KEYS = ("cxpb", "mutpb", "indpb")
 STR_KEYS = (
+    "preset",
     "encoding",
     "scheme",
     "crossover",
@@ -124,7 +126,19 @@ def add_command(sub) -> None:
         "--config", default=None, metavar="TOML", help="experiment file (flags override it)"
     )
     options.add_size(p, default=None, help="board size (default: the config's n, else 8)")
-    p.add_argument("--pop", type=int, default=None, help="individuals per island (default 100)")
+    p.add_argument(
+        "--preset",
+        choices=GA_PRESETS,
+        default=None,
+        help="where --pop, --tournament, --cxpb, --mutpb and --elite come from when not given: "
+        "default (measured at compare's budget: permutation steady state pop 10, tournament "
+        "4, cxpb 0.2, mutpb 1; generational pop 20, tournament 3, cxpb 0.2, mutpb 1, elite 1; "
+        "combination as classic) or classic (the course GA: pop 100, tournament 5, cxpb 1, "
+        "mutpb 1; generational DEAP's tournament 3, cxpb 0.5, mutpb 0.2)",
+    )
+    p.add_argument(
+        "--pop", type=int, default=None, help="individuals per island (default: --preset's)"
+    )
     p.add_argument("--generations", type=int, default=None, help="generations (default 1000)")
     p.add_argument("--trials", type=int, default=None, help="independent trials (default 1)")
     p.add_argument("--encoding", choices=("permutation", "combination"), default=None)
@@ -140,19 +154,19 @@ def add_command(sub) -> None:
         help="permutation: swap (default), inversion, scramble; combination: reset",
     )
     p.add_argument(
-        "--tournament", type=int, default=None, help="tournament size (5 steady, 3 generational)"
+        "--tournament", type=int, default=None, help="tournament size (default: --preset's)"
     )
     p.add_argument(
         "--cxpb",
         type=float,
         default=None,
-        help="crossover probability (1 steady, 0.5 generational)",
+        help="crossover probability (default: --preset's)",
     )
     p.add_argument(
         "--mutpb",
         type=float,
         default=None,
-        help="mutation probability (1 steady, 0.2 generational)",
+        help="mutation probability per child (default: --preset's)",
     )
     p.add_argument(
         "--indpb",

@@ -11,8 +11,8 @@
 (:func:`jaxqueens.solvers.choices.auto_path`): the large path from n ~ 5,900 on, the batched one
 below it or whenever ``--solutions``/``--time`` is given. Without a budget a run solves
 :func:`~jaxqueens.solvers.choices.default_chains` chains (1000 at small n, falling smoothly to 1
-from n = 20,000). Each attempt takes at most ``--maxsteps`` steps (default ``max(4000, 2n)``), each
-chain at most ``--max-restarts`` restarts; both are shown on the progress line. Chains that end
+from n = 20,000). Each attempt takes at most ``--maxsteps`` steps (default: the measured restart
+period :func:`~jaxqueens.solvers.choices.default_max_steps`), each chain at most ``--max-restarts`` restarts; both are shown on the progress line. Chains that end
 unsolved are reported in one line ("no solution found after ... steps") and their boards with
 the fewest attacking pairs are saved (``best_boards.npy``). Only process 0 writes files.
 
@@ -95,8 +95,9 @@ def add_command(sub) -> None:
         "--maxsteps",
         type=int,
         default=None,
-        help="steps per attempt before a restart (default max(4000, 2n): min-conflicts "
-        "needs about 0.5n steps from a random board; --move cisc352: "
+        help="steps per attempt before a restart, every attempt alike (default: the measured "
+        "restart period min(n^2/2, max(500, 2n)), e.g. 32 at n = 8, 500 at n = 32, 2n from "
+        "n = 250; max(4000, 2n) with --toroidal or --instance; --move cisc352: "
         "ceil(2n / log2 n)); on the large path: swap attempts in all",
     )
     p.add_argument(
@@ -451,7 +452,7 @@ def _check_options(args, path: str, n: int = 8) -> None:
         if args.maxsteps is None:
             args.maxsteps = cisc352_max_steps(n)
     if args.maxsteps is None and path == "batched":
-        args.maxsteps = default_max_steps(n)
+        args.maxsteps = default_max_steps(n, plain=not (args.toroidal or args.instance))
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None and not (path == "large" and name == "init"):
             setattr(args, name, value)

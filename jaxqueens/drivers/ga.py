@@ -47,6 +47,7 @@ from jaxqueens.parallel import gather
 from jaxqueens.parallel.devices import shard_batch
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers import ga_ops as ops
+from jaxqueens.solvers.choices import GA_PRESETS
 from jaxqueens.solvers.constrained import Mask
 from jaxqueens.solvers.ga import (
     ENCODINGS,
@@ -237,6 +238,47 @@ def check_setup(
     return config, params
 
 
+CLASSIC = {
+    "steady": {"pop": 100, "tournament": 5, "cxpb": 1.0, "mutpb": 1.0, "elite": 0},
+    "generational": {"pop": 100, "tournament": 3, "cxpb": 0.5, "mutpb": 0.2, "elite": 1},
+}
+"""The earlier defaults (``--preset classic``): the classic course GA (steady state, population
+100, a tournament of 5, crossover and mutation always) and DEAP's eaSimple rates (generational:
+tournament 3, cxpb 0.5, mutpb 0.2, one elite)."""
+
+DEFAULTS = {
+    "permutation": {
+        "steady": {"pop": 10, "tournament": 4, "cxpb": 0.2, "mutpb": 1.0, "elite": 0},
+        "generational": {"pop": 20, "tournament": 3, "cxpb": 0.2, "mutpb": 1.0, "elite": 1},
+    },
+    "combination": CLASSIC,
+}
+"""Measured defaults per encoding and scheme (``scripts/tune_defaults.py ga``,
+``benchmarks/results/tune-ga-cpu.json``: 100 trials of 10,000 evaluations, ``compare``'s budget,
+at n = 16 and 64). Permutation, steady state: a small population bred mostly by mutation
+(population 10, tournament 4, crossover rate 0.2, mutation always) solved 99% / 89% of the trials
+at n = 16 / 64, where the classic setting solved 99% / 0%; populations of 6-14 with crossover 0.2
+solved 95-100% / 82-89%, crossover 0.5 66-83% and crossover 1 at most 25% at n = 64, and a
+population of 50 at most 12%. Generational: population 20, tournament 3, crossover 0.2,
+mutation always, one elite (100% / 8%). Combination: no setting tried solved a trial at n = 64;
+at n = 16 the classic setting was the best (52%; populations of 10-50 solved 19-38%), so it
+stays."""
+
+PRESETS = {"default": DEFAULTS, "classic": dict.fromkeys(ENCODINGS, CLASSIC)}
+assert tuple(PRESETS) == GA_PRESETS
+"""Named settings (``--preset``): ``default`` (measured, :data:`DEFAULTS`) and ``classic``
+(:data:`CLASSIC`)."""
+
+
+def preset_settings(name: str, encoding: str = "permutation", scheme: str = "steady") -> dict:
+    """Population, tournament, rates and elite of preset ``name`` for an encoding and scheme
+    (with the encoding and scheme, as :func:`evolve` keywords)."""
+    if name not in PRESETS:
+        raise QueensError(f"--preset {name!r}: use one of {', '.join(PRESETS)}")
+    table = PRESETS[name].get(encoding, CLASSIC)
+    return {"encoding": encoding, "scheme": scheme, **table.get(scheme, CLASSIC["steady"])}
+
+
 def default_chunk(config: GAConfig, trials: int, generations: int) -> int:
     """Generations per jitted chunk: all of them for small runs, ~2^26 genes of work per chunk."""
     work = trials * config.islands * config.pop * config.n
@@ -363,7 +405,7 @@ def _load_checkpoint(path, fingerprint: dict):
 
 def evolve(
     n: int | None = None,
-    pop: int = 100,
+    pop: int | None = None,
     generations: int = 1000,
     trials: int = 1,
     *,
@@ -388,12 +430,13 @@ def evolve(
     checkpoint_every: float = 30.0,
     instance: cons.Constraints | None = None,
     toroidal: bool = False,
+    preset: str = "default",
 ) -> EvolveResult:
     """Evolve ``trials`` independent runs (each of ``islands`` populations of ``pop``) at once.
 
     Args:
       n: board size (>= 4; default 8); with ``instance``, None or the instance's size.
-      pop: individuals per island.
+      pop: individuals per island (default: the preset's).
       generations: generations per trial.
       trials: independent runs (trial t seeded from ``fold_in(key(seed), t)``).
       encoding: "permutation" or "combination".
@@ -402,11 +445,17 @@ def evolve(
       crossover: permutation: "cut" (default), "pmx", "ox1", "cycle"; combination: "one_point"
         (default), "uniform".
       mutation: permutation: "swap" (default), "inversion", "scramble"; combination: "reset".
-      tournament: tournament size (default 5 steady, 3 generational).
-      cxpb: crossover probability (default 1 steady, 0.5 generational).
-      mutpb: mutation probability per child (default 1 steady, 0.2 generational).
+      tournament: tournament size (default: the preset's).
+      cxpb: crossover probability (default: the preset's).
+      mutpb: mutation probability per child (default: the preset's).
       indpb: per-gene rate of swap/reset mutation (DEAP's indpb); 0 mutates exactly one gene.
-      elite: generational only: best parents copied over the worst offspring (default 1).
+      elite: generational only: best parents copied over the worst offspring (default: the
+        preset's, 1).
+      preset: where ``pop``, ``tournament``, ``cxpb``, ``mutpb`` and ``elite`` come from when not
+        given: "default" (measured at ``compare``'s budget, :data:`DEFAULTS`: permutation steady
+        state population 10, tournament 4, cxpb 0.2, mutpb 1) or "classic" (the earlier
+        defaults, :data:`CLASSIC`: population 100, tournament 5, cxpb 1, mutpb 1; generational
+        tournament 3, cxpb 0.5, mutpb 0.2).
       islands: populations per trial, on a migration ring.
       migrate_every: generations between migrations (0: never).
       migrants: individuals sent along the ring per migration.
@@ -441,6 +490,8 @@ def evolve(
                 "use --encoding combination (the instance has no solution anyway)"
             )
     steady = scheme == "steady"
+    chosen = preset_settings(preset, encoding, scheme)
+    pop = chosen["pop"] if pop is None else pop
     config, params = check_setup(
         n=n,
         pop=pop,
@@ -450,11 +501,11 @@ def evolve(
         scheme=scheme,
         crossover=crossover or ops.DEFAULT_CROSSOVER.get(encoding, ""),
         mutation=mutation or ops.DEFAULT_MUTATION.get(encoding, ""),
-        tournament=tournament if tournament is not None else (5 if steady else 3),
-        cxpb=cxpb if cxpb is not None else (1.0 if steady else 0.5),
-        mutpb=mutpb if mutpb is not None else (1.0 if steady else 0.2),
+        tournament=tournament if tournament is not None else chosen["tournament"],
+        cxpb=cxpb if cxpb is not None else chosen["cxpb"],
+        mutpb=mutpb if mutpb is not None else chosen["mutpb"],
         indpb=indpb,
-        elite=elite if elite is not None else (0 if steady else 1),
+        elite=elite if elite is not None else (0 if steady else chosen["elite"]),
         islands=islands,
         migrate_every=migrate_every,
         migrants=migrants,

@@ -38,12 +38,14 @@ from jaxqueens.solvers.base import chain_keys
 from jaxqueens.solvers.choices import (  # noqa: F401 (re-exported: the driver's defaults)
     BATCHED_S_PER_QUEEN2,
     CALL_WORK,
+    CLASSIC_MAX_STEPS_FLOOR,
     DEFAULT_CHAIN_WORK,
     LARGE_S_PER_CHAIN,
     LARGE_S_PER_QUEEN,
     MAX_BATCHED_N,
-    MAX_STEPS_FLOOR,
     MAX_STEPS_PER_QUEEN,
+    RESTART_FLOOR,
+    RESTART_SQUARE_DIVISOR,
     auto_path,
     default_chains,
     default_max_steps,
@@ -256,8 +258,10 @@ def solve(
       seconds: stop once this much kernel time is spent (checked between kernel calls, each
         bounded to about :data:`CALL_SECONDS` of work; chains still running then are reported
         unsolved and counted in ``summary["unfinished"]``).
-      max_steps: steps per attempt before a restart from a fresh board (default
-        :func:`default_max_steps`: ``max(4000, 2 n)``).
+      max_steps: steps per attempt before a restart from a fresh board, every attempt alike
+        (default :func:`default_max_steps`: the measured restart period
+        ``min(n^2 // 2, max(500, 2 n))`` on a plain board, ``max(4000, 2 n)`` on a toroidal or
+        constrained one).
       init: initial boards: "random", "permutation", "greedy" or "qs4".
       tabu: plateau memory: squares a queen may not revisit during one local minimum (0: off).
       move: "minconflicts" or "cisc352" (the staged row choice).
@@ -305,7 +309,7 @@ def solve(
     )
     budget.check(n)
     if max_steps is None:
-        max_steps = default_max_steps(n)
+        max_steps = default_max_steps(n, plain=model is None)
     for flag, value, low in (
         ("--batch", batch, 1),
         ("--maxsteps", max_steps, 1),

@@ -105,7 +105,7 @@ def sample_minconflicts(
     seconds,
     seed,
     quiet,
-    max_steps=4000,
+    max_steps=None,
     init="permutation",
     tabu=0,
     batch=None,
@@ -114,7 +114,8 @@ def sample_minconflicts(
     resume=False,
     checkpoint_every=30.0,
 ) -> Samples:
-    """Min-conflicts chains through :func:`jaxqueens.solve` (``chains``: solved chains)."""
+    """Min-conflicts chains through :func:`jaxqueens.solve` (``chains``: solved chains;
+    ``max_steps`` None: its default restart period)."""
     res = mcsolve.solve(
         n,
         chains,
@@ -135,7 +136,12 @@ def sample_minconflicts(
     return _from_run(
         res.run,
         "minconflicts",
-        {"max_steps": max_steps, "init": init, "tabu": tabu, "max_restarts": max_restarts},
+        {
+            "max_steps": res.summary.get("max_steps", max_steps),
+            "init": init,
+            "tabu": tabu,
+            "max_restarts": max_restarts,
+        },
     )
 
 
@@ -148,20 +154,39 @@ def sample_anneal(
     quiet,
     method="ta",
     steps=10_000,
-    rounds=10,
-    neighbour="step",
-    step=3,
-    objective="attacks",
-    q=0.5,
-    init_prob=0.4,
-    alpha=0.9,
+    rounds=None,
+    neighbour=None,
+    step=None,
+    objective=None,
+    q=None,
+    init_prob=None,
+    alpha=None,
     walk=2000,
+    t_end=None,
+    preset="default",
     batch=None,
     checkpoint=None,
     resume=False,
     checkpoint_every=30.0,
 ) -> Samples:
-    """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``: run)."""
+    """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``:
+    run); the settings not given are ``preset``'s (:func:`jaxqueens.drivers.anneal.settings`)."""
+    opts = annealing.settings(
+        method,
+        preset,
+        rounds=rounds,
+        neighbour=neighbour,
+        step=step,
+        objective=objective,
+        q=q,
+        init_prob=init_prob,
+        alpha=alpha,
+        t_end=t_end,
+    )
+    rounds, neighbour, step, objective = (
+        opts[k] for k in ("rounds", "neighbour", "step", "objective")
+    )
+    q, init_prob, alpha = opts["q"], opts["init_prob"], opts["alpha"]
     config = annealing.make_config(n, method, steps, rounds, neighbour, step, objective)
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = jax.random.split(jax.random.key(seed))
@@ -209,6 +234,7 @@ def sample_anneal(
             "q": q,
             "init_prob": init_prob,
             "alpha": alpha,
+            "preset": preset,
         },
     )
 

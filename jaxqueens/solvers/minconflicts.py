@@ -160,7 +160,8 @@ def default_params(
 ) -> Params:
     """The package's defaults (:func:`jaxqueens.solvers.choices.default_max_steps` steps per
     attempt, a million restarts, the whole tabu capacity), any of them overridden."""
-    max_steps = default_max_steps(config.n) if max_steps is None else max_steps
+    plain = not (config.toroidal or config.constrained)
+    max_steps = default_max_steps(config.n, plain=plain) if max_steps is None else max_steps
     tabu = config.tabu if tabu is None else tabu
     if not (max_steps >= 1 and max_restarts >= 0 and 0 <= tabu <= config.tabu and qs4_tries >= 1):
         raise ValueError(
