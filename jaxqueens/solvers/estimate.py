@@ -12,7 +12,7 @@ The kernel keeps the package's contract (:mod:`jaxqueens.solvers.base`) for one 
 to sweep), :func:`init` (a probe at the root, or at the stratum given as the :class:`Problem`),
 :func:`step` (one level down), :func:`run` (to depth n or death)::
 
-    import jax, jaxqueens.solvers.estimate as knuth
+    import jax, jax.numpy as jnp, jaxqueens.solvers.estimate as knuth
     config = knuth.Config(n=12)
     params = knuth.default_params(config)
     keys = jax.random.split(jax.random.key(0), 100_000)

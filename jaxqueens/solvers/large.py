@@ -377,7 +377,12 @@ def result(s: State, config: Config, params: Params) -> Result:
 
 def run(key: jax.Array, config: Config, params: Params) -> Result:
     """QS4, then repair rounds (restarting when stalled) until solved or out of budget (key is
-    consumed)."""
+    consumed).
+
+    Under ``jax.vmap`` (a sweep over keys or :class:`Params`) the restart and the repair branch
+    both run every round for every lane (a batched ``lax.cond`` is a select), so a round costs a
+    QS4 pass too: fine for sweeps on small boards; for many chains on large boards map them
+    (``lax.map``) instead."""
     s = lax.while_loop(
         lambda s: ~done(s, config, params),
         lambda s: _advance(s, config, params),
