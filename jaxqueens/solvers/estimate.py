@@ -311,6 +311,14 @@ def walk(seed, lane, config: Config, params: Params, problem: Problem | None = N
     return result(_from_walk(w, s), config, params)
 
 
+def finish(s: State, config: Config, params: Params) -> Result:
+    """The probe from any state ``s`` (at a level >= ``config.depth``) down to depth n or death:
+    :func:`step` repeated. For a probe at its start :func:`walk` is the same and faster (its
+    loop's counter is the level, shared by every lane under ``vmap``)."""
+    s = lax.fori_loop(0, config.n - config.depth, lambda _, s: step(s, config, params), s)
+    return result(s, config, params)
+
+
 def result(s: State, config: Config, params: Params) -> Result:
     """What the probe reports."""
     depth = placed(s)

@@ -375,6 +375,13 @@ def result(s: State, config: Config, params: Params) -> Result:
     )
 
 
+def finish(s: State, config: Config, params: Params) -> Result:
+    """Rounds (and restarts) from ``s`` until solved or out of budget: :func:`run` from a given
+    state."""
+    s = lax.while_loop(lambda s: ~done(s, config, params), lambda s: _advance(s, config, params), s)
+    return result(s, config, params)
+
+
 def run(key: jax.Array, config: Config, params: Params) -> Result:
     """QS4, then repair rounds (restarting when stalled) until solved or out of budget (key is
     consumed).
@@ -383,9 +390,4 @@ def run(key: jax.Array, config: Config, params: Params) -> Result:
     both run every round for every lane (a batched ``lax.cond`` is a select), so a round costs a
     QS4 pass too: fine for sweeps on small boards; for many chains on large boards map them
     (``lax.map``) instead."""
-    s = lax.while_loop(
-        lambda s: ~done(s, config, params),
-        lambda s: _advance(s, config, params),
-        init(key, config, params),
-    )
-    return result(s, config, params)
+    return finish(init(key, config, params), config, params)

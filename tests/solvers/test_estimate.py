@@ -174,6 +174,20 @@ def test_scan_of_step_is_the_walk_and_then_a_no_op(n, depth):
     assert not np.asarray(res.solved).all() or n <= 5  # some walks die on the way
 
 
+@pytest.mark.parametrize("k", [0, 1, 3, 12])
+def test_finish_from_any_step_is_the_run(k):
+    """k steps, then finish: the probe run reports (k = 12 > n - depth: already done)."""
+    config, params = _setup(10)
+    keys = jax.random.split(jax.random.key(k), 256)
+
+    def stepped(key):
+        s = lax.fori_loop(0, k, lambda _, s: S.step(s, config, params), S.init(key, config, params))
+        return S.finish(s, config, params)
+
+    got = jax.jit(jax.vmap(stepped))(keys)
+    _assert_same(got, jax.jit(jax.vmap(lambda key: S.run(key, config, params)))(keys))
+
+
 def test_run_is_lane_zero_of_the_keys_stream_and_takes_legacy_keys():
     config, params = _setup(11)
     key = jax.random.key(5)

@@ -141,14 +141,17 @@ def test_budgets_are_honoured():
     assert not bool(res.solved) and int(res.rounds) == 2
 
 
-def test_step_is_a_no_op_once_done():
+def test_step_is_a_no_op_once_done_and_finish_runs_from_any_state():
     config, params = setup(8)
-    res = large.run(key(0), config, params)
+    step = jax.jit(lambda s: large.step(s, config, params))
+    res = jax.jit(lambda k: large.run(k, config, params))(key(0))
     s = large.init(key(0), config, params)
+    two = step(step(s))
     while not bool(large.done(s, config, params)):
-        s = large.step(s, config, params)
-    _assert_same(large.step(s, config, params), s)
+        s = step(s)
+    _assert_same(step(s), s)
     _assert_same(large.result(s, config, params), res)
+    _assert_same(jax.jit(lambda s: large.finish(s, config, params))(two), res)
 
 
 def test_scan_of_step_reaches_run_through_restarts():
@@ -203,9 +206,10 @@ class KernelVariantsTest(chex.TestCase):
 def test_vmap_over_keys_equals_one_chain_at_a_time():
     config, params = setup(40)
     keys = chain_keys(key(1), jnp.arange(6))
-    lockstep = jax.jit(jax.vmap(lambda k: large.run(k, config, params)))(keys)
+    run = jax.jit(lambda k: large.run(k, config, params))
+    lockstep = jax.jit(jax.vmap(run))(keys)
     for i in range(6):
-        _assert_same(_row(lockstep, i), large.run(keys[i], config, params))
+        _assert_same(_row(lockstep, i), run(keys[i]))
 
 
 def test_vmap_over_params_is_one_compiled_sweep():
