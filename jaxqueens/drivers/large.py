@@ -135,12 +135,14 @@ def solve_large(
 
     Args:
       n: board size (1 or >= 4; up to what memory allows).
-      seed, chain: the chain's key is ``fold_in(key(seed), chain)``.
-      tries: QS4 attempts per column; free_tail: last columns placed with one random swap.
-      max_steps: swap attempts allowed in all (at most 2^31 - 1); then QueensError (raise it or
-        change the seed), or with ``give_up`` an unsolved result (``summary["solved"]`` False)
-        whose ``rows`` is the board with the fewest attacking pairs (the repair never takes a
-        worsening swap, so the last board) and ``summary["pairs"]`` its count.
+      seed: the run's seed.
+      chain: the chain's key is ``fold_in(key(seed), chain)``.
+      tries: QS4 attempts per column.
+      free_tail: last columns placed with one random swap.
+      max_steps: swap attempts allowed in all; then QueensError (raise it or change the seed),
+        or with ``give_up`` an unsolved result (``summary["solved"]`` False) whose ``rows`` is the
+        board with the fewest attacking pairs (the repair never takes a worsening swap, so the
+        last board) and ``summary["pairs"]`` its count. At most 2^31 - 1.
       init: "qs4" (default) or "permutation" (:data:`INITS`).
       quiet: True: no progress line; None: a progress line on a terminal only.
     """
