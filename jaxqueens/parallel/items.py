@@ -4,16 +4,20 @@ This is where the batching choice is made, once, for every family that is not a 
 on the CPU, one item per ``lax.map`` iteration over host devices
 (:func:`jaxqueens.parallel.shard.map_items`); on an accelerator, ``vmap`` per device, or
 lockstep lanes with refill (:func:`jaxqueens.parallel.lanes.lockstep`) for searches whose items
-take very different numbers of steps. Call these under ``jit``; ``items`` must divide by
-``num_devices`` (:func:`jaxqueens.parallel.shard.pad_rows`).
+take very different numbers of steps. Branch-free kernels whose items all take the same steps
+(Knuth's probes) lose nothing to lockstep: :func:`blocks` vmaps them, in blocks under ``lax.map``
+on a CPU (the block's state stays in cache) and all at once on an accelerator. Call these under
+``jit``; ``items`` must divide by ``num_devices`` (:func:`jaxqueens.parallel.shard.pad_rows`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import jax
+from jax import lax
 
 from jaxqueens.parallel import devices
 from jaxqueens.parallel.lanes import lockstep
@@ -48,3 +52,17 @@ def search_each(
         return lockstep(lambda k: init(x[k]), advance, finished, result, per, min(lanes, per))
 
     return over_devices(shard, items, num_devices=num_devices)
+
+
+def blocks(one: Callable[[Any], Any], items, block: int):
+    """``one`` on every item (the leading axis of every leaf of ``items``), ``block`` items
+    vmapped in lockstep per ``lax.map`` iteration; 0 (the accelerator way) vmaps them all at once.
+    The block is lowered to ``gcd(items, block)`` so that it divides the items (no padding).
+    Returns the results with the items' leading axis."""
+    total = jax.tree.leaves(items)[0].shape[0]
+    block = math.gcd(total, block) if block else total
+    if block == total:
+        return jax.vmap(one)(items)
+    split = jax.tree.map(lambda x: x.reshape((-1, block, *x.shape[1:])), items)
+    out = lax.map(jax.vmap(one), split)
+    return jax.tree.map(lambda x: x.reshape((total, *x.shape[2:])), out)
