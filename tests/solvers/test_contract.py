@@ -12,14 +12,16 @@ from jax import lax
 import jaxqueens
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers import base
+from jaxqueens.solvers import base, estimate, large
 from jaxqueens.solvers import minconflicts as mc
 
 CONTRACT = ("Config", "Params", "default_params", "State", "Result", "init", "step", "run")
 CHAIN_HOOKS = ("done", "result", "finish")
 
 
-@pytest.mark.parametrize("family", [mc, sls], ids=lambda f: f.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize(
+    "family", [mc, sls, estimate, large], ids=lambda f: f.__name__.rsplit(".", 1)[-1]
+)
 def test_chain_families_expose_the_contract(family):
     for name in CONTRACT + CHAIN_HOOKS:
         assert hasattr(family, name), name
