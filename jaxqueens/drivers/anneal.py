@@ -39,6 +39,7 @@ from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
 
 
@@ -294,7 +295,7 @@ def anneal(
         raise QueensError(f"--batch must be at least 1, got {batch}")
     cal_key, key = jax.random.split(jax.random.key(seed))
     schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha, t0, start, mask)
-    devices = jax.local_device_count()
+    devices = local_device_count()
     if announce is not None:
         estimate = per_step * config.total_steps * chains / devices
         announce(

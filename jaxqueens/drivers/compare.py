@@ -53,6 +53,7 @@ from jaxqueens.drivers import ga
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import minconflicts
 
 TABU = 4
@@ -481,7 +482,7 @@ def compare(
         "budget_note": "steps per chain: min-conflicts moves, LS/TA/SA neighbour moves, GA "
         "fitness evaluations; solvers ranked by seconds per solution",
         "backend": jax.default_backend(),
-        "devices": jax.local_device_count(),
+        "devices": local_device_count(),
         "recommendation": rec,
         "per_solver": [solver_summary(r, steps) for r in runs],
     }

@@ -251,7 +251,7 @@ def solve_instances(
         raise QueensError(f"chunk {chunk}: give at least 1 item per call")
     sizes = devices.sizes()
     budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
-    num_dev = jax.local_device_count()
+    num_dev = devices.local_device_count()
     chunk = int(chunk or (sizes.count_lanes * 4 if sizes.accelerator else CHUNK))
     chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
     list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]

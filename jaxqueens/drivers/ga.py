@@ -44,7 +44,7 @@ from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import gather
-from jaxqueens.parallel.devices import shard_batch
+from jaxqueens.parallel.devices import local_device_count, shard_batch
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers import ga_ops as ops
 from jaxqueens.solvers.constrained import Mask
@@ -478,7 +478,7 @@ def evolve(
     init_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     stop = jnp.int32(generations)
-    devices = jax.local_device_count()
+    devices = local_device_count()
     devices = devices if devices > 1 and trials % devices == 0 else 1
     compiled = run_generations.lower(
         states, dyn, stop, stop, config, chunk, devices, mask

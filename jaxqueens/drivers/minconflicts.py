@@ -34,6 +34,7 @@ from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import minconflicts
 from jaxqueens.solvers.choices import (  # noqa: F401 (re-exported: the driver's defaults)
     BATCHED_S_PER_QUEEN2,
@@ -91,7 +92,7 @@ def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> i
     """Chains per kernel call: about 2^21 queens, and at most ``devices * CALL_WORK`` queen-steps
     for one attempt of each (``max_steps``, default :func:`default_max_steps`), split evenly over
     the chains asked for."""
-    devices = jax.local_device_count()
+    devices = local_device_count()
     steps = default_max_steps(n) if max_steps is None else max_steps
     cap = max(devices, min(8192, (1 << 21) // n, devices * CALL_WORK // (steps * n)))
     if chains is not None:
@@ -370,7 +371,7 @@ def solve(
         seed=seed,
         chunk=chunk,
         backend=jax.default_backend(),
-        devices=jax.local_device_count(),
+        devices=local_device_count(),
     )
     if model is not None:
         summary.update(instance=model.to_dict(), status="SAT" if run.solved.any() else "unknown")

@@ -40,6 +40,7 @@ from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.choices import STATS_SOLVERS as SOLVERS
 
@@ -166,7 +167,7 @@ def sample_anneal(
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = jax.random.split(jax.random.key(seed))
     schedule, _ = annealing.calibrate(cal_key, config, walk, q, init_prob, alpha)
-    devices = jax.local_device_count()
+    devices = local_device_count()
     cap = max(devices, (1 << 22) // config.total_steps)
     chunk = batch or (
         min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices
@@ -491,11 +492,7 @@ def analyse(samples: Samples) -> StatsResult:
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Index in sorted ``table`` [Q, n] of each of ``rows`` [D, n] (all present)."""
     key = lambda a: (
-        np.ascontiguousarray(a.astype(np.int32))
-        .view(
-            np.dtype((np.void, 4 * a.shape[1]))
-        )
-        .ravel()
+        np.ascontiguousarray(a.astype(np.int32)).view(np.dtype((np.void, 4 * a.shape[1]))).ravel()
     )
     t, r = key(table), key(rows)
     order = np.argsort(t)
@@ -563,7 +560,7 @@ def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) 
         "solutions_per_s": s / samples.wall_s if samples.wall_s > 0 else None,
         "stopped_by": samples.stopped_by,
         "backend": jax.default_backend(),
-        "devices": jax.local_device_count(),
+        "devices": local_device_count(),
     }
 
 

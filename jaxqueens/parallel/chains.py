@@ -119,7 +119,7 @@ def run_mapped(
 ):
     """CPU strategy: chains ``offset + [0, num_chains)``, one per ``lax.map`` iteration, split
     evenly over devices. Returns the kernel's result pytree with a leading [C] axis."""
-    d = num_devices or jax.local_device_count()
+    d = num_devices or devices.local_device_count()
     return _sharded(kernel, key, num_chains, d, 0, jnp.int32(offset), data, resume)
 
 
@@ -137,7 +137,7 @@ def run_lockstep(
     chain finishes writes its result and takes the next chain (``lanes`` default:
     :func:`jaxqueens.parallel.devices.sizes`). Same chain ids and seeds as :func:`run_mapped`,
     so the results are identical."""
-    d = num_devices or jax.local_device_count()
+    d = num_devices or devices.local_device_count()
     lanes = devices.sizes().chain_lanes if lanes is None else lanes
     return _sharded(kernel, key, num_chains, d, max(1, lanes), jnp.int32(offset), data, resume)
 

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from absl.testing import parameterized
 
-import jaxqueens  # noqa: F401
 from jaxqueens.core import prefixes, rng
 from jaxqueens.solvers import estimate as S
 
