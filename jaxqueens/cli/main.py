@@ -78,10 +78,15 @@ class _Parser(argparse.ArgumentParser):
                 if why is not None:
                     flag = next(
                         (o for o in action.option_strings if o.startswith("--")),
-                        (action.option_strings or [action.metavar or action.dest])[0],
+                        (action.option_strings or [_metavar(action)])[0],
                     )
                     self.error(f"argument {flag}: {why}")
         return namespace, extras
+
+
+def _metavar(action: argparse.Action) -> str:
+    """How an argument without an option string is named in an error: its metavar or dest."""
+    return action.metavar if isinstance(action.metavar, str) and action.metavar else action.dest
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -378,7 +378,7 @@ def anneal(
     if model is not None:
         summary["instance"] = model.to_dict()
         summary["status"] = "SAT" if run.solved.any() else "unknown"
-    if best[0] is not None:
+    if best[0] is not None and best[2] is not None:
         summary["best_boards"] = {
             "chains": len(best[0]),
             "pairs_min": int(best[2].min()) if len(best[2]) else None,
@@ -457,7 +457,7 @@ def best_of_unsolved(
     if data.mask is not None and len(boards):
         allowed = np.asarray(data.mask.allowed)
         stranded = ~allowed[np.arange(config.n)[None, :], boards]
-        if (stranded & allowed.any(axis=1)[None, :]).any():
+        if (stranded & np.asarray(allowed.any(axis=1))[None, :]).any():
             raise RuntimeError("a best board uses a forbidden square")
         objective = objective + stranded.sum(axis=1)
     if run.best is not None and not np.array_equal(objective, run.best[~run.solved]):

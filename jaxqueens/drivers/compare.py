@@ -42,6 +42,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
@@ -323,7 +324,7 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
     (ERT ratio) and a percentile bootstrap CI of that ratio; a line saying so."""
     ranked = sorted(runs, key=lambda r: r.ert_s)
     best = ranked[0]
-    doc = {
+    doc: dict[str, Any] = {
         "metric": "expected seconds per solution (ERT: seconds of all chains / chains solved)",
         "ci_method": f"percentile bootstrap over chains, {BOOTSTRAP} resamples, "
         f"{CONFIDENCE:.0%}, of ERT(runner-up) / ERT(fastest)",

@@ -337,7 +337,8 @@ def solve_instances(
         # near the end, share the last items out over every chunk slot of every stream, so no
         # device idles while another searches one long chunk (the rest of a chunk is empty rows)
         limit = min(rows, max(shards, -(-len(st.queue) // (len(streams) * DEPTH))))
-        take, keep = [], []
+        take: list[tuple] = []
+        keep: list[tuple] = []
         for t in st.queue:
             (
                 take
@@ -530,4 +531,6 @@ def _gather(st: _State, models, mine) -> _State:
 def toroidal_count(n: int, **kwargs) -> int:
     """Solutions of the n-queens problem on a torus (OEIS A051906), exactly."""
     res = solve_instances([Constraints(n, toroidal=True)], mode="count", **kwargs)
-    return res.instances[0].solutions
+    solutions = res.instances[0].solutions
+    assert solutions is not None  # the count mode counts every instance
+    return solutions

@@ -496,7 +496,7 @@ def count_solutions(
     tally = {"tasks": 0, "found": sum(v[0] for v in done.values()), "pos": 0}
     t1 = time.perf_counter()
     results = _count_chunks(plan, todo, bounds)  # calls start at the first next()
-    fixed = []  # (F90, F180) once known
+    fixed: list[tuple[int, int]] = []  # (F90, F180) once known
 
     def one_chunk() -> Tick:
         idx, out = next(results)

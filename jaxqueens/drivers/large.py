@@ -57,21 +57,21 @@ def check_memory(n: int, available: int | None = None) -> None:
 def _place_columns(init_fn, s: large.State, n: int, quiet: bool | None) -> large.State:
     """QS4 over all columns, ``INIT_CALL_COLUMNS`` per call, with a progress line; Ctrl-C takes
     effect between calls."""
-    placed = [s, 0]
+    placed = 0  # columns placed so far, in s
 
     def chunk() -> Tick:
-        s, start = placed
-        stop = min(n, start + INIT_CALL_COLUMNS)
-        s = init_fn(s, start, stop)
+        nonlocal s, placed
+        stop = min(n, placed + INIT_CALL_COLUMNS)
+        new = init_fn(s, placed, stop)
         if not quiet:
-            jax.block_until_ready(s.rows)
-        placed[:] = [s, stop]
+            jax.block_until_ready(new.rows)
+        s, placed = new, stop
         return Tick(stop, finished=stop >= n)
 
     if run_chunks(chunk, total=n, unit="columns placed", quiet=quiet):
         raise KeyboardInterrupt
-    jax.block_until_ready(placed[0].rows)
-    return placed[0]
+    jax.block_until_ready(s.rows)
+    return s
 
 
 def solve_large(
@@ -174,8 +174,7 @@ def solve_large(
     solved = pairs == 0
     if solved:
         checker.require_solutions(rows[None], what="large-n min-conflicts", n=n)
-    else:
-        pairs = int(checker.attacking_pairs(rows))  # the independent count of what is reported
+    reported = 0 if solved else int(checker.attacking_pairs(rows))  # the independent count
     verify_s = time.perf_counter() - t2
     summary = {
         "n": n,
@@ -187,7 +186,7 @@ def solve_large(
         "free_tail": free_tail,
         "max_steps": max_steps,
         "solved": bool(solved),
-        "pairs": int(pairs),
+        "pairs": reported,
         "compile_s": compile_s,
         "init_s": init_s,
         "search_s": search_s,

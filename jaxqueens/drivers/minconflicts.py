@@ -108,7 +108,7 @@ def _start(start, mask=None):
 
 def compile_runner(
     key, config: minconflicts.Config, chunk: int, start=None, bounded: bool = False, mask=None
-) -> Callable[[int, int], minconflicts.Result]:
+) -> Callable[[int, int], minconflicts.Result] | BoundedRunner:
     """Compile the batched solver for ``chunk`` chains ahead of time; return ``run(offset, count)``.
 
     Chain i uses ``fold_in(key, i)``; ``start`` (a board [n]) is every chain's first board. The
@@ -137,7 +137,7 @@ class BoundedRunner:
         self.run, self.config = run, config
         first = FIRST_CALL_STEPS // (max(chunk, 1) * (config.max_steps + config.n))
         self.cap = int(min(config.max_restarts, max(0, first - 1)))
-        self._last = None  # ((offset, count), ChunkResult) of the last call
+        self._last: tuple[tuple[int, int], driver.ChunkResult] | None = None  # the last call
 
     def _resume(self, prev) -> minconflicts.Fresh | minconflicts.Resume:
         if prev is None:
@@ -157,8 +157,9 @@ class BoundedRunner:
         t0 = time.perf_counter()
         out = jax.device_get(self.run(offset, count, self._resume(prev)))
         dt = time.perf_counter() - t0
-        res = driver.ChunkResult(*out, paused=np.asarray(minconflicts.paused(out, self.config)))
+        res = driver.ChunkResult._make([*out, np.asarray(minconflicts.paused(out, self.config))])
         if prev is not None:  # the chains that were not paused keep their results
+            assert prev.paused is not None  # this runner sets it for every chain
             keep = ~prev.paused
             if prev.best is not None and res.best is not None:
                 # a continued chain reports its best board over every call, not only this one
@@ -167,12 +168,13 @@ class BoundedRunner:
                     rows=np.where(older[:, None], prev.rows, res.rows),
                     best=np.where(older, prev.best, res.best),
                 )
-            res = driver.ChunkResult(
-                *(
-                    None if a is None else np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-                    for a, b in zip(prev, res)
-                )
+            res = driver.ChunkResult._make(
+                None
+                if a is None or b is None
+                else np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+                for a, b in zip(prev, res)
             )
+        assert res.paused is not None  # set above, for every chain of the call
         if res.paused.any() or dt > 2 * CALL_SECONDS:
             scale = min(4.0, max(0.25, CALL_SECONDS / max(dt, 1e-3)))
             self.cap = int(min(self.config.max_restarts, max(0, int(scale * (self.cap + 1)) - 1)))
@@ -190,10 +192,10 @@ def trace_chain(
     _, metrics = jax.jit(lambda s, b, m: minconflicts.trace(s, config, num_steps, b, m))(
         seed, start, mask
     )
-    metrics = minconflicts.Metrics(*(np.asarray(m) for m in metrics))
-    done = np.flatnonzero(metrics.conflicted == 0)
+    conflicted, pairs = np.asarray(metrics.conflicted), np.asarray(metrics.pairs)
+    done = np.flatnonzero(conflicted == 0)
     end = int(done[0]) + 1 if done.size else num_steps
-    return minconflicts.Metrics(*(m[:end] for m in metrics))
+    return minconflicts.Metrics(conflicted[:end], pairs[:end])
 
 
 def _start_rows(start, n: int) -> np.ndarray | None:
@@ -359,7 +361,7 @@ def solve(
     trace = None
     if trace_steps > 0:
         metrics = trace_chain(key, config, trace_steps, start_rows, mask)
-        trace = {"conflicted": metrics.conflicted, "pairs": metrics.pairs}
+        trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
     summary = driver.summarize(
         run,
         solver="min-conflicts",

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -285,6 +286,7 @@ def sample_ga(
         one_round, total=chains, unit="trials", quiet=quiet, save=save, every=checkpoint_every
     ):
         stopped_by = "interrupted"
+    assert stopped_by is not None  # the loop ends when a budget is met or on an interrupt
     if not solved:
         return Samples(
             n,
@@ -368,7 +370,12 @@ def collect(
     if chains is None and solutions is None and seconds is None:
         chains = 10_000
     _budget_check(n, chains, solutions, seconds)
-    fn = {"minconflicts": sample_minconflicts, "anneal": sample_anneal, "ga": sample_ga}[solver]
+    samplers: dict[str, Callable[..., Samples]] = {
+        "minconflicts": sample_minconflicts,
+        "anneal": sample_anneal,
+        "ga": sample_ga,
+    }
+    fn = samplers[solver]
     try:
         return fn(n, chains, solutions, seconds, seed, quiet, **options)
     except TypeError as err:  # an option of another solver

@@ -49,7 +49,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -57,6 +57,9 @@ from jaxqueens import _lazy
 from jaxqueens.errors import QueensError
 
 # imported at their first use (jaxqueens._lazy): a command that needs no JAX never imports it
+if TYPE_CHECKING:
+    from jax.sharding import Mesh
+
 jax = _lazy.load("jax")
 rendezvous = _lazy.load("jaxqueens.parallel.rendezvous")  # sockets: multi-process runs only
 
@@ -399,7 +402,7 @@ def sizes() -> Sizes:
     return ACCELERATOR_SIZES if is_accelerator() else CPU_SIZES
 
 
-def batch_mesh() -> jax.sharding.Mesh:
+def batch_mesh() -> Mesh:
     """A 1-D mesh over every local device, axis name ``BATCH_AXIS``."""
     return jax.sharding.Mesh(np.asarray(jax.local_devices()), (BATCH_AXIS,))
 

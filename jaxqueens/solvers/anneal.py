@@ -208,6 +208,7 @@ def _move(s: State, config: Config, mask: Mask | None = None):
     n = config.n
     if config.neighbour == "step":
         if config.constrained:  # only free columns move
+            assert mask is not None  # a constrained config comes with its instance
             c = mask.free[hash_randint(s.seed, s.ctr, jnp.uint32(0), jnp.maximum(mask.nfree, 1))]
         else:
             c = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
@@ -242,6 +243,7 @@ def _allowed(config: Config, mask: Mask | None, writes) -> jax.Array:
     """[] bool: every square the move writes is allowed (always, unconstrained)."""
     if not config.constrained:
         return jnp.bool_(True)
+    assert mask is not None  # a constrained config comes with its instance
     return functools.reduce(lambda a, b: a & b, [mask.allowed[c, r] for c, r in writes])
 
 
@@ -287,6 +289,7 @@ def init(
     ``config.constrained`` on a random allowed square per column (:func:`allowed_start`; a
     start board is not used). ``schedule`` is not read (the signature of :class:`Kernel`)."""
     if config.constrained:
+        assert mask is not None  # a constrained config comes with its instance
         rows = rules.allowed_start(jnp.asarray(seed, U32), mask)
     elif start is None:
         rows = random_permutation(jnp.asarray(seed, U32), U32(0), config.n)
@@ -294,7 +297,7 @@ def init(
         rows = jnp.asarray(start, jnp.int32)
     counts = counts_of(rows, config)
     f = objective_of(counts, config.objective)
-    if config.constrained:
+    if mask is not None and config.constrained:
         f = f + rules.stranded(rows, mask)
     return State(
         rows=rows,

@@ -227,5 +227,5 @@ def strata_block(masks, ids, seed, config: Config) -> GroupSums:
     else:
         stratum = (jnp.arange(total, dtype=I32) // per).reshape(-1, block)
         out = lax.map(lambda a: probe(masks[a[0]], a[1]), (stratum, lanes.reshape(-1, block)))
-    out = [x.reshape(s, per) for x in out]
-    return _reduce_groups(*out, config.group)
+    m, e, nodes, alive = (x.reshape(s, per) for x in out)
+    return _reduce_groups(m, e, nodes, alive, config.group)
