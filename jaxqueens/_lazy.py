@@ -53,8 +53,10 @@ class _Deferred(types.ModuleType):
     def __delattr__(self, attr: str) -> None:
         delattr(self._load(), attr)
 
+    # the real module's namespace: what pytest's monkeypatch reads and restores (a property over
+    # ModuleType's attribute on purpose: the stand-in has no namespace of its own)
     @property
-    def __dict__(self):  # the real module's namespace: what pytest's monkeypatch reads and restores
+    def __dict__(self):  # type: ignore[override]
         return self._load().__dict__
 
     def __dir__(self) -> list[str]:

@@ -21,7 +21,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-import jaxqueens  # noqa: F401  (CPU devices and XLA flags before any JAX op)
+import jaxqueens
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import minconflicts as mcsolve
@@ -31,6 +31,8 @@ from jaxqueens.solvers import minconflicts
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import benchlib
+
+jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
 CASES = [(8, 2000, 10_000), (32, 500, 20_000), (100, 200, 50_000)]  # n, chains, steps per chain
 QUICK = [(8, 100, 2_000), (32, 20, 4_000)]

@@ -94,8 +94,10 @@ def run_deap(folder: Path, seeds: str, pop: int = 300, ngen: int = 100, n: int =
 
 def one_large(pop: int, n: int, generations: int) -> dict:
     """Child process: one trial of the large-population run; prints a JSON line."""
-    import jaxqueens  # noqa: F401  (one CPU device per core and XLA flags, before any JAX op)
+    import jaxqueens
     from jaxqueens.drivers import ga
+
+    jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
     r = ga.evolve(n, pop, generations, 1, indpb=2.0 / n, **DEAP_CONFIG)
     return {
@@ -181,11 +183,13 @@ def main() -> int:
 
     import jax
 
-    import jaxqueens  # noqa: F401
+    import jaxqueens
     from jaxqueens.drivers import ga
 
     sys.path.insert(0, os.path.dirname(__file__))
     import benchlib
+
+    jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
     have_deap = (
         importlib.util.find_spec("deap") is not None

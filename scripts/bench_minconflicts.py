@@ -41,13 +41,15 @@ from pathlib import Path
 import jax
 import numpy as np
 
-import jaxqueens  # (first: one CPU device per core and XLA:CPU loop flags, before any JAX op)
+import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.solvers import minconflicts
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib
+
+jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
 DEFAULT_BASELINES = Path(__file__).resolve().parents[2] / "shared" / "baselines"
 DEFAULT_CHAINS = {8: 50_000, 32: 20_000, 100: 8_000, 1000: 500}

@@ -43,13 +43,15 @@ from pathlib import Path
 import jax
 import numpy as np
 
-import jaxqueens  # noqa: F401  (first: CPU devices and XLA flags, before any JAX op)
+import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.solvers import choices, minconflicts
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib
+
+jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
 SIZES = (8, 12, 16, 32, 64, 100, 1000, 10_000)
 CONFIGS = (("random", 0), ("permutation", 0), ("greedy", 0), ("qs4", 0), ("permutation", 4))

@@ -28,10 +28,12 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-import jaxqueens  # noqa: F401  (configures the host devices before JAX starts)
+import jaxqueens
 from jaxqueens.core import constellations as con
 from jaxqueens.parallel.shard import map_items, pad_rows
 from jaxqueens.solvers import count as solver
+
+jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
 
 def member_edges(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

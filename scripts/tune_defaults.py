@@ -35,16 +35,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import jaxqueens  # noqa: F401  (CPU devices and XLA flags before any JAX op)
+import jaxqueens
 from jaxqueens.core import checker
-from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import ga
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
+from jaxqueens.solvers.base import chain_keys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib
+
+jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
 BUDGET = 10_000
 SCHEDULE_KEYS = {"ls": (), "ta": ("q",), "sa": ("init_prob", "alpha")}
@@ -94,17 +96,16 @@ class AnnealRunner:
     def walk(self, config: sls.Config) -> np.ndarray:
         k = (config.neighbour, config.objective, config.step)
         if k not in self._walks:
-            seed = chain_seeds(self.cal_key, jnp.arange(1))[0]
+            chain0 = chain_keys(self.cal_key, jnp.arange(1))[0]
             self._walks[k] = np.asarray(
-                jax.jit(lambda s: sls.random_walk_deltas(s, config, 2000))(seed), np.float64
+                jax.jit(lambda k: sls.random_walk_deltas(k, config, 2000))(chain0), np.float64
             )
         return self._walks[k]
 
     def run(self, config: sls.Config, schedule: np.ndarray) -> dict:
         if config not in self._runs:
-            kernel = sls.Kernel(config)
             self._runs[config] = jax.jit(
-                lambda sched: chain_batch.run(kernel, self.key, self.chains, 0, sls.Data(sched))
+                lambda sched: chain_batch.run(sls, config, self.key, self.chains, sls.Params(sched))
             )
             jax.block_until_ready(self._runs[config](jnp.asarray(schedule)))  # compile
         fn = self._runs[config]

@@ -35,7 +35,7 @@ SOLVER_NAMES = (
 """The names ``--solvers`` takes (:data:`jaxqueens.drivers.compare.SOLVERS`, spelled out here so
 that ``--help`` needs no JAX; a test keeps the two equal)."""
 DEFAULTS = {"n": 8, "chains": 1000, "steps": 10_000, "seed": 0, "solvers": "all"}
-CONFIG_KEYS = {
+CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
     "n": int,
     "chains": int,
     "steps": int,

@@ -38,6 +38,7 @@ from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys
 from jaxqueens.solvers.choices import ANNEAL_PRESETS
@@ -435,7 +436,7 @@ def anneal(
         raise QueensError(f"--batch must be at least 1, got {batch}")
     cal_key, key = jax.random.split(jax.random.key(seed))
     schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha, t0, start, mask)
-    devices = jax.local_device_count()
+    devices = local_device_count()
     if announce is not None:
         estimate = per_step * config.total_steps * chains / devices
         announce(
@@ -520,7 +521,7 @@ def anneal(
     if model is not None:
         summary["instance"] = model.to_dict()
         summary["status"] = "SAT" if run.solved.any() else "unknown"
-    if best[0] is not None:
+    if best[0] is not None and best[2] is not None:
         summary["best_boards"] = {
             "chains": len(best[0]),
             "pairs_min": int(best[2].min()) if len(best[2]) else None,
@@ -612,7 +613,7 @@ def best_of_unsolved(
     if mask is not None and len(boards):
         allowed = np.asarray(mask.allowed)
         stranded = ~allowed[np.arange(config.n)[None, :], boards]
-        if (stranded & allowed.any(axis=1)[None, :]).any():
+        if (stranded & np.asarray(allowed.any(axis=1))[None, :]).any():
             raise RuntimeError("a best board uses a forbidden square")
         objective = objective + stranded.sum(axis=1)
     if run.best is not None and not np.array_equal(objective, run.best[~run.solved]):

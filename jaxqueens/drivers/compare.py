@@ -43,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
@@ -54,6 +55,7 @@ from jaxqueens.drivers import ga
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import minconflicts
 
 TABU = 4
@@ -345,7 +347,7 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
     (ERT ratio) and a percentile bootstrap CI of that ratio; a line saying so."""
     ranked = sorted(runs, key=lambda r: r.ert_s)
     best = ranked[0]
-    doc = {
+    doc: dict[str, Any] = {
         "metric": "expected seconds per solution (ERT: seconds of all chains / chains solved)",
         "ci_method": f"percentile bootstrap over chains, {BOOTSTRAP} resamples, "
         f"{CONFIDENCE:.0%}, of ERT(runner-up) / ERT(fastest)",
@@ -505,7 +507,7 @@ def compare(
         "fitness evaluations; solvers ranked by seconds per solution",
         "defaults_note": DEFAULTS_NOTE,
         "backend": jax.default_backend(),
-        "devices": jax.local_device_count(),
+        "devices": local_device_count(),
         "recommendation": rec,
         "per_solver": [solver_summary(r, steps) for r in runs],
     }

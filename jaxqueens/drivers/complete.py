@@ -255,7 +255,7 @@ def solve_instances(
         raise QueensError(f"chunk {chunk}: give at least 1 item per call")
     sizes = devices.sizes()
     budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
-    num_dev = jax.local_device_count()
+    num_dev = devices.local_device_count()
     chunk = int(chunk or (sizes.count_lanes * 4 if sizes.accelerator else CHUNK))
     chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
     list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]
@@ -341,7 +341,8 @@ def solve_instances(
         # near the end, share the last items out over every chunk slot of every stream, so no
         # device idles while another searches one long chunk (the rest of a chunk is empty rows)
         limit = min(rows, max(shards, -(-len(st.queue) // (len(streams) * DEPTH))))
-        take, keep = [], []
+        take: list[tuple] = []
+        keep: list[tuple] = []
         for t in st.queue:
             (
                 take
@@ -534,4 +535,6 @@ def _gather(st: _State, models, mine) -> _State:
 def toroidal_count(n: int, **kwargs) -> int:
     """Solutions of the n-queens problem on a torus (OEIS A051906), exactly."""
     res = solve_instances([Constraints(n, toroidal=True)], mode="count", **kwargs)
-    return res.instances[0].solutions
+    solutions = res.instances[0].solutions
+    assert solutions is not None  # the count mode counts every instance
+    return solutions

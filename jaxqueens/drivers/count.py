@@ -204,7 +204,7 @@ def _chunk_size(
 
 def _mirror_plan(n: int) -> _MirrorPlan:
     sizes = devices.sizes()
-    num_devices = jax.local_device_count()
+    num_devices = devices.local_device_count()
     depth = choose_depth(n, sizes.count_prefixes)
     masks, queens = expand_mirror(n, depth)
     chunk = _chunk_size(len(masks), n, num_devices, sizes, None)
@@ -282,7 +282,7 @@ def _plan(n: int, depth: int | None, chunk: int | None) -> _Plan:
     order = np.random.default_rng(SHUFFLE_SEED).permutation(len(masks))
     masks, owner = masks[order], owner[order]
     tasks = np.concatenate([masks, allow[owner]], axis=1).astype(np.uint32)
-    layout = parallel_streams.plan(jax.local_device_count(), sizes.accelerator)
+    layout = parallel_streams.plan(devices.local_device_count(), sizes.accelerator)
     chunk = _task_chunk(len(tasks), n, len(layout), layout[0].shards, sizes, chunk)
     layout = [s._replace(rows=chunk) for s in layout]
     return _Plan(KernelConfig(n, depth), tasks, weights[owner], len(cfg), chunk, layout, sizes)
@@ -497,7 +497,7 @@ def count_solutions(
     tally = {"tasks": 0, "found": sum(v[0] for v in done.values()), "pos": 0}
     t1 = time.perf_counter()
     results = _count_chunks(plan, todo, bounds)  # calls start at the first next()
-    fixed = []  # (F90, F180) once known
+    fixed: list[tuple[int, int]] = []  # (F90, F180) once known
 
     def one_chunk() -> Tick:
         idx, out = next(results)
@@ -600,7 +600,7 @@ def plan_count(
         num,
         plan.config.depth,
         -(-num // plan.chunk),
-        jax.local_device_count(),
+        devices.local_device_count(),
         sampled,
         seconds,
         seconds * num / sampled,

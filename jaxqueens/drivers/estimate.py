@@ -299,7 +299,7 @@ def estimate(
             exact,
             top,
         )
-    devices = jax.local_device_count()
+    devices = backend.local_device_count()
     copies = devices if strata < 4 * devices else 1  # few strata: one copy per device, no idling
     rows = strata * copies
     padded = -(-rows // devices) * devices

@@ -44,7 +44,7 @@ from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import gather
-from jaxqueens.parallel.devices import shard_batch
+from jaxqueens.parallel.devices import local_device_count, shard_batch
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers import ga_ops as ops
 from jaxqueens.solvers.choices import GA_PRESETS
@@ -482,7 +482,8 @@ def evolve(
         n = 8
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
     n = model.n if model is not None else n
-    if mask is not None and encoding == "permutation":
+    assert n is not None  # given, 8, or the instance's
+    if mask is not None and model is not None and encoding == "permutation":
         rows = [y for _, y in model.fixed]
         if len(set(rows)) < len(rows):
             raise QueensError(
@@ -529,7 +530,7 @@ def evolve(
     init_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     stop = jnp.int32(generations)
-    devices = jax.local_device_count()
+    devices = local_device_count()
     devices = devices if devices > 1 and trials % devices == 0 else 1
     compiled = run_generations.lower(
         states, dyn, stop, stop, config, chunk, devices, mask
@@ -555,7 +556,7 @@ def evolve(
     done = 0
     report = config.fitness == ops.REPORT_FITNESS
     solved_at = np.full(trials, -1, np.int64) if report else None
-    if report:
+    if solved_at is not None:  # (report)
         _mark_solved(solved_at, np.asarray(m0.sols)[None], np.asarray(m0.sols_ok)[None], 0)
     if resume and checkpoint is not None:
         states, hist, found, done, saved = _load_checkpoint(checkpoint, fingerprint)
@@ -570,7 +571,7 @@ def evolve(
         keep = min(chunk, generations - done)
         hist.append([np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)])
         _collect(found, m.sols[:keep], m.sols_ok[:keep])
-        if report:
+        if solved_at is not None:  # (report)
             _mark_solved(solved_at, m.sols[:keep], m.sols_ok[:keep], done + 1)
         done += keep
         return Tick(done, f"best {int(hist[-1][0][-1].min())}", finished=done >= generations)
@@ -591,8 +592,8 @@ def evolve(
     wall_s = time.perf_counter() - t0
 
     _collect(found, genes, fit == 0)
-    if report:  # final populations: generational runs report only each island's best
-        _mark_solved(solved_at, genes[None], (fit == 0)[None], recorded())
+    if solved_at is not None:  # (report) final populations: generational runs report only
+        _mark_solved(solved_at, genes[None], (fit == 0)[None], recorded())  # each island's best
     sols = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, n), genes.dtype)
     best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
     if procs > 1:  # every process gets every trial, in trial order, and all solutions

@@ -65,14 +65,14 @@ def _place_columns(place_fn, s: large.State, n: int, quiet: bool | None) -> larg
         stop = min(n, start + INIT_CALL_COLUMNS)
         s = place_fn(s, start, stop)
         if not quiet:
-            jax.block_until_ready(s.rows)
-        placed[:] = [s, stop]
+            jax.block_until_ready(new.rows)
+        s, placed = new, stop
         return Tick(stop, finished=stop >= n)
 
     if run_chunks(chunk, total=n, unit="columns placed", quiet=quiet):
         raise KeyboardInterrupt
-    jax.block_until_ready(placed[0].rows)
-    return placed[0]
+    jax.block_until_ready(s.rows)
+    return s
 
 
 _empty = jax.jit(large.empty, static_argnums=(1,))
@@ -220,8 +220,7 @@ def solve_large(
     t2 = time.perf_counter()
     if solved:
         checker.require_solutions(rows[None], what="large-n min-conflicts", n=n)
-    else:
-        pairs = int(checker.attacking_pairs(rows))  # the independent count of what is reported
+    reported = 0 if solved else int(checker.attacking_pairs(rows))  # the independent count
     verify_s = time.perf_counter() - t2
     summary = {
         "n": n,
@@ -233,7 +232,7 @@ def solve_large(
         "free_tail": free_tail,
         "max_steps": max_steps,
         "solved": bool(solved),
-        "pairs": int(pairs),
+        "pairs": reported,
         "compile_s": compile_s,
         "init_s": init_s,
         "search_s": search_s,

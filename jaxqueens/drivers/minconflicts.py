@@ -33,6 +33,7 @@ from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import minconflicts
 from jaxqueens.solvers.base import chain_keys
 from jaxqueens.solvers.choices import (  # noqa: F401 (re-exported: the driver's defaults)
@@ -93,7 +94,7 @@ def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> i
     """Chains per kernel call: about 2^21 queens, and at most ``devices * CALL_WORK`` queen-steps
     for one attempt of each (``max_steps``, default :func:`default_max_steps`), split evenly over
     the chains asked for."""
-    devices = jax.local_device_count()
+    devices = local_device_count()
     steps = default_max_steps(n) if max_steps is None else max_steps
     cap = max(devices, min(8192, (1 << 21) // n, devices * CALL_WORK // (steps * n)))
     if chains is not None:
@@ -115,7 +116,7 @@ def compile_runner(
     start=None,
     bounded: bool = False,
     mask=None,
-) -> Callable[[int, int], minconflicts.Result]:
+) -> Callable[[int, int], minconflicts.Result] | BoundedRunner:
     """Compile the batched solver for ``chunk`` chains ahead of time; return ``run(offset, count)``.
 
     Chain i uses ``fold_in(key, i)``; ``start`` (a board [n]) is every chain's first board. The
@@ -146,7 +147,7 @@ class BoundedRunner:
         self.max_restarts = int(params.max_restarts)
         first = FIRST_CALL_STEPS // (max(chunk, 1) * (int(params.max_steps) + config.n))
         self.cap = int(min(self.max_restarts, max(0, first - 1)))
-        self._last = None  # ((offset, count), ChunkResult) of the last call
+        self._last: tuple[tuple[int, int], driver.ChunkResult] | None = None  # the last call
 
     def _resume(self, prev) -> minconflicts.Fresh | minconflicts.Resume:
         if prev is None:
@@ -167,8 +168,9 @@ class BoundedRunner:
         out = jax.device_get(self.run(offset, count, self._resume(prev)))
         dt = time.perf_counter() - t0
         paused = ~out.solved & (out.restarts < self.max_restarts)  # minconflicts.paused
-        res = driver.ChunkResult(*out, paused=np.asarray(paused))
+        res = driver.ChunkResult._make([*out, np.asarray(paused)])
         if prev is not None:  # the chains that were not paused keep their results
+            assert prev.paused is not None  # this runner sets it for every chain
             keep = ~prev.paused
             if prev.best is not None and res.best is not None:
                 # a continued chain reports its best board over every call, not only this one
@@ -177,12 +179,13 @@ class BoundedRunner:
                     rows=np.where(older[:, None], prev.rows, res.rows),
                     best=np.where(older, prev.best, res.best),
                 )
-            res = driver.ChunkResult(
-                *(
-                    None if a is None else np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-                    for a, b in zip(prev, res)
-                )
+            res = driver.ChunkResult._make(
+                None
+                if a is None or b is None
+                else np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+                for a, b in zip(prev, res)
             )
+        assert res.paused is not None  # set above, for every chain of the call
         if res.paused.any() or dt > 2 * CALL_SECONDS:
             scale = min(4.0, max(0.25, CALL_SECONDS / max(dt, 1e-3)))
             self.cap = int(min(self.max_restarts, max(0, int(scale * (self.cap + 1)) - 1)))
@@ -204,10 +207,10 @@ def trace_chain(
     _, metrics = jax.jit(lambda k, p, b: minconflicts.trace(k, config, p, num_steps, b))(
         chain0, params, _problem(start, mask)
     )
-    metrics = minconflicts.Metrics(*(np.asarray(m) for m in metrics))
-    done = np.flatnonzero(metrics.conflicted == 0)
+    conflicted, pairs = np.asarray(metrics.conflicted), np.asarray(metrics.pairs)
+    done = np.flatnonzero(conflicted == 0)
     end = int(done[0]) + 1 if done.size else num_steps
-    return minconflicts.Metrics(*(m[:end] for m in metrics))
+    return minconflicts.Metrics(conflicted[:end], pairs[:end])
 
 
 def _start_rows(start, n: int) -> np.ndarray | None:
@@ -374,7 +377,7 @@ def solve(
     trace = None
     if trace_steps > 0:
         metrics = trace_chain(key, config, params, trace_steps, start_rows, mask)
-        trace = {"conflicted": metrics.conflicted, "pairs": metrics.pairs}
+        trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
     summary = driver.summarize(
         run,
         solver="min-conflicts",
@@ -386,7 +389,7 @@ def solve(
         seed=seed,
         chunk=chunk,
         backend=jax.default_backend(),
-        devices=jax.local_device_count(),
+        devices=local_device_count(),
     )
     if model is not None:
         summary.update(instance=model.to_dict(), status="SAT" if run.solved.any() else "unknown")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +41,7 @@ from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.choices import STATS_SOLVERS as SOLVERS
 
@@ -191,7 +193,7 @@ def sample_anneal(
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = jax.random.split(jax.random.key(seed))
     schedule, _ = annealing.calibrate(cal_key, config, walk, q, init_prob, alpha)
-    devices = jax.local_device_count()
+    devices = local_device_count()
     cap = max(devices, (1 << 22) // config.total_steps)
     chunk = batch or (
         min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices
@@ -312,6 +314,7 @@ def sample_ga(
         one_round, total=chains, unit="trials", quiet=quiet, save=save, every=checkpoint_every
     ):
         stopped_by = "interrupted"
+    assert stopped_by is not None  # the loop ends when a budget is met or on an interrupt
     if not solved:
         return Samples(
             n,
@@ -395,7 +398,12 @@ def collect(
     if chains is None and solutions is None and seconds is None:
         chains = 10_000
     _budget_check(n, chains, solutions, seconds)
-    fn = {"minconflicts": sample_minconflicts, "anneal": sample_anneal, "ga": sample_ga}[solver]
+    samplers: dict[str, Callable[..., Samples]] = {
+        "minconflicts": sample_minconflicts,
+        "anneal": sample_anneal,
+        "ga": sample_ga,
+    }
+    fn = samplers[solver]
     try:
         return fn(n, chains, solutions, seconds, seed, quiet, **options)
     except TypeError as err:  # an option of another solver
@@ -587,7 +595,7 @@ def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) 
         "solutions_per_s": s / samples.wall_s if samples.wall_s > 0 else None,
         "stopped_by": samples.stopped_by,
         "backend": jax.default_backend(),
-        "devices": jax.local_device_count(),
+        "devices": local_device_count(),
     }
 
 

@@ -287,7 +287,8 @@ def _check_npy_header(name: str, data: bytes) -> None:
     if version in readers:
         shape, _, dtype = readers[version](buf)
     else:  # 3.0 (utf-8 field names): NumPy's own reader
-        shape, _, dtype = npformat._read_array_header(buf, version)
+        # NumPy's private reader: its stubs leave it out
+        shape, _, dtype = npformat._read_array_header(buf, version)  # type: ignore[attr-defined]
     need = math.prod(shape) * dtype.itemsize
     have = len(data) - buf.tell()
     if need > have:

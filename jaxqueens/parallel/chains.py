@@ -187,7 +187,7 @@ def run_mapped(
 ):
     """CPU strategy: chains ``offset + [0, num_chains)``, one per ``lax.map`` iteration, split
     evenly over devices. Returns the family's ``Result`` with a leading [C] axis."""
-    d = num_devices or jax.local_device_count()
+    d = num_devices or devices.local_device_count()
     return _sharded(chains, key, num_chains, d, 0, jnp.int32(offset), params, problem, resume)
 
 
@@ -206,7 +206,7 @@ def run_lockstep(
     chain finishes writes its result and takes the next chain (``lanes`` default:
     :func:`jaxqueens.parallel.devices.sizes`). Same chain keys as :func:`run_mapped`, so the
     results are identical."""
-    d = num_devices or jax.local_device_count()
+    d = num_devices or devices.local_device_count()
     lanes = devices.sizes().chain_lanes if lanes is None else lanes
     return _sharded(
         chains, key, num_chains, d, max(1, lanes), jnp.int32(offset), params, problem, resume

@@ -239,6 +239,7 @@ def _move(s: State, config: Config, mask: Mask | None = None):
     n = config.n
     if config.neighbour == "step":
         if config.constrained:  # only free columns move
+            assert mask is not None  # a constrained config comes with its instance
             c = mask.free[hash_randint(s.seed, s.ctr, jnp.uint32(0), jnp.maximum(mask.nfree, 1))]
         else:
             c = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
@@ -273,6 +274,7 @@ def _allowed(config: Config, mask: Mask | None, writes) -> jax.Array:
     """[] bool: every square the move writes is allowed (always, unconstrained)."""
     if not config.constrained:
         return jnp.bool_(True)
+    assert mask is not None  # a constrained config comes with its instance
     return functools.reduce(lambda a, b: a & b, [mask.allowed[c, r] for c, r in writes])
 
 
@@ -317,6 +319,7 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
 def _init(seed: jax.Array, config: Config, problem: Problem) -> State:
     seed = jnp.asarray(seed, U32)
     if config.constrained:
+        assert problem.mask is not None  # a constrained config comes with its instance
         rows = rules.allowed_start(seed, problem.mask)
     elif problem.start is None:
         rows = random_permutation(seed, U32(0), config.n)
@@ -324,7 +327,7 @@ def _init(seed: jax.Array, config: Config, problem: Problem) -> State:
         rows = jnp.asarray(problem.start, jnp.int32)
     counts = counts_of(rows, config)
     f = objective_of(counts, config.objective)
-    if config.constrained:
+    if problem.mask is not None and config.constrained:
         f = f + rules.stranded(rows, problem.mask)
     return State(
         rows=rows,

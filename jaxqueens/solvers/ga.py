@@ -138,6 +138,7 @@ def fitness_fn(config: GAConfig, mask: Mask | None = None):
     base = (ops.TOROIDAL_FITNESS if config.toroidal else ops.FITNESS)[config.fitness]
     if not config.constrained:
         return base
+    assert mask is not None  # a constrained config comes with its instance
     weight = ops.forbidden_weight(config.n)
     return lambda x: base(x) + weight * ops.forbidden(x, mask)
 
@@ -149,6 +150,7 @@ def operators(config: GAConfig, mask: Mask | None = None):
     mut = ops.MUTATIONS[config.encoding][config.mutation]
     if not config.constrained:
         return cx, mut
+    assert mask is not None  # a constrained config comes with its instance
     fixed, repair = ops.fixed_of(mask), ops.REPAIRS[config.encoding]
     fix = lambda x: repair(x, fixed)
     return (
@@ -173,9 +175,11 @@ def init(
         if config.encoding == "permutation":
             g = jax.vmap(lambda s: ops.fisher_yates(s, n))(s)
             if config.constrained:
+                assert mask is not None  # a constrained config comes with its instance
                 fixed = ops.fixed_of(mask)
                 g = jax.vmap(lambda x: ops.repair_permutation(x, fixed))(g)
         elif config.constrained:  # a random allowed square per column, fixed queens included
+            assert mask is not None  # a constrained config comes with its instance
             g = jax.vmap(lambda s: allowed_start(s, mask))(s)
         else:
             g = jax.vmap(lambda s: ops.randint(s, 0, n, n))(s)

@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-import jaxqueens  # noqa: F401
 from jaxqueens.cli import compare
 from jaxqueens.cli.main import build_parser
 from jaxqueens.drivers import compare as driver

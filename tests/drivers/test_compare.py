@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import jaxqueens  # noqa: F401 (configures the CPU devices first)
 from jaxqueens.core import checker
 from jaxqueens.drivers import compare as cmp
 from jaxqueens.errors import QueensError

@@ -10,7 +10,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import jaxqueens  # noqa: F401
 from jaxqueens.core import prefixes
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import estimate as E

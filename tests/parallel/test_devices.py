@@ -172,7 +172,7 @@ def test_defect_8_cpu_devices_out_of_range(monkeypatch, tmp_path, capsys, value)
     assert devices.ENV_CPU_DEVICES in err and str(devices.MAX_CPU_DEVICES) in err
     assert len(err.strip().splitlines()) == 1
     with pytest.raises(QueensError, match="devices"):
-        devices.configure_cpu_devices(devices.MAX_CPU_DEVICES + 1)
+        devices.configure(cpu_devices=devices.MAX_CPU_DEVICES + 1)
 
 
 def test_defect_8_cpu_devices_5000_from_the_command_line(tmp_path):

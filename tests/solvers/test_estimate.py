@@ -10,7 +10,6 @@ import pytest
 from absl.testing import parameterized
 from jax import lax
 
-import jaxqueens  # noqa: F401
 from jaxqueens.core import prefixes, rng
 from jaxqueens.core.oeis import A000170
 from jaxqueens.errors import QueensError
