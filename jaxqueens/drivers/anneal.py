@@ -26,6 +26,7 @@ solves no chain reports the instance ``unknown`` (local search never proves UNSA
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 import time
 
 import jax
@@ -142,7 +143,7 @@ def settings(method: str, preset_name: str = "default", **given) -> dict:
             "give --alpha (cooling per round) or --t-end (the last temperature "
             "relative to the first), not both"
         )
-    out = dict(PRESETS[preset_name][method])
+    out: dict[str, Any] = dict(PRESETS[preset_name][method])
     out.update({k: v for k, v in given.items() if v is not None})
     if given.get("t_end") is not None:
         out["alpha"] = None

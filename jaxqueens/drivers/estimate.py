@@ -315,9 +315,9 @@ def estimate(
         block=backend.sizes().estimator_block,
     )
     words = plan.probe.words
-    masks = np.tile(words_of(masks64, words), (copies, 1, 1))
+    tiled = np.tile(words_of(masks64, words), (copies, 1, 1))
     pad = np.full((padded - rows, 3, words), 0xFFFFFFFF, np.uint32)  # no free row: dead
-    masks = jnp.asarray(np.concatenate([masks, pad]))
+    masks = jnp.asarray(np.concatenate([tiled, pad]))
     ids = jnp.arange(padded, dtype=jnp.int32)
     t0 = time.perf_counter()
     compiled = run_call.lower(masks, ids, call_seed(seed, 0), plan, devices).compile()

@@ -58,21 +58,21 @@ def _place_columns(place_fn, s: large.State, n: int, quiet: bool | None) -> larg
     """QS4 over all columns, ``INIT_CALL_COLUMNS`` per call of ``place_fn``
     (:func:`jaxqueens.solvers.large.place`), with a progress line; Ctrl-C takes effect between
     calls."""
-    placed = [s, 0]
+    state, placed = s, 0  # the state and the columns placed in it so far
 
     def chunk() -> Tick:
-        s, start = placed
-        stop = min(n, start + INIT_CALL_COLUMNS)
-        s = place_fn(s, start, stop)
+        nonlocal state, placed
+        stop = min(n, placed + INIT_CALL_COLUMNS)
+        state = place_fn(state, placed, stop)
         if not quiet:
-            jax.block_until_ready(new.rows)
-        s, placed = new, stop
+            jax.block_until_ready(state.rows)
+        placed = stop
         return Tick(stop, finished=stop >= n)
 
     if run_chunks(chunk, total=n, unit="columns placed", quiet=quiet):
         raise KeyboardInterrupt
-    jax.block_until_ready(s.rows)
-    return s
+    jax.block_until_ready(state.rows)
+    return state
 
 
 _empty = jax.jit(large.empty, static_argnums=(1,))

@@ -138,6 +138,7 @@ def default_params(config: Config, *, t0: float = 1.0, alpha: float = 0.9) -> Pa
     them on a random walk instead (:func:`jaxqueens.drivers.anneal.calibrate`: TAopt's
     quantiles, SAopt's start temperature)."""
     rounds = config.rounds
+    levels: np.ndarray
     if config.method == "ls":
         levels = np.zeros(rounds)
     elif config.method == "ta":
@@ -308,7 +309,9 @@ def accept(delta: jax.Array, level: jax.Array, u: jax.Array, method: str) -> jax
     return delta.astype(jnp.float32) <= level
 
 
-def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
+def init(
+    key: jax.Array, config: Config, params: Params | None, problem: Problem | None = None
+) -> State:
     """A chain (key is consumed): on a random permutation (NMOF's ``sample.int(n)``), or on
     ``problem.start`` ([n] int32, rows in 0..n-1, repeats allowed) when given; under
     ``config.constrained`` on a random allowed square per column of ``problem.mask``

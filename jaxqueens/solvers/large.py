@@ -122,7 +122,7 @@ def default_params(
             f"tries >= 1, 0 <= free_tail <= n ({config.n}), stall_rounds >= 1, "
             f"1 <= max_steps <= {INT32_MAX:,} and max_rounds >= 1 required, got {values}"
         )
-    return Params(*(np.int32(v) for v in values))
+    return Params._make(jnp.asarray(v, jnp.int32) for v in values)
 
 
 class State(NamedTuple):
