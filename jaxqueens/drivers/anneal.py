@@ -39,6 +39,8 @@ from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel import devices as backend
+from jaxqueens.parallel import sizing
 from jaxqueens.solvers import anneal as sls
 
 
@@ -206,6 +208,15 @@ def make_config(
         raise QueensError(str(err)) from None
 
 
+def chunk_for(chains: int | None, config: sls.Config, devices: int) -> int:
+    """Chains per kernel call: about 2^22 steps of work per call on a CPU; on an accelerator,
+    enough to fill the device (:func:`jaxqueens.parallel.chains.accelerator_chunk`)."""
+    if backend.is_accelerator():
+        return chain_batch.accelerator_chunk(chains, config.n, sizing.device_target(), devices)
+    cap = max(devices, (1 << 22) // config.total_steps)
+    return min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices
+
+
 def anneal(
     n: int | None = 8,
     method: str = "ta",
@@ -301,9 +312,7 @@ def anneal(
             f"{method.upper()}: estimated run time at most ~{estimate:,.1f} s "
             f"({chains} chains x {config.total_steps} steps; chains stop when solved)"
         )
-    chunk = batch or min(
-        -(-chains // devices) * devices, max(devices, (1 << 22) // config.total_steps)
-    )
+    chunk = batch or chunk_for(chains, config, devices)
     kernel = sls.Kernel(config)
     board = None if start is None else jnp.asarray(start)
     data = sls.Data(jnp.asarray(schedule), board, mask)

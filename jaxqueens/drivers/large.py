@@ -54,6 +54,22 @@ def check_memory(n: int, available: int | None = None) -> None:
     )
 
 
+def builders(n: int, place=None) -> dict:
+    """``name -> (batch -> jax.stages.Lowered)`` for the two executables of one large-n chain,
+    QS4's column calls and a repair round (one chain: the batch is ignored); ``make gpu-check``
+    compiles them for described GPUs, ``place`` putting the arguments there."""
+    place = place or (lambda tree: tree)
+    config = large.Config(n=n)
+    state = jax.eval_shape(lambda: large.new_state(jnp.uint32(0), n))
+    i32 = jax.ShapeDtypeStruct((), jnp.int32)
+    s, a, b = place((state, i32, i32))
+    flag = place(jax.ShapeDtypeStruct((), jnp.bool_))
+    return {
+        "init_columns": lambda _: large.init_columns.trace(s, config, a, b).lower(),
+        "repair_round": lambda _: large.repair_round.trace(s, config, a, flag).lower(),
+    }
+
+
 def _place_columns(init_fn, s: large.State, n: int, quiet: bool | None) -> large.State:
     """QS4 over all columns, ``INIT_CALL_COLUMNS`` per call, with a progress line; Ctrl-C takes
     effect between calls."""

@@ -166,11 +166,7 @@ def sample_anneal(
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = jax.random.split(jax.random.key(seed))
     schedule, _ = annealing.calibrate(cal_key, config, walk, q, init_prob, alpha)
-    devices = jax.local_device_count()
-    cap = max(devices, (1 << 22) // config.total_steps)
-    chunk = batch or (
-        min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices
-    )
+    chunk = batch or annealing.chunk_for(chains, config, jax.local_device_count())
     t0 = time.perf_counter()
     runner = chain_batch.compile_runner(sls.Kernel(config), key, chunk, jnp.asarray(schedule))
     compile_s = time.perf_counter() - t0
@@ -488,14 +484,23 @@ def analyse(samples: Samples) -> StatsResult:
     )
 
 
+def analysis_builders(n: int, samples: int, place=None) -> dict:
+    """``name -> (batch -> jax.stages.Lowered)`` for the on-device analysis of ``samples``
+    solutions of size n (deduplication, canonical forms, class sizes: :func:`analyse`); the batch
+    is the samples, the user's; ``make gpu-check`` compiles these for described GPUs."""
+    place = place or (lambda tree: tree)
+    boards = place(jax.ShapeDtypeStruct((samples, n), jnp.int32))
+    return {
+        "dedup": lambda _: symmetry_jax.dedup.trace(boards).lower(),
+        "canonical": lambda _: symmetry_jax.canonical.trace(boards).lower(),
+        "class_sizes": lambda _: jax.jit(symmetry_jax.class_sizes).trace(boards).lower(),
+    }
+
+
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Index in sorted ``table`` [Q, n] of each of ``rows`` [D, n] (all present)."""
     key = lambda a: (
-        np.ascontiguousarray(a.astype(np.int32))
-        .view(
-            np.dtype((np.void, 4 * a.shape[1]))
-        )
-        .ravel()
+        np.ascontiguousarray(a.astype(np.int32)).view(np.dtype((np.void, 4 * a.shape[1]))).ravel()
     )
     t, r = key(table), key(rows)
     order = np.argsort(t)

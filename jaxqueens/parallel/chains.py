@@ -7,7 +7,10 @@
   (:func:`jaxqueens.parallel.lanes.lockstep`).
 
 Chain i is seeded from ``fold_in(key, i)`` in both, so results are identical whatever the
-strategy, batch, chunk or device count. :func:`run` picks the strategy of the default backend.
+strategy, batch, chunk or device count. :func:`run` picks the strategy of the default backend, or
+the one its ``lanes`` names; on an accelerator :func:`compile_runner` sizes the lanes from the
+compiled program against the device (:func:`jaxqueens.parallel.sizing.choose`, through
+:func:`lockstep_builder`, which ``make gpu-check`` compiles too).
 A kernel with a per-chain input (``resume``: where each chain starts, when it pauses; see
 :class:`~jaxqueens.solvers.base.ChainKernel`) takes it, split with the chains, in every strategy.
 """
@@ -23,13 +26,18 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxqueens.core.rng import chain_seeds
-from jaxqueens.parallel import devices, memory
+from jaxqueens.errors import QueensError
+from jaxqueens.parallel import devices, memory, sizing
 from jaxqueens.parallel.lanes import lockstep, where_lanes
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers.base import ChainKernel
 
 RESULT_COPIES = 3
 """A call's results live on the device, in a host copy and in the driver's records."""
+CHAINS_PER_LANE = 2
+"""Accelerator: chains per call for each lockstep lane (a lane that finishes takes the next)."""
+RESULT_SHARE = 0.25
+"""Accelerator: share of the device budget a call's results may take (:func:`accelerator_chunk`)."""
 
 
 def _lockstep_chains(kernel: ChainKernel, key, chain_ids, lanes: int, data, resume=None):
@@ -135,14 +143,22 @@ def run_lockstep(
 ):
     """Accelerator strategy: on each device, ``lanes`` chains advance in lockstep; a lane whose
     chain finishes writes its result and takes the next chain (``lanes`` default:
-    :func:`jaxqueens.parallel.devices.sizes`). Same chain ids and seeds as :func:`run_mapped`,
-    so the results are identical."""
+    the device's parallelism; :func:`compile_runner` sizes them from the compiled program).
+    Same chain ids and seeds as :func:`run_mapped`, so the results are identical."""
     d = num_devices or jax.local_device_count()
-    lanes = devices.sizes().chain_lanes if lanes is None else lanes
+    lanes = sizing.device_target().parallelism if lanes is None else lanes
     return _sharded(kernel, key, num_chains, d, max(1, lanes), jnp.int32(offset), data, resume)
 
 
-def run(kernel: ChainKernel, key, num_chains: int, offset=0, data=None, resume=None):
+def run(
+    kernel: ChainKernel,
+    key,
+    num_chains: int,
+    offset=0,
+    data=None,
+    resume=None,
+    lanes: int | None = None,
+):
     """Chains ``offset + [0, num_chains)`` with the strategy of the default backend.
 
     Args:
@@ -152,31 +168,93 @@ def run(kernel: ChainKernel, key, num_chains: int, offset=0, data=None, resume=N
       data: dynamic pytree every chain sees (start board, schedule, ...).
       resume: the kernel's per-call input: 0-d leaves for every chain alike, or a [num_chains]
         leading axis, one row per chain (None: every chain fresh, to the end).
+      lanes: the strategy: 0 one chain per ``lax.map`` iteration (the CPU's), > 0 that many
+        lockstep lanes per device (an accelerator's); None: the default backend's.
     """
-    if devices.is_accelerator():
-        return run_lockstep(kernel, key, num_chains, offset=offset, data=data, resume=resume)
+    if lanes is None:  # a call outside compile_runner: the device's parallelism, unchecked
+        lanes = sizing.device_target().parallelism if devices.is_accelerator() else 0
+    if lanes:
+        return run_lockstep(kernel, key, num_chains, lanes, offset=offset, data=data, resume=resume)
     return run_mapped(kernel, key, num_chains, offset, data=data, resume=resume)
 
 
-def compile_runner(kernel: ChainKernel, key, chunk: int, data=None) -> Callable[[int, int], Any]:
+def lockstep_builder(
+    kernel: ChainKernel, key, chunk: int, data=None, num_devices: int = 1, place=None
+) -> Callable[[int], Any]:
+    """``lanes -> jax.stages.Lowered``: a call of ``chunk`` chains on ``lanes`` lockstep lanes
+    per device, the executable :func:`compile_runner` runs on an accelerator. ``place`` maps the
+    arguments (a pytree) to where they live: ``None`` leaves them as given (the default device);
+    the GPU check passes abstract values on a described device
+    (:func:`jaxqueens.parallel.sizing.abstract`)."""
+    place = place or (lambda tree: tree)
+    args = place((key, jnp.int32(0), data, kernel.resume_input()))
+
+    def build(lanes: int):
+        fn = lambda key, offset, data, resume: _sharded(
+            kernel, key, chunk, num_devices, max(1, lanes), offset, data, resume
+        )
+        return jax.jit(fn).trace(*args).lower()
+
+    return build
+
+
+def accelerator_chunk(chains: int | None, n: int, target: sizing.Target, devices_: int = 1) -> int:
+    """Chains per call on an accelerator: :data:`CHAINS_PER_LANE` per lane that fills the device,
+    at most the chains asked for, and results within :data:`RESULT_SHARE` of its memory."""
+    fill = CHAINS_PER_LANE * target.parallelism * devices_
+    results = 2 * 4 * (n + 4)  # rows and four scalars, int32, and a copy
+    fit = int(RESULT_SHARE * target.budget_bytes * devices_ // results)
+    cap = max(devices_, min(fill, fit))
+    if chains is not None:
+        cap = min(cap, max(chains, 1))
+    return -(-cap // devices_) * devices_
+
+
+def compile_runner(
+    kernel: ChainKernel, key, chunk: int, data=None, target: sizing.Target | None = None
+) -> Callable[[int, int], Any]:
     """Compile :func:`run` for ``chunk`` chains ahead of time; return ``run_chunk(offset, count)``.
 
     The driver times compilation apart from the run and calls ``run_chunk`` once per chunk. A
     call with another ``count`` (a short last chunk) compiles that size on first use. A chunk
     whose results cannot fit in memory is refused before compiling
-    (:func:`jaxqueens.parallel.memory.check_memory`).
+    (:func:`jaxqueens.parallel.memory.check_memory`). On an accelerator the lanes per device are
+    chosen from the compiled program against the device (``target``, default the first local
+    device's: :func:`jaxqueens.parallel.sizing.choose`); ``run_chunk.lanes`` says how many.
     """
     fresh = kernel.resume_input()  # None for kernels without a per-call input
-    fn = jax.jit(lambda key, offset, data, resume: run(kernel, key, chunk, offset, data, resume))
-    lowered = fn.lower(key, jnp.int32(0), data, fresh)
-    results = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(lowered.out_info))
+    lanes, num = 0, jax.local_device_count()
+    accelerator = devices.is_accelerator() or target is not None
+    fn = jax.jit(
+        lambda key, offset, data, resume: run(kernel, key, chunk, offset, data, resume, lanes=0)
+    )
+    args = (key, jnp.int32(0), data, fresh)
+    lowered = None if accelerator else fn.lower(*args)
+    out = jax.eval_shape(fn, *args) if accelerator else lowered.out_info
+    results = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(out))
     n = getattr(kernel.config, "n", "?")
     memory.check_memory(
         RESULT_COPIES * results,
         f"--batch {chunk} (chains per kernel call, n = {n}: their boards and results)",
         "use a smaller --batch",
     )
-    compiled = lowered.compile()
+    if accelerator:
+        target = target or sizing.device_target()
+        choice = sizing.choose(
+            lockstep_builder(kernel, key, chunk, data, num),
+            target,
+            min(target.parallelism, -(-chunk // num)),
+            key=("chains", kernel, chunk, num, jax.tree.structure(data)),
+        )
+        if not choice.fits:
+            raise QueensError(
+                f"--batch {chunk} (chains per kernel call, n = {n}) needs "
+                f"{memory.format_bytes(choice.bytes)} on {target.name}, over its "
+                f"{memory.format_bytes(target.budget_bytes)}: use a smaller --batch"
+            )
+        compiled, lanes = choice.compiled, choice.batch
+    else:
+        compiled = lowered.compile()
 
     def run_chunk(offset: int, count: int, resume=None):
         """Chains ``offset .. offset + count - 1``; ``resume``: the kernel's per-call input
@@ -185,6 +263,7 @@ def compile_runner(kernel: ChainKernel, key, chunk: int, data=None) -> Callable[
         resume = fresh if resume is None else resume
         if count == chunk and (resume is None or _shared(resume)):
             return compiled(key, jnp.int32(offset), data, resume)
-        return run(kernel, key, count, offset, data, resume)
+        return run(kernel, key, count, offset, data, resume, lanes=lanes)
 
+    run_chunk.lanes = lanes
     return run_chunk
