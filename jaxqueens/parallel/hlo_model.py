@@ -12,7 +12,8 @@ one iteration of its hot loop launches; this module reads it and prices it:
   (:func:`host_control`);
 - **bytes**: what each kernel reads and writes, from its operand and result shapes; a fused
   operand read only through ``dynamic-slice``/``gather`` counts the slice, an operand updated in
-  place by ``dynamic-update-slice``/``scatter`` counts the update, read and written;
+  place by ``dynamic-update-slice``/``scatter`` counts the update written (and, for a scatter,
+  the slots read);
 - nested loops multiply by their trip count (XLA's ``known_trip_count``, else ``inner_trips``,
   a figure the caller states); a conditional counts its most expensive branch (an upper bound).
 
@@ -215,8 +216,9 @@ def _fusion_bytes(module: Module, inst: Instruction, table: dict[str, Instructio
                 continue
             update = u.operands[1] if u.opcode == "dynamic-update-slice" else u.operands[-1]
             ub = type_bytes(ftable[update].type) if update in ftable else 0
-            read += ub  # updated in place: the update is read and written, not the whole buffer
-            written -= type_bytes(u.type) - ub
+            if u.opcode == "scatter":  # a combining scatter reads the slots it updates
+                read += ub
+            written -= type_bytes(u.type) - ub  # in place: only the update is written
     return read + max(written, 0)
 
 
