@@ -319,7 +319,11 @@ def anneal(
     started = time.perf_counter()
     runner = chain_batch.compile_runner(kernel, key, chunk, data)
     compile_s = time.perf_counter() - started
-    settings = {k: v for k, v in dataclasses.asdict(config).items() if k != "edge" or v != "wrap"}
+    settings = {  # as before the accelerator's switch: old checkpoints resume
+        k: v
+        for k, v in dataclasses.asdict(config).items()
+        if (k != "edge" or v != "wrap") and k != "scatter_counts"
+    }
     fingerprint = {
         "command": "anneal",
         "solver": f"annealing-{method}",

@@ -175,7 +175,7 @@ def sample_anneal(
         "solver": f"stats-annealing-{method}",
         "seed": seed,
         "schedule": [float(x) for x in schedule],
-        "config": dataclasses.asdict(config),
+        "config": {k: v for k, v in dataclasses.asdict(config).items() if k != "scatter_counts"},
     }
     run = driver.run_chains(
         runner,

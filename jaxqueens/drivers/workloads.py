@@ -45,14 +45,15 @@ from jaxqueens.solvers.constrained import Mask
 SOLVE_N = (8, 32, 100, 1000, 10_000)
 TOROIDAL_N = (7, 31, 101, 1001, 10_001)
 """Toroidal boards need n prime to 6 (the driver refuses others): the nearest such sizes."""
-ANNEAL_N = (8, 32, 100, 1000)
+ANNEAL_N = (8, 1000)
 GA_N = (8, 64)
 GA_POP = (10_000, 1_000_000)
+ENCODINGS = ("permutation", "combination")
 COUNT_N = tuple(range(16, 25))
 COMPLETE_N = tuple(range(12, 22))
-ESTIMATE_N = (16, 27, 32, 64)
+ESTIMATE_N = (27, 64)
 STATS_N = (8, 32)
-STATS_SAMPLES = (10_000, 1_000_000)
+STATS_SAMPLES = (1_000_000,)
 LARGE_N = (10**6, 10**7, 10**8)
 
 
@@ -154,41 +155,40 @@ def anneal_executables(target: Target, place) -> list[Executable]:
 
 def evolve_executables(target: Target, place) -> list[Executable]:
     out = []
-    for encoding in ("permutation", "combination"):
-        for scheme in ("steady", "generational"):
-            for pop in GA_POP:
-                for n in GA_N:
-                    steady = scheme == "steady"
-                    config, _ = evolving.check_setup(
-                        n=n,
-                        pop=pop,
-                        generations=1000,
-                        trials=1,
-                        encoding=encoding,
-                        scheme=scheme,
-                        crossover=ga_ops.DEFAULT_CROSSOVER[encoding],
-                        mutation=ga_ops.DEFAULT_MUTATION[encoding],
-                        tournament=5 if steady else 3,
-                        cxpb=1.0 if steady else 0.5,
-                        mutpb=1.0 if steady else 0.2,
-                        indpb=0.0,
-                        elite=0 if steady else 1,
-                        islands=1,
-                        migrate_every=0,
-                        migrants=1,
-                    )
-                    want = evolving.default_chunk(config, 1, 1000)
-                    out.append(
-                        Executable(
-                            "evolve",
-                            f"{encoding},{scheme},pop={pop}",
-                            n,
-                            evolving.chunk_builder(config, 1, 1, None, place),
-                            want,
-                            "generations/call",
-                            extra={"config": config, "individuals": pop},
-                        )
-                    )
+    cases = [(encoding, "steady", pop, n) for encoding in ENCODINGS for pop in GA_POP for n in GA_N]
+    cases += [("permutation", "generational", GA_POP[-1], n) for n in GA_N]  # DEAP's eaSimple
+    for encoding, scheme, pop, n in cases:
+        steady = scheme == "steady"
+        config, _ = evolving.check_setup(
+            n=n,
+            pop=pop,
+            generations=1000,
+            trials=1,
+            encoding=encoding,
+            scheme=scheme,
+            crossover=ga_ops.DEFAULT_CROSSOVER[encoding],
+            mutation=ga_ops.DEFAULT_MUTATION[encoding],
+            tournament=5 if steady else 3,
+            cxpb=1.0 if steady else 0.5,
+            mutpb=1.0 if steady else 0.2,
+            indpb=0.0,
+            elite=0 if steady else 1,
+            islands=1,
+            migrate_every=0,
+            migrants=1,
+        )
+        want = evolving.default_chunk(config, 1, 1000)
+        out.append(
+            Executable(
+                "evolve",
+                f"{encoding},{scheme},pop={pop}",
+                n,
+                evolving.chunk_builder(config, 1, 1, None, place),
+                want,
+                "generations/call",
+                extra={"config": config, "individuals": pop},
+            )
+        )
     return out
 
 
@@ -219,21 +219,22 @@ def count_executables(target: Target, place) -> list[Executable]:
 
 def complete_executables(target: Target, place) -> list[Executable]:
     out = []
-    for mode in ("decide", "count", "enumerate"):
-        for n in COMPLETE_N:
-            cap = completing.ENUMERATE_CAP if mode == "enumerate" else 0
-            config = CompleteConfig(n, False, cap, mode == "decide")
-            out.append(
-                Executable(
-                    "complete",
-                    mode,
-                    n,
-                    completing.chunk_builder(config, 1, place),
-                    target.parallelism,
-                    "lanes",
-                    extra={"config": config},
-                )
+    cases = [(mode, n) for mode in ("decide", "count") for n in COMPLETE_N]
+    cases += [("enumerate", COMPLETE_N[0]), ("enumerate", COMPLETE_N[-1])]  # + a solutions list
+    for mode, n in cases:
+        cap = completing.ENUMERATE_CAP if mode == "enumerate" else 0
+        config = CompleteConfig(n, False, cap, mode == "decide")
+        out.append(
+            Executable(
+                "complete",
+                mode,
+                n,
+                completing.chunk_builder(config, 1, place),
+                target.parallelism,
+                "lanes",
+                extra={"config": config},
             )
+        )
     return out
 
 

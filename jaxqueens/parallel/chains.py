@@ -42,7 +42,9 @@ RESULT_SHARE = 0.25
 
 def _lockstep_chains(kernel: ChainKernel, key, chain_ids, lanes: int, data, resume=None):
     """Lockstep lanes over the chains ``chain_ids`` [C] (``resume``: their per-chain input [C] or
-    None); returns results [C, ...] in that order."""
+    None); returns results [C, ...] in that order. Runs ``kernel.lockstep()``, the same chains
+    formulated for lanes."""
+    kernel = kernel.lockstep()
     vstep = jax.vmap(lambda s: kernel.step(s, data))
     vrestart = jax.vmap(lambda s: kernel.restart(s, data))
 

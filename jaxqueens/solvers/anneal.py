@@ -76,6 +76,7 @@ class Config:
     rounds: int = 10  # thresholds / temperatures
     steps_per_round: int = 1000
     unroll: int = 1
+    scatter_counts: bool = False  # a board's line counts by one scatter-add (lockstep lanes)
     toroidal: bool = False  # queens attack along diagonals modulo n
     constrained: bool = False  # Data.mask holds fixed columns and allowed squares (step only)
 
@@ -199,8 +200,9 @@ def positions(config: Config, c, r) -> tuple:
 
 
 def counts_of(rows: jax.Array, config: Config) -> jax.Array:
-    """Packed line counts [5n-2] int32 of a board [n] under the config's attack rule."""
-    return rules.counts_of(rows, config.n, config.toroidal)
+    """Packed line counts [5n-2] int32 of a board [n] under the config's attack rule (one
+    scatter-add with ``config.scatter_counts``: the same counts)."""
+    return rules.counts_of(rows, config.n, config.toroidal, config.scatter_counts)
 
 
 def _move(s: State, config: Config, mask: Mask | None = None):
@@ -434,6 +436,10 @@ class Kernel(ChainKernel):
     schedule alone (random starts)."""
 
     config: Config
+
+    def lockstep(self) -> Kernel:
+        """The same chains for lockstep lanes: line counts by one scatter-add."""
+        return Kernel(dataclasses.replace(self.config, scatter_counts=True))
 
     def init(self, seed, data: Data | jax.Array):
         data = as_data(data)

@@ -34,6 +34,12 @@ class ChainKernel(abc.ABC):
         """Steps per lockstep iteration."""
         return getattr(self.config, "unroll", 1)
 
+    def lockstep(self) -> ChainKernel:
+        """The kernel lockstep lanes run: the same chains and results, formulated for lanes (a
+        vector op where the one-chain kernel loops: on a GPU a loop is host-driven); default
+        ``self``."""
+        return self
+
     @abc.abstractmethod
     def init(self, seed: jax.Array, data: Any) -> Any:
         """The state of a fresh chain from its uint32 ``seed``."""

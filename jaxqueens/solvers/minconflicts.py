@@ -100,6 +100,9 @@ class Config:
         move: one of ``MOVES`` (how the new row is chosen).
         keep_best: report, for an unsolved chain, its attempt-end board with the fewest
             attacking pairs (off: the last board; the default path compiles without it).
+        scatter_counts: count a fresh board's lines with one scatter-add rather than an n-step
+            loop, the same counts; set by :meth:`Kernel.lockstep` (on a GPU the loop is n
+            host-driven iterations inside every refill: ``make gpu-check``'s model).
     """
 
     n: int
@@ -114,6 +117,7 @@ class Config:
     keep_best: bool = False
     toroidal: bool = False  # queens attack along diagonals modulo n
     constrained: bool = False  # Data.mask: allowed squares, fixed queens
+    scatter_counts: bool = False  # a board's line counts by one scatter-add (lockstep lanes)
 
     def __post_init__(self):
         if self.n < 4 or self.n > 46340:
@@ -353,9 +357,9 @@ def _blank(seed: jax.Array, config: Config) -> State:
 
 
 def _counts_of(rows, config: Config):
-    return (
-        counts_of(rows, config.n) if not config.toroidal else rules.counts_of(rows, config.n, True)
-    )
+    if config.toroidal:
+        return rules.counts_of(rows, config.n, True, config.scatter_counts)
+    return counts_of(rows, config.n, config.scatter_counts)
 
 
 def init(
@@ -644,6 +648,10 @@ class Kernel(ChainKernel):
     :class:`Data`, or the start board or None alone."""
 
     config: Config
+
+    def lockstep(self) -> Kernel:
+        """The same chains for lockstep lanes: line counts by one scatter-add."""
+        return Kernel(dataclasses.replace(self.config, scatter_counts=True))
 
     def init(self, seed, data):
         data = as_data(data)
