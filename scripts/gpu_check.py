@@ -40,18 +40,19 @@ os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --xla_dump_to={DUM
 import argparse  # noqa: E402
 import glob  # noqa: E402
 import json  # noqa: E402
-import math  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import ClassVar  # noqa: E402
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-import jaxqueens  # noqa: E402,F401  (package settings before any JAX op)
+import jaxqueens  # noqa: E402  (package settings before any JAX op)
 from jaxqueens.drivers import workloads  # noqa: E402
+from jaxqueens.drivers.count import TASKS_PER_LANE  # noqa: E402
 from jaxqueens.io.atomic import write_text  # noqa: E402
 from jaxqueens.parallel import gpus, hlo_model, sizing  # noqa: E402
 
@@ -141,7 +142,7 @@ def complete_nodes() -> dict:
 class Tracked:
     """A builder's lowering whose ``compile()`` notes which dump module it wrote."""
 
-    modules: dict = {}
+    modules: ClassVar[dict] = {}
 
     def __init__(self, lowered, batch: int):
         self.lowered, self.batch = lowered, batch
@@ -188,6 +189,38 @@ def clean_dump() -> None:
 # --------------------------------------------------------------- the model's rates
 
 
+def steps_per_chain(n: int, trips: dict) -> float:
+    """Min-conflicts steps per chain at n: measured (init=permutation) or, where not, 0.6 n
+    (``solvers/choices.py``: about 0.5-0.66 n from a random board), at least 60."""
+    return trips["steps"].get(n) or max(60.0, 0.6 * n)
+
+
+def loop_figures(ex, batch: int, trips: dict) -> tuple[float, float]:
+    """(iterations of a nested loop of unknown trip count, share of hot-loop iterations whose
+    conditionals take their costly branch) for the model, by workload (stated rules):
+
+    - chains: the pick loop of min-conflicts (``pick_tries`` 16 from n = 13) runs vmapped until
+      its slowest lane is done: 16; restart/refill branches run once per ``lanes / REFILL_SHARE``
+      finished or restarting lanes (``parallel.lanes.gate``): share = REFILL_SHARE / steps per
+      chain (an annealing chain runs its 10,000 steps);
+    - count and complete: a lane takes a new task every (edges per task) iterations;
+    - everything else: 1 and 1 (the costly branch every iteration, an upper bound).
+    """
+    from jaxqueens.parallel.lanes import REFILL_SHARE
+
+    w, n = ex.workload, ex.n
+    if w == "solve":
+        return (16.0 if n > 12 else 1.0), min(1.0, REFILL_SHARE / steps_per_chain(n, trips))
+    if w == "anneal":
+        return 1.0, min(1.0, REFILL_SHARE / 10_000)
+    if w in ("count", "count --unique") and trips["edges"].get(n):
+        per_task = trips["edges"][n] / (TASKS_PER_LANE * batch)
+        return 1.0, min(1.0, REFILL_SHARE / max(per_task, 1.0))
+    if w == "complete" and trips["nodes"].get(n):
+        return 1.0, min(1.0, REFILL_SHARE / trips["nodes"][n])
+    return 1.0, 1.0
+
+
 def rates(rec: dict, pred: hlo_model.Prediction | None, trips: dict) -> dict:
     """What a user would see, from the predicted time of one hot-loop iteration."""
     if pred is None:
@@ -232,7 +265,7 @@ def rates(rec: dict, pred: hlo_model.Prediction | None, trips: dict) -> dict:
 def check_device(desc: gpus.Description, families, trips: dict, records: list, failures: list):
     target = desc.target
     sharding = gpus.placement(desc)
-    place = lambda tree: sizing.abstract(tree, sharding)  # noqa: E731
+    place = lambda tree: sizing.abstract(tree, sharding)
     done: dict = {}
     for ex in workloads.executables(target, place, families):
         label = f"{ex.workload} {ex.variant} n={ex.n}"
@@ -258,7 +291,7 @@ def check_device(desc: gpus.Description, families, trips: dict, records: list, f
             records.append(rec)
             continue
         Tracked.modules, Tracked.seconds = {}, 0.0
-        build = lambda b, ex=ex: Tracked(ex.build(b), b)  # noqa: E731
+        build = lambda b, ex=ex: Tracked(ex.build(b), b)
         try:
             if ex.sized:
                 choice = sizing.choose(build, target, ex.want, floor=ex.floor)
@@ -310,12 +343,15 @@ def check_device(desc: gpus.Description, families, trips: dict, records: list, f
             fill = min(1.0, ex.extra.get("individuals", 1) / target.parallelism)
         if ex.unit == "chain":
             fill = 1.0 / target.parallelism  # one chain: a scalar loop, one thread
+        inner, share = loop_figures(ex, batch, trips)
         pred = hlo_model.predict(
             text,
             launch_s=desc.launch_s,
             sync_s=desc.sync_s,
             bandwidth=desc.bandwidth,
             fill=fill,
+            inner_trips=inner,
+            branch_share=share,
             thunks=thunks,
         )
         if pred is None:  # no loop: the whole program once
@@ -329,6 +365,7 @@ def check_device(desc: gpus.Description, families, trips: dict, records: list, f
             }
         else:
             rec["predicted"] = {"label": LABEL, **pred._asdict()}
+            rec["predicted"].update(inner_trips=inner, branch_share=share, fill=fill)
             rec["predicted"].update(rates(rec, pred, trips))
         rec["host_control"] = hlo_model.host_control(thunks)
         res = hlo_model.ptxas_resources(ptxas_log(prefix, desc.arch)) if prefix else []
@@ -382,7 +419,8 @@ def table(records: list) -> str:
         if r["workload"] == "solve" and "chains_per_s" in p:
             row(
                 r,
-                f"{p['chains_per_s']:,.0f} chains/s ({p['seconds_per_iteration'] * 1e6:,.0f} us/step)",
+                f"{p['chains_per_s']:,.0f} chains/s "
+                f"({p['seconds_per_iteration'] * 1e6:,.0f} us/step)",
             )
         elif r["workload"] == "count" and r["n"] in (20, 21) and "seconds" in p:
             row(r, f"{p['edges_per_s']:.3g} tree edges/s, {p['seconds']:,.0f} s")

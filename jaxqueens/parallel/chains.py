@@ -28,7 +28,7 @@ from jax import lax
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import devices, memory, sizing
-from jaxqueens.parallel.lanes import lockstep, where_lanes
+from jaxqueens.parallel.lanes import gate, lockstep, where_lanes
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers.base import ChainKernel
 
@@ -52,9 +52,14 @@ def _lockstep_chains(kernel: ChainKernel, key, chain_ids, lanes: int, data, resu
         for _ in range(kernel.unroll):
             s = vstep(s)
         retry = jax.vmap(kernel.retry)(s) & active
-        # Restart lanes whose attempt failed (a real branch only when some lane needs it).
+        # Restart lanes whose attempt failed, once enough of them wait (lanes.gate: a restart
+        # builds a fresh board for every lane); a waiting lane is stopped, its steps no-ops.
+        running = active & ~retry & ~jax.vmap(kernel.finished)(s)
         return lax.cond(
-            jnp.any(retry), lambda s: where_lanes(retry, vrestart(s), s), lambda s: s, s
+            gate(retry, running, lanes),
+            lambda s: where_lanes(retry, vrestart(s), s),
+            lambda s: s,
+            s,
         )
 
     def init_item(k):

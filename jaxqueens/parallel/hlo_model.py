@@ -244,10 +244,16 @@ class Cost:
 
 
 def computation_cost(
-    module: Module, comp: str, inner_trips: float = 1.0, host_sync: bool = True
+    module: Module,
+    comp: str,
+    inner_trips: float = 1.0,
+    host_sync: bool = True,
+    branch_share: float = 1.0,
 ) -> Cost:
     """Kernels, syncs and bytes of running computation ``comp`` once (nested loops expanded:
-    known trip counts, else ``inner_trips`` iterations; conditionals at their costliest branch)."""
+    known trip counts, else ``inner_trips`` iterations; a conditional costs its cheapest branch
+    plus ``branch_share`` of the difference to its costliest: 1, the default, is the upper
+    bound; a caller who knows how often the costly branch runs says so)."""
     table = module.table(comp)
     cost = Cost()
     for inst in module.computations[comp]:
@@ -255,32 +261,40 @@ def computation_cost(
             continue
         if inst.opcode == "while":
             trips = trip_count(inst)
-            cost += loop_iteration(module, inst, inner_trips, host_sync) * (
+            cost += loop_iteration(module, inst, inner_trips, host_sync, branch_share) * (
                 inner_trips if trips is None else trips
             )
         elif inst.opcode == "conditional":
             branches = [
-                computation_cost(module, b, inner_trips, host_sync) for b in _branches(inst.attrs)
+                computation_cost(module, b, inner_trips, host_sync, branch_share)
+                for b in _branches(inst.attrs)
             ]
-            worst = max(branches, key=lambda c: (c.kernels, c.bytes), default=Cost())
-            cost += worst + Cost(syncs=1.0 if host_sync else 0.0)
+            key = lambda c: (c.kernels * 3e-6 + c.syncs * 1e-5, c.bytes)
+            worst = max(branches, key=key, default=Cost())
+            least = min(branches, key=key, default=Cost())
+            share = min(max(branch_share, 0.0), 1.0)
+            cost += least * (1 - share) + worst * share + Cost(syncs=1.0 if host_sync else 0.0)
         elif inst.opcode == "call":
             target = _attr(inst.attrs, "to_apply")
             if target in module.computations:
-                cost += computation_cost(module, target, inner_trips, host_sync)
+                cost += computation_cost(module, target, inner_trips, host_sync, branch_share)
         else:
             cost += Cost(kernels=1.0, bytes=float(_fusion_bytes(module, inst, table)))
     return cost
 
 
 def loop_iteration(
-    module: Module, loop: Instruction, inner_trips: float = 1.0, host_sync: bool = True
+    module: Module,
+    loop: Instruction,
+    inner_trips: float = 1.0,
+    host_sync: bool = True,
+    branch_share: float = 1.0,
 ) -> Cost:
     """One iteration of while loop ``loop``: its condition, its body and (host-evaluated
     condition) one sync."""
     body, cond = _attr(loop.attrs, "body"), _attr(loop.attrs, "condition")
-    cost = computation_cost(module, body, inner_trips, host_sync)
-    cost += computation_cost(module, cond, inner_trips, host_sync)
+    cost = computation_cost(module, body, inner_trips, host_sync, branch_share)
+    cost += computation_cost(module, cond, inner_trips, host_sync, branch_share)
     return cost + Cost(syncs=1.0 if host_sync else 0.0)
 
 
@@ -325,6 +339,7 @@ def predict(
     bandwidth: float,
     fill: float = 1.0,
     inner_trips: float = 1.0,
+    branch_share: float = 1.0,
     thunks: str | None = None,
 ) -> Prediction | None:
     """Predicted time of one iteration of the hot loop of HLO ``text`` (None: no loop).
@@ -333,13 +348,14 @@ def predict(
       launch_s, sync_s, bandwidth: the device's assumed launch and sync costs, bytes/s.
       fill: share of the device the batch fills (0..1]; the bandwidth is scaled by it.
       inner_trips: iterations assumed for nested loops of unknown trip count.
+      branch_share: share of iterations in which a conditional takes its costly branch.
       thunks: the dump's thunk sequence (:func:`host_control`).
     """
     module = parse(text)
     loop = hot_loop(module)
     if loop is None:
         return None
-    cost = loop_iteration(module, loop, inner_trips, host_control(thunks))
+    cost = loop_iteration(module, loop, inner_trips, host_control(thunks), branch_share)
     launch = cost.kernels * launch_s + cost.syncs * sync_s
     memory = cost.bytes / (bandwidth * max(min(fill, 1.0), 1e-9))
     return Prediction(

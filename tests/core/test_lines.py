@@ -111,7 +111,9 @@ def test_counts_trace_once():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(4, 40).flatmap(lambda n: st.lists(st.integers(0, n - 1), min_size=n, max_size=n)))
+@given(
+    st.integers(4, 40).flatmap(lambda n: st.lists(st.integers(0, n - 1), min_size=n, max_size=n))
+)
 def test_scatter_counts_equal_the_loop(rows):
     """The lockstep lanes' formulation (one scatter-add) gives the loop's counts, on the plain
     board and on the torus (issue 23: a GPU runs the loop as n host-driven iterations)."""

@@ -182,3 +182,13 @@ ptxas info    : Used 255 registers, used 1 barriers, 64 bytes cumulative stack s
         hm.KernelResources("loop_add_fusion", 16, 0, 0),
         hm.KernelResources("input_reduce_fusion", 255, 24, 32),
     ]
+
+
+def test_branch_share_prices_the_costly_branch_by_how_often_it_runs():
+    m = hm.parse(HLO)
+    loop = hm.hot_loop(m)
+    always, never = (hm.loop_iteration(m, loop, branch_share=s) for s in (1.0, 0.0))
+    assert always.kernels - never.kernels == 2  # the costly branch: two fusions
+    assert always.syncs == never.syncs  # the predicate is read either way
+    tenth = hm.loop_iteration(m, loop, branch_share=0.1)
+    assert tenth.kernels == pytest.approx(never.kernels + 0.2)
