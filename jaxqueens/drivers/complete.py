@@ -48,7 +48,6 @@ from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices, gather, items, sizing
 from jaxqueens.parallel import streams as parallel_streams
-from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.solvers import complete as solver
 from jaxqueens.solvers.complete import Config
 
@@ -85,9 +84,8 @@ class CompleteResult(NamedTuple):
 
 
 def _advance(lanes: solver.Lane, active, config: Config) -> solver.Lane:
-    del active
-    go = jax.vmap(lambda s: solver.live(s, config))(lanes)
-    return where_lanes(go, jax.vmap(lambda s: solver.step(s, config))(lanes), lanes)
+    del active  # a lane that is not live stays as it is
+    return jax.vmap(lambda s: solver.step_lane(s, config))(lanes)
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3))

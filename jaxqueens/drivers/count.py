@@ -57,7 +57,6 @@ from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices, gather, items, sizing
 from jaxqueens.parallel import streams as parallel_streams
-from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.parallel.shard import pad_rows
 from jaxqueens.solvers import count as solver
 from jaxqueens.solvers.choices import COUNT_ENUMERATE_MAX_N as ENUMERATE_MAX_N
@@ -92,8 +91,7 @@ class CountResult(NamedTuple):
 def _advance_lanes(lanes: solver.Lane, active, config: KernelConfig) -> solver.Lane:
     """One lockstep iteration: every live lane (``d >= 0``) takes one tree edge."""
     del active  # a lane without an item is finished (d < 0) and stays as it is
-    moved = jax.vmap(lambda s: solver.step(s, config))(lanes)
-    return where_lanes(lanes.d >= 0, moved, lanes)
+    return jax.vmap(lambda s: solver.step_lane(s, config))(lanes)
 
 
 def _count_words(lanes: solver.Lane):

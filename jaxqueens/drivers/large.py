@@ -5,6 +5,7 @@ the command line is ``jaxqueens solve --mode large`` (:mod:`jaxqueens.cli.solve`
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 
@@ -17,6 +18,7 @@ from jaxqueens.core.board import as_size
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import memory
 from jaxqueens.solvers import large
 
@@ -134,6 +136,16 @@ def solve_large(
     if max_steps < 1:
         raise QueensError(f"--maxsteps must be at least 1, got {max_steps}")
     check_memory(n)
+    # On an accelerator this one chain runs on the host CPU: its loops are scalar steps that
+    # XLA:CPU compiles in place, while the GPU executable copies the board and both count
+    # arrays at every swap attempt (``make gpu-check``: 80 MB per attempt at n = 10^6).
+    host = jax.devices("cpu")[0] if backend.is_accelerator() else None
+    with jax.default_device(host) if host is not None else contextlib.nullcontext():
+        return _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up)
+
+
+def _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up):
+    """:func:`solve_large` once its arguments are checked, on the default device."""
     tries = INITS[init] or tries
     config = large.Config(n=n, tries=tries, free_tail=free_tail)
     chain_seed = chain_seeds(jax.random.key(seed), jnp.arange(chain, chain + 1))[0]

@@ -52,7 +52,7 @@ ENCODINGS = ("permutation", "combination")
 COUNT_N = tuple(range(16, 25))
 COMPLETE_N = tuple(range(12, 22))
 ESTIMATE_N = (27, 64)
-STATS_N = (8, 32)
+STATS_N = (8, 14)
 STATS_SAMPLES = (1_000_000,)
 LARGE_N = (10**6, 10**7, 10**8)
 

@@ -59,3 +59,14 @@ def test_defect_step_limit_and_init_are_honoured():
     assert ok.summary["solved"] and checker.is_solution(ok.rows)
     with pytest.raises(QueensError, match="--init greedy is not available on the large-n path"):
         large_solve.solve_large(100, init="greedy")
+
+
+def test_on_an_accelerator_the_chain_runs_on_the_host_cpu(monkeypatch):
+    """Issue 23: the GPU executable of the large path copies its whole state per swap attempt,
+    so on an accelerator the chain runs on the host CPU device, with the same result."""
+    from jaxqueens.parallel import devices as backend
+
+    want = large_solve.solve_large(2000, seed=3).rows
+    monkeypatch.setattr(backend, "is_accelerator", lambda: True)
+    got = large_solve.solve_large(2000, seed=3)
+    assert (got.rows == want).all() and got.summary["verified"]
