@@ -1,5 +1,6 @@
 """parallel.hlo_model: kernels, host syncs and bytes per loop iteration, read from small
 hand-written optimised HLO (the form ``compiled.as_text()`` prints on a GPU)."""
+# ruff: noqa: E501  (HLO instructions are one line each)
 
 import pytest
 
