@@ -246,9 +246,11 @@ def rates(rec: dict, pred: hlo_model.Prediction | None, trips: dict) -> dict:
             out["nodes_per_instance"] = nodes
             out["instances_per_s"] = batch / (t * nodes)
     elif w == "evolve":
-        pop = rec["extra"]["individuals"]
+        # individuals made and evaluated per generation: the steady scheme's two children, the
+        # generational scheme's whole offspring population
+        made = 2 if ",steady," in rec["variant"] else rec["extra"]["individuals"]
         out["generations_per_s"] = 1 / t
-        out["individuals_per_s"] = pop / t
+        out["individuals_per_s"] = made / t
     elif w == "estimate":
         levels = n - rec["extra"]["depth"]
         out["probes_per_s"] = batch / (t * levels)
