@@ -37,9 +37,15 @@ def add1(counts: jax.Array, pos, v) -> jax.Array:
     return lax.dynamic_update_slice(counts, old + v, (pos,))
 
 
-def counts_of(rows: jax.Array, n: int) -> jax.Array:
+def counts_of(rows: jax.Array, n: int, scatter: bool = False) -> jax.Array:
     """Packed line counts [5n-2] int32 of a board [n] (O(n), scatter-free so that XLA:CPU can
-    compile the enclosing loops as one function)."""
+    compile the enclosing loops as one function). ``scatter``: one scatter-add of the 3n lines
+    instead, the same counts: on a GPU the loop is n host-driven iterations of several kernels
+    each (``make gpu-check``'s model), the scatter one kernel."""
+    if scatter:
+        c = jnp.arange(n, dtype=jnp.int32)
+        pos = jnp.concatenate(positions(n, c, rows.astype(jnp.int32)))
+        return jnp.zeros(size(n), jnp.int32).at[pos].add(1)
 
     def body(c, counts):
         r = rows[c]

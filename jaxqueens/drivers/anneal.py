@@ -39,6 +39,8 @@ from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel import devices as backend
+from jaxqueens.parallel import sizing
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys
@@ -312,6 +314,15 @@ def make_config(
         raise QueensError(str(err)) from None
 
 
+def chunk_for(chains: int | None, config: sls.Config, devices: int) -> int:
+    """Chains per kernel call: about 2^22 steps of work per call on a CPU; on an accelerator,
+    enough to fill the device (:func:`jaxqueens.parallel.chains.accelerator_chunk`)."""
+    if backend.is_accelerator():
+        return chain_batch.accelerator_chunk(chains, config.n, sizing.device_target(), devices)
+    cap = max(devices, (1 << 22) // config.total_steps)
+    return min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices
+
+
 def anneal(
     n: int | None = 8,
     method: str = "ta",
@@ -444,9 +455,7 @@ def anneal(
             f"{method.upper()}: estimated run time at most ~{estimate:,.1f} s "
             f"({chains} chains x {config.total_steps} steps; chains stop when solved)"
         )
-    chunk = batch or min(
-        -(-chains // devices) * devices, max(devices, (1 << 22) // config.total_steps)
-    )
+    chunk = batch or chunk_for(chains, config, devices)
     params = sls.Params(jnp.asarray(schedule))
     problem = _problem(start, mask)
     started = time.perf_counter()
@@ -454,7 +463,11 @@ def anneal(
         chain_batch.Chains(sls, config), key, chunk, params, problem
     )
     compile_s = time.perf_counter() - started
-    static = {k: v for k, v in dataclasses.asdict(config).items() if k != "edge" or v != "wrap"}
+    static = {  # as before the accelerator's switch: old checkpoints resume
+        k: v
+        for k, v in dataclasses.asdict(config).items()
+        if (k != "edge" or v != "wrap") and k != "scatter_counts"
+    }
     fingerprint = {
         "command": "anneal",
         "solver": f"annealing-{method}",

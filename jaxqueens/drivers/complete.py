@@ -29,6 +29,7 @@ Per-instance ``seconds`` are each chunk's wall time shared out over its items by
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -45,9 +46,8 @@ from jaxqueens.core.constraints import Constraints, board_from_orientation, sear
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import devices, gather, items
+from jaxqueens.parallel import devices, gather, items, sizing
 from jaxqueens.parallel import streams as parallel_streams
-from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.solvers import complete as solver
 from jaxqueens.solvers.complete import Config
 
@@ -84,9 +84,8 @@ class CompleteResult(NamedTuple):
 
 
 def _advance(lanes: solver.Lane, active, config: Config) -> solver.Lane:
-    del active
-    go = jax.vmap(lambda s: solver.live(s, config))(lanes)
-    return where_lanes(go, jax.vmap(lambda s: solver.step(s, config))(lanes), lanes)
+    del active  # a lane that is not live stays as it is
+    return jax.vmap(lambda s: solver.step_lane(s, config))(lanes)
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3))
@@ -103,6 +102,38 @@ def search_chunk(batch, config: Config, num_devices: int, sizes: devices.Sizes):
         batch,
         num_devices,
         sizes.count_lanes,
+        accelerator=sizes.accelerator,
+    )
+
+
+ITEMS_PER_LANE = 4
+"""Accelerator: items per kernel call, per lockstep lane."""
+
+
+def chunk_builder(config: Config, num_devices: int = 1, place=None):
+    """``lanes -> jax.stages.Lowered``: :func:`search_chunk` as an accelerator runs it, with
+    ``lanes`` lockstep lanes per device and :data:`ITEMS_PER_LANE` items per lane and call (the
+    builder :func:`jaxqueens.parallel.sizing.choose` sizes, and ``make gpu-check`` compiles)."""
+    place = place or (lambda tree: tree)
+
+    def build(lanes: int):
+        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
+        rows = ITEMS_PER_LANE * lanes * num_devices
+        batch = place(jax.ShapeDtypeStruct((rows, config.width), jax.numpy.uint32))
+        return search_chunk.trace(batch, config, num_devices, sizes).lower()
+
+    return build
+
+
+def accelerator_lanes(config: Config, num_devices: int, target=None) -> sizing.Choice:
+    """Lockstep lanes per device for ``config``'s items on an accelerator, sized from the
+    compiled :func:`search_chunk` against the device."""
+    target = target or sizing.device_target()
+    return sizing.choose(
+        chunk_builder(config, num_devices),
+        target,
+        target.parallelism,
+        key=("complete", config, num_devices),
     )
 
 
@@ -254,11 +285,24 @@ def solve_instances(
     if chunk is not None and chunk < 1:
         raise QueensError(f"chunk {chunk}: give at least 1 item per call")
     sizes = devices.sizes()
-    budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
     num_dev = devices.local_device_count()
-    chunk = int(chunk or (sizes.count_lanes * 4 if sizes.accelerator else CHUNK))
-    chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
     list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]
+    if sizes.accelerator and not sizes.count_lanes and models:
+        # lanes from the compiled kernel of the largest board against the device
+        big = max(models, key=lambda m: (m.n, m.toroidal))
+        cfg = Config(big.n, big.toroidal, list_cap if mode == "enumerate" else 0, mode == "decide")
+        choice = accelerator_lanes(cfg, num_dev)
+        if not choice.fits:
+            raise QueensError(
+                f"n = {big.n} needs {choice.bytes:,} bytes of device memory for even one lane: "
+                "the device is too small (or lower --cap)"
+            )
+        sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
+    budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
+    chunk = int(
+        chunk or (sizes.count_lanes * ITEMS_PER_LANE * num_dev if sizes.accelerator else CHUNK)
+    )
+    chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
     procs, me = gather.process_count(), gather.process_index()
     fingerprint = _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient)
     path = ckpt.process_path(checkpoint) if checkpoint is not None else None

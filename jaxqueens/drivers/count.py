@@ -36,6 +36,7 @@ multi-process run each process counts every P-th chunk and keeps its own checkpo
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import time
@@ -54,9 +55,8 @@ from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import devices, gather, items
+from jaxqueens.parallel import devices, gather, items, sizing
 from jaxqueens.parallel import streams as parallel_streams
-from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.parallel.shard import pad_rows
 from jaxqueens.solvers import count as solver
 from jaxqueens.solvers.choices import COUNT_ENUMERATE_MAX_N as ENUMERATE_MAX_N
@@ -64,6 +64,10 @@ from jaxqueens.solvers.choices import COUNT_MAX_N as MAX_N
 from jaxqueens.solvers.count import KernelConfig
 
 SHUFFLE_SEED = 20161  # the fixed order in which tasks are dealt (part of every checkpoint's plan)
+TASKS_PER_LANE = 16
+"""Accelerator: tasks a count is split into, per lockstep lane (so refilled lanes stay busy)."""
+TASKS_PER_CALL = 2
+"""Accelerator: tasks per kernel call, per lane."""
 
 
 class CountResult(NamedTuple):
@@ -87,8 +91,7 @@ class CountResult(NamedTuple):
 def _advance_lanes(lanes: solver.Lane, active, config: KernelConfig) -> solver.Lane:
     """One lockstep iteration: every live lane (``d >= 0``) takes one tree edge."""
     del active  # a lane without an item is finished (d < 0) and stays as it is
-    moved = jax.vmap(lambda s: solver.step(s, config))(lanes)
-    return where_lanes(lanes.d >= 0, moved, lanes)
+    return jax.vmap(lambda s: solver.step_lane(s, config))(lanes)
 
 
 def _count_words(lanes: solver.Lane):
@@ -109,6 +112,7 @@ def _search_each(
         rows,
         num_devices,
         sizes.count_lanes,
+        accelerator=sizes.accelerator,
     )
 
 
@@ -146,8 +150,38 @@ def enumerate_chunk(
     """Every prefix's solutions (at most ``cap`` each): counts uint32 ``[P, 2]`` and lists
     uint32 ``[P, cap, W]`` (:func:`jaxqueens.solvers.count.enumerate_prefix`). ``sizes`` only
     keys the compilation to the backend's strategy."""
-    del sizes
-    return items.each(lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices)
+    return items.each(
+        lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices, sizes.accelerator
+    )
+
+
+def tasks_builder(n: int, depth: int, num_devices: int = 1, place=None):
+    """``lanes -> jax.stages.Lowered``: :func:`count_tasks` as an accelerator runs it, with
+    ``lanes`` lockstep lanes per device and :data:`TASKS_PER_CALL` tasks per lane and call (the
+    builder :func:`jaxqueens.parallel.sizing.choose` sizes; ``make gpu-check`` compiles it for
+    described GPUs, ``place`` putting the arguments there)."""
+    place = place or (lambda tree: tree)
+    config = KernelConfig(n, depth)
+
+    def build(lanes: int):
+        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
+        rows = TASKS_PER_CALL * lanes * num_devices
+        tasks = place(jax.ShapeDtypeStruct((rows, 4 + n), jnp.uint32))
+        return count_tasks.trace(tasks, config, num_devices, sizes).lower()
+
+    return build
+
+
+def accelerator_lanes(n: int, depth: int, num_devices: int, target=None) -> sizing.Choice:
+    """Lockstep lanes per device for counting n at ``depth`` on an accelerator, sized from the
+    compiled :func:`count_tasks` against the device (``target``: default the first local one)."""
+    target = target or sizing.device_target()
+    return sizing.choose(
+        tasks_builder(n, depth, num_devices),
+        target,
+        target.parallelism,
+        key=("count", n, depth, num_devices),
+    )
 
 
 # --- host side ---------------------------------------------------------------------------------
@@ -203,8 +237,13 @@ def _chunk_size(
 
 
 def _mirror_plan(n: int) -> _MirrorPlan:
+    """Enumeration's plan (n <= 14). On an accelerator, one lane per prefix up to the device's
+    parallelism (a lane of n <= 14 holds a few hundred bytes: memory is never the bound)."""
     sizes = devices.sizes()
     num_devices = devices.local_device_count()
+    if sizes.accelerator and not sizes.count_lanes:
+        fill = sizing.device_target().parallelism
+        sizes = dataclasses.replace(sizes, count_prefixes=fill, count_lanes=fill)
     depth = choose_depth(n, sizes.count_prefixes)
     masks, queens = expand_mirror(n, depth)
     chunk = _chunk_size(len(masks), n, num_devices, sizes, None)
@@ -258,11 +297,11 @@ def _task_chunk(
     its last one is done, so the chunks only need to be small enough that the streams finish
     together: about ``CALLS_PER_STREAM`` per stream from n = 15 on (one each below: small counts
     pay no per-call overhead), at most 2048 tasks. On an accelerator one call spans every device
-    and fills its lanes: up to 2^16 tasks."""
+    and fills its lanes: :data:`TASKS_PER_CALL` tasks per lane."""
     if chunk is None:
         calls = CALLS_PER_STREAM if n >= 15 else 1
         chunk = (
-            min(tasks, 1 << 16)
+            min(tasks, TASKS_PER_CALL * sizes.count_lanes * shards)
             if sizes.accelerator
             else min(2048, max(8, -(-tasks // (calls * streams))))
         )
@@ -270,19 +309,34 @@ def _task_chunk(
 
 
 def _plan(n: int, depth: int | None, chunk: int | None) -> _Plan:
-    """The canonical constellations of n, split into tasks and shuffled (n >= 4)."""
+    """The canonical constellations of n, split into tasks and shuffled (n >= 4). On an
+    accelerator the lanes come from :func:`accelerator_lanes` (unless ``sizes()`` names them)
+    and the tasks number :data:`TASKS_PER_LANE` per lane."""
     sizes = devices.sizes()
+    num_dev = devices.local_device_count()
     cfg, weights = constellations.constellations(n)
     allow = constellations.allow_masks(n, cfg)
+    target = sizes.count_prefixes
+    if sizes.accelerator and not sizes.count_lanes:
+        parallelism = sizing.device_target().parallelism
+        target = TASKS_PER_LANE * parallelism * num_dev
     if depth is None:
-        depth = task_depth(n, allow, sizes.count_prefixes)
+        depth = task_depth(n, allow, target)
     if not 1 <= depth <= n - 2:
         raise QueensError(f"depth {depth} is out of range for n = {n}: give 1 to {n - 2} columns")
+    if sizes.accelerator and not sizes.count_lanes:
+        choice = accelerator_lanes(n, depth, num_dev)
+        if not choice.fits:
+            raise QueensError(
+                f"counting n = {n} needs {choice.bytes:,} bytes of device memory for even one "
+                "lane: the device is too small"
+            )
+        sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
     masks, owner = constellations.tasks(n, allow, depth)
     order = np.random.default_rng(SHUFFLE_SEED).permutation(len(masks))
     masks, owner = masks[order], owner[order]
     tasks = np.concatenate([masks, allow[owner]], axis=1).astype(np.uint32)
-    layout = parallel_streams.plan(devices.local_device_count(), sizes.accelerator)
+    layout = parallel_streams.plan(num_dev, sizes.accelerator)
     chunk = _task_chunk(len(tasks), n, len(layout), layout[0].shards, sizes, chunk)
     layout = [s._replace(rows=chunk) for s in layout]
     return _Plan(KernelConfig(n, depth), tasks, weights[owner], len(cfg), chunk, layout, sizes)

@@ -42,7 +42,7 @@ from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices as backend
-from jaxqueens.parallel import gather, items, memory
+from jaxqueens.parallel import gather, items, memory, sizing
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers import estimate as knuth
 from jaxqueens.solvers.estimate import MAX_N, GroupSums, words_of
@@ -207,6 +207,71 @@ def run_call(masks, ids, seed, plan: Plan, devices: int) -> GroupSums:
     )
 
 
+def call_plan(
+    n: int, depth: int, strata: int, probes: int, lanes: int, devices: int, block: int | None = None
+) -> tuple[Plan, int, int, int, int]:
+    """How ``probes`` probes over ``strata`` strata run in calls of about ``lanes`` probes: (the
+    call's static :class:`Plan`, copies of each stratum, rows (strata x copies), rows padded to a
+    multiple of ``devices``, calls). ``block`` (default: the backend's) is the plan's block."""
+    copies = devices if strata < 4 * devices else 1  # few strata: one copy per device, no idling
+    rows = strata * copies
+    padded = -(-rows // devices) * devices
+    want = -(-probes // rows)  # probes per stratum copy
+    group = max(1, min(GROUP, want // 8, lanes // padded))  # whole groups overshoot <= 1/8
+    group = 1 << (group.bit_length() - 1)
+    per_call = max(group, min(-(-want // group) * group, max(1, lanes // padded) // group * group))
+    calls = -(-want // per_call)
+    block = backend.sizes().estimator_block if block is None else block
+    plan = Plan(knuth.Config(n=n, depth=depth), per_call=per_call, group=group, block=block)
+    return plan, copies, rows, padded, calls
+
+
+PROBES_PER_THREAD = 4
+"""Accelerator: probes per call for each thread the device keeps resident."""
+
+
+def call_builder(n: int, depth: int, strata: int, probes: int, devices: int = 1, place=None):
+    """``lanes -> jax.stages.Lowered``: :func:`run_call` as an accelerator runs it (all probes
+    of a call vmapped at once), for calls of about ``lanes`` probes (the builder
+    :func:`jaxqueens.parallel.sizing.choose` sizes; ``make gpu-check`` compiles it)."""
+    place = place or (lambda tree: tree)
+
+    def build(lanes: int):
+        plan, _, _, padded, _ = call_plan(n, depth, strata, probes, lanes, devices, block=0)
+        words = plan.probe.words
+        masks, ids, seed = place(
+            (
+                jax.ShapeDtypeStruct((padded, 3, words), jnp.uint32),
+                jax.ShapeDtypeStruct((padded,), jnp.int32),
+                jax.ShapeDtypeStruct((), jnp.uint32),
+            )
+        )
+        return run_call.trace(masks, ids, seed, plan, devices).lower()
+
+    return build
+
+
+def accelerator_lanes(
+    n: int, depth: int, strata: int, probes: int, devices: int, target=None
+) -> int:
+    """Probes per call on an accelerator: :data:`PROBES_PER_THREAD` per resident thread, or as
+    many as the device's memory holds (:func:`jaxqueens.parallel.sizing.choose`)."""
+    target = target or sizing.device_target()
+    choice = sizing.choose(
+        call_builder(n, depth, strata, probes, devices),
+        target,
+        PROBES_PER_THREAD * target.parallelism * devices,
+        floor=devices,
+        key=("estimate", n, depth, strata, probes, devices),
+    )
+    if not choice.fits:
+        raise QueensError(
+            f"--depth {depth} (n = {n}: {strata:,} strata) needs {choice.bytes:,} bytes of device "
+            "memory for one probe per stratum: use a smaller --depth"
+        )
+    return choice.batch
+
+
 def default_probes() -> int:
     """10^7 probes on a CPU, 10^8 on an accelerator (:func:`jaxqueens.parallel.devices.sizes`)."""
     return backend.sizes().estimator_probes
@@ -236,7 +301,7 @@ def estimate(
     depth: int | None = None,
     seed: int = 0,
     level: float = 0.99,
-    lanes: int = LANES_PER_CALL,
+    lanes: int | None = None,
     quiet: bool | None = True,
     checkpoint=None,
     resume: bool = False,
@@ -252,7 +317,8 @@ def estimate(
         estimator, n enumerates every walk (exact).
       seed: random seed (call c of a run uses the stream :func:`call_seed` ``(seed, c)``).
       level: confidence level of the reported intervals.
-      lanes: about this many probes per kernel call.
+      lanes: about this many probes per kernel call (default: :data:`LANES_PER_CALL` on a CPU,
+        sized from the device on an accelerator: :func:`accelerator_lanes`).
       quiet: no progress line (None: a progress line on a terminal only).
       checkpoint: file for the sums of finished calls (every ``checkpoint_every`` seconds, on
         Ctrl-C, which then propagates, and when done); ``resume`` continues from it.
@@ -300,21 +366,14 @@ def estimate(
             top,
         )
     devices = backend.local_device_count()
-    copies = devices if strata < 4 * devices else 1  # few strata: one copy per device, no idling
-    rows = strata * copies
-    padded = -(-rows // devices) * devices
-    want = -(-probes // rows)  # probes per stratum copy
-    group = max(1, min(GROUP, want // 8, lanes // padded))  # whole groups overshoot <= 1/8
-    group = 1 << (group.bit_length() - 1)
-    per_call = max(group, min(-(-want // group) * group, max(1, lanes // padded) // group * group))
-    calls = -(-want // per_call)
-    plan = Plan(
-        knuth.Config(n=n, depth=depth),
-        per_call=per_call,
-        group=group,
-        block=backend.sizes().estimator_block,
-    )
-    words = plan.probe.words
+    if lanes is None:
+        lanes = (
+            LANES_PER_CALL
+            if not backend.is_accelerator()
+            else accelerator_lanes(n, depth, strata, probes, devices)
+        )
+    plan, copies, rows, padded, calls = call_plan(n, depth, strata, probes, lanes, devices)
+    per_call, words = plan.per_call, plan.probe.words
     tiled = np.tile(words_of(masks64, words), (copies, 1, 1))
     pad = np.full((padded - rows, 3, words), 0xFFFFFFFF, np.uint32)  # no free row: dead
     masks = jnp.asarray(np.concatenate([tiled, pad]))

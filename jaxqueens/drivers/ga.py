@@ -43,7 +43,8 @@ from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import gather
+from jaxqueens.parallel import devices as backend
+from jaxqueens.parallel import gather, sizing
 from jaxqueens.parallel.devices import local_device_count, shard_batch
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers import ga_ops as ops
@@ -324,6 +325,47 @@ def run_generations(
     )
 
 
+def chunk_builder(
+    config: GAConfig, trials: int, devices: int = 1, mask: Mask | None = None, place=None
+):
+    """``generations -> jax.stages.Lowered``: :func:`run_generations` for ``trials`` trials and
+    that many generations per call (its per-generation records grow with it), the builder
+    :func:`jaxqueens.parallel.sizing.choose` sizes on an accelerator and ``make gpu-check``
+    compiles; the population itself (trials x islands x pop) is the user's."""
+    place = place or (lambda tree: tree)
+    states = jax.eval_shape(lambda k: init_trials(k, config, trials, 0, mask)[0], jax.random.key(0))
+    f32, i32 = jax.ShapeDtypeStruct((), jnp.float32), jax.ShapeDtypeStruct((), jnp.int32)
+    args = place((states, GAParams(f32, f32, f32, i32), i32, i32, mask))
+
+    def build(generations: int):
+        st, dyn, g0, stop, m = args
+        return run_generations.trace(st, dyn, g0, stop, config, generations, devices, m).lower()
+
+    return build
+
+
+def accelerator_chunk(
+    config: GAConfig, trials: int, want: int, devices: int, mask: Mask | None = None, target=None
+) -> int:
+    """Generations per call on an accelerator: ``want`` (:func:`default_chunk`), or as many as
+    the device's memory holds beside the population (:func:`jaxqueens.parallel.sizing.choose`).
+    A population that does not fit even one generation is refused in one line."""
+    target = target or sizing.device_target()
+    choice = sizing.choose(
+        chunk_builder(config, trials, devices, mask),
+        target,
+        want,
+        key=("ga", config, trials, want, devices, mask is None),
+    )
+    if not choice.fits:
+        raise QueensError(
+            f"{trials} trials x {config.islands} islands x pop {config.pop} (n = {config.n}) need "
+            f"{choice.bytes:,} bytes of device memory, over {target.name}'s "
+            f"{target.budget_bytes:,}: use fewer --trials or a smaller --pop"
+        )
+    return choice.batch
+
+
 def _place(tree):
     """Shard the leading (trial) axis over host devices when it divides evenly."""
     return jax.tree.map(shard_batch, tree)
@@ -516,6 +558,10 @@ def evolve(
         constrained=mask is not None,
     )
     chunk = chunk or default_chunk(config, trials, generations)
+    if backend.is_accelerator():  # generations per call from the device (the records grow)
+        devs = local_device_count()
+        devs = devs if devs > 1 and -(-trials // gather.process_count()) % devs == 0 else 1
+        chunk = accelerator_chunk(config, -(-trials // gather.process_count()), chunk, devs, mask)
     dyn = GAParams(
         jnp.float32(params["cxpb"]),
         jnp.float32(params["mutpb"]),

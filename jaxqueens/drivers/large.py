@@ -5,6 +5,7 @@ the command line is ``jaxqueens solve --mode large`` (:mod:`jaxqueens.cli.solve`
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import time
@@ -17,6 +18,7 @@ from jaxqueens.core import checker
 from jaxqueens.core.board import as_size
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import memory
 from jaxqueens.solvers import large
 
@@ -52,6 +54,22 @@ def check_memory(n: int, available: int | None = None) -> None:
         "use a smaller n",
         available=available,
     )
+
+
+def builders(n: int, place=None) -> dict:
+    """``name -> (batch -> jax.stages.Lowered)`` for the executables of one large-n chain, QS4's
+    column calls and a repair round (one chain: the batch is ignored); ``make gpu-check``
+    compiles them for described GPUs, ``place`` putting the arguments there."""
+    place = place or (lambda tree: tree)
+    config = large.Config(n=n)
+    params = large.default_params(config)
+    state = jax.eval_shape(lambda k: large.empty(k, config, params), jax.random.key(0))
+    i32 = jax.ShapeDtypeStruct((), jnp.int32)
+    s, p, a, b = place((state, jax.eval_shape(lambda: params), i32, i32))
+    return {
+        "init_columns": lambda _: _place.trace(s, config, p, a, b).lower(),
+        "repair_round": lambda _: _repair.trace(s, config, p).lower(),
+    }
 
 
 def _place_columns(place_fn, s: large.State, n: int, quiet: bool | None) -> large.State:
@@ -174,6 +192,16 @@ def solve_large(
             f"got {tries}, {free_tail}"
         )
     check_memory(n)
+    # On an accelerator this one chain runs on the host CPU: its loops are scalar steps that
+    # XLA:CPU compiles in place, while the GPU executable copies the board and both count
+    # arrays at every swap attempt (``make gpu-check``: 80 MB per attempt at n = 10^6).
+    host = jax.devices("cpu")[0] if backend.is_accelerator() else None
+    with jax.default_device(host) if host is not None else contextlib.nullcontext():
+        return _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up)
+
+
+def _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up):
+    """:func:`solve_large` once its arguments are checked, on the default device."""
     tries = INITS[init] or tries
     config = large.Config(n=n)
     params = large.default_params(

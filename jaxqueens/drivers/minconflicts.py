@@ -33,6 +33,8 @@ from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel import devices as backend
+from jaxqueens.parallel import sizing
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import minconflicts
 from jaxqueens.solvers.base import chain_keys
@@ -93,8 +95,11 @@ def check_n(n: int) -> None:
 def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> int:
     """Chains per kernel call: about 2^21 queens, and at most ``devices * CALL_WORK`` queen-steps
     for one attempt of each (``max_steps``, default :func:`default_max_steps`), split evenly over
-    the chains asked for."""
+    the chains asked for. On an accelerator: enough to fill the device
+    (:func:`jaxqueens.parallel.chains.accelerator_chunk`)."""
     devices = local_device_count()
+    if backend.is_accelerator():  # enough chains to fill the device, results within its memory
+        return chain_batch.accelerator_chunk(chains, n, sizing.device_target(), devices)
     steps = default_max_steps(n) if max_steps is None else max_steps
     cap = max(devices, min(8192, (1 << 21) // n, devices * CALL_WORK // (steps * n)))
     if chains is not None:

@@ -193,11 +193,7 @@ def sample_anneal(
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = jax.random.split(jax.random.key(seed))
     schedule, _ = annealing.calibrate(cal_key, config, walk, q, init_prob, alpha)
-    devices = local_device_count()
-    cap = max(devices, (1 << 22) // config.total_steps)
-    chunk = batch or (
-        min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices
-    )
+    chunk = batch or annealing.chunk_for(chains, config, local_device_count())
     t0 = time.perf_counter()
     runner = chain_batch.compile_runner(
         chain_batch.Chains(sls, config), key, chunk, sls.Params(jnp.asarray(schedule))
@@ -208,7 +204,7 @@ def sample_anneal(
         "solver": f"stats-annealing-{method}",
         "seed": seed,
         "schedule": [float(x) for x in schedule],
-        "config": dataclasses.asdict(config),
+        "config": {k: v for k, v in dataclasses.asdict(config).items() if k != "scatter_counts"},
     }
     run = driver.run_chains(
         runner,
@@ -522,6 +518,19 @@ def analyse(samples: Samples) -> StatsResult:
         summary,
         success_curve(samples),
     )
+
+
+def analysis_builders(n: int, samples: int, place=None) -> dict:
+    """``name -> (batch -> jax.stages.Lowered)`` for the on-device analysis of ``samples``
+    solutions of size n (deduplication, canonical forms, class sizes: :func:`analyse`); the batch
+    is the samples, the user's; ``make gpu-check`` compiles these for described GPUs."""
+    place = place or (lambda tree: tree)
+    boards = place(jax.ShapeDtypeStruct((samples, n), jnp.int32))
+    return {
+        "dedup": lambda _: symmetry_jax.dedup.trace(boards).lower(),
+        "canonical": lambda _: symmetry_jax.canonical.trace(boards).lower(),
+        "class_sizes": lambda _: jax.jit(symmetry_jax.class_sizes).trace(boards).lower(),
+    }
 
 
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -37,7 +37,8 @@ settings go to JAX's environment variables (``JAX_NUM_CPU_DEVICES``, ``JAX_COMPI
 This module and its siblings in :mod:`jaxqueens.parallel` are the one place that decides
 batching per backend: lockstep ``vmap`` with lane recycling on accelerators, one item per
 ``lax.map`` iteration sharded over host devices on the CPU. :func:`sizes` is the one table of
-batch sizes per backend that the drivers read.
+batch sizes the drivers read on the CPU; on an accelerator they size from the device
+(:mod:`jaxqueens.parallel.sizing`).
 """
 
 from __future__ import annotations
@@ -386,20 +387,25 @@ CPU_SIZES = Sizes(
     estimator_probes=10**7,
     estimator_block=4096,
 )
-ACCELERATOR_SIZES = Sizes(
+ACCELERATOR_DEFAULTS = Sizes(
     accelerator=True,
-    chain_lanes=256,
-    count_prefixes=1 << 17,
-    count_lanes=4096,
+    chain_lanes=0,
+    count_prefixes=0,
+    count_lanes=0,
     estimator_probes=10**8,
     estimator_block=0,
 )
+"""On an accelerator the lanes and items per call are not taken from a table: each driver sizes
+them from its compiled program against the device (:mod:`jaxqueens.parallel.sizing`); the zeros
+here say so. What stays is the strategy (lockstep lanes, all probes at once) and the default
+length of an estimate."""
 
 
 def sizes() -> Sizes:
-    """The batch sizes of the default backend (CPU figures measured on a 2-core machine; the
-    accelerator figures are not yet tuned on a GPU)."""
-    return ACCELERATOR_SIZES if is_accelerator() else CPU_SIZES
+    """The batch sizes of the default backend: CPU figures measured on a 2-core machine; on an
+    accelerator the strategy only (:data:`ACCELERATOR_DEFAULTS`: the sizes come from
+    :func:`jaxqueens.parallel.sizing.choose`)."""
+    return ACCELERATOR_DEFAULTS if is_accelerator() else CPU_SIZES
 
 
 def batch_mesh() -> Mesh:

@@ -24,9 +24,10 @@ from jaxqueens.parallel.lanes import lockstep
 from jaxqueens.parallel.shard import map_items, over_devices
 
 
-def each(one: Callable[[Any], Any], items, num_devices: int):
-    """``one`` on every item: mapped on the CPU, vmapped on an accelerator."""
-    if devices.is_accelerator():
+def each(one: Callable[[Any], Any], items, num_devices: int, accelerator: bool | None = None):
+    """``one`` on every item: mapped on the CPU, vmapped on an accelerator (``accelerator``:
+    which strategy; None: the default backend's)."""
+    if devices.is_accelerator() if accelerator is None else accelerator:
         return over_devices(jax.vmap(one), items, num_devices=num_devices)
     return map_items(one, items, num_devices)
 
@@ -40,11 +41,14 @@ def search_each(
     items,
     num_devices: int,
     lanes: int,
+    accelerator: bool | None = None,
 ):
     """A search per item: ``one(item)`` mapped on the CPU; on an accelerator, ``lanes`` lockstep
     lanes per device built from ``init(item)``, ``advance(states, active)``, ``finished(states)``
-    and ``result(states)`` (see :func:`jaxqueens.parallel.lanes.lockstep`). Same results."""
-    if not devices.is_accelerator():
+    and ``result(states)`` (see :func:`jaxqueens.parallel.lanes.lockstep`). Same results.
+    ``accelerator`` names the strategy (None: the default backend's): the GPU check compiles the
+    accelerator's on a CPU-only machine."""
+    if not (devices.is_accelerator() if accelerator is None else accelerator):
         return map_items(one, items, num_devices)
     per = items.shape[0] // num_devices
 

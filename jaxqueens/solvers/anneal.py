@@ -77,6 +77,7 @@ class Config:
     rounds: int = 10  # thresholds / temperatures
     steps_per_round: int = 1000
     unroll: int = 1
+    scatter_counts: bool = False  # a board's line counts by one scatter-add (lockstep lanes)
     toroidal: bool = False  # queens attack along diagonals modulo n
     constrained: bool = False  # Problem.mask: fixed columns and allowed squares (step only)
 
@@ -231,8 +232,9 @@ def positions(config: Config, c, r) -> tuple:
 
 
 def counts_of(rows: jax.Array, config: Config) -> jax.Array:
-    """Packed line counts [5n-2] int32 of a board [n] under the config's attack rule."""
-    return rules.counts_of(rows, config.n, config.toroidal)
+    """Packed line counts [5n-2] int32 of a board [n] under the config's attack rule (one
+    scatter-add with ``config.scatter_counts``: the same counts)."""
+    return rules.counts_of(rows, config.n, config.toroidal, config.scatter_counts)
 
 
 def _move(s: State, config: Config, mask: Mask | None = None):
@@ -452,3 +454,8 @@ def random_walk_deltas(
 
     _, deltas = lax.scan(body, init(key, config, None, problem), None, length=length)
     return deltas
+
+
+def lockstep_config(config: Config) -> Config:
+    """The same chains formulated for lockstep lanes: line counts by one scatter-add."""
+    return dataclasses.replace(config, scatter_counts=True)

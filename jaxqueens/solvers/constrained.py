@@ -78,10 +78,15 @@ def positions(n: int, c, r, toroidal: bool) -> tuple:
     return (r, n + (r + c) % n, 3 * n - 1 + (r - c) % n)
 
 
-def counts_of(rows: jax.Array, n: int, toroidal: bool) -> jax.Array:
-    """Packed line counts [5n-2] int32 of a board [n] under the attack rule."""
-    if not toroidal:
-        return lines.counts_of(rows, n)
+def counts_of(rows: jax.Array, n: int, toroidal: bool, scatter: bool = False) -> jax.Array:
+    """Packed line counts [5n-2] int32 of a board [n] under the attack rule (``scatter``: one
+    scatter-add, the same counts: :func:`jaxqueens.core.lines.counts_of`)."""
+    if not toroidal or scatter:
+        if not toroidal:
+            return lines.counts_of(rows, n, scatter)
+        c = jnp.arange(n, dtype=jnp.int32)
+        pos = jnp.concatenate(positions(n, c, rows.astype(jnp.int32), True))
+        return jnp.zeros(lines.size(n), jnp.int32).at[pos].add(1)
 
     def body(c, counts):
         for pos in positions(n, c, rows[c], True):

@@ -103,9 +103,10 @@ def init_task(task, config: KernelConfig) -> Lane:
     return init(task[:4], config, task[4 : 4 + config.n])
 
 
-def _advance(lane: Lane, config: KernelConfig):
+def _advance(lane: Lane, config: KernelConfig, keep=None):
     """One tree edge. Returns the new lane, whether the child is the last column, and the child's
-    ``cols`` and ``av`` masks (the enumeration kernel needs them)."""
+    ``cols`` and ``av`` masks (the enumeration kernel needs them). ``keep`` (a [] bool, lockstep
+    lanes only): the lane stays as it is, its stack words written back unchanged."""
     n, depth = config.n, config.depth
     all_rows = jnp.uint32((1 << n) - 1)
     start = lane.d * WORDS
@@ -124,20 +125,29 @@ def _advance(lane: Lane, config: KernelConfig):
     here = lane.d.astype(jnp.uint32)
     resume = jnp.where(rest != 0, here, back)  # where to go once the child's subtree is done
     # the words that change are contiguous: the parent's av, then the child's whole row
-    stack = lax.dynamic_update_slice(
-        lane.stack,
-        jnp.stack([rest, nc, nl, nr, resume, nav]),
-        (start + AV,),
-        allow_negative_indices=False,
-    )
+    words = jnp.stack([rest, nc, nl, nr, resume, nav])
+    if keep is not None:  # the same six words, read back: no select over the whole stack
+        old = lax.dynamic_slice(lane.stack, (start + AV,), (6,), allow_negative_indices=False)
+        words = jnp.where(keep, old, words)
+    stack = lax.dynamic_update_slice(lane.stack, words, (start + AV,), allow_negative_indices=False)
     lo, hi = add64(lane.lo, lane.hi, jnp.where(last, lax.population_count(nav), jnp.uint32(0)))
     d = jnp.where(push, here + 1, resume).astype(jnp.int32)  # DONE -> -1
+    if keep is not None:
+        d, lo, hi = (jnp.where(keep, a, b) for a, b in ((lane.d, d), (lane.lo, lo), (lane.hi, hi)))
     return Lane(d, lo, hi, stack, lane.allow), last, nc, nav
 
 
 def step(lane: Lane, config: KernelConfig) -> Lane:
     """One counting iteration (the lane must be live: ``d >= 0``)."""
     return _advance(lane, config)[0]
+
+
+def step_lane(lane: Lane, config: KernelConfig) -> Lane:
+    """One lockstep iteration of a lane that may be finished (``d < 0``: it stays as it is).
+    The same as :func:`step` on a live lane; a finished lane writes its own stack words back
+    instead of being selected whole (``make gpu-check``'s model: the select read and wrote every
+    lane's stack each iteration, most of the bytes moved per tree edge)."""
+    return _advance(lane, config, keep=lane.d < 0)[0]
 
 
 def run(lane: Lane, config: KernelConfig):

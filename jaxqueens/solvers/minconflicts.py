@@ -113,6 +113,9 @@ class Config:
             attacking pairs (off: the last board; the default path compiles without it).
         toroidal: queens attack along diagonals modulo n.
         constrained: ``Problem.mask`` holds allowed squares and fixed queens.
+        scatter_counts: count a fresh board's lines with one scatter-add rather than an n-step
+            loop, the same counts; lockstep lanes set it (:func:`lockstep_config`: on a GPU the
+            loop is n host-driven iterations inside every refill, ``make gpu-check``'s model).
     """
 
     n: int
@@ -124,6 +127,7 @@ class Config:
     keep_best: bool = False
     toroidal: bool = False
     constrained: bool = False
+    scatter_counts: bool = False
 
     def __post_init__(self):
         if self.n < 4 or self.n > 46340:
@@ -394,9 +398,9 @@ def _blank(seed: jax.Array, config: Config) -> State:
 
 
 def _counts_of(rows, config: Config):
-    return (
-        counts_of(rows, config.n) if not config.toroidal else rules.counts_of(rows, config.n, True)
-    )
+    if config.toroidal:
+        return rules.counts_of(rows, config.n, True, config.scatter_counts)
+    return counts_of(rows, config.n, config.scatter_counts)
 
 
 def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
@@ -704,3 +708,8 @@ def trace(
         return advance(s, config, params, problem), m
 
     return lax.scan(body, init(key, config, params, problem), None, length=num_steps)
+
+
+def lockstep_config(config: Config) -> Config:
+    """The same chains formulated for lockstep lanes: line counts by one scatter-add."""
+    return dataclasses.replace(config, scatter_counts=True)

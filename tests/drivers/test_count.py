@@ -63,7 +63,7 @@ def test_kernel_counts_each_prefix_like_the_reference(n, depth, monkeypatch):
     # the accelerator strategy (lockstep lanes with refilling) gives the same, whatever the lanes
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     for lanes in (1, 7, 64):
-        sizes = dataclasses.replace(devices.ACCELERATOR_SIZES, count_lanes=lanes)
+        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
         assert (np.asarray(count.count_chunk(masks, cfg, 1, sizes)) == got).all()
 
 
@@ -75,7 +75,9 @@ def test_both_strategies_split_over_every_host_device(monkeypatch):
     split = np.asarray(count.count_chunk(pad_rows(masks, d), cfg, d, devices.CPU_SIZES))
     assert (split[: len(masks)] == got).all() and not split[len(masks) :].any()
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    split = count.count_chunk(pad_rows(masks, d), cfg, d, devices.ACCELERATOR_SIZES)
+    split = count.count_chunk(
+        pad_rows(masks, d), cfg, d, dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=4)
+    )
     assert (np.asarray(split)[: len(masks)] == got).all()
 
 
@@ -299,7 +301,7 @@ def test_on_an_accelerator_one_stream_spans_every_device_with_two_calls_in_fligh
     monkeypatch.setattr(
         devices,
         "sizes",
-        lambda: dataclasses.replace(devices.ACCELERATOR_SIZES, count_prefixes=64, count_lanes=8),
+        lambda: dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_prefixes=64, count_lanes=8),
     )
     events = _log_streams(monkeypatch)
     plan = count._plan(10, None, 32)
@@ -362,7 +364,7 @@ def test_task_chunks_agree_over_devices_lanes_and_strategies(monkeypatch):
     assert (split[: len(tasks)] == one).all() and not split[len(tasks) :].any()
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     for lanes in (1, 7):
-        sizes = dataclasses.replace(devices.ACCELERATOR_SIZES, count_lanes=lanes)
+        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
         got = np.asarray(count.count_tasks(pad_rows(tasks, d), cfg, d, sizes))
         assert (got[: len(tasks)] == one).all()
 

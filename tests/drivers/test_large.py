@@ -113,3 +113,14 @@ def test_defect_chains_restart_on_boards_of_their_own():
 def test_maxsteps_beyond_int32_is_refused():
     with pytest.raises(QueensError, match="--maxsteps must lie between 1 and 2,147,483,647"):
         large_solve.solve_large(100, max_steps=2**31)
+
+
+def test_on_an_accelerator_the_chain_runs_on_the_host_cpu(monkeypatch):
+    """Issue 23: the GPU executable of the large path copies its whole state per swap attempt,
+    so on an accelerator the chain runs on the host CPU device, with the same result."""
+    from jaxqueens.parallel import devices as backend
+
+    want = large_solve.solve_large(2000, seed=3).rows
+    monkeypatch.setattr(backend, "is_accelerator", lambda: True)
+    got = large_solve.solve_large(2000, seed=3)
+    assert (got.rows == want).all() and got.summary["verified"]

@@ -19,8 +19,13 @@ from jaxqueens.parallel import devices
 def test_cpu_devices_and_sizes():
     assert jax.default_backend() == "cpu" or devices.is_accelerator()
     s = devices.sizes()
-    assert s is (devices.ACCELERATOR_SIZES if devices.is_accelerator() else devices.CPU_SIZES)
-    assert s.chain_lanes >= 1 and s.count_prefixes >= 1 and s.estimator_probes >= 1
+    assert s is (devices.ACCELERATOR_DEFAULTS if devices.is_accelerator() else devices.CPU_SIZES)
+    assert s.estimator_probes >= 1
+    cpu = devices.CPU_SIZES
+    assert cpu.chain_lanes >= 1 and cpu.count_prefixes >= 1 and cpu.count_lanes >= 1
+    # on an accelerator no lane count comes from a table: parallel/sizing chooses them
+    acc = devices.ACCELERATOR_DEFAULTS
+    assert acc.accelerator and (acc.chain_lanes, acc.count_prefixes, acc.count_lanes) == (0, 0, 0)
 
 
 # Multi-process settings and the bounded join (issue 13, defects 4 and 8). Subprocesses run with
