@@ -89,8 +89,10 @@ def test_items_for_lanes():
 def test_a_real_compile_is_measured_and_sized():
     """The lockstep chain executable on the CPU: bytes grow with the lanes, and a budget between
     two sizes picks the smaller."""
-    kernel = minconflicts.Kernel(minconflicts.Config(n=16, keep_best=True))
-    build = chains.lockstep_builder(kernel, jax.random.key(0), 256, None)
+    config = minconflicts.Config(n=16, keep_best=True)
+    kernel = chains.Chains(minconflicts, config)
+    params = minconflicts.default_params(config)
+    build = chains.lockstep_builder(kernel, jax.random.key(0), 256, params)
     small, big = (sizing.footprint(build(b).compile()) for b in (8, 128))
     assert big > small
     target = sizing.Target((small + big) // 2, 128, "cpu")
@@ -101,11 +103,13 @@ def test_a_real_compile_is_measured_and_sized():
 def test_compile_runner_on_the_accelerator_route_runs_the_sized_lanes():
     """compile_runner with a target takes the accelerator's route on the CPU: lanes sized from
     the compiled lockstep program, the same chains and results as the CPU strategy."""
-    kernel = minconflicts.Kernel(minconflicts.Config(n=8, keep_best=True))
+    config = minconflicts.Config(n=8, keep_best=True)
+    kernel = chains.Chains(minconflicts, config)
+    params = minconflicts.default_params(config)
     key = jax.random.key(3)
-    cpu = chains.compile_runner(kernel, key, 64)
+    cpu = chains.compile_runner(kernel, key, 64, params)
     target = sizing.Target(10**9, 16, "test")
-    acc = chains.compile_runner(kernel, key, 64, target=target)
+    acc = chains.compile_runner(kernel, key, 64, params, target=target)
     assert (cpu.lanes, acc.lanes) == (0, 16)
     a, b = cpu(0, 64), acc(0, 64)
     for x, y in zip(a, b, strict=True):
