@@ -225,6 +225,79 @@ def tasks(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray
     return masks, owner[keep]
 
 
+# the words of a level table row (jaxqueens.solvers.count reads them in this order)
+GAP, ALLOW1, GAP2, ALLOW2, GAP3, ALLOW3, COUNT_MASK = range(7)
+TABLE_WORDS = 8
+
+
+def table_levels(n: int, depth: int) -> int:
+    """Rows of every level table of n with ``depth`` host-placed columns: a power of two (>= 2)
+    at least the levels any task can have (``n - depth - 1``: column n - 1 always holds a
+    border queen)."""
+    return max(2, 1 << (max(n - depth - 1, 1) - 1).bit_length())
+
+
+def level_columns(n: int, cfg: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """The columns each constellation's tasks search, in order: column ``depth`` (where a task
+    starts), then every later column without a border queen (a border queen is fixed, and every
+    other column's allowed rows already avoid it, so its column is skipped, not searched).
+
+    Returns:
+      columns: int64 ``[K, n - depth]``, the searched columns first, then ``n`` (padding);
+      levels: int64 ``[K]``, how many columns each searches (1 ..  n - depth - 1).
+    """
+    cfg = np.asarray(cfg, np.int64).reshape(-1, 4)
+    x = np.arange(n)[None, :]
+    border = (x == 0) | (x == n - 1) | (x == cfg[:, 2:3]) | (x == cfg[:, 3:4])
+    searched = (x == depth) | ((x > depth) & ~border)
+    columns = np.sort(np.where(searched, x, n + x), axis=1)[:, : n - depth]
+    return np.where(columns < n, columns, n), searched.sum(axis=1)
+
+
+def level_tables(n: int, cfg: np.ndarray, allow: np.ndarray, depth: int) -> np.ndarray:
+    """What the counting kernel (:func:`jaxqueens.solvers.count.step`) reads per level: uint32
+    ``[K, table_levels(n, depth), TABLE_WORDS]``.
+
+    Row k of a constellation describes the edges from its level k (column ``columns[k]`` of
+    :func:`level_columns`) to level k + 1: ``GAP`` the columns between them (the diagonals shift
+    by it), ``ALLOW1`` level k + 1's allowed rows; for the look-ahead, ``GAP2``/``GAP3`` the
+    columns from level k + 1 to levels k + 2 and k + 3 and ``ALLOW2``/``ALLOW3`` their allowed
+    rows (where level k + 3 does not exist, level k + 2 again; on the row before the last level
+    both 0: the child there is counted, never entered); ``COUNT_MASK`` all ones on the row before
+    the last level (its child's free rows are solutions), else 0. Rows from the last level on
+    are 0 (never read in a live search).
+    """
+    cfg = np.asarray(cfg, np.int64).reshape(-1, 4)
+    allow = np.asarray(allow, np.uint32)
+    columns, levels = level_columns(n, cfg, depth)
+    rows = table_levels(n, depth)
+    k = np.arange(rows)[None, :]  # [1, P]
+    pad = np.concatenate([columns, np.full((len(cfg), rows + 3), n)], axis=1)
+
+    def col(j):  # column of level k + j, [K, P] (n past the last level)
+        return np.take_along_axis(pad, np.broadcast_to(k + j, (len(cfg), rows)), axis=1)
+
+    wide = np.concatenate([allow, np.zeros((len(cfg), 1), np.uint32)], axis=1)  # column n: 0
+
+    def allowed(c):
+        return np.take_along_axis(wide, np.minimum(c, n), axis=1)
+
+    c0, c1, c2, c3 = col(0), col(1), col(2), col(3)
+    lv = levels[:, None]
+    edge = k < lv - 1  # level k has a child level
+    last = k == lv - 2  # its child is the last level
+    third = k + 3 < lv
+    table = np.zeros((len(cfg), rows, TABLE_WORDS), np.uint32)
+    table[..., GAP] = np.where(edge, c1 - c0, 0)
+    table[..., ALLOW1] = np.where(edge, allowed(c1), 0)
+    table[..., GAP2] = np.where(edge & ~last, c2 - c1, 0)
+    table[..., ALLOW2] = np.where(edge & ~last, allowed(c2), 0)
+    table[..., GAP3] = np.where(edge & ~last, np.where(third, c3 - c1, c2 - c1), 0)
+    table[..., ALLOW3] = np.where(edge & ~last, np.where(third, allowed(c3), allowed(c2)), 0)
+    table[..., COUNT_MASK] = np.where(last, np.uint32(0xFFFFFFFF), np.uint32(0))
+    return table
+
+
 def _half_turn_fixed(n: int) -> int:
     """Solutions fixed by the half turn: queens placed in pairs (x, r), (n-1-x, n-1-r), column
     pairs from the outside in, breadth-first in bounded batches. Masks are uint64: rows (n
@@ -289,7 +362,8 @@ def _quarter_turn_fixed(n: int) -> int:
 
 
 def fixed_by_rotation(n: int) -> tuple[int, int]:
-    """(F90, F180): the solutions fixed by a quarter turn (either direction) and by the half turn."""
+    """(F90, F180): the solutions fixed by a quarter turn (either direction) and by the half
+    turn."""
     if n == 1:
         return 1, 1
     return _quarter_turn_fixed(n), _half_turn_fixed(n)
