@@ -33,6 +33,8 @@ symmetries are those of :mod:`jaxqueens.core.symmetry`, in the order of its ``NA
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from jaxqueens.core.prefixes import place
@@ -106,37 +108,68 @@ def _key(n: int, cfg: np.ndarray) -> np.ndarray:
     return ((cfg[..., 0] * n + cfg[..., 1]) * n + cfg[..., 2]) * n + cfg[..., 3]
 
 
-# log(tree edges) of a member against the mean of its class: a quadratic in (ca, cb, lo, hi),
-# fitted by scripts/fit_count_preference.py on every member of every class at n = 12..15
-PREFERENCE_COEFFICIENTS = (
-    0.909,
-    0.487,
-    0.469,
-    -0.656,  # ca, cb, lo, hi
-    -0.244,
-    -0.289,
-    -0.189,
-    -0.149,  # ca*ca, ca*cb, ca*lo, ca*hi
-    -0.746,
-    -0.464,
-    -0.384,  # cb*cb, cb*lo, cb*hi
-    -0.522,
-    0.266,
-    0.583,
-)  # lo*lo, lo*hi, hi*hi
+# log(tree edges) of a member against the mean of its class: a cubic in (ca, cb, lo, hi)
+# (PREFERENCE_TERMS), fitted by scripts/fit_count_preference.py on every member of every class
+# at n = 12..15 with the counting kernel of jaxqueens.solvers.count (level tables, look-ahead)
+PREFERENCE_COEFFICIENTS = (  # in the order of PREFERENCE_TERMS: linear, quadratic, cubic
+    -0.177,
+    0.665,
+    -0.698,
+    -0.988,
+    2.695,
+    0.218,
+    -0.791,
+    -0.419,
+    0.557,
+    1.216,
+    -3.091,
+    -1.629,
+    -3.102,
+    -0.869,
+    -0.805,
+    -0.341,
+    -0.07,
+    -0.702,
+    -0.204,
+    -0.011,
+    0.191,
+    0.511,
+    0.104,
+    0.819,
+    -0.061,
+    -1.117,
+    0.24,
+    -0.562,
+    -0.257,
+    2.111,
+    3.635,
+    0.822,
+    1.807,
+    2.335,
+)
+
+
+def _preference_terms() -> list[tuple[int, ...]]:
+    """The monomials of the preference model, as index tuples into (ca, cb, lo, hi): the four
+    variables, then their products two and three at a time."""
+    return [
+        comb for k in (1, 2, 3) for comb in itertools.combinations_with_replacement(range(4), k)
+    ]
+
+
+PREFERENCE_TERMS = _preference_terms()
 
 
 def preference_features(n: int, cfg: np.ndarray) -> np.ndarray:
-    """float64 ``[M, 14]``: the terms of :data:`PREFERENCE_COEFFICIENTS` for configurations
+    """float64 ``[M, 34]``: the terms of :data:`PREFERENCE_COEFFICIENTS` for configurations
     ``[M, 4]``: ``ca``, ``cb`` = distance of the queens of columns 0 and n-1 from the middle row,
     ``lo``, ``hi`` = the earlier and the later column of the queens of rows 0 and n-1 (all
-    scaled to 0..1), then their products two at a time."""
+    scaled to 0..1), then their products two and three at a time (:data:`PREFERENCE_TERMS`)."""
     cfg = np.asarray(cfg, np.float64).reshape(-1, 4)
     t = max(n - 1, 1)
     a, b, c, d = cfg.T
     v = [np.abs(2 * a - t) / t, np.abs(2 * b - t) / t, np.minimum(c, d) / t, np.maximum(c, d) / t]
-    terms = v + [v[i] * v[j] for i in range(4) for j in range(i, 4)]
-    return np.stack(terms, axis=-1)
+    return np.stack([np.prod([v[i] for i in term], axis=0) for term in PREFERENCE_TERMS], axis=-1)
 
 
 def preference(n: int, cfg: np.ndarray) -> np.ndarray:
@@ -145,13 +178,13 @@ def preference(n: int, cfg: np.ndarray) -> np.ndarray:
 
     Every member of a class has the same number of completions, but the DFS, which places
     columns left to right, walks trees of very different sizes: at n = 16 the members of a
-    class searched as one would cost 228.5 M edges with the best member of every class,
-    431.2 M with the worst. The predictor is linear in :func:`preference_features` (the queens
-    of columns 0 and n-1 near the middle rows and the queens of rows 0 and n-1 in late columns
-    make small trees), fitted by least squares on every member at n = 12..15 and checked on
-    sizes it never saw: 236.0 M edges at n = 16 and 1.611 G at n = 17, against 273.5 M and
-    1.876 G for the rule it replaced (centre first, then late columns) and 228.5 M and 1.559 G
-    with the best member of every class (n = 14: 6.00 M, 6.78 M, 5.75 M).
+    class searched by :func:`jaxqueens.solvers.count.run` cost 144.4 M edges with the best
+    member of every class, 265.4 M with the worst. The predictor is linear in
+    :func:`preference_features` (a cubic in the rows of the queens of columns 0 and n-1 and the
+    columns of the queens of rows 0 and n-1), fitted by least squares on every member at
+    n = 12..15 and checked on a size it never saw: 146.5 M edges at n = 16 (n = 15: 22.53 M
+    against 22.11 M with the best member), against 150.6 M with the quadratic fitted for the
+    kernel before (a plain DFS over every column: 236.0 M edges there).
     """
     return preference_features(n, cfg) @ np.asarray(PREFERENCE_COEFFICIENTS)
 

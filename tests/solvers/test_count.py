@@ -70,7 +70,7 @@ def test_kernel_counts_and_lists_the_reference_solutions(n, depth):
     counts, lists = np.asarray(counts), np.asarray(lists)
     chex.assert_shape(lists, (len(masks), 16, cfg.width))
     alone = np.asarray(mapped(lambda p: count_kernel.count_prefix(p, cfg))(masks))
-    for q, c, words, w in zip(queens, counts, lists, alone, strict=False):
+    for q, c, words, w in zip(queens, counts, lists, alone, strict=True):
         want = below(n, q)
         assert c.tolist() == w.tolist() == [len(want), 0]
         assert decode(words[: len(want)], q) == want
@@ -80,7 +80,7 @@ def test_enumeration_cap_keeps_the_count_exact():
     masks, queens = expand_mirror(8, 1)
     cfg = KernelConfig(8, 1)
     counts, lists = mapped(lambda p: count_kernel.enumerate_prefix(p, cfg, 2))(masks)
-    for q, c, words in zip(queens, np.asarray(counts), np.asarray(lists), strict=False):
+    for q, c, words in zip(queens, np.asarray(counts), np.asarray(lists), strict=True):
         want = below(8, q)
         assert int(c[0]) == len(want) > 2
         assert set(decode(words, q)) <= set(want)  # the first two, listed
@@ -135,7 +135,7 @@ class KernelTest(chex.TestCase):
         cfg = KernelConfig(6, 1)
         fn = self.variant(lambda p: count_kernel.enumerate_prefix(p, cfg, 4))
         found = []
-        for m, q in zip(masks, queens, strict=False):
+        for m, q in zip(masks, queens, strict=True):
             c, words = fn(jnp.asarray(m))
             chex.assert_shape(words, (4, cfg.width))
             found += decode(np.asarray(words)[: int(c[0])], q)
@@ -231,12 +231,12 @@ def test_search_counts_each_task_like_the_reference(n, depth):
     config, items, weights, allow, owner, masks, levels = constellation_items(n, depth)
     want = [
         allowed_completions(n, allow[k], depth, int(t[0]), int(t[1]), int(t[2]))
-        for t, k in zip(masks, owner, strict=False)
+        for t, k in zip(masks, owner, strict=True)
     ]
     # a task with one level is counted on the host (its free rows): the kernel never sees it
     one = levels == 1
     assert [bin(int(m)).count("1") for m in masks[one, 3]] == [
-        w for w, o in zip(want, one, strict=False) if o
+        w for w, o in zip(want, one, strict=True) if o
     ]
     items[one, 0] = count_kernel.DONE
     got, _, _ = searched(config, items)
@@ -265,13 +265,14 @@ def test_one_shared_budget_over_a_batch():
     items = items[levels > 1][:40]
     _, edges, _ = searched(config, items)
     fn = jax.jit(lambda x, b: count_kernel.search(x, count_kernel.Params(b), config))
-    states, taken = fn(items, np.int32(sum(edges[:10]) + 1))
+    i = next(i for i in range(10, 40) if edges[i] > 1)  # the budget stops inside item i
+    states, taken = fn(items, np.int32(sum(edges[:i]) + 1))
     states = np.asarray(states)
     chex.assert_shape(states, (40, config.state_width))
-    assert int(taken) == sum(edges[:10]) + 1
-    assert (states[:10, 0] == count_kernel.DONE).all() and states[10, 0] != count_kernel.DONE
-    assert (states[11:] == items[11:, : config.state_width]).all()
-    assert (states[11:, 1] == 0).all()
+    assert int(taken) == sum(edges[:i]) + 1
+    assert (states[:i, 0] == count_kernel.DONE).all() and states[i, 0] != count_kernel.DONE
+    assert (states[i + 1 :] == items[i + 1 :, : config.state_width]).all()
+    assert (states[i + 1 :, 1] == 0).all()
     states, taken = fn(items, np.int32(count_kernel.MAX_BUDGET))
     assert int(taken) == sum(edges) and (np.asarray(states)[:, 0] == count_kernel.DONE).all()
 
@@ -300,7 +301,7 @@ def test_the_look_ahead_and_the_skipped_columns_shrink_the_tree():
 
     plain = sum(
         plain_edges(allow[k], depth, int(t[0]), int(t[1]), int(t[2]))
-        for t, k in zip(masks[keep], owner[keep], strict=False)
+        for t, k in zip(masks[keep], owner[keep], strict=True)
     )
     assert sum(edges) < 0.8 * plain
 
@@ -312,7 +313,7 @@ class SearchTest(chex.TestCase):
         step = self.variant(lambda s, t: count_kernel.step(s, t, config))
         run = self.variant(lambda s, t, b: count_kernel.run(s, t, count_kernel.Params(b), config))
         total = 0
-        for item, w, lv in zip(items, weights, levels, strict=False):
+        for item, w, lv in zip(items, weights, levels, strict=True):
             if lv == 1:
                 continue
             state, table = count_kernel.unpack(jnp.asarray(item), config)
@@ -329,7 +330,7 @@ class SearchTest(chex.TestCase):
             total += int(w) * int(walked.count)
         one = [
             int(w) * bin(int(m[count_kernel.HEAD + count_kernel.AV])).count("1")
-            for m, w, lv in zip(items, weights, levels, strict=False)
+            for m, w, lv in zip(items, weights, levels, strict=True)
             if lv == 1
         ]
         assert total + sum(one) == A000170[7]
