@@ -54,11 +54,18 @@ def timed(argv: list[str], **kwargs) -> tuple[subprocess.CompletedProcess, float
 
 
 def build_faf(source: Path, workdir: str, jar: str | None) -> str | None:
-    """NQueensFAF's jar (``build.sh``, which installs a JDK if missing), or None with a note."""
+    """NQueensFAF's jar built by its ``build.sh``, or None with a note. The JDK and Kryo must be
+    installed already (``build.sh`` would install them from Debian: run it once by hand)."""
     if jar:
         return jar if os.path.exists(jar) else None
     if not (source / "build.sh").exists():
         print(f"note: NQueensFAF skipped ({source} missing)", file=sys.stderr)
+        return None
+    if shutil.which("javac") is None or not os.path.exists("/usr/share/java/kryo.jar"):
+        print(
+            f"note: NQueensFAF skipped (no JDK or Kryo: run sh {source / 'build.sh'} once)",
+            file=sys.stderr,
+        )
         return None
     jar = os.path.join(workdir, "faf.jar")
     done = subprocess.run(["sh", str(source / "build.sh"), jar], capture_output=True, text=True)

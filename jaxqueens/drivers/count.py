@@ -3,21 +3,22 @@
 Method: constellations (after the Q27 project, Preusser and Engelhardt 2016, and NQueensFAF),
 :mod:`jaxqueens.core.constellations`. Every solution has one queen on each border line (rows and
 columns 0 and n-1); the border configurations fall into classes under the 8 symmetries of the
-square, and one member per class is searched, its completions weighted by the class size (8, 4
-or 2). Each class is split into tasks by placing its first columns on the host; each task's
-completions are counted by the branch-free bitmask DFS of :mod:`jaxqueens.solvers.count` with
-the class's per-column ``allow`` masks, batched per backend by :mod:`jaxqueens.parallel.items`
-(one task per ``lax.map`` iteration on the CPU, lockstep lanes with refill on accelerators).
-Tasks are dealt in a fixed shuffled order, so every chunk holds a like mix of large and small
-tasks; on the CPU each host device is an independent stream of one-device calls
-(:mod:`jaxqueens.parallel.streams`, :func:`_count_chunks`), so no device waits for another. The
-DFS walks well under 1/2 of the tree edges of the mirror-symmetric search (6.0 M against 13.5 M
-at n = 14, with the member of each class chosen by
-:func:`jaxqueens.core.constellations.preference`), which is why this method was
-chosen over Takaken's canonical pruning (about 2.6x fewer edges than the plain search in our
-measurements at n = 8..13, against 4x here at n = 14, and a leaf check that is costly in a
-branch-free kernel). Totals are summed on the host as Python ints from two uint32 words per task
-(exact past 2^63).
+square, and one member per class is searched (the one predicted to walk the smallest tree,
+:func:`jaxqueens.core.constellations.preference`), its completions weighted by the class size
+(8, 4 or 2). Each class is split into tasks by placing its first columns on the host; each task
+is searched over its level table (border columns skipped, a look-ahead of two levels) by the
+branch-free bitmask DFS of :mod:`jaxqueens.solvers.count`: 146.5 M tree edges at n = 16, where
+NQueensFAF walks 193.1 M and a plain search of every column 236.0 M. A task whose first column
+is its last is counted on the host. Tasks are dealt in a fixed shuffled order, so every chunk
+holds a like mix of large and small tasks; on the CPU each host device is an independent stream
+of one-device calls (:mod:`jaxqueens.parallel.streams`, :func:`_count_chunks`), so no device
+waits for another. Totals are summed on the host as Python ints (exact past 2^63).
+
+Every kernel call takes at most a budget of tree edges per device (:data:`CPU_CALL_EDGES`, about
+a second; lockstep iterations on an accelerator): the searches it stops come back with their
+stacks and are resumed by the next call of their chunk, so the totals never depend on the
+budget and a worker thread never runs for minutes (issue 28: Ctrl-C ends a count within about a
+second at any n).
 
 Fundamental solutions (OEIS A002562) come from the same counts by Burnside's lemma:
 ``(total + 2 * F90 + F180) / 8``, with the rotation-symmetric solutions F90 and F180 counted by
@@ -25,10 +26,11 @@ a small orbit search on the host (:func:`jaxqueens.core.constellations.fixed_by_
 ``--unique`` needs no enumeration and reaches every n the total does.
 
 Long counts run in chunks of tasks through :func:`jaxqueens.drivers.loop.run_chunks` (progress
-line, periodic checkpoint, Ctrl-C at chunk ends). The checkpoint (:mod:`jaxqueens.io.checkpoint`)
-holds the finished chunks' weighted totals; a count resumed from it does not recount them. In a
-multi-process run each process counts every P-th chunk and keeps its own checkpoint.
-:func:`plan_count` (``count --plan``) times a random sample of tasks and predicts the run time.
+line, periodic checkpoint, Ctrl-C between calls). The checkpoint (:mod:`jaxqueens.io.checkpoint`)
+holds the finished chunks' weighted totals; a count resumed from it does not recount them (a
+chunk stopped half-way is counted again). In a multi-process run each process counts every P-th
+chunk and keeps its own checkpoint. :func:`plan_count` (``count --plan``) times a random sample
+of tasks and predicts the run time.
 
 :func:`enumerate_solutions` (n <= 14) keeps the mirror-symmetric prefixes
 (:func:`jaxqueens.core.prefixes.expand_mirror`), whose kernel lists every solution.
