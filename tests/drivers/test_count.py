@@ -381,7 +381,7 @@ def test_task_searches_agree_over_devices_lanes_strategies_and_budgets(monkeypat
     assert calls == 1 and plan.base + int((real * plan.weights).sum()) == A000170[9]
     for budget in (1, 7, 1000):
         got, calls = _drain(plan, batch, budget, 1, devices.CPU_SIZES)
-        assert (got == one).all() and calls > 1
+        assert (got == one).all() and (calls > 1 or budget == 1000)
     split, _ = _drain(plan, batch, 7, d, devices.CPU_SIZES)
     assert (split == one).all()
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
