@@ -70,7 +70,7 @@ def test_fit_count_preference_reproduces_the_package_rule_on_small_sizes(tmp_pat
     )
     assert out.returncode == 0, out.stderr[-2000:]
     payload = json.loads((tmp_path / "count-preference-cpu.json").read_text())
-    assert len(payload["coefficients"]) == 14 and [r["n"] for r in payload["rows"]] == [
+    assert len(payload["coefficients"]) == 34 and [r["n"] for r in payload["rows"]] == [
         8,
         9,
         10,

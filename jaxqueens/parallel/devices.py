@@ -13,7 +13,10 @@ the ``jaxqueens`` command calls it first thing. It does three things, each proce
   a separate thunk (~30-40 ns each) unless the loop touches under 1 KiB; raising that threshold
   compiles a whole per-chain search loop as one native function (4-5x fewer us per min-conflicts
   step, measured), and region-based copy insertion drops the per-step copies of the carried board
-  and counts (~20% more). These flags only exist as ``XLA_FLAGS`` (jit's ``compiler_options``
+  and counts (~20% more). LLVM's x86 cmov converter is turned off: in a branch-free search loop
+  it turned data-dependent selects back into branches (the counting DFS: 0.46 mispredicted
+  branches per edge under callgrind's simulation, 1.25-1.3x more CPU time per edge than with
+  conditional moves). These flags only exist as ``XLA_FLAGS`` (jit's ``compiler_options``
   rejects them), so they are process-wide; ``JAXQUEENS_XLA_FLAGS=0`` (or ``xla_flags=False``)
   leaves ``XLA_FLAGS`` alone.
 - :func:`configure_cache` turns on JAX's persistent compilation cache in the user's cache folder
@@ -76,7 +79,8 @@ MAX_COORDINATOR_TIMEOUT = 86400.0
 MIN_HEARTBEAT_TIMEOUT = 10  # seconds: never give up on a peer's heartbeat sooner (no false alarms)
 
 CPU_XLA_FLAGS = (
-    "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=1073741824",
+    "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=1073741824,"
+    "-x86-cmov-converter=false",
     "--xla_cpu_copy_insertion_use_region_analysis=true",
 )
 

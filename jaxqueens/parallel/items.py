@@ -20,7 +20,7 @@ import jax
 from jax import lax
 
 from jaxqueens.parallel import devices
-from jaxqueens.parallel.lanes import lockstep
+from jaxqueens.parallel.lanes import lockstep, lockstep_budget
 from jaxqueens.parallel.shard import map_items, over_devices
 
 
@@ -70,3 +70,51 @@ def blocks(one: Callable[[Any], Any], items, block: int):
     split = jax.tree.map(lambda x: x.reshape((-1, block, *x.shape[1:])), items)
     out = lax.map(jax.vmap(one), split)
     return jax.tree.map(lambda x: x.reshape((total, *x.shape[2:])), out)
+
+
+def search_budget(
+    serial: Callable[[Any], Any],
+    init: Callable[[Any], Any],
+    advance: Callable[[Any, Any], Any],
+    finished: Callable[[Any], Any],
+    result: Callable[[Any], Any],
+    untouched: Callable[[Any], Any],
+    items,
+    num_devices: int,
+    lanes: int,
+    steps,
+):
+    """Resumable searches, at most ``steps`` of work per device and call.
+
+    On the CPU, ``serial(items of one device) -> (results, work)`` searches them one after the
+    other under one shared budget (it holds ``steps`` itself). On an accelerator, ``lanes``
+    lockstep lanes per device (:func:`jaxqueens.parallel.lanes.lockstep_budget`) built from
+    ``init(item)``, advanced ``steps`` times at most; items the budget stopped report
+    ``result(state)``, items never reached ``untouched(item)``.
+
+    Returns:
+      (results with a leading ``[num_items]`` axis, work int32 ``[num_devices]``: edges taken on
+      the CPU, lockstep iterations on an accelerator).
+    """
+    if not devices.is_accelerator():
+
+        def shard(x):
+            out, work = serial(x)
+            return out, work[None]
+
+        return over_devices(shard, items, num_devices=num_devices)
+    per = items.shape[0] // num_devices
+
+    def shard(x):
+        out, k = lockstep_budget(
+            lambda i: init(x[i]),
+            advance,
+            finished,
+            result,
+            jax.vmap(untouched)(x),
+            min(lanes, per),
+            steps,
+        )
+        return out, k[None]
+
+    return over_devices(shard, items, num_devices=num_devices)

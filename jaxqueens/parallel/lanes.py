@@ -95,3 +95,58 @@ def lockstep(
 
     carry = (s0, first, jnp.int32(lanes), out, jnp.zeros(lanes, bool))
     return lax.while_loop(lambda c: jnp.any(c[1] < num_items), body, carry)[3]
+
+
+def lockstep_budget(
+    init_item: Callable[[jax.Array], Any],
+    advance: Callable[[Any, jax.Array], Any],
+    finished: Callable[[Any], jax.Array],
+    result: Callable[[Any], Any],
+    untouched: Any,
+    lanes: int,
+    steps,
+):
+    """:func:`lockstep` that stops after ``steps`` iterations, for resumable searches.
+
+    A lane whose item finishes writes ``result`` and takes the next item; when the budget ends,
+    every lane still busy writes ``result`` of its unfinished state too, and the items no lane
+    reached keep their row of ``untouched`` (a pytree with a leading ``[num_items]`` axis, in
+    ``result``'s format). A later call resumes the unfinished items from what it returns.
+
+    Args:
+      steps: [] int32, lockstep iterations (each lane advances at most this many times).
+
+    Returns:
+      (results with a leading ``[num_items]`` axis in item order, [] int32 iterations run).
+    """
+    num_items = jax.tree.leaves(untouched)[0].shape[0]
+    vinit = jax.vmap(init_item)
+    first = jnp.arange(lanes, dtype=jnp.int32)
+    s0 = vinit(jnp.minimum(first, num_items - 1))
+
+    def body(carry):
+        s, item, nxt, out, k = carry
+        active = item < num_items
+        s = advance(s, active)
+        done = finished(s) & active
+        dst = jnp.where(done, item, num_items)
+        out = jax.tree.map(lambda o, r: o.at[dst].set(r, mode="drop"), out, result(s))
+        rank = jnp.cumsum(done.astype(jnp.int32)) - 1
+        item = jnp.where(done, nxt + rank, item)
+        nxt = nxt + jnp.sum(done.astype(jnp.int32))
+        take = done & (item < num_items)
+        s = lax.cond(
+            jnp.any(take),
+            lambda s: where_lanes(take, vinit(jnp.minimum(item, num_items - 1)), s),
+            lambda s: s,
+            s,
+        )
+        return s, item, nxt, out, k + 1
+
+    carry = (s0, first, jnp.int32(lanes), untouched, jnp.int32(0))
+    s, item, _, out, k = lax.while_loop(
+        lambda c: jnp.any(c[1] < num_items) & (c[4] < steps), body, carry
+    )
+    dst = jnp.where(item < num_items, item, num_items)  # the lanes the budget stopped
+    out = jax.tree.map(lambda o, r: o.at[dst].set(r, mode="drop"), out, result(s))
+    return out, k
