@@ -75,7 +75,12 @@ def test_both_strategies_split_over_every_host_device(monkeypatch):
     split = np.asarray(count.count_chunk(pad_rows(masks, d), cfg, d, devices.CPU_SIZES))
     assert (split[: len(masks)] == got).all() and not split[len(masks) :].any()
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    split = count.count_chunk(pad_rows(masks, d), cfg, d, devices.ACCELERATOR_DEFAULTS)
+    split = count.count_chunk(
+        pad_rows(masks, d),
+        cfg,
+        d,
+        dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=64),
+    )
     assert (np.asarray(split)[: len(masks)] == got).all()
 
 
