@@ -214,7 +214,8 @@ Args:
 Returns:
   [..., n] int32.
 """
-n_attacks.__doc__ = """NMOF's attack count: for rows, diagonals and anti-diagonals, queens minus lines occupied.
+n_attacks.__doc__ = """NMOF's attack count: for rows, diagonals and anti-diagonals, queens minus
+lines occupied.
 
 Args:
   rows: [..., n] int board(s), values in 0..n-1.

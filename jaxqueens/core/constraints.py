@@ -125,7 +125,7 @@ class Constraints:
         return dataclasses.replace(self, toroidal=toroidal)
 
 
-KEYS = ("n",) + FIELDS + ("toroidal",)
+KEYS = ("n", *FIELDS, "toroidal")
 
 
 def from_dict(doc: dict) -> Constraints:

@@ -26,8 +26,8 @@ solves no chain reports the instance ``unknown`` (local search never proves UNSA
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 import time
+from typing import Any
 
 import jax
 import jax.numpy as jnp
