@@ -1,5 +1,6 @@
 """Scale-out: checkpoints and resume, killed writes, 1/2/4 devices, two processes on localhost."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -402,6 +403,12 @@ def test_count_lockstep_shards_over_devices(monkeypatch):
 
     assert jax.local_device_count() >= 2
     monkeypatch.setattr(backend, "is_accelerator", lambda: True)
+    # explicit lanes: 0 (the default) sizes them from the accelerator's memory, which a CPU lacks
+    monkeypatch.setattr(
+        backend,
+        "sizes",
+        lambda: dataclasses.replace(backend.ACCELERATOR_DEFAULTS, count_prefixes=64, count_lanes=8),
+    )
     for n, want in ((8, 92), (10, 724), (11, 2680)):
         assert count.count_solutions(n, chunk=64).total == want
 
