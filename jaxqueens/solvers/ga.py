@@ -92,6 +92,12 @@ allowed square per column (:func:`~jaxqueens.solvers.constrained.allowed_start`)
 Randomness: island i of a trial draws one 32-bit seed from the trial key (``fold_in(key, i)``);
 generation g uses the hash of (island seed, g), so a generation's draws do not depend on how
 the generations are chunked.
+
+Functions: :func:`init`, :func:`generation` (one generation and its :class:`Metrics`, whether or
+not the trial is done: what the driver records), :func:`step` (its gated form), :func:`done`,
+:func:`result`, :func:`run`; :func:`initial_metrics` (generation 0), :func:`migrate` (the ring),
+:func:`operators` (a config's four operators, names resolved) and the per-row forms the
+generations use (:func:`fitness_row`, :func:`crossover_row`, :func:`mutation_row`).
 """
 
 from __future__ import annotations
@@ -125,42 +131,42 @@ class Config:
     Attributes:
       n: board size (4..32767).
       pop: individuals per island.
-      islands: populations per trial, on a migration ring.
       encoding: ``permutation`` (rows distinct) or ``combination`` (rows may repeat).
       scheme: ``steady`` or ``generational``.
-      fitness: a name of ``ga_ops.FITNESS`` or a function ``[n] int32 -> []`` (minimised).
-      selection: a name of ``ga_ops.SELECTIONS`` or a function (module docstring); None: the
-        scheme's (``distinct_tournament`` steady, ``tournament`` generational).
       crossover: a name of ``ga_ops.CROSSOVERS[encoding]`` or a function; None: the encoding's
         (``cut`` / ``one_point``).
       mutation: a name of ``ga_ops.MUTATIONS[encoding]`` or a function; None: ``swap`` / ``reset``.
       tournament: the most aspirants per tournament (``Params.tournament`` is at most this).
       elite: generational: the most best parents kept (``Params.elite`` is at most this).
+      islands: populations per trial, on a migration ring.
       migrants: the most individuals sent along the ring (``Params.migrants`` at most this).
+      fitness: a name of ``ga_ops.FITNESS`` or a function ``[n] int32 -> []`` (minimised).
       cx_cap32, mut_cap32, eval_cap32: size the compacted batches of the generational loop in
         32nds (:func:`~jaxqueens.solvers.ga_ops.masked_apply`): results never depend on them, only
         the speed does (set them from the rates: :func:`jaxqueens.drivers.ga.check_setup`).
       toroidal: queens attack along diagonals modulo n.
       constrained: the kernels read an instance ``Problem.mask``: fixed queens, forbidden squares.
+      selection: a name of ``ga_ops.SELECTIONS`` or a function (module docstring); None: the
+        scheme's (``distinct_tournament`` steady, ``tournament`` generational).
     """
 
     n: int
     pop: int
-    islands: int = 1
     encoding: str = "permutation"
     scheme: str = "steady"
-    fitness: str | Callable = "pairs"
-    selection: str | Callable | None = None
     crossover: str | Callable | None = None
     mutation: str | Callable | None = None
     tournament: int = 5
     elite: int = 0
+    islands: int = 1
     migrants: int = 1
+    fitness: str | Callable = "pairs"
     cx_cap32: int = 32
     mut_cap32: int = 32
     eval_cap32: int = 32
     toroidal: bool = False
     constrained: bool = False
+    selection: str | Callable | None = None
 
     def __post_init__(self):
         def need(ok, msg):
@@ -454,6 +460,11 @@ class Shared(NamedTuple):
 
 def _shared(config: Config, params: Params, problem: Problem) -> Shared:
     mask = problem.mask if config.constrained else None
+    if config.constrained and mask is None:
+        raise QueensError(
+            "ga.Config(constrained=True) reads an instance: pass problem=ga.Problem(mask) "
+            "(jaxqueens.solvers.constrained.mask_of)"
+        )
     return Shared(params.indpb, None if mask is None else ops.fixed_of(mask), mask)
 
 
@@ -501,8 +512,8 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
     allowed square per column).
     """
     n, p = config.n, config.pop
-    mask = _problem(problem).mask if config.constrained else None
     sh = _shared(config, params, _problem(problem))
+    mask = sh.mask
     slot = jnp.arange(p, dtype=jnp.uint32)
 
     def island(seed):
