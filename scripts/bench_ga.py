@@ -16,13 +16,13 @@
     one trial each in a fresh subprocess (peak RSS is the process's): generations/s and
     evaluations/s. DEAP at population 10^4, n = 20 (a few generations) gives a ratio.
 
-(c) The kernel (``jaxqueens.solvers.ga``, one trial) as a user runs it: 8 mutation rates x a
+Targets (the issue): on the CPU at least 100x DEAP's evaluations/s on (a) with a success rate no
+worse; on an H100, population 10^6 at n = 64 at >= 10 generations/s.
+
+(d) The kernel (``jaxqueens.solvers.ga``, one trial) as a user runs it: 8 mutation rates x a
     population of 1000 (n = 20, DEAP's operators, 50 generations each) as one ``jax.vmap`` over
     ``Params`` in one compiled call, against the 8 rates one call each (one compiled function):
     seconds and generations per second, compile time apart.
-
-Targets (the issue): on the CPU at least 100x DEAP's evaluations/s on (a) with a success rate no
-worse; on an H100, population 10^6 at n = 64 at >= 10 generations/s.
 
 Usage: python scripts/bench_ga.py [--reps 3] [--quick] [--out-dir DIR] [--baselines DIR]
 """
@@ -58,62 +58,8 @@ def wilson(k: int, m: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, c - h), min(1.0, c + h)
 
 
-def run_deap(folder: Path, seeds: str, pop: int = 300, ngen: int = 100, n: int = 20) -> dict:
-    """Run the DEAP peer; return its per-seed rows and aggregate figures."""
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(folder / "deap_nqueens.py"),
-            "--seeds",
-            seeds,
-            "--pop",
-            str(pop),
-            "--ngen",
-            str(ngen),
-            "--n",
-            str(n),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    rows = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
-    per_seed = [r for r in rows if not r.get("summary")]
-    wall = sum(r["wall_s"] for r in per_seed)
-    nevals = sum(r["nevals"] for r in per_seed)
-    return {
-        "seeds": len(per_seed),
-        "ngen": ngen,
-        "solved": sum(bool(r["solved"]) for r in per_seed),
-        "wall_s": wall,
-        "nevals": nevals,
-        "evals_per_s": nevals / wall,
-        "evals_per_s_median_seed": statistics.median(r["nevals"] / r["wall_s"] for r in per_seed),
-    }
-
-
-def one_large(pop: int, n: int, generations: int) -> dict:
-    """Child process: one trial of the large-population run; prints a JSON line."""
-    import jaxqueens  # noqa: F401  (one CPU device per core and XLA flags, before any JAX op)
-    from jaxqueens.drivers import ga
-
-    r = ga.evolve(n, pop, generations, 1, indpb=2.0 / n, **DEAP_CONFIG)
-    return {
-        "pop": pop,
-        "n": n,
-        "generations": generations,
-        "gens_per_s": generations / r.wall_s,
-        "evals_per_s": float(r.evaluations[1:].sum()) / r.wall_s,
-        "wall_s": r.wall_s,
-        "compile_s": r.compile_s,
-        "init_s": r.init_s,
-        "best": int(r.best[-1].min()),
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }
-
-
 def sweep_rows(reps: int, quick: bool) -> tuple[dict, str]:
-    """(c) A Params sweep in one compiled call vs one call per rate; (JSON row, table)."""
+    """(d) A Params sweep in one compiled call vs one call per rate; (JSON row, table)."""
     import time
 
     import jax
@@ -184,6 +130,60 @@ def sweep_rows(reps: int, quick: bool) -> tuple[dict, str]:
     ]
     head = ["8 rates x pop 1000", "s best", "s med", "gens/s med", "compile s"]
     return row, benchlib.table(head, lines)
+
+
+def run_deap(folder: Path, seeds: str, pop: int = 300, ngen: int = 100, n: int = 20) -> dict:
+    """Run the DEAP peer; return its per-seed rows and aggregate figures."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(folder / "deap_nqueens.py"),
+            "--seeds",
+            seeds,
+            "--pop",
+            str(pop),
+            "--ngen",
+            str(ngen),
+            "--n",
+            str(n),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    per_seed = [r for r in rows if not r.get("summary")]
+    wall = sum(r["wall_s"] for r in per_seed)
+    nevals = sum(r["nevals"] for r in per_seed)
+    return {
+        "seeds": len(per_seed),
+        "ngen": ngen,
+        "solved": sum(bool(r["solved"]) for r in per_seed),
+        "wall_s": wall,
+        "nevals": nevals,
+        "evals_per_s": nevals / wall,
+        "evals_per_s_median_seed": statistics.median(r["nevals"] / r["wall_s"] for r in per_seed),
+    }
+
+
+def one_large(pop: int, n: int, generations: int) -> dict:
+    """Child process: one trial of the large-population run; prints a JSON line."""
+    import jaxqueens  # noqa: F401  (one CPU device per core and XLA flags, before any JAX op)
+    from jaxqueens.drivers import ga
+
+    r = ga.evolve(n, pop, generations, 1, indpb=2.0 / n, **DEAP_CONFIG)
+    return {
+        "pop": pop,
+        "n": n,
+        "generations": generations,
+        "gens_per_s": generations / r.wall_s,
+        "evals_per_s": float(r.evaluations[1:].sum()) / r.wall_s,
+        "wall_s": r.wall_s,
+        "compile_s": r.compile_s,
+        "init_s": r.init_s,
+        "best": int(r.best[-1].min()),
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def main() -> int:
@@ -390,16 +390,17 @@ def main() -> int:
         f"{jax.default_backend()} x {jax.local_device_count()} device(s)"
     )
     print(table_b)
-    row_c, table_c = sweep_rows(args.reps, args.quick)
-    print(
-        "\n(c) the kernel, a Params sweep: one vmapped call vs one call per rate "
-        f"({row_c['generations']} generations each)"
-    )
-    print(table_c)
     rows = [{"part": "a", **a}] + [{"part": "b", **r} for r in rows_b]
     if deap_big:
         rows.append({"part": "b-deap", **deap_big, "pop": 10_000, "n": 20})
-    rows.append({"part": "c", **row_c})
+
+    row_d, table_d = sweep_rows(args.reps, args.quick)
+    print(
+        "\n(d) the kernel, a Params sweep: one vmapped call vs one call per rate "
+        f"({row_d['generations']} generations each)"
+    )
+    print(table_d)
+    rows.append({"part": "d", **row_d})
     path = benchlib.write_results(
         "ga" + ("-quick" if args.quick else ""), {"reps": args.reps, "rows": rows}, args.out_dir
     )

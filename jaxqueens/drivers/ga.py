@@ -46,6 +46,7 @@ from jaxqueens.parallel import gather
 from jaxqueens.parallel import trials as lockstep
 from jaxqueens.parallel.devices import shard_batch
 from jaxqueens.solvers import ga_ops as ops
+from jaxqueens.solvers.constrained import Mask
 from jaxqueens.solvers.ga import ENCODINGS, SCHEMES, Config, Problem, State, default_params
 
 
@@ -240,6 +241,11 @@ run_generations = jax.jit(lockstep.run_chunk, static_argnums=(0, 5, 6), donate_a
 length, devices)``: a chunk of generations of every trial, split over ``devices`` local devices."""
 
 
+def _problem(mask: Mask | None) -> Problem | None:
+    """The kernel's ``Problem`` of an instance's mask (None: the plain or toroidal board)."""
+    return None if mask is None else Problem(mask)
+
+
 def _place(tree):
     """Shard the leading (trial) axis over host devices when it divides evenly."""
     return jax.tree.map(shard_batch, tree)
@@ -426,7 +432,7 @@ def evolve(
         migrants=config.migrants,
         generations=generations,
     )
-    problem = None if mask is None else Problem(mask)
+    problem = _problem(mask)
     t0 = time.perf_counter()
     procs, me = gather.process_count(), gather.process_index()
     total_trials, trials = trials, -(-trials // procs)  # process p runs trials p*L .. p*L+L-1
