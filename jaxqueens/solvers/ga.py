@@ -95,9 +95,10 @@ the generations are chunked.
 
 Functions: :func:`init`, :func:`generation` (one generation and its :class:`Metrics`, whether or
 not the trial is done: what the driver records), :func:`step` (its gated form), :func:`done`,
-:func:`result`, :func:`run`; :func:`initial_metrics` (generation 0), :func:`migrate` (the ring),
-:func:`operators` (a config's four operators, names resolved) and the per-row forms the
-generations use (:func:`fitness_row`, :func:`crossover_row`, :func:`mutation_row`).
+:func:`result`, :func:`finish` (:func:`run` from a given state), :func:`run`;
+:func:`initial_metrics` (generation 0), :func:`migrate` (the ring), :func:`operators` (a
+config's four operators, names resolved) and the per-row forms the generations use
+(:func:`fitness_row`, :func:`crossover_row`, :func:`mutation_row`).
 """
 
 from __future__ import annotations
@@ -716,14 +717,20 @@ def result(state: State, config: Config, params: Params) -> Result:
     )
 
 
-def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """One trial: generations until solved or ``params.generations`` are run (key is consumed)."""
+def finish(state: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
+    """Generations from ``state`` until :func:`done` (a ``lax.while_loop``), then its result:
+    :func:`run` from a given state."""
     state = lax.while_loop(
         lambda s: ~done(s, config, params),
         lambda s: generation(s, config, params, problem)[0],
-        init(key, config, params, problem),
+        state,
     )
     return result(state, config, params)
+
+
+def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
+    """One trial: generations until solved or ``params.generations`` are run (key is consumed)."""
+    return finish(init(key, config, params, problem), config, params, problem)
 
 
 GAConfig = Config

@@ -302,6 +302,23 @@ def test_counts_below_their_capacity_equal_a_static_count():
     chex.assert_trees_all_equal(a, b)
 
 
+def test_the_module_keeps_the_kernel_contract():
+    for name in ("Config", "Params", "default_params", "State", "Result", "init", "step", "run"):
+        assert hasattr(ga, name), name
+    for name in ("done", "result", "finish", "generation", "Problem", "Metrics"):
+        assert hasattr(ga, name), name
+    assert ga.Config.__dataclass_params__.frozen
+    for cls in (ga.Params, ga.State, ga.Result, ga.Metrics, ga.Problem):
+        assert issubclass(cls, tuple) and hasattr(cls, "_fields")  # NamedTuples: pytrees
+    params = _params(STEADY, generations=7)
+    s = INIT(jax.random.key(8), STEADY, params)
+    for _ in range(3):
+        s = STEP(s, STEADY, params)
+    chex.assert_trees_all_equal(  # finish from generation 3 is run's end
+        ga.finish(s, STEADY, params), ga.run(jax.random.key(8), STEADY, params)
+    )
+
+
 def test_initial_metrics():
     state = _state(STEADY, seed=4)
     m = ga.initial_metrics(state, STEADY, _params(STEADY))
