@@ -554,8 +554,9 @@ def initial_metrics(state: State, config: Config, params: Params) -> Metrics:
     return _metrics(state.fit, jnp.int32(config.islands * config.pop), sols, ok)
 
 
-def _metrics(fit, nevals, sols, ok) -> Metrics:
-    return Metrics(jnp.min(fit), jnp.mean(fit, dtype=jnp.float32), jnp.max(fit), nevals, sols, ok)
+def _metrics(fit, nevals, sols, ok, best=None) -> Metrics:
+    best = jnp.min(fit) if best is None else best
+    return Metrics(best, jnp.mean(fit, dtype=jnp.float32), jnp.max(fit), nevals, sols, ok)
 
 
 # ----------------------------------------------------------------------------- one generation
@@ -679,7 +680,7 @@ def generation(
             fit,
         )
     flat = fit.reshape(-1)
-    i = jnp.argmin(flat)
+    i = jnp.argmin(flat)  # the generation's best: the metric and the best seen, one reduction
     better = flat[i] < state.best_fit
     state = State(
         genes=genes,
@@ -689,7 +690,7 @@ def generation(
         best_rows=jnp.where(better, genes.reshape(-1, config.n)[i], state.best_rows),
         best_fit=jnp.where(better, flat[i], state.best_fit),
     )
-    return state, _metrics(fit, nevals, sols, ok)
+    return state, _metrics(fit, nevals, sols, ok, flat[i])
 
 
 def done(state: State, config: Config, params: Params) -> jax.Array:
