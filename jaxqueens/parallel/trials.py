@@ -21,6 +21,8 @@ does not depend on the trials beside it, the chunking or the devices.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -39,7 +41,7 @@ def init(config: ga.Config, key, trials: int, first, params: ga.Params, problem=
     return states, jax.vmap(lambda s: ga.initial_metrics(s, config, params))(states)
 
 
-_SHARED_GEN = ga.State(genes=0, fit=0, seed=0, gen=None, best_rows=0, best_fit=0)
+_SHARED_GEN = ga.State._make(None if f == "gen" else 0 for f in ga.State._fields)
 """vmap axes of a lockstep batch: every field per trial but the generation counter."""
 
 
@@ -76,6 +78,8 @@ def run_chunk(
 ):
     """:func:`generations` with the trials split over ``num_devices`` local devices (call it
     under ``jit``; ``params`` and ``problem`` are replicated)."""
+    local: Callable[..., Any]
+    args: tuple[Any, ...]
     if problem is None:  # no empty pytree through shard_map
         local = lambda st, p, sp: generations(config, st, p, None, sp, length)
         args = (states, params, stop)

@@ -199,7 +199,7 @@ class Config:
         for name, default in defaults.items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, default)
-        tables = {
+        tables: dict[str, dict[str, Callable]] = {
             "fitness": ops.TOROIDAL_FITNESS if self.toroidal else ops.FITNESS,
             "selection": ops.SELECTIONS,
             "crossover": ops.CROSSOVERS[self.encoding],
@@ -285,7 +285,8 @@ def default_params(
                 f"elite={elite}, migrants={migrants}, migrate_every={migrate_every}, "
                 f"generations={generations}"
             )
-    f32, i32 = np.float32, np.int32
+    f32 = lambda v: jnp.asarray(v, jnp.float32)
+    i32 = lambda v: jnp.asarray(v, jnp.int32)
     return Params(
         f32(cxpb),
         f32(mutpb),
@@ -360,13 +361,16 @@ def operators(config: Config) -> Operators:
     def pick(v, table):
         return table[v] if isinstance(v, str) else v
 
-    select = config.selection
-    if isinstance(select, str):
-        builtin = ops.SELECTIONS[select]
-
-        def select(seed, fit, size, count):
-            return builtin(seed, fit, size, count, max_size=config.tournament)
-
+    chosen = config.selection
+    assert chosen is not None  # Config resolves the scheme's default
+    select: Callable
+    if isinstance(chosen, str):
+        builtin = ops.SELECTIONS[chosen]
+        select = lambda seed, fit, size, count: builtin(
+            seed, fit, size, count, max_size=config.tournament
+        )
+    else:
+        select = chosen
     return Operators(
         pick(config.fitness, ops.TOROIDAL_FITNESS if config.toroidal else ops.FITNESS),
         select,
@@ -521,9 +525,10 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
         s = hash_bits(seed, 0x7FFFFFFF, slot)
         if config.encoding == "permutation":
             g = jax.vmap(lambda s: ops.fisher_yates(s, n))(s)
-            if config.constrained:
-                g = jax.vmap(lambda x: ops.repair_permutation(x, sh.fixed))(g)
-        elif config.constrained:  # a random allowed square per column, fixed queens included
+            if sh.fixed is not None:  # constrained
+                fixed = sh.fixed
+                g = jax.vmap(lambda x: ops.repair_permutation(x, fixed))(g)
+        elif mask is not None:  # constrained: a random allowed square per column, fixed queens
             g = jax.vmap(lambda s: allowed_start(s, mask))(s)
         else:
             g = jax.vmap(lambda s: ops.randint(s, 0, n, n))(s)

@@ -357,7 +357,7 @@ def distinct_indices(seed, size: int, k: int, count=None) -> jax.Array:
     a static ``k``."""
     r = bits(seed, 12, k)
     top = size - k if count is None else size - jnp.asarray(count, I32)
-    chosen = []
+    chosen: list[jax.Array] = []
     for t in range(k):
         j = top + t
         c = (r[t] % jnp.asarray(j + 1).astype(jnp.uint32)).astype(I32)
