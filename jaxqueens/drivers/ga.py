@@ -241,6 +241,30 @@ run_generations = jax.jit(lockstep.run_chunk, static_argnums=(0, 5, 6), donate_a
 length, devices)``: a chunk of generations of every trial, split over ``devices`` local devices."""
 
 
+def chunk_builder(
+    config: Config, trials: int, devices: int = 1, mask: Mask | None = None, place=None
+):
+    """``generations -> jax.stages.Lowered``: :func:`run_generations` for ``trials`` trials and
+    that many generations per call (its per-generation records grow with it), on abstract
+    arguments (``place`` may put them on a described device); the population itself (trials x
+    islands x pop) is the user's."""
+    place = place or (lambda tree: tree)
+    problem = _problem(mask)
+    params = jax.eval_shape(lambda: default_params(config))
+    states = jax.eval_shape(
+        lambda k, p: lockstep.init(config, k, trials, jnp.int32(0), p, problem)[0],
+        jax.random.key(0),
+        params,
+    )
+    args = place((states, params, problem, jax.ShapeDtypeStruct((), jnp.int32)))
+
+    def build(generations: int):
+        st, dyn, pr, stop = args
+        return run_generations.trace(config, st, dyn, pr, stop, generations, devices).lower()
+
+    return build
+
+
 def _problem(mask: Mask | None) -> Problem | None:
     """The kernel's ``Problem`` of an instance's mask (None: the plain or toroidal board)."""
     return None if mask is None else Problem(mask)

@@ -195,6 +195,34 @@ def test_check_setup_fills_the_static_config():
     assert ga.default_chunk(config, 2, 5) == 5 and ga.default_chunk(config, 10**6, 10**4) == 10
 
 
+def test_chunk_builder_lowers_the_drivers_chunk():
+    """The abstract chunk (what an accelerator's sizing and the GPU check compile) has the
+    driver's shapes: states [T, ...] and records [generations, T]."""
+    config, _ = ga.check_setup(
+        n=8,
+        pop=12,
+        generations=5,
+        trials=2,
+        encoding="permutation",
+        scheme="generational",
+        crossover="pmx",
+        mutation="swap",
+        tournament=3,
+        cxpb=0.5,
+        mutpb=0.2,
+        indpb=0.1,
+        elite=1,
+        islands=2,
+        migrate_every=2,
+        migrants=1,
+    )
+    lowered = ga.chunk_builder(config, 2)(7)
+    states, metrics = lowered.out_info
+    assert states.genes.shape == (2, 2, 12, 8) and metrics.best.shape == (7, 2)
+    assert metrics.sols.shape == (7, 2, 2, 1, 8)
+    lowered.compile()
+
+
 def test_zero_generations_reports_the_initial_population():
     r = ga.evolve(8, 10, 0, 2)
     assert r.best.shape == (1, 2) and not r.interrupted
