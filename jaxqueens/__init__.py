@@ -18,23 +18,18 @@ Importing the package is instant: it does not import JAX. Each public name is im
 module at its first use (PEP 562: module ``__getattr__`` over the table ``_PUBLIC``), so
 ``from jaxqueens import check_board`` stays NumPy-only while ``jaxqueens.solve`` loads the solver.
 
-Importing the package has one side effect, here and nowhere else: before JAX is imported, it asks
-JAX for one CPU device per core and sets XLA:CPU's loop flags
-(:func:`jaxqueens.parallel.devices.configure_cpu_devices`: ``JAXQUEENS_CPU_DEVICES`` sets the
-count, ``JAXQUEENS_XLA_FLAGS=0`` leaves ``XLA_FLAGS`` alone), and turns on JAX's persistent
-compilation cache (:func:`jaxqueens.parallel.devices.configure_cache`: in
-``$XDG_CACHE_HOME/jaxqueens/jax-<version>``, ``JAXQUEENS_CACHE_DIR`` to move it, an empty value to
-turn it off). If JAX's backend has already started, the device settings are left as they are.
+Importing the package, or any public name, changes nothing in the process: no environment
+variable and no JAX setting (``tests/test_api.py`` checks it). :func:`configure` is the one call
+that sets JAX up for jaxqueens, before the first JAX computation: one CPU device per core, XLA:CPU's
+loop flags and JAX's persistent compilation cache
+(:func:`jaxqueens.parallel.devices.configure`). The ``jaxqueens`` command calls it first thing; a
+library user calls it, or gets JAX's defaults (one CPU device: the drivers then say so once on
+stderr).
 """
 
 import importlib
 
 from jaxqueens._version import __version__
-from jaxqueens.parallel import devices as _devices
-
-# The side effects of `import jaxqueens` (see above): JAX's settings, made without importing JAX.
-_devices.configure_cpu_devices()
-_devices.configure_cache()
 
 _PUBLIC = {
     "jaxqueens.core.board": (
@@ -68,6 +63,7 @@ _PUBLIC = {
     "jaxqueens.errors": ("BoardFileError", "QueensError", "SolutionCheckError"),
     "jaxqueens.io.boards": ("load_boards", "write_board", "write_boards_npy", "write_jsonl"),
     "jaxqueens.io.instances": ("load_instances",),
+    "jaxqueens.parallel.devices": ("Configuration", "configure"),
     "jaxqueens.solvers.ga": ("GAConfig", "GAParams"),
 }
 """Module -> the public names it defines (the package re-exports them, imported at first use)."""
@@ -83,7 +79,6 @@ def __getattr__(name: str):
     module = _HOME.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    _devices.warn_cache()  # an unwritable cache folder is reported when the API is first used
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
@@ -99,6 +94,7 @@ __all__ = [
     "CheckReport",
     "CompareResult",
     "CompleteResult",
+    "Configuration",
     "Constraints",
     "CountPlan",
     "CountResult",
@@ -119,6 +115,7 @@ __all__ = [
     "canonical",
     "check_board",
     "compare",
+    "configure",
     "conflicted_mask",
     "count_solutions",
     "enumerate_solutions",

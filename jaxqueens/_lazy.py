@@ -16,8 +16,8 @@ cycles), so a lazy import is still an import.
 The name is bound to a small stand-in that imports the module then (``importlib.import_module``)
 and passes every attribute read, write and deletion on to it, its ``__dict__`` included, so
 ``monkeypatch.setattr`` on it patches the real module and its undo restores it (pytest reads the
-old value from ``__dict__``). Until then nothing is put in ``sys.modules``: libraries that look there
-to see whether JAX is in use (matplotlib does) do not import it by looking, and
+old value from ``__dict__``). Until then nothing is put in ``sys.modules``: libraries that look
+there to see whether JAX is in use (matplotlib does) do not import it by looking, and
 ``"jax" in sys.modules`` keeps meaning "JAX was imported". (The standard library's
 ``importlib.util.LazyLoader`` registers its module at once, which is why it is not used here.)
 """
@@ -53,8 +53,10 @@ class _Deferred(types.ModuleType):
     def __delattr__(self, attr: str) -> None:
         delattr(self._load(), attr)
 
+    # the real module's namespace: what pytest's monkeypatch reads and restores (a property over
+    # ModuleType's attribute on purpose: the stand-in has no namespace of its own)
     @property
-    def __dict__(self):  # the real module's namespace: what pytest's monkeypatch reads and restores
+    def __dict__(self):  # type: ignore[override]
         return self._load().__dict__
 
     def __dir__(self) -> list[str]:

@@ -1,10 +1,13 @@
 """LS, TA, SA and min-conflicts side by side: success rate and solutions/s at the same step budget.
 
-For each n, every method runs the same number of chains with the same budget of steps per chain
-(min-conflicts gets one attempt of that many steps: no restarts). Annealing uses NMOF's setting:
-step neighbour (1..3 rows, wrapping), attack-count objective, 10 rounds. Solutions/s counts
-verified solutions over kernel time (compilation and calibration excluded); reps alternate
-between methods.
+For each n, every method runs the same number of chains with the same budget of steps per chain.
+LS, TA and SA run twice: at the user's defaults (``--preset default``, measured by
+``scripts/tune_defaults.py anneal``: swap neighbour, SA 100 rounds cooling to 1/1000) and at the
+classic setting (``-classic``: NMOF's TAopt/SAopt settings, step neighbour 1..3 rows wrapping,
+attack-count objective, 10 rounds). Min-conflicts runs one attempt of the whole budget
+(``minconflicts``, no restarts, as before) and at its default restart period within the budget
+(``minconflicts-default``, as ``compare`` runs it). Solutions/s counts verified solutions over
+kernel time (compilation and calibration excluded); reps alternate between methods.
 
 Usage: python scripts/bench_anneal.py [--reps 3] [--quick]
 """
@@ -18,7 +21,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-import jaxqueens  # noqa: F401  (CPU devices and XLA flags before any JAX op)
+import jaxqueens
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import minconflicts as mcsolve
@@ -29,9 +32,20 @@ from jaxqueens.solvers import minconflicts
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import benchlib
 
+jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
+
 CASES = [(8, 2000, 10_000), (32, 500, 20_000), (100, 200, 50_000)]  # n, chains, steps per chain
 QUICK = [(8, 100, 2_000), (32, 20, 4_000)]
-METHODS = ("ls", "ta", "sa", "minconflicts")
+METHODS = (
+    "ls",
+    "ta",
+    "sa",
+    "ls-classic",
+    "ta-classic",
+    "sa-classic",
+    "minconflicts",
+    "minconflicts-default",
+)
 
 
 def runners(n: int, chains: int, steps: int, seed: int = 0):
@@ -39,11 +53,17 @@ def runners(n: int, chains: int, steps: int, seed: int = 0):
     devices = jax.local_device_count()
     chunk = -(-chains // devices) * devices
     out = {}
-    for method in ("ls", "ta", "sa"):
-        config = annealing.make_config(n, method, steps, 10, "step", 3, "attacks")
+    for name in METHODS[:6]:
+        method, preset = [*name.split("-"), "default"][:2]
+        s = annealing.preset(preset, method)
+        config = annealing.make_config(
+            n, method, steps, s["rounds"], s["neighbour"], s["step"], s["objective"], s["edge"]
+        )
         cal_key, key = jax.random.split(jax.random.key(seed))
-        schedule, _ = annealing.calibrate(cal_key, config)
-        out[method] = (
+        schedule, _ = annealing.calibrate(
+            cal_key, config, q=s["q"], init_prob=s["init_prob"], alpha=s["alpha"], t0=s["t0"]
+        )
+        out[name] = (
             chain_batch.compile_runner(
                 chain_batch.Chains(sls, config), key, chunk, sls.Params(jnp.asarray(schedule))
             ),
@@ -53,6 +73,14 @@ def runners(n: int, chains: int, steps: int, seed: int = 0):
     params = minconflicts.default_params(config, max_steps=steps, max_restarts=0)
     runner = mcsolve.compile_runner(jax.random.key(seed), config, params, chunk)
     out["minconflicts"] = (runner, chunk)
+    period = min(mcsolve.default_max_steps(n), steps)
+    params = minconflicts.default_params(
+        config, max_steps=period, max_restarts=-(-steps // period) - 1
+    )
+    out["minconflicts-default"] = (
+        mcsolve.compile_runner(jax.random.key(seed), config, params, chunk),
+        chunk,
+    )
     return out
 
 
@@ -77,7 +105,8 @@ def main() -> int:
                 )  # verifies every solution
                 times[m].append(time.perf_counter() - t0)
         for m in METHODS:
-            solved = int(last[m].solved.sum())
+            ok = last[m].solved & (last[m].steps <= steps)  # within the budget (as compare)
+            solved = int(ok.sum())
             t = benchlib.summary(times[m])
             rate = {"best": solved / t["best"], "median": solved / t["median"]}
             records.append(
@@ -90,9 +119,7 @@ def main() -> int:
                     "success_rate": solved / chains,
                     "seconds": t,
                     "solutions_per_s": rate,
-                    "mean_steps_solved": float(last[m].steps[last[m].solved].mean())
-                    if solved
-                    else None,
+                    "mean_steps_solved": float(last[m].steps[ok].mean()) if solved else None,
                 }
             )
             lines.append(

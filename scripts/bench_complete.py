@@ -31,7 +31,7 @@ from pathlib import Path
 
 import jax
 
-import jaxqueens  # noqa: F401  (one CPU device per core and the loop flags, before any JAX op)
+import jaxqueens
 from jaxqueens.core.constraints import Constraints
 from jaxqueens.core.oeis import A051906
 from jaxqueens.drivers import complete
@@ -39,6 +39,8 @@ from jaxqueens.io import instances as instio
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib
+
+jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SETS = SHARED / "instances" / "prob079"

@@ -1,17 +1,21 @@
-"""Exact solution counting: ``jaxqueens count`` beside the C bitboard counter on one and on every core.
+"""Exact solution counting: ``jaxqueens count`` beside NQueensFAF and the C bitboard counter.
 
 For n = 14..18 (--quick: 8..11) each rep runs, alternated so that a noisy machine slows all alike:
 ``python -m jaxqueens count -n N`` and ``... --unique`` as subprocesses (whole-process time,
 start-up and compilation included; the kernel time is the search time the command prints,
-compilation excluded), and the C counter (``shared/baselines/count_c.c``, Somers style with
-mirror symmetry) built twice: ``gcc -O3 -march=native`` (one thread) and ``gcc -O3 -march=native
--fopenmp`` run with ``OMP_NUM_THREADS = os.cpu_count()`` (every core: the peer a user would run).
-Ratios are C time / jaxqueens time (> 1: jaxqueens faster), best against best and median against
-median. Every count is checked against OEIS A000170 / A002562. The C peers are skipped with a
-note when gcc (or OpenMP) or the source is missing.
+compilation excluded); NQueensFAF's CPU solver (``shared/baselines/nqueensfaf``, built once with
+its ``build.sh``; constellations under the 8 symmetries, 5 rows pre-filled, a DFS specialised
+per constellation case), ``java -jar faf.jar N THREADS`` on ``os.cpu_count()`` threads, whole
+process (JVM start-up included) and the solve time it prints; and the C counter
+(``shared/baselines/count_c.c``, Somers style with mirror symmetry) built twice: ``gcc -O3
+-march=native`` (one thread) and with ``-fopenmp`` on every core. Ratios are peer time /
+jaxqueens time (> 1: jaxqueens faster), best against best and median against median; the CPU
+seconds (user + system) of every process are recorded too (on a shared machine they move less
+than wall time). Every count is checked against OEIS A000170 / A002562. A peer is skipped with a
+note when its tools (gcc, OpenMP, a JDK) or its source are missing.
 
 Usage: python scripts/bench_count.py [--reps 3] [--large-reps 1] [--single-max 17] [--quick]
-       [--sizes 14 15 16] [--out-dir DIR]
+       [--sizes 14 15 16] [--no-faf] [--faf-jar JAR] [--out-dir DIR]
 """
 
 from __future__ import annotations
@@ -32,7 +36,58 @@ import benchlib
 from jaxqueens.core.oeis import A000170, A002562
 
 C_SOURCE = Path(__file__).resolve().parents[2] / "shared" / "baselines" / "count_c.c"
+FAF_DIR = Path(__file__).resolve().parents[2] / "shared" / "baselines" / "nqueensfaf"
 LARGE = 17  # from this n on, --large-reps reps (one C rep at n = 18 takes minutes)
+
+
+def timed(argv: list[str], **kwargs) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Run a process: its result, wall seconds and CPU seconds (user + system, children)."""
+    before = os.times()
+    t0 = time.perf_counter()
+    out = subprocess.run(argv, capture_output=True, text=True, **kwargs)
+    wall = time.perf_counter() - t0
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return out, wall, cpu
+
+
+def build_faf(source: Path, workdir: str, jar: str | None) -> str | None:
+    """NQueensFAF's jar built by its ``build.sh``, or None with a note. The JDK and Kryo must be
+    installed already (``build.sh`` would install them from Debian: run it once by hand)."""
+    if jar:
+        return jar if os.path.exists(jar) else None
+    if not (source / "build.sh").exists():
+        print(f"note: NQueensFAF skipped ({source} missing)", file=sys.stderr)
+        return None
+    if shutil.which("javac") is None or not os.path.exists("/usr/share/java/kryo.jar"):
+        print(
+            f"note: NQueensFAF skipped (no JDK or Kryo: run sh {source / 'build.sh'} once)",
+            file=sys.stderr,
+        )
+        return None
+    jar = os.path.join(workdir, "faf.jar")
+    done = subprocess.run(["sh", str(source / "build.sh"), jar], capture_output=True, text=True)
+    if done.returncode or not os.path.exists(jar) or shutil.which("java") is None:
+        print(
+            f"note: NQueensFAF skipped (build failed: {done.stderr.strip()[-300:]})",
+            file=sys.stderr,
+        )
+        return None
+    return jar
+
+
+FAF_LINE = re.compile(r"solutions=(\d+) solve_wall_s=([0-9.]+)")
+
+
+def run_faf(jar: str, n: int, threads: int) -> dict:
+    """One ``java -jar faf.jar N THREADS`` process: whole-process, solve and CPU seconds."""
+    out, wall, cpu = timed(["java", "-jar", jar, str(n), str(threads)])
+    assert out.returncode == 0, out.stderr[-2000:]
+    m = FAF_LINE.search(out.stdout)
+    assert m and int(m.group(1)) == A000170[n], f"NQueensFAF disagrees with A000170 at n = {n}"
+    return {"process": wall, "solve": float(m.group(2)), "cpu": cpu}
 
 
 def build_c(source: Path, workdir: str, openmp: bool) -> str | None:
@@ -80,9 +135,7 @@ def run_jaxqueens(n: int, unique: bool) -> dict:
     argv = [sys.executable, "-m", "jaxqueens", "count", "-n", str(n), "--quiet"] + (
         ["--unique"] if unique else []
     )
-    t0 = time.perf_counter()
-    out = subprocess.run(argv, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    out, wall, cpu = timed(argv)
     assert out.returncode == 0, out.stderr[-2000:]
     assert f"{A000170[n]:,} solutions" in out.stdout, out.stdout
     if unique:
@@ -91,6 +144,7 @@ def run_jaxqueens(n: int, unique: bool) -> dict:
     assert m, out.stdout
     return {
         "process": wall,
+        "cpu": cpu,
         "kernel": float(m.group(1)),
         "tasks": int(m.group(2).replace(",", "")),
         "constellations": int(m.group(3).replace(",", "")),
@@ -114,6 +168,8 @@ def main() -> int:
         "--sizes", type=int, nargs="*", default=None, help="board sizes (default 14..18)"
     )
     ap.add_argument("--c-source", default=str(C_SOURCE), help="path of count_c.c")
+    ap.add_argument("--no-faf", action="store_true", help="leave out NQueensFAF")
+    ap.add_argument("--faf-jar", default=None, help="a built NQueensFAF jar (default: build one)")
     ap.add_argument(
         "--out-dir", default=None, help="where the JSON goes (default benchmarks/results)"
     )
@@ -125,6 +181,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         single = build_c(Path(args.c_source), tmp, openmp=False)
         omp = build_c(Path(args.c_source), tmp, openmp=True)
+        faf = None if args.no_faf else build_faf(FAF_DIR, tmp, args.faf_jar)
         for n in sizes:
             reps = args.large_reps if n >= LARGE else args.reps
             names = ["total", "unique"]
@@ -135,6 +192,10 @@ def main() -> int:
                     "jaxqueens_process",
                     "jaxqueens_unique",
                     "jaxqueens_unique_process",
+                    "jaxqueens_cpu",
+                    "faf",
+                    "faf_process",
+                    "faf_cpu",
                     "c",
                     "c_omp",
                 )
@@ -146,7 +207,14 @@ def main() -> int:
                     key = "jaxqueens" if name == "total" else "jaxqueens_unique"
                     times[key].append(r["kernel"])
                     times[key + "_process"].append(r["process"])
+                    if name == "total":
+                        times["jaxqueens_cpu"].append(r["cpu"])
                     info = r
+                if faf:
+                    f = run_faf(faf, n, cores)
+                    times["faf"].append(f["solve"])
+                    times["faf_process"].append(f["process"])
+                    times["faf_cpu"].append(f["cpu"])
                 if omp:
                     times["c_omp"].append(run_c(omp, n, threads=cores))
                 if single and n <= args.single_max:
@@ -163,23 +231,26 @@ def main() -> int:
                 "reps": reps,
                 "seconds": stats,
             }
-            jq = stats["jaxqueens"]
 
-            def ratio(peer: str, ours: str = "jaxqueens") -> tuple[str, str]:
+            def ratio(peer: str, ours: str = "jaxqueens", stats=stats, rec=rec) -> tuple[str, str]:
                 if peer not in stats:
                     return "-", "-"
                 rb = stats[peer]["best"] / max(stats[ours]["best"], 1e-6)
                 rm = stats[peer]["median"] / max(stats[ours]["median"], 1e-6)
                 suffix = "" if ours == "jaxqueens" else "_" + ours.split("_", 1)[1]
-                rec[f"ratio{'' if peer == 'c' else '_omp'}{suffix}_best"] = rb
-                rec[f"ratio{'' if peer == 'c' else '_omp'}{suffix}_median"] = rm
+                tag = {"c": "", "c_omp": "_omp"}.get(peer, "_" + peer)
+                rec[f"ratio{tag}{suffix}_best"] = rb
+                rec[f"ratio{tag}{suffix}_median"] = rm
                 return f"{rb:.2f}x", f"{rm:.2f}x"
 
             r1 = ratio("c")
             r2 = ratio("c_omp")
             r3 = ratio("c_omp", "jaxqueens_process")
             r4 = ratio("c_omp", "jaxqueens_unique")
-            fmt = lambda k, s="best": f"{stats[k][s]:.3f}" if k in stats else "-"
+            f1 = ratio("faf_process", "jaxqueens_process")
+            f2 = ratio("faf", "jaxqueens")
+            f3 = ratio("faf_cpu", "jaxqueens_cpu")
+            fmt = lambda k, s="best", stats=stats: f"{stats[k][s]:.3f}" if k in stats else "-"
             lines.append(
                 [
                     n,
@@ -188,6 +259,10 @@ def main() -> int:
                     f"{fmt('jaxqueens')} / {fmt('jaxqueens', 'median')}",
                     f"{fmt('jaxqueens_unique')} / {fmt('jaxqueens_unique', 'median')}",
                     f"{fmt('jaxqueens_process')} / {fmt('jaxqueens_process', 'median')}",
+                    f"{fmt('faf_process')} / {fmt('faf_process', 'median')}",
+                    f"{f1[0]} / {f1[1]}",
+                    f"{f2[0]} / {f2[1]}",
+                    f"{f3[0]} / {f3[1]}",
                     f"{fmt('c')} / {fmt('c', 'median')}",
                     f"{fmt('c_omp')} / {fmt('c_omp', 'median')}",
                     f"{r1[0]} / {r1[1]}",
@@ -202,8 +277,8 @@ def main() -> int:
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     print(
-        f"exact counts, seconds best / median; ratio = C / jaxqueens (> 1: jaxqueens faster); "
-        f"C omp on {cores} threads; load average at the end {load}"
+        f"exact counts, seconds best / median; ratio = peer / jaxqueens (> 1: jaxqueens "
+        f"faster); NQueensFAF and C omp on {cores} threads; load average at the end {load}"
     )
     print(
         benchlib.table(
@@ -214,6 +289,10 @@ def main() -> int:
                 "jq kernel",
                 "jq --unique",
                 "jq process",
+                f"FAF {cores} process",
+                "process vs FAF",
+                "kernel vs FAF solve",
+                "CPU s vs FAF",
                 "C 1 thread",
                 f"C {cores} threads",
                 "vs C 1",
@@ -233,6 +312,8 @@ def main() -> int:
             "c_baseline": bool(single),
             "c_omp_baseline": bool(omp),
             "c_omp_threads": cores,
+            "faf_baseline": bool(faf),
+            "faf_threads": cores,
             "load_average_end": load,
             "rows": records,
         },

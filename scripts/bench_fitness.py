@@ -17,12 +17,14 @@ import sys
 import jax
 import numpy as np
 
-import jaxqueens  # noqa: F401  (sets up one CPU device per core first)
+import jaxqueens
 from jaxqueens.core import board
 from jaxqueens.parallel import devices as backend
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import benchlib
+
+jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
 ROWS = [(100_000, 8), (10_000, 64), (1_000, 1_000), (1, 10**7)]
 QUICK_ROWS = [(1_000, 8), (100, 64), (10, 1_000), (1, 10**5)]

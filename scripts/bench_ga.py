@@ -15,6 +15,11 @@
 (b) Large populations, same operators and rates: population 10^4 and 10^6 at n = 20 and n = 64,
     one trial each in a fresh subprocess (peak RSS is the process's): generations/s and
     evaluations/s. DEAP at population 10^4, n = 20 (a few generations) gives a ratio.
+(c) The user's defaults at ``compare``'s budget: each encoding at ``--preset default`` (measured by
+    ``scripts/tune_defaults.py ga``) and ``--preset classic`` (the course GA, the earlier
+    defaults), steady state, 100 trials of 10,000 evaluations at n = 16 and 64: success rate
+    within the budget, evaluations per solution and seconds per solution (generation time shared
+    by evaluations; a trial solved past the budget counts unsolved, as ``compare`` counts it).
 
 Targets (the issue): on the CPU at least 100x DEAP's evaluations/s on (a) with a success rate no
 worse; on an H100, population 10^6 at n = 64 at >= 10 generations/s.
@@ -168,8 +173,10 @@ def run_deap(folder: Path, seeds: str, pop: int = 300, ngen: int = 100, n: int =
 
 def one_large(pop: int, n: int, generations: int) -> dict:
     """Child process: one trial of the large-population run; prints a JSON line."""
-    import jaxqueens  # noqa: F401  (one CPU device per core and XLA flags, before any JAX op)
+    import jaxqueens
     from jaxqueens.drivers import ga
+
+    jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
     r = ga.evolve(n, pop, generations, 1, indpb=2.0 / n, **DEAP_CONFIG)
     return {
@@ -184,6 +191,55 @@ def one_large(pop: int, n: int, generations: int) -> dict:
         "best": int(r.best[-1].min()),
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
+
+
+def budget_rows(ga, sizes, trials: int, budget: int = 10_000) -> list[dict]:
+    """Part (c): each encoding at its default and classic presets within ``budget`` evaluations."""
+    import numpy as np
+
+    rows = []
+    for n in sizes:
+        for encoding in ("permutation", "combination"):
+            for preset in ("default", "classic"):
+                s = ga.preset_settings(preset, encoding)
+                gens = (budget - s["pop"]) // 2
+                r = ga.evolve(
+                    n,
+                    s["pop"],
+                    gens,
+                    trials,
+                    encoding=encoding,
+                    scheme="steady",
+                    tournament=s["tournament"],
+                    cxpb=s["cxpb"],
+                    mutpb=s["mutpb"],
+                    seed=0,
+                )
+                cum = np.cumsum(r.evaluations, axis=0)
+                hit = r.first_solved >= 0
+                used = np.where(hit, cum[np.maximum(r.first_solved, 0), np.arange(trials)], cum[-1])
+                solved = int((hit & (used <= budget)).sum())
+                spent = float(np.minimum(used, budget).sum())
+                # generations only: init_s holds the first call's compilation of the initialisation
+                wall = r.wall_s * spent / max(1, int(cum[-1].sum()))
+                rows.append(
+                    {
+                        "n": n,
+                        "encoding": encoding,
+                        "preset": preset,
+                        **{k: s[k] for k in ("pop", "tournament", "cxpb", "mutpb")},
+                        "trials": trials,
+                        "budget": budget,
+                        "solved": solved,
+                        "success_rate": solved / trials,
+                        "evals_per_solution": spent / solved if solved else None,
+                        "seconds_per_solution": wall / solved if solved else None,
+                    }
+                )
+                print(
+                    f"(c) n {n} {encoding} {preset}: {solved}/{trials}", file=sys.stderr, flush=True
+                )
+    return rows
 
 
 def main() -> int:
@@ -206,11 +262,13 @@ def main() -> int:
 
     import jax
 
-    import jaxqueens  # noqa: F401
+    import jaxqueens
     from jaxqueens.drivers import ga
 
     sys.path.insert(0, os.path.dirname(__file__))
     import benchlib
+
+    jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
     have_deap = (
         importlib.util.find_spec("deap") is not None
@@ -390,7 +448,31 @@ def main() -> int:
         f"{jax.default_backend()} x {jax.local_device_count()} device(s)"
     )
     print(table_b)
+    rows_c = budget_rows(ga, [16] if args.quick else [16, 64], 20 if args.quick else 100)
+    print("\n(c) the user's defaults (--preset default) and the classic GA at compare's budget")
+    print(
+        benchlib.table(
+            ["n", "encoding", "preset", "pop", "k", "cxpb", "solved", "evals/sol", "ms/sol"],
+            [
+                [
+                    r["n"],
+                    r["encoding"],
+                    r["preset"],
+                    r["pop"],
+                    r["tournament"],
+                    r["cxpb"],
+                    f"{100 * r['success_rate']:.0f}%",
+                    "-" if r["evals_per_solution"] is None else f"{r['evals_per_solution']:,.0f}",
+                    "-"
+                    if r["seconds_per_solution"] is None
+                    else f"{1e3 * r['seconds_per_solution']:.3g}",
+                ]
+                for r in rows_c
+            ],
+        )
+    )
     rows = [{"part": "a", **a}] + [{"part": "b", **r} for r in rows_b]
+    rows += [{"part": "c", **r} for r in rows_c]
     if deap_big:
         rows.append({"part": "b-deap", **deap_big, "pop": 10_000, "n": 20})
 

@@ -36,6 +36,7 @@ JAX_CHILD = """
 import json, resource, sys, time
 import jaxqueens
 from jaxqueens.drivers import large as large_solve
+jaxqueens.configure()  # one CPU device per core, XLA:CPU loop flags, cache
 n, seed = int(sys.argv[1]), int(sys.argv[2])
 res = large_solve.solve_large(n, seed=seed)
 s = res.summary
@@ -50,6 +51,7 @@ GREEDY_CHILD = """
 import json, sys, time
 import jaxqueens
 from jaxqueens.drivers import minconflicts as mcsolve
+jaxqueens.configure()  # one CPU device per core, XLA:CPU loop flags, cache
 n, seed = int(sys.argv[1]), int(sys.argv[2])
 rows, pairs, gen_s, compile_s = mcsolve.initial_board(n, init="greedy", seed=seed)
 print(json.dumps({"n": n, "seed": seed, "pairs": pairs, "init_s": gen_s, "compile_s": compile_s}))

@@ -8,9 +8,13 @@ noise hits both; every rep solves fresh chains (offset rep * chains on both side
 best and median chains solved per second, the ratios jaxqueens / numba of bests and of medians,
 mean steps, and jaxqueens' compile time apart. Every jaxqueens board is verified with the
 independent checker (``jaxqueens.core.checker.are_solutions``) and every numba board with numba's own
-``verify``. The jaxqueens figure is the kernel (``drivers.minconflicts.compile_runner``, results copied to
-the host inside the timing); the user-facing ``jaxqueens.solve`` is also run once per n
-(``--no-api`` skips it), chunked by its driver and checked as it goes.
+``verify``. Two more rows per n, in the same alternation: jaxqueens at the user's default restart
+period (``default``: :func:`jaxqueens.solvers.choices.default_max_steps`, what ``solve`` runs
+without ``--maxsteps``) and the all-core numba peer (``run_chains_parallel``, ``--parallel``: every
+core, at its own default ``max(100, 4n)``); ``default / numba par`` is their ratio of medians.
+The jaxqueens figure is the kernel (``drivers.minconflicts.compile_runner``, results copied to
+the host inside the timing); the user-facing ``jaxqueens.solve`` is also run once per n at its
+defaults (``--no-api`` skips it), chunked by its driver and checked as it goes.
 
 The peer is ``../shared/baselines/mc_numba.py`` beside the repository (``--baselines``), and
 needs numba: ``pip install -e '.[bench]'``.
@@ -37,13 +41,15 @@ from pathlib import Path
 import jax
 import numpy as np
 
-import jaxqueens  # (first: one CPU device per core and XLA:CPU loop flags, before any JAX op)
+import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.solvers import minconflicts
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib
+
+jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
 DEFAULT_BASELINES = Path(__file__).resolve().parents[2] / "shared" / "baselines"
 DEFAULT_CHAINS = {8: 50_000, 32: 20_000, 100: 8_000, 1000: 500}
@@ -149,7 +155,45 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
         )
         rep["numba"] += 1
 
-    times = benchlib.interleaved({"jax": jax_rep, "numba": numba_rep}, reps)
+    # the user's default period, and the all-core numba peer at its own default
+    default_steps = mcsolve.default_max_steps(n)
+    config_d = minconflicts.Config(n=n, init="permutation")
+    params_d = minconflicts.default_params(config_d, max_steps=default_steps)
+    run_d = mcsolve.compile_runner(key, config_d, params_d, chains)
+    jax.device_get(run_d(reps * chains, chains))  # warm-up
+    d_out: list = []
+    par_steps = np.zeros((reps, chains), np.int64)
+    par_restarts = np.zeros((reps, chains), np.int64)
+    par_ok = np.zeros((reps, chains), np.bool_)
+    threads = M.numba.get_num_threads()
+    M.run_chains_parallel(n, 10**9, 2, False, 0, 100, max_steps, threads, *(w_steps, w_rest, w_ok))
+    rep.update(default=0, numba_par=0)
+
+    def default_rep():
+        d_out.append(jax.device_get(run_d(rep["default"] * chains, chains)))
+        rep["default"] += 1
+
+    def numba_par_rep():
+        r = rep["numba_par"]
+        M.run_chains_parallel(
+            n,
+            seed * 10**9 + r * chains,
+            chains,
+            False,
+            0,
+            100,
+            max_steps,
+            threads,
+            par_steps[r],
+            par_restarts[r],
+            par_ok[r],
+        )
+        rep["numba_par"] += 1
+
+    times = benchlib.interleaved(
+        {"jax": jax_rep, "numba": numba_rep, "default": default_rep, "numba_par": numba_par_rep},
+        reps,
+    )
 
     # verification (outside the timings)
     jx_rows = np.concatenate([np.asarray(o.rows) for o in jx_out])
@@ -158,11 +202,26 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
     jx_restarts = np.concatenate([np.asarray(o.restarts) for o in jx_out]).astype(np.int64)
     jx_verified = int(checker.are_solutions(jx_rows).sum())
     nb_verified = int(nb_ok.sum())
+    d_rows = np.concatenate([np.asarray(o.rows) for o in d_out])
+    d_steps = np.concatenate([np.asarray(o.steps) for o in d_out]).astype(np.int64)
+    d_verified = int(
+        (
+            checker.are_solutions(d_rows) & np.concatenate([np.asarray(o.solved) for o in d_out])
+        ).sum()
+    )
+    par_verified = int(par_ok.sum())
     total = reps * chains
-    if not (jx_solved.all() and jx_verified == total and nb_verified == total):
+    if not (
+        jx_solved.all()
+        and jx_verified == total
+        and nb_verified == total
+        and d_verified == total
+        and par_verified == total
+    ):
         raise SystemExit(
             f"n={n}: jaxqueens solved {int(jx_solved.sum())}/{total}, verified "
-            f"{jx_verified}/{total}; numba verified {nb_verified}/{total}"
+            f"{jx_verified}/{total}; default verified {d_verified}/{total}; numba verified "
+            f"{nb_verified}/{total}, all-core {par_verified}/{total}"
         )
 
     stats = {k: benchlib.summary(v) for k, v in times.items()}
@@ -195,7 +254,20 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
             / max(1, jx_steps.sum()),
             "numba": 1e6 * stats["numba"]["median"] * reps / max(1, nb_steps.sum()),
         },
-        "verified": {"jax": jx_verified, "numba": nb_verified, "of": total},
+        "verified": {
+            "jax": jx_verified,
+            "numba": nb_verified,
+            "default": d_verified,
+            "numba_parallel": par_verified,
+            "of": total,
+        },
+        "default_max_steps": default_steps,
+        "numba_threads": threads,
+        "default_vs_numba_parallel_median": rate["default"]["median"] / rate["numba_par"]["median"],
+        "default_vs_numba_parallel_best": rate["default"]["best"] / rate["numba_par"]["best"],
+        "default_vs_fixed_median": rate["default"]["median"] / rate["jax"]["median"],
+        "mean_steps_default": float(d_steps.mean()),
+        "mean_steps_numba_parallel": float(par_steps.mean()),
         "compile_s": compile_s,
         "first_run_s": first_run_s,
         "numba_jit_or_cache_s": numba_jit_s,
@@ -206,10 +278,8 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
     wall_cores = (time.perf_counter() - t_start) * (os.cpu_count() or 1)
     other = max(0.0, (busy1 - busy0) - (own1 - own0)) / wall_cores
     record["other_cpu_share"] = None if math.isnan(busy1 - busy0) else other
-    if api:
-        res = jaxqueens.solve(
-            n, chains=chains, max_steps=max_steps, init="permutation", seed=seed + 1
-        )
+    if api:  # the user's call: solve at its defaults (restart period included)
+        res = jaxqueens.solve(n, chains=chains, init="permutation", seed=seed + 1)
         s = res.summary
         record["api"] = {
             "solutions_per_s": s["solutions_per_s"],
@@ -218,7 +288,9 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
             "chunk": s.get("chunk"),
             "solved": s["solved"],
             "mean_steps": s["steps"]["mean"],
+            "max_steps": s["max_steps"],
             "ratio_vs_numba_median": s["solutions_per_s"] / rate["numba"]["median"],
+            "ratio_vs_numba_parallel_median": s["solutions_per_s"] / rate["numba_par"]["median"],
         }
     return record
 
@@ -277,6 +349,10 @@ def main(argv=None) -> int:
                 f"{r['mean_steps']['jax']:.1f}",
                 f"{r['mean_steps']['numba']:.1f}",
                 f"{r['steps_z']:+.1f}",
+                r["default_max_steps"],
+                benchlib.fmt_rate(rate["default"]["median"]),
+                benchlib.fmt_rate(rate["numba_par"]["median"]),
+                f"{r['default_vs_numba_parallel_median']:.2f}x",
                 benchlib.fmt_rate(r["api"]["solutions_per_s"]) if "api" in r else "-",
                 f"{r['compile_s']:.2f}",
                 "-" if r["other_cpu_share"] is None else f"{100 * r['other_cpu_share']:.0f}%",
@@ -316,6 +392,10 @@ def main(argv=None) -> int:
                 "steps jax",
                 "steps numba",
                 "z",
+                "default T",
+                "default med",
+                "numba par med",
+                "default/par",
                 "api sol/s",
                 "compile s",
                 "other cpu",

@@ -17,11 +17,13 @@ import sys
 
 import jax
 
-import jaxqueens  # noqa: F401  (one CPU device per core first)
+import jaxqueens
 from jaxqueens.drivers import estimate as E
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import benchlib
+
+jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
 
 def main() -> int:

@@ -2,11 +2,11 @@
 
 Every member of a symmetry class of border configurations has the same completions, but the
 counting DFS walks trees of very different sizes. This script searches EVERY border
-configuration of each n as its own task (depth 1, the package's kernel with an edge counter),
-fits log(tree edges) against the class mean by least squares on the quadratic terms of
-:func:`jaxqueens.core.constellations.preference_features`, and reports, for every n (fitted or
-held out), the edges walked with the member each rule picks against the best member of every
-class. Prints ``PREFERENCE_COEFFICIENTS`` to paste and writes
+configuration of each n (its tasks of 2 host-placed columns, with the package's kernel, which
+returns the edges it took), fits log(tree edges) against the class mean by least squares on
+the quadratic terms of :func:`jaxqueens.core.constellations.preference_features`, and reports,
+for every n (fitted or held out), the edges walked with the member each rule picks against the
+best member of every class. Prints ``PREFERENCE_COEFFICIENTS`` to paste and writes
 ``benchmarks/results/count-preference-cpu.json``.
 
 Usage: python scripts/fit_count_preference.py [--fit 12 13 14 15] [--check 16] [--out-dir DIR]
@@ -26,37 +26,42 @@ sys.path.insert(0, os.path.dirname(__file__))
 import benchlib
 import jax
 import jax.numpy as jnp
-from jax import lax
 
-import jaxqueens  # noqa: F401  (configures the host devices before JAX starts)
+import jaxqueens
 from jaxqueens.core import constellations as con
 from jaxqueens.parallel.shard import map_items, pad_rows
 from jaxqueens.solvers import count as solver
 
+jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
-def member_edges(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+
+def member_edges(n: int, depth: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every border configuration of n, its class (smallest image key), and the tree edges the
-    DFS walks to count its completions."""
+    counting kernel (:func:`jaxqueens.solvers.count.run`, level tables and look-ahead) walks to
+    count its completions, over its tasks of ``depth`` host-placed columns."""
     cfg = con.border_configurations(n)
     orbit = con._key(n, con.images(n, cfg)).min(axis=0)
     allow = con.allow_masks(n, cfg)
-    masks, owner = con.tasks(n, allow, 1)
-    config = solver.KernelConfig(n, 1)
+    masks, owner = con.tasks(n, allow, depth)
+    config = solver.Config(n, con.table_levels(n, depth))
+    tables = con.level_tables(n, cfg, allow, depth).reshape(len(cfg), -1)
+    items = np.zeros((len(owner), config.width), np.uint32)
+    for word, col in [(solver.COLS, 0), (solver.LD, 1), (solver.RD, 2), (solver.AV, 3)]:
+        items[:, solver.HEAD + word] = masks[:, col]
+    items[:, solver.HEAD + solver.BACK] = solver.DONE
+    items[:, config.state_width :] = tables[owner]
+    # a task whose first searched column is its last is counted on the host: no edges
+    _, levels = con.level_columns(n, cfg, depth)
+    items[levels[owner] == 1, 0] = solver.DONE
 
-    def edges(task):
-        def body(state):
-            lane, k = state
-            return solver.step(lane, config), k + 1
-
-        return lax.while_loop(
-            lambda s: s[0].d >= 0, body, (solver.init_task(task, config), jnp.uint32(0))
-        )[1]
+    def edges(item):
+        state, table = solver.unpack(item, config)
+        return solver.run(state, table, solver.Params(jnp.int32(solver.MAX_BUDGET)), config)[1]
 
     devices = jax.local_device_count()
-    tasks = pad_rows(np.concatenate([masks, allow[owner]], axis=1).astype(np.uint32), devices)
-    walked = np.asarray(jax.jit(lambda t: map_items(edges, t, devices))(tasks))[: len(owner)]
+    walked = np.asarray(jax.jit(lambda t: map_items(edges, t, devices))(pad_rows(items, devices)))
     out = np.zeros(len(cfg), np.int64)
-    out[owner] = walked
+    np.add.at(out, owner, walked[: len(owner)])
     return cfg, orbit, out
 
 
@@ -80,7 +85,8 @@ def main() -> None:
         t0 = time.perf_counter()
         data[n] = member_edges(n)
         print(
-            f"n = {n}: {len(data[n][0]):,} configurations searched in {time.perf_counter() - t0:.1f} s",
+            f"n = {n}: {len(data[n][0]):,} configurations searched in "
+            f"{time.perf_counter() - t0:.1f} s",
             flush=True,
         )
     for n in args.fit:

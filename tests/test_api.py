@@ -46,3 +46,48 @@ def test_defect_10_numpy_integers_are_accepted_wherever_n_is_taken():
     assert jq.check_board(jq.first_solution(n)[0]).ok
     assert jq.estimate(n, 1000).n == 8 and type(jq.estimate(n, 1000).n) is int
     assert json.loads(json.dumps(jq.stats(n, chains=5).summary))["n"] == 8
+
+
+# Importing the package, or any public name, changes nothing (issue 24, item 4). In a fresh process:
+# this one has been configured by tests/conftest.py.
+NO_SIDE_EFFECTS = """
+import json, os, pkgutil, importlib, sys
+start = dict(os.environ)
+import jaxqueens
+from jaxqueens import check_board, load_boards, QueensError, configure  # NumPy-only names
+plain = {"env_same": dict(os.environ) == start, "jax_imported": "jax" in sys.modules}
+import jax  # JAX's own import sets a few variables (TF_CPP_MIN_LOG_LEVEL, ...): not ours
+env, config = dict(os.environ), dict(jax.config.values)
+for name in jaxqueens.__all__:
+    getattr(jaxqueens, name)
+modules = [m.name for m in pkgutil.walk_packages(jaxqueens.__path__, "jaxqueens.")
+           if not m.name.endswith("__main__")]  # python -m entry points run the command
+for name in modules:
+    importlib.import_module(name)
+after = dict(os.environ)
+values = jax.config.values
+plain["env_changed"] = sorted(k for k in set(env) | set(after) if env.get(k) != after.get(k))
+plain["config_changed"] = sorted(k for k in config if repr(config[k]) != repr(values.get(k)))
+plain["modules"] = len(modules)
+# nothing started JAX's backend either: configure() still sets the device count
+done = jaxqueens.configure(cpu_devices=3, cache=False)
+plain["configured"] = [done.backend_started, done.cpu_devices, jax.device_count()]
+print(json.dumps(plain))
+"""
+
+
+def test_import_and_every_public_name_leave_the_environment_and_jax_config_alone():
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", NO_SIDE_EFFECTS], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["env_same"] and not seen["jax_imported"]
+    assert seen["env_changed"] == [] and seen["config_changed"] == [], seen
+    assert seen["modules"] > 50  # every module of the package was imported
+    assert seen["configured"] == [False, 3, 3]
+    assert "jaxqueens:" not in out.stderr  # no notice, no warning

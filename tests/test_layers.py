@@ -60,10 +60,14 @@ def _lazy_target(node: ast.AST) -> str | None:
 def _imports(name: str, path: Path) -> list[tuple[str, bool]]:
     """(imported package module, at top level?) for every import of a jaxqueens module, lazy
     imports (:func:`_lazy_target`) included; a lazy import stands at the top level when it is the
-    value of a module-level assignment."""
+    value of a module-level assignment, a type checker's import when it is in a module-level
+    ``if TYPE_CHECKING:``."""
     tree = ast.parse(path.read_text())
     top = {id(node) for node in tree.body}
     top |= {id(node.value) for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))}
+    for node in tree.body:  # `if TYPE_CHECKING:` at module level: imports for annotations only
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            top |= {id(child) for child in node.body}
     found = []
     for node in ast.walk(tree):
         if (lazy := _lazy_target(node)) is not None:

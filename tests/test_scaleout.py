@@ -144,6 +144,7 @@ DEVICE_RUN = """
 import hashlib, json, sys
 import numpy as np
 import jax, jaxqueens
+jaxqueens.configure()  # JAXQUEENS_CPU_DEVICES devices, before any JAX op
 from jaxqueens.drivers import count
 from jaxqueens.parallel import chains
 from jaxqueens.solvers import minconflicts

@@ -70,7 +70,7 @@ def test_fit_count_preference_reproduces_the_package_rule_on_small_sizes(tmp_pat
     )
     assert out.returncode == 0, out.stderr[-2000:]
     payload = json.loads((tmp_path / "count-preference-cpu.json").read_text())
-    assert len(payload["coefficients"]) == 14 and [r["n"] for r in payload["rows"]] == [
+    assert len(payload["coefficients"]) == 34 and [r["n"] for r in payload["rows"]] == [
         8,
         9,
         10,
@@ -84,3 +84,22 @@ def test_fit_count_preference_reproduces_the_package_rule_on_small_sizes(tmp_pat
             <= row["worst"]
         )
     assert "PREFERENCE_COEFFICIENTS = (" in out.stdout
+
+
+def test_gpu_check_without_the_cuda_plugin_says_how_to_run_it():
+    """scripts/gpu_check.py needs the GPU venv (make gpu-check); in the test venv it stops with
+    one line and exit 2, never a traceback."""
+    try:
+        import jax_plugins.xla_cuda12  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("the CUDA plugin is installed here: make gpu-check runs the real check")
+    out = subprocess.run(
+        [sys.executable, str(SCRIPTS / "gpu_check.py"), "--devices", "h100", "--no-measure"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 2 and "make gpu-check" in out.stdout
+    assert "Traceback" not in out.stderr

@@ -24,6 +24,7 @@ from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
 from jaxqueens.io import logs
 from jaxqueens.plots import chains as chain_plots
+from jaxqueens.solvers.choices import ANNEAL_PRESETS as PRESETS
 from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 annealing = _lazy.load("jaxqueens.drivers.anneal")  # JAX: loaded at the first run (jaxqueens._lazy)
@@ -50,45 +51,72 @@ def add_command(sub) -> None:
     p.add_argument(
         "--steps", type=int, default=10_000, help="step budget per chain (default 10000)"
     )
-    p.add_argument("--rounds", type=int, default=10, help="thresholds / temperatures (default 10)")
+    p.add_argument(
+        "--preset",
+        choices=PRESETS,
+        default="default",
+        help="where the settings not given come from: default (measured for each method at "
+        "compare's budget: swap neighbour; TA q 0.2; SA 100 rounds, --init-prob 0.1, "
+        "--t-end 0.001), classic (the earlier defaults, NMOF's TAopt/SAopt settings: step "
+        "neighbour 3, 10 rounds, q 0.5, init-prob 0.4, alpha 0.9) or nmof (classic with "
+        "--edge nmof and --t0 nmof, the vignette's)",
+    )
+    p.add_argument(
+        "--rounds", type=int, default=None, help="thresholds / temperatures (default 10; SA 100)"
+    )
     p.add_argument(
         "--neighbour",
         choices=NEIGHBOURS,
-        default="step",
-        help="step: move one queen by 1..STEP rows within its column (NMOF); "
-        "swap: exchange two rows",
+        default=None,
+        help="swap: exchange two rows (default; step on a constrained --instance or a --file "
+        "board with repeated rows); step: move one queen by 1..STEP rows within its column "
+        "(NMOF; --preset classic, nmof)",
     )
     p.add_argument(
-        "--step", type=int, default=3, help="largest move of the step neighbour (default 3)"
+        "--step", type=int, default=None, help="largest move of the step neighbour (default 3)"
     )
     p.add_argument(
         "--edge",
         choices=EDGES,
-        default="wrap",
+        default=None,
         help="step neighbour past the board's edge: wrap (row mod n, default) or nmof (to "
         "the far end: past the last row to row 0 and back, as NMOF's vignette)",
     )
     p.add_argument(
         "--objective",
         choices=OBJECTIVES,
-        default="attacks",
+        default=None,
         help="attacks (NMOF: queens minus lines occupied) or pairs (default attacks)",
     )
     p.add_argument(
-        "--q", type=float, default=0.5, help="TA: first threshold quantile (default 0.5)"
+        "--q",
+        type=float,
+        default=None,
+        help="TA: first threshold quantile (default 0.2, which on N-Queens makes every "
+        "threshold 0: no threshold tried beat LS; classic 0.5)",
     )
     p.add_argument(
         "--init-prob",
         type=float,
-        default=0.4,
-        help="SA: share of worsening moves accepted at the start (default 0.4)",
+        default=None,
+        help="SA: share of worsening moves accepted at the start (default 0.1; classic 0.4)",
     )
     p.add_argument(
-        "--alpha", type=float, default=0.9, help="SA: cooling factor per round (default 0.9)"
+        "--t-end",
+        type=float,
+        default=None,
+        help="SA: last temperature relative to the first (default 0.001); the cooling factor "
+        "is then t-end^(1/(rounds-1)); give this or --alpha",
+    )
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=None,
+        help="SA: cooling factor per round (default from --t-end; classic 0.9)",
     )
     p.add_argument(
         "--t0",
-        default="worsening",
+        default=None,
         metavar="RULE",
         help="SA start temperature: worsening (default: --init-prob of the calibration "
         "walk's worsening moves accepted), nmof (NMOF's SAopt: mean exp(-|delta|/T0) over "
@@ -231,7 +259,9 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                 q=args.q,
                 init_prob=args.init_prob,
                 alpha=args.alpha,
+                t_end=args.t_end,
                 t0=args.t0,
+                preset=args.preset,
                 start=start,
                 best_boards=folder is not None,
                 trace_chains=TRACE_CHAINS if args.plot else 0,

@@ -35,7 +35,7 @@ SOLVER_NAMES = (
 """The names ``--solvers`` takes (:data:`jaxqueens.drivers.compare.SOLVERS`, spelled out here so
 that ``--help`` needs no JAX; a test keeps the two equal)."""
 DEFAULTS = {"n": 8, "chains": 1000, "steps": 10_000, "seed": 0, "solvers": "all"}
-CONFIG_KEYS = {
+CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
     "n": int,
     "chains": int,
     "steps": int,
@@ -52,8 +52,8 @@ def add_command(sub) -> None:
     p = sub.add_parser(
         "compare",
         help="several solvers on the same n, budget and seeds: which is fastest?",
-        description="Run several solvers on the same n, the same chains and the same step budget per "
-        "chain (a step: one min-conflicts move, one LS/TA/SA neighbour move, one GA "
+        description="Run several solvers on the same n, the same chains and the same step "
+        "budget per chain (a step: one min-conflicts move, one LS/TA/SA neighbour move, one GA "
         "evaluation), and report for each the success rate, run-time distributions of "
         "steps and seconds to solution, success rate vs step budget, solutions per "
         "second, distinct and fundamental solutions and the sampling-bias test; then "
@@ -137,8 +137,10 @@ def _line(p: dict) -> str:
     med = p["steps"]["median"]
     rate = "-" if p["solutions_per_s"] is None else f"{p['solutions_per_s']:,.0f}"
     return (
-        f"{p['solver']:>15}: {p['solved']:,} of {p['chains']:,} solved ({100 * p['success_rate']:.1f}%), "
-        f"median {'-' if med is None else f'{med:g}'} steps, {ert} per solution, {rate} solutions/s, "
+        f"{p['solver']:>15}: {p['solved']:,} of {p['chains']:,} solved "
+        f"({100 * p['success_rate']:.1f}%), "
+        f"median {'-' if med is None else f'{med:g}'} steps, {ert} per solution, {rate} "
+        "solutions/s, "
         f"{p['distinct_solutions']:,} distinct, {p['fundamental_classes']:,} classes"
     )
 
@@ -147,7 +149,7 @@ def cmd_compare(args) -> int:
     """The ``compare`` command: run every solver, print the lines and the recommendation, write."""
     conf = _settings(args)
     names = comparing.parse_solvers(conf["solvers"])
-    args.out = conf["out"] if "out" in conf else None  # the report hook reads args.out
+    args.out = conf.get("out")  # the report hook reads args.out
     options.prepare_out(args.out, need=len(names) * conf["chains"] * 60 + (1 << 20))
     quiet = True if conf.get("quiet") else options.quiet(args)
     res = comparing.compare(
@@ -164,6 +166,7 @@ def cmd_compare(args) -> int:
             f"n = {res.n}, {res.chains:,} chains per solver, {res.steps:,} steps per chain, "
             f"seed {res.seed}; every solution verified"
         )
+        print(f"({res.summary['defaults_note']})")
         for p in res.summary["per_solver"]:
             print(_line(p))
         print(res.recommendation["line"])

@@ -9,6 +9,7 @@ Checkpoints are one file per size, ``DIR/checkpoint-n<N>.npz``, removed when the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
@@ -17,7 +18,11 @@ from jaxqueens.io import estimate as outputs
 from jaxqueens.plots import estimate as figures
 from jaxqueens.solvers.choices import ESTIMATE_MAX_N as MAX_N
 
-# JAX and the estimator load at their first use (jaxqueens._lazy): --help and argument errors never do
+if TYPE_CHECKING:
+    from jaxqueens.drivers.estimate import Estimate
+
+# JAX and the estimator load at their first use (jaxqueens._lazy): --help and argument errors
+# never do
 gather = _lazy.load("jaxqueens.parallel.gather")
 knuth = _lazy.load("jaxqueens.drivers.estimate")
 
@@ -60,8 +65,8 @@ def add_command(sub) -> None:
     p = sub.add_parser(
         "estimate",
         help="estimate Q(n) and the backtrack tree's size with Knuth's random probes",
-        description="Knuth's (1975) random-probe estimator: walk from the root choosing a uniformly "
-        "random safe row per column, multiply the branching factors. The top levels "
+        description="Knuth's (1975) random-probe estimator: walk from the root choosing a "
+        "uniformly random safe row per column, multiply the branching factors. The top levels "
         "are enumerated exactly (strata) to cut the variance. Reports the estimate, "
         "its standard error and a confidence interval, against OEIS A000170 for n <= 27.",
     )
@@ -118,7 +123,7 @@ def _checkpoints(args) -> bool:
     return False
 
 
-def _report(r: knuth.Estimate, level: float) -> None:
+def _report(r: Estimate, level: float) -> None:
     lo, hi = r.ci
     line = (
         f"n = {r.n}: Q(n) ~ {_fmt(r.solutions)} +- {_fmt(r.solutions_se)} "
@@ -150,7 +155,7 @@ def cmd_estimate(args) -> int:
     probes = args.probes  # a float (2e4); the driver checks it (nan, inf, < 1)
     resume = _checkpoints(args)
     options.prepare_out(args.out)
-    results = []
+    results: list[Estimate] = []
     for n in sizes:
         ckpt = Path(args.out) / f"checkpoint-n{n}.npz" if args.out else None
         try:

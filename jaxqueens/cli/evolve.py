@@ -1,8 +1,9 @@
-"""``jaxqueens evolve``: run GA experiments (:func:`jaxqueens.drivers.ga.evolve`) from flags or a TOML config.
+"""``jaxqueens evolve``: run GA experiments (:func:`jaxqueens.drivers.ga.evolve`) from flags or a
+TOML config.
 
 A config file (``--config configs/ga_classic_permutation.toml``) holds the keyword arguments of
-:func:`jaxqueens.drivers.ga.evolve` (``n``, ``pop``, ``generations``, ``trials``, ``encoding``, ``scheme``,
-``crossover``, ``mutation``, ``tournament``, ``cxpb``, ``mutpb``, ``indpb``, ``elite``,
+:func:`jaxqueens.drivers.ga.evolve` (``n``, ``pop``, ``generations``, ``trials``, ``encoding``,
+``scheme``, ``crossover``, ``mutation``, ``tournament``, ``cxpb``, ``mutpb``, ``indpb``, ``elite``,
 ``islands``, ``migrate_every``, ``migrants``, ``fitness``, ``seed``, ``toroidal``, ``instance``
 (a file name)) plus ``out``, ``plot``, ``score`` and a free-text ``description``. Unknown keys
 and wrong types are refused with a one-line error naming the key; command-line flags override
@@ -39,6 +40,7 @@ from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
 from jaxqueens.io import ga as ga_io
 from jaxqueens.plots import ga as ga_plots
+from jaxqueens.solvers.choices import GA_PRESETS
 
 # JAX and the solver load at their first use (jaxqueens._lazy): --help and argument errors never do
 ga = _lazy.load("jaxqueens.drivers.ga")
@@ -58,6 +60,7 @@ INT_KEYS = (
 )
 FLOAT_KEYS = ("cxpb", "mutpb", "indpb")
 STR_KEYS = (
+    "preset",
     "encoding",
     "scheme",
     "crossover",
@@ -116,15 +119,27 @@ def add_command(sub) -> None:
     p = sub.add_parser(
         "evolve",
         help="genetic algorithms: many trials and islands at once",
-        description="Evolve N-Queens populations (permutation or combination encoding, steady-state "
-        "or generational), many independent trials in one call; record Best/Avg/Worst "
+        description="Evolve N-Queens populations (permutation or combination encoding, "
+        "steady-state or generational), many independent trials in one call; record Best/Avg/Worst "
         "attacking pairs per generation and every distinct verified solution.",
     )
     p.add_argument(
         "--config", default=None, metavar="TOML", help="experiment file (flags override it)"
     )
     options.add_size(p, default=None, help="board size (default: the config's n, else 8)")
-    p.add_argument("--pop", type=int, default=None, help="individuals per island (default 100)")
+    p.add_argument(
+        "--preset",
+        choices=GA_PRESETS,
+        default=None,
+        help="where --pop, --tournament, --cxpb, --mutpb and --elite come from when not given: "
+        "default (measured at compare's budget: permutation steady state pop 10, tournament "
+        "4, cxpb 0.2, mutpb 1; generational pop 20, tournament 3, cxpb 0.2, mutpb 1, elite 1; "
+        "combination as classic) or classic (the course GA: pop 100, tournament 5, cxpb 1, "
+        "mutpb 1; generational DEAP's tournament 3, cxpb 0.5, mutpb 0.2)",
+    )
+    p.add_argument(
+        "--pop", type=int, default=None, help="individuals per island (default: --preset's)"
+    )
     p.add_argument("--generations", type=int, default=None, help="generations (default 1000)")
     p.add_argument("--trials", type=int, default=None, help="independent trials (default 1)")
     p.add_argument("--encoding", choices=("permutation", "combination"), default=None)
@@ -132,7 +147,8 @@ def add_command(sub) -> None:
     p.add_argument(
         "--crossover",
         default=None,
-        help="permutation: cut (default), pmx, ox1, cycle; combination: one_point (default), uniform",
+        help="permutation: cut (default), pmx, ox1, cycle; "
+        "combination: one_point (default), uniform",
     )
     p.add_argument(
         "--mutation",
@@ -140,19 +156,19 @@ def add_command(sub) -> None:
         help="permutation: swap (default), inversion, scramble; combination: reset",
     )
     p.add_argument(
-        "--tournament", type=int, default=None, help="tournament size (5 steady, 3 generational)"
+        "--tournament", type=int, default=None, help="tournament size (default: --preset's)"
     )
     p.add_argument(
         "--cxpb",
         type=float,
         default=None,
-        help="crossover probability (1 steady, 0.5 generational)",
+        help="crossover probability (default: --preset's)",
     )
     p.add_argument(
         "--mutpb",
         type=float,
         default=None,
-        help="mutation probability (1 steady, 0.2 generational)",
+        help="mutation probability per child (default: --preset's)",
     )
     p.add_argument(
         "--indpb",
@@ -269,7 +285,8 @@ def cmd_evolve(args) -> int:
         s = ga_io.summary(result)
         c = result.config
         print(
-            f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} generations: "
+            f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} "
+            "generations: "
             f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
             f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions"
         )
@@ -281,7 +298,8 @@ def cmd_evolve(args) -> int:
                 f"decides it); lowest fitness {int(result.best.min())}"
             )
         print(
-            f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s ({s['evals_per_s']:,.0f}/s; "
+            f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s "
+            f"({s['evals_per_s']:,.0f}/s; "
             f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)"
         )
         if out and gather.is_writer():

@@ -2,8 +2,10 @@
 
 Start-up is instant: the command modules load JAX and the solvers at their first use
 (:mod:`jaxqueens._lazy`), so ``--help``, every argument error and the commands that need no JAX
-(``check``, ``show``, ``render``) never import it. ``--no-cache`` (anywhere on the line) turns off
-JAX's persistent compilation cache (:func:`jaxqueens.parallel.devices.configure_cache`).
+(``check``, ``show``, ``render``) never import it. Every command first sets JAX up for jaxqueens
+(:func:`jaxqueens.parallel.devices.configure`: one CPU device per core, the XLA:CPU loop flags, the
+persistent compilation cache), which importing the package does not do; ``--no-cache`` (anywhere
+on the line) turns the cache off.
 
 Exit codes, decided here for every command by one handler (:func:`main`):
 
@@ -76,10 +78,15 @@ class _Parser(argparse.ArgumentParser):
                 if why is not None:
                     flag = next(
                         (o for o in action.option_strings if o.startswith("--")),
-                        (action.option_strings or [action.metavar or action.dest])[0],
+                        (action.option_strings or [_metavar(action)])[0],
                     )
                     self.error(f"argument {flag}: {why}")
         return namespace, extras
+
+
+def _metavar(action: argparse.Action) -> str:
+    """How an argument without an option string is named in an error: its metavar or dest."""
+    return action.metavar if isinstance(action.metavar, str) and action.metavar else action.dest
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _distributed_parser() -> argparse.ArgumentParser:
-    """The options read anywhere on the line, before the command's own parser (exact spellings only)."""
+    """The options read anywhere on the line, before the command's own parser (exact spellings
+    only)."""
     p = _Parser(prog="jaxqueens", add_help=False)
     p.add_argument("--coordinator", default=None, metavar="HOST:PORT")
     p.add_argument("--num-processes", type=int, default=None, metavar="P")
@@ -156,13 +164,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(rest)
     if dist.log_json:
         logs.enable()
-    devices.configure_cache(None if dist.no_cache else True)  # before JAX is imported
-    if getattr(args, "uses_jax", True):  # check, show and render never import JAX
-        devices.warn_cache()
     t0 = time.perf_counter()
     logs.log("start", command=args.command, argv=rest)
     try:
-        devices.check_cpu_devices()
+        # First, before JAX is imported: one CPU device per core, the XLA:CPU loop flags and the
+        # compilation cache (JAXQUEENS_CPU_DEVICES, JAXQUEENS_XLA_FLAGS, JAXQUEENS_CACHE_DIR).
+        devices.configure(cache=not dist.no_cache)
+        if getattr(args, "uses_jax", True):  # check, show and render never import JAX
+            devices.warn_cache()
         devices.init_distributed(
             dist.coordinator, dist.num_processes, dist.process_id, dist.coordinator_timeout
         )

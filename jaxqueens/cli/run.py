@@ -24,18 +24,16 @@ import argparse
 import itertools
 import json
 import sys
+import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from jaxqueens import _lazy
 from jaxqueens._version import __version__
 from jaxqueens.cli.options import int_range_error, prepare_out
 from jaxqueens.errors import QueensError
 from jaxqueens.io.tables import write_dict_csv, write_json
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
 
 jax = _lazy.load("jax")  # for run.json's versions and devices, after a run
 
@@ -88,12 +86,17 @@ def _argv(key: str, value, action: argparse.Action, where: str) -> list[str]:
         )
     if expected is int:  # the ranges the command line checks, before any run of a sweep
         try:
-            value = action.type(value)
+            value = _convert(action)(value)
         except (argparse.ArgumentTypeError, ValueError) as err:
             raise QueensError(f"{where}: '{key}' {err}") from None
         if (why := int_range_error(value)) is not None:
             raise QueensError(f"{where}: '{key}': {why}")
     return [flag, str(value)]
+
+
+def _convert(action: argparse.Action) -> Callable[[Any], Any]:
+    """The option's conversion of a value (``str`` for an option without a type)."""
+    return action.type if callable(action.type) else str
 
 
 def _base_type(action: argparse.Action):
@@ -115,7 +118,7 @@ def _parse_set(text: str, options: dict[str, argparse.Action]):
             raise QueensError(f"--set {key}: write true or false, got {raw!r}")
         return key, raw.lower() == "true"
     try:
-        return key, (action.type or str)(raw)
+        return key, _convert(action)(raw)
     except argparse.ArgumentTypeError as err:
         raise QueensError(f"--set {key}: {err}") from None
     except ValueError:
@@ -274,7 +277,9 @@ def cmd_run(args) -> int:
             f"--resume: {args.config} names no output folder to resume from; "
             "give --out DIR (the folder of the interrupted run)"
         )
-    settings = [dict(zip(sweep, combo)) for combo in itertools.product(*sweep.values())] or [{}]
+    settings = [
+        dict(zip(sweep, combo, strict=True)) for combo in itertools.product(*sweep.values())
+    ] or [{}]
     rows, code = [], 0
     for i, setting in enumerate(settings):
         run_opts = {**opts, **setting}
@@ -283,7 +288,7 @@ def cmd_run(args) -> int:
         out = Path(run_opts["out"]) if "out" in run_opts else None
         label = f"== {command} {' '.join(f'{k}={v}' for k, v in setting.items())}".rstrip()
         done = _finished(out, command, run_opts) if args.resume and out is not None else None
-        if done is not None:
+        if done is not None and out is not None:  # (done is only read from an out folder)
             print(f"{label}: finished before in {out}, skipped")
             code = max(code, int(done.get("exit_code", 0)))
             rows.append(_row(out, setting))
@@ -329,7 +334,8 @@ def _write_results(opts: dict, sweep: dict, rows: list[dict]) -> None:
 
 
 def add_command(sub, build_parser) -> None:
-    """Register ``jaxqueens run``; ``build_parser()`` makes the parser whose commands configs name."""
+    """Register ``jaxqueens run``; ``build_parser()`` makes the parser whose commands configs
+    name."""
     p = sub.add_parser(
         "run",
         help="run an experiment from a TOML config (with --set overrides)",

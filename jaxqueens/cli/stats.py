@@ -81,7 +81,11 @@ def add_command(sub) -> None:
     options.add_quiet(p)
     g = p.add_argument_group("min-conflicts (as 'jaxqueens solve')")
     g.add_argument(
-        "--maxsteps", type=int, default=4000, help="steps before a restart (default 4000)"
+        "--maxsteps",
+        type=int,
+        default=None,
+        help="steps per attempt before a restart (default: solve's measured restart period, "
+        "min(n^2/2, max(500, 2n)))",
     )
     g.add_argument("--init", choices=choices.INITS, default="permutation")
     g.add_argument("--tabu", type=int, default=0, help="plateau tabu tenure (default 0 = off)")
@@ -92,13 +96,21 @@ def add_command(sub) -> None:
     g.add_argument(
         "--steps", type=int, default=10_000, help="step budget per chain (default 10000)"
     )
-    g.add_argument("--rounds", type=int, default=10)
-    g.add_argument("--neighbour", choices=choices.NEIGHBOURS, default="step")
-    g.add_argument("--step", type=int, default=3)
-    g.add_argument("--objective", choices=choices.OBJECTIVES, default="attacks")
-    g.add_argument("--q", type=float, default=0.5)
-    g.add_argument("--init-prob", type=float, default=0.4)
-    g.add_argument("--alpha", type=float, default=0.9)
+    g.add_argument(
+        "--preset",
+        choices=choices.ANNEAL_PRESETS,
+        default="default",
+        help="anneal and ga: settings not given: default (measured), classic (the earlier "
+        "defaults) or nmof (anneal only), as in 'jaxqueens anneal' and 'evolve'",
+    )
+    g.add_argument("--rounds", type=int, default=None)
+    g.add_argument("--neighbour", choices=choices.NEIGHBOURS, default=None)
+    g.add_argument("--step", type=int, default=None)
+    g.add_argument("--objective", choices=choices.OBJECTIVES, default=None)
+    g.add_argument("--q", type=float, default=None)
+    g.add_argument("--init-prob", type=float, default=None)
+    g.add_argument("--t-end", type=float, default=None)
+    g.add_argument("--alpha", type=float, default=None)
     g = p.add_argument_group("genetic algorithm (as 'jaxqueens evolve'; defaults as there)")
     g.add_argument("--pop", type=int, default=None)
     g.add_argument("--generations", type=int, default=None)
@@ -138,12 +150,15 @@ def _options(args) -> dict:
                 "objective",
                 "q",
                 "init_prob",
+                "t_end",
                 "alpha",
+                "preset",
                 "batch",
             )
         }
     return {
         "batch": args.batch,
+        "preset": args.preset,
         **{k: getattr(args, k) for k in GA_KEYS if getattr(args, k) is not None},
     }
 
@@ -214,11 +229,13 @@ def cmd_stats(args) -> int:
         print(
             f"{name}, n = {n}: {s['solved']:,} of {s['chains']:,} chains solved; "
             f"{s['distinct_solutions']:,}{ex(s['exact_solutions'])} distinct solutions, "
-            f"{s['fundamental_classes']:,}{ex(s['exact_classes'])} fundamental classes; all verified"
+            f"{s['fundamental_classes']:,}{ex(s['exact_classes'])} fundamental classes; all "
+            "verified"
         )
         if s["expected_distinct_if_uniform"] is not None:
             print(
-                f"if every solution were equally likely: {s['expected_distinct_if_uniform']:,.1f} distinct "
+                "if every solution were equally likely: "
+                f"{s['expected_distinct_if_uniform']:,.1f} distinct "
                 f"expected after {s['solved']:,} samples"
             )
         print(f"uniformity over solutions: {_p(s['chi2_solutions'])}")

@@ -104,7 +104,9 @@ class LineCounts(NamedTuple):
 
 
 def _x64() -> bool:
-    return bool(jax.config.jax_enable_x64)
+    # JAX's documented read of the flag (it follows jax.enable_x64 contexts); its Config stub does
+    # not declare the per-option attributes
+    return bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
 
 
 def _pairs_dtype():
@@ -137,7 +139,8 @@ def _attack_matrix(rows: jax.Array) -> jax.Array:
 
 def _pairs_from_counts(counts: LineCounts) -> jax.Array:
     dtype = _pairs_dtype()
-    return sum(jnp.sum(k.astype(dtype) * (k.astype(dtype) - 1) // 2) for k in counts)
+    r, d, a = (jnp.sum(k.astype(dtype) * (k.astype(dtype) - 1) // 2) for k in counts)
+    return r + d + a
 
 
 def _attacking_pairs_one(rows: jax.Array) -> jax.Array:
@@ -178,7 +181,8 @@ def _n_attacks_one(rows: jax.Array) -> jax.Array:
             )
         return total
     counts = _line_counts_one(rows)
-    return 3 * n - sum(jnp.count_nonzero(k).astype(jnp.int32) for k in counts)
+    r, d, a = (jnp.count_nonzero(k).astype(jnp.int32) for k in counts)
+    return 3 * n - (r + d + a)
 
 
 def _is_solution_one(rows: jax.Array) -> jax.Array:
@@ -210,7 +214,8 @@ Args:
 Returns:
   [..., n] int32.
 """
-n_attacks.__doc__ = """NMOF's attack count: for rows, diagonals and anti-diagonals, queens minus lines occupied.
+n_attacks.__doc__ = """NMOF's attack count: for rows, diagonals and anti-diagonals, queens minus
+lines occupied.
 
 Args:
   rows: [..., n] int board(s), values in 0..n-1.

@@ -33,6 +33,8 @@ symmetries are those of :mod:`jaxqueens.core.symmetry`, in the order of its ``NA
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from jaxqueens.core.prefixes import place
@@ -106,37 +108,68 @@ def _key(n: int, cfg: np.ndarray) -> np.ndarray:
     return ((cfg[..., 0] * n + cfg[..., 1]) * n + cfg[..., 2]) * n + cfg[..., 3]
 
 
-# log(tree edges) of a member against the mean of its class: a quadratic in (ca, cb, lo, hi),
-# fitted by scripts/fit_count_preference.py on every member of every class at n = 12..15
-PREFERENCE_COEFFICIENTS = (
-    0.909,
-    0.487,
-    0.469,
-    -0.656,  # ca, cb, lo, hi
-    -0.244,
-    -0.289,
-    -0.189,
-    -0.149,  # ca*ca, ca*cb, ca*lo, ca*hi
-    -0.746,
-    -0.464,
-    -0.384,  # cb*cb, cb*lo, cb*hi
-    -0.522,
-    0.266,
-    0.583,
-)  # lo*lo, lo*hi, hi*hi
+# log(tree edges) of a member against the mean of its class: a cubic in (ca, cb, lo, hi)
+# (PREFERENCE_TERMS), fitted by scripts/fit_count_preference.py on every member of every class
+# at n = 12..15 with the counting kernel of jaxqueens.solvers.count (level tables, look-ahead)
+PREFERENCE_COEFFICIENTS = (  # in the order of PREFERENCE_TERMS: linear, quadratic, cubic
+    -0.177,
+    0.665,
+    -0.698,
+    -0.988,
+    2.695,
+    0.218,
+    -0.791,
+    -0.419,
+    0.557,
+    1.216,
+    -3.091,
+    -1.629,
+    -3.102,
+    -0.869,
+    -0.805,
+    -0.341,
+    -0.07,
+    -0.702,
+    -0.204,
+    -0.011,
+    0.191,
+    0.511,
+    0.104,
+    0.819,
+    -0.061,
+    -1.117,
+    0.24,
+    -0.562,
+    -0.257,
+    2.111,
+    3.635,
+    0.822,
+    1.807,
+    2.335,
+)
+
+
+def _preference_terms() -> list[tuple[int, ...]]:
+    """The monomials of the preference model, as index tuples into (ca, cb, lo, hi): the four
+    variables, then their products two and three at a time."""
+    return [
+        comb for k in (1, 2, 3) for comb in itertools.combinations_with_replacement(range(4), k)
+    ]
+
+
+PREFERENCE_TERMS = _preference_terms()
 
 
 def preference_features(n: int, cfg: np.ndarray) -> np.ndarray:
-    """float64 ``[M, 14]``: the terms of :data:`PREFERENCE_COEFFICIENTS` for configurations
+    """float64 ``[M, 34]``: the terms of :data:`PREFERENCE_COEFFICIENTS` for configurations
     ``[M, 4]``: ``ca``, ``cb`` = distance of the queens of columns 0 and n-1 from the middle row,
     ``lo``, ``hi`` = the earlier and the later column of the queens of rows 0 and n-1 (all
-    scaled to 0..1), then their products two at a time."""
+    scaled to 0..1), then their products two and three at a time (:data:`PREFERENCE_TERMS`)."""
     cfg = np.asarray(cfg, np.float64).reshape(-1, 4)
     t = max(n - 1, 1)
     a, b, c, d = cfg.T
     v = [np.abs(2 * a - t) / t, np.abs(2 * b - t) / t, np.minimum(c, d) / t, np.maximum(c, d) / t]
-    terms = v + [v[i] * v[j] for i in range(4) for j in range(i, 4)]
-    return np.stack(terms, axis=-1)
+    return np.stack([np.prod([v[i] for i in term], axis=0) for term in PREFERENCE_TERMS], axis=-1)
 
 
 def preference(n: int, cfg: np.ndarray) -> np.ndarray:
@@ -145,13 +178,13 @@ def preference(n: int, cfg: np.ndarray) -> np.ndarray:
 
     Every member of a class has the same number of completions, but the DFS, which places
     columns left to right, walks trees of very different sizes: at n = 16 the members of a
-    class searched as one would cost 228.5 M edges with the best member of every class,
-    431.2 M with the worst. The predictor is linear in :func:`preference_features` (the queens
-    of columns 0 and n-1 near the middle rows and the queens of rows 0 and n-1 in late columns
-    make small trees), fitted by least squares on every member at n = 12..15 and checked on
-    sizes it never saw: 236.0 M edges at n = 16 and 1.611 G at n = 17, against 273.5 M and
-    1.876 G for the rule it replaced (centre first, then late columns) and 228.5 M and 1.559 G
-    with the best member of every class (n = 14: 6.00 M, 6.78 M, 5.75 M).
+    class searched by :func:`jaxqueens.solvers.count.run` cost 144.4 M edges with the best
+    member of every class, 265.4 M with the worst. The predictor is linear in
+    :func:`preference_features` (a cubic in the rows of the queens of columns 0 and n-1 and the
+    columns of the queens of rows 0 and n-1), fitted by least squares on every member at
+    n = 12..15 and checked on a size it never saw: 146.5 M edges at n = 16 (n = 15: 22.53 M
+    against 22.11 M with the best member), against 150.6 M with the quadratic fitted for the
+    kernel before (a plain DFS over every column: 236.0 M edges there).
     """
     return preference_features(n, cfg) @ np.asarray(PREFERENCE_COEFFICIENTS)
 
@@ -225,6 +258,79 @@ def tasks(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray
     return masks, owner[keep]
 
 
+# the words of a level table row (jaxqueens.solvers.count reads them in this order)
+GAP, ALLOW1, GAP2, ALLOW2, GAP3, ALLOW3, COUNT_MASK = range(7)
+TABLE_WORDS = 8
+
+
+def table_levels(n: int, depth: int) -> int:
+    """Rows of every level table of n with ``depth`` host-placed columns: a power of two (>= 2)
+    at least the levels any task can have (``n - depth - 1``: column n - 1 always holds a
+    border queen)."""
+    return max(2, 1 << (max(n - depth - 1, 1) - 1).bit_length())
+
+
+def level_columns(n: int, cfg: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """The columns each constellation's tasks search, in order: column ``depth`` (where a task
+    starts), then every later column without a border queen (a border queen is fixed, and every
+    other column's allowed rows already avoid it, so its column is skipped, not searched).
+
+    Returns:
+      columns: int64 ``[K, n - depth]``, the searched columns first, then ``n`` (padding);
+      levels: int64 ``[K]``, how many columns each searches (1 ..  n - depth - 1).
+    """
+    cfg = np.asarray(cfg, np.int64).reshape(-1, 4)
+    x = np.arange(n)[None, :]
+    border = (x == 0) | (x == n - 1) | (x == cfg[:, 2:3]) | (x == cfg[:, 3:4])
+    searched = (x == depth) | ((x > depth) & ~border)
+    columns = np.sort(np.where(searched, x, n + x), axis=1)[:, : n - depth]
+    return np.where(columns < n, columns, n), searched.sum(axis=1)
+
+
+def level_tables(n: int, cfg: np.ndarray, allow: np.ndarray, depth: int) -> np.ndarray:
+    """What the counting kernel (:func:`jaxqueens.solvers.count.step`) reads per level: uint32
+    ``[K, table_levels(n, depth), TABLE_WORDS]``.
+
+    Row k of a constellation describes the edges from its level k (column ``columns[k]`` of
+    :func:`level_columns`) to level k + 1: ``GAP`` the columns between them (the diagonals shift
+    by it), ``ALLOW1`` level k + 1's allowed rows; for the look-ahead, ``GAP2``/``GAP3`` the
+    columns from level k + 1 to levels k + 2 and k + 3 and ``ALLOW2``/``ALLOW3`` their allowed
+    rows (where level k + 3 does not exist, level k + 2 again; on the row before the last level
+    both 0: the child there is counted, never entered); ``COUNT_MASK`` all ones on the row before
+    the last level (its child's free rows are solutions), else 0. Rows from the last level on
+    are 0 (never read in a live search).
+    """
+    cfg = np.asarray(cfg, np.int64).reshape(-1, 4)
+    allow = np.asarray(allow, np.uint32)
+    columns, levels = level_columns(n, cfg, depth)
+    rows = table_levels(n, depth)
+    k = np.arange(rows)[None, :]  # [1, P]
+    pad = np.concatenate([columns, np.full((len(cfg), rows + 3), n)], axis=1)
+
+    def col(j):  # column of level k + j, [K, P] (n past the last level)
+        return np.take_along_axis(pad, np.broadcast_to(k + j, (len(cfg), rows)), axis=1)
+
+    wide = np.concatenate([allow, np.zeros((len(cfg), 1), np.uint32)], axis=1)  # column n: 0
+
+    def allowed(c):
+        return np.take_along_axis(wide, np.minimum(c, n), axis=1)
+
+    c0, c1, c2, c3 = col(0), col(1), col(2), col(3)
+    lv = levels[:, None]
+    edge = k < lv - 1  # level k has a child level
+    last = k == lv - 2  # its child is the last level
+    third = k + 3 < lv
+    table = np.zeros((len(cfg), rows, TABLE_WORDS), np.uint32)
+    table[..., GAP] = np.where(edge, c1 - c0, 0)
+    table[..., ALLOW1] = np.where(edge, allowed(c1), 0)
+    table[..., GAP2] = np.where(edge & ~last, c2 - c1, 0)
+    table[..., ALLOW2] = np.where(edge & ~last, allowed(c2), 0)
+    table[..., GAP3] = np.where(edge & ~last, np.where(third, c3 - c1, c2 - c1), 0)
+    table[..., ALLOW3] = np.where(edge & ~last, np.where(third, allowed(c3), allowed(c2)), 0)
+    table[..., COUNT_MASK] = np.where(last, np.uint32(0xFFFFFFFF), np.uint32(0))
+    return table
+
+
 def _half_turn_fixed(n: int) -> int:
     """Solutions fixed by the half turn: queens placed in pairs (x, r), (n-1-x, n-1-r), column
     pairs from the outside in, breadth-first in bounded batches. Masks are uint64: rows (n
@@ -289,7 +395,8 @@ def _quarter_turn_fixed(n: int) -> int:
 
 
 def fixed_by_rotation(n: int) -> tuple[int, int]:
-    """(F90, F180): the solutions fixed by a quarter turn (either direction) and by the half turn."""
+    """(F90, F180): the solutions fixed by a quarter turn (either direction) and by the half
+    turn."""
     if n == 1:
         return 1, 1
     return _quarter_turn_fixed(n), _half_turn_fixed(n)

@@ -125,7 +125,7 @@ class Constraints:
         return dataclasses.replace(self, toroidal=toroidal)
 
 
-KEYS = ("n",) + FIELDS + ("toroidal",)
+KEYS = ("n", *FIELDS, "toroidal")
 
 
 def from_dict(doc: dict) -> Constraints:
@@ -155,7 +155,8 @@ def excluded_diagonals(
             f"d = {d} is out of range: this instance lists {len(pairs)} diagonals "
             f"(use 0..{len(pairs)})"
         )
-    sums, diffs = [], []
+    sums: list[int] = []
+    diffs: list[int] = []
     for k, t in pairs[:d]:
         if t not in (0, 1):
             raise QueensError(
@@ -167,7 +168,7 @@ def excluded_diagonals(
 
 def completion(n: int, placed: Iterable[Sequence[int]], toroidal: bool = False) -> Constraints:
     """n-Queens Completion: queens already on squares ``(x, y)``."""
-    return Constraints(n, fixed=tuple(tuple(p) for p in placed), toroidal=toroidal)
+    return Constraints(n, fixed=_pairs([tuple(p) for p in placed], "fixed"), toroidal=toroidal)
 
 
 def fixed_rows(m: Constraints) -> np.ndarray:

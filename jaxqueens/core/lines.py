@@ -27,7 +27,8 @@ def size(n: int) -> int:
 
 
 def positions(n: int, c, r) -> tuple:
-    """Indices into ``counts`` of the row, diagonal and anti-diagonal of square (column c, row r)."""
+    """Indices into ``counts`` of the row, diagonal and anti-diagonal of square (column c,
+    row r)."""
     return (r, n + r + c, 4 * n - 2 + r - c)
 
 
@@ -37,9 +38,15 @@ def add1(counts: jax.Array, pos, v) -> jax.Array:
     return lax.dynamic_update_slice(counts, old + v, (pos,))
 
 
-def counts_of(rows: jax.Array, n: int) -> jax.Array:
+def counts_of(rows: jax.Array, n: int, scatter: bool = False) -> jax.Array:
     """Packed line counts [5n-2] int32 of a board [n] (O(n), scatter-free so that XLA:CPU can
-    compile the enclosing loops as one function)."""
+    compile the enclosing loops as one function). ``scatter``: one scatter-add of the 3n lines
+    instead, the same counts: on a GPU the loop is n host-driven iterations of several kernels
+    each (``make gpu-check``'s model), the scatter one kernel."""
+    if scatter:
+        c = jnp.arange(n, dtype=jnp.int32)
+        pos = jnp.concatenate(positions(n, c, rows.astype(jnp.int32)))
+        return jnp.zeros(size(n), jnp.int32).at[pos].add(1)
 
     def body(c, counts):
         r = rows[c]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.typing import ArrayLike
 
 from jaxqueens.core import inplace
 
@@ -32,7 +33,7 @@ def mix32(x: jax.Array) -> jax.Array:
     return x ^ (x >> 16)
 
 
-def hash_bits(seed: jax.Array, ctr: jax.Array, lane: jax.Array) -> jax.Array:
+def hash_bits(seed: ArrayLike, ctr: ArrayLike, lane: ArrayLike) -> jax.Array:
     """Random uint32 for (seed, counter, lane); ``lane`` may be a vector."""
     base = mix32(jnp.asarray(seed, U32) ^ (jnp.asarray(ctr).astype(U32) * U32(GOLD)))
     return mix32(base + jnp.asarray(lane).astype(U32) * U32(_LANE))

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -38,8 +39,12 @@ from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel import devices as backend
+from jaxqueens.parallel import sizing
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys
+from jaxqueens.solvers.choices import ANNEAL_PRESETS
 
 
 @dataclasses.dataclass
@@ -65,6 +70,94 @@ class AnnealResult:
     @property
     def solutions(self) -> np.ndarray:
         return self.run.solutions
+
+
+CLASSIC = {
+    "neighbour": "step",
+    "step": 3,
+    "edge": "wrap",
+    "objective": "attacks",
+    "rounds": 10,
+    "q": 0.5,
+    "init_prob": 0.4,
+    "alpha": 0.9,
+    "t_end": None,
+    "t0": "worsening",
+}
+"""The earlier defaults (``--preset classic``): NMOF's TAopt/SAopt settings (10 rounds, q 0.5,
+initProb 0.4, alpha 0.9) with the vignette's step neighbour (one queen by 1..3 rows, wrapping)."""
+
+DEFAULTS = {
+    "ls": {**CLASSIC, "neighbour": "swap"},
+    "ta": {**CLASSIC, "neighbour": "swap", "q": 0.2},
+    "sa": {
+        **CLASSIC,
+        "neighbour": "swap",
+        "rounds": 100,
+        "init_prob": 0.1,
+        "alpha": None,
+        "t_end": 0.001,
+    },
+}
+"""Measured defaults (``scripts/tune_defaults.py anneal``, ``benchmarks/results/
+tune-anneal-cpu.json``: 300 chains of 10,000 steps, compare's budget, at n = 16 and 64). The swap
+neighbour beats the step neighbour for every method (LS: 100% / 99% of chains solved at n = 16 /
+64 against 41% / 0%). SA: 100 temperatures from a start that accepts 10% of the worsening walk
+moves down to 1/1000 of it (``t_end``; alpha = t_end^(1 / (rounds - 1)) = 0.933), 100% / 98%;
+the classic setting ends at 0.39 of its start temperature, still accepting a large share of
+worsening moves, and solved none. TA: on N-Queens every threshold of one attack or more lost to
+LS at every quantile and round count tried (q 0.35, one round at threshold 1: 2.5x LS's steps at
+n = 16), so its measured best, q 0.2, makes every threshold 0: TA runs as LS. Objective: attacks
+(pairs: within 1% for LS, worse for TA and SA at n = 64)."""
+
+PRESETS = {
+    "default": DEFAULTS,
+    "classic": {m: dict(CLASSIC) for m in ("ls", "ta", "sa")},
+    "nmof": {m: {**CLASSIC, "edge": "nmof", "t0": "nmof"} for m in ("ls", "ta", "sa")},
+}
+"""Named settings (``--preset``): ``default`` (measured, :data:`DEFAULTS`), ``classic`` (the
+earlier defaults, :data:`CLASSIC`) and ``nmof`` (classic with the vignette's far-end edge and
+SAopt's start-temperature rule)."""
+SETTINGS = tuple(CLASSIC)
+assert tuple(PRESETS) == ANNEAL_PRESETS
+
+
+def preset(name: str, method: str) -> dict:
+    """The settings of preset ``name`` for ``method`` (a copy; SA's ``alpha`` is derived from
+    ``t_end`` when the preset gives none, as in :func:`settings`)."""
+    return settings(method, name)
+
+
+def settings(method: str, preset_name: str = "default", **given) -> dict:
+    """The settings a run uses: preset ``preset_name``'s for ``method``, each overridden by the
+    value given (None: not given). SA's cooling factor is ``alpha`` when given (or when the preset
+    has one and no ``t_end`` is given), else ``t_end ** (1 / (rounds - 1))``: the last
+    temperature is ``t_end`` times the first."""
+    if preset_name not in PRESETS:
+        raise QueensError(f"--preset {preset_name!r}: use one of {', '.join(PRESETS)}")
+    if method not in PRESETS[preset_name]:
+        raise QueensError(f"method {method!r} is unknown; use ls, ta or sa")
+    bad = set(given) - set(SETTINGS)
+    if bad:
+        raise TypeError(f"unknown settings: {', '.join(sorted(bad))}")
+    if given.get("alpha") is not None and given.get("t_end") is not None:
+        raise QueensError(
+            "give --alpha (cooling per round) or --t-end (the last temperature "
+            "relative to the first), not both"
+        )
+    out: dict[str, Any] = dict(PRESETS[preset_name][method])
+    out.update({k: v for k, v in given.items() if v is not None})
+    if given.get("t_end") is not None:
+        out["alpha"] = None
+    if out["alpha"] is None:
+        t_end = out["t_end"]
+        if not (isinstance(t_end, (int, float)) and 0 < t_end <= 1):
+            raise QueensError(f"--t-end must lie in (0, 1], got {t_end!r}")
+        rounds = out["rounds"]
+        out["alpha"] = float(t_end) ** (1.0 / (rounds - 1)) if rounds > 1 else 1.0
+    else:
+        out["t_end"] = None
+    return out
 
 
 T0_RULES = ("worsening", "nmof")
@@ -114,20 +207,34 @@ def calibrate(
     t_start = time.perf_counter()
     deltas = np.asarray(fn(chain0, problem)).astype(np.float64)
     per_step = (time.perf_counter() - t_start) / walk
+    return schedule_of(deltas, config, q, init_prob, alpha, t0), per_step
+
+
+def schedule_of(
+    deltas: np.ndarray,
+    config: sls.Config,
+    q: float = 0.5,
+    init_prob: float = 0.4,
+    alpha: float = 0.9,
+    t0: str | float = "worsening",
+) -> np.ndarray:
+    """The schedule [rounds] float32 for ``config.method`` from the objective changes ``deltas``
+    of a calibration walk (:func:`calibrate`'s rules; LS: zeros)."""
     rounds = config.rounds
     if config.method == "ls":
-        return np.zeros(rounds, np.float32), per_step
+        return np.zeros(rounds, np.float32)
     if config.method == "ta":
         thresholds = np.quantile(np.abs(deltas), q * np.arange(rounds - 1, -1, -1) / rounds)
         thresholds[-1] = 0.0
-        return thresholds.astype(np.float32), per_step
+        return thresholds.astype(np.float32)
+    t0 = t0_rule(t0)
     if t0 == "nmof":
         temp = sa_start_temperature_nmof(deltas, init_prob)
     elif t0 == "worsening":
         temp = sa_start_temperature(deltas, init_prob)
     else:
         temp = float(t0)
-    return (temp * alpha ** np.arange(rounds)).astype(np.float32), per_step
+    return (temp * alpha ** np.arange(rounds)).astype(np.float32)
 
 
 def sa_start_temperature(deltas: np.ndarray, init_prob: float) -> float:
@@ -160,7 +267,8 @@ def sa_start_temperature_nmof(deltas: np.ndarray, init_prob: float) -> float:
             f"--t0 nmof: no start temperature in SAopt's interval [1e-05, 1] gives an acceptance "
             f"of {init_prob} over the calibration walk (it ranges {accept(lo):.3f} .. "
             f"{accept(hi):.3f}; {100 * np.mean(d == 0):.0f}% of its moves change nothing); "
-            "choose --init-prob in that range, or use --t0 worsening"
+            "choose --init-prob in that range (--preset nmof sets NMOF's 0.4), or use --t0 "
+            "worsening"
         )
     for _ in range(200):
         mid = 0.5 * (lo + hi)
@@ -206,24 +314,35 @@ def make_config(
         raise QueensError(str(err)) from None
 
 
+def chunk_for(chains: int | None, config: sls.Config, devices: int) -> int:
+    """Chains per kernel call: about 2^22 steps of work per call on a CPU; on an accelerator,
+    enough to fill the device (:func:`jaxqueens.parallel.chains.accelerator_chunk`)."""
+    if backend.is_accelerator():
+        return chain_batch.accelerator_chunk(chains, config.n, sizing.device_target(), devices)
+    cap = max(devices, (1 << 22) // config.total_steps)
+    return min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices
+
+
 def anneal(
     n: int | None = 8,
     method: str = "ta",
     chains: int = 1000,
     steps: int = 10_000,
     *,
-    rounds: int = 10,
-    neighbour: str = "step",
-    step: int = 3,
-    objective: str = "attacks",
-    edge: str = "wrap",
+    rounds: int | None = None,
+    neighbour: str | None = None,
+    step: int | None = None,
+    objective: str | None = None,
+    edge: str | None = None,
     seed: int = 0,
     batch: int | None = None,
-    q: float = 0.5,
-    init_prob: float = 0.4,
-    alpha: float = 0.9,
-    t0: str | float = "worsening",
+    q: float | None = None,
+    init_prob: float | None = None,
+    alpha: float | None = None,
+    t0: str | float | None = None,
     walk: int = 2000,
+    t_end: float | None = None,
+    preset: str = "default",
     start=None,
     best_boards: bool = False,
     trace_chains: int = 0,
@@ -242,12 +361,24 @@ def anneal(
       method: "ls", "ta" or "sa".
       chains: chains to run; chain i is seeded from ``fold_in(key, i)``.
       steps: step budget per chain, split into ``rounds`` thresholds/temperatures.
-      neighbour: "step" (NMOF's move of one queen by 1..step rows within its column) or "swap".
+      preset: where the settings not given come from: "default" (measured for each method,
+        :data:`DEFAULTS`), "classic" (the earlier defaults, NMOF's TAopt/SAopt settings with the
+        step neighbour) or "nmof" (classic with the vignette's edge and SAopt's T0 rule).
+      rounds, neighbour, step, objective, edge, q, init_prob, alpha, t_end, t0: None takes the
+        preset's value (:func:`settings`).
+      neighbour: "step" (NMOF's move of one queen by 1..step rows within its column) or "swap";
+        not given, a swap preset runs the step neighbour on a constrained instance or from a
+        start board with repeated rows (which swaps cannot honour or leave).
       objective: "attacks" (NMOF) or "pairs".
       edge: the step neighbour past the edge: "wrap" (row mod n) or "nmof" (to the far end,
         as the NMOF vignette's ``neighbour``).
       batch: chains per kernel call (default: automatic).
-      q, init_prob, alpha, walk: TA quantile, SA start acceptance, SA cooling, calibration walk.
+      q: TA's quantile of |delta| for the first threshold.
+      init_prob: SA's start acceptance of worsening moves.
+      alpha: SA's cooling factor per round.
+      walk: steps of the calibration walk.
+      t_end: SA's last temperature relative to its first (then alpha = t_end^(1/(rounds - 1)));
+        give it or ``alpha``, not both.
       t0: SA start temperature: "worsening", "nmof" (SAopt's rule) or a number (see
         :func:`calibrate`).
       start: a board [n] (rows 0..n-1, repeats allowed) every chain starts from (default: a
@@ -259,12 +390,35 @@ def anneal(
         ``max(1, steps // 2000)`` steps: ``AnnealResult.trace_every``).
       quiet: no progress line (None: a progress line on a terminal only).
       announce: called with a one-line message (e.g. the estimated run time) before the run.
-      checkpoint, resume, checkpoint_every: as for :func:`jaxqueens.solve`.
+      checkpoint: checkpoint file, as for :func:`jaxqueens.solve`.
+      resume: continue from ``checkpoint``.
+      checkpoint_every: seconds between checkpoints.
       instance: a constrained instance (n is then its size: pass None or the same n); fixed
         queens never move, forbidden squares are never used (step neighbour only, no start).
       toroidal: queens attack along diagonals modulo n (also when ``instance`` says so).
     """
-    model, mask = _instance(n, instance, toroidal, neighbour, start)
+    opts = settings(
+        method,
+        preset,
+        rounds=rounds,
+        neighbour=neighbour,
+        step=step,
+        objective=objective,
+        edge=edge,
+        q=q,
+        init_prob=init_prob,
+        alpha=alpha,
+        t_end=t_end,
+        t0=t0,
+    )
+    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
+    if neighbour is None and opts["neighbour"] == "swap" and (mask is not None or _repeats(start)):
+        opts["neighbour"] = "step"  # a swap cannot honour an instance or leave repeated rows
+    rounds, neighbour, step, objective, edge = (
+        opts[k] for k in ("rounds", "neighbour", "step", "objective", "edge")
+    )
+    q, init_prob, alpha, t0 = opts["q"], opts["init_prob"], opts["alpha"], opts["t0"]
+    _check_instance(mask, neighbour, start)
     n = as_size(n if model is None else model.n)
     constrained = mask is not None
     config = make_config(
@@ -294,16 +448,14 @@ def anneal(
         raise QueensError(f"--batch must be at least 1, got {batch}")
     cal_key, key = jax.random.split(jax.random.key(seed))
     schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha, t0, start, mask)
-    devices = jax.local_device_count()
+    devices = local_device_count()
     if announce is not None:
         estimate = per_step * config.total_steps * chains / devices
         announce(
             f"{method.upper()}: estimated run time at most ~{estimate:,.1f} s "
             f"({chains} chains x {config.total_steps} steps; chains stop when solved)"
         )
-    chunk = batch or min(
-        -(-chains // devices) * devices, max(devices, (1 << 22) // config.total_steps)
-    )
+    chunk = batch or chunk_for(chains, config, devices)
     params = sls.Params(jnp.asarray(schedule))
     problem = _problem(start, mask)
     started = time.perf_counter()
@@ -311,11 +463,15 @@ def anneal(
         chain_batch.Chains(sls, config), key, chunk, params, problem
     )
     compile_s = time.perf_counter() - started
-    settings = {k: v for k, v in dataclasses.asdict(config).items() if k != "edge" or v != "wrap"}
+    static = {  # as before the accelerator's switch: old checkpoints resume
+        k: v
+        for k, v in dataclasses.asdict(config).items()
+        if (k != "edge" or v != "wrap") and k != "scatter_counts"
+    }
     fingerprint = {
         "command": "anneal",
         "solver": f"annealing-{method}",
-        "config": settings,
+        "config": static,
         "schedule": [float(x) for x in schedule],
         "seed": seed,
     }
@@ -358,6 +514,11 @@ def anneal(
         objective=objective,
         edge=edge,
         t0=t0,
+        preset=preset,
+        q=q if method == "ta" else None,
+        init_prob=init_prob if method == "sa" else None,
+        alpha=alpha if method == "sa" else None,
+        t_end=opts["t_end"] if method == "sa" else None,
         start=None if start is None else start.tolist(),
         steps_budget=config.total_steps,
         rounds=rounds,
@@ -374,7 +535,7 @@ def anneal(
     if model is not None:
         summary["instance"] = model.to_dict()
         summary["status"] = "SAT" if run.solved.any() else "unknown"
-    if best[0] is not None:
+    if best[0] is not None and best[2] is not None:
         summary["best_boards"] = {
             "chains": len(best[0]),
             "pairs_min": int(best[2].min()) if len(best[2]) else None,
@@ -400,12 +561,19 @@ def _problem(start, mask) -> sls.Problem | None:
     return sls.Problem(None if start is None else jnp.asarray(start, jnp.int32), mask)
 
 
-def _instance(n, instance, toroidal: bool, neighbour: str, start):
-    """(model or None, kernel mask or None): :func:`jaxqueens.drivers.chains.instance_setup`,
-    refusing what a constrained chain cannot honour (the swap neighbour, a start board)."""
-    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
+def _repeats(start) -> bool:
+    """A start board with a row used twice (any shape; bad boards are refused later)."""
+    if start is None:
+        return False
+    rows = np.asarray(start).reshape(-1)
+    return len(np.unique(rows)) < rows.size
+
+
+def _check_instance(mask, neighbour: str, start) -> None:
+    """Refuse what a constrained chain (``mask`` not None) cannot honour: the swap neighbour, a
+    start board."""
     if mask is None:
-        return model, None
+        return
     if neighbour != "step":
         raise QueensError(
             "a constrained instance needs --neighbour step (a swap keeps every "
@@ -416,7 +584,6 @@ def _instance(n, instance, toroidal: bool, neighbour: str, start):
             "a constrained instance sets every chain's start itself (fixed queens, "
             "allowed squares); drop the start board (--file)"
         )
-    return model, mask
 
 
 REPLAY_BATCH = 4096
@@ -460,7 +627,7 @@ def best_of_unsolved(
     if mask is not None and len(boards):
         allowed = np.asarray(mask.allowed)
         stranded = ~allowed[np.arange(config.n)[None, :], boards]
-        if (stranded & allowed.any(axis=1)[None, :]).any():
+        if (stranded & np.asarray(allowed.any(axis=1))[None, :]).any():
             raise RuntimeError("a best board uses a forbidden square")
         objective = objective + stranded.sum(axis=1)
     if run.best is not None and not np.array_equal(objective, run.best[~run.solved]):

@@ -18,6 +18,7 @@ from jaxqueens.core import checker
 from jaxqueens.core.board import as_size
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import items
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import backtrack
 from jaxqueens.solvers.backtrack import DEFAULT_MAX_STEPS, MAX_N
 
@@ -83,7 +84,7 @@ def random_first_solutions(key, n: int, num: int, max_steps: int = 1_000_000) ->
     _check_n(n)
     if num < 1:
         raise QueensError(f"num = {num}: ask for at least one search")
-    d = jax.local_device_count()
+    d = local_device_count()
     padded = -(-num // d) * d
     r = jax.tree.map(
         lambda x: np.asarray(x)[:num],

@@ -23,7 +23,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -138,14 +138,14 @@ def _host(out) -> ChunkResult:
     """A runner's result (a ChunkResult, or a kernel's Result with the same field names) as host
     arrays."""
     get = lambda f: None if getattr(out, f, None) is None else np.asarray(getattr(out, f))
-    return ChunkResult(*(get(f) for f in ChunkResult._fields))
+    return ChunkResult._make(get(f) for f in ChunkResult._fields)
 
 
 def _gather(res: ChunkResult) -> ChunkResult:
     """Across processes: every process's chunk, in process order, on every process."""
     if gather.process_count() == 1:
         return res
-    return ChunkResult(*(None if a is None else gather.concat(a, axis=0) for a in res))
+    return ChunkResult._make(None if a is None else gather.concat(a, axis=0) for a in res)
 
 
 def save_checkpoint(
@@ -170,7 +170,7 @@ def save_checkpoint(
 def load_checkpoint(path: Path, fingerprint: dict) -> tuple[ChunkResult, np.ndarray, int, float]:
     """(finished chains, their wall shares, next chain id, wall seconds) of a checkpoint."""
     z = checkpoint.load(path, fingerprint)
-    res = ChunkResult(*(z.get(f) for f in ChunkResult._fields if f != "paused"))
+    res = ChunkResult(z["rows"], z["solved"], z["steps"], z["restarts"], z.get("best"))
     return res, z["wall_share"], int(z["offset"]), float(z["wall"])
 
 
@@ -191,7 +191,7 @@ class _Tally:
 
 
 def run_chains(
-    run_chunk: Callable[[int, int], ChunkResult],
+    run_chunk: Callable[[int, int], Any],  # a ChunkResult, or a kernel's Result (see _host)
     n: int,
     budget: Budget,
     chunk: int,
@@ -287,14 +287,14 @@ def run_chains(
         met = {k: v for k, v in cuts.items() if v}
         stopped_by, keep = None, 0
         if met:
-            stopped_by = min(met, key=met.get)
+            stopped_by = min(met, key=met.__getitem__)
             keep = offset - count + met[stopped_by]
         elif budget.seconds is not None and wall >= budget.seconds:
             stopped_by, keep = "time", offset
         elif budget.max_chains is not None and offset >= budget.max_chains:
             stopped_by, keep = "max_chains", budget.max_chains
         # Record the whole chunk at once, so that the tally stays whole at a Ctrl-C.
-        t.parts, t.shares = t.parts + [res], t.shares + [share]
+        t.parts, t.shares = [*t.parts, res], [*t.shares, share]
         t.seen.update(fresh)
         t.solved, t.offset, t.wall = int(solved_cum[-1]), offset, wall
         t.stopped_by, t.keep = stopped_by, keep
@@ -308,7 +308,7 @@ def run_chains(
         )
 
     def save() -> None:
-        if t.parts:
+        if t.parts and checkpoint is not None:
             save_checkpoint(checkpoint, t.parts, t.shares, t.offset, t.wall, fingerprint)
 
     interrupted = run_chunks(
@@ -321,6 +321,7 @@ def run_chains(
     )
     if interrupted:
         t.stopped_by, t.keep = "interrupted", t.offset
+    assert t.stopped_by is not None  # the loop ends when a budget is met or on an interrupt
     parts, shares, keep = t.parts, t.shares, t.keep
     total = sum(len(p.solved) for p in parts)
     unfinished = np.zeros(total, bool)
@@ -380,10 +381,14 @@ def instance_setup(
 ) -> tuple[cons.Constraints | None, rules.Mask | None]:
     """(model, mask) of a constrained run: the instance with ``toroidal`` applied (a plain
     toroidal board of size ``n`` when only ``toroidal`` is set; None for the classic board) and,
-    when it fixes queens or forbids squares, the kernels' :class:`~jaxqueens.solvers.constrained.Mask`
-    of its allowed squares (None otherwise). ``n`` must be None or the instance's size."""
+    when it fixes queens or forbids squares, the kernels'
+    :class:`~jaxqueens.solvers.constrained.Mask` of its allowed squares (None otherwise).
+    ``n`` must be None or the instance's size."""
     if instance is None:
-        return (cons.Constraints(n, toroidal=True) if toroidal else None), None
+        if not toroidal:
+            return None, None
+        assert n is not None  # the classic board always comes with its size
+        return cons.Constraints(n, toroidal=True), None
     if not isinstance(instance, cons.Constraints):
         raise QueensError(
             f"instance must be a jaxqueens Constraints, got {type(instance).__name__}"
@@ -395,4 +400,4 @@ def instance_setup(
     model = instance.with_toroidal(True) if toroidal else instance
     if model.plain:
         return model, None
-    return model, rules.mask_of(cons.allowed_squares(model), cons.fixed_rows(model))
+    return model, rules.mask_for(model)

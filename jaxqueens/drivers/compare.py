@@ -17,8 +17,9 @@ CI of the ratio runner-up / fastest over the chains (:func:`recommend`).
 
 How each solver meets the budget exactly:
 
-- min-conflicts restarts every ``max_steps`` steps (``solve``'s 4000, or the budget if smaller:
-  then one attempt) with up to ``ceil(budget / max_steps) - 1`` restarts; a chain that solved
+- min-conflicts restarts every ``max_steps`` steps (``solve``'s default, the measured restart
+  period :func:`~jaxqueens.solvers.choices.default_max_steps`, or the budget if smaller: then
+  one attempt) with up to ``ceil(budget / max_steps) - 1`` restarts; a chain that solved
   past the budget is counted unsolved (censored at the budget: up to the budget its moves are
   the same as a run that stops there), and its seconds are cut in proportion;
 - LS/TA/SA get the budget as their ``steps`` (split over ``rounds``);
@@ -42,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
@@ -53,6 +55,7 @@ from jaxqueens.drivers import ga
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import minconflicts
 
 TABU = 4
@@ -75,6 +78,13 @@ defaults for the rest)."""
 
 DEFAULT_STEPS = 10_000
 """Step budget per chain (anneal's default)."""
+DEFAULTS_NOTE = (
+    "every solver runs at its measured-best defaults: min-conflicts' restart period from "
+    "scripts/bench_restarts.py (benchmarks/results/restarts-cpu.json), the LS/TA/SA settings and "
+    "the GA's from scripts/tune_defaults.py at this command's default budget of 10,000 steps, "
+    "n = 16 and 64 (benchmarks/results/tune-anneal-cpu.json, tune-ga-cpu.json)"
+)
+"""What ``summary.json`` and the command's output say about the settings compared."""
 BOOTSTRAP = 2000
 """Bootstrap resamples of the recommendation's CI."""
 CONFIDENCE = 0.95
@@ -116,7 +126,8 @@ class SolverRun:
 
     @property
     def ert_s(self) -> float:
-        """Expected seconds per solution: all chains' seconds over the chains solved (inf if none)."""
+        """Expected seconds per solution: all chains' seconds over the chains solved (inf if
+        none)."""
         solved = int(self.solved.sum())
         return float(self.seconds.sum()) / solved if solved else float("inf")
 
@@ -161,11 +172,12 @@ def _samples(
 
 
 def run_minconflicts(
-    n, chains, steps, seed, quiet, *, init="permutation", tabu=0, max_steps=4000
+    n, chains, steps, seed, quiet, *, init="permutation", tabu=0, max_steps=None
 ) -> tuple:
-    """Min-conflicts (:mod:`jaxqueens.drivers.minconflicts`'s runner) on exactly ``chains`` chains."""
+    """Min-conflicts (:mod:`jaxqueens.drivers.minconflicts`'s runner) on exactly ``chains`` chains
+    (``max_steps`` None: ``solve``'s default restart period)."""
     mcsolve.check_n(n)
-    max_steps = min(max_steps, steps)
+    max_steps = min(mcsolve.default_max_steps(n) if max_steps is None else max_steps, steps)
     config = minconflicts.Config(n=n, init=init, tabu=tabu)
     params = minconflicts.default_params(
         config, max_steps=max_steps, max_restarts=-(-steps // max_steps) - 1
@@ -195,12 +207,15 @@ def run_minconflicts(
 def run_anneal(n, chains, steps, seed, quiet, *, method="ta") -> tuple:
     """LS / TA / SA through :func:`jaxqueens.drivers.anneal.anneal` (``steps`` per chain)."""
     res = annealing.anneal(n, method, chains, steps, seed=seed, quiet=quiet)
+    s = res.summary
     options = {
         "method": method,
+        "preset": s["preset"],
         "steps": res.config.total_steps,
         "rounds": res.config.rounds,
         "neighbour": res.config.neighbour,
         "objective": res.config.objective,
+        **{k: s[k] for k in ("q", "init_prob", "alpha", "t_end") if s.get(k) is not None},
     }
     return res.run, options
 
@@ -226,8 +241,10 @@ def _chain_solver(name, family, n, chains, steps, seed, quiet, spec) -> SolverRu
     )
 
 
-def _ga_solver(name, n, chains, steps, seed, quiet, spec, pop: int = 100) -> SolverRun:
+def _ga_solver(name, n, chains, steps, seed, quiet, spec) -> SolverRun:
     scheme = spec.get("scheme", "steady")
+    chosen = ga.preset_settings("default", spec["encoding"], scheme)  # measured defaults
+    pop = chosen["pop"]
     per_generation = 2 if scheme == "steady" else pop
     generations = (steps - pop) // per_generation
     if generations < 1:
@@ -242,6 +259,10 @@ def _ga_solver(name, n, chains, steps, seed, quiet, spec, pop: int = 100) -> Sol
         chains,
         encoding=spec["encoding"],
         scheme=scheme,
+        tournament=chosen["tournament"],
+        cxpb=chosen["cxpb"],
+        mutpb=chosen["mutpb"],
+        elite=chosen["elite"],
         seed=seed,
         quiet=quiet,
     )
@@ -261,7 +282,11 @@ def _ga_solver(name, n, chains, steps, seed, quiet, spec, pop: int = 100) -> Sol
     options = {
         "encoding": spec["encoding"],
         "scheme": scheme,
+        "preset": "default",
         "pop": pop,
+        "tournament": chosen["tournament"],
+        "cxpb": chosen["cxpb"],
+        "mutpb": chosen["mutpb"],
         "generations": generations,
     }
     samples = _samples(
@@ -323,7 +348,7 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
     (ERT ratio) and a percentile bootstrap CI of that ratio; a line saying so."""
     ranked = sorted(runs, key=lambda r: r.ert_s)
     best = ranked[0]
-    doc = {
+    doc: dict[str, Any] = {
         "metric": "expected seconds per solution (ERT: seconds of all chains / chains solved)",
         "ci_method": f"percentile bootstrap over chains, {BOOTSTRAP} resamples, "
         f"{CONFIDENCE:.0%}, of ERT(runner-up) / ERT(fastest)",
@@ -481,8 +506,9 @@ def compare(
         "solvers": names,
         "budget_note": "steps per chain: min-conflicts moves, LS/TA/SA neighbour moves, GA "
         "fitness evaluations; solvers ranked by seconds per solution",
+        "defaults_note": DEFAULTS_NOTE,
         "backend": jax.default_backend(),
-        "devices": jax.local_device_count(),
+        "devices": local_device_count(),
         "recommendation": rec,
         "per_solver": [solver_summary(r, steps) for r in runs],
     }

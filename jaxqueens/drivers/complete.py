@@ -14,7 +14,8 @@ one call spans every device. Decide mode uses the lean kernel (``Config.decide``
 instance's masks and orientation are built when its root is first launched, so that host work
 too overlaps earlier chunks. Each instance is searched in the orientation (one of
 the square's 8 symmetries) whose first columns are the most constrained
-(:func:`jaxqueens.core.constraints.search_masks`; 4x fewer nodes than as given on prob079 n = 16). An item that is not finished comes back as its DFS stack, whose
+(:func:`jaxqueens.core.constraints.search_masks`; 4x fewer nodes than as given on prob079 n = 16).
+An item that is not finished comes back as its DFS stack, whose
 rows are untried sub-trees: each becomes a new item at the end of the queue. So the next chunk's
 lanes hold the next instances *and* the sub-trees of hard ones; a hard instance never idles the
 batch. In decide mode an instance is settled (SAT) by its first solution and its other items
@@ -29,6 +30,7 @@ Per-instance ``seconds`` are each chunk's wall time shared out over its items by
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -45,9 +47,8 @@ from jaxqueens.core.constraints import Constraints, board_from_orientation, sear
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import devices, gather, items
+from jaxqueens.parallel import devices, gather, items, sizing
 from jaxqueens.parallel import streams as parallel_streams
-from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.solvers import complete as solver
 from jaxqueens.solvers.complete import Config
 
@@ -84,9 +85,8 @@ class CompleteResult(NamedTuple):
 
 
 def _advance(lanes: solver.Lane, active, config: Config) -> solver.Lane:
-    del active
-    go = jax.vmap(lambda s: solver.live(s, config))(lanes)
-    return where_lanes(go, jax.vmap(lambda s: solver.step(s, config))(lanes), lanes)
+    del active  # a lane that is not live stays as it is
+    return jax.vmap(lambda s: solver.step_lane(s, config))(lanes)
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3))
@@ -103,6 +103,38 @@ def search_chunk(batch, config: Config, num_devices: int, sizes: devices.Sizes):
         batch,
         num_devices,
         sizes.count_lanes,
+        accelerator=sizes.accelerator,
+    )
+
+
+ITEMS_PER_LANE = 4
+"""Accelerator: items per kernel call, per lockstep lane."""
+
+
+def chunk_builder(config: Config, num_devices: int = 1, place=None):
+    """``lanes -> jax.stages.Lowered``: :func:`search_chunk` as an accelerator runs it, with
+    ``lanes`` lockstep lanes per device and :data:`ITEMS_PER_LANE` items per lane and call (the
+    builder :func:`jaxqueens.parallel.sizing.choose` sizes, and ``make gpu-check`` compiles)."""
+    place = place or (lambda tree: tree)
+
+    def build(lanes: int):
+        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
+        rows = ITEMS_PER_LANE * lanes * num_devices
+        batch = place(jax.ShapeDtypeStruct((rows, config.width), jax.numpy.uint32))
+        return search_chunk.trace(batch, config, num_devices, sizes).lower()
+
+    return build
+
+
+def accelerator_lanes(config: Config, num_devices: int, target=None) -> sizing.Choice:
+    """Lockstep lanes per device for ``config``'s items on an accelerator, sized from the
+    compiled :func:`search_chunk` against the device."""
+    target = target or sizing.device_target()
+    return sizing.choose(
+        chunk_builder(config, num_devices),
+        target,
+        target.parallelism,
+        key=("complete", config, num_devices),
     )
 
 
@@ -170,11 +202,11 @@ class _State:
         self.seconds = [float(v) for v in a["seconds"]]
         self.status = [str(v) for v in a["status"]]
         self.boards = [[] for _ in models]
-        for i, b in zip(a["owner"], a["boards"]):
+        for i, b in zip(a["owner"], a["boards"], strict=True):
             self.boards[int(i)].append(b[: models[int(i)].n].astype(np.int16))
         self.queue = [
-            tuple(int(v) for v in h) + (tuple(int(v) for v in p[: int(h[1])]),)
-            for h, p in zip(a["queue"], a["paths"])
+            (*tuple(int(v) for v in h), tuple(int(v) for v in p[: int(h[1])]))
+            for h, p in zip(a["queue"], a["paths"], strict=True)
         ]
         self.chunks, self.items = (int(v) for v in a["counters"])
 
@@ -231,8 +263,12 @@ def solve_instances(
       mode: "decide" (first solution or UNSAT), "count" (all solutions, one listed) or
         "enumerate" (all counted, up to ``cap`` listed per instance).
       max_nodes: give an instance up after about this many tree edges: status "unknown".
-      checkpoint, resume, checkpoint_every, quiet: as :func:`jaxqueens.drivers.count.count_solutions`.
-      budget, chunk: tree edges per item and call, items per call (defaults by backend).
+      checkpoint: checkpoint file, as :func:`jaxqueens.drivers.count.count_solutions`.
+      resume: continue from ``checkpoint``.
+      checkpoint_every: seconds between checkpoints.
+      quiet: no progress line (None: one on a terminal only).
+      budget: tree edges per item and call (default by backend).
+      chunk: items per call (default by backend).
       orient: search each instance in the orientation (one of the square's 8 symmetries) with
         the most constrained first columns (:func:`jaxqueens.core.constraints.best_orientation`);
         solutions are mapped back. False: as given.
@@ -250,11 +286,24 @@ def solve_instances(
     if chunk is not None and chunk < 1:
         raise QueensError(f"chunk {chunk}: give at least 1 item per call")
     sizes = devices.sizes()
-    budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
-    num_dev = jax.local_device_count()
-    chunk = int(chunk or (sizes.count_lanes * 4 if sizes.accelerator else CHUNK))
-    chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
+    num_dev = devices.local_device_count()
     list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]
+    if sizes.accelerator and not sizes.count_lanes and models:
+        # lanes from the compiled kernel of the largest board against the device
+        big = max(models, key=lambda m: (m.n, m.toroidal))
+        cfg = Config(big.n, big.toroidal, list_cap if mode == "enumerate" else 0, mode == "decide")
+        choice = accelerator_lanes(cfg, num_dev)
+        if not choice.fits:
+            raise QueensError(
+                f"n = {big.n} needs {choice.bytes:,} bytes of device memory for even one lane: "
+                "the device is too small (or lower --cap)"
+            )
+        sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
+    budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
+    chunk = int(
+        chunk or (sizes.count_lanes * ITEMS_PER_LANE * num_dev if sizes.accelerator else CHUNK)
+    )
+    chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
     procs, me = gather.process_count(), gather.process_index()
     fingerprint = _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient)
     path = ckpt.process_path(checkpoint) if checkpoint is not None else None
@@ -314,12 +363,12 @@ def solve_instances(
 
     def host_root(t) -> None:
         """An item at the last column (or n = 1): its free rows are the solutions."""
-        i, level, _, _, _, av, prefix = t
+        i, _level, _, _, _, av, prefix = t
         bits = [b for b in range(models[i].n) if av >> b & 1]
         st.nodes[i] += len(bits)
         st.solutions[i] += len(bits)
         for b in bits:
-            record(i, np.array(prefix + (b,)))
+            record(i, np.array((*prefix, b)))
 
     def close_finished(i: int) -> None:
         if st.status[i]:
@@ -331,13 +380,15 @@ def solve_instances(
 
     def launch(stream: int):
         """Take up to a chunk of items of the first group still queued and dispatch them on
-        ``stream`` (asynchronously); returns the chunk in flight, or None if only host work was left."""
+        ``stream`` (asynchronously); returns the chunk in flight, or None if only host work was
+        left."""
         rows, shards = streams[stream].rows, streams[stream].shards
         key = next((models[t[0]].n, models[t[0]].toroidal) for t in st.queue)
         # near the end, share the last items out over every chunk slot of every stream, so no
         # device idles while another searches one long chunk (the rest of a chunk is empty rows)
         limit = min(rows, max(shards, -(-len(st.queue) // (len(streams) * DEPTH))))
-        take, keep = [], []
+        take: list[tuple] = []
+        keep: list[tuple] = []
         for t in st.queue:
             (
                 take
@@ -355,7 +406,7 @@ def solve_instances(
                 if not masks.all():  # an empty column
                     settle(t[0], "UNSAT")
                     continue
-                t = t[:5] + (int(masks[0]),) + t[6:]
+                t = (*t[:5], int(masks[0]), *t[6:])
             if t[1] >= n - 1:
                 host_root(t)
                 close_finished(t[0])
@@ -368,7 +419,7 @@ def solve_instances(
         order = _deal(len(kernel_items), rows, shards)
         padded = np.zeros((rows, cfg.width), np.uint32)
         stops = []
-        for r, (i, level, cols, ld, rd, av, _) in zip(order, kernel_items):
+        for r, (i, level, cols, ld, rd, av, _) in zip(order, kernel_items, strict=True):
             stop = mode == "decide" or (mode == "count" and not st.boards[i])
             stops.append(stop)
             padded[r, : solver.HEAD] = (cols, ld, rd, av, level, budget, stop)
@@ -379,7 +430,7 @@ def solve_instances(
 
     def collect(job) -> None:
         """Read a chunk's results and record them: counts, solutions, the unfinished frontier."""
-        kernel_items, stops, order, cfg, out, stream = job
+        kernel_items, stops, order, cfg, out, _stream = job
         out, t0, t_end = out.result()
         head, stacks, sols = (x[order] for x in out)
         wall = t_end - t0  # this chunk's own time on its device
@@ -521,7 +572,7 @@ def _gather(st: _State, models, mine) -> _State:
         )
         merged.status[i] = _STATUS[int(all_status[p, i])]
         merged.seconds[i] = float(all_secs[p, i])
-    for i, b in zip(owners, boards):
+    for i, b in zip(owners, boards, strict=True):
         merged.boards[int(i)].append(b[: models[int(i)].n])
     merged.chunks, merged.items = st.chunks, st.items
     return merged
@@ -530,4 +581,6 @@ def _gather(st: _State, models, mine) -> _State:
 def toroidal_count(n: int, **kwargs) -> int:
     """Solutions of the n-queens problem on a torus (OEIS A051906), exactly."""
     res = solve_instances([Constraints(n, toroidal=True)], mode="count", **kwargs)
-    return res.instances[0].solutions
+    solutions = res.instances[0].solutions
+    assert solutions is not None  # the count mode counts every instance
+    return solutions

@@ -3,21 +3,22 @@
 Method: constellations (after the Q27 project, Preusser and Engelhardt 2016, and NQueensFAF),
 :mod:`jaxqueens.core.constellations`. Every solution has one queen on each border line (rows and
 columns 0 and n-1); the border configurations fall into classes under the 8 symmetries of the
-square, and one member per class is searched, its completions weighted by the class size (8, 4
-or 2). Each class is split into tasks by placing its first columns on the host; each task's
-completions are counted by the branch-free bitmask DFS of :mod:`jaxqueens.solvers.count` with
-the class's per-column ``allow`` masks, batched per backend by :mod:`jaxqueens.parallel.items`
-(one task per ``lax.map`` iteration on the CPU, lockstep lanes with refill on accelerators).
-Tasks are dealt in a fixed shuffled order, so every chunk holds a like mix of large and small
-tasks; on the CPU each host device is an independent stream of one-device calls
-(:mod:`jaxqueens.parallel.streams`, :func:`_count_chunks`), so no device waits for another. The
-DFS walks well under 1/2 of the tree edges of the mirror-symmetric search (6.0 M against 13.5 M
-at n = 14, with the member of each class chosen by
-:func:`jaxqueens.core.constellations.preference`), which is why this method was
-chosen over Takaken's canonical pruning (about 2.6x fewer edges than the plain search in our
-measurements at n = 8..13, against 4x here at n = 14, and a leaf check that is costly in a
-branch-free kernel). Totals are summed on the host as Python ints from two uint32 words per task
-(exact past 2^63).
+square, and one member per class is searched (the one predicted to walk the smallest tree,
+:func:`jaxqueens.core.constellations.preference`), its completions weighted by the class size
+(8, 4 or 2). Each class is split into tasks by placing its first columns on the host; each task
+is searched over its level table (border columns skipped, a look-ahead of two levels) by the
+branch-free bitmask DFS of :mod:`jaxqueens.solvers.count`: 146.5 M tree edges at n = 16, where
+NQueensFAF walks 193.1 M and a plain search of every column 236.0 M. A task whose first column
+is its last is counted on the host. Tasks are dealt in a fixed shuffled order, so every chunk
+holds a like mix of large and small tasks; on the CPU each host device is an independent stream
+of one-device calls (:mod:`jaxqueens.parallel.streams`, :func:`_count_chunks`), so no device
+waits for another. Totals are summed on the host as Python ints (exact past 2^63).
+
+Every kernel call takes at most a budget of tree edges per device (:data:`CPU_CALL_EDGES`, about
+a second; lockstep iterations on an accelerator): the searches it stops come back with their
+stacks and are resumed by the next call of their chunk, so the totals never depend on the
+budget and a worker thread never runs for minutes (issue 28: Ctrl-C ends a count within about a
+second at any n).
 
 Fundamental solutions (OEIS A002562) come from the same counts by Burnside's lemma:
 ``(total + 2 * F90 + F180) / 8``, with the rotation-symmetric solutions F90 and F180 counted by
@@ -25,10 +26,11 @@ a small orbit search on the host (:func:`jaxqueens.core.constellations.fixed_by_
 ``--unique`` needs no enumeration and reaches every n the total does.
 
 Long counts run in chunks of tasks through :func:`jaxqueens.drivers.loop.run_chunks` (progress
-line, periodic checkpoint, Ctrl-C at chunk ends). The checkpoint (:mod:`jaxqueens.io.checkpoint`)
-holds the finished chunks' weighted totals; a count resumed from it does not recount them. In a
-multi-process run each process counts every P-th chunk and keeps its own checkpoint.
-:func:`plan_count` (``count --plan``) times a random sample of tasks and predicts the run time.
+line, periodic checkpoint, Ctrl-C between calls). The checkpoint (:mod:`jaxqueens.io.checkpoint`)
+holds the finished chunks' weighted totals; a count resumed from it does not recount them (a
+chunk stopped half-way is counted again). In a multi-process run each process counts every P-th
+chunk and keeps its own checkpoint. :func:`plan_count` (``count --plan``) times a random sample
+of tasks and predicts the run time.
 
 :func:`enumerate_solutions` (n <= 14) keeps the mirror-symmetric prefixes
 (:func:`jaxqueens.core.prefixes.expand_mirror`), whose kernel lists every solution.
@@ -36,6 +38,7 @@ multi-process run each process counts every P-th chunk and keeps its own checkpo
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import time
@@ -54,7 +57,7 @@ from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import devices, gather, items
+from jaxqueens.parallel import devices, gather, items, sizing
 from jaxqueens.parallel import streams as parallel_streams
 from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.parallel.shard import pad_rows
@@ -64,6 +67,7 @@ from jaxqueens.solvers.choices import COUNT_MAX_N as MAX_N
 from jaxqueens.solvers.count import KernelConfig
 
 SHUFFLE_SEED = 20161  # the fixed order in which tasks are dealt (part of every checkpoint's plan)
+TASKS_PER_LANE = 16  # accelerator: tasks per lockstep lane and call (a lane that finishes refills)
 
 
 class CountResult(NamedTuple):
@@ -79,6 +83,7 @@ class CountResult(NamedTuple):
     chunks: int
     resumed_chunks: int  # chunks taken from the checkpoint, not recounted
     constellations: int = 0  # symmetry classes of border configurations searched
+    edges: int = 0  # tree edges the kernel walked in this run (accelerator: lockstep iterations)
 
 
 # --- the jitted chunks: one kernel per prefix, batched by the backend's strategy --------------
@@ -87,7 +92,7 @@ class CountResult(NamedTuple):
 def _advance_lanes(lanes: solver.Lane, active, config: KernelConfig) -> solver.Lane:
     """One lockstep iteration: every live lane (``d >= 0``) takes one tree edge."""
     del active  # a lane without an item is finished (d < 0) and stays as it is
-    moved = jax.vmap(lambda s: solver.step(s, config))(lanes)
+    moved = jax.vmap(lambda s: solver.step_prefix(s, config))(lanes)
     return where_lanes(lanes.d >= 0, moved, lanes)
 
 
@@ -122,21 +127,51 @@ def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: devices
     Returns:
       uint32 ``[P, 2]``: solutions below each prefix, low and high word.
     """
-    return _search_each(prefixes, solver.count_prefix, solver.init, config, num_devices, sizes)
+    return _search_each(
+        prefixes, solver.count_prefix, solver.init_prefix, config, num_devices, sizes
+    )
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2, 3))
-def count_tasks(tasks, config: KernelConfig, num_devices: int, sizes: devices.Sizes):
-    """Completions per constellation task, batched the backend's way.
+def _advance_searches(lanes, active, config: solver.Config):
+    """One lockstep iteration of constellation searches: every live lane takes one tree edge."""
+    del active  # a lane without an item is finished (d < 0) and stays as it is
+    states, tables = lanes
+    moved = jax.vmap(lambda s, t: solver.step(s, t, config))(states, tables)
+    return where_lanes(states.d >= 0, moved, states), tables
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3, 4))
+def count_items(batch, budget, config: solver.Config, num_devices: int, sizes: devices.Sizes):
+    """Constellation searches (:func:`jaxqueens.solvers.count.search`), resumable, batched the
+    backend's way: on the CPU one after the other under one budget of ``budget`` edges per
+    device; on an accelerator lockstep lanes, each advanced at most ``budget`` times.
 
     Args:
-      tasks: uint32 ``[P, 4 + n]`` (cols, ld, rd, av, then the ``allow`` masks;
-        :func:`jaxqueens.solvers.count.init_task`), P a multiple of ``num_devices`` (pad with
-        zero rows: ``av = 0`` is an empty search).
+      batch: uint32 ``[B, config.width]`` search items (:func:`_items`), B a multiple of
+        ``num_devices`` (pad with finished items: ``d = -1``).
+      budget: [] int32 (a host scalar: any value, no recompilation).
     Returns:
-      uint32 ``[P, 2]``: completions of each task, low and high word.
+      states: uint32 ``[B, config.state_width]``, each search as it stands (``d = -1``:
+        finished) with the completions it found in this call (word 1);
+      work: int32 ``[num_devices]``: edges taken (CPU) or lockstep iterations (accelerator).
     """
-    return _search_each(tasks, solver.count_task, solver.init_task, config, num_devices, sizes)
+    params = solver.Params(jnp.asarray(budget, jnp.int32))
+
+    def reached(item):
+        return solver.pack(solver.unpack(item, config)[0])
+
+    return items.search_budget(
+        lambda x: solver.search(x, params, config),
+        lambda item: solver.unpack(item, config),
+        functools.partial(_advance_searches, config=config),
+        lambda lanes: lanes[0].d < 0,
+        lambda lanes: jax.vmap(solver.pack)(lanes[0]),
+        reached,
+        batch,
+        num_devices,
+        sizes.count_lanes,
+        params.budget,
+    )
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
@@ -148,6 +183,37 @@ def enumerate_chunk(
     keys the compilation to the backend's strategy."""
     del sizes
     return items.each(lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices)
+
+
+def items_builder(n: int, depth: int, num_devices: int = 1, place=None):
+    """``lanes -> jax.stages.Lowered``: :func:`count_items` as an accelerator runs it for n
+    counted from ``depth`` host-placed columns, with ``lanes`` lockstep lanes per device and
+    :data:`TASKS_PER_LANE` items per lane and call (the builder
+    :func:`jaxqueens.parallel.sizing.choose` sizes; ``make gpu-check`` compiles it for described
+    GPUs, ``place`` putting the arguments there)."""
+    place = place or (lambda tree: tree)
+    config = solver.Config(n, constellations.table_levels(n, depth))
+
+    def build(lanes: int):
+        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
+        rows = TASKS_PER_LANE * lanes * num_devices
+        batch = place(jax.ShapeDtypeStruct((rows, config.width), jnp.uint32))
+        budget = place(jax.ShapeDtypeStruct((), jnp.int32))
+        return count_items.trace(batch, budget, config, num_devices, sizes).lower()
+
+    return build
+
+
+def accelerator_lanes(n: int, depth: int, num_devices: int, target=None) -> sizing.Choice:
+    """Lockstep lanes per device for counting n from ``depth`` columns on an accelerator, sized
+    from the compiled :func:`count_items` against the device (``target``: the first local one)."""
+    target = target or sizing.device_target()
+    return sizing.choose(
+        items_builder(n, depth, num_devices),
+        target,
+        target.parallelism,
+        key=("count", n, depth, num_devices),
+    )
 
 
 # --- host side ---------------------------------------------------------------------------------
@@ -203,8 +269,13 @@ def _chunk_size(
 
 
 def _mirror_plan(n: int) -> _MirrorPlan:
+    """Enumeration's plan (n <= 14). On an accelerator, one lane per prefix up to the device's
+    parallelism (a lane of n <= 14 holds a few hundred bytes: memory is never the bound)."""
     sizes = devices.sizes()
-    num_devices = jax.local_device_count()
+    num_devices = devices.local_device_count()
+    if sizes.accelerator and not sizes.count_lanes:
+        fill = sizing.device_target().parallelism
+        sizes = dataclasses.replace(sizes, count_prefixes=fill, count_lanes=fill)
     depth = choose_depth(n, sizes.count_prefixes)
     masks, queens = expand_mirror(n, depth)
     chunk = _chunk_size(len(masks), n, num_devices, sizes, None)
@@ -222,13 +293,18 @@ def _dispatch_mirror(plan: _MirrorPlan, lo: int):
 
 
 class _Plan(NamedTuple):
-    config: KernelConfig
-    tasks: np.ndarray  # [P, 4 + n] uint32, in dealing order (prefix masks, then allow masks)
+    config: solver.Config
+    depth: int  # columns placed on the host
+    tasks: np.ndarray  # [P, 4] uint32 (cols, ld, rd, av) at column depth, in dealing order
+    owner: np.ndarray  # [P] int64 constellation of each task
     weights: np.ndarray  # [P] int64 class size of each task's constellation
+    tables: np.ndarray  # [K, config.levels * TABLE_WORDS] uint32 level tables per constellation
+    base: int  # weighted completions of one-level tasks (counted on the host, in no chunk)
     constellations: int
     chunk: int  # tasks per kernel call on one stream (a multiple of the devices it spans)
     streams: list  # where calls run (jaxqueens.parallel.streams): one per host device on a CPU
     sizes: devices.Sizes
+    budget: int  # edges per device and call (CPU) or lockstep iterations (accelerator)
 
     @property
     def devices(self) -> int:
@@ -237,16 +313,19 @@ class _Plan(NamedTuple):
 
 
 def task_depth(n: int, allow: np.ndarray, target: int) -> int:
-    """The smallest number of host-placed columns giving at least ``target`` tasks (1..n-2), and
-    at least 2 from n = 12 on: whole constellations (depth 1) differ too much in size to share
-    the devices evenly."""
+    """The smallest number of host-placed columns giving at least ``target`` tasks, at least 2
+    from n = 12 on (whole constellations, depth 1, differ too much in size to share the devices
+    evenly) and at most n - 4 (deeper, most tasks would be one column, counted on the host)."""
+    top = max(1, n - 4)
     depth = 1 if n < 12 else 2
-    while depth < n - 2 and len(constellations.tasks(n, allow, depth)[0]) < target:
+    while depth < top and len(constellations.tasks(n, allow, depth)[0]) < target:
         depth += 1
-    return min(depth, n - 2)
+    return min(depth, top)
 
 
 CALLS_PER_STREAM = 32  # from n = 15 on: progress, checkpoints, and at most ~1/32 idle at the end
+CPU_CALL_EDGES = 1 << 27  # edges per CPU call: about a second (6-10 ns an edge), whatever n
+ACCELERATOR_CALL_STEPS = 1 << 16  # lockstep iterations per accelerator call
 
 
 def _task_chunk(
@@ -255,50 +334,108 @@ def _task_chunk(
     """Tasks per kernel call on one stream, a multiple of ``shards`` (the devices a call spans).
 
     On the CPU every host device is an independent stream that takes the next chunk as soon as
-    its last one is done, so the chunks only need to be small enough that the streams finish
+    its last call is done, so the chunks only need to be small enough that the streams finish
     together: about ``CALLS_PER_STREAM`` per stream from n = 15 on (one each below: small counts
     pay no per-call overhead), at most 2048 tasks. On an accelerator one call spans every device
-    and fills its lanes: up to 2^16 tasks."""
+    and fills its lanes: :data:`TASKS_PER_LANE` tasks per lane."""
     if chunk is None:
         calls = CALLS_PER_STREAM if n >= 15 else 1
         chunk = (
-            min(tasks, 1 << 16)
+            min(tasks, TASKS_PER_LANE * sizes.count_lanes * shards)
             if sizes.accelerator
             else min(2048, max(8, -(-tasks // (calls * streams))))
         )
     return max(shards, -(-chunk // shards) * shards)
 
 
-def _plan(n: int, depth: int | None, chunk: int | None) -> _Plan:
-    """The canonical constellations of n, split into tasks and shuffled (n >= 4)."""
+def _plan(n: int, depth: int | None, chunk: int | None, budget: int | None = None) -> _Plan:
+    """The canonical constellations of n, split into tasks and shuffled (n >= 4). On an
+    accelerator the lanes come from :func:`accelerator_lanes` (unless ``sizes()`` names them)
+    and the tasks number :data:`TASKS_PER_LANE` per lane."""
     sizes = devices.sizes()
+    num_dev = devices.local_device_count()
     cfg, weights = constellations.constellations(n)
     allow = constellations.allow_masks(n, cfg)
+    target = sizes.count_prefixes
+    if sizes.accelerator and not sizes.count_lanes:
+        target = TASKS_PER_LANE * sizing.device_target().parallelism * num_dev
     if depth is None:
-        depth = task_depth(n, allow, sizes.count_prefixes)
+        depth = task_depth(n, allow, target)
     if not 1 <= depth <= n - 2:
         raise QueensError(f"depth {depth} is out of range for n = {n}: give 1 to {n - 2} columns")
+    if sizes.accelerator and not sizes.count_lanes:
+        choice = accelerator_lanes(n, depth, num_dev)
+        if not choice.fits:
+            raise QueensError(
+                f"counting n = {n} needs {choice.bytes:,} bytes of device memory for even one "
+                "lane: the device is too small"
+            )
+        sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
+    if budget is None:
+        budget = ACCELERATOR_CALL_STEPS if sizes.accelerator else CPU_CALL_EDGES
+    if not 1 <= budget <= solver.MAX_BUDGET:
+        raise QueensError(f"budget {budget} is out of range: give 1 to {solver.MAX_BUDGET} edges")
     masks, owner = constellations.tasks(n, allow, depth)
+    _, levels = constellations.level_columns(n, cfg, depth)
+    one = levels[owner] == 1  # the task's column is its last: its free rows are its solutions
+    base = int((np.bitwise_count(masks[one, 3]).astype(np.int64) * weights[owner[one]]).sum())
+    masks, owner = masks[~one], owner[~one]
     order = np.random.default_rng(SHUFFLE_SEED).permutation(len(masks))
     masks, owner = masks[order], owner[order]
-    tasks = np.concatenate([masks, allow[owner]], axis=1).astype(np.uint32)
-    layout = parallel_streams.plan(jax.local_device_count(), sizes.accelerator)
-    chunk = _task_chunk(len(tasks), n, len(layout), layout[0].shards, sizes, chunk)
+    config = solver.Config(n, constellations.table_levels(n, depth))
+    tables = constellations.level_tables(n, cfg, allow, depth).reshape(len(cfg), -1)
+    layout = parallel_streams.plan(num_dev, sizes.accelerator)
+    chunk = _task_chunk(len(masks), n, len(layout), layout[0].shards, sizes, chunk)
     layout = [s._replace(rows=chunk) for s in layout]
-    return _Plan(KernelConfig(n, depth), tasks, weights[owner], len(cfg), chunk, layout, sizes)
+    return _Plan(
+        config,
+        depth,
+        masks,
+        owner,
+        weights[owner],
+        tables,
+        base,
+        len(cfg),
+        chunk,
+        layout,
+        sizes,
+        int(budget),
+    )
 
 
-def _kernel(batch, shards: int, config: KernelConfig, sizes: devices.Sizes):
-    """:func:`count_tasks` as a stream calls it (:mod:`jaxqueens.parallel.streams`)."""
-    return (count_tasks(batch, config, shards, sizes),)
+def _items(plan: _Plan, tasks: np.ndarray) -> np.ndarray:
+    """Fresh search items uint32 ``[len(tasks), width]`` for task indices ``tasks``: level 0 is
+    the task's prefix (``back`` = DONE), the rest of the stack 0, then its level table."""
+    config = plan.config
+    out = np.zeros((len(tasks), config.width), np.uint32)
+    row = solver.HEAD  # stack row 0
+    out[:, row + solver.COLS] = plan.tasks[tasks, 0]
+    out[:, row + solver.LD] = plan.tasks[tasks, 1]
+    out[:, row + solver.RD] = plan.tasks[tasks, 2]
+    out[:, row + solver.BACK] = solver.DONE
+    out[:, row + solver.AV] = plan.tasks[tasks, 3]
+    out[:, config.state_width :] = plan.tables[plan.owner[tasks]]
+    return out
+
+
+def _padded(plan: _Plan, batch: np.ndarray) -> np.ndarray:
+    """``batch`` padded to a whole call with finished items (``d = -1``: no work)."""
+    pad = np.zeros((plan.chunk - len(batch), plan.config.width), np.uint32)
+    pad[:, 0] = solver.DONE
+    return np.concatenate([batch, pad])
+
+
+def _kernel(batch, shards: int, plan: _Plan):
+    """:func:`count_items` as a stream calls it (:mod:`jaxqueens.parallel.streams`)."""
+    return count_items(batch, np.int32(plan.budget), plan.config, shards, plan.sizes)
 
 
 def _compile(plan: _Plan) -> float:
-    """Compile the kernel on every stream (empty tasks: ``av = 0``); returns the seconds taken."""
+    """Compile the kernel on every stream (finished items: no work); returns the seconds taken."""
     c0 = time.perf_counter()
-    kernel = functools.partial(_kernel, config=plan.config, sizes=plan.sizes)
+    kernel = functools.partial(_kernel, plan=plan)
     for s in plan.streams:
-        parallel_streams.call(s, kernel, np.zeros((plan.chunk, plan.tasks.shape[1]), np.uint32))
+        parallel_streams.call(s, kernel, _padded(plan, np.zeros((0, plan.config.width), np.uint32)))
     return time.perf_counter() - c0
 
 
@@ -310,40 +447,78 @@ def _bounds(plan: _Plan, stop: int | None = None, step: int | None = None) -> li
     return [(lo, min(lo + step, stop)) for lo in range(0, stop, step)]
 
 
-def _count_chunks(plan: _Plan, todo: list[int], bounds: list[tuple[int, int]]):
-    """Count the chunks ``todo`` (indices into ``bounds``) on the plan's streams; yields
-    ``(index, counts uint32 [chunk, 2])`` as each call ends, in whatever order they end.
+class _Chunk:
+    """A chunk being counted: its unfinished searches and what its calls found so far."""
 
-    On the CPU each host device runs its own stream of calls in its own thread
-    (:mod:`jaxqueens.parallel.streams`): a stream takes the next chunk the moment its last one
-    ends, so no device waits for another's slowest task (one call spanning both devices ended
-    with its slower half: measured 1.45-1.75 s against 1.22 s for the same tasks at n = 16). One
-    call at a time per stream keeps the finish even; a single stream (an accelerator) has two in
-    flight, so the device never waits for the host.
+    def __init__(self, plan: _Plan, idx: int, lo: int, hi: int):
+        self.idx, self.lo = idx, lo
+        self.tasks = np.arange(lo, hi)
+        self.batch = _items(plan, self.tasks)
+        self.found = [0, 0]  # [weighted completions, completions], exact Python ints
+        self.edges = 0
+
+    def absorb(self, plan: _Plan, states: np.ndarray, work: np.ndarray) -> int:
+        """Take a call's states (the first ``len(self.batch)`` rows are this chunk's) and work;
+        returns the searches it finished."""
+        self.edges += int(np.asarray(work, np.int64).sum())
+        states = states[: len(self.batch)]
+        counts = states[:, 1].astype(np.uint64)  # <= edges of one call < 2^31 each
+        self.found[0] += int((counts * plan.weights[self.tasks].astype(np.uint64)).sum())
+        self.found[1] += int(counts.sum())
+        live = states[:, 0] != solver.DONE
+        self.batch[:, : plan.config.state_width] = states
+        self.batch, self.tasks = self.batch[live], self.tasks[live]
+        return int((~live).sum())
+
+
+def _count_chunks(plan: _Plan, todo: list[int], bounds: list[tuple[int, int]]):
+    """Count the chunks ``todo`` (indices into ``bounds``) on the plan's streams, one call of at
+    most ``plan.budget`` edges at a time; yields ``(finished, index, record, edges)`` after
+    every call: the searches it finished, for the call that completes a chunk its index and
+    :func:`_record` (else ``None, None``), and the edges it took, in whatever order calls end.
+
+    A chunk whose searches the budget stopped goes back to the front of the queue with only its
+    unfinished searches (their stacks resume where they stopped), so no call runs for longer
+    than its budget and a run can stop within about a second. On the CPU each host device runs
+    its own stream of calls in its own thread (:mod:`jaxqueens.parallel.streams`): a stream
+    takes the next call the moment its last one ends, so no device waits for another's slowest
+    task (one call spanning both devices ended with its slower half: measured 1.45-1.75 s
+    against 1.22 s for the same tasks at n = 16). One call at a time per stream keeps the finish
+    even; a single stream (an accelerator) has two in flight, so the device never waits for the
+    host.
     """
-    kernel = functools.partial(_kernel, config=plan.config, sizes=plan.sizes)
+    kernel = functools.partial(_kernel, plan=plan)
     depth = 2 if len(plan.streams) == 1 else 1
-    queue = list(todo)
-    flight: dict = {}  # future -> (chunk index, stream)
+    queue: list = list(todo)  # chunk indices not started, or _Chunk objects to resume
+    flight: dict = {}  # future -> (chunk, stream)
     with parallel_streams.Workers(plan.streams, "jaxqueens-count") as workers:
 
         def fill() -> None:  # every stream busy before the host does anything else
             for k in range(len(plan.streams)):
                 while queue and sum(s == k for _, s in flight.values()) < depth:
-                    idx = queue.pop(0)
-                    lo, hi = bounds[idx]
-                    flight[workers.submit(k, kernel, pad_rows(plan.tasks[lo:hi], plan.chunk))] = (
-                        idx,
-                        k,
-                    )
+                    job = queue.pop(0)
+                    if not isinstance(job, _Chunk):
+                        job = _Chunk(plan, job, *bounds[job])
+                    future = workers.submit(k, kernel, _padded(plan, job.batch))
+                    flight[future] = (job, k)
 
         fill()
         while flight:
             finished, _ = futures.wait(list(flight), return_when=futures.FIRST_COMPLETED)
-            ready = [(flight.pop(fut)[0], fut) for fut in finished]
+            ready = []
+            for fut in finished:
+                job, _ = flight.pop(fut)
+                before = job.edges
+                done = job.absorb(plan, *fut.result()[0])
+                if len(job.batch):
+                    queue.insert(0, job)
+                ready.append((job, done, job.edges - before))
             fill()
-            for idx, fut in sorted(ready, key=lambda r: r[0]):
-                yield idx, fut.result()[0][0]
+            for job, done, edges in sorted(ready, key=lambda r: r[0].idx):
+                if len(job.batch):
+                    yield done, None, None, edges
+                else:
+                    yield done, job.idx, _record(plan, job.lo, job.found), edges
 
 
 def _words(counts) -> list[int]:
@@ -419,8 +594,8 @@ def _check_n(n, unique: bool = False) -> int:
 def _fingerprint(plan: _Plan, unique: bool, procs: int) -> dict:
     return {
         "n": plan.config.n,
-        "method": "constellations",
-        "depth": plan.config.depth,
+        "method": "constellations-levels",  # skipped border columns, look-ahead (a new split)
+        "depth": plan.depth,
         "chunk": plan.chunk,
         "prefixes": len(plan.tasks),
         "unique": bool(unique),
@@ -428,11 +603,10 @@ def _fingerprint(plan: _Plan, unique: bool, procs: int) -> dict:
     }
 
 
-def _record(plan: _Plan, lo: int, out) -> list[int]:
-    """[weighted solutions, completions] of the chunk from ``lo`` (exact Python ints)."""
-    hi = min(lo + plan.chunk, len(plan.tasks))
-    counts = _words(out)[: hi - lo]
-    return [sum(int(w) * c for w, c in zip(plan.weights[lo:hi], counts)), sum(counts)]
+def _record(plan: _Plan, lo: int, found: list[int]) -> list[int]:
+    """[weighted solutions, completions] of the finished chunk from ``lo`` (exact Python ints)."""
+    del plan, lo  # the chunk's calls summed them as they ended
+    return list(found)
 
 
 def count_solutions(
@@ -446,6 +620,7 @@ def count_solutions(
     checkpoint_every: float = 1.0,
     depth: int | None = None,
     chunk: int | None = None,
+    budget: int | None = None,
     on_chunk: Callable[[int, int], None] | None = None,
 ) -> CountResult:
     """Count all n-queens solutions exactly, optionally also the fundamental ones.
@@ -462,6 +637,10 @@ def count_solutions(
         settings is refused). Default: resume if the file exists.
       quiet: True (default): no progress line; None: one on a terminal only; False: always.
       depth, chunk: Override the columns placed on the host and the tasks per kernel call.
+      budget: Tree edges per device and kernel call (lockstep iterations on an accelerator);
+        default about a second of work (:data:`CPU_CALL_EDGES`). A search the budget stops is
+        resumed by a later call from its stack, so the totals never depend on it; a call never
+        runs much longer, so Ctrl-C ends a run within about a second at any n.
       on_chunk: Called as ``on_chunk(chunks_done, chunks_total)`` after each chunk has been
         recorded (tests raise ``KeyboardInterrupt`` here; the checkpoint is then saved).
 
@@ -469,8 +648,8 @@ def count_solutions(
       :class:`CountResult`.
 
     Raises:
-      KeyboardInterrupt: after Ctrl-C at a chunk end, once the checkpoint is saved; its message
-        says how many chunks are finished.
+      KeyboardInterrupt: after Ctrl-C (at the end of the call in flight, about a second), once
+        the checkpoint of the finished chunks is saved; its message says how many are finished.
     """
     n = _check_n(n, unique)
     t0 = time.perf_counter()
@@ -478,7 +657,7 @@ def count_solutions(
         sols = _tiny(n)
         u = len(symmetry.fundamental(sols)) if unique else None
         return CountResult(n, len(sols), u, time.perf_counter() - t0, 0.0, 0, 0, 0, 0)
-    plan = _plan(n, depth, chunk)
+    plan = _plan(n, depth, chunk, budget)
     num = len(plan.tasks)
     bounds = _bounds(plan)  # (lo, hi) of every chunk
     procs, me = gather.process_count(), gather.process_index()
@@ -493,22 +672,24 @@ def count_solutions(
     skipped = sum(bounds[i][1] - bounds[i][0] for i in done)
     todo = [i for i in range(me, len(bounds), procs) if i not in done]  # process p: chunks p mod P
     save = None if path is None else guarded(lambda: _save(path, fingerprint, done, len(bounds)))
-    tally = {"tasks": 0, "found": sum(v[0] for v in done.values()), "pos": 0}
+    tally = {"tasks": 0, "found": plan.base + sum(v[0] for v in done.values()), "pos": 0}
+    tally["edges"] = 0
     t1 = time.perf_counter()
     results = _count_chunks(plan, todo, bounds)  # calls start at the first next()
-    fixed = []  # (F90, F180) once known
+    fixed: list[tuple[int, int]] = []  # (F90, F180) once known
 
-    def one_chunk() -> Tick:
-        idx, out = next(results)
+    def one_call() -> Tick:
+        finished, idx, record, edges = next(results)
+        tally["edges"] += edges
         if unique and not fixed:  # the rotation-symmetric solutions, counted on the host while
-            fixed.append(constellations.fixed_by_rotation(n))  # the streams run the next chunks
-        tally["pos"] += 1
-        lo, hi = bounds[idx]
-        done[idx] = _record(plan, lo, out)
-        tally["tasks"] += hi - lo
-        tally["found"] += done[idx][0]
-        if on_chunk:
-            on_chunk(len(done), len(bounds))
+            fixed.append(constellations.fixed_by_rotation(n))  # the streams run the next calls
+        tally["tasks"] += finished
+        if idx is not None:
+            tally["pos"] += 1
+            done[idx] = record
+            tally["found"] += record[0]
+            if on_chunk:
+                on_chunk(len(done), len(bounds))
         return Tick(
             tally["tasks"],
             f"{tally['found']:,} solutions so far",
@@ -518,7 +699,7 @@ def count_solutions(
     # progress counts only this run's tasks, so the rate and time left stay honest
     try:
         stopped = todo and run_chunks(
-            one_chunk,
+            one_call,
             total=num - skipped,
             unit="tasks",
             quiet=False if progress else quiet,
@@ -535,7 +716,7 @@ def count_solutions(
         done = _gather_done(done, len(bounds))
         if len(done) != len(bounds):
             raise RuntimeError(f"{len(bounds) - len(done)} chunks missing after gathering (a bug)")
-    total = sum(v[0] for v in done.values())
+    total = plan.base + sum(v[0] for v in done.values())
     u = constellations.classes(total, n, fixed[0] if fixed else None) if unique else None
     return CountResult(
         n,
@@ -543,11 +724,12 @@ def count_solutions(
         u,
         time.perf_counter() - t1,
         compile_s,
-        plan.config.depth,
+        plan.depth,
         num,
         len(bounds),
         resumed,
         plan.constellations,
+        tally["edges"],
     )
 
 
@@ -597,9 +779,9 @@ def plan_count(
         n,
         plan.constellations,
         num,
-        plan.config.depth,
+        plan.depth,
         -(-num // plan.chunk),
-        jax.local_device_count(),
+        devices.local_device_count(),
         sampled,
         seconds,
         seconds * num / sampled,

@@ -42,9 +42,10 @@ from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices as backend
-from jaxqueens.parallel import gather, memory
+from jaxqueens.parallel import gather, items, memory, sizing
 from jaxqueens.parallel.shard import over_devices
-from jaxqueens.solvers.estimate import MAX_N, Config, GroupSums, strata_block, words_of
+from jaxqueens.solvers import estimate as knuth
+from jaxqueens.solvers.estimate import MAX_N, GroupSums, words_of
 
 SIMKIN_ALPHA = 1.942
 GROUP = 256
@@ -136,19 +137,68 @@ class Estimate:
         }
 
 
+CALL_STREAM = 0x5EED
+"""Lane of the hash that turns (seed, call) into the call's stream seed (:func:`call_seed`)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The static layout of one kernel call (jit-static): the probe's config and the batch.
+
+    Attributes:
+        probe: the kernel's :class:`~jaxqueens.solvers.estimate.Config` (n, depth).
+        per_call: probes per stratum and call (a multiple of ``group``).
+        group: probes per on-device reduction group
+            (:func:`~jaxqueens.solvers.estimate.group_sums`).
+        block: probes vmapped per ``lax.map`` iteration (0: all at once, the accelerator way;
+            :func:`jaxqueens.parallel.items.blocks`).
+    """
+
+    probe: knuth.Config
+    per_call: int
+    group: int
+    block: int = 0
+
+
+def call_seed(seed: int, call) -> jax.Array:
+    """uint32 [] stream seed of kernel call ``call`` of a run with ``seed``: its probes are the
+    lanes ``stratum * per_call + j`` of this stream
+    (:func:`jaxqueens.solvers.estimate.walk`)."""
+    return jnp.asarray(hash_bits(jnp.uint32(seed & 0xFFFFFFFF), call, CALL_STREAM))
+
+
+def strata_block(masks, ids, seed, plan: Plan) -> GroupSums:
+    """``plan.per_call`` probes for each stratum of a block, reduced per group: masks
+    ``[S, 3, W]``, ids ``[S]`` -> group sums ``[S, G]``. Probe j of stratum ``ids[s]`` is the
+    kernel's :func:`~jaxqueens.solvers.estimate.walk` of lane ``ids[s] * per_call + j`` of the
+    stream ``seed``; the probes run in lockstep blocks (:func:`jaxqueens.parallel.items.blocks`)."""
+    s, per = ids.shape[0], plan.per_call
+    config = plan.probe
+    params = knuth.default_params(config)
+    lanes = ids[:, None].astype(jnp.uint32) * jnp.uint32(per) + jnp.arange(per, dtype=jnp.uint32)
+    stratum = jnp.arange(s * per, dtype=jnp.int32) // per
+
+    def one(item):
+        k, lane = item
+        return knuth.walk(seed, lane, config, params, knuth.Problem(masks[k]))
+
+    out = items.blocks(one, (stratum, lanes.reshape(-1)), plan.block)
+    return knuth.group_sums(jax.tree.map(lambda x: x.reshape(s, per), out), plan.group)
+
+
 @functools.partial(jax.jit, static_argnums=(3, 4))
-def run_call(masks, ids, seed, config: Config, devices: int) -> GroupSums:
-    """One kernel call: ``config.per_call`` probes for each stratum, strata split over ``devices``.
+def run_call(masks, ids, seed, plan: Plan, devices: int) -> GroupSums:
+    """One kernel call: ``plan.per_call`` probes for each stratum, strata split over ``devices``.
 
     Args:
       masks: uint32 ``[S, 3, W]`` strata (S a multiple of ``devices``); ids: int32 ``[S]``.
-      seed: uint32 ``[]`` stream seed of the call.
+      seed: uint32 ``[]`` stream seed of the call (:func:`call_seed`).
 
     Returns:
       :class:`~jaxqueens.solvers.estimate.GroupSums`, six ``[S, G]`` arrays.
     """
     return over_devices(
-        lambda mk, i, s: strata_block(mk, i, s, config),
+        lambda mk, i, s: strata_block(mk, i, s, plan),
         masks,
         ids,
         seed,
@@ -157,13 +207,79 @@ def run_call(masks, ids, seed, config: Config, devices: int) -> GroupSums:
     )
 
 
+def call_plan(
+    n: int, depth: int, strata: int, probes: int, lanes: int, devices: int, block: int | None = None
+) -> tuple[Plan, int, int, int, int]:
+    """How ``probes`` probes over ``strata`` strata run in calls of about ``lanes`` probes: (the
+    call's static :class:`Plan`, copies of each stratum, rows (strata x copies), rows padded to a
+    multiple of ``devices``, calls). ``block`` (default: the backend's) is the plan's block."""
+    copies = devices if strata < 4 * devices else 1  # few strata: one copy per device, no idling
+    rows = strata * copies
+    padded = -(-rows // devices) * devices
+    want = -(-probes // rows)  # probes per stratum copy
+    group = max(1, min(GROUP, want // 8, lanes // padded))  # whole groups overshoot <= 1/8
+    group = 1 << (group.bit_length() - 1)
+    per_call = max(group, min(-(-want // group) * group, max(1, lanes // padded) // group * group))
+    calls = -(-want // per_call)
+    block = backend.sizes().estimator_block if block is None else block
+    plan = Plan(knuth.Config(n=n, depth=depth), per_call=per_call, group=group, block=block)
+    return plan, copies, rows, padded, calls
+
+
+PROBES_PER_THREAD = 4
+"""Accelerator: probes per call for each thread the device keeps resident."""
+
+
+def call_builder(n: int, depth: int, strata: int, probes: int, devices: int = 1, place=None):
+    """``lanes -> jax.stages.Lowered``: :func:`run_call` as an accelerator runs it (all probes
+    of a call vmapped at once), for calls of about ``lanes`` probes (the builder
+    :func:`jaxqueens.parallel.sizing.choose` sizes; ``make gpu-check`` compiles it)."""
+    place = place or (lambda tree: tree)
+
+    def build(lanes: int):
+        plan, _, _, padded, _ = call_plan(n, depth, strata, probes, lanes, devices, block=0)
+        words = plan.probe.words
+        masks, ids, seed = place(
+            (
+                jax.ShapeDtypeStruct((padded, 3, words), jnp.uint32),
+                jax.ShapeDtypeStruct((padded,), jnp.int32),
+                jax.ShapeDtypeStruct((), jnp.uint32),
+            )
+        )
+        return run_call.trace(masks, ids, seed, plan, devices).lower()
+
+    return build
+
+
+def accelerator_lanes(
+    n: int, depth: int, strata: int, probes: int, devices: int, target=None
+) -> int:
+    """Probes per call on an accelerator: :data:`PROBES_PER_THREAD` per resident thread, or as
+    many as the device's memory holds (:func:`jaxqueens.parallel.sizing.choose`)."""
+    target = target or sizing.device_target()
+    choice = sizing.choose(
+        call_builder(n, depth, strata, probes, devices),
+        target,
+        PROBES_PER_THREAD * target.parallelism * devices,
+        floor=devices,
+        key=("estimate", n, depth, strata, probes, devices),
+    )
+    if not choice.fits:
+        raise QueensError(
+            f"--depth {depth} (n = {n}: {strata:,} strata) needs {choice.bytes:,} bytes of device "
+            "memory for one probe per stratum: use a smaller --depth"
+        )
+    return choice.batch
+
+
 def default_probes() -> int:
     """10^7 probes on a CPU, 10^8 on an accelerator (:func:`jaxqueens.parallel.devices.sizes`)."""
     return backend.sizes().estimator_probes
 
 
 def default_depth(n: int, probes: int) -> int:
-    """The deepest level whose nodes number at most ``min(MAX_STRATA, probes / MIN_PER_STRATUM)``."""
+    """The deepest level whose nodes number at most
+    ``min(MAX_STRATA, probes / MIN_PER_STRATUM)``."""
     return prefixes.deepest_level(n, max(1, min(MAX_STRATA, probes // MIN_PER_STRATUM)))
 
 
@@ -185,22 +301,24 @@ def estimate(
     depth: int | None = None,
     seed: int = 0,
     level: float = 0.99,
-    lanes: int = LANES_PER_CALL,
+    lanes: int | None = None,
     quiet: bool | None = True,
     checkpoint=None,
     resume: bool = False,
     checkpoint_every: float = 30.0,
 ) -> Estimate:
-    """Estimate Q(n) and the backtrack tree's size with Knuth's probes, stratified on the top levels.
+    """Estimate Q(n) and the backtrack tree's size with Knuth's probes, stratified on the top
+    levels.
 
     Args:
       n: board size, 1..64.
       probes: probes in all (default :func:`default_probes`); rounded up to whole calls.
       depth: levels enumerated exactly (default: :func:`default_depth`); 0 is Knuth's plain
         estimator, n enumerates every walk (exact).
-      seed: random seed (call c of a run uses the stream ``hash(seed, c)``).
+      seed: random seed (call c of a run uses the stream :func:`call_seed` ``(seed, c)``).
       level: confidence level of the reported intervals.
-      lanes: about this many probes per kernel call.
+      lanes: about this many probes per kernel call (default: :data:`LANES_PER_CALL` on a CPU,
+        sized from the device on an accelerator: :func:`accelerator_lanes`).
       quiet: no progress line (None: a progress line on a terminal only).
       checkpoint: file for the sums of finished calls (every ``checkpoint_every`` seconds, on
         Ctrl-C, which then propagates, and when done); ``resume`` continues from it.
@@ -247,30 +365,21 @@ def estimate(
             exact,
             top,
         )
-    devices = jax.local_device_count()
-    copies = devices if strata < 4 * devices else 1  # few strata: one copy per device, no idling
-    rows = strata * copies
-    padded = -(-rows // devices) * devices
-    want = -(-probes // rows)  # probes per stratum copy
-    group = max(1, min(GROUP, want // 8, lanes // padded))  # whole groups overshoot <= 1/8
-    group = 1 << (group.bit_length() - 1)
-    per_call = max(group, min(-(-want // group) * group, max(1, lanes // padded) // group * group))
-    calls = -(-want // per_call)
-    config = Config(
-        n=n,
-        depth=depth,
-        strata=padded,
-        per_call=per_call,
-        group=group,
-        block=backend.sizes().estimator_block,
-    )
-    words = np.tile(words_of(masks64, config.words), (copies, 1, 1))
-    pad = np.full((padded - rows, 3, config.words), 0xFFFFFFFF, np.uint32)  # no free row: dead
-    masks = jnp.asarray(np.concatenate([words, pad]))
+    devices = backend.local_device_count()
+    if lanes is None:
+        lanes = (
+            LANES_PER_CALL
+            if not backend.is_accelerator()
+            else accelerator_lanes(n, depth, strata, probes, devices)
+        )
+    plan, copies, rows, padded, calls = call_plan(n, depth, strata, probes, lanes, devices)
+    per_call, words = plan.per_call, plan.probe.words
+    tiled = np.tile(words_of(masks64, words), (copies, 1, 1))
+    pad = np.full((padded - rows, 3, words), 0xFFFFFFFF, np.uint32)  # no free row: dead
+    masks = jnp.asarray(np.concatenate([tiled, pad]))
     ids = jnp.arange(padded, dtype=jnp.int32)
-    seed_of = lambda c: jnp.asarray(hash_bits(jnp.uint32(seed & 0xFFFFFFFF), c, 0x5EED))
     t0 = time.perf_counter()
-    compiled = run_call.lower(masks, ids, seed_of(0), config, devices).compile()
+    compiled = run_call.lower(masks, ids, call_seed(seed, 0), plan, devices).compile()
     compile_s = time.perf_counter() - t0
     procs, me = gather.process_count(), gather.process_index()
     fingerprint = {
@@ -299,7 +408,7 @@ def estimate(
         if c < calls:
             top_e, sw, sw2, sv, sv2, hits = (
                 np.asarray(x)[:rows].astype(np.float64).reshape(copies, strata, -1)
-                for x in compiled(masks, ids, seed_of(c))
+                for x in compiled(masks, ids, call_seed(seed, c))
             )
             e = top_e.astype(np.int64)
             mine = np.stack(

@@ -42,10 +42,12 @@ from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import gather
+from jaxqueens.parallel import devices as backend
+from jaxqueens.parallel import gather, sizing
 from jaxqueens.parallel import trials as lockstep
-from jaxqueens.parallel.devices import shard_batch
+from jaxqueens.parallel.devices import local_device_count, shard_batch
 from jaxqueens.solvers import ga_ops as ops
+from jaxqueens.solvers.choices import GA_PRESETS
 from jaxqueens.solvers.constrained import Mask
 from jaxqueens.solvers.ga import ENCODINGS, SCHEMES, Config, Problem, State, default_params
 
@@ -230,6 +232,47 @@ def check_setup(
     return config, params
 
 
+CLASSIC = {
+    "steady": {"pop": 100, "tournament": 5, "cxpb": 1.0, "mutpb": 1.0, "elite": 0},
+    "generational": {"pop": 100, "tournament": 3, "cxpb": 0.5, "mutpb": 0.2, "elite": 1},
+}
+"""The earlier defaults (``--preset classic``): the classic course GA (steady state, population
+100, a tournament of 5, crossover and mutation always) and DEAP's eaSimple rates (generational:
+tournament 3, cxpb 0.5, mutpb 0.2, one elite)."""
+
+DEFAULTS = {
+    "permutation": {
+        "steady": {"pop": 10, "tournament": 4, "cxpb": 0.2, "mutpb": 1.0, "elite": 0},
+        "generational": {"pop": 20, "tournament": 3, "cxpb": 0.2, "mutpb": 1.0, "elite": 1},
+    },
+    "combination": CLASSIC,
+}
+"""Measured defaults per encoding and scheme (``scripts/tune_defaults.py ga``,
+``benchmarks/results/tune-ga-cpu.json``: 100 trials of 10,000 evaluations, ``compare``'s budget,
+at n = 16 and 64). Permutation, steady state: a small population bred mostly by mutation
+(population 10, tournament 4, crossover rate 0.2, mutation always) solved 99% / 89% of the trials
+at n = 16 / 64, where the classic setting solved 99% / 0%; populations of 6-14 with crossover 0.2
+solved 95-100% / 82-89%, crossover 0.5 66-83% and crossover 1 at most 25% at n = 64, and a
+population of 50 at most 12%. Generational: population 20, tournament 3, crossover 0.2,
+mutation always, one elite (100% / 8%). Combination: no setting tried solved a trial at n = 64;
+at n = 16 the classic setting was the best (52%; populations of 10-50 solved 19-38%), so it
+stays."""
+
+PRESETS = {"default": DEFAULTS, "classic": dict.fromkeys(ENCODINGS, CLASSIC)}
+assert tuple(PRESETS) == GA_PRESETS
+"""Named settings (``--preset``): ``default`` (measured, :data:`DEFAULTS`) and ``classic``
+(:data:`CLASSIC`)."""
+
+
+def preset_settings(name: str, encoding: str = "permutation", scheme: str = "steady") -> dict:
+    """Population, tournament, rates and elite of preset ``name`` for an encoding and scheme
+    (with the encoding and scheme, as :func:`evolve` keywords)."""
+    if name not in PRESETS:
+        raise QueensError(f"--preset {name!r}: use one of {', '.join(PRESETS)}")
+    table = PRESETS[name].get(encoding, CLASSIC)
+    return {"encoding": encoding, "scheme": scheme, **table.get(scheme, CLASSIC["steady"])}
+
+
 def default_chunk(config: Config, trials: int, generations: int) -> int:
     """Generations per jitted chunk: all of them for small runs, ~2^26 genes of work per chunk."""
     work = trials * config.islands * config.pop * config.n
@@ -246,8 +289,9 @@ def chunk_builder(
 ):
     """``generations -> jax.stages.Lowered``: :func:`run_generations` for ``trials`` trials and
     that many generations per call (its per-generation records grow with it), on abstract
-    arguments (``place`` may put them on a described device); the population itself (trials x
-    islands x pop) is the user's."""
+    arguments (``place`` may put them on a described device): the builder
+    :func:`jaxqueens.parallel.sizing.choose` sizes on an accelerator and ``make gpu-check``
+    compiles; the population itself (trials x islands x pop) is the user's."""
     place = place or (lambda tree: tree)
     problem = _problem(mask)
     params = jax.eval_shape(lambda: default_params(config))
@@ -268,6 +312,28 @@ def chunk_builder(
 def _problem(mask: Mask | None) -> Problem | None:
     """The kernel's ``Problem`` of an instance's mask (None: the plain or toroidal board)."""
     return None if mask is None else Problem(mask)
+
+
+def accelerator_chunk(
+    config: Config, trials: int, want: int, devices: int, mask: Mask | None = None, target=None
+) -> int:
+    """Generations per call on an accelerator: ``want`` (:func:`default_chunk`), or as many as
+    the device's memory holds beside the population (:func:`jaxqueens.parallel.sizing.choose`).
+    A population that does not fit even one generation is refused in one line."""
+    target = target or sizing.device_target()
+    choice = sizing.choose(
+        chunk_builder(config, trials, devices, mask),
+        target,
+        want,
+        key=("ga", config, trials, want, devices, mask is None),
+    )
+    if not choice.fits:
+        raise QueensError(
+            f"{trials} trials x {config.islands} islands x pop {config.pop} (n = {config.n}) need "
+            f"{choice.bytes:,} bytes of device memory, over {target.name}'s "
+            f"{target.budget_bytes:,}: use fewer --trials or a smaller --pop"
+        )
+    return choice.batch
 
 
 def _place(tree):
@@ -347,7 +413,7 @@ def _load_checkpoint(path, fingerprint: dict):
 
 def evolve(
     n: int | None = None,
-    pop: int = 100,
+    pop: int | None = None,
     generations: int = 1000,
     trials: int = 1,
     *,
@@ -372,12 +438,13 @@ def evolve(
     checkpoint_every: float = 30.0,
     instance: cons.Constraints | None = None,
     toroidal: bool = False,
+    preset: str = "default",
 ) -> EvolveResult:
     """Evolve ``trials`` independent runs (each of ``islands`` populations of ``pop``) at once.
 
     Args:
       n: board size (>= 4; default 8); with ``instance``, None or the instance's size.
-      pop: individuals per island.
+      pop: individuals per island (default: the preset's).
       generations: generations per trial.
       trials: independent runs (trial t seeded from ``fold_in(key(seed), t)``).
       encoding: "permutation" or "combination".
@@ -386,11 +453,17 @@ def evolve(
       crossover: permutation: "cut" (default), "pmx", "ox1", "cycle"; combination: "one_point"
         (default), "uniform".
       mutation: permutation: "swap" (default), "inversion", "scramble"; combination: "reset".
-      tournament: tournament size (default 5 steady, 3 generational).
-      cxpb: crossover probability (default 1 steady, 0.5 generational).
-      mutpb: mutation probability per child (default 1 steady, 0.2 generational).
+      tournament: tournament size (default: the preset's).
+      cxpb: crossover probability (default: the preset's).
+      mutpb: mutation probability per child (default: the preset's).
       indpb: per-gene rate of swap/reset mutation (DEAP's indpb); 0 mutates exactly one gene.
-      elite: generational only: best parents copied over the worst offspring (default 1).
+      elite: generational only: best parents copied over the worst offspring (default: the
+        preset's, 1).
+      preset: where ``pop``, ``tournament``, ``cxpb``, ``mutpb`` and ``elite`` come from when not
+        given: "default" (measured at ``compare``'s budget, :data:`DEFAULTS`: permutation steady
+        state population 10, tournament 4, cxpb 0.2, mutpb 1) or "classic" (the earlier
+        defaults, :data:`CLASSIC`: population 100, tournament 5, cxpb 1, mutpb 1; generational
+        tournament 3, cxpb 0.5, mutpb 0.2).
       islands: populations per trial, on a migration ring.
       migrate_every: generations between migrations (0: never).
       migrants: individuals sent along the ring per migration.
@@ -417,7 +490,8 @@ def evolve(
         n = 8
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
     n = model.n if model is not None else n
-    if mask is not None and encoding == "permutation":
+    assert n is not None  # given, 8, or the instance's
+    if mask is not None and model is not None and encoding == "permutation":
         rows = [y for _, y in model.fixed]
         if len(set(rows)) < len(rows):
             raise QueensError(
@@ -425,6 +499,8 @@ def evolve(
                 "use --encoding combination (the instance has no solution anyway)"
             )
     steady = scheme == "steady"
+    chosen = preset_settings(preset, encoding, scheme)
+    pop = chosen["pop"] if pop is None else pop
     config, params = check_setup(
         n=n,
         pop=pop,
@@ -434,11 +510,11 @@ def evolve(
         scheme=scheme,
         crossover=crossover or ops.DEFAULT_CROSSOVER.get(encoding, ""),
         mutation=mutation or ops.DEFAULT_MUTATION.get(encoding, ""),
-        tournament=tournament if tournament is not None else (5 if steady else 3),
-        cxpb=cxpb if cxpb is not None else (1.0 if steady else 0.5),
-        mutpb=mutpb if mutpb is not None else (1.0 if steady else 0.2),
+        tournament=tournament if tournament is not None else chosen["tournament"],
+        cxpb=cxpb if cxpb is not None else chosen["cxpb"],
+        mutpb=mutpb if mutpb is not None else chosen["mutpb"],
         indpb=indpb,
-        elite=elite if elite is not None else (0 if steady else 1),
+        elite=elite if elite is not None else (0 if steady else chosen["elite"]),
         islands=islands,
         migrate_every=migrate_every,
         migrants=migrants,
@@ -448,6 +524,10 @@ def evolve(
         constrained=mask is not None,
     )
     chunk = chunk or default_chunk(config, trials, generations)
+    if backend.is_accelerator():  # generations per call from the device (the records grow)
+        devs = local_device_count()
+        devs = devs if devs > 1 and -(-trials // gather.process_count()) % devs == 0 else 1
+        chunk = accelerator_chunk(config, -(-trials // gather.process_count()), chunk, devs, mask)
     dyn = default_params(
         config,
         **params,
@@ -467,7 +547,7 @@ def evolve(
     init_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     stop = jnp.int32(generations)
-    devices = jax.local_device_count()
+    devices = local_device_count()
     devices = devices if devices > 1 and trials % devices == 0 else 1
     compiled = run_generations.lower(config, states, dyn, problem, stop, chunk, devices).compile()
     compile_s = time.perf_counter() - t0
@@ -491,7 +571,7 @@ def evolve(
     done = 0
     report = config.fitness == ops.REPORT_FITNESS
     solved_at = np.full(trials, -1, np.int64) if report else None
-    if report:
+    if solved_at is not None:  # (report)
         _mark_solved(solved_at, np.asarray(m0.sols)[None], np.asarray(m0.sols_ok)[None], 0)
     if resume and checkpoint is not None:
         states, hist, found, done, saved = _load_checkpoint(checkpoint, fingerprint)
@@ -506,7 +586,7 @@ def evolve(
         keep = min(chunk, generations - done)
         hist.append([np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)])
         _collect(found, m.sols[:keep], m.sols_ok[:keep])
-        if report:
+        if solved_at is not None:  # (report)
             _mark_solved(solved_at, m.sols[:keep], m.sols_ok[:keep], done + 1)
         done += keep
         return Tick(done, f"best {int(hist[-1][0][-1].min())}", finished=done >= generations)
@@ -527,8 +607,8 @@ def evolve(
     wall_s = time.perf_counter() - t0
 
     _collect(found, genes, fit == 0)
-    if report:  # final populations: generational runs report only each island's best
-        _mark_solved(solved_at, genes[None], (fit == 0)[None], recorded())
+    if solved_at is not None:  # (report) final populations: generational runs report only
+        _mark_solved(solved_at, genes[None], (fit == 0)[None], recorded())  # each island's best
     sols = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, n), genes.dtype)
     best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
     if procs > 1:  # every process gets every trial, in trial order, and all solutions

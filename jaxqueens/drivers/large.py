@@ -5,7 +5,9 @@ the command line is ``jaxqueens solve --mode large`` (:mod:`jaxqueens.cli.solve`
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import time
 
 import jax
@@ -14,9 +16,9 @@ import numpy as np
 
 from jaxqueens.core import checker
 from jaxqueens.core.board import as_size
-from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import memory
 from jaxqueens.solvers import large
 
@@ -54,24 +56,82 @@ def check_memory(n: int, available: int | None = None) -> None:
     )
 
 
-def _place_columns(init_fn, s: large.State, n: int, quiet: bool | None) -> large.State:
-    """QS4 over all columns, ``INIT_CALL_COLUMNS`` per call, with a progress line; Ctrl-C takes
-    effect between calls."""
-    placed = [s, 0]
+def builders(n: int, place=None) -> dict:
+    """``name -> (batch -> jax.stages.Lowered)`` for the executables of one large-n chain, QS4's
+    column calls and a repair round (one chain: the batch is ignored); ``make gpu-check``
+    compiles them for described GPUs, ``place`` putting the arguments there."""
+    place = place or (lambda tree: tree)
+    config = large.Config(n=n)
+    params = large.default_params(config)
+    state = jax.eval_shape(lambda k: large.empty(k, config, params), jax.random.key(0))
+    i32 = jax.ShapeDtypeStruct((), jnp.int32)
+    s, p, a, b = place((state, jax.eval_shape(lambda: params), i32, i32))
+    return {
+        "init_columns": lambda _: _place.trace(s, config, p, a, b).lower(),
+        "repair_round": lambda _: _repair.trace(s, config, p).lower(),
+    }
+
+
+def _place_columns(place_fn, s: large.State, n: int, quiet: bool | None) -> large.State:
+    """QS4 over all columns, ``INIT_CALL_COLUMNS`` per call of ``place_fn``
+    (:func:`jaxqueens.solvers.large.place`), with a progress line; Ctrl-C takes effect between
+    calls."""
+    state, placed = s, 0  # the state and the columns placed in it so far
 
     def chunk() -> Tick:
-        s, start = placed
-        stop = min(n, start + INIT_CALL_COLUMNS)
-        s = init_fn(s, start, stop)
+        nonlocal state, placed
+        stop = min(n, placed + INIT_CALL_COLUMNS)
+        state = place_fn(state, placed, stop)
         if not quiet:
-            jax.block_until_ready(s.rows)
-        placed[:] = [s, stop]
+            jax.block_until_ready(state.rows)
+        placed = stop
         return Tick(stop, finished=stop >= n)
 
     if run_chunks(chunk, total=n, unit="columns placed", quiet=quiet):
         raise KeyboardInterrupt
-    jax.block_until_ready(placed[0].rows)
-    return placed[0]
+    jax.block_until_ready(state.rows)
+    return state
+
+
+_empty = jax.jit(large.empty, static_argnums=(1,))
+_place = jax.jit(large.place, static_argnums=(1,), donate_argnums=(0,))
+_ready = jax.jit(large.ready, static_argnums=(1,), donate_argnums=(0,))
+_renew = jax.jit(large.renew, static_argnums=(1,), donate_argnums=(0,))
+
+
+@functools.partial(jax.jit, static_argnums=(1,), donate_argnums=(0,))
+def _repair(s: large.State, config: large.Config, params: large.Params):
+    """One repair round, and whether the chain is then done or due for a restart."""
+    s = large.repair(s, config, params)
+    return s, large.done(s, config, params), large.retry(s, config, params)
+
+
+class _Kernels:
+    """The large kernel's public functions for one (config, params), jitted with the state
+    donated from call to call (one copy of the board on the device); all but :func:`renew` are
+    compiled ahead, so that compilation is timed apart."""
+
+    def __init__(self, key, config: large.Config, params: large.Params):
+        shape = jax.eval_shape(lambda k: large.empty(k, config, params), key)
+        one = jnp.int32(0)
+        self.config, self.params = config, params
+        self.empty = _empty.lower(key, config, params).compile()
+        self.place = _place.lower(shape, config, params, one, one).compile()
+        self.ready = _ready.lower(shape, config, params).compile()
+        self.repair = _repair.lower(shape, config, params).compile()
+
+    def board(self, s: large.State, quiet: bool | None) -> large.State:
+        """QS4 of a fresh start (from :func:`~jaxqueens.solvers.large.empty` or
+        :func:`~jaxqueens.solvers.large.renew`), opened for repair, with progress."""
+        p = self.params
+        s = _place_columns(
+            lambda s, a, b: self.place(s, p, jnp.int32(a), jnp.int32(b)), s, self.config.n, quiet
+        )
+        return self.ready(s, p)
+
+    def renew(self, s: large.State) -> large.State:
+        """The next attempt's start (compiled at the first restart: few chains need one)."""
+        return _renew(s, self.config, self.params)
 
 
 def solve_large(
@@ -87,14 +147,20 @@ def solve_large(
 ) -> LargeResult:
     """Solve one board of size n in O(n) expected time; the result is verified.
 
+    The chain is the kernel :func:`jaxqueens.solvers.large.run` keyed ``fold_in(key(seed),
+    chain)``, run in jitted pieces (QS4 over column ranges with a progress line, one call per
+    repair round) with identical results.
+
     Args:
       n: board size (1 or >= 4; up to what memory allows).
-      seed, chain: the chain's key is ``fold_in(key(seed), chain)``.
-      tries: QS4 attempts per column; free_tail: last columns placed with one random swap.
+      seed: the run's seed.
+      chain: the chain's key is ``fold_in(key(seed), chain)``.
+      tries: QS4 attempts per column.
+      free_tail: last columns placed with one random swap.
       max_steps: swap attempts allowed in all; then QueensError (raise it or change the seed),
         or with ``give_up`` an unsolved result (``summary["solved"]`` False) whose ``rows`` is the
         board with the fewest attacking pairs (the repair never takes a worsening swap, so the
-        last board) and ``summary["pairs"]`` its count.
+        last board) and ``summary["pairs"]`` its count. At most 2^31 - 1.
       init: "qs4" (default) or "permutation" (:data:`INITS`).
       quiet: True: no progress line; None: a progress line on a terminal only.
     """
@@ -115,67 +181,74 @@ def solve_large(
             f"--init {init} is not available on the large-n path (O(n^2) or not a "
             f"permutation); use --init {' or --init '.join(INITS)}, or --mode batched"
         )
-    if max_steps < 1:
-        raise QueensError(f"--maxsteps must be at least 1, got {max_steps}")
+    if not 1 <= max_steps <= large.INT32_MAX:
+        raise QueensError(
+            f"--maxsteps must lie between 1 and {large.INT32_MAX:,} on the large-n path, "
+            f"got {max_steps:,}"
+        )
+    if not 1 <= tries <= large.INT32_MAX or not 0 <= free_tail <= n:
+        raise QueensError(
+            f"tries must be at least 1 and free_tail between 0 and n ({n:,}), "
+            f"got {tries}, {free_tail}"
+        )
     check_memory(n)
+    # On an accelerator this one chain runs on the host CPU: its loops are scalar steps that
+    # XLA:CPU compiles in place, while the GPU executable copies the board and both count
+    # arrays at every swap attempt (``make gpu-check``: 80 MB per attempt at n = 10^6).
+    host = jax.devices("cpu")[0] if backend.is_accelerator() else None
+    with jax.default_device(host) if host is not None else contextlib.nullcontext():
+        return _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up)
+
+
+def _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up):
+    """:func:`solve_large` once its arguments are checked, on the default device."""
     tries = INITS[init] or tries
-    config = large.Config(n=n, tries=tries, free_tail=free_tail)
-    chain_seed = chain_seeds(jax.random.key(seed), jnp.arange(chain, chain + 1))[0]
+    config = large.Config(n=n)
+    params = large.default_params(
+        config, tries=tries, free_tail=free_tail, max_steps=max_steps, max_rounds=MAX_ROUNDS
+    )
+    key = jax.random.fold_in(jax.random.key(seed), chain)
 
     t0 = time.perf_counter()
-    probe = large.new_state(chain_seed, n)
-    init_fn = large.init_columns.lower(probe, config, 0, 1).compile()
-    round_fn = large.repair_round.lower(probe, config, 1, False).compile()
-    del probe
+    kernels = _Kernels(key, config, params)
     compile_s = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    restarts, trace, conflicted_rounds, steps, moves, rounds = 0, [], [], 0, 0, 0
-    attempt_seed = chain_seed
-    while True:
-        s = _place_columns(init_fn, large.new_state(attempt_seed, n), n, quiet)
-        if restarts == 0:
-            init_s = time.perf_counter() - t0
-            after_init = int(np.asarray(large.conflicted(s)).sum())
-            pairs_after_init = int(large.pairs_of(s, config))
-            t1 = time.perf_counter()
-        best, stalled, pairs = None, 0, pairs_after_init if restarts == 0 else None
-        while (
-            pairs != 0
-            and stalled < config.stall_rounds
-            and steps < max_steps
-            and rounds < MAX_ROUNDS
-        ):
-            s, st = round_fn(s, min(max_steps - steps, 1 << 30), stalled > 0)
-            st = jax.device_get(st)
-            rounds, steps, moves = rounds + 1, steps + int(st.steps), moves + int(st.moves)
-            pairs = int(st.pairs)
-            conflicted_rounds.append(int(st.conflicted))
-            trace.append(st.trace[st.trace >= 0])
-            stalled = 0 if best is None or pairs < best else stalled + 1
-            best = pairs if best is None else min(best, pairs)
-        if pairs == 0:
-            break
-        if (steps >= max_steps or rounds >= MAX_ROUNDS) and give_up:
-            break
-        if steps >= max_steps or rounds >= MAX_ROUNDS:
-            raise QueensError(
-                f"n = {n}: no solution within {steps:,} swap attempts; "
-                "raise the step limit or try another --seed"
-            )
-        restarts += 1  # stalled: a fresh QS4 board from the chain's next seed
-        attempt_seed = jax.random.bits(
-            jax.random.fold_in(jax.random.key(seed), 2**31 - 1 - restarts), (), jnp.uint32
+    s = kernels.board(kernels.empty(key, params), quiet)
+    init_s = time.perf_counter() - t0
+    after_init = int(np.asarray(large.conflicted(s)).sum())
+    pairs_after_init = int(s.pairs)
+    t1 = time.perf_counter()
+    trace, conflicted_rounds = [], []
+    finished, stalled_out = pairs_after_init == 0, False
+    while not finished:
+        if stalled_out:  # a fresh QS4 board from the chain's next seed
+            s = kernels.board(kernels.renew(s), quiet)
+            finished = bool(large.done(s, config, params))
+            stalled_out = bool(large.retry(s, config, params))
+            continue
+        s, finished, stalled_out = kernels.repair(s, params)
+        conflicted, tr, finished, stalled_out = jax.device_get(
+            (s.conflicted, s.trace, finished, stalled_out)
         )
+        conflicted_rounds.append(int(conflicted))
+        trace.append(tr[tr >= 0])
     search_s = time.perf_counter() - t1
+    pairs, steps, moves, rounds, restarts = (
+        int(x) for x in jax.device_get((s.pairs, s.steps, s.moves, s.rounds, s.restarts))
+    )
     rows = np.asarray(s.rows)
     del s
-    t2 = time.perf_counter()
     solved = pairs == 0
+    if not solved and not give_up:
+        raise QueensError(
+            f"n = {n}: no solution within {steps:,} swap attempts; "
+            "raise the step limit or try another --seed"
+        )
+    t2 = time.perf_counter()
     if solved:
         checker.require_solutions(rows[None], what="large-n min-conflicts", n=n)
-    else:
-        pairs = int(checker.attacking_pairs(rows))  # the independent count of what is reported
+    reported = 0 if solved else int(checker.attacking_pairs(rows))  # the independent count
     verify_s = time.perf_counter() - t2
     summary = {
         "n": n,
@@ -187,7 +260,7 @@ def solve_large(
         "free_tail": free_tail,
         "max_steps": max_steps,
         "solved": bool(solved),
-        "pairs": int(pairs),
+        "pairs": reported,
         "compile_s": compile_s,
         "init_s": init_s,
         "search_s": search_s,

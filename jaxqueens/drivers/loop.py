@@ -37,10 +37,10 @@ class Tick:
     finished: bool = False  # the budget is met: stop after this chunk
 
 
-def guarded(save: Callable[[], None]) -> Callable[[], bool]:
+def guarded(save: Callable[[], object]) -> Callable[[], bool]:
     """``save`` that never raises OSError: the first failure prints one warning on stderr (the
     run goes on; later saves try again, silently), and each call returns whether it saved."""
-    warned = []
+    warned: list[OSError] = []
 
     def attempt() -> bool:
         try:
@@ -66,7 +66,7 @@ def run_chunks(
     total: int | None,
     unit: str,
     quiet: bool | None = None,
-    save: Callable[[], None] | None = None,
+    save: Callable[[], object] | None = None,
     every: float = 30.0,
 ) -> bool:
     """Call ``chunk`` until a tick says ``finished``.

@@ -33,17 +33,22 @@ from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel import devices as backend
+from jaxqueens.parallel import sizing
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import minconflicts
 from jaxqueens.solvers.base import chain_keys
 from jaxqueens.solvers.choices import (  # noqa: F401 (re-exported: the driver's defaults)
     BATCHED_S_PER_QUEEN2,
     CALL_WORK,
+    CLASSIC_MAX_STEPS_FLOOR,
     DEFAULT_CHAIN_WORK,
     LARGE_S_PER_CHAIN,
     LARGE_S_PER_QUEEN,
     MAX_BATCHED_N,
-    MAX_STEPS_FLOOR,
     MAX_STEPS_PER_QUEEN,
+    RESTART_FLOOR,
+    RESTART_SQUARE_DIVISOR,
     auto_path,
     default_chains,
     default_max_steps,
@@ -90,8 +95,11 @@ def check_n(n: int) -> None:
 def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> int:
     """Chains per kernel call: about 2^21 queens, and at most ``devices * CALL_WORK`` queen-steps
     for one attempt of each (``max_steps``, default :func:`default_max_steps`), split evenly over
-    the chains asked for."""
-    devices = jax.local_device_count()
+    the chains asked for. On an accelerator: enough to fill the device
+    (:func:`jaxqueens.parallel.chains.accelerator_chunk`)."""
+    devices = local_device_count()
+    if backend.is_accelerator():  # enough chains to fill the device, results within its memory
+        return chain_batch.accelerator_chunk(chains, n, sizing.device_target(), devices)
     steps = default_max_steps(n) if max_steps is None else max_steps
     cap = max(devices, min(8192, (1 << 21) // n, devices * CALL_WORK // (steps * n)))
     if chains is not None:
@@ -113,7 +121,7 @@ def compile_runner(
     start=None,
     bounded: bool = False,
     mask=None,
-) -> Callable[[int, int], minconflicts.Result]:
+) -> Callable[[int, int], minconflicts.Result] | BoundedRunner:
     """Compile the batched solver for ``chunk`` chains ahead of time; return ``run(offset, count)``.
 
     Chain i uses ``fold_in(key, i)``; ``start`` (a board [n]) is every chain's first board. The
@@ -144,7 +152,7 @@ class BoundedRunner:
         self.max_restarts = int(params.max_restarts)
         first = FIRST_CALL_STEPS // (max(chunk, 1) * (int(params.max_steps) + config.n))
         self.cap = int(min(self.max_restarts, max(0, first - 1)))
-        self._last = None  # ((offset, count), ChunkResult) of the last call
+        self._last: tuple[tuple[int, int], driver.ChunkResult] | None = None  # the last call
 
     def _resume(self, prev) -> minconflicts.Fresh | minconflicts.Resume:
         if prev is None:
@@ -165,8 +173,9 @@ class BoundedRunner:
         out = jax.device_get(self.run(offset, count, self._resume(prev)))
         dt = time.perf_counter() - t0
         paused = ~out.solved & (out.restarts < self.max_restarts)  # minconflicts.paused
-        res = driver.ChunkResult(*out, paused=np.asarray(paused))
+        res = driver.ChunkResult._make([*out, np.asarray(paused)])
         if prev is not None:  # the chains that were not paused keep their results
+            assert prev.paused is not None  # this runner sets it for every chain
             keep = ~prev.paused
             if prev.best is not None and res.best is not None:
                 # a continued chain reports its best board over every call, not only this one
@@ -175,12 +184,13 @@ class BoundedRunner:
                     rows=np.where(older[:, None], prev.rows, res.rows),
                     best=np.where(older, prev.best, res.best),
                 )
-            res = driver.ChunkResult(
-                *(
-                    None if a is None else np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-                    for a, b in zip(prev, res)
-                )
+            res = driver.ChunkResult._make(
+                None
+                if a is None or b is None
+                else np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+                for a, b in zip(prev, res, strict=True)
             )
+        assert res.paused is not None  # set above, for every chain of the call
         if res.paused.any() or dt > 2 * CALL_SECONDS:
             scale = min(4.0, max(0.25, CALL_SECONDS / max(dt, 1e-3)))
             self.cap = int(min(self.max_restarts, max(0, int(scale * (self.cap + 1)) - 1)))
@@ -202,10 +212,10 @@ def trace_chain(
     _, metrics = jax.jit(lambda k, p, b: minconflicts.trace(k, config, p, num_steps, b))(
         chain0, params, _problem(start, mask)
     )
-    metrics = minconflicts.Metrics(*(np.asarray(m) for m in metrics))
-    done = np.flatnonzero(metrics.conflicted == 0)
+    conflicted, pairs = np.asarray(metrics.conflicted), np.asarray(metrics.pairs)
+    done = np.flatnonzero(conflicted == 0)
     end = int(done[0]) + 1 if done.size else num_steps
-    return minconflicts.Metrics(*(m[:end] for m in metrics))
+    return minconflicts.Metrics(conflicted[:end], pairs[:end])
 
 
 def _start_rows(start, n: int) -> np.ndarray | None:
@@ -256,8 +266,10 @@ def solve(
       seconds: stop once this much kernel time is spent (checked between kernel calls, each
         bounded to about :data:`CALL_SECONDS` of work; chains still running then are reported
         unsolved and counted in ``summary["unfinished"]``).
-      max_steps: steps per attempt before a restart from a fresh board (default
-        :func:`default_max_steps`: ``max(4000, 2 n)``).
+      max_steps: steps per attempt before a restart from a fresh board, every attempt alike
+        (default :func:`default_max_steps`: the measured restart period
+        ``min(n^2 // 2, max(500, 2 n))`` on a plain board, ``max(4000, 2 n)`` on a toroidal or
+        constrained one).
       init: initial boards: "random", "permutation", "greedy" or "qs4".
       tabu: plateau memory: squares a queen may not revisit during one local minimum (0: off).
       move: "minconflicts" or "cisc352" (the staged row choice).
@@ -305,7 +317,7 @@ def solve(
     )
     budget.check(n)
     if max_steps is None:
-        max_steps = default_max_steps(n)
+        max_steps = default_max_steps(n, plain=model is None)
     for flag, value, low in (
         ("--batch", batch, 1),
         ("--maxsteps", max_steps, 1),
@@ -370,7 +382,7 @@ def solve(
     trace = None
     if trace_steps > 0:
         metrics = trace_chain(key, config, params, trace_steps, start_rows, mask)
-        trace = {"conflicted": metrics.conflicted, "pairs": metrics.pairs}
+        trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
     summary = driver.summarize(
         run,
         solver="min-conflicts",
@@ -382,7 +394,7 @@ def solve(
         seed=seed,
         chunk=chunk,
         backend=jax.default_backend(),
-        devices=jax.local_device_count(),
+        devices=local_device_count(),
     )
     if model is not None:
         summary.update(instance=model.to_dict(), status="SAT" if run.solved.any() else "unknown")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +41,7 @@ from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.choices import STATS_SOLVERS as SOLVERS
 
@@ -105,7 +107,7 @@ def sample_minconflicts(
     seconds,
     seed,
     quiet,
-    max_steps=4000,
+    max_steps=None,
     init="permutation",
     tabu=0,
     batch=None,
@@ -114,7 +116,8 @@ def sample_minconflicts(
     resume=False,
     checkpoint_every=30.0,
 ) -> Samples:
-    """Min-conflicts chains through :func:`jaxqueens.solve` (``chains``: solved chains)."""
+    """Min-conflicts chains through :func:`jaxqueens.solve` (``chains``: solved chains;
+    ``max_steps`` None: its default restart period)."""
     res = mcsolve.solve(
         n,
         chains,
@@ -135,7 +138,12 @@ def sample_minconflicts(
     return _from_run(
         res.run,
         "minconflicts",
-        {"max_steps": max_steps, "init": init, "tabu": tabu, "max_restarts": max_restarts},
+        {
+            "max_steps": res.summary.get("max_steps", max_steps),
+            "init": init,
+            "tabu": tabu,
+            "max_restarts": max_restarts,
+        },
     )
 
 
@@ -148,29 +156,44 @@ def sample_anneal(
     quiet,
     method="ta",
     steps=10_000,
-    rounds=10,
-    neighbour="step",
-    step=3,
-    objective="attacks",
-    q=0.5,
-    init_prob=0.4,
-    alpha=0.9,
+    rounds=None,
+    neighbour=None,
+    step=None,
+    objective=None,
+    q=None,
+    init_prob=None,
+    alpha=None,
     walk=2000,
+    t_end=None,
+    preset="default",
     batch=None,
     checkpoint=None,
     resume=False,
     checkpoint_every=30.0,
 ) -> Samples:
-    """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``: run)."""
+    """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``:
+    run); the settings not given are ``preset``'s (:func:`jaxqueens.drivers.anneal.settings`)."""
+    opts = annealing.settings(
+        method,
+        preset,
+        rounds=rounds,
+        neighbour=neighbour,
+        step=step,
+        objective=objective,
+        q=q,
+        init_prob=init_prob,
+        alpha=alpha,
+        t_end=t_end,
+    )
+    rounds, neighbour, step, objective = (
+        opts[k] for k in ("rounds", "neighbour", "step", "objective")
+    )
+    q, init_prob, alpha = opts["q"], opts["init_prob"], opts["alpha"]
     config = annealing.make_config(n, method, steps, rounds, neighbour, step, objective)
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = jax.random.split(jax.random.key(seed))
     schedule, _ = annealing.calibrate(cal_key, config, walk, q, init_prob, alpha)
-    devices = jax.local_device_count()
-    cap = max(devices, (1 << 22) // config.total_steps)
-    chunk = batch or (
-        min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices
-    )
+    chunk = batch or annealing.chunk_for(chains, config, local_device_count())
     t0 = time.perf_counter()
     runner = chain_batch.compile_runner(
         chain_batch.Chains(sls, config), key, chunk, sls.Params(jnp.asarray(schedule))
@@ -181,7 +204,7 @@ def sample_anneal(
         "solver": f"stats-annealing-{method}",
         "seed": seed,
         "schedule": [float(x) for x in schedule],
-        "config": dataclasses.asdict(config),
+        "config": {k: v for k, v in dataclasses.asdict(config).items() if k != "scatter_counts"},
     }
     run = driver.run_chains(
         runner,
@@ -209,6 +232,7 @@ def sample_anneal(
             "q": q,
             "init_prob": init_prob,
             "alpha": alpha,
+            "preset": preset,
         },
     )
 
@@ -286,6 +310,7 @@ def sample_ga(
         one_round, total=chains, unit="trials", quiet=quiet, save=save, every=checkpoint_every
     ):
         stopped_by = "interrupted"
+    assert stopped_by is not None  # the loop ends when a budget is met or on an interrupt
     if not solved:
         return Samples(
             n,
@@ -369,7 +394,12 @@ def collect(
     if chains is None and solutions is None and seconds is None:
         chains = 10_000
     _budget_check(n, chains, solutions, seconds)
-    fn = {"minconflicts": sample_minconflicts, "anneal": sample_anneal, "ga": sample_ga}[solver]
+    samplers: dict[str, Callable[..., Samples]] = {
+        "minconflicts": sample_minconflicts,
+        "anneal": sample_anneal,
+        "ga": sample_ga,
+    }
+    fn = samplers[solver]
     try:
         return fn(n, chains, solutions, seconds, seed, quiet, **options)
     except TypeError as err:  # an option of another solver
@@ -428,7 +458,7 @@ def _coverage(
         if class_sizes_all is not None:
             sizes, mult = np.unique(class_sizes_all, return_counts=True)
             out["expected_fundamental"] = sum(
-                k * (1 - np.power(1 - s / total, m)) for s, k in zip(sizes, mult)
+                k * (1 - np.power(1 - s / total, m)) for s, k in zip(sizes, mult, strict=True)
             )
     return out
 
@@ -488,6 +518,19 @@ def analyse(samples: Samples) -> StatsResult:
         summary,
         success_curve(samples),
     )
+
+
+def analysis_builders(n: int, samples: int, place=None) -> dict:
+    """``name -> (batch -> jax.stages.Lowered)`` for the on-device analysis of ``samples``
+    solutions of size n (deduplication, canonical forms, class sizes: :func:`analyse`); the batch
+    is the samples, the user's; ``make gpu-check`` compiles these for described GPUs."""
+    place = place or (lambda tree: tree)
+    boards = place(jax.ShapeDtypeStruct((samples, n), jnp.int32))
+    return {
+        "dedup": lambda _: symmetry_jax.dedup.trace(boards).lower(),
+        "canonical": lambda _: symmetry_jax.canonical.trace(boards).lower(),
+        "class_sizes": lambda _: jax.jit(symmetry_jax.class_sizes).trace(boards).lower(),
+    }
 
 
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -561,7 +604,7 @@ def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) 
         "solutions_per_s": s / samples.wall_s if samples.wall_s > 0 else None,
         "stopped_by": samples.stopped_by,
         "backend": jax.default_backend(),
-        "devices": jax.local_device_count(),
+        "devices": local_device_count(),
     }
 
 

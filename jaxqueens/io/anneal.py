@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 
@@ -30,6 +31,10 @@ TRACES = "traces.png"
 """The figure of best-so-far traces, one line per method, in the top folder."""
 
 
+@overload
+def method_folder(out: str | Path, method: str, methods: Sequence[str]) -> Path: ...
+@overload
+def method_folder(out: None, method: str, methods: Sequence[str]) -> None: ...
 def method_folder(out: str | Path | None, method: str, methods: Sequence[str]) -> Path | None:
     """The folder of ``method``'s outputs (``out`` itself when it is the only method; None
     without ``--out``)."""
@@ -38,6 +43,10 @@ def method_folder(out: str | Path | None, method: str, methods: Sequence[str]) -
     return Path(out) / method if len(methods) > 1 else Path(out)
 
 
+@overload
+def checkpoint_file(folder: Path) -> Path: ...
+@overload
+def checkpoint_file(folder: None) -> None: ...
 def checkpoint_file(folder: Path | None) -> Path | None:
     """The checkpoint of a method's run in ``folder`` (None without a folder)."""
     return folder / checkpoint.FILENAME if folder is not None else None
@@ -72,7 +81,10 @@ def write_best(
     write_csv(
         folder / BEST_TABLE,
         ["chain", "best_objective", "attacking_pairs", "step"],
-        ([int(c), int(o), int(p), int(s)] for c, o, p, s in zip(chains, objective, pairs, steps)),
+        (
+            [int(c), int(o), int(p), int(s)]
+            for c, o, p, s in zip(chains, objective, pairs, steps, strict=True)
+        ),
     )
     return [folder / BEST_BOARDS, folder / BEST_TABLE]
 

@@ -74,10 +74,10 @@ def _stale(path: Path, now: float) -> bool:
     return m is not None and m["host"] == _HOST and not _alive(int(m["pid"]))
 
 
-def remove_stale_temps(folder: str | os.PathLike) -> list[Path]:
+def remove_stale_temps(folder: str | os.PathLike[str]) -> list[Path]:
     """Remove the stale temporary files of our own pattern in ``folder`` (see the module doc);
     returns what was removed. Never raises: a folder that cannot be listed is left alone."""
-    removed = []
+    removed: list[Path] = []
     now = time.time()
     try:
         entries = list(os.scandir(folder))

@@ -93,7 +93,8 @@ def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = Non
         limit = limit if limit is not None else _available_memory()
         if limit is not None and size * factor > limit:
             raise BoardFileError(
-                f"{name}: too large for memory: reading {_size(size)} needs about {_size(size * factor)} "
+                f"{name}: too large for memory: reading {_size(size)} needs about "
+                f"{_size(size * factor)} "
                 f"but only {_size(limit)} is available; free memory or use a machine with more"
             )
         with open(name, "rb") as f:
@@ -180,7 +181,8 @@ def _parse_lines(name: str, data: bytes) -> tuple[np.ndarray, tuple[int, str] | 
             continue
         if blank is not None:
             raise BoardFileError(
-                f"{name}:{blank}: blank line inside the board; delete it (only trailing blank lines are allowed)"
+                f"{name}:{blank}: blank line inside the board; delete it (only trailing blank "
+                "lines are allowed)"
             )
         if not _INT.fullmatch(line):
             raise BoardFileError(
@@ -287,7 +289,8 @@ def _check_npy_header(name: str, data: bytes) -> None:
     if version in readers:
         shape, _, dtype = readers[version](buf)
     else:  # 3.0 (utf-8 field names): NumPy's own reader
-        shape, _, dtype = npformat._read_array_header(buf, version)
+        # NumPy's private reader: its stubs leave it out
+        shape, _, dtype = npformat._read_array_header(buf, version)  # type: ignore[attr-defined]
     need = math.prod(shape) * dtype.itemsize
     have = len(data) - buf.tell()
     if need > have:
@@ -346,7 +349,8 @@ def read_boards_npy(path: str | os.PathLike) -> np.ndarray:
     if len(bad):
         b, c = (int(i) for i in bad[0])
         raise BoardFileError(
-            f"{name}: board {b}, column {c}: row {arr[b, c]} out of range 0..{n - 1}; rows must be 0-based"
+            f"{name}: board {b}, column {c}: row {arr[b, c]} out of range 0..{n - 1}; rows must "
+            "be 0-based"
         )
     return arr.astype(np.int32)
 
@@ -396,7 +400,7 @@ def write_jsonl(
         raise QueensError(f"cannot write {path}: {len(extra)} extra dicts for {len(arr)} boards")
     n = arr.shape[1]
     lines = []
-    for rows, more in zip(arr.tolist(), extra):
+    for rows, more in zip(arr.tolist(), extra, strict=True):
         if "n" in more or "rows" in more:
             raise QueensError(f"cannot write {path}: extra keys must not replace 'n' or 'rows'")
         lines.append(json.dumps({"n": n, "rows": rows, **more}, default=_json_default) + "\n")
@@ -454,7 +458,8 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
             )
         if first is not None and first[1] != n:
             raise BoardFileError(
-                f"{where}: board has n = {n} but line {first[0]} has n = {first[1]}; keep one board size per file"
+                f"{where}: board has n = {n} but line {first[0]} has n = {first[1]}; keep one "
+                "board size per file"
             )
         first = first or (lineno, n)
         for c, r in enumerate(rows):

@@ -13,7 +13,10 @@ it to one static ``Config``. Every chain runs the family's public functions:
   ``restart``, ``done`` and ``result``: a lane restarts only when some lane needs it.
 
 Chain i is keyed ``fold_in(key, i)`` in both, so results are identical whatever the strategy,
-batch, chunk or device count. :func:`run` picks the strategy of the default backend; it is also
+batch, chunk or device count. :func:`run` picks the strategy of the default backend (or the one
+its ``lanes`` names); on an accelerator :func:`compile_runner` sizes the lanes from the compiled
+program against the device (:func:`jaxqueens.parallel.sizing.choose`, through
+:func:`lockstep_builder`, which ``make gpu-check`` compiles too). It is also
 the way to run many chains inside a user's ``jit`` (a plain ``jax.vmap`` of the family's ``run``
 is lockstep without refill: every chain of the batch waits for the slowest). A family that can
 pause its chains between calls (``Fresh``/``Resume``, to bound a call's work) takes that
@@ -32,13 +35,18 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxqueens.parallel import devices, memory
-from jaxqueens.parallel.lanes import lockstep, where_lanes
+from jaxqueens.errors import QueensError
+from jaxqueens.parallel import devices, memory, sizing
+from jaxqueens.parallel.lanes import gate, lockstep, where_lanes
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers.base import chain_keys
 
 RESULT_COPIES = 3
 """A call's results live on the device, in a host copy and in the driver's records."""
+CHAINS_PER_LANE = 2
+"""Accelerator: chains per call for each lockstep lane (a lane that finishes takes the next)."""
+RESULT_SHARE = 0.25
+"""Accelerator: share of the device budget a call's results may take (:func:`accelerator_chunk`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +61,13 @@ class Chains:
     def unroll(self) -> int:
         """Steps per lockstep iteration."""
         return getattr(self.config, "unroll", 1)
+
+    def lockstep(self) -> Chains:
+        """The same chains formulated for lockstep lanes (the family's ``lockstep_config``, e.g.
+        a fresh board's line counts by one scatter-add where one chain loops: on a GPU a loop
+        is host-driven); itself when the family has none."""
+        to_lanes = getattr(self.family, "lockstep_config", None)
+        return self if to_lanes is None else Chains(self.family, to_lanes(self.config))
 
     @property
     def pausable(self) -> bool:
@@ -97,7 +112,9 @@ class Chains:
 
 def _lockstep_chains(chains: Chains, key, chain_ids, lanes: int, params, problem, resume=None):
     """Lockstep lanes over the chains ``chain_ids`` [C] (``resume``: their per-chain input [C] or
-    None); returns results [C, ...] in that order."""
+    None); returns results [C, ...] in that order. Runs :meth:`Chains.lockstep`, the same chains
+    formulated for lanes."""
+    chains = chains.lockstep()
     vadvance = jax.vmap(lambda s: chains.advance(s, params, problem))
     vrestart = jax.vmap(lambda s: chains.restart(s, params, problem))
 
@@ -105,9 +122,14 @@ def _lockstep_chains(chains: Chains, key, chain_ids, lanes: int, params, problem
         for _ in range(chains.unroll):
             s = vadvance(s)
         retry = jax.vmap(lambda s: chains.retry(s, params))(s) & active
-        # Restart lanes whose attempt failed (a real branch only when some lane needs it).
+        # Restart lanes whose attempt failed, once enough of them wait (lanes.gate: a restart
+        # builds a fresh board for every lane); a waiting lane is stopped, its steps no-ops.
+        running = active & ~retry & ~jax.vmap(lambda s: chains.done(s, params))(s)
         return lax.cond(
-            jnp.any(retry), lambda s: where_lanes(retry, vrestart(s), s), lambda s: s, s
+            gate(retry, running, lanes),
+            lambda s: where_lanes(retry, vrestart(s), s),
+            lambda s: s,
+            s,
         )
 
     def init_item(k):
@@ -187,7 +209,7 @@ def run_mapped(
 ):
     """CPU strategy: chains ``offset + [0, num_chains)``, one per ``lax.map`` iteration, split
     evenly over devices. Returns the family's ``Result`` with a leading [C] axis."""
-    d = num_devices or jax.local_device_count()
+    d = num_devices or devices.local_device_count()
     return _sharded(chains, key, num_chains, d, 0, jnp.int32(offset), params, problem, resume)
 
 
@@ -203,17 +225,27 @@ def run_lockstep(
     resume=None,
 ):
     """Accelerator strategy: on each device, ``lanes`` chains advance in lockstep; a lane whose
-    chain finishes writes its result and takes the next chain (``lanes`` default:
-    :func:`jaxqueens.parallel.devices.sizes`). Same chain keys as :func:`run_mapped`, so the
-    results are identical."""
-    d = num_devices or jax.local_device_count()
-    lanes = devices.sizes().chain_lanes if lanes is None else lanes
+    chain finishes writes its result and takes the next chain (``lanes`` default: the device's
+    parallelism; :func:`compile_runner` sizes them from the compiled program). Same chain keys as
+    :func:`run_mapped`, so the results are identical."""
+    d = num_devices or devices.local_device_count()
+    lanes = sizing.device_target().parallelism if lanes is None else lanes
     return _sharded(
         chains, key, num_chains, d, max(1, lanes), jnp.int32(offset), params, problem, resume
     )
 
 
-def run(family, config, key, num_chains: int, params, problem=None, offset=0, resume=None):
+def run(
+    family,
+    config,
+    key,
+    num_chains: int,
+    params,
+    problem=None,
+    offset: int = 0,
+    resume=None,
+    lanes: int | None = None,
+) -> Any:
     """Chains ``offset + [0, num_chains)`` of ``family`` with the strategy of the default backend.
 
     Usable inside a user's ``jit`` (``family`` and ``config`` static)::
@@ -228,43 +260,114 @@ def run(family, config, key, num_chains: int, params, problem=None, offset=0, re
       config: its static ``Config``.
       key: a ``jax.random`` key; chain i uses ``fold_in(key, offset + i)`` (not split here:
         pass a fresh key per independent experiment).
+      num_chains: chains to run.
       params: the family's ``Params``, shared by every chain.
       problem: the family's ``Problem`` (start board, instance), shared by every chain, or None.
       resume: the family's per-call input (``Fresh``: 0-d leaves, every chain alike; ``Resume``:
         a [num_chains] leading axis, one row per chain); None: every chain fresh, to the end.
+      offset: the first chain's index.
+      lanes: the strategy: 0 one chain per ``lax.map`` iteration (the CPU's), > 0 that many
+        lockstep lanes per device (an accelerator's); None: the default backend's.
 
     Returns:
       The family's ``Result`` with a leading [num_chains] axis, in chain order.
     """
     chains = family if isinstance(family, Chains) else Chains(family, config)
-    if devices.is_accelerator():
-        return run_lockstep(chains, key, num_chains, params, problem, offset=offset, resume=resume)
+    if lanes is None:  # the default backend's: on an accelerator, the device's parallelism
+        lanes = sizing.device_target().parallelism if devices.is_accelerator() else 0
+    if lanes:
+        return run_lockstep(
+            chains, key, num_chains, params, problem, lanes, offset=offset, resume=resume
+        )
     return run_mapped(chains, key, num_chains, params, problem, offset, resume=resume)
 
 
-def compile_runner(chains: Chains, key, chunk: int, params, problem=None) -> Callable[..., Any]:
+def lockstep_builder(
+    chains: Chains, key, chunk: int, params, problem=None, num_devices: int = 1, place=None
+) -> Callable[[int], Any]:
+    """``lanes -> jax.stages.Lowered``: a call of ``chunk`` chains on ``lanes`` lockstep lanes
+    per device, the executable :func:`compile_runner` runs on an accelerator. ``place`` maps the
+    arguments (a pytree) to where they live: ``None`` leaves them as given (the default device);
+    the GPU check passes abstract values on a described device
+    (:func:`jaxqueens.parallel.sizing.abstract`)."""
+    place = place or (lambda tree: tree)
+    args = place((key, jnp.int32(0), params, problem, chains.fresh()))
+
+    def build(lanes: int):
+        def fn(key, offset, params, problem, resume):
+            return _sharded(
+                chains, key, chunk, num_devices, max(1, lanes), offset, params, problem, resume
+            )
+
+        return jax.jit(fn).trace(*args).lower()
+
+    return build
+
+
+def accelerator_chunk(chains: int | None, n: int, target: sizing.Target, devices_: int = 1) -> int:
+    """Chains per call on an accelerator: :data:`CHAINS_PER_LANE` per lane that fills the device,
+    at most the chains asked for, and results within :data:`RESULT_SHARE` of its memory."""
+    fill = CHAINS_PER_LANE * target.parallelism * devices_
+    results = 2 * 4 * (n + 4)  # rows and four scalars, int32, and a copy
+    fit = int(RESULT_SHARE * target.budget_bytes * devices_ // results)
+    cap = max(devices_, min(fill, fit))
+    if chains is not None:
+        cap = min(cap, max(chains, 1))
+    return -(-cap // devices_) * devices_
+
+
+def compile_runner(
+    chains: Chains,
+    key,
+    chunk: int,
+    params,
+    problem=None,
+    target: sizing.Target | None = None,
+) -> Callable[..., Any]:
     """Compile :func:`run` for ``chunk`` chains ahead of time; return ``run_chunk(offset, count)``.
 
     The driver times compilation apart from the run and calls ``run_chunk`` once per chunk. A
     call with another ``count`` (a short last chunk) compiles that size on first use. A chunk
     whose results cannot fit in memory is refused before compiling
-    (:func:`jaxqueens.parallel.memory.check_memory`).
+    (:func:`jaxqueens.parallel.memory.check_memory`). On an accelerator the lanes per device are
+    chosen from the compiled program against the device (``target``, default the first local
+    device's: :func:`jaxqueens.parallel.sizing.choose`); ``run_chunk.lanes`` says how many.
     """
     fresh = chains.fresh()  # None for families without a per-call input
+    lanes, num = 0, devices.local_device_count()
+    accelerator = devices.is_accelerator() or target is not None
 
     def call(key, offset, params, problem, resume):
-        return run(chains, None, key, chunk, params, problem, offset, resume)
+        return run(chains, None, key, chunk, params, problem, offset, resume, lanes=0)
 
     fn = jax.jit(call)
-    lowered = fn.lower(key, jnp.int32(0), params, problem, fresh)
-    results = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(lowered.out_info))
+    args = (key, jnp.int32(0), params, problem, fresh)
+    lowered = None if accelerator else fn.lower(*args)
+    out = jax.eval_shape(fn, *args) if lowered is None else lowered.out_info
+    results = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(out))
     n = getattr(chains.config, "n", "?")
     memory.check_memory(
         RESULT_COPIES * results,
         f"--batch {chunk} (chains per kernel call, n = {n}: their boards and results)",
         "use a smaller --batch",
     )
-    compiled = lowered.compile()
+    if lowered is None:
+        target = target or sizing.device_target()
+        choice = sizing.choose(
+            lockstep_builder(chains, key, chunk, params, problem, num),
+            target,
+            min(target.parallelism, -(-chunk // num)),
+            key=("chains", chains, chunk, num, jax.tree.structure((params, problem))),
+        )
+        if not choice.fits:
+            raise QueensError(
+                f"--batch {chunk} (chains per kernel call, n = {n}) needs "
+                f"{memory.format_bytes(choice.bytes)} on {target.name}, over its "
+                f"{memory.format_bytes(target.budget_bytes)}: use a smaller --batch"
+            )
+        compiled, lanes = choice.compiled, choice.batch
+    else:
+        compiled = lowered.compile()
 
     def run_chunk(offset: int, count: int, resume=None):
         """Chains ``offset .. offset + count - 1``; ``resume``: the family's per-call input
@@ -273,6 +376,7 @@ def compile_runner(chains: Chains, key, chunk: int, params, problem=None) -> Cal
         resume = fresh if resume is None else resume
         if count == chunk and (resume is None or _shared(resume)):
             return compiled(key, jnp.int32(offset), params, problem, resume)
-        return run(chains, None, key, count, params, problem, offset, resume)
+        return run(chains, None, key, count, params, problem, offset, resume, lanes=lanes)
 
+    run_chunk.lanes = lanes  # type: ignore[attr-defined]
     return run_chunk

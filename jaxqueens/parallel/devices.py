@@ -1,22 +1,31 @@
 """Where jaxqueens runs: host CPU devices and how batches are spread over devices.
 
-XLA:CPU runs each computation on one core. ``shared/PERFORMANCE.md`` measured
-1.7-2.2x from splitting a batch over one host "device" per core, so the package
-asks JAX for ``os.cpu_count()`` CPU devices when it is imported -- only if no
-JAX computation has run yet (the setting is fixed once the backend starts) and
-only if ``JAXQUEENS_CPU_DEVICES`` does not say otherwise (set it to 1 to keep
-JAX's default of one CPU device, or to any count from 1 to ``MAX_CPU_DEVICES``, XLA:CPU's limit
-per process; another value is left out at import and refused by :func:`check_cpu_devices`, which
-the command line calls first).
+Importing jaxqueens changes nothing in the process (no environment variable, no JAX setting):
+:func:`configure` (``jaxqueens.configure()``) is the one call that sets JAX up for jaxqueens, and
+the ``jaxqueens`` command calls it first thing. It does three things, each process-wide:
 
-At the same moment it appends ``CPU_XLA_FLAGS`` to ``XLA_FLAGS``. XLA:CPU runs
-each op of a ``while_loop`` body as a separate thunk (~30-40 ns each) unless the
-loop touches under 1 KiB; raising that threshold compiles a whole per-chain
-search loop as one native function (4-5x fewer us per min-conflicts step,
-measured), and region-based copy insertion drops the per-step copies of the
-carried board and counts (~20% more). These flags only exist as ``XLA_FLAGS``
-(jit's ``compiler_options`` rejects them), so they are process-wide; set
-``JAXQUEENS_XLA_FLAGS=0`` to leave ``XLA_FLAGS`` alone.
+- XLA:CPU runs each computation on one core. ``shared/PERFORMANCE.md`` measured 1.7-2.2x from
+  splitting a batch over one host "device" per core, so it asks JAX for ``os.cpu_count()`` CPU
+  devices (``JAXQUEENS_CPU_DEVICES`` or the ``cpu_devices`` argument for another count, from 1 to
+  ``MAX_CPU_DEVICES``, XLA:CPU's limit per process). JAX fixes the count when its backend starts
+  (at the first JAX computation), so this only works before that.
+- It appends ``CPU_XLA_FLAGS`` to ``XLA_FLAGS``. XLA:CPU runs each op of a ``while_loop`` body as
+  a separate thunk (~30-40 ns each) unless the loop touches under 1 KiB; raising that threshold
+  compiles a whole per-chain search loop as one native function (4-5x fewer us per min-conflicts
+  step, measured), and region-based copy insertion drops the per-step copies of the carried board
+  and counts (~20% more). LLVM's x86 cmov converter is turned off: in a branch-free search loop
+  it turned data-dependent selects back into branches (the counting DFS: 0.46 mispredicted
+  branches per edge under callgrind's simulation, 1.25-1.3x more CPU time per edge than with
+  conditional moves). These flags only exist as ``XLA_FLAGS`` (jit's ``compiler_options``
+  rejects them), so they are process-wide; ``JAXQUEENS_XLA_FLAGS=0`` (or ``xla_flags=False``)
+  leaves ``XLA_FLAGS`` alone.
+- :func:`configure_cache` turns on JAX's persistent compilation cache in the user's cache folder
+  (``$XDG_CACHE_HOME/jaxqueens/jax-<version>``; ``JAXQUEENS_CACHE_DIR`` moves it, an empty value
+  turns it off), so a repeated run loads its compiled kernels instead of compiling them again.
+
+A library user who does not call :func:`configure` gets JAX's defaults (one CPU device, no flags);
+every driver counts its devices through :func:`local_device_count`, which then says once, in one
+line on stderr, that the run uses fewer devices than the machine has cores.
 
 Several processes (``--coordinator``): :func:`distributed_settings` checks the flags and the
 ``JAX_*`` variables, :func:`init_distributed` meets the other processes within a timeout
@@ -24,27 +33,28 @@ Several processes (``--coordinator``): :func:`distributed_settings` checks the f
 process that stopped early without waiting at JAX's exit barrier.
 
 Importing this module does not import JAX (``jax`` is loaded at its first use,
-:mod:`jaxqueens._lazy`), so ``import jaxqueens`` configures JAX before JAX is even imported: the
+:mod:`jaxqueens._lazy`), so the command line configures JAX before JAX is even imported: the
 settings go to JAX's environment variables (``JAX_NUM_CPU_DEVICES``, ``JAX_COMPILATION_CACHE_DIR``,
-...), which JAX reads when it is imported, or to ``jax.config`` once it is. The same way,
-:func:`configure_cache` turns on JAX's persistent compilation cache in the user's cache folder
-(``$XDG_CACHE_HOME/jaxqueens/jax-<version>``; ``JAXQUEENS_CACHE_DIR`` moves it, an empty value
-turns it off), so a repeated run loads its compiled kernels instead of compiling them again.
+...), which JAX reads when it is imported, or to ``jax.config`` once it is.
 
 This module and its siblings in :mod:`jaxqueens.parallel` are the one place that decides
 batching per backend: lockstep ``vmap`` with lane recycling on accelerators, one item per
 ``lax.map`` iteration sharded over host devices on the CPU. :func:`sizes` is the one table of
-batch sizes per backend that the drivers read.
+batch sizes the drivers read on the CPU; on an accelerator they size from the device
+(:mod:`jaxqueens.parallel.sizing`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import math
 import os
 import sys
+import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -52,6 +62,9 @@ from jaxqueens import _lazy
 from jaxqueens.errors import QueensError
 
 # imported at their first use (jaxqueens._lazy): a command that needs no JAX never imports it
+if TYPE_CHECKING:
+    from jax.sharding import Mesh
+
 jax = _lazy.load("jax")
 rendezvous = _lazy.load("jaxqueens.parallel.rendezvous")  # sockets: multi-process runs only
 
@@ -67,7 +80,8 @@ MAX_COORDINATOR_TIMEOUT = 86400.0
 MIN_HEARTBEAT_TIMEOUT = 10  # seconds: never give up on a peer's heartbeat sooner (no false alarms)
 
 CPU_XLA_FLAGS = (
-    "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=1073741824",
+    "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=1073741824,"
+    "-x86-cmov-converter=false",
     "--xla_cpu_copy_insertion_use_region_analysis=true",
 )
 
@@ -90,34 +104,129 @@ def check_cpu_devices() -> int | None:
     return int(env)
 
 
-def configure_cpu_devices(count: int | None = None) -> bool:
-    """Ask for one CPU device per core, and fast CPU loops, before the JAX backend starts.
+def cpu_cores() -> int:
+    """The CPU cores of this machine (``os.cpu_count()``), at most ``MAX_CPU_DEVICES``."""
+    return min(os.cpu_count() or 1, MAX_CPU_DEVICES)
+
+
+@dataclasses.dataclass(frozen=True)
+class Configuration:
+    """What :func:`configure` did."""
+
+    cpu_devices: int | None  # CPU devices asked of JAX; None: too late to ask (backend started)
+    xla_flags: tuple[str, ...]  # flags appended to $XLA_FLAGS now (none: off, there, or too late)
+    cache_dir: Path | None  # folder of the persistent compilation cache; None: the cache is off
+    backend_started: bool  # JAX's backend had started: device count and XLA_FLAGS left as they were
+
+
+_state = {"configured": False, "noted": False}
+"""``configured``: :func:`configure` was called in this process; ``noted``: the few-devices
+notice of :func:`local_device_count` was considered (it is said at most once)."""
+
+
+def configure(
+    cpu_devices: int | None = None,
+    xla_flags: bool | None = None,
+    cache: bool | str | os.PathLike[str] | None = True,
+) -> Configuration:
+    """Set JAX up for jaxqueens in this process: one CPU device per core, XLA:CPU's loop flags and
+    the persistent compilation cache (``jaxqueens.configure``).
+
+    Importing jaxqueens changes nothing; this call does, for the whole process (JAX's settings are
+    per process, and child processes inherit the environment variables it sets while JAX is not
+    imported yet). Call it before the first JAX computation, the first jaxqueens solver call
+    included; importing JAX before is fine. The ``jaxqueens`` command calls it first thing. Calling
+    it again is harmless.
 
     Args:
-      count: devices wanted, 1 to ``MAX_CPU_DEVICES``; default ``$JAXQUEENS_CPU_DEVICES`` (left out
-        here when it is not a valid count: this runs at import, and :func:`check_cpu_devices`
-        reports it) or ``os.cpu_count()``.
+      cpu_devices: CPU devices to ask of JAX, 1 to ``MAX_CPU_DEVICES``; None (default):
+        ``$JAXQUEENS_CPU_DEVICES``, else one per core. Only JAX's CPU backend uses them.
+      xla_flags: append the XLA:CPU loop flags (``CPU_XLA_FLAGS``, 4-5x faster search loops) to
+        ``$XLA_FLAGS``; None (default): yes, unless ``$JAXQUEENS_XLA_FLAGS`` is 0.
+      cache: JAX's persistent compilation cache: True (default) for ``$JAXQUEENS_CACHE_DIR`` (an
+        empty value turns the cache off) or else ``$XDG_CACHE_HOME/jaxqueens/jax-<version>``; a
+        folder; or False/None for no cache. A folder that cannot be written turns the cache off,
+        and the first solver call says so in one line. JAX looks at the cache at its first
+        compilation: after that, the setting may not take effect.
 
     Returns:
-      True if the settings were applied (to JAX's environment variables while JAX is not imported
-      yet, so this never imports it; else to ``jax.config``), False if the backend had already
-      started.
+      What it did (:class:`Configuration`). When JAX's backend had already started (a JAX
+      computation ran before), the device count and ``XLA_FLAGS`` cannot change any more:
+      ``backend_started`` is True, ``cpu_devices`` None, no flag is added, and a
+      ``RuntimeWarning`` says so if the CPU backend has another device count than asked for.
+
+    Raises:
+      QueensError: ``cpu_devices`` (or ``$JAXQUEENS_CPU_DEVICES``) is not a count from 1 to
+        ``MAX_CPU_DEVICES``.
     """
-    if count is None:
-        try:
-            count = check_cpu_devices()
-        except QueensError:
-            count = None
-        count = count or min(os.cpu_count() or 1, MAX_CPU_DEVICES)
-    elif not 1 <= int(count) <= MAX_CPU_DEVICES:
-        raise QueensError(f"{count} CPU devices asked for: give 1 to {MAX_CPU_DEVICES} devices")
-    if not _set_jax_option("jax_num_cpu_devices", int(count)):
-        return False  # backend already initialised: keep what the user has
-    if os.environ.get(ENV_XLA_FLAGS, "1").strip() != "0":
+    if cpu_devices is None:
+        count = check_cpu_devices() or cpu_cores()
+    elif isinstance(cpu_devices, bool) or not 1 <= int(cpu_devices) <= MAX_CPU_DEVICES:
+        raise QueensError(
+            f"{cpu_devices!r} CPU devices asked for: give 1 to {MAX_CPU_DEVICES} devices"
+        )
+    else:
+        count = int(cpu_devices)
+    if xla_flags is None:
+        xla_flags = os.environ.get(ENV_XLA_FLAGS, "1").strip() != "0"
+    _state["configured"] = True
+    started = not _set_jax_option("jax_num_cpu_devices", count)
+    added: tuple[str, ...] = ()
+    if started:
+        _warn_too_late(count)
+    elif xla_flags:
         flags = os.environ.get("XLA_FLAGS", "")
-        extra = [f for f in CPU_XLA_FLAGS if f.split("=")[0] not in flags]
-        os.environ["XLA_FLAGS"] = " ".join([flags, *extra]).strip()
-    return True
+        added = tuple(f for f in CPU_XLA_FLAGS if f.split("=")[0] not in flags)
+        if added:
+            os.environ["XLA_FLAGS"] = " ".join([flags, *added]).strip()
+    folder = configure_cache(cache)
+    return Configuration(None if started else count, added, folder, started)
+
+
+def _warn_too_late(count: int) -> None:
+    """The ``RuntimeWarning`` of a :func:`configure` after JAX's backend started, if its CPU
+    device count differs from ``count`` (no warning on an accelerator backend)."""
+    if jax.default_backend() != "cpu" or jax.local_device_count() == count:
+        return
+    warnings.warn(
+        f"jaxqueens.configure() came after JAX's backend started: it keeps its "
+        f"{jax.local_device_count()} CPU device(s) instead of {count}, and its XLA_FLAGS; call "
+        "jaxqueens.configure() before the first JAX computation",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+def local_device_count() -> int:
+    """``jax.local_device_count()``: the devices of this process that a driver spreads its
+    batches over.
+
+    Every driver counts its devices here (``tests/parallel/test_devices.py`` checks that no other
+    module asks JAX), so this is the one place that says what a run is missing, once per process
+    and in one line on stderr each: an unwritable compilation cache folder (:func:`warn_cache`),
+    and a CPU run on fewer devices than the machine has cores because :func:`configure` was not
+    called (nothing is said after :func:`configure`, or when the device count was chosen through
+    JAX's own settings, ``JAX_NUM_CPU_DEVICES`` or ``--xla_force_host_platform_device_count``).
+    """
+    count = int(jax.local_device_count())
+    warn_cache()
+    if not _state["configured"] and not _state["noted"]:
+        _state["noted"] = True
+        cores = cpu_cores()
+        if count < cores and jax.default_backend() == "cpu" and not _count_chosen():
+            print(
+                f"jaxqueens: running on {count} of {cores} CPU cores; call jaxqueens.configure() "
+                "before the first JAX computation for one device per core",
+                file=sys.stderr,
+            )
+    return count
+
+
+def _count_chosen() -> bool:
+    """Whether the CPU device count was set through JAX's own settings, not left at its default."""
+    return jax.config.values.get(
+        "jax_num_cpu_devices", -1
+    ) >= 0 or "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")
 
 
 def _set_jax_option(name: str, value) -> bool:
@@ -142,11 +251,19 @@ def _set_jax_option(name: str, value) -> bool:
 # ------------------------------------------------------------------ persistent compilation cache
 ENV_CACHE_DIR = "JAXQUEENS_CACHE_DIR"
 CACHE_MIN_COMPILE_SECONDS = 0.0
-"""Every compiled kernel is cached: ours compile in 0.1-6 s and a run compiles several, each of which
-a repeated run would otherwise pay again (JAX's default caches only compiles over 1 s)."""
+"""Every compiled kernel is cached: ours compile in 0.1-6 s and a run compiles several, each of
+which a repeated run would otherwise pay again (JAX's default caches only compiles over 1 s)."""
 CACHE_MIN_ENTRY_BYTES = -1
 """No size floor (JAX's -1; its default 0 lets it pick a floor for the filesystem)."""
-_cache = {"folder": None, "problem": None, "warned": False}
+
+
+class _CacheState(TypedDict):
+    folder: Path | None  # the cache in use, None when off
+    problem: str | None  # why the folder asked for could not be used, until warn_cache says it
+    warned: bool  # warn_cache has said it
+
+
+_cache: _CacheState = {"folder": None, "problem": None, "warned": False}
 
 
 def default_cache_dir() -> Path:
@@ -164,7 +281,7 @@ def _installed_version(package: str) -> str:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return "unknown"
-    site = Path(list(spec.submodule_search_locations)[0]).parent
+    site = Path(next(iter(spec.submodule_search_locations))).parent
     found = sorted(site.glob(f"{package}-*.dist-info"))
     return found[0].name[len(package) + 1 : -len(".dist-info")] if len(found) == 1 else "unknown"
 
@@ -189,7 +306,7 @@ def _unwritable(folder: Path) -> str | None:
     return None
 
 
-def configure_cache(folder: Path | str | bool | None = True) -> Path | None:
+def configure_cache(folder: str | os.PathLike[str] | bool | None = True) -> Path | None:
     """Turn JAX's persistent compilation cache on (in ``folder``) or off, before JAX compiles.
 
     A repeated run then loads its compiled kernels from disk instead of compiling them again
@@ -206,33 +323,33 @@ def configure_cache(folder: Path | str | bool | None = True) -> Path | None:
       The folder in use, or None when the cache is off. A folder that cannot be created or written
       turns the cache off; :func:`warn_cache` then says so once.
     """
-    if folder is True:
-        folder = cache_dir_setting()
-    folder = Path(folder).expanduser() if folder not in (None, False) else None
-    problem = _unwritable(folder) if folder is not None else None
+    chosen: Path | None
+    if isinstance(folder, bool) or folder is None:
+        chosen = cache_dir_setting() if folder else None
+    else:
+        chosen = Path(folder).expanduser()
+    problem = _unwritable(chosen) if chosen is not None else None
     if problem is not None:
         _cache["problem"] = (
-            f"cannot write the compilation cache folder {folder} ({problem}); going "
+            f"cannot write the compilation cache folder {chosen} ({problem}); going "
             f"on without it: set {ENV_CACHE_DIR} to a writable folder, or to an "
             "empty value (or pass --no-cache) to turn the cache off"
         )
-        folder = None
+        chosen = None
     else:
         _cache["problem"] = None
-    _cache["folder"] = folder
-    on = folder is not None
+    _cache["folder"] = chosen
+    on = chosen is not None
     _set_jax_option("jax_enable_compilation_cache", on)
-    _set_jax_option("jax_compilation_cache_dir", str(folder) if on else None)
-    if on or not _lazy.is_loaded(
-        "jax"
-    ):  # off: thresholds back to JAX's defaults (unset) before import
+    _set_jax_option("jax_compilation_cache_dir", str(chosen) if on else None)
+    if on or not _lazy.is_loaded("jax"):  # off: thresholds back to JAX's defaults before import
         _set_jax_option(
             "jax_persistent_cache_min_compile_time_secs", CACHE_MIN_COMPILE_SECONDS if on else None
         )
         _set_jax_option(
             "jax_persistent_cache_min_entry_size_bytes", CACHE_MIN_ENTRY_BYTES if on else None
         )
-    return folder
+    return chosen
 
 
 def cache_folder() -> Path | None:
@@ -275,23 +392,28 @@ CPU_SIZES = Sizes(
     estimator_probes=10**7,
     estimator_block=4096,
 )
-ACCELERATOR_SIZES = Sizes(
+ACCELERATOR_DEFAULTS = Sizes(
     accelerator=True,
-    chain_lanes=256,
-    count_prefixes=1 << 17,
-    count_lanes=4096,
+    chain_lanes=0,
+    count_prefixes=0,
+    count_lanes=0,
     estimator_probes=10**8,
     estimator_block=0,
 )
+"""On an accelerator the lanes and items per call are not taken from a table: each driver sizes
+them from its compiled program against the device (:mod:`jaxqueens.parallel.sizing`); the zeros
+here say so. What stays is the strategy (lockstep lanes, all probes at once) and the default
+length of an estimate."""
 
 
 def sizes() -> Sizes:
-    """The batch sizes of the default backend (CPU figures measured on a 2-core machine; the
-    accelerator figures are not yet tuned on a GPU)."""
-    return ACCELERATOR_SIZES if is_accelerator() else CPU_SIZES
+    """The batch sizes of the default backend: CPU figures measured on a 2-core machine; on an
+    accelerator the strategy only (:data:`ACCELERATOR_DEFAULTS`: the sizes come from
+    :func:`jaxqueens.parallel.sizing.choose`)."""
+    return ACCELERATOR_DEFAULTS if is_accelerator() else CPU_SIZES
 
 
-def batch_mesh() -> jax.sharding.Mesh:
+def batch_mesh() -> Mesh:
     """A 1-D mesh over every local device, axis name ``BATCH_AXIS``."""
     return jax.sharding.Mesh(np.asarray(jax.local_devices()), (BATCH_AXIS,))
 
@@ -473,8 +595,6 @@ def leave(code: int) -> int:
     if code in (0, 1) or not _lazy.is_loaded("jax") or not jax.distributed.is_initialized():
         return code
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     os._exit(code)

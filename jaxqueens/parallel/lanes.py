@@ -25,6 +25,22 @@ def where_lanes(mask, new, old):
     )
 
 
+REFILL_SHARE = 16
+"""A refill waits until 1/REFILL_SHARE of the lanes wait for one (or no lane is left running)."""
+
+
+def gate(waiting, running, lanes: int):
+    """Whether lanes that wait for a refill (or restart) get it now: once ``lanes /
+    REFILL_SHARE`` of them wait, or when no other lane is running. A refill builds fresh states
+    for every lane and selects, and on a GPU a fresh state can be a host-driven loop over the
+    board (``make gpu-check``'s model: n iterations of several kernels and a sync each), so
+    refilling the lanes that finished in each iteration costs a whole refill per iteration;
+    gated, one per ``lanes / REFILL_SHARE`` finished lanes, for about 1/(2 REFILL_SHARE) idle
+    lanes. A waiting lane's state is stopped (a step is a no-op), so no result changes."""
+    count = jnp.sum(waiting.astype(jnp.int32))
+    return (count >= max(1, lanes // REFILL_SHARE)) | ((count > 0) & ~jnp.any(running))
+
+
 def lockstep(
     init_item: Callable[[jax.Array], Any],
     advance: Callable[[Any, jax.Array], Any],
@@ -35,10 +51,15 @@ def lockstep(
 ):
     """Run ``num_items`` searches on ``lanes`` lockstep lanes, refilling finished lanes.
 
+    A lane whose item finishes writes its result and is given the next item; its fresh state is
+    built when enough lanes wait for one (:func:`gate`), so the results never depend on
+    ``lanes``.
+
     Args:
       init_item: item index ``[]`` int32 -> the state of one lane (vmapped here).
       advance: ``(states [B], active [B] bool) -> states [B]``: one lockstep iteration of every
-        lane (already batched; ``active`` is False for lanes with no item left).
+        lane (already batched; ``active`` is False for lanes with no item left or waiting for
+        their next item's state, whose states must not change).
       finished: ``states [B] -> [B] bool``: the lane's item is done.
       result: ``states [B] -> pytree [B, ...]``: what a finished lane reports.
       num_items: items, indexed ``0 .. num_items - 1``; ``lanes`` at most ``num_items``.
@@ -49,10 +70,62 @@ def lockstep(
     vinit = jax.vmap(init_item)
     first = jnp.arange(lanes, dtype=jnp.int32)
     s0 = vinit(jnp.minimum(first, num_items - 1))
-    out = jax.tree.map(lambda x: jnp.zeros((num_items,) + x.shape[1:], x.dtype), result(s0))
+    out = jax.tree.map(lambda x: jnp.zeros((num_items, *x.shape[1:]), x.dtype), result(s0))
 
     def body(carry):
-        s, item, nxt, out = carry
+        s, item, nxt, out, waiting = carry
+        active = (item < num_items) & ~waiting
+        s = advance(s, active)
+        done = finished(s) & active
+        dst = jnp.where(done, item, num_items)
+        out = jax.tree.map(lambda o, r: o.at[dst].set(r, mode="drop"), out, result(s))
+        rank = jnp.cumsum(done.astype(jnp.int32)) - 1
+        item = jnp.where(done, nxt + rank, item)
+        nxt = nxt + jnp.sum(done.astype(jnp.int32))
+        waiting = waiting | (done & (item < num_items))
+        running = (item < num_items) & ~waiting
+        s, waiting = lax.cond(
+            gate(waiting, running, lanes),
+            lambda s, w: (where_lanes(w, vinit(jnp.minimum(item, num_items - 1)), s), w & False),
+            lambda s, w: (s, w),
+            s,
+            waiting,
+        )
+        return s, item, nxt, out, waiting
+
+    carry = (s0, first, jnp.int32(lanes), out, jnp.zeros(lanes, bool))
+    return lax.while_loop(lambda c: jnp.any(c[1] < num_items), body, carry)[3]
+
+
+def lockstep_budget(
+    init_item: Callable[[jax.Array], Any],
+    advance: Callable[[Any, jax.Array], Any],
+    finished: Callable[[Any], jax.Array],
+    result: Callable[[Any], Any],
+    untouched: Any,
+    lanes: int,
+    steps,
+):
+    """:func:`lockstep` that stops after ``steps`` iterations, for resumable searches.
+
+    A lane whose item finishes writes ``result`` and takes the next item; when the budget ends,
+    every lane still busy writes ``result`` of its unfinished state too, and the items no lane
+    reached keep their row of ``untouched`` (a pytree with a leading ``[num_items]`` axis, in
+    ``result``'s format). A later call resumes the unfinished items from what it returns.
+
+    Args:
+      steps: [] int32, lockstep iterations (each lane advances at most this many times).
+
+    Returns:
+      (results with a leading ``[num_items]`` axis in item order, [] int32 iterations run).
+    """
+    num_items = jax.tree.leaves(untouched)[0].shape[0]
+    vinit = jax.vmap(init_item)
+    first = jnp.arange(lanes, dtype=jnp.int32)
+    s0 = vinit(jnp.minimum(first, num_items - 1))
+
+    def body(carry):
+        s, item, nxt, out, k = carry
         active = item < num_items
         s = advance(s, active)
         done = finished(s) & active
@@ -68,7 +141,12 @@ def lockstep(
             lambda s: s,
             s,
         )
-        return s, item, nxt, out
+        return s, item, nxt, out, k + 1
 
-    carry = (s0, first, jnp.int32(lanes), out)
-    return lax.while_loop(lambda c: jnp.any(c[1] < num_items), body, carry)[3]
+    carry = (s0, first, jnp.int32(lanes), untouched, jnp.int32(0))
+    s, item, _, out, k = lax.while_loop(
+        lambda c: jnp.any(c[1] < num_items) & (c[4] < steps), body, carry
+    )
+    dst = jnp.where(item < num_items, item, num_items)  # the lanes the budget stopped
+    out = jax.tree.map(lambda o, r: o.at[dst].set(r, mode="drop"), out, result(s))
+    return out, k

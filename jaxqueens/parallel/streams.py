@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
+from jaxqueens.parallel import devices
+
 
 class Stream(NamedTuple):
     """Where one stream's calls run."""
@@ -33,7 +35,7 @@ class Stream(NamedTuple):
 def plan(chunk: int, accelerator: bool) -> list[Stream]:
     """The streams for calls of ``chunk`` items (a multiple of the local device count): one per
     host device on a CPU with several, else one over every device."""
-    num_dev = jax.local_device_count()
+    num_dev = devices.local_device_count()
     if accelerator or num_dev == 1:
         return [Stream(None, num_dev, chunk)]
     return [Stream(dev, 1, chunk // num_dev) for dev in jax.local_devices()]

@@ -23,6 +23,7 @@ def steps_histogram(steps: np.ndarray, path: Path, title: str) -> Path:
     """Histogram of steps to solution over all solved chains (log x when the spread is wide)."""
     fig, ax = figure()
     steps = np.asarray(steps)
+    bins: np.ndarray | int  # edges on a log scale, else a count
     if steps.size and steps.max() > 20 * max(1, np.median(steps)):
         bins = np.logspace(0, np.log10(steps.max() + 1), 50)
         ax.set_xscale("log")

@@ -40,7 +40,7 @@ def _lines(
             drawstyle=drawstyle,
             color=f"C{i % 10}",
             lw=1.5,
-            ls=STYLES.get(families.get(solver), "-"),
+            ls=STYLES.get(families.get(solver, ""), "-"),
             label=label,
         )
         positive |= bool(x.size and (x > 0).any())

@@ -20,8 +20,8 @@ random queens (permutation encoding: it never changes which rows are occupied). 
 ``pairs`` (attacking pairs). A chain stops when solved or
 after ``rounds * steps_per_round`` steps; it reports its final board (the solution when solved),
 its best objective and the step at which that was found. A chain starts from a random permutation
-(NMOF's ``sample.int(n)``) or from a given board (``Problem.start``: any board, rows may repeat, such
-as the vignette's ``rep(1, N)``, every queen on one row). The chain is deterministic given its
+(NMOF's ``sample.int(n)``) or from a given board (``Problem.start``: any board, rows may repeat,
+such as the vignette's ``rep(1, N)``, every queen on one row). The chain is deterministic given its
 seed, so :func:`replay` recovers its best board from the step at which it was found, at no cost
 to the run itself.
 
@@ -40,7 +40,8 @@ only free columns are ever chosen for a move (fixed queens never move) and a mov
 the mask forbids is rejected outright: forbidden squares are never chosen, so no board a chain
 holds uses one. Chains start on a random allowed square per column (the fixed queen in a fixed
 column). A column without any allowed square keeps a queen on row 0 (a fixed queen on its own
-square) that counts 1 per such column in the objective ("stranded"); it can never move, so such a chain is never solved
+square) that counts 1 per such column in the objective ("stranded"); it can never move, so such a
+chain is never solved
 (the instance is reported unknown, never UNSAT). Only the step neighbour supports ``constrained``
 (a swap keeps the rows' occupancy, which a mask would make unreachable).
 """
@@ -77,6 +78,7 @@ class Config:
     rounds: int = 10  # thresholds / temperatures
     steps_per_round: int = 1000
     unroll: int = 1
+    scatter_counts: bool = False  # a board's line counts by one scatter-add (lockstep lanes)
     toroidal: bool = False  # queens attack along diagonals modulo n
     constrained: bool = False  # Problem.mask: fixed columns and allowed squares (step only)
 
@@ -138,13 +140,14 @@ def default_params(config: Config, *, t0: float = 1.0, alpha: float = 0.9) -> Pa
     them on a random walk instead (:func:`jaxqueens.drivers.anneal.calibrate`: TAopt's
     quantiles, SAopt's start temperature)."""
     rounds = config.rounds
+    levels: np.ndarray
     if config.method == "ls":
-        return Params(np.zeros(rounds, np.float32))
-    if config.method == "ta":
-        return Params(
-            (t0 * np.linspace(1.0, 0.0, rounds) if rounds > 1 else [0.0]).astype(np.float32)
-        )
-    return Params((t0 * alpha ** np.arange(rounds)).astype(np.float32))
+        levels = np.zeros(rounds)
+    elif config.method == "ta":
+        levels = t0 * np.linspace(1.0, 0.0, rounds) if rounds > 1 else np.zeros(1)
+    else:
+        levels = t0 * alpha ** np.arange(rounds)
+    return Params(jnp.asarray(levels, jnp.float32))
 
 
 class Problem(NamedTuple):
@@ -230,8 +233,9 @@ def positions(config: Config, c, r) -> tuple:
 
 
 def counts_of(rows: jax.Array, config: Config) -> jax.Array:
-    """Packed line counts [5n-2] int32 of a board [n] under the config's attack rule."""
-    return rules.counts_of(rows, config.n, config.toroidal)
+    """Packed line counts [5n-2] int32 of a board [n] under the config's attack rule (one
+    scatter-add with ``config.scatter_counts``: the same counts)."""
+    return rules.counts_of(rows, config.n, config.toroidal, config.scatter_counts)
 
 
 def _move(s: State, config: Config, mask: Mask | None = None):
@@ -239,6 +243,7 @@ def _move(s: State, config: Config, mask: Mask | None = None):
     n = config.n
     if config.neighbour == "step":
         if config.constrained:  # only free columns move
+            assert mask is not None  # a constrained config comes with its instance
             c = mask.free[hash_randint(s.seed, s.ctr, jnp.uint32(0), jnp.maximum(mask.nfree, 1))]
         else:
             c = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
@@ -273,6 +278,7 @@ def _allowed(config: Config, mask: Mask | None, writes) -> jax.Array:
     """[] bool: every square the move writes is allowed (always, unconstrained)."""
     if not config.constrained:
         return jnp.bool_(True)
+    assert mask is not None  # a constrained config comes with its instance
     return functools.reduce(lambda a, b: a & b, [mask.allowed[c, r] for c, r in writes])
 
 
@@ -280,8 +286,8 @@ def propose(
     s: State, config: Config, mask: Mask | None = None
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """A random neighbour, applied: (rows [n] int32, counts [5n-2] int32, objective change []
-    int32). O(1) work; the hash counter is not advanced (the caller does). Under ``config.constrained``
-    a move onto a forbidden square is not applied (change 0)."""
+    int32). O(1) work; the hash counter is not advanced (the caller does). Under
+    ``config.constrained`` a move onto a forbidden square is not applied (change 0)."""
     updates, writes = _move(s, config, mask)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
     if not config.constrained:
@@ -306,7 +312,9 @@ def accept(delta: jax.Array, level: jax.Array, u: jax.Array, method: str) -> jax
     return delta.astype(jnp.float32) <= level
 
 
-def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
+def init(
+    key: jax.Array, config: Config, params: Params | None, problem: Problem | None = None
+) -> State:
     """A chain (key is consumed): on a random permutation (NMOF's ``sample.int(n)``), or on
     ``problem.start`` ([n] int32, rows in 0..n-1, repeats allowed) when given; under
     ``config.constrained`` on a random allowed square per column of ``problem.mask``
@@ -317,6 +325,7 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
 def _init(seed: jax.Array, config: Config, problem: Problem) -> State:
     seed = jnp.asarray(seed, U32)
     if config.constrained:
+        assert problem.mask is not None  # a constrained config comes with its instance
         rows = rules.allowed_start(seed, problem.mask)
     elif problem.start is None:
         rows = random_permutation(seed, U32(0), config.n)
@@ -324,7 +333,7 @@ def _init(seed: jax.Array, config: Config, problem: Problem) -> State:
         rows = jnp.asarray(problem.start, jnp.int32)
     counts = counts_of(rows, config)
     f = objective_of(counts, config.objective)
-    if config.constrained:
+    if problem.mask is not None and config.constrained:
         f = f + rules.stranded(rows, problem.mask)
     return State(
         rows=rows,
@@ -446,3 +455,8 @@ def random_walk_deltas(
 
     _, deltas = lax.scan(body, init(key, config, None, problem), None, length=length)
     return deltas
+
+
+def lockstep_config(config: Config) -> Config:
+    """The same chains formulated for lockstep lanes: line counts by one scatter-add."""
+    return dataclasses.replace(config, scatter_counts=True)

@@ -17,6 +17,9 @@ METHODS = ("ls", "ta", "sa")
 NEIGHBOURS = ("step", "swap")
 EDGES = ("wrap", "nmof")
 OBJECTIVES = ("attacks", "pairs")
+ANNEAL_PRESETS = ("default", "classic", "nmof")
+"""``anneal --preset``: measured defaults, the earlier (NMOF TAopt/SAopt) ones, NMOF's vignette
+(:data:`jaxqueens.drivers.anneal.PRESETS`)."""
 
 # solvers.estimate
 ESTIMATE_MAX_N = 64
@@ -26,12 +29,26 @@ ESTIMATE_MAX_N = 64
 MAX_BATCHED_N = 46340
 """Largest n of the batched kernel (square index c * n + r fits int32)."""
 
-MAX_STEPS_FLOOR = 4000
+RESTART_SQUARE_DIVISOR = 2
+RESTART_FLOOR = 500
 MAX_STEPS_PER_QUEEN = 2
-"""Default steps per attempt: ``max(MAX_STEPS_FLOOR, MAX_STEPS_PER_QUEEN * n)``. From a random
-permutation min-conflicts needs about 0.5 n steps (measured: mean 0.59 n at n = 1000, 0.51 n at
-n = 3000, the slowest of 40 chains 0.66 n); a fixed 4000 restarted every attempt just before it
-would solve from n ~ 8500 on, so such runs never finished."""
+"""The default restart period (steps per attempt) on a plain board, :func:`default_max_steps`:
+``min(n^2 // RESTART_SQUARE_DIVISOR, max(RESTART_FLOOR, MAX_STEPS_PER_QUEEN * n))``, chosen by
+measurement (``scripts/bench_restarts.py``, ``benchmarks/results/restarts-cpu.json``): for every
+init (random, permutation, greedy, qs4) and with tabu, at n = 8, 12, 16, 32, 64, 100, 1000 and
+10^4, its expected seconds per solution are within 7% of the best fixed period's (its steps within
+2% for random and permutation boards), where the CP468 program's give-up limit ``max(4000, 2n)``
+cost up to 7x at n = 8 (6% of n = 8 attempts never solve; the best period there is about 30-50
+steps). Small boards have heavy-tailed attempts, best cut after ~n^2/2 steps; from n ~ 32 on
+attempts rarely stall and any period past the slowest attempt is as good: from a random board
+min-conflicts needs about 0.5 n steps (0.59 n at n = 1000, the slowest of 200 0.87 n), hence the
+2 n. Geometric growth (best: 1.05x worse) and Luby's sequence (1.14x with a unit of n^2/4,
+13x and more with a fixed unit) were measured and lost to the fixed period."""
+
+CLASSIC_MAX_STEPS_FLOOR = 4000
+"""The earlier default period, ``max(CLASSIC_MAX_STEPS_FLOOR, MAX_STEPS_PER_QUEEN * n)`` (the CP468
+program's give-up limit), kept for toroidal and constrained boards, whose attempts were not
+measured (:func:`default_max_steps`)."""
 
 DEFAULT_CHAIN_WORK = 4e8
 """Default number of chains: ``DEFAULT_CHAIN_WORK / n^2`` (at most 1000, at least 1), about a
@@ -53,9 +70,13 @@ under ``devices * CALL_WORK``, so the progress line ticks within a second or two
 chain has solved yet."""
 
 
-def default_max_steps(n: int) -> int:
-    """Steps per attempt before a restart, by default (:data:`MAX_STEPS_PER_QUEEN`)."""
-    return max(MAX_STEPS_FLOOR, MAX_STEPS_PER_QUEEN * n)
+def default_max_steps(n: int, plain: bool = True) -> int:
+    """Steps per attempt before a restart when ``--maxsteps`` is not given: the measured restart
+    period on a plain board (:data:`RESTART_FLOOR`), the classic ``max(4000, 2 n)`` on a toroidal
+    or constrained one (``plain=False``)."""
+    if not plain:
+        return max(CLASSIC_MAX_STEPS_FLOOR, MAX_STEPS_PER_QUEEN * n)
+    return max(1, min(n * n // RESTART_SQUARE_DIVISOR, max(RESTART_FLOOR, MAX_STEPS_PER_QUEEN * n)))
 
 
 def default_chains(n: int) -> int:
@@ -97,3 +118,8 @@ COUNT_ENUMERATE_MAX_N = 14
 
 # drivers.stats
 STATS_SOLVERS = ("minconflicts", "anneal", "ga")
+
+# drivers.ga
+GA_PRESETS = ("default", "classic")
+"""``evolve --preset``: measured defaults, the classic course GA
+(:data:`jaxqueens.drivers.ga.PRESETS`)."""

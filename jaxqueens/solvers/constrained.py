@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxqueens.core import constraints as cons
 from jaxqueens.core import lines
 from jaxqueens.core.rng import U32, hash_bits, idx_bits
 
@@ -42,6 +43,13 @@ def mask_of(allowed: np.ndarray, fixed_rows: np.ndarray) -> Mask:
     padded = np.concatenate([free, np.zeros(len(fixed_rows) - len(free), np.int32)])
     home = np.maximum(fixed_rows, 0).astype(np.int32)  # a fixed queen stays on its square
     return Mask(jnp.asarray(allowed), jnp.asarray(padded), jnp.int32(len(free)), jnp.asarray(home))
+
+
+def mask_for(model: cons.Constraints) -> Mask:
+    """The :class:`Mask` of an instance (:class:`~jaxqueens.core.constraints.Constraints`): its
+    allowed squares, every square a fixed queen attacks removed, and its fixed queens. Kernels
+    read it under ``Config(constrained=True)`` (and ``toroidal=model.toroidal``)."""
+    return mask_of(cons.allowed_squares(model), cons.fixed_rows(model))
 
 
 def allowed_start(seed: jax.Array, mask: Mask, ctr=0) -> jax.Array:
@@ -70,10 +78,15 @@ def positions(n: int, c, r, toroidal: bool) -> tuple:
     return (r, n + (r + c) % n, 3 * n - 1 + (r - c) % n)
 
 
-def counts_of(rows: jax.Array, n: int, toroidal: bool) -> jax.Array:
-    """Packed line counts [5n-2] int32 of a board [n] under the attack rule."""
-    if not toroidal:
-        return lines.counts_of(rows, n)
+def counts_of(rows: jax.Array, n: int, toroidal: bool, scatter: bool = False) -> jax.Array:
+    """Packed line counts [5n-2] int32 of a board [n] under the attack rule (``scatter``: one
+    scatter-add, the same counts: :func:`jaxqueens.core.lines.counts_of`)."""
+    if not toroidal or scatter:
+        if not toroidal:
+            return lines.counts_of(rows, n, scatter)
+        c = jnp.arange(n, dtype=jnp.int32)
+        pos = jnp.concatenate(positions(n, c, rows.astype(jnp.int32), True))
+        return jnp.zeros(lines.size(n), jnp.int32).at[pos].add(1)
 
     def body(c, counts):
         for pos in positions(n, c, rows[c], True):

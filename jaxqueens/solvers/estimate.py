@@ -1,4 +1,4 @@
-"""Knuth's random probe of the backtrack tree, one probe per kernel call (the estimator's kernel).
+"""Knuth's random probe of the backtrack tree, written for one probe (the estimator's kernel).
 
 Knuth (1975, "Estimating the efficiency of backtrack programs", Math. Comp. 29) walks the
 backtrack tree from the root, in each column choosing a uniformly random safe row among the
@@ -7,25 +7,39 @@ nodes at depth j, so a walk that reaches depth n estimates Q(n) by its product (
 and ``sum_j d_0 ... d_{j-1}`` estimates the tree's node count. :mod:`jaxqueens.drivers.estimate`
 enumerates the top ``depth`` levels exactly (the strata) and sums these walks below them.
 
-:func:`walk` is one probe: bitmask search state in ``W = ceil(n / 32)`` uint32 words (n <= 64),
-a ``fori_loop`` over the levels, the row chosen by popcount and a 5-step binary search for the
-k-th set bit, ``k`` from a counter-based hash (:mod:`jaxqueens.core.rng`) by multiply-shift.
-Weights would overflow float32 (Q(64) ~ 1e61, and single walks go far beyond), so a walk keeps
+The kernel keeps the package's contract (:mod:`jaxqueens.solvers.base`) for one probe: a static
+:class:`Config` (n, the level the probe starts at), :class:`Params` (empty: a probe has no number
+to sweep), :func:`init` (a probe at the root, or at the stratum given as the :class:`Problem`),
+:func:`step` (one level down), :func:`run` (to depth n or death)::
+
+    import jax, jax.numpy as jnp, jaxqueens.solvers.estimate as knuth
+    config = knuth.Config(n=12)
+    params = knuth.default_params(config)
+    keys = jax.random.split(jax.random.key(0), 100_000)
+    out = jax.jit(jax.vmap(lambda k: knuth.run(k, config, params)))(keys)
+    q = jnp.where(out.solved, out.m * 2.0 ** out.e, 0).mean()   # ~ Q(12) = 14200
+
+A probe's search state is bitmasks in ``W = ceil(n / 32)`` uint32 words (n <= 64). A level picks
+the row by popcount and a 5-step binary search for the k-th free bit, ``k`` from a
+counter-based hash (:mod:`jaxqueens.core.rng`) of (seed, level, lane) by multiply-shift.
+Weights would overflow float32 (Q(64) ~ 1e61, and single walks go far beyond), so a probe keeps
 its weight as an exact mantissa in [1, 2) times ``2^e`` (int32) and its node sum relative to
-``2^e``. Probes are vmapped in lockstep (branch-free, so lockstep wastes nothing but dead walks'
-levels) by :func:`strata_block`: all lanes at once on a GPU, blocks of ``config.block`` lanes
-under ``lax.map`` on a CPU (the block's state stays in cache); each group of ``config.group``
-probes is reduced on device after scaling by its largest exponent, and the host sums the groups
-in float64. The driver (:func:`jaxqueens.drivers.estimate.run_call`) shards the strata over
-devices and jits the call.
-Compilation is ~0.5 s per (n, depth, shape), the levels being a ``fori_loop`` (unrolling them
-was 2x slower and compiled for minutes at n = 64).
+``2^e``.
+
+Randomness: :func:`init` draws the probe's 32-bit stream seed from its key
+(:func:`jaxqueens.solvers.base.seed_of`), lane 0. The driver runs the probes of one kernel call
+as lanes ``0, 1, ...`` of one stream, so that a probe costs no threefry (a probe is only
+``n - depth`` levels long): :func:`start` and :func:`walk` take the stream (seed, lane) where
+:func:`init` and :func:`run` take a key. Probes are branch-free, so the driver vmaps them in
+lockstep (blocks of lanes under ``lax.map`` on a CPU: :func:`jaxqueens.parallel.items.blocks`)
+and reduces them per group (:func:`group_sums`). :func:`walk` is a ``fori_loop`` over the levels
+(compilation ~0.5 s per (n, depth, shape); unrolling them was 2x slower and compiled for minutes
+at n = 64).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import NamedTuple
 
 import jax
@@ -34,57 +48,89 @@ import numpy as np
 from jax import lax
 
 from jaxqueens.core.rng import hash_bits
-from jaxqueens.solvers.choices import ESTIMATE_MAX_N as MAX_N  # noqa: F401  (re-exported: largest board, two uint32 words)
+from jaxqueens.solvers.base import seed_of
+from jaxqueens.solvers.choices import ESTIMATE_MAX_N as MAX_N
 
 U32, I32, F32 = jnp.uint32, jnp.int32, jnp.float32
 
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Static configuration (shapes): a jit static argument."""
+    """Static configuration (hashable, jit-static): what fixes shapes and the compiled loop.
+
+    Attributes:
+        n: board size, 1..64.
+        depth: the level a probe starts at: the queens of the stratum it walks below (0: the
+            root). Levels ``depth .. n-1`` are walked.
+    """
 
     n: int
-    depth: int  # levels enumerated exactly on the host
-    strata: int  # strata per call, padded to a multiple of the devices
-    per_call: int  # probes per stratum and call (a multiple of ``group``)
-    group: int  # probes per on-device reduction group
-    block: int = 0  # lanes per lax.map iteration (0: all lanes at once, the accelerator way)
+    depth: int = 0
+
+    def __post_init__(self):
+        if not 1 <= self.n <= MAX_N:
+            raise ValueError(f"n must lie in [1, {MAX_N}], got {self.n}")
+        if not 0 <= self.depth <= self.n:
+            raise ValueError(f"depth must lie in [0, n = {self.n}], got {self.depth}")
 
     @property
     def words(self) -> int:
         return max(1, -(-self.n // 32))
 
 
-class Walk(NamedTuple):
-    """One probe between two levels (``W = config.words`` words per mask)."""
+class Params(NamedTuple):
+    """Dynamic parameters: none. Knuth's probe has no number to tune (each level's row is
+    uniform among the free ones); how many probes, and from which strata, is the caller's
+    batch (:mod:`jaxqueens.drivers.estimate`). Kept so that the estimator takes the same
+    arguments as every family."""
 
-    cols: tuple  # W x [] uint32 rows taken
-    ld: tuple  # W x [] uint32 rows attacked in the next column along one diagonal
-    rd: tuple  # W x [] uint32 rows attacked in the next column along the other diagonal
+
+def default_params(config: Config) -> Params:
+    """The (empty) parameters of a probe."""
+    return Params()
+
+
+class Problem(NamedTuple):
+    """Where the probe starts (dynamic)."""
+
+    # [3, W] uint32 the stratum: rows taken, and rows attacked in column ``depth`` along each
+    # diagonal (the masks of :func:`jaxqueens.core.prefixes.expand`); None: the empty board
+    masks: jax.Array | None = None
+
+
+class State(NamedTuple):
+    """One probe between two levels (``W = config.words``)."""
+
+    cols: jax.Array  # [W] uint32 rows taken
+    ld: jax.Array  # [W] uint32 rows attacked in the next column along one diagonal
+    rd: jax.Array  # [W] uint32 rows attacked in the next column along the other diagonal
     m: jax.Array  # [] float32 weight mantissa in [1, 2)
     e: jax.Array  # [] int32 weight exponent: the weight is m * 2^e
-    nodes: jax.Array  # [] float32 node sum below the stratum, relative to 2^e
+    nodes: jax.Array  # [] float32 node sum below the start, relative to 2^e
     alive: jax.Array  # [] bool: the walk has found a free row at every level so far
+    seed: jax.Array  # [] uint32 stream seed
+    lane: jax.Array  # [] uint32 the probe's lane in its stream
 
 
-class Probe(NamedTuple):
-    """What one probe reports (:func:`walk`)."""
+class Result(NamedTuple):
+    """What one probe reports."""
 
-    m: jax.Array  # [] float32 weight mantissa in [1, 2)
-    e: jax.Array  # [] int32 weight exponent
-    nodes: jax.Array  # [] float32 node sum below the stratum, relative to 2^e
-    alive: jax.Array  # [] bool: reached depth n (the weight counts as 0 otherwise)
+    m: jax.Array  # [] float32 weight mantissa in [1, 2): the walk's product d_depth ... d_(j-1)
+    e: jax.Array  # [] int32 weight exponent: the weight is m * 2^e
+    nodes: jax.Array  # [] float32 node sum below the start, relative to 2^e
+    solved: jax.Array  # [] bool: reached depth n (a solution); the Q(n) estimate is 0 otherwise
+    depth: jax.Array  # [] int32 queens on the board where the walk ended (n when solved)
 
 
 class GroupSums(NamedTuple):
-    """A block of strata's probes, reduced per group of ``config.group`` (:func:`strata_block`)."""
+    """Probes reduced per group of ``group`` (:func:`group_sums`), for the host's float64."""
 
-    top: jax.Array  # [S, G] int32 the group's largest exponent; sums below scaled by 2^-top
-    w: jax.Array  # [S, G] float32 sum of weights
-    w2: jax.Array  # [S, G] float32 sum of squared weights (scaled by 2^-2top)
-    nodes: jax.Array  # [S, G] float32 sum of node sums
-    nodes2: jax.Array  # [S, G] float32 sum of squared node sums (scaled by 2^-2top)
-    hits: jax.Array  # [S, G] int32 probes that reached depth n
+    top: jax.Array  # [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
+    w: jax.Array  # [..., G] float32 sum of weights
+    w2: jax.Array  # [..., G] float32 sum of squared weights (scaled by 2^-2top)
+    nodes: jax.Array  # [..., G] float32 sum of node sums
+    nodes2: jax.Array  # [..., G] float32 sum of squared node sums (scaled by 2^-2top)
+    hits: jax.Array  # [..., G] int32 probes that reached depth n
 
 
 def words_of(masks64: np.ndarray, words: int) -> np.ndarray:
@@ -126,7 +172,40 @@ def _pow2(t):
     return lax.bitcast_convert_type((jnp.maximum(t + 127, 0) << 23).astype(I32), F32)
 
 
-def _level(state: Walk, level, seed, lane, config: Config) -> Walk:
+class _Walk(NamedTuple):
+    """:class:`State`'s walk inside the level loop: each mask as W scalar words (``W x []``), so
+    that the loop body is scalar code per word."""
+
+    cols: tuple
+    ld: tuple
+    rd: tuple
+    m: jax.Array
+    e: jax.Array
+    nodes: jax.Array
+    alive: jax.Array
+
+
+def _words(x) -> tuple:
+    return tuple(x[w] for w in range(x.shape[0]))
+
+
+def _walk(s: State) -> _Walk:
+    return _Walk(_words(s.cols), _words(s.ld), _words(s.rd), s.m, s.e, s.nodes, s.alive)
+
+
+def _from_walk(w: _Walk, s: State) -> State:
+    return s._replace(
+        cols=jnp.stack(w.cols),
+        ld=jnp.stack(w.ld),
+        rd=jnp.stack(w.rd),
+        m=w.m,
+        e=w.e,
+        nodes=w.nodes,
+        alive=w.alive,
+    )
+
+
+def _level(state: _Walk, level, seed, lane, config: Config) -> _Walk:
     """Advance one probe by one column (a no-op once the walk has died)."""
     n, words = config.n, config.words
     full = [U32(((1 << n) - 1 >> (32 * w)) & 0xFFFFFFFF) for w in range(words)]
@@ -146,9 +225,9 @@ def _level(state: Walk, level, seed, lane, config: Config) -> Walk:
         x = jnp.where(later, free[w], x)
     pos = _kth_bit(x, k)
     bit = [jnp.where(ok & (word == w), U32(1) << pos.astype(U32), U32(0)) for w in range(words)]
-    cols = tuple(c | b for c, b in zip(cols, bit))
-    lb = [a | b for a, b in zip(ld, bit)]
-    rb = [a | b for a, b in zip(rd, bit)]
+    cols = tuple(c | b for c, b in zip(cols, bit, strict=True))
+    lb = [a | b for a, b in zip(ld, bit, strict=True)]
+    rb = [a | b for a, b in zip(rd, bit, strict=True)]
     ld = tuple(
         ((lb[w] << U32(1)) | (lb[w - 1] >> U32(31) if w else U32(0))) & full[w]
         for w in range(words)
@@ -165,45 +244,103 @@ def _level(state: Walk, level, seed, lane, config: Config) -> Walk:
     m = jnp.where(ok, md, m)
     nodes = jnp.where(ok, nodes * _pow2(-t) + md, nodes)
     e = jnp.where(ok, e + t, e)
-    return Walk(cols, ld, rd, m, e, nodes, ok)
+    return _Walk(cols, ld, rd, m, e, nodes, ok)
 
 
-def walk(masks, seed, lane, config: Config) -> Probe:
-    """One Knuth probe from a stratum's partial board down to depth n.
-
-    Args:
-      masks: uint32 ``[3, W]``: occupied rows, left- and right-diagonal attacks of the stratum.
-      seed: uint32 stream seed of this call; lane: uint32 probe id within the call.
-      config: static configuration (levels ``depth .. n-1`` are walked).
-
-    Returns:
-      :class:`Probe` ``(m, e, nodes, alive)``: the walk's weight ``m * 2^e`` (m float32 in
-      [1, 2), e int32; 0 if not ``alive`` at depth n) and its node sum below the stratum,
-      ``nodes * 2^e`` (float32).
-    """
+def start(seed, lane, config: Config, params: Params, problem: Problem | None = None) -> State:
+    """Probe ``lane`` of the hash stream ``seed`` (uint32 scalars) at its start: the stratum of
+    ``problem.masks``, or the root. Its draw at level j is ``hash_bits(seed, j, lane)``; the
+    driver runs call c's probes as lanes of the stream
+    :func:`jaxqueens.drivers.estimate.call_seed` ``(seed, c)``."""
     words = config.words
-    state = Walk(
-        tuple(masks[0, w] for w in range(words)),
-        tuple(masks[1, w] for w in range(words)),
-        tuple(masks[2, w] for w in range(words)),
-        F32(1.0),
-        I32(0),
-        F32(0.0),
-        jnp.bool_(True),
+    masks = None if problem is None else problem.masks
+    if masks is None:
+        if config.depth:
+            raise ValueError(
+                f"a probe at depth {config.depth} starts at a stratum: pass Problem(masks=...)"
+            )
+        masks = jnp.zeros((3, words), U32)
+    masks = jnp.asarray(masks, U32)
+    if masks.shape != (3, words):
+        raise ValueError(f"Problem.masks must have shape (3, {words}), got {masks.shape}")
+    return State(
+        cols=masks[0],
+        ld=masks[1],
+        rd=masks[2],
+        m=F32(1.0),
+        e=I32(0),
+        nodes=F32(0.0),
+        alive=jnp.bool_(True),
+        seed=jnp.asarray(seed, U32),
+        lane=jnp.asarray(lane, U32),
     )
-    state = lax.fori_loop(
-        config.depth, config.n, lambda lv, s: _level(s, lv, seed, lane, config), state
-    )
-    return Probe(state.m, state.e, state.nodes, state.alive)
 
 
-def _reduce_groups(m, e, nodes, alive, group: int) -> GroupSums:
-    """Per group of ``group`` probes (last axis): scaled float32 sums, for the host's float64."""
-    shape = m.shape[:-1] + (m.shape[-1] // group, group)
-    m, e, nodes, alive = (x.reshape(shape) for x in (m, e, nodes, alive))
+def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
+    """A probe at its start (key is consumed): lane 0 of the stream ``seed_of(key)``."""
+    return start(seed_of(key), 0, config, params, problem)
+
+
+def placed(s: State) -> jax.Array:
+    """[] int32 queens on the probe's board (the next column to fill)."""
+    return sum(_popcount(c) for c in _words(s.cols))
+
+
+def done(s: State, config: Config, params: Params) -> jax.Array:
+    """[] bool: the walk has died or reached depth n."""
+    return ~s.alive | (placed(s) >= config.n)
+
+
+def step(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
+    """One level down: a uniformly random free row of the next column, the weight multiplied by
+    the number of free rows (a no-op once :func:`done`)."""
+    lv = placed(s)
+    nxt = _from_walk(_level(_walk(s), lv, s.seed, s.lane, config), s)
+    return jax.tree.map(lambda a, b: jnp.where(lv < config.n, a, b), nxt, s)
+
+
+def walk(seed, lane, config: Config, params: Params, problem: Problem | None = None) -> Result:
+    """Probe ``lane`` of the stream ``seed`` (:func:`start`) down to depth n or death: a
+    ``fori_loop`` over levels ``config.depth .. n-1`` whose level is the loop's counter (under
+    ``vmap`` the hash's per-level half is shared by every lane); :func:`step` repeated gives the
+    same probe."""
+    s = start(seed, lane, config, params, problem)
+    w = lax.fori_loop(
+        config.depth, config.n, lambda lv, w: _level(w, lv, s.seed, s.lane, config), _walk(s)
+    )
+    return result(_from_walk(w, s), config, params)
+
+
+def finish(s: State, config: Config, params: Params) -> Result:
+    """The probe from any state ``s`` (at a level >= ``config.depth``) down to depth n or death:
+    :func:`step` repeated. For a probe at its start :func:`walk` is the same and faster (its
+    loop's counter is the level, shared by every lane under ``vmap``)."""
+    s = lax.fori_loop(0, config.n - config.depth, lambda _, s: step(s, config, params), s)
+    return result(s, config, params)
+
+
+def result(s: State, config: Config, params: Params) -> Result:
+    """What the probe reports."""
+    depth = placed(s)
+    return Result(s.m, s.e, s.nodes, s.alive & (depth == config.n), depth)
+
+
+def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
+    """One probe from its start to depth n or death (key is consumed): lane 0 of the stream
+    ``seed_of(key)`` (:func:`walk`)."""
+    return walk(seed_of(key), 0, config, params, problem)
+
+
+def group_sums(results: Result, group: int) -> GroupSums:
+    """Probes ``[..., P]`` (P a multiple of ``group``) reduced per group of ``group``: float32 sums
+    scaled by the group's largest exponent, ``[..., P / group]`` each (the host adds them up in
+    float64 after ``ldexp``)."""
+    m, e, nodes, hit = results.m, results.e, results.nodes, results.solved
+    shape = (*m.shape[:-1], m.shape[-1] // group, group)
+    m, e, nodes, hit = (x.reshape(shape) for x in (m, e, nodes, hit))
     top = jnp.max(e, axis=-1)
     scale = _pow2(e - top[..., None])
-    w = jnp.where(alive, m * scale, 0.0)
+    w = jnp.where(hit, m * scale, 0.0)
     v = nodes * scale
     return GroupSums(
         top,
@@ -211,21 +348,5 @@ def _reduce_groups(m, e, nodes, alive, group: int) -> GroupSums:
         jnp.sum(w * w, -1),
         jnp.sum(v, -1),
         jnp.sum(v * v, -1),
-        jnp.sum(alive, -1, dtype=I32),
+        jnp.sum(hit, -1, dtype=I32),
     )
-
-
-def strata_block(masks, ids, seed, config: Config) -> GroupSums:
-    """Probes of a block of strata: masks ``[S, 3, W]``, ids ``[S]`` -> group sums ``[S, G]``."""
-    s, per = ids.shape[0], config.per_call
-    lanes = (ids[:, None].astype(U32) * U32(per) + jnp.arange(per, dtype=U32)).reshape(-1)
-    probe = jax.vmap(lambda mk, ln: walk(mk, seed, ln, config))
-    total = s * per
-    block = math.gcd(total, config.block) if config.block else total
-    if block == total:
-        out = probe(jnp.repeat(masks, per, axis=0), lanes)
-    else:
-        stratum = (jnp.arange(total, dtype=I32) // per).reshape(-1, block)
-        out = lax.map(lambda a: probe(masks[a[0]], a[1]), (stratum, lanes.reshape(-1, block)))
-    out = [x.reshape(s, per) for x in out]
-    return _reduce_groups(*out, config.group)

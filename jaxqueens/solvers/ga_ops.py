@@ -171,8 +171,8 @@ def report_diagonals_only(x: jax.Array) -> jax.Array:
         c = jnp.arange(n, dtype=I32)
         total = jnp.zeros((), I32)
         for idx in (x - c + n - 1, x + c):
-            k = jnp.zeros(2 * n - 1, I32).at[idx].add(1)
-            total += jnp.sum(k * (k - 1) // 2, dtype=I32)
+            line = jnp.zeros(2 * n - 1, I32).at[idx].add(1)
+            total += jnp.sum(line * (line - 1) // 2, dtype=I32)
         return total
     total = jnp.zeros((), I32)
     for k in range(1, n):
@@ -204,7 +204,8 @@ def toroidal_fitness(x: jax.Array) -> jax.Array:
     x = x.astype(I32)
     n = x.shape[-1]
     if n > SHIFT_MAX_N:
-        return sum(jnp.sum(k * (k - 1) // 2, dtype=I32) for k in _torus_lines(x))
+        r, a, b = (jnp.sum(k * (k - 1) // 2, dtype=I32) for k in _torus_lines(x))
+        return r + a + b
     total = jnp.zeros((), I32)
     for k in range(1, n):
         d = x[k:] - x[:-k]
@@ -216,7 +217,8 @@ def toroidal_fitness(x: jax.Array) -> jax.Array:
 
 def toroidal_excess(x: jax.Array) -> jax.Array:
     """:func:`excess` on the torus: queens beyond the first on each row and modular diagonal."""
-    return sum(jnp.sum(jnp.maximum(k - 1, 0), dtype=I32) for k in _torus_lines(x.astype(I32)))
+    r, a, b = (jnp.sum(jnp.maximum(k - 1, 0), dtype=I32) for k in _torus_lines(x.astype(I32)))
+    return r + a + b
 
 
 TOROIDAL_FITNESS = {"pairs": toroidal_fitness, "excess": toroidal_excess}
@@ -241,7 +243,7 @@ class Fixed(NamedTuple):
 
     cols: jax.Array  # [n] int32 fixed columns first, then padding n
     rows: jax.Array  # [n] int32 the row of each of those fixed queens (padding: 0)
-    count: jax.Array  # [] int32 number of fixed queens
+    num: jax.Array  # [] int32 number of fixed queens
     is_fixed: jax.Array  # [n] bool column holds a fixed queen
     home: jax.Array  # [n] int32 row of the fixed queen of each column (free columns: 0)
 
@@ -269,7 +271,7 @@ def repair_permutation(x: jax.Array, fixed: Fixed) -> jax.Array:
         ij = jnp.stack([c, j])
         return scatter1d(y, ij, gather1d(y, ij[::-1]))
 
-    return lax.fori_loop(0, fixed.count, put, x)
+    return lax.fori_loop(0, fixed.num, put, x)
 
 
 def repair_combination(x: jax.Array, fixed: Fixed) -> jax.Array:

@@ -4,24 +4,44 @@ R. Sosic and J. Gu, "Efficient local search with conflict minimization: a case s
 n-queens problem", IEEE TKDE 6(5), 1994. The board stays a permutation, so only diagonals can
 conflict; the state is the board and its diagonal and anti-diagonal counts (20 bytes per queen).
 
-- Initialisation (QS4): for columns i = 0, 1, ..., swap a random not-yet-placed row into column i
-  until both of its diagonals are free of the queens already placed (at most ``tries`` attempts;
-  the last ``free_tail`` columns take one random swap). Expected O(n). It runs as a series of
-  jitted calls over column ranges so that the driver can show progress on huge boards.
-- Repair: a vectorised O(n) scan lists the conflicted queens; then, per step, a random listed
-  queen still in conflict swaps rows with a random other queen if that lowers the number of
-  attacking pairs (QS4's move; O(1) per step). After a round without progress, swaps that keep
-  the count are taken too, to cross the plateau (this is what small boards need). Rounds repeat until no conflict
-  is left; a repair that stalls for ``stall_rounds`` rounds restarts from a fresh board.
+The kernel keeps the package's contract (:mod:`jaxqueens.solvers.base`): a static
+:class:`Config` (n and the sizes of the per-round buffers), dynamic :class:`Params` (QS4 tries,
+free tail, stall rounds, the swap and round budgets: sweep them with ``jax.vmap`` without
+recompiling), :func:`init`, :func:`step`, :func:`run`::
+
+    import jax, jaxqueens.solvers.large as large
+    config = large.Config(n=10**6)
+    result = jax.jit(large.run, static_argnums=1)(
+        jax.random.key(0), config, large.default_params(config))
+    result.rows, result.solved, result.steps
+
+- Initialisation (QS4, :func:`init`): for columns i = 0, 1, ..., swap a random not-yet-placed row
+  into column i until both of its diagonals are free of the queens already placed (at most
+  ``Params.tries`` attempts; the last ``Params.free_tail`` columns take one random swap; tries 1
+  is a uniform random permutation, Fisher-Yates). Expected O(n). :func:`init` is
+  :func:`empty`, :func:`place` over all columns, then :func:`ready`; the driver calls
+  :func:`place` over column ranges (buffers donated from call to call) to show progress on huge
+  boards.
+- Repair (:func:`step` = one round, :func:`repair`): a vectorised O(n) scan lists the conflicted
+  queens; then, per swap attempt, a random listed queen still in conflict swaps rows with a random
+  other queen if that lowers the number of attacking pairs (QS4's move; O(1) per attempt). After a
+  round without progress, swaps that keep the count are taken too, to cross the plateau (this is
+  what small boards need). A repair that stalls for ``Params.stall_rounds`` rounds restarts from
+  a fresh QS4 board (:func:`restart`); :func:`run` repeats until no conflict is left or the swap
+  budget (``Params.max_steps`` attempts in all) or the round budget is spent.
+
+Randomness: the chain draws one 32-bit seed from its key (:func:`jaxqueens.solvers.base.seed_of`;
+chain i of a run is keyed ``fold_in(key, i)``); a counter-based hash of (seed, counter) drives
+every swap. A restart continues the chain's stream: its seed is ``mix32(seed + golden)``, as for
+min-conflicts' attempts.
 
 All loops are scalar ``dynamic_slice``/``dynamic_update_slice`` code that XLA:CPU compiles to one
-native loop (see :mod:`jaxqueens.parallel.devices`), and buffers are donated from call to call.
+native loop (see :mod:`jaxqueens.parallel.devices`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import NamedTuple
 
 import jax
@@ -32,22 +52,76 @@ from jaxqueens.core.inplace import add as _add
 from jaxqueens.core.inplace import get as _get
 from jaxqueens.core.inplace import put as _set
 from jaxqueens.core.inplace import swap as _swap
-from jaxqueens.core.rng import U32, hash_randint
+from jaxqueens.core.rng import GOLD, U32, hash_randint, mix32
+from jaxqueens.solvers.base import seed_of
 
 BYTES_PER_QUEEN = 20
 """State: board (4) + diagonal and anti-diagonal counts (2 x 2 x 4)."""
+MAX_N = 2**30 - 1
+"""Largest board: diagonal indices up to 2n - 2 fit int32."""
+INT32_MAX = 2**31 - 1
+PAIRS_NONE = INT32_MAX
+"""``State.best`` before a round of the attempt has ended."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Static configuration (hashable)."""
+    """Static configuration (hashable, jit-static): what fixes shapes.
+
+    Attributes:
+        n: board size (>= 4; N-Queens has no solution for n = 2, 3, and 1 is trivial).
+        list_size: conflicted queens listed per repair round (the round's buffer).
+        trace_size: attacking pairs recorded after a round's first swap attempts.
+    """
 
     n: int
-    tries: int = 100  # QS4 attempts per column
-    free_tail: int = 0  # last columns placed with a single random swap
-    list_size: int = 4096  # conflicted queens listed per repair round
-    stall_rounds: int = 50  # rounds without progress before a restart
-    trace_size: int = 4096  # attacking pairs recorded for the first steps
+    list_size: int = 4096
+    trace_size: int = 4096
+
+    def __post_init__(self):
+        if not 4 <= self.n <= MAX_N:
+            raise ValueError(f"n must lie in [4, {MAX_N}], got {self.n}")
+        if self.list_size < 1 or self.trace_size < 1:
+            raise ValueError(
+                f"list_size and trace_size must be >= 1, got {self.list_size}, {self.trace_size}"
+            )
+
+
+class Params(NamedTuple):
+    """Dynamic parameters (0-d int32 arrays): new values never recompile; ``jax.vmap`` sweeps
+    them."""
+
+    tries: jax.Array  # [] int32 >= 1, QS4 swaps tried per column (1: a random permutation)
+    free_tail: jax.Array  # [] int32 in 0..n, last columns placed with a single random swap
+    stall_rounds: jax.Array  # [] int32 >= 1, rounds without fewer pairs before a restart
+    max_steps: jax.Array  # [] int32 >= 1, swap attempts in all (every attempt of the chain)
+    max_rounds: jax.Array  # [] int32 >= 1, repair rounds in all
+
+
+def default_params(
+    config: Config,
+    *,
+    tries: int = 100,
+    free_tail: int = 0,
+    stall_rounds: int = 50,
+    max_steps: int = 1 << 30,
+    max_rounds: int = 100_000,
+) -> Params:
+    """The package's defaults (Sosic & Gu's 100 QS4 tries, no free tail, a restart after 50
+    stalled rounds, 2^30 swap attempts, 10^5 rounds), any of them overridden."""
+    values = (tries, free_tail, stall_rounds, max_steps, max_rounds)
+    if not (
+        1 <= tries <= INT32_MAX
+        and 0 <= free_tail <= config.n
+        and 1 <= stall_rounds <= INT32_MAX
+        and 1 <= max_steps <= INT32_MAX
+        and 1 <= max_rounds <= INT32_MAX
+    ):
+        raise ValueError(
+            f"tries >= 1, 0 <= free_tail <= n ({config.n}), stall_rounds >= 1, "
+            f"1 <= max_steps <= {INT32_MAX:,} and max_rounds >= 1 required, got {values}"
+        )
+    return Params._make(jnp.asarray(v, jnp.int32) for v in values)
 
 
 class State(NamedTuple):
@@ -56,54 +130,105 @@ class State(NamedTuple):
     rows: jax.Array  # [n] int32 permutation
     diag: jax.Array  # [2n-1] int32 queens per diagonal r + c
     anti: jax.Array  # [2n-1] int32 queens per anti-diagonal r - c + n - 1
-    seed: jax.Array  # [] uint32
-    ctr: jax.Array  # [] uint32 hash counter
+    seed: jax.Array  # [] uint32, the attempt's hash seed
+    ctr: jax.Array  # [] uint32, hash counter
+    pairs: jax.Array  # [] int32 attacking pairs (-1: the board is not placed yet)
+    best: jax.Array  # [] int32 fewest pairs after a round of this attempt (PAIRS_NONE: none)
+    stalled: jax.Array  # [] int32 rounds since the pairs last fell below best
+    steps: jax.Array  # [] int32 swap attempts in all
+    moves: jax.Array  # [] int32 swaps taken in all
+    rounds: jax.Array  # [] int32 repair rounds in all
+    restarts: jax.Array  # [] int32 fresh QS4 boards after the first
+    conflicted: jax.Array  # [] int32 conflicted queens at the start of the last round (-1: none)
+    trace: (
+        jax.Array
+    )  # [trace_size] int32 pairs after each of the last round's first attempts (-1 past its end)
 
 
-class RoundStats(NamedTuple):
-    conflicted: jax.Array  # [] int32 conflicted queens at the start of the round
-    pairs: jax.Array  # [] int32 attacking pairs at the end of the round
-    steps: jax.Array  # [] int32 swap attempts in the round
-    moves: jax.Array  # [] int32 accepted swaps
-    trace: jax.Array  # [trace_size] int32 pairs after each attempt (-1 past the end)
+class Result(NamedTuple):
+    """What one chain reports."""
+
+    rows: jax.Array  # [n] int32 the last board (a solution when solved)
+    solved: jax.Array  # [] bool
+    steps: jax.Array  # [] int32 swap attempts in all
+    moves: jax.Array  # [] int32 swaps taken
+    rounds: jax.Array  # [] int32 repair rounds
+    restarts: jax.Array  # [] int32
+    pairs: jax.Array  # [] int32 attacking pairs of rows (0 when solved)
 
 
-def new_state(seed, n: int) -> State:
-    """Identity board, empty counts: QS4 starts here (its swaps draw the random permutation)."""
-    return State(
+def empty(key: jax.Array, config: Config, params: Params) -> State:
+    """QS4's start (key is consumed): the identity board, empty counts (QS4's swaps draw the
+    random permutation). Not yet a board to repair: :func:`place` every column, then
+    :func:`ready`."""
+    return _blank(seed_of(key), config)
+
+
+def _blank(seed, config: Config, like: State | None = None) -> State:
+    n = config.n
+    s = State(
         rows=jnp.arange(n, dtype=jnp.int32),
         diag=jnp.zeros(2 * n - 1, jnp.int32),
         anti=jnp.zeros(2 * n - 1, jnp.int32),
         seed=jnp.asarray(seed, U32),
         ctr=U32(0),
+        pairs=jnp.int32(-1),
+        best=jnp.int32(PAIRS_NONE),
+        stalled=jnp.int32(0),
+        steps=jnp.int32(0),
+        moves=jnp.int32(0),
+        rounds=jnp.int32(0),
+        restarts=jnp.int32(0),
+        conflicted=jnp.int32(-1),
+        trace=jnp.full(config.trace_size, -1, jnp.int32),
     )
+    if like is not None:  # a restart keeps the chain's totals and last round's figures
+        keep = ("steps", "moves", "rounds", "restarts", "conflicted", "trace")
+        s = s._replace(**{f: getattr(like, f) for f in keep})
+    return s
 
 
-@functools.partial(jax.jit, static_argnums=(1,), donate_argnums=(0,))
-def init_columns(s: State, config: Config, start, stop) -> State:
-    """QS4 for columns ``start .. stop-1`` (columns before ``start`` already placed)."""
+def place(s: State, config: Config, params: Params, start, stop) -> State:
+    """QS4 for columns ``start .. stop-1`` (columns before ``start`` already placed).
+
+    ``start`` and ``stop`` are dynamic: the driver jits this once (donating ``s``) and calls it
+    over column ranges to show progress; the board does not depend on the ranges."""
     n = config.n
+    seed = s.seed
 
-    def column(i, s):
-        limit = jnp.where(i < n - config.free_tail, config.tries, 1)
+    def column(i, t):
+        rows, diag, anti, ctr = t
+        limit = jnp.where(i < n - params.free_tail, params.tries, 1)
 
-        def attempt(t):
-            k, _, s = t
-            j = i + hash_randint(s.seed, s.ctr, jnp.uint32(0), n - i)
-            rows, _, rj = _swap(s.rows, i, j)
-            free = (_get(s.diag, i + rj) == 0) & (_get(s.anti, rj - i + n - 1) == 0)
-            return k + 1, free, s._replace(rows=rows, ctr=s.ctr + U32(1))
+        def attempt(u):
+            k, _, rows, ctr = u
+            j = i + hash_randint(seed, ctr, jnp.uint32(0), n - i)
+            rows, _, rj = _swap(rows, i, j)
+            free = (_get(diag, i + rj) == 0) & (_get(anti, rj - i + n - 1) == 0)
+            return k + 1, free, rows, ctr + U32(1)
 
-        _, _, s = lax.while_loop(
-            lambda t: (t[0] < limit) & ~t[1], attempt, (jnp.int32(0), jnp.bool_(False), s)
+        _, _, rows, ctr = lax.while_loop(
+            lambda u: (u[0] < limit) & ~u[1], attempt, (jnp.int32(0), jnp.bool_(False), rows, ctr)
         )
-        r = _get(s.rows, i)
-        return s._replace(diag=_add(s.diag, i + r, 1), anti=_add(s.anti, r - i + n - 1, 1))
+        r = _get(rows, i)
+        return rows, _add(diag, i + r, 1), _add(anti, r - i + n - 1, 1), ctr
 
-    return lax.fori_loop(start, stop, column, s)
+    rows, diag, anti, ctr = lax.fori_loop(start, stop, column, (s.rows, s.diag, s.anti, s.ctr))
+    return s._replace(rows=rows, diag=diag, anti=anti, ctr=ctr)
 
 
-def _pairs(s: State):
+def ready(s: State, config: Config, params: Params) -> State:
+    """A fully placed board opened for repair: its attacking pairs counted (O(n))."""
+    return s._replace(pairs=attacking_pairs(s))
+
+
+def init(key: jax.Array, config: Config, params: Params) -> State:
+    """A chain on its QS4 board, ready to repair (key is consumed)."""
+    return ready(place(empty(key, config, params), config, params, 0, config.n), config, params)
+
+
+def attacking_pairs(s: State) -> jax.Array:
+    """[] int32 attacking pairs of the board, from its counts (O(n))."""
     return (jnp.sum(s.diag * (s.diag - 1) // 2) + jnp.sum(s.anti * (s.anti - 1) // 2)).astype(
         jnp.int32
     )
@@ -116,17 +241,17 @@ def conflicted(s: State) -> jax.Array:
     return (s.diag[s.rows + c] > 1) | (s.anti[s.rows - c + n - 1] > 1)
 
 
-def _try_swap(s: State, n: int, c1, c2, sideways):
+def _try_swap(rows, diag, anti, n: int, c1, c2, sideways):
     """Swap the rows of queens c1 != c2 if c1 is in conflict and the swap lowers the attacking
-    pairs (or keeps them, with ``sideways``); returns (state, pair change, taken). O(1).
+    pairs (or keeps them, with ``sideways``); returns (rows, diag, anti, pair change, taken). O(1).
 
     All counts are read (gathered) before any write, and every position is written once with
     the new or the old value, so the loop updates the arrays in place (a ``lax.cond`` around
     the writes made XLA copy the board and both count arrays on every step)."""
-    r2, r1 = s.rows[jnp.stack([c2, c1])]
+    r2, r1 = rows[jnp.stack([c2, c1])]
     d_pos = jnp.stack([c1 + r1, c2 + r2, c1 + r2, c2 + r1])  # off, off, on, on
     a_pos = jnp.stack([r1 - c1, r2 - c2, r2 - c1, r1 - c2]) + (n - 1)
-    kd, ka = s.diag[d_pos], s.anti[a_pos]
+    kd, ka = diag[d_pos], anti[a_pos]
     still = (kd[0] > 1) | (ka[0] > 1)
     seen = []
     delta = jnp.int32(0)
@@ -136,45 +261,132 @@ def _try_swap(s: State, n: int, c1, c2, sideways):
         delta += -(k_seen[0] - 1) - (k_seen[1] - 1) + k_seen[2] + k_seen[3]
         seen.append(k_seen)
     take = still & ((delta < 0) | (sideways & (delta == 0)))
-    diag, anti = s.diag, s.anti
     for i, v in enumerate((-1, -1, 1, 1)):
         diag = _set(diag, d_pos[i], jnp.where(take, seen[0][i] + v, kd[i]))
         anti = _set(anti, a_pos[i], jnp.where(take, seen[1][i] + v, ka[i]))
-    rows = _set(_set(s.rows, c1, jnp.where(take, r2, r1)), c2, jnp.where(take, r1, r2))
-    return s._replace(rows=rows, diag=diag, anti=anti), jnp.where(take, delta, 0), take
+    rows = _set(_set(rows, c1, jnp.where(take, r2, r1)), c2, jnp.where(take, r1, r2))
+    return rows, diag, anti, jnp.where(take, delta, 0), take
 
 
-@functools.partial(jax.jit, static_argnums=(1,), donate_argnums=(0,))
-def repair_round(s: State, config: Config, max_steps, sideways) -> tuple[State, RoundStats]:
-    """One repair round: list the conflicted queens, then up to ``max_steps`` swap attempts;
-    ``sideways`` also takes swaps that leave the pair count unchanged."""
+def repair(s: State, config: Config, params: Params) -> State:
+    """One repair round: list the conflicted queens, then swap attempts until no pair is left,
+    ``64 * listed + 64`` attempts are spent or the swap budget is; after a round without fewer
+    pairs (``s.stalled > 0``) swaps that keep the pair count are taken too."""
     n = config.n
     mask = conflicted(s)
     count = jnp.sum(mask, dtype=jnp.int32)
     listed = jnp.nonzero(mask, size=config.list_size, fill_value=0)[0].astype(jnp.int32)
     size = jnp.maximum(jnp.minimum(count, config.list_size), 1)
-    budget = jnp.minimum(max_steps, 64 * size + 64)
+    budget = jnp.minimum(params.max_steps - s.steps, 64 * size + 64)
+    sideways = s.stalled > 0
     last = config.trace_size - 1
+    seed = s.seed
 
     def attempt(t):
-        k, moves, pairs, trace, s = t
-        c1 = _get(listed, hash_randint(s.seed, s.ctr, jnp.uint32(1), size))
-        c2 = hash_randint(s.seed, s.ctr, jnp.uint32(2), n - 1)
-        s, delta, taken = _try_swap(s, n, c1, c2 + (c2 >= c1), sideways)
+        k, moves, pairs, trace, rows, diag, anti, ctr = t
+        c1 = _get(listed, hash_randint(seed, ctr, jnp.uint32(1), size))
+        c2 = hash_randint(seed, ctr, jnp.uint32(2), n - 1)
+        rows, diag, anti, delta, taken = _try_swap(
+            rows, diag, anti, n, c1, c2 + (c2 >= c1), sideways
+        )
         pairs = pairs + delta
         slot = jnp.minimum(k, last)
         trace = _set(trace, slot, jnp.where(k <= last, pairs, _get(trace, slot)))
-        return k + 1, moves + taken, pairs, trace, s._replace(ctr=s.ctr + U32(1))
+        return k + 1, moves + taken, pairs, trace, rows, diag, anti, ctr + U32(1)
 
-    k, moves, pairs, trace, s = lax.while_loop(
+    k, moves, pairs, trace, rows, diag, anti, ctr = lax.while_loop(
         lambda t: (t[0] < budget) & (t[2] > 0),
         attempt,
-        (jnp.int32(0), jnp.int32(0), _pairs(s), jnp.full(config.trace_size, -1, jnp.int32), s),
+        (
+            jnp.int32(0),
+            jnp.int32(0),
+            attacking_pairs(s),
+            jnp.full(config.trace_size, -1, jnp.int32),
+            s.rows,
+            s.diag,
+            s.anti,
+            s.ctr,
+        ),
     )
-    return s, RoundStats(conflicted=count, pairs=pairs, steps=k, moves=moves, trace=trace)
+    return s._replace(
+        rows=rows,
+        diag=diag,
+        anti=anti,
+        ctr=ctr,
+        pairs=pairs,
+        best=jnp.minimum(s.best, pairs),
+        stalled=jnp.where(pairs < s.best, 0, s.stalled + 1),
+        steps=s.steps + k,
+        moves=s.moves + moves,
+        rounds=s.rounds + 1,
+        conflicted=count,
+        trace=trace,
+    )
 
 
-@functools.partial(jax.jit, static_argnums=(1,))
-def pairs_of(s: State, config: Config) -> jax.Array:
-    """Attacking pairs of the state (O(n))."""
-    return _pairs(s)
+def done(s: State, config: Config, params: Params) -> jax.Array:
+    """[] bool: solved, or the swap or round budget is spent."""
+    return (s.pairs == 0) | (s.steps >= params.max_steps) | (s.rounds >= params.max_rounds)
+
+
+def retry(s: State, config: Config, params: Params) -> jax.Array:
+    """[] bool: not done, and the repair has stalled for ``params.stall_rounds`` rounds."""
+    return ~done(s, config, params) & (s.stalled >= params.stall_rounds)
+
+
+def renew(s: State, config: Config, params: Params) -> State:
+    """The next attempt's QS4 start: the identity board from the chain's next seed
+    (``mix32(seed + golden)``), the chain's totals kept (:func:`restart` places and opens it)."""
+    s2 = _blank(mix32(s.seed + U32(GOLD)), config, like=s)
+    return s2._replace(restarts=s.restarts + 1)
+
+
+def restart(s: State, config: Config, params: Params) -> State:
+    """A fresh QS4 board for a stalled chain (O(n)): :func:`renew`, :func:`place`, :func:`ready`."""
+    s = place(renew(s, config, params), config, params, 0, config.n)
+    return ready(s, config, params)
+
+
+def _advance(s: State, config: Config, params: Params) -> State:
+    return lax.cond(
+        retry(s, config, params),
+        lambda s: restart(s, config, params),
+        lambda s: repair(s, config, params),
+        s,
+    )
+
+
+def step(s: State, config: Config, params: Params) -> State:
+    """One repair round, or a restart once the repair has stalled (a no-op once :func:`done`)."""
+    return lax.cond(done(s, config, params), lambda s: s, lambda s: _advance(s, config, params), s)
+
+
+def result(s: State, config: Config, params: Params) -> Result:
+    """What the chain reports."""
+    return Result(
+        rows=s.rows,
+        solved=s.pairs == 0,
+        steps=s.steps,
+        moves=s.moves,
+        rounds=s.rounds,
+        restarts=s.restarts,
+        pairs=s.pairs,
+    )
+
+
+def finish(s: State, config: Config, params: Params) -> Result:
+    """Rounds (and restarts) from ``s`` until solved or out of budget: :func:`run` from a given
+    state."""
+    s = lax.while_loop(lambda s: ~done(s, config, params), lambda s: _advance(s, config, params), s)
+    return result(s, config, params)
+
+
+def run(key: jax.Array, config: Config, params: Params) -> Result:
+    """QS4, then repair rounds (restarting when stalled) until solved or out of budget (key is
+    consumed).
+
+    Under ``jax.vmap`` (a sweep over keys or :class:`Params`) the restart and the repair branch
+    both run every round for every lane (a batched ``lax.cond`` is a select), so a round costs a
+    QS4 pass too: fine for sweeps on small boards; for many chains on large boards map them
+    (``lax.map``) instead."""
+    return finish(init(key, config, params), config, params)

@@ -113,6 +113,9 @@ class Config:
             attacking pairs (off: the last board; the default path compiles without it).
         toroidal: queens attack along diagonals modulo n.
         constrained: ``Problem.mask`` holds allowed squares and fixed queens.
+        scatter_counts: count a fresh board's lines with one scatter-add rather than an n-step
+            loop, the same counts; lockstep lanes set it (:func:`lockstep_config`: on a GPU the
+            loop is n host-driven iterations inside every refill, ``make gpu-check``'s model).
     """
 
     n: int
@@ -124,6 +127,7 @@ class Config:
     keep_best: bool = False
     toroidal: bool = False
     constrained: bool = False
+    scatter_counts: bool = False
 
     def __post_init__(self):
         if self.n < 4 or self.n > 46340:
@@ -160,14 +164,15 @@ def default_params(
 ) -> Params:
     """The package's defaults (:func:`jaxqueens.solvers.choices.default_max_steps` steps per
     attempt, a million restarts, the whole tabu capacity), any of them overridden."""
-    max_steps = default_max_steps(config.n) if max_steps is None else max_steps
+    plain = not (config.toroidal or config.constrained)
+    max_steps = default_max_steps(config.n, plain=plain) if max_steps is None else max_steps
     tabu = config.tabu if tabu is None else tabu
     if not (max_steps >= 1 and max_restarts >= 0 and 0 <= tabu <= config.tabu and qs4_tries >= 1):
         raise ValueError(
             f"max_steps >= 1, max_restarts >= 0, 0 <= tabu <= Config.tabu ({config.tabu}) and "
             f"qs4_tries >= 1 required, got {max_steps}, {max_restarts}, {tabu}, {qs4_tries}"
         )
-    return Params(*(np.int32(v) for v in (max_steps, max_restarts, tabu, qs4_tries)))
+    return Params(*(jnp.asarray(v, jnp.int32) for v in (max_steps, max_restarts, tabu, qs4_tries)))
 
 
 class Problem(NamedTuple):
@@ -226,15 +231,16 @@ class Resume(NamedTuple):
     """Where each chain of a kernel call starts ([C] leading axis): the dynamic input with which
     a driver continues paused chains in the next call (a first call takes :class:`Fresh`)."""
 
-    restarts: jax.Array  # [] int32, a paused chain's Result.restarts; -1: a fresh chain
-    total_steps: jax.Array  # [] int32, its Result.steps (0 for a fresh chain)
-    until: jax.Array  # [] int32, pause once the attempt with this index fails; -1: skip the chain
+    # host arrays from the driver, traced arrays in the kernel
+    restarts: jax.Array | np.ndarray  # [] int32, a paused chain's Result.restarts; -1: fresh
+    total_steps: jax.Array | np.ndarray  # [] int32, its Result.steps (0 for a fresh chain)
+    until: jax.Array | np.ndarray  # [] int32, pause once attempt `until` fails; -1: skip it
 
 
 class Fresh(NamedTuple):
     """Every chain of a kernel call fresh (a 0-d field: shared by the chains of the call)."""
 
-    until: jax.Array  # [] int32 >= 0, pause once the attempt with this index fails
+    until: jax.Array | np.int32  # [] int32 >= 0, pause once the attempt with this index fails
 
 
 def fresh(until: int = NO_PAUSE) -> Fresh:
@@ -246,8 +252,9 @@ def fresh(until: int = NO_PAUSE) -> Fresh:
 class Metrics(NamedTuple):
     """Per-step figures of :func:`trace` ([T] leading axis over steps)."""
 
-    conflicted: jax.Array  # [] int32, conflicted queens before the step
-    pairs: jax.Array  # [] int32, attacking pairs before the step
+    # traced arrays in the kernel, host arrays from the driver (trace_chain)
+    conflicted: jax.Array | np.ndarray  # [] int32, conflicted queens before the step
+    pairs: jax.Array | np.ndarray  # [] int32, attacking pairs before the step
 
 
 # ----------------------------------------------------------------------------- initial boards
@@ -320,6 +327,7 @@ def init_board(
     random allowed row per column)."""
     n = config.n
     if config.constrained:
+        assert mask is not None  # a constrained config comes with its instance
         return rules.allowed_start(seed, mask, ctr)
     if config.init == "random":
         return hash_randint(seed, ctr, jnp.arange(n), n)
@@ -390,9 +398,9 @@ def _blank(seed: jax.Array, config: Config) -> State:
 
 
 def _counts_of(rows, config: Config):
-    return (
-        counts_of(rows, config.n) if not config.toroidal else rules.counts_of(rows, config.n, True)
-    )
+    if config.toroidal:
+        return rules.counts_of(rows, config.n, True, config.scatter_counts)
+    return counts_of(rows, config.n, config.scatter_counts)
 
 
 def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
@@ -477,8 +485,11 @@ def choose_row(
     allowed rows may all cost more, they tie at 3). A forbidden row is never chosen."""
     n = config.n
     r = jnp.arange(n, dtype=jnp.int32)
-    ok_rows = mask.allowed[c] if config.constrained else None  # [n] bool
-    mask = _U32((1 << idx_bits(n)) - 1)
+    ok_rows = None  # [n] bool: the allowed rows of column c (constrained)
+    if config.constrained:
+        assert mask is not None  # a constrained config comes with its instance
+        ok_rows = mask.allowed[c]
+    low = _U32((1 << idx_bits(n)) - 1)  # the row's bits of a key
     if config.toroidal:
         cost = jnp.minimum(rules.column_cost(s.counts, c, s.rows[c], n, True), 3)
     else:
@@ -486,20 +497,18 @@ def choose_row(
     rnd = hash_bits(s.seed, s.ctr, r + n) >> 3
     if config.tabu:
         later = jnp.any(s.tabu[:, None] == (c * n + r)[None, :], axis=0) | (r == s.rows[c])
-        key = (
-            (cost.astype(_U32) << 30) | (later.astype(_U32) << 29) | (rnd & ~mask) | r.astype(_U32)
-        )
+        key = (cost.astype(_U32) << 30) | (later.astype(_U32) << 29) | (rnd & ~low) | r.astype(_U32)
     else:
-        key = (cost.astype(_U32) << 29) | (rnd & ~mask) | r.astype(_U32)
-    if config.constrained:
+        key = (cost.astype(_U32) << 29) | (rnd & ~low) | r.astype(_U32)
+    if ok_rows is not None:
         key = jnp.where(ok_rows, key, _U32(0xFFFFFFFF))
-    r1 = (jnp.min(key) & mask).astype(jnp.int32)
+    r1 = (jnp.min(key) & low).astype(jnp.int32)
     if config.move == "cisc352":
         # Stage 1 is the minimum above when it has no conflict; else stage 2 probes random rows
         # for one with a single conflict; stage 3 keeps the full scan's least-conflicted row.
         probe = hash_randint(s.seed, s.ctr, 3 * n + jnp.arange(CISC352_PROBES), n)
         ok = cost[probe] == 1
-        if config.constrained:
+        if ok_rows is not None:
             ok = ok & ok_rows[probe]
         first = probe[jnp.argmax(ok)]
         r1 = jnp.where((cost[r1] > 0) & jnp.any(ok), first, r1)
@@ -611,7 +620,7 @@ def resume(
     problem = _problem(problem)
     seed = seed_of(key)
     if isinstance(r, Fresh):
-        return _init(seed, config, params, problem)._replace(until=r.until)
+        return _init(seed, config, params, problem)._replace(until=jnp.asarray(r.until, jnp.int32))
     fresh = r.restarts < 0
     # Attempt k draws from seed_k = f^k(seed) with f(x) = mix32(x + golden) (fresh_attempt);
     # O(k) scalar steps, small beside the k attempts that the chain has run.
@@ -630,7 +639,8 @@ def resume(
             rows=jnp.where(fresh, start, s.rows),
             counts=jnp.where(fresh, _counts_of(start, config), s.counts),
         )
-    return s._replace(until=r.until, stop=r.until < 0)
+    until = jnp.asarray(r.until, jnp.int32)
+    return s._replace(until=until, stop=until < 0)
 
 
 def finish(s: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
@@ -698,3 +708,8 @@ def trace(
         return advance(s, config, params, problem), m
 
     return lax.scan(body, init(key, config, params, problem), None, length=num_steps)
+
+
+def lockstep_config(config: Config) -> Config:
+    """The same chains formulated for lockstep lanes: line counts by one scatter-add."""
+    return dataclasses.replace(config, scatter_counts=True)

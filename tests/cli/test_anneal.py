@@ -165,6 +165,8 @@ def test_vignette_options_from_a_file_save_best_boards(tmp_path, capsys):
         "--file",
         str(board),
         "--one-based",
+        "--preset",
+        "nmof",
         "--edge",
         "nmof",
         "--t0",

@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-import jaxqueens  # noqa: F401
 from jaxqueens.cli import compare
 from jaxqueens.cli.main import build_parser
 from jaxqueens.drivers import compare as driver
@@ -46,6 +45,7 @@ def test_compare_prints_and_writes_tables_and_figures(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "n = 6, 10 chains per solver, 200 steps per chain, seed 0" in out
     assert "mc-permutation:" in out and "mc-qs4:" in out and "recommended for n = 6" in out
+    assert "every solver runs at its measured-best defaults" in out
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["solvers"] == ["mc-permutation", "mc-qs4"] and summary["chains"] == 10
     assert summary["recommendation"]["line"] in out

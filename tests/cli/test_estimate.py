@@ -6,7 +6,6 @@ import time
 
 import pytest
 
-import jaxqueens  # noqa: F401
 from jaxqueens.cli import estimate as E
 from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import jaxqueens  # noqa: F401  (device setup first)
 from jaxqueens.cli import evolve as evolve_cmd
 from jaxqueens.cli import options
 from jaxqueens.cli.main import main

@@ -3,7 +3,6 @@
 import argparse
 import json
 
-import jaxqueens  # noqa: F401
 from jaxqueens.cli import stats
 
 

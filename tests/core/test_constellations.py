@@ -105,7 +105,7 @@ def test_weighted_completions_are_the_total(n):
     cfg, weights = con.constellations(n)
     allow = con.allow_masks(n, cfg)
     counts = [completions(n, a) for a in allow]
-    assert sum(int(w) * c for w, c in zip(weights, counts)) == A000170[n]
+    assert sum(int(w) * c for w, c in zip(weights, counts, strict=True)) == A000170[n]
     # and each count is the number of solutions with that border configuration
     borders = [border_of(b) for b in solutions(n).tolist()]
     assert counts == [borders.count(tuple(c)) for c in cfg.tolist()]
@@ -120,7 +120,7 @@ def test_tasks_split_each_constellation_exactly(n, depth):
     assert (np.diff(owner) >= 0).all() and (masks[:, 3] != 0).all()
     per = np.zeros(len(cfg), np.int64)
     full = (1 << n) - 1
-    for (c, l, r, av), k in zip(masks.tolist(), owner.tolist()):
+    for (c, l, r, av), k in zip(masks.tolist(), owner.tolist(), strict=True):
         assert av == full & ~(c | l | r) & int(allow[k, depth])
         per[k] += completions_from(n, allow[k], depth, c, l, r)
     assert per.tolist() == [completions(n, a) for a in allow]
@@ -186,6 +186,62 @@ def test_preference_picks_members_with_smaller_trees():
     near, far = np.array([[4, 5, 3, 6]]), np.array([[1, 5, 3, 6]])
     assert con.preference(n, near)[0] < con.preference(n, far)[0]
     assert con.preference_features(n, near).shape == (1, len(con.PREFERENCE_COEFFICIENTS))
+
+
+def level_walk(table, cols, ld, rd, av):
+    """The search the counting kernel walks, read off a level table in plain Python (one task,
+    from its level 0): (completions, edges). Mirrors jaxqueens.solvers.count.step."""
+    found = edges = 0
+
+    def walk(k, cols, ld, rd, av):
+        nonlocal found, edges
+        row = [int(w) for w in table[k]]
+        while av:
+            bit = av & -av
+            av ^= bit
+            edges += 1
+            g = row[con.GAP]
+            nc, nl, nr = cols | bit, (ld | bit) << g, (rd | bit) >> g
+            nav = ~(nc | nl | nr) & row[con.ALLOW1]
+            found += bin(nav & row[con.COUNT_MASK]).count("1")
+            ahead = [
+                ~(nc | (nl << row[gap]) | (nr >> row[gap])) & row[allow]
+                for gap, allow in [(con.GAP2, con.ALLOW2), (con.GAP3, con.ALLOW3)]
+            ]
+            if nav and all(ahead):
+                walk(k + 1, nc, nl & 0xFFFFFFFF, nr, nav)
+
+    walk(0, cols, ld, rd, av)
+    return found, edges
+
+
+@pytest.mark.parametrize("n,depth", [(6, 1), (7, 2), (8, 1), (8, 3), (9, 2), (10, 4)])
+def test_level_tables_search_each_task_exactly(n, depth):
+    """Searched over its level table (border columns skipped, a look-ahead of two levels), a
+    task has the completions of the plain search over every column."""
+    cfg, weights = con.constellations(n)
+    allow = con.allow_masks(n, cfg)
+    columns, levels = con.level_columns(n, cfg, depth)
+    tables = con.level_tables(n, cfg, allow, depth)
+    rows = con.table_levels(n, depth)
+    assert tables.shape == (len(cfg), rows, con.TABLE_WORDS) and tables.dtype == np.uint32
+    assert rows >= levels.max() and rows & (rows - 1) == 0
+    for k, (c, lv) in enumerate(zip(columns.tolist(), levels.tolist(), strict=True)):
+        border = {0, n - 1, int(cfg[k, 2]), int(cfg[k, 3])}
+        assert c[:lv] == [depth] + [x for x in range(depth + 1, n) if x not in border]
+        assert (tables[k, max(lv - 1, 0) :] == 0).all()  # no edges from the last level on
+        if lv > 1:
+            assert tables[k, lv - 2, con.COUNT_MASK] == 0xFFFFFFFF
+            assert not tables[k, : lv - 2, con.COUNT_MASK].any()
+            assert tables[k, : lv - 1, con.GAP].sum() == c[lv - 1] - depth
+    masks, owner = con.tasks(n, allow, depth)
+    total = 0
+    for (c, ld, rd, av), k in zip(masks.tolist(), owner.tolist(), strict=True):
+        want = completions_from(n, allow[k], depth, c, ld, rd)
+        got = bin(av).count("1") if levels[k] == 1 else level_walk(tables[k], c, ld, rd, av)[0]
+        assert got == want
+        total += int(weights[k]) * got
+    assert total == A000170[n]
 
 
 def test_bad_arguments():

@@ -108,3 +108,19 @@ def test_counts_trace_once():
     counts = jax.jit(chex.assert_max_traces(lambda b: lines.counts_of(b, 10), n=1))
     for rows in random_boards(10, 3):
         counts(jnp.asarray(rows))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(4, 40).flatmap(lambda n: st.lists(st.integers(0, n - 1), min_size=n, max_size=n))
+)
+def test_scatter_counts_equal_the_loop(rows):
+    """The lockstep lanes' formulation (one scatter-add) gives the loop's counts, on the plain
+    board and on the torus (issue 23: a GPU runs the loop as n host-driven iterations)."""
+    from jaxqueens.solvers import constrained
+
+    n, board = len(rows), jnp.asarray(rows, jnp.int32)
+    np.testing.assert_array_equal(lines.counts_of(board, n, True), lines.counts_of(board, n))
+    np.testing.assert_array_equal(
+        constrained.counts_of(board, n, True, True), constrained.counts_of(board, n, True)
+    )

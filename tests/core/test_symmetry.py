@@ -10,7 +10,6 @@ from absl.testing import parameterized
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import jaxqueens  # noqa: F401
 from jaxqueens.core import checker, symmetry, symmetry_jax
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.drivers import count

@@ -226,3 +226,65 @@ def test_instance_errors(kwargs, needle):
     args = {"n": None, "instance": SAT, **kwargs}
     with pytest.raises(QueensError, match=needle):
         annealing.anneal(args.pop("n"), "ta", chains=2, steps=100, **args)
+
+
+# ---------------------------------------------------------------- measured defaults (issue 27)
+
+
+def test_settings_take_the_preset_and_the_values_given():
+    sa = annealing.settings("sa")
+    assert (sa["neighbour"], sa["rounds"], sa["init_prob"], sa["t_end"]) == (
+        "swap",
+        100,
+        0.1,
+        0.001,
+    )
+    assert sa["alpha"] == pytest.approx(0.001 ** (1 / 99))  # the last temperature: t_end x first
+    assert annealing.settings("ta")["q"] == 0.2 and annealing.settings("ls")["neighbour"] == "swap"
+    classic = annealing.settings("sa", "classic")
+    assert (classic["neighbour"], classic["rounds"], classic["alpha"]) == ("step", 10, 0.9)
+    assert classic["t_end"] is None and classic["t0"] == "worsening" and classic["q"] == 0.5
+    nmof = annealing.settings("ta", "nmof")
+    assert nmof["edge"] == "nmof" and nmof["t0"] == "nmof" and nmof["neighbour"] == "step"
+    assert annealing.settings("sa", rounds=10)["alpha"] == pytest.approx(0.001 ** (1 / 9))
+    assert annealing.settings("sa", alpha=0.5)["alpha"] == 0.5
+    assert annealing.settings("sa", "classic", t_end=0.01)["alpha"] == pytest.approx(
+        0.01 ** (1 / 9)
+    )
+    with pytest.raises(QueensError, match="not both"):
+        annealing.settings("sa", alpha=0.5, t_end=0.01)
+    with pytest.raises(QueensError, match="--preset"):
+        annealing.settings("sa", "fast")
+    with pytest.raises(QueensError, match="--t-end"):
+        annealing.anneal(8, "sa", chains=2, steps=100, t_end=2.0)
+
+
+@pytest.mark.parametrize(
+    "method, expect",
+    [("ls", "95e8ad199d409284"), ("ta", "b6a98bd7d64094c1"), ("sa", "0aed389dcf0a6b3f")],
+)
+def test_classic_preset_reproduces_the_earlier_defaults(method, expect):
+    # recorded with the code before issue 27 at its defaults (then NMOF's settings, step neighbour)
+    import hashlib
+
+    run = jaxqueens.anneal(10, method, chains=30, steps=2000, seed=2, preset="classic").run
+    got = hashlib.sha256(
+        np.asarray(run.rows, np.int32).tobytes() + np.asarray(run.steps, np.int64).tobytes()
+    ).hexdigest()[:16]
+    assert got == expect
+
+
+@pytest.mark.parametrize("method", ["ls", "ta", "sa"])
+def test_defaults_solve_n16_within_compares_budget(method):
+    # measured: 100% / 100% / 99.7% of 300 chains (scripts/tune_defaults.py anneal)
+    res = jaxqueens.anneal(16, method, chains=40, steps=10_000, seed=1)
+    assert res.summary["neighbour"] == "swap" and res.summary["preset"] == "default"
+    assert res.summary["success_rate"] >= 0.9
+    assert checker.are_solutions(res.solutions).all()
+
+
+def test_default_swap_falls_back_to_step_where_a_swap_cannot_go():
+    res = jaxqueens.anneal(8, "ls", chains=4, steps=200, start=np.zeros(8, int))
+    assert res.summary["neighbour"] == "step"  # rows repeat: swaps could never leave them
+    res = annealing.anneal(None, "ls", chains=2, steps=100, instance=SAT)
+    assert res.summary["neighbour"] == "step"  # a constrained instance needs the step neighbour

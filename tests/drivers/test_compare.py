@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import jaxqueens  # noqa: F401 (configures the CPU devices first)
 from jaxqueens.core import checker
 from jaxqueens.drivers import compare as cmp
 from jaxqueens.errors import QueensError
@@ -136,11 +135,18 @@ def test_compare_runs_every_solver_on_the_same_chains_and_budget():
         assert r.stats.summary["distinct_solutions"] <= 4
         assert set(res.curves[r.name]) == {"steps_ecdf", "seconds_ecdf", "success"}
     mc = res.runs[0]
-    assert mc.options["max_steps"] == 200 and mc.options["max_restarts"] == 0  # one attempt of 200
+    # solve's default period at n = 6 (18 steps: 6^2 / 2), restarted within the budget of 200
+    assert mc.options["max_steps"] == 18 and mc.options["max_restarts"] == -(-200 // 18) - 1
     assert mc.solved.mean() > 0.5  # n = 6 traps some attempts in a local minimum
-    assert res.runs[2].options["generations"] == (200 - 100) // 2
+    ga_opts = res.runs[2].options  # the GA's measured defaults
+    assert ga_opts["preset"] == "default" and ga_opts["pop"] == 10 and ga_opts["tournament"] == 4
+    assert ga_opts["generations"] == (200 - 10) // 2
+    assert res.runs[1].options["preset"] == "default" and res.runs[1].options["neighbour"] == "swap"
     s = res.summary
     assert s["n"] == 6 and s["chains"] == 12 and s["step_budget"] == 200
+    assert (
+        "measured-best defaults" in s["defaults_note"] and "tune-ga-cpu.json" in s["defaults_note"]
+    )
     assert [p["solver"] for p in s["per_solver"]] == ["mc-qs4", "ta", "ga-permutation"]
     assert s["per_solver"][0]["success_rate"] == mc.solved.mean()
     assert s["per_solver"][0]["chi2_solutions"]["dof"] == 3  # the bias test over all 4 solutions
@@ -157,4 +163,4 @@ def test_compare_refuses_bad_settings():
         with pytest.raises(QueensError, match=needle):
             cmp.compare(args.pop("n"), args.pop("chains"), solvers="mc-qs4", **args)
     with pytest.raises(QueensError, match="leaves the GA no generation"):
-        cmp.compare(8, 2, solvers="ga-permutation", steps=50)
+        cmp.compare(8, 2, solvers="ga-permutation", steps=11)  # population 10: 12 needed

@@ -108,7 +108,7 @@ def test_lockstep_strategy_gives_the_same(monkeypatch):
     want = [r.solutions for r in complete.solve_instances(models, "count").instances]
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     monkeypatch.setattr(
-        devices, "sizes", lambda: dataclasses.replace(devices.ACCELERATOR_SIZES, count_lanes=3)
+        devices, "sizes", lambda: dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=3)
     )
     got = complete.solve_instances(models, "count", budget=30, chunk=4).instances
     assert [r.solutions for r in got] == want

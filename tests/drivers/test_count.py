@@ -63,7 +63,7 @@ def test_kernel_counts_each_prefix_like_the_reference(n, depth, monkeypatch):
     # the accelerator strategy (lockstep lanes with refilling) gives the same, whatever the lanes
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     for lanes in (1, 7, 64):
-        sizes = dataclasses.replace(devices.ACCELERATOR_SIZES, count_lanes=lanes)
+        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
         assert (np.asarray(count.count_chunk(masks, cfg, 1, sizes)) == got).all()
 
 
@@ -75,7 +75,12 @@ def test_both_strategies_split_over_every_host_device(monkeypatch):
     split = np.asarray(count.count_chunk(pad_rows(masks, d), cfg, d, devices.CPU_SIZES))
     assert (split[: len(masks)] == got).all() and not split[len(masks) :].any()
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    split = count.count_chunk(pad_rows(masks, d), cfg, d, devices.ACCELERATOR_SIZES)
+    split = count.count_chunk(
+        pad_rows(masks, d),
+        cfg,
+        d,
+        dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=64),
+    )
     assert (np.asarray(split)[: len(masks)] == got).all()
 
 
@@ -197,7 +202,7 @@ def test_checkpoint_resume_gives_the_same_total(tmp_path):
 def test_checkpoint_of_another_count_is_refused(tmp_path):
     ck = tmp_path / "checkpoint.npz"
     count.count_solutions(9, checkpoint=ck)
-    with pytest.raises(QueensError, match="other settings.*n.*differ"):
+    with pytest.raises(QueensError, match=r"other settings.*n.*differ"):
         count.count_solutions(10, checkpoint=ck)
     with pytest.raises(QueensError, match="unique"):
         count.count_solutions(9, unique=True, checkpoint=ck)
@@ -299,7 +304,7 @@ def test_on_an_accelerator_one_stream_spans_every_device_with_two_calls_in_fligh
     monkeypatch.setattr(
         devices,
         "sizes",
-        lambda: dataclasses.replace(devices.ACCELERATOR_SIZES, count_prefixes=64, count_lanes=8),
+        lambda: dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_prefixes=64, count_lanes=8),
     )
     events = _log_streams(monkeypatch)
     plan = count._plan(10, None, 32)
@@ -352,19 +357,79 @@ def test_defect_2_a_checkpoint_that_cannot_be_written_does_not_lose_the_count(
 # --- constellation tasks ----------------------------------------------------------------------
 
 
-def test_task_chunks_agree_over_devices_lanes_and_strategies(monkeypatch):
-    plan = count._plan(9, 3, None)
-    tasks, cfg = plan.tasks, plan.config
+def _drain(plan, batch, budget, shards, sizes):
+    """Call :func:`count.count_items` until every search of ``batch`` is finished, resuming the
+    ones a call's budget stopped (as the driver does: only those, padded with finished items):
+    (completions per item, calls made)."""
+    batch, found, calls = batch.copy(), np.zeros(len(batch), np.int64), 0
+    live = np.flatnonzero(batch[:, 0] != count.solver.DONE)
+    while len(live):  # one shape for every call: one compilation
+        call = np.concatenate([batch[live], batch[: len(batch) - len(live)]])
+        call[len(live) :, 0] = count.solver.DONE
+        states, work = count.count_items(call, np.int32(budget), plan.config, shards, sizes)
+        states, calls = np.asarray(states)[: len(live)], calls + 1
+        assert np.asarray(work).shape == (shards,)
+        found[live] += states[:, 1]
+        batch[live, : plan.config.state_width] = states
+        live = live[states[:, 0] != count.solver.DONE]
+    return found, calls
+
+
+def test_task_searches_agree_over_devices_lanes_strategies_and_budgets(monkeypatch):
+    plan = count._plan(9, 2, None)
+    batch = count._items(plan, np.arange(len(plan.tasks)))
     d = jax.local_device_count()
-    one = np.asarray(count.count_tasks(tasks, cfg, 1, devices.CPU_SIZES))
-    assert int((one[:, 0].astype(np.int64) * plan.weights).sum()) == A000170[9]
-    split = np.asarray(count.count_tasks(pad_rows(tasks, d), cfg, d, devices.CPU_SIZES))
-    assert (split[: len(tasks)] == one).all() and not split[len(tasks) :].any()
+    batch = pad_rows(batch, d)
+    batch[len(plan.tasks) :, 0] = count.solver.DONE
+    one, calls = _drain(plan, batch, count.solver.MAX_BUDGET, 1, devices.CPU_SIZES)
+    real = one[: len(plan.tasks)]
+    assert calls == 1 and plan.base + int((real * plan.weights).sum()) == A000170[9]
+    for budget in (1, 7, 1000):
+        got, calls = _drain(plan, batch, budget, 1, devices.CPU_SIZES)
+        assert (got == one).all() and (calls > 1 or budget == 1000)
+    split, _ = _drain(plan, batch, 7, d, devices.CPU_SIZES)
+    assert (split == one).all()
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    for lanes in (1, 7):
-        sizes = dataclasses.replace(devices.ACCELERATOR_SIZES, count_lanes=lanes)
-        got = np.asarray(count.count_tasks(pad_rows(tasks, d), cfg, d, sizes))
-        assert (got[: len(tasks)] == one).all()
+    for lanes, budget in [(1, 1000), (7, 5), (64, count.solver.MAX_BUDGET)]:
+        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
+        got, _ = _drain(plan, batch, budget, d, sizes)
+        assert (got == one).all()
+
+
+@pytest.mark.parametrize("n,depth", [(8, 1), (9, 2), (10, 3)])
+def test_budgets_of_one_seven_and_a_thousand_edges_give_the_unbounded_counts(n, depth):
+    """Issue 28: a call stops after its budget of edges and a later call resumes its searches
+    from their stacks; the totals never depend on the budget."""
+    want = count.count_solutions(n, unique=True, depth=depth, chunk=16)
+    assert (want.total, want.unique) == (A000170[n], A002562[n]) and want.chunks > 1
+    for budget in (1, 7, 1000, count.solver.MAX_BUDGET):
+        r = count.count_solutions(n, unique=True, depth=depth, chunk=16, budget=budget)
+        assert (r.total, r.unique, r.chunks) == (want.total, want.unique, want.chunks)
+    with pytest.raises(QueensError, match="budget"):
+        count.count_solutions(n, budget=0)
+
+
+def test_a_stop_between_calls_keeps_only_finished_chunks_and_resumes_exactly(tmp_path, monkeypatch):
+    """Ctrl-C lands between two calls (each at most ``budget`` edges), even inside a chunk: the
+    checkpoint holds the finished chunks only, and the resumed count is exact."""
+    ck = tmp_path / "checkpoint.npz"
+    calls = []
+    submit = count.parallel_streams.Workers.submit
+
+    def counted(self, k, fn, batch):
+        calls.append(k)
+        if len(calls) == 40:
+            raise KeyboardInterrupt
+        return submit(self, k, fn, batch)
+
+    monkeypatch.setattr(count.parallel_streams.Workers, "submit", counted)
+    with pytest.raises(KeyboardInterrupt):
+        count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)
+    monkeypatch.setattr(count.parallel_streams.Workers, "submit", submit)
+    part = saved(ck)["done"]
+    r = count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)
+    assert len(part) < r.chunks and r.resumed_chunks == len(part)
+    assert (r.total, r.unique) == (A000170[10], A002562[10])
 
 
 @pytest.mark.parametrize("n", [8, 11])
@@ -372,14 +437,18 @@ def test_totals_and_fundamentals_do_not_depend_on_the_plan(n):
     want = (A000170[n], A002562[n])
     for depth, chunk in [(1, 2), (2, 64), (n - 2, 4096)]:
         r = count.count_solutions(n, unique=True, depth=depth, chunk=chunk)
-        assert (r.total, r.unique, r.depth) == want + (depth,)
+        assert (r.total, r.unique, r.depth) == (*want, depth)
         assert r.constellations == len(count.constellations.constellations(n)[0])
 
 
 def test_task_plan_is_shuffled_the_same_way_every_time():
     a, b = count._plan(10, 3, None), count._plan(10, 3, None)
     assert (a.tasks == b.tasks).all() and (a.weights == b.weights).all()
-    assert a.tasks.shape[1] == 4 + 10 and a.tasks.dtype == np.uint32
+    assert (a.owner == b.owner).all() and a.base == b.base
+    assert a.tasks.shape[1] == 4 and a.tasks.dtype == np.uint32
+    chex.assert_shape(a.tables, (a.constellations, a.config.levels * count.solver.TABLE_WORDS))
+    batch = count._items(a, np.arange(3))
+    chex.assert_shape(batch, (3, a.config.width))
     with pytest.raises(QueensError, match="depth"):
         count._plan(10, 9, None)
 

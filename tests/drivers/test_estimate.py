@@ -1,6 +1,7 @@
 """Knuth's estimator (:mod:`jaxqueens.drivers.estimate`): the sharded call, exactness when
 enumerated, unbiasedness, seeds, large n, the automatic depth and the argument checks."""
 
+import dataclasses
 import time
 
 import chex
@@ -9,7 +10,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import jaxqueens  # noqa: F401
 from jaxqueens.core import prefixes
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import estimate as E
@@ -94,29 +94,96 @@ def test_default_depth_and_errors():
             E.estimate(**kwargs)
 
 
-def _strata(n, depth, per_call, group):
+def _strata(n, depth, per_call, group, block=0):
     masks64, _ = prefixes.expand(n, depth)
     words = kernel.words_of(masks64, 1)
     words = np.concatenate([words, np.full((len(words) % 2, 3, 1), 0xFFFFFFFF, np.uint32)])
-    cfg = kernel.Config(n=n, depth=depth, strata=len(words), per_call=per_call, group=group)
-    return jnp.asarray(words), jnp.arange(len(words), dtype=jnp.int32), cfg
+    plan = E.Plan(kernel.Config(n=n, depth=depth), per_call=per_call, group=group, block=block)
+    return jnp.asarray(words), jnp.arange(len(words), dtype=jnp.int32), plan
 
 
 def test_run_call_traces_once_per_shape():
-    masks, ids, cfg = _strata(6, 1, 8, 4)
+    masks, ids, plan = _strata(6, 1, 8, 4)
     call = jax.jit(chex.assert_max_traces(E.run_call.__wrapped__, n=1), static_argnums=(3, 4))
     for seed in range(3):
-        call(masks, ids, jnp.uint32(seed), cfg, 1)
+        call(masks, ids, jnp.uint32(seed), plan, 1)
 
 
 def test_run_call_same_sums_on_one_device_or_two():
     if jax.local_device_count() < 2:
         pytest.skip("needs two host devices")
-    masks, ids, cfg = _strata(8, 1, 8, 8)
-    one = E.run_call(masks, ids, jnp.uint32(3), cfg, 1)
-    two = E.run_call(masks, ids, jnp.uint32(3), cfg, 2)
+    masks, ids, plan = _strata(8, 1, 8, 8)
+    one = E.run_call(masks, ids, jnp.uint32(3), plan, 1)
+    two = E.run_call(masks, ids, jnp.uint32(3), plan, 2)
     chex.assert_trees_all_equal(one, two)
-    chex.assert_trees_all_equal(one, kernel.strata_block(masks, ids, jnp.uint32(3), cfg))
+    chex.assert_trees_all_equal(one, E.strata_block(masks, ids, jnp.uint32(3), plan))
+
+
+class StrataBlockTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_strata_block_lockstep_equals_blocks(self):
+        masks, ids, plan = _strata(6, 1, per_call=8, group=4)
+        blocked = dataclasses.replace(plan, block=16)
+        whole = self.variant(lambda mk, i, s: E.strata_block(mk, i, s, plan))(
+            masks, ids, jnp.uint32(5)
+        )
+        parts = self.variant(lambda mk, i, s: E.strata_block(mk, i, s, blocked))(
+            masks, ids, jnp.uint32(5)
+        )
+        chex.assert_trees_all_equal(whole, parts)
+        chex.assert_shape(list(whole), (len(ids), 8 // 4))
+        assert int(np.asarray(whole.hits).sum()) > 0
+
+
+def test_a_call_is_the_kernels_probes_of_its_stream():
+    """A call's sums are the kernel's walks: lane stratum * per_call + j of call_seed(seed, c)."""
+    masks, ids, plan = _strata(9, 2, per_call=16, group=8, block=32)
+    seed = E.call_seed(7, 3)
+    params = kernel.default_params(plan.probe)
+    lanes = ids[:, None].astype(jnp.uint32) * 16 + jnp.arange(16, dtype=jnp.uint32)
+    walks = jax.jit(
+        jax.vmap(
+            jax.vmap(
+                lambda mk, ln: kernel.walk(seed, ln, plan.probe, params, kernel.Problem(mk)),
+                (None, 0),
+            )
+        )
+    )(masks, lanes)
+    want = kernel.group_sums(walks, 8)
+    chex.assert_trees_all_equal(E.run_call(masks, ids, seed, plan, 1), want)
+
+
+def test_estimate_equals_the_kernels_probes_on_the_same_seed(monkeypatch):
+    """estimate(n, probes, depth, seed) is the mean of the kernel's walks of its calls' streams
+    (on one device: 4 calls of 128 probes per stratum, lanes=1024 over 8 strata)."""
+    monkeypatch.setattr(jax, "local_device_count", lambda: 1)
+    n, depth, seed = 8, 1, 11
+    r = E.estimate(n, 4096, depth=depth, seed=seed, lanes=1024)
+    assert r.strata == 8 and r.probes == 4096
+    masks64, _ = prefixes.expand(n, depth)
+    config = kernel.Config(n=n, depth=depth)
+    params = kernel.default_params(config)
+    lanes = jnp.arange(8, dtype=jnp.uint32)[:, None] * 128 + jnp.arange(128, dtype=jnp.uint32)
+    words = jnp.asarray(kernel.words_of(masks64, 1))
+    probe = jax.jit(
+        jax.vmap(
+            jax.vmap(
+                lambda sd, mk, ln: kernel.walk(sd, ln, config, params, kernel.Problem(mk)),
+                (None, None, 0),
+            ),
+            (None, 0, 0),
+        )
+    )
+    calls = [jax.device_get(probe(E.call_seed(seed, c), words, lanes)) for c in range(4)]
+    w = np.concatenate(
+        [np.where(x.solved, np.ldexp(x.m.astype(np.float64), x.e), 0.0) for x in calls], 1
+    )
+    v = np.concatenate([np.ldexp(x.nodes.astype(np.float64), x.e) for x in calls], 1)
+    assert r.solutions == pytest.approx(w.mean(1).sum(), rel=1e-6)
+    assert r.nodes == pytest.approx(sum(r.top_nodes) + v.mean(1).sum(), rel=1e-6)
+    assert r.hit_rate == np.mean([x.solved for x in calls])
+    se = np.sqrt((w.var(1, ddof=1) / w.shape[1]).sum())
+    assert r.solutions_se == pytest.approx(se, rel=1e-4)
 
 
 @pytest.mark.parametrize("n,depth", [(14, 14), (18, 18), (20, 12)])

@@ -294,3 +294,47 @@ def test_instances_fixed_queens_stay_and_unsolved_is_unknown(encoding):
 def test_constrained_setting_errors(kwargs, words):
     with pytest.raises(QueensError, match=words):
         ga.evolve(pop=10, generations=5, **kwargs)
+
+
+# ---------------------------------------------------------------- measured defaults (issue 27)
+
+
+def test_presets_give_the_measured_and_the_classic_settings():
+    d = ga.preset_settings("default", "permutation")
+    assert (d["pop"], d["tournament"], d["cxpb"], d["mutpb"]) == (10, 4, 0.2, 1.0)
+    g = ga.preset_settings("default", "permutation", "generational")
+    assert (g["pop"], g["tournament"], g["cxpb"], g["elite"]) == (20, 3, 0.2, 1)
+    for encoding in ("permutation", "combination"):
+        c = ga.preset_settings("classic", encoding)
+        assert (c["pop"], c["tournament"], c["cxpb"], c["mutpb"]) == (100, 5, 1.0, 1.0)
+        c = ga.preset_settings("classic", encoding, "generational")
+        assert (c["tournament"], c["cxpb"], c["mutpb"], c["elite"]) == (3, 0.5, 0.2, 1)
+    assert ga.preset_settings("default", "combination") == ga.preset_settings(
+        "classic", "combination"
+    )
+    with pytest.raises(QueensError, match="--preset"):
+        ga.evolve(8, generations=2, preset="nmof")
+
+
+@pytest.mark.parametrize(
+    "encoding, scheme, expect",
+    [
+        ("permutation", "steady", "52595ba2e63399b7"),
+        ("combination", "generational", "0f8969ab44ba7a6c"),
+    ],
+)
+def test_classic_preset_reproduces_the_earlier_defaults(encoding, scheme, expect):
+    # recorded with the code before issue 27 (then the defaults: population 100, ...)
+    import hashlib
+
+    r = ga.evolve(10, None, 40, 3, encoding=encoding, scheme=scheme, seed=5, preset="classic")
+    got = hashlib.sha256(
+        np.asarray(r.population, np.int32).tobytes() + np.asarray(r.best, np.int64).tobytes()
+    ).hexdigest()[:16]
+    assert r.population.shape == (3, 1, 100, 10) and got == expect
+
+
+def test_default_ga_solves_n16_within_compares_budget():
+    # measured: 99% of 100 trials within 10,000 evaluations (scripts/tune_defaults.py ga)
+    r = ga.evolve(16, None, (10_000 - 10) // 2, 20, seed=1)
+    assert r.population.shape == (20, 1, 10, 16) and r.success_rate >= 0.85

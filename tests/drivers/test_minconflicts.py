@@ -223,14 +223,15 @@ def test_defect_restart_period_grows_with_n():
     assert s["solved"] == 1 and res.run.restarts[0] == 0 and res.run.steps[0] > 4000, s
     assert s["max_steps"] == mcsolve.default_max_steps(9000) >= 2 * 9000
     assert checker.are_solutions(res.solutions).all()
-    assert mcsolve.default_max_steps(100) == 4000
+    assert mcsolve.default_max_steps(100) == 500  # the measured period (issue 27)
+    assert mcsolve.default_max_steps(100, plain=False) == 4000  # toroidal, constrained: classic
 
 
 def test_defect_budget_and_limits_are_shown_on_the_progress_line(capsys):
     res = jaxqueens.solve(10, chains=4, batch=2, max_restarts=7, quiet=False)
     err = capsys.readouterr().err
     assert res.summary["solved"] == 4
-    assert "budget: 4 chains solved" in err and "at most 8 attempts x 4,000 steps a chain" in err
+    assert "budget: 4 chains solved" in err and "at most 8 attempts x 50 steps a chain" in err
     assert err.count("\r") >= 2  # one tick per chunk of 2 chains
 
 
@@ -347,3 +348,52 @@ def test_instance_errors():
         mcsolve.solve(None, 2, instance=SAT, start=SOLUTION_8)
     with pytest.raises(QueensError, match="random or permutation"):
         mcsolve.solve(None, 2, instance=SAT, init="greedy")
+
+
+# ----------------------------------------------------------------------------- issue 27
+
+
+def _restart_period(n: int) -> int:
+    """The measured default period, written out (scripts/bench_restarts.py)."""
+    return max(1, min(n * n // 2, max(500, 2 * n)))
+
+
+@pytest.mark.parametrize("n", [1, 4, 5, 8, 12, 16, 31, 32, 33, 100, 249, 250, 251, 1000, 46340])
+def test_default_restart_period_is_the_measured_one(n):
+    assert mcsolve.default_max_steps(n) == _restart_period(n)
+    assert mcsolve.default_max_steps(n, plain=False) == max(4000, 2 * n)
+
+
+def test_default_run_uses_the_period_and_explicit_maxsteps_its_own():
+    default = jaxqueens.solve(8, chains=20, seed=1)
+    assert default.summary["max_steps"] == 32 and default.summary["solved"] == 20
+    assert (default.run.steps <= 32 * (default.run.restarts + 1)).all()
+    explicit = jaxqueens.solve(8, chains=20, seed=1, max_steps=4000)
+    assert explicit.summary["max_steps"] == 4000
+    # toroidal boards (not measured) keep the classic period
+    torus = jaxqueens.solve(7, chains=2, seed=1, toroidal=True)
+    assert torus.summary["max_steps"] == 4000
+
+
+@pytest.mark.parametrize(
+    "n, max_steps, init, tabu, steps, restarts, digest",
+    [
+        (8, 4000, "permutation", 0, 15682, 3, "c75e922a39f6e103"),
+        (12, 50, "random", 2, 3382, 44, "a81f5c76cca3c0ae"),
+        (30, 4000, "greedy", 0, 2161, 0, "7003db55b8db6d49"),
+    ],
+)
+def test_explicit_maxsteps_reproduces_the_earlier_results(
+    n, max_steps, init, tabu, steps, restarts, digest
+):
+    # Recorded with the code before issue 27 changed the default period: an explicit --maxsteps
+    # keeps its meaning (every attempt that many steps) and the same seeds give the same boards.
+    import hashlib
+
+    run = jaxqueens.solve(n, chains=40, seed=11, max_steps=max_steps, init=init, tabu=tabu).run
+    got = hashlib.sha256(
+        np.asarray(run.rows, np.int32).tobytes()
+        + np.asarray(run.steps, np.int64).tobytes()
+        + np.asarray(run.restarts, np.int64).tobytes()
+    ).hexdigest()[:16]
+    assert (int(run.steps.sum()), int(run.restarts.sum()), got) == (steps, restarts, digest)

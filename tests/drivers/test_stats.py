@@ -6,7 +6,6 @@ import time
 import numpy as np
 import pytest
 
-import jaxqueens  # noqa: F401
 from jaxqueens.core import checker
 from jaxqueens.drivers import stats as stats
 from jaxqueens.errors import QueensError

@@ -4,7 +4,6 @@ row per size."""
 import csv
 import json
 
-import jaxqueens  # noqa: F401
 from jaxqueens.drivers import estimate as knuth
 from jaxqueens.io import estimate as outputs
 

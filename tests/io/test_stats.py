@@ -4,7 +4,6 @@ import json
 
 import numpy as np
 
-import jaxqueens  # noqa: F401
 from jaxqueens.drivers import stats
 from jaxqueens.io import stats as outputs
 

@@ -19,8 +19,13 @@ from jaxqueens.parallel import devices
 def test_cpu_devices_and_sizes():
     assert jax.default_backend() == "cpu" or devices.is_accelerator()
     s = devices.sizes()
-    assert s is (devices.ACCELERATOR_SIZES if devices.is_accelerator() else devices.CPU_SIZES)
-    assert s.chain_lanes >= 1 and s.count_prefixes >= 1 and s.estimator_probes >= 1
+    assert s is (devices.ACCELERATOR_DEFAULTS if devices.is_accelerator() else devices.CPU_SIZES)
+    assert s.estimator_probes >= 1
+    cpu = devices.CPU_SIZES
+    assert cpu.chain_lanes >= 1 and cpu.count_prefixes >= 1 and cpu.count_lanes >= 1
+    # on an accelerator no lane count comes from a table: parallel/sizing chooses them
+    acc = devices.ACCELERATOR_DEFAULTS
+    assert acc.accelerator and (acc.chain_lanes, acc.count_prefixes, acc.count_lanes) == (0, 0, 0)
 
 
 # Multi-process settings and the bounded join (issue 13, defects 4 and 8). Subprocesses run with
@@ -172,7 +177,7 @@ def test_defect_8_cpu_devices_out_of_range(monkeypatch, tmp_path, capsys, value)
     assert devices.ENV_CPU_DEVICES in err and str(devices.MAX_CPU_DEVICES) in err
     assert len(err.strip().splitlines()) == 1
     with pytest.raises(QueensError, match="devices"):
-        devices.configure_cpu_devices(devices.MAX_CPU_DEVICES + 1)
+        devices.configure(cpu_devices=devices.MAX_CPU_DEVICES + 1)
 
 
 def test_defect_8_cpu_devices_5000_from_the_command_line(tmp_path):

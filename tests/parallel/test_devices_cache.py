@@ -161,7 +161,9 @@ def test_an_unwritable_cache_warns_once_and_the_run_goes_on(tmp_path):
 
 def test_device_settings_reach_jax_imported_after_the_package():
     code = (
-        "import jaxqueens, jax\n"
+        "import jaxqueens\n"
+        "jaxqueens.configure()\n"
+        "import jax\n"
         "print(jax.device_count(), jax.config.jax_enable_compilation_cache, "
         "jax.config.jax_compilation_cache_dir)\n"
     )

@@ -45,3 +45,15 @@ def test_each_same_on_both_strategies(monkeypatch, accelerator):
     xs = jnp.arange(4 * D, dtype=jnp.int32)
     out = jax.jit(lambda v: items.each(lambda x: x * 3 - 1, v, D))(xs)
     np.testing.assert_array_equal(np.asarray(out), np.arange(4 * D) * 3 - 1)
+
+
+@pytest.mark.parametrize("block", [0, 4, 6, 7, 24, 4096])
+def test_blocks_equal_one_vmap_for_any_block(block):
+    """Lockstep blocks under lax.map (gcd(items, block) each) give what one vmap gives."""
+    xs = (jnp.arange(24, dtype=jnp.int32), jnp.arange(48, dtype=jnp.int32).reshape(24, 2))
+    one = lambda x: {"a": x[0] * 3 - 1, "b": x[1] * x[0]}
+    out = jax.jit(lambda v: items.blocks(one, v, block))(xs)
+    want = jax.vmap(one)(xs)
+    for k in ("a", "b"):
+        np.testing.assert_array_equal(np.asarray(out[k]), np.asarray(want[k]))
+    assert out["b"].shape == (24, 2)

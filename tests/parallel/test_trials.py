@@ -7,7 +7,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import jaxqueens  # noqa: F401  (device setup first)
 from jaxqueens.parallel import trials
 from jaxqueens.solvers import ga
 from jaxqueens.solvers.base import chain_keys

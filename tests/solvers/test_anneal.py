@@ -53,7 +53,7 @@ def _objective(rows, objective):
 )
 def test_proposal_delta_is_exact(n, seed, neighbour, objective, step):
     config = sls.Config(n=n, neighbour=neighbour, objective=objective, step=min(step, n - 1))
-    s = sls.init(jnp.uint32(seed), config, None)
+    s = sls.init(jax.random.key(seed), config, None)
     propose = jax.jit(lambda s: sls.propose(s, config))
     for _ in range(5):
         rows, counts, delta = propose(s)
@@ -74,11 +74,9 @@ def test_proposal_delta_is_exact(n, seed, neighbour, objective, step):
 @pytest.mark.parametrize("method", sls.METHODS)
 def test_state_stays_consistent(method):
     config = sls.Config(n=12, method=method, objective="pairs", rounds=4, steps_per_round=50)
-    schedule = jnp.asarray([2.0, 1.0, 0.5, 0.0])
-    s = sls.init(jnp.uint32(5), config, schedule)
-    s = jax.jit(lambda s: jax.lax.fori_loop(0, 150, lambda _, s: sls.step(s, config, schedule), s))(
-        s
-    )
+    params = sls.Params(jnp.asarray([2.0, 1.0, 0.5, 0.0]))
+    s = sls.init(jax.random.key(5), config, params)
+    s = jax.jit(lambda s: lax.fori_loop(0, 150, lambda _, s: sls.step(s, config, params), s))(s)
     np.testing.assert_array_equal(s.counts, lines.counts_of(s.rows, 12))
     assert int(s.f) == reference.attacking_pairs(np.asarray(s.rows))
     assert int(s.best) <= int(s.f)
@@ -101,23 +99,23 @@ def test_config_is_static_and_checked():
         config.n = 9
     with pytest.raises(ValueError, match="neighbour"):
         sls.Config(n=8, neighbour="jump")
-    assert sls.Kernel(config) == sls.Kernel(config)  # a jit-static argument compares by value
+    assert sls.default_params(config).schedule.shape == (4,)
 
 
 CONFIG = sls.Config(
     n=8, method="ta", neighbour="swap", objective="pairs", rounds=4, steps_per_round=100
 )
-SCHEDULE = jnp.asarray([2.0, 1.0, 1.0, 0.0], jnp.float32)
-SEEDS = jnp.asarray([3, 11, 2024], jnp.uint32)
+SCHEDULE = sls.Params(jnp.asarray([2.0, 1.0, 1.0, 0.0], jnp.float32))
+SEEDS = [jax.random.key(s) for s in (3, 11, 2024)]
 
 
-def _stepped(seed, config, schedule):
+def _stepped(key, config, params, problem=None):
     """Reference run: ``step`` in a Python loop until ``done`` (the kernel's own contract)."""
-    s = sls.init(seed, config, schedule)
-    step = jax.jit(lambda s: sls.step(s, config, schedule))
-    while not bool(sls.done(s, config)):
+    s = sls.init(key, config, params, problem)
+    step = jax.jit(lambda s: sls.step(s, config, params, problem))
+    while not bool(sls.done(s, config, params)):
         s = step(s)
-    return sls.result(s)
+    return sls.result(s, config, params)
 
 
 class KernelTest(parameterized.TestCase):
@@ -130,7 +128,7 @@ class KernelTest(parameterized.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_step(self):
-        step = self.variant(lambda s, schedule: sls.step(s, CONFIG, schedule))
+        step = self.variant(lambda s, params: sls.step(s, CONFIG, params))
         s = sls.init(SEEDS[1], CONFIG, SCHEDULE)
         for _ in range(20):
             s = step(s, SCHEDULE)
@@ -140,7 +138,7 @@ class KernelTest(parameterized.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_solve_chain_equals_stepping(self):
-        solve = self.variant(lambda seed, schedule: sls.solve_chain(seed, CONFIG, schedule))
+        solve = self.variant(lambda key, params: sls.run(key, CONFIG, params))
         for seed in SEEDS:
             got, want = solve(seed, SCHEDULE), _stepped(seed, CONFIG, SCHEDULE)
             chex.assert_shape(got.rows, (8,))
@@ -152,16 +150,16 @@ class KernelTest(parameterized.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_trace_ends_at_the_chains_best(self):
-        trace = self.variant(lambda seed, schedule: sls.trace(seed, CONFIG, schedule, 4))
+        trace = self.variant(lambda key, params: sls.trace(key, CONFIG, params, 4))
         for seed in SEEDS:
             best = np.asarray(trace(seed, SCHEDULE))
             chex.assert_shape(best, (CONFIG.total_steps // 4,))
             assert np.all(np.diff(best) <= 0)
-            assert best[-1] == int(sls.solve_chain(seed, CONFIG, SCHEDULE).best)
+            assert best[-1] == int(sls.run(seed, CONFIG, SCHEDULE).best)
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_random_walk_deltas_follow_the_walk(self):
-        walk = self.variant(lambda seed: sls.random_walk_deltas(seed, CONFIG, 30))
+        walk = self.variant(lambda key: sls.random_walk_deltas(key, CONFIG, 30))
         deltas = np.asarray(walk(SEEDS[2]))
         chex.assert_shape(deltas, (30,))
         s = sls.init(SEEDS[2], CONFIG, None)
@@ -171,17 +169,17 @@ class KernelTest(parameterized.TestCase):
             s = s._replace(rows=rows, counts=counts, ctr=s.ctr + 1)
 
     def test_kernels_trace_once(self):
-        """New seeds and schedules reuse the compiled kernels (the schedule is dynamic)."""
+        """New keys and schedules reuse the compiled kernels (the schedule is dynamic)."""
         fns = {
-            "solve_chain": lambda seed, sch: sls.solve_chain(seed, CONFIG, sch),
-            "step": lambda seed, sch: sls.step(sls.init(seed, CONFIG, sch), CONFIG, sch),
-            "trace": lambda seed, sch: sls.trace(seed, CONFIG, sch, 8),
-            "random_walk_deltas": lambda seed, sch: sls.random_walk_deltas(seed, CONFIG, 16),
+            "run": lambda key, p: sls.run(key, CONFIG, p),
+            "step": lambda key, p: sls.step(sls.init(key, CONFIG, p), CONFIG, p),
+            "trace": lambda key, p: sls.trace(key, CONFIG, p, 8),
+            "random_walk_deltas": lambda key, p: sls.random_walk_deltas(key, CONFIG, 16),
         }
-        for name, fn in fns.items():
+        for fn in fns.values():
             jitted = jax.jit(chex.assert_max_traces(fn, n=1))
-            for k, seed in enumerate(SEEDS):
-                jitted(seed, SCHEDULE * (k + 1))
+            for k, key in enumerate(SEEDS):
+                jitted(key, sls.Params(SCHEDULE.schedule * (k + 1)))
 
 
 # ---------------------------------------------------------------- NMOF's vignette (issue 14)
@@ -202,13 +200,13 @@ def test_nmof_edge_moves_past_the_edge_to_the_far_end(n, step, objective):
     wrap = sls.Config(n=n, step=step, objective=objective)
     nmof = dataclasses.replace(wrap, edge="nmof")
     propose = jax.jit(lambda s, c: sls.propose(s, c), static_argnums=1)
-    init = jax.jit(lambda seed, b: sls.init(seed, nmof, None, b))
+    init = jax.jit(lambda key, b: sls.init(key, nmof, None, sls.Problem(start=b)))
     counts_of = jax.jit(lambda rows: lines.counts_of(rows, n))
     rng = np.random.default_rng(n)
     for _ in range(4):
         start = rng.integers(0, n, n)
         start[: n // 2] = np.where(start[: n // 2] % 2, 0, n - 1)  # many queens at the edges
-        s = init(jnp.uint32(rng.integers(2**31)), jnp.asarray(start, jnp.int32))
+        s = init(jax.random.key(rng.integers(2**31)), jnp.asarray(start, jnp.int32))
         for _ in range(6):
             (rows_w, _, _), (rows, counts, delta) = propose(s, wrap), propose(s, nmof)
             before, after, wrapped = np.asarray(s.rows), np.asarray(rows), np.asarray(rows_w)
@@ -227,13 +225,18 @@ def test_nmof_edge_moves_past_the_edge_to_the_far_end(n, step, objective):
 
 ONE_ROW = jnp.zeros(8, jnp.int32)  # the vignette's p0 = rep(1, N): every queen on one line
 NMOF = sls.Config(n=8, method="ls", edge="nmof", rounds=2, steps_per_round=150)
-NMOF_SCHEDULE = jnp.zeros(2, jnp.float32)
+NMOF_SCHEDULE = sls.Params(jnp.zeros(2, jnp.float32))
+
+
+def one_row(b):
+    return sls.Problem(start=b)
 
 
 class StartAndReplayTest(parameterized.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_init_from_a_board_with_repeated_rows(self):
-        s = self.variant(lambda seed, b: sls.init(seed, NMOF, NMOF_SCHEDULE, b))(SEEDS[0], ONE_ROW)
+        init = self.variant(lambda key, b: sls.init(key, NMOF, NMOF_SCHEDULE, one_row(b)))
+        s = init(SEEDS[0], ONE_ROW)
         chex.assert_shape([s.rows, s.counts], [(8,), (lines.size(8),)])
         np.testing.assert_array_equal(s.rows, np.zeros(8))
         np.testing.assert_array_equal(s.counts, lines.counts_of(ONE_ROW, 8))
@@ -242,8 +245,8 @@ class StartAndReplayTest(parameterized.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_replay_to_the_best_step_gives_the_best_board(self):
-        solve = self.variant(lambda seed, b: sls.solve_chain(seed, NMOF, NMOF_SCHEDULE, b))
-        replay = self.variant(lambda seed, u, b: sls.replay(seed, NMOF, NMOF_SCHEDULE, u, b))
+        solve = self.variant(lambda key, b: sls.run(key, NMOF, NMOF_SCHEDULE, one_row(b)))
+        replay = self.variant(lambda key, u, b: sls.replay(key, NMOF, NMOF_SCHEDULE, u, one_row(b)))
         for seed in SEEDS:
             res = solve(seed, ONE_ROW)
             s = replay(seed, res.steps, ONE_ROW)
@@ -253,39 +256,25 @@ class StartAndReplayTest(parameterized.TestCase):
             if bool(res.solved):
                 np.testing.assert_array_equal(s.rows, res.rows)
 
-    def test_the_kernel_takes_its_start_from_data(self):
-        kernel = sls.Kernel(NMOF)
-        solve_one, init = jax.jit(kernel.solve_one), jax.jit(kernel.init)
-        want = jax.jit(lambda seed: sls.solve_chain(seed, NMOF, NMOF_SCHEDULE, ONE_ROW))
-        for seed in SEEDS:
+    def test_the_chain_takes_its_start_from_the_problem(self):
+        run = jax.jit(lambda key, problem: sls.run(key, NMOF, NMOF_SCHEDULE, problem))
+        init = jax.jit(lambda key: sls.init(key, NMOF, NMOF_SCHEDULE))
+        for key in SEEDS:
             chex.assert_trees_all_equal(
-                solve_one(seed, sls.Data(NMOF_SCHEDULE, ONE_ROW)), want(seed)
+                run(key, one_row(ONE_ROW)), _stepped(key, NMOF, NMOF_SCHEDULE, one_row(ONE_ROW))
             )
-            s = init(seed, sls.Data(NMOF_SCHEDULE))  # no start: a random permutation
+            s = init(key)  # no problem: a random permutation
             assert sorted(np.asarray(s.rows)) == list(range(8))
 
     def test_new_boards_and_targets_do_not_retrace(self):
         fns = {
-            "replay": lambda seed, b: sls.replay(
-                seed, NMOF, NMOF_SCHEDULE, seed.astype(jnp.int32) % 50, b
-            ),
-            "walk": lambda seed, b: sls.random_walk_deltas(seed, NMOF, 16, b),
+            "replay": lambda key, u, b: sls.replay(key, NMOF, NMOF_SCHEDULE, u, one_row(b)),
+            "walk": lambda key, u, b: sls.random_walk_deltas(key, NMOF, 16, one_row(b)),
         }
         for fn in fns.values():
             jitted = jax.jit(chex.assert_max_traces(fn, n=1))
-            for k, seed in enumerate(SEEDS):
-                jitted(seed, (ONE_ROW + k) % 8)
-
-
-def test_a_bare_schedule_is_data_with_random_starts():
-    """Callers that pass the schedule alone (drivers.stats) keep random starts."""
-    kernel = sls.Kernel(NMOF)
-    assert sls.as_data(NMOF_SCHEDULE).start is None
-    s = kernel.init(SEEDS[0], NMOF_SCHEDULE)
-    chex.assert_trees_all_equal(s, kernel.init(SEEDS[0], sls.Data(NMOF_SCHEDULE)))
-    chex.assert_trees_all_equal(
-        kernel.step(s, NMOF_SCHEDULE), kernel.step(s, sls.Data(NMOF_SCHEDULE))
-    )
+            for k, key in enumerate(SEEDS):
+                jitted(key, jnp.int32(10 * k), (ONE_ROW + k) % 8)
 
 
 # ---------------------------------------------------------------- constrained boards (issue 16)
@@ -298,7 +287,7 @@ def test_a_bare_schedule_is_data_with_random_starts():
 )
 def test_toroidal_proposal_delta_is_exact(n, seed, neighbour, objective):
     config = sls.Config(n=n, neighbour=neighbour, objective=objective, toroidal=True)
-    s = sls.init(jnp.uint32(seed), config, None)
+    s = sls.init(jax.random.key(seed), config, None)
     np.testing.assert_array_equal(s.counts, reference.torus_counts(np.asarray(s.rows)))
     assert int(s.f) == reference.torus_objective(np.asarray(s.rows), objective)
     propose = jax.jit(lambda s: sls.propose(s, config))
@@ -312,14 +301,15 @@ def test_toroidal_proposal_delta_is_exact(n, seed, neighbour, objective):
         s = s._replace(rows=rows, counts=counts, ctr=s.ctr + 1)
 
 
-def _walk(config, schedule, mask, seed, steps):
+def _walk(config, params, mask, key, steps):
     """Every board [steps + 1, n] a constrained chain holds, and its last state."""
+    problem = sls.Problem(mask=mask)
 
     def body(s, _):
-        s = sls.step(s, config, schedule, mask)
+        s = sls.step(s, config, params, problem)
         return s, s.rows
 
-    s0 = sls.init(seed, config, schedule, None, mask)
+    s0 = sls.init(key, config, params, problem)
     s, rows = jax.jit(lambda s0: lax.scan(body, s0, None, length=steps))(s0)
     return np.concatenate([np.asarray(s0.rows)[None], np.asarray(rows)]), s
 
@@ -350,7 +340,8 @@ def test_fixed_queens_never_move_and_no_forbidden_square_is_used(
         constrained=True,
         step=min(3, n - 1),
     )
-    boards, s = _walk(config, jnp.asarray([1.0, 0.0]), mask, jnp.uint32(seed), 200)
+    params = sls.Params(jnp.asarray([1.0, 0.0]))
+    boards, s = _walk(config, params, mask, jax.random.key(seed), 200)
     empty = ~allowed.any(axis=1)
     for x, y in model.fixed:
         assert (boards[:, x] == y).all()  # a fixed queen never moves
@@ -388,14 +379,18 @@ SMALL = cons.Constraints(8, fixed=((0, 2), (3, 1)), blocked=((1, 4), (2, 0)), su
 SMALL_MASK = sls.mask_of(cons.allowed_squares(SMALL), cons.fixed_rows(SMALL))
 CONSTRAINED = sls.Config(n=8, method="sa", rounds=2, steps_per_round=300, constrained=True)
 TORUS = sls.Config(n=7, method="sa", rounds=2, steps_per_round=300, toroidal=True)
-TWO = jnp.asarray([1.0, 0.5], jnp.float32)
+TWO = sls.Params(jnp.asarray([1.0, 0.5], jnp.float32))
+
+
+def masked(m):
+    return sls.Problem(mask=m)
 
 
 class ConstrainedKernelTest(parameterized.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_init_and_step(self):
-        init = self.variant(lambda seed, m: sls.init(seed, CONSTRAINED, TWO, None, m))
-        step = self.variant(lambda s, m: sls.step(s, CONSTRAINED, TWO, m))
+        init = self.variant(lambda key, m: sls.init(key, CONSTRAINED, TWO, masked(m)))
+        step = self.variant(lambda s, m: sls.step(s, CONSTRAINED, TWO, masked(m)))
         s = init(SEEDS[0], SMALL_MASK)
         chex.assert_shape([s.rows, s.counts, s.f], [(8,), (lines.size(8),), ()])
         for _ in range(10):
@@ -409,7 +404,7 @@ class ConstrainedKernelTest(parameterized.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_toroidal_solve_chain_equals_stepping(self):
-        solve = self.variant(lambda seed: sls.solve_chain(seed, TORUS, TWO))
+        solve = self.variant(lambda key: sls.run(key, TORUS, TWO))
         for seed in SEEDS[:2]:
             got, want = solve(seed), _stepped(seed, TORUS, TWO)
             chex.assert_shape(got.rows, (7,))
@@ -422,11 +417,10 @@ class ConstrainedKernelTest(parameterized.TestCase):
     def test_new_instances_do_not_retrace(self):
         other = cons.Constraints(8, fixed=((5, 5),), diffs=(3, 4))
         masks = [SMALL_MASK, sls.mask_of(cons.allowed_squares(other), cons.fixed_rows(other))]
-        kernel = sls.Kernel(CONSTRAINED)
         fns = {
-            "solve_one": lambda seed, m: kernel.solve_one(seed, sls.Data(TWO, None, m)),
-            "replay": lambda seed, m: sls.replay(seed, CONSTRAINED, TWO, jnp.int32(40), None, m),
-            "walk": lambda seed, m: sls.random_walk_deltas(seed, CONSTRAINED, 16, None, m),
+            "run": lambda key, m: sls.run(key, CONSTRAINED, TWO, masked(m)),
+            "replay": lambda key, m: sls.replay(key, CONSTRAINED, TWO, jnp.int32(40), masked(m)),
+            "walk": lambda key, m: sls.random_walk_deltas(key, CONSTRAINED, 16, masked(m)),
         }
         for fn in fns.values():
             jitted = jax.jit(chex.assert_max_traces(fn, n=1))

@@ -12,7 +12,6 @@ import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import jaxqueens  # noqa: F401  (device setup first)
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.solvers import constrained as rules

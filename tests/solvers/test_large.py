@@ -1,88 +1,279 @@
-"""The large-n kernels (jaxqueens.solvers.large): QS4 initialisation and swap repair, against
-plain NumPy counts."""
+"""The large-n kernel (jaxqueens.solvers.large): QS4 initialisation and swap repair against plain
+NumPy counts, and the kernel contract: init/step/run with and without jit, under vmap (keys and
+Params, one trace), lax.scan of step, typed and legacy keys."""
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
+from jax import lax
 
 from jaxqueens.core import checker
+from jaxqueens.errors import QueensError
 from jaxqueens.solvers import large
+from jaxqueens.solvers.base import chain_keys, seed_of
 
 
-def test_qs4_init_is_a_permutation_with_exact_counts():
-    n = 5000
-    config = large.Config(n=n)
-    s = large.new_state(jnp.uint32(3), n)
-    for start in range(0, n, 1300):  # in chunks, as the driver calls it
-        s = large.init_columns(s, config, start, min(n, start + 1300))
-    rows = np.asarray(s.rows)
-    assert sorted(rows) == list(range(n))
+def setup(n, list_size=4096, trace_size=4096, **params):
+    config = large.Config(n=n, list_size=list_size, trace_size=trace_size)
+    return config, large.default_params(config, **params)
+
+
+def key(seed: int) -> jax.Array:
+    return jax.random.key(seed)
+
+
+def _np_counts(rows):
+    n = len(rows)
     c = np.arange(n)
-    np.testing.assert_array_equal(s.diag, np.bincount(rows + c, minlength=2 * n - 1))
-    np.testing.assert_array_equal(s.anti, np.bincount(rows - c + n - 1, minlength=2 * n - 1))
+    return (
+        np.bincount(rows + c, minlength=2 * n - 1),
+        np.bincount(rows - c + n - 1, minlength=2 * n - 1),
+    )
+
+
+def _np_pairs(rows) -> int:
+    d, a = _np_counts(rows)
+    return int((d * (d - 1) // 2).sum() + (a * (a - 1) // 2).sum())
+
+
+def _assert_consistent(s):
+    """The state's board is a permutation and its counts and pair count are exact."""
+    rows = np.asarray(s.rows)
+    assert sorted(rows) == list(range(len(rows)))
+    d, a = _np_counts(rows)
+    np.testing.assert_array_equal(s.diag, d)
+    np.testing.assert_array_equal(s.anti, a)
+    assert int(s.pairs) == _np_pairs(rows) == checker.attacking_pairs(rows)
+
+
+def _assert_same(a, b):
+    chex.assert_trees_all_equal(jax.device_get(a), jax.device_get(b))
+
+
+def _row(tree, i):
+    """Row ``i`` of a batched pytree."""
+    return jax.tree.map(lambda x: x[i], tree)
+
+
+def test_qs4_init_is_a_permutation_with_exact_counts_whatever_the_column_ranges():
+    n = 5000
+    config, params = setup(n)
+    place = jax.jit(lambda s, a, b: large.place(s, config, params, a, b))
+    s = large.empty(key(3), config, params)
+    assert int(s.pairs) == -1  # not placed yet
+    for start in range(0, n, 1300):  # in chunks, as the driver calls it
+        s = place(s, start, min(n, start + 1300))
+    s = large.ready(s, config, params)
+    _assert_consistent(s)
+    _assert_same(s, jax.jit(lambda k: large.init(k, config, params))(key(3)))
     # QS4 leaves few conflicts: far below a random permutation's ~n/2 conflicted queens.
     assert int(np.asarray(large.conflicted(s)).sum()) < 100
 
 
+def test_tries_one_is_a_uniform_permutation_and_free_tail_is_used():
+    """tries 1 (the driver's --init permutation) is Fisher-Yates: each queen's row uniform."""
+    n, draws = 6, 3000
+    config, params = setup(n, tries=1)
+    init = jax.jit(jax.vmap(lambda k: large.init(k, config, params)))
+    rows = np.asarray(init(chain_keys(key(0), jnp.arange(draws))).rows)
+    freq = np.stack([np.bincount(rows[:, c], minlength=n) for c in range(n)]) / draws
+    assert np.abs(freq - 1 / n).max() < 0.04
+    # free_tail = n places every column with one swap too: the same boards as tries 1
+    _, tail = setup(n, tries=100, free_tail=n)
+    same = jax.jit(jax.vmap(lambda k: large.init(k, config, tail)))
+    np.testing.assert_array_equal(same(chain_keys(key(0), jnp.arange(50))).rows, rows[:50])
+
+
 def test_repair_keeps_counts_exact_and_never_worsens():
     n = 3000
-    config = large.Config(n=n, tries=2)  # a poor init leaves work for the repair
-    s = large.new_state(jnp.uint32(9), n)
-    s = large.init_columns(s, config, 0, n)
-    pairs = int(large.pairs_of(s, config))
-    s, stats = large.repair_round(s, config, 500, False)
-    rows = np.asarray(s.rows)
-    assert sorted(rows) == list(range(n))
-    assert int(stats.pairs) == int(large.pairs_of(s, config)) == checker.attacking_pairs(rows)
-    assert int(stats.pairs) <= pairs
-    trace = np.asarray(stats.trace)
+    config, params = setup(n, tries=2, max_steps=500)  # a poor init leaves work for the repair
+    s = large.init(key(9), config, params)
+    pairs = int(s.pairs)
+    conflicted = int(np.asarray(large.conflicted(s)).sum())
+    s = jax.jit(lambda s: large.repair(s, config, params))(s)
+    _assert_consistent(s)
+    assert int(s.pairs) <= pairs and int(s.conflicted) == conflicted
+    assert int(s.steps) == 500 and 0 < int(s.moves) <= 500 and int(s.rounds) == 1
+    assert int(s.best) == int(s.pairs) and int(s.stalled) == 0
+    trace = np.asarray(s.trace)
     trace = trace[trace >= 0]
+    assert len(trace) == 500 and trace[-1] == int(s.pairs)
     assert np.all(np.diff(trace) <= 0)  # only improving swaps without sideways
 
 
-def _np_pairs(rows) -> int:
-    n = len(rows)
-    c = np.arange(n)
-    d = np.bincount(rows + c, minlength=2 * n - 1)
-    a = np.bincount(rows - c + n - 1, minlength=2 * n - 1)
-    return int((d * (d - 1) // 2).sum() + (a * (a - 1) // 2).sum())
+def test_a_stalled_chain_restarts_from_the_next_seed_with_its_totals():
+    config, params = setup(6, stall_rounds=2)
+    s = large.init(key(11), config, params)
+    s = s._replace(stalled=jnp.int32(2), steps=jnp.int32(7), rounds=jnp.int32(3))
+    assert bool(large.retry(s, config, params)) and not bool(large.done(s, config, params))
+    t = large.step(s, config, params)
+    assert int(t.restarts) == 1 and int(t.stalled) == 0 and int(t.best) == large.PAIRS_NONE
+    assert int(t.steps) == 7 and int(t.rounds) == 3  # a restart is no repair round
+    assert int(t.seed) != int(s.seed)
+    _assert_consistent(t)
+    fresh = large.init(key(11), config, params)
+    _assert_same(  # the next attempt is QS4 from the next seed of the chain's stream
+        large.place(large.renew(fresh, config, params), config, params, 0, 6).rows, t.rows
+    )
+
+
+@pytest.mark.parametrize("n", [4, 6, 8, 30, 1000])
+def test_run_solves_and_reports_consistently(n):
+    config, params = setup(n)
+    keys = chain_keys(key(n), jnp.arange(4))
+    res = jax.device_get(
+        jax.jit(lambda ks: lax.map(lambda k: large.run(k, config, params), ks))(keys)
+    )
+    assert res.solved.all() and (res.pairs == 0).all()
+    assert all(checker.is_solution(b) for b in res.rows)
+    assert (res.steps >= res.moves).all() and (res.moves >= 0).all()
+
+
+def test_budgets_are_honoured():
+    config, params = setup(3000, tries=1, max_steps=50)
+    res = jax.jit(lambda k: large.run(k, config, params))(key(2))
+    assert not bool(res.solved) and int(res.steps) == 50
+    assert int(res.pairs) == checker.attacking_pairs(np.asarray(res.rows)) > 0
+    _, rounds = setup(3000, tries=1, max_rounds=2)
+    res = jax.jit(lambda k: large.run(k, config, rounds))(key(2))
+    assert not bool(res.solved) and int(res.rounds) == 2
+
+
+def test_step_is_a_no_op_once_done_and_finish_runs_from_any_state():
+    config, params = setup(8)
+    step = jax.jit(lambda s: large.step(s, config, params))
+    res = jax.jit(lambda k: large.run(k, config, params))(key(0))
+    s = large.init(key(0), config, params)
+    two = step(step(s))
+    while not bool(large.done(s, config, params)):
+        s = step(s)
+    _assert_same(step(s), s)
+    _assert_same(large.result(s, config, params), res)
+    _assert_same(jax.jit(lambda s: large.finish(s, config, params))(two), res)
+
+
+def test_scan_of_step_reaches_run_through_restarts():
+    """A chain with restarts (n = 6, key 11): K steps under lax.scan end where run ends."""
+    config, params = setup(6)
+    res = jax.jit(lambda k: large.run(k, config, params))(key(11))
+    assert int(res.restarts) > 0 and bool(res.solved)
+
+    def body(s, _):
+        s = large.step(s, config, params)
+        return s, s.pairs
+
+    s, pairs = jax.jit(
+        lambda k: lax.scan(body, large.init(k, config, params), None, length=int(res.rounds) + 40)
+    )(key(11))
+    _assert_same(large.result(s, config, params), res)
+    assert np.asarray(pairs)[-1] == 0
 
 
 class KernelVariantsTest(chex.TestCase):
-    """init_columns, repair_round and the board figures with and without jit."""
+    """init, step, run and the board figures with and without jit."""
 
     @chex.variants(with_jit=True, without_jit=True)
-    def test_init_and_repair(self):
+    def test_init_step_run(self):
         n = 200
-        config = large.Config(n=n, tries=3, trace_size=64)
-        init = self.variant(large.init_columns.__wrapped__, static_argnums=(1,))
-        s = init(large.new_state(jnp.uint32(5), n), config, 0, n)
+        config, params = setup(n, tries=3, trace_size=64)
+        s = self.variant(lambda k: large.init(k, config, params))(key(5))
         chex.assert_shape(s.rows, (n,))
         chex.assert_shape([s.diag, s.anti], (2 * n - 1,))
-        rows = np.asarray(s.rows)
-        assert sorted(rows) == list(range(n))
-        mask = self.variant(large.conflicted)(s)
-        chex.assert_shape(mask, (n,))
-        pairs = _np_pairs(rows)
-        repair = self.variant(large.repair_round.__wrapped__, static_argnums=(1,))
-        s, stats = repair(s, config, 300, True)
-        chex.assert_shape(stats.trace, (64,))
-        rows = np.asarray(s.rows)
-        assert int(stats.pairs) == _np_pairs(rows) == checker.attacking_pairs(rows) <= pairs
+        chex.assert_shape(s.trace, (64,))
+        _assert_consistent(s)
+        chex.assert_shape(self.variant(large.conflicted)(s), (n,))
+        step = self.variant(lambda s: large.step(s, config, params))
+        for _ in range(3):
+            pairs = int(s.pairs)
+            s = step(s)
+            _assert_consistent(s)
+            assert int(s.pairs) <= pairs
+        res = self.variant(lambda k: large.run(k, config, params))(key(5))
+        chex.assert_shape(res.rows, (n,))
+        chex.assert_shape([res.solved, res.steps, res.moves, res.rounds, res.pairs], ())
+        assert bool(res.solved) and checker.is_solution(np.asarray(res.rows))
+
+    def test_variants_agree(self):
+        config, params = setup(64, tries=2)
+        _assert_same(
+            large.run(key(9), config, params),
+            jax.jit(lambda k: large.run(k, config, params))(key(9)),
+        )
+
+
+def test_vmap_over_keys_equals_one_chain_at_a_time():
+    config, params = setup(40)
+    keys = chain_keys(key(1), jnp.arange(6))
+    run = jax.jit(lambda k: large.run(k, config, params))
+    lockstep = jax.jit(jax.vmap(run))(keys)
+    for i in range(6):
+        _assert_same(_row(lockstep, i), run(keys[i]))
+
+
+def test_vmap_over_params_is_one_compiled_sweep():
+    """A sweep over every Params field runs in one trace; each row equals its own run."""
+    chex.clear_trace_counter()
+    config = large.Config(n=60, trace_size=16)
+    settings = [
+        {"tries": 1},
+        {"tries": 3, "free_tail": 10},
+        {"tries": 100, "stall_rounds": 1},
+        {"max_steps": 40},
+        {"max_rounds": 1},
+    ]
+    rows = [large.default_params(config, **kw) for kw in settings]
+    sweep = jax.tree.map(lambda *x: jnp.stack(x), *rows)
+    run = jax.jit(chex.assert_max_traces(lambda k, p: large.run(k, config, p), n=1))
+    out = jax.vmap(run, in_axes=(None, 0))(key(4), sweep)
+    for i, p in enumerate(rows):
+        _assert_same(_row(out, i), run(key(4), p))
+    assert int(out.steps[3]) <= 40 and int(out.rounds[4]) <= 1
 
 
 def test_kernels_trace_once():
-    """New seeds and column ranges reuse the compiled kernels (no retracing)."""
+    """New keys, Params values and column ranges reuse the compiled kernels (no retracing)."""
     chex.clear_trace_counter()
-    n = 300
-    config = large.Config(n=n)
-    init = jax.jit(chex.assert_max_traces(large.init_columns.__wrapped__, n=1), static_argnums=(1,))
-    repair = jax.jit(
-        chex.assert_max_traces(large.repair_round.__wrapped__, n=1), static_argnums=(1,)
-    )
+    config = large.Config(n=300)
+    init = jax.jit(chex.assert_max_traces(lambda k, p: large.init(k, config, p), n=1))
+    place = jax.jit(chex.assert_max_traces(lambda s, p, a, b: large.place(s, config, p, a, b), n=1))
+    step = jax.jit(chex.assert_max_traces(lambda s, p: large.step(s, config, p), n=1))
     for seed in range(3):
-        s = large.new_state(jnp.uint32(seed), n)
-        s = init(s, config, 0, 100)
-        s = init(s, config, 100, n)
-        s, _ = repair(s, config, 50 + seed, seed % 2 == 1)
+        p = large.default_params(config, tries=1 + seed, stall_rounds=1 + seed, max_steps=50)
+        s = place(large.empty(key(seed), config, p), p, 0, 100)
+        place(s, p, 100, 300)
+        step(init(key(seed), p), p)
+
+
+def test_typed_and_legacy_keys():
+    config, params = setup(50)
+    legacy = jax.random.PRNGKey(7)
+    _assert_same(
+        large.run(legacy, config, params),
+        large.run(jax.random.wrap_key_data(legacy), config, params),
+    )
+    s = large.empty(key(7), config, params)
+    assert int(s.seed) == int(seed_of(key(7)))
+    with pytest.raises(QueensError, match=r"jax\.random\.key"):
+        large.init(7, config, params)
+
+
+def test_config_and_params_are_checked():
+    for kw in ({"n": 3}, {"n": 2**30}, {"n": 10, "list_size": 0}, {"n": 10, "trace_size": 0}):
+        with pytest.raises(ValueError):
+            large.Config(**kw)
+    config = large.Config(n=10)
+    for kw in (
+        {"tries": 0},
+        {"free_tail": 11},
+        {"free_tail": -1},
+        {"stall_rounds": 0},
+        {"max_steps": 0},
+        {"max_steps": 2**31},
+        {"max_rounds": 0},
+    ):
+        with pytest.raises(ValueError):
+            large.default_params(config, **kw)
+    p = large.default_params(config)
+    assert all(x.dtype == np.int32 and x.shape == () for x in p)

@@ -1,0 +1,187 @@
+"""Batch sizes on an accelerator, chosen from the compiled program against the device.
+
+On a GPU the lockstep lanes, the items per call and the probes per call of every workload are
+chosen here, by one function, :func:`choose`: a *builder* lowers the workload's real jitted
+function at a candidate batch size; the compiled executable's ``memory_analysis()`` (argument,
+output and temporary bytes) is compared with the device's budget, and the batch is the
+parallelism that fills the device (its SMs times the threads each keeps resident) or the largest
+batch under the budget, whichever is smaller. Memory is affine in the batch (fixed buffers plus
+so many bytes per lane), so a batch that does not fit is followed by one compile at half of it
+and the line through the two points, then checked.
+
+The budget at run time is the device's own ``memory_stats()["bytes_limit"]`` (what JAX's
+allocator may use: 75% of the memory by default); the compile check (``make gpu-check``) uses a
+described device's memory times :data:`MEMORY_FRACTION`, the same default. The drivers and the
+check share :func:`choose` and the workloads' builders, so the check compiles what a GPU user
+would run. Choices are cached per (workload, shapes, device): a run pays one compile when the
+first candidate fits. The CPU path never comes here (its sizes were measured,
+:data:`jaxqueens.parallel.devices.CPU_SIZES`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Hashable
+from typing import Any, NamedTuple
+
+from jaxqueens import _lazy
+
+jax = _lazy.load("jax")
+
+MEMORY_FRACTION = 0.75
+"""Share of a device's memory a process may use: JAX's default preallocation
+(``XLA_PYTHON_CLIENT_MEM_FRACTION``), the budget of a described device."""
+FILL = 0.95
+"""Share of the budget a chosen batch may plan to use (what the estimate from two compiles may be
+off by, and the allocator's fragmentation)."""
+RESIDENT_THREADS_PER_SM = {
+    (6, 0): 2048,
+    (7, 0): 2048,
+    (7, 5): 1024,
+    (8, 0): 2048,
+    (8, 6): 1536,
+    (8, 7): 2048,
+    (8, 9): 1536,
+    (9, 0): 2048,
+    (10, 0): 2048,
+    (12, 0): 1536,
+}
+"""Maximum resident threads per SM by compute capability (CUDA C++ Programming Guide,
+"Technical Specifications per Compute Capability")."""
+DEFAULT_PARALLELISM = 1 << 16
+"""Lanes to fill an accelerator whose SM count or compute capability JAX does not report."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """What a batch is sized against.
+
+    Attributes:
+      budget_bytes: device memory the executable may use (arguments + outputs + temporaries).
+      parallelism: lanes that fill the device (SMs x resident threads per SM).
+      name: the device, for messages and cache keys.
+    """
+
+    budget_bytes: int
+    parallelism: int
+    name: str
+
+
+def device_target(device=None) -> Target:
+    """The :class:`Target` of a real accelerator (default: the first local device): the
+    allocator's ``bytes_limit`` and ``core_count`` x resident threads per SM."""
+    device = device or jax.local_devices()[0]
+    stats = device.memory_stats() or {}
+    limit = stats.get("bytes_limit") or stats.get("bytes_reservable_limit")
+    if not limit:
+        raise RuntimeError(f"{device.device_kind} reports no memory limit (memory_stats)")
+    sms = getattr(device, "core_count", None)
+    cc = getattr(device, "compute_capability", None)
+    threads = None
+    if isinstance(cc, str) and "." in cc:
+        major, minor = (int(x) for x in cc.split(".")[:2])
+        threads = RESIDENT_THREADS_PER_SM.get((major, minor), 2048)
+    parallelism = sms * threads if sms and threads else DEFAULT_PARALLELISM
+    return Target(int(limit), int(parallelism), str(device.device_kind))
+
+
+class Choice(NamedTuple):
+    """What :func:`choose` found."""
+
+    batch: int  # the batch size chosen (0: none fits, even the smallest)
+    bytes: int  # argument + output + temporary bytes of the executable at that batch
+    fits: bool  # within the budget
+    compiled: Any  # the compiled executable at ``batch``
+    compiles: int  # executables compiled to decide
+
+
+def footprint(compiled) -> int:
+    """Argument + output + temporary bytes of a compiled executable (``memory_analysis``)."""
+    m = compiled.memory_analysis()
+    return int(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes)
+
+
+_cache: dict[Hashable, tuple[int, int]] = {}
+
+
+def _round(batch: float, multiple: int, floor: int) -> int:
+    return max(floor, int(batch) // multiple * multiple)
+
+
+def choose(
+    build: Callable[[int], Any],
+    target: Target,
+    want: int,
+    *,
+    floor: int = 1,
+    multiple: int = 1,
+    key: Hashable | None = None,
+) -> Choice:
+    """The batch for ``build`` on ``target``: ``want`` if it fits, else the largest that does.
+
+    Args:
+      build: ``batch -> jax.stages.Lowered`` (or an object with ``.compile()``): the workload's
+        jitted function lowered at that batch, its arguments placed on the target device.
+      target: the device's budget and parallelism.
+      want: the batch that fills the device (at most; callers cap it by the work there is).
+      floor, multiple: the smallest batch, and the granule of every batch tried.
+      key: cache the choice under this key (workload, shapes, device): the next call compiles
+        only the chosen batch.
+
+    Returns:
+      :class:`Choice`; ``fits`` is False when even ``floor`` exceeds the budget (its bytes).
+    """
+    budget = target.budget_bytes
+    cached = _cache.get((key, target)) if key is not None else None
+    if cached is not None:
+        compiled = build(cached[0]).compile()
+        return Choice(cached[0], footprint(compiled), cached[1] <= budget, compiled, 1)
+    tries = 0
+    seen: dict[int, tuple[Any, int]] = {}
+
+    def at(b: int) -> tuple[Any, int]:
+        nonlocal tries
+        if b not in seen:
+            tries += 1
+            c = build(b).compile()
+            seen[b] = (c, footprint(c))
+        return seen[b]
+
+    batch = _round(max(want, floor), multiple, floor)
+    compiled, nbytes = at(batch)
+    if nbytes > budget and batch > floor:
+        # bytes = base + per * batch, through this compile and one at half the batch
+        half = _round(batch // 2, multiple, floor)
+        m1, m0 = nbytes, at(half)[1]
+        per = (m1 - m0) / (batch - half) if batch > half else m1 / batch
+        base = m1 - per * batch
+        guess = (FILL * budget - base) / per if per > 0 else floor
+        batch = _round(min(guess, batch - 1), multiple, floor)
+        compiled, nbytes = at(batch)
+        while nbytes > budget and batch > floor:
+            batch = _round(batch * 0.8, multiple, floor)
+            compiled, nbytes = at(batch)
+    fits = nbytes <= budget
+    if key is not None:
+        _cache[key, target] = (batch, nbytes)
+    return Choice(batch, nbytes, fits, compiled, tries)
+
+
+def abstract(tree, sharding=None):
+    """``tree`` with every array (or ``jax.ShapeDtypeStruct``) replaced by a
+    ``jax.ShapeDtypeStruct`` placed by ``sharding``: the arguments of a builder that compiles for a
+    described device (:func:`jaxqueens.parallel.gpus.placement`) without making the arrays."""
+
+    def one(x):
+        x = x if hasattr(x, "dtype") and hasattr(x, "shape") else jax.numpy.asarray(x)
+        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
+
+    return jax.tree.map(one, tree)
+
+
+def items_for(lanes: int, per_lane: int, work: int | None, multiple: int = 1) -> int:
+    """Items per call for ``lanes`` lockstep lanes: ``per_lane`` each (a lane that finishes takes
+    the next), at most the ``work`` there is, a multiple of ``multiple``."""
+    items = lanes * per_lane if work is None else min(work, lanes * per_lane)
+    return max(multiple, math.ceil(items / multiple) * multiple)

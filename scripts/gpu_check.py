@@ -1,0 +1,519 @@
+"""GPU compile check (``make gpu-check``): every executable the package runs on a GPU, compiled
+for described NVIDIA GPUs on a machine without one, within memory at the sizes the package
+chooses, and the speed a user would see PREDICTED from the compiled program (not measured).
+
+For each device of ``jaxqueens/parallel/gpu_descriptions`` and each executable of
+:func:`jaxqueens.drivers.workloads.executables`: the batch is chosen by
+:func:`jaxqueens.parallel.sizing.choose` against the device's memory x 0.75 and its parallelism
+(or, for a batch that is the user's, checked), the executable is compiled for the device
+(deviceless: HLO -> PTX -> ptxas -> cubin), and recorded: compiled or the error, argument +
+output + temporary bytes, compile seconds, the model's figures per hot-loop iteration
+(:mod:`jaxqueens.parallel.hlo_model`: kernels, host syncs, bytes, predicted seconds), and
+ptxas's registers and spills (``ptxas -v`` over the PTX XLA dumped, the same ptxas XLA used).
+Throughputs a user would see are predicted from trip counts measured here on the CPU with the
+same kernels: min-conflicts steps per chain, tree edges of the count (extrapolated to n = 20,
+21), generations of the GA, nodes per ``complete`` instance (from the CPU benchmark).
+
+A compile error or an executable over the budget prints one line naming it and the device, and
+the check exits 1. Results: ``benchmarks/results/gpu-compile.json`` (``records``) and the table
+``benchmarks/results/gpu-compile.md``.
+
+Run it in the GPU venv (``.venv-gpu``: jax, jax-cuda12-plugin, jax-cuda12-pjrt at the project's
+jax version, nvidia-cuda-nvcc-cu12); it sets ``JAX_PLATFORMS=cpu`` before JAX starts (the plugin
+otherwise fails without a GPU).
+
+Usage: python scripts/gpu_check.py [--devices h100,a100,rtx4090] [--families solve,count,...]
+       [--out benchmarks/results/gpu-compile.json] [--no-measure]
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+os.environ["JAX_PLATFORMS"] = "cpu"  # before JAX starts: the CUDA plugin registers without a GPU
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ["JAXQUEENS_CACHE_DIR"] = ""  # compile every time: the compile times are the check's
+DUMP = tempfile.mkdtemp(prefix="jaxqueens-gpu-check-")
+os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --xla_dump_to={DUMP}".strip()
+
+import argparse  # noqa: E402
+import glob  # noqa: E402
+import json  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import ClassVar  # noqa: E402
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+import jaxqueens  # noqa: E402  (package settings before any JAX op)
+from jaxqueens.drivers import workloads  # noqa: E402
+from jaxqueens.drivers.count import TASKS_PER_LANE  # noqa: E402
+from jaxqueens.io.atomic import write_text  # noqa: E402
+from jaxqueens.parallel import gpus, hlo_model, sizing  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+LABEL = "predicted from the compiled program, not measured"
+ANCHORS = [
+    {
+        "what": "count -n 20",
+        "seconds": 4.14,
+        "device": "H800",
+        "source": "ygch/n_queens (CUDA counter), measured by its author",
+    },
+    {
+        "what": "count -n 21",
+        "seconds": 29.2,
+        "device": "H800",
+        "source": "ygch/n_queens (CUDA counter), measured by its author",
+    },
+    {
+        "what": "count -n 20",
+        "seconds": 5.85,
+        "device": "RTX 3080",
+        "source": "NQueensFAF OpenCL kernel, measured by its authors",
+    },
+]
+
+
+# --------------------------------------------------------------- trip counts, measured on the CPU
+
+
+def measure_steps(ns=(8, 32, 100, 1000), chains=(2000, 1000, 500, 100)) -> dict:
+    """Mean min-conflicts steps per solved chain (package defaults, init=permutation), CPU."""
+    out = {}
+    for n, c in zip(ns, chains, strict=True):
+        r = jaxqueens.solve(n, chains=c, seed=1)
+        out[n] = float(np.mean(r.run.steps))
+    return out
+
+
+def measure_edges(ns=range(12, 16)) -> dict:
+    """Tree edges the count kernel walks at n (the driver's own plan and tasks), on the CPU."""
+    from jax import lax
+
+    from jaxqueens.drivers import count as counting
+    from jaxqueens.parallel.shard import map_items
+    from jaxqueens.solvers import count as solver
+
+    out = {}
+    for n in ns:
+        plan = counting._plan(n, None, None)
+        cfg = plan.config
+
+        def edges(task, cfg=cfg):
+            lane = solver.init_task(task, cfg)
+            _, k = lax.while_loop(
+                lambda s: s[0].d >= 0, lambda s: (solver.step(s[0], cfg), s[1] + 1), (lane, 0)
+            )
+            return k
+
+        walked = jax.jit(lambda t: map_items(edges, t, 1))(plan.tasks)
+        out[n] = int(np.asarray(walked, np.int64).sum())
+    return out
+
+
+def fit_log_quadratic(xs: dict, at) -> dict:
+    """log(y) = a + b n + c n^2 by least squares over ``xs``; the fit evaluated at ``at``."""
+    n = np.array(sorted(xs), float)
+    y = np.log([xs[k] for k in sorted(xs)])
+    coef = np.polyfit(n, y, 2)
+    return {k: float(np.exp(np.polyval(coef, k))) for k in at}
+
+
+def complete_nodes() -> dict:
+    """Tree nodes per instance of ``complete`` (decide, prob079 at the SAT/UNSAT transition),
+    from the CPU benchmark (``benchmarks/results/complete-cpu.json``), n = 12..18."""
+    path = RESULTS / "complete-cpu.json"
+    if not path.exists():
+        return {}
+    rows = json.loads(path.read_text())["rows"]
+    return {r["n"]: r["jq_nodes"] / r["instances"] for r in rows if r["set"] == "transition"}
+
+
+# --------------------------------------------------------------- compiling and reading the dump
+
+
+class Tracked:
+    """A builder's lowering whose ``compile()`` notes which dump module it wrote."""
+
+    modules: ClassVar[dict] = {}
+
+    def __init__(self, lowered, batch: int):
+        self.lowered, self.batch = lowered, batch
+
+    def compile(self):
+        before = set(glob.glob(f"{DUMP}/module_*.thunk_sequence_after_thunk_passes.txt"))
+        t0 = time.perf_counter()
+        compiled = self.lowered.compile()
+        Tracked.seconds += time.perf_counter() - t0
+        new = set(glob.glob(f"{DUMP}/module_*.thunk_sequence_after_thunk_passes.txt")) - before
+        Tracked.modules[self.batch] = sorted(new)[-1].split(".", 1)[0] if new else None
+        return compiled
+
+    seconds = 0.0
+
+
+def ptxas_log(prefix: str, arch: str) -> str:
+    ptx = sorted(glob.glob(f"{prefix}.*.ptx"))
+    if not ptx:
+        return ""
+    ptxas = shutil.which("ptxas") or next(
+        iter(glob.glob(f"{sys.prefix}/lib/python3*/site-packages/nvidia/cuda_nvcc/bin/ptxas")),
+        None,
+    )
+    if ptxas is None:
+        return ""
+    out = subprocess.run(
+        [ptxas, "-v", f"-arch={arch}", *ptx, "-o", os.devnull],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return out.stdout + out.stderr
+
+
+def clean_dump() -> None:
+    for f in glob.glob(f"{DUMP}/*"):
+        if os.path.isdir(f):
+            shutil.rmtree(f, ignore_errors=True)
+        else:
+            os.remove(f)
+
+
+# --------------------------------------------------------------- the model's rates
+
+
+def steps_per_chain(n: int, trips: dict) -> float:
+    """Min-conflicts steps per chain at n: measured (init=permutation) or, where not, 0.6 n
+    (``solvers/choices.py``: about 0.5-0.66 n from a random board), at least 60."""
+    return trips["steps"].get(n) or max(60.0, 0.6 * n)
+
+
+def loop_figures(ex, batch: int, trips: dict) -> tuple[float, float]:
+    """(iterations of a nested loop of unknown trip count, share of hot-loop iterations whose
+    conditionals take their costly branch) for the model, by workload (stated rules):
+
+    - chains: the pick loop of min-conflicts (``pick_tries`` 16 from n = 13) runs vmapped until
+      its slowest lane is done: 16; restart/refill branches run once per ``lanes / REFILL_SHARE``
+      finished or restarting lanes (``parallel.lanes.gate``): share = REFILL_SHARE / steps per
+      chain (an annealing chain runs its 10,000 steps);
+    - count and complete: a lane takes a new task every (edges per task) iterations;
+    - everything else: 1 and 1 (the costly branch every iteration, an upper bound).
+    """
+    from jaxqueens.parallel.lanes import REFILL_SHARE
+
+    w, n = ex.workload, ex.n
+    if w == "solve":
+        return (16.0 if n > 12 else 1.0), min(1.0, REFILL_SHARE / steps_per_chain(n, trips))
+    if w == "anneal":
+        return 1.0, min(1.0, REFILL_SHARE / 10_000)
+    if w in ("count", "count --unique") and trips["edges"].get(n):
+        per_task = trips["edges"][n] / (TASKS_PER_LANE * batch)
+        return 1.0, min(1.0, REFILL_SHARE / max(per_task, 1.0))
+    if w == "complete" and trips["nodes"].get(n):
+        return 1.0, min(1.0, REFILL_SHARE / trips["nodes"][n])
+    return 1.0, 1.0
+
+
+def rates(rec: dict, pred: hlo_model.Prediction | None, trips: dict) -> dict:
+    """What a user would see, from the predicted time of one hot-loop iteration."""
+    if pred is None:
+        return {}
+    t, w, n, batch = pred.seconds, rec["workload"], rec["n"], rec["batch"]
+    out = {"seconds_per_iteration": t}
+    if w in ("solve", "anneal"):
+        out["lane_steps_per_s"] = batch / t
+        steps = trips["steps"].get(n) if rec["variant"] == "init=permutation" else None
+        if w == "solve" and steps:
+            out["steps_per_chain_cpu"] = steps
+            out["chains_per_s"] = batch / (steps * t)
+    elif w in ("count", "count --unique"):
+        out["edges_per_s"] = batch / t
+        edges = trips["edges"].get(n)
+        if edges:
+            out["tree_edges"] = edges
+            out["count_seconds"] = edges / out["edges_per_s"]
+    elif w == "complete":
+        out["edges_per_s"] = batch / t
+        nodes = trips["nodes"].get(n)
+        if nodes and rec["variant"] == "decide":
+            out["nodes_per_instance"] = nodes
+            out["instances_per_s"] = batch / (t * nodes)
+    elif w == "evolve":
+        # individuals made and evaluated per generation: the steady scheme's two children, the
+        # generational scheme's whole offspring population
+        made = 2 if ",steady," in rec["variant"] else rec["extra"]["individuals"]
+        out["generations_per_s"] = 1 / t
+        out["individuals_per_s"] = made / t
+    elif w == "estimate":
+        levels = n - rec["extra"]["depth"]
+        out["probes_per_s"] = batch / (t * levels)
+    elif w == "solve_large" and rec["variant"] == "init_columns":
+        out["init_seconds"] = n * t  # one column per iteration
+    elif w == "solve_large":
+        out["swap_attempts_per_s"] = 1 / t
+    return out
+
+
+# --------------------------------------------------------------- main
+
+
+def check_device(desc: gpus.Description, families, trips: dict, records: list, failures: list):
+    target = desc.target
+    sharding = gpus.placement(desc)
+    place = lambda tree: sizing.abstract(tree, sharding)
+    done: dict = {}
+    for ex in workloads.executables(target, place, families):
+        label = f"{ex.workload} {ex.variant} n={ex.n}"
+        rec = {
+            "device": desc.name,
+            "device_key": desc.key,
+            "workload": ex.workload,
+            "variant": ex.variant,
+            "n": ex.n,
+            "unit": ex.unit,
+            "sized": ex.sized,
+            "want": ex.want,
+            "budget_bytes": target.budget_bytes,
+            "parallelism": target.parallelism,
+        }
+        if ex.same_as is not None and (ex.same_as, ex.variant, ex.n) in done:
+            twin = done[ex.same_as, ex.variant, ex.n]
+            rec.update({k: v for k, v in twin.items() if k not in rec or k == "want"})
+            rec["same_as"] = ex.same_as
+            rec["predicted"] = {**twin["predicted"]}
+            if twin.get("predicted"):
+                rec["predicted"].update(rates(rec, _pred_of(twin), trips))
+            records.append(rec)
+            continue
+        Tracked.modules, Tracked.seconds = {}, 0.0
+        build = lambda b, ex=ex: Tracked(ex.build(b), b)
+        try:
+            if ex.sized:
+                choice = sizing.choose(build, target, ex.want, floor=ex.floor)
+                batch, nbytes, fits, compiled = (
+                    choice.batch,
+                    choice.bytes,
+                    choice.fits,
+                    choice.compiled,
+                )
+                compiles = choice.compiles
+            else:
+                compiled = build(ex.want).compile()
+                batch, nbytes = ex.want, sizing.footprint(compiled)
+                fits, compiles = nbytes <= target.budget_bytes, 1
+        except Exception as err:  # a compile error: one line naming the kernel and device
+            msg = (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
+            failures.append(f"gpu-check: {label} does not compile for {desc.name}: {msg}")
+            rec.update(compiled=False, error=msg)
+            records.append(rec)
+            clean_dump()
+            continue
+        m = compiled.memory_analysis()
+        rec.update(
+            compiled=True,
+            batch=batch,
+            bytes=nbytes,
+            argument_bytes=int(m.argument_size_in_bytes),
+            output_bytes=int(m.output_size_in_bytes),
+            temp_bytes=int(m.temp_size_in_bytes),
+            fits=fits,
+            compiles=compiles,
+            compile_s=round(Tracked.seconds, 3),
+            extra={k: v for k, v in ex.extra.items() if isinstance(v, (int, float, str))},
+        )
+        if not fits:
+            failures.append(
+                f"gpu-check: {label} needs {nbytes:,} bytes on {desc.name} at batch {batch}, "
+                f"over the budget of {target.budget_bytes:,}"
+            )
+        prefix = Tracked.modules.get(batch)
+        thunks = None
+        if prefix and os.path.exists(f"{prefix}.thunk_sequence_after_thunk_passes.txt"):
+            thunks = Path(f"{prefix}.thunk_sequence_after_thunk_passes.txt").read_text()
+        text = compiled.as_text()
+        fill = min(1.0, batch / target.parallelism) if ex.unit == "lanes" else 1.0
+        if ex.unit == "probes/call":
+            fill = min(1.0, batch / target.parallelism)
+        if ex.unit == "generations/call":
+            fill = min(1.0, ex.extra.get("individuals", 1) / target.parallelism)
+        # one chain (the large path): a scalar loop, latency-bound; its bytes are few and its
+        # kernels one thread each, so no bandwidth share applies
+        inner, share = loop_figures(ex, batch, trips)
+        pred = hlo_model.predict(
+            text,
+            launch_s=desc.launch_s,
+            sync_s=desc.sync_s,
+            bandwidth=desc.bandwidth,
+            fill=fill,
+            inner_trips=inner,
+            branch_share=share,
+            thunks=thunks,
+        )
+        if pred is None:  # no loop: the whole program once
+            module = hlo_model.parse(text)
+            cost = hlo_model.computation_cost(module, module.entry)
+            rec["predicted"] = {
+                "label": LABEL,
+                "kernels_total": cost.kernels,
+                "bytes_total": cost.bytes,
+                "seconds": cost.seconds(desc.launch_s, desc.sync_s, desc.bandwidth * fill),
+            }
+        else:
+            rec["predicted"] = {"label": LABEL, **pred._asdict()}
+            rec["predicted"].update(inner_trips=inner, branch_share=share, fill=fill)
+            rec["predicted"].update(rates(rec, pred, trips))
+        rec["host_control"] = hlo_model.host_control(thunks)
+        res = hlo_model.ptxas_resources(ptxas_log(prefix, desc.arch)) if prefix else []
+        rec["ptxas"] = {
+            "kernels": len(res),
+            "max_registers": max((r.registers for r in res), default=None),
+            "spilling": [r._asdict() for r in res if r.spill_stores or r.spill_loads],
+        }
+        records.append(rec)
+        done[ex.workload, ex.variant, ex.n] = rec
+        pr = rec["predicted"]
+        print(
+            f"{desc.key:8} {label:44} batch {batch:>9,} {nbytes / 2**30:8.2f} GiB "
+            f"{rec['compile_s']:6.1f} s ({compiles}) "
+            + (
+                f"{pr.get('kernels', 0):5.0f} k {pr.get('syncs', 0):4.0f} s "
+                f"{pr['seconds'] * 1e6:9.1f} us/it"
+                if "kernels" in pr
+                else f"{pr['seconds'] * 1e6:9.1f} us"
+            ),
+            flush=True,
+        )
+        clean_dump()
+
+
+def _pred_of(rec: dict) -> hlo_model.Prediction | None:
+    p = rec.get("predicted") or {}
+    if "kernels" not in p:
+        return None
+    return hlo_model.Prediction(*(p[f] for f in hlo_model.Prediction._fields))
+
+
+def table(records: list) -> str:
+    """The README table: H100 predictions beside the published anchors."""
+    h100 = [r for r in records if r.get("device_key") == "h100" and r.get("compiled")]
+    lines = [
+        f"| workload | n | lanes / batch | kernels/it | syncs/it | bytes/it | {LABEL} |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+
+    def row(r, what):
+        p = r["predicted"]
+        lines.append(
+            f"| {r['workload']} {r['variant']} | {r['n']:,} | {r['batch']:,} | "
+            f"{p.get('kernels', 0):.0f} | {p.get('syncs', 0):.0f} | "
+            f"{p.get('bytes', 0) / 2**20:,.1f} MiB | {what} |"
+        )
+
+    for r in h100:
+        p = r["predicted"]
+        if r["workload"] == "solve" and "chains_per_s" in p:
+            row(
+                r,
+                f"{p['chains_per_s']:,.0f} chains/s "
+                f"({p['seconds_per_iteration'] * 1e6:,.0f} us/step)",
+            )
+        elif r["workload"] == "count" and r["n"] in (20, 21) and "count_seconds" in p:
+            row(r, f"{p['edges_per_s']:.3g} tree edges/s, {p['count_seconds']:,.0f} s")
+        elif r["workload"] == "evolve" and "individuals_per_s" in p and r["n"] == 64:
+            row(r, f"{p['individuals_per_s']:.3g} individuals/s")
+        elif r["workload"] == "complete" and "instances_per_s" in p and r["n"] >= 18:
+            row(r, f"{p['instances_per_s']:,.1f} instances/s")
+    lines.append("")
+    lines.append("Published anchors (measured by their authors, other devices):")
+    lines.append("")
+    for a in ANCHORS:
+        lines.append(f"- {a['what']}: {a['seconds']} s on an {a['device']} ({a['source']})")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--devices", default=",".join(gpus.NAMES))
+    ap.add_argument("--families", default=",".join(workloads.FAMILIES))
+    ap.add_argument("--out", default=str(RESULTS / "gpu-compile.json"))
+    ap.add_argument("--no-measure", action="store_true", help="skip the CPU trip counts")
+    args = ap.parse_args(argv)
+    t_start = time.perf_counter()
+    families = [f for f in args.families.split(",") if f]
+    unknown = [f for f in families if f not in workloads.FAMILIES]
+    if unknown:
+        print(f"gpu-check: unknown family {unknown[0]!r}: use {', '.join(workloads.FAMILIES)}")
+        return 2
+    try:
+        import jax_plugins.xla_cuda12  # noqa: F401
+    except ImportError:
+        print("gpu-check: the CUDA plugin is not installed: run it with make gpu-check")
+        return 2
+    trips = {"steps": {}, "edges": {}, "nodes": complete_nodes()}
+    if not args.no_measure:
+        t0 = time.perf_counter()
+        trips["steps"] = measure_steps()
+        measured = measure_edges()
+        trips["edges_measured"] = measured
+        trips["edges"] = {**measured, **fit_log_quadratic(measured, range(16, 25))}
+        nodes = trips["nodes"]
+        if nodes:
+            trips["nodes"] = {
+                **nodes,
+                **fit_log_quadratic({k: v for k, v in nodes.items() if k >= 14}, range(19, 22)),
+            }
+        trips["measure_s"] = time.perf_counter() - t0
+        print(f"trip counts measured on the CPU in {trips['measure_s']:.1f} s", flush=True)
+    records: list = []
+    failures: list = []
+    per_device = {}
+    for key in args.devices.split(","):
+        desc = gpus.load(key)
+        t0 = time.perf_counter()
+        check_device(desc, families, trips, records, failures)
+        per_device[desc.name] = time.perf_counter() - t0
+    doc = {
+        "label": LABEL,
+        "jax": jax.__version__,
+        "devices": {k: gpus.load(k).__dict__ | {"text": None} for k in args.devices.split(",")},
+        "assumptions": {
+            "launch_s": gpus.LAUNCH_S,
+            "sync_s": gpus.SYNC_S,
+            "budget": f"memory x {sizing.MEMORY_FRACTION}",
+            "count_edges_rule": "log(edges) quadratic in n, least squares over the measured n",
+            "complete_nodes_rule": "log(nodes per instance) quadratic in n over n = 14..18",
+        },
+        "trip_counts": {
+            k: {str(a): b for a, b in v.items()} if isinstance(v, dict) else v
+            for k, v in trips.items()
+        },
+        "anchors": ANCHORS,
+        "seconds_per_device": per_device,
+        "seconds": time.perf_counter() - t_start,
+        "failures": failures,
+        "records": records,
+    }
+    out = Path(args.out)
+    write_text(out, json.dumps(doc, indent=1, default=str) + "\n")
+    write_text(out.with_suffix(".md"), table(records))
+    shutil.rmtree(DUMP, ignore_errors=True)
+    total = sum(r.get("compile_s", 0) for r in records)
+    print(
+        f"gpu-check: {sum(r.get('compiled', False) for r in records)} of {len(records)} "
+        f"executables compiled for {len(per_device)} devices in {total:.0f} s of compiling, "
+        f"{time.perf_counter() - t_start:.0f} s in all; {out}"
+    )
+    for line in failures:
+        print(line)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
