@@ -14,6 +14,7 @@ from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import ga
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel import sizing
 from jaxqueens.solvers import ga as kernel
 from jaxqueens.solvers.base import chain_keys
 
@@ -195,32 +196,51 @@ def test_check_setup_fills_the_static_config():
     assert ga.default_chunk(config, 2, 5) == 5 and ga.default_chunk(config, 10**6, 10**4) == 10
 
 
+SMALL_SETUP = {
+    "n": 8,
+    "pop": 12,
+    "generations": 5,
+    "trials": 2,
+    "encoding": "permutation",
+    "scheme": "generational",
+    "crossover": "pmx",
+    "mutation": "swap",
+    "tournament": 3,
+    "cxpb": 0.5,
+    "mutpb": 0.2,
+    "indpb": 0.1,
+    "elite": 1,
+    "islands": 2,
+    "migrate_every": 2,
+    "migrants": 1,
+}
+
+
 def test_chunk_builder_lowers_the_drivers_chunk():
     """The abstract chunk (what an accelerator's sizing and the GPU check compile) has the
     driver's shapes: states [T, ...] and records [generations, T]."""
-    config, _ = ga.check_setup(
-        n=8,
-        pop=12,
-        generations=5,
-        trials=2,
-        encoding="permutation",
-        scheme="generational",
-        crossover="pmx",
-        mutation="swap",
-        tournament=3,
-        cxpb=0.5,
-        mutpb=0.2,
-        indpb=0.1,
-        elite=1,
-        islands=2,
-        migrate_every=2,
-        migrants=1,
-    )
+    config, _ = ga.check_setup(**SMALL_SETUP)
     lowered = ga.chunk_builder(config, 2)(7)
     states, metrics = lowered.out_info
     assert states.genes.shape == (2, 2, 12, 8) and metrics.best.shape == (7, 2)
     assert metrics.sols.shape == (7, 2, 2, 1, 8)
     lowered.compile()
+
+
+def test_accelerator_chunk_sizes_the_chunk_from_the_compiled_builder():
+    """The accelerator's route on the CPU with a synthetic target: the wanted chunk when the
+    memory holds it, fewer generations per call when it does not, one line when even one
+    generation of the population does not fit."""
+    config, _ = ga.check_setup(**{**SMALL_SETUP, "pop": 64, "n": 16})
+    roomy = sizing.Target(10**9, 16, "test-roomy")
+    assert ga.accelerator_chunk(config, 2, 8, 1, target=roomy) == 8
+    one = sizing.footprint(ga.chunk_builder(config, 2)(1).compile())
+    many = sizing.footprint(ga.chunk_builder(config, 2)(64).compile())
+    assert many > one  # the per-generation records grow with the chunk
+    tight = sizing.Target((one + many) // 2, 16, "test-tight")
+    assert 1 <= ga.accelerator_chunk(config, 2, 64, 1, target=tight) < 64
+    with pytest.raises(QueensError, match="use fewer --trials or a smaller --pop"):
+        ga.accelerator_chunk(config, 2, 8, 1, target=sizing.Target(one // 2, 16, "test-tiny"))
 
 
 def test_zero_generations_reports_the_initial_population():
