@@ -24,6 +24,11 @@
 Targets (the issue): on the CPU at least 100x DEAP's evaluations/s on (a) with a success rate no
 worse; on an H100, population 10^6 at n = 64 at >= 10 generations/s.
 
+(d) The kernel (``jaxqueens.solvers.ga``, one trial) as a user runs it: 8 mutation rates x a
+    population of 1000 (n = 20, DEAP's operators, 50 generations each) as one ``jax.vmap`` over
+    ``Params`` in one compiled call, against the 8 rates one call each (one compiled function):
+    seconds and generations per second, compile time apart.
+
 Usage: python scripts/bench_ga.py [--reps 3] [--quick] [--out-dir DIR] [--baselines DIR]
 """
 
@@ -40,15 +45,15 @@ import sys
 from pathlib import Path
 
 DEFAULT_BASELINES = Path(__file__).resolve().parents[2] / "shared" / "baselines"
-DEAP_CONFIG = dict(
-    scheme="generational",
-    crossover="pmx",
-    mutation="swap",
-    tournament=3,
-    cxpb=0.5,
-    mutpb=0.2,
-    elite=0,
-)
+DEAP_CONFIG = {
+    "scheme": "generational",
+    "crossover": "pmx",
+    "mutation": "swap",
+    "tournament": 3,
+    "cxpb": 0.5,
+    "mutpb": 0.2,
+    "elite": 0,
+}
 
 
 def wilson(k: int, m: int, z: float = 1.96) -> tuple[float, float]:
@@ -56,6 +61,80 @@ def wilson(k: int, m: int, z: float = 1.96) -> tuple[float, float]:
     p, d = k / m, 1 + z * z / m
     c, h = (p + z * z / (2 * m)) / d, z * ((p * (1 - p) / m + z * z / (4 * m * m)) ** 0.5) / d
     return max(0.0, c - h), min(1.0, c + h)
+
+
+def sweep_rows(reps: int, quick: bool) -> tuple[dict, str]:
+    """(d) A Params sweep in one compiled call vs one call per rate; (JSON row, table)."""
+    import time
+
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    import jaxqueens.solvers.ga as kernel
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    import benchlib
+
+    gens, lanes = (5 if quick else 50), 8
+    rates = jnp.linspace(0.05, 0.4, lanes, dtype=jnp.float32)
+    config = kernel.Config(  # compaction sized for the largest rate, as check_setup does
+        n=20,
+        pop=1000,
+        scheme="generational",
+        crossover="pmx",
+        tournament=3,
+        cx_cap32=16,
+        mut_cap32=13,
+        eval_cap32=23,
+    )
+    base = kernel.default_params(config, indpb=0.1)
+
+    def trial(key, params):  # a fixed number of generations: the same work in every lane
+        s = kernel.init(key, config, params)
+        s, m = lax.scan(lambda s, _: kernel.generation(s, config, params), s, None, length=gens)
+        return m.best
+
+    keys = jax.random.split(jax.random.key(0), lanes)
+    sweep = jax.jit(lambda k, r: jax.vmap(trial)(k, jax.vmap(lambda x: base._replace(mutpb=x))(r)))
+    one = jax.jit(trial)
+    t0 = time.perf_counter()
+    sweep = sweep.lower(keys, rates).compile()
+    compile_sweep = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    one = one.lower(keys[0], base).compile()
+    compile_one = time.perf_counter() - t0
+    each = [base._replace(mutpb=rates[i]) for i in range(lanes)]
+    got = sweep(keys, rates)
+    for i in (0, lanes - 1):  # lane i of the sweep is the run of rate i
+        assert (jax.device_get(one(keys[i], each[i])) == jax.device_get(got[i])).all()
+    times = benchlib.interleaved(
+        {
+            "sweep": lambda: sweep(keys, rates).block_until_ready(),
+            "one by one": lambda: [one(keys[i], each[i]).block_until_ready() for i in range(lanes)],
+        },
+        reps,
+    )
+    row = {
+        "lanes": lanes,
+        "pop": 1000,
+        "n": 20,
+        "generations": gens,
+        "compile_s": {"sweep": compile_sweep, "one by one": compile_one},
+        "seconds": {k: benchlib.summary(v) for k, v in times.items()},
+    }
+    lines = [
+        [
+            name,
+            f"{min(t):.3f}",
+            f"{statistics.median(t):.3f}",
+            f"{lanes * gens / statistics.median(t):.1f}",
+            f"{row['compile_s'][name]:.1f}",
+        ]
+        for name, t in times.items()
+    ]
+    head = ["8 rates x pop 1000", "s best", "s med", "gens/s med", "compile s"]
+    return row, benchlib.table(head, lines)
 
 
 def run_deap(folder: Path, seeds: str, pop: int = 300, ngen: int = 100, n: int = 20) -> dict:
@@ -197,7 +276,8 @@ def main() -> int:
     )
     if not have_deap:
         print(
-            "note: DEAP or deap_nqueens.py missing (pip install deap; --baselines DIR): DEAP part skipped",
+            "note: DEAP or deap_nqueens.py missing (pip install deap; --baselines DIR): "
+            "DEAP part skipped",
             file=sys.stderr,
         )
     trials = 50
@@ -358,7 +438,8 @@ def main() -> int:
     )
 
     print(
-        f"(a) DEAP's N-Queens configuration (n = 20, pop 300, 100 generations), {args.reps} reps interleaved;"
+        "(a) DEAP's N-Queens configuration (n = 20, pop 300, 100 generations), "
+        f"{args.reps} reps interleaved;"
         f" DEAP seeds {deap_seeds}, jaxqueens {trials} trials in one call"
     )
     print(table_a)
@@ -394,6 +475,14 @@ def main() -> int:
     rows += [{"part": "c", **r} for r in rows_c]
     if deap_big:
         rows.append({"part": "b-deap", **deap_big, "pop": 10_000, "n": 20})
+
+    row_d, table_d = sweep_rows(args.reps, args.quick)
+    print(
+        "\n(d) the kernel, a Params sweep: one vmapped call vs one call per rate "
+        f"({row_d['generations']} generations each)"
+    )
+    print(table_d)
+    rows.append({"part": "d", **row_d})
     path = benchlib.write_results(
         "ga" + ("-quick" if args.quick else ""), {"reps": args.reps, "rows": rows}, args.out_dir
     )

@@ -364,8 +364,10 @@ def anneal(
       preset: where the settings not given come from: "default" (measured for each method,
         :data:`DEFAULTS`), "classic" (the earlier defaults, NMOF's TAopt/SAopt settings with the
         step neighbour) or "nmof" (classic with the vignette's edge and SAopt's T0 rule).
-      rounds, neighbour, step, objective, edge, q, init_prob, alpha, t_end, t0: None takes the
-        preset's value (:func:`settings`).
+        ``rounds``, ``neighbour``, ``step``, ``objective``, ``edge``, ``q``, ``init_prob``,
+        ``alpha``, ``t_end`` and ``t0`` left None take the preset's value (:func:`settings`).
+      rounds: thresholds/temperatures the ``steps`` are split into.
+      step: the step neighbour's largest move (1..step rows).
       neighbour: "step" (NMOF's move of one queen by 1..step rows within its column) or "swap";
         not given, a swap preset runs the step neighbour on a constrained instance or from a
         start board with repeated rows (which swaps cannot honour or leave).

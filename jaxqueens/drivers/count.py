@@ -636,7 +636,8 @@ def count_solutions(
       resume: Continue from ``checkpoint`` (its chunks are not recounted; one written with other
         settings is refused). Default: resume if the file exists.
       quiet: True (default): no progress line; None: one on a terminal only; False: always.
-      depth, chunk: Override the columns placed on the host and the tasks per kernel call.
+      depth: Override the columns placed on the host.
+      chunk: Override the tasks per kernel call.
       budget: Tree edges per device and kernel call (lockstep iterations on an accelerator);
         default about a second of work (:data:`CPU_CALL_EDGES`). A search the budget stops is
         resumed by a later call from its stack, so the totals never depend on it; a call never

@@ -1,8 +1,8 @@
 """Host driver of the genetic algorithms: :func:`evolve` runs jitted chunks of generations.
 
-The kernel (:mod:`jaxqueens.solvers.ga`) evolves every trial at once; this module checks the
-settings (:func:`check_setup`), splits the trials over the local devices
-(:func:`jaxqueens.parallel.shard.over_devices`) and over the processes of a multi-process run,
+The kernel (:mod:`jaxqueens.solvers.ga`) is written for one trial; :mod:`jaxqueens.parallel.trials`
+runs every trial at once (vmapped in lockstep, split over the local devices). This module checks
+the settings (:func:`check_setup`), deals blocks of trials to the processes of a multi-process run,
 loops over chunks of generations on :func:`jaxqueens.drivers.loop.run_chunks` (progress line,
 checkpoints, Ctrl-C at chunk boundaries), and keeps the records: Best / Avg / Worst per
 generation and trial, the first solved generation, every distinct verified solution seen
@@ -27,7 +27,6 @@ reports the instance ``unknown`` (a GA never proves UNSAT).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import time
 from pathlib import Path
@@ -45,27 +44,19 @@ from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import gather, sizing
+from jaxqueens.parallel import trials as lockstep
 from jaxqueens.parallel.devices import local_device_count, shard_batch
-from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers import ga_ops as ops
 from jaxqueens.solvers.choices import GA_PRESETS
 from jaxqueens.solvers.constrained import Mask
-from jaxqueens.solvers.ga import (
-    ENCODINGS,
-    SCHEMES,
-    GAConfig,
-    GAParams,
-    State,
-    init_trials,
-    run_chunk,
-)
+from jaxqueens.solvers.ga import ENCODINGS, SCHEMES, Config, Problem, State, default_params
 
 
 @dataclasses.dataclass
 class EvolveResult:
     """What :func:`evolve` returns (NumPy arrays; generation 0 is the initial population)."""
 
-    config: GAConfig
+    config: Config
     params: dict  # cxpb, mutpb, indpb, migrate_every as Python numbers
     seed: int
     best: np.ndarray  # [G+1, T] int32 lowest attacking pairs per generation and trial
@@ -114,7 +105,8 @@ class EvolveResult:
 
     @property
     def evals_per_s(self) -> float:
-        """Evaluations (DEAP's count) per second of generation time (initial population included)."""
+        """Evaluations (DEAP's count, the initial population included) per second of generation
+        time."""
         return float(self.evaluations.sum()) / max(self.wall_s, 1e-12)
 
 
@@ -141,7 +133,7 @@ def check_setup(
     toroidal=False,
     constrained=False,
 ):
-    """Validate every setting; return (GAConfig, params dict) or raise a one-line QueensError."""
+    """Validate every setting; return (Config, params dict) or raise a one-line QueensError."""
 
     def need(ok, msg):
         if not ok:
@@ -209,10 +201,11 @@ def check_setup(
     )
     need(
         not constrained or (n + 1) * ops.forbidden_weight(n) < 2**31,
-        f"n = {n} is too large for a constrained GA (its int32 penalties would overflow); use n <= 1000",
+        f"n = {n} is too large for a constrained GA (its int32 penalties would overflow); "
+        "use n <= 1000",
     )
     cap32 = lambda q: min(32, math.ceil(32 * q))
-    config = GAConfig(
+    config = Config(
         n=n,
         pop=pop,
         encoding=encoding,
@@ -280,72 +273,49 @@ def preset_settings(name: str, encoding: str = "permutation", scheme: str = "ste
     return {"encoding": encoding, "scheme": scheme, **table.get(scheme, CLASSIC["steady"])}
 
 
-def default_chunk(config: GAConfig, trials: int, generations: int) -> int:
+def default_chunk(config: Config, trials: int, generations: int) -> int:
     """Generations per jitted chunk: all of them for small runs, ~2^26 genes of work per chunk."""
     work = trials * config.islands * config.pop * config.n
     return max(1, min(generations, max(10, (1 << 26) // max(work, 1))))
 
 
-@functools.partial(jax.jit, static_argnums=(4, 5, 6), donate_argnums=(0,))
-def run_generations(
-    states: State,
-    params: GAParams,
-    gen0,
-    stop_gen,
-    config: GAConfig,
-    length: int,
-    devices: int = 1,
-    mask: Mask | None = None,
-):
-    """:func:`jaxqueens.solvers.ga.run_chunk` with the trials split over ``devices`` local
-    devices (``shard_map``; trials are independent: no communication); ``mask``: the instance
-    of a constrained config (replicated)."""
-    local = functools.partial(run_chunk, config=config, length=length)
-    if mask is None:
-        return over_devices(
-            local,
-            states,
-            params,
-            gen0,
-            stop_gen,
-            num_devices=devices,
-            sharded=(True, False, False, False),
-            out_axes=(0, 1),
-        )
-    return over_devices(
-        lambda st, p, g0, sg, m: local(st, p, g0, sg, mask=m),
-        states,
-        params,
-        gen0,
-        stop_gen,
-        mask,
-        num_devices=devices,
-        sharded=(True, False, False, False, False),
-        out_axes=(0, 1),
-    )
+run_generations = jax.jit(lockstep.run_chunk, static_argnums=(0, 5, 6), donate_argnums=(1,))
+"""Jitted :func:`jaxqueens.parallel.trials.run_chunk` ``(config, states, params, problem, stop,
+length, devices)``: a chunk of generations of every trial, split over ``devices`` local devices."""
 
 
 def chunk_builder(
-    config: GAConfig, trials: int, devices: int = 1, mask: Mask | None = None, place=None
+    config: Config, trials: int, devices: int = 1, mask: Mask | None = None, place=None
 ):
     """``generations -> jax.stages.Lowered``: :func:`run_generations` for ``trials`` trials and
-    that many generations per call (its per-generation records grow with it), the builder
+    that many generations per call (its per-generation records grow with it), on abstract
+    arguments (``place`` may put them on a described device): the builder
     :func:`jaxqueens.parallel.sizing.choose` sizes on an accelerator and ``make gpu-check``
     compiles; the population itself (trials x islands x pop) is the user's."""
     place = place or (lambda tree: tree)
-    states = jax.eval_shape(lambda k: init_trials(k, config, trials, 0, mask)[0], jax.random.key(0))
-    f32, i32 = jax.ShapeDtypeStruct((), jnp.float32), jax.ShapeDtypeStruct((), jnp.int32)
-    args = place((states, GAParams(f32, f32, f32, i32), i32, i32, mask))
+    problem = _problem(mask)
+    params = jax.eval_shape(lambda: default_params(config))
+    states = jax.eval_shape(
+        lambda k, p: lockstep.init(config, k, trials, jnp.int32(0), p, problem)[0],
+        jax.random.key(0),
+        params,
+    )
+    args = place((states, params, problem, jax.ShapeDtypeStruct((), jnp.int32)))
 
     def build(generations: int):
-        st, dyn, g0, stop, m = args
-        return run_generations.trace(st, dyn, g0, stop, config, generations, devices, m).lower()
+        st, dyn, pr, stop = args
+        return run_generations.trace(config, st, dyn, pr, stop, generations, devices).lower()
 
     return build
 
 
+def _problem(mask: Mask | None) -> Problem | None:
+    """The kernel's ``Problem`` of an instance's mask (None: the plain or toroidal board)."""
+    return None if mask is None else Problem(mask)
+
+
 def accelerator_chunk(
-    config: GAConfig, trials: int, want: int, devices: int, mask: Mask | None = None, target=None
+    config: Config, trials: int, want: int, devices: int, mask: Mask | None = None, target=None
 ) -> int:
     """Generations per call on an accelerator: ``want`` (:func:`default_chunk`), or as many as
     the device's memory holds beside the population (:func:`jaxqueens.parallel.sizing.choose`).
@@ -420,9 +390,7 @@ def _save_checkpoint(
     ckpt.save(
         path,
         fingerprint,
-        genes=np.asarray(states.genes),
-        fit=np.asarray(states.fit),
-        seed=np.asarray(states.seed),
+        **{field: np.asarray(x) for field, x in states._asdict().items()},
         best=cols[0],
         avg=cols[1],
         worst=cols[2],
@@ -437,9 +405,7 @@ def _load_checkpoint(path, fingerprint: dict):
     """(states, hist, found, generations done, solved_at or None) from a checkpoint made with
     the same settings."""
     z = ckpt.load(path, fingerprint)
-    states = _place(
-        State(genes=jnp.asarray(z["genes"]), fit=jnp.asarray(z["fit"]), seed=jnp.asarray(z["seed"]))
-    )
+    states = _place(State(*(jnp.asarray(z[field]) for field in State._fields)))
     hist = [[z["best"], z["avg"], z["worst"], z["nevals"]]]
     solved_at = np.array(z["solved_at"]) if "solved_at" in z else None
     return states, hist, [z["sols"]] if len(z["sols"]) else [], int(z["done"]), solved_at
@@ -562,25 +528,28 @@ def evolve(
         devs = local_device_count()
         devs = devs if devs > 1 and -(-trials // gather.process_count()) % devs == 0 else 1
         chunk = accelerator_chunk(config, -(-trials // gather.process_count()), chunk, devs, mask)
-    dyn = GAParams(
-        jnp.float32(params["cxpb"]),
-        jnp.float32(params["mutpb"]),
-        jnp.float32(params["indpb"]),
-        jnp.int32(params["migrate_every"]),
+    dyn = default_params(
+        config,
+        **params,
+        tournament=config.tournament,
+        elite=config.elite,
+        migrants=config.migrants,
+        generations=generations,
     )
+    problem = _problem(mask)
     t0 = time.perf_counter()
     procs, me = gather.process_count(), gather.process_index()
     total_trials, trials = trials, -(-trials // procs)  # process p runs trials p*L .. p*L+L-1
-    states, m0 = init_trials(jax.random.key(seed), config, trials, me * trials, mask)
+    states, m0 = lockstep.init(
+        config, jax.random.key(seed), trials, jnp.int32(me * trials), dyn, problem
+    )
     states = jax.block_until_ready(_place(states))
     init_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     stop = jnp.int32(generations)
     devices = local_device_count()
     devices = devices if devices > 1 and trials % devices == 0 else 1
-    compiled = run_generations.lower(
-        states, dyn, stop, stop, config, chunk, devices, mask
-    ).compile()
+    compiled = run_generations.lower(config, states, dyn, problem, stop, chunk, devices).compile()
     compile_s = time.perf_counter() - t0
 
     hist = [[np.asarray(x)[None] for x in (m0.best, m0.avg, m0.worst, m0.nevals)]]
@@ -613,7 +582,7 @@ def evolve(
 
     def one_chunk() -> Tick:
         nonlocal states, done
-        states, m = compiled(states, dyn, jnp.int32(done), stop, mask)
+        states, m = compiled(states, dyn, problem, stop)
         keep = min(chunk, generations - done)
         hist.append([np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)])
         _collect(found, m.sols[:keep], m.sols_ok[:keep])

@@ -1,33 +1,85 @@
-"""Genetic algorithms for N-Queens: many populations evolved at once, ``lax.scan`` over generations.
+"""Genetic algorithms for N-Queens, written for one trial: its islands ``[I, P, n]``.
 
-Two loops over batches of trials, each of several populations (*islands*):
+The kernel keeps the package's contract (:mod:`jaxqueens.solvers.base`): a static
+:class:`Config`, dynamic :class:`Params` (rates, tournament size, elite, migrants, migration
+period, budget: sweep them with ``jax.vmap`` without recompiling), :func:`init`, :func:`step`
+(one generation, a no-op once :func:`done`) and :func:`run` (generations until solved or out of
+``Params.generations``)::
 
-- ``steady`` (the classic course GA): each generation one tournament of ``k`` distinct random
-  individuals; its best two breed (crossover with probability ``cxpb``), each child is mutated
-  with probability ``mutpb``, both are added, and the two worst of the ``pop + 2`` are removed
-  (ties: older individuals go first), so the best individual is never lost.
+    import jax, jaxqueens.solvers.ga as ga
+    config = ga.Config(n=20, pop=300, scheme="generational", crossover="pmx")
+    result = jax.jit(ga.run, static_argnums=1)(jax.random.key(0), config, ga.default_params(config))
+    result.rows, result.solved, result.steps  # best board, solved?, generations run
+
+A trial is ``Config.islands`` populations (always an islands axis, ``I = 1`` by default) of
+``Config.pop`` genomes; a genome is a board ``rows[n]`` (``rows[c]`` = row of the queen in column
+c), stored as ``int8``/``int16`` (:func:`~jaxqueens.solvers.ga_ops.gene_dtype`).
+
+Two generations (``Config.scheme``):
+
+- ``steady`` (the classic course GA): per island one tournament of ``Params.tournament`` distinct
+  random individuals; its best two breed (crossover with probability ``cxpb``), each child is
+  mutated with probability ``mutpb``, both are added, and the two worst of the ``pop + 2`` are
+  removed (ties: older individuals go first), so the best individual is never lost.
 - ``generational`` (DEAP's ``eaSimple``, Back, Fogel & Michalewicz 2000): ``pop`` tournament
-  selections (size ``k``, with replacement), consecutive pairs mated with probability ``cxpb``,
-  each offspring mutated with probability ``mutpb``, then the offspring replace the population;
-  ``elite > 0`` copies that many best parents over the worst offspring (0 is pure eaSimple).
-  Selection and replacement are written for one island (``ask``/``tell``) and vmapped; crossover,
-  mutation and evaluation run on the flattened batch, only on the rows they apply to
-  (``ga_ops.masked_apply``: DEAP's rates leave most rows unchanged).
+  selections (with replacement), consecutive pairs mated with probability ``cxpb``, each
+  offspring mutated with probability ``mutpb``, then the offspring replace the population;
+  ``Params.elite`` best parents are copied over the worst offspring (0 is pure eaSimple).
+  Crossover, mutation and evaluation run only on the rows they apply to
+  (:func:`~jaxqueens.solvers.ga_ops.masked_apply`, whose batching rule folds vmapped trials into
+  one compaction: DEAP's rates leave most rows unchanged).
 
-Islands of a trial exchange individuals on a ring every ``migrate_every`` generations: island i's
-``migrants`` best replace island i+1's worst. Trials are independent; trial t is seeded from
-``fold_in(key(seed), t)``, so its result does not depend on how many trials run beside it.
+Islands exchange individuals on a ring every ``Params.migrate_every`` generations (0: never):
+island i's ``Params.migrants`` best replace island i+1's worst. Trial t of a batch is keyed
+``fold_in(key, t)`` (:func:`jaxqueens.solvers.base.chain_keys`), so its result does not depend on
+the trials beside it; :mod:`jaxqueens.parallel.trials` batches trials for the driver,
+:func:`jaxqueens.drivers.ga.evolve`.
 
-Fitness is the number of attacking pairs (minimised, 0 = solution; ``fitness="excess"`` selects
-DEAP's sum over lines of queens beyond the first instead; ``fitness="report-diagonals-only"`` the
-GA report's score, diagonal pairs only, whose 0 is not always a solution: the driver checks and
-labels such boards). "Evaluations" are counted as
-DEAP counts them: the initial population plus, per generation, every individual changed by
-crossover or mutation (steady-state: the two children).
+Bring your own operator. ``Config.fitness``, ``selection``, ``crossover`` and ``mutation`` take a
+built-in's name or a function with the built-ins' signature (one mechanism: a name is looked up
+in :mod:`~jaxqueens.solvers.ga_ops`' tables):
 
-Constrained boards (issue 16): the static switches ``GAConfig.toroidal`` (diagonals taken modulo
-n: :data:`~jaxqueens.solvers.ga_ops.TOROIDAL_FITNESS`) and ``GAConfig.constrained`` (an instance's
-:class:`~jaxqueens.solvers.constrained.Mask`, a dynamic argument ``mask``: a new instance of the
+- fitness ``f(x [n] int32) -> []`` int or float, minimised; a trial is solved when its best
+  fitness is at most ``Params.target`` (default 0);
+- selection ``s(seed [] uint32, fit [P], size [] int32, count: int) -> [count]`` int indices
+  (``count``: 2 parents per island in the steady scheme, ``pop`` in the generational one;
+  ``size`` is ``Params.tournament``);
+- crossover ``c(seed [] uint32, a [n], b [n]) -> (child1 [n], child2 [n])``;
+- mutation ``m(seed [] uint32, x [n], indpb [] float32) -> [n]``
+
+(genomes in the storage dtype, children of any integer dtype; the seed is a fresh 32-bit hash
+seed per call: draw from it with :func:`jaxqueens.core.rng.hash_bits`). A function is checked once,
+when the :class:`Config` is built (``jax.eval_shape``); a wrong shape or dtype is a one-line
+:class:`~jaxqueens.errors.QueensError` naming the operator and what it must return. The config
+stays hashable (a jit-static argument) and compares functions by identity: a new function
+object compiles anew, so define it once. Operators must not close over traced values. Under
+``constrained`` the kernel repairs the children of any crossover and mutation and adds the
+forbidden-square penalty to any fitness; ``toroidal`` picks the torus' built-in fitness (a user
+fitness is used as given). A user fitness on permutation boards, e.g. the queens' conflicts
+weighted by column (0 exactly for solutions)::
+
+    import jax.numpy as jnp
+
+    def weighted(x):  # x [n] int32, a permutation: only diagonal conflicts
+        n = x.shape[0]
+        c = jnp.arange(n)
+        same = (jnp.abs(x[:, None] - x[None, :]) == jnp.abs(c[:, None] - c[None, :])) & (
+            c[:, None] != c[None, :]
+        )
+        return jnp.sum(jnp.where(same, 1 + c[None, :], 0), dtype=jnp.int32)
+
+    config = ga.Config(n=12, pop=100, fitness=weighted)
+
+Fitnesses built in (``Config.fitness``): ``pairs`` (attacking pairs, 0 = solution), ``excess``
+(DEAP's sum over lines of queens beyond the first) and ``report-diagonals-only`` (the GA report's
+score, diagonal pairs only, whose 0 is not always a solution: the driver checks and labels such
+boards). "Evaluations" (:class:`Metrics`) are counted as DEAP counts them: the initial
+population plus, per generation, every individual changed by crossover or mutation
+(steady-state: the two children).
+
+Constrained boards (issue 16): the static switches ``Config.toroidal`` (diagonals taken modulo
+n: :data:`~jaxqueens.solvers.ga_ops.TOROIDAL_FITNESS`) and ``Config.constrained`` (an instance's
+:class:`~jaxqueens.solvers.constrained.Mask` in :class:`Problem`, dynamic: a new instance of the
 same n never recompiles); both off, the code is what it was. Under ``constrained`` every genome
 the GA creates (initial, crossover, mutation) is repaired so that each fixed queen stands on its
 square (:data:`~jaxqueens.solvers.ga_ops.REPAIRS`: a swap in the permutation encoding, which
@@ -37,173 +89,500 @@ moves a fixed queen; a queen on a forbidden square adds
 fitness, so a board of fitness 0 never uses one. The combination encoding starts from a random
 allowed square per column (:func:`~jaxqueens.solvers.constrained.allowed_start`).
 
-Static configuration (shapes, code paths) is :class:`GAConfig`; the rates are the dynamic
-:class:`GAParams`. This module is the kernel: :func:`init` / :func:`init_trials`, :func:`step`
-(one generation) and :func:`run_chunk` (a ``lax.scan`` over a chunk of generations). The host
-driver, :func:`jaxqueens.drivers.ga.evolve`, splits the trials over devices, runs the chunks and
-keeps the records.
+Randomness: island i of a trial draws one 32-bit seed from the trial key (``fold_in(key, i)``);
+generation g uses the hash of (island seed, g), so a generation's draws do not depend on how
+the generations are chunked.
+
+Functions: :func:`init`, :func:`generation` (one generation and its :class:`Metrics`, whether or
+not the trial is done: what the driver records), :func:`step` (its gated form), :func:`done`,
+:func:`result`, :func:`finish` (:func:`run` from a given state), :func:`run`;
+:func:`initial_metrics` (generation 0), :func:`migrate` (the ring), :func:`operators` (a
+config's four operators, names resolved) and the per-row forms the generations use
+(:func:`fitness_row`, :func:`crossover_row`, :func:`mutation_row`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from jaxqueens.core.rng import chain_seeds, hash_bits
+from jaxqueens.errors import QueensError
 from jaxqueens.solvers import ga_ops as ops
+from jaxqueens.solvers.base import as_key
 from jaxqueens.solvers.constrained import Mask, allowed_start
 
 I32 = jnp.int32
 ENCODINGS = ("permutation", "combination")
 SCHEMES = ("steady", "generational")
+MAX_N = 32767
+"""Largest board (int16 genes)."""
 
 
 @dataclasses.dataclass(frozen=True)
-class GAConfig:
+class Config:
     """Static configuration: fixes shapes and code paths (hashable, a jit static argument).
 
-    ``cx_cap32`` / ``mut_cap32`` / ``eval_cap32`` (0..32) size the compacted batches of the
-    generational loop in 32nds (see :func:`jaxqueens.solvers.ga_ops.masked_apply`): results never
-    depend on them, only the speed does; :func:`jaxqueens.drivers.ga.check_setup` sets them from
-    the rates.
+    Attributes:
+      n: board size (4..32767).
+      pop: individuals per island.
+      encoding: ``permutation`` (rows distinct) or ``combination`` (rows may repeat).
+      scheme: ``steady`` or ``generational``.
+      crossover: a name of ``ga_ops.CROSSOVERS[encoding]`` or a function; None: the encoding's
+        (``cut`` / ``one_point``).
+      mutation: a name of ``ga_ops.MUTATIONS[encoding]`` or a function; None: ``swap`` / ``reset``.
+      tournament: the most aspirants per tournament (``Params.tournament`` is at most this).
+      elite: generational: the most best parents kept (``Params.elite`` is at most this).
+      islands: populations per trial, on a migration ring.
+      migrants: the most individuals sent along the ring (``Params.migrants`` at most this).
+      fitness: a name of ``ga_ops.FITNESS`` or a function ``[n] int32 -> []`` (minimised).
+      cx_cap32, mut_cap32, eval_cap32: size the compacted batches of the generational loop in
+        32nds (:func:`~jaxqueens.solvers.ga_ops.masked_apply`): results never depend on them, only
+        the speed does (set them from the rates: :func:`jaxqueens.drivers.ga.check_setup`).
+      toroidal: queens attack along diagonals modulo n.
+      constrained: the kernels read an instance ``Problem.mask``: fixed queens, forbidden squares.
+      selection: a name of ``ga_ops.SELECTIONS`` or a function (module docstring); None: the
+        scheme's (``distinct_tournament`` steady, ``tournament`` generational).
     """
 
     n: int
     pop: int
     encoding: str = "permutation"
     scheme: str = "steady"
-    crossover: str = "cut"
-    mutation: str = "swap"
+    crossover: str | Callable | None = None
+    mutation: str | Callable | None = None
     tournament: int = 5
-    elite: int = 0  # generational: best parents kept over the worst offspring
+    elite: int = 0
     islands: int = 1
     migrants: int = 1
-    fitness: str = "pairs"  # "pairs": attacking pairs; "excess": sum(k - 1) over lines (DEAP's);
-    # "report-diagonals-only": diagonal pairs, rows ignored (the GA report's; 0 may not be solved)
+    fitness: str | Callable = "pairs"
     cx_cap32: int = 32
     mut_cap32: int = 32
     eval_cap32: int = 32
-    toroidal: bool = False  # queens attack along diagonals modulo n
-    constrained: bool = False  # the kernels read an instance Mask: fixed queens, forbidden squares
+    toroidal: bool = False
+    constrained: bool = False
+    selection: str | Callable | None = None
+
+    def __post_init__(self):
+        def need(ok, msg):
+            if not ok:
+                raise QueensError(f"ga.Config: {msg}")
+
+        for name in ("n", "pop", "islands", "tournament", "elite", "migrants"):
+            v = getattr(self, name)
+            need(isinstance(v, (int, np.integer)) and not isinstance(v, bool), f"{name} = {v!r}")
+        need(4 <= self.n <= MAX_N, f"n = {self.n} must lie in 4..{MAX_N}")
+        need(self.encoding in ENCODINGS, f"encoding {self.encoding!r} is not one of {ENCODINGS}")
+        need(self.scheme in SCHEMES, f"scheme {self.scheme!r} is not one of {SCHEMES}")
+        need(self.pop >= 2 and self.islands >= 1, "pop >= 2 and islands >= 1 required")
+        steady = self.scheme == "steady"
+        need(
+            (2 if steady else 1) <= self.tournament <= self.pop,
+            f"tournament = {self.tournament} must lie in {2 if steady else 1}..pop ({self.pop})",
+        )
+        need(0 <= self.elite < self.pop, f"elite = {self.elite} must lie in 0..pop-1")
+        need(not (steady and self.elite), "elite applies to the generational scheme only")
+        need(1 <= self.migrants < self.pop, f"migrants = {self.migrants} must lie in 1..pop-1")
+        for name in ("cx_cap32", "mut_cap32", "eval_cap32"):
+            need(0 <= getattr(self, name) <= 32, f"{name} must lie in 0..32")
+        defaults = {
+            "selection": ops.DEFAULT_SELECTION[self.scheme],
+            "crossover": ops.DEFAULT_CROSSOVER[self.encoding],
+            "mutation": ops.DEFAULT_MUTATION[self.encoding],
+        }
+        for name, default in defaults.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, default)
+        tables: dict[str, dict[str, Callable]] = {
+            "fitness": ops.TOROIDAL_FITNESS if self.toroidal else ops.FITNESS,
+            "selection": ops.SELECTIONS,
+            "crossover": ops.CROSSOVERS[self.encoding],
+            "mutation": ops.MUTATIONS[self.encoding],
+        }
+        for name, table in tables.items():
+            v = getattr(self, name)
+            need(
+                callable(v) or (isinstance(v, str) and v in table),
+                f"{name} {v!r} is neither a function nor one of {', '.join(table)}"
+                + (" (toroidal)" if name == "fitness" and self.toroidal else ""),
+            )
+        need(
+            not self.constrained or (self.n + 1) * ops.forbidden_weight(self.n) < 2**31,
+            f"n = {self.n} is too large for a constrained GA (int32 penalties); use n <= 1000",
+        )
+        _check_operators(self)
 
     @property
     def sols_per_gen(self) -> int:
-        """Individuals per island and generation checked for solutions (children, or the best)."""
+        """Candidates per island and generation checked for solutions (children, or the best)."""
         return 2 if self.scheme == "steady" else 1
 
+    @property
+    def parents(self) -> int:
+        """Parents one selection call returns per island (the ``count`` of a selection)."""
+        return 2 if self.scheme == "steady" else self.pop
 
-class GAParams(NamedTuple):
-    """Dynamic parameters (a pytree: change or vmap them without recompiling)."""
+
+class Params(NamedTuple):
+    """Dynamic parameters (0-d arrays): new values never recompile; ``jax.vmap`` sweeps them.
+    Integer counts above their :class:`Config` capacity are clipped to it."""
 
     cxpb: jax.Array  # [] float32: crossover probability per pair
     mutpb: jax.Array  # [] float32: mutation probability per child
     indpb: jax.Array  # [] float32: per-gene rate of swap / reset mutation; <= 0: one gene
-    migrate_every: jax.Array  # [] int32: generations between migrations; 0: never
+    tournament: jax.Array  # [] int32 in 1..Config.tournament (steady: 2..): aspirants
+    elite: jax.Array  # [] int32 in 0..Config.elite: best parents kept (generational)
+    migrants: jax.Array  # [] int32 in 1..Config.migrants: individuals sent per migration
+    migrate_every: jax.Array  # [] int32 >= 0: generations between migrations; 0: never
+    generations: jax.Array  # [] int32 >= 0: the budget of run / step
+    target: jax.Array  # [] float32: solved when the best fitness is at most this
 
 
-class State(NamedTuple):
-    """A batch of T trials, each of I islands of P genomes."""
+def default_params(
+    config: Config,
+    *,
+    cxpb: float | None = None,
+    mutpb: float | None = None,
+    indpb: float = 0.0,
+    tournament: int | None = None,
+    elite: int | None = None,
+    migrants: int | None = None,
+    migrate_every: int = 0,
+    generations: int = 1000,
+    target: float = 0.0,
+) -> Params:
+    """The package's defaults, any of them overridden: cxpb and mutpb 1 (steady) or DEAP's 0.5
+    and 0.2 (generational), one gene per mutation, the config's tournament, elite and migrant
+    capacities, no migration, 1000 generations, target 0.
 
-    genes: jax.Array  # [T, I, P, n] int8/int16 genomes
-    fit: jax.Array  # [T, I, P] int32 fitness (attacking pairs, or excess)
-    seed: jax.Array  # [T, I] uint32 island seeds
-
-
-class Metrics(NamedTuple):
-    """One generation of T trials."""
-
-    best: jax.Array  # [T] int32 lowest fitness over the islands
-    avg: jax.Array  # [T] float32 mean fitness
-    worst: jax.Array  # [T] int32 highest fitness
-    nevals: jax.Array  # [T] int32 evaluations, counted as DEAP does
-    sols: jax.Array  # [T, I, K, n] int8/int16 candidates (K = sols_per_gen)
-    sols_ok: jax.Array  # [T, I, K] bool: the candidate has fitness 0 (a solution, except under
-    # the report's fitness, where the driver checks it)
-
-
-def _islands(f, *args):
-    """``f`` written for one island, mapped over the [T, I] leading axes."""
-    return jax.vmap(jax.vmap(f))(*args)
-
-
-def fitness_fn(config: GAConfig, mask: Mask | None = None):
-    """The fitness of one genome ``[n]`` under ``config``'s attack rule, plus
-    :func:`~jaxqueens.solvers.ga_ops.forbidden_weight` per queen on a square ``mask`` forbids
-    (``config.constrained``)."""
-    base = (ops.TOROIDAL_FITNESS if config.toroidal else ops.FITNESS)[config.fitness]
-    if not config.constrained:
-        return base
-    assert mask is not None  # a constrained config comes with its instance
-    weight = ops.forbidden_weight(config.n)
-    return lambda x: base(x) + weight * ops.forbidden(x, mask)
-
-
-def operators(config: GAConfig, mask: Mask | None = None):
-    """(crossover, mutation) of ``config``; under ``config.constrained`` each child is repaired
-    so that every fixed queen of ``mask`` stands on its square."""
-    cx = ops.CROSSOVERS[config.encoding][config.crossover]
-    mut = ops.MUTATIONS[config.encoding][config.mutation]
-    if not config.constrained:
-        return cx, mut
-    assert mask is not None  # a constrained config comes with its instance
-    fixed, repair = ops.fixed_of(mask), ops.REPAIRS[config.encoding]
-    fix = lambda x: repair(x, fixed)
-    return (
-        lambda s, a, b: tuple(fix(c) for c in cx(s, a, b)),
-        lambda s, x, indpb: fix(mut(s, x, indpb)),
+    Raises:
+      QueensError: a value outside its range, naming it.
+    """
+    steady = config.scheme == "steady"
+    cxpb = (1.0 if steady else 0.5) if cxpb is None else cxpb
+    mutpb = (1.0 if steady else 0.2) if mutpb is None else mutpb
+    tournament = config.tournament if tournament is None else tournament
+    elite = config.elite if elite is None else elite
+    migrants = config.migrants if migrants is None else migrants
+    checks = (
+        (0 <= cxpb <= 1 and 0 <= mutpb <= 1 and 0 <= indpb <= 1, "cxpb, mutpb, indpb in [0, 1]"),
+        ((2 if steady else 1) <= tournament <= config.tournament, "tournament in its capacity"),
+        (0 <= elite <= config.elite, f"elite in 0..Config.elite ({config.elite})"),
+        (1 <= migrants <= config.migrants, f"migrants in 1..Config.migrants ({config.migrants})"),
+        (migrate_every >= 0 and generations >= 0, "migrate_every >= 0 and generations >= 0"),
+    )
+    for ok, what in checks:
+        if not ok:
+            raise QueensError(
+                f"ga.default_params: {what} required, got cxpb={cxpb}, mutpb={mutpb}, "
+                f"indpb={indpb}, tournament={tournament} (capacity {config.tournament}), "
+                f"elite={elite}, migrants={migrants}, migrate_every={migrate_every}, "
+                f"generations={generations}"
+            )
+    f32 = lambda v: jnp.asarray(v, jnp.float32)
+    i32 = lambda v: jnp.asarray(v, jnp.int32)
+    return Params(
+        f32(cxpb),
+        f32(mutpb),
+        f32(indpb),
+        i32(tournament),
+        i32(elite),
+        i32(migrants),
+        i32(migrate_every),
+        i32(generations),
+        f32(target),
     )
 
 
-def init(
-    key: jax.Array, config: GAConfig, trials: int, first: int = 0, mask: Mask | None = None
-) -> State:
-    """Random initial islands of trials ``first .. first+trials-1`` (key is consumed).
+class Problem(NamedTuple):
+    """What is solved beyond ``n`` (dynamic; every trial of a batch may share it)."""
 
-    Trial t draws from ``fold_in(key, t)`` only, so it does not depend on ``trials``. Under
-    ``config.constrained`` every fixed queen of ``mask`` stands on its square.
+    mask: Mask | None = None  # the instance (Config.constrained), or None
+
+
+def _problem(problem) -> Problem:
+    return Problem() if problem is None else problem
+
+
+class State(NamedTuple):
+    """One trial (add a leading [T] axis when batched)."""
+
+    genes: jax.Array  # [I, P, n] int8/int16 genomes
+    fit: jax.Array  # [I, P] int32 (or the fitness' dtype), fitness of each genome
+    seed: jax.Array  # [I] uint32 island seeds (fixed for the run)
+    gen: jax.Array  # [] int32 generations done
+    best_rows: jax.Array  # [n] int8/int16 the best genome seen (the first with its fitness)
+    best_fit: jax.Array  # [] its fitness
+
+
+class Metrics(NamedTuple):
+    """One generation of one trial (what the driver records)."""
+
+    best: jax.Array  # [] lowest fitness over the islands
+    avg: jax.Array  # [] float32 mean fitness
+    worst: jax.Array  # [] highest fitness
+    nevals: jax.Array  # [] int32 evaluations, counted as DEAP does
+    sols: jax.Array  # [I, K, n] int8/int16 candidates (K = Config.sols_per_gen)
+    sols_ok: jax.Array  # [I, K] bool: the candidate reached Params.target (a solution, except
+    # under the report's fitness or a user's, where the driver checks it)
+
+
+class Result(NamedTuple):
+    """What one trial reports ([T] leading axis when batched)."""
+
+    rows: jax.Array  # [n] int32 the best board seen (the first with the lowest fitness)
+    solved: jax.Array  # [] bool its fitness reached Params.target
+    steps: jax.Array  # [] int32 generations run (work spent; the initial population is 0)
+    best: jax.Array  # [] fitness of rows
+
+
+# ----------------------------------------------------------------------------- operators
+
+
+class Operators(NamedTuple):
+    """A config's four operators in their one signature (module docstring)."""
+
+    fitness: Callable
+    select: Callable
+    crossover: Callable
+    mutation: Callable
+
+
+def operators(config: Config) -> Operators:
+    """The operators of ``config``: a name is looked up in :mod:`~jaxqueens.solvers.ga_ops`' tables
+    (built-in selections bound to the tournament capacity), a function used as given."""
+
+    def pick(v, table):
+        return table[v] if isinstance(v, str) else v
+
+    chosen = config.selection
+    assert chosen is not None  # Config resolves the scheme's default
+    select: Callable
+    if isinstance(chosen, str):
+        builtin = ops.SELECTIONS[chosen]
+        select = lambda seed, fit, size, count: builtin(
+            seed, fit, size, count, max_size=config.tournament
+        )
+    else:
+        select = chosen
+    return Operators(
+        pick(config.fitness, ops.TOROIDAL_FITNESS if config.toroidal else ops.FITNESS),
+        select,
+        pick(config.crossover, ops.CROSSOVERS[config.encoding]),
+        pick(config.mutation, ops.MUTATIONS[config.encoding]),
+    )
+
+
+def _shown(x) -> str:
+    return f"{jnp.dtype(x.dtype).name}{list(x.shape)}" if hasattr(x, "shape") else repr(x)
+
+
+def _check_operators(config: Config) -> None:
+    """Trace every user function once on abstract arguments (``jax.eval_shape``) and raise a
+    one-line QueensError when one fails or returns other shapes or dtypes than it must."""
+    n, g = config.n, ops.gene_dtype(config.n)
+    u32, gene = jax.ShapeDtypeStruct((), jnp.uint32), jax.ShapeDtypeStruct((n,), g)
+    integer = lambda x: hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jnp.integer)
+
+    def probe(name, fn, args, sig, want, ok):
+        try:
+            out = jax.eval_shape(fn, *args)
+        except Exception as e:
+            first = (str(e).strip().splitlines() or [""])[0][:200]
+            raise QueensError(
+                f"ga.Config.{name} failed on {sig}: {type(e).__name__}: {first}; "
+                f"it must map {sig} to {want}"
+            ) from e
+        if not ok(out):
+            got = (
+                "(" + ", ".join(_shown(x) for x in out) + ")"
+                if isinstance(out, (tuple, list))
+                else _shown(out)
+            )
+            raise QueensError(f"ga.Config.{name} must map {sig} to {want}; it returned {got}")
+        return out
+
+    op = operators(config)
+    fit = jax.ShapeDtypeStruct((), jnp.int32)
+    if callable(config.fitness):
+        fit = probe(
+            "fitness",
+            op.fitness,
+            (jax.ShapeDtypeStruct((n,), jnp.int32),),
+            f"x int32[{n}]",
+            "a scalar int or float (shape [])",
+            lambda f: (
+                hasattr(f, "shape")
+                and f.shape == ()
+                and (integer(f) or jnp.issubdtype(f.dtype, jnp.floating))
+            ),
+        )
+    if callable(config.selection):
+        count = config.parents
+        pop_fit = jax.ShapeDtypeStruct((config.pop,), fit.dtype)
+        probe(
+            "selection",
+            lambda s, f, k: op.select(s, f, k, count),
+            (u32, pop_fit, jax.ShapeDtypeStruct((), jnp.int32)),
+            f"(seed uint32[], fit {_shown(pop_fit)}, size int32[], count={count})",
+            f"int indices [{count}]",
+            lambda x: integer(x) and x.shape == (count,),
+        )
+    child = lambda x: integer(x) and x.shape == (n,)
+    if callable(config.crossover):
+        probe(
+            "crossover",
+            op.crossover,
+            (u32, gene, gene),
+            f"(seed uint32[], a {_shown(gene)}, b {_shown(gene)})",
+            f"two int children [{n}]",
+            lambda c: isinstance(c, (tuple, list)) and len(c) == 2 and all(map(child, c)),
+        )
+    if callable(config.mutation):
+        probe(
+            "mutation",
+            op.mutation,
+            (u32, gene, jax.ShapeDtypeStruct((), jnp.float32)),
+            f"(seed uint32[], x {_shown(gene)}, indpb float32[])",
+            f"an int genome [{n}]",
+            child,
+        )
+
+
+class Shared(NamedTuple):
+    """What every row of a generation reads besides its own genome (dynamic)."""
+
+    indpb: jax.Array  # [] float32
+    fixed: ops.Fixed | None  # the instance's fixed queens (constrained), or None
+    mask: Mask | None  # the instance (constrained), or None
+
+
+def _shared(config: Config, params: Params, problem: Problem) -> Shared:
+    mask = problem.mask if config.constrained else None
+    if config.constrained and mask is None:
+        raise QueensError(
+            "ga.Config(constrained=True) reads an instance: pass problem=ga.Problem(mask) "
+            "(jaxqueens.solvers.constrained.mask_of)"
+        )
+    return Shared(params.indpb, None if mask is None else ops.fixed_of(mask), mask)
+
+
+def fitness_row(config: Config):
+    """``(shared, x [n]) -> []``: the config's fitness, plus
+    :func:`~jaxqueens.solvers.ga_ops.forbidden_weight` per queen on a square the instance forbids
+    (``config.constrained``)."""
+    f = operators(config).fitness
+    if not config.constrained:
+        return lambda sh, x: f(x.astype(I32))
+    weight = ops.forbidden_weight(config.n)
+    return lambda sh, x: f(x.astype(I32)) + weight * ops.forbidden(x, sh.mask)
+
+
+def _repair(config: Config):
+    g = ops.gene_dtype(config.n)
+    if not config.constrained:
+        return lambda sh, x: x.astype(g)
+    repair = ops.REPAIRS[config.encoding]
+    return lambda sh, x: repair(x.astype(g), sh.fixed)
+
+
+def crossover_row(config: Config):
+    """``(shared, seed, a [n], b [n]) -> (c1, c2)``: the config's crossover, children in the
+    gene dtype and, under ``config.constrained``, repaired (every fixed queen on its square)."""
+    cx, fix = operators(config).crossover, _repair(config)
+    return lambda sh, s, a, b: tuple(fix(sh, c) for c in cx(s, a, b))
+
+
+def mutation_row(config: Config):
+    """``(shared, seed, x [n]) -> x'``: the config's mutation at rate ``shared.indpb``, repaired
+    like :func:`crossover_row`."""
+    mut, fix = operators(config).mutation, _repair(config)
+    return lambda sh, s, x: fix(sh, mut(s, x, sh.indpb))
+
+
+# ----------------------------------------------------------------------------- init
+
+
+def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
+    """Random initial islands of one trial (key is consumed).
+
+    Island i draws from ``fold_in(key, i)`` only. Under ``config.constrained`` every fixed queen
+    of ``problem.mask`` stands on its square (and the combination encoding starts from a random
+    allowed square per column).
     """
     n, p = config.n, config.pop
+    sh = _shared(config, params, _problem(problem))
+    mask = sh.mask
     slot = jnp.arange(p, dtype=jnp.uint32)
 
     def island(seed):
         s = hash_bits(seed, 0x7FFFFFFF, slot)
         if config.encoding == "permutation":
             g = jax.vmap(lambda s: ops.fisher_yates(s, n))(s)
-            if config.constrained:
-                assert mask is not None  # a constrained config comes with its instance
-                fixed = ops.fixed_of(mask)
+            if sh.fixed is not None:  # constrained
+                fixed = sh.fixed
                 g = jax.vmap(lambda x: ops.repair_permutation(x, fixed))(g)
-        elif config.constrained:  # a random allowed square per column, fixed queens included
-            assert mask is not None  # a constrained config comes with its instance
+        elif mask is not None:  # constrained: a random allowed square per column, fixed queens
             g = jax.vmap(lambda s: allowed_start(s, mask))(s)
         else:
             g = jax.vmap(lambda s: ops.randint(s, 0, n, n))(s)
         return g.astype(ops.gene_dtype(n))
 
-    trial_keys = jax.vmap(lambda t: jax.random.fold_in(key, t))(first + jnp.arange(trials))
-    seeds = jax.vmap(lambda k: chain_seeds(k, jnp.arange(config.islands, dtype=I32)))(trial_keys)
-    genes = _islands(island, seeds)
-    return State(genes, _islands(jax.vmap(fitness_fn(config, mask)), genes), seeds)
+    seeds = chain_seeds(as_key(key), jnp.arange(config.islands, dtype=I32))
+    genes = jax.vmap(island)(seeds)
+    fit_one = fitness_row(config)
+    fit = jax.vmap(jax.vmap(lambda x: fit_one(sh, x)))(genes)
+    best = jnp.argmin(fit.reshape(-1))
+    return State(
+        genes=genes,
+        fit=fit,
+        seed=seeds,
+        gen=jnp.int32(0),
+        best_rows=genes.reshape(-1, n)[best],
+        best_fit=fit.reshape(-1)[best],
+    )
 
 
-def steady_island(seed, genes, fit, params: GAParams, config: GAConfig, mask: Mask | None = None):
-    """One steady-state generation of one island ``genes [P, n]``: two children, two worst out."""
-    cx, mut = operators(config, mask)
+def initial_metrics(state: State, config: Config, params: Params) -> Metrics:
+    """Metrics of the initial islands (generation 0); evaluations = the initial population."""
+    best = jnp.argmin(state.fit, axis=1)  # [I]
+    sols = jnp.take_along_axis(state.genes, best[:, None, None], axis=1)
+    sols = jnp.broadcast_to(sols, (config.islands, config.sols_per_gen, config.n))
+    ok = jnp.min(state.fit, axis=1) <= params.target
+    ok = jnp.broadcast_to(ok[:, None], sols.shape[:2])
+    return _metrics(state.fit, jnp.int32(config.islands * config.pop), sols, ok)
+
+
+def _metrics(fit, nevals, sols, ok, best=None) -> Metrics:
+    best = jnp.min(fit) if best is None else best
+    return Metrics(best, jnp.mean(fit, dtype=jnp.float32), jnp.max(fit), nevals, sols, ok)
+
+
+# ----------------------------------------------------------------------------- one generation
+
+
+def steady_island(seed, genes, fit, config: Config, params: Params, sh: Shared):
+    """One steady-state generation of one island ``genes [P, n]``: two children, two worst out.
+    Returns (genes, fit, evaluations, children [2, n], children reached the target [2])."""
+    op, fit_one = operators(config), fitness_row(config)
+    cx, mut = crossover_row(config), mutation_row(config)
     s = hash_bits(seed, 1, jnp.arange(4, dtype=jnp.uint32))
-    par = ops.tournament_best_two(s[0], fit, config.tournament)
+    size = jnp.clip(params.tournament, 2, config.tournament)
+    par = op.select(s[0], fit, size, 2).astype(I32)
     a, b = genes[par[0]], genes[par[1]]
-    c1, c2 = cx(s[1], a, b)
+    c1, c2 = cx(sh, s[1], a, b)
     do_cx = ops.uniform(s[1], 42, 1)[0] < params.cxpb
     kids = jnp.where(do_cx, jnp.stack([c1, c2]), jnp.stack([a, b]))
     do_mut = ops.uniform(s[2], 41, 2) < params.mutpb
-    mutated = jax.vmap(mut, in_axes=(0, 0, None))(s[2:], kids, params.indpb)
+    mutated = jax.vmap(lambda s, x: mut(sh, s, x))(s[2:], kids)
     kids = jnp.where(do_mut[:, None], mutated, kids)
-    kfit = jax.vmap(fitness_fn(config, mask))(kids)
+    kfit = jax.vmap(lambda x: fit_one(sh, x))(kids).astype(fit.dtype)
     p = config.pop
     worst = ops.worst_indices(jnp.concatenate([fit, kfit]), 2)  # pop first: ties remove the old
     kid_out = jnp.any(worst[:, None] == p + jnp.arange(2), axis=0)  # [2] child removed
@@ -211,145 +590,156 @@ def steady_island(seed, genes, fit, params: GAParams, config: GAConfig, mask: Ma
     dst = jnp.where(kid_out, p, jnp.stack([free[0], free[jnp.where(kid_out[0], 0, 1)]]))
     genes = genes.at[dst].set(kids, mode="drop")
     fit = fit.at[dst].set(kfit, mode="drop")
-    return genes, fit, I32(2), kids, kfit == 0
+    return genes, fit, I32(2), kids, kfit <= params.target
 
 
-def generational_step(
-    seeds, genes, fit, params: GAParams, config: GAConfig, mask: Mask | None = None
-):
-    """One generation of DEAP's eaSimple (plus optional elitism) on islands ``[T, I, P, n]``.
+def generational_islands(seeds, genes, fit, config: Config, params: Params, sh: Shared):
+    """One generation of DEAP's eaSimple (plus elitism) on one trial's islands ``[I, P, n]``.
 
-    Selection and replacement run per island; crossover, mutation and evaluation run on the
-    flattened batch, each only on the rows it applies to (``ops.masked_apply``).
+    Selection and replacement run per island; crossover, mutation and evaluation run over the
+    trial's rows, each only on the rows it applies to (``ops.masked_apply``; vmapped over trials,
+    its batching rule compacts the rows of every trial at once).
     """
-    cx, mut = operators(config, mask)
-    T, I, p, n = genes.shape
+    op = operators(config)
+    I, p, n = genes.shape
     h = p // 2
     slot = jnp.arange(p, dtype=jnp.uint32)
+    size = jnp.clip(params.tournament, 1, config.tournament)
 
-    def ask(seed, g, f):  # tournament selection and this island's random draws
-        sel = jax.vmap(lambda s: ops.tournament(s, f, config.tournament))(hash_bits(seed, 1, slot))
+    def ask(seed, g, f):  # selection and this island's random draws
+        sel = op.select(seed, f, size, p).astype(I32)
         do_cx = ops.uniform(seed, 43, h) < params.cxpb
         do_mut = ops.uniform(seed, 44, p) < params.mutpb
         return g[sel], f[sel], hash_bits(seed, 2, slot[:h]), hash_bits(seed, 3, slot), do_cx, do_mut
 
-    off, off_fit, cx_seeds, mut_seeds, do_cx, do_mut = _islands(ask, seeds, genes, fit)
-    rows = lambda x: x.reshape((-1,) + x.shape[3:])
-    a, b = rows(off[:, :, 0 : 2 * h : 2]), rows(off[:, :, 1 : 2 * h : 2])
+    off, off_fit, cx_seeds, mut_seeds, do_cx, do_mut = jax.vmap(ask)(seeds, genes, fit)
+    rows = lambda x: x.reshape((-1, *x.shape[2:]))
+    a, b = rows(off[:, 0 : 2 * h : 2]), rows(off[:, 1 : 2 * h : 2])
     c1, c2 = ops.masked_apply(
-        jax.vmap(cx), rows(do_cx), (rows(cx_seeds), a, b), (a, b), config.cx_cap32
+        crossover_row(config), rows(do_cx), (rows(cx_seeds), a, b), (a, b), config.cx_cap32, (sh,)
     )
-    kids = jnp.stack([c1, c2], axis=1).reshape(T, I, 2 * h, n)
-    off = jnp.concatenate([kids, off[:, :, 2 * h :]], axis=2)
-    crossed = jnp.concatenate([jnp.repeat(do_cx, 2, axis=2), jnp.zeros((T, I, p - 2 * h), bool)], 2)
+    kids = jnp.stack([c1, c2], axis=1).reshape(I, 2 * h, n)
+    off = jnp.concatenate([kids, off[:, 2 * h :]], axis=1)
+    crossed = jnp.concatenate([jnp.repeat(do_cx, 2, axis=1), jnp.zeros((I, p - 2 * h), bool)], 1)
     flat = rows(off)
-    mutate = jax.vmap(lambda s, x: mut(s, x, params.indpb))
-    flat = ops.masked_apply(mutate, rows(do_mut), (rows(mut_seeds), flat), flat, config.mut_cap32)
+    flat = ops.masked_apply(
+        mutation_row(config), rows(do_mut), (rows(mut_seeds), flat), flat, config.mut_cap32, (sh,)
+    )
     invalid = crossed | do_mut
     off_fit = ops.masked_apply(
-        jax.vmap(fitness_fn(config, mask)), rows(invalid), (flat,), rows(off_fit), config.eval_cap32
-    ).reshape(T, I, p)
-    off = flat.reshape(T, I, p, n)
+        fitness_row(config), rows(invalid), (flat,), rows(off_fit), config.eval_cap32, (sh,)
+    ).reshape(I, p)
+    off = flat.reshape(I, p, n)
+    elite = jnp.clip(params.elite, 0, config.elite)
 
     def tell(g, f, o, of):  # elitism and this island's best
         if config.elite:
             keep, out = ops.best_indices(f, config.elite), ops.worst_indices(of, config.elite)
-            o, of = o.at[out].set(g[keep]), of.at[out].set(f[keep])
+            out = jnp.where(jnp.arange(config.elite) < elite, out, p)
+            o = o.at[out].set(g[keep], mode="drop")
+            of = of.at[out].set(f[keep], mode="drop")
         best = jnp.argmin(of)
-        return o, of, o[best][None], (of[best] == 0)[None]
+        return o, of, o[best][None], (of[best] <= params.target)[None]
 
-    off, off_fit, sols, ok = _islands(tell, genes, fit, off, off_fit)
-    return off, off_fit, jnp.sum(invalid, axis=2, dtype=I32), sols, ok
+    off, off_fit, sols, ok = jax.vmap(tell)(genes, fit, off, off_fit)
+    return off, off_fit, jnp.sum(invalid, dtype=I32), sols, ok
 
 
-def migrate(genes, fit, config: GAConfig):
-    """Ring migration over one trial's islands ``[I, P, n]``: island i's best replace island
-    i+1's worst."""
+def migrate(genes, fit, config: Config, migrants=None):
+    """Ring migration over one trial's islands ``[I, P, n]``: island i's ``migrants`` (dynamic,
+    1..``config.migrants``; default all of them) best replace island i+1's worst."""
     m = config.migrants
     best = jax.vmap(lambda f: ops.best_indices(f, m))(fit)  # [I, m]
     worst = jax.vmap(lambda f: ops.worst_indices(f, m))(fit)
+    if migrants is not None:
+        worst = jnp.where(jnp.arange(m) < jnp.clip(migrants, 1, m), worst, fit.shape[1])
     take = lambda x: jnp.roll(jax.vmap(lambda xi, bi: xi[bi])(x, best), 1, axis=0)
-    put = jax.vmap(lambda x, w, v: x.at[w].set(v))
+    put = jax.vmap(lambda x, w, v: x.at[w].set(v, mode="drop"))
     return put(genes, worst, take(genes)), put(fit, worst, take(fit))
 
 
-def step(
-    state: State, params: GAParams, gen, config: GAConfig, mask: Mask | None = None
+def generation(
+    state: State, config: Config, params: Params, problem: Problem | None = None
 ) -> tuple[State, Metrics]:
-    """Generation ``gen + 1`` of every trial and island (then migration when due); ``mask``: the
-    instance, read only under ``config.constrained``."""
-    seeds = hash_bits(state.seed, gen + 1, jnp.zeros((), jnp.uint32))  # [T, I]
+    """Generation ``state.gen + 1`` of every island (then migration when due), with its metrics.
+    Runs whether or not the trial is :func:`done` (:func:`step` is the gated form)."""
+    sh = _shared(config, params, _problem(problem))
+    gen = state.gen + 1
+    seeds = hash_bits(state.seed, gen, jnp.zeros((), jnp.uint32))  # [I]
     if config.scheme == "steady":
-        island = lambda s, g, f: steady_island(s, g, f, params, config, mask)
-        genes, fit, nevals, sols, ok = _islands(island, seeds, state.genes, state.fit)
+        island = lambda s, g, f: steady_island(s, g, f, config, params, sh)
+        genes, fit, nevals, sols, ok = jax.vmap(island)(seeds, state.genes, state.fit)
+        nevals = jnp.sum(nevals)
     else:
-        genes, fit, nevals, sols, ok = generational_step(
-            seeds, state.genes, state.fit, params, config, mask
+        genes, fit, nevals, sols, ok = generational_islands(
+            seeds, state.genes, state.fit, config, params, sh
         )
     if config.islands > 1:
         every = params.migrate_every
-        due = (every > 0) & ((gen + 1) % jnp.maximum(every, 1) == 0)
+        due = (every > 0) & (gen % jnp.maximum(every, 1) == 0)
         genes, fit = lax.cond(
-            due, jax.vmap(lambda g, f: migrate(g, f, config)), lambda g, f: (g, f), genes, fit
+            due,
+            lambda g, f: migrate(g, f, config, params.migrants),
+            lambda g, f: (g, f),
+            genes,
+            fit,
         )
-    return State(genes, fit, state.seed), _metrics(fit, jnp.sum(nevals, axis=1), sols, ok)
+    flat = fit.reshape(-1)
+    i = jnp.argmin(flat)  # the generation's best: the metric and the best seen, one reduction
+    better = flat[i] < state.best_fit
+    state = State(
+        genes=genes,
+        fit=fit,
+        seed=state.seed,
+        gen=gen,
+        best_rows=jnp.where(better, genes.reshape(-1, config.n)[i], state.best_rows),
+        best_fit=jnp.where(better, flat[i], state.best_fit),
+    )
+    return state, _metrics(fit, nevals, sols, ok, flat[i])
 
 
-def _metrics(fit, nevals, sols, ok) -> Metrics:
-    return Metrics(
-        jnp.min(fit, axis=(1, 2)),
-        jnp.mean(fit, axis=(1, 2), dtype=jnp.float32),
-        jnp.max(fit, axis=(1, 2)),
-        nevals,
-        sols,
-        ok,
+def done(state: State, config: Config, params: Params) -> jax.Array:
+    """[] bool: solved (best fitness at most ``params.target``) or ``params.generations`` run."""
+    return (state.gen >= params.generations) | (state.best_fit <= params.target)
+
+
+def step(state: State, config: Config, params: Params, problem: Problem | None = None) -> State:
+    """One generation (:func:`generation`); a no-op once :func:`done`."""
+    return lax.cond(
+        done(state, config, params),
+        lambda s: s,
+        lambda s: generation(s, config, params, problem)[0],
+        state,
     )
 
 
-def initial_metrics(state: State, config: GAConfig) -> Metrics:
-    """Metrics of the initial islands (generation 0); evaluations = the initial population."""
-    T, I = state.fit.shape[:2]
-    best = jnp.argmin(state.fit, axis=2)
-    sols = jnp.take_along_axis(state.genes, best[:, :, None, None], axis=2)
-    sols = jnp.broadcast_to(sols, (T, I, config.sols_per_gen, config.n))
-    ok = jnp.broadcast_to((jnp.min(state.fit, axis=2) == 0)[:, :, None], sols.shape[:3])
-    return _metrics(state.fit, jnp.full(T, I * config.pop, I32), sols, ok)
+def result(state: State, config: Config, params: Params) -> Result:
+    """What the trial reports: its best board seen, solved, generations run, best fitness."""
+    return Result(
+        rows=state.best_rows.astype(I32),
+        solved=state.best_fit <= params.target,
+        steps=state.gen,
+        best=state.best_fit,
+    )
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def init_trials(
-    key, config: GAConfig, trials: int, first: int = 0, mask: Mask | None = None
-) -> tuple[State, Metrics]:
-    """Initial states of trials ``first..first+trials-1`` and their generation-0 metrics."""
-    state = init(key, config, trials, first, mask)
-    return state, initial_metrics(state, config)
+def finish(state: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
+    """Generations from ``state`` until :func:`done` (a ``lax.while_loop``), then its result:
+    :func:`run` from a given state."""
+    state = lax.while_loop(
+        lambda s: ~done(s, config, params),
+        lambda s: generation(s, config, params, problem)[0],
+        state,
+    )
+    return result(state, config, params)
 
 
-def run_chunk(
-    states: State,
-    params: GAParams,
-    gen0,
-    stop_gen,
-    config: GAConfig,
-    length: int,
-    mask: Mask | None = None,
-) -> tuple[State, Metrics]:
-    """Generations ``gen0 .. gen0 + length - 1`` of every trial (a ``lax.scan`` of :func:`step`).
+def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
+    """One trial: generations until solved or ``params.generations`` are run (key is consumed)."""
+    return finish(init(key, config, params, problem), config, params, problem)
 
-    Generations at or past ``stop_gen`` are skipped (zero metrics), so every chunk has one shape
-    and compiles once (``mask``: the instance of a constrained config, dynamic). Trials are
-    independent, so a caller may split ``states`` along its trial
-    axis (the driver shards it over devices).
 
-    Returns:
-      The states after the chunk and the metrics of each generation, ``[length, T, ...]``.
-    """
-
-    def skip(st, g):
-        zero = jax.eval_shape(lambda s: step(s, params, g, config, mask), st)[1]
-        return st, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), zero)
-
-    def body(st, g):
-        return lax.cond(g < stop_gen, lambda s, g: step(s, params, g, config, mask), skip, st, g)
-
-    return lax.scan(body, states, gen0 + jnp.arange(length, dtype=I32))
+GAConfig = Config
+"""The name :mod:`jaxqueens` exports (``jaxqueens.GAConfig``)."""
+GAParams = Params
+"""The name :mod:`jaxqueens` exports (``jaxqueens.GAParams``)."""

@@ -15,7 +15,10 @@ Operators (callers ``vmap`` them over a population; see :mod:`jaxqueens.solvers.
 
 - selection: :func:`tournament` (best of k drawn with replacement, DEAP's ``selTournament``),
   :func:`tournament_best_two` (the best two of k *distinct* individuals: the classic steady-state
-  GA), :func:`best_indices` / :func:`worst_indices` (truncation and elitism helpers).
+  GA), both with a dynamic size up to a static capacity; the kernel's selections
+  :data:`SELECTIONS` (:func:`select_tournament`, :func:`select_distinct_tournament`) in the
+  signature a user's selection has too; :func:`best_indices` / :func:`worst_indices`
+  (truncation and elitism helpers).
 - permutation crossover: :func:`cx_cut` (classic one-cut "cut and fill"), :func:`cx_pmx`
   (Goldberg & Lingle 1985), :func:`cx_ox1` (Davis 1985) and :func:`cx_cycle` (Oliver et al. 1987).
 - combination crossover: :func:`cx_one_point`, :func:`cx_uniform`.
@@ -29,9 +32,13 @@ Constrained boards (issue 16; :mod:`jaxqueens.solvers.ga` applies them behind st
 closes: blocked, excluded, or attacked by a fixed queen), and the repairs :data:`REPAIRS` that
 put every fixed queen (:func:`fixed_of`) back on its square after crossover and mutation.
 
+The signatures of :data:`Fitness`, :data:`Selection`, :data:`Crossover` and :data:`Mutation` are
+those a user's operator keeps (:mod:`jaxqueens.solvers.ga`, "Bring your own operator").
+
 Randomness: every operator takes ``seed``, a uint32 scalar, and draws from the counter-based hash
-of :mod:`jaxqueens.core.rng` (threefry costs far more per draw on XLA:CPU, ``PERFORMANCE.md``); derive a
-fresh seed per individual and generation (``jaxqueens.solvers.ga`` does), because the seed is consumed.
+of :mod:`jaxqueens.core.rng` (threefry costs far more per draw on XLA:CPU, ``PERFORMANCE.md``);
+derive a fresh seed per individual and generation (``jaxqueens.solvers.ga`` does), because the
+seed is consumed.
 
 Implementation notes: per-genome gathers and scatters go through :func:`gather1d` and
 :func:`scatter1d`, whose batching rule flattens the batch into one 1-D gather/scatter with row
@@ -44,7 +51,8 @@ followed by pointer doubling (``ceil(log2 n)`` gathers); "fill from the other pa
 is a cumsum and a scatter. PMX is the textbook operator; DEAP's ``cxPartialyMatched`` swaps
 in place and can give other children when segment values chain (both give permutations).
 :func:`masked_apply` runs an operator only on the rows that need it (crossover with probability
-cxpb, ...), in compacted passes, exactly.
+cxpb, ...), in compacted passes, exactly; under ``jax.vmap`` (trials, a swept rate) its batching
+rule folds the batch into the rows, so one compaction serves the whole batch.
 """
 
 from __future__ import annotations
@@ -89,7 +97,7 @@ def _gather1d_vmap(axis_size, in_batched, x, idx):
     if not x_b:
         return gather1d(x, idx), i_b
     if not i_b:
-        idx = jnp.broadcast_to(idx, (axis_size,) + idx.shape)
+        idx = jnp.broadcast_to(idx, (axis_size, *idx.shape))
     return gather1d(x.reshape(-1), idx + _offsets(axis_size, x.shape[-1], idx)), True
 
 
@@ -110,9 +118,9 @@ def scatter1d(x: jax.Array, idx: jax.Array, val: jax.Array) -> jax.Array:
 @scatter1d.def_vmap
 def _scatter1d_vmap(axis_size, in_batched, x, idx, val):
     x_b, i_b, v_b = in_batched
-    x = x if x_b else jnp.broadcast_to(x, (axis_size,) + x.shape)
-    idx = idx if i_b else jnp.broadcast_to(idx, (axis_size,) + idx.shape)
-    val = val if v_b else jnp.broadcast_to(val, (axis_size,) + val.shape)
+    x = x if x_b else jnp.broadcast_to(x, (axis_size, *x.shape))
+    idx = idx if i_b else jnp.broadcast_to(idx, (axis_size, *idx.shape))
+    val = val if v_b else jnp.broadcast_to(val, (axis_size, *val.shape))
     m = x.shape[-1]
     flat = jnp.where((idx >= 0) & (idx < m), idx + _offsets(axis_size, m, idx), axis_size * m)
     return scatter1d(x.reshape(-1), flat, val).reshape(x.shape), True
@@ -177,7 +185,8 @@ def report_diagonals_only(x: jax.Array) -> jax.Array:
 
 
 def _torus_lines(x: jax.Array) -> tuple[jax.Array, ...]:
-    """Counts ``[n]`` of queens per row and per modular diagonal ``(x + c) mod n``, ``(x - c) mod n``."""
+    """Counts ``[n]`` of queens per row and per modular diagonal ``(x + c) mod n`` and
+    ``(x - c) mod n``."""
     n = x.shape[-1]
     c = jnp.arange(n, dtype=I32)
     return tuple(jnp.zeros(n, I32).at[idx].add(1) for idx in (x, (x + c) % n, (x - c) % n))
@@ -322,32 +331,74 @@ def fisher_yates(seed, n: int) -> jax.Array:
 # ----------------------------------------------------------------------------- selection
 
 
-def tournament(seed, fit: jax.Array, k: int) -> jax.Array:
-    """Index of the best (lowest fitness) of ``k`` individuals drawn with replacement.
+def _worst_value(dtype):
+    """The largest value of a fitness dtype: what an aspirant left out of a tournament scores."""
+    return jnp.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).max
 
-    DEAP's ``selTournament`` for one slot: ties go to the first aspirant drawn.
+
+def tournament(seed, fit: jax.Array, k: int, size=None) -> jax.Array:
+    """Index of the best (lowest fitness) of ``size`` individuals drawn with replacement.
+
+    DEAP's ``selTournament`` for one slot: ties go to the first aspirant drawn. ``k`` (static)
+    is the most aspirants drawn; ``size`` (dynamic, 1..k; default k) how many of them compete,
+    so a swept tournament size never recompiles and ``size == k`` gives exactly the draw of a
+    static tournament of k.
     """
     idx = randint(seed, 11, k, fit.shape[0])
-    return idx[jnp.argmin(gather1d(fit, idx))]
+    f = gather1d(fit, idx)
+    if size is not None:
+        f = jnp.where(jnp.arange(k) < size, f, _worst_value(f.dtype))
+    return idx[jnp.argmin(f)]
 
 
-def distinct_indices(seed, size: int, k: int) -> jax.Array:
-    """``k`` distinct indices of ``range(size)`` (Floyd's algorithm, k unrolled steps)."""
+def distinct_indices(seed, size: int, k: int, count=None) -> jax.Array:
+    """``k`` distinct indices of ``range(size)`` (Floyd's algorithm, k unrolled steps).
+
+    With ``count`` (dynamic, 1..k) only the first ``count`` are drawn (Floyd's algorithm for
+    ``count``; the rest of the ``[k]`` result is unspecified); ``count == k`` gives the draw of
+    a static ``k``."""
     r = bits(seed, 12, k)
+    top = size - k if count is None else size - jnp.asarray(count, I32)
     chosen: list[jax.Array] = []
-    for t, j in enumerate(range(size - k, size)):
-        c = (r[t] % jnp.uint32(j + 1)).astype(I32)
+    for t in range(k):
+        j = top + t
+        c = (r[t] % jnp.asarray(j + 1).astype(jnp.uint32)).astype(I32)
         if chosen:
-            c = jnp.where(jnp.any(jnp.stack(chosen) == c), j, c)
+            c = jnp.where(jnp.any(jnp.stack(chosen) == c), j, c).astype(I32)
         chosen.append(c)
-    return jnp.stack(chosen)
+    return jnp.minimum(jnp.stack(chosen), size - 1)  # only the unused tail can pass size - 1
 
 
-def tournament_best_two(seed, fit: jax.Array, k: int) -> jax.Array:
-    """Indices ``[2]`` of the two best of ``k`` distinct random individuals (needs k >= 2)."""
-    idx = distinct_indices(seed, fit.shape[0], k)
-    _, order = lax.top_k(-gather1d(fit, idx).astype(jnp.float32), 2)
+def tournament_best_two(seed, fit: jax.Array, k: int, size=None) -> jax.Array:
+    """Indices ``[2]`` of the two best of ``size`` (dynamic, 2..k; default k) distinct random
+    individuals (needs k >= 2)."""
+    return best_of_distinct(seed, fit, k, 2, size)
+
+
+def best_of_distinct(seed, fit: jax.Array, k: int, count: int, size=None) -> jax.Array:
+    """Indices ``[count]`` of the ``count`` best of ``size`` (dynamic, count..k; default k)
+    distinct random individuals, best first (ties: the earlier drawn)."""
+    idx = distinct_indices(seed, fit.shape[0], k, size)
+    score = -gather1d(fit, idx).astype(jnp.float32)
+    if size is not None:
+        score = jnp.where(jnp.arange(k) < size, score, -jnp.inf)
+    _, order = lax.top_k(score, count)
     return idx[order]
+
+
+def select_tournament(seed, fit: jax.Array, size, count: int, *, max_size: int) -> jax.Array:
+    """Selection ``[count]``: ``count`` independent tournaments (DEAP's ``selTournament``), slot
+    i from the seed ``hash_bits(seed, 1, i)``; at most ``max_size`` (static) aspirants each."""
+    slots = hash_bits(seed, 1, jnp.arange(count, dtype=jnp.uint32))
+    return jax.vmap(lambda s: tournament(s, fit, max_size, size))(slots)
+
+
+def select_distinct_tournament(
+    seed, fit: jax.Array, size, count: int, *, max_size: int
+) -> jax.Array:
+    """Selection ``[count]``: the ``count`` best of one tournament of ``size`` distinct random
+    individuals (the classic steady-state GA: the best two of five)."""
+    return best_of_distinct(seed, fit, max_size, count, size)
 
 
 def best_indices(fit: jax.Array, m: int) -> jax.Array:
@@ -364,7 +415,7 @@ def worst_indices(fit: jax.Array, m: int) -> jax.Array:
     return lax.top_k(fit.astype(jnp.float32), m)[1]
 
 
-# ----------------------------------------------------------------------------- permutation crossover
+# ---------------------------------------------------------------------------- permutation crossover
 
 
 def keep_fill(a: jax.Array, b: jax.Array, lo, hi) -> jax.Array:
@@ -447,7 +498,7 @@ def cx_cycle(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jnp.where(from_a, a, b), jnp.where(from_a, b, a)
 
 
-# ----------------------------------------------------------------------------- combination crossover
+# ---------------------------------------------------------------------------- combination crossover
 
 
 def cx_one_point(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -521,7 +572,7 @@ def mut_swap(seed, x: jax.Array, indpb) -> jax.Array:
 
 
 def mut_inversion(seed, x: jax.Array, indpb=None) -> jax.Array:
-    """Inversion: reverse a random segment ``[lo, hi)`` (DEAP-style cut points; ``indpb`` unused)."""
+    """Inversion: reverse a random segment ``[lo, hi)`` (DEAP's cut points; ``indpb`` unused)."""
     del indpb
     n = x.shape[-1]
     lo, hi = two_cuts(seed, 34, n)
@@ -558,43 +609,120 @@ def capacity(batch: int, cap32: int) -> int:
     return min(batch, max(1, math.ceil(batch * q + 6 * math.sqrt(batch * q * (1 - q)) + 8)))
 
 
-def masked_apply(fn, mask: jax.Array, args: tuple, defaults, cap32: int):
-    """``where(mask, fn(*args), defaults)`` row-wise, computing ``fn`` only on the masked rows.
+def masked_apply(fn, mask: jax.Array, args: tuple, defaults, cap32: int, shared: tuple = ()):
+    """``where(mask, fn(*shared, *row), defaults)`` row by row, computing ``fn`` only on the
+    masked rows.
 
     The rows with ``mask`` set are gathered into passes of :func:`capacity` rows (``cap32``: the
-    expected fraction of set rows in 32nds), ``fn`` (batched over rows) runs on each pass and
+    expected fraction of set rows in 32nds), ``fn`` runs on each pass (vmapped over its rows) and
     the results are scattered back; further passes run only while masked rows remain, so the
     result is exact for any mask. DEAP's rates (cxpb 0.5, mutpb 0.2) leave most rows unchanged:
     this skips their work. ``cap32 >= 32`` is the plain ``where``.
 
+    Batching rule: under ``jax.vmap`` (a kernel written for one GA trial, vmapped over trials or
+    over swept ``Params``) the batch axis is folded into the rows, so one compaction serves every
+    trial (a per-trial compaction would size each pass for a small batch and loop as long as the
+    slowest trial); a batched ``shared`` value is read by each row from its own batch entry.
+
     Args:
-      fn: ``[k, ...]`` rows of every arg -> a pytree of ``[k, ...]`` like ``defaults``.
+      fn: ``fn(*shared, *row) -> `` a pytree like one row of ``defaults``, written for one row.
       mask: ``[B]`` bool.
-      args: arrays ``[B, ...]``.
+      args: arrays ``[B, ...]``, the rows.
       defaults: pytree of ``[B, ...]``: the rows left where ``mask`` is False.
       cap32: expected fraction of masked rows, in 32nds.
+      shared: a tuple of pytrees every row reads whole (rates, an instance).
     """
-    b = mask.shape[0]
-    cap = capacity(b, cap32)
-    if cap >= b:
-        out = fn(*args)
-        return jax.tree.map(
-            lambda o, d: jnp.where(mask.reshape((b,) + (1,) * (d.ndim - 1)), o, d), out, defaults
+    leaves, treedef = jax.tree.flatten(tuple(shared))
+    apply = _masked(fn, treedef, cap32, (False,) * len(leaves))
+    return apply(mask, tuple(args), defaults, tuple(leaves), ())
+
+
+def _masked(fn, treedef, cap32: int, grouped: tuple[bool, ...]):
+    """:func:`masked_apply` for ``fn``; leaf i of ``shared`` is read whole (``grouped[i]``
+    False) or as ``leaf[group[row]]`` (True; its group index array is in ``groups``)."""
+
+    @jax.custom_batching.custom_vmap
+    def apply(mask, args, defaults, leaves, groups):
+        def rows_fn(groups, *rows):  # fn over rows [k, ...]; groups: [k] per grouped leaf
+            def one(gs, *row):
+                it = iter(gs)
+                vals = [
+                    leaf[next(it)] if g else leaf for leaf, g in zip(leaves, grouped, strict=True)
+                ]
+                return fn(*jax.tree.unflatten(treedef, vals), *row)
+
+            return jax.vmap(one)(groups, *rows)
+
+        b = mask.shape[0]
+        cap = capacity(b, cap32)
+        if cap >= b:
+            out = rows_fn(groups, *args)
+            return jax.tree.map(
+                lambda o, d: jnp.where(mask.reshape((b,) + (1,) * (d.ndim - 1)), o, d),
+                out,
+                defaults,
+            )
+
+        def one_pass(carry):
+            todo, out = carry
+            idx = jnp.nonzero(todo, size=cap, fill_value=b)[0]
+            safe = jnp.minimum(idx, b - 1)
+            res = rows_fn(tuple(g[safe] for g in groups), *(x[safe] for x in args))
+            out = jax.tree.map(lambda d, r: d.at[idx].set(r, mode="drop"), out, res)
+            return todo.at[idx].set(False, mode="drop"), out
+
+        return lax.while_loop(lambda c: jnp.any(c[0]), one_pass, (mask, defaults))[1]
+
+    @apply.def_vmap
+    def _fold(axis_size, in_batched, mask, args, defaults, leaves, groups):
+        m_b, a_b, d_b, l_b, g_b = in_batched
+        b = mask.shape[1] if m_b else mask.shape[0]
+        whole = lambda x, bat: x if bat else jnp.broadcast_to(x, (axis_size, *x.shape))
+        fold = lambda x, bat: whole(x, bat).reshape((axis_size * b, *x.shape[1 + bat :]))
+        mask = fold(mask, m_b)
+        args = tuple(fold(x, xb) for x, xb in zip(args, a_b, strict=True))
+        defaults = jax.tree.map(fold, defaults, d_b)
+        new_leaves, new_groups, new_grouped = [], [], []
+        git = iter(zip(groups, g_b, strict=True))
+        for leaf, leaf_b, g in zip(leaves, l_b, grouped, strict=True):
+            group, group_b = next(git) if g else (None, False)
+            if not leaf_b:  # read whole, or through the row's group as before
+                new_leaves.append(leaf)
+                if g:
+                    new_groups.append(fold(group, group_b))
+            elif g:  # leaf [A, G, ...]: group (a, i) becomes a * G + i
+                size = leaf.shape[1]
+                offset = (jnp.arange(axis_size, dtype=I32) * size)[:, None]
+                new_leaves.append(leaf.reshape((axis_size * size, *leaf.shape[2:])))
+                new_groups.append((whole(group, group_b) + offset).reshape(-1))
+            else:  # leaf [A, ...]: row r of the folded batch reads entry r // b
+                new_leaves.append(leaf)
+                new_groups.append(jnp.repeat(jnp.arange(axis_size, dtype=I32), b))
+            new_grouped.append(g or leaf_b)
+        out = _masked(fn, treedef, cap32, tuple(new_grouped))(
+            mask, args, defaults, tuple(new_leaves), tuple(new_groups)
         )
+        out = jax.tree.map(lambda o: o.reshape((axis_size, b, *o.shape[1:])), out)
+        return out, jax.tree.map(lambda _: True, out)
 
-    def one_pass(carry):
-        todo, out = carry
-        idx = jnp.nonzero(todo, size=cap, fill_value=b)[0]
-        safe = jnp.minimum(idx, b - 1)
-        res = fn(*(x[safe] for x in args))
-        out = jax.tree.map(lambda d, r: d.at[idx].set(r, mode="drop"), out, res)
-        return todo.at[idx].set(False, mode="drop"), out
-
-    return lax.while_loop(lambda c: jnp.any(c[0]), one_pass, (mask, defaults))[1]
+    return apply
 
 
+Fitness = Callable[[jax.Array], jax.Array]
+"""``fitness(x [n] int32) -> []`` int or float, minimised (0: solved)."""
+Selection = Callable[[jax.Array, jax.Array, jax.Array, int], jax.Array]
+"""``select(seed [] uint32, fit [P], size [] int32, count: int) -> [count]`` int indices."""
 Crossover = Callable[[jax.Array, jax.Array, jax.Array], tuple[jax.Array, jax.Array]]
+"""``crossover(seed [] uint32, a [n], b [n]) -> (child1 [n], child2 [n])``."""
 Mutation = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
+"""``mutation(seed [] uint32, x [n], indpb [] float32) -> [n]``."""
+
+SELECTIONS: dict[str, Callable[..., jax.Array]] = {
+    "tournament": select_tournament,
+    "distinct_tournament": select_distinct_tournament,
+}
+"""Built-in selections (``max_size``: the static tournament capacity, bound by the kernel)."""
+DEFAULT_SELECTION = {"steady": "distinct_tournament", "generational": "tournament"}
 
 CROSSOVERS: dict[str, dict[str, Crossover]] = {
     "permutation": {"cut": cx_cut, "pmx": cx_pmx, "ox1": cx_ox1, "cycle": cx_cycle},

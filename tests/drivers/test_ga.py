@@ -2,9 +2,11 @@
 
 from pathlib import Path
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import lax
 
 import jaxqueens
 from jaxqueens.cli import evolve as evolve_cmd
@@ -12,24 +14,26 @@ from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import ga
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel import sizing
 from jaxqueens.solvers import ga as kernel
+from jaxqueens.solvers.base import chain_keys
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-GEN = dict(
-    scheme="generational",
-    crossover="pmx",
-    mutation="swap",
-    tournament=3,
-    cxpb=0.5,
-    mutpb=0.2,
-    indpb=0.1,
-    elite=0,
-)
+GEN = {
+    "scheme": "generational",
+    "crossover": "pmx",
+    "mutation": "swap",
+    "tournament": 3,
+    "cxpb": 0.5,
+    "mutpb": 0.2,
+    "indpb": 0.1,
+    "elite": 0,
+}
 
 
 @pytest.fixture(scope="module")
 def classic():
-    """Both classic 8-queens experiments, as configured in configs/ (30 trials, 1000 generations)."""
+    """Both classic 8-queens experiments as configured in configs/ (30 trials, 1000 generations)."""
     out = {}
     for enc in ("permutation", "combination"):
         conf = evolve_cmd.load_config(CONFIGS / f"ga_classic_{enc}.toml")
@@ -78,6 +82,44 @@ def test_same_seed_same_results_and_trials_independent():
     assert not (a.population == d.population).all()
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [GEN, {"islands": 2, "migrate_every": 3, "migrants": 2}],
+    ids=["generational", "steady-islands"],
+)
+def test_the_kernels_run_is_the_drivers_trial(kwargs):
+    """The public per-trial kernel keyed fold_in(key(seed), t) is trial t of ``evolve``: ``run``
+    stops at the driver's first solved generation with one of its solutions (or spends the
+    budget with the driver's best), and a scan of generations ends on the driver's population."""
+    generations, n_trials = 60, 3
+    r = ga.evolve(10, 30, generations, n_trials, seed=5, **kwargs)
+    params = kernel.default_params(r.config, **r.params, generations=generations)
+    keys = chain_keys(jax.random.key(5), jnp.arange(n_trials))
+    run = jax.jit(kernel.run, static_argnums=1)
+
+    @jax.jit
+    def scan(key):
+        s = kernel.init(key, r.config, params)
+        return lax.scan(
+            lambda s, _: kernel.generation(s, r.config, params), s, None, length=generations
+        )
+
+    solutions = {tuple(b) for b in r.solutions}
+    for t in range(n_trials):
+        res = run(keys[t], r.config, params)
+        if r.first_solved[t] >= 0:
+            assert bool(res.solved) and int(res.steps) == r.first_solved[t]
+            assert tuple(np.asarray(res.rows)) in solutions
+        else:
+            assert not bool(res.solved) and int(res.steps) == generations
+        assert int(res.best) == r.best[: int(res.steps) + 1, t].min()
+        s, m = scan(keys[t])
+        np.testing.assert_array_equal(np.asarray(s.genes), r.population[t])
+        np.testing.assert_array_equal(np.asarray(s.fit), r.fitness[t])
+        np.testing.assert_array_equal(np.asarray(m.best), r.best[1:, t])
+        np.testing.assert_array_equal(np.asarray(m.nevals), r.evaluations[1:, t])
+
+
 def test_generational_elitism_keeps_the_best():
     r = ga.evolve(
         12,
@@ -101,7 +143,7 @@ def test_islands_and_migration():
     assert r.population.shape == (2, 3, 20, 8)
     genes = jnp.asarray(r.population[0])
     fit = jnp.asarray(r.fitness[0]).at[1].set(jnp.arange(20) + 100)
-    config = kernel.GAConfig(n=8, pop=20, islands=3, migrants=2)
+    config = kernel.Config(n=8, pop=20, islands=3, migrants=2)
     g2, f2 = kernel.migrate(genes, fit, config)
     best0 = np.argsort(np.asarray(fit[0]), kind="stable")[:2]
     worst1 = np.argsort(-np.asarray(fit[1]), kind="stable")[:2]
@@ -112,15 +154,15 @@ def test_islands_and_migration():
 @pytest.mark.parametrize(
     "kwargs, words",
     [
-        (dict(pop=4, tournament=5), "tournament"),
-        (dict(cxpb=1.5), "cxpb"),
-        (dict(mutpb=-0.1), "mutpb"),
-        (dict(indpb=2.0), "indpb"),
-        (dict(n=3), "n = 3"),
-        (dict(encoding="combination", crossover="pmx"), "combination"),
-        (dict(scheme="annealing"), "scheme"),
-        (dict(pop=10.5), "pop"),
-        (dict(fitness="nonattacking"), "fitness"),
+        ({"pop": 4, "tournament": 5}, "tournament"),
+        ({"cxpb": 1.5}, "cxpb"),
+        ({"mutpb": -0.1}, "mutpb"),
+        ({"indpb": 2.0}, "indpb"),
+        ({"n": 3}, "n = 3"),
+        ({"encoding": "combination", "crossover": "pmx"}, "combination"),
+        ({"scheme": "annealing"}, "scheme"),
+        ({"pop": 10.5}, "pop"),
+        ({"fitness": "nonattacking"}, "fitness"),
     ],
 )
 def test_bad_parameters_give_clear_errors(kwargs, words):
@@ -150,8 +192,55 @@ def test_check_setup_fills_the_static_config():
     assert config.elite == 0  # elitism applies to the generational scheme only
     assert (config.cx_cap32, config.mut_cap32, config.eval_cap32) == (16, 8, 20)
     assert params == {"cxpb": 0.5, "mutpb": 0.25, "indpb": 0.0, "migrate_every": 0}
-    assert hash(config) == hash(kernel.GAConfig(**vars(config)))  # a jit static argument
+    assert hash(config) == hash(kernel.Config(**vars(config)))  # a jit static argument
     assert ga.default_chunk(config, 2, 5) == 5 and ga.default_chunk(config, 10**6, 10**4) == 10
+
+
+SMALL_SETUP = {
+    "n": 8,
+    "pop": 12,
+    "generations": 5,
+    "trials": 2,
+    "encoding": "permutation",
+    "scheme": "generational",
+    "crossover": "pmx",
+    "mutation": "swap",
+    "tournament": 3,
+    "cxpb": 0.5,
+    "mutpb": 0.2,
+    "indpb": 0.1,
+    "elite": 1,
+    "islands": 2,
+    "migrate_every": 2,
+    "migrants": 1,
+}
+
+
+def test_chunk_builder_lowers_the_drivers_chunk():
+    """The abstract chunk (what an accelerator's sizing and the GPU check compile) has the
+    driver's shapes: states [T, ...] and records [generations, T]."""
+    config, _ = ga.check_setup(**SMALL_SETUP)
+    lowered = ga.chunk_builder(config, 2)(7)
+    states, metrics = lowered.out_info
+    assert states.genes.shape == (2, 2, 12, 8) and metrics.best.shape == (7, 2)
+    assert metrics.sols.shape == (7, 2, 2, 1, 8)
+    lowered.compile()
+
+
+def test_accelerator_chunk_sizes_the_chunk_from_the_compiled_builder():
+    """The accelerator's route on the CPU with a synthetic target: the wanted chunk when the
+    memory holds it, fewer generations per call when it does not, one line when even one
+    generation of the population does not fit."""
+    config, _ = ga.check_setup(**{**SMALL_SETUP, "pop": 64, "n": 16})
+    roomy = sizing.Target(10**9, 16, "test-roomy")
+    assert ga.accelerator_chunk(config, 2, 8, 1, target=roomy) == 8
+    one = sizing.footprint(ga.chunk_builder(config, 2)(1).compile())
+    many = sizing.footprint(ga.chunk_builder(config, 2)(64).compile())
+    assert many > one  # the per-generation records grow with the chunk
+    tight = sizing.Target((one + many) // 2, 16, "test-tight")
+    assert 1 <= ga.accelerator_chunk(config, 2, 64, 1, target=tight) < 64
+    with pytest.raises(QueensError, match="use fewer --trials or a smaller --pop"):
+        ga.accelerator_chunk(config, 2, 8, 1, target=sizing.Target(one // 2, 16, "test-tiny"))
 
 
 def test_zero_generations_reports_the_initial_population():
@@ -200,7 +289,7 @@ def test_toroidal_solutions_pass_the_toroidal_checker(n):
 def test_instances_fixed_queens_stay_and_unsolved_is_unknown(encoding):
     nauck = cons.completion(8, [(0, 2), (3, 1)])
     unsat = cons.completion(8, [(0, 0), (1, 1)])  # the fixed queens attack each other
-    kw = dict(pop=40, generations=2000, trials=8, encoding=encoding, seed=5)
+    kw = {"pop": 40, "generations": 2000, "trials": 8, "encoding": encoding, "seed": 5}
     r = ga.evolve(instance=nauck, **kw)
     assert r.config.constrained and r.status == "SAT" and len(r.solutions)
     assert all(checker.check_constrained(b, nauck).ok for b in r.solutions)
@@ -217,9 +306,9 @@ def test_instances_fixed_queens_stay_and_unsolved_is_unknown(encoding):
 @pytest.mark.parametrize(
     "kwargs,words",
     [
-        (dict(instance=cons.completion(8, [(0, 3), (5, 3)])), "share a row"),
-        (dict(instance=cons.completion(8, [(0, 3)]), n=9), "n = 9 but the instance has n = 8"),
-        (dict(n=7, toroidal=True, fitness="report-diagonals-only"), "plain board only"),
+        ({"instance": cons.completion(8, [(0, 3), (5, 3)])}, "share a row"),
+        ({"instance": cons.completion(8, [(0, 3)]), "n": 9}, "n = 9 but the instance has n = 8"),
+        ({"n": 7, "toroidal": True, "fitness": "report-diagonals-only"}, "plain board only"),
     ],
 )
 def test_constrained_setting_errors(kwargs, words):

@@ -12,7 +12,7 @@ from jax import lax
 import jaxqueens
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers import base, estimate, large
+from jaxqueens.solvers import base, estimate, ga, large
 from jaxqueens.solvers import minconflicts as mc
 
 CONTRACT = ("Config", "Params", "default_params", "State", "Result", "init", "step", "run")
@@ -20,7 +20,7 @@ CHAIN_HOOKS = ("done", "result", "finish")
 
 
 @pytest.mark.parametrize(
-    "family", [mc, sls, estimate, large], ids=lambda f: f.__name__.rsplit(".", 1)[-1]
+    "family", [mc, sls, ga, estimate, large], ids=lambda f: f.__name__.rsplit(".", 1)[-1]
 )
 def test_chain_families_expose_the_contract(family):
     for name in CONTRACT + CHAIN_HOOKS:
@@ -35,6 +35,7 @@ def _families():
     and a function that varies one swept parameter over ``k`` values."""
     mc_cfg = mc.Config(n=10)
     sa_cfg = sls.Config(n=8, method="sa", rounds=4, steps_per_round=200)
+    ga_cfg = ga.Config(n=8, pop=16, scheme="generational", crossover="pmx", tournament=3, elite=1)
     return [
         (
             "minconflicts",
@@ -51,6 +52,14 @@ def _families():
             sls.default_params(sa_cfg),
             lambda p, v: p._replace(schedule=sls.sa_schedule(v, 0.5, sa_cfg.rounds)),
             jnp.array([0.1, 0.5, 2.0], jnp.float32),
+        ),
+        (
+            "ga",
+            ga,
+            ga_cfg,
+            ga.default_params(ga_cfg, generations=300),
+            lambda p, v: p._replace(mutpb=v),
+            jnp.array([0.05, 0.3, 1.0], jnp.float32),
         ),
     ]
 
@@ -128,6 +137,24 @@ def test_anneal_run_equals_the_driver_chain_by_chain():
     out = jax.jit(jax.vmap(lambda k: sls.run(k, res.config, params)))(keys)
     np.testing.assert_array_equal(np.asarray(out.rows), res.run.rows)
     np.testing.assert_array_equal(np.asarray(out.solved), res.run.solved)
+
+
+def test_ga_run_equals_the_driver_trial_by_trial():
+    """The GA kernel vmapped over the trials' keys under one jit: trial t stops at the driver's
+    first solved generation with one of its solutions, or spends the budget."""
+    generations, trials = 40, 6
+    res = jaxqueens.evolve(10, 30, generations, trials, seed=3, quiet=True)
+    params = ga.default_params(res.config, **res.params, generations=generations)
+    keys = base.chain_keys(jax.random.key(3), jnp.arange(trials))
+    out = jax.jit(jax.vmap(lambda k: ga.run(k, res.config, params)))(keys)
+    solved = res.first_solved >= 0
+    np.testing.assert_array_equal(np.asarray(out.solved), solved)
+    np.testing.assert_array_equal(
+        np.asarray(out.steps), np.where(solved, res.first_solved, generations)
+    )
+    found = {tuple(b) for b in res.solutions}
+    assert all(tuple(r) in found for r in np.asarray(out.rows)[solved])
+    assert solved.any() and not solved.all()  # both outcomes are compared
 
 
 def test_default_params_are_checked():

@@ -258,6 +258,63 @@ def test_masked_apply_is_exact(cap32):
     assert (got == jnp.where(mask[:, None], fn(x), x)).all()
 
 
+@pytest.mark.parametrize("cap32", [1, 8, 32])
+def test_masked_apply_under_vmap_equals_each_lane(cap32):
+    """The batching rule folds vmapped lanes into one compaction; each row reads its own lane's
+    shared values (batched at one level, at the other, or at both of two nested vmaps)."""
+    rng = np.random.default_rng(9)
+    t, b = 3, 50
+    x = jnp.asarray(rng.integers(0, 100, (t, b, 4)).astype(np.int32))
+    mask = jnp.asarray(rng.random((t, b)) < 0.3)
+    k = jnp.asarray([2, 3, 5], jnp.int32)
+    m = jnp.asarray(rng.integers(0, 9, (t, 7)).astype(np.int32))
+    fn = lambda k, m, r: (r * k + m[3], r - k)
+    one = lambda mk, x, k, m: O.masked_apply(fn, mk, (x,), (x, x), cap32, (k, m))
+    ref = lambda mk, x, k, m: jax.tree.map(
+        lambda o: jnp.where(mk[:, None], o, x), jax.vmap(lambda r: fn(k, m, r))(x)
+    )
+    cases = [((0, 0, 0, 0), (mask, x, k, m)), ((0, 0, None, 0), (mask, x, k[1], m))]
+    cases += [((None, None, 0, None), (mask[0], x[0], k, m[0]))]  # only the shared k batched
+    for axes, args in cases:
+        got = jax.jit(jax.vmap(one, in_axes=axes))(*args)
+        chex.assert_trees_all_equal(got, jax.vmap(ref, in_axes=axes)(*args))
+    inner = (0, 0, None, 0)  # trials, each with its own m; an outer sweep over k
+    nested = jax.vmap(jax.vmap(one, in_axes=inner), in_axes=(None, None, 0, None))
+    want = jax.vmap(jax.vmap(ref, in_axes=inner), in_axes=(None, None, 0, None))
+    chex.assert_trees_all_equal(jax.jit(nested)(mask, x, k, m), want(mask, x, k, m))
+    outer = (0, 0, 0, None)  # both levels batched, m batched at the inner level only
+    xx, mm = jnp.stack([x, x + 1, x + 2]), jnp.stack([mask, ~mask, mask])
+    nested = jax.vmap(jax.vmap(one, in_axes=inner), in_axes=outer)
+    want = jax.vmap(jax.vmap(ref, in_axes=inner), in_axes=outer)
+    chex.assert_trees_all_equal(jax.jit(nested)(mm, xx, k, m), want(mm, xx, k, m))
+
+
+def test_dynamic_selection_sizes_equal_static_ones():
+    """A tournament of ``size`` under a capacity k is exactly the static tournament of ``size``
+    (the draws are a prefix of the capacity's), for both selections."""
+    rng = np.random.default_rng(14)
+    fit = jnp.asarray(rng.integers(0, 10, 40).astype(np.int32))  # ties too
+    s = seeds(rng, 500)
+    for size in (1, 3, 5):
+        got = jax.vmap(lambda s, size=size: O.tournament(s, fit, 7, jnp.int32(size)))(s)
+        chex.assert_trees_all_equal(
+            got, jax.vmap(lambda s, size=size: O.tournament(s, fit, size))(s)
+        )
+    for size in (2, 4):
+        got = jax.vmap(lambda s, size=size: O.tournament_best_two(s, fit, 6, jnp.int32(size)))(s)
+        want = jax.vmap(lambda s, size=size: O.tournament_best_two(s, fit, size))(s)
+        chex.assert_trees_all_equal(got, want)
+        drawn = jax.vmap(lambda s, size=size: O.distinct_indices(s, 40, 6, jnp.int32(size)))(s)
+        assert all(len(set(d[:size])) == size for d in np.asarray(drawn))
+    sel = O.select_tournament(s[0], fit, jnp.int32(3), 40, max_size=5)
+    want = jax.vmap(lambda q: O.tournament(q, fit, 3))(
+        O.hash_bits(s[0], 1, jnp.arange(40, dtype=jnp.uint32))
+    )
+    chex.assert_trees_all_equal(sel, want)
+    two = O.select_distinct_tournament(s[0], fit, jnp.int32(4), 2, max_size=5)
+    chex.assert_trees_all_equal(two, O.tournament_best_two(s[0], fit, 4))
+
+
 def test_excess_fitness_is_deaps():
     """DEAP's fitness: sum over lines of (queens - 1); 0 exactly for solutions."""
     rng = np.random.default_rng(8)
