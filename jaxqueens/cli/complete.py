@@ -112,16 +112,7 @@ def cmd_complete(args) -> int:
     loaded = instio.load_instances(
         args.inputs, args.diags, one_based=args.one_based, toroidal=args.toroidal
     )
-    if not loaded.instances:
-        raise QueensError(
-            "no instance to solve"
-            + (
-                f": all {len(loaded.skipped)} files list fewer "
-                f"than {args.diags} diagonals; lower --diags"
-                if loaded.skipped
-                else ""
-            )
-        )
+    loaded.require_some()
     big = [i for i in loaded.instances if i.model.n > MAX_N]
     if big:
         raise QueensError(
@@ -154,11 +145,7 @@ def cmd_complete(args) -> int:
                 for row in outputs.rows(sources, ds, res.instances)
             )
             status = [r.status for r in res.instances]
-            skipped = (
-                f", {len(loaded.skipped)} files skipped (fewer than {args.diags} diagonals)"
-                if loaded.skipped
-                else ""
-            )
+            skipped = f"; {loaded.skipped_note()}: skipped" if loaded.skipped else ""
             print(
                 f"{len(status)} instances: {status.count('SAT')} SAT, {status.count('UNSAT')} UNSAT, "
                 f"{status.count('unknown')} unknown{skipped}; every solution verified; "

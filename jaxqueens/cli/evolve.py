@@ -34,9 +34,9 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
-from jaxqueens.cli import run as experiment
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
+from jaxqueens.io import config as config_io
 from jaxqueens.io import ga as ga_io
 from jaxqueens.plots import ga as ga_plots
 
@@ -75,7 +75,7 @@ SCORES = ga_io.SCORES
 def load_config(path: str | Path) -> dict:
     """Read an experiment file (the ``jaxqueens run`` format with ``command = "evolve"``) and
     return its options; raise QueensError naming a bad key or value."""
-    cfg = experiment.load_config(path)
+    cfg = config_io.load_config(path)
     if cfg["command"] != "evolve":
         raise QueensError(
             f"{path}: a config for {cfg['command']!r}, not evolve; run it with "

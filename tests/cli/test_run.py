@@ -126,7 +126,7 @@ def test_defect_8_binary_config_and_folder_as_config(tmp_path, capsys):
     code, _, err = run(["run", str(binary)], capsys)
     assert code == 2 and "not UTF-8 text" in err and err.count("\n") == 1, err
     code, _, err = run(["run", str(tmp_path)], capsys)
-    assert code == 2 and "is a folder" in err and err.count("\n") == 1, err
+    assert code == 2 and "is a directory" in err and err.count("\n") == 1, err
 
 
 @pytest.mark.parametrize("command", ["show", "check", "render", "run"])
