@@ -19,6 +19,7 @@ from pathlib import Path
 from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.cli.options import is_writer
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
@@ -59,12 +60,12 @@ def add_command(sub) -> None:
         "swap: exchange two rows",
     )
     p.add_argument(
-        "--step", type=int, default=3, help="largest move of the step neighbour (default 3)"
+        "--step", type=int, default=None, help="largest move of the step neighbour (default 3)"
     )
     p.add_argument(
         "--edge",
         choices=EDGES,
-        default="wrap",
+        default=None,
         help="step neighbour past the board's edge: wrap (row mod n, default) or nmof (to "
         "the far end: past the last row to row 0 and back, as NMOF's vignette)",
     )
@@ -75,20 +76,20 @@ def add_command(sub) -> None:
         help="attacks (NMOF: queens minus lines occupied) or pairs (default attacks)",
     )
     p.add_argument(
-        "--q", type=float, default=0.5, help="TA: first threshold quantile (default 0.5)"
+        "--q", type=float, default=None, help="TA: first threshold quantile (default 0.5)"
     )
     p.add_argument(
         "--init-prob",
         type=float,
-        default=0.4,
+        default=None,
         help="SA: share of worsening moves accepted at the start (default 0.4)",
     )
     p.add_argument(
-        "--alpha", type=float, default=0.9, help="SA: cooling factor per round (default 0.9)"
+        "--alpha", type=float, default=None, help="SA: cooling factor per round (default 0.9)"
     )
     p.add_argument(
         "--t0",
-        default="worsening",
+        default=None,
         metavar="RULE",
         help="SA start temperature: worsening (default: --init-prob of the calibration "
         "walk's worsening moves accepted), nmof (NMOF's SAopt: mean exp(-|delta|/T0) over "
@@ -201,19 +202,45 @@ def cmd_anneal(args: argparse.Namespace) -> int:
     n = options.board_size(args, start) if instance is None else instance.n
     if args.plot and not args.out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figure into")
-    if args.checkpoint_every <= 0:
-        raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
+    options.check_seconds(args.checkpoint_every, "--checkpoint-every")
+    # the drivers' checks, before JAX is imported: options no method of the run uses, ranges
+    given = {k: getattr(args, k) for k in settings.ANNEAL}
+    runs = [{"method": m, "neighbour": args.neighbour} for m in methods]
+    per_method = {
+        r["method"]: settings.resolve(settings.ANNEAL, r, given, "anneal", also=runs) for r in runs
+    }
+    used = {
+        r["method"]: {
+            k: v for k, v in given.items() if v is not None and settings.ANNEAL[k].when(r)
+        }
+        for r in runs
+    }
+    for m, opts in per_method.items():
+        settings.check_anneal(
+            n=n,
+            method=m,
+            chains=args.chains,
+            steps=args.steps,
+            rounds=args.rounds,
+            neighbour=args.neighbour,
+            objective=args.objective,
+            walk=2000,
+            seed=args.seed,
+            batch=args.batch,
+            **opts,
+        )
     if args.resume:
         if args.out and Path(args.out) != Path(args.resume):
             raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
         args.out = args.resume
     options.prepare_out(args.out, need=len(methods) * max(args.chains, 1) * (12 * max(n, 1) + 100))
     states = _resume_states(args.resume, methods) if args.resume else {}
-    results = {}
+    results, solved = {}, 0
     for i, method in enumerate(methods):
         folder = anneal_io.method_folder(args.out, method, methods)
         ckpt = anneal_io.checkpoint_file(folder)
         if states.get(method) == "finished":
+            solved += anneal_io.solved_before(folder)
             continue  # this method had finished before the interruption
         try:
             res = annealing.anneal(
@@ -223,15 +250,10 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                 args.steps,
                 rounds=args.rounds,
                 neighbour=args.neighbour,
-                step=args.step,
                 objective=args.objective,
-                edge=args.edge,
                 seed=args.seed,
                 batch=args.batch,
-                q=args.q,
-                init_prob=args.init_prob,
-                alpha=args.alpha,
-                t0=args.t0,
+                **used[method],  # the options this method uses, as given (others: defaults)
                 start=start,
                 best_boards=folder is not None,
                 trace_chains=TRACE_CHAINS if args.plot else 0,
@@ -257,6 +279,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
         with options.final_write(args.out):
             logs.log("summary", **res.summary)
             results[method] = res
+            solved += int(res.summary["solved"])
             saved = None
             if (
                 folder is not None
@@ -293,4 +316,4 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                 every=results[methods[0]].trace_every,
             )
             print(f"wrote {path}")
-    return 0
+    return 0 if solved else 1  # as solve and evolve: 1 when no chain of any method solved

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
 from jaxqueens.io import config as config_io
@@ -242,6 +243,17 @@ def cmd_evolve(args) -> int:
         )
     if plot and not out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figures into")
+    settings.resolve(  # options the scheme, mutation or islands do not use: refused before JAX
+        settings.GA,
+        {
+            "scheme": conf.get("scheme", "steady"),
+            "mutation": conf.get("mutation"),
+            "islands": conf.get("islands", 1),
+            "migrate_every": conf.get("migrate_every"),
+        },
+        conf,
+        "evolve",
+    )
     spec = conf.pop("instance", None)
     if spec:
         instance = options.load_instance(spec, args.one_based, bool(conf.get("toroidal")))

@@ -78,10 +78,13 @@ def integer(
             f"({type(value).__name__})"
         )
     value = operator.index(value)
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        what = "a positive integer" if lo == 1 else "an integer"
+    if lo is not None and value < lo:
+        what = ": give a positive integer" if lo == 1 else ""
+        raise QueensError(f"{name} must be at least {lo:,}, got {_shown(value)}{what}")
+    if hi is not None and value > hi:
         raise QueensError(
-            f"{name} = {_shown(value)} is out of range: give {what} in {_range(lo, hi)}"
+            f"{name} must be at most {hi:,}, got {_shown(value)}"
+            + (" (counts are 32-bit)" if hi == INT32_MAX else "")
         )
     return value
 

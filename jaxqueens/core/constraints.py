@@ -234,11 +234,12 @@ def _attack(m: Constraints, x1: int, y1: int, x2: int, y2: int) -> bool:
     return bool(attacked_by(m.n, x1, y1, m.toroidal)[x2, y2])
 
 
-def unsat_reason(m: Constraints) -> str | None:
+def unsat_reason(m: Constraints, allowed: np.ndarray | None = None) -> str | None:
     """Why ``m`` plainly has no solution, or None: two fixed queens attack each other (two in
     one column included), a fixed queen stands on a forbidden square, or a column or a row has
     no allowed square left (every column and every row holds exactly one queen). A proof, not a
-    search: what it finds is UNSAT; None proves nothing (only the exact search decides)."""
+    search: what it finds is UNSAT; None proves nothing (only the exact search decides).
+    ``allowed``: :func:`allowed_squares` of ``m`` if the caller has built it already."""
     fixed = np.array(m.fixed, np.int64).reshape(-1, 2)
     if len(fixed) > 1:
         x, y = fixed[:, 0], fixed[:, 1]
@@ -259,7 +260,7 @@ def unsat_reason(m: Constraints) -> str | None:
             if not open_[x, y]:
                 why = _why_closed(m, x, y)
                 return f"the fixed queen at ({x},{y}) stands on a forbidden square ({why})"
-    ok = allowed_squares(m)
+    ok = allowed_squares(m) if allowed is None else allowed
     empty = np.flatnonzero(~ok.any(axis=1))
     if len(empty):
         return (

@@ -32,14 +32,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import checker
+from jaxqueens.core import arguments, checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
+from jaxqueens.solvers import choices as sls_choices
 
 
 @dataclasses.dataclass
@@ -67,21 +69,9 @@ class AnnealResult:
         return self.run.solutions
 
 
-T0_RULES = ("worsening", "nmof")
+T0_RULES = settings.T0_RULES
 """SA start-temperature rules (:func:`calibrate`); a positive number is taken as T0 itself."""
-
-
-def t0_rule(value) -> str | float:
-    """``--t0``: "worsening", "nmof" or a positive number (SAopt's ``initT``)."""
-    if isinstance(value, str) and value in T0_RULES:
-        return value
-    try:
-        t0 = float(value)
-    except (TypeError, ValueError):
-        t0 = float("nan")
-    if not t0 > 0 or t0 == float("inf"):
-        raise QueensError(f"--t0 {value!r}: use worsening, nmof or a positive start temperature")
-    return t0
+t0_rule = settings.t0_rule  # "worsening", "nmof" or a positive number (SAopt's ``initT``)
 
 
 def calibrate(
@@ -214,15 +204,15 @@ def anneal(
     *,
     rounds: int = 10,
     neighbour: str = "step",
-    step: int = 3,
+    step: int | None = None,
     objective: str = "attacks",
-    edge: str = "wrap",
+    edge: str | None = None,
     seed: int = 0,
     batch: int | None = None,
-    q: float = 0.5,
-    init_prob: float = 0.4,
-    alpha: float = 0.9,
-    t0: str | float = "worsening",
+    q: float | None = None,
+    init_prob: float | None = None,
+    alpha: float | None = None,
+    t0: str | float | None = None,
     walk: int = 2000,
     start=None,
     best_boards: bool = False,
@@ -243,13 +233,19 @@ def anneal(
       chains: chains to run; chain i is seeded from ``fold_in(key, i)``.
       steps: step budget per chain, split into ``rounds`` thresholds/temperatures.
       neighbour: "step" (NMOF's move of one queen by 1..step rows within its column) or "swap".
+      step: the step neighbour's largest move (default 3).
       objective: "attacks" (NMOF) or "pairs".
-      edge: the step neighbour past the edge: "wrap" (row mod n) or "nmof" (to the far end,
-        as the NMOF vignette's ``neighbour``).
+      edge: the step neighbour past the edge: "wrap" (row mod n, default) or "nmof" (to the far
+        end, as the NMOF vignette's ``neighbour``).
       batch: chains per kernel call (default: automatic).
-      q, init_prob, alpha, walk: TA quantile, SA start acceptance, SA cooling, calibration walk.
-      t0: SA start temperature: "worsening", "nmof" (SAopt's rule) or a number (see
+      q: TA's first threshold quantile (default 0.5); init_prob, alpha: SA's start acceptance
+        (0.4) and cooling (0.9); walk: the calibration walk's moves.
+      t0: SA start temperature: "worsening" (default), "nmof" (SAopt's rule) or a number (see
         :func:`calibrate`).
+
+      An option the method (or neighbour) does not use is refused by name
+      (:data:`jaxqueens.drivers.settings.ANNEAL`): ``alpha`` with "ls", ``q`` with "sa",
+      ``step`` with the swap neighbour.
       start: a board [n] (rows 0..n-1, repeats allowed) every chain starts from (default: a
         random permutation per chain). Rows that repeat need the step neighbour (swap keeps
         every row's occupancy, so it could never solve such a start).
@@ -264,8 +260,31 @@ def anneal(
         queens never move, forbidden squares are never used (step neighbour only, no start).
       toroidal: queens attack along diagonals modulo n (also when ``instance`` says so).
     """
+    arguments.choice(method, "method", sls_choices.METHODS)
+    arguments.choice(neighbour, "neighbour", sls_choices.NEIGHBOURS)
+    opts = settings.resolve(
+        settings.ANNEAL,
+        {"method": method, "neighbour": neighbour},
+        {"q": q, "init_prob": init_prob, "alpha": alpha, "t0": t0, "step": step, "edge": edge},
+        "anneal",
+    )
     model, mask = _instance(n, instance, toroidal, neighbour, start)
     n = as_size(n if model is None else model.n)
+    checked = settings.check_anneal(
+        n=n,
+        method=method,
+        chains=chains,
+        steps=steps,
+        rounds=rounds,
+        neighbour=neighbour,
+        objective=objective,
+        walk=walk,
+        seed=seed,
+        batch=batch,
+        **opts,
+    )
+    seed, step, edge = checked["seed"], checked["step"], opts["edge"]
+    q, init_prob, alpha, t0 = checked["q"], checked["init_prob"], checked["alpha"], checked["t0"]
     constrained = mask is not None
     config = make_config(
         n,
@@ -279,7 +298,6 @@ def anneal(
         toroidal=model is not None and model.toroidal,
         constrained=constrained,
     )
-    t0 = t0_rule(t0)
     if start is not None:
         start = as_board(np.asarray(start).reshape(-1), n, what="the start board")
         if neighbour == "swap" and len(np.unique(start)) < n:
@@ -288,10 +306,6 @@ def anneal(
                 "--neighbour swap never changes which rows are occupied, so no chain could solve "
                 "it; use --neighbour step (moves one queen within its column)"
             )
-    if chains < 1:
-        raise QueensError(f"--chains must be at least 1, got {chains}")
-    if batch is not None and batch < 1:
-        raise QueensError(f"--batch must be at least 1, got {batch}")
     cal_key, key = jax.random.split(jax.random.key(seed))
     schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha, t0, start, mask)
     devices = jax.local_device_count()
@@ -310,11 +324,11 @@ def anneal(
     started = time.perf_counter()
     runner = chain_batch.compile_runner(kernel, key, chunk, data)
     compile_s = time.perf_counter() - started
-    settings = {k: v for k, v in dataclasses.asdict(config).items() if k != "edge" or v != "wrap"}
+    fields = {k: v for k, v in dataclasses.asdict(config).items() if k != "edge" or v != "wrap"}
     fingerprint = {
         "command": "anneal",
         "solver": f"annealing-{method}",
-        "config": settings,
+        "config": fields,
         "schedule": [float(x) for x in schedule],
         "seed": seed,
     }

@@ -36,10 +36,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import checker
+from jaxqueens.core import arguments, checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_size
 from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
@@ -374,11 +375,11 @@ def evolve(
     tournament: int | None = None,
     cxpb: float | None = None,
     mutpb: float | None = None,
-    indpb: float = 0.0,
+    indpb: float | None = None,
     elite: int | None = None,
     islands: int = 1,
-    migrate_every: int = 0,
-    migrants: int = 1,
+    migrate_every: int | None = None,
+    migrants: int | None = None,
     fitness: str = "pairs",
     seed: int = 0,
     chunk: int | None = None,
@@ -405,11 +406,16 @@ def evolve(
       tournament: tournament size (default 5 steady, 3 generational).
       cxpb: crossover probability (default 1 steady, 0.5 generational).
       mutpb: mutation probability per child (default 1 steady, 0.2 generational).
-      indpb: per-gene rate of swap/reset mutation (DEAP's indpb); 0 mutates exactly one gene.
+      indpb: per-gene rate of swap/reset mutation (DEAP's indpb); 0 (default) mutates exactly
+        one gene.
       elite: generational only: best parents copied over the worst offspring (default 1).
       islands: populations per trial, on a migration ring.
-      migrate_every: generations between migrations (0: never).
-      migrants: individuals sent along the ring per migration.
+      migrate_every: generations between migrations (default 0: never; 2+ islands only).
+      migrants: individuals sent along the ring per migration (default 1; with migrations only).
+
+      An option the scheme, mutation or island count does not use is refused by name
+      (:data:`jaxqueens.drivers.settings.GA`): ``elite`` with "steady", ``indpb`` with
+      "inversion" or "scramble", ``migrate_every`` with one island.
       fitness: what the GA minimises and the records report: "pairs" (attacking pairs, default)
         or "excess" (sum over lines of queens beyond the first: DEAP's N-Queens fitness), both 0
         exactly for solutions; or "report-diagonals-only" (the GA report's score: diagonal
@@ -431,6 +437,24 @@ def evolve(
     """
     if n is None and instance is None:
         n = 8
+    seed = arguments.seed(seed, "--seed")
+    islands = arguments.integer(islands, "islands", 1)
+    migrate_every = arguments.integer(migrate_every, "migrate_every", 0, optional=True)
+    for name, value in (("pop", pop), ("generations", generations), ("trials", trials)):
+        arguments.integer(value, name, 0)
+    opts = settings.resolve(
+        settings.GA,
+        {
+            "scheme": scheme,
+            "mutation": mutation,
+            "islands": islands,
+            "migrate_every": migrate_every,
+        },
+        {"elite": elite, "indpb": indpb, "migrate_every": migrate_every, "migrants": migrants},
+        "evolve",
+    )
+    elite, indpb = opts["elite"], opts["indpb"]
+    migrate_every, migrants = opts["migrate_every"], opts["migrants"]
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
     n = model.n if model is not None else n
     if mask is not None and encoding == "permutation":
@@ -454,7 +478,7 @@ def evolve(
         cxpb=cxpb if cxpb is not None else (1.0 if steady else 0.5),
         mutpb=mutpb if mutpb is not None else (1.0 if steady else 0.2),
         indpb=indpb,
-        elite=elite if elite is not None else (0 if steady else 1),
+        elite=elite,
         islands=islands,
         migrate_every=migrate_every,
         migrants=migrants,

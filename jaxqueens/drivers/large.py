@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import checker
+from jaxqueens.core import arguments, checker
 from jaxqueens.core.board import as_size
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers.loop import Tick, run_chunks
@@ -115,8 +115,11 @@ def solve_large(
             f"--init {init} is not available on the large-n path (O(n^2) or not a "
             f"permutation); use --init {' or --init '.join(INITS)}, or --mode batched"
         )
-    if max_steps < 1:
-        raise QueensError(f"--maxsteps must be at least 1, got {max_steps}")
+    seed = arguments.seed(seed, "--seed")
+    chain = arguments.integer(chain, "chain", 0)
+    tries = arguments.integer(tries, "tries", 1)
+    free_tail = arguments.integer(free_tail, "free_tail", 0, n)
+    max_steps = arguments.integer(max_steps, "--maxsteps", 1)
     check_memory(n)
     tries = INITS[init] or tries
     config = large.Config(n=n, tries=tries, free_tail=free_tail)

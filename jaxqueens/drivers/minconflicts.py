@@ -28,10 +28,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import checker
+from jaxqueens.core import arguments, checker
+from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.core.rng import chain_seeds
 from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import minconflicts
@@ -39,11 +41,13 @@ from jaxqueens.solvers.choices import (  # noqa: F401 (re-exported: the driver's
     BATCHED_S_PER_QUEEN2,
     CALL_WORK,
     DEFAULT_CHAIN_WORK,
+    INITS,
     LARGE_S_PER_CHAIN,
     LARGE_S_PER_QUEEN,
     MAX_BATCHED_N,
     MAX_STEPS_FLOOR,
     MAX_STEPS_PER_QUEEN,
+    MOVES,
     auto_path,
     default_chains,
     default_max_steps,
@@ -76,10 +80,7 @@ def check_n(n: int) -> None:
     """Reject sizes without solutions or beyond the batched kernel, with the fix."""
     if n < 1:
         raise QueensError(f"n must be a positive integer, got {n}")
-    if n in (2, 3):
-        raise QueensError(
-            f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)"
-        )
+    settings.check_solvable(n)
     if n > MAX_BATCHED_N:
         raise QueensError(
             f"n = {n} is above the batched solver's limit of {MAX_BATCHED_N}; "
@@ -271,6 +272,8 @@ def solve(
     Returns:
       SolveResult with every chain's board, steps, restarts, and the summary.
     """
+    if isinstance(instance, cons.Constraints):
+        settings.check_instance_n(instance.n)  # before its n x n masks are built
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
     n = as_size(n if model is None else model.n)
     check_n(n)
@@ -293,14 +296,14 @@ def solve(
     budget.check(n)
     if max_steps is None:
         max_steps = default_max_steps(n)
-    for flag, value, low in (
-        ("--batch", batch, 1),
-        ("--maxsteps", max_steps, 1),
-        ("--tabu", tabu, 0),
-        ("--max-restarts", max_restarts, 0),
-    ):
-        if value is not None and value < low:
-            raise QueensError(f"{flag} must be at least {low}, got {value}")
+    seed = arguments.seed(seed, "--seed")
+    batch = arguments.integer(batch, "--batch", 1, optional=True)
+    max_steps = arguments.integer(max_steps, "--maxsteps", 1)
+    tabu = arguments.integer(tabu, "--tabu", 0)
+    max_restarts = arguments.integer(max_restarts, "--max-restarts", 0)
+    trace_steps = arguments.integer(trace_steps, "trace_steps", 0)
+    arguments.choice(init, "--init", INITS)
+    arguments.choice(move, "--move", MOVES)
     start_rows = _start_rows(start, n)
     if n == 1 and mask is None:
         return _solve_trivial(budget, seed, model)

@@ -28,19 +28,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import checker, symmetry, symmetry_jax
+from jaxqueens.core import arguments, checker, symmetry, symmetry_jax
 from jaxqueens.core.board import as_size
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.statistics import uniformity_test
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import count, ga
+from jaxqueens.drivers import count, ga, settings
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
+from jaxqueens.solvers.choices import METHODS
 from jaxqueens.solvers.choices import STATS_SOLVERS as SOLVERS
 
 ENUMERATE_MAX_N = 14  # all solutions listed (frequencies include the unsampled ones)
@@ -150,18 +151,40 @@ def sample_anneal(
     steps=10_000,
     rounds=10,
     neighbour="step",
-    step=3,
+    step=None,
     objective="attacks",
-    q=0.5,
-    init_prob=0.4,
-    alpha=0.9,
+    q=None,
+    init_prob=None,
+    alpha=None,
     walk=2000,
     batch=None,
     checkpoint=None,
     resume=False,
     checkpoint_every=30.0,
 ) -> Samples:
-    """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``: run)."""
+    """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``: run).
+    Options the method does not use are refused (:data:`jaxqueens.drivers.settings.ANNEAL`)."""
+    arguments.choice(method, "method", METHODS)
+    opts = settings.resolve(
+        settings.ANNEAL,
+        {"method": method, "neighbour": neighbour},
+        {"q": q, "init_prob": init_prob, "alpha": alpha, "step": step},
+        "stats --solver anneal",
+    )
+    checked = settings.check_anneal(
+        n=n,
+        method=method,
+        chains=1 if chains is None else chains,
+        steps=steps,
+        rounds=rounds,
+        neighbour=neighbour,
+        objective=objective,
+        walk=walk,
+        seed=seed,
+        batch=batch,
+        **opts,
+    )
+    step, q, init_prob, alpha = (checked[k] for k in ("step", "q", "init_prob", "alpha"))
     config = annealing.make_config(n, method, steps, rounds, neighbour, step, objective)
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = jax.random.split(jax.random.key(seed))
@@ -364,14 +387,20 @@ def collect(
     n = as_size(n)
     if solver not in SOLVERS:
         raise QueensError(f"solver {solver!r} is unknown; use one of {', '.join(SOLVERS)}")
+    options = {k: v for k, v in options.items() if v is not None}  # None: the solver's default
+    settings.check_stats_options(
+        solver, {k: v for k, v in options.items() if k not in COMMON_OPTIONS}
+    )
+    chains, solutions, seconds, seed = settings.check_stats_budget(chains, solutions, seconds, seed)
     if chains is None and solutions is None and seconds is None:
         chains = 10_000
     _budget_check(n, chains, solutions, seconds)
     fn = {"minconflicts": sample_minconflicts, "anneal": sample_anneal, "ga": sample_ga}[solver]
-    try:
-        return fn(n, chains, solutions, seconds, seed, quiet, **options)
-    except TypeError as err:  # an option of another solver
-        raise QueensError(f"{solver}: {err}; pass only that solver's options") from None
+    return fn(n, chains, solutions, seconds, seed, quiet, **options)
+
+
+COMMON_OPTIONS = ("batch", "checkpoint", "resume", "checkpoint_every")
+"""Options of :func:`collect` that every solver takes."""
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -491,11 +520,7 @@ def analyse(samples: Samples) -> StatsResult:
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Index in sorted ``table`` [Q, n] of each of ``rows`` [D, n] (all present)."""
     key = lambda a: (
-        np.ascontiguousarray(a.astype(np.int32))
-        .view(
-            np.dtype((np.void, 4 * a.shape[1]))
-        )
-        .ravel()
+        np.ascontiguousarray(a.astype(np.int32)).view(np.dtype((np.void, 4 * a.shape[1]))).ravel()
     )
     t, r = key(table), key(rows)
     order = np.argsort(t)

@@ -205,11 +205,13 @@ def test_an_instance_is_solved_within_its_constraints():
 
 
 def test_an_unsolvable_instance_is_unknown_never_unsat():
-    unsat = cons.Constraints(8, fixed=((0, 0), (1, 1)))  # two fixed queens attack each other
+    # no 8-queens solution holds both queens, but no plain proof says so (issue 28: a plainly
+    # UNSAT instance, e.g. fixed queens attacking each other, is UNSAT before any chain runs)
+    unsat = cons.Constraints(8, fixed=((0, 0), (1, 2)))
     res = annealing.anneal(None, "ta", chains=6, steps=300, instance=unsat, best_boards=True)
     assert res.status == "unknown" and res.summary["status"] == "unknown"
     assert "UNSAT" not in str(res.summary)
-    assert (res.best_boards[:, 0] == 0).all() and (res.best_boards[:, 1] == 1).all()
+    assert (res.best_boards[:, 0] == 0).all() and (res.best_boards[:, 1] == 2).all()
 
 
 @pytest.mark.parametrize(
@@ -225,3 +227,20 @@ def test_instance_errors(kwargs, needle):
     args = {"n": None, "instance": SAT, **kwargs}
     with pytest.raises(QueensError, match=needle):
         annealing.anneal(args.pop("n"), "ta", chains=2, steps=100, **args)
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"method": "ls", "alpha": 0.5}, "anneal --method ls does not use alpha"),
+        ({"method": "ta", "init_prob": 0.3}, "does not use init_prob"),
+        ({"neighbour": "swap", "edge": "nmof"}, "anneal --neighbour swap does not use edge"),
+        ({"chains": 2.0}, "--chains must be an integer"),
+        ({"seed": True}, "--seed must be an integer"),
+        ({"seed": 2**32}, "--seed must be at most"),
+    ],
+)
+def test_defect_28_10_and_16_anneal_refuses_unused_options_and_wrong_types(kwargs, needle):
+    with pytest.raises(QueensError) as err:
+        jaxqueens.anneal(**{"n": 8, "method": "ta", "chains": 2, "steps": 100, **kwargs})
+    assert needle in str(err.value)

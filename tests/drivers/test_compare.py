@@ -156,5 +156,5 @@ def test_compare_refuses_bad_settings():
         args = {"n": 8, "chains": 2, "steps": 10, **kwargs}
         with pytest.raises(QueensError, match=needle):
             cmp.compare(args.pop("n"), args.pop("chains"), solvers="mc-qs4", **args)
-    with pytest.raises(QueensError, match="leaves the GA no generation"):
+    with pytest.raises(QueensError, match="initial population alone takes 100 evaluations"):
         cmp.compare(8, 2, solvers="ga-permutation", steps=50)

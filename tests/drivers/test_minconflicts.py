@@ -346,3 +346,25 @@ def test_instance_errors():
         mcsolve.solve(None, 2, instance=SAT, start=SOLUTION_8)
     with pytest.raises(QueensError, match="random or permutation"):
         mcsolve.solve(None, 2, instance=SAT, init="greedy")
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"chains": 2.5}, "--chains must be an integer"),
+        ({"seed": 1.5}, "--seed must be an integer"),
+        ({"seed": -1}, "--seed must be at least 0"),
+        ({"seed": 2**40}, "--seed must be at most 4,294,967,295"),
+        ({"seed": True}, "--seed must be an integer"),
+        ({"max_steps": 10.0}, "--maxsteps must be an integer"),
+        ({"seconds": float("nan")}, "--time must be a finite number"),
+        ({"batch": 2**31}, "--batch must be at most"),
+        ({"init": "nope"}, "--init 'nope' is unknown"),
+    ],
+)
+def test_defect_28_16_solve_checks_argument_types_at_the_boundary(kwargs, needle):
+    """Wrong types were JAX or stdlib errors ('float' object cannot be interpreted as an
+    integer), and seed=-1 or 2**40 ran as another seed."""
+    with pytest.raises(QueensError) as err:
+        jaxqueens.solve(8, **{"chains": 2, **kwargs})
+    assert needle in str(err.value), str(err.value)
