@@ -6,7 +6,8 @@ one constrained instance (any format of :mod:`jaxqueens.io.instances`: ``FILE.pa
 completion parameters, one JSON line, a text board with ``.`` gaps): fixed queens never move,
 forbidden squares are never used, every solution is checked against the instance, and a run
 that solves no chain reports the instance unknown (local search proves no UNSAT; ``jaxqueens
-complete`` decides it exactly). The route is an option of ``anneal`` (and not a method of
+complete`` decides it exactly; a plainly unsatisfiable instance is UNSAT with its reason before any
+chain runs). The route is an option of ``anneal`` (and not a method of
 ``complete``) because annealing runs many chains on one board: the instance only replaces the
 board, and every option (methods, schedules, ``--out``, ``--resume``) keeps its meaning."""
 

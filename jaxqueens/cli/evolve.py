@@ -19,7 +19,8 @@ meet the report's score; K of them are solutions", with ``score_met.npy`` beside
 one constrained instance (any format of :mod:`jaxqueens.io.instances`): fixed queens never move,
 a queen on a forbidden square costs more than all attacking pairs together (so no solution uses
 one), every solution is checked against the instance, and a run that solves no trial reports the
-instance unknown (a GA proves no UNSAT; ``jaxqueens complete`` decides it).
+instance unknown (a GA proves no UNSAT; ``jaxqueens complete`` decides it; a plainly
+unsatisfiable instance is UNSAT with its reason before any trial runs).
 
 Outputs in ``--out DIR``: ``history.csv`` (Trial, Generation, Best, Avg, Worst; generation 0 is
 the initial population), ``trials.csv`` (first solved generation per trial, -1 if never),

@@ -26,7 +26,9 @@ prime to 6) and ``--instance FILE`` (one instance, read as ``anneal --instance``
 queens never move, forbidden squares are never used, every solution is checked against the
 instance. An instance may have no solution, so its run is bounded: ``--max-restarts`` defaults
 to 99 and ``--chains`` (default 100) counts chains run; if none solves it the instance is
-reported unknown (exit 1), never UNSAT (``jaxqueens complete`` decides it exactly).
+reported unknown (exit 1), never UNSAT (``jaxqueens complete`` decides it exactly), unless it is
+plainly unsatisfiable (:func:`jaxqueens.core.constraints.unsat_reason`): then it is UNSAT with
+the reason and no chain runs (exit 1).
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ kernel's static ``toroidal`` / ``constrained`` paths (:mod:`jaxqueens.solvers.an
 instance's allowed squares (:func:`~jaxqueens.core.constraints.allowed_squares`) going in as a
 dynamic mask. Every solution is checked by the independent constrained checker
 (:func:`~jaxqueens.core.checker.require_constrained`) against the same instance; a run that
-solves no chain reports the instance ``unknown`` (local search never proves UNSAT).
+solves no chain reports the instance ``unknown`` (local search never proves UNSAT; a plainly
+unsatisfiable instance is refused before any chain with :class:`~jaxqueens.errors.InstanceUnsat`
+and its reason).
 """
 
 from __future__ import annotations

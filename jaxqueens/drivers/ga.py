@@ -21,7 +21,8 @@ allowed squares going in as a dynamic mask (:func:`jaxqueens.drivers.chains.inst
 Every solution is checked by the independent constrained checker
 (:func:`~jaxqueens.core.checker.require_constrained`) against the same instance, the final
 populations are checked to hold every fixed queen on its square, and a run that solves no trial
-reports the instance ``unknown`` (a GA never proves UNSAT).
+reports the instance ``unknown`` (a GA never proves UNSAT; a plainly unsatisfiable instance is
+refused before any trial with :class:`~jaxqueens.errors.InstanceUnsat` and its reason).
 """
 
 from __future__ import annotations

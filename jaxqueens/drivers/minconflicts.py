@@ -264,7 +264,8 @@ def solve(
         that wrote it (``jaxqueens stats`` runs these chains too).
       instance: a :class:`~jaxqueens.core.constraints.Constraints` (n: None or its size): fixed
         queens never move, forbidden squares are never used; ``summary["status"]`` is SAT or
-        unknown. Init random or permutation only, no start board. The run is bounded: at most
+        unknown (a plainly unsatisfiable instance raises :class:`~jaxqueens.errors.InstanceUnsat`
+        with the reason before any chain runs). Init random or permutation only, no start board. The run is bounded: at most
         ``chains`` (else :data:`INSTANCE_CHAINS`) chains run unless ``max_chains`` or ``seconds``
         is given.
       toroidal: queens attack along diagonals modulo n (solutions exist iff n is prime to 6).
@@ -321,8 +322,6 @@ def solve(
         )
     except ValueError as err:
         raise QueensError(str(err)) from None
-    if mask is not None and not np.asarray(mask.allowed).any(axis=1).all():
-        return _solve_unstartable(model, budget, seed, mask)
     key = jax.random.key(seed)
     chunk = batch or default_chunk(
         n, chains if solutions is None and seconds is None else None, max_steps
@@ -436,39 +435,4 @@ def _solve_trivial(budget: driver.Budget, seed: int, model=None) -> SolveResult:
     summary = driver.summarize(run, solver="min-conflicts", seed=seed)
     if model is not None:
         summary.update(instance=model.to_dict(), status="SAT")
-    return SolveResult(run=run, summary=summary, config=None)
-
-
-def _solve_unstartable(model, budget: driver.Budget, seed: int, mask) -> SolveResult:
-    """An instance with a column that allows no square: no chain can start, none is run; every
-    chain is reported unsolved (0 steps) and the instance unknown."""
-    home = np.asarray(mask.home, np.int32)
-    empty = int((~np.asarray(mask.allowed).any(axis=1)).sum())
-    count = budget.max_chains or budget.chains or 1
-
-    def run_chunk(offset, k):
-        return driver.ChunkResult(
-            np.tile(home, (k, 1)),
-            np.zeros(k, bool),
-            np.zeros(k, np.int32),
-            np.zeros(k, np.int32),
-            np.full(k, empty, np.int32),
-        )
-
-    run = driver.run_chains(
-        run_chunk,
-        model.n,
-        driver.Budget(max_chains=count),
-        count,
-        what="min-conflicts",
-        model=model,
-    )
-    summary = driver.summarize(
-        run,
-        solver="min-conflicts",
-        seed=seed,
-        instance=model.to_dict(),
-        status="unknown",
-        columns_without_square=empty,
-    )
     return SolveResult(run=run, summary=summary, config=None)

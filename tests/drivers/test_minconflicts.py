@@ -324,10 +324,8 @@ def test_an_instance_is_solved_within_its_constraints():
 @pytest.mark.parametrize(
     "instance",
     [
-        cons.Constraints(
-            8, fixed=((0, 0), (1, 1))
-        ),  # attacking fixed queens: a column allows nothing
-        cons.Constraints(8, fixed=((0, 0), (2, 3), (5, 5))),  # every column open, no completion
+        cons.Constraints(8, fixed=((0, 0), (1, 2))),  # every column open, no completion
+        cons.Constraints(8, fixed=((0, 0),), blocked=((1, 4), (1, 5), (1, 6))),  # the same
     ],
 )
 def test_an_unsolvable_instance_is_unknown_never_unsat(instance):
@@ -337,6 +335,20 @@ def test_an_unsolvable_instance_is_unknown_never_unsat(instance):
     )
     for x, y in instance.fixed:
         assert (res.run.rows[:, x] == y).all()
+
+
+def test_defect_28_msg_plainly_unsat_instance_runs_no_chain():
+    """Attacking fixed queens were run as chains that could not start ("no solution found after
+    0 steps ... gave up after 100 attempts", unknown); they are UNSAT with the reason."""
+    from jaxqueens.errors import InstanceUnsat
+
+    for instance, reason in (
+        (cons.Constraints(8, fixed=((0, 0), (1, 1))), "fixed queens at (0,0) and (1,1)"),
+        (cons.Constraints(8, fixed=((0, 0), (2, 3), (5, 5))), "fixed queens at (0,0) and (5,5)"),
+    ):
+        with pytest.raises(InstanceUnsat, match=r"^UNSAT \(") as err:
+            mcsolve.solve(None, None, max_chains=3, max_restarts=2, instance=instance)
+        assert reason in err.value.reason
 
 
 def test_instance_errors():
