@@ -265,9 +265,9 @@ def solve(
       instance: a :class:`~jaxqueens.core.constraints.Constraints` (n: None or its size): fixed
         queens never move, forbidden squares are never used; ``summary["status"]`` is SAT or
         unknown (a plainly unsatisfiable instance raises :class:`~jaxqueens.errors.InstanceUnsat`
-        with the reason before any chain runs). Init random or permutation only, no start board. The run is bounded: at most
-        ``chains`` (else :data:`INSTANCE_CHAINS`) chains run unless ``max_chains`` or ``seconds``
-        is given.
+        with the reason before any chain runs). Init random or permutation only, no start
+        board. The run is bounded: at most ``chains`` (else :data:`INSTANCE_CHAINS`) chains run
+        unless ``max_chains`` or ``seconds`` is given.
       toroidal: queens attack along diagonals modulo n (solutions exist iff n is prime to 6).
 
     Returns:
