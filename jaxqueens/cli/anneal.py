@@ -210,12 +210,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
     per_method = {
         r["method"]: settings.resolve(settings.ANNEAL, r, given, "anneal", also=runs) for r in runs
     }
-    used = {
-        r["method"]: {
-            k: v for k, v in given.items() if v is not None and settings.ANNEAL[k].when(r)
-        }
-        for r in runs
-    }
+    used = {r["method"]: settings.used(settings.ANNEAL, r, given) for r in runs}
     for m, opts in per_method.items():
         settings.check_anneal(
             n=n,

@@ -179,6 +179,16 @@ def resolve(
     return out
 
 
+def used(
+    table: Mapping[str, Use], setting: Mapping[str, Any], given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The options of ``given`` (not None) that ``setting`` uses: what a run of several settings
+    (``anneal --method all``) passes on to each, after :func:`resolve` has refused the rest."""
+    return {
+        k: v for k, v in given.items() if v is not None and k in table and table[k].when(setting)
+    }
+
+
 def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
     """``stats``: every option given (not None) belongs to ``solver`` (or is common); an option
     of another solver, or one no solver has, is a QueensError naming it."""

@@ -110,3 +110,10 @@ def test_anneal_checks_ranges_without_jax():
         with pytest.raises(QueensError) as err:
             S.check_anneal(**{**base, **change})
         assert needle in str(err.value)
+
+
+def test_used_passes_each_setting_only_what_it_uses():
+    given = {"alpha": 0.5, "q": 0.3, "step": None}
+    assert S.used(S.ANNEAL, {"method": "sa", "neighbour": "step"}, given) == {"alpha": 0.5}
+    assert S.used(S.ANNEAL, {"method": "ta", "neighbour": "step"}, given) == {"q": 0.3}
+    assert S.used(S.ANNEAL, {"method": "ls", "neighbour": "step"}, given) == {}
