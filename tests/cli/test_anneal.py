@@ -328,7 +328,7 @@ def test_defect_28_10_options_the_method_does_not_use_are_refused(capsys):
         assert needle in err and err.count("\n") == 1, err
 
 
-def test_defect_28_10_method_all_takes_an_option_one_method_uses(capsys):
+def test_method_all_takes_an_option_one_method_uses(capsys):
     argv = ["anneal", "-n", "8", "--method", "all", "--alpha", "0.5", "--chains", "4"]
     assert main([*argv, "--steps", "2000", "--quiet"]) in (0, 1)
     assert "SA: n = 8" in capsys.readouterr().out
