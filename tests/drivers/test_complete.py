@@ -270,7 +270,6 @@ def test_chunks_run_in_one_worker_thread_per_stream(monkeypatch):
     "kwargs, needle",
     [
         ({"mode": "enumerate", "cap": 1.5}, "cap (the enumeration cap) must be an integer"),
-        ({"mode": "enumerate", "cap": 0}, "must be at least 1"),
         ({"max_nodes": 2.0}, "max_nodes must be an integer"),
         ({"chunk": True}, "chunk (items per call) must be an integer"),
     ],

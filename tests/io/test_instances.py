@@ -159,7 +159,6 @@ def test_defect_28_7_board_jsonl_line_is_a_completion_instance(tmp_path):
             'mixes the board key "rows" with the instance key "fixed"',
         ),
         ('{"n": 8, "rows": [1, 2]}', 'name them "excluded_rows"'),
-        ('{"n": 8, "fixd": [[1, 3]]}', "unknown key 'fixd'"),
     ],
 )
 def test_defect_28_7_mixed_or_unknown_json_keys_are_errors(tmp_path, line, needle):
