@@ -184,6 +184,8 @@ def cmd_stats(args) -> int:
     solver_options = _options(args)
     settings.check_stats_options(args.solver, solver_options)  # before JAX is imported
     settings.check_stats_budget(args.chains, args.solutions, args.time, args.seed)
+    if args.solver == "anneal":
+        settings.check_stats_anneal(n, solver_options, args.chains, args.seed, args.batch)
     checkpoint, resume = options.checkpoint_target(args)
     chains = (
         args.chains if args.chains is not None else args.solutions or (0 if args.time else 10_000)

@@ -404,6 +404,39 @@ def check_enumerate_n(n) -> int:
     return n
 
 
+STATS_ANNEAL = {
+    "method": "ta",
+    "steps": 10_000,
+    "rounds": 10,
+    "neighbour": "step",
+    "objective": "attacks",
+    "walk": 2000,
+}
+"""``stats --solver anneal``: the defaults of its LS/TA/SA settings (anneal's)."""
+
+
+def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> dict[str, Any]:
+    """Every setting of ``stats --solver anneal`` (``options``: those given), resolved and
+    checked: the defaults of :data:`STATS_ANNEAL` and :data:`ANNEAL`, options the method does not
+    use refused, ranges as for ``anneal`` (:func:`check_anneal`). Returns the settings."""
+    setting = {**STATS_ANNEAL, **{k: v for k, v in options.items() if k in STATS_ANNEAL}}
+    arguments.choice(setting["method"], "--method", METHODS)
+    arguments.choice(setting["neighbour"], "--neighbour", NEIGHBOURS)
+    opts = resolve(ANNEAL, setting, options, "stats --solver anneal")
+    opts.pop("t0"), opts.pop("edge")  # not options of stats (SA's T0 rule "worsening", wrap)
+    checked = check_anneal(
+        n=n,
+        chains=1 if chains is None else chains,
+        seed=seed,
+        batch=batch,
+        t0="worsening",
+        edge="wrap",
+        **setting,
+        **opts,
+    )
+    return {**setting, **{k: checked[k] for k in ("step", "q", "init_prob", "alpha")}}
+
+
 def check_stats_budget(chains, solutions, seconds, seed) -> tuple:
     """``(chains, solutions, seconds, seed)`` of a ``stats`` run, checked (None: not given)."""
     return (

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import arguments, checker, symmetry, symmetry_jax
+from jaxqueens.core import checker, symmetry, symmetry_jax
 from jaxqueens.core.board import as_size
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.statistics import uniformity_test
@@ -41,7 +41,6 @@ from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers.choices import METHODS
 from jaxqueens.solvers.choices import STATS_SOLVERS as SOLVERS
 
 ENUMERATE_MAX_N = 14  # all solutions listed (frequencies include the unsampled ones)
@@ -147,44 +146,20 @@ def sample_anneal(
     seconds,
     seed,
     quiet,
-    method="ta",
-    steps=10_000,
-    rounds=10,
-    neighbour="step",
-    step=None,
-    objective="attacks",
-    q=None,
-    init_prob=None,
-    alpha=None,
-    walk=2000,
     batch=None,
     checkpoint=None,
     resume=False,
     checkpoint_every=30.0,
+    **options,
 ) -> Samples:
     """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``: run).
-    Options the method does not use are refused (:data:`jaxqueens.drivers.settings.ANNEAL`)."""
-    arguments.choice(method, "method", METHODS)
-    opts = settings.resolve(
-        settings.ANNEAL,
-        {"method": method, "neighbour": neighbour},
-        {"q": q, "init_prob": init_prob, "alpha": alpha, "step": step},
-        "stats --solver anneal",
-    )
-    checked = settings.check_anneal(
-        n=n,
-        method=method,
-        chains=1 if chains is None else chains,
-        steps=steps,
-        rounds=rounds,
-        neighbour=neighbour,
-        objective=objective,
-        walk=walk,
-        seed=seed,
-        batch=batch,
-        **opts,
-    )
-    step, q, init_prob, alpha = (checked[k] for k in ("step", "q", "init_prob", "alpha"))
+    ``options``: method, steps, rounds, neighbour, step, objective, q, init_prob, alpha, walk
+    (defaults: :data:`jaxqueens.drivers.settings.STATS_ANNEAL` and ``ANNEAL``); one the method
+    does not use is refused."""
+    got = settings.check_stats_anneal(n, options, chains, seed, batch)
+    method, steps, rounds, walk = got["method"], got["steps"], got["rounds"], got["walk"]
+    neighbour, step, objective = got["neighbour"], got["step"], got["objective"]
+    q, init_prob, alpha = got["q"], got["init_prob"], got["alpha"]
     config = annealing.make_config(n, method, steps, rounds, neighbour, step, objective)
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = jax.random.split(jax.random.key(seed))
