@@ -16,8 +16,8 @@ cycles), so a lazy import is still an import.
 The name is bound to a small stand-in that imports the module then (``importlib.import_module``)
 and passes every attribute read, write and deletion on to it, its ``__dict__`` included, so
 ``monkeypatch.setattr`` on it patches the real module and its undo restores it (pytest reads the
-old value from ``__dict__``). Until then nothing is put in ``sys.modules``: libraries that look there
-to see whether JAX is in use (matplotlib does) do not import it by looking, and
+old value from ``__dict__``). Until then nothing is put in ``sys.modules``: libraries that look
+there to see whether JAX is in use (matplotlib does) do not import it by looking, and
 ``"jax" in sys.modules`` keeps meaning "JAX was imported". (The standard library's
 ``importlib.util.LazyLoader`` registers its module at once, which is why it is not used here.)
 """

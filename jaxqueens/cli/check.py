@@ -1,4 +1,5 @@
-"""``jaxqueens check FILE``: verify boards with the independent NumPy checker (exit 1 if any fails)."""
+"""``jaxqueens check FILE``: verify boards with the independent NumPy checker (exit 1 if any
+fails)."""
 
 from __future__ import annotations
 

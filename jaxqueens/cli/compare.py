@@ -53,8 +53,8 @@ def add_command(sub) -> None:
     p = sub.add_parser(
         "compare",
         help="several solvers on the same n, budget and seeds: which is fastest?",
-        description="Run several solvers on the same n, the same chains and the same step budget per "
-        "chain (a step: one min-conflicts move, one LS/TA/SA neighbour move, one GA "
+        description="Run several solvers on the same n, the same chains and the same step "
+        "budget per chain (a step: one min-conflicts move, one LS/TA/SA neighbour move, one GA "
         "evaluation), and report for each the success rate, run-time distributions of "
         "steps and seconds to solution, success rate vs step budget, solutions per "
         "second, distinct and fundamental solutions and the sampling-bias test; then "
@@ -138,8 +138,10 @@ def _line(p: dict) -> str:
     med = p["steps"]["median"]
     rate = "-" if p["solutions_per_s"] is None else f"{p['solutions_per_s']:,.0f}"
     return (
-        f"{p['solver']:>15}: {p['solved']:,} of {p['chains']:,} solved ({100 * p['success_rate']:.1f}%), "
-        f"median {'-' if med is None else f'{med:g}'} steps, {ert} per solution, {rate} solutions/s, "
+        f"{p['solver']:>15}: {p['solved']:,} of {p['chains']:,} solved "
+        f"({100 * p['success_rate']:.1f}%), "
+        f"median {'-' if med is None else f'{med:g}'} steps, {ert} per solution, {rate} "
+        "solutions/s, "
         f"{p['distinct_solutions']:,} distinct, {p['fundamental_classes']:,} classes"
     )
 
@@ -151,7 +153,7 @@ def cmd_compare(args) -> int:
     _, _, names, _, _ = settings.check_compare(
         conf["n"], conf["chains"], conf["solvers"], conf["steps"], conf["seed"]
     )
-    args.out = conf["out"] if "out" in conf else None  # the report hook reads args.out
+    args.out = conf.get("out")  # the report hook reads args.out
     options.prepare_out(args.out, need=len(names) * conf["chains"] * 60 + (1 << 20))
     quiet = True if conf.get("quiet") else options.quiet(args)
     res = comparing.compare(

@@ -33,8 +33,8 @@ def add_command(sub) -> None:
     p = sub.add_parser(
         "complete",
         help="decide / count constrained instances exactly (completion, excluded diagonals)",
-        description="Decide (first solution or UNSAT), count or enumerate every instance exactly with "
-        "a batched bitmask search: n-Queens Completion, CSPLib prob079 excluded "
+        description="Decide (first solution or UNSAT), count or enumerate every instance "
+        "exactly with a batched bitmask search: n-Queens Completion, CSPLib prob079 excluded "
         "diagonals (FILE.param:d uses the first d diagonals), blocked squares, toroidal "
         "queens. Folders and .tar.gz sets are searched for instance files. Prints one "
         "CSV row per instance (file, d, n, status, solutions, nodes, seconds).",
@@ -144,7 +144,8 @@ def cmd_complete(args) -> int:
             status = [r.status for r in res.instances]
             skipped = f"; {loaded.skipped_note()}: skipped" if loaded.skipped else ""
             print(
-                f"{len(status)} instances: {status.count('SAT')} SAT, {status.count('UNSAT')} UNSAT, "
+                f"{len(status)} instances: {status.count('SAT')} SAT, {status.count('UNSAT')} "
+                "UNSAT, "
                 f"{status.count('unknown')} unknown{skipped}; every solution verified; "
                 f"{res.seconds:.2f} s (compile {res.compile_seconds:.2f} s excluded)",
                 file=sys.stderr,

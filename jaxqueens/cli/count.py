@@ -1,5 +1,6 @@
-"""``jaxqueens count``: count every solution exactly (:func:`jaxqueens.drivers.count.count_solutions`),
-or list them all for n <= 14 (:func:`jaxqueens.drivers.count.enumerate_solutions`).
+"""``jaxqueens count``: count every solution exactly
+(:func:`jaxqueens.drivers.count.count_solutions`), or list them all for n <= 14
+(:func:`jaxqueens.drivers.count.enumerate_solutions`).
 
 Outputs (:mod:`jaxqueens.io.count`): with ``--out DIR``, ``DIR/checkpoint.npz`` while counting
 (one ``checkpoint.process<p>of<P>.npz`` per process in a multi-process run) and

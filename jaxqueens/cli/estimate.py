@@ -22,7 +22,8 @@ from jaxqueens.solvers.choices import ESTIMATE_MAX_N as MAX_N
 if TYPE_CHECKING:
     from jaxqueens.drivers.estimate import Estimate
 
-# JAX and the estimator load at their first use (jaxqueens._lazy): --help and argument errors never do
+# JAX and the estimator load at their first use (jaxqueens._lazy): --help and argument errors
+# never do
 gather = _lazy.load("jaxqueens.parallel.gather")
 knuth = _lazy.load("jaxqueens.drivers.estimate")
 
@@ -65,8 +66,8 @@ def add_command(sub) -> None:
     p = sub.add_parser(
         "estimate",
         help="estimate Q(n) and the backtrack tree's size with Knuth's random probes",
-        description="Knuth's (1975) random-probe estimator: walk from the root choosing a uniformly "
-        "random safe row per column, multiply the branching factors. The top levels "
+        description="Knuth's (1975) random-probe estimator: walk from the root choosing a "
+        "uniformly random safe row per column, multiply the branching factors. The top levels "
         "are enumerated exactly (strata) to cut the variance. Reports the estimate, "
         "its standard error and a confidence interval, against OEIS A000170 for n <= 27.",
     )

@@ -1,8 +1,9 @@
-"""``jaxqueens evolve``: run GA experiments (:func:`jaxqueens.drivers.ga.evolve`) from flags or a TOML config.
+"""``jaxqueens evolve``: run GA experiments (:func:`jaxqueens.drivers.ga.evolve`) from flags or a
+TOML config.
 
 A config file (``--config configs/ga_classic_permutation.toml``) holds the keyword arguments of
-:func:`jaxqueens.drivers.ga.evolve` (``n``, ``pop``, ``generations``, ``trials``, ``encoding``, ``scheme``,
-``crossover``, ``mutation``, ``tournament``, ``cxpb``, ``mutpb``, ``indpb``, ``elite``,
+:func:`jaxqueens.drivers.ga.evolve` (``n``, ``pop``, ``generations``, ``trials``, ``encoding``,
+``scheme``, ``crossover``, ``mutation``, ``tournament``, ``cxpb``, ``mutpb``, ``indpb``, ``elite``,
 ``islands``, ``migrate_every``, ``migrants``, ``fitness``, ``seed``, ``toroidal``, ``instance``
 (a file name)) plus ``out``, ``plot``, ``score`` and a free-text ``description``. Unknown keys
 and wrong types are refused with a one-line error naming the key; command-line flags override
@@ -120,8 +121,8 @@ def add_command(sub) -> None:
     p = sub.add_parser(
         "evolve",
         help="genetic algorithms: many trials and islands at once",
-        description="Evolve N-Queens populations (permutation or combination encoding, steady-state "
-        "or generational), many independent trials in one call; record Best/Avg/Worst "
+        description="Evolve N-Queens populations (permutation or combination encoding, "
+        "steady-state or generational), many independent trials in one call; record Best/Avg/Worst "
         "attacking pairs per generation and every distinct verified solution.",
     )
     p.add_argument(
@@ -148,7 +149,8 @@ def add_command(sub) -> None:
     p.add_argument(
         "--crossover",
         default=None,
-        help="permutation: cut (default), pmx, ox1, cycle; combination: one_point (default), uniform",
+        help="permutation: cut (default), pmx, ox1, cycle; "
+        "combination: one_point (default), uniform",
     )
     p.add_argument(
         "--mutation",
@@ -298,7 +300,8 @@ def cmd_evolve(args) -> int:
         s = ga_io.summary(result)
         c = result.config
         print(
-            f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} generations: "
+            f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} "
+            "generations: "
             f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
             f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions"
         )
@@ -310,7 +313,8 @@ def cmd_evolve(args) -> int:
                 f"decides it); lowest fitness {int(result.best.min())}"
             )
         print(
-            f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s ({s['evals_per_s']:,.0f}/s; "
+            f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s "
+            f"({s['evals_per_s']:,.0f}/s; "
             f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)"
         )
         if out and gather.is_writer():

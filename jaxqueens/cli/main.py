@@ -141,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _distributed_parser() -> argparse.ArgumentParser:
-    """The options read anywhere on the line, before the command's own parser (exact spellings only)."""
+    """The options read anywhere on the line, before the command's own parser (exact spellings
+    only)."""
     p = _Parser(prog="jaxqueens", add_help=False, strict=False)  # the rest is the command's
     p.add_argument("--coordinator", default=None, metavar="HOST:PORT")
     p.add_argument("--num-processes", type=int, default=None, metavar="P")

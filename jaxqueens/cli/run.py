@@ -227,7 +227,9 @@ def cmd_run(args) -> int:
             f"--resume: {args.config} names no output folder to resume from; "
             "give --out DIR (the folder of the interrupted run)"
         )
-    settings = [dict(zip(sweep, combo)) for combo in itertools.product(*sweep.values())] or [{}]
+    settings = [
+        dict(zip(sweep, combo, strict=True)) for combo in itertools.product(*sweep.values())
+    ] or [{}]
     rows, code = [], 0
     for i, setting in enumerate(settings):
         run_opts = {**opts, **setting}
@@ -282,7 +284,8 @@ def _write_results(opts: dict, sweep: dict, rows: list[dict]) -> None:
 
 
 def add_command(sub, build_parser) -> None:
-    """Register ``jaxqueens run``; ``build_parser()`` makes the parser whose commands configs name."""
+    """Register ``jaxqueens run``; ``build_parser()`` makes the parser whose commands configs
+    name."""
     p = sub.add_parser(
         "run",
         help="run an experiment from a TOML config (with --set overrides)",

@@ -39,6 +39,7 @@ def cmd_show(args) -> int:
     if boards.shape[0] > MAX_SHOWN:
         solved = int((pairs == 0).sum())
         print(
-            f"... {boards.shape[0] - MAX_SHOWN} more boards; {solved} of {boards.shape[0]} are solutions"
+            f"... {boards.shape[0] - MAX_SHOWN} more boards; {solved} of {boards.shape[0]} are "
+            "solutions"
         )
     return 0

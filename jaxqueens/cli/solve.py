@@ -4,15 +4,16 @@
   (:func:`jaxqueens.drivers.minconflicts.solve`), outputs by :mod:`jaxqueens.io.chains`;
 - ``--mode large``: one or a few chains on huge boards in linear time
   (:func:`jaxqueens.drivers.large.solve_large`), outputs by :mod:`jaxqueens.io.large`;
-- ``--method backtrack``: the classic first solution (:func:`jaxqueens.drivers.backtrack.first_solution`),
-  outputs by :mod:`jaxqueens.io.backtrack`.
+- ``--method backtrack``: the classic first solution
+  (:func:`jaxqueens.drivers.backtrack.first_solution`), outputs by :mod:`jaxqueens.io.backtrack`.
 
 ``--mode auto`` (default) takes the path predicted faster for the chains asked for
 (:func:`jaxqueens.solvers.choices.auto_path`): the large path from n ~ 5,900 on, the batched one
 below it or whenever ``--solutions``/``--time`` is given. Without a budget a run solves
 :func:`~jaxqueens.solvers.choices.default_chains` chains (1000 at small n, falling smoothly to 1
 from n = 20,000). Each attempt takes at most ``--maxsteps`` steps (default: the measured restart
-period :func:`~jaxqueens.solvers.choices.default_max_steps`), each chain at most ``--max-restarts`` restarts; both are shown on the progress line. Chains that end
+period :func:`~jaxqueens.solvers.choices.default_max_steps`), each chain at most ``--max-restarts``
+restarts; both are shown on the progress line. Chains that end
 unsolved are reported in one line ("no solution found after ... steps") and their boards with
 the fewest attacking pairs are saved (``best_boards.npy``). Only process 0 writes files.
 
@@ -252,8 +253,10 @@ def cmd_solve(args) -> int:
         logs.log("summary", **s)
         st = {k: "-" if v is None else f"{v:g}" for k, v in s["steps"].items()}
         print(
-            f"n = {n}: {s['solved']} of {s['chains']} chains solved, {s['distinct_solutions']} distinct "
-            f"solutions, all verified; steps median {st['median']}, p99 {st['p99']}, max {st['max']}"
+            f"n = {n}: {s['solved']} of {s['chains']} chains solved, {s['distinct_solutions']} "
+            "distinct "
+            f"solutions, all verified; steps median {st['median']}, p99 {st['p99']}, max "
+            f"{st['max']}"
         )
         if s.get("unfinished"):
             print(
@@ -528,16 +531,21 @@ def _cmd_large(args, n: int) -> int:
             if s["solved"]:
                 print(
                     f"{label}: solved and verified; "
-                    f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} conflicted queens "
-                    f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, {s.get('moves', 0)} "
-                    f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} s; "
+                    f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} "
+                    "conflicted queens "
+                    f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, "
+                    f"{s.get('moves', 0)} "
+                    f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} "
+                    "s; "
                     f"compile {s.get('compile_s', 0):.2f} s excluded"
                 )
             else:
                 code = 1
                 print(
-                    f"{label}: no solution found after {s['steps']:,} steps (--maxsteps {args.maxsteps:,} "
-                    f"swap attempts; init {s.get('init_s', 0):.2f} s, search {s.get('search_s', 0):.2f} s); "
+                    f"{label}: no solution found after {s['steps']:,} steps (--maxsteps "
+                    f"{args.maxsteps:,} "
+                    f"swap attempts; init {s.get('init_s', 0):.2f} s, search "
+                    f"{s.get('search_s', 0):.2f} s); "
                     f"best board {s['pairs']} attacking pairs"
                     + (" (best_board.npy in --out)" if args.out else " (--out DIR saves it)")
                 )

@@ -236,11 +236,13 @@ def cmd_stats(args) -> int:
         print(
             f"{name}, n = {n}: {s['solved']:,} of {s['chains']:,} chains solved; "
             f"{s['distinct_solutions']:,}{ex(s['exact_solutions'])} distinct solutions, "
-            f"{s['fundamental_classes']:,}{ex(s['exact_classes'])} fundamental classes; all verified"
+            f"{s['fundamental_classes']:,}{ex(s['exact_classes'])} fundamental classes; all "
+            "verified"
         )
         if s["expected_distinct_if_uniform"] is not None:
             print(
-                f"if every solution were equally likely: {s['expected_distinct_if_uniform']:,.1f} distinct "
+                "if every solution were equally likely: "
+                f"{s['expected_distinct_if_uniform']:,.1f} distinct "
                 f"expected after {s['solved']:,} samples"
             )
         print(f"uniformity over solutions: {_p(s['chi2_solutions'])}")

@@ -47,7 +47,7 @@ def _cap(problems: list[str], extra: int = 0) -> tuple[str, ...]:
     """Cap a problem list at `MAX_PROBLEMS` entries; `extra` counts problems not yet listed."""
     more = max(0, len(problems) - MAX_PROBLEMS) + extra
     problems = problems[:MAX_PROBLEMS]
-    return tuple(problems + [f"... and {more} more"] if more else problems)
+    return tuple([*problems, f"... and {more} more"] if more else problems)
 
 
 def _columns(cols: np.ndarray) -> str:
@@ -295,7 +295,7 @@ def check_constrained(rows: np.ndarray, model) -> CheckReport:
         problems = [p for p in problems if p.startswith("row ")]
         pairs = 0
         for name, keys in (
-            ("row", [y for y in ys]),
+            ("row", list(ys)),
             ("diagonal (x+y) mod n", [(x + y) % n for x, y in enumerate(ys)]),
             ("diagonal (x-y) mod n", [(x - y) % n for x, y in enumerate(ys)]),
         ):

@@ -27,7 +27,8 @@ def size(n: int) -> int:
 
 
 def positions(n: int, c, r) -> tuple:
-    """Indices into ``counts`` of the row, diagonal and anti-diagonal of square (column c, row r)."""
+    """Indices into ``counts`` of the row, diagonal and anti-diagonal of square (column c,
+    row r)."""
     return (r, n + r + c, 4 * n - 2 + r - c)
 
 

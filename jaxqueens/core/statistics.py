@@ -55,7 +55,8 @@ def gamma_q(a: float, x: float, eps: float = 1e-15, max_iter: int = 1_000_000) -
 
 
 def chi2_sf(stat: float, dof: int) -> float:
-    """Survival function of the chi-square distribution: P(X >= stat) for ``dof`` degrees of freedom."""
+    """Survival function of the chi-square distribution: P(X >= stat) for ``dof`` degrees of
+    freedom."""
     if dof < 1:
         return float("nan")
     return gamma_q(dof / 2, max(stat, 0.0) / 2)

@@ -143,7 +143,7 @@ def lex_order(boards: jax.Array, multikey: bool | None = None) -> jax.Array:
     idx = jnp.arange(b, dtype=jnp.int32)
     if multikey if multikey is not None else n <= MULTIKEY_MAX_N:
         # Keys: the n columns in order, then the batch index (so equal rows keep batch order).
-        return lax.sort(tuple(boards[:, c] for c in range(n)) + (idx,), num_keys=n + 1)[-1]
+        return lax.sort((*tuple(boards[:, c] for c in range(n)), idx), num_keys=n + 1)[-1]
 
     def by_column(i, order):
         key = boards[order, n - 1 - i]
@@ -163,7 +163,7 @@ def dedup(boards: jax.Array) -> Dedup:
     Returns:
       :class:`Dedup`. ``unique[inverse[i]] == boards[i]`` for every i.
     """
-    b, n = boards.shape
+    b, _n = boards.shape
     idx = jnp.arange(b, dtype=jnp.int32)
     order = lex_order(boards)
     srt = boards[order]  # [B, n]

@@ -296,7 +296,7 @@ def run_chains(
         elif budget.max_chains is not None and offset >= budget.max_chains:
             stopped_by, keep = "max_chains", budget.max_chains
         # Record the whole chunk at once, so that the tally stays whole at a Ctrl-C.
-        t.parts, t.shares = t.parts + [res], t.shares + [share]
+        t.parts, t.shares = [*t.parts, res], [*t.shares, share]
         t.seen.update(fresh)
         t.solved, t.offset, t.wall = int(solved_cum[-1]), offset, wall
         t.stopped_by, t.keep = stopped_by, keep
@@ -383,8 +383,9 @@ def instance_setup(
 ) -> tuple[cons.Constraints | None, rules.Mask | None]:
     """(model, mask) of a constrained run: the instance with ``toroidal`` applied (a plain
     toroidal board of size ``n`` when only ``toroidal`` is set; None for the classic board) and,
-    when it fixes queens or forbids squares, the kernels' :class:`~jaxqueens.solvers.constrained.Mask`
-    of its allowed squares (None otherwise). ``n`` must be None or the instance's size.
+    when it fixes queens or forbids squares, the kernels'
+    :class:`~jaxqueens.solvers.constrained.Mask` of its allowed squares (None otherwise).
+    ``n`` must be None or the instance's size.
 
     Raises:
       InstanceUnsat: the instance is plainly unsatisfiable

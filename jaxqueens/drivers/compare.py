@@ -101,7 +101,8 @@ class SolverRun:
 
     @property
     def ert_s(self) -> float:
-        """Expected seconds per solution: all chains' seconds over the chains solved (inf if none)."""
+        """Expected seconds per solution: all chains' seconds over the chains solved (inf if
+        none)."""
         solved = int(self.solved.sum())
         return float(self.seconds.sum()) / solved if solved else float("inf")
 

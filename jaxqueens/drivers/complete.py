@@ -14,7 +14,8 @@ one call spans every device. Decide mode uses the lean kernel (``Config.decide``
 instance's masks and orientation are built when its root is first launched, so that host work
 too overlaps earlier chunks. Each instance is searched in the orientation (one of
 the square's 8 symmetries) whose first columns are the most constrained
-(:func:`jaxqueens.core.constraints.search_masks`; 4x fewer nodes than as given on prob079 n = 16). An item that is not finished comes back as its DFS stack, whose
+(:func:`jaxqueens.core.constraints.search_masks`; 4x fewer nodes than as given on prob079 n = 16).
+An item that is not finished comes back as its DFS stack, whose
 rows are untried sub-trees: each becomes a new item at the end of the queue. So the next chunk's
 lanes hold the next instances *and* the sub-trees of hard ones; a hard instance never idles the
 batch. In decide mode an instance is settled (SAT) by its first solution and its other items
@@ -207,11 +208,11 @@ class _State:
         self.seconds = [float(v) for v in a["seconds"]]
         self.status = [str(v) for v in a["status"]]
         self.boards = [[] for _ in models]
-        for i, b in zip(a["owner"], a["boards"]):
+        for i, b in zip(a["owner"], a["boards"], strict=True):
             self.boards[int(i)].append(b[: models[int(i)].n].astype(np.int16))
         self.queue = [
-            tuple(int(v) for v in h) + (tuple(int(v) for v in p[: int(h[1])]),)
-            for h, p in zip(a["queue"], a["paths"])
+            (*tuple(int(v) for v in h), tuple(int(v) for v in p[: int(h[1])]))
+            for h, p in zip(a["queue"], a["paths"], strict=True)
         ]
         self.chunks, self.items = (int(v) for v in a["counters"])
 
@@ -372,12 +373,12 @@ def solve_instances(
 
     def host_root(t) -> None:
         """An item at the last column (or n = 1): its free rows are the solutions."""
-        i, level, _, _, _, av, prefix = t
+        i, _level, _, _, _, av, prefix = t
         bits = [b for b in range(models[i].n) if av >> b & 1]
         st.nodes[i] += len(bits)
         st.solutions[i] += len(bits)
         for b in bits:
-            record(i, np.array(prefix + (b,)))
+            record(i, np.array((*prefix, b)))
 
     def close_finished(i: int) -> None:
         if st.status[i]:
@@ -389,7 +390,8 @@ def solve_instances(
 
     def launch(stream: int):
         """Take up to a chunk of items of the first group still queued and dispatch them on
-        ``stream`` (asynchronously); returns the chunk in flight, or None if only host work was left."""
+        ``stream`` (asynchronously); returns the chunk in flight, or None if only host work was
+        left."""
         rows, shards = streams[stream].rows, streams[stream].shards
         key = next((models[t[0]].n, models[t[0]].toroidal) for t in st.queue)
         # near the end, share the last items out over every chunk slot of every stream, so no
@@ -414,7 +416,7 @@ def solve_instances(
                 if not masks.all():  # an empty column
                     settle(t[0], "UNSAT")
                     continue
-                t = t[:5] + (int(masks[0]),) + t[6:]
+                t = (*t[:5], int(masks[0]), *t[6:])
             if t[1] >= n - 1:
                 host_root(t)
                 close_finished(t[0])
@@ -427,7 +429,7 @@ def solve_instances(
         order = _deal(len(kernel_items), rows, shards)
         padded = np.zeros((rows, cfg.width), np.uint32)
         stops = []
-        for r, (i, level, cols, ld, rd, av, _) in zip(order, kernel_items):
+        for r, (i, level, cols, ld, rd, av, _) in zip(order, kernel_items, strict=True):
             stop = mode == "decide" or (mode == "count" and not st.boards[i])
             stops.append(stop)
             padded[r, : solver.HEAD] = (cols, ld, rd, av, level, budget, stop)
@@ -438,7 +440,7 @@ def solve_instances(
 
     def collect(job) -> None:
         """Read a chunk's results and record them: counts, solutions, the unfinished frontier."""
-        kernel_items, stops, order, cfg, out, stream = job
+        kernel_items, stops, order, cfg, out, _stream = job
         out, t0, t_end = out.result()
         head, stacks, sols = (x[order] for x in out)
         wall = t_end - t0  # this chunk's own time on its device
@@ -581,7 +583,7 @@ def _gather(st: _State, models, mine) -> _State:
         )
         merged.status[i] = _STATUS[int(all_status[p, i])]
         merged.seconds[i] = float(all_secs[p, i])
-    for i, b in zip(owners, boards):
+    for i, b in zip(owners, boards, strict=True):
         merged.boards[int(i)].append(b[: models[int(i)].n])
     merged.chunks, merged.items = st.chunks, st.items
     return merged

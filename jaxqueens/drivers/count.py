@@ -38,6 +38,7 @@ of tasks and predicts the run time.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import time
@@ -57,7 +58,7 @@ from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import devices, gather, items
+from jaxqueens.parallel import devices, gather, items, sizing
 from jaxqueens.parallel import streams as parallel_streams
 from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.parallel.shard import pad_rows
@@ -65,6 +66,7 @@ from jaxqueens.solvers import count as solver
 from jaxqueens.solvers.count import KernelConfig
 
 SHUFFLE_SEED = 20161  # the fixed order in which tasks are dealt (part of every checkpoint's plan)
+TASKS_PER_LANE = 16  # accelerator: tasks per lockstep lane and call (a lane that finishes refills)
 
 
 class CountResult(NamedTuple):
@@ -182,6 +184,37 @@ def enumerate_chunk(
     return items.each(lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices)
 
 
+def items_builder(n: int, depth: int, num_devices: int = 1, place=None):
+    """``lanes -> jax.stages.Lowered``: :func:`count_items` as an accelerator runs it for n
+    counted from ``depth`` host-placed columns, with ``lanes`` lockstep lanes per device and
+    :data:`TASKS_PER_LANE` items per lane and call (the builder
+    :func:`jaxqueens.parallel.sizing.choose` sizes; ``make gpu-check`` compiles it for described
+    GPUs, ``place`` putting the arguments there)."""
+    place = place or (lambda tree: tree)
+    config = solver.Config(n, constellations.table_levels(n, depth))
+
+    def build(lanes: int):
+        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
+        rows = TASKS_PER_LANE * lanes * num_devices
+        batch = place(jax.ShapeDtypeStruct((rows, config.width), jnp.uint32))
+        budget = place(jax.ShapeDtypeStruct((), jnp.int32))
+        return count_items.trace(batch, budget, config, num_devices, sizes).lower()
+
+    return build
+
+
+def accelerator_lanes(n: int, depth: int, num_devices: int, target=None) -> sizing.Choice:
+    """Lockstep lanes per device for counting n from ``depth`` columns on an accelerator, sized
+    from the compiled :func:`count_items` against the device (``target``: the first local one)."""
+    target = target or sizing.device_target()
+    return sizing.choose(
+        items_builder(n, depth, num_devices),
+        target,
+        target.parallelism,
+        key=("count", n, depth, num_devices),
+    )
+
+
 # --- host side ---------------------------------------------------------------------------------
 
 
@@ -235,8 +268,13 @@ def _chunk_size(
 
 
 def _mirror_plan(n: int) -> _MirrorPlan:
+    """Enumeration's plan (n <= 14). On an accelerator, one lane per prefix up to the device's
+    parallelism (a lane of n <= 14 holds a few hundred bytes: memory is never the bound)."""
     sizes = devices.sizes()
     num_devices = devices.local_device_count()
+    if sizes.accelerator and not sizes.count_lanes:
+        fill = sizing.device_target().parallelism
+        sizes = dataclasses.replace(sizes, count_prefixes=fill, count_lanes=fill)
     depth = choose_depth(n, sizes.count_prefixes)
     masks, queens = expand_mirror(n, depth)
     chunk = _chunk_size(len(masks), n, num_devices, sizes, None)
@@ -298,11 +336,11 @@ def _task_chunk(
     its last call is done, so the chunks only need to be small enough that the streams finish
     together: about ``CALLS_PER_STREAM`` per stream from n = 15 on (one each below: small counts
     pay no per-call overhead), at most 2048 tasks. On an accelerator one call spans every device
-    and fills its lanes: up to 2^16 tasks."""
+    and fills its lanes: :data:`TASKS_PER_LANE` tasks per lane."""
     if chunk is None:
         calls = CALLS_PER_STREAM if n >= 15 else 1
         chunk = (
-            min(tasks, 1 << 16)
+            min(tasks, TASKS_PER_LANE * sizes.count_lanes * shards)
             if sizes.accelerator
             else min(2048, max(8, -(-tasks // (calls * streams))))
         )
@@ -310,16 +348,30 @@ def _task_chunk(
 
 
 def _plan(n: int, depth: int | None, chunk: int | None, budget: int | None = None) -> _Plan:
-    """The canonical constellations of n, split into tasks and shuffled (n >= 4)."""
+    """The canonical constellations of n, split into tasks and shuffled (n >= 4). On an
+    accelerator the lanes come from :func:`accelerator_lanes` (unless ``sizes()`` names them)
+    and the tasks number :data:`TASKS_PER_LANE` per lane."""
     depth = arguments.integer(depth, "depth", 1, optional=True)
     chunk = arguments.integer(chunk, "chunk", 1, optional=True)
     sizes = devices.sizes()
+    num_dev = devices.local_device_count()
     cfg, weights = constellations.constellations(n)
     allow = constellations.allow_masks(n, cfg)
+    target = sizes.count_prefixes
+    if sizes.accelerator and not sizes.count_lanes:
+        target = TASKS_PER_LANE * sizing.device_target().parallelism * num_dev
     if depth is None:
-        depth = task_depth(n, allow, sizes.count_prefixes)
+        depth = task_depth(n, allow, target)
     if not 1 <= depth <= n - 2:
         raise QueensError(f"depth {depth} is out of range for n = {n}: give 1 to {n - 2} columns")
+    if sizes.accelerator and not sizes.count_lanes:
+        choice = accelerator_lanes(n, depth, num_dev)
+        if not choice.fits:
+            raise QueensError(
+                f"counting n = {n} needs {choice.bytes:,} bytes of device memory for even one "
+                "lane: the device is too small"
+            )
+        sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
     if budget is None:
         budget = ACCELERATOR_CALL_STEPS if sizes.accelerator else CPU_CALL_EDGES
     if not 1 <= budget <= solver.MAX_BUDGET:
@@ -333,7 +385,7 @@ def _plan(n: int, depth: int | None, chunk: int | None, budget: int | None = Non
     masks, owner = masks[order], owner[order]
     config = solver.Config(n, constellations.table_levels(n, depth))
     tables = constellations.level_tables(n, cfg, allow, depth).reshape(len(cfg), -1)
-    layout = parallel_streams.plan(devices.local_device_count(), sizes.accelerator)
+    layout = parallel_streams.plan(num_dev, sizes.accelerator)
     chunk = _task_chunk(len(masks), n, len(layout), layout[0].shards, sizes, chunk)
     layout = [s._replace(rows=chunk) for s in layout]
     return _Plan(
@@ -622,7 +674,7 @@ def count_solutions(
     tally["edges"] = 0
     t1 = time.perf_counter()
     results = _count_chunks(plan, todo, bounds)  # calls start at the first next()
-    fixed = []  # (F90, F180) once known
+    fixed: list[tuple[int, int]] = []  # (F90, F180) once known
 
     def one_call() -> Tick:
         finished, idx, record, edges = next(results)

@@ -189,7 +189,7 @@ class BoundedRunner:
                 None
                 if a is None or b is None
                 else np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-                for a, b in zip(prev, res)
+                for a, b in zip(prev, res, strict=True)
             )
         assert res.paused is not None  # set above, for every chain of the call
         if res.paused.any() or dt > 2 * CALL_SECONDS:

@@ -443,7 +443,7 @@ def _coverage(
         if class_sizes_all is not None:
             sizes, mult = np.unique(class_sizes_all, return_counts=True)
             out["expected_fundamental"] = sum(
-                k * (1 - np.power(1 - s / total, m)) for s, k in zip(sizes, mult)
+                k * (1 - np.power(1 - s / total, m)) for s, k in zip(sizes, mult, strict=True)
             )
     return out
 

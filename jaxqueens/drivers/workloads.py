@@ -3,7 +3,7 @@
 Each :class:`Executable` is a workload at one size with the builder its driver uses on an
 accelerator (``batch -> jax.stages.Lowered`` of the real jitted function, never a copy of it):
 :func:`jaxqueens.parallel.chains.lockstep_builder` for the chain solvers (solve, anneal, the
-samples of stats), :func:`jaxqueens.drivers.count.tasks_builder`,
+samples of stats), :func:`jaxqueens.drivers.count.items_builder`,
 :func:`jaxqueens.drivers.complete.chunk_builder`, :func:`jaxqueens.drivers.estimate.call_builder`,
 :func:`jaxqueens.drivers.ga.chunk_builder`, :func:`jaxqueens.drivers.large.builders` and
 :func:`jaxqueens.drivers.stats.analysis_builders`. ``want`` is the batch the driver asks
@@ -218,7 +218,7 @@ def count_executables(target: Target, place) -> list[Executable]:
                 "count",
                 f"depth={depth}",
                 n,
-                counting.tasks_builder(n, depth, 1, place),
+                counting.items_builder(n, depth, 1, place),
                 target.parallelism,
                 "lanes",
                 extra={"depth": depth},

@@ -82,7 +82,10 @@ def write_best(
     write_csv(
         folder / BEST_TABLE,
         ["chain", "best_objective", "attacking_pairs", "step"],
-        ([int(c), int(o), int(p), int(s)] for c, o, p, s in zip(chains, objective, pairs, steps)),
+        (
+            [int(c), int(o), int(p), int(s)]
+            for c, o, p, s in zip(chains, objective, pairs, steps, strict=True)
+        ),
     )
     return [folder / BEST_BOARDS, folder / BEST_TABLE]
 

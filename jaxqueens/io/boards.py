@@ -91,7 +91,8 @@ def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = Non
         limit = limit if limit is not None else _available_memory()
         if limit is not None and size * factor > limit:
             raise BoardFileError(
-                f"{name}: too large for memory: reading {_size(size)} needs about {_size(size * factor)} "
+                f"{name}: too large for memory: reading {_size(size)} needs about "
+                f"{_size(size * factor)} "
                 f"but only {_size(limit)} is available; free memory or use a machine with more"
             )
         try:
@@ -172,7 +173,8 @@ def _parse_lines(name: str, data: bytes) -> tuple[np.ndarray, tuple[int, str] | 
             continue
         if blank is not None:
             raise BoardFileError(
-                f"{name}:{blank}: blank line inside the board; delete it (only trailing blank lines are allowed)"
+                f"{name}:{blank}: blank line inside the board; delete it (only trailing blank "
+                "lines are allowed)"
             )
         if not _INT.fullmatch(line):
             raise BoardFileError(
@@ -339,7 +341,8 @@ def read_boards_npy(path: str | os.PathLike) -> np.ndarray:
     if len(bad):
         b, c = (int(i) for i in bad[0])
         raise BoardFileError(
-            f"{name}: board {b}, column {c}: row {arr[b, c]} out of range 0..{n - 1}; rows must be 0-based"
+            f"{name}: board {b}, column {c}: row {arr[b, c]} out of range 0..{n - 1}; rows must "
+            "be 0-based"
         )
     return arr.astype(np.int32)
 
@@ -389,7 +392,7 @@ def write_jsonl(
         raise QueensError(f"cannot write {path}: {len(extra)} extra dicts for {len(arr)} boards")
     n = arr.shape[1]
     lines = []
-    for rows, more in zip(arr.tolist(), extra):
+    for rows, more in zip(arr.tolist(), extra, strict=True):
         if "n" in more or "rows" in more:
             raise QueensError(f"cannot write {path}: extra keys must not replace 'n' or 'rows'")
         clash = [k for k in more if k in jsonl.INSTANCE_KEYS]
@@ -442,7 +445,8 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
         n = len(rows)
         if first is not None and first[1] != n:
             raise BoardFileError(
-                f"{where}: board has n = {n} but line {first[0]} has n = {first[1]}; keep one board size per file"
+                f"{where}: board has n = {n} but line {first[0]} has n = {first[1]}; keep one "
+                "board size per file"
             )
         first = first or (lineno, n)
         boards.append(rows)

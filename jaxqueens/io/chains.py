@@ -31,7 +31,7 @@ def write_outputs(run, out_dir: str | Path, summary: dict) -> list[Path]:
     rows = (
         [int(c), int(ok), int(st), int(rs), f"{ws:.3e}"] + ([int(b)] if has_best else [])
         for c, ok, st, rs, ws, b in zip(
-            run.chain_id, run.solved, run.steps, run.restarts, run.wall_share, best
+            run.chain_id, run.solved, run.steps, run.restarts, run.wall_share, best, strict=True
         )
     )
     write_csv(out / "runs.csv", list(RUNS_HEADER) + (["best_objective"] if has_best else []), rows)
@@ -65,7 +65,11 @@ def write_unsolved(run, out_dir: str | Path) -> list[Path]:
         (
             [int(c), None if p is None else int(p), int(s), int(r)]
             for c, p, s, r in zip(
-                run.chain_id[unsolved], pairs, run.steps[unsolved], run.restarts[unsolved]
+                run.chain_id[unsolved],
+                pairs,
+                run.steps[unsolved],
+                run.restarts[unsolved],
+                strict=True,
             )
         ),
     )

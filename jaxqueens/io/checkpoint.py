@@ -98,6 +98,8 @@ def load(
         if name not in arrays:
             raise _unreadable(path, f"no array '{name}'")
         got = arrays[name].shape
-        if len(got) != len(shape) or any(w is not None and g != w for g, w in zip(got, shape)):
+        if len(got) != len(shape) or any(
+            w is not None and g != w for g, w in zip(got, shape, strict=True)
+        ):
             raise _unreadable(path, f"{name} has shape {got}, expected {shape}")
     return arrays

@@ -116,7 +116,7 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
             (
                 [r.name, i, int(ok), int(st), f"{sec:.3e}"]
                 for r in res.runs
-                for i, (ok, st, sec) in enumerate(zip(r.solved, r.steps, r.seconds))
+                for i, (ok, st, sec) in enumerate(zip(r.solved, r.steps, r.seconds, strict=True))
             ),
         )
     )
@@ -129,7 +129,7 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
                 (
                     [solver, fmt(x), f"{y:.6f}"]
                     for solver, c in res.curves.items()
-                    for x, y in zip(*c[name])
+                    for x, y in zip(*c[name], strict=True)
                 ),
             )
         )
@@ -140,7 +140,7 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
             (
                 [solver, int(b), f"{r:.6f}"]
                 for solver, c in res.curves.items()
-                for b, r in zip(*c["success"])
+                for b, r in zip(*c["success"], strict=True)
             ),
         )
     )

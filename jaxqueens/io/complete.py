@@ -42,7 +42,7 @@ def rows(sources: Sequence[str], ds: Sequence[int | None], results) -> list[list
             round(float(r.seconds), 6),
             getattr(r, "reason", None),
         ]
-        for src, d, r in zip(sources, ds, results)
+        for src, d, r in zip(sources, ds, results, strict=True)
     ]
 
 
@@ -54,7 +54,7 @@ def write_solutions(out: str | Path, sources, ds, results) -> Path | None:
     """Every listed board as JSON lines, grouped by board size into one file (sizes other than
     the first get ``solutions-n<N>.jsonl``); returns the main file, or None if there is none."""
     by_n: dict[int, tuple[list, list]] = {}
-    for src, d, r in zip(sources, ds, results):
+    for src, d, r in zip(sources, ds, results, strict=True):
         for b in r.boards:
             boards, extra = by_n.setdefault(r.n, ([], []))
             boards.append(np.asarray(b, np.int32))

@@ -1,4 +1,5 @@
-"""What ``jaxqueens count`` writes: ``summary.json`` of a count, the solution files of ``--enumerate``.
+"""What ``jaxqueens count`` writes: ``summary.json`` of a count, the solution files of
+``--enumerate``.
 
 - ``count -n N --out DIR``: ``DIR/summary.json`` (this module) beside ``DIR/checkpoint.npz``
   (:mod:`jaxqueens.io.checkpoint`, kept after the count: ``--resume DIR`` of a finished count

@@ -75,7 +75,9 @@ def summary(result) -> dict:
         "first_solved_median": float(np.median(solved)) if len(solved) else None,
         "distinct_solutions": len(result.solutions),
         "evaluations": int(result.evaluations.sum()),
-        "evaluations_counted_as": "DEAP: initial population + individuals changed by crossover or mutation",
+        "evaluations_counted_as": (
+            "DEAP: initial population + individuals changed by crossover or mutation"
+        ),
         "wall_s": result.wall_s,
         "compile_s": result.compile_s,
         "init_s": result.init_s,
@@ -146,6 +148,7 @@ def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> li
                         result.first_score_met,
                         result.best[-1],
                         result.evaluations.sum(0),
+                        strict=True,
                     )
                 )
             ),
@@ -157,7 +160,9 @@ def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> li
             (
                 [t, int(fs), int(b), int(e)]
                 for t, (fs, b, e) in enumerate(
-                    zip(result.first_solved, result.best[-1], result.evaluations.sum(0))
+                    zip(
+                        result.first_solved, result.best[-1], result.evaluations.sum(0), strict=True
+                    )
                 )
             ),
         )

@@ -50,12 +50,15 @@ SKIPPED = ("checkpoint",)
 """Files whose name starts with one of these are listed only (never read)."""
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
-"""The page may load nothing but its own ``data:`` images and inline styles: no script, no request."""
+"""The page may load nothing but its own ``data:`` images and inline styles: no script, no
+request."""
 
 STYLE = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1100px;
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
+margin:2em auto;max-width:1100px;
 padding:0 1em;color:#1b1b1b;background:#fff}
-h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.3em;margin-top:2em;border-bottom:2px solid #ddd}
+h1{font-size:1.6em;margin-bottom:.2em}
+h2{font-size:1.3em;margin-top:2em;border-bottom:2px solid #ddd}
 h3{font-size:1.05em;margin-top:1.4em}code,pre{font:13px ui-monospace,Menlo,Consolas,monospace}
 pre{background:#f5f5f5;padding:.6em;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
 table{border-collapse:collapse;margin:.4em 0;font-size:13px}
@@ -67,7 +70,8 @@ img{max-width:100%;height:auto;border:1px solid #eee}.wide{overflow-x:auto}
 
 
 def versions() -> dict[str, str | None]:
-    """Versions of jaxqueens, python and :data:`PACKAGES` (installed metadata: nothing is imported)."""
+    """Versions of jaxqueens, python and :data:`PACKAGES` (installed metadata: nothing is
+    imported)."""
     out: dict[str, str | None] = {"jaxqueens": __version__, "python": platform.python_version()}
     for name in PACKAGES:
         try:
@@ -186,7 +190,7 @@ def _csv_section(path: Path) -> str:
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
         reader = csv.reader(f)
         header = next(reader, None)
-        rows = [row for _, row in zip(range(MAX_ROWS), reader)]
+        rows = [row for _, row in zip(range(MAX_ROWS), reader, strict=False)]
         more = sum(1 for _ in reader)
     if header is None:
         return f'<h3>{_e(path.name)}</h3><p class="note">empty</p>'
@@ -295,7 +299,7 @@ def render(
     line = command_line if isinstance(command_line, str) else " ".join(map(str, command_line))
     words = line.split()
     title = title or f"jaxqueens {words[1] if len(words) > 1 else ''}".strip()
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     env = {**versions(), "platform": platform.platform(), "written": now}
     devs = devices if devices is not None else {"devices": "none: this command did not start JAX"}
     plain = {k: v for k, v in (settings or {}).items() if not callable(v) and not k.startswith("_")}

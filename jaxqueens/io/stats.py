@@ -39,7 +39,8 @@ def _board_text(rows: np.ndarray) -> list[str]:
 
 
 def write_outputs(res, out_dir: str | Path) -> list[Path]:
-    """Write ``summary.json``, ``distinct.npy`` (if any sample) and the CSV tables into ``out_dir``."""
+    """Write ``summary.json``, ``distinct.npy`` (if any sample) and the CSV tables into
+    ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sam, cov = res.samples, res.coverage
@@ -50,10 +51,18 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
     if res.all_solutions is not None:
         canon = symmetry.canonical(res.all_solutions)
         sizes = 8 // symmetry.stabilizer_sizes(res.all_solutions)
-        table = zip(_board_text(res.all_solutions), res.all_counts, _board_text(canon), sizes)
+        table = zip(
+            _board_text(res.all_solutions), res.all_counts, _board_text(canon), sizes, strict=True
+        )
     else:
         canon = symmetry.canonical(res.distinct) if len(res.distinct) else res.distinct
-        table = zip(_board_text(res.distinct), res.counts, _board_text(canon), res.distinct_sizes)
+        table = zip(
+            _board_text(res.distinct),
+            res.counts,
+            _board_text(canon),
+            res.distinct_sizes,
+            strict=True,
+        )
     files.append(
         write_csv(
             out / "frequencies.csv",
@@ -67,7 +76,9 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
             ["canonical", "class_size", "count"],
             (
                 [t, int(z), int(k)]
-                for t, z, k in zip(_board_text(res.classes), res.class_sizes, res.class_counts)
+                for t, z, k in zip(
+                    _board_text(res.classes), res.class_sizes, res.class_counts, strict=True
+                )
             ),
         )
     )
@@ -102,7 +113,10 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
         write_csv(
             out / "steps.csv",
             ["chain", "solved", sam.step_unit],
-            ([i, int(a), int(b)] for i, (a, b) in enumerate(zip(sam.solved, sam.steps))),
+            (
+                [i, int(a), int(b)]
+                for i, (a, b) in enumerate(zip(sam.solved, sam.steps, strict=True))
+            ),
         )
     )
     budgets, rate = res.success
@@ -110,7 +124,7 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
         write_csv(
             out / "success.csv",
             [f"{sam.step_unit}_budget", "success_rate"],
-            ([int(b), f"{r:.6f}"] for b, r in zip(budgets, rate)),
+            ([int(b), f"{r:.6f}"] for b, r in zip(budgets, rate, strict=True)),
         )
     )
     return files

@@ -73,6 +73,7 @@ def write_dict_csv(
 
 
 def write_json(path: str | Path, doc: Any) -> Path:
-    """Write ``doc`` as indented JSON with a final newline (values JSON cannot hold become strings)."""
+    """Write ``doc`` as indented JSON with a final newline (values JSON cannot hold become
+    strings)."""
     write_text(path, json.dumps(doc, indent=2, default=str) + "\n")
     return Path(path)

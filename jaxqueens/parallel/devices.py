@@ -46,6 +46,7 @@ batch sizes the drivers read on the CPU; on an accelerator they size from the de
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import math
@@ -250,8 +251,8 @@ def _set_jax_option(name: str, value) -> bool:
 # ------------------------------------------------------------------ persistent compilation cache
 ENV_CACHE_DIR = "JAXQUEENS_CACHE_DIR"
 CACHE_MIN_COMPILE_SECONDS = 0.0
-"""Every compiled kernel is cached: ours compile in 0.1-6 s and a run compiles several, each of which
-a repeated run would otherwise pay again (JAX's default caches only compiles over 1 s)."""
+"""Every compiled kernel is cached: ours compile in 0.1-6 s and a run compiles several, each of
+which a repeated run would otherwise pay again (JAX's default caches only compiles over 1 s)."""
 CACHE_MIN_ENTRY_BYTES = -1
 """No size floor (JAX's -1; its default 0 lets it pick a floor for the filesystem)."""
 
@@ -280,7 +281,7 @@ def _installed_version(package: str) -> str:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return "unknown"
-    site = Path(list(spec.submodule_search_locations)[0]).parent
+    site = Path(next(iter(spec.submodule_search_locations))).parent
     found = sorted(site.glob(f"{package}-*.dist-info"))
     return found[0].name[len(package) + 1 : -len(".dist-info")] if len(found) == 1 else "unknown"
 
@@ -594,8 +595,6 @@ def leave(code: int) -> int:
     if code in (0, 1) or not _lazy.is_loaded("jax") or not jax.distributed.is_initialized():
         return code
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     os._exit(code)

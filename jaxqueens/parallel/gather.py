@@ -61,12 +61,13 @@ def concat(x, axis: int = 0) -> np.ndarray:
 
 
 def ragged(rows: np.ndarray) -> np.ndarray:
-    """Every process's ``rows`` ``[k_p, ...]`` (``k_p`` may differ), concatenated in process order."""
+    """Every process's ``rows`` ``[k_p, ...]`` (``k_p`` may differ), concatenated in process
+    order."""
     rows = np.asarray(rows)
     if jax.process_count() == 1:
         return rows
     sizes = allgather(np.int32(len(rows)))
-    padded = np.zeros((int(sizes.max()),) + rows.shape[1:], rows.dtype)
+    padded = np.zeros((int(sizes.max()), *rows.shape[1:]), rows.dtype)
     padded[: len(rows)] = rows
     every = allgather(padded)
     return np.concatenate([every[p, : sizes[p]] for p in range(len(sizes))])

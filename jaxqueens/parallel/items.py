@@ -98,11 +98,11 @@ def search_budget(
     """
     if not devices.is_accelerator():
 
-        def shard(x):
+        def serial_shard(x):
             out, work = serial(x)
             return out, work[None]
 
-        return over_devices(shard, items, num_devices=num_devices)
+        return over_devices(serial_shard, items, num_devices=num_devices)
     per = items.shape[0] // num_devices
 
     def shard(x):

@@ -70,7 +70,7 @@ def lockstep(
     vinit = jax.vmap(init_item)
     first = jnp.arange(lanes, dtype=jnp.int32)
     s0 = vinit(jnp.minimum(first, num_items - 1))
-    out = jax.tree.map(lambda x: jnp.zeros((num_items,) + x.shape[1:], x.dtype), result(s0))
+    out = jax.tree.map(lambda x: jnp.zeros((num_items, *x.shape[1:]), x.dtype), result(s0))
 
     def body(carry):
         s, item, nxt, out, waiting = carry

@@ -97,7 +97,8 @@ class _Meeting:
         if not self.noticed and time.monotonic() - self.start >= NOTICE_AFTER:
             self.noticed = True
             print(
-                f"jaxqueens: process {self.me} of {self.processes}: waiting up to {self.timeout:g} s "
+                f"jaxqueens: process {self.me} of {self.processes}: waiting up to "
+                f"{self.timeout:g} s "
                 f"for {what} at {self.coordinator} (--coordinator-timeout)",
                 file=sys.stderr,
                 flush=True,
@@ -132,8 +133,10 @@ class _Meeting:
                 last = "something answers there, but not a jaxqueens process 0"
                 time.sleep(min(_POLL, max(self.left(), 0)))
         raise QueensError(
-            f"no run started at {self.coordinator} within {self.timeout:g} s ({last}): start process 0 "
-            "on that machine and every process with the same --coordinator and --num-processes, check "
+            f"no run started at {self.coordinator} within {self.timeout:g} s ({last}): start "
+            "process 0 "
+            "on that machine and every process with the same --coordinator and --num-processes, "
+            "check "
             "HOST:PORT, or raise --coordinator-timeout"
         )
 
@@ -213,7 +216,8 @@ class _Meeting:
             )
         if pid >= self.processes or pid not in waiting:
             return (
-                f"two processes have --process-id {pid} (or it is not below {self.processes}): give "
+                f"two processes have --process-id {pid} (or it is not below {self.processes}): "
+                "give "
                 f"each process its own id from 0 to {self.processes - 1}"
             )
         return None
@@ -226,9 +230,11 @@ class _Meeting:
             )
         ids = ", ".join(str(i) for i in sorted(waiting))
         return (
-            f"{len(waiting)} of {self.processes - 1} other processes did not join {self.coordinator} "
+            f"{len(waiting)} of {self.processes - 1} other processes did not join "
+            f"{self.coordinator} "
             f"within {self.timeout:g} s (--process-id {ids}): start each with --coordinator "
-            f"{self.coordinator} --num-processes {self.processes} and its own --process-id, or raise "
+            f"{self.coordinator} --num-processes {self.processes} and its own --process-id, or "
+            "raise "
             "--coordinator-timeout"
         )
 

@@ -71,4 +71,4 @@ def pad_rows(x: np.ndarray, multiple: int, fill=0) -> np.ndarray:
     extra = -len(x) % multiple
     if not extra:
         return x
-    return np.concatenate([x, np.full((extra,) + x.shape[1:], fill, x.dtype)])
+    return np.concatenate([x, np.full((extra, *x.shape[1:]), fill, x.dtype)])

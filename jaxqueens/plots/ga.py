@@ -88,7 +88,7 @@ def write_plots(
         else "diagonal pairs, rows ignored (report's score; 0 is not always a solution)"
     )
     files = []
-    for name, values in zip(("best", "avg", "worst"), (best, avg, worst)):
+    for name, values in zip(("best", "avg", "worst"), (best, avg, worst), strict=True):
         files.append(
             fitness_plot(
                 values, Path(out) / f"{name}.png", f"{name} {label}", f"{name} fitness: {what}"

@@ -35,7 +35,8 @@ def _board(rows: Any, limit: int, hint: str) -> np.ndarray:
     arr = np.asarray(rows)
     if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
         raise QueensError(
-            f"cannot draw a board of shape {arr.shape} and dtype {arr.dtype}; pass one board rows[n]"
+            f"cannot draw a board of shape {arr.shape} and dtype {arr.dtype}; pass one board "
+            "rows[n]"
         )
     n = len(arr)
     if n > limit:

@@ -20,8 +20,8 @@ random queens (permutation encoding: it never changes which rows are occupied). 
 ``pairs`` (attacking pairs). A chain stops when solved or
 after ``rounds * steps_per_round`` steps; it reports its final board (the solution when solved),
 its best objective and the step at which that was found. A chain starts from a random permutation
-(NMOF's ``sample.int(n)``) or from a given board (``Problem.start``: any board, rows may repeat, such
-as the vignette's ``rep(1, N)``, every queen on one row). The chain is deterministic given its
+(NMOF's ``sample.int(n)``) or from a given board (``Problem.start``: any board, rows may repeat,
+such as the vignette's ``rep(1, N)``, every queen on one row). The chain is deterministic given its
 seed, so :func:`replay` recovers its best board from the step at which it was found, at no cost
 to the run itself.
 
@@ -40,7 +40,8 @@ only free columns are ever chosen for a move (fixed queens never move) and a mov
 the mask forbids is rejected outright: forbidden squares are never chosen, so no board a chain
 holds uses one. Chains start on a random allowed square per column (the fixed queen in a fixed
 column). A column without any allowed square keeps a queen on row 0 (a fixed queen on its own
-square) that counts 1 per such column in the objective ("stranded"); it can never move, so such a chain is never solved
+square) that counts 1 per such column in the objective ("stranded"); it can never move, so such a
+chain is never solved
 (the instance is reported unknown, never UNSAT). Only the step neighbour supports ``constrained``
 (a swap keeps the rows' occupancy, which a mask would make unreachable).
 """
@@ -285,8 +286,8 @@ def propose(
     s: State, config: Config, mask: Mask | None = None
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """A random neighbour, applied: (rows [n] int32, counts [5n-2] int32, objective change []
-    int32). O(1) work; the hash counter is not advanced (the caller does). Under ``config.constrained``
-    a move onto a forbidden square is not applied (change 0)."""
+    int32). O(1) work; the hash counter is not advanced (the caller does). Under
+    ``config.constrained`` a move onto a forbidden square is not applied (change 0)."""
     updates, writes = _move(s, config, mask)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
     if not config.constrained:

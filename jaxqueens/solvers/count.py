@@ -247,7 +247,7 @@ class State(NamedTuple):
     """One task's search, resumable (``R`` = ``config.rows``)."""
 
     d: jax.Array  # [] int32 stack row (= level) of the current node; -1 once searched
-    count: jax.Array  # [] uint32 completions found since the state was unpacked (<= edges taken)
+    found: jax.Array  # [] uint32 completions found since the state was unpacked (<= edges taken)
     stack: jax.Array  # [5 R] uint32: row r = (cols, ld, rd, back, av) of level r
 
 
@@ -261,7 +261,7 @@ def unpack(item, config: Config) -> tuple[State, jax.Array]:
 def pack(state: State) -> jax.Array:
     """A state as uint32 ``[config.state_width]`` (its item without the table): the words a
     call returns, from which the host resumes an unfinished search."""
-    head = jnp.stack([state.d.astype(jnp.uint32), state.count, jnp.uint32(0), jnp.uint32(0)])
+    head = jnp.stack([state.d.astype(jnp.uint32), state.found, jnp.uint32(0), jnp.uint32(0)])
     return jnp.concatenate([head, state.stack])
 
 
@@ -300,7 +300,7 @@ def step(state: State, table, config: Config) -> State:
         (start + AV,),
         allow_negative_indices=False,
     )
-    count = state.count + lax.population_count(nav & t[COUNT_MASK])
+    count = state.found + lax.population_count(nav & t[COUNT_MASK])
     return State(jnp.where(push, here + 1, resume).astype(jnp.int32), count, stack)
 
 

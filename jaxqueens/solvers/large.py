@@ -46,7 +46,6 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
 from jaxqueens.core.inplace import add as _add

@@ -319,15 +319,15 @@ class SearchTest(chex.TestCase):
             state, table = count_kernel.unpack(jnp.asarray(item), config)
             chex.assert_shape([state.stack, table], [(config.rows * 5,), (config.levels * 8,)])
             chex.assert_type(
-                [state.d, state.count, state.stack], [jnp.int32, jnp.uint32, jnp.uint32]
+                [state.d, state.found, state.stack], [jnp.int32, jnp.uint32, jnp.uint32]
             )
             walked = state
             steps = 0
             while int(walked.d) >= 0:
                 walked, steps = step(walked, table), steps + 1
             ran, taken = run(state, table, jnp.int32(count_kernel.MAX_BUDGET))
-            assert int(taken) == steps and int(ran.count) == int(walked.count)
-            total += int(w) * int(walked.count)
+            assert int(taken) == steps and int(ran.found) == int(walked.found)
+            total += int(w) * int(walked.found)
         one = [
             int(w) * bin(int(m[count_kernel.HEAD + count_kernel.AV])).count("1")
             for m, w, lv in zip(items, weights, levels, strict=True)
