@@ -22,3 +22,14 @@ class SolutionCheckError(RuntimeError):
 class PeerLostError(QueensError):
     """Another process of a multi-process run stopped answering mid-run (a gather failed): the run
     cannot go on; the last checkpoint is kept, and every process must be started again."""
+
+
+class InstanceUnsat(QueensError):
+    """A constrained instance given to local search (``solve``, ``anneal``, ``evolve``) is plainly
+    unsatisfiable (fixed queens attacking each other, a column or row without an allowed square:
+    :func:`jaxqueens.core.constraints.unsat_reason`): no search is run. The one case where local
+    search reports UNSAT; ``reason`` says why. The command line prints it as a result (exit 1)."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"UNSAT ({reason})")
+        self.reason = reason

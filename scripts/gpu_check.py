@@ -438,12 +438,63 @@ def table(records: list) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _load_trips(path: Path) -> dict:
+    """The trip counts a parent measured (JSON keys are strings: the sizes become ints again)."""
+    raw = json.loads(path.read_text())
+    return {
+        k: {int(a): b for a, b in v.items()} if isinstance(v, dict) else v for k, v in raw.items()
+    }
+
+
+def _run_workers(keys, args, trips, records, failures, per_device) -> None:
+    """Check the devices in ``args.jobs`` worker processes at once (compiling is single-threaded
+    in XLA's GPU backend for these programs, so the devices overlap on a multi-core machine),
+    each with the trip counts measured here; their records are gathered in device order."""
+    work = Path(tempfile.mkdtemp(prefix="jaxqueens-gpu-check-parts-"))
+    trips_path = work / "trips.json"
+    trips_path.write_text(json.dumps(trips, default=str))
+    base = [sys.executable, str(Path(__file__).resolve()), "--families", args.families]
+    pending = list(keys)
+    running: dict = {}
+    try:
+        while pending or running:
+            while pending and len(running) < args.jobs:
+                key = pending.pop(0)
+                cmd = [*base, "--devices", key, "--trips", str(trips_path)]
+                running[key] = subprocess.Popen([*cmd, "--part", str(work / f"{key}.json")])
+            time.sleep(0.5)
+            for key, proc in list(running.items()):
+                if proc.poll() is not None:
+                    del running[key]
+                    if proc.returncode != 0:
+                        failures.append(f"gpu-check: {key}: the worker exited {proc.returncode}")
+        for key in keys:
+            part_path = work / f"{key}.json"
+            if part_path.exists():
+                part = json.loads(part_path.read_text())
+                records.extend(part["records"])
+                failures.extend(part["failures"])
+                per_device.update(part["per_device"])
+    finally:
+        for proc in running.values():
+            proc.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--devices", default=",".join(gpus.NAMES))
     ap.add_argument("--families", default=",".join(workloads.FAMILIES))
     ap.add_argument("--out", default=str(RESULTS / "gpu-compile.json"))
     ap.add_argument("--no-measure", action="store_true", help="skip the CPU trip counts")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="devices checked at once, one process each (default: one per core)",
+    )
+    ap.add_argument("--trips", help=argparse.SUPPRESS)  # a worker: the parent's trip counts
+    ap.add_argument("--part", help=argparse.SUPPRESS)  # a worker: write its records here
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
     families = [f for f in args.families.split(",") if f]
@@ -457,7 +508,9 @@ def main(argv=None) -> int:
         print("gpu-check: the CUDA plugin is not installed: run it with make gpu-check")
         return 2
     trips = {"steps": {}, "edges": {}, "nodes": complete_nodes()}
-    if not args.no_measure:
+    if args.trips:
+        trips = _load_trips(Path(args.trips))
+    elif not args.no_measure:
         t0 = time.perf_counter()
         trips["steps"] = measure_steps()
         measured = measure_edges()
@@ -473,12 +526,21 @@ def main(argv=None) -> int:
         print(f"trip counts measured on the CPU in {trips['measure_s']:.1f} s", flush=True)
     records: list = []
     failures: list = []
-    per_device = {}
-    for key in args.devices.split(","):
-        desc = gpus.load(key)
-        t0 = time.perf_counter()
-        check_device(desc, families, trips, records, failures)
-        per_device[desc.name] = time.perf_counter() - t0
+    per_device: dict = {}
+    keys = [k for k in args.devices.split(",") if k]
+    if args.part is None and args.jobs > 1 and len(keys) > 1:
+        _run_workers(keys, args, trips, records, failures, per_device)
+    else:
+        for key in keys:
+            desc = gpus.load(key)
+            t0 = time.perf_counter()
+            check_device(desc, families, trips, records, failures)
+            per_device[desc.name] = time.perf_counter() - t0
+    if args.part is not None:  # a worker: the parent writes the results
+        part = {"records": records, "failures": failures, "per_device": per_device}
+        write_text(Path(args.part), json.dumps(part, default=str))
+        shutil.rmtree(DUMP, ignore_errors=True)
+        return 0
     doc = {
         "label": LABEL,
         "jax": jax.__version__,

@@ -219,3 +219,53 @@ def test_monkeypatch_on_a_lazy_module_is_undone_on_the_real_module(fresh_module)
 def test_lazy_load_of_a_missing_package_fails_at_once():
     with pytest.raises(ModuleNotFoundError, match="no_such_package_xyz"):
         _lazy.load("no_such_package_xyz.sub")
+
+
+# --- issue 28: the argument errors fixed there come before JAX too --------------------------------
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "anneal-unused-option",
+        "anneal-steps-below-rounds",
+        "evolve-unused-option",
+        "evolve-unknown-option",
+        "stats-other-solver-option",
+        "stats-anneal-steps",
+        "compare-budget",
+        "checkpoint-every-nan",
+        "run-set-swept-key",
+        "run-config-complete",
+        "render-bad-suffix",
+        "complete-board-instance-mix",
+        "complete-named-pipe",
+    ],
+)
+def test_defect_28_msg_argument_errors_never_import_jax(case, board_file, tmp_path):
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('command = "solve"\n[sweep]\nn = [8, 10]\n')
+    conf = tmp_path / "complete.toml"
+    conf.write_text('command = "complete"\n')
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text('{"n": 8, "rows": [], "fixed": [[0, 0]]}\n')
+    fifo = tmp_path / "pipe.param"
+    os.mkfifo(fifo)
+    args, needle = {
+        "anneal-unused-option": (["anneal", "--method", "ls", "--alpha", "0.5"], "does not use"),
+        "anneal-steps-below-rounds": (["anneal", "--steps", "5"], "at least --rounds"),
+        "evolve-unused-option": (["evolve", "--elite", "2"], "does not use elite"),
+        "evolve-unknown-option": (["evolve", "--file", board_file], "no option --file"),
+        "stats-other-solver-option": (["stats", "--pop", "5"], "only --solver ga"),
+        "stats-anneal-steps": (["stats", "--solver", "anneal", "--steps", "5"], "--rounds"),
+        "compare-budget": (["compare", "--steps", "5"], "too small for"),
+        "checkpoint-every-nan": (["anneal", "--checkpoint-every", "nan"], "finite"),
+        "run-set-swept-key": (["run", sweep, "--set", "n=12"], "sweeps 'n'"),
+        "run-config-complete": (["run", conf], "cannot run from a config"),
+        "render-bad-suffix": (["render", board_file, "-o", tmp_path / "b.xyz"], "suffix"),
+        "complete-board-instance-mix": (["complete", mixed], "mixes the board key"),
+        "complete-named-pipe": (["complete", fifo], "named pipe"),
+    }[case]
+    report, _, err = _probe(*args)
+    assert report == {"code": 2, "jax": []}, (report, err[-2000:])
+    assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err

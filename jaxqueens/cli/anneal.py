@@ -6,7 +6,8 @@ one constrained instance (any format of :mod:`jaxqueens.io.instances`: ``FILE.pa
 completion parameters, one JSON line, a text board with ``.`` gaps): fixed queens never move,
 forbidden squares are never used, every solution is checked against the instance, and a run
 that solves no chain reports the instance unknown (local search proves no UNSAT; ``jaxqueens
-complete`` decides it exactly). The route is an option of ``anneal`` (and not a method of
+complete`` decides it exactly; a plainly unsatisfiable instance is UNSAT with its reason before any
+chain runs). The route is an option of ``anneal`` (and not a method of
 ``complete``) because annealing runs many chains on one board: the instance only replaces the
 board, and every option (methods, schedules, ``--out``, ``--resume``) keeps its meaning."""
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.cli.options import is_writer
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
@@ -229,19 +231,39 @@ def cmd_anneal(args: argparse.Namespace) -> int:
     n = options.board_size(args, start) if instance is None else instance.n
     if args.plot and not args.out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figure into")
-    if args.checkpoint_every <= 0:
-        raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
+    options.check_seconds(args.checkpoint_every, "--checkpoint-every")
+    # the drivers' checks, before JAX is imported: options no method of the run uses, ranges
+    given = {k: getattr(args, k) for k in settings.ANNEAL_SETTINGS}
+    needs_step = (instance is not None and not instance.plain) or settings.has_repeated_rows(start)
+    used = {}
+    for m in methods:
+        opts = settings.anneal_settings(
+            m, args.preset, needs_step=needs_step, command="anneal", also=methods, **given
+        )
+        settings.check_anneal(
+            n=n,
+            method=m,
+            chains=args.chains,
+            steps=args.steps,
+            walk=2000,
+            seed=args.seed,
+            batch=args.batch,
+            **opts,
+        )
+        setting = settings.anneal_setting(m, args.preset, args.neighbour, needs_step)
+        used[m] = settings.used(settings.ANNEAL, setting, given)
     if args.resume:
         if args.out and Path(args.out) != Path(args.resume):
             raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
         args.out = args.resume
     options.prepare_out(args.out, need=len(methods) * max(args.chains, 1) * (12 * max(n, 1) + 100))
     states = _resume_states(args.resume, methods) if args.resume else {}
-    results = {}
+    results, solved = {}, 0
     for i, method in enumerate(methods):
         folder = anneal_io.method_folder(args.out, method, methods)
         ckpt = anneal_io.checkpoint_file(folder)
         if states.get(method) == "finished":
+            solved += anneal_io.solved_before(folder)
             continue  # this method had finished before the interruption
         try:
             res = annealing.anneal(
@@ -251,17 +273,11 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                 args.steps,
                 rounds=args.rounds,
                 neighbour=args.neighbour,
-                step=args.step,
                 objective=args.objective,
-                edge=args.edge,
                 seed=args.seed,
                 batch=args.batch,
-                q=args.q,
-                init_prob=args.init_prob,
-                alpha=args.alpha,
-                t_end=args.t_end,
-                t0=args.t0,
                 preset=args.preset,
+                **used[method],  # the options this method uses, as given (others: the preset's)
                 start=start,
                 best_boards=folder is not None,
                 trace_chains=TRACE_CHAINS if args.plot else 0,
@@ -287,6 +303,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
         with options.final_write(args.out):
             logs.log("summary", **res.summary)
             results[method] = res
+            solved += int(res.summary["solved"])
             saved = None
             if (
                 folder is not None
@@ -323,4 +340,4 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                 every=results[methods[0]].trace_every,
             )
             print(f"wrote {path}")
-    return 0
+    return 0 if solved else 1  # as solve and evolve: 1 when no chain of any method solved

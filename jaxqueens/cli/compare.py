@@ -13,6 +13,7 @@ from pathlib import Path
 from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.cli import run as experiment
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 
 comparing = _lazy.load("jaxqueens.drivers.compare")
@@ -148,7 +149,10 @@ def _line(p: dict) -> str:
 def cmd_compare(args) -> int:
     """The ``compare`` command: run every solver, print the lines and the recommendation, write."""
     conf = _settings(args)
-    names = comparing.parse_solvers(conf["solvers"])
+    # the driver's checks, before JAX: names, ranges and each solver's least step budget
+    _, _, names, _, _ = settings.check_compare(
+        conf["n"], conf["chains"], conf["solvers"], conf["steps"], conf["seed"]
+    )
     args.out = conf.get("out")  # the report hook reads args.out
     options.prepare_out(args.out, need=len(names) * conf["chains"] * 60 + (1 << 20))
     quiet = True if conf.get("quiet") else options.quiet(args)

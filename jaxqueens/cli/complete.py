@@ -11,7 +11,6 @@ with ``.`` for an empty column, folders and ``.tar.gz`` sets of these. Outputs
 
 from __future__ import annotations
 
-import csv
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from jaxqueens.cli import options
 from jaxqueens.errors import QueensError
 from jaxqueens.io import complete as outputs
 from jaxqueens.io import instances as instio
+from jaxqueens.io import tables
 
 # JAX and the solver load at their first use (jaxqueens._lazy): --help and argument errors never do
 complete = _lazy.load("jaxqueens.drivers.complete")
@@ -90,7 +90,7 @@ def add_command(sub) -> None:
     )
     options.add_checkpoint(p)
     options.add_quiet(p)
-    p.set_defaults(func=cmd_complete)
+    p.set_defaults(func=cmd_complete, data_stdout=True)  # stdout is the CSV table, nothing else
 
 
 def _check(args) -> None:
@@ -112,16 +112,7 @@ def cmd_complete(args) -> int:
     loaded = instio.load_instances(
         args.inputs, args.diags, one_based=args.one_based, toroidal=args.toroidal
     )
-    if not loaded.instances:
-        raise QueensError(
-            "no instance to solve"
-            + (
-                f": all {len(loaded.skipped)} files list fewer "
-                f"than {args.diags} diagonals; lower --diags"
-                if loaded.skipped
-                else ""
-            )
-        )
+    loaded.require_some()
     big = [i for i in loaded.instances if i.model.n > MAX_N]
     if big:
         raise QueensError(
@@ -147,18 +138,11 @@ def cmd_complete(args) -> int:
     ds = [i.d for i in loaded.instances]
     with options.final_write(args.out):
         if gather.is_writer():
-            w = csv.writer(sys.stdout, lineterminator="\n")
+            w = tables.writer(sys.stdout)  # the one CSV dialect (formula cells neutralised)
             w.writerow(outputs.HEADER)
-            w.writerows(
-                ["" if v is None else v for v in row]
-                for row in outputs.rows(sources, ds, res.instances)
-            )
+            w.writerows(outputs.rows(sources, ds, res.instances))
             status = [r.status for r in res.instances]
-            skipped = (
-                f", {len(loaded.skipped)} files skipped (fewer than {args.diags} diagonals)"
-                if loaded.skipped
-                else ""
-            )
+            skipped = f"; {loaded.skipped_note()}: skipped" if loaded.skipped else ""
             print(
                 f"{len(status)} instances: {status.count('SAT')} SAT, {status.count('UNSAT')} "
                 "UNSAT, "

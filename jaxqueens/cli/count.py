@@ -18,6 +18,7 @@ from jaxqueens.cli import options
 from jaxqueens.core import symmetry
 from jaxqueens.core.constraints import Constraints
 from jaxqueens.core.oeis import A000170, A002562, A051906
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import count as outputs
 from jaxqueens.solvers.choices import COUNT_ENUMERATE_MAX_N, COUNT_MAX_N
@@ -223,6 +224,8 @@ def cmd_count(args) -> int:
     n = options.board_size(args)
     if args.toroidal:
         return _toroidal(args, n)
+    # the driver's size checks, before JAX is imported
+    (settings.check_enumerate_n if args.enumerate else settings.check_count_n)(n)
     if args.plan:
         return _plan(args, n)
     if args.enumerate:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import estimate as outputs
 from jaxqueens.plots import estimate as figures
@@ -70,7 +71,13 @@ def add_command(sub) -> None:
         "are enumerated exactly (strata) to cut the variance. Reports the estimate, "
         "its standard error and a confidence interval, against OEIS A000170 for n <= 27.",
     )
-    p.add_argument("n_pos", nargs="?", default=None, metavar="N", help="board sizes (same as -n)")
+    p.add_argument(
+        "n_pos",
+        nargs="*",
+        default=[],
+        metavar="N",
+        help="board sizes, each a size, a range or a list (estimate 8 10 20-24; same as -n)",
+    )
     p.add_argument(
         "-n",
         "--n",
@@ -118,8 +125,7 @@ def _checkpoints(args) -> bool:
             )
         args.out = args.resume
         return True
-    if args.checkpoint_every <= 0:
-        raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
+    options.check_seconds(args.checkpoint_every, "--checkpoint-every")
     return False
 
 
@@ -148,11 +154,14 @@ def _report(r: Estimate, level: float) -> None:
 
 def cmd_estimate(args) -> int:
     """The ``estimate`` command: one line per size, a table file and the log Q(n)/n plot."""
-    if args.n is not None and args.n_pos is not None and args.n != args.n_pos:
-        raise QueensError(f"two board sizes given (-n {args.n} and {args.n_pos}); give one")
-    args.n = args.n or args.n_pos or "27"
+    positional = ",".join(args.n_pos) if args.n_pos else None
+    if args.n is not None and positional is not None and args.n != positional:
+        raise QueensError(f"two board sizes given (-n {args.n} and {positional}); give one")
+    args.n = args.n or positional or "27"
     sizes = parse_sizes(args.n)
-    probes = args.probes  # a float (2e4); the driver checks it (nan, inf, < 1)
+    probes = args.probes  # a float (2e4); checked (nan, inf, < 1) before JAX is imported
+    for n in sizes:
+        settings.check_estimate(n, probes, args.level, args.seed)
     resume = _checkpoints(args)
     options.prepare_out(args.out)
     results: list[Estimate] = []

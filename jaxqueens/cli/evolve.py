@@ -20,7 +20,8 @@ meet the report's score; K of them are solutions", with ``score_met.npy`` beside
 one constrained instance (any format of :mod:`jaxqueens.io.instances`): fixed queens never move,
 a queen on a forbidden square costs more than all attacking pairs together (so no solution uses
 one), every solution is checked against the instance, and a run that solves no trial reports the
-instance unknown (a GA proves no UNSAT; ``jaxqueens complete`` decides it).
+instance unknown (a GA proves no UNSAT; ``jaxqueens complete`` decides it; a plainly
+unsatisfiable instance is UNSAT with its reason before any trial runs).
 
 Outputs in ``--out DIR``: ``history.csv`` (Trial, Generation, Best, Avg, Worst; generation 0 is
 the initial population), ``trials.csv`` (first solved generation per trial, -1 if never),
@@ -35,9 +36,10 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
-from jaxqueens.cli import run as experiment
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
+from jaxqueens.io import config as config_io
 from jaxqueens.io import ga as ga_io
 from jaxqueens.plots import ga as ga_plots
 from jaxqueens.solvers.choices import GA_PRESETS
@@ -78,7 +80,7 @@ SCORES = ga_io.SCORES
 def load_config(path: str | Path) -> dict:
     """Read an experiment file (the ``jaxqueens run`` format with ``command = "evolve"``) and
     return its options; raise QueensError naming a bad key or value."""
-    cfg = experiment.load_config(path)
+    cfg = config_io.load_config(path)
     if cfg["command"] != "evolve":
         raise QueensError(
             f"{path}: a config for {cfg['command']!r}, not evolve; run it with "
@@ -258,6 +260,19 @@ def cmd_evolve(args) -> int:
         )
     if plot and not out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figures into")
+    settings.resolve(  # options the scheme, mutation or islands do not use: refused before JAX
+        settings.GA,
+        {
+            "scheme": conf.get("scheme", "steady"),
+            "mutation": conf.get("mutation"),
+            "islands": conf.get("islands", 1),
+            "migrate_every": conf.get("migrate_every"),
+            "preset": conf.get("preset"),
+            "encoding": conf.get("encoding"),
+        },
+        conf,
+        "evolve",
+    )
     spec = conf.pop("instance", None)
     if spec:
         instance = options.load_instance(spec, args.one_based, bool(conf.get("toroidal")))

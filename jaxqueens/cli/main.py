@@ -21,6 +21,7 @@ Exit codes, decided here for every command by one handler (:func:`main`):
 from __future__ import annotations
 
 import argparse
+import difflib
 import functools
 import os
 import sys
@@ -44,7 +45,7 @@ from jaxqueens.cli import (
     solve,
     stats,
 )
-from jaxqueens.errors import QueensError
+from jaxqueens.errors import InstanceUnsat, QueensError
 from jaxqueens.io import console, logs, report
 from jaxqueens.parallel import devices
 
@@ -62,14 +63,31 @@ class _Parser(argparse.ArgumentParser):
     integer option is range-checked to fit 32 bits (:func:`jaxqueens.cli.options.int_range_error`),
     so a huge value is refused naming the option, not deep inside JAX."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, strict: bool = True, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self.strict = strict
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
+    def _unknown_options(self, args) -> None:
+        """A command's parser (``strict``, no subcommands) names an option it does not have
+        first: otherwise argparse hands the option's value to a positional argument and blames
+        that (``evolve --file B`` said "argument N: invalid int value: 'B'")."""
+        for word in args or ():
+            if word == "--":
+                break
+            name = word.split("=", 1)[0]
+            if word.startswith("--") and name not in self._option_string_actions:
+                known = [o for o in self._option_string_actions if o.startswith("--")]
+                near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+                hint = f"; did you mean {near[0]}?" if near else ""
+                self.error(f"{self.prog.split()[-1]} has no option {name}{hint}")
+
     def parse_known_args(self, args=None, namespace=None):
+        if self.strict and self._subparsers is None:
+            self._unknown_options(sys.argv[1:] if args is None else args)
         namespace, extras = super().parse_known_args(args, namespace)
         for action in self._actions:  # this parser's own options (a subparser checks its own)
             value = getattr(namespace, action.dest, None)
@@ -125,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _distributed_parser() -> argparse.ArgumentParser:
     """The options read anywhere on the line, before the command's own parser (exact spellings
     only)."""
-    p = _Parser(prog="jaxqueens", add_help=False)
+    p = _Parser(prog="jaxqueens", add_help=False, strict=False)  # the rest is the command's
     p.add_argument("--coordinator", default=None, metavar="HOST:PORT")
     p.add_argument("--num-processes", type=int, default=None, metavar="P")
     p.add_argument("--process-id", type=int, default=None, metavar="I")
@@ -181,6 +199,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _write_report(args, sys.argv[1:] if argv is None else argv)
         logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
         return code
+    except InstanceUnsat as err:  # a result, not an error: no solution exists (exit 1)
+        spec = getattr(args, "instance", None)
+        print(f"instance {spec + ': ' if spec else ''}{err}; no search run")
+        logs.log("end", command=args.command, code=EXIT_NOT_SOLVED, status="UNSAT")
+        return EXIT_NOT_SOLVED
     except QueensError as err:
         return _fail(args.command, EXIT_USAGE, f"error: {err}")
     except KeyboardInterrupt:
@@ -240,7 +263,8 @@ def _write_report(args, argv: Sequence[str]) -> None:
             file=sys.stderr,
         )
         return
-    print(f"report: {path}")
+    # a command whose stdout is data (complete's CSV) keeps it clean: the line goes to stderr
+    print(f"report: {path}", file=sys.stderr if getattr(args, "data_stdout", False) else sys.stdout)
 
 
 def _fail(command: str, code: int, message: str) -> int:

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxqueens import _lazy
+from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 from jaxqueens.io import atomic, checkpoint
 from jaxqueens.io import boards as boardio
@@ -258,9 +259,14 @@ def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, boo
                 "check the folder, or start without --resume"
             )
         return path, True
-    if args.checkpoint_every <= 0:
-        raise QueensError(f"--checkpoint-every must be positive, got {args.checkpoint_every}")
+    check_seconds(args.checkpoint_every, "--checkpoint-every")
     return (Path(args.out) / checkpoint.FILENAME if args.out else None), False
+
+
+def check_seconds(value, option: str) -> float:
+    """A positive, finite number of seconds (:func:`jaxqueens.core.arguments.seconds`: ``nan``
+    and ``inf`` are refused, a checkpoint interval of inf would never save)."""
+    return arguments.seconds(value, option)
 
 
 def is_writer() -> bool:

@@ -1,4 +1,6 @@
-"""``jaxqueens render FILE -o PNG``: a PNG poster of one board (n <= 1000)."""
+"""``jaxqueens render FILE -o IMAGE``: a poster of one board (n <= 1000), in the format the
+output's suffix names (``.png``, ``.pdf``, ``.svg``, ...:
+:data:`jaxqueens.plots.render.IMAGE_FORMATS`)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,13 @@ def add_command(sub) -> None:
         "highlighted, attacked queens in a third colour.",
     )
     options.add_file(p)
-    p.add_argument("-o", "--output", required=True, metavar="PNG", help="output PNG file")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="IMAGE",
+        help="output file; its suffix names the format: .png, .pdf, .svg, .eps, .jpg, ...",
+    )
     p.add_argument(
         "--index", type=int, default=0, help="which board of a multi-board file (default 0)"
     )
@@ -30,6 +38,7 @@ def add_command(sub) -> None:
 def cmd_render(args) -> int:
     """Write a PNG poster of one board of FILE."""
     options.prepare_out(args.output, kind="file", option="-o", inputs=[args.file])
+    render.image_format(args.output, option="-o")  # before any work: a format we can write
     rows = options.pick(options.boards_of(args), args.index, args.file)
     render.render_png(rows, args.output, title=args.title)
     print(f"wrote {args.output}")

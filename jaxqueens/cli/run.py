@@ -24,7 +24,6 @@ import argparse
 import itertools
 import json
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,14 +32,10 @@ from jaxqueens import _lazy
 from jaxqueens._version import __version__
 from jaxqueens.cli.options import int_range_error, prepare_out
 from jaxqueens.errors import QueensError
+from jaxqueens.io.config import apply_overrides, check_command, load_config
 from jaxqueens.io.tables import write_dict_csv, write_json
 
 jax = _lazy.load("jax")  # for run.json's versions and devices, after a run
-
-TOP_KEYS = {"command", "out", "options", "sweep", "description"}
-NOT_IN_CONFIGS = ("show", "check", "render", "run")
-"""Commands a config cannot name: the first three take a board FILE argument, which a config has
-no key for; ``run`` would recurse."""
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -127,45 +122,6 @@ def _parse_set(text: str, options: dict[str, argparse.Action]):
         ) from None
 
 
-def load_config(path: str | Path) -> dict:
-    """Read and shape-check a config file."""
-    path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            cfg = tomllib.load(f)
-    except FileNotFoundError:
-        raise QueensError(f"{path}: no such config file; check the path") from None
-    except IsADirectoryError:
-        raise QueensError(f"{path}: is a folder, not a config file; pass a .toml file") from None
-    except UnicodeDecodeError:
-        raise QueensError(f"{path}: not UTF-8 text (a binary file?); pass a TOML config") from None
-    except tomllib.TOMLDecodeError as err:
-        raise QueensError(f"{path}: not valid TOML ({err})") from None
-    except OSError as err:
-        raise QueensError(f"{path}: cannot read ({err.strerror or err}); check the path") from None
-    unknown = set(cfg) - TOP_KEYS
-    if unknown:
-        raise QueensError(
-            f"{path}: unknown key '{sorted(unknown)[0]}' (top-level keys: "
-            f"{', '.join(sorted(TOP_KEYS))}; command options go under [options])"
-        )
-    if not isinstance(cfg.get("command"), str):
-        raise QueensError(f"{path}: 'command' must name a command, e.g. command = \"solve\"")
-    for key in ("options", "sweep"):
-        if key in cfg and not isinstance(cfg[key], dict):
-            raise QueensError(
-                f"{path}: '{key}' must be a table ([{key}] with key = value lines), "
-                f"got {type(cfg[key]).__name__}"
-            )
-    for key in ("out", "description"):
-        if key in cfg and not isinstance(cfg[key], str):
-            raise QueensError(
-                f"{path}: '{key}' must be a "
-                f"{'folder name' if key == 'out' else 'string'}, got {cfg[key]!r}"
-            )
-    return cfg
-
-
 def command_options(path: str | Path, command: str) -> dict:
     """The ``[options]`` (and ``out``) of a config file written for ``command``, for commands that
     take ``--config FILE`` themselves (``evolve``, ``compare``); another command is one line."""
@@ -183,15 +139,9 @@ def command_options(path: str | Path, command: str) -> dict:
 
 def resolve(cfg: dict, parser: argparse.ArgumentParser, overrides: list[str], where: str):
     """(command, options dict, sweep dict) with every key and type checked."""
-    subs = {c: p for c, p in _subparsers(parser).items() if c not in NOT_IN_CONFIGS}
+    subs = _subparsers(parser)
     command = cfg["command"]
-    if command in NOT_IN_CONFIGS:
-        raise QueensError(
-            f"{where}: 'command' = '{command}' cannot run from a config (it needs a "
-            f"board file on the command line); configs run {', '.join(subs)}"
-        )
-    if command not in subs:
-        raise QueensError(f"{where}: 'command' must be one of {', '.join(subs)}, got {command!r}")
+    check_command(command, where, subs)
     options = _options(subs[command])
     opts = dict(cfg.get("options", {}))
     for key, value in opts.items():
@@ -200,12 +150,12 @@ def resolve(cfg: dict, parser: argparse.ArgumentParser, overrides: list[str], wh
                 f"{where}: unknown key '{key}' for {command} (valid: {', '.join(sorted(options))})"
             )
         _argv(key, value, options[key], where)
-    for text in overrides:
-        key, value = _parse_set(text, options)
-        opts[key] = value
+    sweep = dict(cfg.get("sweep", {}))
+    opts = apply_overrides(
+        opts, sweep, dict(_parse_set(text, options) for text in overrides), where
+    )
     if "out" in cfg:
         opts.setdefault("out", cfg["out"])
-    sweep = dict(cfg.get("sweep", {}))
     for key, values in sweep.items():
         if key not in options:
             raise QueensError(f"{where}: unknown sweep key '{key}' for {command}")

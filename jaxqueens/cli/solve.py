@@ -27,7 +27,9 @@ prime to 6) and ``--instance FILE`` (one instance, read as ``anneal --instance``
 queens never move, forbidden squares are never used, every solution is checked against the
 instance. An instance may have no solution, so its run is bounded: ``--max-restarts`` defaults
 to 99 and ``--chains`` (default 100) counts chains run; if none solves it the instance is
-reported unknown (exit 1), never UNSAT (``jaxqueens complete`` decides it exactly).
+reported unknown (exit 1), never UNSAT (``jaxqueens complete`` decides it exactly), unless it is
+plainly unsatisfiable (:func:`jaxqueens.core.constraints.unsat_reason`): then it is UNSAT with
+the reason and no chain runs (exit 1).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from pathlib import Path
 from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.cli.options import is_writer
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import backtrack as backtrack_out
 from jaxqueens.io import chains as chain_out
@@ -196,6 +199,8 @@ def cmd_solve(args) -> int:
         raise QueensError("--show-initial shows plain boards; drop it with --toroidal")
     n = options.board_size(args, start) if instance is None else instance.n
     path = _path(args, n)
+    if path != "backtrack":  # the drivers' check, before JAX is imported
+        settings.check_solvable(n)
     if instance is not None and args.max_restarts is None and path == "batched":
         args.max_restarts = INSTANCE_MAX_RESTARTS  # an instance may have no solution: bounded
     _check_options(args, path, n)
@@ -410,6 +415,8 @@ def _path(args, n: int) -> str:
     no option only the batched path has is given) or "batched"."""
     if args.method == "backtrack":
         return "backtrack"
+    if args.instance:
+        settings.check_instance_n(n)  # the batched kernel's limit: no path takes a larger one
     if args.mode != "auto":
         return args.mode
     batched_only = [name for name in UNUSED["large"] if _given(getattr(args, name))]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
+from jaxqueens.drivers import settings
 from jaxqueens.io import stats as outputs
 from jaxqueens.plots import stats as figures
 from jaxqueens.solvers import choices
@@ -87,30 +88,39 @@ def add_command(sub) -> None:
         help="steps per attempt before a restart (default: solve's measured restart period, "
         "min(n^2/2, max(500, 2n)))",
     )
-    g.add_argument("--init", choices=choices.INITS, default="permutation")
-    g.add_argument("--tabu", type=int, default=0, help="plateau tabu tenure (default 0 = off)")
+    g.add_argument(
+        "--init", choices=choices.INITS, default=None, help="initial boards (default permutation)"
+    )
+    g.add_argument("--tabu", type=int, default=None, help="plateau tabu tenure (default 0 = off)")
     g = p.add_argument_group("annealing (as 'jaxqueens anneal')")
     g.add_argument(
-        "--method", choices=choices.METHODS, default="ta", help="ls, ta or sa (default ta)"
+        "--method", choices=choices.METHODS, default=None, help="ls, ta or sa (default ta)"
     )
+    g.add_argument("--steps", type=int, default=None, help="step budget per chain (default 10000)")
+    g.add_argument("--rounds", type=int, default=None, help="(default: the preset's)")
     g.add_argument(
-        "--steps", type=int, default=10_000, help="step budget per chain (default 10000)"
+        "--neighbour", choices=choices.NEIGHBOURS, default=None, help="(default: the preset's)"
+    )
+    g.add_argument("--step", type=int, default=None, help="step neighbour only (default 3)")
+    g.add_argument(
+        "--objective", choices=choices.OBJECTIVES, default=None, help="(default attacks)"
     )
     g.add_argument(
         "--preset",
         choices=choices.ANNEAL_PRESETS,
-        default="default",
+        default=None,
         help="anneal and ga: settings not given: default (measured), classic (the earlier "
         "defaults) or nmof (anneal only), as in 'jaxqueens anneal' and 'evolve'",
     )
-    g.add_argument("--rounds", type=int, default=None)
-    g.add_argument("--neighbour", choices=choices.NEIGHBOURS, default=None)
-    g.add_argument("--step", type=int, default=None)
-    g.add_argument("--objective", choices=choices.OBJECTIVES, default=None)
-    g.add_argument("--q", type=float, default=None)
-    g.add_argument("--init-prob", type=float, default=None)
-    g.add_argument("--t-end", type=float, default=None)
-    g.add_argument("--alpha", type=float, default=None)
+    g.add_argument("--q", type=float, default=None, help="TA only (default: the preset's)")
+    g.add_argument("--init-prob", type=float, default=None, help="SA only (default: the preset's)")
+    g.add_argument(
+        "--t-end",
+        type=float,
+        default=None,
+        help="SA only: last temperature relative to the first (default: the preset's)",
+    )
+    g.add_argument("--alpha", type=float, default=None, help="SA only (default: the preset's)")
     g = p.add_argument_group("genetic algorithm (as 'jaxqueens evolve'; defaults as there)")
     g.add_argument("--pop", type=int, default=None)
     g.add_argument("--generations", type=int, default=None)
@@ -130,37 +140,27 @@ def add_command(sub) -> None:
     p.set_defaults(func=cmd_stats)
 
 
+ANNEAL_KEYS = (
+    "method",
+    "steps",
+    "rounds",
+    "neighbour",
+    "step",
+    "objective",
+    "q",
+    "init_prob",
+    "t_end",
+    "alpha",
+)
+
+
 def _options(args) -> dict:
-    if args.solver == "minconflicts":
-        return {
-            "max_steps": args.maxsteps,
-            "init": args.init,
-            "tabu": args.tabu,
-            "batch": args.batch,
-        }
-    if args.solver == "anneal":
-        return {
-            k: getattr(args, k)
-            for k in (
-                "method",
-                "steps",
-                "rounds",
-                "neighbour",
-                "step",
-                "objective",
-                "q",
-                "init_prob",
-                "t_end",
-                "alpha",
-                "preset",
-                "batch",
-            )
-        }
-    return {
-        "batch": args.batch,
-        "preset": args.preset,
-        **{k: getattr(args, k) for k in GA_KEYS if getattr(args, k) is not None},
-    }
+    """Every solver option given on the command line (None: not given), by the drivers' names;
+    an option of another solver is refused by
+    :func:`jaxqueens.drivers.settings.check_stats_options`."""
+    given = {"max_steps": args.maxsteps, "init": args.init, "tabu": args.tabu}
+    given.update({k: getattr(args, k) for k in (*ANNEAL_KEYS, *GA_KEYS, "preset")})
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def _p(test: dict | None) -> str:
@@ -201,6 +201,11 @@ def _plot(res, out) -> list:
 def cmd_stats(args) -> int:
     """The ``stats`` command: run, print the statistics, write tables and figures."""
     n = options.board_size(args)
+    solver_options = _options(args)
+    settings.check_stats_options(args.solver, solver_options)  # before JAX is imported
+    settings.check_stats_budget(args.chains, args.solutions, args.time, args.seed)
+    if args.solver == "anneal":
+        settings.check_stats_anneal(n, solver_options, args.chains, args.seed, args.batch)
     checkpoint, resume = options.checkpoint_target(args)
     chains = (
         args.chains if args.chains is not None else args.solutions or (0 if args.time else 10_000)
@@ -217,14 +222,16 @@ def cmd_stats(args) -> int:
         checkpoint=checkpoint,
         resume=resume,
         checkpoint_every=args.checkpoint_every,
-        **_options(args),
+        batch=args.batch,
+        **solver_options,
     )
     if samples.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(samples.solved):,} finished chains", args.out)
     with options.final_write(args.out):
         res = solstats.analyse(samples)
         s = res.summary
-        name = args.solver + (f" ({args.method})" if args.solver == "anneal" else "")
+        method = samples.options.get("method")
+        name = args.solver + (f" ({method})" if method else "")
         ex = lambda v: f" of {v:,}" if v else ""
         print(
             f"{name}, n = {n}: {s['solved']:,} of {s['chains']:,} chains solved; "

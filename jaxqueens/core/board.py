@@ -16,9 +16,15 @@ scatter-adds; for n <= ``PAIRWISE_MAX_N`` a dense O(n^2) pairwise form is used
 instead, because ``scripts/bench_fitness.py`` measured it faster there (the
 scatter's fixed cost per board dominates tiny boards on XLA:CPU).
 
-Values must lie in ``0..n-1``: these kernels trust their input (a scatter drops
-out-of-range indices silently). ``is_solution`` alone checks the range; untrusted
-boards go through the independent checker (``jaxqueens.core.checker``) first.
+Inputs are checked once, at the public entry (:func:`_boundary`), never inside the kernels:
+the dtype must be an integer type (floats, complex numbers, bools and objects are a
+:class:`~jaxqueens.errors.QueensError`: ``board + 0.5`` is never read as the board), and host
+(NumPy, list) boards must hold rows in ``0..n-1``: ``is_solution`` says False for a board with a
+row outside (whatever its width: ``board + 2**32`` is not wrapped into range), the counting kernels
+raise a QueensError naming the board and column (a scatter would drop the index silently). JAX
+arrays already on a device are range-checked by ``is_solution`` alone (inside the kernel): a
+host check would cost a device sync per call; the counting kernels trust them, as they trust
+traced values inside a user's ``jit``.
 
 Integer widths: boards of any integer dtype are accepted and widened to int32
 inside the kernels (uint8 ``r + c`` would wrap, int8 cannot index n > 127).
@@ -202,60 +208,124 @@ def _is_solution_one(rows: jax.Array) -> jax.Array:
 
 _line_counts = jax.jit(jnp.vectorize(_line_counts_one, signature="(n)->(n),(m),(m)"))
 _attacking_pairs = jax.jit(jnp.vectorize(_attacking_pairs_one, signature="(n)->()"))
-queen_conflicts = jax.jit(jnp.vectorize(_queen_conflicts_one, signature="(n)->(n)"))
-n_attacks = jax.jit(jnp.vectorize(_n_attacks_one, signature="(n)->()"))
-is_solution = jax.jit(jnp.vectorize(_is_solution_one, signature="(n)->()"))
+_queen_conflicts = jax.jit(jnp.vectorize(_queen_conflicts_one, signature="(n)->(n)"))
+_n_attacks = jax.jit(jnp.vectorize(_n_attacks_one, signature="(n)->()"))
+_is_solution = jax.jit(jnp.vectorize(_is_solution_one, signature="(n)->()"))
 
-queen_conflicts.__doc__ = """Per-queen conflicts: other queens on each queen's row and diagonals.
+_INT32 = np.iinfo(np.int32)
 
-Args:
-  rows: [..., n] int board(s), values in 0..n-1.
 
-Returns:
-  [..., n] int32.
-"""
-n_attacks.__doc__ = """NMOF's attack count: for rows, diagonals and anti-diagonals, queens minus
-lines occupied.
+def _boundary(rows, what: str, solution: bool = False):
+    """The one input check of the public kernels (dtype and range, once per call, vectorised).
 
-Args:
-  rows: [..., n] int board(s), values in 0..n-1.
+    Traced values and JAX arrays: the dtype only (their range is trusted, or checked inside
+    ``is_solution``'s kernel). Host boards (NumPy arrays, lists): an integer dtype and rows in
+    ``0..n-1``; out of range, ``solution`` marks the board's rows -1 (never a solution: the
+    kernel's own range check says False) and the counting kernels raise. Rows wider than int32
+    are narrowed only once they are known to be in range (no wrap-around)."""
+    arr: Any
+    if isinstance(rows, (jax.Array, jax.core.Tracer)):
+        arr = rows
+    else:
+        try:
+            arr = np.asarray(rows)
+        except (ValueError, TypeError) as err:  # ragged nested lists and the like
+            raise QueensError(f"{what}: boards must be an integer array [..., n] ({err})") from None
+    dtype = np.dtype(arr.dtype)
+    if not np.issubdtype(dtype, np.integer):
+        raise QueensError(
+            f"{what}: boards must hold integers (rows 0..n-1), got dtype {dtype}; "
+            "a float, complex or bool board is never read as one (round and cast it first)"
+        )
+    if arr.ndim < 1:
+        raise QueensError(f"{what}: expected boards [..., n], got a scalar")
+    if not isinstance(arr, np.ndarray) or not arr.size:
+        return arr
+    n = arr.shape[-1]
+    bad = (arr < 0) | (arr >= n)
+    if bad.any():
+        if not solution:
+            where = np.argwhere(bad)[0]
+            index = [int(i) for i in where[:-1]]
+            board_at = f"board {index[0] if len(index) == 1 else tuple(index)}, " if index else ""
+            raise QueensError(
+                f"{what}: {board_at}column {int(where[-1])}: row {_clip(arr[tuple(where)])} out "
+                f"of range 0..{n - 1}; rows must be 0-based (check untrusted boards with "
+                "jaxqueens.check_board)"
+            )
+        marked = bad.any(axis=-1, keepdims=True)
+        return np.where(marked, -1, arr.astype(np.int64)).astype(np.int32)
+    if dtype.itemsize > 4 or dtype == np.uint32:
+        arr = arr.astype(np.int32)  # in range now (or -1): no wrap
+    return arr
 
-Returns:
-  [...] int32; 0 exactly for solutions.
-"""
-is_solution.__doc__ = """True where the board has every value in range and no two queens on a line.
 
-Args:
-  rows: [..., n] int board(s).
+def _clip(value, limit: int = 30) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
-Returns:
-  [...] bool.
-"""
+
+def queen_conflicts(rows) -> jax.Array:
+    """Per-queen conflicts: other queens on each queen's row and diagonals.
+
+    Args:
+      rows: [..., n] int board(s), values in 0..n-1 (checked: a QueensError otherwise).
+
+    Returns:
+      [..., n] int32.
+    """
+    return _queen_conflicts(_boundary(rows, "queen_conflicts"))
+
+
+def n_attacks(rows) -> jax.Array:
+    """NMOF's attack count: for rows, diagonals and anti-diagonals, queens minus lines occupied.
+
+    Args:
+      rows: [..., n] int board(s), values in 0..n-1 (checked: a QueensError otherwise).
+
+    Returns:
+      [...] int32; 0 exactly for solutions.
+    """
+    return _n_attacks(_boundary(rows, "n_attacks"))
+
+
+def is_solution(rows) -> jax.Array:
+    """True where the board has every value in range and no two queens on a line.
+
+    Args:
+      rows: [..., n] integer board(s); a non-integer dtype (float, complex, bool) is a
+        QueensError, a row outside 0..n-1 (of any width) makes the board False.
+
+    Returns:
+      [...] bool.
+    """
+    return _is_solution(_boundary(rows, "is_solution", solution=True))
 
 
 def line_counts(rows) -> LineCounts:
     """Queens per row, per diagonal (r + c) and per anti-diagonal (r - c + n - 1).
 
     Args:
-      rows: [..., n] int board(s), values in 0..n-1.
+      rows: [..., n] int board(s), values in 0..n-1 (checked: a QueensError otherwise).
 
     Returns:
       LineCounts of [..., n], [..., 2n-1] and [..., 2n-1] int32 arrays.
     """
-    return LineCounts(*_line_counts(rows))
+    return LineCounts(*_line_counts(_boundary(rows, "line_counts")))
 
 
 def attacking_pairs(rows) -> jax.Array:
     """Attacking pairs, sum over lines of k (k - 1) / 2: the min-conflicts objective.
 
     Args:
-      rows: [..., n] int board(s), values in 0..n-1.
+      rows: [..., n] int board(s), values in 0..n-1 (checked: a QueensError otherwise).
 
     Returns:
       [...] int32 (int64 under x64). Without x64 and for n > 65536 the result
       saturates at ``PAIRS_SATURATED`` when traced, and an eager call raises
       OverflowError instead of returning a value that may not fit.
     """
+    rows = _boundary(rows, "attacking_pairs")
     pairs = _attacking_pairs(rows)
     if isinstance(pairs, jax.core.Tracer) or jnp.shape(rows)[-1] <= INT32_SAFE_N or _x64():
         return pairs

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 
 MAX_N = 64  # uint64 column masks
@@ -81,12 +82,9 @@ class Constraints:
     toroidal: bool = False
 
     def __post_init__(self):
-        n = self.n
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise QueensError(f"n must be a positive integer, got {n!r}")
-        n = int(n)
+        n = arguments.integer(self.n, "n", 1)
         object.__setattr__(self, "n", n)
-        object.__setattr__(self, "toroidal", bool(self.toroidal))
+        object.__setattr__(self, "toroidal", arguments.flag(self.toroidal, "toroidal"))
         for name in ("fixed", "blocked"):
             pairs = _pairs(getattr(self, name), name)
             for x, y in pairs:
@@ -111,12 +109,13 @@ class Constraints:
         return not any(getattr(self, f) for f in FIELDS)
 
     def to_dict(self) -> dict:
-        """JSON-ready fields (empty ones left out); :func:`from_dict` reads it back."""
+        """JSON-ready fields under their JSON keys (:data:`JSON_KEYS`; empty ones left out);
+        :func:`from_dict` reads it back."""
         doc: dict = {"n": self.n}
         for f in FIELDS:
             v = getattr(self, f)
             if v:
-                doc[f] = [list(p) if isinstance(p, tuple) else p for p in v]
+                doc[JSON_KEYS.get(f, f)] = [list(p) if isinstance(p, tuple) else p for p in v]
         if self.toroidal:
             doc["toroidal"] = True
         return doc
@@ -125,7 +124,12 @@ class Constraints:
         return dataclasses.replace(self, toroidal=toroidal)
 
 
-KEYS = ("n", *FIELDS, "toroidal")
+JSON_KEYS = {"rows": "excluded_rows"}
+"""Field -> JSON key where they differ: an instance's excluded rows are ``"excluded_rows"`` in
+JSON, because ``"rows"`` is a board's key (``{"n": 8, "rows": [0, 4, 7, ...]}``) and the two
+kinds of JSON line must never be confused (:mod:`jaxqueens.io.jsonl`)."""
+KEYS = ("n", *(JSON_KEYS.get(f, f) for f in FIELDS), "toroidal")
+"""The keys of an instance in JSON (:meth:`Constraints.to_dict`, :func:`from_dict`)."""
 
 
 def from_dict(doc: dict) -> Constraints:
@@ -134,13 +138,22 @@ def from_dict(doc: dict) -> Constraints:
         raise QueensError('an instance needs "n" (and optionally ' + ", ".join(KEYS[1:]) + ")")
     extra = sorted(set(doc) - set(KEYS))
     if extra:
-        raise QueensError(f"unknown key {extra[0]!r}; instance keys are {', '.join(KEYS)}")
-    for key in FIELDS:
-        if key in doc and not isinstance(doc[key], list):
-            raise QueensError(f'"{key}" must be a list')
+        hint = (
+            '; an instance\'s excluded rows are "excluded_rows" ("rows" is a board\'s key)'
+            if extra[0] == "rows"
+            else ""
+        )
+        raise QueensError(f"unknown key {extra[0]!r}; instance keys are {', '.join(KEYS)}{hint}")
+    fields = {}
+    for field in FIELDS:
+        key = JSON_KEYS.get(field, field)
+        if key in doc:
+            if not isinstance(doc[key], list):
+                raise QueensError(f'"{key}" must be a list')
+            fields[field] = doc[key]
     if "toroidal" in doc and not isinstance(doc["toroidal"], bool):
         raise QueensError('"toroidal" must be true or false')
-    return Constraints(**doc)
+    return Constraints(doc["n"], toroidal=doc.get("toroidal", False), **fields)
 
 
 def excluded_diagonals(
@@ -220,6 +233,63 @@ def allowed_squares(m: Constraints) -> np.ndarray:
 
 def _attack(m: Constraints, x1: int, y1: int, x2: int, y2: int) -> bool:
     return bool(attacked_by(m.n, x1, y1, m.toroidal)[x2, y2])
+
+
+def unsat_reason(m: Constraints, allowed: np.ndarray | None = None) -> str | None:
+    """Why ``m`` plainly has no solution, or None: two fixed queens attack each other (two in
+    one column included), a fixed queen stands on a forbidden square, or a column or a row has
+    no allowed square left (every column and every row holds exactly one queen). A proof, not a
+    search: what it finds is UNSAT; None proves nothing (only the exact search decides).
+    ``allowed``: :func:`allowed_squares` of ``m`` if the caller has built it already."""
+    fixed = np.array(m.fixed, np.int64).reshape(-1, 2)
+    if len(fixed) > 1:
+        x, y = fixed[:, 0], fixed[:, 1]
+        dx, dy = x[:, None] - x[None, :], y[:, None] - y[None, :]
+        if m.toroidal:
+            diagonal = ((dx - dy) % m.n == 0) | ((dx + dy) % m.n == 0)
+        else:
+            diagonal = (dx == dy) | (dx == -dy)
+        clash = np.triu((dx == 0) | (dy == 0) | diagonal, k=1)
+        if clash.any():
+            i, j = (int(v) for v in np.argwhere(clash)[0])
+            return f"fixed queens at ({x[i]},{y[i]}) and ({x[j]},{y[j]}) attack each other" + (
+                " on the torus" if m.toroidal else ""
+            )
+    if m.fixed:
+        open_ = open_squares(m)
+        for fx, fy in m.fixed:
+            if not open_[fx, fy]:
+                why = _why_closed(m, fx, fy)
+                return f"the fixed queen at ({fx},{fy}) stands on a forbidden square ({why})"
+    ok = allowed_squares(m) if allowed is None else allowed
+    empty = np.flatnonzero(~ok.any(axis=1))
+    if len(empty):
+        return (
+            f"column {int(empty[0])} has no allowed square (each is excluded, blocked or "
+            "attacked by a fixed queen) but every column needs a queen"
+        )
+    empty = np.flatnonzero(~ok.any(axis=0))
+    if len(empty):
+        return (
+            f"row {int(empty[0])} has no allowed square (each is excluded, blocked or "
+            "attacked by a fixed queen) but n queens fill every row"
+        )
+    return None
+
+
+def _why_closed(m: Constraints, x: int, y: int) -> str:
+    """Which exclusion closes square (x, y) (the first that applies)."""
+    n = m.n
+    for closed, why in (
+        (x in m.columns, f"column {x} is excluded"),
+        (y in m.rows, f"row {y} is excluded"),
+        (x + y in m.sums, f"diagonal x+y={x + y} is excluded"),
+        (x - y + n - 1 in m.diffs, f"diagonal x-y={x - y} is excluded"),
+        ((x, y) in m.blocked, "the square is blocked"),
+    ):
+        if closed:
+            return why
+    return "closed"
 
 
 def column_masks(m: Constraints, orientation: int = 0) -> np.ndarray:

@@ -20,14 +20,15 @@ kernel's static ``toroidal`` / ``constrained`` paths (:mod:`jaxqueens.solvers.an
 instance's allowed squares (:func:`~jaxqueens.core.constraints.allowed_squares`) going in as a
 dynamic mask. Every solution is checked by the independent constrained checker
 (:func:`~jaxqueens.core.checker.require_constrained`) against the same instance; a run that
-solves no chain reports the instance ``unknown`` (local search never proves UNSAT).
+solves no chain reports the instance ``unknown`` (local search never proves UNSAT; a plainly
+unsatisfiable instance is refused before any chain with :class:`~jaxqueens.errors.InstanceUnsat`
+and its reason).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -37,6 +38,7 @@ from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import settings as tables
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel import devices as backend
@@ -72,53 +74,17 @@ class AnnealResult:
         return self.run.solutions
 
 
-CLASSIC = {
-    "neighbour": "step",
-    "step": 3,
-    "edge": "wrap",
-    "objective": "attacks",
-    "rounds": 10,
-    "q": 0.5,
-    "init_prob": 0.4,
-    "alpha": 0.9,
-    "t_end": None,
-    "t0": "worsening",
-}
-"""The earlier defaults (``--preset classic``): NMOF's TAopt/SAopt settings (10 rounds, q 0.5,
-initProb 0.4, alpha 0.9) with the vignette's step neighbour (one queen by 1..3 rows, wrapping)."""
-
-DEFAULTS = {
-    "ls": {**CLASSIC, "neighbour": "swap"},
-    "ta": {**CLASSIC, "neighbour": "swap", "q": 0.2},
-    "sa": {
-        **CLASSIC,
-        "neighbour": "swap",
-        "rounds": 100,
-        "init_prob": 0.1,
-        "alpha": None,
-        "t_end": 0.001,
-    },
-}
-"""Measured defaults (``scripts/tune_defaults.py anneal``, ``benchmarks/results/
-tune-anneal-cpu.json``: 300 chains of 10,000 steps, compare's budget, at n = 16 and 64). The swap
-neighbour beats the step neighbour for every method (LS: 100% / 99% of chains solved at n = 16 /
-64 against 41% / 0%). SA: 100 temperatures from a start that accepts 10% of the worsening walk
-moves down to 1/1000 of it (``t_end``; alpha = t_end^(1 / (rounds - 1)) = 0.933), 100% / 98%;
-the classic setting ends at 0.39 of its start temperature, still accepting a large share of
-worsening moves, and solved none. TA: on N-Queens every threshold of one attack or more lost to
-LS at every quantile and round count tried (q 0.35, one round at threshold 1: 2.5x LS's steps at
-n = 16), so its measured best, q 0.2, makes every threshold 0: TA runs as LS. Objective: attacks
-(pairs: within 1% for LS, worse for TA and SA at n = 64)."""
-
-PRESETS = {
-    "default": DEFAULTS,
-    "classic": {m: dict(CLASSIC) for m in ("ls", "ta", "sa")},
-    "nmof": {m: {**CLASSIC, "edge": "nmof", "t0": "nmof"} for m in ("ls", "ta", "sa")},
-}
+CLASSIC = tables.ANNEAL_CLASSIC
+"""The earlier defaults (``--preset classic``): :data:`.settings.ANNEAL_CLASSIC`."""
+DEFAULTS = tables.ANNEAL_DEFAULTS
+"""Measured defaults (``--preset default``): :data:`.settings.ANNEAL_DEFAULTS`."""
+PRESETS = tables.ANNEAL_PRESET_SETTINGS
 """Named settings (``--preset``): ``default`` (measured, :data:`DEFAULTS`), ``classic`` (the
 earlier defaults, :data:`CLASSIC`) and ``nmof`` (classic with the vignette's far-end edge and
-SAopt's start-temperature rule)."""
-SETTINGS = tuple(CLASSIC)
+SAopt's start-temperature rule); one table,
+:data:`jaxqueens.drivers.settings.ANNEAL_PRESET_SETTINGS`, which the command line reads before
+JAX is imported."""
+SETTINGS = tables.ANNEAL_SETTINGS
 assert tuple(PRESETS) == ANNEAL_PRESETS
 
 
@@ -130,51 +96,14 @@ def preset(name: str, method: str) -> dict:
 
 def settings(method: str, preset_name: str = "default", **given) -> dict:
     """The settings a run uses: preset ``preset_name``'s for ``method``, each overridden by the
-    value given (None: not given). SA's cooling factor is ``alpha`` when given (or when the preset
-    has one and no ``t_end`` is given), else ``t_end ** (1 / (rounds - 1))``: the last
-    temperature is ``t_end`` times the first."""
-    if preset_name not in PRESETS:
-        raise QueensError(f"--preset {preset_name!r}: use one of {', '.join(PRESETS)}")
-    if method not in PRESETS[preset_name]:
-        raise QueensError(f"method {method!r} is unknown; use ls, ta or sa")
-    bad = set(given) - set(SETTINGS)
-    if bad:
-        raise TypeError(f"unknown settings: {', '.join(sorted(bad))}")
-    if given.get("alpha") is not None and given.get("t_end") is not None:
-        raise QueensError(
-            "give --alpha (cooling per round) or --t-end (the last temperature "
-            "relative to the first), not both"
-        )
-    out: dict[str, Any] = dict(PRESETS[preset_name][method])
-    out.update({k: v for k, v in given.items() if v is not None})
-    if given.get("t_end") is not None:
-        out["alpha"] = None
-    if out["alpha"] is None:
-        t_end = out["t_end"]
-        if not (isinstance(t_end, (int, float)) and 0 < t_end <= 1):
-            raise QueensError(f"--t-end must lie in (0, 1], got {t_end!r}")
-        rounds = out["rounds"]
-        out["alpha"] = float(t_end) ** (1.0 / (rounds - 1)) if rounds > 1 else 1.0
-    else:
-        out["t_end"] = None
-    return out
+    value given (None: not given); an option the method or neighbour does not use is refused
+    (:func:`jaxqueens.drivers.settings.anneal_settings`)."""
+    return tables.anneal_settings(method, preset_name, **given)
 
 
-T0_RULES = ("worsening", "nmof")
+T0_RULES = tables.T0_RULES
 """SA start-temperature rules (:func:`calibrate`); a positive number is taken as T0 itself."""
-
-
-def t0_rule(value) -> str | float:
-    """``--t0``: "worsening", "nmof" or a positive number (SAopt's ``initT``)."""
-    if isinstance(value, str) and value in T0_RULES:
-        return value
-    try:
-        t0 = float(value)
-    except (TypeError, ValueError):
-        t0 = float("nan")
-    if not t0 > 0 or t0 == float("inf"):
-        raise QueensError(f"--t0 {value!r}: use worsening, nmof or a positive start temperature")
-    return t0
+t0_rule = tables.t0_rule  # "worsening", "nmof" or a positive number (SAopt's ``initT``)
 
 
 def calibrate(
@@ -372,8 +301,8 @@ def anneal(
         not given, a swap preset runs the step neighbour on a constrained instance or from a
         start board with repeated rows (which swaps cannot honour or leave).
       objective: "attacks" (NMOF) or "pairs".
-      edge: the step neighbour past the edge: "wrap" (row mod n) or "nmof" (to the far end,
-        as the NMOF vignette's ``neighbour``).
+      edge: the step neighbour past the edge: "wrap" (row mod n, default) or "nmof" (to the far
+        end, as the NMOF vignette's ``neighbour``).
       batch: chains per kernel call (default: automatic).
       q: TA's quantile of |delta| for the first threshold.
       init_prob: SA's start acceptance of worsening moves.
@@ -383,6 +312,10 @@ def anneal(
         give it or ``alpha``, not both.
       t0: SA start temperature: "worsening", "nmof" (SAopt's rule) or a number (see
         :func:`calibrate`).
+
+      An option the method (or neighbour) does not use is refused by name
+      (:data:`jaxqueens.drivers.settings.ANNEAL`): ``alpha`` with "ls", ``q`` with "sa",
+      ``step`` with the swap neighbour.
       start: a board [n] (rows 0..n-1, repeats allowed) every chain starts from (default: a
         random permutation per chain). Rows that repeat need the step neighbour (swap keeps
         every row's occupancy, so it could never solve such a start).
@@ -399,9 +332,11 @@ def anneal(
         queens never move, forbidden squares are never used (step neighbour only, no start).
       toroidal: queens attack along diagonals modulo n (also when ``instance`` says so).
     """
-    opts = settings(
+    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
+    opts = tables.anneal_settings(
         method,
         preset,
+        needs_step=mask is not None or tables.has_repeated_rows(start),
         rounds=rounds,
         neighbour=neighbour,
         step=step,
@@ -413,15 +348,15 @@ def anneal(
         t_end=t_end,
         t0=t0,
     )
-    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
-    if neighbour is None and opts["neighbour"] == "swap" and (mask is not None or _repeats(start)):
-        opts["neighbour"] = "step"  # a swap cannot honour an instance or leave repeated rows
-    rounds, neighbour, step, objective, edge = (
-        opts[k] for k in ("rounds", "neighbour", "step", "objective", "edge")
-    )
-    q, init_prob, alpha, t0 = opts["q"], opts["init_prob"], opts["alpha"], opts["t0"]
+    neighbour = opts["neighbour"]
     _check_instance(mask, neighbour, start)
     n = as_size(n if model is None else model.n)
+    checked = tables.check_anneal(
+        n=n, method=method, chains=chains, steps=steps, walk=walk, seed=seed, batch=batch, **opts
+    )
+    seed, rounds, step = checked["seed"], checked["rounds"], checked["step"]
+    objective, edge = opts["objective"], opts["edge"]
+    q, init_prob, alpha, t0 = checked["q"], checked["init_prob"], checked["alpha"], checked["t0"]
     constrained = mask is not None
     config = make_config(
         n,
@@ -435,7 +370,6 @@ def anneal(
         toroidal=model is not None and model.toroidal,
         constrained=constrained,
     )
-    t0 = t0_rule(t0)
     if start is not None:
         start = as_board(np.asarray(start).reshape(-1), n, what="the start board")
         if neighbour == "swap" and len(np.unique(start)) < n:
@@ -444,10 +378,6 @@ def anneal(
                 "--neighbour swap never changes which rows are occupied, so no chain could solve "
                 "it; use --neighbour step (moves one queen within its column)"
             )
-    if chains < 1:
-        raise QueensError(f"--chains must be at least 1, got {chains}")
-    if batch is not None and batch < 1:
-        raise QueensError(f"--batch must be at least 1, got {batch}")
     cal_key, key = jax.random.split(jax.random.key(seed))
     schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha, t0, start, mask)
     devices = local_device_count()
@@ -561,14 +491,6 @@ def _problem(start, mask) -> sls.Problem | None:
     if start is None and mask is None:
         return None
     return sls.Problem(None if start is None else jnp.asarray(start, jnp.int32), mask)
-
-
-def _repeats(start) -> bool:
-    """A start board with a row used twice (any shape; bad boards are refused later)."""
-    if start is None:
-        return False
-    rows = np.asarray(start).reshape(-1)
-    return len(np.unique(rows)) < rows.size
 
 
 def _check_instance(mask, neighbour: str, start) -> None:

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import checker
+from jaxqueens.core import arguments, checker
 from jaxqueens.core.board import as_size
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import items
@@ -46,7 +46,8 @@ def first_solution(
     """
     n = as_size(n)
     _check_n(n)
-    r = jax.tree.map(np.asarray, _classic(backtrack.Config(int(n), int(max_steps))))
+    max_steps = arguments.integer(max_steps, "max_steps", 1)
+    r = jax.tree.map(np.asarray, _classic(backtrack.Config(int(n), max_steps)))
     placements, backtracks = int(r.placements), int(r.backtracks)
     if not r.solved:
         if placements + backtracks >= max_steps:
@@ -82,8 +83,8 @@ def random_first_solutions(key, n: int, num: int, max_steps: int = 1_000_000) ->
     """
     n = as_size(n)
     _check_n(n)
-    if num < 1:
-        raise QueensError(f"num = {num}: ask for at least one search")
+    num = arguments.integer(num, "num", 1)
+    max_steps = arguments.integer(max_steps, "max_steps", 1)
     d = local_device_count()
     padded = -(-num // d) * d
     r = jax.tree.map(

@@ -27,11 +27,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from jaxqueens.core import checker
+from jaxqueens.core import arguments, checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers.loop import Tick, run_chunks
-from jaxqueens.errors import QueensError
+from jaxqueens.errors import InstanceUnsat, QueensError
 from jaxqueens.io import checkpoint
 from jaxqueens.parallel import gather
 from jaxqueens.solvers import constrained as rules
@@ -61,12 +61,14 @@ class Budget:
     def __post_init__(self):
         if all(v is None for v in (self.chains, self.solutions, self.seconds, self.max_chains)):
             raise QueensError("no budget: give --chains, --solutions or --time")
-        for name in ("chains", "solutions", "max_chains"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise QueensError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
-        if self.seconds is not None and not self.seconds > 0:
-            raise QueensError(f"--time must be positive, got {self.seconds}")
+        for name in ("chains", "solutions", "max_chains"):  # integers (2.5 is not), >= 1
+            value = arguments.integer(  # no upper bound: counted on the host, as Python ints
+                getattr(self, name), f"--{name.replace('_', '-')}", 1, None, optional=True
+            )
+            object.__setattr__(self, name, value)
+        object.__setattr__(
+            self, "seconds", arguments.seconds(self.seconds, "--time", optional=True)
+        )
 
     def check(self, n: int) -> None:
         """Refuse, before any work, a budget that cannot be met on an n x n board: more distinct
@@ -383,7 +385,14 @@ def instance_setup(
     toroidal board of size ``n`` when only ``toroidal`` is set; None for the classic board) and,
     when it fixes queens or forbids squares, the kernels'
     :class:`~jaxqueens.solvers.constrained.Mask` of its allowed squares (None otherwise).
-    ``n`` must be None or the instance's size."""
+    ``n`` must be None or the instance's size.
+
+    Raises:
+      InstanceUnsat: the instance is plainly unsatisfiable
+        (:func:`~jaxqueens.core.constraints.unsat_reason`: fixed queens attacking each other, a
+        column or row without an allowed square); local search reports UNSAT for such a proof
+        only, and runs no chain.
+    """
     if instance is None:
         if not toroidal:
             return None, None
@@ -400,4 +409,8 @@ def instance_setup(
     model = instance.with_toroidal(True) if toroidal else instance
     if model.plain:
         return model, None
-    return model, rules.mask_for(model)
+    allowed = cons.allowed_squares(model)
+    reason = cons.unsat_reason(model, allowed)
+    if reason is not None:  # a proof: no search can find what does not exist
+        raise InstanceUnsat(reason)
+    return model, rules.mask_of(allowed, cons.fixed_rows(model))

@@ -48,33 +48,22 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxqueens.core.board import as_size
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import ga
+from jaxqueens.drivers import ga, settings
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import minconflicts
 
-TABU = 4
+TABU = settings.COMPARE_TABU
 """Plateau tabu tenure of the ``mc-tabu`` solver."""
 
-SOLVERS: dict[str, dict] = {
-    **{
-        f"mc-{init}": {"family": "minconflicts", "init": init, "tabu": 0}
-        for init in minconflicts.INITS
-    },
-    "mc-tabu": {"family": "minconflicts", "init": "permutation", "tabu": TABU},
-    "ls": {"family": "anneal", "method": "ls"},
-    "ta": {"family": "anneal", "method": "ta"},
-    "sa": {"family": "anneal", "method": "sa"},
-    "ga-permutation": {"family": "ga", "encoding": "permutation"},
-    "ga-combination": {"family": "ga", "encoding": "combination"},
-}
+SOLVERS: dict[str, dict] = settings.COMPARE_SOLVERS
 """Every solver :func:`compare` knows, by name: the family and its options (the families'
-defaults for the rest)."""
+defaults for the rest); JAX-free in :mod:`jaxqueens.drivers.settings`, with each solver's least
+step budget (:func:`jaxqueens.drivers.settings.least_steps`)."""
 
 DEFAULT_STEPS = 10_000
 """Step budget per chain (anneal's default)."""
@@ -93,21 +82,7 @@ CURVE_POINTS = 400
 success-rate curve (log-spaced)."""
 
 
-def parse_solvers(text) -> list[str]:
-    """A comma list (or list) of names of :data:`SOLVERS`, or ``all``; kept in order, no repeats."""
-    items = text if isinstance(text, (list, tuple)) else str(text).split(",")
-    names = (
-        list(SOLVERS)
-        if [str(s).strip() for s in items] == ["all"]
-        else list(dict.fromkeys(str(s).strip() for s in items if str(s).strip()))
-    )
-    bad = [s for s in names if s not in SOLVERS]
-    if bad or not names:
-        raise QueensError(
-            f"solvers {', '.join(bad) or '(none)'}: unknown; use a comma list of "
-            f"{', '.join(SOLVERS)}, or all"
-        )
-    return names
+parse_solvers = settings.parse_solvers
 
 
 @dataclasses.dataclass
@@ -206,7 +181,9 @@ def run_minconflicts(
 
 def run_anneal(n, chains, steps, seed, quiet, *, method="ta") -> tuple:
     """LS / TA / SA through :func:`jaxqueens.drivers.anneal.anneal` (``steps`` per chain)."""
-    res = annealing.anneal(n, method, chains, steps, seed=seed, quiet=quiet)
+    res = annealing.anneal(
+        n, method, chains, steps, preset=settings.COMPARE_PRESET, seed=seed, quiet=quiet
+    )
     s = res.summary
     options = {
         "method": method,
@@ -243,7 +220,7 @@ def _chain_solver(name, family, n, chains, steps, seed, quiet, spec) -> SolverRu
 
 def _ga_solver(name, n, chains, steps, seed, quiet, spec) -> SolverRun:
     scheme = spec.get("scheme", "steady")
-    chosen = ga.preset_settings("default", spec["encoding"], scheme)  # measured defaults
+    chosen = settings.compare_ga(name)  # the measured defaults (settings.COMPARE_PRESET)
     pop = chosen["pop"]
     per_generation = 2 if scheme == "steady" else pop
     generations = (steps - pop) // per_generation
@@ -259,10 +236,7 @@ def _ga_solver(name, n, chains, steps, seed, quiet, spec) -> SolverRun:
         chains,
         encoding=spec["encoding"],
         scheme=scheme,
-        tournament=chosen["tournament"],
-        cxpb=chosen["cxpb"],
-        mutpb=chosen["mutpb"],
-        elite=chosen["elite"],
+        preset=settings.COMPARE_PRESET,  # its tournament, rates and elite: those of ``chosen``
         seed=seed,
         quiet=quiet,
     )
@@ -282,7 +256,7 @@ def _ga_solver(name, n, chains, steps, seed, quiet, spec) -> SolverRun:
     options = {
         "encoding": spec["encoding"],
         "scheme": scheme,
-        "preset": "default",
+        "preset": settings.COMPARE_PRESET,
         "pop": pop,
         "tournament": chosen["tournament"],
         "cxpb": chosen["cxpb"],
@@ -482,16 +456,9 @@ def compare(
     Returns:
       CompareResult; every solution counted has passed the independent checker.
     """
-    n = as_size(n)
-    names = parse_solvers(solvers)
-    if n < 4:
-        raise QueensError(
-            f"n = {n}: compare needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)"
-        )
-    if chains < 1:
-        raise QueensError(f"--chains must be at least 1, got {chains}")
-    if steps < 1:
-        raise QueensError(f"--steps must be at least 1, got {steps}")
+    # every solver's setting checked before the first runs (a budget too small for the GA is
+    # refused up front, not after the min-conflicts solvers have run)
+    n, chains, names, steps, seed = settings.check_compare(n, chains, solvers, steps, seed)
     runs = []
     for i, name in enumerate(names):
         if announce is not None:

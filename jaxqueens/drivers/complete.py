@@ -42,8 +42,13 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from jaxqueens.core import checker
-from jaxqueens.core.constraints import Constraints, board_from_orientation, search_masks
+from jaxqueens.core import arguments, checker
+from jaxqueens.core.constraints import (
+    Constraints,
+    board_from_orientation,
+    search_masks,
+    unsat_reason,
+)
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
@@ -70,6 +75,7 @@ class InstanceResult(NamedTuple):
     nodes: int  # tree edges searched (queens tried)
     seconds: float  # share of the chunks' wall time, by steps
     boards: np.ndarray  # [k, n] uint8 verified solutions (decide: the first; enumerate: up to cap)
+    reason: str | None = None  # UNSAT without a search: why (core.constraints.unsat_reason)
 
 
 class CompleteResult(NamedTuple):
@@ -230,8 +236,7 @@ def _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient) -> dict:
 def _check(models: Sequence[Constraints], mode: str, cap: int) -> None:
     if mode not in MODES:
         raise QueensError(f"mode {mode!r}: use one of {', '.join(MODES)}")
-    if cap < 1:
-        raise QueensError(f"the enumeration cap must be at least 1, got {cap}")
+    arguments.integer(cap, "cap (the enumeration cap)", 1)
     for i, m in enumerate(models):
         if not isinstance(m, Constraints):
             raise QueensError(f"instance {i} is a {type(m).__name__}, not a Constraints model")
@@ -281,10 +286,9 @@ def solve_instances(
       KeyboardInterrupt: after Ctrl-C at a chunk end, once the checkpoint is saved.
     """
     _check(models, mode, cap)
-    if budget is not None and not 1 <= budget < 2**31:
-        raise QueensError(f"budget {budget}: give 1 to 2^31 - 1 tree edges per item and call")
-    if chunk is not None and chunk < 1:
-        raise QueensError(f"chunk {chunk}: give at least 1 item per call")
+    max_nodes = arguments.integer(max_nodes, "max_nodes", 1, None, optional=True)
+    budget = arguments.integer(budget, "budget (tree edges per item and call)", 1, optional=True)
+    chunk = arguments.integer(chunk, "chunk (items per call)", 1, optional=True)
     sizes = devices.sizes()
     num_dev = devices.local_device_count()
     list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]
@@ -322,11 +326,17 @@ def solve_instances(
         return shapes[i]
 
     mine = [i for i in range(len(models)) if i % procs == me]
+    # plainly UNSAT instances (fixed queens attacking each other, a column or row without an
+    # allowed square) are settled up front, with the reason, and never searched
+    reasons = [unsat_reason(m) for m in models]
     if resume and path is not None:
         st.restore(ckpt.load(path, fingerprint), models)
     else:
         for i in mine:  # av = ROOT: the allowed rows of the first column, read at launch
-            st.queue.append((i, 0, 0, 0, 0, ROOT, ()))
+            if reasons[i] is not None:
+                st.status[i] = "UNSAT"
+            else:
+                st.queue.append((i, 0, 0, 0, 0, ROOT, ()))
     groups = sorted({(models[i].n, models[i].toroidal) for i in mine})
     configs = {
         g: Config(g[0], g[1], cap=list_cap if mode == "enumerate" else 0, decide=mode == "decide")
@@ -536,6 +546,7 @@ def solve_instances(
                 st.nodes[i],
                 st.seconds[i],
                 boards,
+                reasons[i] if st.status[i] == "UNSAT" else None,
             )
         )
     return CompleteResult(out, seconds, compile_s, st.chunks, st.items, bool(resume))

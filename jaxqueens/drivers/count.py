@@ -51,9 +51,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import checker, constellations, symmetry
+from jaxqueens.core import arguments, checker, constellations, symmetry
 from jaxqueens.core.board import as_size
 from jaxqueens.core.prefixes import expand_mirror
+from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
@@ -62,8 +63,6 @@ from jaxqueens.parallel import streams as parallel_streams
 from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.parallel.shard import pad_rows
 from jaxqueens.solvers import count as solver
-from jaxqueens.solvers.choices import COUNT_ENUMERATE_MAX_N as ENUMERATE_MAX_N
-from jaxqueens.solvers.choices import COUNT_MAX_N as MAX_N
 from jaxqueens.solvers.count import KernelConfig
 
 SHUFFLE_SEED = 20161  # the fixed order in which tasks are dealt (part of every checkpoint's plan)
@@ -352,6 +351,8 @@ def _plan(n: int, depth: int | None, chunk: int | None, budget: int | None = Non
     """The canonical constellations of n, split into tasks and shuffled (n >= 4). On an
     accelerator the lanes come from :func:`accelerator_lanes` (unless ``sizes()`` names them)
     and the tasks number :data:`TASKS_PER_LANE` per lane."""
+    depth = arguments.integer(depth, "depth", 1, optional=True)
+    chunk = arguments.integer(chunk, "chunk", 1, optional=True)
     sizes = devices.sizes()
     num_dev = devices.local_device_count()
     cfg, weights = constellations.constellations(n)
@@ -585,10 +586,7 @@ def _save(path: Path, fingerprint: dict, done: dict, chunks: int) -> None:
 def _check_n(n, unique: bool = False) -> int:
     """``n`` as an int (NumPy integers accepted), checked."""
     del unique  # fundamental counts reach every n the total does
-    n = as_size(n)
-    if not 1 <= n <= MAX_N:
-        raise QueensError(f"n = {n} is out of range: counting supports 1 <= n <= {MAX_N}")
-    return n
+    return settings.check_count_n(as_size(n))
 
 
 def _fingerprint(plan: _Plan, unique: bool, procs: int) -> dict:
@@ -792,12 +790,7 @@ def plan_count(
 
 def enumerate_solutions(n: int) -> np.ndarray:
     """Every solution for n <= 14, verified by the checker: uint8 ``[A000170(n), n]``, sorted."""
-    n = as_size(n)
-    if not 1 <= n <= ENUMERATE_MAX_N:
-        raise QueensError(
-            f"enumeration supports 1 <= n <= {ENUMERATE_MAX_N} (n = 14 has 365,596 "
-            f"solutions), not n = {n}; use 'jaxqueens count -n {n}' to count them"
-        )
+    n = settings.check_enumerate_n(as_size(n))
     if n <= 3:
         boards = _tiny(n)
     else:

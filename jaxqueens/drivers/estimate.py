@@ -34,10 +34,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import prefixes
+from jaxqueens.core import arguments, prefixes
 from jaxqueens.core.board import as_size
 from jaxqueens.core.oeis import A000170
 from jaxqueens.core.rng import hash_bits
+from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
@@ -45,7 +46,7 @@ from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import gather, items, memory, sizing
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers import estimate as knuth
-from jaxqueens.solvers.estimate import MAX_N, GroupSums, words_of
+from jaxqueens.solvers.estimate import GroupSums, words_of
 
 SIMKIN_ALPHA = 1.942
 GROUP = 256
@@ -84,15 +85,19 @@ class Estimate:
 
     @property
     def ci(self) -> tuple[float, float]:
-        """Normal confidence interval for Q(n) at ``level``."""
+        """Normal confidence interval for Q(n) at ``level``, cut at 0 below (Q(n) is a count:
+        the cut interval covers it at least as often as the normal one)."""
         return (
-            self.solutions - self.z * self.solutions_se,
+            max(0.0, self.solutions - self.z * self.solutions_se),
             self.solutions + self.z * self.solutions_se,
         )
 
     @property
     def nodes_ci(self) -> tuple[float, float]:
-        return self.nodes - self.z * self.nodes_se, self.nodes + self.z * self.nodes_se
+        """The same for the backtrack tree's nodes, cut below at the nodes of the levels counted
+        exactly (the tree holds at least those)."""
+        known = float(sum(int(v) for v in self.top_nodes))
+        return max(known, self.nodes - self.z * self.nodes_se), self.nodes + self.z * self.nodes_se
 
     @property
     def rel_error(self) -> float | None:
@@ -326,22 +331,9 @@ def estimate(
     With several processes (``jax.distributed``), call c runs on process ``c % P`` and every
     process adds all calls' sums in call order, so the estimate equals a single-process run.
     """
-    n = as_size(n)
-    if not 1 <= n <= MAX_N:
-        raise QueensError(
-            f"n = {n} is outside 1..{MAX_N} (the walks keep two 32-bit words); "
-            f"use -n between 1 and {MAX_N}"
-        )
-    if probes is not None and not (
-        isinstance(probes, (int, np.integer))
-        or (isinstance(probes, float) and math.isfinite(probes))
-    ):
-        raise QueensError(f"--probes must be a positive number like 1e7, got {probes!r}")
-    probes = default_probes() if probes is None else int(probes)
-    if probes < 1:
-        raise QueensError(f"--probes must be at least 1, got {probes}")
-    if not 0 < level < 1:
-        raise QueensError(f"--level must lie strictly between 0 and 1, got {level}")
+    n, probes, level, seed = settings.check_estimate(as_size(n), probes, level, seed)
+    probes = default_probes() if probes is None else probes
+    lanes = arguments.integer(lanes, "lanes", 1, optional=True)
     depth = default_depth(n, probes) if depth is None else as_size(depth, "--depth")
     if not 0 <= depth <= n:
         raise QueensError(f"--depth {depth} is outside 0..n ({n}); use 0 for the plain estimator")

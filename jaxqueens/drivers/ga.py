@@ -21,7 +21,8 @@ allowed squares going in as a dynamic mask (:func:`jaxqueens.drivers.chains.inst
 Every solution is checked by the independent constrained checker
 (:func:`~jaxqueens.core.checker.require_constrained`) against the same instance, the final
 populations are checked to hold every fixed queen on its square, and a run that solves no trial
-reports the instance ``unknown`` (a GA never proves UNSAT).
+reports the instance ``unknown`` (a GA never proves UNSAT; a plainly unsatisfiable instance is
+refused before any trial with :class:`~jaxqueens.errors.InstanceUnsat` and its reason).
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import checker
+from jaxqueens.core import arguments, checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_size
 from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
@@ -232,45 +234,19 @@ def check_setup(
     return config, params
 
 
-CLASSIC = {
-    "steady": {"pop": 100, "tournament": 5, "cxpb": 1.0, "mutpb": 1.0, "elite": 0},
-    "generational": {"pop": 100, "tournament": 3, "cxpb": 0.5, "mutpb": 0.2, "elite": 1},
-}
-"""The earlier defaults (``--preset classic``): the classic course GA (steady state, population
-100, a tournament of 5, crossover and mutation always) and DEAP's eaSimple rates (generational:
-tournament 3, cxpb 0.5, mutpb 0.2, one elite)."""
-
-DEFAULTS = {
-    "permutation": {
-        "steady": {"pop": 10, "tournament": 4, "cxpb": 0.2, "mutpb": 1.0, "elite": 0},
-        "generational": {"pop": 20, "tournament": 3, "cxpb": 0.2, "mutpb": 1.0, "elite": 1},
-    },
-    "combination": CLASSIC,
-}
-"""Measured defaults per encoding and scheme (``scripts/tune_defaults.py ga``,
-``benchmarks/results/tune-ga-cpu.json``: 100 trials of 10,000 evaluations, ``compare``'s budget,
-at n = 16 and 64). Permutation, steady state: a small population bred mostly by mutation
-(population 10, tournament 4, crossover rate 0.2, mutation always) solved 99% / 89% of the trials
-at n = 16 / 64, where the classic setting solved 99% / 0%; populations of 6-14 with crossover 0.2
-solved 95-100% / 82-89%, crossover 0.5 66-83% and crossover 1 at most 25% at n = 64, and a
-population of 50 at most 12%. Generational: population 20, tournament 3, crossover 0.2,
-mutation always, one elite (100% / 8%). Combination: no setting tried solved a trial at n = 64;
-at n = 16 the classic setting was the best (52%; populations of 10-50 solved 19-38%), so it
-stays."""
-
-PRESETS = {"default": DEFAULTS, "classic": dict.fromkeys(ENCODINGS, CLASSIC)}
-assert tuple(PRESETS) == GA_PRESETS
+CLASSIC = settings.GA_CLASSIC
+"""The earlier defaults (``--preset classic``): :data:`jaxqueens.drivers.settings.GA_CLASSIC`."""
+DEFAULTS = settings.GA_DEFAULTS
+"""Measured defaults (``--preset default``): :data:`jaxqueens.drivers.settings.GA_DEFAULTS`."""
+PRESETS = settings.GA_PRESET_SETTINGS
 """Named settings (``--preset``): ``default`` (measured, :data:`DEFAULTS`) and ``classic``
-(:data:`CLASSIC`)."""
+(:data:`CLASSIC`); one table, :data:`jaxqueens.drivers.settings.GA_PRESET_SETTINGS`, which the
+command line reads before JAX is imported."""
+assert tuple(PRESETS) == GA_PRESETS
 
-
-def preset_settings(name: str, encoding: str = "permutation", scheme: str = "steady") -> dict:
-    """Population, tournament, rates and elite of preset ``name`` for an encoding and scheme
-    (with the encoding and scheme, as :func:`evolve` keywords)."""
-    if name not in PRESETS:
-        raise QueensError(f"--preset {name!r}: use one of {', '.join(PRESETS)}")
-    table = PRESETS[name].get(encoding, CLASSIC)
-    return {"encoding": encoding, "scheme": scheme, **table.get(scheme, CLASSIC["steady"])}
+preset_settings = settings.ga_preset
+"""Population, tournament, rates and elite of a preset for an encoding and scheme
+(:func:`jaxqueens.drivers.settings.ga_preset`)."""
 
 
 def default_chunk(config: Config, trials: int, generations: int) -> int:
@@ -424,11 +400,11 @@ def evolve(
     tournament: int | None = None,
     cxpb: float | None = None,
     mutpb: float | None = None,
-    indpb: float = 0.0,
+    indpb: float | None = None,
     elite: int | None = None,
     islands: int = 1,
-    migrate_every: int = 0,
-    migrants: int = 1,
+    migrate_every: int | None = None,
+    migrants: int | None = None,
     fitness: str = "pairs",
     seed: int = 0,
     chunk: int | None = None,
@@ -456,7 +432,8 @@ def evolve(
       tournament: tournament size (default: the preset's).
       cxpb: crossover probability (default: the preset's).
       mutpb: mutation probability per child (default: the preset's).
-      indpb: per-gene rate of swap/reset mutation (DEAP's indpb); 0 mutates exactly one gene.
+      indpb: per-gene rate of swap/reset mutation (DEAP's indpb); 0 (default) mutates exactly
+        one gene.
       elite: generational only: best parents copied over the worst offspring (default: the
         preset's, 1).
       preset: where ``pop``, ``tournament``, ``cxpb``, ``mutpb`` and ``elite`` come from when not
@@ -465,8 +442,12 @@ def evolve(
         defaults, :data:`CLASSIC`: population 100, tournament 5, cxpb 1, mutpb 1; generational
         tournament 3, cxpb 0.5, mutpb 0.2).
       islands: populations per trial, on a migration ring.
-      migrate_every: generations between migrations (0: never).
-      migrants: individuals sent along the ring per migration.
+      migrate_every: generations between migrations (default 0: never; 2+ islands only).
+      migrants: individuals sent along the ring per migration (default 1; with migrations only).
+
+      An option the scheme, mutation or island count does not use is refused by name
+      (:data:`jaxqueens.drivers.settings.GA`): ``elite`` with "steady", ``indpb`` with
+      "inversion" or "scramble", ``migrate_every`` with one island.
       fitness: what the GA minimises and the records report: "pairs" (attacking pairs, default)
         or "excess" (sum over lines of queens beyond the first: DEAP's N-Queens fitness), both 0
         exactly for solutions; or "report-diagonals-only" (the GA report's score: diagonal
@@ -488,6 +469,28 @@ def evolve(
     """
     if n is None and instance is None:
         n = 8
+    seed = arguments.seed(seed, "--seed")
+    islands = arguments.integer(islands, "islands", 1)
+    migrate_every = arguments.integer(migrate_every, "migrate_every", 0, optional=True)
+    chosen = preset_settings(preset, encoding, scheme)
+    pop = chosen["pop"] if pop is None else pop
+    for name, value in (("pop", pop), ("generations", generations), ("trials", trials)):
+        arguments.integer(value, name, 0)
+    opts = settings.resolve(
+        settings.GA,
+        {
+            "scheme": scheme,
+            "mutation": mutation,
+            "islands": islands,
+            "migrate_every": migrate_every,
+            "preset": preset,
+            "encoding": encoding,
+        },
+        {"elite": elite, "indpb": indpb, "migrate_every": migrate_every, "migrants": migrants},
+        "evolve",
+    )
+    elite, indpb = opts["elite"], opts["indpb"]
+    migrate_every, migrants = opts["migrate_every"], opts["migrants"]
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
     n = model.n if model is not None else n
     assert n is not None  # given, 8, or the instance's
@@ -498,9 +501,6 @@ def evolve(
                 "two fixed queens share a row, which no permutation can hold; "
                 "use --encoding combination (the instance has no solution anyway)"
             )
-    steady = scheme == "steady"
-    chosen = preset_settings(preset, encoding, scheme)
-    pop = chosen["pop"] if pop is None else pop
     config, params = check_setup(
         n=n,
         pop=pop,
@@ -514,7 +514,7 @@ def evolve(
         cxpb=cxpb if cxpb is not None else chosen["cxpb"],
         mutpb=mutpb if mutpb is not None else chosen["mutpb"],
         indpb=indpb,
-        elite=elite if elite is not None else (0 if steady else chosen["elite"]),
+        elite=elite,
         islands=islands,
         migrate_every=migrate_every,
         migrants=migrants,

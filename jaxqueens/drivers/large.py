@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import checker
+from jaxqueens.core import arguments, checker
 from jaxqueens.core.board import as_size
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
@@ -181,15 +181,15 @@ def solve_large(
             f"--init {init} is not available on the large-n path (O(n^2) or not a "
             f"permutation); use --init {' or --init '.join(INITS)}, or --mode batched"
         )
+    seed = arguments.seed(seed, "--seed")
+    chain = arguments.integer(chain, "chain", 0)
+    tries = arguments.integer(tries, "tries", 1, large.INT32_MAX)
+    free_tail = arguments.integer(free_tail, "free_tail", 0, n)
+    max_steps = arguments.integer(max_steps, "--maxsteps", None, None)
     if not 1 <= max_steps <= large.INT32_MAX:
         raise QueensError(
             f"--maxsteps must lie between 1 and {large.INT32_MAX:,} on the large-n path, "
             f"got {max_steps:,}"
-        )
-    if not 1 <= tries <= large.INT32_MAX or not 0 <= free_tail <= n:
-        raise QueensError(
-            f"tries must be at least 1 and free_tail between 0 and n ({n:,}), "
-            f"got {tries}, {free_tail}"
         )
     check_memory(n)
     # On an accelerator this one chain runs on the host CPU: its loops are scalar steps that

@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from jaxqueens.core import arguments
 from jaxqueens.errors import PeerLostError
 from jaxqueens.io.progress import Progress, SafePoints
 
@@ -78,11 +79,14 @@ def run_chunks(
       unit: what the units are ("chains solved", "prefixes", "generations", "calls").
       quiet: no progress line (default: quiet unless stderr is a terminal).
       save: writes a checkpoint of everything recorded so far (None: no checkpoints).
-      every: seconds between periodic checkpoints.
+      every: seconds between periodic checkpoints (finite and >= 0, 0: after every chunk; a
+        QueensError otherwise, when ``save`` is given).
 
     Returns:
       True if Ctrl-C stopped the run (after ``save()``), False if a tick finished it.
     """
+    if save is not None:  # nan or inf would never save: a one-line error, before the first chunk
+        every = arguments.real(every, "checkpoint_every", 0.0)
     bar = Progress(total, unit, quiet=quiet)
     save = guarded(save) if save is not None else None
     last_save = time.perf_counter()

@@ -28,9 +28,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import checker
+from jaxqueens.core import arguments, checker
+from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel import devices as backend
@@ -43,10 +45,12 @@ from jaxqueens.solvers.choices import (  # noqa: F401 (re-exported: the driver's
     CALL_WORK,
     CLASSIC_MAX_STEPS_FLOOR,
     DEFAULT_CHAIN_WORK,
+    INITS,
     LARGE_S_PER_CHAIN,
     LARGE_S_PER_QUEEN,
     MAX_BATCHED_N,
     MAX_STEPS_PER_QUEEN,
+    MOVES,
     RESTART_FLOOR,
     RESTART_SQUARE_DIVISOR,
     auto_path,
@@ -81,10 +85,7 @@ def check_n(n: int) -> None:
     """Reject sizes without solutions or beyond the batched kernel, with the fix."""
     if n < 1:
         raise QueensError(f"n must be a positive integer, got {n}")
-    if n in (2, 3):
-        raise QueensError(
-            f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)"
-        )
+    settings.check_solvable(n)
     if n > MAX_BATCHED_N:
         raise QueensError(
             f"n = {n} is above the batched solver's limit of {MAX_BATCHED_N}; "
@@ -288,14 +289,17 @@ def solve(
         that wrote it (``jaxqueens stats`` runs these chains too).
       instance: a :class:`~jaxqueens.core.constraints.Constraints` (n: None or its size): fixed
         queens never move, forbidden squares are never used; ``summary["status"]`` is SAT or
-        unknown. Init random or permutation only, no start board. The run is bounded: at most
-        ``chains`` (else :data:`INSTANCE_CHAINS`) chains run unless ``max_chains`` or ``seconds``
-        is given.
+        unknown (a plainly unsatisfiable instance raises :class:`~jaxqueens.errors.InstanceUnsat`
+        with the reason before any chain runs). Init random or permutation only, no start
+        board. The run is bounded: at most ``chains`` (else :data:`INSTANCE_CHAINS`) chains run
+        unless ``max_chains`` or ``seconds`` is given.
       toroidal: queens attack along diagonals modulo n (solutions exist iff n is prime to 6).
 
     Returns:
       SolveResult with every chain's board, steps, restarts, and the summary.
     """
+    if isinstance(instance, cons.Constraints):
+        settings.check_instance_n(instance.n)  # before its n x n masks are built
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
     n = as_size(n if model is None else model.n)
     check_n(n)
@@ -318,14 +322,14 @@ def solve(
     budget.check(n)
     if max_steps is None:
         max_steps = default_max_steps(n, plain=model is None)
-    for flag, value, low in (
-        ("--batch", batch, 1),
-        ("--maxsteps", max_steps, 1),
-        ("--tabu", tabu, 0),
-        ("--max-restarts", max_restarts, 0),
-    ):
-        if value is not None and value < low:
-            raise QueensError(f"{flag} must be at least {low}, got {value}")
+    seed = arguments.seed(seed, "--seed")
+    batch = arguments.integer(batch, "--batch", 1, optional=True)
+    max_steps = arguments.integer(max_steps, "--maxsteps", 1)
+    tabu = arguments.integer(tabu, "--tabu", 0)
+    max_restarts = arguments.integer(max_restarts, "--max-restarts", 0)
+    trace_steps = arguments.integer(trace_steps, "trace_steps", 0)
+    arguments.choice(init, "--init", INITS)
+    arguments.choice(move, "--move", MOVES)
     start_rows = _start_rows(start, n)
     if n == 1 and mask is None:
         return _solve_trivial(budget, seed, model)
@@ -342,8 +346,6 @@ def solve(
         params = minconflicts.default_params(config, max_steps=max_steps, max_restarts=max_restarts)
     except ValueError as err:
         raise QueensError(str(err)) from None
-    if mask is not None and not np.asarray(mask.allowed).any(axis=1).all():
-        return _solve_unstartable(model, budget, seed, mask)
     key = jax.random.key(seed)
     chunk = batch or default_chunk(
         n, chains if solutions is None and seconds is None else None, max_steps
@@ -450,39 +452,4 @@ def _solve_trivial(budget: driver.Budget, seed: int, model=None) -> SolveResult:
     summary = driver.summarize(run, solver="min-conflicts", seed=seed)
     if model is not None:
         summary.update(instance=model.to_dict(), status="SAT")
-    return SolveResult(run=run, summary=summary, config=None)
-
-
-def _solve_unstartable(model, budget: driver.Budget, seed: int, mask) -> SolveResult:
-    """An instance with a column that allows no square: no chain can start, none is run; every
-    chain is reported unsolved (0 steps) and the instance unknown."""
-    home = np.asarray(mask.home, np.int32)
-    empty = int((~np.asarray(mask.allowed).any(axis=1)).sum())
-    count = budget.max_chains or budget.chains or 1
-
-    def run_chunk(offset, k):
-        return driver.ChunkResult(
-            np.tile(home, (k, 1)),
-            np.zeros(k, bool),
-            np.zeros(k, np.int32),
-            np.zeros(k, np.int32),
-            np.full(k, empty, np.int32),
-        )
-
-    run = driver.run_chains(
-        run_chunk,
-        model.n,
-        driver.Budget(max_chains=count),
-        count,
-        what="min-conflicts",
-        model=model,
-    )
-    summary = driver.summarize(
-        run,
-        solver="min-conflicts",
-        seed=seed,
-        instance=model.to_dict(),
-        status="unknown",
-        columns_without_square=empty,
-    )
     return SolveResult(run=run, summary=summary, config=None)

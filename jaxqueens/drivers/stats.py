@@ -35,7 +35,7 @@ from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.statistics import uniformity_test
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import count, ga
+from jaxqueens.drivers import count, ga, settings
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
@@ -154,41 +154,21 @@ def sample_anneal(
     seconds,
     seed,
     quiet,
-    method="ta",
-    steps=10_000,
-    rounds=None,
-    neighbour=None,
-    step=None,
-    objective=None,
-    q=None,
-    init_prob=None,
-    alpha=None,
-    walk=2000,
-    t_end=None,
-    preset="default",
     batch=None,
     checkpoint=None,
     resume=False,
     checkpoint_every=30.0,
+    **options,
 ) -> Samples:
     """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``:
-    run); the settings not given are ``preset``'s (:func:`jaxqueens.drivers.anneal.settings`)."""
-    opts = annealing.settings(
-        method,
-        preset,
-        rounds=rounds,
-        neighbour=neighbour,
-        step=step,
-        objective=objective,
-        q=q,
-        init_prob=init_prob,
-        alpha=alpha,
-        t_end=t_end,
-    )
-    rounds, neighbour, step, objective = (
-        opts[k] for k in ("rounds", "neighbour", "step", "objective")
-    )
-    q, init_prob, alpha = opts["q"], opts["init_prob"], opts["alpha"]
+    run). ``options``: method, steps, preset, rounds, neighbour, step, objective, q, init_prob,
+    alpha, t_end, walk (defaults: :data:`jaxqueens.drivers.settings.STATS_ANNEAL` and the
+    preset's, :func:`jaxqueens.drivers.settings.anneal_settings`); one the method does not use
+    is refused."""
+    got = settings.check_stats_anneal(n, options, chains, seed, batch)
+    method, steps, rounds, walk = got["method"], got["steps"], got["rounds"], got["walk"]
+    neighbour, step, objective = got["neighbour"], got["step"], got["objective"]
+    q, init_prob, alpha, preset = got["q"], got["init_prob"], got["alpha"], got["preset"]
     config = annealing.make_config(n, method, steps, rounds, neighbour, step, objective)
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = jax.random.split(jax.random.key(seed))
@@ -391,6 +371,11 @@ def collect(
     n = as_size(n)
     if solver not in SOLVERS:
         raise QueensError(f"solver {solver!r} is unknown; use one of {', '.join(SOLVERS)}")
+    options = {k: v for k, v in options.items() if v is not None}  # None: the solver's default
+    settings.check_stats_options(
+        solver, {k: v for k, v in options.items() if k not in COMMON_OPTIONS}
+    )
+    chains, solutions, seconds, seed = settings.check_stats_budget(chains, solutions, seconds, seed)
     if chains is None and solutions is None and seconds is None:
         chains = 10_000
     _budget_check(n, chains, solutions, seconds)
@@ -399,11 +384,11 @@ def collect(
         "anneal": sample_anneal,
         "ga": sample_ga,
     }
-    fn = samplers[solver]
-    try:
-        return fn(n, chains, solutions, seconds, seed, quiet, **options)
-    except TypeError as err:  # an option of another solver
-        raise QueensError(f"{solver}: {err}; pass only that solver's options") from None
+    return samplers[solver](n, chains, solutions, seconds, seed, quiet, **options)
+
+
+COMMON_OPTIONS = ("batch", "checkpoint", "resume", "checkpoint_every")
+"""Options of :func:`collect` that every solver takes."""
 
 
 # ----------------------------------------------------------------------------- analysis

@@ -14,6 +14,7 @@ ones not started yet (:func:`method_state`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import overload
@@ -91,6 +92,15 @@ def write_best(
 
 OUTPUTS = ("solutions.npy", "runs.csv", SUMMARY, checkpoint.FILENAME, BEST_BOARDS, BEST_TABLE)
 """What a method's run writes into its folder (:func:`jaxqueens.io.chains.write_outputs`)."""
+
+
+def solved_before(folder: Path) -> int:
+    """Chains a finished method's run in ``folder`` solved (its summary's count; 0 when it
+    cannot be read)."""
+    try:
+        return int(json.loads((folder / SUMMARY).read_text()).get("solved", 0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0
 
 
 def method_state(folder: Path) -> str:

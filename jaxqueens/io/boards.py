@@ -5,7 +5,9 @@
   and blank lines at the end are allowed, nothing else.
 * `.npy`: an integer array `[B, n]` (or `[n]` for one board).
 * `.jsonl` / `.ndjson`: one object per line, `{"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}`;
-  other keys are kept by the writer's `extra` and ignored by the reader.
+  other keys are kept by the writer's `extra` and ignored by the reader, except the keys of an
+  instance line (`"fixed"`, `"excluded_rows"`, ...: :mod:`jaxqueens.io.jsonl`), which make a
+  line an error, never a board read wrongly.
 
 Every reader raises `BoardFileError` with a one-line message naming the file,
 the line where it applies, and the fix. Every writer goes through
@@ -33,6 +35,7 @@ import numpy as np
 import numpy.lib.format as npformat
 
 from jaxqueens.errors import BoardFileError, QueensError
+from jaxqueens.io import files, jsonl
 from jaxqueens.io.atomic import atomic_path, write_bytes
 from jaxqueens.parallel import memory
 
@@ -83,12 +86,7 @@ def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = Non
     """
     name = os.fspath(path)
     factor = MEMORY_PER_FILE_BYTE[kind]
-    try:
-        if os.path.isdir(name):
-            raise BoardFileError(
-                f"{name}: is a directory, not a board file; pass the path of a file"
-            )
-        size = os.path.getsize(name)
+    with files.open_input(name) as (f, size):  # regular files only; every failure names the file
         limit = memory_limit if memory_limit is not None else MEMORY_LIMIT
         limit = limit if limit is not None else _available_memory()
         if limit is not None and size * factor > limit:
@@ -97,18 +95,12 @@ def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = Non
                 f"{_size(size * factor)} "
                 f"but only {_size(limit)} is available; free memory or use a machine with more"
             )
-        with open(name, "rb") as f:
+        try:
             return f.read()
-    except FileNotFoundError:
-        raise BoardFileError(f"{name}: no such file; check the path") from None
-    except PermissionError:
-        raise BoardFileError(
-            f"{name}: permission denied; make the file readable (chmod u+r)"
-        ) from None
-    except OSError as exc:
-        raise BoardFileError(
-            f"{name}: cannot read ({exc.strerror or exc}); check the path"
-        ) from None
+        except OSError as exc:
+            raise BoardFileError(
+                f"{name}: cannot read ({exc.strerror or exc}); check the path"
+            ) from None
 
 
 def _not_text(name: str, lineno: int, data: bytes) -> BoardFileError:
@@ -403,6 +395,12 @@ def write_jsonl(
     for rows, more in zip(arr.tolist(), extra, strict=True):
         if "n" in more or "rows" in more:
             raise QueensError(f"cannot write {path}: extra keys must not replace 'n' or 'rows'")
+        clash = [k for k in more if k in jsonl.INSTANCE_KEYS]
+        if clash:
+            raise QueensError(
+                f"cannot write {path}: extra key {clash[0]!r} is an instance key; a board line "
+                "with it would read as neither a board nor an instance (jaxqueens.io.jsonl)"
+            )
         lines.append(json.dumps({"n": n, "rows": rows, **more}, default=_json_default) + "\n")
     write_bytes(path, "".join(lines).encode())
 
@@ -411,15 +409,16 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
     """Read boards from a JSON lines file (blank lines are skipped).
 
     Args:
-      path: File with one `{"n": ..., "rows": [...]}` object per line.
+      path: File with one `{"n": ..., "rows": [...]}` object per line (other keys are labels
+        and ignored, but never an instance key: :mod:`jaxqueens.io.jsonl`).
 
     Returns:
       int32 `[B, n]`; `[0, 0]` for a file without boards.
 
     Raises:
-      BoardFileError: naming the line with bad JSON, a missing or malformed
-        "rows", an "n" that disagrees with the rows or with earlier lines, or
-        rows outside 0..n-1.
+      BoardFileError: naming the line with bad JSON, an instance line (or one that mixes board
+        and instance keys), a missing or malformed "rows", an "n" that disagrees with the rows
+        or with earlier lines, or rows outside 0..n-1.
     """
     name = os.fspath(path)
     data = _read_all(name, "jsonl")
@@ -433,41 +432,23 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
         if not line:
             continue
         where = f"{name}:{lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BoardFileError(
-                f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); {_JSON_HINT}"
-            ) from None
-        except RecursionError:
-            raise BoardFileError(f"{where}: JSON nested too deeply; {_JSON_HINT}") from None
-        except ValueError:  # Python's limit on the digits of an integer
-            raise BoardFileError(f"{where}: a number with too many digits; {_JSON_HINT}") from None
-        if not isinstance(obj, dict) or "rows" not in obj:
+        obj = jsonl.parse(line, where)
+        if jsonl.kind(obj, where) != "board":
+            keys = [k for k in obj if k in jsonl.INSTANCE_KEYS]
+            if keys:
+                raise BoardFileError(
+                    f'{where}: is an instance (key "{keys[0]}"), not a board; decide instances '
+                    f"with jaxqueens complete, or give boards like {jsonl.BOARD_EXAMPLE}"
+                )
             raise BoardFileError(f'{where}: no "rows" in {_show(line)}; {_JSON_HINT}')
-        rows = obj["rows"]
-        if not isinstance(rows, list) or not rows or not all(type(r) is int for r in rows):
-            raise BoardFileError(
-                f'{where}: "rows" must be a non-empty list of integers; {_JSON_HINT}'
-            )
+        rows = jsonl.board_rows(obj, where)
         n = len(rows)
-        if "n" in obj and obj["n"] != n:
-            raise BoardFileError(
-                f'{where}: "n" is {_clip(repr(obj["n"]))} but "rows" has {n} entries; '
-                "make them agree"
-            )
         if first is not None and first[1] != n:
             raise BoardFileError(
                 f"{where}: board has n = {n} but line {first[0]} has n = {first[1]}; keep one "
                 "board size per file"
             )
         first = first or (lineno, n)
-        for c, r in enumerate(rows):
-            if not 0 <= r < n:
-                raise BoardFileError(
-                    f"{where}: column {c}: row {_clip(str(r))} out of range 0..{n - 1}; "
-                    "rows must be 0-based"
-                )
         boards.append(rows)
     if not boards:
         return np.zeros((0, 0), dtype=np.int32)

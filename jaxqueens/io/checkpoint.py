@@ -16,6 +16,7 @@ import numpy as np
 
 from jaxqueens import _lazy
 from jaxqueens.errors import QueensError
+from jaxqueens.io import files
 from jaxqueens.io.atomic import atomic_path
 
 FILENAME = "checkpoint.npz"
@@ -69,9 +70,11 @@ def load(
     one-line QueensError naming the file.
     """
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with files.open_input(path, QueensError) as (f, _), np.load(f, allow_pickle=False) as z:
             saved = json.loads(str(z["fingerprint"]))
             arrays = {k: z[k] for k in z.files if k != "fingerprint"}
+    except QueensError as err:  # not a regular file, missing, unreadable: named by open_input
+        raise _unreadable(path, str(err).split(": ", 1)[-1]) from None
     except (
         OSError,
         ValueError,

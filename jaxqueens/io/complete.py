@@ -1,8 +1,10 @@
 """What ``jaxqueens complete`` writes: one CSV row per instance and the solutions found.
 
-- ``DIR/results.csv``: ``file, d, n, status, solutions, nodes, seconds`` per instance, in input
-  order (status SAT, UNSAT or unknown; ``solutions`` empty unless counted; ``d`` empty for
-  instances that are not excluded-diagonals files), through :mod:`jaxqueens.io.tables`;
+- ``DIR/results.csv``: ``file, d, n, status, solutions, nodes, seconds, reason`` per instance,
+  in input order (status SAT, UNSAT or unknown; ``solutions`` empty unless counted; ``d`` empty
+  for instances that are not excluded-diagonals files; ``reason`` why an instance is UNSAT with
+  no search, e.g. "fixed queens at (0,0) and (1,1) attack each other"), through
+  :mod:`jaxqueens.io.tables`;
 - ``DIR/solutions.jsonl``: every reported solution (verified), one JSON line each,
   ``{"n": 8, "rows": [...], "file": ..., "d": ...}`` (readable by :mod:`jaxqueens.io.boards`);
 - ``DIR/summary.json``: totals, settings and timings;
@@ -22,13 +24,24 @@ from jaxqueens.io.tables import write_csv, write_json
 RESULTS = "results.csv"
 SOLUTIONS = "solutions.jsonl"
 SUMMARY = "summary.json"
-HEADER = ("file", "d", "n", "status", "solutions", "nodes", "seconds")
+HEADER = ("file", "d", "n", "status", "solutions", "nodes", "seconds", "reason")
 
 
 def rows(sources: Sequence[str], ds: Sequence[int | None], results) -> list[list]:
-    """The table: one row per instance (``results``: :class:`InstanceResult`-like objects)."""
+    """The table: one row per instance (``results``: :class:`InstanceResult`-like objects);
+    ``reason`` says why an instance is UNSAT when no search was needed (fixed queens attacking
+    each other, a column or row without an allowed square), else it is empty."""
     return [
-        [src, d, r.n, r.status, r.solutions, r.nodes, round(float(r.seconds), 6)]
+        [
+            src,
+            d,
+            r.n,
+            r.status,
+            r.solutions,
+            r.nodes,
+            round(float(r.seconds), 6),
+            getattr(r, "reason", None),
+        ]
         for src, d, r in zip(sources, ds, results, strict=True)
     ]
 
@@ -60,6 +73,7 @@ def summary(results, **extra) -> dict:
         "instances": len(results),
         "sat": status.count("SAT"),
         "unsat": status.count("UNSAT"),
+        "unsat_without_search": sum(getattr(r, "reason", None) is not None for r in results),
         "unknown": status.count("unknown"),
         "nodes": sum(r.nodes for r in results),
         **extra,

@@ -115,8 +115,39 @@ def _check_title(title: str | None) -> None:
         ) from None
 
 
+IMAGE_FORMATS = {
+    ".png": "png",
+    ".pdf": "pdf",
+    ".svg": "svg",
+    ".svgz": "svgz",
+    ".eps": "eps",
+    ".ps": "ps",
+    ".jpg": "jpg",
+    ".jpeg": "jpeg",
+    ".tif": "tif",
+    ".tiff": "tiff",
+    ".webp": "webp",
+}
+"""File suffix -> the format matplotlib writes (its Agg canvas writes each of these)."""
+
+
+def image_format(path: str | os.PathLike, option: str | None = None) -> str:
+    """The format a poster is written in, chosen by the file's suffix (case-insensitive); an
+    unknown or missing suffix is a QueensError (never PNG bytes under another name), naming
+    ``option`` (e.g. ``-o``) when given."""
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    if suffix not in IMAGE_FORMATS:
+        shown = f"suffix {suffix!r}" if suffix else "no suffix"
+        where = f"{option} {os.fspath(path)}" if option else os.fspath(path)
+        raise QueensError(
+            f"{where}: {shown}; name the output by its format: {', '.join(IMAGE_FORMATS)}"
+        )
+    return IMAGE_FORMATS[suffix]
+
+
 def render_png(rows: Any, path: str | os.PathLike, title: str | None = None) -> None:
-    """Write a PNG poster of a board (atomically).
+    """Write a poster of a board (atomically), in the format its suffix names (PNG, PDF, SVG,
+    ...: :data:`IMAGE_FORMATS`).
 
     Args:
       rows: int `[n]`, 0-based rows, n <= `MAX_PNG_N`.
@@ -124,8 +155,10 @@ def render_png(rows: Any, path: str | os.PathLike, title: str | None = None) -> 
       title: First title line; the second always gives n and the attacking-pair count.
 
     Raises:
-      QueensError: for n > `MAX_PNG_N`, a malformed board, or a title with bad mathtext.
+      QueensError: for n > `MAX_PNG_N`, a malformed board, a title with bad mathtext or an
+        unknown suffix.
     """
+    fmt = image_format(path)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -158,5 +191,5 @@ def render_png(rows: Any, path: str | os.PathLike, title: str | None = None) -> 
         ax.set_axis_off()
     ax.set_title(f"{title}\n{text}" if title else text)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
+    fig.savefig(buffer, format=fmt, dpi=dpi)
     write_bytes(path, buffer.getvalue())

@@ -19,7 +19,7 @@ EDGES = ("wrap", "nmof")
 OBJECTIVES = ("attacks", "pairs")
 ANNEAL_PRESETS = ("default", "classic", "nmof")
 """``anneal --preset``: measured defaults, the earlier (NMOF TAopt/SAopt) ones, NMOF's vignette
-(:data:`jaxqueens.drivers.anneal.PRESETS`)."""
+(:data:`jaxqueens.drivers.settings.ANNEAL_PRESET_SETTINGS`)."""
 
 # solvers.estimate
 ESTIMATE_MAX_N = 64
@@ -122,4 +122,4 @@ STATS_SOLVERS = ("minconflicts", "anneal", "ga")
 # drivers.ga
 GA_PRESETS = ("default", "classic")
 """``evolve --preset``: measured defaults, the classic course GA
-(:data:`jaxqueens.drivers.ga.PRESETS`)."""
+(:data:`jaxqueens.drivers.settings.GA_PRESET_SETTINGS`)."""

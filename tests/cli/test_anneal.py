@@ -196,12 +196,12 @@ def test_vignette_options_from_a_file_save_best_boards(tmp_path, capsys):
 
 def test_unsolved_run_says_no_solution_found(tmp_path, capsys):
     argv = ["anneal", "-n", "16", "--chains", "4", "--steps", "40", "--quiet"]
-    assert main(argv) == 0
+    assert main(argv) == 1  # nothing solved: exit 1, as solve and evolve (issue 28)
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-1].startswith(
         "TA: n = 16, no solution found after 40 steps in each of 4 chains; lowest attack count "
     )
-    assert main(argv + ["--out", str(tmp_path / "u")]) == 0  # the same line names the best boards
+    assert main(argv + ["--out", str(tmp_path / "u")]) == 1  # the same line names the best boards
     line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("TA: n = 16")]
     assert line == [f"{lines[-1]}; best boards in {tmp_path / 'u' / 'best_boards.npy'}"]
     assert np.load(tmp_path / "u" / "best_boards.npy").shape == (4, 16)
@@ -211,7 +211,10 @@ def test_unsolved_run_says_no_solution_found(tmp_path, capsys):
     "argv,needle",
     [
         (["--neighbour", "swap"], "--neighbour swap never changes which rows are occupied"),
-        (["--t0", "warm"], "--t0 'warm': use worsening, nmof or a positive start temperature"),
+        (
+            ["--method", "sa", "--t0", "warm"],
+            "--t0 'warm': use worsening, nmof or a positive start temperature",
+        ),
     ],
 )
 def test_vignette_option_errors(tmp_path, argv, needle, capsys):
@@ -275,11 +278,10 @@ def test_toroidal_and_instance_runs(tmp_path, capsys):
     assert len(boards) and all(checker.check_constrained(b, model).ok for b in boards)
     summary = json.loads((tmp_path / "i" / "summary.json").read_text())
     assert summary["status"] == "SAT" and summary["instance"] == model.to_dict()
-    unsat = tmp_path / "unsat.jsonl"
-    unsat.write_text('{"n": 8, "fixed": [[0, 0], [1, 1]]}\n')
+    hard = tmp_path / "hard.jsonl"  # UNSAT, but no plain proof: local search says unknown
+    hard.write_text('{"n": 4, "fixed": [[0, 0]]}\n')
     assert (
-        main(["anneal", "--instance", str(unsat), "--chains", "4", "--steps", "200", "--quiet"])
-        == 0
+        main(["anneal", "--instance", str(hard), "--chains", "4", "--steps", "200", "--quiet"]) == 1
     )
     out = capsys.readouterr().out
     assert "instance unknown" in out and "UNSAT" not in out.replace("no UNSAT", "")
@@ -311,3 +313,29 @@ def test_instance_option_errors(tmp_path, extra, needle, capsys):
     two.write_text('{"n": 8}\n{"n": 9}\n')
     assert main(["anneal", "--instance", str(two), "--quiet"]) == 2
     assert "holds 2 instances" in capsys.readouterr().err
+
+
+# --- issue 28 -------------------------------------------------------------------------------------
+
+
+def test_defect_28_10_options_the_method_does_not_use_are_refused(capsys):
+    for argv, needle in (
+        (["--method", "ls", "--alpha", "0.5"], "anneal --method ls does not use alpha"),
+        (["--method", "sa", "--q", "0.2"], "anneal --method sa does not use q (--q)"),
+        (["--neighbour", "swap", "--step", "2"], "anneal --neighbour swap does not use step"),
+        (["--method", "ls,ta", "--init-prob", "0.2"], "does not use init_prob"),
+    ):
+        assert main(["anneal", "-n", "8", "--chains", "2", "--steps", "20", *argv]) == 2
+        err = capsys.readouterr().err
+        assert needle in err and err.count("\n") == 1, err
+
+
+def test_method_all_takes_an_option_one_method_uses(capsys):
+    argv = ["anneal", "-n", "8", "--method", "all", "--alpha", "0.5", "--chains", "4"]
+    assert main([*argv, "--steps", "2000", "--quiet"]) in (0, 1)
+    assert "SA: n = 8" in capsys.readouterr().out
+
+
+def test_defect_28_msg_anneal_exits_1_when_nothing_is_solved(capsys):
+    assert main(["anneal", "-n", "20", "--chains", "2", "--steps", "10", "--quiet"]) == 1
+    assert "no solution found" in capsys.readouterr().out

@@ -102,3 +102,19 @@ def test_bad_flags_are_refused_before_any_work(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(QueensError, match="is a file, not a folder"):
         compare.cmd_compare(parse(["--solvers", "mc-qs4", "--out", str(tmp_path / "file")]))
+
+
+def test_defect_28_msg_step_budget_is_checked_for_every_solver_before_any_runs(monkeypatch, capsys):
+    """--steps 5 failed only when LS started (mc-qs4 had run, its work lost) and named --rounds,
+    which compare does not have."""
+    from jaxqueens.cli.main import main
+
+    ran = []
+    monkeypatch.setattr(driver, "run_solver", lambda name, *a, **k: ran.append(name))
+    argv = ["compare", "-n", "8", "--chains", "5", "--steps", "5", "--solvers", "mc-qs4,ls"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert ran == [] and "--steps 5 is too small for ls" in err and "--rounds" not in err, err
+    with pytest.raises(QueensError, match="too small for ga-combination"):
+        driver.compare(8, 5, solvers="mc-qs4,ga-combination", steps=50)
+    assert ran == []

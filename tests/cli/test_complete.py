@@ -143,3 +143,59 @@ def test_missing_input_and_interrupt(folder, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(driver, "solve_instances", interrupted)
     assert _cli(["complete", str(folder), "--out", str(tmp_path / "o"), "--quiet"]) == 130
     assert "resume" in capsys.readouterr().err
+
+
+# --- issue 28 -------------------------------------------------------------------------------------
+
+SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
+
+
+def test_defect_28_7_board_jsonl_agrees_with_check(tmp_path, capsys):
+    """The README's board format given to complete is a completion instance with every queen
+    fixed: SAT for a solution (check says OK), UNSAT for a board that is not one."""
+    from jaxqueens.cli.main import main
+
+    f = tmp_path / "b.jsonl"
+    bad = [0, 4, 7, 5, 2, 6, 3, 1]
+    f.write_text(json.dumps({"n": 8, "rows": SOLUTION_8}) + "\n" + json.dumps({"rows": bad}) + "\n")
+    assert main(["complete", str(f), "--quiet"]) == 0
+    rows = _table(capsys.readouterr().out)
+    assert [r["status"] for r in rows] == ["SAT", "UNSAT"]
+    assert "attack each other" in rows[1]["reason"]
+    assert main(["check", str(f)]) == 1  # the same verdicts: board 0 a solution, board 1 not
+    assert "board 1: NOT a solution" in capsys.readouterr().out
+
+
+def test_defect_28_12_report_line_stays_out_of_the_csv(tmp_path, capsys):
+    from jaxqueens.cli.main import main
+
+    f = tmp_path / "a.jsonl"
+    f.write_text('{"n": 6}\n')
+    assert main(["complete", str(f), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "report:" not in out and "report:" in err
+    assert [r["status"] for r in _table(out)] == ["SAT"]
+
+
+def test_defect_28_msg_plainly_unsat_instances_give_their_reason(tmp_path, capsys):
+    f = tmp_path / "i.jsonl"
+    f.write_text(
+        '{"n": 8, "fixed": [[0, 0], [1, 1]]}\n{"n": 8, "columns": [3]}\n'
+        '{"n": 4, "fixed": [[0, 0]]}\n'
+    )
+    out = tmp_path / "o"
+    assert _cli(["complete", str(f), "--count", "--out", str(out), "--quiet"]) == 0
+    rows = _table(capsys.readouterr().out)
+    assert [(r["status"], r["nodes"], r["reason"]) for r in rows] == [
+        ("UNSAT", "0", "fixed queens at (0,0) and (1,1) attack each other"),
+        (
+            "UNSAT",
+            "0",
+            "column 3 has no allowed square (each is excluded, blocked or attacked by a fixed "
+            "queen) but every column needs a queen",
+        ),
+        ("UNSAT", rows[2]["nodes"], ""),  # UNSAT by search: no reason to give
+    ]
+    assert int(rows[2]["nodes"]) > 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["unsat"] == 3 and summary["unsat_without_search"] == 2

@@ -85,3 +85,24 @@ def test_defect_8_sizes_without_solutions_report_exact_zero(tmp_path, capsys):
 def test_defect_8_probes_must_be_a_positive_number(value, capsys):
     code, _, err = _main(["estimate", "-n", "8", f"--probes={value}", "--quiet"], capsys)
     assert code == 2 and err.count("\n") == 1 and "--probes" in err and "Traceback" not in err
+
+
+def test_defect_28_msg_estimate_takes_several_sizes_as_positionals(capsys):
+    """The help says the positional takes sizes: estimate 8 10 12 runs three sizes."""
+    assert main(["estimate", "8", "10", "12", "--probes", "2000", "--depth", "1", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"n = {n}: Q(n) ~" in out for n in (8, 10, 12)), out
+    assert main(["estimate", "8", "9-10", "-n", "8,9-10", "--probes", "2000", "--quiet"]) == 0
+    assert main(["estimate", "8", "-n", "9", "--quiet"]) == 2
+    assert "two board sizes given" in capsys.readouterr().err
+
+
+def test_defect_28_msg_confidence_interval_is_never_negative(capsys):
+    """A few probes at n = 20 gave "99% CI -4.8e10 .. 1.5e11"; the interval is cut at 0."""
+    assert (
+        main(["estimate", "-n", "20", "--probes", "60", "--depth", "0", "--seed", "3", "--quiet"])
+        == 0
+    )
+    line = capsys.readouterr().out.splitlines()[0]
+    low = line.split("CI ")[1].split(" ..")[0]
+    assert float(low) >= 0, line

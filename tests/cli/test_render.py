@@ -34,3 +34,34 @@ def test_defect_18_render_refuses_to_overwrite_its_own_input(tmp_path, monkeypat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "-o" in err and "input" in err, err
     assert board.read_text() == BOARD
+
+
+@pytest.mark.parametrize(
+    "name, magic",
+    [
+        ("poster.pdf", b"%PDF"),
+        ("poster.svg", b"<?xml"),
+        ("p.jpg", b"\xff\xd8"),
+    ],
+)
+def test_defect_28_msg_render_writes_the_format_its_suffix_names(tmp_path, name, magic, capsys):
+    board = tmp_path / "board.txt"
+    board.write_text(BOARD)
+    assert main(["render", str(board), "-o", str(tmp_path / name)]) == 0
+    assert (tmp_path / name).read_bytes().startswith(magic)
+
+
+@pytest.mark.parametrize("name", ["poster.xyz", "poster"])
+def test_defect_28_msg_render_refuses_an_unknown_suffix(tmp_path, name, capsys):
+    board = tmp_path / "board.txt"
+    board.write_text(BOARD)
+    assert main(["render", str(board), "-o", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ".png, .pdf, .svg" in err and not (tmp_path / name).exists()
+
+
+def test_an_upper_case_png_suffix_is_png(tmp_path, capsys):
+    board = tmp_path / "board.txt"
+    board.write_text(BOARD)
+    assert main(["render", str(board), "-o", str(tmp_path / "poster.PNG")]) == 0
+    assert (tmp_path / "poster.PNG").read_bytes()[:4] == b"\x89PNG"

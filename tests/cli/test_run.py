@@ -126,7 +126,7 @@ def test_defect_8_binary_config_and_folder_as_config(tmp_path, capsys):
     code, _, err = run(["run", str(binary)], capsys)
     assert code == 2 and "not UTF-8 text" in err and err.count("\n") == 1, err
     code, _, err = run(["run", str(tmp_path)], capsys)
-    assert code == 2 and "is a folder" in err and err.count("\n") == 1, err
+    assert code == 2 and "is a directory" in err and err.count("\n") == 1, err
 
 
 @pytest.mark.parametrize("command", ["show", "check", "render", "run"])
@@ -217,3 +217,32 @@ def test_defect_19_config_integers_are_range_checked_before_any_run(
     argv = ["run", write(tmp_path, text)] + (["--set", override] if override else [])
     code, out, err = run(argv, capsys)
     assert code == 2 and needle in err and err.count("\n") == 1 and out == "", err
+
+
+def test_defect_28_9_set_on_a_swept_key_is_refused(tmp_path, capsys):
+    cfg = write(
+        tmp_path, 'command = "solve"\n[options]\nchains = 3\nquiet = true\n[sweep]\nn = [8, 10]\n'
+    )
+    code, out, err = run(["run", cfg, "--set", "n=12"], capsys)
+    assert code == 2 and "--set n:" in err and "sweeps 'n'" in err and err.count("\n") == 1, err
+    assert out == ""  # nothing ran
+
+
+def test_defect_28_msg_config_naming_complete_is_refused(tmp_path, capsys):
+    cfg = write(tmp_path, 'command = "complete"\n[options]\ncount = true\n')
+    code, _, err = run(["run", cfg], capsys)
+    assert code == 2 and "'command' = 'complete' cannot run from a config" in err, err
+    assert "jaxqueens complete FILES" in err and err.count("\n") == 1
+
+
+def test_defect_28_msg_named_pipe_as_config_is_refused(tmp_path, capsys):
+    import os
+    import threading
+
+    fifo = tmp_path / "c.toml"
+    os.mkfifo(fifo)
+    box = []
+    t = threading.Thread(target=lambda: box.append(run(["run", str(fifo)], capsys)), daemon=True)
+    t.start()
+    t.join(30)
+    assert box and box[0][0] == 2 and "named pipe" in box[0][2], box

@@ -378,8 +378,8 @@ def test_toroidal_and_instance_runs(tmp_path, capsys):
     gaps.write_text("2\n.\n.\n1\n.\n.\n.\n.\n")
     code, out, _ = run_cli(["solve", "--instance", gaps, "--chains", "10", "--quiet"], capsys)
     assert code == 0 and "10 of 10 chains solved" in out and "SAT, every solution checked" in out
-    unsat = tmp_path / "unsat.jsonl"
-    unsat.write_text('{"n": 8, "fixed": [[0, 0], [2, 3], [5, 5]]}\n')
+    unsat = tmp_path / "unsat.jsonl"  # no solution holds both queens; no plain proof of it
+    unsat.write_text('{"n": 8, "fixed": [[0, 0], [1, 2]]}\n')
     code, out, _ = run_cli(
         [
             "solve",
@@ -397,11 +397,7 @@ def test_toroidal_and_instance_runs(tmp_path, capsys):
     )
     assert code == 1 and "unknown" in out and "UNSAT" not in out.replace("no UNSAT", "")
     summary = json.loads((tmp_path / "u" / "summary.json").read_text())
-    assert summary["status"] == "unknown" and summary["instance"]["fixed"] == [
-        [0, 0],
-        [2, 3],
-        [5, 5],
-    ]
+    assert summary["status"] == "unknown" and summary["instance"]["fixed"] == [[0, 0], [1, 2]]
 
 
 @pytest.mark.parametrize(
@@ -424,3 +420,38 @@ def test_instance_option_errors(tmp_path, extra, needle, capsys):
     assert code == 2 and needle in err
     code, _, err = run_cli(["solve", "-n", "6", "--toroidal", "--quiet"], capsys)
     assert code == 2 and "no toroidal solution" in err
+
+
+# --- issue 28 -------------------------------------------------------------------------------------
+
+
+def test_defect_28_msg_instance_beyond_the_batched_limit_has_one_answer(tmp_path, capsys):
+    """solve --instance at n > 46,340: one line saying no path takes it (no circular advice
+    between --mode batched and --mode large)."""
+    big = tmp_path / "big.txt"
+    big.write_text(".\n" * 46_341)
+    for mode in ([], ["--mode", "batched"], ["--mode", "large"]):
+        code, _, err = run_cli(["solve", "--instance", str(big), *mode], capsys)
+        assert code == 2 and err.count("\n") == 1, err
+        assert "n <= 46,340" in err and "the large-n path takes no instance" in err, err
+        assert "--mode" not in err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])  # (-inf and 0 were refused before)
+def test_defect_28_msg_checkpoint_every_must_be_finite_and_positive(tmp_path, value, capsys):
+    code, _, err = run_cli(
+        ["solve", "-n", "8", "--out", str(tmp_path / "o"), f"--checkpoint-every={value}"], capsys
+    )
+    assert code == 2 and "--checkpoint-every" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("command", ["solve", "anneal", "evolve"])
+def test_defect_28_msg_plainly_unsat_instance_is_unsat_with_its_reason(tmp_path, command, capsys):
+    """Mutually attacking fixed queens: UNSAT with the reason (exit 1), no search run; never
+    "no solution found after 0 steps ... gave up after 100 attempts" and unknown."""
+    f = tmp_path / "att.jsonl"
+    f.write_text('{"n": 8, "fixed": [[0, 0], [1, 1]]}\n')
+    code, out, err = run_cli([command, "--instance", str(f), "--quiet"], capsys)
+    assert code == 1, (out, err)
+    assert f"instance {f}: UNSAT (fixed queens at (0,0) and (1,1) attack each other)" in out
+    assert "unknown" not in out and "gave up" not in out and "0 steps" not in out

@@ -32,3 +32,17 @@ def test_stats_command_writes_tables_and_plots(tmp_path, capsys):
         "success_rate.png",
     ):
         assert (tmp_path / name).stat().st_size > 0, name
+
+
+def test_defect_28_10_other_solvers_options_are_refused(capsys):
+    from jaxqueens.cli.main import main
+
+    for argv, needle in (
+        (["--alpha", "0.5"], "stats --solver minconflicts does not use alpha (--alpha)"),
+        (["--solver", "anneal", "--pop", "10"], "does not use pop (--pop): only --solver ga"),
+        (["--solver", "ga", "--maxsteps", "10"], "does not use max_steps (--maxsteps)"),
+        (["--solver", "anneal", "--method", "ls", "--alpha", "0.5"], "--method ls does not use"),
+    ):
+        assert main(["stats", "-n", "6", "--chains", "5", "--quiet", *argv]) == 2
+        err = capsys.readouterr().err
+        assert needle in err and err.count("\n") == 1, err

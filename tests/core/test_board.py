@@ -246,3 +246,46 @@ def test_defect_10_as_board_range_checks(rows, n, needle):
         board.as_board(rows, n, what="start board")
     got = board.as_board(np.arange(8, dtype=np.uint8), 8)
     assert got.dtype == np.int32 and got.tolist() == list(range(8))
+
+
+_SOL8 = np.array([0, 4, 7, 5, 2, 6, 1, 3])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [_SOL8 + 0.5, _SOL8.astype(np.float32), _SOL8 + 0j, _SOL8.astype(bool), _SOL8.astype(object)],
+    ids=["plus-half", "float32", "complex", "bool", "object"],
+)
+def test_defect_28_11_non_integer_boards_are_an_error_never_true(bad):
+    """board + 0.5, complex and bool boards were truncated to the board and called solutions."""
+    for kernel in (
+        board.is_solution,
+        board.attacking_pairs,
+        board.queen_conflicts,
+        board.n_attacks,
+        board.line_counts,
+        board.conflicted_mask,
+    ):
+        with pytest.raises(QueensError, match="must hold integers"):
+            kernel(bad)
+
+
+def test_defect_28_11_wide_rows_are_never_wrapped_into_range():
+    """board + 2**32 wrapped to the board in int32 and was called a solution."""
+    batch = np.stack([_SOL8, _SOL8 + 2**32, _SOL8 - 2**32])
+    assert board.is_solution(batch).tolist() == [True, False, False]
+    assert not bool(board.is_solution(_SOL8.astype(np.uint64) + np.uint64(2**33)))
+    assert not bool(board.is_solution(_SOL8.astype(np.uint32) + np.uint32(2**31)))
+    with pytest.raises(QueensError, match=r"board 1, column 0: row 4294967296 out of range 0\.\.7"):
+        board.attacking_pairs(batch)
+    with pytest.raises(QueensError, match="column 2: row 9 out of range"):
+        board.queen_conflicts(np.array([0, 1, 9, 3, 4, 5, 6, 7]))
+
+
+def test_defect_28_11_traced_and_device_boards_keep_their_fast_path():
+    """Integer device arrays and traced values pass the boundary without a host round trip."""
+    dev = jnp.asarray(_SOL8, jnp.int32)
+    assert bool(board.is_solution(dev)) and int(board.attacking_pairs(dev)) == 0
+    assert bool(jax.jit(board.is_solution)(dev))
+    with pytest.raises(QueensError, match="must hold integers"):
+        jax.jit(board.is_solution)(dev.astype(jnp.float32))

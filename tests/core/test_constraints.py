@@ -148,3 +148,41 @@ def test_best_orientation_puts_the_constrained_columns_first():
     masks = C.column_masks(m, t)
     assert bin(int(masks[0])).count("1") == 1  # a fixed column now comes first
     assert C.best_orientation(C.Constraints(6, columns=[3])) in range(8)  # an empty column: any
+
+
+@pytest.mark.parametrize("value", ["no", 1, 0, None, "false"])
+def test_defect_28_16_toroidal_must_be_true_or_false(value):
+    with pytest.raises(QueensError, match="toroidal must be True or False"):
+        C.Constraints(8, toroidal=value)
+    assert C.Constraints(8, toroidal=np.bool_(True)).toroidal is True
+
+
+@pytest.mark.parametrize(
+    "kwargs, reason",
+    [
+        ({"fixed": ((0, 0), (1, 1))}, "fixed queens at (0,0) and (1,1) attack each other"),
+        ({"fixed": ((2, 0), (2, 5))}, "fixed queens at (2,0) and (2,5) attack each other"),
+        ({"fixed": ((0, 0), (3, 0))}, "fixed queens at (0,0) and (3,0) attack each other"),
+        ({"fixed": ((0, 0), (2, 3)), "toroidal": True, "n": 5}, "attack each other on the torus"),
+        (
+            {"fixed": ((0, 0),), "rows": (0,)},
+            "(0,0) stands on a forbidden square (row 0 is excluded)",
+        ),
+        ({"columns": (3,)}, "column 3 has no allowed square"),
+        ({"rows": (6,)}, "row 6 has no allowed square"),
+        ({"fixed": ((0, 3), (4, 1))}, None),
+        ({}, None),
+    ],
+)
+def test_defect_28_msg_unsat_reason_is_a_proof(kwargs, reason):
+    """Plainly UNSAT instances are found without a search; None proves nothing. Every instance
+    given a reason has no solution by brute force (n = 8)."""
+    n = kwargs.pop("n", 8)
+    m = C.Constraints(n, **kwargs)
+    assert C.unsat_reason(m) == reason or (reason and reason in C.unsat_reason(m))
+    if reason is not None:
+        from jaxqueens.core.checker import check_constrained
+
+        assert not any(
+            check_constrained(np.array(p), m).ok for p in itertools.permutations(range(n))
+        )

@@ -8,10 +8,10 @@ import pytest
 import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
-from jaxqueens.solvers.base import chain_keys
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import anneal as sls
+from jaxqueens.solvers.base import chain_keys
 
 
 def test_ta_thresholds_from_walk_quantiles():
@@ -83,8 +83,9 @@ def test_traces_follow_the_first_chains():
 @pytest.mark.parametrize(
     "kwargs,needle",
     [
-        ({"step": -1}, "--step must lie in 1..n-1"),
-        ({"step": 8}, "--step must lie in 1..n-1"),
+        ({"neighbour": "step", "step": -1}, "--step must lie in 1..n-1"),
+        ({"neighbour": "step", "step": 8}, "--step must lie in 1..n-1"),
+        ({"step": 2}, "--neighbour swap does not use step"),  # the default neighbour
         ({"rounds": 0}, "--rounds must be at least 1"),
         ({"steps": 5, "rounds": 10}, "--steps"),
         ({"method": "xx"}, "method"),
@@ -206,11 +207,13 @@ def test_an_instance_is_solved_within_its_constraints():
 
 
 def test_an_unsolvable_instance_is_unknown_never_unsat():
-    unsat = cons.Constraints(8, fixed=((0, 0), (1, 1)))  # two fixed queens attack each other
+    # no 8-queens solution holds both queens, but no plain proof says so (issue 28: a plainly
+    # UNSAT instance, e.g. fixed queens attacking each other, is UNSAT before any chain runs)
+    unsat = cons.Constraints(8, fixed=((0, 0), (1, 2)))
     res = annealing.anneal(None, "ta", chains=6, steps=300, instance=unsat, best_boards=True)
     assert res.status == "unknown" and res.summary["status"] == "unknown"
     assert "UNSAT" not in str(res.summary)
-    assert (res.best_boards[:, 0] == 0).all() and (res.best_boards[:, 1] == 1).all()
+    assert (res.best_boards[:, 0] == 0).all() and (res.best_boards[:, 1] == 2).all()
 
 
 @pytest.mark.parametrize(
@@ -288,3 +291,20 @@ def test_default_swap_falls_back_to_step_where_a_swap_cannot_go():
     assert res.summary["neighbour"] == "step"  # rows repeat: swaps could never leave them
     res = annealing.anneal(None, "ls", chains=2, steps=100, instance=SAT)
     assert res.summary["neighbour"] == "step"  # a constrained instance needs the step neighbour
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"method": "ls", "alpha": 0.5}, "anneal --method ls does not use alpha"),
+        ({"method": "ta", "init_prob": 0.3}, "does not use init_prob"),
+        ({"neighbour": "swap", "edge": "nmof"}, "anneal --neighbour swap does not use edge"),
+        ({"chains": 2.0}, "--chains must be an integer"),
+        ({"seed": True}, "--seed must be an integer"),
+        ({"seed": 2**32}, "--seed must be at most"),
+    ],
+)
+def test_defect_28_10_and_16_anneal_refuses_unused_options_and_wrong_types(kwargs, needle):
+    with pytest.raises(QueensError) as err:
+        jaxqueens.anneal(**{"n": 8, "method": "ta", "chains": 2, "steps": 100, **kwargs})
+    assert needle in str(err.value)

@@ -262,3 +262,23 @@ def test_instance_setup():
     assert int(mask.nfree) == 5 and list(np.asarray(mask.free)[:5]) == [1, 2, 3, 4, 5]
     with pytest.raises(QueensError, match="instance has n = 6"):
         driver.instance_setup(8, inst, False)
+
+
+@pytest.mark.parametrize(
+    "model, reason",
+    [
+        (cons.Constraints(8, fixed=((0, 0), (1, 1))), "fixed queens at (0,0) and (1,1) attack"),
+        (cons.Constraints(8, fixed=((0, 2), (4, 2))), "fixed queens at (0,2) and (4,2) attack"),
+        (cons.Constraints(8, columns=(5,)), "column 5 has no allowed square"),
+    ],
+)
+def test_defect_28_msg_plainly_unsat_instance_is_unsat_before_any_chain(model, reason):
+    """Local search said "no solution found after 0 steps ... unknown" for a plainly UNSAT
+    instance; it now says UNSAT with the reason, and runs nothing (and says UNSAT for such a
+    proof only: an instance without one runs)."""
+    from jaxqueens.errors import InstanceUnsat
+
+    with pytest.raises(InstanceUnsat) as err:
+        driver.instance_setup(None, model, False)
+    assert str(err.value).startswith("UNSAT (") and reason in err.value.reason
+    assert driver.instance_setup(None, cons.Constraints(4, fixed=((0, 0),)), False)[1] is not None

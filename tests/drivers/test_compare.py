@@ -162,5 +162,5 @@ def test_compare_refuses_bad_settings():
         args = {"n": 8, "chains": 2, "steps": 10, **kwargs}
         with pytest.raises(QueensError, match=needle):
             cmp.compare(args.pop("n"), args.pop("chains"), solvers="mc-qs4", **args)
-    with pytest.raises(QueensError, match="leaves the GA no generation"):
+    with pytest.raises(QueensError, match="initial population of 10 and one generation take 12"):
         cmp.compare(8, 2, solvers="ga-permutation", steps=11)  # population 10: 12 needed

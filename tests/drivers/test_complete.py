@@ -264,3 +264,33 @@ def test_chunks_run_in_one_worker_thread_per_stream(monkeypatch):
     assert "MainThread" not in seen and len(seen) == (
         1 if devices.sizes().accelerator else jax.local_device_count()
     )
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"mode": "enumerate", "cap": 1.5}, "cap (the enumeration cap) must be an integer"),
+        ({"max_nodes": 2.0}, "max_nodes must be an integer"),
+        ({"chunk": True}, "chunk (items per call) must be an integer"),
+    ],
+)
+def test_defect_28_16_solve_instances_checks_argument_types(kwargs, needle):
+    with pytest.raises(QueensError) as err:
+        complete.solve_instances([C.Constraints(6)], **kwargs)
+    assert needle in str(err.value)
+
+
+def test_defect_28_msg_plainly_unsat_instances_are_settled_without_search():
+    models = [
+        C.Constraints(8, fixed=((0, 0), (1, 1))),
+        C.Constraints(6),
+        C.Constraints(8, rows=(2,)),
+    ]
+    res = complete.solve_instances(models, "count")
+    assert [(r.status, r.nodes, r.solutions) for r in res.instances[::2]] == [
+        ("UNSAT", 0, 0),
+        ("UNSAT", 0, 0),
+    ]
+    assert res.instances[0].reason == "fixed queens at (0,0) and (1,1) attack each other"
+    assert res.instances[2].reason.startswith("row 2 has no allowed square")
+    assert res.instances[1].status == "SAT" and res.instances[1].reason is None

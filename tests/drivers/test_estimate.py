@@ -196,3 +196,34 @@ def test_defect_7_depth_checked_against_memory_before_enumerating(n, depth, monk
     assert time.perf_counter() - t0 < 5 and "\n" not in str(err.value)
     monkeypatch.setattr(memory, "available_memory", lambda: 2**40)
     assert E.estimate(8, 1000, depth=8).solutions == A000170[8]  # what fits still runs
+
+
+def test_defect_28_msg_ci_lower_bounds_are_cut_at_what_is_known():
+    """Q(n) >= 0 and the tree holds at least its exactly counted levels: the normal interval
+    is cut there (it went negative for a few probes)."""
+    r = E.Estimate(
+        n=20,
+        probes=60,
+        depth=1,
+        strata=20,
+        solutions=5e10,
+        solutions_se=4e10,
+        nodes=1e6,
+        nodes_se=1e6,
+        level=0.99,
+        hit_rate=0.01,
+        seconds=1.0,
+        compile_s=0.0,
+        exact=None,
+        top_nodes=[1, 20],
+    )
+    assert r.ci[0] == 0.0 and r.ci[1] == pytest.approx(5e10 + r.z * 4e10)
+    assert r.nodes_ci[0] == 21.0
+    assert r.as_dict()["ci_low"] == 0.0 and r.as_dict()["nodes_ci_low"] == 21.0
+
+
+def test_defect_28_16_estimate_argument_types():
+    with pytest.raises(QueensError, match="--seed must be an integer"):
+        E.estimate(8, 100, seed=1.5)
+    with pytest.raises(QueensError, match="--seed must be at most"):
+        E.estimate(8, 100, seed=2**40)

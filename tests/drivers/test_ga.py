@@ -288,8 +288,8 @@ def test_toroidal_solutions_pass_the_toroidal_checker(n):
 @pytest.mark.parametrize("encoding", ["permutation", "combination"])
 def test_instances_fixed_queens_stay_and_unsolved_is_unknown(encoding):
     nauck = cons.completion(8, [(0, 2), (3, 1)])
-    unsat = cons.completion(8, [(0, 0), (1, 1)])  # the fixed queens attack each other
-    kw = {"pop": 40, "generations": 2000, "trials": 8, "encoding": encoding, "seed": 5}
+    unsat = cons.completion(8, [(0, 0), (1, 2)])  # no solution holds both; no plain proof
+    kw = dict(pop=40, generations=2000, trials=8, encoding=encoding, seed=5)
     r = ga.evolve(instance=nauck, **kw)
     assert r.config.constrained and r.status == "SAT" and len(r.solutions)
     assert all(checker.check_constrained(b, nauck).ok for b in r.solutions)
@@ -300,15 +300,15 @@ def test_instances_fixed_queens_stay_and_unsolved_is_unknown(encoding):
     assert not any((b == np.arange(8)).any() for b in r.solutions)
     r = ga.evolve(instance=unsat, **kw)
     assert r.status == "unknown" and len(r.solutions) == 0 and (r.best > 0).all()
-    assert (r.population[..., 0] == 0).all() and (r.population[..., 1] == 1).all()
+    assert (r.population[..., 0] == 0).all() and (r.population[..., 1] == 2).all()
 
 
 @pytest.mark.parametrize(
     "kwargs,words",
     [
-        ({"instance": cons.completion(8, [(0, 3), (5, 3)])}, "share a row"),
-        ({"instance": cons.completion(8, [(0, 3)]), "n": 9}, "n = 9 but the instance has n = 8"),
-        ({"n": 7, "toroidal": True, "fitness": "report-diagonals-only"}, "plain board only"),
+        (dict(instance=cons.completion(8, [(0, 3), (5, 3)])), "UNSAT .fixed queens at .0,3."),
+        (dict(instance=cons.completion(8, [(0, 3)]), n=9), "n = 9 but the instance has n = 8"),
+        (dict(n=7, toroidal=True, fitness="report-diagonals-only"), "plain board only"),
     ],
 )
 def test_constrained_setting_errors(kwargs, words):
@@ -358,3 +358,18 @@ def test_default_ga_solves_n16_within_compares_budget():
     # measured: 99% of 100 trials within 10,000 evaluations (scripts/tune_defaults.py ga)
     r = ga.evolve(16, None, (10_000 - 10) // 2, 20, seed=1)
     assert r.population.shape == (20, 1, 10, 16) and r.success_rate >= 0.85
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"pop": 2**31}, "pop must be at most 2,147,483,647"),
+        ({"seed": -1}, "--seed must be at least 0"),
+        ({"scheme": "steady", "elite": 2}, "evolve --scheme steady does not use elite"),
+        ({"mutation": "scramble", "indpb": 0.5}, "--mutation scramble does not use indpb"),
+    ],
+)
+def test_defect_28_16_and_10_evolve_checks_arguments(kwargs, needle):
+    with pytest.raises(QueensError) as err:
+        ga.evolve(8, **{"generations": 2, **kwargs})
+    assert needle in str(err.value)

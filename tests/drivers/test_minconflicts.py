@@ -326,10 +326,8 @@ def test_an_instance_is_solved_within_its_constraints():
 @pytest.mark.parametrize(
     "instance",
     [
-        cons.Constraints(
-            8, fixed=((0, 0), (1, 1))
-        ),  # attacking fixed queens: a column allows nothing
-        cons.Constraints(8, fixed=((0, 0), (2, 3), (5, 5))),  # every column open, no completion
+        cons.Constraints(8, fixed=((0, 0), (1, 2))),  # every column open, no completion
+        cons.Constraints(8, fixed=((0, 0),), blocked=((1, 4), (1, 5), (1, 6))),  # the same
     ],
 )
 def test_an_unsolvable_instance_is_unknown_never_unsat(instance):
@@ -339,6 +337,20 @@ def test_an_unsolvable_instance_is_unknown_never_unsat(instance):
     )
     for x, y in instance.fixed:
         assert (res.run.rows[:, x] == y).all()
+
+
+def test_defect_28_msg_plainly_unsat_instance_runs_no_chain():
+    """Attacking fixed queens were run as chains that could not start ("no solution found after
+    0 steps ... gave up after 100 attempts", unknown); they are UNSAT with the reason."""
+    from jaxqueens.errors import InstanceUnsat
+
+    for instance, reason in (
+        (cons.Constraints(8, fixed=((0, 0), (1, 1))), "fixed queens at (0,0) and (1,1)"),
+        (cons.Constraints(8, fixed=((0, 0), (2, 3), (5, 5))), "fixed queens at (0,0) and (5,5)"),
+    ):
+        with pytest.raises(InstanceUnsat, match=r"^UNSAT \(") as err:
+            mcsolve.solve(None, None, max_chains=3, max_restarts=2, instance=instance)
+        assert reason in err.value.reason
 
 
 def test_instance_errors():
@@ -397,3 +409,25 @@ def test_explicit_maxsteps_reproduces_the_earlier_results(
         + np.asarray(run.restarts, np.int64).tobytes()
     ).hexdigest()[:16]
     assert (int(run.steps.sum()), int(run.restarts.sum()), got) == (steps, restarts, digest)
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"chains": 2.5}, "--chains must be an integer"),
+        ({"seed": 1.5}, "--seed must be an integer"),
+        ({"seed": -1}, "--seed must be at least 0"),
+        ({"seed": 2**40}, "--seed must be at most 4,294,967,295"),
+        ({"seed": True}, "--seed must be an integer"),
+        ({"max_steps": 10.0}, "--maxsteps must be an integer"),
+        ({"seconds": float("nan")}, "--time must be a finite number"),
+        ({"batch": 2**31}, "--batch must be at most"),
+        ({"init": "nope"}, "--init 'nope' is unknown"),
+    ],
+)
+def test_defect_28_16_solve_checks_argument_types_at_the_boundary(kwargs, needle):
+    """Wrong types were JAX or stdlib errors ('float' object cannot be interpreted as an
+    integer), and seed=-1 or 2**40 ran as another seed."""
+    with pytest.raises(QueensError) as err:
+        jaxqueens.solve(8, **{"chains": 2, **kwargs})
+    assert needle in str(err.value), str(err.value)

@@ -137,3 +137,15 @@ def test_defect_17_analysis_at_n5000_takes_seconds():
 def test_defect_10_numpy_integer_size():
     res = stats.stats(np.int64(6), chains=20)
     assert res.summary["n"] == 6 and type(res.summary["n"]) is int
+
+
+def test_defect_28_10_collect_refuses_another_solvers_options():
+    from jaxqueens.drivers import stats as solstats
+    from jaxqueens.errors import QueensError
+
+    with pytest.raises(QueensError, match=r"stats --solver minconflicts does not use alpha"):
+        solstats.collect(6, "minconflicts", chains=5, alpha=0.5)
+    with pytest.raises(QueensError, match=r"--method ls does not use q"):
+        solstats.collect(6, "anneal", chains=5, method="ls", q=0.3)
+    with pytest.raises(QueensError, match=r"--seed must be an integer"):
+        solstats.collect(6, "minconflicts", chains=5, seed=1.5)

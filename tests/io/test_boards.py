@@ -199,7 +199,9 @@ def test_unreadable(tmp_path, monkeypatch):
     def denied(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(boardio, "open", denied, raising=False)
+    from jaxqueens.io import files
+
+    monkeypatch.setattr(files.os, "open", denied)  # the one opener of input files
     assert "permission denied" in error_of(read_board, path)
 
 
@@ -320,7 +322,7 @@ def test_npy_not_an_array(tmp_path):
     "content, expected",
     [
         ('{"rows": [0]}\n{"rows": [0\n', "s.jsonl:2: not valid JSON (Expecting"),
-        ('{"rows": [0]}\n[0]\n', 's.jsonl:2: no "rows" in'),
+        ('{"rows": [0]}\n[0]\n', "s.jsonl:2: expected a JSON object per line"),
         ('{"n": 1}\n', 's.jsonl:1: no "rows" in'),
         ('{"rows": [0, 1.5]}\n', 's.jsonl:1: "rows" must be a non-empty list of integers'),
         ('{"rows": [true]}\n', 's.jsonl:1: "rows" must be'),
@@ -448,3 +450,25 @@ def test_defect_8_text_board_with_a_5000_digit_row(tmp_path):
     path = make(tmp_path, "h.txt", "0\n" + "9" * 5000 + "\n1\n")
     message = error_of(load_boards, path)
     assert "h.txt:2:" in message and "out of range" in message and len(message) < 300, message[:300]
+
+
+def test_defect_28_7_board_reader_refuses_instance_lines(tmp_path):
+    """An instance line is never read as a board (nor a board with instance keys)."""
+    inst = make(tmp_path, "i.jsonl", '{"n": 8, "fixed": [[1, 3]]}\n')
+    assert 'i.jsonl:1: is an instance (key "fixed"), not a board' in error_of(read_jsonl, inst)
+    mixed = make(tmp_path, "m.jsonl", '{"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3], "sums": [3]}\n')
+    assert 'mixes the board key "rows" with the instance key "sums"' in error_of(read_jsonl, mixed)
+    with pytest.raises(QueensError, match="'fixed' is an instance key"):
+        write_jsonl(tmp_path / "w.jsonl", SOLUTION_8, extra={"fixed": [[0, 0]]})
+
+
+def test_defect_28_msg_named_pipe_board_file_is_refused_without_blocking(tmp_path):
+    import threading
+
+    fifo = tmp_path / "b.txt"
+    os.mkfifo(fifo)
+    box = []
+    t = threading.Thread(target=lambda: box.append(error_of(read_board, fifo)), daemon=True)
+    t.start()
+    t.join(20)
+    assert box and "is a named pipe (FIFO), not a regular file" in box[0], box

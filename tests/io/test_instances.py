@@ -129,9 +129,190 @@ def test_missing_and_empty_inputs(tmp_path):
         I.load_instances([str(tmp_path / "bin.param")])
     bad = tmp_path / "x.tar.gz"
     bad.write_bytes(b"garbage")
-    with pytest.raises(BoardFileError, match="not a readable .tar.gz"):
+    with pytest.raises(BoardFileError, match="not a readable tar archive"):
         I.load_instances([str(bad)])
     assert I.split_spec("a.param:12") == ("a.param", 12) and I.split_spec("a.param") == (
         "a.param",
         None,
     )
+
+
+# --- issue 28: strict readers ---------------------------------------------------------------------
+
+SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
+
+
+def test_defect_28_7_board_jsonl_line_is_a_completion_instance(tmp_path):
+    """A board line ({"n": 8, "rows": [...]}, the README's board format) is a completion instance
+    with every queen fixed: a solution is SAT, never excluded rows read as UNSAT."""
+    f = tmp_path / "b.jsonl"
+    f.write_text(json.dumps({"n": 8, "rows": SOLUTION_8, "file": "x", "d": 3}) + "\n")
+    (inst,) = I.load_instances([str(f)]).instances
+    assert inst.model.fixed == tuple(enumerate(SOLUTION_8)) and inst.model.rows == ()
+
+
+@pytest.mark.parametrize(
+    "line, needle",
+    [
+        (
+            '{"n": 8, "rows": [], "fixed": [[1, 3]]}',
+            'mixes the board key "rows" with the instance key "fixed"',
+        ),
+        ('{"n": 8, "rows": [1, 2]}', 'name them "excluded_rows"'),
+    ],
+)
+def test_defect_28_7_mixed_or_unknown_json_keys_are_errors(tmp_path, line, needle):
+    f = tmp_path / "i.jsonl"
+    f.write_text(line + "\n")
+    with pytest.raises(BoardFileError) as err:
+        I.load_instances([str(f)])
+    assert f"{f}:1:" in str(err.value) and needle in str(err.value), str(err.value)
+
+
+def test_defect_28_7_excluded_rows_key(tmp_path):
+    f = tmp_path / "i.jsonl"
+    f.write_text('{"n": 8, "excluded_rows": [2, 5], "name": "two rows"}\n')
+    (inst,) = I.load_instances([str(f)]).instances
+    assert inst.model.rows == (2, 5) and inst.source == "two rows"
+    assert inst.model.to_dict() == {"n": 8, "excluded_rows": [2, 5]}
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("n = 8.5\nnumdiags = 1\ndiags = [[3, 1]]\n", ":1: n = '8.5' is not a whole number"),
+        ("n = 8\nnumdiags = 1.0\ndiags = [[3, 1]]\n", ":2: numdiags = '1.0' is not a whole number"),
+        (
+            "n = 8\nn = 9\nnumdiags = 1\ndiags = [[3, 1]]\n",
+            ":2: 'n' is given a second time (first on line 1)",
+        ),
+        ("n = 8\ndiags = [[3, 1]]\ndiags = [[4, 1]]\n", ":3: 'diags' is given a second time"),
+        ("n = 8\nnumdiags = 1\nnumdiags = 1\ndiags = [[3, 1]]\n", ":3: 'numdiags' is given"),
+        ("n = 8\nm = 3\ndiags = [[3, 1]]\n", ":2: unknown key 'm'"),
+        ("n = 8\ndiags = [[3, 1]] [[4, 1]]\n", "after the list"),
+        ("n = 8\ndiags = [[3.5, 1]]\n", "is not an [a, b] pair of whole numbers"),
+        ("letting n be 8.5\nletting init be [[1, 3]]\n", ":1: n = '8.5' is not a whole number"),
+        ("letting n be 8\nletting n be 9\n", ":2: 'n' is given a second time"),
+        (
+            "letting n be 8\nletting init be [[1, 3]]\nletting given_queens be 2\n",
+            "given_queens = 2",
+        ),
+    ],
+)
+def test_defect_28_8_param_numbers_are_integers_and_keys_appear_once(tmp_path, text, needle):
+    f = tmp_path / "x.param"
+    f.write_text(text)
+    with pytest.raises(BoardFileError) as err:
+        I.load_instances([str(f)])
+    assert needle in str(err.value) and str(f) in str(err.value), str(err.value)
+
+
+def test_defect_28_msg_folder_d_names_its_d(tmp_path):
+    d = tmp_path / "set"
+    d.mkdir()
+    (d / "a.param").write_text(PARAM)  # 4 diagonals
+    loaded = I.load_instances([f"{d}:5"])
+    assert loaded.skipped and loaded.skipped_note() == "1 files list fewer than 5 diagonals"
+    with pytest.raises(BoardFileError, match="fewer than 5 diagonals") as err:
+        loaded.require_some()
+    assert "None" not in str(err.value)
+
+
+def test_defect_28_msg_negative_d_is_a_range_error(tmp_path):
+    f = tmp_path / "a.param"
+    f.write_text(PARAM)
+    with pytest.raises(BoardFileError) as err:
+        I.load_instances([f"{f}:-1"])
+    assert "d = -1 is out of range" in str(err.value) and "no such file" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "mode, suffix", [("w:bz2", ".tar.bz2"), ("w:xz", ".tar.xz"), ("w", ".tar")]
+)
+def test_defect_28_msg_bz2_xz_and_plain_tar_archives(tmp_path, mode, suffix):
+    archive = tmp_path / f"set{suffix}"
+    data = PARAM.encode()
+    with tarfile.open(archive, mode) as tar:
+        info = tarfile.TarInfo("set/a.param")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    (inst,) = I.load_instances([str(archive)]).instances
+    assert inst.source == f"{archive}/set/a.param" and inst.d == 4
+
+
+def test_defect_28_msg_compressed_file_without_tar_suffix_is_named(tmp_path):
+    f = tmp_path / "set.zst.txt"
+    f.write_bytes(b"BZh91AY&SY\xff\xfe")
+    with pytest.raises(BoardFileError, match="bzip2-compressed"):
+        I.load_instances([str(f)])
+
+
+def test_defect_28_msg_hard_and_symbolic_link_members_are_read(tmp_path):
+    archive = tmp_path / "set.tar.gz"
+    data = PARAM.encode()
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("set/a.param")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+        for name, kind in (
+            ("set/hard.param", tarfile.LNKTYPE),
+            ("set/soft.param", tarfile.SYMTYPE),
+        ):
+            link = tarfile.TarInfo(name)
+            link.type, link.linkname = kind, "set/a.param" if kind == tarfile.LNKTYPE else "a.param"
+            tar.addfile(link)
+        dangling = tarfile.TarInfo("set/z.param")
+        dangling.type, dangling.linkname = tarfile.LNKTYPE, "set/missing.param"
+        tar.addfile(dangling)
+    with pytest.raises(BoardFileError, match=r"z\.param: links to 'set/missing\.param'"):
+        I.load_instances([str(archive)])
+    with tarfile.open(archive, "r:gz") as tar:  # without the dangling link: all three read
+        members = [m for m in tar.getmembers() if m.name != "set/z.param"]
+        payload = {m.name: tar.extractfile(m).read() if m.isfile() else None for m in members}
+    fixed = tmp_path / "ok.tar.gz"
+    with tarfile.open(fixed, "w:gz") as tar:
+        for m in members:
+            tar.addfile(m, io.BytesIO(payload[m.name]) if payload[m.name] else None)
+    got = I.load_instances([str(fixed)]).instances
+    assert sorted(i.source.rsplit("/", 1)[-1] for i in got) == [
+        "a.param",
+        "hard.param",
+        "soft.param",
+    ]
+    assert len({i.model for i in got}) == 1
+
+
+def test_defect_28_msg_unreadable_input_is_named(tmp_path, monkeypatch):
+    f = tmp_path / "a.param"
+    f.write_text(PARAM)
+    from jaxqueens.io import files
+
+    def failing(*args, **kwargs):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(files.os, "open", failing)
+    with pytest.raises(BoardFileError) as err:
+        I.load_instances([str(f)])
+    assert str(err.value).startswith(f"{f}: ") and "Input/output error" in str(err.value)
+
+
+def test_defect_28_msg_named_pipe_is_refused_without_blocking(tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe.param"
+    os.mkfifo(fifo)
+    box = []
+    t = threading.Thread(target=lambda: box.append(_error_of(I.load_instances, [str(fifo)])))
+    t.daemon = True
+    t.start()
+    t.join(20)
+    assert box and "named pipe" in box[0] and str(fifo) in box[0], box
+
+
+def _error_of(fn, *args):
+    try:
+        fn(*args)
+    except BoardFileError as err:
+        return str(err)
+    return None

@@ -1,6 +1,10 @@
 """io.tables: one CSV dialect and JSON writer, written atomically."""
 
+import csv
+import io
 import json
+
+import numpy as np
 
 from jaxqueens.io import tables
 
@@ -20,3 +24,22 @@ def test_json(tmp_path):
     path = tables.write_json(tmp_path / "s.json", {"n": 8, "p": tmp_path})
     text = path.read_text()
     assert text.endswith("\n") and json.loads(text) == {"n": 8, "p": str(tmp_path)}
+
+
+def test_defect_28_msg_csv_formula_cells_are_neutralised(tmp_path):
+    """Text cells a spreadsheet would run as formulas get a leading ', numbers stay numbers."""
+    path = tables.write_csv(
+        tmp_path / "t.csv",
+        ["file", "value"],
+        [['=HYPERLINK("x")', -3], ["+1", -0.5], ["-cmd", 7], ["@SUM(A1)", None], ["ok", 1]],
+    )
+    rows = list(csv.reader(io.StringIO(path.read_text())))
+    assert rows[1:] == [
+        ['\'=HYPERLINK("x")', "-3"],
+        ["'+1", "-0.5"],
+        ["'-cmd", "7"],
+        ["'@SUM(A1)", ""],
+        ["ok", "1"],
+    ]
+    assert tables.csv_cell("\tx") == "'\tx" and tables.csv_cell(-2) == -2
+    assert tables.csv_cell(np.float32(-1.5)) == np.float32(-1.5)

@@ -133,3 +133,11 @@ def test_defect_8_bad_mathtext_title_is_a_one_line_error(tmp_path, title):
 def test_defect_8_good_titles_still_render(tmp_path, title):
     render_png(SOLUTION_8, tmp_path / "q.png", title=title)
     assert (tmp_path / "q.png").stat().st_size > 1000
+
+
+def test_defect_28_msg_image_format_follows_the_suffix(tmp_path):
+    assert render.image_format("a.PDF") == "pdf" and render.image_format("b.svg") == "svg"
+    with pytest.raises(QueensError, match=r"suffix '\.gif'"):
+        render.image_format("x.gif")
+    render_png(np.array([1, 3, 0, 2]), tmp_path / "b.pdf")
+    assert (tmp_path / "b.pdf").read_bytes()[:4] == b"%PDF"

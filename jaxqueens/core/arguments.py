@@ -1,0 +1,203 @@
+"""The one boundary check of the arguments a user passes to a public function (pure Python).
+
+Every public driver (``jaxqueens.solve``, ``anneal``, ``evolve``, ``stats``, ``compare``,
+``estimate``, ``count_solutions``, ``solve_instances``, ...) checks its numbers here before any
+work, so a wrong type or a value out of range is a one-line :class:`~jaxqueens.errors.QueensError`
+naming the argument and the valid range, never a JAX or stdlib error from deep inside (``'float'
+object cannot be interpreted as an integer``), and never a silent conversion (``seed=1.5``,
+``chains=2.5``, ``toroidal="no"``).
+
+- :func:`integer`: Python and NumPy integers only (``bool``, floats, complex numbers, strings are
+  refused, even ``8.0``), within ``lo..hi``; by default ``hi`` is :data:`INT32_MAX`, because
+  counts end in JAX's 32-bit integers, where a larger value would wrap or be refused deep inside;
+- :func:`seed`: an integer in ``0..SEED_MAX`` (2^32 - 1);
+- :func:`real`: a finite real number (ints allowed, bool, complex and nan/inf refused) in a range;
+- :func:`seconds`: a positive finite number of seconds (``checkpoint_every``, time budgets);
+- :func:`flag`: ``True`` or ``False`` (NumPy's bool too), nothing truthy;
+- :func:`choice`: one of a few names.
+
+This module imports neither JAX nor NumPy arrays beyond the scalar types, so the command line
+runs the same checks before JAX is imported (``tests/test_startup.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Iterable
+from typing import Any, Literal, overload
+
+import numpy as np
+
+from jaxqueens.errors import QueensError
+
+INT32_MAX = 2**31 - 1
+"""Largest count a 32-bit JAX integer holds: the default upper bound of :func:`integer`."""
+SEED_MAX = 2**32 - 1
+"""Seeds are 32-bit: ``jax.random.key`` keeps 32 bits without x64 (``key(2**32)`` is ``key(0)``),
+so every seed that gives its own results lies in ``0..SEED_MAX``."""
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _range(lo: int | float | None, hi: int | float | None) -> str:
+    if lo is not None and hi is not None:
+        return f"{lo:,}..{hi:,}" if isinstance(lo, int) and isinstance(hi, int) else f"{lo}..{hi}"
+    if lo is not None:
+        return f">= {lo:,}" if isinstance(lo, int) else f">= {lo}"
+    return f"<= {hi:,}" if isinstance(hi, int) else f"<= {hi}"
+
+
+def is_integer(value: Any) -> bool:
+    """A Python or NumPy integer, not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+@overload
+def integer(
+    value: Any,
+    name: str,
+    lo: int | None = ...,
+    hi: int | None = ...,
+    *,
+    optional: Literal[False] = ...,
+) -> int: ...
+
+
+@overload
+def integer(
+    value: Any, name: str, lo: int | None = ..., hi: int | None = ..., *, optional: bool
+) -> int | None: ...
+
+
+def integer(
+    value: Any,
+    name: str,
+    lo: int | None = None,
+    hi: int | None = INT32_MAX,
+    *,
+    optional: bool = False,
+) -> int | None:
+    """``value`` as a Python int, checked: an integer (never a bool, float or complex) in
+    ``lo..hi`` (``None``: no bound). ``optional``: None passes through.
+
+    Raises:
+      QueensError: naming ``name``, the value and the valid range.
+    """
+    if value is None and optional:
+        return None
+    if not is_integer(value):
+        raise QueensError(
+            f"{name} must be an integer ({_range(lo, hi)}), got {_shown(value)} "
+            f"({type(value).__name__})"
+        )
+    value = operator.index(value)
+    if lo is not None and value < lo:
+        what = ": give a positive integer" if lo == 1 else ""
+        raise QueensError(f"{name} must be at least {lo:,}, got {_shown(value)}{what}")
+    if hi is not None and value > hi:
+        raise QueensError(
+            f"{name} must be at most {hi:,}, got {_shown(value)}"
+            + (" (counts are 32-bit)" if hi == INT32_MAX else "")
+        )
+    return value
+
+
+def seed(value: Any, name: str = "seed") -> int:
+    """A random seed: an integer in ``0..SEED_MAX``."""
+    return integer(value, name, 0, SEED_MAX)
+
+
+@overload
+def real(
+    value: Any,
+    name: str,
+    lo: float | None = ...,
+    hi: float | None = ...,
+    *,
+    lo_open: bool = ...,
+    hi_open: bool = ...,
+    optional: Literal[False] = ...,
+) -> float: ...
+
+
+@overload
+def real(
+    value: Any,
+    name: str,
+    lo: float | None = ...,
+    hi: float | None = ...,
+    *,
+    lo_open: bool = ...,
+    hi_open: bool = ...,
+    optional: bool,
+) -> float | None: ...
+
+
+def real(
+    value: Any,
+    name: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
+    lo_open: bool = False,
+    hi_open: bool = False,
+    optional: bool = False,
+) -> float | None:
+    """``value`` as a float, checked: a finite real number (ints allowed; bool, complex, strings,
+    nan and inf refused) within ``lo..hi`` (``lo_open``/``hi_open``: the bound itself excluded)."""
+    if value is None and optional:
+        return None
+    real_type = isinstance(value, (int, float, np.integer, np.floating))
+    if not real_type or isinstance(value, (bool, np.bool_)) or not math.isfinite(float(value)):
+        raise QueensError(
+            f"{name} must be a finite number, got {_shown(value)} ({type(value).__name__})"
+        )
+    x = float(value)
+    low_bad = lo is not None and (x <= lo if lo_open else x < lo)
+    high_bad = hi is not None and (x >= hi if hi_open else x > hi)
+    if low_bad or high_bad:
+        left = "" if lo is None else ("(" if lo_open else "[") + f"{lo}"
+        right = "" if hi is None else f"{hi}" + (")" if hi_open else "]")
+        span = f"{left}, {right}" if lo is not None and hi is not None else None
+        want = (
+            f"in {span}"
+            if span
+            else (f"{'above' if lo_open else 'at least'} {lo}")
+            if lo is not None
+            else f"{'below' if hi_open else 'at most'} {hi}"
+        )
+        raise QueensError(f"{name} = {value!r} is out of range: give a number {want}")
+    return x
+
+
+@overload
+def seconds(value: Any, name: str, *, optional: Literal[False] = ...) -> float: ...
+
+
+@overload
+def seconds(value: Any, name: str, *, optional: bool) -> float | None: ...
+
+
+def seconds(value: Any, name: str, *, optional: bool = False) -> float | None:
+    """A positive, finite number of seconds (``nan`` and ``inf`` are refused: a checkpoint
+    interval of inf would never save)."""
+    return real(value, name, 0.0, None, lo_open=True, optional=optional)
+
+
+def flag(value: Any, name: str) -> bool:
+    """``True`` or ``False`` (NumPy's bool too); anything else, ``"no"`` included, is refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise QueensError(f"{name} must be True or False, got {_shown(value)}")
+    return bool(value)
+
+
+def choice(value: Any, name: str, options: Iterable[str]) -> str:
+    """One of ``options`` (strings)."""
+    options = tuple(options)
+    if not isinstance(value, str) or value not in options:
+        raise QueensError(f"{name} {_shown(value)} is unknown; use one of {', '.join(options)}")
+    return value

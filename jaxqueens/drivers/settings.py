@@ -1,0 +1,695 @@
+"""The settings of the solvers' families: their defaults and presets, which options each
+method, scheme and solver uses, and the checks of settings that need no JAX.
+
+The one source of the defaults of LS/TA/SA and of the GA: the presets (``--preset``) with their
+measured values (:data:`ANNEAL_DEFAULTS`, :data:`GA_DEFAULTS`; issue 27) and the earlier ones
+(:data:`ANNEAL_CLASSIC`, :data:`GA_CLASSIC`). :func:`anneal_settings` and :func:`ga_preset` read
+them; :mod:`jaxqueens.drivers.anneal` and :mod:`jaxqueens.drivers.ga` re-export them under their
+old names (``PRESETS``, ``DEFAULTS``, ``CLASSIC``) and :func:`jaxqueens.compare` runs at them.
+
+One table per family says, for every option that only some settings use, its default and which
+settings use it (:class:`Use`). :func:`resolve` reads a table: an option given (not None) to a
+setting that does not use it is refused by name, never accepted and ignored
+(``anneal --method ls --alpha 0.5``, ``evolve --scheme steady --elite 2``, a GA option under
+``stats --solver minconflicts``); the options not given get their defaults. The drivers
+(:func:`jaxqueens.anneal`, :func:`jaxqueens.evolve`, :func:`jaxqueens.stats`) resolve their
+arguments here, so the Python API refuses them too; the command line calls the same functions
+before it imports JAX, so an argument error never waits for JAX (``tests/test_startup.py``).
+
+Also here, for the same reason: the checks of LS/TA/SA settings (:func:`check_anneal`), the
+names and step budgets of :func:`jaxqueens.compare`'s solvers (:data:`COMPARE_SOLVERS`,
+:func:`check_compare`). This module imports no JAX.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from jaxqueens.core import arguments
+from jaxqueens.errors import QueensError
+from jaxqueens.solvers.choices import (
+    ANNEAL_PRESETS,
+    COUNT_ENUMERATE_MAX_N,
+    COUNT_MAX_N,
+    EDGES,
+    ESTIMATE_MAX_N,
+    GA_PRESETS,
+    INITS,
+    MAX_BATCHED_N,
+    METHODS,
+    NEIGHBOURS,
+    OBJECTIVES,
+    STATS_SOLVERS,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Use:
+    """An option only some settings use: its default (a value, or a function of the setting),
+    which settings use it (``when``, described to the user by ``who``) and the setting keys
+    that decide it (``keys``, named in the message)."""
+
+    default: Any
+    when: Callable[[Mapping[str, Any]], bool]
+    who: str
+    keys: tuple[str, ...]
+
+    def default_for(self, setting: Mapping[str, Any]) -> Any:
+        return self.default(setting) if callable(self.default) else self.default
+
+
+def _is(key: str, *values) -> Callable[[Mapping[str, Any]], bool]:
+    return lambda s: s.get(key) in values
+
+
+# --- presets: the defaults of LS/TA/SA and of the GA ----------------------------------------------
+
+ANNEAL_CLASSIC: dict[str, Any] = {
+    "neighbour": "step",
+    "step": 3,
+    "edge": "wrap",
+    "objective": "attacks",
+    "rounds": 10,
+    "q": 0.5,
+    "init_prob": 0.4,
+    "alpha": 0.9,
+    "t_end": None,
+    "t0": "worsening",
+}
+"""The earlier LS/TA/SA defaults (``--preset classic``): NMOF's TAopt/SAopt settings (10 rounds,
+q 0.5, initProb 0.4, alpha 0.9) with the vignette's step neighbour (one queen by 1..3 rows,
+wrapping)."""
+
+ANNEAL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "ls": {**ANNEAL_CLASSIC, "neighbour": "swap"},
+    "ta": {**ANNEAL_CLASSIC, "neighbour": "swap", "q": 0.2},
+    "sa": {
+        **ANNEAL_CLASSIC,
+        "neighbour": "swap",
+        "rounds": 100,
+        "init_prob": 0.1,
+        "alpha": None,
+        "t_end": 0.001,
+    },
+}
+"""Measured LS/TA/SA defaults (``scripts/tune_defaults.py anneal``, ``benchmarks/results/
+tune-anneal-cpu.json``: 300 chains of 10,000 steps, compare's budget, at n = 16 and 64). The swap
+neighbour beats the step neighbour for every method (LS: 100% / 99% of chains solved at n = 16 /
+64 against 41% / 0%). SA: 100 temperatures from a start that accepts 10% of the worsening walk
+moves down to 1/1000 of it (``t_end``; alpha = t_end^(1 / (rounds - 1)) = 0.933), 100% / 98%;
+the classic setting ends at 0.39 of its start temperature, still accepting a large share of
+worsening moves, and solved none. TA: on N-Queens every threshold of one attack or more lost to
+LS at every quantile and round count tried (q 0.35, one round at threshold 1: 2.5x LS's steps at
+n = 16), so its measured best, q 0.2, makes every threshold 0: TA runs as LS. Objective: attacks
+(pairs: within 1% for LS, worse for TA and SA at n = 64)."""
+
+ANNEAL_PRESET_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
+    "default": ANNEAL_DEFAULTS,
+    "classic": {m: dict(ANNEAL_CLASSIC) for m in METHODS},
+    "nmof": {m: {**ANNEAL_CLASSIC, "edge": "nmof", "t0": "nmof"} for m in METHODS},
+}
+"""LS/TA/SA settings by ``--preset``: ``default`` (measured, :data:`ANNEAL_DEFAULTS`),
+``classic`` (the earlier defaults, :data:`ANNEAL_CLASSIC`) and ``nmof`` (classic with the
+vignette's far-end edge and SAopt's start-temperature rule)."""
+assert tuple(ANNEAL_PRESET_SETTINGS) == ANNEAL_PRESETS
+ANNEAL_SETTINGS = tuple(ANNEAL_CLASSIC)
+"""The settings of an LS/TA/SA run that a preset gives (and a user may override)."""
+
+GA_CLASSIC: dict[str, dict[str, Any]] = {
+    "steady": {"pop": 100, "tournament": 5, "cxpb": 1.0, "mutpb": 1.0, "elite": 0},
+    "generational": {"pop": 100, "tournament": 3, "cxpb": 0.5, "mutpb": 0.2, "elite": 1},
+}
+"""The earlier GA defaults (``--preset classic``): the classic course GA (steady state,
+population 100, a tournament of 5, crossover and mutation always) and DEAP's eaSimple rates
+(generational: tournament 3, cxpb 0.5, mutpb 0.2, one elite)."""
+
+GA_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
+    "permutation": {
+        "steady": {"pop": 10, "tournament": 4, "cxpb": 0.2, "mutpb": 1.0, "elite": 0},
+        "generational": {"pop": 20, "tournament": 3, "cxpb": 0.2, "mutpb": 1.0, "elite": 1},
+    },
+    "combination": GA_CLASSIC,
+}
+"""Measured GA defaults per encoding and scheme (``scripts/tune_defaults.py ga``,
+``benchmarks/results/tune-ga-cpu.json``: 100 trials of 10,000 evaluations, ``compare``'s budget,
+at n = 16 and 64). Permutation, steady state: a small population bred mostly by mutation
+(population 10, tournament 4, crossover rate 0.2, mutation always) solved 99% / 89% of the trials
+at n = 16 / 64, where the classic setting solved 99% / 0%; populations of 6-14 with crossover 0.2
+solved 95-100% / 82-89%, crossover 0.5 66-83% and crossover 1 at most 25% at n = 64, and a
+population of 50 at most 12%. Generational: population 20, tournament 3, crossover 0.2,
+mutation always, one elite (100% / 8%). Combination: no setting tried solved a trial at n = 64;
+at n = 16 the classic setting was the best (52%; populations of 10-50 solved 19-38%), so it
+stays."""
+
+GA_PRESET_SETTINGS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
+    "default": GA_DEFAULTS,
+    "classic": {"permutation": GA_CLASSIC, "combination": GA_CLASSIC},
+}
+"""GA settings by ``--preset``: ``default`` (measured, :data:`GA_DEFAULTS`) and ``classic``
+(:data:`GA_CLASSIC`)."""
+assert tuple(GA_PRESET_SETTINGS) == GA_PRESETS
+
+
+def ga_preset(name: str, encoding: str = "permutation", scheme: str = "steady") -> dict:
+    """Population, tournament, rates and elite of preset ``name`` for an encoding and scheme
+    (with the encoding and scheme, as :func:`jaxqueens.evolve` keywords; an unknown encoding or
+    scheme gets the classic steady-state values here and is refused by the GA's own check)."""
+    if name not in GA_PRESET_SETTINGS:
+        raise QueensError(f"--preset {name!r}: use one of {', '.join(GA_PRESET_SETTINGS)}")
+    table = GA_PRESET_SETTINGS[name].get(encoding, GA_CLASSIC)
+    return {"encoding": encoding, "scheme": scheme, **table.get(scheme, GA_CLASSIC["steady"])}
+
+
+def _ga_elite(setting: Mapping[str, Any]) -> int:
+    """The elite of the setting's preset for its encoding, generational scheme."""
+    preset = setting.get("preset") or "default"
+    return ga_preset(preset, setting.get("encoding") or "permutation", "generational")["elite"]
+
+
+# --- which options each setting uses ---------------------------------------------------------
+
+
+def _anneal_default(option: str) -> Callable[[Mapping[str, Any]], Any]:
+    """The value of ``option`` in the setting's preset (``preset``, default "default") for its
+    method."""
+    return lambda s: ANNEAL_PRESET_SETTINGS[s.get("preset") or "default"][s["method"]][option]
+
+
+_SA = "SA (--method sa)"
+_STEP = "the step neighbour (--neighbour step)"
+ANNEAL: dict[str, Use] = {
+    "q": Use(_anneal_default("q"), _is("method", "ta"), "TA (--method ta)", ("method",)),
+    "init_prob": Use(_anneal_default("init_prob"), _is("method", "sa"), _SA, ("method",)),
+    "alpha": Use(_anneal_default("alpha"), _is("method", "sa"), _SA, ("method",)),
+    "t_end": Use(_anneal_default("t_end"), _is("method", "sa"), _SA, ("method",)),
+    "t0": Use(_anneal_default("t0"), _is("method", "sa"), _SA, ("method",)),
+    "step": Use(_anneal_default("step"), _is("neighbour", "step"), _STEP, ("neighbour",)),
+    "edge": Use(_anneal_default("edge"), _is("neighbour", "step"), _STEP, ("neighbour",)),
+}
+"""LS/TA/SA: setting keys ``method``, ``neighbour`` (the one the run uses) and ``preset`` (where
+the defaults come from: :data:`ANNEAL_PRESET_SETTINGS`)."""
+
+GA: dict[str, Use] = {
+    "elite": Use(
+        lambda s: _ga_elite(s) if s.get("scheme") == "generational" else 0,
+        _is("scheme", "generational"),
+        "the generational scheme (--scheme generational)",
+        ("scheme",),
+    ),
+    "indpb": Use(
+        0.0,
+        _is("mutation", None, "swap", "reset"),  # None: the encoding's default, swap or reset
+        "the swap and reset mutations (--mutation swap or reset)",
+        ("mutation",),
+    ),
+    "migrate_every": Use(
+        0, lambda s: s.get("islands", 1) > 1, "several islands (--islands 2+)", ("islands",)
+    ),
+    "migrants": Use(
+        1,
+        lambda s: s.get("islands", 1) > 1 and (s.get("migrate_every") or 0) > 0,
+        "ring migration (--islands 2+ with --migrate-every 1+)",
+        ("islands", "migrate_every"),
+    ),
+}
+"""Genetic algorithms: setting keys ``scheme``, ``mutation`` (None: the encoding's default,
+swap or reset), ``islands``, ``migrate_every``, and ``preset`` and ``encoding`` (where the elite's
+default comes from: :func:`ga_preset`). (``pop``, ``tournament``, ``cxpb`` and ``mutpb`` are used
+by both schemes, with the preset's defaults: :func:`jaxqueens.evolve`.)"""
+
+STATS_OPTIONS: dict[str, tuple[str, ...]] = {
+    "minconflicts": ("max_steps", "init", "tabu", "max_restarts"),
+    "anneal": (
+        "method",
+        "steps",
+        "rounds",
+        "neighbour",
+        "step",
+        "objective",
+        "q",
+        "init_prob",
+        "alpha",
+        "t_end",
+        "walk",
+        "preset",
+    ),
+    "ga": (
+        "preset",
+        "pop",
+        "generations",
+        "encoding",
+        "scheme",
+        "crossover",
+        "mutation",
+        "tournament",
+        "cxpb",
+        "mutpb",
+        "indpb",
+        "elite",
+        "islands",
+        "migrate_every",
+        "migrants",
+        "fitness",
+    ),
+}
+"""``stats --solver S``: the options of each solver family (``batch`` and the checkpoint options
+are every solver's)."""
+
+
+def _stats_use(option: str) -> Use:
+    solvers = tuple(s for s, names in STATS_OPTIONS.items() if option in names)
+    who = " or ".join(f"--solver {s}" for s in solvers)
+    return Use(None, _is("solver", *solvers), who, ("solver",))
+
+
+STATS: dict[str, Use] = {
+    option: _stats_use(option) for names in STATS_OPTIONS.values() for option in names
+}
+"""Which solvers of ``stats`` use each option (defaults: None, the solver's own; ``preset`` is
+the anneal and GA solvers')."""
+
+
+FLAGS = {"max_steps": "--maxsteps"}
+"""Command-line spellings that are not the option's name with ``-`` for ``_``."""
+
+
+def _flag(option: str) -> str:
+    return FLAGS.get(option, "--" + option.replace("_", "-"))
+
+
+def resolve(
+    table: Mapping[str, Use],
+    setting: Mapping[str, Any],
+    given: Mapping[str, Any],
+    command: str,
+    also: Iterable[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The options of ``table`` for ``setting``: each given one (not None) that the setting
+    uses, the default of each other one. An option given that the setting does not use is a
+    QueensError naming it, the setting and who uses it (``command``: e.g. ``"anneal"``).
+    ``also``: the other settings of the same run (``--method all``): an option one of them uses
+    is not refused (each setting gets it only if it uses it itself)."""
+    also = list(also)
+    out = {}
+    for option, use in table.items():
+        value = given.get(option)
+        if value is None:
+            out[option] = use.default_for(setting)
+        elif use.when(setting):
+            out[option] = value
+        elif any(use.when(other) for other in also):
+            out[option] = use.default_for(setting)
+        else:
+            shown = " ".join(f"{_flag(k)} {setting.get(k)}" for k in use.keys)
+            raise QueensError(
+                f"{command} {shown} does not use {option} ({_flag(option)}): only {use.who} "
+                "does; drop it"
+            )
+    return out
+
+
+def used(
+    table: Mapping[str, Use], setting: Mapping[str, Any], given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The options of ``given`` (not None) that ``setting`` uses: what a run of several settings
+    (``anneal --method all``) passes on to each, after :func:`resolve` has refused the rest."""
+    return {
+        k: v for k, v in given.items() if v is not None and k in table and table[k].when(setting)
+    }
+
+
+def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
+    """``stats``: every option given (not None) belongs to ``solver`` (or is common); an option
+    of another solver, or one no solver has, is a QueensError naming it."""
+    arguments.choice(solver, "solver", STATS_SOLVERS)
+    known = {o for names in STATS_OPTIONS.values() for o in names}
+    unknown = sorted(k for k, v in given.items() if v is not None and k not in known)
+    if unknown:
+        raise QueensError(
+            f"stats --solver {solver}: {unknown[0]!r} is not an option of any solver; the "
+            f"{solver} options are {', '.join(STATS_OPTIONS[solver])}"
+        )
+    resolve(STATS, {"solver": solver}, given, "stats")
+    if solver == "ga" and given.get("preset") is not None:
+        arguments.choice(given["preset"], "--preset", GA_PRESETS)
+
+
+# --- LS / TA / SA ---------------------------------------------------------------------------------
+
+T0_RULES = ("worsening", "nmof")
+"""SA start-temperature rules; a positive number is taken as T0 itself."""
+
+
+def t0_rule(value) -> str | float:
+    """``--t0``: "worsening", "nmof" or a positive finite number (SAopt's ``initT``)."""
+    if isinstance(value, str) and value in T0_RULES:
+        return value
+    try:
+        t0 = float(value)
+    except (TypeError, ValueError):
+        t0 = float("nan")
+    if isinstance(value, bool) or not t0 > 0 or t0 == float("inf"):
+        raise QueensError(f"--t0 {value!r}: use worsening, nmof or a positive start temperature")
+    return t0
+
+
+def has_repeated_rows(start) -> bool:
+    """A start board (any sequence of rows, any shape; bad boards are refused later) with a row
+    used twice: the swap neighbour could never leave it."""
+    if start is None:
+        return False
+    rows = np.asarray(start).reshape(-1)
+    return len(np.unique(rows)) < rows.size
+
+
+def anneal_setting(
+    method: str, preset: str | None = "default", neighbour: str | None = None, needs_step=False
+) -> dict[str, Any]:
+    """The setting keys of :data:`ANNEAL` for a run: ``method``, ``preset`` and the neighbour the
+    run uses: ``neighbour`` when given, else the preset's, except that a swap preset runs the
+    step neighbour where a swap cannot work (``needs_step``: a constrained instance, whose fixed
+    queens and forbidden squares a swap cannot honour, or a start board with repeated rows,
+    which a swap cannot leave)."""
+    preset = "default" if preset is None else preset
+    arguments.choice(preset, "--preset", ANNEAL_PRESETS)
+    arguments.choice(method, "method", METHODS)
+    if neighbour is None:
+        neighbour = ANNEAL_PRESET_SETTINGS[preset][method]["neighbour"]
+        neighbour = "step" if needs_step and neighbour == "swap" else neighbour
+    arguments.choice(neighbour, "neighbour", NEIGHBOURS)
+    return {"method": method, "preset": preset, "neighbour": neighbour}
+
+
+def anneal_settings(
+    method: str,
+    preset: str | None = "default",
+    *,
+    needs_step: bool = False,
+    command: str = "anneal",
+    also: Iterable[str] = (),
+    **given,
+) -> dict[str, Any]:
+    """The settings an LS/TA/SA run uses (:data:`ANNEAL_SETTINGS`): preset ``preset``'s for
+    ``method``, each overridden by the value given (None: not given).
+
+    An option the method or neighbour does not use (:data:`ANNEAL`: ``alpha`` with "ls", ``q``
+    with "sa", ``step`` with the swap neighbour) is refused by name (``command`` names the
+    command in the message; ``also``: the other methods of the same run, ``--method all``, whose
+    options are not refused: each method gets only what it uses). ``needs_step``: as for
+    :func:`anneal_setting`. SA's cooling factor is ``alpha`` when given (or when the preset has
+    one and no ``t_end`` is given), else ``t_end ** (1 / (rounds - 1))``: the last temperature
+    is ``t_end`` times the first."""
+    bad = set(given) - set(ANNEAL_SETTINGS)
+    if bad:
+        raise TypeError(f"unknown settings: {', '.join(sorted(bad))}")
+    setting = anneal_setting(method, preset, given.get("neighbour"), needs_step)
+    others = [anneal_setting(m, preset, given.get("neighbour"), needs_step) for m in also]
+    if given.get("alpha") is not None and given.get("t_end") is not None:
+        raise QueensError(
+            "give --alpha (cooling per round) or --t-end (the last temperature "
+            "relative to the first), not both"
+        )
+    out: dict[str, Any] = dict(ANNEAL_PRESET_SETTINGS[setting["preset"]][method])
+    out.update({k: v for k, v in given.items() if v is not None and k not in ANNEAL})
+    out.update(resolve(ANNEAL, setting, given, command, also=others))
+    out["neighbour"] = setting["neighbour"]
+    if given.get("t_end") is not None and given.get("alpha") is None:
+        out["alpha"] = None
+    if out["alpha"] is None:
+        t_end = arguments.real(out["t_end"], "--t-end", 0.0, 1.0, lo_open=True)
+        rounds = arguments.integer(out["rounds"], "--rounds", 1)
+        out["alpha"] = t_end ** (1.0 / (rounds - 1)) if rounds > 1 else 1.0
+    else:
+        out["t_end"] = None
+    return out
+
+
+def check_anneal(
+    *,
+    n,
+    method,
+    chains,
+    steps,
+    rounds,
+    neighbour,
+    objective,
+    edge,
+    step,
+    q,
+    init_prob,
+    alpha,
+    t0,
+    walk,
+    seed,
+    batch,
+    t_end=None,
+) -> dict[str, Any]:
+    """Every LS/TA/SA setting checked (types, ranges, names), options resolved beforehand
+    (:func:`anneal_settings`). Returns the numbers as Python values."""
+    n = arguments.integer(n, "n", 1)
+    if n < 4:
+        raise QueensError(
+            f"n = {n}: local search needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)"
+        )
+    arguments.choice(method, "method", METHODS)
+    arguments.choice(neighbour, "neighbour", NEIGHBOURS)
+    arguments.choice(objective, "objective", OBJECTIVES)
+    arguments.choice(edge, "edge", EDGES)
+    out = {
+        "n": n,
+        "chains": arguments.integer(chains, "--chains", 1),
+        "steps": arguments.integer(steps, "--steps", 1),
+        "rounds": arguments.integer(rounds, "--rounds", 1),
+        "step": arguments.integer(step, "--step", None, None),
+        "walk": arguments.integer(walk, "walk", 2),
+        "seed": arguments.seed(seed, "--seed"),
+        "batch": arguments.integer(batch, "--batch", 1, optional=True),
+        "q": arguments.real(q, "--q", 0.0, 1.0, lo_open=True),
+        "init_prob": arguments.real(init_prob, "--init-prob", 0.0, 1.0, lo_open=True, hi_open=True),
+        "alpha": arguments.real(alpha, "--alpha", 0.0, 1.0, lo_open=True),
+        "t0": t0_rule(t0),
+        "t_end": arguments.real(t_end, "--t-end", 0.0, 1.0, lo_open=True, optional=True),
+    }
+    if not 1 <= out["step"] <= n - 1:
+        raise QueensError(f"--step must lie in 1..n-1 (1..{n - 1}), got {out['step']}")
+    if out["steps"] < out["rounds"]:
+        raise QueensError(
+            f"--steps ({out['steps']}) must be at least --rounds ({out['rounds']}): each round "
+            "(threshold or temperature) takes one step at least"
+        )
+    return out
+
+
+# --- compare --------------------------------------------------------------------------------------
+
+COMPARE_TABU = 4
+"""Plateau tabu tenure of the ``mc-tabu`` solver."""
+
+COMPARE_SOLVERS: dict[str, dict] = {
+    **{f"mc-{init}": {"family": "minconflicts", "init": init, "tabu": 0} for init in INITS},
+    "mc-tabu": {"family": "minconflicts", "init": "permutation", "tabu": COMPARE_TABU},
+    "ls": {"family": "anneal", "method": "ls"},
+    "ta": {"family": "anneal", "method": "ta"},
+    "sa": {"family": "anneal", "method": "sa"},
+    "ga-permutation": {"family": "ga", "encoding": "permutation"},
+    "ga-combination": {"family": "ga", "encoding": "combination"},
+}
+"""Every solver :func:`jaxqueens.compare` knows, by name: the family and its options (the
+families' defaults for the rest)."""
+
+
+def parse_solvers(text) -> list[str]:
+    """A comma list (or list) of names of :data:`COMPARE_SOLVERS`, or ``all``; kept in order, no
+    repeats."""
+    items = text if isinstance(text, (list, tuple)) else str(text).split(",")
+    names = (
+        list(COMPARE_SOLVERS)
+        if [str(s).strip() for s in items] == ["all"]
+        else list(dict.fromkeys(str(s).strip() for s in items if str(s).strip()))
+    )
+    bad = [s for s in names if s not in COMPARE_SOLVERS]
+    if bad or not names:
+        raise QueensError(
+            f"solvers {', '.join(bad) or '(none)'}: unknown; use a comma list of "
+            f"{', '.join(COMPARE_SOLVERS)}, or all"
+        )
+    return names
+
+
+COMPARE_PRESET = "default"
+"""Every solver of :func:`jaxqueens.compare` runs at its family's measured defaults."""
+
+
+def compare_ga(name: str) -> dict[str, Any]:
+    """The settings of :func:`jaxqueens.compare`'s GA solver ``name``: the scheme and encoding
+    and :data:`COMPARE_PRESET`'s population, tournament, rates and elite (:func:`ga_preset`)."""
+    spec = COMPARE_SOLVERS[name]
+    return ga_preset(COMPARE_PRESET, spec["encoding"], spec.get("scheme", "steady"))
+
+
+def least_steps(name: str) -> int:
+    """The smallest step budget per chain solver ``name`` of :func:`jaxqueens.compare` can run:
+    1 for min-conflicts, one per round for LS/TA/SA (the preset's rounds), the initial population
+    and one generation for the GA (steady-state: two children)."""
+    spec = COMPARE_SOLVERS[name]
+    if spec["family"] == "anneal":
+        return ANNEAL_PRESET_SETTINGS[COMPARE_PRESET][spec["method"]]["rounds"]
+    if spec["family"] == "ga":
+        ga = compare_ga(name)
+        return ga["pop"] + (2 if ga["scheme"] == "steady" else ga["pop"])
+    return 1
+
+
+def _least_steps_why(name: str) -> str:
+    spec = COMPARE_SOLVERS[name]
+    if spec["family"] == "anneal":
+        return f"{name}: {least_steps(name)} thresholds or temperatures, a step each at least"
+    ga = compare_ga(name)
+    return (
+        f"{name}: its initial population of {ga['pop']} and one generation take "
+        f"{least_steps(name)} evaluations"
+    )
+
+
+def check_compare(n, chains, solvers, steps, seed) -> tuple[int, int, list[str], int, int]:
+    """``(n, chains, names, steps, seed)`` of a :func:`jaxqueens.compare` run, checked before
+    any solver runs: a step budget too small for some solver is refused up front, naming every
+    such solver and the budget it needs (not after the solvers before it have run)."""
+    n = arguments.integer(n, "n", 1)
+    names = parse_solvers(solvers)
+    if n < 4:
+        raise QueensError(
+            f"n = {n}: compare needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)"
+        )
+    chains = arguments.integer(chains, "--chains", 1)
+    steps = arguments.integer(steps, "--steps", 1)
+    seed = arguments.seed(seed, "--seed")
+    short = [(name, least_steps(name)) for name in names if steps < least_steps(name)]
+    if short:
+        need = max(least for _, least in short)
+        raise QueensError(
+            f"--steps {steps} is too small for {', '.join(name for name, _ in short)} "
+            f"({'; '.join(_least_steps_why(name) for name, _ in short)}); give --steps {need} "
+            "or more, or leave those solvers out of --solvers"
+        )
+    return n, chains, names, steps, seed
+
+
+# --- solve --instance -----------------------------------------------------------------------------
+
+
+def check_instance_n(n: int) -> None:
+    """Local search on a constrained instance runs on the batched kernel only (the large-n path
+    has no masks): an instance beyond its limit is refused in one line, with no advice to switch
+    paths (``--mode batched`` and ``--mode large`` both refuse it)."""
+    if n > MAX_BATCHED_N:
+        raise QueensError(
+            f"the instance has n = {n:,}, but local search on an instance runs on the batched "
+            f"kernel, which takes n <= {MAX_BATCHED_N:,} (the large-n path takes no instance); "
+            "give a smaller instance"
+        )
+
+
+# --- sizes and budgets of the other commands (their drivers call these too) ----------------------
+
+
+def check_solvable(n: int) -> None:
+    """A board size with a solution for the searches that look for one (min-conflicts, the
+    large-n path): n = 2 and 3 have none."""
+    if n in (2, 3):
+        raise QueensError(
+            f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)"
+        )
+
+
+def check_count_n(n) -> int:
+    """``count``'s board size: 1..COUNT_MAX_N."""
+    n = arguments.integer(n, "n", None)
+    if not 1 <= n <= COUNT_MAX_N:
+        raise QueensError(f"n = {n} is out of range: counting supports 1 <= n <= {COUNT_MAX_N}")
+    return n
+
+
+def check_enumerate_n(n) -> int:
+    """``count --enumerate``'s board size: 1..COUNT_ENUMERATE_MAX_N."""
+    n = arguments.integer(n, "n", None)
+    if not 1 <= n <= COUNT_ENUMERATE_MAX_N:
+        raise QueensError(
+            f"enumeration supports 1 <= n <= {COUNT_ENUMERATE_MAX_N} (n = 14 has 365,596 "
+            f"solutions), not n = {n}; use 'jaxqueens count -n {n}' to count them"
+        )
+    return n
+
+
+STATS_ANNEAL = {"method": "ta", "steps": 10_000, "walk": 2000, "preset": "default"}
+"""``stats --solver anneal``: the defaults of the settings no preset gives (anneal's); the rest
+are the preset's (:func:`anneal_settings`)."""
+
+
+def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> dict[str, Any]:
+    """Every setting of ``stats --solver anneal`` (``options``: those given), resolved and
+    checked: the defaults of :data:`STATS_ANNEAL` and of the preset, options the method does not
+    use refused, ranges as for ``anneal`` (:func:`check_anneal`). ``stats`` has no ``--edge`` or
+    ``--t0``: its runs wrap at the edge and take SA's start temperature from the worsening moves.
+    Returns the settings."""
+    setting = {**STATS_ANNEAL, **{k: v for k, v in options.items() if k in STATS_ANNEAL}}
+    given = {k: v for k, v in options.items() if k in ANNEAL_SETTINGS}
+    for name in ("edge", "t0"):
+        if given.get(name) is not None:
+            raise QueensError(f"stats --solver anneal has no {_flag(name)}; drop it")
+    opts = anneal_settings(
+        setting["method"], setting["preset"], command="stats --solver anneal", **given
+    )
+    opts.update(edge="wrap", t0="worsening")
+    checked = check_anneal(
+        n=n,
+        method=setting["method"],
+        chains=1 if chains is None else chains,
+        steps=setting["steps"],
+        walk=setting["walk"],
+        seed=seed,
+        batch=batch,
+        **opts,
+    )
+    return {
+        **setting,
+        **opts,
+        **{k: checked[k] for k in ("steps", "walk", "step", "q", "init_prob", "alpha")},
+    }
+
+
+def check_stats_budget(chains, solutions, seconds, seed) -> tuple:
+    """``(chains, solutions, seconds, seed)`` of a ``stats`` run, checked (None: not given)."""
+    return (
+        arguments.integer(chains, "--chains", 1, optional=True),
+        arguments.integer(solutions, "--solutions", 1, optional=True),
+        arguments.seconds(seconds, "--time", optional=True),
+        arguments.seed(seed, "--seed"),
+    )
+
+
+def check_estimate(n, probes, level, seed) -> tuple:
+    """``(n, probes or None, level, seed)`` of Knuth's estimator, checked: n in
+    1..ESTIMATE_MAX_N, probes a positive count (a float such as 1e7 is taken whole), level in
+    (0, 1)."""
+    n = arguments.integer(n, "n", 1)
+    if n > ESTIMATE_MAX_N:
+        raise QueensError(
+            f"n = {n} is outside 1..{ESTIMATE_MAX_N} (the walks keep two 32-bit words); "
+            f"use -n between 1 and {ESTIMATE_MAX_N}"
+        )
+    if probes is not None:
+        real = isinstance(probes, (int, float)) and not isinstance(probes, bool)
+        real = real or arguments.is_integer(probes)
+        if not real or not math.isfinite(float(probes)):
+            raise QueensError(f"--probes must be a positive number like 1e7, got {probes!r}")
+        probes = int(probes)
+        if probes < 1:
+            raise QueensError(f"--probes must be at least 1, got {probes}")
+    level = arguments.real(level, "--level", 0.0, 1.0, lo_open=True, hi_open=True)
+    return n, probes, level, arguments.seed(seed, "--seed")

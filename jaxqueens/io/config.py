@@ -1,0 +1,102 @@
+"""Experiment config files (``jaxqueens run CONFIG.toml``): the one strict reader of the format.
+
+A config names a command and its options::
+
+    command = "solve"
+    out = "out/solve-32"
+    description = "..."
+    [options]          # the command's long options, "-" written "_"
+    n = 32
+    [sweep]            # optional: one run per combination
+    init = ["permutation", "qs4"]
+
+:func:`load_config` reads it (regular files only, :mod:`jaxqueens.io.files`; a one-line
+QueensError for anything else: not TOML, an unknown top-level key, a command that cannot run from
+a config, a table of the wrong type); :func:`apply_overrides` applies ``--set key=value`` and
+refuses a key the sweep sets (it would be silently replaced by every sweep value). The command
+line checks each key's type against the command's parser (:mod:`jaxqueens.cli.run`).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from jaxqueens.errors import QueensError
+from jaxqueens.io import files
+
+TOP_KEYS = {"command", "out", "options", "sweep", "description"}
+MAX_CONFIG_BYTES = 1 << 20
+"""A config is a few lines; a larger file is not one (refused before it is read)."""
+NOT_IN_CONFIGS = {
+    "show": "it takes a board FILE on the command line",
+    "check": "it takes a board FILE on the command line",
+    "render": "it takes a board FILE on the command line",
+    "complete": "it takes instance files on the command line; run jaxqueens complete FILES",
+    "run": "a config cannot run another config",
+}
+"""Commands a config cannot name, and why: the first four take files as positional arguments,
+which a config has no key for; ``run`` would recurse."""
+
+
+def load_config(path: str | Path) -> dict:
+    """Read and shape-check a config file (a QueensError naming the file otherwise)."""
+    path = Path(path)
+    data = files.read_input(
+        path, QueensError, max_bytes=MAX_CONFIG_BYTES, too_large="too large for a config file"
+    )
+    try:
+        cfg = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise QueensError(f"{path}: not UTF-8 text (a binary file?); pass a TOML config") from None
+    except tomllib.TOMLDecodeError as err:
+        raise QueensError(f"{path}: not valid TOML ({err})") from None
+    unknown = set(cfg) - TOP_KEYS
+    if unknown:
+        raise QueensError(
+            f"{path}: unknown key '{sorted(unknown)[0]}' (top-level keys: "
+            f"{', '.join(sorted(TOP_KEYS))}; command options go under [options])"
+        )
+    if not isinstance(cfg.get("command"), str):
+        raise QueensError(f"{path}: 'command' must name a command, e.g. command = \"solve\"")
+    for key in ("options", "sweep"):
+        if key in cfg and not isinstance(cfg[key], dict):
+            raise QueensError(
+                f"{path}: '{key}' must be a table ([{key}] with key = value lines), "
+                f"got {type(cfg[key]).__name__}"
+            )
+    for key in ("out", "description"):
+        if key in cfg and not isinstance(cfg[key], str):
+            raise QueensError(
+                f"{path}: '{key}' must be a "
+                f"{'folder name' if key == 'out' else 'string'}, got {cfg[key]!r}"
+            )
+    return cfg
+
+
+def check_command(command: str, where: str, runnable) -> None:
+    """Refuse a command a config cannot run (:data:`NOT_IN_CONFIGS`) or does not know."""
+    runnable = [c for c in runnable if c not in NOT_IN_CONFIGS]
+    if command in NOT_IN_CONFIGS:
+        raise QueensError(
+            f"{where}: 'command' = '{command}' cannot run from a config "
+            f"({NOT_IN_CONFIGS[command]}); configs run {', '.join(runnable)}"
+        )
+    if command not in runnable:
+        raise QueensError(
+            f"{where}: 'command' must be one of {', '.join(runnable)}, got {command!r}"
+        )
+
+
+def apply_overrides(options: dict, sweep: Mapping, overrides: Mapping, where: str) -> dict:
+    """``options`` with ``--set`` values (``overrides``, key -> value) applied; a key the sweep
+    sets is refused: every run of the sweep would replace it, so it would be ignored."""
+    for key in overrides:
+        if key in sweep:
+            values = ", ".join(map(repr, sweep[key])) if isinstance(sweep[key], list) else ""
+            raise QueensError(
+                f"--set {key}: {where} sweeps '{key}' ([sweep] {key} = [{values}]), which "
+                f"would replace it in every run; drop the --set or the sweep key"
+            )
+    return {**options, **overrides}

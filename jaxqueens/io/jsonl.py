@@ -1,0 +1,108 @@
+"""The one reading of a JSON line: a board or an instance, never confused (pure Python).
+
+Two kinds of JSON line share the ``.jsonl`` suffix:
+
+- a **board** (:mod:`jaxqueens.io.boards`, the solutions a command writes):
+  ``{"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}``: ``"rows"`` is the row of the queen in each
+  column; other keys are the writer's labels (``"file"``, ``"d"``, ``"index"``, ...), kept by the
+  writer and ignored by the reader, but never an instance key;
+- an **instance** (:mod:`jaxqueens.io.instances`, what ``jaxqueens complete`` decides):
+  ``{"n": 8, "fixed": [[1, 3]], "excluded_rows": [2], ...}``: the keys of
+  :data:`jaxqueens.core.constraints.KEYS` and an optional ``"name"``; an instance's excluded rows
+  are ``"excluded_rows"``, so that ``"rows"`` always means a board.
+
+:func:`kind` decides which a line is, from its keys alone: a line with ``"rows"`` is a board, a
+line with both ``"rows"`` and an instance key is an error naming the line and the key, anything
+else is an instance (whose unknown keys :func:`jaxqueens.core.constraints.from_dict` refuses).
+:func:`board_rows` checks a board line (used by both readers: ``check`` and ``complete`` read a
+board line alike, ``complete`` as a completion instance with every queen fixed).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jaxqueens.core.constraints import KEYS as _INSTANCE_KEYS
+from jaxqueens.errors import BoardFileError
+
+BOARD_KEYS = ("n", "rows")
+LABEL = "name"
+"""An instance's label (a board line may carry it too, as a label)."""
+INSTANCE_KEYS = tuple(k for k in _INSTANCE_KEYS if k != "n")
+"""Keys only an instance line has (``"n"`` is shared)."""
+BOARD_EXAMPLE = '{"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}'
+INSTANCE_EXAMPLE = '{"n": 8, "fixed": [[1, 3], [3, 4]]}'
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def parse(line: str, where: str) -> dict:
+    """One non-blank line as a JSON object (a BoardFileError naming ``where`` otherwise)."""
+    try:
+        doc = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise BoardFileError(
+            f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); each line is one JSON "
+            f"object, a board like {BOARD_EXAMPLE} or an instance like {INSTANCE_EXAMPLE}"
+        ) from None
+    except RecursionError:
+        raise BoardFileError(f"{where}: JSON nested too deeply") from None
+    except ValueError:  # Python's limit on the digits of an integer
+        raise BoardFileError(f"{where}: a number with too many digits") from None
+    if not isinstance(doc, dict):
+        raise BoardFileError(
+            f"{where}: expected a JSON object per line, got {_clip(line)}; e.g. {BOARD_EXAMPLE}"
+        )
+    return doc
+
+
+def kind(doc: dict, where: str) -> str:
+    """``"board"`` or ``"instance"``: which kind of line ``doc`` is (a mix is an error)."""
+    instance_keys = [k for k in doc if k in INSTANCE_KEYS]
+    if "rows" in doc:
+        if instance_keys:
+            raise BoardFileError(
+                f'{where}: mixes the board key "rows" with the instance key '
+                f'"{instance_keys[0]}": a board line is {BOARD_EXAMPLE}; an instance names its '
+                'excluded rows "excluded_rows"'
+            )
+        return "board"
+    return "instance"
+
+
+def board_rows(doc: dict, where: str) -> list[int]:
+    """The rows of a board line, checked: a non-empty list of integers in ``0..n-1`` and an
+    ``"n"`` (if given) that agrees with their number."""
+    rows = doc["rows"]
+    if not isinstance(rows, list) or not rows or not all(type(r) is int for r in rows):
+        raise BoardFileError(
+            f'{where}: "rows" must be a non-empty list of integers (the row of the queen in each '
+            f"column), e.g. {BOARD_EXAMPLE}"
+        )
+    n = len(rows)
+    if "n" in doc and (type(doc["n"]) is not int or doc["n"] != n):
+        hint = (
+            '; if "rows" lists excluded rows of an instance, name them "excluded_rows"'
+            if type(doc["n"]) is int and n < doc["n"]
+            else ""
+        )
+        raise BoardFileError(
+            f'{where}: "n" is {_clip(repr(doc["n"]))} but "rows" has {n} entries; make them '
+            f"agree{hint}"
+        )
+    for c, r in enumerate(rows):
+        if not 0 <= r < n:
+            raise BoardFileError(
+                f"{where}: column {c}: row {_clip(str(r))} out of range 0..{n - 1}; rows must be "
+                "0-based"
+            )
+    return rows
+
+
+def label(doc: dict[str, Any]) -> str | None:
+    """The line's ``"name"``, if it has one."""
+    value = doc.get(LABEL)
+    return None if value is None else str(value)

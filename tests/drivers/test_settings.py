@@ -1,0 +1,152 @@
+"""drivers/settings.py: which options each method, scheme and solver uses (issue 28, item 10),
+and the checks that run before JAX (compare's step budgets, LS/TA/SA ranges)."""
+
+import pytest
+
+from jaxqueens.drivers import settings as S
+from jaxqueens.errors import QueensError
+
+
+@pytest.mark.parametrize(
+    "method, neighbour, given, needle",
+    [
+        ("ls", "step", {"alpha": 0.5}, "anneal --method ls does not use alpha (--alpha): only SA"),
+        ("sa", "step", {"q": 0.3}, "anneal --method sa does not use q (--q): only TA"),
+        ("ta", "step", {"t0": "nmof"}, "does not use t0 (--t0)"),
+        ("ta", "swap", {"step": 2}, "anneal --neighbour swap does not use step (--step)"),
+        ("ta", "swap", {"edge": "nmof"}, "does not use edge (--edge)"),
+    ],
+)
+def test_defect_28_10_anneal_options_the_method_does_not_use(method, neighbour, given, needle):
+    with pytest.raises(QueensError) as err:
+        S.resolve(S.ANNEAL, {"method": method, "neighbour": neighbour}, given, "anneal")
+    assert needle in str(err.value)
+
+
+def test_defect_28_10_defaults_and_several_methods():
+    got = S.resolve(S.ANNEAL, {"method": "sa", "neighbour": "step"}, {"alpha": 0.8}, "anneal")
+    assert got == {  # the defaults are the measured preset's (issue 27)
+        "q": 0.5,
+        "init_prob": 0.1,
+        "alpha": 0.8,
+        "t_end": 0.001,
+        "t0": "worsening",
+        "step": 3,
+        "edge": "wrap",
+    }
+    classic = {"method": "sa", "neighbour": "step", "preset": "classic"}
+    assert S.resolve(S.ANNEAL, classic, {}, "anneal")["init_prob"] == 0.4
+    runs = [{"method": m, "neighbour": "step", "preset": "classic"} for m in ("ls", "ta", "sa")]
+    ls = S.resolve(S.ANNEAL, runs[0], {"alpha": 0.8}, "anneal", also=runs)
+    assert ls["alpha"] == 0.9  # --method all --alpha: only SA gets it, LS keeps its default
+
+
+def test_anneal_settings_refuse_unused_options_and_take_the_preset():
+    with pytest.raises(QueensError, match="anneal --method ta does not use t_end"):
+        S.anneal_settings("ta", t_end=0.01)
+    with pytest.raises(QueensError, match="anneal --neighbour swap does not use step"):
+        S.anneal_settings("ls", step=2)  # the default preset's neighbour is swap
+    assert S.anneal_settings("ls", step=2, needs_step=True)["step"] == 2  # instance: step
+    assert S.anneal_settings("ls", "classic", step=2)["step"] == 2  # classic: step neighbour
+    sa = S.anneal_settings("sa", also=["ls", "ta"], q=0.3)  # --method all --q: only TA gets it
+    assert sa["q"] == 0.5 and sa["rounds"] == 100
+    assert S.anneal_settings("ls", "nmof")["edge"] == "nmof"
+    with pytest.raises(QueensError, match="--preset 'fast' is unknown"):
+        S.anneal_settings("ls", "fast")
+
+
+def test_stats_anneal_defaults_are_the_presets():
+    got = S.check_stats_anneal(8, {"method": "sa"}, None, 0, None)
+    assert (got["rounds"], got["neighbour"], got["init_prob"]) == (100, "swap", 0.1)
+    got = S.check_stats_anneal(8, {"preset": "classic"}, None, 0, None)
+    assert (got["method"], got["rounds"], got["neighbour"], got["q"]) == ("ta", 10, "step", 0.5)
+    with pytest.raises(QueensError, match="stats --solver minconflicts does not use preset"):
+        S.check_stats_options("minconflicts", {"preset": "classic"})
+    with pytest.raises(QueensError, match="--preset 'nmof' is unknown"):
+        S.check_stats_options("ga", {"preset": "nmof"})
+
+
+@pytest.mark.parametrize(
+    "setting, given, needle",
+    [
+        ({"scheme": "steady"}, {"elite": 2}, "evolve --scheme steady does not use elite"),
+        ({"mutation": "inversion"}, {"indpb": 0.1}, "--mutation inversion does not use indpb"),
+        ({"islands": 1}, {"migrate_every": 5}, "--islands 1 does not use migrate_every"),
+        ({"islands": 4, "migrate_every": 0}, {"migrants": 2}, "does not use migrants"),
+    ],
+)
+def test_defect_28_10_ga_options_the_scheme_does_not_use(setting, given, needle):
+    with pytest.raises(QueensError) as err:
+        S.resolve(S.GA, {"scheme": "steady", "islands": 1, **setting}, given, "evolve")
+    assert needle in str(err.value)
+    ok = S.resolve(S.GA, {"scheme": "generational", "islands": 2, "migrate_every": 3}, {}, "evolve")
+    assert ok == {"elite": 1, "indpb": 0.0, "migrate_every": 0, "migrants": 1}
+    steady = S.resolve(S.GA, {"scheme": "steady", "preset": "classic"}, {}, "evolve")
+    assert steady["elite"] == 0
+
+
+@pytest.mark.parametrize(
+    "solver, given, needle",
+    [
+        ("minconflicts", {"alpha": 0.5}, "stats --solver minconflicts does not use alpha"),
+        ("anneal", {"pop": 10}, "only --solver ga does"),
+        ("ga", {"max_steps": 10}, "does not use max_steps (--maxsteps)"),
+        ("ga", {"nonsense": 1}, "'nonsense' is not an option of any solver"),
+    ],
+)
+def test_defect_28_10_stats_other_solvers_options(solver, given, needle):
+    with pytest.raises(QueensError) as err:
+        S.check_stats_options(solver, given)
+    assert needle in str(err.value)
+    S.check_stats_options("anneal", {"method": "sa", "alpha": 0.5})
+
+
+def test_defect_28_msg_compare_budget_is_checked_for_every_solver_up_front():
+    with pytest.raises(QueensError) as err:
+        S.check_compare(8, 10, "mc-qs4,ls,ga-permutation", 5, 0)
+    msg = str(err.value)
+    assert "--steps 5 is too small for ls, ga-permutation" in msg and "--steps 12" in msg
+    assert "--rounds" not in msg
+    assert S.check_compare(8, 10, "mc-qs4", 5, 0)[2] == ["mc-qs4"]
+    # the least budgets are those of the measured defaults compare runs at (issue 27)
+    assert [S.least_steps(s) for s in ("mc-qs4", "ls", "ta", "sa")] == [1, 10, 10, 100]
+    assert [S.least_steps(s) for s in ("ga-permutation", "ga-combination")] == [12, 102]
+
+
+def test_anneal_checks_ranges_without_jax():
+    base = {
+        "n": 8,
+        "method": "ta",
+        "chains": 1,
+        "steps": 100,
+        "rounds": 10,
+        "neighbour": "step",
+        "objective": "attacks",
+        "edge": "wrap",
+        "step": 3,
+        "q": 0.5,
+        "init_prob": 0.4,
+        "alpha": 0.9,
+        "t0": "worsening",
+        "walk": 2000,
+        "seed": 0,
+        "batch": None,
+    }
+    assert S.check_anneal(**base)["steps"] == 100
+    for change, needle in (
+        ({"steps": 5}, "--steps (5) must be at least --rounds (10)"),
+        ({"n": 3}, "local search needs n >= 4"),
+        ({"alpha": 2.0}, "--alpha = 2.0 is out of range"),
+        ({"seed": -1}, "--seed must be at least 0"),
+        ({"step": 8}, "--step must lie in 1..n-1"),
+    ):
+        with pytest.raises(QueensError) as err:
+            S.check_anneal(**{**base, **change})
+        assert needle in str(err.value)
+
+
+def test_used_passes_each_setting_only_what_it_uses():
+    given = {"alpha": 0.5, "q": 0.3, "step": None}
+    assert S.used(S.ANNEAL, {"method": "sa", "neighbour": "step"}, given) == {"alpha": 0.5}
+    assert S.used(S.ANNEAL, {"method": "ta", "neighbour": "step"}, given) == {"q": 0.3}
+    assert S.used(S.ANNEAL, {"method": "ls", "neighbour": "step"}, given) == {}
