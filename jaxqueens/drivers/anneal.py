@@ -285,6 +285,10 @@ def anneal(
 ) -> AnnealResult:
     """Run ``chains`` independent LS/TA/SA chains of ``steps`` steps each (stopping when solved).
 
+    An option the method (or neighbour) does not use is refused by name
+    (:data:`jaxqueens.drivers.settings.ANNEAL`): ``alpha`` with "ls", ``q`` with "sa",
+    ``step`` with the swap neighbour.
+
     Args:
       n: board size (>= 4).
       method: "ls", "ta" or "sa".
@@ -312,10 +316,6 @@ def anneal(
         give it or ``alpha``, not both.
       t0: SA start temperature: "worsening", "nmof" (SAopt's rule) or a number (see
         :func:`calibrate`).
-
-      An option the method (or neighbour) does not use is refused by name
-      (:data:`jaxqueens.drivers.settings.ANNEAL`): ``alpha`` with "ls", ``q`` with "sa",
-      ``step`` with the swap neighbour.
       start: a board [n] (rows 0..n-1, repeats allowed) every chain starts from (default: a
         random permutation per chain). Rows that repeat need the step neighbour (swap keeps
         every row's occupancy, so it could never solve such a start).

@@ -418,6 +418,10 @@ def evolve(
 ) -> EvolveResult:
     """Evolve ``trials`` independent runs (each of ``islands`` populations of ``pop``) at once.
 
+    An option the scheme, mutation or island count does not use is refused by name
+    (:data:`jaxqueens.drivers.settings.GA`): ``elite`` with "steady", ``indpb`` with
+    "inversion" or "scramble", ``migrate_every`` with one island.
+
     Args:
       n: board size (>= 4; default 8); with ``instance``, None or the instance's size.
       pop: individuals per island (default: the preset's).
@@ -444,10 +448,6 @@ def evolve(
       islands: populations per trial, on a migration ring.
       migrate_every: generations between migrations (default 0: never; 2+ islands only).
       migrants: individuals sent along the ring per migration (default 1; with migrations only).
-
-      An option the scheme, mutation or island count does not use is refused by name
-      (:data:`jaxqueens.drivers.settings.GA`): ``elite`` with "steady", ``indpb`` with
-      "inversion" or "scramble", ``migrate_every`` with one island.
       fitness: what the GA minimises and the records report: "pairs" (attacking pairs, default)
         or "excess" (sum over lines of queens beyond the first: DEAP's N-Queens fitness), both 0
         exactly for solutions; or "report-diagonals-only" (the GA report's score: diagonal
