@@ -94,27 +94,22 @@ def measure_steps(ns=(8, 32, 100, 1000), chains=(2000, 1000, 500, 100)) -> dict:
 
 
 def measure_edges(ns=range(12, 16)) -> dict:
-    """Tree edges the count kernel walks at n (the driver's own plan and tasks), on the CPU."""
-    from jax import lax
-
+    """Tree edges the count kernel walks at n (the driver's own plan, tasks and kernel,
+    :func:`jaxqueens.drivers.count.count_items`), on the CPU: its work output is edges taken."""
     from jaxqueens.drivers import count as counting
-    from jaxqueens.parallel.shard import map_items
+    from jaxqueens.parallel import devices
     from jaxqueens.solvers import count as solver
 
     out = {}
     for n in ns:
         plan = counting._plan(n, None, None)
-        cfg = plan.config
-
-        def edges(task, cfg=cfg):
-            lane = solver.init_task(task, cfg)
-            _, k = lax.while_loop(
-                lambda s: s[0].d >= 0, lambda s: (solver.step(s[0], cfg), s[1] + 1), (lane, 0)
-            )
-            return k
-
-        walked = jax.jit(lambda t: map_items(edges, t, 1))(plan.tasks)
-        out[n] = int(np.asarray(walked, np.int64).sum())
+        batch = counting._items(plan, np.arange(len(plan.tasks)))
+        states, work = counting.count_items(
+            batch, np.int32(solver.MAX_BUDGET), plan.config, 1, devices.CPU_SIZES
+        )
+        if (np.asarray(states)[:, 0].view(np.int32) >= 0).any():  # word 0: d, -1 once searched
+            raise RuntimeError(f"n = {n}: the edge count did not finish in one call")
+        out[n] = int(np.asarray(work, np.int64).sum())
     return out
 
 
