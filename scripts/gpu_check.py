@@ -94,27 +94,24 @@ def measure_steps(ns=(8, 32, 100, 1000), chains=(2000, 1000, 500, 100)) -> dict:
 
 
 def measure_edges(ns=range(12, 16)) -> dict:
-    """Tree edges the count kernel walks at n (the driver's own plan and tasks), on the CPU."""
-    from jax import lax
-
+    """Tree edges the count kernel walks at n (the driver's own depth), on the CPU: the kernel
+    contract's ``run`` over :func:`jaxqueens.solvers.count.problems`, less the one virtual edge
+    of each task the driver counts on the host (its first level is its last: empty prefix)."""
     from jaxqueens.drivers import count as counting
     from jaxqueens.parallel.shard import map_items
     from jaxqueens.solvers import count as solver
 
     out = {}
     for n in ns:
-        plan = counting._plan(n, None, None)
-        cfg = plan.config
+        depth = counting._plan(n, None, None).depth
+        probs = solver.problems(n, depth)
+        cfg, params = probs.config, solver.default_params(probs.config)
 
-        def edges(task, cfg=cfg):
-            lane = solver.init_task(task, cfg)
-            _, k = lax.while_loop(
-                lambda s: s[0].d >= 0, lambda s: (solver.step(s[0], cfg), s[1] + 1), (lane, 0)
-            )
-            return k
+        def edges(task, cfg=cfg, params=params):
+            return solver.run(None, cfg, params, task).edges[0]
 
-        walked = jax.jit(lambda t: map_items(edges, t, 1))(plan.tasks)
-        out[n] = int(np.asarray(walked, np.int64).sum())
+        walked = np.asarray(jax.jit(lambda t: map_items(edges, t, 1))(probs.tasks), np.int64)
+        out[n] = int(walked[np.asarray(probs.tasks.prefix)[:, 0] != 0].sum())
     return out
 
 
