@@ -33,7 +33,7 @@ The drivers' hot path is :func:`start`, :func:`edge` (:func:`step_lane` for lock
 **The kernel contract** (:mod:`jaxqueens.solvers.base`) wraps the same functions for one whole
 instance: :class:`Config` (n, torus, what to list, decide or count), :class:`Params` (the edge
 budget of a call), :class:`Problem` (the instance's allowed rows per column: :func:`problem`),
-:class:`State`, :class:`Result` (status, count as two uint32 words, the first solution's
+:class:`State`, :class:`Result` (status, solutions found as two uint32 words, the first solution's
 ``rows``, the listed ``boards``), :func:`init`, :func:`step` (one edge), :func:`run` (until the
 search is over or the budget is spent), :func:`resume` and :func:`finish`::
 
@@ -43,7 +43,7 @@ search is over or the budget is spent), :func:`resume` and :func:`finish`::
     config = complete.Config(model.n)              # count (decide=True: first solution)
     params = complete.default_params(config)
     out = jax.jit(complete.run, static_argnums=1)(None, config, params, complete.problem(model))
-    complete.STATUS[int(out.status)], out.count, out.rows
+    complete.STATUS[int(out.status)], out.found, out.rows
 
 The search is exact and deterministic: ``key`` (first, as in every family) may be ``None``; a
 key given is checked and unused. Each solution the kernel reports should be checked on the host
@@ -261,14 +261,14 @@ class Problem(NamedTuple):
     """One constrained instance (dynamic): :func:`problem` builds it from a
     :class:`jaxqueens.core.constraints.Constraints`."""
 
-    allowed: jax.Array  # [n] uint32 rows each column may use (core.constraints.column_masks)
+    allowed: jax.Array | np.ndarray  # [n] uint32 rows each column may use (column_masks)
 
 
 class Result(NamedTuple):
     """What one instance's search reports (``C = max(cap, 1)``)."""
 
     status: jax.Array  # [] int32 SAT (a solution found), UNSAT (searched, none) or UNKNOWN
-    count: jax.Array  # [2] uint32 solutions found (low, high word); decide: 1 once SAT
+    found: jax.Array  # [2] uint32 solutions found (low, high word); decide: 1 once SAT
     finished: jax.Array  # [] bool the search is over (count: every solution is counted)
     rows: jax.Array  # [n] int32 the first solution found (rows[x] = row of column x); -1: none
     boards: jax.Array  # [C, n] int32 the solutions listed (cap 0: rows); -1 past the count

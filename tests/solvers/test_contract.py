@@ -339,7 +339,7 @@ def _check_against_driver(models, mode, cap, out):
     for i, (m, w) in enumerate(zip(models, want.instances, strict=True)):
         assert complete.STATUS[int(out.status[i])] == w.status, (i, mode)
         assert bool(out.finished[i])
-        found = int(_words(out.count[i]))
+        found = int(_words(out.found[i]))
         if w.solutions is not None:
             assert found == w.solutions
         if w.status != "SAT":
