@@ -37,7 +37,7 @@ jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loo
 
 def member_edges(n: int, depth: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every border configuration of n, its class (smallest image key), and the tree edges the
-    counting kernel (:func:`jaxqueens.solvers.count.run`, level tables and look-ahead) walks to
+    counting kernel (:func:`jaxqueens.solvers.count.walk`, level tables and look-ahead) walks to
     count its completions, over its tasks of ``depth`` host-placed columns."""
     cfg = con.border_configurations(n)
     orbit = con._key(n, con.images(n, cfg)).min(axis=0)
@@ -56,7 +56,7 @@ def member_edges(n: int, depth: int = 2) -> tuple[np.ndarray, np.ndarray, np.nda
 
     def edges(item):
         state, table = solver.unpack(item, config)
-        return solver.run(state, table, solver.Params(jnp.int32(solver.MAX_BUDGET)), config)[1]
+        return solver.walk(state, table, solver.Params(jnp.int32(solver.MAX_BUDGET)), config)[1]
 
     devices = jax.local_device_count()
     walked = np.asarray(jax.jit(lambda t: map_items(edges, t, devices))(pad_rows(items, devices)))

@@ -178,7 +178,7 @@ def preference(n: int, cfg: np.ndarray) -> np.ndarray:
 
     Every member of a class has the same number of completions, but the DFS, which places
     columns left to right, walks trees of very different sizes: at n = 16 the members of a
-    class searched by :func:`jaxqueens.solvers.count.run` cost 144.4 M edges with the best
+    class searched by :func:`jaxqueens.solvers.count.walk` cost 144.4 M edges with the best
     member of every class, 265.4 M with the worst. The predictor is linear in
     :func:`preference_features` (a cubic in the rows of the queens of columns 0 and n-1 and the
     columns of the queens of rows 0 and n-1), fitted by least squares on every member at
@@ -288,7 +288,7 @@ def level_columns(n: int, cfg: np.ndarray, depth: int) -> tuple[np.ndarray, np.n
 
 
 def level_tables(n: int, cfg: np.ndarray, allow: np.ndarray, depth: int) -> np.ndarray:
-    """What the counting kernel (:func:`jaxqueens.solvers.count.step`) reads per level: uint32
+    """What the counting kernel (:func:`jaxqueens.solvers.count.edge`) reads per level: uint32
     ``[K, table_levels(n, depth), TABLE_WORDS]``.
 
     Row k of a constellation describes the edges from its level k (column ``columns[k]`` of

@@ -90,7 +90,7 @@ class CompleteResult(NamedTuple):
 # --- the jitted chunk -----------------------------------------------------------------------------
 
 
-def _advance(lanes: solver.Lane, active, config: Config) -> solver.Lane:
+def _advance(lanes: solver.State, active, config: Config) -> solver.State:
     del active  # a lane that is not live stays as it is
     return jax.vmap(lambda s: solver.step_lane(s, config))(lanes)
 
@@ -101,11 +101,11 @@ def search_chunk(batch, config: Config, num_devices: int, sizes: devices.Sizes):
     zero rows are empty items). Returns (head uint32 ``[P, 4]`` = d, steps, lo, hi;
     stacks uint32 ``[P, n + 1, 5]``; listed solutions uint32 ``[P, cap, n + 1]``)."""
     return items.search_each(
-        lambda it: solver.result(solver.run(it, config), config),
-        lambda it: solver.init(it, config),
+        lambda it: solver.readout(solver.search(it, config), config),
+        lambda it: solver.start(it, config),
         functools.partial(_advance, config=config),
         lambda s: ~jax.vmap(lambda x: solver.live(x, config))(s),
-        lambda s: solver.result(s, config),
+        lambda s: solver.readout(s, config),
         batch,
         num_devices,
         sizes.count_lanes,

@@ -135,7 +135,7 @@ def _advance_searches(lanes, active, config: solver.Config):
     """One lockstep iteration of constellation searches: every live lane takes one tree edge."""
     del active  # a lane without an item is finished (d < 0) and stays as it is
     states, tables = lanes
-    moved = jax.vmap(lambda s, t: solver.step(s, t, config))(states, tables)
+    moved = jax.vmap(lambda s, t: solver.edge(s, t, config))(states, tables)
     return where_lanes(states.d >= 0, moved, states), tables
 
 

@@ -19,9 +19,12 @@ instance (callers batch it; :mod:`jaxqueens.parallel` chooses how):
 ============  ================================================================================
 
 ``key`` is a typed ``jax.random.key`` (a legacy ``uint32[2]`` key from ``jax.random.PRNGKey``
-is accepted); it is consumed. The exact families (``count``, ``complete``), which draw nothing at
-random, take what they search in its place (a task, an instance). ``problem`` is the optional,
-dynamic description of what is solved beyond ``n`` (a start board, a constrained instance).
+is accepted); it is consumed. The exact families (``count``, ``complete``) draw nothing at random:
+they take the same arguments in the same places, so one harness calls every family alike, and
+their ``key`` may be ``None`` (a key given is checked, :func:`ignore_key`, and unused; their
+results never depend on it). ``problem`` is the dynamic description of what is solved beyond
+``n``: optional for the chain families (a start board, a constrained instance), required by the
+exact ones (the task a count searches, the instance a completion decides).
 Inside the hot loops a counter-based integer hash seeded once from the key replaces threefry
 (25x cheaper per step on the CPU, ``shared/PERFORMANCE.md``; :mod:`jaxqueens.core.rng`).
 
@@ -60,6 +63,14 @@ def as_key(key) -> jax.Array:
         f"a kernel key must be a jax.random.key (or a legacy jax.random.PRNGKey), got {shown}: "
         "pass jax.random.key(seed)"
     )
+
+
+def ignore_key(key) -> None:
+    """The ``key`` of a deterministic family (``count``, ``complete``): ``None``, or a key
+    checked as :func:`as_key` checks it (so a wrong argument fails as it would anywhere else), and
+    not used."""
+    if key is not None:
+        as_key(key)
 
 
 def seed_of(key) -> jax.Array:

@@ -27,6 +27,27 @@ batch instead of idling it. Solutions found in one call are fewer than its steps
 the count words never carry; the host sums them as Python ints.
 
 Everything here is written for ONE item; batching is :mod:`jaxqueens.parallel.items`' choice.
+The drivers' hot path is :func:`start`, :func:`edge` (:func:`step_lane` for lockstep lanes),
+:func:`search` and :func:`readout` over packed items.
+
+**The kernel contract** (:mod:`jaxqueens.solvers.base`) wraps the same functions for one whole
+instance: :class:`Config` (n, torus, what to list, decide or count), :class:`Params` (the edge
+budget of a call), :class:`Problem` (the instance's allowed rows per column: :func:`problem`),
+:class:`State`, :class:`Result` (status, solutions found as two uint32 words, the first solution's
+``rows``, the listed ``boards``), :func:`init`, :func:`step` (one edge), :func:`run` (until the
+search is over or the budget is spent), :func:`resume` and :func:`finish`::
+
+    import jax, jaxqueens.solvers.complete as complete
+    from jaxqueens.core.constraints import completion
+    model = completion(8, [(1, 3), (3, 4)])        # two queens placed: complete the board
+    config = complete.Config(model.n)              # count (decide=True: first solution)
+    params = complete.default_params(config)
+    out = jax.jit(complete.run, static_argnums=1)(None, config, params, complete.problem(model))
+    complete.STATUS[int(out.status)], out.found, out.rows
+
+The search is exact and deterministic: ``key`` (first, as in every family) may be ``None``; a
+key given is checked and unused. Each solution the kernel reports should be checked on the host
+(:func:`jaxqueens.core.checker.check_constrained`), as the driver does.
 """
 
 from __future__ import annotations
@@ -37,14 +58,20 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
+from jaxqueens.core.constraints import Constraints, column_masks
+from jaxqueens.solvers.base import ignore_key
 from jaxqueens.solvers.count import DONE, add64
 
 COLS, LD, RD, AV, BACK = range(5)
 LEVEL, BUDGET, STOP = 4, 5, 6  # item layout: root (cols, ld, rd, av), level, budget, stop flag,
 HEAD = 7  # then the allowed masks [n]
 MAX_N = 32  # uint32 masks
+MAX_BUDGET = 2**31 - 1  # tree edges a search may take (int32 step counter)
+UNKNOWN, SAT, UNSAT = 0, 1, 2  # :class:`Result` status
+STATUS = ("unknown", "SAT", "UNSAT")  # its name, by value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,8 +93,9 @@ class Config:
         return HEAD + self.n
 
 
-class Lane(NamedTuple):
-    """The DFS state of one item (``R = n + 1`` stack rows, ``C = cap``)."""
+class State(NamedTuple):
+    """The DFS state of one item (``R = n + 1`` stack rows, ``C = max(cap, 1)``): the drivers'
+    lanes and the contract's state alike."""
 
     d: jax.Array  # [] int32 stack row of the current level; -1 once the sub-tree is searched;
     #               -2 - r once a ``stop`` item found a solution whose last column is stack row r
@@ -82,7 +110,7 @@ class Lane(NamedTuple):
     sols: jax.Array  # [C, n + 1] uint32 cols masks along each listed solution's path
 
 
-def init(item, config: Config) -> Lane:
+def start(item, config: Config) -> State:
     """Lane for ``item`` = uint32 ``[HEAD + n]`` (:data:`COLS`.. :data:`BUDGET`, then masks)."""
     item = item.astype(jnp.uint32)
     root = jnp.concatenate([item[:4], jnp.full((1,), DONE, jnp.uint32)])
@@ -90,7 +118,7 @@ def init(item, config: Config) -> Lane:
     allowed = jnp.concatenate([item[HEAD:], jnp.zeros((1,), jnp.uint32)])
     d = jnp.where(item[AV] == 0, -1, 0).astype(jnp.int32)
     z = jnp.uint32(0)
-    return Lane(
+    return State(
         d,
         item[LEVEL].astype(jnp.int32),
         item[BUDGET].astype(jnp.int32),
@@ -111,13 +139,13 @@ def _shift(ld, rd, n: int, toroidal: bool):
     return ld << 1, rd >> 1
 
 
-def live(lane: Lane, config: Config):
+def live(lane: State, config: Config):
     """The lane still has work in this call (a stopped search has a negative ``d``)."""
     del config
     return (lane.d >= 0) & (lane.steps < lane.budget)
 
 
-def step(lane: Lane, config: Config, keep=None) -> Lane:
+def edge(lane: State, config: Config, keep=None) -> State:
     """One tree edge (the lane must be :func:`live`, unless ``keep``, a [] bool for lockstep
     lanes, says it stays as it is: its words are then written back unchanged)."""
     n = config.n
@@ -153,7 +181,7 @@ def step(lane: Lane, config: Config, keep=None) -> Lane:
         lo, hi = add64(lo, hi, jnp.where(last, lax.population_count(nav), jnp.uint32(0)))
     d = jnp.where(push, here + 1, resume).astype(jnp.int32)  # DONE -> -1
     stop = hit if config.decide else hit & lane.stop
-    d = jnp.where(stop, -3 - lane.d, d)  # -2 - (row of the final column): see :func:`result`
+    d = jnp.where(stop, -3 - lane.d, d)  # -2 - (row of the final column): see :func:`readout`
     steps = lane.steps + 1
     if keep is not None:
         d, steps, lo, hi = (
@@ -163,27 +191,27 @@ def step(lane: Lane, config: Config, keep=None) -> Lane:
     return lane._replace(d=d, steps=steps, lo=lo, hi=hi, stack=stack, sols=sols)
 
 
-def step_lane(lane: Lane, config: Config) -> Lane:
+def step_lane(lane: State, config: Config) -> State:
     """One lockstep iteration of a lane that may not be :func:`live` (it then stays as it is):
-    :func:`step` writing a stopped lane's words back instead of selecting the whole lane
+    :func:`edge` writing a stopped lane's words back instead of selecting the whole lane
     (``make gpu-check``'s model: the select read and wrote every lane's stack and listed
     solutions each iteration, 88 KB a lane at n = 21 with 1000 solutions listed)."""
-    return step(lane, config, keep=~live(lane, config))
+    return edge(lane, config, keep=~live(lane, config))
 
 
-def run(item, config: Config) -> Lane:
+def search(item, config: Config) -> State:
     """Search one item until its sub-tree is done, its budget is spent or (``stop``) a solution
     is found."""
-    return lax.while_loop(lambda s: live(s, config), lambda s: step(s, config), init(item, config))
+    return lax.while_loop(lambda s: live(s, config), lambda s: edge(s, config), start(item, config))
 
 
-def _read(lane: Lane, config: Config):
+def _read(lane: State, config: Config):
     """One lane's results: (d of its untried frontier, found low word, and the cols masks
     along the path of the solution a ``stop`` item ended on)."""
     at = -2 - lane.d  # a stopped item: the stack row of its solution's final column
     stopped = at >= 0
     row = lax.dynamic_slice(lane.stack, (jnp.maximum(at - 1, 0), 0), (1, 5))[0]
-    resume = jnp.where(row[AV] != 0, at - 1, row[BACK].astype(jnp.int32))  # as :func:`step`
+    resume = jnp.where(row[AV] != 0, at - 1, row[BACK].astype(jnp.int32))  # as :func:`edge`
     frontier = jnp.where(stopped, resume, lane.d)
     lo = stopped.astype(jnp.uint32) if config.decide else lane.lo
     last = lax.dynamic_slice(lane.stack, (jnp.maximum(at, 0), 0), (1, 5))[0]
@@ -192,7 +220,7 @@ def _read(lane: Lane, config: Config):
     return frontier, lo, path[None]
 
 
-def result(lane: Lane, config: Config):
+def readout(lane: State, config: Config):
     """What the host reads back (one lane or a batch): head uint32 ``[..., 4]`` = (d, steps, lo,
     hi), d being the deepest stack row still to search (-1: none), the stack ``[..., R, 5]`` and
     the listed solutions ``[..., C, n + 1]`` (cap 0: the one solution a ``stop`` item ended on,
@@ -204,3 +232,137 @@ def result(lane: Lane, config: Config):
         [frontier.astype(jnp.uint32), lane.steps.astype(jnp.uint32), lo, lane.hi], axis=-1
     )
     return head, lane.stack, (lane.sols if config.cap else path)
+
+
+# --- the kernel contract (jaxqueens.solvers.base): one whole instance ---------------------------
+#
+# Thin wrappers over the hot path above (the same :func:`start`, :func:`edge` and :func:`_read`).
+# The search stops at its first solution (``stop``) so that the solution's path can be read off
+# the stack; in count mode it is then recorded in ``sols`` row 0 and the search goes on from the
+# untried frontier, exactly where the drivers split the rest off into new items.
+
+
+class Params(NamedTuple):
+    """Dynamic parameters: a new value never recompiles; ``jax.vmap`` sweeps them."""
+
+    budget: jax.Array  # [] int32 in 0..MAX_BUDGET: tree edges a call may take
+
+
+def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
+    """The package's default: up to ``MAX_BUDGET`` (2^31 - 1) edges a call (the driver's calls
+    take 2^20 per item and split what is left over the batch)."""
+    del config  # the budget does not depend on the board
+    if not 0 <= budget <= MAX_BUDGET:
+        raise ValueError(f"budget must lie in [0, {MAX_BUDGET}] edges, got {budget}")
+    return Params(jnp.asarray(budget, jnp.int32))
+
+
+class Problem(NamedTuple):
+    """One constrained instance (dynamic): :func:`problem` builds it from a
+    :class:`jaxqueens.core.constraints.Constraints`."""
+
+    allowed: jax.Array | np.ndarray  # [n] uint32 rows each column may use (column_masks)
+
+
+class Result(NamedTuple):
+    """What one instance's search reports (``C = max(cap, 1)``)."""
+
+    status: jax.Array  # [] int32 SAT (a solution found), UNSAT (searched, none) or UNKNOWN
+    found: jax.Array  # [2] uint32 solutions found (low, high word); decide: 1 once SAT
+    finished: jax.Array  # [] bool the search is over (count: every solution is counted)
+    rows: jax.Array  # [n] int32 the first solution found (rows[x] = row of column x); -1: none
+    boards: jax.Array  # [C, n] int32 the solutions listed (cap 0: rows); -1 past the count
+    steps: jax.Array  # [] int32 tree edges taken since init
+
+
+def problem(model: Constraints, orientation: int = 0) -> Problem:
+    """The instance ``model`` (host NumPy), seen in ``orientation`` (0: as given; the driver
+    searches the most constrained one, :func:`jaxqueens.core.constraints.search_masks`, and maps
+    boards back with :func:`jaxqueens.core.constraints.board_from_orientation`)."""
+    return Problem(column_masks(model, orientation).astype(np.uint32))
+
+
+def _settle(lane: State, config: Config) -> State:
+    """After a stop at the first solution: its path into ``sols`` row 0 (cap 0), and in count
+    mode the search resumed from its untried frontier (decide: it stays stopped, and SAT)."""
+    stopped = lane.d <= -2
+    frontier, _, path = _read(lane, config)
+    sols = lane.sols if config.cap else jnp.where(stopped, path, lane.sols)
+    if config.decide:
+        lo = jnp.where(stopped, jnp.uint32(1), lane.lo)
+        return lane._replace(lo=lo, sols=sols)
+    d = jnp.where(stopped, frontier, lane.d)
+    return lane._replace(d=d, stop=lane.stop & ~stopped, sols=sols)
+
+
+def init(key, config: Config, params: Params, problem: Problem) -> State:
+    """The instance's search at its root. ``key`` is unused (``None`` or a key, checked): the
+    search is exact and deterministic."""
+    ignore_key(key)
+    allowed = jnp.asarray(problem.allowed, jnp.uint32)
+    if allowed.shape != (config.n,):
+        raise ValueError(f"Problem.allowed must have shape ({config.n},), got {allowed.shape}")
+    head = [0, 0, 0, allowed[0], 0, params.budget, config.cap == 0]
+    lane = start(
+        jnp.concatenate([jnp.stack([jnp.asarray(x, jnp.uint32) for x in head]), allowed]), config
+    )
+    if config.n == 1:  # no edge to take: the one square, if allowed, is the solution
+        one = allowed[0] & 1
+        path = jnp.stack([jnp.uint32(0), one])
+        lane = lane._replace(d=jnp.int32(-1), lo=one, sols=lane.sols.at[0].set(path))
+    return lane
+
+
+def done(state: State, config: Config, params: Params) -> jax.Array:
+    """[] bool: nothing left to do in this call (searched, stopped, or out of budget)."""
+    return ~live(state, config)
+
+
+def step(state: State, config: Config, params: Params, problem: Problem) -> State:
+    """One tree edge (:func:`edge`; a no-op once :func:`done`)."""
+    return _settle(edge(state, config, keep=~live(state, config)), config)
+
+
+def resume(state: State, config: Config, params: Params, problem: Problem) -> State:
+    """At most ``params.budget`` more edges (in all at most ``MAX_BUDGET`` since :func:`init`):
+    the state, searched further."""
+    more = jnp.minimum(params.budget, MAX_BUDGET - state.steps)
+    lane = state._replace(budget=state.steps + more)
+    go = lambda s: lax.while_loop(lambda x: live(x, config), lambda x: edge(x, config), s)
+    return go(_settle(go(lane), config))  # to the first solution, then (count) the rest
+
+
+def result(state: State, config: Config, params: Params) -> Result:
+    """What the search reports so far."""
+    n = config.n
+    found = (state.lo | state.hi) != 0
+    stopped = state.d <= -2
+    finished = (state.d == -1) | (stopped & config.decide)
+    status = jnp.where(found, SAT, jnp.where(state.d == -1, UNSAT, UNKNOWN)).astype(jnp.int32)
+    bits = state.sols[:, 1:] ^ state.sols[:, :-1]  # [C, n] the queen of each column
+    boards = lax.population_count(bits - jnp.uint32(1)).astype(jnp.int32)
+    cap = bits.shape[0]
+    listed = jnp.arange(cap) < jnp.where(state.hi > 0, cap, jnp.minimum(state.lo, cap)).astype(
+        jnp.int32
+    )
+    boards = jnp.where(listed[:, None] & found, boards, -1)
+    return Result(
+        status,
+        jnp.stack([state.lo, state.hi]),
+        finished,
+        boards[0, :n],
+        boards,
+        state.steps,
+    )
+
+
+def finish(state: State, config: Config, params: Params, problem: Problem) -> Result:
+    """:func:`resume`, then :func:`result`."""
+    return result(resume(state, config, params, problem), config, params)
+
+
+def run(key, config: Config, params: Params, problem: Problem) -> Result:
+    """Decide, count or enumerate one instance (``config.decide``, ``config.cap``) until the
+    search is over or ``params.budget`` edges are taken. ``key`` is unused (``None`` or a
+    key)."""
+    return finish(init(key, config, params, problem), config, params, problem)

@@ -15,8 +15,8 @@ rows left). The words an edge changes -- the parent's ``av`` and the child's row
 contiguous words of a flat stack, written with one ``dynamic_update_slice``, and XLA:CPU
 compiles the loop as one native function (:mod:`jaxqueens.parallel.devices`).
 
-**The constellation search** (:class:`Config`, :func:`step`, :func:`run`, :func:`search`; issue
-27) walks the levels of a *level table* (:func:`jaxqueens.core.constellations.level_tables`):
+**The constellation search** (:class:`Config`, :func:`edge`, :func:`walk`, :func:`search`;
+issue 27) walks the levels of a *level table* (:func:`jaxqueens.core.constellations.level_tables`):
 
 - a column holding a border queen is never searched (its queen is fixed and the other columns'
   allowed rows already avoid it): the next level is ``GAP`` columns on and the diagonals shift by
@@ -44,7 +44,26 @@ words with an explicit carry (exact below 2^64).
 Everything here is written for ONE task. Batching is the backend's choice, made in
 :mod:`jaxqueens.parallel.items` and called from :mod:`jaxqueens.drivers.count`: on the CPU, one
 task after the other (:func:`search`, one budget per call) per host device; on accelerators,
-lockstep ``vmap`` lanes with refill (:func:`step` on every live lane).
+lockstep ``vmap`` lanes with refill (:func:`edge` on every live lane).
+
+**The kernel contract** (:mod:`jaxqueens.solvers.base`) wraps the same :func:`edge` and
+:func:`walk` for one task: :class:`Config`, :class:`Params` (the edge budget of a call),
+:class:`Problem` (the task: its prefix and level table), :class:`State` and :class:`Result`
+(completions and edges as two uint32 words, exact past 2^32), :func:`init`, :func:`step` (one
+edge), :func:`run` (until the task is searched or the budget is spent), :func:`resume` and
+:func:`finish` (a further budget from a state). :func:`problems` builds every task of a board on
+the host, weighted so that ``Q(n) = sum(weights * found)`` (:func:`total` sums exactly)::
+
+    import jax, jaxqueens.solvers.count as count
+    probs = count.problems(12)                   # 3540 tasks, config, weights
+    params = count.default_params(probs.config)
+    out = jax.jit(jax.vmap(lambda p: count.run(None, probs.config, params, p)))(probs.tasks)
+    count.total(out, probs.weights)              # 14200 = Q(12)
+
+The search is exact and deterministic: ``key`` (first, as in every family) may be ``None``; a
+key given is checked and unused. A plain ``vmap`` runs the tasks in lockstep (every task waits
+for the largest); the driver (:func:`jaxqueens.drivers.count.count_solutions`) batches them the
+backend's way, resumes stopped searches and sums on the host, and is the fast route for large n.
 """
 
 from __future__ import annotations
@@ -54,7 +73,11 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
+
+from jaxqueens.core import constellations
+from jaxqueens.solvers.base import ignore_key
 
 COLS, LD, RD, BACK, AV = range(5)  # the words of a stack row
 WORDS = 5
@@ -238,34 +261,45 @@ class Config:
 
 
 class Params(NamedTuple):
-    """Dynamic parameters: a new value never recompiles."""
+    """Dynamic parameters: a new value never recompiles; ``jax.vmap`` sweeps them."""
 
     budget: jax.Array  # [] int32 in 0..MAX_BUDGET: tree edges a call may take
 
 
-class State(NamedTuple):
-    """One task's search, resumable (``R`` = ``config.rows``)."""
+def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
+    """The package's default: a call may take up to ``MAX_BUDGET`` (2^31 - 1) edges, so
+    :func:`run` searches every task of n <= 20 to its end in one call (a task the budget stops
+    is resumed by :func:`resume`). The driver's calls take 2^27 edges, about a second."""
+    del config  # the budget does not depend on the board
+    if not 0 <= budget <= MAX_BUDGET:
+        raise ValueError(f"budget must lie in [0, {MAX_BUDGET}] edges, got {budget}")
+    return Params(jnp.asarray(budget, jnp.int32))
+
+
+class Dfs(NamedTuple):
+    """One task's search as the drivers' hot loop carries it, resumable (``R`` =
+    ``config.rows``); the contract's :class:`State` adds 64-bit totals around it."""
 
     d: jax.Array  # [] int32 stack row (= level) of the current node; -1 once searched
     found: jax.Array  # [] uint32 completions found since the state was unpacked (<= edges taken)
     stack: jax.Array  # [5 R] uint32: row r = (cols, ld, rd, back, av) of level r
 
 
-def unpack(item, config: Config) -> tuple[State, jax.Array]:
+def unpack(item, config: Config) -> tuple[Dfs, jax.Array]:
     """A search item, uint32 ``[config.width]``: its state (count reset to 0) and its level
     table uint32 ``[TABLE_WORDS * levels]``."""
-    state = State(item[0].astype(jnp.int32), jnp.uint32(0), item[HEAD : config.state_width])
+    state = Dfs(item[0].astype(jnp.int32), jnp.uint32(0), item[HEAD : config.state_width])
     return state, item[config.state_width :]
 
 
-def pack(state: State) -> jax.Array:
+def pack(state: Dfs) -> jax.Array:
     """A state as uint32 ``[config.state_width]`` (its item without the table): the words a
     call returns, from which the host resumes an unfinished search."""
     head = jnp.stack([state.d.astype(jnp.uint32), state.found, jnp.uint32(0), jnp.uint32(0)])
     return jnp.concatenate([head, state.stack])
 
 
-def step(state: State, table, config: Config) -> State:
+def edge(state: Dfs, table, config: Config) -> Dfs:
     """One tree edge (the state must be live: ``d >= 0``).
 
     Takes the lowest untried row of level d; counts the child's free rows when the child is the
@@ -301,16 +335,16 @@ def step(state: State, table, config: Config) -> State:
         allow_negative_indices=False,
     )
     count = state.found + lax.population_count(nav & t[COUNT_MASK])
-    return State(jnp.where(push, here + 1, resume).astype(jnp.int32), count, stack)
+    return Dfs(jnp.where(push, here + 1, resume).astype(jnp.int32), count, stack)
 
 
-def run(state: State, table, params: Params, config: Config) -> tuple[State, jax.Array]:
+def walk(state: Dfs, table, params: Params, config: Config) -> tuple[Dfs, jax.Array]:
     """Search until the task is done (``d < 0``) or ``params.budget`` edges are taken: the state
     (to resume in a later call with the same total) and the edges taken, [] int32."""
     # a countdown to 0, not a count up to the budget: one load and compare fewer per edge
     state, left = lax.while_loop(
         lambda c: (c[0].d >= 0) & (c[1] > 0),
-        lambda c: (step(c[0], table, config), c[1] - 1),
+        lambda c: (edge(c[0], table, config), c[1] - 1),
         (state, params.budget),
     )
     return state, params.budget - left
@@ -328,8 +362,173 @@ def search(items, params: Params, config: Config):
 
     def body(left, item):
         state, table = unpack(item, config)
-        state, taken = run(state, table, Params(left), config)
+        state, taken = walk(state, table, Params(left), config)
         return left - taken, pack(state)
 
     left, states = lax.scan(body, params.budget, items)
     return states, params.budget - left
+
+
+# --- the kernel contract (jaxqueens.solvers.base): one task, 64-bit totals ---------------------
+#
+# Thin wrappers over the hot path above (the same :func:`edge` and :func:`walk`): the contract's
+# State keeps the completions and edges since :func:`init` as two uint32 words each (a task
+# resumed call after call may pass 2^32), where the drivers sum each call's uint32 on the host.
+
+
+class Problem(NamedTuple):
+    """One task (dynamic): where its search starts and the levels it walks. :func:`problems`
+    builds every task of a board."""
+
+    prefix: jax.Array  # [4] uint32 (cols, ld, rd, av) at the task's first level
+    table: jax.Array  # [levels * TABLE_WORDS] uint32 its level table (core.constellations)
+
+
+class State(NamedTuple):
+    """One task's search, resumable (``R`` = ``config.rows``)."""
+
+    d: jax.Array  # [] int32 stack row (= level) of the current node; -1 once searched
+    stack: jax.Array  # [5 R] uint32: row r = (cols, ld, rd, back, av) of level r
+    found: jax.Array  # [2] uint32 completions found since init (low, high word: exact < 2^64)
+    edges: jax.Array  # [2] uint32 tree edges taken since init (low, high word)
+
+
+class Result(NamedTuple):
+    """What one task's search reports."""
+
+    found: jax.Array  # [2] uint32 completions found (low, high word: exact below 2^64)
+    finished: jax.Array  # [] bool the task's tree is searched (found is its completion count)
+    edges: jax.Array  # [2] uint32 tree edges taken (low, high word)
+
+
+class Problems(NamedTuple):
+    """Every task of a board (host NumPy; :func:`problems`): ``Q(n) = sum(weights * found)``."""
+
+    config: Config  # the static shape every task shares
+    tasks: Problem  # prefix [P, 4], table [P, levels * TABLE_WORDS] uint32
+    weights: np.ndarray  # [P] int64 each task's weight (its constellation's class size)
+
+
+def _add(words, x):
+    """uint32 ``[2]`` (low, high) plus a uint32 [] ``x``, with carry."""
+    return jnp.stack(add64(words[0], words[1], jnp.asarray(x, jnp.uint32)))
+
+
+def _dfs(state: State) -> Dfs:
+    return Dfs(state.d, jnp.uint32(0), state.stack)
+
+
+def init(key, config: Config, params: Params, problem: Problem) -> State:
+    """The task's search at its start. ``key`` is unused (``None`` or a key, checked): the
+    search is exact and deterministic."""
+    ignore_key(key)
+    del params
+    cols, ld, rd, av = (jnp.asarray(problem.prefix, jnp.uint32)[i] for i in range(4))
+    root = jnp.stack([cols, ld, rd, jnp.uint32(DONE), av])  # the words of stack row 0
+    stack = jnp.concatenate([root, jnp.zeros(WORDS * (config.rows - 1), jnp.uint32)])
+    zero = jnp.zeros(2, jnp.uint32)
+    return State(jnp.where(av == 0, -1, 0).astype(jnp.int32), stack, zero, zero)
+
+
+def done(state: State, config: Config, params: Params) -> jax.Array:
+    """[] bool: the task's tree is searched."""
+    return state.d < 0
+
+
+def step(state: State, config: Config, params: Params, problem: Problem) -> State:
+    """One tree edge (:func:`edge`; a no-op once :func:`done`)."""
+    nxt = edge(_dfs(state), problem.table, config)
+    moved = State(nxt.d, nxt.stack, _add(state.found, nxt.found), _add(state.edges, 1))
+    live = state.d >= 0
+    return jax.tree.map(lambda a, b: jnp.where(live, a, b), moved, state)
+
+
+def resume(state: State, config: Config, params: Params, problem: Problem) -> State:
+    """At most ``params.budget`` more edges (:func:`walk`): the state, searched further (call
+    again while not :func:`done`: the totals never depend on the budget)."""
+    nxt, taken = walk(_dfs(state), problem.table, params, config)
+    return State(nxt.d, nxt.stack, _add(state.found, nxt.found), _add(state.edges, taken))
+
+
+def result(state: State, config: Config, params: Params) -> Result:
+    """What the search reports so far."""
+    return Result(state.found, state.d < 0, state.edges)
+
+
+def finish(state: State, config: Config, params: Params, problem: Problem) -> Result:
+    """:func:`resume`, then :func:`result`."""
+    return result(resume(state, config, params, problem), config, params)
+
+
+def run(key, config: Config, params: Params, problem: Problem) -> Result:
+    """Search one task until it is done or ``params.budget`` edges are taken. ``key`` is unused
+    (``None`` or a key)."""
+    return finish(init(key, config, params, problem), config, params, problem)
+
+
+def problems(n: int, depth: int | None = None) -> Problems:
+    """Every task of the n-queens count (host NumPy), so that
+    ``Q(n) = sum(weights * run(...).found)``: one canonical border configuration per symmetry
+    class (:func:`jaxqueens.core.constellations.constellations`), its first ``depth`` columns
+    placed (default 1 below n = 12, else 2; 1..n-2), each weighted by its class size.
+
+    A task whose first level is its last (counted on the host by the driver) is written as one
+    edge from an empty virtual level into it, so every task goes through the kernel.
+    """
+    n = int(n)
+    if not 1 <= n <= 32:
+        raise ValueError(f"n must lie in [1, 32] (uint32 masks), got {n}")
+    if n <= 3:  # no border configuration to split: Q(1) = 1, Q(2) = Q(3) = 0
+        config, k = Config(n, 2), int(n == 1)
+        tasks = np.array([[0, 0, 0, 1]] * k, np.uint32).reshape(k, 4)  # n = 1: row 0 is free
+        table = np.zeros((k, config.levels, TABLE_WORDS), np.uint32)
+        return _virtual(config, tasks, table, np.ones(k, bool), np.ones(k, np.int64))
+    depth = min(1 if n < 12 else 2, n - 2) if depth is None else int(depth)
+    if not 1 <= depth <= n - 2:
+        raise ValueError(f"depth must lie in [1, {n - 2}] for n = {n}, got {depth}")
+    cfg, weights = constellations.constellations(n)
+    allow = constellations.allow_masks(n, cfg)
+    tasks, owner = constellations.tasks(n, allow, depth)
+    _, levels = constellations.level_columns(n, cfg, depth)
+    config = Config(n, constellations.table_levels(n, depth))
+    table = constellations.level_tables(n, cfg, allow, depth)[owner]
+    return _virtual(config, tasks, table, levels[owner] == 1, weights[owner])
+
+
+def _virtual(config, tasks, table, one, weights) -> Problems:
+    """Tasks ``one`` (their first level is their last: ``av``, at most one row, is the count)
+    as one edge from a virtual level: av a bit outside the real row's, no gap, the real row as
+    the child's allowed rows, the count mask all ones, no look-ahead."""
+    tasks, table = tasks.copy(), table.copy()
+    av = tasks[one, 3]
+    table[one] = 0
+    table[one, 0, ALLOW1] = av
+    table[one, 0, COUNT_MASK] = 0xFFFFFFFF
+    tasks[one] = 0
+    tasks[one, 3] = np.where(av == 1, 2, 1)
+    prefix = tasks.astype(np.uint32)
+    width = config.levels * TABLE_WORDS
+    return Problems(config, Problem(prefix, table.reshape(len(prefix), width)), weights)
+
+
+def to_int(words) -> int:
+    """The exact Python int of uint32 words ``[2]`` (low, high)."""
+    w = np.asarray(words).astype(np.uint64)
+    return int(w[0]) | int(w[1]) << 32
+
+
+def total(results: Result, weights) -> int:
+    """``sum(weights * found)`` over a batch of results ``[P]``, exact (Python ints).
+
+    Raises:
+      ValueError: some task is not finished (resume it first).
+    """
+    left = int(np.size(results.finished) - np.count_nonzero(np.asarray(results.finished)))
+    if left:
+        raise ValueError(f"{left} tasks are not finished: resume them (a larger budget)")
+    found = np.asarray(results.found).reshape(-1, 2).astype(np.uint64)
+    weights = np.asarray(weights, np.int64).reshape(-1)
+    return sum(
+        int(w) * (int(lo) | int(hi) << 32)
+        for w, lo, hi in zip(weights, found[:, 0], found[:, 1], strict=True)
+    )

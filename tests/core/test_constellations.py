@@ -190,7 +190,7 @@ def test_preference_picks_members_with_smaller_trees():
 
 def level_walk(table, cols, ld, rd, av):
     """The search the counting kernel walks, read off a level table in plain Python (one task,
-    from its level 0): (completions, edges). Mirrors jaxqueens.solvers.count.step."""
+    from its level 0): (completions, edges). Mirrors jaxqueens.solvers.count.edge."""
     found = edges = 0
 
     def walk(k, cols, ld, rd, av):

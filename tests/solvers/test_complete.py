@@ -37,7 +37,7 @@ def plain_solutions(m):
             return
         for y in range(n):
             if ok(rows, len(rows), y):
-                rec(rows + [y])
+                rec([*rows, y])
 
     rec([])
     return out
@@ -67,7 +67,7 @@ class KernelTest(chex.TestCase):
     def test_run_counts_like_the_reference(self):
         for m in (C.Constraints(5), C.completion(6, [(0, 1)]), C.Constraints(5, toroidal=True)):
             cfg = S.Config(m.n, m.toroidal)
-            lane = self.variant(lambda it: S.run(it, cfg))(jnp.asarray(item(m)))
+            lane = self.variant(lambda it, cfg=cfg: S.search(it, cfg))(jnp.asarray(item(m)))
             chex.assert_shape(
                 [lane.stack, lane.allowed, lane.sols], [(m.n + 1, 5), (m.n + 1,), (1, m.n + 1)]
             )
@@ -81,8 +81,8 @@ class KernelTest(chex.TestCase):
         m = C.excluded_diagonals(5, [[4, 1]])
         cfg = S.Config(5)
         init, step = (
-            self.variant(lambda it: S.init(it, cfg)),
-            self.variant(lambda s: S.step(s, cfg)),
+            self.variant(lambda it: S.start(it, cfg)),
+            self.variant(lambda s: S.edge(s, cfg)),
         )
         lane, steps = init(jnp.asarray(item(m))), 0
         while bool(S.live(lane, cfg)):
@@ -93,7 +93,7 @@ class KernelTest(chex.TestCase):
 @pytest.mark.parametrize("m", CASES)
 def test_stop_reads_the_first_solution_off_the_stack(m):
     cfg = S.Config(m.n, m.toroidal)
-    head, _, sols = jax.jit(lambda it: S.result(S.run(it, cfg), cfg))(item(m, stop=1))
+    head, _, sols = jax.jit(lambda it: S.readout(S.search(it, cfg), cfg))(item(m, stop=1))
     want = plain_solutions(m)
     assert int(head[2]) == min(1, len(want))
     if want:
@@ -103,7 +103,7 @@ def test_stop_reads_the_first_solution_off_the_stack(m):
 def test_enumeration_lists_every_solution():
     m = C.excluded_diagonals(7, [[3, 1]])
     cfg = S.Config(m.n, False, cap=64)
-    head, _, sols = jax.jit(lambda it: S.result(S.run(it, cfg), cfg))(item(m))
+    head, _, sols = jax.jit(lambda it: S.readout(S.search(it, cfg), cfg))(item(m))
     want = plain_solutions(m)
     assert int(head[2]) == len(want) and 0 < len(want) <= 64
     assert sorted(tuple(decode(s)) for s in np.asarray(sols)[: len(want)]) == sorted(want)
@@ -114,7 +114,7 @@ def test_budget_stops_and_the_stack_is_the_frontier():
     and adding what was found gives the total."""
     m = C.Constraints(8)
     cfg = S.Config(8)
-    run = jax.jit(lambda it: S.result(S.run(it, cfg), cfg))
+    run = jax.jit(lambda it: S.readout(S.search(it, cfg), cfg))
     head, stack, _ = map(np.asarray, run(item(m, budget=100)))
     assert head[1] == 100 and head[0] != DONE
     total, d = int(head[2]), int(head[0])
@@ -128,7 +128,7 @@ def test_budget_stops_and_the_stack_is_the_frontier():
 
 def test_one_compilation_per_config():
     cfg = S.Config(6)
-    fn = jax.jit(chex.assert_max_traces(lambda it: S.run(it, cfg).lo, n=1))
+    fn = jax.jit(chex.assert_max_traces(lambda it: S.search(it, cfg).lo, n=1))
     for m in (C.Constraints(6), C.Constraints(6, sums=[3]), C.completion(6, [(0, 1)])):
         fn(item(m))
 
@@ -138,8 +138,10 @@ class DecideTest(chex.TestCase):
     def test_decide_kernel_walks_like_a_stop_item_and_reads_its_solution(self):
         for m in CASES[2:4]:  # toroidal, excluded diagonals
             lean, full = S.Config(m.n, m.toroidal, decide=True), S.Config(m.n, m.toroidal)
-            got = self.variant(lambda it: S.result(S.run(it, lean), lean))(jnp.asarray(item(m)))
-            ref = jax.jit(lambda it: S.result(S.run(it, full), full))(item(m, stop=1))
+            got = self.variant(lambda it, c=lean: S.readout(S.search(it, c), c))(
+                jnp.asarray(item(m))
+            )
+            ref = jax.jit(lambda it, c=full: S.readout(S.search(it, c), c))(item(m, stop=1))
             want = plain_solutions(m)
             chex.assert_shape(got[0], (4,))
             assert int(got[0][2]) == min(1, len(want)) and int(got[0][3]) == 0
@@ -155,10 +157,10 @@ def test_a_stopped_search_leaves_its_untried_frontier(decide):
     m = C.Constraints(8)
     cfg, counter = S.Config(8, decide=decide), S.Config(8)
     head, stack, _ = map(
-        np.asarray, jax.jit(lambda it: S.result(S.run(it, cfg), cfg))(item(m, stop=1))
+        np.asarray, jax.jit(lambda it: S.readout(S.search(it, cfg), cfg))(item(m, stop=1))
     )
     assert head[2] == 1 and head[0] != DONE
-    count = jax.jit(lambda it: S.result(S.run(it, counter), counter)[0])
+    count = jax.jit(lambda it: S.readout(S.search(it, counter), counter)[0])
     masks = C.column_masks(m).astype(np.uint32)
     total = 1
     for k in range(int(head[0]) + 1):

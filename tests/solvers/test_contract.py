@@ -1,6 +1,9 @@
 """The public kernel contract (jaxqueens.solvers.base), family by family: typed and legacy keys,
 init/step/run inside a user's jit, vmap over keys and over Params (one compile), lax.scan of step,
-and results equal to the drivers' on the same seeds."""
+and results equal to the drivers' on the same seeds (the exact families count and complete: equal
+to OEIS A000170 and to the drivers' counts, decisions and boards)."""
+
+from pathlib import Path
 
 import chex
 import jax
@@ -10,10 +13,18 @@ import pytest
 from jax import lax
 
 import jaxqueens
+from jaxqueens.core import checker
+from jaxqueens.core import constraints as C
+from jaxqueens.core.oeis import A000170
+from jaxqueens.drivers import complete as complete_driver
+from jaxqueens.drivers import count as count_driver
 from jaxqueens.errors import QueensError
+from jaxqueens.io import instances as instio
 from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers import base, estimate, ga, large
+from jaxqueens.solvers import base, complete, count, estimate, ga, large
 from jaxqueens.solvers import minconflicts as mc
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 
 CONTRACT = ("Config", "Params", "default_params", "State", "Result", "init", "step", "run")
 CHAIN_HOOKS = ("done", "result", "finish")
@@ -177,3 +188,277 @@ def test_a_shorter_tabu_tenure_is_a_params_value():
     for tenure in (0, 2, 4):
         out = run(mc.default_params(config, max_steps=200, tabu=tenure))
         assert np.asarray(out.solved).all()
+
+
+# --- the exact families: count (one task) and complete (one constrained instance) --------------
+
+EXACT_HOOKS = ("Problem", "done", "result", "finish", "resume")
+
+
+@pytest.mark.parametrize("family", [count, complete], ids=["count", "complete"])
+def test_exact_families_expose_the_contract(family):
+    for name in CONTRACT + EXACT_HOOKS:
+        assert hasattr(family, name), name
+    assert family.Config.__dataclass_params__.frozen
+    for cls in (family.Params, family.State, family.Result, family.Problem):
+        assert issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def _words(x) -> np.ndarray:
+    """uint32 words [..., 2] (low, high) as exact uint64."""
+    w = np.asarray(x).astype(np.uint64)
+    return w[..., 0] | (w[..., 1] << np.uint64(32))
+
+
+def _count_case(n=8):
+    probs = count.problems(n)
+    return probs, count.default_params(probs.config)
+
+
+def _complete_cases():
+    """(name, config, problems [B, n], models): count, decide and enumerate configurations over
+    instances with known answers (SAT and UNSAT, a torus, excluded diagonals)."""
+    models = [
+        C.Constraints(8),
+        C.completion(8, [(1, 3), (3, 4)]),
+        C.completion(8, [(0, 0), (1, 1)]),  # two queens on a diagonal: UNSAT
+        C.excluded_diagonals(8, [[3, 1], [6, 0], [9, 1]]),
+    ]
+    allowed = np.stack([complete.problem(m).allowed for m in models])
+    return [
+        (mode, complete.Config(8, cap=cap, decide=decide), complete.Problem(allowed), models)
+        for mode, cap, decide in (("count", 0, False), ("decide", 0, True), ("enumerate", 6, False))
+    ]
+
+
+def test_exact_families_take_no_key_typed_or_legacy_alike_and_refuse_others():
+    probs, params = _count_case()
+    task = jax.tree.map(lambda x: x[5], probs.tasks)
+    runs = [count.run(k, probs.config, params, task) for k in (None, *_keys())]
+    for got in runs[1:]:
+        chex.assert_trees_all_equal(got, runs[0])
+    _, config, problems, _ = _complete_cases()[0]
+    inst = jax.tree.map(lambda x: x[1], problems)
+    cparams = complete.default_params(config)
+    runs = [complete.run(k, config, cparams, inst) for k in (None, *_keys())]
+    for got in runs[1:]:
+        chex.assert_trees_all_equal(got, runs[0])
+    for bad in (3, jnp.uint32(3), jnp.zeros(2, jnp.float32)):
+        with pytest.raises(QueensError, match=r"jax\.random\.key"):
+            count.init(bad, probs.config, params, task)
+        with pytest.raises(QueensError, match=r"jax\.random\.key"):
+            complete.init(bad, config, cparams, inst)
+
+
+def _keys():
+    return jax.random.key(3), jax.random.PRNGKey(3), jax.random.key(4)
+
+
+@pytest.mark.parametrize("n", range(1, 11))
+def test_count_run_over_the_problems_of_n_is_a000170_and_the_driver(n):
+    """sum(weights * found) over problems(n) = Q(n) = the driver's total, at the driver's depth
+    with the same tree edges (less one virtual edge per task the driver counts on the host)."""
+    probs, params = _count_case(n)
+    out = jax.jit(jax.vmap(lambda p: count.run(None, probs.config, params, p)))(probs.tasks)
+    assert np.asarray(out.finished).all()
+    assert count.total(out, probs.weights) == A000170[n]
+    if n < 4:
+        return
+    deep = count.problems(n, n - 2)  # one-level tasks (one virtual edge each) from n = 5 on
+    params = count.default_params(deep.config)
+    out = jax.jit(jax.vmap(lambda p: count.run(None, deep.config, params, p)))(deep.tasks)
+    assert count.total(out, deep.weights) == A000170[n]
+    res = count_driver.count_solutions(n)
+    assert res.total == A000170[n]
+    probs = count.problems(n, res.depth)
+    params = count.default_params(probs.config)
+    out = jax.jit(jax.vmap(lambda p: count.run(None, probs.config, params, p)))(probs.tasks)
+    assert count.total(out, probs.weights) == res.total
+    real = np.asarray(probs.tasks.prefix)[:, 0] != 0  # virtual tasks start on an empty board
+    assert int(_words(out.edges)[real].sum()) == res.edges
+
+
+def test_count_vmap_over_params_compiles_once_and_resume_reaches_the_same_total():
+    chex.clear_trace_counter()
+    probs, _ = _count_case(9)
+    config, tasks = probs.config, probs.tasks
+
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def sweep(budgets, tasks):
+        def one(b):
+            params = count.Params(b)
+            return jax.vmap(lambda p: count.run(None, config, params, p))(tasks)
+
+        return jax.vmap(one)(budgets)
+
+    budgets = jnp.array([1, 7, 40, count.MAX_BUDGET], jnp.int32)
+    out = sweep(budgets, tasks)
+    chex.assert_shape(out.found, (4, len(probs.weights), 2))
+    sweep(budgets[::-1], tasks)  # new values: no new trace
+    edges = _words(out.edges)
+    assert (edges <= np.asarray(budgets)[:, None]).all()
+    assert np.asarray(out.finished[-1]).all() and not np.asarray(out.finished[0]).all()
+
+    # calls of 7 edges, resumed until every task is searched: the same total and edges
+    params = count.default_params(config, budget=7)
+    resume = jax.jit(jax.vmap(lambda s, p: count.resume(s, config, params, p)))
+    state = jax.vmap(lambda p: count.init(None, config, params, p))(tasks)
+    calls = 0
+    while not np.asarray(count.done(state, config, params)).all():
+        state, calls = resume(state, tasks), calls + 1
+    got = count.result(state, config, params)
+    assert calls > 1
+    assert count.total(got, probs.weights) == A000170[9]
+    np.testing.assert_array_equal(_words(got.edges), edges[-1])
+
+
+def test_count_scan_of_step_reaches_what_run_reports():
+    probs, params = _count_case(8)
+    config = probs.config
+
+    @jax.jit
+    def scanned(task):
+        s = count.init(None, config, params, task)
+        s, _ = lax.scan(lambda s, _: (count.step(s, config, params, task), None), s, None, 600)
+        return count.done(s, config, params), count.result(s, config, params)
+
+    finished, got = jax.vmap(scanned)(probs.tasks)
+    assert np.asarray(finished).all()
+    want = jax.jit(jax.vmap(lambda p: count.run(None, config, params, p)))(probs.tasks)
+    chex.assert_trees_all_equal(got, want)
+
+
+def test_count_totals_carry_past_2_to_the_32():
+    """A state's completions are two words: one more past 2^32 - 1 carries (no silent wrap),
+    and total() sums in Python ints."""
+    probs = count.problems(8, 6)  # 6 columns placed: every task's first level is its last
+    params = count.default_params(probs.config)
+    found = count.run(None, probs.config, params, jax.tree.map(lambda x: x[0], probs.tasks))
+    i = int(np.flatnonzero(np.asarray(probs.tasks.prefix)[:, 0] == 0)[0])  # a one-edge task
+    task = jax.tree.map(lambda x, i=i: x[i], probs.tasks)
+    s = count.init(None, probs.config, params, task)
+    s = s._replace(found=jnp.array([0xFFFFFFFF, 0], jnp.uint32))
+    s = count.step(s, probs.config, params, task)
+    assert count.to_int(s.found) == 2**32 and bool(count.done(s, probs.config, params))
+    big = count.Result(jnp.array([[0xFFFFFFFF, 7]], jnp.uint32), jnp.array([True]), found.edges)
+    assert count.total(big, [8]) == 8 * (7 * 2**32 + 2**32 - 1)
+
+
+def test_count_bad_arguments():
+    with pytest.raises(ValueError, match="budget"):
+        count.default_params(count.Config(8, 8), budget=-1)
+    with pytest.raises(ValueError, match="n must lie"):
+        count.problems(33)
+    with pytest.raises(ValueError, match="depth"):
+        count.problems(8, 7)
+    probs, _ = _count_case(8)
+    params = count.default_params(probs.config, budget=1)
+    out = jax.vmap(lambda p: count.run(None, probs.config, params, p))(probs.tasks)
+    with pytest.raises(ValueError, match="not finished"):
+        count.total(out, probs.weights)
+
+
+def _check_against_driver(models, mode, cap, out):
+    """The contract's results [B] for ``models`` equal the driver's (as given: orient=False),
+    and every solution passes the checker."""
+    want = complete_driver.solve_instances(models, mode, cap=max(cap, 1), orient=False)
+    for i, (m, w) in enumerate(zip(models, want.instances, strict=True)):
+        assert complete.STATUS[int(out.status[i])] == w.status, (i, mode)
+        assert bool(out.finished[i])
+        found = int(_words(out.found[i]))
+        if w.solutions is not None:
+            assert found == w.solutions
+        if w.status != "SAT":
+            assert (np.asarray(out.rows[i]) == -1).all()
+            continue
+        rows = np.asarray(out.rows[i])
+        assert checker.check_constrained(rows, m).ok
+        np.testing.assert_array_equal(rows, w.boards[0])
+        listed = min(found, cap) if cap else 1
+        boards = np.asarray(out.boards[i])
+        np.testing.assert_array_equal(boards[:listed], w.boards[:listed])
+        assert (boards[listed:] == -1).all()
+        for b in boards[:listed]:
+            assert checker.check_constrained(b, m).ok
+
+
+@pytest.mark.parametrize("case", _complete_cases(), ids=lambda c: c[0])
+def test_complete_run_equals_the_driver(case):
+    mode, config, problems, models = case
+    params = complete.default_params(config)
+    out = jax.jit(jax.vmap(lambda p: complete.run(None, config, params, p)))(problems)
+    _check_against_driver(models, mode, config.cap, out)
+
+
+@pytest.mark.parametrize("mode", ["decide", "count"])
+def test_complete_run_on_shipped_prob079_instances_equals_the_driver(mode):
+    arc = SHARED / "instances" / "prob079" / "diag-10.tar.gz"
+    if not arc.exists():
+        pytest.skip(f"{arc} not available")
+    loaded = instio.load_instances([str(arc)], diags=8).instances[::97][:8]
+    models = [i.model for i in loaded]
+    config = complete.Config(10, decide=mode == "decide")
+    problems = complete.Problem(np.stack([complete.problem(m).allowed for m in models]))
+    params = complete.default_params(config)
+    out = jax.jit(jax.vmap(lambda p: complete.run(None, config, params, p)))(problems)
+    assert {complete.STATUS[int(s)] for s in out.status} == {"SAT", "UNSAT"}  # both kinds
+    _check_against_driver(models, mode, 0, out)
+
+
+@pytest.mark.parametrize("case", _complete_cases(), ids=lambda c: c[0])
+def test_complete_scan_of_step_reaches_what_run_reports(case):
+    _, config, problems, _ = case
+    params = complete.default_params(config)
+
+    @jax.jit
+    def scanned(p):
+        s = complete.init(None, config, params, p)
+        s, _ = lax.scan(lambda s, _: (complete.step(s, config, params, p), None), s, None, 2500)
+        return complete.done(s, config, params), complete.result(s, config, params)
+
+    finished, got = jax.vmap(scanned)(problems)
+    assert np.asarray(finished).all()
+    want = jax.jit(jax.vmap(lambda p: complete.run(None, config, params, p)))(problems)
+    chex.assert_trees_all_equal(got, want)
+
+
+def test_complete_vmap_over_params_compiles_once_and_resume_reaches_the_same_answer():
+    chex.clear_trace_counter()
+    _, config, problems, models = _complete_cases()[0]  # count mode
+
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def sweep(budgets, problems):
+        def one(b):
+            params = complete.Params(b)
+            return jax.vmap(lambda p: complete.run(None, config, params, p))(problems)
+
+        return jax.vmap(one)(budgets)
+
+    budgets = jnp.array([3, 30, complete.MAX_BUDGET], jnp.int32)
+    out = sweep(budgets, problems)
+    chex.assert_shape(out.rows, (3, len(models), 8))
+    sweep(budgets[::-1], problems)  # new values: no new trace
+    assert (np.asarray(out.steps) <= np.asarray(budgets)[:, None]).all()
+    assert complete.STATUS[int(out.status[0, 0])] == "unknown"  # 3 edges: no answer yet
+    full = jax.tree.map(lambda x: x[-1], out)
+
+    params = complete.default_params(config, budget=5)
+    resume = jax.jit(jax.vmap(lambda s, p: complete.resume(s, config, params, p)))
+    result = jax.jit(jax.vmap(lambda s: complete.result(s, config, params)))
+    state = jax.vmap(lambda p: complete.init(None, config, params, p))(problems)
+    calls = 0
+    while not np.asarray(result(state).finished).all():
+        state, calls = resume(state, problems), calls + 1
+    assert calls > 1
+    got = result(state)
+    chex.assert_trees_all_equal(got, full)  # the same edges, the same answers
+
+
+def test_complete_bad_arguments():
+    config = complete.Config(8)
+    with pytest.raises(ValueError, match="budget"):
+        complete.default_params(config, budget=2**31)
+    with pytest.raises(ValueError, match="shape"):
+        complete.init(None, config, complete.default_params(config), complete.Problem(np.ones(7)))

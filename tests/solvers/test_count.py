@@ -203,12 +203,12 @@ def allowed_completions(n, allow, col, cols, ld, rd):
 
 
 def searched(config, items, budget=count_kernel.MAX_BUDGET):
-    """Each item searched to the end by calls of ``budget`` edges (unpack, run, pack, resume):
+    """Each item searched to the end by calls of ``budget`` edges (unpack, walk, pack, resume):
     completions and edges per item, and the calls made."""
     run = jax.jit(
         lambda item, b: (
             lambda st: (lambda out: (count_kernel.pack(out[0]), out[1]))(
-                count_kernel.run(st[0], st[1], count_kernel.Params(b), config)
+                count_kernel.walk(st[0], st[1], count_kernel.Params(b), config)
             )
         )(count_kernel.unpack(item, config))
     )
@@ -310,8 +310,8 @@ class SearchTest(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_step_and_run(self):
         config, items, weights, _, _, _, levels = constellation_items(7, 2)
-        step = self.variant(lambda s, t: count_kernel.step(s, t, config))
-        run = self.variant(lambda s, t, b: count_kernel.run(s, t, count_kernel.Params(b), config))
+        step = self.variant(lambda s, t: count_kernel.edge(s, t, config))
+        run = self.variant(lambda s, t, b: count_kernel.walk(s, t, count_kernel.Params(b), config))
         total = 0
         for item, w, lv in zip(items, weights, levels, strict=True):
             if lv == 1:
