@@ -18,23 +18,6 @@ from jaxqueens.solvers import choices
 gather = _lazy.load("jaxqueens.parallel.gather")
 solstats = _lazy.load("jaxqueens.drivers.stats")
 
-GA_KEYS = (
-    "pop",
-    "generations",
-    "encoding",
-    "scheme",
-    "crossover",
-    "mutation",
-    "tournament",
-    "cxpb",
-    "mutpb",
-    "indpb",
-    "elite",
-    "islands",
-    "migrate_every",
-    "migrants",
-)
-
 
 def add_command(sub) -> None:
     """Register ``jaxqueens stats``."""
@@ -140,26 +123,16 @@ def add_command(sub) -> None:
     p.set_defaults(func=cmd_stats)
 
 
-ANNEAL_KEYS = (
-    "method",
-    "steps",
-    "rounds",
-    "neighbour",
-    "step",
-    "objective",
-    "q",
-    "init_prob",
-    "t_end",
-    "alpha",
-)
+ARG_NAMES = {"max_steps": "maxsteps"}
+"""Where a solver option's flag is spelled otherwise than the drivers' name."""
 
 
 def _options(args) -> dict:
     """Every solver option given on the command line (None: not given), by the drivers' names;
     an option of another solver is refused by
     :func:`jaxqueens.drivers.settings.check_stats_options`."""
-    given = {"max_steps": args.maxsteps, "init": args.init, "tabu": args.tabu}
-    given.update({k: getattr(args, k) for k in (*ANNEAL_KEYS, *GA_KEYS, "preset")})
+    names = {o for opts in settings.STATS_OPTIONS.values() for o in opts} | {"preset"}
+    given = {k: getattr(args, ARG_NAMES.get(k, k), None) for k in names}
     return {k: v for k, v in given.items() if v is not None}
 
 
