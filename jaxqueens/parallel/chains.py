@@ -100,6 +100,11 @@ class Chains:
         f = self.family
         return f.retry(s, self.config, params) if hasattr(f, "retry") else jnp.bool_(False)
 
+    @property
+    def restarts(self) -> bool:
+        """The family restarts failed attempts (``retry``/``restart``); LS/TA/SA chains do not."""
+        return hasattr(self.family, "restart")
+
     def restart(self, s, params, problem):
         return self.family.restart(s, self.config, params, problem)
 
@@ -121,6 +126,8 @@ def _lockstep_chains(chains: Chains, key, chain_ids, lanes: int, params, problem
     def advance(s, active):
         for _ in range(chains.unroll):
             s = vadvance(s)
+        if not chains.restarts:
+            return s
         retry = jax.vmap(lambda s: chains.retry(s, params))(s) & active
         # Restart lanes whose attempt failed, once enough of them wait (lanes.gate: a restart
         # builds a fresh board for every lane); a waiting lane is stopped, its steps no-ops.

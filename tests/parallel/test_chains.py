@@ -56,6 +56,21 @@ def test_lockstep_over_all_devices_with_a_start_board():
     _assert_same(ref, chains.run_lockstep(kernel, KEY, 12, prm, start, lanes=3, num_devices=d))
 
 
+@pytest.mark.parametrize("method", ["ls", "ta", "sa"])
+def test_anneal_lockstep_lanes_match_mapped(method):
+    """LS/TA/SA chains never restart: their lockstep lanes (a GPU's strategy) skip the restart
+    step (make gpu-check found the lockstep path calling a restart anneal does not have)."""
+    from jaxqueens.solvers import anneal as sls
+
+    cfg = sls.Config(n=10, method=method, rounds=4, steps_per_round=60)
+    kernel, prm = chains.Chains(sls, cfg), sls.default_params(cfg)
+    assert not kernel.restarts
+    _assert_same(
+        chains.run_mapped(kernel, KEY, 11, prm, num_devices=1),
+        chains.run_lockstep(kernel, KEY, 11, prm, lanes=4),
+    )
+
+
 def test_defect_7_batch_checked_against_memory_before_allocating(monkeypatch):
     """A kernel call's results ([chunk, n] boards and more) must fit: refused before compiling."""
     monkeypatch.setattr(memory, "available_memory", lambda: 2**20)
