@@ -15,7 +15,7 @@ from jaxqueens.solvers import large
 from jaxqueens.solvers.base import chain_keys, seed_of
 
 
-def setup(n, list_size=4096, trace_size=4096, **params):
+def kernel_setup(n, list_size=4096, trace_size=4096, **params):
     config = large.Config(n=n, list_size=list_size, trace_size=trace_size)
     return config, large.default_params(config, **params)
 
@@ -59,7 +59,7 @@ def _row(tree, i):
 
 def test_qs4_init_is_a_permutation_with_exact_counts_whatever_the_column_ranges():
     n = 5000
-    config, params = setup(n)
+    config, params = kernel_setup(n)
     place = jax.jit(lambda s, a, b: large.place(s, config, params, a, b))
     s = large.empty(key(3), config, params)
     assert int(s.pairs) == -1  # not placed yet
@@ -75,20 +75,20 @@ def test_qs4_init_is_a_permutation_with_exact_counts_whatever_the_column_ranges(
 def test_tries_one_is_a_uniform_permutation_and_free_tail_is_used():
     """tries 1 (the driver's --init permutation) is Fisher-Yates: each queen's row uniform."""
     n, draws = 6, 3000
-    config, params = setup(n, tries=1)
+    config, params = kernel_setup(n, tries=1)
     init = jax.jit(jax.vmap(lambda k: large.init(k, config, params)))
     rows = np.asarray(init(chain_keys(key(0), jnp.arange(draws))).rows)
     freq = np.stack([np.bincount(rows[:, c], minlength=n) for c in range(n)]) / draws
     assert np.abs(freq - 1 / n).max() < 0.04
     # free_tail = n places every column with one swap too: the same boards as tries 1
-    _, tail = setup(n, tries=100, free_tail=n)
+    _, tail = kernel_setup(n, tries=100, free_tail=n)
     same = jax.jit(jax.vmap(lambda k: large.init(k, config, tail)))
     np.testing.assert_array_equal(same(chain_keys(key(0), jnp.arange(50))).rows, rows[:50])
 
 
 def test_repair_keeps_counts_exact_and_never_worsens():
     n = 3000
-    config, params = setup(n, tries=2, max_steps=500)  # a poor init leaves work for the repair
+    config, params = kernel_setup(n, tries=2, max_steps=500)  # a poor init leaves work for the repair
     s = large.init(key(9), config, params)
     pairs = int(s.pairs)
     conflicted = int(np.asarray(large.conflicted(s)).sum())
@@ -104,7 +104,7 @@ def test_repair_keeps_counts_exact_and_never_worsens():
 
 
 def test_a_stalled_chain_restarts_from_the_next_seed_with_its_totals():
-    config, params = setup(6, stall_rounds=2)
+    config, params = kernel_setup(6, stall_rounds=2)
     s = large.init(key(11), config, params)
     s = s._replace(stalled=jnp.int32(2), steps=jnp.int32(7), rounds=jnp.int32(3))
     assert bool(large.retry(s, config, params)) and not bool(large.done(s, config, params))
@@ -121,7 +121,7 @@ def test_a_stalled_chain_restarts_from_the_next_seed_with_its_totals():
 
 @pytest.mark.parametrize("n", [4, 6, 8, 30, 1000])
 def test_run_solves_and_reports_consistently(n):
-    config, params = setup(n)
+    config, params = kernel_setup(n)
     keys = chain_keys(key(n), jnp.arange(4))
     res = jax.device_get(
         jax.jit(lambda ks: lax.map(lambda k: large.run(k, config, params), ks))(keys)
@@ -132,17 +132,17 @@ def test_run_solves_and_reports_consistently(n):
 
 
 def test_budgets_are_honoured():
-    config, params = setup(3000, tries=1, max_steps=50)
+    config, params = kernel_setup(3000, tries=1, max_steps=50)
     res = jax.jit(lambda k: large.run(k, config, params))(key(2))
     assert not bool(res.solved) and int(res.steps) == 50
     assert int(res.pairs) == checker.attacking_pairs(np.asarray(res.rows)) > 0
-    _, rounds = setup(3000, tries=1, max_rounds=2)
+    _, rounds = kernel_setup(3000, tries=1, max_rounds=2)
     res = jax.jit(lambda k: large.run(k, config, rounds))(key(2))
     assert not bool(res.solved) and int(res.rounds) == 2
 
 
 def test_step_is_a_no_op_once_done_and_finish_runs_from_any_state():
-    config, params = setup(8)
+    config, params = kernel_setup(8)
     step = jax.jit(lambda s: large.step(s, config, params))
     res = jax.jit(lambda k: large.run(k, config, params))(key(0))
     s = large.init(key(0), config, params)
@@ -156,7 +156,7 @@ def test_step_is_a_no_op_once_done_and_finish_runs_from_any_state():
 
 def test_scan_of_step_reaches_run_through_restarts():
     """A chain with restarts (n = 6, key 11): K steps under lax.scan end where run ends."""
-    config, params = setup(6)
+    config, params = kernel_setup(6)
     res = jax.jit(lambda k: large.run(k, config, params))(key(11))
     assert int(res.restarts) > 0 and bool(res.solved)
 
@@ -177,7 +177,7 @@ class KernelVariantsTest(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_init_step_run(self):
         n = 200
-        config, params = setup(n, tries=3, trace_size=64)
+        config, params = kernel_setup(n, tries=3, trace_size=64)
         s = self.variant(lambda k: large.init(k, config, params))(key(5))
         chex.assert_shape(s.rows, (n,))
         chex.assert_shape([s.diag, s.anti], (2 * n - 1,))
@@ -196,7 +196,7 @@ class KernelVariantsTest(chex.TestCase):
         assert bool(res.solved) and checker.is_solution(np.asarray(res.rows))
 
     def test_variants_agree(self):
-        config, params = setup(64, tries=2)
+        config, params = kernel_setup(64, tries=2)
         _assert_same(
             large.run(key(9), config, params),
             jax.jit(lambda k: large.run(k, config, params))(key(9)),
@@ -204,7 +204,7 @@ class KernelVariantsTest(chex.TestCase):
 
 
 def test_vmap_over_keys_equals_one_chain_at_a_time():
-    config, params = setup(40)
+    config, params = kernel_setup(40)
     keys = chain_keys(key(1), jnp.arange(6))
     run = jax.jit(lambda k: large.run(k, config, params))
     lockstep = jax.jit(jax.vmap(run))(keys)
@@ -247,7 +247,7 @@ def test_kernels_trace_once():
 
 
 def test_typed_and_legacy_keys():
-    config, params = setup(50)
+    config, params = kernel_setup(50)
     legacy = jax.random.PRNGKey(7)
     _assert_same(
         large.run(legacy, config, params),

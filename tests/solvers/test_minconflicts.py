@@ -69,7 +69,7 @@ KEY = jax.random.key(42)
 PARAM_FIELDS = ("max_steps", "max_restarts", "tabu_tenure", "qs4_tries")
 
 
-def setup(**kw) -> tuple[mc.Config, mc.Params]:
+def kernel_setup(**kw) -> tuple[mc.Config, mc.Params]:
     """(Config, Params) from one set of keywords: the static ones to Config, the rest to Params
     (``tabu_tenure``: Params.tabu, default Config.tabu)."""
     given = {k: kw.pop(k) for k in PARAM_FIELDS if k in kw}
@@ -96,7 +96,7 @@ def solve(key, cp: tuple[mc.Config, mc.Params], num: int) -> mc.Result:
 @pytest.mark.parametrize("init", mc.INITS)
 @pytest.mark.parametrize("n", [8, 29])
 def test_solutions_pass_brute_force(n, init):
-    res = jax.device_get(solve(KEY, setup(n=n, max_steps=max(100, 4 * n), init=init), 24))
+    res = jax.device_get(solve(KEY, kernel_setup(n=n, max_steps=max(100, 4 * n), init=init), 24))
     assert res.rows.shape == (24, n)
     assert res.solved.all()
     assert all(brute_is_solution(b) for b in res.rows)
@@ -106,12 +106,12 @@ def test_solutions_pass_brute_force(n, init):
 
 @pytest.mark.parametrize("tabu", [0, 1, 7])
 def test_tabu_on_and_off_both_solve(tabu):
-    res = jax.device_get(solve(KEY, setup(n=30, max_steps=120, tabu=tabu), 40))
+    res = jax.device_get(solve(KEY, kernel_setup(n=30, max_steps=120, tabu=tabu), 40))
     assert res.solved.all() and all(brute_is_solution(b) for b in res.rows)
 
 
 def test_max_restarts_caps_and_reports_unsolved():
-    res = jax.device_get(solve(KEY, setup(n=60, max_steps=1, max_restarts=3, init="random"), 8))
+    res = jax.device_get(solve(KEY, kernel_setup(n=60, max_steps=1, max_restarts=3, init="random"), 8))
     assert not res.solved.any()
     assert (res.restarts == 3).all()
     assert (res.steps == 4).all()  # one step per attempt
@@ -139,7 +139,7 @@ def _run_steps(seed, cp, k):
 
 @pytest.mark.parametrize("init,tabu", [("random", 0), ("permutation", 3), ("greedy", 0)])
 def test_counts_match_recount_after_many_steps(init, tabu):
-    cp = setup(n=50, max_steps=10_000, init=init, tabu=tabu)
+    cp = kernel_setup(n=50, max_steps=10_000, init=init, tabu=tabu)
     for seed in range(3):
         s, (before, counts, after, stop) = jax.device_get(_run_steps(seed, cp, 400))
         np.testing.assert_array_equal(s.counts, np_counts(s.rows))
@@ -148,7 +148,7 @@ def test_counts_match_recount_after_many_steps(init, tabu):
 
 
 def test_step_never_increases_moved_queen_conflicts():
-    cp = setup(n=24, max_steps=10_000, init="random")
+    cp = kernel_setup(n=24, max_steps=10_000, init="random")
     for seed in range(4):
         _, (before, _, after, stop) = jax.device_get(_run_steps(seed, cp, 150))
         for t in range(150):
@@ -161,7 +161,7 @@ def test_step_never_increases_moved_queen_conflicts():
 
 
 def test_trace_pairs_non_increasing_and_consistent():
-    cfg, prm = setup(n=30, max_steps=1000)
+    cfg, prm = kernel_setup(n=30, max_steps=1000)
     s, m = jax.device_get(jax.jit(lambda k: mc.trace(k, cfg, prm, 200))(key(3)))
     assert m.conflicted.shape == (200,) and m.pairs.shape == (200,)
     assert (np.diff(m.pairs) <= 0).all()
@@ -176,7 +176,7 @@ def test_trace_pairs_non_increasing_and_consistent():
 @pytest.mark.parametrize("init", mc.INITS)
 @pytest.mark.parametrize("n", [8, 70, 200])
 def test_initial_boards(init, n):
-    cfg, prm = setup(n=n, init=init)
+    cfg, prm = kernel_setup(n=n, init=init)
     keys = chain_keys(KEY, jnp.arange(6))
     s = jax.device_get(jax.jit(jax.vmap(lambda k: mc.init(k, cfg, prm)))(keys))
     assert s.rows.shape == (6, n)
@@ -206,7 +206,7 @@ def _assert_same(a, b):
 
 
 def test_same_key_same_result_and_different_keys_differ():
-    cp = setup(n=16, max_steps=64)
+    cp = kernel_setup(n=16, max_steps=64)
     a, b = solve(KEY, cp, 12), solve(KEY, cp, 12)
     _assert_same(a, b)
     c = solve(jax.random.key(7), cp, 12)
@@ -223,7 +223,7 @@ def _chi2(counts):
 
 
 def _state_for(rows, seed=0, tabu=0):
-    cfg, prm = setup(n=len(rows), tabu=tabu)
+    cfg, prm = kernel_setup(n=len(rows), tabu=tabu)
     s = mc.init(key(seed), cfg, prm)
     rows = jnp.asarray(rows, jnp.int32)
     return cfg, s._replace(rows=rows, counts=counts_of(rows, cfg.n))
@@ -274,7 +274,7 @@ class KernelVariantsTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_init_and_step(self):
-        cfg, prm = setup(n=10, tabu=2)
+        cfg, prm = kernel_setup(n=10, tabu=2)
         s = self.variant(lambda k: mc.init(k, cfg, prm))(key(4))
         chex.assert_shape(s.rows, (10,))
         chex.assert_shape(s.counts, (5 * 10 - 2,))
@@ -289,7 +289,7 @@ class KernelVariantsTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_solve_chain_and_trace(self):
-        cfg, prm = setup(n=8, max_steps=50)
+        cfg, prm = kernel_setup(n=8, max_steps=50)
         res = self.variant(lambda k: mc.run(k, cfg, prm))(key(1))
         chex.assert_shape(res.rows, (8,))
         chex.assert_shape([res.solved, res.steps, res.restarts], ())
@@ -298,7 +298,7 @@ class KernelVariantsTest(chex.TestCase):
         chex.assert_shape([m.conflicted, m.pairs], (20,))
 
     def test_variants_agree(self):
-        cfg, prm = setup(n=8, max_steps=30, init="qs4")
+        cfg, prm = kernel_setup(n=8, max_steps=30, init="qs4")
         eager = mc.run(key(9), cfg, prm)
         jitted = jax.jit(lambda k: mc.run(k, cfg, prm))(key(9))
         for a, b in zip(eager, jitted):
@@ -334,7 +334,7 @@ def _continue(prev, paused, attempts: int):
 
 
 def test_defect_5_a_chain_paused_between_calls_ends_as_if_never_paused():
-    cfg, prm = setup(n=10, max_steps=3, max_restarts=300)
+    cfg, prm = kernel_setup(n=10, max_steps=3, max_restarts=300)
     keys = chain_keys(KEY, jnp.arange(24))
     whole = jax.device_get(jax.jit(lambda ks: lax.map(lambda k: mc.run(k, cfg, prm), ks))(keys))
     assert whole.solved.any() and not whole.solved.all() and not mc.paused(whole, prm).any()
@@ -382,7 +382,7 @@ def np_greedy_ok(rows) -> bool:
 
 
 def test_greedy_follows_the_classic_rule():
-    cfg, prm = setup(n=40, init="greedy")
+    cfg, prm = kernel_setup(n=40, init="greedy")
     init = jax.jit(lambda s: mc.init_board(s, jnp.uint32(0), cfg, prm))
     boards = [np.asarray(init(jnp.uint32(s))) for s in range(4)]
     for b in boards:
@@ -394,15 +394,15 @@ def test_greedy_follows_the_classic_rule():
 def test_defect_greedy_init_stays_at_a_handful_of_pairs_at_n_30000():
     # Was 88-150 attacking pairs at n = 3 * 10^4 (ties went to the lowest row); the classic
     # greedy keeps 5-7 at every n.
-    cfg, prm = setup(n=30_000, init="greedy")
+    cfg, prm = kernel_setup(n=30_000, init="greedy")
     board = np.asarray(jax.jit(lambda s: mc.init_board(s, jnp.uint32(0), cfg, prm))(jnp.uint32(7)))
     assert checker.attacking_pairs(board) <= 20
 
 
 def test_defect_tabu_does_not_raise_restarts_on_small_boards():
     # Tenure 2 at n = 8 froze chains on plateaus: mean restarts 0.05 -> 0.49 (4000 steps each).
-    plain = jax.device_get(solve(KEY, setup(n=8, max_steps=400), 1000))
-    tabu = jax.device_get(solve(KEY, setup(n=8, max_steps=400, tabu=2), 1000))
+    plain = jax.device_get(solve(KEY, kernel_setup(n=8, max_steps=400), 1000))
+    tabu = jax.device_get(solve(KEY, kernel_setup(n=8, max_steps=400, tabu=2), 1000))
     assert plain.solved.all() and tabu.solved.all()
     assert tabu.restarts.mean() <= plain.restarts.mean() + 0.1, (
         tabu.restarts.mean(),
@@ -415,7 +415,7 @@ def test_cisc352_move_is_staged():
     """A conflict-free row when there is one, else a row with one conflict when one exists (the
     100 probes miss it only with probability (1 - k/n)^100), else a least-conflicted row."""
     n = 12
-    cfg, prm = setup(n=n, move="cisc352")
+    cfg, prm = kernel_setup(n=n, move="cisc352")
     init = jax.jit(lambda k: mc.init(k, cfg, prm))
     choose = jax.jit(lambda s, c: mc.choose_row(s, c, cfg))
     for seed in range(40):
@@ -428,14 +428,14 @@ def test_cisc352_move_is_staged():
         )
         want = 0 if cost.min() == 0 else (1 if (cost == 1).any() else cost.min())
         assert cost[int(r1)] == want
-    res = jax.device_get(solve(KEY, setup(n=30, move="cisc352", max_steps=200), 16))
+    res = jax.device_get(solve(KEY, kernel_setup(n=30, move="cisc352", max_steps=200), 16))
     assert res.solved.all() and all(brute_is_solution(r) for r in res.rows)
 
 
 def test_keep_best_reports_the_fewest_pairs_board():
     base = dict(n=14, max_steps=4, max_restarts=5)
-    last = jax.device_get(solve(KEY, setup(**base), 32))
-    best = jax.device_get(solve(KEY, setup(**base, keep_best=True), 32))
+    last = jax.device_get(solve(KEY, kernel_setup(**base), 32))
+    best = jax.device_get(solve(KEY, kernel_setup(**base, keep_best=True), 32))
     np.testing.assert_array_equal(last.solved, best.solved)  # the same walks
     np.testing.assert_array_equal(last.steps, best.steps)
     assert (~best.solved).sum() > 5
@@ -508,7 +508,7 @@ def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(
     if not allowed.any(axis=1).all():
         return  # the driver runs no chain on such an instance (tests/drivers)
     mask = rules.mask_of(allowed, cons.fixed_rows(model))
-    cfg, prm = setup(
+    cfg, prm = kernel_setup(
         n=n,
         max_steps=15,
         max_restarts=3,
@@ -541,10 +541,10 @@ def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(
             assert checker.check_constrained(rows, model).ok
 
 
-TORUS7, TORUS7_P = setup(n=7, max_steps=200, toroidal=True)
+TORUS7, TORUS7_P = kernel_setup(n=7, max_steps=200, toroidal=True)
 NAUCKISH = cons.Constraints(8, fixed=((0, 2), (3, 1)), blocked=((1, 0),))
 NAUCKISH_MASK = rules.mask_of(cons.allowed_squares(NAUCKISH), cons.fixed_rows(NAUCKISH))
-CONSTRAINED8, CONSTRAINED8_P = setup(n=8, max_steps=100, constrained=True)
+CONSTRAINED8, CONSTRAINED8_P = kernel_setup(n=8, max_steps=100, constrained=True)
 
 
 class ConstrainedVariantsTest(chex.TestCase):
