@@ -31,10 +31,10 @@ import numpy as np
 from jaxqueens import _lazy
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
-from jaxqueens.io import atomic, checkpoint
+from jaxqueens.io import atomic, checkpoint, interrupts
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import instances as instio
-from jaxqueens.io.progress import SafePoints
+from jaxqueens.io.interrupts import SafePoints
 
 gather = _lazy.load("jaxqueens.parallel.gather")  # JAX: imported at the first call of is_writer
 
@@ -276,8 +276,9 @@ def is_writer() -> bool:
 
 
 def report_interrupt(what: str, out, saved=None) -> int:
-    """After Ctrl-C: say what was kept (``what``) and where (``saved``: the checkpoint file,
-    default ``out/checkpoint.npz``), and how to resume; exit code 130."""
+    """After Ctrl-C or SIGTERM: say what was kept (``what``) and where (``saved``: the checkpoint
+    file, default ``out/checkpoint.npz``), and how to resume; exit code 128 + the signal (130
+    after Ctrl-C, 143 after SIGTERM: :func:`jaxqueens.io.interrupts.exit_code`)."""
     if out is not None and is_writer():
         saved = Path(out) / checkpoint.FILENAME if saved is None else saved
         print(
@@ -287,7 +288,7 @@ def report_interrupt(what: str, out, saved=None) -> int:
         )
     else:
         print("interrupted; nothing saved (give --out DIR to make runs resumable)", file=sys.stderr)
-    return 130
+    return interrupts.exit_code()
 
 
 MARGIN = 1 << 20
@@ -388,6 +389,18 @@ def final_write(out) -> Iterator[None]:
     with SafePoints() as safe:
         try:
             yield
+            if safe.requested:  # asked during the write (or the run's last chunk): done first
+                done = (
+                    f"the files written to {out} are complete"
+                    if out and is_writer()
+                    else "nothing lost"
+                )
+                print(
+                    f"{interrupts.signal_name()} during the final write: it was finished first "
+                    f"({done})",
+                    file=sys.stderr,
+                )
+                safe.check()  # KeyboardInterrupt: the command exits as interrupted
         except OSError as err:  # the disk filled up (or went read-only) after the preflight
             what = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
             keep = (
@@ -411,7 +424,3 @@ def final_write(out) -> Iterator[None]:
                     file=sys.stderr,
                 )
             raise
-    if safe.requested:
-        done = f"the files written to {out} are complete" if out and is_writer() else "nothing lost"
-        print(f"Ctrl-C during the final write: it was finished first ({done})", file=sys.stderr)
-        raise KeyboardInterrupt
