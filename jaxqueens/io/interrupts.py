@@ -96,6 +96,7 @@ class SafePoints:
         self.requested: int | None = None  # the signal asked for a stop (None: none yet)
         self._previous = None
         self._entered = False
+        self._answered = False  # a check raised for the request
 
     def __enter__(self) -> SafePoints:
         if threading.current_thread() is not threading.main_thread():
@@ -109,6 +110,7 @@ class SafePoints:
     def check(self) -> None:
         """Raise KeyboardInterrupt here if a stop was asked since the region began."""
         if self.requested:
+            self._answered = True
             raise KeyboardInterrupt
 
     def __exit__(self, exc_type, exc, tb) -> bool:
@@ -117,8 +119,9 @@ class SafePoints:
         _state["regions"].remove(self)
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
-        if self.requested and exc_type is None:  # never dropped: the enclosing region acts on
-            if _state["regions"]:  # it, or it stops the caller here
+        if self.requested and not self._answered and exc_type is None:
+            # never dropped: the enclosing region acts on it, or it stops the caller here
+            if _state["regions"]:
                 _state["regions"][-1].requested = self.requested
             else:
                 raise KeyboardInterrupt

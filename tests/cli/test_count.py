@@ -94,9 +94,9 @@ def test_ctrl_c_saves_and_resume_finishes(tmp_path, monkeypatch, capsys):
 
 
 def test_checkpoint_flags(tmp_path):
-    with pytest.raises(QueensError, match="--out DIR.*--resume DIR"):
+    with pytest.raises(QueensError, match=r"--out DIR.*--resume DIR"):
         _cli(["count", "-n", "8", "--checkpoint", str(tmp_path / "c.json")])
-    with pytest.raises(QueensError, match="no checkpoint.npz"):
+    with pytest.raises(QueensError, match=r"no checkpoint\.npz"):
         _cli(["count", "-n", "8", "--resume", str(tmp_path / "nothing")])
     with pytest.raises(QueensError, match="cannot resume"):
         _cli(["count", "-n", "8", "--enumerate", "--resume", str(tmp_path)])
@@ -126,7 +126,7 @@ def test_plan_prints_tasks_and_an_estimate_and_counts_nothing(tmp_path, capsys):
     assert "constellations" in out and "tasks of depth" in out and "estimated run time" in out
     assert "solutions" not in out.splitlines()[0]
     for extra in (["--out", str(tmp_path / "x")], ["--enumerate"], ["--resume", str(tmp_path)]):
-        with pytest.raises(QueensError, match="--plan.*drop"):
+        with pytest.raises(QueensError, match=r"--plan.*drop"):
             _cli(["count", "-n", "11", "--plan", *extra])
     assert list(tmp_path.iterdir()) == []
     assert _cli(["count", "-n", "3", "--plan"]) == 0 and "no tasks" in capsys.readouterr().out
@@ -154,3 +154,42 @@ def test_toroidal_counts_match_a051906_and_write_a_summary(tmp_path, capsys):
     ]:
         with pytest.raises(QueensError, match=msg):
             _cli(argv)
+
+
+def test_issue28_item4_sigterm_saves_and_prints_the_resume_line(tmp_path):
+    """``kill`` (SIGTERM) on a running count: the chunk in flight finishes, the checkpoint is
+    saved, the resume line printed, exit 143 (before: killed at once, nothing saved or said); the
+    resumed count is right."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "d"
+    argv = [sys.executable, "-m", "jaxqueens", "--log-json", "count", "-n", "18", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # the first progress event: the chunked loop is running
+        if '"progress"' in line:
+            break
+    sent = time.perf_counter()
+    proc.send_signal(signal.SIGTERM)
+    err = proc.stderr.read()
+    code = proc.wait(timeout=120)
+    took = time.perf_counter() - sent
+    assert code == 143, err
+    assert (
+        f"saved in {out / 'checkpoint.npz'}; resume with the same command and --resume {out}" in err
+    )
+    assert (out / "checkpoint.npz").exists() and not (out / "summary.json").exists()
+    assert took < 60, took  # about a second when measured; generous on a loaded machine
+    done = subprocess.run(
+        [*argv[:3], "count", "-n", "18", "--resume", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0 and "666,090,624 solutions" in done.stdout
