@@ -258,6 +258,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
             raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
         args.out = args.resume
     options.prepare_out(args.out, need=len(methods) * max(args.chains, 1) * (12 * max(n, 1) + 100))
+    options.claim_out(args.out, resume=bool(args.resume))
     states = _resume_states(args.resume, methods) if args.resume else {}
     results, solved = {}, 0
     for i, method in enumerate(methods):

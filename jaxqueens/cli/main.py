@@ -49,7 +49,7 @@ from jaxqueens.cli import (
     stats,
 )
 from jaxqueens.errors import InstanceUnsat, QueensError
-from jaxqueens.io import console, interrupts, logs, report
+from jaxqueens.io import console, interrupts, logs, ownership, report
 from jaxqueens.parallel import devices
 
 jax = _lazy.load("jax")  # only asked, in _write_report, once a command has imported it
@@ -238,6 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _internal(args.command, err)
     finally:
         interrupts.uninstall()
+        ownership.release_all()  # the --out folder's lock (jaxqueens.io.ownership)
 
 
 def _write_report(args, argv: Sequence[str]) -> None:

@@ -31,7 +31,7 @@ import numpy as np
 from jaxqueens import _lazy
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
-from jaxqueens.io import atomic, checkpoint, interrupts
+from jaxqueens.io import atomic, checkpoint, interrupts, ownership
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import instances as instio
 from jaxqueens.io.interrupts import SafePoints
@@ -258,9 +258,35 @@ def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, boo
                 f"--resume {args.resume}: no {checkpoint.FILENAME} there; "
                 "check the folder, or start without --resume"
             )
+        claim_out(args.out, resume=True)
         return path, True
     check_seconds(args.checkpoint_every, "--checkpoint-every")
+    claim_out(args.out, resume=False)
     return (Path(args.out) / checkpoint.FILENAME if args.out else None), False
+
+
+def claim_out(out, resume: bool) -> None:
+    """The run takes its ``--out`` folder (:mod:`jaxqueens.io.ownership`): without ``--resume``
+    a folder holding an unfinished run's checkpoint is refused (it would start from nothing and
+    overwrite it), and a folder another live process writes to is refused; then the folder's
+    lock is taken (released as the command ends). In a multi-process run process 0 takes it.
+
+    Raises:
+      QueensError: one line naming the folder and the ways on.
+    """
+    if not out:
+        return
+    prepare_out(out)  # a folder that can be made and written (before the lock makes it)
+    if not resume:
+        left = ownership.unfinished(out)
+        if left:
+            raise QueensError(
+                f"--out {out} holds an unfinished run ({left[0]}); continue it with --resume "
+                f"{out}, or give a new folder (or delete {left[0].name} there to start over)"
+            )
+    if _lazy.is_loaded("jax") and not is_writer():  # the other processes of a multi-process run
+        return
+    ownership.acquire(out, "--resume" if resume else "--out")
 
 
 def check_seconds(value, option: str) -> float:

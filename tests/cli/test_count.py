@@ -193,3 +193,46 @@ def test_issue28_item4_sigterm_saves_and_prints_the_resume_line(tmp_path):
         timeout=600,
     )
     assert done.returncode == 0 and "666,090,624 solutions" in done.stdout
+
+
+def test_issue28_item5_an_unfinished_run_is_never_started_over(tmp_path, capsys):
+    """A folder holding an unfinished count's checkpoint, given again without --resume: refused
+    in one line naming both ways on (it started from chunk 0 and overwrote the checkpoint)."""
+    from jaxqueens.cli.main import main
+
+    out = tmp_path / "d"
+    assert main(["count", "-n", "9", "--out", str(out)]) == 0
+    (out / "summary.json").unlink()  # as an interrupted run leaves it: a checkpoint, no summary
+    saved = (out / "checkpoint.npz").read_bytes()
+    capsys.readouterr()
+    assert main(["count", "-n", "9", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unfinished run" in err
+    assert f"--resume {out}" in err and "new folder" in err
+    assert (out / "checkpoint.npz").read_bytes() == saved
+    assert main(["count", "-n", "9", "--resume", str(out)]) == 0
+    assert "352 solutions" in capsys.readouterr().out
+    assert main(["count", "-n", "9", "--out", str(out)]) == 0  # finished: the folder may be reused
+    assert not (out / ".jaxqueens.lock").exists()  # released at the end
+
+
+def test_issue28_item4_a_second_writer_is_detected(tmp_path, capsys):
+    import subprocess
+    import sys
+
+    out = tmp_path / "d"
+    out.mkdir()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (out / ".jaxqueens.lock").write_text(f"{other.pid}\n")
+        from jaxqueens.cli.main import main
+
+        assert main(["count", "-n", "8", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"pid {other.pid}" in err and err.count("\n") == 1
+        assert not (out / "checkpoint.npz").exists()
+    finally:
+        other.kill()
+        other.wait()
+    assert main(["count", "-n", "8", "--out", str(out)]) == 0  # its process is gone: taken over
+    assert not (out / ".jaxqueens.lock").exists()
