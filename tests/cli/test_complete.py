@@ -215,3 +215,11 @@ def test_issue28_item5_an_unfinished_run_is_never_started_over(folder, tmp_path,
     assert err.count("\n") == 1 and "unfinished run" in err and f"--resume {out}" in err
     assert (out / "checkpoint.npz").read_bytes() == saved
     assert main([*argv, "--resume", str(out)]) == 0
+
+
+def test_issue28_item14_enumerate_with_a_cap_too_large_for_memory_is_refused(folder, capsys):
+    from jaxqueens.cli.main import main
+
+    assert main(["complete", str(folder), "--enumerate", "--cap", "2147483647", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--cap 2,147,483,647" in err and "or less" in err
