@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """The signals the policy covers when installed by the command line."""
@@ -94,7 +95,7 @@ class SafePoints:
 
     def __init__(self) -> None:
         self.requested: int | None = None  # the signal asked for a stop (None: none yet)
-        self._previous = None
+        self._previous: Any = None  # the SIGINT handler this region replaced (library use)
         self._entered = False
         self._answered = False  # a check raised for the request
 
@@ -113,9 +114,9 @@ class SafePoints:
             self._answered = True
             raise KeyboardInterrupt
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> None:
         if not self._entered:
-            return False
+            return
         _state["regions"].remove(self)
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
@@ -125,4 +126,3 @@ class SafePoints:
                 _state["regions"][-1].requested = self.requested
             else:
                 raise KeyboardInterrupt
-        return False

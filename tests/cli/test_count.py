@@ -10,7 +10,7 @@ import pytest
 from jaxqueens.cli import count as count_cli
 from jaxqueens.core import checker
 from jaxqueens.errors import QueensError
-from jaxqueens.io import progress
+from jaxqueens.io import ownership, progress
 
 
 def _cli(argv):
@@ -18,7 +18,10 @@ def _cli(argv):
     sub = parser.add_subparsers(dest="command")
     count_cli.add_command(sub)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    finally:
+        ownership.release_all()  # as jaxqueens.cli.main does when a command ends
 
 
 def test_count_command(tmp_path, capsys):
