@@ -24,7 +24,7 @@ from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
-from jaxqueens.io import logs
+from jaxqueens.io import interrupts, logs
 from jaxqueens.plots import chains as chain_plots
 from jaxqueens.solvers.choices import ANNEAL_PRESETS as PRESETS
 from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
@@ -202,7 +202,8 @@ def _resume_states(resume: str, methods: list[str]) -> dict[str, str]:
 
 def _report_interrupt(out, method: str, before: list[str], chains: int, ckpt) -> int:
     """After Ctrl-C in ``method`` (``before``: the methods finished earlier): the checkpoint that
-    holds its finished chains, or what else is kept, and how to resume; exit code 130."""
+    holds its finished chains, or what else is kept, and how to resume; exit code 130 (143 after
+    SIGTERM)."""
     if ckpt is not None and ckpt.exists():
         return options.report_interrupt(
             f"{chains} finished chains of {method.upper()}", out, saved=ckpt
@@ -213,10 +214,10 @@ def _report_interrupt(out, method: str, before: list[str], chains: int, ckpt) ->
             f"finished and kept in {out}; resume with the same command and --resume {out}",
             file=sys.stderr,
         )
-        return 130
+        return interrupts.exit_code()
     if out is not None and is_writer():
         print(f"interrupted before any chain finished; nothing saved in {out}", file=sys.stderr)
-        return 130
+        return interrupts.exit_code()
     return options.report_interrupt("", None)
 
 
@@ -257,6 +258,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
             raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
         args.out = args.resume
     options.prepare_out(args.out, need=len(methods) * max(args.chains, 1) * (12 * max(n, 1) + 100))
+    options.claim_out(args.out, resume=bool(args.resume))
     states = _resume_states(args.resume, methods) if args.resume else {}
     results, solved = {}, 0
     for i, method in enumerate(methods):

@@ -164,6 +164,7 @@ def cmd_estimate(args) -> int:
         settings.check_estimate(n, probes, args.level, args.seed)
     resume = _checkpoints(args)
     options.prepare_out(args.out)
+    options.claim_out(args.out, resume=resume)
     results: list[Estimate] = []
     for n in sizes:
         ckpt = Path(args.out) / f"checkpoint-n{n}.npz" if args.out else None

@@ -15,7 +15,10 @@ Exit codes, decided here for every command by one handler (:func:`main`):
   run that would not fit in memory (one line naming the problem and the fix, no traceback);
 - 3 an internal error, a bug: a short line with a bug-report hint (the traceback only with
   ``JAXQUEENS_DEBUG=1``), never 1, which scripts read as "not a solution";
-- 130 interrupted (Ctrl-C).
+- 130 interrupted (Ctrl-C), 143 stopped by SIGTERM (``kill``, ``timeout``, a batch scheduler):
+  both follow one policy (:mod:`jaxqueens.io.interrupts`, installed here for the whole process):
+  the chunk in flight finishes, the work is saved and the resume command printed; a second
+  signal stops at once.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from jaxqueens.cli import (
     stats,
 )
 from jaxqueens.errors import InstanceUnsat, QueensError
-from jaxqueens.io import console, logs, report
+from jaxqueens.io import console, interrupts, logs, ownership, report
 from jaxqueens.parallel import devices
 
 jax = _lazy.load("jax")  # only asked, in _write_report, once a command has imported it
@@ -184,6 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         logs.enable()
     t0 = time.perf_counter()
     logs.log("start", command=args.command, argv=rest)
+    interrupts.reset()
+    interrupts.install()  # SIGINT and SIGTERM: one policy, for the command's whole run
     try:
         # First, before JAX is imported: one CPU device per core, the XLA:CPU loop flags and the
         # compilation cache (JAXQUEENS_CPU_DEVICES, JAXQUEENS_XLA_FLAGS, JAXQUEENS_CACHE_DIR).
@@ -208,8 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(args.command, EXIT_USAGE, f"error: {err}")
     except KeyboardInterrupt:
         print(f"jaxqueens {args.command}: interrupted", file=sys.stderr)
-        logs.log("end", command=args.command, code=EXIT_INTERRUPTED)
-        return EXIT_INTERRUPTED
+        logs.log("end", command=args.command, code=interrupts.exit_code())
+        return interrupts.exit_code()
     except BrokenPipeError:  # output piped into e.g. `head`, which has closed it
         sys.stderr.close()
         return 0
@@ -231,6 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except Exception as err:  # anything else is a bug
         return _internal(args.command, err)
+    finally:
+        interrupts.uninstall()
+        ownership.release_all()  # the --out folder's lock (jaxqueens.io.ownership)
 
 
 def _write_report(args, argv: Sequence[str]) -> None:

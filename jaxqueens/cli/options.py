@@ -31,10 +31,10 @@ import numpy as np
 from jaxqueens import _lazy
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
-from jaxqueens.io import atomic, checkpoint
+from jaxqueens.io import atomic, checkpoint, interrupts, ownership
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import instances as instio
-from jaxqueens.io.progress import SafePoints
+from jaxqueens.io.interrupts import SafePoints
 
 gather = _lazy.load("jaxqueens.parallel.gather")  # JAX: imported at the first call of is_writer
 
@@ -258,9 +258,35 @@ def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, boo
                 f"--resume {args.resume}: no {checkpoint.FILENAME} there; "
                 "check the folder, or start without --resume"
             )
+        claim_out(args.out, resume=True)
         return path, True
     check_seconds(args.checkpoint_every, "--checkpoint-every")
+    claim_out(args.out, resume=False)
     return (Path(args.out) / checkpoint.FILENAME if args.out else None), False
+
+
+def claim_out(out, resume: bool) -> None:
+    """The run takes its ``--out`` folder (:mod:`jaxqueens.io.ownership`): without ``--resume``
+    a folder holding an unfinished run's checkpoint is refused (it would start from nothing and
+    overwrite it), and a folder another live process writes to is refused; then the folder's
+    lock is taken (released as the command ends). In a multi-process run process 0 takes it.
+
+    Raises:
+      QueensError: one line naming the folder and the ways on.
+    """
+    if not out:
+        return
+    prepare_out(out)  # a folder that can be made and written (before the lock makes it)
+    if not resume:
+        left = ownership.unfinished(out)
+        if left:
+            raise QueensError(
+                f"--out {out} holds an unfinished run ({left[0]}); continue it with --resume "
+                f"{out}, or give a new folder (or delete {left[0].name} there to start over)"
+            )
+    if _lazy.is_loaded("jax") and not is_writer():  # the other processes of a multi-process run
+        return
+    ownership.acquire(out, "--resume" if resume else "--out")
 
 
 def check_seconds(value, option: str) -> float:
@@ -276,8 +302,9 @@ def is_writer() -> bool:
 
 
 def report_interrupt(what: str, out, saved=None) -> int:
-    """After Ctrl-C: say what was kept (``what``) and where (``saved``: the checkpoint file,
-    default ``out/checkpoint.npz``), and how to resume; exit code 130."""
+    """After Ctrl-C or SIGTERM: say what was kept (``what``) and where (``saved``: the checkpoint
+    file, default ``out/checkpoint.npz``), and how to resume; exit code 128 + the signal (130
+    after Ctrl-C, 143 after SIGTERM: :func:`jaxqueens.io.interrupts.exit_code`)."""
     if out is not None and is_writer():
         saved = Path(out) / checkpoint.FILENAME if saved is None else saved
         print(
@@ -287,7 +314,7 @@ def report_interrupt(what: str, out, saved=None) -> int:
         )
     else:
         print("interrupted; nothing saved (give --out DIR to make runs resumable)", file=sys.stderr)
-    return 130
+    return interrupts.exit_code()
 
 
 MARGIN = 1 << 20
@@ -388,6 +415,18 @@ def final_write(out) -> Iterator[None]:
     with SafePoints() as safe:
         try:
             yield
+            if safe.requested:  # asked during the write (or the run's last chunk): done first
+                done = (
+                    f"the files written to {out} are complete"
+                    if out and is_writer()
+                    else "nothing lost"
+                )
+                print(
+                    f"{interrupts.signal_name()} during the final write: it was finished first "
+                    f"({done})",
+                    file=sys.stderr,
+                )
+                safe.check()  # KeyboardInterrupt: the command exits as interrupted
         except OSError as err:  # the disk filled up (or went read-only) after the preflight
             what = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
             keep = (
@@ -411,7 +450,3 @@ def final_write(out) -> Iterator[None]:
                     file=sys.stderr,
                 )
             raise
-    if safe.requested:
-        done = f"the files written to {out} are complete" if out and is_writer() else "nothing lost"
-        print(f"Ctrl-C during the final write: it was finished first ({done})", file=sys.stderr)
-        raise KeyboardInterrupt

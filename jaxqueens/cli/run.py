@@ -32,6 +32,7 @@ from jaxqueens import _lazy
 from jaxqueens._version import __version__
 from jaxqueens.cli.options import int_range_error, prepare_out
 from jaxqueens.errors import QueensError
+from jaxqueens.io import interrupts
 from jaxqueens.io.config import apply_overrides, check_command, load_config
 from jaxqueens.io.tables import write_dict_csv, write_json
 
@@ -167,7 +168,8 @@ def resolve(cfg: dict, parser: argparse.ArgumentParser, overrides: list[str], wh
 
 
 INTERRUPTED = 130
-"""The exit code of a command stopped by Ctrl-C: it stops the whole sweep."""
+"""The exit code of a command stopped by Ctrl-C (143: SIGTERM, :func:`interrupts.is_interrupt`):
+it stops the whole sweep."""
 
 
 def _record(out: Path, command: str, opts: dict, setting: dict, code: int) -> None:
@@ -178,7 +180,7 @@ def _record(out: Path, command: str, opts: dict, setting: dict, code: int) -> No
             "options": opts,
             "setting": setting,
             "exit_code": code,
-            "finished": code != INTERRUPTED,
+            "finished": not interrupts.is_interrupt(code),
             "jaxqueens": __version__,
             "jax": jax.__version__,
             "python": sys.version.split()[0],
@@ -255,10 +257,12 @@ def cmd_run(args) -> int:
         try:
             result = sub_args.func(sub_args)
         except KeyboardInterrupt:
-            result = INTERRUPTED
+            result = interrupts.exit_code()
         if out is not None:
             _record(out, command, run_opts, setting, result)
-        if result == INTERRUPTED:  # Ctrl-C stops the sweep; finished settings keep their rows
+        if interrupts.is_interrupt(
+            result
+        ):  # Ctrl-C or SIGTERM stops the sweep; finished settings keep their rows
             _write_results(opts, sweep, rows)
             where = f" --out {args.out}" if args.out else ""
             print(
@@ -268,7 +272,7 @@ def cmd_run(args) -> int:
                 else "jaxqueens run: interrupted",
                 file=sys.stderr,
             )
-            return INTERRUPTED
+            return result
         code = max(code, result)
         if out is not None:
             rows.append(_row(out, setting))

@@ -258,6 +258,12 @@ def cmd_solve(args) -> int:
             f"solutions, all verified; steps median {st['median']}, p99 {st['p99']}, max "
             f"{st['max']}"
         )
+        if s["stopped_by"] == "kept_chains":
+            print(
+                f"stopped after {s['chains']:,} chains, the most one run keeps in memory (every "
+                "chain is kept for the summary and --out): give --chains with --max-restarts to "
+                "bound the run, or a larger --maxsteps so that chains solve"
+            )
         if s.get("unfinished"):
             print(
                 f"{s['unfinished']} of these chains were still running when the --time budget "

@@ -33,7 +33,7 @@ from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import InstanceUnsat, QueensError
 from jaxqueens.io import checkpoint
-from jaxqueens.parallel import gather
+from jaxqueens.parallel import gather, memory
 from jaxqueens.solvers import constrained as rules
 
 
@@ -47,6 +47,28 @@ class ChunkResult(NamedTuple):
     best: np.ndarray | None = None  # [count] best objective, for solvers that have one
     paused: np.ndarray | None = None  # [count] bool: stopped at the call's work bound, unfinished;
     # run_chunk(offset, count) called again continues them (the runner keeps their state)
+
+
+KEPT_CHAINS_MAX = 1_000_000
+"""The most chains one run keeps when nothing bounds the chains it runs (no ``max_chains``): every
+chain run is kept (its board and figures, for the summary, ``runs.csv`` and ``solutions.npy``),
+so a ``--time`` budget over chains that never solve (``--maxsteps 1 --max-restarts 0``) kept
+millions (issue 28: 6.4 M chains, 2.7 GB in 4 s). The run stops there, ``stopped_by`` =
+``"kept_chains"``; :func:`kept_chains_cap` lowers it further to fit the memory available."""
+
+KEPT_BYTES_PER_CHAIN = 512
+"""Bytes a kept chain costs at its peak beyond its board (its figures in the chunk results, their
+concatenated copy and its table row; measured about 420 bytes a chain at n = 30 in issue 28)."""
+
+
+def kept_chains_cap(n: int, available: int | None = None) -> int:
+    """The most chains a run without a bound on chains run keeps (:data:`KEPT_CHAINS_MAX`, or
+    fewer where a quarter of the available memory would not hold them)."""
+    available = memory.available_memory() if available is None else available
+    if available is None:
+        return KEPT_CHAINS_MAX
+    per_chain = KEPT_BYTES_PER_CHAIN + 24 * max(n, 1)  # the board in the chunk, the copy, int32
+    return max(1, min(KEPT_CHAINS_MAX, int(available / 4 / per_chain)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,7 +136,7 @@ class ChainRun:
     best: np.ndarray | None  # [C] best objective (local search), or None
     wall_s: float  # kernel time, compilation excluded
     compile_s: float
-    stopped_by: str  # "chains", "solutions", "time", "max_chains" or "interrupted"
+    stopped_by: str  # "chains", "solutions", "time", "max_chains", "kept_chains" or "interrupted"
     unfinished: np.ndarray | None = (
         None  # [C] bool: paused when the time was up (reported unsolved)
     )
@@ -231,6 +253,7 @@ def run_chains(
     """
     budget.check(n)
     procs, me = gather.process_count(), gather.process_index()
+    cap = kept_chains_cap(n) if budget.max_chains is None else None  # memory bounded up front
     shown = "; ".join(x for x in (budget.describe(), limits) if x)
     fingerprint = {
         **(fingerprint or {}),
@@ -295,6 +318,8 @@ def run_chains(
             stopped_by, keep = "time", offset
         elif budget.max_chains is not None and offset >= budget.max_chains:
             stopped_by, keep = "max_chains", budget.max_chains
+        elif cap is not None and offset >= cap:
+            stopped_by, keep = "kept_chains", cap
         # Record the whole chunk at once, so that the tally stays whole at a Ctrl-C.
         t.parts, t.shares = [*t.parts, res], [*t.shares, share]
         t.seen.update(fresh)

@@ -52,7 +52,7 @@ from jaxqueens.core.constraints import (
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import devices, gather, items, sizing
+from jaxqueens.parallel import devices, gather, items, memory, sizing
 from jaxqueens.parallel import streams as parallel_streams
 from jaxqueens.solvers import complete as solver
 from jaxqueens.solvers.complete import Config
@@ -63,6 +63,9 @@ BUDGET = 1 << 20  # tree edges per item and kernel call (CPU; splits hard instan
 CHUNK = 64  # items per kernel call (CPU: split over the host devices)
 DEPTH = 2  # chunks in flight per stream: the next is dispatched before the host reads one
 ENUMERATE_CAP = 1000  # solutions listed per instance by default
+LISTED_COPIES = 3
+"""Copies of a call's listed-solutions array ``[items, cap, n + 1]`` uint32 alive at once (the
+kernel's carry, its output and the host's copy; one call read while the next runs)."""
 ROOT = -1  # ``av`` of a queued instance root not launched yet (its masks are built at launch)
 
 
@@ -246,6 +249,32 @@ def _check(models: Sequence[Constraints], mode: str, cap: int) -> None:
             )
 
 
+def listed_bytes(cap: int, n: int, chunk: int) -> int:
+    """Bytes the listed solutions of ``--enumerate`` hold at once: ``chunk`` items a call, each
+    with room for ``cap`` boards of ``n + 1`` uint32 words, :data:`LISTED_COPIES` times."""
+    return LISTED_COPIES * chunk * cap * (n + 1) * 4
+
+
+def check_listed_memory(cap: int, n: int, chunk: int, available: int | None = None) -> None:
+    """Refuse, before anything is allocated, a ``cap`` whose listed solutions cannot fit in
+    memory (one line with the largest cap that fits).
+
+    Raises:
+      QueensError: when :func:`listed_bytes` passes the memory available.
+    """
+    available = memory.available_memory() if available is None else available
+    if available is None:
+        return
+    most = int(memory.HEADROOM * available) // listed_bytes(1, n, chunk)
+    if cap > most:
+        raise QueensError(
+            f"--cap {cap:,} (--enumerate, n = {n}, {chunk} instances a call) needs about "
+            f"{memory.format_bytes(listed_bytes(cap, n, chunk))} of memory for the listed "
+            f"solutions but {memory.format_bytes(available)} is available; give --cap "
+            f"{max(most, 1):,} or less"
+        )
+
+
 def solve_instances(
     models: Sequence[Constraints],
     mode: str = "decide",
@@ -308,6 +337,8 @@ def solve_instances(
         chunk or (sizes.count_lanes * ITEMS_PER_LANE * num_dev if sizes.accelerator else CHUNK)
     )
     chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
+    if mode == "enumerate":
+        check_listed_memory(cap, max((m.n for m in models), default=1), chunk)
     procs, me = gather.process_count(), gather.process_index()
     fingerprint = _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient)
     path = ckpt.process_path(checkpoint) if checkpoint is not None else None

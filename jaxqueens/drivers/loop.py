@@ -10,9 +10,11 @@ A driver hands :func:`run_chunks` a ``chunk()`` callable that runs one jitted ch
   other than 0, or when the run has no ``--out``); a checkpoint that cannot be written (a full or
   read-only disk: OSError) never stops the run: one warning on stderr, then the next save tries
   again (:func:`guarded`);
-- Ctrl-C at chunk boundaries only (:class:`~jaxqueens.io.progress.SafePoints`): the chunk in
-  flight finishes, ``save()`` records the whole state, and the loop reports the interruption
-  instead of raising, so the driver can return or re-raise what it has;
+- Ctrl-C (and SIGTERM under the command line's policy, :mod:`jaxqueens.io.interrupts`) at chunk
+  boundaries only (:class:`~jaxqueens.io.interrupts.SafePoints`): the chunk in flight finishes,
+  ``save()`` records the whole state, and the loop reports the interruption instead of raising,
+  so the driver can return or re-raise what it has. A request that arrives during the last chunk
+  is reported too (the work is whole and saved, and the caller stops: a sweep, a comparison);
 - a lost process of a multi-process run (:class:`~jaxqueens.errors.PeerLostError` from a gather)
   saves in the same way, then raises its one-line error.
 """
@@ -26,7 +28,8 @@ from collections.abc import Callable
 
 from jaxqueens.core import arguments
 from jaxqueens.errors import PeerLostError
-from jaxqueens.io.progress import Progress, SafePoints
+from jaxqueens.io.interrupts import SafePoints
+from jaxqueens.io.progress import Progress
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +86,8 @@ def run_chunks(
         QueensError otherwise, when ``save`` is given).
 
     Returns:
-      True if Ctrl-C stopped the run (after ``save()``), False if a tick finished it.
+      True if Ctrl-C (or SIGTERM) stopped the run (after ``save()``), also when it came during
+      the chunk that finished the run; False if a tick finished it undisturbed.
     """
     if save is not None:  # nan or inf would never save: a one-line error, before the first chunk
         every = arguments.real(every, "checkpoint_every", 0.0)
@@ -96,7 +100,8 @@ def run_chunks(
                 safe.check()  # a Ctrl-C pressed during the last chunk stops here, state whole
                 tick = chunk()
                 bar.update(tick.done if total is None else min(tick.done, total), tick.note)
-                if tick.finished:
+                if tick.finished:  # a stop asked during the last chunk is not dropped
+                    safe.check()
                     return False
                 if save is not None and time.perf_counter() - last_save >= every:
                     save()

@@ -47,14 +47,14 @@ def test_cli_all_methods_with_plot(tmp_path, capsys):
 def test_bare_size_and_resume_per_method(tmp_path, capsys):
     out = tmp_path / "two"
     argv = ["anneal", "6", "--method", "ls,ta", "--chains", "8", "--steps", "200", "--quiet"]
-    assert main(argv + ["--out", str(out)]) == 0
+    assert main([*argv, "--out", str(out)]) == 0
     assert "LS: n = 6" in capsys.readouterr().out
     summary = json.loads((out / "ta" / "summary.json").read_text())
     assert summary["n"] == 6 and summary["method"] == "ta" and summary["chains"] == 8
-    assert main(argv + ["--resume", str(out)]) == 0  # both methods had finished: nothing to do
+    assert main([*argv, "--resume", str(out)]) == 0  # both methods had finished: nothing to do
     assert "n = 6" not in capsys.readouterr().out
     (out / "ta" / "summary.json").unlink()
-    assert main(argv + ["--resume", str(out)]) == 2
+    assert main([*argv, "--resume", str(out)]) == 2
     assert "no checkpoint or finished run for ta" in capsys.readouterr().err
 
 
@@ -128,16 +128,16 @@ def test_defect_1_every_method_resumes_after_ctrl_c(
         "--quiet",
     ]
     whole, run = tmp_path / "whole", tmp_path / "run"
-    assert main(argv + ["--out", str(whole)]) == 0
+    assert main([*argv, "--out", str(whole)]) == 0
     _interrupt_call(monkeypatch, at)
-    assert main(argv + ["--out", str(run)]) == 130
+    assert main([*argv, "--out", str(run)]) == 130
     err = capsys.readouterr().err
     assert f"--resume {run}" in err
     if kept:
         assert f"saved in {run / method / 'checkpoint.npz'}" in err
         assert (run / method / "checkpoint.npz").exists()
     monkeypatch.undo()
-    assert main(argv + ["--resume", str(run)]) == 0
+    assert main([*argv, "--resume", str(run)]) == 0
     for m in ("ls", "ta", "sa"):
         np.testing.assert_array_equal(
             np.load(run / m / "solutions.npy"), np.load(whole / m / "solutions.npy")
@@ -149,7 +149,7 @@ def test_defect_1_every_method_resumes_after_ctrl_c(
             b["distinct_solutions"],
         )
         assert not (run / m / "checkpoint.npz").exists()
-    assert main(argv + ["--resume", str(run)]) == 0  # everything finished: nothing left to do
+    assert main([*argv, "--resume", str(run)]) == 0  # everything finished: nothing left to do
 
 
 def test_vignette_options_from_a_file_save_best_boards(tmp_path, capsys):
@@ -201,7 +201,7 @@ def test_unsolved_run_says_no_solution_found(tmp_path, capsys):
     assert lines[-1].startswith(
         "TA: n = 16, no solution found after 40 steps in each of 4 chains; lowest attack count "
     )
-    assert main(argv + ["--out", str(tmp_path / "u")]) == 1  # the same line names the best boards
+    assert main([*argv, "--out", str(tmp_path / "u")]) == 1  # the same line names the best boards
     line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("TA: n = 16")]
     assert line == [f"{lines[-1]}; best boards in {tmp_path / 'u' / 'best_boards.npy'}"]
     assert np.load(tmp_path / "u" / "best_boards.npy").shape == (4, 16)
@@ -303,8 +303,17 @@ def test_instance_option_errors(tmp_path, extra, needle, capsys):
     extra = [str(board) if x == "BOARD" else x for x in extra]
     assert (
         main(
-            ["anneal", "--instance", str(inst), "--chains", "2", "--steps", "100", "--quiet"]
-            + extra
+            [
+                "anneal",
+                "--instance",
+                str(inst),
+                "--chains",
+                "2",
+                "--steps",
+                "100",
+                "--quiet",
+                *extra,
+            ]
         )
         == 2
     )
@@ -339,3 +348,35 @@ def test_method_all_takes_an_option_one_method_uses(capsys):
 def test_defect_28_msg_anneal_exits_1_when_nothing_is_solved(capsys):
     assert main(["anneal", "-n", "20", "--chains", "2", "--steps", "10", "--quiet"]) == 1
     assert "no solution found" in capsys.readouterr().out
+
+
+def test_issue28_item3_ctrl_c_in_a_methods_last_chunk_stops_method_all(
+    tmp_path, monkeypatch, capsys
+):
+    """Ctrl-C during LS's last kernel call: LS finishes and is saved, TA and SA never start, and
+    the command exits as interrupted (it ran every method and exited 0 before)."""
+    import signal
+
+    from jaxqueens.parallel import chains
+
+    real, calls = chains.compile_runner, []
+
+    def wrapped(*args, **kwargs):
+        run = real(*args, **kwargs)
+
+        def run_chunk(offset, count, *rest):
+            calls.append(offset)
+            if len(calls) == 3:  # 24 chains in chunks of 8: call 3 is LS's last
+                signal.raise_signal(signal.SIGINT)
+            return run(offset, count, *rest)
+
+        return run_chunk
+
+    monkeypatch.setattr(chains, "compile_runner", wrapped)
+    out = tmp_path / "run"
+    argv = ["anneal", "--method", "all", "-n", "8", "--chains", "24", "--steps", "300"]
+    code = main([*argv, "--batch", "8", "--quiet", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 130 and len(calls) == 3
+    assert f"--resume {out}" in err
+    assert not (out / "ta" / "summary.json").exists() and not (out / "sa").exists()

@@ -1,4 +1,4 @@
-"""``jaxqueens compare`` (:mod:`jaxqueens.cli.compare`): flags, config files, printed lines, --out."""
+"""``jaxqueens compare`` (:mod:`jaxqueens.cli.compare`): flags, config files, lines, --out."""
 
 import argparse
 import json
@@ -118,3 +118,33 @@ def test_defect_28_msg_step_budget_is_checked_for_every_solver_before_any_runs(m
     with pytest.raises(QueensError, match="too small for ga-combination"):
         driver.compare(8, 5, solvers="mc-qs4,ga-combination", steps=50)
     assert ran == []
+
+
+def test_issue28_item3_ctrl_c_in_a_solvers_last_chunk_stops_the_comparison(
+    tmp_path, monkeypatch, capsys
+):
+    """Ctrl-C during the first solver's last kernel call: the second solver never starts and the
+    command exits as interrupted (it ran every solver and exited 0 before)."""
+    import signal
+
+    from jaxqueens.cli.main import main
+    from jaxqueens.drivers import minconflicts as mcsolve
+
+    real, compiled = mcsolve.compile_runner, []
+
+    def interrupting(*args, **kwargs):
+        runner = real(*args, **kwargs)
+        compiled.append(1)
+
+        def run_chunk(offset, count, *rest):
+            if int(offset) + int(count) >= 10:  # the last chunk of 10 chains
+                signal.raise_signal(signal.SIGINT)
+            return runner(offset, count, *rest)
+
+        return run_chunk
+
+    monkeypatch.setattr(mcsolve, "compile_runner", interrupting)
+    argv = ["compare", "-n", "6", "--chains", "10", "--steps", "200"]
+    code = main([*argv, "--solvers", "mc-permutation,mc-qs4", "--quiet", "--out", str(tmp_path)])
+    assert code == 130 and len(compiled) == 1
+    assert "mc-qs4:" not in capsys.readouterr().out

@@ -15,7 +15,7 @@ from jaxqueens.drivers import complete as driver
 from jaxqueens.errors import QueensError
 
 NAUCK = "letting n be 8\nletting init be [[1, 3], [3, 4]]\n"
-PARAM = "n = 8\nnumdiags = 3\ndiags = [[2, 1], [12, 0], [3, 1]]\n"  # 44, 14, 4 solutions for d = 1, 2, 3
+PARAM = "n = 8\nnumdiags = 3\ndiags = [[2, 1], [12, 0], [3, 1]]\n"  # 44, 14, 4 for d = 1, 2, 3
 
 
 def _cli(argv):
@@ -199,3 +199,27 @@ def test_defect_28_msg_plainly_unsat_instances_give_their_reason(tmp_path, capsy
     assert int(rows[2]["nodes"]) > 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["unsat"] == 3 and summary["unsat_without_search"] == 2
+
+
+def test_issue28_item5_an_unfinished_run_is_never_started_over(folder, tmp_path, capsys):
+    from jaxqueens.cli.main import main
+
+    out = tmp_path / "out"
+    argv = ["complete", str(folder), "--count", "--quiet"]
+    assert main([*argv, "--out", str(out)]) == 0
+    (out / "summary.json").unlink()  # as an interrupted run leaves it: a checkpoint, no summary
+    saved = (out / "checkpoint.npz").read_bytes()
+    capsys.readouterr()
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unfinished run" in err and f"--resume {out}" in err
+    assert (out / "checkpoint.npz").read_bytes() == saved
+    assert main([*argv, "--resume", str(out)]) == 0
+
+
+def test_issue28_item14_enumerate_with_a_cap_too_large_for_memory_is_refused(folder, capsys):
+    from jaxqueens.cli.main import main
+
+    assert main(["complete", str(folder), "--enumerate", "--cap", "2147483647", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--cap 2,147,483,647" in err and "or less" in err

@@ -10,7 +10,7 @@ import pytest
 from jaxqueens.cli import count as count_cli
 from jaxqueens.core import checker
 from jaxqueens.errors import QueensError
-from jaxqueens.io import progress
+from jaxqueens.io import ownership, progress
 
 
 def _cli(argv):
@@ -18,7 +18,10 @@ def _cli(argv):
     sub = parser.add_subparsers(dest="command")
     count_cli.add_command(sub)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    finally:
+        ownership.release_all()  # as jaxqueens.cli.main does when a command ends
 
 
 def test_count_command(tmp_path, capsys):
@@ -94,9 +97,9 @@ def test_ctrl_c_saves_and_resume_finishes(tmp_path, monkeypatch, capsys):
 
 
 def test_checkpoint_flags(tmp_path):
-    with pytest.raises(QueensError, match="--out DIR.*--resume DIR"):
+    with pytest.raises(QueensError, match=r"--out DIR.*--resume DIR"):
         _cli(["count", "-n", "8", "--checkpoint", str(tmp_path / "c.json")])
-    with pytest.raises(QueensError, match="no checkpoint.npz"):
+    with pytest.raises(QueensError, match=r"no checkpoint\.npz"):
         _cli(["count", "-n", "8", "--resume", str(tmp_path / "nothing")])
     with pytest.raises(QueensError, match="cannot resume"):
         _cli(["count", "-n", "8", "--enumerate", "--resume", str(tmp_path)])
@@ -126,7 +129,7 @@ def test_plan_prints_tasks_and_an_estimate_and_counts_nothing(tmp_path, capsys):
     assert "constellations" in out and "tasks of depth" in out and "estimated run time" in out
     assert "solutions" not in out.splitlines()[0]
     for extra in (["--out", str(tmp_path / "x")], ["--enumerate"], ["--resume", str(tmp_path)]):
-        with pytest.raises(QueensError, match="--plan.*drop"):
+        with pytest.raises(QueensError, match=r"--plan.*drop"):
             _cli(["count", "-n", "11", "--plan", *extra])
     assert list(tmp_path.iterdir()) == []
     assert _cli(["count", "-n", "3", "--plan"]) == 0 and "no tasks" in capsys.readouterr().out
@@ -154,3 +157,85 @@ def test_toroidal_counts_match_a051906_and_write_a_summary(tmp_path, capsys):
     ]:
         with pytest.raises(QueensError, match=msg):
             _cli(argv)
+
+
+def test_issue28_item4_sigterm_saves_and_prints_the_resume_line(tmp_path):
+    """``kill`` (SIGTERM) on a running count: the chunk in flight finishes, the checkpoint is
+    saved, the resume line printed, exit 143 (before: killed at once, nothing saved or said); the
+    resumed count is right."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "d"
+    argv = [sys.executable, "-m", "jaxqueens", "--log-json", "count", "-n", "18", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # the first progress event: the chunked loop is running
+        if '"progress"' in line:
+            break
+    sent = time.perf_counter()
+    proc.send_signal(signal.SIGTERM)
+    err = proc.stderr.read()
+    code = proc.wait(timeout=120)
+    took = time.perf_counter() - sent
+    assert code == 143, err
+    assert (
+        f"saved in {out / 'checkpoint.npz'}; resume with the same command and --resume {out}" in err
+    )
+    assert (out / "checkpoint.npz").exists() and not (out / "summary.json").exists()
+    assert took < 60, took  # about a second when measured; generous on a loaded machine
+    done = subprocess.run(
+        [*argv[:3], "count", "-n", "18", "--resume", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0 and "666,090,624 solutions" in done.stdout
+
+
+def test_issue28_item5_an_unfinished_run_is_never_started_over(tmp_path, capsys):
+    """A folder holding an unfinished count's checkpoint, given again without --resume: refused
+    in one line naming both ways on (it started from chunk 0 and overwrote the checkpoint)."""
+    from jaxqueens.cli.main import main
+
+    out = tmp_path / "d"
+    assert main(["count", "-n", "9", "--out", str(out)]) == 0
+    (out / "summary.json").unlink()  # as an interrupted run leaves it: a checkpoint, no summary
+    saved = (out / "checkpoint.npz").read_bytes()
+    capsys.readouterr()
+    assert main(["count", "-n", "9", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unfinished run" in err
+    assert f"--resume {out}" in err and "new folder" in err
+    assert (out / "checkpoint.npz").read_bytes() == saved
+    assert main(["count", "-n", "9", "--resume", str(out)]) == 0
+    assert "352 solutions" in capsys.readouterr().out
+    assert main(["count", "-n", "9", "--out", str(out)]) == 0  # finished: the folder may be reused
+    assert not (out / ".jaxqueens.lock").exists()  # released at the end
+
+
+def test_issue28_item4_a_second_writer_is_detected(tmp_path, capsys):
+    import subprocess
+    import sys
+
+    out = tmp_path / "d"
+    out.mkdir()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (out / ".jaxqueens.lock").write_text(f"{other.pid}\n")
+        from jaxqueens.cli.main import main
+
+        assert main(["count", "-n", "8", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"pid {other.pid}" in err and err.count("\n") == 1
+        assert not (out / "checkpoint.npz").exists()
+    finally:
+        other.kill()
+        other.wait()
+    assert main(["count", "-n", "8", "--out", str(out)]) == 0  # its process is gone: taken over
+    assert not (out / ".jaxqueens.lock").exists()

@@ -246,3 +246,36 @@ def test_defect_28_msg_named_pipe_as_config_is_refused(tmp_path, capsys):
     t.start()
     t.join(30)
     assert box and box[0][0] == 2 and "named pipe" in box[0][2], box
+
+
+def test_issue28_item3_ctrl_c_in_a_settings_last_chunk_stops_the_sweep(
+    tmp_path, monkeypatch, capsys
+):
+    """Ctrl-C during the last kernel call of the first setting: the sweep stops there (it went
+    on to every other setting before)."""
+    import signal
+
+    from jaxqueens.drivers import minconflicts as mcsolve
+
+    cfg = write(
+        tmp_path,
+        'command = "solve"\n[options]\nchains = 10\nbatch = 5\nquiet = true\n[sweep]\nn = [6, 8]\n',
+    )
+    real, calls = mcsolve.compile_runner, []
+
+    def interrupting(*args, **kwargs):
+        runner = real(*args, **kwargs)
+
+        def run_chunk(offset, count, *rest):
+            calls.append(offset)
+            if len(calls) == 2:  # n = 6 takes calls 1-2: Ctrl-C in its last one
+                signal.raise_signal(signal.SIGINT)
+            return runner(offset, count, *rest)
+
+        return run_chunk
+
+    monkeypatch.setattr(mcsolve, "compile_runner", interrupting)
+    out = tmp_path / "sw"
+    code, _stdout, err = run(["run", cfg, "--out", str(out)], capsys)
+    assert code == 130 and "--resume" in err
+    assert len(calls) == 2 and not (out / "run-001").exists()

@@ -1,6 +1,7 @@
 """`jaxqueens solve` (jaxqueens.cli.solve): the batched, large-n and backtracking paths, outputs
 and one-line errors."""
 
+import contextlib
 import csv
 import json
 
@@ -163,7 +164,7 @@ def test_cli_backtrack_prints_and_writes_the_classic_solution(tmp_path, capsys):
 def test_cli_size_spellings_agree(capsys):
     outs = []
     for argv in (["solve", "9"], ["solve", "-n", "9"], ["solve", "--n", "9"]):
-        code, stdout, _ = run_cli(argv + ["--chains", "3", "--quiet"], capsys)
+        code, stdout, _ = run_cli([*argv, "--chains", "3", "--quiet"], capsys)
         assert code == 0
         outs.append(stdout.split("solutions/s")[0].splitlines()[0])
     assert outs[0] == outs[1] == outs[2] and outs[0].startswith("n = 9: 3 of 3 chains solved")
@@ -267,7 +268,7 @@ def test_show_initial_prints_the_board_its_pairs_and_generation_time(capsys):
 
 def test_cisc352_move_defaults_and_solves(tmp_path, capsys):
     out = tmp_path / "c"
-    code, stdout, err = run_cli(
+    code, _stdout, err = run_cli(
         ["solve", "-n", "64", "--move", "cisc352", "--chains", "4", "--out", out, "--quiet"], capsys
     )
     assert code == 0, err
@@ -348,10 +349,8 @@ def test_defect_auto_mode_runs_the_same_job_either_side_of_5000(capsys, monkeypa
 
     monkeypatch.setattr(cli_solve.mcsolve, "solve", fake_solve)
     for n in (4999, 5000):
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             main(["solve", "-n", str(n), "--quiet"])
-        except KeyboardInterrupt:
-            pass
     assert seen == [("batched", 4999, 16), ("batched", 5000, 16)]
     assert main(["solve", "-n", "40000", "--quiet"]) == 0 and seen[-1] == ("large", 40000)
 
@@ -416,7 +415,7 @@ def test_instance_option_errors(tmp_path, extra, needle, capsys):
     board = tmp_path / "b.txt"
     board.write_text("\n".join(map(str, SOLUTION_8)) + "\n")
     extra = [board if x == "BOARD" else x for x in extra]
-    code, _, err = run_cli(["solve", "--instance", inst, "--quiet"] + extra, capsys)
+    code, _, err = run_cli(["solve", "--instance", inst, "--quiet", *extra], capsys)
     assert code == 2 and needle in err
     code, _, err = run_cli(["solve", "-n", "6", "--toroidal", "--quiet"], capsys)
     assert code == 2 and "no toroidal solution" in err
@@ -455,3 +454,17 @@ def test_defect_28_msg_plainly_unsat_instance_is_unsat_with_its_reason(tmp_path,
     assert code == 1, (out, err)
     assert f"instance {f}: UNSAT (fixed queens at (0,0) and (1,1) attack each other)" in out
     assert "unknown" not in out and "gave up" not in out and "0 steps" not in out
+
+
+def test_issue28_item13_time_with_chains_that_never_solve_is_bounded_in_memory(monkeypatch, capsys):
+    """``solve --time T --max-restarts 0 --maxsteps 1``: the run stops at the cap on kept chains
+    with a line saying why and how to bound it (it kept every chain run: 6.4 M at n = 30)."""
+    from jaxqueens.cli.main import main
+    from jaxqueens.drivers import chains
+
+    monkeypatch.setattr(chains, "KEPT_CHAINS_MAX", 64, raising=False)  # (raising: run on old code)
+    argv = ["solve", "-n", "30", "--time", "2", "--max-restarts", "0", "--maxsteps", "1"]
+    assert main([*argv, "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "0 of 64 chains solved" in out
+    assert "stopped after 64 chains, the most one run keeps in memory" in out

@@ -282,3 +282,28 @@ def test_defect_28_msg_plainly_unsat_instance_is_unsat_before_any_chain(model, r
         driver.instance_setup(None, model, False)
     assert str(err.value).startswith("UNSAT (") and reason in err.value.reason
     assert driver.instance_setup(None, cons.Constraints(4, fixed=((0, 0),)), False)[1] is not None
+
+
+def test_issue28_item13_a_run_without_a_chain_bound_keeps_at_most_the_cap(monkeypatch):
+    """Chains that never solve under a time budget: the run stops at the cap on kept chains
+    (it kept every chain run until the time was up: millions, gigabytes)."""
+    monkeypatch.setattr(driver, "KEPT_CHAINS_MAX", 50)
+
+    def never(offset, count):
+        return driver.ChunkResult(
+            np.zeros((count, 6), np.int32), np.zeros(count, bool), np.ones(count), np.zeros(count)
+        )
+
+    run = driver.run_chains(never, 6, driver.Budget(seconds=30.0), 8, "fake", quiet=True)
+    assert run.stopped_by == "kept_chains" and len(run.chain_id) == 50 == len(run.rows)
+    # an explicit bound on chains run is the user's: the cap does not apply
+    run = driver.run_chains(never, 6, driver.Budget(max_chains=60), 8, "fake", quiet=True)
+    assert run.stopped_by == "max_chains" and len(run.chain_id) == 60
+
+
+def test_issue28_item13_the_cap_fits_the_memory_available():
+    assert driver.kept_chains_cap(30, available=None) == driver.KEPT_CHAINS_MAX
+    assert driver.kept_chains_cap(30, available=1 << 40) == driver.KEPT_CHAINS_MAX
+    small = driver.kept_chains_cap(30, available=64 << 20)  # 64 MiB: a quarter, 1,232 B a chain
+    assert small == (64 << 20) // 4 // (driver.KEPT_BYTES_PER_CHAIN + 24 * 30)
+    assert driver.kept_chains_cap(30, available=0) == 1

@@ -66,7 +66,7 @@ def test_counts_and_decisions_match_the_reference(models, budget):
     got = complete.solve_instances(models, "count", budget=budget, chunk=4).instances
     assert [r.solutions for r in got] == [len(w) for w in want]
     assert [r.status for r in got] == ["SAT" if w else "UNSAT" for w in want]
-    for m, r, w in zip(models, got, want):
+    for r, w in zip(got, want, strict=True):
         assert all(tuple(b) in set(w) for b in r.boards.tolist()) and len(r.boards) == min(
             1, len(w)
         )
@@ -171,7 +171,7 @@ def test_decisions_on_shipped_instances_match_diag_c(diag_c, tmp_path, n, d):
     arc = SHARED / "instances" / "prob079" / f"diag-{n}.tar.gz"
     loaded = instio.load_instances([str(arc)], diags=d).instances[::40]  # a sample of 25
     res = complete.solve_instances([i.model for i in loaded], "decide")
-    for inst, r in zip(loaded, res.instances):
+    for inst, r in zip(loaded, res.instances, strict=True):
         member = tmp_path / "x.param"
         member.write_text(_member_text(arc, inst.source))
         out = subprocess.run(
@@ -181,7 +181,7 @@ def test_decisions_on_shipped_instances_match_diag_c(diag_c, tmp_path, n, d):
         if r.status == "SAT":
             assert checker.check_constrained(r.boards[0], inst.model).ok
     counts = complete.solve_instances([i.model for i in loaded[:5]], "count").instances
-    for inst, r in zip(loaded[:5], counts):
+    for inst, r in zip(loaded[:5], counts, strict=True):
         (tmp_path / "x.param").write_text(_member_text(arc, inst.source))
         out = subprocess.run(
             [str(diag_c), str(tmp_path / "x.param"), str(d), "count"],
@@ -294,3 +294,16 @@ def test_defect_28_msg_plainly_unsat_instances_are_settled_without_search():
     assert res.instances[0].reason == "fixed queens at (0,0) and (1,1) attack each other"
     assert res.instances[2].reason.startswith("row 2 has no allowed square")
     assert res.instances[1].status == "SAT" and res.instances[1].reason is None
+
+
+def test_issue28_item14_a_cap_that_cannot_fit_is_refused_before_any_allocation():
+    """``--enumerate --cap 2147483647`` ended in an XLA out-of-memory error (2.4 TB, exit 3):
+    now one line with the largest cap that fits, before anything is compiled or allocated."""
+    with pytest.raises(QueensError, match=r"--cap 2,147,483,647 .* give --cap [\d,]+ or less"):
+        complete.check_listed_memory(2**31 - 1, 8, 64, available=16 << 30)
+    most = int(0.9 * (16 << 30)) // complete.listed_bytes(1, 8, 64)
+    complete.check_listed_memory(most, 8, 64, available=16 << 30)  # the largest that fits passes
+    with pytest.raises(QueensError, match="--cap"):
+        complete.check_listed_memory(most + 1, 8, 64, available=16 << 30)
+    with pytest.raises(QueensError, match="--cap 2,147,483,647"):
+        complete.solve_instances([C.Constraints(8)], "enumerate", cap=2**31 - 1)

@@ -75,7 +75,7 @@ def test_defect_2_a_failing_periodic_checkpoint_warns_once_and_the_run_goes_on(c
 
 
 def test_defect_2_a_failing_checkpoint_on_ctrl_c_still_reports_the_interrupt(capsys):
-    state, chunk = _counter(interrupt_at=2)
+    _state, chunk = _counter(interrupt_at=2)
 
     def save():
         raise OSError(28, "No space left on device")
@@ -115,3 +115,44 @@ def test_defect_18_the_progress_line_never_shows_more_done_than_the_total(capsys
     assert run_chunks(lambda: next(ticks), total=2, unit="chains solved", quiet=False) is False
     err = capsys.readouterr().err
     assert "2/2 chains solved" in err and "3/2" not in err
+
+
+def test_issue28_item3_a_signal_during_the_last_chunk_is_not_dropped():
+    """Ctrl-C that arrives while the last chunk runs: the loop still reports the interruption
+    (after saving everything, the last chunk included), so a sweep or a comparison stops."""
+    import signal
+
+    state = {"done": 0, "saved": []}
+
+    def chunk():
+        state["done"] += 1
+        if state["done"] == 3:
+            signal.raise_signal(signal.SIGINT)  # deferred: the chunk finishes first
+        return Tick(state["done"], finished=state["done"] >= 3)
+
+    interrupted = run_chunks(
+        chunk,
+        total=3,
+        unit="chunks",
+        quiet=True,
+        save=lambda: state["saved"].append(state["done"]),
+        every=1e9,
+    )
+    assert interrupted and state["saved"] == [3]
+
+
+def test_issue28_item3_a_library_caller_keeps_its_own_sigint_handler():
+    """Outside the command line the loop handles SIGINT only while it runs, and SIGTERM not at
+    all: importing or calling the package leaves the process's handlers as they were."""
+    import signal
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    seen = []
+
+    def chunk():
+        seen.append(signal.getsignal(signal.SIGTERM))
+        return Tick(1, finished=True)
+
+    assert run_chunks(chunk, total=1, unit="chunks", quiet=True) is False
+    assert seen == [before[1]]
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before

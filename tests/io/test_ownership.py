@@ -1,0 +1,73 @@
+"""io.ownership: unfinished runs found in a folder, and the folder's lock (one writer)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from jaxqueens.errors import QueensError
+from jaxqueens.io import ownership
+
+
+def _touch(path, ns):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x")
+    os.utime(path, ns=(ns, ns))
+
+
+def test_a_checkpoint_without_a_later_summary_is_unfinished(tmp_path):
+    assert ownership.unfinished(tmp_path / "absent") == []
+    _touch(tmp_path / "checkpoint.npz", 2_000_000_000)
+    assert ownership.unfinished(tmp_path) == [tmp_path / "checkpoint.npz"]
+    _touch(tmp_path / "summary.json", 1_000_000_000)  # older: the summary of an earlier run
+    assert ownership.unfinished(tmp_path) == [tmp_path / "checkpoint.npz"]
+    _touch(tmp_path / "summary.json", 2_000_000_000)  # written with or after it: finished
+    assert ownership.unfinished(tmp_path) == []
+    _touch(tmp_path / "ta" / "checkpoint.npz", 3)  # anneal's per-method folders, estimate's names
+    _touch(tmp_path / "checkpoint-n12.npz", 3_000_000_000)
+    assert ownership.unfinished(tmp_path) == [
+        tmp_path / "checkpoint-n12.npz",
+        tmp_path / "ta" / "checkpoint.npz",
+    ]
+
+
+@pytest.fixture
+def live_pid():
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def _dead_pid():
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_the_lock_holds_the_pid_and_goes_at_release(tmp_path):
+    out = tmp_path / "new" / "out"
+    lock = ownership.acquire(out)
+    assert lock == (out / ownership.LOCK).absolute()
+    assert lock.read_text().split() == [str(os.getpid())]
+    assert ownership.acquire(out) == lock  # this process again: the same lock
+    ownership.release_all()
+    assert not lock.exists() and not out.exists()  # a folder it made and left empty goes too
+
+
+def test_a_second_writer_is_refused(tmp_path, live_pid):
+    (tmp_path / ownership.LOCK).write_text(f"{live_pid}\n")
+    with pytest.raises(QueensError, match=f"another jaxqueens process \\(pid {live_pid}\\)"):
+        ownership.acquire(tmp_path)
+    assert (tmp_path / ownership.LOCK).read_text() == f"{live_pid}\n"  # left alone
+
+
+@pytest.mark.parametrize("content", ["dead", "", "garbage"])
+def test_a_stale_lock_is_taken_over(tmp_path, content):
+    text = f"{_dead_pid()}\n" if content == "dead" else content
+    (tmp_path / ownership.LOCK).write_text(text)
+    lock = ownership.acquire(tmp_path)
+    assert lock.read_text().split() == [str(os.getpid())]
+    ownership.release_all()
+    assert not lock.exists() and tmp_path.exists()
