@@ -330,7 +330,10 @@ def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypat
     monkeypatch.setattr(count, "_gather_done", merge)
     with pytest.raises(KeyboardInterrupt):
         count.count_solutions(11, checkpoint=ck, chunk=1024, on_chunk=_stop_at(2))
-    assert sorted(saved(own)["done"]) == [1, 3] and saved(own)["processes"] == 2
+    # process 1 of 2 counts only its own chunks (odd indices); which two finish first depends on
+    # which of the two streams' threads runs first, so any two of them may be the ones saved
+    got = sorted(saved(own)["done"])
+    assert len(got) == 2 and all(i % 2 == 1 for i in got) and saved(own)["processes"] == 2
     r = count.count_solutions(11, checkpoint=ck, chunk=1024)
     assert r.total == whole.total and r.resumed_chunks == 2
     assert mine == [list(range(1, whole.chunks, 2))]  # process 1 of 2: every odd chunk, once

@@ -88,7 +88,9 @@ def test_tries_one_is_a_uniform_permutation_and_free_tail_is_used():
 
 def test_repair_keeps_counts_exact_and_never_worsens():
     n = 3000
-    config, params = kernel_setup(n, tries=2, max_steps=500)  # a poor init leaves work for the repair
+    config, params = kernel_setup(
+        n, tries=2, max_steps=500
+    )  # a poor init leaves work for the repair
     s = large.init(key(9), config, params)
     pairs = int(s.pairs)
     conflicted = int(np.asarray(large.conflicted(s)).sum())

@@ -111,7 +111,9 @@ def test_tabu_on_and_off_both_solve(tabu):
 
 
 def test_max_restarts_caps_and_reports_unsolved():
-    res = jax.device_get(solve(KEY, kernel_setup(n=60, max_steps=1, max_restarts=3, init="random"), 8))
+    res = jax.device_get(
+        solve(KEY, kernel_setup(n=60, max_steps=1, max_restarts=3, init="random"), 8)
+    )
     assert not res.solved.any()
     assert (res.restarts == 3).all()
     assert (res.steps == 4).all()  # one step per attempt
