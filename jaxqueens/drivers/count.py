@@ -113,6 +113,7 @@ def _search_each(
         rows,
         num_devices,
         sizes.count_lanes,
+        accelerator=sizes.accelerator,
     )
 
 
@@ -170,6 +171,7 @@ def count_items(batch, budget, config: solver.Config, num_devices: int, sizes: d
         num_devices,
         sizes.count_lanes,
         params.budget,
+        accelerator=sizes.accelerator,
     )
 
 
@@ -178,10 +180,11 @@ def enumerate_chunk(
     prefixes, config: KernelConfig, cap: int, num_devices: int, sizes: devices.Sizes
 ):
     """Every prefix's solutions (at most ``cap`` each): counts uint32 ``[P, 2]`` and lists
-    uint32 ``[P, cap, W]`` (:func:`jaxqueens.solvers.count.enumerate_prefix`). ``sizes`` only
-    keys the compilation to the backend's strategy."""
-    del sizes
-    return items.each(lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices)
+    uint32 ``[P, cap, W]`` (:func:`jaxqueens.solvers.count.enumerate_prefix`), batched the way
+    ``sizes`` names (mapped, or vmapped on an accelerator)."""
+    return items.each(
+        lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices, sizes.accelerator
+    )
 
 
 def items_builder(n: int, depth: int, num_devices: int = 1, place=None):

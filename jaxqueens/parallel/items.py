@@ -83,6 +83,7 @@ def search_budget(
     num_devices: int,
     lanes: int,
     steps,
+    accelerator: bool | None = None,
 ):
     """Resumable searches, at most ``steps`` of work per device and call.
 
@@ -92,11 +93,14 @@ def search_budget(
     ``init(item)``, advanced ``steps`` times at most; items the budget stopped report
     ``result(state)``, items never reached ``untouched(item)``.
 
+    ``accelerator`` names the strategy (None: the default backend's): the GPU check compiles the
+    accelerator's on a CPU-only machine.
+
     Returns:
       (results with a leading ``[num_items]`` axis, work int32 ``[num_devices]``: edges taken on
       the CPU, lockstep iterations on an accelerator).
     """
-    if not devices.is_accelerator():
+    if not (devices.is_accelerator() if accelerator is None else accelerator):
 
         def serial_shard(x):
             out, work = serial(x)
