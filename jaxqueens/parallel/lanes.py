@@ -41,6 +41,15 @@ def gate(waiting, running, lanes: int):
     return (count >= max(1, lanes // REFILL_SHARE)) | ((count > 0) & ~jnp.any(running))
 
 
+def _retire(done, item, nxt, out, results, num_items: int):
+    """Lanes ``done`` [B] write ``results`` into their item's row of ``out`` and take the next
+    items in lane order: (out, item [B], nxt [])."""
+    dst = jnp.where(done, item, num_items)
+    out = jax.tree.map(lambda o, r: o.at[dst].set(r, mode="drop"), out, results)
+    rank = jnp.cumsum(done.astype(jnp.int32)) - 1
+    return out, jnp.where(done, nxt + rank, item), nxt + jnp.sum(done.astype(jnp.int32))
+
+
 def lockstep(
     init_item: Callable[[jax.Array], Any],
     advance: Callable[[Any, jax.Array], Any],
@@ -77,11 +86,7 @@ def lockstep(
         active = (item < num_items) & ~waiting
         s = advance(s, active)
         done = finished(s) & active
-        dst = jnp.where(done, item, num_items)
-        out = jax.tree.map(lambda o, r: o.at[dst].set(r, mode="drop"), out, result(s))
-        rank = jnp.cumsum(done.astype(jnp.int32)) - 1
-        item = jnp.where(done, nxt + rank, item)
-        nxt = nxt + jnp.sum(done.astype(jnp.int32))
+        out, item, nxt = _retire(done, item, nxt, out, result(s), num_items)
         waiting = waiting | (done & (item < num_items))
         running = (item < num_items) & ~waiting
         s, waiting = lax.cond(
@@ -129,11 +134,7 @@ def lockstep_budget(
         active = item < num_items
         s = advance(s, active)
         done = finished(s) & active
-        dst = jnp.where(done, item, num_items)
-        out = jax.tree.map(lambda o, r: o.at[dst].set(r, mode="drop"), out, result(s))
-        rank = jnp.cumsum(done.astype(jnp.int32)) - 1
-        item = jnp.where(done, nxt + rank, item)
-        nxt = nxt + jnp.sum(done.astype(jnp.int32))
+        out, item, nxt = _retire(done, item, nxt, out, result(s), num_items)
         take = done & (item < num_items)
         s = lax.cond(
             jnp.any(take),
