@@ -202,10 +202,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         devices.init_distributed(
             dist.coordinator, dist.num_processes, dist.process_id, dist.coordinator_timeout
         )
-        with console.pipe_safe_stdout():  # `| head`: a closed stdout never costs the --out files
+        with console.pipe_safe_stdout() as shown:  # `| head`: a closed stdout costs no file
             code = args.func(args)
             if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets report.html
-                _write_report(args, sys.argv[1:] if argv is None else argv)
+                options = schema.options_of((parser.commands or {})[args.command])
+                given = schema.given(args, options)
+                _write_report(args, sys.argv[1:] if argv is None else argv, given, shown.text())
         logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
         return code
     except InstanceUnsat as err:  # a result, not an error: no solution exists (exit 1)
@@ -245,10 +247,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ownership.release_all()  # the --out folder's lock (jaxqueens.io.ownership)
 
 
-def _write_report(args, argv: Sequence[str]) -> None:
+def _write_report(args, argv: Sequence[str], given: dict, result: str) -> None:
     """``report.html`` in the ``--out`` folder a command wrote (:mod:`jaxqueens.io.report`), by
-    process 0, with the devices JAX ran on (none if the command never imported JAX). A report
-    that cannot be written is a warning: the command's own outputs are complete."""
+    process 0: what the command printed (``result``) first, the options the user gave
+    (``given``), the devices JAX ran on (none if the command never imported JAX). A report that
+    cannot be written is a warning: the command's own outputs are complete."""
     out = getattr(args, "out", None)
     if not isinstance(out, str) or not out or not os.path.isdir(out):
         return
@@ -266,7 +269,11 @@ def _write_report(args, argv: Sequence[str]) -> None:
     )
     try:
         path = report.write_report(
-            out, command_line=report.command_words(argv), settings=vars(args), devices=where
+            out,
+            command_line=report.command_words(argv),
+            settings=given,
+            devices=where,
+            result=result,
         )
     except OSError as err:
         print(
