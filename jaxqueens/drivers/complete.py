@@ -182,42 +182,66 @@ class _State:
         self.chunks = 0
         self.items = 0
 
-    def arrays(self) -> dict:
-        """The checkpoint: items still in flight go back to the front of the queue (their results
-        are not recorded yet, so a resumed run searches them again)."""
+    def tree(self) -> dict:
+        """The checkpoint (:meth:`schema`): items still in flight go back to the front of the
+        queue (their results are not recorded yet, so a resumed run searches them again)."""
         q = [t for items in self.flight for t in items] + self.queue
         heads = np.array([t[:6] for t in q], np.int64).reshape(len(q), 6)
         paths = np.zeros((len(q), self.n_max), np.int16)
         for i, t in enumerate(q):
             paths[i, : len(t[6])] = t[6]
-        owner = np.array([i for i, b in enumerate(self.boards) for _ in b], np.int64)
         flat = [np.pad(x, (0, self.n_max - len(x))) for b in self.boards for x in b]
-        boards = np.array(flat, np.int16).reshape(len(flat), self.n_max)
         return {
-            "solutions": np.array([str(v) for v in self.solutions]),
-            "nodes": np.array([str(v) for v in self.nodes]),
-            "seconds": np.array(self.seconds, np.float64),
-            "status": np.array(self.status, dtype="U8"),
-            "queue": heads,
-            "paths": paths,
-            "owner": owner,
-            "boards": boards,
+            "instances": {  # solutions and nodes: exact ints in decimal
+                "solutions": np.array([str(v) for v in self.solutions]),
+                "nodes": np.array([str(v) for v in self.nodes]),
+                "seconds": np.array(self.seconds, np.float64),
+                "status": np.array(self.status, dtype="U8"),
+            },
+            "queue": {"heads": heads, "paths": paths},
+            "boards": {
+                "owner": np.array([i for i, b in enumerate(self.boards) for _ in b], np.int64),
+                "rows": np.array(flat, np.int16).reshape(len(flat), self.n_max),
+            },
             "counters": np.array([self.chunks, self.items], np.int64),
         }
 
-    def restore(self, a: dict, models: Sequence[Constraints]) -> None:
-        self.solutions = [int(v) for v in a["solutions"]]
-        self.nodes = [int(v) for v in a["nodes"]]
-        self.seconds = [float(v) for v in a["seconds"]]
-        self.status = [str(v) for v in a["status"]]
+    @staticmethod
+    def schema(count: int, n_max: int) -> dict:
+        """What :meth:`tree` holds for ``count`` instances of at most ``n_max`` columns."""
+        per = lambda dtype: ckpt.Spec(dtype, (count,))
+        return {
+            "instances": {
+                "solutions": per(np.str_),
+                "nodes": per(np.str_),
+                "seconds": per(np.float64),
+                "status": per(np.str_),
+            },
+            "queue": {
+                "heads": ckpt.Spec(np.int64, ("items", 6)),
+                "paths": ckpt.Spec(np.int16, ("items", n_max)),
+            },
+            "boards": {
+                "owner": ckpt.Spec(np.int64, ("boards",)),
+                "rows": ckpt.Spec(np.int16, ("boards", n_max)),
+            },
+            "counters": ckpt.Spec(np.int64, (2,)),
+        }
+
+    def restore(self, tree: dict, models: Sequence[Constraints]) -> None:
+        per, queue, boards = tree["instances"], tree["queue"], tree["boards"]
+        self.solutions = [int(v) for v in per["solutions"]]
+        self.nodes = [int(v) for v in per["nodes"]]
+        self.seconds = [float(v) for v in per["seconds"]]
+        self.status = [str(v) for v in per["status"]]
         self.boards = [[] for _ in models]
-        for i, b in zip(a["owner"], a["boards"], strict=True):
+        for i, b in zip(boards["owner"], boards["rows"], strict=True):
             self.boards[int(i)].append(b[: models[int(i)].n].astype(np.int16))
         self.queue = [
             (*tuple(int(v) for v in h), tuple(int(v) for v in p[: int(h[1])]))
-            for h, p in zip(a["queue"], a["paths"], strict=True)
+            for h, p in zip(queue["heads"], queue["paths"], strict=True)
         ]
-        self.chunks, self.items = (int(v) for v in a["counters"])
+        self.chunks, self.items = (int(v) for v in tree["counters"])
 
 
 def _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient) -> dict:
@@ -361,7 +385,7 @@ def solve_instances(
     # allowed square) are settled up front, with the reason, and never searched
     reasons = [unsat_reason(m) for m in models]
     if resume and path is not None:
-        st.restore(ckpt.load(path, fingerprint), models)
+        st.restore(ckpt.load(path, fingerprint, _State.schema(len(models), n_max)), models)
     else:
         for i in mine:  # av = ROOT: the allowed rows of the first column, read at launch
             if reasons[i] is not None:
@@ -527,7 +551,7 @@ def solve_instances(
 
     finish_open()
     done_count = lambda: sum(1 for i in mine if st.status[i])
-    save = None if path is None else guarded(lambda: ckpt.save(path, fingerprint, **st.arrays()))
+    save = None if path is None else guarded(lambda: ckpt.save(path, st.tree(), fingerprint))
     t1 = time.perf_counter()
 
     def one_chunk() -> Tick:
