@@ -167,6 +167,24 @@ def _deal(count: int, chunk: int, devices_: int) -> np.ndarray:
     return (j % devices_) * per + j // devices_
 
 
+class WorkItem(NamedTuple):
+    """One sub-tree of an instance's search, queued or in flight (exact Python ints; masks are
+    of the search orientation, bit r = row r)."""
+
+    instance: int  # index of its instance in ``models``
+    level: int  # columns already placed: the sub-tree's root is column ``level``
+    cols: int  # rows taken by the queens placed
+    ld: int  # rows attacked in column ``level`` along one diagonal direction
+    rd: int  # rows attacked in column ``level`` along the other
+    av: int  # rows still to try in column ``level`` (ROOT: an instance's root, read at launch)
+    path: tuple[int, ...]  # [level] rows of the queens placed, column by column
+
+
+def _root(instance: int) -> WorkItem:
+    """An instance's whole search tree (its first column's rows are read at launch)."""
+    return WorkItem(instance, 0, 0, 0, 0, ROOT, ())
+
+
 class _State:
     """Everything a checkpoint holds: per-instance tallies and the queue of items."""
 
@@ -176,29 +194,29 @@ class _State:
         self.seconds = [0.0] * count
         self.status = [""] * count  # "" while open
         self.boards: list[list[np.ndarray]] = [[] for _ in range(count)]
-        self.queue: list[tuple] = []  # (instance, level, cols, ld, rd, av, path of rows)
-        self.flight: list[list[tuple]] = []  # items of the chunks dispatched and not yet read
+        self.queue: list[WorkItem] = []
+        self.flight: list[list[WorkItem]] = []  # items of the chunks dispatched and not yet read
         self.n_max = n_max
         self.chunks = 0
         self.items = 0
 
     def tree(self) -> dict:
-        """The checkpoint (:meth:`schema`): items still in flight go back to the front of the
+        """The checkpoint (:func:`schema`): items still in flight go back to the front of the
         queue (their results are not recorded yet, so a resumed run searches them again)."""
         q = [t for items in self.flight for t in items] + self.queue
-        heads = np.array([t[:6] for t in q], np.int64).reshape(len(q), 6)
         paths = np.zeros((len(q), self.n_max), np.int16)
-        for i, t in enumerate(q):
-            paths[i, : len(t[6])] = t[6]
+        for k, t in enumerate(q):
+            paths[k, : len(t.path)] = t.path
+        column = lambda f: np.array([getattr(t, f) for t in q], np.int64)
         flat = [np.pad(x, (0, self.n_max - len(x))) for b in self.boards for x in b]
         return {
-            "instances": {  # solutions and nodes: exact ints in decimal
+            "instances": {
                 "solutions": np.array([str(v) for v in self.solutions]),
                 "nodes": np.array([str(v) for v in self.nodes]),
                 "seconds": np.array(self.seconds, np.float64),
                 "status": np.array(self.status, dtype="U8"),
             },
-            "queue": {"heads": heads, "paths": paths},
+            "queue": {**{f: column(f) for f in WorkItem._fields[:-1]}, "path": paths},
             "boards": {
                 "owner": np.array([i for i, b in enumerate(self.boards) for _ in b], np.int64),
                 "rows": np.array(flat, np.int16).reshape(len(flat), self.n_max),
@@ -210,16 +228,17 @@ class _State:
     def schema(count: int, n_max: int) -> dict:
         """What :meth:`tree` holds for ``count`` instances of at most ``n_max`` columns."""
         per = lambda dtype: ckpt.Spec(dtype, (count,))
+        items = lambda: ckpt.Spec(np.int64, ("items",))
         return {
-            "instances": {
+            "instances": {  # solutions and nodes: exact ints in decimal
                 "solutions": per(np.str_),
                 "nodes": per(np.str_),
                 "seconds": per(np.float64),
                 "status": per(np.str_),
             },
             "queue": {
-                "heads": ckpt.Spec(np.int64, ("items", 6)),
-                "paths": ckpt.Spec(np.int16, ("items", n_max)),
+                **{f: items() for f in WorkItem._fields[:-1]},
+                "path": ckpt.Spec(np.int16, ("items", n_max)),
             },
             "boards": {
                 "owner": ckpt.Spec(np.int64, ("boards",)),
@@ -237,9 +256,10 @@ class _State:
         self.boards = [[] for _ in models]
         for i, b in zip(boards["owner"], boards["rows"], strict=True):
             self.boards[int(i)].append(b[: models[int(i)].n].astype(np.int16))
+        heads = np.stack([queue[f] for f in WorkItem._fields[:-1]], axis=1).tolist()
         self.queue = [
-            (*tuple(int(v) for v in h), tuple(int(v) for v in p[: int(h[1])]))
-            for h, p in zip(queue["heads"], queue["paths"], strict=True)
+            WorkItem(i, level, cols, ld, rd, av, tuple(int(v) for v in p[:level]))
+            for (i, level, cols, ld, rd, av), p in zip(heads, queue["path"], strict=True)
         ]
         self.chunks, self.items = (int(v) for v in tree["counters"])
 
@@ -387,11 +407,11 @@ def solve_instances(
     if resume and path is not None:
         st.restore(ckpt.load(path, fingerprint, _State.schema(len(models), n_max)), models)
     else:
-        for i in mine:  # av = ROOT: the allowed rows of the first column, read at launch
+        for i in mine:
             if reasons[i] is not None:
                 st.status[i] = "UNSAT"
             else:
-                st.queue.append((i, 0, 0, 0, 0, ROOT, ()))
+                st.queue.append(_root(i))
     groups = sorted({(models[i].n, models[i].toroidal) for i in mine})
     configs = {
         g: Config(g[0], g[1], cap=list_cap if mode == "enumerate" else 0, decide=mode == "decide")
@@ -426,14 +446,14 @@ def solve_instances(
                 )
             st.boards[i].append(board)
 
-    def host_root(t) -> None:
+    def host_root(t: WorkItem) -> None:
         """An item at the last column (or n = 1): its free rows are the solutions."""
-        i, _level, _, _, _, av, prefix = t
-        bits = [b for b in range(models[i].n) if av >> b & 1]
+        i = t.instance
+        bits = [b for b in range(models[i].n) if t.av >> b & 1]
         st.nodes[i] += len(bits)
         st.solutions[i] += len(bits)
         for b in bits:
-            record(i, np.array((*prefix, b)))
+            record(i, np.array((*t.path, b)))
 
     def close_finished(i: int) -> None:
         if st.status[i]:
@@ -448,33 +468,30 @@ def solve_instances(
         ``stream`` (asynchronously); returns the chunk in flight, or None if only host work was
         left."""
         rows, shards = streams[stream].rows, streams[stream].shards
-        key = next((models[t[0]].n, models[t[0]].toroidal) for t in st.queue)
+        group = lambda t: (models[t.instance].n, models[t.instance].toroidal)
+        key = group(st.queue[0])
         # near the end, share the last items out over every chunk slot of every stream, so no
         # device idles while another searches one long chunk (the rest of a chunk is empty rows)
         limit = min(rows, max(shards, -(-len(st.queue) // (len(streams) * DEPTH))))
-        take: list[tuple] = []
-        keep: list[tuple] = []
+        take: list[WorkItem] = []
+        keep: list[WorkItem] = []
         for t in st.queue:
-            (
-                take
-                if len(take) < limit and (models[t[0]].n, models[t[0]].toroidal) == key
-                else keep
-            ).append(t)
+            (take if len(take) < limit and group(t) == key else keep).append(t)
         st.queue = keep
         n, cfg = key[0], configs[key]
         kernel_items = []
         for t in take:
-            if st.status[t[0]]:
+            if st.status[t.instance]:
                 continue
-            if t[5] == ROOT:  # an instance's root: its first column's rows, or UNSAT at once
-                masks = shape(t[0])[1]
+            if t.av == ROOT:  # an instance's root: its first column's rows, or UNSAT at once
+                masks = shape(t.instance)[1]
                 if not masks.all():  # an empty column
-                    settle(t[0], "UNSAT")
+                    settle(t.instance, "UNSAT")
                     continue
-                t = (*t[:5], int(masks[0]), *t[6:])
-            if t[1] >= n - 1:
+                t = t._replace(av=int(masks[0]))
+            if t.level >= n - 1:
                 host_root(t)
-                close_finished(t[0])
+                close_finished(t.instance)
             else:
                 kernel_items.append(t)
         if not kernel_items:
@@ -484,11 +501,11 @@ def solve_instances(
         order = _deal(len(kernel_items), rows, shards)
         padded = np.zeros((rows, cfg.width), np.uint32)
         stops = []
-        for r, (i, level, cols, ld, rd, av, _) in zip(order, kernel_items, strict=True):
-            stop = mode == "decide" or (mode == "count" and not st.boards[i])
+        for r, t in zip(order, kernel_items, strict=True):
+            stop = mode == "decide" or (mode == "count" and not st.boards[t.instance])
             stops.append(stop)
-            padded[r, : solver.HEAD] = (cols, ld, rd, av, level, budget, stop)
-            padded[r, solver.HEAD :] = shape(i)[1]
+            padded[r, : solver.HEAD] = (t.cols, t.ld, t.rd, t.av, t.level, budget, stop)
+            padded[r, solver.HEAD :] = shape(t.instance)[1]
         st.flight.append(kernel_items)
         out = workers.submit(stream, kernels[key], padded)
         return kernel_items, stops, order, cfg, out, stream
@@ -505,7 +522,8 @@ def solve_instances(
         st.chunks += 1
         st.items += len(kernel_items)
         heads = head.astype(np.int64).tolist()
-        for r, (i, level, _, _, _, _, prefix) in enumerate(kernel_items):
+        for r, t in enumerate(kernel_items):
+            i, level, prefix = t.instance, t.level, t.path
             d, steps, lo, hi = heads[r]
             d = -1 if d == 0xFFFFFFFF else d
             found = lo + (hi << 32)
@@ -529,7 +547,7 @@ def solve_instances(
             for k in range(d + 1):
                 if stack[k, 3]:
                     st.queue.append(
-                        (
+                        WorkItem(
                             i,
                             level + k,
                             int(stack[k, 0]),
@@ -544,7 +562,8 @@ def solve_instances(
     pipeline: list = []  # chunks in flight, oldest first: at most DEPTH per stream
 
     def finish_open() -> None:
-        pending = {t[0] for t in st.queue} | {t[0] for items_ in st.flight for t in items_}
+        pending = {t.instance for t in st.queue}
+        pending |= {t.instance for items_ in st.flight for t in items_}
         for i in mine:
             if not st.status[i] and i not in pending:
                 settle(i, "SAT" if st.solutions[i] else "UNSAT")
@@ -562,7 +581,7 @@ def solve_instances(
                     pipeline.append(job)
         if pipeline:
             collect(pipeline.pop(0))
-        st.queue = [t for t in st.queue if not st.status[t[0]]]
+        st.queue = [t for t in st.queue if not st.status[t.instance]]
         finish_open()
         if on_chunk:
             on_chunk(st.chunks, done_count())

@@ -167,9 +167,9 @@ def test_an_interrupted_enumeration_resumes_to_the_same_boards(tmp_path):
     ck = tmp_path / "checkpoint.npz"
     with pytest.raises(KeyboardInterrupt):
         complete.solve_instances(models, "enumerate", **kw, checkpoint=ck, on_chunk=_stop_at(4))
-    with np.load(ck) as z:  # a queue of work items
-        queued = len(z["queue.heads"])
-        assert queued > 0 and z["queue.paths"].shape == (queued, 9)
+    with np.load(ck) as z:  # a queue of work items, one array per field
+        queued = len(z["queue.instance"])
+        assert queued > 0 and z["queue.path"].shape == (queued, 9)
     got = complete.solve_instances(models, "enumerate", **kw, checkpoint=ck)
     assert got.resumed and got.chunks == want.chunks and got.items == want.items
     for a, b in zip(got.instances, want.instances, strict=True):
@@ -191,7 +191,7 @@ def test_issue28_item15_a_checkpoint_with_altered_arrays_is_a_one_line_error(tmp
     altered = [
         {**arrays, "boards.owner": arrays["boards.owner"] + 99},  # an instance past the last
         {k: v for k, v in arrays.items() if k != "boards.rows"},  # an array missing
-        {**arrays, "queue.heads": arrays["queue.heads"][:-1]},  # a queue cut short
+        {**arrays, "queue.instance": arrays["queue.instance"][:-1]},  # a queue cut short
     ]
     for tree in altered:
         with open(ck, "wb") as f:
@@ -210,7 +210,9 @@ def test_issue28_item15_a_checkpoint_with_altered_arrays_is_a_one_line_error(tmp
             node = node.setdefault(part, {})
         node[leaf] = value
     ckpt.save(ck, tree, header["settings"])
-    with pytest.raises(QueensError, match=r"queue\.paths has items = \d+ .*, but queue\.heads has"):
+    with pytest.raises(
+        QueensError, match=r"queue\.level has items = \d+ .*, but queue\.instance has"
+    ):
         complete.solve_instances(models, "count", budget=50, chunk=2, checkpoint=ck)
 
 
