@@ -9,7 +9,7 @@ import pytest
 from jax import lax
 
 import jaxqueens
-from jaxqueens.cli import evolve as evolve_cmd
+from jaxqueens.io.config import load_config
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import ga
@@ -36,8 +36,7 @@ def classic():
     """Both classic 8-queens experiments as configured in configs/ (30 trials, 1000 generations)."""
     out = {}
     for enc in ("permutation", "combination"):
-        conf = evolve_cmd.load_config(CONFIGS / f"ga_classic_{enc}.toml")
-        conf.pop("out")
+        conf = load_config(CONFIGS / f"ga_classic_{enc}.toml")["options"]  # ga.evolve's arguments
         out[enc] = ga.evolve(**conf)
     return out
 
