@@ -7,9 +7,11 @@ jax, jaxlib, numpy, python, matplotlib) and devices, and last the tables of ever
 output (the folder itself first, then its subfolders, e.g. ``anneal``'s one per method):
 ``summary.json`` as a table (and ``summary.csv``), each other CSV as a table (its first
 :data:`MAX_ROWS` rows, with a note of how many there are), and a list of the files.
-Nothing is fetched: the styles are inline, there is no script, and a Content-Security-Policy in
-the page forbids any request but ``data:`` images. Checkpoints are listed, never read. The page
-is written atomically (:mod:`jaxqueens.io.atomic`).
+Only this run's files are shown (:data:`MANIFEST`, written by :func:`write_manifest` from a
+:func:`snapshot` taken before the run); a file an earlier run left in the folder is listed as
+such. Nothing is fetched: the styles are inline, there is no script, and a
+Content-Security-Policy in the page forbids any request but ``data:`` images. Checkpoints are
+listed, never read. The page is written atomically (:mod:`jaxqueens.io.atomic`).
 
 The command line writes it after every command that wrote ``--out`` (:mod:`jaxqueens.cli.main`),
 passing the devices in (io knows no devices); :func:`write_report` may be called on any folder.
@@ -251,9 +253,9 @@ def _heading(root: Path, folder: Path, what: str) -> str:
     return f"<h2>{_e(what if rel == '.' else f'{what}: {rel}/')}</h2>"
 
 
-def _figures_section(root: Path, folder: Path, counter: list[int]) -> str:
-    """Every PNG of ``folder``, embedded (within :data:`MAX_FIGURES`)."""
-    figures = [p for p in _files(folder) if p.suffix.lower() == ".png"]
+def _figures_section(root: Path, folder: Path, counter: list[int], only: set | None) -> str:
+    """Every PNG of ``folder`` this run wrote, embedded (within :data:`MAX_FIGURES`)."""
+    figures = [p for p in _files(folder) if p.suffix.lower() == ".png" and _mine(root, p, only)]
     if not figures:
         return ""
     parts = [_heading(root, folder, "figures")]
@@ -264,10 +266,13 @@ def _figures_section(root: Path, folder: Path, counter: list[int]) -> str:
     return "".join(parts)
 
 
-def _tables_section(root: Path, folder: Path) -> str:
-    """``summary.json``, the CSV tables (``summary.csv`` first) and the file list of ``folder``."""
-    files = _files(folder)
-    if not files:
+def _tables_section(root: Path, folder: Path, only: set | None) -> str:
+    """``summary.json``, the CSV tables (``summary.csv`` first) and the file list of ``folder``:
+    the tables of the files this run wrote; the others are listed as an earlier run's."""
+    every = _files(folder)
+    files = [p for p in every if _mine(root, p, only)]
+    stale = [p for p in every if not _mine(root, p, only)]
+    if not every:
         return ""
     parts = [_heading(root, folder, "tables")]
     summary = folder / "summary.json"
@@ -291,7 +296,65 @@ def _tables_section(root: Path, folder: Path) -> str:
         "<h3>files</h3>"
         + _table(("file", "bytes"), ((p.name, f"{p.stat().st_size:,}") for p in files))
     )
+    if stale:
+        parts.append(
+            "<h3>files an earlier run left here</h3>"
+            '<p class="note">not written by this run, so not shown as its results</p>'
+            + _table(("file", "bytes"), ((p.name, f"{p.stat().st_size:,}") for p in stale))
+        )
     return "".join(parts)
+
+
+MANIFEST = "manifest.json"
+"""The files this run wrote in its ``--out`` folder (relative path and bytes), written after the
+outputs and before the page: the page shows only these; a file an earlier run left is listed
+as such, never shown as this run's."""
+
+
+def _walk(root: Path) -> Iterable[Path]:
+    for folder in _folders(root):
+        yield from _files(folder)
+
+
+def snapshot(out_dir: str | Path) -> dict[str, tuple[int, int]]:
+    """What ``out_dir`` holds before a run: relative path -> (mtime in ns, bytes) of every file
+    the page would cover (empty for a missing folder)."""
+    root = Path(out_dir)
+    if not root.is_dir():
+        return {}
+    out = {}
+    for path in _walk(root):
+        st = path.stat()
+        out[path.relative_to(root).as_posix()] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def write_manifest(out_dir: str | Path, before: dict[str, tuple[int, int]], command: str) -> set:
+    """Write :data:`MANIFEST`: the files of ``out_dir`` that are new or changed since
+    ``before`` (:func:`snapshot`); returns their relative paths."""
+    root = Path(out_dir)
+    mine = {}
+    for path in _walk(root):
+        rel = path.relative_to(root).as_posix()
+        st = path.stat()
+        if rel != MANIFEST and before.get(rel) != (st.st_mtime_ns, st.st_size):
+            mine[rel] = st.st_size
+    write_text(
+        root / MANIFEST,
+        json.dumps(
+            {
+                "command": command,
+                "files": [{"path": k, "bytes": v} for k, v in sorted(mine.items())],
+            },
+            indent=2,
+        )
+        + "\n",
+    )
+    return set(mine)
+
+
+def _mine(root: Path, path: Path, only: set | None) -> bool:
+    return only is None or path.relative_to(root).as_posix() in only
 
 
 def render(
@@ -302,6 +365,7 @@ def render(
     devices: dict | None = None,
     title: str | None = None,
     result: str | None = None,
+    only: set | None = None,
 ) -> str:
     """The page for ``out_dir`` as a string (see the module doc).
 
@@ -310,6 +374,8 @@ def render(
       command_line: the words of the command line (or the line).
       settings: the options the user gave (values that are not plain data are shown as text).
       result: what the command printed (its result lines), shown first; None: no such section.
+      only: the relative paths of the files this run wrote (:func:`write_manifest`): only they
+        are shown; the others are listed as an earlier run's. None: every file.
       devices: what ran it (backend, devices, processes), from a layer that knows devices; None:
         the command did not start JAX.
       title: the page title (default: "jaxqueens <command>").
@@ -330,7 +396,7 @@ def render(
     ]
     if result is not None and result.strip():
         body += ["<h2>result</h2>", f"<pre>{html.escape(result.rstrip())}</pre>"]
-    body += [_figures_section(root, folder, counter) for folder in folders]
+    body += [_figures_section(root, folder, counter, only) for folder in folders]
     body += [
         "<h2>command</h2>",
         f"<pre>{_e(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
@@ -339,7 +405,7 @@ def render(
         "<h2>environment</h2>",
         _table(("what", "value"), list(env.items()) + flatten(devs)),
     ]
-    body += [_tables_section(root, folder) for folder in folders]
+    body += [_tables_section(root, folder, only) for folder in folders]
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
@@ -358,6 +424,7 @@ def write_report(
     devices: dict | None = None,
     title: str | None = None,
     result: str | None = None,
+    only: set | None = None,
 ) -> Path:
     """Write :func:`render`'s page to ``out_dir/report.html`` atomically; return its path."""
     path = Path(out_dir) / FILENAME
@@ -368,6 +435,7 @@ def write_report(
         devices=devices,
         title=title,
         result=result,
+        only=only,
     )
     write_text(path, page)
     return path

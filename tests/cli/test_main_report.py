@@ -2,6 +2,7 @@
 ``report.html`` there (:mod:`jaxqueens.io.report`), and only then."""
 
 import errno
+import json
 import html
 
 import pytest
