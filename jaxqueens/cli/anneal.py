@@ -211,7 +211,7 @@ def _report_interrupt(out, method: str, before: list[str], chains: int, ckpt) ->
     if out is not None and before and is_writer():
         print(
             f"interrupted before {method.upper()} finished any chain; {', '.join(before).upper()} "
-            f"finished and kept in {out}; resume with the same command and --resume {out}",
+            f"finished and kept in {out}; resume with {options.resume_advice(out)}",
             file=sys.stderr,
         )
         return interrupts.exit_code()

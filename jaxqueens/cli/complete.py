@@ -108,11 +108,17 @@ def cmd_complete(args) -> int:
     """The ``complete`` command."""
     _check(args)
     path, resume = options.checkpoint_target(args, per_process=True)
-    options.prepare_out(args.out)
     loaded = instio.load_instances(
         args.inputs, args.diags, one_based=args.one_based, toroidal=args.toroidal
     )
     loaded.require_some()
+    if args.out:  # before any search: the disk must hold every listed board (issue 28 item 6)
+        listed = (args.cap or complete.ENUMERATE_CAP) if args.enumerate else 1
+        insts = loaded.instances
+        need = outputs.written_bytes(
+            [i.source for i in insts], [i.d for i in insts], [i.model.n for i in insts], listed
+        )
+        options.prepare_out(args.out, need=need)
     big = [i for i in loaded.instances if i.model.n > MAX_N]
     if big:
         raise QueensError(

@@ -55,8 +55,9 @@ def add_command(sub) -> None:
     p.add_argument(
         "--plan",
         action="store_true",
-        help="count nothing: print the number of tasks and the run time predicted "
-        "from a timed sample of tasks (a few seconds)",
+        help="count nothing: print the number of tasks and the run time predicted from "
+        "Knuth probes of the search trees and bounded timed kernel calls (a few seconds "
+        "at every n)",
     )
     p.add_argument(
         "--enumerate",
@@ -129,14 +130,18 @@ def _enumerate(args, n: int) -> int:
 
 
 def duration(seconds: float) -> str:
-    """``seconds`` for a reader: "0.4 s", "3 min 20 s", "5 h 12 min", "3.2 days"."""
+    """``seconds`` for a reader: "0.4 s", "3 min 20 s", "5 h 12 min", "3.2 days", "4.1e+08
+    years"."""
     if seconds < 60:
         return f"{seconds:.1f} s"
     if seconds < 3600:
         return f"{int(seconds // 60)} min {int(seconds % 60)} s"
     if seconds < 86400:
         return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
-    return f"{seconds / 86400:,.1f} days"
+    if seconds < 365 * 86400:
+        return f"{seconds / 86400:,.1f} days"
+    years = seconds / (365.25 * 86400)
+    return f"{years:,.1f} years" if years < 1e4 else f"{years:.2g} years"
 
 
 def _plan(args, n: int) -> int:
@@ -163,10 +168,20 @@ def _plan(args, n: int) -> int:
         f"{plan.tasks:,} tasks of depth {plan.depth} in {plan.chunks:,} chunks on "
         f"{plan.devices} device(s)"
     )
+    least = "at least " if plan.lower_bound else ""
     print(
-        f"estimated run time: {duration(plan.estimate_seconds)} (from {plan.sampled:,} tasks "
-        f"counted in {plan.sample_seconds:.2f} s; compile {plan.compile_seconds:.2f} s and "
-        f"start-up not included; --unique takes about as long)"
+        f"estimated run time: {least}{duration(plan.estimate_seconds)} (95%: "
+        f"{duration(plan.low_seconds)} to {duration(plan.high_seconds)} from the tree's size; "
+        f"the machine's load moves it too): {plan.edges:.3g} tree edges (Knuth's estimate from "
+        f"{plan.sampled:,} random probes) at {plan.edge_rate:.3g} edges/s (timed now on "
+        f"{plan.timed_edges:,} edges{', every lane taken as busy' if plan.lower_bound else ''}); "
+        f"sampled in {plan.sample_seconds:.1f} s; compile {plan.compile_seconds:.2f} s and "
+        "start-up not included; --unique takes about as long"
+    )
+    known = f", A000170: {A000170[n]:.4g}" if n in A000170 else ""
+    print(
+        f"check of the estimator: the same probes give {plan.solutions:.4g} solutions "
+        f"(+- {1.96 * plan.solutions_error:.2g}{known})"
     )
     return 0
 

@@ -265,6 +265,28 @@ def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, boo
     return (Path(args.out) / checkpoint.FILENAME if args.out else None), False
 
 
+_RESUME: dict = {"how": None}  # set by a `run` sweep while one of its settings runs
+
+
+@contextlib.contextmanager
+def resumed_by(how: str) -> Iterator[None]:
+    """Inside the block, the messages that say how to continue an unfinished or interrupted
+    run name ``how`` (a ``run`` sweep: its own ``jaxqueens run CONFIG --resume``; a setting's
+    folder is the sweep's, and its command's ``--resume`` would run that setting alone)."""
+    before = _RESUME["how"]
+    _RESUME["how"] = how
+    try:
+        yield
+    finally:
+        _RESUME["how"] = before
+
+
+def resume_advice(out) -> str:
+    """How to continue the run of ``out``: "the same command and --resume OUT", or what the
+    enclosing sweep set (:func:`resumed_by`)."""
+    return _RESUME["how"] or f"the same command and --resume {out}"
+
+
 def claim_out(out, resume: bool) -> None:
     """The run takes its ``--out`` folder (:mod:`jaxqueens.io.ownership`): without ``--resume``
     a folder holding an unfinished run's checkpoint is refused (it would start from nothing and
@@ -281,8 +303,9 @@ def claim_out(out, resume: bool) -> None:
         left = ownership.unfinished(out)
         if left:
             raise QueensError(
-                f"--out {out} holds an unfinished run ({left[0]}); continue it with --resume "
-                f"{out}, or give a new folder (or delete {left[0].name} there to start over)"
+                f"--out {out} holds an unfinished run ({left[0]}); continue it with "
+                f"{resume_advice(out).removeprefix('the same command and ')}, or give a new "
+                f"folder (or delete {left[0].name} there to start over)"
             )
     if _lazy.is_loaded("jax") and not is_writer():  # the other processes of a multi-process run
         return
@@ -308,8 +331,7 @@ def report_interrupt(what: str, out, saved=None) -> int:
     if out is not None and is_writer():
         saved = Path(out) / checkpoint.FILENAME if saved is None else saved
         print(
-            f"interrupted after {what}, saved in {saved}; resume with "
-            f"the same command and --resume {out}",
+            f"interrupted after {what}, saved in {saved}; resume with {resume_advice(out)}",
             file=sys.stderr,
         )
     else:
@@ -430,8 +452,8 @@ def final_write(out) -> Iterator[None]:
         except OSError as err:  # the disk filled up (or went read-only) after the preflight
             what = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
             keep = (
-                f"the finished work is in its checkpoint: fix that and resume with the same "
-                f"command and --resume {out}"
+                f"the finished work is in its checkpoint: fix that and resume with "
+                f"{resume_advice(out)}"
                 if is_writer() and _checkpoints_in(out)
                 else "fix that (free space, permissions) and run again"
             )
@@ -440,7 +462,7 @@ def final_write(out) -> Iterator[None]:
             if is_writer() and _checkpoints_in(out):
                 print(
                     f"interrupted before the outputs in {out} were complete; the finished work is "
-                    f"in its checkpoint: resume with the same command and --resume {out}",
+                    f"in its checkpoint: resume with {resume_advice(out)}",
                     file=sys.stderr,
                 )
             elif out and is_writer():

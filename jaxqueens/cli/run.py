@@ -28,9 +28,9 @@ from pathlib import Path
 from jaxqueens import _lazy
 from jaxqueens._version import __version__
 from jaxqueens.cli import schema
-from jaxqueens.cli.options import prepare_out
+from jaxqueens.cli.options import prepare_out, resumed_by
 from jaxqueens.errors import QueensError
-from jaxqueens.io import interrupts
+from jaxqueens.io import interrupts, ownership
 from jaxqueens.io.config import apply_overrides, check_command, load_config
 from jaxqueens.io.tables import write_dict_csv, write_json
 
@@ -115,9 +115,18 @@ def _row(out: Path, setting: dict) -> dict:
     return {**setting, **{k: v for k, v in flat.items() if not isinstance(v, (dict, list))}}
 
 
+def _resume_command(args) -> str:
+    """How to continue this run or sweep: its own ``--resume`` (a setting's command's
+    ``--resume`` would run that setting alone, outside the sweep's results)."""
+    where = f" --out {args.given_out}" if args.given_out else ""
+    again = " (and the same --set)" if args.set else ""
+    return f"jaxqueens run {args.config}{where} --resume{again}"
+
+
 def cmd_run(args) -> int:
     """Run the config's command once, or once per sweep setting."""
     parser = args.build_parser()
+    args.given_out = args.out  # the --out typed, for the resume command (args.out changes below)
     cfg = load_config(args.config)
     command, opts, sweep, options = resolve(cfg, parser, args.set or [], str(args.config))
     if args.out:
@@ -128,6 +137,13 @@ def cmd_run(args) -> int:
         raise QueensError(
             f"--resume: {args.config} names no output folder to resume from; "
             "give --out DIR (the folder of the interrupted run)"
+        )
+    left = [] if args.resume or "out" not in opts else ownership.unfinished(opts["out"])
+    if left:  # before the first setting runs: later ones would be refused after it
+        raise QueensError(
+            f"{opts['out']} holds an unfinished {'sweep' if sweep else 'run'} ({left[0]}); "
+            f"continue it with: {_resume_command(args)}, or give a new folder (or delete "
+            f"{left[0]} to start that setting over)"
         )
     settings = [
         dict(zip(sweep, combo, strict=True)) for combo in itertools.product(*sweep.values())
@@ -153,7 +169,8 @@ def cmd_run(args) -> int:
             print(label)
         sub_args = schema.apply_config(parser.parse_args(argv), (parser.commands or {})[command])
         try:
-            result = sub_args.func(sub_args)
+            with resumed_by(_resume_command(args)):  # its messages name the run's own --resume
+                result = sub_args.func(sub_args)
         except KeyboardInterrupt:
             result = interrupts.exit_code()
         if out is not None:
@@ -162,10 +179,9 @@ def cmd_run(args) -> int:
             result
         ):  # Ctrl-C or SIGTERM stops the sweep; finished settings keep their rows
             _write_results(opts, sweep, rows)
-            where = f" --out {args.out}" if args.out else ""
             print(
                 f"jaxqueens run: interrupted after {i} of {len(settings)} settings; "
-                f"resume with: jaxqueens run {args.config}{where} --resume (and the same --set)"
+                f"resume with: {_resume_command(args)}"
                 if out is not None
                 else "jaxqueens run: interrupted",
                 file=sys.stderr,

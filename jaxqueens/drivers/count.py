@@ -29,8 +29,9 @@ Long counts run in chunks of tasks through :func:`jaxqueens.drivers.loop.run_chu
 line, periodic checkpoint, Ctrl-C between calls). The checkpoint (:mod:`jaxqueens.io.checkpoint`)
 holds the finished chunks' weighted totals; a count resumed from it does not recount them (a
 chunk stopped half-way is counted again). In a multi-process run each process counts every P-th
-chunk and keeps its own checkpoint. :func:`plan_count` (``count --plan``) times a random sample
-of tasks and predicts the run time.
+chunk and keeps its own checkpoint. :func:`plan_count` (``count --plan``) predicts the run time
+from bounded samples: Knuth probes of the tasks' trees (:func:`jaxqueens.solvers.count.probe`)
+for the size, kernel calls of a bounded number of edges for the speed.
 
 :func:`enumerate_solutions` (n <= 14) keeps the mirror-symmetric prefixes
 (:func:`jaxqueens.core.prefixes.expand_mirror`), whose kernel lists every solution.
@@ -744,7 +745,8 @@ def count_solutions(
 
 
 class CountPlan(NamedTuple):
-    """What :func:`plan_count` found (``count --plan``)."""
+    """What :func:`plan_count` found (``count --plan``): the tasks, and the run time predicted
+    from Knuth probes of the search trees and a timed sample of bounded kernel calls."""
 
     n: int
     constellations: int  # symmetry classes of border configurations
@@ -752,39 +754,140 @@ class CountPlan(NamedTuple):
     depth: int  # columns placed on the host
     chunks: int
     devices: int
-    sampled: int  # tasks counted to time the estimate
-    sample_seconds: float
+    sampled: int  # Knuth probes taken (each a random task's random root-to-leaf walk)
+    sample_seconds: float  # the probes' and the timed calls' seconds together
     estimate_seconds: float  # predicted search time of the whole count (compilation excluded)
     compile_seconds: float
+    low_seconds: float = 0.0  # the 95% interval of the prediction from the probes' spread
+    high_seconds: float = 0.0
+    edges: float = 0.0  # the tree edges the count will take, estimated (exact for n <= 3)
+    edges_error: float = 0.0  # the estimate's standard error
+    edge_rate: float = 0.0  # edges per second of the kernel on every stream together, timed
+    timed_edges: int = 0  # edges the timed calls took (accelerator: lanes x iterations)
+    solutions: float = 0.0  # Q(n) estimated by the same probes (a check of the estimator)
+    solutions_error: float = 0.0
+    lower_bound: bool = False  # accelerator: the rate assumes every lane busy (time at least)
+
+
+PLAN_PROBES = 1 << 13  # Knuth probes per estimator call of count --plan
+PLAN_CALL_EDGES = 1 << 24  # edges per timed kernel call of count --plan (about 0.15 s a core)
+PLAN_TARGET_ERROR = 0.01  # the probes stop early once the edge estimate's relative error is this
+
+
+@functools.partial(jax.jit, static_argnums=(4,))
+def probe_chunk(prefixes, owner, tables, seed, config: solver.Config):
+    """Knuth probes (:func:`jaxqueens.solvers.count.probe`) of tasks ``prefixes`` uint32
+    ``[P, 4]`` whose level tables are rows ``owner`` int32 ``[P]`` of ``tables`` uint32
+    ``[K, config.levels * TABLE_WORDS]``; probe i is lane i of the hash stream ``seed``.
+
+    Returns:
+      :class:`jaxqueens.solvers.count.Probe` of float32 ``[P]`` arrays (one probe per task).
+    """
+    lanes = jnp.arange(prefixes.shape[0], dtype=jnp.uint32)
+    return jax.vmap(
+        lambda p, k, lane: solver.probe(solver.Problem(p, tables[k]), seed, lane, config)
+    )(prefixes, owner, lanes)
+
+
+def _tree_size(plan: _Plan, seconds: float, seed: int = 0):
+    """Knuth's estimate of the count's tree (every task's edges and completions, weighted):
+    calls of :data:`PLAN_PROBES` probes of uniformly drawn tasks, until ``seconds`` have passed
+    (at least one call) or the edge estimate's relative standard error is below
+    :data:`PLAN_TARGET_ERROR`. Returns (edges, its standard error, solutions, its standard
+    error, probes, compile seconds)."""
+    num = len(plan.tasks)
+    rng = np.random.default_rng(seed)
+    tables = jnp.asarray(plan.tables)
+    args = (np.zeros((PLAN_PROBES, 4), np.uint32), np.zeros(PLAN_PROBES, np.int32))
+    c0 = time.perf_counter()
+    compiled = probe_chunk.lower(*args, tables, np.uint32(0), plan.config).compile()
+    compile_s = time.perf_counter() - c0
+    sums = np.zeros(4)  # sums of edges, edges^2, solutions, solutions^2 per probe
+    t0, calls = time.perf_counter(), 0
+    while True:
+        pick = rng.integers(0, num, PLAN_PROBES)
+        out = compiled(
+            plan.tasks[pick], plan.owner[pick].astype(np.int32), tables, np.uint32(calls)
+        )
+        e = np.asarray(out.edges, np.float64) * num
+        s = np.asarray(out.found, np.float64) * num * plan.weights[pick]
+        sums += [e.sum(), (e * e).sum(), s.sum(), (s * s).sum()]
+        calls += 1
+        probes = calls * PLAN_PROBES
+        mean = sums[[0, 2]] / probes
+        error = np.sqrt(np.maximum(sums[[1, 3]] / probes - mean**2, 0) / max(probes - 1, 1))
+        if time.perf_counter() - t0 >= seconds or error[0] <= PLAN_TARGET_ERROR * mean[0]:
+            break
+    return mean[0], error[0], plan.base + mean[1], error[1], probes, compile_s
+
+
+def _edge_rate(plan: _Plan, seconds: float) -> tuple[float, int]:
+    """Edges a second the count kernel takes on the plan's streams together, timed on the first
+    chunks' tasks (a random sample: the tasks are shuffled) in rounds of one call per stream,
+    each bounded by :data:`PLAN_CALL_EDGES` (a stopped search resumes in the next round), until
+    ``seconds`` have passed or the chunks are searched. Each stream's rate is its edges over its
+    calls' own durations (they run side by side). Returns (rate, edges timed); on an accelerator
+    the edges are lanes x lockstep iterations (every lane taken as busy)."""
+    short = plan._replace(budget=min(plan.budget, PLAN_CALL_EDGES))
+    kernel = functools.partial(_kernel, plan=short)
+    scale = plan.sizes.count_lanes if plan.sizes.accelerator else 1
+    bounds = _bounds(plan)
+    nxt = len(plan.streams)
+    jobs = [_Chunk(short, k, *bounds[k]) if k < len(bounds) else None for k in range(nxt)]
+    busy = np.zeros((len(plan.streams), 2))  # per stream: edges, seconds
+    t0 = time.perf_counter()
+    with parallel_streams.Workers(plan.streams, "jaxqueens-plan") as workers:
+        while any(jobs) and time.perf_counter() - t0 < seconds:
+            calls = {
+                workers.submit(k, kernel, _padded(short, job.batch)): k
+                for k, job in enumerate(jobs)
+                if job is not None
+            }
+            futures.wait(list(calls))
+            for fut, k in calls.items():
+                (states, work), start, end = fut.result()
+                job = jobs[k]
+                assert job is not None
+                before = job.edges
+                job.absorb(short, states, work)
+                busy[k] += [(job.edges - before) * scale, end - start]
+                if not len(job.batch):  # searched: the next chunk (none left: the stream rests)
+                    jobs[k] = _Chunk(short, nxt, *bounds[nxt]) if nxt < len(bounds) else None
+                    nxt += 1
+    rate = sum(e / s for e, s in busy if s > 0)
+    return rate, int(busy[:, 0].sum())
 
 
 def plan_count(
     n: int, budget: float = 2.0, depth: int | None = None, chunk: int | None = None
 ) -> CountPlan:
-    """Plan a count without running it: the tasks, and the run time predicted from a sample.
+    """Plan a count without running it: the tasks, and the run time predicted from bounded
+    samples, in about ``budget`` seconds (plus planning and compilation) at every n.
 
-    The tasks are dealt in a shuffled order, so the first ones are a random sample of all.
-    Samples of growing size (1/8 of a chunk, then twice as many each time) are counted until one
-    takes at least ``budget`` seconds or holds half the tasks (a short count: then every task is
-    counted); the estimate scales the last sample's time by ``tasks / sampled``.
+    The size of the search is Knuth's estimate (1975) of every task's tree (:func:`_tree_size`:
+    random probes of random tasks, unbiased, with its standard error); the speed is timed on
+    kernel calls of at most :data:`PLAN_CALL_EDGES` edges (:func:`_edge_rate`), so no sample
+    ever waits for a whole task (issue 28: the old plan counted whole tasks, 56 s at n = 21 and
+    never done at n = 27). The prediction is edges / rate, its interval from the estimate's
+    standard error (the machine's load moves the rate as well; it is timed now). Each half of
+    ``budget`` goes to one of the two.
     """
     n = _check_n(n)
     if n <= 3:
-        return CountPlan(n, 0, 0, 0, 0, 1, 0, 0.0, 0.0, 0.0)
+        return CountPlan(n, 0, 0, 0, 0, 1, 0, 0.0, 0.0, 0.0, solutions=float(len(_tiny(n))))
     plan = _plan(n, depth, chunk)
     num = len(plan.tasks)
     compile_s = _compile(plan)
-    sampled, seconds = 0, 0.0
-    while True:
-        sampled = min(num, max(plan.chunk // 8, 2 * sampled))
-        if 2 * sampled > num:
-            sampled = num
-        pieces = _bounds(plan, sampled, -(-sampled // len(plan.streams)))  # every stream busy
-        t = time.perf_counter()
-        list(_count_chunks(plan, list(range(len(pieces))), pieces))  # counts unused: timing only
-        seconds = time.perf_counter() - t
-        if seconds >= budget or sampled == num:
-            break
+    t0 = time.perf_counter()
+    edges = edges_se = found = found_se = probe_compile = 0.0
+    probes, rate, timed = 0, 0.0, 0
+    if num:
+        rate, timed = _edge_rate(plan, budget / 2)
+        edges, edges_se, found, found_se, probes, probe_compile = _tree_size(plan, budget / 2)
+    seconds = time.perf_counter() - t0 - probe_compile
+    compile_s += probe_compile
+    estimate = edges / rate if rate > 0 else 0.0
+    spread = 1.96 * edges_se / rate if rate > 0 else 0.0
     return CountPlan(
         n,
         plan.constellations,
@@ -792,10 +895,19 @@ def plan_count(
         plan.depth,
         -(-num // plan.chunk),
         devices.local_device_count(),
-        sampled,
+        probes,
         seconds,
-        seconds * num / sampled,
+        estimate,
         compile_s,
+        max(estimate - spread, 0.0),
+        estimate + spread,
+        edges,
+        edges_se,
+        rate,
+        timed,
+        float(plan.base) if not num else found,
+        found_se,
+        plan.sizes.accelerator,
     )
 
 

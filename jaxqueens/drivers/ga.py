@@ -426,6 +426,7 @@ def evolve(
     instance: cons.Constraints | None = None,
     toroidal: bool = False,
     preset: str = "default",
+    seconds: float | None = None,
 ) -> EvolveResult:
     """Evolve ``trials`` independent runs (each of ``islands`` populations of ``pop``) at once.
 
@@ -474,6 +475,9 @@ def evolve(
       instance: a constrained instance (fixed queens never move, forbidden squares are never
         part of a solution; in the permutation encoding its fixed queens need distinct rows).
       toroidal: queens attack along diagonals modulo n (also when ``instance`` says so).
+      seconds: stop after the chunk of generations that passes this much run time (compilation
+        excluded): the records then end there (``stats --time``: a round never runs past its
+        budget by more than one chunk).
 
     Returns:
       EvolveResult; every solution in it has passed the independent checker.
@@ -481,6 +485,7 @@ def evolve(
     if n is None and instance is None:
         n = 8
     seed = arguments.seed(seed, "--seed")
+    seconds = arguments.seconds(seconds, "seconds", optional=True)
     islands = arguments.integer(islands, "islands", 1)
     migrate_every = arguments.integer(migrate_every, "migrate_every", 0, optional=True)
     chosen = preset_settings(preset, encoding, scheme)
@@ -602,12 +607,15 @@ def evolve(
         if solved_at is not None:  # (report)
             _mark_solved(solved_at, m.sols[:keep], m.sols_ok[:keep], done + 1)
         done += keep
-        return Tick(done, f"best {int(hist[-1][0][-1].min())}", finished=done >= generations)
+        late = seconds is not None and time.perf_counter() - started >= seconds
+        return Tick(
+            done, f"best {int(hist[-1][0][-1].min())}", finished=done >= generations or late
+        )
 
     def save() -> None:
         _save_checkpoint(checkpoint, states, hist, found, recorded(), fingerprint, solved_at)
 
-    t0 = time.perf_counter()
+    t0 = started = time.perf_counter()
     interrupted = done < generations and run_chunks(
         one_chunk,
         total=generations,

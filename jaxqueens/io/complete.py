@@ -13,11 +13,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from jaxqueens.core.oeis import A000170
 from jaxqueens.io import boards as boardio
 from jaxqueens.io.tables import write_csv, write_json
 
@@ -65,6 +67,28 @@ def write_solutions(out: str | Path, sources, ds, results) -> Path | None:
         boardio.write_jsonl(path, np.stack(boards), extra)
         first = first or path
     return first
+
+
+def written_bytes(
+    sources: Sequence[str], ds: Sequence[int | None], ns: Sequence[int], listed: int
+) -> int:
+    """At most the bytes ``complete --out`` writes, before any search (the preflight of
+    :func:`jaxqueens.cli.options.prepare_out`): per instance its CSV row, and the JSON lines of
+    at most ``listed`` boards (``--cap`` for ``--enumerate``, 1 otherwise; never more than
+    A000170(n): every instance's solutions are n-queens solutions), each board also held in the
+    checkpoint (int16 cells) and its temporary copy.
+
+    Args:
+      sources, ds, ns: each instance's file, excluded-diagonals count and board size.
+      listed: boards listed per instance at most.
+    """
+    total = 0
+    for src, d, n in zip(sources, ds, ns, strict=True):
+        boards = min(listed, A000170.get(n, listed))
+        name = len(json.dumps(src)) + len(str(d))
+        line = 40 + len(str(n)) + n * (len(str(max(n - 1, 0))) + 2) + name
+        total += 160 + 2 * name + boards * (line + 2 * 2 * n)
+    return total
 
 
 def summary(results, **extra) -> dict:

@@ -5,6 +5,13 @@ stop a run the same way.
   first signal only records a request; the region's owner acts on it where its state is whole
   (:meth:`SafePoints.check`: after a recorded chunk), saves, and the command prints the resume line.
 - A second signal, or a first one outside a safe region, raises ``KeyboardInterrupt`` at once.
+- A second signal the main thread cannot take, because it waits in a blocking call (an XLA
+  computation: Python runs a handler only when the main thread is back in the interpreter),
+  ends the process :data:`GRACE` seconds later with ``os._exit(128 + signal)``: the command line's
+  policy watches the signals from a thread of its own (:func:`signal.set_wakeup_fd`: the C-level
+  handler writes each signal's number to a pipe at once, whatever the main thread does). The
+  files already written stay whole (every write is atomic); the work since the last checkpoint
+  is lost, as the message says.
 - The command exits ``128 + signal number`` (:func:`exit_code`): 130 after SIGINT, 143 after
   SIGTERM, as shells and schedulers expect.
 
@@ -16,8 +23,12 @@ the caller's own handling.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import sys
 import threading
+import time
 from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -27,11 +38,18 @@ _state: dict = {
     "installed": {},  # signal number -> the handler it replaced (empty: not installed)
     "regions": [],  # the open SafePoints, innermost last (the main thread's)
     "last": None,  # the number of the last signal received (for the exit code)
+    "handled": 0,  # signals the Python handler took (when the main thread ran it), ever
+    "wakeup": None,  # (write end of the wakeup pipe, the fd it replaced, _Watcher) if installed
 }
+
+GRACE = 1.0
+"""Seconds a second signal waits for the main thread to take it (and stop the command its usual
+way, with the resume line) before the watcher ends the process."""
 
 
 def _handler(signum, frame) -> None:
     _state["last"] = signum
+    _state["handled"] += 1
     regions = _state["regions"]
     if regions and not regions[-1].requested:
         regions[-1].requested = signum  # acted on at the region's next safe point
@@ -39,20 +57,83 @@ def _handler(signum, frame) -> None:
     raise KeyboardInterrupt  # a second signal, or one outside a safe region: at once
 
 
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed or broken stream: nothing more to keep
+            stream.flush()
+
+
+class _Watcher:
+    """The thread of one :func:`install`: reads the signal numbers the C-level handler writes to
+    the wakeup pipe the moment a signal arrives, and ends the process on a second signal the
+    main thread has not taken :data:`GRACE` seconds later."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.received = 0  # signals of the policy seen in the pipe
+        self.handled_before = _state["handled"]  # the handler's count when the watch began
+        self.stopped = False  # set by uninstall: bytes still in the pipe are not acted on
+        threading.Thread(target=self.run, name="jaxqueens-signals", daemon=True).start()
+
+    def run(self) -> None:
+        with open(self.fd, "rb", buffering=0) as pipe:
+            while not self.stopped:
+                try:
+                    data = pipe.read(512)
+                except OSError:
+                    return
+                if not data:  # uninstall closed the write end
+                    return
+                for signum in data:
+                    if signum in SIGNALS and not self.stopped:
+                        self.received += 1
+                        if self.received >= 2:
+                            self.stop_if_stuck(signum)
+
+    def stop_if_stuck(self, signum: int) -> None:
+        """Give the main thread :data:`GRACE` seconds to take the signals seen; if it has not
+        (a blocking call holds it), end the process now."""
+        time.sleep(GRACE)
+        if self.stopped or _state["handled"] - self.handled_before >= self.received:
+            return  # the main thread took it: KeyboardInterrupt stops the command its usual way
+        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        flusher = threading.Thread(target=_flush, daemon=True)  # never wait on a stuck stream
+        flusher.start()
+        flusher.join(0.2)
+        os.write(
+            2,
+            f"\njaxqueens: second {name} during a blocking computation: stopped at once (files "
+            "already written are whole; the work since the last checkpoint is lost)\n".encode(),
+        )
+        os._exit(128 + signum)
+
+
 def install() -> None:
     """Handle SIGINT and SIGTERM by this policy for the rest of the process (the command line
-    calls it; a no-op outside the main thread, where handlers cannot be set)."""
+    calls it; a no-op outside the main thread, where handlers cannot be set), and start the
+    watcher thread that ends the process on a second signal the main thread cannot take."""
     if _state["installed"] or threading.current_thread() is not threading.main_thread():
         return
     for sig in SIGNALS:
         _state["installed"][sig] = signal.signal(sig, _handler)
+    read, write = os.pipe()
+    os.set_blocking(write, False)  # the C handler must never block on a full pipe
+    previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    _state["wakeup"] = (write, previous, _Watcher(read))
 
 
 def uninstall() -> None:
-    """Put back the handlers :func:`install` replaced (tests; the process is otherwise ending)."""
+    """Put back the handlers :func:`install` replaced and stop the watcher (tests; the process
+    is otherwise ending)."""
     for sig, previous in _state["installed"].items():
         signal.signal(sig, previous)
     _state["installed"] = {}
+    if _state["wakeup"] is not None:
+        write, previous_fd, watcher = _state["wakeup"]
+        watcher.stopped = True
+        signal.set_wakeup_fd(previous_fd)
+        os.close(write)  # the watcher reads the end of the pipe and stops
+        _state["wakeup"] = None
 
 
 def installed() -> bool:

@@ -223,3 +223,37 @@ def test_issue28_item14_enumerate_with_a_cap_too_large_for_memory_is_refused(fol
     assert main(["complete", str(folder), "--enumerate", "--cap", "2147483647", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--cap 2,147,483,647" in err and "or less" in err
+
+
+def test_issue28_item6_enumerate_refuses_a_disk_too_small_before_any_search(
+    tmp_path, monkeypatch, capsys
+):
+    """The preflight estimates what --enumerate writes (at most --cap boards per instance, and
+    no more than A000170(n)) and refuses up front, one line and exit 2; before it assumed 0
+    bytes, searched, and failed at the final write with the work lost."""
+    import shutil
+    from collections import namedtuple
+
+    from jaxqueens.cli.main import main
+    from jaxqueens.cli.options import MARGIN
+    from jaxqueens.io import complete as outputs
+
+    inst = tmp_path / "empty.param"
+    inst.write_text("n = 12\nnumdiags = 0\ndiags = []\n")  # 14,200 solutions
+    searched = []
+    monkeypatch.setattr(driver, "solve_instances", lambda *a, **k: searched.append(1))
+    usage = namedtuple("usage", "total used free")
+    free = MARGIN + 400_000  # holds 1,000 boards (~220 KB with this path), not 14,200 (~3 MB)
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(1 << 40, 0, free))
+    out = tmp_path / "out"
+    argv = ["complete", str(inst), "--enumerate", "--cap", "20000", "--quiet", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out" in err and "free" in err and "needed" in err
+    assert not searched and not out.exists()
+    # what it may write: 14,200 boards at most (A000170(12)), never the cap of 20,000
+    need = outputs.written_bytes([str(inst)], [None], [12], 20000)
+    assert need == outputs.written_bytes([str(inst)], [None], [12], 14200) > free - MARGIN
+    line = json.dumps({"n": 12, "rows": [10] * 12, "file": str(inst), "d": None}) + "\n"
+    assert need >= 14200 * len(line)
+    assert outputs.written_bytes([str(inst)], [None], [12], 1000) < free - MARGIN

@@ -127,6 +127,8 @@ def test_plan_prints_tasks_and_an_estimate_and_counts_nothing(tmp_path, capsys):
     assert _cli(["count", "-n", "11", "--plan"]) == 0
     out = capsys.readouterr().out
     assert "constellations" in out and "tasks of depth" in out and "estimated run time" in out
+    assert re.search(r"95%: .* to .*tree edges \(Knuth's estimate from [\d,]+ random probes", out)
+    assert "check of the estimator" in out and "A000170: 2680" in out
     assert "solutions" not in out.splitlines()[0]
     for extra in (["--out", str(tmp_path / "x")], ["--enumerate"], ["--resume", str(tmp_path)]):
         with pytest.raises(QueensError, match=r"--plan.*drop"):
@@ -138,6 +140,9 @@ def test_plan_prints_tasks_and_an_estimate_and_counts_nothing(tmp_path, capsys):
 def test_duration_reads_well():
     assert count_cli.duration(0.42) == "0.4 s"
     assert count_cli.duration(200) == "3 min 20 s"
+    assert count_cli.duration(40 * 86400) == "40.0 days"
+    assert count_cli.duration(3 * 365.25 * 86400) == "3.0 years"
+    assert count_cli.duration(4.1e8 * 365.25 * 86400) == "4.1e+08 years"
     assert count_cli.duration(5 * 3600 + 12 * 60) == "5 h 12 min"
     assert count_cli.duration(3.2 * 86400) == "3.2 days"
 
@@ -157,6 +162,37 @@ def test_toroidal_counts_match_a051906_and_write_a_summary(tmp_path, capsys):
     ]:
         with pytest.raises(QueensError, match=msg):
             _cli(argv)
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_issue28_item2_plan_at_a_large_n_stops_promptly_on_a_signal(sig):
+    """``count -n 32 --plan`` (planning, compiling or sampling when the signal comes) exits 130
+    or 143 within seconds (before: a sampled task ran for hours and the worker thread kept the
+    process alive: Ctrl-C was ignored at n = 27)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    argv = [sys.executable, "-m", "jaxqueens", "count", "-n", "32", "--plan"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        time.sleep(4)  # JAX imported; planning the 2 M tasks
+        sent = time.perf_counter()
+        proc.send_signal(getattr(signal, sig))
+        out, err = proc.communicate(timeout=60)
+        took = time.perf_counter() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + getattr(signal, sig), (out, err)
+    assert "interrupted" in err and "estimated" not in out
+    assert took < 10, took  # about a second when measured; generous on a loaded machine
 
 
 def test_issue28_item4_sigterm_saves_and_prints_the_resume_line(tmp_path):

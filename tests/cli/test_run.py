@@ -279,3 +279,36 @@ def test_issue28_item3_ctrl_c_in_a_settings_last_chunk_stops_the_sweep(
     code, _stdout, err = run(["run", cfg, "--out", str(out)], capsys)
     assert code == 130 and "--resume" in err
     assert len(calls) == 2 and not (out / "run-001").exists()
+
+
+def test_issue28_an_unfinished_sweep_names_the_sweeps_own_resume(tmp_path, monkeypatch, capsys):
+    """A sweep interrupted in a setting keeps that setting's checkpoint. Started again without
+    --resume it is refused before any setting runs, naming the sweep's own resume (before: the
+    finished settings ran again and then the setting's folder was refused with its command's
+    ``--resume out/run-001``, which would run that setting alone); the interrupt line of the
+    setting names it too."""
+    from jaxqueens.drivers import count as counter
+
+    cfg = write(tmp_path, 'command = "count"\n[options]\nquiet = true\n[sweep]\nn = [8, 13]\n')
+    out = tmp_path / "sw"
+    real = counter.count_solutions
+
+    def stop(done, total):
+        raise KeyboardInterrupt  # Ctrl-C after the first chunk (the checkpoint is then saved)
+
+    def counting(n, **kwargs):  # the n = 13 setting is interrupted
+        return real(n, **kwargs, **({"on_chunk": stop} if n == 13 else {}))
+
+    monkeypatch.setattr(counter, "count_solutions", counting)
+    code, stdout, err = run(["run", cfg, "--out", str(out)], capsys)
+    sweep_resume = f"jaxqueens run {cfg} --out {out} --resume"
+    assert code == 130 and (out / "run-001" / "checkpoint.npz").exists()
+    assert f"resume with {sweep_resume}" in err  # the setting's own interrupt line
+    assert f"resume with: {sweep_resume}" in err and "--resume " + str(out / "run-001") not in err
+    monkeypatch.undo()
+    code, stdout, err = run(["run", cfg, "--out", str(out)], capsys)
+    assert code == 2 and "n = 8" not in stdout  # refused before any setting runs again
+    assert err.count("\n") == 1 and "unfinished sweep" in err
+    assert f"continue it with: {sweep_resume}," in err and str(out / "run-001") in err
+    code, stdout, _ = run(["run", cfg, "--out", str(out), "--resume"], capsys)
+    assert code == 0 and "73,712 solutions" in stdout and "skipped" in stdout

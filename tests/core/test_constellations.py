@@ -249,3 +249,34 @@ def test_bad_arguments():
         con.border_configurations(1)
     with pytest.raises(ValueError):
         con.tasks(8, np.zeros((1, 8), np.uint32), 8)
+
+
+def _allow_reference(n: int, cfg) -> list[list[int]]:
+    """The rows each column may use, cell by cell: a border queen's column only its own row,
+    another column every row no border queen attacks."""
+    a, b, c, d = (int(v) for v in cfg)
+    queens = [(0, a), (n - 1, b), (c, 0), (d, n - 1)]
+    out = []
+    for col in range(n):
+        own = [y for x, y in queens if x == col]
+        rows = (
+            set(own)
+            if own
+            else {
+                r
+                for r in range(n)
+                if not any(r == y or abs(col - x) == abs(r - y) for x, y in queens)
+            }
+        )
+        out.append(sum(1 << r for r in rows))
+    return out
+
+
+@pytest.mark.parametrize("n", [4, 5, 8, 9, 32])
+def test_allow_masks_match_a_cell_by_cell_reference(n):
+    cfg = con.border_configurations(n) if n < 32 else con.constellations(n)[0]
+    if len(cfg) > 300:
+        cfg = cfg[np.random.default_rng(n).choice(len(cfg), 300, replace=False)]
+    allow = con.allow_masks(n, cfg)
+    assert allow.dtype == np.uint32 and allow.shape == (len(cfg), n)
+    assert allow.tolist() == [_allow_reference(n, c) for c in cfg.tolist()]

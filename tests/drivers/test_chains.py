@@ -307,3 +307,24 @@ def test_issue28_item13_the_cap_fits_the_memory_available():
     small = driver.kept_chains_cap(30, available=64 << 20)  # 64 MiB: a quarter, 1,232 B a chain
     assert small == (64 << 20) // 4 // (driver.KEPT_BYTES_PER_CHAIN + 24 * 30)
     assert driver.kept_chains_cap(30, available=0) == 1
+
+
+def test_issue28_the_time_budget_counts_the_host_work_of_each_chunk(monkeypatch):
+    """``--time`` bounds the loop's wall time, the verification and bookkeeping of each chunk
+    included: before only the kernel calls counted, so a run whose host work is slow overran
+    by more the longer its budget (1 s of 8 at n = 16, ``stats --time 6``)."""
+    import time
+
+    real = driver.checker.require_solutions
+
+    def slow_check(*args, **kwargs):  # host work of 50 ms a chunk; the fake kernel takes none
+        time.sleep(0.05)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(driver.checker, "require_solutions", slow_check)
+    t0 = time.perf_counter()
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(seconds=0.3), 4, "fake", quiet=True)
+    took = time.perf_counter() - t0
+    assert run.stopped_by == "time"
+    assert len(run.chain_id) <= 4 * 8  # about 6 chunks of 50 ms; without it: thousands
+    assert took < 1.5

@@ -14,7 +14,7 @@ import reference
 from jaxqueens.core import checker, symmetry
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.prefixes import expand_mirror
-from jaxqueens.drivers import count
+from jaxqueens.drivers import count, settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices, gather
@@ -462,12 +462,47 @@ def test_task_plan_is_shuffled_the_same_way_every_time():
         count._plan(10, 9, None)
 
 
-def test_plan_count_predicts_from_a_sample():
-    plan = count.plan_count(11, budget=0.0, chunk=512)
-    real = count.count_solutions(11, chunk=512)
+def test_plan_count_predicts_from_knuth_probes_and_bounded_calls(monkeypatch):
+    """The plan's tree size is Knuth's estimate (within a few standard errors of the edges the
+    count walks, and of Q(n)), its speed timed on calls of at most PLAN_CALL_EDGES edges."""
+    budgets = []
+    kernel = count.count_items
+
+    def spy(batch, budget, *rest):
+        if (np.asarray(batch)[:, 0] != count.solver.DONE).any():  # a call with work (not compiling)
+            budgets.append(int(budget))
+        return kernel(batch, budget, *rest)
+
+    monkeypatch.setattr(count, "count_items", spy)
+    plan = count.plan_count(12, budget=0.5, chunk=512)
+    monkeypatch.undo()
+    real = count.count_solutions(12, chunk=512)
     assert (plan.tasks, plan.depth, plan.chunks) == (real.prefixes, real.depth, real.chunks)
-    assert plan.sampled == 512 // 8 and plan.estimate_seconds > 0
     assert plan.constellations == real.constellations
-    whole = count.plan_count(11, budget=1e9, chunk=512)  # samples grow until every task is counted
-    assert whole.sampled == whole.tasks
-    assert count.plan_count(3).tasks == 0
+    assert budgets and max(budgets) <= count.PLAN_CALL_EDGES
+    assert plan.sampled >= count.PLAN_PROBES and 0 < plan.edges_error < 0.05 * plan.edges
+    assert abs(plan.edges - real.edges) <= 5 * plan.edges_error, (plan.edges, real.edges)
+    assert abs(plan.solutions - A000170[12]) <= 5 * plan.solutions_error + 1
+    assert plan.edge_rate > 0 and plan.timed_edges > 0
+    assert plan.low_seconds <= plan.estimate_seconds <= plan.high_seconds
+    assert plan.estimate_seconds == pytest.approx(plan.edges / plan.edge_rate)
+    tiny = count.plan_count(3)
+    assert tiny.tasks == 0 and tiny.estimate_seconds == 0 and tiny.solutions == 0
+
+
+def test_plan_count_answers_at_the_largest_n_without_whole_tasks(monkeypatch):
+    """Issue 28 item 2: the old plan counted whole tasks (56 s at n = 21; at n = 27 and beyond
+    it never returned). Every call is bounded now, so the plan of the largest n returns."""
+    budgets = []
+    kernel = count.count_items
+
+    def spy(batch, budget, *rest):
+        if (np.asarray(batch)[:, 0] != count.solver.DONE).any():  # a call with work (not compiling)
+            budgets.append(int(budget))
+        return kernel(batch, budget, *rest)
+
+    monkeypatch.setattr(count, "count_items", spy)
+    plan = count.plan_count(settings.COUNT_MAX_N, budget=0.2)
+    assert max(budgets) <= count.PLAN_CALL_EDGES
+    assert plan.tasks > 10**6 and plan.edges > 1e20 and plan.estimate_seconds > 86400 * 365
+    assert plan.sampled >= count.PLAN_PROBES and plan.edges_error < 0.2 * plan.edges

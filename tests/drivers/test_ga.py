@@ -407,3 +407,13 @@ def test_a_report_fitness_run_resumes_to_the_same_records_and_first_solved(tmp_p
         np.testing.assert_array_equal(getattr(resumed, field), getattr(whole, field))
     with pytest.raises(QueensError, match="config differ"):
         ga.evolve(**{**kwargs, "fitness": "pairs"}, checkpoint=ck, resume=True)
+
+
+def test_a_time_budget_stops_after_the_chunk_that_passes_it():
+    """``seconds`` (what ``stats --solver ga --time`` gives each round) ends the run at the first
+    chunk of generations past it; without it every generation runs."""
+    short = ga.evolve(10, pop=20, generations=1000, trials=4, chunk=10, seconds=1e-9)
+    assert short.best.shape[0] - 1 == 10 and not short.interrupted
+    assert ga.evolve(10, pop=20, generations=30, trials=4, chunk=10).best.shape[0] - 1 == 30
+    with pytest.raises(QueensError, match="seconds"):
+        ga.evolve(10, seconds=float("nan"))

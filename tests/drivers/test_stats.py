@@ -149,3 +149,18 @@ def test_defect_28_10_collect_refuses_another_solvers_options():
         solstats.collect(6, "anneal", chains=5, method="ls", q=0.3)
     with pytest.raises(QueensError, match=r"--seed must be an integer"):
         solstats.collect(6, "minconflicts", chains=5, seed=1.5)
+
+
+def test_issue28_ga_rounds_end_by_the_time_budget(monkeypatch):
+    """``stats --solver ga --time T``: each round gets the time left and stops at the chunk of
+    generations that passes it (before: a round of 1024 trials ran all its generations, 10-20 s
+    past ``--time 1`` at n = 16)."""
+    from jaxqueens.drivers import ga
+
+    given, real = [], ga.evolve
+    monkeypatch.setattr(
+        ga, "evolve", lambda *a, **k: given.append(k.get("seconds")) or real(*a, **k)
+    )
+    samples = stats.collect(10, "ga", seconds=1e-6, pop=20, generations=2000, batch=8)
+    assert given == [1e-6]  # one round: its wall passed the budget
+    assert len(samples.solved) == 8 and samples.steps.max() < 2000

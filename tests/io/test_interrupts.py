@@ -76,3 +76,62 @@ def test_uninstall_puts_the_handlers_back():
     assert interrupts.installed()
     interrupts.uninstall()
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+_BLOCKING = """
+import sys, time
+import jax, jax.numpy as jnp
+from jax import lax
+from jaxqueens.io import interrupts
+
+interrupts.install()
+
+@jax.jit
+def spin(rounds):  # minutes of XLA work in one call: the main thread waits in C++ throughout
+    def lcg(j, x):
+        return x * jnp.uint32(1664525) + j.astype(jnp.uint32)
+
+    def outer(i, c):
+        return lax.fori_loop(0, 1 << 28, lcg, c)
+    return lax.fori_loop(0, rounds, outer, jnp.uint32(1))
+
+spin(0).block_until_ready()
+print("ready", flush=True)
+with interrupts.SafePoints() as safe:
+    t = time.perf_counter()
+    spin(1 << 20).block_until_ready()
+print(f"the call returned after {time.perf_counter() - t:.0f} s", flush=True)
+"""
+
+
+@pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM])
+def test_a_second_signal_during_a_blocking_call_ends_the_process_at_once(second):
+    """Python runs a handler only when the main thread is back in the interpreter: before the
+    watcher, a second Ctrl-C took effect only when the XLA call returned (minutes here)."""
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _BLOCKING],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        time.sleep(0.5)  # inside the call
+        proc.send_signal(signal.SIGINT)  # recorded: acted on at the next safe point
+        time.sleep(0.3)
+        t0 = time.perf_counter()
+        proc.send_signal(second)
+        try:
+            out, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the process outlived a second signal by 20 s")
+        took = time.perf_counter() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + second, (out, err)
+    assert took < interrupts.GRACE + 3.0
+    assert "stopped at once" in err and "returned" not in out
