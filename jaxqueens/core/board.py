@@ -48,7 +48,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.errors import QueensError
+from jaxqueens.errors import QueensError, clip
 
 PAIRWISE_MAX_N = 32
 """Largest n for which the dense pairwise form is used (measured crossover)."""
@@ -248,8 +248,9 @@ def _boundary(rows, what: str, solution: bool = False):
             where = np.argwhere(bad)[0]
             index = [int(i) for i in where[:-1]]
             board_at = f"board {index[0] if len(index) == 1 else tuple(index)}, " if index else ""
+            row = clip(str(arr[tuple(where)]), 30)
             raise QueensError(
-                f"{what}: {board_at}column {int(where[-1])}: row {_clip(arr[tuple(where)])} out "
+                f"{what}: {board_at}column {int(where[-1])}: row {row} out "
                 f"of range 0..{n - 1}; rows must be 0-based (check untrusted boards with "
                 "jaxqueens.check_board)"
             )
@@ -258,11 +259,6 @@ def _boundary(rows, what: str, solution: bool = False):
     if dtype.itemsize > 4 or dtype == np.uint32:
         arr = arr.astype(np.int32)  # in range now (or -1): no wrap
     return arr
-
-
-def _clip(value, limit: int = 30) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def queen_conflicts(rows) -> jax.Array:
