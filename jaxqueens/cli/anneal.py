@@ -21,13 +21,13 @@ from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.cli.options import is_writer
 from jaxqueens.drivers import settings
+from jaxqueens.drivers.settings import ANNEAL_PRESETS as PRESETS
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
 from jaxqueens.io import interrupts, logs
 from jaxqueens.plots import chains as chain_plots
-from jaxqueens.solvers.choices import ANNEAL_PRESETS as PRESETS
-from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
+from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 annealing = _lazy.load("jaxqueens.drivers.anneal")  # JAX: loaded at the first run (jaxqueens._lazy)
 

@@ -17,7 +17,7 @@ from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import estimate as outputs
 from jaxqueens.plots import estimate as figures
-from jaxqueens.solvers.choices import ESTIMATE_MAX_N as MAX_N
+from jaxqueens.solvers.variants import ESTIMATE_MAX_N as MAX_N
 
 if TYPE_CHECKING:
     from jaxqueens.drivers.estimate import Estimate

@@ -8,11 +8,11 @@
   (:func:`jaxqueens.drivers.backtrack.first_solution`), outputs by :mod:`jaxqueens.io.backtrack`.
 
 ``--mode auto`` (default) takes the path predicted faster for the chains asked for
-(:func:`jaxqueens.solvers.choices.auto_path`): the large path from n ~ 5,900 on, the batched one
+(:func:`jaxqueens.drivers.settings.auto_path`): the large path from n ~ 5,900 on, the batched one
 below it or whenever ``--solutions``/``--time`` is given. Without a budget a run solves
-:func:`~jaxqueens.solvers.choices.default_chains` chains (1000 at small n, falling smoothly to 1
+:func:`~jaxqueens.drivers.settings.default_chains` chains (1000 at small n, falling smoothly to 1
 from n = 20,000). Each attempt takes at most ``--maxsteps`` steps (default: the measured restart
-period :func:`~jaxqueens.solvers.choices.default_max_steps`), each chain at most ``--max-restarts``
+period :func:`~jaxqueens.solvers.variants.default_max_steps`), each chain at most ``--max-restarts``
 restarts; both are shown on the progress line. Chains that end
 unsolved are reported in one line ("no solution found after ... steps") and their boards with
 the fewest attacking pairs are saved (``best_boards.npy``). Only process 0 writes files.
@@ -42,6 +42,7 @@ from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.cli.options import is_writer
 from jaxqueens.drivers import settings
+from jaxqueens.drivers.settings import auto_path, default_chains
 from jaxqueens.errors import QueensError
 from jaxqueens.io import backtrack as backtrack_out
 from jaxqueens.io import chains as chain_out
@@ -49,14 +50,7 @@ from jaxqueens.io import large as large_out
 from jaxqueens.io import logs
 from jaxqueens.plots import chains as plots
 from jaxqueens.plots import render
-from jaxqueens.solvers.choices import (
-    INITS,
-    MAX_BATCHED_N,
-    MOVES,
-    auto_path,
-    default_chains,
-    default_max_steps,
-)
+from jaxqueens.solvers.variants import INITS, MAX_BATCHED_N, MOVES, default_max_steps
 
 # JAX and the solvers load at their first use (jaxqueens._lazy): --help and argument errors never do
 jax = _lazy.load("jax")
@@ -417,7 +411,7 @@ def _given(value) -> bool:
 
 def _path(args, n: int) -> str:
     """Which path runs: "backtrack", "large" (``--mode large``, or ``auto`` when
-    :func:`~jaxqueens.solvers.choices.auto_path` predicts it faster for the chains asked for and
+    :func:`~jaxqueens.drivers.settings.auto_path` predicts it faster for the chains asked for and
     no option only the batched path has is given) or "batched"."""
     if args.method == "backtrack":
         return "backtrack"

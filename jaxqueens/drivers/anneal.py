@@ -46,7 +46,6 @@ from jaxqueens.parallel import sizing
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys
-from jaxqueens.solvers.choices import ANNEAL_PRESETS
 
 
 @dataclasses.dataclass
@@ -85,7 +84,6 @@ SAopt's start-temperature rule); one table,
 :data:`jaxqueens.drivers.settings.ANNEAL_PRESET_SETTINGS`, which the command line reads before
 JAX is imported."""
 SETTINGS = tables.ANNEAL_SETTINGS
-assert tuple(PRESETS) == ANNEAL_PRESETS
 
 
 def preset(name: str, method: str) -> dict:

@@ -49,7 +49,6 @@ from jaxqueens.parallel import gather, sizing
 from jaxqueens.parallel import trials as lockstep
 from jaxqueens.parallel.devices import local_device_count, shard_batch
 from jaxqueens.solvers import ga_ops as ops
-from jaxqueens.solvers.choices import GA_PRESETS
 from jaxqueens.solvers.constrained import Mask
 from jaxqueens.solvers.ga import ENCODINGS, SCHEMES, Config, Problem, State, default_params
 
@@ -242,7 +241,6 @@ PRESETS = settings.GA_PRESET_SETTINGS
 """Named settings (``--preset``): ``default`` (measured, :data:`DEFAULTS`) and ``classic``
 (:data:`CLASSIC`); one table, :data:`jaxqueens.drivers.settings.GA_PRESET_SETTINGS`, which the
 command line reads before JAX is imported."""
-assert tuple(PRESETS) == GA_PRESETS
 
 preset_settings = settings.ga_preset
 """Population, tournament, rates and elite of a preset for an encoding and scheme

@@ -61,8 +61,8 @@ from jaxqueens.core import lines
 from jaxqueens.core.rng import U32, hash_bits, hash_randint, random_permutation
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.base import seed_of
-from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 from jaxqueens.solvers.constrained import Mask, allowed_start, mask_of  # noqa: F401 (re-exported)
+from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 
 @dataclasses.dataclass(frozen=True)

@@ -90,7 +90,7 @@ from jaxqueens.core.rng import U32 as _U32
 from jaxqueens.core.rng import hash_bits, hash_randint, idx_bits, mix32, random_permutation
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.base import seed_of
-from jaxqueens.solvers.choices import INITS, MOVES, default_max_steps
+from jaxqueens.solvers.variants import INITS, MOVES, default_max_steps
 
 CISC352_PROBES = 100
 """Random rows the ``cisc352`` move probes for a single-conflict row before the full scan."""
@@ -162,7 +162,7 @@ def default_params(
     tabu: int | None = None,
     qs4_tries: int = 100,
 ) -> Params:
-    """The package's defaults (:func:`jaxqueens.solvers.choices.default_max_steps` steps per
+    """The package's defaults (:func:`jaxqueens.solvers.variants.default_max_steps` steps per
     attempt, a million restarts, the whole tabu capacity), any of them overridden."""
     plain = not (config.toroidal or config.constrained)
     max_steps = default_max_steps(config.n, plain=plain) if max_steps is None else max_steps

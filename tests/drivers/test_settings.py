@@ -150,3 +150,19 @@ def test_used_passes_each_setting_only_what_it_uses():
     assert S.used(S.ANNEAL, {"method": "sa", "neighbour": "step"}, given) == {"alpha": 0.5}
     assert S.used(S.ANNEAL, {"method": "ta", "neighbour": "step"}, given) == {"q": 0.3}
     assert S.used(S.ANNEAL, {"method": "ls", "neighbour": "step"}, given) == {}
+
+
+def test_defect_auto_path_is_continuous_in_n_and_chains():
+    # -n 4999 ran 1000 batched chains for 24 s while -n 5000 ran one board on the large path.
+    for chains in (None, 1, 4, 16, 1000):
+        paths = [S.auto_path(n, chains) for n in range(4, 46_341, 97)]
+        first = paths.index("large")
+        assert set(paths[:first]) == {"batched"} and set(paths[first:]) == {"large"}, chains
+        assert S.auto_path(4999, chains) == S.auto_path(5000, chains)
+    assert abs(S.default_chains(4999) - S.default_chains(5000)) <= 1
+    assert S.default_chains(8) == 1000 and S.default_chains(20_000) == 1
+    assert all(S.default_chains(n) >= S.default_chains(n + 50) for n in range(4, 40_000, 50))
+    # options only the batched path has keep a run batched; past its limit the large path runs
+    assert S.auto_path(20_000, None, solutions=3) == "batched"
+    assert S.auto_path(20_000, None, seconds=5) == "batched"
+    assert S.auto_path(60_000, 1000) == "large"
