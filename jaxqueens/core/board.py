@@ -14,7 +14,9 @@ Every kernel is written for one board, vectorised over any leading batch shape
 with ``jnp.vectorize`` and jitted at the public entry. Counts come from O(n)
 scatter-adds; for n <= ``PAIRWISE_MAX_N`` a dense O(n^2) pairwise form is used
 instead, because ``scripts/bench_fitness.py`` measured it faster there (the
-scatter's fixed cost per board dominates tiny boards on XLA:CPU).
+scatter's fixed cost per board dominates tiny boards on XLA:CPU). Two of the one-board kernels
+are public for use inside other kernels (the GA's fitness), unchecked and unbatched:
+:func:`attacking_pairs_one` and :func:`n_attacks_one`.
 
 Inputs are checked once, at the public entry (:func:`_boundary`), never inside the kernels:
 the dtype must be an integer type (floats, complex numbers, bools and objects are a
@@ -149,7 +151,9 @@ def _pairs_from_counts(counts: LineCounts) -> jax.Array:
     return r + d + a
 
 
-def _attacking_pairs_one(rows: jax.Array) -> jax.Array:
+def attacking_pairs_one(rows: jax.Array) -> jax.Array:
+    """:func:`attacking_pairs` of one board ``[n]`` inside a kernel: no input check (rows are
+    trusted in ``0..n-1``), no batch axes (vmap it), int32 (int64 under x64)."""
     rows = _widen(rows)
     n = rows.shape[-1]
     if n <= PAIRWISE_MAX_N:
@@ -173,7 +177,9 @@ def _queen_conflicts_one(rows: jax.Array) -> jax.Array:
     return counts.rows[r] + counts.diag[d] + counts.anti[a] - 3
 
 
-def _n_attacks_one(rows: jax.Array) -> jax.Array:
+def n_attacks_one(rows: jax.Array) -> jax.Array:
+    """:func:`n_attacks` of one board ``[n]`` inside a kernel: no input check (rows are trusted
+    in ``0..n-1``), no batch axes (vmap it); int32."""
     rows = _widen(rows)
     n = rows.shape[-1]
     if n <= PAIRWISE_MAX_N:
@@ -207,9 +213,9 @@ def _is_solution_one(rows: jax.Array) -> jax.Array:
 
 
 _line_counts = jax.jit(jnp.vectorize(_line_counts_one, signature="(n)->(n),(m),(m)"))
-_attacking_pairs = jax.jit(jnp.vectorize(_attacking_pairs_one, signature="(n)->()"))
+_attacking_pairs = jax.jit(jnp.vectorize(attacking_pairs_one, signature="(n)->()"))
 _queen_conflicts = jax.jit(jnp.vectorize(_queen_conflicts_one, signature="(n)->(n)"))
-_n_attacks = jax.jit(jnp.vectorize(_n_attacks_one, signature="(n)->()"))
+_n_attacks = jax.jit(jnp.vectorize(n_attacks_one, signature="(n)->()"))
 _is_solution = jax.jit(jnp.vectorize(_is_solution_one, signature="(n)->()"))
 
 _INT32 = np.iinfo(np.int32)

@@ -48,7 +48,7 @@ from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import gather, sizing
 from jaxqueens.parallel import trials as lockstep
 from jaxqueens.parallel.devices import local_device_count, shard_batch
-from jaxqueens.solvers import ga_ops as ops
+from jaxqueens.solvers import ga_crossover, ga_fitness, ga_mutation
 from jaxqueens.solvers.constrained import Mask
 from jaxqueens.solvers.ga import ENCODINGS, SCHEMES, Config, Problem, State, default_params
 
@@ -145,13 +145,13 @@ def check_setup(
         f"encoding {encoding!r} is unknown; use one of {', '.join(ENCODINGS)}",
     )
     need(
-        fitness in ops.FITNESS,
-        f"fitness {fitness!r} is unknown; use one of {', '.join(ops.FITNESS)}",
+        fitness in ga_fitness.FITNESS,
+        f"fitness {fitness!r} is unknown; use one of {', '.join(ga_fitness.FITNESS)}",
     )
     need(scheme in SCHEMES, f"scheme {scheme!r} is unknown; use one of {', '.join(SCHEMES)}")
     for what, name, table in (
-        ("crossover", crossover, ops.CROSSOVERS),
-        ("mutation", mutation, ops.MUTATIONS),
+        ("crossover", crossover, ga_crossover.CROSSOVERS),
+        ("mutation", mutation, ga_mutation.MUTATIONS),
     ):
         need(
             name in table[encoding],
@@ -196,12 +196,12 @@ def check_setup(
     need(1 <= migrants < pop, f"migrants = {migrants} must lie in 1..pop-1 ({pop - 1})")
     need(chunk is None or chunk >= 1, f"chunk = {chunk} must be at least 1")
     need(
-        not ((toroidal or constrained) and fitness == ops.REPORT_FITNESS),
+        not ((toroidal or constrained) and fitness == ga_fitness.REPORT_FITNESS),
         "--fitness report-diagonals-only applies to the plain board only; use pairs or excess "
         "with --toroidal or --instance",
     )
     need(
-        not constrained or (n + 1) * ops.forbidden_weight(n) < 2**31,
+        not constrained or (n + 1) * ga_fitness.forbidden_weight(n) < 2**31,
         f"n = {n} is too large for a constrained GA (its int32 penalties would overflow); "
         "use n <= 1000",
     )
@@ -506,8 +506,8 @@ def evolve(
         trials=trials,
         encoding=encoding,
         scheme=scheme,
-        crossover=crossover or ops.DEFAULT_CROSSOVER.get(encoding, ""),
-        mutation=mutation or ops.DEFAULT_MUTATION.get(encoding, ""),
+        crossover=crossover or ga_crossover.DEFAULT_CROSSOVER.get(encoding, ""),
+        mutation=mutation or ga_mutation.DEFAULT_MUTATION.get(encoding, ""),
         tournament=tournament if tournament is not None else chosen["tournament"],
         cxpb=cxpb if cxpb is not None else chosen["cxpb"],
         mutpb=mutpb if mutpb is not None else chosen["mutpb"],
@@ -567,7 +567,7 @@ def evolve(
     if checkpoint is not None and procs > 1:  # one file per process: each holds its own trials
         checkpoint = Path(checkpoint).with_name(f"{Path(checkpoint).stem}.process{me}of{procs}.npz")
     done = 0
-    report = config.fitness == ops.REPORT_FITNESS
+    report = config.fitness == ga_fitness.REPORT_FITNESS
     solved_at = np.full(trials, -1, np.int64) if report else None
     if solved_at is not None:  # (report)
         _mark_solved(solved_at, np.asarray(m0.sols)[None], np.asarray(m0.sols_ok)[None], 0)

@@ -38,7 +38,7 @@ from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel.devices import ACCELERATOR_DEFAULTS
 from jaxqueens.parallel.sizing import Target
 from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers import ga_ops, minconflicts, variants
+from jaxqueens.solvers import ga_crossover, ga_mutation, minconflicts, variants
 from jaxqueens.solvers.complete import Config as CompleteConfig
 from jaxqueens.solvers.constrained import Mask
 
@@ -181,8 +181,8 @@ def evolve_executables(target: Target, place) -> list[Executable]:
             trials=1,
             encoding=encoding,
             scheme=scheme,
-            crossover=ga_ops.DEFAULT_CROSSOVER[encoding],
-            mutation=ga_ops.DEFAULT_MUTATION[encoding],
+            crossover=ga_crossover.DEFAULT_CROSSOVER[encoding],
+            mutation=ga_mutation.DEFAULT_MUTATION[encoding],
             tournament=5 if steady else 3,
             cxpb=1.0 if steady else 0.5,
             mutpb=1.0 if steady else 0.2,
