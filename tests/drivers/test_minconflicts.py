@@ -223,10 +223,10 @@ def test_defect_restart_period_grows_with_n():
     res = jaxqueens.solve(9000, chains=1, batch=1, seconds=60.0, start=start)
     s = res.summary
     assert s["solved"] == 1 and res.run.restarts[0] == 0 and res.run.steps[0] > 4000, s
-    assert s["max_steps"] == mcsolve.default_max_steps(9000) >= 2 * 9000
+    assert s["max_steps"] == variants.default_max_steps(9000) >= 2 * 9000
     assert checker.are_solutions(res.solutions).all()
-    assert mcsolve.default_max_steps(100) == 500  # the measured period (issue 27)
-    assert mcsolve.default_max_steps(100, plain=False) == 4000  # toroidal, constrained: classic
+    assert variants.default_max_steps(100) == 500  # the measured period (issue 27)
+    assert variants.default_max_steps(100, plain=False) == 4000  # toroidal, constrained: classic
 
 
 def test_defect_budget_and_limits_are_shown_on_the_progress_line(capsys):
