@@ -22,7 +22,7 @@ solution", exit 1); ``--show-initial`` prints chain 0's initial board, its attac
 generation time apart from the search; ``--tabu`` is the CP468 plateau memory; ``--init greedy``
 the CP468 greedy; ``--move cisc352`` the CISC352 staged row choice with its step limit and cap.
 
-Constrained boards (issue 16, batched path only): ``--toroidal`` (diagonals modulo n; n must be
+Constrained boards (batched path only): ``--toroidal`` (diagonals modulo n; n must be
 prime to 6) and ``--instance FILE`` (one instance, read as ``anneal --instance`` reads it): fixed
 queens never move, forbidden squares are never used, every solution is checked against the
 instance. An instance may have no solution, so its run is bounded: ``--max-restarts`` defaults

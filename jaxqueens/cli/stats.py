@@ -92,8 +92,8 @@ def add_command(sub) -> None:
         "--preset",
         choices=settings.ANNEAL_PRESETS,
         default=None,
-        help="anneal and ga: settings not given: default (measured), classic (the earlier "
-        "defaults) or nmof (anneal only), as in 'jaxqueens anneal' and 'evolve'",
+        help="anneal and ga: settings not given: default (measured), classic (NMOF's and the "
+        "course GA's) or nmof (anneal only), as in 'jaxqueens anneal' and 'evolve'",
     )
     g.add_argument("--q", type=float, default=None, help="TA only (default: the preset's)")
     g.add_argument("--init-prob", type=float, default=None, help="SA only (default: the preset's)")

@@ -14,7 +14,7 @@ ignored) a board that scores 0 need not be a solution. Such boards are kept apar
 trial counts as solved from the first generation in which one of its boards was confirmed
 (``EvolveResult.first_solved``; ``first_score_met`` is when its best first scored 0).
 
-Constrained boards (issue 16): ``instance`` (a :class:`~jaxqueens.core.constraints.Constraints`:
+Constrained boards: ``instance`` (a :class:`~jaxqueens.core.constraints.Constraints`:
 fixed queens, blocked squares, excluded rows, columns and diagonals) and ``toroidal`` switch the
 kernel's static ``toroidal`` / ``constrained`` paths (:mod:`jaxqueens.solvers.ga`), the instance's
 allowed squares going in as a dynamic mask (:func:`jaxqueens.drivers.chains.instance_setup`).
@@ -234,7 +234,7 @@ def check_setup(
 
 
 CLASSIC = settings.GA_CLASSIC
-"""The earlier defaults (``--preset classic``): :data:`jaxqueens.drivers.settings.GA_CLASSIC`."""
+"""The classic settings (``--preset classic``): :data:`jaxqueens.drivers.settings.GA_CLASSIC`."""
 DEFAULTS = settings.GA_DEFAULTS
 """Measured defaults (``--preset default``): :data:`jaxqueens.drivers.settings.GA_DEFAULTS`."""
 PRESETS = settings.GA_PRESET_SETTINGS
@@ -440,8 +440,8 @@ def evolve(
         preset's, 1).
       preset: where ``pop``, ``tournament``, ``cxpb``, ``mutpb`` and ``elite`` come from when not
         given: "default" (measured at ``compare``'s budget, :data:`DEFAULTS`: permutation steady
-        state population 10, tournament 4, cxpb 0.2, mutpb 1) or "classic" (the earlier
-        defaults, :data:`CLASSIC`: population 100, tournament 5, cxpb 1, mutpb 1; generational
+        state population 10, tournament 4, cxpb 0.2, mutpb 1) or "classic" (the classic
+        course GA, :data:`CLASSIC`: population 100, tournament 5, cxpb 1, mutpb 1; generational
         tournament 3, cxpb 0.5, mutpb 0.2).
       islands: populations per trial, on a migration ring.
       migrate_every: generations between migrations (default 0: never; 2+ islands only).

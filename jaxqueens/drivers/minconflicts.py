@@ -8,7 +8,7 @@ budget is met. Every kernel call of :func:`solve` is bounded in work (:class:`Bo
 ``--time`` and Ctrl-C, checked between calls, hold even when chains restart a million times.
 The command line is :mod:`jaxqueens.cli.solve`.
 
-Constrained boards (issue 16): ``instance`` (fixed queens, forbidden squares) and ``toroidal``
+Constrained boards: ``instance`` (fixed queens, forbidden squares) and ``toroidal``
 switch the kernel's static paths with the instance's mask as dynamic data
 (:func:`jaxqueens.drivers.chains.instance_setup`); every solution is checked against the same
 instance, and an instance no chain solves is reported ``unknown`` (``summary["status"]``), never

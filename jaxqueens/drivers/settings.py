@@ -2,10 +2,10 @@
 method, scheme and solver uses, and the checks of settings that need no JAX.
 
 The one source of the defaults of LS/TA/SA and of the GA: the presets (``--preset``) with their
-measured values (:data:`ANNEAL_DEFAULTS`, :data:`GA_DEFAULTS`; issue 27) and the earlier ones
+measured values (:data:`ANNEAL_DEFAULTS`, :data:`GA_DEFAULTS`) and the classic ones
 (:data:`ANNEAL_CLASSIC`, :data:`GA_CLASSIC`). :func:`anneal_settings` and :func:`ga_preset` read
-them; :mod:`jaxqueens.drivers.anneal` and :mod:`jaxqueens.drivers.ga` re-export them under their
-old names (``PRESETS``, ``DEFAULTS``, ``CLASSIC``) and :func:`jaxqueens.compare` runs at them.
+them; :mod:`jaxqueens.drivers.anneal` and :mod:`jaxqueens.drivers.ga` name them ``PRESETS``,
+``DEFAULTS`` and ``CLASSIC`` and :func:`jaxqueens.compare` runs at them.
 
 One table per family says, for every option that only some settings use, its default and which
 settings use it (:class:`Use`). :func:`resolve` reads a table: an option given (not None) to a
@@ -77,7 +77,7 @@ ANNEAL_CLASSIC: dict[str, Any] = {
     "t_end": None,
     "t0": "worsening",
 }
-"""The earlier LS/TA/SA defaults (``--preset classic``): NMOF's TAopt/SAopt settings (10 rounds,
+"""The classic LS/TA/SA settings (``--preset classic``): NMOF's TAopt/SAopt settings (10 rounds,
 q 0.5, initProb 0.4, alpha 0.9) with the vignette's step neighbour (one queen by 1..3 rows,
 wrapping)."""
 
@@ -110,7 +110,7 @@ ANNEAL_PRESET_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "nmof": {m: {**ANNEAL_CLASSIC, "edge": "nmof", "t0": "nmof"} for m in METHODS},
 }
 """LS/TA/SA settings by ``--preset``: ``default`` (measured, :data:`ANNEAL_DEFAULTS`),
-``classic`` (the earlier defaults, :data:`ANNEAL_CLASSIC`) and ``nmof`` (classic with the
+``classic`` (NMOF's TAopt/SAopt settings, :data:`ANNEAL_CLASSIC`) and ``nmof`` (classic with the
 vignette's far-end edge and SAopt's start-temperature rule)."""
 ANNEAL_PRESETS = tuple(ANNEAL_PRESET_SETTINGS)
 """``anneal --preset``: measured defaults, the classic (NMOF TAopt/SAopt) ones, NMOF's vignette."""
@@ -121,7 +121,7 @@ GA_CLASSIC: dict[str, dict[str, Any]] = {
     "steady": {"pop": 100, "tournament": 5, "cxpb": 1.0, "mutpb": 1.0, "elite": 0},
     "generational": {"pop": 100, "tournament": 3, "cxpb": 0.5, "mutpb": 0.2, "elite": 1},
 }
-"""The earlier GA defaults (``--preset classic``): the classic course GA (steady state,
+"""The classic GA settings (``--preset classic``): the classic course GA (steady state,
 population 100, a tournament of 5, crossover and mutation always) and DEAP's eaSimple rates
 (generational: tournament 3, cxpb 0.5, mutpb 0.2, one elite)."""
 
