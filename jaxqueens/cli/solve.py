@@ -513,7 +513,7 @@ def _cmd_large(args, n: int) -> int:
     """``solve`` on the large-n path: ``--chains`` (default 1) chains one after another."""
     chains = args.chains or default_chains(n)
     init = args.init or "qs4"
-    code = 0
+    results = []
     for chain in range(chains):
         res = large_solve.solve_large(
             n,
@@ -524,44 +524,47 @@ def _cmd_large(args, n: int) -> int:
             max_steps=args.maxsteps or large_solve.NO_STEP_LIMIT,
             give_up=True,
         )
-        with options.final_write(args.out):
-            s = res.summary
-            logs.log("summary", **s)
-            label = f"n = {n:,}{f' chain {chain}' if chains > 1 else ''}"
-            if s["solved"]:
-                print(
-                    f"{label}: solved and verified; "
-                    f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} "
-                    "conflicted queens "
-                    f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, "
-                    f"{s.get('moves', 0)} "
-                    f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} "
-                    "s; "
-                    f"compile {s.get('compile_s', 0):.2f} s excluded"
-                )
-            else:
-                code = 1
-                print(
-                    f"{label}: no solution found after {s['steps']:,} steps (--maxsteps "
-                    f"{args.maxsteps:,} "
-                    f"swap attempts; init {s.get('init_s', 0):.2f} s, search "
-                    f"{s.get('search_s', 0):.2f} s); "
-                    f"best board {s['pairs']} attacking pairs"
-                    + (" (best_board.npy in --out)" if args.out else " (--out DIR saves it)")
-                )
-            if n <= 16:
-                print(render.ascii_board(res.rows))
-            if args.out and is_writer():
-                out = Path(args.out) / f"chain-{chain}" if chains > 1 else Path(args.out)
-                files = large_out.write_outputs(res, out)
-                if n <= render.MAX_PNG_N and s["solved"]:
-                    render.render_png(res.rows, out / "solution.png")
-                    files.append(out / "solution.png")
-                if args.plot:
+        results.append(res)
+        s = res.summary
+        logs.log("summary", **s)
+        label = f"n = {n:,}{f' chain {chain}' if chains > 1 else ''}"
+        if s["solved"]:
+            print(
+                f"{label}: solved and verified; "
+                f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} "
+                "conflicted queens "
+                f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, "
+                f"{s.get('moves', 0)} "
+                f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} "
+                "s; "
+                f"compile {s.get('compile_s', 0):.2f} s excluded"
+            )
+        else:
+            print(
+                f"{label}: no solution found after {s['steps']:,} steps (--maxsteps "
+                f"{args.maxsteps:,} "
+                f"swap attempts; init {s.get('init_s', 0):.2f} s, search "
+                f"{s.get('search_s', 0):.2f} s); "
+                f"best board {s['pairs']} attacking pairs"
+                + (" (best_boards.npy in --out)" if args.out else " (--out DIR saves it)")
+            )
+        if n <= 16:
+            print(render.ascii_board(res.rows))
+    with options.final_write(args.out):
+        if args.out and is_writer():
+            out = Path(args.out)
+            files = large_out.write_outputs(results, out, large_solve.run_summary(results))
+            solved = [r for r in results if r.summary.get("solved", True)]
+            if solved and n <= render.MAX_PNG_N:
+                render.render_png(solved[0].rows, out / "solution.png")
+                files.append(out / "solution.png")
+            if args.plot:
+                for res in results:
+                    tag = f"_chain{res.summary.get('chain', 0)}" if chains > 1 else ""
                     files.append(
                         plots.trace_plot(
                             res.trace_pairs,
-                            out / "trace_conflicting_pairs.png",
+                            out / f"trace_conflicting_pairs{tag}.png",
                             "conflicting pairs",
                             f"large-n repair, n = {n:,} (recorded steps)",
                         )
@@ -569,14 +572,14 @@ def _cmd_large(args, n: int) -> int:
                     files.append(
                         plots.trace_plot(
                             res.round_conflicted,
-                            out / "trace_conflicted_queens.png",
+                            out / f"trace_conflicted_queens{tag}.png",
                             "conflicting queens",
                             f"large-n repair, n = {n:,}: per round",
                             xlabel="repair round",
                         )
                     )
-                print(f"wrote {', '.join(f.name for f in files)} to {out}")
-    return code
+            print(f"wrote {', '.join(f.name for f in files)} to {out}")
+    return 0 if all(r.summary.get("solved", True) for r in results) else 1
 
 
 def _cmd_backtrack(args, n: int) -> int:
