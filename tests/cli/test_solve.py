@@ -355,7 +355,9 @@ def test_defect_auto_mode_runs_the_same_job_either_side_of_5000(capsys, monkeypa
     from jaxqueens.cli import solve as cli_solve
 
     seen = []
-    monkeypatch.setattr(cli_solve, "_cmd_large", lambda args, n: seen.append(("large", n)) or 0)
+    monkeypatch.setattr(
+        cli_solve, "_cmd_large", lambda args, n, setting: seen.append(("large", n)) or 0
+    )
 
     def fake_solve(n, chains, **kwargs):
         seen.append(("batched", n, chains))
