@@ -202,10 +202,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         devices.init_distributed(
             dist.coordinator, dist.num_processes, dist.process_id, dist.coordinator_timeout
         )
-        with console.pipe_safe_stdout():  # `| head`: a closed stdout never costs the --out files
+        with console.pipe_safe_stdout() as shown:  # `| head`: a closed stdout costs no file
+            before = _before(args)
             code = args.func(args)
             if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets report.html
-                _write_report(args, sys.argv[1:] if argv is None else argv)
+                options = schema.options_of((parser.commands or {})[args.command])
+                given = schema.given(args, options)
+                words = sys.argv[1:] if argv is None else argv
+                _write_report(args, words, given, shown.text(), before)
         logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
         return code
     except InstanceUnsat as err:  # a result, not an error: no solution exists (exit 1)
@@ -245,10 +249,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         ownership.release_all()  # the --out folder's lock (jaxqueens.io.ownership)
 
 
-def _write_report(args, argv: Sequence[str]) -> None:
+def _before(args) -> dict:
+    """What the ``--out`` folder holds before the command runs (:func:`report.snapshot`), so that
+    its report shows only what this run writes; nothing with ``--resume`` (the folder is this
+    run's: what the interrupted part wrote is its own)."""
+    out = getattr(args, "out", None)
+    if getattr(args, "resume", None) or not isinstance(out, str) or not out:
+        return {}
+    return report.snapshot(out)
+
+
+def _write_report(args, argv: Sequence[str], given: dict, result: str, before: dict) -> None:
     """``report.html`` in the ``--out`` folder a command wrote (:mod:`jaxqueens.io.report`), by
-    process 0, with the devices JAX ran on (none if the command never imported JAX). A report
-    that cannot be written is a warning: the command's own outputs are complete."""
+    process 0, after :data:`report.MANIFEST` (the files this run wrote, new or changed since
+    ``before``; the page shows only those): what the command printed (``result``) first, the
+    options the user gave (``given``), the devices JAX ran on (none if the command never imported
+    JAX). A report that cannot be written is a warning: the command's own outputs are
+    complete."""
     out = getattr(args, "out", None)
     if not isinstance(out, str) or not out or not os.path.isdir(out):
         return
@@ -265,8 +282,14 @@ def _write_report(args, argv: Sequence[str]) -> None:
         else None
     )
     try:
+        mine = report.write_manifest(out, before, args.command)
         path = report.write_report(
-            out, command_line=report.command_words(argv), settings=vars(args), devices=where
+            out,
+            command_line=report.command_words(argv),
+            settings=given,
+            devices=where,
+            result=result,
+            only=mine,
         )
     except OSError as err:
         print(

@@ -1,13 +1,17 @@
 """``report.html``: one self-contained page per ``--out`` folder, readable offline in any browser.
 
-The page holds the command line, its settings, the versions (jaxqueens, jax, jaxlib, numpy,
-python, matplotlib) and devices, then every folder of the output (the folder itself first, then
-its subfolders, e.g. ``anneal``'s one per method): ``summary.json`` as a table (and
-``summary.csv``), every PNG figure embedded as a base64 ``data:`` URI, each other CSV as a table
-(its first :data:`MAX_ROWS` rows, with a note of how many there are), and a list of the files.
-Nothing is fetched: the styles are inline, there is no script, and a Content-Security-Policy in
-the page forbids any request but ``data:`` images. Checkpoints are listed, never read. The page
-is written atomically (:mod:`jaxqueens.io.atomic`).
+The page reads in the order a person asks: first the result (what the command printed:
+solved, distinct, rate, stop reason), then every PNG figure of the output (embedded as a base64
+``data:`` URI), then the command line and the settings the user gave, the versions (jaxqueens,
+jax, jaxlib, numpy, python, matplotlib) and devices, and last the tables of every folder of the
+output (the folder itself first, then its subfolders, e.g. ``anneal``'s one per method):
+``summary.json`` as a table (and ``summary.csv``), each other CSV as a table (its first
+:data:`MAX_ROWS` rows, with a note of how many there are), and a list of the files.
+Only this run's files are shown (:data:`MANIFEST`, written by :func:`write_manifest` from a
+:func:`snapshot` taken before the run); a file an earlier run left in the folder is listed as
+such. Nothing is fetched: the styles are inline, there is no script, and a
+Content-Security-Policy in the page forbids any request but ``data:`` images. Checkpoints are
+listed, never read. The page is written atomically (:mod:`jaxqueens.io.atomic`).
 
 The command line writes it after every command that wrote ``--out`` (:mod:`jaxqueens.cli.main`),
 passing the devices in (io knows no devices); :func:`write_report` may be called on any folder.
@@ -238,13 +242,39 @@ def _folders(root: Path) -> list[Path]:
     return found
 
 
-def _folder_section(root: Path, folder: Path, counter: list[int]) -> str:
+def _files(folder: Path) -> list[Path]:
+    """The files of an output folder the page covers (not hidden, not the page itself)."""
     files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
-    files = [p for p in files if p.name != FILENAME]
-    if not files:
-        return ""
+    return [p for p in files if p.name != FILENAME]
+
+
+def _heading(root: Path, folder: Path, what: str) -> str:
     rel = folder.relative_to(root).as_posix()
-    parts = [f"<h2>{_e('results' if rel == '.' else rel + '/')}</h2>"]
+    return f"<h2>{_e(what if rel == '.' else f'{what}: {rel}/')}</h2>"
+
+
+def _figures_section(root: Path, folder: Path, counter: list[int], only: set | None) -> str:
+    """Every PNG of ``folder`` this run wrote, embedded (within :data:`MAX_FIGURES`)."""
+    figures = [p for p in _files(folder) if p.suffix.lower() == ".png" and _mine(root, p, only)]
+    if not figures:
+        return ""
+    parts = [_heading(root, folder, "figures")]
+    for path in figures:
+        block, embedded = _figure(path, counter[0])
+        counter[0] += embedded
+        parts.append(block)
+    return "".join(parts)
+
+
+def _tables_section(root: Path, folder: Path, only: set | None) -> str:
+    """``summary.json``, the CSV tables (``summary.csv`` first) and the file list of ``folder``:
+    the tables of the files this run wrote; the others are listed as an earlier run's."""
+    every = _files(folder)
+    files = [p for p in every if _mine(root, p, only)]
+    stale = [p for p in every if not _mine(root, p, only)]
+    if not every:
+        return ""
+    parts = [_heading(root, folder, "tables")]
     summary = folder / "summary.json"
     if summary in files and not summary.name.startswith(SKIPPED):
         try:
@@ -260,21 +290,71 @@ def _folder_section(root: Path, folder: Path, counter: list[int]) -> str:
         except (OSError, ValueError) as err:
             parts.append(f'<p class="note">summary.json could not be read: {_e(err)}</p>')
     tables = [p for p in files if p.suffix.lower() == ".csv" and not p.name.startswith(SKIPPED)]
-    tables.sort(key=lambda p: p.name != "summary.csv")  # the summary table first, then the figures
-    parts += [_csv_section(p) for p in tables[:1] if p.name == "summary.csv"]
-    figures = [p for p in files if p.suffix.lower() == ".png"]
-    if figures:
-        parts.append("<h3>figures</h3>")
-        for path in figures:
-            block, embedded = _figure(path, counter[0])
-            counter[0] += embedded
-            parts.append(block)
-    parts += [_csv_section(p) for p in tables if p.name != "summary.csv"]
+    tables.sort(key=lambda p: p.name != "summary.csv")  # the summary table first
+    parts += [_csv_section(p) for p in tables]
     parts.append(
         "<h3>files</h3>"
         + _table(("file", "bytes"), ((p.name, f"{p.stat().st_size:,}") for p in files))
     )
+    if stale:
+        parts.append(
+            "<h3>files an earlier run left here</h3>"
+            '<p class="note">not written by this run, so not shown as its results</p>'
+            + _table(("file", "bytes"), ((p.name, f"{p.stat().st_size:,}") for p in stale))
+        )
     return "".join(parts)
+
+
+MANIFEST = "manifest.json"
+"""The files this run wrote in its ``--out`` folder (relative path and bytes), written after the
+outputs and before the page: the page shows only these; a file an earlier run left is listed
+as such, never shown as this run's."""
+
+
+def _walk(root: Path) -> Iterable[Path]:
+    for folder in _folders(root):
+        yield from _files(folder)
+
+
+def snapshot(out_dir: str | Path) -> dict[str, tuple[int, int]]:
+    """What ``out_dir`` holds before a run: relative path -> (mtime in ns, bytes) of every file
+    the page would cover (empty for a missing folder)."""
+    root = Path(out_dir)
+    if not root.is_dir():
+        return {}
+    out = {}
+    for path in _walk(root):
+        st = path.stat()
+        out[path.relative_to(root).as_posix()] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def write_manifest(out_dir: str | Path, before: dict[str, tuple[int, int]], command: str) -> set:
+    """Write :data:`MANIFEST`: the files of ``out_dir`` that are new or changed since
+    ``before`` (:func:`snapshot`); returns their relative paths."""
+    root = Path(out_dir)
+    mine = {}
+    for path in _walk(root):
+        rel = path.relative_to(root).as_posix()
+        st = path.stat()
+        if rel != MANIFEST and before.get(rel) != (st.st_mtime_ns, st.st_size):
+            mine[rel] = st.st_size
+    write_text(
+        root / MANIFEST,
+        json.dumps(
+            {
+                "command": command,
+                "files": [{"path": k, "bytes": v} for k, v in sorted(mine.items())],
+            },
+            indent=2,
+        )
+        + "\n",
+    )
+    return set(mine)
+
+
+def _mine(root: Path, path: Path, only: set | None) -> bool:
+    return only is None or path.relative_to(root).as_posix() in only
 
 
 def render(
@@ -284,13 +364,18 @@ def render(
     settings: dict | None = None,
     devices: dict | None = None,
     title: str | None = None,
+    result: str | None = None,
+    only: set | None = None,
 ) -> str:
     """The page for ``out_dir`` as a string (see the module doc).
 
     Args:
       out_dir: the output folder.
       command_line: the words of the command line (or the line).
-      settings: the command's options (values that are not plain data are shown as text).
+      settings: the options the user gave (values that are not plain data are shown as text).
+      result: what the command printed (its result lines), shown first; None: no such section.
+      only: the relative paths of the files this run wrote (:func:`write_manifest`): only they
+        are shown; the others are listed as an earlier run's. None: every file.
       devices: what ran it (backend, devices, processes), from a layer that knows devices; None:
         the command did not start JAX.
       title: the page title (default: "jaxqueens <command>").
@@ -304,17 +389,23 @@ def render(
     devs = devices if devices is not None else {"devices": "none: this command did not start JAX"}
     plain = {k: v for k, v in (settings or {}).items() if not callable(v) and not k.startswith("_")}
     counter = [0]
+    folders = _folders(root)
     body = [
         f"<h1>{_e(title)}</h1>",
         f'<p class="note">report of {_e(root.resolve())}, written {now}</p>',
+    ]
+    if result is not None and result.strip():
+        body += ["<h2>result</h2>", f"<pre>{html.escape(result.rstrip())}</pre>"]
+    body += [_figures_section(root, folder, counter, only) for folder in folders]
+    body += [
         "<h2>command</h2>",
         f"<pre>{_e(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
-        "<h2>settings</h2>",
-        _pairs(plain) if plain else '<p class="note">none</p>',
+        "<h2>settings given</h2>",
+        _pairs(plain) if plain else '<p class="note">none: every setting at its default</p>',
         "<h2>environment</h2>",
         _table(("what", "value"), list(env.items()) + flatten(devs)),
     ]
-    body += [_folder_section(root, folder, counter) for folder in _folders(root)]
+    body += [_tables_section(root, folder, only) for folder in folders]
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
@@ -332,13 +423,21 @@ def write_report(
     settings: dict | None = None,
     devices: dict | None = None,
     title: str | None = None,
+    result: str | None = None,
+    only: set | None = None,
 ) -> Path:
     """Write :func:`render`'s page to ``out_dir/report.html`` atomically; return its path."""
     path = Path(out_dir) / FILENAME
-    write_text(
-        path,
-        render(out_dir, command_line=command_line, settings=settings, devices=devices, title=title),
+    page = render(
+        out_dir,
+        command_line=command_line,
+        settings=settings,
+        devices=devices,
+        title=title,
+        result=result,
+        only=only,
     )
+    write_text(path, page)
     return path
 
 
