@@ -7,6 +7,12 @@ escapes is a bug and keeps its traceback.
 """
 
 
+def clip(text: str, limit: int = 40) -> str:
+    """The start of ``text`` for a one-line message: at most ``limit`` characters, then "..."
+    (a 5000-digit row or a huge value is never echoed whole)."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class QueensError(ValueError):
     """Bad input from the user: a one-line message naming the problem and the fix."""
 

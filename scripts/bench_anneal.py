@@ -27,7 +27,7 @@ from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers import minconflicts
+from jaxqueens.solvers import minconflicts, variants
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import benchlib
@@ -73,7 +73,7 @@ def runners(n: int, chains: int, steps: int, seed: int = 0):
     params = minconflicts.default_params(config, max_steps=steps, max_restarts=0)
     runner = mcsolve.compile_runner(jax.random.key(seed), config, params, chunk)
     out["minconflicts"] = (runner, chunk)
-    period = min(mcsolve.default_max_steps(n), steps)
+    period = min(variants.default_max_steps(n), steps)
     params = minconflicts.default_params(
         config, max_steps=period, max_restarts=-(-steps // period) - 1
     )

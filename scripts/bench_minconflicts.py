@@ -9,7 +9,7 @@ best and median chains solved per second, the ratios jaxqueens / numba of bests 
 mean steps, and jaxqueens' compile time apart. Every jaxqueens board is verified with the
 independent checker (``jaxqueens.core.checker.are_solutions``) and every numba board with numba's own
 ``verify``. Two more rows per n, in the same alternation: jaxqueens at the user's default restart
-period (``default``: :func:`jaxqueens.solvers.choices.default_max_steps`, what ``solve`` runs
+period (``default``: :func:`jaxqueens.solvers.variants.default_max_steps`, what ``solve`` runs
 without ``--maxsteps``) and the all-core numba peer (``run_chains_parallel``, ``--parallel``: every
 core, at its own default ``max(100, 4n)``); ``default / numba par`` is their ratio of medians.
 The jaxqueens figure is the kernel (``drivers.minconflicts.compile_runner``, results copied to
@@ -44,7 +44,7 @@ import numpy as np
 import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.drivers import minconflicts as mcsolve
-from jaxqueens.solvers import minconflicts
+from jaxqueens.solvers import minconflicts, variants
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib
@@ -156,7 +156,7 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
         rep["numba"] += 1
 
     # the user's default period, and the all-core numba peer at its own default
-    default_steps = mcsolve.default_max_steps(n)
+    default_steps = variants.default_max_steps(n)
     config_d = minconflicts.Config(n=n, init="permutation")
     params_d = minconflicts.default_params(config_d, max_steps=default_steps)
     run_d = mcsolve.compile_runner(key, config_d, params_d, chains)

@@ -13,7 +13,7 @@ distribution of one attempt's steps to solution X (Luby, Sinclair & Zuckerman 19
    limit t_k, and E[cost per solution] = sum_k P(attempts 0..k-1 failed) * (c_s E[min(X, t_k)]
    + c_r) (fixed period T: (c_s E[min(X, T)] + c_r) / P(X <= T)); steps alone with c_r = 0.
    Policies: every fixed period T (the best one, by steps and by seconds), the default
-   (:func:`jaxqueens.solvers.choices.default_max_steps`, a fixed period), the classic
+   (:func:`jaxqueens.solvers.variants.default_max_steps`, a fixed period), the classic
    ``max(4000, 2n)``, numba's ``max(100, 4n)``, geometric growth (x1.2 per attempt) and Luby's
    universal sequence from the default period, and the best Luby unit and geometric start and
    factor of a grid for each row alone;
@@ -46,7 +46,7 @@ import numpy as np
 import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.drivers import minconflicts as mcsolve
-from jaxqueens.solvers import choices, minconflicts
+from jaxqueens.solvers import minconflicts, variants
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib
@@ -196,9 +196,9 @@ ATTEMPTS = 4096
 
 def default_limits(n: int) -> np.ndarray:
     """The default policy's limits: every attempt the period of
-    :func:`jaxqueens.solvers.choices.default_max_steps` (what ``solve`` runs without
+    :func:`jaxqueens.solvers.variants.default_max_steps` (what ``solve`` runs without
     ``--maxsteps``)."""
-    return np.array([choices.default_max_steps(n)], np.int64)
+    return np.array([variants.default_max_steps(n)], np.int64)
 
 
 def _ratio_at(d: Dist, grid: np.ndarray, c_s: float, c_r: float, n: int) -> float:
@@ -501,7 +501,7 @@ def main(argv=None) -> int:
         "benchmark": "min-conflicts restart policies: E[steps], E[seconds] per solution",
         "seed": args.seed,
         "quick": args.quick,
-        "policy": "jaxqueens.solvers.choices.default_max_steps (a fixed period per n)",
+        "policy": "jaxqueens.solvers.variants.default_max_steps (a fixed period per n)",
         "worst_ratio_seconds": worst,
         "worst_ratio_steps_random_permutation": worst_steps,
         "rows": records,

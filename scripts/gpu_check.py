@@ -186,7 +186,7 @@ def clean_dump() -> None:
 
 def steps_per_chain(n: int, trips: dict) -> float:
     """Min-conflicts steps per chain at n: measured (init=permutation) or, where not, 0.6 n
-    (``solvers/choices.py``: about 0.5-0.66 n from a random board), at least 60."""
+    (``solvers/variants.py``: about 0.5-0.66 n from a random board), at least 60."""
     return trips["steps"].get(n) or max(60.0, 0.6 * n)
 
 

@@ -21,13 +21,13 @@ from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.cli.options import is_writer
 from jaxqueens.drivers import settings
+from jaxqueens.drivers.settings import ANNEAL_PRESETS as PRESETS
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
 from jaxqueens.io import interrupts, logs
 from jaxqueens.plots import chains as chain_plots
-from jaxqueens.solvers.choices import ANNEAL_PRESETS as PRESETS
-from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
+from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 annealing = _lazy.load("jaxqueens.drivers.anneal")  # JAX: loaded at the first run (jaxqueens._lazy)
 
@@ -59,7 +59,7 @@ def add_command(sub) -> None:
         default="default",
         help="where the settings not given come from: default (measured for each method at "
         "compare's budget: swap neighbour; TA q 0.2; SA 100 rounds, --init-prob 0.1, "
-        "--t-end 0.001), classic (the earlier defaults, NMOF's TAopt/SAopt settings: step "
+        "--t-end 0.001), classic (NMOF's TAopt/SAopt settings: step "
         "neighbour 3, 10 rounds, q 0.5, init-prob 0.4, alpha 0.9) or nmof (classic with "
         "--edge nmof and --t0 nmof, the vignette's)",
     )

@@ -21,7 +21,7 @@ from jaxqueens.core.oeis import A000170, A002562, A051906
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import count as outputs
-from jaxqueens.solvers.choices import COUNT_ENUMERATE_MAX_N, COUNT_MAX_N
+from jaxqueens.solvers.variants import COUNT_MAX_N
 
 # JAX and the counter load at their first use (jaxqueens._lazy): --help and argument errors never do
 count = _lazy.load("jaxqueens.drivers.count")
@@ -62,7 +62,7 @@ def add_command(sub) -> None:
     p.add_argument(
         "--enumerate",
         action="store_true",
-        help=f"write every solution to --out (n <= {COUNT_ENUMERATE_MAX_N})",
+        help=f"write every solution to --out (n <= {settings.COUNT_ENUMERATE_MAX_N})",
     )
     p.add_argument(
         "--out",
@@ -113,7 +113,7 @@ def _enumerate(args, n: int) -> int:
     options.prepare_out(
         args.out,
         kind="file" if suffix == ".npy" else "dir",
-        need=2 * n * A000170.get(n, 0) if n <= COUNT_ENUMERATE_MAX_N else 0,
+        need=2 * n * A000170.get(n, 0) if n <= settings.COUNT_ENUMERATE_MAX_N else 0,
     )
     boards = count.enumerate_solutions(n)
     reps = symmetry.fundamental(boards)

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.drivers import settings
-from jaxqueens.errors import QueensError
+from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import estimate as outputs
 from jaxqueens.plots import estimate as figures
-from jaxqueens.solvers.choices import ESTIMATE_MAX_N as MAX_N
+from jaxqueens.solvers.variants import ESTIMATE_MAX_N as MAX_N
 
 if TYPE_CHECKING:
     from jaxqueens.drivers.estimate import Estimate
@@ -28,9 +28,9 @@ gather = _lazy.load("jaxqueens.parallel.gather")
 knuth = _lazy.load("jaxqueens.drivers.estimate")
 
 
-def _quote(text: str, limit: int = 40) -> str:
-    """The start of a user's text for a one-line message."""
-    return repr(text if len(text) <= limit else text[:limit] + "...")
+def _quote(text: str) -> str:
+    """The start of a user's text for a one-line message, quoted."""
+    return repr(clip(text))
 
 
 def parse_sizes(text: str, low: int = 1, high: int = MAX_N) -> list[int]:

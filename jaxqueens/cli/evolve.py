@@ -40,7 +40,6 @@ from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
 from jaxqueens.io import ga as ga_io
 from jaxqueens.plots import ga as ga_plots
-from jaxqueens.solvers.choices import GA_PRESETS
 
 # JAX and the solver load at their first use (jaxqueens._lazy): --help and argument errors never do
 ga = _lazy.load("jaxqueens.drivers.ga")
@@ -67,7 +66,7 @@ def add_command(sub) -> None:
     options.add_size(p, default=None, help="board size (default: the config's n, else 8)")
     p.add_argument(
         "--preset",
-        choices=GA_PRESETS,
+        choices=settings.GA_PRESETS,
         default=None,
         help="where --pop, --tournament, --cxpb, --mutpb and --elite come from when not given: "
         "default (measured at compare's budget: permutation steady state pop 10, tournament "

@@ -30,11 +30,12 @@ import numpy as np
 
 from jaxqueens import _lazy
 from jaxqueens.core import arguments
-from jaxqueens.errors import QueensError
+from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import atomic, checkpoint, interrupts, ownership
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import instances as instio
 from jaxqueens.io.interrupts import SafePoints
+from jaxqueens.parallel import memory
 
 gather = _lazy.load("jaxqueens.parallel.gather")  # JAX: imported at the first call of is_writer
 
@@ -168,15 +169,11 @@ message that names no option. The parser (:mod:`jaxqueens.cli.main`) and ``run``
 it through :func:`int_range_error`."""
 
 
-def _clip(text: str, limit: int = 30) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def int_range_error(value: int) -> str | None:
     """Why an integer option's value does not fit 32 bits (a message part), or None if it does."""
     if INT_MIN <= value <= INT_MAX:
         return None
-    return f"{_clip(str(value))} is out of range: integer options lie in {INT_MIN}..{INT_MAX}"
+    return f"{clip(str(value), 30)} is out of range: integer options lie in {INT_MIN}..{INT_MAX}"
 
 
 SEED_MAX = 2**32 - 1
@@ -197,7 +194,7 @@ class Seed(int):
             ) from None
         if not 0 <= value <= SEED_MAX:
             raise argparse.ArgumentTypeError(
-                f"must be between 0 and 2^32-1 ({SEED_MAX}), got {_clip(str(value))}"
+                f"must be between 0 and 2^32-1 ({SEED_MAX}), got {clip(str(value), 30)}"
             )
         return value
 
@@ -343,14 +340,6 @@ MARGIN = 1 << 20
 """Bytes of free space asked for beyond a command's estimate (summaries, tables, figures)."""
 
 
-def _size(nbytes: float) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if nbytes < 1024 or unit == "GiB":
-            return f"{nbytes:,.0f} {unit}" if unit == "bytes" else f"{nbytes:,.1f} {unit}"
-        nbytes /= 1024
-    return f"{nbytes:,.1f} TiB"
-
-
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -407,8 +396,8 @@ def prepare_out(
         free = None
     if free is not None and free < need + MARGIN:
         raise QueensError(
-            f"{shown}: only {_size(free)} free on the disk of {existing}, about "
-            f"{_size(need + MARGIN)} needed; free some space or pick another folder"
+            f"{shown}: only {memory.format_bytes(free)} free on the disk of {existing}, about "
+            f"{memory.format_bytes(need + MARGIN)} needed; free some space or pick another folder"
         )
     if folder.is_dir():
         atomic.remove_stale_temps(folder)

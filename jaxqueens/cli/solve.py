@@ -8,11 +8,11 @@
   (:func:`jaxqueens.drivers.backtrack.first_solution`), outputs by :mod:`jaxqueens.io.backtrack`.
 
 ``--mode auto`` (default) takes the path predicted faster for the chains asked for
-(:func:`jaxqueens.solvers.choices.auto_path`): the large path from n ~ 5,900 on, the batched one
+(:func:`jaxqueens.drivers.settings.auto_path`): the large path from n ~ 5,900 on, the batched one
 below it or whenever ``--solutions``/``--time`` is given. Without a budget a run solves
-:func:`~jaxqueens.solvers.choices.default_chains` chains (1000 at small n, falling smoothly to 1
+:func:`~jaxqueens.drivers.settings.default_chains` chains (1000 at small n, falling smoothly to 1
 from n = 20,000). Each attempt takes at most ``--maxsteps`` steps (default: the measured restart
-period :func:`~jaxqueens.solvers.choices.default_max_steps`), each chain at most ``--max-restarts``
+period :func:`~jaxqueens.solvers.variants.default_max_steps`), each chain at most ``--max-restarts``
 restarts; both are shown on the progress line. Chains that end
 unsolved are reported in one line ("no solution found after ... steps") and their boards with
 the fewest attacking pairs are saved (``best_boards.npy``). Only process 0 writes files.
@@ -22,7 +22,7 @@ solution", exit 1); ``--show-initial`` prints chain 0's initial board, its attac
 generation time apart from the search; ``--tabu`` is the CP468 plateau memory; ``--init greedy``
 the CP468 greedy; ``--move cisc352`` the CISC352 staged row choice with its step limit and cap.
 
-Constrained boards (issue 16, batched path only): ``--toroidal`` (diagonals modulo n; n must be
+Constrained boards (batched path only): ``--toroidal`` (diagonals modulo n; n must be
 prime to 6) and ``--instance FILE`` (one instance, read as ``anneal --instance`` reads it): fixed
 queens never move, forbidden squares are never used, every solution is checked against the
 instance. An instance may have no solution, so its run is bounded: ``--max-restarts`` defaults
@@ -48,11 +48,7 @@ from jaxqueens.io import large as large_out
 from jaxqueens.io import logs
 from jaxqueens.plots import chains as plots
 from jaxqueens.plots import render
-from jaxqueens.solvers.choices import (
-    INITS,
-    MOVES,
-    default_chains,
-)
+from jaxqueens.solvers.variants import INITS, MOVES
 
 # JAX and the solvers load at their first use (jaxqueens._lazy): --help and argument errors never do
 jax = _lazy.load("jax")
@@ -210,7 +206,7 @@ def cmd_solve(args) -> int:
         if given
         else settings.INSTANCE_CHAINS
         if instance is not None
-        else default_chains(n)
+        else settings.default_chains(n)
     )
     max_chains = None
     if setting["capped"]:  # chains are run, not awaited (a bounded job)
@@ -353,7 +349,7 @@ def _out_bytes(args, n: int) -> int:
     chains = (
         args.chains
         if args.chains is not None
-        else args.solutions or (0 if args.time else default_chains(n))
+        else args.solutions or (0 if args.time else settings.default_chains(n))
     )
     return max(chains, 1) * (12 * max(n, 1) + 100)
 
@@ -390,7 +386,7 @@ def _solve_plots(trace, solved_steps, n: int, out: Path) -> list[Path]:
 
 def _cmd_large(args, n: int, setting: dict) -> int:
     """``solve`` on the large-n path: ``--chains`` (default 1) chains one after another."""
-    chains = args.chains or default_chains(n)
+    chains = args.chains or settings.default_chains(n)
     init = setting["init"] or "qs4"
     results = []
     for chain in range(chains):

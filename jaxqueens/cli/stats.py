@@ -12,7 +12,7 @@ from jaxqueens.cli import options
 from jaxqueens.drivers import settings
 from jaxqueens.io import stats as outputs
 from jaxqueens.plots import stats as figures
-from jaxqueens.solvers import choices
+from jaxqueens.solvers import variants
 
 # JAX and the solvers load at their first use (jaxqueens._lazy): --help and argument errors never do
 gather = _lazy.load("jaxqueens.parallel.gather")
@@ -32,7 +32,7 @@ def add_command(sub) -> None:
     options.add_size(p, default=8)
     p.add_argument(
         "--solver",
-        choices=choices.STATS_SOLVERS,
+        choices=settings.STATS_SOLVERS,
         default="minconflicts",
         help="minconflicts (default), anneal (--method ls|ta|sa) or ga",
     )
@@ -72,28 +72,28 @@ def add_command(sub) -> None:
         "min(n^2/2, max(500, 2n)))",
     )
     g.add_argument(
-        "--init", choices=choices.INITS, default=None, help="initial boards (default permutation)"
+        "--init", choices=variants.INITS, default=None, help="initial boards (default permutation)"
     )
     g.add_argument("--tabu", type=int, default=None, help="plateau tabu tenure (default 0 = off)")
     g = p.add_argument_group("annealing (as 'jaxqueens anneal')")
     g.add_argument(
-        "--method", choices=choices.METHODS, default=None, help="ls, ta or sa (default ta)"
+        "--method", choices=variants.METHODS, default=None, help="ls, ta or sa (default ta)"
     )
     g.add_argument("--steps", type=int, default=None, help="step budget per chain (default 10000)")
     g.add_argument("--rounds", type=int, default=None, help="(default: the preset's)")
     g.add_argument(
-        "--neighbour", choices=choices.NEIGHBOURS, default=None, help="(default: the preset's)"
+        "--neighbour", choices=variants.NEIGHBOURS, default=None, help="(default: the preset's)"
     )
     g.add_argument("--step", type=int, default=None, help="step neighbour only (default 3)")
     g.add_argument(
-        "--objective", choices=choices.OBJECTIVES, default=None, help="(default attacks)"
+        "--objective", choices=variants.OBJECTIVES, default=None, help="(default attacks)"
     )
     g.add_argument(
         "--preset",
-        choices=choices.ANNEAL_PRESETS,
+        choices=settings.ANNEAL_PRESETS,
         default=None,
-        help="anneal and ga: settings not given: default (measured), classic (the earlier "
-        "defaults) or nmof (anneal only), as in 'jaxqueens anneal' and 'evolve'",
+        help="anneal and ga: settings not given: default (measured), classic (NMOF's and the "
+        "course GA's) or nmof (anneal only), as in 'jaxqueens anneal' and 'evolve'",
     )
     g.add_argument("--q", type=float, default=None, help="TA only (default: the preset's)")
     g.add_argument("--init-prob", type=float, default=None, help="SA only (default: the preset's)")

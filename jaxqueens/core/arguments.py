@@ -29,7 +29,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from jaxqueens.errors import QueensError
+from jaxqueens.errors import QueensError, clip
 
 INT32_MAX = 2**31 - 1
 """Largest count a 32-bit JAX integer holds: the default upper bound of :func:`integer`."""
@@ -38,9 +38,8 @@ SEED_MAX = 2**32 - 1
 so every seed that gives its own results lies in ``0..SEED_MAX``."""
 
 
-def _shown(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
+def _shown(value: Any) -> str:
+    return clip(repr(value))
 
 
 def _range(lo: int | float | None, hi: int | float | None) -> str:

@@ -14,7 +14,9 @@ Every kernel is written for one board, vectorised over any leading batch shape
 with ``jnp.vectorize`` and jitted at the public entry. Counts come from O(n)
 scatter-adds; for n <= ``PAIRWISE_MAX_N`` a dense O(n^2) pairwise form is used
 instead, because ``scripts/bench_fitness.py`` measured it faster there (the
-scatter's fixed cost per board dominates tiny boards on XLA:CPU).
+scatter's fixed cost per board dominates tiny boards on XLA:CPU). Two of the one-board kernels
+are public for use inside other kernels (the GA's fitness), unchecked and unbatched:
+:func:`attacking_pairs_one` and :func:`n_attacks_one`.
 
 Inputs are checked once, at the public entry (:func:`_boundary`), never inside the kernels:
 the dtype must be an integer type (floats, complex numbers, bools and objects are a
@@ -48,7 +50,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.errors import QueensError
+from jaxqueens.errors import QueensError, clip
 
 PAIRWISE_MAX_N = 32
 """Largest n for which the dense pairwise form is used (measured crossover)."""
@@ -149,7 +151,9 @@ def _pairs_from_counts(counts: LineCounts) -> jax.Array:
     return r + d + a
 
 
-def _attacking_pairs_one(rows: jax.Array) -> jax.Array:
+def attacking_pairs_one(rows: jax.Array) -> jax.Array:
+    """:func:`attacking_pairs` of one board ``[n]`` inside a kernel: no input check (rows are
+    trusted in ``0..n-1``), no batch axes (vmap it), int32 (int64 under x64)."""
     rows = _widen(rows)
     n = rows.shape[-1]
     if n <= PAIRWISE_MAX_N:
@@ -173,7 +177,9 @@ def _queen_conflicts_one(rows: jax.Array) -> jax.Array:
     return counts.rows[r] + counts.diag[d] + counts.anti[a] - 3
 
 
-def _n_attacks_one(rows: jax.Array) -> jax.Array:
+def n_attacks_one(rows: jax.Array) -> jax.Array:
+    """:func:`n_attacks` of one board ``[n]`` inside a kernel: no input check (rows are trusted
+    in ``0..n-1``), no batch axes (vmap it); int32."""
     rows = _widen(rows)
     n = rows.shape[-1]
     if n <= PAIRWISE_MAX_N:
@@ -207,9 +213,9 @@ def _is_solution_one(rows: jax.Array) -> jax.Array:
 
 
 _line_counts = jax.jit(jnp.vectorize(_line_counts_one, signature="(n)->(n),(m),(m)"))
-_attacking_pairs = jax.jit(jnp.vectorize(_attacking_pairs_one, signature="(n)->()"))
+_attacking_pairs = jax.jit(jnp.vectorize(attacking_pairs_one, signature="(n)->()"))
 _queen_conflicts = jax.jit(jnp.vectorize(_queen_conflicts_one, signature="(n)->(n)"))
-_n_attacks = jax.jit(jnp.vectorize(_n_attacks_one, signature="(n)->()"))
+_n_attacks = jax.jit(jnp.vectorize(n_attacks_one, signature="(n)->()"))
 _is_solution = jax.jit(jnp.vectorize(_is_solution_one, signature="(n)->()"))
 
 _INT32 = np.iinfo(np.int32)
@@ -248,8 +254,9 @@ def _boundary(rows, what: str, solution: bool = False):
             where = np.argwhere(bad)[0]
             index = [int(i) for i in where[:-1]]
             board_at = f"board {index[0] if len(index) == 1 else tuple(index)}, " if index else ""
+            row = clip(str(arr[tuple(where)]), 30)
             raise QueensError(
-                f"{what}: {board_at}column {int(where[-1])}: row {_clip(arr[tuple(where)])} out "
+                f"{what}: {board_at}column {int(where[-1])}: row {row} out "
                 f"of range 0..{n - 1}; rows must be 0-based (check untrusted boards with "
                 "jaxqueens.check_board)"
             )
@@ -258,11 +265,6 @@ def _boundary(rows, what: str, solution: bool = False):
     if dtype.itemsize > 4 or dtype == np.uint32:
         arr = arr.astype(np.int32)  # in range now (or -1): no wrap
     return arr
-
-
-def _clip(value, limit: int = 30) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def queen_conflicts(rows) -> jax.Array:

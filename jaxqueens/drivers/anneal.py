@@ -14,7 +14,7 @@ chain to the step at which its best objective was found (:func:`jaxqueens.solver
 the run itself keeps no board but its current one). The command line is
 :mod:`jaxqueens.cli.anneal`.
 
-Constrained boards (issue 16): ``instance`` (a :class:`~jaxqueens.core.constraints.Constraints`:
+Constrained boards: ``instance`` (a :class:`~jaxqueens.core.constraints.Constraints`:
 fixed queens, blocked squares, excluded rows, columns and diagonals) and ``toroidal`` switch the
 kernel's static ``toroidal`` / ``constrained`` paths (:mod:`jaxqueens.solvers.anneal`), the
 instance's allowed squares (:func:`~jaxqueens.core.constraints.allowed_squares`) going in as a
@@ -46,7 +46,6 @@ from jaxqueens.parallel import sizing
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys
-from jaxqueens.solvers.choices import ANNEAL_PRESETS
 
 
 @dataclasses.dataclass
@@ -75,17 +74,16 @@ class AnnealResult:
 
 
 CLASSIC = tables.ANNEAL_CLASSIC
-"""The earlier defaults (``--preset classic``): :data:`.settings.ANNEAL_CLASSIC`."""
+"""The classic settings (``--preset classic``): :data:`.settings.ANNEAL_CLASSIC`."""
 DEFAULTS = tables.ANNEAL_DEFAULTS
 """Measured defaults (``--preset default``): :data:`.settings.ANNEAL_DEFAULTS`."""
 PRESETS = tables.ANNEAL_PRESET_SETTINGS
-"""Named settings (``--preset``): ``default`` (measured, :data:`DEFAULTS`), ``classic`` (the
-earlier defaults, :data:`CLASSIC`) and ``nmof`` (classic with the vignette's far-end edge and
+"""Named settings (``--preset``): ``default`` (measured, :data:`DEFAULTS`), ``classic`` (NMOF's
+TAopt/SAopt settings, :data:`CLASSIC`) and ``nmof`` (classic with the vignette's far-end edge and
 SAopt's start-temperature rule); one table,
 :data:`jaxqueens.drivers.settings.ANNEAL_PRESET_SETTINGS`, which the command line reads before
 JAX is imported."""
 SETTINGS = tables.ANNEAL_SETTINGS
-assert tuple(PRESETS) == ANNEAL_PRESETS
 
 
 def preset(name: str, method: str) -> dict:
@@ -295,7 +293,7 @@ def anneal(
       chains: chains to run; chain i is seeded from ``fold_in(key, i)``.
       steps: step budget per chain, split into ``rounds`` thresholds/temperatures.
       preset: where the settings not given come from: "default" (measured for each method,
-        :data:`DEFAULTS`), "classic" (the earlier defaults, NMOF's TAopt/SAopt settings with the
+        :data:`DEFAULTS`), "classic" (NMOF's TAopt/SAopt settings with the
         step neighbour) or "nmof" (classic with the vignette's edge and SAopt's T0 rule).
         ``rounds``, ``neighbour``, ``step``, ``objective``, ``edge``, ``q``, ``init_prob``,
         ``alpha``, ``t_end`` and ``t0`` left None take the preset's value (:func:`settings`).
@@ -395,7 +393,7 @@ def anneal(
         chain_batch.Chains(sls, config), key, chunk, params, problem
     )
     compile_s = time.perf_counter() - started
-    static = {  # as before the accelerator's switch: old checkpoints resume
+    static = {  # without the accelerator's switches (their CPU values): CPU checkpoints resume
         k: v
         for k, v in dataclasses.asdict(config).items()
         if (k != "edge" or v != "wrap") and k != "scatter_counts"

@@ -12,7 +12,7 @@ Chains past the one that met a chain or solution budget are dropped, so the
 output never depends on the chunk size. Ctrl-C keeps what finished. What a run writes to
 ``--out`` is :func:`jaxqueens.io.chains.write_outputs`.
 
-Constrained boards (issue 16): :func:`instance_setup` turns an instance and a toroidal flag into
+Constrained boards: :func:`instance_setup` turns an instance and a toroidal flag into
 the model the checker reads and the mask the kernels read, and ``run_chains(model=...)`` checks
 every solution against that same model (:func:`jaxqueens.core.checker.require_constrained`).
 """
@@ -52,13 +52,14 @@ class ChunkResult(NamedTuple):
 KEPT_CHAINS_MAX = 1_000_000
 """The most chains one run keeps when nothing bounds the chains it runs (no ``max_chains``): every
 chain run is kept (its board and figures, for the summary, ``runs.csv`` and ``solutions.npy``),
-so a ``--time`` budget over chains that never solve (``--maxsteps 1 --max-restarts 0``) kept
-millions (issue 28: 6.4 M chains, 2.7 GB in 4 s). The run stops there, ``stopped_by`` =
-``"kept_chains"``; :func:`kept_chains_cap` lowers it further to fit the memory available."""
+so without this cap a ``--time`` budget over chains that never solve (``--maxsteps 1
+--max-restarts 0``) keeps millions (6.4 M chains, 2.7 GB in 4 s). The run stops there,
+``stopped_by`` = ``"kept_chains"``; :func:`kept_chains_cap` lowers it further to fit the memory
+available."""
 
 KEPT_BYTES_PER_CHAIN = 512
 """Bytes a kept chain costs at its peak beyond its board (its figures in the chunk results, their
-concatenated copy and its table row; measured about 420 bytes a chain at n = 30 in issue 28)."""
+concatenated copy and its table row; measured: about 420 bytes a chain at n = 30)."""
 
 
 def kept_chains_cap(n: int, available: int | None = None) -> int:

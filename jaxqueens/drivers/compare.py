@@ -18,7 +18,7 @@ CI of the ratio runner-up / fastest over the chains (:func:`recommend`).
 How each solver meets the budget exactly:
 
 - min-conflicts restarts every ``max_steps`` steps (``solve``'s default, the measured restart
-  period :func:`~jaxqueens.solvers.choices.default_max_steps`, or the budget if smaller: then
+  period :func:`~jaxqueens.solvers.variants.default_max_steps`, or the budget if smaller: then
   one attempt) with up to ``ceil(budget / max_steps) - 1`` restarts; a chain that solved
   past the budget is counted unsolved (censored at the budget: up to the budget its moves are
   the same as a run that stops there), and its seconds are cut in proportion;
@@ -55,7 +55,7 @@ from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel.devices import local_device_count
-from jaxqueens.solvers import minconflicts
+from jaxqueens.solvers import minconflicts, variants
 
 TABU = settings.COMPARE_TABU
 """Plateau tabu tenure of the ``mc-tabu`` solver."""
@@ -152,7 +152,7 @@ def run_minconflicts(
     """Min-conflicts (:mod:`jaxqueens.drivers.minconflicts`'s runner) on exactly ``chains`` chains
     (``max_steps`` None: ``solve``'s default restart period)."""
     mcsolve.check_n(n)
-    max_steps = min(mcsolve.default_max_steps(n) if max_steps is None else max_steps, steps)
+    max_steps = min(variants.default_max_steps(n) if max_steps is None else max_steps, steps)
     config = minconflicts.Config(n=n, init=init, tabu=tabu)
     params = minconflicts.default_params(
         config, max_steps=max_steps, max_restarts=-(-steps // max_steps) - 1

@@ -17,8 +17,8 @@ waits for another. Totals are summed on the host as Python ints (exact past 2^63
 Every kernel call takes at most a budget of tree edges per device (:data:`CPU_CALL_EDGES`, about
 a second; lockstep iterations on an accelerator): the searches it stops come back with their
 stacks and are resumed by the next call of their chunk, so the totals never depend on the
-budget and a worker thread never runs for minutes (issue 28: Ctrl-C ends a count within about a
-second at any n).
+budget and a worker thread never runs for minutes (Ctrl-C ends a count within about a second at
+any n).
 
 Fundamental solutions (OEIS A002562) come from the same counts by Burnside's lemma:
 ``(total + 2 * F90 + F180) / 8``, with the rotation-symmetric solutions F90 and F180 counted by

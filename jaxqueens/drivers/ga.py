@@ -14,7 +14,7 @@ ignored) a board that scores 0 need not be a solution. Such boards are kept apar
 trial counts as solved from the first generation in which one of its boards was confirmed
 (``EvolveResult.first_solved``; ``first_score_met`` is when its best first scored 0).
 
-Constrained boards (issue 16): ``instance`` (a :class:`~jaxqueens.core.constraints.Constraints`:
+Constrained boards: ``instance`` (a :class:`~jaxqueens.core.constraints.Constraints`:
 fixed queens, blocked squares, excluded rows, columns and diagonals) and ``toroidal`` switch the
 kernel's static ``toroidal`` / ``constrained`` paths (:mod:`jaxqueens.solvers.ga`), the instance's
 allowed squares going in as a dynamic mask (:func:`jaxqueens.drivers.chains.instance_setup`).
@@ -47,8 +47,7 @@ from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import gather, sizing
 from jaxqueens.parallel import trials as lockstep
 from jaxqueens.parallel.devices import local_device_count, shard_batch
-from jaxqueens.solvers import ga_ops as ops
-from jaxqueens.solvers.choices import GA_PRESETS
+from jaxqueens.solvers import ga_crossover, ga_fitness, ga_mutation
 from jaxqueens.solvers.constrained import Mask
 from jaxqueens.solvers.ga import ENCODINGS, SCHEMES, Config, Problem, State, default_params
 
@@ -145,13 +144,13 @@ def check_setup(
         f"encoding {encoding!r} is unknown; use one of {', '.join(ENCODINGS)}",
     )
     need(
-        fitness in ops.FITNESS,
-        f"fitness {fitness!r} is unknown; use one of {', '.join(ops.FITNESS)}",
+        fitness in ga_fitness.FITNESS,
+        f"fitness {fitness!r} is unknown; use one of {', '.join(ga_fitness.FITNESS)}",
     )
     need(scheme in SCHEMES, f"scheme {scheme!r} is unknown; use one of {', '.join(SCHEMES)}")
     for what, name, table in (
-        ("crossover", crossover, ops.CROSSOVERS),
-        ("mutation", mutation, ops.MUTATIONS),
+        ("crossover", crossover, ga_crossover.CROSSOVERS),
+        ("mutation", mutation, ga_mutation.MUTATIONS),
     ):
         need(
             name in table[encoding],
@@ -196,12 +195,12 @@ def check_setup(
     need(1 <= migrants < pop, f"migrants = {migrants} must lie in 1..pop-1 ({pop - 1})")
     need(chunk is None or chunk >= 1, f"chunk = {chunk} must be at least 1")
     need(
-        not ((toroidal or constrained) and fitness == ops.REPORT_FITNESS),
+        not ((toroidal or constrained) and fitness == ga_fitness.REPORT_FITNESS),
         "--fitness report-diagonals-only applies to the plain board only; use pairs or excess "
         "with --toroidal or --instance",
     )
     need(
-        not constrained or (n + 1) * ops.forbidden_weight(n) < 2**31,
+        not constrained or (n + 1) * ga_fitness.forbidden_weight(n) < 2**31,
         f"n = {n} is too large for a constrained GA (its int32 penalties would overflow); "
         "use n <= 1000",
     )
@@ -234,14 +233,13 @@ def check_setup(
 
 
 CLASSIC = settings.GA_CLASSIC
-"""The earlier defaults (``--preset classic``): :data:`jaxqueens.drivers.settings.GA_CLASSIC`."""
+"""The classic settings (``--preset classic``): :data:`jaxqueens.drivers.settings.GA_CLASSIC`."""
 DEFAULTS = settings.GA_DEFAULTS
 """Measured defaults (``--preset default``): :data:`jaxqueens.drivers.settings.GA_DEFAULTS`."""
 PRESETS = settings.GA_PRESET_SETTINGS
 """Named settings (``--preset``): ``default`` (measured, :data:`DEFAULTS`) and ``classic``
 (:data:`CLASSIC`); one table, :data:`jaxqueens.drivers.settings.GA_PRESET_SETTINGS`, which the
 command line reads before JAX is imported."""
-assert tuple(PRESETS) == GA_PRESETS
 
 preset_settings = settings.ga_preset
 """Population, tournament, rates and elite of a preset for an encoding and scheme
@@ -454,8 +452,8 @@ def evolve(
         preset's, 1).
       preset: where ``pop``, ``tournament``, ``cxpb``, ``mutpb`` and ``elite`` come from when not
         given: "default" (measured at ``compare``'s budget, :data:`DEFAULTS`: permutation steady
-        state population 10, tournament 4, cxpb 0.2, mutpb 1) or "classic" (the earlier
-        defaults, :data:`CLASSIC`: population 100, tournament 5, cxpb 1, mutpb 1; generational
+        state population 10, tournament 4, cxpb 0.2, mutpb 1) or "classic" (the classic
+        course GA, :data:`CLASSIC`: population 100, tournament 5, cxpb 1, mutpb 1; generational
         tournament 3, cxpb 0.5, mutpb 0.2).
       islands: populations per trial, on a migration ring.
       migrate_every: generations between migrations (default 0: never; 2+ islands only).
@@ -524,8 +522,8 @@ def evolve(
         trials=trials,
         encoding=encoding,
         scheme=scheme,
-        crossover=crossover or ops.DEFAULT_CROSSOVER.get(encoding, ""),
-        mutation=mutation or ops.DEFAULT_MUTATION.get(encoding, ""),
+        crossover=crossover or ga_crossover.DEFAULT_CROSSOVER.get(encoding, ""),
+        mutation=mutation or ga_mutation.DEFAULT_MUTATION.get(encoding, ""),
         tournament=tournament if tournament is not None else chosen["tournament"],
         cxpb=cxpb if cxpb is not None else chosen["cxpb"],
         mutpb=mutpb if mutpb is not None else chosen["mutpb"],
@@ -585,7 +583,7 @@ def evolve(
     if checkpoint is not None:  # one file per process: each holds its own trials
         checkpoint = ckpt.process_path(checkpoint)
     done = 0
-    report = config.fitness == ops.REPORT_FITNESS
+    report = config.fitness == ga_fitness.REPORT_FITNESS
     solved_at = np.full(trials, -1, np.int64) if report else None
     if solved_at is not None:  # (report)
         _mark_solved(solved_at, np.asarray(m0.sols)[None], np.asarray(m0.sols_ok)[None], 0)

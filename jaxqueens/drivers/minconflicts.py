@@ -8,7 +8,7 @@ budget is met. Every kernel call of :func:`solve` is bounded in work (:class:`Bo
 ``--time`` and Ctrl-C, checked between calls, hold even when chains restart a million times.
 The command line is :mod:`jaxqueens.cli.solve`.
 
-Constrained boards (issue 16): ``instance`` (fixed queens, forbidden squares) and ``toroidal``
+Constrained boards: ``instance`` (fixed queens, forbidden squares) and ``toroidal``
 switch the kernel's static paths with the instance's mask as dynamic data
 (:func:`jaxqueens.drivers.chains.instance_setup`); every solution is checked against the same
 instance, and an instance no chain solves is reported ``unknown`` (``summary["status"]``), never
@@ -40,24 +40,7 @@ from jaxqueens.parallel import sizing
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import minconflicts
 from jaxqueens.solvers.base import chain_keys
-from jaxqueens.solvers.choices import (  # noqa: F401 (re-exported: the driver's defaults)
-    BATCHED_S_PER_QUEEN2,
-    CALL_WORK,
-    CLASSIC_MAX_STEPS_FLOOR,
-    DEFAULT_CHAIN_WORK,
-    INITS,
-    LARGE_S_PER_CHAIN,
-    LARGE_S_PER_QUEEN,
-    MAX_BATCHED_N,
-    MAX_STEPS_PER_QUEEN,
-    MOVES,
-    RESTART_FLOOR,
-    RESTART_SQUARE_DIVISOR,
-    auto_path,
-    default_chains,
-    default_max_steps,
-    predicted_seconds,
-)
+from jaxqueens.solvers.variants import INITS, MAX_BATCHED_N, MOVES, default_max_steps
 
 CALL_SECONDS = 0.5
 """Target duration of one bounded kernel call (:class:`BoundedRunner`)."""
@@ -94,15 +77,16 @@ def check_n(n: int) -> None:
 
 
 def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> int:
-    """Chains per kernel call: about 2^21 queens, and at most ``devices * CALL_WORK`` queen-steps
-    for one attempt of each (``max_steps``, default :func:`default_max_steps`), split evenly over
-    the chains asked for. On an accelerator: enough to fill the device
+    """Chains per kernel call: about 2^21 queens, and at most ``devices * settings.CALL_WORK``
+    queen-steps for one attempt of each (``max_steps``, default
+    :func:`~jaxqueens.solvers.variants.default_max_steps`), split evenly over the chains asked for.
+    On an accelerator: enough to fill the device
     (:func:`jaxqueens.parallel.chains.accelerator_chunk`)."""
     devices = local_device_count()
     if backend.is_accelerator():  # enough chains to fill the device, results within its memory
         return chain_batch.accelerator_chunk(chains, n, sizing.device_target(), devices)
     steps = default_max_steps(n) if max_steps is None else max_steps
-    cap = max(devices, min(8192, (1 << 21) // n, devices * CALL_WORK // (steps * n)))
+    cap = max(devices, min(8192, (1 << 21) // n, devices * settings.CALL_WORK // (steps * n)))
     if chains is not None:
         calls = -(-chains // cap)
         cap = -(-chains // calls)
@@ -268,7 +252,7 @@ def solve(
         bounded to about :data:`CALL_SECONDS` of work; chains still running then are reported
         unsolved and counted in ``summary["unfinished"]``).
       max_steps: steps per attempt before a restart from a fresh board, every attempt alike
-        (default :func:`default_max_steps`: the measured restart period
+        (default :func:`~jaxqueens.solvers.variants.default_max_steps`: the measured restart period
         ``min(n^2 // 2, max(500, 2 n))`` on a plain board, ``max(4000, 2 n)`` on a toroidal or
         constrained one).
       init: initial boards: "random", "permutation", "greedy" or "qs4".

@@ -2,10 +2,10 @@
 method, scheme and solver uses, and the checks of settings that need no JAX.
 
 The one source of the defaults of LS/TA/SA and of the GA: the presets (``--preset``) with their
-measured values (:data:`ANNEAL_DEFAULTS`, :data:`GA_DEFAULTS`; issue 27) and the earlier ones
+measured values (:data:`ANNEAL_DEFAULTS`, :data:`GA_DEFAULTS`) and the classic ones
 (:data:`ANNEAL_CLASSIC`, :data:`GA_CLASSIC`). :func:`anneal_settings` and :func:`ga_preset` read
-them; :mod:`jaxqueens.drivers.anneal` and :mod:`jaxqueens.drivers.ga` re-export them under their
-old names (``PRESETS``, ``DEFAULTS``, ``CLASSIC``) and :func:`jaxqueens.compare` runs at them.
+them; :mod:`jaxqueens.drivers.anneal` and :mod:`jaxqueens.drivers.ga` name them ``PRESETS``,
+``DEFAULTS`` and ``CLASSIC`` and :func:`jaxqueens.compare` runs at them.
 
 One table per family says, for every option that only some settings use, its default and which
 settings use it (:class:`Use`). :func:`resolve` reads a table: an option given (not None) to a
@@ -32,20 +32,15 @@ import numpy as np
 
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
-from jaxqueens.solvers.choices import (
-    ANNEAL_PRESETS,
-    COUNT_ENUMERATE_MAX_N,
+from jaxqueens.solvers.variants import (
     COUNT_MAX_N,
     EDGES,
     ESTIMATE_MAX_N,
-    GA_PRESETS,
     INITS,
     MAX_BATCHED_N,
     METHODS,
     NEIGHBOURS,
     OBJECTIVES,
-    STATS_SOLVERS,
-    auto_path,
     default_max_steps,
 )
 
@@ -83,7 +78,7 @@ ANNEAL_CLASSIC: dict[str, Any] = {
     "t_end": None,
     "t0": "worsening",
 }
-"""The earlier LS/TA/SA defaults (``--preset classic``): NMOF's TAopt/SAopt settings (10 rounds,
+"""The classic LS/TA/SA settings (``--preset classic``): NMOF's TAopt/SAopt settings (10 rounds,
 q 0.5, initProb 0.4, alpha 0.9) with the vignette's step neighbour (one queen by 1..3 rows,
 wrapping)."""
 
@@ -116,9 +111,10 @@ ANNEAL_PRESET_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "nmof": {m: {**ANNEAL_CLASSIC, "edge": "nmof", "t0": "nmof"} for m in METHODS},
 }
 """LS/TA/SA settings by ``--preset``: ``default`` (measured, :data:`ANNEAL_DEFAULTS`),
-``classic`` (the earlier defaults, :data:`ANNEAL_CLASSIC`) and ``nmof`` (classic with the
+``classic`` (NMOF's TAopt/SAopt settings, :data:`ANNEAL_CLASSIC`) and ``nmof`` (classic with the
 vignette's far-end edge and SAopt's start-temperature rule)."""
-assert tuple(ANNEAL_PRESET_SETTINGS) == ANNEAL_PRESETS
+ANNEAL_PRESETS = tuple(ANNEAL_PRESET_SETTINGS)
+"""``anneal --preset``: measured defaults, the classic (NMOF TAopt/SAopt) ones, NMOF's vignette."""
 ANNEAL_SETTINGS = tuple(ANNEAL_CLASSIC)
 """The settings of an LS/TA/SA run that a preset gives (and a user may override)."""
 
@@ -126,7 +122,7 @@ GA_CLASSIC: dict[str, dict[str, Any]] = {
     "steady": {"pop": 100, "tournament": 5, "cxpb": 1.0, "mutpb": 1.0, "elite": 0},
     "generational": {"pop": 100, "tournament": 3, "cxpb": 0.5, "mutpb": 0.2, "elite": 1},
 }
-"""The earlier GA defaults (``--preset classic``): the classic course GA (steady state,
+"""The classic GA settings (``--preset classic``): the classic course GA (steady state,
 population 100, a tournament of 5, crossover and mutation always) and DEAP's eaSimple rates
 (generational: tournament 3, cxpb 0.5, mutpb 0.2, one elite)."""
 
@@ -154,7 +150,8 @@ GA_PRESET_SETTINGS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
 }
 """GA settings by ``--preset``: ``default`` (measured, :data:`GA_DEFAULTS`) and ``classic``
 (:data:`GA_CLASSIC`)."""
-assert tuple(GA_PRESET_SETTINGS) == GA_PRESETS
+GA_PRESETS = tuple(GA_PRESET_SETTINGS)
+"""``evolve --preset``: measured defaults, the classic course GA."""
 
 
 def ga_preset(name: str, encoding: str = "permutation", scheme: str = "steady") -> dict:
@@ -223,6 +220,10 @@ GA: dict[str, Use] = {
 swap or reset), ``islands``, ``migrate_every``, and ``preset`` and ``encoding`` (where the elite's
 default comes from: :func:`ga_preset`). (``pop``, ``tournament``, ``cxpb`` and ``mutpb`` are used
 by both schemes, with the preset's defaults: :func:`jaxqueens.evolve`.)"""
+
+STATS_SOLVERS = ("minconflicts", "anneal", "ga")
+"""``stats --solver``: the families ``stats`` samples."""
+
 
 STATS_OPTIONS: dict[str, tuple[str, ...]] = {
     "minconflicts": ("max_steps", "init", "tabu", "max_restarts"),
@@ -582,6 +583,61 @@ def check_compare(n, chains, solvers, steps, seed) -> tuple[int, int, list[str],
     return n, chains, names, steps, seed
 
 
+# --- solve: how many chains, which path, how large a kernel call ---------------------------------
+
+DEFAULT_CHAIN_WORK = 4e8
+"""Default number of chains: ``DEFAULT_CHAIN_WORK / n^2`` (at most 1000, at least 1), about a
+quarter second of batched search; it falls smoothly with n (1000 up to n = 632, 16 at n = 5000,
+1 from n = 20,000), so no n doubles or halves the job of its neighbour."""
+
+BATCHED_S_PER_QUEEN2 = 6.1e-10
+"""Batched min-conflicts, wall seconds per chain per n^2 on the reference 2-core CPU (2 devices;
+measured 5.5 ms per chain at n = 3000)."""
+LARGE_S_PER_CHAIN = 0.02
+LARGE_S_PER_QUEEN = 1e-6
+"""Large-n path, wall seconds per chain: ``LARGE_S_PER_CHAIN + LARGE_S_PER_QUEEN * n`` (measured
+20 ms per chain for n = 1000 .. 20,000; 1.0 s at n = 10^6), one chain after another."""
+
+CALL_WORK = 1 << 30
+"""Bound on the queen-steps (steps x n) of one attempt of every chain of a kernel call, per
+device (about a second on the reference CPU): ``drivers.minconflicts.default_chunk`` keeps
+``chunk * max_steps * n`` under ``devices * CALL_WORK``, so the progress line ticks within a second
+or two even when no chain has solved yet."""
+
+
+def default_chains(n: int) -> int:
+    """Chains a run solves when no budget is given (:data:`DEFAULT_CHAIN_WORK`)."""
+    return int(min(1000, max(1, DEFAULT_CHAIN_WORK // (n * n))))
+
+
+def predicted_seconds(n: int, chains: int, path: str, devices: int = 2) -> float:
+    """Predicted wall seconds of ``chains`` chains on ``path`` ("batched" or "large"), from the
+    per-chain figures measured on the reference CPU (compilation, about equal, left out)."""
+    if path == "batched":
+        return chains * BATCHED_S_PER_QUEEN2 * n * n * 2 / max(1, devices)
+    return chains * (LARGE_S_PER_CHAIN + LARGE_S_PER_QUEEN * n)
+
+
+def auto_path(
+    n: int,
+    chains: int | None,
+    solutions: int | None = None,
+    seconds: float | None = None,
+    devices: int = 2,
+) -> str:
+    """The path ``--mode auto`` takes: "large" when it is predicted faster for ``chains`` chains
+    (default :func:`default_chains`) and the run needs nothing only the batched path has (a
+    ``solutions`` or ``seconds`` budget), or when n is beyond the batched kernel; else "batched".
+    With the measured figures the large path wins from n ~ 5,900 on for any number of chains."""
+    if n > MAX_BATCHED_N:
+        return "large"
+    if solutions is not None or seconds is not None or n < 4:
+        return "batched"
+    k = chains if chains is not None else default_chains(n)
+    faster = predicted_seconds(n, k, "large", devices) < predicted_seconds(n, k, "batched", devices)
+    return "large" if faster else "batched"
+
+
 # --- solve --instance -----------------------------------------------------------------------------
 
 
@@ -607,6 +663,10 @@ def check_solvable(n: int) -> None:
         raise QueensError(
             f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)"
         )
+
+
+COUNT_ENUMERATE_MAX_N = 14
+"""Largest board ``count --enumerate`` lists (n = 14: 365,596 solutions)."""
 
 
 def check_count_n(n) -> int:
@@ -769,7 +829,7 @@ def _given(value) -> bool:
 
 def solve_path(n: int, given: Mapping[str, Any]) -> str:
     """Which path ``solve`` takes: "backtrack" (``method``), "large" (``mode`` large, or auto
-    when :func:`~jaxqueens.solvers.choices.auto_path` predicts it faster for the chains asked
+    when :func:`auto_path` predicts it faster for the chains asked
     for and no option only the batched path has is given) or "batched". ``given``: the options
     by their command-line names (``maxsteps``, ``max_restarts``, ...), None when not given."""
     if given.get("method") == "backtrack":

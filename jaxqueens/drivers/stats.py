@@ -43,7 +43,6 @@ from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers.choices import STATS_SOLVERS as SOLVERS
 
 ENUMERATE_MAX_N = 14  # all solutions listed (frequencies include the unsampled ones)
 
@@ -385,8 +384,10 @@ def collect(
         ``checkpoint``, ``resume``, ``checkpoint_every`` (as for :func:`jaxqueens.solve`).
     """
     n = as_size(n)
-    if solver not in SOLVERS:
-        raise QueensError(f"solver {solver!r} is unknown; use one of {', '.join(SOLVERS)}")
+    if solver not in settings.STATS_SOLVERS:
+        raise QueensError(
+            f"solver {solver!r} is unknown; use one of {', '.join(settings.STATS_SOLVERS)}"
+        )
     options = {k: v for k, v in options.items() if v is not None}  # None: the solver's default
     settings.check_stats_options(
         solver, {k: v for k, v in options.items() if k not in COMMON_OPTIONS}

@@ -38,7 +38,7 @@ from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel.devices import ACCELERATOR_DEFAULTS
 from jaxqueens.parallel.sizing import Target
 from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers import ga_ops, minconflicts
+from jaxqueens.solvers import ga_crossover, ga_mutation, minconflicts, variants
 from jaxqueens.solvers.complete import Config as CompleteConfig
 from jaxqueens.solvers.constrained import Mask
 
@@ -87,7 +87,7 @@ def solve_config(n: int, variant: str) -> tuple[minconflicts.Config, minconflict
     limit)."""
     init, tabu, move, toroidal, constrained = "permutation", 0, "minconflicts", False, False
     max_restarts = 1_000_000
-    max_steps = mcsolve.default_max_steps(n)
+    max_steps = variants.default_max_steps(n)
     key, _, value = variant.partition("=")
     if key == "init":
         init = value
@@ -98,10 +98,10 @@ def solve_config(n: int, variant: str) -> tuple[minconflicts.Config, minconflict
         max_steps = max(1, math.ceil(2 * n / math.log2(n)))
     elif variant == "toroidal":
         toroidal = True
-        max_steps = mcsolve.default_max_steps(n, plain=False)
+        max_steps = variants.default_max_steps(n, plain=False)
     elif variant == "constrained":
         constrained, max_restarts = True, mcsolve.INSTANCE_MAX_RESTARTS
-        max_steps = mcsolve.default_max_steps(n, plain=False)
+        max_steps = variants.default_max_steps(n, plain=False)
     config = minconflicts.Config(
         n=n,
         init=init,
@@ -181,8 +181,8 @@ def evolve_executables(target: Target, place) -> list[Executable]:
             trials=1,
             encoding=encoding,
             scheme=scheme,
-            crossover=ga_ops.DEFAULT_CROSSOVER[encoding],
-            mutation=ga_ops.DEFAULT_MUTATION[encoding],
+            crossover=ga_crossover.DEFAULT_CROSSOVER[encoding],
+            mutation=ga_mutation.DEFAULT_MUTATION[encoding],
             tournament=5 if steady else 3,
             cxpb=1.0 if steady else 0.5,
             mutpb=1.0 if steady else 0.2,

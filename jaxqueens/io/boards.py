@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 import numpy.lib.format as npformat
 
-from jaxqueens.errors import BoardFileError, QueensError
+from jaxqueens.errors import BoardFileError, QueensError, clip
 from jaxqueens.io import files, jsonl
 from jaxqueens.io.atomic import atomic_path, write_bytes
 from jaxqueens.parallel import memory
+from jaxqueens.parallel.memory import format_bytes
 
 # Bytes of memory needed per byte of file, by format. Text: the bytes, int64
 # values (4 per 2-byte line), the int32 result. npy: the bytes, the array, an
@@ -64,16 +65,7 @@ def _available_memory() -> int | None:
 
 def _show(text: str, limit: int = 40) -> str:
     """Quote (the start of) a line for a one-line message."""
-    return repr(_clip(text, limit))
-
-
-def _clip(text: str, limit: int = 40) -> str:
-    """The start of a value for a one-line message (a 5000-digit row is not echoed whole)."""
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _size(nbytes: float) -> str:
-    return memory.format_bytes(nbytes)
+    return repr(clip(text, limit))
 
 
 def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = None) -> bytes:
@@ -91,9 +83,9 @@ def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = Non
         limit = limit if limit is not None else _available_memory()
         if limit is not None and size * factor > limit:
             raise BoardFileError(
-                f"{name}: too large for memory: reading {_size(size)} needs about "
-                f"{_size(size * factor)} "
-                f"but only {_size(limit)} is available; free memory or use a machine with more"
+                f"{name}: too large for memory: reading {format_bytes(size)} needs about "
+                f"{format_bytes(size * factor)} but only {format_bytes(limit)} is available; "
+                "free memory or use a machine with more"
             )
         try:
             return f.read()
@@ -226,7 +218,7 @@ def read_board(
     bad = np.flatnonzero((values < low) | (values > n - 1 + low))
     if len(bad):
         i = int(bad[0])
-        text = _clip(huge[1]) if huge and huge[0] == i else str(values[i])
+        text = clip(huge[1]) if huge and huge[0] == i else str(values[i])
         where = (
             f"{name}:{i + 1}: row {text} out of range {low}..{n - 1 + low} (the file has {n} lines)"
         )
@@ -288,8 +280,8 @@ def _check_npy_header(name: str, data: bytes) -> None:
     if need > have:
         raise BoardFileError(
             f"{name}: not a valid .npy array (the header claims shape {shape}, "
-            f"{_size(need)}, but the file holds only {_size(have)} of data: truncated "
-            "or damaged); write boards with numpy.save"
+            f"{format_bytes(need)}, but the file holds only {format_bytes(have)} of data: "
+            "truncated or damaged); write boards with numpy.save"
         )
 
 

@@ -37,7 +37,7 @@ FILES = (
 )
 
 REPORT_FITNESS = "report-diagonals-only"
-"""The GA report's score (:func:`jaxqueens.solvers.ga_ops.report_diagonals_only`)."""
+"""The GA report's score (:func:`jaxqueens.solvers.ga_fitness.report_diagonals_only`)."""
 
 FITNESS_NAMES = {
     "pairs": "attacking pairs, minimised (0 = solution)",

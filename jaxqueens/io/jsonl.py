@@ -24,7 +24,7 @@ import json
 from typing import Any
 
 from jaxqueens.core.constraints import KEYS as _INSTANCE_KEYS
-from jaxqueens.errors import BoardFileError
+from jaxqueens.errors import BoardFileError, clip
 
 BOARD_KEYS = ("n", "rows")
 LABEL = "name"
@@ -33,10 +33,6 @@ INSTANCE_KEYS = tuple(k for k in _INSTANCE_KEYS if k != "n")
 """Keys only an instance line has (``"n"`` is shared)."""
 BOARD_EXAMPLE = '{"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}'
 INSTANCE_EXAMPLE = '{"n": 8, "fixed": [[1, 3], [3, 4]]}'
-
-
-def _clip(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def parse(line: str, where: str) -> dict:
@@ -54,7 +50,7 @@ def parse(line: str, where: str) -> dict:
         raise BoardFileError(f"{where}: a number with too many digits") from None
     if not isinstance(doc, dict):
         raise BoardFileError(
-            f"{where}: expected a JSON object per line, got {_clip(line)}; e.g. {BOARD_EXAMPLE}"
+            f"{where}: expected a JSON object per line, got {clip(line)}; e.g. {BOARD_EXAMPLE}"
         )
     return doc
 
@@ -90,13 +86,13 @@ def board_rows(doc: dict, where: str) -> list[int]:
             else ""
         )
         raise BoardFileError(
-            f'{where}: "n" is {_clip(repr(doc["n"]))} but "rows" has {n} entries; make them '
+            f'{where}: "n" is {clip(repr(doc["n"]))} but "rows" has {n} entries; make them '
             f"agree{hint}"
         )
     for c, r in enumerate(rows):
         if not 0 <= r < n:
             raise BoardFileError(
-                f"{where}: column {c}: row {_clip(str(r))} out of range 0..{n - 1}; rows must be "
+                f"{where}: column {c}: row {clip(str(r))} out of range 0..{n - 1}; rows must be "
                 "0-based"
             )
     return rows

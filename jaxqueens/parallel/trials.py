@@ -11,7 +11,7 @@ Two choices keep the batch as fast as the trials' rows flattened into one popula
 
 - the trials share one generation counter (``State.gen`` is not batched inside a chunk), so the
   migration test and the chunk's end are real branches, not selects over every population;
-- ``ga_ops.masked_apply``'s batching rule folds the trials into its rows, so crossover, mutation
+- ``ga_masked.masked_apply``'s batching rule folds the trials into its rows, so crossover, mutation
   and evaluation compact the changed rows of all trials at once.
 
 Trial t is keyed ``fold_in(key, t)`` (:func:`jaxqueens.solvers.base.chain_keys`), so its result

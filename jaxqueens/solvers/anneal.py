@@ -31,8 +31,8 @@ schedule [rounds] as its dynamic :class:`Params`, an optional start board or ins
 the packed line counts of :mod:`jaxqueens.core.lines`, and randomness from the counter-based hash of
 :mod:`jaxqueens.core.rng` seeded per chain. :mod:`jaxqueens.parallel.chains` batches chains.
 
-Constrained boards (:mod:`jaxqueens.core.constraints`, issue 16) are two static switches, so the
-default path compiles to the same code as before: ``toroidal`` (diagonals taken modulo n: the
+Constrained boards (:mod:`jaxqueens.core.constraints`) are two static switches, so a plain board
+compiles none of their code: ``toroidal`` (diagonals taken modulo n: the
 diagonal lines of the packed counts are indexed ``(r + c) mod n`` and ``(r - c) mod n``) and
 ``constrained`` (a per-instance :class:`~jaxqueens.solvers.constrained.Mask`, dynamic, in
 :class:`Problem`). Under ``constrained``
@@ -61,8 +61,8 @@ from jaxqueens.core import lines
 from jaxqueens.core.rng import U32, hash_bits, hash_randint, random_permutation
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.base import seed_of
-from jaxqueens.solvers.choices import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 from jaxqueens.solvers.constrained import Mask, allowed_start, mask_of  # noqa: F401 (re-exported)
+from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 
 @dataclasses.dataclass(frozen=True)

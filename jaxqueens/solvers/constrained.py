@@ -1,4 +1,4 @@
-"""What local-search kernels read of a constrained board (issue 16): one place for all of them.
+"""What local-search kernels read of a constrained board: one place for all of them.
 
 :mod:`jaxqueens.core.constraints` builds an instance's allowed squares once, in NumPy; a kernel
 reads them as a dynamic :class:`Mask` (a new instance of the same n never recompiles) behind a

@@ -15,8 +15,8 @@ rows left). The words an edge changes -- the parent's ``av`` and the child's row
 contiguous words of a flat stack, written with one ``dynamic_update_slice``, and XLA:CPU
 compiles the loop as one native function (:mod:`jaxqueens.parallel.devices`).
 
-**The constellation search** (:class:`Config`, :func:`edge`, :func:`walk`, :func:`search`;
-issue 27) walks the levels of a *level table* (:func:`jaxqueens.core.constellations.level_tables`):
+**The constellation search** (:class:`Config`, :func:`edge`, :func:`walk`, :func:`search`)
+walks the levels of a *level table* (:func:`jaxqueens.core.constellations.level_tables`):
 
 - a column holding a border queen is never searched (its queen is fixed and the other columns'
   allowed rows already avoid it): the next level is ``GAP`` columns on and the diagonals shift by
@@ -27,14 +27,14 @@ issue 27) walks the levels of a *level table* (:func:`jaxqueens.core.constellati
 - the level index is masked to the table size (a power of two) and the gaps to 0..31, which lets
   LLVM drop every index clamp and shift select: 113 instructions an edge in the compiled loop;
 - a search stops after ``Params.budget`` edges with its stack intact (:func:`pack` /
-  :func:`unpack`), and a later call resumes it with the same total (issue 28: no call runs for
+  :func:`unpack`), and a later call resumes it with the same total (so no call runs for
   minutes). The completions found in one call never exceed its edges (the last level has at most
   one free row), so a uint32 count per call is exact.
 
-Measured against the kernel before it (a plain DFS over every column, per-column allow masks):
-146.5 M edges at n = 16 against 236.0 M (NQueensFAF: 193.1 M), 6.8-7.2 ns of CPU per edge
-against 8.0 (one core of the 2-core machine, loaded; with ``-x86-cmov-converter=false``, see
-:mod:`jaxqueens.parallel.devices`, 6.1 ns for the old kernel).
+Measured against a plain DFS over every column with per-column allow masks: 146.5 M edges at
+n = 16 against 236.0 M (NQueensFAF: 193.1 M), 6.8-7.2 ns of CPU per edge against 8.0 (one core of
+the 2-core machine, loaded; with ``-x86-cmov-converter=false``, see
+:mod:`jaxqueens.parallel.devices`, 6.1 ns for the plain DFS).
 
 **The prefix kernel** (:class:`KernelConfig`, :func:`init_prefix`, :func:`step_prefix`,
 :func:`count_prefix`, :func:`enumerate_prefix`) searches every column of a mirror-symmetric

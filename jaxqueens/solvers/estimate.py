@@ -49,7 +49,7 @@ from jax import lax
 
 from jaxqueens.core.rng import hash_bits
 from jaxqueens.solvers.base import seed_of
-from jaxqueens.solvers.choices import ESTIMATE_MAX_N as MAX_N
+from jaxqueens.solvers.variants import ESTIMATE_MAX_N as MAX_N
 
 U32, I32, F32 = jnp.uint32, jnp.int32, jnp.float32
 

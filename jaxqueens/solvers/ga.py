@@ -13,7 +13,7 @@ period, budget: sweep them with ``jax.vmap`` without recompiling), :func:`init`,
 
 A trial is ``Config.islands`` populations (always an islands axis, ``I = 1`` by default) of
 ``Config.pop`` genomes; a genome is a board ``rows[n]`` (``rows[c]`` = row of the queen in column
-c), stored as ``int8``/``int16`` (:func:`~jaxqueens.solvers.ga_ops.gene_dtype`).
+c), stored as ``int8``/``int16`` (:func:`~jaxqueens.solvers.ga_genomes.gene_dtype`).
 
 Two generations (``Config.scheme``):
 
@@ -26,7 +26,7 @@ Two generations (``Config.scheme``):
   offspring mutated with probability ``mutpb``, then the offspring replace the population;
   ``Params.elite`` best parents are copied over the worst offspring (0 is pure eaSimple).
   Crossover, mutation and evaluation run only on the rows they apply to
-  (:func:`~jaxqueens.solvers.ga_ops.masked_apply`, whose batching rule folds vmapped trials into
+  (:func:`~jaxqueens.solvers.ga_masked.masked_apply`, whose batching rule folds vmapped trials into
   one compaction: DEAP's rates leave most rows unchanged).
 
 Islands exchange individuals on a ring every ``Params.migrate_every`` generations (0: never):
@@ -37,7 +37,10 @@ the trials beside it; :mod:`jaxqueens.parallel.trials` batches trials for the dr
 
 Bring your own operator. ``Config.fitness``, ``selection``, ``crossover`` and ``mutation`` take a
 built-in's name or a function with the built-ins' signature (one mechanism: a name is looked up
-in :mod:`~jaxqueens.solvers.ga_ops`' tables):
+in the operator modules' tables, :data:`~jaxqueens.solvers.ga_fitness.FITNESS`,
+:data:`~jaxqueens.solvers.ga_selection.SELECTIONS`,
+:data:`~jaxqueens.solvers.ga_crossover.CROSSOVERS` and
+:data:`~jaxqueens.solvers.ga_mutation.MUTATIONS`):
 
 - fitness ``f(x [n] int32) -> []`` int or float, minimised; a trial is solved when its best
   fitness is at most ``Params.target`` (default 0);
@@ -77,17 +80,17 @@ boards). "Evaluations" (:class:`Metrics`) are counted as DEAP counts them: the i
 population plus, per generation, every individual changed by crossover or mutation
 (steady-state: the two children).
 
-Constrained boards (issue 16): the static switches ``Config.toroidal`` (diagonals taken modulo
-n: :data:`~jaxqueens.solvers.ga_ops.TOROIDAL_FITNESS`) and ``Config.constrained`` (an instance's
-:class:`~jaxqueens.solvers.constrained.Mask` in :class:`Problem`, dynamic: a new instance of the
-same n never recompiles); both off, the code is what it was. Under ``constrained`` every genome
-the GA creates (initial, crossover, mutation) is repaired so that each fixed queen stands on its
-square (:data:`~jaxqueens.solvers.ga_ops.REPAIRS`: a swap in the permutation encoding, which
-keeps a permutation; a reset in the combination encoding), so no evaluated or reported genome
-moves a fixed queen; a queen on a forbidden square adds
-:func:`~jaxqueens.solvers.ga_ops.forbidden_weight` (more than all attacking pairs together) to the
-fitness, so a board of fitness 0 never uses one. The combination encoding starts from a random
-allowed square per column (:func:`~jaxqueens.solvers.constrained.allowed_start`).
+Constrained boards: the static switches ``Config.toroidal`` (diagonals taken modulo n:
+:data:`~jaxqueens.solvers.ga_fitness.TOROIDAL_FITNESS`) and ``Config.constrained`` (an
+instance's :class:`~jaxqueens.solvers.constrained.Mask` in :class:`Problem`, dynamic: a new
+instance of the same n never recompiles); both off, none of their code is compiled. Under
+``constrained`` every genome the GA creates (initial, crossover, mutation) is repaired so that
+each fixed queen stands on its square (:data:`~jaxqueens.solvers.ga_repair.REPAIRS`: a swap in
+the permutation encoding, which keeps a permutation; a reset in the combination encoding), so no
+evaluated or reported genome moves a fixed queen; a queen on a forbidden square adds
+:func:`~jaxqueens.solvers.ga_fitness.forbidden_weight` (more than all attacking pairs together)
+to the fitness, so a board of fitness 0 never uses one. The combination encoding starts from a
+random allowed square per column (:func:`~jaxqueens.solvers.constrained.allowed_start`).
 
 Randomness: island i of a trial draws one 32-bit seed from the trial key (``fold_in(key, i)``);
 generation g uses the hash of (island seed, g), so a generation's draws do not depend on how
@@ -114,7 +117,15 @@ from jax import lax
 
 from jaxqueens.core.rng import chain_seeds, hash_bits
 from jaxqueens.errors import QueensError
-from jaxqueens.solvers import ga_ops as ops
+from jaxqueens.solvers import (
+    ga_crossover,
+    ga_fitness,
+    ga_genomes,
+    ga_masked,
+    ga_mutation,
+    ga_repair,
+    ga_selection,
+)
 from jaxqueens.solvers.base import as_key
 from jaxqueens.solvers.constrained import Mask, allowed_start
 
@@ -134,20 +145,21 @@ class Config:
       pop: individuals per island.
       encoding: ``permutation`` (rows distinct) or ``combination`` (rows may repeat).
       scheme: ``steady`` or ``generational``.
-      crossover: a name of ``ga_ops.CROSSOVERS[encoding]`` or a function; None: the encoding's
-        (``cut`` / ``one_point``).
-      mutation: a name of ``ga_ops.MUTATIONS[encoding]`` or a function; None: ``swap`` / ``reset``.
+      crossover: a name of ``ga_crossover.CROSSOVERS[encoding]`` or a function; None: the
+        encoding's (``cut`` / ``one_point``).
+      mutation: a name of ``ga_mutation.MUTATIONS[encoding]`` or a function; None: ``swap`` /
+        ``reset``.
       tournament: the most aspirants per tournament (``Params.tournament`` is at most this).
       elite: generational: the most best parents kept (``Params.elite`` is at most this).
       islands: populations per trial, on a migration ring.
       migrants: the most individuals sent along the ring (``Params.migrants`` at most this).
-      fitness: a name of ``ga_ops.FITNESS`` or a function ``[n] int32 -> []`` (minimised).
+      fitness: a name of ``ga_fitness.FITNESS`` or a function ``[n] int32 -> []`` (minimised).
       cx_cap32, mut_cap32, eval_cap32: size the compacted batches of the generational loop in
-        32nds (:func:`~jaxqueens.solvers.ga_ops.masked_apply`): results never depend on them, only
-        the speed does (set them from the rates: :func:`jaxqueens.drivers.ga.check_setup`).
+        32nds (:func:`~jaxqueens.solvers.ga_masked.masked_apply`): results never depend on them,
+        only the speed does (set them from the rates: :func:`jaxqueens.drivers.ga.check_setup`).
       toroidal: queens attack along diagonals modulo n.
       constrained: the kernels read an instance ``Problem.mask``: fixed queens, forbidden squares.
-      selection: a name of ``ga_ops.SELECTIONS`` or a function (module docstring); None: the
+      selection: a name of ``ga_selection.SELECTIONS`` or a function (module docstring); None: the
         scheme's (``distinct_tournament`` steady, ``tournament`` generational).
     """
 
@@ -192,18 +204,18 @@ class Config:
         for name in ("cx_cap32", "mut_cap32", "eval_cap32"):
             need(0 <= getattr(self, name) <= 32, f"{name} must lie in 0..32")
         defaults = {
-            "selection": ops.DEFAULT_SELECTION[self.scheme],
-            "crossover": ops.DEFAULT_CROSSOVER[self.encoding],
-            "mutation": ops.DEFAULT_MUTATION[self.encoding],
+            "selection": ga_selection.DEFAULT_SELECTION[self.scheme],
+            "crossover": ga_crossover.DEFAULT_CROSSOVER[self.encoding],
+            "mutation": ga_mutation.DEFAULT_MUTATION[self.encoding],
         }
         for name, default in defaults.items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, default)
         tables: dict[str, dict[str, Callable]] = {
-            "fitness": ops.TOROIDAL_FITNESS if self.toroidal else ops.FITNESS,
-            "selection": ops.SELECTIONS,
-            "crossover": ops.CROSSOVERS[self.encoding],
-            "mutation": ops.MUTATIONS[self.encoding],
+            "fitness": ga_fitness.TOROIDAL_FITNESS if self.toroidal else ga_fitness.FITNESS,
+            "selection": ga_selection.SELECTIONS,
+            "crossover": ga_crossover.CROSSOVERS[self.encoding],
+            "mutation": ga_mutation.MUTATIONS[self.encoding],
         }
         for name, table in tables.items():
             v = getattr(self, name)
@@ -213,7 +225,7 @@ class Config:
                 + (" (toroidal)" if name == "fitness" and self.toroidal else ""),
             )
         need(
-            not self.constrained or (self.n + 1) * ops.forbidden_weight(self.n) < 2**31,
+            not self.constrained or (self.n + 1) * ga_fitness.forbidden_weight(self.n) < 2**31,
             f"n = {self.n} is too large for a constrained GA (int32 penalties); use n <= 1000",
         )
         _check_operators(self)
@@ -355,7 +367,7 @@ class Operators(NamedTuple):
 
 
 def operators(config: Config) -> Operators:
-    """The operators of ``config``: a name is looked up in :mod:`~jaxqueens.solvers.ga_ops`' tables
+    """The operators of ``config``: a name is looked up in the operator modules' tables
     (built-in selections bound to the tournament capacity), a function used as given."""
 
     def pick(v, table):
@@ -365,17 +377,18 @@ def operators(config: Config) -> Operators:
     assert chosen is not None  # Config resolves the scheme's default
     select: Callable
     if isinstance(chosen, str):
-        builtin = ops.SELECTIONS[chosen]
+        builtin = ga_selection.SELECTIONS[chosen]
         select = lambda seed, fit, size, count: builtin(
             seed, fit, size, count, max_size=config.tournament
         )
     else:
         select = chosen
+    fitnesses = ga_fitness.TOROIDAL_FITNESS if config.toroidal else ga_fitness.FITNESS
     return Operators(
-        pick(config.fitness, ops.TOROIDAL_FITNESS if config.toroidal else ops.FITNESS),
+        pick(config.fitness, fitnesses),
         select,
-        pick(config.crossover, ops.CROSSOVERS[config.encoding]),
-        pick(config.mutation, ops.MUTATIONS[config.encoding]),
+        pick(config.crossover, ga_crossover.CROSSOVERS[config.encoding]),
+        pick(config.mutation, ga_mutation.MUTATIONS[config.encoding]),
     )
 
 
@@ -386,7 +399,7 @@ def _shown(x) -> str:
 def _check_operators(config: Config) -> None:
     """Trace every user function once on abstract arguments (``jax.eval_shape``) and raise a
     one-line QueensError when one fails or returns other shapes or dtypes than it must."""
-    n, g = config.n, ops.gene_dtype(config.n)
+    n, g = config.n, ga_genomes.gene_dtype(config.n)
     u32, gene = jax.ShapeDtypeStruct((), jnp.uint32), jax.ShapeDtypeStruct((n,), g)
     integer = lambda x: hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jnp.integer)
 
@@ -459,7 +472,7 @@ class Shared(NamedTuple):
     """What every row of a generation reads besides its own genome (dynamic)."""
 
     indpb: jax.Array  # [] float32
-    fixed: ops.Fixed | None  # the instance's fixed queens (constrained), or None
+    fixed: ga_repair.Fixed | None  # the instance's fixed queens (constrained), or None
     mask: Mask | None  # the instance (constrained), or None
 
 
@@ -470,25 +483,25 @@ def _shared(config: Config, params: Params, problem: Problem) -> Shared:
             "ga.Config(constrained=True) reads an instance: pass problem=ga.Problem(mask) "
             "(jaxqueens.solvers.constrained.mask_of)"
         )
-    return Shared(params.indpb, None if mask is None else ops.fixed_of(mask), mask)
+    return Shared(params.indpb, None if mask is None else ga_repair.fixed_of(mask), mask)
 
 
 def fitness_row(config: Config):
     """``(shared, x [n]) -> []``: the config's fitness, plus
-    :func:`~jaxqueens.solvers.ga_ops.forbidden_weight` per queen on a square the instance forbids
-    (``config.constrained``)."""
+    :func:`~jaxqueens.solvers.ga_fitness.forbidden_weight` per queen on a square the instance
+    forbids (``config.constrained``)."""
     f = operators(config).fitness
     if not config.constrained:
         return lambda sh, x: f(x.astype(I32))
-    weight = ops.forbidden_weight(config.n)
-    return lambda sh, x: f(x.astype(I32)) + weight * ops.forbidden(x, sh.mask)
+    weight = ga_fitness.forbidden_weight(config.n)
+    return lambda sh, x: f(x.astype(I32)) + weight * ga_fitness.forbidden(x, sh.mask)
 
 
 def _repair(config: Config):
-    g = ops.gene_dtype(config.n)
+    g = ga_genomes.gene_dtype(config.n)
     if not config.constrained:
         return lambda sh, x: x.astype(g)
-    repair = ops.REPAIRS[config.encoding]
+    repair = ga_repair.REPAIRS[config.encoding]
     return lambda sh, x: repair(x.astype(g), sh.fixed)
 
 
@@ -524,15 +537,15 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
     def island(seed):
         s = hash_bits(seed, 0x7FFFFFFF, slot)
         if config.encoding == "permutation":
-            g = jax.vmap(lambda s: ops.fisher_yates(s, n))(s)
+            g = jax.vmap(lambda s: ga_genomes.fisher_yates(s, n))(s)
             if sh.fixed is not None:  # constrained
                 fixed = sh.fixed
-                g = jax.vmap(lambda x: ops.repair_permutation(x, fixed))(g)
+                g = jax.vmap(lambda x: ga_repair.repair_permutation(x, fixed))(g)
         elif mask is not None:  # constrained: a random allowed square per column, fixed queens
             g = jax.vmap(lambda s: allowed_start(s, mask))(s)
         else:
-            g = jax.vmap(lambda s: ops.randint(s, 0, n, n))(s)
-        return g.astype(ops.gene_dtype(n))
+            g = jax.vmap(lambda s: ga_genomes.randint(s, 0, n, n))(s)
+        return g.astype(ga_genomes.gene_dtype(n))
 
     seeds = chain_seeds(as_key(key), jnp.arange(config.islands, dtype=I32))
     genes = jax.vmap(island)(seeds)
@@ -577,14 +590,15 @@ def steady_island(seed, genes, fit, config: Config, params: Params, sh: Shared):
     par = op.select(s[0], fit, size, 2).astype(I32)
     a, b = genes[par[0]], genes[par[1]]
     c1, c2 = cx(sh, s[1], a, b)
-    do_cx = ops.uniform(s[1], 42, 1)[0] < params.cxpb
+    do_cx = ga_genomes.uniform(s[1], 42, 1)[0] < params.cxpb
     kids = jnp.where(do_cx, jnp.stack([c1, c2]), jnp.stack([a, b]))
-    do_mut = ops.uniform(s[2], 41, 2) < params.mutpb
+    do_mut = ga_genomes.uniform(s[2], 41, 2) < params.mutpb
     mutated = jax.vmap(lambda s, x: mut(sh, s, x))(s[2:], kids)
     kids = jnp.where(do_mut[:, None], mutated, kids)
     kfit = jax.vmap(lambda x: fit_one(sh, x))(kids).astype(fit.dtype)
     p = config.pop
-    worst = ops.worst_indices(jnp.concatenate([fit, kfit]), 2)  # pop first: ties remove the old
+    both = jnp.concatenate([fit, kfit])
+    worst = ga_selection.worst_indices(both, 2)  # pop first: ties remove the old
     kid_out = jnp.any(worst[:, None] == p + jnp.arange(2), axis=0)  # [2] child removed
     free = jnp.sort(jnp.where(worst < p, worst, p))  # freed pop slots first, p = none
     dst = jnp.where(kid_out, p, jnp.stack([free[0], free[jnp.where(kid_out[0], 0, 1)]]))
@@ -597,8 +611,8 @@ def generational_islands(seeds, genes, fit, config: Config, params: Params, sh: 
     """One generation of DEAP's eaSimple (plus elitism) on one trial's islands ``[I, P, n]``.
 
     Selection and replacement run per island; crossover, mutation and evaluation run over the
-    trial's rows, each only on the rows it applies to (``ops.masked_apply``; vmapped over trials,
-    its batching rule compacts the rows of every trial at once).
+    trial's rows, each only on the rows it applies to (``ga_masked.masked_apply``; vmapped over
+    trials, its batching rule compacts the rows of every trial at once).
     """
     op = operators(config)
     I, p, n = genes.shape
@@ -608,25 +622,25 @@ def generational_islands(seeds, genes, fit, config: Config, params: Params, sh: 
 
     def ask(seed, g, f):  # selection and this island's random draws
         sel = op.select(seed, f, size, p).astype(I32)
-        do_cx = ops.uniform(seed, 43, h) < params.cxpb
-        do_mut = ops.uniform(seed, 44, p) < params.mutpb
+        do_cx = ga_genomes.uniform(seed, 43, h) < params.cxpb
+        do_mut = ga_genomes.uniform(seed, 44, p) < params.mutpb
         return g[sel], f[sel], hash_bits(seed, 2, slot[:h]), hash_bits(seed, 3, slot), do_cx, do_mut
 
     off, off_fit, cx_seeds, mut_seeds, do_cx, do_mut = jax.vmap(ask)(seeds, genes, fit)
     rows = lambda x: x.reshape((-1, *x.shape[2:]))
     a, b = rows(off[:, 0 : 2 * h : 2]), rows(off[:, 1 : 2 * h : 2])
-    c1, c2 = ops.masked_apply(
+    c1, c2 = ga_masked.masked_apply(
         crossover_row(config), rows(do_cx), (rows(cx_seeds), a, b), (a, b), config.cx_cap32, (sh,)
     )
     kids = jnp.stack([c1, c2], axis=1).reshape(I, 2 * h, n)
     off = jnp.concatenate([kids, off[:, 2 * h :]], axis=1)
     crossed = jnp.concatenate([jnp.repeat(do_cx, 2, axis=1), jnp.zeros((I, p - 2 * h), bool)], 1)
     flat = rows(off)
-    flat = ops.masked_apply(
+    flat = ga_masked.masked_apply(
         mutation_row(config), rows(do_mut), (rows(mut_seeds), flat), flat, config.mut_cap32, (sh,)
     )
     invalid = crossed | do_mut
-    off_fit = ops.masked_apply(
+    off_fit = ga_masked.masked_apply(
         fitness_row(config), rows(invalid), (flat,), rows(off_fit), config.eval_cap32, (sh,)
     ).reshape(I, p)
     off = flat.reshape(I, p, n)
@@ -634,7 +648,8 @@ def generational_islands(seeds, genes, fit, config: Config, params: Params, sh: 
 
     def tell(g, f, o, of):  # elitism and this island's best
         if config.elite:
-            keep, out = ops.best_indices(f, config.elite), ops.worst_indices(of, config.elite)
+            keep = ga_selection.best_indices(f, config.elite)
+            out = ga_selection.worst_indices(of, config.elite)
             out = jnp.where(jnp.arange(config.elite) < elite, out, p)
             o = o.at[out].set(g[keep], mode="drop")
             of = of.at[out].set(f[keep], mode="drop")
@@ -649,8 +664,8 @@ def migrate(genes, fit, config: Config, migrants=None):
     """Ring migration over one trial's islands ``[I, P, n]``: island i's ``migrants`` (dynamic,
     1..``config.migrants``; default all of them) best replace island i+1's worst."""
     m = config.migrants
-    best = jax.vmap(lambda f: ops.best_indices(f, m))(fit)  # [I, m]
-    worst = jax.vmap(lambda f: ops.worst_indices(f, m))(fit)
+    best = jax.vmap(lambda f: ga_selection.best_indices(f, m))(fit)  # [I, m]
+    worst = jax.vmap(lambda f: ga_selection.worst_indices(f, m))(fit)
     if migrants is not None:
         worst = jnp.where(jnp.arange(m) < jnp.clip(migrants, 1, m), worst, fit.shape[1])
     take = lambda x: jnp.roll(jax.vmap(lambda xi, bi: xi[bi])(x, best), 1, axis=0)

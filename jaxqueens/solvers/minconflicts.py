@@ -34,7 +34,7 @@ during one local minimum (a run of moves that do not lower the queen's conflicts
 return to a square it left, and
 on such a plateau it prefers a move to a new square over staying; a forbidden square and staying
 rank after every other square of the same cost, never after a worse one, so the walk can never
-freeze (the earlier rule, "tabu squares last", froze n = 8 boards: mean restarts 0.05 -> 0.49).
+freeze (ranking tabu squares last instead froze n = 8 boards: mean restarts 0.05 -> 0.49).
 
 Row choice (``Config.move``): ``minconflicts`` (a least-conflicted row, uniform ties) or
 ``cisc352`` (the CISC352 program's staged choice: a row with no conflict if any, else the first of
@@ -52,7 +52,7 @@ threefry, which costs 25x more per step on CPU.
 devices on CPU, lockstep ``vmap`` with lane recycling elsewhere, through :func:`advance`,
 :func:`retry` and :func:`restart`) and :mod:`jaxqueens.drivers.minconflicts` runs the chunks.
 
-Constrained boards (issue 16) are static switches, so the default path compiles as before:
+Constrained boards are static switches, so a plain board compiles none of their code:
 ``toroidal`` (diagonals modulo n; :mod:`jaxqueens.solvers.constrained`) and ``constrained`` (a
 dynamic :class:`~jaxqueens.solvers.constrained.Mask` in :class:`Problem`): every attempt starts on a
 random allowed square per column and a forbidden row is never chosen (its packed key is the
@@ -90,7 +90,7 @@ from jaxqueens.core.rng import U32 as _U32
 from jaxqueens.core.rng import hash_bits, hash_randint, idx_bits, mix32, random_permutation
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.base import seed_of
-from jaxqueens.solvers.choices import INITS, MOVES, default_max_steps
+from jaxqueens.solvers.variants import INITS, MOVES, default_max_steps
 
 CISC352_PROBES = 100
 """Random rows the ``cisc352`` move probes for a single-conflict row before the full scan."""
@@ -162,7 +162,7 @@ def default_params(
     tabu: int | None = None,
     qs4_tries: int = 100,
 ) -> Params:
-    """The package's defaults (:func:`jaxqueens.solvers.choices.default_max_steps` steps per
+    """The package's defaults (:func:`jaxqueens.solvers.variants.default_max_steps` steps per
     attempt, a million restarts, the whole tabu capacity), any of them overridden."""
     plain = not (config.toroidal or config.constrained)
     max_steps = default_max_steps(config.n, plain=plain) if max_steps is None else max_steps

@@ -91,9 +91,9 @@ class OneBoardKernelTest(chex.TestCase):
             @self.variant
             def evaluate(rows):
                 return (
-                    jax.vmap(board._attacking_pairs_one)(rows),
+                    jax.vmap(board.attacking_pairs_one)(rows),
                     jax.vmap(board._queen_conflicts_one)(rows),
-                    jax.vmap(board._n_attacks_one)(rows),
+                    jax.vmap(board.n_attacks_one)(rows),
                     jax.vmap(board._is_solution_one)(rows),
                 )
 
@@ -110,7 +110,7 @@ class OneBoardKernelTest(chex.TestCase):
 @pytest.mark.parametrize("n", [8, 100])
 def test_no_retrace_for_same_shape(n):
     chex.clear_trace_counter()
-    traced = chex.assert_max_traces(board._attacking_pairs_one, n=1)
+    traced = chex.assert_max_traces(board.attacking_pairs_one, n=1)
     fn = jax.jit(jax.vmap(traced))
     rng = np.random.default_rng(n)
     for _ in range(3):

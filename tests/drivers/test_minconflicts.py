@@ -10,8 +10,10 @@ import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import minconflicts as mcsolve
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import minconflicts as mc
+from jaxqueens.solvers import variants
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 
@@ -99,9 +101,9 @@ def test_default_chunk_and_check_n():
         assert chunk % d == 0 and chunk >= 1
         assert chunk <= max(d, 8192)
     assert mcsolve.default_chunk(8, 10) >= 10  # one call for a small job
-    mcsolve.check_n(mcsolve.MAX_BATCHED_N)
+    mcsolve.check_n(variants.MAX_BATCHED_N)
     with pytest.raises(QueensError, match="--mode large"):
-        mcsolve.check_n(mcsolve.MAX_BATCHED_N + 1)
+        mcsolve.check_n(variants.MAX_BATCHED_N + 1)
 
 
 def _no_kernel(monkeypatch):
@@ -221,10 +223,10 @@ def test_defect_restart_period_grows_with_n():
     res = jaxqueens.solve(9000, chains=1, batch=1, seconds=60.0, start=start)
     s = res.summary
     assert s["solved"] == 1 and res.run.restarts[0] == 0 and res.run.steps[0] > 4000, s
-    assert s["max_steps"] == mcsolve.default_max_steps(9000) >= 2 * 9000
+    assert s["max_steps"] == variants.default_max_steps(9000) >= 2 * 9000
     assert checker.are_solutions(res.solutions).all()
-    assert mcsolve.default_max_steps(100) == 500  # the measured period (issue 27)
-    assert mcsolve.default_max_steps(100, plain=False) == 4000  # toroidal, constrained: classic
+    assert variants.default_max_steps(100) == 500  # the measured period (issue 27)
+    assert variants.default_max_steps(100, plain=False) == 4000  # toroidal, constrained: classic
 
 
 def test_defect_budget_and_limits_are_shown_on_the_progress_line(capsys):
@@ -238,11 +240,11 @@ def test_defect_budget_and_limits_are_shown_on_the_progress_line(capsys):
 def test_defect_first_call_is_bounded_in_steps_so_progress_ticks_early():
     # -n 4999 ran its 1000 default chains in calls of 334 chains (8 s each before a first tick).
     d = jax.local_device_count()
-    for n in (2000, 4999, 9000, 20_000, mcsolve.MAX_BATCHED_N):
-        steps = mcsolve.default_max_steps(n)
+    for n in (2000, 4999, 9000, 20_000, variants.MAX_BATCHED_N):
+        steps = variants.default_max_steps(n)
         chunk = mcsolve.default_chunk(n, 1000)
         # within the bound, give or take the rounding up to a multiple of the devices
-        assert (chunk - d) * steps * n < d * mcsolve.CALL_WORK, (n, chunk)
+        assert (chunk - d) * steps * n < d * settings.CALL_WORK, (n, chunk)
     assert mcsolve.default_chunk(8, 1000) >= 1000  # small boards still run in one call
 
 
@@ -265,24 +267,6 @@ def test_defect_best_board_survives_bounded_calls(monkeypatch):
     pieces = jaxqueens.solve(14, **kwargs)
     for field in ("rows", "solved", "steps", "restarts", "best"):
         np.testing.assert_array_equal(getattr(pieces.run, field), getattr(whole.run, field))
-
-
-def test_defect_auto_path_is_continuous_in_n_and_chains():
-    # -n 4999 ran 1000 batched chains for 24 s while -n 5000 ran one board on the large path.
-    for chains in (None, 1, 4, 16, 1000):
-        paths = [mcsolve.auto_path(n, chains) for n in range(4, 46_341, 97)]
-        first = paths.index("large")
-        assert set(paths[:first]) == {"batched"} and set(paths[first:]) == {"large"}, chains
-        assert mcsolve.auto_path(4999, chains) == mcsolve.auto_path(5000, chains)
-    assert abs(mcsolve.default_chains(4999) - mcsolve.default_chains(5000)) <= 1
-    assert mcsolve.default_chains(8) == 1000 and mcsolve.default_chains(20_000) == 1
-    assert all(
-        mcsolve.default_chains(n) >= mcsolve.default_chains(n + 50) for n in range(4, 40_000, 50)
-    )
-    # options only the batched path has keep a run batched; past its limit the large path runs
-    assert mcsolve.auto_path(20_000, None, solutions=3) == "batched"
-    assert mcsolve.auto_path(20_000, None, seconds=5) == "batched"
-    assert mcsolve.auto_path(60_000, 1000) == "large"
 
 
 def test_initial_board_is_chain_0s_first_board():
@@ -363,17 +347,6 @@ def test_instance_errors():
 
 
 # ----------------------------------------------------------------------------- issue 27
-
-
-def _restart_period(n: int) -> int:
-    """The measured default period, written out (scripts/bench_restarts.py)."""
-    return max(1, min(n * n // 2, max(500, 2 * n)))
-
-
-@pytest.mark.parametrize("n", [1, 4, 5, 8, 12, 16, 31, 32, 33, 100, 249, 250, 251, 1000, 46340])
-def test_default_restart_period_is_the_measured_one(n):
-    assert mcsolve.default_max_steps(n) == _restart_period(n)
-    assert mcsolve.default_max_steps(n, plain=False) == max(4000, 2 * n)
 
 
 def test_default_run_uses_the_period_and_explicit_maxsteps_its_own():

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from jaxqueens.io import ga as ga_io
-from jaxqueens.solvers import ga_ops
+from jaxqueens.solvers import ga_fitness
 
 
 def _result(n=5):
@@ -77,5 +77,5 @@ def test_nonattacking_score_and_no_solutions(tmp_path):
 
 def test_fitness_names_cover_the_kernels_fitnesses():
     """The CLI's --fitness choices come from io (JAX-free); they must name every kernel fitness."""
-    assert set(ga_io.FITNESS_NAMES) == set(ga_ops.FITNESS)
-    assert ga_io.REPORT_FITNESS == ga_ops.REPORT_FITNESS
+    assert set(ga_io.FITNESS_NAMES) == set(ga_fitness.FITNESS)
+    assert ga_io.REPORT_FITNESS == ga_fitness.REPORT_FITNESS

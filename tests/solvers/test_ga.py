@@ -25,7 +25,7 @@ from jaxqueens.errors import QueensError
 from jaxqueens.parallel import trials
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers import ga
-from jaxqueens.solvers import ga_ops as ops
+from jaxqueens.solvers import ga_fitness, ga_mutation, ga_selection
 
 STEADY = ga.Config(n=6, pop=8, islands=2, migrants=2, tournament=3)
 GENERATIONAL = ga.Config(
@@ -409,8 +409,8 @@ def _diagonal_pairs(genes):
 
 def test_report_fitness_scores_diagonals_only():
     """The GA report's score drives selection exactly as the reference scores the genomes (the
-    score itself runs with and without jit in test_ga_ops' OperatorVariantsTest, as every
-    entry of ga_ops.FITNESS does; init and step run the same code for every fitness)."""
+    score itself runs with and without jit in test_ga_operators' OperatorVariantsTest, as every
+    entry of ga_fitness.FITNESS does; init and step run the same code for every fitness)."""
     params = _params(REPORT)
     state = _state(REPORT, seed=4)
     chex.assert_shape(state.fit, (1, REPORT.pop))
@@ -465,7 +465,7 @@ def test_a_user_fitness_on_permutation_boards_drives_the_ga():
 
 def test_a_user_mutation_and_float_fitness_in_the_generational_scheme():
     def float_pairs(x):
-        return ops.fitness(x).astype(jnp.float32) / 2
+        return ga_fitness.fitness(x).astype(jnp.float32) / 2
 
     config = ga.Config(
         n=8,
@@ -486,7 +486,9 @@ def test_a_user_mutation_and_float_fitness_in_the_generational_scheme():
     assert m.best.dtype == jnp.float32
     # The built-in is one of the same functions: passing it by name or by object is one run.
     by_name = ga.Config(n=8, pop=16, scheme="generational", tournament=3, mutation="inversion")
-    by_fn = ga.Config(n=8, pop=16, scheme="generational", tournament=3, mutation=ops.mut_inversion)
+    by_fn = ga.Config(
+        n=8, pop=16, scheme="generational", tournament=3, mutation=ga_mutation.mut_inversion
+    )
     chex.assert_trees_all_equal(
         GENERATION(_state(by_name), by_name, _params(by_name)),
         GENERATION(_state(by_fn), by_fn, _params(by_fn)),
@@ -495,7 +497,7 @@ def test_a_user_mutation_and_float_fitness_in_the_generational_scheme():
 
 def test_a_user_selection_and_crossover():
     def best_two(seed, fit, size, count):  # truncation: the `count` best, whatever the seed
-        return ops.best_indices(fit, count)
+        return ga_selection.best_indices(fit, count)
 
     def copy_parents(seed, a, b):
         return a, b
@@ -667,7 +669,7 @@ def test_user_operators_are_repaired_on_an_instance():
 
 class ConstrainedVariantsTest(chex.TestCase):
     # without_jit runs of a whole generation take ~10 s each (op by op); the changed kernels
-    # (repairs, forbidden, toroidal fitness) run both variants in test_ga_ops.py
+    # (repairs, forbidden, toroidal fitness) run both variants in test_ga_fitness.py and test_ga_repair.py
     @chex.variants(with_jit=True)
     def test_constrained_steady_generation(self):
         config = CONSTRAINED["permutation"]

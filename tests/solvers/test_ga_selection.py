@@ -1,0 +1,56 @@
+"""jaxqueens.solvers.ga_selection: tournaments, distinct draws, dynamic sizes, best and worst."""
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxqueens.core.rng import hash_bits
+from jaxqueens.solvers import ga_selection
+from tests.solvers.test_ga_genomes import seeds
+
+
+def test_selection():
+    rng = np.random.default_rng(5)
+    fit = jnp.asarray(rng.permutation(50).astype(np.int32))
+    s = seeds(rng, 2000)
+    two = np.asarray(jax.vmap(lambda s: ga_selection.tournament_best_two(s, fit, 5))(s))
+    members = np.asarray(jax.vmap(lambda s: ga_selection.distinct_indices(s, 50, 5))(s))
+    assert all(len(set(m)) == 5 for m in members)
+    f = np.asarray(fit)
+    for m, t in zip(members, two):
+        assert list(t) == list(m[np.argsort(f[m])[:2]])
+    one = np.asarray(jax.vmap(lambda s: ga_selection.tournament(s, fit, 3))(s))
+    assert np.mean(f[one]) < 20  # best of 3 of uniform 0..49: mean ~12
+    assert list(np.asarray(ga_selection.best_indices(fit, 3))) == list(np.argsort(f)[:3])
+    assert list(np.asarray(ga_selection.worst_indices(fit, 2))) == list(np.argsort(-f)[:2])
+
+
+def test_dynamic_selection_sizes_equal_static_ones():
+    """A tournament of ``size`` under a capacity k is exactly the static tournament of ``size``
+    (the draws are a prefix of the capacity's), for both selections."""
+    rng = np.random.default_rng(14)
+    fit = jnp.asarray(rng.integers(0, 10, 40).astype(np.int32))  # ties too
+    s = seeds(rng, 500)
+    for size in (1, 3, 5):
+        got = jax.vmap(lambda s, size=size: ga_selection.tournament(s, fit, 7, jnp.int32(size)))(s)
+        chex.assert_trees_all_equal(
+            got, jax.vmap(lambda s, size=size: ga_selection.tournament(s, fit, size))(s)
+        )
+    for size in (2, 4):
+        got = jax.vmap(
+            lambda s, size=size: ga_selection.tournament_best_two(s, fit, 6, jnp.int32(size))
+        )(s)
+        want = jax.vmap(lambda s, size=size: ga_selection.tournament_best_two(s, fit, size))(s)
+        chex.assert_trees_all_equal(got, want)
+        drawn = jax.vmap(
+            lambda s, size=size: ga_selection.distinct_indices(s, 40, 6, jnp.int32(size))
+        )(s)
+        assert all(len(set(d[:size])) == size for d in np.asarray(drawn))
+    sel = ga_selection.select_tournament(s[0], fit, jnp.int32(3), 40, max_size=5)
+    want = jax.vmap(lambda q: ga_selection.tournament(q, fit, 3))(
+        hash_bits(s[0], 1, jnp.arange(40, dtype=jnp.uint32))
+    )
+    chex.assert_trees_all_equal(sel, want)
+    two = ga_selection.select_distinct_tournament(s[0], fit, jnp.int32(4), 2, max_size=5)
+    chex.assert_trees_all_equal(two, ga_selection.tournament_best_two(s[0], fit, 4))
