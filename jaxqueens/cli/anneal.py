@@ -19,13 +19,13 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
-from jaxqueens.cli.options import is_writer
 from jaxqueens.drivers import settings
 from jaxqueens.drivers.settings import ANNEAL_PRESETS as PRESETS
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
-from jaxqueens.io import interrupts, logs
+from jaxqueens.io import interrupts, logs, writing
+from jaxqueens.io.writing import is_writer
 from jaxqueens.plots import chains as chain_plots
 from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
@@ -211,7 +211,7 @@ def _report_interrupt(out, method: str, before: list[str], chains: int, ckpt) ->
     if out is not None and before and is_writer():
         print(
             f"interrupted before {method.upper()} finished any chain; {', '.join(before).upper()} "
-            f"finished and kept in {out}; resume with {options.resume_advice(out)}",
+            f"finished and kept in {out}; resume with {writing.resume_advice(out)}",
             file=sys.stderr,
         )
         return interrupts.exit_code()
@@ -257,7 +257,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
         if args.out and Path(args.out) != Path(args.resume):
             raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
         args.out = args.resume
-    options.prepare_out(args.out, need=len(methods) * max(args.chains, 1) * (12 * max(n, 1) + 100))
+    writing.prepare_out(args.out, need=len(methods) * max(args.chains, 1) * (12 * max(n, 1) + 100))
     options.claim_out(args.out, resume=bool(args.resume))
     states = _resume_states(args.resume, methods) if args.resume else {}
     results, solved = {}, 0
@@ -302,7 +302,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
             return _report_interrupt(
                 args.out, method, methods[:i], 0 if res is None else len(res.run.chain_id), ckpt
             )
-        with options.final_write(args.out):
+        with writing.final_write(args.out):
             logs.log("summary", **res.summary)
             results[method] = res
             solved += int(res.summary["solved"])
@@ -333,7 +333,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                     )
             if folder is not None and is_writer():
                 chain_io.write_outputs(res.run, folder, res.summary)
-    with options.final_write(args.out):
+    with writing.final_write(args.out):
         if args.out and args.plot and is_writer() and len(results) == len(methods):
             path = chain_plots.method_traces(
                 {m: r.traces for m, r in results.items()},

@@ -15,6 +15,7 @@ from jaxqueens import _lazy
 from jaxqueens.cli import options, schema
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
+from jaxqueens.io import writing
 
 comparing = _lazy.load("jaxqueens.drivers.compare")
 outputs = _lazy.load("jaxqueens.io.compare")
@@ -131,7 +132,7 @@ def cmd_compare(args) -> int:
         conf["n"], conf["chains"], conf["solvers"], conf["steps"], conf["seed"]
     )
     out = conf.get("out")
-    options.prepare_out(out, need=len(names) * conf["chains"] * 60 + (1 << 20))
+    writing.prepare_out(out, need=len(names) * conf["chains"] * 60 + (1 << 20))
     quiet = options.quiet(args)
     res = comparing.compare(
         conf["n"],
@@ -142,7 +143,7 @@ def cmd_compare(args) -> int:
         quiet=quiet,
         announce=None if quiet else lambda line: print(line, flush=True),
     )
-    with options.final_write(out):
+    with writing.final_write(out):
         print(
             f"n = {res.n}, {res.chains:,} chains per solver, {res.steps:,} steps per chain, "
             f"seed {res.seed}; every solution verified"

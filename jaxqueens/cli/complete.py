@@ -19,7 +19,7 @@ from jaxqueens.cli import options
 from jaxqueens.errors import QueensError
 from jaxqueens.io import complete as outputs
 from jaxqueens.io import instances as instio
-from jaxqueens.io import tables
+from jaxqueens.io import tables, writing
 
 # JAX and the solver load at their first use (jaxqueens._lazy): --help and argument errors never do
 complete = _lazy.load("jaxqueens.drivers.complete")
@@ -118,7 +118,7 @@ def cmd_complete(args) -> int:
         need = outputs.written_bytes(
             [i.source for i in insts], [i.d for i in insts], [i.model.n for i in insts], listed
         )
-        options.prepare_out(args.out, need=need)
+        writing.prepare_out(args.out, need=need)
     big = [i for i in loaded.instances if i.model.n > MAX_N]
     if big:
         raise QueensError(
@@ -142,7 +142,7 @@ def cmd_complete(args) -> int:
         return options.report_interrupt(str(err) or "the finished chunks", args.out)
     sources = [i.source for i in loaded.instances]
     ds = [i.d for i in loaded.instances]
-    with options.final_write(args.out):
+    with writing.final_write(args.out):
         if gather.is_writer():
             w = tables.writer(sys.stdout)  # the one CSV dialect (formula cells neutralised)
             w.writerow(outputs.HEADER)

@@ -21,6 +21,7 @@ from jaxqueens.core.oeis import A000170, A002562, A051906
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import count as outputs
+from jaxqueens.io import writing
 from jaxqueens.solvers.variants import COUNT_MAX_N
 
 # JAX and the counter load at their first use (jaxqueens._lazy): --help and argument errors never do
@@ -110,7 +111,7 @@ def _enumerate(args, n: int) -> int:
             f"or a folder without a suffix (it gets {outputs.SOLUTIONS} and the "
             "fundamental ones beside it)"
         )
-    options.prepare_out(
+    writing.prepare_out(
         args.out,
         kind="file" if suffix == ".npy" else "dir",
         need=2 * n * A000170.get(n, 0) if n <= settings.COUNT_ENUMERATE_MAX_N else 0,
@@ -118,7 +119,7 @@ def _enumerate(args, n: int) -> int:
     boards = count.enumerate_solutions(n)
     reps = symmetry.fundamental(boards)
     every, fund = outputs.solution_paths(args.out)
-    with options.final_write(args.out):
+    with writing.final_write(args.out):
         if gather.is_writer():  # several processes: process 0 writes
             outputs.write_solutions(args.out, boards, reps)
         print(
@@ -207,7 +208,7 @@ def _toroidal(args, n: int) -> int:
             f"{complete.MAX_N}"
         )
     path, resume = options.checkpoint_target(args, per_process=True)
-    options.prepare_out(args.out)
+    writing.prepare_out(args.out)
     try:
         res = complete.solve_instances(
             [Constraints(n, toroidal=True)],
@@ -220,7 +221,7 @@ def _toroidal(args, n: int) -> int:
     except KeyboardInterrupt as err:
         return options.report_interrupt(str(err) or "the finished chunks", args.out)
     total = res.instances[0].solutions
-    with options.final_write(args.out):
+    with writing.final_write(args.out):
         print(f"n = {n}, toroidal: {total:,} solutions{_known(total, A051906, n, 'A051906')}")
         print(f"{res.seconds:.3f} s (compile {res.compile_seconds:.2f} s excluded)")
         if args.out and gather.is_writer():
@@ -251,7 +252,7 @@ def cmd_count(args) -> int:
             "solutions, or give --out DIR to keep a count's checkpoint and summary"
         )
     path, resume = options.checkpoint_target(args, per_process=True)
-    options.prepare_out(args.out)
+    writing.prepare_out(args.out)
     try:
         res = count.count_solutions(
             n,
@@ -263,7 +264,7 @@ def cmd_count(args) -> int:
         )
     except KeyboardInterrupt as err:
         return options.report_interrupt(str(err) or "the finished chunks", args.out)
-    with options.final_write(args.out):
+    with writing.final_write(args.out):
         print(f"n = {res.n}: {res.total:,} solutions{_known(res.total, A000170, res.n, 'A000170')}")
         if res.unique is not None:
             print(

@@ -16,6 +16,7 @@ from jaxqueens.cli import options
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import estimate as outputs
+from jaxqueens.io import writing
 from jaxqueens.plots import estimate as figures
 from jaxqueens.solvers.variants import ESTIMATE_MAX_N as MAX_N
 
@@ -163,7 +164,7 @@ def cmd_estimate(args) -> int:
     for n in sizes:
         settings.check_estimate(n, probes, args.level, args.seed)
     resume = _checkpoints(args)
-    options.prepare_out(args.out)
+    writing.prepare_out(args.out)
     options.claim_out(args.out, resume=resume)
     results: list[Estimate] = []
     for n in sizes:
@@ -184,7 +185,7 @@ def cmd_estimate(args) -> int:
             return options.report_interrupt(f"{len(results)} finished sizes", args.out)
         results.append(r)
         _report(r, args.level)
-    with options.final_write(args.out):
+    with writing.final_write(args.out):
         if args.out and gather.is_writer():
             out = Path(args.out)
             outputs.write_outputs(out, knuth.run_summary(results, args.seed))

@@ -37,7 +37,7 @@ from jaxqueens import _lazy
 from jaxqueens.cli import options, schema
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
-from jaxqueens.io import checkpoint
+from jaxqueens.io import checkpoint, writing
 from jaxqueens.io import ga as ga_io
 from jaxqueens.plots import ga as ga_plots
 
@@ -229,7 +229,7 @@ def cmd_evolve(args) -> int:
     args.out = out
     target, resume = options.checkpoint_target(args)
     out = args.out
-    options.prepare_out(out, need=_out_bytes(conf))
+    writing.prepare_out(out, need=_out_bytes(conf))
     result = ga.evolve(
         **conf,
         quiet=options.quiet(args),
@@ -240,7 +240,7 @@ def cmd_evolve(args) -> int:
     if result.interrupted:
         generations = result.best.shape[0] - 1
         return options.report_interrupt(f"{generations} finished generations", out)
-    with options.final_write(out):
+    with writing.final_write(out):
         s = ga_io.summary(result)
         c = result.config
         print(

@@ -8,9 +8,8 @@
   to fit 32 bits (:func:`int_range_error`, applied by the parser);
 - ``--quiet``: no progress line; without it, a progress line is drawn on a terminal and never off
   one (:func:`quiet`);
-- outputs: every command that writes checks its output path before any work
-  (:func:`prepare_out`) and ends in :func:`final_write` (Ctrl-C deferred while it writes); only
-  the writing process of a multi-process run writes (:func:`is_writer`).
+- the output folder a run takes (:func:`claim_out`); the output preflight and the final write
+  are io's (:mod:`jaxqueens.io.writing`).
 
 This module imports no JAX (``tests/test_startup.py``): the parser and every argument check run
 before JAX is imported; a command module loads what needs JAX through :mod:`jaxqueens._lazy`.
@@ -19,11 +18,7 @@ before JAX is imported; a command module loads what needs JAX through :mod:`jaxq
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
-import shutil
 import sys
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -31,13 +26,10 @@ import numpy as np
 from jaxqueens import _lazy
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError, clip
-from jaxqueens.io import atomic, checkpoint, interrupts, ownership
 from jaxqueens.io import boards as boardio
+from jaxqueens.io import checkpoint, interrupts, ownership
 from jaxqueens.io import instances as instio
-from jaxqueens.io.interrupts import SafePoints
-from jaxqueens.parallel import memory
-
-gather = _lazy.load("jaxqueens.parallel.gather")  # JAX: imported at the first call of is_writer
+from jaxqueens.io.writing import is_writer, prepare_out, resume_advice
 
 
 def add_size(
@@ -262,28 +254,6 @@ def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, boo
     return (Path(args.out) / checkpoint.FILENAME if args.out else None), False
 
 
-_RESUME: dict = {"how": None}  # set by a `run` sweep while one of its settings runs
-
-
-@contextlib.contextmanager
-def resumed_by(how: str) -> Iterator[None]:
-    """Inside the block, the messages that say how to continue an unfinished or interrupted
-    run name ``how`` (a ``run`` sweep: its own ``jaxqueens run CONFIG --resume``; a setting's
-    folder is the sweep's, and its command's ``--resume`` would run that setting alone)."""
-    before = _RESUME["how"]
-    _RESUME["how"] = how
-    try:
-        yield
-    finally:
-        _RESUME["how"] = before
-
-
-def resume_advice(out) -> str:
-    """How to continue the run of ``out``: "the same command and --resume OUT", or what the
-    enclosing sweep set (:func:`resumed_by`)."""
-    return _RESUME["how"] or f"the same command and --resume {out}"
-
-
 def claim_out(out, resume: bool) -> None:
     """The run takes its ``--out`` folder (:mod:`jaxqueens.io.ownership`): without ``--resume``
     a folder holding an unfinished run's checkpoint is refused (it would start from nothing and
@@ -315,12 +285,6 @@ def check_seconds(value, option: str) -> float:
     return arguments.seconds(value, option)
 
 
-def is_writer() -> bool:
-    """Whether this process writes the outputs: process 0 of a multi-process run (imports JAX;
-    commands call it after their run, when JAX is loaded anyway)."""
-    return gather.is_writer()
-
-
 def report_interrupt(what: str, out, saved=None) -> int:
     """After Ctrl-C or SIGTERM: say what was kept (``what``) and where (``saved``: the checkpoint
     file, default ``out/checkpoint.npz``), and how to resume; exit code 128 + the signal (130
@@ -334,130 +298,3 @@ def report_interrupt(what: str, out, saved=None) -> int:
     else:
         print("interrupted; nothing saved (give --out DIR to make runs resumable)", file=sys.stderr)
     return interrupts.exit_code()
-
-
-MARGIN = 1 << 20
-"""Bytes of free space asked for beyond a command's estimate (summaries, tables, figures)."""
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist
-        return False
-
-
-def prepare_out(
-    path, kind: str = "dir", *, option: str = "--out", inputs: Iterable = (), need: float = 0
-) -> Path | None:
-    """Check an output path before any work, so a run never ends in a write that must fail.
-
-    ``kind="dir"``: ``path`` is a folder (new or existing), never an existing file;
-    ``kind="file"``: a file, never an existing folder nor one of ``inputs``. Either way the
-    folder must be creatable and writable and its disk must have ``need`` bytes (a rough
-    estimate of what the run writes, checkpoints included) plus :data:`MARGIN` free. Stale
-    temporary files of a killed run are removed from the folder (:mod:`jaxqueens.io.atomic`).
-    Nothing is created. Returns ``Path(path)``, or None when no path is given.
-
-    Raises:
-      QueensError: one line naming the option, the path and the fix.
-    """
-    if path is None or str(path) == "":
-        return None
-    target = Path(path)
-    shown = f"{option} {path}"
-    if kind == "dir" and target.exists() and not target.is_dir():
-        raise QueensError(
-            f"{shown}: is a file, not a folder; give a folder (new or existing) or "
-            "move the file away"
-        )
-    if kind == "file":
-        if target.is_dir():
-            raise QueensError(f"{shown}: is a folder; give a file name")
-        for source in inputs:
-            if source is not None and _same_file(target, Path(source)):
-                raise QueensError(f"{shown}: is the input file {source}; give another output name")
-    folder = target if kind == "dir" else target.parent
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise QueensError(
-            f"{shown}: {existing} is a file, so no folder can be made there; pick another path"
-        )
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise QueensError(
-            f"{shown}: cannot write in {existing} (read-only or no permission); "
-            "pick a writable folder"
-        )
-    try:
-        free = shutil.disk_usage(existing).free
-    except OSError:
-        free = None
-    if free is not None and free < need + MARGIN:
-        raise QueensError(
-            f"{shown}: only {memory.format_bytes(free)} free on the disk of {existing}, about "
-            f"{memory.format_bytes(need + MARGIN)} needed; free some space or pick another folder"
-        )
-    if folder.is_dir():
-        atomic.remove_stale_temps(folder)
-    return target
-
-
-def _checkpoints_in(out) -> list[Path]:
-    """The checkpoint files of a run's ``--out`` folder (any command's naming, any depth)."""
-    if not out or not Path(out).is_dir():
-        return []
-    stem = Path(checkpoint.FILENAME).stem
-    return sorted(Path(out).rglob(f"{stem}*.npz"))
-
-
-@contextlib.contextmanager
-def final_write(out) -> Iterator[None]:
-    """The end of a run (summary lines, ``--out`` files) with Ctrl-C deferred: the finished work
-    is never lost in its last seconds.
-
-    A first Ctrl-C inside the block waits for it: the outputs are then whole, a line says so
-    and the command exits 130 (KeyboardInterrupt, after the block). A second Ctrl-C stops at
-    once: the atomic writes leave each file whole or absent, the checkpoint (removed only after
-    the outputs) stays, and the resume command is printed. A write that fails (OSError: the disk
-    filled up after :func:`prepare_out`) becomes a one-line QueensError that says the same.
-    """
-    with SafePoints() as safe:
-        try:
-            yield
-            if safe.requested:  # asked during the write (or the run's last chunk): done first
-                done = (
-                    f"the files written to {out} are complete"
-                    if out and is_writer()
-                    else "nothing lost"
-                )
-                print(
-                    f"{interrupts.signal_name()} during the final write: it was finished first "
-                    f"({done})",
-                    file=sys.stderr,
-                )
-                safe.check()  # KeyboardInterrupt: the command exits as interrupted
-        except OSError as err:  # the disk filled up (or went read-only) after the preflight
-            what = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
-            keep = (
-                f"the finished work is in its checkpoint: fix that and resume with "
-                f"{resume_advice(out)}"
-                if is_writer() and _checkpoints_in(out)
-                else "fix that (free space, permissions) and run again"
-            )
-            raise QueensError(f"could not write the outputs to {out} ({what}); {keep}") from None
-        except KeyboardInterrupt:
-            if is_writer() and _checkpoints_in(out):
-                print(
-                    f"interrupted before the outputs in {out} were complete; the finished work is "
-                    f"in its checkpoint: resume with {resume_advice(out)}",
-                    file=sys.stderr,
-                )
-            elif out and is_writer():
-                print(
-                    f"interrupted while writing {out}: each file there is whole or absent; run "
-                    "the command again to write them all",
-                    file=sys.stderr,
-                )
-            raise

@@ -5,6 +5,7 @@ output's suffix names (``.png``, ``.pdf``, ``.svg``, ...:
 from __future__ import annotations
 
 from jaxqueens.cli import options
+from jaxqueens.io import writing
 from jaxqueens.plots import render
 
 
@@ -37,7 +38,7 @@ def add_command(sub) -> None:
 
 def cmd_render(args) -> int:
     """Write a PNG poster of one board of FILE."""
-    options.prepare_out(args.output, kind="file", option="-o", inputs=[args.file])
+    writing.prepare_out(args.output, kind="file", option="-o", inputs=[args.file])
     render.image_format(args.output, option="-o")  # before any work: a format we can write
     rows = options.pick(options.boards_of(args), args.index, args.file)
     render.render_png(rows, args.output, title=args.title)

@@ -28,11 +28,11 @@ from pathlib import Path
 from jaxqueens import _lazy
 from jaxqueens._version import __version__
 from jaxqueens.cli import schema
-from jaxqueens.cli.options import prepare_out, resumed_by
 from jaxqueens.errors import QueensError
 from jaxqueens.io import interrupts, ownership
 from jaxqueens.io.config import apply_overrides, check_command, load_config
 from jaxqueens.io.tables import write_dict_csv, write_json
+from jaxqueens.io.writing import prepare_out, resumed_by
 
 jax = _lazy.load("jax")  # for run.json's versions and devices, after a run
 

@@ -39,13 +39,13 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
-from jaxqueens.cli.options import is_writer
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import backtrack as backtrack_out
 from jaxqueens.io import chains as chain_out
 from jaxqueens.io import large as large_out
-from jaxqueens.io import logs
+from jaxqueens.io import logs, writing
+from jaxqueens.io.writing import is_writer
 from jaxqueens.plots import chains as plots
 from jaxqueens.plots import render
 from jaxqueens.solvers.variants import INITS, MOVES
@@ -194,7 +194,7 @@ def cmd_solve(args) -> int:
     if path != "backtrack":  # the drivers' check, before JAX is imported
         settings.check_solvable(n)
     setting = settings.solve_setting(n, vars(args), path)
-    options.prepare_out(args.out or args.resume, need=_out_bytes(args, n))
+    writing.prepare_out(args.out or args.resume, need=_out_bytes(args, n))
     if args.method == "backtrack":
         return _cmd_backtrack(args, n)
     if path == "large":
@@ -242,7 +242,7 @@ def cmd_solve(args) -> int:
     )
     if result.run.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(result.run.chain_id)} finished chains", args.out)
-    with options.final_write(args.out):
+    with writing.final_write(args.out):
         s = result.summary
         logs.log("summary", **s)
         st = {k: "-" if v is None else f"{v:g}" for k, v in s["steps"].items()}
@@ -425,7 +425,7 @@ def _cmd_large(args, n: int, setting: dict) -> int:
             )
         if n <= 16:
             print(render.ascii_board(res.rows))
-    with options.final_write(args.out):
+    with writing.final_write(args.out):
         if args.out and is_writer():
             out = Path(args.out)
             files = large_out.write_outputs(results, out, large_solve.run_summary(results))
@@ -464,7 +464,7 @@ def _cmd_backtrack(args, n: int) -> int:
     seconds = time.perf_counter() - t0
     if rows is None:
         raise QueensError(f"n = {n} has no solution (the search tried {placements} placements)")
-    with options.final_write(args.out):
+    with writing.final_write(args.out):
         print(
             f"n = {n}: first solution {rows.tolist() if n <= 64 else '(see --out)'}, verified; "
             f"{placements} placements, {backtracks} backtracks, {seconds:.2f} s"

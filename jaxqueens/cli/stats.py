@@ -11,6 +11,7 @@ from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.drivers import settings
 from jaxqueens.io import stats as outputs
+from jaxqueens.io import writing
 from jaxqueens.plots import stats as figures
 from jaxqueens.solvers import variants
 
@@ -183,7 +184,7 @@ def cmd_stats(args) -> int:
     chains = (
         args.chains if args.chains is not None else args.solutions or (0 if args.time else 10_000)
     )
-    options.prepare_out(args.out, need=max(chains, 1) * (12 * max(n, 1) + 100))
+    writing.prepare_out(args.out, need=max(chains, 1) * (12 * max(n, 1) + 100))
     samples = solstats.collect(
         n,
         args.solver,
@@ -200,7 +201,7 @@ def cmd_stats(args) -> int:
     )
     if samples.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(samples.solved):,} finished chains", args.out)
-    with options.final_write(args.out):
+    with writing.final_write(args.out):
         res = solstats.analyse(samples)
         s = res.summary
         method = samples.options.get("method")

@@ -73,7 +73,7 @@ def written_bytes(
     sources: Sequence[str], ds: Sequence[int | None], ns: Sequence[int], listed: int
 ) -> int:
     """At most the bytes ``complete --out`` writes, before any search (the preflight of
-    :func:`jaxqueens.cli.options.prepare_out`): per instance its CSV row, and the JSON lines of
+    :func:`jaxqueens.io.writing.prepare_out`): per instance its CSV row, and the JSON lines of
     at most ``listed`` boards (``--cap`` for ``--enumerate``, 1 otherwise; never more than
     A000170(n): every instance's solutions are n-queens solutions), each board also held in the
     checkpoint (int16 cells) and its temporary copy.

@@ -235,7 +235,7 @@ def test_issue28_item6_enumerate_refuses_a_disk_too_small_before_any_search(
     from collections import namedtuple
 
     from jaxqueens.cli.main import main
-    from jaxqueens.cli.options import MARGIN
+    from jaxqueens.io.writing import MARGIN
     from jaxqueens.io import complete as outputs
 
     inst = tmp_path / "empty.param"

@@ -19,9 +19,9 @@ import jaxqueens.drivers.large
 import jaxqueens.drivers.minconflicts
 import jaxqueens.drivers.stats
 import jaxqueens.plots.render
-from jaxqueens.cli import options
 from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
+from jaxqueens.io import writing
 
 # command -> (arguments before the output path, option naming it, (module, function) doing the work)
 WRITERS = {
@@ -135,23 +135,23 @@ def test_defect_2_output_path_is_checked_before_any_work(
 
 def test_defect_2_a_good_output_path_passes_and_stale_temporary_files_go(tmp_path):
     out = tmp_path / "new" / "folder"
-    assert options.prepare_out(str(out), need=1000) == out
+    assert writing.prepare_out(str(out), need=1000) == out
     assert not out.exists()  # nothing is created by the check itself
     out.mkdir(parents=True)
     stale = out / ".summary.json.k3j_x9q2.tmp"
     stale.write_text("x")
     os.utime(stale, (0, 0))
-    options.prepare_out(str(out))
+    writing.prepare_out(str(out))
     assert not stale.exists()
-    assert options.prepare_out(None) is None
+    assert writing.prepare_out(None) is None
 
 
 def test_defect_2_free_space_is_checked_against_the_estimate(tmp_path, monkeypatch):
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(1 << 40, 0, 50 << 20))
-    options.prepare_out(str(tmp_path / "out"), need=10 << 20)
+    writing.prepare_out(str(tmp_path / "out"), need=10 << 20)
     with pytest.raises(QueensError, match=r"--out .*free.*needed"):
-        options.prepare_out(str(tmp_path / "out"), need=100 << 20)
+        writing.prepare_out(str(tmp_path / "out"), need=100 << 20)
 
 
 def _ctrl_c_during(monkeypatch, module, name, second=False):
