@@ -50,7 +50,7 @@ from jaxqueens.cli import (
 )
 from jaxqueens.errors import InstanceUnsat, QueensError
 from jaxqueens.io import console, interrupts, logs, ownership, report
-from jaxqueens.parallel import devices
+from jaxqueens.parallel import cache, devices, processes
 
 jax = _lazy.load("jax")  # only asked, in _write_report, once a command has imported it
 
@@ -117,10 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Array-parallel N-Queens on JAX: boards, checks and solvers.",
         epilog="Run 'jaxqueens COMMAND --help' for the options of a command. Anywhere on the line: "
         "--log-json (structured logs on stderr); --no-cache (no persistent compilation "
-        f"cache; it lives in ${devices.ENV_CACHE_DIR} or the XDG cache folder, see "
+        f"cache; it lives in ${cache.ENV_CACHE_DIR} or the XDG cache folder, see "
         "README); multi-process runs: --coordinator "
         "HOST:PORT --num-processes P --process-id I [--coordinator-timeout SECONDS, default "
-        f"{devices.COORDINATOR_TIMEOUT:g}, or ${devices.ENV_COORDINATOR_TIMEOUT}] (see README).",
+        f"{processes.COORDINATOR_TIMEOUT:g}, or ${processes.ENV_COORDINATOR_TIMEOUT}] "
+        "(see README).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -158,12 +159,12 @@ def _distributed_parser() -> argparse.ArgumentParser:
 
 def _leaves_cleanly(entry):
     """In a multi-process run, a process that stops on an error or Ctrl-C leaves at once with its
-    exit code (:func:`jaxqueens.parallel.devices.leave`), rather than wait in JAX's exit barrier
+    exit code (:func:`jaxqueens.parallel.processes.leave`), rather than wait in JAX's exit barrier
     for peers that wait for it in turn."""
 
     @functools.wraps(entry)
     def wrapped(argv: Sequence[str] | None = None) -> int:
-        return devices.leave(entry(argv))
+        return processes.leave(entry(argv))
 
     return wrapped
 
@@ -194,8 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # compilation cache (JAXQUEENS_CPU_DEVICES, JAXQUEENS_XLA_FLAGS, JAXQUEENS_CACHE_DIR).
         devices.configure(cache=not dist.no_cache)
         if getattr(args, "uses_jax", True):  # check, show and render never import JAX
-            devices.warn_cache()
-        devices.init_distributed(
+            cache.warn_cache()
+        processes.init_distributed(
             dist.coordinator, dist.num_processes, dist.process_id, dist.coordinator_timeout
         )
         with console.pipe_safe_stdout():  # `| head`: a closed stdout never costs the --out files

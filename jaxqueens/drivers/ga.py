@@ -47,7 +47,8 @@ from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import gather, sizing
 from jaxqueens.parallel import trials as lockstep
-from jaxqueens.parallel.devices import local_device_count, shard_batch
+from jaxqueens.parallel.devices import local_device_count
+from jaxqueens.parallel.shard import shard_batch
 from jaxqueens.solvers import ga_ops as ops
 from jaxqueens.solvers.choices import GA_PRESETS
 from jaxqueens.solvers.constrained import Mask

@@ -1,5 +1,5 @@
-"""parallel.devices: JAX's persistent compilation cache (issue 15, item 2) and JAX settings made
-before JAX is imported.
+"""parallel.cache: JAX's persistent compilation cache (issue 15, item 2), and JAX settings made
+before JAX is imported (parallel.jax_options).
 
 The suite runs with the cache off (tests/conftest.py sets ``JAXQUEENS_CACHE_DIR=""``); these tests
 give it their own folders. Logic is tested in this process with JAX's settings recorded instead of
@@ -20,22 +20,22 @@ import pytest
 from jaxqueens import _lazy
 from jaxqueens.cli.main import main
 from jaxqueens.io import boards as boardio
-from jaxqueens.parallel import devices
+from jaxqueens.parallel import cache, jax_options
 
 
 @pytest.fixture
 def recorded(monkeypatch):
-    """JAX options set by devices, recorded (name -> value) instead of applied."""
+    """JAX options set by the package, recorded (name -> value) instead of applied."""
     seen: dict = {}
 
     def record(name, value):
         seen[name] = value
         return True
 
-    monkeypatch.setattr(devices, "_set_jax_option", record)
-    monkeypatch.setitem(devices._cache, "warned", False)
-    monkeypatch.setitem(devices._cache, "problem", None)
-    monkeypatch.setitem(devices._cache, "folder", None)
+    monkeypatch.setattr(jax_options, "set_option", record)
+    monkeypatch.setitem(cache._cache, "warned", False)
+    monkeypatch.setitem(cache._cache, "problem", None)
+    monkeypatch.setitem(cache._cache, "folder", None)
     return seen
 
 
@@ -46,57 +46,57 @@ def _blocked(tmp_path) -> Path:
 
 
 def test_default_folder_follows_xdg(monkeypatch, tmp_path):
-    monkeypatch.delenv(devices.ENV_CACHE_DIR, raising=False)
+    monkeypatch.delenv(cache.ENV_CACHE_DIR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    folder = devices.cache_dir_setting()
+    folder = cache.cache_dir_setting()
     assert folder.parent == tmp_path / "xdg" / "jaxqueens" and folder.name.startswith("jax-")
     import jax
 
     assert folder.name == f"jax-{jax.__version__}"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # not absolute: ignored, as XDG says
-    assert devices.cache_dir_setting().parent == Path.home() / ".cache" / "jaxqueens"
+    assert cache.cache_dir_setting().parent == Path.home() / ".cache" / "jaxqueens"
     monkeypatch.delenv("XDG_CACHE_HOME")
-    assert devices.cache_dir_setting().parent == Path.home() / ".cache" / "jaxqueens"
-    monkeypatch.setenv(devices.ENV_CACHE_DIR, str(tmp_path / "mine"))  # moves it, as given
-    assert devices.cache_dir_setting() == tmp_path / "mine"
-    monkeypatch.setenv(devices.ENV_CACHE_DIR, "")  # empty: off
-    assert devices.cache_dir_setting() is None
+    assert cache.cache_dir_setting().parent == Path.home() / ".cache" / "jaxqueens"
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(tmp_path / "mine"))  # moves it, as given
+    assert cache.cache_dir_setting() == tmp_path / "mine"
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, "")  # empty: off
+    assert cache.cache_dir_setting() is None
 
 
 def test_on_off_and_thresholds(recorded, monkeypatch, tmp_path):
-    monkeypatch.setenv(devices.ENV_CACHE_DIR, str(tmp_path / "c"))
-    assert devices.configure_cache() == tmp_path / "c" and (tmp_path / "c").is_dir()
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(tmp_path / "c"))
+    assert cache.configure_cache() == tmp_path / "c" and (tmp_path / "c").is_dir()
     assert recorded == {
         "jax_enable_compilation_cache": True,
         "jax_compilation_cache_dir": str(tmp_path / "c"),
-        "jax_persistent_cache_min_compile_time_secs": devices.CACHE_MIN_COMPILE_SECONDS,
-        "jax_persistent_cache_min_entry_size_bytes": devices.CACHE_MIN_ENTRY_BYTES,
+        "jax_persistent_cache_min_compile_time_secs": cache.CACHE_MIN_COMPILE_SECONDS,
+        "jax_persistent_cache_min_entry_size_bytes": cache.CACHE_MIN_ENTRY_BYTES,
     }
-    assert devices.cache_folder() == tmp_path / "c"
-    assert devices.configure_cache(None) is None and devices.cache_folder() is None
+    assert cache.cache_folder() == tmp_path / "c"
+    assert cache.configure_cache(None) is None and cache.cache_folder() is None
     assert recorded["jax_enable_compilation_cache"] is False
     assert recorded["jax_compilation_cache_dir"] is None
-    monkeypatch.setenv(devices.ENV_CACHE_DIR, "")
-    assert devices.configure_cache() is None and not devices.warn_cache()
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, "")
+    assert cache.configure_cache() is None and not cache.warn_cache()
 
 
 def test_unwritable_folder_warns_once_and_goes_on_without(recorded, monkeypatch, tmp_path, capsys):
     blocked = _blocked(tmp_path)
-    monkeypatch.setenv(devices.ENV_CACHE_DIR, str(blocked))
-    assert devices.configure_cache() is None
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(blocked))
+    assert cache.configure_cache() is None
     assert recorded["jax_enable_compilation_cache"] is False
     assert capsys.readouterr().err == ""  # said when JAX is about to be used, not at import
-    assert devices.warn_cache() and not devices.warn_cache()
+    assert cache.warn_cache() and not cache.warn_cache()
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and str(blocked) in err[0] and devices.ENV_CACHE_DIR in err[0]
+    assert len(err) == 1 and str(blocked) in err[0] and cache.ENV_CACHE_DIR in err[0]
     assert "--no-cache" in err[0]
-    assert devices.configure_cache(None) is None and not devices.warn_cache()  # off: nothing to say
+    assert cache.configure_cache(None) is None and not cache.warn_cache()  # off: nothing to say
 
 
 def test_no_cache_flag_and_commands_without_jax_say_nothing(
     recorded, monkeypatch, tmp_path, capsys
 ):
-    monkeypatch.setenv(devices.ENV_CACHE_DIR, str(_blocked(tmp_path)))
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(_blocked(tmp_path)))
     good = tmp_path / "good.txt"
     boardio.write_board(good, [0, 4, 7, 5, 2, 6, 1, 3])
     assert main(["check", str(good)]) == 0  # check never uses JAX: no cache warning
@@ -111,9 +111,9 @@ def test_jax_options_go_to_the_environment_before_jax_is_imported(monkeypatch):
     monkeypatch.setattr(_lazy, "is_loaded", lambda name: False)
     for var in ("JAX_NUM_CPU_DEVICES", "JAX_ENABLE_COMPILATION_CACHE", "JAX_COMPILATION_CACHE_DIR"):
         monkeypatch.setenv(var, "placeholder")  # restored afterwards
-    assert devices._set_jax_option("jax_num_cpu_devices", 3)
-    assert devices._set_jax_option("jax_enable_compilation_cache", False)
-    assert devices._set_jax_option("jax_compilation_cache_dir", None)
+    assert jax_options.set_option("jax_num_cpu_devices", 3)
+    assert jax_options.set_option("jax_enable_compilation_cache", False)
+    assert jax_options.set_option("jax_compilation_cache_dir", None)
     assert os.environ["JAX_NUM_CPU_DEVICES"] == "3"
     assert os.environ["JAX_ENABLE_COMPILATION_CACHE"] == "false"
     assert "JAX_COMPILATION_CACHE_DIR" not in os.environ
@@ -135,11 +135,11 @@ def _run(args, env):
 
 def test_a_repeated_run_finds_every_kernel_in_the_cache(tmp_path):
     folder = tmp_path / "cache"
-    first = _run(SOLVE, {devices.ENV_CACHE_DIR: str(folder)})
+    first = _run(SOLVE, {cache.ENV_CACHE_DIR: str(folder)})
     assert first.returncode == 0, first.stderr[-3000:]
     entries = sorted(p.name for p in folder.iterdir())
     assert entries, "the first run wrote no cache entry"
-    second = _run(SOLVE, {devices.ENV_CACHE_DIR: str(folder)})
+    second = _run(SOLVE, {cache.ENV_CACHE_DIR: str(folder)})
     same = [
         line for line in first.stdout.splitlines() if "solutions/s" not in line
     ]  # timings differ
@@ -151,11 +151,11 @@ def test_a_repeated_run_finds_every_kernel_in_the_cache(tmp_path):
 
 def test_an_unwritable_cache_warns_once_and_the_run_goes_on(tmp_path):
     blocked = _blocked(tmp_path)
-    out = _run(SOLVE, {devices.ENV_CACHE_DIR: str(blocked)})
+    out = _run(SOLVE, {cache.ENV_CACHE_DIR: str(blocked)})
     assert out.returncode == 0 and "8 of 8 chains solved" in out.stdout, out.stderr[-3000:]
     warnings = [line for line in out.stderr.splitlines() if "warning" in line.lower()]
     assert len(warnings) == 1 and str(blocked) in warnings[0], out.stderr[-3000:]
-    quiet = _run(["--no-cache"] + SOLVE, {devices.ENV_CACHE_DIR: str(blocked)})
+    quiet = _run(["--no-cache"] + SOLVE, {cache.ENV_CACHE_DIR: str(blocked)})
     assert quiet.returncode == 0 and "warning" not in quiet.stderr.lower(), quiet.stderr[-3000:]
 
 
@@ -172,7 +172,7 @@ def test_device_settings_reach_jax_imported_after_the_package():
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "JAXQUEENS_CPU_DEVICES": "3", devices.ENV_CACHE_DIR: ""},
+        env={**os.environ, "JAXQUEENS_CPU_DEVICES": "3", cache.ENV_CACHE_DIR: ""},
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["3", "False", "None"]
