@@ -58,7 +58,7 @@ from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import devices, gather, items, sizing
+from jaxqueens.parallel import cache, devices, gather, items, sizing
 from jaxqueens.parallel import streams as parallel_streams
 from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.parallel.shard import pad_rows
@@ -429,9 +429,26 @@ def _padded(plan: _Plan, batch: np.ndarray) -> np.ndarray:
     return np.concatenate([batch, pad])
 
 
+_executables: dict = {}
+"""(config, shards, sizes, batch shape, placement) -> :func:`count_items` compiled for them."""
+
+
 def _kernel(batch, shards: int, plan: _Plan):
-    """:func:`count_items` as a stream calls it (:mod:`jaxqueens.parallel.streams`)."""
-    return count_items(batch, np.int32(plan.budget), plan.config, shards, plan.sizes)
+    """:func:`count_items` as a stream calls it (:mod:`jaxqueens.parallel.streams`), compiled once
+    per stream; a repeated run loads it without tracing (:func:`jaxqueens.parallel.cache.compiled`).
+    """
+    budget = np.int32(plan.budget)
+    static = (plan.config, shards, plan.sizes)
+    memo = (*static, batch.shape, getattr(batch, "sharding", None))
+    run = _executables.get(memo)
+    if run is None:
+        run = _executables[memo] = cache.compiled(
+            "count-items",
+            static,
+            (batch, budget),
+            lambda: count_items.lower(batch, budget, plan.config, shards, plan.sizes),
+        )
+    return run(batch, budget)
 
 
 def _compile(plan: _Plan) -> float:

@@ -11,6 +11,7 @@ and the run goes on.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -176,3 +177,101 @@ def test_device_settings_reach_jax_imported_after_the_package():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["3", "False", "None"]
+
+
+# Whole executables (cache.compiled): a repeated run loads them without tracing or lowering.
+
+
+@pytest.fixture
+def exe_folder(monkeypatch, tmp_path):
+    """The cache on in ``tmp_path`` for cache.compiled (this process's JAX settings untouched)."""
+    monkeypatch.setitem(cache._cache, "folder", tmp_path)
+    return tmp_path / cache.EXECUTABLES
+
+
+def _scaled(x, factor):
+    return x * factor + 1
+
+
+def test_compiled_saves_then_loads_without_lowering(exe_folder):
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    fn = jax.jit(_scaled, static_argnums=1)
+    x = jnp.arange(6, dtype=jnp.int32)
+    lowered = []
+
+    def lower(factor=3, arg=x):
+        lowered.append(factor)
+        return fn.lower(arg, factor)
+
+    first = cache.compiled("scaled", (3,), (x,), lower)
+    assert lowered == [3] and len(list(exe_folder.iterdir())) == 1
+    again = cache.compiled("scaled", (3,), (x,), lambda: pytest.fail("lowered on a hit"))
+    np.testing.assert_array_equal(again(x), first(x))
+    np.testing.assert_array_equal(again(x), np.arange(6) * 3 + 1)
+    # another static value, or another shape, or dtype: another executable
+    other = cache.compiled("scaled", (4,), (x,), lambda: lower(4))
+    np.testing.assert_array_equal(other(x), np.arange(6) * 4 + 1)
+    y = jnp.arange(5, dtype=jnp.int32)
+    cache.compiled("scaled", (3,), (y,), lambda: lower(3, y))
+    z = jnp.arange(6, dtype=jnp.float32)
+    cache.compiled("scaled", (3,), (z,), lambda: lower(3, z))
+    assert lowered == [3, 4, 3, 3] and len(list(exe_folder.iterdir())) == 4
+
+
+def test_a_broken_entry_is_compiled_again_and_replaced(exe_folder):
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    fn = jax.jit(_scaled, static_argnums=1)
+    x = jnp.arange(4, dtype=jnp.int32)
+    cache.compiled("scaled", (2,), (x,), lambda: fn.lower(x, 2))
+    (entry,) = exe_folder.iterdir()
+    entry.write_bytes(b"not an executable")
+    again = cache.compiled("scaled", (2,), (x,), lambda: fn.lower(x, 2))
+    np.testing.assert_array_equal(again(x), np.arange(4) * 2 + 1)
+    assert entry.stat().st_size > 100  # replaced by a whole entry
+    assert cache.compiled("scaled", (2,), (x,), lambda: pytest.fail("lowered on a hit"))
+
+
+def test_no_folder_no_executables(monkeypatch, tmp_path):
+    import jax
+    import jax.numpy as jnp
+
+    monkeypatch.setitem(cache._cache, "folder", None)
+    x = jnp.arange(3, dtype=jnp.int32)
+    calls = []
+    for _ in range(2):
+        cache.compiled(
+            "scaled",
+            (2,),
+            (x,),
+            lambda: calls.append(1) or jax.jit(_scaled, static_argnums=1).lower(x, 2),
+        )
+    assert calls == [1, 1] and not list(tmp_path.iterdir())
+
+
+REPEATED = [
+    ["count", "-n", "10"],
+    ["solve", "-n", "3000", "--mode", "large", "--quiet"],
+]
+
+
+@pytest.mark.parametrize("args", REPEATED, ids=lambda a: a[0] + "-" + a[-1])
+def test_a_repeated_run_loads_its_executables_and_prints_the_same(tmp_path, args):
+    folder = tmp_path / "cache"
+    first = _run(args, {cache.ENV_CACHE_DIR: str(folder)})
+    assert first.returncode == 0, first.stderr[-3000:]
+    saved = sorted(p.name for p in (folder / cache.EXECUTABLES).iterdir())
+    assert saved, "no executable saved"
+    second = _run(args, {cache.ENV_CACHE_DIR: str(folder)})
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert sorted(p.name for p in (folder / cache.EXECUTABLES).iterdir()) == saved
+
+    def results(out: str) -> list[str]:  # the lines without their timings
+        return [re.sub(r"[0-9.]+ s\b", "T s", line) for line in out.splitlines()]
+
+    assert results(second.stdout) == results(first.stdout)
