@@ -26,6 +26,7 @@ from jaxqueens.parallel import jax_options
 
 jax = _lazy.load("jax")
 serialize_executable = _lazy.load("jax.experimental.serialize_executable")
+jax_cache = _lazy.load("jax.experimental.compilation_cache.compilation_cache")
 
 ENV_CACHE_DIR = "JAXQUEENS_CACHE_DIR"
 CACHE_MIN_COMPILE_SECONDS = 0.0
@@ -194,7 +195,7 @@ def compiled(name: str, static: object, args: tuple, lower: Callable[[], Any]) -
         pass
     except Exception:  # a partial, stale or foreign entry: compile and replace it
         pass
-    executable = lower().compile()
+    executable = _fresh(lower)
     try:
         device_ids = [d.id for d in executable._executable.xla_executable.local_devices()]
         entry = pickle.dumps((*serialize_executable.serialize(executable), device_ids))
@@ -208,6 +209,23 @@ def compiled(name: str, static: object, args: tuple, lower: Callable[[], Any]) -
         with contextlib.suppress(OSError):
             tmp.unlink()
     return executable
+
+
+def _fresh(lower: Callable[[], Any]) -> Any:
+    """``lower().compile()`` compiled by XLA, not loaded from JAX's persistent cache: an executable
+    that JAX loaded from its cache serializes into an entry that fails to load or to run (seen:
+    "Function convert_multiply_fusion not found"). JAX's cache is off for this one compile (so
+    a run that misses here compiles once, even where JAX's cache holds the program)."""
+    lowered = lower()
+    if not jax.config.jax_enable_compilation_cache:
+        return lowered.compile()
+    jax.config.update("jax_enable_compilation_cache", False)
+    jax_cache.reset_cache()  # JAX decides once whether its cache is used: ask it again
+    try:
+        return lowered.compile()
+    finally:
+        jax.config.update("jax_enable_compilation_cache", True)
+        jax_cache.reset_cache()
 
 
 def _executables_folder() -> Path | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -156,7 +157,7 @@ def test_an_unwritable_cache_warns_once_and_the_run_goes_on(tmp_path):
     assert out.returncode == 0 and "8 of 8 chains solved" in out.stdout, out.stderr[-3000:]
     warnings = [line for line in out.stderr.splitlines() if "warning" in line.lower()]
     assert len(warnings) == 1 and str(blocked) in warnings[0], out.stderr[-3000:]
-    quiet = _run(["--no-cache"] + SOLVE, {cache.ENV_CACHE_DIR: str(blocked)})
+    quiet = _run(["--no-cache", *SOLVE], {cache.ENV_CACHE_DIR: str(blocked)})
     assert quiet.returncode == 0 and "warning" not in quiet.stderr.lower(), quiet.stderr[-3000:]
 
 
@@ -275,3 +276,11 @@ def test_a_repeated_run_loads_its_executables_and_prints_the_same(tmp_path, args
         return [re.sub(r"[0-9.]+ s\b", "T s", line) for line in out.splitlines()]
 
     assert results(second.stdout) == results(first.stdout)
+    # JAX's cache holds the programs, this one not: the executables are compiled afresh (one
+    # loaded from JAX's cache made an entry that failed to load or run), then load
+    shutil.rmtree(folder / cache.EXECUTABLES)
+    for _ in range(2):
+        again = _run(args, {cache.ENV_CACHE_DIR: str(folder)})
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert results(again.stdout) == results(first.stdout)
+    assert sorted(p.name for p in (folder / cache.EXECUTABLES).iterdir()) == saved
