@@ -24,6 +24,8 @@ Exit codes, decided here for every command by one handler (:func:`main`):
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import difflib
 import functools
 import os
@@ -31,6 +33,7 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from jaxqueens import _lazy
 from jaxqueens.cli import (
@@ -300,5 +303,30 @@ def _internal(command: str, err: BaseException) -> int:
     )
 
 
+def entry() -> NoReturn:
+    """The ``jaxqueens`` process: :func:`main`, then the end of the process with its exit code.
+
+    Once a command has imported JAX, tearing the interpreter down (JAX's and XLA's objects, the
+    CPU client and its threads) takes 0.15-0.2 s after the work is done: measured on the 2-core
+    machine, 0.2 s of a 1.1 s ``solve -n 8 --chains 20000``. So the process ends there: the
+    output streams flushed and the exit handlers run (JAX's, a multi-process run's shutdown
+    included), then ``os._exit``. Every file a command writes is closed before it returns. A
+    command that never imported JAX exits as usual.
+    """
+    code = main()
+    if not _lazy.is_loaded("jax"):
+        sys.exit(code)
+    _flush()
+    atexit._run_exitfuncs()
+    _flush()
+    os._exit(code)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed, or a pipe the reader closed
+            stream.flush()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
