@@ -213,21 +213,22 @@ def constellations(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def allow_masks(n: int, cfg: np.ndarray) -> np.ndarray:
-    """uint32 ``[K, n]``: the rows each column may use under each configuration ``[K, 4]``."""
+    """uint32 ``[K, n]``: the rows each column may use under each configuration ``[K, 4]``: in a
+    column holding a border queen, its row; elsewhere every row no border queen attacks."""
     cfg = np.asarray(cfg, np.int64)
-    x, y = _cells(n, cfg)  # [K, 4]
-    col = np.arange(n)[None, :, None]  # [1, n, 1] column of the mask
-    row = np.arange(n)[None, None, :]  # [1, 1, n] row
-    qx, qy = x[:, None, None, :], y[:, None, None, :]  # [K, 1, 1, 4]
-    col_, row_ = col[..., None], row[..., None]
-    attacked = ((row_ == qy) | (col_ - qx == row_ - qy) | (col_ - qx == qy - row_)).any(
-        -1
-    )  # [K, n, n]
-    here = (col_ == qx) & (row_ == qy)  # the border queen's own cell
-    has = (col_ == qx).any(-1)  # [K, n, 1] the column holds a border queen
-    ok = np.where(has, here.any(-1), ~attacked)
-    weights = np.uint64(1) << np.arange(n, dtype=np.uint64)
-    return (ok.astype(np.uint64) * weights).sum(axis=-1).astype(np.uint32)
+    x, y = _cells(n, cfg)
+    qx, qy = x[:, None, :], y[:, None, :]  # [K, 1, 4]
+    step = np.arange(n)[None, :, None] - qx  # [K, n, 4] columns from each border queen
+
+    def bits(rows):  # one bit per row on the board, none off it
+        on = (rows >= 0) & (rows < n)
+        return np.where(on, np.uint64(1) << np.where(on, rows, 0).astype(np.uint64), np.uint64(0))
+
+    attacked = np.bitwise_or.reduce(bits(qy) | bits(qy + step) | bits(qy - step), axis=-1)
+    own = np.where(step == 0, bits(qy), np.uint64(0))  # [K, n, 4] the queen's own cell
+    has = (step == 0).any(-1)  # [K, n] the column holds a border queen
+    free = ~attacked & np.uint64((1 << n) - 1)
+    return np.where(has, np.bitwise_or.reduce(own, axis=-1), free).astype(np.uint32)
 
 
 def tasks(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
