@@ -131,13 +131,13 @@ def test_killed_checkpoint_write_leaves_previous_readable(tmp_path):
 
             with np_.load(path) as z:
                 offset = int(z["offset"])
-                assert z["rows"].shape == (200_000, 16)
+                assert z["done.rows"].shape == (200_000, 16)
             os.kill(proc.pid, signal.SIGCONT)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     with np.load(path) as z:  # after SIGKILL: the last whole checkpoint
-        assert int(z["offset"]) >= offset and z["rows"].shape == (200_000, 16)
+        assert int(z["offset"]) >= offset and z["done.rows"].shape == (200_000, 16)
     assert all(p.name == "checkpoint.npz" or p.name.endswith(".tmp") for p in tmp_path.iterdir())
 
 

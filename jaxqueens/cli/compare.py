@@ -8,11 +8,11 @@ figures (:mod:`jaxqueens.plots.compare`). The solvers come from ``--solvers`` (a
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from jaxqueens import _lazy
-from jaxqueens.cli import options
-from jaxqueens.cli import run as experiment
+from jaxqueens.cli import options, schema
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 
@@ -36,16 +36,6 @@ SOLVER_NAMES = (
 """The names ``--solvers`` takes (:data:`jaxqueens.drivers.compare.SOLVERS`, spelled out here so
 that ``--help`` needs no JAX; a test keeps the two equal)."""
 DEFAULTS = {"n": 8, "chains": 1000, "steps": 10_000, "seed": 0, "solvers": "all"}
-CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
-    "n": int,
-    "chains": int,
-    "steps": int,
-    "seed": int,
-    "solvers": (str, list),
-    "out": str,
-    "no_plots": bool,
-    "quiet": bool,
-}
 
 
 def add_command(sub) -> None:
@@ -101,32 +91,19 @@ def add_command(sub) -> None:
     p.set_defaults(func=cmd_compare)
 
 
-def load_config(path: str | Path) -> dict:
-    """The options of a ``command = "compare"`` experiment file; a bad key or value is one line."""
-    data = experiment.command_options(path, "compare")
-    for key, value in data.items():
-        if key not in CONFIG_KEYS:
-            raise QueensError(f"{path}: unknown key {key!r}; known keys: {', '.join(CONFIG_KEYS)}")
-        kind = CONFIG_KEYS[key]
-        if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
-            raise QueensError(f"{path}: key {key!r} has the wrong type ({value!r})")
-    return data
+@functools.cache
+def parser() -> schema.Parser:
+    """The ``compare`` command's own parser: its options are what a config may set."""
+    return schema.command_parser(add_command)
 
 
 def _settings(args) -> dict:
-    """Defaults, then the config file, then the flags given."""
-    conf = {**DEFAULTS, **(load_config(args.config) if args.config else {})}
-    n = options.board_size(args) if (args.n is not None or args.n_pos is not None) else None
-    flags = {
-        "n": n,
-        "chains": args.chains,
-        "steps": args.steps,
-        "seed": args.seed,
-        "solvers": args.solvers,
-        "out": args.out,
-        "no_plots": args.no_plots,
-    }
-    conf.update({k: v for k, v in flags.items() if v is not None})
+    """Defaults, then the options given (on the command line, or by the config file that
+    :func:`jaxqueens.cli.schema.apply_config` merged in)."""
+    conf = {**DEFAULTS, **schema.given(args, parser().options)}
+    conf.pop("config", None)
+    if args.n is not None or args.n_pos is not None:
+        conf["n"] = options.board_size(args)
     for flag in ("n", "chains", "steps"):
         if conf[flag] < 1:
             raise QueensError(f"--{flag} must be at least 1, got {conf[flag]}")
@@ -153,9 +130,9 @@ def cmd_compare(args) -> int:
     _, _, names, _, _ = settings.check_compare(
         conf["n"], conf["chains"], conf["solvers"], conf["steps"], conf["seed"]
     )
-    args.out = conf.get("out")  # the report hook reads args.out
-    options.prepare_out(args.out, need=len(names) * conf["chains"] * 60 + (1 << 20))
-    quiet = True if conf.get("quiet") else options.quiet(args)
+    out = conf.get("out")
+    options.prepare_out(out, need=len(names) * conf["chains"] * 60 + (1 << 20))
+    quiet = options.quiet(args)
     res = comparing.compare(
         conf["n"],
         conf["chains"],
@@ -165,7 +142,7 @@ def cmd_compare(args) -> int:
         quiet=quiet,
         announce=None if quiet else lambda line: print(line, flush=True),
     )
-    with options.final_write(args.out):
+    with options.final_write(out):
         print(
             f"n = {res.n}, {res.chains:,} chains per solver, {res.steps:,} steps per chain, "
             f"seed {res.seed}; every solution verified"
@@ -174,12 +151,11 @@ def cmd_compare(args) -> int:
         for p in res.summary["per_solver"]:
             print(_line(p))
         print(res.recommendation["line"])
-        if args.out and gather.is_writer():
-            out = Path(args.out)
-            files = outputs.write_outputs(res, out)
+        if out and gather.is_writer():
+            files = outputs.write_outputs(res, Path(out))
             if not conf.get("no_plots"):
                 files += figures.write_plots(
-                    out,
+                    Path(out),
                     n=res.n,
                     budget=res.steps,
                     curves=res.curves,

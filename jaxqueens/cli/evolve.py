@@ -1,13 +1,11 @@
 """``jaxqueens evolve``: run GA experiments (:func:`jaxqueens.drivers.ga.evolve`) from flags or a
 TOML config.
 
-A config file (``--config configs/ga_classic_permutation.toml``) holds the keyword arguments of
-:func:`jaxqueens.drivers.ga.evolve` (``n``, ``pop``, ``generations``, ``trials``, ``encoding``,
-``scheme``, ``crossover``, ``mutation``, ``tournament``, ``cxpb``, ``mutpb``, ``indpb``, ``elite``,
-``islands``, ``migrate_every``, ``migrants``, ``fitness``, ``seed``, ``toroidal``, ``instance``
-(a file name)) plus ``out``, ``plot``, ``score`` and a free-text ``description``. Unknown keys
-and wrong types are refused with a one-line error naming the key; command-line flags override
-config values.
+A config file (``--config configs/ga_classic_permutation.toml``, the ``jaxqueens run`` format
+with ``command = "evolve"``) sets the command's options under ``[options]``, exactly as the
+command line names them (``n``, ``pop``, ``generations``, ``migrate_every``, ``plot``, ...), read
+against the same definitions (:mod:`jaxqueens.cli.schema`): an unknown key or a wrong type is
+refused with a one-line error naming the key, and command-line flags override config values.
 
 Fitness is the number of attacking pairs (minimised, 0 = solution). ``--score nonattacking``
 reports n (n - 1) / 2 minus that instead (maximised, the classic course's fitness: 28 for a
@@ -32,14 +30,14 @@ and ``fitness.npy`` ``[T, I, P]`` (final populations), ``summary.json``; with ``
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from jaxqueens import _lazy
-from jaxqueens.cli import options
+from jaxqueens.cli import options, schema
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
-from jaxqueens.io import config as config_io
 from jaxqueens.io import ga as ga_io
 from jaxqueens.plots import ga as ga_plots
 from jaxqueens.solvers.choices import GA_PRESETS
@@ -48,72 +46,10 @@ from jaxqueens.solvers.choices import GA_PRESETS
 ga = _lazy.load("jaxqueens.drivers.ga")
 gather = _lazy.load("jaxqueens.parallel.gather")
 
-INT_KEYS = (
-    "n",
-    "pop",
-    "generations",
-    "trials",
-    "tournament",
-    "elite",
-    "islands",
-    "migrate_every",
-    "migrants",
-    "seed",
-)
-FLOAT_KEYS = ("cxpb", "mutpb", "indpb")
-STR_KEYS = (
-    "preset",
-    "encoding",
-    "scheme",
-    "crossover",
-    "mutation",
-    "fitness",
-    "out",
-    "score",
-    "description",
-    "instance",
-)
-BOOL_KEYS = ("plot", "toroidal")
 SCORES = ga_io.SCORES
-
-
-def load_config(path: str | Path) -> dict:
-    """Read an experiment file (the ``jaxqueens run`` format with ``command = "evolve"``) and
-    return its options; raise QueensError naming a bad key or value."""
-    cfg = config_io.load_config(path)
-    if cfg["command"] != "evolve":
-        raise QueensError(
-            f"{path}: a config for {cfg['command']!r}, not evolve; run it with "
-            f"'jaxqueens run {path}'"
-        )
-    data = dict(cfg.get("options", {}))
-    if "out" in cfg:
-        data.setdefault("out", cfg["out"])
-    known = INT_KEYS + FLOAT_KEYS + STR_KEYS + BOOL_KEYS
-    for key, value in data.items():
-        if key not in known:
-            raise QueensError(f"{path}: unknown key {key!r}; known keys: {', '.join(known)}")
-        ok = (
-            isinstance(value, int) and not isinstance(value, bool)
-            if key in INT_KEYS
-            else isinstance(value, (int, float)) and not isinstance(value, bool)
-            if key in FLOAT_KEYS
-            else isinstance(value, str)
-            if key in STR_KEYS
-            else isinstance(value, bool)
-        )
-        if not ok:
-            want = (
-                "an integer"
-                if key in INT_KEYS
-                else "a number"
-                if key in FLOAT_KEYS
-                else "a string"
-                if key in STR_KEYS
-                else "true or false"
-            )
-            raise QueensError(f"{path}: key {key!r} must be {want}, got {value!r}")
-    return data
+NOT_SETTINGS = ("config", "quiet", "resume", "checkpoint_every", "one_based")
+"""Options of the command itself, not of the run: everything else the command line (or its
+config, :func:`jaxqueens.cli.schema.apply_config`) gives is a setting of the GA."""
 
 
 def add_command(sub) -> None:
@@ -225,14 +161,23 @@ def add_command(sub) -> None:
     p.set_defaults(func=cmd_evolve)
 
 
+@functools.cache
+def parser() -> schema.Parser:
+    """The ``evolve`` command's own parser: its options are what a config may set."""
+    return schema.command_parser(add_command)
+
+
 def _settings(args) -> dict:
-    """The run's options: the config file's, overridden by the flags given."""
-    conf = load_config(args.config) if args.config else {}
-    flags = {key: getattr(args, key, None) for key in INT_KEYS + FLOAT_KEYS + STR_KEYS + BOOL_KEYS}
-    flags["n"] = options.board_size(args)  # None unless given: the config's n, else evolve's 8
-    flags["toroidal"] = flags.get("toroidal") or None  # a store_true flag: False means not given
-    conf.update({key: value for key, value in flags.items() if value is not None})
-    conf.pop("description", None)
+    """The run's settings: the options given (on the command line, or by the config file that
+    :func:`jaxqueens.cli.schema.apply_config` merged in)."""
+    conf = {
+        key: value
+        for key, value in schema.given(args, parser().options).items()
+        if key not in NOT_SETTINGS
+    }
+    n = options.board_size(args)  # None unless given: evolve's own default 8
+    if n is not None:
+        conf["n"] = n
     return conf
 
 

@@ -47,6 +47,7 @@ from jaxqueens.cli import (
     options,
     render,
     run,
+    schema,
     show,
     solve,
     stats,
@@ -63,7 +64,7 @@ ENV_DEBUG = "JAXQUEENS_DEBUG"
 """Set to 1 to print the traceback of an internal error (exit code 3)."""
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(schema.Parser):
     """argparse with a one-line error message (exit code 2, as argparse has) and no abbreviations:
     ``--n`` must never be read as ``--num-processes``, nor ``--c`` as ``--coordinator``. Every
     integer option is range-checked to fit 32 bits (:func:`jaxqueens.cli.options.int_range_error`),
@@ -85,17 +86,17 @@ class _Parser(argparse.ArgumentParser):
             if word == "--":
                 break
             name = word.split("=", 1)[0]
-            if word.startswith("--") and name not in self._option_string_actions:
-                known = [o for o in self._option_string_actions if o.startswith("--")]
+            if word.startswith("--") and name not in self.flags:
+                known = [o for o in self.flags if o.startswith("--")]
                 near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
                 hint = f"; did you mean {near[0]}?" if near else ""
                 self.error(f"{self.prog.split()[-1]} has no option {name}{hint}")
 
     def parse_known_args(self, args=None, namespace=None):
-        if self.strict and self._subparsers is None:
+        if self.strict and self.commands is None:
             self._unknown_options(sys.argv[1:] if args is None else args)
         namespace, extras = super().parse_known_args(args, namespace)
-        for action in self._actions:  # this parser's own options (a subparser checks its own)
+        for action in self.defined:  # this parser's own options (a subparser checks its own)
             value = getattr(namespace, action.dest, None)
             if action.type is int and isinstance(value, int):
                 why = options.int_range_error(value)
@@ -113,7 +114,7 @@ def _metavar(action: argparse.Action) -> str:
     return action.metavar if isinstance(action.metavar, str) and action.metavar else action.dest
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> schema.Parser:
     """The argument parser with every subcommand."""
     parser = _Parser(
         prog="jaxqueens",
@@ -186,7 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     dist, rest = _distributed_parser().parse_known_args(
         sys.argv[1:] if argv is None else list(argv)
     )
-    args = build_parser().parse_args(rest)
+    parser = build_parser()
+    args = parser.parse_args(rest)
     if dist.log_json:
         logs.enable()
     t0 = time.perf_counter()
@@ -194,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     interrupts.reset()
     interrupts.install()  # SIGINT and SIGTERM: one policy, for the command's whole run
     try:
+        if getattr(args, "config", None):  # evolve and compare --config FILE: options as flags
+            args = schema.apply_config(args, (parser.commands or {})[args.command])
         # First, before JAX is imported: one CPU device per core, the XLA:CPU loop flags and the
         # compilation cache (JAXQUEENS_CPU_DEVICES, JAXQUEENS_XLA_FLAGS, JAXQUEENS_CACHE_DIR).
         devices.configure(cache=not dist.no_cache)
@@ -202,10 +206,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         processes.init_distributed(
             dist.coordinator, dist.num_processes, dist.process_id, dist.coordinator_timeout
         )
-        with console.pipe_safe_stdout():  # `| head`: a closed stdout never costs the --out files
+        with console.pipe_safe_stdout() as shown:  # `| head`: a closed stdout costs no file
             code = args.func(args)
             if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets report.html
-                _write_report(args, sys.argv[1:] if argv is None else argv)
+                options = schema.options_of((parser.commands or {})[args.command])
+                given = schema.given(args, options)
+                _write_report(args, sys.argv[1:] if argv is None else argv, given, shown.text())
         logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
         return code
     except InstanceUnsat as err:  # a result, not an error: no solution exists (exit 1)
@@ -245,10 +251,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ownership.release_all()  # the --out folder's lock (jaxqueens.io.ownership)
 
 
-def _write_report(args, argv: Sequence[str]) -> None:
+def _write_report(args, argv: Sequence[str], given: dict, result: str) -> None:
     """``report.html`` in the ``--out`` folder a command wrote (:mod:`jaxqueens.io.report`), by
-    process 0, with the devices JAX ran on (none if the command never imported JAX). A report
-    that cannot be written is a warning: the command's own outputs are complete."""
+    process 0: what the command printed (``result``) first, the options the user gave
+    (``given``), the devices JAX ran on (none if the command never imported JAX). A report that
+    cannot be written is a warning: the command's own outputs are complete."""
     out = getattr(args, "out", None)
     if not isinstance(out, str) or not out or not os.path.isdir(out):
         return
@@ -266,7 +273,11 @@ def _write_report(args, argv: Sequence[str]) -> None:
     )
     try:
         path = report.write_report(
-            out, command_line=report.command_words(argv), settings=vars(args), devices=where
+            out,
+            command_line=report.command_words(argv),
+            settings=given,
+            devices=where,
+            result=result,
         )
     except OSError as err:
         print(

@@ -20,17 +20,15 @@ naming the key), ``--set key=value`` overrides them, and the output folder recei
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from jaxqueens import _lazy
 from jaxqueens._version import __version__
-from jaxqueens.cli.options import int_range_error, prepare_out
+from jaxqueens.cli import schema
+from jaxqueens.cli.options import prepare_out
 from jaxqueens.errors import QueensError
 from jaxqueens.io import interrupts
 from jaxqueens.io.config import apply_overrides, check_command, load_config
@@ -39,121 +37,23 @@ from jaxqueens.io.tables import write_dict_csv, write_json
 jax = _lazy.load("jax")  # for run.json's versions and devices, after a run
 
 
-def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
-
-
-def _options(sub: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    """The command's options by config key (long option without dashes, ``-`` as ``_``)."""
-    out = {}
-    for action in sub._actions:
-        longs = [o for o in action.option_strings if o.startswith("--")]
-        if longs:
-            out[longs[0][2:].replace("-", "_")] = action
-        elif action.option_strings == ["-n"]:
-            out["n"] = action
-    out.pop("help", None)
-    return out
-
-
-def _argv(key: str, value, action: argparse.Action, where: str) -> list[str]:
-    """Command-line words for one option, with the type checked."""
-    flag = action.option_strings[-1] if action.option_strings != ["-n"] else "-n"
-    if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
-        if not isinstance(value, bool):
-            raise QueensError(f"{where}: '{key}' must be true or false, got {value!r}")
-        return [flag] if value != (isinstance(action, argparse._StoreFalseAction)) else []
-    expected = _base_type(action)
-    ok = (isinstance(value, bool) is False) and (
-        (expected is int and isinstance(value, int))
-        or (expected is float and isinstance(value, (int, float)))
-        or (expected is str and isinstance(value, str))
-    )
-    if not ok:
-        raise QueensError(
-            f"{where}: '{key}' must be {getattr(expected, '__name__', 'a value')}, got {value!r}"
-        )
-    if action.choices is not None and value not in action.choices:
-        raise QueensError(
-            f"{where}: '{key}' must be one of {', '.join(map(str, action.choices))}, got {value!r}"
-        )
-    if expected is int:  # the ranges the command line checks, before any run of a sweep
-        try:
-            value = _convert(action)(value)
-        except (argparse.ArgumentTypeError, ValueError) as err:
-            raise QueensError(f"{where}: '{key}' {err}") from None
-        if (why := int_range_error(value)) is not None:
-            raise QueensError(f"{where}: '{key}': {why}")
-    return [flag, str(value)]
-
-
-def _convert(action: argparse.Action) -> Callable[[Any], Any]:
-    """The option's conversion of a value (``str`` for an option without a type)."""
-    return action.type if callable(action.type) else str
-
-
-def _base_type(action: argparse.Action):
-    """The option's value type: ``int`` for integer types with a range check (``Seed``)."""
-    kind = action.type or str
-    return int if isinstance(kind, type) and issubclass(kind, int) else kind
-
-
-def _parse_set(text: str, options: dict[str, argparse.Action]):
-    """``key=value`` from ``--set``, the value converted by the option's type."""
-    if "=" not in text:
-        raise QueensError(f"--set {text!r}: write key=value")
-    key, raw = (part.strip() for part in text.split("=", 1))
-    if key not in options:
-        raise QueensError(f"--set: unknown key '{key}' (valid: {', '.join(sorted(options))})")
-    action = options[key]
-    if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
-        if raw.lower() not in ("true", "false"):
-            raise QueensError(f"--set {key}: write true or false, got {raw!r}")
-        return key, raw.lower() == "true"
-    try:
-        return key, _convert(action)(raw)
-    except argparse.ArgumentTypeError as err:
-        raise QueensError(f"--set {key}: {err}") from None
-    except ValueError:
-        raise QueensError(
-            f"--set {key}: {raw!r} is not a valid {_base_type(action).__name__}"
-        ) from None
-
-
-def command_options(path: str | Path, command: str) -> dict:
-    """The ``[options]`` (and ``out``) of a config file written for ``command``, for commands that
-    take ``--config FILE`` themselves (``evolve``, ``compare``); another command is one line."""
-    cfg = load_config(path)
-    if cfg["command"] != command:
-        raise QueensError(
-            f"{path}: a config for {cfg['command']!r}, not {command}; run it with "
-            f"'jaxqueens run {path}'"
-        )
-    data = dict(cfg.get("options", {}))
-    if "out" in cfg:
-        data.setdefault("out", cfg["out"])
-    return data
-
-
-def resolve(cfg: dict, parser: argparse.ArgumentParser, overrides: list[str], where: str):
-    """(command, options dict, sweep dict) with every key and type checked."""
-    subs = _subparsers(parser)
+def resolve(cfg: dict, parser: schema.Parser, overrides: list[str], where: str):
+    """(command, options dict, sweep dict, the command's options) with every key and type
+    checked against the command's own definitions (:mod:`jaxqueens.cli.schema`)."""
+    subs = parser.commands or {}
     command = cfg["command"]
     check_command(command, where, subs)
-    options = _options(subs[command])
+    options = schema.options_of(subs[command])
     opts = dict(cfg.get("options", {}))
     for key, value in opts.items():
         if key not in options:
             raise QueensError(
                 f"{where}: unknown key '{key}' for {command} (valid: {', '.join(sorted(options))})"
             )
-        _argv(key, value, options[key], where)
+        schema.check(key, value, options, where)
     sweep = dict(cfg.get("sweep", {}))
     opts = apply_overrides(
-        opts, sweep, dict(_parse_set(text, options) for text in overrides), where
+        opts, sweep, dict(schema.parse_set(text, options) for text in overrides), where
     )
     if "out" in cfg:
         opts.setdefault("out", cfg["out"])
@@ -163,7 +63,7 @@ def resolve(cfg: dict, parser: argparse.ArgumentParser, overrides: list[str], wh
         if not isinstance(values, list) or not values:
             raise QueensError(f"{where}: sweep '{key}' must be a non-empty list")
         for value in values:
-            _argv(key, value, options[key], where)
+            schema.check(key, value, options, where)
     return command, opts, sweep, options
 
 
@@ -248,12 +148,10 @@ def cmd_run(args) -> int:
         words = dict(run_opts)
         if args.resume and out is not None and "resume" in options and _saved_work(out):
             words["resume"] = words.pop("out")  # the command continues its own checkpoint
-        argv = [command] + [
-            w for k, v in words.items() for w in _argv(k, v, options[k], str(args.config))
-        ]
+        argv = [command, *schema.argv_of(words, options, str(args.config))]
         if sweep:
             print(label)
-        sub_args = parser.parse_args(argv)
+        sub_args = schema.apply_config(parser.parse_args(argv), (parser.commands or {})[command])
         try:
             result = sub_args.func(sub_args)
         except KeyboardInterrupt:

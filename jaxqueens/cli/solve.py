@@ -34,7 +34,6 @@ the reason and no chain runs (exit 1).
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 
@@ -51,11 +50,8 @@ from jaxqueens.plots import chains as plots
 from jaxqueens.plots import render
 from jaxqueens.solvers.choices import (
     INITS,
-    MAX_BATCHED_N,
     MOVES,
-    auto_path,
     default_chains,
-    default_max_steps,
 )
 
 # JAX and the solvers load at their first use (jaxqueens._lazy): --help and argument errors never do
@@ -93,8 +89,8 @@ def add_command(sub) -> None:
         help="stop after this much kernel time (checked between kernel calls, each bounded "
         "to about a second of work; chains still running then count as unsolved)",
     )
-    # Defaults of the options below are filled in by _check_options (None: not given), so that
-    # a path that does not use an option can refuse it instead of ignoring it.
+    # Defaults of the options below are filled in by drivers.settings.solve_setting (None: not
+    # given), so that a path that does not use an option can refuse it instead of ignoring it.
     p.add_argument(
         "--maxsteps",
         type=int,
@@ -198,42 +194,44 @@ def cmd_solve(args) -> int:
     if args.toroidal and args.show_initial:
         raise QueensError("--show-initial shows plain boards; drop it with --toroidal")
     n = options.board_size(args, start) if instance is None else instance.n
-    path = _path(args, n)
+    path = settings.solve_path(n, vars(args))
     if path != "backtrack":  # the drivers' check, before JAX is imported
         settings.check_solvable(n)
-    if instance is not None and args.max_restarts is None and path == "batched":
-        args.max_restarts = INSTANCE_MAX_RESTARTS  # an instance may have no solution: bounded
-    _check_options(args, path, n)
+    setting = settings.solve_setting(n, vars(args), path)
     options.prepare_out(args.out or args.resume, need=_out_bytes(args, n))
     if args.method == "backtrack":
         return _cmd_backtrack(args, n)
     if path == "large":
-        return _cmd_large(args, n)
+        return _cmd_large(args, n, setting)
     checkpoint, resume = options.checkpoint_target(args)
     given = args.chains is not None or args.solutions or args.time
     chains = (
-        args.chains if given else INSTANCE_CHAINS if instance is not None else default_chains(n)
+        args.chains
+        if given
+        else settings.INSTANCE_CHAINS
+        if instance is not None
+        else default_chains(n)
     )
     max_chains = None
-    if args.capped:  # --max-restarts given: chains are run, not awaited (a bounded job)
+    if setting["capped"]:  # chains are run, not awaited (a bounded job)
         chains, max_chains = None, chains
     if args.show_initial:
-        _show_initial(args, n, start)
+        _show_initial(setting, n, start)
     result = mcsolve.solve(
         n,
         chains,
         solutions=args.solutions,
         seconds=args.time,
-        max_steps=args.maxsteps,
-        init=args.init,
-        tabu=args.tabu,
-        seed=args.seed,
+        max_steps=setting["maxsteps"],
+        init=setting["init"],
+        tabu=setting["tabu"],
+        seed=setting["seed"],
         batch=args.batch,
         start=start,
-        max_restarts=args.max_restarts,
-        move=args.move,
+        max_restarts=setting["max_restarts"],
+        move=setting["move"],
         max_chains=max_chains,
-        trace_steps=min(args.maxsteps, 100_000) if args.plot else 0,
+        trace_steps=min(setting["maxsteps"], 100_000) if args.plot else 0,
         quiet=options.quiet(args),
         checkpoint=checkpoint,
         resume=resume,
@@ -278,7 +276,7 @@ def cmd_solve(args) -> int:
             )
         unsolved = int(s["chains"] - s["solved"])
         if unsolved:
-            print(_no_solution_line(result.run, s, args))
+            print(_no_solution_line(result.run, s, setting))
         if s.get("status") == "unknown" and args.instance:
             print(
                 f"instance {args.instance}: unknown (no chain solved it; local search proves no "
@@ -301,7 +299,7 @@ def cmd_solve(args) -> int:
         return 0 if s["solved"] else 1
 
 
-def _no_solution_line(run, s: dict, args) -> str:
+def _no_solution_line(run, s: dict, setting: dict) -> str:
     """One line for the chains that ended unsolved: steps spent, the limits, the best board."""
     unsolved = ~run.solved
     steps = int(run.steps[unsolved].sum())
@@ -309,12 +307,12 @@ def _no_solution_line(run, s: dict, args) -> str:
     why = (
         "the --time budget ran out"
         if s.get("unfinished")
-        else f"each gave up after {args.max_restarts + 1:,} attempt{'s' * (args.max_restarts > 0)} "
-        f"of {args.maxsteps:,} steps"
+        else f"each gave up after {setting['max_restarts'] + 1:,} attempt"
+        f"{'s' * (setting['max_restarts'] > 0)} of {setting['maxsteps']:,} steps"
     )
     saved = (
         " (their best boards: best_boards.npy in --out)"
-        if args.out
+        if setting.get("out")
         else " (--out DIR saves their best boards)"
     )
     fewest = f"; best board {best} attacking pairs" if best is not None else ""
@@ -324,21 +322,22 @@ def _no_solution_line(run, s: dict, args) -> str:
     )
 
 
-def _show_initial(args, n: int, start) -> None:
+def _show_initial(setting: dict, n: int, start) -> None:
     """``--show-initial``: chain 0's first board (printed for n <= 64), its attacking pairs and
     the time to generate it, compiled and timed apart from the search."""
     rows, pairs, gen_s, compile_s = mcsolve.initial_board(
         n,
-        init=args.init,
-        seed=args.seed,
+        init=setting["init"],
+        seed=setting["seed"],
         start=start,
-        max_steps=args.maxsteps,
-        tabu=args.tabu,
-        move=args.move,
-        max_restarts=args.max_restarts,
+        max_steps=setting["maxsteps"],
+        tabu=setting["tabu"],
+        move=setting["move"],
+        max_restarts=setting["max_restarts"],
     )
+    init = setting["init"] if start is None else "from --file"
     print(
-        f"initial board of chain 0 (--init {args.init if start is None else 'from --file'}): "
+        f"initial board of chain 0 (--init {init}): "
         f"{pairs} attacking pairs, generated in {1e3 * gen_s:.3f} ms (compile {compile_s:.2f} s "
         "excluded; the search time below is apart)"
     )
@@ -346,132 +345,6 @@ def _show_initial(args, n: int, start) -> None:
         print(render.ascii_board(rows))
     if n <= 64:
         print(f"rows {rows.tolist()}")
-
-
-INSTANCE_MAX_RESTARTS = 99
-"""``--instance``: default restarts per chain (an instance may have no solution: a bounded job)."""
-INSTANCE_CHAINS = 100
-"""``--instance``: default chains run."""
-
-DEFAULTS = {
-    "init": "permutation",
-    "tabu": 0,
-    "seed": 0,
-    "max_restarts": 1_000_000,
-    "move": "minconflicts",
-}
-"""Defaults of the options that only some paths use (the parser leaves them None); ``--maxsteps``
-depends on n and the path (:func:`_check_options`)."""
-
-CISC352_DEFAULTS = {"init": "qs4", "max_restarts": 99}
-"""``--move cisc352`` defaults: QS4 boards (as the CISC352 program builds them) and a cap of 100
-attempts per chain; its step limit is :func:`cisc352_max_steps`."""
-
-
-def cisc352_max_steps(n: int) -> int:
-    """The CISC352 program's size-dependent step limit, ``ceil(2 n / log2 n)`` (at least 1)."""
-    return max(1, math.ceil(2 * n / math.log2(max(n, 2))))
-
-
-UNUSED = {
-    "large": (
-        "resume",
-        "solutions",
-        "time",
-        "tabu",
-        "batch",
-        "file",
-        "max_restarts",
-        "move",
-        "show_initial",
-        "instance",
-        "toroidal",
-    ),
-    "backtrack": (
-        "resume",
-        "solutions",
-        "time",
-        "maxsteps",
-        "init",
-        "tabu",
-        "batch",
-        "file",
-        "chains",
-        "seed",
-        "plot",
-        "max_restarts",
-        "move",
-        "show_initial",
-        "instance",
-        "toroidal",
-    ),
-}
-"""Options a path does not use: given anyway, they are refused (never ignored silently)."""
-
-
-def _given(value) -> bool:
-    """An option the user gave (0 counts: ``--max-restarts 0`` is given; None and an unset flag
-    are not)."""
-    return value is not None and value is not False
-
-
-def _path(args, n: int) -> str:
-    """Which path runs: "backtrack", "large" (``--mode large``, or ``auto`` when
-    :func:`~jaxqueens.solvers.choices.auto_path` predicts it faster for the chains asked for and
-    no option only the batched path has is given) or "batched"."""
-    if args.method == "backtrack":
-        return "backtrack"
-    if args.instance:
-        settings.check_instance_n(n)  # the batched kernel's limit: no path takes a larger one
-    if args.mode != "auto":
-        return args.mode
-    batched_only = [name for name in UNUSED["large"] if _given(getattr(args, name))]
-    if batched_only and n <= MAX_BATCHED_N:
-        return "batched"
-    return auto_path(n, args.chains, args.solutions, args.time)
-
-
-def _check_options(args, path: str, n: int = 8) -> None:
-    """Before any work: every count in range, and no option that ``path`` would not use (one
-    line naming the option and the fix); then fill in the defaults."""
-    for flag, value, low in (
-        ("--chains", args.chains, 1),
-        ("--maxsteps", args.maxsteps, 1),
-        ("--batch", args.batch, 1),
-        ("--tabu", args.tabu, 0),
-        ("--max-restarts", args.max_restarts, 0),
-    ):
-        if value is not None and value < low:
-            raise QueensError(f"{flag} must be at least {low}, got {value}")
-    given = [name for name in UNUSED.get(path, ()) if _given(getattr(args, name))]
-    if given:
-        flag = "--" + given[0]
-        if path == "backtrack":
-            raise QueensError(
-                f"{flag} is not used by --method backtrack (one first solution from "
-                f"an empty board); drop {flag}"
-            )
-        raise QueensError(
-            f"{flag.replace('_', '-')} is not used by the large-n path (--mode large, "
-            f"or auto beyond the batched limit); drop it or give --mode batched"
-        )
-    if path == "large" and args.init not in (None, "qs4", "permutation"):
-        raise QueensError(
-            f"--init {args.init} is not available on the large-n path (it needs a "
-            "permutation in O(n)); use --init qs4 or permutation, or --mode batched"
-        )
-    args.capped = args.max_restarts is not None
-    if args.move == "cisc352":
-        for name, value in CISC352_DEFAULTS.items():
-            if getattr(args, name) is None:
-                setattr(args, name, value)
-        if args.maxsteps is None:
-            args.maxsteps = cisc352_max_steps(n)
-    if args.maxsteps is None and path == "batched":
-        args.maxsteps = default_max_steps(n, plain=not (args.toroidal or args.instance))
-    for name, value in DEFAULTS.items():
-        if getattr(args, name) is None and not (path == "large" and name == "init"):
-            setattr(args, name, value)
 
 
 def _out_bytes(args, n: int) -> int:
@@ -515,59 +388,62 @@ def _solve_plots(trace, solved_steps, n: int, out: Path) -> list[Path]:
     return files
 
 
-def _cmd_large(args, n: int) -> int:
+def _cmd_large(args, n: int, setting: dict) -> int:
     """``solve`` on the large-n path: ``--chains`` (default 1) chains one after another."""
     chains = args.chains or default_chains(n)
-    init = args.init or "qs4"
-    code = 0
+    init = setting["init"] or "qs4"
+    results = []
     for chain in range(chains):
         res = large_solve.solve_large(
             n,
-            seed=args.seed,
+            seed=setting["seed"],
             chain=chain,
             quiet=options.quiet(args),
             init=init,
-            max_steps=args.maxsteps or large_solve.NO_STEP_LIMIT,
+            max_steps=setting["maxsteps"] or large_solve.NO_STEP_LIMIT,
             give_up=True,
         )
-        with options.final_write(args.out):
-            s = res.summary
-            logs.log("summary", **s)
-            label = f"n = {n:,}{f' chain {chain}' if chains > 1 else ''}"
-            if s["solved"]:
-                print(
-                    f"{label}: solved and verified; "
-                    f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} "
-                    "conflicted queens "
-                    f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, "
-                    f"{s.get('moves', 0)} "
-                    f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} "
-                    "s; "
-                    f"compile {s.get('compile_s', 0):.2f} s excluded"
-                )
-            else:
-                code = 1
-                print(
-                    f"{label}: no solution found after {s['steps']:,} steps (--maxsteps "
-                    f"{args.maxsteps:,} "
-                    f"swap attempts; init {s.get('init_s', 0):.2f} s, search "
-                    f"{s.get('search_s', 0):.2f} s); "
-                    f"best board {s['pairs']} attacking pairs"
-                    + (" (best_board.npy in --out)" if args.out else " (--out DIR saves it)")
-                )
-            if n <= 16:
-                print(render.ascii_board(res.rows))
-            if args.out and is_writer():
-                out = Path(args.out) / f"chain-{chain}" if chains > 1 else Path(args.out)
-                files = large_out.write_outputs(res, out)
-                if n <= render.MAX_PNG_N and s["solved"]:
-                    render.render_png(res.rows, out / "solution.png")
-                    files.append(out / "solution.png")
-                if args.plot:
+        results.append(res)
+        s = res.summary
+        logs.log("summary", **s)
+        label = f"n = {n:,}{f' chain {chain}' if chains > 1 else ''}"
+        if s["solved"]:
+            print(
+                f"{label}: solved and verified; "
+                f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} "
+                "conflicted queens "
+                f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, "
+                f"{s.get('moves', 0)} "
+                f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} "
+                "s; "
+                f"compile {s.get('compile_s', 0):.2f} s excluded"
+            )
+        else:
+            print(
+                f"{label}: no solution found after {s['steps']:,} steps (--maxsteps "
+                f"{setting['maxsteps']:,} "
+                f"swap attempts; init {s.get('init_s', 0):.2f} s, search "
+                f"{s.get('search_s', 0):.2f} s); "
+                f"best board {s['pairs']} attacking pairs"
+                + (" (best_boards.npy in --out)" if args.out else " (--out DIR saves it)")
+            )
+        if n <= 16:
+            print(render.ascii_board(res.rows))
+    with options.final_write(args.out):
+        if args.out and is_writer():
+            out = Path(args.out)
+            files = large_out.write_outputs(results, out, large_solve.run_summary(results))
+            solved = [r for r in results if r.summary.get("solved", True)]
+            if solved and n <= render.MAX_PNG_N:
+                render.render_png(solved[0].rows, out / "solution.png")
+                files.append(out / "solution.png")
+            if args.plot:
+                for res in results:
+                    tag = f"_chain{res.summary.get('chain', 0)}" if chains > 1 else ""
                     files.append(
                         plots.trace_plot(
                             res.trace_pairs,
-                            out / "trace_conflicting_pairs.png",
+                            out / f"trace_conflicting_pairs{tag}.png",
                             "conflicting pairs",
                             f"large-n repair, n = {n:,} (recorded steps)",
                         )
@@ -575,14 +451,14 @@ def _cmd_large(args, n: int) -> int:
                     files.append(
                         plots.trace_plot(
                             res.round_conflicted,
-                            out / "trace_conflicted_queens.png",
+                            out / f"trace_conflicted_queens{tag}.png",
                             "conflicting queens",
                             f"large-n repair, n = {n:,}: per round",
                             xlabel="repair round",
                         )
                     )
-                print(f"wrote {', '.join(f.name for f in files)} to {out}")
-    return code
+            print(f"wrote {', '.join(f.name for f in files)} to {out}")
+    return 0 if all(r.summary.get("solved", True) for r in results) else 1
 
 
 def _cmd_backtrack(args, n: int) -> int:

@@ -172,6 +172,25 @@ def _gather(res: ChunkResult) -> ChunkResult:
     return ChunkResult._make(None if a is None else gather.concat(a, axis=0) for a in res)
 
 
+def checkpoint_schema(n: int | None = None) -> dict:
+    """A chain run's checkpoint (:func:`save_checkpoint`): the finished chains (a ChunkResult's
+    fields but ``paused``), their wall shares, the next chain id and the kernel seconds spent;
+    ``n``: the board width (None: any)."""
+    chains = lambda dtype, optional=False: checkpoint.Spec(dtype, ("chains",), optional)
+    return {
+        "done": {
+            "rows": checkpoint.Spec(np.integer, ("chains", n)),
+            "solved": chains(np.bool_),
+            "steps": chains(np.integer),
+            "restarts": chains(np.integer),
+            "best": chains(np.number, optional=True),
+        },
+        "wall_share": chains(np.floating),
+        "offset": checkpoint.Spec(np.integer),
+        "wall": checkpoint.Spec(np.floating),
+    }
+
+
 def save_checkpoint(
     path: Path,
     parts: list[ChunkResult],
@@ -181,21 +200,21 @@ def save_checkpoint(
     fingerprint: dict,
 ) -> None:
     """Finished chunks, atomically (a crash mid-write leaves the previous checkpoint whole)."""
-    arrays = {
-        f: np.concatenate([getattr(p, f) for p in parts])
-        for f in ChunkResult._fields
-        if f != "paused" and parts and getattr(parts[0], f) is not None
-    }
-    checkpoint.save(
-        path, fingerprint, **arrays, wall_share=np.concatenate(shares), offset=offset, wall=wall
-    )
+    done = ChunkResult._make(
+        None if parts[0][k] is None else np.concatenate([p[k] for p in parts])
+        for k in range(len(ChunkResult._fields))
+    )._replace(paused=None)
+    tree = {"done": done, "wall_share": np.concatenate(shares), "offset": offset, "wall": wall}
+    checkpoint.save(path, tree, fingerprint)
 
 
-def load_checkpoint(path: Path, fingerprint: dict) -> tuple[ChunkResult, np.ndarray, int, float]:
-    """(finished chains, their wall shares, next chain id, wall seconds) of a checkpoint."""
-    z = checkpoint.load(path, fingerprint)
-    res = ChunkResult(z["rows"], z["solved"], z["steps"], z["restarts"], z.get("best"))
-    return res, z["wall_share"], int(z["offset"]), float(z["wall"])
+def load_checkpoint(
+    path: Path, fingerprint: dict, n: int | None = None
+) -> tuple[ChunkResult, np.ndarray, int, float]:
+    """(finished chains, their wall shares, next chain id, wall seconds) of a checkpoint of
+    ``n``-wide boards (None: any width)."""
+    tree = checkpoint.load(path, fingerprint, checkpoint_schema(n))
+    return ChunkResult(**tree["done"]), tree["wall_share"], int(tree["offset"]), float(tree["wall"])
 
 
 @dataclasses.dataclass
@@ -264,7 +283,7 @@ def run_chains(
     }
     t = _Tally()
     if resume and checkpoint is not None:
-        done, share, t.offset, t.wall = load_checkpoint(checkpoint, fingerprint)
+        done, share, t.offset, t.wall = load_checkpoint(checkpoint, fingerprint, n)
         t.parts, t.shares = [done], [share]
         t.solved = int(done.solved.sum())
         t.seen.update(r.tobytes() for r in done.rows[done.solved])

@@ -35,7 +35,8 @@ import functools
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import NamedTuple
 
@@ -167,6 +168,24 @@ def _deal(count: int, chunk: int, devices_: int) -> np.ndarray:
     return (j % devices_) * per + j // devices_
 
 
+class WorkItem(NamedTuple):
+    """One sub-tree of an instance's search, queued or in flight (exact Python ints; masks are
+    of the search orientation, bit r = row r)."""
+
+    instance: int  # index of its instance in ``models``
+    level: int  # columns already placed: the sub-tree's root is column ``level``
+    cols: int  # rows taken by the queens placed
+    ld: int  # rows attacked in column ``level`` along one diagonal direction
+    rd: int  # rows attacked in column ``level`` along the other
+    av: int  # rows still to try in column ``level`` (ROOT: an instance's root, read at launch)
+    path: tuple[int, ...]  # [level] rows of the queens placed, column by column
+
+
+def _root(instance: int) -> WorkItem:
+    """An instance's whole search tree (its first column's rows are read at launch)."""
+    return WorkItem(instance, 0, 0, 0, 0, ROOT, ())
+
+
 class _State:
     """Everything a checkpoint holds: per-instance tallies and the queue of items."""
 
@@ -176,48 +195,74 @@ class _State:
         self.seconds = [0.0] * count
         self.status = [""] * count  # "" while open
         self.boards: list[list[np.ndarray]] = [[] for _ in range(count)]
-        self.queue: list[tuple] = []  # (instance, level, cols, ld, rd, av, path of rows)
-        self.flight: list[list[tuple]] = []  # items of the chunks dispatched and not yet read
+        self.queue: list[WorkItem] = []
+        self.flight: list[list[WorkItem]] = []  # items of the chunks dispatched and not yet read
         self.n_max = n_max
         self.chunks = 0
         self.items = 0
 
-    def arrays(self) -> dict:
-        """The checkpoint: items still in flight go back to the front of the queue (their results
-        are not recorded yet, so a resumed run searches them again)."""
+    def tree(self) -> dict:
+        """The checkpoint (:func:`schema`): items still in flight go back to the front of the
+        queue (their results are not recorded yet, so a resumed run searches them again)."""
         q = [t for items in self.flight for t in items] + self.queue
-        heads = np.array([t[:6] for t in q], np.int64).reshape(len(q), 6)
         paths = np.zeros((len(q), self.n_max), np.int16)
-        for i, t in enumerate(q):
-            paths[i, : len(t[6])] = t[6]
-        owner = np.array([i for i, b in enumerate(self.boards) for _ in b], np.int64)
+        for k, t in enumerate(q):
+            paths[k, : len(t.path)] = t.path
+        column = lambda f: np.array([getattr(t, f) for t in q], np.int64)
         flat = [np.pad(x, (0, self.n_max - len(x))) for b in self.boards for x in b]
-        boards = np.array(flat, np.int16).reshape(len(flat), self.n_max)
         return {
-            "solutions": np.array([str(v) for v in self.solutions]),
-            "nodes": np.array([str(v) for v in self.nodes]),
-            "seconds": np.array(self.seconds, np.float64),
-            "status": np.array(self.status, dtype="U8"),
-            "queue": heads,
-            "paths": paths,
-            "owner": owner,
-            "boards": boards,
+            "instances": {
+                "solutions": np.array([str(v) for v in self.solutions]),
+                "nodes": np.array([str(v) for v in self.nodes]),
+                "seconds": np.array(self.seconds, np.float64),
+                "status": np.array(self.status, dtype="U8"),
+            },
+            "queue": {**{f: column(f) for f in WorkItem._fields[:-1]}, "path": paths},
+            "boards": {
+                "owner": np.array([i for i, b in enumerate(self.boards) for _ in b], np.int64),
+                "rows": np.array(flat, np.int16).reshape(len(flat), self.n_max),
+            },
             "counters": np.array([self.chunks, self.items], np.int64),
         }
 
-    def restore(self, a: dict, models: Sequence[Constraints]) -> None:
-        self.solutions = [int(v) for v in a["solutions"]]
-        self.nodes = [int(v) for v in a["nodes"]]
-        self.seconds = [float(v) for v in a["seconds"]]
-        self.status = [str(v) for v in a["status"]]
+    @staticmethod
+    def schema(count: int, n_max: int) -> dict:
+        """What :meth:`tree` holds for ``count`` instances of at most ``n_max`` columns."""
+        per = lambda dtype: ckpt.Spec(dtype, (count,))
+        items = lambda: ckpt.Spec(np.int64, ("items",))
+        return {
+            "instances": {  # solutions and nodes: exact ints in decimal
+                "solutions": per(np.str_),
+                "nodes": per(np.str_),
+                "seconds": per(np.float64),
+                "status": per(np.str_),
+            },
+            "queue": {
+                **{f: items() for f in WorkItem._fields[:-1]},
+                "path": ckpt.Spec(np.int16, ("items", n_max)),
+            },
+            "boards": {
+                "owner": ckpt.Spec(np.int64, ("boards",)),
+                "rows": ckpt.Spec(np.int16, ("boards", n_max)),
+            },
+            "counters": ckpt.Spec(np.int64, (2,)),
+        }
+
+    def restore(self, tree: dict, models: Sequence[Constraints]) -> None:
+        per, queue, boards = tree["instances"], tree["queue"], tree["boards"]
+        self.solutions = [int(v) for v in per["solutions"]]
+        self.nodes = [int(v) for v in per["nodes"]]
+        self.seconds = [float(v) for v in per["seconds"]]
+        self.status = [str(v) for v in per["status"]]
         self.boards = [[] for _ in models]
-        for i, b in zip(a["owner"], a["boards"], strict=True):
+        for i, b in zip(boards["owner"], boards["rows"], strict=True):
             self.boards[int(i)].append(b[: models[int(i)].n].astype(np.int16))
+        heads = np.stack([queue[f] for f in WorkItem._fields[:-1]], axis=1).tolist()
         self.queue = [
-            (*tuple(int(v) for v in h), tuple(int(v) for v in p[: int(h[1])]))
-            for h, p in zip(a["queue"], a["paths"], strict=True)
+            WorkItem(i, level, cols, ld, rd, av, tuple(int(v) for v in p[:level]))
+            for (i, level, cols, ld, rd, av), p in zip(heads, queue["path"], strict=True)
         ]
-        self.chunks, self.items = (int(v) for v in a["counters"])
+        self.chunks, self.items = (int(v) for v in tree["counters"])
 
 
 def _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient) -> dict:
@@ -346,34 +391,23 @@ def solve_instances(
         resume = path is not None and path.exists()
     n_max = max((m.n for m in models), default=1)
     st = _State(len(models), n_max)
-    shapes: dict[int, tuple[int, np.ndarray]] = {}  # instance -> (orientation, uint32 masks [n])
-
-    def shape(i: int) -> tuple[int, np.ndarray]:
-        """The search orientation and column masks of instance i, built at its first launch (so
-        the host builds them while earlier chunks run, not all before the first)."""
-        if i not in shapes:
-            t, mk = search_masks(models[i], orient)
-            shapes[i] = (t, mk.astype(np.uint32))
-        return shapes[i]
-
     mine = [i for i in range(len(models)) if i % procs == me]
     # plainly UNSAT instances (fixed queens attacking each other, a column or row without an
     # allowed square) are settled up front, with the reason, and never searched
     reasons = [unsat_reason(m) for m in models]
     if resume and path is not None:
-        st.restore(ckpt.load(path, fingerprint), models)
+        st.restore(ckpt.load(path, fingerprint, _State.schema(len(models), n_max)), models)
     else:
-        for i in mine:  # av = ROOT: the allowed rows of the first column, read at launch
+        for i in mine:
             if reasons[i] is not None:
                 st.status[i] = "UNSAT"
             else:
-                st.queue.append((i, 0, 0, 0, 0, ROOT, ()))
+                st.queue.append(_root(i))
     groups = sorted({(models[i].n, models[i].toroidal) for i in mine})
     configs = {
         g: Config(g[0], g[1], cap=list_cap if mode == "enumerate" else 0, decide=mode == "decide")
         for g in groups
     }
-
     # where chunks run (parallel/streams.py): on the CPU one independent stream per host device,
     # each fed by its own thread (no barrier between the devices: a slow chunk on one never
     # idles the other), else one call over all devices
@@ -381,20 +415,110 @@ def solve_instances(
     kernels = {
         key: functools.partial(_kernel, config=cfg, sizes=sizes) for key, cfg in configs.items()
     }
+    compile_s = _compile(configs, kernels, streams)
+    workers = parallel_streams.Workers(streams, "jaxqueens-complete")
+    run = _Search(
+        models=models,
+        mode=mode,
+        list_cap=list_cap,
+        max_nodes=max_nodes,
+        budget=budget,
+        orient=orient,
+        st=st,
+        mine=mine,
+        configs=configs,
+        kernels=kernels,
+        streams=streams,
+        workers=workers,
+        on_chunk=on_chunk,
+    )
+    run.finish_open()
+    save = None if path is None else guarded(lambda: ckpt.save(path, st.tree(), fingerprint))
+    t1 = time.perf_counter()
+    with workers:  # on Ctrl-C or an error, a chunk already running ends within its budget
+        stopped = (st.queue or run.pipeline) and run_chunks(
+            run.one_chunk,
+            total=len(mine),
+            unit="instances",
+            quiet=quiet,
+            save=save,
+            every=checkpoint_every,
+        )
+    if stopped:
+        raise KeyboardInterrupt(f"{run.done_count()} of {len(mine)} instances")
+    run.finish_open()
+    if save is not None:
+        save()
+    seconds = time.perf_counter() - t1
+    if procs > 1:
+        st = _gather(st, models, mine)
+    out = _results(st, models, mode, reasons)
+    return CompleteResult(out, seconds, compile_s, st.chunks, st.items, bool(resume))
+
+
+def _compile(configs: dict, kernels: dict, streams) -> float:
+    """Compile every group's kernel for every stream (one call on an empty batch); seconds."""
     c0 = time.perf_counter()
     for (n, tor), cfg in configs.items():
         for s in streams:
             if n >= 2:
                 parallel_streams.call(s, kernels[n, tor], np.zeros((s.rows, cfg.width), np.uint32))
-    compile_s = time.perf_counter() - c0
+    return time.perf_counter() - c0
 
-    def settle(i: int, status: str) -> None:
-        st.status[i] = status
 
-    def record(i: int, rows: np.ndarray) -> None:
-        if len(st.boards[i]) < list_cap:
-            board = board_from_orientation(rows, shape(i)[0]).astype(np.int16)
-            report = checker.check_constrained(board, models[i])
+class _Chunk(NamedTuple):
+    """A chunk dispatched on a stream and not read yet."""
+
+    items: list[WorkItem]  # [k] the items searched, in queue order
+    stops: list[bool]  # [k] each item stops at its first solution
+    order: np.ndarray  # [k] int: the batch row of each item (:func:`_deal`)
+    config: Config  # the kernel's config (its group's n, torus, cap)
+    out: Future  # the stream's: ((head, stacks, sols), start and end of its call)
+    stream: int  # the stream it runs on
+
+
+class _Search:
+    """One process's search over its instances: the items it launches and the results it
+    records in :class:`_State` (the checkpoint), chunk by chunk (:meth:`one_chunk`)."""
+
+    def __init__(
+        self,
+        *,
+        models: Sequence[Constraints],
+        mode: str,
+        list_cap: int,
+        max_nodes: int | None,
+        budget: int,
+        orient: bool,
+        st: _State,
+        mine: list[int],
+        configs: dict[tuple[int, bool], Config],
+        kernels: Mapping[tuple[int, bool], Callable],
+        streams: list[parallel_streams.Stream],
+        workers: parallel_streams.Workers,
+        on_chunk: Callable[[int, int], None] | None,
+    ):
+        self.models, self.mode, self.list_cap, self.max_nodes = models, mode, list_cap, max_nodes
+        self.budget, self.orient, self.st, self.mine = budget, orient, st, mine
+        self.configs, self.kernels = configs, kernels  # per group (n, toroidal)
+        self.streams, self.workers, self.on_chunk = streams, workers, on_chunk
+        self.pipeline: list[_Chunk] = []  # chunks in flight, oldest first: DEPTH per stream
+        self.shapes: dict[int, tuple[int, np.ndarray]] = {}  # i -> (orientation, uint32 [n])
+
+    def shape(self, i: int) -> tuple[int, np.ndarray]:
+        """The search orientation and column masks of instance i, built at its first launch (so
+        the host builds them while earlier chunks run, not all before the first)."""
+        if i not in self.shapes:
+            t, mk = search_masks(self.models[i], self.orient)
+            self.shapes[i] = (t, mk.astype(np.uint32))
+        return self.shapes[i]
+
+    def record(self, i: int, rows: np.ndarray) -> None:
+        """Keep a solution of instance i (search orientation), checked, up to the list cap."""
+        st = self.st
+        if len(st.boards[i]) < self.list_cap:
+            board = board_from_orientation(rows, self.shape(i)[0]).astype(np.int16)
+            report = checker.check_constrained(board, self.models[i])
             if not report.ok:
                 raise SolutionCheckError(
                     f"instance {i}: the search reported a board that does "
@@ -402,86 +526,104 @@ def solve_instances(
                 )
             st.boards[i].append(board)
 
-    def host_root(t) -> None:
+    def host_root(self, t: WorkItem) -> None:
         """An item at the last column (or n = 1): its free rows are the solutions."""
-        i, _level, _, _, _, av, prefix = t
-        bits = [b for b in range(models[i].n) if av >> b & 1]
+        i, st = t.instance, self.st
+        bits = [b for b in range(self.models[i].n) if t.av >> b & 1]
         st.nodes[i] += len(bits)
         st.solutions[i] += len(bits)
         for b in bits:
-            record(i, np.array((*prefix, b)))
+            self.record(i, np.array((*t.path, b)))
 
-    def close_finished(i: int) -> None:
+    def close_finished(self, i: int) -> None:
+        st = self.st
         if st.status[i]:
             return
-        if mode == "decide" and st.solutions[i]:
-            settle(i, "SAT")
-        elif max_nodes is not None and st.nodes[i] >= max_nodes:
-            settle(i, "unknown")
+        if self.mode == "decide" and st.solutions[i]:
+            st.status[i] = "SAT"
+        elif self.max_nodes is not None and st.nodes[i] >= self.max_nodes:
+            st.status[i] = "unknown"
 
-    def launch(stream: int):
+    def finish_open(self) -> None:
+        """Settle the open instances with no item queued or in flight."""
+        st = self.st
+        pending = {t.instance for t in st.queue} | {t.instance for f in st.flight for t in f}
+        for i in self.mine:
+            if not st.status[i] and i not in pending:
+                st.status[i] = "SAT" if st.solutions[i] else "UNSAT"
+
+    def done_count(self) -> int:
+        return sum(1 for i in self.mine if self.st.status[i])
+
+    def _take(self, stream: int) -> tuple[tuple[int, bool], list[WorkItem]]:
+        """(group, items): up to a chunk of the first queued group's items, off the queue."""
+        st, models = self.st, self.models
+        rows, shards = self.streams[stream].rows, self.streams[stream].shards
+        group = lambda t: (models[t.instance].n, models[t.instance].toroidal)
+        key = group(st.queue[0])
+        # near the end, share the last items out over every chunk slot of every stream, so no
+        # device idles while another searches one long chunk (the rest of a chunk is empty rows)
+        limit = min(rows, max(shards, -(-len(st.queue) // (len(self.streams) * DEPTH))))
+        take: list[WorkItem] = []
+        keep: list[WorkItem] = []
+        for t in st.queue:
+            (take if len(take) < limit and group(t) == key else keep).append(t)
+        st.queue = keep
+        return key, take
+
+    def launch(self, stream: int) -> _Chunk | None:
         """Take up to a chunk of items of the first group still queued and dispatch them on
         ``stream`` (asynchronously); returns the chunk in flight, or None if only host work was
         left."""
-        rows, shards = streams[stream].rows, streams[stream].shards
-        key = next((models[t[0]].n, models[t[0]].toroidal) for t in st.queue)
-        # near the end, share the last items out over every chunk slot of every stream, so no
-        # device idles while another searches one long chunk (the rest of a chunk is empty rows)
-        limit = min(rows, max(shards, -(-len(st.queue) // (len(streams) * DEPTH))))
-        take: list[tuple] = []
-        keep: list[tuple] = []
-        for t in st.queue:
-            (
-                take
-                if len(take) < limit and (models[t[0]].n, models[t[0]].toroidal) == key
-                else keep
-            ).append(t)
-        st.queue = keep
-        n, cfg = key[0], configs[key]
+        st = self.st
+        key, take = self._take(stream)
+        n, cfg = key[0], self.configs[key]
         kernel_items = []
         for t in take:
-            if st.status[t[0]]:
+            if st.status[t.instance]:
                 continue
-            if t[5] == ROOT:  # an instance's root: its first column's rows, or UNSAT at once
-                masks = shape(t[0])[1]
+            if t.av == ROOT:  # an instance's root: its first column's rows, or UNSAT at once
+                masks = self.shape(t.instance)[1]
                 if not masks.all():  # an empty column
-                    settle(t[0], "UNSAT")
+                    st.status[t.instance] = "UNSAT"
                     continue
-                t = (*t[:5], int(masks[0]), *t[6:])
-            if t[1] >= n - 1:
-                host_root(t)
-                close_finished(t[0])
+                t = t._replace(av=int(masks[0]))
+            if t.level >= n - 1:
+                self.host_root(t)
+                self.close_finished(t.instance)
             else:
                 kernel_items.append(t)
         if not kernel_items:
             return None
         # deal the items round-robin over the devices (each takes a contiguous block of rows), so
         # padding and the queue's order never load one device more than another
+        rows, shards = self.streams[stream].rows, self.streams[stream].shards
         order = _deal(len(kernel_items), rows, shards)
         padded = np.zeros((rows, cfg.width), np.uint32)
         stops = []
-        for r, (i, level, cols, ld, rd, av, _) in zip(order, kernel_items, strict=True):
-            stop = mode == "decide" or (mode == "count" and not st.boards[i])
+        for r, t in zip(order, kernel_items, strict=True):
+            stop = self.mode == "decide" or (self.mode == "count" and not st.boards[t.instance])
             stops.append(stop)
-            padded[r, : solver.HEAD] = (cols, ld, rd, av, level, budget, stop)
-            padded[r, solver.HEAD :] = shape(i)[1]
+            padded[r, : solver.HEAD] = (t.cols, t.ld, t.rd, t.av, t.level, self.budget, stop)
+            padded[r, solver.HEAD :] = self.shape(t.instance)[1]
         st.flight.append(kernel_items)
-        out = workers.submit(stream, kernels[key], padded)
-        return kernel_items, stops, order, cfg, out, stream
+        out = self.workers.submit(stream, self.kernels[key], padded)
+        return _Chunk(kernel_items, stops, order, cfg, out, stream)
 
-    def collect(job) -> None:
+    def collect(self, job: _Chunk) -> None:
         """Read a chunk's results and record them: counts, solutions, the unfinished frontier."""
-        kernel_items, stops, order, cfg, out, _stream = job
-        out, t0, t_end = out.result()
-        head, stacks, sols = (x[order] for x in out)
+        st = self.st
+        out, t0, t_end = job.out.result()
+        head, stacks, sols = (x[job.order] for x in out)
         wall = t_end - t0  # this chunk's own time on its device
-        st.flight.remove(kernel_items)
-        n = cfg.n
+        st.flight.remove(job.items)
+        n, cap = job.config.n, job.config.cap
         steps_all = max(1, int(head[:, 1].astype(np.int64).sum()))
         st.chunks += 1
-        st.items += len(kernel_items)
+        st.items += len(job.items)
         heads = head.astype(np.int64).tolist()
-        for r, (i, level, _, _, _, _, prefix) in enumerate(kernel_items):
+        for r, t in enumerate(job.items):
+            i = t.instance
             d, steps, lo, hi = heads[r]
             d = -1 if d == 0xFFFFFFFF else d
             found = lo + (hi << 32)
@@ -490,81 +632,57 @@ def solve_instances(
             st.solutions[i] += found
             if st.status[i]:
                 continue
-            listed = min(found, cfg.cap) if cfg.cap else int(stops[r] and found > 0)
+            listed = min(found, cap) if cap else int(job.stops[r] and found > 0)
             for j in range(listed):
-                words = sols[r, j, : n - level + 1].astype(np.uint64)
-                record(
-                    i,
-                    np.concatenate([np.array(prefix, np.int16), _rows_of(words[1:] ^ words[:-1])]),
-                )
-            close_finished(i)
+                words = sols[r, j, : n - t.level + 1].astype(np.uint64)
+                path = np.array(t.path, np.int16)
+                self.record(i, np.concatenate([path, _rows_of(words[1:] ^ words[:-1])]))
+            self.close_finished(i)
             if d < 0 or st.status[i]:
                 continue
-            stack = stacks[r].astype(np.uint64)
-            moves = _rows_of(stack[1 : d + 1, 0] ^ stack[:d, 0]).tolist() if d else []
-            for k in range(d + 1):
-                if stack[k, 3]:
-                    st.queue.append(
-                        (
-                            i,
-                            level + k,
-                            int(stack[k, 0]),
-                            int(stack[k, 1]),
-                            int(stack[k, 2]),
-                            int(stack[k, 3]),
-                            prefix + tuple(moves[:k]),
-                        )
+            self._split(t, stacks[r].astype(np.uint64), d)
+
+    def _split(self, t: WorkItem, stack: np.ndarray, d: int) -> None:
+        """Queue the untried rows of an unfinished item's stack (uint64 ``[n + 1, 5]``, levels
+        0..d) as new items, each a sub-tree below the path that leads to it."""
+        moves = _rows_of(stack[1 : d + 1, 0] ^ stack[:d, 0]).tolist() if d else []
+        for k in range(d + 1):
+            if stack[k, 3]:
+                self.st.queue.append(
+                    WorkItem(
+                        t.instance,
+                        t.level + k,
+                        int(stack[k, 0]),
+                        int(stack[k, 1]),
+                        int(stack[k, 2]),
+                        int(stack[k, 3]),
+                        t.path + tuple(moves[:k]),
                     )
+                )
 
-    workers = parallel_streams.Workers(streams, "jaxqueens-complete")
-    pipeline: list = []  # chunks in flight, oldest first: at most DEPTH per stream
-
-    def finish_open() -> None:
-        pending = {t[0] for t in st.queue} | {t[0] for items_ in st.flight for t in items_}
-        for i in mine:
-            if not st.status[i] and i not in pending:
-                settle(i, "SAT" if st.solutions[i] else "UNSAT")
-
-    finish_open()
-    done_count = lambda: sum(1 for i in mine if st.status[i])
-    save = None if path is None else guarded(lambda: ckpt.save(path, fingerprint, **st.arrays()))
-    t1 = time.perf_counter()
-
-    def one_chunk() -> Tick:
-        for k in range(len(streams)):  # keep every stream busy before waiting on the oldest chunk
-            while st.queue and sum(job[-1] == k for job in pipeline) < DEPTH:
-                job = launch(k)
+    def one_chunk(self) -> Tick:
+        """Keep every stream busy, then read the oldest chunk (:func:`run_chunks`' step)."""
+        st = self.st
+        for k in range(len(self.streams)):  # fill every stream before waiting on the oldest
+            while st.queue and sum(job.stream == k for job in self.pipeline) < DEPTH:
+                job = self.launch(k)
                 if job is not None:
-                    pipeline.append(job)
-        if pipeline:
-            collect(pipeline.pop(0))
-        st.queue = [t for t in st.queue if not st.status[t[0]]]
-        finish_open()
-        if on_chunk:
-            on_chunk(st.chunks, done_count())
+                    self.pipeline.append(job)
+        if self.pipeline:
+            self.collect(self.pipeline.pop(0))
+        st.queue = [t for t in st.queue if not st.status[t.instance]]
+        self.finish_open()
+        if self.on_chunk:
+            self.on_chunk(st.chunks, self.done_count())
         return Tick(
-            done_count(),
+            self.done_count(),
             f"{len(st.queue)} sub-trees queued",
-            finished=not st.queue and not pipeline,
+            finished=not st.queue and not self.pipeline,
         )
 
-    with workers:  # on Ctrl-C or an error, a chunk already running ends within its budget
-        stopped = (st.queue or pipeline) and run_chunks(
-            one_chunk,
-            total=len(mine),
-            unit="instances",
-            quiet=quiet,
-            save=save,
-            every=checkpoint_every,
-        )
-    if stopped:
-        raise KeyboardInterrupt(f"{done_count()} of {len(mine)} instances")
-    finish_open()
-    if save is not None:
-        save()
-    seconds = time.perf_counter() - t1
-    if procs > 1:
-        st = _gather(st, models, mine)
+
+def _results(st: _State, models, mode: str, reasons: list) -> list[InstanceResult]:
+    """Each instance's outcome, in the order given."""
     out = []
     for i, m in enumerate(models):
         boards = np.array(st.boards[i], np.uint8).reshape(len(st.boards[i]), m.n)
@@ -580,7 +698,7 @@ def solve_instances(
                 reasons[i] if st.status[i] == "UNSAT" else None,
             )
         )
-    return CompleteResult(out, seconds, compile_s, st.chunks, st.items, bool(resume))
+    return out
 
 
 _STATUS = ("", "SAT", "UNSAT", "unknown")

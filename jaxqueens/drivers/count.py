@@ -592,15 +592,23 @@ def _gather_done(done: dict, chunks: int) -> dict:
     return merged
 
 
+def _schema(chunks: int) -> dict[str, ckpt.Spec]:
+    """A count checkpoint (:func:`_pack` of the finished chunks of a plan of ``chunks``)."""
+    return {
+        "done": ckpt.Spec(np.bool_, (chunks,)),
+        "words": ckpt.Spec(np.uint32, (chunks, 2, _WORDS)),
+    }
+
+
 def _load(path: Path, fingerprint: dict, chunks: int) -> dict[int, list[int]]:
     """The finished chunks of a checkpoint planned with ``chunks`` chunks (other shapes refused)."""
-    arrays = ckpt.load(path, fingerprint, shapes={"done": (chunks,), "words": (chunks, 2, _WORDS)})
-    return _unpack(arrays["done"], arrays["words"])
+    tree = ckpt.load(path, fingerprint, _schema(chunks))
+    return _unpack(tree["done"], tree["words"])
 
 
 def _save(path: Path, fingerprint: dict, done: dict, chunks: int) -> None:
     have, words = _pack(done, chunks)
-    ckpt.save(path, fingerprint, done=have, words=words)
+    ckpt.save(path, {"done": have, "words": words}, fingerprint)
 
 
 def _check_n(n, unique: bool = False) -> int:

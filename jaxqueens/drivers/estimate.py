@@ -387,7 +387,7 @@ def estimate(
     }
     acc, start = np.zeros((5, strata)), 0
     if resume and checkpoint is not None and Path(checkpoint).exists():
-        acc, start = _load_sums(checkpoint, fingerprint)
+        acc, start = _load_sums(checkpoint, fingerprint, strata)
     done = start  # calls whose sums are in acc
     rounds = iter(range(start, calls, procs))
 
@@ -463,11 +463,13 @@ def _reserve(n: int, depth: int, level: int, nodes: int, nbytes: int) -> None:
 
 def _save_sums(path, acc: np.ndarray, done: int, fingerprint: dict) -> None:
     """Sums of the first ``done`` calls, atomically."""
-    ckpt.save(path, fingerprint, acc=acc, done=done)
+    ckpt.save(path, {"acc": acc, "done": done}, fingerprint)
 
 
-def _load_sums(path, fingerprint: dict) -> tuple[np.ndarray, int]:
-    z = ckpt.load(path, fingerprint)
+def _load_sums(path, fingerprint: dict, strata: int) -> tuple[np.ndarray, int]:
+    """(sums ``[5, strata]``, calls done) of a checkpoint made with the same settings."""
+    schema = {"acc": ckpt.Spec(np.float64, (5, strata)), "done": ckpt.Spec(np.integer)}
+    z = ckpt.load(path, fingerprint, schema)
     return z["acc"], int(z["done"])
 
 

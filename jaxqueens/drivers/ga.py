@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -363,29 +362,41 @@ def _save_checkpoint(
     """Population, records and solutions after ``done`` generations, written atomically."""
     cols = [np.concatenate([h[i] for h in hist]) for i in range(4)]
     sols = np.concatenate(found) if found else np.zeros((0, states.genes.shape[-1]), np.int32)
-    extra = {} if solved_at is None else {"solved_at": solved_at}
-    ckpt.save(
-        path,
-        fingerprint,
-        **{field: np.asarray(x) for field, x in states._asdict().items()},
-        best=cols[0],
-        avg=cols[1],
-        worst=cols[2],
-        nevals=cols[3],
-        sols=sols,
-        done=done,
-        **extra,
-    )
+    tree = {
+        "states": jax.tree.map(np.asarray, states),
+        "records": dict(zip(_RECORDS, cols, strict=True)),
+        "sols": sols,
+        "done": done,
+        "solved_at": solved_at,
+    }
+    ckpt.save(path, tree, fingerprint)
 
 
-def _load_checkpoint(path, fingerprint: dict):
+_RECORDS = ("best", "avg", "worst", "nevals")  # per generation and trial: [G + 1, T]
+
+
+def _load_checkpoint(path, fingerprint: dict, states: State, hist, solved_at):
     """(states, hist, found, generations done, solved_at or None) from a checkpoint made with
-    the same settings."""
-    z = ckpt.load(path, fingerprint)
-    states = _place(State(*(jnp.asarray(z[field]) for field in State._fields)))
-    hist = [[z["best"], z["avg"], z["worst"], z["nevals"]]]
-    solved_at = np.array(z["solved_at"]) if "solved_at" in z else None
-    return states, hist, [z["sols"]] if len(z["sols"]) else [], int(z["done"]), solved_at
+    the same settings; the fresh ``states``, generation-0 records ``hist`` and ``solved_at`` are
+    the template its arrays must fit."""
+    n = states.genes.shape[-1]
+    records = {
+        k: ckpt.Spec(np.dtype(h.dtype), ("records", h.shape[1]))
+        for k, h in zip(_RECORDS, hist[0], strict=True)
+    }
+    schema = {
+        "states": ckpt.like(states),
+        "records": records,
+        "sols": ckpt.Spec(np.integer, (None, n)),
+        "done": ckpt.Spec(np.integer),
+    }
+    if solved_at is not None:  # the report's fitness: each trial's first solved generation
+        schema["solved_at"] = ckpt.Spec(np.int64, solved_at.shape)
+    z = ckpt.load(path, fingerprint, schema)
+    states = _place(State(**{k: jnp.asarray(v) for k, v in z["states"].items()}))
+    hist = [[z["records"][k] for k in _RECORDS]]
+    found = [z["sols"]] if len(z["sols"]) else []
+    return states, hist, found, int(z["done"]), z.get("solved_at")
 
 
 def evolve(
@@ -567,15 +578,17 @@ def evolve(
     }
     if model is not None:
         fingerprint["instance"] = model.to_dict()
-    if checkpoint is not None and procs > 1:  # one file per process: each holds its own trials
-        checkpoint = Path(checkpoint).with_name(f"{Path(checkpoint).stem}.process{me}of{procs}.npz")
+    if checkpoint is not None:  # one file per process: each holds its own trials
+        checkpoint = ckpt.process_path(checkpoint)
     done = 0
     report = config.fitness == ops.REPORT_FITNESS
     solved_at = np.full(trials, -1, np.int64) if report else None
     if solved_at is not None:  # (report)
         _mark_solved(solved_at, np.asarray(m0.sols)[None], np.asarray(m0.sols_ok)[None], 0)
     if resume and checkpoint is not None:
-        states, hist, found, done, saved = _load_checkpoint(checkpoint, fingerprint)
+        states, hist, found, done, saved = _load_checkpoint(
+            checkpoint, fingerprint, states, hist, solved_at
+        )
         solved_at = saved if report else None
 
     def recorded() -> int:  # generations whose records are in hist

@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import functools
 import time
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -186,7 +187,7 @@ def solve_large(
     if n == 1:
         return LargeResult(
             np.zeros(1, np.int32),
-            {"n": 1, "steps": 0, "verified": True},
+            {"n": 1, "chain": chain, "solved": True, "steps": 0, "verified": True},
             np.zeros(0, np.int32),
             np.zeros(0, np.int32),
         )
@@ -212,6 +213,24 @@ def solve_large(
     host = jax.devices("cpu")[0] if backend.is_accelerator() else None
     with jax.default_device(host) if host is not None else contextlib.nullcontext():
         return _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up)
+
+
+def run_summary(results: Sequence[LargeResult]) -> dict:
+    """The summary of a large-path run of one or more chains (``summary.json``): the settings,
+    how many chains ran and solved, their seconds and swap attempts in all, and each chain's own
+    summary (:func:`solve_large`) under ``per_chain``."""
+    per_chain = [r.summary for r in results]
+    first = per_chain[0] if per_chain else {}
+    keep = ("n", "mode", "seed", "init", "tries", "free_tail", "max_steps", "backend")
+    return {
+        **{k: first[k] for k in keep if k in first},
+        "chains": len(per_chain),
+        "solved": sum(bool(s.get("solved", True)) for s in per_chain),
+        "steps": sum(int(s.get("steps", 0)) for s in per_chain),
+        "total_s": sum(float(s.get("total_s", 0.0)) for s in per_chain),
+        "verified": all(s.get("verified", False) for s in per_chain if s.get("solved", True)),
+        "per_chain": per_chain,
+    }
 
 
 def _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up):

@@ -225,9 +225,9 @@ def _start_rows(start, n: int) -> np.ndarray | None:
     return as_board(np.asarray(start).reshape(-1), n, what="the start board")
 
 
-INSTANCE_MAX_RESTARTS = 99
+INSTANCE_MAX_RESTARTS = settings.INSTANCE_MAX_RESTARTS
 """Default restarts per chain on a constrained instance (which may have no solution at all)."""
-INSTANCE_CHAINS = 100
+INSTANCE_CHAINS = settings.INSTANCE_CHAINS
 """Chains run at most on a constrained instance when neither ``chains``, ``max_chains`` nor
 ``seconds`` bounds the run."""
 
@@ -309,7 +309,9 @@ def solve(
             "to 6: 1, 5, 7, 11, 13, ...; OEIS A051906); choose such an n"
         )
     if max_restarts is None:
-        max_restarts = 1_000_000 if instance is None else INSTANCE_MAX_RESTARTS
+        max_restarts = (
+            settings.SOLVE_DEFAULTS["max_restarts"] if instance is None else INSTANCE_MAX_RESTARTS
+        )
     if instance is not None and max_chains is None and seconds is None:
         max_chains = chains or INSTANCE_CHAINS  # it may have no solution: a bounded job
     if mask is not None and start is not None:

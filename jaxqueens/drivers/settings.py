@@ -45,6 +45,8 @@ from jaxqueens.solvers.choices import (
     NEIGHBOURS,
     OBJECTIVES,
     STATS_SOLVERS,
+    auto_path,
+    default_max_steps,
 )
 
 
@@ -693,3 +695,147 @@ def check_estimate(n, probes, level, seed) -> tuple:
             raise QueensError(f"--probes must be at least 1, got {probes}")
     level = arguments.real(level, "--level", 0.0, 1.0, lo_open=True, hi_open=True)
     return n, probes, level, arguments.seed(seed, "--seed")
+
+
+# --- solve: min-conflicts (batched, large-n) and backtracking ----------------------------------
+
+SOLVE_DEFAULTS: dict[str, Any] = {
+    "init": "permutation",
+    "tabu": 0,
+    "seed": 0,
+    "max_restarts": 1_000_000,
+    "move": "minconflicts",
+}
+"""``solve``: defaults of the options that only some paths use (the parser leaves them None);
+``--maxsteps`` depends on n and the path (:func:`solve_setting`)."""
+
+INSTANCE_MAX_RESTARTS = 99
+"""``--instance``: default restarts per chain (an instance may have no solution: a bounded job)."""
+INSTANCE_CHAINS = 100
+"""``--instance``: default chains run."""
+
+CISC352_DEFAULTS: dict[str, Any] = {"init": "qs4", "max_restarts": 99}
+"""``--move cisc352`` defaults: QS4 boards (as the CISC352 program builds them) and a cap of 100
+attempts per chain; its step limit is :func:`cisc352_max_steps`."""
+
+
+def cisc352_max_steps(n: int) -> int:
+    """The CISC352 program's size-dependent step limit, ``ceil(2 n / log2 n)`` (at least 1)."""
+    return max(1, math.ceil(2 * n / math.log2(max(n, 2))))
+
+
+SOLVE_UNUSED: dict[str, tuple[str, ...]] = {
+    "large": (
+        "resume",
+        "solutions",
+        "time",
+        "tabu",
+        "batch",
+        "file",
+        "max_restarts",
+        "move",
+        "show_initial",
+        "instance",
+        "toroidal",
+    ),
+    "backtrack": (
+        "resume",
+        "solutions",
+        "time",
+        "maxsteps",
+        "init",
+        "tabu",
+        "batch",
+        "file",
+        "chains",
+        "seed",
+        "plot",
+        "max_restarts",
+        "move",
+        "show_initial",
+        "instance",
+        "toroidal",
+    ),
+}
+"""``solve``: options a path does not use; given anyway, they are refused (never ignored
+silently)."""
+
+
+def _given(value) -> bool:
+    """An option the user gave (0 counts: ``--max-restarts 0`` is given; None and an unset flag
+    are not)."""
+    return value is not None and value is not False
+
+
+def solve_path(n: int, given: Mapping[str, Any]) -> str:
+    """Which path ``solve`` takes: "backtrack" (``method``), "large" (``mode`` large, or auto
+    when :func:`~jaxqueens.solvers.choices.auto_path` predicts it faster for the chains asked
+    for and no option only the batched path has is given) or "batched". ``given``: the options
+    by their command-line names (``maxsteps``, ``max_restarts``, ...), None when not given."""
+    if given.get("method") == "backtrack":
+        return "backtrack"
+    if given.get("instance"):
+        check_instance_n(n)  # the batched kernel's limit: no path takes a larger one
+    mode = given.get("mode") or "auto"
+    if mode != "auto":
+        return mode
+    batched_only = [name for name in SOLVE_UNUSED["large"] if _given(given.get(name))]
+    if batched_only and n <= MAX_BATCHED_N:
+        return "batched"
+    return auto_path(n, given.get("chains"), given.get("solutions"), given.get("time"))
+
+
+def solve_setting(n: int, given: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """The settings a ``solve`` run on ``path`` takes, from the options given (by their
+    command-line names; None: not given), before any work: every count in range and no option
+    the path would not use (one line naming the option and the fix); then the defaults.
+
+    Returns ``given`` with ``init``, ``tabu``, ``seed``, ``max_restarts``, ``move`` and
+    ``maxsteps`` filled in for the path (the large path keeps ``init`` and ``maxsteps`` None:
+    QS4, no step limit), and ``capped``: whether chains are run rather than awaited (a bounded
+    job: ``--max-restarts`` given, or an instance, which may have no solution)."""
+    for flag, key, low in (
+        ("--chains", "chains", 1),
+        ("--maxsteps", "maxsteps", 1),
+        ("--batch", "batch", 1),
+        ("--tabu", "tabu", 0),
+        ("--max-restarts", "max_restarts", 0),
+    ):
+        value = given.get(key)
+        if value is not None and value < low:
+            raise QueensError(f"{flag} must be at least {low}, got {value}")
+    unused = [name for name in SOLVE_UNUSED.get(path, ()) if _given(given.get(name))]
+    if unused:
+        flag = "--" + unused[0].replace("_", "-")
+        if path == "backtrack":
+            raise QueensError(
+                f"{flag} is not used by --method backtrack (one first solution from "
+                f"an empty board); drop {flag}"
+            )
+        raise QueensError(
+            f"{flag} is not used by the large-n path (--mode large, "
+            f"or auto beyond the batched limit); drop it or give --mode batched"
+        )
+    if path == "large" and given.get("init") not in (None, "qs4", "permutation"):
+        raise QueensError(
+            f"--init {given.get('init')} is not available on the large-n path (it needs a "
+            "permutation in O(n)); use --init qs4 or permutation, or --mode batched"
+        )
+    out = dict(given)
+    instance = bool(given.get("instance")) and path == "batched"
+    if instance and out.get("max_restarts") is None:
+        out["max_restarts"] = INSTANCE_MAX_RESTARTS  # an instance may have no solution: bounded
+    out["capped"] = out.get("max_restarts") is not None
+    if out.get("move") == "cisc352":
+        for name, value in CISC352_DEFAULTS.items():
+            if out.get(name) is None:
+                out[name] = value
+        if out.get("maxsteps") is None:
+            out["maxsteps"] = cisc352_max_steps(n)
+    if out.get("maxsteps") is None and path == "batched":
+        plain = not (given.get("toroidal") or given.get("instance"))
+        out["maxsteps"] = default_max_steps(n, plain=plain)
+    for name, value in SOLVE_DEFAULTS.items():
+        if out.get(name) is None and not (path == "large" and name == "init"):
+            out[name] = value
+    return out

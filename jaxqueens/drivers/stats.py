@@ -320,26 +320,38 @@ def sample_ga(
 
 def _save_rounds(path, solved, steps, rows, r, wall, fingerprint) -> None:
     """GA samples of the finished rounds, atomically."""
-    ckpt.save(
-        path,
-        fingerprint,
-        solved=np.concatenate(solved) if solved else np.zeros(0, bool),
-        steps=np.concatenate(steps) if steps else np.zeros(0, np.int64),
-        rows=np.concatenate(rows) if rows else np.zeros((0, 1), np.int32),
-        sizes=np.array([len(x) for x in solved], np.int64),
-        row_sizes=np.array([len(x) for x in rows], np.int64),
-        rounds=r,
-        wall=wall,
-    )
+    tree = {
+        "solved": np.concatenate(solved) if solved else np.zeros(0, bool),
+        "steps": np.concatenate(steps) if steps else np.zeros(0, np.int64),
+        "rows": np.concatenate(rows) if rows else np.zeros((0, 1), np.int32),
+        "sizes": np.array([len(x) for x in solved], np.int64),
+        "row_sizes": np.array([len(x) for x in rows], np.int64),
+        "rounds": r,
+        "wall": wall,
+    }
+    ckpt.save(path, tree, fingerprint)
+
+
+_ROUNDS = {
+    "solved": ckpt.Spec(np.bool_, ("trials",)),  # [T] each trial solved?
+    "steps": ckpt.Spec(np.integer, ("trials",)),  # [T] its first solved generation
+    "rows": ckpt.Spec(np.integer, ("solutions", None)),  # [S, n] samples ([0, 1] if none)
+    "sizes": ckpt.Spec(np.integer, ("rounds",)),  # [R] trials per round
+    "row_sizes": ckpt.Spec(np.integer, ("rounds",)),  # [R] solutions per round
+    "rounds": ckpt.Spec(np.integer),
+    "wall": ckpt.Spec(np.floating),
+}
+"""The checkpoint of :func:`sample_ga`'s finished rounds."""
 
 
 def _load_rounds(path, fingerprint):
-    z = ckpt.load(path, fingerprint)
+    z = ckpt.load(path, fingerprint, _ROUNDS)
+    sizes, row_sizes = z["sizes"], z["row_sizes"]
     cut = lambda a, sizes: np.split(a, np.cumsum(sizes)[:-1]) if len(sizes) else []
     return (
-        cut(z["solved"], z["sizes"]),
-        cut(z["steps"], z["sizes"]),
-        cut(z["rows"], z["row_sizes"]),
+        cut(z["solved"], sizes),
+        cut(z["steps"], sizes),
+        cut(z["rows"], row_sizes),
         int(z["rounds"]),
         float(z["wall"]),
     )

@@ -1,19 +1,33 @@
-"""What ``jaxqueens solve --method backtrack`` writes to ``--out``: ``solution.txt`` (text board)
-and ``summary.json`` (n, method, rows, placements, backtracks, seconds)."""
+"""What ``jaxqueens solve --method backtrack`` writes to ``--out``: the files of every ``solve``
+run (:func:`jaxqueens.io.chains.write_outputs`: ``solutions.npy`` [1, n], ``runs.csv`` with its
+one row, ``summary.json``: n, method, rows, placements, backtracks, seconds) and
+``solution.txt``, the text board."""
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 import numpy as np
 
 from jaxqueens.io import boards as boardio
-from jaxqueens.io.tables import write_json
+from jaxqueens.io import chains as chain_out
 
 
 def write_outputs(out_dir: str | Path, rows: np.ndarray, summary: dict) -> list[Path]:
-    """The first solution ``rows`` [n] and its ``summary`` into ``out_dir``."""
+    """The first solution ``rows`` [n] and its ``summary`` into ``out_dir``: one chain, solved,
+    its placements as steps and its seconds as wall share."""
     out = Path(out_dir)
+    run = types.SimpleNamespace(
+        chain_id=np.zeros(1, np.int64),
+        solved=np.ones(1, bool),
+        steps=np.asarray([summary.get("placements", 0)], np.int64),
+        restarts=np.zeros(1, np.int64),
+        wall_share=np.asarray([summary.get("seconds", 0.0)], np.float64),
+        best=None,
+        solutions=np.asarray(rows, np.int32)[None],
+        stopped_by="solutions",
+    )
+    files = chain_out.write_outputs(run, out, summary)
     boardio.write_board(out / "solution.txt", rows)
-    write_json(out / "summary.json", summary)
-    return [out / "solution.txt", out / "summary.json"]
+    return [*files, out / "solution.txt"]

@@ -15,16 +15,31 @@ import os
 import sys
 from collections.abc import Iterator
 
+MAX_KEPT = 64 << 10
+"""Characters of what a command printed that :class:`PipeSafeStream` keeps for the report (its
+first ones: the result lines come first; a long listing is cut)."""
+
 
 class PipeSafeStream:
     """Wraps a text stream: writes pass through until the first ``BrokenPipeError``, then are
-    dropped (``broken`` turns True); every other attribute is the wrapped stream's."""
+    dropped (``broken`` turns True); every other attribute is the wrapped stream's. The first
+    :data:`MAX_KEPT` characters written are kept (:meth:`text`: what the command printed, for
+    ``report.html``)."""
 
     def __init__(self, stream):
         self._stream = stream
         self.broken = False
+        self._kept: list[str] = []
+        self._room = MAX_KEPT
+
+    def text(self) -> str:
+        """What was written through the stream (its first :data:`MAX_KEPT` characters)."""
+        return "".join(self._kept)
 
     def write(self, text: str) -> int:
+        if self._room > 0:
+            self._kept.append(text[: self._room])
+            self._room -= len(self._kept[-1])
         if not self.broken:
             try:
                 return self._stream.write(text)

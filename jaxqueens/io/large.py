@@ -1,23 +1,54 @@
-"""What ``jaxqueens solve --mode large`` writes to ``--out``: ``solution.npy``, ``solution.txt``
-(text board) and ``summary.json``. The figures (``solution.png``, traces) are drawn by
-:mod:`jaxqueens.plots`; the result is taken duck-typed (``rows`` [n], ``summary``)."""
+"""What ``jaxqueens solve --mode large`` writes to ``--out``: the files of every ``solve`` run
+(:func:`jaxqueens.io.chains.write_outputs`: ``solutions.npy`` [S, n], ``runs.csv`` one row per
+chain, ``summary.json``; ``best_boards.npy``/``.csv`` for chains that ran out of swap attempts)
+and ``solution.txt``, the first solved chain's text board. The figures (``solution.png``,
+traces) are drawn by :mod:`jaxqueens.plots`; each chain's result is taken duck-typed (``rows``
+[n], ``summary``)."""
 
 from __future__ import annotations
 
+import types
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from jaxqueens.io import boards as boardio
-from jaxqueens.io.tables import write_json
+from jaxqueens.io import chains as chain_out
 
 
-def write_outputs(res, out_dir: str | Path) -> list[Path]:
-    """``solution.npy`` ([1, n]), ``solution.txt`` and ``summary.json`` of a large-n result; an
-    unsolved result (``summary["solved"]`` False: the step limit ran out) writes its board with
-    the fewest attacking pairs as ``best_board.npy`` and ``best_board.txt`` instead."""
+def as_run(results: Sequence) -> types.SimpleNamespace:
+    """The chains' results as the run :mod:`jaxqueens.io.chains` writes: chain ids, solved,
+    swap attempts as steps, restarts, each chain's seconds (init + search + verification) as its
+    wall share, attacking pairs as the best objective, the solved boards and every chain's
+    board."""
+
+    def column(key, dtype, default=0):
+        return np.asarray([r.summary.get(key, default) for r in results], dtype)
+
+    solved = column("solved", bool, True)
+    rows = np.stack([np.asarray(r.rows, np.int32) for r in results])
+    return types.SimpleNamespace(
+        chain_id=column("chain", np.int64),
+        solved=solved,
+        steps=column("steps", np.int64),
+        restarts=column("restarts", np.int64),
+        wall_share=column("total_s", np.float64),
+        best=column("pairs", np.int64),
+        solutions=rows[solved],
+        rows=rows,
+        stopped_by="chains",
+    )
+
+
+def write_outputs(results: Sequence, out_dir: str | Path, summary: dict) -> list[Path]:
+    """Write the run of ``results`` (one per chain, chain order) and its ``summary`` atomically
+    into ``out_dir``; returns the files written."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = "solution" if res.summary.get("solved", True) else "best_board"
-    boardio.write_boards_npy(out / f"{stem}.npy", res.rows[None])
-    boardio.write_board(out / f"{stem}.txt", res.rows)
-    write_json(out / "summary.json", res.summary)
-    return [out / f"{stem}.npy", out / f"{stem}.txt", out / "summary.json"]
+    run = as_run(results)
+    files = chain_out.write_outputs(run, out, summary)
+    files += chain_out.write_unsolved(run, out)
+    if len(run.solutions):
+        boardio.write_board(out / "solution.txt", run.solutions[0])
+        files.append(out / "solution.txt")
+    return files

@@ -1,10 +1,12 @@
 """``report.html``: one self-contained page per ``--out`` folder, readable offline in any browser.
 
-The page holds the command line, its settings, the versions (jaxqueens, jax, jaxlib, numpy,
-python, matplotlib) and devices, then every folder of the output (the folder itself first, then
-its subfolders, e.g. ``anneal``'s one per method): ``summary.json`` as a table (and
-``summary.csv``), every PNG figure embedded as a base64 ``data:`` URI, each other CSV as a table
-(its first :data:`MAX_ROWS` rows, with a note of how many there are), and a list of the files.
+The page reads in the order a person asks: first the result (what the command printed:
+solved, distinct, rate, stop reason), then every PNG figure of the output (embedded as a base64
+``data:`` URI), then the command line and the settings the user gave, the versions (jaxqueens,
+jax, jaxlib, numpy, python, matplotlib) and devices, and last the tables of every folder of the
+output (the folder itself first, then its subfolders, e.g. ``anneal``'s one per method):
+``summary.json`` as a table (and ``summary.csv``), each other CSV as a table (its first
+:data:`MAX_ROWS` rows, with a note of how many there are), and a list of the files.
 Nothing is fetched: the styles are inline, there is no script, and a Content-Security-Policy in
 the page forbids any request but ``data:`` images. Checkpoints are listed, never read. The page
 is written atomically (:mod:`jaxqueens.io.atomic`).
@@ -238,13 +240,36 @@ def _folders(root: Path) -> list[Path]:
     return found
 
 
-def _folder_section(root: Path, folder: Path, counter: list[int]) -> str:
+def _files(folder: Path) -> list[Path]:
+    """The files of an output folder the page covers (not hidden, not the page itself)."""
     files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
-    files = [p for p in files if p.name != FILENAME]
+    return [p for p in files if p.name != FILENAME]
+
+
+def _heading(root: Path, folder: Path, what: str) -> str:
+    rel = folder.relative_to(root).as_posix()
+    return f"<h2>{_e(what if rel == '.' else f'{what}: {rel}/')}</h2>"
+
+
+def _figures_section(root: Path, folder: Path, counter: list[int]) -> str:
+    """Every PNG of ``folder``, embedded (within :data:`MAX_FIGURES`)."""
+    figures = [p for p in _files(folder) if p.suffix.lower() == ".png"]
+    if not figures:
+        return ""
+    parts = [_heading(root, folder, "figures")]
+    for path in figures:
+        block, embedded = _figure(path, counter[0])
+        counter[0] += embedded
+        parts.append(block)
+    return "".join(parts)
+
+
+def _tables_section(root: Path, folder: Path) -> str:
+    """``summary.json``, the CSV tables (``summary.csv`` first) and the file list of ``folder``."""
+    files = _files(folder)
     if not files:
         return ""
-    rel = folder.relative_to(root).as_posix()
-    parts = [f"<h2>{_e('results' if rel == '.' else rel + '/')}</h2>"]
+    parts = [_heading(root, folder, "tables")]
     summary = folder / "summary.json"
     if summary in files and not summary.name.startswith(SKIPPED):
         try:
@@ -260,16 +285,8 @@ def _folder_section(root: Path, folder: Path, counter: list[int]) -> str:
         except (OSError, ValueError) as err:
             parts.append(f'<p class="note">summary.json could not be read: {_e(err)}</p>')
     tables = [p for p in files if p.suffix.lower() == ".csv" and not p.name.startswith(SKIPPED)]
-    tables.sort(key=lambda p: p.name != "summary.csv")  # the summary table first, then the figures
-    parts += [_csv_section(p) for p in tables[:1] if p.name == "summary.csv"]
-    figures = [p for p in files if p.suffix.lower() == ".png"]
-    if figures:
-        parts.append("<h3>figures</h3>")
-        for path in figures:
-            block, embedded = _figure(path, counter[0])
-            counter[0] += embedded
-            parts.append(block)
-    parts += [_csv_section(p) for p in tables if p.name != "summary.csv"]
+    tables.sort(key=lambda p: p.name != "summary.csv")  # the summary table first
+    parts += [_csv_section(p) for p in tables]
     parts.append(
         "<h3>files</h3>"
         + _table(("file", "bytes"), ((p.name, f"{p.stat().st_size:,}") for p in files))
@@ -284,13 +301,15 @@ def render(
     settings: dict | None = None,
     devices: dict | None = None,
     title: str | None = None,
+    result: str | None = None,
 ) -> str:
     """The page for ``out_dir`` as a string (see the module doc).
 
     Args:
       out_dir: the output folder.
       command_line: the words of the command line (or the line).
-      settings: the command's options (values that are not plain data are shown as text).
+      settings: the options the user gave (values that are not plain data are shown as text).
+      result: what the command printed (its result lines), shown first; None: no such section.
       devices: what ran it (backend, devices, processes), from a layer that knows devices; None:
         the command did not start JAX.
       title: the page title (default: "jaxqueens <command>").
@@ -304,17 +323,23 @@ def render(
     devs = devices if devices is not None else {"devices": "none: this command did not start JAX"}
     plain = {k: v for k, v in (settings or {}).items() if not callable(v) and not k.startswith("_")}
     counter = [0]
+    folders = _folders(root)
     body = [
         f"<h1>{_e(title)}</h1>",
         f'<p class="note">report of {_e(root.resolve())}, written {now}</p>',
+    ]
+    if result is not None and result.strip():
+        body += ["<h2>result</h2>", f"<pre>{html.escape(result.rstrip())}</pre>"]
+    body += [_figures_section(root, folder, counter) for folder in folders]
+    body += [
         "<h2>command</h2>",
         f"<pre>{_e(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
-        "<h2>settings</h2>",
-        _pairs(plain) if plain else '<p class="note">none</p>',
+        "<h2>settings given</h2>",
+        _pairs(plain) if plain else '<p class="note">none: every setting at its default</p>',
         "<h2>environment</h2>",
         _table(("what", "value"), list(env.items()) + flatten(devs)),
     ]
-    body += [_folder_section(root, folder, counter) for folder in _folders(root)]
+    body += [_tables_section(root, folder) for folder in folders]
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
@@ -332,13 +357,19 @@ def write_report(
     settings: dict | None = None,
     devices: dict | None = None,
     title: str | None = None,
+    result: str | None = None,
 ) -> Path:
     """Write :func:`render`'s page to ``out_dir/report.html`` atomically; return its path."""
     path = Path(out_dir) / FILENAME
-    write_text(
-        path,
-        render(out_dir, command_line=command_line, settings=settings, devices=devices, title=title),
+    page = render(
+        out_dir,
+        command_line=command_line,
+        settings=settings,
+        devices=devices,
+        title=title,
+        result=result,
     )
+    write_text(path, page)
     return path
 
 

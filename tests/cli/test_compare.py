@@ -1,20 +1,19 @@
 """``jaxqueens compare`` (:mod:`jaxqueens.cli.compare`): flags, config files, lines, --out."""
 
-import argparse
 import json
 
 import pytest
 
-from jaxqueens.cli import compare
+from jaxqueens.cli import compare, schema
 from jaxqueens.cli.main import build_parser
 from jaxqueens.drivers import compare as driver
 from jaxqueens.errors import QueensError
 
 
 def parse(argv):
-    parser = argparse.ArgumentParser()
-    compare.add_command(parser.add_subparsers())
-    return parser.parse_args(["compare", *argv])
+    """``compare`` words parsed as ``jaxqueens`` parses them, the ``--config`` file merged in."""
+    parser = build_parser()
+    return schema.apply_config(parser.parse_args(["compare", *argv]), parser.commands["compare"])
 
 
 def test_the_names_in_help_are_the_drivers():
@@ -22,7 +21,7 @@ def test_the_names_in_help_are_the_drivers():
 
 
 def test_compare_is_a_command_of_jaxqueens():
-    assert "compare" in build_parser()._subparsers._group_actions[0].choices
+    assert "compare" in build_parser().commands
 
 
 def test_compare_prints_and_writes_tables_and_figures(tmp_path, capsys):
@@ -84,7 +83,7 @@ def test_config_file_and_flags_override_it(tmp_path, capsys):
     [
         ('command = "solve"\n', "not compare"),
         ('command = "compare"\n[options]\nfoo = 1\n', "unknown key 'foo'"),
-        ('command = "compare"\n[options]\nchains = "many"\n', "wrong type"),
+        ('command = "compare"\n[options]\nchains = "many"\n', "'chains' must be an integer"),
     ],
 )
 def test_bad_config_is_one_line(tmp_path, text, needle):

@@ -1,6 +1,5 @@
 """The ``evolve`` command: config files, flags over config values, outputs and errors."""
 
-import argparse
 import csv
 import json
 from pathlib import Path
@@ -9,8 +8,8 @@ import numpy as np
 import pytest
 
 from jaxqueens.cli import evolve as evolve_cmd
-from jaxqueens.cli import options
-from jaxqueens.cli.main import main
+from jaxqueens.cli import options, schema
+from jaxqueens.cli.main import build_parser, main
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
@@ -18,29 +17,42 @@ from jaxqueens.errors import QueensError
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
+def load_config(path):
+    return schema.read_config(path, "evolve", evolve_cmd.parser())
+
+
 def test_config_errors(tmp_path):
     bad = tmp_path / "bad.toml"
     head = 'command = "evolve"\n[options]\n'
     bad.write_text(head + "n = 8\npopulation = 100\n")
     with pytest.raises(QueensError, match="unknown key 'population'"):
-        evolve_cmd.load_config(bad)
+        load_config(bad)
     bad.write_text(head + 'n = 8\ncxpb = "high"\n')
-    with pytest.raises(QueensError, match="key 'cxpb' must be a number"):
-        evolve_cmd.load_config(bad)
+    with pytest.raises(QueensError, match="'cxpb' must be a number"):
+        load_config(bad)
     bad.write_text(head + "n = 8\ntrials = 2.5\n")
-    with pytest.raises(QueensError, match="key 'trials' must be an integer"):
-        evolve_cmd.load_config(bad)
+    with pytest.raises(QueensError, match="'trials' must be an integer"):
+        load_config(bad)
+    bad.write_text(head + 'scheme = "sideways"\n')
+    with pytest.raises(QueensError, match="'scheme' must be one of steady, generational"):
+        load_config(bad)
     bad.write_text('command = "solve"\n[options]\nn = 8\n')
     with pytest.raises(QueensError, match="jaxqueens run"):
-        evolve_cmd.load_config(bad)
+        load_config(bad)
     for name in ("ga_classic_permutation", "ga_classic_combination", "ga_deap_n20"):
-        assert evolve_cmd.load_config(CONFIGS / f"{name}.toml")["n"] in (8, 20)
+        assert load_config(CONFIGS / f"{name}.toml")["n"] in (8, 20)
+
+
+class _Parsed:
+    """``evolve`` words parsed as ``jaxqueens`` parses them, the ``--config`` file merged in."""
+
+    def parse_args(self, argv):
+        parser = build_parser()
+        return schema.apply_config(parser.parse_args(argv), parser.commands[argv[0]])
 
 
 def _parser():
-    p = argparse.ArgumentParser()
-    evolve_cmd.add_command(p.add_subparsers())
-    return p
+    return _Parsed()
 
 
 def test_cli_flags_override_config_and_write_outputs(tmp_path, capsys):

@@ -2,6 +2,7 @@
 ``report.html`` there (:mod:`jaxqueens.io.report`), and only then."""
 
 import errno
+import html
 
 import pytest
 
@@ -24,9 +25,17 @@ def test_every_out_folder_gets_a_report(command, tmp_path, capsys):
     argv = [command, *COMMANDS[command], "--out", str(out)]
     assert main(argv) in (0, 1)
     page = out / report.FILENAME
-    assert f"report: {page}" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"report: {page}" in printed
     text = page.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and "jaxqueens " + " ".join(argv) in text
+    # the result first, as printed; then the settings given, never the parser's internals
+    first = html.escape(printed.splitlines()[0])
+    assert text.index("<h2>result</h2>") < text.index(first) < text.index("<h2>settings given")
+    settings = text[text.index("<h2>settings given") : text.index("<h2>environment")]
+    for internal in ("n_pos", "n_default", "n_required", "capped", "func", "uses_jax"):
+        assert f">{internal}<" not in settings, internal
+    assert ">out<" in settings and ">quiet<" in settings or command == "count"
     assert "backend" in text and "cpu" in text  # the devices JAX ran on
     if command != "count":
         assert "summary.json" in text

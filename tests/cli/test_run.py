@@ -64,7 +64,7 @@ def test_sweep_writes_one_row_per_setting(tmp_path, capsys):
     "text,needle",
     [
         ('command = "solve"\n[options]\nchainz = 3\n', "unknown key 'chainz'"),
-        ('command = "solve"\n[options]\nn = "eight"\n', "'n' must be int"),
+        ('command = "solve"\n[options]\nn = "eight"\n', "'n' must be an integer"),
         ('command = "solve"\n[options]\ninit = "best"\n', "'init' must be one of"),
         ('command = "solve"\n[options]\nplot = 1\n', "'plot' must be true or false"),
         ('command = "solve"\nnumber = 3\n', "unknown key 'number'"),

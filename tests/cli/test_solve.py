@@ -110,13 +110,16 @@ def test_cli_large_mode_outputs(tmp_path, capsys):
     code = main(["solve", "-n", "20000", "--out", str(out), "--plot", "--quiet"])  # auto: large
     stdout = capsys.readouterr().out
     assert code == 0 and "solved and verified" in stdout and "init" in stdout
-    rows = np.load(out / "solution.npy")[0]
+    rows = np.load(out / "solutions.npy")[0]
     assert checker.is_solution(rows)
     text = (out / "solution.txt").read_text().split()
     assert [int(x) for x in text] == rows.tolist()
     summary = json.loads((out / "summary.json").read_text())
+    assert summary["chains"] == summary["solved"] == 1
     for key in ("init_s", "search_s", "steps", "conflicted_after_init", "compile_s"):
-        assert key in summary
+        assert key in summary["per_chain"][0]
+    with open(out / "runs.csv") as f:
+        assert f.read().splitlines()[0] == "chain,solved,steps,restarts,wall_share_s,best_objective"
     assert (out / "trace_conflicting_pairs.png").exists() and (
         out / "trace_conflicted_queens.png"
     ).exists()
@@ -135,7 +138,15 @@ def test_cli_large_mode_outputs(tmp_path, capsys):
             "--quiet",
         ]
     )
-    assert code == 0 and (tmp_path / "s" / "chain-1" / "solution.png").exists()
+    assert code == 0 and (tmp_path / "s" / "solution.png").exists()
+    # Every path writes what solve's batched path writes: solutions.npy [C, n] and runs.csv.
+    boards = np.load(tmp_path / "s" / "solutions.npy")
+    assert boards.shape == (2, 50) and all(checker.is_solution(b) for b in boards)
+    with open(tmp_path / "s" / "runs.csv") as f:
+        assert [line.split(",")[:2] for line in f.read().splitlines()[1:]] == [
+            ["0", "1"],
+            ["1", "1"],
+        ]
 
 
 def test_cli_mode_choice_and_limits(capsys):
@@ -152,8 +163,9 @@ def test_cli_backtrack_prints_and_writes_the_classic_solution(tmp_path, capsys):
         "first solution [0, 4, 7, 5, 2, 6, 1, 3], verified; 113 placements, 105 backtracks"
         in stdout
     )
-    assert "wrote solution.txt, summary.json to" in stdout
+    assert "wrote solutions.npy, runs.csv, summary.json, solution.txt to" in stdout
     assert [int(x) for x in (out / "solution.txt").read_text().split()] == SOLUTION_8
+    assert np.load(out / "solutions.npy").tolist() == [SOLUTION_8]
     summary = json.loads((out / "summary.json").read_text())
     assert list(summary) == ["n", "method", "rows", "placements", "backtracks", "seconds"]
     assert summary["rows"] == SOLUTION_8 and summary["placements"] == 113
@@ -302,9 +314,11 @@ def test_defect_large_path_honours_maxsteps_and_init(tmp_path, capsys):
     )
     assert code == 1, err
     assert "no solution found after 5 steps (--maxsteps 5 swap attempts" in stdout
-    board = np.load(out / "best_board.npy")[0]
+    board = np.load(out / "best_boards.npy")[0]
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["pairs"] == checker.attacking_pairs(board) > 0 and not summary["solved"]
+    assert summary["solved"] == 0 and np.load(out / "solutions.npy").shape == (0, 3000)
+    chain = summary["per_chain"][0]
+    assert chain["pairs"] == checker.attacking_pairs(board) > 0 and not chain["solved"]
     code, stdout, err = run_cli(
         [
             "solve",
@@ -341,7 +355,9 @@ def test_defect_auto_mode_runs_the_same_job_either_side_of_5000(capsys, monkeypa
     from jaxqueens.cli import solve as cli_solve
 
     seen = []
-    monkeypatch.setattr(cli_solve, "_cmd_large", lambda args, n: seen.append(("large", n)) or 0)
+    monkeypatch.setattr(
+        cli_solve, "_cmd_large", lambda args, n, setting: seen.append(("large", n)) or 0
+    )
 
     def fake_solve(n, chains, **kwargs):
         seen.append(("batched", n, chains))

@@ -3,6 +3,7 @@ random instances against a plain reference, toroidal counts (A051906), plain cou
 the shipped prob079 sets against diag_c, splitting, strategies, checkpoint/resume."""
 
 import dataclasses
+import json
 import shutil
 import subprocess
 import threading
@@ -19,6 +20,7 @@ from jaxqueens.core import constraints as C
 from jaxqueens.core.oeis import A000170, A051906
 from jaxqueens.drivers import complete
 from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io import instances as instio
 from jaxqueens.parallel import devices, sizing
 from jaxqueens.parallel import streams as parallel_streams
@@ -154,6 +156,64 @@ def test_interrupted_run_resumes_to_the_same_results(tmp_path):
     ]
     with pytest.raises(QueensError, match="other settings"):
         complete.solve_instances(models, "decide", budget=50, chunk=2, checkpoint=ck, resume=True)
+
+
+def test_an_interrupted_enumeration_resumes_to_the_same_boards(tmp_path):
+    """The checkpoint's queue of work items, tallies and listed boards give back exactly the
+    uninterrupted run's results, boards included (Ctrl-C with sub-trees queued and in flight)."""
+    models = [C.excluded_diagonals(9, [[k, 1]]) for k in range(4)] + [NAUCK, C.Constraints(6)]
+    kw = {"budget": 40, "chunk": 2, "cap": 50}
+    want = complete.solve_instances(models, "enumerate", **kw)
+    ck = tmp_path / "checkpoint.npz"
+    with pytest.raises(KeyboardInterrupt):
+        complete.solve_instances(models, "enumerate", **kw, checkpoint=ck, on_chunk=_stop_at(4))
+    with np.load(ck) as z:  # a queue of work items, one array per field
+        queued = len(z["queue.instance"])
+        assert queued > 0 and z["queue.path"].shape == (queued, 9)
+    got = complete.solve_instances(models, "enumerate", **kw, checkpoint=ck)
+    assert got.resumed and got.chunks == want.chunks and got.items == want.items
+    for a, b in zip(got.instances, want.instances, strict=True):
+        assert (a.status, a.solutions, a.nodes) == (b.status, b.solutions, b.nodes)
+        np.testing.assert_array_equal(a.boards, b.boards)
+
+
+def test_issue28_item15_a_checkpoint_with_altered_arrays_is_a_one_line_error(tmp_path):
+    """A valid header (fingerprint) over altered arrays: refused in one line, never an
+    IndexError or a KeyError; so is a checkpoint whose arrays do not fit the run's plan."""
+    models = [C.excluded_diagonals(9, [[k, 1], [k + 2, 0]]) for k in range(4)]
+    ck = tmp_path / "checkpoint.npz"
+    with pytest.raises(KeyboardInterrupt):
+        complete.solve_instances(
+            models, "count", budget=50, chunk=2, checkpoint=ck, on_chunk=_stop_at(2)
+        )
+    with np.load(ck) as z:
+        arrays = dict(z)
+    altered = [
+        {**arrays, "boards.owner": arrays["boards.owner"] + 99},  # an instance past the last
+        {k: v for k, v in arrays.items() if k != "boards.rows"},  # an array missing
+        {**arrays, "queue.instance": arrays["queue.instance"][:-1]},  # a queue cut short
+    ]
+    for tree in altered:
+        with open(ck, "wb") as f:
+            np.savez(f, **tree)
+        with pytest.raises(QueensError, match="not a readable checkpoint") as err:
+            complete.solve_instances(models, "count", budget=50, chunk=2, checkpoint=ck)
+        assert "\n" not in str(err.value) and str(ck) in str(err.value)
+    # the same cut queue written whole (a valid digest): refused by the schema's named sizes
+    header = json.loads(str(arrays["header"]))
+    flat = {k: v for k, v in altered[2].items() if k != "header"}
+    tree: dict = {}
+    for key, value in flat.items():
+        node = tree
+        *inner, leaf = key.split(".")
+        for part in inner:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    ckpt.save(ck, tree, header["settings"])
+    with pytest.raises(
+        QueensError, match=r"queue\.level has items = \d+ .*, but queue\.instance has"
+    ):
+        complete.solve_instances(models, "count", budget=50, chunk=2, checkpoint=ck)
 
 
 @pytest.fixture(scope="module")

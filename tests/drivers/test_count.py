@@ -36,7 +36,8 @@ def brute_force(n):
 def saved(path):
     """A count checkpoint's finished chunks and settings."""
     with np.load(path) as z:
-        return {"done": count._unpack(z["done"], z["words"]), **json.loads(str(z["fingerprint"]))}
+        settings = json.loads(str(z[ckpt.HEADER]))["settings"]
+        return {"done": count._unpack(z["done"], z["words"]), **settings}
 
 
 @pytest.mark.parametrize("n", range(1, 13))
@@ -225,9 +226,14 @@ def test_defect_8_checkpoint_with_an_out_of_range_chunk(tmp_path, extra):
     size = chunks + extra
     done = np.ones(size, bool)
     words = np.resize(arrays["words"], (size, 2, 4))
-    with open(ck, "wb") as f:
-        np.savez(f, done=done, words=words, fingerprint=arrays["fingerprint"])
+    with open(ck, "wb") as f:  # altered arrays under the header of the whole file
+        np.savez(f, done=done, words=words, header=arrays[ckpt.HEADER])
     with pytest.raises(QueensError, match="not a readable checkpoint") as err:
+        count.count_solutions(10, checkpoint=ck, chunk=16, resume=True)
+    assert "\n" not in str(err.value)
+    fingerprint = json.loads(str(arrays[ckpt.HEADER]))["settings"]
+    ckpt.save(ck, {"done": done, "words": words}, fingerprint)  # the same, written whole
+    with pytest.raises(QueensError, match=r"not a readable checkpoint \(done has shape") as err:
         count.count_solutions(10, checkpoint=ck, chunk=16, resume=True)
     assert "\n" not in str(err.value)
 

@@ -373,3 +373,38 @@ def test_defect_28_16_and_10_evolve_checks_arguments(kwargs, needle):
     with pytest.raises(QueensError) as err:
         ga.evolve(8, **{"generations": 2, **kwargs})
     assert needle in str(err.value)
+
+
+def test_a_report_fitness_run_resumes_to_the_same_records_and_first_solved(tmp_path, monkeypatch):
+    """The report's fitness keeps each trial's first solved generation in the checkpoint too;
+    a resumed run equals the whole one, and a checkpoint of the other fitness is refused."""
+    from jaxqueens.io import progress
+
+    kwargs = {
+        "n": 6,
+        "pop": 20,
+        "generations": 40,
+        "trials": 4,
+        "seed": 3,
+        "chunk": 10,
+        "fitness": "report-diagonals-only",
+    }
+    whole = ga.evolve(**kwargs)
+    ck = tmp_path / "checkpoint.npz"
+    real, seen = progress.Progress.update, []
+
+    def update(self, done, extra=""):
+        seen.append(done)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+        return real(self, done, extra)
+
+    monkeypatch.setattr(progress.Progress, "update", update)
+    part = ga.evolve(**kwargs, checkpoint=ck)
+    assert part.interrupted and ck.exists()
+    monkeypatch.undo()
+    resumed = ga.evolve(**kwargs, checkpoint=ck, resume=True)
+    for field in ("best", "avg", "worst", "evaluations", "solutions", "first_solved"):
+        np.testing.assert_array_equal(getattr(resumed, field), getattr(whole, field))
+    with pytest.raises(QueensError, match="config differ"):
+        ga.evolve(**{**kwargs, "fitness": "pairs"}, checkpoint=ck, resume=True)

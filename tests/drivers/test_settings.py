@@ -150,3 +150,43 @@ def test_used_passes_each_setting_only_what_it_uses():
     assert S.used(S.ANNEAL, {"method": "sa", "neighbour": "step"}, given) == {"alpha": 0.5}
     assert S.used(S.ANNEAL, {"method": "ta", "neighbour": "step"}, given) == {"q": 0.3}
     assert S.used(S.ANNEAL, {"method": "ls", "neighbour": "step"}, given) == {}
+
+
+def test_solve_setting_fills_the_defaults_of_the_path_without_changing_what_was_given():
+    given = {"chains": 3, "maxsteps": None, "init": None, "max_restarts": None, "move": None}
+    before = dict(given)
+    s = S.solve_setting(8, given, "batched")
+    assert given == before  # a new dict: the caller's options are not rewritten
+    assert s["maxsteps"] == S.default_max_steps(8) and s["init"] == "permutation"
+    assert s["max_restarts"] == 1_000_000 and not s["capped"]
+    cisc = S.solve_setting(100, {"move": "cisc352"}, "batched")
+    assert (cisc["init"], cisc["max_restarts"], cisc["maxsteps"]) == ("qs4", 99, 31)
+    assert not cisc["capped"]  # its cap of 100 attempts is a default: chains are still awaited
+    inst = S.solve_setting(8, {"instance": "board.txt"}, "batched")
+    assert inst["max_restarts"] == S.INSTANCE_MAX_RESTARTS and inst["capped"]
+    assert inst["maxsteps"] == S.default_max_steps(8, plain=False)
+    large = S.solve_setting(10**6, {}, "large")
+    assert large.get("init") is None and large.get("maxsteps") is None  # QS4, no step limit
+
+
+@pytest.mark.parametrize(
+    "given, path, needle",
+    [
+        ({"chains": 0}, "batched", "--chains must be at least 1"),
+        ({"max_restarts": -1}, "batched", "--max-restarts must be at least 0"),
+        ({"max_restarts": 0}, "large", "--max-restarts is not used by the large-n path"),
+        ({"show_initial": True}, "backtrack", "--show-initial is not used by --method backtrack"),
+        ({"init": "greedy"}, "large", "--init greedy is not available on the large-n path"),
+    ],
+)
+def test_solve_setting_refuses_in_one_line(given, path, needle):
+    with pytest.raises(QueensError, match=needle):
+        S.solve_setting(1000, given, path)
+
+
+def test_solve_path():
+    assert S.solve_path(8, {"method": "backtrack"}) == "backtrack"
+    assert S.solve_path(8, {"mode": "large"}) == "large"
+    assert S.solve_path(20_000, {}) == "large"
+    assert S.solve_path(20_000, {"tabu": 2}) == "batched"  # only the batched path has it
+    assert S.solve_path(60_000, {"tabu": 2}) == "large"  # beyond the batched kernel

@@ -1,4 +1,4 @@
-"""What `solve --method backtrack` writes (jaxqueens.io.backtrack)."""
+"""What `solve --method backtrack` writes (jaxqueens.io.backtrack): the files of every solve run."""
 
 import json
 
@@ -7,7 +7,7 @@ import numpy as np
 from jaxqueens.io import backtrack as backtrack_out
 
 
-def test_writes_solution_and_summary(tmp_path):
+def test_writes_the_solve_contract_and_the_text_board(tmp_path):
     rows = np.array([1, 3, 0, 2], np.int32)
     summary = {
         "n": 4,
@@ -18,7 +18,12 @@ def test_writes_solution_and_summary(tmp_path):
         "seconds": 0.5,
     }
     files = backtrack_out.write_outputs(tmp_path / "bt", rows, summary)
-    assert [f.name for f in files] == ["solution.txt", "summary.json"]
-    assert files[0].read_text().split() == ["1", "3", "0", "2"]
-    assert json.loads(files[1].read_text()) == summary
-    assert files[1].read_text() == json.dumps(summary, indent=2) + "\n"
+    assert [f.name for f in files] == ["solutions.npy", "runs.csv", "summary.json", "solution.txt"]
+    np.testing.assert_array_equal(np.load(files[0]), [[1, 3, 0, 2]])
+    assert files[1].read_text().splitlines() == [
+        "chain,solved,steps,restarts,wall_share_s",
+        "0,1,6,0,5.000e-01",
+    ]
+    assert json.loads(files[2].read_text()) == summary
+    assert files[2].read_text() == json.dumps(summary, indent=2) + "\n"
+    assert files[3].read_text().split() == ["1", "3", "0", "2"]

@@ -165,3 +165,30 @@ def test_flatten():
         ("e", "{}"),
     ]
     assert report.flatten({"r": [{"x": 1}, {"x": 2}]}) == [("r.0.x", 1), ("r.1.x", 2)]
+
+
+def test_the_result_comes_first_then_figures_then_settings_and_tables(folder):
+    """The page reads as a person asks: the printed result, the figures, what was given, the
+    environment, then the tables."""
+    text = report.render(
+        folder,
+        command_line="jaxqueens solve -n 8 --out x",
+        settings={"n": 8},
+        result="n = 8: 1000 of 1000 chains solved, 92 distinct solutions\n<b>bold</b>\n",
+    )
+    order = [
+        text.index(mark)
+        for mark in (
+            "<h2>result</h2>",
+            "1000 of 1000 chains solved",
+            "<h2>figures</h2>",
+            "<h2>settings given</h2>",
+            "<h2>environment</h2>",
+            "<h2>tables</h2>",
+            "<h3>summary.json</h3>",
+        )
+    ]
+    assert order == sorted(order)
+    assert "&lt;b&gt;bold&lt;/b&gt;" in text and "<b>bold</b>" not in text
+    assert "<h2>figures: ta/</h2>" in text and "<h2>tables: ta/</h2>" in text
+    assert "<h2>result</h2>" not in report.render(folder, command_line="jaxqueens x", result="")

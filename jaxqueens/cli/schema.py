@@ -1,0 +1,244 @@
+"""The one schema of every command's options, taken from the command definitions themselves.
+
+A command defines its options once, with ``add_argument`` on a :class:`Parser`. The parser keeps
+what it was given (:attr:`Parser.options`, :attr:`Parser.commands`), so the config files of
+``jaxqueens run``, ``evolve --config`` and ``compare --config`` are read against the very same
+definitions as the command line: a config key is a long option with ``_`` for ``-`` (``n`` for
+``-n``), its value is checked against the option's type, choices and 32-bit range and becomes
+the words the command line would have had (:func:`to_argv`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from jaxqueens.cli.options import int_range_error
+from jaxqueens.errors import QueensError
+from jaxqueens.io.config import load_config
+
+
+class Option(NamedTuple):
+    """One option of a command, as a config file names it."""
+
+    key: str  # config key: the long option without its dashes, "-" written "_"
+    flag: str  # the option string the command line is given (the longest, or "-n")
+    action: argparse.Action  # the definition: dest, type, choices, const (flags take no value)
+
+    @property
+    def is_flag(self) -> bool:
+        """A switch that takes no value (``store_true``/``store_false``)."""
+        return self.action.nargs == 0
+
+    @property
+    def kind(self) -> type:
+        """The value type: ``int`` for every integer type (with a range check or not), ``float``,
+        else ``str``."""
+        kind = self.action.type
+        if isinstance(kind, type) and issubclass(kind, int):
+            return int
+        return float if kind is float else str
+
+    @property
+    def is_list(self) -> bool:
+        """A comma list (``metavar="LIST"``): a config may give it as a TOML list."""
+        return self.action.metavar == "LIST"
+
+
+class _Recording:
+    """An argument group that records the options added to it in its parser."""
+
+    def __init__(self, group: Any, parser: Parser):
+        self._group, self._parser = group, parser
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        return self._parser.record(self._group.add_argument(*args, **kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._group, name)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that keeps every option it defines (:attr:`options`, by config key) and every
+    command (:attr:`commands`), through the public ``add_*`` methods only."""
+
+    def __init__(self, *args, **kwargs):
+        # before argparse's own __init__, which adds --help through add_argument
+        self.options: dict[str, Option] = {}
+        self.flags: dict[str, argparse.Action] = {}  # every option string -> its action
+        self.defined: list[argparse.Action] = []  # every argument, positionals too
+        self.commands: dict[str, argparse.ArgumentParser] | None = None
+        super().__init__(*args, **kwargs)
+
+    def record(self, action: argparse.Action) -> argparse.Action:
+        self.defined.append(action)
+        for name in action.option_strings:
+            self.flags[name] = action
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if longs and longs[0] != "--help":
+            key = longs[0][2:].replace("-", "_")
+            self.options[key] = Option(key, action.option_strings[-1], action)
+        elif action.option_strings == ["-n"]:
+            self.options["n"] = Option("n", "-n", action)
+        return action
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        return self.record(super().add_argument(*args, **kwargs))
+
+    def add_argument_group(self, *args, **kwargs) -> Any:
+        return _Recording(super().add_argument_group(*args, **kwargs), self)
+
+    def add_mutually_exclusive_group(self, *args, **kwargs) -> Any:
+        return _Recording(super().add_mutually_exclusive_group(*args, **kwargs), self)
+
+    def add_subparsers(self, **kwargs) -> Any:
+        action = super().add_subparsers(**kwargs)
+        self.commands = action.choices  # name -> parser, filled as commands are added
+        return action
+
+
+def command_parser(add_command: Callable[[Any], None], cls: type[Parser] = Parser) -> Parser:
+    """The parser of one command, made by its module's ``add_command`` (for a command that
+    reads its own config file)."""
+    root = cls(prog="jaxqueens")
+    sub = root.add_subparsers(parser_class=cls)
+    add_command(sub)
+    assert root.commands is not None
+    (parser,) = root.commands.values()
+    assert isinstance(parser, Parser)
+    return parser
+
+
+def options_of(parser: argparse.ArgumentParser) -> dict[str, Option]:
+    """The options of a command's parser by config key (a :class:`Parser`)."""
+    if not isinstance(parser, Parser):
+        raise TypeError(f"{parser.prog}: options are read from a jaxqueens.cli.schema.Parser")
+    return parser.options
+
+
+def check(key: str, value: Any, options: dict[str, Option], where: str) -> Any:
+    """``value`` of config key ``key`` checked against its option (a one-line QueensError naming
+    the key otherwise); returns it converted as the command line would (a comma list joined)."""
+    if key not in options:
+        raise QueensError(f"{where}: unknown key '{key}' (valid: {', '.join(sorted(options))})")
+    opt = options[key]
+    if opt.is_flag:
+        if not isinstance(value, bool):
+            raise QueensError(f"{where}: '{key}' must be true or false, got {value!r}")
+        return value
+    if opt.is_list and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        value = ",".join(value)
+    expected = opt.kind
+    ok = not isinstance(value, bool) and (
+        (expected is int and isinstance(value, int))
+        or (expected is float and isinstance(value, (int, float)))
+        or (expected is str and isinstance(value, str))
+    )
+    if not ok:
+        want = {int: "an integer", float: "a number", str: "a string"}.get(expected, "a value")
+        raise QueensError(f"{where}: '{key}' must be {want}, got {value!r}")
+    if opt.action.choices is not None and value not in opt.action.choices:
+        raise QueensError(
+            f"{where}: '{key}' must be one of "
+            f"{', '.join(map(str, opt.action.choices))}, got {value!r}"
+        )
+    if expected is int:  # the ranges the command line checks, before any run of a sweep
+        try:
+            value = _convert(opt)(value)
+        except (argparse.ArgumentTypeError, ValueError) as err:
+            raise QueensError(f"{where}: '{key}' {err}") from None
+        if (why := int_range_error(value)) is not None:
+            raise QueensError(f"{where}: '{key}': {why}")
+    elif expected is float:
+        value = float(value)
+    return value
+
+
+def to_argv(key: str, value: Any, options: dict[str, Option], where: str) -> list[str]:
+    """The command-line words of config key ``key`` = ``value``, checked (:func:`check`)."""
+    value = check(key, value, options, where)
+    opt = options[key]
+    if opt.is_flag:
+        return [opt.flag] if value == opt.action.const else []
+    return [opt.flag, str(value)]
+
+
+def argv_of(values: dict[str, Any], options: dict[str, Option], where: str) -> list[str]:
+    """The command-line words of a whole ``[options]`` table."""
+    return [w for key, value in values.items() for w in to_argv(key, value, options, where)]
+
+
+def parse_set(text: str, options: dict[str, Option]) -> tuple[str, Any]:
+    """``key=value`` of ``--set``, the value converted by the option's type."""
+    if "=" not in text:
+        raise QueensError(f"--set {text!r}: write key=value")
+    key, raw = (part.strip() for part in text.split("=", 1))
+    if key not in options:
+        raise QueensError(f"--set: unknown key '{key}' (valid: {', '.join(sorted(options))})")
+    opt = options[key]
+    if opt.is_flag:
+        if raw.lower() not in ("true", "false"):
+            raise QueensError(f"--set {key}: write true or false, got {raw!r}")
+        return key, raw.lower() == "true"
+    try:
+        return key, _convert(opt)(raw)
+    except argparse.ArgumentTypeError as err:
+        raise QueensError(f"--set {key}: {err}") from None
+    except ValueError:
+        raise QueensError(f"--set {key}: {raw!r} is not a valid {opt.kind.__name__}") from None
+
+
+def _convert(opt: Option) -> Callable[[Any], Any]:
+    """The option's conversion of a value (``str`` for an option without a type)."""
+    return opt.action.type if callable(opt.action.type) else str
+
+
+def read_config(path: str | Path, command: str, parser: argparse.ArgumentParser) -> dict:
+    """The ``[options]`` (and ``out``) of a config file written for ``command``, each checked
+    against ``command``'s parser and converted (:func:`check`), for a command that takes
+    ``--config FILE`` itself (``evolve``, ``compare``); a config for another command is one line
+    naming ``jaxqueens run``."""
+    cfg = load_config(path)
+    if cfg["command"] != command:
+        raise QueensError(
+            f"{path}: a config for {cfg['command']!r}, not {command}; run it with "
+            f"'jaxqueens run {path}'"
+        )
+    data = dict(cfg.get("options", {}))
+    if "out" in cfg:
+        data.setdefault("out", cfg["out"])
+    options = options_of(parser)
+    return {key: check(key, value, options, str(path)) for key, value in data.items()}
+
+
+def given(args: argparse.Namespace, options: dict[str, Option]) -> dict[str, Any]:
+    """The options the command line gave, by config key: a value that is not None, a flag that
+    is set."""
+    out = {}
+    for key, opt in options.items():
+        value = getattr(args, opt.action.dest, None)
+        if value is not None and (not opt.is_flag or value == opt.action.const):
+            out[key] = value
+    return out
+
+
+def apply_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """``args`` of a command that takes ``--config FILE`` (its parser ``parser``) with the
+    config's values for every option the command line did not give (a new namespace; ``args`` is
+    not changed). The size counts as given when the positional ``N`` was."""
+    options = options_of(parser)
+    path = getattr(args, "config", None)
+    if not path or "config" not in options:  # (``run``'s CONFIG is its positional argument)
+        return args
+    command = parser.prog.split()[-1]
+    values = read_config(path, command, parser)
+    given_now = given(args, options)
+    if getattr(args, "n_pos", None) is not None:
+        given_now["n"] = args.n_pos
+    merged = argparse.Namespace(**vars(args))
+    for key, value in values.items():
+        if key not in given_now and key != "config":
+            setattr(merged, options[key].action.dest, value)
+    return merged

@@ -1,0 +1,123 @@
+"""The one schema of the commands' options (:mod:`jaxqueens.cli.schema`): recorded from the
+command definitions, read by ``run``, ``evolve --config`` and ``compare --config`` alike."""
+
+import argparse
+import ast
+from pathlib import Path
+
+import pytest
+
+from jaxqueens.cli import compare, evolve, schema
+from jaxqueens.cli.main import build_parser
+from jaxqueens.errors import QueensError
+
+PACKAGE = Path(__file__).resolve().parents[2] / "jaxqueens"
+
+
+def _toy() -> schema.Parser:
+    p = schema.Parser(prog="jaxqueens toy")
+    p.add_argument("-n", "--n", type=int, default=None)
+    p.add_argument("--rate", type=float, default=None)
+    p.add_argument("--init", choices=("a", "b"), default=None)
+    g = p.add_argument_group("more")
+    g.add_argument("--max-steps", dest="max_steps", type=int, default=None)
+    x = p.add_mutually_exclusive_group()
+    x.add_argument("--plot", action="store_true", default=None)
+    x.add_argument("--no-cache", dest="cache", action="store_false")
+    p.add_argument("--solvers", metavar="LIST", default=None)
+    p.add_argument("--config", default=None)
+    return p
+
+
+def test_every_option_is_recorded_with_its_config_key_groups_included():
+    options = _toy().options
+    assert sorted(options) == ["config", "init", "max_steps", "n", "no_cache", "plot", "rate",
+                               "solvers"]  # fmt: skip
+    assert options["max_steps"].flag == "--max-steps" and options["max_steps"].kind is int
+    assert options["rate"].kind is float and options["init"].kind is str
+    assert options["plot"].is_flag and options["no_cache"].is_flag
+    assert options["solvers"].is_list and not options["init"].is_list
+
+
+def test_values_become_the_command_line_words():
+    options = _toy().options
+    assert schema.to_argv("max_steps", 5, options, "c.toml") == ["--max-steps", "5"]
+    assert schema.to_argv("rate", 2, options, "c.toml") == ["--rate", "2.0"]
+    assert schema.to_argv("plot", True, options, "c.toml") == ["--plot"]
+    assert schema.to_argv("plot", False, options, "c.toml") == []
+    assert schema.to_argv("no_cache", False, options, "c.toml") == ["--no-cache"]
+    assert schema.to_argv("solvers", ["x", "y"], options, "c.toml") == ["--solvers", "x,y"]
+
+
+@pytest.mark.parametrize(
+    "key, value, needle",
+    [
+        ("steps", 5, "unknown key 'steps'"),
+        ("max_steps", 2.5, "'max_steps' must be an integer, got 2.5"),
+        ("max_steps", True, "'max_steps' must be an integer"),
+        ("max_steps", 2**40, "'max_steps'"),
+        ("rate", "fast", "'rate' must be a number"),
+        ("init", "c", "'init' must be one of a, b"),
+        ("plot", 1, "'plot' must be true or false"),
+        ("init", ["a"], "'init' must be a string"),
+    ],
+)
+def test_bad_values_are_one_line_naming_the_key(key, value, needle):
+    with pytest.raises(QueensError, match=needle) as err:
+        schema.check(key, value, _toy().options, "c.toml")
+    assert str(err.value).startswith("c.toml: ") and "\n" not in str(err.value)
+
+
+def test_set_values_are_converted_by_the_options_type():
+    options = _toy().options
+    assert schema.parse_set("max_steps=7", options) == ("max_steps", 7)
+    assert schema.parse_set("plot=TRUE", options) == ("plot", True)
+    for text, needle in (
+        ("max_steps", "write key=value"),
+        ("x=1", "unknown key 'x'"),
+        ("plot=yes", "true or false"),
+        ("max_steps=1.5", "not a valid int"),
+    ):
+        with pytest.raises(QueensError, match=needle):
+            schema.parse_set(text, options)
+
+
+def test_a_config_fills_what_the_command_line_did_not_give(tmp_path):
+    conf = tmp_path / "c.toml"
+    conf.write_text('command = "toy"\n[options]\nn = 12\nrate = 0.5\nplot = true\n')
+    parser = _toy()
+    args = parser.parse_args(["--config", str(conf), "--rate", "0.25"])
+    merged = schema.apply_config(args, parser)
+    assert (merged.n, merged.rate, merged.plot) == (12, 0.25, True)
+    assert args.n is None and args.plot is None  # the parsed namespace is not changed
+    given = schema.given(merged, parser.options)
+    assert given == {"config": str(conf), "n": 12, "rate": 0.25, "plot": True}
+
+
+def test_evolve_and_compare_read_their_configs_against_their_own_parsers(tmp_path):
+    """The options a config may set are exactly the command's options: one schema, no copy."""
+    parser = build_parser()
+    for module, name in ((evolve, "evolve"), (compare, "compare")):
+        assert set(module.parser().options) == set(parser.commands[name].options)
+    conf = tmp_path / "e.toml"
+    conf.write_text('command = "evolve"\n[options]\nmigrate_every = 5\ncheckpoint_every = 2.0\n')
+    assert schema.read_config(conf, "evolve", evolve.parser()) == {
+        "migrate_every": 5,
+        "checkpoint_every": 2.0,
+    }
+
+
+def test_a_plain_argparse_parser_is_refused():
+    with pytest.raises(TypeError, match="schema.Parser"):
+        schema.options_of(argparse.ArgumentParser())
+
+
+def test_the_cli_uses_no_argparse_privates():
+    """The schema reads the definitions through argparse's public methods only."""
+    for path in (PACKAGE / "cli").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+                base = node.value
+                owner = base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")
+                private = node.attr.endswith("actions") or node.attr == "_subparsers"
+                assert not (owner == "argparse" or private), f"{path.name}: {owner}.{node.attr}"
