@@ -1,7 +1,5 @@
 """``python -m jaxqueens``: the ``jaxqueens`` command."""
 
-import sys
+from jaxqueens.cli.main import entry
 
-from jaxqueens.cli.main import main
-
-sys.exit(main())
+entry()

@@ -4,7 +4,7 @@ Rows (batch, n): (100000, 8), (10000, 64), (1000, 1000), (1, 10^7). Both tools
 compute the same thing the same way (dense pairwise for n <= 32, per-line
 counts otherwise), on random combination boards already in memory; results are
 compared for equality. jaxqueens runs once on one device and once with the
-batch sharded over every host device (one per core, see jaxqueens/backend.py).
+batch sharded over every host device (one per core, see jaxqueens/parallel/devices.py).
 
 Usage: python scripts/bench_fitness.py [--reps 7] [--quick]
 """
@@ -19,7 +19,7 @@ import numpy as np
 
 import jaxqueens
 from jaxqueens.core import board
-from jaxqueens.parallel import devices as backend
+from jaxqueens.parallel import shard
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import benchlib
@@ -62,7 +62,7 @@ def main() -> int:
     for batch, n in QUICK_ROWS if args.quick else ROWS:
         host = rng.integers(0, n, size=(batch, n), dtype=np.int32)
         one = jax.device_put(host)
-        sharded = backend.shard_batch(host)
+        sharded = shard.shard_batch(host)
         want = numpy_pairs(host)
         compile_s = benchlib.timeit(lambda: board.attacking_pairs(one).block_until_ready())
         for x in (one, sharded):

@@ -97,7 +97,6 @@ def measure_edges(ns=range(12, 16)) -> dict:
     """Tree edges the count kernel walks at n (the driver's own plan, tasks and kernel,
     :func:`jaxqueens.drivers.count.count_items`), on the CPU: its work output is edges taken."""
     from jaxqueens.drivers import count as counting
-    from jaxqueens.parallel import devices
     from jaxqueens.solvers import count as solver
 
     out = {}
@@ -105,7 +104,7 @@ def measure_edges(ns=range(12, 16)) -> dict:
         plan = counting._plan(n, None, None)
         batch = counting._items(plan, np.arange(len(plan.tasks)))
         states, work = counting.count_items(
-            batch, np.int32(solver.MAX_BUDGET), plan.config, 1, devices.CPU_SIZES
+            batch, np.int32(solver.MAX_BUDGET), plan.config, 1, sizing.CPU_SIZES
         )
         if (np.asarray(states)[:, 0].view(np.int32) >= 0).any():  # word 0: d, -1 once searched
             raise RuntimeError(f"n = {n}: the edge count did not finish in one call")

@@ -400,14 +400,15 @@ def test_count_lockstep_shards_over_devices(monkeypatch):
 
     from jaxqueens.drivers import count
     from jaxqueens.parallel import devices as backend
+    from jaxqueens.parallel import sizing
 
     assert jax.local_device_count() >= 2
     monkeypatch.setattr(backend, "is_accelerator", lambda: True)
     # explicit lanes: 0 (the default) sizes them from the accelerator's memory, which a CPU lacks
     monkeypatch.setattr(
-        backend,
+        sizing,
         "sizes",
-        lambda: dataclasses.replace(backend.ACCELERATOR_DEFAULTS, count_prefixes=64, count_lanes=8),
+        lambda: dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_prefixes=64, count_lanes=8),
     )
     for n, want in ((8, 92), (10, 724), (11, 2680)):
         assert count.count_solutions(n, chunk=64).total == want

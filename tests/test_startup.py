@@ -25,18 +25,20 @@ from jaxqueens.io import boards as boardio
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 
-# Runs `python -m jaxqueens ARGS` in this process, then reports its exit code and the heavy
-# modules that were imported, as one JSON line on stderr.
+# Runs `python -m jaxqueens ARGS` in this process and, at its exit, reports the heavy modules that
+# were imported, as one JSON line on stderr (an exit handler: a command that imported JAX ends the
+# process with os._exit once the exit handlers ran, jaxqueens.cli.main.entry).
 PROBE = """
-import json, runpy, sys
+import atexit, json, runpy, sys
+
+def report():
+    heavy = ("jax", "jaxlib", "jax.", "jaxlib.")
+    jax = sorted(m for m in sys.modules if m in heavy[:2] or m.startswith(heavy[2:]))
+    print("PROBE " + json.dumps({"jax": jax[:5]}), file=sys.stderr)
+
+atexit.register(report)
 sys.argv = ["jaxqueens"] + sys.argv[1:]
-try:
-    runpy.run_module("jaxqueens", run_name="__main__", alter_sys=True)
-    code = 0
-except SystemExit as stop:
-    code = stop.code
-jax = sorted(m for m in sys.modules if m in ("jax", "jaxlib") or m.startswith(("jax.", "jaxlib.")))
-print("PROBE " + json.dumps({"code": code, "jax": jax[:5]}), file=sys.stderr)
+runpy.run_module("jaxqueens", run_name="__main__", alter_sys=True)
 """
 
 
@@ -52,6 +54,7 @@ def _probe(*args, env=None) -> tuple[dict, str, str]:
     lines = out.stderr.splitlines()
     report = [json.loads(line[len("PROBE ") :]) for line in lines if line.startswith("PROBE ")]
     assert len(report) == 1, out.stderr[-3000:]
+    report[0]["code"] = out.returncode
     return report[0], out.stdout, "\n".join(line for line in lines if not line.startswith("PROBE "))
 
 
@@ -109,7 +112,9 @@ def test_command_modules_and_file_helpers_import_without_jax():
         "         if m.name not in ('__main__',)]\n"
         "names += ['jaxqueens.cli.options', 'jaxqueens.io.boards', 'jaxqueens.io.atomic',\n"
         "          'jaxqueens.core.checker', 'jaxqueens.parallel.devices',\n"
-        "          'jaxqueens.solvers.variants', 'jaxqueens.drivers.settings']\n"
+        "          'jaxqueens.parallel.cache', 'jaxqueens.parallel.processes',\n"
+        "          'jaxqueens.io.writing', 'jaxqueens.solvers.variants',\n"
+        "          'jaxqueens.drivers.settings']\n"
         "bad = []\n"
         "for name in names:\n"
         "    importlib.import_module(name)\n"

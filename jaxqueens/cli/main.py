@@ -24,6 +24,8 @@ Exit codes, decided here for every command by one handler (:func:`main`):
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import difflib
 import functools
 import os
@@ -31,6 +33,7 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from jaxqueens import _lazy
 from jaxqueens.cli import (
@@ -51,7 +54,7 @@ from jaxqueens.cli import (
 )
 from jaxqueens.errors import InstanceUnsat, QueensError
 from jaxqueens.io import console, interrupts, logs, ownership, report
-from jaxqueens.parallel import devices
+from jaxqueens.parallel import cache, devices, processes
 
 jax = _lazy.load("jax")  # only asked, in _write_report, once a command has imported it
 
@@ -118,10 +121,11 @@ def build_parser() -> schema.Parser:
         description="Array-parallel N-Queens on JAX: boards, checks and solvers.",
         epilog="Run 'jaxqueens COMMAND --help' for the options of a command. Anywhere on the line: "
         "--log-json (structured logs on stderr); --no-cache (no persistent compilation "
-        f"cache; it lives in ${devices.ENV_CACHE_DIR} or the XDG cache folder, see "
+        f"cache; it lives in ${cache.ENV_CACHE_DIR} or the XDG cache folder, see "
         "README); multi-process runs: --coordinator "
         "HOST:PORT --num-processes P --process-id I [--coordinator-timeout SECONDS, default "
-        f"{devices.COORDINATOR_TIMEOUT:g}, or ${devices.ENV_COORDINATOR_TIMEOUT}] (see README).",
+        f"{processes.COORDINATOR_TIMEOUT:g}, or ${processes.ENV_COORDINATOR_TIMEOUT}] "
+        "(see README).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -159,12 +163,12 @@ def _distributed_parser() -> argparse.ArgumentParser:
 
 def _leaves_cleanly(entry):
     """In a multi-process run, a process that stops on an error or Ctrl-C leaves at once with its
-    exit code (:func:`jaxqueens.parallel.devices.leave`), rather than wait in JAX's exit barrier
+    exit code (:func:`jaxqueens.parallel.processes.leave`), rather than wait in JAX's exit barrier
     for peers that wait for it in turn."""
 
     @functools.wraps(entry)
     def wrapped(argv: Sequence[str] | None = None) -> int:
-        return devices.leave(entry(argv))
+        return processes.leave(entry(argv))
 
     return wrapped
 
@@ -198,8 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # compilation cache (JAXQUEENS_CPU_DEVICES, JAXQUEENS_XLA_FLAGS, JAXQUEENS_CACHE_DIR).
         devices.configure(cache=not dist.no_cache)
         if getattr(args, "uses_jax", True):  # check, show and render never import JAX
-            devices.warn_cache()
-        devices.init_distributed(
+            cache.warn_cache()
+        processes.init_distributed(
             dist.coordinator, dist.num_processes, dist.process_id, dist.coordinator_timeout
         )
         with console.pipe_safe_stdout() as shown:  # `| head`: a closed stdout costs no file
@@ -326,5 +330,30 @@ def _internal(command: str, err: BaseException) -> int:
     )
 
 
+def entry() -> NoReturn:
+    """The ``jaxqueens`` process: :func:`main`, then the end of the process with its exit code.
+
+    Once a command has imported JAX, tearing the interpreter down (JAX's and XLA's objects, the
+    CPU client and its threads) takes 0.15-0.2 s after the work is done: measured on the 2-core
+    machine, 0.2 s of a 1.1 s ``solve -n 8 --chains 20000``. So the process ends there: the
+    output streams flushed and the exit handlers run (JAX's, a multi-process run's shutdown
+    included), then ``os._exit``. Every file a command writes is closed before it returns. A
+    command that never imported JAX exits as usual.
+    """
+    code = main()
+    if not _lazy.is_loaded("jax"):
+        sys.exit(code)
+    _flush()
+    atexit._run_exitfuncs()
+    _flush()
+    os._exit(code)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed, or a pipe the reader closed
+            stream.flush()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

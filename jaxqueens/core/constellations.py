@@ -77,7 +77,8 @@ def border_configurations(n: int) -> np.ndarray:
     if n < 2:
         raise ValueError(f"border configurations need n >= 2, not n = {n}")
     t = n - 1
-    cfg = np.stack(np.meshgrid(*[np.arange(n)] * 4, indexing="ij"), axis=-1).reshape(-1, 4)
+    line = np.arange(n, dtype=np.int32)
+    cfg = np.stack(np.meshgrid(line, line, line, line, indexing="ij"), axis=-1).reshape(-1, 4)
     a, b, c, d = cfg.T
     ok = (
         ((a == 0) == (c == 0))
@@ -87,14 +88,12 @@ def border_configurations(n: int) -> np.ndarray:
     )
     cfg = cfg[ok]
     x, y = _cells(n, cfg)
-    same = (x[:, :, None] == x[:, None, :]) & (y[:, :, None] == y[:, None, :])
-    hit = (
-        (x[:, :, None] == x[:, None, :])
-        | (y[:, :, None] == y[:, None, :])
-        | (x[:, :, None] - x[:, None, :] == y[:, :, None] - y[:, None, :])
-        | (x[:, :, None] - x[:, None, :] == y[:, None, :] - y[:, :, None])
-    )
-    return cfg[~(hit & ~same).any(axis=(1, 2))]
+    bad = np.zeros(len(cfg), bool)
+    for i, j in itertools.combinations(range(4), 2):  # each pair of border queens once
+        dx, dy = x[:, i] - x[:, j], y[:, i] - y[:, j]
+        same = (dx == 0) & (dy == 0)  # a corner queen, counted for its row and its column
+        bad |= ((dx == 0) | (dy == 0) | (dx == dy) | (dx == -dy)) & ~same
+    return cfg[~bad].astype(np.int64)
 
 
 def images(n: int, cfg: np.ndarray) -> np.ndarray:

@@ -100,7 +100,7 @@ def _advance(lanes: solver.State, active, config: Config) -> solver.State:
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3))
-def search_chunk(batch, config: Config, num_devices: int, sizes: devices.Sizes):
+def search_chunk(batch, config: Config, num_devices: int, sizes: sizing.Sizes):
     """Run every item of ``batch`` (uint32 ``[P, HEAD + n]``, P a multiple of ``num_devices``;
     zero rows are empty items). Returns (head uint32 ``[P, 4]`` = d, steps, lo, hi;
     stacks uint32 ``[P, n + 1, 5]``; listed solutions uint32 ``[P, cap, n + 1]``)."""
@@ -128,7 +128,7 @@ def chunk_builder(config: Config, num_devices: int = 1, place=None):
     place = place or (lambda tree: tree)
 
     def build(lanes: int):
-        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
+        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
         rows = ITEMS_PER_LANE * lanes * num_devices
         batch = place(jax.ShapeDtypeStruct((rows, config.width), jax.numpy.uint32))
         return search_chunk.trace(batch, config, num_devices, sizes).lower()
@@ -148,7 +148,7 @@ def accelerator_lanes(config: Config, num_devices: int, target=None) -> sizing.C
     )
 
 
-def _kernel(batch, shards: int, config: Config, sizes: devices.Sizes):
+def _kernel(batch, shards: int, config: Config, sizes: sizing.Sizes):
     """:func:`search_chunk` as a stream calls it (:mod:`jaxqueens.parallel.streams`)."""
     return search_chunk(batch, config, shards, sizes)
 
@@ -363,7 +363,7 @@ def solve_instances(
     max_nodes = arguments.integer(max_nodes, "max_nodes", 1, None, optional=True)
     budget = arguments.integer(budget, "budget (tree edges per item and call)", 1, optional=True)
     chunk = arguments.integer(chunk, "chunk (items per call)", 1, optional=True)
-    sizes = devices.sizes()
+    sizes = sizing.sizes()
     num_dev = devices.local_device_count()
     list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]
     if sizes.accelerator and not sizes.count_lanes and models:

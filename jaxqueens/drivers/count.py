@@ -59,7 +59,7 @@ from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import devices, gather, items, sizing
+from jaxqueens.parallel import cache, devices, gather, items, sizing
 from jaxqueens.parallel import streams as parallel_streams
 from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.parallel.shard import pad_rows
@@ -101,7 +101,7 @@ def _count_words(lanes: solver.Lane):
 
 
 def _search_each(
-    rows, count_one, init_one, config: KernelConfig, num_devices: int, sizes: devices.Sizes
+    rows, count_one, init_one, config: KernelConfig, num_devices: int, sizes: sizing.Sizes
 ):
     """``count_one(row, config)`` per row, or lockstep lanes from ``init_one(row, config)`` on an
     accelerator (:func:`jaxqueens.parallel.items.search_each`): uint32 ``[P, 2]`` count words."""
@@ -119,8 +119,8 @@ def _search_each(
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3))
-def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: devices.Sizes):
-    """Count words per prefix, batched the backend's way (``sizes`` is :func:`devices.sizes`).
+def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: sizing.Sizes):
+    """Count words per prefix, batched the backend's way (``sizes`` is :func:`sizing.sizes`).
 
     Args:
       prefixes: uint32 ``[P, 4]`` (cols, ld, rd, av), P a multiple of ``num_devices`` (pad with
@@ -142,7 +142,7 @@ def _advance_searches(lanes, active, config: solver.Config):
 
 
 @functools.partial(jax.jit, static_argnums=(2, 3, 4))
-def count_items(batch, budget, config: solver.Config, num_devices: int, sizes: devices.Sizes):
+def count_items(batch, budget, config: solver.Config, num_devices: int, sizes: sizing.Sizes):
     """Constellation searches (:func:`jaxqueens.solvers.count.search`), resumable, batched the
     backend's way: on the CPU one after the other under one budget of ``budget`` edges per
     device; on an accelerator lockstep lanes, each advanced at most ``budget`` times.
@@ -178,7 +178,7 @@ def count_items(batch, budget, config: solver.Config, num_devices: int, sizes: d
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
 def enumerate_chunk(
-    prefixes, config: KernelConfig, cap: int, num_devices: int, sizes: devices.Sizes
+    prefixes, config: KernelConfig, cap: int, num_devices: int, sizes: sizing.Sizes
 ):
     """Every prefix's solutions (at most ``cap`` each): counts uint32 ``[P, 2]`` and lists
     uint32 ``[P, cap, W]`` (:func:`jaxqueens.solvers.count.enumerate_prefix`), batched the way
@@ -198,7 +198,7 @@ def items_builder(n: int, depth: int, num_devices: int = 1, place=None):
     config = solver.Config(n, constellations.table_levels(n, depth))
 
     def build(lanes: int):
-        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
+        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
         rows = TASKS_PER_LANE * lanes * num_devices
         batch = place(jax.ShapeDtypeStruct((rows, config.width), jnp.uint32))
         budget = place(jax.ShapeDtypeStruct((), jnp.int32))
@@ -252,11 +252,11 @@ class _MirrorPlan(NamedTuple):
     queens: np.ndarray  # [P, depth] uint8
     chunk: int  # prefixes per kernel call (multiple of devices)
     devices: int
-    sizes: devices.Sizes
+    sizes: sizing.Sizes
 
 
 def _chunk_size(
-    items: int, n: int, num_devices: int, sizes: devices.Sizes, chunk: int | None
+    items: int, n: int, num_devices: int, sizes: sizing.Sizes, chunk: int | None
 ) -> int:
     """Items per kernel call, a multiple of the device count: about 16 calls from n = 15 on
     (progress, checkpoints), at most 2048 per device on the CPU."""
@@ -274,7 +274,7 @@ def _chunk_size(
 def _mirror_plan(n: int) -> _MirrorPlan:
     """Enumeration's plan (n <= 14). On an accelerator, one lane per prefix up to the device's
     parallelism (a lane of n <= 14 holds a few hundred bytes: memory is never the bound)."""
-    sizes = devices.sizes()
+    sizes = sizing.sizes()
     num_devices = devices.local_device_count()
     if sizes.accelerator and not sizes.count_lanes:
         fill = sizing.device_target().parallelism
@@ -306,7 +306,7 @@ class _Plan(NamedTuple):
     constellations: int
     chunk: int  # tasks per kernel call on one stream (a multiple of the devices it spans)
     streams: list  # where calls run (jaxqueens.parallel.streams): one per host device on a CPU
-    sizes: devices.Sizes
+    sizes: sizing.Sizes
     budget: int  # edges per device and call (CPU) or lockstep iterations (accelerator)
 
     @property
@@ -332,7 +332,7 @@ ACCELERATOR_CALL_STEPS = 1 << 16  # lockstep iterations per accelerator call
 
 
 def _task_chunk(
-    tasks: int, n: int, streams: int, shards: int, sizes: devices.Sizes, chunk: int | None
+    tasks: int, n: int, streams: int, shards: int, sizes: sizing.Sizes, chunk: int | None
 ) -> int:
     """Tasks per kernel call on one stream, a multiple of ``shards`` (the devices a call spans).
 
@@ -357,7 +357,7 @@ def _plan(n: int, depth: int | None, chunk: int | None, budget: int | None = Non
     and the tasks number :data:`TASKS_PER_LANE` per lane."""
     depth = arguments.integer(depth, "depth", 1, optional=True)
     chunk = arguments.integer(chunk, "chunk", 1, optional=True)
-    sizes = devices.sizes()
+    sizes = sizing.sizes()
     num_dev = devices.local_device_count()
     cfg, weights = constellations.constellations(n)
     allow = constellations.allow_masks(n, cfg)
@@ -430,9 +430,26 @@ def _padded(plan: _Plan, batch: np.ndarray) -> np.ndarray:
     return np.concatenate([batch, pad])
 
 
+_executables: dict = {}
+"""(config, shards, sizes, batch shape, placement) -> :func:`count_items` compiled for them."""
+
+
 def _kernel(batch, shards: int, plan: _Plan):
-    """:func:`count_items` as a stream calls it (:mod:`jaxqueens.parallel.streams`)."""
-    return count_items(batch, np.int32(plan.budget), plan.config, shards, plan.sizes)
+    """:func:`count_items` as a stream calls it (:mod:`jaxqueens.parallel.streams`), compiled once
+    per stream; a repeated run loads it without tracing (:func:`jaxqueens.parallel.cache.compiled`).
+    """
+    budget = np.int32(plan.budget)
+    static = (plan.config, shards, plan.sizes)
+    memo = (*static, batch.shape, getattr(batch, "sharding", None))
+    run = _executables.get(memo)
+    if run is None:
+        run = _executables[memo] = cache.compiled(
+            "count-items",
+            static,
+            (batch, budget),
+            lambda: count_items.lower(batch, budget, plan.config, shards, plan.sizes),
+        )
+    return run(batch, budget)
 
 
 def _compile(plan: _Plan) -> float:

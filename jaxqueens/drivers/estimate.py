@@ -226,7 +226,7 @@ def call_plan(
     group = 1 << (group.bit_length() - 1)
     per_call = max(group, min(-(-want // group) * group, max(1, lanes // padded) // group * group))
     calls = -(-want // per_call)
-    block = backend.sizes().estimator_block if block is None else block
+    block = sizing.sizes().estimator_block if block is None else block
     plan = Plan(knuth.Config(n=n, depth=depth), per_call=per_call, group=group, block=block)
     return plan, copies, rows, padded, calls
 
@@ -278,8 +278,8 @@ def accelerator_lanes(
 
 
 def default_probes() -> int:
-    """10^7 probes on a CPU, 10^8 on an accelerator (:func:`jaxqueens.parallel.devices.sizes`)."""
-    return backend.sizes().estimator_probes
+    """10^7 probes on a CPU, 10^8 on an accelerator (:func:`jaxqueens.parallel.sizing.sizes`)."""
+    return sizing.sizes().estimator_probes
 
 
 def default_depth(n: int, probes: int) -> int:

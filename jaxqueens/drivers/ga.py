@@ -46,7 +46,8 @@ from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import gather, sizing
 from jaxqueens.parallel import trials as lockstep
-from jaxqueens.parallel.devices import local_device_count, shard_batch
+from jaxqueens.parallel.devices import local_device_count
+from jaxqueens.parallel.shard import shard_batch
 from jaxqueens.solvers import ga_crossover, ga_fitness, ga_mutation
 from jaxqueens.solvers.constrained import Mask
 from jaxqueens.solvers.ga import ENCODINGS, SCHEMES, Config, Problem, State, default_params

@@ -19,8 +19,8 @@ from jaxqueens.core import arguments, checker
 from jaxqueens.core.board import as_size
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel import cache, memory
 from jaxqueens.parallel import devices as backend
-from jaxqueens.parallel import memory
 from jaxqueens.solvers import large
 
 PEAK_BYTES_PER_QUEEN = 64
@@ -96,8 +96,15 @@ def _place_columns(place_fn, s: large.State, n: int, quiet: bool | None) -> larg
 
 _empty = jax.jit(large.empty, static_argnums=(1,))
 _place = jax.jit(large.place, static_argnums=(1,), donate_argnums=(0,))
-_ready = jax.jit(large.ready, static_argnums=(1,), donate_argnums=(0,))
 _renew = jax.jit(large.renew, static_argnums=(1,), donate_argnums=(0,))
+
+
+@functools.partial(jax.jit, static_argnums=(1,), donate_argnums=(0,))
+def _ready(s: large.State, config: large.Config, params: large.Params):
+    """The placed board opened for repair, and its conflicted queens (in the same call: counted
+    outside it, each array operation was compiled and dispatched on its own)."""
+    s = large.ready(s, config, params)
+    return s, jnp.sum(large.conflicted(s), dtype=jnp.int32)
 
 
 @functools.partial(jax.jit, static_argnums=(1,), donate_argnums=(0,))
@@ -113,17 +120,24 @@ class _Kernels:
     compiled ahead, so that compilation is timed apart."""
 
     def __init__(self, key, config: large.Config, params: large.Params):
-        shape = jax.eval_shape(lambda k: large.empty(k, config, params), key)
         one = jnp.int32(0)
         self.config, self.params = config, params
-        self.empty = _empty.lower(key, config, params).compile()
-        self.place = _place.lower(shape, config, params, one, one).compile()
-        self.ready = _ready.lower(shape, config, params).compile()
-        self.repair = _repair.lower(shape, config, params).compile()
 
-    def board(self, s: large.State, quiet: bool | None) -> large.State:
+        def load(name, fn, *args):  # a repeated run loads them without tracing (parallel.cache)
+            return cache.compiled(
+                f"large-{name}", (config,), args, lambda: fn.lower(*args[:1], config, *args[1:])
+            )
+
+        self.empty = load("empty", _empty, key, params)
+        shape = self.empty.out_info
+        self.place = load("place", _place, shape, params, one, one)
+        self.ready = load("ready", _ready, shape, params)
+        self.repair = load("repair", _repair, shape, params)
+
+    def board(self, s: large.State, quiet: bool | None) -> tuple[large.State, jax.Array]:
         """QS4 of a fresh start (from :func:`~jaxqueens.solvers.large.empty` or
-        :func:`~jaxqueens.solvers.large.renew`), opened for repair, with progress."""
+        :func:`~jaxqueens.solvers.large.renew`), opened for repair, with progress; and its
+        conflicted queens."""
         p = self.params
         s = _place_columns(
             lambda s, a, b: self.place(s, p, jnp.int32(a), jnp.int32(b)), s, self.config.n, quiet
@@ -233,16 +247,16 @@ def _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_
     compile_s = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    s = kernels.board(kernels.empty(key, params), quiet)
+    s, conflicted_after_init = kernels.board(kernels.empty(key, params), quiet)
     init_s = time.perf_counter() - t0
-    after_init = int(np.asarray(large.conflicted(s)).sum())
+    after_init = int(conflicted_after_init)
     pairs_after_init = int(s.pairs)
     t1 = time.perf_counter()
     trace, conflicted_rounds = [], []
     finished, stalled_out = pairs_after_init == 0, False
     while not finished:
         if stalled_out:  # a fresh QS4 board from the chain's next seed
-            s = kernels.board(kernels.renew(s), quiet)
+            s, _ = kernels.board(kernels.renew(s), quiet)
             finished = bool(large.done(s, config, params))
             stalled_out = bool(large.retry(s, config, params))
             continue

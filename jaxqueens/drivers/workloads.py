@@ -35,8 +35,7 @@ from jaxqueens.drivers import large as large_driver
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as statistics
 from jaxqueens.parallel import chains as chain_batch
-from jaxqueens.parallel.devices import ACCELERATOR_DEFAULTS
-from jaxqueens.parallel.sizing import Target
+from jaxqueens.parallel.sizing import ACCELERATOR_DEFAULTS, Target
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers import ga_crossover, ga_mutation, minconflicts, variants
 from jaxqueens.solvers.complete import Config as CompleteConfig

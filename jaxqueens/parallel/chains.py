@@ -36,7 +36,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxqueens.errors import QueensError
-from jaxqueens.parallel import devices, memory, sizing
+from jaxqueens.parallel import cache, devices, memory, sizing
 from jaxqueens.parallel.lanes import gate, lockstep, where_lanes
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers.base import chain_keys
@@ -349,16 +349,27 @@ def compile_runner(
 
     fn = jax.jit(call)
     args = (key, jnp.int32(0), params, problem, fresh)
-    lowered = None if accelerator else fn.lower(*args)
-    out = jax.eval_shape(fn, *args) if lowered is None else lowered.out_info
-    results = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(out))
     n = getattr(chains.config, "n", "?")
-    memory.check_memory(
-        RESULT_COPIES * results,
-        f"--batch {chunk} (chains per kernel call, n = {n}: their boards and results)",
-        "use a smaller --batch",
-    )
-    if lowered is None:
+
+    def check_memory(out) -> None:
+        results = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(out))
+        memory.check_memory(
+            RESULT_COPIES * results,
+            f"--batch {chunk} (chains per kernel call, n = {n}: their boards and results)",
+            "use a smaller --batch",
+        )
+
+    def lower():
+        lowered = fn.lower(*args)
+        check_memory(lowered.out_info)  # before compiling
+        return lowered
+
+    if not accelerator:  # a repeated run loads the executable without tracing (parallel.cache)
+        static = (chains.family.__name__, chains.config, chunk)
+        compiled = cache.compiled("chains", static, args, lower)
+        check_memory(compiled.out_info)
+    else:
+        check_memory(jax.eval_shape(fn, *args))
         target = target or sizing.device_target()
         choice = sizing.choose(
             lockstep_builder(chains, key, chunk, params, problem, num),
@@ -373,8 +384,6 @@ def compile_runner(
                 f"{memory.format_bytes(target.budget_bytes)}: use a smaller --batch"
             )
         compiled, lanes = choice.compiled, choice.batch
-    else:
-        compiled = lowered.compile()
 
     def run_chunk(offset: int, count: int, resume=None):
         """Chains ``offset .. offset + count - 1``; ``resume``: the family's per-call input

@@ -6,7 +6,7 @@ Every cross-process transfer goes through :func:`allgather`. When another proces
 left on an error), gloo's connection to it breaks and the transfer fails at once; that becomes a
 one-line :class:`~jaxqueens.errors.PeerLostError`, on which the chunked loop saves what is finished
 (:mod:`jaxqueens.drivers.loop`) and the command line exits 2 without waiting for JAX's shutdown
-(:func:`jaxqueens.parallel.devices.leave`). A peer that is alive but silent (frozen, cut off) is
+(:func:`jaxqueens.parallel.processes.leave`). A peer that is alive but silent (frozen, cut off) is
 given up by JAX's heartbeat after the coordinator timeout, which ends the process from C++.
 """
 

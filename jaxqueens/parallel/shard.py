@@ -1,7 +1,8 @@
-"""One way to spread a batch over the local devices: ``shard_map`` over its leading axis.
+"""One way to spread a batch over the local devices: one mesh, ``shard_map`` over its leading axis.
 
 Every batched workload (chains, count prefixes, GA trials, estimator strata) calls
-:func:`over_devices` inside its jitted function; with one device it is a plain call. On the CPU
+:func:`over_devices` inside its jitted function; with one device it is a plain call. A host
+array is placed the same way, split along its leading axis, by :func:`shard_batch`. On the CPU
 the devices are one host "device" per core (:mod:`jaxqueens.parallel.devices`), which
 ``shared/PERFORMANCE.md`` measured at 1.7-2.2x over one; items are independent, so there is no
 communication between the shards.
@@ -28,6 +29,15 @@ def local_mesh(num_devices: int) -> jax.sharding.Mesh:
         devices=jax.local_devices()[:num_devices],
         axis_types=(jax.sharding.AxisType.Auto,),
     )
+
+
+def shard_batch(x):
+    """Place ``x`` with its leading (batch) axis split over all local devices (the mesh of
+    :func:`over_devices`); on the default device when the batch does not divide evenly."""
+    devices = jax.local_devices()
+    if len(devices) == 1 or np.shape(x)[0] % len(devices):
+        return jax.device_put(x)
+    return jax.device_put(x, jax.sharding.NamedSharding(local_mesh(len(devices)), _spec(0)))
 
 
 def _spec(axis: int | None) -> PartitionSpec:

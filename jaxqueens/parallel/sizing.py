@@ -1,4 +1,9 @@
-"""Batch sizes on an accelerator, chosen from the compiled program against the device.
+"""Batch sizes per backend: the CPU's measured table, and on an accelerator sizes chosen from the
+compiled program against the device.
+
+:func:`sizes` is the one table of batch sizes the drivers read (:data:`CPU_SIZES` on the CPU:
+one item per ``lax.map`` iteration sharded over the host devices); on an accelerator it names the
+strategy only (lockstep ``vmap`` with lane recycling) and the sizes come from :func:`choose`.
 
 On a GPU the lockstep lanes, the items per call and the probes per call of every workload are
 chosen here, by one function, :func:`choose`: a *builder* lowers the workload's real jitted
@@ -15,7 +20,7 @@ described device's memory times :data:`MEMORY_FRACTION`, the same default. The d
 check share :func:`choose` and the workloads' builders, so the check compiles what a GPU user
 would run. Choices are cached per (workload, shapes, device): a run pays one compile when the
 first candidate fits. The CPU path never comes here (its sizes were measured,
-:data:`jaxqueens.parallel.devices.CPU_SIZES`).
+:data:`CPU_SIZES`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, NamedTuple
 
 from jaxqueens import _lazy
+from jaxqueens.parallel import devices
 
 jax = _lazy.load("jax")
 
@@ -185,3 +191,44 @@ def items_for(lanes: int, per_lane: int, work: int | None, multiple: int = 1) ->
     the next), at most the ``work`` there is, a multiple of ``multiple``."""
     items = lanes * per_lane if work is None else min(work, lanes * per_lane)
     return max(multiple, math.ceil(items / multiple) * multiple)
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    """Batch sizes for the default backend (the drivers read these; flags may override them)."""
+
+    accelerator: bool  # lockstep lanes (True) or one item per lax.map iteration (False)
+    chain_lanes: int  # lockstep lanes per device for chain solvers
+    count_prefixes: int  # prefixes an exact count expands to, at least
+    count_lanes: int  # lockstep lanes per device for the exact count
+    estimator_probes: int  # default probes of Knuth's estimator
+    estimator_block: int  # probes per lax.map iteration (0: all at once, the accelerator way)
+
+
+CPU_SIZES = Sizes(
+    accelerator=False,
+    chain_lanes=256,
+    count_prefixes=4096,
+    count_lanes=4096,
+    estimator_probes=10**7,
+    estimator_block=4096,
+)
+ACCELERATOR_DEFAULTS = Sizes(
+    accelerator=True,
+    chain_lanes=0,
+    count_prefixes=0,
+    count_lanes=0,
+    estimator_probes=10**8,
+    estimator_block=0,
+)
+"""On an accelerator the lanes and items per call are not taken from a table: each driver sizes
+them from its compiled program against the device (:func:`choose`); the zeros
+here say so. What stays is the strategy (lockstep lanes, all probes at once) and the default
+length of an estimate."""
+
+
+def sizes() -> Sizes:
+    """The batch sizes of the default backend: CPU figures measured on a 2-core machine; on an
+    accelerator the strategy only (:data:`ACCELERATOR_DEFAULTS`: the sizes come from
+    :func:`choose`)."""
+    return ACCELERATOR_DEFAULTS if devices.is_accelerator() else CPU_SIZES

@@ -111,6 +111,26 @@ def test_weighted_completions_are_the_total(n):
     assert counts == [borders.count(tuple(c)) for c in cfg.tolist()]
 
 
+@pytest.mark.parametrize("n", [4, 5, 8, 12, 17, 23])
+def test_allow_masks_match_a_cell_by_cell_reference(n):
+    """Every border configuration (not only the one searched per class): a border queen's column
+    allows its own row only, any other column the rows no border queen attacks."""
+    cfg = con.border_configurations(n)
+    got = con.allow_masks(n, cfg)
+    assert got.dtype == np.uint32 and got.shape == (len(cfg), n)
+    for k in range(0, len(cfg), max(1, len(cfg) // 300)):  # a spread of ~300 configurations
+        a, b, c, d = cfg[k].tolist()
+        queens = {(0, a), (n - 1, b), (c, 0), (d, n - 1)}  # (column, row); corners shared
+        for col in range(n):
+            own = [r for x, r in queens if x == col]
+            rows = own or [
+                r
+                for r in range(n)
+                if not any(r == y or abs(col - x) == abs(r - y) for x, y in queens)
+            ]
+            assert int(got[k, col]) == sum(1 << r for r in rows), (n, k, col)
+
+
 @pytest.mark.parametrize("n,depth", [(7, 1), (8, 3), (9, 4)])
 def test_tasks_split_each_constellation_exactly(n, depth):
     cfg, _ = con.constellations(n)

@@ -22,7 +22,7 @@ from jaxqueens.drivers import complete
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io import instances as instio
-from jaxqueens.parallel import devices
+from jaxqueens.parallel import devices, sizing
 from jaxqueens.parallel import streams as parallel_streams
 from tests.solvers.test_complete import plain_solutions
 
@@ -110,7 +110,7 @@ def test_lockstep_strategy_gives_the_same(monkeypatch):
     want = [r.solutions for r in complete.solve_instances(models, "count").instances]
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     monkeypatch.setattr(
-        devices, "sizes", lambda: dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=3)
+        sizing, "sizes", lambda: dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=3)
     )
     got = complete.solve_instances(models, "count", budget=30, chunk=4).instances
     assert [r.solutions for r in got] == want
@@ -322,7 +322,7 @@ def test_chunks_run_in_one_worker_thread_per_stream(monkeypatch):
     assert [(r.status, r.solutions) for r in got] == [(r.status, r.solutions) for r in want]
     assert (got[-1].status, got[-1].nodes) == ("UNSAT", 0)
     assert "MainThread" not in seen and len(seen) == (
-        1 if devices.sizes().accelerator else jax.local_device_count()
+        1 if sizing.sizes().accelerator else jax.local_device_count()
     )
 
 

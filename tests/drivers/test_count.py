@@ -17,7 +17,7 @@ from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.drivers import count, settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import devices, gather
+from jaxqueens.parallel import devices, gather, sizing
 from jaxqueens.parallel.shard import pad_rows
 from jaxqueens.solvers.count import KernelConfig
 
@@ -58,13 +58,13 @@ def test_totals_do_not_depend_on_depth_or_chunk():
 def test_kernel_counts_each_prefix_like_the_reference(n, depth, monkeypatch):
     masks, _ = expand_mirror(n, depth)
     cfg = KernelConfig(n, depth)
-    got = np.asarray(count.count_chunk(masks, cfg, 1, devices.CPU_SIZES))
+    got = np.asarray(count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES))
     want = [reference.count_completions(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks]
     assert got[:, 1].sum() == 0 and got[:, 0].tolist() == want
     # the accelerator strategy (lockstep lanes with refilling) gives the same, whatever the lanes
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     for lanes in (1, 7, 64):
-        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
+        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
         assert (np.asarray(count.count_chunk(masks, cfg, 1, sizes)) == got).all()
 
 
@@ -72,15 +72,15 @@ def test_both_strategies_split_over_every_host_device(monkeypatch):
     masks, _ = expand_mirror(9, 3)
     cfg = KernelConfig(9, 3)
     d = jax.local_device_count()
-    got = np.asarray(count.count_chunk(masks, cfg, 1, devices.CPU_SIZES))
-    split = np.asarray(count.count_chunk(pad_rows(masks, d), cfg, d, devices.CPU_SIZES))
+    got = np.asarray(count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES))
+    split = np.asarray(count.count_chunk(pad_rows(masks, d), cfg, d, sizing.CPU_SIZES))
     assert (split[: len(masks)] == got).all() and not split[len(masks) :].any()
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     split = count.count_chunk(
         pad_rows(masks, d),
         cfg,
         d,
-        dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=64),
+        dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=64),
     )
     assert (np.asarray(split)[: len(masks)] == got).all()
 
@@ -88,10 +88,10 @@ def test_both_strategies_split_over_every_host_device(monkeypatch):
 def test_enumerate_chunk_lists_as_many_as_it_counts():
     masks, _ = expand_mirror(9, 3)
     cfg = KernelConfig(9, 3)
-    counts, lists = count.enumerate_chunk(masks, cfg, 8, 1, devices.CPU_SIZES)
+    counts, lists = count.enumerate_chunk(masks, cfg, 8, 1, sizing.CPU_SIZES)
     chex.assert_shape(lists, (len(masks), 8, cfg.width))
     assert (
-        np.asarray(counts) == np.asarray(count.count_chunk(masks, cfg, 1, devices.CPU_SIZES))
+        np.asarray(counts) == np.asarray(count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES))
     ).all()
 
 
@@ -100,9 +100,9 @@ def test_chunk_functions_compile_once_per_shape():
     cfg = KernelConfig(8, 2)
     before = count.count_chunk._cache_size()
     for k in (1, 2, 3):
-        count.count_chunk(np.roll(masks, k, axis=0), KernelConfig(8, 2), 1, devices.CPU_SIZES)
+        count.count_chunk(np.roll(masks, k, axis=0), KernelConfig(8, 2), 1, sizing.CPU_SIZES)
     assert count.count_chunk._cache_size() - before <= 1
-    count.count_chunk(masks, cfg, 1, devices.CPU_SIZES)
+    count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES)
     assert count.count_chunk._cache_size() - before <= 1
 
 
@@ -308,9 +308,9 @@ def test_on_an_accelerator_one_stream_spans_every_device_with_two_calls_in_fligh
     local device, the next call queued while the host reads one; the same exact counts."""
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     monkeypatch.setattr(
-        devices,
+        sizing,
         "sizes",
-        lambda: dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_prefixes=64, count_lanes=8),
+        lambda: dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_prefixes=64, count_lanes=8),
     )
     events = _log_streams(monkeypatch)
     plan = count._plan(10, None, 32)
@@ -390,17 +390,17 @@ def test_task_searches_agree_over_devices_lanes_strategies_and_budgets(monkeypat
     d = jax.local_device_count()
     batch = pad_rows(batch, d)
     batch[len(plan.tasks) :, 0] = count.solver.DONE
-    one, calls = _drain(plan, batch, count.solver.MAX_BUDGET, 1, devices.CPU_SIZES)
+    one, calls = _drain(plan, batch, count.solver.MAX_BUDGET, 1, sizing.CPU_SIZES)
     real = one[: len(plan.tasks)]
     assert calls == 1 and plan.base + int((real * plan.weights).sum()) == A000170[9]
     for budget in (1, 7, 1000):
-        got, calls = _drain(plan, batch, budget, 1, devices.CPU_SIZES)
+        got, calls = _drain(plan, batch, budget, 1, sizing.CPU_SIZES)
         assert (got == one).all() and (calls > 1 or budget == 1000)
-    split, _ = _drain(plan, batch, 7, d, devices.CPU_SIZES)
+    split, _ = _drain(plan, batch, 7, d, sizing.CPU_SIZES)
     assert (split == one).all()
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
     for lanes, budget in [(1, 1000), (7, 5), (64, count.solver.MAX_BUDGET)]:
-        sizes = dataclasses.replace(devices.ACCELERATOR_DEFAULTS, count_lanes=lanes)
+        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
         got, _ = _drain(plan, batch, budget, d, sizes)
         assert (got == one).all()
 

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxqueens.parallel import chains, gpus, sizing
+from jaxqueens.parallel import chains, devices, gpus, sizing
 from jaxqueens.solvers import minconflicts
 
 
@@ -142,3 +142,15 @@ def test_abstract_places_shapes_without_arrays():
         ((5,), jnp.uint32),
         ((), jnp.int32),
     ]
+
+
+def test_one_table_of_sizes_per_backend():
+    assert jax.default_backend() == "cpu" or devices.is_accelerator()
+    s = sizing.sizes()
+    assert s is (sizing.ACCELERATOR_DEFAULTS if devices.is_accelerator() else sizing.CPU_SIZES)
+    assert s.estimator_probes >= 1
+    cpu = sizing.CPU_SIZES
+    assert cpu.chain_lanes >= 1 and cpu.count_prefixes >= 1 and cpu.count_lanes >= 1
+    # on an accelerator no lane count comes from a table: choose() sizes them
+    acc = sizing.ACCELERATOR_DEFAULTS
+    assert acc.accelerator and (acc.chain_lanes, acc.count_prefixes, acc.count_lanes) == (0, 0, 0)
