@@ -510,7 +510,7 @@ def test_defect_4_peer_killed_mid_run_survivor_saves_and_stops(tmp_path):
     assert procs[0].returncode == 2 and seconds < 20, (seconds, err[-3000:])
     assert "process 0 of 2 lost contact" in err and "--resume" in err
     with np.load(ckpt) as z:  # the survivor's last save is whole
-        assert int(z["offset"]) > 0 and len(z["solved"]) == int(z["offset"])
+        assert int(z["offset"]) > 0 and len(z["done.solved"]) == int(z["offset"])
 
 
 def test_defect_4_peer_stopping_on_an_error_does_not_hang_the_run(tmp_path):
