@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
@@ -253,10 +252,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
         )
         setting = settings.anneal_setting(m, args.preset, args.neighbour, needs_step)
         used[m] = settings.used(settings.ANNEAL, setting, given)
-    if args.resume:
-        if args.out and Path(args.out) != Path(args.resume):
-            raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
-        args.out = args.resume
+    args = options.resume_folder(args)
     writing.prepare_out(args.out, need=len(methods) * max(args.chains, 1) * (12 * max(n, 1) + 100))
     options.claim_out(args.out, resume=bool(args.resume))
     states = _resume_states(args.resume, methods) if args.resume else {}

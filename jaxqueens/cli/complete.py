@@ -106,6 +106,7 @@ def _check(args) -> None:
 
 def cmd_complete(args) -> int:
     """The ``complete`` command."""
+    args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     _check(args)
     path, resume = options.checkpoint_target(args, per_process=True)
     loaded = instio.load_instances(

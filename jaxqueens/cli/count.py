@@ -231,6 +231,7 @@ def _toroidal(args, n: int) -> int:
 
 def cmd_count(args) -> int:
     """The ``count`` command."""
+    args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     if args.checkpoint:
         raise QueensError(
             f"--checkpoint {args.checkpoint}: JSON checkpoints are no longer "

@@ -117,14 +117,14 @@ def _fmt(x: float) -> str:
 
 
 def _checkpoints(args) -> bool:
-    """Resume? (``--resume DIR`` needs a checkpoint there and sets ``args.out``.)"""
+    """Resume? (``--resume DIR`` needs a checkpoint there; it writes to DIR:
+    :func:`jaxqueens.cli.options.resume_folder`.)"""
     if args.resume:
         if not any(Path(args.resume).glob("checkpoint-n*.npz")):
             raise QueensError(
                 f"--resume {args.resume}: no checkpoint there; check the folder, or "
                 "start without --resume"
             )
-        args.out = args.resume
         return True
     options.check_seconds(args.checkpoint_every, "--checkpoint-every")
     return False
@@ -155,11 +155,11 @@ def _report(r: Estimate, level: float) -> None:
 
 def cmd_estimate(args) -> int:
     """The ``estimate`` command: one line per size, a table file and the log Q(n)/n plot."""
+    args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     positional = ",".join(args.n_pos) if args.n_pos else None
     if args.n is not None and positional is not None and args.n != positional:
         raise QueensError(f"two board sizes given (-n {args.n} and {positional}); give one")
-    args.n = args.n or positional or "27"
-    sizes = parse_sizes(args.n)
+    sizes = parse_sizes(args.n or positional or "27")
     probes = args.probes  # a float (2e4); checked (nan, inf, < 1) before JAX is imported
     for n in sizes:
         settings.check_estimate(n, probes, args.level, args.seed)

@@ -190,6 +190,7 @@ def _out_bytes(conf: dict) -> int:
 
 def cmd_evolve(args) -> int:
     """The ``evolve`` command: run, print the summary, write the outputs."""
+    args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     conf = _settings(args)
     out, plot, score = (
         conf.pop("out", None),
@@ -226,9 +227,7 @@ def cmd_evolve(args) -> int:
                 f"was given; drop -n or pass -n {instance.n}"
             )
         conf["n"], conf["instance"] = None, instance
-    args.out = out
     target, resume = options.checkpoint_target(args)
-    out = args.out
     writing.prepare_out(out, need=_out_bytes(conf))
     result = ga.evolve(
         **conf,

@@ -198,6 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if getattr(args, "config", None):  # evolve and compare --config FILE: options as flags
             args = schema.apply_config(args, (parser.commands or {})[args.command])
+        args = options.resume_folder(args)  # --resume DIR writes to DIR
         # First, before JAX is imported: one CPU device per core, the XLA:CPU loop flags and the
         # compilation cache (JAXQUEENS_CPU_DEVICES, JAXQUEENS_XLA_FLAGS, JAXQUEENS_CACHE_DIR).
         devices.configure(cache=not dist.no_cache)
@@ -210,8 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             before = _before(args)
             code = args.func(args)
             if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets report.html
-                options = schema.options_of((parser.commands or {})[args.command])
-                given = schema.given(args, options)
+                defined = schema.options_of((parser.commands or {})[args.command])
+                given = schema.given(args, defined)
                 words = sys.argv[1:] if argv is None else argv
                 _write_report(args, words, given, shown.text(), before)
         logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
@@ -257,10 +258,17 @@ def _before(args) -> dict:
     """What the ``--out`` folder holds before the command runs (:func:`report.snapshot`), so that
     its report shows only what this run writes; nothing with ``--resume`` (the folder is this
     run's: what the interrupted part wrote is its own)."""
-    out = getattr(args, "out", None)
-    if getattr(args, "resume", None) or not isinstance(out, str) or not out:
+    out = _out_folder(args)
+    if getattr(args, "resume", None) or not out:
         return {}
     return report.snapshot(out)
+
+
+def _out_folder(args) -> str | None:
+    """The folder the command writes: ``--out`` (which ``--resume DIR`` has set to DIR), or what
+    the command says (``run``: its config's ``out``)."""
+    out = args.out_folder(args) if hasattr(args, "out_folder") else getattr(args, "out", None)
+    return out if isinstance(out, str) and out else None
 
 
 def _write_report(args, argv: Sequence[str], given: dict, result: str, before: dict) -> None:
@@ -270,8 +278,8 @@ def _write_report(args, argv: Sequence[str], given: dict, result: str, before: d
     options the user gave (``given``), the devices JAX ran on (none if the command never imported
     JAX). A report that cannot be written is a warning: the command's own outputs are
     complete."""
-    out = getattr(args, "out", None)
-    if not isinstance(out, str) or not out or not os.path.isdir(out):
+    out = _out_folder(args)
+    if out is None or not os.path.isdir(out):
         return
     ran = _lazy.is_loaded("jax")
     if ran and jax.process_index() != 0:

@@ -233,14 +233,26 @@ def add_checkpoint(p: argparse.ArgumentParser) -> None:
     )
 
 
+def resume_folder(args: argparse.Namespace) -> argparse.Namespace:
+    """``--resume DIR`` continues the run of DIR and writes there: ``args`` with ``out`` set to
+    DIR (a new namespace, ``args`` is not changed; the command line applies it once, before the
+    command runs). ``--out`` naming another folder is one line."""
+    resume = getattr(args, "resume", None)
+    if not isinstance(resume, str) or not resume or not hasattr(args, "out"):
+        return args
+    if args.out and Path(args.out) != Path(resume):
+        raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
+    return argparse.Namespace(**{**vars(args), "out": resume})
+
+
 def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, bool]:
-    """(checkpoint file or None, resume?) from ``--out``/``--resume``; sets ``args.out``.
-    ``per_process``: each process of a multi-process run keeps its own file beside it
-    (:func:`jaxqueens.io.checkpoint.process_path`; ``count``, ``complete``)."""
+    """(checkpoint file or None, resume?) from ``--out``/``--resume`` (:func:`resume_folder` has
+    made ``--out`` the folder of ``--resume``). ``per_process``: each process of a multi-process
+    run keeps its own file beside it (:func:`jaxqueens.io.checkpoint.process_path`; ``count``,
+    ``complete``)."""
     if args.resume:
         if args.out and Path(args.out) != Path(args.resume):
             raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
-        args.out = args.resume
         path = Path(args.resume) / checkpoint.FILENAME
         if not (checkpoint.any_saved(path) if per_process else path.exists()):
             raise QueensError(

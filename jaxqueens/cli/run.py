@@ -28,6 +28,7 @@ from pathlib import Path
 from jaxqueens import _lazy
 from jaxqueens._version import __version__
 from jaxqueens.cli import schema
+from jaxqueens.cli.options import resume_folder
 from jaxqueens.errors import QueensError
 from jaxqueens.io import interrupts, ownership
 from jaxqueens.io.config import apply_overrides, check_command, load_config
@@ -118,7 +119,7 @@ def _row(out: Path, setting: dict) -> dict:
 def _resume_command(args) -> str:
     """How to continue this run or sweep: its own ``--resume`` (a setting's command's
     ``--resume`` would run that setting alone, outside the sweep's results)."""
-    where = f" --out {args.given_out}" if args.given_out else ""
+    where = f" --out {args.out}" if args.out else ""
     again = " (and the same --set)" if args.set else ""
     return f"jaxqueens run {args.config}{where} --resume{again}"
 
@@ -126,13 +127,11 @@ def _resume_command(args) -> str:
 def cmd_run(args) -> int:
     """Run the config's command once, or once per sweep setting."""
     parser = args.build_parser()
-    args.given_out = args.out  # the --out typed, for the resume command (args.out changes below)
     cfg = load_config(args.config)
     command, opts, sweep, options = resolve(cfg, parser, args.set or [], str(args.config))
     if args.out:
         opts["out"] = args.out
     prepare_out(opts.get("out"))  # run.json, results.csv: checked before the first run
-    args.out = opts.get("out")  # the folder cli.main's report.html goes to
     if args.resume and "out" not in opts:
         raise QueensError(
             f"--resume: {args.config} names no output folder to resume from; "
@@ -168,6 +167,7 @@ def cmd_run(args) -> int:
         if sweep:
             print(label)
         sub_args = schema.apply_config(parser.parse_args(argv), (parser.commands or {})[command])
+        sub_args = resume_folder(sub_args)
         try:
             with resumed_by(_resume_command(args)):  # its messages name the run's own --resume
                 result = sub_args.func(sub_args)
@@ -225,4 +225,16 @@ def add_command(sub, build_parser) -> None:
         "options (its run.json) is skipped, one with saved work continues from it "
         "(the command's own --resume), the others run",
     )
-    p.set_defaults(func=cmd_run, build_parser=build_parser)
+    p.set_defaults(func=cmd_run, build_parser=build_parser, out_folder=out_folder)
+
+
+def out_folder(args) -> str | None:
+    """The folder a run writes (``--out``, else the config's ``out``): its report.html goes
+    there."""
+    if args.out:
+        return args.out
+    try:
+        out = load_config(args.config).get("out")
+    except QueensError:
+        return None
+    return out if isinstance(out, str) else None

@@ -177,6 +177,7 @@ def add_command(sub) -> None:
 
 def cmd_solve(args) -> int:
     """The ``solve`` command: run, print the summary, write the outputs."""
+    args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     if args.device == "gpu" and jax.default_backend() != "gpu":
         raise QueensError(
             "--device gpu: no GPU is visible to JAX; install jaxqueens[gpu] "

@@ -174,6 +174,7 @@ def _plot(res, out) -> list:
 
 def cmd_stats(args) -> int:
     """The ``stats`` command: run, print the statistics, write tables and figures."""
+    args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     n = options.board_size(args)
     solver_options = _options(args)
     settings.check_stats_options(args.solver, solver_options)  # before JAX is imported

@@ -19,6 +19,7 @@ import jaxqueens.drivers.large
 import jaxqueens.drivers.minconflicts
 import jaxqueens.drivers.stats
 import jaxqueens.plots.render
+from jaxqueens.cli import options
 from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
 from jaxqueens.io import writing
@@ -227,3 +228,15 @@ def test_defect_2_a_disk_that_fills_during_the_final_write_keeps_the_checkpoint(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "No space left" in err and f"--resume {out}" in err, err
     assert (out / "checkpoint.npz").exists()
+
+
+def test_resume_folder_is_a_new_namespace_writing_to_the_resumed_folder():
+    import argparse
+
+    args = argparse.Namespace(out=None, resume="runs/a", n=8)
+    done = options.resume_folder(args)
+    assert done.out == "runs/a" and args.out is None  # the parsed options are not rewritten
+    assert options.resume_folder(argparse.Namespace(out="x", resume=None)).out == "x"
+    assert options.resume_folder(argparse.Namespace(out="runs/a", resume="runs/a")).out == "runs/a"
+    with pytest.raises(QueensError, match="--resume DIR writes to DIR"):
+        options.resume_folder(argparse.Namespace(out="b", resume="runs/a"))
