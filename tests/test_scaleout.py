@@ -355,6 +355,7 @@ def test_count_on_two_processes(tmp_path):
         "checkpoint.process0of2.npz",
         "checkpoint.process1of2.npz",
         "summary.json",
+        "manifest.json",
         "report.html",
     }
 
