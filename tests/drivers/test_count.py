@@ -462,18 +462,25 @@ def test_task_plan_is_shuffled_the_same_way_every_time():
         count._plan(10, 9, None)
 
 
-def test_plan_count_predicts_from_knuth_probes_and_bounded_calls(monkeypatch):
-    """The plan's tree size is Knuth's estimate (within a few standard errors of the edges the
-    count walks, and of Q(n)), its speed timed on calls of at most PLAN_CALL_EDGES edges."""
+def _spy_on_call_budgets(monkeypatch) -> list[int]:
+    """The edge budget of every kernel call with work (not a compiling call), as the streams
+    call the compiled count_items (``count._kernel``)."""
     budgets = []
-    kernel = count._kernel  # each stream's call of the compiled count_items
+    kernel = count._kernel
 
     def spy(batch, *rest, plan):
-        if (np.asarray(batch)[:, 0] != count.solver.DONE).any():  # a call with work (not compiling)
+        if (np.asarray(batch)[:, 0] != count.solver.DONE).any():
             budgets.append(int(plan.budget))
         return kernel(batch, *rest, plan=plan)
 
     monkeypatch.setattr(count, "_kernel", spy)
+    return budgets
+
+
+def test_plan_count_predicts_from_knuth_probes_and_bounded_calls(monkeypatch):
+    """The plan's tree size is Knuth's estimate (within a few standard errors of the edges the
+    count walks, and of Q(n)), its speed timed on calls of at most PLAN_CALL_EDGES edges."""
+    budgets = _spy_on_call_budgets(monkeypatch)
     plan = count.plan_count(12, budget=0.5, chunk=512)
     monkeypatch.undo()
     real = count.count_solutions(12, chunk=512)
@@ -493,15 +500,7 @@ def test_plan_count_predicts_from_knuth_probes_and_bounded_calls(monkeypatch):
 def test_plan_count_answers_at_the_largest_n_without_whole_tasks(monkeypatch):
     """Issue 28 item 2: the old plan counted whole tasks (56 s at n = 21; at n = 27 and beyond
     it never returned). Every call is bounded now, so the plan of the largest n returns."""
-    budgets = []
-    kernel = count._kernel  # each stream's call of the compiled count_items
-
-    def spy(batch, *rest, plan):
-        if (np.asarray(batch)[:, 0] != count.solver.DONE).any():  # a call with work (not compiling)
-            budgets.append(int(plan.budget))
-        return kernel(batch, *rest, plan=plan)
-
-    monkeypatch.setattr(count, "_kernel", spy)
+    budgets = _spy_on_call_budgets(monkeypatch)
     plan = count.plan_count(settings.COUNT_MAX_N, budget=0.2)
     assert max(budgets) <= count.PLAN_CALL_EDGES
     assert plan.tasks > 10**6 and plan.edges > 1e20 and plan.estimate_seconds > 86400 * 365
