@@ -191,9 +191,7 @@ def compiled(name: str, static: object, args: tuple, lower: Callable[[], Any]) -
         return serialize_executable.deserialize_and_load(
             serialized, in_tree, out_tree, execution_devices=[local[i] for i in device_ids]
         )
-    except FileNotFoundError:
-        pass
-    except Exception:  # a partial, stale or foreign entry: compile and replace it
+    except Exception:  # none saved yet, or a partial, stale or foreign entry: compile, replace
         pass
     executable = _fresh(lower)
     try:
