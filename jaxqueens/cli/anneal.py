@@ -315,7 +315,8 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                     res.best_boards,
                     res.run.best[~res.run.solved],
                     res.best_pairs,
-                    res.run.steps[~res.run.solved],
+                    res.run.best_step[~res.run.solved],
+                    unit=res.run.best_unit,
                 )
             line = _summary_line(method, n, res.summary)
             if saved and not res.summary["solved"]:  # one line: no solution, and where the best are
@@ -328,7 +329,8 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                         f"chains in {saved[0]} (attacking pairs in {saved[1].name})"
                     )
             if folder is not None and is_writer():
-                chain_io.write_outputs(res.run, folder, res.summary)
+                table = chain_io.run_table(res.run, pairs=res.best_pairs)
+                chain_io.write_outputs(res.run, folder, res.summary, table)
     with writing.final_write(args.out):
         if args.out and args.plot and is_writer() and len(results) == len(methods):
             path = chain_plots.method_traces(

@@ -404,13 +404,14 @@ def anneal(
         "config": static,
         "schedule": [float(x) for x in schedule],
         "seed": seed,
+        "steps": "spent",  # checkpoints before steps meant steps spent held the best's step
     }
     if start is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
         fingerprint["start"] = start.tolist()
     if model is not None:
         fingerprint["instance"] = model.to_dict()
     run = driver.run_chains(
-        runner,
+        spent_steps(runner, config),
         config.n,
         driver.Budget(max_chains=chains),
         chunk,
@@ -422,6 +423,8 @@ def anneal(
         resume=resume,
         checkpoint_every=checkpoint_every,
         model=model,
+        solver=f"annealing-{method}",
+        best_unit=best_unit(config),
     )
     traces = None
     every = max(1, config.total_steps // 2000)
@@ -484,6 +487,28 @@ def anneal(
     )
 
 
+def spent_steps(runner, config: sls.Config):
+    """``runner`` whose results say the steps each chain spent (``steps``: the step it solved
+    at, or the whole budget, since an unsolved chain runs to its end) and, apart, the step of
+    its best board (``best_step``: the kernel's ``steps``)."""
+
+    def run(offset: int, count: int) -> driver.ChunkResult:
+        out = driver.ChunkResult.of(runner(offset, count))
+        spent = np.where(out.solved, out.steps, config.total_steps).astype(out.steps.dtype)
+        return out._replace(steps=spent, best_step=out.steps)
+
+    return run
+
+
+def best_unit(config: sls.Config) -> str:
+    """What a chain's best objective counts: attacking pairs (objective pairs on a board without
+    forbidden squares), NMOF's attacks (objective attacks), or pairs plus stranded queens
+    (objective pairs on a constrained instance)."""
+    if config.objective == "attacks":
+        return "nmof_attacks"
+    return "pairs_plus_stranded" if config.constrained else "attacking_pairs"
+
+
 def _problem(start, mask) -> sls.Problem | None:
     """The chains' shared problem: a start board [n] and/or an instance mask (None: neither)."""
     if start is None and mask is None:
@@ -526,7 +551,8 @@ def best_of_unsolved(
     counted by the independent constrained checker (modular diagonals on the torus), and no
     best board may move a fixed queen or use a forbidden square (outside a column that has none)."""
     ids = run.chain_id[~run.solved]
-    upto = run.steps[~run.solved]
+    assert run.best_step is not None  # annealing runs record the step of each best board
+    upto = run.best_step[~run.solved]
     fn = jax.jit(jax.vmap(lambda k, u: sls.replay(k, config, params, u, problem).rows))
     parts = [
         np.asarray(

@@ -20,6 +20,7 @@ every solution against that same model (:func:`jaxqueens.core.checker.require_co
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,15 +39,38 @@ from jaxqueens.solvers import constrained as rules
 
 
 class ChunkResult(NamedTuple):
-    """What ``run_chunk`` returns for ``count`` chains (host arrays)."""
+    """What ``run_chunk`` returns for ``count`` chains (host arrays), read and built by field
+    name only (:meth:`of`), never by position: a kernel's ``Result`` has the first fields."""
 
     rows: np.ndarray  # [count, n] final boards
     solved: np.ndarray  # [count] bool
-    steps: np.ndarray  # [count] steps over all attempts
+    steps: np.ndarray  # [count] steps spent (over all attempts), solved or not
     restarts: np.ndarray  # [count]
     best: np.ndarray | None = None  # [count] best objective, for solvers that have one
+    best_step: np.ndarray | None = None  # [count] step of the best board (annealing), or None
     paused: np.ndarray | None = None  # [count] bool: stopped at the call's work bound, unfinished;
     # run_chunk(offset, count) called again continues them (the runner keeps their state)
+
+    @classmethod
+    def of(cls, out, **replace) -> ChunkResult:
+        """``out`` (a ChunkResult, or a kernel's Result: the same field names) as host arrays,
+        field by field by name (a field ``out`` lacks is None), then ``replace``'s fields."""
+        fields = {f: getattr(out, f, None) for f in cls._fields}
+        fields.update(replace)
+        return cls(**{f: None if v is None else np.asarray(v) for f, v in fields.items()})
+
+    def where(self, keep: np.ndarray, other: ChunkResult) -> ChunkResult:
+        """Per chain: this result's fields where ``keep`` [count], else ``other``'s (a field
+        either lacks is None)."""
+
+        def pick(a, b):
+            if a is None or b is None:
+                return None
+            return np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+
+        return ChunkResult(
+            **{f: pick(getattr(self, f), getattr(other, f)) for f in ChunkResult._fields}
+        )
 
 
 KEPT_CHAINS_MAX = 1_000_000
@@ -125,15 +149,18 @@ class Budget:
 
 @dataclasses.dataclass
 class ChainRun:
-    """Everything a run gathered, chain by chain (host arrays)."""
+    """Everything a run gathered, chain by chain: the one result of the chain solvers from the
+    chunk results to the files (host arrays, built once by :func:`run_chains`); ``summary.json``
+    (:func:`summarize`), ``runs.csv`` (:func:`jaxqueens.io.chains.run_table`) and the command's
+    printed lines are read from it."""
 
     n: int
     chain_id: np.ndarray  # [C] int64
     rows: np.ndarray  # [C, n] final boards (solutions where solved)
     solved: np.ndarray  # [C] bool
-    steps: np.ndarray  # [C] int64
+    steps: np.ndarray  # [C] int64 steps spent, solved or not (runs.csv's steps_spent)
     restarts: np.ndarray  # [C] int64
-    wall_share: np.ndarray  # [C] float64 seconds: chunk time shared by steps
+    wall_share: np.ndarray  # [C] float64 seconds: each chunk's kernel time split by steps spent
     best: np.ndarray | None  # [C] best objective (local search), or None
     wall_s: float  # kernel time, compilation excluded
     compile_s: float
@@ -141,16 +168,57 @@ class ChainRun:
     unfinished: np.ndarray | None = (
         None  # [C] bool: paused when the time was up (reported unsolved)
     )
+    best_step: np.ndarray | None = None  # [C] int64 step of the best board (annealing), or None
+    solver: str = ""  # the solver's name ("min-conflicts", "annealing-sa")
+    best_unit: str = "attacking_pairs"  # what ``best`` counts: "attacking_pairs", "nmof_attacks"
+
+    @property
+    def chains(self) -> int:
+        """Chains run (and kept)."""
+        return int(self.chain_id.size)
+
+    @property
+    def solved_count(self) -> int:
+        return int(self.solved.sum())
+
+    @property
+    def unfinished_count(self) -> int:
+        """Chains still running when the time was up (counted unsolved)."""
+        return int(self.unfinished.sum()) if self.unfinished is not None else 0
 
     @property
     def solutions(self) -> np.ndarray:
         """[S, n] verified boards of the solved chains, in chain order."""
         return self.rows[self.solved]
 
-    def distinct(self) -> np.ndarray:
-        """[D, n] distinct solutions, sorted."""
+    @functools.cached_property
+    def distinct_solutions(self) -> np.ndarray:
+        """[D, n] distinct solutions, sorted (computed once)."""
         sols = self.solutions
         return np.unique(sols, axis=0) if len(sols) else sols
+
+    def distinct(self) -> np.ndarray:
+        """[D, n] distinct solutions, sorted."""
+        return self.distinct_solutions
+
+    @property
+    def solutions_per_s(self) -> float | None:
+        """Solved chains per kernel second (None before any kernel time)."""
+        return self.solved_count / self.wall_s if self.wall_s > 0 else None
+
+    def step_quantiles(self) -> dict:
+        """Mean, median, p90, p99 and max of the solved chains' steps (None when none solved)."""
+        solved_steps = self.steps[self.solved]
+        if not solved_steps.size:
+            return dict.fromkeys(("mean", "median", "p90", "p99", "max"))
+        q = lambda p: float(np.percentile(solved_steps, p))
+        return {
+            "mean": float(solved_steps.mean()),
+            "median": q(50),
+            "p90": q(90),
+            "p99": q(99),
+            "max": int(solved_steps.max()),
+        }
 
 
 def _cut(solved_cum: np.ndarray, target: int) -> int | None:
@@ -159,18 +227,16 @@ def _cut(solved_cum: np.ndarray, target: int) -> int | None:
     return int(hit[0]) + 1 if hit.size else None
 
 
-def _host(out) -> ChunkResult:
-    """A runner's result (a ChunkResult, or a kernel's Result with the same field names) as host
-    arrays."""
-    get = lambda f: None if getattr(out, f, None) is None else np.asarray(getattr(out, f))
-    return ChunkResult._make(get(f) for f in ChunkResult._fields)
-
-
 def _gather(res: ChunkResult) -> ChunkResult:
     """Across processes: every process's chunk, in process order, on every process."""
     if gather.process_count() == 1:
         return res
-    return ChunkResult._make(None if a is None else gather.concat(a, axis=0) for a in res)
+    return ChunkResult(
+        **{
+            f: None if a is None else gather.concat(a, axis=0)
+            for f, a in zip(ChunkResult._fields, res, strict=True)
+        }
+    )
 
 
 def checkpoint_schema(n: int | None = None) -> dict:
@@ -185,6 +251,7 @@ def checkpoint_schema(n: int | None = None) -> dict:
             "steps": chains(np.integer),
             "restarts": chains(np.integer),
             "best": chains(np.number, optional=True),
+            "best_step": chains(np.integer, optional=True),
         },
         "wall_share": chains(np.floating),
         "offset": checkpoint.Spec(np.integer),
@@ -201,10 +268,11 @@ def save_checkpoint(
     fingerprint: dict,
 ) -> None:
     """Finished chunks, atomically (a crash mid-write leaves the previous checkpoint whole)."""
-    done = ChunkResult._make(
-        None if parts[0][k] is None else np.concatenate([p[k] for p in parts])
-        for k in range(len(ChunkResult._fields))
-    )._replace(paused=None)
+    done = {
+        f: np.concatenate([getattr(p, f) for p in parts])
+        for f in ChunkResult._fields
+        if f != "paused" and getattr(parts[0], f) is not None
+    }
     tree = {"done": done, "wall_share": np.concatenate(shares), "offset": offset, "wall": wall}
     checkpoint.save(path, tree, fingerprint)
 
@@ -236,7 +304,7 @@ class _Tally:
 
 
 def run_chains(
-    run_chunk: Callable[[int, int], Any],  # a ChunkResult, or a kernel's Result (see _host)
+    run_chunk: Callable[[int, int], Any],  # a ChunkResult, or a kernel's Result (ChunkResult.of)
     n: int,
     budget: Budget,
     chunk: int,
@@ -249,6 +317,8 @@ def run_chains(
     checkpoint_every: float = 30.0,
     limits: str = "",
     model: cons.Constraints | None = None,
+    solver: str | None = None,
+    best_unit: str = "attacking_pairs",
 ) -> ChainRun:
     """Run chunks of ``chunk`` chains until ``budget`` is met; verify every solution.
 
@@ -267,6 +337,8 @@ def run_chains(
       limits: the per-chain work limits in words ("at most 11 attempts x 4,000 steps a chain"),
         shown on the progress line beside the budget, so that no run is unbounded unseen.
       model: a constrained instance (toroidal included) every solution must also solve.
+      solver: the solver's name in the result (``ChainRun.solver``; default ``what``).
+      best_unit: what the chunk results' ``best`` counts (``ChainRun.best_unit``).
 
     With several processes (``jax.distributed``), process p runs the p-th chunk of each round
     and all processes receive every chunk, so chain ids, stops and results are those of a
@@ -299,7 +371,7 @@ def run_chains(
         )
         t0 = time.perf_counter()
         mine = run_chunk(t.offset + me * count, count)
-        res = _gather(_host(mine))
+        res = _gather(ChunkResult.of(mine))
         dt = t.pending + time.perf_counter() - t0  # over every call of this chunk
         count = len(res.solved)
         if res.paused is not None and res.paused.any():
@@ -398,33 +470,30 @@ def run_chains(
         compile_s=compile_s,
         stopped_by=t.stopped_by,
         unfinished=unfinished[:keep],
+        best_step=(
+            cat("best_step").astype(np.int64) if parts and parts[0].best_step is not None else None
+        ),
+        solver=what if solver is None else solver,
+        best_unit=best_unit,
     )
 
 
 def summarize(run: ChainRun, **extra) -> dict:
     """The figures of ``summary.json``: success rate, step quantiles, throughput."""
-    solved_steps = run.steps[run.solved]
-    q = (lambda p: float(np.percentile(solved_steps, p))) if solved_steps.size else (lambda p: None)
-    chains = int(run.chain_id.size)
+    chains = run.chains
     return {
         "n": run.n,
         "chains": chains,
-        "solved": int(run.solved.sum()),
+        "solved": run.solved_count,
         "success_rate": float(run.solved.mean()) if chains else None,
-        "steps": {
-            "mean": float(solved_steps.mean()) if solved_steps.size else None,
-            "median": q(50),
-            "p90": q(90),
-            "p99": q(99),
-            "max": int(solved_steps.max()) if solved_steps.size else None,
-        },
+        "steps": run.step_quantiles(),
         "restarts_mean": float(run.restarts.mean()) if chains else None,
-        "distinct_solutions": len(run.distinct()),
+        "distinct_solutions": len(run.distinct_solutions),
         "wall_s": run.wall_s,
         "compile_s": run.compile_s,
-        "solutions_per_s": float(run.solved.sum() / run.wall_s) if run.wall_s > 0 else None,
+        "solutions_per_s": run.solutions_per_s,
         "stopped_by": run.stopped_by,
-        "unfinished": int(run.unfinished.sum()) if run.unfinished is not None else 0,
+        "unfinished": run.unfinished_count,
         **extra,
     }
 

@@ -158,10 +158,9 @@ class BoundedRunner:
         out = jax.device_get(self.run(offset, count, self._resume(prev)))
         dt = time.perf_counter() - t0
         paused = ~out.solved & (out.restarts < self.max_restarts)  # minconflicts.paused
-        res = driver.ChunkResult._make([*out, np.asarray(paused)])
+        res = driver.ChunkResult.of(out, paused=paused)
         if prev is not None:  # the chains that were not paused keep their results
             assert prev.paused is not None  # this runner sets it for every chain
-            keep = ~prev.paused
             if prev.best is not None and res.best is not None:
                 # a continued chain reports its best board over every call, not only this one
                 older = prev.paused & ~res.solved & (prev.best <= res.best)  # ties: the first
@@ -169,12 +168,7 @@ class BoundedRunner:
                     rows=np.where(older[:, None], prev.rows, res.rows),
                     best=np.where(older, prev.best, res.best),
                 )
-            res = driver.ChunkResult._make(
-                None
-                if a is None or b is None
-                else np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-                for a, b in zip(prev, res, strict=True)
-            )
+            res = prev.where(~prev.paused, res)
         assert res.paused is not None  # set above, for every chain of the call
         if res.paused.any() or dt > 2 * CALL_SECONDS:
             scale = min(4.0, max(0.25, CALL_SECONDS / max(dt, 1e-3)))
@@ -366,6 +360,7 @@ def solve(
         checkpoint_every=checkpoint_every,
         limits=f"at most {max_restarts + 1:,} attempts x {max_steps:,} steps a chain",
         model=model,
+        solver="min-conflicts",
     )
     trace = None
     if trace_steps > 0:
@@ -428,13 +423,15 @@ def _solve_trivial(budget: driver.Budget, seed: int, model=None) -> SolveResult:
 
     def run_chunk(offset, k):
         return driver.ChunkResult(
-            np.zeros((k, 1), np.int32),
-            np.ones(k, bool),
-            np.zeros(k, np.int32),
-            np.zeros(k, np.int32),
+            rows=np.zeros((k, 1), np.int32),
+            solved=np.ones(k, bool),
+            steps=np.zeros(k, np.int32),
+            restarts=np.zeros(k, np.int32),
         )
 
-    run = driver.run_chains(run_chunk, 1, budget, count, what="min-conflicts", model=model)
+    run = driver.run_chains(
+        run_chunk, 1, budget, count, what="min-conflicts", model=model, solver="min-conflicts"
+    )
     summary = driver.summarize(run, solver="min-conflicts", seed=seed)
     if model is not None:
         summary.update(instance=model.to_dict(), status="SAT")

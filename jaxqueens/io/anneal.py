@@ -6,8 +6,8 @@ unfinished, its ``checkpoint.npz``; with several methods (``--method all`` or a 
 ``DIR/<method>/`` holds them, one folder per method. ``--plot`` adds ``DIR/traces.png``
 (the best-so-far traces of every method in one figure). Where chains end unsolved, the method's
 folder also holds ``best_boards.npy`` (the best board of every unsolved chain, [U, n] int32)
-and ``best_boards.csv`` (chain, best_objective, attacking_pairs, step: one row per board, in the
-same order; :func:`write_best`). The methods run in the order given;
+and ``best_boards.csv`` (run, best_attacking_pairs, the best objective in its unit, best_step:
+one row per board, in the same order; :func:`write_best`). The methods run in the order given;
 ``--resume DIR`` skips the finished ones, continues the one with a checkpoint and starts the
 ones not started yet (:func:`method_state`).
 """
@@ -23,6 +23,7 @@ import numpy as np
 
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import checkpoint
+from jaxqueens.io.chains import BEST_COLUMNS
 from jaxqueens.io.tables import write_csv
 
 SUMMARY = "summary.json"
@@ -62,7 +63,9 @@ BEST_BOARDS = "best_boards.npy"
 """The best board of every unsolved chain of a method, [U, n] int32."""
 
 BEST_TABLE = "best_boards.csv"
-"""One row per board of :data:`BEST_BOARDS`: chain, best_objective, attacking_pairs, step."""
+"""One row per board of :data:`BEST_BOARDS`: run, best_attacking_pairs, the best objective in its
+own unit's column (``best_nmof_attacks``, ``best_pairs_plus_stranded``; none for objective
+pairs), best_step."""
 
 
 def write_best(
@@ -72,18 +75,21 @@ def write_best(
     objective: np.ndarray,
     pairs: np.ndarray,
     steps: np.ndarray,
+    unit: str = "nmof_attacks",
 ) -> list[Path]:
     """Write :data:`BEST_BOARDS` and :data:`BEST_TABLE` atomically into ``folder``: the best
-    boards [U, n] of the unsolved chains ``chains`` [U], with their objective, attacking pairs
-    and the step at which each was found."""
+    boards [U, n] of the unsolved chains ``chains`` [U], with their attacking pairs, their
+    objective (``unit``: what it counts, :data:`jaxqueens.io.chains.BEST_COLUMNS`; attacking
+    pairs: no second column) and the step at which each was found."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     boardio.write_boards_npy(folder / BEST_BOARDS, boards)
+    other = BEST_COLUMNS.get(unit)
     write_csv(
         folder / BEST_TABLE,
-        ["chain", "best_objective", "attacking_pairs", "step"],
+        ["run", "best_attacking_pairs", *([other] if other else []), "best_step"],
         (
-            [int(c), int(o), int(p), int(s)]
+            [int(c), int(p), *([int(o)] if other else []), int(s)]
             for c, o, p, s in zip(chains, objective, pairs, steps, strict=True)
         ),
     )

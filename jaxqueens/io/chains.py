@@ -1,51 +1,93 @@
 """What a chain-solver run writes to ``--out``: ``solutions.npy``, ``runs.csv``, ``summary.json``.
 
 Shared by ``solve``, ``anneal`` and ``stats``; the run is taken duck-typed (a
-:class:`~jaxqueens.drivers.chains.ChainRun`: ``chain_id``, ``solved``, ``steps``, ``restarts``,
-``wall_share``, ``best``, ``solutions``, ``stopped_by``), since io never imports a driver.
+:class:`~jaxqueens.drivers.chains.ChainRun`: ``chain_id``, ``solved``, ``steps`` (spent),
+``restarts``, ``wall_share``, ``best``, ``solutions``, ``stopped_by``, and where it has them
+``solver``, ``best_unit``, ``best_step``, ``unfinished``), since io never imports a driver.
+``runs.csv`` is the per-run table of :mod:`jaxqueens.io.schema`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from jaxqueens.io import boards as boardio
-from jaxqueens.io import checkpoint
+from jaxqueens.io import checkpoint, schema
 from jaxqueens.io.tables import write_csv, write_json
 
-RUNS_HEADER = ("chain", "solved", "steps", "restarts", "wall_share_s")
+BEST_COLUMNS = {
+    "nmof_attacks": "best_nmof_attacks",
+    "pairs_plus_stranded": "best_pairs_plus_stranded",
+}
+"""The runs.csv column of a run's best objective by its unit (attacking pairs go to the core
+column ``best_attacking_pairs``)."""
 
 
-def write_outputs(run, out_dir: str | Path, summary: dict) -> list[Path]:
+def run_table(run, solver: str | None = None, pairs: np.ndarray | None = None) -> schema.RunTable:
+    """The per-run table of ``run`` (:class:`jaxqueens.io.schema.RunTable`).
+
+    ``solver``: the solver column (default ``run.solver``). ``pairs`` [U]: the attacking pairs
+    of the unsolved chains' best boards where the run's objective is another unit (annealing's
+    replayed best boards); without them those cells stay empty."""
+    solver = solver if solver is not None else getattr(run, "solver", "") or ""
+    unit = getattr(run, "best_unit", "attacking_pairs")
+    extras: dict[str, np.ndarray | None] = {}
+    best_pairs = None
+    if run.best is not None and unit == "attacking_pairs":
+        best_pairs = run.best
+    elif run.best is not None:
+        extras[BEST_COLUMNS[unit]] = run.best
+        column = np.where(run.solved, 0.0, np.nan)
+        if pairs is not None:
+            column[~run.solved] = pairs
+        best_pairs = column
+    if getattr(run, "best_step", None) is not None:
+        extras["best_step"] = run.best_step
+    unfinished = getattr(run, "unfinished", None)
+    if unfinished is not None and unfinished.any():
+        extras["unfinished"] = unfinished.astype(np.int64)
+    restarts = None if solver.startswith("annealing") else run.restarts  # annealing never restarts
+    return schema.RunTable(
+        solver=solver,
+        run=run.chain_id,
+        solved=run.solved,
+        steps_spent=run.steps,
+        seconds=run.wall_share,
+        best_attacking_pairs=best_pairs,
+        restarts=restarts,
+        extras=extras,
+    )
+
+
+def write_outputs(
+    run, out_dir: str | Path, summary: dict, table: schema.RunTable | None = None
+) -> list[Path]:
     """Write ``solutions.npy``, ``runs.csv`` and ``summary.json`` atomically into ``out_dir``
     (and remove a finished run's checkpoint).
 
-    ``runs.csv`` has one row per chain: chain, solved (0/1), steps, restarts, wall_share_s
-    (``%.3e``), and best_objective for solvers that report one.
+    ``runs.csv`` is ``table`` (default :func:`run_table` of ``run``, its solver named by
+    ``summary["solver"]`` when the run has no name): one row per chain.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     boardio.write_boards_npy(out / "solutions.npy", run.solutions)
-    has_best = run.best is not None
-    best = run.best if has_best else [None] * len(run.chain_id)
-    rows = (
-        [int(c), int(ok), int(st), int(rs), f"{ws:.3e}"] + ([int(b)] if has_best else [])
-        for c, ok, st, rs, ws, b in zip(
-            run.chain_id, run.solved, run.steps, run.restarts, run.wall_share, best, strict=True
-        )
-    )
-    write_csv(out / "runs.csv", list(RUNS_HEADER) + (["best_objective"] if has_best else []), rows)
+    if table is None:
+        name = getattr(run, "solver", "") or summary.get("solver") or summary.get("method", "")
+        table = run_table(run, solver=str(name))
+    schema.write_runs(out / schema.FILENAME, table)
     write_json(out / "summary.json", summary)
     if run.stopped_by != "interrupted":
         (out / checkpoint.FILENAME).unlink(missing_ok=True)
-    return [out / "solutions.npy", out / "runs.csv", out / "summary.json"]
+    return [out / "solutions.npy", out / schema.FILENAME, out / "summary.json"]
 
 
 BEST_BOARDS = "best_boards.npy"
 """The board of every unsolved chain with the fewest attacking pairs, [U, n] int32 (same name as
 the anneal command's file)."""
 BEST_TABLE = "best_boards.csv"
-"""One row per board of :data:`BEST_BOARDS`: chain, attacking_pairs, steps, restarts."""
+"""One row per board of :data:`BEST_BOARDS`: run, best_attacking_pairs, steps_spent, restarts."""
 
 
 def write_unsolved(run, out_dir: str | Path) -> list[Path]:
@@ -61,7 +103,7 @@ def write_unsolved(run, out_dir: str | Path) -> list[Path]:
     pairs = run.best[unsolved] if run.best is not None else [None] * int(unsolved.sum())
     write_csv(
         out / BEST_TABLE,
-        ["chain", "attacking_pairs", "steps", "restarts"],
+        ["run", "best_attacking_pairs", "steps_spent", "restarts"],
         (
             [int(c), None if p is None else int(p), int(s), int(r)]
             for c, p, s, r in zip(

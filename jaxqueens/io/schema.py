@@ -1,0 +1,270 @@
+"""The one per-run table (``runs.csv``) of ``solve``, ``anneal``, ``stats``, ``compare`` and
+``evolve``: its columns, their meanings and units, defined once.
+
+Every command that runs many independent runs (chains or GA trials) writes them as one row per
+run with the same columns in the same order: the :data:`CORE` columns, then the per-solver
+extras it has (:data:`EXTRAS`, in their order here). A cell a solver has no value for is empty
+(``restarts`` of an annealing chain, ``steps_to_solution`` of an unsolved run). The README's
+table of these columns is generated from :data:`COLUMNS` (``python -m jaxqueens.io.schema
+--readme README.md`` rewrites it; a test checks it matches).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from jaxqueens.io.tables import write_csv
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """One column of the per-run table."""
+
+    name: str  # snake_case
+    meaning: str
+    unit: str
+
+
+CORE_COLUMNS: tuple[Column, ...] = (
+    Column("solver", "the solver that ran (min-conflicts, annealing-ls/ta/sa, ga, ...)", "text"),
+    Column(
+        "run",
+        "the run's index within its solver: chain i (seeded from fold_in(key(seed), i)), or GA "
+        "trial i",
+        "index from 0",
+    ),
+    Column(
+        "solved", "1 when the run found a solution (verified by the independent checker)", "0/1"
+    ),
+    Column(
+        "steps_spent",
+        "the work the run actually spent, solved or not: min-conflicts moves over all attempts; "
+        "LS/TA/SA proposals (the whole budget when unsolved); GA fitness evaluations (DEAP's "
+        "count: the initial population and every changed individual) over all generations run",
+        "steps (GA: evaluations)",
+    ),
+    Column(
+        "steps_to_solution",
+        "steps_spent until the first solution (GA: evaluations until the end of the first "
+        "generation holding one); empty when unsolved",
+        "steps (GA: evaluations)",
+    ),
+    Column(
+        "restarts",
+        "restarts from a fresh board (min-conflicts); empty for solvers that never restart",
+        "count",
+    ),
+    Column(
+        "seconds",
+        "the run's share of its kernel calls' wall time, split over the runs of a call by "
+        "steps_spent (compilation excluded); empty where not measured",
+        "seconds",
+    ),
+    Column(
+        "best_attacking_pairs",
+        "attacking pairs of the run's best board (0 when solved); empty where the solver's "
+        "objective is another unit and the board was not counted",
+        "attacking pairs",
+    ),
+)
+"""The columns every per-run table has, in this order."""
+
+EXTRAS: tuple[Column, ...] = (
+    Column(
+        "best_nmof_attacks",
+        "LS/TA/SA with objective attacks: NMOF's attack count of the best board (queens minus "
+        "lines occupied, over rows and both diagonals; plus queens on forbidden squares on a "
+        "constrained instance)",
+        "NMOF attacks",
+    ),
+    Column(
+        "best_pairs_plus_stranded",
+        "LS/TA/SA with objective pairs on a constrained instance: the best board's attacking "
+        "pairs plus its queens on forbidden squares",
+        "pairs + queens",
+    ),
+    Column(
+        "best_step",
+        "LS/TA/SA: the step at which the best board was found (the solution's step when solved)",
+        "steps",
+    ),
+    Column(
+        "generations_spent",
+        "GA: generations run (the initial population is generation 0)",
+        "generations",
+    ),
+    Column(
+        "first_solved_generation",
+        "GA: the first generation holding a verified solution; empty when unsolved",
+        "generation",
+    ),
+    Column(
+        "first_score_met_generation",
+        "GA with fitness report-diagonals-only: the first generation whose best scored 0 "
+        "(not always a solution); empty when never",
+        "generation",
+    ),
+    Column(
+        "best_fitness",
+        "GA with a fitness other than pairs: the final best score in that fitness's unit "
+        "(excess: sum over lines of queens - 1; report-diagonals-only: diagonal pairs)",
+        "fitness units",
+    ),
+    Column(
+        "unfinished",
+        "1 when the chain was still running when the --time budget ran out (counted unsolved)",
+        "0/1",
+    ),
+)
+"""Per-solver columns, after the core ones, in this order."""
+
+COLUMNS: dict[str, Column] = {c.name: c for c in CORE_COLUMNS + EXTRAS}
+"""Every documented column by name."""
+
+CORE: tuple[str, ...] = tuple(c.name for c in CORE_COLUMNS)
+"""The core column names, in order."""
+
+FILENAME = "runs.csv"
+"""The per-run table's file name in every command's ``--out`` folder."""
+
+
+def header(extras: Iterable[str] = ()) -> list[str]:
+    """The header of a table with these extra columns: :data:`CORE`, then the extras in their
+    documented order (an undocumented name is a bug: ValueError)."""
+    extras = set(extras)
+    unknown = sorted(extras - {c.name for c in EXTRAS})
+    if unknown:
+        raise ValueError(f"undocumented runs.csv column(s) {unknown}: add them to io/schema.py")
+    return [*CORE, *(c.name for c in EXTRAS if c.name in extras)]
+
+
+def check_header(names: Sequence[str]) -> None:
+    """Raise ValueError unless ``names`` is a documented header (:func:`header`'s form)."""
+    names = list(names)
+    if names[: len(CORE)] != list(CORE) or names != header(names[len(CORE) :]):
+        raise ValueError(f"runs.csv header {names} is not the documented one {header()} + extras")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunTable:
+    """The runs of one solver, as columns (host arrays [R]; None: every cell empty).
+
+    ``steps_to_solution`` defaults to ``steps_spent`` where solved (solvers that stop when
+    solved); ``run`` defaults to 0..R-1; ``extras`` maps documented extra columns to [R] arrays
+    (NaN or a None entry: an empty cell)."""
+
+    solver: str
+    solved: np.ndarray
+    steps_spent: np.ndarray | None
+    seconds: np.ndarray | None
+    best_attacking_pairs: np.ndarray | None
+    restarts: np.ndarray | None = None
+    steps_to_solution: np.ndarray | None = None
+    run: np.ndarray | None = None
+    extras: Mapping[str, np.ndarray | None] = dataclasses.field(default_factory=dict)
+
+    def columns(self) -> dict[str, list]:
+        """Every column of this table by name, as Python values (None: empty)."""
+        count = len(self.solved)
+        solved = np.asarray(self.solved, bool)
+        to_solution = self.steps_to_solution
+        if to_solution is None and self.steps_spent is not None:
+            to_solution = np.where(solved, self.steps_spent, -1)
+            to_solution = [int(v) if ok else None for v, ok in zip(to_solution, solved, strict=True)]
+        cols: dict[str, list] = {
+            "solver": [self.solver] * count,
+            "run": _ints(np.arange(count) if self.run is None else self.run, count),
+            "solved": [int(v) for v in solved],
+            "steps_spent": _ints(self.steps_spent, count),
+            "steps_to_solution": _ints(to_solution, count),
+            "restarts": _ints(self.restarts, count),
+            "seconds": _seconds(self.seconds, count),
+            "best_attacking_pairs": _ints(self.best_attacking_pairs, count),
+        }
+        for name, values in self.extras.items():
+            cols[name] = _ints(values, count)
+        return cols
+
+
+def _ints(values, count: int) -> list:
+    if values is None:
+        return [None] * count
+    out = []
+    for v in values if isinstance(values, list) else np.asarray(values, object).tolist():
+        out.append(None if v is None or (isinstance(v, float) and v != v) else int(v))
+    if len(out) != count:
+        raise ValueError(f"a runs.csv column has {len(out)} values for {count} runs")
+    return out
+
+
+def _seconds(values, count: int) -> list:
+    if values is None:
+        return [None] * count
+    return [f"{v:.3e}" for v in np.asarray(values, np.float64)]
+
+
+def rows(tables: Sequence[RunTable]) -> tuple[list[str], list[list]]:
+    """(header, rows) of ``tables`` in one table: every table's runs in order, the extras any
+    of them has."""
+    names = header({k for t in tables for k in t.extras})
+    out: list[list] = []
+    for t in tables:
+        cols = t.columns()
+        count = len(t.solved)
+        out.extend([cols[k][i] if k in cols else None for k in names] for i in range(count))
+    return names, out
+
+
+def write_runs(path: str | Path, tables: RunTable | Sequence[RunTable]) -> Path:
+    """Write ``runs.csv`` (atomically) from one solver's table or several."""
+    names, body = rows([tables] if isinstance(tables, RunTable) else tables)
+    check_header(names)
+    return write_csv(path, names, body)
+
+
+# ----------------------------------------------------------------------------- README table
+
+README_BEGIN = "<!-- runs.csv columns: generated by `python -m jaxqueens.io.schema --readme README.md` -->"
+README_END = "<!-- end of runs.csv columns -->"
+
+
+def readme_table() -> str:
+    """The README's table of the per-run columns (markdown, between the markers)."""
+    lines = ["| column | meaning | unit |", "| --- | --- | --- |"]
+    for c in CORE_COLUMNS:
+        lines.append(f"| `{c.name}` | {c.meaning} | {c.unit} |")
+    for c in EXTRAS:
+        lines.append(f"| `{c.name}` (extra) | {c.meaning} | {c.unit} |")
+    return "\n".join([README_BEGIN, *lines, README_END])
+
+
+def readme_section(text: str) -> str | None:
+    """The generated table as it stands in the README ``text`` (None: no markers)."""
+    start, end = text.find(README_BEGIN), text.find(README_END)
+    if start < 0 or end < start:
+        return None
+    return text[start : end + len(README_END)]
+
+
+def update_readme(path: str | Path) -> bool:
+    """Rewrite the table in the README at ``path`` from :data:`COLUMNS`; True if it changed."""
+    text = Path(path).read_text()
+    old = readme_section(text)
+    if old is None:
+        raise ValueError(f"{path}: no runs.csv table markers ({README_BEGIN!r})")
+    new = text.replace(old, readme_table())
+    if new != text:
+        Path(path).write_text(new)
+    return new != text
+
+
+if __name__ == "__main__":  # pragma: no cover - a maintainer's tool
+    if len(sys.argv) == 3 and sys.argv[1] == "--readme":
+        print("updated" if update_readme(sys.argv[2]) else "unchanged")
+    else:
+        print(readme_table())
