@@ -64,6 +64,8 @@ class Samples:
     wall_s: float
     compile_s: float
     stopped_by: str
+    run: driver.ChainRun | None = None  # chain solvers: the run itself (runs.csv is its table)
+    generations: int | None = None  # GA: generations each trial ran
 
     @property
     def chains(self) -> int:
@@ -96,6 +98,7 @@ def _from_run(run, solver: str, options: dict) -> Samples:
         run.wall_s,
         run.compile_s,
         run.stopped_by,
+        run=run,
     )
 
 
@@ -184,9 +187,10 @@ def sample_anneal(
         "seed": seed,
         "schedule": [float(x) for x in schedule],
         "config": {k: v for k, v in dataclasses.asdict(config).items() if k != "scatter_counts"},
+        "steps": "spent",  # checkpoints before steps meant steps spent held the best's step
     }
     run = driver.run_chains(
-        runner,
+        annealing.spent_steps(runner, config),
         n,
         budget,
         chunk,
@@ -197,6 +201,8 @@ def sample_anneal(
         fingerprint=fingerprint,
         resume=resume,
         checkpoint_every=checkpoint_every,
+        solver=f"annealing-{method}",
+        best_unit=annealing.best_unit(config),
     )
     return _from_run(
         run,

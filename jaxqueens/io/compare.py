@@ -3,7 +3,9 @@
 - ``summary.csv``: one row per solver (success rate, step and second quantiles of the solved
   chains, ERT = expected seconds per solution, solutions per second, distinct solutions and
   fundamental classes, kernel and compile seconds);
-- ``runs.csv``: every chain of every solver (solver, chain, solved, steps, seconds);
+- ``runs.csv``: every chain of every solver, the per-run table of :mod:`jaxqueens.io.schema`
+  (a run's steps and seconds are those until its first solution, or the budget: each solver is
+  timed as if it stopped there; restarts and attacking pairs are not recorded here);
 - ``steps_ecdf.csv`` / ``seconds_ecdf.csv``: the run-time distributions (empirical CDF over the
   solved chains: solver, x, fraction);
 - ``success.csv``: success rate against the step budget (solver, step_budget, success_rate);
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jaxqueens.io import schema
 from jaxqueens.io.tables import write_csv, write_json
 
 SUMMARY_HEADER = (
@@ -110,14 +113,18 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
         write_csv(out / "summary.csv", SUMMARY_HEADER, summary_rows(s)),
     ]
     files.append(
-        write_csv(
-            out / "runs.csv",
-            ["solver", "chain", "solved", "steps", "seconds"],
-            (
-                [r.name, i, int(ok), int(st), f"{sec:.3e}"]
+        schema.write_runs(
+            out / schema.FILENAME,
+            [
+                schema.RunTable(
+                    solver=r.name,
+                    solved=r.solved,
+                    steps_spent=r.steps,
+                    seconds=r.seconds,
+                    best_attacking_pairs=None,
+                )
                 for r in res.runs
-                for i, (ok, st, sec) in enumerate(zip(r.solved, r.steps, r.seconds, strict=True))
-            ),
+            ],
         )
     )
     for name, unit in (("steps_ecdf", "steps"), ("seconds_ecdf", "seconds")):

@@ -1,12 +1,13 @@
 """What ``jaxqueens evolve --out DIR`` writes, from a GA run's result.
 
 Files: ``history.csv`` (Trial, Generation, Best, Avg, Worst; generation 0 is the initial
-population), ``trials.csv`` (Trial, FirstSolved, FinalBest, Evaluations; FirstSolved is -1 if the
-trial never solved), ``solutions.npy`` (every distinct verified solution, int32 ``[S, n]``),
+population), ``runs.csv`` (one row per trial: the per-run table of :mod:`jaxqueens.io.schema`,
+steps counted in fitness evaluations; :func:`run_table`), ``solutions.npy`` (every distinct verified solution, int32 ``[S, n]``),
 ``population.npy`` ``[T, I, P, n]`` and ``fitness.npy`` ``[T, I, P]`` (final populations) and
 ``summary.json`` (:func:`summary` plus ``score_in_csv``). Under the GA report's fitness
-(``report-diagonals-only``) ``trials.csv`` gains FirstScoreMet (first generation whose best scored
-0) beside FirstSolved (first generation with a checker-confirmed solution), and
+(``report-diagonals-only``) ``runs.csv`` gains first_score_met_generation (first generation whose
+best scored 0) beside first_solved_generation (first generation with a checker-confirmed
+solution), and
 ``score_met.npy`` holds every distinct board that scored 0, solution or not.
 
 The result is taken duck-typed (an :class:`jaxqueens.drivers.ga.EvolveResult` or anything with
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxqueens.io import boards as boardio
+from jaxqueens.io import schema
 from jaxqueens.io.atomic import atomic_path
 from jaxqueens.io.tables import write_csv, write_json
 
@@ -29,7 +31,7 @@ SCORES = ("attacking", "nonattacking")
 
 FILES = (
     "history.csv",
-    "trials.csv",
+    "runs.csv",
     "solutions.npy",
     "population.npy",
     "fitness.npy",
@@ -120,6 +122,42 @@ def _save_npy(path: Path, arr: np.ndarray, **kwargs) -> None:
         np.save(f, arr, **kwargs)
 
 
+def run_table(result) -> schema.RunTable:
+    """The per-run table of a GA run (:mod:`jaxqueens.io.schema`): one row per trial; steps are
+    fitness evaluations (DEAP's count), to the end of the first generation with a verified
+    solution for ``steps_to_solution``; a trial's seconds are its share of the run's time by
+    evaluations; attacking pairs of the best board of any generation under fitness pairs (else that
+    best in ``best_fitness``, and 0 attacking pairs where solved)."""
+    first = np.asarray(result.first_solved)
+    solved = first >= 0
+    evals = np.asarray(result.evaluations, np.int64)  # [G+1, T]
+    spent = evals.sum(0)
+    cum = evals.cumsum(0)
+    trials = np.arange(len(first))
+    to_solution = np.where(solved, cum[np.maximum(first, 0), trials], -1)
+    final = np.asarray(result.best).min(axis=0)  # the best over every generation
+    seconds = (result.wall_s + result.init_s) * spent / max(1, int(spent.sum()))
+    extras: dict = {
+        "generations_spent": np.full(len(first), evals.shape[0] - 1),
+        "first_solved_generation": np.where(solved, first, np.nan),
+    }
+    if result.config.fitness == REPORT_FITNESS:
+        met = np.asarray(result.first_score_met)
+        extras["first_score_met_generation"] = np.where(met >= 0, met, np.nan)
+    pairs = result.config.fitness == "pairs"
+    if not pairs:
+        extras["best_fitness"] = final
+    return schema.RunTable(
+        solver="ga",
+        solved=solved,
+        steps_spent=spent,
+        steps_to_solution=[int(v) if ok else None for v, ok in zip(to_solution, solved, strict=True)],
+        seconds=seconds,
+        best_attacking_pairs=final if pairs else np.where(solved, 0.0, np.nan),
+        extras=extras,
+    )
+
+
 def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> list[Path]:
     """Write :data:`FILES` into ``out``; ``summ`` is :func:`summary` of the run."""
     out = Path(out)
@@ -136,36 +174,7 @@ def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> li
         ),
     )
     report = result.config.fitness == REPORT_FITNESS
-    if report:
-        write_csv(
-            out / "trials.csv",
-            ["Trial", "FirstSolved", "FirstScoreMet", "FinalBest", "Evaluations"],
-            (
-                [t, int(fs), int(fm), int(b), int(e)]
-                for t, (fs, fm, b, e) in enumerate(
-                    zip(
-                        result.first_solved,
-                        result.first_score_met,
-                        result.best[-1],
-                        result.evaluations.sum(0),
-                        strict=True,
-                    )
-                )
-            ),
-        )
-    else:
-        write_csv(
-            out / "trials.csv",
-            ["Trial", "FirstSolved", "FinalBest", "Evaluations"],
-            (
-                [t, int(fs), int(b), int(e)]
-                for t, (fs, b, e) in enumerate(
-                    zip(
-                        result.first_solved, result.best[-1], result.evaluations.sum(0), strict=True
-                    )
-                )
-            ),
-        )
+    schema.write_runs(out / schema.FILENAME, run_table(result))
     sols = result.solutions
     if len(sols):
         boardio.write_boards_npy(out / "solutions.npy", sols)

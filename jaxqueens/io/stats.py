@@ -2,7 +2,8 @@
 
 ``frequencies.csv`` (every solution for n <= 14, else every distinct one sampled: solution,
 count, canonical form, class size), ``classes.csv``, ``coverage.csv`` (thinned to at most
-:data:`CURVE_POINTS` log-spaced rows plus the last), ``steps.csv`` and ``success.csv``. The
+:data:`CURVE_POINTS` log-spaced rows plus the last), ``runs.csv`` (the per-run table of
+:mod:`jaxqueens.io.schema`, one row per chain or GA trial) and ``success.csv``. The
 result is taken duck-typed (a :class:`~jaxqueens.drivers.stats.StatsResult`: ``samples``,
 ``summary``, ``distinct``, ``counts``, ``distinct_sizes``, ``classes``, ``class_counts``,
 ``class_sizes``, ``all_solutions``, ``all_counts``, ``coverage``, ``success``), since io never
@@ -18,6 +19,8 @@ import numpy as np
 
 from jaxqueens.core import symmetry
 from jaxqueens.io import boards as boardio
+from jaxqueens.io import chains as chain_out
+from jaxqueens.io import schema
 from jaxqueens.io.tables import write_csv, write_json
 
 CURVE_POINTS = 2000  # coverage rows kept in coverage.csv (log-spaced, plus the last)
@@ -36,6 +39,28 @@ def _thin(c: int) -> np.ndarray:
 
 def _board_text(rows: np.ndarray) -> list[str]:
     return [" ".join(map(str, r)) for r in rows.tolist()]
+
+
+def run_table(sam) -> schema.RunTable:
+    """The per-run table of the samples ``sam``: a chain solver's run as ``solve`` and
+    ``anneal`` write it; GA trials with their first solved generation (stats records the GA's
+    generations, not its evaluations: steps and seconds stay empty), the generations an unsolved
+    trial ran, and 0 attacking pairs where solved."""
+    if getattr(sam, "run", None) is not None:
+        return chain_out.run_table(sam.run)
+    solved = np.asarray(sam.solved, bool)
+    steps = np.asarray(sam.steps, np.float64)
+    return schema.RunTable(
+        solver=sam.solver,
+        solved=solved,
+        steps_spent=None,
+        seconds=None,
+        best_attacking_pairs=np.where(solved, 0.0, np.nan),
+        extras={
+            "generations_spent": np.where(solved, np.nan, steps),
+            "first_solved_generation": np.where(solved, steps, np.nan),
+        },
+    )
 
 
 def write_outputs(res, out_dir: str | Path) -> list[Path]:
@@ -109,16 +134,7 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
             ),
         )
     )
-    files.append(
-        write_csv(
-            out / "steps.csv",
-            ["chain", "solved", sam.step_unit],
-            (
-                [i, int(a), int(b)]
-                for i, (a, b) in enumerate(zip(sam.solved, sam.steps, strict=True))
-            ),
-        )
-    )
+    files.append(schema.write_runs(out / schema.FILENAME, run_table(sam)))
     budgets, rate = res.success
     files.append(
         write_csv(
