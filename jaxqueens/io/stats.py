@@ -49,6 +49,8 @@ def run_table(sam) -> schema.RunTable:
     if getattr(sam, "run", None) is not None:
         return chain_out.run_table(sam.run)
     solved = np.asarray(sam.solved, bool)
+    if sam.step_unit == "steps":  # chains that stop when solved: their steps are those spent
+        return schema.RunTable(sam.solver, solved, sam.steps, None, None)
     steps = np.asarray(sam.steps, np.float64)
     return schema.RunTable(
         solver=sam.solver,

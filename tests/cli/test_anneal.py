@@ -8,6 +8,7 @@ import pytest
 from jaxqueens.cli.anneal import parse_methods
 from jaxqueens.cli.main import main
 from jaxqueens.core import checker
+from jaxqueens.io import schema
 from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
 
@@ -40,8 +41,8 @@ def test_cli_all_methods_with_plot(tmp_path, capsys):
         assert {"solutions.npy", "runs.csv", "summary.json"} <= {
             p.name for p in (out / method).iterdir()
         }
-        header = (out / method / "runs.csv").read_text().splitlines()[0]
-        assert header.endswith("best_objective")
+        header = (out / method / "runs.csv").read_text().splitlines()[0].split(",")
+        assert header == [*schema.CORE, "best_nmof_attacks", "best_step"]
 
 
 def test_bare_size_and_resume_per_method(tmp_path, capsys):
@@ -188,9 +189,10 @@ def test_vignette_options_from_a_file_save_best_boards(tmp_path, capsys):
     boards = np.load(out / "best_boards.npy")
     table = np.loadtxt(out / "best_boards.csv", delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
     assert boards.shape == (unsolved, 8) and table.shape == (unsolved, 4)
-    np.testing.assert_array_equal(table[:, 2], checker.attacking_pairs(boards))
+    np.testing.assert_array_equal(table[:, 1], checker.attacking_pairs(boards))
     runs = np.loadtxt(out / "runs.csv", delimiter=",", skiprows=1, dtype=str, ndmin=2)
-    unsolved_ids = runs[runs[:, 1] == "0", 0].astype(int)
+    unsolved_ids = runs[runs[:, 2] == "0", 1].astype(int)
+    np.testing.assert_array_equal(runs[runs[:, 2] == "0", 7].astype(int), table[:, 1])
     np.testing.assert_array_equal(table[:, 0], unsolved_ids)
 
 

@@ -10,6 +10,7 @@ import pytest
 from jaxqueens.cli import evolve as evolve_cmd
 from jaxqueens.cli import options, schema
 from jaxqueens.cli.main import build_parser, main
+from jaxqueens.io import schema as run_schema
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
@@ -151,8 +152,14 @@ def test_report_fitness_is_labelled_honestly(tmp_path, capsys):
     )
     assert len(met) > len(sols) and checker.are_solutions(sols).all()
     assert sum(checker.are_solutions(met)) == len(sols)
-    trials = list(csv.reader(open(out / "trials.csv")))
-    assert trials[0] == ["Trial", "FirstSolved", "FirstScoreMet", "FinalBest", "Evaluations"]
+    trials = list(csv.reader(open(out / "runs.csv")))
+    assert trials[0] == [
+        *run_schema.CORE,
+        "generations_spent",
+        "first_solved_generation",
+        "first_score_met_generation",
+        "best_fitness",
+    ]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["boards_meeting_score"] == len(met) and summary["solutions_among_them"] == len(
         sols

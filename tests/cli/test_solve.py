@@ -11,6 +11,7 @@ import pytest
 import jaxqueens
 from jaxqueens.cli.main import main
 from jaxqueens.core import checker
+from jaxqueens.io import schema
 from jaxqueens.core import constraints as cons
 from jaxqueens.io import boards as boardio
 
@@ -119,7 +120,7 @@ def test_cli_large_mode_outputs(tmp_path, capsys):
     for key in ("init_s", "search_s", "steps", "conflicted_after_init", "compile_s"):
         assert key in summary["per_chain"][0]
     with open(out / "runs.csv") as f:
-        assert f.read().splitlines()[0] == "chain,solved,steps,restarts,wall_share_s,best_objective"
+        assert f.read().splitlines()[0] == ",".join(schema.CORE)
     assert (out / "trace_conflicting_pairs.png").exists() and (
         out / "trace_conflicted_queens.png"
     ).exists()
@@ -260,8 +261,8 @@ def test_defect_give_up_mode_reports_no_solution_and_saves_best_boards(tmp_path,
     best = np.load(out / "best_boards.npy")
     with open(out / "best_boards.csv") as f:
         rows = list(csv.DictReader(f))
-    assert best.shape == (3, 16) and [int(r["chain"]) for r in rows] == [0, 1, 2]
-    assert [int(r["attacking_pairs"]) for r in rows] == checker.attacking_pairs(best).tolist()
+    assert best.shape == (3, 16) and [int(r["run"]) for r in rows] == [0, 1, 2]
+    assert [int(r["best_attacking_pairs"]) for r in rows] == checker.attacking_pairs(best).tolist()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["max_restarts"] == 0 and summary["max_steps"] == 2 and summary["solved"] == 0
 

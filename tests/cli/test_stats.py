@@ -23,7 +23,7 @@ def test_stats_command_writes_tables_and_plots(tmp_path, capsys):
     for name in (
         "classes.csv",
         "coverage.csv",
-        "steps.csv",
+        "runs.csv",
         "success.csv",
         "coverage.png",
         "frequency_hist.png",

@@ -36,8 +36,8 @@ def test_write_best_boards_and_their_table(tmp_path):
     assert [p.name for p in paths] == [anneal_io.BEST_BOARDS, anneal_io.BEST_TABLE]
     np.testing.assert_array_equal(np.load(paths[0]), boards)
     assert paths[1].read_text().splitlines() == [
-        "chain,best_objective,attacking_pairs,step",
-        "3,3,6,0",
+        "run,best_attacking_pairs,best_nmof_attacks,best_step",
+        "3,6,3,0",
         "7,1,1,42",
     ]
     assert anneal_io.method_state(tmp_path / "m") == "incomplete"  # no summary, no checkpoint

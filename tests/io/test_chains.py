@@ -7,7 +7,7 @@ import pytest
 
 from jaxqueens.drivers import chains as driver
 from jaxqueens.io import chains as chain_out
-from jaxqueens.io import checkpoint
+from jaxqueens.io import checkpoint, schema
 from tests.drivers.test_chains import fake_chunk
 
 
@@ -18,7 +18,8 @@ def test_outputs_and_summary(tmp_path):
     assert [p.name for p in paths] == ["solutions.npy", "runs.csv", "summary.json"]
     np.testing.assert_array_equal(np.load(tmp_path / "solutions.npy"), run.solutions)
     lines = (tmp_path / "runs.csv").read_text().splitlines()
-    assert lines[0] == "chain,solved,steps,restarts,wall_share_s" and len(lines) == 15
+    assert lines[0] == ",".join(schema.CORE) and len(lines) == 15
+    assert lines[1].startswith("fake,0,1,0,0,0,")  # solver, run, solved, steps, to solution
     loaded = json.loads((tmp_path / "summary.json").read_text())
     assert loaded["chains"] == 14 and loaded["solved"] == 10 and loaded["distinct_solutions"] == 4
     assert loaded["success_rate"] == pytest.approx(10 / 14)
@@ -34,11 +35,11 @@ def test_best_objective_column_and_checkpoint_removal(tmp_path):
     (tmp_path / checkpoint.FILENAME).write_bytes(b"old")
     chain_out.write_outputs(run, tmp_path, driver.summarize(run))
     lines = (tmp_path / "runs.csv").read_text().splitlines()
-    assert lines[0] == "chain,solved,steps,restarts,wall_share_s,best_objective"
+    assert lines[0] == ",".join(schema.CORE)
     assert (
-        lines[1].startswith("0,1,0,0,")
+        lines[1].startswith("fake,0,1,0,0,0,")
         and lines[1].endswith(",0")
-        and "e" in lines[1].split(",")[4]
+        and "e" in lines[1].split(",")[6]
     )
     assert not (tmp_path / checkpoint.FILENAME).exists()  # a finished run drops its checkpoint
     run.stopped_by = "interrupted"
@@ -56,7 +57,7 @@ def test_write_unsolved_saves_best_boards(tmp_path):
     assert [p.name for p in paths] == ["best_boards.npy", "best_boards.csv"]
     np.testing.assert_array_equal(np.load(paths[0]), run.rows[unsolved])
     lines = paths[1].read_text().splitlines()
-    assert lines == ["chain,attacking_pairs,steps,restarts", "2,3,2,0"]
+    assert lines == ["run,best_attacking_pairs,steps_spent,restarts", "2,3,2,0"]
     solved_only = driver.run_chains(fake_chunk, 6, driver.Budget(chains=2), 2, "fake", quiet=True)
     assert solved_only.solved.all() and chain_out.write_unsolved(solved_only, tmp_path / "x") == []
     assert not (tmp_path / "x").exists()

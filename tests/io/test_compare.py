@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from jaxqueens.io import compare as io_compare
+from jaxqueens.io import schema
 
 
 def per_solver(name, family, solved, chains, ert, chi2):
@@ -96,8 +97,8 @@ def test_write_outputs_one_csv_per_measure(tmp_path):
     row = dict(zip(summary[0], summary[2]))
     assert row["solver"] == "ta" and row["ert_s"] == "" and row["solved"] == "0"  # None: empty cell
     runs = read(tmp_path / "runs.csv")
-    assert runs[0] == ["solver", "chain", "solved", "steps", "seconds"] and len(runs) == 7
-    assert runs[3][:4] == ["mc-qs4", "2", "0", "100"]
+    assert runs[0] == list(schema.CORE) and len(runs) == 7
+    assert runs[3][:5] == ["mc-qs4", "2", "0", "100", ""]
     ecdf = read(tmp_path / "steps_ecdf.csv")
     assert ecdf == [
         ["solver", "steps", "fraction_of_solved"],

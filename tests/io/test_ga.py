@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from jaxqueens.io import ga as ga_io
+from jaxqueens.io import schema
 from jaxqueens.solvers import ga_fitness
 
 
@@ -44,11 +45,12 @@ def test_write_outputs_files_and_columns(tmp_path):
         ["0", "2", "0", "0.2500", "2"],
     ]
     assert len(rows) == 1 + 2 * 3
-    trials = list(csv.reader(open(tmp_path / "out" / "trials.csv")))
+    trials = list(csv.reader(open(tmp_path / "out" / "runs.csv")))
     assert trials == [
-        ["Trial", "FirstSolved", "FinalBest", "Evaluations"],
-        ["0", "2", "0", "12"],
-        ["1", "-1", "1", "12"],
+        [*schema.CORE, "generations_spent", "first_solved_generation"],
+        # 12 evaluations each (4 a generation); trial 0 solved at the end of generation 2
+        ["ga", "0", "1", "12", "12", "", "3.000e-01", "0", "2", "2"],
+        ["ga", "1", "0", "12", "", "", "3.000e-01", "1", "2", ""],
     ]
     sols = np.load(tmp_path / "out" / "solutions.npy")
     assert sols.dtype == np.int32 and sols.tolist() == [[1, 3, 0, 2, 4]]

@@ -6,6 +6,7 @@ import types
 import numpy as np
 
 from jaxqueens.io import large as large_out
+from jaxqueens.io import schema
 
 
 def _chain(rows, **summary):
@@ -19,8 +20,8 @@ def test_writes_the_solve_contract_and_the_text_board(tmp_path):
     assert [f.name for f in files] == names
     np.testing.assert_array_equal(np.load(files[0]), [[1, 3, 0, 2]])
     assert files[1].read_text().splitlines() == [
-        "chain,solved,steps,restarts,wall_share_s,best_objective",
-        "0,1,3,0,5.000e-01,0",
+        ",".join(schema.CORE),
+        ",0,1,3,3,0,5.000e-01,0",
     ]
     assert json.loads(files[2].read_text()) == {"n": 4, "chains": 1}
     assert files[3].read_text().split() == ["1", "3", "0", "2"]

@@ -5,6 +5,7 @@ import json
 import numpy as np
 
 from jaxqueens.drivers import stats
+from jaxqueens.io import schema
 from jaxqueens.io import stats as outputs
 
 SOLUTIONS6 = np.array(
@@ -39,7 +40,7 @@ def test_tables(tmp_path):
         "frequencies.csv",
         "classes.csv",
         "coverage.csv",
-        "steps.csv",
+        "runs.csv",
         "success.csv",
     ]
     assert json.loads((tmp_path / "summary.json").read_text())["distinct_solutions"] == 3
@@ -53,8 +54,8 @@ def test_tables(tmp_path):
     cov = (tmp_path / "coverage.csv").read_text().splitlines()
     assert cov[0].startswith("chains,solved,distinct,fundamental") and len(cov) == 7
     assert cov[-1].split(",")[:4] == ["6", "5", "3", "1"]
-    steps = (tmp_path / "steps.csv").read_text().splitlines()
-    assert steps[0] == "chain,solved,steps" and steps[2] == "1,0,50"
+    steps = (tmp_path / "runs.csv").read_text().splitlines()
+    assert steps[0] == ",".join(schema.CORE) and steps[2] == "minconflicts,1,0,50,,,,"
     success = (tmp_path / "success.csv").read_text().splitlines()
     assert success[0] == "steps_budget,success_rate" and success[-1] == "9,0.833333"
 
