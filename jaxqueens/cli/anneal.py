@@ -23,7 +23,7 @@ from jaxqueens.drivers.settings import ANNEAL_PRESETS as PRESETS
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
 from jaxqueens.io import chains as chain_io
-from jaxqueens.io import interrupts, logs, writing
+from jaxqueens.io import interrupts, logs, provenance, writing
 from jaxqueens.io.writing import is_writer
 from jaxqueens.plots import chains as chain_plots
 from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
@@ -152,6 +152,26 @@ def add_command(sub) -> None:
     p.set_defaults(func=cmd_anneal)
 
 
+EFFECTIVE = (
+    "method",
+    "preset",
+    "steps_budget",
+    "rounds",
+    "neighbour",
+    "step",
+    "objective",
+    "edge",
+    "t0",
+    "q",
+    "init_prob",
+    "alpha",
+    "t_end",
+    "chunk",
+)
+"""A method's effective settings (its summary's values: defaults and preset filled in), recorded
+in every ``summary.json``'s run record."""
+
+
 def parse_methods(text: str) -> list[str]:
     """``--method``: one of ls, ta, sa, a comma list of them, or ``all``."""
     methods = list(METHODS) if text == "all" else [m.strip() for m in text.split(",") if m.strip()]
@@ -257,6 +277,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
     options.claim_out(args.out, resume=bool(args.resume))
     states = _resume_states(args.resume, methods) if args.resume else {}
     results, solved = {}, 0
+    per_method: dict[str, dict] = {}  # each method's effective settings (the run record)
     for i, method in enumerate(methods):
         folder = anneal_io.method_folder(args.out, method, methods)
         ckpt = anneal_io.checkpoint_file(folder)
@@ -298,6 +319,8 @@ def cmd_anneal(args: argparse.Namespace) -> int:
             return _report_interrupt(
                 args.out, method, methods[:i], 0 if res is None else len(res.run.chain_id), ckpt
             )
+        per_method[method] = {k: res.summary.get(k) for k in EFFECTIVE}
+        provenance.settle(seed=res.summary.get("seed"), methods=per_method)
         with writing.final_write(args.out):
             logs.log("summary", **res.summary)
             results[method] = res

@@ -53,7 +53,7 @@ from jaxqueens.cli import (
     stats,
 )
 from jaxqueens.errors import InstanceUnsat, QueensError
-from jaxqueens.io import console, interrupts, logs, ownership, report
+from jaxqueens.io import console, interrupts, logs, ownership, provenance, report
 from jaxqueens.parallel import cache, devices, processes
 
 jax = _lazy.load("jax")  # only asked, in _write_report, once a command has imported it
@@ -209,11 +209,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         with console.pipe_safe_stdout() as shown:  # `| head`: a closed stdout costs no file
             before = _before(args)
+            defined = schema.options_of((parser.commands or {})[args.command])
+            given = schema.given(args, defined)
+            words = sys.argv[1:] if argv is None else argv
+            provenance.begin(  # every summary.json's run record (jaxqueens.io.provenance)
+                args.command,
+                report.command_words(words),
+                {k: getattr(args, opt.action.dest, None) for k, opt in defined.items()},
+                given,
+            )
             code = args.func(args)
             if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets report.html
-                defined = schema.options_of((parser.commands or {})[args.command])
-                given = schema.given(args, defined)
-                words = sys.argv[1:] if argv is None else argv
                 _write_report(args, words, given, shown.text(), before)
         logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
         return code
@@ -251,6 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _internal(args.command, err)
     finally:
         interrupts.uninstall()
+        provenance.end()
         ownership.release_all()  # the --out folder's lock (jaxqueens.io.ownership)
 
 
@@ -281,18 +288,9 @@ def _write_report(args, argv: Sequence[str], given: dict, result: str, before: d
     out = _out_folder(args)
     if out is None or not os.path.isdir(out):
         return
-    ran = _lazy.is_loaded("jax")
-    if ran and jax.process_index() != 0:
+    if _lazy.is_loaded("jax") and jax.process_index() != 0:
         return
-    where = (
-        {
-            "backend": jax.default_backend(),
-            "processes": jax.process_count(),
-            "devices": [str(d) for d in jax.devices()],
-        }
-        if ran
-        else None
-    )
+    where = provenance.devices()
     try:
         mine = report.write_manifest(out, before, args.command)
         path = report.write_report(

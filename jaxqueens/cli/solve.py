@@ -44,7 +44,7 @@ from jaxqueens.errors import QueensError
 from jaxqueens.io import backtrack as backtrack_out
 from jaxqueens.io import chains as chain_out
 from jaxqueens.io import large as large_out
-from jaxqueens.io import logs, writing
+from jaxqueens.io import logs, provenance, writing
 from jaxqueens.io.writing import is_writer
 from jaxqueens.plots import chains as plots
 from jaxqueens.plots import render
@@ -195,6 +195,11 @@ def cmd_solve(args) -> int:
     if path != "backtrack":  # the drivers' check, before JAX is imported
         settings.check_solvable(n)
     setting = settings.solve_setting(n, vars(args), path)
+    provenance.settle(
+        path=path, **{k: setting.get(k) for k in ("seed", "maxsteps", "max_restarts", "init")}
+    )
+    if path == "batched":
+        provenance.settle(**{k: setting.get(k) for k in ("tabu", "move")})
     writing.prepare_out(args.out or args.resume, need=_out_bytes(args, n))
     if args.method == "backtrack":
         return _cmd_backtrack(args, n)
@@ -212,6 +217,7 @@ def cmd_solve(args) -> int:
     max_chains = None
     if setting["capped"]:  # chains are run, not awaited (a bounded job)
         chains, max_chains = None, chains
+    provenance.settle(chains=chains, max_chains=max_chains)
     if args.show_initial:
         _show_initial(setting, n, start)
     result = mcsolve.solve(
@@ -243,6 +249,7 @@ def cmd_solve(args) -> int:
     )
     if result.run.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(result.run.chain_id)} finished chains", args.out)
+    provenance.settle(batch=result.summary.get("chunk"))
     with writing.final_write(args.out):
         s = result.summary
         logs.log("summary", **s)
@@ -389,6 +396,7 @@ def _cmd_large(args, n: int, setting: dict) -> int:
     """``solve`` on the large-n path: ``--chains`` (default 1) chains one after another."""
     chains = args.chains or settings.default_chains(n)
     init = setting["init"] or "qs4"
+    provenance.settle(chains=chains, init=init)
     results = []
     for chain in range(chains):
         res = large_solve.solve_large(

@@ -11,7 +11,7 @@ from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.drivers import settings
 from jaxqueens.io import stats as outputs
-from jaxqueens.io import writing
+from jaxqueens.io import provenance, writing
 from jaxqueens.plots import stats as figures
 from jaxqueens.solvers import variants
 
@@ -202,6 +202,7 @@ def cmd_stats(args) -> int:
     )
     if samples.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(samples.solved):,} finished chains", args.out)
+    provenance.settle(seed=args.seed, solver_settings=samples.options)
     with writing.final_write(args.out):
         res = solstats.analyse(samples)
         s = res.summary

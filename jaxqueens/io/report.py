@@ -24,19 +24,17 @@ import csv
 import datetime
 import html
 import json
-import platform
 import struct
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from jaxqueens import _lazy
 from jaxqueens._version import __version__
+from jaxqueens.io import provenance
 from jaxqueens.io.atomic import write_text
 
 FILENAME = "report.html"
-metadata = _lazy.load("importlib.metadata")  # 12 ms at every start otherwise
 
 MAX_ROWS = 20
 """Rows of a CSV shown in the page (the file holds them all)."""
@@ -49,7 +47,7 @@ MAX_FIGURE_BYTES = 8 << 20
 MAX_DEPTH = 2
 """Subfolder levels of ``--out`` that the page covers."""
 MAX_SUMMARY_ROWS = 200
-PACKAGES = ("jax", "jaxlib", "numpy", "matplotlib")
+PACKAGES = provenance.PACKAGES
 SKIPPED = ("checkpoint",)
 """Files whose name starts with one of these are listed only (never read)."""
 
@@ -73,16 +71,9 @@ img{max-width:100%;height:auto;border:1px solid #eee}.wide{overflow-x:auto}
 """
 
 
-def versions() -> dict[str, str | None]:
-    """Versions of jaxqueens, python and :data:`PACKAGES` (installed metadata: nothing is
-    imported)."""
-    out: dict[str, str | None] = {"jaxqueens": __version__, "python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+versions = provenance.versions
+"""Versions of jaxqueens, python and :data:`PACKAGES` (:func:`jaxqueens.io.provenance.versions`:
+the same gathering as every ``summary.json``'s run record)."""
 
 
 def _e(value: Any) -> str:
@@ -385,7 +376,8 @@ def render(
     words = line.split()
     title = title or f"jaxqueens {words[1] if len(words) > 1 else ''}".strip()
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    env = {**versions(), "platform": platform.platform(), "written": now}
+    env = provenance.environment()
+    env = {**env["versions"], "platform": env["platform"], "written": now}
     devs = devices if devices is not None else {"devices": "none: this command did not start JAX"}
     plain = {k: v for k, v in (settings or {}).items() if not callable(v) and not k.startswith("_")}
     counter = [0]

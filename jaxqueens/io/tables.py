@@ -15,11 +15,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import numbers
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from jaxqueens.io import provenance
 from jaxqueens.io.atomic import write_text
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -72,8 +74,69 @@ def write_dict_csv(
     return write_csv(path, keys, ([row.get(k) for k in keys] for row in rows))
 
 
+SUMMARY = "summary.json"
+"""Every command's summary document: :func:`write_json` adds the run's record to it."""
+
+NULL_REASON = "_null_reason"
+"""Suffix of the key that says why a value is null (``ert_s`` -> ``ert_s_null_reason``)."""
+
+
+def _reason(x: float) -> str:
+    what = "not a number" if math.isnan(x) else "+infinity" if x > 0 else "-infinity"
+    return f"{what}, which JSON cannot hold (e.g. nothing solved)"
+
+
+def _number(value: Any) -> Any:
+    """``value`` as a plain Python value if it is a NumPy scalar or array, else itself."""
+    kind = type(value).__module__
+    if kind == "numpy":
+        return value.tolist() if hasattr(value, "tolist") else value
+    return value
+
+
+def strict(doc: Any) -> Any:
+    """``doc`` as strict JSON data: NumPy values as Python ones, and every non-finite float
+    (inf, -inf, NaN) as null, with a ``<key>_null_reason`` beside it in its object (for a list,
+    beside the list's key)."""
+    doc = _number(doc)
+    if isinstance(doc, float):
+        return doc if math.isfinite(doc) else None
+    if isinstance(doc, dict):
+        out: dict = {}
+        for key, value in doc.items():
+            value = _number(value)
+            if isinstance(value, float) and not math.isfinite(value):
+                out[key] = None
+                out[f"{key}{NULL_REASON}"] = _reason(value)
+                continue
+            out[key] = strict(value)
+            bad = _non_finite(value) if isinstance(value, (list, tuple)) else None
+            if bad is not None:
+                out[f"{key}{NULL_REASON}"] = f"holds {_reason(bad)}: written as null"
+        return out
+    if isinstance(doc, (list, tuple)):
+        return [strict(v) for v in doc]
+    return doc
+
+
+def _non_finite(values) -> float | None:
+    """The first non-finite float directly in ``values`` (None: none)."""
+    for v in values:
+        v = _number(v)
+        if isinstance(v, float) and not math.isfinite(v):
+            return v
+    return None
+
+
 def write_json(path: str | Path, doc: Any) -> Path:
-    """Write ``doc`` as indented JSON with a final newline (values JSON cannot hold become
-    strings)."""
-    write_text(path, json.dumps(doc, indent=2, default=str) + "\n")
+    """Write ``doc`` as indented strict JSON with a final newline (:func:`strict`: no Infinity or
+    NaN, which JSON parsers refuse; other values JSON cannot hold become strings).
+
+    A ``summary.json`` written while a command runs gets the run's record under ``"run"``
+    (:func:`jaxqueens.io.provenance.record`: command line, versions, platform, devices, seed,
+    every effective setting), so every command's summary says where it came from."""
+    if Path(path).name == SUMMARY and isinstance(doc, dict) and provenance.active():
+        doc = {**doc, "run": provenance.record(doc)}
+    text = json.dumps(strict(doc), indent=2, default=str, allow_nan=False)
+    write_text(path, text + "\n")
     return Path(path)
