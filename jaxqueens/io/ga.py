@@ -151,7 +151,9 @@ def run_table(result) -> schema.RunTable:
         solver="ga",
         solved=solved,
         steps_spent=spent,
-        steps_to_solution=[int(v) if ok else None for v, ok in zip(to_solution, solved, strict=True)],
+        steps_to_solution=[
+            int(v) if ok else None for v, ok in zip(to_solution, solved, strict=True)
+        ],
         seconds=seconds,
         best_attacking_pairs=final if pairs else np.where(solved, 0.0, np.nan),
         extras=extras,

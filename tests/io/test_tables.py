@@ -43,3 +43,25 @@ def test_defect_28_msg_csv_formula_cells_are_neutralised(tmp_path):
     ]
     assert tables.csv_cell("\tx") == "'\tx" and tables.csv_cell(-2) == -2
     assert tables.csv_cell(np.float32(-1.5)) == np.float32(-1.5)
+
+
+def _refuse(constant):
+    raise ValueError(f"not strict JSON: {constant}")
+
+
+def test_json_is_strict_non_finite_values_become_null_with_a_reason(tmp_path):
+    doc = {
+        "ert_s": float("inf"),
+        "rate": np.float32("nan"),
+        "ci": [1.5, np.inf],
+        "nested": [{"x": -np.inf}],
+        "arr": np.array([1, 2]),
+        "ok": np.float64(2.5),
+    }
+    path = tables.write_json(tmp_path / "s.json", doc)
+    loaded = json.loads(path.read_text(), parse_constant=_refuse)
+    assert loaded["ert_s"] is None and "infinity" in loaded["ert_s_null_reason"]
+    assert loaded["rate"] is None and "not a number" in loaded["rate_null_reason"]
+    assert loaded["ci"] == [1.5, None] and "ci_null_reason" in loaded
+    assert loaded["nested"] == [{"x": None, "x_null_reason": loaded["nested"][0]["x_null_reason"]}]
+    assert loaded["arr"] == [1, 2] and loaded["ok"] == 2.5

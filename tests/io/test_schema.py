@@ -1,0 +1,107 @@
+"""io.schema: the per-run table's columns are defined once; every writer and the README use them."""
+
+import csv
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxqueens.drivers import chains as driver
+from jaxqueens.io import chains as chain_out
+from jaxqueens.io import compare as io_compare
+from jaxqueens.io import ga as ga_io
+from jaxqueens.io import schema
+from jaxqueens.io import stats as stats_out
+from tests.drivers.test_chains import fake_chunk
+from tests.io import test_compare, test_ga, test_stats
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _header(path: Path) -> list[str]:
+    with open(path, newline="") as f:
+        return next(csv.reader(f))
+
+
+def test_readme_table_is_the_one_in_code():
+    section = schema.readme_section(README.read_text(encoding="utf-8"))
+    assert section is not None, "the README lost its runs.csv table markers"
+    assert section == schema.readme_table(), (
+        "README's runs.csv table differs from jaxqueens/io/schema.py: run "
+        "`python -m jaxqueens.io.schema --readme README.md`"
+    )
+    for column in schema.COLUMNS.values():  # snake_case names, a meaning and a unit each
+        assert column.name == column.name.lower() and " " not in column.name
+        assert column.meaning and column.unit
+
+
+def test_header_orders_extras_and_refuses_undocumented_columns():
+    assert schema.header() == list(schema.CORE)
+    assert schema.header(["best_step", "best_nmof_attacks"])[-2:] == [
+        "best_nmof_attacks",
+        "best_step",
+    ]
+    with pytest.raises(ValueError, match="undocumented"):
+        schema.header(["chain"])
+    with pytest.raises(ValueError):
+        schema.check_header(["chain", "solved", "steps"])
+    with pytest.raises(ValueError):  # documented names, but not in the documented order
+        schema.check_header([*schema.CORE, "best_step", "best_nmof_attacks"])
+    with pytest.raises(ValueError):
+        schema.check_header(list(reversed(schema.CORE)))
+
+
+def test_run_table_cells():
+    table = schema.RunTable(
+        solver="x",
+        solved=np.array([True, False]),
+        steps_spent=np.array([5, 9]),
+        seconds=np.array([1e-3, 2e-3]),
+        best_attacking_pairs=np.array([0.0, np.nan]),
+        extras={"best_step": np.array([5, 3])},
+    )
+    names, rows = schema.rows([table])
+    assert names == [*schema.CORE, "best_step"]
+    assert rows == [
+        ["x", 0, 1, 5, 5, None, "1.000e-03", 0, 5],
+        ["x", 1, 0, 9, None, None, "2.000e-03", None, 3],
+    ]
+
+
+def _writers(tmp_path: Path) -> dict[str, Path]:
+    """Every writer of a per-run table, run on a small result: the file each wrote."""
+    out = {}
+    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=3), 8, "fake", quiet=True)
+    chain_out.write_outputs(run, tmp_path / "solve", driver.summarize(run))
+    out["solve"] = tmp_path / "solve" / "runs.csv"
+    sa = types.SimpleNamespace(**vars(run), solutions=run.solutions)  # an annealing run
+    sa.best, sa.best_step = np.arange(len(run.chain_id)), np.arange(len(run.chain_id))
+    sa.best_unit, sa.solver = "nmof_attacks", "annealing-sa"
+    table = chain_out.run_table(sa, pairs=np.full(int((~run.solved).sum()), 4))
+    chain_out.write_outputs(sa, tmp_path / "anneal", {}, table)
+    out["anneal"] = tmp_path / "anneal" / "runs.csv"
+    stats_out.write_outputs(test_stats._result(), tmp_path / "stats")
+    out["stats"] = tmp_path / "stats" / "runs.csv"
+    io_compare.write_outputs(test_compare.result(), tmp_path / "compare")
+    out["compare"] = tmp_path / "compare" / "runs.csv"
+    ga = test_ga._result()
+    ga_io.write_outputs(ga, tmp_path / "evolve", ga_io.summary(ga))
+    out["evolve"] = tmp_path / "evolve" / "runs.csv"
+    return out
+
+
+def test_every_writer_uses_the_documented_columns(tmp_path):
+    files = _writers(tmp_path)
+    for command, path in files.items():
+        header = _header(path)
+        schema.check_header(header)  # core columns in order, then documented extras in order
+        assert header[: len(schema.CORE)] == list(schema.CORE), command
+    anneal = list(csv.DictReader(open(files["anneal"])))
+    assert _header(files["anneal"])[len(schema.CORE) :] == ["best_nmof_attacks", "best_step"]
+    unsolved = [r for r in anneal if r["solved"] == "0"]
+    assert unsolved and all(r["best_attacking_pairs"] == "4" for r in unsolved)
+    assert all(r["restarts"] == "" for r in anneal)  # annealing never restarts: empty
+    assert all(r["steps_to_solution"] == "" for r in unsolved)
+    evolve = list(csv.DictReader(open(files["evolve"])))
+    assert [r["steps_spent"] for r in evolve] == ["12", "12"]  # GA evaluations
