@@ -10,8 +10,8 @@ from __future__ import annotations
 from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.drivers import settings
-from jaxqueens.io import stats as outputs
 from jaxqueens.io import provenance, writing
+from jaxqueens.io import stats as outputs
 from jaxqueens.plots import stats as figures
 from jaxqueens.solvers import variants
 

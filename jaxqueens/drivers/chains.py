@@ -55,9 +55,10 @@ class ChunkResult(NamedTuple):
     def of(cls, out, **replace) -> ChunkResult:
         """``out`` (a ChunkResult, or a kernel's Result: the same field names) as host arrays,
         field by field by name (a field ``out`` lacks is None), then ``replace``'s fields."""
-        fields = {f: getattr(out, f, None) for f in cls._fields}
+        fields: dict[str, Any] = {f: getattr(out, f, None) for f in cls._fields}
         fields.update(replace)
-        return cls(**{f: None if v is None else np.asarray(v) for f, v in fields.items()})
+        host: dict[str, Any] = {f: None if v is None else np.asarray(v) for f, v in fields.items()}
+        return cls(**host)
 
     def where(self, keep: np.ndarray, other: ChunkResult) -> ChunkResult:
         """Per chain: this result's fields where ``keep`` [count], else ``other``'s (a field
@@ -68,9 +69,10 @@ class ChunkResult(NamedTuple):
                 return None
             return np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
 
-        return ChunkResult(
-            **{f: pick(getattr(self, f), getattr(other, f)) for f in ChunkResult._fields}
-        )
+        picked: dict[str, Any] = {
+            f: pick(getattr(self, f), getattr(other, f)) for f in ChunkResult._fields
+        }
+        return ChunkResult(**picked)
 
 
 KEPT_CHAINS_MAX = 1_000_000
@@ -231,12 +233,11 @@ def _gather(res: ChunkResult) -> ChunkResult:
     """Across processes: every process's chunk, in process order, on every process."""
     if gather.process_count() == 1:
         return res
-    return ChunkResult(
-        **{
-            f: None if a is None else gather.concat(a, axis=0)
-            for f, a in zip(ChunkResult._fields, res, strict=True)
-        }
-    )
+    fields: dict[str, Any] = {
+        f: None if a is None else gather.concat(a, axis=0)
+        for f, a in zip(ChunkResult._fields, res, strict=True)
+    }
+    return ChunkResult(**fields)
 
 
 def checkpoint_schema(n: int | None = None) -> dict:
@@ -268,7 +269,7 @@ def save_checkpoint(
     fingerprint: dict,
 ) -> None:
     """Finished chunks, atomically (a crash mid-write leaves the previous checkpoint whole)."""
-    done = {
+    done: dict[str, Any] = {
         f: np.concatenate([getattr(p, f) for p in parts])
         for f in ChunkResult._fields
         if f != "paused" and getattr(parts[0], f) is not None

@@ -2,7 +2,8 @@
 
 Files: ``history.csv`` (Trial, Generation, Best, Avg, Worst; generation 0 is the initial
 population), ``runs.csv`` (one row per trial: the per-run table of :mod:`jaxqueens.io.schema`,
-steps counted in fitness evaluations; :func:`run_table`), ``solutions.npy`` (every distinct verified solution, int32 ``[S, n]``),
+steps counted in fitness evaluations; :func:`run_table`), ``solutions.npy`` (every distinct
+verified solution, int32 ``[S, n]``),
 ``population.npy`` ``[T, I, P, n]`` and ``fitness.npy`` ``[T, I, P]`` (final populations) and
 ``summary.json`` (:func:`summary` plus ``score_in_csv``). Under the GA report's fitness
 (``report-diagonals-only``) ``runs.csv`` gains first_score_met_generation (first generation whose
@@ -151,9 +152,7 @@ def run_table(result) -> schema.RunTable:
         solver="ga",
         solved=solved,
         steps_spent=spent,
-        steps_to_solution=[
-            int(v) if ok else None for v, ok in zip(to_solution, solved, strict=True)
-        ],
+        steps_to_solution=np.where(solved, to_solution.astype(np.float64), np.nan),
         seconds=seconds,
         best_attacking_pairs=final if pairs else np.where(solved, 0.0, np.nan),
         extras=extras,

@@ -30,7 +30,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from jaxqueens._version import __version__
 from jaxqueens.io import provenance
 from jaxqueens.io.atomic import write_text
 

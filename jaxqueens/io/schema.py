@@ -177,10 +177,7 @@ class RunTable:
         solved = np.asarray(self.solved, bool)
         to_solution = self.steps_to_solution
         if to_solution is None and self.steps_spent is not None:
-            to_solution = np.where(solved, self.steps_spent, -1)
-            to_solution = [
-                int(v) if ok else None for v, ok in zip(to_solution, solved, strict=True)
-            ]
+            to_solution = np.where(solved, np.asarray(self.steps_spent, np.float64), np.nan)
         cols: dict[str, list] = {
             "solver": [self.solver] * count,
             "run": _ints(np.arange(count) if self.run is None else self.run, count),

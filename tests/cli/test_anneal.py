@@ -8,9 +8,9 @@ import pytest
 from jaxqueens.cli.anneal import parse_methods
 from jaxqueens.cli.main import main
 from jaxqueens.core import checker
-from jaxqueens.io import schema
 from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
+from jaxqueens.io import schema
 
 
 def test_cli_all_methods_with_plot(tmp_path, capsys):

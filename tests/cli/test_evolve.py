@@ -10,10 +10,10 @@ import pytest
 from jaxqueens.cli import evolve as evolve_cmd
 from jaxqueens.cli import options, schema
 from jaxqueens.cli.main import build_parser, main
-from jaxqueens.io import schema as run_schema
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
+from jaxqueens.io import schema as run_schema
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -152,7 +152,8 @@ def test_report_fitness_is_labelled_honestly(tmp_path, capsys):
     )
     assert len(met) > len(sols) and checker.are_solutions(sols).all()
     assert sum(checker.are_solutions(met)) == len(sols)
-    trials = list(csv.reader(open(out / "runs.csv")))
+    with open(out / "runs.csv", newline="") as f:
+        trials = list(csv.reader(f))
     assert trials[0] == [
         *run_schema.CORE,
         "generations_spent",

@@ -11,9 +11,9 @@ import pytest
 import jaxqueens
 from jaxqueens.cli.main import main
 from jaxqueens.core import checker
-from jaxqueens.io import schema
 from jaxqueens.core import constraints as cons
 from jaxqueens.io import boards as boardio
+from jaxqueens.io import schema
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 

@@ -45,7 +45,8 @@ def test_write_outputs_files_and_columns(tmp_path):
         ["0", "2", "0", "0.2500", "2"],
     ]
     assert len(rows) == 1 + 2 * 3
-    trials = list(csv.reader(open(tmp_path / "out" / "runs.csv")))
+    with open(tmp_path / "out" / "runs.csv", newline="") as f:
+        trials = list(csv.reader(f))
     assert trials == [
         [*schema.CORE, "generations_spent", "first_solved_generation"],
         # 12 evaluations each (4 a generation); trial 0 solved at the end of generation 2

@@ -97,11 +97,13 @@ def test_every_writer_uses_the_documented_columns(tmp_path):
         header = _header(path)
         schema.check_header(header)  # core columns in order, then documented extras in order
         assert header[: len(schema.CORE)] == list(schema.CORE), command
-    anneal = list(csv.DictReader(open(files["anneal"])))
+    with open(files["anneal"], newline="") as f:
+        anneal = list(csv.DictReader(f))
     assert _header(files["anneal"])[len(schema.CORE) :] == ["best_nmof_attacks", "best_step"]
     unsolved = [r for r in anneal if r["solved"] == "0"]
     assert unsolved and all(r["best_attacking_pairs"] == "4" for r in unsolved)
     assert all(r["restarts"] == "" for r in anneal)  # annealing never restarts: empty
     assert all(r["steps_to_solution"] == "" for r in unsolved)
-    evolve = list(csv.DictReader(open(files["evolve"])))
+    with open(files["evolve"], newline="") as f:
+        evolve = list(csv.DictReader(f))
     assert [r["steps_spent"] for r in evolve] == ["12", "12"]  # GA evaluations
