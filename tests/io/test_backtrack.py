@@ -5,6 +5,7 @@ import json
 import numpy as np
 
 from jaxqueens.io import backtrack as backtrack_out
+from jaxqueens.io import schema
 
 
 def test_writes_the_solve_contract_and_the_text_board(tmp_path):
@@ -21,8 +22,8 @@ def test_writes_the_solve_contract_and_the_text_board(tmp_path):
     assert [f.name for f in files] == ["solutions.npy", "runs.csv", "summary.json", "solution.txt"]
     np.testing.assert_array_equal(np.load(files[0]), [[1, 3, 0, 2]])
     assert files[1].read_text().splitlines() == [
-        "chain,solved,steps,restarts,wall_share_s",
-        "0,1,6,0,5.000e-01",
+        ",".join(schema.CORE),
+        "backtrack,0,1,6,6,0,5.000e-01,",
     ]
     assert json.loads(files[2].read_text()) == summary
     assert files[2].read_text() == json.dumps(summary, indent=2) + "\n"
