@@ -251,36 +251,35 @@ def cmd_solve(args) -> int:
         return options.report_interrupt(f"{len(result.run.chain_id)} finished chains", args.out)
     provenance.settle(batch=result.summary.get("chunk"))
     with writing.final_write(args.out):
-        s = result.summary
+        s, run = result.summary, result.run  # printed from the run itself (the summary's source)
         logs.log("summary", **s)
-        st = {k: "-" if v is None else f"{v:g}" for k, v in s["steps"].items()}
+        st = {k: "-" if v is None else f"{v:g}" for k, v in run.step_quantiles().items()}
         print(
-            f"n = {n}: {s['solved']} of {s['chains']} chains solved, {s['distinct_solutions']} "
-            "distinct "
+            f"n = {n}: {run.solved_count} of {run.chains} chains solved, "
+            f"{len(run.distinct_solutions)} distinct "
             f"solutions, all verified; steps median {st['median']}, p99 {st['p99']}, max "
             f"{st['max']}"
         )
-        if s["stopped_by"] == "kept_chains":
+        if run.stopped_by == "kept_chains":
             print(
-                f"stopped after {s['chains']:,} chains, the most one run keeps in memory (every "
+                f"stopped after {run.chains:,} chains, the most one run keeps in memory (every "
                 "chain is kept for the summary and --out): give --chains with --max-restarts to "
                 "bound the run, or a larger --maxsteps so that chains solve"
             )
-        if s.get("unfinished"):
+        if run.unfinished_count:
             print(
-                f"{s['unfinished']} of these chains were still running when the --time budget "
-                "ran out: counted unsolved"
+                f"{run.unfinished_count} of these chains were still running when the --time "
+                "budget ran out: counted unsolved"
             )
-        if s["solutions_per_s"]:
-            rate = s["solutions_per_s"]
+        if run.solutions_per_s:
+            rate = run.solutions_per_s
             rate = f"{rate:,.0f}" if rate >= 10 else f"{rate:.3g}"
             print(
-                f"{rate} solutions/s over {s['wall_s']:.2f} s "
-                f"(compile {s['compile_s']:.2f} s excluded); stopped by {s['stopped_by']} budget"
+                f"{rate} solutions/s over {run.wall_s:.2f} s "
+                f"(compile {run.compile_s:.2f} s excluded); stopped by {run.stopped_by} budget"
             )
-        unsolved = int(s["chains"] - s["solved"])
-        if unsolved:
-            print(_no_solution_line(result.run, s, setting))
+        if run.chains - run.solved_count:
+            print(_no_solution_line(run, setting))
         if s.get("status") == "unknown" and args.instance:
             print(
                 f"instance {args.instance}: unknown (no chain solved it; local search proves no "
@@ -300,17 +299,17 @@ def cmd_solve(args) -> int:
             if args.plot:
                 written += _solve_plots(result.trace, result.run.steps[result.run.solved], n, out)
             print(f"wrote {', '.join(p.name for p in written)} to {out}")
-        return 0 if s["solved"] else 1
+        return 0 if run.solved_count else 1
 
 
-def _no_solution_line(run, s: dict, setting: dict) -> str:
+def _no_solution_line(run, setting: dict) -> str:
     """One line for the chains that ended unsolved: steps spent, the limits, the best board."""
     unsolved = ~run.solved
     steps = int(run.steps[unsolved].sum())
     best = int(run.best[unsolved].min()) if run.best is not None else None
     why = (
         "the --time budget ran out"
-        if s.get("unfinished")
+        if run.unfinished_count
         else f"each gave up after {setting['max_restarts'] + 1:,} attempt"
         f"{'s' * (setting['max_restarts'] > 0)} of {setting['maxsteps']:,} steps"
     )
@@ -321,7 +320,7 @@ def _no_solution_line(run, s: dict, setting: dict) -> str:
     )
     fewest = f"; best board {best} attacking pairs" if best is not None else ""
     return (
-        f"no solution found after {steps:,} steps by {int(unsolved.sum())} of {s['chains']} chains "
+        f"no solution found after {steps:,} steps by {int(unsolved.sum())} of {run.chains} chains "
         f"({why}{fewest}){saved}"
     )
 

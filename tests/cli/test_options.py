@@ -171,9 +171,9 @@ def _ctrl_c_during(monkeypatch, module, name, second=False):
 def test_defect_12_ctrl_c_during_the_final_write_lets_it_finish(tmp_path, monkeypatch, capsys):
     """The first Ctrl-C while the outputs are written waits for them: every file is whole, the
     command says so and exits 130."""
-    from jaxqueens.io import chains as chain_out
+    from jaxqueens.io import schema as run_schema
 
-    _ctrl_c_during(monkeypatch, chain_out, "write_csv")
+    _ctrl_c_during(monkeypatch, run_schema, "write_csv")  # runs.csv's writer
     out = tmp_path / "out"
     code = main(["solve", "-n", "6", "--chains", "3", "--quiet", "--out", str(out)])
     err = capsys.readouterr().err

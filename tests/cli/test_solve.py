@@ -144,9 +144,9 @@ def test_cli_large_mode_outputs(tmp_path, capsys):
     boards = np.load(tmp_path / "s" / "solutions.npy")
     assert boards.shape == (2, 50) and all(checker.is_solution(b) for b in boards)
     with open(tmp_path / "s" / "runs.csv") as f:
-        assert [line.split(",")[:2] for line in f.read().splitlines()[1:]] == [
-            ["0", "1"],
-            ["1", "1"],
+        assert [line.split(",")[:3] for line in f.read().splitlines()[1:]] == [
+            ["large-n repair", "0", "1"],
+            ["large-n repair", "1", "1"],
         ]
 
 
@@ -168,7 +168,7 @@ def test_cli_backtrack_prints_and_writes_the_classic_solution(tmp_path, capsys):
     assert [int(x) for x in (out / "solution.txt").read_text().split()] == SOLUTION_8
     assert np.load(out / "solutions.npy").tolist() == [SOLUTION_8]
     summary = json.loads((out / "summary.json").read_text())
-    assert list(summary) == ["n", "method", "rows", "placements", "backtracks", "seconds"]
+    assert list(summary) == ["n", "method", "rows", "placements", "backtracks", "seconds", "run"]
     assert summary["rows"] == SOLUTION_8 and summary["placements"] == 113
     code, _, err = run_cli(["solve", "3", "--method", "backtrack"], capsys)
     assert code == 2 and "no solution" in err
