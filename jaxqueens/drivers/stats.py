@@ -65,7 +65,9 @@ class Samples:
     compile_s: float
     stopped_by: str
     run: driver.ChainRun | None = None  # chain solvers: the run itself (runs.csv is its table)
-    generations: int | None = None  # GA: generations each trial ran
+    work: np.ndarray | None = None  # GA: [C, 3] int64 per trial: evaluations spent, evaluations
+    # to the end of its first solved generation (-1: unsolved), generations run (-1: unknown)
+    seconds: np.ndarray | None = None  # GA: [C] float64 each trial's share of its round's time
 
     @property
     def chains(self) -> int:
@@ -247,6 +249,8 @@ def sample_ga(
     """
     rounds_of = batch or min(chains or 1024, 1024)
     solved, steps, rows = [], [], []
+    work: list[np.ndarray] = []  # [T, 3] per round: evaluations spent, to solution, generations
+    secs: list[np.ndarray] = []  # [T] per round: each trial's share of the round's seconds
     seen: set[bytes] = set()
     wall = compile_s = 0.0
     stopped_by, r = None, 0
@@ -258,7 +262,7 @@ def sample_ga(
         "options": {k: v for k, v in sorted(ga_options.items()) if v is not None},
     }
     if resume and checkpoint is not None:
-        solved, steps, rows, r, wall = _load_rounds(checkpoint, fingerprint)
+        solved, steps, rows, r, wall, work, secs = _load_rounds(checkpoint, fingerprint)
         seen.update(x.tobytes() for part in rows for x in part)
 
     def one_round() -> Tick:
@@ -280,6 +284,11 @@ def sample_ga(
         gens = res.first_solved.astype(np.int64)
         solved.append(has)
         steps.append(np.where(has, gens, res.best.shape[0] - 1))
+        evals = np.asarray(res.evaluations, np.int64)  # [G+1, T] DEAP's count per generation
+        spent = evals.sum(axis=0)
+        to_solution = np.where(has, evals.cumsum(axis=0)[np.maximum(gens, 0), np.arange(run)], -1)
+        work.append(np.stack([spent, to_solution, np.full(run, evals.shape[0] - 1)], axis=1))
+        secs.append((res.wall_s + res.init_s) * spent / max(1, int(spent.sum())))
         rows.append(sols)
         seen.update(s.tobytes() for s in sols)
         r += 1
@@ -294,7 +303,9 @@ def sample_ga(
 
     save = None
     if checkpoint is not None:
-        save = lambda: _save_rounds(checkpoint, solved, steps, rows, r, wall, fingerprint)
+        save = lambda: _save_rounds(
+            checkpoint, solved, steps, rows, r, wall, fingerprint, work, secs
+        )
     if run_chunks(
         one_round, total=chains, unit="trials", quiet=quiet, save=save, every=checkpoint_every
     ):
@@ -324,12 +335,16 @@ def sample_ga(
         wall,
         compile_s,
         stopped_by,
+        work=np.concatenate(work),
+        seconds=np.concatenate(secs),
     )
 
 
-def _save_rounds(path, solved, steps, rows, r, wall, fingerprint) -> None:
+def _save_rounds(path, solved, steps, rows, r, wall, fingerprint, work=(), secs=()) -> None:
     """GA samples of the finished rounds, atomically."""
     tree = {
+        "work": np.concatenate(work) if len(work) else np.zeros((0, 3), np.int64),
+        "seconds": np.concatenate(secs) if len(secs) else np.zeros(0),
         "solved": np.concatenate(solved) if solved else np.zeros(0, bool),
         "steps": np.concatenate(steps) if steps else np.zeros(0, np.int64),
         "rows": np.concatenate(rows) if rows else np.zeros((0, 1), np.int32),
@@ -344,6 +359,8 @@ def _save_rounds(path, solved, steps, rows, r, wall, fingerprint) -> None:
 _ROUNDS = {
     "solved": ckpt.Spec(np.bool_, ("trials",)),  # [T] each trial solved?
     "steps": ckpt.Spec(np.integer, ("trials",)),  # [T] its first solved generation
+    "work": ckpt.Spec(np.integer, ("trials", 3), optional=True),  # [T, 3] Samples.work
+    "seconds": ckpt.Spec(np.floating, ("trials",), optional=True),  # [T] Samples.seconds
     "rows": ckpt.Spec(np.integer, ("solutions", None)),  # [S, n] samples ([0, 1] if none)
     "sizes": ckpt.Spec(np.integer, ("rounds",)),  # [R] trials per round
     "row_sizes": ckpt.Spec(np.integer, ("rounds",)),  # [R] solutions per round
@@ -357,12 +374,18 @@ def _load_rounds(path, fingerprint):
     z = ckpt.load(path, fingerprint, _ROUNDS)
     sizes, row_sizes = z["sizes"], z["row_sizes"]
     cut = lambda a, sizes: np.split(a, np.cumsum(sizes)[:-1]) if len(sizes) else []
+    trials = len(z["solved"])
+    # a checkpoint without the work records (an older one): unknown, empty cells in runs.csv
+    work = z["work"] if z["work"] is not None else np.full((trials, 3), -1, np.int64)
+    secs = z["seconds"] if z["seconds"] is not None else np.full(trials, np.nan)
     return (
         cut(z["solved"], sizes),
         cut(z["steps"], sizes),
         cut(z["rows"], row_sizes),
         int(z["rounds"]),
         float(z["wall"]),
+        cut(work, sizes),
+        cut(secs, sizes),
     )
 
 

@@ -47,7 +47,7 @@ CORE_COLUMNS: tuple[Column, ...] = (
         "LS/TA/SA proposals (the whole budget when unsolved); GA fitness evaluations (DEAP's "
         "count: the initial population and every changed individual) over all generations run; "
         "compare counts each run until its first solution (as if it stopped there) or the "
-        "budget; empty for stats' GA samples, which record generations only",
+        "budget",
         "steps (GA: evaluations)",
     ),
     Column(
@@ -207,7 +207,10 @@ def _ints(values, count: int) -> list:
 def _seconds(values, count: int) -> list:
     if values is None:
         return [None] * count
-    return [f"{v:.3e}" for v in np.asarray(values, np.float64)]
+    out = [None if v != v else f"{v:.3e}" for v in np.asarray(values, np.float64).tolist()]
+    if len(out) != count:
+        raise ValueError(f"a runs.csv column has {len(out)} values for {count} runs")
+    return out
 
 
 def rows(tables: Sequence[RunTable]) -> tuple[list[str], list[list]]:

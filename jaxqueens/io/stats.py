@@ -43,23 +43,33 @@ def _board_text(rows: np.ndarray) -> list[str]:
 
 def run_table(sam) -> schema.RunTable:
     """The per-run table of the samples ``sam``: a chain solver's run as ``solve`` and
-    ``anneal`` write it; GA trials with their first solved generation (stats records the GA's
-    generations, not its evaluations: steps and seconds stay empty), the generations an unsolved
-    trial ran, and 0 attacking pairs where solved."""
+    ``anneal`` write it; GA trials as ``evolve`` writes them (steps in fitness evaluations,
+    seconds each trial's share of its round by evaluations, generations run, the first solved
+    generation; attacking pairs 0 where solved, else not counted)."""
     if getattr(sam, "run", None) is not None:
         return chain_out.run_table(sam.run)
     solved = np.asarray(sam.solved, bool)
     if sam.step_unit == "steps":  # chains that stop when solved: their steps are those spent
         return schema.RunTable(sam.solver, solved, sam.steps, None, None)
     steps = np.asarray(sam.steps, np.float64)
+    work = getattr(sam, "work", None)
+    known = lambda a: None if a is None else np.where(a >= 0, a, np.nan)
+    if work is None:  # no work records: the generations an unsolved trial ran only
+        spent = to_solution = None
+        generations = np.where(solved, np.nan, steps)
+    else:
+        work = np.asarray(work, np.float64)
+        spent, generations = known(work[:, 0]), known(work[:, 2])
+        to_solution = np.where(solved, known(work[:, 1]), np.nan)
     return schema.RunTable(
         solver=sam.solver,
         solved=solved,
-        steps_spent=None,
-        seconds=None,
+        steps_spent=spent,
+        steps_to_solution=to_solution,
+        seconds=getattr(sam, "seconds", None),
         best_attacking_pairs=np.where(solved, 0.0, np.nan),
         extras={
-            "generations_spent": np.where(solved, np.nan, steps),
+            "generations_spent": generations,
             "first_solved_generation": np.where(solved, steps, np.nan),
         },
     )

@@ -107,3 +107,20 @@ def test_every_writer_uses_the_documented_columns(tmp_path):
     with open(files["evolve"], newline="") as f:
         evolve = list(csv.DictReader(f))
     assert [r["steps_spent"] for r in evolve] == ["12", "12"]  # GA evaluations
+
+
+def test_stats_ga_trials_count_evaluations(tmp_path):
+    sam = types.SimpleNamespace(
+        solver="ga",
+        solved=np.array([True, False]),
+        steps=np.array([3, 9]),  # first solved generation; generations run when unsolved
+        step_unit="generations",
+        work=np.array([[40, 16, 9], [40, -1, 9]]),
+        seconds=np.array([0.5, 0.5]),
+    )
+    names, rows = schema.rows([stats_out.run_table(sam)])
+    assert names == [*schema.CORE, "generations_spent", "first_solved_generation"]
+    assert rows == [
+        ["ga", 0, 1, 40, 16, None, "5.000e-01", 0, 9, 3],
+        ["ga", 1, 0, 40, None, None, "5.000e-01", None, 9, None],
+    ]
