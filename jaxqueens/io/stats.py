@@ -53,7 +53,9 @@ def run_table(sam) -> schema.RunTable:
         return schema.RunTable(sam.solver, solved, sam.steps, None, None)
     steps = np.asarray(sam.steps, np.float64)
     work = getattr(sam, "work", None)
-    known = lambda a: None if a is None else np.where(a >= 0, a, np.nan)
+    known = lambda a: np.where(a >= 0, a, np.nan)  # -1: not recorded
+    spent: np.ndarray | None
+    to_solution: np.ndarray | None
     if work is None:  # no work records: the generations an unsolved trial ran only
         spent = to_solution = None
         generations = np.where(solved, np.nan, steps)
