@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens.plots.base import figure, finish, save_png
+from jaxqueens.plots.base import figure, finish, save_png, series_style
 
 
 def trace_plot(
@@ -37,14 +37,15 @@ def steps_histogram(steps: np.ndarray, path: Path, title: str) -> Path:
 
 
 def method_traces(traces: dict[str, np.ndarray], path: Path, n: int, every: int = 1) -> Path:
-    """Best objective so far vs step, one line per method (chain 0 bold, other chains faint)."""
+    """Best objective so far vs step, one line per method (chain 0 bold, other chains faint;
+    each method its own line style and marker too, so that greyscale keeps them apart)."""
     fig, ax = figure()
     for i, (method, tr) in enumerate(traces.items()):
-        color = f"C{i}"
+        style = series_style(i)
         steps = (np.arange(tr.shape[1]) + 1) * every
         for k in range(1, tr.shape[0]):
-            ax.plot(steps, tr[k], color=color, lw=0.6, alpha=0.35)
-        ax.plot(steps, tr[0], color=color, lw=1.6, label=method.upper())
+            ax.plot(steps, tr[k], color=style["color"], ls=style["ls"], lw=0.6, alpha=0.35)
+        ax.plot(steps, tr[0], lw=1.6, label=method.upper(), **style)
     ax.legend()
     return finish(
         fig,

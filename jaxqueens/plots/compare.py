@@ -167,7 +167,7 @@ def write_plots(
     del families  # (kept for callers: the line style no longer depends on the family)
     out = Path(out)
     own = set((budgets or {}).values()) - {budget}
-    what = f"n = {n}, {budget:,} steps per chain" + (", some solvers their own" if own else "")
+    what = f"n = {n}, {budget:,} steps" + (", some solvers' own" if own else "")
     unsolved = {k: v for k, v in (unsolved or {}).items() if v}
     common: dict[str, Any] = {"unsolved": unsolved, "fmt": fmt, "dpi": dpi}
     return [
@@ -175,7 +175,7 @@ def write_plots(
             curves,
             "rtd_steps",
             out / "rtd_steps",
-            f"run-time distribution in steps ({what})",
+            f"RTD in steps, all chains ({what})",
             "steps",
             "fraction of all chains solved",
             **common,
@@ -184,7 +184,7 @@ def write_plots(
             curves,
             "rtd_seconds",
             out / "rtd_seconds",
-            f"run-time distribution in seconds ({what})",
+            f"RTD in seconds, all chains ({what})",
             "seconds",
             "fraction of all chains solved",
             **common,
@@ -193,7 +193,7 @@ def write_plots(
             curves,
             "steps_ecdf",
             out / "steps_ecdf",
-            f"steps to solution, solved chains only ({what})",
+            f"RTD in steps, solved chains only ({what})",
             "steps to solution",
             "fraction of solved chains",
             **common,
@@ -202,7 +202,7 @@ def write_plots(
             curves,
             "seconds_ecdf",
             out / "seconds_ecdf",
-            f"seconds to solution, solved chains only ({what})",
+            f"RTD in seconds, solved chains only ({what})",
             "seconds to solution",
             "fraction of solved chains",
             **common,
