@@ -35,6 +35,34 @@ def series_style(i: int, markers: int = 8) -> dict:
     }
 
 
+BAND = (10, 90)
+"""Percentiles of the band drawn across chains on trace figures (:func:`percentile_band`)."""
+
+
+def percentile_band(ax, x, values, label: str, i: int = 0, band: tuple[int, int] = BAND) -> None:
+    """The median across chains of ``values`` [K, T] against ``x`` [T] as a line in series
+    ``i``'s style, and the ``band`` percentiles (10-90% by default) as a shaded band with the
+    same line style at its edges (visible in greyscale too); the legend names both."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    style = series_style(i)
+    lo, mid, hi = np.percentile(values, [band[0], 50, band[1]], axis=0)
+    k = values.shape[0]
+    ax.fill_between(
+        x,
+        lo,
+        hi,
+        color=style["color"],
+        alpha=0.18,
+        lw=0.6,
+        ls=style["ls"],
+        step="post",
+        label=f"{label}: {band[0]}-{band[1]}% of {k} chains",
+    )
+    ax.plot(x, mid, drawstyle="steps-post", lw=1.6, label=f"{label}: median", **style)
+
+
 def check_format(fmt: str | None) -> str:
     """``fmt`` (None: :data:`DEFAULT_FORMAT`) if it is one of :data:`FORMATS`; a ValueError
     otherwise (the command line offers only these)."""

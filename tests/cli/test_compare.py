@@ -280,3 +280,25 @@ def test_vector_figures_and_the_report_shows_them(tmp_path, capsys, fmt):
         raise ValueError(name)
 
     json.loads((out / "summary.json").read_text(), parse_constant=refuse)
+
+
+def test_the_n64_example_config_reads_and_checks():
+    """configs/compare_n64.toml (README): its per-solver settings parse and pass the driver's
+    checks (no run)."""
+    from pathlib import Path
+
+    from jaxqueens.drivers import settings
+
+    cfg = Path(__file__).resolve().parents[2] / "configs" / "compare_n64.toml"
+    conf = compare._settings(parse(["--config", str(cfg)]))
+    assert conf["n"] == 64 and conf["settings"]["sa"]["steps"] == 30000
+    assert conf["settings"]["ga-permutation"] == {"steps": 40000, "pop": 10, "tournament": 4}
+    own = settings.compare_settings(
+        64, settings.parse_solvers(conf["solvers"]), 10000, conf["settings"]
+    )
+    assert {name: s["steps"] for name, s in own.items()} == {
+        "mc-qs4": 10000,
+        "ls": 10000,
+        "sa": 30000,
+        "ga-permutation": 40000,
+    }

@@ -82,3 +82,24 @@ def test_save_takes_the_format_from_the_suffix_or_the_argument(tmp_path):
     assert base.save_png(fig, tmp_path / "d.png").read_bytes().startswith(b"\x89PNG")
     with pytest.raises(ValueError, match="use one of png, svg, pdf"):
         base.save(fig, tmp_path / "e", "gif")
+
+
+def test_percentile_band_across_chains(tmp_path):
+    """Trace figures: the median and the 10-90% band across chains (enough chains), the chains
+    themselves otherwise; the legend names the band."""
+    from jaxqueens.plots.chains import BAND_CHAINS, method_traces
+
+    rng = np.random.default_rng(0)
+    many = {m: np.maximum(0, 20 - np.cumsum(rng.random((40, 50)) < 0.1, axis=1)) for m in "ab"}
+    svg = method_traces(many, tmp_path / "many.svg", 8).read_text()
+    assert "10-90% of 40 chains" in svg and "median" in svg
+    few = {"a": many["a"][: BAND_CHAINS - 1]}
+    assert "10-90%" not in method_traces(few, tmp_path / "few.svg", 8).read_text()
+    _, ax = base.figure()
+    values = rng.random((101, 5))
+    base.percentile_band(ax, np.arange(5), values, "x")
+    (band,) = ax.collections
+    lo, hi = np.percentile(values, [10, 90], axis=0)
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert ys.min() == pytest.approx(lo.min()) and ys.max() == pytest.approx(hi.max())
+    assert np.allclose(ax.lines[0].get_ydata(), np.median(values, axis=0))
