@@ -197,6 +197,10 @@ def _line(p: dict) -> str:
             f"{p['step_budget']:,} steps)"
         )
     ert = "-" if p["ert_s"] is None else f"{p['ert_s'] * 1e3:.3g} ms"
+    ci = p.get("ert_s_ci")
+    if ci and ci[0] is not None:  # (an open upper end: "or more")
+        hi = "or more" if ci[1] is None else f"{ci[1] * 1e3:.3g}"
+        ert += f" (95% CI {ci[0] * 1e3:.3g} to {hi})"
     med = p["steps"]["median"]
     rate = "-" if p["solutions_per_s"] is None else f"{p['solutions_per_s']:,.0f}"
     return (
