@@ -684,9 +684,9 @@ def compare_settings(
     for name in names:
         spec = COMPARE_SOLVERS[name]
         family = spec["family"]
-        raw = dict(given.get(name) or {})
         if not isinstance(given.get(name) or {}, Mapping):
             raise QueensError(f"settings for {name} must be a table of key = value")
+        raw = dict(given.get(name) or {})
         keys = COMPARE_KEYS[family]
         for key in raw:
             if key not in keys:
@@ -735,9 +735,10 @@ def compare_settings(
                 mine["steps"] = ga["pop"] + per * mine.pop("generations")
         mine.setdefault("steps", steps)
         out[name] = mine
-    own = [(name, least_steps(name, s)) for name, s in out.items() if name in given]
-    for name, least in own:
-        if "steps" in (given.get(name) or {}) and out[name]["steps"] < least:
+    own = {name for name in out if {"steps", "generations"} & set(given.get(name) or {})}
+    for name in own:
+        least = least_steps(name, out[name])
+        if out[name]["steps"] < least:  # (generations >= 1 always fit)
             raise QueensError(
                 f"{name}.steps {out[name]['steps']} is too small "
                 f"({_least_steps_why(name, out[name])}); give {name}.steps {least} or more"
@@ -745,7 +746,7 @@ def compare_settings(
     short = [
         (name, least_steps(name, s))
         for name, s in out.items()
-        if s["steps"] == steps and steps < least_steps(name, s)
+        if name not in own and steps < least_steps(name, s)
     ]
     if short:
         need = max(least for _, least in short)
