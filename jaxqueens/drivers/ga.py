@@ -44,6 +44,7 @@ from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.io.interrupts import SafePoints
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import gather, memory, sizing
 from jaxqueens.parallel import trials as lockstep
@@ -845,43 +846,51 @@ def evolve(
         save=save if checkpoint is not None else None,
         every=checkpoint_every,
     )
-    genes, fit = np.asarray(states.genes), np.asarray(states.fit)
-    wall_s = time.perf_counter() - t0
-    evals_here = int(totals.evals_total.sum()) - evals_before
-    if procs > 1:
-        evals_here = int(gather.concat(np.array([evals_here], np.int64)).sum())
+    # From here to the result the work is whole: a stop asked meanwhile (Ctrl-C, SIGTERM) is
+    # kept for after it (saved, reported as interrupted), never half-way through the records.
+    with SafePoints() as safe:
+        genes, fit = np.asarray(states.genes), np.asarray(states.fit)
+        wall_s = time.perf_counter() - t0
+        evals_here = int(totals.evals_total.sum()) - evals_before
+        if procs > 1:
+            evals_here = int(gather.concat(np.array([evals_here], np.int64)).sum())
 
-    _collect(found, genes, fit == 0)
-    if solved_at is not None:  # (report) final populations: generational runs report only
-        before = solved_at.copy()  # each island's best
-        _mark_solved(solved_at, genes[None], (fit == 0)[None], done)
-        late = (before < 0) & (solved_at >= 0)
-        totals.evals_at_first[late] = totals.evals_total[late]
-    sols = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, n), genes.dtype)
-    best = avg = worst = nevals = None
-    if hist is not None:
-        best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
-    per_trial = totals.tree()
-    if procs > 1:  # every process gets every trial, in trial order, and all solutions
-        best, avg, worst, nevals, genes, fit, sols = _gather_trials(
-            best, avg, worst, nevals, genes, fit, sols, total_trials
-        )
-        per_trial = {
-            k: np.take(gather.concat(v, 0), np.arange(total_trials)) for k, v in per_trial.items()
-        }
-        if report:
-            solved_at = np.take(gather.concat(solved_at, 0), np.arange(total_trials))
-    score_met = None
-    if report:  # the report's 0 ignores rows: only the checker's verdict makes a solution
-        score_met = sols
-        sols = sols[checker.are_solutions(sols.astype(np.int64))] if len(sols) else sols
-    what = f"GA ({encoding}, {scheme})"
-    if model is not None:
-        _require_fixed(genes, model, what)
-        if len(sols):
-            checker.require_constrained(sols.astype(np.int64), model, what=what)
-    elif len(sols):
-        checker.require_solutions(sols, what=what, n=n)
+        _collect(found, genes, fit == 0)
+        if solved_at is not None:  # (report) final populations: generational runs report only
+            before = solved_at.copy()  # each island's best
+            _mark_solved(solved_at, genes[None], (fit == 0)[None], done)
+            late = (before < 0) & (solved_at >= 0)
+            totals.evals_at_first[late] = totals.evals_total[late]
+        sols = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, n), genes.dtype)
+        best = avg = worst = nevals = None
+        if hist is not None:
+            best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
+        per_trial = totals.tree()
+        if procs > 1:  # every process gets every trial, in trial order, and all solutions
+            best, avg, worst, nevals, genes, fit, sols = _gather_trials(
+                best, avg, worst, nevals, genes, fit, sols, total_trials
+            )
+            per_trial = {
+                k: np.take(gather.concat(v, 0), np.arange(total_trials))
+                for k, v in per_trial.items()
+            }
+            if report:
+                solved_at = np.take(gather.concat(solved_at, 0), np.arange(total_trials))
+        score_met = None
+        if report:  # the report's 0 ignores rows: only the checker's verdict makes a solution
+            score_met = sols
+            sols = sols[checker.are_solutions(sols.astype(np.int64))] if len(sols) else sols
+        what = f"GA ({encoding}, {scheme})"
+        if model is not None:
+            _require_fixed(genes, model, what)
+            if len(sols):
+                checker.require_constrained(sols.astype(np.int64), model, what=what)
+        elif len(sols):
+            checker.require_solutions(sols, what=what, n=n)
+        if safe.requested and not interrupted:
+            if checkpoint is not None:
+                save()
+            interrupted = True
     return EvolveResult(
         config=config,
         params=params,
