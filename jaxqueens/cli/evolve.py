@@ -217,6 +217,16 @@ def _out_bytes(conf: dict, history: str) -> int:
     )
 
 
+def _keep_or_discard(stream, target) -> None:
+    """After a failed or interrupted run: the streamed rows stay where a checkpoint points into
+    them (``--resume`` goes on from there), else they are removed (no half-written file)."""
+    if stream is not None:
+        if target is not None and checkpoint.any_saved(target):
+            stream.close()
+        else:
+            stream.discard()
+
+
 def plan_line(plan: dict) -> str:
     """The memory estimate printed before the first generation: total, parts, available."""
     parts, available = plan["memory"], plan["available"]
@@ -310,44 +320,49 @@ def cmd_evolve(args) -> int:
             plan=announce,
         )
     except BaseException:
-        if stream is not None:  # the rows stay where a checkpoint points into them
-            stream.close() if target is not None and target.exists() else stream.discard()
+        _keep_or_discard(stream, target)
         raise
     if result.interrupted:
         if stream is not None:
             stream.close()
         kept = " (and the per-trial history streamed so far)" if stream is not None else ""
         return options.report_interrupt(f"{result.generations} finished generations{kept}", out)
-    with writing.final_write(out):
-        s = ga_io.summary(result)
-        c = result.config
-        print(
-            f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} "
-            "generations: "
-            f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
-            f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions"
-        )
-        if c.fitness == ga_io.REPORT_FITNESS:
-            print(ga_io.report_line(result))
-        if result.instance is not None and not s["solved"]:
+    try:
+        with writing.final_write(out):
+            s = ga_io.summary(result)
+            c = result.config
             print(
-                f"instance unknown: no trial solved it (a GA proves no UNSAT; jaxqueens complete "
-                f"decides it); lowest fitness {int(result.summary[:, 0].min())}"
+                f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} "
+                "generations: "
+                f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
+                f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions"
             )
-        print(throughput_line(result, s["evaluations"]))
-        if out and gather.is_writer():
-            written = ga_io.write_outputs(result, Path(out), s, score, history, stream)
-            if plot:
-                what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
-                written += ga_plots.write_summary_plots(
-                    Path(out),
-                    ga_io.scored_summary(result, score),
-                    result.success_curve(),
-                    trials=s["trials"],
-                    what=what,
-                    score=score,
-                    fitness=c.fitness,
+            if c.fitness == ga_io.REPORT_FITNESS:
+                print(ga_io.report_line(result))
+            if result.instance is not None and not s["solved"]:
+                print(
+                    "instance unknown: no trial solved it (a GA proves no UNSAT; jaxqueens "
+                    f"complete decides it); lowest fitness {int(result.summary[:, 0].min())}"
                 )
-            (Path(out) / checkpoint.FILENAME).unlink(missing_ok=True)  # last: the outputs are whole
-            print(f"wrote {', '.join(p.name for p in written)} to {out}")
-        return 0 if s["solved"] else 1
+            print(throughput_line(result, s["evaluations"]))
+            if out and gather.is_writer():
+                written = ga_io.write_outputs(result, Path(out), s, score, history, stream)
+                if plot:
+                    what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
+                    written += ga_plots.write_summary_plots(
+                        Path(out),
+                        ga_io.scored_summary(result, score),
+                        result.success_curve(),
+                        trials=s["trials"],
+                        what=what,
+                        score=score,
+                        fitness=c.fitness,
+                    )
+                (Path(out) / checkpoint.FILENAME).unlink(
+                    missing_ok=True
+                )  # last: the outputs are whole
+                print(f"wrote {', '.join(p.name for p in written)} to {out}")
+            return 0 if s["solved"] else 1
+    except BaseException:
+        _keep_or_discard(stream, target)
+        raise

@@ -227,6 +227,11 @@ class HistoryStream:
         if self._stream is not None:
             self._stream.close()
 
+    def discard(self) -> None:
+        """Remove the partial file (a run that left no checkpoint to resume from)."""
+        if self._stream is not None:
+            self._stream.discard()
+
 
 def out_bytes(
     n: int, pop: int, trials: int, islands: int, generations: int, history: str = "summary"

@@ -257,7 +257,7 @@ def test_defect_28_msg_unknown_option_is_named_not_its_value(capsys):
 
 # ------------------------------------------- paper-scale runs: history, memory, resume (issue 26)
 PER_TRIAL = ["-n", "8", "--pop", "20", "--generations", "50", "--trials", "3", "--seed", "5"]
-PER_TRIAL += ["--history", "per-trial", "--quiet", "--checkpoint-every", "0"]
+PER_TRIAL += ["--history", "per-trial", "--quiet", "--checkpoint-every", "0.000001"]
 
 
 def _interrupt_after(monkeypatch, chunks: int) -> None:
@@ -308,19 +308,28 @@ def test_per_trial_history_is_streamed_and_equals_an_uninterrupted_run_after_res
     assert summary["history"] == "per-trial" and summary["wall_total_s"] >= summary["wall_s"]
 
 
+def _raise_interrupt(*args):
+    raise KeyboardInterrupt
+
+
 def test_an_interrupt_during_the_final_write_leaves_a_resumable_run(tmp_path, monkeypatch, capsys):
     """Stopped as history.csv is renamed into place: every file is whole or absent, the
-    checkpoint and the streamed rows stay, and --resume finishes the same history."""
+    checkpoint and the streamed rows stay, and --resume finishes the same history; without a
+    checkpoint (a run of one chunk) no partial file is left behind."""
+    from jaxqueens.drivers import ga
+
+    one = tmp_path / "one"
+    with monkeypatch.context() as m:
+        m.setattr(ga_io.HistoryStream, "commit", _raise_interrupt)
+        assert main(["evolve", *PER_TRIAL, "--out", str(one)]) == 130
+    assert "run the command again" in capsys.readouterr().err
+    assert not (one / "history.csv").exists() and not list(one.glob(".*partial"))
+    monkeypatch.setattr(ga, "default_chunk", lambda *args: 10)  # several chunks: checkpoints
     whole, part = tmp_path / "whole", tmp_path / "part"
     assert main(["evolve", *PER_TRIAL, "--out", str(whole)]) in (0, 1)
     with monkeypatch.context() as m:
-        _interrupt_after(m, 10**9)  # never: a checkpoint after the one chunk
         real = ga_io.HistoryStream.commit
-
-        def commit(self):
-            raise KeyboardInterrupt
-
-        m.setattr(ga_io.HistoryStream, "commit", commit)
+        m.setattr(ga_io.HistoryStream, "commit", _raise_interrupt)
         capsys.readouterr()
         assert main(["evolve", *PER_TRIAL, "--out", str(part)]) == 130
         err = capsys.readouterr().err
