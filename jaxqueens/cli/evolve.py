@@ -233,7 +233,10 @@ def plan_line(plan: dict) -> str:
     total = sum(parts.values())
     shown = ", ".join(f"{k} {memory.format_bytes(v)}" for k, v in parts.items())
     room = "unknown" if available is None else memory.format_bytes(available)
-    return f"memory: about {memory.format_bytes(total)} at peak ({shown}); {room} available"
+    return (
+        f"memory: about {memory.format_bytes(total)} at peak ({shown}), plus about "
+        f"{plan['per_solution']} bytes per distinct solution found; {room} available"
+    )
 
 
 def throughput_line(result, evaluations: int) -> str:

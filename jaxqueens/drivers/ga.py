@@ -627,8 +627,9 @@ def evolve(
         ``[k, T]`` arrays, and ``sync() -> bytes`` before each checkpoint, which records its
         length so that a resumed run continues the file where the checkpoint stands.
       plan: called before the first generation with ``{"memory": parts, "available": bytes or
-        None}`` (:func:`memory_estimate`) once the run is known to fit (a run that does not is
-        refused with a one-line QueensError before it starts).
+        None, "per_solution": bytes}`` (:func:`memory_estimate`; the distinct solutions a run
+        finds, about ``per_solution`` bytes each, cannot be known before) once the run is known
+        to fit (a run that does not is refused with a one-line QueensError before it starts).
 
     Returns:
       EvolveResult; every solution in it has passed the independent checker.
@@ -717,7 +718,10 @@ def evolve(
         + ", or run the trials in several runs with different --seed",
     )
     if plan is not None:
-        plan({"memory": parts, "available": memory.available_memory()})
+        per_solution = 8 * n  # kept, merged, written as int32 (distinct solutions: not known)
+        plan(
+            {"memory": parts, "available": memory.available_memory(), "per_solution": per_solution}
+        )
     dyn = default_params(
         config,
         **params,
@@ -879,14 +883,16 @@ def evolve(
         score_met = None
         if report:  # the report's 0 ignores rows: only the checker's verdict makes a solution
             score_met = sols
-            sols = sols[checker.are_solutions(sols.astype(np.int64))] if len(sols) else sols
+            real = [checker.are_solutions(b.astype(np.int64)) for b in _batches(sols, n)]
+            sols = sols[np.concatenate(real)] if len(sols) else sols
         what = f"GA ({encoding}, {scheme})"
         if model is not None:
             _require_fixed(genes, model, what)
-            if len(sols):
-                checker.require_constrained(sols.astype(np.int64), model, what=what)
-        elif len(sols):
-            checker.require_solutions(sols, what=what, n=n)
+        for part in _batches(sols, n):  # in batches: the checker's temporaries stay bounded
+            if model is not None:
+                checker.require_constrained(part.astype(np.int64), model, what=what)
+            else:
+                checker.require_solutions(part, what=what, n=n)
         if safe.requested and not interrupted:
             if checkpoint is not None:
                 save()
@@ -916,6 +922,13 @@ def evolve(
         worst=worst,
         evaluations=None if nevals is None else nevals.astype(np.int64),
     )
+
+
+def _batches(boards: np.ndarray, n: int) -> list[np.ndarray]:
+    """``boards`` ``[S, n]`` in slices of about 2^20 cells: the checker's int64 temporaries
+    (about 45 bytes a cell) stay near 50 MiB however many distinct solutions a run found."""
+    rows = max(1, (1 << 20) // max(n, 1))
+    return [boards[i : i + rows] for i in range(0, len(boards), rows)]
 
 
 def _require_fixed(genes: np.ndarray, model: cons.Constraints, what: str) -> None:

@@ -21,6 +21,7 @@ import re
 import socket
 import tempfile
 import time
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,6 +163,7 @@ class Stream:
         self.path = Path(path)
         self.partial = partial_path(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: typing.BinaryIO
         if resume_at is None:
             self._f = open(self.partial, "wb")  # noqa: SIM115 (closed by commit/discard/close)
             os.chmod(self.partial, 0o666 & ~_umask())
