@@ -108,7 +108,21 @@ def command_parser(add_command: Callable[[Any], None], cls: type[Parser] = Parse
     assert root.commands is not None
     (parser,) = root.commands.values()
     assert isinstance(parser, Parser)
+    add_force(parser)
     return parser
+
+
+def add_force(parser: argparse.ArgumentParser) -> None:
+    """Give a command that writes an ``--out`` folder its ``--force`` (the command line adds it
+    to every such command: a folder holding an earlier run's outputs is refused without it)."""
+    flags = getattr(parser, "flags", {})  # a Parser's option strings
+    if "--out" in flags and "--force" not in flags:
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="replace the outputs an earlier run left in the --out folder (the files its "
+            "manifest.json lists; other files stay); without it such a folder is refused",
+        )
 
 
 def options_of(parser: argparse.ArgumentParser) -> dict[str, Option]:
