@@ -4,9 +4,15 @@ The kernel (:mod:`jaxqueens.solvers.ga`) is written for one trial; :mod:`jaxquee
 runs every trial at once (vmapped in lockstep, split over the local devices). This module checks
 the settings (:func:`check_setup`), deals blocks of trials to the processes of a multi-process run,
 loops over chunks of generations on :func:`jaxqueens.drivers.loop.run_chunks` (progress line,
-checkpoints, Ctrl-C at chunk boundaries), and keeps the records: Best / Avg / Worst per
-generation and trial, the first solved generation, every distinct verified solution seen
-(steady-state children, each generation's best, the final populations) and the final populations.
+checkpoints, Ctrl-C at chunk boundaries), and keeps the records: per generation, statistics over
+the trials (:data:`SUMMARY`); per trial, the first solved generation, the evaluations (in all and
+up to the first solution) and the last best; every distinct verified solution seen (steady-state
+children, each generation's best, the final populations) and the final populations. The full
+Best / Avg / Worst per generation and trial are kept only when asked (``records="all"``, the
+library's default); a ``sink`` receives them chunk by chunk instead (``evolve --history
+per-trial`` streams them to disk), so a paper-scale run holds and checkpoints memory that grows
+with the population, not with generations x trials; :func:`memory_estimate` is checked before
+the first generation.
 
 Under the GA report's fitness (``fitness="report-diagonals-only"``: diagonal pairs only, rows
 ignored) a board that scores 0 need not be a solution. Such boards are kept apart
