@@ -90,7 +90,7 @@ class EvolveResult:
 
     Per trial ``[T]`` and per generation (``summary``) records are always there; the full
     ``[G+1, T]`` records (``best``, ``avg``, ``worst``, ``evaluations``) only with
-    ``records="all"`` (None otherwise)."""
+    ``records="all"`` (otherwise reading them raises AttributeError saying so)."""
 
     config: Config
     params: dict  # cxpb, mutpb, indpb, migrate_every as Python numbers
@@ -115,10 +115,35 @@ class EvolveResult:
     solved_at: np.ndarray | None = None  # report's fitness only: [T] first generation with a
     # checker-confirmed solution (-1: none)
     instance: cons.Constraints | None = None  # the constrained instance (toroidal included), if any
-    best: np.ndarray | None = None  # records="all": [G+1, T] int32 lowest fitness
-    avg: np.ndarray | None = None  # records="all": [G+1, T] float32 mean
-    worst: np.ndarray | None = None  # records="all": [G+1, T] int32 highest
-    evaluations: np.ndarray | None = None  # records="all": [G+1, T] int64 per generation
+    records: dict[str, np.ndarray] | None = None  # records="all": best, avg, worst, evaluations
+
+    def _record(self, name: str) -> np.ndarray:
+        if self.records is None:
+            raise AttributeError(
+                f"{name}: this run kept no [G+1, T] records (records='summary'); use summary, "
+                "first_solved, evals_total, evals_at_first or final_best, or run with records='all'"
+            )
+        return self.records[name]
+
+    @property
+    def best(self) -> np.ndarray:
+        """[G+1, T] int32 lowest fitness per generation and trial (``records="all"`` only)."""
+        return self._record("best")
+
+    @property
+    def avg(self) -> np.ndarray:
+        """[G+1, T] float32 mean fitness (``records="all"`` only)."""
+        return self._record("avg")
+
+    @property
+    def worst(self) -> np.ndarray:
+        """[G+1, T] int32 highest fitness (``records="all"`` only)."""
+        return self._record("worst")
+
+    @property
+    def evaluations(self) -> np.ndarray:
+        """[G+1, T] int64 evaluations per generation and trial (``records="all"`` only)."""
+        return self._record("evaluations")
 
     @property
     def status(self) -> str:
@@ -497,16 +522,18 @@ def check_memory(parts: dict[str, int], *, what: str, fix: str) -> None:
     memory.check_memory(sum(parts.values()), what, fix)
 
 
-def _gather_trials(best, avg, worst, nevals, genes, fit, sols, trials: int):
-    """Across processes: records [G+1, T] (None: not kept) and populations [T, ...] of all
-    trials, in order, and the union of the distinct solutions."""
+def _gather_trials(kept: dict | None, genes, fit, sols, trials: int):
+    """Across processes: records ``{name: [G+1, T]}`` (None: not kept) and populations [T, ...]
+    of all trials, in order, and the union of the distinct solutions."""
 
     def cat(x, axis):  # every process's trials joined along the trial axis, cut to T
-        return None if x is None else np.take(gather.concat(x, axis), np.arange(trials), axis=axis)
+        return np.take(gather.concat(x, axis), np.arange(trials), axis=axis)
 
-    out = [cat(x, 1) for x in (best, avg, worst, nevals)] + [cat(genes, 0), cat(fit, 0)]
+    if kept is not None:
+        kept = {k: cat(v, 1) for k, v in kept.items()}
     merged = gather.ragged(sols)
-    return (*out, np.unique(merged, axis=0) if len(merged) else sols)
+    sols = np.unique(merged, axis=0) if len(merged) else sols
+    return kept, cat(genes, 0), cat(fit, 0), sols
 
 
 _RECORDS = ("best", "avg", "worst", "nevals")  # per generation and trial: [G + 1, T]
@@ -872,14 +899,14 @@ def evolve(
             late = (before < 0) & (solved_at >= 0)
             totals.evals_at_first[late] = totals.evals_total[late]
         sols = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, n), genes.dtype)
-        best = avg = worst = nevals = None
+        kept = None
         if hist is not None:
-            best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
+            names = ("best", "avg", "worst", "evaluations")
+            kept = {k: np.concatenate([h[i] for h in hist]) for i, k in enumerate(names)}
+            kept["evaluations"] = kept["evaluations"].astype(np.int64)
         per_trial = totals.tree()
         if procs > 1:  # every process gets every trial, in trial order, and all solutions
-            best, avg, worst, nevals, genes, fit, sols = _gather_trials(
-                best, avg, worst, nevals, genes, fit, sols, total_trials
-            )
+            kept, genes, fit, sols = _gather_trials(kept, genes, fit, sols, total_trials)
             per_trial = {
                 k: np.take(gather.concat(v, 0), np.arange(total_trials))
                 for k, v in per_trial.items()
@@ -923,10 +950,7 @@ def evolve(
         score_met=score_met,
         solved_at=solved_at,
         instance=model,
-        best=best,
-        avg=avg,
-        worst=worst,
-        evaluations=None if nevals is None else nevals.astype(np.int64),
+        records=kept,
     )
 
 

@@ -448,7 +448,9 @@ def test_summary_records_and_the_streamed_history_equal_the_in_memory_records():
     whole = ga.evolve(**PAPER)  # records="all": the [G+1, T] arrays
     sink = _Sink()
     lean = ga.evolve(**PAPER, records="summary", sink=sink)
-    assert lean.best is None and lean.evaluations is None and sink.started
+    assert lean.records is None and sink.started
+    with pytest.raises(AttributeError, match="records='all'"):
+        lean.best  # noqa: B018 (the property raises)
     assert [r[0] for r in sink.rows] == list(range(61))
     for i, field in enumerate(("best", "avg", "worst", "evaluations")):
         np.testing.assert_array_equal(
