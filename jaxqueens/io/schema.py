@@ -69,8 +69,9 @@ CORE_COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "best_attacking_pairs",
-        "attacking pairs of the run's best board (0 when solved); empty where the solver's "
-        "objective is another unit and the board was not counted",
+        "attacking pairs of the run's best board (0 when solved; GA: the last generation's "
+        "best); empty where the solver's objective is another unit and the board was not "
+        "counted",
         "attacking pairs",
     ),
 )
