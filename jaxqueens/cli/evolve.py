@@ -28,8 +28,8 @@ streamed to disk as the run goes and renamed into place at the end; generation 0
 population; columns: :mod:`jaxqueens.io.ga`), ``runs.csv`` (one row per trial, the per-run table
 of :mod:`jaxqueens.io.schema`: evaluations spent, first solved generation), ``solutions.npy``
 (every distinct verified solution found), ``population.npy`` ``[T, I, P, n]`` and
-``fitness.npy`` ``[T, I, P]`` (final populations), ``summary.json``; with ``--plot``: ``best.png`` (percentile band over trials), ``avg.png``, ``worst.png``,
-``success.png``.
+``fitness.npy`` ``[T, I, P]`` (final populations), ``summary.json``; with ``--plot``:
+``best.png`` (percentile band over trials), ``avg.png``, ``worst.png``, ``success.png``.
 
 Memory does not grow with generations x trials: the run keeps per-trial totals and
 per-generation statistics, and checkpoints hold the population, not the records. Before the

@@ -8,7 +8,8 @@ their unit, :func:`unit`), ``runs.csv`` (one row per trial: the per-run table of
 :mod:`jaxqueens.io.schema`, steps counted in fitness evaluations; :func:`run_table`),
 ``solutions.npy`` (every distinct verified solution, int32 ``[S, n]``), ``population.npy``
 ``[T, I, P, n]`` and ``fitness.npy`` ``[T, I, P]`` (final populations) and ``summary.json``
-(:func:`summary` plus ``score_in_csv``). Under the GA report's fitness (``report-diagonals-only``) ``runs.csv`` gains first_score_met_generation
+(:func:`summary` plus ``score_in_csv``). Under the GA report's fitness
+(``report-diagonals-only``) ``runs.csv`` gains first_score_met_generation
 (first generation whose best scored 0) beside first_solved_generation (first generation with a
 checker-confirmed solution), and ``score_met.npy`` holds every distinct board that scored 0,
 solution or not.
