@@ -283,11 +283,10 @@ def sample_ga(
         checker.require_solutions(sols, what="GA samples", n=n)
         gens = res.first_solved.astype(np.int64)
         solved.append(has)
-        steps.append(np.where(has, gens, res.best.shape[0] - 1))
-        evals = np.asarray(res.evaluations, np.int64)  # [G+1, T] DEAP's count per generation
-        spent = evals.sum(axis=0)
-        to_solution = np.where(has, evals.cumsum(axis=0)[np.maximum(gens, 0), np.arange(run)], -1)
-        work.append(np.stack([spent, to_solution, np.full(run, evals.shape[0] - 1)], axis=1))
+        steps.append(np.where(has, gens, res.generations))
+        spent = np.asarray(res.evals_total, np.int64)  # DEAP's count, per trial
+        to_solution = np.where(has, np.asarray(res.evals_at_first, np.int64), -1)
+        work.append(np.stack([spent, to_solution, np.full(run, res.generations)], axis=1))
         secs.append((res.wall_s + res.init_s) * spent / max(1, int(spent.sum())))
         rows.append(sols)
         seen.update(s.tobytes() for s in sols)
