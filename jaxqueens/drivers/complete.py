@@ -40,7 +40,6 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import NamedTuple
 
-import jax
 import numpy as np
 
 from jaxqueens.core import arguments, checker
@@ -53,7 +52,8 @@ from jaxqueens.core.constraints import (
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import devices, gather, items, memory, sizing
+from jaxqueens.parallel import complete as batched
+from jaxqueens.parallel import devices, gather, memory, sizing
 from jaxqueens.parallel import streams as parallel_streams
 from jaxqueens.solvers import complete as solver
 from jaxqueens.solvers.complete import Config
@@ -91,66 +91,9 @@ class CompleteResult(NamedTuple):
     resumed: bool
 
 
-# --- the jitted chunk -----------------------------------------------------------------------------
-
-
-def _advance(lanes: solver.State, active, config: Config) -> solver.State:
-    del active  # a lane that is not live stays as it is
-    return jax.vmap(lambda s: solver.step_lane(s, config))(lanes)
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2, 3))
-def search_chunk(batch, config: Config, num_devices: int, sizes: sizing.Sizes):
-    """Run every item of ``batch`` (uint32 ``[P, HEAD + n]``, P a multiple of ``num_devices``;
-    zero rows are empty items). Returns (head uint32 ``[P, 4]`` = d, steps, lo, hi;
-    stacks uint32 ``[P, n + 1, 5]``; listed solutions uint32 ``[P, cap, n + 1]``)."""
-    return items.search_each(
-        lambda it: solver.readout(solver.search(it, config), config),
-        lambda it: solver.start(it, config),
-        functools.partial(_advance, config=config),
-        lambda s: ~jax.vmap(lambda x: solver.live(x, config))(s),
-        lambda s: solver.readout(s, config),
-        batch,
-        num_devices,
-        sizes.count_lanes,
-        accelerator=sizes.accelerator,
-    )
-
-
-ITEMS_PER_LANE = 4
-"""Accelerator: items per kernel call, per lockstep lane."""
-
-
-def chunk_builder(config: Config, num_devices: int = 1, place=None):
-    """``lanes -> jax.stages.Lowered``: :func:`search_chunk` as an accelerator runs it, with
-    ``lanes`` lockstep lanes per device and :data:`ITEMS_PER_LANE` items per lane and call (the
-    builder :func:`jaxqueens.parallel.sizing.choose` sizes, and ``make gpu-check`` compiles)."""
-    place = place or (lambda tree: tree)
-
-    def build(lanes: int):
-        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
-        rows = ITEMS_PER_LANE * lanes * num_devices
-        batch = place(jax.ShapeDtypeStruct((rows, config.width), jax.numpy.uint32))
-        return search_chunk.trace(batch, config, num_devices, sizes).lower()
-
-    return build
-
-
-def accelerator_lanes(config: Config, num_devices: int, target=None) -> sizing.Choice:
-    """Lockstep lanes per device for ``config``'s items on an accelerator, sized from the
-    compiled :func:`search_chunk` against the device."""
-    target = target or sizing.device_target()
-    return sizing.choose(
-        chunk_builder(config, num_devices),
-        target,
-        target.parallelism,
-        key=("complete", config, num_devices),
-    )
-
-
 def _kernel(batch, shards: int, config: Config, sizes: sizing.Sizes):
     """:func:`search_chunk` as a stream calls it (:mod:`jaxqueens.parallel.streams`)."""
-    return search_chunk(batch, config, shards, sizes)
+    return batched.search_chunk(batch, config, shards, sizes)
 
 
 # --- host side ------------------------------------------------------------------------------------
@@ -370,7 +313,7 @@ def solve_instances(
         # lanes from the compiled kernel of the largest board against the device
         big = max(models, key=lambda m: (m.n, m.toroidal))
         cfg = Config(big.n, big.toroidal, list_cap if mode == "enumerate" else 0, mode == "decide")
-        choice = accelerator_lanes(cfg, num_dev)
+        choice = batched.accelerator_lanes(cfg, num_dev)
         if not choice.fits:
             raise QueensError(
                 f"n = {big.n} needs {choice.bytes:,} bytes of device memory for even one lane: "
@@ -379,7 +322,8 @@ def solve_instances(
         sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
     budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
     chunk = int(
-        chunk or (sizes.count_lanes * ITEMS_PER_LANE * num_dev if sizes.accelerator else CHUNK)
+        chunk
+        or (sizes.count_lanes * batched.ITEMS_PER_LANE * num_dev if sizes.accelerator else CHUNK)
     )
     chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
     if mode == "enumerate":

@@ -48,7 +48,6 @@ from concurrent import futures
 from pathlib import Path
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -59,15 +58,14 @@ from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import cache, devices, gather, items, sizing
+from jaxqueens.parallel import cache, devices, gather, sizing
+from jaxqueens.parallel import count as batched
 from jaxqueens.parallel import streams as parallel_streams
-from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.parallel.shard import pad_rows
 from jaxqueens.solvers import count as solver
 from jaxqueens.solvers.count import KernelConfig
 
 SHUFFLE_SEED = 20161  # the fixed order in which tasks are dealt (part of every checkpoint's plan)
-TASKS_PER_LANE = 16  # accelerator: tasks per lockstep lane and call (a lane that finishes refills)
 
 
 class CountResult(NamedTuple):
@@ -84,139 +82,6 @@ class CountResult(NamedTuple):
     resumed_chunks: int  # chunks taken from the checkpoint, not recounted
     constellations: int = 0  # symmetry classes of border configurations searched
     edges: int = 0  # tree edges the kernel walked in this run (accelerator: lockstep iterations)
-
-
-# --- the jitted chunks: one kernel per prefix, batched by the backend's strategy --------------
-
-
-def _advance_lanes(lanes: solver.Lane, active, config: KernelConfig) -> solver.Lane:
-    """One lockstep iteration: every live lane (``d >= 0``) takes one tree edge."""
-    del active  # a lane without an item is finished (d < 0) and stays as it is
-    moved = jax.vmap(lambda s: solver.step_prefix(s, config))(lanes)
-    return where_lanes(lanes.d >= 0, moved, lanes)
-
-
-def _count_words(lanes: solver.Lane):
-    return jnp.stack([lanes.lo, lanes.hi], 1)  # [B, 2] uint32
-
-
-def _search_each(
-    rows, count_one, init_one, config: KernelConfig, num_devices: int, sizes: sizing.Sizes
-):
-    """``count_one(row, config)`` per row, or lockstep lanes from ``init_one(row, config)`` on an
-    accelerator (:func:`jaxqueens.parallel.items.search_each`): uint32 ``[P, 2]`` count words."""
-    return items.search_each(
-        lambda r: count_one(r, config),
-        lambda r: init_one(r, config),
-        functools.partial(_advance_lanes, config=config),
-        lambda s: s.d < 0,
-        _count_words,
-        rows,
-        num_devices,
-        sizes.count_lanes,
-        accelerator=sizes.accelerator,
-    )
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2, 3))
-def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: sizing.Sizes):
-    """Count words per prefix, batched the backend's way (``sizes`` is :func:`sizing.sizes`).
-
-    Args:
-      prefixes: uint32 ``[P, 4]`` (cols, ld, rd, av), P a multiple of ``num_devices`` (pad with
-        zero rows: ``av = 0`` is an empty search).
-    Returns:
-      uint32 ``[P, 2]``: solutions below each prefix, low and high word.
-    """
-    return _search_each(
-        prefixes, solver.count_prefix, solver.init_prefix, config, num_devices, sizes
-    )
-
-
-def _advance_searches(lanes, active, config: solver.Config):
-    """One lockstep iteration of constellation searches: every live lane takes one tree edge."""
-    del active  # a lane without an item is finished (d < 0) and stays as it is
-    states, tables = lanes
-    moved = jax.vmap(lambda s, t: solver.edge(s, t, config))(states, tables)
-    return where_lanes(states.d >= 0, moved, states), tables
-
-
-@functools.partial(jax.jit, static_argnums=(2, 3, 4))
-def count_items(batch, budget, config: solver.Config, num_devices: int, sizes: sizing.Sizes):
-    """Constellation searches (:func:`jaxqueens.solvers.count.search`), resumable, batched the
-    backend's way: on the CPU one after the other under one budget of ``budget`` edges per
-    device; on an accelerator lockstep lanes, each advanced at most ``budget`` times.
-
-    Args:
-      batch: uint32 ``[B, config.width]`` search items (:func:`_items`), B a multiple of
-        ``num_devices`` (pad with finished items: ``d = -1``).
-      budget: [] int32 (a host scalar: any value, no recompilation).
-    Returns:
-      states: uint32 ``[B, config.state_width]``, each search as it stands (``d = -1``:
-        finished) with the completions it found in this call (word 1);
-      work: int32 ``[num_devices]``: edges taken (CPU) or lockstep iterations (accelerator).
-    """
-    params = solver.Params(jnp.asarray(budget, jnp.int32))
-
-    def reached(item):
-        return solver.pack(solver.unpack(item, config)[0])
-
-    return items.search_budget(
-        lambda x: solver.search(x, params, config),
-        lambda item: solver.unpack(item, config),
-        functools.partial(_advance_searches, config=config),
-        lambda lanes: lanes[0].d < 0,
-        lambda lanes: jax.vmap(solver.pack)(lanes[0]),
-        reached,
-        batch,
-        num_devices,
-        sizes.count_lanes,
-        params.budget,
-        accelerator=sizes.accelerator,
-    )
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
-def enumerate_chunk(
-    prefixes, config: KernelConfig, cap: int, num_devices: int, sizes: sizing.Sizes
-):
-    """Every prefix's solutions (at most ``cap`` each): counts uint32 ``[P, 2]`` and lists
-    uint32 ``[P, cap, W]`` (:func:`jaxqueens.solvers.count.enumerate_prefix`), batched the way
-    ``sizes`` names (mapped, or vmapped on an accelerator)."""
-    return items.each(
-        lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices, sizes.accelerator
-    )
-
-
-def items_builder(n: int, depth: int, num_devices: int = 1, place=None):
-    """``lanes -> jax.stages.Lowered``: :func:`count_items` as an accelerator runs it for n
-    counted from ``depth`` host-placed columns, with ``lanes`` lockstep lanes per device and
-    :data:`TASKS_PER_LANE` items per lane and call (the builder
-    :func:`jaxqueens.parallel.sizing.choose` sizes; ``make gpu-check`` compiles it for described
-    GPUs, ``place`` putting the arguments there)."""
-    place = place or (lambda tree: tree)
-    config = solver.Config(n, constellations.table_levels(n, depth))
-
-    def build(lanes: int):
-        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
-        rows = TASKS_PER_LANE * lanes * num_devices
-        batch = place(jax.ShapeDtypeStruct((rows, config.width), jnp.uint32))
-        budget = place(jax.ShapeDtypeStruct((), jnp.int32))
-        return count_items.trace(batch, budget, config, num_devices, sizes).lower()
-
-    return build
-
-
-def accelerator_lanes(n: int, depth: int, num_devices: int, target=None) -> sizing.Choice:
-    """Lockstep lanes per device for counting n from ``depth`` columns on an accelerator, sized
-    from the compiled :func:`count_items` against the device (``target``: the first local one)."""
-    target = target or sizing.device_target()
-    return sizing.choose(
-        items_builder(n, depth, num_devices),
-        target,
-        target.parallelism,
-        key=("count", n, depth, num_devices),
-    )
 
 
 # --- host side ---------------------------------------------------------------------------------
@@ -287,7 +152,7 @@ def _mirror_plan(n: int) -> _MirrorPlan:
 
 def _dispatch_mirror(plan: _MirrorPlan, lo: int):
     """Start counting the mirror prefixes from ``lo`` (asynchronous): uint32 ``[chunk, 2]``."""
-    return count_chunk(
+    return batched.count_chunk(
         pad_rows(plan.masks[lo : lo + plan.chunk], plan.chunk),
         plan.config,
         plan.devices,
@@ -340,11 +205,11 @@ def _task_chunk(
     its last call is done, so the chunks only need to be small enough that the streams finish
     together: about ``CALLS_PER_STREAM`` per stream from n = 15 on (one each below: small counts
     pay no per-call overhead), at most 2048 tasks. On an accelerator one call spans every device
-    and fills its lanes: :data:`TASKS_PER_LANE` tasks per lane."""
+    and fills its lanes: :data:`jaxqueens.parallel.count.TASKS_PER_LANE` tasks per lane."""
     if chunk is None:
         calls = CALLS_PER_STREAM if n >= 15 else 1
         chunk = (
-            min(tasks, TASKS_PER_LANE * sizes.count_lanes * shards)
+            min(tasks, batched.TASKS_PER_LANE * sizes.count_lanes * shards)
             if sizes.accelerator
             else min(2048, max(8, -(-tasks // (calls * streams))))
         )
@@ -353,8 +218,9 @@ def _task_chunk(
 
 def _plan(n: int, depth: int | None, chunk: int | None, budget: int | None = None) -> _Plan:
     """The canonical constellations of n, split into tasks and shuffled (n >= 4). On an
-    accelerator the lanes come from :func:`accelerator_lanes` (unless ``sizes()`` names them)
-    and the tasks number :data:`TASKS_PER_LANE` per lane."""
+    accelerator the lanes come from :func:`jaxqueens.parallel.count.accelerator_lanes` (unless
+    ``sizes()`` names them) and the tasks number
+    :data:`jaxqueens.parallel.count.TASKS_PER_LANE` per lane."""
     depth = arguments.integer(depth, "depth", 1, optional=True)
     chunk = arguments.integer(chunk, "chunk", 1, optional=True)
     sizes = sizing.sizes()
@@ -363,13 +229,13 @@ def _plan(n: int, depth: int | None, chunk: int | None, budget: int | None = Non
     allow = constellations.allow_masks(n, cfg)
     target = sizes.count_prefixes
     if sizes.accelerator and not sizes.count_lanes:
-        target = TASKS_PER_LANE * sizing.device_target().parallelism * num_dev
+        target = batched.TASKS_PER_LANE * sizing.device_target().parallelism * num_dev
     if depth is None:
         depth = task_depth(n, allow, target)
     if not 1 <= depth <= n - 2:
         raise QueensError(f"depth {depth} is out of range for n = {n}: give 1 to {n - 2} columns")
     if sizes.accelerator and not sizes.count_lanes:
-        choice = accelerator_lanes(n, depth, num_dev)
+        choice = batched.accelerator_lanes(n, depth, num_dev)
         if not choice.fits:
             raise QueensError(
                 f"counting n = {n} needs {choice.bytes:,} bytes of device memory for even one "
@@ -447,7 +313,7 @@ def _kernel(batch, shards: int, plan: _Plan):
             "count-items",
             static,
             (batch, budget),
-            lambda: count_items.lower(batch, budget, plan.config, shards, plan.sizes),
+            lambda: batched.count_items.lower(batch, budget, plan.config, shards, plan.sizes),
         )
     return run(batch, budget)
 
@@ -551,7 +417,7 @@ def _words(counts) -> list[int]:
 def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.ndarray:
     """Enumerate the solutions of prefixes ``lo:hi`` (mirror halves only): uint8 ``[m, n]``."""
     cap = 1 << max(0, max(counts, default=1) - 1).bit_length()
-    _, lists = enumerate_chunk(
+    _, lists = batched.enumerate_chunk(
         pad_rows(plan.masks[lo:hi], plan.chunk), plan.config, cap, plan.devices, plan.sizes
     )
     lists = np.asarray(lists)
@@ -791,21 +657,6 @@ PLAN_CALL_EDGES = 1 << 24  # edges per timed kernel call of count --plan (about 
 PLAN_TARGET_ERROR = 0.01  # the probes stop early once the edge estimate's relative error is this
 
 
-@functools.partial(jax.jit, static_argnums=(4,))
-def probe_chunk(prefixes, owner, tables, seed, config: solver.Config):
-    """Knuth probes (:func:`jaxqueens.solvers.count.probe`) of tasks ``prefixes`` uint32
-    ``[P, 4]`` whose level tables are rows ``owner`` int32 ``[P]`` of ``tables`` uint32
-    ``[K, config.levels * TABLE_WORDS]``; probe i is lane i of the hash stream ``seed``.
-
-    Returns:
-      :class:`jaxqueens.solvers.count.Probe` of float32 ``[P]`` arrays (one probe per task).
-    """
-    lanes = jnp.arange(prefixes.shape[0], dtype=jnp.uint32)
-    return jax.vmap(
-        lambda p, k, lane: solver.probe(solver.Problem(p, tables[k]), seed, lane, config)
-    )(prefixes, owner, lanes)
-
-
 def _tree_size(plan: _Plan, seconds: float, seed: int = 0):
     """Knuth's estimate of the count's tree (every task's edges and completions, weighted):
     calls of :data:`PLAN_PROBES` probes of uniformly drawn tasks, until ``seconds`` have passed
@@ -817,7 +668,7 @@ def _tree_size(plan: _Plan, seconds: float, seed: int = 0):
     tables = jnp.asarray(plan.tables)
     args = (np.zeros((PLAN_PROBES, 4), np.uint32), np.zeros(PLAN_PROBES, np.int32))
     c0 = time.perf_counter()
-    compiled = probe_chunk.lower(*args, tables, np.uint32(0), plan.config).compile()
+    compiled = batched.probe_chunk.lower(*args, tables, np.uint32(0), plan.config).compile()
     compile_s = time.perf_counter() - c0
     sums = np.zeros(4)  # sums of edges, edges^2, solutions, solutions^2 per probe
     t0, calls = time.perf_counter(), 0

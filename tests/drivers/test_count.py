@@ -9,7 +9,6 @@ import chex
 import jax
 import numpy as np
 import pytest
-import reference
 
 from jaxqueens.core import checker, symmetry
 from jaxqueens.core.oeis import A000170, A002562
@@ -17,9 +16,9 @@ from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.drivers import count, settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.parallel import count as batched
 from jaxqueens.parallel import devices, gather, sizing
 from jaxqueens.parallel.shard import pad_rows
-from jaxqueens.solvers.count import KernelConfig
 
 A000170_1_12 = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200]
 A002562_1_12 = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787]
@@ -52,58 +51,6 @@ def test_totals_do_not_depend_on_depth_or_chunk():
     for depth, chunk in [(1, 2), (3, 8), (5, 1000)]:
         r = count.count_solutions(10, unique=True, depth=depth, chunk=chunk)
         assert (r.total, r.unique, r.depth) == (whole.total, whole.unique, depth)
-
-
-@pytest.mark.parametrize("n,depth", [(8, 2), (9, 3), (10, 3)])
-def test_kernel_counts_each_prefix_like_the_reference(n, depth, monkeypatch):
-    masks, _ = expand_mirror(n, depth)
-    cfg = KernelConfig(n, depth)
-    got = np.asarray(count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES))
-    want = [reference.count_completions(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks]
-    assert got[:, 1].sum() == 0 and got[:, 0].tolist() == want
-    # the accelerator strategy (lockstep lanes with refilling) gives the same, whatever the lanes
-    monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    for lanes in (1, 7, 64):
-        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
-        assert (np.asarray(count.count_chunk(masks, cfg, 1, sizes)) == got).all()
-
-
-def test_both_strategies_split_over_every_host_device(monkeypatch):
-    masks, _ = expand_mirror(9, 3)
-    cfg = KernelConfig(9, 3)
-    d = jax.local_device_count()
-    got = np.asarray(count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES))
-    split = np.asarray(count.count_chunk(pad_rows(masks, d), cfg, d, sizing.CPU_SIZES))
-    assert (split[: len(masks)] == got).all() and not split[len(masks) :].any()
-    monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    split = count.count_chunk(
-        pad_rows(masks, d),
-        cfg,
-        d,
-        dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=64),
-    )
-    assert (np.asarray(split)[: len(masks)] == got).all()
-
-
-def test_enumerate_chunk_lists_as_many_as_it_counts():
-    masks, _ = expand_mirror(9, 3)
-    cfg = KernelConfig(9, 3)
-    counts, lists = count.enumerate_chunk(masks, cfg, 8, 1, sizing.CPU_SIZES)
-    chex.assert_shape(lists, (len(masks), 8, cfg.width))
-    assert (
-        np.asarray(counts) == np.asarray(count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES))
-    ).all()
-
-
-def test_chunk_functions_compile_once_per_shape():
-    masks, _ = expand_mirror(8, 2)
-    cfg = KernelConfig(8, 2)
-    before = count.count_chunk._cache_size()
-    for k in (1, 2, 3):
-        count.count_chunk(np.roll(masks, k, axis=0), KernelConfig(8, 2), 1, sizing.CPU_SIZES)
-    assert count.count_chunk._cache_size() - before <= 1
-    count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES)
-    assert count.count_chunk._cache_size() - before <= 1
 
 
 def test_choose_depth_reaches_the_target():
@@ -367,7 +314,7 @@ def test_defect_2_a_checkpoint_that_cannot_be_written_does_not_lose_the_count(
 
 
 def _drain(plan, batch, budget, shards, sizes):
-    """Call :func:`count.count_items` until every search of ``batch`` is finished, resuming the
+    """Call :func:`batched.count_items` until every search of ``batch`` is finished, resuming the
     ones a call's budget stopped (as the driver does: only those, padded with finished items):
     (completions per item, calls made)."""
     batch, found, calls = batch.copy(), np.zeros(len(batch), np.int64), 0
@@ -375,7 +322,7 @@ def _drain(plan, batch, budget, shards, sizes):
     while len(live):  # one shape for every call: one compilation
         call = np.concatenate([batch[live], batch[: len(batch) - len(live)]])
         call[len(live) :, 0] = count.solver.DONE
-        states, work = count.count_items(call, np.int32(budget), plan.config, shards, sizes)
+        states, work = batched.count_items(call, np.int32(budget), plan.config, shards, sizes)
         states, calls = np.asarray(states)[: len(live)], calls + 1
         assert np.asarray(work).shape == (shards,)
         found[live] += states[:, 1]
