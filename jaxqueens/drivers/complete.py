@@ -651,10 +651,9 @@ _STATUS = ("", "SAT", "UNSAT", "unknown")
 def _gather(st: _State, models, mine) -> _State:
     """Merge every process's instances (process p holds instances p, p + P, ...)."""
     count = len(models)
-    words = np.zeros((count, 2, 4), np.uint32)
-    for i in mine:
-        for j, v in enumerate((st.solutions[i], st.nodes[i])):
-            words[i, j] = [(v >> (32 * k)) & 0xFFFFFFFF for k in range(4)]
+    words = gather.int_words(
+        [(st.solutions[i], st.nodes[i]) if i in mine else (0, 0) for i in range(count)]
+    ).reshape(count, 2, gather.INT_WORDS)
     status = np.array([_STATUS.index(s) for s in st.status], np.int32)
     secs = np.array(st.seconds, np.float64)
     all_words, all_status, all_secs = (
@@ -669,11 +668,10 @@ def _gather(st: _State, models, mine) -> _State:
     owners, boards = gather.ragged(owner), gather.ragged(flat)
     merged = _State(count, st.n_max)
     procs = all_words.shape[0]
+    ints = gather.word_ints(all_words)  # [P][count][2] exact ints
     for i in range(count):
         p = i % procs
-        merged.solutions[i], merged.nodes[i] = (
-            sum(int(w) << (32 * k) for k, w in enumerate(all_words[p, i, j])) for j in range(2)
-        )
+        merged.solutions[i], merged.nodes[i] = ints[p][i]
         merged.status[i] = _STATUS[int(all_status[p, i])]
         merged.seconds[i] = float(all_secs[p, i])
     for i, b in zip(owners, boards, strict=True):

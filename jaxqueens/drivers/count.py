@@ -409,11 +409,6 @@ def _count_chunks(plan: _Plan, todo: list[int], bounds: list[tuple[int, int]]):
                     yield done, job.idx, _record(plan, job.lo, job.found), edges
 
 
-def _words(counts) -> list[int]:
-    c = np.asarray(counts).astype(np.uint64)
-    return [int(x) for x in (c[:, 0] | (c[:, 1] << np.uint64(32)))]
-
-
 def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.ndarray:
     """Enumerate the solutions of prefixes ``lo:hi`` (mirror halves only): uint8 ``[m, n]``."""
     cap = 1 << max(0, max(counts, default=1) - 1).bit_length()
@@ -427,26 +422,22 @@ def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.
 
 
 # finished chunks: {chunk index: [weighted solutions, unweighted completions]} (exact ints),
-# stored as four 32-bit words per value in checkpoints and gathers
-_WORDS = 4
+# stored as gather.INT_WORDS 32-bit words per value in checkpoints and gathers
 
 
 def _pack(done: dict[int, list[int]], chunks: int) -> tuple[np.ndarray, np.ndarray]:
-    """(``have`` bool ``[C]``, ``words`` uint32 ``[C, 2, 4]``) of the finished chunks."""
+    """(``have`` bool ``[C]``, ``words`` uint32 ``[C, 2, INT_WORDS]``) of the finished chunks."""
     have = np.zeros(chunks, bool)
-    words = np.zeros((chunks, 2, _WORDS), np.uint32)
+    values = [[0, 0]] * chunks
     for i, vals in done.items():
         have[i] = True
-        for j, v in enumerate(vals):
-            words[i, j] = [(int(v) >> (32 * k)) & 0xFFFFFFFF for k in range(_WORDS)]
-    return have, words
+        values[i] = vals
+    return have, gather.int_words(values).reshape(chunks, 2, gather.INT_WORDS)
 
 
 def _unpack(have: np.ndarray, words: np.ndarray) -> dict[int, list[int]]:
-    return {
-        int(i): [sum(int(w) << (32 * k) for k, w in enumerate(words[i, j])) for j in range(2)]
-        for i in np.flatnonzero(have)
-    }
+    ints = gather.word_ints(words)
+    return {int(i): ints[i] for i in np.flatnonzero(have)}
 
 
 def _gather_done(done: dict, chunks: int) -> dict:
@@ -463,7 +454,7 @@ def _schema(chunks: int) -> dict[str, ckpt.Spec]:
     """A count checkpoint (:func:`_pack` of the finished chunks of a plan of ``chunks``)."""
     return {
         "done": ckpt.Spec(np.bool_, (chunks,)),
-        "words": ckpt.Spec(np.uint32, (chunks, 2, _WORDS)),
+        "words": ckpt.Spec(np.uint32, (chunks, 2, gather.INT_WORDS)),
     }
 
 
@@ -789,7 +780,7 @@ def enumerate_solutions(n: int) -> np.ndarray:
         parts = []
         for lo in range(0, len(plan.masks), plan.chunk):
             hi = min(lo + plan.chunk, len(plan.masks))
-            counts = _words(_dispatch_mirror(plan, lo))[: hi - lo]
+            counts = gather.word_ints(_dispatch_mirror(plan, lo))[: hi - lo]
             parts.append(_chunk_boards(plan, lo, hi, counts))
         half = np.concatenate(parts)
         boards = np.concatenate([half, (n - 1 - half).astype(np.uint8)])

@@ -60,18 +60,6 @@ def test_choose_depth_reaches_the_target():
         assert depth == (2 if n % 2 else 1) or len(expand_mirror(n, depth - 1)[0]) < target
 
 
-def test_words_are_exact_python_ints():
-    # the host combines the two words as Python ints, past 2^31 and 2^32
-    words = count._words(np.array([[5, 1], [2**32 - 1, 2**31]], np.uint32))
-    assert words == [2**32 + 5, 2**63 + 2**32 - 1] and all(isinstance(w, int) for w in words)
-
-
-def test_host_totals_are_python_ints_beyond_int32():
-    # a fake chunk result in the driver's format sums exactly (no int32/uint32 wrap)
-    per_prefix = count._words(np.array([[2**32 - 1, 4]] * 3, np.uint32))
-    assert 2 * sum(per_prefix) == 2 * 3 * (4 * 2**32 + 2**32 - 1) > 2**33
-
-
 def test_finished_chunks_pack_exactly():
     done = {0: [2**100 + 7, 3], 4: [0, 2**64], 2: [1, 0]}
     have, words = count._pack(done, 6)
