@@ -36,7 +36,6 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from pathlib import Path
 from typing import NamedTuple
 
@@ -49,12 +48,14 @@ from jaxqueens.core.constraints import (
     search_masks,
     unsat_reason,
 )
+from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import complete as batched
 from jaxqueens.parallel import devices, gather, memory, sizing
 from jaxqueens.parallel import streams as parallel_streams
+from jaxqueens.parallel.scheduler import Finished, Launch, Scheduler
 from jaxqueens.solvers import complete as solver
 from jaxqueens.solvers.complete import Config
 
@@ -74,8 +75,8 @@ class InstanceResult(NamedTuple):
     """One instance's outcome (exact Python ints)."""
 
     n: int
-    status: str  # "SAT", "UNSAT" or "unknown" (node limit reached)
-    solutions: int | None  # all solutions (count / enumerate modes), else None
+    status: str  # "SAT", "UNSAT", "unknown" (node limit reached) or "open" (run interrupted)
+    solutions: int | None  # all solutions (count / enumerate modes; not "unknown" or "open")
     nodes: int  # tree edges searched (queens tried)
     seconds: float  # share of the chunks' wall time, by steps
     boards: np.ndarray  # [k, n] uint8 verified solutions (decide: the first; enumerate: up to cap)
@@ -89,6 +90,12 @@ class CompleteResult(NamedTuple):
     chunks: int  # kernel calls
     items: int  # sub-trees searched (instance roots and split-off frontiers)
     resumed: bool
+    stopped_by: str = "finished"  # or "interrupted" (Ctrl-C, SIGTERM): a partial result
+
+    @property
+    def settled(self) -> int:
+        """Instances decided (every one, unless the run was interrupted)."""
+        return sum(r.status != "open" for r in self.instances)
 
 
 def _kernel(batch, shards: int, config: Config, sizes: sizing.Sizes):
@@ -139,15 +146,15 @@ class _State:
         self.status = [""] * count  # "" while open
         self.boards: list[list[np.ndarray]] = [[] for _ in range(count)]
         self.queue: list[WorkItem] = []
-        self.flight: list[list[WorkItem]] = []  # items of the chunks dispatched and not yet read
         self.n_max = n_max
         self.chunks = 0
         self.items = 0
 
-    def tree(self) -> dict:
-        """The checkpoint (:func:`schema`): items still in flight go back to the front of the
-        queue (their results are not recorded yet, so a resumed run searches them again)."""
-        q = [t for items in self.flight for t in items] + self.queue
+    def tree(self, flight: Sequence[Sequence[WorkItem]] = ()) -> dict:
+        """The checkpoint (:func:`schema`): the items of the calls still in flight (``flight``,
+        oldest first) go back to the front of the queue (their results are not recorded yet, so
+        a resumed run searches them again)."""
+        q = [t for items in flight for t in items] + self.queue
         paths = np.zeros((len(q), self.n_max), np.int16)
         for k, t in enumerate(q):
             paths[k, : len(t.path)] = t.path
@@ -256,9 +263,9 @@ def check_listed_memory(cap: int, n: int, chunk: int, available: int | None = No
     most = int(memory.HEADROOM * available) // listed_bytes(1, n, chunk)
     if cap > most:
         raise QueensError(
-            f"--cap {cap:,} (--enumerate, n = {n}, {chunk} instances a call) needs about "
+            f"cap={cap:,} (mode enumerate, n = {n}, {chunk} instances a call) needs about "
             f"{memory.format_bytes(listed_bytes(cap, n, chunk))} of memory for the listed "
-            f"solutions but {memory.format_bytes(available)} is available; give --cap "
+            f"solutions but {memory.format_bytes(available)} is available; give cap="
             f"{max(most, 1):,} or less"
         )
 
@@ -272,7 +279,7 @@ def solve_instances(
     quiet: bool | None = True,
     checkpoint: str | Path | None = None,
     resume: bool | None = None,
-    checkpoint_every: float = 30.0,
+    checkpoint_every: float = settings.CHECKPOINT_EVERY,
     budget: int | None = None,
     chunk: int | None = None,
     orient: bool = True,
@@ -294,13 +301,14 @@ def solve_instances(
       orient: search each instance in the orientation (one of the square's 8 symmetries) with
         the most constrained first columns (:func:`jaxqueens.core.constraints.best_orientation`);
         solutions are mapped back. False: as given.
-      on_chunk: called as ``on_chunk(chunks_done, instances_done)`` after each chunk.
+      on_chunk: called as ``on_chunk(chunks_done, instances_done)`` after each chunk (tests
+        raise ``KeyboardInterrupt`` here, as Ctrl-C would).
 
     Returns:
-      :class:`CompleteResult`, instances in the order given.
-
-    Raises:
-      KeyboardInterrupt: after Ctrl-C at a chunk end, once the checkpoint is saved.
+      :class:`CompleteResult`, instances in the order given. After Ctrl-C or SIGTERM (at the
+      end of a chunk), once the checkpoint is saved, the partial result with
+      ``stopped_by="interrupted"``: the instances not settled yet (``settled`` counts the others)
+      have status "open"; in a multi-process run, this process's instances only.
     """
     _check(models, mode, cap)
     max_nodes = arguments.integer(max_nodes, "max_nodes", 1, None, optional=True)
@@ -317,7 +325,7 @@ def solve_instances(
         if not choice.fits:
             raise QueensError(
                 f"n = {big.n} needs {choice.bytes:,} bytes of device memory for even one lane: "
-                "the device is too small (or lower --cap)"
+                "the device is too small (or lower the enumeration cap)"
             )
         sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
     budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
@@ -360,7 +368,9 @@ def solve_instances(
         key: functools.partial(_kernel, config=cfg, sizes=sizes) for key, cfg in configs.items()
     }
     compile_s = _compile(configs, kernels, streams)
-    workers = parallel_streams.Workers(streams, "jaxqueens-complete")
+    calls: Scheduler[_Batch] = Scheduler(
+        streams, depth=DEPTH, ordered=True, name="jaxqueens-complete"
+    )
     run = _Search(
         models=models,
         mode=mode,
@@ -373,14 +383,18 @@ def solve_instances(
         configs=configs,
         kernels=kernels,
         streams=streams,
-        workers=workers,
+        calls=calls,
         on_chunk=on_chunk,
     )
     run.finish_open()
-    save = None if path is None else guarded(lambda: ckpt.save(path, st.tree(), fingerprint))
+    save = (
+        None
+        if path is None
+        else guarded(lambda: ckpt.save(path, st.tree(run.in_flight()), fingerprint))
+    )
     t1 = time.perf_counter()
-    with workers:  # on Ctrl-C or an error, a chunk already running ends within its budget
-        stopped = (st.queue or run.pipeline) and run_chunks(
+    with calls:  # on Ctrl-C or an error, a chunk already running ends within its budget
+        stopped = st.queue and run_chunks(
             run.one_chunk,
             total=len(mine),
             unit="instances",
@@ -388,8 +402,12 @@ def solve_instances(
             save=save,
             every=checkpoint_every,
         )
-    if stopped:
-        raise KeyboardInterrupt(f"{run.done_count()} of {len(mine)} instances")
+    if stopped:  # the checkpoint is saved; this process's instances, not gathered
+        out = _results(st, models, mode, reasons)
+        seconds = time.perf_counter() - t1
+        return CompleteResult(
+            out, seconds, compile_s, st.chunks, st.items, bool(resume), "interrupted"
+        )
     run.finish_open()
     if save is not None:
         save()
@@ -410,15 +428,13 @@ def _compile(configs: dict, kernels: dict, streams) -> float:
     return time.perf_counter() - c0
 
 
-class _Chunk(NamedTuple):
-    """A chunk dispatched on a stream and not read yet."""
+class _Batch(NamedTuple):
+    """The work items of one kernel call (the scheduler's job)."""
 
     items: list[WorkItem]  # [k] the items searched, in queue order
     stops: list[bool]  # [k] each item stops at its first solution
     order: np.ndarray  # [k] int: the batch row of each item (:func:`_deal`)
     config: Config  # the kernel's config (its group's n, torus, cap)
-    out: Future  # the stream's: ((head, stacks, sols), start and end of its call)
-    stream: int  # the stream it runs on
 
 
 class _Search:
@@ -439,14 +455,13 @@ class _Search:
         configs: dict[tuple[int, bool], Config],
         kernels: Mapping[tuple[int, bool], Callable],
         streams: list[parallel_streams.Stream],
-        workers: parallel_streams.Workers,
+        calls: Scheduler[_Batch],
         on_chunk: Callable[[int, int], None] | None,
     ):
         self.models, self.mode, self.list_cap, self.max_nodes = models, mode, list_cap, max_nodes
         self.budget, self.orient, self.st, self.mine = budget, orient, st, mine
         self.configs, self.kernels = configs, kernels  # per group (n, toroidal)
-        self.streams, self.workers, self.on_chunk = streams, workers, on_chunk
-        self.pipeline: list[_Chunk] = []  # chunks in flight, oldest first: DEPTH per stream
+        self.streams, self.calls, self.on_chunk = streams, calls, on_chunk  # DEPTH per stream
         self.shapes: dict[int, tuple[int, np.ndarray]] = {}  # i -> (orientation, uint32 [n])
 
     def shape(self, i: int) -> tuple[int, np.ndarray]:
@@ -491,10 +506,15 @@ class _Search:
     def finish_open(self) -> None:
         """Settle the open instances with no item queued or in flight."""
         st = self.st
-        pending = {t.instance for t in st.queue} | {t.instance for f in st.flight for t in f}
+        flight = {t.instance for items in self.in_flight() for t in items}
+        pending = {t.instance for t in st.queue} | flight
         for i in self.mine:
             if not st.status[i] and i not in pending:
                 st.status[i] = "SAT" if st.solutions[i] else "UNSAT"
+
+    def in_flight(self) -> list[list[WorkItem]]:
+        """The items of the calls in flight, oldest first."""
+        return [batch.items for batch in self.calls.jobs()]
 
     def done_count(self) -> int:
         return sum(1 for i in self.mine if self.st.status[i])
@@ -515,10 +535,18 @@ class _Search:
         st.queue = keep
         return key, take
 
-    def launch(self, stream: int) -> _Chunk | None:
-        """Take up to a chunk of items of the first group still queued and dispatch them on
-        ``stream`` (asynchronously); returns the chunk in flight, or None if only host work was
-        left."""
+    def take(self, stream: int) -> Launch[_Batch] | None:
+        """The next call of ``stream`` (:meth:`Scheduler.fill`): items off the queue until some
+        need the kernel; None once the queue is empty."""
+        while self.st.queue:
+            launch = self.launch(stream)
+            if launch is not None:
+                return launch
+        return None
+
+    def launch(self, stream: int) -> Launch[_Batch] | None:
+        """Take up to a chunk of items of the first group still queued: the call that searches
+        them on ``stream``, or None if only host work was left (done here)."""
         st = self.st
         key, take = self._take(stream)
         n, cfg = key[0], self.configs[key]
@@ -550,17 +578,13 @@ class _Search:
             stops.append(stop)
             padded[r, : solver.HEAD] = (t.cols, t.ld, t.rd, t.av, t.level, self.budget, stop)
             padded[r, solver.HEAD :] = self.shape(t.instance)[1]
-        st.flight.append(kernel_items)
-        out = self.workers.submit(stream, self.kernels[key], padded)
-        return _Chunk(kernel_items, stops, order, cfg, out, stream)
+        return Launch(_Batch(kernel_items, stops, order, cfg), self.kernels[key], padded)
 
-    def collect(self, job: _Chunk) -> None:
-        """Read a chunk's results and record them: counts, solutions, the unfinished frontier."""
-        st = self.st
-        out, t0, t_end = job.out.result()
-        head, stacks, sols = (x[job.order] for x in out)
-        wall = t_end - t0  # this chunk's own time on its device
-        st.flight.remove(job.items)
+    def collect(self, call: Finished[_Batch]) -> None:
+        """Record a call's results: counts, solutions, the unfinished frontier."""
+        st, job = self.st, call.job
+        head, stacks, sols = (x[job.order] for x in call.outputs)
+        wall = call.end - call.start  # this chunk's own time on its device
         n, cap = job.config.n, job.config.cap
         steps_all = max(1, int(head[:, 1].astype(np.int64).sum()))
         st.chunks += 1
@@ -607,13 +631,9 @@ class _Search:
     def one_chunk(self) -> Tick:
         """Keep every stream busy, then read the oldest chunk (:func:`run_chunks`' step)."""
         st = self.st
-        for k in range(len(self.streams)):  # fill every stream before waiting on the oldest
-            while st.queue and sum(job.stream == k for job in self.pipeline) < DEPTH:
-                job = self.launch(k)
-                if job is not None:
-                    self.pipeline.append(job)
-        if self.pipeline:
-            self.collect(self.pipeline.pop(0))
+        self.calls.fill(self.take)  # every stream busy before waiting on the oldest call
+        if len(self.calls):
+            self.collect(self.calls.next())
         st.queue = [t for t in st.queue if not st.status[t.instance]]
         self.finish_open()
         if self.on_chunk:
@@ -621,7 +641,7 @@ class _Search:
         return Tick(
             self.done_count(),
             f"{len(st.queue)} sub-trees queued",
-            finished=not st.queue and not self.pipeline,
+            finished=not st.queue and not len(self.calls),
         )
 
 
@@ -630,11 +650,12 @@ def _results(st: _State, models, mode: str, reasons: list) -> list[InstanceResul
     out = []
     for i, m in enumerate(models):
         boards = np.array(st.boards[i], np.uint8).reshape(len(st.boards[i]), m.n)
-        counted = mode != "decide" and st.status[i] != "unknown"
+        status = st.status[i] or "open"  # open: the run was interrupted before it was settled
+        counted = mode != "decide" and status not in ("unknown", "open")
         out.append(
             InstanceResult(
                 m.n,
-                st.status[i],
+                status,
                 st.solutions[i] if counted else None,
                 st.nodes[i],
                 st.seconds[i],
@@ -681,8 +702,16 @@ def _gather(st: _State, models, mine) -> _State:
 
 
 def toroidal_count(n: int, **kwargs) -> int:
-    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly."""
+    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly (``kwargs`` as for
+    :func:`solve_instances`).
+
+    Raises:
+      KeyboardInterrupt: after Ctrl-C or SIGTERM (the count has no partial value; a checkpoint
+        given keeps the finished work).
+    """
     res = solve_instances([Constraints(n, toroidal=True)], mode="count", **kwargs)
+    if res.stopped_by == "interrupted":
+        raise KeyboardInterrupt(f"{res.settled} of 1 instances")
     solutions = res.instances[0].solutions
     assert solutions is not None  # the count mode counts every instance
     return solutions

@@ -44,7 +44,6 @@ import functools
 import itertools
 import time
 from collections.abc import Callable
-from concurrent import futures
 from pathlib import Path
 from typing import NamedTuple
 
@@ -61,6 +60,7 @@ from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import cache, devices, gather, sizing
 from jaxqueens.parallel import count as batched
 from jaxqueens.parallel import streams as parallel_streams
+from jaxqueens.parallel.scheduler import Launch, Scheduler
 from jaxqueens.parallel.shard import pad_rows
 from jaxqueens.solvers import count as solver
 from jaxqueens.solvers.count import KernelConfig
@@ -72,7 +72,7 @@ class CountResult(NamedTuple):
     """Outcome of :func:`count_solutions` (all counts are exact Python ints)."""
 
     n: int
-    total: int  # all solutions (A000170)
+    total: int  # all solutions (A000170); interrupted: those of the finished chunks
     unique: int | None  # classes under the 8 symmetries (A002562), if asked for
     seconds: float  # wall time of the search, compilation excluded
     compile_seconds: float
@@ -82,6 +82,8 @@ class CountResult(NamedTuple):
     resumed_chunks: int  # chunks taken from the checkpoint, not recounted
     constellations: int = 0  # symmetry classes of border configurations searched
     edges: int = 0  # tree edges the kernel walked in this run (accelerator: lockstep iterations)
+    done_chunks: int = 0  # chunks finished (all of them unless interrupted; resumed ones too)
+    stopped_by: str = "finished"  # or "interrupted" (Ctrl-C, SIGTERM): a partial result
 
 
 # --- host side ---------------------------------------------------------------------------------
@@ -376,37 +378,33 @@ def _count_chunks(plan: _Plan, todo: list[int], bounds: list[tuple[int, int]]):
     host.
     """
     kernel = functools.partial(_kernel, plan=plan)
+    queue: list[int | _Chunk] = list(todo)  # chunk indices not started, or chunks to resume
+
+    def take(stream: int) -> Launch[_Chunk] | None:
+        if not queue:
+            return None
+        job = queue.pop(0)
+        if not isinstance(job, _Chunk):
+            job = _Chunk(plan, job, *bounds[job])
+        return Launch(job, kernel, _padded(plan, job.batch))
+
     depth = 2 if len(plan.streams) == 1 else 1
-    queue: list = list(todo)  # chunk indices not started, or _Chunk objects to resume
-    flight: dict = {}  # future -> (chunk, stream)
-    with parallel_streams.Workers(plan.streams, "jaxqueens-count") as workers:
-
-        def fill() -> None:  # every stream busy before the host does anything else
-            for k in range(len(plan.streams)):
-                while queue and sum(s == k for _, s in flight.values()) < depth:
-                    job = queue.pop(0)
-                    if not isinstance(job, _Chunk):
-                        job = _Chunk(plan, job, *bounds[job])
-                    future = workers.submit(k, kernel, _padded(plan, job.batch))
-                    flight[future] = (job, k)
-
-        fill()
-        while flight:
-            finished, _ = futures.wait(list(flight), return_when=futures.FIRST_COMPLETED)
-            ready = []
-            for fut in finished:
-                job, _ = flight.pop(fut)
-                before = job.edges
-                done = job.absorb(plan, *fut.result()[0])
-                if len(job.batch):
-                    queue.insert(0, job)
-                ready.append((job, done, job.edges - before))
-            fill()
-            for job, done, edges in sorted(ready, key=lambda r: r[0].idx):
-                if len(job.batch):
-                    yield done, None, None, edges
-                else:
-                    yield done, job.idx, _record(plan, job.lo, job.found), edges
+    calls: Scheduler[_Chunk] = Scheduler(
+        plan.streams, depth=depth, ordered=False, name="jaxqueens-count"
+    )
+    with calls:
+        calls.fill(take)  # every stream busy before the host does anything else
+        while len(calls):
+            call = calls.next()
+            job, before = call.job, call.job.edges
+            done = job.absorb(plan, *call.outputs)
+            if len(job.batch):  # stopped by the budget: its stacks resume in the next call
+                queue.insert(0, job)
+            calls.fill(take)  # the stream gets its next call before the host records this one
+            if len(job.batch):
+                yield done, None, None, job.edges - before
+            else:
+                yield done, job.idx, _record(plan, job.lo, job.found), job.edges - before
 
 
 def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.ndarray:
@@ -496,12 +494,11 @@ def _record(plan: _Plan, lo: int, found: list[int]) -> list[int]:
 def count_solutions(
     n: int,
     unique: bool = False,
-    progress: bool = False,
     checkpoint: str | Path | None = None,
     *,
     resume: bool | None = None,
     quiet: bool | None = True,
-    checkpoint_every: float = 1.0,
+    checkpoint_every: float = settings.CHECKPOINT_EVERY,
     depth: int | None = None,
     chunk: int | None = None,
     budget: int | None = None,
@@ -513,13 +510,13 @@ def count_solutions(
       n: Board size, 1..32.
       unique: Also count solutions distinct under rotations and reflections (A002562), from
         the same search (Burnside's lemma; no enumeration).
-      progress: Show a progress line with the time left on stderr (same as ``quiet=False``).
       checkpoint: ``.npz`` file of finished chunks (:mod:`jaxqueens.io.checkpoint`), saved every
         ``checkpoint_every`` seconds, on Ctrl-C and at the end; in a multi-process run each
         process keeps its own (:func:`jaxqueens.io.checkpoint.process_path`).
       resume: Continue from ``checkpoint`` (its chunks are not recounted; one written with other
         settings is refused). Default: resume if the file exists.
-      quiet: True (default): no progress line; None: one on a terminal only; False: always.
+      quiet: True (default): no progress line; None: one on a terminal only; False: always
+        (on stderr, with the time left).
       depth: Override the columns placed on the host.
       chunk: Override the tasks per kernel call.
       budget: Tree edges per device and kernel call (lockstep iterations on an accelerator);
@@ -527,14 +524,13 @@ def count_solutions(
         resumed by a later call from its stack, so the totals never depend on it; a call never
         runs much longer, so Ctrl-C ends a run within about a second at any n.
       on_chunk: Called as ``on_chunk(chunks_done, chunks_total)`` after each chunk has been
-        recorded (tests raise ``KeyboardInterrupt`` here; the checkpoint is then saved).
+        recorded (tests raise ``KeyboardInterrupt`` here, as Ctrl-C would).
 
     Returns:
-      :class:`CountResult`.
-
-    Raises:
-      KeyboardInterrupt: after Ctrl-C (at the end of the call in flight, about a second), once
-        the checkpoint of the finished chunks is saved; its message says how many are finished.
+      :class:`CountResult`. After Ctrl-C or SIGTERM (at the end of the call in flight, about a
+      second), once the checkpoint of the finished chunks is saved, the partial result with
+      ``stopped_by="interrupted"``: ``total`` and ``edges`` are those of the finished chunks
+      (``done_chunks`` of ``chunks``), ``unique`` is None.
     """
     n = _check_n(n, unique)
     t0 = time.perf_counter()
@@ -587,14 +583,28 @@ def count_solutions(
             one_call,
             total=num - skipped,
             unit="tasks",
-            quiet=False if progress else quiet,
+            quiet=quiet,
             save=save,
             every=checkpoint_every,
         )
     finally:
         results.close()  # on Ctrl-C or an error: calls not started are cancelled
-    if stopped:
-        raise KeyboardInterrupt(f"{len(done)} of {len(bounds)} chunks")
+    if stopped:  # the checkpoint is saved; this process's finished chunks, not gathered
+        return CountResult(
+            n,
+            plan.base + sum(v[0] for v in done.values()),
+            None,
+            time.perf_counter() - t1,
+            compile_s,
+            plan.depth,
+            num,
+            len(bounds),
+            resumed,
+            plan.constellations,
+            tally["edges"],
+            len(done),
+            "interrupted",
+        )
     if save is not None:
         save()
     if procs > 1:
@@ -615,6 +625,7 @@ def count_solutions(
         resumed,
         plan.constellations,
         tally["edges"],
+        len(done),
     )
 
 
@@ -682,7 +693,7 @@ def _tree_size(plan: _Plan, seconds: float, seed: int = 0):
 
 def _edge_rate(plan: _Plan, seconds: float) -> tuple[float, int]:
     """Edges a second the count kernel takes on the plan's streams together, timed on the first
-    chunks' tasks (a random sample: the tasks are shuffled) in rounds of one call per stream,
+    chunks' tasks (a random sample: the tasks are shuffled), one call at a time per stream,
     each bounded by :data:`PLAN_CALL_EDGES` (a stopped search resumes in the next round), until
     ``seconds`` have passed or the chunks are searched. Each stream's rate is its edges over its
     calls' own durations (they run side by side). Returns (rate, edges timed); on an accelerator
@@ -695,24 +706,28 @@ def _edge_rate(plan: _Plan, seconds: float) -> tuple[float, int]:
     jobs = [_Chunk(short, k, *bounds[k]) if k < len(bounds) else None for k in range(nxt)]
     busy = np.zeros((len(plan.streams), 2))  # per stream: edges, seconds
     t0 = time.perf_counter()
-    with parallel_streams.Workers(plan.streams, "jaxqueens-plan") as workers:
-        while any(jobs) and time.perf_counter() - t0 < seconds:
-            calls = {
-                workers.submit(k, kernel, _padded(short, job.batch)): k
-                for k, job in enumerate(jobs)
-                if job is not None
-            }
-            futures.wait(list(calls))
-            for fut, k in calls.items():
-                (states, work), start, end = fut.result()
-                job = jobs[k]
-                assert job is not None
-                before = job.edges
-                job.absorb(short, states, work)
-                busy[k] += [(job.edges - before) * scale, end - start]
-                if not len(job.batch):  # searched: the next chunk (none left: the stream rests)
-                    jobs[k] = _Chunk(short, nxt, *bounds[nxt]) if nxt < len(bounds) else None
-                    nxt += 1
+
+    def take(k: int) -> Launch[int] | None:  # stream k times its own chunk, until time is up
+        job = jobs[k]
+        if job is None or time.perf_counter() - t0 >= seconds:
+            return None
+        return Launch(k, kernel, _padded(short, job.batch))
+
+    calls: Scheduler[int] = Scheduler(plan.streams, depth=1, ordered=False, name="jaxqueens-plan")
+    with calls:
+        calls.fill(take)
+        while len(calls):
+            call = calls.next()
+            k = call.job
+            job = jobs[k]
+            assert job is not None
+            before = job.edges
+            job.absorb(short, *call.outputs)
+            busy[k] += [(job.edges - before) * scale, call.end - call.start]
+            if not len(job.batch):  # searched: the next chunk (none left: the stream rests)
+                jobs[k] = _Chunk(short, nxt, *bounds[nxt]) if nxt < len(bounds) else None
+                nxt += 1
+            calls.fill(take)
     rate = sum(e / s for e, s in busy if s > 0)
     return rate, int(busy[:, 0].sum())
 

@@ -115,15 +115,19 @@ def _stop_at(k):
 
 def test_checkpoint_resume_gives_the_same_total(tmp_path):
     ck = tmp_path / "checkpoint.npz"
-    with pytest.raises(KeyboardInterrupt, match="3 of"):
-        count.count_solutions(11, unique=True, checkpoint=ck, chunk=256, on_chunk=_stop_at(3))
+    part = count.count_solutions(11, unique=True, checkpoint=ck, chunk=256, on_chunk=_stop_at(3))
+    # Ctrl-C returns the finished chunks' partial result (as solve does), the checkpoint saved
+    assert (part.stopped_by, part.done_chunks, part.unique) == ("interrupted", 3, None)
+    assert part.chunks > 3 and 0 < part.total < A000170[11] and part.edges > 0
     first = saved(ck)
     assert len(first["done"]) == 3 and first["n"] == 11
+    assert part.total == count._plan(11, None, 256).base + sum(v[0] for v in first["done"].values())
     seen = []
     r = count.count_solutions(
         11, unique=True, checkpoint=ck, chunk=256, on_chunk=lambda d, t: seen.append(d)
     )
     assert (r.total, r.unique) == (A000170[11], A002562[11])
+    assert (r.stopped_by, r.done_chunks) == ("finished", r.chunks)
     assert r.resumed_chunks == 3 and r.chunks > 3 and seen[0] == 4  # completed chunks not recounted
     assert len(saved(ck)["done"]) == r.chunks
     assert {k: saved(ck)["done"][k] for k in first["done"]} == first["done"]
@@ -192,10 +196,11 @@ def test_bad_arguments():
 def test_progress_line_only_when_asked(capsys):
     count.count_solutions(12)
     assert capsys.readouterr().err == ""
-    count.count_solutions(12, progress=True)
-    assert "tasks" in capsys.readouterr().err
     count.count_solutions(12, quiet=False)
-    assert "solutions so far" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "tasks" in err and "solutions so far" in err
+    with pytest.raises(TypeError, match="progress"):  # one switch: quiet (the CLI's --progress)
+        count.count_solutions(12, progress=True)
 
 
 def _log_streams(monkeypatch) -> list:
@@ -269,8 +274,8 @@ def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypat
     mine = []
     merge = lambda done, chunks: (mine.append(sorted(done)), {**everything, **done})[1]
     monkeypatch.setattr(count, "_gather_done", merge)
-    with pytest.raises(KeyboardInterrupt):
-        count.count_solutions(11, checkpoint=ck, chunk=1024, on_chunk=_stop_at(2))
+    part = count.count_solutions(11, checkpoint=ck, chunk=1024, on_chunk=_stop_at(2))
+    assert (part.stopped_by, part.done_chunks) == ("interrupted", 2) and mine == []
     # process 1 of 2 counts only its own chunks (odd indices); which two finish first depends on
     # which of the two streams' threads runs first, so any two of them may be the ones saved
     got = sorted(saved(own)["done"])
@@ -367,8 +372,8 @@ def test_a_stop_between_calls_keeps_only_finished_chunks_and_resumes_exactly(tmp
         return submit(self, k, fn, batch)
 
     monkeypatch.setattr(count.parallel_streams.Workers, "submit", counted)
-    with pytest.raises(KeyboardInterrupt):
-        count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)
+    part = count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)
+    assert part.stopped_by == "interrupted" and part.done_chunks < part.chunks
     monkeypatch.setattr(count.parallel_streams.Workers, "submit", submit)
     part = saved(ck)["done"]
     r = count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)
