@@ -1,29 +1,30 @@
 """Exact solving of many constrained instances at once: decide, count or enumerate.
 
 Method: every instance (:class:`jaxqueens.core.constraints.Constraints`, e.g. a CSPLib prob079
-excluded-diagonals instance or an n-Queens Completion instance, Gent, Jefferson & Nightingale,
-JAIR 2017) starts as one work item, the root of its bitmask search tree
-(:mod:`jaxqueens.solvers.complete`). A chunk of items runs as one kernel call, batched the
-backend's way (:func:`jaxqueens.parallel.items.search_each`: one item per ``lax.map`` iteration
-on the CPU, lockstep lanes with refill on accelerators), each item for at most ``budget`` tree
-edges. On the CPU every host device is its own stream of chunks, run by its own worker thread (two
-chunks in flight each), so a slow chunk on one core never idles the other and the host's work
-overlaps the search (XLA:CPU runs a one-device call inline: called from one thread, the devices
-took turns); near the end the last items are shared out over every stream. On an accelerator
-one call spans every device. Decide mode uses the lean kernel (``Config.decide``). An
-instance's masks and orientation are built when its root is first launched, so that host work
-too overlaps earlier chunks. Each instance is searched in the orientation (one of
-the square's 8 symmetries) whose first columns are the most constrained
-(:func:`jaxqueens.core.constraints.search_masks`; 4x fewer nodes than as given on prob079 n = 16).
-An item that is not finished comes back as its DFS stack, whose
+excluded-diagonals instance or an n-Queens Completion instance, Gent, Jefferson & Nightingale, JAIR
+2017) starts as one work item, the root of its bitmask search tree
+(:mod:`jaxqueens.solvers.complete`). A chunk of items runs as one kernel call, batched the backend's
+way (:func:`jaxqueens.parallel.complete.search_chunk`: one item per ``lax.map`` iteration on the
+CPU, lockstep lanes with refill on accelerators), each item for at most ``budget`` tree edges. On
+the CPU every host device is its own stream of chunks, run by its own worker thread
+(:class:`jaxqueens.parallel.scheduler.Scheduler`, two chunks in flight each, read oldest first so
+that a run is reproducible), so a slow chunk on one core never idles the other and the host's work
+overlaps the search (XLA:CPU runs a one-device call inline: called from one thread, the devices took
+turns); near the end the last items are shared out over every stream. On an accelerator one call
+spans every device. Decide mode uses the lean kernel (``Config.decide``). An instance's masks and
+orientation are built when its root is first launched, so that host work too overlaps earlier
+chunks. Each instance is searched in the orientation (one of the square's 8 symmetries) whose first
+columns are the most constrained (:func:`jaxqueens.core.constraints.search_masks`; 4x fewer nodes
+than as given on prob079 n = 16). An item that is not finished comes back as its DFS stack, whose
 rows are untried sub-trees: each becomes a new item at the end of the queue. So the next chunk's
 lanes hold the next instances *and* the sub-trees of hard ones; a hard instance never idles the
-batch. In decide mode an instance is settled (SAT) by its first solution and its other items
-are dropped; it is UNSAT when its last item ends without one.
+batch. In decide mode an instance is settled (SAT) by its first solution and its other items are
+dropped; it is UNSAT when its last item ends without one.
 
 Every solution reported has passed :func:`jaxqueens.core.checker.check_constrained`; counts and
 nodes are summed on the host as Python ints. Long runs go through
-:func:`jaxqueens.drivers.loop.run_chunks` (progress, checkpoints of the whole queue, Ctrl-C); in a
+:func:`jaxqueens.drivers.loop.run_chunks` (progress, checkpoints of the whole queue, Ctrl-C:
+the run then returns what it settled with ``stopped_by="interrupted"``); in a
 multi-process run process p takes instances p, p + P, ... and the results are gathered.
 Per-instance ``seconds`` are each chunk's wall time shared out over its items by their steps.
 """

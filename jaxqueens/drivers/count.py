@@ -4,15 +4,16 @@ Method: constellations (after the Q27 project, Preusser and Engelhardt 2016, and
 :mod:`jaxqueens.core.constellations`. Every solution has one queen on each border line (rows and
 columns 0 and n-1); the border configurations fall into classes under the 8 symmetries of the
 square, and one member per class is searched (the one predicted to walk the smallest tree,
-:func:`jaxqueens.core.constellations.preference`), its completions weighted by the class size
-(8, 4 or 2). Each class is split into tasks by placing its first columns on the host; each task
-is searched over its level table (border columns skipped, a look-ahead of two levels) by the
-branch-free bitmask DFS of :mod:`jaxqueens.solvers.count`: 146.5 M tree edges at n = 16, where
-NQueensFAF walks 193.1 M and a plain search of every column 236.0 M. A task whose first column
-is its last is counted on the host. Tasks are dealt in a fixed shuffled order, so every chunk
-holds a like mix of large and small tasks; on the CPU each host device is an independent stream
-of one-device calls (:mod:`jaxqueens.parallel.streams`, :func:`_count_chunks`), so no device
-waits for another. Totals are summed on the host as Python ints (exact past 2^63).
+:func:`jaxqueens.core.constellations.preference`), its completions weighted by the class size (8, 4
+or 2). Each class is split into tasks by placing its first columns on the host; each task is
+searched over its level table (border columns skipped, a look-ahead of two levels) by the
+branch-free bitmask DFS of :mod:`jaxqueens.solvers.count`, batched by
+:func:`jaxqueens.parallel.count.count_items`: 146.5 M tree edges at n = 16, where NQueensFAF walks
+193.1 M and a plain search of every column 236.0 M. A task whose first column is its last is counted
+on the host. Tasks are dealt in a fixed shuffled order, so every chunk holds a like mix of large and
+small tasks; on the CPU each host device is an independent stream of one-device calls, run by
+:class:`jaxqueens.parallel.scheduler.Scheduler` (:func:`_count_chunks`), so no device waits for
+another. Totals are summed on the host as Python ints (exact past 2^63).
 
 Every kernel call takes at most a budget of tree edges per device (:data:`CPU_CALL_EDGES`, about
 a second; lockstep iterations on an accelerator): the searches it stops come back with their
@@ -26,7 +27,8 @@ a small orbit search on the host (:func:`jaxqueens.core.constellations.fixed_by_
 ``--unique`` needs no enumeration and reaches every n the total does.
 
 Long counts run in chunks of tasks through :func:`jaxqueens.drivers.loop.run_chunks` (progress
-line, periodic checkpoint, Ctrl-C between calls). The checkpoint (:mod:`jaxqueens.io.checkpoint`)
+line, periodic checkpoint, Ctrl-C between calls: the count then returns its finished chunks
+with ``stopped_by="interrupted"``). The checkpoint (:mod:`jaxqueens.io.checkpoint`)
 holds the finished chunks' weighted totals; a count resumed from it does not recount them (a
 chunk stopped half-way is counted again). In a multi-process run each process counts every P-th
 chunk and keeps its own checkpoint. :func:`plan_count` (``count --plan``) predicts the run time
