@@ -310,7 +310,7 @@ def estimate(
     quiet: bool | None = True,
     checkpoint=None,
     resume: bool = False,
-    checkpoint_every: float = 30.0,
+    checkpoint_every: float = settings.CHECKPOINT_EVERY,
 ) -> Estimate:
     """Estimate Q(n) and the backtrack tree's size with Knuth's probes, stratified on the top
     levels.
