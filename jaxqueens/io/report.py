@@ -1,10 +1,11 @@
 """``report.html``: one self-contained page per ``--out`` folder, readable offline in any browser.
 
 The page reads in the order a person asks: first the result (what the command printed:
-solved, distinct, rate, stop reason), then every PNG figure of the output (embedded as a base64
-``data:`` URI), then the command line and the settings the user gave, the versions (jaxqueens,
-jax, jaxlib, numpy, python, matplotlib) and devices, and last the tables of every folder of the
-output (the folder itself first, then its subfolders, e.g. ``anneal``'s one per method):
+solved, distinct, rate, stop reason), then every figure of the output (PNG and SVG embedded as
+a base64 ``data:`` URI, PDF linked), then the command line and the settings the user gave, the
+versions (jaxqueens, jax, jaxlib, numpy, python, matplotlib) and devices, and last the tables
+of every folder of the output (the folder itself first, then its subfolders, e.g. ``anneal``'s
+one per method):
 ``summary.json`` as a table (and ``summary.csv``), each other CSV as a table (its first
 :data:`MAX_ROWS` rows, with a note of how many there are), and a list of the files.
 Only this run's files are shown (:data:`MANIFEST`, written by :func:`write_manifest` from a
@@ -27,6 +28,7 @@ import json
 import platform
 import struct
 import sys
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,8 @@ MAX_CELL = 200
 MAX_FIGURES = 60
 MAX_FIGURE_BYTES = 8 << 20
 """Figures embedded at most, and the largest PNG embedded (others are listed, not embedded)."""
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+"""Figures the page shows: PNG and SVG embedded as ``data:`` images, PDF as a link to the file."""
 MAX_DEPTH = 2
 """Subfolder levels of ``--out`` that the page covers."""
 MAX_SUMMARY_ROWS = 200
@@ -216,7 +220,21 @@ def _figure(path: Path, shown: int) -> tuple[str, bool]:
     if shown >= MAX_FIGURES or size > MAX_FIGURE_BYTES:
         why = "too many figures" if shown >= MAX_FIGURES else f"{size:,} bytes, too large to embed"
         return f'<p class="note">{_e(path.name)}: not embedded ({_e(why)})</p>', False
+    if path.suffix.lower() == ".pdf":  # no browser shows a PDF as an image: a link beside it
+        href = urllib.parse.quote(path.name)
+        return (
+            f'<figure><p><a href="{href}">{_e(path.name)}</a> (PDF, {size:,} bytes, in this '
+            "folder)</p></figure>"
+        ), False
     data = path.read_bytes()
+    if path.suffix.lower() == ".svg":  # an <img> runs no script an SVG might hold
+        if b"<svg" not in data[:4096]:
+            return f'<p class="note">{_e(path.name)}: not an SVG image, not embedded</p>', False
+        uri = "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
+        return (
+            f'<figure><img src="{uri}" alt="{_e(path.name)}"><figcaption>{_e(path.name)} '
+            "(SVG)</figcaption></figure>"
+        ), True
     dims = png_size(data)
     if dims is None:
         return f'<p class="note">{_e(path.name)}: not a PNG image, not embedded</p>', False
@@ -254,8 +272,11 @@ def _heading(root: Path, folder: Path, what: str) -> str:
 
 
 def _figures_section(root: Path, folder: Path, counter: list[int], only: set | None) -> str:
-    """Every PNG of ``folder`` this run wrote, embedded (within :data:`MAX_FIGURES`)."""
-    figures = [p for p in _files(folder) if p.suffix.lower() == ".png" and _mine(root, p, only)]
+    """Every figure of ``folder`` this run wrote: PNG and SVG embedded (within
+    :data:`MAX_FIGURES`), PDF linked."""
+    figures = [
+        p for p in _files(folder) if p.suffix.lower() in FIGURE_SUFFIXES and _mine(root, p, only)
+    ]
     if not figures:
         return ""
     parts = [_heading(root, folder, "figures")]

@@ -59,3 +59,31 @@ def test_a_report_that_cannot_be_written_is_a_warning(tmp_path, capsys, monkeypa
     err = capsys.readouterr().err
     assert "warning:" in err and "report.html not written (No space left on device)" in err
     assert any(tmp_path.iterdir()) and not (tmp_path / report.FILENAME).exists()
+
+
+def test_a_folder_holds_this_runs_outputs_alone(tmp_path, capsys):
+    """A second run into a finished run's folder is refused (one line, exit 2); with --force
+    the earlier run's files go first, so neither the folder nor the page holds a stale file."""
+    out = tmp_path / "out"
+    solve = ["solve", *COMMANDS["solve"], "--out", str(out)]
+    assert main(solve) == 0
+    assert (out / "runs.csv").exists() and (out / report.MANIFEST).exists()
+    mine = out / "notes.txt"  # the user's own file, not the run's
+    mine.write_text("keep me")
+    capsys.readouterr()
+    count = ["count", *COMMANDS["count"], "--out", str(out)]
+    assert main(count) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "earlier `solve` run" in err and "--force" in err
+    assert (out / "runs.csv").exists()  # refused: nothing touched
+    assert main([*count, "--force"]) == 0
+    for stale in ("runs.csv", "solutions.npy", "solution.png"):
+        assert not (out / stale).exists(), stale
+    assert mine.read_text() == "keep me"
+    listed = json.loads((out / report.MANIFEST).read_text())
+    assert listed["command"] == "count" and "runs.csv" not in {f["path"] for f in listed["files"]}
+    page = (out / report.FILENAME).read_text(encoding="utf-8")
+    assert "runs.csv" not in page and "solution.png" not in page
+    # --resume continues the folder's own run: never refused as an earlier one
+    assert main(["count", "-n", "6", "--resume", str(out)]) in (0, 2)
+    assert "earlier" not in capsys.readouterr().err
