@@ -397,16 +397,19 @@ def _count_chunks(plan: _Plan, todo: list[int], bounds: list[tuple[int, int]]):
     with calls:
         calls.fill(take)  # every stream busy before the host does anything else
         while len(calls):
-            call = calls.next()
-            job, before = call.job, call.job.edges
-            done = job.absorb(plan, *call.outputs)
-            if len(job.batch):  # stopped by the budget: its stacks resume in the next call
-                queue.insert(0, job)
-            calls.fill(take)  # the stream gets its next call before the host records this one
-            if len(job.batch):
-                yield done, None, None, job.edges - before
-            else:
-                yield done, job.idx, _record(plan, job.lo, job.found), job.edges - before
+            ready = []
+            for call in calls.wait():  # every call that has ended
+                job, before = call.job, call.job.edges
+                done = job.absorb(plan, *call.outputs)
+                if len(job.batch):  # stopped by the budget: its stacks resume in the next call
+                    queue.insert(0, job)
+                ready.append((job, done, job.edges - before))
+            calls.fill(take)  # their streams get their next calls before the host records them
+            for job, done, edges in sorted(ready, key=lambda r: r[0].idx):
+                if len(job.batch):
+                    yield done, None, None, edges
+                else:
+                    yield done, job.idx, _record(plan, job.lo, job.found), edges
 
 
 def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.ndarray:

@@ -2,19 +2,20 @@
 pieces (``count``, ``complete``) runs its calls through it.
 
 A :class:`Scheduler` keeps up to ``depth`` calls in flight on each stream of
-:mod:`jaxqueens.parallel.streams` (one per host device on a CPU, each in its own worker thread;
-one over every device on an accelerator). The driver owns its queue of work and says what the
-next call of a stream is (:meth:`Scheduler.fill` asks ``take(stream)`` for a :class:`Launch`: a
-named work item, the kernel and its batch); :meth:`Scheduler.next` hands back one
-:class:`Finished` call, either the oldest (``ordered``: the results, and whatever the driver
-queues from them, do not depend on which device was faster, so a run is reproducible) or the
-first to end (ties in launch order: no stream waits for another's slow call). A typical step::
+:mod:`jaxqueens.parallel.streams` (one per host device on a CPU, each in its own worker thread; one
+over every device on an accelerator). The driver owns its queue of work and says what the next call
+of a stream is (:meth:`Scheduler.fill` asks ``take(stream)`` for a :class:`Launch`: a named work
+item, the kernel and its batch); :meth:`Scheduler.next` hands back one :class:`Finished` call
+(:meth:`Scheduler.wait`: with every other call that has ended), either the oldest (``ordered``: the
+results, and whatever the driver queues from them, do not depend on which device was faster, so a
+run is reproducible) or the first to end (ties in launch order: no stream waits for another's slow
+call). A typical step::
 
     with Scheduler(streams, depth=1, ordered=False, name="jaxqueens-count") as calls:
         calls.fill(take)             # every stream busy before the host does anything else
-        done = calls.next()          # one call's outputs, as NumPy arrays
-        ...                          # record done.job's results, queue what is left of it
-        calls.fill(take)             # the stream that ended gets its next call at once
+        for done in calls.wait():    # the calls that ended, their outputs as NumPy arrays
+            ...                      # record done.job's results, queue what is left of it
+        calls.fill(take)             # the streams that ended get their next calls at once
 
 Leaving the ``with`` block cancels the calls not started; a call already running ends within its
 own budget (the drivers bound every call's work).
@@ -114,13 +115,27 @@ class Scheduler(Generic[J]):
         Raises:
           LookupError: no call is in flight.
         """
+        return self._take(self._wait()[0])
+
+    def wait(self) -> list[Finished[J]]:
+        """Wait as :meth:`next` does, and return that call with, unless ``ordered``, every other
+        call that has ended too, in launch order: the driver records them all before it fills
+        the streams again (no stream waits for the host to record another's call).
+
+        Raises:
+          LookupError: no call is in flight.
+        """
+        return [self._take(call) for call in self._wait()]
+
+    def _wait(self) -> list[_Call]:
         if not self._flight:
             raise LookupError("no call in flight")
         if self.ordered:
-            call = self._flight[0]
-        else:
-            futures.wait([c.future for c in self._flight], return_when=futures.FIRST_COMPLETED)
-            call = next(c for c in self._flight if c.future.done())
+            return [self._flight[0]]
+        futures.wait([c.future for c in self._flight], return_when=futures.FIRST_COMPLETED)
+        return [c for c in self._flight if c.future.done()]
+
+    def _take(self, call: _Call) -> Finished[J]:
         self._flight = [c for c in self._flight if c is not call]
         outputs, start, end = call.future.result()
         return Finished(call.job, call.stream, outputs, start, end)

@@ -120,6 +120,35 @@ def test_fill_keeps_depth_calls_per_stream_and_stops_when_take_has_none():
         Scheduler(TWO, depth=0, ordered=True, name="t")
 
 
+def test_wait_hands_back_every_call_that_has_ended_in_launch_order():
+    kernel = Kernel({0: 0.6})
+    with Scheduler(TWO, depth=2, ordered=False, name="t") as calls:
+        items = iter(range(4))
+        calls.fill(
+            lambda k: (
+                Launch(i, kernel, np.full(4, i)) if (i := next(items, None)) is not None else None
+            )
+        )
+        assert calls.jobs() == [0, 1, 2, 3] and [calls.in_flight(k) for k in (0, 1)] == [2, 2]
+        while sum(kernel.calls.values()) < 3:  # items 0 (stream 0), 2 and 3 (stream 1) ran
+            time.sleep(0.001)
+        time.sleep(0.1)  # stream 1's calls have ended; stream 0 is still on item 0
+        first = calls.wait()
+        assert [f.job for f in first] == [2, 3] and calls.jobs() == [0, 1]
+        rest = []
+        while len(calls):
+            rest += [f.job for f in calls.wait()]
+        assert rest == [0, 1]
+    with Scheduler(TWO, depth=2, ordered=True, name="t") as calls:  # ordered: the oldest only
+        items = iter(range(4))
+        calls.fill(
+            lambda k: (
+                Launch(i, kernel, np.full(4, i)) if (i := next(items, None)) is not None else None
+            )
+        )
+        assert [[f.job for f in calls.wait()] for _ in range(4)] == [[0], [1], [2], [3]]
+
+
 def test_a_kernel_error_is_raised_by_next():
     def broken(batch, shards):
         raise RuntimeError("kernel failed")
