@@ -21,6 +21,7 @@ import re
 import socket
 import tempfile
 import time
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,3 +131,76 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write `data` to `path` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+
+
+PARTIAL = ".partial"
+"""Suffix of a streamed file while it grows (:class:`Stream`): ``.NAME.partial`` beside its
+final name; never swept as stale (a checkpoint may point into it)."""
+
+
+def partial_path(path: str | os.PathLike) -> Path:
+    """Where :class:`Stream` grows ``path`` until :meth:`Stream.commit`: ``.NAME.partial``."""
+    target = Path(path)
+    return target.with_name(f".{target.name}{PARTIAL}")
+
+
+class Stream:
+    """A file written in parts over a long run, whole or absent under its final name.
+
+    The parts go to :func:`partial_path` (appended, never held in memory); :meth:`sync` makes
+    what was written durable and returns its length, which a checkpoint records beside the state
+    it belongs to; a resumed run reopens the partial file at that length (``resume_at``: bytes
+    beyond it, written after the checkpoint, are cut off), so the file and the checkpoint agree
+    across an interrupt. :meth:`commit` renames the whole file onto its name (``os.replace``:
+    atomic); :meth:`discard` removes the partial file.
+
+    Raises:
+      FileNotFoundError: ``resume_at`` is given but the partial file is missing or shorter
+        (the caller turns it into a one-line error).
+    """
+
+    def __init__(self, path: str | os.PathLike, resume_at: int | None = None):
+        self.path = Path(path)
+        self.partial = partial_path(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: typing.BinaryIO
+        if resume_at is None:
+            self._f = open(self.partial, "wb")  # noqa: SIM115 (closed by commit/discard/close)
+            os.chmod(self.partial, 0o666 & ~_umask())
+        else:
+            size = self.partial.stat().st_size if self.partial.exists() else -1
+            if size < resume_at:
+                raise FileNotFoundError(
+                    f"{self.partial} holds {max(size, 0):,} bytes, the checkpoint {resume_at:,}"
+                )
+            self._f = open(self.partial, "r+b")  # noqa: SIM115
+            self._f.truncate(resume_at)
+            self._f.seek(resume_at)
+
+    def write(self, data: bytes | str) -> None:
+        """Append ``data`` (str: UTF-8)."""
+        self._f.write(data.encode() if isinstance(data, str) else data)
+
+    def sync(self) -> int:
+        """Flush and fsync what was written; return the file's length (bytes)."""
+        self._f.flush()
+        os.fsync(self._f.fileno())
+        return self._f.tell()
+
+    def commit(self) -> Path:
+        """Make the partial file durable, then rename it onto its final name (atomic)."""
+        self.sync()
+        self._f.close()
+        os.replace(self.partial, self.path)
+        return self.path
+
+    def close(self) -> None:
+        """Close the partial file and keep it (an interrupted run: a checkpoint points into it)."""
+        if not self._f.closed:
+            self._f.close()
+
+    def discard(self) -> None:
+        """Close and remove the partial file."""
+        self.close()
+        with contextlib.suppress(OSError):
+            self.partial.unlink()
