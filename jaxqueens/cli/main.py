@@ -53,7 +53,7 @@ from jaxqueens.cli import (
     stats,
 )
 from jaxqueens.errors import InstanceUnsat, QueensError
-from jaxqueens.io import console, interrupts, logs, ownership, provenance, report
+from jaxqueens.io import atomic, console, interrupts, logs, ownership, provenance, report
 from jaxqueens.parallel import cache, devices, processes
 
 jax = _lazy.load("jax")  # only asked, in _write_report, once a command has imported it
@@ -227,7 +227,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             dist.coordinator, dist.num_processes, dist.process_id, dist.coordinator_timeout
         )
         _take_folder(args)
-        with console.pipe_safe_stdout() as shown:  # `| head`: a closed stdout costs no file
+        # `| head`: a closed stdout costs no file; the files the command writes are kept in
+        # memory as written, and its report is built from them (atomic.recording)
+        with console.pipe_safe_stdout() as shown, atomic.recording():
             before = _before(args)
             defined = schema.options_of((parser.commands or {})[args.command])
             given = schema.given(args, defined)

@@ -282,14 +282,13 @@ def _ga_solver(name, n, chains, seed, quiet, spec, own) -> SolverRun:
         **{k: own[k] for k in GA_PASSED if own.get(k) is not None},
         seed=seed,
         quiet=quiet,
+        records="summary",  # per-trial totals: no [G+1, T] records (10,000 trials fit)
     )
     if res.interrupted:
         raise KeyboardInterrupt
-    cum = np.cumsum(res.evaluations, axis=0)  # [G+1, T] evaluations up to each generation
-    first = res.first_solved
-    hit = first >= 0
-    used = np.where(hit, cum[np.maximum(first, 0), np.arange(chains)], cum[-1])
-    seconds = (res.wall_s + res.init_s) * used / max(1, int(cum[-1].sum()))
+    hit = res.first_solved >= 0  # the default fitness: a best of 0 is the first solution
+    used = np.where(hit, res.evals_at_first, res.evals_total)  # evaluations up to it, or all
+    seconds = (res.wall_s + res.init_s) * used / max(1, int(res.evals_total.sum()))
     solved, spent, seconds = _censor(used, hit, seconds, steps)
     fit = res.fitness.reshape(chains, -1)
     population = res.population.reshape(chains, -1, n)

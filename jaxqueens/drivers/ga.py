@@ -592,7 +592,7 @@ def evolve(
     quiet: bool | None = True,
     checkpoint=None,
     resume: bool = False,
-    checkpoint_every: float = 30.0,
+    checkpoint_every: float = settings.CHECKPOINT_EVERY,
     instance: cons.Constraints | None = None,
     toroidal: bool = False,
     preset: str = "default",

@@ -874,6 +874,10 @@ def check_solvable(n: int) -> None:
         )
 
 
+CHECKPOINT_EVERY = 30.0
+"""Seconds between a resumable run's checkpoints (``--checkpoint-every``), the one default of
+every driver that saves them; a checkpoint is also written on Ctrl-C and at the end."""
+
 COUNT_ENUMERATE_MAX_N = 14
 """Largest board ``count --enumerate`` lists (n = 14: 365,596 solutions)."""
 

@@ -10,6 +10,9 @@ atomic on POSIX and Windows when source and target share a directory.
   :data:`STALE_SECONDS`. Only files of this pattern are ever removed.
 - Written files get the mode the umask allows (``0o666 & ~umask``), as ``open()`` gives, not
   ``mkstemp``'s 0600, also when they replace an existing file.
+- Inside :func:`recording`, what :func:`write_text` and :func:`write_bytes` write (the tables,
+  summaries and figures of a run) is also kept in memory, so that the run's report is built from
+  it rather than from the files read back (:func:`recorded`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ _OURS = re.compile(r"^\..+\.(?P<host>[0-9a-f]{8})-(?P<pid>\d+)\.[a-z0-9_]{8}\.tm
 _UNTAGGED = re.compile(r"^\..+\.(?:npy|npz|csv|json|jsonl|png|txt)\.[a-z0-9_]{8}\.tmp$")
 """Written by versions before the tag: ``.NAME.XXXXXXXX.tmp`` for our own kinds of file only."""
 _swept: set[str] = set()  # folders already swept by this process
+RECORD_MAX_BYTES = 16 << 20
+"""A file larger than this is not kept by :func:`recording` (the report reads it, if at all)."""
+_recording: list[dict[Path, bytes]] = []  # the open recordings, innermost last
 
 
 def _umask() -> int:
@@ -123,14 +129,36 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 def write_text(path: str | os.PathLike, text: str) -> None:
     """Write `text` to `path` atomically (UTF-8)."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_bytes(path, text.encode("utf-8"))
 
 
 def write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write `data` to `path` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+    if _recording and len(data) <= RECORD_MAX_BYTES:
+        _recording[-1][Path(path).resolve()] = data
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[dict[Path, bytes]]:
+    """Keep, for the block, the bytes of every file :func:`write_text`/:func:`write_bytes` write
+    (up to :data:`RECORD_MAX_BYTES` each), by resolved path; the last write of a path wins."""
+    kept: dict[Path, bytes] = {}
+    _recording.append(kept)
+    try:
+        yield kept
+    finally:
+        _recording.remove(kept)
+
+
+def recorded(path: str | os.PathLike) -> bytes | None:
+    """The bytes an open :func:`recording` kept for ``path`` (None: not written inside one)."""
+    where = Path(path).resolve()
+    for kept in reversed(_recording):
+        if where in kept:
+            return kept[where]
+    return None
 
 
 PARTIAL = ".partial"

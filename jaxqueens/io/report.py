@@ -24,6 +24,7 @@ import base64
 import csv
 import datetime
 import html
+import io
 import json
 import struct
 import sys
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxqueens.io import provenance
-from jaxqueens.io.atomic import write_text
+from jaxqueens.io.atomic import recorded, write_text
 
 FILENAME = "report.html"
 
@@ -184,8 +185,21 @@ def png_size(data: bytes) -> tuple[int, int] | None:
     return struct.unpack(">II", data[16:24])
 
 
+def _content(path: Path) -> bytes:
+    """A file's bytes as the run wrote them (:func:`jaxqueens.io.atomic.recorded`, kept in memory
+    while the command line runs the command and writes this page), else read from the folder
+    (a page written for any folder, or a file too large to keep)."""
+    kept = recorded(path)
+    return kept if kept is not None else path.read_bytes()
+
+
 def _csv_section(path: Path) -> str:
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+    kept = recorded(path)
+    with (
+        io.StringIO(kept.decode("utf-8", errors="replace"), newline="")
+        if kept is not None
+        else open(path, newline="", encoding="utf-8", errors="replace")
+    ) as f:
         reader = csv.reader(f)
         header = next(reader, None)
         rows = [row for _, row in zip(range(MAX_ROWS), reader, strict=False)]
@@ -216,7 +230,7 @@ def _figure(path: Path, shown: int) -> tuple[str, bool]:
             f'<figure><p><a href="{href}">{_e(path.name)}</a> (PDF, {size:,} bytes, in this '
             "folder)</p></figure>"
         ), False
-    data = path.read_bytes()
+    data = _content(path)
     if path.suffix.lower() == ".svg":  # an <img> runs no script an SVG might hold
         if b"<svg" not in data[:4096]:
             return f'<p class="note">{_e(path.name)}: not an SVG image, not embedded</p>', False
@@ -289,7 +303,7 @@ def _tables_section(root: Path, folder: Path, only: set | None) -> str:
     summary = folder / "summary.json"
     if summary in files and not summary.name.startswith(SKIPPED):
         try:
-            doc = json.loads(summary.read_text(encoding="utf-8"))
+            doc = json.loads(_content(summary).decode("utf-8"))
             parts.append(
                 "<h3>summary.json</h3>"
                 + (

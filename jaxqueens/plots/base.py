@@ -5,9 +5,10 @@ dpi), and line styles that tell the series apart in greyscale too (:func:`series
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
-from jaxqueens.io.atomic import atomic_path
+from jaxqueens.io.atomic import write_bytes
 
 FORMATS = ("png", "svg", "pdf")
 """Figure formats :func:`save` writes: PNG (raster) and the vector SVG and PDF."""
@@ -117,12 +118,10 @@ def save(fig, path: Path, fmt: str | None = None, dpi: int | None = None) -> Pat
     path = path.with_suffix("." + fmt)
     fig.tight_layout()
     metadata = {"png": None, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
-    with (
-        mpl.rc_context({"svg.hashsalt": "jaxqueens", "svg.fonttype": "none"}),
-        atomic_path(path) as tmp,
-        open(tmp, "wb") as f,
-    ):
-        fig.savefig(f, format=fmt, dpi=dpi if dpi is not None else "figure", metadata=metadata)
+    buffer = io.BytesIO()  # rendered whole first: the file is written (and kept) in one piece
+    with mpl.rc_context({"svg.hashsalt": "jaxqueens", "svg.fonttype": "none"}):
+        fig.savefig(buffer, format=fmt, dpi=dpi if dpi is not None else "figure", metadata=metadata)
+    write_bytes(path, buffer.getvalue())
     return path
 
 

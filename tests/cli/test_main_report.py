@@ -87,3 +87,21 @@ def test_a_folder_holds_this_runs_outputs_alone(tmp_path, capsys):
     # --resume continues the folder's own run: never refused as an earlier one
     assert main(["count", "-n", "6", "--resume", str(out)]) in (0, 2)
     assert "earlier" not in capsys.readouterr().err
+
+
+def test_the_page_is_built_from_what_the_run_wrote_not_read_back(tmp_path, monkeypatch):
+    """The tables, summary and figures on the page are the bytes the command wrote, kept in
+    memory (io.atomic.recording): files changed on disk after the write do not reach it."""
+    out = tmp_path / "out"
+    real = report.write_report
+
+    def tamper_then_write(folder, **kwargs):
+        for name in ("runs.csv", "summary.json", "solution.png"):
+            (out / name).write_text("tampered after the run")
+        return real(folder, **kwargs)
+
+    monkeypatch.setattr(report, "write_report", tamper_then_write)
+    assert main(["solve", *COMMANDS["solve"], "--out", str(out)]) == 0
+    page = (out / report.FILENAME).read_text(encoding="utf-8")
+    assert "tampered" not in page
+    assert "data:image/png;base64," in page and "<h3>runs.csv</h3>" in page

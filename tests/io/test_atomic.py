@@ -160,3 +160,18 @@ def test_a_stream_grows_beside_its_name_survives_the_stale_sweep_and_resumes(tmp
     gone = Stream(tmp_path / "x.csv")
     gone.discard()
     assert not list(tmp_path.glob(".x.csv*"))
+
+
+def test_recording_keeps_what_was_written_inside_it(tmp_path, monkeypatch):
+    a, b, big = tmp_path / "a.txt", tmp_path / "b.bin", tmp_path / "big.bin"
+    atomic.write_text(a, "before")
+    assert atomic.recorded(a) is None  # nothing is kept outside a recording
+    monkeypatch.setattr(atomic, "RECORD_MAX_BYTES", 8)
+    with atomic.recording() as kept:
+        atomic.write_text(a, "first")
+        atomic.write_text(a, "second")  # the last write wins
+        atomic.write_bytes(b, b"\x00\x01")
+        atomic.write_bytes(big, b"x" * 9)  # too large to keep: read from the file if needed
+        assert atomic.recorded(a) == b"second" and atomic.recorded(b) == b"\x00\x01"
+        assert atomic.recorded(big) is None and set(kept) == {a.resolve(), b.resolve()}
+    assert atomic.recorded(a) is None and a.read_text() == "second"
