@@ -277,7 +277,7 @@ def anneal(
     announce=None,
     checkpoint=None,
     resume: bool = False,
-    checkpoint_every: float = 30.0,
+    checkpoint_every: float = tables.CHECKPOINT_EVERY,
     instance: cons.Constraints | None = None,
     toroidal: bool = False,
 ) -> AnnealResult:

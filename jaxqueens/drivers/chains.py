@@ -31,6 +31,7 @@ import numpy as np
 from jaxqueens.core import arguments, checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.oeis import A000170
+from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import InstanceUnsat, QueensError
 from jaxqueens.io import checkpoint
@@ -315,7 +316,7 @@ def run_chains(
     checkpoint: Path | None = None,
     fingerprint: dict | None = None,
     resume: bool = False,
-    checkpoint_every: float = 30.0,
+    checkpoint_every: float = settings.CHECKPOINT_EVERY,
     limits: str = "",
     model: cons.Constraints | None = None,
     solver: str | None = None,

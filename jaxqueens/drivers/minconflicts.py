@@ -229,7 +229,7 @@ def solve(
     quiet: bool | None = True,
     checkpoint: str | Path | None = None,
     resume: bool = False,
-    checkpoint_every: float = 30.0,
+    checkpoint_every: float = settings.CHECKPOINT_EVERY,
     command: str = "solve",
     instance=None,
     toroidal: bool = False,
