@@ -32,7 +32,7 @@ annealing = _lazy.load("jaxqueens.drivers.anneal")  # JAX: loaded at the first r
 
 OBJECTIVE_NAMES = {"attacks": "attack count", "pairs": "attacking pairs"}
 
-TRACE_CHAINS = 3
+TRACE_CHAINS = 50
 """Chains per method whose best-so-far trace ``--plot`` draws."""
 
 

@@ -382,3 +382,12 @@ def test_issue28_item3_ctrl_c_in_a_methods_last_chunk_stops_method_all(
     assert code == 130 and len(calls) == 3
     assert f"--resume {out}" in err
     assert not (out / "ta" / "summary.json").exists() and not (out / "sa").exists()
+
+
+def test_plot_draws_a_percentile_band_across_traced_chains():
+    """``--plot`` traces enough chains per method for the figure's 10-90% band
+    (plots.chains.method_traces draws chain lines below BAND_CHAINS)."""
+    from jaxqueens.cli import anneal as cli_anneal
+    from jaxqueens.plots import chains as chain_plots
+
+    assert cli_anneal.TRACE_CHAINS >= chain_plots.BAND_CHAINS
