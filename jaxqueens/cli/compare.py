@@ -198,9 +198,9 @@ def _line(p: dict) -> str:
         )
     ert = "-" if p["ert_s"] is None else f"{p['ert_s'] * 1e3:.3g} ms"
     ci = p.get("ert_s_ci")
-    if ci and ci[0] is not None:  # (an open upper end: "or more")
-        hi = "or more" if ci[1] is None else f"{ci[1] * 1e3:.3g}"
-        ert += f" (95% CI {ci[0] * 1e3:.3g} to {hi})"
+    if ci and ci[0] is not None:  # an open upper end: "X ms or more"
+        hi = " or more" if ci[1] is None else f" to {ci[1] * 1e3:.3g}"
+        ert += f" (95% CI {ci[0] * 1e3:.3g}{hi})"
     med = p["steps"]["median"]
     rate = "-" if p["solutions_per_s"] is None else f"{p['solutions_per_s']:,.0f}"
     return (

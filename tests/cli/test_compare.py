@@ -302,3 +302,25 @@ def test_the_n64_example_config_reads_and_checks():
         "sa": 30000,
         "ga-permutation": 40000,
     }
+
+
+def test_a_solver_line_words_an_open_ert_interval_without_infinity():
+    from jaxqueens.cli.compare import _line
+
+    p = {
+        "solver": "sa",
+        "solved": 1,
+        "chains": 30,
+        "success_rate": 1 / 30,
+        "ert_s": 0.00926,
+        "ert_s_ci": [0.00299, None],
+        "steps": {"median": 109},
+        "solutions_per_s": 108.0,
+        "distinct_solutions": 1,
+        "fundamental_classes": 1,
+    }
+    line = _line(p)
+    assert "9.26 ms (95% CI 2.99 or more) per solution" in line
+    assert "inf" not in line and "to or" not in line
+    line = _line({**p, "ert_s_ci": [0.00299, 0.02]})
+    assert "(95% CI 2.99 to 20)" in line
