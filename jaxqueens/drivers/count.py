@@ -594,30 +594,18 @@ def count_solutions(
         )
     finally:
         results.close()  # on Ctrl-C or an error: calls not started are cancelled
-    if stopped:  # the checkpoint is saved; this process's finished chunks, not gathered
-        return CountResult(
-            n,
-            plan.base + sum(v[0] for v in done.values()),
-            None,
-            time.perf_counter() - t1,
-            compile_s,
-            plan.depth,
-            num,
-            len(bounds),
-            resumed,
-            plan.constellations,
-            tally["edges"],
-            len(done),
-            "interrupted",
-        )
-    if save is not None:
-        save()
-    if procs > 1:
-        done = _gather_done(done, len(bounds))
-        if len(done) != len(bounds):
-            raise RuntimeError(f"{len(bounds) - len(done)} chunks missing after gathering (a bug)")
+    if not stopped:  # (interrupted: the checkpoint is saved; this process's chunks, not gathered)
+        if save is not None:
+            save()
+        if procs > 1:
+            done = _gather_done(done, len(bounds))
+            if len(done) != len(bounds):
+                missing = len(bounds) - len(done)
+                raise RuntimeError(f"{missing} chunks missing after gathering (a bug)")
     total = plan.base + sum(v[0] for v in done.values())
-    u = constellations.classes(total, n, fixed[0] if fixed else None) if unique else None
+    u = None
+    if unique and not stopped:
+        u = constellations.classes(total, n, fixed[0] if fixed else None)
     return CountResult(
         n,
         total,
@@ -631,6 +619,7 @@ def count_solutions(
         plan.constellations,
         tally["edges"],
         len(done),
+        "interrupted" if stopped else "finished",
     )
 
 

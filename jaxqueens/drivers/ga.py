@@ -50,6 +50,7 @@ from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.io import ga as ga_io
 from jaxqueens.io.interrupts import SafePoints
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import gather, memory, sizing
@@ -67,17 +68,7 @@ over the trials, :data:`SUMMARY`, and per-trial totals: memory that does not gro
 generations x trials; a ``sink`` may still receive every trial's records chunk by chunk, to
 stream them to disk)."""
 
-SUMMARY = (
-    "best_min",
-    "best_p10",
-    "best_p50",
-    "best_p90",
-    "best_max",
-    "best_mean",
-    "avg_mean",
-    "worst_mean",
-    "evaluations",
-)
+SUMMARY = ga_io.SUMMARY_STATS  # defined once, where history.csv is written from it
 """Columns of ``EvolveResult.summary`` ``[G+1, len(SUMMARY)]``: per generation, the minimum,
 10th/50th/90th percentiles (linear interpolation), maximum and mean over trials of each trial's
 best fitness; the mean over trials of the population's mean and of its worst; the evaluations
