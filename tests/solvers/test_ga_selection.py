@@ -14,13 +14,14 @@ def test_selection():
     rng = np.random.default_rng(5)
     fit = jnp.asarray(rng.permutation(50).astype(np.int32))
     s = seeds(rng, 2000)
-    two = np.asarray(jax.vmap(lambda s: ga_selection.tournament_best_two(s, fit, 5))(s))
-    members = np.asarray(jax.vmap(lambda s: ga_selection.distinct_indices(s, 50, 5))(s))
+    # compiled: op by op, every operation of a vmapped draw compiled a program of its own
+    two = np.asarray(jax.jit(jax.vmap(lambda s: ga_selection.tournament_best_two(s, fit, 5)))(s))
+    members = np.asarray(jax.jit(jax.vmap(lambda s: ga_selection.distinct_indices(s, 50, 5)))(s))
     assert all(len(set(m)) == 5 for m in members)
     f = np.asarray(fit)
     for m, t in zip(members, two):
         assert list(t) == list(m[np.argsort(f[m])[:2]])
-    one = np.asarray(jax.vmap(lambda s: ga_selection.tournament(s, fit, 3))(s))
+    one = np.asarray(jax.jit(jax.vmap(lambda s: ga_selection.tournament(s, fit, 3)))(s))
     assert np.mean(f[one]) < 20  # best of 3 of uniform 0..49: mean ~12
     assert list(np.asarray(ga_selection.best_indices(fit, 3))) == list(np.argsort(f)[:3])
     assert list(np.asarray(ga_selection.worst_indices(fit, 2))) == list(np.argsort(-f)[:2])
