@@ -43,6 +43,7 @@ def test_acceptance_rules(delta, level, u, method, want):
 # A chain's initial state, compiled once per Config (op by op, every operation of init compiled a
 # program of its own for each new n); KernelTest runs init without jit.
 INIT = jax.jit(sls.init, static_argnums=1)
+COUNTS_OF = jax.jit(lines.counts_of, static_argnums=1)  # one compile per n, not one per operation
 
 
 def _objective(rows, objective):
@@ -65,7 +66,7 @@ def test_proposal_delta_is_exact(n, seed, neighbour, objective, step):
         rows, counts, delta = propose(s)
         before, after = np.asarray(s.rows), np.asarray(rows)
         assert int(delta) == _objective(after, objective) - _objective(before, objective)
-        np.testing.assert_array_equal(counts, lines.counts_of(rows, n))
+        np.testing.assert_array_equal(counts, COUNTS_OF(rows, n))
         moved = np.flatnonzero(before != after)
         if neighbour == "step":
             assert len(moved) <= 1  # one queen moved by 1..step rows (mod n)
