@@ -18,8 +18,8 @@ $(STAMP): pyproject.toml
 	touch $@
 
 demo: $(STAMP)
-	$(BIN)/jaxqueens solve -n 8 --chains 10000 --out $(OUT)/solve-8 --plot
-	$(BIN)/jaxqueens solve -n 100 --chains 1000 --out $(OUT)/solve-100 --plot
+	$(BIN)/jaxqueens solve -n 8 --chains 10000 --out $(OUT)/solve-8 --plot --force
+	$(BIN)/jaxqueens solve -n 100 --chains 1000 --out $(OUT)/solve-100 --plot --force
 	$(BIN)/jaxqueens check $(OUT)/solve-100/solutions.npy
 
 # Format, lint and types (config in pyproject.toml; ruff and mypy pinned in the test extra). The

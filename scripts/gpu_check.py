@@ -52,9 +52,9 @@ import numpy as np  # noqa: E402
 
 import jaxqueens  # noqa: E402  (package settings before any JAX op)
 from jaxqueens.drivers import workloads  # noqa: E402
-from jaxqueens.drivers.count import TASKS_PER_LANE  # noqa: E402
 from jaxqueens.io.atomic import write_text  # noqa: E402
 from jaxqueens.parallel import gpus, hlo_model, sizing  # noqa: E402
+from jaxqueens.parallel.count import TASKS_PER_LANE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -95,15 +95,16 @@ def measure_steps(ns=(8, 32, 100, 1000), chains=(2000, 1000, 500, 100)) -> dict:
 
 def measure_edges(ns=range(12, 16)) -> dict:
     """Tree edges the count kernel walks at n (the driver's own plan, tasks and kernel,
-    :func:`jaxqueens.drivers.count.count_items`), on the CPU: its work output is edges taken."""
+    :func:`jaxqueens.parallel.count.count_items`), on the CPU: its work output is edges taken."""
     from jaxqueens.drivers import count as counting
+    from jaxqueens.parallel import count as batched
     from jaxqueens.solvers import count as solver
 
     out = {}
     for n in ns:
         plan = counting._plan(n, None, None)
         batch = counting._items(plan, np.arange(len(plan.tasks)))
-        states, work = counting.count_items(
+        states, work = batched.count_items(
             batch, np.int32(solver.MAX_BUDGET), plan.config, 1, sizing.CPU_SIZES
         )
         if (np.asarray(states)[:, 0].view(np.int32) >= 0).any():  # word 0: d, -1 once searched

@@ -2,8 +2,12 @@
 
 Runs :func:`jaxqueens.drivers.compare.compare`, prints one line per solver and the
 recommendation, and with ``--out DIR`` writes the tables (:mod:`jaxqueens.io.compare`) and the
-figures (:mod:`jaxqueens.plots.compare`). The solvers come from ``--solvers`` (a comma list) or a
-``--config`` file (the ``jaxqueens run`` format with ``command = "compare"``; flags override it).
+figures (:mod:`jaxqueens.plots.compare`) as PNG, SVG or PDF (``--format``, ``--dpi``). The
+solvers come from ``--solvers`` (a comma list) or a ``--config`` file (the ``jaxqueens run``
+format with ``command = "compare"``; flags override it); each solver's own settings from
+``--set SOLVER.KEY=VALUE`` or the config's ``[solvers.SOLVER]`` tables, read against the options
+of the solver's family's command (:func:`solver_options`) and checked by
+:func:`jaxqueens.drivers.settings.compare_settings` before any solver runs.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import functools
 from pathlib import Path
 
 from jaxqueens import _lazy
-from jaxqueens.cli import options, schema
+from jaxqueens.cli import anneal, evolve, options, schema, solve
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import writing
@@ -36,7 +40,18 @@ SOLVER_NAMES = (
 )
 """The names ``--solvers`` takes (:data:`jaxqueens.drivers.compare.SOLVERS`, spelled out here so
 that ``--help`` needs no JAX; a test keeps the two equal)."""
-DEFAULTS = {"n": 8, "chains": 1000, "steps": 10_000, "seed": 0, "solvers": "all"}
+DEFAULTS = {
+    "n": 8,
+    "chains": 1000,
+    "steps": 10_000,
+    "seed": 0,
+    "solvers": "all",
+    "format": "png",
+    "dpi": 110,
+}
+FORMATS = ("png", "svg", "pdf")
+"""``--format``: the figure formats (:data:`jaxqueens.plots.base.FORMATS`, spelled out here so
+that ``--help`` needs no matplotlib)."""
 
 
 def add_command(sub) -> None:
@@ -75,8 +90,21 @@ def add_command(sub) -> None:
         "--config",
         default=None,
         metavar="TOML",
-        help='experiment file: command = "compare" and [options] n, chains, steps, seed, '
-        "solvers (a list or comma string); flags override it",
+        help='experiment file: command = "compare", [options] n, chains, steps, seed, '
+        "solvers (a list or comma string), ..., and [solvers.NAME] tables of each solver's "
+        "settings (as --set); flags override it",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="SOLVER.KEY=VALUE",
+        help="a setting of one solver, repeatable: its own step budget (sa.steps=50000; the "
+        "GA: or ga-permutation.generations=20000) or an option of its command with the same "
+        "name (min-conflicts: solve's maxsteps, tabu; ls/ta/sa: anneal's preset, rounds, "
+        "neighbour, step, edge, objective, q, init_prob, alpha, t_end, t0; GA: evolve's preset, "
+        "pop, scheme, crossover, mutation, tournament, cxpb, mutpb, indpb, elite); a config "
+        "gives them as [solvers.sa] tables",
     )
     options.add_seed(p, default=None)
     p.add_argument(
@@ -88,8 +116,56 @@ def add_command(sub) -> None:
     p.add_argument(
         "--no-plots", action="store_true", default=None, help="with --out: tables only, no figures"
     )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="with --out: the figures' format, svg or pdf (vector, for papers) or png (default)",
+    )
+    p.add_argument(
+        "--dpi",
+        type=int,
+        default=None,
+        help=f"with --out: resolution of PNG figures and of the raster parts of vector ones "
+        f"(default {DEFAULTS['dpi']})",
+    )
     options.add_quiet(p)
     p.set_defaults(func=cmd_compare)
+    if isinstance(p, schema.Parser):  # [solvers.NAME] in a config: the --set words
+        p.tables["solvers"] = schema.Table("set", solver_options)
+
+
+def _family_parser(family: str) -> schema.Parser:
+    """The parser of the command whose options a solver of ``family`` takes."""
+    add = {"minconflicts": solve.add_command, "anneal": anneal.add_command}
+    return evolve.parser() if family == "ga" else _command_parser(add[family])
+
+
+@functools.cache
+def _command_parser(add) -> schema.Parser:
+    return schema.command_parser(add)
+
+
+def solver_options(name: str) -> dict[str, schema.Option]:
+    """The settings compare's solver ``name`` takes, by key, as its family's command defines
+    them (:data:`jaxqueens.drivers.settings.COMPARE_KEYS`; ``steps``: compare's own
+    ``--steps``); an unknown solver is one line naming the solvers."""
+    if name not in settings.COMPARE_SOLVERS:
+        raise QueensError(f"no solver {name!r}; use one of {', '.join(settings.COMPARE_SOLVERS)}")
+    family = settings.COMPARE_SOLVERS[name]["family"]
+    defined = {**_family_parser(family).options, "steps": parser().options["steps"]}
+    return {key: defined[key] for key in settings.COMPARE_KEYS[family]}
+
+
+def solver_settings(words) -> dict[str, dict]:
+    """``--set SOLVER.KEY=VALUE`` words (the config's ``[solvers.NAME]`` tables first) as
+    solver -> key -> value, converted by the solvers' own options; a later word wins."""
+    table = schema.Table("set", solver_options)
+    out: dict[str, dict] = {}
+    for text in words or ():
+        name, key, value = schema.parse_entry(text, table)
+        out.setdefault(name, {})[key] = value
+    return out
 
 
 @functools.cache
@@ -108,11 +184,23 @@ def _settings(args) -> dict:
     for flag in ("n", "chains", "steps"):
         if conf[flag] < 1:
             raise QueensError(f"--{flag} must be at least 1, got {conf[flag]}")
+    if not 10 <= conf["dpi"] <= 2400:
+        raise QueensError(f"--dpi must lie in 10..2400, got {conf['dpi']}")
+    conf["settings"] = solver_settings(conf.pop("set", None))
     return conf
 
 
 def _line(p: dict) -> str:
+    if not p["solved"]:
+        return (
+            f"{p['solver']:>15}: not solved (0 of {p['chains']:,} chains within "
+            f"{p['step_budget']:,} steps)"
+        )
     ert = "-" if p["ert_s"] is None else f"{p['ert_s'] * 1e3:.3g} ms"
+    ci = p.get("ert_s_ci")
+    if ci and ci[0] is not None:  # (an open upper end: "or more")
+        hi = "or more" if ci[1] is None else f"{ci[1] * 1e3:.3g}"
+        ert += f" (95% CI {ci[0] * 1e3:.3g} to {hi})"
     med = p["steps"]["median"]
     rate = "-" if p["solutions_per_s"] is None else f"{p['solutions_per_s']:,.0f}"
     return (
@@ -129,8 +217,16 @@ def cmd_compare(args) -> int:
     conf = _settings(args)
     # the driver's checks, before JAX: names, ranges and each solver's least step budget
     _, _, names, _, _ = settings.check_compare(
-        conf["n"], conf["chains"], conf["solvers"], conf["steps"], conf["seed"]
+        conf["n"], conf["chains"], conf["solvers"], conf["steps"], conf["seed"], conf["settings"]
     )
+    figure_flags = [
+        f"--{k}" for k in ("format", "dpi") if k in schema.given(args, parser().options)
+    ]
+    if figure_flags and (conf.get("out") is None or conf.get("no_plots")):
+        raise QueensError(
+            f"{' and '.join(figure_flags)} set the figures written with --out DIR (not with "
+            "--no-plots); give --out DIR or drop them"
+        )
     out = conf.get("out")
     writing.prepare_out(out, need=len(names) * conf["chains"] * 60 + (1 << 20))
     quiet = options.quiet(args)
@@ -142,6 +238,7 @@ def cmd_compare(args) -> int:
         seed=conf["seed"],
         quiet=quiet,
         announce=None if quiet else lambda line: print(line, flush=True),
+        settings_of=conf["settings"],
     )
     with writing.final_write(out):
         print(
@@ -162,6 +259,11 @@ def cmd_compare(args) -> int:
                     curves=res.curves,
                     families={r.name: r.family for r in res.runs},
                     ert={p["solver"]: p["ert_s"] for p in res.summary["per_solver"]},
+                    ert_ci={p["solver"]: p["ert_s_ci"] for p in res.summary["per_solver"]},
+                    unsolved={p["solver"]: p["ert_note"] for p in res.summary["per_solver"]},
+                    fmt=conf["format"],
+                    dpi=conf["dpi"],
+                    budgets={r.name: r.step_budget for r in res.runs},
                 )
             print(f"wrote {', '.join(f.name for f in files)} to {out}")
     return 0 if res.recommendation["solver"] is not None else 1

@@ -11,6 +11,7 @@ with ``.`` for an empty column, folders and ``.tar.gz`` sets of these. Outputs
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -104,6 +105,14 @@ def _check(args) -> None:
         raise QueensError(f"--max-nodes must be at least 1, got {args.max_nodes}")
 
 
+def _flag_words(err: QueensError) -> QueensError:
+    """``err`` in the command line's words: ``cap=K`` is ``--cap K``, ``mode enumerate`` is
+    ``--enumerate`` (the driver names its parameters); its type is kept."""
+    text = re.sub(r"\b(cap|max_nodes)=", lambda m: f"--{m[1].replace('_', '-')} ", str(err))
+    err.args = (text.replace("mode enumerate", "--enumerate"),)
+    return err
+
+
 def cmd_complete(args) -> int:
     """The ``complete`` command."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
@@ -139,8 +148,14 @@ def cmd_complete(args) -> int:
             checkpoint_every=args.checkpoint_every,
             **kwargs,
         )
-    except KeyboardInterrupt as err:
-        return options.report_interrupt(str(err) or "the finished chunks", args.out)
+    except KeyboardInterrupt:  # before the chunked loop (compilation)
+        return options.report_interrupt("the finished chunks", args.out)
+    except QueensError as err:
+        raise _flag_words(err) from err.__cause__
+    if res.stopped_by == "interrupted":
+        return options.report_interrupt(
+            f"{res.settled} of {len(res.instances)} instances", args.out
+        )
     sources = [i.source for i in loaded.instances]
     ds = [i.d for i in loaded.instances]
     with writing.final_write(args.out):

@@ -218,8 +218,12 @@ def _toroidal(args, n: int) -> int:
             resume=resume,
             checkpoint_every=args.checkpoint_every,
         )
-    except KeyboardInterrupt as err:
-        return options.report_interrupt(str(err) or "the finished chunks", args.out)
+    except KeyboardInterrupt:  # before the chunked loop (planning, compilation)
+        return options.report_interrupt("the finished chunks", args.out)
+    if res.stopped_by == "interrupted":
+        return options.report_interrupt(
+            f"{res.settled} of {len(res.instances)} instances", args.out
+        )
     total = res.instances[0].solutions
     with writing.final_write(args.out):
         print(f"n = {n}, toroidal: {total:,} solutions{_known(total, A051906, n, 'A051906')}")
@@ -263,8 +267,10 @@ def cmd_count(args) -> int:
             quiet=False if args.progress else options.quiet(args),
             checkpoint_every=args.checkpoint_every,
         )
-    except KeyboardInterrupt as err:
-        return options.report_interrupt(str(err) or "the finished chunks", args.out)
+    except KeyboardInterrupt:  # before the chunked loop (planning, compilation)
+        return options.report_interrupt("the finished chunks", args.out)
+    if res.stopped_by == "interrupted":
+        return options.report_interrupt(f"{res.done_chunks} of {res.chunks} chunks", args.out)
     with writing.final_write(args.out):
         print(f"n = {res.n}: {res.total:,} solutions{_known(res.total, A000170, res.n, 'A000170')}")
         if res.unique is not None:

@@ -181,7 +181,9 @@ def cmd_estimate(args) -> int:
                 resume=resume,
                 checkpoint_every=args.checkpoint_every,
             )
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # before the calls began (compiling)
+            return options.report_interrupt(f"{len(results)} finished sizes", args.out)
+        if r.stopped_by == "interrupted":
             return options.report_interrupt(f"{len(results)} finished sizes", args.out)
         results.append(r)
         _report(r, args.level)

@@ -21,16 +21,28 @@ one), every solution is checked against the instance, and a run that solves no t
 instance unknown (a GA proves no UNSAT; ``jaxqueens complete`` decides it; a plainly
 unsatisfiable instance is UNSAT with its reason before any trial runs).
 
-Outputs in ``--out DIR``: ``history.csv`` (Trial, Generation, Best, Avg, Worst; generation 0 is
-the initial population), ``trials.csv`` (first solved generation per trial, -1 if never),
-``solutions.npy`` (every distinct verified solution found), ``population.npy`` ``[T, I, P, n]``
-and ``fitness.npy`` ``[T, I, P]`` (final populations), ``summary.json``; with ``--plot``:
-``best.png``, ``avg.png``, ``worst.png``, ``success.png``.
+Outputs in ``--out DIR``: ``history.csv`` (by default one row per generation: statistics over
+the trials of each trial's best, the means of the populations' mean and worst, the fraction of
+trials solved and the evaluations; ``--history per-trial``: one row per generation and trial,
+streamed to disk as the run goes and renamed into place at the end; generation 0 is the initial
+population; columns: :mod:`jaxqueens.io.ga`), ``trials.csv`` (first solved generation per trial,
+-1 if never), ``solutions.npy`` (every distinct verified solution found), ``population.npy``
+``[T, I, P, n]`` and ``fitness.npy`` ``[T, I, P]`` (final populations), ``summary.json``; with
+``--plot``: ``best.png`` (percentile band over trials), ``avg.png``, ``worst.png``,
+``success.png``.
+
+Memory does not grow with generations x trials: the run keeps per-trial totals and
+per-generation statistics, and checkpoints hold the population, not the records. Before the
+first generation the run's memory is estimated and a run that does not fit is refused in one
+line (exit 2); the estimate is printed (``--quiet`` drops it). Throughput counts the generations
+run in this process over this process's time; after ``--resume`` the total over every session is
+printed beside it, labelled.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from pathlib import Path
 
 from jaxqueens import _lazy
@@ -39,6 +51,7 @@ from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint, writing
 from jaxqueens.io import ga as ga_io
+from jaxqueens.parallel import memory
 from jaxqueens.plots import ga as ga_plots
 
 # JAX and the solver load at their first use (jaxqueens._lazy): --help and argument errors never do
@@ -46,7 +59,7 @@ ga = _lazy.load("jaxqueens.drivers.ga")
 gather = _lazy.load("jaxqueens.parallel.gather")
 
 SCORES = ga_io.SCORES
-NOT_SETTINGS = ("config", "quiet", "resume", "checkpoint_every", "one_based")
+NOT_SETTINGS = ("config", "quiet", "resume", "checkpoint_every", "one_based", "history")
 """Options of the command itself, not of the run: everything else the command line (or its
 config, :func:`jaxqueens.cli.schema.apply_config`) gives is a setting of the GA."""
 
@@ -155,6 +168,13 @@ def add_command(sub) -> None:
         default=None,
         help="with --out: best/avg/worst/success figures",
     )
+    p.add_argument(
+        "--history",
+        choices=ga_io.HISTORIES,
+        default=None,
+        help="history.csv: per generation, statistics over the trials (summary, default) or "
+        "every trial's row (per-trial: generations x trials rows, streamed to disk)",
+    )
     options.add_quiet(p)
     options.add_checkpoint(p)
     p.set_defaults(func=cmd_evolve)
@@ -180,12 +200,60 @@ def _settings(args) -> dict:
     return conf
 
 
-def _out_bytes(conf: dict) -> int:
-    """Roughly what ``--out`` receives: final populations (.npy, and in the checkpoint with its
-    temporary copy) and one history row per trial and generation."""
-    n, pop, trials = conf.get("n") or 8, conf.get("pop") or 100, conf.get("trials") or 1
-    islands, generations = conf.get("islands") or 1, conf.get("generations") or 1000
-    return trials * islands * pop * (12 * n + 24) + trials * (generations + 1) * 100
+def _out_bytes(conf: dict, history: str) -> int:
+    """Roughly what ``--out`` receives (:func:`jaxqueens.io.ga.out_bytes`)."""
+    preset = settings.ga_preset(
+        conf.get("preset") or "default",
+        conf.get("encoding") or "permutation",
+        conf.get("scheme") or "steady",
+    )
+    return ga_io.out_bytes(
+        conf.get("n") or 8,
+        conf.get("pop") or preset["pop"],
+        conf.get("trials") or 1,
+        conf.get("islands") or 1,
+        conf.get("generations") or 1000,
+        history,
+    )
+
+
+def _keep_or_discard(stream, target) -> None:
+    """After a failed or interrupted run: the streamed rows stay where a checkpoint points into
+    them (``--resume`` goes on from there), else they are removed (no half-written file)."""
+    if stream is not None:
+        if target is not None and checkpoint.any_saved(target):
+            stream.close()
+        else:
+            stream.discard()
+
+
+def plan_line(plan: dict) -> str:
+    """The memory estimate printed before the first generation: total, parts, available."""
+    parts, available = plan["memory"], plan["available"]
+    total = sum(parts.values())
+    shown = ", ".join(f"{k} {memory.format_bytes(v)}" for k, v in parts.items())
+    room = "unknown" if available is None else memory.format_bytes(available)
+    return (
+        f"memory: about {memory.format_bytes(total)} at peak ({shown}), plus about "
+        f"{plan['per_solution']} bytes per distinct solution found; {room} available"
+    )
+
+
+def throughput_line(result, evaluations: int) -> str:
+    """Evaluations, and the rate of this process's generations over this process's time (the
+    generations of earlier sessions of a resumed run are not counted in it); after a resume,
+    also the rate over the time of every session, labelled."""
+    line = (
+        f"{evaluations:,} evaluations; this process: {result.evals_here:,} in "
+        f"{result.wall_s:.3f} s of generations ({result.evals_per_s:,.0f}/s; "
+        f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)"
+    )
+    if result.sessions > 1:
+        line += (
+            f"; all {result.sessions} sessions of the resumed run: "
+            f"{result.wall_total_s:.3f} s of generations ({result.evals_per_s_total:,.0f}/s)"
+        )
+    return line
 
 
 def cmd_evolve(args) -> int:
@@ -227,51 +295,77 @@ def cmd_evolve(args) -> int:
                 f"was given; drop -n or pass -n {instance.n}"
             )
         conf["n"], conf["instance"] = None, instance
+    history = getattr(args, "history", None) or "summary"
+    if history not in ga_io.HISTORIES:
+        raise QueensError(
+            f"history {history!r} is unknown; use one of {', '.join(ga_io.HISTORIES)}"
+        )
+    if history == "per-trial" and not out:
+        raise QueensError("--history per-trial streams history.csv into --out DIR; give --out")
     target, resume = options.checkpoint_target(args)
-    writing.prepare_out(out, need=_out_bytes(conf))
-    result = ga.evolve(
-        **conf,
-        quiet=options.quiet(args),
-        checkpoint=target,
-        resume=resume,
-        checkpoint_every=args.checkpoint_every,
-    )
+    writing.prepare_out(out, need=_out_bytes(conf, history))
+    quiet = options.quiet(args)
+    stream = None
+    if history == "per-trial" and gather.is_writer():
+        fitness = conf.get("fitness") or "pairs"
+        n = conf["instance"].n if conf.get("instance") is not None else conf.get("n") or 8
+        stream = ga_io.HistoryStream(out, n, fitness, score)
+    announce = None if quiet is True else lambda plan: print(plan_line(plan), file=sys.stderr)
+    try:
+        result = ga.evolve(
+            **conf,
+            quiet=quiet,
+            checkpoint=target,
+            resume=resume,
+            checkpoint_every=args.checkpoint_every,
+            records="summary",
+            sink=stream,
+            plan=announce,
+        )
+    except BaseException:
+        _keep_or_discard(stream, target)
+        raise
     if result.interrupted:
-        generations = result.best.shape[0] - 1
-        return options.report_interrupt(f"{generations} finished generations", out)
-    with writing.final_write(out):
-        s = ga_io.summary(result)
-        c = result.config
-        print(
-            f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} "
-            "generations: "
-            f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
-            f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions"
-        )
-        if c.fitness == ga_io.REPORT_FITNESS:
-            print(ga_io.report_line(result))
-        if result.instance is not None and not s["solved"]:
+        if stream is not None:
+            stream.close()
+        kept = " (and the per-trial history streamed so far)" if stream is not None else ""
+        return options.report_interrupt(f"{result.generations} finished generations{kept}", out)
+    try:
+        with writing.final_write(out):
+            s = ga_io.summary(result)
+            c = result.config
             print(
-                f"instance unknown: no trial solved it (a GA proves no UNSAT; jaxqueens complete "
-                f"decides it); lowest fitness {int(result.best.min())}"
+                f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} "
+                "generations: "
+                f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
+                f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions"
             )
-        print(
-            f"{s['evaluations']:,} evaluations in {result.wall_s:.3f} s "
-            f"({s['evals_per_s']:,.0f}/s; "
-            f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)"
-        )
-        if out and gather.is_writer():
-            written = ga_io.write_outputs(result, Path(out), s, score)
-            if plot:
-                what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
-                written += ga_plots.write_plots(
-                    Path(out),
-                    *ga_io.scored(result, score),
-                    result.success_curve(),
-                    what=what,
-                    score=score,
-                    fitness=c.fitness,
+            if c.fitness == ga_io.REPORT_FITNESS:
+                print(ga_io.report_line(result))
+            if result.instance is not None and not s["solved"]:
+                print(
+                    "instance unknown: no trial solved it (a GA proves no UNSAT; jaxqueens "
+                    f"complete decides it); lowest fitness {int(result.summary[:, 0].min())}"
                 )
-            (Path(out) / checkpoint.FILENAME).unlink(missing_ok=True)  # last: the outputs are whole
-            print(f"wrote {', '.join(p.name for p in written)} to {out}")
-        return 0 if s["solved"] else 1
+            print(throughput_line(result, s["evaluations"]))
+            if out and gather.is_writer():
+                written = ga_io.write_outputs(result, Path(out), s, score, history, stream)
+                if plot:
+                    what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
+                    written += ga_plots.write_summary_plots(
+                        Path(out),
+                        ga_io.scored_summary(result, score),
+                        result.success_curve(),
+                        trials=s["trials"],
+                        what=what,
+                        score=score,
+                        fitness=c.fitness,
+                    )
+                (Path(out) / checkpoint.FILENAME).unlink(
+                    missing_ok=True
+                )  # last: the outputs are whole
+                print(f"wrote {', '.join(p.name for p in written)} to {out}")
+            return 0 if s["solved"] else 1
+    except BaseException:
+        _keep_or_discard(stream, target)
+        raise

@@ -53,7 +53,7 @@ from jaxqueens.cli import (
     stats,
 )
 from jaxqueens.errors import InstanceUnsat, QueensError
-from jaxqueens.io import console, interrupts, logs, ownership, report
+from jaxqueens.io import atomic, console, interrupts, logs, ownership, report
 from jaxqueens.parallel import cache, devices, processes
 
 jax = _lazy.load("jax")  # only asked, in _write_report, once a command has imported it
@@ -127,6 +127,9 @@ def build_parser() -> schema.Parser:
         f"{processes.COORDINATOR_TIMEOUT:g}, or ${processes.ENV_COORDINATOR_TIMEOUT}] "
         "(see README).",
     )
+    parser.add_argument(
+        "--version", action=_Version, help="print the versions of jaxqueens, JAX and Python, exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
@@ -145,7 +148,23 @@ def build_parser() -> schema.Parser:
     ):
         command.add_command(sub)
     run.add_command(sub, build_parser)
+    for command_parser in (parser.commands or {}).values():
+        schema.add_force(command_parser)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: jaxqueens, then the versions it runs with (installed metadata, read only
+    when asked: nothing is imported)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        found = report.versions()
+        rest = ", ".join(f"{k} {v}" for k, v in found.items() if k != "jaxqueens" and v)
+        print(f"jaxqueens {found['jaxqueens']} ({rest})")
+        parser.exit()
 
 
 def _distributed_parser() -> argparse.ArgumentParser:
@@ -207,7 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         processes.init_distributed(
             dist.coordinator, dist.num_processes, dist.process_id, dist.coordinator_timeout
         )
-        with console.pipe_safe_stdout() as shown:  # `| head`: a closed stdout costs no file
+        _take_folder(args)
+        # `| head`: a closed stdout costs no file; the files the command writes are kept in
+        # memory as written, and its report is built from them (atomic.recording)
+        with console.pipe_safe_stdout() as shown, atomic.recording():
             before = _before(args)
             code = args.func(args)
             if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets report.html
@@ -252,6 +274,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         interrupts.uninstall()
         ownership.release_all()  # the --out folder's lock (jaxqueens.io.ownership)
+
+
+def _take_folder(args) -> None:
+    """A run's ``--out`` folder holds this run's outputs alone: one holding the outputs of an
+    earlier finished run (:func:`jaxqueens.io.ownership.earlier_run`) is refused in one line,
+    or with ``--force`` its files are removed first (by process 0). ``--resume`` continues the
+    folder's own run."""
+    out = _out_folder(args)
+    if out is None or getattr(args, "resume", None):
+        return
+    found = ownership.earlier_run(out)
+    if found is None or ownership.unfinished(out):  # an unfinished run: claim_out says how on
+        return
+    if not getattr(args, "force", False):
+        raise ownership.refuse_earlier(found)
+    if not _lazy.is_loaded("jax") or jax.process_index() == 0:  # JAX is loaded when distributed
+        ownership.clear_earlier(found)
 
 
 def _before(args) -> dict:

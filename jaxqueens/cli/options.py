@@ -25,6 +25,7 @@ import numpy as np
 
 from jaxqueens import _lazy
 from jaxqueens.core import arguments
+from jaxqueens.drivers.settings import CHECKPOINT_EVERY
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import checkpoint, interrupts, ownership
@@ -227,9 +228,9 @@ def add_checkpoint(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--checkpoint-every",
         type=float,
-        default=30.0,
+        default=CHECKPOINT_EVERY,
         metavar="SECONDS",
-        help="with --out: save finished work this often (default 30)",
+        help=f"with --out: save finished work this often (default {CHECKPOINT_EVERY:g})",
     )
 
 

@@ -31,7 +31,7 @@ from jaxqueens.cli import schema
 from jaxqueens.cli.options import resume_folder
 from jaxqueens.errors import QueensError
 from jaxqueens.io import interrupts, ownership
-from jaxqueens.io.config import apply_overrides, check_command, load_config
+from jaxqueens.io.config import apply_overrides, check_command, load_config, tables_of
 from jaxqueens.io.tables import write_dict_csv, write_json
 from jaxqueens.io.writing import prepare_out, resumed_by
 
@@ -53,9 +53,27 @@ def resolve(cfg: dict, parser: schema.Parser, overrides: list[str], where: str):
             )
         schema.check(key, value, options, where)
     sweep = dict(cfg.get("sweep", {}))
+    tables = getattr(subs[command], "tables", {})
+    for key, words in schema.table_words(tables_of(cfg), subs[command], where).items():
+        opts[key] = words + opts.get(key, [])  # compare's [solvers.NAME] as its --set words
+    entries: dict[str, list[str]] = {
+        t.option: [] for t in tables.values()
+    }  # --set SOLVER.KEY=VALUE of compare
+    plain = []
+    for text in overrides:
+        head = text.partition("=")[0]
+        if "." in head and len(entries) == 1:
+            (option,) = entries
+            schema.parse_entry(text, next(iter(tables.values())))  # checked now, one line
+            entries[option].append(text.strip())
+        else:
+            plain.append(text)
     opts = apply_overrides(
-        opts, sweep, dict(schema.parse_set(text, options) for text in overrides), where
+        opts, sweep, dict(schema.parse_set(text, options) for text in plain), where
     )
+    for option, words in entries.items():
+        if words:
+            opts[option] = opts.get(option, []) + words
     if "out" in cfg:
         opts.setdefault("out", cfg["out"])
     for key, values in sweep.items():

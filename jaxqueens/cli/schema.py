@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from jaxqueens.cli.options import int_range_error
 from jaxqueens.errors import QueensError
-from jaxqueens.io.config import load_config
+from jaxqueens.io.config import load_config, tables_of
 
 
 class Option(NamedTuple):
@@ -26,6 +26,7 @@ class Option(NamedTuple):
     key: str  # config key: the long option without its dashes, "-" written "_"
     flag: str  # the option string the command line is given (the longest, or "-n")
     action: argparse.Action  # the definition: dest, type, choices, const (flags take no value)
+    is_repeated: bool = False  # given once per value (action="append"): a config gives a list
 
     @property
     def is_flag(self) -> bool:
@@ -47,6 +48,17 @@ class Option(NamedTuple):
         return self.action.metavar == "LIST"
 
 
+class Table(NamedTuple):
+    """A config table of named tables that a command takes (``[solvers.sa]`` with ``key =
+    value`` lines: compare's per-solver settings), and the repeatable option that gives the same
+    on the command line (``--set sa.rounds=100``): both are read against the same definitions,
+    ``entries(name)``: the options entry ``name`` takes, by key (a QueensError for an unknown
+    entry)."""
+
+    option: str  # config key of the repeatable option (action "append") taking NAME.KEY=VALUE
+    entries: Callable[[str], dict[str, Option]]
+
+
 class _Recording:
     """An argument group that records the options added to it in its parser."""
 
@@ -54,7 +66,8 @@ class _Recording:
         self._group, self._parser = group, parser
 
     def add_argument(self, *args, **kwargs) -> argparse.Action:
-        return self._parser.record(self._group.add_argument(*args, **kwargs))
+        action = self._group.add_argument(*args, **kwargs)
+        return self._parser.record(action, kwargs.get("action") == "append")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._group, name)
@@ -70,22 +83,24 @@ class Parser(argparse.ArgumentParser):
         self.flags: dict[str, argparse.Action] = {}  # every option string -> its action
         self.defined: list[argparse.Action] = []  # every argument, positionals too
         self.commands: dict[str, argparse.ArgumentParser] | None = None
+        self.tables: dict[str, Table] = {}  # config tables of named tables (:class:`Table`)
         super().__init__(*args, **kwargs)
 
-    def record(self, action: argparse.Action) -> argparse.Action:
+    def record(self, action: argparse.Action, repeated: bool = False) -> argparse.Action:
         self.defined.append(action)
         for name in action.option_strings:
             self.flags[name] = action
         longs = [o for o in action.option_strings if o.startswith("--")]
         if longs and longs[0] != "--help":
             key = longs[0][2:].replace("-", "_")
-            self.options[key] = Option(key, action.option_strings[-1], action)
+            self.options[key] = Option(key, action.option_strings[-1], action, repeated)
         elif action.option_strings == ["-n"]:
             self.options["n"] = Option("n", "-n", action)
         return action
 
     def add_argument(self, *args, **kwargs) -> argparse.Action:
-        return self.record(super().add_argument(*args, **kwargs))
+        action = super().add_argument(*args, **kwargs)
+        return self.record(action, kwargs.get("action") == "append")
 
     def add_argument_group(self, *args, **kwargs) -> Any:
         return _Recording(super().add_argument_group(*args, **kwargs), self)
@@ -108,7 +123,21 @@ def command_parser(add_command: Callable[[Any], None], cls: type[Parser] = Parse
     assert root.commands is not None
     (parser,) = root.commands.values()
     assert isinstance(parser, Parser)
+    add_force(parser)
     return parser
+
+
+def add_force(parser: argparse.ArgumentParser) -> None:
+    """Give a command that writes an ``--out`` folder its ``--force`` (the command line adds it
+    to every such command: a folder holding an earlier run's outputs is refused without it)."""
+    flags = getattr(parser, "flags", {})  # a Parser's option strings
+    if "--out" in flags and "--force" not in flags:
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="replace the outputs an earlier run left in the --out folder (the files its "
+            "manifest.json lists; other files stay); without it such a folder is refused",
+        )
 
 
 def options_of(parser: argparse.ArgumentParser) -> dict[str, Option]:
@@ -128,6 +157,10 @@ def check(key: str, value: Any, options: dict[str, Option], where: str) -> Any:
         if not isinstance(value, bool):
             raise QueensError(f"{where}: '{key}' must be true or false, got {value!r}")
         return value
+    if opt.is_repeated:
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise QueensError(f"{where}: '{key}' must be a list of strings, got {value!r}")
+        return list(value)
     if opt.is_list and isinstance(value, list) and all(isinstance(v, str) for v in value):
         value = ",".join(value)
     expected = opt.kind
@@ -162,6 +195,8 @@ def to_argv(key: str, value: Any, options: dict[str, Option], where: str) -> lis
     opt = options[key]
     if opt.is_flag:
         return [opt.flag] if value == opt.action.const else []
+    if opt.is_repeated:
+        return [w for item in value for w in (opt.flag, item)]
     return [opt.flag, str(value)]
 
 
@@ -190,6 +225,55 @@ def parse_set(text: str, options: dict[str, Option]) -> tuple[str, Any]:
         raise QueensError(f"--set {key}: {raw!r} is not a valid {opt.kind.__name__}") from None
 
 
+def _words(value: Any) -> str:
+    """A checked value as the command line writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def table_words(tables: Any, parser: argparse.ArgumentParser, where: str) -> dict[str, list[str]]:
+    """A config's tables of named tables (``{"solvers": {"sa": {"rounds": 100}}}``), each key
+    checked against its entry's options (:func:`check`), as the values of the repeatable options
+    that give them (``{"set": ["sa.rounds=100"]}``); a table the command does not take is one
+    line naming it."""
+    out: dict[str, list[str]] = {}
+    known = getattr(parser, "tables", {})
+    for name, entries in tables.items():
+        if name not in known:
+            raise QueensError(
+                f"{where}: [{name}.*] tables are not taken by this command; drop them"
+            )
+        table = known[name]
+        if not isinstance(entries, dict) or not all(isinstance(v, dict) for v in entries.values()):
+            raise QueensError(
+                f"{where}: '{name}' must hold one table per entry ([{name}.NAME] with key = "
+                "value lines)"
+            )
+        words = out.setdefault(table.option, [])
+        for entry, values in entries.items():
+            options = table.entries(entry)
+            for key, value in values.items():
+                value = check(key, value, options, f"{where} [{name}.{entry}]")
+                words.append(f"{entry}.{key}={_words(value)}")
+    return out
+
+
+def parse_entry(text: str, table: Table, flag: str = "--set") -> tuple[str, str, Any]:
+    """``NAME.KEY=VALUE`` of a repeatable table option (``--set sa.rounds=100``): ``(name, key,
+    value)``, the value converted by the entry's option (one line naming the fix otherwise)."""
+    head, sep, raw = text.partition("=")
+    name, dot, key = head.strip().rpartition(".")
+    if not sep or not dot or not name or not key:
+        raise QueensError(f"{flag} {text!r}: write SOLVER.KEY=VALUE, e.g. sa.rounds=100")
+    options = table.entries(name)
+    try:
+        key, value = parse_set(f"{key}={raw}", options)
+    except QueensError as err:
+        raise QueensError(f"{flag} {name}.{str(err).removeprefix('--set ')}") from None
+    return name, key, value
+
+
 def _convert(opt: Option) -> Callable[[Any], Any]:
     """The option's conversion of a value (``str`` for an option without a type)."""
     return opt.action.type if callable(opt.action.type) else str
@@ -210,7 +294,10 @@ def read_config(path: str | Path, command: str, parser: argparse.ArgumentParser)
     if "out" in cfg:
         data.setdefault("out", cfg["out"])
     options = options_of(parser)
-    return {key: check(key, value, options, str(path)) for key, value in data.items()}
+    out = {key: check(key, value, options, str(path)) for key, value in data.items()}
+    for key, words in table_words(tables_of(cfg), parser, str(path)).items():
+        out[key] = words + out.get(key, [])  # ([solvers.*] first: [options] set may override)
+    return out
 
 
 def given(args: argparse.Namespace, options: dict[str, Option]) -> dict[str, Any]:
@@ -239,6 +326,10 @@ def apply_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> a
         given_now["n"] = args.n_pos
     merged = argparse.Namespace(**vars(args))
     for key, value in values.items():
-        if key not in given_now and key != "config":
+        if key == "config":
+            continue
+        if key not in given_now:
             setattr(merged, options[key].action.dest, value)
+        elif options[key].is_repeated:  # the config's first, the command line's after them
+            setattr(merged, options[key].action.dest, [*value, *given_now[key]])
     return merged

@@ -1,11 +1,18 @@
 """``jaxqueens.compare``: several solvers on the same n, step budget and seed, side by side.
 
 Every solver runs the same ``chains`` independent chains (chain i seeded from ``fold_in`` of the
-seed's key, as everywhere), each with the same **step budget** per chain, and is measured as in
-the stochastic local search literature (Hoos & Stuetzle, *Stochastic Local Search*, 2004, ch. 4):
-the run-time distributions of steps and of seconds to solution (empirical CDFs), the success rate
-against the step budget, solutions per second, the distinct solutions and fundamental classes
-found, and the sampling-bias chi-square test of :mod:`jaxqueens.drivers.stats`.
+seed's key, as everywhere), each with the same **step budget** per chain (unless a solver is
+given its own: ``settings_of``, :func:`jaxqueens.drivers.settings.compare_settings`), and is
+measured as in the stochastic local search literature (Hoos & Stuetzle, *Stochastic Local
+Search*, 2004, ch. 4): the run-time distributions (RTDs) of steps and of seconds, unconditional
+and censored at the budget (:func:`rtd`: the fraction of ALL chains solved by t, levelling off
+at the success rate), with the RTDs conditional on success as an extra (:func:`ecdf` over the
+solved chains), the success rate against the step budget, the expected run time (ERT, in
+seconds and in steps) with its bootstrap CI (:func:`ert_ci`), solutions per second, the distinct
+solutions and fundamental classes found, and the sampling-bias chi-square test of
+:mod:`jaxqueens.drivers.stats`. A solver that solved nothing is "not solved" in every figure,
+line and table: ``summary.json`` is strict JSON (:func:`strict`: None with a reason, never an
+infinity or NaN).
 
 **The budget is in steps, and the ranking in seconds.** A step is one candidate board a solver
 looks at: one min-conflicts repair move, one LS/TA/SA neighbour move, one GA fitness evaluation
@@ -55,7 +62,7 @@ from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel.devices import local_device_count
-from jaxqueens.solvers import minconflicts, variants
+from jaxqueens.solvers import ga_crossover, ga_mutation, minconflicts, variants
 
 TABU = settings.COMPARE_TABU
 """Plateau tabu tenure of the ``mc-tabu`` solver."""
@@ -98,6 +105,12 @@ class SolverRun:
     wall_s: float  # the solver's kernel time as run, compilation excluded
     compile_s: float
     stats: solstats.StatsResult  # distinct, fundamental, chi-square (one sample per solved chain)
+    budget: int | None = None  # the solver's step budget per chain (None: the most steps spent)
+
+    @property
+    def step_budget(self) -> int:
+        """The step budget per chain the runs are censored at."""
+        return int(self.budget if self.budget is not None else self.steps.max(initial=0))
 
     @property
     def ert_s(self) -> float:
@@ -105,6 +118,13 @@ class SolverRun:
         none)."""
         solved = int(self.solved.sum())
         return float(self.seconds.sum()) / solved if solved else float("inf")
+
+    @property
+    def ert_steps(self) -> float:
+        """Expected steps per solution (Hoos & Stuetzle's ERT in steps, machine-independent):
+        all chains' steps over the chains solved (inf if none)."""
+        solved = int(self.solved.sum())
+        return float(self.steps.sum()) / solved if solved else float("inf")
 
 
 @dataclasses.dataclass
@@ -179,11 +199,11 @@ def run_minconflicts(
     return run, options
 
 
-def run_anneal(n, chains, steps, seed, quiet, *, method="ta") -> tuple:
-    """LS / TA / SA through :func:`jaxqueens.drivers.anneal.anneal` (``steps`` per chain)."""
-    res = annealing.anneal(
-        n, method, chains, steps, preset=settings.COMPARE_PRESET, seed=seed, quiet=quiet
-    )
+def run_anneal(n, chains, steps, seed, quiet, *, method="ta", **given) -> tuple:
+    """LS / TA / SA through :func:`jaxqueens.drivers.anneal.anneal` (``steps`` per chain;
+    ``given``: the solver's own settings, :data:`jaxqueens.drivers.settings.COMPARE_KEYS`)."""
+    given.setdefault("preset", settings.COMPARE_PRESET)
+    res = annealing.anneal(n, method, chains, steps, seed=seed, quiet=quiet, **given)
     s = res.summary
     options = {
         "method": method,
@@ -194,16 +214,29 @@ def run_anneal(n, chains, steps, seed, quiet, *, method="ta") -> tuple:
         "objective": res.config.objective,
         **{k: s[k] for k in ("q", "init_prob", "alpha", "t_end") if s.get(k) is not None},
     }
+    if res.config.neighbour == "step":  # (the swap neighbour has no step or edge)
+        options.update(step=s["step"], edge=s["edge"])
+    if method == "sa":
+        options["t0"] = s["t0"]
     return res.run, options
 
 
-def _chain_solver(name, family, n, chains, steps, seed, quiet, spec) -> SolverRun:
-    fn = run_minconflicts if family == "minconflicts" else run_anneal
+def _chain_solver(name, family, n, chains, seed, quiet, spec, own) -> SolverRun:
+    budget = own["steps"]
     kwargs = {k: v for k, v in spec.items() if k != "family"}
-    run, options = fn(n, chains, steps, seed, quiet, **kwargs)
+    if family == "minconflicts":
+        if own.get("tabu") is not None:
+            kwargs["tabu"] = own["tabu"]
+        run, options = run_minconflicts(
+            n, chains, budget, seed, quiet, max_steps=own.get("maxsteps"), **kwargs
+        )
+    else:
+        given = {k: v for k, v in own.items() if k != "steps"}
+        run, options = run_anneal(n, chains, budget, seed, quiet, **kwargs, **given)
+    options["step_budget"] = budget
     if run.stopped_by == "interrupted":
         raise KeyboardInterrupt
-    solved, spent, seconds = _censor(run.steps, run.solved, run.wall_share, steps)
+    solved, spent, seconds = _censor(run.steps, run.solved, run.wall_share, budget)
     samples = _samples(name, n, options, solved, spent, run.rows[solved], run.wall_s, run.compile_s)
     return SolverRun(
         name,
@@ -215,13 +248,19 @@ def _chain_solver(name, family, n, chains, steps, seed, quiet, spec) -> SolverRu
         run.wall_s,
         run.compile_s,
         solstats.analyse(samples),
+        budget,
     )
 
 
-def _ga_solver(name, n, chains, steps, seed, quiet, spec) -> SolverRun:
-    scheme = spec.get("scheme", "steady")
-    chosen = settings.compare_ga(name)  # the measured defaults (settings.COMPARE_PRESET)
-    pop = chosen["pop"]
+GA_PASSED = ("crossover", "mutation", "indpb", "elite")
+"""GA settings passed to :func:`jaxqueens.drivers.ga.evolve` only when the solver gives them (its
+defaults otherwise)."""
+
+
+def _ga_solver(name, n, chains, seed, quiet, spec, own) -> SolverRun:
+    steps = own["steps"]
+    chosen = settings.compare_ga(name, own)  # the preset's, overridden by the solver's own
+    scheme, pop = chosen["scheme"], chosen["pop"]
     per_generation = 2 if scheme == "steady" else pop
     generations = (steps - pop) // per_generation
     if generations < 1:
@@ -236,32 +275,41 @@ def _ga_solver(name, n, chains, steps, seed, quiet, spec) -> SolverRun:
         chains,
         encoding=spec["encoding"],
         scheme=scheme,
-        preset=settings.COMPARE_PRESET,  # its tournament, rates and elite: those of ``chosen``
+        preset=chosen["preset"],
+        tournament=chosen["tournament"],
+        cxpb=chosen["cxpb"],
+        mutpb=chosen["mutpb"],
+        **{k: own[k] for k in GA_PASSED if own.get(k) is not None},
         seed=seed,
         quiet=quiet,
+        records="summary",  # per-trial totals: no [G+1, T] records (10,000 trials fit)
     )
     if res.interrupted:
         raise KeyboardInterrupt
-    cum = np.cumsum(res.evaluations, axis=0)  # [G+1, T] evaluations up to each generation
-    first = res.first_solved
-    hit = first >= 0
-    used = np.where(hit, cum[np.maximum(first, 0), np.arange(chains)], cum[-1])
-    seconds = (res.wall_s + res.init_s) * used / max(1, int(cum[-1].sum()))
+    hit = res.first_solved >= 0  # the default fitness: a best of 0 is the first solution
+    used = np.where(hit, res.evals_at_first, res.evals_total)  # evaluations up to it, or all
+    seconds = (res.wall_s + res.init_s) * used / max(1, int(res.evals_total.sum()))
     solved, spent, seconds = _censor(used, hit, seconds, steps)
     fit = res.fitness.reshape(chains, -1)
     population = res.population.reshape(chains, -1, n)
     has = (fit == 0).any(axis=1)
     sample = solved & has  # one sample per solved trial: the first solution in its final population
     rows = population[np.arange(chains), np.argmax(fit == 0, axis=1)][sample]
+    c = res.config
     options = {
         "encoding": spec["encoding"],
         "scheme": scheme,
-        "preset": settings.COMPARE_PRESET,
+        "preset": chosen["preset"],
         "pop": pop,
-        "tournament": chosen["tournament"],
-        "cxpb": chosen["cxpb"],
-        "mutpb": chosen["mutpb"],
+        "tournament": int(c.tournament),
+        "cxpb": res.params["cxpb"],
+        "mutpb": res.params["mutpb"],
+        "indpb": res.params["indpb"],
+        "elite": int(c.elite),
+        "crossover": c.crossover,
+        "mutation": c.mutation,
         "generations": generations,
+        "step_budget": steps,
     }
     samples = _samples(
         name, n, options, sample, spent, rows, res.wall_s + res.init_s, res.compile_s
@@ -276,17 +324,46 @@ def _ga_solver(name, n, chains, steps, seed, quiet, spec) -> SolverRun:
         res.wall_s + res.init_s,
         res.compile_s,
         solstats.analyse(samples),
+        steps,
     )
 
 
 def run_solver(
-    name: str, n: int, chains: int, steps: int, seed: int = 0, quiet: bool | None = True
+    name: str,
+    n: int,
+    chains: int,
+    steps: int,
+    seed: int = 0,
+    quiet: bool | None = True,
+    own: dict | None = None,
 ) -> SolverRun:
-    """One solver of :data:`SOLVERS` on ``chains`` chains with ``steps`` steps each."""
+    """One solver of :data:`SOLVERS` on ``chains`` chains with ``steps`` steps each (``own``:
+    its settings, :func:`jaxqueens.drivers.settings.compare_settings`; its ``steps``, when
+    given, replaces ``steps``)."""
     spec = SOLVERS[name]
+    own = {"steps": steps, **(own or {})}
     if spec["family"] == "ga":
-        return _ga_solver(name, n, chains, steps, seed, quiet, spec)
-    return _chain_solver(name, spec["family"], n, chains, steps, seed, quiet, spec)
+        return _ga_solver(name, n, chains, seed, quiet, spec, own)
+    return _chain_solver(name, spec["family"], n, chains, seed, quiet, spec, own)
+
+
+def _boot_indices(rng: np.random.Generator, k: int, resamples: int) -> np.ndarray:
+    return rng.integers(0, k, size=(resamples, k))
+
+
+def _boot_ert(values: np.ndarray, solved: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """ERT of each bootstrap resample ``idx`` [B, K]: the sum of ``values`` over the chains
+    solved (inf where a resample solved none)."""
+    hits = solved[idx].sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(hits > 0, values[idx].sum(axis=1) / np.maximum(hits, 1), np.inf)
+
+
+def _percentiles(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    ordered = np.sort(values)
+    tail = (1 - confidence) / 2
+    pick = lambda q: float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
+    return pick(tail), pick(1 - tail)
 
 
 def ert_ratio_ci(
@@ -296,70 +373,137 @@ def ert_ratio_ci(
     resamples: int = BOOTSTRAP,
     confidence: float = CONFIDENCE,
 ) -> tuple[float, float]:
-    """Percentile bootstrap CI of ``ERT(b) / ERT(a)``, chains resampled within each solver."""
+    """Percentile bootstrap CI of ``ERT(b) / ERT(a)``, chains resampled within each solver (the
+    upper end inf when ``b`` solved nothing in some resamples)."""
     rng = np.random.default_rng([seed, 0xC0])
-
-    def boot(run: SolverRun) -> np.ndarray:
-        k = run.solved.size
-        idx = rng.integers(0, k, size=(resamples, k))
-        solved = run.solved[idx].sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(
-                solved > 0, run.seconds[idx].sum(axis=1) / np.maximum(solved, 1), np.inf
-            )
-
-    ea, eb = boot(a), boot(b)
+    ea = _boot_ert(a.seconds, a.solved, _boot_indices(rng, a.solved.size, resamples))
+    eb = _boot_ert(b.seconds, b.solved, _boot_indices(rng, b.solved.size, resamples))
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(np.isinf(ea) & np.isinf(eb), np.nan, eb / ea)
-    ratio = np.sort(np.where(np.isnan(ratio), 1.0, ratio))
-    tail = (1 - confidence) / 2
-    pick = lambda q: float(ratio[min(len(ratio) - 1, int(q * len(ratio)))])
-    return pick(tail), pick(1 - tail)
+    return _percentiles(np.where(np.isnan(ratio), 1.0, ratio), confidence)
+
+
+def ert_ci(
+    run: SolverRun,
+    seed: int,
+    resamples: int = BOOTSTRAP,
+    confidence: float = CONFIDENCE,
+) -> dict[str, Any]:
+    """ERT in seconds and in steps with percentile bootstrap CIs over the chains (strict JSON:
+    a bound that does not exist is None, with the reason in ``note``)."""
+    solved, k = int(run.solved.sum()), run.solved.size
+    doc: dict[str, Any] = {
+        "ert_s": None,
+        "ert_s_ci": None,
+        "ert_steps": None,
+        "ert_steps_ci": None,
+        "note": None,
+    }
+    if not solved:
+        doc["note"] = not_solved(run)
+        return doc
+    rng = np.random.default_rng([seed, 0xE7, k])
+    idx = _boot_indices(rng, k, resamples)
+    for key, values, ert in (
+        ("ert_s", run.seconds, run.ert_s),
+        ("ert_steps", run.steps.astype(np.float64), run.ert_steps),
+    ):
+        lo, hi = _percentiles(_boot_ert(values, run.solved, idx), confidence)
+        doc[key] = ert
+        doc[f"{key}_ci"] = [lo, hi if np.isfinite(hi) else None]
+        if not np.isfinite(hi):
+            doc["note"] = (
+                f"no upper bound: more than {(1 - confidence) / 2:.1%} of the resamples of "
+                f"{solved} solved in {k} chains solved none"
+            )
+    return doc
+
+
+def not_solved(run: SolverRun) -> str:
+    """The words for a solver that solved no chain: "not solved (0 of K chains within B steps)"."""
+    return f"not solved (0 of {run.solved.size:,} chains within {run.step_budget:,} steps)"
+
+
+def _ratio_words(x: float) -> str:
+    return f"{x:.2f}" if np.isfinite(x) else "unbounded"
 
 
 def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
     """The fastest solver by expected seconds per solution (ERT), its margin over the runner-up
-    (ERT ratio) and a percentile bootstrap CI of that ratio; a line saying so."""
-    ranked = sorted(runs, key=lambda r: r.ert_s)
-    best = ranked[0]
+    (ERT ratio) and a percentile bootstrap CI of that ratio; a line saying so, in words without
+    infinities (a solver that solved nothing is "not solved", an unbounded end of the CI is
+    "unbounded"). The document is strict JSON: no inf or NaN, None with a reason instead."""
+    ranked = sorted(runs, key=lambda r: (r.ert_s, r.name))
+    solving = [r for r in ranked if np.isfinite(r.ert_s)]
+    unsolved = [r for r in ranked if not np.isfinite(r.ert_s)]
     doc: dict[str, Any] = {
         "metric": "expected seconds per solution (ERT: seconds of all chains / chains solved)",
         "ci_method": f"percentile bootstrap over chains, {BOOTSTRAP} resamples, "
         f"{CONFIDENCE:.0%}, of ERT(runner-up) / ERT(fastest)",
         "ranking": [
-            {"solver": r.name, "ert_s": r.ert_s if np.isfinite(r.ert_s) else None} for r in ranked
+            {
+                "solver": r.name,
+                "ert_s": r.ert_s if np.isfinite(r.ert_s) else None,
+                "solved": int(r.solved.sum()),
+                "note": None if np.isfinite(r.ert_s) else not_solved(r),
+            }
+            for r in ranked
         ],
-        "solver": best.name if np.isfinite(best.ert_s) else None,
+        "not_solved": [r.name for r in unsolved],
+        "solver": solving[0].name if solving else None,
         "runner_up": None,
         "margin": None,
         "ci": None,
         "significant": None,
+        "note": None,
     }
-    if not np.isfinite(best.ert_s):
-        doc["line"] = f"no solver solved a chain of n = {n} within {steps:,} steps; raise --steps"
-        return doc
-    if len(ranked) == 1:
+    unsolved_words = (
+        f"; not solved: {', '.join(r.name for r in unsolved)} (no chain within its budget)"
+        if unsolved
+        else ""
+    )
+    if not solving:
+        doc["note"] = "no solver solved a chain: no ERT, no ranking"
         doc["line"] = (
-            f"only {best.name} was run: {best.ert_s * 1e3:.3g} ms per solution at n = {n}, "
-            f"{steps:,} steps per chain"
+            f"no solver solved a chain of n = {n} within its budget ({steps:,} steps per chain "
+            "unless a solver's own steps say otherwise); raise --steps or the solvers' steps"
         )
         return doc
-    second = ranked[1]
-    margin = second.ert_s / best.ert_s if np.isfinite(second.ert_s) else float("inf")
+    best = solving[0]
+    own = [
+        f"{r.name} {r.step_budget:,}" for r in runs if r.budget is not None and r.budget != steps
+    ]
+    budget = f"{steps:,} steps per chain" + (f" (own budgets: {', '.join(own)})" if own else "")
+    if len(solving) == 1:
+        doc["note"] = (
+            "no runner-up solved a chain: no ratio" if unsolved else "only one solver was run"
+        )
+        doc["line"] = (
+            f"recommended for n = {n}, {budget}: {best.name}, {best.ert_s * 1e3:.3g} ms per "
+            f"solution, the only solver that solved a chain{unsolved_words}"
+            if unsolved
+            else f"only {best.name} was run: {best.ert_s * 1e3:.3g} ms per solution at n = {n}, "
+            f"{budget}"
+        )
+        return doc
+    second = solving[1]
+    margin = second.ert_s / best.ert_s
     lo, hi = ert_ratio_ci(best, second, seed)
     significant = lo > 1.0
     doc.update(
         runner_up=second.name,
-        margin=margin if np.isfinite(margin) else None,
+        margin=margin,
         ci=[lo, hi if np.isfinite(hi) else None],
         significant=significant,
     )
-    times = lambda x: "inf" if not np.isfinite(x) else f"{x:.2f}"
+    if not np.isfinite(hi):
+        doc["note"] = f"the CI has no upper bound: {second.name} solved no chain in some resamples"
     doc["line"] = (
-        f"recommended for n = {n}, {steps:,} steps per chain: {best.name}, "
-        f"{best.ert_s * 1e3:.3g} ms per solution, {times(margin)}x faster than "
-        f"{second.name} ({CONFIDENCE:.0%} bootstrap CI of the ratio {times(lo)}-{times(hi)}"
-        f"{'' if significant else '; not a clear difference'})"
+        f"recommended for n = {n}, {budget}: {best.name}, "
+        f"{best.ert_s * 1e3:.3g} ms per solution, {margin:.2f}x faster than "
+        f"{second.name} ({CONFIDENCE:.0%} bootstrap CI of the ratio {_ratio_words(lo)} to "
+        f"{_ratio_words(hi)}{'' if significant else '; not a clear difference'})"
+        f"{unsolved_words}"
     )
     return doc
 
@@ -374,11 +518,31 @@ def ecdf(values: np.ndarray, points: int = CURVE_POINTS) -> tuple[np.ndarray, np
     return keep, np.searchsorted(x, keep, side="right") / x.size  # ties: F counts every equal value
 
 
+def rtd(
+    values: np.ndarray, solved: np.ndarray, censor: float, points: int = CURVE_POINTS
+) -> tuple[np.ndarray, np.ndarray]:
+    """Unconditional run-time distribution (Hoos & Stuetzle): ``(t [P], fraction of ALL runs
+    solved by t [P])``, from ``values`` [K] (steps or seconds to solution, or spent) and
+    ``solved`` [K], censored at ``censor`` (the budget: the curve ends there, flat at the
+    success rate; no run is known to solve later). Starts at ``(0, fraction solved at 0)``."""
+    values, solved = np.asarray(values), np.asarray(solved, bool)
+    k = max(1, solved.size)
+    x, f = ecdf(values[solved], points)
+    f = f * (solved.sum() / k)
+    if not x.size or x[0] > 0:  # the curve starts at t = 0
+        x, f = np.concatenate([np.zeros(1, x.dtype), x]), np.concatenate([[0.0], f])
+    if x[-1] < censor:
+        x = np.append(x, censor)
+        f = np.append(f, f[-1] if f.size else 0.0)
+    return x, f
+
+
 def success_curve(
     run: SolverRun, budget: int, points: int = CURVE_POINTS
 ) -> tuple[np.ndarray, np.ndarray]:
     """Share of all chains solved within each step budget: ``(budgets [P], rate [P])``, the
-    budgets log-spaced from 1 to ``budget`` (0 included); the same grid for every solver."""
+    budgets log-spaced from 1 to ``budget`` (0 included); the same grid for every solver with
+    the same budget (the unconditional RTD in steps, sampled on a grid)."""
     grid = np.unique(
         np.concatenate([[0], np.round(np.logspace(0, np.log10(max(budget, 1)), points)), [budget]])
     ).astype(np.int64)
@@ -386,23 +550,35 @@ def success_curve(
     return grid, np.searchsorted(solved_steps, grid, side="right") / max(1, run.solved.size)
 
 
-def curves(run: SolverRun, budget: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The run-time distributions of one solver: ``steps_ecdf`` and ``seconds_ecdf`` over its
-    solved chains, ``success`` (rate vs step budget over all chains)."""
+def curves(run: SolverRun, budget: int | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The run-time distributions of one solver: the unconditional ones, censored at the
+    budget (``rtd_steps``, ``rtd_seconds``: fraction of all chains solved by t; the seconds
+    censored at the longest chain's), the conditional ones over its solved chains
+    (``steps_ecdf``, ``seconds_ecdf``) and ``success`` (rate vs step budget over all chains, on
+    a log grid). ``budget``: the solver's step budget (default its own)."""
+    budget = run.step_budget if budget is None else budget
     return {
+        "rtd_steps": rtd(run.steps, run.solved, budget),
+        "rtd_seconds": rtd(run.seconds, run.solved, float(run.seconds.max(initial=0.0))),
         "steps_ecdf": ecdf(run.steps[run.solved]),
         "seconds_ecdf": ecdf(run.seconds[run.solved]),
         "success": success_curve(run, budget),
     }
 
 
-def solver_summary(run: SolverRun, budget: int) -> dict:
-    """The per-solver figures of ``summary.json`` (and ``summary.csv``)."""
+def _finite(x) -> float | None:
+    return float(x) if x is not None and np.isfinite(x) else None
+
+
+def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
+    """The per-solver figures of ``summary.json`` (and ``summary.csv``): strict JSON (a figure
+    that does not exist is None, with the reason in ``note``)."""
     s = run.stats.summary
     k, solved = run.solved.size, int(run.solved.sum())
     sec = run.seconds[run.solved]
     keys = ("statistic", "dof", "p_value", "valid")
     chi = lambda t: None if t is None else {key: t[key] for key in keys}
+    ert = ert_ci(run, seed)
     return {
         "solver": run.name,
         "family": run.family,
@@ -410,14 +586,18 @@ def solver_summary(run: SolverRun, budget: int) -> dict:
         "chains": int(k),
         "solved": solved,
         "success_rate": solved / k if k else None,
-        "step_budget": budget,
+        "step_budget": int(run.budget if run.budget is not None else budget),
         "steps": solstats.step_quantiles(run.steps[run.solved]),
         "seconds": {
             "mean": float(sec.mean()) if sec.size else None,
             "median": float(np.median(sec)) if sec.size else None,
             "p90": float(np.percentile(sec, 90)) if sec.size else None,
         },
-        "ert_s": run.ert_s if np.isfinite(run.ert_s) else None,
+        "ert_s": ert["ert_s"],
+        "ert_s_ci": ert["ert_s_ci"],
+        "ert_steps": ert["ert_steps"],
+        "ert_steps_ci": ert["ert_steps_ci"],
+        "ert_note": ert["note"],
         "solutions_per_s": solved / run.wall_s
         if run.wall_s > 0
         else None,  # as run (GA: every generation)
@@ -432,6 +612,22 @@ def solver_summary(run: SolverRun, budget: int) -> dict:
     }
 
 
+def strict(doc: Any) -> Any:
+    """``doc`` with every value strict JSON holds: NumPy scalars as Python numbers, a non-finite
+    float as None (the figures that may be non-finite carry their reason beside them)."""
+    if isinstance(doc, dict):
+        return {str(k): strict(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [strict(v) for v in doc]
+    if isinstance(doc, (bool, np.bool_)):
+        return bool(doc)
+    if isinstance(doc, (int, np.integer)):
+        return int(doc)
+    if isinstance(doc, (float, np.floating)):
+        return _finite(doc)
+    return doc
+
+
 def compare(
     n: int = 8,
     chains: int = 1000,
@@ -441,6 +637,7 @@ def compare(
     seed: int = 0,
     quiet: bool | None = True,
     announce: Callable[[str], None] | None = None,
+    settings_of: dict[str, dict[str, Any]] | None = None,
 ) -> CompareResult:
     """Run each of ``solvers`` on the same ``chains`` chains of ``n``, ``steps`` steps each.
 
@@ -452,33 +649,83 @@ def compare(
       seed: random seed, the same for every solver.
       quiet: no progress line (None: a progress line on a terminal only).
       announce: called with a line as each solver starts.
+      settings_of: each solver's own settings, by name (``{"sa": {"rounds": 200, "steps":
+        50_000}, "ga-permutation": {"pop": 20, "generations": 20_000}}``): the keys of
+        :data:`jaxqueens.drivers.settings.COMPARE_KEYS` for its family, its own ``steps``
+        included (GA: or ``generations``); checked for every solver before the first runs.
 
     Returns:
       CompareResult; every solution counted has passed the independent checker.
     """
     # every solver's setting checked before the first runs (a budget too small for the GA is
     # refused up front, not after the min-conflicts solvers have run)
-    n, chains, names, steps, seed = settings.check_compare(n, chains, solvers, steps, seed)
+    n, chains, names, steps, seed = settings.check_compare(
+        n, chains, solvers, steps, seed, settings_of
+    )
+    own = settings.compare_settings(n, names, steps, settings_of)
+    for name in names:  # the GA's own checks (crossover and mutation names), before any run
+        if SOLVERS[name]["family"] == "ga":
+            _check_ga(name, n, own[name])
     runs = []
     for i, name in enumerate(names):
         if announce is not None:
             announce(f"[{i + 1}/{len(names)}] {name}")
-        runs.append(run_solver(name, n, chains, steps, seed, quiet))
+        runs.append(run_solver(name, n, chains, steps, seed, quiet, own[name]))
     rec = recommend(runs, n, steps, seed)
+    budgets = {r.name: r.step_budget for r in runs}
     summary = {
         "n": n,
         "chains": chains,
         "step_budget": steps,
         "seed": seed,
         "solvers": names,
+        "settings_given": {name: dict(v) for name, v in (settings_of or {}).items()},
+        "step_budgets": budgets,
         "budget_note": "steps per chain: min-conflicts moves, LS/TA/SA neighbour moves, GA "
-        "fitness evaluations; solvers ranked by seconds per solution",
-        "defaults_note": DEFAULTS_NOTE,
+        "fitness evaluations; solvers ranked by seconds per solution"
+        + (
+            "; the solvers' own budgets differ (step_budgets)"
+            if len(set(budgets.values())) > 1
+            else ""
+        ),
+        "rtd_note": "rtd_steps / rtd_seconds: fraction of ALL chains solved by t, censored at the "
+        "budget (Hoos & Stuetzle); steps_ecdf / seconds_ecdf: conditional on success (fraction "
+        "of the solved chains)",
+        "defaults_note": DEFAULTS_NOTE
+        + ("; settings given per solver replace them (options in per_solver)" if own else ""),
         "backend": jax.default_backend(),
         "devices": local_device_count(),
         "recommendation": rec,
-        "per_solver": [solver_summary(r, steps) for r in runs],
+        "per_solver": [solver_summary(r, steps, seed) for r in runs],
     }
     return CompareResult(
-        n, chains, steps, seed, runs, rec, summary, {r.name: curves(r, steps) for r in runs}
+        n, chains, steps, seed, runs, rec, strict(summary), {r.name: curves(r) for r in runs}
     )
+
+
+def _check_ga(name: str, n: int, own: dict) -> None:
+    """The GA's own checks of solver ``name``'s settings (what the JAX-free checks leave: the
+    crossover and mutation names), with the solver named."""
+    chosen = settings.compare_ga(name, own)
+    encoding = SOLVERS[name]["encoding"]
+    try:
+        ga.check_setup(
+            n=n,
+            pop=chosen["pop"],
+            generations=1,
+            trials=1,
+            encoding=encoding,
+            scheme=chosen["scheme"],
+            crossover=own.get("crossover") or ga_crossover.DEFAULT_CROSSOVER.get(encoding, ""),
+            mutation=own.get("mutation") or ga_mutation.DEFAULT_MUTATION.get(encoding, ""),
+            tournament=chosen["tournament"],
+            cxpb=chosen["cxpb"],
+            mutpb=chosen["mutpb"],
+            indpb=own.get("indpb") or 0.0,
+            elite=own.get("elite") or 0,
+            islands=1,
+            migrate_every=0,
+            migrants=1,
+        )
+    except QueensError as err:
+        raise QueensError(f"{name}: {err}") from None

@@ -1,29 +1,30 @@
 """Exact solving of many constrained instances at once: decide, count or enumerate.
 
 Method: every instance (:class:`jaxqueens.core.constraints.Constraints`, e.g. a CSPLib prob079
-excluded-diagonals instance or an n-Queens Completion instance, Gent, Jefferson & Nightingale,
-JAIR 2017) starts as one work item, the root of its bitmask search tree
-(:mod:`jaxqueens.solvers.complete`). A chunk of items runs as one kernel call, batched the
-backend's way (:func:`jaxqueens.parallel.items.search_each`: one item per ``lax.map`` iteration
-on the CPU, lockstep lanes with refill on accelerators), each item for at most ``budget`` tree
-edges. On the CPU every host device is its own stream of chunks, run by its own worker thread (two
-chunks in flight each), so a slow chunk on one core never idles the other and the host's work
-overlaps the search (XLA:CPU runs a one-device call inline: called from one thread, the devices
-took turns); near the end the last items are shared out over every stream. On an accelerator
-one call spans every device. Decide mode uses the lean kernel (``Config.decide``). An
-instance's masks and orientation are built when its root is first launched, so that host work
-too overlaps earlier chunks. Each instance is searched in the orientation (one of
-the square's 8 symmetries) whose first columns are the most constrained
-(:func:`jaxqueens.core.constraints.search_masks`; 4x fewer nodes than as given on prob079 n = 16).
-An item that is not finished comes back as its DFS stack, whose
+excluded-diagonals instance or an n-Queens Completion instance, Gent, Jefferson & Nightingale, JAIR
+2017) starts as one work item, the root of its bitmask search tree
+(:mod:`jaxqueens.solvers.complete`). A chunk of items runs as one kernel call, batched the backend's
+way (:func:`jaxqueens.parallel.complete.search_chunk`: one item per ``lax.map`` iteration on the
+CPU, lockstep lanes with refill on accelerators), each item for at most ``budget`` tree edges. On
+the CPU every host device is its own stream of chunks, run by its own worker thread
+(:class:`jaxqueens.parallel.scheduler.Scheduler`, two chunks in flight each, read oldest first so
+that a run is reproducible), so a slow chunk on one core never idles the other and the host's work
+overlaps the search (XLA:CPU runs a one-device call inline: called from one thread, the devices took
+turns); near the end the last items are shared out over every stream. On an accelerator one call
+spans every device. Decide mode uses the lean kernel (``Config.decide``). An instance's masks and
+orientation are built when its root is first launched, so that host work too overlaps earlier
+chunks. Each instance is searched in the orientation (one of the square's 8 symmetries) whose first
+columns are the most constrained (:func:`jaxqueens.core.constraints.search_masks`; 4x fewer nodes
+than as given on prob079 n = 16). An item that is not finished comes back as its DFS stack, whose
 rows are untried sub-trees: each becomes a new item at the end of the queue. So the next chunk's
 lanes hold the next instances *and* the sub-trees of hard ones; a hard instance never idles the
-batch. In decide mode an instance is settled (SAT) by its first solution and its other items
-are dropped; it is UNSAT when its last item ends without one.
+batch. In decide mode an instance is settled (SAT) by its first solution and its other items are
+dropped; it is UNSAT when its last item ends without one.
 
 Every solution reported has passed :func:`jaxqueens.core.checker.check_constrained`; counts and
 nodes are summed on the host as Python ints. Long runs go through
-:func:`jaxqueens.drivers.loop.run_chunks` (progress, checkpoints of the whole queue, Ctrl-C); in a
+:func:`jaxqueens.drivers.loop.run_chunks` (progress, checkpoints of the whole queue, Ctrl-C:
+the run then returns what it settled with ``stopped_by="interrupted"``); in a
 multi-process run process p takes instances p, p + P, ... and the results are gathered.
 Per-instance ``seconds`` are each chunk's wall time shared out over its items by their steps.
 """
@@ -36,11 +37,9 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from pathlib import Path
 from typing import NamedTuple
 
-import jax
 import numpy as np
 
 from jaxqueens.core import arguments, checker
@@ -50,11 +49,14 @@ from jaxqueens.core.constraints import (
     search_masks,
     unsat_reason,
 )
+from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import devices, gather, items, memory, sizing
+from jaxqueens.parallel import complete as batched
+from jaxqueens.parallel import devices, gather, memory, sizing
 from jaxqueens.parallel import streams as parallel_streams
+from jaxqueens.parallel.scheduler import Finished, Launch, Scheduler
 from jaxqueens.solvers import complete as solver
 from jaxqueens.solvers.complete import Config
 
@@ -74,8 +76,8 @@ class InstanceResult(NamedTuple):
     """One instance's outcome (exact Python ints)."""
 
     n: int
-    status: str  # "SAT", "UNSAT" or "unknown" (node limit reached)
-    solutions: int | None  # all solutions (count / enumerate modes), else None
+    status: str  # "SAT", "UNSAT", "unknown" (node limit reached) or "open" (run interrupted)
+    solutions: int | None  # all solutions (count / enumerate modes; not "unknown" or "open")
     nodes: int  # tree edges searched (queens tried)
     seconds: float  # share of the chunks' wall time, by steps
     boards: np.ndarray  # [k, n] uint8 verified solutions (decide: the first; enumerate: up to cap)
@@ -89,68 +91,17 @@ class CompleteResult(NamedTuple):
     chunks: int  # kernel calls
     items: int  # sub-trees searched (instance roots and split-off frontiers)
     resumed: bool
+    stopped_by: str = "finished"  # or "interrupted" (Ctrl-C, SIGTERM): a partial result
 
-
-# --- the jitted chunk -----------------------------------------------------------------------------
-
-
-def _advance(lanes: solver.State, active, config: Config) -> solver.State:
-    del active  # a lane that is not live stays as it is
-    return jax.vmap(lambda s: solver.step_lane(s, config))(lanes)
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2, 3))
-def search_chunk(batch, config: Config, num_devices: int, sizes: sizing.Sizes):
-    """Run every item of ``batch`` (uint32 ``[P, HEAD + n]``, P a multiple of ``num_devices``;
-    zero rows are empty items). Returns (head uint32 ``[P, 4]`` = d, steps, lo, hi;
-    stacks uint32 ``[P, n + 1, 5]``; listed solutions uint32 ``[P, cap, n + 1]``)."""
-    return items.search_each(
-        lambda it: solver.readout(solver.search(it, config), config),
-        lambda it: solver.start(it, config),
-        functools.partial(_advance, config=config),
-        lambda s: ~jax.vmap(lambda x: solver.live(x, config))(s),
-        lambda s: solver.readout(s, config),
-        batch,
-        num_devices,
-        sizes.count_lanes,
-        accelerator=sizes.accelerator,
-    )
-
-
-ITEMS_PER_LANE = 4
-"""Accelerator: items per kernel call, per lockstep lane."""
-
-
-def chunk_builder(config: Config, num_devices: int = 1, place=None):
-    """``lanes -> jax.stages.Lowered``: :func:`search_chunk` as an accelerator runs it, with
-    ``lanes`` lockstep lanes per device and :data:`ITEMS_PER_LANE` items per lane and call (the
-    builder :func:`jaxqueens.parallel.sizing.choose` sizes, and ``make gpu-check`` compiles)."""
-    place = place or (lambda tree: tree)
-
-    def build(lanes: int):
-        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
-        rows = ITEMS_PER_LANE * lanes * num_devices
-        batch = place(jax.ShapeDtypeStruct((rows, config.width), jax.numpy.uint32))
-        return search_chunk.trace(batch, config, num_devices, sizes).lower()
-
-    return build
-
-
-def accelerator_lanes(config: Config, num_devices: int, target=None) -> sizing.Choice:
-    """Lockstep lanes per device for ``config``'s items on an accelerator, sized from the
-    compiled :func:`search_chunk` against the device."""
-    target = target or sizing.device_target()
-    return sizing.choose(
-        chunk_builder(config, num_devices),
-        target,
-        target.parallelism,
-        key=("complete", config, num_devices),
-    )
+    @property
+    def settled(self) -> int:
+        """Instances decided (every one, unless the run was interrupted)."""
+        return sum(r.status != "open" for r in self.instances)
 
 
 def _kernel(batch, shards: int, config: Config, sizes: sizing.Sizes):
     """:func:`search_chunk` as a stream calls it (:mod:`jaxqueens.parallel.streams`)."""
-    return search_chunk(batch, config, shards, sizes)
+    return batched.search_chunk(batch, config, shards, sizes)
 
 
 # --- host side ------------------------------------------------------------------------------------
@@ -196,15 +147,15 @@ class _State:
         self.status = [""] * count  # "" while open
         self.boards: list[list[np.ndarray]] = [[] for _ in range(count)]
         self.queue: list[WorkItem] = []
-        self.flight: list[list[WorkItem]] = []  # items of the chunks dispatched and not yet read
         self.n_max = n_max
         self.chunks = 0
         self.items = 0
 
-    def tree(self) -> dict:
-        """The checkpoint (:func:`schema`): items still in flight go back to the front of the
-        queue (their results are not recorded yet, so a resumed run searches them again)."""
-        q = [t for items in self.flight for t in items] + self.queue
+    def tree(self, flight: Sequence[Sequence[WorkItem]] = ()) -> dict:
+        """The checkpoint (:func:`schema`): the items of the calls still in flight (``flight``,
+        oldest first) go back to the front of the queue (their results are not recorded yet, so
+        a resumed run searches them again)."""
+        q = [t for items in flight for t in items] + self.queue
         paths = np.zeros((len(q), self.n_max), np.int16)
         for k, t in enumerate(q):
             paths[k, : len(t.path)] = t.path
@@ -313,9 +264,9 @@ def check_listed_memory(cap: int, n: int, chunk: int, available: int | None = No
     most = int(memory.HEADROOM * available) // listed_bytes(1, n, chunk)
     if cap > most:
         raise QueensError(
-            f"--cap {cap:,} (--enumerate, n = {n}, {chunk} instances a call) needs about "
+            f"cap={cap:,} (mode enumerate, n = {n}, {chunk} instances a call) needs about "
             f"{memory.format_bytes(listed_bytes(cap, n, chunk))} of memory for the listed "
-            f"solutions but {memory.format_bytes(available)} is available; give --cap "
+            f"solutions but {memory.format_bytes(available)} is available; give cap="
             f"{max(most, 1):,} or less"
         )
 
@@ -329,7 +280,7 @@ def solve_instances(
     quiet: bool | None = True,
     checkpoint: str | Path | None = None,
     resume: bool | None = None,
-    checkpoint_every: float = 30.0,
+    checkpoint_every: float = settings.CHECKPOINT_EVERY,
     budget: int | None = None,
     chunk: int | None = None,
     orient: bool = True,
@@ -351,13 +302,14 @@ def solve_instances(
       orient: search each instance in the orientation (one of the square's 8 symmetries) with
         the most constrained first columns (:func:`jaxqueens.core.constraints.best_orientation`);
         solutions are mapped back. False: as given.
-      on_chunk: called as ``on_chunk(chunks_done, instances_done)`` after each chunk.
+      on_chunk: called as ``on_chunk(chunks_done, instances_done)`` after each chunk (tests
+        raise ``KeyboardInterrupt`` here, as Ctrl-C would).
 
     Returns:
-      :class:`CompleteResult`, instances in the order given.
-
-    Raises:
-      KeyboardInterrupt: after Ctrl-C at a chunk end, once the checkpoint is saved.
+      :class:`CompleteResult`, instances in the order given. After Ctrl-C or SIGTERM (at the
+      end of a chunk), once the checkpoint is saved, the partial result with
+      ``stopped_by="interrupted"``: the instances not settled yet (``settled`` counts the others)
+      have status "open"; in a multi-process run, this process's instances only.
     """
     _check(models, mode, cap)
     max_nodes = arguments.integer(max_nodes, "max_nodes", 1, None, optional=True)
@@ -370,16 +322,17 @@ def solve_instances(
         # lanes from the compiled kernel of the largest board against the device
         big = max(models, key=lambda m: (m.n, m.toroidal))
         cfg = Config(big.n, big.toroidal, list_cap if mode == "enumerate" else 0, mode == "decide")
-        choice = accelerator_lanes(cfg, num_dev)
+        choice = batched.accelerator_lanes(cfg, num_dev)
         if not choice.fits:
             raise QueensError(
                 f"n = {big.n} needs {choice.bytes:,} bytes of device memory for even one lane: "
-                "the device is too small (or lower --cap)"
+                "the device is too small (or lower the enumeration cap)"
             )
         sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
     budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
     chunk = int(
-        chunk or (sizes.count_lanes * ITEMS_PER_LANE * num_dev if sizes.accelerator else CHUNK)
+        chunk
+        or (sizes.count_lanes * batched.ITEMS_PER_LANE * num_dev if sizes.accelerator else CHUNK)
     )
     chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
     if mode == "enumerate":
@@ -416,7 +369,9 @@ def solve_instances(
         key: functools.partial(_kernel, config=cfg, sizes=sizes) for key, cfg in configs.items()
     }
     compile_s = _compile(configs, kernels, streams)
-    workers = parallel_streams.Workers(streams, "jaxqueens-complete")
+    calls: Scheduler[_Batch] = Scheduler(
+        streams, depth=DEPTH, ordered=True, name="jaxqueens-complete"
+    )
     run = _Search(
         models=models,
         mode=mode,
@@ -429,14 +384,18 @@ def solve_instances(
         configs=configs,
         kernels=kernels,
         streams=streams,
-        workers=workers,
+        calls=calls,
         on_chunk=on_chunk,
     )
     run.finish_open()
-    save = None if path is None else guarded(lambda: ckpt.save(path, st.tree(), fingerprint))
+    save = (
+        None
+        if path is None
+        else guarded(lambda: ckpt.save(path, st.tree(run.in_flight()), fingerprint))
+    )
     t1 = time.perf_counter()
-    with workers:  # on Ctrl-C or an error, a chunk already running ends within its budget
-        stopped = (st.queue or run.pipeline) and run_chunks(
+    with calls:  # on Ctrl-C or an error, a chunk already running ends within its budget
+        stopped = st.queue and run_chunks(
             run.one_chunk,
             total=len(mine),
             unit="instances",
@@ -444,8 +403,12 @@ def solve_instances(
             save=save,
             every=checkpoint_every,
         )
-    if stopped:
-        raise KeyboardInterrupt(f"{run.done_count()} of {len(mine)} instances")
+    if stopped:  # the checkpoint is saved; this process's instances, not gathered
+        out = _results(st, models, mode, reasons)
+        seconds = time.perf_counter() - t1
+        return CompleteResult(
+            out, seconds, compile_s, st.chunks, st.items, bool(resume), "interrupted"
+        )
     run.finish_open()
     if save is not None:
         save()
@@ -466,15 +429,13 @@ def _compile(configs: dict, kernels: dict, streams) -> float:
     return time.perf_counter() - c0
 
 
-class _Chunk(NamedTuple):
-    """A chunk dispatched on a stream and not read yet."""
+class _Batch(NamedTuple):
+    """The work items of one kernel call (the scheduler's job)."""
 
     items: list[WorkItem]  # [k] the items searched, in queue order
     stops: list[bool]  # [k] each item stops at its first solution
     order: np.ndarray  # [k] int: the batch row of each item (:func:`_deal`)
     config: Config  # the kernel's config (its group's n, torus, cap)
-    out: Future  # the stream's: ((head, stacks, sols), start and end of its call)
-    stream: int  # the stream it runs on
 
 
 class _Search:
@@ -495,14 +456,13 @@ class _Search:
         configs: dict[tuple[int, bool], Config],
         kernels: Mapping[tuple[int, bool], Callable],
         streams: list[parallel_streams.Stream],
-        workers: parallel_streams.Workers,
+        calls: Scheduler[_Batch],
         on_chunk: Callable[[int, int], None] | None,
     ):
         self.models, self.mode, self.list_cap, self.max_nodes = models, mode, list_cap, max_nodes
         self.budget, self.orient, self.st, self.mine = budget, orient, st, mine
         self.configs, self.kernels = configs, kernels  # per group (n, toroidal)
-        self.streams, self.workers, self.on_chunk = streams, workers, on_chunk
-        self.pipeline: list[_Chunk] = []  # chunks in flight, oldest first: DEPTH per stream
+        self.streams, self.calls, self.on_chunk = streams, calls, on_chunk  # DEPTH per stream
         self.shapes: dict[int, tuple[int, np.ndarray]] = {}  # i -> (orientation, uint32 [n])
 
     def shape(self, i: int) -> tuple[int, np.ndarray]:
@@ -547,10 +507,15 @@ class _Search:
     def finish_open(self) -> None:
         """Settle the open instances with no item queued or in flight."""
         st = self.st
-        pending = {t.instance for t in st.queue} | {t.instance for f in st.flight for t in f}
+        flight = {t.instance for items in self.in_flight() for t in items}
+        pending = {t.instance for t in st.queue} | flight
         for i in self.mine:
             if not st.status[i] and i not in pending:
                 st.status[i] = "SAT" if st.solutions[i] else "UNSAT"
+
+    def in_flight(self) -> list[list[WorkItem]]:
+        """The items of the calls in flight, oldest first."""
+        return [batch.items for batch in self.calls.jobs()]
 
     def done_count(self) -> int:
         return sum(1 for i in self.mine if self.st.status[i])
@@ -571,10 +536,18 @@ class _Search:
         st.queue = keep
         return key, take
 
-    def launch(self, stream: int) -> _Chunk | None:
-        """Take up to a chunk of items of the first group still queued and dispatch them on
-        ``stream`` (asynchronously); returns the chunk in flight, or None if only host work was
-        left."""
+    def take(self, stream: int) -> Launch[_Batch] | None:
+        """The next call of ``stream`` (:meth:`Scheduler.fill`): items off the queue until some
+        need the kernel; None once the queue is empty."""
+        while self.st.queue:
+            launch = self.launch(stream)
+            if launch is not None:
+                return launch
+        return None
+
+    def launch(self, stream: int) -> Launch[_Batch] | None:
+        """Take up to a chunk of items of the first group still queued: the call that searches
+        them on ``stream``, or None if only host work was left (done here)."""
         st = self.st
         key, take = self._take(stream)
         n, cfg = key[0], self.configs[key]
@@ -606,17 +579,13 @@ class _Search:
             stops.append(stop)
             padded[r, : solver.HEAD] = (t.cols, t.ld, t.rd, t.av, t.level, self.budget, stop)
             padded[r, solver.HEAD :] = self.shape(t.instance)[1]
-        st.flight.append(kernel_items)
-        out = self.workers.submit(stream, self.kernels[key], padded)
-        return _Chunk(kernel_items, stops, order, cfg, out, stream)
+        return Launch(_Batch(kernel_items, stops, order, cfg), self.kernels[key], padded)
 
-    def collect(self, job: _Chunk) -> None:
-        """Read a chunk's results and record them: counts, solutions, the unfinished frontier."""
-        st = self.st
-        out, t0, t_end = job.out.result()
-        head, stacks, sols = (x[job.order] for x in out)
-        wall = t_end - t0  # this chunk's own time on its device
-        st.flight.remove(job.items)
+    def collect(self, call: Finished[_Batch]) -> None:
+        """Record a call's results: counts, solutions, the unfinished frontier."""
+        st, job = self.st, call.job
+        head, stacks, sols = (x[job.order] for x in call.outputs)
+        wall = call.end - call.start  # this chunk's own time on its device
         n, cap = job.config.n, job.config.cap
         steps_all = max(1, int(head[:, 1].astype(np.int64).sum()))
         st.chunks += 1
@@ -663,13 +632,9 @@ class _Search:
     def one_chunk(self) -> Tick:
         """Keep every stream busy, then read the oldest chunk (:func:`run_chunks`' step)."""
         st = self.st
-        for k in range(len(self.streams)):  # fill every stream before waiting on the oldest
-            while st.queue and sum(job.stream == k for job in self.pipeline) < DEPTH:
-                job = self.launch(k)
-                if job is not None:
-                    self.pipeline.append(job)
-        if self.pipeline:
-            self.collect(self.pipeline.pop(0))
+        self.calls.fill(self.take)  # every stream busy before waiting on the oldest call
+        if len(self.calls):
+            self.collect(self.calls.next())
         st.queue = [t for t in st.queue if not st.status[t.instance]]
         self.finish_open()
         if self.on_chunk:
@@ -677,7 +642,7 @@ class _Search:
         return Tick(
             self.done_count(),
             f"{len(st.queue)} sub-trees queued",
-            finished=not st.queue and not self.pipeline,
+            finished=not st.queue and not len(self.calls),
         )
 
 
@@ -686,11 +651,12 @@ def _results(st: _State, models, mode: str, reasons: list) -> list[InstanceResul
     out = []
     for i, m in enumerate(models):
         boards = np.array(st.boards[i], np.uint8).reshape(len(st.boards[i]), m.n)
-        counted = mode != "decide" and st.status[i] != "unknown"
+        status = st.status[i] or "open"  # open: the run was interrupted before it was settled
+        counted = mode != "decide" and status not in ("unknown", "open")
         out.append(
             InstanceResult(
                 m.n,
-                st.status[i],
+                status,
                 st.solutions[i] if counted else None,
                 st.nodes[i],
                 st.seconds[i],
@@ -707,10 +673,9 @@ _STATUS = ("", "SAT", "UNSAT", "unknown")
 def _gather(st: _State, models, mine) -> _State:
     """Merge every process's instances (process p holds instances p, p + P, ...)."""
     count = len(models)
-    words = np.zeros((count, 2, 4), np.uint32)
-    for i in mine:
-        for j, v in enumerate((st.solutions[i], st.nodes[i])):
-            words[i, j] = [(v >> (32 * k)) & 0xFFFFFFFF for k in range(4)]
+    words = gather.int_words(
+        [(st.solutions[i], st.nodes[i]) if i in mine else (0, 0) for i in range(count)]
+    ).reshape(count, 2, gather.INT_WORDS)
     status = np.array([_STATUS.index(s) for s in st.status], np.int32)
     secs = np.array(st.seconds, np.float64)
     all_words, all_status, all_secs = (
@@ -725,11 +690,10 @@ def _gather(st: _State, models, mine) -> _State:
     owners, boards = gather.ragged(owner), gather.ragged(flat)
     merged = _State(count, st.n_max)
     procs = all_words.shape[0]
+    ints = gather.word_ints(all_words)  # [P][count][2] exact ints
     for i in range(count):
         p = i % procs
-        merged.solutions[i], merged.nodes[i] = (
-            sum(int(w) << (32 * k) for k, w in enumerate(all_words[p, i, j])) for j in range(2)
-        )
+        merged.solutions[i], merged.nodes[i] = ints[p][i]
         merged.status[i] = _STATUS[int(all_status[p, i])]
         merged.seconds[i] = float(all_secs[p, i])
     for i, b in zip(owners, boards, strict=True):
@@ -739,8 +703,16 @@ def _gather(st: _State, models, mine) -> _State:
 
 
 def toroidal_count(n: int, **kwargs) -> int:
-    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly."""
+    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly (``kwargs`` as for
+    :func:`solve_instances`).
+
+    Raises:
+      KeyboardInterrupt: after Ctrl-C or SIGTERM (the count has no partial value; a checkpoint
+        given keeps the finished work).
+    """
     res = solve_instances([Constraints(n, toroidal=True)], mode="count", **kwargs)
+    if res.stopped_by == "interrupted":
+        raise KeyboardInterrupt(f"{res.settled} of 1 instances")
     solutions = res.instances[0].solutions
     assert solutions is not None  # the count mode counts every instance
     return solutions

@@ -4,15 +4,16 @@ Method: constellations (after the Q27 project, Preusser and Engelhardt 2016, and
 :mod:`jaxqueens.core.constellations`. Every solution has one queen on each border line (rows and
 columns 0 and n-1); the border configurations fall into classes under the 8 symmetries of the
 square, and one member per class is searched (the one predicted to walk the smallest tree,
-:func:`jaxqueens.core.constellations.preference`), its completions weighted by the class size
-(8, 4 or 2). Each class is split into tasks by placing its first columns on the host; each task
-is searched over its level table (border columns skipped, a look-ahead of two levels) by the
-branch-free bitmask DFS of :mod:`jaxqueens.solvers.count`: 146.5 M tree edges at n = 16, where
-NQueensFAF walks 193.1 M and a plain search of every column 236.0 M. A task whose first column
-is its last is counted on the host. Tasks are dealt in a fixed shuffled order, so every chunk
-holds a like mix of large and small tasks; on the CPU each host device is an independent stream
-of one-device calls (:mod:`jaxqueens.parallel.streams`, :func:`_count_chunks`), so no device
-waits for another. Totals are summed on the host as Python ints (exact past 2^63).
+:func:`jaxqueens.core.constellations.preference`), its completions weighted by the class size (8, 4
+or 2). Each class is split into tasks by placing its first columns on the host; each task is
+searched over its level table (border columns skipped, a look-ahead of two levels) by the
+branch-free bitmask DFS of :mod:`jaxqueens.solvers.count`, batched by
+:func:`jaxqueens.parallel.count.count_items`: 146.5 M tree edges at n = 16, where NQueensFAF walks
+193.1 M and a plain search of every column 236.0 M. A task whose first column is its last is counted
+on the host. Tasks are dealt in a fixed shuffled order, so every chunk holds a like mix of large and
+small tasks; on the CPU each host device is an independent stream of one-device calls, run by
+:class:`jaxqueens.parallel.scheduler.Scheduler` (:func:`_count_chunks`), so no device waits for
+another. Totals are summed on the host as Python ints (exact past 2^63).
 
 Every kernel call takes at most a budget of tree edges per device (:data:`CPU_CALL_EDGES`, about
 a second; lockstep iterations on an accelerator): the searches it stops come back with their
@@ -26,7 +27,8 @@ a small orbit search on the host (:func:`jaxqueens.core.constellations.fixed_by_
 ``--unique`` needs no enumeration and reaches every n the total does.
 
 Long counts run in chunks of tasks through :func:`jaxqueens.drivers.loop.run_chunks` (progress
-line, periodic checkpoint, Ctrl-C between calls). The checkpoint (:mod:`jaxqueens.io.checkpoint`)
+line, periodic checkpoint, Ctrl-C between calls: the count then returns its finished chunks
+with ``stopped_by="interrupted"``). The checkpoint (:mod:`jaxqueens.io.checkpoint`)
 holds the finished chunks' weighted totals; a count resumed from it does not recount them (a
 chunk stopped half-way is counted again). In a multi-process run each process counts every P-th
 chunk and keeps its own checkpoint. :func:`plan_count` (``count --plan``) predicts the run time
@@ -44,11 +46,9 @@ import functools
 import itertools
 import time
 from collections.abc import Callable
-from concurrent import futures
 from pathlib import Path
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -59,22 +59,22 @@ from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import cache, devices, gather, items, sizing
+from jaxqueens.parallel import cache, devices, gather, sizing
+from jaxqueens.parallel import count as batched
 from jaxqueens.parallel import streams as parallel_streams
-from jaxqueens.parallel.lanes import where_lanes
+from jaxqueens.parallel.scheduler import Launch, Scheduler
 from jaxqueens.parallel.shard import pad_rows
 from jaxqueens.solvers import count as solver
 from jaxqueens.solvers.count import KernelConfig
 
 SHUFFLE_SEED = 20161  # the fixed order in which tasks are dealt (part of every checkpoint's plan)
-TASKS_PER_LANE = 16  # accelerator: tasks per lockstep lane and call (a lane that finishes refills)
 
 
 class CountResult(NamedTuple):
     """Outcome of :func:`count_solutions` (all counts are exact Python ints)."""
 
     n: int
-    total: int  # all solutions (A000170)
+    total: int  # all solutions (A000170); interrupted: those of the finished chunks
     unique: int | None  # classes under the 8 symmetries (A002562), if asked for
     seconds: float  # wall time of the search, compilation excluded
     compile_seconds: float
@@ -84,139 +84,8 @@ class CountResult(NamedTuple):
     resumed_chunks: int  # chunks taken from the checkpoint, not recounted
     constellations: int = 0  # symmetry classes of border configurations searched
     edges: int = 0  # tree edges the kernel walked in this run (accelerator: lockstep iterations)
-
-
-# --- the jitted chunks: one kernel per prefix, batched by the backend's strategy --------------
-
-
-def _advance_lanes(lanes: solver.Lane, active, config: KernelConfig) -> solver.Lane:
-    """One lockstep iteration: every live lane (``d >= 0``) takes one tree edge."""
-    del active  # a lane without an item is finished (d < 0) and stays as it is
-    moved = jax.vmap(lambda s: solver.step_prefix(s, config))(lanes)
-    return where_lanes(lanes.d >= 0, moved, lanes)
-
-
-def _count_words(lanes: solver.Lane):
-    return jnp.stack([lanes.lo, lanes.hi], 1)  # [B, 2] uint32
-
-
-def _search_each(
-    rows, count_one, init_one, config: KernelConfig, num_devices: int, sizes: sizing.Sizes
-):
-    """``count_one(row, config)`` per row, or lockstep lanes from ``init_one(row, config)`` on an
-    accelerator (:func:`jaxqueens.parallel.items.search_each`): uint32 ``[P, 2]`` count words."""
-    return items.search_each(
-        lambda r: count_one(r, config),
-        lambda r: init_one(r, config),
-        functools.partial(_advance_lanes, config=config),
-        lambda s: s.d < 0,
-        _count_words,
-        rows,
-        num_devices,
-        sizes.count_lanes,
-        accelerator=sizes.accelerator,
-    )
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2, 3))
-def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: sizing.Sizes):
-    """Count words per prefix, batched the backend's way (``sizes`` is :func:`sizing.sizes`).
-
-    Args:
-      prefixes: uint32 ``[P, 4]`` (cols, ld, rd, av), P a multiple of ``num_devices`` (pad with
-        zero rows: ``av = 0`` is an empty search).
-    Returns:
-      uint32 ``[P, 2]``: solutions below each prefix, low and high word.
-    """
-    return _search_each(
-        prefixes, solver.count_prefix, solver.init_prefix, config, num_devices, sizes
-    )
-
-
-def _advance_searches(lanes, active, config: solver.Config):
-    """One lockstep iteration of constellation searches: every live lane takes one tree edge."""
-    del active  # a lane without an item is finished (d < 0) and stays as it is
-    states, tables = lanes
-    moved = jax.vmap(lambda s, t: solver.edge(s, t, config))(states, tables)
-    return where_lanes(states.d >= 0, moved, states), tables
-
-
-@functools.partial(jax.jit, static_argnums=(2, 3, 4))
-def count_items(batch, budget, config: solver.Config, num_devices: int, sizes: sizing.Sizes):
-    """Constellation searches (:func:`jaxqueens.solvers.count.search`), resumable, batched the
-    backend's way: on the CPU one after the other under one budget of ``budget`` edges per
-    device; on an accelerator lockstep lanes, each advanced at most ``budget`` times.
-
-    Args:
-      batch: uint32 ``[B, config.width]`` search items (:func:`_items`), B a multiple of
-        ``num_devices`` (pad with finished items: ``d = -1``).
-      budget: [] int32 (a host scalar: any value, no recompilation).
-    Returns:
-      states: uint32 ``[B, config.state_width]``, each search as it stands (``d = -1``:
-        finished) with the completions it found in this call (word 1);
-      work: int32 ``[num_devices]``: edges taken (CPU) or lockstep iterations (accelerator).
-    """
-    params = solver.Params(jnp.asarray(budget, jnp.int32))
-
-    def reached(item):
-        return solver.pack(solver.unpack(item, config)[0])
-
-    return items.search_budget(
-        lambda x: solver.search(x, params, config),
-        lambda item: solver.unpack(item, config),
-        functools.partial(_advance_searches, config=config),
-        lambda lanes: lanes[0].d < 0,
-        lambda lanes: jax.vmap(solver.pack)(lanes[0]),
-        reached,
-        batch,
-        num_devices,
-        sizes.count_lanes,
-        params.budget,
-        accelerator=sizes.accelerator,
-    )
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
-def enumerate_chunk(
-    prefixes, config: KernelConfig, cap: int, num_devices: int, sizes: sizing.Sizes
-):
-    """Every prefix's solutions (at most ``cap`` each): counts uint32 ``[P, 2]`` and lists
-    uint32 ``[P, cap, W]`` (:func:`jaxqueens.solvers.count.enumerate_prefix`), batched the way
-    ``sizes`` names (mapped, or vmapped on an accelerator)."""
-    return items.each(
-        lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices, sizes.accelerator
-    )
-
-
-def items_builder(n: int, depth: int, num_devices: int = 1, place=None):
-    """``lanes -> jax.stages.Lowered``: :func:`count_items` as an accelerator runs it for n
-    counted from ``depth`` host-placed columns, with ``lanes`` lockstep lanes per device and
-    :data:`TASKS_PER_LANE` items per lane and call (the builder
-    :func:`jaxqueens.parallel.sizing.choose` sizes; ``make gpu-check`` compiles it for described
-    GPUs, ``place`` putting the arguments there)."""
-    place = place or (lambda tree: tree)
-    config = solver.Config(n, constellations.table_levels(n, depth))
-
-    def build(lanes: int):
-        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
-        rows = TASKS_PER_LANE * lanes * num_devices
-        batch = place(jax.ShapeDtypeStruct((rows, config.width), jnp.uint32))
-        budget = place(jax.ShapeDtypeStruct((), jnp.int32))
-        return count_items.trace(batch, budget, config, num_devices, sizes).lower()
-
-    return build
-
-
-def accelerator_lanes(n: int, depth: int, num_devices: int, target=None) -> sizing.Choice:
-    """Lockstep lanes per device for counting n from ``depth`` columns on an accelerator, sized
-    from the compiled :func:`count_items` against the device (``target``: the first local one)."""
-    target = target or sizing.device_target()
-    return sizing.choose(
-        items_builder(n, depth, num_devices),
-        target,
-        target.parallelism,
-        key=("count", n, depth, num_devices),
-    )
+    done_chunks: int = 0  # chunks finished (all of them unless interrupted; resumed ones too)
+    stopped_by: str = "finished"  # or "interrupted" (Ctrl-C, SIGTERM): a partial result
 
 
 # --- host side ---------------------------------------------------------------------------------
@@ -287,7 +156,7 @@ def _mirror_plan(n: int) -> _MirrorPlan:
 
 def _dispatch_mirror(plan: _MirrorPlan, lo: int):
     """Start counting the mirror prefixes from ``lo`` (asynchronous): uint32 ``[chunk, 2]``."""
-    return count_chunk(
+    return batched.count_chunk(
         pad_rows(plan.masks[lo : lo + plan.chunk], plan.chunk),
         plan.config,
         plan.devices,
@@ -340,11 +209,11 @@ def _task_chunk(
     its last call is done, so the chunks only need to be small enough that the streams finish
     together: about ``CALLS_PER_STREAM`` per stream from n = 15 on (one each below: small counts
     pay no per-call overhead), at most 2048 tasks. On an accelerator one call spans every device
-    and fills its lanes: :data:`TASKS_PER_LANE` tasks per lane."""
+    and fills its lanes: :data:`jaxqueens.parallel.count.TASKS_PER_LANE` tasks per lane."""
     if chunk is None:
         calls = CALLS_PER_STREAM if n >= 15 else 1
         chunk = (
-            min(tasks, TASKS_PER_LANE * sizes.count_lanes * shards)
+            min(tasks, batched.TASKS_PER_LANE * sizes.count_lanes * shards)
             if sizes.accelerator
             else min(2048, max(8, -(-tasks // (calls * streams))))
         )
@@ -353,8 +222,9 @@ def _task_chunk(
 
 def _plan(n: int, depth: int | None, chunk: int | None, budget: int | None = None) -> _Plan:
     """The canonical constellations of n, split into tasks and shuffled (n >= 4). On an
-    accelerator the lanes come from :func:`accelerator_lanes` (unless ``sizes()`` names them)
-    and the tasks number :data:`TASKS_PER_LANE` per lane."""
+    accelerator the lanes come from :func:`jaxqueens.parallel.count.accelerator_lanes` (unless
+    ``sizes()`` names them) and the tasks number
+    :data:`jaxqueens.parallel.count.TASKS_PER_LANE` per lane."""
     depth = arguments.integer(depth, "depth", 1, optional=True)
     chunk = arguments.integer(chunk, "chunk", 1, optional=True)
     sizes = sizing.sizes()
@@ -363,13 +233,13 @@ def _plan(n: int, depth: int | None, chunk: int | None, budget: int | None = Non
     allow = constellations.allow_masks(n, cfg)
     target = sizes.count_prefixes
     if sizes.accelerator and not sizes.count_lanes:
-        target = TASKS_PER_LANE * sizing.device_target().parallelism * num_dev
+        target = batched.TASKS_PER_LANE * sizing.device_target().parallelism * num_dev
     if depth is None:
         depth = task_depth(n, allow, target)
     if not 1 <= depth <= n - 2:
         raise QueensError(f"depth {depth} is out of range for n = {n}: give 1 to {n - 2} columns")
     if sizes.accelerator and not sizes.count_lanes:
-        choice = accelerator_lanes(n, depth, num_dev)
+        choice = batched.accelerator_lanes(n, depth, num_dev)
         if not choice.fits:
             raise QueensError(
                 f"counting n = {n} needs {choice.bytes:,} bytes of device memory for even one "
@@ -447,7 +317,7 @@ def _kernel(batch, shards: int, plan: _Plan):
             "count-items",
             static,
             (batch, budget),
-            lambda: count_items.lower(batch, budget, plan.config, shards, plan.sizes),
+            lambda: batched.count_items.lower(batch, budget, plan.config, shards, plan.sizes),
         )
     return run(batch, budget)
 
@@ -510,32 +380,31 @@ def _count_chunks(plan: _Plan, todo: list[int], bounds: list[tuple[int, int]]):
     host.
     """
     kernel = functools.partial(_kernel, plan=plan)
+    queue: list[int | _Chunk] = list(todo)  # chunk indices not started, or chunks to resume
+
+    def take(stream: int) -> Launch[_Chunk] | None:
+        if not queue:
+            return None
+        job = queue.pop(0)
+        if not isinstance(job, _Chunk):
+            job = _Chunk(plan, job, *bounds[job])
+        return Launch(job, kernel, _padded(plan, job.batch))
+
     depth = 2 if len(plan.streams) == 1 else 1
-    queue: list = list(todo)  # chunk indices not started, or _Chunk objects to resume
-    flight: dict = {}  # future -> (chunk, stream)
-    with parallel_streams.Workers(plan.streams, "jaxqueens-count") as workers:
-
-        def fill() -> None:  # every stream busy before the host does anything else
-            for k in range(len(plan.streams)):
-                while queue and sum(s == k for _, s in flight.values()) < depth:
-                    job = queue.pop(0)
-                    if not isinstance(job, _Chunk):
-                        job = _Chunk(plan, job, *bounds[job])
-                    future = workers.submit(k, kernel, _padded(plan, job.batch))
-                    flight[future] = (job, k)
-
-        fill()
-        while flight:
-            finished, _ = futures.wait(list(flight), return_when=futures.FIRST_COMPLETED)
+    calls: Scheduler[_Chunk] = Scheduler(
+        plan.streams, depth=depth, ordered=False, name="jaxqueens-count"
+    )
+    with calls:
+        calls.fill(take)  # every stream busy before the host does anything else
+        while len(calls):
             ready = []
-            for fut in finished:
-                job, _ = flight.pop(fut)
-                before = job.edges
-                done = job.absorb(plan, *fut.result()[0])
-                if len(job.batch):
+            for call in calls.wait():  # every call that has ended
+                job, before = call.job, call.job.edges
+                done = job.absorb(plan, *call.outputs)
+                if len(job.batch):  # stopped by the budget: its stacks resume in the next call
                     queue.insert(0, job)
                 ready.append((job, done, job.edges - before))
-            fill()
+            calls.fill(take)  # their streams get their next calls before the host records them
             for job, done, edges in sorted(ready, key=lambda r: r[0].idx):
                 if len(job.batch):
                     yield done, None, None, edges
@@ -543,15 +412,10 @@ def _count_chunks(plan: _Plan, todo: list[int], bounds: list[tuple[int, int]]):
                     yield done, job.idx, _record(plan, job.lo, job.found), edges
 
 
-def _words(counts) -> list[int]:
-    c = np.asarray(counts).astype(np.uint64)
-    return [int(x) for x in (c[:, 0] | (c[:, 1] << np.uint64(32)))]
-
-
 def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.ndarray:
     """Enumerate the solutions of prefixes ``lo:hi`` (mirror halves only): uint8 ``[m, n]``."""
     cap = 1 << max(0, max(counts, default=1) - 1).bit_length()
-    _, lists = enumerate_chunk(
+    _, lists = batched.enumerate_chunk(
         pad_rows(plan.masks[lo:hi], plan.chunk), plan.config, cap, plan.devices, plan.sizes
     )
     lists = np.asarray(lists)
@@ -561,26 +425,22 @@ def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.
 
 
 # finished chunks: {chunk index: [weighted solutions, unweighted completions]} (exact ints),
-# stored as four 32-bit words per value in checkpoints and gathers
-_WORDS = 4
+# stored as gather.INT_WORDS 32-bit words per value in checkpoints and gathers
 
 
 def _pack(done: dict[int, list[int]], chunks: int) -> tuple[np.ndarray, np.ndarray]:
-    """(``have`` bool ``[C]``, ``words`` uint32 ``[C, 2, 4]``) of the finished chunks."""
+    """(``have`` bool ``[C]``, ``words`` uint32 ``[C, 2, INT_WORDS]``) of the finished chunks."""
     have = np.zeros(chunks, bool)
-    words = np.zeros((chunks, 2, _WORDS), np.uint32)
+    values = [[0, 0]] * chunks
     for i, vals in done.items():
         have[i] = True
-        for j, v in enumerate(vals):
-            words[i, j] = [(int(v) >> (32 * k)) & 0xFFFFFFFF for k in range(_WORDS)]
-    return have, words
+        values[i] = vals
+    return have, gather.int_words(values).reshape(chunks, 2, gather.INT_WORDS)
 
 
 def _unpack(have: np.ndarray, words: np.ndarray) -> dict[int, list[int]]:
-    return {
-        int(i): [sum(int(w) << (32 * k) for k, w in enumerate(words[i, j])) for j in range(2)]
-        for i in np.flatnonzero(have)
-    }
+    ints = gather.word_ints(words)
+    return {int(i): ints[i] for i in np.flatnonzero(have)}
 
 
 def _gather_done(done: dict, chunks: int) -> dict:
@@ -597,7 +457,7 @@ def _schema(chunks: int) -> dict[str, ckpt.Spec]:
     """A count checkpoint (:func:`_pack` of the finished chunks of a plan of ``chunks``)."""
     return {
         "done": ckpt.Spec(np.bool_, (chunks,)),
-        "words": ckpt.Spec(np.uint32, (chunks, 2, _WORDS)),
+        "words": ckpt.Spec(np.uint32, (chunks, 2, gather.INT_WORDS)),
     }
 
 
@@ -639,12 +499,11 @@ def _record(plan: _Plan, lo: int, found: list[int]) -> list[int]:
 def count_solutions(
     n: int,
     unique: bool = False,
-    progress: bool = False,
     checkpoint: str | Path | None = None,
     *,
     resume: bool | None = None,
     quiet: bool | None = True,
-    checkpoint_every: float = 1.0,
+    checkpoint_every: float = settings.CHECKPOINT_EVERY,
     depth: int | None = None,
     chunk: int | None = None,
     budget: int | None = None,
@@ -656,13 +515,13 @@ def count_solutions(
       n: Board size, 1..32.
       unique: Also count solutions distinct under rotations and reflections (A002562), from
         the same search (Burnside's lemma; no enumeration).
-      progress: Show a progress line with the time left on stderr (same as ``quiet=False``).
       checkpoint: ``.npz`` file of finished chunks (:mod:`jaxqueens.io.checkpoint`), saved every
         ``checkpoint_every`` seconds, on Ctrl-C and at the end; in a multi-process run each
         process keeps its own (:func:`jaxqueens.io.checkpoint.process_path`).
       resume: Continue from ``checkpoint`` (its chunks are not recounted; one written with other
         settings is refused). Default: resume if the file exists.
-      quiet: True (default): no progress line; None: one on a terminal only; False: always.
+      quiet: True (default): no progress line; None: one on a terminal only; False: always
+        (on stderr, with the time left).
       depth: Override the columns placed on the host.
       chunk: Override the tasks per kernel call.
       budget: Tree edges per device and kernel call (lockstep iterations on an accelerator);
@@ -670,14 +529,13 @@ def count_solutions(
         resumed by a later call from its stack, so the totals never depend on it; a call never
         runs much longer, so Ctrl-C ends a run within about a second at any n.
       on_chunk: Called as ``on_chunk(chunks_done, chunks_total)`` after each chunk has been
-        recorded (tests raise ``KeyboardInterrupt`` here; the checkpoint is then saved).
+        recorded (tests raise ``KeyboardInterrupt`` here, as Ctrl-C would).
 
     Returns:
-      :class:`CountResult`.
-
-    Raises:
-      KeyboardInterrupt: after Ctrl-C (at the end of the call in flight, about a second), once
-        the checkpoint of the finished chunks is saved; its message says how many are finished.
+      :class:`CountResult`. After Ctrl-C or SIGTERM (at the end of the call in flight, about a
+      second), once the checkpoint of the finished chunks is saved, the partial result with
+      ``stopped_by="interrupted"``: ``total`` and ``edges`` are those of the finished chunks
+      (``done_chunks`` of ``chunks``), ``unique`` is None.
     """
     n = _check_n(n, unique)
     t0 = time.perf_counter()
@@ -730,14 +588,28 @@ def count_solutions(
             one_call,
             total=num - skipped,
             unit="tasks",
-            quiet=False if progress else quiet,
+            quiet=quiet,
             save=save,
             every=checkpoint_every,
         )
     finally:
         results.close()  # on Ctrl-C or an error: calls not started are cancelled
-    if stopped:
-        raise KeyboardInterrupt(f"{len(done)} of {len(bounds)} chunks")
+    if stopped:  # the checkpoint is saved; this process's finished chunks, not gathered
+        return CountResult(
+            n,
+            plan.base + sum(v[0] for v in done.values()),
+            None,
+            time.perf_counter() - t1,
+            compile_s,
+            plan.depth,
+            num,
+            len(bounds),
+            resumed,
+            plan.constellations,
+            tally["edges"],
+            len(done),
+            "interrupted",
+        )
     if save is not None:
         save()
     if procs > 1:
@@ -758,6 +630,7 @@ def count_solutions(
         resumed,
         plan.constellations,
         tally["edges"],
+        len(done),
     )
 
 
@@ -791,21 +664,6 @@ PLAN_CALL_EDGES = 1 << 24  # edges per timed kernel call of count --plan (about 
 PLAN_TARGET_ERROR = 0.01  # the probes stop early once the edge estimate's relative error is this
 
 
-@functools.partial(jax.jit, static_argnums=(4,))
-def probe_chunk(prefixes, owner, tables, seed, config: solver.Config):
-    """Knuth probes (:func:`jaxqueens.solvers.count.probe`) of tasks ``prefixes`` uint32
-    ``[P, 4]`` whose level tables are rows ``owner`` int32 ``[P]`` of ``tables`` uint32
-    ``[K, config.levels * TABLE_WORDS]``; probe i is lane i of the hash stream ``seed``.
-
-    Returns:
-      :class:`jaxqueens.solvers.count.Probe` of float32 ``[P]`` arrays (one probe per task).
-    """
-    lanes = jnp.arange(prefixes.shape[0], dtype=jnp.uint32)
-    return jax.vmap(
-        lambda p, k, lane: solver.probe(solver.Problem(p, tables[k]), seed, lane, config)
-    )(prefixes, owner, lanes)
-
-
 def _tree_size(plan: _Plan, seconds: float, seed: int = 0):
     """Knuth's estimate of the count's tree (every task's edges and completions, weighted):
     calls of :data:`PLAN_PROBES` probes of uniformly drawn tasks, until ``seconds`` have passed
@@ -817,7 +675,7 @@ def _tree_size(plan: _Plan, seconds: float, seed: int = 0):
     tables = jnp.asarray(plan.tables)
     args = (np.zeros((PLAN_PROBES, 4), np.uint32), np.zeros(PLAN_PROBES, np.int32))
     c0 = time.perf_counter()
-    compiled = probe_chunk.lower(*args, tables, np.uint32(0), plan.config).compile()
+    compiled = batched.probe_chunk.lower(*args, tables, np.uint32(0), plan.config).compile()
     compile_s = time.perf_counter() - c0
     sums = np.zeros(4)  # sums of edges, edges^2, solutions, solutions^2 per probe
     t0, calls = time.perf_counter(), 0
@@ -840,7 +698,7 @@ def _tree_size(plan: _Plan, seconds: float, seed: int = 0):
 
 def _edge_rate(plan: _Plan, seconds: float) -> tuple[float, int]:
     """Edges a second the count kernel takes on the plan's streams together, timed on the first
-    chunks' tasks (a random sample: the tasks are shuffled) in rounds of one call per stream,
+    chunks' tasks (a random sample: the tasks are shuffled), one call at a time per stream,
     each bounded by :data:`PLAN_CALL_EDGES` (a stopped search resumes in the next round), until
     ``seconds`` have passed or the chunks are searched. Each stream's rate is its edges over its
     calls' own durations (they run side by side). Returns (rate, edges timed); on an accelerator
@@ -853,24 +711,28 @@ def _edge_rate(plan: _Plan, seconds: float) -> tuple[float, int]:
     jobs = [_Chunk(short, k, *bounds[k]) if k < len(bounds) else None for k in range(nxt)]
     busy = np.zeros((len(plan.streams), 2))  # per stream: edges, seconds
     t0 = time.perf_counter()
-    with parallel_streams.Workers(plan.streams, "jaxqueens-plan") as workers:
-        while any(jobs) and time.perf_counter() - t0 < seconds:
-            calls = {
-                workers.submit(k, kernel, _padded(short, job.batch)): k
-                for k, job in enumerate(jobs)
-                if job is not None
-            }
-            futures.wait(list(calls))
-            for fut, k in calls.items():
-                (states, work), start, end = fut.result()
-                job = jobs[k]
-                assert job is not None
-                before = job.edges
-                job.absorb(short, states, work)
-                busy[k] += [(job.edges - before) * scale, end - start]
-                if not len(job.batch):  # searched: the next chunk (none left: the stream rests)
-                    jobs[k] = _Chunk(short, nxt, *bounds[nxt]) if nxt < len(bounds) else None
-                    nxt += 1
+
+    def take(k: int) -> Launch[int] | None:  # stream k times its own chunk, until time is up
+        job = jobs[k]
+        if job is None or time.perf_counter() - t0 >= seconds:
+            return None
+        return Launch(k, kernel, _padded(short, job.batch))
+
+    calls: Scheduler[int] = Scheduler(plan.streams, depth=1, ordered=False, name="jaxqueens-plan")
+    with calls:
+        calls.fill(take)
+        while len(calls):
+            call = calls.next()
+            k = call.job
+            job = jobs[k]
+            assert job is not None
+            before = job.edges
+            job.absorb(short, *call.outputs)
+            busy[k] += [(job.edges - before) * scale, call.end - call.start]
+            if not len(job.batch):  # searched: the next chunk (none left: the stream rests)
+                jobs[k] = _Chunk(short, nxt, *bounds[nxt]) if nxt < len(bounds) else None
+                nxt += 1
+            calls.fill(take)
     rate = sum(e / s for e, s in busy if s > 0)
     return rate, int(busy[:, 0].sum())
 
@@ -938,7 +800,7 @@ def enumerate_solutions(n: int) -> np.ndarray:
         parts = []
         for lo in range(0, len(plan.masks), plan.chunk):
             hi = min(lo + plan.chunk, len(plan.masks))
-            counts = _words(_dispatch_mirror(plan, lo))[: hi - lo]
+            counts = gather.word_ints(_dispatch_mirror(plan, lo))[: hi - lo]
             parts.append(_chunk_boards(plan, lo, hi, counts))
         half = np.concatenate(parts)
         boards = np.concatenate([half, (n - 1 - half).astype(np.uint8)])

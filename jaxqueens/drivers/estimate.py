@@ -78,6 +78,7 @@ class Estimate:
     compile_s: float
     exact: int | None  # A000170(n) where known
     top_nodes: list  # exact N_0 .. N_depth
+    stopped_by: str = "finished"  # or "interrupted": from the calls finished before Ctrl-C
 
     @property
     def z(self) -> float:
@@ -310,7 +311,7 @@ def estimate(
     quiet: bool | None = True,
     checkpoint=None,
     resume: bool = False,
-    checkpoint_every: float = 30.0,
+    checkpoint_every: float = settings.CHECKPOINT_EVERY,
 ) -> Estimate:
     """Estimate Q(n) and the backtrack tree's size with Knuth's probes, stratified on the top
     levels.
@@ -326,7 +327,11 @@ def estimate(
         sized from the device on an accelerator: :func:`accelerator_lanes`).
       quiet: no progress line (None: a progress line on a terminal only).
       checkpoint: file for the sums of finished calls (every ``checkpoint_every`` seconds, on
-        Ctrl-C, which then propagates, and when done); ``resume`` continues from it.
+        Ctrl-C and when done); ``resume`` continues from it.
+
+    Returns the estimate; after Ctrl-C (or SIGTERM), as the other drivers do, the estimate from
+    the calls finished by then (``stopped_by="interrupted"``, ``probes`` the probes walked; NaN
+    when none finished), their sums saved in ``checkpoint``.
 
     With several processes (``jax.distributed``), call c runs on process ``c % P`` and every
     process adds all calls' sums in call order, so the estimate equals a single-process run.
@@ -422,14 +427,13 @@ def estimate(
     if checkpoint is not None and gather.is_writer():
         save = lambda: _save_sums(checkpoint, acc, done, fingerprint)
     t0 = time.perf_counter()
-    if start < calls and run_chunks(
+    stopped = start < calls and run_chunks(
         call, total=calls, unit="calls", quiet=quiet, save=save, every=checkpoint_every
-    ):
-        raise KeyboardInterrupt  # the sums of the finished calls are saved
+    )  # interrupted: the sums of the finished calls are saved
     seconds = time.perf_counter() - t0
-    if save is not None:
+    if save is not None and not stopped:
         _save_sums(checkpoint, acc, calls, fingerprint)
-    m = calls * per_call * copies
+    m = (done if stopped else calls) * per_call * copies
     q, q_se = _stratified(acc[0], acc[1], m)
     v, v_se = _stratified(acc[2], acc[3], m)
     return Estimate(
@@ -442,11 +446,12 @@ def estimate(
         float(sum(top)) + v,
         v_se,
         level,
-        float(acc[4].sum() / (m * strata)),
+        float(acc[4].sum() / (m * strata)) if m else math.nan,
         seconds,
         compile_s,
         exact,
         top,
+        "interrupted" if stopped else "finished",
     )
 
 
@@ -475,6 +480,8 @@ def _load_sums(path, fingerprint: dict, strata: int) -> tuple[np.ndarray, int]:
 
 def _stratified(s1: np.ndarray, s2: np.ndarray, m: int) -> tuple[float, float]:
     """Sum of stratum means and its standard error from per-stratum sums of x and x^2 (m each)."""
+    if m == 0:  # interrupted before the first call ended
+        return math.nan, math.nan
     mean = s1 / m
     var = np.maximum(s2 / m - mean**2, 0.0) * m / max(m - 1, 1)
     return float(mean.sum()), float(math.sqrt(var.sum() / m)) if m > 1 else float("nan")

@@ -4,9 +4,15 @@ The kernel (:mod:`jaxqueens.solvers.ga`) is written for one trial; :mod:`jaxquee
 runs every trial at once (vmapped in lockstep, split over the local devices). This module checks
 the settings (:func:`check_setup`), deals blocks of trials to the processes of a multi-process run,
 loops over chunks of generations on :func:`jaxqueens.drivers.loop.run_chunks` (progress line,
-checkpoints, Ctrl-C at chunk boundaries), and keeps the records: Best / Avg / Worst per
-generation and trial, the first solved generation, every distinct verified solution seen
-(steady-state children, each generation's best, the final populations) and the final populations.
+checkpoints, Ctrl-C at chunk boundaries), and keeps the records: per generation, statistics over
+the trials (:data:`SUMMARY`); per trial, the first solved generation, the evaluations (in all and
+up to the first solution) and the last best; every distinct verified solution seen (steady-state
+children, each generation's best, the final populations) and the final populations. The full
+Best / Avg / Worst per generation and trial are kept only when asked (``records="all"``, the
+library's default); a ``sink`` receives them chunk by chunk instead (``evolve --history
+per-trial`` streams them to disk), so a paper-scale run holds and checkpoints memory that grows
+with the population, not with generations x trials; :func:`memory_estimate` is checked before
+the first generation.
 
 Under the GA report's fitness (``fitness="report-diagonals-only"``: diagonal pairs only, rows
 ignored) a board that scores 0 need not be a solution. Such boards are kept apart
@@ -30,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -43,38 +50,100 @@ from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.io.interrupts import SafePoints
 from jaxqueens.parallel import devices as backend
-from jaxqueens.parallel import gather, sizing
+from jaxqueens.parallel import gather, memory, sizing
 from jaxqueens.parallel import trials as lockstep
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.parallel.shard import shard_batch
-from jaxqueens.solvers import ga_crossover, ga_fitness, ga_mutation
+from jaxqueens.solvers import ga_crossover, ga_fitness, ga_genomes, ga_mutation
 from jaxqueens.solvers.constrained import Mask
 from jaxqueens.solvers.ga import ENCODINGS, SCHEMES, Config, Problem, State, default_params
+
+RECORDS = ("all", "summary")
+"""What a run keeps per generation: "all" (Best / Avg / Worst / evaluations of every trial,
+``[G+1, T]`` arrays in the result: small runs, the library's default) or "summary" (statistics
+over the trials, :data:`SUMMARY`, and per-trial totals: memory that does not grow with
+generations x trials; a ``sink`` may still receive every trial's records chunk by chunk, to
+stream them to disk)."""
+
+SUMMARY = (
+    "best_min",
+    "best_p10",
+    "best_p50",
+    "best_p90",
+    "best_max",
+    "best_mean",
+    "avg_mean",
+    "worst_mean",
+    "evaluations",
+)
+"""Columns of ``EvolveResult.summary`` ``[G+1, len(SUMMARY)]``: per generation, the minimum,
+10th/50th/90th percentiles (linear interpolation), maximum and mean over trials of each trial's
+best fitness; the mean over trials of the population's mean and of its worst; the evaluations
+of all trials in that generation."""
 
 
 @dataclasses.dataclass
 class EvolveResult:
-    """What :func:`evolve` returns (NumPy arrays; generation 0 is the initial population)."""
+    """What :func:`evolve` returns (NumPy arrays; generation 0 is the initial population).
+
+    Per trial ``[T]`` and per generation (``summary``) records are always there; the full
+    ``[G+1, T]`` records (``best``, ``avg``, ``worst``, ``evaluations``) only with
+    ``records="all"`` (otherwise reading them raises AttributeError saying so)."""
 
     config: Config
     params: dict  # cxpb, mutpb, indpb, migrate_every as Python numbers
     seed: int
-    best: np.ndarray  # [G+1, T] int32 lowest attacking pairs per generation and trial
-    avg: np.ndarray  # [G+1, T] float32 mean
-    worst: np.ndarray  # [G+1, T] int32 highest
-    evaluations: np.ndarray  # [G+1, T] int64 evaluations per generation (DEAP's count)
+    generations: int  # generations recorded (G; fewer than asked after a time budget)
+    summary: np.ndarray  # [G+1, len(SUMMARY)] float64 statistics over trials per generation
+    first_met: np.ndarray  # [T] int64 first generation whose best scored 0 (-1: never)
+    evals_total: np.ndarray  # [T] int64 evaluations (DEAP's count, initial population included)
+    evals_at_first: np.ndarray  # [T] int64 evaluations up to the first solved generation (-1)
+    final_best: np.ndarray  # [T] int64 best fitness of the last generation
     solutions: np.ndarray  # [S, n] distinct verified solutions seen in any trial (sorted)
     population: np.ndarray  # [T, I, P, n] final genomes
     fitness: np.ndarray  # [T, I, P] final attacking pairs
-    wall_s: float  # generations, excluding compilation and initialisation
+    wall_s: float  # generations run in this process, excluding compilation and initialisation
     compile_s: float
     init_s: float
+    evals_here: int = 0  # evaluations of the generations run in this process (all trials)
+    wall_total_s: float = 0.0  # generation time summed over every session of a resumed run
+    sessions: int = 1  # processes that ran this run's generations (1 + resumes)
     interrupted: bool = False  # Ctrl-C: the records cover the generations finished so far
     score_met: np.ndarray | None = None  # report's fitness only: [M, n] distinct boards scoring 0
     solved_at: np.ndarray | None = None  # report's fitness only: [T] first generation with a
     # checker-confirmed solution (-1: none)
     instance: cons.Constraints | None = None  # the constrained instance (toroidal included), if any
+    records: dict[str, np.ndarray] | None = None  # records="all": best, avg, worst, evaluations
+
+    def _record(self, name: str) -> np.ndarray:
+        if self.records is None:
+            raise AttributeError(
+                f"{name}: this run kept no [G+1, T] records (records='summary'); use summary, "
+                "first_solved, evals_total, evals_at_first or final_best, or run with records='all'"
+            )
+        return self.records[name]
+
+    @property
+    def best(self) -> np.ndarray:
+        """[G+1, T] int32 lowest fitness per generation and trial (``records="all"`` only)."""
+        return self._record("best")
+
+    @property
+    def avg(self) -> np.ndarray:
+        """[G+1, T] float32 mean fitness (``records="all"`` only)."""
+        return self._record("avg")
+
+    @property
+    def worst(self) -> np.ndarray:
+        """[G+1, T] int32 highest fitness (``records="all"`` only)."""
+        return self._record("worst")
+
+    @property
+    def evaluations(self) -> np.ndarray:
+        """[G+1, T] int64 evaluations per generation and trial (``records="all"`` only)."""
+        return self._record("evaluations")
 
     @property
     def status(self) -> str:
@@ -84,14 +153,13 @@ class EvolveResult:
     @property
     def first_score_met(self) -> np.ndarray:
         """[T] int: first generation whose best scores 0 under the run's fitness; -1 if never."""
-        hit = self.best == 0
-        return np.where(hit.any(axis=0), hit.argmax(axis=0), -1)
+        return self.first_met
 
     @property
     def first_solved(self) -> np.ndarray:
         """[T] int: first generation in which the trial held a verified solution; -1 if never.
         (With the honest fitnesses a score of 0 is a solution: the best's first 0.)"""
-        return self.solved_at if self.solved_at is not None else self.first_score_met
+        return self.solved_at if self.solved_at is not None else self.first_met
 
     @property
     def success_rate(self) -> float:
@@ -101,14 +169,25 @@ class EvolveResult:
     def success_curve(self) -> np.ndarray:
         """[G+1] fraction of trials solved by generation g."""
         fs = self.first_solved
-        g = np.arange(self.best.shape[0])[:, None]
-        return np.mean((fs[None, :] >= 0) & (fs[None, :] <= g), axis=1)
+        hits = np.bincount(fs[fs >= 0], minlength=self.generations + 1)[: self.generations + 1]
+        return np.cumsum(hits) / len(fs)
+
+    @property
+    def evaluations_total(self) -> int:
+        """Evaluations of every trial and generation (initial populations included)."""
+        return int(self.evals_total.sum())
 
     @property
     def evals_per_s(self) -> float:
-        """Evaluations (DEAP's count, the initial population included) per second of generation
-        time."""
-        return float(self.evaluations.sum()) / max(self.wall_s, 1e-12)
+        """Evaluations per second of generation time, in this process only (the generations a
+        resumed run did before are not counted; initial populations are not either)."""
+        return float(self.evals_here) / max(self.wall_s, 1e-12)
+
+    @property
+    def evals_per_s_total(self) -> float:
+        """Evaluations after generation 0 per second of generation time summed over sessions."""
+        gen0 = float(self.summary[0, SUMMARY.index("evaluations")]) if len(self.summary) else 0
+        return (self.evaluations_total - gen0) / max(self.wall_total_s, 1e-12)
 
 
 def check_setup(
@@ -315,10 +394,15 @@ def _place(tree):
     return jax.tree.map(shard_batch, tree)
 
 
-def _collect(found: list, sols, ok):
+def _collect(found: list, sols, ok) -> None:
+    """Add the candidates ``sols[ok]`` to ``found`` (distinct rows); the list is merged into one
+    sorted array of distinct rows whenever it doubles, so it stays about as large as the
+    distinct solutions seen, not as the candidates of every generation."""
     sols, ok = np.asarray(sols), np.asarray(ok)
     if ok.any():
         found.append(np.unique(sols[ok].reshape(-1, sols.shape[-1]), axis=0))
+    if len(found) > 1 and sum(map(len, found[1:])) > max(len(found[0]), 4096):
+        found[:] = [np.unique(np.concatenate(found), axis=0)]
 
 
 def _mark_solved(solved_at: np.ndarray, sols, ok, gen0: int) -> None:
@@ -336,65 +420,152 @@ def _mark_solved(solved_at: np.ndarray, sols, ok, gen0: int) -> None:
             solved_at[t] = int(gens[trials == t].min())
 
 
-def _gather_trials(best, avg, worst, nevals, genes, fit, sols, trials: int):
-    """Across processes: records [G+1, T] and populations [T, ...] of all trials, in order,
-    and the union of the distinct solutions."""
+def summarise(best, avg, worst, nevals) -> np.ndarray:
+    """``[k, len(SUMMARY)]`` float64: :data:`SUMMARY` of ``k`` generations' records ``[k, T]``."""
+    b = np.asarray(best, np.float64)
+    p10, p50, p90 = np.percentile(b, (10, 50, 90), axis=1)
+    return np.column_stack(
+        [
+            b.min(axis=1),
+            p10,
+            p50,
+            p90,
+            b.max(axis=1),
+            b.mean(axis=1),
+            np.asarray(avg, np.float64).mean(axis=1),
+            np.asarray(worst, np.float64).mean(axis=1),
+            np.asarray(nevals, np.int64).sum(axis=1).astype(np.float64),
+        ]
+    )
+
+
+class _Trials:
+    """Per-trial totals ``[T]`` (this process's trials) kept as the generations go by, so that
+    no record ``[G+1, T]`` is needed: first generation whose best scored 0, evaluations, the
+    evaluations up to the first solved generation, the last best."""
+
+    FIELDS = ("first_met", "evals_total", "evals_at_first", "final_best")
+
+    def __init__(self, trials: int):
+        self.first_met = np.full(trials, -1, np.int64)
+        self.evals_total = np.zeros(trials, np.int64)
+        self.evals_at_first = np.full(trials, -1, np.int64)
+        self.final_best = np.zeros(trials, np.int64)
+
+    def add(self, gen0: int, best, nevals, solved_at: np.ndarray | None) -> None:
+        """Generations ``gen0 .. gen0 + k - 1`` (``best``, ``nevals`` ``[k, T]``); ``solved_at``:
+        the report's fitness, already marked for them."""
+        best, nevals = np.asarray(best), np.asarray(nevals, np.int64)
+        hit = best == 0
+        new = (self.first_met < 0) & hit.any(axis=0)
+        self.first_met[new] = gen0 + hit.argmax(axis=0)[new]
+        cum = self.evals_total[None] + np.cumsum(nevals, axis=0)
+        self.evals_total = cum[-1].copy()
+        self.final_best = best[-1].astype(np.int64)
+        first = self.first_met if solved_at is None else solved_at
+        inside = (self.evals_at_first < 0) & (first >= gen0) & (first < gen0 + len(best))
+        cols = np.nonzero(inside)[0]
+        self.evals_at_first[cols] = cum[first[cols] - gen0, cols]
+
+    def tree(self) -> dict:
+        return {k: getattr(self, k) for k in self.FIELDS}
+
+    def load(self, tree: dict) -> None:
+        for k in self.FIELDS:
+            setattr(self, k, np.asarray(tree[k], np.int64))
+
+
+def memory_estimate(
+    config: Config,
+    trials: int,
+    generations: int,
+    chunk: int,
+    records: str = "summary",
+    streamed: bool = False,
+) -> dict[str, int]:
+    """Bytes of host memory a run will hold at its peak, by part (``trials``: this process's).
+
+    The parts: the runtime (Python, JAX, XLA and the compiled program, measured), the population
+    (its device buffers, the generation's temporaries and the checkpoint's host copy), one
+    chunk's records and candidate solutions (on the device and on the host), the per-generation
+    statistics and per-trial totals, and with ``records="all"`` the ``[G+1, T]`` records
+    (kept, joined at the end and in the checkpoint); a streamed history adds one chunk's text.
+    Distinct solutions are not counted (as many as the run finds)."""
+    gene = np.dtype(ga_genomes.gene_dtype(config.n)).itemsize
+    per_trial = config.islands * (config.pop * (config.n * gene + 4) + 4) + config.n * gene + 12
+    per_gen = 16 + config.islands * config.sols_per_gen * (config.n * gene + 1)
+    parts = {
+        "runtime": RUNTIME_BYTES,
+        "population": POPULATION_COPIES * trials * per_trial,
+        "chunk": 3 * chunk * trials * per_gen,
+        "statistics": 3 * (generations + 1) * (len(SUMMARY) + 1) * 8 + 5 * 8 * trials,
+    }
+    if streamed:
+        parts["history text"] = 2 * chunk * trials * HISTORY_ROW_BYTES
+    if records == "all":
+        parts["records"] = 4 * (generations + 1) * trials * 20
+    return parts
+
+
+RUNTIME_BYTES = 600 << 20
+"""Python, JAX, XLA's CPU runtime and a compiled chunk, resident before any population
+(measured at about 420-520 MiB for ``evolve``; rounded up)."""
+POPULATION_COPIES = 6
+"""Copies of the population the process holds at its peak (device state, the donated next
+state, the generation's temporaries, the host copy a checkpoint writes; measured)."""
+HISTORY_ROW_BYTES = 48
+"""Bytes of one per-trial history row (``io.ga``'s CSV), rounded up."""
+
+
+def check_memory(parts: dict[str, int], *, what: str, fix: str) -> None:
+    """Refuse a run whose :func:`memory_estimate` does not fit in the memory available now."""
+    memory.check_memory(sum(parts.values()), what, fix)
+
+
+def _gather_trials(kept: dict | None, genes, fit, sols, trials: int):
+    """Across processes: records ``{name: [G+1, T]}`` (None: not kept) and populations [T, ...]
+    of all trials, in order, and the union of the distinct solutions."""
 
     def cat(x, axis):  # every process's trials joined along the trial axis, cut to T
         return np.take(gather.concat(x, axis), np.arange(trials), axis=axis)
 
-    out = [cat(x, 1) for x in (best, avg, worst, nevals)] + [cat(genes, 0), cat(fit, 0)]
+    if kept is not None:
+        kept = {k: cat(v, 1) for k, v in kept.items()}
     merged = gather.ragged(sols)
-    return (*out, np.unique(merged, axis=0) if len(merged) else sols)
-
-
-def _save_checkpoint(
-    path,
-    states: State,
-    hist,
-    found,
-    done: int,
-    fingerprint: dict,
-    solved_at: np.ndarray | None = None,
-) -> None:
-    """Population, records and solutions after ``done`` generations, written atomically."""
-    cols = [np.concatenate([h[i] for h in hist]) for i in range(4)]
-    sols = np.concatenate(found) if found else np.zeros((0, states.genes.shape[-1]), np.int32)
-    tree = {
-        "states": jax.tree.map(np.asarray, states),
-        "records": dict(zip(_RECORDS, cols, strict=True)),
-        "sols": sols,
-        "done": done,
-        "solved_at": solved_at,
-    }
-    ckpt.save(path, tree, fingerprint)
+    sols = np.unique(merged, axis=0) if len(merged) else sols
+    return kept, cat(genes, 0), cat(fit, 0), sols
 
 
 _RECORDS = ("best", "avg", "worst", "nevals")  # per generation and trial: [G + 1, T]
 
 
-def _load_checkpoint(path, fingerprint: dict, states: State, hist, solved_at):
-    """(states, hist, found, generations done, solved_at or None) from a checkpoint made with
-    the same settings; the fresh ``states``, generation-0 records ``hist`` and ``solved_at`` are
-    the template its arrays must fit."""
+def _save_checkpoint(path, tree: dict, fingerprint: dict) -> None:
+    """Population, totals, statistics (and records) after whole chunks, written atomically."""
+    ckpt.save(path, tree, fingerprint)
+
+
+def _schema(states: State, trials: int, hist, solved_at) -> dict:
+    """What a checkpoint of this run must hold (the fresh ``states`` and generation-0 ``hist``
+    are the templates)."""
     n = states.genes.shape[-1]
-    records = {
-        k: ckpt.Spec(np.dtype(h.dtype), ("records", h.shape[1]))
-        for k, h in zip(_RECORDS, hist[0], strict=True)
-    }
     schema = {
         "states": ckpt.like(states),
-        "records": records,
         "sols": ckpt.Spec(np.integer, (None, n)),
         "done": ckpt.Spec(np.integer),
+        "trials": {k: ckpt.Spec(np.int64, (trials,)) for k in _Trials.FIELDS},
+        "summary": ckpt.Spec(np.float64, (None, len(SUMMARY))),
+        "history_bytes": ckpt.Spec(np.integer),
+        "wall_s": ckpt.Spec(np.floating),
+        "sessions": ckpt.Spec(np.integer),
     }
+    if hist is not None:
+        schema["records"] = {
+            k: ckpt.Spec(np.dtype(h.dtype), ("records", h.shape[1]))
+            for k, h in zip(_RECORDS, hist[0], strict=True)
+        }
     if solved_at is not None:  # the report's fitness: each trial's first solved generation
         schema["solved_at"] = ckpt.Spec(np.int64, solved_at.shape)
-    z = ckpt.load(path, fingerprint, schema)
-    states = _place(State(**{k: jnp.asarray(v) for k, v in z["states"].items()}))
-    hist = [[z["records"][k] for k in _RECORDS]]
-    found = [z["sols"]] if len(z["sols"]) else []
-    return states, hist, found, int(z["done"]), z.get("solved_at")
+    return schema
 
 
 def evolve(
@@ -421,11 +592,14 @@ def evolve(
     quiet: bool | None = True,
     checkpoint=None,
     resume: bool = False,
-    checkpoint_every: float = 30.0,
+    checkpoint_every: float = settings.CHECKPOINT_EVERY,
     instance: cons.Constraints | None = None,
     toroidal: bool = False,
     preset: str = "default",
     seconds: float | None = None,
+    records: str = "all",
+    sink=None,
+    plan: Callable[[dict], None] | None = None,
 ) -> EvolveResult:
     """Evolve ``trials`` independent runs (each of ``islands`` populations of ``pop``) at once.
 
@@ -477,6 +651,18 @@ def evolve(
       seconds: stop after the chunk of generations that passes this much run time (compilation
         excluded): the records then end there (``stats --time``: a round never runs past its
         budget by more than one chunk).
+      records: "all" (default: the ``[G+1, T]`` records in the result) or "summary" (per
+        generation statistics over trials and per-trial totals only: memory and checkpoints
+        that do not grow with generations x trials), :data:`RECORDS`.
+      sink: receives every trial's records as the chunks finish, to stream them to disk
+        (process 0 only; ``jaxqueens.io.ga.HistoryStream``): ``start()`` or ``resume(bytes)``
+        first, then ``records(first_generation, best, avg, worst, evaluations)`` with
+        ``[k, T]`` arrays, and ``sync() -> bytes`` before each checkpoint, which records its
+        length so that a resumed run continues the file where the checkpoint stands.
+      plan: called before the first generation with ``{"memory": parts, "available": bytes or
+        None, "per_solution": bytes}`` (:func:`memory_estimate`; the distinct solutions a run
+        finds, about ``per_solution`` bytes each, cannot be known before) once the run is known
+        to fit (a run that does not is refused with a one-line QueensError before it starts).
 
     Returns:
       EvolveResult; every solution in it has passed the independent checker.
@@ -538,11 +724,37 @@ def evolve(
         toroidal=model is not None and model.toroidal,
         constrained=mask is not None,
     )
+    if records not in RECORDS:
+        raise QueensError(f"records {records!r} is unknown; use one of {', '.join(RECORDS)}")
     chunk = chunk or default_chunk(config, trials, generations)
     if backend.is_accelerator():  # generations per call from the device (the records grow)
         devs = local_device_count()
         devs = devs if devs > 1 and -(-trials // gather.process_count()) % devs == 0 else 1
         chunk = accelerator_chunk(config, -(-trials // gather.process_count()), chunk, devs, mask)
+    procs, me = gather.process_count(), gather.process_index()
+    total_trials, trials = trials, -(-trials // procs)  # process p runs trials p*L .. p*L+L-1
+    parts = memory_estimate(
+        config,
+        trials if records == "all" else total_trials,  # summaries see every trial's chunk
+        generations,
+        chunk,
+        records,
+        streamed=sink is not None,
+    )
+    check_memory(
+        parts,
+        what=f"{total_trials} trials x {generations} generations ({config.islands} x pop "
+        f"{config.pop}, n = {n}{', every record kept' if records == 'all' else ''})",
+        fix="use fewer --trials"
+        + (" or per-generation summaries (--history summary)" if records == "all" else "")
+        + (" or --history summary" if sink is not None else "")
+        + ", or run the trials in several runs with different --seed",
+    )
+    if plan is not None:
+        per_solution = 8 * n  # kept, merged, written as int32 (distinct solutions: not known)
+        plan(
+            {"memory": parts, "available": memory.available_memory(), "per_solution": per_solution}
+        )
     dyn = default_params(
         config,
         **params,
@@ -553,8 +765,6 @@ def evolve(
     )
     problem = _problem(mask)
     t0 = time.perf_counter()
-    procs, me = gather.process_count(), gather.process_index()
-    total_trials, trials = trials, -(-trials // procs)  # process p runs trials p*L .. p*L+L-1
     states, m0 = lockstep.init(
         config, jax.random.key(seed), trials, jnp.int32(me * trials), dyn, problem
     )
@@ -567,7 +777,13 @@ def evolve(
     compiled = run_generations.lower(config, states, dyn, problem, stop, chunk, devices).compile()
     compile_s = time.perf_counter() - t0
 
-    hist = [[np.asarray(x)[None] for x in (m0.best, m0.avg, m0.worst, m0.nevals)]]
+    def everyone(x):  # [k, T] of this process's trials -> [k, total_trials] of all, in order
+        x = np.asarray(x)
+        return x if procs == 1 else np.take(gather.concat(x, 1), np.arange(total_trials), axis=1)
+
+    keep_all = records == "all"
+    rec0 = [np.asarray(x)[None] for x in (m0.best, m0.avg, m0.worst, m0.nevals)]
+    hist = [rec0] if keep_all else None
     found: list[np.ndarray] = []
     _collect(found, m0.sols, m0.sols_ok)
     fingerprint = {
@@ -578,41 +794,85 @@ def evolve(
         "generations": generations,
         "chunk": chunk,
         "processes": procs,
+        "records": records,
+        "streamed": sink is not None,
     }
     if model is not None:
         fingerprint["instance"] = model.to_dict()
     if checkpoint is not None:  # one file per process: each holds its own trials
         checkpoint = ckpt.process_path(checkpoint)
-    done = 0
+    done, wall_before, sessions = 0, 0.0, 1
     report = config.fitness == ga_fitness.REPORT_FITNESS
     solved_at = np.full(trials, -1, np.int64) if report else None
     if solved_at is not None:  # (report)
         _mark_solved(solved_at, np.asarray(m0.sols)[None], np.asarray(m0.sols_ok)[None], 0)
+    totals = _Trials(trials)
+    totals.add(0, rec0[0], rec0[3], solved_at)
+    gathered0 = [everyone(x) for x in rec0]
+    summary = [summarise(*gathered0)]
     if resume and checkpoint is not None:
-        states, hist, found, done, saved = _load_checkpoint(
-            checkpoint, fingerprint, states, hist, solved_at
-        )
-        solved_at = saved if report else None
-
-    def recorded() -> int:  # generations whose records are in hist
-        return sum(len(h[0]) for h in hist) - 1
+        z = ckpt.load(checkpoint, fingerprint, _schema(states, trials, hist, solved_at))
+        states = _place(State(**{k: jnp.asarray(v) for k, v in z["states"].items()}))
+        if keep_all:
+            hist = [[z["records"][k] for k in _RECORDS]]
+        found = [z["sols"]] if len(z["sols"]) else []
+        done = int(z["done"])
+        totals.load(z["trials"])
+        summary = [z["summary"]]
+        wall_before, sessions = float(z["wall_s"]), int(z["sessions"]) + 1
+        solved_at = z.get("solved_at") if report else None
+        if len(summary[0]) != done + 1:
+            raise QueensError(
+                f"{checkpoint}: not a readable checkpoint (its statistics cover "
+                f"{len(summary[0]) - 1} generations, its population {done}); start without "
+                "--resume"
+            )
+        if sink is not None:
+            sink.resume(int(z["history_bytes"]))
+    elif sink is not None:
+        sink.start()
+        sink.records(0, *gathered0)
+    evals_before = int(totals.evals_total.sum())
 
     def one_chunk() -> Tick:
         nonlocal states, done
         states, m = compiled(states, dyn, problem, stop)
         keep = min(chunk, generations - done)
-        hist.append([np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)])
+        rec = [np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)]
+        if hist is not None:
+            hist.append(rec)
         _collect(found, m.sols[:keep], m.sols_ok[:keep])
         if solved_at is not None:  # (report)
             _mark_solved(solved_at, m.sols[:keep], m.sols_ok[:keep], done + 1)
+        totals.add(done + 1, rec[0], rec[3], solved_at)
+        every = [everyone(x) for x in rec]
+        summary.append(summarise(*every))
+        if sink is not None:
+            sink.records(done + 1, *every)
         done += keep
         late = seconds is not None and time.perf_counter() - started >= seconds
-        return Tick(
-            done, f"best {int(hist[-1][0][-1].min())}", finished=done >= generations or late
-        )
+        return Tick(done, f"best {int(summary[-1][-1, 0])}", finished=done >= generations or late)
 
     def save() -> None:
-        _save_checkpoint(checkpoint, states, hist, found, recorded(), fingerprint, solved_at)
+        if len(summary) > 1:  # one array: the checkpoint copies it anyway
+            summary[:] = [np.concatenate(summary)]
+        tree = {
+            "states": jax.tree.map(np.asarray, states),
+            "sols": np.concatenate(found)
+            if found
+            else np.zeros((0, states.genes.shape[-1]), np.int32),
+            "done": done,
+            "trials": totals.tree(),
+            "summary": summary[0],
+            "history_bytes": sink.sync() if sink is not None else 0,
+            "wall_s": wall_before + time.perf_counter() - started,
+            "sessions": sessions,
+            "solved_at": solved_at,
+        }
+        if hist is not None:
+            hist[:] = [[np.concatenate([h[i] for h in hist]) for i in range(4)]]
+            tree["records"] = dict(zip(_RECORDS, hist[0], strict=True))
+        _save_checkpoint(checkpoint, tree, fingerprint)
 
     t0 = started = time.perf_counter()
     interrupted = done < generations and run_chunks(
@@ -623,50 +883,82 @@ def evolve(
         save=save if checkpoint is not None else None,
         every=checkpoint_every,
     )
-    genes, fit = np.asarray(states.genes), np.asarray(states.fit)
-    wall_s = time.perf_counter() - t0
+    # From here to the result the work is whole: a stop asked meanwhile (Ctrl-C, SIGTERM) is
+    # kept for after it (saved, reported as interrupted), never half-way through the records.
+    with SafePoints() as safe:
+        genes, fit = np.asarray(states.genes), np.asarray(states.fit)
+        wall_s = time.perf_counter() - t0
+        evals_here = int(totals.evals_total.sum()) - evals_before
+        if procs > 1:
+            evals_here = int(gather.concat(np.array([evals_here], np.int64)).sum())
 
-    _collect(found, genes, fit == 0)
-    if solved_at is not None:  # (report) final populations: generational runs report only
-        _mark_solved(solved_at, genes[None], (fit == 0)[None], recorded())  # each island's best
-    sols = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, n), genes.dtype)
-    best, avg, worst, nevals = (np.concatenate([h[i] for h in hist]) for i in range(4))
-    if procs > 1:  # every process gets every trial, in trial order, and all solutions
-        best, avg, worst, nevals, genes, fit, sols = _gather_trials(
-            best, avg, worst, nevals, genes, fit, sols, total_trials
-        )
-        if report:
-            solved_at = np.take(gather.concat(solved_at, 0), np.arange(total_trials))
-    score_met = None
-    if report:  # the report's 0 ignores rows: only the checker's verdict makes a solution
-        score_met = sols
-        sols = sols[checker.are_solutions(sols.astype(np.int64))] if len(sols) else sols
-    what = f"GA ({encoding}, {scheme})"
-    if model is not None:
-        _require_fixed(genes, model, what)
-        if len(sols):
-            checker.require_constrained(sols.astype(np.int64), model, what=what)
-    elif len(sols):
-        checker.require_solutions(sols, what=what, n=n)
+        _collect(found, genes, fit == 0)
+        if solved_at is not None:  # (report) final populations: generational runs report only
+            before = solved_at.copy()  # each island's best
+            _mark_solved(solved_at, genes[None], (fit == 0)[None], done)
+            late = (before < 0) & (solved_at >= 0)
+            totals.evals_at_first[late] = totals.evals_total[late]
+        sols = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, n), genes.dtype)
+        kept = None
+        if hist is not None:
+            names = ("best", "avg", "worst", "evaluations")
+            kept = {k: np.concatenate([h[i] for h in hist]) for i, k in enumerate(names)}
+            kept["evaluations"] = kept["evaluations"].astype(np.int64)
+        per_trial = totals.tree()
+        if procs > 1:  # every process gets every trial, in trial order, and all solutions
+            kept, genes, fit, sols = _gather_trials(kept, genes, fit, sols, total_trials)
+            per_trial = {
+                k: np.take(gather.concat(v, 0), np.arange(total_trials))
+                for k, v in per_trial.items()
+            }
+            if report:
+                solved_at = np.take(gather.concat(solved_at, 0), np.arange(total_trials))
+        score_met = None
+        if report:  # the report's 0 ignores rows: only the checker's verdict makes a solution
+            score_met = sols
+            real = [checker.are_solutions(b.astype(np.int64)) for b in _batches(sols, n)]
+            sols = sols[np.concatenate(real)] if len(sols) else sols
+        what = f"GA ({encoding}, {scheme})"
+        if model is not None:
+            _require_fixed(genes, model, what)
+        for part in _batches(sols, n):  # in batches: the checker's temporaries stay bounded
+            if model is not None:
+                checker.require_constrained(part.astype(np.int64), model, what=what)
+            else:
+                checker.require_solutions(part, what=what, n=n)
+        if safe.requested and not interrupted:
+            if checkpoint is not None:
+                save()
+            interrupted = True
     return EvolveResult(
-        config,
-        params,
-        seed,
-        best,
-        avg,
-        worst,
-        nevals.astype(np.int64),
-        sols,
-        genes,
-        fit,
-        wall_s,
-        compile_s,
-        init_s,
-        interrupted,
-        score_met,
-        solved_at,
-        model,
+        config=config,
+        params=params,
+        seed=seed,
+        generations=done,
+        summary=np.concatenate(summary),
+        **per_trial,
+        solutions=sols,
+        population=genes,
+        fitness=fit,
+        wall_s=wall_s,
+        compile_s=compile_s,
+        init_s=init_s,
+        evals_here=evals_here,
+        wall_total_s=wall_before + wall_s,
+        sessions=sessions,
+        interrupted=interrupted,
+        score_met=score_met,
+        solved_at=solved_at,
+        instance=model,
+        records=kept,
     )
+
+
+def _batches(boards: np.ndarray, n: int) -> list[np.ndarray]:
+    """``boards`` ``[S, n]`` in slices of about 2^20 cells: the checker's int64 temporaries
+    (about 45 bytes a cell) stay near 50 MiB however many distinct solutions a run found."""
+    rows = max(1, (1 << 20) // max(n, 1))
+    return [boards[i : i + rows] for i in range(0, len(boards), rows)]
 
 
 def _require_fixed(genes: np.ndarray, model: cons.Constraints, what: str) -> None:

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 
 from jaxqueens.core import arguments
+from jaxqueens.drivers.settings import CHECKPOINT_EVERY
 from jaxqueens.errors import PeerLostError
 from jaxqueens.io.interrupts import SafePoints
 from jaxqueens.io.progress import Progress
@@ -71,7 +72,7 @@ def run_chunks(
     unit: str,
     quiet: bool | None = None,
     save: Callable[[], object] | None = None,
-    every: float = 30.0,
+    every: float = CHECKPOINT_EVERY,
 ) -> bool:
     """Call ``chunk`` until a tick says ``finished``.
 

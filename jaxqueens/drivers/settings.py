@@ -525,44 +525,260 @@ def parse_solvers(text) -> list[str]:
 
 
 COMPARE_PRESET = "default"
-"""Every solver of :func:`jaxqueens.compare` runs at its family's measured defaults."""
+"""Every solver of :func:`jaxqueens.compare` runs at its family's measured defaults, unless its
+own settings (:func:`compare_settings`) say otherwise."""
+
+COMPARE_KEYS: dict[str, tuple[str, ...]] = {
+    "minconflicts": ("steps", "maxsteps", "tabu"),
+    "anneal": (
+        "steps",
+        "preset",
+        "rounds",
+        "neighbour",
+        "step",
+        "edge",
+        "objective",
+        "q",
+        "init_prob",
+        "alpha",
+        "t_end",
+        "t0",
+    ),
+    "ga": (
+        "steps",
+        "generations",
+        "preset",
+        "pop",
+        "scheme",
+        "crossover",
+        "mutation",
+        "tournament",
+        "cxpb",
+        "mutpb",
+        "indpb",
+        "elite",
+    ),
+}
+"""The settings a solver of :func:`jaxqueens.compare` takes per family (``[solvers.sa]`` in a
+config, ``--set sa.rounds=100``): its own step budget ``steps`` (default: the run's), and the
+options of the family's command with the same names (``solve --maxsteps``, ``anneal --rounds``,
+``evolve --pop``); the GA may give ``generations`` instead of ``steps`` (its budget is then the
+initial population and those generations). What the solver's name fixes (min-conflicts' init,
+the LS/TA/SA method, the GA's encoding) is not a setting."""
 
 
-def compare_ga(name: str) -> dict[str, Any]:
+def compare_ga(name: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The settings of :func:`jaxqueens.compare`'s GA solver ``name``: the scheme and encoding
-    and :data:`COMPARE_PRESET`'s population, tournament, rates and elite (:func:`ga_preset`)."""
+    and the preset's population, tournament, rates and elite (:func:`ga_preset`), each
+    overridden by ``given`` (None or absent: the preset's)."""
     spec = COMPARE_SOLVERS[name]
-    return ga_preset(COMPARE_PRESET, spec["encoding"], spec.get("scheme", "steady"))
+    given = {k: v for k, v in (given or {}).items() if v is not None}
+    scheme = given.get("scheme", spec.get("scheme", "steady"))
+    arguments.choice(scheme, "scheme", ("steady", "generational"))
+    preset = given.get("preset", COMPARE_PRESET)
+    chosen = ga_preset(preset, spec["encoding"], scheme)
+    chosen["preset"] = preset
+    for key in ("pop", "tournament", "cxpb", "mutpb"):
+        if key in given:
+            chosen[key] = given[key]
+    return chosen
 
 
-def least_steps(name: str) -> int:
-    """The smallest step budget per chain solver ``name`` of :func:`jaxqueens.compare` can run:
-    1 for min-conflicts, one per round for LS/TA/SA (the preset's rounds), the initial population
-    and one generation for the GA (steady-state: two children)."""
+def _ga_per_generation(scheme: str, pop: int) -> int:
+    return 2 if scheme == "steady" else pop
+
+
+def least_steps(name: str, given: Mapping[str, Any] | None = None) -> int:
+    """The smallest step budget per chain solver ``name`` of :func:`jaxqueens.compare` can run
+    with its settings ``given`` (None: the defaults): 1 for min-conflicts, one per round for
+    LS/TA/SA, the initial population and one generation for the GA (steady-state: two
+    children)."""
     spec = COMPARE_SOLVERS[name]
+    given = given or {}
     if spec["family"] == "anneal":
-        return ANNEAL_PRESET_SETTINGS[COMPARE_PRESET][spec["method"]]["rounds"]
+        preset = given.get("preset") or COMPARE_PRESET
+        arguments.choice(preset, "preset", ANNEAL_PRESETS)
+        rounds = given.get("rounds")
+        return (
+            ANNEAL_PRESET_SETTINGS[preset][spec["method"]]["rounds"] if rounds is None else rounds
+        )
     if spec["family"] == "ga":
-        ga = compare_ga(name)
-        return ga["pop"] + (2 if ga["scheme"] == "steady" else ga["pop"])
+        ga = compare_ga(name, given)
+        return ga["pop"] + _ga_per_generation(ga["scheme"], ga["pop"])
     return 1
 
 
-def _least_steps_why(name: str) -> str:
+def _least_steps_why(name: str, given: Mapping[str, Any] | None = None) -> str:
     spec = COMPARE_SOLVERS[name]
     if spec["family"] == "anneal":
-        return f"{name}: {least_steps(name)} thresholds or temperatures, a step each at least"
-    ga = compare_ga(name)
+        return (
+            f"{name}: {least_steps(name, given)} thresholds or temperatures, a step each at least"
+        )
+    ga = compare_ga(name, given)
     return (
         f"{name}: its initial population of {ga['pop']} and one generation take "
-        f"{least_steps(name)} evaluations"
+        f"{least_steps(name, given)} evaluations"
     )
 
 
-def check_compare(n, chains, solvers, steps, seed) -> tuple[int, int, list[str], int, int]:
+def _solver_key(name: str, key: str, value: Any) -> Any:
+    """One setting of compare's solver ``name``, type- and range-checked (a one-line QueensError
+    naming ``name.key`` and the fix)."""
+    where = f"{name}.{key}"
+    if key in ("steps", "generations", "maxsteps", "rounds", "pop", "tournament"):
+        return arguments.integer(value, where, 1)
+    if key in ("tabu", "elite", "step"):
+        return arguments.integer(value, where, 0)
+    if key in ("cxpb", "mutpb", "indpb"):
+        return arguments.real(value, where, 0.0, 1.0)
+    if key in ("q", "alpha", "t_end"):
+        return arguments.real(value, where, 0.0, 1.0, lo_open=True)
+    if key == "init_prob":
+        return arguments.real(value, where, 0.0, 1.0, lo_open=True, hi_open=True)
+    if key == "t0":
+        return t0_rule(value)
+    choices = {
+        "neighbour": NEIGHBOURS,
+        "edge": EDGES,
+        "objective": OBJECTIVES,
+        "scheme": ("steady", "generational"),
+    }
+    if key == "preset":
+        family = COMPARE_SOLVERS[name]["family"]
+        return arguments.choice(value, where, ANNEAL_PRESETS if family == "anneal" else GA_PRESETS)
+    if key in choices:
+        return arguments.choice(value, where, choices[key])
+    if not isinstance(value, str) or not value:  # crossover, mutation: the GA checks the name
+        raise QueensError(f"{where} must be a name, got {value!r}")
+    return value
+
+
+def compare_settings(
+    n: int, names: Iterable[str], steps: int, given: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Every solver's own settings for a :func:`jaxqueens.compare` run, checked before any solver
+    runs: the settings ``given`` (solver -> key -> value, as ``[solvers.sa] rounds = 100`` or
+    ``--set sa.rounds=100``) and ``steps``, the run's step budget per chain.
+
+    An unknown solver, a solver not in ``names``, a key the solver's family does not take
+    (:data:`COMPARE_KEYS`) or uses in no setting of it (``sa.q``, ``ga-permutation.elite`` in the
+    steady-state scheme), a bad value, or a budget too small for a solver is a one-line
+    QueensError naming it and the fix. Returns solver -> its settings as given (checked), with
+    ``steps``, the solver's own budget, filled in (GA: the initial population and
+    ``generations``, when given)."""
+    names = list(names)
+    given = dict(given or {})
+    for name in given:
+        if name not in COMPARE_SOLVERS:
+            raise QueensError(
+                f"settings for solver {name!r}: no such solver; use one of "
+                f"{', '.join(COMPARE_SOLVERS)}"
+            )
+        if name not in names:
+            raise QueensError(
+                f"settings for {name} given, but {name} is not among the solvers run "
+                f"({', '.join(names)}); add it to solvers or drop its settings"
+            )
+    out: dict[str, dict[str, Any]] = {}
+    resolved: dict[str, dict[str, Any]] = {}  # LS/TA/SA: every setting, defaults filled in
+    for name in names:
+        spec = COMPARE_SOLVERS[name]
+        family = spec["family"]
+        if not isinstance(given.get(name) or {}, Mapping):
+            raise QueensError(f"settings for {name} must be a table of key = value")
+        raw = dict(given.get(name) or {})
+        keys = COMPARE_KEYS[family]
+        for key in raw:
+            if key not in keys:
+                raise QueensError(
+                    f"{name}: unknown setting {key!r} (valid for {name}: {', '.join(keys)})"
+                )
+        mine = {key: _solver_key(name, key, value) for key, value in raw.items()}
+        if family == "anneal":
+            try:
+                resolved[name] = anneal_settings(
+                    spec["method"],
+                    mine.get("preset"),
+                    command=f"compare {name}",
+                    **{k: v for k, v in mine.items() if k in ANNEAL_SETTINGS},
+                )
+            except QueensError as err:  # (the unused-option message names compare and name)
+                if str(err).startswith("compare "):
+                    raise
+                raise QueensError(f"{name}: {err}") from None
+        if family == "ga":
+            ga = compare_ga(name, mine)
+            resolve(
+                GA,
+                {"scheme": ga["scheme"], "mutation": mine.get("mutation"), "islands": 1},
+                {"elite": mine.get("elite"), "indpb": mine.get("indpb")},
+                f"compare {name}",
+            )
+            if ga["pop"] < 2 or ga["tournament"] < (2 if ga["scheme"] == "steady" else 1):
+                raise QueensError(
+                    f"{name}: pop {ga['pop']} and tournament {ga['tournament']} are too small "
+                    "(a population of 2 at least, a tournament of 2 in the steady-state scheme)"
+                )
+            if ga["tournament"] > ga["pop"]:
+                raise QueensError(
+                    f"{name}: pop {ga['pop']} is smaller than the tournament {ga['tournament']}; "
+                    "raise pop or lower tournament"
+                )
+            if mine.get("elite") is not None and mine["elite"] >= ga["pop"]:
+                raise QueensError(f"{name}: elite must lie in 0..pop-1 ({ga['pop'] - 1})")
+            if "generations" in mine:
+                if "steps" in mine:
+                    raise QueensError(
+                        f"{name}: give steps (the budget in evaluations) or generations, not both"
+                    )
+                per = _ga_per_generation(ga["scheme"], ga["pop"])
+                mine["steps"] = ga["pop"] + per * mine.pop("generations")
+        mine.setdefault("steps", steps)
+        out[name] = mine
+    own = {name for name in out if {"steps", "generations"} & set(given.get(name) or {})}
+    for name in own:
+        least = least_steps(name, out[name])
+        if out[name]["steps"] < least:  # (generations >= 1 always fit)
+            raise QueensError(
+                f"{name}.steps {out[name]['steps']} is too small "
+                f"({_least_steps_why(name, out[name])}); give {name}.steps {least} or more"
+            )
+    short = [
+        (name, least_steps(name, s))
+        for name, s in out.items()
+        if name not in own and steps < least_steps(name, s)
+    ]
+    if short:
+        need = max(least for _, least in short)
+        raise QueensError(
+            f"--steps {steps} is too small for {', '.join(name for name, _ in short)} "
+            f"({'; '.join(_least_steps_why(name, out[name]) for name, _ in short)}); give "
+            f"--steps {need} or more, or leave those solvers out of --solvers"
+        )
+    for name, opts in resolved.items():  # the ranges anneal checks (--step within 1..n-1, ...)
+        try:
+            check_anneal(
+                n=n,
+                method=COMPARE_SOLVERS[name]["method"],
+                chains=1,
+                steps=out[name]["steps"],
+                walk=2000,
+                seed=0,
+                batch=None,
+                **opts,
+            )
+        except QueensError as err:
+            raise QueensError(f"{name}: {err}") from None
+    return out
+
+
+def check_compare(
+    n, chains, solvers, steps, seed, given: Mapping[str, Mapping[str, Any]] | None = None
+) -> tuple[int, int, list[str], int, int]:
     """``(n, chains, names, steps, seed)`` of a :func:`jaxqueens.compare` run, checked before
-    any solver runs: a step budget too small for some solver is refused up front, naming every
-    such solver and the budget it needs (not after the solvers before it have run)."""
+    any solver runs, with every solver's own settings ``given`` (:func:`compare_settings`): a
+    step budget too small for some solver is refused up front, naming every such solver and the
+    budget it needs (not after the solvers before it have run)."""
     n = arguments.integer(n, "n", 1)
     names = parse_solvers(solvers)
     if n < 4:
@@ -572,14 +788,7 @@ def check_compare(n, chains, solvers, steps, seed) -> tuple[int, int, list[str],
     chains = arguments.integer(chains, "--chains", 1)
     steps = arguments.integer(steps, "--steps", 1)
     seed = arguments.seed(seed, "--seed")
-    short = [(name, least_steps(name)) for name in names if steps < least_steps(name)]
-    if short:
-        need = max(least for _, least in short)
-        raise QueensError(
-            f"--steps {steps} is too small for {', '.join(name for name, _ in short)} "
-            f"({'; '.join(_least_steps_why(name) for name, _ in short)}); give --steps {need} "
-            "or more, or leave those solvers out of --solvers"
-        )
+    compare_settings(n, names, steps, given)
     return n, chains, names, steps, seed
 
 
@@ -664,6 +873,10 @@ def check_solvable(n: int) -> None:
             f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)"
         )
 
+
+CHECKPOINT_EVERY = 30.0
+"""Seconds between a resumable run's checkpoints (``--checkpoint-every``), the one default of
+every driver that saves them; a checkpoint is also written on Ctrl-C and at the end."""
 
 COUNT_ENUMERATE_MAX_N = 14
 """Largest board ``count --enumerate`` lists (n = 14: 365,596 solutions)."""

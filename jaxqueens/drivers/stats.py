@@ -113,7 +113,7 @@ def sample_minconflicts(
     max_restarts=1_000_000,
     checkpoint=None,
     resume=False,
-    checkpoint_every=30.0,
+    checkpoint_every=settings.CHECKPOINT_EVERY,
 ) -> Samples:
     """Min-conflicts chains through :func:`jaxqueens.solve` (``chains``: solved chains;
     ``max_steps`` None: its default restart period)."""
@@ -156,7 +156,7 @@ def sample_anneal(
     batch=None,
     checkpoint=None,
     resume=False,
-    checkpoint_every=30.0,
+    checkpoint_every=settings.CHECKPOINT_EVERY,
     **options,
 ) -> Samples:
     """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``:
@@ -226,7 +226,7 @@ def sample_ga(
     batch=None,
     checkpoint=None,
     resume=False,
-    checkpoint_every=30.0,
+    checkpoint_every=settings.CHECKPOINT_EVERY,
     **ga_options,
 ) -> Samples:
     """GA trials (:func:`jaxqueens.evolve`), ``batch`` trials per round; one sample per trial.

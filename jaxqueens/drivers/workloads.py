@@ -3,8 +3,8 @@
 Each :class:`Executable` is a workload at one size with the builder its driver uses on an
 accelerator (``batch -> jax.stages.Lowered`` of the real jitted function, never a copy of it):
 :func:`jaxqueens.parallel.chains.lockstep_builder` for the chain solvers (solve, anneal, the
-samples of stats), :func:`jaxqueens.drivers.count.items_builder`,
-:func:`jaxqueens.drivers.complete.chunk_builder`, :func:`jaxqueens.drivers.estimate.call_builder`,
+samples of stats), :func:`jaxqueens.parallel.count.items_builder`,
+:func:`jaxqueens.parallel.complete.chunk_builder`, :func:`jaxqueens.drivers.estimate.call_builder`,
 :func:`jaxqueens.drivers.ga.chunk_builder`, :func:`jaxqueens.drivers.large.builders` and
 :func:`jaxqueens.drivers.stats.analysis_builders`. ``want`` is the batch the driver asks
 :func:`jaxqueens.parallel.sizing.choose` for on that device; ``sized`` False marks a batch that is
@@ -35,6 +35,8 @@ from jaxqueens.drivers import large as large_driver
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as statistics
 from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel import complete as complete_batch
+from jaxqueens.parallel import count as count_batch
 from jaxqueens.parallel.sizing import ACCELERATOR_DEFAULTS, Target
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers import ga_crossover, ga_mutation, minconflicts, variants
@@ -211,13 +213,13 @@ def count_executables(target: Target, place) -> list[Executable]:
     for n in COUNT_N:
         cfg, _ = constellations.constellations(n)
         allow = constellations.allow_masks(n, cfg)
-        depth = counting.task_depth(n, allow, counting.TASKS_PER_LANE * target.parallelism)
+        depth = counting.task_depth(n, allow, count_batch.TASKS_PER_LANE * target.parallelism)
         out.append(
             Executable(
                 "count",
                 f"depth={depth}",
                 n,
-                counting.items_builder(n, depth, 1, place),
+                count_batch.items_builder(n, depth, 1, place),
                 target.parallelism,
                 "lanes",
                 extra={"depth": depth},
@@ -243,7 +245,7 @@ def complete_executables(target: Target, place) -> list[Executable]:
                 "complete",
                 mode,
                 n,
-                completing.chunk_builder(config, 1, place),
+                complete_batch.chunk_builder(config, 1, place),
                 target.parallelism,
                 "lanes",
                 extra={"config": config},

@@ -10,6 +10,9 @@ atomic on POSIX and Windows when source and target share a directory.
   :data:`STALE_SECONDS`. Only files of this pattern are ever removed.
 - Written files get the mode the umask allows (``0o666 & ~umask``), as ``open()`` gives, not
   ``mkstemp``'s 0600, also when they replace an existing file.
+- Inside :func:`recording`, what :func:`write_text` and :func:`write_bytes` write (the tables,
+  summaries and figures of a run) is also kept in memory, so that the run's report is built from
+  it rather than from the files read back (:func:`recorded`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import re
 import socket
 import tempfile
 import time
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +37,9 @@ _OURS = re.compile(r"^\..+\.(?P<host>[0-9a-f]{8})-(?P<pid>\d+)\.[a-z0-9_]{8}\.tm
 _UNTAGGED = re.compile(r"^\..+\.(?:npy|npz|csv|json|jsonl|png|txt)\.[a-z0-9_]{8}\.tmp$")
 """Written by versions before the tag: ``.NAME.XXXXXXXX.tmp`` for our own kinds of file only."""
 _swept: set[str] = set()  # folders already swept by this process
+RECORD_MAX_BYTES = 16 << 20
+"""A file larger than this is not kept by :func:`recording` (the report reads it, if at all)."""
+_recording: list[dict[Path, bytes]] = []  # the open recordings, innermost last
 
 
 def _umask() -> int:
@@ -122,11 +129,106 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 def write_text(path: str | os.PathLike, text: str) -> None:
     """Write `text` to `path` atomically (UTF-8)."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_bytes(path, text.encode("utf-8"))
 
 
 def write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write `data` to `path` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+    if _recording and len(data) <= RECORD_MAX_BYTES:
+        _recording[-1][Path(path).resolve()] = data
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[dict[Path, bytes]]:
+    """Keep, for the block, the bytes of every file :func:`write_text`/:func:`write_bytes` write
+    (up to :data:`RECORD_MAX_BYTES` each), by resolved path; the last write of a path wins."""
+    kept: dict[Path, bytes] = {}
+    _recording.append(kept)
+    try:
+        yield kept
+    finally:
+        _recording.remove(kept)
+
+
+def recorded(path: str | os.PathLike) -> bytes | None:
+    """The bytes an open :func:`recording` kept for ``path`` (None: not written inside one)."""
+    where = Path(path).resolve()
+    for kept in reversed(_recording):
+        if where in kept:
+            return kept[where]
+    return None
+
+
+PARTIAL = ".partial"
+"""Suffix of a streamed file while it grows (:class:`Stream`): ``.NAME.partial`` beside its
+final name; never swept as stale (a checkpoint may point into it)."""
+
+
+def partial_path(path: str | os.PathLike) -> Path:
+    """Where :class:`Stream` grows ``path`` until :meth:`Stream.commit`: ``.NAME.partial``."""
+    target = Path(path)
+    return target.with_name(f".{target.name}{PARTIAL}")
+
+
+class Stream:
+    """A file written in parts over a long run, whole or absent under its final name.
+
+    The parts go to :func:`partial_path` (appended, never held in memory); :meth:`sync` makes
+    what was written durable and returns its length, which a checkpoint records beside the state
+    it belongs to; a resumed run reopens the partial file at that length (``resume_at``: bytes
+    beyond it, written after the checkpoint, are cut off), so the file and the checkpoint agree
+    across an interrupt. :meth:`commit` renames the whole file onto its name (``os.replace``:
+    atomic); :meth:`discard` removes the partial file.
+
+    Raises:
+      FileNotFoundError: ``resume_at`` is given but the partial file is missing or shorter
+        (the caller turns it into a one-line error).
+    """
+
+    def __init__(self, path: str | os.PathLike, resume_at: int | None = None):
+        self.path = Path(path)
+        self.partial = partial_path(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: typing.BinaryIO
+        if resume_at is None:
+            self._f = open(self.partial, "wb")  # noqa: SIM115 (closed by commit/discard/close)
+            os.chmod(self.partial, 0o666 & ~_umask())
+        else:
+            size = self.partial.stat().st_size if self.partial.exists() else -1
+            if size < resume_at:
+                raise FileNotFoundError(
+                    f"{self.partial} holds {max(size, 0):,} bytes, the checkpoint {resume_at:,}"
+                )
+            self._f = open(self.partial, "r+b")  # noqa: SIM115
+            self._f.truncate(resume_at)
+            self._f.seek(resume_at)
+
+    def write(self, data: bytes | str) -> None:
+        """Append ``data`` (str: UTF-8)."""
+        self._f.write(data.encode() if isinstance(data, str) else data)
+
+    def sync(self) -> int:
+        """Flush and fsync what was written; return the file's length (bytes)."""
+        self._f.flush()
+        os.fsync(self._f.fileno())
+        return self._f.tell()
+
+    def commit(self) -> Path:
+        """Make the partial file durable, then rename it onto its final name (atomic)."""
+        self.sync()
+        self._f.close()
+        os.replace(self.partial, self.path)
+        return self.path
+
+    def close(self) -> None:
+        """Close the partial file and keep it (an interrupted run: a checkpoint points into it)."""
+        if not self._f.closed:
+            self._f.close()
+
+    def discard(self) -> None:
+        """Close and remove the partial file."""
+        self.close()
+        with contextlib.suppress(OSError):
+            self.partial.unlink()

@@ -1,15 +1,23 @@
 """What ``jaxqueens compare`` writes to ``--out``: one CSV per measure and ``summary.json``.
 
-- ``summary.csv``: one row per solver (success rate, step and second quantiles of the solved
-  chains, ERT = expected seconds per solution, solutions per second, distinct solutions and
-  fundamental classes, kernel and compile seconds);
+- ``summary.csv``: one row per solver (its step budget, success rate, step and second quantiles
+  of the solved chains, ERT = expected seconds per solution and expected steps per solution with
+  their bootstrap CIs, solutions per second, distinct solutions and fundamental classes, kernel
+  and compile seconds; a solver that solved nothing has empty ERT cells and ``ert_note`` "not
+  solved ...");
+- ``settings.csv``: every solver's effective settings, defaults filled in (solver, key, value);
 - ``runs.csv``: every chain of every solver (solver, chain, solved, steps, seconds);
-- ``steps_ecdf.csv`` / ``seconds_ecdf.csv``: the run-time distributions (empirical CDF over the
-  solved chains: solver, x, fraction);
-- ``success.csv``: success rate against the step budget (solver, step_budget, success_rate);
+- ``rtd_steps.csv`` / ``rtd_seconds.csv``: the run-time distributions (Hoos & Stuetzle): the
+  fraction of ALL chains solved by t, censored at the budget (solver, steps or seconds,
+  fraction_of_runs);
+- ``steps_ecdf.csv`` / ``seconds_ecdf.csv``: the run-time distributions conditional on success
+  (empirical CDF over the solved chains: solver, x, fraction_of_solved);
+- ``success.csv``: success rate against the step budget (solver, step_budget, success_rate; the
+  unconditional RTD in steps on a log grid);
 - ``solutions.csv``: distinct solutions and fundamental classes found, with the exact totals;
 - ``bias.csv``: the sampling-bias chi-square tests (over solutions and over classes);
-- ``summary.json``: the settings, every solver's figures and the recommendation.
+- ``summary.json``: the settings, every solver's figures and the recommendation, strict JSON
+  (no Infinity or NaN: a figure that does not exist is null, with its reason beside it).
 
 The result is taken duck-typed (a :class:`~jaxqueens.drivers.compare.CompareResult`: ``runs``
 with ``name``, ``solved``, ``steps``, ``seconds``; ``curves``; ``summary``), since io never
@@ -18,9 +26,11 @@ imports a driver. The figures are drawn by :mod:`jaxqueens.plots.compare`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from jaxqueens.io.tables import write_csv, write_json
+from jaxqueens.io.atomic import write_text
+from jaxqueens.io.tables import write_csv
 
 SUMMARY_HEADER = (
     "solver",
@@ -39,11 +49,23 @@ SUMMARY_HEADER = (
     "fundamental_classes",
     "wall_s",
     "compile_s",
+    "step_budget",
+    "ert_s_ci_low",
+    "ert_s_ci_high",
+    "ert_steps",
+    "ert_steps_ci_low",
+    "ert_steps_ci_high",
+    "ert_note",
 )
 
 
 def _g(x) -> str | None:
     return None if x is None else f"{x:.6g}"
+
+
+def _ci(s: dict, key: str) -> list:
+    ci = s.get(key) or [None, None]
+    return [_g(ci[0]), _g(ci[1])]
 
 
 def summary_rows(summary: dict) -> list[list]:
@@ -69,6 +91,11 @@ def summary_rows(summary: dict) -> list[list]:
                 s["fundamental_classes"],
                 _g(s["wall_s"]),
                 _g(s["compile_s"]),
+                s["step_budget"],
+                *_ci(s, "ert_s_ci"),
+                _g(s["ert_steps"]),
+                *_ci(s, "ert_steps_ci"),
+                s["ert_note"] or "",
             ]
         )
     return rows
@@ -100,14 +127,29 @@ def _bias_rows(summary: dict):
                 ]
 
 
+def strict_json(doc) -> str:
+    """``doc`` as strict JSON text (RFC 8259: no Infinity or NaN; a ValueError if it holds
+    one, which the driver never leaves in: :func:`jaxqueens.drivers.compare.strict`)."""
+    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+
+
+def settings_rows(summary: dict):
+    """The rows of ``settings.csv``: every solver's effective settings (solver, key, value)."""
+    for s in summary["per_solver"]:
+        for key, value in s["options"].items():
+            yield [s["solver"], key, "" if value is None else value]
+
+
 def write_outputs(res, out_dir: str | Path) -> list[Path]:
     """Write every table and ``summary.json`` of a compare run into ``out_dir``; the paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s = res.summary
+    write_text(out / "summary.json", strict_json(s))
     files = [
-        write_json(out / "summary.json", s),
+        out / "summary.json",
         write_csv(out / "summary.csv", SUMMARY_HEADER, summary_rows(s)),
+        write_csv(out / "settings.csv", ["solver", "key", "value"], settings_rows(s)),
     ]
     files.append(
         write_csv(
@@ -120,12 +162,17 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
             ),
         )
     )
-    for name, unit in (("steps_ecdf", "steps"), ("seconds_ecdf", "seconds")):
+    for name, unit, of in (
+        ("rtd_steps", "steps", "fraction_of_runs"),
+        ("rtd_seconds", "seconds", "fraction_of_runs"),
+        ("steps_ecdf", "steps", "fraction_of_solved"),
+        ("seconds_ecdf", "seconds", "fraction_of_solved"),
+    ):
         fmt = (lambda v: int(v)) if unit == "steps" else (lambda v: f"{v:.4e}")
         files.append(
             write_csv(
                 out / f"{name}.csv",
-                ["solver", unit, "fraction_of_solved"],
+                ["solver", unit, of],
                 (
                     [solver, fmt(x), f"{y:.6f}"]
                     for solver, c in res.curves.items()

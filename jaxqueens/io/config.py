@@ -26,7 +26,10 @@ from pathlib import Path
 from jaxqueens.errors import QueensError
 from jaxqueens.io import files
 
-TOP_KEYS = {"command", "out", "options", "sweep", "description"}
+TABLES = ("solvers",)
+"""Top-level tables of named tables that a command may take (``compare``'s ``[solvers.NAME]``
+with each solver's settings); the command's parser checks them (:mod:`jaxqueens.cli.schema`)."""
+TOP_KEYS = {"command", "out", "options", "sweep", "description", *TABLES}
 MAX_CONFIG_BYTES = 1 << 20
 """A config is a few lines; a larger file is not one (refused before it is read)."""
 NOT_IN_CONFIGS = {
@@ -60,7 +63,7 @@ def load_config(path: str | Path) -> dict:
         )
     if not isinstance(cfg.get("command"), str):
         raise QueensError(f"{path}: 'command' must name a command, e.g. command = \"solve\"")
-    for key in ("options", "sweep"):
+    for key in ("options", "sweep", *TABLES):
         if key in cfg and not isinstance(cfg[key], dict):
             raise QueensError(
                 f"{path}: '{key}' must be a table ([{key}] with key = value lines), "
@@ -72,7 +75,19 @@ def load_config(path: str | Path) -> dict:
                 f"{path}: '{key}' must be a "
                 f"{'folder name' if key == 'out' else 'string'}, got {cfg[key]!r}"
             )
+    for key in TABLES:
+        bad = [name for name, v in cfg.get(key, {}).items() if not isinstance(v, dict)]
+        if bad:
+            raise QueensError(
+                f"{path}: '{key}.{bad[0]}' must be a table ([{key}.{bad[0]}] with key = value "
+                "lines)"
+            )
     return cfg
+
+
+def tables_of(cfg: Mapping) -> dict:
+    """The config's tables of named tables (:data:`TABLES`) that it has."""
+    return {key: cfg[key] for key in TABLES if key in cfg}
 
 
 def check_command(command: str, where: str, runnable) -> None:

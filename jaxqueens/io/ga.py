@@ -1,13 +1,16 @@
 """What ``jaxqueens evolve --out DIR`` writes, from a GA run's result.
 
-Files: ``history.csv`` (Trial, Generation, Best, Avg, Worst; generation 0 is the initial
-population), ``trials.csv`` (Trial, FirstSolved, FinalBest, Evaluations; FirstSolved is -1 if the
-trial never solved), ``solutions.npy`` (every distinct verified solution, int32 ``[S, n]``),
-``population.npy`` ``[T, I, P, n]`` and ``fitness.npy`` ``[T, I, P]`` (final populations) and
-``summary.json`` (:func:`summary` plus ``score_in_csv``). Under the GA report's fitness
-(``report-diagonals-only``) ``trials.csv`` gains FirstScoreMet (first generation whose best scored
-0) beside FirstSolved (first generation with a checker-confirmed solution), and
-``score_met.npy`` holds every distinct board that scored 0, solution or not.
+Files: ``history.csv`` (:data:`HISTORIES`: by default one row per generation with statistics
+over the trials, :func:`summary_columns`; with ``--history per-trial`` one row per generation
+and trial, :func:`per_trial_columns`, streamed to disk chunk by chunk as the run goes,
+:class:`HistoryStream`; generation 0 is the initial population; objective columns are named by
+their unit, :func:`unit`), ``trials.csv`` (Trial, FirstSolved, FinalBest, Evaluations;
+FirstSolved is -1 if the trial never solved), ``solutions.npy`` (every distinct verified
+solution, int32 ``[S, n]``), ``population.npy`` ``[T, I, P, n]`` and ``fitness.npy`` ``[T, I,
+P]`` (final populations) and ``summary.json`` (:func:`summary` plus ``score_in_csv``). Under the
+GA report's fitness (``report-diagonals-only``) ``trials.csv`` gains FirstScoreMet (first
+generation whose best scored 0) beside FirstSolved (first generation with a checker-confirmed
+solution), and ``score_met.npy`` holds every distinct board that scored 0, solution or not.
 
 The result is taken duck-typed (an :class:`jaxqueens.drivers.ga.EvolveResult` or anything with
 its fields): io does not import the drivers.
@@ -15,12 +18,14 @@ its fields): io does not import the drivers.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 
+from jaxqueens.errors import QueensError
 from jaxqueens.io import boards as boardio
-from jaxqueens.io.atomic import atomic_path
+from jaxqueens.io.atomic import Stream, atomic_path, partial_path
 from jaxqueens.io.tables import write_csv, write_json
 
 SCORES = ("attacking", "nonattacking")
@@ -51,12 +56,194 @@ SCORE_MET = "score_met.npy"
 """Report's fitness only: every distinct board that scored 0 (int32 ``[M, n]``)."""
 
 
+HISTORIES = ("summary", "per-trial")
+"""What ``history.csv`` holds (``evolve --history``): per generation, statistics over the trials
+(default: its size grows with generations only), or every trial's row per generation (streamed
+to disk as the run goes: generations x trials rows)."""
+
+SUMMARY_STATS = (
+    "best_min",
+    "best_p10",
+    "best_p50",
+    "best_p90",
+    "best_max",
+    "best_mean",
+    "avg_mean",
+    "worst_mean",
+    "evaluations",
+)
+"""The run's per-generation statistics in order (``EvolveResult.summary``'s columns, the
+driver's ``SUMMARY``): min, percentiles (linear), max and mean over trials of each trial's best;
+mean over trials of the population's mean and worst; evaluations of all trials."""
+
+
+def unit(fitness: str, score: str = "attacking") -> str:
+    """The unit an objective column is named by: ``attacking_pairs`` (``--score nonattacking``:
+    ``nonattacking_pairs``), ``excess_queens`` (``--fitness excess``: queens beyond the first on
+    each line) or ``diagonal_attacking_pairs`` (the report's fitness)."""
+    if score == "nonattacking":
+        return "nonattacking_pairs"
+    return {"pairs": "attacking_pairs", "excess": "excess_queens"}.get(
+        fitness, "diagonal_attacking_pairs"
+    )
+
+
+def per_trial_columns(u: str) -> list[str]:
+    """``history.csv`` columns with ``--history per-trial`` (one row per generation and trial,
+    in generation order, then trial)."""
+    return ["generation", "trial", f"best_{u}", f"mean_{u}", f"worst_{u}", "evaluations"]
+
+
+def summary_columns(u: str) -> list[str]:
+    """``history.csv`` columns by default: one row per generation, statistics over the trials
+    (``best_*``: of each trial's best; ``solved_fraction``: trials with a verified solution by
+    that generation; ``evaluations``: of all trials in that generation)."""
+    return [
+        "generation",
+        f"best_{u}_min",
+        f"best_{u}_p10",
+        f"best_{u}_p50",
+        f"best_{u}_p90",
+        f"best_{u}_max",
+        f"best_{u}_mean",
+        f"mean_{u}_mean",
+        f"worst_{u}_mean",
+        "solved_fraction",
+        "evaluations",
+    ]
+
+
+def top(n: int) -> int:
+    """n (n - 1) / 2: the pairs on an n x n board (non-attacking = top - attacking)."""
+    return n * (n - 1) // 2
+
+
 def scored(result, score: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(best, avg, worst) ``[G+1, T]`` as attacking pairs, or as non-attacking pairs."""
+    """(best, avg, worst) ``[G+1, T]`` as attacking pairs, or as non-attacking pairs (a result
+    that kept its records, ``records="all"``)."""
     if score == "attacking":
         return result.best, result.avg, result.worst
-    top = result.config.n * (result.config.n - 1) // 2
-    return top - result.best, top - result.avg, top - result.worst
+    t = top(result.config.n)
+    return t - result.best, t - result.avg, t - result.worst
+
+
+def scored_summary(result, score: str) -> dict[str, np.ndarray]:
+    """The per-generation statistics ``{name: [G+1]}`` (:data:`SUMMARY_STATS`, names without
+    the unit) in the score of the CSV: non-attacking pairs turn min into max and p10 into p90."""
+    cols = {k: np.asarray(result.summary[:, i]) for i, k in enumerate(SUMMARY_STATS)}
+    if score == "attacking":
+        return cols
+    t = top(result.config.n)
+    flip = {"best_min": "best_max", "best_max": "best_min", "best_p10": "best_p90"}
+    flip["best_p90"] = "best_p10"
+    return {k: cols[k] if k == "evaluations" else t - cols[flip.get(k, k)] for k in SUMMARY_STATS}
+
+
+def _num(x: float) -> str:
+    """A statistic in the CSV: up to 4 decimals, trailing zeros dropped (``12``, ``12.5``)."""
+    return np.format_float_positional(float(x), precision=4, trim="-")
+
+
+def summary_rows(result, score: str):
+    """The rows of the default ``history.csv`` (:func:`summary_columns`)."""
+    cols = scored_summary(result, score)
+    solved = result.success_curve()
+    order = SUMMARY_STATS[:-1]
+    for g in range(len(solved)):
+        yield (
+            [g] + [_num(cols[k][g]) for k in order] + [_num(solved[g]), int(cols["evaluations"][g])]
+        )
+
+
+class HistoryStream:
+    """``history.csv`` with one row per generation and trial, streamed as the run goes
+    (``evolve --history per-trial``): the driver's ``sink``.
+
+    The rows go to ``.history.csv.partial`` (:class:`jaxqueens.io.atomic.Stream`) chunk by
+    chunk, never held in memory beyond a chunk; each checkpoint records the file's length, so a
+    resumed run continues it exactly where its checkpoint stands (rows written after it are cut
+    off); :meth:`commit` renames it onto ``history.csv`` at the end (atomic), and an
+    interrupted run leaves ``history.csv`` absent or as it was.
+    """
+
+    NAME = "history.csv"
+
+    def __init__(self, out, n: int, fitness: str, score: str = "attacking"):
+        self.path = Path(out) / self.NAME
+        self.columns = per_trial_columns(unit(fitness, score))
+        self.top = top(n) if score == "nonattacking" else None
+        self._stream: Stream | None = None
+
+    def start(self) -> None:
+        """A new file: its header."""
+        self._stream = Stream(self.path)
+        self._stream.write(",".join(self.columns) + "\n")
+
+    def resume(self, position: int) -> None:
+        """Continue the file of an interrupted run at ``position`` (its checkpoint's length)."""
+        partial = partial_path(self.path)
+        if not partial.exists() and self.path.exists():  # committed, but the checkpoint stayed
+            os.replace(self.path, partial)  # (stopped before it was removed): go on from it
+        try:
+            self._stream = Stream(self.path, resume_at=position)
+        except FileNotFoundError:
+            raise QueensError(
+                f"{partial_path(self.path)}: the per-trial history streamed before the "
+                f"checkpoint is missing or shorter than the checkpoint's {position:,} bytes; "
+                "start over without --resume (or use --history summary)"
+            ) from None
+
+    def records(self, gen0: int, best, avg, worst, nevals) -> None:
+        """Rows of generations ``gen0 ..`` (``[k, T]`` arrays, the fitness minimised)."""
+        assert self._stream is not None, "start() or resume() first"
+        k, trials = np.shape(best)
+        best, avg, worst = (np.asarray(x) for x in (best, avg, worst))
+        if self.top is not None:
+            best, avg, worst = self.top - best, self.top - avg, self.top - worst
+        gens = np.repeat(np.arange(gen0, gen0 + k), trials).tolist()
+        ids = np.tile(np.arange(trials), k).tolist()
+        rows = map(
+            "{},{},{},{:.4f},{},{}\n".format,
+            gens,
+            ids,
+            best.ravel().tolist(),
+            np.asarray(avg, np.float64).ravel().tolist(),
+            worst.ravel().tolist(),
+            np.asarray(nevals).ravel().tolist(),
+        )
+        self._stream.write("".join(rows))
+
+    def sync(self) -> int:
+        """Bytes durably written (a checkpoint records them)."""
+        return self._stream.sync() if self._stream is not None else 0
+
+    def commit(self) -> Path:
+        """Rename the whole file onto ``history.csv``."""
+        assert self._stream is not None
+        return self._stream.commit()
+
+    def close(self) -> None:
+        """Keep the partial file for ``--resume`` (an interrupted run)."""
+        if self._stream is not None:
+            self._stream.close()
+
+    def discard(self) -> None:
+        """Remove the partial file (a run that left no checkpoint to resume from)."""
+        if self._stream is not None:
+            self._stream.discard()
+
+
+def out_bytes(
+    n: int, pop: int, trials: int, islands: int, generations: int, history: str = "summary"
+) -> int:
+    """Roughly what ``--out`` receives at its peak: the final populations (.npy) and the
+    checkpoint with its temporary copy, the history (streamed per trial: one row per trial and
+    generation), and the small tables."""
+    gene = 1 if n <= 127 else 2
+    population = trials * islands * (pop * (gene * n + 4) + 4) + 64 * trials
+    statistics = (generations + 1) * 200
+    rows = (generations + 1) * trials * 36 if history == "per-trial" else statistics
+    return 3 * population + 2 * statistics + rows + 40 * trials
 
 
 def summary(result) -> dict:
@@ -68,20 +255,25 @@ def summary(result) -> dict:
         "params": result.params,
         "seed": result.seed,
         "trials": len(fs),
-        "generations": int(result.best.shape[0] - 1),
+        "generations": int(result.generations),
         "solved": len(solved),
         "success_rate": result.success_rate,
         "first_solved": fs.tolist(),
         "first_solved_median": float(np.median(solved)) if len(solved) else None,
         "distinct_solutions": len(result.solutions),
-        "evaluations": int(result.evaluations.sum()),
+        "evaluations": result.evaluations_total,
         "evaluations_counted_as": (
             "DEAP: initial population + individuals changed by crossover or mutation"
         ),
         "wall_s": result.wall_s,
         "compile_s": result.compile_s,
         "init_s": result.init_s,
+        "evaluations_this_process": int(result.evals_here),
         "evals_per_s": result.evals_per_s,
+        "evals_per_s_counts": "evaluations of the generations run in this process over wall_s",
+        "sessions": int(result.sessions),
+        "wall_total_s": result.wall_total_s,
+        "evals_per_s_all_sessions": result.evals_per_s_total,
         "fitness": FITNESS_NAMES[result.config.fitness],
         **(_report_counts(result) if result.config.fitness == REPORT_FITNESS else {}),
         **(
@@ -120,21 +312,27 @@ def _save_npy(path: Path, arr: np.ndarray, **kwargs) -> None:
         np.save(f, arr, **kwargs)
 
 
-def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> list[Path]:
-    """Write :data:`FILES` into ``out``; ``summ`` is :func:`summary` of the run."""
+def write_outputs(
+    result,
+    out: Path,
+    summ: dict,
+    score: str = "attacking",
+    history: str = "summary",
+    stream: HistoryStream | None = None,
+) -> list[Path]:
+    """Write :data:`FILES` into ``out``; ``summ`` is :func:`summary` of the run. ``history``
+    "per-trial" commits ``stream`` (the rows streamed during the run) as ``history.csv``;
+    "summary" writes the per-generation statistics (:func:`summary_rows`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    best, avg, worst = scored(result, score)
-    gens, trials = best.shape
-    write_csv(
-        out / "history.csv",
-        ["Trial", "Generation", "Best", "Avg", "Worst"],
-        (
-            [t, g, int(best[g, t]), f"{avg[g, t]:.4f}", int(worst[g, t])]
-            for t in range(trials)
-            for g in range(gens)
-        ),
-    )
+    if history == "per-trial" and stream is None:
+        raise ValueError("history='per-trial' needs the HistoryStream the run wrote to")
+    if history != "per-trial":
+        write_csv(
+            out / "history.csv",
+            summary_columns(unit(result.config.fitness, score)),
+            summary_rows(result, score),
+        )
     report = result.config.fitness == REPORT_FITNESS
     if report:
         write_csv(
@@ -146,8 +344,8 @@ def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> li
                     zip(
                         result.first_solved,
                         result.first_score_met,
-                        result.best[-1],
-                        result.evaluations.sum(0),
+                        result.final_best,
+                        result.evals_total,
                         strict=True,
                     )
                 )
@@ -160,9 +358,7 @@ def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> li
             (
                 [t, int(fs), int(b), int(e)]
                 for t, (fs, b, e) in enumerate(
-                    zip(
-                        result.first_solved, result.best[-1], result.evaluations.sum(0), strict=True
-                    )
+                    zip(result.first_solved, result.final_best, result.evals_total, strict=True)
                 )
             ),
         )
@@ -176,5 +372,7 @@ def write_outputs(result, out: Path, summ: dict, score: str = "attacking") -> li
     if report:
         met = result.score_met
         _save_npy(out / SCORE_MET, np.asarray(met, np.int32).reshape(-1, result.config.n))
-    write_json(out / "summary.json", {**summ, "score_in_csv": score})
+    write_json(out / "summary.json", {**summ, "score_in_csv": score, "history": history})
+    if stream is not None:  # last: until here a resume finds the streamed rows where it left them
+        stream.commit()
     return [out / f for f in FILES] + ([out / SCORE_MET] if report else [])

@@ -10,6 +10,10 @@
   with the owner's process id; a second writer is refused in one line. A lock whose process is
   gone (a killed run) is taken over. :func:`release_all` removes this process's locks (the
   command line calls it as the command ends; :mod:`atexit` too, as a backstop).
+- :func:`earlier_run` names the outputs a finished earlier run left in a folder (its
+  ``manifest.json``, :data:`jaxqueens.io.report.MANIFEST`, or its ``report.html``): a new run
+  there is refused unless it is given ``--force``, and then :func:`clear_earlier` removes them
+  first, so that the folder (not only its report) holds this run's outputs alone.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import json
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from jaxqueens.errors import QueensError
-from jaxqueens.io import checkpoint
+from jaxqueens.io import checkpoint, report
 
 LOCK = ".jaxqueens.lock"
 """The lock file inside a run's ``--out`` folder while a process writes there."""
@@ -120,3 +126,58 @@ def release_all() -> None:
             with contextlib.suppress(OSError):  # only if empty: a refused run leaves nothing
                 lock.parent.rmdir()
         del _held[lock]
+
+
+class EarlierRun(NamedTuple):
+    """The outputs a finished earlier run left in a folder."""
+
+    folder: Path  # the --out folder
+    command: str | None  # the command that wrote them (None: unknown, no readable manifest)
+    files: list[Path]  # its files that are still there, the manifest and report.html included
+
+
+def earlier_run(folder: str | Path) -> EarlierRun | None:
+    """The outputs of the finished run whose ``manifest.json`` (or, without one, ``report.html``)
+    ``folder`` holds; None for a new or empty folder, or one holding none of them. The files are
+    those the manifest lists (paths inside ``folder`` only), the manifest and the page."""
+    folder = Path(folder)
+    manifest, page = folder / report.MANIFEST, folder / report.FILENAME
+    if not folder.is_dir() or not (manifest.is_file() or page.is_file()):
+        return None
+    command, listed = None, []
+    try:
+        doc = json.loads(manifest.read_text(encoding="utf-8"))
+        command = doc.get("command") if isinstance(doc.get("command"), str) else None
+        listed = [f["path"] for f in doc.get("files", []) if isinstance(f.get("path"), str)]
+    except (OSError, ValueError, AttributeError, TypeError):  # none, or not ours: the page only
+        pass
+    root = folder.resolve()
+    files = []
+    for rel in [*listed, report.MANIFEST, report.FILENAME]:
+        path = folder / rel
+        inside = path.resolve().is_relative_to(root) and path.resolve() != root
+        if inside and path.is_file() and path not in files:
+            files.append(path)
+    return EarlierRun(folder, command, files)
+
+
+def refuse_earlier(found: EarlierRun, option: str = "--out") -> QueensError:
+    """The one-line refusal of a folder that holds an earlier run's outputs."""
+    what = f"an earlier `{found.command}` run" if found.command else "an earlier run"
+    return QueensError(
+        f"{option} {found.folder} holds the outputs of {what} ({len(found.files)} files, listed in "
+        f"{report.MANIFEST}); give --force to replace them, or give a new folder"
+    )
+
+
+def clear_earlier(found: EarlierRun) -> None:
+    """Remove an earlier run's files (:func:`earlier_run`) and the subfolders they leave empty;
+    other files in the folder are left alone."""
+    folders = set()
+    for path in found.files:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        folders.add(path.parent)
+    for sub in sorted(folders - {found.folder}, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):  # only if empty
+            sub.rmdir()

@@ -1,10 +1,11 @@
 """``report.html``: one self-contained page per ``--out`` folder, readable offline in any browser.
 
 The page reads in the order a person asks: first the result (what the command printed:
-solved, distinct, rate, stop reason), then every PNG figure of the output (embedded as a base64
-``data:`` URI), then the command line and the settings the user gave, the versions (jaxqueens,
-jax, jaxlib, numpy, python, matplotlib) and devices, and last the tables of every folder of the
-output (the folder itself first, then its subfolders, e.g. ``anneal``'s one per method):
+solved, distinct, rate, stop reason), then every figure of the output (PNG and SVG embedded as
+a base64 ``data:`` URI, PDF linked), then the command line and the settings the user gave, the
+versions (jaxqueens, jax, jaxlib, numpy, python, matplotlib) and devices, and last the tables
+of every folder of the output (the folder itself first, then its subfolders, e.g. ``anneal``'s
+one per method):
 ``summary.json`` as a table (and ``summary.csv``), each other CSV as a table (its first
 :data:`MAX_ROWS` rows, with a note of how many there are), and a list of the files.
 Only this run's files are shown (:data:`MANIFEST`, written by :func:`write_manifest` from a
@@ -23,17 +24,19 @@ import base64
 import csv
 import datetime
 import html
+import io
 import json
 import platform
 import struct
 import sys
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from jaxqueens import _lazy
 from jaxqueens._version import __version__
-from jaxqueens.io.atomic import write_text
+from jaxqueens.io.atomic import recorded, write_text
 
 FILENAME = "report.html"
 metadata = _lazy.load("importlib.metadata")  # 12 ms at every start otherwise
@@ -46,6 +49,8 @@ MAX_CELL = 200
 MAX_FIGURES = 60
 MAX_FIGURE_BYTES = 8 << 20
 """Figures embedded at most, and the largest PNG embedded (others are listed, not embedded)."""
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+"""Figures the page shows: PNG and SVG embedded as ``data:`` images, PDF as a link to the file."""
 MAX_DEPTH = 2
 """Subfolder levels of ``--out`` that the page covers."""
 MAX_SUMMARY_ROWS = 200
@@ -190,8 +195,21 @@ def png_size(data: bytes) -> tuple[int, int] | None:
     return struct.unpack(">II", data[16:24])
 
 
+def _content(path: Path) -> bytes:
+    """A file's bytes as the run wrote them (:func:`jaxqueens.io.atomic.recorded`, kept in memory
+    while the command line runs the command and writes this page), else read from the folder
+    (a page written for any folder, or a file too large to keep)."""
+    kept = recorded(path)
+    return kept if kept is not None else path.read_bytes()
+
+
 def _csv_section(path: Path) -> str:
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+    kept = recorded(path)
+    with (
+        io.StringIO(kept.decode("utf-8", errors="replace"), newline="")
+        if kept is not None
+        else open(path, newline="", encoding="utf-8", errors="replace")
+    ) as f:
         reader = csv.reader(f)
         header = next(reader, None)
         rows = [row for _, row in zip(range(MAX_ROWS), reader, strict=False)]
@@ -216,7 +234,21 @@ def _figure(path: Path, shown: int) -> tuple[str, bool]:
     if shown >= MAX_FIGURES or size > MAX_FIGURE_BYTES:
         why = "too many figures" if shown >= MAX_FIGURES else f"{size:,} bytes, too large to embed"
         return f'<p class="note">{_e(path.name)}: not embedded ({_e(why)})</p>', False
-    data = path.read_bytes()
+    if path.suffix.lower() == ".pdf":  # no browser shows a PDF as an image: a link beside it
+        href = urllib.parse.quote(path.name)
+        return (
+            f'<figure><p><a href="{href}">{_e(path.name)}</a> (PDF, {size:,} bytes, in this '
+            "folder)</p></figure>"
+        ), False
+    data = _content(path)
+    if path.suffix.lower() == ".svg":  # an <img> runs no script an SVG might hold
+        if b"<svg" not in data[:4096]:
+            return f'<p class="note">{_e(path.name)}: not an SVG image, not embedded</p>', False
+        uri = "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
+        return (
+            f'<figure><img src="{uri}" alt="{_e(path.name)}"><figcaption>{_e(path.name)} '
+            "(SVG)</figcaption></figure>"
+        ), True
     dims = png_size(data)
     if dims is None:
         return f'<p class="note">{_e(path.name)}: not a PNG image, not embedded</p>', False
@@ -254,8 +286,11 @@ def _heading(root: Path, folder: Path, what: str) -> str:
 
 
 def _figures_section(root: Path, folder: Path, counter: list[int], only: set | None) -> str:
-    """Every PNG of ``folder`` this run wrote, embedded (within :data:`MAX_FIGURES`)."""
-    figures = [p for p in _files(folder) if p.suffix.lower() == ".png" and _mine(root, p, only)]
+    """Every figure of ``folder`` this run wrote: PNG and SVG embedded (within
+    :data:`MAX_FIGURES`), PDF linked."""
+    figures = [
+        p for p in _files(folder) if p.suffix.lower() in FIGURE_SUFFIXES and _mine(root, p, only)
+    ]
     if not figures:
         return ""
     parts = [_heading(root, folder, "figures")]
@@ -278,7 +313,7 @@ def _tables_section(root: Path, folder: Path, only: set | None) -> str:
     summary = folder / "summary.json"
     if summary in files and not summary.name.startswith(SKIPPED):
         try:
-            doc = json.loads(summary.read_text(encoding="utf-8"))
+            doc = json.loads(_content(summary).decode("utf-8"))
             parts.append(
                 "<h3>summary.json</h3>"
                 + (

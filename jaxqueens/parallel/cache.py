@@ -151,6 +151,10 @@ EXECUTABLES = "executables"
 """Subfolder of the cache folder holding whole compiled executables (:func:`compiled`)."""
 EXECUTABLE_FORMAT = 2
 """Part of every executable's key: a new layout of the entries starts a new set of names."""
+EXECUTABLES_MAX_BYTES = 256 << 20
+"""The executables kept at most (bytes): after each save the least recently used entries go
+until the folder is under it (an upgrade or an edited module keys new entries; the old ones
+would otherwise stay for ever). A short run's kernels take a few MiB."""
 _NOT_KEYED = ("jax_compilation_cache_", "jax_persistent_cache_", "jax_enable_compilation_cache")
 """JAX options that do not change a compiled program (where and whether JAX caches)."""
 _environment: list[str] = []
@@ -188,9 +192,12 @@ def compiled(name: str, static: object, args: tuple, lower: Callable[[], Any]) -
         with open(path, "rb") as f:
             serialized, in_tree, out_tree, device_ids = pickle.load(f)
         local = {d.id: d for d in jax.local_devices()}
-        return serialize_executable.deserialize_and_load(
+        loaded = serialize_executable.deserialize_and_load(
             serialized, in_tree, out_tree, execution_devices=[local[i] for i in device_ids]
         )
+        with contextlib.suppress(OSError):  # used now: the last to be evicted (_evict)
+            os.utime(path)
+        return loaded
     except Exception:  # none saved yet, or a partial, stale or foreign entry: compile, replace
         pass
     executable = _fresh(lower)
@@ -206,7 +213,26 @@ def compiled(name: str, static: object, args: tuple, lower: Callable[[], Any]) -
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
+    _evict(folder, EXECUTABLES_MAX_BYTES)
     return executable
+
+
+def _evict(folder: Path, limit: int) -> None:
+    """Remove the least recently used entries of ``folder`` (by modification time, which a load
+    renews) until their bytes are at most ``limit``. Another process may remove or replace
+    entries meanwhile: what cannot be read or removed is skipped."""
+    entries = []
+    for path in folder.glob("*.exe"):
+        with contextlib.suppress(OSError):
+            st = path.stat()
+            entries.append((st.st_mtime_ns, st.st_size, path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries, key=lambda e: e[0]):
+        if total <= limit:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+        total -= size
 
 
 def _fresh(lower: Callable[[], Any]) -> Any:

@@ -8,6 +8,9 @@ one-line :class:`~jaxqueens.errors.PeerLostError`, on which the chunked loop sav
 (:mod:`jaxqueens.drivers.loop`) and the command line exits 2 without waiting for JAX's shutdown
 (:func:`jaxqueens.parallel.processes.leave`). A peer that is alive but silent (frozen, cut off) is
 given up by JAX's heartbeat after the coordinator timeout, which ends the process from C++.
+
+Exact counts (Python ints, past 2^64) cross processes and go into checkpoints as uint32 words
+(:func:`int_words`, :func:`word_ints`): one encoding for every driver.
 """
 
 from __future__ import annotations
@@ -30,6 +33,35 @@ def process_index() -> int:
 def is_writer() -> bool:
     """Only process 0 writes files when several processes share a run."""
     return jax.process_index() == 0
+
+
+INT_WORDS = 4
+"""uint32 words per exact count: :func:`int_words` holds every int below 2^128."""
+
+
+def int_words(values, width: int = INT_WORDS) -> np.ndarray:
+    """uint32 ``[..., width]``: the non-negative Python ints ``values`` (any nesting of
+    sequences, or an array) as ``width`` 32-bit words each, lowest word first (exact; the
+    inverse of :func:`word_ints`).
+
+    Raises:
+      ValueError: a value is negative or does not fit ``width`` words.
+    """
+    ints = np.asarray(values, dtype=object)
+    if ints.size and (min(ints.flat) < 0 or max(ints.flat) >> (32 * width)):
+        raise ValueError(f"exact counts must lie in 0..2^{32 * width} - 1")
+    words = [(ints >> (32 * k)) & 0xFFFFFFFF for k in range(width)]
+    return np.stack([np.asarray(w, object).astype(np.uint32) for w in words], axis=-1)
+
+
+def word_ints(words) -> list:
+    """The Python ints of uint32 ``[..., width]`` words (:func:`int_words`), as nested lists of
+    the leading shape (a single int for ``[width]``)."""
+    w = np.asarray(words).astype(object)  # Python ints: the shifts below never wrap
+    ints = np.zeros(w.shape[:-1], object)
+    for k in range(w.shape[-1]):
+        ints = ints + (w[..., k] << (32 * k))
+    return np.asarray(ints, object).tolist()
 
 
 def allgather(x) -> np.ndarray:

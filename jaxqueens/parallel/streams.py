@@ -1,14 +1,15 @@
 """Independent streams of kernel calls, one per host device, each fed by its own worker thread.
 
-For work that comes in uneven pieces (the sub-trees of ``jaxqueens complete``), a barrier
-between the devices costs: a call spanning every device waits for its slowest shard. A
+For work that comes in uneven pieces (the tasks of ``count``, the sub-trees of ``complete``), a
+barrier between the devices costs: a call spanning every device waits for its slowest shard. A
 *stream* instead runs calls on one device only, so a slow call on one core never idles the
 other. Each stream has its own worker thread because XLA:CPU runs a one-device call inline: the
 calls of several devices made from one thread ran one after the other, with the host's work
 between them (measured: the second device's call started when the first ended).
 
 On an accelerator, or with one device, there is one stream over every device (the device itself
-keeps its lanes busy: :func:`jaxqueens.parallel.lanes.lockstep`).
+keeps its lanes busy: :func:`jaxqueens.parallel.lanes.lockstep`). Drivers schedule their calls
+over the streams with :class:`jaxqueens.parallel.scheduler.Scheduler`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens.plots.base import figure, finish, save_png
+from jaxqueens.plots.base import BAND, figure, finish, percentile_band, save_png, series_style
 
 
 def trace_plot(
@@ -36,21 +36,34 @@ def steps_histogram(steps: np.ndarray, path: Path, title: str) -> Path:
     return save_png(fig, path)
 
 
+BAND_CHAINS = 10
+"""Traced chains per method from which :func:`method_traces` draws a percentile band (fewer:
+the chains themselves)."""
+
+
 def method_traces(traces: dict[str, np.ndarray], path: Path, n: int, every: int = 1) -> Path:
-    """Best objective so far vs step, one line per method (chain 0 bold, other chains faint)."""
+    """Best objective so far vs step, per method: the median across the traced chains and their
+    10-90% percentile band (:func:`jaxqueens.plots.base.percentile_band`) when every method has
+    :data:`BAND_CHAINS` chains or more; else chain 0 bold and the other chains faint. Each
+    method has its own line style and marker, so that greyscale keeps them apart."""
     fig, ax = figure()
+    banded = all(np.shape(tr)[0] >= BAND_CHAINS for tr in traces.values())
     for i, (method, tr) in enumerate(traces.items()):
-        color = f"C{i}"
         steps = (np.arange(tr.shape[1]) + 1) * every
+        if banded:
+            percentile_band(ax, steps, tr, method.upper(), i)
+            continue
+        style = series_style(i)
         for k in range(1, tr.shape[0]):
-            ax.plot(steps, tr[k], color=color, lw=0.6, alpha=0.35)
-        ax.plot(steps, tr[0], color=color, lw=1.6, label=method.upper())
-    ax.legend()
+            ax.plot(steps, tr[k], color=style["color"], ls=style["ls"], lw=0.6, alpha=0.35)
+        ax.plot(steps, tr[0], lw=1.6, label=method.upper(), **style)
+    ax.legend(fontsize=8)
     return finish(
         fig,
         ax,
         path,
-        f"n = {n}: best-so-far traces (chain 0 bold)",
+        f"n = {n}: best-so-far traces"
+        + (f" (median, {BAND[0]}-{BAND[1]}% band)" if banded else " (chain 0 bold)"),
         "step",
         "best objective so far",
         ylim=(0, None),

@@ -1,117 +1,218 @@
 """Figures of ``jaxqueens compare``: one line per solver (host-only; arrays in, files out; the
-house style of :mod:`jaxqueens.plots.base`: ``matplotlib.figure.Figure``, written atomically).
+house style of :mod:`jaxqueens.plots.base`: ``matplotlib.figure.Figure``, written atomically as
+PNG, SVG or PDF, series told apart by line style and marker as well as colour, so that a
+greyscale print keeps them apart).
 
-- ``steps_ecdf.png`` and ``seconds_ecdf.png``: run-time distributions (empirical CDFs over the
-  solved chains; Hoos & Stuetzle's RTDs), log x axis (symmetric log for steps, which may be 0);
-- ``success.png``: success rate against the step budget (over all chains);
-- ``ert.png``: expected seconds per solution per solver (bars, log scale).
+- ``rtd_steps`` and ``rtd_seconds``: the run-time distributions (Hoos & Stuetzle): fraction of
+  ALL chains solved by t, censored at the budget (a solver that solved some chains levels off at
+  its success rate; one that solved none is a line at 0, named "not solved" in the legend);
+- ``steps_ecdf`` and ``seconds_ecdf``: the RTDs conditional on success (fraction of the solved
+  chains), the extra view: how the solved chains' run times spread;
+- ``ert``: expected seconds per solution per solver (bars, log scale, with the bootstrap CI as
+  error bars); a solver that solved nothing has a labelled "not solved" slot.
+
+Every x axis that may start at 0 is symmetric-log (steps) or log with the 0 point left out
+(seconds).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from jaxqueens.plots.base import figure, finish
+from jaxqueens.plots.base import HATCHES, figure, finish, series_style
 
-STYLES = {"minconflicts": "-", "anneal": "--", "ga": ":"}
-"""Line style per solver family (colours tell the solvers apart)."""
+FIGURES = ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf", "ert")
+"""The figures :func:`write_plots` draws (file stems)."""
 
 
 def _lines(
     curves: dict,
     which: str,
-    families: dict,
     path: Path,
     title: str,
     xlabel: str,
     ylabel: str,
-    drawstyle: str = "steps-post",
+    *,
+    unsolved: dict,
+    fmt: str | None,
+    dpi: int | None,
 ) -> Path:
-    fig, ax = figure(7.5, 4.5)
+    fig, ax = figure(7.5, 4.5, dpi)
     positive = False
     for i, (solver, c) in enumerate(curves.items()):
-        x, y = (np.asarray(v) for v in c[which])
-        label = solver if x.size else f"{solver} (none solved)"
-        ax.plot(
-            x,
-            y,
-            drawstyle=drawstyle,
-            color=f"C{i % 10}",
-            lw=1.5,
-            ls=STYLES.get(families.get(solver, ""), "-"),
-            label=label,
-        )
+        x, y = (np.asarray(v, dtype=np.float64) for v in c[which])
+        none = bool(unsolved.get(solver)) or not x.size
+        label = f"{solver} (not solved)" if none else solver
+        if which == "rtd_seconds":  # a log axis: the 0 point is left out
+            keep = x > 0
+            x, y = x[keep], y[keep]
+        if none and not x.size:
+            ax.plot([], [], lw=1.5, label=label, **series_style(i))  # (legend entry only)
+            continue
+        ax.plot(x, y, drawstyle="steps-post", lw=1.5, label=label, **series_style(i))
         positive |= bool(x.size and (x > 0).any())
     if positive:
-        if which == "seconds_ecdf":
+        if which in ("seconds_ecdf", "rtd_seconds"):
             ax.set_xscale("log")
         else:  # steps may be 0 (a chain whose first board is a solution)
             ax.set_xscale("symlog", linthresh=1)
     ax.legend(fontsize=7, ncol=2)
-    return finish(fig, ax, path, title, xlabel, ylabel, ylim=(0, 1.02))
+    return finish(fig, ax, path, title, xlabel, ylabel, ylim=(0, 1.02), fmt=fmt, dpi=dpi)
 
 
-def ert_bars(ert: dict, path: Path, title: str) -> Path:
-    """Expected seconds per solution per solver (a solver that solved nothing is marked)."""
-    fig, ax = figure(7.5, 4.0)
+def ert_bars(
+    ert: dict,
+    path: Path,
+    title: str,
+    *,
+    ci: dict | None = None,
+    fmt: str | None = None,
+    dpi: int | None = None,
+) -> Path:
+    """Expected seconds per solution per solver, with its CI as error bars (an open upper end
+    drawn as an arrow); a solver that solved nothing gets a labelled "not solved" slot."""
+    fig, ax = figure(7.5, 4.0, dpi)
     names = list(ert)
-    values = [ert[s] if ert[s] is not None else np.nan for s in names]
+    ci = ci or {}
+    values = np.array([ert[s] if ert[s] is not None else np.nan for s in names]) * 1e3
+    solved = np.isfinite(values)
     ax.bar(
         range(len(names)),
-        [v * 1e3 for v in values],
+        np.where(solved, values, 0.0),
         color=[f"C{i % 10}" for i in range(len(names))],
+        hatch=None,
+        edgecolor="black",
+        linewidth=0.6,
     )
-    for i, v in enumerate(values):
-        if not np.isfinite(v):
-            ax.text(i, 0, "none\nsolved", ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
-    if any(np.isfinite(v) and v > 0 for v in values):
+    for i, patch in enumerate(ax.patches):
+        patch.set_hatch(HATCHES[i % len(HATCHES)])
+    open_top = []
+    for i, s in enumerate(names):
+        bounds = ci.get(s)
+        if not solved[i] or not bounds or bounds[0] is None:
+            continue
+        lo = bounds[0] * 1e3
+        hi = bounds[1] * 1e3 if bounds[1] is not None else None
+        top = hi if hi is not None else values[i]
+        ax.errorbar(
+            i,
+            values[i],
+            yerr=[[max(0.0, values[i] - lo)], [max(0.0, top - values[i])]],
+            color="black",
+            capsize=3,
+            lw=1,
+        )
+        if hi is None:
+            open_top.append(i)
+    finite = values[solved & (values > 0)]
+    if finite.size:
         ax.set_yscale("log")
-    return finish(fig, ax, path, title, None, "ms per solution (ERT)")
+        ax.set_ylim(finite.min() / 3, finite.max() * 10)
+    bottom = ax.get_ylim()[0]
+    for k in np.flatnonzero(~solved):
+        ax.text(
+            int(k),
+            bottom * 1.15 if finite.size else 0.02,
+            "not solved",
+            ha="center",
+            va="bottom",
+            rotation=90,
+            fontsize=8,
+            color="0.25",
+            transform=ax.transData if finite.size else ax.get_xaxis_transform(),
+        )
+    for i in open_top:
+        ax.annotate(
+            "",
+            xy=(i, ax.get_ylim()[1]),
+            xytext=(i, values[i]),
+            arrowprops={"arrowstyle": "->", "color": "black", "lw": 1},
+        )
+    labels = [s if solved[i] else f"{s}\n(not solved)" for i, s in enumerate(names)]
+    ax.set_xticks(range(len(names)), labels, rotation=30, ha="right", fontsize=8)
+    return finish(fig, ax, path, title, None, "ms per solution (ERT, 95% CI)", fmt=fmt, dpi=dpi)
 
 
 def write_plots(
-    out: Path, *, n: int, budget: int, curves: dict, families: dict, ert: dict
+    out: Path,
+    *,
+    n: int,
+    budget: int,
+    curves: dict,
+    families: dict | None = None,
+    ert: dict,
+    ert_ci: dict | None = None,
+    unsolved: dict | None = None,
+    fmt: str | None = None,
+    dpi: int | None = None,
+    budgets: dict | None = None,
 ) -> list[Path]:
-    """Every figure of a compare run.
+    """Every figure of a compare run (:data:`FIGURES`), as ``fmt`` (png, svg or pdf).
 
     Args:
-      n: board size; budget: steps per chain.
-      curves: solver -> ``steps_ecdf``, ``seconds_ecdf``, ``success``: ``(x [P], y [P])`` each.
-      families: solver -> "minconflicts", "anneal" or "ga" (the line style).
+      n: board size; budget: steps per chain (the run's; a solver may have its own).
+      curves: solver -> ``rtd_steps``, ``rtd_seconds``, ``steps_ecdf``, ``seconds_ecdf``:
+        ``(x [P], y [P])`` each.
+      families: solver -> "minconflicts", "anneal" or "ga" (unused: series are styled by
+        position, each its own line style and marker).
       ert: solver -> expected seconds per solution (None: nothing solved).
+      ert_ci: solver -> ``[low, high]`` of its ERT (high None: no upper bound), or None.
+      unsolved: solver -> a note when it solved nothing (falsy otherwise).
+      fmt: figure format (None: png); dpi: resolution (None: the default).
+      budgets: solver -> its own step budget, where the solvers' differ (titles say so).
     """
+    del families  # (kept for callers: the line style no longer depends on the family)
     out = Path(out)
-    what = f"n = {n}, {budget:,} steps per chain"
+    own = set((budgets or {}).values()) - {budget}
+    what = f"n = {n}, {budget:,} steps" + (", some solvers' own" if own else "")
+    unsolved = {k: v for k, v in (unsolved or {}).items() if v}
+    common: dict[str, Any] = {"unsolved": unsolved, "fmt": fmt, "dpi": dpi}
     return [
         _lines(
             curves,
+            "rtd_steps",
+            out / "rtd_steps",
+            f"RTD in steps, all chains ({what})",
+            "steps",
+            "fraction of all chains solved",
+            **common,
+        ),
+        _lines(
+            curves,
+            "rtd_seconds",
+            out / "rtd_seconds",
+            f"RTD in seconds, all chains ({what})",
+            "seconds",
+            "fraction of all chains solved",
+            **common,
+        ),
+        _lines(
+            curves,
             "steps_ecdf",
-            families,
-            out / "steps_ecdf.png",
-            f"run-time distribution in steps ({what})",
+            out / "steps_ecdf",
+            f"RTD in steps, solved chains only ({what})",
             "steps to solution",
             "fraction of solved chains",
+            **common,
         ),
         _lines(
             curves,
             "seconds_ecdf",
-            families,
-            out / "seconds_ecdf.png",
-            f"run-time distribution in seconds ({what})",
+            out / "seconds_ecdf",
+            f"RTD in seconds, solved chains only ({what})",
             "seconds to solution",
             "fraction of solved chains",
+            **common,
         ),
-        _lines(
-            curves,
-            "success",
-            families,
-            out / "success.png",
-            f"success rate vs step budget ({what})",
-            "step budget",
-            "success rate",
+        ert_bars(
+            ert,
+            out / "ert",
+            f"expected time per solution ({what})",
+            ci=ert_ci,
+            fmt=fmt,
+            dpi=dpi,
         ),
-        ert_bars(ert, out / "ert.png", f"expected time per solution ({what})"),
     ]

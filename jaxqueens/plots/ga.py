@@ -78,15 +78,7 @@ def write_plots(
       fitness: the GA's fitness, "pairs", "excess" or "report-diagonals-only" (labels the y axis;
         ``solved`` counts verified solutions under every fitness).
     """
-    label = (
-        "non-attacking pairs"
-        if score == "nonattacking"
-        else "attacking pairs (0 = solution)"
-        if fitness == "pairs"
-        else "excess queens on lines (0 = solution)"
-        if fitness == "excess"
-        else "diagonal pairs, rows ignored (report's score; 0 is not always a solution)"
-    )
+    label = _label(score, fitness)
     files = []
     for name, values in zip(("best", "avg", "worst"), (best, avg, worst), strict=True):
         files.append(
@@ -100,3 +92,77 @@ def write_plots(
         )
     )
     return files
+
+
+def band_plot(stats: dict, path: Path, ylabel: str, title: str, trials: int) -> Path:
+    """A per-generation statistic over trials: the 10-90 percentile band, the median, the
+    lowest and highest (``stats``: ``best_p10``, ``best_p50``, ``best_p90``, ``best_min``,
+    ``best_max`` ``[G+1]``, as the default ``history.csv`` holds them)."""
+    fig, ax = figure()
+    gens = np.arange(len(stats["best_p50"]))
+    ax.fill_between(
+        gens,
+        stats["best_p10"],
+        stats["best_p90"],
+        step="post",
+        color="tab:blue",
+        alpha=0.25,
+        label="10th-90th percentile",
+    )
+    ax.step(gens, stats["best_p50"], where="post", lw=2.0, color="tab:red", label="median")
+    ax.step(gens, stats["best_min"], where="post", lw=0.9, ls="--", color="k", label="lowest")
+    ax.step(gens, stats["best_max"], where="post", lw=0.9, ls=":", color="k", label="highest")
+    ax.set_xlabel("generation")
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{title} ({trials} trials)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right")
+    return save_png(fig, path)
+
+
+def write_summary_plots(
+    out: Path,
+    stats: dict,
+    solved: np.ndarray,
+    *,
+    trials: int,
+    what: str,
+    score: str = "attacking",
+    fitness: str = "pairs",
+) -> list[Path]:
+    """best.png (percentile band over trials), avg.png and worst.png (means over trials) and
+    success.png from a run's per-generation statistics (``stats``: the names of
+    ``jaxqueens.io.ga.SUMMARY_STATS`` -> ``[G+1]``), never from ``[G+1, T]`` records."""
+    label = _label(score, fitness)
+    files = [band_plot(stats, Path(out) / "best.png", f"best {label}", f"best: {what}", trials)]
+    for name, key in (("avg", "avg_mean"), ("worst", "worst_mean")):
+        fig, ax = figure()
+        ax.plot(np.arange(len(stats[key])), stats[key], lw=1.8, color="tab:blue")
+        files.append(
+            finish(
+                fig,
+                ax,
+                Path(out) / f"{name}.png",
+                f"{name} fitness, mean of {trials} trials: {what}",
+                "generation",
+                f"{name} {label}",
+                ylim=(0, None),
+            )
+        )
+    files.append(
+        solved_plot(solved, Path(out) / "success.png", f"trials solved: {what}, {trials} trials")
+    )
+    return files
+
+
+def _label(score: str, fitness: str) -> str:
+    return (
+        "non-attacking pairs"
+        if score == "nonattacking"
+        else "attacking pairs (0 = solution)"
+        if fitness == "pairs"
+        else "excess queens on lines (0 = solution)"
+        if fitness == "excess"
+        else "diagonal pairs, rows ignored (report's score; 0 is not always a solution)"
+    )

@@ -1,6 +1,7 @@
 """``jaxqueens compare`` (:mod:`jaxqueens.cli.compare`): flags, config files, lines, --out."""
 
 import json
+import re
 
 import pytest
 
@@ -50,15 +51,19 @@ def test_compare_prints_and_writes_tables_and_figures(tmp_path, capsys):
     assert summary["recommendation"]["line"] in out
     for name in (
         "summary.csv",
+        "settings.csv",
         "runs.csv",
+        "rtd_steps.csv",
+        "rtd_seconds.csv",
         "steps_ecdf.csv",
         "seconds_ecdf.csv",
         "success.csv",
         "solutions.csv",
         "bias.csv",
+        "rtd_steps.png",
+        "rtd_seconds.png",
         "steps_ecdf.png",
         "seconds_ecdf.png",
-        "success.png",
         "ert.png",
     ):
         assert (tmp_path / name).stat().st_size > 0, name
@@ -147,3 +152,153 @@ def test_issue28_item3_ctrl_c_in_a_solvers_last_chunk_stops_the_comparison(
     code = main([*argv, "--solvers", "mc-permutation,mc-qs4", "--quiet", "--out", str(tmp_path)])
     assert code == 130 and len(compiled) == 1
     assert "mc-qs4:" not in capsys.readouterr().out
+
+
+def write(tmp_path, text, name="cmp.toml"):
+    cfg = tmp_path / name
+    cfg.write_text(text)
+    return str(cfg)
+
+
+SOLVER_TABLES = (
+    'command = "compare"\n[options]\nn = 6\nsolvers = ["mc-qs4", "sa", "ga-permutation"]\n'
+    "[solvers.sa]\nrounds = 10\nsteps = 500\ninit_prob = 0.2\n"
+    '[solvers.ga-permutation]\npop = 12\ngenerations = 30\ncrossover = "pmx"\n'
+)
+
+
+def test_per_solver_settings_from_the_config_and_set_the_command_line_winning(tmp_path):
+    cfg = write(tmp_path, SOLVER_TABLES)
+    conf = compare._settings(
+        parse(["--config", cfg, "--set", "sa.rounds=20", "--set", "mc-qs4.tabu=2"])
+    )
+    assert conf["settings"] == {
+        "sa": {"rounds": 20, "steps": 500, "init_prob": 0.2},
+        "ga-permutation": {"pop": 12, "generations": 30, "crossover": "pmx"},
+        "mc-qs4": {"tabu": 2},
+    }
+    only_flags = compare._settings(parse(["--set", "ls.rounds=3", "--set", "ls.rounds=4"]))
+    assert only_flags["settings"] == {"ls": {"rounds": 4}}  # the later word wins
+    assert "set" not in only_flags
+
+
+def test_run_passes_the_solver_tables_and_dotted_set_on(tmp_path):
+    from jaxqueens.cli import run
+    from jaxqueens.io.config import load_config
+
+    cfg = write(tmp_path, SOLVER_TABLES)
+    command, opts, _, _ = run.resolve(
+        load_config(cfg), build_parser(), ["sa.rounds=30", "chains=4"], cfg
+    )
+    assert command == "compare" and opts["chains"] == 4
+    assert opts["set"] == [
+        "sa.rounds=10",
+        "sa.steps=500",
+        "sa.init_prob=0.2",
+        "ga-permutation.pop=12",
+        "ga-permutation.generations=30",
+        "ga-permutation.crossover=pmx",
+        "sa.rounds=30",
+    ]
+    argv = [
+        "compare",
+        *schema.argv_of(opts, schema.options_of(build_parser().commands["compare"]), cfg),
+    ]
+    assert compare._settings(parse(argv[1:]))["settings"]["sa"]["rounds"] == 30
+    with pytest.raises(QueensError, match=re.escape("--set sa.rounds: 'x' is not a valid int")):
+        run.resolve(load_config(cfg), build_parser(), ["sa.rounds=x"], cfg)
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--set", "rounds=5"], "--set 'rounds=5': write SOLVER.KEY=VALUE"),
+        (["--set", "sa.rounds=x"], "--set sa.rounds: 'x' is not a valid int"),
+        (["--set", "nope.rounds=1"], "no solver 'nope'"),
+        (["--set", "sa.speed=1"], "unknown key 'speed'"),
+        (["--set", "mc-qs4.init=qs4"], "unknown key 'init'"),
+        (["--set", "ls.rounds=3", "--solvers", "mc-qs4"], "ls is not among the solvers run"),
+        (["--set", "sa.q=0.3"], "does not use q"),
+        (["--set", "sa.steps=50"], "sa.steps 50 is too small"),
+        (["--format", "svg"], "--format set the figures written with --out DIR"),
+        (["--dpi", "5", "--out", "X"], "--dpi must lie in 10..2400"),
+    ],
+)
+def test_bad_solver_settings_are_one_line_exit_2_before_jax(argv, needle, capsys, monkeypatch):
+    from jaxqueens.cli.main import main
+
+    ran = []
+    monkeypatch.setattr(driver, "run_solver", lambda name, *a, **k: ran.append(name))
+    assert main(["compare", "-n", "8", "--quiet", *argv]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert ran == []
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ('[solvers.sa]\nrounds = "ten"\n', "[solvers.sa]: 'rounds' must be an integer"),
+        ("[solvers.nope]\nrounds = 1\n", "no solver 'nope'"),
+        ("[solvers]\nsa = 3\n", "'solvers.sa' must be a table"),
+    ],
+)
+def test_bad_solver_tables_in_a_config_name_the_file_and_table(tmp_path, text, needle):
+    cfg = write(tmp_path, 'command = "compare"\n' + text)
+    with pytest.raises(QueensError, match=re.escape(needle)):
+        compare.cmd_compare(parse(["--config", cfg]))
+
+
+def test_solver_tables_belong_to_compare_only(tmp_path):
+    from jaxqueens.cli import run
+    from jaxqueens.io.config import load_config
+
+    cfg = write(tmp_path, 'command = "solve"\n[solvers.sa]\nrounds = 1\n')
+    with pytest.raises(QueensError, match=re.escape("[solvers.*] tables are not taken")):
+        run.resolve(load_config(cfg), build_parser(), [], cfg)
+
+
+@pytest.mark.parametrize("fmt", ["svg", "pdf"])
+def test_vector_figures_and_the_report_shows_them(tmp_path, capsys, fmt):
+    from jaxqueens.cli.main import main
+
+    out = tmp_path / "out"
+    argv = ["compare", "-n", "6", "--chains", "4", "--steps", "100", "--solvers", "mc-qs4"]
+    assert main([*argv, "--quiet", "--out", str(out), "--format", fmt, "--dpi", "150"]) == 0
+    figures = sorted(p.name for p in out.glob(f"*.{fmt}"))
+    assert figures == sorted(
+        f"{f}.{fmt}" for f in ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf", "ert")
+    )
+    assert not list(out.glob("*.png"))
+    page = (out / "report.html").read_text()
+    if fmt == "svg":
+        assert page.count("data:image/svg+xml;base64,") == 5
+    else:
+        assert page.count('<a href="') >= 5 and 'href="ert.pdf"' in page
+
+    def refuse(name):
+        raise ValueError(name)
+
+    json.loads((out / "summary.json").read_text(), parse_constant=refuse)
+
+
+def test_the_n64_example_config_reads_and_checks():
+    """configs/compare_n64.toml (README): its per-solver settings parse and pass the driver's
+    checks (no run)."""
+    from pathlib import Path
+
+    from jaxqueens.drivers import settings
+
+    cfg = Path(__file__).resolve().parents[2] / "configs" / "compare_n64.toml"
+    conf = compare._settings(parse(["--config", str(cfg)]))
+    assert conf["n"] == 64 and conf["settings"]["sa"]["steps"] == 30000
+    assert conf["settings"]["ga-permutation"] == {"steps": 40000, "pop": 10, "tournament": 4}
+    own = settings.compare_settings(
+        64, settings.parse_solvers(conf["solvers"]), 10000, conf["settings"]
+    )
+    assert {name: s["steps"] for name, s in own.items()} == {
+        "mc-qs4": 10000,
+        "ls": 10000,
+        "sa": 30000,
+        "ga-permutation": 40000,
+    }

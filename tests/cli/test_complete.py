@@ -4,7 +4,9 @@
 import csv
 import io
 import json
+import re
 
+import numpy as np
 import pytest
 
 from jaxqueens.cli import complete as complete_cli
@@ -137,11 +139,25 @@ def test_missing_input_and_interrupt(folder, tmp_path, monkeypatch, capsys):
     with pytest.raises(QueensError, match="no such file"):
         _cli(["complete", str(tmp_path / "missing.param")])
 
-    def interrupted(*a, **k):
-        raise KeyboardInterrupt("1 of 3 instances")
+    def instance(status):
+        return driver.InstanceResult(8, status, None, 0, 0.0, np.zeros((0, 8), np.uint8))
+
+    def interrupted(models, *a, **k):  # the driver's partial result after Ctrl-C
+        done = [instance("SAT")] + [instance("open")] * (len(models) - 1)
+        return driver.CompleteResult(done, 1.0, 0.0, 1, 1, False, "interrupted")
 
     monkeypatch.setattr(driver, "solve_instances", interrupted)
-    assert _cli(["complete", str(folder), "--out", str(tmp_path / "o"), "--quiet"]) == 130
+    out = tmp_path / "o"
+    assert _cli(["complete", str(folder), "--out", str(out), "--quiet"]) == 130
+    err = capsys.readouterr().err
+    assert re.search(r"interrupted after 1 of \d+ instances, saved in", err) and "resume" in err
+    assert not (out / "results.csv").exists()
+
+    def before_the_loop(*a, **k):  # Ctrl-C while compiling: nothing finished, still 130
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(driver, "solve_instances", before_the_loop)
+    assert _cli(["complete", str(folder), "--out", str(tmp_path / "p"), "--quiet"]) == 130
     assert "resume" in capsys.readouterr().err
 
 
@@ -235,8 +251,8 @@ def test_issue28_item6_enumerate_refuses_a_disk_too_small_before_any_search(
     from collections import namedtuple
 
     from jaxqueens.cli.main import main
-    from jaxqueens.io.writing import MARGIN
     from jaxqueens.io import complete as outputs
+    from jaxqueens.io.writing import MARGIN
 
     inst = tmp_path / "empty.param"
     inst.write_text("n = 12\nnumdiags = 0\ndiags = []\n")  # 14,200 solutions

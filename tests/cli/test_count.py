@@ -251,7 +251,9 @@ def test_issue28_item5_an_unfinished_run_is_never_started_over(tmp_path, capsys)
     assert (out / "checkpoint.npz").read_bytes() == saved
     assert main(["count", "-n", "9", "--resume", str(out)]) == 0
     assert "352 solutions" in capsys.readouterr().out
-    assert main(["count", "-n", "9", "--out", str(out)]) == 0  # finished: the folder may be reused
+    # finished: the folder is reused with --force (without it: refused, an earlier run's outputs)
+    assert main(["count", "-n", "9", "--out", str(out)]) == 2
+    assert main(["count", "-n", "9", "--out", str(out), "--force"]) == 0
     assert not (out / ".jaxqueens.lock").exists()  # released at the end
 
 

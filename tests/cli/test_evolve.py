@@ -13,6 +13,7 @@ from jaxqueens.cli.main import build_parser, main
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
+from jaxqueens.io import ga as ga_io
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -78,9 +79,14 @@ def test_cli_flags_override_config_and_write_outputs(tmp_path, capsys):
     )
     rc = args.func(args)
     assert rc in (0, 1)
-    rows = list(csv.DictReader(open(out / "history.csv")))
-    assert list(rows[0]) == ["Trial", "Generation", "Best", "Avg", "Worst"]
-    assert len(rows) == 2 * 61 and all(0 <= int(r["Worst"]) <= int(r["Best"]) <= 28 for r in rows)
+    rows = list(csv.DictReader((out / "history.csv").read_text().splitlines()))
+    assert list(rows[0]) == ga_io.summary_columns("nonattacking_pairs")
+    assert [int(r["generation"]) for r in rows] == list(range(61))
+    for r in rows:  # non-attacking pairs: the highest is the best trial's
+        lo, mid, hi = (float(r[f"best_nonattacking_pairs_{k}"]) for k in ("min", "p50", "max"))
+        assert 0 <= float(r["worst_nonattacking_pairs_mean"]) <= lo <= mid <= hi <= 28
+    solved = [float(r["solved_fraction"]) for r in rows]
+    assert solved == sorted(solved) and int(rows[1]["evaluations"]) == 2 * 2  # steady: 2 a trial
     summary = json.loads((out / "summary.json").read_text())
     assert (
         summary["generations"] == 60
@@ -151,7 +157,7 @@ def test_report_fitness_is_labelled_honestly(tmp_path, capsys):
     )
     assert len(met) > len(sols) and checker.are_solutions(sols).all()
     assert sum(checker.are_solutions(met)) == len(sols)
-    trials = list(csv.reader(open(out / "trials.csv")))
+    trials = list(csv.reader((out / "trials.csv").read_text().splitlines()))
     assert trials[0] == ["Trial", "FirstSolved", "FirstScoreMet", "FinalBest", "Evaluations"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["boards_meeting_score"] == len(met) and summary["solutions_among_them"] == len(
@@ -177,7 +183,7 @@ def test_instance_runs(tmp_path, capsys):
         "5",
         "--quiet",
     ]
-    assert main(argv + ["--instance", str(gaps), "--out", str(tmp_path / "i")]) == 0
+    assert main([*argv, "--instance", str(gaps), "--out", str(tmp_path / "i")]) == 0
     assert "n = 8," in capsys.readouterr().out
     model = cons.completion(8, [(0, 2), (3, 1)])
     boards = np.load(tmp_path / "i" / "solutions.npy")
@@ -247,3 +253,111 @@ def test_defect_28_msg_unknown_option_is_named_not_its_value(capsys):
     with pytest.raises(SystemExit):
         main(["solve", "--chain", "5"])
     assert "did you mean --chains?" in capsys.readouterr().err
+
+
+# ------------------------------------------- paper-scale runs: history, memory, resume (issue 26)
+PER_TRIAL = ["-n", "8", "--pop", "20", "--generations", "50", "--trials", "3", "--seed", "5"]
+PER_TRIAL += ["--history", "per-trial", "--quiet", "--checkpoint-every", "0.000001"]
+
+
+def _interrupt_after(monkeypatch, chunks: int) -> None:
+    """Ctrl-C as the ``chunks``-th chunk of generations is recorded (the loop's safe point)."""
+    from jaxqueens.io import progress
+
+    real, seen = progress.Progress.update, []
+
+    def update(self, done, extra=""):
+        seen.append(done)
+        if len(seen) == chunks:
+            raise KeyboardInterrupt
+        return real(self, done, extra)
+
+    monkeypatch.setattr(progress.Progress, "update", update)
+
+
+def test_per_trial_history_is_streamed_and_equals_an_uninterrupted_run_after_resume(
+    tmp_path, monkeypatch, capsys
+):
+    from jaxqueens.drivers import ga
+
+    monkeypatch.setattr(ga, "default_chunk", lambda *args: 10)  # several chunks in a small run
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    assert main(["evolve", *PER_TRIAL, "--out", str(whole)]) in (0, 1)
+    rows = list(csv.reader((whole / "history.csv").read_text().splitlines()))
+    assert rows[0] == ga_io.per_trial_columns("attacking_pairs")
+    assert len(rows) == 1 + 51 * 3
+    assert [r[:2] for r in rows[1:5]] == [["0", "0"], ["0", "1"], ["0", "2"], ["1", "0"]]
+    assert not list(whole.glob(".*partial"))
+    capsys.readouterr()
+
+    with monkeypatch.context() as m:
+        _interrupt_after(m, 3)  # 30 generations recorded, checkpointed with the rows streamed
+        assert main(["evolve", *PER_TRIAL, "--out", str(part)]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted after 30 finished generations" in err and "--resume" in err
+    assert not (part / "history.csv").exists() and (part / ".history.csv.partial").exists()
+    assert main(["evolve", *PER_TRIAL, "--resume", str(part)]) in (0, 1)
+    out = capsys.readouterr().out
+    # this process ran generations 31..50 of 3 trials, 2 evaluations each: 120, over its own time
+    assert "this process: 120 in " in out and "all 2 sessions of the resumed run" in out
+    assert (part / "history.csv").read_bytes() == (whole / "history.csv").read_bytes()
+    assert (part / "trials.csv").read_bytes() == (whole / "trials.csv").read_bytes()
+    assert not (part / "checkpoint.npz").exists() and not list(part.glob(".*partial"))
+    summary = json.loads((part / "summary.json").read_text())
+    assert summary["sessions"] == 2 and summary["evaluations_this_process"] == 120
+    assert summary["history"] == "per-trial" and summary["wall_total_s"] >= summary["wall_s"]
+
+
+def _raise_interrupt(*args):
+    raise KeyboardInterrupt
+
+
+def test_an_interrupt_during_the_final_write_leaves_a_resumable_run(tmp_path, monkeypatch, capsys):
+    """Stopped as history.csv is renamed into place: every file is whole or absent, the
+    checkpoint and the streamed rows stay, and --resume finishes the same history; without a
+    checkpoint (a run of one chunk) no partial file is left behind."""
+    from jaxqueens.drivers import ga
+
+    one = tmp_path / "one"
+    with monkeypatch.context() as m:
+        m.setattr(ga_io.HistoryStream, "commit", _raise_interrupt)
+        assert main(["evolve", *PER_TRIAL, "--out", str(one)]) == 130
+    assert "run the command again" in capsys.readouterr().err
+    assert not (one / "history.csv").exists() and not list(one.glob(".*partial"))
+    monkeypatch.setattr(ga, "default_chunk", lambda *args: 10)  # several chunks: checkpoints
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    assert main(["evolve", *PER_TRIAL, "--out", str(whole)]) in (0, 1)
+    with monkeypatch.context() as m:
+        real = ga_io.HistoryStream.commit
+        m.setattr(ga_io.HistoryStream, "commit", _raise_interrupt)
+        capsys.readouterr()
+        assert main(["evolve", *PER_TRIAL, "--out", str(part)]) == 130
+        err = capsys.readouterr().err
+        assert "resume with" in err and len(err.strip().splitlines()) <= 2
+        m.setattr(ga_io.HistoryStream, "commit", real)
+    assert (part / ".history.csv.partial").exists() and (part / "checkpoint.npz").exists()
+    assert not (part / "history.csv").exists()
+    assert main(["evolve", *PER_TRIAL, "--resume", str(part)]) in (0, 1)
+    assert (part / "history.csv").read_bytes() == (whole / "history.csv").read_bytes()
+
+
+def test_a_run_that_does_not_fit_in_memory_is_refused_before_it_starts(monkeypatch, capsys):
+    from jaxqueens.parallel import memory
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 2 << 30)
+    argv = ["evolve", "-n", "64", "--trials", "30000000", "--generations", "10", "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "needs about" in err and "fewer --trials" in err
+
+
+def test_the_memory_estimate_is_printed_before_the_run(tmp_path, capsys):
+    argv = ["evolve", "-n", "8", "--pop", "10", "--generations", "5", "--out", str(tmp_path)]
+    assert main(argv) in (0, 1)
+    err = capsys.readouterr().err
+    assert "memory: about" in err and "available" in err
+
+
+def test_per_trial_history_needs_out(capsys):
+    assert main(["evolve", "--history", "per-trial", "--generations", "2", "--quiet"]) == 2
+    assert "give --out" in capsys.readouterr().err

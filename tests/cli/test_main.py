@@ -294,3 +294,13 @@ def test_defect_19_seeds_in_range_work_as_before(capsys):
     a = jq.solve(8, 3, seed=4294967295).solutions
     b = jq.solve(8, 3, seed=4294967295).solutions
     np.testing.assert_array_equal(a, b)
+
+
+def test_version_names_jaxqueens_and_what_it_runs_with(capsys):
+    from jaxqueens import __version__
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"jaxqueens {__version__} (python ") and "jax " in line

@@ -59,3 +59,49 @@ def test_a_report_that_cannot_be_written_is_a_warning(tmp_path, capsys, monkeypa
     err = capsys.readouterr().err
     assert "warning:" in err and "report.html not written (No space left on device)" in err
     assert any(tmp_path.iterdir()) and not (tmp_path / report.FILENAME).exists()
+
+
+def test_a_folder_holds_this_runs_outputs_alone(tmp_path, capsys):
+    """A second run into a finished run's folder is refused (one line, exit 2); with --force
+    the earlier run's files go first, so neither the folder nor the page holds a stale file."""
+    out = tmp_path / "out"
+    solve = ["solve", *COMMANDS["solve"], "--out", str(out)]
+    assert main(solve) == 0
+    assert (out / "runs.csv").exists() and (out / report.MANIFEST).exists()
+    mine = out / "notes.txt"  # the user's own file, not the run's
+    mine.write_text("keep me")
+    capsys.readouterr()
+    count = ["count", *COMMANDS["count"], "--out", str(out)]
+    assert main(count) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "earlier `solve` run" in err and "--force" in err
+    assert (out / "runs.csv").exists()  # refused: nothing touched
+    assert main([*count, "--force"]) == 0
+    for stale in ("runs.csv", "solutions.npy", "solution.png"):
+        assert not (out / stale).exists(), stale
+    assert mine.read_text() == "keep me"
+    listed = json.loads((out / report.MANIFEST).read_text())
+    assert listed["command"] == "count" and "runs.csv" not in {f["path"] for f in listed["files"]}
+    page = (out / report.FILENAME).read_text(encoding="utf-8")
+    assert "runs.csv" not in page and "solution.png" not in page
+    # --resume continues the folder's own run: never refused as an earlier one
+    assert main(["count", "-n", "6", "--resume", str(out)]) in (0, 2)
+    assert "earlier" not in capsys.readouterr().err
+
+
+def test_the_page_is_built_from_what_the_run_wrote_not_read_back(tmp_path, monkeypatch):
+    """The tables, summary and figures on the page are the bytes the command wrote, kept in
+    memory (io.atomic.recording): files changed on disk after the write do not reach it."""
+    out = tmp_path / "out"
+    real = report.write_report
+
+    def tamper_then_write(folder, **kwargs):
+        for name in ("runs.csv", "summary.json", "solution.png"):
+            (out / name).write_text("tampered after the run")
+        return real(folder, **kwargs)
+
+    monkeypatch.setattr(report, "write_report", tamper_then_write)
+    assert main(["solve", *COMMANDS["solve"], "--out", str(out)]) == 0
+    page = (out / report.FILENAME).read_text(encoding="utf-8")
+    assert "tampered" not in page
+    assert "data:image/png;base64," in page and "<h3>runs.csv</h3>" in page

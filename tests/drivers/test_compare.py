@@ -1,6 +1,8 @@
 """``jaxqueens.drivers.compare``: same chains and budget per solver, censoring, ECDFs, the
 recommendation and its bootstrap CI, against plain references."""
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -133,7 +135,13 @@ def test_compare_runs_every_solver_on_the_same_chains_and_budget():
         assert len(rows) == r.stats.samples.solved.sum() and checker.are_solutions(rows).all()
         assert r.stats.summary["exact_solutions"] == 4
         assert r.stats.summary["distinct_solutions"] <= 4
-        assert set(res.curves[r.name]) == {"steps_ecdf", "seconds_ecdf", "success"}
+        assert set(res.curves[r.name]) == {
+            "rtd_steps",
+            "rtd_seconds",
+            "steps_ecdf",
+            "seconds_ecdf",
+            "success",
+        }
     mc = res.runs[0]
     # solve's default period at n = 6 (18 steps: 6^2 / 2), restarted within the budget of 200
     assert mc.options["max_steps"] == 18 and mc.options["max_restarts"] == -(-200 // 18) - 1
@@ -164,3 +172,151 @@ def test_compare_refuses_bad_settings():
             cmp.compare(args.pop("n"), args.pop("chains"), solvers="mc-qs4", **args)
     with pytest.raises(QueensError, match="initial population of 10 and one generation take 12"):
         cmp.compare(8, 2, solvers="ga-permutation", steps=11)  # population 10: 12 needed
+
+
+def strict_loads(text):
+    """``json.loads`` that refuses Infinity, -Infinity and NaN (as JSON.parse does)."""
+
+    def refuse(name):
+        raise ValueError(f"not strict JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_unconditional_rtd_against_a_hand_computed_reference():
+    """Five runs, budget 10: solved at 3, 0 and 7 steps, two unsolved (censored at 10). The RTD
+    is the fraction of ALL five runs solved by t: 0.2 at 0, 0.4 at 3, 0.6 from 7 on, flat to the
+    budget (never 1, as the conditional ECDF would be)."""
+    run = fake("a", [True, True, False, True, False], [3, 0, 10, 7, 10], [3.0, 0.5, 9, 6, 9])
+    run.budget = 10
+    x, f = cmp.rtd(run.steps, run.solved, 10)
+    assert x.tolist() == [0, 3, 7, 10]
+    assert f.tolist() == pytest.approx([0.2, 0.4, 0.6, 0.6])
+    xs, fs = cmp.curves(run)["rtd_seconds"]  # censored at the longest run's seconds
+    assert xs.tolist() == [0.0, 0.5, 3.0, 6.0, 9.0]
+    assert fs.tolist() == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.6])
+    _, conditional = cmp.curves(run)["steps_ecdf"]
+    assert conditional[-1] == 1.0  # the extra: conditional on success
+    none = fake("b", [False] * 3, [10] * 3, [1.0] * 3)
+    assert [v.tolist() for v in cmp.rtd(none.steps, none.solved, 10)] == [[0, 10], [0.0, 0.0]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.integers(0, 300)), min_size=1, max_size=60),
+    st.integers(1, 300),
+)
+def test_rtd_is_the_fraction_of_all_runs_solved_by_t(chains, budget):
+    solved = np.array([c[0] for c in chains])
+    steps = np.array([c[1] for c in chains])
+    ok, spent, _ = cmp._censor(steps, solved, steps * 1e-3, budget)
+    x, f = cmp.rtd(spent, ok, budget, points=10_000)
+    assert x[0] == 0 and x[-1] == budget and np.all(np.diff(x) > 0)
+    for xi, fi in zip(x, f, strict=True):
+        assert fi == pytest.approx(np.sum(ok & (spent <= xi)) / len(chains))
+
+
+def test_not_solved_is_worded_and_the_json_is_strict():
+    """A runner-up that never solved: no "inf" anywhere, "not solved" in the line and the
+    ranking, null ERTs with a reason, strict JSON."""
+    rng = np.random.default_rng(2)
+    fast = fake("fast", np.ones(50, bool), np.full(50, 5), rng.exponential(1e-3, 50))
+    slow = fake("slow", rng.random(50) < 0.5, np.full(50, 9), rng.exponential(3e-3, 50))
+    never = fake("never", np.zeros(50, bool), np.full(50, 100), np.full(50, 1e-2))
+    never.budget = 100
+    rec = cmp.recommend([never, fast, slow], n=64, steps=100, seed=0)
+    line = rec["line"]
+    assert "inf" not in line.lower() and "nan" not in line.lower()
+    assert rec["solver"] == "fast" and rec["runner_up"] == "slow"
+    assert "not solved: never" in line and rec["not_solved"] == ["never"]
+    assert rec["ranking"][-1] == {
+        "solver": "never",
+        "ert_s": None,
+        "solved": 0,
+        "note": "not solved (0 of 50 chains within 100 steps)",
+    }
+    only = cmp.recommend([never, fast], n=64, steps=100, seed=0)
+    assert "the only solver that solved a chain" in only["line"] and only["margin"] is None
+    assert "inf" not in only["line"]
+    nothing = cmp.recommend([never], n=64, steps=100, seed=0)
+    assert nothing["solver"] is None and "inf" not in nothing["line"]
+    doc = cmp.ert_ci(never, seed=0)
+    assert doc["ert_s"] is None and doc["note"].startswith("not solved (0 of 50")
+    rare = fake("rare", np.arange(50) == 0, np.full(50, 9), np.full(50, 1e-3))
+    ci = cmp.ert_ci(rare, seed=0)
+    assert ci["ert_s"] == pytest.approx(50e-3) and ci["ert_s_ci"][1] is None
+    assert "no upper bound" in ci["note"]
+    hi = cmp.ert_ratio_ci(fast, rare, seed=0)[1]
+    assert not np.isfinite(hi)  # the raw bound; the recommendation words it "unbounded"
+    rec = cmp.recommend([rare, fast], n=64, steps=100, seed=0)
+    assert "to unbounded" in rec["line"] and rec["ci"][1] is None and "no upper" in rec["note"]
+    for doc in (rec, only, nothing, cmp.strict({"x": float("inf"), "y": [np.float64("nan")]})):
+        strict_loads(json.dumps(doc, allow_nan=False))
+
+
+def test_ert_ci_brackets_the_ert_in_seconds_and_steps():
+    rng = np.random.default_rng(4)
+    run = fake("a", rng.random(300) < 0.6, rng.integers(1, 100, 300), rng.exponential(1e-3, 300))
+    doc = cmp.ert_ci(run, seed=1)
+    assert doc["ert_s"] == pytest.approx(run.seconds.sum() / run.solved.sum())
+    assert doc["ert_steps"] == pytest.approx(run.steps.sum() / run.solved.sum())
+    assert doc["ert_s_ci"][0] < doc["ert_s"] < doc["ert_s_ci"][1]
+    assert doc["ert_steps_ci"][0] < doc["ert_steps"] < doc["ert_steps_ci"][1]
+    assert doc["note"] is None and cmp.ert_ci(run, seed=1) == doc  # reproducible
+
+
+def test_per_solver_settings_are_applied_and_reported():
+    """Each solver's own settings reach its run (its own budget too) and summary.json holds
+    every effective setting, defaults filled in."""
+    res = cmp.compare(
+        6,
+        8,
+        solvers="mc-qs4,sa,ga-permutation",
+        steps=200,
+        seed=2,
+        settings_of={
+            "mc-qs4": {"maxsteps": 7},
+            "sa": {"rounds": 4, "steps": 400, "init_prob": 0.3},
+            "ga-permutation": {"pop": 6, "generations": 40, "tournament": 3, "cxpb": 0.5},
+        },
+    )
+    mc, sa, ga = res.runs
+    assert mc.options["max_steps"] == 7 and mc.step_budget == 200
+    assert sa.step_budget == 400 and np.all(sa.steps <= 400)
+    assert sa.options["rounds"] == 4 and sa.options["init_prob"] == 0.3
+    assert sa.options["alpha"] == pytest.approx(0.001 ** (1 / 3))  # t_end's default filled in
+    assert ga.step_budget == 6 + 2 * 40 and ga.options["generations"] == 40
+    assert (ga.options["pop"], ga.options["tournament"], ga.options["cxpb"]) == (6, 3, 0.5)
+    assert ga.options["mutpb"] == 1.0 and ga.options["crossover"] == "cut"  # defaults filled in
+    s = strict_loads(json.dumps(res.summary, allow_nan=False))
+    assert s["step_budgets"] == {"mc-qs4": 200, "sa": 400, "ga-permutation": 86}
+    assert s["settings_given"]["sa"] == {"rounds": 4, "steps": 400, "init_prob": 0.3}
+    assert [p["step_budget"] for p in s["per_solver"]] == [200, 400, 86]
+    assert s["per_solver"][1]["options"]["rounds"] == 4
+    assert "own budgets differ" in s["budget_note"]
+
+
+@pytest.mark.parametrize(
+    "given, needle",
+    [
+        ({"nope": {}}, "settings for solver 'nope': no such solver"),
+        ({"ls": {"rounds": 2}}, "ls is not among the solvers run"),
+        ({"sa": {"speed": 2}}, "sa: unknown setting 'speed' (valid for sa: steps, preset"),
+        ({"sa": {"rounds": "many"}}, "sa.rounds must be an integer"),
+        ({"sa": {"q": 0.5}}, "compare sa --method sa does not use q"),
+        ({"sa": {"alpha": 1.5}}, "sa.alpha"),
+        ({"sa": {"steps": 50}}, "sa.steps 50 is too small"),
+        ({"ga-permutation": {"elite": 1}}, "does not use elite"),
+        ({"ga-permutation": {"steps": 100, "generations": 5}}, "not both"),
+        ({"ga-permutation": {"pop": 3, "tournament": 4}}, "smaller than the tournament"),
+        ({"ga-permutation": {"crossover": "zip"}}, "ga-permutation: crossover 'zip'"),
+        ({"mc-qs4": {"init": "random"}}, "unknown setting 'init'"),
+    ],
+)
+def test_bad_per_solver_settings_are_refused_before_any_run(monkeypatch, given, needle):
+    ran = []
+    monkeypatch.setattr(cmp, "run_solver", lambda name, *a, **k: ran.append(name))
+    with pytest.raises(QueensError) as err:
+        cmp.compare(8, 2, solvers="mc-qs4,sa,ga-permutation", steps=200, settings_of=given)
+    assert needle in str(err.value) and "\n" not in str(err.value)
+    assert ran == []

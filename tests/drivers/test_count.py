@@ -9,7 +9,6 @@ import chex
 import jax
 import numpy as np
 import pytest
-import reference
 
 from jaxqueens.core import checker, symmetry
 from jaxqueens.core.oeis import A000170, A002562
@@ -17,9 +16,9 @@ from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.drivers import count, settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.parallel import count as batched
 from jaxqueens.parallel import devices, gather, sizing
 from jaxqueens.parallel.shard import pad_rows
-from jaxqueens.solvers.count import KernelConfig
 
 A000170_1_12 = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200]
 A002562_1_12 = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787]
@@ -54,75 +53,11 @@ def test_totals_do_not_depend_on_depth_or_chunk():
         assert (r.total, r.unique, r.depth) == (whole.total, whole.unique, depth)
 
 
-@pytest.mark.parametrize("n,depth", [(8, 2), (9, 3), (10, 3)])
-def test_kernel_counts_each_prefix_like_the_reference(n, depth, monkeypatch):
-    masks, _ = expand_mirror(n, depth)
-    cfg = KernelConfig(n, depth)
-    got = np.asarray(count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES))
-    want = [reference.count_completions(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks]
-    assert got[:, 1].sum() == 0 and got[:, 0].tolist() == want
-    # the accelerator strategy (lockstep lanes with refilling) gives the same, whatever the lanes
-    monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    for lanes in (1, 7, 64):
-        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
-        assert (np.asarray(count.count_chunk(masks, cfg, 1, sizes)) == got).all()
-
-
-def test_both_strategies_split_over_every_host_device(monkeypatch):
-    masks, _ = expand_mirror(9, 3)
-    cfg = KernelConfig(9, 3)
-    d = jax.local_device_count()
-    got = np.asarray(count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES))
-    split = np.asarray(count.count_chunk(pad_rows(masks, d), cfg, d, sizing.CPU_SIZES))
-    assert (split[: len(masks)] == got).all() and not split[len(masks) :].any()
-    monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    split = count.count_chunk(
-        pad_rows(masks, d),
-        cfg,
-        d,
-        dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=64),
-    )
-    assert (np.asarray(split)[: len(masks)] == got).all()
-
-
-def test_enumerate_chunk_lists_as_many_as_it_counts():
-    masks, _ = expand_mirror(9, 3)
-    cfg = KernelConfig(9, 3)
-    counts, lists = count.enumerate_chunk(masks, cfg, 8, 1, sizing.CPU_SIZES)
-    chex.assert_shape(lists, (len(masks), 8, cfg.width))
-    assert (
-        np.asarray(counts) == np.asarray(count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES))
-    ).all()
-
-
-def test_chunk_functions_compile_once_per_shape():
-    masks, _ = expand_mirror(8, 2)
-    cfg = KernelConfig(8, 2)
-    before = count.count_chunk._cache_size()
-    for k in (1, 2, 3):
-        count.count_chunk(np.roll(masks, k, axis=0), KernelConfig(8, 2), 1, sizing.CPU_SIZES)
-    assert count.count_chunk._cache_size() - before <= 1
-    count.count_chunk(masks, cfg, 1, sizing.CPU_SIZES)
-    assert count.count_chunk._cache_size() - before <= 1
-
-
 def test_choose_depth_reaches_the_target():
     for n, target in [(8, 10), (9, 100), (12, 4096)]:
         depth = count.choose_depth(n, target)
         assert len(expand_mirror(n, depth)[0]) >= target or depth == n - 2
         assert depth == (2 if n % 2 else 1) or len(expand_mirror(n, depth - 1)[0]) < target
-
-
-def test_words_are_exact_python_ints():
-    # the host combines the two words as Python ints, past 2^31 and 2^32
-    words = count._words(np.array([[5, 1], [2**32 - 1, 2**31]], np.uint32))
-    assert words == [2**32 + 5, 2**63 + 2**32 - 1] and all(isinstance(w, int) for w in words)
-
-
-def test_host_totals_are_python_ints_beyond_int32():
-    # a fake chunk result in the driver's format sums exactly (no int32/uint32 wrap)
-    per_prefix = count._words(np.array([[2**32 - 1, 4]] * 3, np.uint32))
-    assert 2 * sum(per_prefix) == 2 * 3 * (4 * 2**32 + 2**32 - 1) > 2**33
 
 
 def test_finished_chunks_pack_exactly():
@@ -180,15 +115,19 @@ def _stop_at(k):
 
 def test_checkpoint_resume_gives_the_same_total(tmp_path):
     ck = tmp_path / "checkpoint.npz"
-    with pytest.raises(KeyboardInterrupt, match="3 of"):
-        count.count_solutions(11, unique=True, checkpoint=ck, chunk=256, on_chunk=_stop_at(3))
+    part = count.count_solutions(11, unique=True, checkpoint=ck, chunk=256, on_chunk=_stop_at(3))
+    # Ctrl-C returns the finished chunks' partial result (as solve does), the checkpoint saved
+    assert (part.stopped_by, part.done_chunks, part.unique) == ("interrupted", 3, None)
+    assert part.chunks > 3 and 0 < part.total < A000170[11] and part.edges > 0
     first = saved(ck)
     assert len(first["done"]) == 3 and first["n"] == 11
+    assert part.total == count._plan(11, None, 256).base + sum(v[0] for v in first["done"].values())
     seen = []
     r = count.count_solutions(
         11, unique=True, checkpoint=ck, chunk=256, on_chunk=lambda d, t: seen.append(d)
     )
     assert (r.total, r.unique) == (A000170[11], A002562[11])
+    assert (r.stopped_by, r.done_chunks) == ("finished", r.chunks)
     assert r.resumed_chunks == 3 and r.chunks > 3 and seen[0] == 4  # completed chunks not recounted
     assert len(saved(ck)["done"]) == r.chunks
     assert {k: saved(ck)["done"][k] for k in first["done"]} == first["done"]
@@ -257,10 +196,11 @@ def test_bad_arguments():
 def test_progress_line_only_when_asked(capsys):
     count.count_solutions(12)
     assert capsys.readouterr().err == ""
-    count.count_solutions(12, progress=True)
-    assert "tasks" in capsys.readouterr().err
     count.count_solutions(12, quiet=False)
-    assert "solutions so far" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "tasks" in err and "solutions so far" in err
+    with pytest.raises(TypeError, match="progress"):  # one switch: quiet (the CLI's --progress)
+        count.count_solutions(12, progress=True)
 
 
 def _log_streams(monkeypatch) -> list:
@@ -334,8 +274,8 @@ def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypat
     mine = []
     merge = lambda done, chunks: (mine.append(sorted(done)), {**everything, **done})[1]
     monkeypatch.setattr(count, "_gather_done", merge)
-    with pytest.raises(KeyboardInterrupt):
-        count.count_solutions(11, checkpoint=ck, chunk=1024, on_chunk=_stop_at(2))
+    part = count.count_solutions(11, checkpoint=ck, chunk=1024, on_chunk=_stop_at(2))
+    assert (part.stopped_by, part.done_chunks) == ("interrupted", 2) and mine == []
     # process 1 of 2 counts only its own chunks (odd indices); which two finish first depends on
     # which of the two streams' threads runs first, so any two of them may be the ones saved
     got = sorted(saved(own)["done"])
@@ -367,7 +307,7 @@ def test_defect_2_a_checkpoint_that_cannot_be_written_does_not_lose_the_count(
 
 
 def _drain(plan, batch, budget, shards, sizes):
-    """Call :func:`count.count_items` until every search of ``batch`` is finished, resuming the
+    """Call :func:`batched.count_items` until every search of ``batch`` is finished, resuming the
     ones a call's budget stopped (as the driver does: only those, padded with finished items):
     (completions per item, calls made)."""
     batch, found, calls = batch.copy(), np.zeros(len(batch), np.int64), 0
@@ -375,7 +315,7 @@ def _drain(plan, batch, budget, shards, sizes):
     while len(live):  # one shape for every call: one compilation
         call = np.concatenate([batch[live], batch[: len(batch) - len(live)]])
         call[len(live) :, 0] = count.solver.DONE
-        states, work = count.count_items(call, np.int32(budget), plan.config, shards, sizes)
+        states, work = batched.count_items(call, np.int32(budget), plan.config, shards, sizes)
         states, calls = np.asarray(states)[: len(live)], calls + 1
         assert np.asarray(work).shape == (shards,)
         found[live] += states[:, 1]
@@ -432,8 +372,8 @@ def test_a_stop_between_calls_keeps_only_finished_chunks_and_resumes_exactly(tmp
         return submit(self, k, fn, batch)
 
     monkeypatch.setattr(count.parallel_streams.Workers, "submit", counted)
-    with pytest.raises(KeyboardInterrupt):
-        count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)
+    part = count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)
+    assert part.stopped_by == "interrupted" and part.done_chunks < part.chunks
     monkeypatch.setattr(count.parallel_streams.Workers, "submit", submit)
     part = saved(ck)["done"]
     r = count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)

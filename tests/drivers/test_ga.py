@@ -9,12 +9,12 @@ import pytest
 from jax import lax
 
 import jaxqueens
-from jaxqueens.io.config import load_config
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import ga
 from jaxqueens.errors import QueensError
-from jaxqueens.parallel import sizing
+from jaxqueens.io.config import load_config
+from jaxqueens.parallel import memory, sizing
 from jaxqueens.solvers import ga as kernel
 from jaxqueens.solvers.base import chain_keys
 
@@ -288,7 +288,7 @@ def test_toroidal_solutions_pass_the_toroidal_checker(n):
 def test_instances_fixed_queens_stay_and_unsolved_is_unknown(encoding):
     nauck = cons.completion(8, [(0, 2), (3, 1)])
     unsat = cons.completion(8, [(0, 0), (1, 2)])  # no solution holds both; no plain proof
-    kw = dict(pop=40, generations=2000, trials=8, encoding=encoding, seed=5)
+    kw = {"pop": 40, "generations": 2000, "trials": 8, "encoding": encoding, "seed": 5}
     r = ga.evolve(instance=nauck, **kw)
     assert r.config.constrained and r.status == "SAT" and len(r.solutions)
     assert all(checker.check_constrained(b, nauck).ok for b in r.solutions)
@@ -305,9 +305,9 @@ def test_instances_fixed_queens_stay_and_unsolved_is_unknown(encoding):
 @pytest.mark.parametrize(
     "kwargs,words",
     [
-        (dict(instance=cons.completion(8, [(0, 3), (5, 3)])), "UNSAT .fixed queens at .0,3."),
-        (dict(instance=cons.completion(8, [(0, 3)]), n=9), "n = 9 but the instance has n = 8"),
-        (dict(n=7, toroidal=True, fitness="report-diagonals-only"), "plain board only"),
+        ({"instance": cons.completion(8, [(0, 3), (5, 3)])}, "UNSAT .fixed queens at .0,3."),
+        ({"instance": cons.completion(8, [(0, 3)]), "n": 9}, "n = 9 but the instance has n = 8"),
+        ({"n": 7, "toroidal": True, "fitness": "report-diagonals-only"}, "plain board only"),
     ],
 )
 def test_constrained_setting_errors(kwargs, words):
@@ -417,3 +417,157 @@ def test_a_time_budget_stops_after_the_chunk_that_passes_it():
     assert ga.evolve(10, pop=20, generations=30, trials=4, chunk=10).best.shape[0] - 1 == 30
     with pytest.raises(QueensError, match="seconds"):
         ga.evolve(10, seconds=float("nan"))
+
+
+# ------------------------------------- paper-scale runs: records in bounded memory (issue 26)
+PAPER = {"n": 10, "pop": 12, "generations": 60, "trials": 7, "seed": 11, "chunk": 10}
+
+
+class _Sink:
+    """A history sink that keeps every chunk (and its position) in memory."""
+
+    def __init__(self):
+        self.rows, self.started, self.resumed = [], False, None
+
+    def start(self):
+        self.started = True
+
+    def resume(self, position):
+        self.resumed = position
+        self.rows = self.rows[:position]
+
+    def records(self, gen0, best, avg, worst, nevals):
+        for k in range(len(best)):
+            self.rows.append((gen0 + k, best[k].copy(), avg[k].copy(), worst[k].copy(), nevals[k]))
+
+    def sync(self):
+        return len(self.rows)
+
+
+def test_summary_records_and_the_streamed_history_equal_the_in_memory_records():
+    whole = ga.evolve(**PAPER)  # records="all": the [G+1, T] arrays
+    sink = _Sink()
+    lean = ga.evolve(**PAPER, records="summary", sink=sink)
+    assert lean.records is None and sink.started
+    with pytest.raises(AttributeError, match="records='all'"):
+        lean.best  # noqa: B018 (the property raises)
+    assert [r[0] for r in sink.rows] == list(range(61))
+    for i, field in enumerate(("best", "avg", "worst", "evaluations")):
+        np.testing.assert_array_equal(
+            np.stack([r[i + 1] for r in sink.rows]), getattr(whole, field)
+        )
+    np.testing.assert_array_equal(lean.summary, whole.summary)
+    np.testing.assert_array_equal(
+        lean.summary, ga.summarise(whole.best, whole.avg, whole.worst, whole.evaluations)
+    )
+    cum = np.cumsum(whole.evaluations, axis=0)
+    fs = whole.first_solved
+    assert (fs >= 0).any() and (fs < 0).any()  # both kinds of trial in the check
+    want_at_first = np.where(fs >= 0, cum[np.maximum(fs, 0), np.arange(7)], -1)
+    hit = whole.best == 0
+    for r in (whole, lean):
+        np.testing.assert_array_equal(r.first_met, np.where(hit.any(0), hit.argmax(0), -1))
+        np.testing.assert_array_equal(r.evals_total, cum[-1])
+        np.testing.assert_array_equal(r.evals_at_first, want_at_first)
+        np.testing.assert_array_equal(r.final_best, whole.best[-1])
+        np.testing.assert_allclose(
+            r.success_curve(), np.mean((fs >= 0) & (fs <= np.arange(61)[:, None]), axis=1)
+        )
+        np.testing.assert_array_equal(r.solutions, whole.solutions)
+        assert r.evals_here == cum[-1].sum() - cum[0].sum() and r.sessions == 1
+
+
+def test_resume_after_an_interrupt_gives_the_same_history_and_counts_only_its_own_work(
+    tmp_path, monkeypatch
+):
+    from jaxqueens.io import progress
+
+    whole = ga.evolve(**PAPER, records="summary", sink=(full := _Sink()))
+    ck = tmp_path / "checkpoint.npz"
+    real, seen = progress.Progress.update, []
+
+    def update(self, done, extra=""):
+        seen.append(done)
+        if len(seen) == 2:  # after generation 20
+            raise KeyboardInterrupt
+        return real(self, done, extra)
+
+    monkeypatch.setattr(progress.Progress, "update", update)
+    sink = _Sink()
+    part = ga.evolve(**PAPER, records="summary", sink=sink, checkpoint=ck, checkpoint_every=1e9)
+    assert part.interrupted and part.generations == 20 and len(sink.rows) == 21
+    sink.rows.append("written after the checkpoint: cut off on resume")
+    monkeypatch.undo()
+    resumed = ga.evolve(**PAPER, records="summary", sink=sink, checkpoint=ck, resume=True)
+    assert sink.resumed == 21 and not resumed.interrupted
+    for a, b in zip(sink.rows, full.rows, strict=True):
+        assert a[0] == b[0] and all(np.array_equal(x, y) for x, y in zip(a[1:], b[1:], strict=True))
+    np.testing.assert_array_equal(resumed.summary, whole.summary)
+    for field in ("first_met", "evals_total", "evals_at_first", "final_best", "solutions"):
+        np.testing.assert_array_equal(getattr(resumed, field), getattr(whole, field))
+    # throughput: this process ran generations 21..60 of 7 trials (2 evaluations each), and its
+    # rate divides them by its own time; the total over both sessions is labelled apart
+    assert resumed.evals_here == 40 * 7 * 2 and resumed.sessions == 2
+    assert resumed.evals_per_s == resumed.evals_here / resumed.wall_s
+    assert resumed.wall_total_s > resumed.wall_s
+    assert resumed.evals_per_s_total == pytest.approx(60 * 7 * 2 / resumed.wall_total_s)
+
+
+def test_the_checkpoint_does_not_grow_with_generations_x_trials(tmp_path, monkeypatch):
+    """Every entry of a summary run's checkpoint but the per-generation statistics (and the
+    distinct solutions found) has the same size at 20 and at 200 generations."""
+    from jaxqueens.io import progress
+
+    def stop(self, done, extra=""):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(progress.Progress, "update", stop)
+    sizes = {}
+    for g in (20, 200):
+        ck = tmp_path / f"c{g}.npz"
+        kw = {**PAPER, "n": 40, "trials": 50, "generations": g, "chunk": g}
+        assert ga.evolve(**kw, records="summary", checkpoint=ck).interrupted
+        with np.load(ck) as z:
+            sizes[g] = {k: z[k].shape for k in z.files if k != "header"}
+    assert sizes[20]["summary"] == (21, len(ga.SUMMARY))
+    assert sizes[200]["summary"] == (201, len(ga.SUMMARY))
+    same = {k: v for k, v in sizes[20].items() if k not in ("summary", "sols")}
+    assert same == {k: v for k, v in sizes[200].items() if k not in ("summary", "sols")}
+    assert all(50 not in shape or 21 not in shape for shape in sizes[20].values())
+
+
+def test_the_memory_estimate_refuses_an_impossible_run_and_admits_the_paper_run(monkeypatch):
+    config, _ = ga.check_setup(
+        n=64,
+        pop=10,
+        generations=20_000,
+        trials=10_000,
+        encoding="permutation",
+        scheme="steady",
+        crossover="cut",
+        mutation="swap",
+        tournament=4,
+        cxpb=0.2,
+        mutpb=1.0,
+        indpb=0.0,
+        elite=0,
+        islands=1,
+        migrate_every=0,
+        migrants=1,
+    )
+    chunk = ga.default_chunk(config, 10_000, 20_000)
+    paper = ga.memory_estimate(config, 10_000, 20_000, chunk)
+    assert sum(paper.values()) < 2 << 30  # under 2 GiB, and independent of the generations:
+    assert sum(paper.values()) - sum(ga.memory_estimate(config, 10_000, 5_000, chunk).values()) < (
+        20 << 20
+    )
+    kept = ga.memory_estimate(config, 10_000, 20_000, chunk, records="all")
+    assert kept["records"] > 10 * sum(paper.values())  # what records="all" would hold
+    monkeypatch.setattr(memory, "available_memory", lambda: 4 << 30)
+    with pytest.raises(QueensError, match=r"needs about .* fewer --trials"):
+        ga.evolve(64, trials=10_000, generations=20_000, records="all")
+    with pytest.raises(QueensError, match="needs about"):
+        ga.evolve(64, trials=50_000_000, generations=1, records="summary")
+    plans = []
+    ga.evolve(8, pop=10, generations=3, records="summary", plan=plans.append)
+    assert plans and plans[0]["available"] == 4 << 30 and "population" in plans[0]["memory"]

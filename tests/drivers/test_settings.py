@@ -207,3 +207,32 @@ def test_solve_path():
     assert S.solve_path(20_000, {}) == "large"
     assert S.solve_path(20_000, {"tabu": 2}) == "batched"  # only the batched path has it
     assert S.solve_path(60_000, {"tabu": 2}) == "large"  # beyond the batched kernel
+
+
+def test_compare_settings_fill_each_solvers_budget_and_refuse_without_jax():
+    """Per-solver settings of compare (issue 26): own budgets (GA: from generations), the run's
+    budget otherwise; the budget check per solver names the key to raise."""
+    own = S.compare_settings(
+        64,
+        ["mc-qs4", "sa", "ga-permutation", "ga-combination"],
+        10_000,
+        {
+            "sa": {"steps": 30_000, "rounds": 200},
+            "ga-permutation": {"pop": 20, "generations": 100},
+            "ga-combination": {"scheme": "generational", "pop": 30, "generations": 10},
+        },
+    )
+    assert {k: v["steps"] for k, v in own.items()} == {
+        "mc-qs4": 10_000,
+        "sa": 30_000,
+        "ga-permutation": 20 + 2 * 100,
+        "ga-combination": 30 + 30 * 10,  # generational: the whole population per generation
+    }
+    assert S.least_steps("sa", {"rounds": 200}) == 200
+    assert S.least_steps("ga-permutation", {"pop": 20}) == 22
+    with pytest.raises(QueensError, match="settings for sa must be a table"):
+        S.compare_settings(8, ["sa"], 100, {"sa": 3})
+    with pytest.raises(QueensError, match=r"--steps 60 is too small for sa \("):
+        S.compare_settings(8, ["sa", "ga-permutation"], 60, {"ga-permutation": {"pop": 50}})
+    with pytest.raises(QueensError, match=r"ga-permutation\.steps 30 is too small"):
+        S.compare_settings(8, ["ga-permutation"], 100, {"ga-permutation": {"steps": 30, "pop": 29}})

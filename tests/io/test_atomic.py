@@ -1,4 +1,4 @@
-"""io.atomic: a write either lands whole or leaves nothing behind, with the mode the umask allows."""
+"""io.atomic: a write lands whole or leaves nothing behind, with the mode the umask allows."""
 
 import errno
 import os
@@ -138,3 +138,40 @@ def test_defect_15_written_files_get_the_mode_the_umask_allows(tmp_path, umask, 
     os.chmod(replaced, 0o644)
     write_text(replaced, "new\n")  # replacing a 0644 file: the umask's mode, never 0600
     assert _mode(replaced) == want and replaced.read_text() == "new\n"
+
+
+def test_a_stream_grows_beside_its_name_survives_the_stale_sweep_and_resumes(tmp_path):
+    from jaxqueens.io.atomic import Stream, partial_path, remove_stale_temps
+
+    target = tmp_path / "rows.csv"
+    s = Stream(target)
+    s.write("a\n")
+    mark = s.sync()
+    s.write(b"lost\n")
+    s.close()
+    assert not target.exists() and partial_path(target).name == ".rows.csv.partial"
+    assert remove_stale_temps(tmp_path) == [] and partial_path(target).exists()
+    with pytest.raises(FileNotFoundError):
+        Stream(target, resume_at=mark + 100)
+    again = Stream(target, resume_at=mark)
+    again.write("b\n")
+    assert again.commit() == target and target.read_text() == "a\nb\n"
+    assert not partial_path(target).exists()
+    gone = Stream(tmp_path / "x.csv")
+    gone.discard()
+    assert not list(tmp_path.glob(".x.csv*"))
+
+
+def test_recording_keeps_what_was_written_inside_it(tmp_path, monkeypatch):
+    a, b, big = tmp_path / "a.txt", tmp_path / "b.bin", tmp_path / "big.bin"
+    atomic.write_text(a, "before")
+    assert atomic.recorded(a) is None  # nothing is kept outside a recording
+    monkeypatch.setattr(atomic, "RECORD_MAX_BYTES", 8)
+    with atomic.recording() as kept:
+        atomic.write_text(a, "first")
+        atomic.write_text(a, "second")  # the last write wins
+        atomic.write_bytes(b, b"\x00\x01")
+        atomic.write_bytes(big, b"x" * 9)  # too large to keep: read from the file if needed
+        assert atomic.recorded(a) == b"second" and atomic.recorded(b) == b"\x00\x01"
+        assert atomic.recorded(big) is None and set(kept) == {a.resolve(), b.resolve()}
+    assert atomic.recorded(a) is None and a.read_text() == "second"

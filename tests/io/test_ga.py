@@ -5,30 +5,55 @@ import json
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
+from jaxqueens.errors import QueensError
 from jaxqueens.io import ga as ga_io
 from jaxqueens.solvers import ga_fitness
 
 
 def _result(n=5):
     best = np.array([[3, 2], [1, 2], [0, 1]], np.int32)  # [G+1, T]
+    avg, worst, evals = best + 0.25, best + 2, np.full((3, 2), 4, np.int64)
+    first = np.array([2, -1])
     return SimpleNamespace(
         config=SimpleNamespace(n=n, fitness="pairs", pop=4),
         params={"cxpb": 1.0},
         seed=7,
-        best=best,
-        avg=best + 0.25,
-        worst=best + 2,
-        evaluations=np.full((3, 2), 4, np.int64),
-        first_solved=np.array([2, -1]),
+        generations=2,
+        summary=np.column_stack(
+            [
+                best.min(1),
+                *np.percentile(best, (10, 50, 90), axis=1),
+                best.max(1),
+                best.mean(1),
+                avg.mean(1),
+                worst.mean(1),
+                evals.sum(1),
+            ]
+        ),
+        first_met=first,
+        first_score_met=first,
+        first_solved=first,
+        evals_total=evals.sum(0),
+        evaluations_total=24,
+        final_best=best[-1],
         success_rate=0.5,
+        success_curve=lambda: np.array([0.0, 0.0, 0.5]),
         solutions=np.array([[1, 3, 0, 2, 4]]),
         population=np.zeros((2, 1, 4, n), np.int8),
         fitness=np.ones((2, 1, 4), np.int32),
         wall_s=0.5,
         compile_s=1.0,
         init_s=0.1,
-        evals_per_s=48.0,
+        evals_here=16,
+        evals_per_s=32.0,
+        sessions=1,
+        wall_total_s=0.5,
+        evals_per_s_total=32.0,
+        best=best,
+        avg=avg,
+        worst=worst,
     )
 
 
@@ -36,15 +61,15 @@ def test_write_outputs_files_and_columns(tmp_path):
     r = _result()
     written = ga_io.write_outputs(r, tmp_path / "out", ga_io.summary(r))
     assert [p.name for p in written] == list(ga_io.FILES)
-    rows = list(csv.reader(open(tmp_path / "out" / "history.csv")))
-    assert rows[0] == ["Trial", "Generation", "Best", "Avg", "Worst"]
-    assert rows[1:4] == [
-        ["0", "0", "3", "3.2500", "5"],
-        ["0", "1", "1", "1.2500", "3"],
-        ["0", "2", "0", "0.2500", "2"],
+    rows = list(csv.reader((tmp_path / "out" / "history.csv").read_text().splitlines()))
+    assert rows[0] == ga_io.summary_columns("attacking_pairs")
+    assert rows[0][:3] == ["generation", "best_attacking_pairs_min", "best_attacking_pairs_p10"]
+    assert rows[1:] == [
+        ["0", "2", "2.1", "2.5", "2.9", "3", "2.5", "2.75", "4.5", "0", "8"],
+        ["1", "1", "1.1", "1.5", "1.9", "2", "1.5", "1.75", "3.5", "0", "8"],
+        ["2", "0", "0.1", "0.5", "0.9", "1", "0.5", "0.75", "2.5", "0.5", "8"],
     ]
-    assert len(rows) == 1 + 2 * 3
-    trials = list(csv.reader(open(tmp_path / "out" / "trials.csv")))
+    trials = list(csv.reader((tmp_path / "out" / "trials.csv").read_text().splitlines()))
     assert trials == [
         ["Trial", "FirstSolved", "FinalBest", "Evaluations"],
         ["0", "2", "0", "12"],
@@ -59,20 +84,72 @@ def test_write_outputs_files_and_columns(tmp_path):
         summary["solved"] == 1
         and summary["first_solved_median"] == 2.0
         and summary["evaluations"] == 24
+        and summary["evaluations_this_process"] == 16
+        and summary["history"] == "summary"
     )
 
 
 def test_nonattacking_score_and_no_solutions(tmp_path):
     r = _result()
     r.solutions = np.zeros((0, 5), np.int8)
-    best, avg, worst = ga_io.scored(r, "nonattacking")
+    best, _avg, worst = ga_io.scored(r, "nonattacking")
     assert (best == 10 - r.best).all() and (worst == 10 - r.worst).all()  # n (n - 1) / 2 = 10
     ga_io.write_outputs(r, tmp_path, ga_io.summary(r), "nonattacking")
-    rows = list(csv.DictReader(open(tmp_path / "history.csv")))
-    assert rows[0]["Best"] == "7" and rows[0]["Worst"] == "5"
+    rows = list(csv.DictReader((tmp_path / "history.csv").read_text().splitlines()))
+    # the statistics of 10 - best: the lowest is 10 - the highest attacking, p10 is 10 - p90
+    assert rows[0]["best_nonattacking_pairs_min"] == "7"
+    assert rows[0]["best_nonattacking_pairs_max"] == "8"
+    assert rows[0]["best_nonattacking_pairs_p10"] == "7.1"
+    assert rows[0]["worst_nonattacking_pairs_mean"] == "5.5"
     empty = np.load(tmp_path / "solutions.npy")
     assert empty.shape == (0, 5) and empty.dtype == np.int32
     assert json.loads((tmp_path / "summary.json").read_text())["score_in_csv"] == "nonattacking"
+
+
+def test_nonattacking_statistics_equal_those_of_the_flipped_records():
+    """Linear percentiles are symmetric: the statistics of n(n-1)/2 - best over trials are those
+    the driver's attacking-pairs statistics give, min and max and p10 and p90 swapped."""
+    rng = np.random.default_rng(1)
+    best = rng.integers(0, 10, (4, 7))
+    r = _result()
+    r.summary = np.column_stack(
+        [best.min(1), *np.percentile(best, (10, 50, 90), axis=1), best.max(1)]
+        + [best.mean(1)] * 3
+        + [np.ones(4)]
+    )
+    flipped = ga_io.scored_summary(r, "nonattacking")
+    na = 10 - best
+    want = [na.min(1), *np.percentile(na, (10, 50, 90), axis=1), na.max(1), na.mean(1)]
+    for k, w in zip(ga_io.SUMMARY_STATS[:6], want, strict=True):
+        np.testing.assert_allclose(flipped[k], w)
+
+
+def test_the_history_stream_resumes_where_its_checkpoint_stands(tmp_path):
+    """Rows written after the last sync (the checkpoint's length) are cut off on resume; the
+    file appears under its name only when committed."""
+    s = ga_io.HistoryStream(tmp_path, 5, "pairs")
+    s.start()
+    best = np.array([[3, 2]])
+    s.records(0, best, best + 0.5, best + 1, np.full((1, 2), 4))
+    mark = s.sync()
+    s.records(1, best, best, best, np.full((1, 2), 2))  # after the checkpoint: lost
+    s.close()
+    assert not (tmp_path / "history.csv").exists()
+    again = ga_io.HistoryStream(tmp_path, 5, "pairs")
+    again.resume(mark)
+    again.records(1, best - 1, best, best + 1, np.full((1, 2), 2))
+    again.commit()
+    assert (tmp_path / "history.csv").read_text().splitlines() == [
+        "generation,trial,best_attacking_pairs,mean_attacking_pairs,worst_attacking_pairs,"
+        "evaluations",
+        "0,0,3,3.5000,4,4",
+        "0,1,2,2.5000,3,4",
+        "1,0,2,3.0000,4,2",
+        "1,1,1,2.0000,3,2",
+    ]
+    assert not list(tmp_path.glob(".*partial"))
+    with pytest.raises(QueensError, match="start over without --resume"):
+        ga_io.HistoryStream(tmp_path / "none", 5, "pairs").resume(10)
 
 
 def test_fitness_names_cover_the_kernels_fitnesses():

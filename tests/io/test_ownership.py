@@ -1,5 +1,6 @@
 """io.ownership: unfinished runs found in a folder, and the folder's lock (one writer)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -71,3 +72,28 @@ def test_a_stale_lock_is_taken_over(tmp_path, content):
     assert lock.read_text().split() == [str(os.getpid())]
     ownership.release_all()
     assert not lock.exists() and tmp_path.exists()
+
+
+def test_earlier_run_lists_only_files_inside_its_folder(tmp_path):
+    from jaxqueens.io import report
+
+    out = tmp_path / "out"
+    (out / "sub").mkdir(parents=True)
+    (out / "sub" / "a.csv").write_text("x")
+    (tmp_path / "outside.txt").write_text("x")
+    assert ownership.earlier_run(out) is None  # files, but no finished run's manifest or page
+    doc = {"command": "stats", "files": [{"path": "sub/a.csv"}, {"path": "../outside.txt"}]}
+    (out / report.MANIFEST).write_text(json.dumps(doc))
+    found = ownership.earlier_run(out)
+    assert found.command == "stats"
+    assert found.files == [out / "sub" / "a.csv", out / report.MANIFEST]
+    ownership.clear_earlier(found)
+    assert not (out / "sub").exists() and out.is_dir() and (tmp_path / "outside.txt").exists()
+    # a page without a (readable) manifest: the page alone is the earlier run's
+    (out / report.FILENAME).write_text("<html>")
+    (out / report.MANIFEST).write_text("{not json")
+    found = ownership.earlier_run(out)
+    assert found.command is None and set(found.files) == {
+        out / report.FILENAME,
+        out / report.MANIFEST,
+    }

@@ -192,3 +192,22 @@ def test_the_result_comes_first_then_figures_then_settings_and_tables(folder):
     assert "&lt;b&gt;bold&lt;/b&gt;" in text and "<b>bold</b>" not in text
     assert "<h2>figures: ta/</h2>" in text and "<h2>tables: ta/</h2>" in text
     assert "<h2>result</h2>" not in report.render(folder, command_line="jaxqueens x", result="")
+
+
+def test_svg_figures_are_embedded_and_pdf_figures_linked(tmp_path):
+    """``--format svg|pdf`` (issue 26): an SVG is an image like a PNG (an <img> runs none of its
+    scripts), a PDF is a link to the file beside the page (no browser shows it as an image)."""
+    from jaxqueens.plots.base import save
+
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, fmt in (("a", "svg"), ("b", "pdf"), ("c", "png")):
+        fig, ax = figure(3, 2)
+        ax.plot([0, 1], [1, 0])
+        save(fig, out / name, fmt)
+    (out / "fake.svg").write_text("not an svg")
+    page = parse(report.render(out, command_line="jaxqueens compare --format svg"))
+    sources = [i["src"].split(",")[0] for i in page.images]
+    assert sources == ["data:image/svg+xml;base64", "data:image/png;base64"]
+    assert "b.pdf" in page.urls  # linked, relative to the page
+    assert "fake.svg: not an SVG image, not embedded" in "".join(page.text)

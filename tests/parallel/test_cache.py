@@ -284,3 +284,29 @@ def test_a_repeated_run_loads_its_executables_and_prints_the_same(tmp_path, args
         assert again.returncode == 0, again.stderr[-3000:]
         assert results(again.stdout) == results(first.stdout)
     assert sorted(p.name for p in (folder / cache.EXECUTABLES).iterdir()) == saved
+
+
+def test_the_least_recently_used_entries_go_past_the_size_limit(exe_folder, monkeypatch):
+    import os
+
+    import jax
+    import jax.numpy as jnp
+
+    fn = jax.jit(_scaled, static_argnums=1)
+    x = jnp.arange(4, dtype=jnp.int32)
+    for factor in (1, 2):
+        cache.compiled("scaled", (factor,), (x,), lambda f=factor: fn.lower(x, f))
+    entries = sorted(exe_folder.iterdir(), key=lambda p: p.stat().st_mtime_ns)
+    one = max(p.stat().st_size for p in entries)
+    for age, path in enumerate(entries):  # factor 1 saved first, factor 2 after it
+        os.utime(path, ns=(10**18 + age * 10**9, 10**18 + age * 10**9))
+    # a hit renews its entry: factor 1 becomes the most recently used
+    cache.compiled("scaled", (1,), (x,), lambda: pytest.fail("lowered on a hit"))
+    monkeypatch.setattr(cache, "EXECUTABLES_MAX_BYTES", 2 * one + one // 2)
+    cache.compiled("scaled", (3,), (x,), lambda: fn.lower(x, 3))  # a third entry: one must go
+    assert len(list(exe_folder.iterdir())) == 2
+    cache.compiled("scaled", (1,), (x,), lambda: pytest.fail("factor 1 was evicted"))
+    # factor 2, the least recently used, went: loading it compiles again
+    lowered = []
+    cache.compiled("scaled", (2,), (x,), lambda: lowered.append(2) or fn.lower(x, 2))
+    assert lowered == [2] and len(list(exe_folder.iterdir())) == 2  # and factor 1 went now

@@ -2,6 +2,7 @@
 covered by tests/test_scaleout.py, which starts real process pairs)."""
 
 import numpy as np
+import pytest
 
 from jaxqueens.parallel import gather
 
@@ -43,3 +44,25 @@ def test_defect_4_failed_gather_is_one_line_peer_lost(monkeypatch):
         assert isinstance(caught.value, errors.QueensError) and "\n" not in message
         assert "process 0 of 2" in message and "Connection reset by peer" in message
         assert "--resume" in message and len(message) < 300
+
+
+def test_exact_ints_round_trip_through_words():
+    """Counts past 2^31, 2^32 and 2^64 travel as uint32 words and come back as the same ints."""
+    values = [[2**100 + 7, 3], [0, 2**64], [2**32 - 1, 2**63 + 2**32 - 1]]
+    words = gather.int_words(values)
+    assert words.shape == (3, 2, gather.INT_WORDS) and words.dtype == np.uint32
+    back = gather.word_ints(words)
+    assert back == values and all(type(v) is int for row in back for v in row)
+    # the kernels' two-word counts (low, high) read the same way
+    assert gather.word_ints(np.array([[5, 1], [2**32 - 1, 2**31]], np.uint32)) == [
+        2**32 + 5,
+        2**63 + 2**32 - 1,
+    ]
+    assert (
+        gather.int_words([]).shape == (0, gather.INT_WORDS)
+        and gather.word_ints(gather.int_words([])) == []
+    )
+    assert gather.word_ints(gather.int_words(np.array([7, 8], np.int64))) == [7, 8]
+    for bad in (-1, 2 ** (32 * gather.INT_WORDS)):
+        with pytest.raises(ValueError, match="exact counts"):
+            gather.int_words([bad])

@@ -1,0 +1,74 @@
+"""The exact search of constrained instances batched per backend: the jitted function the
+``complete`` driver calls.
+
+:func:`search_chunk` runs the one-item kernel of :mod:`jaxqueens.solvers.complete` over a batch
+of work items (sub-trees of instances) with the strategy of the backend
+(:func:`jaxqueens.parallel.items.search_each`: one item per ``lax.map`` iteration on the CPU,
+lockstep lanes with refill on an accelerator). :func:`chunk_builder` lowers it as an accelerator
+runs it (``make gpu-check`` compiles it for described GPUs) and :func:`accelerator_lanes` sizes
+its lanes against a device.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+
+from jaxqueens.parallel import items, sizing
+from jaxqueens.solvers import complete as solver
+from jaxqueens.solvers.complete import Config
+
+ITEMS_PER_LANE = 4
+"""Accelerator: items per kernel call, per lockstep lane."""
+
+
+def _advance(lanes: solver.State, active, config: Config) -> solver.State:
+    del active  # a lane that is not live stays as it is
+    return jax.vmap(lambda s: solver.step_lane(s, config))(lanes)
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2, 3))
+def search_chunk(batch, config: Config, num_devices: int, sizes: sizing.Sizes):
+    """Run every item of ``batch`` (uint32 ``[P, HEAD + n]``, P a multiple of ``num_devices``;
+    zero rows are empty items). Returns (head uint32 ``[P, 4]`` = d, steps, lo, hi;
+    stacks uint32 ``[P, n + 1, 5]``; listed solutions uint32 ``[P, cap, n + 1]``)."""
+    return items.search_each(
+        lambda it: solver.readout(solver.search(it, config), config),
+        lambda it: solver.start(it, config),
+        functools.partial(_advance, config=config),
+        lambda s: ~jax.vmap(lambda x: solver.live(x, config))(s),
+        lambda s: solver.readout(s, config),
+        batch,
+        num_devices,
+        sizes.count_lanes,
+        accelerator=sizes.accelerator,
+    )
+
+
+def chunk_builder(config: Config, num_devices: int = 1, place=None):
+    """``lanes -> jax.stages.Lowered``: :func:`search_chunk` as an accelerator runs it, with
+    ``lanes`` lockstep lanes per device and :data:`ITEMS_PER_LANE` items per lane and call (the
+    builder :func:`jaxqueens.parallel.sizing.choose` sizes, and ``make gpu-check`` compiles)."""
+    place = place or (lambda tree: tree)
+
+    def build(lanes: int):
+        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
+        rows = ITEMS_PER_LANE * lanes * num_devices
+        batch = place(jax.ShapeDtypeStruct((rows, config.width), jax.numpy.uint32))
+        return search_chunk.trace(batch, config, num_devices, sizes).lower()
+
+    return build
+
+
+def accelerator_lanes(config: Config, num_devices: int, target=None) -> sizing.Choice:
+    """Lockstep lanes per device for ``config``'s items on an accelerator, sized from the
+    compiled :func:`search_chunk` against the device."""
+    target = target or sizing.device_target()
+    return sizing.choose(
+        chunk_builder(config, num_devices),
+        target,
+        target.parallelism,
+        key=("complete", config, num_devices),
+    )

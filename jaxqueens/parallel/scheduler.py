@@ -1,0 +1,141 @@
+"""One scheduler of kernel calls over device streams: every driver whose work comes in uneven
+pieces (``count``, ``complete``) runs its calls through it.
+
+A :class:`Scheduler` keeps up to ``depth`` calls in flight on each stream of
+:mod:`jaxqueens.parallel.streams` (one per host device on a CPU, each in its own worker thread; one
+over every device on an accelerator). The driver owns its queue of work and says what the next call
+of a stream is (:meth:`Scheduler.fill` asks ``take(stream)`` for a :class:`Launch`: a named work
+item, the kernel and its batch); :meth:`Scheduler.next` hands back one :class:`Finished` call
+(:meth:`Scheduler.wait`: with every other call that has ended), either the oldest (``ordered``: the
+results, and whatever the driver queues from them, do not depend on which device was faster, so a
+run is reproducible) or the first to end (ties in launch order: no stream waits for another's slow
+call). A typical step::
+
+    with Scheduler(streams, depth=1, ordered=False, name="jaxqueens-count") as calls:
+        calls.fill(take)             # every stream busy before the host does anything else
+        for done in calls.wait():    # the calls that ended, their outputs as NumPy arrays
+            ...                      # record done.job's results, queue what is left of it
+        calls.fill(take)             # the streams that ended get their next calls at once
+
+Leaving the ``with`` block cancels the calls not started; a call already running ends within its
+own budget (the drivers bound every call's work).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent import futures
+from typing import Any, Generic, NamedTuple, TypeVar
+
+import numpy as np
+
+from jaxqueens.parallel.streams import Stream, Workers
+
+J = TypeVar("J")
+
+
+class Launch(NamedTuple, Generic[J]):
+    """One kernel call to make on a stream."""
+
+    job: J  # the driver's work item(s) the call runs, handed back in :class:`Finished`
+    kernel: Callable[[Any, int], Any]  # ``kernel(batch on the stream's device, shards)``
+    batch: np.ndarray  # the call's input rows (the stream's ``rows``, padded by the driver)
+
+
+class Finished(NamedTuple, Generic[J]):
+    """One kernel call that has ended."""
+
+    job: J  # as launched
+    stream: int  # index of the stream it ran on
+    outputs: tuple  # the kernel's outputs as NumPy arrays
+    start: float  # perf_counter seconds when the call started and ended on its worker
+    end: float
+
+
+class _Call(NamedTuple):
+    job: Any
+    stream: int
+    future: futures.Future
+
+
+class Scheduler(Generic[J]):
+    """Calls over ``streams``, at most ``depth`` in flight on each; a context manager.
+
+    Args:
+      streams: where calls run (:func:`jaxqueens.parallel.streams.plan`).
+      depth: calls in flight per stream (2: the next call is queued while the host reads one).
+      ordered: :meth:`next` returns the oldest call (True) or the first to end (False).
+      name: the worker threads' name prefix.
+    """
+
+    def __init__(self, streams: list[Stream], *, depth: int, ordered: bool, name: str):
+        if depth < 1:
+            raise ValueError(f"depth must be at least 1, got {depth}")
+        self.streams, self.depth, self.ordered = streams, depth, ordered
+        self._workers = Workers(streams, name)
+        self._flight: list[_Call] = []  # launch order
+
+    def __enter__(self) -> Scheduler[J]:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._workers.__exit__(*exc)
+
+    def __len__(self) -> int:
+        """Calls in flight."""
+        return len(self._flight)
+
+    def in_flight(self, stream: int | None = None) -> int:
+        """Calls in flight on ``stream`` (None: on every stream)."""
+        return sum(stream is None or c.stream == stream for c in self._flight)
+
+    def jobs(self) -> list[J]:
+        """The jobs of the calls in flight, oldest first (a checkpoint puts them back in the
+        queue: their results are not recorded yet)."""
+        return [c.job for c in self._flight]
+
+    def fill(self, take: Callable[[int], Launch[J] | None]) -> int:
+        """Stream by stream, launch ``take(stream)`` until the stream has ``depth`` calls in
+        flight or ``take`` returns None (nothing for that stream now). Returns calls launched."""
+        launched = 0
+        for k in range(len(self.streams)):
+            while self.in_flight(k) < self.depth:
+                launch = take(k)
+                if launch is None:
+                    break
+                future = self._workers.submit(k, launch.kernel, launch.batch)
+                self._flight.append(_Call(launch.job, k, future))
+                launched += 1
+        return launched
+
+    def next(self) -> Finished[J]:
+        """Wait for a call (the oldest if ``ordered``, else the first to end, ties in launch
+        order) and return it; its exception, if it raised, is raised here.
+
+        Raises:
+          LookupError: no call is in flight.
+        """
+        return self._take(self._wait()[0])
+
+    def wait(self) -> list[Finished[J]]:
+        """Wait as :meth:`next` does, and return that call with, unless ``ordered``, every other
+        call that has ended too, in launch order: the driver records them all before it fills
+        the streams again (no stream waits for the host to record another's call).
+
+        Raises:
+          LookupError: no call is in flight.
+        """
+        return [self._take(call) for call in self._wait()]
+
+    def _wait(self) -> list[_Call]:
+        if not self._flight:
+            raise LookupError("no call in flight")
+        if self.ordered:
+            return [self._flight[0]]
+        futures.wait([c.future for c in self._flight], return_when=futures.FIRST_COMPLETED)
+        return [c for c in self._flight if c.future.done()]
+
+    def _take(self, call: _Call) -> Finished[J]:
+        self._flight = [c for c in self._flight if c is not call]
+        outputs, start, end = call.future.result()
+        return Finished(call.job, call.stream, outputs, start, end)

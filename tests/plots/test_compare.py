@@ -1,0 +1,105 @@
+"""``jaxqueens.plots.compare`` and the shared saving of :mod:`jaxqueens.plots.base`: PNG, SVG and
+PDF, "not solved" labelled, series told apart without colour."""
+
+import numpy as np
+import pytest
+
+from jaxqueens.plots import base
+from jaxqueens.plots import compare as plots
+
+CURVES = {
+    "mc-qs4": {
+        "rtd_steps": (np.array([0, 3, 7, 100]), np.array([0.0, 0.25, 0.5, 0.5])),
+        "rtd_seconds": (np.array([0.0, 1e-4, 2e-4, 3e-3]), np.array([0.0, 0.25, 0.5, 0.5])),
+        "steps_ecdf": (np.array([3, 7]), np.array([0.5, 1.0])),
+        "seconds_ecdf": (np.array([1e-4, 2e-4]), np.array([0.5, 1.0])),
+    },
+    "sa": {
+        "rtd_steps": (np.array([0, 100]), np.zeros(2)),
+        "rtd_seconds": (np.array([0.0, 1e-2]), np.zeros(2)),
+        "steps_ecdf": (np.zeros(0), np.zeros(0)),
+        "seconds_ecdf": (np.zeros(0), np.zeros(0)),
+    },
+}
+
+
+def draw(out, fmt, dpi=None):
+    return plots.write_plots(
+        out,
+        n=8,
+        budget=100,
+        curves=CURVES,
+        ert={"mc-qs4": 1e-3, "sa": None},
+        ert_ci={"mc-qs4": [5e-4, None], "sa": None},
+        unsolved={"mc-qs4": None, "sa": "not solved (0 of 4 chains within 100 steps)"},
+        fmt=fmt,
+        dpi=dpi,
+    )
+
+
+@pytest.mark.parametrize(
+    "fmt, magic", [("svg", b"<?xml"), ("pdf", b"%PDF"), ("png", b"\x89PNG"), (None, b"\x89PNG")]
+)
+def test_every_figure_in_the_format_asked(tmp_path, fmt, magic):
+    paths = draw(tmp_path, fmt)
+    assert [p.name for p in paths] == [f"{f}.{fmt or 'png'}" for f in plots.FIGURES]
+    for p in paths:
+        assert p.read_bytes().startswith(magic), p
+
+
+def test_vector_figures_are_reproducible_and_label_not_solved(tmp_path):
+    a, b = draw(tmp_path / "a", "svg"), draw(tmp_path / "b", "svg")
+    for x, y in zip(a, b, strict=True):
+        assert x.read_bytes() == y.read_bytes(), x.name  # no date, fixed ids
+    ert = (tmp_path / "a" / "ert.svg").read_text()
+    assert "not solved" in ert and "<text" in ert  # the slot is labelled, text kept as text
+    assert "sa (not solved)" in (tmp_path / "a" / "rtd_steps.svg").read_text()  # the legend
+    p1, p2 = draw(tmp_path / "c", "pdf"), draw(tmp_path / "d", "pdf")
+    assert p1[0].read_bytes() == p2[0].read_bytes()
+
+
+def test_dpi_sets_the_png_resolution(tmp_path):
+    from jaxqueens.io.report import png_size
+
+    low = png_size(draw(tmp_path / "low", "png", dpi=50)[0].read_bytes())
+    high = png_size(draw(tmp_path / "high", "png", dpi=200)[0].read_bytes())
+    assert low is not None and high is not None
+    assert high[0] == pytest.approx(4 * low[0], rel=0.02)
+
+
+def test_series_differ_in_line_style_and_marker_not_only_colour():
+    styles = [base.series_style(i) for i in range(10)]
+    pairs = {(s["ls"], s["marker"]) for s in styles}
+    assert len(pairs) == 10  # greyscale: each of ten solvers keeps its own dash and marker
+
+
+def test_save_takes_the_format_from_the_suffix_or_the_argument(tmp_path):
+    fig, ax = base.figure()
+    ax.plot([0, 1], [0, 1])
+    assert base.save(fig, tmp_path / "a.svg").name == "a.svg"
+    assert base.save(fig, tmp_path / "b", "pdf").name == "b.pdf"
+    assert base.save(fig, tmp_path / "c.png", "svg").name == "c.svg"
+    assert base.save_png(fig, tmp_path / "d.png").read_bytes().startswith(b"\x89PNG")
+    with pytest.raises(ValueError, match="use one of png, svg, pdf"):
+        base.save(fig, tmp_path / "e", "gif")
+
+
+def test_percentile_band_across_chains(tmp_path):
+    """Trace figures: the median and the 10-90% band across chains (enough chains), the chains
+    themselves otherwise; the legend names the band."""
+    from jaxqueens.plots.chains import BAND_CHAINS, method_traces
+
+    rng = np.random.default_rng(0)
+    many = {m: np.maximum(0, 20 - np.cumsum(rng.random((40, 50)) < 0.1, axis=1)) for m in "ab"}
+    svg = method_traces(many, tmp_path / "many.svg", 8).read_text()
+    assert "10-90% of 40 chains" in svg and "median" in svg
+    few = {"a": many["a"][: BAND_CHAINS - 1]}
+    assert "10-90%" not in method_traces(few, tmp_path / "few.svg", 8).read_text()
+    _, ax = base.figure()
+    values = rng.random((101, 5))
+    base.percentile_band(ax, np.arange(5), values, "x")
+    (band,) = ax.collections
+    lo, hi = np.percentile(values, [10, 90], axis=0)
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert ys.min() == pytest.approx(lo.min()) and ys.max() == pytest.approx(hi.max())
+    assert np.allclose(ax.lines[0].get_ydata(), np.median(values, axis=0))
