@@ -76,11 +76,12 @@ def sweep_rows(reps: int, quick: bool) -> tuple[dict, str]:
     sys.path.insert(0, os.path.dirname(__file__))
     import benchlib
 
-    gens, lanes = (5 if quick else 50), 8
+    # --quick: a smoke test of the same code (2 generations of a population of 100)
+    gens, lanes, pop = (2, 8, 100) if quick else (50, 8, 1000)
     rates = jnp.linspace(0.05, 0.4, lanes, dtype=jnp.float32)
     config = kernel.Config(  # compaction sized for the largest rate, as check_setup does
         n=20,
-        pop=1000,
+        pop=pop,
         scheme="generational",
         crossover="pmx",
         tournament=3,
@@ -117,7 +118,7 @@ def sweep_rows(reps: int, quick: bool) -> tuple[dict, str]:
     )
     row = {
         "lanes": lanes,
-        "pop": 1000,
+        "pop": pop,
         "n": 20,
         "generations": gens,
         "compile_s": {"sweep": compile_sweep, "one by one": compile_one},
@@ -133,7 +134,7 @@ def sweep_rows(reps: int, quick: bool) -> tuple[dict, str]:
         ]
         for name, t in times.items()
     ]
-    head = ["8 rates x pop 1000", "s best", "s med", "gens/s med", "compile s"]
+    head = [f"{lanes} rates x pop {pop}", "s best", "s med", "gens/s med", "compile s"]
     return row, benchlib.table(head, lines)
 
 
@@ -193,14 +194,16 @@ def one_large(pop: int, n: int, generations: int) -> dict:
     }
 
 
-def budget_rows(ga, sizes, trials: int, budget: int = 10_000) -> list[dict]:
+def budget_rows(
+    ga, sizes, trials: int, budget: int = 10_000, presets=("default", "classic")
+) -> list[dict]:
     """Part (c): each encoding at its default and classic presets within ``budget`` evaluations."""
     import numpy as np
 
     rows = []
     for n in sizes:
         for encoding in ("permutation", "combination"):
-            for preset in ("default", "classic"):
+            for preset in presets:
                 s = ga.preset_settings(preset, encoding)
                 gens = (budget - s["pop"]) // 2
                 r = ga.evolve(
@@ -245,7 +248,9 @@ def budget_rows(ga, sizes, trials: int, budget: int = 10_000) -> list[dict]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test, < 60 s)")
+    ap.add_argument(
+        "--quick", action="store_true", help="tiny sizes: a smoke test of every part (< 30 s)"
+    )
     ap.add_argument(
         "--out-dir", default=None, help="where the JSON goes (default benchmarks/results)"
     )
@@ -280,13 +285,15 @@ def main() -> int:
             "DEAP part skipped",
             file=sys.stderr,
         )
-    trials = 50
-    deap_seeds = "0-4" if args.quick else f"0-{trials - 1}"
+    # --quick runs every part at the smallest sizes that exercise it (a smoke test of the script,
+    # no figure to read): 4 trials of 10 generations in (a), one population of 1000 in (b).
+    trials, gens_a = (4, 10) if args.quick else (50, 100)
+    deap_seeds = "0-1" if args.quick else f"0-{trials - 1}"
 
     # (a) DEAP's configuration, interleaved rep by rep.
     jq_runs, deap_runs = [], []
     for rep in range(args.reps):
-        r = ga.evolve(20, 300, 100, trials, indpb=0.1, seed=0, **DEAP_CONFIG)
+        r = ga.evolve(20, 300, gens_a, trials, indpb=0.1, seed=0, **DEAP_CONFIG)
         jq_runs.append(
             {
                 "wall_s": r.wall_s,
@@ -297,7 +304,7 @@ def main() -> int:
             }
         )
         if have_deap:
-            deap_runs.append(run_deap(args.baselines, deap_seeds))
+            deap_runs.append(run_deap(args.baselines, deap_seeds, ngen=gens_a))
         print(
             f"(a) rep {rep}: jaxqueens {jq_runs[-1]['wall_s']:.3f} s"
             + (f", DEAP {deap_runs[-1]['wall_s']:.1f} s" if deap_runs else ""),
@@ -307,8 +314,8 @@ def main() -> int:
     jq_rate = [j["evals"] / j["wall_s"] for j in jq_runs]
     cold = jq_runs[0]  # the first call pays compilation; later ones hit the in-process cache
     jq_e2e = [cold["evals"] / (cold["wall_s"] + cold["compile_s"] + cold["init_s"])]
-    big_trials = 200 if args.quick else 1000
-    wide = ga.evolve(20, 300, 100, big_trials, indpb=0.1, seed=1, **DEAP_CONFIG)
+    big_trials = trials if args.quick else 1000  # quick: the compiled call of (a), seed 1
+    wide = ga.evolve(20, 300, gens_a, big_trials, indpb=0.1, seed=1, **DEAP_CONFIG)
     a = {
         "trials": trials,
         "jaxqueens": {
@@ -375,10 +382,11 @@ def main() -> int:
 
     # (b) large populations, one subprocess each.
     sizes = (
-        [(10_000, 20, 5), (10_000, 64, 5)]
+        [(1_000, 20, 2)]
         if args.quick
         else [(10_000, 20, 50), (10_000, 64, 50), (1_000_000, 20, 5), (1_000_000, 64, 5)]
     )
+    deap_pop = sizes[0][0]  # DEAP runs the first size (n = 20) for the ratio
     rows_b = []
     for pop, n, gens in sizes:
         out = subprocess.run(
@@ -394,7 +402,7 @@ def main() -> int:
             flush=True,
         )
     deap_big = (
-        run_deap(args.baselines, "0-0", pop=10_000, ngen=3 if args.quick else 5)
+        run_deap(args.baselines, "0-0", pop=deap_pop, ngen=2 if args.quick else 5)
         if have_deap
         else None
     )
@@ -402,7 +410,7 @@ def main() -> int:
     for r in rows_b:
         ratio_b = (
             f"{r['evals_per_s'] / deap_big['evals_per_s']:.0f}x"
-            if deap_big and (r["pop"], r["n"]) == (10_000, 20)
+            if deap_big and (r["pop"], r["n"]) == (deap_pop, 20)
             else "-"
         )
         lines_b.append(
@@ -421,7 +429,7 @@ def main() -> int:
     if deap_big:
         lines_b.append(
             [
-                "10000 (DEAP)",
+                f"{deap_pop} (DEAP)",
                 20,
                 deap_big["ngen"],
                 f"{deap_big['ngen'] / deap_big['wall_s']:.3g}",
@@ -438,7 +446,7 @@ def main() -> int:
     )
 
     print(
-        "(a) DEAP's N-Queens configuration (n = 20, pop 300, 100 generations), "
+        f"(a) DEAP's N-Queens configuration (n = 20, pop 300, {gens_a} generations), "
         f"{args.reps} reps interleaved;"
         f" DEAP seeds {deap_seeds}, jaxqueens {trials} trials in one call"
     )
@@ -448,7 +456,11 @@ def main() -> int:
         f"{jax.default_backend()} x {jax.local_device_count()} device(s)"
     )
     print(table_b)
-    rows_c = budget_rows(ga, [16] if args.quick else [16, 64], 20 if args.quick else 100)
+    rows_c = (
+        budget_rows(
+            ga, [16], 4, budget=1_000, presets=("default",)
+        )  # each run compiles anew if args.quick else budget_rows(ga, [16, 64], 100)
+    )
     print("\n(c) the user's defaults (--preset default) and the classic GA at compare's budget")
     print(
         benchlib.table(
@@ -474,7 +486,7 @@ def main() -> int:
     rows = [{"part": "a", **a}] + [{"part": "b", **r} for r in rows_b]
     rows += [{"part": "c", **r} for r in rows_c]
     if deap_big:
-        rows.append({"part": "b-deap", **deap_big, "pop": 10_000, "n": 20})
+        rows.append({"part": "b-deap", **deap_big, "pop": deap_pop, "n": 20})
 
     row_d, table_d = sweep_rows(args.reps, args.quick)
     print(

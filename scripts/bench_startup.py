@@ -68,7 +68,7 @@ SHORT_JOBS = [
 ]
 """(jaxqueens arguments, peer, peer arguments) of the short jobs (issue 27, item 3)."""
 QUICK_SHORT_JOBS = [
-    (["solve", "-n", "100000"], "numba", ["big", "--n", "100000", "--seed", "0"]),
+    (["solve", "-n", "10000"], "numba", ["big", "--n", "10000", "--seed", "0"]),  # large path
     (["count", "-n", "11"], "c", ["11", "11", "1"]),
     (
         ["solve", "-n", "8", "--chains", "2000"],

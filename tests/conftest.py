@@ -15,3 +15,17 @@ import jaxqueens
 # command line has: one CPU device per core (the multi-device paths run) and the XLA:CPU loop
 # flags, without the cache. Inherited by subprocesses (JAX_NUM_CPU_DEVICES, XLA_FLAGS) too.
 jaxqueens.configure(cache=False)
+
+# The longest files run first: under `make test` (pytest-xdist, --dist worksteal) a worker that
+# runs out of tests takes over another's queued ones, but a test that has started runs to its end
+# on its worker; a several-minute subprocess benchmark collected last (top-level files come after
+# the folders) kept one core busy alone at the end of the run. Order inside a file is kept.
+SLOW_FIRST = ("tests/test_scripts.py", "tests/test_scaleout.py", "tests/solvers/test_ga.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        path = item.nodeid.split("::", 1)[0]
+        return SLOW_FIRST.index(path) if path in SLOW_FIRST else len(SLOW_FIRST)
+
+    items.sort(key=rank)  # stable: every other test keeps its place

@@ -33,7 +33,10 @@ PARAMS = {
     name: ga.default_params(c, cxpb=0.6, mutpb=0.3, indpb=0.2, migrate_every=2)
     for name, c in CONFIGS.items()
 }
+# The per-trial kernel compiled (op by op, its initialisation compiled a program per operation)
 GENERATION = jax.jit(ga.generation, static_argnums=1)
+INIT = jax.jit(ga.init, static_argnums=1)
+INITIAL_METRICS = jax.jit(ga.initial_metrics, static_argnums=1)
 
 
 def _row(tree, t):
@@ -53,9 +56,9 @@ def test_lockstep_trials_equal_each_trial_alone(name):
     after, ms = run(config, states, params, None, jnp.int32(4), 5)
     chex.assert_shape(ms.best, (5, 3))
     for t in range(3):
-        s = ga.init(chain_keys(key, jnp.arange(3))[t], config, params)
+        s = INIT(chain_keys(key, jnp.arange(3))[t], config, params)
         chex.assert_trees_all_equal(s, _row(states, t))
-        chex.assert_trees_all_equal(ga.initial_metrics(s, config, params), _row(m0, t))
+        chex.assert_trees_all_equal(INITIAL_METRICS(s, config, params), _row(m0, t))
         for g in range(4):
             s, m = GENERATION(s, config, params)
             chex.assert_trees_all_equal(m, _row(_row(ms, g), t))

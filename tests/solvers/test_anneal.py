@@ -1,6 +1,7 @@
 """solvers.anneal: acceptance rules, incremental objectives, one-chain kernels with and without jit."""
 
 import dataclasses
+import functools
 
 import chex
 import jax
@@ -39,6 +40,12 @@ def test_acceptance_rules(delta, level, u, method, want):
     assert bool(sls.accept(jnp.int32(delta), jnp.float32(level), jnp.float32(u), method)) == want
 
 
+# A chain's initial state, compiled once per Config (op by op, every operation of init compiled a
+# program of its own for each new n); KernelTest runs init without jit.
+INIT = jax.jit(sls.init, static_argnums=1)
+COUNTS_OF = jax.jit(lines.counts_of, static_argnums=1)  # one compile per n, not one per operation
+
+
 def _objective(rows, objective):
     return reference.n_attacks(rows) if objective == "attacks" else reference.attacking_pairs(rows)
 
@@ -53,13 +60,13 @@ def _objective(rows, objective):
 )
 def test_proposal_delta_is_exact(n, seed, neighbour, objective, step):
     config = sls.Config(n=n, neighbour=neighbour, objective=objective, step=min(step, n - 1))
-    s = sls.init(jax.random.key(seed), config, None)
+    s = INIT(jax.random.key(seed), config, None)
     propose = jax.jit(lambda s: sls.propose(s, config))
     for _ in range(5):
         rows, counts, delta = propose(s)
         before, after = np.asarray(s.rows), np.asarray(rows)
         assert int(delta) == _objective(after, objective) - _objective(before, objective)
-        np.testing.assert_array_equal(counts, lines.counts_of(rows, n))
+        np.testing.assert_array_equal(counts, COUNTS_OF(rows, n))
         moved = np.flatnonzero(before != after)
         if neighbour == "step":
             assert len(moved) <= 1  # one queen moved by 1..step rows (mod n)
@@ -75,7 +82,7 @@ def test_proposal_delta_is_exact(n, seed, neighbour, objective, step):
 def test_state_stays_consistent(method):
     config = sls.Config(n=12, method=method, objective="pairs", rounds=4, steps_per_round=50)
     params = sls.Params(jnp.asarray([2.0, 1.0, 0.5, 0.0]))
-    s = sls.init(jax.random.key(5), config, params)
+    s = INIT(jax.random.key(5), config, params)
     s = jax.jit(lambda s: lax.fori_loop(0, 150, lambda _, s: sls.step(s, config, params), s))(s)
     np.testing.assert_array_equal(s.counts, lines.counts_of(s.rows, 12))
     assert int(s.f) == reference.attacking_pairs(np.asarray(s.rows))
@@ -109,13 +116,23 @@ SCHEDULE = sls.Params(jnp.asarray([2.0, 1.0, 1.0, 0.0], jnp.float32))
 SEEDS = [jax.random.key(s) for s in (3, 11, 2024)]
 
 
+@functools.cache
+def _step(config):
+    """``step`` of one Config, compiled once for every seed, schedule and instance (a new
+    ``jax.jit(lambda ...)`` per reference run compiled the step anew each time)."""
+    return jax.jit(lambda s, params, problem: sls.step(s, config, params, problem))
+
+
 def _stepped(key, config, params, problem=None):
     """Reference run: ``step`` in a Python loop until ``done`` (the kernel's own contract)."""
-    s = sls.init(key, config, params, problem)
-    step = jax.jit(lambda s: sls.step(s, config, params, problem))
+    s = INIT(key, config, params, problem)
+    step = _step(config)
     while not bool(sls.done(s, config, params)):
-        s = step(s)
+        s = step(s, params, problem)
     return sls.result(s, config, params)
+
+
+RUN = jax.jit(sls.run, static_argnums=1)  # a reference run, compiled once per Config
 
 
 class KernelTest(parameterized.TestCase):
@@ -155,7 +172,7 @@ class KernelTest(parameterized.TestCase):
             best = np.asarray(trace(seed, SCHEDULE))
             chex.assert_shape(best, (CONFIG.total_steps // 4,))
             assert np.all(np.diff(best) <= 0)
-            assert best[-1] == int(sls.run(seed, CONFIG, SCHEDULE).best)
+            assert best[-1] == int(RUN(seed, CONFIG, SCHEDULE).best)
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_random_walk_deltas_follow_the_walk(self):
@@ -287,7 +304,7 @@ class StartAndReplayTest(parameterized.TestCase):
 )
 def test_toroidal_proposal_delta_is_exact(n, seed, neighbour, objective):
     config = sls.Config(n=n, neighbour=neighbour, objective=objective, toroidal=True)
-    s = sls.init(jax.random.key(seed), config, None)
+    s = INIT(jax.random.key(seed), config, None)
     np.testing.assert_array_equal(s.counts, reference.torus_counts(np.asarray(s.rows)))
     assert int(s.f) == reference.torus_objective(np.asarray(s.rows), objective)
     propose = jax.jit(lambda s: sls.propose(s, config))
@@ -309,7 +326,7 @@ def _walk(config, params, mask, key, steps):
         s = sls.step(s, config, params, problem)
         return s, s.rows
 
-    s0 = sls.init(key, config, params, problem)
+    s0 = INIT(key, config, params, problem)
     s, rows = jax.jit(lambda s0: lax.scan(body, s0, None, length=steps))(s0)
     return np.concatenate([np.asarray(s0.rows)[None], np.asarray(rows)]), s
 

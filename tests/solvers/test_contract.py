@@ -109,8 +109,12 @@ def test_vmap_over_params_compiles_once(name, family, config, params, sweep, val
     out = sweep_run(values, keys)
     chex.assert_shape(out.rows, (values.shape[0], 6, config.n))
     sweep_run(values[::-1], keys)  # new values: no new trace
+    # The reference: the same keys run with one value at a time, by one compiled function (run
+    # outside jit, each call compiled its while loop anew); its Params are arguments, as in
+    # sweep_run, so that each value is a separate call of the same program.
+    each = jax.jit(lambda keys, p: jax.vmap(lambda k: family.run(k, config, p))(keys))
     for i, v in enumerate(np.asarray(values)):  # each row is the run with that value
-        one = jax.vmap(lambda k, v=v: family.run(k, config, sweep(params, v)))(keys)
+        one = each(keys, sweep(params, v))
         chex.assert_trees_all_equal(jax.tree.map(lambda x, i=i: x[i], out), one)
 
 
@@ -234,13 +238,16 @@ def _complete_cases():
 def test_exact_families_take_no_key_typed_or_legacy_alike_and_refuse_others():
     probs, params = _count_case()
     task = jax.tree.map(lambda x: x[5], probs.tasks)
-    runs = [count.run(k, probs.config, params, task) for k in (None, *_keys())]
+    # one compiled run per kind of key (outside jit, every call compiled its while loop anew)
+    run = jax.jit(count.run, static_argnums=1)
+    runs = [run(k, probs.config, params, task) for k in (None, *_keys())]
     for got in runs[1:]:
         chex.assert_trees_all_equal(got, runs[0])
     _, config, problems, _ = _complete_cases()[0]
     inst = jax.tree.map(lambda x: x[1], problems)
     cparams = complete.default_params(config)
-    runs = [complete.run(k, config, cparams, inst) for k in (None, *_keys())]
+    run = jax.jit(complete.run, static_argnums=1)
+    runs = [run(k, config, cparams, inst) for k in (None, *_keys())]
     for got in runs[1:]:
         chex.assert_trees_all_equal(got, runs[0])
     for bad in (3, jnp.uint32(3), jnp.zeros(2, jnp.float32)):

@@ -55,10 +55,14 @@ def _params(config, **kw):
 
 
 # One function object per kernel: jit caches by function, so the reference and the with_jit
-# variant compile once between them.
+# variant compile once between them, and every test of a Config shares one compile. A whole run
+# called outside jit compiles its while loop anew on every call and its initialisation op by op:
+# the tests compare against these compiled references (KernelVariantsTest runs without jit).
 GENERATION = jax.jit(ga.generation, static_argnums=1)
 INIT = jax.jit(ga.init, static_argnums=1)
 STEP = jax.jit(ga.step, static_argnums=1)
+RUN = jax.jit(ga.run, static_argnums=1)
+FINISH = jax.jit(ga.finish, static_argnums=1)
 
 
 def _state(config, seed=0, **kw):
@@ -165,7 +169,7 @@ class KernelVariantsTest(chex.TestCase):
 def test_run_stops_at_the_first_solved_generation():
     config = ga.Config(n=8, pop=30, tournament=3)
     params = ga.default_params(config, generations=2000)
-    result = ga.run(jax.random.key(1), config, params)
+    result = RUN(jax.random.key(1), config, params)
     assert bool(result.solved) and int(result.best) == 0
     assert checker.are_solutions(_np(result.rows)[None])[0]
     s, best = INIT(jax.random.key(1), config, params), []
@@ -244,7 +248,7 @@ class KernelTracesTest(chex.TestCase):
         sweep(jax.random.key(1), config, rates[::-1])  # other rates: no retrace
         keys = jax.random.split(jax.random.key(0), 8)
         for i in (0, 5):  # each lane is the run of its own rate
-            one = ga.run(keys[i], config, base._replace(mutpb=rates[i]))
+            one = RUN(keys[i], config, base._replace(mutpb=rates[i]))
             chex.assert_trees_all_equal(one, jax.tree.map(lambda x, i=i: x[i], out))
 
 
@@ -258,7 +262,7 @@ def test_vmap_over_keys_is_per_trial_and_over_params_per_lane():
         keys, config, params
     )
     for i in range(3):
-        one = ga.run(keys[i], config, params)
+        one = RUN(keys[i], config, params)
         chex.assert_trees_all_equal(one, jax.tree.map(lambda x, i=i: x[i], batch))
     sweep = [_params(config, mutpb=m, indpb=q) for m, q in ((0.1, 0.0), (0.9, 0.5), (0.5, 1.0))]
     stacked = jax.tree.map(lambda *x: jnp.stack(x), *sweep)
@@ -292,8 +296,8 @@ def test_counts_below_their_capacity_equal_a_static_count():
         chex.assert_trees_all_equal((s_small, m_small), (s_large, m_large))
     steady_small = ga.Config(n=8, pop=12, tournament=3)
     steady_large = ga.Config(n=8, pop=12, tournament=6)
-    a = ga.run(jax.random.key(4), steady_small, ga.default_params(steady_small, generations=30))
-    b = ga.run(
+    a = RUN(jax.random.key(4), steady_small, ga.default_params(steady_small, generations=30))
+    b = RUN(
         jax.random.key(4),
         steady_large,
         ga.default_params(steady_large, tournament=3, generations=30),
@@ -314,7 +318,7 @@ def test_the_module_keeps_the_kernel_contract():
     for _ in range(3):
         s = STEP(s, STEADY, params)
     chex.assert_trees_all_equal(  # finish from generation 3 is run's end
-        ga.finish(s, STEADY, params), ga.run(jax.random.key(8), STEADY, params)
+        FINISH(s, STEADY, params), RUN(jax.random.key(8), STEADY, params)
     )
 
 
@@ -454,7 +458,7 @@ def test_a_user_fitness_on_permutation_boards_drives_the_ga():
     state = _state(config, seed=2)
     boards = _np(state.genes).reshape(-1, 8)
     assert _np(state.fit).ravel().tolist() == [_weighted_reference(b) for b in boards]
-    result = ga.run(jax.random.key(2), config, params)
+    result = RUN(jax.random.key(2), config, params)
     assert bool(result.solved) and int(result.best) == 0
     assert checker.are_solutions(_np(result.rows)[None])[0]  # 0 exactly for solutions
     for _ in range(3):
@@ -659,9 +663,9 @@ def test_user_operators_are_repaired_on_an_instance():
     config = ga.Config(n=6, pop=8, tournament=3, constrained=True, mutation=flip_mutation)
     problem = ga.Problem(_mask(model))
     params = _cparams(config)
-    s = ga.init(jax.random.key(0), config, params, problem)
+    s = INIT(jax.random.key(0), config, params, problem)
     for _ in range(4):
-        s, _ = jax.jit(ga.generation, static_argnums=1)(s, config, params, problem)
+        s, _ = GENERATION(s, config, params, problem)
         assert (_np(s.genes)[..., 1] == 3).all()
     boards = _np(s.genes).reshape(-1, 6)
     assert _np(s.fit).ravel().tolist() == [_penalised(b, model) for b in boards]
@@ -675,7 +679,7 @@ class ConstrainedVariantsTest(chex.TestCase):
         config = CONSTRAINED["permutation"]
         model = cons.Constraints(6, fixed=((1, 3),), blocked=((0, 0), (4, 4)))
         problem, params = ga.Problem(_mask(model)), _cparams(config)
-        state = ga.init(jax.random.key(2), config, params, problem)
+        state = INIT(jax.random.key(2), config, params, problem)
         new, m = self.variant(lambda s, p, pr: ga.generation(s, config, p, pr))(
             state, params, problem
         )
@@ -688,7 +692,7 @@ class ConstrainedVariantsTest(chex.TestCase):
     @chex.variants(with_jit=True)
     def test_toroidal_generation_scores_on_the_torus(self):
         params = _cparams(TORUS)
-        state = ga.init(jax.random.key(4), TORUS, params)
+        state = INIT(jax.random.key(4), TORUS, params)
         new, _ = self.variant(lambda s, p: ga.generation(s, TORUS, p))(state, params)
         chex.assert_shape(new.fit, (1, 8))
         boards = _np(new.genes).reshape(-1, 7)

@@ -20,6 +20,14 @@ def kernel_setup(n, list_size=4096, trace_size=4096, **params):
     return config, large.default_params(config, **params)
 
 
+# The kernels compiled once per Config with dynamic Params, shared by the tests below (op by op,
+# every operation compiled a program of its own and every while loop its own); KernelVariantsTest
+# runs them without jit.
+INIT = jax.jit(large.init, static_argnums=1)
+STEP = jax.jit(large.step, static_argnums=1)
+RUN = jax.jit(large.run, static_argnums=1)
+
+
 def key(seed: int) -> jax.Array:
     return jax.random.key(seed)
 
@@ -91,7 +99,7 @@ def test_repair_keeps_counts_exact_and_never_worsens():
     config, params = kernel_setup(
         n, tries=2, max_steps=500
     )  # a poor init leaves work for the repair
-    s = large.init(key(9), config, params)
+    s = INIT(key(9), config, params)
     pairs = int(s.pairs)
     conflicted = int(np.asarray(large.conflicted(s)).sum())
     s = jax.jit(lambda s: large.repair(s, config, params))(s)
@@ -107,15 +115,15 @@ def test_repair_keeps_counts_exact_and_never_worsens():
 
 def test_a_stalled_chain_restarts_from_the_next_seed_with_its_totals():
     config, params = kernel_setup(6, stall_rounds=2)
-    s = large.init(key(11), config, params)
+    s = INIT(key(11), config, params)
     s = s._replace(stalled=jnp.int32(2), steps=jnp.int32(7), rounds=jnp.int32(3))
     assert bool(large.retry(s, config, params)) and not bool(large.done(s, config, params))
-    t = large.step(s, config, params)
+    t = STEP(s, config, params)
     assert int(t.restarts) == 1 and int(t.stalled) == 0 and int(t.best) == large.PAIRS_NONE
     assert int(t.steps) == 7 and int(t.rounds) == 3  # a restart is no repair round
     assert int(t.seed) != int(s.seed)
     _assert_consistent(t)
-    fresh = large.init(key(11), config, params)
+    fresh = INIT(key(11), config, params)
     _assert_same(  # the next attempt is QS4 from the next seed of the chain's stream
         large.place(large.renew(fresh, config, params), config, params, 0, 6).rows, t.rows
     )
@@ -135,11 +143,11 @@ def test_run_solves_and_reports_consistently(n):
 
 def test_budgets_are_honoured():
     config, params = kernel_setup(3000, tries=1, max_steps=50)
-    res = jax.jit(lambda k: large.run(k, config, params))(key(2))
+    res = RUN(key(2), config, params)
     assert not bool(res.solved) and int(res.steps) == 50
     assert int(res.pairs) == checker.attacking_pairs(np.asarray(res.rows)) > 0
     _, rounds = kernel_setup(3000, tries=1, max_rounds=2)
-    res = jax.jit(lambda k: large.run(k, config, rounds))(key(2))
+    res = RUN(key(2), config, rounds)  # other Params: the same compiled run
     assert not bool(res.solved) and int(res.rounds) == 2
 
 

@@ -4,6 +4,7 @@ Chains run one per ``lax.map`` iteration here (the kernel alone); batching strat
 are tested in tests/parallel/test_chains.py.
 """
 
+import functools
 import itertools
 
 import chex
@@ -79,15 +80,26 @@ def kernel_setup(**kw) -> tuple[mc.Config, mc.Params]:
     return cfg, mc.default_params(cfg, **given)
 
 
+# A chain's initial state, compiled once per Config (op by op, every operation of init compiled a
+# program of its own); KernelVariantsTest runs init without jit.
+INIT = jax.jit(mc.init, static_argnums=1)
+
+
 def key(seed: int) -> jax.Array:
     return jax.random.key(seed)
+
+
+@functools.cache
+def _solver(cfg: mc.Config):
+    """The chains of one Config, compiled once for any keys and Params of the same shapes."""
+    return jax.jit(lambda ks, prm: lax.map(lambda k: mc.run(k, cfg, prm), ks))
 
 
 def solve(key, cp: tuple[mc.Config, mc.Params], num: int) -> mc.Result:
     """Chains ``0 .. num-1`` of ``key`` (chain i from ``fold_in(key, i)``), one per lax.map step."""
     cfg, prm = cp
     keys = chain_keys(key, jnp.arange(num))
-    return jax.jit(lambda ks: lax.map(lambda k: mc.run(k, cfg, prm), ks))(keys)
+    return _solver(cfg)(keys, prm)
 
 
 # ----------------------------------------------------------------------------- solving
@@ -129,14 +141,24 @@ def test_check_boards_rejects_bad_boards():
 # ----------------------------------------------------------------------------- step invariants
 
 
+@functools.cache
+def _steps(cfg: mc.Config, k: int):
+    """``k`` advances of one chain and what each saw, compiled once per Config for every seed
+    (a new ``jax.jit(lambda ...)`` per seed compiled the same scan again)."""
+
+    def run(k0, prm):
+        def body(s, _):
+            s2 = mc.advance(s, cfg, prm)
+            return s2, (s.rows, s.counts, s2.rows, s.stop)
+
+        return lax.scan(body, mc.init(k0, cfg, prm), None, length=k)
+
+    return jax.jit(run)
+
+
 def _run_steps(seed, cp, k):
     cfg, prm = cp
-
-    def body(s, _):
-        s2 = mc.advance(s, cfg, prm)
-        return s2, (s.rows, s.counts, s2.rows, s.stop)
-
-    return jax.jit(lambda k0: lax.scan(body, mc.init(k0, cfg, prm), None, length=k))(key(seed))
+    return _steps(cfg, k)(key(seed), prm)
 
 
 @pytest.mark.parametrize("init,tabu", [("random", 0), ("permutation", 3), ("greedy", 0)])
@@ -168,7 +190,7 @@ def test_trace_pairs_non_increasing_and_consistent():
     assert m.conflicted.shape == (200,) and m.pairs.shape == (200,)
     assert (np.diff(m.pairs) <= 0).all()
     assert ((m.pairs == 0) == (m.conflicted == 0)).all()
-    s0 = jax.device_get(mc.init(key(3), cfg, prm))
+    s0 = jax.device_get(INIT(key(3), cfg, prm))
     assert m.pairs[0] == np_pairs(s0.rows)
 
 
@@ -209,7 +231,11 @@ def _assert_same(a, b):
 
 def test_same_key_same_result_and_different_keys_differ():
     cp = kernel_setup(n=16, max_steps=64)
-    a, b = solve(KEY, cp, 12), solve(KEY, cp, 12)
+    a = solve(KEY, cp, 12)
+    cfg, prm = cp  # b from a second compilation of the same chains: the same result too
+    b = jax.jit(lambda ks: lax.map(lambda k: mc.run(k, cfg, prm), ks))(
+        chain_keys(KEY, jnp.arange(12))
+    )
     _assert_same(a, b)
     c = solve(jax.random.key(7), cp, 12)
     assert not np.array_equal(np.asarray(a.rows), np.asarray(c.rows))
@@ -226,7 +252,7 @@ def _chi2(counts):
 
 def _state_for(rows, seed=0, tabu=0):
     cfg, prm = kernel_setup(n=len(rows), tabu=tabu)
-    s = mc.init(key(seed), cfg, prm)
+    s = INIT(key(seed), cfg, prm)
     rows = jnp.asarray(rows, jnp.int32)
     return cfg, s._replace(rows=rows, counts=counts_of(rows, cfg.n))
 
@@ -532,7 +558,7 @@ def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(
         )
         return s, s.rows
 
-    s0 = mc.init(key(seed), cfg, prm, problem)
+    s0 = INIT(key(seed), cfg, prm, problem)
     _, boards = jax.jit(lambda s: lax.scan(body, s, None, length=60))(s0)
     boards = np.concatenate([np.asarray(s0.rows)[None], np.asarray(boards)])
     for x, y in model.fixed:
