@@ -50,7 +50,7 @@ docs: $(DOCS_STAMP)
 FLOOR_PYTHON ?= python3.11
 FLOOR_VENV   := .venv-floor
 FLOOR_PINS   := jax==0.7.2 jaxlib==0.7.2 numpy==2.0.0 matplotlib==3.8.4 \
-                pytest==7.0.0 pytest-xdist==3.0.2 hypothesis==6.0.0 chex==0.1.86
+                pytest==7.0.0 pytest-xdist==3.2.0 hypothesis==6.0.0 chex==0.1.86
 FLOOR_TESTS  := tests/core tests/solvers/test_minconflicts.py tests/drivers/test_minconflicts.py \
                 tests/parallel tests/cli/test_solve.py
 
