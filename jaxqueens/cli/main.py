@@ -161,7 +161,7 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        found = report.versions()
+        found = provenance.versions()
         rest = ", ".join(f"{k} {v}" for k, v in found.items() if k != "jaxqueens" and v)
         print(f"jaxqueens {found['jaxqueens']} ({rest})")
         parser.exit()

@@ -51,7 +51,6 @@ FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 MAX_DEPTH = 2
 """Subfolder levels of ``--out`` that the page covers."""
 MAX_SUMMARY_ROWS = 200
-PACKAGES = provenance.PACKAGES
 SKIPPED = ("checkpoint",)
 """Files whose name starts with one of these are listed only (never read)."""
 
@@ -73,11 +72,6 @@ th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .note{color:#666;font-size:12px}figure{margin:1em 0}figcaption{color:#444;font-size:12px}
 img{max-width:100%;height:auto;border:1px solid #eee}.wide{overflow-x:auto}
 """
-
-
-versions = provenance.versions
-"""Versions of jaxqueens, python and :data:`PACKAGES` (:func:`jaxqueens.io.provenance.versions`:
-the same gathering as every ``summary.json``'s run record)."""
 
 
 def _e(value: Any) -> str:

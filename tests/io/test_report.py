@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from jaxqueens.io import report
+from jaxqueens.io import provenance, report
 from jaxqueens.io.tables import write_csv, write_json
 from jaxqueens.plots.base import figure, save_png
 
@@ -117,9 +117,9 @@ def test_page_is_well_formed_self_contained_and_complete(folder):
     assert (
         "jaxqueens solve -n 8 --out" in words and "TFRT_CPU_1" in words and "<function" not in words
     )
-    for name, version in report.versions().items():
+    for name, version in provenance.versions().items():
         assert name in words and (version is None or version in words)
-    assert {"jaxqueens", "python", "jax", "jaxlib", "numpy"} <= set(report.versions())
+    assert {"jaxqueens", "python", "jax", "jaxlib", "numpy"} <= set(provenance.versions())
     # the summary (flattened, the records as a table, the recommendation line) and the CSV's first rows
     assert "steps.median" in words and "recommended: mc-qs4" in words and "per_solver" in words
     assert f"first {report.MAX_ROWS} of 100 rows" in words
