@@ -124,8 +124,13 @@ class _Kernels:
         self.config, self.params = config, params
 
         def load(name, fn, *args):  # a repeated run loads them without tracing (parallel.cache)
-            return cache.compiled(
-                f"large-{name}", (config,), args, lambda: fn.lower(*args[:1], config, *args[1:])
+            return cache.kept(  # a repeated call in this process reuses them
+                f"large-{name}",
+                config,
+                args,
+                lambda: cache.compiled(
+                    f"large-{name}", (config,), args, lambda: fn.lower(*args[:1], config, *args[1:])
+                ),
             )
 
         self.empty = load("empty", _empty, key, params)
