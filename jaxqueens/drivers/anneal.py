@@ -28,6 +28,7 @@ and its reason).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 
 import jax
@@ -104,6 +105,13 @@ T0_RULES = tables.T0_RULES
 t0_rule = tables.t0_rule  # "worsening", "nmof" or a positive number (SAopt's ``initT``)
 
 
+@functools.lru_cache(maxsize=32)
+def _walk_deltas(config: sls.Config, walk: int):
+    """:func:`~jaxqueens.solvers.anneal.random_walk_deltas` jitted for ``(config, walk)``, one
+    function per pair: a repeated calibration in the process reuses its compiled walk."""
+    return jax.jit(lambda k, problem: sls.random_walk_deltas(k, config, walk, problem))
+
+
 def calibrate(
     key,
     config: sls.Config,
@@ -128,7 +136,7 @@ def calibrate(
         )
     t0 = t0_rule(t0)
     chain0 = chain_keys(key, jnp.arange(1))[0]
-    fn = jax.jit(lambda k, problem: sls.random_walk_deltas(k, config, walk, problem))
+    fn = _walk_deltas(config, walk)
     problem = _problem(start, mask)
     fn(chain0, problem).block_until_ready()  # compile
     t_start = time.perf_counter()
