@@ -106,6 +106,26 @@ t0_rule = tables.t0_rule  # "worsening", "nmof" or a positive number (SAopt's ``
 
 
 @functools.lru_cache(maxsize=32)
+def _trace(config: sls.Config, every: int):
+    """:func:`~jaxqueens.solvers.anneal.trace` of a batch of chains jitted for ``(config,
+    every)``, Params and the problem as arguments (as the chains run them): a repeated run in the
+    process reuses its compile."""
+    return jax.jit(
+        jax.vmap(lambda k, p, b: sls.trace(k, config, p, every, b), in_axes=(0, None, None))
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _replay(config: sls.Config):
+    """:func:`~jaxqueens.solvers.anneal.replay` of a batch of chains, their boards, jitted for
+    ``config``, Params and the problem as arguments (as the chains run them): a repeated run in
+    the process reuses its compile."""
+    return jax.jit(
+        jax.vmap(lambda k, u, p, b: sls.replay(k, config, p, u, b).rows, in_axes=(0, 0, None, None))
+    )
+
+
+@functools.lru_cache(maxsize=32)
 def _walk_deltas(config: sls.Config, walk: int):
     """:func:`~jaxqueens.solvers.anneal.random_walk_deltas` jitted for ``(config, walk)``, one
     function per pair: a repeated calibration in the process reuses its compiled walk."""
@@ -438,9 +458,7 @@ def anneal(
     every = max(1, config.total_steps // 2000)
     if trace_chains > 0:
         keys = chain_keys(key, jnp.arange(trace_chains))
-        traces = np.asarray(
-            jax.jit(jax.vmap(lambda k: sls.trace(k, config, params, every, problem)))(keys)
-        )
+        traces = np.asarray(_trace(config, every)(keys, params, problem))
     best = (
         best_of_unsolved(key, config, params, problem, run, model)
         if best_boards and run.stopped_by != "interrupted"
@@ -561,12 +579,14 @@ def best_of_unsolved(
     ids = run.chain_id[~run.solved]
     assert run.best_step is not None  # annealing runs record the step of each best board
     upto = run.best_step[~run.solved]
-    fn = jax.jit(jax.vmap(lambda k, u: sls.replay(k, config, params, u, problem).rows))
+    fn = _replay(config)
     parts = [
         np.asarray(
             fn(
                 chain_keys(key, jnp.asarray(ids[i : i + REPLAY_BATCH])),
                 jnp.asarray(upto[i : i + REPLAY_BATCH], jnp.int32),
+                params,
+                problem,
             )
         )
         for i in range(0, len(ids), REPLAY_BATCH)
