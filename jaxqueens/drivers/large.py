@@ -94,7 +94,13 @@ def _place_columns(place_fn, s: large.State, n: int, quiet: bool | None) -> larg
     return state
 
 
-_empty = jax.jit(large.empty, static_argnums=(1,))
+@functools.partial(jax.jit, static_argnums=(2,))
+def _empty(seed, chain, config: large.Config, params: large.Params) -> large.State:
+    """The chain's QS4 start, keyed ``fold_in(key(seed), chain)`` inside the executable (done
+    eagerly, the two key operations were compiled at every start: ~45 ms of a short job)."""
+    return large.empty(jax.random.fold_in(jax.random.key(seed), chain), config, params)
+
+
 _place = jax.jit(large.place, static_argnums=(1,), donate_argnums=(0,))
 _renew = jax.jit(large.renew, static_argnums=(1,), donate_argnums=(0,))
 
@@ -119,16 +125,19 @@ class _Kernels:
     donated from call to call (one copy of the board on the device); all but :func:`renew` are
     compiled ahead, so that compilation is timed apart."""
 
-    def __init__(self, key, config: large.Config, params: large.Params):
-        one = jnp.int32(0)
+    def __init__(self, config: large.Config, params: large.Params):
+        one = np.int32(0)  # NumPy scalars throughout: no eager XLA operation before the search
         self.config, self.params = config, params
 
-        def load(name, fn, *args):  # a repeated run loads them without tracing (parallel.cache)
+        def load(name, fn, *args, lead=1):  # a repeated run loads them without tracing
             return cache.compiled(
-                f"large-{name}", (config,), args, lambda: fn.lower(*args[:1], config, *args[1:])
+                f"large-{name}",
+                (config,),
+                args,
+                lambda: fn.lower(*args[:lead], config, *args[lead:]),
             )
 
-        self.empty = load("empty", _empty, key, params)
+        self.empty = load("empty", _empty, np.uint32(0), one, params, lead=2)
         shape = self.empty.out_info
         self.place = load("place", _place, shape, params, one, one)
         self.ready = load("ready", _ready, shape, params)
@@ -140,7 +149,7 @@ class _Kernels:
         conflicted queens."""
         p = self.params
         s = _place_columns(
-            lambda s, a, b: self.place(s, p, jnp.int32(a), jnp.int32(b)), s, self.config.n, quiet
+            lambda s, a, b: self.place(s, p, np.int32(a), np.int32(b)), s, self.config.n, quiet
         )
         return self.ready(s, p)
 
@@ -240,14 +249,14 @@ def _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_
     params = large.default_params(
         config, tries=tries, free_tail=free_tail, max_steps=max_steps, max_rounds=MAX_ROUNDS
     )
-    key = jax.random.fold_in(jax.random.key(seed), chain)
 
     t0 = time.perf_counter()
-    kernels = _Kernels(key, config, params)
+    kernels = _Kernels(config, params)
     compile_s = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    s, conflicted_after_init = kernels.board(kernels.empty(key, params), quiet)
+    start = kernels.empty(np.uint32(seed), np.int32(chain), params)
+    s, conflicted_after_init = kernels.board(start, quiet)
     init_s = time.perf_counter() - t0
     after_init = int(conflicted_after_init)
     pairs_after_init = int(s.pairs)
