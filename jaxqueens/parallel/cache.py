@@ -16,6 +16,7 @@ import os
 import pickle
 import platform
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
@@ -165,6 +166,7 @@ _environment: list[str] = []
 KEPT_MAX = 64
 """Executables :func:`kept` holds at most in this process (least recently used go first)."""
 _kept: collections.OrderedDict[tuple, Any] = collections.OrderedDict()
+_kept_lock = threading.Lock()  # drivers load executables from a background thread too
 
 
 def kept(name: str, static: object, args: tuple, build: Callable[[], Any]) -> Any:
@@ -183,13 +185,16 @@ def kept(name: str, static: object, args: tuple, build: Callable[[], Any]) -> An
         hash(key)
     except TypeError:
         return build()
-    executable = _kept.get(key)
-    if executable is not None:
-        _kept.move_to_end(key)
-        return executable
-    executable = _kept[key] = build()
-    while len(_kept) > KEPT_MAX:
-        _kept.popitem(last=False)
+    with _kept_lock:
+        executable = _kept.get(key)
+        if executable is not None:
+            _kept.move_to_end(key)
+            return executable
+    executable = build()  # outside the lock: another thread's build need not wait for this one
+    with _kept_lock:
+        _kept[key] = executable
+        while len(_kept) > KEPT_MAX:
+            _kept.popitem(last=False)
     return executable
 
 

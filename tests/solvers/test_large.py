@@ -7,6 +7,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jax import lax
 
 from jaxqueens.core import checker
@@ -92,6 +94,25 @@ def test_tries_one_is_a_uniform_permutation_and_free_tail_is_used():
     _, tail = kernel_setup(n, tries=100, free_tail=n)
     same = jax.jit(jax.vmap(lambda k: large.init(k, config, tail)))
     np.testing.assert_array_equal(same(chain_keys(key(0), jnp.arange(50))).rows, rows[:50])
+
+
+LISTED = jax.jit(large._listed, static_argnums=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 200),
+    size=st.sampled_from([1, 3, 16, 17, 64]),
+    density=st.sampled_from([0.0, 0.02, 0.3, 1.0]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_listing_of_conflicted_queens_equals_nonzero(n, size, density, seed):
+    """The repair round's two-level listing is ``jnp.nonzero(mask, size, fill_value=0)`` for every
+    board size (blocks padded at the end), fewer or more set entries than slots."""
+    mask = np.random.default_rng(seed).random(n) < density
+    want = np.flatnonzero(mask)[:size]
+    want = np.concatenate([want, np.zeros(size - want.size, np.int64)])
+    np.testing.assert_array_equal(LISTED(jnp.asarray(mask), size), want)
 
 
 def test_repair_keeps_counts_exact_and_never_worsens():
