@@ -28,6 +28,7 @@ and its reason).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 
 import jax
@@ -104,6 +105,33 @@ T0_RULES = tables.T0_RULES
 t0_rule = tables.t0_rule  # "worsening", "nmof" or a positive number (SAopt's ``initT``)
 
 
+@functools.lru_cache(maxsize=32)
+def _trace(config: sls.Config, every: int):
+    """:func:`~jaxqueens.solvers.anneal.trace` of a batch of chains jitted for ``(config,
+    every)``, Params and the problem as arguments (as the chains run them): a repeated run in the
+    process reuses its compile."""
+    return jax.jit(
+        jax.vmap(lambda k, p, b: sls.trace(k, config, p, every, b), in_axes=(0, None, None))
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _replay(config: sls.Config):
+    """:func:`~jaxqueens.solvers.anneal.replay` of a batch of chains, their boards, jitted for
+    ``config``, Params and the problem as arguments (as the chains run them): a repeated run in
+    the process reuses its compile."""
+    return jax.jit(
+        jax.vmap(lambda k, u, p, b: sls.replay(k, config, p, u, b).rows, in_axes=(0, 0, None, None))
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _walk_deltas(config: sls.Config, walk: int):
+    """:func:`~jaxqueens.solvers.anneal.random_walk_deltas` jitted for ``(config, walk)``, one
+    function per pair: a repeated calibration in the process reuses its compiled walk."""
+    return jax.jit(lambda k, problem: sls.random_walk_deltas(k, config, walk, problem))
+
+
 def calibrate(
     key,
     config: sls.Config,
@@ -128,7 +156,7 @@ def calibrate(
         )
     t0 = t0_rule(t0)
     chain0 = chain_keys(key, jnp.arange(1))[0]
-    fn = jax.jit(lambda k, problem: sls.random_walk_deltas(k, config, walk, problem))
+    fn = _walk_deltas(config, walk)
     problem = _problem(start, mask)
     fn(chain0, problem).block_until_ready()  # compile
     t_start = time.perf_counter()
@@ -430,9 +458,7 @@ def anneal(
     every = max(1, config.total_steps // 2000)
     if trace_chains > 0:
         keys = chain_keys(key, jnp.arange(trace_chains))
-        traces = np.asarray(
-            jax.jit(jax.vmap(lambda k: sls.trace(k, config, params, every, problem)))(keys)
-        )
+        traces = np.asarray(_trace(config, every)(keys, params, problem))
     best = (
         best_of_unsolved(key, config, params, problem, run, model)
         if best_boards and run.stopped_by != "interrupted"
@@ -553,12 +579,14 @@ def best_of_unsolved(
     ids = run.chain_id[~run.solved]
     assert run.best_step is not None  # annealing runs record the step of each best board
     upto = run.best_step[~run.solved]
-    fn = jax.jit(jax.vmap(lambda k, u: sls.replay(k, config, params, u, problem).rows))
+    fn = _replay(config)
     parts = [
         np.asarray(
             fn(
                 chain_keys(key, jnp.asarray(ids[i : i + REPLAY_BATCH])),
                 jnp.asarray(upto[i : i + REPLAY_BATCH], jnp.int32),
+                params,
+                problem,
             )
         )
         for i in range(0, len(ids), REPLAY_BATCH)

@@ -664,7 +664,12 @@ def _tree_size(plan: _Plan, seconds: float, seed: int = 0):
     tables = jnp.asarray(plan.tables)
     args = (np.zeros((PLAN_PROBES, 4), np.uint32), np.zeros(PLAN_PROBES, np.int32))
     c0 = time.perf_counter()
-    compiled = batched.probe_chunk.lower(*args, tables, np.uint32(0), plan.config).compile()
+    compiled = cache.kept(  # a repeated call in this process reuses it
+        "count-probes",
+        plan.config,
+        (*args, tables, np.uint32(0)),
+        lambda: batched.probe_chunk.lower(*args, tables, np.uint32(0), plan.config).compile(),
+    )
     compile_s = time.perf_counter() - c0
     sums = np.zeros(4)  # sums of edges, edges^2, solutions, solutions^2 per probe
     t0, calls = time.perf_counter(), 0

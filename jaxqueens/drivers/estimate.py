@@ -42,8 +42,8 @@ from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.parallel import cache, gather, items, memory, sizing
 from jaxqueens.parallel import devices as backend
-from jaxqueens.parallel import gather, items, memory, sizing
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers import estimate as knuth
 from jaxqueens.solvers.estimate import GroupSums, words_of
@@ -376,7 +376,12 @@ def estimate(
     masks = jnp.asarray(np.concatenate([tiled, pad]))
     ids = jnp.arange(padded, dtype=jnp.int32)
     t0 = time.perf_counter()
-    compiled = run_call.lower(masks, ids, call_seed(seed, 0), plan, devices).compile()
+    compiled = cache.kept(  # a repeated call in this process reuses it
+        "estimate-call",
+        (plan, devices),
+        (masks, ids, call_seed(seed, 0)),
+        lambda: run_call.lower(masks, ids, call_seed(seed, 0), plan, devices).compile(),
+    )
     compile_s = time.perf_counter() - t0
     procs, me = gather.process_count(), gather.process_index()
     fingerprint = {

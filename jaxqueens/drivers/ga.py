@@ -52,8 +52,8 @@ from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io import ga as ga_io
 from jaxqueens.io.interrupts import SafePoints
+from jaxqueens.parallel import cache, gather, memory, sizing
 from jaxqueens.parallel import devices as backend
-from jaxqueens.parallel import gather, memory, sizing
 from jaxqueens.parallel import trials as lockstep
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.parallel.shard import shard_batch
@@ -765,7 +765,12 @@ def evolve(
     stop = jnp.int32(generations)
     devices = local_device_count()
     devices = devices if devices > 1 and trials % devices == 0 else 1
-    compiled = run_generations.lower(config, states, dyn, problem, stop, chunk, devices).compile()
+    compiled = cache.kept(  # a repeated call in this process reuses it
+        "ga-generations",
+        (config, chunk, devices),
+        (states, dyn, problem, stop),
+        lambda: run_generations.lower(config, states, dyn, problem, stop, chunk, devices).compile(),
+    )
     compile_s = time.perf_counter() - t0
 
     def everyone(x):  # [k, T] of this process's trials -> [k, total_trials] of all, in order

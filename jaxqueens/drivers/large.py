@@ -136,11 +136,16 @@ class _Kernels:
         self.waited = 0.0  # seconds spent waiting for the background loads
 
         def load(name, fn, *args, lead=1):  # a repeated run loads them without tracing
-            return cache.compiled(
+            return cache.kept(  # a repeated call in this process reuses them
                 f"large-{name}",
-                (config,),
+                config,
                 args,
-                lambda: fn.lower(*args[:lead], config, *args[lead:]),
+                lambda: cache.compiled(
+                    f"large-{name}",
+                    (config,),
+                    args,
+                    lambda: fn.lower(*args[:lead], config, *args[lead:]),
+                ),
             )
 
         self.empty = load("empty", _empty, np.uint32(0), one, params, lead=2)

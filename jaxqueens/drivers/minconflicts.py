@@ -19,6 +19,7 @@ unknown without running a chain (the kernel needs a square per column).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -177,6 +178,13 @@ class BoundedRunner:
         return res
 
 
+@functools.lru_cache(maxsize=32)
+def _trace(config: minconflicts.Config, num_steps: int):
+    """:func:`~jaxqueens.solvers.minconflicts.trace` jitted for ``(config, num_steps)`` (Params
+    and the problem are arguments), one function per pair: a repeated trace reuses its compile."""
+    return jax.jit(lambda k, p, b: minconflicts.trace(k, config, p, num_steps, b))
+
+
 def trace_chain(
     key,
     config: minconflicts.Config,
@@ -188,9 +196,7 @@ def trace_chain(
     """Per-step conflicted queens and attacking pairs of chain 0's first attempt, as host arrays,
     cut after the step at which it solved (or after ``num_steps`` steps)."""
     chain0 = chain_keys(key, jnp.arange(1))[0]
-    _, metrics = jax.jit(lambda k, p, b: minconflicts.trace(k, config, p, num_steps, b))(
-        chain0, params, _problem(start, mask)
-    )
+    _, metrics = _trace(config, num_steps)(chain0, params, _problem(start, mask))
     conflicted, pairs = np.asarray(metrics.conflicted), np.asarray(metrics.pairs)
     done = np.flatnonzero(conflicted == 0)
     end = int(done[0]) + 1 if done.size else num_steps

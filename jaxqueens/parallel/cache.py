@@ -8,6 +8,7 @@ command through it (``--no-cache`` turns it off). Importing this module does not
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import importlib.util
@@ -15,6 +16,7 @@ import os
 import pickle
 import platform
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
@@ -161,6 +163,63 @@ _environment: list[str] = []
 """What cannot change in this process of every executable's key (:func:`_environment_key`)."""
 
 
+KEPT_MAX = 64
+"""Executables :func:`kept` holds at most in this process (least recently used go first)."""
+_kept: collections.OrderedDict[tuple, Any] = collections.OrderedDict()
+_kept_lock = threading.Lock()  # drivers load executables from a background thread too
+
+
+def kept(name: str, static: object, args: tuple, build: Callable[[], Any]) -> Any:
+    """The executable ``build()`` returns, kept in this process: a later call with the same
+    ``name``, ``static`` values and argument types returns it without tracing or compiling again
+    (a driver builds its executables afresh on every call: ``jit(...).lower().compile()`` is not
+    cached by JAX). ``build`` is typically ``lambda: compiled(...)`` or ``fn.lower(...).compile()``.
+
+    ``static`` must hold every static value the program is compiled for (a config, a chunk size,
+    a device count) and be hashable; it is compared by equality and kept alive with the entry. The
+    arguments are keyed by pytree structure and, per leaf, shape, dtype, weak type and placement;
+    JAX's options and ``XLA_FLAGS`` as they are now are part of the key too. An unhashable
+    ``static`` is not kept: ``build()`` every time."""
+    try:
+        key = (name, static, *_signature(args), _options_key())
+        hash(key)
+    except TypeError:
+        return build()
+    with _kept_lock:
+        executable = _kept.get(key)
+        if executable is not None:
+            _kept.move_to_end(key)
+            return executable
+    executable = build()  # outside the lock: another thread's build need not wait for this one
+    with _kept_lock:
+        _kept[key] = executable
+        while len(_kept) > KEPT_MAX:
+            _kept.popitem(last=False)
+    return executable
+
+
+def _signature(args: tuple) -> tuple[str, tuple]:
+    """(pytree structure, per leaf: shape, dtype, weak type, placement) of ``args``."""
+    leaves, tree = jax.tree.flatten(args)
+    return str(tree), tuple(
+        (
+            tuple(np.shape(x)),
+            str(getattr(x, "dtype", type(x).__name__)),
+            getattr(x, "weak_type", not hasattr(x, "dtype")),
+            repr(getattr(x, "sharding", None)),
+        )
+        for x in leaves
+    )
+
+
+def _options_key() -> tuple:
+    """``XLA_FLAGS`` and every JAX option that can change a program, as they are now."""
+    options = sorted(
+        (k, repr(v)) for k, v in jax.config.values.items() if not k.startswith(_NOT_KEYED)
+    )
+    return os.environ.get("XLA_FLAGS", ""), tuple(options)
+
+
 def compiled(name: str, static: object, args: tuple, lower: Callable[[], Any]) -> Any:
     """The compiled executable of ``lower()`` (a ``jax.stages.Lowered``), loaded from the cache
     folder when a previous run saved it, else compiled and saved.
@@ -267,17 +326,8 @@ def _executables_folder() -> Path | None:
 
 def _key(name: str, static: object, args: tuple) -> str:
     """The hex digest naming an executable (:func:`compiled`)."""
-    leaves, tree = jax.tree.flatten(args)
-    signature = [
-        (
-            tuple(np.shape(x)),
-            str(getattr(x, "dtype", type(x).__name__)),
-            getattr(x, "weak_type", not hasattr(x, "dtype")),
-            repr(getattr(x, "sharding", None)),
-        )
-        for x in leaves
-    ]
-    text = repr((EXECUTABLE_FORMAT, name, static, str(tree), signature, _environment_key()))
+    tree, signature = _signature(args)
+    text = repr((EXECUTABLE_FORMAT, name, static, tree, list(signature), _environment_key()))
     return hashlib.sha256(text.encode()).hexdigest()[:40]
 
 
@@ -297,10 +347,8 @@ def _environment_key() -> str:
         host = (local[0].client.platform_version, _cpu_features())
         versions = (jax.__version__, _installed_version("jaxlib"))
         _environment.append(repr((versions, sources.hexdigest(), devices, host)))
-    options = sorted(
-        (k, repr(v)) for k, v in jax.config.values.items() if not k.startswith(_NOT_KEYED)
-    )
-    return repr((_environment[0], os.environ.get("XLA_FLAGS", ""), options))
+    flags, options = _options_key()
+    return repr((_environment[0], flags, list(options)))
 
 
 def _cpu_features() -> str:

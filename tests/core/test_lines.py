@@ -1,5 +1,7 @@
 """The packed line layout (jaxqueens.core.lines) against the plain-Python references."""
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -117,10 +119,21 @@ def test_counts_trace_once():
 def test_scatter_counts_equal_the_loop(rows):
     """The lockstep lanes' formulation (one scatter-add) gives the loop's counts, on the plain
     board and on the torus (issue 23: a GPU runs the loop as n host-driven iterations)."""
+    n, board = len(rows), jnp.asarray(rows, jnp.int32)
+    scatter, loop, torus_scatter, torus_loop = _counts_both_ways(board, n)
+    np.testing.assert_array_equal(scatter, loop)
+    np.testing.assert_array_equal(torus_scatter, torus_loop)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _counts_both_ways(board, n):
+    """The four counts of test_scatter_counts_equal_the_loop, compiled once per n (called op by
+    op, each call compiled the loop anew and the scatter's operations one by one)."""
     from jaxqueens.solvers import constrained
 
-    n, board = len(rows), jnp.asarray(rows, jnp.int32)
-    np.testing.assert_array_equal(lines.counts_of(board, n, True), lines.counts_of(board, n))
-    np.testing.assert_array_equal(
-        constrained.counts_of(board, n, True, True), constrained.counts_of(board, n, True)
+    return (
+        lines.counts_of(board, n, True),
+        lines.counts_of(board, n),
+        constrained.counts_of(board, n, True, True),
+        constrained.counts_of(board, n, True),
     )

@@ -238,6 +238,78 @@ def test_a_broken_entry_is_compiled_again_and_replaced(exe_folder):
     assert cache.compiled("scaled", (2,), (x,), lambda: pytest.fail("lowered on a hit"))
 
 
+def test_kept_reuses_an_executable_in_the_process(monkeypatch):
+    """cache.kept: the same name, static values and argument types return the kept executable
+    without building it again; another static value, shape, dtype or name builds anew; an
+    unhashable static is never kept; past KEPT_MAX the least recently used goes."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    monkeypatch.setattr(cache, "_kept", type(cache._kept)())
+    fn = jax.jit(_scaled, static_argnums=1)
+    x = jnp.arange(6, dtype=jnp.int32)
+    built = []
+
+    def build(factor=3, arg=x):
+        built.append(factor)
+        return fn.lower(arg, factor).compile()
+
+    first = cache.kept("scaled", (3,), (x,), build)
+    again = cache.kept("scaled", (3,), (jnp.ones(6, jnp.int32),), lambda: pytest.fail("built"))
+    assert again is first and built == [3]
+    np.testing.assert_array_equal(again(x), np.arange(6) * 3 + 1)
+    cache.kept("scaled", (4,), (x,), lambda: build(4))  # another static value
+    y, z = jnp.arange(5, dtype=jnp.int32), jnp.arange(6, dtype=jnp.float32)
+    cache.kept("scaled", (3,), (y,), lambda: build(3, y))  # another shape
+    cache.kept("scaled", (3,), (z,), lambda: build(3, z))  # another dtype
+    cache.kept("other", (3,), (x,), lambda: build(3))  # another name
+    assert built == [3, 4, 3, 3, 3]
+    for _ in range(2):  # unhashable: built every time
+        cache.kept("scaled", ([3],), (x,), lambda: build(3))
+    assert built == [3, 4, 3, 3, 3, 3, 3]
+    monkeypatch.setattr(cache, "KEPT_MAX", 2)
+    cache.kept("scaled", (3,), (x,), lambda: pytest.fail("built"))  # now the most recent
+    cache.kept("scaled", (5,), (x,), lambda: build(5))  # over the limit: the oldest go
+    assert len(cache._kept) == 2
+    cache.kept("scaled", (3,), (x,), lambda: pytest.fail("evicted"))
+    cache.kept("scaled", (4,), (x,), lambda: build(4))  # evicted: built again
+    assert built[-2:] == [5, 4]
+
+
+def test_a_repeated_api_call_reuses_its_executables_with_the_same_results():
+    """The drivers keep their executables (cache.kept): a second solve, anneal or evolve with
+    the same settings compiles nothing more and returns the same chains (the kept executable is
+    the one compiled)."""
+    import jax
+    import numpy as np
+
+    import jaxqueens
+
+    compiles = []
+
+    def listen(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(duration)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        calls = [
+            lambda seed: jaxqueens.solve(11, 24, seed=seed, batch=8).run.rows,
+            lambda seed: jaxqueens.anneal(8, "sa", chains=16, steps=300, seed=seed).run.rows,
+            lambda seed: jaxqueens.evolve(8, pop=12, generations=5, trials=2, seed=seed).population,
+        ]
+        for call in calls:
+            first = call(1)
+            before = len(compiles)
+            np.testing.assert_array_equal(call(1), first)
+            other = call(2)  # another seed: the same executables
+            assert len(compiles) == before, call
+            assert not np.array_equal(other, first)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+
+
 def test_no_folder_no_executables(monkeypatch, tmp_path):
     import jax
     import jax.numpy as jnp

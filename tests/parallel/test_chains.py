@@ -34,7 +34,9 @@ def test_chain_results_independent_of_batching_and_strategy():
     _assert_same(jax.tree.map(lambda x: x[10:], ref), chunk)
     lock = chains.run_lockstep(kernel, KEY, 20, prm, lanes=6)
     _assert_same(ref, lock)
-    one = jax.vmap(lambda i: mc.run(jax.random.fold_in(KEY, i), kernel.config, prm))(
+    # compiled (outside jit the vmapped run compiled its while loop and its init op by op: 45
+    # programs); the family's run with and without jit is compared in its own kernel tests
+    one = jax.jit(jax.vmap(lambda i: mc.run(jax.random.fold_in(KEY, i), kernel.config, prm)))(
         jax.numpy.arange(20)
     )
     _assert_same(ref, one)  # the family's own run, chain by chain
