@@ -172,7 +172,9 @@ def default_params(
             f"max_steps >= 1, max_restarts >= 0, 0 <= tabu <= Config.tabu ({config.tabu}) and "
             f"qs4_tries >= 1 required, got {max_steps}, {max_restarts}, {tabu}, {qs4_tries}"
         )
-    return Params(*(jnp.asarray(v, jnp.int32) for v in (max_steps, max_restarts, tabu, qs4_tries)))
+    # NumPy leaves: building them dispatches no XLA operation (a short job's first eager
+    # conversions cost ~40 ms of compilation); jit and vmap take them as they take JAX arrays.
+    return Params._make(np.asarray(v, np.int32) for v in (max_steps, max_restarts, tabu, qs4_tries))
 
 
 class Problem(NamedTuple):
