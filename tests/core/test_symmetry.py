@@ -7,7 +7,7 @@ import jax
 import numpy as np
 import pytest
 from absl.testing import parameterized
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jaxqueens.core import checker, symmetry, symmetry_jax
@@ -90,7 +90,8 @@ def test_n8_has_92_solutions_in_12_classes(sols8):
     assert sizes == [4] + [8] * 11
 
 
-@settings(max_examples=12, deadline=None)
+# data_too_large: hypothesis 6.0 (the floor) overruns its buffer on these four integers at times
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.data_too_large])
 @given(st.integers(1, 300), st.integers(1, 6), st.integers(1, 4), st.integers(0, 2**31 - 1))
 def test_dedup_matches_numpy_unique(b, n, values, seed):
     rows = np.random.default_rng(seed).integers(0, values, (b, n)).astype(np.int32)

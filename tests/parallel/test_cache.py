@@ -306,8 +306,13 @@ def test_a_repeated_api_call_reuses_its_executables_with_the_same_results():
             other = call(2)  # another seed: the same executables
             assert len(compiles) == before, call
             assert not np.array_equal(other, first)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
+    finally:  # public from JAX 0.8; the floor (0.7.2) has only the private one
+        unregister = getattr(jax.monitoring, "unregister_event_duration_listener", None)
+        if unregister is None:
+            from jax._src import monitoring
+
+            unregister = monitoring._unregister_event_duration_listener_by_callback
+        unregister(listen)
 
 
 def test_no_folder_no_executables(monkeypatch, tmp_path):
