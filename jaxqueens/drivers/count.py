@@ -300,25 +300,17 @@ def _padded(plan: _Plan, batch: np.ndarray) -> np.ndarray:
     return np.concatenate([batch, pad])
 
 
-_executables: dict = {}
-"""(config, shards, sizes, batch shape, placement) -> :func:`count_items` compiled for them."""
-
-
 def _kernel(batch, shards: int, plan: _Plan):
     """:func:`count_items` as a stream calls it (:mod:`jaxqueens.parallel.streams`), compiled once
-    per stream; a repeated run loads it without tracing (:func:`jaxqueens.parallel.cache.compiled`).
-    """
+    per stream and process; a repeated run loads it without tracing
+    (:func:`jaxqueens.parallel.cache.loaded`)."""
     budget = np.int32(plan.budget)
-    static = (plan.config, shards, plan.sizes)
-    memo = (*static, batch.shape, getattr(batch, "sharding", None))
-    run = _executables.get(memo)
-    if run is None:
-        run = _executables[memo] = cache.compiled(
-            "count-items",
-            static,
-            (batch, budget),
-            lambda: batched.count_items.lower(batch, budget, plan.config, shards, plan.sizes),
-        )
+    run = cache.loaded(
+        "count-items",
+        (plan.config, shards, plan.sizes),
+        (batch, budget),
+        lambda: batched.count_items.lower(batch, budget, plan.config, shards, plan.sizes),
+    )
     return run(batch, budget)
 
 

@@ -135,17 +135,12 @@ class _Kernels:
         self.config, self.params = config, params
         self.waited = 0.0  # seconds spent waiting for the background loads
 
-        def load(name, fn, *args, lead=1):  # a repeated run loads them without tracing
-            return cache.kept(  # a repeated call in this process reuses them
+        def load(name, fn, *args, lead=1):  # loaded without tracing, once per process
+            return cache.loaded(
                 f"large-{name}",
-                config,
+                (config,),
                 args,
-                lambda: cache.compiled(
-                    f"large-{name}",
-                    (config,),
-                    args,
-                    lambda: fn.lower(*args[:lead], config, *args[lead:]),
-                ),
+                lambda: fn.lower(*args[:lead], config, *args[lead:]),
             )
 
         self.empty = load("empty", _empty, np.uint32(0), one, params, lead=2)

@@ -198,6 +198,12 @@ def kept(name: str, static: object, args: tuple, build: Callable[[], Any]) -> An
     return executable
 
 
+def loaded(name: str, static: object, args: tuple, lower: Callable[[], Any]) -> Any:
+    """:func:`compiled`, kept in this process (:func:`kept`): a driver's executables are loaded
+    from the cache folder (or compiled) once per process, whatever the number of calls."""
+    return kept(name, static, args, lambda: compiled(name, static, args, lower))
+
+
 def _signature(args: tuple) -> tuple[str, tuple]:
     """(pytree structure, per leaf: shape, dtype, weak type, placement) of ``args``."""
     leaves, tree = jax.tree.flatten(args)

@@ -366,12 +366,7 @@ def compile_runner(
 
     if not accelerator:  # a repeated run loads the executable without tracing (parallel.cache)
         static = (chains.family.__name__, chains.config, chunk)
-        compiled = cache.kept(  # a repeated call in this process reuses it
-            "chains",
-            (chains.family, chains.config, chunk, num),
-            args,
-            lambda: cache.compiled("chains", static, args, lower),
-        )
+        compiled = cache.loaded("chains", static, args, lower)  # once per process
         check_memory(compiled.out_info)
     else:
         check_memory(jax.eval_shape(fn, *args))
