@@ -11,8 +11,11 @@ LS/TA/SA kernels).
 
 from __future__ import annotations
 
+from typing import cast
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
@@ -42,6 +45,29 @@ def hash_bits(seed: ArrayLike, ctr: ArrayLike, lane: ArrayLike) -> jax.Array:
 def hash_randint(seed, ctr, lane, m) -> jax.Array:
     """Integer in [0, m) from the hash stream (modulo bias <= m / 2**32)."""
     return (hash_bits(seed, ctr, lane) % jnp.asarray(m).astype(U32)).astype(jnp.int32)
+
+
+THREEFRY = "threefry2x32"
+SEED_MAX = 2**32 - 1
+
+
+def seed_key(seed: int) -> jax.Array:
+    """``jax.random.key(seed)``, made on the host: the same typed key, without the XLA programs
+    that ``jax.random.key`` compiles and runs eagerly to make it (~60 ms at a process's first
+    key, most of a short run's time after importing JAX).
+
+    With JAX's default threefry implementation, the key of a seed in ``0..2**32 - 1`` holds
+    ``[0, seed]`` as uint32 (whether or not 64-bit mode is on): it is wrapped as it is. Any
+    other implementation (``jax_default_prng_impl``) or seed goes through ``jax.random.key``.
+    """
+    if (
+        jax.config.values["jax_default_prng_impl"] == THREEFRY
+        and isinstance(seed, int | np.integer)
+        and 0 <= seed <= SEED_MAX
+    ):
+        data = np.array([0, seed], np.uint32)  # a host array (typed Array only): no program runs
+        return jax.random.wrap_key_data(cast(jax.Array, data), impl=THREEFRY)
+    return jax.random.key(seed)
 
 
 def chain_seeds(key: jax.Array, chain_ids: jax.Array) -> jax.Array:

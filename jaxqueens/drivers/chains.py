@@ -198,7 +198,10 @@ class ChainRun:
     def distinct_solutions(self) -> np.ndarray:
         """[D, n] distinct solutions, sorted (computed once)."""
         sols = self.solutions
-        return np.unique(sols, axis=0) if len(sols) else sols
+        if not len(sols):
+            return sols
+        _, first = np.unique(_row_keys(sols), return_index=True)  # bytewise: fast
+        return np.unique(sols[first], axis=0)  # the few distinct rows, in numeric order
 
     def distinct(self) -> np.ndarray:
         """[D, n] distinct solutions, sorted."""
@@ -286,6 +289,29 @@ def load_checkpoint(
     ``n``-wide boards (None: any width)."""
     tree = checkpoint.load(path, fingerprint, checkpoint_schema(n))
     return ChunkResult(**tree["done"]), tree["wall_share"], int(tree["offset"]), float(tree["wall"])
+
+
+def _row_keys(rows: np.ndarray) -> np.ndarray:
+    """[R] one opaque value per row of ``rows`` [R, n]: equal exactly where the rows are, each
+    holding the row's bytes (``row.tobytes()``)."""
+    rows = np.ascontiguousarray(rows)
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+def _new_solutions(
+    rows: np.ndarray, solved: np.ndarray, seen: set[bytes]
+) -> tuple[set[bytes], np.ndarray]:
+    """The solutions among ``rows`` [C, n] (where ``solved`` [C]) not in ``seen`` (by
+    ``tobytes``), and [C] the distinct solutions found up to and including each chain."""
+    idx = np.flatnonzero(solved)
+    first_new = np.zeros(len(solved), np.int64)
+    fresh: set[bytes] = set()
+    if idx.size:
+        keys, first = np.unique(_row_keys(rows[idx]), return_index=True)  # first occurrences
+        new = np.fromiter((k.tobytes() not in seen for k in keys), bool, len(keys))
+        first_new[idx[first[new]]] = 1
+        fresh = {k.tobytes() for k in keys[new]}
+    return fresh, len(seen) + np.cumsum(first_new)
 
 
 @dataclasses.dataclass
@@ -395,12 +421,7 @@ def run_chains(
         share = dt * steps / steps.sum() if steps.sum() > 0 else np.full(count, dt / count)
         # Cumulative solved and distinct counts inside this chunk, to cut exactly.
         solved_cum = t.solved + np.cumsum(res.solved)
-        fresh: set[bytes] = set()
-        distinct_cum = np.empty(count, np.int64)
-        for i in range(count):
-            if res.solved[i] and (key := res.rows[i].tobytes()) not in t.seen:
-                fresh.add(key)
-            distinct_cum[i] = len(t.seen) + len(fresh)
+        fresh, distinct_cum = _new_solutions(res.rows, res.solved, t.seen)
         offset, wall = t.offset + count, t.wall + dt
         cuts = {
             "chains": budget.chains and _cut(solved_cum, budget.chains),

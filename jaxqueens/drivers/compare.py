@@ -55,6 +55,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxqueens.core import rng
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import ga, settings
@@ -179,7 +180,7 @@ def run_minconflicts(
     )
     chunk = min(mcsolve.default_chunk(n, chains), chains)  # no short last chunk to compile anew
     t0 = time.perf_counter()
-    runner = mcsolve.compile_runner(jax.random.key(seed), config, params, chunk, bounded=True)
+    runner = mcsolve.compile_runner(rng.seed_key(seed), config, params, chunk, bounded=True)
     compile_s = time.perf_counter() - t0
     run = driver.run_chains(
         runner,

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import arguments, checker
+from jaxqueens.core import arguments, checker, rng
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
@@ -332,7 +332,7 @@ def solve(
         params = minconflicts.default_params(config, max_steps=max_steps, max_restarts=max_restarts)
     except ValueError as err:
         raise QueensError(str(err)) from None
-    key = jax.random.key(seed)
+    key = rng.seed_key(seed)
     chunk = batch or default_chunk(
         n, chains if solutions is None and seconds is None else None, max_steps
     )

@@ -157,8 +157,15 @@ EXECUTABLES_MAX_BYTES = 256 << 20
 """The executables kept at most (bytes): after each save the least recently used entries go
 until the folder is under it (an upgrade or an edited module keys new entries; the old ones
 would otherwise stay for ever). A short run's kernels take a few MiB."""
-_NOT_KEYED = ("jax_compilation_cache_", "jax_persistent_cache_", "jax_enable_compilation_cache")
-"""JAX options that do not change a compiled program (where and whether JAX caches)."""
+_NOT_KEYED = (
+    "jax_compilation_cache_",
+    "jax_persistent_cache_",
+    "jax_enable_compilation_cache",
+    "jax_log_compiles",
+    "jax_explain_cache_misses",
+)
+"""JAX options that do not change a compiled program (where and whether JAX caches, what it
+logs)."""
 _environment: list[str] = []
 """What cannot change in this process of every executable's key (:func:`_environment_key`)."""
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from jaxqueens.errors import QueensError
@@ -348,7 +349,7 @@ def compile_runner(
         return run(chains, None, key, chunk, params, problem, offset, resume, lanes=0)
 
     fn = jax.jit(call)
-    args = (key, jnp.int32(0), params, problem, fresh)
+    args = (key, np.int32(0), params, problem, fresh)
     n = getattr(chains.config, "n", "?")
 
     def check_memory(out) -> None:
@@ -391,7 +392,7 @@ def compile_runner(
         one row per chain compiles its own on first use."""
         resume = fresh if resume is None else resume
         if count == chunk and (resume is None or _shared(resume)):
-            return compiled(key, jnp.int32(offset), params, problem, resume)
+            return compiled(key, np.int32(offset), params, problem, resume)
         return run(chains, None, key, count, params, problem, offset, resume, lanes=lanes)
 
     run_chunk.lanes = lanes  # type: ignore[attr-defined]

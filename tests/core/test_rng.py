@@ -5,6 +5,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jaxqueens.core import rng
 
@@ -104,3 +106,31 @@ def test_permutation_traces_once():
     perm = jax.jit(chex.assert_max_traces(lambda sd, ct: rng.random_permutation(sd, ct, 50), n=1))
     for seed in range(3):
         perm(jnp.uint32(seed), jnp.uint32(seed + 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, rng.SEED_MAX))
+def test_seed_key_is_jaxs_key_of_the_seed(seed):
+    made, jaxs = rng.seed_key(seed), jax.random.key(seed)
+    assert made.dtype == jaxs.dtype and made.shape == jaxs.shape == ()
+    np.testing.assert_array_equal(jax.random.key_data(made), jax.random.key_data(jaxs))
+    np.testing.assert_array_equal(  # the same stream, not only the same bits
+        jax.random.bits(jax.random.fold_in(made, 3), (4,)),
+        jax.random.bits(jax.random.fold_in(jaxs, 3), (4,)),
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2**31 - 1, 2**31, rng.SEED_MAX])
+def test_seed_key_edges_and_another_prng_implementation(seed):
+    np.testing.assert_array_equal(
+        jax.random.key_data(rng.seed_key(np.uint32(seed))),
+        jax.random.key_data(jax.random.key(seed)),
+    )
+    previous = jax.config.jax_default_prng_impl
+    jax.config.update("jax_default_prng_impl", "rbg")  # not threefry: jax.random.key makes it
+    try:
+        made, jaxs = rng.seed_key(seed), jax.random.key(seed)
+        assert made.dtype == jaxs.dtype
+        np.testing.assert_array_equal(jax.random.key_data(made), jax.random.key_data(jaxs))
+    finally:
+        jax.config.update("jax_default_prng_impl", previous)

@@ -149,6 +149,12 @@ def test_a_repeated_run_finds_every_kernel_in_the_cache(tmp_path):
     assert [line for line in second.stdout.splitlines() if "solutions/s" not in line] == same
     assert sorted(p.name for p in folder.iterdir()) == entries  # all hits: nothing compiled anew
     assert "warning" not in (first.stderr + second.stderr).lower()
+    # nor traced or lowered: the kernels load whole and no eager JAX operation runs (each compiles
+    # a program at a process's first use: jax.random.key(seed) was ~60 ms of a 0.6 s run)
+    third = _run(SOLVE, {cache.ENV_CACHE_DIR: str(folder), "JAX_LOG_COMPILES": "1"})
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert [line for line in third.stdout.splitlines() if "solutions/s" not in line] == same
+    assert not re.search(r"[Cc]ompil|tracing", third.stderr), third.stderr[-3000:]
 
 
 def test_an_unwritable_cache_warns_once_and_the_run_goes_on(tmp_path):
@@ -353,6 +359,8 @@ def test_a_repeated_run_loads_its_executables_and_prints_the_same(tmp_path, args
         return [re.sub(r"[0-9.]+ s\b", "T s", line) for line in out.splitlines()]
 
     assert results(second.stdout) == results(first.stdout)
+    logged = _run(args, {cache.ENV_CACHE_DIR: str(folder), "JAX_LOG_COMPILES": "1"})
+    assert not re.search(r"[Cc]ompil|tracing", logged.stderr), logged.stderr[-3000:]  # nothing
     # JAX's cache holds the programs, this one not: the executables are compiled afresh (one
     # loaded from JAX's cache made an entry that failed to load or run), then load
     shutil.rmtree(folder / cache.EXECUTABLES)
