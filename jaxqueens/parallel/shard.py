@@ -31,13 +31,21 @@ def local_mesh(num_devices: int) -> jax.sharding.Mesh:
     )
 
 
+def batch_sharding(batch: int) -> jax.sharding.NamedSharding | None:
+    """Where :func:`shard_batch` places an array of ``batch`` leading entries: split over all
+    local devices, or None (the default device) when there is one or the batch does not divide
+    evenly. A jitted function may produce its outputs there (``out_shardings``)."""
+    devices = jax.local_devices()
+    if len(devices) == 1 or batch % len(devices):
+        return None
+    return jax.sharding.NamedSharding(local_mesh(len(devices)), _spec(0))
+
+
 def shard_batch(x):
     """Place ``x`` with its leading (batch) axis split over all local devices (the mesh of
     :func:`over_devices`); on the default device when the batch does not divide evenly."""
-    devices = jax.local_devices()
-    if len(devices) == 1 or np.shape(x)[0] % len(devices):
-        return jax.device_put(x)
-    return jax.device_put(x, jax.sharding.NamedSharding(local_mesh(len(devices)), _spec(0)))
+    sharding = batch_sharding(np.shape(x)[0])
+    return jax.device_put(x) if sharding is None else jax.device_put(x, sharding)
 
 
 def _spec(axis: int | None) -> PartitionSpec:

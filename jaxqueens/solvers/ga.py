@@ -297,18 +297,22 @@ def default_params(
                 f"elite={elite}, migrants={migrants}, migrate_every={migrate_every}, "
                 f"generations={generations}"
             )
-    f32 = lambda v: jnp.asarray(v, jnp.float32)
-    i32 = lambda v: jnp.asarray(v, jnp.int32)
-    return Params(
-        f32(cxpb),
-        f32(mutpb),
-        f32(indpb),
-        i32(tournament),
-        i32(elite),
-        i32(migrants),
-        i32(migrate_every),
-        i32(generations),
-        f32(target),
+    # NumPy leaves: building them dispatches no XLA operation (each eager conversion compiles a
+    # program at a process's first use); jit and vmap take them as they take JAX arrays.
+    f32 = lambda v: np.asarray(v, np.float32)
+    i32 = lambda v: np.asarray(v, np.int32)
+    return Params._make(
+        (
+            f32(cxpb),
+            f32(mutpb),
+            f32(indpb),
+            i32(tournament),
+            i32(elite),
+            i32(migrants),
+            i32(migrate_every),
+            i32(generations),
+            f32(target),
+        )
     )
 
 

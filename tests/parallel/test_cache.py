@@ -341,6 +341,7 @@ def test_no_folder_no_executables(monkeypatch, tmp_path):
 REPEATED = [
     ["count", "-n", "10"],
     ["solve", "-n", "3000", "--mode", "large", "--quiet"],
+    ["evolve", "-n", "8", "--generations", "50", "--trials", "4", "--quiet"],
 ]
 
 
@@ -356,7 +357,10 @@ def test_a_repeated_run_loads_its_executables_and_prints_the_same(tmp_path, args
     assert sorted(p.name for p in (folder / cache.EXECUTABLES).iterdir()) == saved
 
     def results(out: str) -> list[str]:  # the lines without their timings
-        return [re.sub(r"[0-9.]+ s\b", "T s", line) for line in out.splitlines()]
+        return [
+            re.sub(r"[0-9.,]+/s\b", "R/s", re.sub(r"[0-9.]+ s\b", "T s", line))
+            for line in out.splitlines()
+        ]
 
     assert results(second.stdout) == results(first.stdout)
     logged = _run(args, {cache.ENV_CACHE_DIR: str(folder), "JAX_LOG_COMPILES": "1"})
