@@ -51,23 +51,32 @@ THREEFRY = "threefry2x32"
 SEED_MAX = 2**32 - 1
 
 
-def seed_key(seed: int) -> jax.Array:
-    """``jax.random.key(seed)``, made on the host: the same typed key, without the XLA programs
-    that ``jax.random.key`` compiles and runs eagerly to make it (~60 ms at a process's first
-    key, most of a short run's time after importing JAX).
-
-    With JAX's default threefry implementation, the key of a seed in ``0..2**32 - 1`` holds
-    ``[0, seed]`` as uint32 (whether or not 64-bit mode is on): it is wrapped as it is. Any
-    other implementation (``jax_default_prng_impl``) or seed goes through ``jax.random.key``.
-    """
+def seed_data(seed: int) -> np.ndarray | None:
+    """The uint32 [2] data of ``jax.random.key(seed)`` where it is known on the host: with JAX's
+    default threefry implementation, the key of a seed in ``0..2**32 - 1`` holds ``[0, seed]``
+    (whether or not 64-bit mode is on). None for any other implementation
+    (``jax_default_prng_impl``) or seed."""
     if (
         jax.config.values["jax_default_prng_impl"] == THREEFRY
         and isinstance(seed, int | np.integer)
         and 0 <= seed <= SEED_MAX
     ):
-        data = np.array([0, seed], np.uint32)  # a host array (typed Array only): no program runs
-        return jax.random.wrap_key_data(cast(jax.Array, data), impl=THREEFRY)
-    return jax.random.key(seed)
+        return np.array([0, seed], np.uint32)
+    return None
+
+
+def wrap_threefry(data: np.ndarray) -> jax.Array:
+    """The typed threefry key of ``data`` (uint32 [..., 2] host array), made without running a
+    program (``jax.random.wrap_key_data`` types its argument as a JAX array only)."""
+    return jax.random.wrap_key_data(cast(jax.Array, data), impl=THREEFRY)
+
+
+def seed_key(seed: int) -> jax.Array:
+    """``jax.random.key(seed)``, made on the host (:func:`seed_data`) where it can be: the same
+    typed key, without the XLA programs that ``jax.random.key`` compiles and runs eagerly to make
+    it (~60 ms at a process's first key, most of a short run's time after importing JAX)."""
+    data = seed_data(seed)
+    return jax.random.key(seed) if data is None else wrap_threefry(data)
 
 
 def chain_seeds(key: jax.Array, chain_ids: jax.Array) -> jax.Array:

@@ -41,9 +41,9 @@ from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import settings as tables
 from jaxqueens.errors import QueensError
+from jaxqueens.parallel import cache, sizing
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel import devices as backend
-from jaxqueens.parallel import sizing
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys
@@ -125,11 +125,23 @@ def _replay(config: sls.Config):
     )
 
 
-@functools.lru_cache(maxsize=32)
-def _walk_deltas(config: sls.Config, walk: int):
-    """:func:`~jaxqueens.solvers.anneal.random_walk_deltas` jitted for ``(config, walk)``, one
-    function per pair: a repeated calibration in the process reuses its compiled walk."""
-    return jax.jit(lambda k, problem: sls.random_walk_deltas(k, config, walk, problem))
+def _walk_deltas(config: sls.Config, walk: int, key, problem):
+    """The executable of :func:`~jaxqueens.solvers.anneal.random_walk_deltas` for ``(config,
+    walk)``, chain 0's key of ``key`` made inside it, called ``(key, problem)``: loaded from the
+    cache folder and kept in the process (:func:`jaxqueens.parallel.cache.loaded`), so that a
+    repeated calibration traces nothing."""
+    fn = jax.jit(
+        lambda k, b: sls.random_walk_deltas(chain_keys(k, jnp.arange(1))[0], config, walk, b)
+    )
+    return cache.loaded(
+        "anneal-walk", (config, walk), (key, problem), lambda: fn.lower(key, problem)
+    )
+
+
+def schedule_params(schedule: np.ndarray) -> sls.Params:
+    """The Params of ``schedule`` [rounds] as a host array of JAX's float type (no eager
+    conversion runs: each compiles a program at a process's first use)."""
+    return sls.Params._make((np.asarray(schedule, jax.dtypes.canonicalize_dtype(np.float64)),))
 
 
 def calibrate(
@@ -155,12 +167,11 @@ def calibrate(
             f"walk >= 2 (got q={q}, init_prob={init_prob}, alpha={alpha}, walk={walk})"
         )
     t0 = t0_rule(t0)
-    chain0 = chain_keys(key, jnp.arange(1))[0]
-    fn = _walk_deltas(config, walk)
     problem = _problem(start, mask)
-    fn(chain0, problem).block_until_ready()  # compile
+    fn = _walk_deltas(config, walk, key, problem)
+    fn(key, problem).block_until_ready()  # the first call is not timed
     t_start = time.perf_counter()
-    deltas = np.asarray(fn(chain0, problem)).astype(np.float64)
+    deltas = np.asarray(fn(key, problem)).astype(np.float64)
     per_step = (time.perf_counter() - t_start) / walk
     return schedule_of(deltas, config, q, init_prob, alpha, t0), per_step
 
@@ -404,7 +415,7 @@ def anneal(
                 "--neighbour swap never changes which rows are occupied, so no chain could solve "
                 "it; use --neighbour step (moves one queen within its column)"
             )
-    cal_key, key = jax.random.split(jax.random.key(seed))
+    cal_key, key = chain_batch.seed_keys(seed, 2)
     schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha, t0, start, mask)
     devices = local_device_count()
     if announce is not None:
@@ -414,7 +425,7 @@ def anneal(
             f"({chains} chains x {config.total_steps} steps; chains stop when solved)"
         )
     chunk = batch or chunk_for(chains, config, devices)
-    params = sls.Params(jnp.asarray(schedule))
+    params = schedule_params(schedule)
     problem = _problem(start, mask)
     started = time.perf_counter()
     runner = chain_batch.compile_runner(

@@ -175,12 +175,12 @@ def sample_anneal(
     q, init_prob, alpha, preset = got["q"], got["init_prob"], got["alpha"], got["preset"]
     config = annealing.make_config(n, method, steps, rounds, neighbour, step, objective)
     budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
-    cal_key, key = jax.random.split(jax.random.key(seed))
+    cal_key, key = chain_batch.seed_keys(seed, 2)
     schedule, _ = annealing.calibrate(cal_key, config, walk, q, init_prob, alpha)
     chunk = batch or annealing.chunk_for(chains, config, local_device_count())
     t0 = time.perf_counter()
     runner = chain_batch.compile_runner(
-        chain_batch.Chains(sls, config), key, chunk, sls.Params(jnp.asarray(schedule))
+        chain_batch.Chains(sls, config), key, chunk, annealing.schedule_params(schedule)
     )
     compile_s = time.perf_counter() - t0
     fingerprint = {

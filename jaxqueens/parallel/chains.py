@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxqueens.core import rng
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import cache, devices, memory, sizing
 from jaxqueens.parallel.lanes import gate, lockstep, where_lanes
@@ -322,6 +323,24 @@ def accelerator_chunk(chains: int | None, n: int, target: sizing.Target, devices
     if chains is not None:
         cap = min(cap, max(chains, 1))
     return -(-cap // devices_) * devices_
+
+
+def _split_bits(data, num: int):
+    keys = jax.random.split(jax.random.wrap_key_data(data, impl=rng.THREEFRY), num)
+    return jax.random.key_data(keys)
+
+
+def seed_keys(seed: int, num: int) -> tuple[jax.Array, ...]:
+    """``jax.random.split(jax.random.key(seed), num)``, as ``num`` keys: the same bits, split by an
+    executable loaded from the cache folder (:func:`jaxqueens.parallel.cache.loaded`) and wrapped
+    on the host. Eagerly, the key, the split and the unstacking compile a handful of programs
+    at every start (~50 ms of a short run). Other PRNG implementations split eagerly."""
+    data = rng.seed_data(seed)
+    if data is None:
+        return tuple(jax.random.split(jax.random.key(seed), num))
+    split = jax.jit(functools.partial(_split_bits, num=num))
+    bits = cache.loaded("seed-keys", num, (data,), lambda: split.lower(data))(data)
+    return tuple(rng.wrap_threefry(row) for row in np.asarray(bits))
 
 
 def compile_runner(

@@ -342,6 +342,7 @@ REPEATED = [
     ["count", "-n", "10"],
     ["solve", "-n", "3000", "--mode", "large", "--quiet"],
     ["evolve", "-n", "8", "--generations", "50", "--trials", "4", "--quiet"],
+    ["anneal", "-n", "10", "--chains", "8", "--quiet"],
 ]
 
 
@@ -358,7 +359,7 @@ def test_a_repeated_run_loads_its_executables_and_prints_the_same(tmp_path, args
 
     def results(out: str) -> list[str]:  # the lines without their timings
         return [
-            re.sub(r"[0-9.,]+/s\b", "R/s", re.sub(r"[0-9.]+ s\b", "T s", line))
+            re.sub(r"[0-9.,]+( solutions)?/s\b", "R/s", re.sub(r"[0-9.]+ s\b", "T s", line))
             for line in out.splitlines()
         ]
 

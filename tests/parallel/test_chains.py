@@ -110,3 +110,24 @@ def test_run_inside_a_user_jit_and_over_a_params_sweep():
     for i, m in enumerate(periods.tolist()):
         one = chains.run(mc, cfg, KEY, 16, base._replace(max_steps=m))
         _assert_same(jax.tree.map(lambda x: x[i], sweep), one)
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2**31, 2**32 - 1])
+@pytest.mark.parametrize("num", [2, 3])
+def test_seed_keys_are_jaxs_split_of_the_seed(seed, num):
+    made = chains.seed_keys(seed, num)
+    jaxs = jax.random.split(jax.random.key(seed), num)
+    assert len(made) == num and all(k.dtype == jaxs.dtype and k.shape == () for k in made)
+    np.testing.assert_array_equal(
+        np.stack([jax.random.key_data(k) for k in made]), jax.random.key_data(jaxs)
+    )
+    previous = jax.config.jax_default_prng_impl
+    jax.config.update("jax_default_prng_impl", "rbg")  # not threefry: JAX's own split
+    try:
+        other = chains.seed_keys(seed, num)
+        want = jax.random.split(jax.random.key(seed), num)
+        np.testing.assert_array_equal(
+            np.stack([jax.random.key_data(k) for k in other]), jax.random.key_data(want)
+        )
+    finally:
+        jax.config.update("jax_default_prng_impl", previous)
