@@ -40,6 +40,7 @@ from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.parallel import cache
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
@@ -493,25 +494,32 @@ def _coverage(
     return out
 
 
+def _symmetry(name: str, boards: np.ndarray):
+    """``symmetry_jax.<name>(boards)`` by its executable, loaded from the cache folder and kept
+    in the process (:func:`jaxqueens.parallel.cache.loaded`): a repeated analysis of as many
+    samples traces nothing; the results are sliced on the host (an eager slice of a JAX array
+    compiles a program of its own)."""
+    fn = getattr(symmetry_jax, name)
+    return cache.loaded(f"stats-{name}", None, (boards,), lambda: fn.lower(boards))(boards)
+
+
 def analyse(samples: Samples) -> StatsResult:
     """Distinct and fundamental solutions, coverage, frequencies, chi-square, step statistics."""
     n, rows = samples.n, samples.rows
     s = len(rows)
     total, total_classes = A000170.get(n), A002562.get(n)
     if s:
-        boards = jnp.asarray(rows)
-        d = symmetry_jax.dedup(boards)
-        canon = symmetry_jax.canonical(boards)
-        dc = symmetry_jax.dedup(canon)
+        boards = np.asarray(rows, np.int32)
+        d = jax.device_get(_symmetry("dedup", boards))
+        dc = jax.device_get(_symmetry("dedup", np.asarray(_symmetry("canonical", boards))))
         k, kf = int(d.num_unique), int(dc.num_unique)
-        distinct, counts = np.asarray(d.unique[:k]), np.asarray(d.counts[:k])
-        first = np.asarray(d.first)
-        classes, class_counts = np.asarray(dc.unique[:kf]), np.asarray(dc.counts[:kf])
-        first_class = np.asarray(dc.first)
+        distinct, counts = d.unique[:k], d.counts[:k]
+        first = d.first
+        classes, class_counts = dc.unique[:kf], dc.counts[:kf]
+        first_class = dc.first
         # one call for both (each new shape compiles anew: two calls cost a second compile)
-        sizes = np.asarray(
-            symmetry_jax.class_sizes(jnp.concatenate([dc.unique[:kf], d.unique[:k]]))
-        )
+        both = np.concatenate([classes, distinct]).astype(np.int32)
+        sizes = 8 // np.asarray(_symmetry("stabilizer_sizes", both))
         class_sizes, distinct_sizes = sizes[:kf], sizes[kf:]
     else:
         distinct = classes = np.zeros((0, n), np.int32)

@@ -343,6 +343,7 @@ REPEATED = [
     ["solve", "-n", "3000", "--mode", "large", "--quiet"],
     ["evolve", "-n", "8", "--generations", "50", "--trials", "4", "--quiet"],
     ["anneal", "-n", "10", "--chains", "8", "--quiet"],
+    ["stats", "-n", "7", "--chains", "40", "--no-plots", "--quiet"],
 ]
 
 
