@@ -173,6 +173,17 @@ def call_seed(seed: int, call) -> jax.Array:
     return jnp.asarray(hash_bits(jnp.uint32(seed & 0xFFFFFFFF), call, CALL_STREAM))
 
 
+def call_seeds(seed: int, calls: int) -> np.ndarray:
+    """uint32 [calls] :func:`call_seed` of every call of a run, by one executable loaded from the
+    cache folder (:func:`jaxqueens.parallel.cache.loaded`): eagerly, the hash compiled a small
+    program per operation at every start."""
+    base = np.uint32(seed & 0xFFFFFFFF)
+    calls_of = np.arange(calls, dtype=np.uint32)
+    fn = jax.jit(lambda s, c: hash_bits(s, c, CALL_STREAM))
+    run = cache.loaded("estimate-seeds", None, (base, calls_of), lambda: fn.lower(base, calls_of))
+    return np.asarray(run(base, calls_of))
+
+
 def strata_block(masks, ids, seed, plan: Plan) -> GroupSums:
     """``plan.per_call`` probes for each stratum of a block, reduced per group: masks
     ``[S, 3, W]``, ids ``[S]`` -> group sums ``[S, G]``. Probe j of stratum ``ids[s]`` is the
@@ -373,14 +384,15 @@ def estimate(
     per_call, words = plan.per_call, plan.probe.words
     tiled = np.tile(words_of(masks64, words), (copies, 1, 1))
     pad = np.full((padded - rows, 3, words), 0xFFFFFFFF, np.uint32)  # no free row: dead
-    masks = jnp.asarray(np.concatenate([tiled, pad]))
-    ids = jnp.arange(padded, dtype=jnp.int32)
+    masks = np.concatenate([tiled, pad])  # host arrays: placed by the executable, no program
+    ids = np.arange(padded, dtype=np.int32)
     t0 = time.perf_counter()
-    compiled = cache.kept(  # a repeated call in this process reuses it
+    seeds = call_seeds(seed, calls)
+    compiled = cache.loaded(  # loaded from the cache folder, kept in the process
         "estimate-call",
         (plan, devices),
-        (masks, ids, call_seed(seed, 0)),
-        lambda: run_call.lower(masks, ids, call_seed(seed, 0), plan, devices).compile(),
+        (masks, ids, seeds[0]),
+        lambda: run_call.lower(masks, ids, seeds[0], plan, devices),
     )
     compile_s = time.perf_counter() - t0
     procs, me = gather.process_count(), gather.process_index()
@@ -410,7 +422,7 @@ def estimate(
         if c < calls:
             top_e, sw, sw2, sv, sv2, hits = (
                 np.asarray(x)[:rows].astype(np.float64).reshape(copies, strata, -1)
-                for x in compiled(masks, ids, call_seed(seed, c))
+                for x in compiled(masks, ids, seeds[c])
             )
             e = top_e.astype(np.int64)
             mine = np.stack(

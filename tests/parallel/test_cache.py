@@ -344,6 +344,7 @@ REPEATED = [
     ["evolve", "-n", "8", "--generations", "50", "--trials", "4", "--quiet"],
     ["anneal", "-n", "10", "--chains", "8", "--quiet"],
     ["stats", "-n", "7", "--chains", "40", "--no-plots", "--quiet"],
+    ["estimate", "-n", "9", "--probes", "20000", "--quiet"],
 ]
 
 
@@ -360,7 +361,7 @@ def test_a_repeated_run_loads_its_executables_and_prints_the_same(tmp_path, args
 
     def results(out: str) -> list[str]:  # the lines without their timings
         return [
-            re.sub(r"[0-9.,]+( solutions)?/s\b", "R/s", re.sub(r"[0-9.]+ s\b", "T s", line))
+            re.sub(r"[0-9.,]+( [a-z]+)?/s\b", "R/s", re.sub(r"[0-9.]+ s\b", "T s", line))
             for line in out.splitlines()
         ]
 
