@@ -154,19 +154,13 @@ def _mirror_plan(n: int) -> _MirrorPlan:
     return _MirrorPlan(KernelConfig(n, depth), masks, queens, chunk, num_devices, sizes)
 
 
-def _mirror_call(name: str, masks: np.ndarray, *static):
-    """``batched.<name>(masks, *static)`` by its executable, loaded from the cache folder and
-    kept in the process (:func:`jaxqueens.parallel.cache.loaded`): a repeated enumeration (as
-    ``stats`` runs at every start) traces nothing."""
-    fn = getattr(batched, name)
-    run = cache.loaded(f"count-{name}", static, (masks,), lambda: fn.lower(masks, *static))
-    return run(masks)
-
-
 def _dispatch_mirror(plan: _MirrorPlan, lo: int):
-    """Start counting the mirror prefixes from ``lo`` (asynchronous): uint32 ``[chunk, 2]``."""
+    """Start counting the mirror prefixes from ``lo`` (asynchronous): uint32 ``[chunk, 2]``. Its
+    executable loads (:func:`jaxqueens.parallel.cache.call`): a repeated enumeration, as
+    ``stats`` runs at every start, traces nothing."""
     masks = pad_rows(plan.masks[lo : lo + plan.chunk], plan.chunk)
-    return _mirror_call("count_chunk", masks, plan.config, plan.devices, plan.sizes)
+    static = (plan.config, plan.devices, plan.sizes)
+    return cache.call("count-mirror", batched.count_chunk, (masks,), static)
 
 
 class _Plan(NamedTuple):
@@ -413,7 +407,8 @@ def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.
     """Enumerate the solutions of prefixes ``lo:hi`` (mirror halves only): uint8 ``[m, n]``."""
     cap = 1 << max(0, max(counts, default=1) - 1).bit_length()
     masks = pad_rows(plan.masks[lo:hi], plan.chunk)
-    _, lists = _mirror_call("enumerate_chunk", masks, plan.config, cap, plan.devices, plan.sizes)
+    static = (plan.config, cap, plan.devices, plan.sizes)
+    _, lists = cache.call("count-enumerate", batched.enumerate_chunk, (masks,), static)
     lists = np.asarray(lists)
     words = np.concatenate([lists[i, :c] for i, c in enumerate(counts)])
     queens = np.repeat(plan.queens[lo:hi], counts, axis=0)

@@ -173,15 +173,17 @@ def call_seed(seed: int, call) -> jax.Array:
     return jnp.asarray(hash_bits(jnp.uint32(seed & 0xFFFFFFFF), call, CALL_STREAM))
 
 
+@jax.jit
+def _call_hash(seed, calls):
+    return hash_bits(seed, calls, CALL_STREAM)
+
+
 def call_seeds(seed: int, calls: int) -> np.ndarray:
     """uint32 [calls] :func:`call_seed` of every call of a run, by one executable loaded from the
-    cache folder (:func:`jaxqueens.parallel.cache.loaded`): eagerly, the hash compiled a small
+    cache folder (:func:`jaxqueens.parallel.cache.call`): eagerly, the hash compiled a small
     program per operation at every start."""
-    base = np.uint32(seed & 0xFFFFFFFF)
-    calls_of = np.arange(calls, dtype=np.uint32)
-    fn = jax.jit(lambda s, c: hash_bits(s, c, CALL_STREAM))
-    run = cache.loaded("estimate-seeds", None, (base, calls_of), lambda: fn.lower(base, calls_of))
-    return np.asarray(run(base, calls_of))
+    args = (np.uint32(seed & 0xFFFFFFFF), np.arange(calls, dtype=np.uint32))
+    return np.asarray(cache.call("estimate-seeds", _call_hash, args))
 
 
 def strata_block(masks, ids, seed, plan: Plan) -> GroupSums:

@@ -494,32 +494,29 @@ def _coverage(
     return out
 
 
-def _symmetry(name: str, boards: np.ndarray):
-    """``symmetry_jax.<name>(boards)`` by its executable, loaded from the cache folder and kept
-    in the process (:func:`jaxqueens.parallel.cache.loaded`): a repeated analysis of as many
-    samples traces nothing; the results are sliced on the host (an eager slice of a JAX array
-    compiles a program of its own)."""
-    fn = getattr(symmetry_jax, name)
-    return cache.loaded(f"stats-{name}", None, (boards,), lambda: fn.lower(boards))(boards)
-
-
 def analyse(samples: Samples) -> StatsResult:
     """Distinct and fundamental solutions, coverage, frequencies, chi-square, step statistics."""
     n, rows = samples.n, samples.rows
     s = len(rows)
     total, total_classes = A000170.get(n), A002562.get(n)
     if s:
+        # The kernels' executables load (cache.call: a repeated analysis of as many samples
+        # traces nothing); their inputs are host arrays, so both dedups share one executable,
+        # and their results are sliced on the host (an eager slice compiles a program of its own)
         boards = np.asarray(rows, np.int32)
-        d = jax.device_get(_symmetry("dedup", boards))
-        dc = jax.device_get(_symmetry("dedup", np.asarray(_symmetry("canonical", boards))))
+        canon = np.asarray(cache.call("stats-canonical", symmetry_jax.canonical, (boards,)))
+        d = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (boards,)))
+        dc = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (canon,)))
         k, kf = int(d.num_unique), int(dc.num_unique)
         distinct, counts = d.unique[:k], d.counts[:k]
         first = d.first
         classes, class_counts = dc.unique[:kf], dc.counts[:kf]
         first_class = dc.first
         # one call for both (each new shape compiles anew: two calls cost a second compile)
-        both = np.concatenate([classes, distinct]).astype(np.int32)
-        sizes = 8 // np.asarray(_symmetry("stabilizer_sizes", both))
+        both = np.concatenate([classes, distinct])
+        sizes = 8 // np.asarray(
+            cache.call("stats-stabilizer", symmetry_jax.stabilizer_sizes, (both,))
+        )
         class_sizes, distinct_sizes = sizes[:kf], sizes[kf:]
     else:
         distinct = classes = np.zeros((0, n), np.int32)

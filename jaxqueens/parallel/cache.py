@@ -211,6 +211,13 @@ def loaded(name: str, static: object, args: tuple, lower: Callable[[], Any]) -> 
     return kept(name, static, args, lambda: compiled(name, static, args, lower))
 
 
+def call(name: str, fn: Any, args: tuple, static: tuple = ()) -> Any:
+    """``fn(*args, *static)`` by its executable (:func:`loaded`): ``fn`` is jitted with ``static``
+    as its trailing static arguments (they key the executable), ``args`` are the dynamic ones. A
+    repeated run traces nothing; a repeated call in the process reuses the executable."""
+    return loaded(name, static, args, lambda: fn.lower(*args, *static))(*args)
+
+
 def _signature(args: tuple) -> tuple[str, tuple]:
     """(pytree structure, per leaf: shape, dtype, weak type, placement) of ``args``."""
     leaves, tree = jax.tree.flatten(args)

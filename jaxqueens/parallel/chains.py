@@ -325,6 +325,7 @@ def accelerator_chunk(chains: int | None, n: int, target: sizing.Target, devices
     return -(-cap // devices_) * devices_
 
 
+@functools.partial(jax.jit, static_argnums=1)
 def _split_bits(data, num: int):
     keys = jax.random.split(jax.random.wrap_key_data(data, impl=rng.THREEFRY), num)
     return jax.random.key_data(keys)
@@ -332,15 +333,14 @@ def _split_bits(data, num: int):
 
 def seed_keys(seed: int, num: int) -> tuple[jax.Array, ...]:
     """``jax.random.split(jax.random.key(seed), num)``, as ``num`` keys: the same bits, split by an
-    executable loaded from the cache folder (:func:`jaxqueens.parallel.cache.loaded`) and wrapped
+    executable loaded from the cache folder (:func:`jaxqueens.parallel.cache.call`) and wrapped
     on the host. Eagerly, the key, the split and the unstacking compile a handful of programs
     at every start (~50 ms of a short run). Other PRNG implementations split eagerly."""
     data = rng.seed_data(seed)
     if data is None:
         return tuple(jax.random.split(jax.random.key(seed), num))
-    split = jax.jit(functools.partial(_split_bits, num=num))
-    bits = cache.loaded("seed-keys", num, (data,), lambda: split.lower(data))(data)
-    return tuple(rng.wrap_threefry(row) for row in np.asarray(bits))
+    bits = np.asarray(cache.call("seed-keys", _split_bits, (data,), (num,)))
+    return tuple(rng.wrap_threefry(row) for row in bits)
 
 
 def compile_runner(

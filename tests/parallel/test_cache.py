@@ -244,6 +244,30 @@ def test_a_broken_entry_is_compiled_again_and_replaced(exe_folder):
     assert cache.compiled("scaled", (2,), (x,), lambda: pytest.fail("lowered on a hit"))
 
 
+def test_call_runs_the_function_by_its_executable_once_per_process(exe_folder, monkeypatch):
+    """cache.call: fn(*args, *static) by its loaded executable, lowered once per name, static
+    values and argument types; saved for a later run (the cache folder)."""
+    import jax
+    import numpy as np
+
+    monkeypatch.setattr(cache, "_kept", type(cache._kept)())
+    fn = jax.jit(_scaled, static_argnums=1)
+    lowered = []
+    real = fn.lower
+
+    class Counted:  # fn, counting its lowerings
+        def lower(self, *args):
+            lowered.append(args[1:])
+            return real(*args)
+
+    x = np.arange(4, dtype=np.int32)
+    for _ in range(2):
+        np.testing.assert_array_equal(cache.call("t-call", Counted(), (x,), (3,)), x * 3 + 1)
+    np.testing.assert_array_equal(cache.call("t-call", Counted(), (x,), (5,)), x * 5 + 1)
+    assert lowered == [(3,), (5,)]
+    assert len(list(exe_folder.glob("t-call-*.exe"))) == 2
+
+
 def test_kept_reuses_an_executable_in_the_process(monkeypatch):
     """cache.kept: the same name, static values and argument types return the kept executable
     without building it again; another static value, shape, dtype or name builds anew; an
