@@ -494,29 +494,64 @@ def _coverage(
     return out
 
 
+ANALYSIS_MIN_BATCH = 64
+"""The smallest batch of the on-device analysis (:func:`analysis_batch`)."""
+
+PAD_ROW = np.iinfo(np.int32).max
+"""The value of a padding row given to the dedup kernel: it sorts after every board."""
+
+
+def analysis_batch(samples: int) -> int:
+    """The batch the on-device analysis of ``samples`` boards compiles for: the smallest of
+    ``ANALYSIS_MIN_BATCH`` and ``m * 2**k`` (m = 5..8) that holds them. Runs with other numbers
+    of samples in one bucket share the executables (``compare`` analyses each solver's solved
+    chains: one or two buckets for all its solvers, not one compile per solver) for at most 25%
+    of padding rows."""
+    if samples <= ANALYSIS_MIN_BATCH:
+        return ANALYSIS_MIN_BATCH
+    step = 1 << ((samples - 1).bit_length() - 3)  # samples is in (4 * step, 8 * step]
+    return -(-samples // step) * step
+
+
+def _padded(rows: np.ndarray, batch: int, fill: int = PAD_ROW) -> np.ndarray:
+    """``rows`` [S, n] followed by ``batch - S`` rows of ``fill``: int32 [batch, n]."""
+    out = np.full((batch, rows.shape[1]), fill, np.int32)
+    out[: len(rows)] = rows
+    return out
+
+
 def analyse(samples: Samples) -> StatsResult:
     """Distinct and fundamental solutions, coverage, frequencies, chi-square, step statistics."""
     n, rows = samples.n, samples.rows
     s = len(rows)
     total, total_classes = A000170.get(n), A002562.get(n)
     if s:
-        # The kernels' executables load (cache.call: a repeated analysis of as many samples
-        # traces nothing); their inputs are host arrays, so both dedups share one executable,
-        # and their results are sliced on the host (an eager slice compiles a program of its own)
+        # The kernels' executables load (cache.call: a repeated analysis traces nothing); their
+        # inputs are host arrays padded to a bucket of sizes (analysis_batch: a run with another
+        # number of samples in the bucket, or compare's next solver, loads the same executables),
+        # so both dedups share one executable; results are sliced on the host (an eager slice
+        # compiles a program of its own). Padding rows sort after every board: one last group.
         boards = np.asarray(rows, np.int32)
-        canon = np.asarray(cache.call("stats-canonical", symmetry_jax.canonical, (boards,)))
-        d = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (boards,)))
-        dc = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (canon,)))
-        k, kf = int(d.num_unique), int(dc.num_unique)
+        batch = analysis_batch(s)
+        pads = int(batch > s)  # the padding rows' group
+        canon = np.asarray(
+            cache.call("stats-canonical", symmetry_jax.canonical, (_padded(boards, batch, 0),))
+        )[:s]
+        d = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (_padded(boards, batch),)))
+        dc = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (_padded(canon, batch),)))
+        k, kf = int(d.num_unique) - pads, int(dc.num_unique) - pads
         distinct, counts = d.unique[:k], d.counts[:k]
-        first = d.first
+        first = d.first[:s]
         classes, class_counts = dc.unique[:kf], dc.counts[:kf]
-        first_class = dc.first
-        # one call for both (each new shape compiles anew: two calls cost a second compile)
+        first_class = dc.first[:s]
+        # one call for both (each new bucket compiles anew: two calls cost a second compile)
         both = np.concatenate([classes, distinct])
-        sizes = 8 // np.asarray(
-            cache.call("stats-stabilizer", symmetry_jax.stabilizer_sizes, (both,))
+        stabilizers = cache.call(
+            "stats-stabilizer",
+            symmetry_jax.stabilizer_sizes,
+            (_padded(both, analysis_batch(len(both)), 0),),
         )
+        sizes = 8 // np.asarray(stabilizers)[: len(both)]
         class_sizes, distinct_sizes = sizes[:kf], sizes[kf:]
     else:
         distinct = classes = np.zeros((0, n), np.int32)
@@ -561,9 +596,10 @@ def analyse(samples: Samples) -> StatsResult:
 def analysis_builders(n: int, samples: int, place=None) -> dict:
     """``name -> (batch -> jax.stages.Lowered)`` for the on-device analysis of ``samples``
     solutions of size n (deduplication, canonical forms, class sizes: :func:`analyse`); the batch
-    is the samples, the user's; ``make gpu-check`` compiles these for described GPUs."""
+    is the user's samples in their bucket (:func:`analysis_batch`); ``make gpu-check`` compiles
+    these for described GPUs."""
     place = place or (lambda tree: tree)
-    boards = place(jax.ShapeDtypeStruct((samples, n), jnp.int32))
+    boards = place(jax.ShapeDtypeStruct((analysis_batch(samples), n), jnp.int32))
     return {
         "dedup": lambda _: symmetry_jax.dedup.trace(boards).lower(),
         "canonical": lambda _: symmetry_jax.canonical.trace(boards).lower(),

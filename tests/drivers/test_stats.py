@@ -6,7 +6,9 @@ import time
 import numpy as np
 import pytest
 
-from jaxqueens.core import checker
+import reference
+
+from jaxqueens.core import checker, symmetry
 from jaxqueens.drivers import stats as stats
 from jaxqueens.errors import QueensError
 
@@ -101,6 +103,41 @@ def test_defect_8_coverage_expectation_unchanged_for_larger_totals():
     exp = stats.analyse(samples).coverage["expected"]
     m = np.arange(1, 4)
     np.testing.assert_allclose(exp, 92 * (1 - (1 - 1 / 92) ** m), rtol=1e-12)
+
+
+def test_analysis_batch_buckets_hold_the_samples_with_at_most_a_quarter_of_padding():
+    assert stats.analysis_batch(1) == stats.analysis_batch(64) == stats.ANALYSIS_MIN_BATCH
+    for s in range(65, 5000):
+        b = stats.analysis_batch(s)
+        assert s <= b <= 1.25 * s and stats.analysis_batch(b) == b
+        assert b <= stats.analysis_batch(s + 1)  # buckets grow with the samples
+    assert len({stats.analysis_batch(s) for s in range(65, 4097)}) == 24  # 4 per octave
+
+
+@pytest.mark.parametrize("n,s", [(6, 1), (7, 63), (8, 64), (8, 65), (8, 80), (8, 81), (7, 300)])
+def test_the_analysis_of_padded_batches_is_numpys(n, s):
+    """Distinct solutions, classes and first occurrences of ``s`` samples (a batch padded to its
+    bucket, or exactly full) against plain NumPy: sorted unique rows and canonical forms."""
+    sols = np.asarray(reference.all_solutions(n), np.int32)
+    rows = sols[np.random.default_rng(s).integers(0, len(sols), s)]
+    samples = stats.Samples(
+        n, "minconflicts", {}, np.ones(s, bool), np.ones(s, np.int64), rows, "steps", 1.0, 0.0,
+        "chains",
+    )  # fmt: skip
+    res = stats.analyse(samples)
+    distinct, counts = np.unique(rows, axis=0, return_counts=True)
+    np.testing.assert_array_equal(res.distinct, distinct)
+    np.testing.assert_array_equal(res.counts, counts)
+    classes, class_counts = np.unique(symmetry.canonical(rows), axis=0, return_counts=True)
+    np.testing.assert_array_equal(res.classes, classes)
+    np.testing.assert_array_equal(res.class_counts, class_counts)
+    np.testing.assert_array_equal(res.class_sizes, 8 // symmetry.stabilizer_sizes(classes))
+    np.testing.assert_array_equal(res.distinct_sizes, 8 // symmetry.stabilizer_sizes(distinct))
+    seen = [len({tuple(r) for r in rows[: i + 1]}) for i in range(s)]
+    np.testing.assert_array_equal(res.coverage["distinct"], seen)
+    canon = symmetry.canonical(rows)
+    seen_classes = [len({tuple(r) for r in canon[: i + 1]}) for i in range(s)]
+    np.testing.assert_array_equal(res.coverage["fundamental"], seen_classes)
 
 
 def _explicit_solution(n):
