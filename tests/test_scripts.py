@@ -16,6 +16,7 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
         "bench_anneal.py",
         "bench_complete.py",
         "bench_count.py",
+        "bench_count_lockstep.py",
         "bench_fitness.py",
         "bench_ga.py",
         "bench_large_n.py",
