@@ -595,15 +595,15 @@ def analyse(samples: Samples) -> StatsResult:
 
 def analysis_builders(n: int, samples: int, place=None) -> dict:
     """``name -> (batch -> jax.stages.Lowered)`` for the on-device analysis of ``samples``
-    solutions of size n (deduplication, canonical forms, class sizes: :func:`analyse`); the batch
-    is the user's samples in their bucket (:func:`analysis_batch`); ``make gpu-check`` compiles
-    these for described GPUs."""
+    solutions of size n (deduplication, canonical forms, stabilizer sizes: the executables
+    :func:`analyse` runs); the batch is the user's samples in their bucket
+    (:func:`analysis_batch`); ``make gpu-check`` compiles these for described GPUs."""
     place = place or (lambda tree: tree)
     boards = place(jax.ShapeDtypeStruct((analysis_batch(samples), n), jnp.int32))
     return {
         "dedup": lambda _: symmetry_jax.dedup.trace(boards).lower(),
         "canonical": lambda _: symmetry_jax.canonical.trace(boards).lower(),
-        "class_sizes": lambda _: jax.jit(symmetry_jax.class_sizes).trace(boards).lower(),
+        "stabilizer_sizes": lambda _: symmetry_jax.stabilizer_sizes.trace(boards).lower(),
     }
 
 
