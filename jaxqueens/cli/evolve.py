@@ -59,7 +59,7 @@ ga = _lazy.load("jaxqueens.drivers.ga")
 gather = _lazy.load("jaxqueens.parallel.gather")
 
 SCORES = ga_io.SCORES
-NOT_SETTINGS = ("config", "quiet", "resume", "checkpoint_every", "one_based", "history")
+NOT_SETTINGS = ("config", "quiet", "resume", "checkpoint_every", "one_based", "history", "force")
 """Options of the command itself, not of the run: everything else the command line (or its
 config, :func:`jaxqueens.cli.schema.apply_config`) gives is a setting of the GA."""
 

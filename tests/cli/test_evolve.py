@@ -99,6 +99,13 @@ def test_cli_flags_override_config_and_write_outputs(tmp_path, capsys):
     assert np.load(out / "population.npy").shape == (2, 1, 30, 8)
     for name in ("best", "avg", "worst", "success"):
         assert (out / f"{name}.png").stat().st_size > 1000
+    # the same run again into its folder: --force replaces its outputs (it is no GA setting:
+    # evolve passed it on to the driver, an internal error)
+    again = ["evolve", "--config", str(conf), "--generations", "60", "--out", str(out), "--quiet"]
+    assert main(again) in (0, 1)  # (the command line writes the folder's manifest)
+    assert main(again) == 2  # refused: an earlier run's outputs
+    assert main([*again, "--force"]) in (0, 1)
+    assert json.loads((out / "summary.json").read_text())["generations"] == 60
     args = _parser().parse_args(["evolve", "-n", "8", "--pop", "4", "--tournament", "5"])
     with pytest.raises(QueensError, match="tournament"):
         args.func(args)
