@@ -23,6 +23,7 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
         "bench_minconflicts.py",
         "bench_startup.py",
         "bench_stats.py",
+        "bench_xla_flags.py",
     ],
 )
 def test_benchmark_quick_mode(script, tmp_path):

@@ -16,9 +16,13 @@ calls it first thing. It does three things, each process-wide:
   and counts (~20% more). LLVM's x86 cmov converter is turned off: in a branch-free search loop
   it turned data-dependent selects back into branches (the counting DFS: 0.46 mispredicted
   branches per edge under callgrind's simulation, 1.25-1.3x more CPU time per edge than with
-  conditional moves). These flags only exist as ``XLA_FLAGS`` (jit's ``compiler_options``
-  rejects them), so they are process-wide; ``JAXQUEENS_XLA_FLAGS=0`` (or ``xla_flags=False``)
-  leaves ``XLA_FLAGS`` alone.
+  conditional moves). XLA:CPU's MLIR fusion emitters, its default, are turned off for its older
+  elemental emitters: every kernel runs as fast or faster (1.01-1.38x, the generational GA most)
+  and most compile faster (3-21%; the test suite's compile events 937 -> 696 s), measured on the
+  2-core machine by ``scripts/bench_xla_flags.py``.
+  These flags only exist as ``XLA_FLAGS`` (jit's ``compiler_options`` rejects the first two),
+  so they are process-wide; ``JAXQUEENS_XLA_FLAGS=0`` (or ``xla_flags=False``) leaves
+  ``XLA_FLAGS`` alone.
 - It turns on JAX's persistent compilation cache (:mod:`jaxqueens.parallel.cache`), so a
   repeated run loads its compiled kernels instead of compiling them again.
 
@@ -58,6 +62,7 @@ CPU_XLA_FLAGS = (
     "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=1073741824,"
     "-x86-cmov-converter=false",
     "--xla_cpu_copy_insertion_use_region_analysis=true",
+    "--xla_cpu_use_fusion_emitters=false",
 )
 
 
