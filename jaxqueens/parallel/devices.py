@@ -20,9 +20,9 @@ calls it first thing. It does three things, each process-wide:
   elemental emitters: every kernel runs as fast or faster (1.01-1.38x, the generational GA most)
   and most compile faster (3-21%; the test suite's compile events 937 -> 696 s), measured on the
   2-core machine by ``scripts/bench_xla_flags.py``.
-  These flags only exist as ``XLA_FLAGS`` (jit's ``compiler_options`` rejects the first two),
-  so they are process-wide; ``JAXQUEENS_XLA_FLAGS=0`` (or ``xla_flags=False``) leaves
-  ``XLA_FLAGS`` alone.
+  The first two flags only exist as ``XLA_FLAGS`` (jit's ``compiler_options`` rejects them), so
+  all of them are set there, process-wide; ``JAXQUEENS_XLA_FLAGS=0`` (or ``xla_flags=False``)
+  leaves ``XLA_FLAGS`` alone.
 - It turns on JAX's persistent compilation cache (:mod:`jaxqueens.parallel.cache`), so a
   repeated run loads its compiled kernels instead of compiling them again.
 
