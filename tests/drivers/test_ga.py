@@ -234,10 +234,10 @@ def test_accelerator_chunk_sizes_the_chunk_from_the_compiled_builder():
     roomy = sizing.Target(10**9, 16, "test-roomy")
     assert ga.accelerator_chunk(config, 2, 8, 1, target=roomy) == 8
     one = sizing.footprint(ga.chunk_builder(config, 2)(1).compile())
-    many = sizing.footprint(ga.chunk_builder(config, 2)(64).compile())
+    many = sizing.footprint(ga.chunk_builder(config, 2)(8).compile())
     assert many > one  # the per-generation records grow with the chunk
     tight = sizing.Target((one + many) // 2, 16, "test-tight")
-    assert 1 <= ga.accelerator_chunk(config, 2, 64, 1, target=tight) < 64
+    assert 1 <= ga.accelerator_chunk(config, 2, 8, 1, target=tight) < 8
     with pytest.raises(QueensError, match="use fewer --trials or a smaller --pop"):
         ga.accelerator_chunk(config, 2, 8, 1, target=sizing.Target(one // 2, 16, "test-tiny"))
 
