@@ -229,7 +229,10 @@ def _toroidal(args, n: int) -> int:
         print(f"n = {n}, toroidal: {total:,} solutions{_known(total, A051906, n, 'A051906')}")
         print(f"{res.seconds:.3f} s (compile {res.compile_seconds:.2f} s excluded)")
         if args.out and gather.is_writer():
-            print(f"wrote {outputs.write_toroidal_summary(args.out, n, total, res.seconds)}")
+            path = outputs.write_toroidal_summary(
+                args.out, n, total, res.seconds, res.compile_seconds
+            )
+            print(f"wrote {path}")
         return 1 if n in A051906 and total != A051906[n] else 0
 
 

@@ -153,6 +153,7 @@ def test_toroidal_counts_match_a051906_and_write_a_summary(tmp_path, capsys):
     assert "28 solutions" in out and "A051906: agrees" in out
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert doc["total"] == doc["oeis_A051906"] == 28 and doc["toroidal"] is True
+    assert doc["seconds"] >= 0 and doc["compile_seconds"] >= 0  # the count's names
     assert _cli(["count", "-n", "6", "--toroidal", "--quiet"]) == 0  # 0 solutions for 2 | n
     assert "n = 6, toroidal: 0 solutions" in capsys.readouterr().out
     for argv, msg in [
