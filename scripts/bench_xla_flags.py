@@ -127,10 +127,12 @@ def main() -> None:
                 for setting, flags in SETTINGS.items():  # alternating, every rep
                     summary = _run(argv, flags, Path(tmp) / "out")
                     kernel, compile_s = read(summary)
-                    got = seen.setdefault((name, setting), {"kernel": [], "compile": []})
+                    got = seen.setdefault(
+                        (name, setting), {"kernel": [], "compile": [], "process": []}
+                    )
                     got["kernel"].append(kernel)
                     got["compile"].append(compile_s)
-                    got.setdefault("process", []).append(summary["process_s"])
+                    got["process"].append(summary["process_s"])
                 print(f"done {name}", file=sys.stderr)
     rows, table = [], []
     for name, _, _ in jobs:
