@@ -1,16 +1,21 @@
-"""XLA:CPU's fusion emitters on and off: compile and kernel seconds of the main jobs.
+"""XLA:CPU flags on and off: compile and kernel seconds of the main jobs.
 
-``jaxqueens.configure()`` (what the command does first) appends
-``--xla_cpu_use_fusion_emitters=false`` to ``XLA_FLAGS`` (:mod:`jaxqueens.parallel.devices`):
-XLA:CPU then emits its fusions through its older elemental emitters instead of the MLIR fusion
-emitters. This benchmark is the measurement behind that choice: every job runs as a whole
-``jaxqueens`` process with no compilation cache (each compiles all it runs), once with the
-package's flags (``off``) and once with ``XLA_FLAGS=--xla_cpu_use_fusion_emitters=true``
-(``on``: configure then keeps the emitters, and appends its other flags as always), alternating
-in every rep. Kernel and compile seconds are the command's own (its ``summary.json``), the
-process seconds are the whole process.
+``jaxqueens.configure()`` (what the command does first) sets XLA flags
+(:mod:`jaxqueens.parallel.devices`); this benchmark is the measurement behind two of them. Every
+job runs as a whole ``jaxqueens`` process with no compilation cache (each compiles all it runs),
+once per side, alternating in every rep. Kernel and compile seconds are the command's own (its
+``summary.json``), the process seconds are the whole process.
 
-Usage: python scripts/bench_xla_flags.py [--reps 3] [--quick] [--out-dir DIR]
+- ``--compare fusion-emitters`` (default): the package's flags (``off``:
+  ``--xla_cpu_use_fusion_emitters=false``, XLA:CPU's older elemental emitters) against
+  ``XLA_FLAGS=--xla_cpu_use_fusion_emitters=true`` (``on``: configure then keeps the MLIR fusion
+  emitters and appends its other flags as always).
+- ``--compare loop-unrolling``: LLVM's loop unrolling on (``unrolled``) and off (``not``:
+  ``devices.NO_LOOP_UNROLLING``, which ``evolve`` asks for) for every job, both given in
+  ``--xla_backend_extra_options`` so that configure adds neither.
+
+Usage: python scripts/bench_xla_flags.py [--compare fusion-emitters|loop-unrolling] [--reps 3]
+[--quick] [--out-dir DIR]
 """
 
 from __future__ import annotations
@@ -28,10 +33,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib
 
+from jaxqueens.parallel import devices
+
 INSTANCES = Path(__file__).resolve().parents[2] / "shared" / "instances" / "prob079"
-SETTINGS = {
-    "off": "",  # the package's default: configure appends --xla_cpu_use_fusion_emitters=false
-    "on": "--xla_cpu_use_fusion_emitters=true",  # given: configure leaves it as it is
+_BACKEND = devices.CPU_XLA_FLAGS[0]  # --xla_backend_extra_options=... of the package
+COMPARISONS = {  # name -> the two sides' XLA_FLAGS, the package's default side first
+    "fusion-emitters": {
+        "off": "",  # the package's default: configure appends --xla_cpu_use_fusion_emitters=false
+        "on": "--xla_cpu_use_fusion_emitters=true",  # given: configure leaves it as it is
+    },
+    "loop-unrolling": {  # given: configure adds no backend options of its own
+        "unrolled": _BACKEND,
+        "not": f"{_BACKEND},{devices.NO_LOOP_UNROLLING}",
+    },
 }
 
 
@@ -113,10 +127,13 @@ def _run(args: list[str], flags: str, out: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--compare", choices=sorted(COMPARISONS), default="fusion-emitters")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="two small jobs (a smoke test)")
     ap.add_argument("--out-dir", default=None)
     args = ap.parse_args()
+    settings = COMPARISONS[args.compare]
+    a, b = settings  # a: the package's default for most jobs
     jobs = QUICK_JOBS if args.quick else JOBS
     if not INSTANCES.exists():
         jobs = [j for j in jobs if not j[0].startswith("complete")]
@@ -124,7 +141,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-xla-flags-") as tmp:
         for _ in range(args.reps):
             for name, argv, read in jobs:
-                for setting, flags in SETTINGS.items():  # alternating, every rep
+                for setting, flags in settings.items():  # alternating, every rep
                     summary = _run(argv, flags, Path(tmp) / "out")
                     kernel, compile_s = read(summary)
                     got = seen.setdefault(
@@ -135,45 +152,44 @@ def main() -> None:
                     got["process"].append(summary["process_s"])
                 print(f"done {name}", file=sys.stderr)
     rows, table = [], []
+    med = lambda got, what: statistics.median(got[what])
     for name, _, _ in jobs:
-        off, on = seen[name, "off"], seen[name, "on"]
+        first, second = seen[name, a], seen[name, b]
         row = {"job": name, "reps": args.reps}
-        for setting, got in (("off", off), ("on", on)):
+        for setting, got in ((a, first), (b, second)):
             for what, times in got.items():
                 row[f"{what}_{setting}"] = benchlib.summary(times)
-        med = lambda got, what: statistics.median(got[what])
-        row["kernel_on_over_off"] = med(on, "kernel") / med(off, "kernel")
-        row["compile_on_over_off"] = med(on, "compile") / med(off, "compile")
+        for what in ("kernel", "compile"):
+            row[f"{what}_{b}_over_{a}"] = med(second, what) / med(first, what)
         rows.append(row)
         table.append(
             [
                 name,
-                f"{med(off, 'kernel'):.3f} / {med(on, 'kernel'):.3f}",
-                f"{row['kernel_on_over_off']:.2f}",
-                f"{med(off, 'compile'):.2f} / {med(on, 'compile'):.2f}",
-                f"{row['compile_on_over_off']:.2f}",
-                f"{med(off, 'process'):.2f} / {med(on, 'process'):.2f}",
+                f"{med(first, 'kernel'):.3f} / {med(second, 'kernel'):.3f}",
+                f"{row[f'kernel_{b}_over_{a}']:.2f}",
+                f"{med(first, 'compile'):.2f} / {med(second, 'compile'):.2f}",
+                f"{row[f'compile_{b}_over_{a}']:.2f}",
+                f"{med(first, 'process'):.2f} / {med(second, 'process'):.2f}",
             ]
         )
     print(
-        f"\nfusion emitters off (the package's flags) / on, median of {args.reps} reps alternated, "
+        f"\n{args.compare.replace('-', ' ')} {a} / {b}, median of {args.reps} reps alternated, "
         "no compilation cache"
     )
+    sides, ratio = f"{a} / {b}", f"{b}/{a}"
     print(
         benchlib.table(
-            [
-                "job",
-                "kernel s off / on",
-                "on/off",
-                "compile s off / on",
-                "on/off",
-                "process s off / on",
-            ],
+            ["job", f"kernel s {sides}", ratio, f"compile s {sides}", ratio, f"process s {sides}"],
             table,
         )
     )
-    name = "xla-flags" + ("-quick" if args.quick else "")
-    path = benchlib.write_results(name, {"reps": args.reps, "rows": rows}, args.out_dir)
+    suffix = "" if args.compare == "fusion-emitters" else f"-{args.compare}"
+    name = "xla-flags" + suffix + ("-quick" if args.quick else "")
+    path = benchlib.write_results(
+        name,
+        {"compare": args.compare, "sides": settings, "reps": args.reps, "rows": rows},
+        args.out_dir,
+    )
     print(f"wrote {path}")
 
 

@@ -219,8 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = schema.apply_config(args, (parser.commands or {})[args.command])
         args = options.resume_folder(args)  # --resume DIR writes to DIR
         # First, before JAX is imported: one CPU device per core, the XLA:CPU loop flags and the
-        # compilation cache (JAXQUEENS_CPU_DEVICES, JAXQUEENS_XLA_FLAGS, JAXQUEENS_CACHE_DIR).
-        devices.configure(cache=not dist.no_cache)
+        # compilation cache (JAXQUEENS_CPU_DEVICES, JAXQUEENS_XLA_FLAGS, JAXQUEENS_CACHE_DIR);
+        # a command may turn off LLVM's loop unrolling (evolve: parallel.devices says why).
+        devices.configure(
+            cache=not dist.no_cache, loop_unrolling=getattr(args, "loop_unrolling", True)
+        )
         if getattr(args, "uses_jax", True):  # check, show and render never import JAX
             cache.warn_cache()
         processes.init_distributed(

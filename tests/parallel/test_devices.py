@@ -71,6 +71,17 @@ def test_configure_asks_for_one_device_per_core_and_appends_the_flags_once(
     assert os.environ["XLA_FLAGS"].count("xla_cpu_small_while_loop_byte_threshold") == 1
 
 
+def test_configure_without_loop_unrolling_adds_the_backend_option(recorded, tmp_path):
+    flags = devices.cpu_xla_flags(loop_unrolling=False)
+    assert flags[0] == f"{devices.CPU_XLA_FLAGS[0]},{devices.NO_LOOP_UNROLLING}"
+    assert (
+        flags[1:] == devices.CPU_XLA_FLAGS[1:] and devices.cpu_xla_flags() == devices.CPU_XLA_FLAGS
+    )
+    done = devices.configure(cache=False, loop_unrolling=False)
+    assert done.xla_flags == flags
+    assert os.environ["XLA_FLAGS"] == " ".join(("--xla_dump_to=/tmp/nowhere", *flags))
+
+
 def test_configure_follows_the_jaxqueens_variables(recorded, monkeypatch, tmp_path):
     monkeypatch.setenv(devices.ENV_CPU_DEVICES, "3")
     monkeypatch.setenv(devices.ENV_XLA_FLAGS, "0")
