@@ -14,7 +14,9 @@ import jaxqueens
 # Importing jaxqueens changes nothing; the suite asks, before any JAX computation, for what the
 # command line has: one CPU device per core (the multi-device paths run) and the XLA:CPU loop
 # flags, without the cache. Inherited by subprocesses (JAX_NUM_CPU_DEVICES, XLA_FLAGS) too.
-jaxqueens.configure(cache=False)
+# Without LLVM's loop unrolling, as `evolve` runs: the suite compiles ~5,000 programs and runs
+# most for milliseconds, and they compile faster so (no result depends on the XLA flags).
+jaxqueens.configure(cache=False, loop_unrolling=False)
 
 # The longest files run first: under `make test` (pytest-xdist, --dist worksteal) a worker that
 # runs out of tests takes over another's queued ones, but a test that has started runs to its end
