@@ -1,5 +1,12 @@
+import gc
 import os
 import sys
+
+# Python's cyclic garbage collector, in the test processes only (the package never touches it):
+# tracing makes many short-lived objects and a worker's heap (JAX, compiled programs, test data)
+# is large, so its default thresholds run slow full collections often. Fewer collections: the
+# suite took 5% less CPU (12 min 49 s -> 12 min 8 s user time, one run each).
+gc.set_threshold(50_000, 20, 20)
 
 # Tests import the plain reference implementations as a module.
 sys.path.insert(0, os.path.dirname(__file__))
