@@ -210,7 +210,9 @@ def test_issue28_item4_sigterm_saves_and_prints_the_resume_line(tmp_path):
     # the tasks to do, so the signal always meets a running loop (n = 18 took ~50 CPU s to finish)
     out = tmp_path / "d"
     argv = [sys.executable, "-m", "jaxqueens", "--log-json", "count", "-n", "17", "--out", str(out)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # without the suite's XLA_FLAGS (tests/conftest.py): the command sets its own, as from a shell
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
     proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None
     for line in proc.stderr:  # the first progress event: the chunked loop is running
