@@ -36,15 +36,14 @@ import benchlib
 from jaxqueens.parallel import devices
 
 INSTANCES = Path(__file__).resolve().parents[2] / "shared" / "instances" / "prob079"
-_BACKEND = devices.CPU_XLA_FLAGS[0]  # --xla_backend_extra_options=... of the package
 COMPARISONS = {  # name -> the two sides' XLA_FLAGS, the package's default side first
     "fusion-emitters": {
         "off": "",  # the package's default: configure appends --xla_cpu_use_fusion_emitters=false
         "on": "--xla_cpu_use_fusion_emitters=true",  # given: configure leaves it as it is
     },
     "loop-unrolling": {  # given: configure adds no backend options of its own
-        "unrolled": _BACKEND,
-        "not": f"{_BACKEND},{devices.NO_LOOP_UNROLLING}",
+        "unrolled": devices.cpu_xla_flags(loop_unrolling=True)[0],  # --xla_backend_extra_options
+        "not": devices.cpu_xla_flags(loop_unrolling=False)[0],
     },
 }
 
