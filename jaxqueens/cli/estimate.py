@@ -197,6 +197,6 @@ def cmd_estimate(args) -> int:
                 alpha=knuth.SIMKIN_ALPHA,
             )
             for ckpt in out.glob("checkpoint-n*.npz"):
-                ckpt.unlink()
+                writing.retire(ckpt)
             print(f"wrote summary.json, estimates.csv, {path.name} to {out}")
     return 0

@@ -362,9 +362,7 @@ def cmd_evolve(args) -> int:
                         score=score,
                         fitness=c.fitness,
                     )
-                (Path(out) / checkpoint.FILENAME).unlink(
-                    missing_ok=True
-                )  # last: the outputs are whole
+                writing.retire(Path(out) / checkpoint.FILENAME)  # once the report is written
                 print(f"wrote {', '.join(p.name for p in written)} to {out}")
             return 0 if s["solved"] else 1
     except BaseException:

@@ -53,7 +53,7 @@ from jaxqueens.cli import (
     stats,
 )
 from jaxqueens.errors import InstanceUnsat, QueensError
-from jaxqueens.io import atomic, console, interrupts, logs, ownership, provenance, report
+from jaxqueens.io import atomic, console, interrupts, logs, ownership, provenance, report, writing
 from jaxqueens.parallel import cache, devices, processes
 
 jax = _lazy.load("jax")  # only asked, in _write_report, once a command has imported it
@@ -243,9 +243,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 {k: getattr(args, opt.action.dest, None) for k, opt in defined.items()},
                 given,
             )
-            code = args.func(args)
-            if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets report.html
-                _write_report(args, words, given, shown.text(), before)
+            # the command's final write and its report are one end: a signal there waits for
+            # both, and its checkpoint goes only after them (jaxqueens.io.writing.ending)
+            with writing.ending(_out_folder(args)):
+                code = args.func(args)
+                if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets a report
+                    with writing.final_write(_out_folder(args)):
+                        _write_report(args, words, given, shown.text(), before)
         logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
         return code
     except InstanceUnsat as err:  # a result, not an error: no solution exists (exit 1)

@@ -234,6 +234,6 @@ def cmd_stats(args) -> int:
             if not args.no_plots:
                 files += _plot(res, args.out)
             if checkpoint is not None:
-                checkpoint.unlink(missing_ok=True)
+                writing.retire(checkpoint)
             print(f"wrote {', '.join(f.name for f in files)} to {args.out}")
         return 0 if s["solved"] else 1

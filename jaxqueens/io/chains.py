@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxqueens.io import boards as boardio
-from jaxqueens.io import checkpoint, schema
+from jaxqueens.io import checkpoint, schema, writing
 from jaxqueens.io.tables import write_csv, write_json
 
 BEST_COLUMNS = {
@@ -78,8 +78,8 @@ def write_outputs(
         table = run_table(run, solver=str(name))
     schema.write_runs(out / schema.FILENAME, table)
     write_json(out / "summary.json", summary)
-    if run.stopped_by != "interrupted":
-        (out / checkpoint.FILENAME).unlink(missing_ok=True)
+    if run.stopped_by != "interrupted":  # once the report is written too
+        writing.retire(out / checkpoint.FILENAME)
     return [out / "solutions.npy", out / schema.FILENAME, out / "summary.json"]
 
 

@@ -1,7 +1,8 @@
 """What every command that writes does before any work and at its end: the output preflight
 (:func:`prepare_out`: the path can be written and its disk has room for what the run will write)
-and the final write (:func:`final_write`: Ctrl-C deferred while the summary and the ``--out``
-files are written, a failed write said in one line); the advice on how to continue a run
+and the final write (:func:`final_write`, part of the command's :func:`ending`: signals deferred
+while the summary, the ``--out`` files and the report are written, the checkpoint removed only
+after them (:func:`retire`), a failed write said in one line); the advice on how to continue a run
 (:func:`resume_advice`, which a ``run`` sweep sets for its settings: :func:`resumed_by`); and
 :func:`is_writer`: only process 0 of a multi-process run writes."""
 
@@ -28,14 +29,18 @@ _RESUME: dict = {"how": None}  # set by a `run` sweep while one of its settings 
 
 @contextlib.contextmanager
 def resumed_by(how: str) -> Iterator[None]:
-    """Inside the block, the messages that say how to continue an unfinished or interrupted
-    run name ``how`` (a ``run`` sweep: its own ``jaxqueens run CONFIG --resume``; a setting's
-    folder is the sweep's, and its command's ``--resume`` would run that setting alone)."""
+    """Inside the block a command runs as a part of another (a ``run`` sweep's setting): the
+    messages that say how to continue an unfinished or interrupted run name ``how`` (the sweep's
+    own ``jaxqueens run CONFIG --resume``; a setting's folder is the sweep's, and its command's
+    ``--resume`` would run that setting alone), and its final write is its whole :func:`ending`
+    (the sweep writes the report)."""
     before = _RESUME["how"]
     _RESUME["how"] = how
+    _ENDINGS.append(None)
     try:
         yield
     finally:
+        _ENDINGS.pop()
         _RESUME["how"] = before
 
 
@@ -127,52 +132,110 @@ def _checkpoints_in(out) -> list[Path]:
     return sorted(Path(out).rglob(f"{stem}*.npz"))
 
 
-@contextlib.contextmanager
-def final_write(out) -> Iterator[None]:
-    """The end of a run (summary lines, ``--out`` files) with Ctrl-C deferred: the finished work
-    is never lost in its last seconds.
+def _writes() -> bool:
+    """Whether this process writes the outputs, without importing JAX for it (a command that
+    never loaded JAX runs as one process)."""
+    return not _lazy.is_loaded("jax") or is_writer()
 
-    A first Ctrl-C inside the block waits for it: the outputs are then whole, a line says so
-    and the command exits 130 (KeyboardInterrupt, after the block). A second Ctrl-C stops at
-    once: the atomic writes leave each file whole or absent, the checkpoint (removed only after
-    the outputs) stays, and the resume command is printed. A write that fails (OSError: the disk
-    filled up after :func:`prepare_out`) becomes a one-line QueensError that says the same.
+
+class _Ending:
+    """The end of one command: from its first :func:`final_write` to its report, one safe
+    region; the checkpoints it has finished with (:func:`retire`) go after it."""
+
+    def __init__(self, out) -> None:
+        self.out = out
+        self.stack = contextlib.ExitStack()
+        self.safe: SafePoints | None = None  # the region, from the first final write on
+        self.retired: list[Path] = []
+
+    def begin(self) -> None:
+        if self.safe is None:
+            self.safe = self.stack.enter_context(SafePoints())
+
+
+_ENDINGS: list[_Ending | None] = []  # the commands running, innermost last (None: a sweep's)
+
+
+@contextlib.contextmanager
+def ending(out) -> Iterator[None]:
+    """One command's end, from its first :func:`final_write` to the last (the command line
+    closes a command's report in one, after the command's own): a signal anywhere in it waits
+    for the end, and the checkpoints :func:`retire` names are removed only then, when every
+    output and the report are written.
+
+    A first signal (SIGINT or SIGTERM) lets the end finish: a line says so and
+    ``KeyboardInterrupt`` is raised after the block. A second one stops at once: each file is
+    whole or absent, the checkpoint stays, and the line says how to resume.
     """
-    with SafePoints() as safe:
-        try:
-            yield
-            if safe.requested:  # asked during the write (or the run's last chunk): done first
-                done = (
-                    f"the files written to {out} are complete"
-                    if out and is_writer()
-                    else "nothing lost"
-                )
+    end = _Ending(out)
+    _ENDINGS.append(end)
+    try:
+        with end.stack:
+            try:
+                yield
+            except KeyboardInterrupt:
+                if end.safe is not None and out and _writes():
+                    if _checkpoints_in(out):
+                        print(
+                            f"interrupted before the outputs in {out} were complete; the "
+                            "finished work is in its checkpoint: resume with "
+                            f"{resume_advice(out)}",
+                            file=sys.stderr,
+                        )
+                    else:
+                        print(
+                            f"interrupted while writing {out}: each file there is whole or "
+                            "absent; run the command again to write them all",
+                            file=sys.stderr,
+                        )
+                raise
+            for path in end.retired:
+                path.unlink(missing_ok=True)
+            if end.safe is not None and end.safe.requested:  # asked during the end: done first
+                done = f"the files written to {out} are complete" if out and _writes() else ""
                 print(
                     f"{interrupts.signal_name()} during the final write: it was finished first "
-                    f"({done})",
+                    f"({done or 'nothing lost'})",
                     file=sys.stderr,
                 )
-                safe.check()  # KeyboardInterrupt: the command exits as interrupted
-        except OSError as err:  # the disk filled up (or went read-only) after the preflight
-            what = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
-            keep = (
-                f"the finished work is in its checkpoint: fix that and resume with "
-                f"{resume_advice(out)}"
-                if is_writer() and _checkpoints_in(out)
-                else "fix that (free space, permissions) and run again"
-            )
-            raise QueensError(f"could not write the outputs to {out} ({what}); {keep}") from None
-        except KeyboardInterrupt:
-            if is_writer() and _checkpoints_in(out):
-                print(
-                    f"interrupted before the outputs in {out} were complete; the finished work is "
-                    f"in its checkpoint: resume with {resume_advice(out)}",
-                    file=sys.stderr,
-                )
-            elif out and is_writer():
-                print(
-                    f"interrupted while writing {out}: each file there is whole or absent; run "
-                    "the command again to write them all",
-                    file=sys.stderr,
-                )
-            raise
+                end.safe.check()  # KeyboardInterrupt: the command exits as interrupted
+    finally:
+        _ENDINGS.pop()
+
+
+def retire(path) -> None:
+    """Remove the checkpoint ``path`` once the command's outputs and report are written (the
+    end of :func:`ending`; at once outside a command)."""
+    end = _ENDINGS[-1] if _ENDINGS else None
+    if end is None:
+        Path(path).unlink(missing_ok=True)
+    else:
+        end.retired.append(Path(path))
+
+
+@contextlib.contextmanager
+def final_write(out) -> Iterator[None]:
+    """A command's final write (summary lines, ``--out`` files) with signals deferred: the
+    finished work is never lost in its last seconds.
+
+    It is part of the command's :func:`ending` (its own, outside one): a first signal waits for
+    every output and the report, a second keeps the checkpoint and prints the resume command. A
+    write that fails (OSError: the disk filled up after :func:`prepare_out`) becomes a one-line
+    QueensError that says the same.
+    """
+    end = _ENDINGS[-1] if _ENDINGS else None
+    if end is None:  # no command around it (a sweep's setting, a library caller): its own end
+        with ending(out), final_write(out):
+            yield
+        return
+    end.begin()
+    try:
+        yield
+    except OSError as err:  # the disk filled up (or went read-only) after the preflight
+        what = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
+        keep = (
+            f"the finished work is in its checkpoint: fix that and resume with {resume_advice(out)}"
+            if _writes() and _checkpoints_in(out)
+            else "fix that (free space, permissions) and run again"
+        )
+        raise QueensError(f"could not write the outputs to {out} ({what}); {keep}") from None
