@@ -153,6 +153,14 @@ def _report(r: Estimate, level: float) -> None:
     print(f"    backtrack tree: {_fmt(r.nodes)} +- {_fmt(r.nodes_se)} nodes; {how}")
 
 
+def _saved(out, ckpt: Path | None) -> Path | None:
+    """The checkpoint an interrupted run leaves: the size's own (``ckpt``), else an earlier
+    size's, else ``ckpt`` (none exists: nothing to resume)."""
+    if out is None or ckpt is None or ckpt.exists():
+        return ckpt
+    return next(iter(sorted(Path(out).glob("checkpoint-n*.npz"))), ckpt)
+
+
 def cmd_estimate(args) -> int:
     """The ``estimate`` command: one line per size, a table file and the log Q(n)/n plot."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
@@ -182,9 +190,13 @@ def cmd_estimate(args) -> int:
                 checkpoint_every=args.checkpoint_every,
             )
         except KeyboardInterrupt:  # before the calls began (compiling)
-            return options.report_interrupt(f"{len(results)} finished sizes", args.out)
+            return options.report_interrupt(
+                f"{len(results)} finished sizes", args.out, _saved(args.out, ckpt)
+            )
         if r.stopped_by == "interrupted":
-            return options.report_interrupt(f"{len(results)} finished sizes", args.out)
+            return options.report_interrupt(
+                f"{len(results)} finished sizes", args.out, _saved(args.out, ckpt)
+            )
         results.append(r)
         _report(r, args.level)
     with writing.final_write(args.out):

@@ -300,12 +300,19 @@ def check_seconds(value, option: str) -> float:
 
 def report_interrupt(what: str, out, saved=None) -> int:
     """After Ctrl-C or SIGTERM: say what was kept (``what``) and where (``saved``: the checkpoint
-    file, default ``out/checkpoint.npz``), and how to resume; exit code 128 + the signal (130
-    after Ctrl-C, 143 after SIGTERM: :func:`jaxqueens.io.interrupts.exit_code`)."""
-    if out is not None and is_writer():
-        saved = Path(out) / checkpoint.FILENAME if saved is None else saved
+    file, default ``out/checkpoint.npz``), and how to resume, only if that file exists; exit
+    code 128 + the signal (130 after Ctrl-C, 143 after SIGTERM:
+    :func:`jaxqueens.io.interrupts.exit_code`)."""
+    saved = Path(out) / checkpoint.FILENAME if saved is None and out is not None else saved
+    if out is not None and is_writer() and checkpoint.any_saved(saved):
         print(
             f"interrupted after {what}, saved in {saved}; resume with {resume_advice(out)}",
+            file=sys.stderr,
+        )
+    elif out is not None and is_writer():  # stopped before its first checkpoint
+        print(
+            f"interrupted before any work was saved in {out}; nothing to resume: run the "
+            "command again",
             file=sys.stderr,
         )
     else:

@@ -240,3 +240,20 @@ def test_resume_folder_is_a_new_namespace_writing_to_the_resumed_folder():
     assert options.resume_folder(argparse.Namespace(out="runs/a", resume="runs/a")).out == "runs/a"
     with pytest.raises(QueensError, match="--resume DIR writes to DIR"):
         options.resume_folder(argparse.Namespace(out="b", resume="runs/a"))
+
+
+def test_interrupt_before_the_first_checkpoint_offers_no_resume(tmp_path, monkeypatch, capsys):
+    """count and estimate stopped in their first seconds: no "saved in ... resume with" for a
+    checkpoint (or a folder) that was never made."""
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(jaxqueens.drivers.count, "count_solutions", stopped)
+    monkeypatch.setattr(jaxqueens.drivers.estimate, "estimate", stopped)
+    for argv in (["count", "-n", "8"], ["estimate", "-n", "10"]):
+        out = tmp_path / argv[0]
+        assert main([*argv, "--quiet", "--out", str(out)]) == 130
+        err = capsys.readouterr().err
+        assert "resume with" not in err and "checkpoint" not in err, err
+        assert "nothing to resume" in err and not out.exists()
