@@ -13,13 +13,14 @@ of the solver's family's command (:func:`solver_options`) and checked by
 from __future__ import annotations
 
 import functools
+import sys
 from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import anneal, evolve, options, schema, solve
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
-from jaxqueens.io import writing
+from jaxqueens.io import interrupts, writing
 
 comparing = _lazy.load("jaxqueens.drivers.compare")
 outputs = _lazy.load("jaxqueens.io.compare")
@@ -266,4 +267,13 @@ def cmd_compare(args) -> int:
                     budgets={r.name: r.step_budget for r in res.runs},
                 )
             print(f"wrote {', '.join(f.name for f in files)} to {out}")
+        if res.missing:
+            kept = f"; the finished solvers' tables are in {out}" if out else ""
+            print(
+                f"interrupted after {len(res.runs)} of {len(names)} solvers: "
+                f"{', '.join(res.missing)} did not run to the end (the recommendation covers the "
+                f"finished ones){kept}; run the command again to compare them all",
+                file=sys.stderr,
+            )
+            return interrupts.exit_code()
     return 0 if res.recommendation["solver"] is not None else 1

@@ -140,6 +140,7 @@ class CompareResult:
     recommendation: dict
     summary: dict
     curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]  # solver -> :func:`curves`
+    missing: list[str] = dataclasses.field(default_factory=list)  # not run: interrupted first
 
 
 def _censor(steps: np.ndarray, solved: np.ndarray, seconds: np.ndarray, budget: int):
@@ -656,7 +657,9 @@ def compare(
         included (GA: or ``generations``); checked for every solver before the first runs.
 
     Returns:
-      CompareResult; every solution counted has passed the independent checker.
+      CompareResult; every solution counted has passed the independent checker. Ctrl-C (or
+      SIGTERM) during a solver stops the comparison there: the solvers finished before it are
+      returned, the rest named in ``missing`` (KeyboardInterrupt when none had finished).
     """
     # every solver's setting checked before the first runs (a budget too small for the GA is
     # refused up front, not after the min-conflicts solvers have run)
@@ -667,11 +670,18 @@ def compare(
     for name in names:  # the GA's own checks (crossover and mutation names), before any run
         if SOLVERS[name]["family"] == "ga":
             _check_ga(name, n, own[name])
-    runs = []
+    runs: list[SolverRun] = []
+    missing: list[str] = []
     for i, name in enumerate(names):
         if announce is not None:
             announce(f"[{i + 1}/{len(names)}] {name}")
-        runs.append(run_solver(name, n, chains, steps, seed, quiet, own[name]))
+        try:
+            runs.append(run_solver(name, n, chains, steps, seed, quiet, own[name]))
+        except KeyboardInterrupt:
+            if not runs:
+                raise
+            missing = names[i:]
+            break
     rec = recommend(runs, n, steps, seed)
     budgets = {r.name: r.step_budget for r in runs}
     summary = {
@@ -679,7 +689,8 @@ def compare(
         "chains": chains,
         "step_budget": steps,
         "seed": seed,
-        "solvers": names,
+        "solvers": [r.name for r in runs],
+        **({"missing_solvers": missing, "stopped_by": "interrupted"} if missing else {}),
         "settings_given": {name: dict(v) for name, v in (settings_of or {}).items()},
         "step_budgets": budgets,
         "budget_note": "steps per chain: min-conflicts moves, LS/TA/SA neighbour moves, GA "
@@ -700,7 +711,15 @@ def compare(
         "per_solver": [solver_summary(r, steps, seed) for r in runs],
     }
     return CompareResult(
-        n, chains, steps, seed, runs, rec, strict(summary), {r.name: curves(r) for r in runs}
+        n,
+        chains,
+        steps,
+        seed,
+        runs,
+        rec,
+        strict(summary),
+        {r.name: curves(r) for r in runs},
+        missing,
     )
 
 

@@ -154,6 +154,33 @@ def test_issue28_item3_ctrl_c_in_a_solvers_last_chunk_stops_the_comparison(
     assert "mc-qs4:" not in capsys.readouterr().out
 
 
+def test_interrupted_compare_writes_the_finished_solvers_tables(tmp_path, monkeypatch, capsys):
+    """SIGTERM while the second solver compiles: the first solver's tables are written, the
+    missing one is named, and the command exits as interrupted (it wrote nothing before)."""
+    import signal
+
+    from jaxqueens.cli.main import main
+    from jaxqueens.drivers import minconflicts as mcsolve
+
+    real, compiled = mcsolve.compile_runner, []
+
+    def interrupting(*args, **kwargs):
+        compiled.append(1)
+        if len(compiled) == 2:  # the second solver: outside a safe region, it stops at once
+            signal.raise_signal(signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mcsolve, "compile_runner", interrupting)
+    argv = ["compare", "-n", "6", "--chains", "10", "--steps", "200", "--quiet"]
+    code = main([*argv, "--solvers", "mc-permutation,mc-qs4", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 143 and "1 of 2 solvers: mc-qs4 did not run" in err, err
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["solvers"] == ["mc-permutation"] and summary["missing_solvers"] == ["mc-qs4"]
+    rows = (tmp_path / "runs.csv").read_text().splitlines()[1:]
+    assert len(rows) == 10 and all(r.startswith("mc-permutation,") for r in rows)
+
+
 def write(tmp_path, text, name="cmp.toml"):
     cfg = tmp_path / name
     cfg.write_text(text)
