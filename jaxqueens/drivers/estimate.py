@@ -12,6 +12,12 @@ the levels below it. Then ``Q = sum_p Q_p`` is estimated by ``sum_p mean_p`` wit
 strata's estimates. Depth 0 is the plain estimator; depth n enumerates every walk and gives Q(n)
 exactly.
 
+Intervals: a probe's weight is heavy-tailed (most walks die, a few carry large products), so the
+estimate is skewed to the right and the normal interval under-covers at small probe counts. The
+intervals are Hall's (1992, "On the removal of skewness by transformation", JRSS B 54) skewness-
+corrected studentized intervals (:func:`interval`), from the strata's third moments; with no
+skewness they are the normal interval.
+
 The probes run in kernel calls of about ``lanes`` probes (:func:`run_call`: the strata split over
 the local devices), through the one chunked loop
 (:func:`jaxqueens.drivers.loop.run_chunks`: progress line, checkpoints, Ctrl-C between calls).
@@ -29,6 +35,7 @@ import math
 import statistics
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -46,7 +53,7 @@ from jaxqueens.parallel import cache, gather, items, memory, sizing
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel.shard import over_devices
 from jaxqueens.solvers import estimate as knuth
-from jaxqueens.solvers.estimate import GroupSums, words_of
+from jaxqueens.solvers.estimate import words_of
 
 SIMKIN_ALPHA = 1.942
 GROUP = 256
@@ -79,6 +86,8 @@ class Estimate:
     exact: int | None  # A000170(n) where known
     top_nodes: list  # exact N_0 .. N_depth
     stopped_by: str = "finished"  # or "interrupted": from the calls finished before Ctrl-C
+    solutions_skew: float = 0.0  # skewness of the estimate (its third cumulant / se^3)
+    nodes_skew: float = 0.0
 
     @property
     def z(self) -> float:
@@ -86,19 +95,18 @@ class Estimate:
 
     @property
     def ci(self) -> tuple[float, float]:
-        """Normal confidence interval for Q(n) at ``level``, cut at 0 below (Q(n) is a count:
-        the cut interval covers it at least as often as the normal one)."""
-        return (
-            max(0.0, self.solutions - self.z * self.solutions_se),
-            self.solutions + self.z * self.solutions_se,
-        )
+        """Skewness-corrected confidence interval for Q(n) at ``level`` (:func:`interval`), cut
+        at 0 below (Q(n) is a count: the cut interval covers it at least as often)."""
+        lo, hi = interval(self.solutions, self.solutions_se, self.solutions_skew, self.z)
+        return max(0.0, lo), hi
 
     @property
     def nodes_ci(self) -> tuple[float, float]:
         """The same for the backtrack tree's nodes, cut below at the nodes of the levels counted
         exactly (the tree holds at least those)."""
         known = float(sum(int(v) for v in self.top_nodes))
-        return max(known, self.nodes - self.z * self.nodes_se), self.nodes + self.z * self.nodes_se
+        lo, hi = interval(self.nodes, self.nodes_se, self.nodes_skew, self.z)
+        return max(known, lo), hi
 
     @property
     def rel_error(self) -> float | None:
@@ -186,11 +194,46 @@ def call_seeds(seed: int, calls: int) -> np.ndarray:
     return np.asarray(cache.call("estimate-seeds", _call_hash, args))
 
 
-def strata_block(masks, ids, seed, plan: Plan) -> GroupSums:
+class CallSums(NamedTuple):
+    """A call's probes reduced per group: the kernel's
+    :class:`~jaxqueens.solvers.estimate.GroupSums` and the third powers the intervals need."""
+
+    top: jax.Array  # [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
+    w: jax.Array  # [..., G] float32 sum of weights
+    w2: jax.Array  # [..., G] float32 sum of squared weights (scaled by 2^-2top)
+    nodes: jax.Array  # [..., G] float32 sum of node sums
+    nodes2: jax.Array  # [..., G] float32 sum of squared node sums (scaled by 2^-2top)
+    hits: jax.Array  # [..., G] int32 probes that reached depth n
+    w3: jax.Array  # [..., G] float32 sum of cubed weights (scaled by 2^-3top)
+    nodes3: jax.Array  # [..., G] float32 sum of cubed node sums (scaled by 2^-3top)
+
+
+def call_sums(results: knuth.Result, group: int) -> CallSums:
+    """Probes ``[..., P]`` reduced per group of ``group``: the kernel's
+    :func:`~jaxqueens.solvers.estimate.group_sums` and the sums of cubes, scaled alike.
+
+    Args:
+      results: the probes' :class:`~jaxqueens.solvers.estimate.Result`, ``[..., P]`` each.
+      group: probes per group (P a multiple of it).
+
+    Returns:
+      :class:`CallSums`, ``[..., P / group]`` each.
+    """
+    sums = knuth.group_sums(results, group)
+    shape = (*results.m.shape[:-1], results.m.shape[-1] // group, group)
+    m, e, nodes, hit = (x.reshape(shape) for x in results[:4])
+    scale = jnp.ldexp(jnp.ones((), jnp.float32), e - sums.top[..., None])
+    w = jnp.where(hit, m * scale, 0.0)
+    v = nodes * scale
+    return CallSums(*sums, jnp.sum(w * w * w, -1), jnp.sum(v * v * v, -1))
+
+
+def strata_block(masks, ids, seed, plan: Plan) -> CallSums:
     """``plan.per_call`` probes for each stratum of a block, reduced per group: masks
-    ``[S, 3, W]``, ids ``[S]`` -> group sums ``[S, G]``. Probe j of stratum ``ids[s]`` is the
-    kernel's :func:`~jaxqueens.solvers.estimate.walk` of lane ``ids[s] * per_call + j`` of the
-    stream ``seed``; the probes run in lockstep blocks (:func:`jaxqueens.parallel.items.blocks`)."""
+    ``[S, 3, W]``, ids ``[S]`` -> group sums ``[S, G]`` (:func:`call_sums`). Probe j of stratum
+    ``ids[s]`` is the kernel's :func:`~jaxqueens.solvers.estimate.walk` of lane
+    ``ids[s] * per_call + j`` of the stream ``seed``; the probes run in lockstep blocks
+    (:func:`jaxqueens.parallel.items.blocks`)."""
     s, per = ids.shape[0], plan.per_call
     config = plan.probe
     params = knuth.default_params(config)
@@ -202,11 +245,11 @@ def strata_block(masks, ids, seed, plan: Plan) -> GroupSums:
         return knuth.walk(seed, lane, config, params, knuth.Problem(masks[k]))
 
     out = items.blocks(one, (stratum, lanes.reshape(-1)), plan.block)
-    return knuth.group_sums(jax.tree.map(lambda x: x.reshape(s, per), out), plan.group)
+    return call_sums(jax.tree.map(lambda x: x.reshape(s, per), out), plan.group)
 
 
 @functools.partial(jax.jit, static_argnums=(3, 4))
-def run_call(masks, ids, seed, plan: Plan, devices: int) -> GroupSums:
+def run_call(masks, ids, seed, plan: Plan, devices: int) -> CallSums:
     """One kernel call: ``plan.per_call`` probes for each stratum, strata split over ``devices``.
 
     Args:
@@ -214,7 +257,7 @@ def run_call(masks, ids, seed, plan: Plan, devices: int) -> GroupSums:
       seed: uint32 ``[]`` stream seed of the call (:func:`call_seed`).
 
     Returns:
-      :class:`~jaxqueens.solvers.estimate.GroupSums`, six ``[S, G]`` arrays.
+      :class:`CallSums`, eight ``[S, G]`` arrays.
     """
     return over_devices(
         lambda mk, i, s: strata_block(mk, i, s, plan),
@@ -409,7 +452,7 @@ def estimate(
         "copies": copies,
         "processes": procs,
     }
-    acc, start = np.zeros((5, strata)), 0
+    acc, start = np.zeros((len(SUMS), strata)), 0
     if resume and checkpoint is not None and Path(checkpoint).exists():
         acc, start = _load_sums(checkpoint, fingerprint, strata)
     done = start  # calls whose sums are in acc
@@ -420,22 +463,9 @@ def estimate(
         nonlocal done
         c0 = next(rounds)
         c = c0 + me
-        mine = np.zeros((5, strata))
+        mine = np.zeros((len(SUMS), strata))
         if c < calls:
-            top_e, sw, sw2, sv, sv2, hits = (
-                np.asarray(x)[:rows].astype(np.float64).reshape(copies, strata, -1)
-                for x in compiled(masks, ids, seeds[c])
-            )
-            e = top_e.astype(np.int64)
-            mine = np.stack(
-                [
-                    np.ldexp(sw, e).sum((0, 2)),
-                    np.ldexp(sw2, 2 * e).sum((0, 2)),
-                    np.ldexp(sv, e).sum((0, 2)),
-                    np.ldexp(sv2, 2 * e).sum((0, 2)),
-                    hits.sum((0, 2)),
-                ]
-            )
+            mine = stratum_sums(compiled(masks, ids, seeds[c]), rows, copies, strata)
         for k, part in enumerate(gather.allgather(mine)):  # in call order on every process
             if c0 + k < calls:
                 acc[...] += part
@@ -453,8 +483,8 @@ def estimate(
     if save is not None and not stopped:
         _save_sums(checkpoint, acc, calls, fingerprint)
     m = (done if stopped else calls) * per_call * copies
-    q, q_se = _stratified(acc[0], acc[1], m)
-    v, v_se = _stratified(acc[2], acc[3], m)
+    q, q_se, q_skew = stratified(acc[0], acc[1], acc[5], m)
+    v, v_se, v_skew = stratified(acc[2], acc[3], acc[6], m)
     return Estimate(
         n,
         m * strata,
@@ -471,6 +501,8 @@ def estimate(
         exact,
         top,
         "interrupted" if stopped else "finished",
+        q_skew,
+        v_skew,
     )
 
 
@@ -491,16 +523,82 @@ def _save_sums(path, acc: np.ndarray, done: int, fingerprint: dict) -> None:
 
 
 def _load_sums(path, fingerprint: dict, strata: int) -> tuple[np.ndarray, int]:
-    """(sums ``[5, strata]``, calls done) of a checkpoint made with the same settings."""
-    schema = {"acc": ckpt.Spec(np.float64, (5, strata)), "done": ckpt.Spec(np.integer)}
+    """(sums ``[len(SUMS), strata]``, calls done) of a checkpoint made with the same settings."""
+    schema = {"acc": ckpt.Spec(np.float64, (len(SUMS), strata)), "done": ckpt.Spec(np.integer)}
     z = ckpt.load(path, fingerprint, schema)
     return z["acc"], int(z["done"])
 
 
-def _stratified(s1: np.ndarray, s2: np.ndarray, m: int) -> tuple[float, float]:
-    """Sum of stratum means and its standard error from per-stratum sums of x and x^2 (m each)."""
+SUMS = ("w", "w2", "nodes", "nodes2", "hits", "w3", "nodes3")
+"""The host's float64 sums per stratum, in this order (rows of :func:`stratum_sums`)."""
+
+
+def stratum_sums(sums: CallSums, rows: int, copies: int, strata: int) -> np.ndarray:
+    """A call's group sums as float64 sums per stratum (the ``copies`` of a stratum and its groups
+    added up, the scaling undone).
+
+    Args:
+      sums: the call's :class:`CallSums`, ``[padded, G]`` each (the first ``rows`` real).
+      rows: ``strata * copies``; copies: copies of each stratum; strata: strata.
+
+    Returns:
+      float64 ``[len(SUMS), strata]``: the sums named by :data:`SUMS`.
+    """
+    top, *parts = (np.asarray(x)[:rows].reshape(copies, strata, -1) for x in sums)
+    e = top.astype(np.int64)
+    power = {"w": 1, "w2": 2, "nodes": 1, "nodes2": 2, "hits": 0, "w3": 3, "nodes3": 3}
+    named = dict(zip(CallSums._fields[1:], parts, strict=True))
+    return np.stack([np.ldexp(named[k].astype(np.float64), power[k] * e).sum((0, 2)) for k in SUMS])
+
+
+def stratified(
+    s1: np.ndarray, s2: np.ndarray, s3: np.ndarray, m: int
+) -> tuple[float, float, float]:
+    """Sum of stratum means, its standard error and its skewness from per-stratum sums.
+
+    Args:
+      s1, s2, s3: ``[S]`` sums of x, x^2 and x^3 over each stratum's ``m`` probes.
+      m: probes per stratum.
+
+    Returns:
+      ``(estimate, standard error, skewness)``; the skewness is the estimate's third cumulant
+      (from the strata's unbiased third central moments) over the cubed standard error, 0 when
+      it cannot be estimated (m < 3 or no spread). NaN when ``m`` is 0.
+    """
     if m == 0:  # interrupted before the first call ended
-        return math.nan, math.nan
+        return math.nan, math.nan, math.nan
     mean = s1 / m
     var = np.maximum(s2 / m - mean**2, 0.0) * m / max(m - 1, 1)
-    return float(mean.sum()), float(math.sqrt(var.sum() / m)) if m > 1 else float("nan")
+    total = float(var.sum() / m)
+    se = math.sqrt(total) if m > 1 else math.nan
+    skew = 0.0
+    if m > 2 and total > 0:
+        central3 = s3 / m - 3 * mean * (s2 / m) + 2 * mean**3
+        k3 = central3 * m * m / ((m - 1) * (m - 2))  # unbiased third central moment
+        skew = float((k3 / (m * m)).sum() / total**1.5)
+    return float(mean.sum()), se, skew
+
+
+def interval(estimate: float, se: float, skew: float, z: float) -> tuple[float, float]:
+    """Hall's (1992) skewness-corrected interval for a mean: ``(low, high)``.
+
+    The studentized mean ``T`` has a skewed distribution; Hall's monotone transformation
+    ``g(t) = t + a t^2 + a^2 t^3 / 3 + b``, with ``a = skew / 3`` and ``b = skew / 6``, makes it
+    nearly normal, so ``-z <= g(T) <= z`` holds with the normal's probability. Its inverse is
+    closed-form: ``g^-1(x) = ((1 + 3a (x - b))^(1/3) - 1) / a``.
+
+    Args:
+      estimate: the mean; se: its standard error; skew: its skewness (:func:`stratified`).
+      z: the normal quantile of the level (two-sided).
+
+    Returns:
+      ``estimate - se g^-1(z) .. estimate - se g^-1(-z)``; ``estimate +- z se`` at no skewness.
+    """
+    a, b = skew / 3, skew / 6
+    if not math.isfinite(a) or abs(a) < 1e-12:
+        return estimate - z * se, estimate + z * se
+
+    def inverse(x: float) -> float:
+        return (math.cbrt(1 + 3 * a * (x - b)) - 1) / a
+
+    return estimate - se * inverse(z), estimate - se * inverse(-z)
