@@ -107,6 +107,8 @@ class SolverRun:
     compile_s: float
     stats: solstats.StatsResult  # distinct, fundamental, chi-square (one sample per solved chain)
     budget: int | None = None  # the solver's step budget per chain (None: the most steps spent)
+    restarts: np.ndarray | None = None  # [K] int64 restarts (min-conflicts), None: never restarts
+    best_pairs: np.ndarray | None = None  # [K] float64 best board's attacking pairs, NaN: unknown
 
     @property
     def step_budget(self) -> int:
@@ -240,6 +242,9 @@ def _chain_solver(name, family, n, chains, seed, quiet, spec, own) -> SolverRun:
         raise KeyboardInterrupt
     solved, spent, seconds = _censor(run.steps, run.solved, run.wall_share, budget)
     samples = _samples(name, n, options, solved, spent, run.rows[solved], run.wall_s, run.compile_s)
+    # an unsolved chain's best board is known where the solver keeps it (annealing, counted in
+    # attacking pairs; min-conflicts here keeps only its last board) within the budget
+    kept = family != "minconflicts" and run.best_unit == "attacking_pairs"
     return SolverRun(
         name,
         family,
@@ -251,7 +256,19 @@ def _chain_solver(name, family, n, chains, seed, quiet, spec, own) -> SolverRun:
         run.compile_s,
         solstats.analyse(samples),
         budget,
+        restarts=run.restarts.astype(np.int64) if family == "minconflicts" else None,
+        best_pairs=_best_pairs(solved, run.best if kept else None, run.steps, budget),
     )
+
+
+def _best_pairs(solved: np.ndarray, best, spent: np.ndarray, budget: int) -> np.ndarray:
+    """[K] runs.csv's best_attacking_pairs of censored runs: 0 where solved within the budget,
+    ``best`` (attacking pairs, None: not counted) where the run ended within it, else NaN."""
+    known = np.asarray(spent) <= budget
+    if best is None:
+        known = np.zeros_like(known)
+        best = np.zeros(len(solved))
+    return np.where(solved, 0.0, np.where(known, np.asarray(best, np.float64), np.nan))
 
 
 GA_PASSED = ("crossover", "mutation", "indpb", "elite")
@@ -327,6 +344,7 @@ def _ga_solver(name, n, chains, seed, quiet, spec, own) -> SolverRun:
         res.compile_s,
         solstats.analyse(samples),
         steps,
+        best_pairs=_best_pairs(solved, fit.min(axis=1), used, steps),  # the last generation's
     )
 
 

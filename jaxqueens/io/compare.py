@@ -8,7 +8,8 @@
 - ``settings.csv``: every solver's effective settings, defaults filled in (solver, key, value);
 - ``runs.csv``: every chain of every solver, the per-run table of :mod:`jaxqueens.io.schema`
   (a run's steps and seconds are those until its first solution, or the budget: each solver is
-  timed as if it stopped there; restarts and attacking pairs are not recorded here);
+  timed as if it stopped there; ``restarts`` for min-conflicts; ``best_attacking_pairs`` 0 where
+  solved, the best board's where the solver keeps it within the budget, else empty);
 - ``rtd_steps.csv`` / ``rtd_seconds.csv``: the run-time distributions (Hoos & Stuetzle): the
   fraction of ALL chains solved by t, censored at the budget (solver, steps or seconds,
   fraction_of_runs);
@@ -22,7 +23,8 @@
   (no Infinity or NaN: a figure that does not exist is null, with its reason beside it).
 
 The result is taken duck-typed (a :class:`~jaxqueens.drivers.compare.CompareResult`: ``runs``
-with ``name``, ``solved``, ``steps``, ``seconds``; ``curves``; ``summary``), since io never
+with ``name``, ``solved``, ``steps``, ``seconds``, ``restarts`` and ``best_pairs``; ``curves``;
+``summary``), since io never
 imports a driver. The figures are drawn by :mod:`jaxqueens.plots.compare`.
 """
 
@@ -155,7 +157,8 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
                     solved=r.solved,
                     steps_spent=r.steps,
                     seconds=r.seconds,
-                    best_attacking_pairs=None,
+                    best_attacking_pairs=getattr(r, "best_pairs", None),
+                    restarts=getattr(r, "restarts", None),
                 )
                 for r in res.runs
             ],

@@ -124,9 +124,14 @@ def test_recommendation_when_nothing_solved():
     assert rec["solver"] is None and "raise --steps" in rec["line"]
 
 
-def test_compare_runs_every_solver_on_the_same_chains_and_budget():
+@pytest.fixture(scope="module")
+def real_run():
     """A real run: min-conflicts, TA and the permutation GA on n = 6 (4 solutions, 1 class)."""
-    res = cmp.compare(6, 12, solvers="mc-qs4,ta,ga-permutation", steps=200, seed=1)
+    return cmp.compare(6, 12, solvers="mc-qs4,ta,ga-permutation", steps=200, seed=1)
+
+
+def test_compare_runs_every_solver_on_the_same_chains_and_budget(real_run):
+    res = real_run
     assert [r.name for r in res.runs] == ["mc-qs4", "ta", "ga-permutation"]
     for r in res.runs:
         assert r.solved.shape == r.steps.shape == r.seconds.shape == (12,)
@@ -159,6 +164,31 @@ def test_compare_runs_every_solver_on_the_same_chains_and_budget():
     assert s["per_solver"][0]["success_rate"] == mc.solved.mean()
     assert s["per_solver"][0]["chi2_solutions"]["dof"] == 3  # the bias test over all 4 solutions
     assert res.recommendation["solver"] in {"mc-qs4", "ta", "ga-permutation"}
+
+
+def test_compare_runs_csv_fills_restarts_and_best_attacking_pairs(real_run, tmp_path):
+    """runs.csv as solve, stats and evolve write it: min-conflicts' restarts (empty for the
+    solvers that never restart) and 0 attacking pairs for every solved run."""
+    import csv
+
+    from jaxqueens.io import compare as io_compare
+
+    io_compare.write_outputs(real_run, tmp_path)
+    with open(tmp_path / "runs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in real_run.runs:
+        mine = [row for row in rows if row["solver"] == r.name]
+        assert [row["solved"] == "1" for row in mine] == r.solved.tolist()
+        restarts = [row["restarts"] for row in mine]
+        if r.family == "minconflicts":
+            assert restarts == [str(k) for k in r.restarts] and max(r.restarts) > 0
+        else:
+            assert set(restarts) == {""}
+        pairs = [row["best_attacking_pairs"] for row in mine]
+        assert all(p == "0" for p, ok in zip(pairs, r.solved, strict=True) if ok)
+        assert all(p == "" or int(p) > 0 for p, ok in zip(pairs, r.solved, strict=True) if not ok)
+    ga = [row for row in rows if row["solver"] == "ga-permutation" and row["solved"] == "0"]
+    assert all(row["best_attacking_pairs"] != "" for row in ga)  # its last generation's best
 
 
 def test_compare_refuses_bad_settings():
