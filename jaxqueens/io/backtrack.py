@@ -24,7 +24,7 @@ def write_outputs(out_dir: str | Path, rows: np.ndarray, summary: dict) -> list[
         steps=np.asarray([summary.get("placements", 0)], np.int64),
         restarts=np.zeros(1, np.int64),
         wall_share=np.asarray([summary.get("seconds", 0.0)], np.float64),
-        best=None,
+        best=np.zeros(1, np.int64),  # a solution: no attacking pair
         solutions=np.asarray(rows, np.int32)[None],
         stopped_by="solutions",
     )
