@@ -72,7 +72,8 @@ def add_command(sub) -> None:
         help="count: keep DIR/checkpoint.npz (resumable) and write DIR/summary.json; "
         "with --enumerate: FILE.npy gets all solutions [S, n] uint8 and "
         "FILE_fundamental.npy the fundamental representatives (a DIR gets "
-        "solutions.npy and solutions_fundamental.npy; another suffix is refused)",
+        "solutions.npy and solutions_fundamental.npy; a file suffix other than .npy, such "
+        "as .txt, is refused)",
     )
     options.add_checkpoint(p)
     shown = p.add_mutually_exclusive_group()
@@ -105,7 +106,9 @@ def _enumerate(args, n: int) -> int:
             "--enumerate needs --out FILE.npy (or a folder) to write the solutions to"
         )
     suffix = Path(args.out).suffix
-    if suffix and suffix != ".npy" and not Path(args.out).is_dir():
+    # a file type's suffix has a letter: `x_1.5` or `run.2` name a folder
+    typed = any(c.isalpha() for c in suffix)
+    if typed and suffix != ".npy" and not Path(args.out).is_dir():
         raise QueensError(
             f"--out {args.out}: --enumerate writes .npy files; give --out FILE.npy, "
             f"or a folder without a suffix (it gets {outputs.SOLUTIONS} and the "

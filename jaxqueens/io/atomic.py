@@ -28,6 +28,8 @@ import typing
 from collections.abc import Iterator
 from pathlib import Path
 
+from jaxqueens.errors import QueensError
+
 STALE_SECONDS = 3600.0
 """A temporary file of ours untouched this long is stale whoever wrote it (a live write keeps
 touching its file)."""
@@ -99,14 +101,23 @@ def remove_stale_temps(folder: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
+def _folder_given(target: Path) -> QueensError:
+    return QueensError(f"{target}: is a folder; give a file name (or a path inside it)")
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside `path`; rename it onto `path` if the block succeeds.
 
     Write through an open file object (``np.save(f, ...)``), not the bare
     temporary name: some writers append their own extension to a name.
+
+    Raises:
+      QueensError: ``path`` is a folder (one line naming it, never the temporary file).
     """
     target = Path(path)
+    if target.is_dir():  # never a temporary file named in the error of the rename below
+        raise _folder_given(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     folder = str(target.parent.resolve())
     if folder not in _swept:
@@ -120,7 +131,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         os.close(fd)
         os.chmod(tmp_path, 0o666 & ~_umask())
         yield tmp_path
-        os.replace(tmp_path, target)
+        try:
+            os.replace(tmp_path, target)
+        except IsADirectoryError:  # made a folder while the file was written
+            raise _folder_given(target) from None
     except BaseException:
         with contextlib.suppress(OSError):
             tmp_path.unlink()

@@ -133,6 +133,7 @@ class EarlierRun(NamedTuple):
 
     folder: Path  # the --out folder
     command: str | None  # the command that wrote them (None: unknown, no readable manifest)
+    listed: bool = False  # a readable manifest listed them (else: the manifest and page only)
     files: list[Path]  # its files that are still there, the manifest and report.html included
 
 
@@ -144,12 +145,13 @@ def earlier_run(folder: str | Path) -> EarlierRun | None:
     manifest, page = folder / report.MANIFEST, folder / report.FILENAME
     if not folder.is_dir() or not (manifest.is_file() or page.is_file()):
         return None
-    command, listed = None, []
+    command, listed, read = None, [], False
     try:
         doc = json.loads(manifest.read_text(encoding="utf-8"))
         command = doc.get("command") if isinstance(doc.get("command"), str) else None
-        listed = [f["path"] for f in doc.get("files", []) if isinstance(f.get("path"), str)]
-    except (OSError, ValueError, AttributeError, TypeError):  # none, or not ours: the page only
+        listed = [f["path"] for f in doc["files"] if isinstance(f.get("path"), str)]
+        read = True
+    except (OSError, ValueError, AttributeError, TypeError, KeyError):  # none, or not ours
         pass
     root = folder.resolve()
     files = []
@@ -158,15 +160,22 @@ def earlier_run(folder: str | Path) -> EarlierRun | None:
         inside = path.resolve().is_relative_to(root) and path.resolve() != root
         if inside and path.is_file() and path not in files:
             files.append(path)
-    return EarlierRun(folder, command, files)
+    return EarlierRun(folder, command, files, read)
 
 
 def refuse_earlier(found: EarlierRun, option: str = "--out") -> QueensError:
     """The one-line refusal of a folder that holds an earlier run's outputs."""
+    count = f"{len(found.files)} file{'' if len(found.files) == 1 else 's'}"
+    if found.listed:
+        which = f"{count}, listed in {report.MANIFEST}"
+    elif found.folder / report.MANIFEST in found.files:
+        which = f"{count}: its {report.MANIFEST} cannot be read, so only it and its page are known"
+    else:
+        which = f"{', '.join(p.name for p in found.files)}, with no {report.MANIFEST}"
     what = f"an earlier `{found.command}` run" if found.command else "an earlier run"
     return QueensError(
-        f"{option} {found.folder} holds the outputs of {what} ({len(found.files)} files, listed in "
-        f"{report.MANIFEST}); give --force to replace them, or give a new folder"
+        f"{option} {found.folder} holds the outputs of {what} ({which}); give --force to "
+        "replace them, or give a new folder"
     )
 
 

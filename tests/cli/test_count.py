@@ -123,6 +123,14 @@ def test_defect_18_enumerate_never_writes_npy_bytes_under_another_suffix(tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+def test_enumerate_into_a_folder_with_a_dot_in_its_name_is_not_refused(tmp_path, capsys):
+    """`--enumerate --out x_1.5` was refused for its ".5" suffix; only a file type's suffix
+    (one with a letter) is."""
+    out = tmp_path / "x_1.5"
+    assert _cli(["count", "-n", "6", "--enumerate", "--out", str(out)]) == 0
+    assert np.load(out / "solutions.npy").shape == (4, 6)
+
+
 def test_plan_prints_tasks_and_an_estimate_and_counts_nothing(tmp_path, capsys):
     assert _cli(["count", "-n", "11", "--plan"]) == 0
     out = capsys.readouterr().out

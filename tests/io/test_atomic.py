@@ -61,11 +61,31 @@ def test_failed_writes_leave_no_temporary_file_and_keep_the_old_target(tmp_path,
     assert _temps(tmp_path) == []
 
 
-def test_a_failed_rename_leaves_no_temporary_file(tmp_path):
-    (tmp_path / "x.txt").mkdir()  # a folder where the file should go: os.replace fails
+def test_a_failed_rename_leaves_no_temporary_file(tmp_path, monkeypatch):
+    def refused(src, dst):
+        raise OSError(errno.EXDEV, "Invalid cross-device link", src)
+
+    monkeypatch.setattr(os, "replace", refused)
     with pytest.raises(OSError):
         write_bytes(tmp_path / "x.txt", b"data")
     assert _temps(tmp_path) == []
+
+
+def test_writing_a_board_onto_a_folder_names_the_folder_not_a_temporary_file(tmp_path):
+    """``write_board("adir", ...)`` raised IsADirectoryError naming ``.adir.<...>.tmp``."""
+    import numpy as np
+
+    from jaxqueens.errors import QueensError
+    from jaxqueens.io import boards
+
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(QueensError) as err:
+        boards.write_board(tmp_path / "adir", np.array([1, 3, 0, 2]))
+    assert (
+        str(err.value)
+        == f"{tmp_path / 'adir'}: is a folder; give a file name (or a path inside it)"
+    )
+    assert _temps(tmp_path) == [] and list((tmp_path / "adir").iterdir()) == []
 
 
 KILLED_WRITER = textwrap.dedent("""

@@ -97,3 +97,41 @@ def test_earlier_run_lists_only_files_inside_its_folder(tmp_path):
         out / report.FILENAME,
         out / report.MANIFEST,
     }
+
+
+def test_manifest_with_repeated_key_is_not_read_as_a_runs_list(tmp_path):
+    from jaxqueens.io import report
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.csv").write_text("x")
+    (out / "b.csv").write_text("x")
+    (out / report.MANIFEST).write_text(
+        '{"command": "stats", "files": [{"path": "a.csv"}], "files": [{"path": "b.csv"}]}'
+    )
+    found = ownership.earlier_run(out)
+    assert found.command is None and found.files == [out / report.MANIFEST]
+
+
+@pytest.mark.parametrize("manifest", [None, "{bad json", '{"command": "count"}'])
+def test_earlier_run_without_a_readable_manifest_is_not_said_to_be_listed_in_it(tmp_path, manifest):
+    """A folder holding only report.html, or a manifest that cannot be read, said "(1 files,
+    listed in manifest.json)"."""
+    from jaxqueens.io import report
+
+    (tmp_path / report.FILENAME).write_text("<html>")
+    if manifest is not None:
+        (tmp_path / report.MANIFEST).write_text(manifest)
+    message = str(ownership.refuse_earlier(ownership.earlier_run(tmp_path)))
+    assert "listed in" not in message and "1 files" not in message, message
+    assert (report.FILENAME if manifest is None else "cannot be read") in message
+    assert "--force" in message and message.count("\n") == 0
+
+
+def test_earlier_run_with_a_readable_manifest_counts_its_files(tmp_path):
+    from jaxqueens.io import report
+
+    (tmp_path / "runs.csv").write_text("x")
+    (tmp_path / report.MANIFEST).write_text('{"command": "solve", "files": [{"path": "runs.csv"}]}')
+    message = str(ownership.refuse_earlier(ownership.earlier_run(tmp_path)))
+    assert "earlier `solve` run (2 files, listed in manifest.json)" in message, message
