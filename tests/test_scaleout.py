@@ -528,11 +528,13 @@ def test_defect_4_peer_killed_mid_run_survivor_saves_and_stops(tmp_path):
 
 
 def test_defect_4_peer_stopping_on_an_error_does_not_hang_the_run(tmp_path):
-    """Process 1 fails after the join (here: a missing board file) while process 0 works: process 1
-    exits 2 at once instead of waiting in JAX's exit barrier, and process 0 stops with one line."""
+    """Process 1 fails after the join (here: its --out lies under a file) while process 0 works:
+    process 1 exits 2 at once instead of waiting in JAX's exit barrier, and process 0 stops with
+    one line."""
+    (tmp_path / "blocker.txt").write_text("a file, not a folder")
     procs = start_two(
         LONG_SOLVE + ["--out", str(tmp_path / "run")],
-        other=["check", str(tmp_path / "missing.txt")],
+        other=LONG_SOLVE + ["--out", str(tmp_path / "blocker.txt" / "run")],
     )
     try:
         seconds_1, err_1 = _clean_stop(procs[1], 60)
@@ -541,5 +543,22 @@ def test_defect_4_peer_stopping_on_an_error_does_not_hang_the_run(tmp_path):
         for p in procs:
             if p.poll() is None:
                 p.kill()
-    assert procs[1].returncode == 2 and "missing.txt" in err_1
+    assert procs[1].returncode == 2 and "blocker.txt" in err_1
     assert procs[0].returncode == 2 and seconds_0 < 20 and "lost contact" in err_0, err_0[-3000:]
+
+
+def test_processes_with_different_arguments_stop_at_the_join_on_every_process(tmp_path):
+    """`solve -n 8` on process 0 and `solve -n 10` on process 1 (JAX's gather aborted from C++,
+    exit 134, and left the lock file): both stop at the join with one line naming the setting,
+    exit 2, before any folder is claimed."""
+    argv = ["solve", "--chains", "16", "--quiet", "-n"]
+    procs = start_two(argv + ["8", "--out", str(tmp_path / "a")], other=argv + ["10"])
+    try:
+        errs = [_clean_stop(p, 60)[1] for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    assert [p.returncode for p in procs] == [2, 2], errs
+    assert all("process 1 has n=10 but process 0 has n=8" in e for e in errs), errs
+    assert not (tmp_path / "a").exists()

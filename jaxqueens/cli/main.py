@@ -28,6 +28,7 @@ import atexit
 import contextlib
 import difflib
 import functools
+import hashlib
 import os
 import sys
 import time
@@ -227,7 +228,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "uses_jax", True):  # check, show and render never import JAX
             cache.warn_cache()
         processes.init_distributed(
-            dist.coordinator, dist.num_processes, dist.process_id, dist.coordinator_timeout
+            dist.coordinator,
+            dist.num_processes,
+            dist.process_id,
+            dist.coordinator_timeout,
+            _join_settings(args),
         )
         _take_folder(args)
         # `| head`: a closed stdout costs no file; the files the command writes are kept in
@@ -288,6 +293,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         interrupts.uninstall()
         provenance.end()
         ownership.release_all()  # the --out folder's lock (jaxqueens.io.ownership)
+
+
+PER_PROCESS = frozenset({"out", "resume", "quiet", "progress"})
+"""Settings that may differ between the processes of a run: where each writes, what it shows."""
+
+
+def _join_settings(args: argparse.Namespace) -> dict:
+    """What the processes of a multi-process run compare when they meet
+    (:func:`jaxqueens.parallel.processes.init_distributed`): the command and every setting, seed
+    included, but not :data:`PER_PROCESS`; a config file by its content (its path may differ).
+
+    Args:
+      args: the command's parsed arguments.
+
+    Returns:
+      Setting name -> value (JSON-able; other values by ``str``).
+    """
+    settings = {}
+    for key, value in sorted(vars(args).items()):
+        if key in PER_PROCESS or callable(value):
+            continue
+        if key == "config" and isinstance(value, str) and os.path.isfile(value):
+            with open(value, "rb") as file:
+                value = "sha256:" + hashlib.sha256(file.read()).hexdigest()
+        settings[key] = (
+            value if isinstance(value, (int, float, str, bool, type(None))) else str(value)
+        )
+    return settings
 
 
 def _take_folder(args) -> None:

@@ -131,13 +131,16 @@ def init_distributed(
     num_processes: int | None,
     process_id: int | None,
     timeout: float | None = None,
+    settings: dict | None = None,
 ) -> bool:
     """Join a multi-process run (``jax.distributed``) before any JAX computation, in bounded time.
 
-    Arguments as :func:`distributed_settings` takes them. The processes first meet on the
-    coordinator's port (:mod:`jaxqueens.parallel.rendezvous`), so that a wrong address or a
-    missing, duplicate or misnumbered process ends every process there with one line within
-    ``timeout`` seconds, instead of JAX's abort from C++. JAX then gets the same timeout to
+    Arguments as :func:`distributed_settings` takes them, and ``settings``: what every process
+    must agree on (the command and its settings). The processes first meet on the coordinator's
+    port (:mod:`jaxqueens.parallel.rendezvous`), so that a wrong address, a missing, duplicate or
+    misnumbered process, or settings that differ from process 0's end every process there with
+    one line within ``timeout`` seconds, instead of JAX's abort from C++ (or a run that silently
+    takes process 0's settings). JAX then gets the same timeout to
     connect and, at exit, for every process to finish; a process whose heartbeats stop for that
     long (at least ``MIN_HEARTBEAT_TIMEOUT``) counts as dead. On CPU, cross-process collectives
     use gloo.
@@ -148,7 +151,7 @@ def init_distributed(
     run = distributed_settings(coordinator, num_processes, process_id, timeout)
     if run is None:
         return False
-    rendezvous.meet(run.coordinator, run.num_processes, run.process_id, run.timeout)
+    rendezvous.meet(run.coordinator, run.num_processes, run.process_id, run.timeout, settings)
     from jax.experimental import multihost_utils  # third-party, imported where first needed
 
     seconds = max(1, math.ceil(run.timeout))

@@ -6,29 +6,32 @@ exit 134) instead of raising, so nothing in Python can catch it. The processes t
 first, with plain sockets and a deadline, on the coordinator's own port: process 0 listens there
 and waits until every other process has said hello; the others connect (retrying) and wait for its
 go-ahead. Only then does JAX start its service on that port. Whatever is wrong -- no coordinator,
-a missing or duplicate process id, a different process count, a port in use, an address that does
-not reach process 0 -- becomes a :class:`~jaxqueens.errors.QueensError` naming the coordinator and
-the fix, within the timeout, on every process that is there to hear it.
+a missing or duplicate process id, a different process count, different settings, a port in use, an
+address that does not reach process 0 -- becomes a :class:`~jaxqueens.errors.QueensError` naming
+the coordinator and the fix, within the timeout, on every process that is there to hear it.
 
-The protocol is one ASCII line each way: ``jaxqueens-join I P TOKEN`` from process I, then ``go``
-or ``refuse REASON`` from process 0. Process 0 also connects to HOST:PORT itself, with its own
+The protocol is one ASCII line each way: ``jaxqueens-join I P TOKEN SETTINGS`` from process I
+(SETTINGS: the run's settings as compact JSON, which every process must share), then ``go`` or
+``refuse REASON`` from process 0. Process 0 also connects to HOST:PORT itself, with its own
 random token, to check that the address reaches it (JAX's client on process 0 uses it too).
 Connections that do not speak this protocol (a port scanner, say) are closed and ignored.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 import socket
 import sys
 import time
 
-from jaxqueens.errors import QueensError
+from jaxqueens.errors import QueensError, clip
 
 GREETING = "jaxqueens-join"
 NOTICE_AFTER = 2.0  # seconds of waiting before saying so on stderr
 _POLL = 0.25  # seconds between accept() checks and connection attempts
 _LINE = 512  # longest line read
+_HELLO = 1 << 16  # longest hello read (it carries the settings)
 
 
 def split_address(coordinator: str) -> tuple[str, int]:
@@ -64,17 +67,30 @@ def split_address(coordinator: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def meet(coordinator: str, num_processes: int, process_id: int, timeout: float) -> None:
+def meet(
+    coordinator: str,
+    num_processes: int,
+    process_id: int,
+    timeout: float,
+    settings: dict | None = None,
+) -> None:
     """Wait (at most ``timeout`` seconds) until all ``num_processes`` processes are there.
 
     Process 0 listens on the coordinator's port; every other process connects to it.
 
+    Args:
+      coordinator: ``HOST:PORT`` of process 0; num_processes, process_id: the run's count and
+        this process's id; timeout: seconds to wait for every process.
+      settings: what every process must agree on (the command and its settings, JSON values);
+        process 0 refuses a process whose settings differ from its own, naming the first.
+
     Raises:
-      QueensError: one line naming the coordinator, what is missing and the fix.
+      QueensError: one line naming the coordinator, what is missing or differs, and the fix.
     """
     host, port = split_address(coordinator)
     deadline = time.monotonic() + timeout
     run = _Meeting(coordinator.strip(), host, port, num_processes, process_id, timeout, deadline)
+    run.settings = json.dumps(settings or {}, sort_keys=True, separators=(",", ":"), default=str)
     run.host() if process_id == 0 else run.join()
 
 
@@ -88,6 +104,7 @@ class _Meeting:
             deadline,
         )
         self.start, self.noticed = time.monotonic(), False
+        self.settings = "{}"  # compact JSON, ASCII (json.dumps escapes the rest)
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -105,7 +122,7 @@ class _Meeting:
             )
 
     def hello(self, token: str) -> bytes:
-        return f"{GREETING} {self.me} {self.processes} {token}\n".encode()
+        return f"{GREETING} {self.me} {self.processes} {token} {self.settings}\n".encode()
 
     # Every process but 0: connect, say hello, wait for "go".
     def join(self) -> None:
@@ -158,9 +175,9 @@ class _Meeting:
                         conn, _ = server.accept()
                     except OSError:  # timeout: look at the clock again
                         continue
-                    parts = (_read_line(conn, min(self.left(), 5.0)) or "").split()
+                    parts = (_read_line(conn, min(self.left(), 5.0), _HELLO) or "").split(" ", 4)
                     if (
-                        len(parts) != 4
+                        len(parts) != 5
                         or parts[0] != GREETING
                         or not all(p.isascii() and p.isdigit() for p in parts[1:3])
                     ):
@@ -172,7 +189,7 @@ class _Meeting:
                         conn.close()
                         waiting.discard(0)
                         continue
-                    if reason := self._problem(pid, count, waiting):
+                    if reason := self._problem(pid, count, waiting) or self._differs(pid, parts[4]):
                         strays.append(conn)
                         raise QueensError(reason)
                     joined[pid] = conn
@@ -222,6 +239,26 @@ class _Meeting:
             )
         return None
 
+    def _differs(self, pid: int, settings: str) -> str | None:
+        """The first setting in which process ``pid`` differs from process 0, as a refusal."""
+        ours = json.loads(self.settings)
+        try:
+            theirs = json.loads(settings)
+        except ValueError:
+            theirs = None
+        if not isinstance(theirs, dict):
+            return (
+                f"process {pid} sent settings that are not JSON: run the same jaxqueens everywhere"
+            )
+        for key in sorted(set(ours) | set(theirs), key=lambda k: (k != "command", k)):
+            if ours.get(key) != theirs.get(key):
+                return (
+                    f"process {pid} has {_setting(key, theirs)} but process 0 has "
+                    f"{_setting(key, ours)}: start every process with the same command and "
+                    "settings (only --process-id and --out may differ)"
+                )
+        return None
+
     def _missing(self, waiting: set[int]) -> str:
         if 0 in waiting:
             return (
@@ -252,13 +289,21 @@ def _listen(port: int, coordinator: str) -> socket.socket:
         ) from None
 
 
-def _read_line(sock: socket.socket, seconds: float) -> str | None:
-    """One short ASCII line, or None on a timeout, a closed connection or anything else."""
+def _setting(key: str, settings: dict) -> str:
+    """``key=value`` of one setting for a message (the value clipped), or "no key"."""
+    if key not in settings:
+        return f"no {key}"
+    return f"{key}={clip(json.dumps(settings[key], default=str))}"
+
+
+def _read_line(sock: socket.socket, seconds: float, limit: int = _LINE) -> str | None:
+    """One ASCII line of at most ``limit`` bytes, or None on a timeout, a closed connection or
+    anything else."""
     data = b""
     try:
         sock.settimeout(max(seconds, 0.01))
-        while not data.endswith(b"\n") and len(data) < _LINE:
-            chunk = sock.recv(_LINE - len(data))
+        while not data.endswith(b"\n") and len(data) < limit:
+            chunk = sock.recv(limit - len(data))
             if not chunk:
                 return None
             data += chunk

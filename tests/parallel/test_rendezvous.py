@@ -18,15 +18,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _meet_all(specs, timeout=3.0):
-    """Run ``meet`` for each (process_id, num_processes[, own timeout]) in a thread; their errors
-    (None: met)."""
+def _meet_all(specs, timeout=3.0, settings=None):
+    """Run ``meet`` for each (process_id, num_processes[, own timeout]) in a thread (with
+    ``settings[k]``, when given); their errors (None: met)."""
     address = f"127.0.0.1:{_free_port()}"
     errors = [None] * len(specs)
 
     def one(k, pid, count, own=timeout):
         try:
-            rendezvous.meet(address, count, pid, own)
+            rendezvous.meet(address, count, pid, own, settings[k] if settings else None)
         except QueensError as err:
             errors[k] = str(err)
 
@@ -108,3 +108,20 @@ def test_defect_4_addresses():
     ):
         with pytest.raises(QueensError, match="--coordinator"):
             rendezvous.split_address(bad)
+
+
+def test_processes_with_different_settings_are_refused_at_the_join():
+    """Every process compares the command and its settings with process 0's when they meet: a
+    different size or seed (silently ignored before: seed 0's result) stops every process with
+    one line naming the first difference; equal settings meet."""
+    solve = {"command": "solve", "n": 8, "seed": 0}
+    _, errors = _meet_all([(0, 3), (1, 3), (2, 3)], settings=[solve, solve, solve])
+    assert errors == [None, None, None]
+    t0 = time.monotonic()
+    _, errors = _meet_all([(0, 2), (1, 2)], settings=[solve, {**solve, "n": 10}])
+    assert all("process 1 has n=10 but process 0 has n=8" in e for e in errors), errors
+    assert "refused process 1" in errors[1] and time.monotonic() - t0 < 3
+    _, errors = _meet_all([(1, 2), (0, 2)], settings=[{**solve, "seed": 1}, solve])
+    assert all("seed=1 but process 0 has seed=0" in e for e in errors), errors
+    _, errors = _meet_all([(0, 2), (1, 2)], settings=[solve, {"command": "count", "n": 8}])
+    assert all('command="count" but process 0 has command="solve"' in e for e in errors)
