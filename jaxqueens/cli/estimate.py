@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
+from jaxqueens.core import arguments
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import estimate as outputs
@@ -40,6 +41,10 @@ def parse_sizes(text: str, low: int = 1, high: int = MAX_N) -> list[int]:
     Every part is range-checked before a range is expanded, so ``1-10000000000`` costs nothing,
     and a message quotes at most the start of the text.
     """
+    try:
+        arguments.ascii_number(text)
+    except QueensError as err:
+        raise QueensError(f"-n {err}") from None
     sizes: set[int] = set()
     for part in text.split(","):
         part = part.strip()

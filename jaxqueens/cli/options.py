@@ -169,6 +169,37 @@ def int_range_error(value: int) -> str | None:
     return f"{clip(str(value), 30)} is out of range: integer options lie in {INT_MIN}..{INT_MAX}"
 
 
+def _ascii(text):
+    """An option's text for ``int``/``float`` to read: ASCII only
+    (:func:`jaxqueens.core.arguments.ascii_number`), else argparse's one-line error naming it."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return arguments.ascii_number(text)
+    except QueensError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+class Integer(int):
+    """argparse type of every integer option (a :class:`~jaxqueens.cli.schema.Parser` reads
+    ``type=int`` as this): ``int`` of ASCII text only, so ``-n ８`` is refused by name, as a
+    board file refuses it; the value is a plain int."""
+
+    def __new__(cls, text):
+        return int(_ascii(text))  # int's ValueError: argparse says "invalid int value"
+
+
+class Real(float):
+    """argparse type of every number option (``type=float``): ``float`` of ASCII text only, as
+    :class:`Integer`; the value is a plain float."""
+
+    def __new__(cls, text):
+        return float(_ascii(text))
+
+
+# argparse names a type in its message ("invalid int value: 'x'") by its __name__
+Integer.__name__, Real.__name__ = "int", "float"
+
 SEED_MAX = 2**32 - 1
 """Seeds are 32-bit: ``jax.random.key`` keeps 32 bits without x64 (key(2^32) is key(0)) and the
 estimator's streams are seeded with ``seed & 0xFFFFFFFF``, so every seed that ever gave its own
@@ -180,7 +211,7 @@ class Seed(int):
 
     def __new__(cls, text):
         try:
-            value = int(text)
+            value = Integer(text)  # (its ArgumentTypeError for other scripts' digits passes)
         except (TypeError, ValueError):
             raise argparse.ArgumentTypeError(
                 f"must be an integer, got {str(text)[:40]!r}"

@@ -30,7 +30,7 @@ from jaxqueens._version import __version__
 from jaxqueens.cli import schema
 from jaxqueens.cli.options import resume_folder
 from jaxqueens.errors import QueensError
-from jaxqueens.io import interrupts, ownership
+from jaxqueens.io import interrupts, jsonl, ownership
 from jaxqueens.io.config import apply_overrides, check_command, load_config, tables_of
 from jaxqueens.io.tables import write_dict_csv, write_json
 from jaxqueens.io.writing import prepare_out, resumed_by
@@ -114,7 +114,7 @@ def _record(out: Path, command: str, opts: dict, setting: dict, code: int) -> No
 def _finished(out: Path, command: str, opts: dict) -> dict | None:
     """The run.json of a finished run of ``command`` with exactly ``opts`` in ``out``, or None."""
     try:
-        rec = json.loads((out / "run.json").read_text())
+        rec = jsonl.loads((out / "run.json").read_text())
     except (OSError, ValueError):
         return None
     same = rec.get("command") == command and rec.get("options") == json.loads(json.dumps(opts))

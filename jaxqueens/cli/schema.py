@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from jaxqueens.cli.options import int_range_error
+from jaxqueens.cli.options import Integer, Real, int_range_error
 from jaxqueens.errors import QueensError
 from jaxqueens.io.config import load_config, tables_of
 
@@ -40,7 +40,7 @@ class Option(NamedTuple):
         kind = self.action.type
         if isinstance(kind, type) and issubclass(kind, int):
             return int
-        return float if kind is float else str
+        return float if isinstance(kind, type) and issubclass(kind, float) else str
 
     @property
     def is_list(self) -> bool:
@@ -59,6 +59,17 @@ class Table(NamedTuple):
     entries: Callable[[str], dict[str, Option]]
 
 
+_ASCII_TYPES: dict[Any, type] = {int: Integer, float: Real}
+"""The argparse types every option of a :class:`Parser` reads numbers with: ``int`` and
+``float`` of ASCII text only (``-n ８`` is refused, as in every file format)."""
+
+
+def _ascii(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``add_argument``'s keywords with ``type=int``/``float`` read from ASCII text only."""
+    kind = kwargs.get("type")
+    return {**kwargs, "type": _ASCII_TYPES[kind]} if kind in _ASCII_TYPES else kwargs
+
+
 class _Recording:
     """An argument group that records the options added to it in its parser."""
 
@@ -66,7 +77,7 @@ class _Recording:
         self._group, self._parser = group, parser
 
     def add_argument(self, *args, **kwargs) -> argparse.Action:
-        action = self._group.add_argument(*args, **kwargs)
+        action = self._group.add_argument(*args, **_ascii(kwargs))
         return self._parser.record(action, kwargs.get("action") == "append")
 
     def __getattr__(self, name: str) -> Any:
@@ -99,7 +110,7 @@ class Parser(argparse.ArgumentParser):
         return action
 
     def add_argument(self, *args, **kwargs) -> argparse.Action:
-        action = super().add_argument(*args, **kwargs)
+        action = super().add_argument(*args, **_ascii(kwargs))
         return self.record(action, kwargs.get("action") == "append")
 
     def add_argument_group(self, *args, **kwargs) -> Any:

@@ -14,7 +14,11 @@ object cannot be interpreted as an integer``), and never a silent conversion (``
 - :func:`real`: a finite real number (ints allowed, bool, complex and nan/inf refused) in a range;
 - :func:`seconds`: a positive finite number of seconds (``checkpoint_every``, time budgets);
 - :func:`flag`: ``True`` or ``False`` (NumPy's bool too), nothing truthy;
-- :func:`choice`: one of a few names.
+- :func:`choice`: one of a few names;
+- :func:`ascii_number`: the text of a number a user writes (command line, files) holds ASCII
+  characters only: Python's ``int`` and ``float`` also read other scripts' digits (fullwidth
+  ``８``), which no board or instance format reads, so no reader does (:data:`WHOLE_NUMBER`: a
+  whole number in a file).
 
 This module imports neither JAX nor NumPy arrays beyond the scalar types, so the command line
 runs the same checks before JAX is imported (``tests/test_startup.py``).
@@ -48,6 +52,10 @@ def _range(lo: int | float | None, hi: int | float | None) -> str:
     if lo is not None:
         return f">= {lo:,}" if isinstance(lo, int) else f">= {lo}"
     return f"<= {hi:,}" if isinstance(hi, int) else f"<= {hi}"
+
+
+WHOLE_NUMBER = r"[+-]?[0-9]+"
+"""A whole number as every file format spells it: an optional sign, then ASCII digits."""
 
 
 def is_integer(value: Any) -> bool:
@@ -200,3 +208,29 @@ def choice(value: Any, name: str, options: Iterable[str]) -> str:
     if not isinstance(value, str) or value not in options:
         raise QueensError(f"{name} {_shown(value)} is unknown; use one of {', '.join(options)}")
     return value
+
+
+def ascii_number(text: str) -> str:
+    """``text`` itself, when it holds ASCII characters only: the one rule for the text of a
+    number (``-n 8``, ``--set chains=100``, ``FILE.param:8``), which ``int`` and ``float``
+    alone would break by reading ``８`` as 8.
+
+    Args:
+      text: The text of a number, as the user wrote it.
+
+    Returns:
+      ``text``, for ``int`` or ``float`` to read (which may still refuse it: ``"x"``).
+
+    Raises:
+      QueensError: naming the text and, where it is a number in other digits, its ASCII form.
+    """
+    if text.isascii():
+        return text
+    fix = "write it with the digits 0-9"
+    for kind in (int, float):
+        try:
+            fix = f"write {kind(text)}"
+            break
+        except ValueError:
+            continue
+    raise QueensError(f"{clip(text)!r} is not written with the ASCII digits 0-9; {fix}")

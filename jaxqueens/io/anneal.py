@@ -14,7 +14,6 @@ ones not started yet (:func:`method_state`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import overload
@@ -22,7 +21,7 @@ from typing import overload
 import numpy as np
 
 from jaxqueens.io import boards as boardio
-from jaxqueens.io import checkpoint
+from jaxqueens.io import checkpoint, jsonl
 from jaxqueens.io.chains import BEST_COLUMNS
 from jaxqueens.io.tables import write_csv
 
@@ -104,7 +103,7 @@ def solved_before(folder: Path) -> int:
     """Chains a finished method's run in ``folder`` solved (its summary's count; 0 when it
     cannot be read)."""
     try:
-        return int(json.loads((folder / SUMMARY).read_text()).get("solved", 0))
+        return int(jsonl.loads((folder / SUMMARY).read_text()).get("solved", 0))
     except (OSError, ValueError, TypeError, AttributeError):
         return 0
 

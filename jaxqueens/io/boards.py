@@ -21,7 +21,6 @@ scan, which either parses it or reports the first bad line.
 from __future__ import annotations
 
 import array
-import codecs
 import io
 import json
 import math
@@ -34,6 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.lib.format as npformat
 
+from jaxqueens.core import arguments
 from jaxqueens.errors import BoardFileError, QueensError, clip
 from jaxqueens.io import files, jsonl
 from jaxqueens.io.atomic import atomic_path, write_bytes
@@ -47,7 +47,7 @@ MEMORY_PER_FILE_BYTE = {"text": 8, "npy": 6, "jsonl": 16}
 # Bytes of memory a reader may use; None asks the OS for the available memory.
 MEMORY_LIMIT: int | None = None
 _CHUNK = 1 << 22  # bytes per vectorised parsing chunk
-_INT = re.compile(r"[+-]?[0-9]+")
+_INT = re.compile(arguments.WHOLE_NUMBER)
 _FORMAT_HINT = "each line must hold one integer: the row of the queen in that column"
 _JSON_HINT = 'each line must be one JSON object like {"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}'
 _BIG = 1 << 62  # stands in for values that do not fit in int64 (always out of range)
@@ -200,9 +200,7 @@ def read_board(
         empty, or has a bad line (the message names the line).
     """
     name = os.fspath(path)
-    data = _read_all(name, "text", memory_limit)
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
+    data = files.without_bom(_read_all(name, "text", memory_limit))
     end = len(data)
     while end and data[end - 1 : end].isspace():
         end -= 1
@@ -413,7 +411,7 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
         or with earlier lines, or rows outside 0..n-1.
     """
     name = os.fspath(path)
-    data = _read_all(name, "jsonl")
+    data = files.without_bom(_read_all(name, "jsonl"))
     boards: list[list[int]] = []
     first = None  # (lineno, n) of the first board
     for lineno, raw in enumerate(io.BytesIO(data), start=1):

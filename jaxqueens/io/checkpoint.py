@@ -30,7 +30,7 @@ import numpy as np
 
 from jaxqueens import _lazy
 from jaxqueens.errors import QueensError
-from jaxqueens.io import files
+from jaxqueens.io import files, jsonl
 from jaxqueens.io.atomic import atomic_path
 
 FILENAME = "checkpoint.npz"
@@ -158,7 +158,7 @@ def _read(path) -> tuple[dict, dict[str, np.ndarray]]:
             names = set(z.files)
             text = str(z[HEADER]) if HEADER in names else None
             arrays = {k: z[k] for k in names - {HEADER}}
-        header = None if text is None else json.loads(text)
+        header = None if text is None else jsonl.loads(text)
     except QueensError as err:  # not a regular file, missing, unreadable: named by open_input
         raise _unreadable(path, str(err).split(": ", 1)[-1]) from None
     except (

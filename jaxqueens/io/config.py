@@ -50,7 +50,7 @@ def load_config(path: str | Path) -> dict:
         path, QueensError, max_bytes=MAX_CONFIG_BYTES, too_large="too large for a config file"
     )
     try:
-        cfg = tomllib.loads(data.decode("utf-8"))
+        cfg = tomllib.loads(files.without_bom(data).decode("utf-8"))
     except UnicodeDecodeError:
         raise QueensError(f"{path}: not UTF-8 text (a binary file?); pass a TOML config") from None
     except tomllib.TOMLDecodeError as err:

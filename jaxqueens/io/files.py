@@ -11,10 +11,15 @@ Board files, instance files and archives, config files: each reader opens its in
 
 A file replaced between a check and the open cannot slip through: the type is read from the open
 descriptor (``fstat``), not from the path.
+
+Every text format (board text and JSON lines, instance files, TOML configs) reads its bytes
+through :func:`without_bom`: a UTF-8 byte-order mark at the start of a file, which some editors
+write, is accepted alike everywhere (anywhere else it stays an error of the format).
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import stat
@@ -93,3 +98,20 @@ def read_input(
     if max_bytes is not None and len(data) > max_bytes:
         raise error(f"{name}: more than {max_bytes:,} bytes is {too_large}")
     return data
+
+
+BOM = codecs.BOM_UTF8
+"""The UTF-8 byte-order mark (``EF BB BF``)."""
+
+
+def without_bom(data: bytes) -> bytes:
+    """``data`` without a UTF-8 byte-order mark at its start: the one place every text reader
+    drops it, so a file saved "with BOM" reads alike as a board, an instance or a config.
+
+    Args:
+      data: The bytes of a text file.
+
+    Returns:
+      ``data`` itself, or ``data`` without its first three bytes when they are :data:`BOM`.
+    """
+    return data[len(BOM) :] if data.startswith(BOM) else data

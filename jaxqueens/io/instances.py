@@ -50,6 +50,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from jaxqueens.core import arguments
 from jaxqueens.core.constraints import Constraints, completion, excluded_diagonals, from_dict
 from jaxqueens.errors import BoardFileError, QueensError
 from jaxqueens.io import files, jsonl
@@ -78,7 +79,7 @@ class Instance(NamedTuple):
     model: Constraints
 
 
-_NUM = r"[+-]?\d+"
+_NUM = arguments.WHOLE_NUMBER  # ASCII digits only, as every format reads numbers
 _PAIRS = re.compile(r"\[\s*(" + _NUM + r")\s*,\s*(" + _NUM + r")\s*\]")
 
 
@@ -307,7 +308,7 @@ def parse(
 
 def _decode(name: str, data: bytes) -> str:
     try:
-        return data.decode("utf-8-sig")
+        return files.without_bom(data).decode("utf-8")
     except UnicodeDecodeError:
         packed = next((what for magic, what in _COMPRESSED if data.startswith(magic)), None)
         if packed is not None:
@@ -323,7 +324,7 @@ def _decode(name: str, data: bytes) -> str:
 def split_spec(spec: str) -> tuple[str, int | None]:
     """``FILE:d`` -> (FILE, d); a spec without a numeric ``:d`` tail is (spec, None). A tail
     that is a negative number (``FILE:-1``) is read as d too, so its range check names it."""
-    m = re.fullmatch(r"(.+):([+-]?\d+)", spec)
+    m = re.fullmatch(r"(.+):(" + _NUM + ")", spec)
     if m and not os.path.exists(spec):
         return m.group(1), int(m.group(2))
     return spec, None

@@ -16,6 +16,11 @@ line with both ``"rows"`` and an instance key is an error naming the line and th
 else is an instance (whose unknown keys :func:`jaxqueens.core.constraints.from_dict` refuses).
 :func:`board_rows` checks a board line (used by both readers: ``check`` and ``complete`` read a
 board line alike, ``complete`` as a completion instance with every queen fixed).
+
+:func:`loads` is the package's one reading of JSON text (these lines, and every JSON file a
+command reads back: ``summary.json``, ``run.json``, ``manifest.json``, a checkpoint's header): an
+object that gives a key twice is refused (:class:`RepeatedKey`), where ``json.loads`` would keep
+the last value silently.
 """
 
 from __future__ import annotations
@@ -35,10 +40,49 @@ BOARD_EXAMPLE = '{"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}'
 INSTANCE_EXAMPLE = '{"n": 8, "fixed": [[1, 3], [3, 4]]}'
 
 
+class RepeatedKey(ValueError):
+    """A JSON object gives the same key twice (``key``: that key)."""
+
+    def __init__(self, key: str):
+        super().__init__(f'the key "{clip(key)}" is given twice in one object')
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json``'s ``object_pairs_hook``: the object's pairs as a dict, a repeated key refused."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise RepeatedKey(key)
+        doc[key] = value
+    return doc
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON text as Python values, strictly: ``json.loads`` with a repeated key refused.
+
+    Args:
+      text: JSON text (bytes: UTF-8).
+
+    Returns:
+      The document.
+
+    Raises:
+      RepeatedKey: an object gives a key twice (a ValueError, as json's own errors are).
+      ValueError: not JSON (``json.JSONDecodeError``), or an integer with too many digits.
+    """
+    return json.loads(text, object_pairs_hook=_unique)
+
+
 def parse(line: str, where: str) -> dict:
     """One non-blank line as a JSON object (a BoardFileError naming ``where`` otherwise)."""
     try:
-        doc = json.loads(line)
+        doc = loads(line)
+    except RepeatedKey as exc:
+        raise BoardFileError(
+            f'{where}: the key "{clip(exc.key)}" is given twice; keep one (a JSON object names '
+            "each key once)"
+        ) from None
     except json.JSONDecodeError as exc:
         raise BoardFileError(
             f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); each line is one JSON "

@@ -21,13 +21,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
-import json
 import os
 from pathlib import Path
 from typing import NamedTuple
 
 from jaxqueens.errors import QueensError
-from jaxqueens.io import checkpoint, report
+from jaxqueens.io import checkpoint, jsonl, report
 
 LOCK = ".jaxqueens.lock"
 """The lock file inside a run's ``--out`` folder while a process writes there."""
@@ -147,7 +146,7 @@ def earlier_run(folder: str | Path) -> EarlierRun | None:
         return None
     command, listed, read = None, [], False
     try:
-        doc = json.loads(manifest.read_text(encoding="utf-8"))
+        doc = jsonl.loads(manifest.read_text(encoding="utf-8"))
         command = doc.get("command") if isinstance(doc.get("command"), str) else None
         listed = [f["path"] for f in doc["files"] if isinstance(f.get("path"), str)]
         read = True

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from jaxqueens.io import provenance
+from jaxqueens.io import jsonl, provenance
 from jaxqueens.io.atomic import recorded, write_text
 
 FILENAME = "report.html"
@@ -297,7 +297,7 @@ def _tables_section(root: Path, folder: Path, only: set | None) -> str:
     summary = folder / "summary.json"
     if summary in files and not summary.name.startswith(SKIPPED):
         try:
-            doc = json.loads(_content(summary).decode("utf-8"))
+            doc = jsonl.loads(_content(summary).decode("utf-8"))
             parts.append(
                 "<h3>summary.json</h3>"
                 + (

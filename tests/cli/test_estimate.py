@@ -106,3 +106,10 @@ def test_defect_28_msg_confidence_interval_is_never_negative(capsys):
     line = capsys.readouterr().out.splitlines()[0]
     low = line.split("CI ")[1].split(" ..")[0]
     assert float(low) >= 0, line
+
+
+def test_estimate_sizes_in_fullwidth_digits_are_refused():
+    with pytest.raises(QueensError, match="-n '\uff18' is not written with the ASCII digits 0-9"):
+        E.parse_sizes("\uff18")
+    with pytest.raises(QueensError, match="ASCII digits"):
+        E.parse_sizes("8,1\uff10")

@@ -121,3 +121,24 @@ def test_the_cli_uses_no_argparse_privates():
                 owner = base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")
                 private = node.attr.endswith("actions") or node.attr == "_subparsers"
                 assert not (owner == "argparse" or private), f"{path.name}: {owner}.{node.attr}"
+
+
+def test_options_in_fullwidth_digits_are_refused(capsys):
+    from jaxqueens.cli.main import main
+
+    options = _toy().options
+    assert options["n"].kind is int and options["rate"].kind is float
+    for text in ("n=\uff18", "rate=\uff10.5"):
+        with pytest.raises(QueensError, match="is not written with the ASCII digits 0-9"):
+            schema.parse_set(text, options)
+    for argv, needle in (
+        (["solve", "-n", "\uff18"], "'\uff18' is not written with the ASCII digits 0-9; write 8"),
+        (["solve", "\uff18"], "'\uff18' is not written with the ASCII digits 0-9; write 8"),
+        (["solve", "--seed", "\uff18"], "'\uff18' is not written with the ASCII digits 0-9"),
+        (["anneal", "--alpha", "\uff10.5"], "not written with the ASCII digits 0-9; write 0.5"),
+        (["solve", "-n", "x"], "invalid int value: 'x'"),  # argparse's own words, as before
+    ):
+        with pytest.raises(SystemExit) as stop:  # argparse's own exit, code 2
+            main(argv)
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and needle in err and err.count("\n") == 1, err

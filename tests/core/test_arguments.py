@@ -59,3 +59,13 @@ def test_flags_and_choices():
     assert A.choice("ta", "method", ("ls", "ta")) == "ta"
     with pytest.raises(QueensError, match="method 'xx' is unknown; use one of ls, ta"):
         A.choice("xx", "method", ("ls", "ta"))
+
+
+@pytest.mark.parametrize(
+    "text, fix", [("\uff18", "write 8"), ("\uff10.5", "write 0.5"), ("\uff18-\uff11\uff10", "0-9")]
+)
+def test_number_text_with_fullwidth_digits_is_refused(text, fix):
+    with pytest.raises(QueensError, match="is not written with the ASCII digits 0-9") as err:
+        A.ascii_number(text)
+    assert fix in str(err.value)
+    assert A.ascii_number("-12") == "-12"

@@ -41,3 +41,10 @@ def test_write_best_boards_and_their_table(tmp_path):
         "7,1,1,42",
     ]
     assert anneal_io.method_state(tmp_path / "m") == "incomplete"  # no summary, no checkpoint
+
+
+def test_summary_with_repeated_key_counts_no_chains_solved_before(tmp_path):
+    (tmp_path / anneal_io.SUMMARY).write_text('{"solved": 3}')
+    assert anneal_io.solved_before(tmp_path) == 3
+    (tmp_path / anneal_io.SUMMARY).write_text('{"solved": 0, "solved": 3}')
+    assert anneal_io.solved_before(tmp_path) == 0

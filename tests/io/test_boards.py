@@ -472,3 +472,22 @@ def test_defect_28_msg_named_pipe_board_file_is_refused_without_blocking(tmp_pat
     t.start()
     t.join(20)
     assert box and "is a named pipe (FIFO), not a regular file" in box[0], box
+
+
+def test_jsonl_board_with_repeated_key_is_refused(tmp_path):
+    f = tmp_path / "b.jsonl"
+    f.write_text('{"n":8,"rows":[1,1,1,1,1,1,1,1],"rows":[0,4,7,5,2,6,1,3]}\n')
+    with pytest.raises(BoardFileError, match=r'b\.jsonl:1: the key "rows" is given twice'):
+        read_jsonl(f)
+
+
+def test_jsonl_board_file_starting_with_a_bom_is_read_as_a_text_board_is(tmp_path):
+    text, lines = tmp_path / "b.txt", tmp_path / "b.jsonl"
+    text.write_bytes(b"\xef\xbb\xbf1\n3\n0\n2\n")
+    lines.write_bytes(b'\xef\xbb\xbf{"n": 4, "rows": [1, 3, 0, 2]}\n')
+    assert read_board(text).tolist() == read_jsonl(lines)[0].tolist() == [1, 3, 0, 2]
+    lines.write_bytes(
+        b'{"n": 4, "rows": [1, 3, 0, 2]}\n\xef\xbb\xbf{"n": 4, "rows": [1, 3, 0, 2]}\n'
+    )
+    with pytest.raises(BoardFileError, match=r"b\.jsonl:2: not valid JSON"):  # only at the start
+        read_jsonl(lines)

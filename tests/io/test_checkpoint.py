@@ -231,3 +231,16 @@ def test_process_path_and_any_saved(tmp_path, monkeypatch):
     assert own == tmp_path / "checkpoint.process1of2.npz"
     own.write_bytes(b"")
     assert checkpoint.any_saved(ck) and not ck.exists()
+
+
+def test_checkpoint_header_with_repeated_key_is_refused(tmp_path):
+    path, schema = tmp_path / checkpoint.FILENAME, {"done": checkpoint.Spec(np.integer)}
+    checkpoint.save(path, {"done": 4}, {"n": 8})
+    with np.load(path) as z:
+        arrays = dict(z)
+    header = str(arrays.pop(checkpoint.HEADER))
+    assert header.startswith("{")  # the first "settings" would be dropped by json.loads
+    with open(path, "wb") as f:
+        np.savez(f, **arrays, **{checkpoint.HEADER: '{"settings": {"n": 9}, ' + header[1:]})
+    with pytest.raises(QueensError, match=r'not a readable checkpoint .*"settings" is given twice'):
+        checkpoint.load(path, {"n": 8}, schema)

@@ -29,3 +29,9 @@ def test_load_config_is_strict(tmp_path):
         config.load_config(path)
     path.write_text('command = "solve"\n[options]\nn = 8\n')
     assert config.load_config(path) == {"command": "solve", "options": {"n": 8}}
+
+
+def test_config_starting_with_a_bom_is_read(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_bytes(b'\xef\xbb\xbfcommand = "solve"\n[options]\nn = 8\n')
+    assert config.load_config(path) == {"command": "solve", "options": {"n": 8}}

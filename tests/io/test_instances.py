@@ -316,3 +316,37 @@ def _error_of(fn, *args):
     except BoardFileError as err:
         return str(err)
     return None
+
+
+def test_jsonl_instance_with_repeated_key_is_refused(tmp_path):
+    f = tmp_path / "i.jsonl"
+    f.write_text('{"n":8,"fixed":[[0,0]],"fixed":[[0,1]]}\n')
+    with pytest.raises(BoardFileError, match=r'i\.jsonl:1: the key "fixed" is given twice'):
+        I.load_instances([str(f)])
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("n = \uff18\nnumdiags = 0\ndiags = []\n", "n = '\uff18' is not a whole number"),
+        ("n = 8\nnumdiags = 1\ndiags = [[\uff14, 1]]\n", "is not an [a, b] pair of whole numbers"),
+        ("letting n be \uff18\n", "n = '\uff18' is not a whole number"),
+    ],
+)
+def test_param_with_fullwidth_digits_is_refused(tmp_path, text, needle):
+    f = tmp_path / "a.param"
+    f.write_text(text)
+    with pytest.raises(BoardFileError) as err:
+        I.load_instances([str(f)])
+    assert needle in str(err.value)
+    assert I.split_spec(f"{f}:\uff12") == (f"{f}:\uff12", None)  # a ":d" is ASCII too
+    assert I.split_spec(f"{f}:2") == (str(f), 2)
+
+
+def test_instance_files_starting_with_a_bom_are_read_alike(tmp_path):
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "a.param").write_bytes(bom + PARAM.encode())
+    (tmp_path / "b.jsonl").write_bytes(bom + b'{"n": 6, "fixed": [[0, 1]]}\n')
+    (tmp_path / "c.txt").write_bytes(bom + b".\n3\n.\n.\n")
+    got = I.load_instances([str(tmp_path)]).instances
+    assert [i.model.n for i in got] == [6, 6, 4]

@@ -38,3 +38,19 @@ def test_board_rows_are_checked(doc, needle):
     with pytest.raises(BoardFileError) as err:
         jsonl.board_rows(doc, "f:1")
     assert needle in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ('{"n": 8, "rows": [1, 1], "rows": [0, 4, 7, 5, 2, 6, 1, 3]}', "rows"),
+        ('{"a": {"b": 1, "b": 2}}', "b"),  # nested objects too
+    ],
+)
+def test_json_object_with_repeated_key_is_refused(text, key):
+    with pytest.raises(jsonl.RepeatedKey) as err:
+        jsonl.loads(text)
+    assert err.value.key == key and isinstance(err.value, ValueError)
+    with pytest.raises(BoardFileError, match=f'f:2: the key "{key}" is given twice; keep one'):
+        jsonl.parse(text, "f:2")
+    assert jsonl.loads('{"a": {"b": 1}, "b": [{"b": 2}]}') == {"a": {"b": 1}, "b": [{"b": 2}]}
