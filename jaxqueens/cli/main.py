@@ -99,7 +99,7 @@ class _Parser(schema.Parser):
         namespace, extras = super().parse_known_args(args, namespace)
         for action in self.defined:  # this parser's own options (a subparser checks its own)
             value = getattr(namespace, action.dest, None)
-            if action.type is int and isinstance(value, int):
+            if action.type in (int, options.Integer) and isinstance(value, int):
                 why = options.int_range_error(value)
                 if why is not None:
                     flag = next(
