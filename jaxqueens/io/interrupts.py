@@ -170,7 +170,9 @@ class SafePoints:
     Inside ``with SafePoints() as sp:`` the first SIGINT (or SIGTERM, when the command line
     installed the policy) only records a request; the loop calls ``sp.check()`` where its state
     is consistent (after a whole chunk is recorded), which then raises KeyboardInterrupt. A
-    second signal raises at once. Outside the main thread (where signal handlers cannot be set)
+    second signal raises at once. A region opened inside one that holds a request starts with
+    it (a command's final write, deferring a stop, is followed by more work: that work stops at
+    its first safe point). Outside the main thread (where signal handlers cannot be set)
     signals behave as usual.
     """
 
@@ -185,6 +187,8 @@ class SafePoints:
             return self
         if not installed() and not _state["regions"]:  # library use: SIGINT for this region only
             self._previous = signal.signal(signal.SIGINT, _handler)
+        if _state["regions"]:  # a stop the enclosing region holds is acted on here first
+            self.requested = _state["regions"][-1].requested
         _state["regions"].append(self)
         self._entered = True
         return self

@@ -70,6 +70,18 @@ def test_a_request_is_never_dropped_by_leaving_a_region(policy):
         signal.raise_signal(signal.SIGINT)
 
 
+def test_a_region_opened_under_a_pending_request_stops_at_its_first_check(policy):
+    """Work after a deferring region's start (a command's next method after its first final
+    write) does not run on as if no stop had been asked."""
+    with SafePoints() as outer:
+        signal.raise_signal(signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt), SafePoints() as inner:
+            inner.check()
+        assert outer.requested == signal.SIGINT
+        with pytest.raises(KeyboardInterrupt):
+            outer.check()
+
+
 def test_uninstall_puts_the_handlers_back():
     before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     interrupts.install()
