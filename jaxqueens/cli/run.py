@@ -127,11 +127,32 @@ def _saved_work(out: Path) -> bool:
     return out.is_dir() and (any(out.rglob("checkpoint*.npz")) or any(out.glob("*/summary.json")))
 
 
+PER_SOLVER = ("success_rate", "ert_s")
+"""The figures of each solver of a ``compare`` summary (its ``per_solver`` records) that a
+sweep's results.csv row carries, as ``SOLVER.FIGURE`` columns, beside the recommendation."""
+
+
 def _row(out: Path, setting: dict) -> dict:
-    """The results.csv row of a finished setting: its values and the flat figures of its summary."""
+    """The results.csv row of a finished setting: its values, the flat figures of its summary,
+    and a comparison's figures per solver and recommendation (:func:`_compared`)."""
     summary = out / "summary.json"
-    flat = json.loads(summary.read_text()) if summary.exists() else {}
-    return {**setting, **{k: v for k, v in flat.items() if not isinstance(v, (dict, list))}}
+    doc = jsonl.loads(summary.read_text()) if summary.exists() else {}
+    flat = {k: v for k, v in doc.items() if not isinstance(v, (dict, list))}
+    return {**setting, **flat, **_compared(doc)}
+
+
+def _compared(doc: dict) -> dict:
+    """``compare``'s summary as flat columns: the recommended solver (empty when none solved),
+    the recommendation's line, and :data:`PER_SOLVER` of every solver; none for another
+    command's summary."""
+    rec, per_solver = doc.get("recommendation"), doc.get("per_solver")
+    if not isinstance(rec, dict) or not isinstance(per_solver, list):
+        return {}
+    row = {"recommended": rec.get("solver"), "recommendation": rec.get("line")}
+    for record in per_solver:
+        for figure in PER_SOLVER:
+            row[f"{record['solver']}.{figure}"] = record.get(figure)
+    return row
 
 
 def _resume_command(args) -> str:

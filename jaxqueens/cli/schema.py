@@ -175,6 +175,8 @@ def check(key: str, value: Any, options: dict[str, Option], where: str) -> Any:
     if opt.is_list and isinstance(value, list) and all(isinstance(v, str) for v in value):
         value = ",".join(value)
     expected = opt.kind
+    if expected is str and opt.action.choices is None and _is_number(value):
+        value = _words(value)  # a text option given a number (estimate's n = 10): its word
     ok = not isinstance(value, bool) and (
         (expected is int and isinstance(value, int))
         or (expected is float and isinstance(value, (int, float)))
@@ -236,6 +238,11 @@ def parse_set(text: str, options: dict[str, Option]) -> tuple[str, Any]:
         raise QueensError(f"--set {key}: {raw!r} is not a valid {opt.kind.__name__}") from None
 
 
+def _is_number(value: Any) -> bool:
+    """A TOML integer or float (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _words(value: Any) -> str:
     """A checked value as the command line writes it."""
     if isinstance(value, bool):
@@ -278,6 +285,11 @@ def parse_entry(text: str, table: Table, flag: str = "--set") -> tuple[str, str,
     if not sep or not dot or not name or not key:
         raise QueensError(f"{flag} {text!r}: write SOLVER.KEY=VALUE, e.g. sa.rounds=100")
     options = table.entries(name)
+    if key.strip() not in options:
+        raise QueensError(
+            f"{flag} {name}.{key.strip()}: unknown key {key.strip()!r} for {name} (valid: "
+            f"{', '.join(sorted(options))})"
+        )
     try:
         key, value = parse_set(f"{key}={raw}", options)
     except QueensError as err:
@@ -293,13 +305,18 @@ def _convert(opt: Option) -> Callable[[Any], Any]:
 def read_config(path: str | Path, command: str, parser: argparse.ArgumentParser) -> dict:
     """The ``[options]`` (and ``out``) of a config file written for ``command``, each checked
     against ``command``'s parser and converted (:func:`check`), for a command that takes
-    ``--config FILE`` itself (``evolve``, ``compare``); a config for another command is one line
-    naming ``jaxqueens run``."""
+    ``--config FILE`` itself (``evolve``, ``compare``); a config for another command, or one with
+    a ``[sweep]`` (only ``jaxqueens run`` sweeps), is one line naming ``jaxqueens run``."""
     cfg = load_config(path)
     if cfg["command"] != command:
         raise QueensError(
             f"{path}: a config for {cfg['command']!r}, not {command}; run it with "
             f"'jaxqueens run {path}'"
+        )
+    if "sweep" in cfg:
+        raise QueensError(
+            f"{path}: {command} --config runs one setting, not a [sweep]; run the sweep with "
+            f"'jaxqueens run {path}', or drop [sweep]"
         )
     data = dict(cfg.get("options", {}))
     if "out" in cfg:

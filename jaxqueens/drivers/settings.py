@@ -653,6 +653,25 @@ def _solver_key(name: str, key: str, value: Any) -> Any:
     return value
 
 
+def _check_compare_uses(name: str, raw: Mapping[str, Any]) -> None:
+    """Refuse a setting of compare's solver ``name`` that it does not use (:data:`ANNEAL`,
+    :data:`GA`: ``sa.q``, ``ga-permutation.elite`` in the steady-state scheme) by name, before
+    that setting's value is checked: ``sa.q = 3`` is not used, whatever its range."""
+    family = COMPARE_SOLVERS[name]["family"]
+    table = {"anneal": ANNEAL, "ga": GA}.get(family)
+    if table is None:
+        return
+    deciding = {k: _solver_key(name, k, v) for k, v in raw.items() if k not in table}
+    if family == "anneal":
+        setting = anneal_setting(
+            COMPARE_SOLVERS[name]["method"], deciding.get("preset"), deciding.get("neighbour")
+        )
+    else:
+        scheme = compare_ga(name, deciding)["scheme"]
+        setting = {"scheme": scheme, "mutation": deciding.get("mutation"), "islands": 1}
+    resolve(table, setting, {k: v for k, v in raw.items() if k in table}, f"compare {name}")
+
+
 def compare_settings(
     n: int, names: Iterable[str], steps: int, given: Mapping[str, Mapping[str, Any]] | None = None
 ) -> dict[str, dict[str, Any]]:
@@ -693,6 +712,7 @@ def compare_settings(
                 raise QueensError(
                     f"{name}: unknown setting {key!r} (valid for {name}: {', '.join(keys)})"
                 )
+        _check_compare_uses(name, raw)
         mine = {key: _solver_key(name, key, value) for key, value in raw.items()}
         if family == "anneal":
             try:
@@ -708,12 +728,6 @@ def compare_settings(
                 raise QueensError(f"{name}: {err}") from None
         if family == "ga":
             ga = compare_ga(name, mine)
-            resolve(
-                GA,
-                {"scheme": ga["scheme"], "mutation": mine.get("mutation"), "islands": 1},
-                {"elite": mine.get("elite"), "indpb": mine.get("indpb")},
-                f"compare {name}",
-            )
             if ga["pop"] < 2 or ga["tournament"] < (2 if ga["scheme"] == "steady" else 1):
                 raise QueensError(
                     f"{name}: pop {ga['pop']} and tournament {ga['tournament']} are too small "

@@ -12,8 +12,10 @@ A config names a command and its options::
 
 :func:`load_config` reads it (regular files only, :mod:`jaxqueens.io.files`; a one-line
 QueensError for anything else: not TOML, an unknown top-level key, a command that cannot run from
-a config, a table of the wrong type); :func:`apply_overrides` applies ``--set key=value`` and
-refuses a key the sweep sets (it would be silently replaced by every sweep value). The command
+a config, a table of the wrong type, a value given twice: ``out`` at the top and under
+``[options]``, a key under both ``[options]`` and ``[sweep]``); :func:`apply_overrides` applies
+``--set key=value`` and refuses a key the sweep sets (it would be silently replaced by every
+sweep value). The command
 line checks each key's type against the command's parser (:mod:`jaxqueens.cli.run`).
 """
 
@@ -82,7 +84,32 @@ def load_config(path: str | Path) -> dict:
                 f"{path}: '{key}.{bad[0]}' must be a table ([{key}.{bad[0]}] with key = value "
                 "lines)"
             )
+    _check_given_once(path, cfg)
     return cfg
+
+
+def _check_given_once(path: Path, cfg: Mapping) -> None:
+    """Refuse a value the config gives twice, where one would silently replace the other: ``out``
+    at the top and under ``[options]``, a key under ``[options]`` that ``[sweep]`` also sets
+    (every run would take the swept value), and a swept ``out`` (a sweep writes ``run-000``,
+    ``run-001``, ... in its one folder)."""
+    options, sweep = cfg.get("options", {}), cfg.get("sweep", {})
+    if "out" in cfg and "out" in options:
+        raise QueensError(
+            f"{path}: 'out' is given twice (out = {cfg['out']!r} at the top and "
+            f"out = {options['out']!r} under [options]); keep one"
+        )
+    if "out" in sweep:
+        raise QueensError(
+            f"{path}: [sweep] cannot sweep 'out': a sweep writes one folder per setting "
+            "(run-000, run-001, ...) inside its out; drop it from [sweep]"
+        )
+    both = [key for key in options if key in sweep]
+    if both:
+        raise QueensError(
+            f"{path}: '{both[0]}' is given under [options] and swept under [sweep], where "
+            f"every run would replace it; keep one (drop {both[0]} from [options] or [sweep])"
+        )
 
 
 def tables_of(cfg: Mapping) -> dict:

@@ -312,3 +312,32 @@ def test_issue28_an_unfinished_sweep_names_the_sweeps_own_resume(tmp_path, monke
     assert f"continue it with: {sweep_resume}," in err and str(out / "run-001") in err
     code, stdout, _ = run(["run", cfg, "--out", str(out), "--resume"], capsys)
     assert code == 0 and "73,712 solutions" in stdout and "skipped" in stdout
+
+
+def test_compare_sweep_results_carry_success_rate_ert_and_recommendation(tmp_path, capsys):
+    cfg = write(
+        tmp_path,
+        'command = "compare"\n[options]\nn = 6\nchains = 4\nsteps = 200\nsolvers = ["mc-qs4"]\n'
+        "no_plots = true\nquiet = true\n[sweep]\nseed = [0, 1]\n",
+    )
+    code, _, _ = run(["run", cfg, "--out", str(tmp_path / "sw")], capsys)
+    assert code == 0
+    with open(tmp_path / "sw" / "results.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["seed"] for r in rows] == ["0", "1"]
+    for i, row in enumerate(rows):
+        summary = json.loads((tmp_path / "sw" / f"run-{i:03d}" / "summary.json").read_text())
+        (solver,) = summary["per_solver"]
+        assert row["recommended"] == summary["recommendation"]["solver"] == "mc-qs4"
+        assert row["recommendation"] == summary["recommendation"]["line"]
+        assert float(row["mc-qs4.success_rate"]) == solver["success_rate"]
+        assert float(row["mc-qs4.ert_s"]) == solver["ert_s"]
+
+
+def test_estimate_config_with_a_number_for_its_sizes_is_taken(tmp_path):
+    from jaxqueens.cli import run as experiment
+    from jaxqueens.cli.main import build_parser
+
+    path = write(tmp_path, 'command = "estimate"\n[options]\nn = 10\n')
+    _, opts, _, options = experiment.resolve(experiment.load_config(path), build_parser(), [], path)
+    assert experiment.schema.argv_of(opts, options, path) == ["--n", "10"]

@@ -142,3 +142,31 @@ def test_options_in_fullwidth_digits_are_refused(capsys):
             main(argv)
         err = capsys.readouterr().err
         assert stop.value.code == 2 and needle in err and err.count("\n") == 1, err
+
+
+def test_sweep_in_evolve_or_compare_config_is_refused(tmp_path):
+    for module, name in ((evolve, "evolve"), (compare, "compare")):
+        conf = tmp_path / f"{name}.toml"
+        conf.write_text(f'command = "{name}"\n[options]\nseed = 1\n[sweep]\nn = [8, 10]\n')
+        with pytest.raises(QueensError, match=f"{name} --config runs one setting, not a") as err:
+            schema.read_config(conf, name, module.parser())
+        assert f"jaxqueens run {conf}" in str(err.value)
+
+
+def test_estimate_size_given_as_a_number_in_a_config_is_taken():
+    options = build_parser().commands["estimate"].options
+    assert options["n"].kind is str  # sizes are text: 8, 20-27, 8,12
+    assert schema.to_argv("n", 10, options, "c.toml") == ["--n", "10"]
+    assert schema.to_argv("n", "20-22", options, "c.toml") == ["--n", "20-22"]
+    with pytest.raises(QueensError, match="'n' must be a string, got True"):
+        schema.check("n", True, options, "c.toml")
+
+
+def test_set_of_a_key_a_solver_does_not_take_names_the_solver_and_the_key():
+    table = schema.Table("set", compare.solver_options)
+    with pytest.raises(QueensError) as err:
+        schema.parse_entry("mc-qs4.rounds=3", table)
+    assert str(err.value) == (
+        "--set mc-qs4.rounds: unknown key 'rounds' for mc-qs4 (valid: maxsteps, steps, tabu)"
+    )
+    assert schema.parse_entry("sa.rounds=3", table) == ("sa", "rounds", 3)

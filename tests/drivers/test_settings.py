@@ -236,3 +236,17 @@ def test_compare_settings_fill_each_solvers_budget_and_refuse_without_jax():
         S.compare_settings(8, ["sa", "ga-permutation"], 60, {"ga-permutation": {"pop": 50}})
     with pytest.raises(QueensError, match=r"ga-permutation\.steps 30 is too small"):
         S.compare_settings(8, ["ga-permutation"], 100, {"ga-permutation": {"steps": 30, "pop": 29}})
+
+
+@pytest.mark.parametrize(
+    "given, needle",
+    [
+        ({"sa": {"q": 3}}, "compare sa --method sa does not use q (--q): only TA"),
+        ({"ga-permutation": {"elite": -1}}, "compare ga-permutation --scheme steady does not use"),
+        ({"ta": {"q": 3}}, "ta.q = 3 is out of range"),  # a setting ta uses: its range
+    ],
+)
+def test_compare_setting_out_of_range_that_the_solver_does_not_use_is_named_unused(given, needle):
+    with pytest.raises(QueensError) as err:
+        S.compare_settings(8, ["sa", "ta", "ga-permutation"], 10_000, given)
+    assert needle in str(err.value)

@@ -35,3 +35,25 @@ def test_config_starting_with_a_bom_is_read(tmp_path):
     path = tmp_path / "c.toml"
     path.write_bytes(b'\xef\xbb\xbfcommand = "solve"\n[options]\nn = 8\n')
     assert config.load_config(path) == {"command": "solve", "options": {"n": 8}}
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        (
+            'command = "solve"\nout = "a"\n[options]\nout = "b"\n',
+            "'out' is given twice (out = 'a' at the top and out = 'b' under [options]); keep one",
+        ),
+        (
+            'command = "solve"\n[options]\nn = 8\n[sweep]\nn = [8, 10]\n',
+            "'n' is given under [options] and swept under [sweep]",
+        ),
+        ('command = "solve"\nout = "a"\n[sweep]\nout = ["b", "c"]\n', "cannot sweep 'out'"),
+    ],
+)
+def test_config_value_given_twice_is_refused(tmp_path, text, needle):
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(QueensError) as err:
+        config.load_config(path)
+    assert needle in str(err.value) and "\n" not in str(err.value)
