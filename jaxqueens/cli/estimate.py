@@ -46,10 +46,12 @@ def parse_sizes(text: str, low: int = 1, high: int = MAX_N) -> list[int]:
     except QueensError as err:
         raise QueensError(f"-n {err}") from None
     sizes: set[int] = set()
-    for part in text.split(","):
+    for part in text.split(",") if text.strip() else []:
         part = part.strip()
         if not part:
-            continue
+            raise QueensError(
+                f"-n {_quote(text)}: an empty item between commas; give sizes as 8,12,20-24"
+            )
         try:
             lo, hi = (int(x) for x in part.split("-", 1)) if "-" in part[1:] else (int(part),) * 2
         except ValueError:
@@ -60,6 +62,10 @@ def parse_sizes(text: str, low: int = 1, high: int = MAX_N) -> list[int]:
             which = f" ({_quote(part)} is not)" if part != text.strip() else ""
             raise QueensError(
                 f"-n {_quote(text)}: sizes must lie in {low}..{high}{which}; pick sizes in range"
+            )
+        if lo > hi:
+            raise QueensError(
+                f"-n {_quote(text)}: the range {_quote(part)} runs backwards; write it as {hi}-{lo}"
             )
         sizes.update(range(lo, hi + 1))
     if not sizes:
@@ -176,6 +182,8 @@ def cmd_estimate(args) -> int:
     probes = args.probes  # a float (2e4); checked (nan, inf, < 1) before JAX is imported
     for n in sizes:
         settings.check_estimate(n, probes, args.level, args.seed)
+        if args.depth is not None:
+            settings.check_depth(args.depth, n)
     resume = _checkpoints(args)
     writing.prepare_out(args.out)
     options.claim_out(args.out, resume=resume)
@@ -186,7 +194,7 @@ def cmd_estimate(args) -> int:
             r = knuth.estimate(
                 n,
                 probes,
-                depth=args.depth if args.depth is None else min(args.depth, n),
+                depth=args.depth,
                 seed=args.seed,
                 level=args.level,
                 quiet=options.quiet(args),

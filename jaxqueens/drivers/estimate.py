@@ -395,9 +395,7 @@ def estimate(
     n, probes, level, seed = settings.check_estimate(as_size(n), probes, level, seed)
     probes = default_probes() if probes is None else probes
     lanes = arguments.integer(lanes, "lanes", 1, optional=True)
-    depth = default_depth(n, probes) if depth is None else as_size(depth, "--depth")
-    if not 0 <= depth <= n:
-        raise QueensError(f"--depth {depth} is outside 0..n ({n}); use 0 for the plain estimator")
+    depth = default_depth(n, probes) if depth is None else settings.check_depth(depth, n)
     masks64, top = prefixes.expand(n, depth, reserve=functools.partial(_reserve, n, depth))
     strata = len(masks64)
     exact = A000170.get(n)

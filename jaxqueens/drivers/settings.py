@@ -984,6 +984,27 @@ def check_estimate(n, probes, level, seed) -> tuple:
     return n, probes, level, arguments.seed(seed, "--seed")
 
 
+def check_depth(depth: int, n: int) -> int:
+    """Knuth's estimator's ``--depth`` (levels enumerated exactly), checked against the size.
+
+    Args:
+      depth: the levels to enumerate; n: the board size.
+
+    Returns:
+      ``depth``, an int in ``0..n``.
+
+    Raises:
+      QueensError: naming --depth, the size and the range to pick from.
+    """
+    depth = arguments.integer(depth, "--depth", 0)
+    if depth > n:
+        raise QueensError(
+            f"--depth {depth} is deeper than the board (n = {n}): give --depth 0 (the plain "
+            f"estimator) to {n} (every walk enumerated), or leave it out"
+        )
+    return depth
+
+
 # --- solve: min-conflicts (batched, large-n) and backtracking ----------------------------------
 
 SOLVE_DEFAULTS: dict[str, Any] = {

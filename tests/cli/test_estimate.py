@@ -113,3 +113,23 @@ def test_estimate_sizes_in_fullwidth_digits_are_refused():
         E.parse_sizes("\uff18")
     with pytest.raises(QueensError, match="ASCII digits"):
         E.parse_sizes("8,1\uff10")
+
+
+def test_estimate_depth_deeper_than_the_board_is_refused_not_clamped(capsys):
+    """`estimate -n 8 --depth 9` ran with depth 8 on the command line while the API refused it:
+    both refuse it now, in one line naming --depth, the size and the range, before any work."""
+    code = main(["estimate", "-n", "8", "--depth", "9", "--probes", "1000", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "--depth 9" in err and "n = 8" in err and "0 (the plain estimator) to 8" in err
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [("20-10", "the range '20-10' runs backwards; write it as 10-20"), ("8,,9", "empty item")],
+)
+def test_size_list_with_a_backwards_range_or_an_empty_item_names_it(text, message):
+    """`-n 20-10` said "give at least one board size" and `-n 8,,9` was accepted."""
+    with pytest.raises(QueensError, match=message):
+        E.parse_sizes(text)
+    assert E.parse_sizes("8, 9") == [8, 9] and E.parse_sizes("10-20") == list(range(10, 21))
