@@ -132,8 +132,8 @@ class EarlierRun(NamedTuple):
 
     folder: Path  # the --out folder
     command: str | None  # the command that wrote them (None: unknown, no readable manifest)
-    listed: bool = False  # a readable manifest listed them (else: the manifest and page only)
     files: list[Path]  # its files that are still there, the manifest and report.html included
+    listed: bool = False  # a readable manifest listed them (else: the manifest and page only)
 
 
 def earlier_run(folder: str | Path) -> EarlierRun | None:
@@ -164,6 +164,7 @@ def earlier_run(folder: str | Path) -> EarlierRun | None:
 
 def refuse_earlier(found: EarlierRun, option: str = "--out") -> QueensError:
     """The one-line refusal of a folder that holds an earlier run's outputs."""
+    what = f"an earlier `{found.command}` run" if found.command else "an earlier run"
     count = f"{len(found.files)} file{'' if len(found.files) == 1 else 's'}"
     if found.listed:
         which = f"{count}, listed in {report.MANIFEST}"
@@ -171,7 +172,6 @@ def refuse_earlier(found: EarlierRun, option: str = "--out") -> QueensError:
         which = f"{count}: its {report.MANIFEST} cannot be read, so only it and its page are known"
     else:
         which = f"{', '.join(p.name for p in found.files)}, with no {report.MANIFEST}"
-    what = f"an earlier `{found.command}` run" if found.command else "an earlier run"
     return QueensError(
         f"{option} {found.folder} holds the outputs of {what} ({which}); give --force to "
         "replace them, or give a new folder"
