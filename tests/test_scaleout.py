@@ -337,9 +337,11 @@ def test_estimate_resume_equals_uninterrupted(tmp_path, monkeypatch):
 
 
 def test_estimate_on_two_processes_matches_one(tmp_path):
-    argv = ["estimate", "-n", "10", "--probes", "100000", "--depth", "3", "--seed", "2", "--quiet"]
+    """Two processes of one device each equal one process of two devices bit for bit, at depth 0
+    too (a stratum's copies followed the device count)."""
+    argv = ["estimate", "-n", "10", "--probes", "100000", "--depth", "0", "--seed", "2", "--quiet"]
     cli = [sys.executable, "-m", "jaxqueens.cli.main"]
-    env = {**ENV, "JAXQUEENS_CPU_DEVICES": "1"}
+    env = {**ENV, "JAXQUEENS_CPU_DEVICES": "2"}
     one = subprocess.run(
         cli + argv + ["--out", str(tmp_path / "one")],
         capture_output=True,
@@ -352,7 +354,7 @@ def test_estimate_on_two_processes_matches_one(tmp_path):
     assert codes == [0, 0], log
     a = json.loads((tmp_path / "one" / "summary.json").read_text())["estimates"][0]
     b = json.loads((tmp_path / "two" / "summary.json").read_text())["estimates"][0]
-    for key in ("solutions", "solutions_se", "nodes", "probes"):
+    for key in ("solutions", "solutions_se", "ci_low", "ci_high", "nodes", "nodes_se", "probes"):
         assert a[key] == b[key]
 
 

@@ -61,6 +61,8 @@ GROUP = 256
 MAX_STRATA = 1 << 16
 LANES_PER_CALL = 1 << 20
 MIN_PER_STRATUM = 64
+COPY_ROWS = 64
+"""Fewer strata than this are copied to at least this many rows, so that the devices share them."""
 """Auto depth: the deepest level with at most probes / MIN_PER_STRATUM (and MAX_STRATA) nodes."""
 STRATUM_BYTES = 256
 """Host and device bytes per stratum: masks, words and their device copy, sums, call outputs."""
@@ -274,14 +276,18 @@ def call_plan(
 ) -> tuple[Plan, int, int, int, int]:
     """How ``probes`` probes over ``strata`` strata run in calls of about ``lanes`` probes: (the
     call's static :class:`Plan`, copies of each stratum, rows (strata x copies), rows padded to a
-    multiple of ``devices``, calls). ``block`` (default: the backend's) is the plan's block."""
-    copies = devices if strata < 4 * devices else 1  # few strata: one copy per device, no idling
+    multiple of ``devices``, calls). ``block`` (default: the backend's) is the plan's block.
+
+    Which probes run, and how they are grouped and added, depends on the settings and ``lanes``
+    alone: ``devices`` only pads the rows (dead rows) so that they split evenly, so a run walks
+    and adds the same probes on any number of devices and processes."""
+    copies = -(-COPY_ROWS // strata) if strata < COPY_ROWS else 1  # few strata: rows to split
     rows = strata * copies
     padded = -(-rows // devices) * devices
     want = -(-probes // rows)  # probes per stratum copy
-    group = max(1, min(GROUP, want // 8, lanes // padded))  # whole groups overshoot <= 1/8
+    group = max(1, min(GROUP, want // 8, lanes // rows))  # whole groups overshoot <= 1/8
     group = 1 << (group.bit_length() - 1)
-    per_call = max(group, min(-(-want // group) * group, max(1, lanes // padded) // group * group))
+    per_call = max(group, min(-(-want // group) * group, max(1, lanes // rows) // group * group))
     calls = -(-want // per_call)
     block = sizing.sizes().estimator_block if block is None else block
     plan = Plan(knuth.Config(n=n, depth=depth), per_call=per_call, group=group, block=block)
@@ -439,6 +445,8 @@ def estimate(
     )
     compile_s = time.perf_counter() - t0
     procs, me = gather.process_count(), gather.process_index()
+    if procs > 1:
+        _same_plan(calls, per_call, copies, plan.group)
     fingerprint = {
         "n": n,
         "probes": probes,
@@ -502,6 +510,26 @@ def estimate(
         q_skew,
         v_skew,
     )
+
+
+def _same_plan(*layout: int) -> None:
+    """Refuse, on every process alike, a multi-process run whose processes laid out different
+    calls (an accelerator sizes its calls from its devices): they would walk other probes.
+
+    Args:
+      layout: this process's calls, probes per row and call, copies and group.
+
+    Raises:
+      QueensError: naming the first process whose layout differs from process 0's.
+    """
+    plans = gather.allgather(np.asarray(layout, np.int32))
+    for k, other in enumerate(plans):
+        if not np.array_equal(other, plans[0]):
+            raise QueensError(
+                f"process {k} would run {other[0]} calls of {other[1]} probes a row, process 0 "
+                f"{plans[0][0]} of {plans[0][1]}: their devices differ; run every process on "
+                "the same kind and number of devices"
+            )
 
 
 def _reserve(n: int, depth: int, level: int, nodes: int, nbytes: int) -> None:

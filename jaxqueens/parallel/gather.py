@@ -65,14 +65,29 @@ def word_ints(words) -> list:
 
 
 def allgather(x) -> np.ndarray:
-    """``[P, ...]``: every process's ``x`` (same shape everywhere), in process order."""
+    """``[P, ...]``: every process's ``x`` (same shape everywhere), in process order, exactly.
+
+    JAX without 64-bit mode would carry float64 and int64 as 32 bits, so 8-byte values travel as
+    their uint32 words and come back bit for bit.
+
+    Args:
+      x: this process's array (or scalar).
+
+    Returns:
+      The processes' arrays stacked, ``x``'s dtype.
+    """
     x = np.asarray(x)
     if jax.process_count() == 1:
         return x[None]
+    wide = x.dtype.itemsize == 8
+    send = np.ascontiguousarray(x).reshape(-1).view(np.uint32) if wide else x
     try:
-        return np.asarray(multihost_utils.process_allgather(x))
+        got = np.asarray(multihost_utils.process_allgather(send))
     except Exception as err:  # gloo: "Connection reset by peer", "Connection closed by peer", ...
         raise PeerLostError(_lost(err)) from err
+    if wide:
+        return np.ascontiguousarray(got).view(x.dtype).reshape((len(got), *x.shape))
+    return got
 
 
 def _lost(err: Exception) -> str:

@@ -156,15 +156,19 @@ def test_a_call_is_the_kernels_probes_of_its_stream():
 
 def test_estimate_equals_the_kernels_probes_on_the_same_seed(monkeypatch):
     """estimate(n, probes, depth, seed) is the mean of the kernel's walks of its calls' streams
-    (on one device: 4 calls of 128 probes per stratum, lanes=1024 over 8 strata)."""
+    (4 calls of 128 probes per stratum, lanes=1024 over 8 strata: 8 copies of each, 16 probes a
+    copy; row ``copy * 8 + stratum`` walks lanes ``row * 16 + j``)."""
     monkeypatch.setattr(jax, "local_device_count", lambda: 1)
     n, depth, seed = 8, 1, 11
     r = E.estimate(n, 4096, depth=depth, seed=seed, lanes=1024)
     assert r.strata == 8 and r.probes == 4096
+    plan, copies, rows, _, calls = E.call_plan(n, depth, 8, 4096, 1024, 1)
+    assert (copies, plan.per_call, calls) == (8, 16, 4)
     masks64, _ = prefixes.expand(n, depth)
     config = kernel.Config(n=n, depth=depth)
     params = kernel.default_params(config)
-    lanes = jnp.arange(8, dtype=jnp.uint32)[:, None] * 128 + jnp.arange(128, dtype=jnp.uint32)
+    row = jnp.arange(8, dtype=jnp.uint32)[:, None] + 8 * jnp.arange(8, dtype=jnp.uint32)
+    lanes = (row[:, :, None] * 16 + jnp.arange(16, dtype=jnp.uint32)).reshape(8, 128)
     words = jnp.asarray(kernel.words_of(masks64, 1))
     probe = jax.jit(
         jax.vmap(
@@ -256,3 +260,30 @@ def test_estimate_interval_covers_at_its_level_at_256_probes():
         covered.append((lo <= A000170[n] <= hi, nlo <= nodes <= nhi))
     rate, se = np.mean(covered, axis=0), np.sqrt(level * (1 - level) / runs)
     assert rate[0] >= level - 2 * se and rate[1] >= level - 3 * se, rate
+
+
+@pytest.mark.parametrize("n,depth,lanes", [(12, 0, None), (7, 1, 2048)])
+def test_estimate_is_the_same_bit_for_bit_on_any_number_of_devices(n, depth, lanes, monkeypatch):
+    """The probes a run walks (copies of few strata, probes per call, groups) depended on the local
+    device count, so processes or machines with other device counts walked other probes: the
+    layout now depends on the settings alone, the devices only split it."""
+    if jax.local_device_count() < 2:
+        pytest.skip("needs two host devices")
+    kwargs = {"probes": 100_000, "depth": depth, "seed": 3, "lanes": lanes}
+    two = E.estimate(n, **kwargs)
+    monkeypatch.setattr(E.backend, "local_device_count", lambda: 1)
+    one = E.estimate(n, **kwargs)
+    assert dataclasses.astuple(one)[:10] == dataclasses.astuple(two)[:10]
+    assert (one.solutions_skew, one.nodes_skew) == (two.solutions_skew, two.nodes_skew)
+
+
+def test_estimate_processes_that_lay_out_other_calls_stop_with_one_line(monkeypatch):
+    """Processes whose devices size other calls (an accelerator's) would walk other probes and
+    mismatch in their gathers: every process refuses the run alike, before any call."""
+    from jaxqueens.parallel import gather
+
+    monkeypatch.setattr(gather, "process_count", lambda: 2)
+    monkeypatch.setattr(gather, "allgather", lambda x: np.stack([x, np.asarray(x) * 2]))
+    with pytest.raises(QueensError, match="process 1 would run .* devices differ") as err:
+        E.estimate(8, 4096, depth=1, seed=0, lanes=1024)
+    assert "\n" not in str(err.value)
