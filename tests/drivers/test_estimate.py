@@ -106,17 +106,17 @@ def test_run_call_traces_once_per_shape():
     masks, ids, plan = _strata(6, 1, 8, 4)
     call = jax.jit(chex.assert_max_traces(E.run_call.__wrapped__, n=1), static_argnums=(3, 4))
     for seed in range(3):
-        call(masks, ids, jnp.uint32(seed), plan, 1)
+        call(masks, ids, E.call_seed(seed, 0), plan, 1)
 
 
 def test_run_call_same_sums_on_one_device_or_two():
     if jax.local_device_count() < 2:
         pytest.skip("needs two host devices")
     masks, ids, plan = _strata(8, 1, 8, 8)
-    one = E.run_call(masks, ids, jnp.uint32(3), plan, 1)
-    two = E.run_call(masks, ids, jnp.uint32(3), plan, 2)
+    one = E.run_call(masks, ids, E.call_seed(3, 0), plan, 1)
+    two = E.run_call(masks, ids, E.call_seed(3, 0), plan, 2)
     chex.assert_trees_all_equal(one, two)
-    chex.assert_trees_all_equal(one, E.strata_block(masks, ids, jnp.uint32(3), plan))
+    chex.assert_trees_all_equal(one, E.strata_block(masks, ids, E.call_seed(3, 0), plan))
 
 
 class StrataBlockTest(chex.TestCase):
@@ -125,10 +125,10 @@ class StrataBlockTest(chex.TestCase):
         masks, ids, plan = _strata(6, 1, per_call=8, group=4)
         blocked = dataclasses.replace(plan, block=16)
         whole = self.variant(lambda mk, i, s: E.strata_block(mk, i, s, plan))(
-            masks, ids, jnp.uint32(5)
+            masks, ids, E.call_seed(5, 0)
         )
         parts = self.variant(lambda mk, i, s: E.strata_block(mk, i, s, blocked))(
-            masks, ids, jnp.uint32(5)
+            masks, ids, E.call_seed(5, 0)
         )
         chex.assert_trees_all_equal(whole, parts)
         chex.assert_shape(list(whole), (len(ids), 8 // 4))
