@@ -5,8 +5,14 @@ chain's stream does not depend on batch size, chunking or devices. Inside a
 loop, a lowbias32 integer hash (C. Wellons' "hash prospector") of (seed,
 counter, lane) replaces threefry, which costs 25x more per step on XLA:CPU
 (``shared/PERFORMANCE.md``). Uniformity is tested in the test suite.
-:func:`random_permutation` draws a permutation from that stream (used by the min-conflicts and
-LS/TA/SA kernels).
+
+A chain's **stream seed** is 64 bits, ``uint32 [2]`` (:func:`stream_seed`: 64 bits drawn from
+its whole key), and :func:`stream_bits` mixes both words into every draw, so two chains share a
+stream only if their 64-bit seeds are equal: among ``C`` chains that happens with probability
+about ``C**2 / 2**65`` (below 3e-6 for 10^7 chains, 3e-4 for 10^8). :func:`hash_bits` is the
+32-bit form, for draws whose seed is itself drawn per call (the GA's operators).
+:func:`random_permutation` draws a permutation from a chain's stream (used by the min-conflicts
+and LS/TA/SA kernels).
 """
 
 from __future__ import annotations
@@ -36,15 +42,46 @@ def mix32(x: jax.Array) -> jax.Array:
     return x ^ (x >> 16)
 
 
-def hash_bits(seed: ArrayLike, ctr: ArrayLike, lane: ArrayLike) -> jax.Array:
-    """Random uint32 for (seed, counter, lane); ``lane`` may be a vector."""
-    base = mix32(jnp.asarray(seed, U32) ^ (jnp.asarray(ctr).astype(U32) * U32(GOLD)))
+def _counter_base(seed: ArrayLike, ctr: ArrayLike) -> jax.Array:
+    """The per-counter word of a 32-bit seed's stream (shared by every lane of the counter)."""
+    return mix32(jnp.asarray(seed, U32) ^ (jnp.asarray(ctr).astype(U32) * U32(GOLD)))
+
+
+def _lane_bits(base: jax.Array, lane: ArrayLike) -> jax.Array:
     return mix32(base + jnp.asarray(lane).astype(U32) * U32(_LANE))
 
 
+def hash_bits(seed: ArrayLike, ctr: ArrayLike, lane: ArrayLike) -> jax.Array:
+    """Random uint32 for a 32-bit seed (seed, counter, lane); ``lane`` may be a vector."""
+    return _lane_bits(_counter_base(seed, ctr), lane)
+
+
 def hash_randint(seed, ctr, lane, m) -> jax.Array:
-    """Integer in [0, m) from the hash stream (modulo bias <= m / 2**32)."""
+    """Integer in [0, m) from the 32-bit hash stream (modulo bias <= m / 2**32)."""
     return (hash_bits(seed, ctr, lane) % jnp.asarray(m).astype(U32)).astype(jnp.int32)
+
+
+def stream_bits(seed: ArrayLike, ctr: ArrayLike, lane: ArrayLike) -> jax.Array:
+    """Random uint32 for a chain's 64-bit stream seed ``seed`` (uint32 ``[2]``: low, high word),
+    counter ``ctr`` and ``lane`` (a scalar or a vector).
+
+    Both words pass through the mixer before the lane is added: two seeds that differ in either
+    word give unrelated draws at every counter."""
+    s = jnp.asarray(seed, U32)
+    return _lane_bits(mix32(_counter_base(s[..., 0], ctr) ^ s[..., 1]), lane)
+
+
+def stream_randint(seed, ctr, lane, m) -> jax.Array:
+    """Integer in [0, m) from a 64-bit stream (:func:`stream_bits`; modulo bias <= m / 2**32)."""
+    return (stream_bits(seed, ctr, lane) % jnp.asarray(m).astype(U32)).astype(jnp.int32)
+
+
+def next_seed(seed: ArrayLike) -> jax.Array:
+    """The stream seed uint32 ``[2]`` that follows ``seed`` (a chain's next attempt): the low word
+    hashed (``mix32(low + golden)``, a bijection), the high word kept, so distinct seeds stay
+    distinct."""
+    s = jnp.asarray(seed, U32)
+    return s.at[..., 0].set(mix32(s[..., 0] + U32(GOLD)))
 
 
 THREEFRY = "threefry2x32"
@@ -79,11 +116,15 @@ def seed_key(seed: int) -> jax.Array:
     return jax.random.key(seed) if data is None else wrap_threefry(data)
 
 
-def chain_seeds(key: jax.Array, chain_ids: jax.Array) -> jax.Array:
-    """uint32 seeds [C] for chains ``chain_ids`` [C]: ``bits(fold_in(key, i))``."""
-    return jax.vmap(lambda i: jax.random.bits(jax.random.fold_in(key, i), (), jnp.uint32))(
-        chain_ids
-    )
+def stream_seed(key: jax.Array) -> jax.Array:
+    """The 64-bit stream seed uint32 ``[2]`` of a typed key: 64 bits drawn from the whole key."""
+    return jax.random.bits(key, (2,), U32)
+
+
+def chain_seeds(key: jax.Array, chain_ids: ArrayLike) -> jax.Array:
+    """Stream seeds uint32 ``[C, 2]`` for chains ``chain_ids`` [C]:
+    ``stream_seed(fold_in(key, i))``."""
+    return jax.vmap(lambda i: stream_seed(jax.random.fold_in(key, i)))(chain_ids)
 
 
 def idx_bits(n: int) -> int:
@@ -95,7 +136,7 @@ def _perm_rank(seed, ctr, n):
     """Random permutation by ranking packed random keys (O(n^2), small n)."""
     j = jnp.arange(n, dtype=U32)
     mask = U32((1 << idx_bits(n)) - 1)
-    key = (hash_bits(seed, ctr, j) & ~mask) | j
+    key = (stream_bits(seed, ctr, j) & ~mask) | j
     return jnp.sum(key[None, :] < key[:, None], axis=1).astype(jnp.int32)
 
 
@@ -104,12 +145,12 @@ def _perm_fisher_yates(seed, ctr, n):
 
     def body(k, q):
         i = n - 1 - k
-        return inplace.swap(q, i, hash_randint(seed, ctr, i, i + 1))[0]
+        return inplace.swap(q, i, stream_randint(seed, ctr, i, i + 1))[0]
 
     return lax.fori_loop(0, n - 1, body, jnp.arange(n, dtype=jnp.int32))
 
 
 def random_permutation(seed, ctr, n: int) -> jax.Array:
-    """A permutation [n] int32 of 0..n-1 from the hash stream at (seed, ctr): ranking packed keys
-    for n <= 64, Fisher-Yates above."""
+    """A permutation [n] int32 of 0..n-1 from the 64-bit stream ``seed`` (uint32 ``[2]``) at
+    counter ``ctr``: ranking packed keys for n <= 64, Fisher-Yates above."""
     return _perm_rank(seed, ctr, n) if n <= 64 else _perm_fisher_yates(seed, ctr, n)

@@ -41,10 +41,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import arguments, prefixes
+from jaxqueens.core import arguments, prefixes, rng
 from jaxqueens.core.board import as_size
 from jaxqueens.core.oeis import A000170
-from jaxqueens.core.rng import hash_bits
 from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
@@ -153,10 +152,6 @@ class Estimate:
         }
 
 
-CALL_STREAM = 0x5EED
-"""Lane of the hash that turns (seed, call) into the call's stream seed (:func:`call_seed`)."""
-
-
 @dataclasses.dataclass(frozen=True)
 class Plan:
     """The static layout of one kernel call (jit-static): the probe's config and the batch.
@@ -177,23 +172,26 @@ class Plan:
 
 
 def call_seed(seed: int, call) -> jax.Array:
-    """uint32 [] stream seed of kernel call ``call`` of a run with ``seed``: its probes are the
-    lanes ``stratum * per_call + j`` of this stream
-    (:func:`jaxqueens.solvers.estimate.walk`)."""
-    return jnp.asarray(hash_bits(jnp.uint32(seed & 0xFFFFFFFF), call, CALL_STREAM))
+    """uint32 [2] 64-bit stream seed of kernel call ``call`` of a run with ``seed``:
+    :func:`jaxqueens.core.rng.chain_seeds` of the seed's key at ``call``. The call's probes are the
+    lanes ``stratum * per_call + j`` of this stream (:func:`jaxqueens.solvers.estimate.walk`)."""
+    return rng.chain_seeds(rng.seed_key(seed), jnp.asarray([call], jnp.uint32))[0]
 
 
 @jax.jit
-def _call_hash(seed, calls):
-    return hash_bits(seed, calls, CALL_STREAM)
+def _call_hash(data, calls):
+    return rng.chain_seeds(rng.wrap_threefry(data), calls)
 
 
 def call_seeds(seed: int, calls: int) -> np.ndarray:
-    """uint32 [calls] :func:`call_seed` of every call of a run, by one executable loaded from the
-    cache folder (:func:`jaxqueens.parallel.cache.call`): eagerly, the hash compiled a small
-    program per operation at every start."""
-    args = (np.uint32(seed & 0xFFFFFFFF), np.arange(calls, dtype=np.uint32))
-    return np.asarray(cache.call("estimate-seeds", _call_hash, args))
+    """uint32 [calls, 2] :func:`call_seed` of every call of a run, by one executable loaded from
+    the cache folder (:func:`jaxqueens.parallel.cache.call`) where the key is known on the host
+    (:func:`jaxqueens.core.rng.seed_data`): eagerly, the key's programs compiled at every start."""
+    ids = np.arange(calls, dtype=np.uint32)
+    data = rng.seed_data(seed)
+    if data is None:
+        return np.asarray(rng.chain_seeds(jax.random.key(seed), ids))
+    return np.asarray(cache.call("estimate-seeds", _call_hash, (data, ids)))
 
 
 class CallSums(NamedTuple):
@@ -256,7 +254,7 @@ def run_call(masks, ids, seed, plan: Plan, devices: int) -> CallSums:
 
     Args:
       masks: uint32 ``[S, 3, W]`` strata (S a multiple of ``devices``); ids: int32 ``[S]``.
-      seed: uint32 ``[]`` stream seed of the call (:func:`call_seed`).
+      seed: uint32 ``[2]`` stream seed of the call (:func:`call_seed`).
 
     Returns:
       :class:`CallSums`, eight ``[S, G]`` arrays.

@@ -58,7 +58,7 @@ import numpy as np
 from jax import lax
 
 from jaxqueens.core import lines
-from jaxqueens.core.rng import U32, hash_bits, hash_randint, random_permutation
+from jaxqueens.core.rng import U32, random_permutation, stream_bits, stream_randint
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.base import seed_of
 from jaxqueens.solvers.constrained import Mask, allowed_start, mask_of  # noqa: F401 (re-exported)
@@ -166,7 +166,7 @@ class State(NamedTuple):
 
     rows: jax.Array  # [n] int32 current board
     counts: jax.Array  # [5n-2] int32 queens per row | diagonal | anti-diagonal
-    seed: jax.Array  # [] uint32 hash seed
+    seed: jax.Array  # [2] uint32, the chain's 64-bit stream seed (low, high word)
     ctr: jax.Array  # [] uint32 hash counter
     f: jax.Array  # [] int32 current objective
     best: jax.Array  # [] int32 best objective so far
@@ -244,10 +244,10 @@ def _move(s: State, config: Config, mask: Mask | None = None):
     if config.neighbour == "step":
         if config.constrained:  # only free columns move
             assert mask is not None  # a constrained config comes with its instance
-            c = mask.free[hash_randint(s.seed, s.ctr, jnp.uint32(0), jnp.maximum(mask.nfree, 1))]
+            c = mask.free[stream_randint(s.seed, s.ctr, jnp.uint32(0), jnp.maximum(mask.nfree, 1))]
         else:
-            c = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
-        d = hash_randint(s.seed, s.ctr, jnp.uint32(1), 2 * config.step)
+            c = stream_randint(s.seed, s.ctr, jnp.uint32(0), n)
+        d = stream_randint(s.seed, s.ctr, jnp.uint32(1), 2 * config.step)
         shift = jnp.where(d < config.step, d - config.step, d - config.step + 1)  # +-1..step
         r0 = s.rows[c]
         if config.edge == "wrap":
@@ -259,8 +259,8 @@ def _move(s: State, config: Config, mask: Mask | None = None):
             (p, 1) for p in positions(config, c, r1)
         ]
         return updates, [(c, r1)]
-    c1 = hash_randint(s.seed, s.ctr, jnp.uint32(0), n)
-    c2 = hash_randint(s.seed, s.ctr, jnp.uint32(1), n - 1)
+    c1 = stream_randint(s.seed, s.ctr, jnp.uint32(0), n)
+    c2 = stream_randint(s.seed, s.ctr, jnp.uint32(1), n - 1)
     c2 = c2 + (c2 >= c1)
     r1, r2 = s.rows[c1], s.rows[c2]
     # Rows keep their occupancy under a swap: only diagonals and anti-diagonals change.
@@ -363,7 +363,7 @@ def step(s: State, config: Config, params: Params, problem: Problem | None = Non
     updates, writes = _move(s, config, mask)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
     level = params.schedule[jnp.minimum(s.steps // config.steps_per_round, config.rounds - 1)]
-    u = (hash_bits(s.seed, s.ctr, jnp.uint32(2)) >> 8).astype(jnp.float32) * (1.0 / (1 << 24))
+    u = (stream_bits(s.seed, s.ctr, jnp.uint32(2)) >> 8).astype(jnp.float32) * (1.0 / (1 << 24))
     live = ~done(s, config)
     take = accept(delta, level, u, config.method) & live
     if config.constrained:

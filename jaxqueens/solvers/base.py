@@ -26,7 +26,8 @@ results never depend on it). ``problem`` is the dynamic description of what is s
 ``n``: optional for the chain families (a start board, a constrained instance), required by the
 exact ones (the task a count searches, the instance a completion decides).
 Inside the hot loops a counter-based integer hash seeded once from the key replaces threefry
-(25x cheaper per step on the CPU, ``shared/PERFORMANCE.md``; :mod:`jaxqueens.core.rng`).
+(25x cheaper per step on the CPU, ``shared/PERFORMANCE.md``; :mod:`jaxqueens.core.rng`); its
+seed is 64 bits drawn from the whole key (:func:`seed_of`), so chains do not share streams.
 
 Chain families (min-conflicts, LS/TA/SA) add the hooks that :mod:`jaxqueens.parallel.chains`
 batches them with (one chain per ``lax.map`` iteration on a CPU, lockstep lanes with refill on
@@ -43,6 +44,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxqueens.core.rng import stream_seed
 from jaxqueens.errors import QueensError
 
 
@@ -74,9 +76,10 @@ def ignore_key(key) -> None:
 
 
 def seed_of(key) -> jax.Array:
-    """The uint32 hash seed [] a kernel draws from: ``bits(key)`` (so chain ``i`` of a batch,
-    keyed ``fold_in(key, i)``, has :func:`jaxqueens.core.rng.chain_seeds`' seed ``i``)."""
-    return jax.random.bits(as_key(key), (), jnp.uint32)
+    """The 64-bit stream seed uint32 [2] a kernel draws from: 64 bits of the whole key
+    (:func:`jaxqueens.core.rng.stream_seed`; so chain ``i`` of a batch, keyed ``fold_in(key, i)``,
+    has :func:`jaxqueens.core.rng.chain_seeds`' seed ``i``)."""
+    return stream_seed(as_key(key))
 
 
 def chain_keys(key, chain_ids: jax.Array) -> jax.Array:

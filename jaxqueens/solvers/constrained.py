@@ -21,7 +21,7 @@ from jax import lax
 
 from jaxqueens.core import constraints as cons
 from jaxqueens.core import lines
-from jaxqueens.core.rng import U32, hash_bits, idx_bits
+from jaxqueens.core.rng import U32, idx_bits, stream_bits
 
 
 class Mask(NamedTuple):
@@ -58,7 +58,7 @@ def allowed_start(seed: jax.Array, mask: Mask, ctr=0) -> jax.Array:
     column's one allowed row is its queen. Draws from the hash stream at (seed, ctr)."""
     n = mask.allowed.shape[0]
     low = idx_bits(n)
-    keys = hash_bits(seed, jnp.asarray(ctr, U32), jnp.arange(n * n, dtype=U32)).reshape(n, n)
+    keys = stream_bits(seed, jnp.asarray(ctr, U32), jnp.arange(n * n, dtype=U32)).reshape(n, n)
     packed = (keys >> low << low) | jnp.arange(n, dtype=U32)[None, :]
     best = jnp.max(jnp.where(mask.allowed, packed, U32(0)), axis=1)
     rows = (best & U32((1 << low) - 1)).astype(jnp.int32)

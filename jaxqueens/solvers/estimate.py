@@ -26,7 +26,7 @@ Weights would overflow float32 (Q(64) ~ 1e61, and single walks go far beyond), s
 its weight as an exact mantissa in [1, 2) times ``2^e`` (int32) and its node sum relative to
 ``2^e``.
 
-Randomness: :func:`init` draws the probe's 32-bit stream seed from its key
+Randomness: :func:`init` draws the probe's 64-bit stream seed from its whole key
 (:func:`jaxqueens.solvers.base.seed_of`), lane 0. The driver runs the probes of one kernel call
 as lanes ``0, 1, ...`` of one stream, so that a probe costs no threefry (a probe is only
 ``n - depth`` levels long): :func:`start` and :func:`walk` take the stream (seed, lane) where
@@ -47,7 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxqueens.core.rng import hash_bits
+from jaxqueens.core.rng import stream_bits
 from jaxqueens.solvers.base import seed_of
 from jaxqueens.solvers.variants import ESTIMATE_MAX_N as MAX_N
 
@@ -108,7 +108,7 @@ class State(NamedTuple):
     e: jax.Array  # [] int32 weight exponent: the weight is m * 2^e
     nodes: jax.Array  # [] float32 node sum below the start, relative to 2^e
     alive: jax.Array  # [] bool: the walk has found a free row at every level so far
-    seed: jax.Array  # [] uint32 stream seed
+    seed: jax.Array  # [2] uint32, the 64-bit stream seed (low, high word)
     lane: jax.Array  # [] uint32 the probe's lane in its stream
 
 
@@ -214,7 +214,7 @@ def _level(state: _Walk, level, seed, lane, config: Config) -> _Walk:
     cnt = [_popcount(f) for f in free]
     d = sum(cnt)
     ok = alive & (d > 0)
-    u = hash_bits(seed, level, lane)
+    u = stream_bits(seed, level, lane)
     k = _below(u, jnp.maximum(d, 1))
     # pick the word holding the k-th free row, then the bit inside it
     word, x = I32(0), free[0]
@@ -248,8 +248,9 @@ def _level(state: _Walk, level, seed, lane, config: Config) -> _Walk:
 
 
 def start(seed, lane, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """Probe ``lane`` of the hash stream ``seed`` (uint32 scalars) at its start: the stratum of
-    ``problem.masks``, or the root. Its draw at level j is ``hash_bits(seed, j, lane)``; the
+    """Probe ``lane`` (uint32 []) of the 64-bit stream ``seed`` (uint32 [2]) at its start: the
+    stratum of ``problem.masks``, or the root. Its draw at level j is
+    ``stream_bits(seed, j, lane)``; the
     driver runs call c's probes as lanes of the stream
     :func:`jaxqueens.drivers.estimate.call_seed` ``(seed, c)``."""
     words = config.words

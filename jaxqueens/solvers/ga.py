@@ -92,9 +92,9 @@ evaluated or reported genome moves a fixed queen; a queen on a forbidden square 
 to the fitness, so a board of fitness 0 never uses one. The combination encoding starts from a
 random allowed square per column (:func:`~jaxqueens.solvers.constrained.allowed_start`).
 
-Randomness: island i of a trial draws one 32-bit seed from the trial key (``fold_in(key, i)``);
-generation g uses the hash of (island seed, g), so a generation's draws do not depend on how
-the generations are chunked.
+Randomness: island i of a trial draws one 64-bit stream seed from the trial key
+(``fold_in(key, i)``; :func:`jaxqueens.core.rng.chain_seeds`); generation g uses the hash of
+(island seed, g), so a generation's draws do not depend on how the generations are chunked.
 
 Functions: :func:`init`, :func:`generation` (one generation and its :class:`Metrics`, whether or
 not the trial is done: what the driver records), :func:`step` (its gated form), :func:`done`,
@@ -115,7 +115,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxqueens.core.rng import chain_seeds, hash_bits
+from jaxqueens.core.rng import chain_seeds, hash_bits, stream_bits
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import (
     ga_crossover,
@@ -331,7 +331,7 @@ class State(NamedTuple):
 
     genes: jax.Array  # [I, P, n] int8/int16 genomes
     fit: jax.Array  # [I, P] int32 (or the fitness' dtype), fitness of each genome
-    seed: jax.Array  # [I] uint32 island seeds (fixed for the run)
+    seed: jax.Array  # [I, 2] uint32 islands' 64-bit stream seeds (fixed for the run)
     gen: jax.Array  # [] int32 generations done
     best_rows: jax.Array  # [n] int8/int16 the best genome seen (the first with its fitness)
     best_fit: jax.Array  # [] its fitness
@@ -539,14 +539,15 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
     slot = jnp.arange(p, dtype=jnp.uint32)
 
     def island(seed):
-        s = hash_bits(seed, 0x7FFFFFFF, slot)
+        s = stream_bits(seed, 0x7FFFFFFF, slot)
         if config.encoding == "permutation":
             g = jax.vmap(lambda s: ga_genomes.fisher_yates(s, n))(s)
             if sh.fixed is not None:  # constrained
                 fixed = sh.fixed
                 g = jax.vmap(lambda x: ga_repair.repair_permutation(x, fixed))(g)
         elif mask is not None:  # constrained: a random allowed square per column, fixed queens
-            g = jax.vmap(lambda s: allowed_start(s, mask))(s)
+            wide = jnp.stack([s, stream_bits(seed, 0x7FFFFFFE, slot)], axis=-1)  # [P, 2]
+            g = jax.vmap(lambda s2: allowed_start(s2, mask))(wide)
         else:
             g = jax.vmap(lambda s: ga_genomes.randint(s, 0, n, n))(s)
         return g.astype(ga_genomes.gene_dtype(n))
@@ -684,7 +685,7 @@ def generation(
     Runs whether or not the trial is :func:`done` (:func:`step` is the gated form)."""
     sh = _shared(config, params, _problem(problem))
     gen = state.gen + 1
-    seeds = hash_bits(state.seed, gen, jnp.zeros((), jnp.uint32))  # [I]
+    seeds = stream_bits(state.seed, gen, jnp.zeros((), jnp.uint32))  # [I] this generation's
     if config.scheme == "steady":
         island = lambda s, g, f: steady_island(s, g, f, config, params, sh)
         genes, fit, nevals, sols, ok = jax.vmap(island)(seeds, state.genes, state.fit)

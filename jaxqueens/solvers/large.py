@@ -30,10 +30,10 @@ recompiling), :func:`init`, :func:`step`, :func:`run`::
   a fresh QS4 board (:func:`restart`); :func:`run` repeats until no conflict is left or the swap
   budget (``Params.max_steps`` attempts in all) or the round budget is spent.
 
-Randomness: the chain draws one 32-bit seed from its key (:func:`jaxqueens.solvers.base.seed_of`;
-chain i of a run is keyed ``fold_in(key, i)``); a counter-based hash of (seed, counter) drives
-every swap. A restart continues the chain's stream: its seed is ``mix32(seed + golden)``, as for
-min-conflicts' attempts.
+Randomness: the chain draws one 64-bit stream seed from its whole key
+(:func:`jaxqueens.solvers.base.seed_of`; chain i of a run is keyed ``fold_in(key, i)``); a
+counter-based hash of (seed, counter) drives every swap. A restart continues the chain's stream:
+its seed is :func:`jaxqueens.core.rng.next_seed` of the last, as for min-conflicts' attempts.
 
 All loops are scalar ``dynamic_slice``/``dynamic_update_slice`` code that XLA:CPU compiles to one
 native loop (see :mod:`jaxqueens.parallel.devices`).
@@ -53,7 +53,7 @@ from jaxqueens.core.inplace import add as _add
 from jaxqueens.core.inplace import get as _get
 from jaxqueens.core.inplace import put as _set
 from jaxqueens.core.inplace import swap as _swap
-from jaxqueens.core.rng import GOLD, U32, hash_randint, mix32
+from jaxqueens.core.rng import U32, next_seed, stream_randint
 from jaxqueens.solvers.base import seed_of
 
 BYTES_PER_QUEEN = 20
@@ -133,7 +133,7 @@ class State(NamedTuple):
     rows: jax.Array  # [n] int32 permutation
     diag: jax.Array  # [2n-1] int32 queens per diagonal r + c
     anti: jax.Array  # [2n-1] int32 queens per anti-diagonal r - c + n - 1
-    seed: jax.Array  # [] uint32, the attempt's hash seed
+    seed: jax.Array  # [2] uint32, the attempt's 64-bit stream seed (low, high word)
     ctr: jax.Array  # [] uint32, hash counter
     pairs: jax.Array  # [] int32 attacking pairs (-1: the board is not placed yet)
     best: jax.Array  # [] int32 fewest pairs after a round of this attempt (PAIRS_NONE: none)
@@ -205,7 +205,7 @@ def place(s: State, config: Config, params: Params, start, stop) -> State:
 
         def attempt(u):
             k, _, rows, ctr = u
-            j = i + hash_randint(seed, ctr, jnp.uint32(0), n - i)
+            j = i + stream_randint(seed, ctr, jnp.uint32(0), n - i)
             rows, _, rj = _swap(rows, i, j)
             free = (_get(diag, i + rj) == 0) & (_get(anti, rj - i + n - 1) == 0)
             return k + 1, free, rows, ctr + U32(1)
@@ -314,8 +314,8 @@ def repair(s: State, config: Config, params: Params) -> State:
 
     def attempt(t):
         k, moves, pairs, trace, rows, diag, anti, ctr = t
-        c1 = _get(listed, hash_randint(seed, ctr, jnp.uint32(1), size))
-        c2 = hash_randint(seed, ctr, jnp.uint32(2), n - 1)
+        c1 = _get(listed, stream_randint(seed, ctr, jnp.uint32(1), size))
+        c2 = stream_randint(seed, ctr, jnp.uint32(2), n - 1)
         rows, diag, anti, delta, taken = _try_swap(
             rows, diag, anti, n, c1, c2 + (c2 >= c1), sideways
         )
@@ -366,8 +366,9 @@ def retry(s: State, config: Config, params: Params) -> jax.Array:
 
 def renew(s: State, config: Config, params: Params) -> State:
     """The next attempt's QS4 start: the identity board from the chain's next seed
-    (``mix32(seed + golden)``), the chain's totals kept (:func:`restart` places and opens it)."""
-    s2 = _blank(mix32(s.seed + U32(GOLD)), config, like=s)
+    (:func:`jaxqueens.core.rng.next_seed`), the chain's totals kept (:func:`restart` places and
+    opens it)."""
+    s2 = _blank(next_seed(s.seed), config, like=s)
     return s2._replace(restarts=s.restarts + 1)
 
 

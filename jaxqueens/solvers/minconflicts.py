@@ -43,8 +43,9 @@ up to 100 random rows with a single conflict, else the full scan's least-conflic
 Best board (``Config.keep_best``): each attempt's final board is scored when the attempt ends
 (O(n), once per attempt); an unsolved chain reports the board with the fewest attacking pairs.
 
-Randomness: a chain draws one 32-bit seed from its key (chain ``i`` of a batch is keyed
-``jax.random.fold_in(key, i)``, so its result does not depend on batch size, chunking or devices);
+Randomness: a chain draws one 64-bit stream seed from its whole key (chain ``i`` of a batch is
+keyed ``jax.random.fold_in(key, i)``, so its result does not depend on batch size, chunking or
+devices);
 inside the loop a counter-based integer hash (lowbias32) of (seed, counter, lane) replaces
 threefry, which costs 25x more per step on CPU.
 
@@ -85,9 +86,14 @@ from jaxqueens.core.lines import (
     positions,
     size,
 )
-from jaxqueens.core.rng import GOLD as _GOLD
 from jaxqueens.core.rng import U32 as _U32
-from jaxqueens.core.rng import hash_bits, hash_randint, idx_bits, mix32, random_permutation
+from jaxqueens.core.rng import (
+    idx_bits,
+    next_seed,
+    random_permutation,
+    stream_bits,
+    stream_randint,
+)
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.base import seed_of
 from jaxqueens.solvers.variants import INITS, MOVES, default_max_steps
@@ -193,7 +199,7 @@ class State(NamedTuple):
 
     rows: jax.Array  # [n] int32, rows[c] = row of the queen in column c
     counts: jax.Array  # [5n-2] int32, queens per row | diagonal | anti-diagonal
-    seed: jax.Array  # [] uint32, the chain's hash seed
+    seed: jax.Array  # [2] uint32, the attempt's 64-bit stream seed (low, high word)
     ctr: jax.Array  # [] uint32, hash counter (one per random event)
     steps: jax.Array  # [] int32, steps in the current attempt
     total_steps: jax.Array  # [] int32, steps over all attempts
@@ -274,11 +280,11 @@ def _init_greedy(seed, ctr, n):
         rows, counts = carry
         diag = column_cost(counts, c, -1, n) - counts[:n]  # diagonal attacks on each row
         used = (counts[:n] > 0).astype(_U32)
-        rnd = hash_bits(seed, ctr + c.astype(_U32), r) >> 3
+        rnd = stream_bits(seed, ctr + c.astype(_U32), r) >> 3
         # Rows rotated by a random offset in the low bits: when the random bits tie (13-15 of
         # them for n > 8192, fewer than the candidate rows), the tie goes to no row in particular;
         # lowest-index ties piled the queens up and cost 100+ pairs at n = 3 * 10^4.
-        off = hash_randint(seed, ctr + c.astype(_U32), n, n)
+        off = stream_randint(seed, ctr + c.astype(_U32), n, n)
         low = jnp.where(r >= off, r - off, r - off + n).astype(_U32)
         key = (used << 31) | (jnp.minimum(diag, 3).astype(_U32) << 29) | (rnd & ~mask) | low
         r1 = (jnp.min(key) & mask).astype(jnp.int32) + off
@@ -306,7 +312,7 @@ def _init_qs4(seed, ctr, n, tries):
 
         def try_body(s):
             q, k, _, ct = s
-            j = i + hash_randint(seed, ct, 0, n - i)
+            j = i + stream_randint(seed, ct, 0, n - i)
             q, _, r = inplace.swap(q, i, j)
             free = (dfl[i + r] == 0) & (dfl[3 * n - 2 + r - i] == 0)
             return q, k + 1, free, ct + _U32(1)
@@ -332,7 +338,7 @@ def init_board(
         assert mask is not None  # a constrained config comes with its instance
         return rules.allowed_start(seed, mask, ctr)
     if config.init == "random":
-        return hash_randint(seed, ctr, jnp.arange(n), n)
+        return stream_randint(seed, ctr, jnp.arange(n), n)
     if config.init == "permutation":
         return random_permutation(seed, ctr, n)
     if config.init == "greedy":
@@ -341,7 +347,7 @@ def init_board(
 
 
 # Within an attempt, initialisation draws from counters below 2^23, steps from 2^23 on. A restart
-# re-seeds the attempt with mix32(seed + golden), so the chain's stream continues.
+# re-seeds the attempt with rng.next_seed(seed), so the chain's stream continues.
 _STEP_BASE = 1 << 23
 
 
@@ -349,7 +355,7 @@ def fresh_attempt(
     s: State, config: Config, params: Params, reseed: bool = True, mask: rules.Mask | None = None
 ) -> State:
     """``s`` on the fresh board of its next attempt (``reseed``) or of its current one."""
-    seed = mix32(s.seed + _U32(_GOLD)) if reseed else s.seed
+    seed = next_seed(s.seed) if reseed else s.seed
     rows = init_board(seed, _U32(0), config, params, mask)
     counts = _counts_of(rows, config)
     return s._replace(
@@ -448,7 +454,9 @@ def _pick_scan(s: State, n: int, config: Config | None = None):
         if config is None
         else _conflicted(s.rows, s.counts, config)
     )
-    key = jnp.where(conf, (hash_bits(s.seed, s.ctr, c) & ~mask) | c.astype(_U32), _U32(0xFFFFFFFF))
+    key = jnp.where(
+        conf, (stream_bits(s.seed, s.ctr, c) & ~mask) | c.astype(_U32), _U32(0xFFFFFFFF)
+    )
     k = jnp.min(key)
     return (k & mask).astype(jnp.int32), k != _U32(0xFFFFFFFF)
 
@@ -469,7 +477,7 @@ def _pick_conflicted(s: State, config: Config):
 
     def body(t):
         k, _, _ = t
-        c = hash_randint(s.seed, s.ctr, 2 * n + k, n)
+        c = stream_randint(s.seed, s.ctr, 2 * n + k, n)
         return k + 1, c, _is_conflicted(s.rows, s.counts, c, n, config.toroidal)
 
     _, c, found = lax.while_loop(cond, body, (jnp.int32(0), jnp.int32(0), jnp.bool_(False)))
@@ -496,7 +504,7 @@ def choose_row(
         cost = jnp.minimum(rules.column_cost(s.counts, c, s.rows[c], n, True), 3)
     else:
         cost = jnp.minimum(column_cost(s.counts, c, s.rows[c], n), 3)
-    rnd = hash_bits(s.seed, s.ctr, r + n) >> 3
+    rnd = stream_bits(s.seed, s.ctr, r + n) >> 3
     if config.tabu:
         later = jnp.any(s.tabu[:, None] == (c * n + r)[None, :], axis=0) | (r == s.rows[c])
         key = (cost.astype(_U32) << 30) | (later.astype(_U32) << 29) | (rnd & ~low) | r.astype(_U32)
@@ -508,7 +516,7 @@ def choose_row(
     if config.move == "cisc352":
         # Stage 1 is the minimum above when it has no conflict; else stage 2 probes random rows
         # for one with a single conflict; stage 3 keeps the full scan's least-conflicted row.
-        probe = hash_randint(s.seed, s.ctr, 3 * n + jnp.arange(CISC352_PROBES), n)
+        probe = stream_randint(s.seed, s.ctr, 3 * n + jnp.arange(CISC352_PROBES), n)
         ok = cost[probe] == 1
         if ok_rows is not None:
             ok = ok & ok_rows[probe]
@@ -624,11 +632,9 @@ def resume(
     if isinstance(r, Fresh):
         return _init(seed, config, params, problem)._replace(until=jnp.asarray(r.until, jnp.int32))
     fresh = r.restarts < 0
-    # Attempt k draws from seed_k = f^k(seed) with f(x) = mix32(x + golden) (fresh_attempt);
+    # Attempt k draws from seed_k = f^k(seed) with f = rng.next_seed (fresh_attempt);
     # O(k) scalar steps, small beside the k attempts that the chain has run.
-    seed = lax.fori_loop(
-        0, jnp.maximum(r.restarts + 1, 0), lambda _, x: mix32(x + _U32(_GOLD)), seed
-    )
+    seed = lax.fori_loop(0, jnp.maximum(r.restarts + 1, 0), lambda _, x: next_seed(x), seed)
     s = _blank(seed, config)
     s = s._replace(
         restarts=jnp.where(fresh, 0, r.restarts + 1),

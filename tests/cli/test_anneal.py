@@ -47,11 +47,11 @@ def test_cli_all_methods_with_plot(tmp_path, capsys):
 
 def test_bare_size_and_resume_per_method(tmp_path, capsys):
     out = tmp_path / "two"
-    argv = ["anneal", "6", "--method", "ls,ta", "--chains", "8", "--steps", "200", "--quiet"]
+    argv = ["anneal", "6", "--method", "ls,ta", "--chains", "64", "--steps", "200", "--quiet"]
     assert main([*argv, "--out", str(out)]) == 0
     assert "LS: n = 6" in capsys.readouterr().out
     summary = json.loads((out / "ta" / "summary.json").read_text())
-    assert summary["n"] == 6 and summary["method"] == "ta" and summary["chains"] == 8
+    assert summary["n"] == 6 and summary["method"] == "ta" and summary["chains"] == 64
     assert main([*argv, "--resume", str(out)]) == 0  # both methods had finished: nothing to do
     assert "n = 6" not in capsys.readouterr().out
     (out / "ta" / "summary.json").unlink()

@@ -42,6 +42,18 @@ def test_chain_results_independent_of_batching_and_strategy():
     _assert_same(ref, one)  # the family's own run, chain by chain
 
 
+def test_defect_chains_21617_and_73597_of_seed_0_ran_as_one_chain():
+    """Their 32-bit seeds were equal, so ``solve -n 32 --chains 100000`` reported the same steps
+    and board twice; with 64-bit stream seeds the two chains are different searches."""
+    kernel, prm = family(n=32)
+    a, b = (
+        jax.device_get(chains.run_mapped(kernel, jax.random.key(0), 1, prm, offset=i))
+        for i in (21617, 73597)
+    )
+    assert bool(a.solved[0]) and bool(b.solved[0])
+    assert not np.array_equal(a.rows, b.rows) or int(a.steps[0]) != int(b.steps[0])
+
+
 def test_lockstep_with_restart_cap_matches_mapped():
     kernel, prm = family(n=30, max_steps=20, max_restarts=2)
     _assert_same(

@@ -114,7 +114,7 @@ class TrialsVariantsTest(chex.TestCase):
         chex.assert_trees_all_equal((states, m0), trials.init(config, key, T, jnp.int32(0), params))
         chex.assert_shape(states.genes, (T, I, P, n))
         chex.assert_shape(states.fit, (T, I, P))
-        chex.assert_shape(states.seed, (T, I))
+        chex.assert_shape(states.seed, (T, I, 2))
         chex.assert_shape([states.gen, states.best_fit], (T,))
         chex.assert_shape(states.best_rows, (T, n))
         chex.assert_shape([m0.best, m0.avg, m0.worst, m0.nevals], (T,))

@@ -381,7 +381,9 @@ def test_allowed_start_is_allowed_and_uniform():
     allowed[2:5] = True
     mask = sls.mask_of(allowed, np.array([-1, 5, -1, -1, -1, 2]))  # column 5: stranded, fixed
     starts = np.asarray(
-        jax.jit(jax.vmap(lambda s: sls.allowed_start(s, mask)))(jnp.arange(3000, dtype=jnp.uint32))
+        jax.jit(jax.vmap(lambda s: sls.allowed_start(jnp.stack([s, s ^ 0x5EED]), mask)))(
+            jnp.arange(3000, dtype=jnp.uint32)
+        )
     )
     chex.assert_shape(starts, (3000, 6))
     assert (starts[:, 1] == 5).all() and (starts[:, 5] == 2).all()

@@ -158,10 +158,10 @@ def test_anneal_run_equals_the_driver_chain_by_chain():
 def test_ga_run_equals_the_driver_trial_by_trial():
     """The GA kernel vmapped over the trials' keys under one jit: trial t stops at the driver's
     first solved generation with one of its solutions, or spends the budget."""
-    generations, trials = 40, 6
-    res = jaxqueens.evolve(10, 30, generations, trials, seed=3, quiet=True)
+    generations, trials, seed = 40, 6, 4  # a seed whose trials end both ways
+    res = jaxqueens.evolve(10, 30, generations, trials, seed=seed, quiet=True)
     params = ga.default_params(res.config, **res.params, generations=generations)
-    keys = base.chain_keys(jax.random.key(3), jnp.arange(trials))
+    keys = base.chain_keys(jax.random.key(seed), jnp.arange(trials))
     out = jax.jit(jax.vmap(lambda k: ga.run(k, res.config, params)))(keys)
     solved = res.first_solved >= 0
     np.testing.assert_array_equal(np.asarray(out.solved), solved)

@@ -74,10 +74,15 @@ def test_kth_bit_and_below():
     np.testing.assert_array_equal(got, (u.astype(object) * d.astype(object)) >> 32)
 
 
+def _seed(x):
+    """A 64-bit stream seed uint32 [2] whose two words both matter."""
+    return jnp.asarray([x, x * 7 + 1], jnp.uint32)
+
+
 def _check_against_reference(n, depth, masks64, seed, lanes, res):
     """Results [S, L] of lanes ``lanes`` of stream ``seed`` on strata ``masks64`` vs Python."""
     m, e, nodes, solved, reached = (np.asarray(x) for x in res)
-    u = np.asarray(rng.hash_bits(jnp.uint32(seed), jnp.arange(n)[:, None], lanes[None, :]))
+    u = np.asarray(rng.stream_bits(_seed(seed), jnp.arange(n)[:, None], lanes[None, :]))
     for s in range(len(masks64)):
         for lane in range(len(lanes)):
             w_ref, nodes_ref, depth_ref = ref_walk(
@@ -100,7 +105,7 @@ def test_walk_matches_python_reference(n, depth):
     walk = jax.jit(
         jax.vmap(
             jax.vmap(
-                lambda mk, ln: S.walk(jnp.uint32(seed), ln, config, params, S.Problem(mk)),
+                lambda mk, ln: S.walk(_seed(seed), ln, config, params, S.Problem(mk)),
                 (None, 0),
             ),
             (0, None),
@@ -114,7 +119,7 @@ class KernelTest(parameterized.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_walk_matches_python_with_and_without_jit(self):
-        n, depth, seed, stratum = 7, 1, jnp.uint32(77), 3
+        n, depth, seed, stratum = 7, 1, _seed(77), 3
         masks64, words = _strata(n, depth)
         config, params = _setup(n, depth)
         lanes = jnp.arange(8, dtype=jnp.uint32)
@@ -133,7 +138,8 @@ class KernelTest(parameterized.TestCase):
         key = jax.random.key(3)
         s = self.variant(lambda k: S.init(k, config, params))(key)
         chex.assert_shape([s.cols, s.ld, s.rd], (1,))
-        chex.assert_shape([s.m, s.e, s.nodes, s.alive, s.seed, s.lane], ())
+        chex.assert_shape([s.m, s.e, s.nodes, s.alive, s.lane], ())
+        chex.assert_shape(s.seed, (2,))
         assert int(S.placed(s)) == 0 and not bool(S.done(s, config, params))
         step = self.variant(lambda s: S.step(s, config, params))
         for j in range(3):
@@ -150,7 +156,7 @@ def test_scan_of_step_is_the_walk_and_then_a_no_op(n, depth):
     config, params = _setup(n, depth)
     _, words = _strata(n, depth)
     lanes = jnp.arange(64, dtype=jnp.uint32)
-    seed = jnp.uint32(2024)
+    seed = _seed(2024)
 
     def scanned(mk, ln):
         def body(s, _):
@@ -243,7 +249,7 @@ def test_kernels_trace_once():
     )
     for seed in range(3):
         step(init(jax.random.key(seed), words[seed]))
-        walk(jnp.uint32(seed), jnp.uint32(seed + 1), words[seed])
+        walk(_seed(seed), jnp.uint32(seed + 1), words[seed])
 
 
 def test_group_sums_match_float64():

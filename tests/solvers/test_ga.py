@@ -83,7 +83,7 @@ class KernelVariantsTest(chex.TestCase):
         state = self.variant(lambda key, p: ga.init(key, config, p))(jax.random.key(3), params)
         chex.assert_shape(state.genes, (config.islands, config.pop, config.n))
         chex.assert_shape(state.fit, (config.islands, config.pop))
-        chex.assert_shape(state.seed, (config.islands,))
+        chex.assert_shape(state.seed, (config.islands, 2))
         chex.assert_shape([state.gen, state.best_fit], ())
         chex.assert_shape(state.best_rows, (config.n,))
         assert state.genes.dtype == jnp.int8 and int(state.gen) == 0
