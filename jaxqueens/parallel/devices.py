@@ -5,8 +5,9 @@ Importing jaxqueens changes nothing in the process (no environment variable, no 
 calls it first thing. It does three things, each process-wide:
 
 - XLA:CPU runs each computation on one core. ``shared/PERFORMANCE.md`` measured 1.7-2.2x from
-  splitting a batch over one host "device" per core, so it asks JAX for ``os.cpu_count()`` CPU
-  devices (``JAXQUEENS_CPU_DEVICES`` or the ``cpu_devices`` argument for another count, from 1 to
+  splitting a batch over one host "device" per core, so it asks JAX for one CPU device per CPU
+  the process may use (:func:`cpu_cores`: its affinity mask, else ``os.cpu_count()``;
+  ``JAXQUEENS_CPU_DEVICES`` or the ``cpu_devices`` argument for another count, from 1 to
   ``MAX_CPU_DEVICES``, XLA:CPU's limit per process). JAX fixes the count when its backend starts
   (at the first JAX computation), so this only works before that.
 - It appends ``CPU_XLA_FLAGS`` to ``XLA_FLAGS``. XLA:CPU runs each op of a ``while_loop`` body as
@@ -100,8 +101,17 @@ def check_cpu_devices() -> int | None:
 
 
 def cpu_cores() -> int:
-    """The CPU cores of this machine (``os.cpu_count()``), at most ``MAX_CPU_DEVICES``."""
-    return min(os.cpu_count() or 1, MAX_CPU_DEVICES)
+    """The CPUs this process may run on, at most ``MAX_CPU_DEVICES``.
+
+    Returns:
+      The size of the process's affinity mask (``os.sched_getaffinity``: ``taskset``, a batch
+      scheduler's cpuset), or ``os.cpu_count()`` where the system has no such mask.
+    """
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity masks here (macOS, Windows)
+        usable = os.cpu_count() or 1
+    return max(1, min(usable, MAX_CPU_DEVICES))
 
 
 @dataclasses.dataclass(frozen=True)

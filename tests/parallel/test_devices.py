@@ -5,8 +5,8 @@ item 4).
 Argument handling is tested in this process with JAX's settings recorded instead of applied (this
 process was configured by tests/conftest.py, and its backend has started); the real effects in
 fresh processes, with the variables this suite's configuration set (``JAX_*``, ``XLA_FLAGS``,
-``JAXQUEENS_*``) taken out of their environment, and ``os.cpu_count`` set to 4 so the figures do
-not depend on the machine.
+``JAXQUEENS_*``) taken out of their environment, and ``os.cpu_count`` and
+``os.sched_getaffinity`` set to 4 CPUs so the figures do not depend on the machine.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ def test_configure_asks_for_one_device_per_core_and_appends_the_flags_once(
     recorded, monkeypatch, tmp_path
 ):
     monkeypatch.setattr(os, "cpu_count", lambda: 6)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(6)), raising=False)
     done = devices.configure(cache=tmp_path / "c")
     assert done == devices.Configuration(6, devices.CPU_XLA_FLAGS, tmp_path / "c", False)
     assert recorded["jax_num_cpu_devices"] == 6 and devices._state["configured"]
@@ -69,6 +70,19 @@ def test_configure_asks_for_one_device_per_core_and_appends_the_flags_once(
         recorded["jax_num_cpu_devices"] == 2 and recorded["jax_enable_compilation_cache"] is False
     )
     assert os.environ["XLA_FLAGS"].count("xla_cpu_small_while_loop_byte_threshold") == 1
+
+
+def test_configure_counted_the_machines_cpus_not_the_ones_the_process_may_use(
+    recorded, monkeypatch
+):
+    """Under ``taskset -c 1`` on an 8-core machine configure asked for 8 devices (os.cpu_count());
+    it asks for one per CPU the process may run on."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {1}, raising=False)
+    assert devices.configure(cache=False).cpu_devices == 1
+    assert recorded["jax_num_cpu_devices"] == 1
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # a system without affinity masks
+    assert devices.cpu_cores() == 8
 
 
 def test_configure_without_loop_unrolling_adds_the_backend_option(recorded, tmp_path):
@@ -158,9 +172,15 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return {**env, "JAX_PLATFORMS": "cpu", "PYTHONUNBUFFERED": "1", **extra}
 
 
+FOUR_CORES = (
+    "import os\nos.cpu_count = lambda: 4\nos.sched_getaffinity = lambda pid: set(range(4))\n"
+)
+"""Prepended to a child's code: the machine has 4 CPUs, all of them the process's."""
+
+
 def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     out = subprocess.run(
-        [sys.executable, "-c", "import os\nos.cpu_count = lambda: 4\n" + code],
+        [sys.executable, "-c", FOUR_CORES + code],
         capture_output=True,
         text=True,
         timeout=300,
@@ -263,7 +283,7 @@ runpy.run_module("jaxqueens", run_name="__main__", alter_sys=True)
 def test_the_command_line_configures_and_never_says_it():
     """The CLI configures itself (here with 1 device of 4 cores, as asked): no notice."""
     out = subprocess.run(
-        [sys.executable, "-c", "import os\nos.cpu_count = lambda: 4\n" + CLI_RUN],
+        [sys.executable, "-c", FOUR_CORES + CLI_RUN],
         capture_output=True,
         text=True,
         timeout=300,
