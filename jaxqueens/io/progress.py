@@ -1,15 +1,34 @@
 """A small progress line for long runs: count, rate and time left, on stderr.
 
 Quiet when stderr is not a terminal (CI, pipes) or when asked; the driver calls
-``update`` once per chunk, so this never runs inside a kernel.
+``update`` once per chunk, so this never runs inside a kernel. The line is cut to the terminal's
+width (``shutil.get_terminal_size``, ``$COLUMNS`` first) at every redraw, so it never wraps: the
+count, rate and time left come first, then the driver's note; the bar narrows to the room left.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 import time
 
 from jaxqueens.io import logs
+
+BAR = 24
+"""Characters of the bar on a terminal with room for it."""
+MIN_BAR = 8
+"""The narrowest bar drawn; with less room the line has none."""
+
+
+def _columns(stream) -> int:
+    """The width of the terminal ``stream`` draws on: ``$COLUMNS``, else the terminal's, else
+    80."""
+    try:
+        own = os.get_terminal_size(stream.fileno())
+    except (AttributeError, ValueError, OSError):  # not a file, or not a terminal
+        own = os.terminal_size((80, 24))
+    return shutil.get_terminal_size(own).columns
 
 
 class Progress:
@@ -24,7 +43,12 @@ class Progress:
         self._logged = -1.0
 
     def update(self, done: int, extra: str = "") -> None:
-        """Redraw the line: ``done`` units so far, plus a free-form ``extra``."""
+        """Redraw the line, cut to the terminal's width, and log a ``--log-json`` event.
+
+        Args:
+          done: units finished so far.
+          extra: a free-form note shown after the count, rate and time left (cut first).
+        """
         elapsed = time.perf_counter() - self.start
         rate = done / elapsed if elapsed > 0 else 0.0
         if logs.enabled() and (
@@ -44,13 +68,16 @@ class Progress:
         if self.quiet:
             return
         if self.total:
-            frac = min(1.0, done / self.total)
-            bar = "#" * int(24 * frac)
             left = (self.total - done) / rate if rate > 0 and done < self.total else 0.0
-            text = f"[{bar:<24}] {done}/{self.total} {self.unit} {rate:,.0f}/s, {left:,.0f} s left"
+            text = f"{done}/{self.total} {self.unit} {rate:,.0f}/s, {left:,.0f} s left"
         else:
             text = f"{done} {self.unit} {rate:,.0f}/s, {elapsed:,.0f} s"
-        self.stream.write("\r" + text + (f"  {extra}" if extra else "") + "\033[K")
+        text += f"  {extra}" if extra else ""
+        room = _columns(self.stream) - 1  # a full row would wrap on some terminals
+        width = min(BAR, room - len(text) - 3)
+        if self.total and width >= MIN_BAR:
+            text = f"[{'#' * int(width * min(1.0, done / self.total)):<{width}}] {text}"
+        self.stream.write("\r" + text[: max(room, 1)] + "\033[K")
         self.stream.flush()
         self._shown = True
 
