@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxqueens.errors import QueensError
+
 NAMES = (
     "identity",
     "rot90",
@@ -32,6 +34,29 @@ NAMES = (
     "transpose",
     "anti-transpose",
 )
+
+
+def _permutations(boards) -> np.ndarray:
+    """``boards`` as an integer ``[B, n]`` array of permutations of 0..n-1 (the symmetries'
+    domain: a board with a row off the board, or two queens on one row, has no transpose).
+
+    Raises:
+      QueensError: another shape, a float or bool array, or a row that is not a permutation.
+    """
+    boards = np.asarray(boards)
+    if boards.ndim != 2:
+        raise QueensError(f"expected boards [B, n], got shape {list(boards.shape)}")
+    if boards.dtype == np.bool_ or not np.issubdtype(boards.dtype, np.integer):
+        raise QueensError(f"boards must hold whole row numbers, got {boards.dtype}")
+    n = boards.shape[1]
+    ok = (np.sort(boards, axis=1) == np.arange(n)).all(axis=1)
+    if not ok.all():
+        bad = int(np.argmin(ok))
+        raise QueensError(
+            f"board {bad} is not a permutation of 0..{n - 1} (a row off the board or two queens "
+            "on one row): the symmetries act on solutions"
+        )
+    return boards
 
 
 def _inverse(boards: np.ndarray) -> np.ndarray:
@@ -56,9 +81,7 @@ def transforms(boards: np.ndarray) -> np.ndarray:
     Returns:
       ``[8, B, n]`` of the same dtype.
     """
-    boards = np.asarray(boards)
-    if boards.ndim != 2:
-        raise ValueError(f"expected boards [B, n], got shape {boards.shape}")
+    boards = _permutations(boards)
     n = boards.shape[1]
     top = boards.dtype.type(n - 1)
     inv = _inverse(boards)
@@ -104,6 +127,6 @@ def stabilizer_sizes(boards: np.ndarray) -> np.ndarray:
 def fundamental(boards: np.ndarray) -> np.ndarray:
     """One canonical representative per symmetry class, sorted: ``[U, n]``."""
     boards = np.asarray(boards)
-    if boards.shape[0] == 0:
-        return boards.reshape(0, boards.shape[-1] if boards.ndim == 2 else 0)
+    if boards.ndim == 2 and boards.shape[0] == 0:
+        return boards.reshape(0, boards.shape[-1])
     return np.unique(canonical(boards), axis=0)

@@ -57,7 +57,7 @@ from jaxqueens.core.board import as_size
 from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
-from jaxqueens.errors import QueensError
+from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import cache, devices, gather, sizing
 from jaxqueens.parallel import count as batched
@@ -464,8 +464,10 @@ def _save(path: Path, fingerprint: dict, done: dict, chunks: int) -> None:
 
 
 def _check_n(n, unique: bool = False) -> int:
-    """``n`` as an int (NumPy integers accepted), checked."""
-    del unique  # fundamental counts reach every n the total does
+    """``n`` as an int (NumPy integers accepted), checked, and ``unique`` a bool (fundamental
+    counts reach every n the total does)."""
+    if not isinstance(unique, bool | np.bool_):
+        raise QueensError(f"unique must be True or False, got {clip(repr(unique))}")
     return settings.check_count_n(as_size(n))
 
 

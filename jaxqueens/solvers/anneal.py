@@ -59,6 +59,8 @@ from jax import lax
 
 from jaxqueens.core import lines
 from jaxqueens.core.rng import U32, random_permutation, stream_bits, stream_randint
+from jaxqueens.errors import QueensError
+from jaxqueens.solvers import base
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.base import seed_of
 from jaxqueens.solvers.constrained import Mask, allowed_start, mask_of  # noqa: F401 (re-exported)
@@ -83,8 +85,17 @@ class Config:
     constrained: bool = False  # Problem.mask: fixed columns and allowed squares (step only)
 
     def __post_init__(self):
+        base.check_whole("n", self.n, 4, 46340)
+        base.check_whole("step", self.step, 1)
+        base.check_whole("rounds", self.rounds, 1, 1 << 24)
+        base.check_whole("steps_per_round", self.steps_per_round, 1, 2**31 - 1)
+        base.check_whole("unroll", self.unroll, 1, 64)
+        if self.rounds * self.steps_per_round > 2**31 - 1:
+            raise QueensError(
+                f"rounds x steps_per_round must be at most {2**31 - 1:,} steps, got "
+                f"{self.rounds * self.steps_per_round:,}"
+            )
         checks = [
-            (self.n >= 4, f"n must be at least 4, got {self.n}"),
             (
                 self.method in METHODS,
                 f"method must be one of {', '.join(METHODS)}, got {self.method!r}",
@@ -139,6 +150,9 @@ def default_params(config: Config, *, t0: float = 1.0, alpha: float = 0.9) -> Pa
     (TAopt's last threshold is 0); SA temperatures ``t0 * alpha**k``. The driver calibrates
     them on a random walk instead (:func:`jaxqueens.drivers.anneal.calibrate`: TAopt's
     quantiles, SAopt's start temperature)."""
+    base.check_type("config", config, Config)
+    base.check_real("t0", t0, 0)
+    base.check_real("alpha", alpha, 0, 1, lo_open=True)
     rounds = config.rounds
     levels: np.ndarray
     if config.method == "ls":
@@ -148,6 +162,30 @@ def default_params(config: Config, *, t0: float = 1.0, alpha: float = 0.9) -> Pa
     else:
         levels = t0 * alpha ** np.arange(rounds)
     return Params(jnp.asarray(levels, jnp.float32))
+
+
+def _checked(config: Config, params, problem=None, state=None, need_params=True) -> Problem:
+    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`): types,
+    the schedule's shape and dtype (its values where concrete: finite, at least 0) and the start
+    board."""
+    base.check_type("config", config, Config)
+    if params is not None or need_params:
+        template = Params._make([np.zeros(config.rounds, np.float32)])
+        base.check_params(params, Params, template, "anneal")
+        host = base.concrete(params.schedule)
+        if host is not None and not (np.isfinite(host).all() and (host >= 0).all()):
+            raise QueensError(
+                "params.schedule must hold finite thresholds or temperatures >= 0, got "
+                f"{host.min()} .. {host.max()}"
+            )
+    if state is not None:
+        base.check_type("state", state, State, "make it with anneal.init")
+    problem = _problem(base.check_type("problem", problem, Problem) if problem else None)
+    if problem.start is not None:
+        base.check_rows("problem.start", problem.start, config.n)
+    if config.constrained and problem.mask is None:
+        raise QueensError("Config(constrained=True) needs Problem(mask=...): the instance")
+    return problem
 
 
 class Problem(NamedTuple):
@@ -318,8 +356,10 @@ def init(
     """A chain (key is consumed): on a random permutation (NMOF's ``sample.int(n)``), or on
     ``problem.start`` ([n] int32, rows in 0..n-1, repeats allowed) when given; under
     ``config.constrained`` on a random allowed square per column of ``problem.mask``
-    (:func:`allowed_start`; a start board is not used). ``params`` is not read."""
-    return _init(seed_of(key), config, _problem(problem))
+    (:func:`allowed_start`; a start board is not used). ``params`` is not read (None or a
+    ``Params``). A start row off the board is refused where the board is concrete, and replaced by
+    a random permutation's row where it is traced."""
+    return _init(seed_of(key), config, _checked(config, params, problem, need_params=False))
 
 
 def _init(seed: jax.Array, config: Config, problem: Problem) -> State:
@@ -330,7 +370,8 @@ def _init(seed: jax.Array, config: Config, problem: Problem) -> State:
     elif problem.start is None:
         rows = random_permutation(seed, U32(0), config.n)
     else:
-        rows = jnp.asarray(problem.start, jnp.int32)
+        fresh = random_permutation(seed, U32(0), config.n)
+        rows = base.on_board(jnp.asarray(problem.start, jnp.int32), fresh, config.n)
     counts = counts_of(rows, config)
     f = objective_of(counts, config.objective)
     if problem.mask is not None and config.constrained:
@@ -359,7 +400,7 @@ def step(s: State, config: Config, params: Params, problem: Problem | None = Non
     ``params.schedule`` [rounds] float32 holds the thresholds (LS, TA) or temperatures (SA), one
     per round. ``problem.mask``: the instance, read only under ``config.constrained`` (a move
     onto a forbidden square is rejected)."""
-    mask = _problem(problem).mask
+    mask = _checked(config, params, problem, state=s).mask
     updates, writes = _move(s, config, mask)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
     level = params.schedule[jnp.minimum(s.steps // config.steps_per_round, config.rounds - 1)]

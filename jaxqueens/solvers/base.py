@@ -29,6 +29,15 @@ Inside the hot loops a counter-based integer hash seeded once from the key repla
 (25x cheaper per step on the CPU, ``shared/PERFORMANCE.md``; :mod:`jaxqueens.core.rng`); its
 seed is 64 bits drawn from the whole key (:func:`seed_of`), so chains do not share streams.
 
+Every public kernel checks its arguments at the boundary with the helpers below, one per kind of
+check: a ``Config`` its fields (:func:`check_whole`, :func:`check_real`, :func:`check_choice`) in
+``__post_init__``; ``init``/``step``/``run`` their arguments' types (:func:`check_type`), a
+``Params``' leaves against the family's defaults (:func:`check_params`) and their values where
+they are concrete (:func:`concrete`), and a start board (:func:`check_rows`). A value that is traced
+cannot be read, so the kernels are written so that it cannot turn into "solved" (a start row
+off the board is replaced by a row of the attempt's fresh board, mask bits at or above n are
+dropped).
+
 Chain families (min-conflicts, LS/TA/SA) add the hooks that :mod:`jaxqueens.parallel.chains`
 batches them with (one chain per ``lax.map`` iteration on a CPU, lockstep lanes with refill on
 an accelerator): ``done(state, config, params)``, ``result(state, config, params)``,
@@ -41,11 +50,15 @@ correct but lockstep: every lane waits for the slowest chain; for many chains us
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxqueens.core.rng import stream_seed
-from jaxqueens.errors import QueensError
+from jaxqueens.errors import QueensError, clip
 
 
 def as_key(key) -> jax.Array:
@@ -86,3 +99,160 @@ def chain_keys(key, chain_ids: jax.Array) -> jax.Array:
     """Typed keys [C] of chains ``chain_ids`` [C]: ``fold_in(key, i)``."""
     key = as_key(key)
     return jax.vmap(lambda i: jax.random.fold_in(key, i))(chain_ids)
+
+
+def _shown(value) -> str:
+    return clip(repr(value))
+
+
+def check_whole(name: str, value, lo: int | None = None, hi: int | None = None) -> int:
+    """``value`` as an int: a Python or NumPy integer (not a bool, not a float such as ``8.0``)
+    in ``[lo, hi]`` (either end open when None).
+
+    Raises:
+      QueensError: naming ``name``, the value and the range.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise QueensError(f"{name} must be a whole number, got {_shown(value)}")
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        where = (
+            f"in [{lo}, {hi}]"
+            if lo is not None and hi is not None
+            else (f"at least {lo}" if lo is not None else f"at most {hi}")
+        )
+        raise QueensError(f"{name} must be {where}, got {v}")
+    return v
+
+
+def check_real(
+    name: str,
+    value,
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
+    lo_open: bool = False,
+    hi_open: bool = False,
+) -> float:
+    """``value`` as a finite float (a number, not a bool) in the range ``lo..hi`` (an end is
+    open with ``lo_open``/``hi_open``; None: unbounded).
+
+    Raises:
+      QueensError: naming ``name``, the value and the range.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        raise QueensError(f"{name} must be a number, got {_shown(value)}")
+    v = float(value)
+    low_bad = lo is not None and (v <= lo if lo_open else v < lo)
+    high_bad = hi is not None and (v >= hi if hi_open else v > hi)
+    if not math.isfinite(v) or low_bad or high_bad:
+        if lo is None and hi is None:
+            raise QueensError(f"{name} must be a finite number, got {v}")
+        left = "(" if lo_open else "["
+        right = ")" if hi_open else "]"
+        lo_s = "-inf" if lo is None else f"{lo:g}"
+        hi_s = "inf" if hi is None else f"{hi:g}"
+        raise QueensError(f"{name} must be a finite number in {left}{lo_s}, {hi_s}{right}, got {v}")
+    return v
+
+
+def check_choice(name: str, value, options) -> str:
+    """``value``, one of ``options``.
+
+    Raises:
+      QueensError: naming ``name`` and the options.
+    """
+    if not isinstance(value, str) or value not in options:
+        raise QueensError(f"{name} must be one of {', '.join(options)}, got {_shown(value)}")
+    return value
+
+
+def check_type(name: str, value, cls: type, fix: str = "") -> Any:
+    """``value`` when it is a ``cls`` (a family's ``Config``, ``Params``, ``State`` or
+    ``Problem``); a dict, a tuple or another family's class is refused.
+
+    Raises:
+      QueensError: naming the expected class, what was given and ``fix``.
+    """
+    if not isinstance(value, cls):
+        want = f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__qualname__}"
+        got = type(value)
+        given = got.__qualname__
+        if got.__module__ != "builtins":
+            given = f"{got.__module__.rsplit('.', 1)[-1]}.{given}"
+        raise QueensError(f"{name} must be a {want}, got a {given}{': ' + fix if fix else ''}")
+    return value
+
+
+def concrete(value) -> np.ndarray | None:
+    """``value`` as a host array where it can be read without tracing (a NumPy or a concrete
+    JAX array, a Python number); None inside ``jit``/``vmap`` (a tracer)."""
+    if isinstance(value, jax.core.Tracer):
+        return None
+    return np.asarray(value)
+
+
+def _kind(dtype) -> str:
+    d = np.dtype(dtype)
+    if d == np.bool_:
+        return "bool"
+    if np.issubdtype(d, np.integer):
+        return "integer"
+    if np.issubdtype(d, np.floating):
+        return "float"
+    return str(d)
+
+
+def check_params(params, cls: type, template, family: str) -> Any:
+    """``params`` when it is a ``cls`` whose every leaf has the shape and the kind of dtype
+    (integer, float) of the family's defaults ``template``: a swept ``Params`` reaches the kernel
+    per sweep point, with the defaults' shapes.
+
+    Raises:
+      QueensError: a wrong type, a missing leaf, a wrong shape or dtype, naming the field.
+    """
+    check_type("params", params, cls, f"make it with {family}.default_params(config)")
+    for field, value, want in zip(params._fields, params, template, strict=True):
+        if value is None:
+            raise QueensError(f"params.{field} is missing: make params with default_params(config)")
+        try:
+            shape, dtype = jnp.shape(value), jnp.result_type(value)
+        except TypeError as err:
+            raise QueensError(f"params.{field} must be an array, got {_shown(value)}") from err
+        if shape != jnp.shape(want) or _kind(dtype) != _kind(jnp.result_type(want)):
+            raise QueensError(
+                f"params.{field} must be {_kind(jnp.result_type(want))} of shape "
+                f"{list(jnp.shape(want))}, got {dtype}{list(shape)}"
+            )
+    return params
+
+
+def check_rows(name: str, rows, n: int) -> jax.Array:
+    """A board ``rows`` [n] given to a kernel (a start board): any integer dtype, shape ``[n]``;
+    where it is concrete, every row in ``[0, n)``. Returns it as int32. A traced board's values
+    cannot be read: the kernel must not trust them (:func:`on_board`).
+
+    Raises:
+      QueensError: a float or bool board, a wrong length, a row off the board.
+    """
+    try:
+        shape, dtype = jnp.shape(rows), jnp.result_type(rows)
+    except TypeError as err:
+        raise QueensError(f"{name} must be an integer array [n], got {_shown(rows)}") from err
+    if _kind(dtype) != "integer":
+        raise QueensError(f"{name} must hold whole row numbers, got {dtype}: pass an int32 array")
+    if shape != (n,):
+        raise QueensError(f"{name} must have shape [{n}] (one row per column), got {list(shape)}")
+    host = concrete(rows)
+    if host is not None and host.size and (host.min() < 0 or host.max() >= n):
+        bad = int(np.argmax((host < 0) | (host >= n)))
+        raise QueensError(
+            f"{name}[{bad}] = {int(host[bad])} is off the board: rows lie in 0..{n - 1}"
+        )
+    return jnp.asarray(rows).astype(jnp.int32)
+
+
+def on_board(rows: jax.Array, fallback: jax.Array, n: int) -> jax.Array:
+    """``rows`` [n] with every row outside ``[0, n)`` replaced by ``fallback``'s row of that
+    column (a traced start board: the kernel never places a queen off the board)."""
+    return jnp.where((rows >= 0) & (rows < n), rows, fallback)

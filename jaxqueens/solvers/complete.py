@@ -62,6 +62,8 @@ import numpy as np
 from jax import lax
 
 from jaxqueens.core.constraints import Constraints, column_masks
+from jaxqueens.errors import QueensError
+from jaxqueens.solvers import base
 from jaxqueens.solvers.base import ignore_key
 from jaxqueens.solvers.count import DONE, add64
 
@@ -82,6 +84,13 @@ class Config:
     toroidal: bool = False
     cap: int = 0  # enumerate: solutions listed per item and call (0: none, the fast kernel)
     decide: bool = False  # every item stops at its first solution and nothing is counted (leaner)
+
+    def __post_init__(self):
+        base.check_whole("n", self.n, 1, MAX_N)
+        base.check_whole("cap", self.cap, 0, 1 << 20)
+        for name in ("toroidal", "decide"):
+            if not isinstance(getattr(self, name), bool):
+                raise QueensError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
     @property
     def rows(self) -> int:
@@ -251,10 +260,42 @@ class Params(NamedTuple):
 def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
     """The package's default: up to ``MAX_BUDGET`` (2^31 - 1) edges a call (the driver's calls
     take 2^20 per item and split what is left over the batch)."""
-    del config  # the budget does not depend on the board
-    if not 0 <= budget <= MAX_BUDGET:
-        raise ValueError(f"budget must lie in [0, {MAX_BUDGET}] edges, got {budget}")
+    base.check_type("config", config, Config)
+    base.check_whole("budget", budget, 0, MAX_BUDGET)
     return Params(jnp.asarray(budget, jnp.int32))
+
+
+def _checked(config: Config, params: Params, problem, state=None) -> jax.Array:
+    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`), and the
+    instance's masks uint32 [n] with every bit at or above n dropped (a traced mask cannot be
+    read; a concrete one with such bits, or negative, is refused)."""
+    base.check_type("config", config, Config)
+    base.check_params(params, Params, Params._make([np.zeros((), np.int32)]), "complete")
+    budget = base.concrete(params.budget)
+    if budget is not None:
+        base.check_whole("params.budget", budget.item(), 0, MAX_BUDGET)
+    if state is not None:
+        base.check_type("state", state, State, "make it with complete.init")
+    base.check_type("problem", problem, Problem, "make it with complete.problem(constraints)")
+    n = config.n
+    try:
+        shape, dtype = jnp.shape(problem.allowed), jnp.result_type(problem.allowed)
+    except TypeError as err:
+        raise QueensError(f"problem.allowed must be an array of [{n}] row masks") from err
+    if shape != (n,):
+        raise QueensError(
+            f"problem.allowed must have shape [{n}] (one mask per column), got {list(shape)}"
+        )
+    if not jnp.issubdtype(dtype, jnp.integer):
+        raise QueensError(f"problem.allowed must hold integer row masks, got {dtype}")
+    host = base.concrete(problem.allowed)
+    if host is not None and ((host < 0).any() or (host.astype(np.uint64) >> np.uint64(n)).any()):
+        bad = int(np.argmax((host < 0) | (host.astype(np.uint64) >> np.uint64(n) != 0)))
+        raise QueensError(
+            f"problem.allowed[{bad}] = {int(host[bad])} marks rows off the board: a mask of "
+            f"n = {n} rows lies in 0..{(1 << n) - 1}"
+        )
+    return jnp.asarray(problem.allowed).astype(jnp.uint32) & jnp.uint32((1 << n) - 1)
 
 
 class Problem(NamedTuple):
@@ -299,9 +340,7 @@ def init(key, config: Config, params: Params, problem: Problem) -> State:
     """The instance's search at its root. ``key`` is unused (``None`` or a key, checked): the
     search is exact and deterministic."""
     ignore_key(key)
-    allowed = jnp.asarray(problem.allowed, jnp.uint32)
-    if allowed.shape != (config.n,):
-        raise ValueError(f"Problem.allowed must have shape ({config.n},), got {allowed.shape}")
+    allowed = _checked(config, params, problem)
     head = [0, 0, 0, allowed[0], 0, params.budget, config.cap == 0]
     lane = start(
         jnp.concatenate([jnp.stack([jnp.asarray(x, jnp.uint32) for x in head]), allowed]), config
@@ -320,12 +359,14 @@ def done(state: State, config: Config, params: Params) -> jax.Array:
 
 def step(state: State, config: Config, params: Params, problem: Problem) -> State:
     """One tree edge (:func:`edge`; a no-op once :func:`done`)."""
+    base.check_type("state", state, State, "make it with complete.init")
     return _settle(edge(state, config, keep=~live(state, config)), config)
 
 
 def resume(state: State, config: Config, params: Params, problem: Problem) -> State:
     """At most ``params.budget`` more edges (in all at most ``MAX_BUDGET`` since :func:`init`):
     the state, searched further."""
+    base.check_type("state", state, State, "make it with complete.init")
     more = jnp.minimum(params.budget, MAX_BUDGET - state.steps)
     lane = state._replace(budget=state.steps + more)
     go = lambda s: lax.while_loop(lambda x: live(x, config), lambda x: edge(x, config), s)

@@ -78,6 +78,8 @@ from jax import lax
 
 from jaxqueens.core import constellations
 from jaxqueens.core.rng import hash_randint
+from jaxqueens.errors import QueensError
+from jaxqueens.solvers import base
 from jaxqueens.solvers.base import ignore_key
 
 COLS, LD, RD, BACK, AV = range(5)  # the words of a stack row
@@ -242,8 +244,10 @@ class Config:
     levels: int
 
     def __post_init__(self):
-        if not 1 <= self.n <= 32 or self.levels < 2 or self.levels & (self.levels - 1):
-            raise ValueError(f"need 1 <= n <= 32 and levels a power of two >= 2, got {self}")
+        base.check_whole("n", self.n, 1, 32)
+        base.check_whole("levels", self.levels, 2, 1 << 12)
+        if self.levels & (self.levels - 1):
+            raise QueensError(f"levels must be a power of two >= 2, got {self.levels}")
 
     @property
     def rows(self) -> int:
@@ -271,10 +275,22 @@ def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
     """The package's default: a call may take up to ``MAX_BUDGET`` (2^31 - 1) edges, so
     :func:`run` searches every task of n <= 20 to its end in one call (a task the budget stops
     is resumed by :func:`resume`). The driver's calls take 2^27 edges, about a second."""
-    del config  # the budget does not depend on the board
-    if not 0 <= budget <= MAX_BUDGET:
-        raise ValueError(f"budget must lie in [0, {MAX_BUDGET}] edges, got {budget}")
+    base.check_type("config", config, Config)
+    base.check_whole("budget", budget, 0, MAX_BUDGET)
     return Params(jnp.asarray(budget, jnp.int32))
+
+
+def _checked(config: Config, params: Params, problem, state=None) -> None:
+    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`)."""
+    base.check_type("config", config, Config)
+    base.check_params(params, Params, Params._make([np.zeros((), np.int32)]), "count")
+    budget = base.concrete(params.budget)
+    if budget is not None:
+        base.check_whole("params.budget", budget.item(), 0, MAX_BUDGET)
+    if state is not None:
+        base.check_type("state", state, State, "make it with count.init")
+    if problem is not None:
+        base.check_type("problem", problem, Problem, "take one of count.problems(n).tasks")
 
 
 class Dfs(NamedTuple):
@@ -423,7 +439,7 @@ def init(key, config: Config, params: Params, problem: Problem) -> State:
     """The task's search at its start. ``key`` is unused (``None`` or a key, checked): the
     search is exact and deterministic."""
     ignore_key(key)
-    del params
+    _checked(config, params, problem)
     cols, ld, rd, av = (jnp.asarray(problem.prefix, jnp.uint32)[i] for i in range(4))
     root = jnp.stack([cols, ld, rd, jnp.uint32(DONE), av])  # the words of stack row 0
     stack = jnp.concatenate([root, jnp.zeros(WORDS * (config.rows - 1), jnp.uint32)])
@@ -438,6 +454,7 @@ def done(state: State, config: Config, params: Params) -> jax.Array:
 
 def step(state: State, config: Config, params: Params, problem: Problem) -> State:
     """One tree edge (:func:`edge`; a no-op once :func:`done`)."""
+    _checked(config, params, problem, state)
     nxt = edge(_dfs(state), problem.table, config)
     moved = State(nxt.d, nxt.stack, _add(state.found, nxt.found), _add(state.edges, 1))
     live = state.d >= 0
@@ -447,6 +464,7 @@ def step(state: State, config: Config, params: Params, problem: Problem) -> Stat
 def resume(state: State, config: Config, params: Params, problem: Problem) -> State:
     """At most ``params.budget`` more edges (:func:`walk`): the state, searched further (call
     again while not :func:`done`: the totals never depend on the budget)."""
+    _checked(config, params, problem, state)
     nxt, taken = walk(_dfs(state), problem.table, params, config)
     return State(nxt.d, nxt.stack, _add(state.found, nxt.found), _add(state.edges, taken))
 

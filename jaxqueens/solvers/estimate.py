@@ -48,6 +48,8 @@ import numpy as np
 from jax import lax
 
 from jaxqueens.core.rng import stream_bits
+from jaxqueens.errors import QueensError
+from jaxqueens.solvers import base
 from jaxqueens.solvers.base import seed_of
 from jaxqueens.solvers.variants import ESTIMATE_MAX_N as MAX_N
 
@@ -68,10 +70,8 @@ class Config:
     depth: int = 0
 
     def __post_init__(self):
-        if not 1 <= self.n <= MAX_N:
-            raise ValueError(f"n must lie in [1, {MAX_N}], got {self.n}")
-        if not 0 <= self.depth <= self.n:
-            raise ValueError(f"depth must lie in [0, n = {self.n}], got {self.depth}")
+        base.check_whole("n", self.n, 1, MAX_N)
+        base.check_whole("depth", self.depth, 0, self.n)
 
     @property
     def words(self) -> int:
@@ -252,18 +252,28 @@ def start(seed, lane, config: Config, params: Params, problem: Problem | None = 
     stratum of ``problem.masks``, or the root. Its draw at level j is
     ``stream_bits(seed, j, lane)``; the
     driver runs call c's probes as lanes of the stream
-    :func:`jaxqueens.drivers.estimate.call_seed` ``(seed, c)``."""
+    :func:`jaxqueens.drivers.estimate.call_seed` ``(seed, c)``. Mask bits at or above n are
+    dropped."""
+    base.check_type("config", config, Config)
+    base.check_type("params", params, Params, "make it with estimate.default_params(config)")
+    if problem is not None:
+        base.check_type("problem", problem, Problem)
+    if jnp.shape(seed) != (2,):
+        raise QueensError(f"seed must be a 64-bit stream seed uint32 [2], got {jnp.shape(seed)}")
     words = config.words
     masks = None if problem is None else problem.masks
     if masks is None:
         if config.depth:
-            raise ValueError(
+            raise QueensError(
                 f"a probe at depth {config.depth} starts at a stratum: pass Problem(masks=...)"
             )
         masks = jnp.zeros((3, words), U32)
     masks = jnp.asarray(masks, U32)
     if masks.shape != (3, words):
-        raise ValueError(f"Problem.masks must have shape (3, {words}), got {masks.shape}")
+        raise QueensError(f"Problem.masks must have shape (3, {words}), got {masks.shape}")
+    n = config.n
+    full = jnp.asarray([((1 << n) - 1 >> (32 * w)) & 0xFFFFFFFF for w in range(words)], U32)
+    masks = masks & full
     return State(
         cols=masks[0],
         ld=masks[1],
@@ -295,6 +305,7 @@ def done(s: State, config: Config, params: Params) -> jax.Array:
 def step(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
     """One level down: a uniformly random free row of the next column, the weight multiplied by
     the number of free rows (a no-op once :func:`done`)."""
+    base.check_type("state", s, State, "make it with estimate.init")
     lv = placed(s)
     nxt = _from_walk(_level(_walk(s), lv, s.seed, s.lane, config), s)
     return jax.tree.map(lambda a, b: jnp.where(lv < config.n, a, b), nxt, s)
@@ -316,6 +327,7 @@ def finish(s: State, config: Config, params: Params) -> Result:
     """The probe from any state ``s`` (at a level >= ``config.depth``) down to depth n or death:
     :func:`step` repeated. For a probe at its start :func:`walk` is the same and faster (its
     loop's counter is the level, shared by every lane under ``vmap``)."""
+    base.check_type("state", s, State, "make it with estimate.init")
     s = lax.fori_loop(0, config.n - config.depth, lambda _, s: step(s, config, params), s)
     return result(s, config, params)
 

@@ -118,6 +118,7 @@ from jax import lax
 from jaxqueens.core.rng import chain_seeds, hash_bits, stream_bits
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import (
+    base,
     ga_crossover,
     ga_fitness,
     ga_genomes,
@@ -187,8 +188,10 @@ class Config:
                 raise QueensError(f"ga.Config: {msg}")
 
         for name in ("n", "pop", "islands", "tournament", "elite", "migrants"):
-            v = getattr(self, name)
-            need(isinstance(v, (int, np.integer)) and not isinstance(v, bool), f"{name} = {v!r}")
+            try:
+                base.check_whole(name, getattr(self, name))
+            except QueensError as err:
+                raise QueensError(f"ga.Config: {err}") from None
         need(4 <= self.n <= MAX_N, f"n = {self.n} must lie in 4..{MAX_N}")
         need(self.encoding in ENCODINGS, f"encoding {self.encoding!r} is not one of {ENCODINGS}")
         need(self.scheme in SCHEMES, f"scheme {self.scheme!r} is not one of {SCHEMES}")
@@ -282,21 +285,8 @@ def default_params(
     tournament = config.tournament if tournament is None else tournament
     elite = config.elite if elite is None else elite
     migrants = config.migrants if migrants is None else migrants
-    checks = (
-        (0 <= cxpb <= 1 and 0 <= mutpb <= 1 and 0 <= indpb <= 1, "cxpb, mutpb, indpb in [0, 1]"),
-        ((2 if steady else 1) <= tournament <= config.tournament, "tournament in its capacity"),
-        (0 <= elite <= config.elite, f"elite in 0..Config.elite ({config.elite})"),
-        (1 <= migrants <= config.migrants, f"migrants in 1..Config.migrants ({config.migrants})"),
-        (migrate_every >= 0 and generations >= 0, "migrate_every >= 0 and generations >= 0"),
-    )
-    for ok, what in checks:
-        if not ok:
-            raise QueensError(
-                f"ga.default_params: {what} required, got cxpb={cxpb}, mutpb={mutpb}, "
-                f"indpb={indpb}, tournament={tournament} (capacity {config.tournament}), "
-                f"elite={elite}, migrants={migrants}, migrate_every={migrate_every}, "
-                f"generations={generations}"
-            )
+    values = (cxpb, mutpb, indpb, tournament, elite, migrants, migrate_every, generations, target)
+    _check_values(dict(zip(Params._fields, values, strict=True)), config)
     # NumPy leaves: building them dispatches no XLA operation (each eager conversion compiles a
     # program at a process's first use); jit and vmap take them as they take JAX arrays.
     f32 = lambda v: np.asarray(v, np.float32)
@@ -314,6 +304,49 @@ def default_params(
             f32(target),
         )
     )
+
+
+def _check_values(v: dict, config: Config, prefix: str = "ga.default_params: ") -> None:
+    """The values of a :class:`Params` (host numbers), each in its range."""
+    steady = config.scheme == "steady"
+    ranges = {
+        "tournament": (2 if steady else 1, config.tournament),
+        "elite": (0, config.elite),
+        "migrants": (1, config.migrants),
+        "migrate_every": (0, 2**31 - 1),
+        "generations": (0, 2**31 - 1),
+    }
+    try:
+        for name in ("cxpb", "mutpb", "indpb"):
+            base.check_real(name, v[name], 0, 1)
+        for name, (lo, hi) in ranges.items():
+            base.check_whole(name, v[name], lo, hi)
+        base.check_real("target", v["target"])
+    except QueensError as err:
+        raise QueensError(f"{prefix}{err}") from None
+
+
+def _checked(config: Config, params: Params, problem=None, state=None) -> None:
+    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`): types,
+    the params' shapes and dtypes, and their values where concrete."""
+    base.check_type("config", config, Config)
+    base.check_params(params, Params, _TEMPLATE, "ga")
+    host = [base.concrete(x) for x in params]
+    if all(h is not None and h.ndim == 0 for h in host):
+        _check_values(
+            {k: h.item() for k, h in zip(Params._fields, host, strict=True)},  # type: ignore[union-attr]
+            config,
+            "params.",
+        )
+    if state is not None:
+        base.check_type("state", state, State, "make it with ga.init")
+    if problem is not None:
+        base.check_type("problem", problem, Problem)
+
+
+_TEMPLATE = Params._make(
+    np.zeros((), np.int32 if f in Params._fields[3:8] else np.float32) for f in Params._fields
+)
 
 
 class Problem(NamedTuple):
@@ -533,6 +566,7 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
     of ``problem.mask`` stands on its square (and the combination encoding starts from a random
     allowed square per column).
     """
+    _checked(config, params, problem)
     n, p = config.n, config.pop
     sh = _shared(config, params, _problem(problem))
     mask = sh.mask
@@ -725,6 +759,7 @@ def done(state: State, config: Config, params: Params) -> jax.Array:
 
 def step(state: State, config: Config, params: Params, problem: Problem | None = None) -> State:
     """One generation (:func:`generation`); a no-op once :func:`done`."""
+    _checked(config, params, problem, state)
     return lax.cond(
         done(state, config, params),
         lambda s: s,
@@ -746,6 +781,7 @@ def result(state: State, config: Config, params: Params) -> Result:
 def finish(state: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
     """Generations from ``state`` until :func:`done` (a ``lax.while_loop``), then its result:
     :func:`run` from a given state."""
+    _checked(config, params, problem, state)
     state = lax.while_loop(
         lambda s: ~done(s, config, params),
         lambda s: generation(s, config, params, problem)[0],

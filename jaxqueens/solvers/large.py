@@ -54,6 +54,7 @@ from jaxqueens.core.inplace import get as _get
 from jaxqueens.core.inplace import put as _set
 from jaxqueens.core.inplace import swap as _swap
 from jaxqueens.core.rng import U32, next_seed, stream_randint
+from jaxqueens.solvers import base
 from jaxqueens.solvers.base import seed_of
 
 BYTES_PER_QUEEN = 20
@@ -80,12 +81,9 @@ class Config:
     trace_size: int = 4096
 
     def __post_init__(self):
-        if not 4 <= self.n <= MAX_N:
-            raise ValueError(f"n must lie in [4, {MAX_N}], got {self.n}")
-        if self.list_size < 1 or self.trace_size < 1:
-            raise ValueError(
-                f"list_size and trace_size must be >= 1, got {self.list_size}, {self.trace_size}"
-            )
+        base.check_whole("n", self.n, 4, MAX_N)
+        base.check_whole("list_size", self.list_size, 1, 1 << 24)
+        base.check_whole("trace_size", self.trace_size, 1, 1 << 24)
 
 
 class Params(NamedTuple):
@@ -110,21 +108,31 @@ def default_params(
 ) -> Params:
     """The package's defaults (Sosic & Gu's 100 QS4 tries, no free tail, a restart after 50
     stalled rounds, 2^30 swap attempts, 10^5 rounds), any of them overridden."""
+    base.check_type("config", config, Config)
     values = (tries, free_tail, stall_rounds, max_steps, max_rounds)
-    if not (
-        1 <= tries <= INT32_MAX
-        and 0 <= free_tail <= config.n
-        and 1 <= stall_rounds <= INT32_MAX
-        and 1 <= max_steps <= INT32_MAX
-        and 1 <= max_rounds <= INT32_MAX
-    ):
-        raise ValueError(
-            f"tries >= 1, 0 <= free_tail <= n ({config.n}), stall_rounds >= 1, "
-            f"1 <= max_steps <= {INT32_MAX:,} and max_rounds >= 1 required, got {values}"
-        )
+    _check_values(values, config)
     # NumPy leaves: building them dispatches no XLA operation (a short job's first eager
     # conversions cost ~20 ms of compilation); jit and vmap take them as they take JAX arrays.
     return Params._make(np.asarray(v, np.int32) for v in values)
+
+
+def _check_values(values, config: Config) -> None:
+    for name, v in zip(Params._fields, values, strict=True):
+        base.check_whole(name, v, 0 if name == "free_tail" else 1, INT32_MAX)
+    base.check_whole("free_tail", values[1], 0, config.n)
+
+
+def _checked(config: Config, params: Params, state=None) -> None:
+    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`): types,
+    the params' shapes and dtypes, and their values where concrete."""
+    base.check_type("config", config, Config)
+    template = Params._make(np.zeros((), np.int32) for _ in Params._fields)
+    base.check_params(params, Params, template, "large")
+    host = [base.concrete(v) for v in params]
+    if all(h is not None for h in host):
+        _check_values([h.item() for h in host], config)  # type: ignore[union-attr]
+    if state is not None:
+        base.check_type("state", state, State, "make it with large.init")
 
 
 class State(NamedTuple):
@@ -164,6 +172,7 @@ def empty(key: jax.Array, config: Config, params: Params) -> State:
     """QS4's start (key is consumed): the identity board, empty counts (QS4's swaps draw the
     random permutation). Not yet a board to repair: :func:`place` every column, then
     :func:`ready`."""
+    _checked(config, params)
     return _blank(seed_of(key), config)
 
 
@@ -389,6 +398,7 @@ def _advance(s: State, config: Config, params: Params) -> State:
 
 def step(s: State, config: Config, params: Params) -> State:
     """One repair round, or a restart once the repair has stalled (a no-op once :func:`done`)."""
+    _checked(config, params, s)
     return lax.cond(done(s, config, params), lambda s: s, lambda s: _advance(s, config, params), s)
 
 
@@ -408,6 +418,7 @@ def result(s: State, config: Config, params: Params) -> Result:
 def finish(s: State, config: Config, params: Params) -> Result:
     """Rounds (and restarts) from ``s`` until solved or out of budget: :func:`run` from a given
     state."""
+    _checked(config, params, s)
     s = lax.while_loop(lambda s: ~done(s, config, params), lambda s: _advance(s, config, params), s)
     return result(s, config, params)
 

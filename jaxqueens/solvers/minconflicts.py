@@ -94,6 +94,8 @@ from jaxqueens.core.rng import (
     stream_bits,
     stream_randint,
 )
+from jaxqueens.errors import QueensError
+from jaxqueens.solvers import base
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.base import seed_of
 from jaxqueens.solvers.variants import INITS, MOVES, default_max_steps
@@ -136,14 +138,12 @@ class Config:
     scatter_counts: bool = False
 
     def __post_init__(self):
-        if self.n < 4 or self.n > 46340:
-            raise ValueError(f"n must lie in [4, 46340], got {self.n}")
-        if self.init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
-        if self.move not in MOVES:
-            raise ValueError(f"move must be one of {MOVES}, got {self.move!r}")
-        if self.tabu < 0 or self.unroll < 1:
-            raise ValueError(f"tabu >= 0 and unroll >= 1 required, got {self.tabu}, {self.unroll}")
+        base.check_whole("n", self.n, 4, 46340)
+        base.check_choice("init", self.init, INITS)
+        base.check_choice("move", self.move, MOVES)
+        base.check_whole("tabu", self.tabu, 0, 1 << 20)
+        base.check_whole("unroll", self.unroll, 1, 64)
+        base.check_whole("pick_tries", self.pick_tries, -1, 1 << 20)
         if (self.toroidal or self.constrained) and self.init not in ("random", "permutation"):
             raise ValueError(
                 f"init {self.init} is not written for toroidal or constrained boards; "
@@ -170,17 +170,40 @@ def default_params(
 ) -> Params:
     """The package's defaults (:func:`jaxqueens.solvers.variants.default_max_steps` steps per
     attempt, a million restarts, the whole tabu capacity), any of them overridden."""
+    base.check_type("config", config, Config)
     plain = not (config.toroidal or config.constrained)
     max_steps = default_max_steps(config.n, plain=plain) if max_steps is None else max_steps
     tabu = config.tabu if tabu is None else tabu
-    if not (max_steps >= 1 and max_restarts >= 0 and 0 <= tabu <= config.tabu and qs4_tries >= 1):
-        raise ValueError(
-            f"max_steps >= 1, max_restarts >= 0, 0 <= tabu <= Config.tabu ({config.tabu}) and "
-            f"qs4_tries >= 1 required, got {max_steps}, {max_restarts}, {tabu}, {qs4_tries}"
-        )
+    _check_values(max_steps, max_restarts, tabu, qs4_tries, config)
     # NumPy leaves: building them dispatches no XLA operation (a short job's first eager
     # conversions cost ~40 ms of compilation); jit and vmap take them as they take JAX arrays.
     return Params._make(np.asarray(v, np.int32) for v in (max_steps, max_restarts, tabu, qs4_tries))
+
+
+def _check_values(max_steps, max_restarts, tabu, qs4_tries, config: Config) -> None:
+    base.check_whole("max_steps", max_steps, 1, 2**31 - 1)
+    base.check_whole("max_restarts", max_restarts, 0, 2**31 - 1)
+    base.check_whole("tabu", tabu, 0, config.tabu)
+    base.check_whole("qs4_tries", qs4_tries, 1, 2**31 - 1)
+
+
+def _checked(config: Config, params: Params, problem=None, state=None) -> Problem:
+    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`): types,
+    the params' shapes and dtypes, their values and the start board where concrete."""
+    base.check_type("config", config, Config)
+    base.check_params(params, Params, _TEMPLATE, "minconflicts")
+    host = [base.concrete(v) for v in params]
+    if all(h is not None and h.ndim == 0 for h in host):
+        steps, restarts, tabu, tries = (h.item() for h in host)  # type: ignore[union-attr]
+        _check_values(steps, restarts, tabu, tries, config)
+    if state is not None:
+        base.check_type("state", state, State, "make it with minconflicts.init")
+    problem = _problem(base.check_type("problem", problem, Problem) if problem else None)
+    if problem.start is not None:
+        base.check_rows("problem.start", problem.start, config.n)
+    if config.constrained and problem.mask is None:
+        raise QueensError("Config(constrained=True) needs Problem(mask=...): the instance")
+    return problem
 
 
 class Problem(NamedTuple):
@@ -222,6 +245,9 @@ class Result(NamedTuple):
     restarts: jax.Array  # [] int32, index of the last attempt
     best: jax.Array  # [] int32, attacking pairs of ``rows`` (0 when solved)
 
+
+_TEMPLATE = Params._make(np.zeros((), np.int32) for _ in Params._fields)
+"""The shape and dtype of every :class:`Params` leaf (``base.check_params`` compares them)."""
 
 PAIRS_NONE = 2**31 - 1
 """``State.best_pairs`` before any attempt has ended."""
@@ -416,15 +442,18 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
 
     With ``problem.start`` ([n] int32, values in 0..n-1) the first attempt starts from that board;
     restarts draw fresh boards with ``config.init`` as usual. Under ``config.constrained`` every
-    attempt starts on a random allowed square per column of ``problem.mask``.
+    attempt starts on a random allowed square per column of ``problem.mask``. A start row off the
+    board is refused where the board is concrete, and replaced by the fresh board's row where it
+    is traced.
     """
-    return _init(seed_of(key), config, params, _problem(problem))
+    problem = _checked(config, params, problem)
+    return _init(seed_of(key), config, params, problem)
 
 
 def _init(seed: jax.Array, config: Config, params: Params, problem: Problem) -> State:
     s = fresh_attempt(_blank(seed, config), config, params, reseed=False, mask=problem.mask)
     if problem.start is not None:
-        start = jnp.asarray(problem.start, jnp.int32)
+        start = base.on_board(jnp.asarray(problem.start, jnp.int32), s.rows, config.n)
         s = s._replace(rows=start, counts=_counts_of(start, config))
     return s
 
@@ -591,6 +620,7 @@ def restart(s: State, config: Config, params: Params, problem: Problem | None = 
 def step(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
     """One step: a min-conflicts move, or, once an attempt has ended unsolved with restarts left,
     the next attempt's fresh board (a no-op once :func:`done`)."""
+    problem = _checked(config, params, problem, state=s)
     return lax.cond(
         retry(s, config, params),
         lambda s: restart(s, config, params, problem),
@@ -627,7 +657,7 @@ def resume(
     ``r.restarts < 0``: as :func:`init`) or the next attempt of a paused chain; it pauses after
     attempt ``r.until`` (``r.until < 0``: a stopped state, the chain is skipped). Selects, not
     branches: the per-chain cost of a call stays that of :func:`init`."""
-    problem = _problem(problem)
+    problem = _checked(config, params, problem)
     seed = seed_of(key)
     if isinstance(r, Fresh):
         return _init(seed, config, params, problem)._replace(until=jnp.asarray(r.until, jnp.int32))
@@ -642,7 +672,7 @@ def resume(
     )
     s = fresh_attempt(s, config, params, reseed=False, mask=problem.mask)
     if problem.start is not None:
-        start = jnp.asarray(problem.start, jnp.int32)
+        start = base.on_board(jnp.asarray(problem.start, jnp.int32), s.rows, config.n)
         s = s._replace(
             rows=jnp.where(fresh, start, s.rows),
             counts=jnp.where(fresh, _counts_of(start, config), s.counts),
@@ -654,6 +684,7 @@ def resume(
 def finish(s: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
     """Attempts from ``s`` until solved, out of restarts, or paused at ``s.until``: the fast
     loop of :func:`run` (an attempt's steps in an inner ``while_loop``, restarts outside it)."""
+    problem = _checked(config, params, problem, state=s)
 
     def cond(s):
         return ~s.solved & (s.restarts <= params.max_restarts) & ~(s.stop)

@@ -212,3 +212,15 @@ def test_defect_17_dedup_and_inverse_at_large_n_match_numpy():
     np.testing.assert_array_equal(
         np.asarray(symmetry_jax.inverse(np.array([[1, 1, 0]]))), [[2, 0, 0]]
     )
+
+
+@pytest.mark.parametrize("fn", [symmetry.canonical, symmetry.fundamental, symmetry.transforms])
+def test_defect_symmetries_of_off_board_or_float_boards(fn):
+    """canonical/fundamental raised IndexError on a row off the board, and canonical of a float
+    board returned floats: both are refused in one line."""
+    from jaxqueens.errors import QueensError
+
+    with pytest.raises(QueensError, match="not a permutation"):
+        fn(np.array([[0, 4, 7, 5, 2, 6, 1, 11]]))
+    with pytest.raises(QueensError, match="whole row numbers"):
+        fn(np.array([[0.0, 4, 7, 5, 2, 6, 1, 3]]))

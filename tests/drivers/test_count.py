@@ -445,3 +445,11 @@ def test_plan_count_answers_at_the_largest_n_without_whole_tasks(monkeypatch):
     assert max(budgets) <= count.PLAN_CALL_EDGES
     assert plan.tasks > 10**6 and plan.edges > 1e20 and plan.estimate_seconds > 86400 * 365
     assert plan.sampled >= count.PLAN_PROBES and plan.edges_error < 0.2 * plan.edges
+
+
+@pytest.mark.parametrize("unique", ["yes", 1, None])
+def test_defect_count_solutions_took_unique_that_is_not_a_bool(unique):
+    from jaxqueens.errors import QueensError
+
+    with pytest.raises(QueensError, match="unique must be True or False"):
+        count.count_solutions(8, unique=unique)

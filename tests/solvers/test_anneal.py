@@ -449,3 +449,43 @@ class ConstrainedKernelTest(parameterized.TestCase):
     def test_constrained_needs_the_step_neighbour(self):
         with pytest.raises(ValueError, match="step neighbour"):
             sls.Config(n=8, neighbour="swap", constrained=True)
+
+
+# ----------------------------------------------------------------------------- checked inputs
+
+
+def test_defect_anneal_took_off_board_float_and_short_starts():
+    """An out-of-range start ran and said solved, a float start ran, a length-5 start gave a
+    5-row result; a traced off-board row is replaced, never reported."""
+    from jaxqueens.errors import QueensError
+
+    config = sls.Config(n=8, method="sa", neighbour="swap", rounds=10, steps_per_round=400)
+    params = sls.default_params(config)
+    key = jax.random.key(0)
+    for start, needle in (
+        ([0, 4, 7, 5, 2, 6, 1, 11], "off the board"),
+        (np.arange(8.0), "whole row numbers"),
+        (np.arange(5), r"shape \[8\]"),
+    ):
+        with pytest.raises(QueensError, match=needle):
+            sls.run(key, config, params, sls.Problem(start=jnp.asarray(start)))
+    run = jax.jit(lambda st: sls.run(key, config, params, sls.Problem(start=st)))
+    out = jax.device_get(run(jnp.asarray([0, 4, 7, 5, 2, 6, 1, 11], jnp.int32)))
+    assert ((out.rows >= 0) & (out.rows < 8)).all()
+    assert not bool(out.solved) or checker.is_solution(out.rows)
+
+
+def test_defect_anneal_params_took_nan_negative_and_wrong_schedules():
+    """t0=nan, t0=-1 and alpha=2 were accepted, and a schedule of the wrong length or dtype."""
+    from jaxqueens.errors import QueensError
+
+    config = sls.Config(n=8, method="sa", rounds=10)
+    for kw in ({"t0": float("nan")}, {"t0": -1.0}, {"alpha": 2.0}, {"alpha": 0.0}):
+        with pytest.raises(QueensError, match="t0|alpha"):
+            sls.default_params(config, **kw)
+    key = jax.random.key(0)
+    for schedule in (jnp.ones(3), jnp.ones(10, jnp.int32)):
+        with pytest.raises(QueensError, match="params.schedule"):
+            sls.run(key, config, sls.Params(schedule))
+    with pytest.raises(QueensError, match="params.schedule must hold finite"):
+        sls.run(key, config, sls.Params(jnp.full(10, jnp.nan)))

@@ -171,3 +171,33 @@ def test_a_stopped_search_leaves_its_untried_frontier(decide):
                 )[2]
             )
     assert total == 92
+
+
+def test_defect_masks_with_rows_off_the_board_counted_and_decided_them():
+    """Problem(np.full(8, 0xFFFF)) counted 15,324,708 "solutions" and answered SAT with rows
+    [0, 2, 4, 1, 3, 8, 10, 12]; -1 and 255.5 masks were accepted. A concrete mask with bits at or
+    above n is refused; a traced one has them dropped: the plain board's 92."""
+    from jaxqueens.errors import QueensError
+
+    config = S.Config(8)
+    params = S.default_params(config)
+    for masks, needle in (
+        (np.full(8, 0xFFFF, np.uint32), "off the board"),
+        (np.full(8, -1), "off the board"),
+        (np.full(8, 255.5), "integer row masks"),
+    ):
+        with pytest.raises(QueensError, match=needle):
+            S.run(None, config, params, S.Problem(masks))
+    out = jax.jit(lambda m: S.run(None, config, params, S.Problem(m)))(
+        jnp.full(8, 0xFFFF, jnp.uint32)
+    )
+    assert int(out.found[0]) == 92 and int(out.found[1]) == 0
+    assert (np.asarray(out.rows) < 8).all()
+
+
+@pytest.mark.parametrize("kw", [{"n": 0}, {"n": 33}, {"n": 8.0}, {"n": 8, "cap": -1}])
+def test_defect_complete_configs_out_of_range_were_accepted(kw):
+    from jaxqueens.errors import QueensError
+
+    with pytest.raises(QueensError, match="n must|cap must"):
+        S.Config(**kw)

@@ -470,3 +470,71 @@ def test_complete_bad_arguments():
         complete.default_params(config, budget=2**31)
     with pytest.raises(ValueError, match="shape"):
         complete.init(None, config, complete.default_params(config), complete.Problem(np.ones(7)))
+
+
+# ----------------------------------------------------------------------------- checked boundaries
+
+
+def _all_families():
+    """(module, config, params, problem) of every public kernel family, small."""
+    probs, _ = _count_case(8)
+    cc = complete.Config(8)
+    ec = estimate.Config(8)
+    return [
+        (mc, mc.Config(n=8), mc.default_params(mc.Config(n=8)), None),
+        (sls, sls.Config(n=8), sls.default_params(sls.Config(n=8)), None),
+        (ga, ga.Config(n=8, pop=8), ga.default_params(ga.Config(n=8, pop=8)), None),
+        (large, large.Config(n=8), large.default_params(large.Config(n=8)), None),
+        (estimate, ec, estimate.default_params(ec), None),
+        (count, probs.config, count.default_params(probs.config), _first_task(probs)),
+        (complete, cc, complete.default_params(cc), complete.problem(C.Constraints(8))),
+    ]
+
+
+def _first_task(probs):
+    return jax.tree.map(lambda x: x[0], probs.tasks)
+
+
+def _call(family, key, config, params, problem):
+    if family in (large,):
+        return family.run(key, config, params)
+    return family.run(key, config, params, problem)
+
+
+@pytest.mark.parametrize(
+    "index",
+    range(7),
+    ids=["minconflicts", "anneal", "ga", "large", "estimate", "count", "complete"],
+)
+def test_defect_wrong_arguments_leaked_attribute_errors(index):
+    """run(k, {"n": 8}, p), run(k, cfg, None), another family's Config and step((1, 2), cfg, p)
+    raised AttributeError from inside the kernel; every family names what it wants."""
+    family, config, params, problem = _all_families()[index]
+    key = jax.random.key(0)
+    other = mc.Config(n=8) if family is not mc else sls.Config(n=8)
+    for args, needle in (
+        (({"n": 8}, params), "config must be a"),
+        ((config, None), "params must be a"),
+        ((other, params), "config must be a"),
+    ):
+        with pytest.raises(QueensError, match=needle):
+            _call(family, key, *args, problem)
+    step_args = (config, params) if family is large else (config, params, problem)
+    with pytest.raises(QueensError, match="state must be a"):
+        family.step((1, 2), *step_args)
+
+
+@pytest.mark.parametrize("size", [8.0, 8.5, True, "8"])
+def test_defect_configs_took_sizes_that_are_not_whole_numbers(size):
+    """Config(n=8.0) and (n=8.5) were accepted by minconflicts, anneal, estimate and count."""
+    for make in (
+        lambda: mc.Config(n=size),
+        lambda: sls.Config(n=size),
+        lambda: estimate.Config(n=size),
+        lambda: count.Config(n=size, levels=16),
+        lambda: large.Config(n=size),
+        lambda: complete.Config(n=size),
+        lambda: ga.Config(n=size, pop=8),
+    ):
+        with pytest.raises(QueensError, match="n must be a whole number"):
+            make()

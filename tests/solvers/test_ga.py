@@ -711,3 +711,26 @@ def test_the_readme_kernel_example_runs():
     chex.assert_shape(out.rows, (8, 20))
     mine = scope["mine"]
     assert mine.fitness is scope["diagonal_pairs"]
+
+
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        ({"generations": 2.5}, "generations must be a whole number"),
+        ({"target": float("nan")}, "target must be a finite number"),
+        ({"tournament": 0}, "tournament must be in"),
+        ({"tournament": 10**6}, "tournament must be in"),
+        ({"cxpb": 1.5}, "cxpb must be"),
+    ],
+)
+def test_defect_ga_params_took_fractions_nan_and_tournaments_out_of_range(kw, needle):
+    config = ga.Config(n=8, pop=10)
+    with pytest.raises(QueensError, match=needle):
+        ga.default_params(config, **kw)
+
+
+def test_defect_ga_params_built_by_hand_are_checked_where_concrete():
+    config = ga.Config(n=8, pop=10)
+    bad = ga.default_params(config)._replace(generations=np.int32(-1))
+    with pytest.raises(QueensError, match="params.generations"):
+        ga.run(jax.random.key(0), config, bad)

@@ -621,3 +621,53 @@ def test_toroidal_and_constrained_refuse_the_inits_they_lack():
             mc.Config(n=7, init=init, toroidal=True)
         with pytest.raises(ValueError, match="random or permutation"):
             mc.Config(n=7, init=init, constrained=True)
+
+
+# ----------------------------------------------------------------------------- checked inputs
+
+OFF_BOARD = ([0, 4, 7, 5, 2, 6, 1, 11], [9] * 8, [-1, 4, 7, 5, 2, 6, 1, 3])
+
+
+@pytest.mark.parametrize("start", OFF_BOARD)
+def test_defect_a_start_row_off_the_board_was_reported_solved(start):
+    """run(..., Problem(start=[0, 4, 7, 5, 2, 6, 1, 11])) returned solved=True at step 0 with row
+    11 on the board. A concrete start is refused; a traced one never places a queen off the
+    board, and what the chain calls solved the independent checker accepts."""
+    from jaxqueens.errors import QueensError
+    from jaxqueens.parallel import chains
+
+    cfg, prm = kernel_setup(n=8)
+    with pytest.raises(QueensError, match="off the board"):
+        mc.run(KEY, cfg, prm, mc.Problem(start=jnp.asarray(start)))
+    run = jax.jit(lambda k, st: mc.run(k, cfg, prm, mc.Problem(start=st)))
+    out = jax.device_get(run(KEY, jnp.asarray(start, jnp.int32)))
+    assert ((out.rows >= 0) & (out.rows < 8)).all()
+    assert bool(out.solved) and checker.is_solution(out.rows)
+    many = jax.jit(lambda k, st: chains.run(mc, cfg, k, 4, prm, mc.Problem(start=st)))
+    batch = jax.device_get(many(KEY, jnp.asarray(start, jnp.int32)))
+    assert all(checker.is_solution(r) for r, ok in zip(batch.rows, batch.solved) if ok)
+    assert ((batch.rows >= 0) & (batch.rows < 8)).all()
+
+
+def test_defect_starts_of_another_length_or_dtype_gave_broadcast_errors():
+    from jaxqueens.errors import QueensError
+
+    cfg, prm = kernel_setup(n=8)
+    with pytest.raises(QueensError, match=r"shape \[8\]"):
+        mc.run(KEY, cfg, prm, mc.Problem(start=jnp.arange(5)))
+    with pytest.raises(QueensError, match="whole row numbers"):
+        mc.run(KEY, cfg, prm, mc.Problem(start=jnp.arange(8.0)))
+
+
+def test_defect_params_values_were_truncated_or_taken_unchecked():
+    """default_params(max_steps=1.5) became 1; Params(max_steps=-3) ran and said solved."""
+    from jaxqueens.errors import QueensError
+
+    cfg = mc.Config(n=8)
+    with pytest.raises(QueensError, match="max_steps must be a whole number"):
+        mc.default_params(cfg, max_steps=1.5)
+    bad = mc.default_params(cfg)._replace(max_steps=np.int32(-3))
+    with pytest.raises(QueensError, match="max_steps must be in"):
+        mc.run(KEY, cfg, bad)
+    with pytest.raises(QueensError, match=r"params.max_steps must be integer of shape \[\]"):
+        mc.run(KEY, cfg, mc.default_params(cfg)._replace(max_steps=np.float32(10)))
