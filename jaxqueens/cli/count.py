@@ -3,8 +3,8 @@
 (:func:`jaxqueens.drivers.count.enumerate_solutions`).
 
 Outputs (:mod:`jaxqueens.io.count`): with ``--out DIR``, ``DIR/checkpoint.npz`` while counting
-(one ``checkpoint.process<p>of<P>.npz`` per process in a multi-process run) and
-``DIR/summary.json`` when done; ``--resume DIR`` continues an interrupted count. With
+(one ``checkpoint.process<p>of<P>.npz`` per process in a multi-process run), removed once
+``DIR/summary.json`` is written when done; ``--resume DIR`` continues an interrupted count. With
 ``--enumerate --out FILE.npy``: ``FILE.npy`` and ``FILE_fundamental.npy`` (``--out DIR``:
 ``DIR/solutions.npy`` and ``DIR/solutions_fundamental.npy``).
 """
@@ -20,8 +20,8 @@ from jaxqueens.core.constraints import Constraints
 from jaxqueens.core.oeis import A000170, A002562, A051906
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint, writing
 from jaxqueens.io import count as outputs
-from jaxqueens.io import writing
 from jaxqueens.solvers.variants import COUNT_MAX_N
 
 # JAX and the counter load at their first use (jaxqueens._lazy): --help and argument errors never do
@@ -69,7 +69,8 @@ def add_command(sub) -> None:
         "--out",
         default=None,
         metavar="DIR",
-        help="count: keep DIR/checkpoint.npz (resumable) and write DIR/summary.json; "
+        help="count: keep DIR/checkpoint.npz while counting (resumable) and write "
+        "DIR/summary.json when done (the checkpoint is removed then); "
         "with --enumerate: FILE.npy gets all solutions [S, n] uint8 and "
         "FILE_fundamental.npy the fundamental representatives (a DIR gets "
         "solutions.npy and solutions_fundamental.npy; a file suffix other than .npy, such "
@@ -232,11 +233,19 @@ def _toroidal(args, n: int) -> int:
         print(f"n = {n}, toroidal: {total:,} solutions{_known(total, A051906, n, 'A051906')}")
         print(f"{res.seconds:.3f} s (compile {res.compile_seconds:.2f} s excluded)")
         if args.out and gather.is_writer():
-            path = outputs.write_toroidal_summary(
+            written = outputs.write_toroidal_summary(
                 args.out, n, total, res.seconds, res.compile_seconds
             )
-            print(f"wrote {path}")
+            _retire(path)
+            print(f"wrote {written}")
         return 1 if n in A051906 and total != A051906[n] else 0
+
+
+def _retire(path: Path | None) -> None:
+    """A finished count's checkpoint, every process's file, goes once the command's outputs and
+    report are written (:func:`jaxqueens.io.writing.retire`; process 0 writes them)."""
+    for saved in checkpoint.saved(path) if path is not None else []:
+        writing.retire(saved)
 
 
 def cmd_count(args) -> int:
@@ -296,6 +305,7 @@ def cmd_count(args) -> int:
         )
         if args.out and gather.is_writer():
             written = outputs.write_summary(args.out, res, processes=gather.process_count())
+            _retire(path)
             print(f"wrote {written}")
         bad = (res.n in A000170 and res.total != A000170[res.n]) or (
             res.unique is not None and res.n in A002562 and res.unique != A002562[res.n]

@@ -88,11 +88,25 @@ def process_path(path: str | Path) -> Path:
     return path.with_name(f"{path.stem}.process{gather.process_index()}of{procs}{path.suffix}")
 
 
+def saved(path: str | Path) -> list[Path]:
+    """The files of the checkpoint ``path`` that exist: ``path`` itself and the per-process files
+    beside it (:func:`process_path`), found without asking JAX how many processes run.
+
+    Args:
+      path: the checkpoint's file, as a single-process run names it.
+
+    Returns:
+      The existing files, ``path`` first.
+    """
+    path = Path(path)
+    each = sorted(path.parent.glob(f"{path.stem}.process*of*{path.suffix}"))
+    return [path, *each] if path.exists() else each
+
+
 def any_saved(path: str | Path) -> bool:
     """Whether ``path`` or a per-process file beside it (:func:`process_path`) exists, without
     asking JAX how many processes run."""
-    path = Path(path)
-    return path.exists() or any(path.parent.glob(f"{path.stem}.process*of*{path.suffix}"))
+    return bool(saved(path))
 
 
 def _canonical(fingerprint: dict) -> str:

@@ -57,18 +57,23 @@ def test_enumerate_into_a_folder(tmp_path, capsys):
     assert "solutions_fundamental.npy" in capsys.readouterr().out
 
 
-def test_out_dir_keeps_a_checkpoint_and_a_summary(tmp_path, capsys):
+def test_count_out_left_its_checkpoint_after_a_finished_run(tmp_path, capsys):
+    """``count --out DIR`` kept ``DIR/checkpoint.npz`` once the count was done; like every other
+    command it removes it after the summary is written (``--resume`` then has nothing to
+    resume). The toroidal count too."""
     out = tmp_path / "run"
     assert _cli(["count", "-n", "11", "--unique", "--out", str(out), "--quiet"]) == 0
-    assert {p.name for p in out.iterdir()} == {"checkpoint.npz", "summary.json"}
+    assert {p.name for p in out.iterdir()} == {"summary.json"}
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["n"], summary["total"], summary["unique"]) == (11, 2680, 341)
     assert summary["oeis_A000170"] == 2680 and summary["oeis_A002562"] == 341
     assert summary["processes"] == 1 and summary["resumed_chunks"] == 0
     assert {"seconds", "compile_seconds", "depth", "prefixes", "chunks"} <= set(summary)
-    capsys.readouterr()
-    assert _cli(["count", "-n", "11", "--unique", "--resume", str(out)]) == 0  # nothing recounted
-    assert "resumed from checkpoint" in capsys.readouterr().out
+    with pytest.raises(QueensError, match=r"no checkpoint\.npz there"):
+        _cli(["count", "-n", "11", "--unique", "--resume", str(out)])
+    toroidal = tmp_path / "torus"
+    assert _cli(["count", "-n", "5", "--toroidal", "--quiet", "--out", str(toroidal)]) == 0
+    assert {p.name for p in toroidal.iterdir()} == {"summary.json"}
 
 
 def test_ctrl_c_saves_and_resume_finishes(tmp_path, monkeypatch, capsys):
@@ -88,12 +93,12 @@ def test_ctrl_c_saves_and_resume_finishes(tmp_path, monkeypatch, capsys):
     assert chunks > 1 and f"--resume {out}" in err
     assert not (out / "summary.json").exists()
     monkeypatch.undo()
+    with pytest.raises(QueensError, match="other settings"):  # another n cannot resume it
+        _cli(["count", "-n", "11", "--resume", str(out)])
     assert _cli(["count", "-n", "12", "--unique", "--resume", str(out)]) == 0
     assert f"1 of {chunks} chunks resumed" in capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["total"], summary["unique"], summary["resumed_chunks"]) == (14200, 1787, 1)
-    with pytest.raises(QueensError, match="other settings"):  # another n cannot resume it
-        _cli(["count", "-n", "11", "--resume", str(out)])
 
 
 def test_checkpoint_flags(tmp_path):
@@ -247,14 +252,20 @@ def test_issue28_item4_sigterm_saves_and_prints_the_resume_line(tmp_path):
     assert done.returncode == 0 and "95,815,104 solutions" in done.stdout
 
 
-def test_issue28_item5_an_unfinished_run_is_never_started_over(tmp_path, capsys):
+def test_issue28_item5_an_unfinished_run_is_never_started_over(tmp_path, monkeypatch, capsys):
     """A folder holding an unfinished count's checkpoint, given again without --resume: refused
     in one line naming both ways on (it started from chunk 0 and overwrote the checkpoint)."""
     from jaxqueens.cli.main import main
 
     out = tmp_path / "d"
-    assert main(["count", "-n", "9", "--out", str(out)]) == 0
-    (out / "summary.json").unlink()  # as an interrupted run leaves it: a checkpoint, no summary
+
+    def interrupt(self, done, extra=""):  # Ctrl-C at the end of the first chunk
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(progress.Progress, "update", interrupt)
+        assert main(["count", "-n", "9", "--out", str(out)]) == 130
+    assert not (out / "summary.json").exists()  # an interrupted run: a checkpoint, no summary
     saved = (out / "checkpoint.npz").read_bytes()
     capsys.readouterr()
     assert main(["count", "-n", "9", "--out", str(out)]) == 2
