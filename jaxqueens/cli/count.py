@@ -186,7 +186,7 @@ def _plan(args, n: int) -> int:
     known = f", A000170: {A000170[n]:.4g}" if n in A000170 else ""
     print(
         f"check of the estimator: the same probes give {plan.solutions:.4g} solutions "
-        f"(+- {1.96 * plan.solutions_error:.2g}{known})"
+        f"(95% CI +- {1.96 * plan.solutions_error:.2g}{known})"
     )
     return 0
 

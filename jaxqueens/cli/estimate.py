@@ -110,7 +110,12 @@ def add_command(sub) -> None:
         default=None,
         help="levels enumerated exactly (default: automatic; 0 = plain Knuth estimator)",
     )
-    p.add_argument("--level", type=float, default=0.99, help="confidence level (default 0.99)")
+    p.add_argument(
+        "--level",
+        type=float,
+        default=settings.CONFIDENCE,
+        help=f"confidence level of the intervals (default {settings.CONFIDENCE:g}, as compare's)",
+    )
     options.add_seed(p)
     p.add_argument(
         "--out",
@@ -144,7 +149,7 @@ def _checkpoints(args) -> bool:
 def _report(r: Estimate, level: float) -> None:
     lo, hi = r.ci
     line = (
-        f"n = {r.n}: Q(n) ~ {_fmt(r.solutions)} +- {_fmt(r.solutions_se)} "
+        f"n = {r.n}: Q(n) ~ {_fmt(r.solutions)}, se {_fmt(r.solutions_se)} "
         f"({100 * level:g}% CI {_fmt(lo)} .. {_fmt(hi)})"
     )
     if r.exact is not None:
@@ -161,7 +166,7 @@ def _report(r: Estimate, level: float) -> None:
             f"(compile {r.compile_s:.2f} s excluded)"
         )
     )
-    print(f"    backtrack tree: {_fmt(r.nodes)} +- {_fmt(r.nodes_se)} nodes; {how}")
+    print(f"    backtrack tree: {_fmt(r.nodes)} nodes, se {_fmt(r.nodes_se)}; {how}")
 
 
 def _saved(out, ckpt: Path | None) -> Path | None:

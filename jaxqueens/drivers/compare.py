@@ -84,7 +84,7 @@ DEFAULTS_NOTE = (
 """What ``summary.json`` and the command's output say about the settings compared."""
 BOOTSTRAP = 2000
 """Bootstrap resamples of the recommendation's CI."""
-CONFIDENCE = 0.95
+CONFIDENCE = settings.CONFIDENCE
 CURVE_POINTS = 400
 """Points kept per solver in an ECDF (evenly spaced ranks, the last included) and budgets in the
 success-rate curve (log-spaced)."""

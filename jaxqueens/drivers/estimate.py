@@ -366,7 +366,7 @@ def estimate(
     *,
     depth: int | None = None,
     seed: int = 0,
-    level: float = 0.99,
+    level: float = settings.CONFIDENCE,
     lanes: int | None = None,
     quiet: bool | None = True,
     checkpoint=None,

@@ -888,6 +888,9 @@ def check_solvable(n: int) -> None:
         )
 
 
+CONFIDENCE = 0.95
+"""The confidence level of the intervals the commands report unless given another (compare's,
+estimate's ``--level``)."""
 CHECKPOINT_EVERY = 30.0
 """Seconds between a resumable run's checkpoints (``--checkpoint-every``), the one default of
 every driver that saves them; a checkpoint is also written on Ctrl-C and at the end."""

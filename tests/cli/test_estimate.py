@@ -133,3 +133,19 @@ def test_size_list_with_a_backwards_range_or_an_empty_item_names_it(text, messag
     with pytest.raises(QueensError, match=message):
         E.parse_sizes(text)
     assert E.parse_sizes("8, 9") == [8, 9] and E.parse_sizes("10-20") == list(range(10, 21))
+
+
+def test_estimate_printed_an_unlabelled_standard_error_and_a_99_percent_ci_unlike_compare(capsys):
+    """``Q(n) ~ X +- Y (99% CI ...)``: the standard error was an unlabelled "+-" and the interval
+    99% where compare's are 95%. The error is labelled "se" and the default level is compare's
+    (``--level`` still sets it)."""
+    from jaxqueens.drivers import compare, settings
+
+    assert settings.CONFIDENCE == compare.CONFIDENCE == 0.95
+    argv = ["estimate", "-n", "8", "--probes", "2000", "--depth", "1", "--quiet"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "+-" not in out and out.count(", se ") == 2, out
+    assert "(95% CI " in out.splitlines()[0], out
+    assert main([*argv, "--level", "0.9"]) == 0
+    assert "(90% CI " in capsys.readouterr().out
