@@ -275,8 +275,9 @@ def cmd_solve(args) -> int:
             rate = run.solutions_per_s
             rate = f"{rate:,.0f}" if rate >= 10 else f"{rate:.3g}"
             print(
-                f"{rate} solutions/s over {run.wall_s:.2f} s "
-                f"(compile {run.compile_s:.2f} s excluded); stopped by {run.stopped_by} budget"
+                f"{rate} solutions/s in {run.wall_s:.2f} s of search (the chains' kernel calls; "
+                f"compile {run.compile_s:.2f} s, start-up and writing excluded); stopped by "
+                f"{run.stopped_by} budget"
             )
         if run.chains - run.solved_count:
             print(_no_solution_line(run, setting))

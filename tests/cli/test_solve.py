@@ -485,3 +485,13 @@ def test_issue28_item13_time_with_chains_that_never_solve_is_bounded_in_memory(m
     out = capsys.readouterr().out
     assert "0 of 64 chains solved" in out
     assert "stopped after 64 chains, the most one run keeps in memory" in out
+
+
+def test_solve_said_over_seconds_without_saying_what_the_seconds_cover(capsys):
+    """The line "N solutions/s over 2.54 s" did not say what the seconds cover (a process of 8-10
+    s): it says they are the search's (the chains' kernel calls), start-up and compilation
+    excluded."""
+    code, stdout, _ = run_cli(["solve", "-n", "8", "--chains", "4", "--quiet"], capsys)
+    line = next(line for line in stdout.splitlines() if "solutions/s" in line)
+    assert code == 0 and " over " not in line, line
+    assert " s of search (" in line and "start-up" in line and "compile" in line, line
