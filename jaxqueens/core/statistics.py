@@ -1,4 +1,5 @@
-"""Pearson's chi-square test of uniformity, with its p-value computed here (pure Python/NumPy).
+"""Pearson's chi-square test of uniformity, with its p-value computed here (pure Python/NumPy), and
+the Wilson score interval of a success rate (:func:`wilson_interval`).
 
 The p-value is the regularised upper incomplete gamma function, :func:`gamma_q`: a series for
 ``x < a + 1`` and a continued fraction (modified Lentz) otherwise (Press et al., *Numerical
@@ -15,6 +16,8 @@ import math
 import numpy as np
 
 MIN_EXPECTED = 5.0  # chi-square rule of thumb
+Z95 = 1.959963984540054
+"""The standard normal quantile of a two-sided 95% interval."""
 
 
 def gamma_q(a: float, x: float, eps: float = 1e-15, max_iter: int = 1_000_000) -> float:
@@ -98,3 +101,28 @@ def uniformity_test(
         ),
         "valid": bool(per_cell >= MIN_EXPECTED),
     }
+
+
+def wilson_interval(successes, trials, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a binomial success rate (Wilson 1927): unlike the normal
+    approximation it stays inside [0, 1] and is not empty at 0 or ``trials`` successes.
+
+    Args:
+      successes: successes ``[...]`` (counts, not rates); broadcast against ``trials``.
+      trials: trials ``[...]``, each at least 1.
+      z: the normal quantile of the interval (default: 95%, two-sided).
+
+    Returns:
+      ``(low, high)``, float64 arrays of the broadcast shape (0-d for scalars).
+    """
+    k = np.asarray(successes, np.float64)
+    n = np.asarray(trials, np.float64)
+    if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
+        raise ValueError(
+            f"wilson_interval needs 0 <= successes <= trials, trials >= 1, got {k}, {n}"
+        )
+    p = k / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)

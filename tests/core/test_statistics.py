@@ -58,3 +58,23 @@ def test_uniform_samples_pass_and_biased_samples_fail():
     p = rng.dirichlet(np.full(q, 20.0))
     biased = np.bincount(rng.choice(q, s, p=p), minlength=q)
     assert stats.uniformity_test(biased, np.full(q, s / q))["p_value"] < 1e-6
+
+
+def test_wilson_interval_closed_forms_and_coverage():
+    """Success rates had no interval: Wilson's, checked at its closed forms (0 and all of n
+    successes) and by its coverage of a known rate over many simulated runs."""
+    z2 = stats.Z95**2
+    lo, hi = stats.wilson_interval(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(z2 / (10 + z2))
+    lo, hi = stats.wilson_interval(10, 10)
+    assert lo == pytest.approx(10 / (10 + z2)) and hi == pytest.approx(1.0)
+    lo, hi = stats.wilson_interval(np.array([0, 5, 20]), 20)
+    assert lo.shape == (3,) and np.all(lo <= np.array([0, 5, 20]) / 20)
+    assert np.all(np.array([0, 5, 20]) / 20 <= hi)
+    for n, p in ((40, 0.2), (100, 0.5), (300, 0.05)):  # exact coverage: near 95%, never far off
+        k = np.arange(n + 1)
+        lo, hi = stats.wilson_interval(k, n)
+        pmf = np.array([math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in k])
+        assert 0.92 <= pmf[(lo <= p) & (p <= hi)].sum() <= 0.98, (n, p)
+    with pytest.raises(ValueError, match="successes <= trials"):
+        stats.wilson_interval(3, 2)
