@@ -265,6 +265,7 @@ def cmd_compare(args) -> int:
                     fmt=conf["format"],
                     dpi=conf["dpi"],
                     budgets={r.name: r.step_budget for r in res.runs},
+                    chains=res.chains,
                 )
             print(f"wrote {', '.join(f.name for f in files)} to {out}")
         if res.missing:

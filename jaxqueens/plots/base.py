@@ -1,13 +1,20 @@
 """What every figure shares: one ``matplotlib.figure.Figure`` per file (no pyplot state, so
 plotting is safe in any thread), matplotlib imported only when a figure is drawn, the file
 written atomically in the format asked (:func:`save`: PNG, or SVG / PDF for papers, at a chosen
-dpi), and line styles that tell the series apart in greyscale too (:func:`series_style`)."""
+dpi) under :data:`RC` (TrueType fonts, which journals' PDF checks accept), and one style per
+solver, the same in every figure and command (:func:`solver_style`), told apart in greyscale
+too."""
 
 from __future__ import annotations
 
+import contextlib
 import io
+import re
+import zlib
 from pathlib import Path
+from typing import Any
 
+from jaxqueens.core.statistics import Z95, wilson_interval
 from jaxqueens.io.atomic import write_bytes
 
 FORMATS = ("png", "svg", "pdf")
@@ -16,38 +23,133 @@ DEFAULT_FORMAT = "png"
 DEFAULT_DPI = 110
 """Resolution of a PNG (and of the raster parts of a vector figure) unless one is asked for."""
 
+RC: dict[Any, Any] = {  # (keys checked by matplotlib, not by the type checker)
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,
+    "svg.fonttype": "none",
+    "svg.hashsalt": "jaxqueens",
+}
+"""Matplotlib settings every file is written under (:func:`rc_context`): fonts embedded in PDF
+and PostScript as TrueType (Type 42), never as Type 3, which IEEE's and ACM's PDF checks
+reject; SVG text kept as text; SVG ids fixed, so the same figure gives the same bytes."""
+
+
+def rc_context() -> contextlib.AbstractContextManager:
+    """A context under which a figure is saved with the settings of :data:`RC` (matplotlib's
+    own settings again after it)."""
+    import matplotlib as mpl
+
+    return mpl.rc_context(RC)
+
+
+SOLVER_STYLES: dict[str, tuple[str, str, str]] = {
+    "mc-random": ("#1f77b4", "o", "-"),
+    "mc-permutation": ("#ff7f0e", "s", "--"),
+    "mc-greedy": ("#2ca02c", "^", "-."),
+    "mc-qs4": ("#d62728", "D", ":"),
+    "mc-tabu": ("#9467bd", "v", "--"),
+    "ls": ("#8c564b", "P", "--"),
+    "ta": ("#17becf", "X", "-"),
+    "sa": ("#e377c2", "*", "-."),
+    "ga-permutation": ("#bcbd22", "<", ":"),
+    "ga-combination": ("#7f7f7f", ">", "-"),
+}
+"""Solver (``compare``'s names) -> ``(colour, marker, line style)``, the same in every figure of
+every command: each solver its own colour, and its own pair of dash and marker, so a greyscale
+print keeps them apart too."""
+
+SOLVER_ALIASES = {
+    "min-conflicts": "mc-permutation",
+    "minconflicts": "mc-permutation",
+    "annealing-ls": "ls",
+    "annealing-ta": "ta",
+    "annealing-sa": "sa",
+    "anneal-ls": "ls",
+    "anneal-ta": "ta",
+    "anneal-sa": "sa",
+    "ga": "ga-permutation",
+}
+"""The other commands' spellings of a solver of :data:`SOLVER_STYLES` (a family's bare name
+stands for its default: min-conflicts from permutations, the GA on permutations); ``family
+(detail)``, as ``stats`` titles name a solver, reads as ``family-detail``."""
+
 LINESTYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 HATCHES = ("", "//", "..", "xx", "\\\\", "++", "--", "oo", "||", "**")
-"""Line styles, markers and bar hatches: series i gets the i-th of each (cycled), so that a
-figure printed in greyscale still tells its series apart (colour alone does not)."""
+"""The line styles and markers of a solver not in :data:`SOLVER_STYLES` (chosen by a hash of its
+name), and the bar hatches, one per solver (:func:`solver_hatch`)."""
 
 
-def series_style(i: int, markers: int = 8) -> dict:
-    """Keyword arguments of ``ax.plot`` for series ``i``: a colour, a line style and a marker
-    (about ``markers`` per line, so markers label the line without hiding it)."""
+def canonical(name: str) -> str:
+    """The name :data:`SOLVER_STYLES` knows ``name`` by (``annealing-ls``, ``anneal (ls)`` and
+    ``LS`` are ``ls``); a name it does not know, lower-cased."""
+    key = name.strip().lower()
+    family = re.fullmatch(r"(.+?)\s*\((.+)\)", key)
+    if family:
+        key = f"{family[1]}-{family[2]}"
+    return SOLVER_ALIASES.get(key, key)
+
+
+def _style(name: str) -> tuple[int, tuple[str, str, str]]:
+    """A solver's position in :data:`SOLVER_STYLES` and its style; an unknown one gets a grey,
+    a dash and a marker fixed by its name."""
+    key = canonical(name)
+    if key in SOLVER_STYLES:
+        return list(SOLVER_STYLES).index(key), SOLVER_STYLES[key]
+    h = zlib.crc32(key.encode())
+    return h % len(SOLVER_STYLES), ("#404040", MARKERS[h % len(MARKERS)], LINESTYLES[h % 4])
+
+
+def solver_style(name: str, markers: int = 8) -> dict:
+    """Keyword arguments of ``ax.plot`` for solver ``name`` under any of its spellings
+    (:func:`canonical`): its colour, line style and marker (about ``markers`` per line, at
+    points that differ from solver to solver), so that curves that coincide (LS and TA often
+    do) stay visible: a broken line is drawn thinner and above a solid one.
+
+    Args:
+      name: the solver, as any command names it.
+      markers: markers per line, about.
+
+    Returns:
+      ``color``, ``ls``, ``marker``, ``markevery``, ``markersize``, ``markerfacecolor``,
+      ``lw``, ``alpha`` and ``zorder``.
+    """
+    i, (color, marker, ls) = _style(name)
+    step = 1.0 / max(1, markers)
+    solid = ls == "-"
     return {
-        "color": f"C{i % 10}",
-        "ls": LINESTYLES[i % len(LINESTYLES)],
-        "marker": MARKERS[i % len(MARKERS)],
-        "markevery": 1.0 / max(1, markers),
-        "markersize": 4,
-        "markerfacecolor": "none" if (i // len(MARKERS)) % 2 == 0 else f"C{i % 10}",
+        "color": color,
+        "ls": ls,
+        "marker": marker,
+        "markevery": (step * i / len(SOLVER_STYLES), step),
+        "markersize": 5,
+        "markerfacecolor": "none",
+        "lw": 2.2 if solid else 1.5,
+        "alpha": 0.9,
+        "zorder": 2.0 if solid else 2.5,
     }
+
+
+def solver_hatch(name: str) -> str:
+    """The bar hatch of solver ``name`` (any spelling), fixed as its colour is."""
+    return HATCHES[_style(name)[0] % len(HATCHES)]
 
 
 BAND = (10, 90)
 """Percentiles of the band drawn across chains on trace figures (:func:`percentile_band`)."""
 
 
-def percentile_band(ax, x, values, label: str, i: int = 0, band: tuple[int, int] = BAND) -> None:
-    """The median across chains of ``values`` [K, T] against ``x`` [T] as a line in series
-    ``i``'s style, and the ``band`` percentiles (10-90% by default) as a shaded band with the
-    same line style at its edges (visible in greyscale too); the legend names both."""
+def percentile_band(
+    ax, x, values, label: str, solver: str | None = None, band: tuple[int, int] = BAND
+) -> None:
+    """The median across chains of ``values`` [K, T] against ``x`` [T] as a line in the style of
+    ``solver`` (None: ``label``'s), and the ``band`` percentiles (10-90% by default) as a shaded
+    band with the same line style at its edges (visible in greyscale too); the legend names
+    both."""
     import numpy as np
 
     values = np.asarray(values, dtype=np.float64)
-    style = series_style(i)
+    style = solver_style(label if solver is None else solver)
     lo, mid, hi = np.percentile(values, [band[0], 50, band[1]], axis=0)
     k = values.shape[0]
     ax.fill_between(
@@ -61,7 +163,18 @@ def percentile_band(ax, x, values, label: str, i: int = 0, band: tuple[int, int]
         step="post",
         label=f"{label}: {band[0]}-{band[1]}% of {k} chains",
     )
-    ax.plot(x, mid, drawstyle="steps-post", lw=1.6, label=f"{label}: median", **style)
+    ax.plot(x, mid, drawstyle="steps-post", label=f"{label}: median", **style)
+
+
+def rate_band(ax, x, rate, trials: int, color: str, z: float | None = None) -> None:
+    """The Wilson score interval (95% unless ``z`` says otherwise) of a success rate ``rate``
+    [P] over ``trials`` runs, against ``x`` [P], as a shaded band in ``color`` behind its line
+    (:func:`jaxqueens.core.statistics.wilson_interval`)."""
+    import numpy as np
+
+    rate = np.asarray(rate, dtype=np.float64)
+    lo, hi = wilson_interval(np.rint(rate * trials), trials, Z95 if z is None else z)
+    ax.fill_between(x, lo, hi, step="post", color=color, alpha=0.15, lw=0, zorder=1.5)
 
 
 def check_format(fmt: str | None) -> str:
@@ -109,8 +222,6 @@ def save(fig, path: Path, fmt: str | None = None, dpi: int | None = None) -> Pat
     any other) at ``dpi`` (None: the figure's own); the path's suffix becomes the format's.
     Vector files carry no creation date, so the same figure gives the same bytes; an SVG keeps
     its text as text (editable, searchable). Returns the path written."""
-    import matplotlib as mpl
-
     path = Path(path)
     if fmt is None:
         fmt = path.suffix[1:].lower() if path.suffix[1:].lower() in FORMATS else DEFAULT_FORMAT
@@ -119,7 +230,7 @@ def save(fig, path: Path, fmt: str | None = None, dpi: int | None = None) -> Pat
     fig.tight_layout()
     metadata = {"png": None, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
     buffer = io.BytesIO()  # rendered whole first: the file is written (and kept) in one piece
-    with mpl.rc_context({"svg.hashsalt": "jaxqueens", "svg.fonttype": "none"}):
+    with rc_context():
         fig.savefig(buffer, format=fmt, dpi=dpi if dpi is not None else "figure", metadata=metadata)
     write_bytes(path, buffer.getvalue())
     return path

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens.plots.base import BAND, figure, finish, percentile_band, save_png, series_style
+from jaxqueens.plots.base import BAND, figure, finish, percentile_band, save_png, solver_style
 
 
 def trace_plot(
@@ -45,18 +45,18 @@ def method_traces(traces: dict[str, np.ndarray], path: Path, n: int, every: int 
     """Best objective so far vs step, per method: the median across the traced chains and their
     10-90% percentile band (:func:`jaxqueens.plots.base.percentile_band`) when every method has
     :data:`BAND_CHAINS` chains or more; else chain 0 bold and the other chains faint. Each
-    method has its own line style and marker, so that greyscale keeps them apart."""
+    method has its style of every figure (:func:`jaxqueens.plots.base.solver_style`)."""
     fig, ax = figure()
     banded = all(np.shape(tr)[0] >= BAND_CHAINS for tr in traces.values())
-    for i, (method, tr) in enumerate(traces.items()):
+    for method, tr in traces.items():
         steps = (np.arange(tr.shape[1]) + 1) * every
         if banded:
-            percentile_band(ax, steps, tr, method.upper(), i)
+            percentile_band(ax, steps, tr, method.upper(), method)
             continue
-        style = series_style(i)
+        style = solver_style(method)
         for k in range(1, tr.shape[0]):
             ax.plot(steps, tr[k], color=style["color"], ls=style["ls"], lw=0.6, alpha=0.35)
-        ax.plot(steps, tr[0], lw=1.6, label=method.upper(), **style)
+        ax.plot(steps, tr[0], label=method.upper(), **style)
     ax.legend(fontsize=8)
     return finish(
         fig,

@@ -1,11 +1,12 @@
 """Figures of ``jaxqueens compare``: one line per solver (host-only; arrays in, files out; the
 house style of :mod:`jaxqueens.plots.base`: ``matplotlib.figure.Figure``, written atomically as
-PNG, SVG or PDF, series told apart by line style and marker as well as colour, so that a
-greyscale print keeps them apart).
+PNG, SVG or PDF, each solver in its style of every figure, told apart by line style and marker
+as well as colour, so that a greyscale print keeps them apart).
 
 - ``rtd_steps`` and ``rtd_seconds``: the run-time distributions (Hoos & Stuetzle): fraction of
   ALL chains solved by t, censored at the budget (a solver that solved some chains levels off at
-  its success rate; one that solved none is a line at 0, named "not solved" in the legend);
+  its success rate, shaded with its 95% Wilson interval when the chains are known; one that
+  solved none is a line at 0, named "not solved" in the legend);
 - ``steps_ecdf`` and ``seconds_ecdf``: the RTDs conditional on success (fraction of the solved
   chains), the extra view: how the solved chains' run times spread;
 - ``ert``: expected seconds per solution per solver (bars, log scale, with the bootstrap CI as
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxqueens.plots.base import HATCHES, figure, finish, series_style
+from jaxqueens.plots.base import figure, finish, rate_band, solver_hatch, solver_style
 
 FIGURES = ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf", "ert")
 """The figures :func:`write_plots` draws (file stems)."""
@@ -37,22 +38,26 @@ def _lines(
     ylabel: str,
     *,
     unsolved: dict,
+    chains: int | None,
     fmt: str | None,
     dpi: int | None,
 ) -> Path:
     fig, ax = figure(7.5, 4.5, dpi)
     positive = False
-    for i, (solver, c) in enumerate(curves.items()):
+    for solver, c in curves.items():
         x, y = (np.asarray(v, dtype=np.float64) for v in c[which])
         none = bool(unsolved.get(solver)) or not x.size
         label = f"{solver} (not solved)" if none else solver
         if which == "rtd_seconds":  # a log axis: the 0 point is left out
             keep = x > 0
             x, y = x[keep], y[keep]
+        style = solver_style(solver)
         if none and not x.size:
-            ax.plot([], [], lw=1.5, label=label, **series_style(i))  # (legend entry only)
+            ax.plot([], [], label=label, **style)  # (legend entry only)
             continue
-        ax.plot(x, y, drawstyle="steps-post", lw=1.5, label=label, **series_style(i))
+        if chains and which.startswith("rtd_"):  # a share of all chains: its 95% interval
+            rate_band(ax, x, y, chains, style["color"])
+        ax.plot(x, y, drawstyle="steps-post", label=label, **style)
         positive |= bool(x.size and (x > 0).any())
     if positive:
         if which in ("seconds_ecdf", "rtd_seconds"):
@@ -82,13 +87,13 @@ def ert_bars(
     ax.bar(
         range(len(names)),
         np.where(solved, values, 0.0),
-        color=[f"C{i % 10}" for i in range(len(names))],
+        color=[solver_style(s)["color"] for s in names],
         hatch=None,
         edgecolor="black",
         linewidth=0.6,
     )
-    for i, patch in enumerate(ax.patches):
-        patch.set_hatch(HATCHES[i % len(HATCHES)])
+    for s, patch in zip(names, ax.patches, strict=True):
+        patch.set_hatch(solver_hatch(s))
     open_top = []
     for i, s in enumerate(names):
         bounds = ci.get(s)
@@ -136,6 +141,33 @@ def ert_bars(
     return finish(fig, ax, path, title, None, "ms per solution (ERT, 95% CI)", fmt=fmt, dpi=dpi)
 
 
+def budget_text(n: int, budget: int, budgets: dict | None = None) -> str:
+    """The run a title claims: board size and steps per chain, and every solver whose own
+    step budget differs from the run's, by name.
+
+    Args:
+      n: board size; budget: the run's steps per chain.
+      budgets: solver -> its own step budget (None: every solver runs the run's).
+
+    Returns:
+      e.g. ``n = 8, 10,000 steps per chain; sa: 50,000``.
+    """
+    own = {s: b for s, b in (budgets or {}).items() if b != budget}
+    text = f"n = {n}, {budget:,} steps per chain"
+    if own:
+        text += "; " + ", ".join(f"{s}: {b:,}" for s, b in own.items())
+    return text
+
+
+TITLE_WIDTH = 75
+"""Characters a title keeps on one line; a longer one puts what it claims on a second."""
+
+
+def _title(kind: str, what: str) -> str:
+    title = f"{kind} ({what})"
+    return title if len(title) <= TITLE_WIDTH else f"{kind}\n({what})"
+
+
 def write_plots(
     out: Path,
     *,
@@ -149,6 +181,7 @@ def write_plots(
     fmt: str | None = None,
     dpi: int | None = None,
     budgets: dict | None = None,
+    chains: int | None = None,
 ) -> list[Path]:
     """Every figure of a compare run (:data:`FIGURES`), as ``fmt`` (png, svg or pdf).
 
@@ -156,44 +189,48 @@ def write_plots(
       n: board size; budget: steps per chain (the run's; a solver may have its own).
       curves: solver -> ``rtd_steps``, ``rtd_seconds``, ``steps_ecdf``, ``seconds_ecdf``:
         ``(x [P], y [P])`` each.
-      families: solver -> "minconflicts", "anneal" or "ga" (unused: series are styled by
-        position, each its own line style and marker).
+      families: solver -> "minconflicts", "anneal" or "ga" (unused: each solver has its style
+        of every figure, :func:`jaxqueens.plots.base.solver_style`).
       ert: solver -> expected seconds per solution (None: nothing solved).
       ert_ci: solver -> ``[low, high]`` of its ERT (high None: no upper bound), or None.
       unsolved: solver -> a note when it solved nothing (falsy otherwise).
       fmt: figure format (None: png); dpi: resolution (None: the default).
-      budgets: solver -> its own step budget, where the solvers' differ (titles say so).
+      budgets: solver -> its own step budget, where the solvers' differ (titles name them).
+      chains: chains per solver (None: unknown; the RTDs of all chains then have no interval).
+
+    Returns:
+      The files written, in the order of :data:`FIGURES`.
     """
     del families  # (kept for callers: the line style no longer depends on the family)
     out = Path(out)
-    own = set((budgets or {}).values()) - {budget}
-    what = f"n = {n}, {budget:,} steps" + (", some solvers' own" if own else "")
+    what = budget_text(n, budget, budgets)
     unsolved = {k: v for k, v in (unsolved or {}).items() if v}
-    common: dict[str, Any] = {"unsolved": unsolved, "fmt": fmt, "dpi": dpi}
+    common: dict[str, Any] = {"unsolved": unsolved, "chains": chains, "fmt": fmt, "dpi": dpi}
+    share = "fraction of all chains solved" + (" (95% Wilson CI)" if chains else "")
     return [
         _lines(
             curves,
             "rtd_steps",
             out / "rtd_steps",
-            f"RTD in steps, all chains ({what})",
+            _title("RTD in steps, all chains", what),
             "steps",
-            "fraction of all chains solved",
+            share,
             **common,
         ),
         _lines(
             curves,
             "rtd_seconds",
             out / "rtd_seconds",
-            f"RTD in seconds, all chains ({what})",
+            _title("RTD in seconds, all chains", what),
             "seconds",
-            "fraction of all chains solved",
+            share,
             **common,
         ),
         _lines(
             curves,
             "steps_ecdf",
             out / "steps_ecdf",
-            f"RTD in steps, solved chains only ({what})",
+            _title("RTD in steps, solved chains only", what),
             "steps to solution",
             "fraction of solved chains",
             **common,
@@ -202,7 +239,7 @@ def write_plots(
             curves,
             "seconds_ecdf",
             out / "seconds_ecdf",
-            f"RTD in seconds, solved chains only ({what})",
+            _title("RTD in seconds, solved chains only", what),
             "seconds to solution",
             "fraction of solved chains",
             **common,
@@ -210,7 +247,7 @@ def write_plots(
         ert_bars(
             ert,
             out / "ert",
-            f"expected time per solution ({what})",
+            _title("expected time per solution", what),
             ci=ert_ci,
             fmt=fmt,
             dpi=dpi,

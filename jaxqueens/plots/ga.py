@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens.plots.base import figure, finish, save_png
+from jaxqueens.plots.base import figure, finish, rate_band, save_png, solver_style
 
 MAX_TRIAL_LINES = 200
 """Trials drawn as faint lines (evenly spaced subset beyond this); the median uses every trial."""
@@ -49,11 +49,20 @@ def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Pat
     return save_png(fig, path)
 
 
-def solved_plot(curve: np.ndarray, path: Path, title: str) -> Path:
-    """Fraction of trials that have found a solution by generation g (``curve [G+1]``)."""
+def solved_plot(
+    curve: np.ndarray, path: Path, title: str, trials: int | None = None, solver: str = "ga"
+) -> Path:
+    """Fraction of trials that have found a solution by generation g (``curve [G+1]``), in
+    ``solver``'s style, with its 95% Wilson interval shaded when the number of ``trials`` is
+    given."""
     fig, ax = figure()
-    ax.step(np.arange(len(curve)), curve, where="post", lw=1.8, color="tab:green")
-    return finish(fig, ax, path, title, "generation", "fraction of trials solved", ylim=(0, 1.02))
+    gens = np.arange(len(curve))
+    style = solver_style(solver)
+    if trials:
+        rate_band(ax, gens, curve, trials, style["color"])
+    ax.step(gens, curve, where="post", **style)
+    ylabel = "fraction of trials solved" + (" (95% Wilson CI)" if trials else "")
+    return finish(fig, ax, path, title, "generation", ylabel, ylim=(0, 1.02))
 
 
 def write_plots(
@@ -86,9 +95,10 @@ def write_plots(
                 values, Path(out) / f"{name}.png", f"{name} {label}", f"{name} fitness: {what}"
             )
         )
+    trials = np.shape(best)[1]
     files.append(
         solved_plot(
-            solved, Path(out) / "success.png", f"trials solved: {what}, {np.shape(best)[1]} trials"
+            solved, Path(out) / "success.png", f"trials solved: {what}, {trials} trials", trials
         )
     )
     return files
@@ -151,7 +161,9 @@ def write_summary_plots(
             )
         )
     files.append(
-        solved_plot(solved, Path(out) / "success.png", f"trials solved: {what}, {trials} trials")
+        solved_plot(
+            solved, Path(out) / "success.png", f"trials solved: {what}, {trials} trials", trials
+        )
     )
     return files
 

@@ -19,6 +19,7 @@ import numpy as np
 from jaxqueens.core import checker
 from jaxqueens.errors import QueensError
 from jaxqueens.io.atomic import write_bytes
+from jaxqueens.plots.base import rc_context
 
 MAX_ASCII_N = 64
 MAX_PNG_N = 1000
@@ -191,5 +192,6 @@ def render_png(rows: Any, path: str | os.PathLike, title: str | None = None) -> 
         ax.set_axis_off()
     ax.set_title(f"{title}\n{text}" if title else text)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format=fmt, dpi=dpi)
+    with rc_context():  # TrueType fonts in a PDF, PS or EPS poster
+        fig.savefig(buffer, format=fmt, dpi=dpi)
     write_bytes(path, buffer.getvalue())

@@ -1,5 +1,6 @@
 """Figures of ``jaxqueens stats`` (host-only; arrays in, files out; the house style of
-:mod:`jaxqueens.plots.base`: ``matplotlib.figure.Figure``, written atomically)."""
+:mod:`jaxqueens.plots.base`: ``matplotlib.figure.Figure``, written atomically, the solver's lines
+in its style of every figure)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxqueens.core.oeis import A000170, A002562
-from jaxqueens.plots.base import figure, finish, save_png
+from jaxqueens.plots.base import figure, finish, rate_band, save_png, solver_style
 from jaxqueens.plots.chains import steps_histogram
 
 
@@ -90,12 +91,14 @@ def frequency_histogram(
     return save_png(fig, path)
 
 
-def steps_ecdf(steps: np.ndarray, path: Path, title: str, unit: str = "steps") -> Path:
-    """Empirical CDF of steps to solution over the solved chains."""
+def steps_ecdf(
+    steps: np.ndarray, path: Path, title: str, unit: str = "steps", solver: str = ""
+) -> Path:
+    """Empirical CDF of steps to solution over the solved chains, in ``solver``'s style."""
     fig, ax = figure()
     s = np.sort(np.asarray(steps))
     if s.size:
-        ax.step(s, np.arange(1, s.size + 1) / s.size, where="post", color="tab:green")
+        ax.step(s, np.arange(1, s.size + 1) / s.size, where="post", **solver_style(solver))
         if s.max() > 20 * max(1, np.median(s)):
             ax.set_xscale("symlog", linthresh=1)
     return finish(
@@ -104,14 +107,26 @@ def steps_ecdf(steps: np.ndarray, path: Path, title: str, unit: str = "steps") -
 
 
 def success_rate_plot(
-    budgets: np.ndarray, rate: np.ndarray, path: Path, title: str, unit: str = "steps"
+    budgets: np.ndarray,
+    rate: np.ndarray,
+    path: Path,
+    title: str,
+    unit: str = "steps",
+    *,
+    chains: int | None = None,
+    solver: str = "",
 ) -> Path:
-    """Share of all chains run that solved within a step budget."""
+    """Share of all chains run that solved within a step budget, in ``solver``'s style, with
+    its 95% Wilson interval shaded when the number of ``chains`` is given."""
     fig, ax = figure()
-    ax.step(budgets, rate, where="post", color="tab:red")
+    style = solver_style(solver)
+    if chains:
+        rate_band(ax, budgets, rate, chains, style["color"])
+    ax.step(budgets, rate, where="post", **style)
     if len(budgets) and budgets.max() > 100:
         ax.set_xscale("symlog", linthresh=1)
-    return finish(fig, ax, path, title, f"{unit} budget", "success rate", ylim=(0, 1.02))
+    ylabel = "success rate" + (" (95% Wilson CI)" if chains else "")
+    return finish(fig, ax, path, title, f"{unit} budget", ylabel, ylim=(0, 1.02))
 
 
 def write_plots(
@@ -167,15 +182,17 @@ def write_plots(
         )
     )
     files.append(
-        steps_ecdf(solved_steps, out / "steps_ecdf.png", f"{name}, n = {n}: ECDF", step_unit)
+        steps_ecdf(solved_steps, out / "steps_ecdf.png", f"{name}, n = {n}: ECDF", step_unit, name)
     )
     files.append(
         success_rate_plot(
             budgets,
             rate,
             out / "success_rate.png",
-            f"{name}, n = {n}: success rate vs budget ({len(solved):,} chains)",
+            f"{name}, n = {n}: success rate vs budget ({len(solved):,} chains, 95% CI)",
             step_unit,
+            chains=len(solved),
+            solver=name,
         )
     )
     return files

@@ -67,10 +67,59 @@ def test_dpi_sets_the_png_resolution(tmp_path):
     assert high[0] == pytest.approx(4 * low[0], rel=0.02)
 
 
-def test_series_differ_in_line_style_and_marker_not_only_colour():
-    styles = [base.series_style(i) for i in range(10)]
-    pairs = {(s["ls"], s["marker"]) for s in styles}
-    assert len(pairs) == 10  # greyscale: each of ten solvers keeps its own dash and marker
+def drawn_axes(monkeypatch, tmp_path, **kwargs):
+    """The axes of every figure of a compare run, by file stem, as drawn and titled (no file
+    written: the figures' files are tested above)."""
+    axes = {}
+
+    def keep(fig, ax, path, title, xlabel=None, ylabel=None, **kw):
+        ax.set_title(title)
+        ax.set_ylabel(ylabel or "")
+        axes[path.stem] = ax
+        return path
+
+    monkeypatch.setattr(plots, "finish", keep)
+    plots.write_plots(tmp_path, n=8, budget=100, ert=dict.fromkeys(kwargs["curves"]), **kwargs)
+    return axes
+
+
+def test_a_solver_keeps_its_colour_whatever_its_place_in_the_list(monkeypatch, tmp_path):
+    """Colours and markers followed a solver's position, so a solver changed colour from one
+    figure to the next: ``sa`` alone and ``sa`` after ``mc-qs4`` are drawn alike."""
+    both = drawn_axes(monkeypatch, tmp_path / "both", curves=CURVES)["rtd_steps"]
+    alone = drawn_axes(monkeypatch, tmp_path / "alone", curves={"sa": CURVES["sa"]})["rtd_steps"]
+    line = lambda ax, name: next(x for x in ax.lines if x.get_label().startswith(name))
+    for key in ("color", "linestyle", "marker"):
+        assert line(both, "sa").properties()[key] == line(alone, "sa").properties()[key], key
+    assert line(both, "sa").get_color() != line(both, "mc-qs4").get_color()
+    assert line(both, "sa").get_color() == base.solver_style("annealing-sa")["color"]
+
+
+def test_rtd_of_all_chains_shows_the_wilson_interval(monkeypatch, tmp_path):
+    """Success rates had no confidence interval: with the chains known, each RTD of all chains
+    shades its 95% Wilson interval, and the axis says so."""
+    from jaxqueens.core.statistics import wilson_interval
+
+    axes = drawn_axes(monkeypatch, tmp_path, curves=CURVES, chains=4)
+    for stem in ("rtd_steps", "rtd_seconds"):
+        ax = axes[stem]
+        assert "95% Wilson CI" in ax.get_ylabel()
+        assert len(ax.collections) == len(CURVES), stem  # one band per solver
+    ys = axes["rtd_steps"].collections[0].get_paths()[0].vertices[:, 1]
+    lo, hi = wilson_interval(np.array([0, 1, 2]), 4)
+    assert ys.max() == pytest.approx(hi.max()) and ys.min() == pytest.approx(lo.min())
+    assert not drawn_axes(monkeypatch, tmp_path / "x", curves=CURVES)["rtd_steps"].collections
+
+
+def test_titles_name_the_solvers_with_their_own_budgets(monkeypatch, tmp_path):
+    """The title said "some solvers' own" budgets without naming them: it names each solver
+    whose budget differs from the run's, and its budget."""
+    axes = drawn_axes(monkeypatch, tmp_path, curves=CURVES, budgets={"mc-qs4": 100, "sa": 5000})
+    for ax in axes.values():
+        title = ax.get_title()
+        assert "n = 8, 100 steps per chain; sa: 5,000" in title and "mc-qs4" not in title
+    plain = drawn_axes(monkeypatch, tmp_path / "plain", curves=CURVES, budgets={"sa": 100})
+    assert plain["ert"].get_title() == "expected time per solution (n = 8, 100 steps per chain)"
 
 
 def test_save_takes_the_format_from_the_suffix_or_the_argument(tmp_path):

@@ -1,6 +1,7 @@
 """GA figures: arrays in, PNG files out."""
 
 import numpy as np
+import pytest
 
 from jaxqueens.plots import ga as ga_plots
 
@@ -21,3 +22,19 @@ def test_write_plots_from_arrays(tmp_path):
     assert [p.name for p in files] == ["best.png", "avg.png", "worst.png", "success.png"]
     for p in files:
         assert p.stat().st_size > 1000
+
+
+def test_success_plot_shows_its_wilson_interval(monkeypatch, tmp_path):
+    """The share of trials solved had no confidence interval: with the trials known it shades
+    its 95% Wilson interval, and the axis says so."""
+    from jaxqueens.core.statistics import wilson_interval
+
+    drawn = []
+    monkeypatch.setattr(ga_plots, "finish", lambda fig, ax, *a, **k: drawn.append((ax, a)))
+    ga_plots.solved_plot(np.array([0.0, 0.25, 0.5]), tmp_path / "s.png", "t", trials=4)
+    ((ax, args),) = drawn
+    (band,) = ax.collections
+    lo, hi = wilson_interval(np.array([0, 2]), 4)
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert ys.min() == pytest.approx(lo[0]) and ys.max() == pytest.approx(hi[1])
+    assert "95% Wilson CI" in args[-1]
