@@ -135,6 +135,10 @@ def solver_hatch(name: str) -> str:
     return HATCHES[_style(name)[0] % len(HATCHES)]
 
 
+RATE_LIMITS = (-0.02, 1.02)
+"""The y range of a figure of rates: a little below 0, so that a line at 0 (a solver that solved
+nothing) is drawn above the axis, not hidden in it."""
+
 BAND = (10, 90)
 """Percentiles of the band drawn across chains on trace figures (:func:`percentile_band`)."""
 

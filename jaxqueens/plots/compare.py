@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxqueens.plots.base import figure, finish, rate_band, solver_hatch, solver_style
+from jaxqueens.plots.base import RATE_LIMITS, figure, finish, rate_band, solver_hatch, solver_style
 
 FIGURES = ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf", "ert")
 """The figures :func:`write_plots` draws (file stems)."""
@@ -65,7 +65,7 @@ def _lines(
         else:  # steps may be 0 (a chain whose first board is a solution)
             ax.set_xscale("symlog", linthresh=1)
     ax.legend(fontsize=7, ncol=2)
-    return finish(fig, ax, path, title, xlabel, ylabel, ylim=(0, 1.02), fmt=fmt, dpi=dpi)
+    return finish(fig, ax, path, title, xlabel, ylabel, ylim=RATE_LIMITS, fmt=fmt, dpi=dpi)
 
 
 def ert_bars(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens.plots.base import figure, finish, rate_band, save_png, solver_style
+from jaxqueens.plots.base import RATE_LIMITS, figure, finish, rate_band, save_png, solver_style
 
 MAX_TRIAL_LINES = 200
 """Trials drawn as faint lines (evenly spaced subset beyond this); the median uses every trial."""
@@ -62,7 +62,7 @@ def solved_plot(
         rate_band(ax, gens, curve, trials, style["color"])
     ax.step(gens, curve, where="post", **style)
     ylabel = "fraction of trials solved" + (" (95% Wilson CI)" if trials else "")
-    return finish(fig, ax, path, title, "generation", ylabel, ylim=(0, 1.02))
+    return finish(fig, ax, path, title, "generation", ylabel, ylim=RATE_LIMITS)
 
 
 def write_plots(

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxqueens.core.oeis import A000170, A002562
-from jaxqueens.plots.base import figure, finish, rate_band, save_png, solver_style
+from jaxqueens.plots.base import RATE_LIMITS, figure, finish, rate_band, save_png, solver_style
 from jaxqueens.plots.chains import steps_histogram
 
 
@@ -102,7 +102,7 @@ def steps_ecdf(
         if s.max() > 20 * max(1, np.median(s)):
             ax.set_xscale("symlog", linthresh=1)
     return finish(
-        fig, ax, path, title, f"{unit} to solution", "fraction of solved chains", ylim=(0, 1.02)
+        fig, ax, path, title, f"{unit} to solution", "fraction of solved chains", ylim=RATE_LIMITS
     )
 
 
@@ -126,7 +126,7 @@ def success_rate_plot(
     if len(budgets) and budgets.max() > 100:
         ax.set_xscale("symlog", linthresh=1)
     ylabel = "success rate" + (" (95% Wilson CI)" if chains else "")
-    return finish(fig, ax, path, title, f"{unit} budget", ylabel, ylim=(0, 1.02))
+    return finish(fig, ax, path, title, f"{unit} budget", ylabel, ylim=RATE_LIMITS)
 
 
 def write_plots(

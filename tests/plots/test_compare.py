@@ -75,6 +75,8 @@ def drawn_axes(monkeypatch, tmp_path, **kwargs):
     def keep(fig, ax, path, title, xlabel=None, ylabel=None, **kw):
         ax.set_title(title)
         ax.set_ylabel(ylabel or "")
+        if kw.get("ylim"):
+            ax.set_ylim(*kw["ylim"])
         axes[path.stem] = ax
         return path
 
@@ -152,3 +154,13 @@ def test_percentile_band_across_chains(tmp_path):
     ys = band.get_paths()[0].vertices[:, 1]
     assert ys.min() == pytest.approx(lo.min()) and ys.max() == pytest.approx(hi.max())
     assert np.allclose(ax.lines[0].get_ydata(), np.median(values, axis=0))
+
+
+def test_a_line_at_zero_is_drawn_above_the_axis_not_hidden_in_it(monkeypatch, tmp_path):
+    """A solver that solved nothing is a line at 0, which lay on the x axis and vanished into
+    it: the rate axes start a little below 0."""
+    axes = drawn_axes(monkeypatch, tmp_path, curves=CURVES)
+    for stem in ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf"):
+        assert axes[stem].get_ylim()[0] < 0, stem
+    (sa,) = [x for x in axes["rtd_steps"].lines if x.get_label().startswith("sa")]
+    assert np.all(np.asarray(sa.get_ydata()) == 0)
