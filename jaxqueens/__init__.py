@@ -12,7 +12,10 @@ re-exported from the layer it lives in (README, "Architecture"):
 - solvers: :func:`solve` (batched min-conflicts), :func:`solve_large` (one huge board),
   :func:`anneal` (LS, TA, SA), :func:`evolve` (genetic algorithms), :func:`first_solution` and
   :func:`random_first_solutions` (backtracking), :func:`count_solutions` and
-  :func:`enumerate_solutions` (exact), :func:`estimate` (Knuth's estimator), :func:`stats`.
+  :func:`enumerate_solutions` (exact), :func:`estimate` (Knuth's estimator), :func:`stats`;
+- every kernel family's static ``Config`` and dynamic ``Params`` under one naming,
+  ``<Family>Config`` / ``<Family>Params`` (``MinConflictsConfig``, ``AnnealParams``, ``GAConfig``,
+  ...: the ``Config`` and ``Params`` of ``jaxqueens.solvers.<family>``).
 
 Importing the package is instant: it does not import JAX. Each public name is imported from its
 module at its first use (PEP 562: module ``__getattr__`` over the table ``_PUBLIC``), so
@@ -64,10 +67,26 @@ _PUBLIC = {
     "jaxqueens.io.boards": ("load_boards", "write_board", "write_boards_npy", "write_jsonl"),
     "jaxqueens.io.instances": ("load_instances",),
     "jaxqueens.parallel.devices": ("Configuration", "configure"),
-    "jaxqueens.solvers.ga": ("GAConfig", "GAParams"),
 }
 """Module -> the public names it defines (the package re-exports them, imported at first use)."""
-_HOME = {name: module for module, names in _PUBLIC.items() for name in names}
+_KERNELS = {
+    "jaxqueens.solvers.anneal": "Anneal",
+    "jaxqueens.solvers.backtrack": "Backtrack",
+    "jaxqueens.solvers.complete": "Complete",
+    "jaxqueens.solvers.count": "Count",
+    "jaxqueens.solvers.estimate": "Estimate",
+    "jaxqueens.solvers.ga": "GA",
+    "jaxqueens.solvers.large": "Large",
+    "jaxqueens.solvers.minconflicts": "MinConflicts",
+}
+"""Kernel module -> the prefix its ``Config`` and ``Params`` are exported under (``GAConfig``,
+``AnnealParams``; the backtracking kernel has no ``Params``)."""
+_HOME = {name: (module, name) for module, names in _PUBLIC.items() for name in names} | {
+    f"{prefix}{kind}": (module, kind)
+    for module, prefix in _KERNELS.items()
+    for kind in ("Config", "Params")
+    if (prefix, kind) != ("Backtrack", "Params")
+}
 _LAYERS = ("core", "solvers", "parallel", "io", "drivers", "plots", "cli")
 """Subpackages, imported at first use too (``jaxqueens.core`` after a bare ``import jaxqueens``)."""
 
@@ -76,10 +95,11 @@ def __getattr__(name: str):
     """A public name, imported from its module at its first use (then kept as a global)."""
     if name in _LAYERS:
         return importlib.import_module(f"{__name__}.{name}")
-    module = _HOME.get(name)
-    if module is None:
+    home = _HOME.get(name)
+    if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module, attribute = home
+    value = getattr(importlib.import_module(module), attribute)
     globals()[name] = value
     return value
 
@@ -89,21 +109,34 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AnnealConfig",
+    "AnnealParams",
     "AnnealResult",
+    "BacktrackConfig",
     "BoardFileError",
     "CheckReport",
     "CompareResult",
+    "CompleteConfig",
+    "CompleteParams",
     "CompleteResult",
     "Configuration",
     "Constraints",
+    "CountConfig",
+    "CountParams",
     "CountPlan",
     "CountResult",
     "Estimate",
+    "EstimateConfig",
+    "EstimateParams",
     "EvolveResult",
     "GAConfig",
     "GAParams",
+    "LargeConfig",
+    "LargeParams",
     "LargeResult",
     "LineCounts",
+    "MinConflictsConfig",
+    "MinConflictsParams",
     "QueensError",
     "SolutionCheckError",
     "SolveResult",

@@ -91,3 +91,25 @@ def test_import_and_every_public_name_leave_the_environment_and_jax_config_alone
     assert seen["modules"] > 50  # every module of the package was imported
     assert seen["configured"] == [False, 3, 3]
     assert "jaxqueens:" not in out.stderr  # no notice, no warning
+
+
+def test_defect_only_the_ga_kernel_config_and_params_were_exported():
+    """Every kernel family's ``Config`` and ``Params`` is public, named as ``GAConfig`` is."""
+    import importlib
+    import pkgutil
+
+    import jaxqueens.solvers
+
+    public = {
+        id(getattr(jq, name)): name for name in jq.__all__ if name.endswith(("Config", "Params"))
+    }
+    families = 0
+    for info in pkgutil.iter_modules(jaxqueens.solvers.__path__):
+        module = importlib.import_module(f"jaxqueens.solvers.{info.name}")
+        for kind in ("Config", "Params"):
+            cls = module.__dict__.get(kind)
+            if isinstance(cls, type) and cls.__module__ == module.__name__:
+                families += kind == "Config"
+                name = public.get(id(cls))
+                assert name is not None and name.endswith(kind), (info.name, kind)
+    assert families >= 8
