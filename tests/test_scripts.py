@@ -24,6 +24,7 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
         "bench_startup.py",
         "bench_stats.py",
         "bench_xla_flags.py",
+        "check_streams.py",
     ],
 )
 def test_benchmark_quick_mode(script, tmp_path):
