@@ -57,7 +57,7 @@ def add_command(sub) -> None:
         choices=PRESETS,
         default="default",
         help="where the settings not given come from: default (measured for each method at "
-        "compare's budget: swap neighbour; TA q 0.2; SA 100 rounds, --init-prob 0.1, "
+        "compare's budget: swap neighbour; TA q 0.4; SA 100 rounds, --init-prob 0.1, "
         "--t-end 0.001), classic (NMOF's TAopt/SAopt settings: step "
         "neighbour 3, 10 rounds, q 0.5, init-prob 0.4, alpha 0.9) or nmof (classic with "
         "--edge nmof and --t0 nmof, the vignette's)",

@@ -243,7 +243,7 @@ def test_settings_take_the_preset_and_the_values_given():
         0.001,
     )
     assert sa["alpha"] == pytest.approx(0.001 ** (1 / 99))  # the last temperature: t_end x first
-    assert annealing.settings("ta")["q"] == 0.2 and annealing.settings("ls")["neighbour"] == "swap"
+    assert annealing.settings("ta")["q"] == 0.4 and annealing.settings("ls")["neighbour"] == "swap"
     classic = annealing.settings("sa", "classic")
     assert (classic["neighbour"], classic["rounds"], classic["alpha"]) == ("step", 10, 0.9)
     assert classic["t_end"] is None and classic["t0"] == "worsening" and classic["q"] == 0.5
@@ -288,6 +288,17 @@ def test_defaults_solve_n16_within_compares_budget(method):
     assert res.summary["neighbour"] == "swap" and res.summary["preset"] == "default"
     assert res.summary["success_rate"] >= 0.9
     assert checker.are_solutions(res.solutions).all()
+
+
+def test_ta_at_its_defaults_is_not_ls():
+    """TA's default thresholds come from a quantile level above the share of calibration-walk
+    moves that change nothing: its first threshold is positive, so TA and LS at the same seed run
+    differently (a level below that share made every threshold 0 and TA ran as LS)."""
+    ta = jaxqueens.anneal(16, "ta", chains=12, steps=2000, seed=0)
+    ls = jaxqueens.anneal(16, "ls", chains=12, steps=2000, seed=0)
+    assert ta.schedule[0] > 0 and ta.schedule[-1] == 0
+    assert not np.array_equal(ta.run.steps, ls.run.steps)
+    assert not np.array_equal(ta.run.rows, ls.run.rows)
 
 
 def test_default_swap_falls_back_to_step_where_a_swap_cannot_go():
