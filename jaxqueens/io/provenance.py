@@ -1,5 +1,5 @@
-"""Where a run's results came from: the command line, the versions, the platform and devices, the
-seed and every effective setting.
+"""Where a run's results came from: the command line, the versions, the platform, CPU, git commit,
+XLA flags and devices, the seed, every effective setting and the config file's text.
 
 The command line registers the run before the command works (:func:`begin`, by
 :mod:`jaxqueens.cli.main`); a command adds the values it resolved itself (:func:`settle`:
@@ -12,9 +12,13 @@ command has already loaded.
 
 from __future__ import annotations
 
+import functools
+import os
 import platform
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from jaxqueens import _lazy
@@ -27,6 +31,11 @@ PACKAGES = ("jax", "jaxlib", "numpy", "matplotlib")
 
 _RUN: dict[str, Any] | None = None
 
+GIT_TIMEOUT = 2.0
+"""Seconds ``git rev-parse HEAD`` may take before the commit is recorded as unknown."""
+MAX_CONFIG_BYTES = 1 << 16
+"""The most of a ``--config`` file's text a record holds (a longer file is cut, and says so)."""
+
 
 def versions() -> dict[str, str | None]:
     """Versions of jaxqueens, python and :data:`PACKAGES` (installed metadata: nothing is
@@ -38,6 +47,59 @@ def versions() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             out[name] = None
     return out
+
+
+@functools.cache
+def commit() -> str | None:
+    """The git commit of the checkout this package runs from (``git rev-parse HEAD`` in its
+    folder, given :data:`GIT_TIMEOUT` seconds); None when it is installed, not a checkout, or git
+    is missing or slow."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    head = done.stdout.strip()
+    return head if done.returncode == 0 and head else None
+
+
+@functools.cache
+def cpu() -> str | None:
+    """The CPU's model name (``/proc/cpuinfo``'s first "model name", else
+    :func:`platform.processor`); None when neither says."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def config_text(path: Any) -> str | None:
+    """The text of the config file at ``path`` (its first :data:`MAX_CONFIG_BYTES` bytes, with a
+    last line saying it was cut); None for no path or a file that cannot be read."""
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError:
+        return None
+    text = data[:MAX_CONFIG_BYTES].decode("utf-8", errors="replace")
+    if len(data) > MAX_CONFIG_BYTES:
+        text += f"\n# ... cut: the first {MAX_CONFIG_BYTES:,} bytes of {path}\n"
+    return text
 
 
 def devices() -> dict[str, Any] | None:
@@ -99,8 +161,15 @@ def active() -> bool:
 
 
 def environment() -> dict[str, Any]:
-    """Versions and platform."""
-    return {"versions": versions(), "platform": platform.platform()}
+    """Versions, platform, CPU model, the git commit (None outside a checkout) and the
+    ``XLA_FLAGS`` of the environment (None when unset)."""
+    return {
+        "versions": versions(),
+        "platform": platform.platform(),
+        "cpu": cpu(),
+        "commit": commit(),
+        "xla_flags": os.environ.get("XLA_FLAGS"),
+    }
 
 
 def settings() -> dict[str, Any]:
@@ -112,9 +181,11 @@ def settings() -> dict[str, Any]:
 
 def record(doc: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The run's record (None without a run): ``command_line`` (as typed), ``argv``,
-    ``command``, ``versions``, ``platform``, ``devices`` (None: JAX never started), ``seed``
-    (the effective one; None for a command without one) and ``settings`` (every option, defaults
-    filled in, and the values the command resolved). An option still None (its default decided
+    ``command``, ``versions``, ``platform``, ``cpu``, ``commit`` (git; None outside a checkout),
+    ``xla_flags`` (None: unset), ``devices`` (None: JAX never started), ``seed`` (the effective
+    one; None for a command without one), ``settings`` (every option, defaults filled in, and
+    the values the command resolved) and ``config_text`` (the ``--config`` file's text; None
+    without one). An option still None (its default decided
     by the command) takes the value of the same name in ``doc`` (the summary the record goes
     into), where the command put the value it used: in its ``config`` or ``params`` object,
     else at its top."""
@@ -134,7 +205,11 @@ def record(doc: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
         "command": _RUN["command"],
         "versions": env["versions"],
         "platform": env["platform"],
+        "cpu": env["cpu"],
+        "commit": env["commit"],
+        "xla_flags": env["xla_flags"],
         "devices": devices(),
         "seed": effective.get("seed"),
         "settings": effective,
+        "config_text": config_text(effective.get("config")),
     }

@@ -1,6 +1,9 @@
 """io.provenance: the run record of every summary.json (and of report.html)."""
 
 import json
+import re
+import shutil
+from pathlib import Path
 
 from jaxqueens.io import provenance, tables
 
@@ -29,3 +32,25 @@ def test_summary_json_carries_the_run_record(tmp_path):
     # every option, with the value the command settled or put in its summary
     assert run["settings"] == {"n": 8, "seed": 0, "init": "permutation"}
     assert "run" not in json.loads((tmp_path / "other.json").read_text())
+
+
+def test_summary_json_records_commit_xla_flags_cpu_and_config_text(tmp_path, monkeypatch):
+    """The run record names the git commit (in a checkout), the XLA flags, the CPU model and
+    the --config file's text, not only its path."""
+    config = tmp_path / "run.toml"
+    config.write_text('command = "solve"\n[options]\nn = 8\n')
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+    provenance.begin("solve", ["jaxqueens", "run", str(config)], {"config": str(config)}, {})
+    try:
+        tables.write_json(tmp_path / "summary.json", {"n": 8})
+    finally:
+        provenance.end()
+    run = json.loads((tmp_path / "summary.json").read_text())["run"]
+    assert run["config_text"] == config.read_text()
+    assert run["xla_flags"] == "--xla_force_host_platform_device_count=2"
+    assert isinstance(run["cpu"], str) and run["cpu"]
+    checkout = Path(provenance.__file__).resolve().parents[2] / ".git"
+    if checkout.exists() and shutil.which("git"):
+        assert re.fullmatch(r"[0-9a-f]{40}", run["commit"])
+    else:
+        assert run["commit"] is None
