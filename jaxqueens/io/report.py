@@ -1,13 +1,15 @@
 """``report.html``: one self-contained page per ``--out`` folder, readable offline in any browser.
 
-The page reads in the order a person asks: first the result (what the command printed:
-solved, distinct, rate, stop reason), then every figure of the output (PNG and SVG embedded as
-a base64 ``data:`` URI, PDF linked), then the command line and the settings the user gave, the
-versions (jaxqueens, jax, jaxlib, numpy, python, matplotlib) and devices, and last the tables
-of every folder of the output (the folder itself first, then its subfolders, e.g. ``anneal``'s
-one per method):
-``summary.json`` as a table (and ``summary.csv``), each other CSV as a table (its first
-:data:`MAX_ROWS` rows, with a note of how many there are), and a list of the files.
+The page reads in the order a person asks: first the result (the recommendation of
+``summary.json``, then what the command printed: solved, distinct, rate, stop reason; its
+progress lines left out and its long notes below it), then every figure of the output in
+:data:`FIGURE_ORDER` (PNG and SVG embedded as a base64 ``data:`` URI, PDF linked), then the
+settings in full (the command line, the settings the user gave, the ``--config`` file's text and
+every :data:`FULL_TABLES` table), the environment (versions, platform, CPU, git commit,
+``XLA_FLAGS``, devices), and last the tables of every folder of the output (the folder itself
+first, then its subfolders, e.g. ``anneal``'s one per method): ``summary.json`` as a table (its
+lists of records as tables of their own), each other CSV as a table (its first :data:`MAX_ROWS`
+rows, with a note of how many there are), and a list of the files.
 Only this run's files are shown (:data:`MANIFEST`, written by :func:`write_manifest` from a
 :func:`snapshot` taken before the run); a file an earlier run left in the folder is listed as
 such. Nothing is fetched: the styles are inline, there is no script, and a
@@ -21,11 +23,13 @@ passing the devices in (io knows no devices); :func:`write_report` may be called
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import datetime
 import html
 import io
 import json
+import re
 import struct
 import sys
 import urllib.parse
@@ -51,6 +55,37 @@ FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 MAX_DEPTH = 2
 """Subfolder levels of ``--out`` that the page covers."""
 MAX_SUMMARY_ROWS = 200
+FULL_TABLES = ("settings.csv",)
+"""CSV tables shown in full (up to :data:`MAX_SUMMARY_ROWS` rows) in the settings section."""
+FIGURE_ORDER = (
+    "solution",
+    "success",
+    "success_rate",
+    "steps_ecdf",
+    "seconds_ecdf",
+    "ert",
+    "rtd_steps",
+    "rtd_seconds",
+    "steps_hist",
+    "best",
+    "mean",
+    "worst",
+    "traces",
+    "trace_conflicting_pairs",
+    "trace_conflicted_queens",
+    "coverage",
+    "frequency_hist",
+    "log_q_over_n",
+)
+"""Figure file stems in the order the page shows them: what was found, then how often and how
+fast, then how the runs went, then the distributions behind them; a stem with a suffix
+(``trace_conflicting_pairs_ls``) goes with the longest entry it starts with, and a figure named
+in none of them comes last, by name."""
+PROGRESS = re.compile(r"^\[\d+/\d+\] |^\w+: estimated run time ")
+"""A printed line that announces work about to start (``[2/3] ls``, ``TA: estimated run
+time ...``): progress, left out of the page's result."""
+MAX_RESULT_LINE = 200
+"""A printed line longer than this is a note: shown in full below the result, not inside it."""
 SKIPPED = ("checkpoint",)
 """Files whose name starts with one of these are listed only (never read)."""
 
@@ -71,6 +106,7 @@ th,td{border:1px solid #ccc;padding:2px 7px;text-align:left;vertical-align:top}
 th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .note{color:#666;font-size:12px}figure{margin:1em 0}figcaption{color:#444;font-size:12px}
 img{max-width:100%;height:auto;border:1px solid #eee}.wide{overflow-x:auto}
+pre.result{word-break:normal;overflow-wrap:break-word}
 """
 
 
@@ -146,30 +182,43 @@ def _records(name: str, items: list[dict]) -> str:
     return f'<h3>{_e(name)}</h3>{body}<p class="note">{_e(note)}</p>'
 
 
-def _pairs(doc: dict) -> str:
-    """A document as a key/value table, its lists of dicts (one record per solver, per method, ...)
-    as tables of their own below it, and any ``line`` of a nested dict (a recommendation) first."""
-    lists = {
-        k: v
-        for k, v in doc.items()
-        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)
-    }
-    rest = {k: v for k, v in doc.items() if k not in lists}
-    lines = [
-        v["line"] for v in rest.values() if isinstance(v, dict) and isinstance(v.get("line"), str)
+def _records_apart(doc: dict, prefix: str = "") -> tuple[dict, dict[str, list]]:
+    """``doc`` without its lists of dicts, at any depth, and those lists by dotted name
+    (``per_solver``, ``recommendation.ranking``)."""
+    rest: dict = {}
+    lists: dict[str, list] = {}
+    for key, value in doc.items():
+        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
+            lists[f"{prefix}{key}"] = value
+        elif isinstance(value, dict) and value:
+            inner, found = _records_apart(value, f"{prefix}{key}.")
+            lists.update(found)
+            if inner:
+                rest[key] = inner
+        else:
+            rest[key] = value
+    return rest, lists
+
+
+def recommendation(doc: Any) -> list[str]:
+    """The ``line`` of every nested dict of a summary (its recommendation), in order."""
+    if not isinstance(doc, dict):
+        return []
+    return [
+        v["line"] for v in doc.values() if isinstance(v, dict) and isinstance(v.get("line"), str)
     ]
+
+
+def _pairs(doc: dict) -> str:
+    """A document as a key/value table, and its lists of dicts (one record per solver, per method,
+    a ranking), at any depth, as tables of their own below it."""
+    rest, lists = _records_apart(doc)
     rows = flatten(rest)
     note = ""
     if len(rows) > MAX_SUMMARY_ROWS:
         note = f'<p class="note">first {MAX_SUMMARY_ROWS} of {len(rows)} entries</p>'
         rows = rows[:MAX_SUMMARY_ROWS]
-    head = "".join(f"<p><strong>{_e(line)}</strong></p>" for line in lines)
-    return (
-        head
-        + _table(("key", "value"), rows)
-        + note
-        + "".join(_records(k, v) for k, v in lists.items())
-    )
+    return _table(("key", "value"), rows) + note + "".join(_records(k, v) for k, v in lists.items())
 
 
 def png_size(data: bytes) -> tuple[int, int] | None:
@@ -187,7 +236,8 @@ def _content(path: Path) -> bytes:
     return kept if kept is not None else path.read_bytes()
 
 
-def _csv_section(path: Path) -> str:
+def _csv_section(path: Path, rows_shown: int = MAX_ROWS) -> str:
+    """A CSV file as a table: its first ``rows_shown`` rows, with a note of how many there are."""
     kept = recorded(path)
     with (
         io.StringIO(kept.decode("utf-8", errors="replace"), newline="")
@@ -196,7 +246,7 @@ def _csv_section(path: Path) -> str:
     ) as f:
         reader = csv.reader(f)
         header = next(reader, None)
-        rows = [row for _, row in zip(range(MAX_ROWS), reader, strict=False)]
+        rows = [row for _, row in zip(range(rows_shown), reader, strict=False)]
         more = sum(1 for _ in reader)
     if header is None:
         return f'<h3>{_e(path.name)}</h3><p class="note">empty</p>'
@@ -269,12 +319,21 @@ def _heading(root: Path, folder: Path, what: str) -> str:
     return f"<h2>{_e(what if rel == '.' else f'{what}: {rel}/')}</h2>"
 
 
+def _figure_rank(path: Path) -> tuple[int, str]:
+    """Where a figure goes in the page (:data:`FIGURE_ORDER`), then its name."""
+    stem = path.stem
+    known = [i for i, s in enumerate(FIGURE_ORDER) if stem.startswith(s)]
+    rank = max(known, key=lambda i: len(FIGURE_ORDER[i])) if known else len(FIGURE_ORDER)
+    return rank, path.name
+
+
 def _figures_section(root: Path, folder: Path, counter: list[int], only: set | None) -> str:
     """Every figure of ``folder`` this run wrote: PNG and SVG embedded (within
     :data:`MAX_FIGURES`), PDF linked."""
-    figures = [
-        p for p in _files(folder) if p.suffix.lower() in FIGURE_SUFFIXES and _mine(root, p, only)
-    ]
+    figures = sorted(
+        (p for p in _files(folder) if p.suffix.lower() in FIGURE_SUFFIXES and _mine(root, p, only)),
+        key=_figure_rank,
+    )
     if not figures:
         return ""
     parts = [_heading(root, folder, "figures")]
@@ -283,6 +342,81 @@ def _figures_section(root: Path, folder: Path, counter: list[int], only: set | N
         counter[0] += embedded
         parts.append(block)
     return "".join(parts)
+
+
+def _summary(path: Path) -> Any:
+    """The document a ``summary.json`` holds (as this run wrote it).
+
+    Raises:
+      OSError, ValueError: it cannot be read, or is not JSON.
+    """
+    return jsonl.loads(_content(path).decode("utf-8"))
+
+
+def _result_section(root: Path, result: str | None, only: set | None) -> str:
+    """The recommendation of the folder's own ``summary.json`` (this run's), then what the
+    command printed without its progress lines (:data:`PROGRESS`), then its long lines
+    (:data:`MAX_RESULT_LINE`) as notes; empty when there is neither."""
+    summary = root / "summary.json"
+    lines: list[str] = []
+    if summary.is_file() and _mine(root, summary, only):
+        with contextlib.suppress(OSError, ValueError):  # the tables section says so
+            lines = recommendation(_summary(summary))
+    printed = [
+        ln
+        for ln in (result or "").rstrip().splitlines()
+        if not PROGRESS.match(ln) and ln.strip() not in lines
+    ]
+    short = [ln for ln in printed if len(ln) <= MAX_RESULT_LINE]
+    notes = [ln for ln in printed if len(ln) > MAX_RESULT_LINE]
+    if not lines and not "".join(printed).strip():
+        return ""
+    return (
+        "<h2>result</h2>"
+        + "".join(f"<p><strong>{html.escape(line)}</strong></p>" for line in lines)
+        + (
+            f'<pre class="result">{html.escape(chr(10).join(short))}</pre>'
+            if "".join(short).strip()
+            else ""
+        )
+        + "".join(f'<p class="note">{html.escape(line.strip())}</p>' for line in notes)
+    )
+
+
+def _settings_section(root: Path, folders: list[Path], line: str, given: dict, only) -> str:
+    """The command line, the settings the user gave, the ``--config`` file's text and every
+    :data:`FULL_TABLES` table of this run, in full."""
+    parts = [
+        "<h2>settings</h2><h3>command</h3>",
+        f"<pre>{_e(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
+        "<h3>given</h3>",
+        _pairs(given) if given else '<p class="note">none: every setting at its default</p>',
+    ]
+    text = provenance.config_text(given.get("config"))
+    if text is not None:
+        parts.append(f"<h3>config file {_e(given['config'])}</h3><pre>{html.escape(text)}</pre>")
+    for folder in folders:
+        for path in _files(folder):
+            if path.name in FULL_TABLES and _mine(root, path, only):
+                rel = path.relative_to(root).as_posix()
+                parts.append(
+                    _csv_section(path, MAX_SUMMARY_ROWS).replace(
+                        f"<h3>{_e(path.name)}</h3>", f"<h3>{_e(rel)}</h3>", 1
+                    )
+                )
+    return "".join(parts)
+
+
+def _environment_section(env: dict, devs: dict) -> str:
+    """Versions, platform, CPU, commit, ``XLA_FLAGS`` and devices as a table; a value too long
+    for a cell (the XLA flags) in full below it."""
+    rows = [(k, _show(v)) for k, v in env.items()] + flatten(devs)
+    long = [(k, v) for k, v in rows if len(str(v)) > MAX_CELL]
+    return (
+        "<h2>environment</h2>"
+        + _table(("what", "value"), rows)
+        + "".join(f"<h3>{_e(k)}</h3><pre>{html.escape(str(v))}</pre>" for k, v in long)
+    )
 
 
 def _tables_section(root: Path, folder: Path, only: set | None) -> str:
@@ -295,20 +429,25 @@ def _tables_section(root: Path, folder: Path, only: set | None) -> str:
         return ""
     parts = [_heading(root, folder, "tables")]
     summary = folder / "summary.json"
-    if summary in files and not summary.name.startswith(SKIPPED):
+    if summary in files:
         try:
-            doc = jsonl.loads(_content(summary).decode("utf-8"))
-            parts.append(
-                "<h3>summary.json</h3>"
-                + (
-                    _pairs(doc)
-                    if isinstance(doc, dict)
-                    else f"<pre>{_e(json.dumps(doc)[:5000])}</pre>"
-                )
-            )
+            doc = _summary(summary)
+            if isinstance(doc, dict):
+                shown = {k: v for k, v in doc.items() if k != "run"}
+                run = '<p class="note">its run record is under settings and environment</p>'
+                body = _pairs(shown) + (run if "run" in doc else "")
+            else:
+                body = f"<pre>{_e(json.dumps(doc)[:5000])}</pre>"
+            parts.append("<h3>summary.json</h3>" + body)
         except (OSError, ValueError) as err:
             parts.append(f'<p class="note">summary.json could not be read: {_e(err)}</p>')
-    tables = [p for p in files if p.suffix.lower() == ".csv" and not p.name.startswith(SKIPPED)]
+    tables = [
+        p
+        for p in files
+        if p.suffix.lower() == ".csv"
+        and not p.name.startswith(SKIPPED)
+        and p.name not in FULL_TABLES
+    ]
     tables.sort(key=lambda p: p.name != "summary.csv")  # the summary table first
     parts += [_csv_section(p) for p in tables]
     parts.append(
@@ -350,7 +489,8 @@ def snapshot(out_dir: str | Path) -> dict[str, tuple[int, int]]:
 
 def write_manifest(out_dir: str | Path, before: dict[str, tuple[int, int]], command: str) -> set:
     """Write :data:`MANIFEST`: the files of ``out_dir`` that are new or changed since
-    ``before`` (:func:`snapshot`); returns their relative paths."""
+    ``before`` (:func:`snapshot`); returns their relative paths and the manifest's own (this
+    run's file, as the page shows it)."""
     root = Path(out_dir)
     mine = {}
     for path in _walk(root):
@@ -369,7 +509,7 @@ def write_manifest(out_dir: str | Path, before: dict[str, tuple[int, int]], comm
         )
         + "\n",
     )
-    return set(mine)
+    return {*mine, MANIFEST}
 
 
 def _mine(root: Path, path: Path, only: set | None) -> bool:
@@ -392,7 +532,8 @@ def render(
       out_dir: the output folder.
       command_line: the words of the command line (or the line).
       settings: the options the user gave (values that are not plain data are shown as text).
-      result: what the command printed (its result lines), shown first; None: no such section.
+      result: what the command printed (its result lines), shown first after the summary's
+        recommendation, without its progress lines; None: nothing printed.
       only: the relative paths of the files this run wrote (:func:`write_manifest`): only they
         are shown; the others are listed as an earlier run's. None: every file.
       devices: what ran it (backend, devices, processes), from a layer that knows devices; None:
@@ -405,7 +546,11 @@ def render(
     title = title or f"jaxqueens {words[1] if len(words) > 1 else ''}".strip()
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     env = provenance.environment()
-    env = {**env["versions"], "platform": env["platform"], "written": now}
+    env = {
+        **env["versions"],
+        **{k: env[k] for k in ("platform", "cpu", "commit", "xla_flags")},
+        "written": now,
+    }
     devs = devices if devices is not None else {"devices": "none: this command did not start JAX"}
     plain = {k: v for k, v in (settings or {}).items() if not callable(v) and not k.startswith("_")}
     counter = [0]
@@ -414,16 +559,11 @@ def render(
         f"<h1>{_e(title)}</h1>",
         f'<p class="note">report of {_e(root.resolve())}, written {now}</p>',
     ]
-    if result is not None and result.strip():
-        body += ["<h2>result</h2>", f"<pre>{html.escape(result.rstrip())}</pre>"]
+    body.append(_result_section(root, result, only))
     body += [_figures_section(root, folder, counter, only) for folder in folders]
     body += [
-        "<h2>command</h2>",
-        f"<pre>{_e(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
-        "<h2>settings given</h2>",
-        _pairs(plain) if plain else '<p class="note">none: every setting at its default</p>',
-        "<h2>environment</h2>",
-        _table(("what", "value"), list(env.items()) + flatten(devs)),
+        _settings_section(root, folders, line, plain, only),
+        _environment_section(env, devs),
     ]
     body += [_tables_section(root, folder, only) for folder in folders]
     return (

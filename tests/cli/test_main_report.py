@@ -30,10 +30,11 @@ def test_every_out_folder_gets_a_report(command, tmp_path, capsys):
     assert f"report: {page}" in printed
     text = page.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and "jaxqueens " + " ".join(argv) in text
-    # the result first, as printed; then the settings given, never the parser's internals
-    first = html.escape(printed.splitlines()[0])
-    assert text.index("<h2>result</h2>") < text.index(first) < text.index("<h2>settings given")
-    settings = text[text.index("<h2>settings given") : text.index("<h2>environment")]
+    # the result first, as printed (progress lines left out); then the settings given, never the
+    # parser's internals
+    first = html.escape(next(ln for ln in printed.splitlines() if not report.PROGRESS.match(ln)))
+    assert text.index("<h2>result</h2>") < text.index(first) < text.index("<h2>settings</h2>")
+    settings = text[text.index("<h2>settings</h2>") : text.index("<h2>environment")]
     for internal in ("n_pos", "n_default", "n_required", "capped", "func", "uses_jax"):
         assert f">{internal}<" not in settings, internal
     assert ">out<" in settings and ">quiet<" in settings or command == "count"

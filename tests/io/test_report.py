@@ -1,6 +1,7 @@
 """``jaxqueens.io.report``: one well-formed, self-contained page per --out folder."""
 
 import base64
+import html
 import html.parser
 import os
 
@@ -182,7 +183,7 @@ def test_the_result_comes_first_then_figures_then_settings_and_tables(folder):
             "<h2>result</h2>",
             "1000 of 1000 chains solved",
             "<h2>figures</h2>",
-            "<h2>settings given</h2>",
+            "<h2>settings</h2>",
             "<h2>environment</h2>",
             "<h2>tables</h2>",
             "<h3>summary.json</h3>",
@@ -191,6 +192,7 @@ def test_the_result_comes_first_then_figures_then_settings_and_tables(folder):
     assert order == sorted(order)
     assert "&lt;b&gt;bold&lt;/b&gt;" in text and "<b>bold</b>" not in text
     assert "<h2>figures: ta/</h2>" in text and "<h2>tables: ta/</h2>" in text
+    (folder / "summary.json").unlink()  # no recommendation and nothing printed: no result
     assert "<h2>result</h2>" not in report.render(folder, command_line="jaxqueens x", result="")
 
 
@@ -211,3 +213,65 @@ def test_svg_figures_are_embedded_and_pdf_figures_linked(tmp_path):
     assert sources == ["data:image/svg+xml;base64", "data:image/png;base64"]
     assert "b.pdf" in page.urls  # linked, relative to the page
     assert "fake.svg: not an SVG image, not embedded" in "".join(page.text)
+
+
+def test_the_runs_own_manifest_is_not_listed_as_left_by_an_earlier_run(folder):
+    before = report.snapshot(folder)
+    write_csv(folder / "runs.csv", ["chain"], [[0]])  # this run's only output
+    mine = report.write_manifest(folder, before, "solve")
+    assert report.MANIFEST in mine
+    text = report.render(folder, command_line="jaxqueens solve", only=mine)
+    stale = text[text.index("files an earlier run left here") :]
+    assert "summary.json" in stale  # the fixture's files are an earlier run's
+    assert report.MANIFEST not in stale  # the manifest is this run's own
+
+
+def test_the_result_opens_with_the_recommendation_not_progress_lines_or_long_notes(folder):
+    note = "(" + "a long note about defaults " * 15 + ")"
+    printed = f"[1/2] mc-qs4\n[2/2] ls\nTA: estimated run time at most ~1 s\nn = 8\n{note}\n"
+    text = report.render(folder, command_line="jaxqueens compare", result=printed)
+    result = text[text.index("<h2>result</h2>") : text.index("<h2>figures</h2>")]
+    assert result.index("<strong>recommended: mc-qs4</strong>") < result.index("n = 8")
+    assert "[1/2]" not in result and "[2/2]" not in result and "estimated run time" not in result
+    # the note comes after the printed result, in full, as a note
+    assert result.index("n = 8") < result.index(f'<p class="note">{html.escape(note)}</p>')
+
+
+def test_figures_follow_a_fixed_order_not_the_alphabet(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    names = ["steps_ecdf", "seconds_ecdf", "ert", "rtd_steps", "rtd_seconds", "zz_extra"]
+    for name in sorted(names):  # written alphabetically
+        png(out / f"{name}.png")
+    page = parse(report.render(out, command_line="jaxqueens compare"))
+    assert [i["alt"] for i in page.images] == [f"{name}.png" for name in names]
+
+
+def test_settings_csv_is_shown_in_full_before_the_environment(folder):
+    rows = [["ls", f"key{i}", i] for i in range(report.MAX_ROWS + 29)]
+    write_csv(folder / "settings.csv", ["solver", "key", "value"], rows)
+    text = report.render(folder, command_line="jaxqueens compare")
+    settings = text[text.index("<h2>settings</h2>") : text.index("<h2>environment</h2>")]
+    assert f"key{report.MAX_ROWS + 28}" in settings and f"{report.MAX_ROWS + 29} rows" in settings
+    assert "first 20" not in settings and "settings.csv" not in text[: text.index("<h2>settings")]
+
+
+def test_summary_json_nested_records_are_tables_not_flattened_keys(tmp_path):
+    write_json(
+        tmp_path / "summary.json",
+        {"recommendation": {"line": "ls", "ranking": [{"solver": "ls"}, {"solver": "ta"}]}},
+    )
+    text = report.render(tmp_path, command_line="jaxqueens compare")
+    assert "recommendation.ranking.0.solver" not in text
+    assert "<h3>recommendation.ranking</h3>" in text and "<td>ta</td>" in text
+
+
+def test_the_config_file_and_environment_are_shown(tmp_path, monkeypatch):
+    config = tmp_path / "run.toml"
+    config.write_text('command = "solve"\n[options]\nn = 8\n')
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+    text = report.render(tmp_path, command_line="jaxqueens solve", settings={"config": str(config)})
+    settings = text[text.index("<h2>settings</h2>") : text.index("<h2>environment</h2>")]
+    assert "[options]" in settings and "n = 8" in settings
+    env = text[text.index("<h2>environment</h2>") :]
+    assert "--xla_force_host_platform_device_count=2" in env and ">cpu<" in env
