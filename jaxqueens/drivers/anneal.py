@@ -429,7 +429,7 @@ def anneal(
     problem = _problem(start, mask)
     started = time.perf_counter()
     runner = chain_batch.compile_runner(
-        chain_batch.Chains(sls, config), key, chunk, params, problem
+        chain_batch.Chains(sls, config), key, chunk, params, problem, total=chains
     )
     compile_s = time.perf_counter() - started
     static = {  # without the accelerator's switches (their CPU values): CPU checkpoints resume

@@ -107,17 +107,19 @@ def compile_runner(
     start=None,
     bounded: bool = False,
     mask=None,
+    total: int | None = None,
 ) -> Callable[[int, int], minconflicts.Result] | BoundedRunner:
     """Compile the batched solver for ``chunk`` chains ahead of time; return ``run(offset, count)``.
 
     Chain i uses ``fold_in(key, i)``; ``start`` (a board [n]) is every chain's first board. The
-    driver times compilation apart from the run and calls ``run`` once per chunk. A call with
-    another ``count`` (a short last chunk) compiles that size on first use. ``bounded``: a
+    driver times compilation apart from the run and calls ``run`` once per chunk. ``total``: the
+    chains the run asks for, when known (their short last chunk is compiled here too; another
+    ``count`` compiles that size on first use). ``bounded``: a
     :class:`BoundedRunner` (each call bounded in work; the same results). ``mask``: the
     instance of a constrained config.
     """
     chains = chain_batch.Chains(minconflicts, config)
-    run = chain_batch.compile_runner(chains, key, chunk, params, _problem(start, mask))
+    run = chain_batch.compile_runner(chains, key, chunk, params, _problem(start, mask), total=total)
     return BoundedRunner(run, config, params, chunk) if bounded else run
 
 

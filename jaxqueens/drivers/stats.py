@@ -181,7 +181,11 @@ def sample_anneal(
     chunk = batch or annealing.chunk_for(chains, config, local_device_count())
     t0 = time.perf_counter()
     runner = chain_batch.compile_runner(
-        chain_batch.Chains(sls, config), key, chunk, annealing.schedule_params(schedule)
+        chain_batch.Chains(sls, config),
+        key,
+        chunk,
+        annealing.schedule_params(schedule),
+        total=chains,
     )
     compile_s = time.perf_counter() - t0
     fingerprint = {

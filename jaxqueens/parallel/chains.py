@@ -350,24 +350,43 @@ def compile_runner(
     params,
     problem=None,
     target: sizing.Target | None = None,
+    total: int | None = None,
 ) -> Callable[..., Any]:
     """Compile :func:`run` for ``chunk`` chains ahead of time; return ``run_chunk(offset, count)``.
 
-    The driver times compilation apart from the run and calls ``run_chunk`` once per chunk. A
-    call with another ``count`` (a short last chunk) compiles that size on first use. A chunk
+    The driver times compilation apart from the run and calls ``run_chunk`` once per chunk.
+    ``total``: the chains the run will ask for, when known; the short last chunk they leave
+    (``total % chunk`` chains) is compiled here too, so that no kernel call the driver times
+    compiles. A call with any other ``count`` compiles that size on first use. A chunk
     whose results cannot fit in memory is refused before compiling
     (:func:`jaxqueens.parallel.memory.check_memory`). On an accelerator the lanes per device are
     chosen from the compiled program against the device (``target``, default the first local
     device's: :func:`jaxqueens.parallel.sizing.choose`); ``run_chunk.lanes`` says how many.
+
+    Args:
+      chains: the chain family and its config.
+      key: a ``jax.random`` key; chain i uses ``fold_in(key, i)``.
+      chunk: chains per kernel call.
+      params: the family's ``Params``, shared by every chain.
+      problem: the family's ``Problem``, or None.
+      target: the accelerator to size lanes for (default: the first local device's).
+      total: the chains of the whole run (None: unknown; a short last chunk compiles on use).
+
+    Returns:
+      ``run_chunk(offset, count, resume=None)``: the family's ``Result`` for chains
+      ``offset .. offset + count - 1``.
     """
     fresh = chains.fresh()  # None for families without a per-call input
     lanes, num = 0, devices.local_device_count()
     accelerator = devices.is_accelerator() or target is not None
 
-    def call(key, offset, params, problem, resume):
-        return run(chains, None, key, chunk, params, problem, offset, resume, lanes=0)
+    def jitted(count: int, lanes: int):
+        def call(key, offset, params, problem, resume):
+            return run(chains, None, key, count, params, problem, offset, resume, lanes=lanes)
 
-    fn = jax.jit(call)
+        return jax.jit(call)
+
+    fn = jitted(chunk, 0)
     args = (key, np.int32(0), params, problem, fresh)
     n = getattr(chains.config, "n", "?")
 
@@ -384,9 +403,9 @@ def compile_runner(
         check_memory(lowered.out_info)  # before compiling
         return lowered
 
+    static = (chains.family.__name__, chains.config)
     if not accelerator:  # a repeated run loads the executable without tracing (parallel.cache)
-        static = (chains.family.__name__, chains.config, chunk)
-        compiled = cache.loaded("chains", static, args, lower)  # once per process
+        compiled = cache.loaded("chains", (*static, chunk), args, lower)  # once per process
         check_memory(compiled.out_info)
     else:
         check_memory(jax.eval_shape(fn, *args))
@@ -404,14 +423,23 @@ def compile_runner(
                 f"{memory.format_bytes(target.budget_bytes)}: use a smaller --batch"
             )
         compiled, lanes = choice.compiled, choice.batch
+    executables = {chunk: compiled}
+    last = total % chunk if total is not None else 0
+    if last:  # the short last chunk, compiled with the rest (not inside a timed call)
+        lowered = lambda: jitted(last, lanes).lower(*args)
+        executables[last] = (
+            lowered().compile()
+            if accelerator
+            else cache.loaded("chains", (*static, last), args, lowered)
+        )
 
     def run_chunk(offset: int, count: int, resume=None):
         """Chains ``offset .. offset + count - 1``; ``resume``: the family's per-call input
-        (default: fresh chains, run to the end). Shared inputs run the executable compiled here;
-        one row per chain compiles its own on first use."""
+        (default: fresh chains, run to the end). Shared inputs run an executable compiled here;
+        another count, or one row per chain, compiles its own on first use."""
         resume = fresh if resume is None else resume
-        if count == chunk and (resume is None or _shared(resume)):
-            return compiled(key, np.int32(offset), params, problem, resume)
+        if count in executables and (resume is None or _shared(resume)):
+            return executables[count](key, np.int32(offset), params, problem, resume)
         return run(chains, None, key, count, params, problem, offset, resume, lanes=lanes)
 
     run_chunk.lanes = lanes  # type: ignore[attr-defined]

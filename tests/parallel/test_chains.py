@@ -2,6 +2,8 @@
 lax.map iteration, split over devices) and the accelerator one (lockstep lanes with refill) give
 the same chains, whatever the batch, offset, lanes or device count."""
 
+import contextlib
+
 import jax
 import numpy as np
 import pytest
@@ -93,6 +95,38 @@ def test_defect_7_batch_checked_against_memory_before_allocating(monkeypatch):
         chains.compile_runner(kernel, KEY, 5000, prm)
     monkeypatch.setattr(memory, "available_memory", lambda: 2**40)
     chains.compile_runner(kernel, KEY, 4, prm)  # fits
+
+
+@contextlib.contextmanager
+def compile_events():
+    """The JAX compile events (tracing, lowering, backend compilation) fired inside the block."""
+    events: list[str] = []
+
+    def listen(event, duration, **kwargs):
+        if event.startswith("/jax/core/compile/"):
+            events.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield events
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+
+
+def test_defect_short_last_chunk_compiled_inside_the_timed_call():
+    """5 chains in chunks of 3 leave a last chunk of 2: compile_runner compiles it with the
+    chunk, so the call the driver times compiles nothing (it compiled there: seconds per
+    solution of those chains counted their compilation)."""
+    kernel, prm = family(n=8, max_steps=40)
+    run_chunk = chains.compile_runner(kernel, KEY, 3, prm, total=5)
+    with compile_events() as events:
+        first, last = run_chunk(0, 3), run_chunk(3, 2)
+        jax.block_until_ready((first, last))
+    assert events == []
+    _assert_same(last, chains.run_mapped(kernel, KEY, 2, prm, offset=3))
+    with compile_events() as events:  # another count still compiles its own, on use
+        run_chunk(0, 1)
+    assert events
 
 
 def test_defect_5_pausing_chains_match_across_strategies():
