@@ -46,6 +46,7 @@ DEFAULTS = {
     "chains": 1000,
     "steps": 10_000,
     "seed": 0,
+    "repeats": 1,
     "solvers": "all",
     "format": "png",
     "dpi": 110,
@@ -108,6 +109,14 @@ def add_command(sub) -> None:
         "gives them as [solvers.sa] tables",
     )
     options.add_seed(p, default=None)
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="timed runs of each solver's same chains (default 1): the spread of their "
+        "expected seconds per solution is shown beside the bootstrap CI, and a difference is "
+        "called clear only when both agree",
+    )
     p.add_argument(
         "--out",
         default=None,
@@ -202,6 +211,9 @@ def _line(p: dict) -> str:
     if ci and ci[0] is not None:  # an open upper end: "X ms or more"
         hi = " or more" if ci[1] is None else f" to {ci[1] * 1e3:.3g}"
         ert += f" (95% CI {ci[0] * 1e3:.3g}{hi})"
+    spread = p.get("ert_s_spread")
+    if spread and None not in spread:
+        ert += f" (repeats {spread[0] * 1e3:.3g} to {spread[1] * 1e3:.3g})"
     med = p["steps"]["median"]
     rate = "-" if p["solutions_per_s"] is None else f"{p['solutions_per_s']:,.0f}"
     return (
@@ -217,8 +229,14 @@ def cmd_compare(args) -> int:
     """The ``compare`` command: run every solver, print the lines and the recommendation, write."""
     conf = _settings(args)
     # the driver's checks, before JAX: names, ranges and each solver's least step budget
-    _, _, names, _, _ = settings.check_compare(
-        conf["n"], conf["chains"], conf["solvers"], conf["steps"], conf["seed"], conf["settings"]
+    _, _, names, _, _, _ = settings.check_compare(
+        conf["n"],
+        conf["chains"],
+        conf["solvers"],
+        conf["steps"],
+        conf["seed"],
+        conf["settings"],
+        conf["repeats"],
     )
     figure_flags = [
         f"--{k}" for k in ("format", "dpi") if k in schema.given(args, parser().options)
@@ -240,6 +258,7 @@ def cmd_compare(args) -> int:
         quiet=quiet,
         announce=None if quiet else lambda line: print(line, flush=True),
         settings_of=conf["settings"],
+        repeats=conf["repeats"],
     )
     with writing.final_write(out):
         print(

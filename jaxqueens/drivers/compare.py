@@ -40,7 +40,10 @@ Seconds per chain are the chunk's kernel time shared by steps (``ChainRun.wall_s
 compilation excluded; solutions per second are the chains solved over the solver's kernel time
 as run (the GA's includes every generation of every trial). The bootstrap CI covers the
 chain-to-chain variation of the run times, not the timing noise of a busy machine: a solver
-whose whole run takes a few milliseconds is timed by few kernel calls. Outputs are written by
+whose whole run takes a few milliseconds is timed by few kernel calls. ``repeats`` times each
+solver's same chains again; the spread of their ERTs is that noise, and a difference is called
+significant only when the bootstrap and the repeats agree. Two solvers whose chains ran
+identically (one method under two names) are not ranked apart. Outputs are written by
 :mod:`jaxqueens.io.compare`, figures drawn by :mod:`jaxqueens.plots.compare`; the command line
 is :mod:`jaxqueens.cli.compare`.
 """
@@ -82,6 +85,15 @@ DEFAULTS_NOTE = (
     "n = 16 and 64 (benchmarks/results/tune-anneal-cpu.json, tune-ga-cpu.json)"
 )
 """What ``summary.json`` and the command's output say about the settings compared."""
+SECONDS_NOTE = (
+    "seconds: kernel time of the timed calls, no compilation (every kernel call size is "
+    "compiled before timing), shared among a call's chains by steps; a chain's seconds run to its "
+    "first solution or the budget. The GA runs every generation of every trial: its wall_s and "
+    "solutions_per_s are as run, its seconds and ERT count each trial up to its first solution. "
+    "ert_s_ci: bootstrap over chains (chain-to-chain variation); ert_s_spread: lowest and highest "
+    "ERT over the timed repeats (timing noise between runs)"
+)
+"""What ``summary.json`` says the seconds cover."""
 BOOTSTRAP = 2000
 """Bootstrap resamples of the recommendation's CI."""
 CONFIDENCE = settings.CONFIDENCE
@@ -109,11 +121,35 @@ class SolverRun:
     budget: int | None = None  # the solver's step budget per chain (None: the most steps spent)
     restarts: np.ndarray | None = None  # [K] int64 restarts (min-conflicts), None: never restarts
     best_pairs: np.ndarray | None = None  # [K] float64 best board's attacking pairs, NaN: unknown
+    repeat_ert_s: tuple[float, ...] = ()  # [R] ERT of each timed repeat (``seconds``: their mean)
 
     @property
     def step_budget(self) -> int:
         """The step budget per chain the runs are censored at."""
         return int(self.budget if self.budget is not None else self.steps.max(initial=0))
+
+    @property
+    def ert_spread(self) -> tuple[float, float] | None:
+        """(lowest, highest) ERT over the timed repeats; None with one repeat."""
+        if len(self.repeat_ert_s) < 2:
+            return None
+        return min(self.repeat_ert_s), max(self.repeat_ert_s)
+
+    def same_runs(self, other: SolverRun) -> bool:
+        """Every chain ran the same: the same outcome, steps, restarts and best board's
+        attacking pairs at the same budget (one method under two names; only seconds differ)."""
+        same = lambda a, b: (
+            (a is None) == (b is None)
+            and (a is None or np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+        )
+        return (
+            self.step_budget == other.step_budget
+            and self.solved.shape == other.solved.shape
+            and all(
+                same(getattr(self, f), getattr(other, f))
+                for f in ("solved", "steps", "restarts", "best_pairs")
+            )
+        )
 
     @property
     def ert_s(self) -> float:
@@ -181,9 +217,11 @@ def run_minconflicts(
     params = minconflicts.default_params(
         config, max_steps=max_steps, max_restarts=-(-steps // max_steps) - 1
     )
-    chunk = min(mcsolve.default_chunk(n, chains), chains)  # no short last chunk to compile anew
+    chunk = min(mcsolve.default_chunk(n, chains), chains)
     t0 = time.perf_counter()
-    runner = mcsolve.compile_runner(rng.seed_key(seed), config, params, chunk, bounded=True)
+    runner = mcsolve.compile_runner(
+        rng.seed_key(seed), config, params, chunk, bounded=True, total=chains
+    )
     compile_s = time.perf_counter() - t0
     run = driver.run_chains(
         runner,
@@ -222,6 +260,7 @@ def run_anneal(n, chains, steps, seed, quiet, *, method="ta", **given) -> tuple:
         options.update(step=s["step"], edge=s["edge"])
     if method == "sa":
         options["t0"] = s["t0"]
+    options["schedule"] = s["schedule"]  # the calibrated thresholds/temperatures, per round
     return res.run, options
 
 
@@ -367,6 +406,48 @@ def run_solver(
     return _chain_solver(name, spec["family"], n, chains, seed, quiet, spec, own)
 
 
+def run_repeats(
+    name: str,
+    n: int,
+    chains: int,
+    steps: int,
+    seed: int = 0,
+    quiet: bool | None = True,
+    own: dict | None = None,
+    repeats: int = 1,
+) -> SolverRun:
+    """:func:`run_solver` ``repeats`` times: the same chains each time (the same seed), timed
+    anew. Returns the first run with each chain's seconds the mean over the repeats and
+    ``repeat_ert_s`` each repeat's ERT.
+
+    Args:
+      name: a solver of :data:`SOLVERS`.
+      n: board size.
+      chains: chains (GA: trials).
+      steps: the step budget per chain.
+      seed: random seed.
+      quiet: no progress line.
+      own: the solver's own settings (:func:`run_solver`).
+      repeats: timed runs (>= 1).
+
+    Returns:
+      The solver's :class:`SolverRun`.
+    """
+    runs = [run_solver(name, n, chains, steps, seed, quiet, own) for _ in range(repeats)]
+    first = runs[0]
+    if not all(first.same_runs(r) for r in runs[1:]):
+        raise QueensError(
+            f"{name}: its repeats with seed {seed} ran different chains (a kernel that is not "
+            "deterministic on this backend); compare with --repeats 1"
+        )
+    return dataclasses.replace(
+        first,
+        seconds=np.mean([r.seconds for r in runs], axis=0),
+        wall_s=float(np.mean([r.wall_s for r in runs])),
+        repeat_ert_s=tuple(r.ert_s for r in runs),
+    )
+
+
 def _boot_indices(rng: np.random.Generator, k: int, resamples: int) -> np.ndarray:
     return rng.integers(0, k, size=(resamples, k))
 
@@ -452,10 +533,35 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
     """The fastest solver by expected seconds per solution (ERT), its margin over the runner-up
     (ERT ratio) and a percentile bootstrap CI of that ratio; a line saying so, in words without
     infinities (a solver that solved nothing is "not solved", an unbounded end of the CI is
-    "unbounded"). The document is strict JSON: no inf or NaN, None with a reason instead."""
+    "unbounded").
+
+    A solver whose chains ran exactly as a faster one's (:meth:`SolverRun.same_runs`: one method
+    under two names) is not ranked apart from it (``same_runs``). With several timed repeats
+    the difference is significant only when the bootstrap CI excludes 1 and the two solvers'
+    ERTs over the repeats do not overlap; with one repeat, by the bootstrap alone (it covers the
+    chain-to-chain variation, not the timing noise between runs). The document is strict JSON:
+    no inf or NaN, None with a reason instead.
+
+    Args:
+      runs: the solvers' runs.
+      n: board size.
+      steps: the step budget per chain.
+      seed: the comparison's seed (the bootstrap's too).
+
+    Returns:
+      The recommendation document (``summary.json``'s ``recommendation``), its ``line`` included.
+    """
     ranked = sorted(runs, key=lambda r: (r.ert_s, r.name))
-    solving = [r for r in ranked if np.isfinite(r.ert_s)]
+    solving: list[SolverRun] = []
+    same_runs: dict[str, str] = {}  # solver -> the faster solver whose chains it ran exactly
+    for r in (r for r in ranked if np.isfinite(r.ert_s)):
+        twin = next((s for s in solving if r.same_runs(s)), None)
+        if twin is None:
+            solving.append(r)
+        else:
+            same_runs[r.name] = twin.name
     unsolved = [r for r in ranked if not np.isfinite(r.ert_s)]
+    repeats = min((len(r.repeat_ert_s) for r in runs), default=1) or 1
     doc: dict[str, Any] = {
         "metric": "expected seconds per solution (ERT: seconds of all chains / chains solved)",
         "ci_method": f"percentile bootstrap over chains, {BOOTSTRAP} resamples, "
@@ -470,11 +576,15 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
             for r in ranked
         ],
         "not_solved": [r.name for r in unsolved],
+        "same_runs": same_runs,
+        "repeats": repeats,
         "solver": solving[0].name if solving else None,
         "runner_up": None,
         "margin": None,
         "ci": None,
+        "repeat_spread": None,
         "significant": None,
+        "significant_by": None,
         "note": None,
     }
     unsolved_words = (
@@ -482,6 +592,16 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
         if unsolved
         else ""
     )
+    if same_runs:
+        unsolved_words = (
+            "; "
+            + "; ".join(
+                f"{a} ran the same chains as {b} (every chain's steps and outcome equal: one "
+                "method under two names, not ranked apart on timing noise)"
+                for a, b in same_runs.items()
+            )
+            + unsolved_words
+        )
     if not solving:
         doc["note"] = "no solver solved a chain: no ERT, no ranking"
         doc["line"] = (
@@ -495,12 +615,20 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
     ]
     budget = f"{steps:,} steps per chain" + (f" (own budgets: {', '.join(own)})" if own else "")
     if len(solving) == 1:
+        if same_runs and not unsolved:
+            doc["note"] = "the solvers ran identical chains: no ranking"
+            doc["line"] = (
+                f"not ranked for n = {n}, {budget}: {best.ert_s * 1e3:.3g} ms per solution"
+                f"{unsolved_words}"
+            )
+            return doc
         doc["note"] = (
             "no runner-up solved a chain: no ratio" if unsolved else "only one solver was run"
         )
         doc["line"] = (
             f"recommended for n = {n}, {budget}: {best.name}, {best.ert_s * 1e3:.3g} ms per "
-            f"solution, the only solver that solved a chain{unsolved_words}"
+            f"solution, the only {'method' if same_runs else 'solver'} that solved a chain"
+            f"{unsolved_words}"
             if unsolved
             else f"only {best.name} was run: {best.ert_s * 1e3:.3g} ms per solution at n = {n}, "
             f"{budget}"
@@ -509,20 +637,33 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
     second = solving[1]
     margin = second.ert_s / best.ert_s
     lo, hi = ert_ratio_ci(best, second, seed)
-    significant = lo > 1.0
+    spread = (best.ert_spread, second.ert_spread)
+    by_repeats = None  # one repeat: the timing noise between runs is not measured
+    if spread[0] is not None and spread[1] is not None:
+        by_repeats = spread[0][1] < spread[1][0]  # the best's slowest repeat beats all the other's
+    significant = lo > 1.0 and by_repeats is not False
     doc.update(
         runner_up=second.name,
         margin=margin,
         ci=[lo, hi if np.isfinite(hi) else None],
+        repeat_spread={
+            r.name: None if s is None else list(s)
+            for r, s in zip((best, second), spread, strict=True)
+        },
         significant=significant,
+        significant_by={"bootstrap": lo > 1.0, "repeats": by_repeats},
     )
     if not np.isfinite(hi):
         doc["note"] = f"the CI has no upper bound: {second.name} solved no chain in some resamples"
+    if by_repeats is None:
+        basis = "; one timed repeat: timing noise not measured, --repeats 2 or more"
+    else:
+        basis = f"; the ERTs of {repeats} repeats {'do not overlap' if by_repeats else 'overlap'}"
     doc["line"] = (
         f"recommended for n = {n}, {budget}: {best.name}, "
         f"{best.ert_s * 1e3:.3g} ms per solution, {margin:.2f}x faster than "
         f"{second.name} ({CONFIDENCE:.0%} bootstrap CI of the ratio {_ratio_words(lo)} to "
-        f"{_ratio_words(hi)}{'' if significant else '; not a clear difference'})"
+        f"{_ratio_words(hi)}{basis}{'' if significant else '; not a clear difference'})"
         f"{unsolved_words}"
     )
     return doc
@@ -618,6 +759,8 @@ def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
         "ert_steps": ert["ert_steps"],
         "ert_steps_ci": ert["ert_steps_ci"],
         "ert_note": ert["note"],
+        "ert_s_repeats": [_finite(x) for x in run.repeat_ert_s] or None,
+        "ert_s_spread": None if run.ert_spread is None else [_finite(x) for x in run.ert_spread],
         "solutions_per_s": solved / run.wall_s
         if run.wall_s > 0
         else None,  # as run (GA: every generation)
@@ -658,6 +801,7 @@ def compare(
     quiet: bool | None = True,
     announce: Callable[[str], None] | None = None,
     settings_of: dict[str, dict[str, Any]] | None = None,
+    repeats: int = 1,
 ) -> CompareResult:
     """Run each of ``solvers`` on the same ``chains`` chains of ``n``, ``steps`` steps each.
 
@@ -673,6 +817,9 @@ def compare(
         50_000}, "ga-permutation": {"pop": 20, "generations": 20_000}}``): the keys of
         :data:`jaxqueens.drivers.settings.COMPARE_KEYS` for its family, its own ``steps``
         included (GA: or ``generations``); checked for every solver before the first runs.
+      repeats: timed runs of each solver (the same chains; :func:`run_repeats`): the spread of
+        their ERTs is reported beside the bootstrap CI, and a difference is significant only
+        when both say so (:func:`recommend`).
 
     Returns:
       CompareResult; every solution counted has passed the independent checker. Ctrl-C (or
@@ -681,8 +828,8 @@ def compare(
     """
     # every solver's setting checked before the first runs (a budget too small for the GA is
     # refused up front, not after the min-conflicts solvers have run)
-    n, chains, names, steps, seed = settings.check_compare(
-        n, chains, solvers, steps, seed, settings_of
+    n, chains, names, steps, seed, repeats = settings.check_compare(
+        n, chains, solvers, steps, seed, settings_of, repeats
     )
     own = settings.compare_settings(n, names, steps, settings_of)
     for name in names:  # the GA's own checks (crossover and mutation names), before any run
@@ -692,9 +839,9 @@ def compare(
     missing: list[str] = []
     for i, name in enumerate(names):
         if announce is not None:
-            announce(f"[{i + 1}/{len(names)}] {name}")
+            announce(f"[{i + 1}/{len(names)}] {name}{_workload(name, chains, own[name], repeats)}")
         try:
-            runs.append(run_solver(name, n, chains, steps, seed, quiet, own[name]))
+            runs.append(run_repeats(name, n, chains, steps, seed, quiet, own[name], repeats))
         except KeyboardInterrupt:
             if not runs:
                 raise
@@ -707,6 +854,7 @@ def compare(
         "chains": chains,
         "step_budget": steps,
         "seed": seed,
+        "repeats": repeats,
         "solvers": [r.name for r in runs],
         **({"missing_solvers": missing, "stopped_by": "interrupted"} if missing else {}),
         "settings_given": {name: dict(v) for name, v in (settings_of or {}).items()},
@@ -718,6 +866,7 @@ def compare(
             if len(set(budgets.values())) > 1
             else ""
         ),
+        "seconds_note": SECONDS_NOTE,
         "rtd_note": "rtd_steps / rtd_seconds: fraction of ALL chains solved by t, censored at the "
         "budget (Hoos & Stuetzle); steps_ecdf / seconds_ecdf: conditional on success (fraction "
         "of the solved chains)",
@@ -738,6 +887,21 @@ def compare(
         strict(summary),
         {r.name: curves(r) for r in runs},
         missing,
+    )
+
+
+def _workload(name: str, chains: int, own: dict, repeats: int) -> str:
+    """What solver ``name`` is about to run, for its announcement: the GA runs every generation
+    of every trial (its ERT counts each trial only up to its first solution)."""
+    times = f", {repeats} timed repeats" if repeats > 1 else ""
+    if SOLVERS[name]["family"] != "ga":
+        return f" ({chains:,} chains of up to {own['steps']:,} steps{times})"
+    chosen = settings.compare_ga(name, own)
+    per = 2 if chosen["scheme"] == "steady" else chosen["pop"]
+    generations = (own["steps"] - chosen["pop"]) // per
+    return (
+        f" ({chains:,} trials, each runs all {generations:,} generations, solved or not; "
+        f"its ERT counts each trial up to its first solution{times})"
     )
 
 

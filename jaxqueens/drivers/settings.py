@@ -787,13 +787,24 @@ def compare_settings(
     return out
 
 
+COMPARE_REPEATS_MAX = 100
+"""The most timed repeats of one :func:`jaxqueens.compare` run (``--repeats``)."""
+
+
 def check_compare(
-    n, chains, solvers, steps, seed, given: Mapping[str, Mapping[str, Any]] | None = None
-) -> tuple[int, int, list[str], int, int]:
-    """``(n, chains, names, steps, seed)`` of a :func:`jaxqueens.compare` run, checked before
-    any solver runs, with every solver's own settings ``given`` (:func:`compare_settings`): a
-    step budget too small for some solver is refused up front, naming every such solver and the
-    budget it needs (not after the solvers before it have run)."""
+    n,
+    chains,
+    solvers,
+    steps,
+    seed,
+    given: Mapping[str, Mapping[str, Any]] | None = None,
+    repeats=1,
+) -> tuple[int, int, list[str], int, int, int]:
+    """``(n, chains, names, steps, seed, repeats)`` of a :func:`jaxqueens.compare` run, checked
+    before any solver runs, with every solver's own settings ``given`` (:func:`compare_settings`):
+    a step budget too small for some solver is refused up front, naming every such solver and the
+    budget it needs (not after the solvers before it have run). ``repeats``: timed runs of each
+    solver (1 .. :data:`COMPARE_REPEATS_MAX`)."""
     n = arguments.integer(n, "n", 1)
     names = parse_solvers(solvers)
     if n < 4:
@@ -803,8 +814,9 @@ def check_compare(
     chains = arguments.integer(chains, "--chains", 1)
     steps = arguments.integer(steps, "--steps", 1)
     seed = arguments.seed(seed, "--seed")
+    repeats = arguments.integer(repeats, "--repeats", 1, COMPARE_REPEATS_MAX)
     compare_settings(n, names, steps, given)
-    return n, chains, names, steps, seed
+    return n, chains, names, steps, seed, repeats
 
 
 # --- solve: how many chains, which path, how large a kernel call ---------------------------------

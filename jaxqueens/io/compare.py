@@ -3,13 +3,15 @@
 - ``summary.csv``: one row per solver (its step budget, success rate, step and second quantiles
   of the solved chains, ERT = expected seconds per solution and expected steps per solution with
   their bootstrap CIs, solutions per second, distinct solutions and fundamental classes, kernel
-  and compile seconds; a solver that solved nothing has empty ERT cells and ``ert_note`` "not
-  solved ...");
+  and compile seconds; ``ert_s_spread_low``/``_high``: the lowest and highest ERT over the timed
+  repeats, empty with one; a solver that solved nothing has empty ERT cells and ``ert_note``
+  "not solved ...");
 - ``settings.csv``: every solver's effective settings, defaults filled in (solver, key, value);
 - ``runs.csv``: every chain of every solver, the per-run table of :mod:`jaxqueens.io.schema`
   (a run's steps and seconds are those until its first solution, or the budget: each solver is
-  timed as if it stopped there; ``restarts`` for min-conflicts; ``best_attacking_pairs`` 0 where
-  solved, the best board's where the solver keeps it within the budget, else empty);
+  timed as if it stopped there; its seconds are the mean over the timed repeats; ``restarts``
+  for min-conflicts; ``best_attacking_pairs`` 0 where solved, the best board's where the solver
+  keeps it within the budget, else empty);
 - ``rtd_steps.csv`` / ``rtd_seconds.csv``: the run-time distributions (Hoos & Stuetzle): the
   fraction of ALL chains solved by t, censored at the budget (solver, steps or seconds,
   fraction_of_runs);
@@ -59,6 +61,8 @@ SUMMARY_HEADER = (
     "ert_steps_ci_low",
     "ert_steps_ci_high",
     "ert_note",
+    "ert_s_spread_low",
+    "ert_s_spread_high",
 )
 
 
@@ -99,6 +103,7 @@ def summary_rows(summary: dict) -> list[list]:
                 _g(s["ert_steps"]),
                 *_ci(s, "ert_steps_ci"),
                 s["ert_note"] or "",
+                *_ci(s, "ert_s_spread"),
             ]
         )
     return rows

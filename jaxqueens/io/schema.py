@@ -64,7 +64,9 @@ CORE_COLUMNS: tuple[Column, ...] = (
     Column(
         "seconds",
         "the run's share of its kernel calls' wall time, split over the runs of a call by "
-        "steps_spent (compilation excluded); empty where not measured",
+        "steps_spent; no compilation (every call size is compiled before the timed calls); "
+        "compare: until the run's first solution or the budget, the mean over its timed "
+        "repeats; empty where not measured",
         "seconds",
     ),
     Column(

@@ -248,6 +248,7 @@ def test_run_passes_the_solver_tables_and_dotted_set_on(tmp_path):
         (["--set", "sa.q=0.3"], "does not use q"),
         (["--set", "sa.steps=50"], "sa.steps 50 is too small"),
         (["--format", "svg"], "--format set the figures written with --out DIR"),
+        (["--repeats", "0"], "--repeats must"),
         (["--dpi", "5", "--out", "X"], "--dpi must lie in 10..2400"),
     ],
 )

@@ -13,7 +13,7 @@ from jaxqueens.drivers import compare as cmp
 from jaxqueens.errors import QueensError
 
 
-def fake(name, solved, steps, seconds):
+def fake(name, solved, steps, seconds, repeats=()):
     solved = np.asarray(solved, bool)
     return cmp.SolverRun(
         name,
@@ -25,6 +25,7 @@ def fake(name, solved, steps, seconds):
         float(np.sum(seconds)),
         0.0,
         stats=None,
+        repeat_ert_s=tuple(repeats),
     )
 
 
@@ -111,11 +112,55 @@ def test_ert_and_recommendation_name_the_faster_solver():
 def test_recommendation_of_equal_solvers_is_not_significant():
     rng = np.random.default_rng(5)
     secs = rng.exponential(1e-3, 600)
-    a = fake("a", np.ones(300, bool), np.ones(300), secs[:300])
-    b = fake("b", np.ones(300, bool), np.ones(300), secs[300:])
+    a = fake("a", np.ones(300, bool), rng.integers(1, 99, 300), secs[:300])
+    b = fake("b", np.ones(300, bool), rng.integers(1, 99, 300), secs[300:])
     rec = cmp.recommend([a, b], n=8, steps=100, seed=0)
     assert rec["ci"][0] < 1 < rec["ci"][1] and not rec["significant"]
     assert "not a clear difference" in rec["line"]
+
+
+def test_defect_identical_runs_ranked_as_two_solvers_on_timing_noise():
+    """TA with zero thresholds is LS: the same chains, only the seconds differ. Ranking them
+    ("31.71x faster than ta") was timing noise; they are not ranked apart, and a third solver
+    is ranked against the faster of the two."""
+    rng = np.random.default_rng(2)
+    solved, steps = rng.random(200) < 0.9, rng.integers(1, 500, 200)
+    ls = fake("ls", solved, steps, steps * 1e-6)
+    ta = fake("ta", solved, steps, steps * 3e-5)
+    rec = cmp.recommend([ta, ls], n=8, steps=500, seed=0)
+    assert rec["same_runs"] == {"ta": "ls"} and rec["margin"] is None and not rec["significant"]
+    assert "not ranked" in rec["line"] and "faster than" not in rec["line"]
+    sa = fake("sa", solved, steps + 1, (steps + 1) * 1e-4)
+    rec = cmp.recommend([ta, ls, sa], n=8, steps=500, seed=0)
+    assert (rec["solver"], rec["runner_up"], rec["same_runs"]) == ("ls", "sa", {"ta": "ls"})
+    assert "ta ran the same chains as ls" in rec["line"]
+
+
+def test_defect_bootstrap_called_significant_what_the_repeats_do_not_confirm():
+    """The bootstrap covers chain-to-chain variation only: with overlapping ERTs over the timed
+    repeats the difference is not significant, whatever the bootstrap says; with disjoint ones
+    it is."""
+    rng = np.random.default_rng(0)
+    k = 400
+    fast = lambda reps: fake(
+        "fast", np.ones(k, bool), rng.integers(1, 9, k), np.full(k, 1e-3), reps
+    )
+    slow = lambda reps: fake(
+        "slow", np.ones(k, bool), rng.integers(1, 9, k), np.full(k, 2e-3), reps
+    )
+    rec = cmp.recommend([fast((0.5e-3, 2.5e-3)), slow((1.5e-3, 2.5e-3))], n=8, steps=9, seed=0)
+    assert rec["ci"][0] > 1 and rec["significant_by"] == {"bootstrap": True, "repeats": False}
+    assert not rec["significant"] and "not a clear difference" in rec["line"]
+    assert rec["repeat_spread"] == {"fast": [0.5e-3, 2.5e-3], "slow": [1.5e-3, 2.5e-3]}
+    rec = cmp.recommend([fast((0.9e-3, 1.1e-3)), slow((1.9e-3, 2.1e-3))], n=8, steps=9, seed=0)
+    assert rec["significant"] and "repeats do not overlap" in rec["line"]
+
+
+def test_defect_ga_announced_without_saying_it_runs_every_generation():
+    """compare's GA runs every generation of every trial while its ERT counts each trial up to
+    its first solution: the announcement says so (it said only "[5/5] ga-permutation")."""
+    line = cmp._workload("ga-permutation", 100, {"steps": 210}, 1)
+    assert "100 trials, each runs all 100 generations" in line and "first solution" in line
 
 
 def test_recommendation_when_nothing_solved():
@@ -127,7 +172,7 @@ def test_recommendation_when_nothing_solved():
 @pytest.fixture(scope="module")
 def real_run():
     """A real run: min-conflicts, TA and the permutation GA on n = 6 (4 solutions, 1 class)."""
-    return cmp.compare(6, 12, solvers="mc-qs4,ta,ga-permutation", steps=200, seed=1)
+    return cmp.compare(6, 12, solvers="mc-qs4,ta,ga-permutation", steps=200, seed=1, repeats=2)
 
 
 def test_compare_runs_every_solver_on_the_same_chains_and_budget(real_run):
@@ -164,6 +209,21 @@ def test_compare_runs_every_solver_on_the_same_chains_and_budget(real_run):
     assert s["per_solver"][0]["success_rate"] == mc.solved.mean()
     assert s["per_solver"][0]["chi2_solutions"]["dof"] == 3  # the bias test over all 4 solutions
     assert res.recommendation["solver"] in {"mc-qs4", "ta", "ga-permutation"}
+
+
+def test_defect_compare_timed_once_and_left_its_schedules_out_of_the_summary(real_run):
+    """Two timed repeats of the same chains: each solver's ERT per repeat and their spread, the
+    seconds the mean of the repeats; TA's calibrated thresholds are in summary.json."""
+    s = real_run.summary
+    assert s["repeats"] == 2 and "no compilation" in s["seconds_note"]
+    solving = [(r, p) for r, p in zip(real_run.runs, s["per_solver"], strict=True) if p["solved"]]
+    assert len(solving) >= 2
+    for run, p in solving:
+        assert len(run.repeat_ert_s) == 2 and p["ert_s_spread"] == sorted(p["ert_s_repeats"])
+        assert p["ert_s"] == pytest.approx(np.mean(p["ert_s_repeats"]))
+    ta = s["per_solver"][1]["options"]
+    assert len(ta["schedule"]) == ta["rounds"] and all(x >= 0 for x in ta["schedule"])
+    assert real_run.recommendation["significant_by"]["repeats"] is not None
 
 
 def test_compare_runs_csv_fills_restarts_and_best_attacking_pairs(real_run, tmp_path):
