@@ -18,7 +18,9 @@ Under the GA report's fitness (``fitness="report-diagonals-only"``: diagonal pai
 ignored) a board that scores 0 need not be a solution. Such boards are kept apart
 (``EvolveResult.score_met``); only those the independent checker confirms are ``solutions``, and a
 trial counts as solved from the first generation in which one of its boards was confirmed
-(``EvolveResult.first_solved``; ``first_score_met`` is when its best first scored 0).
+(``EvolveResult.first_solved``; ``first_score_met`` is when its best first scored 0). A user's
+fitness function (``fitness=f``, :mod:`jaxqueens.solvers.ga`) is handled the same way: its 0 is
+checked, never trusted; its outputs are written as a built-in's (:mod:`jaxqueens.io.ga`).
 
 Constrained boards: ``instance`` (a :class:`~jaxqueens.core.constraints.Constraints`:
 fixed queens, blocked squares, excluded rows, columns and diagonals) and ``toroidal`` switch the
@@ -59,7 +61,15 @@ from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.parallel.shard import batch_sharding, shard_batch
 from jaxqueens.solvers import ga_crossover, ga_fitness, ga_genomes, ga_mutation
 from jaxqueens.solvers.constrained import Mask
-from jaxqueens.solvers.ga import ENCODINGS, SCHEMES, Config, Problem, State, default_params
+from jaxqueens.solvers.ga import (
+    ENCODINGS,
+    SCHEMES,
+    Config,
+    Problem,
+    State,
+    default_params,
+    operators,
+)
 
 RECORDS = ("all", "summary")
 """What a run keeps per generation: "all" (Best / Avg / Worst / evaluations of every trial,
@@ -215,8 +225,9 @@ def check_setup(
         f"encoding {encoding!r} is unknown; use one of {', '.join(ENCODINGS)}",
     )
     need(
-        fitness in ga_fitness.FITNESS,
-        f"fitness {fitness!r} is unknown; use one of {', '.join(ga_fitness.FITNESS)}",
+        callable(fitness) or fitness in ga_fitness.FITNESS,
+        f"fitness {fitness!r} is unknown; use one of {', '.join(ga_fitness.FITNESS)} "
+        "or a function [n] int32 -> [] int",
     )
     need(scheme in SCHEMES, f"scheme {scheme!r} is unknown; use one of {', '.join(SCHEMES)}")
     for what, name, table in (
@@ -224,9 +235,9 @@ def check_setup(
         ("mutation", mutation, ga_mutation.MUTATIONS),
     ):
         need(
-            name in table[encoding],
+            callable(name) or name in table[encoding],
             f"{what} {name!r} does not apply to the {encoding} encoding; "
-            f"use one of {', '.join(table[encoding])}",
+            f"use one of {', '.join(table[encoding])} or a function (jaxqueens.solvers.ga)",
         )
     for name, v in (
         ("n", n),
@@ -266,8 +277,8 @@ def check_setup(
     need(1 <= migrants < pop, f"migrants = {migrants} must lie in 1..pop-1 ({pop - 1})")
     need(chunk is None or chunk >= 1, f"chunk = {chunk} must be at least 1")
     need(
-        not ((toroidal or constrained) and fitness == ga_fitness.REPORT_FITNESS),
-        "--fitness report-diagonals-only applies to the plain board only; use pairs or excess "
+        not ((toroidal or constrained) and ga_io.checks_zero(fitness)),
+        f"fitness {_fitness_name(fitness)} applies to the plain board only; use pairs or excess "
         "with --toroidal or --instance",
     )
     need(
@@ -294,6 +305,13 @@ def check_setup(
         toroidal=bool(toroidal),
         constrained=bool(constrained),
     )
+    if callable(fitness):  # the records (best per generation and trial) are kept as integers
+        score = jax.eval_shape(operators(config).fitness, jax.ShapeDtypeStruct((n,), jnp.int32))
+        need(
+            jnp.issubdtype(score.dtype, jnp.integer),
+            f"fitness {_fitness_name(fitness)} returns {score.dtype}; evolve records fitness as "
+            "integers: return an integer score (round or scale it)",
+        )
     params = {
         "cxpb": float(cxpb),
         "mutpb": float(mutpb),
@@ -301,6 +319,10 @@ def check_setup(
         "migrate_every": int(migrate_every),
     }
     return config, params
+
+
+def _fitness_name(fitness) -> str:
+    return repr(fitness) if isinstance(fitness, str) else ga_io.operator_name(fitness)
 
 
 CLASSIC = settings.GA_CLASSIC
@@ -577,7 +599,7 @@ def evolve(
     islands: int = 1,
     migrate_every: int | None = None,
     migrants: int | None = None,
-    fitness: str = "pairs",
+    fitness: str | Callable = "pairs",
     seed: int = 0,
     chunk: int | None = None,
     quiet: bool | None = True,
@@ -607,8 +629,10 @@ def evolve(
       scheme: "steady" (two children per generation replace the two worst) or "generational"
         (DEAP's eaSimple, plus ``elite`` best parents kept).
       crossover: permutation: "cut" (default), "pmx", "ox1", "cycle"; combination: "one_point"
-        (default), "uniform".
-      mutation: permutation: "swap" (default), "inversion", "scramble"; combination: "reset".
+        (default), "uniform"; or a function ``c(seed, a [n], b [n]) -> (child1, child2)``
+        (:mod:`jaxqueens.solvers.ga`, "Bring your own operator").
+      mutation: permutation: "swap" (default), "inversion", "scramble"; combination: "reset";
+        or a function ``m(seed, x [n], indpb) -> [n]``.
       tournament: tournament size (default: the preset's).
       cxpb: crossover probability (default: the preset's).
       mutpb: mutation probability per child (default: the preset's).
@@ -628,7 +652,9 @@ def evolve(
         or "excess" (sum over lines of queens beyond the first: DEAP's N-Queens fitness), both 0
         exactly for solutions; or "report-diagonals-only" (the GA report's score: diagonal
         pairs, rows ignored), whose 0 is not always a solution: boards that score 0 are
-        returned in ``score_met`` and only those the checker confirms in ``solutions``.
+        returned in ``score_met`` and only those the checker confirms in ``solutions``; or a
+        function ``f(x [n] int32) -> []`` integer score, minimised (:mod:`jaxqueens.solvers.ga`),
+        whose boards scoring 0 are checked as the report's are (plain boards only).
       seed: random seed.
       chunk: generations per jitted call (default: :func:`default_chunk`).
       quiet: no progress line (None: a progress line on a terminal only).
@@ -672,7 +698,7 @@ def evolve(
         settings.GA,
         {
             "scheme": scheme,
-            "mutation": mutation,
+            "mutation": None if callable(mutation) else mutation,  # a function takes indpb too
             "islands": islands,
             "migrate_every": migrate_every,
             "preset": preset,
@@ -812,7 +838,7 @@ def evolve(
     if checkpoint is not None:  # one file per process: each holds its own trials
         checkpoint = ckpt.process_path(checkpoint)
     done, wall_before, sessions = 0, 0.0, 1
-    report = config.fitness == ga_fitness.REPORT_FITNESS
+    report = ga_io.checks_zero(config.fitness)
     solved_at = np.full(trials, -1, np.int64) if report else None
     if solved_at is not None:  # (report)
         _mark_solved(solved_at, np.asarray(m0.sols)[None], np.asarray(m0.sols_ok)[None], 0)

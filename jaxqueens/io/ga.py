@@ -55,6 +55,35 @@ FITNESS_NAMES = {
 }
 """Every GA fitness by name (the choices of ``evolve --fitness``), with what it means."""
 
+
+def operator_name(op) -> str:
+    """How the outputs name a GA operator (fitness, selection, crossover, mutation): the
+    built-in's name, or a user function's qualified name (``user:module.function``)."""
+    if isinstance(op, str) or op is None:
+        return str(op)
+    where = getattr(op, "__module__", None) or "?"
+    return f"user:{where}.{getattr(op, '__qualname__', type(op).__name__)}"
+
+
+def fitness_meaning(fitness) -> str:
+    """What a fitness means (:data:`FITNESS_NAMES`; a user function: its name, and that its 0s are
+    checked)."""
+    if isinstance(fitness, str):
+        return FITNESS_NAMES[fitness]
+    return (
+        f"a user's function, {operator_name(fitness)}, minimised (0 is not always a solution: "
+        "every board scoring 0 is checked)"
+    )
+
+
+def checks_zero(fitness) -> bool:
+    """Whether a board that scores 0 under ``fitness`` need not be a solution, so that the driver
+    checks every such board (``EvolveResult.score_met`` holds them all, ``solutions`` the
+    confirmed ones): the GA report's score and a user's function (``pairs`` and ``excess`` are 0
+    exactly for solutions)."""
+    return callable(fitness) or fitness == REPORT_FITNESS
+
+
 SCORE_MET = "score_met.npy"
 """Report's fitness only: every distinct board that scored 0 (int32 ``[M, n]``)."""
 
@@ -80,12 +109,15 @@ driver's ``SUMMARY``): min, percentiles (linear), max and mean over trials of ea
 mean over trials of the population's mean and worst; evaluations of all trials."""
 
 
-def unit(fitness: str, score: str = "attacking") -> str:
+def unit(fitness, score: str = "attacking") -> str:
     """The unit an objective column is named by: ``attacking_pairs`` (``--score nonattacking``:
     ``nonattacking_pairs``), ``excess_queens`` (``--fitness excess``: queens beyond the first on
-    each line) or ``diagonal_attacking_pairs`` (the report's fitness)."""
+    each line), ``diagonal_attacking_pairs`` (the report's fitness) or ``user_fitness`` (a
+    function)."""
     if score == "nonattacking":
         return "nonattacking_pairs"
+    if callable(fitness):
+        return "user_fitness"
     return {"pairs": "attacking_pairs", "excess": "excess_queens"}.get(
         fitness, "diagonal_attacking_pairs"
     )
@@ -254,7 +286,9 @@ def summary(result) -> dict:
     fs = result.first_solved
     solved = fs[fs >= 0]
     return {
-        "config": dict(vars(result.config)),
+        "config": {
+            k: operator_name(v) if callable(v) else v for k, v in vars(result.config).items()
+        },
         "params": result.params,
         "seed": result.seed,
         "trials": len(fs),
@@ -277,8 +311,8 @@ def summary(result) -> dict:
         "sessions": int(result.sessions),
         "wall_total_s": result.wall_total_s,
         "evals_per_s_all_sessions": result.evals_per_s_total,
-        "fitness": FITNESS_NAMES[result.config.fitness],
-        **(_report_counts(result) if result.config.fitness == REPORT_FITNESS else {}),
+        "fitness": fitness_meaning(result.config.fitness),
+        **(_report_counts(result) if checks_zero(result.config.fitness) else {}),
         **(
             {"instance": result.instance.to_dict(), "status": result.status}
             if getattr(result, "instance", None) is not None
@@ -338,7 +372,7 @@ def run_table(result) -> schema.RunTable:
         "generations_spent": np.full(len(first), int(result.generations)),
         "first_solved_generation": np.where(solved, first, np.nan),
     }
-    if result.config.fitness == REPORT_FITNESS:
+    if checks_zero(result.config.fitness):
         met = np.asarray(result.first_score_met)
         extras["first_score_met_generation"] = np.where(met >= 0, met, np.nan)
     pairs = result.config.fitness == "pairs"
@@ -376,7 +410,7 @@ def write_outputs(
             summary_columns(unit(result.config.fitness, score)),
             summary_rows(result, score),
         )
-    report = result.config.fitness == REPORT_FITNESS
+    report = checks_zero(result.config.fitness)
     schema.write_runs(out / schema.FILENAME, run_table(result))
     sols = result.solutions
     if len(sols):

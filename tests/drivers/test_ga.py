@@ -571,3 +571,33 @@ def test_the_memory_estimate_refuses_an_impossible_run_and_admits_the_paper_run(
     plans = []
     ga.evolve(8, pop=10, generations=3, records="summary", plan=plans.append)
     assert plans and plans[0]["available"] == 4 << 30 and "population" in plans[0]["memory"]
+
+
+def _column_weighted(x):
+    """A user fitness on permutations: diagonal conflicts weighted by column (0 for solutions)."""
+    c = jnp.arange(x.shape[0])
+    same = (jnp.abs(x[:, None] - x[None, :]) == jnp.abs(c[:, None] - c[None, :])) & (
+        c[:, None] != c[None, :]
+    )
+    return jnp.sum(jnp.where(same, 1 + c[None, :], 0), dtype=jnp.int32)
+
+
+def test_defect_evolve_refused_a_user_fitness_function(tmp_path):
+    """``evolve(fitness=f)`` was refused ("use one of pairs, excess, ..."), though the kernel takes
+    a function: now the driver runs it, checks its 0s (a fitness that scores every board 0 solves
+    nothing it cannot show) and writes runs.csv and summary.json as for a built-in."""
+    from jaxqueens.io import ga as ga_io
+    from jaxqueens.io import schema
+
+    res = ga.evolve(8, pop=20, generations=150, trials=2, fitness=_column_weighted, seed=1)
+    assert res.config.fitness is _column_weighted and (res.first_solved >= 0).all()
+    assert len(res.solutions) and checker.are_solutions(res.solutions.astype(np.int64)).all()
+    written = ga_io.write_outputs(res, tmp_path, ga_io.summary(res))
+    runs = (tmp_path / schema.FILENAME).read_text().splitlines()
+    assert tmp_path / schema.FILENAME in written and len(runs) == 1 + 2
+    assert "_column_weighted" in (tmp_path / "summary.json").read_text()
+    zero = ga.evolve(6, pop=10, generations=1, trials=2, fitness=lambda x: jnp.int32(0))
+    assert len(zero.score_met) and (zero.first_score_met == 0).all()
+    assert checker.are_solutions(zero.solutions.astype(np.int64)).all()
+    with pytest.raises(QueensError, match="integer score"):
+        ga.evolve(6, pop=10, generations=1, fitness=lambda x: jnp.float32(0.5))
