@@ -338,12 +338,13 @@ def test_presets_give_the_measured_and_the_classic_settings():
 @pytest.mark.parametrize(
     "encoding, scheme, expect",
     [
-        ("permutation", "steady", "52595ba2e63399b7"),
-        ("combination", "generational", "0f8969ab44ba7a6c"),
+        ("permutation", "steady", "7b8ba43129a1c832"),
+        ("combination", "generational", "23ec1c5d183f29e4"),
     ],
 )
 def test_classic_preset_reproduces_the_earlier_defaults(encoding, scheme, expect):
-    # recorded with the code before issue 27 (then the defaults: population 100, ...)
+    # recorded with the code before issue 27 (then the defaults: population 100, ...), and again
+    # once the islands' streams took 64-bit seeds (the same settings, other draws)
     import hashlib
 
     r = ga.evolve(10, None, 40, 3, encoding=encoding, scheme=scheme, seed=5, preset="classic")

@@ -363,9 +363,9 @@ def test_default_run_uses_the_period_and_explicit_maxsteps_its_own():
 @pytest.mark.parametrize(
     "n, max_steps, init, tabu, steps, restarts, digest",
     [
-        (8, 4000, "permutation", 0, 15682, 3, "c75e922a39f6e103"),
-        (12, 50, "random", 2, 3382, 44, "a81f5c76cca3c0ae"),
-        (30, 4000, "greedy", 0, 2161, 0, "7003db55b8db6d49"),
+        (8, 4000, "permutation", 0, 22703, 5, "bae98f4f79b84208"),
+        (12, 50, "random", 2, 4225, 63, "711eb28c1daf8faf"),
+        (30, 4000, "greedy", 0, 2182, 0, "7eec1b645e9981c0"),
     ],
 )
 def test_explicit_maxsteps_reproduces_the_earlier_results(
@@ -373,6 +373,7 @@ def test_explicit_maxsteps_reproduces_the_earlier_results(
 ):
     # Recorded with the code before issue 27 changed the default period: an explicit --maxsteps
     # keeps its meaning (every attempt that many steps) and the same seeds give the same boards.
+    # Re-recorded once when the chains' streams took 64-bit seeds (the same settings, other draws).
     import hashlib
 
     run = jaxqueens.solve(n, chains=40, seed=11, max_steps=max_steps, init=init, tabu=tabu).run
