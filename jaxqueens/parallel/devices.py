@@ -30,9 +30,11 @@ calls it first thing. It does three things, each process-wide:
 - It turns on JAX's persistent compilation cache (:mod:`jaxqueens.parallel.cache`), so a
   repeated run loads its compiled kernels instead of compiling them again.
 
-A library user who does not call :func:`configure` gets JAX's defaults (one CPU device, no flags);
-every driver counts its devices through :func:`local_device_count`, which then says once, in one
-line on stderr, that the run uses fewer devices than the machine has cores.
+A library user who does not call :func:`configure` gets JAX's defaults (one CPU device, no flags):
+the search loops then run several times slower, mostly for want of the loop-size flag, which
+exists only as ``XLA_FLAGS`` (a ``jit``'s ``compiler_options`` cannot set it per program). Every
+driver counts its devices through :func:`local_device_count`, which then says so once, in one line
+on stderr, with the call that fixes it.
 
 Importing this module does not import JAX (``jax`` is loaded at its first use,
 :mod:`jaxqueens._lazy`): the settings go to JAX's environment variables while JAX is not imported
@@ -226,8 +228,9 @@ def local_device_count() -> int:
         cores = cpu_cores()
         if count < cores and jax.default_backend() == "cpu" and not _count_chosen():
             print(
-                f"jaxqueens: running on {count} of {cores} CPU cores; call jaxqueens.configure() "
-                "before the first JAX computation for one device per core",
+                f"jaxqueens: running on {count} of {cores} CPU cores without configure(): the "
+                "kernels run several times slower (no XLA:CPU loop flags, one device); call "
+                "jaxqueens.configure() first, before the first JAX computation",
                 file=sys.stderr,
             )
     return count

@@ -190,7 +190,7 @@ def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return out
 
 
-NOTICE = "jaxqueens: running on 1 of 4 CPU cores; call jaxqueens.configure()"
+NOTICE = "jaxqueens: running on 1 of 4 CPU cores without configure()"
 
 CONFIGURE_RUN = """
 import json, os, warnings
@@ -255,7 +255,8 @@ def test_an_unconfigured_run_works_and_says_once_that_it_uses_one_core_of_four()
     assert out.stdout.split() == ["done"]
     lines = out.stderr.strip().splitlines()
     assert [line for line in lines if line.startswith("jaxqueens:")] == [
-        NOTICE + " before the first JAX computation for one device per core"
+        NOTICE + ": the kernels run several times slower (no XLA:CPU loop flags, one device); "
+        "call jaxqueens.configure() first, before the first JAX computation"
     ], out.stderr[-3000:]
 
 
@@ -291,3 +292,19 @@ def test_the_command_line_configures_and_never_says_it():
     )
     assert out.returncode == 0 and "4 of 4 chains solved" in out.stdout, out.stderr[-3000:]
     assert "jaxqueens:" not in out.stderr, out.stderr[-3000:]
+
+
+def test_defect_the_unconfigured_notice_blamed_the_cores_not_its_cost(monkeypatch, capsys):
+    """Without configure() the kernels ran several times slower, mostly for want of XLA:CPU's
+    loop flags, and the notice spoke only of "1 of 2 CPU cores": it now states the cost and the
+    call that fixes it."""
+    import jax
+
+    monkeypatch.setattr(devices, "cpu_cores", lambda: jax.local_device_count() + 1)
+    monkeypatch.setattr(devices, "_state", {"configured": False, "noted": False})
+    monkeypatch.setattr(devices, "_count_chosen", lambda: False)
+    capsys.readouterr()
+    devices.local_device_count()
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and "several times slower" in said[0], said
+    assert said[0].endswith("call jaxqueens.configure() first, before the first JAX computation")
