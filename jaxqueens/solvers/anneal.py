@@ -73,7 +73,7 @@ class Config:
 
     n: int
     method: str = "ta"
-    neighbour: str = "step"
+    neighbour: str = "swap"
     step: int = 3  # largest move of the step neighbour
     edge: str = "wrap"  # step neighbour past the edge: "wrap" (mod n) or "nmof" (to the far end)
     objective: str = "attacks"

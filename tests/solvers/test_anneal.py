@@ -214,7 +214,7 @@ def test_nmof_edge_moves_past_the_edge_to_the_far_end(n, step, objective):
     """Same draws as the default move; only the edge differs, as the reference says. Any start
     board (rows repeat here) keeps exact deltas and counts. Seeds and boards are dynamic, so
     each setting compiles once."""
-    wrap = sls.Config(n=n, step=step, objective=objective)
+    wrap = sls.Config(n=n, neighbour="step", step=step, objective=objective)
     nmof = dataclasses.replace(wrap, edge="nmof")
     propose = jax.jit(lambda s, c: sls.propose(s, c), static_argnums=1)
     init = jax.jit(lambda key, b: sls.init(key, nmof, None, sls.Problem(start=b)))
@@ -241,7 +241,7 @@ def test_nmof_edge_moves_past_the_edge_to_the_far_end(n, step, objective):
 
 
 ONE_ROW = jnp.zeros(8, jnp.int32)  # the vignette's p0 = rep(1, N): every queen on one line
-NMOF = sls.Config(n=8, method="ls", edge="nmof", rounds=2, steps_per_round=150)
+NMOF = sls.Config(n=8, method="ls", neighbour="step", edge="nmof", rounds=2, steps_per_round=150)
 NMOF_SCHEDULE = sls.Params(jnp.zeros(2, jnp.float32))
 
 
@@ -350,6 +350,7 @@ def test_fixed_queens_never_move_and_no_forbidden_square_is_used(
     config = sls.Config(
         n=n,
         method=method,
+        neighbour="step",
         objective=objective,
         rounds=2,
         steps_per_round=100,
@@ -396,7 +397,9 @@ def test_allowed_start_is_allowed_and_uniform():
 
 SMALL = cons.Constraints(8, fixed=((0, 2), (3, 1)), blocked=((1, 4), (2, 0)), sums=(9,))
 SMALL_MASK = sls.mask_of(cons.allowed_squares(SMALL), cons.fixed_rows(SMALL))
-CONSTRAINED = sls.Config(n=8, method="sa", rounds=2, steps_per_round=300, constrained=True)
+CONSTRAINED = sls.Config(
+    n=8, method="sa", neighbour="step", rounds=2, steps_per_round=300, constrained=True
+)
 TORUS = sls.Config(n=7, method="sa", rounds=2, steps_per_round=300, toroidal=True)
 TWO = sls.Params(jnp.asarray([1.0, 0.5], jnp.float32))
 
@@ -489,3 +492,14 @@ def test_defect_anneal_params_took_nan_negative_and_wrong_schedules():
             sls.run(key, config, sls.Params(schedule))
     with pytest.raises(QueensError, match="params.schedule must hold finite"):
         sls.run(key, config, sls.Params(jnp.full(10, jnp.nan)))
+
+
+def test_defect_the_kernel_config_defaults_were_not_the_commands_measured_preset():
+    """``Config`` defaulted to the step neighbour while ``anneal`` runs its measured preset (the
+    swap neighbour): the sweeps guide's SA, on the kernel's defaults, solved almost nothing."""
+    from jaxqueens.drivers import settings
+
+    config = sls.Config(n=16)
+    preset = settings.ANNEAL_DEFAULTS[config.method]
+    for name in ("neighbour", "step", "edge", "objective", "rounds"):
+        assert getattr(config, name) == preset[name], name
