@@ -102,7 +102,11 @@ def add_command(sub) -> None:
         "--probes",
         type=float,
         default=None,
-        help="probes per size (default 1e7 on a CPU, 1e8 on a GPU)",
+        help=(
+            f"probes per size, at least {settings.ESTIMATE_MIN_PROBES} and "
+            f"{settings.ESTIMATE_MIN_PER_STRATUM} per stratum of --depth, so that the interval "
+            "holds its level (default 1e7 on a CPU, 1e8 on a GPU)"
+        ),
     )
     p.add_argument(
         "--depth",

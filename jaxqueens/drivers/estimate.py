@@ -16,7 +16,9 @@ Intervals: a probe's weight is heavy-tailed (most walks die, a few carry large p
 estimate is skewed to the right and the normal interval under-covers at small probe counts. The
 intervals are Hall's (1992, "On the removal of skewness by transformation", JRSS B 54) skewness-
 corrected studentized intervals (:func:`interval`), from the strata's third moments; with no
-skewness they are the normal interval.
+skewness they are the normal interval. They hold their level from a floor of probes on: a run
+takes at least :data:`~jaxqueens.drivers.settings.ESTIMATE_MIN_PROBES` probes, and
+:data:`~jaxqueens.drivers.settings.ESTIMATE_MIN_PER_STRATUM` per stratum (fewer are refused).
 
 The probes run in kernel calls of about ``lanes`` probes (:func:`run_call`: the strata split over
 the local devices), through the one chunked loop
@@ -378,7 +380,10 @@ def estimate(
 
     Args:
       n: board size, 1..64.
-      probes: probes in all (default :func:`default_probes`); rounded up to whole calls.
+      probes: probes in all (default :func:`default_probes`), at least
+        :data:`~jaxqueens.drivers.settings.ESTIMATE_MIN_PROBES` and
+        :data:`~jaxqueens.drivers.settings.ESTIMATE_MIN_PER_STRATUM` per stratum, so that the
+        interval holds its level; rounded up to whole calls.
       depth: levels enumerated exactly (default: :func:`default_depth`); 0 is Knuth's plain
         estimator, n enumerates every walk (exact).
       seed: random seed (call c of a run uses the stream :func:`call_seed` ``(seed, c)``).
@@ -402,6 +407,7 @@ def estimate(
     depth = default_depth(n, probes) if depth is None else settings.check_depth(depth, n)
     masks64, top = prefixes.expand(n, depth, reserve=functools.partial(_reserve, n, depth))
     strata = len(masks64)
+    settings.check_strata(probes, strata, depth, n)
     exact = A000170.get(n)
     if strata == 0 or depth == n:  # all dead above, or every walk enumerated
         return Estimate(

@@ -978,10 +978,18 @@ def check_stats_budget(chains, solutions, seconds, seed) -> tuple:
     )
 
 
+ESTIMATE_MIN_PROBES = 1024
+"""The fewest probes Knuth's estimator takes: fewer, and its interval covers Q(n) less often than
+its level says (the probes' weights are heavy-tailed; measured against the exact counts)."""
+ESTIMATE_MIN_PER_STRATUM = 4
+"""The fewest probes per stratum (partial board of ``--depth`` queens) the estimator takes: with
+fewer, each stratum's variance and skewness are too rough for the interval to hold its level."""
+
+
 def check_estimate(n, probes, level, seed) -> tuple:
     """``(n, probes or None, level, seed)`` of Knuth's estimator, checked: n in
-    1..ESTIMATE_MAX_N, probes a positive count (a float such as 1e7 is taken whole), level in
-    (0, 1)."""
+    1..ESTIMATE_MAX_N, probes a count of at least :data:`ESTIMATE_MIN_PROBES` (a float such as
+    1e7 is taken whole), level in (0, 1)."""
     n = arguments.integer(n, "n", 1)
     if n > ESTIMATE_MAX_N:
         raise QueensError(
@@ -994,10 +1002,35 @@ def check_estimate(n, probes, level, seed) -> tuple:
         if not real or not math.isfinite(float(probes)):
             raise QueensError(f"--probes must be a positive number like 1e7, got {probes!r}")
         probes = int(probes)
-        if probes < 1:
-            raise QueensError(f"--probes must be at least 1, got {probes}")
+        if probes < ESTIMATE_MIN_PROBES:
+            raise QueensError(
+                f"--probes must be at least {ESTIMATE_MIN_PROBES} for an interval that holds its "
+                f"level, got {probes:,}; give --probes {ESTIMATE_MIN_PROBES} or more, or leave it "
+                "out"
+            )
     level = arguments.real(level, "--level", 0.0, 1.0, lo_open=True, hi_open=True)
     return n, probes, level, arguments.seed(seed, "--seed")
+
+
+def check_strata(probes: int, strata: int, depth: int, n: int) -> None:
+    """Knuth's estimator's probes against the strata its ``--depth`` makes: at least
+    :data:`ESTIMATE_MIN_PER_STRATUM` each, for an interval that holds its level.
+
+    Args:
+      probes: the probes in all; strata: partial boards of ``depth`` queens (each walked below);
+      depth: the levels enumerated exactly; n: the board size.
+
+    Raises:
+      QueensError: naming --depth, the strata, the probes each would get and the two fixes.
+    """
+    need = ESTIMATE_MIN_PER_STRATUM * strata
+    if 0 < depth < n and probes < need:
+        raise QueensError(
+            f"--depth {depth} (n = {n}: {strata:,} strata) leaves {probes / strata:.2g} probes a "
+            f"stratum; an interval that holds its level needs at least "
+            f"{ESTIMATE_MIN_PER_STRATUM}: give --probes {need} or more, or a smaller --depth "
+            "(or leave --depth out)"
+        )
 
 
 def check_depth(depth: int, n: int) -> int:

@@ -70,7 +70,7 @@ def _main(argv, capsys):
 def test_defect_8_sizes_without_solutions_report_exact_zero(tmp_path, capsys):
     """n = 2 and 3 have no solution (exact 0): a report, not a traceback."""
     code, out, err = _main(
-        ["estimate", "-n", "2-3", "--probes", "100", "--quiet", "--out", tmp_path], capsys
+        ["estimate", "-n", "2-3", "--probes", "1024", "--quiet", "--out", tmp_path], capsys
     )
     assert code == 0 and err == "", err
     assert (
@@ -87,6 +87,17 @@ def test_defect_8_probes_must_be_a_positive_number(value, capsys):
     assert code == 2 and err.count("\n") == 1 and "--probes" in err and "Traceback" not in err
 
 
+def test_estimate_with_fewer_probes_than_its_interval_needs_exits_2(capsys):
+    """Fewer probes than the interval needs, in all or per stratum of --depth: exit 2, one line
+    naming the floor and the fix (the interval under-covered there)."""
+    code, _, err = _main(["estimate", "-n", "12", "--probes", "1000", "--quiet"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "--probes must be at least 1024" in err, err
+    argv = ["estimate", "-n", "12", "--probes", "1024", "--depth", "3", "--quiet"]
+    code, _, err = _main(argv, capsys)
+    assert code == 2 and err.count("\n") == 1 and "--depth 3 (n = 12: 756 strata)" in err, err
+    assert "give --probes 3024 or more" in err and "Traceback" not in err
+
+
 def test_defect_28_msg_estimate_takes_several_sizes_as_positionals(capsys):
     """The help says the positional takes sizes: estimate 8 10 12 runs three sizes."""
     assert main(["estimate", "8", "10", "12", "--probes", "2000", "--depth", "1", "--quiet"]) == 0
@@ -100,7 +111,7 @@ def test_defect_28_msg_estimate_takes_several_sizes_as_positionals(capsys):
 def test_defect_28_msg_confidence_interval_is_never_negative(capsys):
     """A few probes at n = 20 gave "99% CI -4.8e10 .. 1.5e11"; the interval is cut at 0."""
     assert (
-        main(["estimate", "-n", "20", "--probes", "60", "--depth", "0", "--seed", "3", "--quiet"])
+        main(["estimate", "-n", "20", "--probes", "1024", "--depth", "0", "--seed", "3", "--quiet"])
         == 0
     )
     line = capsys.readouterr().out.splitlines()[0]
@@ -118,7 +129,7 @@ def test_estimate_sizes_in_fullwidth_digits_are_refused():
 def test_estimate_depth_deeper_than_the_board_is_refused_not_clamped(capsys):
     """`estimate -n 8 --depth 9` ran with depth 8 on the command line while the API refused it:
     both refuse it now, in one line naming --depth, the size and the range, before any work."""
-    code = main(["estimate", "-n", "8", "--depth", "9", "--probes", "1000", "--quiet"])
+    code = main(["estimate", "-n", "8", "--depth", "9", "--probes", "1024", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
     assert "--depth 9" in err and "n = 8" in err and "0 (the plain estimator) to 8" in err

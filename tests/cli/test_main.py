@@ -157,7 +157,7 @@ SIZED = {  # command -> extra arguments that make a tiny, fast run
     "evolve": ["--pop", "10", "--generations", "2", "--quiet"],
     "count": [],
     "stats": ["--chains", "20", "--quiet"],
-    "estimate": ["--probes", "1000", "--quiet"],
+    "estimate": ["--probes", "1024", "--quiet"],
 }
 
 

@@ -67,7 +67,7 @@ WRITERS = {
         (jaxqueens.drivers.stats, "collect"),
     ),
     "estimate": (
-        ["estimate", "-n", "8", "--probes", "100", "--quiet"],
+        ["estimate", "-n", "8", "--probes", "1024", "--quiet"],
         "--out",
         (jaxqueens.drivers.estimate, "estimate"),
     ),

@@ -2,6 +2,7 @@
 enumerated, unbiasedness, seeds, large n, the automatic depth and the argument checks."""
 
 import dataclasses
+import math
 import time
 
 import chex
@@ -13,6 +14,7 @@ import pytest
 from jaxqueens.core import prefixes
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import estimate as E
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import memory
 from jaxqueens.solvers import estimate as kernel
@@ -44,7 +46,7 @@ def test_expand_counts_levels_exactly(n):
 
 @pytest.mark.parametrize("n", range(1, 11))
 def test_exact_when_every_walk_is_enumerated(n):
-    r = E.estimate(n, 1000, depth=n)
+    r = E.estimate(n, 1024, depth=n)
     assert r.exhaustive and r.solutions == A000170[n] and r.solutions_se == 0
     assert r.nodes == sum(ref_levels(n))
 
@@ -197,10 +199,10 @@ def test_defect_7_depth_checked_against_memory_before_enumerating(n, depth, monk
     monkeypatch.setattr(memory, "available_memory", lambda: 4 * 2**20)
     t0 = time.perf_counter()
     with pytest.raises(QueensError, match=rf"--depth {depth} .*needs about .* of memory") as err:
-        E.estimate(n, 1000, depth=depth)
+        E.estimate(n, 1024, depth=depth)
     assert time.perf_counter() - t0 < 5 and "\n" not in str(err.value)
     monkeypatch.setattr(memory, "available_memory", lambda: 2**40)
-    assert E.estimate(8, 1000, depth=8).solutions == A000170[8]  # what fits still runs
+    assert E.estimate(8, 1024, depth=8).solutions == A000170[8]  # what fits still runs
 
 
 def test_defect_28_msg_ci_lower_bounds_are_cut_at_what_is_known():
@@ -229,9 +231,38 @@ def test_defect_28_msg_ci_lower_bounds_are_cut_at_what_is_known():
 
 def test_defect_28_16_estimate_argument_types():
     with pytest.raises(QueensError, match="--seed must be an integer"):
-        E.estimate(8, 100, seed=1.5)
+        E.estimate(8, 1024, seed=1.5)
     with pytest.raises(QueensError, match="--seed must be at most"):
-        E.estimate(8, 100, seed=2**40)
+        E.estimate(8, 1024, seed=2**40)
+
+
+def _coverage(n, depth, per_stratum, runs, level, seed=1, nodes=None):
+    """How often ``runs`` runs of ``per_stratum`` probes on each stratum of ``depth`` cover the
+    exact Q(n) and node count ``nodes`` at ``level``: ``[Q(n)'s rate, the nodes' rate]`` (NaN
+    without ``nodes``). The runs are copies of the strata in one call (row
+    ``run * strata + stratum``), added up per run."""
+    masks64, top = prefixes.expand(n, depth)
+    strata = len(masks64)
+    masks = jnp.asarray(np.tile(kernel.words_of(masks64, 1), (runs, 1, 1)))
+    group = min(per_stratum, E.GROUP)
+    plan = E.Plan(kernel.Config(n=n, depth=depth), per_stratum, group, block=4096)
+    ids = jnp.arange(runs * strata, dtype=jnp.int32)
+    out = E.run_call(masks, ids, E.call_seed(seed, 0), plan, 1)
+    sums = E.stratum_sums(out, runs * strata, 1, runs * strata).reshape(len(E.SUMS), runs, strata)
+    one = dict(zip(E.SUMS, sums, strict=True))
+    covered = []
+    for r in range(runs):
+        q, q_se, q_skew = E.stratified(one["w"][r], one["w2"][r], one["w3"][r], per_stratum)
+        v, v_se, v_skew = E.stratified(
+            one["nodes"][r], one["nodes2"][r], one["nodes3"][r], per_stratum
+        )
+        r_ = E.Estimate(
+            n, per_stratum * strata, depth, strata, q, q_se, sum(top) + v, v_se, level, 0.0, 0.0,
+            0.0, A000170[n], top, solutions_skew=q_skew, nodes_skew=v_skew,
+        )  # fmt: skip
+        (lo, hi), (nlo, nhi) = r_.ci, r_.nodes_ci
+        covered.append((lo <= A000170[n] <= hi, math.nan if nodes is None else nlo <= nodes <= nhi))
+    return np.mean(covered, axis=0)
 
 
 def test_estimate_interval_covers_at_its_level_at_256_probes():
@@ -240,26 +271,38 @@ def test_estimate_interval_covers_at_its_level_at_256_probes():
     one stratum-row of a single call, against the exact counts: Q(n)'s interval holds its level
     within two binomial standard errors of the 400 runs (the normal one covered ~88%), the node
     count's within three (it is less skewed: ~94% either way)."""
-    n, runs, probes, level = 12, 400, 256, 0.95
-    masks64, top = prefixes.expand(n, 0)
-    masks = jnp.asarray(np.tile(kernel.words_of(masks64, 1), (runs, 1, 1)))
-    plan = E.Plan(kernel.Config(n=n), per_call=probes, group=probes)
-    out = E.run_call(masks, jnp.arange(runs, dtype=jnp.int32), E.call_seed(1, 0), plan, 1)
-    sums = dict(zip(E.SUMS, E.stratum_sums(out, runs, 1, runs), strict=True))
-    nodes = sum(prefixes.expand(n, n)[1])
-    covered = []
-    for r in range(runs):
-        one = {k: v[r : r + 1] for k, v in sums.items()}
-        q, q_se, q_skew = E.stratified(one["w"], one["w2"], one["w3"], probes)
-        v, v_se, v_skew = E.stratified(one["nodes"], one["nodes2"], one["nodes3"], probes)
-        r_ = E.Estimate(
-            n, probes, 0, 1, q, q_se, 1 + v, v_se, level, 0.0, 0.0, 0.0, A000170[n], top,
-            solutions_skew=q_skew, nodes_skew=v_skew,
-        )  # fmt: skip
-        (lo, hi), (nlo, nhi) = r_.ci, r_.nodes_ci
-        covered.append((lo <= A000170[n] <= hi, nlo <= nodes <= nhi))
-    rate, se = np.mean(covered, axis=0), np.sqrt(level * (1 - level) / runs)
+    runs, level = 400, 0.95
+    nodes = sum(prefixes.expand(12, 12)[1])
+    rate, se = _coverage(12, 0, 256, runs, level, nodes=nodes), np.sqrt(level * (1 - level) / runs)
     assert rate[0] >= level - 2 * se and rate[1] >= level - 3 * se, rate
+
+
+@pytest.mark.parametrize(
+    "n,depth,per_stratum",
+    [(27, 0, settings.ESTIMATE_MIN_PROBES), (16, 2, settings.ESTIMATE_MIN_PER_STRATUM)],
+)
+def test_estimate_interval_covers_at_its_level_at_the_probe_floor(n, depth, per_stratum):
+    """At the fewest probes a run takes (plain at the largest exactly known size, where the hit
+    rate is lowest; and per stratum below two levels), Q(n)'s interval covers the exact count at
+    0.99 within two binomial standard errors of 400 runs (it does not with half the floor)."""
+    runs, level = 400, 0.99
+    rate = _coverage(n, depth, per_stratum, runs, level, seed=2)
+    assert rate[0] >= level - 2 * np.sqrt(level * (1 - level) / runs), rate
+
+
+def test_estimate_with_fewer_probes_than_its_interval_needs_is_refused():
+    """Below the floor the skewness-corrected interval under-covered (plain probes at n = 27, or
+    two probes a stratum): fewer probes in all, or per stratum of an explicit --depth, are refused
+    in one line naming the floor and the fix, before any walk; the floor itself runs."""
+    floor, per = settings.ESTIMATE_MIN_PROBES, settings.ESTIMATE_MIN_PER_STRATUM
+    with pytest.raises(QueensError, match=rf"--probes must be at least {floor} .*holds its level"):
+        E.estimate(12, floor - 1, depth=0)
+    strata = len(prefixes.expand(12, 3)[0])
+    with pytest.raises(QueensError, match=rf"--depth 3 .* at least {per}: give --probes") as err:
+        E.estimate(12, per * strata - 1, depth=3)
+    assert f"--probes {per * strata} or more" in str(err.value) and "\n" not in str(err.value)
+    assert E.estimate(12, per * strata, depth=3).probes >= per * strata
+    assert E.default_depth(12, floor) < 3  # the automatic depth leaves enough per stratum
 
 
 @pytest.mark.parametrize("n,depth,lanes", [(12, 0, None), (7, 1, 2048)])

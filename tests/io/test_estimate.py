@@ -9,7 +9,7 @@ from jaxqueens.io import estimate as outputs
 
 
 def test_summary_and_table(tmp_path):
-    results = [knuth.estimate(n, 100, depth=n) for n in (5, 6)]  # exhaustive: no kernel
+    results = [knuth.estimate(n, 1024, depth=n) for n in (5, 6)]  # exhaustive: no kernel
     doc = knuth.run_summary(results, seed=7)
     files = outputs.write_outputs(tmp_path / "out", doc)
     assert [f.name for f in files] == ["summary.json", "estimates.csv"]
