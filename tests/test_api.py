@@ -44,7 +44,7 @@ def test_defect_10_numpy_integers_are_accepted_wherever_n_is_taken():
     assert json.loads(json.dumps(jq.anneal(n, chains=2, steps=500).summary))["n"] == 8
     assert jq.evolve(n, pop=10, generations=2).population.shape[-1] == 8
     assert jq.check_board(jq.first_solution(n)[0]).ok
-    assert jq.estimate(n, 1000).n == 8 and type(jq.estimate(n, 1000).n) is int
+    assert jq.estimate(n, 1024).n == 8 and type(jq.estimate(n, 1024).n) is int
     assert json.loads(json.dumps(jq.stats(n, chains=5).summary))["n"] == 8
 
 

@@ -73,7 +73,7 @@ class Config:
 
     n: int
     method: str = "ta"
-    neighbour: str = "swap"
+    neighbour: str | None = None  # swap or step; None: step on constrained boards, else swap
     step: int = 3  # largest move of the step neighbour
     edge: str = "wrap"  # step neighbour past the edge: "wrap" (mod n) or "nmof" (to the far end)
     objective: str = "attacks"
@@ -85,6 +85,8 @@ class Config:
     constrained: bool = False  # Problem.mask: fixed columns and allowed squares (step only)
 
     def __post_init__(self):
+        if self.neighbour is None:  # the command's preset; constrained boards take only steps
+            object.__setattr__(self, "neighbour", "step" if self.constrained else "swap")
         base.check_whole("n", self.n, 4, 46340)
         base.check_whole("step", self.step, 1)
         base.check_whole("rounds", self.rounds, 1, 1 << 24)
