@@ -229,7 +229,8 @@ def test_defect_restart_period_grows_with_n():
     assert variants.default_max_steps(100, plain=False) == 4000  # toroidal, constrained: classic
 
 
-def test_defect_budget_and_limits_are_shown_on_the_progress_line(capsys):
+def test_defect_budget_and_limits_are_shown_on_the_progress_line(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "240")  # a wide terminal: the line is cut to the terminal's width
     res = jaxqueens.solve(10, chains=4, batch=2, max_restarts=7, quiet=False)
     err = capsys.readouterr().err
     assert res.summary["solved"] == 4

@@ -357,7 +357,7 @@ def test_typed_and_legacy_keys_agree_and_bad_keys_are_refused():
         ({"mutation": "nope"}, "mutation 'nope'"),
         ({"selection": "roulette"}, "selection 'roulette'"),
         ({"fitness": "report-diagonals-only", "toroidal": True}, "toroidal"),
-        ({"pop": 10.5}, "pop = 10.5"),
+        ({"pop": 10.5}, "pop must be a whole number, got 10.5"),
     ],
 )
 def test_config_errors_are_one_line(kwargs, words):
