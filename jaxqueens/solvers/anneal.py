@@ -182,12 +182,7 @@ def _checked(config: Config, params, problem=None, state=None, need_params=True)
             )
     if state is not None:
         base.check_type("state", state, State, "make it with anneal.init")
-    problem = _problem(base.check_type("problem", problem, Problem) if problem else None)
-    if problem.start is not None:
-        base.check_rows("problem.start", problem.start, config.n)
-    if config.constrained and problem.mask is None:
-        raise QueensError("Config(constrained=True) needs Problem(mask=...): the instance")
-    return problem
+    return base.check_chain_problem(problem, Problem, config.n, config.constrained)
 
 
 class Problem(NamedTuple):

@@ -252,6 +252,36 @@ def check_rows(name: str, rows, n: int) -> jax.Array:
     return jnp.asarray(rows).astype(jnp.int32)
 
 
+def check_chain_problem(problem, cls: type, n: int, constrained: bool) -> Any:
+    """A chain family's ``Problem`` (``cls``, with ``start`` and ``mask``; None: the plain board):
+    its type, its start board (:func:`check_rows`), and its instance when the config is
+    constrained.
+
+    Raises:
+      QueensError: a wrong type, a bad start board, or a constrained config without a mask.
+    """
+    problem = cls() if problem is None else check_type("problem", problem, cls)
+    if problem.start is not None:
+        check_rows("problem.start", problem.start, n)
+    if constrained and problem.mask is None:
+        raise QueensError("Config(constrained=True) needs Problem(mask=...): the instance")
+    return problem
+
+
+def check_budget_params(params, cls: Any, family: str, most: int) -> Any:
+    """An exact family's ``Params`` (``cls``, one int32 ``budget`` [] leaf): its type and shape,
+    and its budget in ``0..most`` where concrete.
+
+    Raises:
+      QueensError: a wrong type, shape or dtype, or a budget out of range.
+    """
+    check_params(params, cls, cls._make([np.zeros((), np.int32)]), family)
+    budget = concrete(params.budget)
+    if budget is not None:
+        check_whole("params.budget", budget.item(), 0, most)
+    return params
+
+
 def on_board(rows: jax.Array, fallback: jax.Array, n: int) -> jax.Array:
     """``rows`` [n] with every row outside ``[0, n)`` replaced by ``fallback``'s row of that
     column (a traced start board: the kernel never places a queen off the board)."""

@@ -270,10 +270,7 @@ def _checked(config: Config, params: Params, problem, state=None) -> jax.Array:
     instance's masks uint32 [n] with every bit at or above n dropped (a traced mask cannot be
     read; a concrete one with such bits, or negative, is refused)."""
     base.check_type("config", config, Config)
-    base.check_params(params, Params, Params._make([np.zeros((), np.int32)]), "complete")
-    budget = base.concrete(params.budget)
-    if budget is not None:
-        base.check_whole("params.budget", budget.item(), 0, MAX_BUDGET)
+    base.check_budget_params(params, Params, "complete", MAX_BUDGET)
     if state is not None:
         base.check_type("state", state, State, "make it with complete.init")
     base.check_type("problem", problem, Problem, "make it with complete.problem(constraints)")

@@ -283,10 +283,7 @@ def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
 def _checked(config: Config, params: Params, problem, state=None) -> None:
     """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`)."""
     base.check_type("config", config, Config)
-    base.check_params(params, Params, Params._make([np.zeros((), np.int32)]), "count")
-    budget = base.concrete(params.budget)
-    if budget is not None:
-        base.check_whole("params.budget", budget.item(), 0, MAX_BUDGET)
+    base.check_budget_params(params, Params, "count", MAX_BUDGET)
     if state is not None:
         base.check_type("state", state, State, "make it with count.init")
     if problem is not None:

@@ -94,7 +94,6 @@ from jaxqueens.core.rng import (
     stream_bits,
     stream_randint,
 )
-from jaxqueens.errors import QueensError
 from jaxqueens.solvers import base
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.base import seed_of
@@ -198,12 +197,7 @@ def _checked(config: Config, params: Params, problem=None, state=None) -> Proble
         _check_values(steps, restarts, tabu, tries, config)
     if state is not None:
         base.check_type("state", state, State, "make it with minconflicts.init")
-    problem = _problem(base.check_type("problem", problem, Problem) if problem else None)
-    if problem.start is not None:
-        base.check_rows("problem.start", problem.start, config.n)
-    if config.constrained and problem.mask is None:
-        raise QueensError("Config(constrained=True) needs Problem(mask=...): the instance")
-    return problem
+    return base.check_chain_problem(problem, Problem, config.n, config.constrained)
 
 
 class Problem(NamedTuple):
