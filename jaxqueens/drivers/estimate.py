@@ -311,7 +311,7 @@ def call_builder(n: int, depth: int, strata: int, probes: int, devices: int = 1,
             (
                 jax.ShapeDtypeStruct((padded, 3, words), jnp.uint32),
                 jax.ShapeDtypeStruct((padded,), jnp.int32),
-                jax.ShapeDtypeStruct((), jnp.uint32),
+                jax.ShapeDtypeStruct((2,), jnp.uint32),  # the call's 64-bit stream seed
             )
         )
         return run_call.trace(masks, ids, seed, plan, devices).lower()

@@ -330,3 +330,11 @@ def test_estimate_processes_that_lay_out_other_calls_stop_with_one_line(monkeypa
     with pytest.raises(QueensError, match="process 1 would run .* devices differ") as err:
         E.estimate(8, 4096, depth=1, seed=0, lanes=1024)
     assert "\n" not in str(err.value)
+
+
+def test_defect_the_accelerator_call_was_lowered_with_a_32_bit_seed():
+    """call_builder (what an accelerator sizes and ``make gpu-check`` compiles) gave run_call a
+    uint32 [] seed after the streams took 64-bit seeds, which the probe kernel refuses; it lowers
+    with the call's uint32 [2] seed, the one the CPU path passes."""
+    lowered = E.call_builder(8, 1, 8, 1024)(256)
+    assert "tensor<2xui32>" in lowered.as_text()
