@@ -109,8 +109,13 @@ def compile_events():
     jax.monitoring.register_event_duration_secs_listener(listen)
     try:
         yield events
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
+    finally:  # public from JAX 0.8; the floor (0.7.2) has only the private one
+        unregister = getattr(jax.monitoring, "unregister_event_duration_listener", None)
+        if unregister is None:
+            from jax._src import monitoring
+
+            unregister = monitoring._unregister_event_duration_listener_by_callback
+        unregister(listen)
 
 
 def test_defect_short_last_chunk_compiled_inside_the_timed_call():
