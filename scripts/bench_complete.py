@@ -1,6 +1,6 @@
 """Constrained instances decided in batches: ``jaxqueens complete`` beside the C peer ``diag_c``.
 
-The shipped CSPLib prob079 excluded-diagonals sets (``shared/instances/prob079/diag-N.tar.gz``,
+The shipped CSPLib prob079 excluded-diagonals sets (``instances/prob079/diag-N.tar.gz``,
 1000 instances per n): for each n = 12..18, every instance at the d nearest the SAT/UNSAT
 transition (the d whose SAT fraction on a 100-instance sample, decided by jaxqueens, is nearest
 one half), and a sweep over d for one n. Three solvers decide the same instances in the same run:
@@ -43,7 +43,7 @@ import benchlib
 jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-SETS = SHARED / "instances" / "prob079"
+SETS = Path(__file__).resolve().parents[1] / "instances" / "prob079"  # shipped (CC BY 4.0)
 PEER = SHARED / "baselines" / "diag_c.c"
 
 

@@ -35,7 +35,7 @@ import benchlib
 
 from jaxqueens.parallel import devices
 
-INSTANCES = Path(__file__).resolve().parents[2] / "shared" / "instances" / "prob079"
+INSTANCES = Path(__file__).resolve().parents[1] / "instances" / "prob079"  # shipped (CC BY 4.0)
 COMPARISONS = {  # name -> the two sides' XLA_FLAGS, the package's default side first
     "fusion-emitters": {
         "off": "",  # the package's default: configure appends --xla_cpu_use_fusion_emitters=false

@@ -26,7 +26,8 @@ from jaxqueens.parallel import devices, sizing
 from jaxqueens.parallel import streams as parallel_streams
 from tests.solvers.test_complete import plain_solutions
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"  # the diag_c peer, beside the repository
+PROB079 = Path(__file__).resolve().parents[2] / "instances" / "prob079"  # shipped (CC BY 4.0)
 NAUCK = C.completion(8, [(1, 3), (3, 4)])  # queens on b4 and d5 (Nauck, Illustrirte Zeitung 1850)
 
 
@@ -238,7 +239,7 @@ def diag_c(tmp_path_factory):
 
 @pytest.mark.parametrize("n,d", [(10, 8), (12, 10), (12, 13)])
 def test_decisions_on_shipped_instances_match_diag_c(diag_c, tmp_path, n, d):
-    arc = SHARED / "instances" / "prob079" / f"diag-{n}.tar.gz"
+    arc = PROB079 / f"diag-{n}.tar.gz"
     loaded = instio.load_instances([str(arc)], diags=d).instances[::40]  # a sample of 25
     res = complete.solve_instances([i.model for i in loaded], "decide")
     for inst, r in zip(loaded, res.instances, strict=True):
