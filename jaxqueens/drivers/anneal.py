@@ -525,14 +525,13 @@ def anneal(
 
 
 def spent_steps(runner, config: sls.Config):
-    """``runner`` whose results say the steps each chain spent (``steps``: the step it solved
-    at, or the whole budget, since an unsolved chain runs to its end) and, apart, the step of
-    its best board (``best_step``: the kernel's ``steps``)."""
+    """``runner`` whose results say the steps each chain spent: the step it solved at, or the
+    whole budget (an unsolved chain runs to its end); ``best_step`` is the kernel's own."""
 
     def run(offset: int, count: int) -> driver.ChunkResult:
         out = driver.ChunkResult.of(runner(offset, count))
         spent = np.where(out.solved, out.steps, config.total_steps).astype(out.steps.dtype)
-        return out._replace(steps=spent, best_step=out.steps)
+        return out._replace(steps=spent)
 
     return run
 

@@ -214,9 +214,10 @@ class Result(NamedTuple):
 
     rows: jax.Array  # [n] int32 final board (the solution when solved)
     solved: jax.Array  # [] bool
-    steps: jax.Array  # [] int32 step at which the best board was found
+    steps: jax.Array  # [] int32 steps spent (the solution's step when solved)
     restarts: jax.Array  # [] int32 (always 0: annealing chains do not restart)
     best: jax.Array  # [] int32 best objective
+    best_step: jax.Array  # [] int32 step at which the best board was found
 
 
 def _line_delta(k, sign, objective: str):
@@ -424,9 +425,15 @@ def step(s: State, config: Config, params: Params, problem: Problem | None = Non
 
 
 def result(s: State, config: Config | None = None, params: Params | None = None) -> Result:
-    """What the chain reports: its board, whether solved, and its best objective and step."""
+    """What the chain reports: its board, whether solved, the steps it spent, and its best
+    objective and the step it was found at."""
     return Result(
-        rows=s.rows, solved=s.best == 0, steps=s.best_step, restarts=jnp.int32(0), best=s.best
+        rows=s.rows,
+        solved=s.best == 0,
+        steps=s.steps,
+        restarts=jnp.int32(0),
+        best=s.best,
+        best_step=s.best_step,
     )
 
 
@@ -451,7 +458,7 @@ def replay(
     """The chain's state after its first ``upto`` steps ([] int32, at most where it stopped).
 
     A chain is a deterministic function of its key, params and problem, so replaying it to the
-    step at which its best objective was found (``Result.steps``) gives its best board
+    step at which its best objective was found (``Result.best_step``) gives its best board
     (``rows``, with ``f == best``) without keeping a best board in the hot loop."""
     return lax.while_loop(
         lambda s: (s.steps < upto) & ~done(s, config),

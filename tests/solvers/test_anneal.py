@@ -266,9 +266,12 @@ class StartAndReplayTest(parameterized.TestCase):
         replay = self.variant(lambda key, u, b: sls.replay(key, NMOF, NMOF_SCHEDULE, u, one_row(b)))
         for seed in SEEDS:
             res = solve(seed, ONE_ROW)
-            s = replay(seed, res.steps, ONE_ROW)
+            s = replay(seed, res.best_step, ONE_ROW)
             chex.assert_shape(s.rows, (8,))
-            assert int(s.steps) == int(res.steps) and int(s.f) == int(res.best)
+            assert int(s.steps) == int(res.best_step) and int(s.f) == int(res.best)
+            # steps counts every step spent: the solution's step, or the whole budget
+            spent = int(res.best_step) if bool(res.solved) else NMOF.total_steps
+            assert int(res.steps) == spent
             assert reference.n_attacks(np.asarray(s.rows)) == int(res.best)
             if bool(res.solved):
                 np.testing.assert_array_equal(s.rows, res.rows)
