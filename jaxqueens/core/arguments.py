@@ -1,27 +1,10 @@
 """The one boundary check of the arguments a user passes to a public function (pure Python).
 
-Every public driver (``jaxqueens.solve``, ``anneal``, ``evolve``, ``stats``, ``compare``,
-``estimate``, ``count_solutions``, ``solve_instances``, ...) checks its numbers here before any
-work, so a wrong type or a value out of range is a one-line :class:`~jaxqueens.errors.QueensError`
-naming the argument and the valid range, never a JAX or stdlib error from deep inside (``'float'
-object cannot be interpreted as an integer``), and never a silent conversion (``seed=1.5``,
-``chains=2.5``, ``toroidal="no"``).
-
-- :func:`integer`: Python and NumPy integers only (``bool``, floats, complex numbers, strings are
-  refused, even ``8.0``), within ``lo..hi``; by default ``hi`` is :data:`INT32_MAX`, because
-  counts end in JAX's 32-bit integers, where a larger value would wrap or be refused deep inside;
-- :func:`seed`: an integer in ``0..SEED_MAX`` (2^32 - 1);
-- :func:`real`: a finite real number (ints allowed, bool, complex and nan/inf refused) in a range;
-- :func:`seconds`: a positive finite number of seconds (``checkpoint_every``, time budgets);
-- :func:`flag`: ``True`` or ``False`` (NumPy's bool too), nothing truthy;
-- :func:`choice`: one of a few names;
-- :func:`ascii_number`: the text of a number a user writes (command line, files) holds ASCII
-  characters only: Python's ``int`` and ``float`` also read other scripts' digits (fullwidth
-  ``８``), which no board or instance format reads, so no reader does (:data:`WHOLE_NUMBER`: a
-  whole number in a file).
-
-This module imports neither JAX nor NumPy arrays beyond the scalar types, so the command line
-runs the same checks before JAX is imported (``tests/test_startup.py``).
+Every public driver checks its numbers here before any work, so a wrong type or a value out of
+range is a one-line `QueensError` naming the argument and the valid range, never a JAX or
+stdlib error from deep inside, and never a silent conversion (`seed=1.5`, `chains=2.5`,
+`toroidal="no"`). The module imports neither JAX nor NumPy arrays beyond the scalar types, so
+the command line runs the same checks before JAX is imported.
 """
 
 from __future__ import annotations
@@ -36,10 +19,10 @@ import numpy as np
 from jaxqueens.errors import QueensError, clip
 
 INT32_MAX = 2**31 - 1
-"""Largest count a 32-bit JAX integer holds: the default upper bound of :func:`integer`."""
+"""Largest count a 32-bit JAX integer holds: the default upper bound of `integer`."""
 SEED_MAX = 2**32 - 1
-"""Seeds are 32-bit: ``jax.random.key`` keeps 32 bits without x64 (``key(2**32)`` is ``key(0)``),
-so every seed that gives its own results lies in ``0..SEED_MAX``."""
+"""Seeds are 32-bit: `jax.random.key` keeps 32 bits without x64 (`key(2**32)` is `key(0)`),
+so every seed that gives its own results lies in `0..SEED_MAX`."""
 
 
 def _shown(value: Any) -> str:
@@ -88,11 +71,11 @@ def integer(
     *,
     optional: bool = False,
 ) -> int | None:
-    """``value`` as a Python int, checked: an integer (never a bool, float or complex) in
-    ``lo..hi`` (``None``: no bound). ``optional``: None passes through.
+    """`value` as a Python int, checked: an integer (never a bool, float or complex) in
+    `lo..hi` (`None`: no bound). `optional`: None passes through.
 
     Raises:
-      QueensError: naming ``name``, the value and the valid range.
+      QueensError: naming `name`, the value and the valid range.
     """
     if value is None and optional:
         return None
@@ -114,7 +97,7 @@ def integer(
 
 
 def seed(value: Any, name: str = "seed") -> int:
-    """A random seed: an integer in ``0..SEED_MAX``."""
+    """A random seed: an integer in `0..SEED_MAX`."""
     return integer(value, name, 0, SEED_MAX)
 
 
@@ -154,8 +137,8 @@ def real(
     hi_open: bool = False,
     optional: bool = False,
 ) -> float | None:
-    """``value`` as a float, checked: a finite real number (ints allowed; bool, complex, strings,
-    nan and inf refused) within ``lo..hi`` (``lo_open``/``hi_open``: the bound itself excluded)."""
+    """`value` as a float, checked: a finite real number (ints allowed; bool, complex, strings,
+    nan and inf refused) within `lo..hi` (`lo_open`/`hi_open`: the bound itself excluded)."""
     if value is None and optional:
         return None
     real_type = isinstance(value, (int, float, np.integer, np.floating))
@@ -190,20 +173,20 @@ def seconds(value: Any, name: str, *, optional: bool) -> float | None: ...
 
 
 def seconds(value: Any, name: str, *, optional: bool = False) -> float | None:
-    """A positive, finite number of seconds (``nan`` and ``inf`` are refused: a checkpoint
+    """A positive, finite number of seconds (`nan` and `inf` are refused: a checkpoint
     interval of inf would never save)."""
     return real(value, name, 0.0, None, lo_open=True, optional=optional)
 
 
 def flag(value: Any, name: str) -> bool:
-    """``True`` or ``False`` (NumPy's bool too); anything else, ``"no"`` included, is refused."""
+    """`True` or `False` (NumPy's bool too); anything else, `"no"` included, is refused."""
     if not isinstance(value, (bool, np.bool_)):
         raise QueensError(f"{name} must be True or False, got {_shown(value)}")
     return bool(value)
 
 
 def choice(value: Any, name: str, options: Iterable[str]) -> str:
-    """One of ``options`` (strings)."""
+    """One of `options` (strings)."""
     options = tuple(options)
     if not isinstance(value, str) or value not in options:
         raise QueensError(f"{name} {_shown(value)} is unknown; use one of {', '.join(options)}")
@@ -211,15 +194,15 @@ def choice(value: Any, name: str, options: Iterable[str]) -> str:
 
 
 def ascii_number(text: str) -> str:
-    """``text`` itself, when it holds ASCII characters only: the one rule for the text of a
-    number (``-n 8``, ``--set chains=100``, ``FILE.param:8``), which ``int`` and ``float``
-    alone would break by reading ``８`` as 8.
+    """`text` itself, when it holds ASCII characters only: the one rule for the text of a
+    number (`-n 8`, `--set chains=100`, `FILE.param:8`), which `int` and `float`
+    alone would break by reading `８` as 8.
 
     Args:
       text: The text of a number, as the user wrote it.
 
     Returns:
-      ``text``, for ``int`` or ``float`` to read (which may still refuse it: ``"x"``).
+      `text`, for `int` or `float` to read (which may still refuse it: `"x"`).
 
     Raises:
       QueensError: naming the text and, where it is a number in other digits, its ASCII form.

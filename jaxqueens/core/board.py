@@ -1,44 +1,13 @@
-"""Board model and conflict kernels.
+"""Board model and conflict kernels (JAX).
 
-A board is an integer array ``rows[..., n]``: ``rows[c]`` is the 0-based row of
-the queen in column ``c``. The *permutation* encoding keeps all rows distinct;
-the *combination* encoding lets rows repeat. Both share these kernels.
-
-Lines: n rows, 2n - 1 diagonals (index ``r + c``) and 2n - 1 anti-diagonals
-(index ``r - c + n - 1``). Two queens in different columns share at most one
-line, so the attacking-pair count ``sum_lines k (k - 1) / 2`` counts each
-attacking pair once. A queen's conflicts are the other queens on its three
-lines (blocking is ignored, as in min-conflicts).
-
-Every kernel is written for one board, vectorised over any leading batch shape
-with ``jnp.vectorize`` and jitted at the public entry. Counts come from O(n)
-scatter-adds; for n <= ``PAIRWISE_MAX_N`` a dense O(n^2) pairwise form is used
-instead, because ``scripts/bench_fitness.py`` measured it faster there (the
-scatter's fixed cost per board dominates tiny boards on XLA:CPU). Two of the one-board kernels
-are public for use inside other kernels (the GA's fitness), unchecked and unbatched:
-:func:`attacking_pairs_one` and :func:`n_attacks_one`.
-
-Inputs are checked once, at the public entry (:func:`_boundary`), never inside the kernels:
-the dtype must be an integer type (floats, complex numbers, bools and objects are a
-:class:`~jaxqueens.errors.QueensError`: ``board + 0.5`` is never read as the board), and host
-(NumPy, list) boards must hold rows in ``0..n-1``: ``is_solution`` says False for a board with a
-row outside (whatever its width: ``board + 2**32`` is not wrapped into range), the counting kernels
-raise a QueensError naming the board and column (a scatter would drop the index silently). JAX
-arrays already on a device are range-checked by ``is_solution`` alone (inside the kernel): a
-host check would cost a device sync per call; the counting kernels trust them, as they trust
-traced values inside a user's ``jit``.
-
-Integer widths: boards of any integer dtype are accepted and widened to int32
-inside the kernels (uint8 ``r + c`` would wrap, int8 cannot index n > 127).
-Every count fits int32 except the attacking-pair total, which can reach
-n (n - 1) / 2 and so pass 2^31 for n > 65536. Without x64 the pair count
-saturates at ``PAIRS_SATURATED`` under tracing and raises
-:class:`PairCountOverflow` (an OverflowError) when called eagerly, never
-wraps; with ``jax_enable_x64`` it is exact int64.
-
-:func:`as_size` and :func:`as_board` are the one check of a board size and of
-a board passed in by a user (NumPy integers accepted, a one-line QueensError
-otherwise): every public entry point that takes n or a board goes through them.
+A board is an integer array `rows[..., n]`: `rows[c]` is the 0-based row of the queen in column
+`c`; the permutation encoding keeps all rows distinct, the combination encoding lets rows repeat.
+A queen's conflicts are the other queens on its row, diagonal (`r + c`) and anti-diagonal
+(`r - c + n - 1`), blocking ignored; the attacking-pair count `sum_lines k (k - 1) / 2` counts
+each attacking pair once. Every kernel is written for one board, vectorised over any leading
+batch shape and jitted at the public entry, which checks its input once (`as_size`, `as_board`);
+`attacking_pairs_one` and `n_attacks_one` are the unchecked one-board forms for use inside other
+kernels. The docs' core page gives the input checks and integer widths.
 """
 
 from __future__ import annotations
@@ -53,7 +22,7 @@ import numpy as np
 from jaxqueens.errors import QueensError, clip
 
 PAIRWISE_MAX_N = 32
-"""Largest n for which the dense pairwise form is used (measured crossover)."""
+"""Largest n for which the dense pairwise form is used (it is faster than the scatter there)."""
 
 INT32_SAFE_N = 65536
 """For n up to this, n (n - 1) / 2 < 2^31: int32 pair counts cannot overflow."""
@@ -67,7 +36,7 @@ class PairCountOverflow(QueensError, OverflowError):
 
 
 def as_size(n: Any, what: str = "n") -> int:
-    """``n`` as a Python int: ints and NumPy integers pass, anything else is a QueensError."""
+    """`n` as a Python int: ints and NumPy integers pass, anything else is a QueensError."""
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
         raise QueensError(
             f"{what} must be an integer, got {n!r} ({type(n).__name__}); pass e.g. {what} = 8"
@@ -76,7 +45,7 @@ def as_size(n: Any, what: str = "n") -> int:
 
 
 def as_board(rows: Any, n: int, what: str = "board") -> np.ndarray:
-    """A user's board ``[n]`` as int32, checked: integers, n columns, rows in ``0..n-1``."""
+    """A user's board `[n]` as int32, checked: integers, n columns, rows in `0..n-1`."""
     arr = np.asarray(rows)
     if arr.ndim != 1:
         raise QueensError(f"{what}: expected one board rows[n], got shape {arr.shape}")
@@ -97,7 +66,7 @@ def as_board(rows: Any, n: int, what: str = "board") -> np.ndarray:
 
 
 def _widen(rows: jax.Array) -> jax.Array:
-    """int32 rows (int64 kept): narrow or unsigned dtypes would wrap in ``r + c``, ``r - c``."""
+    """int32 rows (int64 kept): narrow or unsigned dtypes would wrap in `r + c`, `r - c`."""
     if rows.dtype == jnp.int32 or rows.dtype == jnp.int64:
         return rows
     return rows.astype(jnp.int32)
@@ -152,8 +121,8 @@ def _pairs_from_counts(counts: LineCounts) -> jax.Array:
 
 
 def attacking_pairs_one(rows: jax.Array) -> jax.Array:
-    """:func:`attacking_pairs` of one board ``[n]`` inside a kernel: no input check (rows are
-    trusted in ``0..n-1``), no batch axes (vmap it), int32 (int64 under x64)."""
+    """`attacking_pairs` of one board `[n]` inside a kernel: no input check (rows are
+    trusted in `0..n-1`), no batch axes (vmap it), int32 (int64 under x64)."""
     rows = _widen(rows)
     n = rows.shape[-1]
     if n <= PAIRWISE_MAX_N:
@@ -178,8 +147,8 @@ def _queen_conflicts_one(rows: jax.Array) -> jax.Array:
 
 
 def n_attacks_one(rows: jax.Array) -> jax.Array:
-    """:func:`n_attacks` of one board ``[n]`` inside a kernel: no input check (rows are trusted
-    in ``0..n-1``), no batch axes (vmap it); int32."""
+    """`n_attacks` of one board `[n]` inside a kernel: no input check (rows are trusted
+    in `0..n-1`), no batch axes (vmap it); int32."""
     rows = _widen(rows)
     n = rows.shape[-1]
     if n <= PAIRWISE_MAX_N:
@@ -225,8 +194,8 @@ def _boundary(rows, what: str, solution: bool = False):
     """The one input check of the public kernels (dtype and range, once per call, vectorised).
 
     Traced values and JAX arrays: the dtype only (their range is trusted, or checked inside
-    ``is_solution``'s kernel). Host boards (NumPy arrays, lists): an integer dtype and rows in
-    ``0..n-1``; out of range, ``solution`` marks the board's rows -1 (never a solution: the
+    `is_solution`'s kernel). Host boards (NumPy arrays, lists): an integer dtype and rows in
+    `0..n-1`; out of range, `solution` marks the board's rows -1 (never a solution: the
     kernel's own range check says False) and the counting kernels raise. Rows wider than int32
     are narrowed only once they are known to be in range (no wrap-around)."""
     arr: Any
@@ -324,7 +293,7 @@ def attacking_pairs(rows) -> jax.Array:
 
     Returns:
       [...] int32 (int64 under x64). Without x64 and for n > 65536 the result
-      saturates at ``PAIRS_SATURATED`` when traced, and an eager call raises
+      saturates at `PAIRS_SATURATED` when traced, and an eager call raises
       OverflowError instead of returning a value that may not fit.
     """
     rows = _boundary(rows, "attacking_pairs")

@@ -277,13 +277,13 @@ def check_constrained(rows: np.ndarray, model) -> CheckReport:
     """Check one board against a constrained instance and explain every problem found.
 
     Args:
-      rows: ``[n]`` integer rows, one per column.
-      model: a :class:`jaxqueens.core.constraints.Constraints` (fields ``n``, ``fixed``,
-        ``blocked``, ``rows``, ``columns``, ``sums``, ``diffs``, ``toroidal``).
+      rows: `[n]` integer rows, one per column.
+      model: a [`Constraints`][jaxqueens.core.constraints.Constraints] (fields `n`, `fixed`,
+        `blocked`, `rows`, `columns`, `sums`, `diffs`, `toroidal`).
 
     Returns:
-      A `CheckReport`; ``attacking_pairs`` counts attacking pairs under the model's attack rule
-      (modular diagonals when ``toroidal``).
+      A `CheckReport`; `attacking_pairs` counts attacking pairs under the model's attack rule
+      (modular diagonals when `toroidal`).
     """
     n = int(model.n)
     base = check_board(rows, n)
@@ -326,7 +326,7 @@ def check_constrained(rows: np.ndarray, model) -> CheckReport:
 
 
 def require_constrained(boards: np.ndarray, model, what: str = "solver output") -> None:
-    """Raise unless every board ``[B, n]`` solves the constrained instance ``model``.
+    """Raise unless every board `[B, n]` solves the constrained instance `model`.
 
     Raises:
       SolutionCheckError: naming the first bad board and its first problem.

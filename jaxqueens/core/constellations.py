@@ -1,34 +1,12 @@
 """Constellations: the border queens of a solution, one canonical form per symmetry class.
 
-Method (after the Q27 project, Preusser and Engelhardt 2016, and NQueensFAF): every solution has
-exactly one queen on each of the four border lines -- column 0, column n-1, row 0 and row n-1 --
-so it has a *border configuration* ``(a, b, c, d)``: the rows of the queens in columns 0 and
-n-1, and the columns of the queens in rows 0 and n-1 (a corner queen is on two lines at once).
-The 8 symmetries of the square map border lines onto border lines, so they act on border
-configurations, and a symmetry g maps the solutions with configuration s one-to-one onto those
-with configuration g(s). Hence
-
-    total = sum over canonical configurations s of  weight(s) * completions(s),
-
-where the canonical configuration is the smallest of its 8 images and ``weight = 8 / |stab(s)|``
-is the size of its orbit (8, 4 or 2; 1 only for n = 1). Only about 1/8 of the search tree is
-walked, against 1/2 with the mirror symmetry of the first column alone.
-
-Fundamental solutions (OEIS A002562) come from Burnside's lemma on the same search:
-``classes = (total + 2 * F90 + F180) / 8``, where F90 and F180 are the numbers of solutions fixed
-by the quarter and half turns (no solution of n >= 2 is fixed by a reflection: a reflection
-would put two queens on one line). Symmetric solutions are determined by a half (or quarter) of
-the board, so :func:`fixed_by_rotation` counts them by placing whole orbits of queens at once
-(a search far smaller than the total: 0.5 M nodes at n = 18 against ~10^10).
-
-A canonical configuration becomes a search task through its ``allow`` masks: ``allow[x]`` is the
-set of rows that column x may use (the border queen's row alone in a column that has one; else
-the rows not attacked by any border queen), so the plain bitmask DFS of
-:mod:`jaxqueens.solvers.count` with ``av &= allow[column]`` counts exactly its completions.
-:func:`tasks` splits each constellation further by expanding its first columns on the host.
-
-Pure NumPy (and Python ints for the orbit search); cells are ``(column, row)`` pairs and the 8
-symmetries are those of :mod:`jaxqueens.core.symmetry`, in the order of its ``NAMES``.
+Method after the Q27 project (Preusser and Engelhardt 2016) and NQueensFAF: every solution has one
+queen on each border line, and the 8 symmetries of the square act on these border configurations,
+so the total is the sum over canonical configurations of orbit weight times completions; the
+fundamental count (OEIS A002562) follows by Burnside's lemma from the solutions fixed by the
+quarter and half turns (`fixed_by_rotation`). `tasks` turns each canonical configuration into
+`allow` masks that the bitmask search of `jaxqueens.solvers.count` completes. Pure NumPy; the
+docs' count page describes the method.
 """
 
 from __future__ import annotations
@@ -43,8 +21,8 @@ BATCH = 1 << 16  # nodes expanded at once by the orbit search (bounds its memory
 
 
 def cell_images(n: int, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The 8 images of cells ``(x, y)`` (column, row) under D4, in the order of
-    :data:`jaxqueens.core.symmetry.NAMES`: two ``[8, ...]`` arrays (columns, rows)."""
+    """The 8 images of cells `(x, y)` (column, row) under D4, in the order of
+    `NAMES`: two `[8, ...]` arrays (columns, rows)."""
     x, y = np.asarray(x), np.asarray(y)
     t = n - 1
     xs = [x, t - y, t - x, y, x, t - x, y, t - y]
@@ -53,7 +31,7 @@ def cell_images(n: int, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _cells(n: int, cfg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The four border cells of configurations ``[M, 4]`` (a, b, c, d): columns and rows ``[M, 4]``
+    """The four border cells of configurations `[M, 4]` (a, b, c, d): columns and rows `[M, 4]`
     (a corner queen appears twice)."""
     a, b, c, d = cfg.T
     x = np.stack([np.zeros_like(a), np.full_like(b, n - 1), c, d], axis=1)
@@ -62,7 +40,7 @@ def _cells(n: int, cfg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _config_of(n: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Configurations ``[..., 4]`` of border cell sets ``[..., 4]`` (each line holds one queen)."""
+    """Configurations `[..., 4]` of border cell sets `[..., 4]` (each line holds one queen)."""
 
     def on(mask, value):
         return np.take_along_axis(value, np.argmax(mask, axis=-1)[..., None], axis=-1)[..., 0]
@@ -71,9 +49,9 @@ def _config_of(n: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def border_configurations(n: int) -> np.ndarray:
-    """Every border configuration of non-attacking queens: int64 ``[M, 4]`` (a, b, c, d), in
-    lexicographic order. ``a``/``b``: rows of the queens in columns 0 / n-1; ``c``/``d``: columns
-    of the queens in rows 0 / n-1. Corners are shared: ``a == 0`` iff ``c == 0``, and so on."""
+    """Every border configuration of non-attacking queens: int64 `[M, 4]` (a, b, c, d), in
+    lexicographic order. `a`/`b`: rows of the queens in columns 0 / n-1; `c`/`d`: columns
+    of the queens in rows 0 / n-1. Corners are shared: `a == 0` iff `c == 0`, and so on."""
     if n < 2:
         raise ValueError(f"border configurations need n >= 2, not n = {n}")
     t = n - 1
@@ -97,7 +75,7 @@ def border_configurations(n: int) -> np.ndarray:
 
 
 def images(n: int, cfg: np.ndarray) -> np.ndarray:
-    """The 8 images of configurations ``[M, 4]``: ``[8, M, 4]`` (order of ``symmetry.NAMES``)."""
+    """The 8 images of configurations `[M, 4]`: `[8, M, 4]` (order of `symmetry.NAMES`)."""
     x, y = _cells(n, np.asarray(cfg))
     gx, gy = cell_images(n, x, y)
     return _config_of(n, gx, gy)
@@ -160,10 +138,10 @@ PREFERENCE_TERMS = _preference_terms()
 
 
 def preference_features(n: int, cfg: np.ndarray) -> np.ndarray:
-    """float64 ``[M, 34]``: the terms of :data:`PREFERENCE_COEFFICIENTS` for configurations
-    ``[M, 4]``: ``ca``, ``cb`` = distance of the queens of columns 0 and n-1 from the middle row,
-    ``lo``, ``hi`` = the earlier and the later column of the queens of rows 0 and n-1 (all
-    scaled to 0..1), then their products two and three at a time (:data:`PREFERENCE_TERMS`)."""
+    """float64 `[M, 34]`: the terms of `PREFERENCE_COEFFICIENTS` for configurations
+    `[M, 4]`: `ca`, `cb` = distance of the queens of columns 0 and n-1 from the middle row,
+    `lo`, `hi` = the earlier and the later column of the queens of rows 0 and n-1 (all
+    scaled to 0..1), then their products two and three at a time (`PREFERENCE_TERMS`)."""
     cfg = np.asarray(cfg, np.float64).reshape(-1, 4)
     t = max(n - 1, 1)
     a, b, c, d = cfg.T
@@ -172,18 +150,14 @@ def preference_features(n: int, cfg: np.ndarray) -> np.ndarray:
 
 
 def preference(n: int, cfg: np.ndarray) -> np.ndarray:
-    """float64 ``[M]``: which member of a class to search (smallest first): the predicted
+    """float64 `[M]`: which member of a class to search (smallest first): the predicted
     log(tree edges) of each configuration relative to its class.
 
     Every member of a class has the same number of completions, but the DFS, which places
-    columns left to right, walks trees of very different sizes: at n = 16 the members of a
-    class searched by :func:`jaxqueens.solvers.count.walk` cost 144.4 M edges with the best
-    member of every class, 265.4 M with the worst. The predictor is linear in
-    :func:`preference_features` (a cubic in the rows of the queens of columns 0 and n-1 and the
+    columns left to right, walks trees of very different sizes. The predictor is linear in
+    `preference_features` (a cubic in the rows of the queens of columns 0 and n-1 and the
     columns of the queens of rows 0 and n-1), fitted by least squares on every member at
-    n = 12..15 and checked on a size it never saw: 146.5 M edges at n = 16 (n = 15: 22.53 M
-    against 22.11 M with the best member), against 150.6 M with the quadratic fitted for the
-    kernel before (a plain DFS over every column: 236.0 M edges there).
+    n = 12..15.
     """
     return preference_features(n, cfg) @ np.asarray(PREFERENCE_COEFFICIENTS)
 
@@ -192,12 +166,12 @@ def constellations(n: int) -> tuple[np.ndarray, np.ndarray]:
     """One border configuration per symmetry class, and the class sizes.
 
     Any member of a class stands for the whole class; the one searched is the first by
-    :func:`preference` (the smallest search tree), ties broken by the smallest key
-    ``((a*n + b)*n + c)*n + d``.
+    `preference` (the smallest search tree), ties broken by the smallest key
+    `((a*n + b)*n + c)*n + d`.
 
     Returns:
-      configs: int64 ``[K, 4]``, one per class, in key order;
-      weights: int64 ``[K]``: the class sizes, 8 / |stabiliser| (so ``weights.sum()`` is the
+      configs: int64 `[K, 4]`, one per class, in key order;
+      weights: int64 `[K]`: the class sizes, 8 / |stabiliser| (so `weights.sum()` is the
         number of all border configurations).
     """
     cfg = border_configurations(n)
@@ -212,10 +186,9 @@ def constellations(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def allow_masks(n: int, cfg: np.ndarray) -> np.ndarray:
-    """uint32 ``[K, n]``: the rows each column may use under each configuration ``[K, 4]``.
+    """uint32 `[K, n]`: the rows each column may use under each configuration `[K, 4]`.
 
-    Built from bits, ``[K, n, 4]`` words (a ``[K, n, n, 4]`` comparison of cells took 9.8 s at
-    n = 32, most of a count's planning; this takes well under a second)."""
+    Built from bits, `[K, n, 4]` words, not a `[K, n, n, 4]` comparison of cells."""
     cfg = np.asarray(cfg, np.int64).reshape(-1, 4)
     x, y = _cells(n, cfg)  # [K, 4]
     dx = np.arange(n)[None, :, None] - x[:, None, :]  # [K, n, 4] columns from each border queen
@@ -233,16 +206,16 @@ def allow_masks(n: int, cfg: np.ndarray) -> np.ndarray:
 
 
 def tasks(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """Split constellations into independent tasks by placing their first ``depth`` columns.
+    """Split constellations into independent tasks by placing their first `depth` columns.
 
     Args:
-      allow: uint32 ``[K, n]`` from :func:`allow_masks`.
+      allow: uint32 `[K, n]` from `allow_masks`.
       depth: columns placed on the host, 1..n-1 (column 0 holds a border queen, so depth 1
         gives one task per constellation).
 
     Returns:
-      masks: uint32 ``[P, 4]`` (cols, ld, rd, av) at column ``depth``, dead ends dropped;
-      owner: int64 ``[P]`` the constellation each task belongs to (tasks of one constellation
+      masks: uint32 `[P, 4]` (cols, ld, rd, av) at column `depth`, dead ends dropped;
+      owner: int64 `[P]` the constellation each task belongs to (tasks of one constellation
       are consecutive).
     """
     if not 1 <= depth <= n - 1:
@@ -266,20 +239,20 @@ TABLE_WORDS = 8
 
 
 def table_levels(n: int, depth: int) -> int:
-    """Rows of every level table of n with ``depth`` host-placed columns: a power of two (>= 2)
-    at least the levels any task can have (``n - depth - 1``: column n - 1 always holds a
+    """Rows of every level table of n with `depth` host-placed columns: a power of two (>= 2)
+    at least the levels any task can have (`n - depth - 1`: column n - 1 always holds a
     border queen)."""
     return max(2, 1 << (max(n - depth - 1, 1) - 1).bit_length())
 
 
 def level_columns(n: int, cfg: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """The columns each constellation's tasks search, in order: column ``depth`` (where a task
+    """The columns each constellation's tasks search, in order: column `depth` (where a task
     starts), then every later column without a border queen (a border queen is fixed, and every
     other column's allowed rows already avoid it, so its column is skipped, not searched).
 
     Returns:
-      columns: int64 ``[K, n - depth]``, the searched columns first, then ``n`` (padding);
-      levels: int64 ``[K]``, how many columns each searches (1 ..  n - depth - 1).
+      columns: int64 `[K, n - depth]`, the searched columns first, then `n` (padding);
+      levels: int64 `[K]`, how many columns each searches (1 ..  n - depth - 1).
     """
     cfg = np.asarray(cfg, np.int64).reshape(-1, 4)
     x = np.arange(n)[None, :]
@@ -290,15 +263,15 @@ def level_columns(n: int, cfg: np.ndarray, depth: int) -> tuple[np.ndarray, np.n
 
 
 def level_tables(n: int, cfg: np.ndarray, allow: np.ndarray, depth: int) -> np.ndarray:
-    """What the counting kernel (:func:`jaxqueens.solvers.count.edge`) reads per level: uint32
-    ``[K, table_levels(n, depth), TABLE_WORDS]``.
+    """What the counting kernel (`edge`) reads per level: uint32
+    `[K, table_levels(n, depth), TABLE_WORDS]`.
 
-    Row k of a constellation describes the edges from its level k (column ``columns[k]`` of
-    :func:`level_columns`) to level k + 1: ``GAP`` the columns between them (the diagonals shift
-    by it), ``ALLOW1`` level k + 1's allowed rows; for the look-ahead, ``GAP2``/``GAP3`` the
-    columns from level k + 1 to levels k + 2 and k + 3 and ``ALLOW2``/``ALLOW3`` their allowed
+    Row k of a constellation describes the edges from its level k (column `columns[k]` of
+    `level_columns`) to level k + 1: `GAP` the columns between them (the diagonals shift
+    by it), `ALLOW1` level k + 1's allowed rows; for the look-ahead, `GAP2`/`GAP3` the
+    columns from level k + 1 to levels k + 2 and k + 3 and `ALLOW2`/`ALLOW3` their allowed
     rows (where level k + 3 does not exist, level k + 2 again; on the row before the last level
-    both 0: the child there is counted, never entered); ``COUNT_MASK`` all ones on the row before
+    both 0: the child there is counted, never entered); `COUNT_MASK` all ones on the row before
     the last level (its child's free rows are solutions), else 0. Rows from the last level on
     are 0 (never read in a live search).
     """

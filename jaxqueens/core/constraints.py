@@ -1,34 +1,11 @@
 """Constrained n-queens boards: one model that every kernel reads (pure NumPy, no devices).
 
 The variants are those of Gent, Jefferson & Nightingale ("Complexity of n-Queens Completion",
-JAIR 59, 2017; CSPLib problem 79): **n-Queens Completion** (some queens already placed) and
-**Excluded Diagonals** (some whole diagonals may hold no queen), plus blocked squares, excluded
-rows and columns, and **toroidal** (modular) queens (OEIS A051906).
-
-Coordinates: a square is ``(x, y) = (column, row)``, 0-based; a board is ``rows[x]``, the row of
-the queen in column x (as everywhere in jaxqueens). A solution has one queen per column, no two
-attacking, every queen on an allowed square, and every fixed queen in place.
-
-- ``fixed``: ``(x, y)`` pairs, a queen that must stand on (x, y);
-- ``blocked``: ``(x, y)`` squares that may hold no queen;
-- ``rows`` / ``columns``: excluded rows y / columns x (an excluded column makes the instance
-  unsatisfiable: every column holds a queen);
-- ``sums``: excluded sum diagonals ``x + y = k``, k in 0..2n-2 (CSPLib ``[k, 1]``);
-- ``diffs``: excluded difference diagonals ``x - y = k - (n - 1)``, k in 0..2n-2 (``[k, 0]``);
-- ``toroidal``: queens also attack along diagonals taken modulo n (``(x + y) mod n`` and
-  ``(x - y) mod n``); exclusions stay the squares named above.
-
-Derived forms, built once per instance:
-
-- :func:`open_squares` ``[x, y]`` bool: squares no exclusion forbids (fixed queens ignored);
-  the per-square mask a local search honours (with :func:`fixed_rows` never moved);
-- :func:`allowed_squares` ``[x, y]`` bool: open squares, fixed columns cut to their queen, and
-  squares attacked by a fixed queen removed (valid pruning: every solution holds the fixed queens);
-- :func:`column_masks` uint64 ``[n]``: :func:`allowed_squares` as a row bitmask per column, what
-  the exact search reads (bit y of entry x set = row y allowed in column x).
-
-The independent checker (:func:`jaxqueens.core.checker.check_constrained`) re-derives every rule
-from the raw fields without this module's mask maths.
+JAIR 59, 2017; CSPLib problem 79): n-Queens Completion (some queens already placed) and Excluded
+Diagonals, plus blocked squares, excluded rows and columns, and toroidal queens (OEIS A051906).
+A square is `(x, y) = (column, row)`, 0-based, and a board is `rows[x]`. The docs' core page
+lists the fields and the derived masks; the independent checker
+(`jaxqueens.core.checker.check_constrained`) re-derives every rule from the raw fields.
 """
 
 from __future__ import annotations
@@ -68,7 +45,7 @@ def _pairs(values, what: str) -> tuple[tuple[int, int], ...]:
 class Constraints:
     """One constrained instance (frozen, hashable; fields normalised to sorted unique tuples).
 
-    Build it with keywords, e.g. ``Constraints(8, fixed=((0, 3), (4, 1)))``; every value is
+    Build it with keywords, e.g. `Constraints(8, fixed=((0, 3), (4, 1)))`; every value is
     checked against n (a QueensError names the field and the value).
     """
 
@@ -109,8 +86,8 @@ class Constraints:
         return not any(getattr(self, f) for f in FIELDS)
 
     def to_dict(self) -> dict:
-        """JSON-ready fields under their JSON keys (:data:`JSON_KEYS`; empty ones left out);
-        :func:`from_dict` reads it back."""
+        """JSON-ready fields under their JSON keys (`JSON_KEYS`; empty ones left out);
+        `from_dict` reads it back."""
         doc: dict = {"n": self.n}
         for f in FIELDS:
             v = getattr(self, f)
@@ -125,15 +102,15 @@ class Constraints:
 
 
 JSON_KEYS = {"rows": "excluded_rows"}
-"""Field -> JSON key where they differ: an instance's excluded rows are ``"excluded_rows"`` in
-JSON, because ``"rows"`` is a board's key (``{"n": 8, "rows": [0, 4, 7, ...]}``) and the two
-kinds of JSON line must never be confused (:mod:`jaxqueens.io.jsonl`)."""
+"""Field -> JSON key where they differ: an instance's excluded rows are `"excluded_rows"` in
+JSON, because `"rows"` is a board's key (`{"n": 8, "rows": [0, 4, 7, ...]}`) and the two
+kinds of JSON line must never be confused (`jsonl`)."""
 KEYS = ("n", *(JSON_KEYS.get(f, f) for f in FIELDS), "toroidal")
-"""The keys of an instance in JSON (:meth:`Constraints.to_dict`, :func:`from_dict`)."""
+"""The keys of an instance in JSON (`Constraints.to_dict`, `from_dict`)."""
 
 
 def from_dict(doc: dict) -> Constraints:
-    """A model from :meth:`Constraints.to_dict`'s form (unknown keys are an error)."""
+    """A model from `Constraints.to_dict`'s form (unknown keys are an error)."""
     if not isinstance(doc, dict) or "n" not in doc:
         raise QueensError('an instance needs "n" (and optionally ' + ", ".join(KEYS[1:]) + ")")
     extra = sorted(set(doc) - set(KEYS))
@@ -159,8 +136,8 @@ def from_dict(doc: dict) -> Constraints:
 def excluded_diagonals(
     n: int, pairs: Sequence[Sequence[int]], d: int | None = None, toroidal: bool = False
 ) -> Constraints:
-    """CSPLib prob079: exclude the first ``d`` (default all) ``[k, t]`` pairs: ``t = 1`` the sum
-    diagonal ``x + y = k``, ``t = 0`` the difference diagonal ``x - y = k - (n - 1)``."""
+    """CSPLib prob079: exclude the first `d` (default all) `[k, t]` pairs: `t = 1` the sum
+    diagonal `x + y = k`, `t = 0` the difference diagonal `x - y = k - (n - 1)`."""
     pairs = [tuple(p) for p in pairs]
     d = len(pairs) if d is None else d
     if not 0 <= d <= len(pairs):
@@ -180,12 +157,12 @@ def excluded_diagonals(
 
 
 def completion(n: int, placed: Iterable[Sequence[int]], toroidal: bool = False) -> Constraints:
-    """n-Queens Completion: queens already on squares ``(x, y)``."""
+    """n-Queens Completion: queens already on squares `(x, y)`."""
     return Constraints(n, fixed=_pairs([tuple(p) for p in placed], "fixed"), toroidal=toroidal)
 
 
 def fixed_rows(m: Constraints) -> np.ndarray:
-    """int32 ``[n]``: the fixed queen's row per column, -1 where the column is free (if a column
+    """int32 `[n]`: the fixed queen's row per column, -1 where the column is free (if a column
     names two rows, the first one; the instance is then unsatisfiable)."""
     out = np.full(m.n, -1, np.int32)
     for x, y in reversed(m.fixed):
@@ -194,7 +171,7 @@ def fixed_rows(m: Constraints) -> np.ndarray:
 
 
 def open_squares(m: Constraints) -> np.ndarray:
-    """bool ``[x, y]``: squares that no exclusion forbids (fixed queens not applied)."""
+    """bool `[x, y]`: squares that no exclusion forbids (fixed queens not applied)."""
     n = m.n
     ok = np.ones((n, n), bool)
     ok[list(m.columns), :] = False
@@ -211,7 +188,7 @@ def open_squares(m: Constraints) -> np.ndarray:
 
 
 def attacked_by(n: int, x: int, y: int, toroidal: bool) -> np.ndarray:
-    """bool ``[x, y]``: squares a queen on (x, y) attacks (its own square included)."""
+    """bool `[x, y]`: squares a queen on (x, y) attacks (its own square included)."""
     xs, ys = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     if toroidal:
         return (xs == x) | (ys == y) | ((xs + ys - x - y) % n == 0) | ((xs - ys - x + y) % n == 0)
@@ -219,7 +196,7 @@ def attacked_by(n: int, x: int, y: int, toroidal: bool) -> np.ndarray:
 
 
 def allowed_squares(m: Constraints) -> np.ndarray:
-    """bool ``[x, y]``: :func:`open_squares`, each fixed column cut to its queen and every square
+    """bool `[x, y]`: `open_squares`, each fixed column cut to its queen and every square
     a fixed queen attacks removed (a fixed queen on a closed square closes its column)."""
     ok = open_squares(m)
     for x, y in m.fixed:
@@ -236,11 +213,11 @@ def _attack(m: Constraints, x1: int, y1: int, x2: int, y2: int) -> bool:
 
 
 def unsat_reason(m: Constraints, allowed: np.ndarray | None = None) -> str | None:
-    """Why ``m`` plainly has no solution, or None: two fixed queens attack each other (two in
+    """Why `m` plainly has no solution, or None: two fixed queens attack each other (two in
     one column included), a fixed queen stands on a forbidden square, or a column or a row has
     no allowed square left (every column and every row holds exactly one queen). A proof, not a
     search: what it finds is UNSAT; None proves nothing (only the exact search decides).
-    ``allowed``: :func:`allowed_squares` of ``m`` if the caller has built it already."""
+    `allowed`: `allowed_squares` of `m` if the caller has built it already."""
     fixed = np.array(m.fixed, np.int64).reshape(-1, 2)
     if len(fixed) > 1:
         x, y = fixed[:, 0], fixed[:, 1]
@@ -293,15 +270,15 @@ def _why_closed(m: Constraints, x: int, y: int) -> str:
 
 
 def column_masks(m: Constraints, orientation: int = 0) -> np.ndarray:
-    """uint64 ``[n]``: bit y of entry x is set iff row y is allowed in column x
-    (:func:`allowed_squares`, seen in ``orientation``: :func:`orient`); n <= 64."""
+    """uint64 `[n]`: bit y of entry x is set iff row y is allowed in column x
+    (`allowed_squares`, seen in `orientation`: `orient`); n <= 64."""
     if m.n > MAX_N:
         raise QueensError(f"n = {m.n}: bitmask search supports n <= {MAX_N}")
     return masks_of(orient(allowed_squares(m), orientation))
 
 
 def describe(m: Constraints) -> str:
-    """A short label: ``n=8 fixed=2 sums=3 ...``."""
+    """A short label: `n=8 fixed=2 sums=3 ...`."""
     parts = [f"n={m.n}"] + [f"{f}={len(getattr(m, f))}" for f in FIELDS if getattr(m, f)]
     return " ".join(parts + (["toroidal"] if m.toroidal else []))
 
@@ -317,14 +294,14 @@ SCORE_COLUMNS = 8  # columns the orientation score looks at
 
 
 def orient(squares: np.ndarray, t: int) -> np.ndarray:
-    """``squares[x, y]`` seen in orientation ``t``."""
+    """`squares[x, y]` seen in orientation `t`."""
     a = squares.T if t & 4 else squares
     a = a[::-1, :] if t & 1 else a
     return np.ascontiguousarray(a[:, ::-1] if t & 2 else a)
 
 
 def board_from_orientation(rows: np.ndarray, t: int) -> np.ndarray:
-    """A board found in orientation ``t`` (``rows[x']``) as a board of the original instance."""
+    """A board found in orientation `t` (`rows[x']`) as a board of the original instance."""
     rows = np.asarray(rows, np.int64)
     n = len(rows)
     x, y = np.arange(n), rows.copy()
@@ -340,7 +317,7 @@ def board_from_orientation(rows: np.ndarray, t: int) -> np.ndarray:
 
 
 def masks_of(squares: np.ndarray) -> np.ndarray:
-    """uint64 ``[n]`` row bitmasks of bool ``squares[x, y]``."""
+    """uint64 `[n]` row bitmasks of bool `squares[x, y]`."""
     n = squares.shape[0]
     weights = np.left_shift(np.uint64(1), np.arange(n, dtype=np.uint64))
     return (squares.astype(np.uint64) * weights[None, :]).sum(axis=1, dtype=np.uint64)
@@ -348,7 +325,7 @@ def masks_of(squares: np.ndarray) -> np.ndarray:
 
 def orientation_score(squares: np.ndarray) -> float:
     """Smaller is a better search order: the log of the product of the allowed squares of the
-    first :data:`SCORE_COLUMNS` columns (a column-by-column search branches on them first).
+    first `SCORE_COLUMNS` columns (a column-by-column search branches on them first).
     On 100 prob079 instances of n = 16 at d = 13 the best-scored orientation searched 4x fewer
     nodes than the given one (best of all 8: 5x)."""
     counts = squares[:SCORE_COLUMNS].sum(axis=1)
@@ -359,13 +336,13 @@ def orientation_score(squares: np.ndarray) -> float:
 
 
 def best_orientation(m: Constraints) -> int:
-    """The orientation (0..7) whose :func:`orientation_score` is least (0 on ties)."""
+    """The orientation (0..7) whose `orientation_score` is least (0 on ties)."""
     return search_masks(m)[0]
 
 
 def search_masks(m: Constraints, choose: bool = True) -> tuple[int, np.ndarray]:
-    """(orientation, uint64 ``[n]`` :func:`column_masks` in it): the best orientation
-    (:func:`best_orientation`) when ``choose``, else 0; the allowed squares are built once."""
+    """(orientation, uint64 `[n]` `column_masks` in it): the best orientation
+    (`best_orientation`) when `choose`, else 0; the allowed squares are built once."""
     if m.n > MAX_N:
         raise QueensError(f"n = {m.n}: bitmask search supports n <= {MAX_N}")
     ok = allowed_squares(m)

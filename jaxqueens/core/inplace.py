@@ -1,12 +1,11 @@
 """Scalar reads and writes inside loops that XLA:CPU compiles to one native loop, without copies.
 
-Two rules, each measured on this problem:
-- Write with ``lax.dynamic_update_slice`` of one element, never a scatter (``.at[].set``): a
+Two rules:
+- Write with `lax.dynamic_update_slice` of one element, never a scatter (`.at[].set`): a
   scatter keeps the loop from compiling as one function.
 - Read every value a step needs before its first write to the same array, in one small gather
-  (``a[jnp.stack([i, j])]``). Two ``dynamic_slice`` reads feeding later writes (a swap) let XLA
-  fuse the reads into the writes and copy the whole array each iteration to keep the old values:
-  2.2 s instead of 0.003 s for 2 x 10^5 swaps at n = 10^5.
+  (`a[jnp.stack([i, j])]`). Two `dynamic_slice` reads feeding later writes (a swap) let XLA
+  fuse the reads into the writes and copy the whole array each iteration to keep the old values.
 """
 
 from __future__ import annotations
@@ -16,21 +15,21 @@ from jax import lax
 
 
 def get(a, i):
-    """``a[i]`` for a 1-D array and a traced index."""
+    """`a[i]` for a 1-D array and a traced index."""
     return lax.dynamic_slice(a, (i,), (1,))[0]
 
 
 def put(a, i, v):
-    """``a[i] = v`` in place."""
+    """`a[i] = v` in place."""
     return lax.dynamic_update_slice(a, jnp.asarray(v, a.dtype)[None], (i,))
 
 
 def add(a, i, v):
-    """``a[i] += v`` in place (one read, then the write)."""
+    """`a[i] += v` in place (one read, then the write)."""
     return lax.dynamic_update_slice(a, lax.dynamic_slice(a, (i,), (1,)) + v, (i,))
 
 
 def swap(a, i, j):
-    """``a[i], a[j] = a[j], a[i]`` in place; returns ``(a, old a[i], old a[j])``."""
+    """`a[i], a[j] = a[j], a[i]` in place; returns `(a, old a[i], old a[j])`."""
     aj, ai = a[jnp.stack([j, i])]
     return put(put(a, i, aj), j, ai), ai, aj

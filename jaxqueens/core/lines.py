@@ -1,17 +1,17 @@
 """The packed line layout of a board: queens per row, diagonal and anti-diagonal in one array.
 
-A board ``rows[n]`` (``rows[c]`` = row of the queen in column ``c``) has ``5n - 2`` lines, counted
-in one int32 array ``counts[5n - 2]``::
+A board `rows[n]` (`rows[c]` = row of the queen in column `c`) has `5n - 2` lines, counted
+in one int32 array `counts[5n - 2]`:
 
     [0, n)           rows           r
     [n, 3n - 1)      diagonals      r + c
     [3n - 1, 5n - 2) anti-diagonals r - c + n - 1
 
-so the square ``(c, r)`` lies on the lines :func:`positions` ``(r, n + r + c, 4n - 2 + r - c)``.
+so the square `(c, r)` lies on the lines `positions` `(r, n + r + c, 4n - 2 + r - c)`.
 Both diagonal windows of a column are contiguous slices, which makes scoring a column O(n) vector
-work (:func:`column_cost`). Updates use one-element ``dynamic_update_slice`` (:func:`add1`),
+work (`column_cost`). Updates use one-element `dynamic_update_slice` (`add1`),
 never a scatter, so that XLA:CPU compiles the enclosing loops as one function
-(``shared/PERFORMANCE.md``). Used by the min-conflicts and LS/TA/SA kernels.
+(`shared/PERFORMANCE.md`). Used by the min-conflicts and LS/TA/SA kernels.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def size(n: int) -> int:
 
 
 def positions(n: int, c, r) -> tuple:
-    """Indices into ``counts`` of the row, diagonal and anti-diagonal of square (column c,
+    """Indices into `counts` of the row, diagonal and anti-diagonal of square (column c,
     row r)."""
     return (r, n + r + c, 4 * n - 2 + r - c)
 
@@ -40,9 +40,9 @@ def add1(counts: jax.Array, pos, v) -> jax.Array:
 
 def counts_of(rows: jax.Array, n: int, scatter: bool = False) -> jax.Array:
     """Packed line counts [5n-2] int32 of a board [n] (O(n), scatter-free so that XLA:CPU can
-    compile the enclosing loops as one function). ``scatter``: one scatter-add of the 3n lines
+    compile the enclosing loops as one function). `scatter`: one scatter-add of the 3n lines
     instead, the same counts: on a GPU the loop is n host-driven iterations of several kernels
-    each (``make gpu-check``'s model), the scatter one kernel."""
+    each (`make gpu-check`'s model), the scatter one kernel."""
     if scatter:
         c = jnp.arange(n, dtype=jnp.int32)
         pos = jnp.concatenate(positions(n, c, rows.astype(jnp.int32)))

@@ -1,13 +1,12 @@
 """Published N-Queens counts, as exact Python ints.
 
-- ``A000170[n]``: the number of ways to place n non-attacking queens on an n x n board,
+- `A000170[n]`: the number of ways to place n non-attacking queens on an n x n board,
   OEIS A000170 (https://oeis.org/A000170), n = 1..27. a(27) was computed by the Q27 project
   (Preusser and Engelhardt, 2016).
-- ``A002562[n]``: the number of those solutions that are distinct under the 8 symmetries of the
+- `A002562[n]`: the number of those solutions that are distinct under the 8 symmetries of the
   square (rotations and reflections), OEIS A002562 (https://oeis.org/A002562), n = 1..27.
 
-``jaxqueens.drivers.count`` reproduces every value it can reach on this machine (the tests check
-n = 1..12 for both sequences; the benchmark checks n = 10..17 of A000170).
+The tests check `jaxqueens.drivers.count` against n = 1..12 of both sequences.
 """
 
 from __future__ import annotations

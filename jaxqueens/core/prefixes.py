@@ -1,10 +1,10 @@
 """Partial boards as bitmasks, expanded breadth-first on the host (NumPy).
 
-Column by column, a partial board is three ``n``-bit masks: rows taken (``cols``), and the rows
-attacked in the next column along the two diagonal directions (``ld``, ``rd``). Expanding a level
+Column by column, a partial board is three `n`-bit masks: rows taken (`cols`), and the rows
+attacked in the next column along the two diagonal directions (`ld`, `rd`). Expanding a level
 places one more queen in every free row of every node. The exact counter
-(:mod:`jaxqueens.drivers.count`) searches below each prefix of a chosen depth; Knuth's estimator
-(:mod:`jaxqueens.drivers.estimate`) enumerates its top levels exactly and walks below them.
+(`count`) searches below each prefix of a chosen depth; Knuth's estimator
+(`estimate`) enumerates its top levels exactly and walks below them.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ def place(
     """Every child of every node: the next queen in each free (and allowed) row.
 
     Args:
-      cols, ld, rd: uint64 ``[N]`` masks of the nodes.
-      allowed: uint64 ``[N]`` rows each node may use (default all).
+      cols, ld, rd: uint64 `[N]` masks of the nodes.
+      allowed: uint64 `[N]` rows each node may use (default all).
 
     Returns:
-      ``(parent [M], row [M], cols [M], ld [M], rd [M])``: the children in lexicographic order.
+      `(parent [M], row [M], cols [M], ld [M], rd [M])`: the children in lexicographic order.
     """
     full = np.uint64((1 << n) - 1)
     free = ~(cols | ld | rd) & full
@@ -50,28 +50,28 @@ def root() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def free_rows(cols: np.ndarray, ld: np.ndarray, rd: np.ndarray, n: int) -> np.ndarray:
-    """uint64 ``[N]`` rows open to the next queen of each node."""
+    """uint64 `[N]` rows open to the next queen of each node."""
     return np.uint64((1 << n) - 1) & ~(cols | ld | rd)
 
 
 def place_bytes(parents: int, children: int, n: int) -> int:
-    """Peak bytes of :func:`place` from ``parents`` nodes to ``children``: the parents' masks,
-    the ``[parents, n]`` uint64 bit matrix (two temporaries) and about eight uint64 per child."""
+    """Peak bytes of `place` from `parents` nodes to `children`: the parents' masks,
+    the `[parents, n]` uint64 bit matrix (two temporaries) and about eight uint64 per child."""
     return 8 * (3 * parents + 2 * n * parents + 8 * children)
 
 
 def expand(
     n: int, depth: int, reserve: Callable[[int, int, int], None] | None = None
 ) -> tuple[np.ndarray, list[int]]:
-    """Every partial board of ``depth`` queens (columns 0..depth-1), exactly.
+    """Every partial board of `depth` queens (columns 0..depth-1), exactly.
 
     Args:
-      reserve: called as ``reserve(level, nodes, nbytes)`` before level ``level`` (1..depth) is
+      reserve: called as `reserve(level, nodes, nbytes)` before level `level` (1..depth) is
         built, with its node count (counted from the free rows, nothing allocated) and the peak
-        bytes of building it (:func:`place_bytes`); it raises to refuse (a memory check).
+        bytes of building it (`place_bytes`); it raises to refuse (a memory check).
 
     Returns:
-      masks: uint64 ``[N_depth, 3]`` (cols, ld, rd); counts: ``[N_0, ..., N_depth]`` nodes per
+      masks: uint64 `[N_depth, 3]` (cols, ld, rd); counts: `[N_0, ..., N_depth]` nodes per
       level (N_0 = 1, the root).
     """
     cols, ld, rd = root()
@@ -86,7 +86,7 @@ def expand(
 
 
 def deepest_level(n: int, limit: int) -> int:
-    """The deepest level (0..n) whose nodes number at most ``limit``."""
+    """The deepest level (0..n) whose nodes number at most `limit`."""
     cols, ld, rd = root()
     for depth in range(n):
         parent, _, c, l, r = place(cols, ld, rd, n)
@@ -97,15 +97,15 @@ def deepest_level(n: int, limit: int) -> int:
 
 
 def expand_mirror(n: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """Partial boards of ``depth`` queens under the mirror restriction of the first column.
+    """Partial boards of `depth` queens under the mirror restriction of the first column.
 
     The first queen takes the lower half of the rows (and, for odd n, the middle row, whose
     second queen then takes the lower half), so every solution is counted once or, mirrored,
     twice: the total is twice the count below these prefixes.
 
     Returns:
-      masks: uint32 ``[P, 4]`` (cols, ld, rd, free) ready for the kernel, dead ends dropped;
-      queens: uint8 ``[P, depth]`` rows of the placed queens, in lexicographic order.
+      masks: uint32 `[P, 4]` (cols, ld, rd, free) ready for the kernel, dead ends dropped;
+      queens: uint8 `[P, depth]` rows of the placed queens, in lexicographic order.
     """
     if not 1 <= depth <= n - 2 or (n % 2 and depth < 2):
         raise ValueError(f"depth {depth} out of range for n = {n}")

@@ -1,17 +1,17 @@
 """Counter-based random numbers for hot per-step loops.
 
-Per-chain seeds come from ``jax.random`` (``fold_in(key, chain_id)``), so a
+Per-chain seeds come from `jax.random` (`fold_in(key, chain_id)`), so a
 chain's stream does not depend on batch size, chunking or devices. Inside a
 loop, a lowbias32 integer hash (C. Wellons' "hash prospector") of (seed,
 counter, lane) replaces threefry, which costs 25x more per step on XLA:CPU
-(``shared/PERFORMANCE.md``). Uniformity is tested in the test suite.
+(`shared/PERFORMANCE.md`). Uniformity is tested in the test suite.
 
-A chain's **stream seed** is 64 bits, ``uint32 [2]`` (:func:`stream_seed`: 64 bits drawn from
-its whole key), and :func:`stream_bits` mixes both words into every draw, so two chains share a
-stream only if their 64-bit seeds are equal: among ``C`` chains that happens with probability
-about ``C**2 / 2**65`` (below 3e-6 for 10^7 chains, 3e-4 for 10^8). :func:`hash_bits` is the
+A chain's **stream seed** is 64 bits, `uint32 [2]` (`stream_seed`: 64 bits drawn from
+its whole key), and `stream_bits` mixes both words into every draw, so two chains share a
+stream only if their 64-bit seeds are equal: among `C` chains that happens with probability
+about `C**2 / 2**65` (below 3e-6 for 10^7 chains, 3e-4 for 10^8). `hash_bits` is the
 32-bit form, for draws whose seed is itself drawn per call (the GA's operators).
-:func:`random_permutation` draws a permutation from a chain's stream (used by the min-conflicts
+`random_permutation` draws a permutation from a chain's stream (used by the min-conflicts
 and LS/TA/SA kernels).
 """
 
@@ -52,7 +52,7 @@ def _lane_bits(base: jax.Array, lane: ArrayLike) -> jax.Array:
 
 
 def hash_bits(seed: ArrayLike, ctr: ArrayLike, lane: ArrayLike) -> jax.Array:
-    """Random uint32 for a 32-bit seed (seed, counter, lane); ``lane`` may be a vector."""
+    """Random uint32 for a 32-bit seed (seed, counter, lane); `lane` may be a vector."""
     return _lane_bits(_counter_base(seed, ctr), lane)
 
 
@@ -62,8 +62,8 @@ def hash_randint(seed, ctr, lane, m) -> jax.Array:
 
 
 def stream_bits(seed: ArrayLike, ctr: ArrayLike, lane: ArrayLike) -> jax.Array:
-    """Random uint32 for a chain's 64-bit stream seed ``seed`` (uint32 ``[2]``: low, high word),
-    counter ``ctr`` and ``lane`` (a scalar or a vector).
+    """Random uint32 for a chain's 64-bit stream seed `seed` (uint32 `[2]`: low, high word),
+    counter `ctr` and `lane` (a scalar or a vector).
 
     Both words pass through the mixer before the lane is added: two seeds that differ in either
     word give unrelated draws at every counter."""
@@ -72,13 +72,13 @@ def stream_bits(seed: ArrayLike, ctr: ArrayLike, lane: ArrayLike) -> jax.Array:
 
 
 def stream_randint(seed, ctr, lane, m) -> jax.Array:
-    """Integer in [0, m) from a 64-bit stream (:func:`stream_bits`; modulo bias <= m / 2**32)."""
+    """Integer in [0, m) from a 64-bit stream (`stream_bits`; modulo bias <= m / 2**32)."""
     return (stream_bits(seed, ctr, lane) % jnp.asarray(m).astype(U32)).astype(jnp.int32)
 
 
 def next_seed(seed: ArrayLike) -> jax.Array:
-    """The stream seed uint32 ``[2]`` that follows ``seed`` (a chain's next attempt): the low word
-    hashed (``mix32(low + golden)``, a bijection), the high word kept, so distinct seeds stay
+    """The stream seed uint32 `[2]` that follows `seed` (a chain's next attempt): the low word
+    hashed (`mix32(low + golden)`, a bijection), the high word kept, so distinct seeds stay
     distinct."""
     s = jnp.asarray(seed, U32)
     return s.at[..., 0].set(mix32(s[..., 0] + U32(GOLD)))
@@ -89,10 +89,10 @@ SEED_MAX = 2**32 - 1
 
 
 def seed_data(seed: int) -> np.ndarray | None:
-    """The uint32 [2] data of ``jax.random.key(seed)`` where it is known on the host: with JAX's
-    default threefry implementation, the key of a seed in ``0..2**32 - 1`` holds ``[0, seed]``
+    """The uint32 [2] data of `jax.random.key(seed)` where it is known on the host: with JAX's
+    default threefry implementation, the key of a seed in `0..2**32 - 1` holds `[0, seed]`
     (whether or not 64-bit mode is on). None for any other implementation
-    (``jax_default_prng_impl``) or seed."""
+    (`jax_default_prng_impl`) or seed."""
     if (
         jax.config.values["jax_default_prng_impl"] == THREEFRY
         and isinstance(seed, int | np.integer)
@@ -103,27 +103,27 @@ def seed_data(seed: int) -> np.ndarray | None:
 
 
 def wrap_threefry(data: np.ndarray) -> jax.Array:
-    """The typed threefry key of ``data`` (uint32 [..., 2] host array), made without running a
-    program (``jax.random.wrap_key_data`` types its argument as a JAX array only)."""
+    """The typed threefry key of `data` (uint32 [..., 2] host array), made without running a
+    program (`jax.random.wrap_key_data` types its argument as a JAX array only)."""
     return jax.random.wrap_key_data(cast(jax.Array, data), impl=THREEFRY)
 
 
 def seed_key(seed: int) -> jax.Array:
-    """``jax.random.key(seed)``, made on the host (:func:`seed_data`) where it can be: the same
-    typed key, without the XLA programs that ``jax.random.key`` compiles and runs eagerly to make
-    it (~60 ms at a process's first key, most of a short run's time after importing JAX)."""
+    """`jax.random.key(seed)`, made on the host (`seed_data`) where it can be: the same
+    typed key, without the XLA programs that `jax.random.key` compiles and runs eagerly to make
+    it (a noticeable part of a short run's start-up)."""
     data = seed_data(seed)
     return jax.random.key(seed) if data is None else wrap_threefry(data)
 
 
 def stream_seed(key: jax.Array) -> jax.Array:
-    """The 64-bit stream seed uint32 ``[2]`` of a typed key: 64 bits drawn from the whole key."""
+    """The 64-bit stream seed uint32 `[2]` of a typed key: 64 bits drawn from the whole key."""
     return jax.random.bits(key, (2,), U32)
 
 
 def chain_seeds(key: jax.Array, chain_ids: ArrayLike) -> jax.Array:
-    """Stream seeds uint32 ``[C, 2]`` for chains ``chain_ids`` [C]:
-    ``stream_seed(fold_in(key, i))``."""
+    """Stream seeds uint32 `[C, 2]` for chains `chain_ids` [C]:
+    `stream_seed(fold_in(key, i))`."""
     return jax.vmap(lambda i: stream_seed(jax.random.fold_in(key, i)))(chain_ids)
 
 
@@ -151,6 +151,6 @@ def _perm_fisher_yates(seed, ctr, n):
 
 
 def random_permutation(seed, ctr, n: int) -> jax.Array:
-    """A permutation [n] int32 of 0..n-1 from the 64-bit stream ``seed`` (uint32 ``[2]``) at
-    counter ``ctr``: ranking packed keys for n <= 64, Fisher-Yates above."""
+    """A permutation [n] int32 of 0..n-1 from the 64-bit stream `seed` (uint32 `[2]`) at
+    counter `ctr`: ranking packed keys for n <= 64, Fisher-Yates above."""
     return _perm_rank(seed, ctr, n) if n <= 64 else _perm_fisher_yates(seed, ctr, n)

@@ -1,12 +1,12 @@
 """Pearson's chi-square test of uniformity, with its p-value computed here (pure Python/NumPy), and
-the Wilson score interval of a success rate (:func:`wilson_interval`).
+the Wilson score interval of a success rate (`wilson_interval`).
 
-The p-value is the regularised upper incomplete gamma function, :func:`gamma_q`: a series for
-``x < a + 1`` and a continued fraction (modified Lentz) otherwise (Press et al., *Numerical
-Recipes*, 3rd ed., section 6.2). :func:`uniformity_test` accepts cells that were never observed
+The p-value is the regularised upper incomplete gamma function, `gamma_q`: a series for
+`x < a + 1` and a continued fraction (modified Lentz) otherwise (Press et al., *Numerical
+Recipes*, 3rd ed., section 6.2). `uniformity_test` accepts cells that were never observed
 as one summed expected count, so a test over all Q solutions needs no list of the unsampled ones.
 The test is only meaningful when the expected count per cell is at least ~5
-(:data:`MIN_EXPECTED`), which its result states.
+(`MIN_EXPECTED`), which its result states.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def gamma_q(a: float, x: float, eps: float = 1e-15, max_iter: int = 1_000_000) -
 
 
 def chi2_sf(stat: float, dof: int) -> float:
-    """Survival function of the chi-square distribution: P(X >= stat) for ``dof`` degrees of
+    """Survival function of the chi-square distribution: P(X >= stat) for `dof` degrees of
     freedom."""
     if dof < 1:
         return float("nan")
@@ -74,7 +74,7 @@ def uniformity_test(
     """Pearson's chi-square against given expected counts.
 
     Args:
-      observed: ``[D]`` counts of the cells seen; expected: ``[D]`` their expected counts.
+      observed: `[D]` counts of the cells seen; expected: `[D]` their expected counts.
       unseen_expected: the summed expected count of the cells never observed (each adds its
         expected count to the statistic).
       cells: number of cells in all (default D).
@@ -105,15 +105,15 @@ def uniformity_test(
 
 def wilson_interval(successes, trials, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval of a binomial success rate (Wilson 1927): unlike the normal
-    approximation it stays inside [0, 1] and is not empty at 0 or ``trials`` successes.
+    approximation it stays inside [0, 1] and is not empty at 0 or `trials` successes.
 
     Args:
-      successes: successes ``[...]`` (counts, not rates); broadcast against ``trials``.
-      trials: trials ``[...]``, each at least 1.
+      successes: successes `[...]` (counts, not rates); broadcast against `trials`.
+      trials: trials `[...]`, each at least 1.
       z: the normal quantile of the interval (default: 95%, two-sided).
 
     Returns:
-      ``(low, high)``, float64 arrays of the broadcast shape (0-d for scalars).
+      `(low, high)`, float64 arrays of the broadcast shape (0-d for scalars).
     """
     k = np.asarray(successes, np.float64)
     n = np.asarray(trials, np.float64)

@@ -1,21 +1,11 @@
-"""The 8 symmetries of the square acting on N-Queens boards, vectorised in NumPy.
+"""The 8 symmetries of the square acting on N-Queens boards, vectorised in NumPy (host only).
 
-A board is ``rows[..., n]``: ``rows[c]`` is the row of the queen in column c, so a solution is a
-permutation. The dihedral group D4 (rotations by 0/90/180/270 degrees and four reflections) acts
-on it by three generators: reversing the columns (``rows[::-1]``), reversing the rows
-(``n - 1 - rows``) and transposing (the inverse permutation). Two solutions are *equivalent* when
-a symmetry maps one onto the other; the number of classes is OEIS A002562.
-
-Two ways to count classes are offered:
-
-- :func:`fundamental` keeps one canonical form per class (the lexicographically smallest of the
-  8 images) for a set that fits in memory;
-- :func:`stabilizer_sizes` gives, per solution, how many of the 8 symmetries fix it. By the
-  orbit-stabilizer theorem a class with stabilizer size s has 8 / s members, so the number of
-  classes is ``sum(stabilizer_sizes) / 8`` over all solutions -- a streaming count that needs no
-  set of canonical forms (this is what ``jaxqueens count --unique`` uses, chunk by chunk).
-
-Host-only NumPy; the statistics code can reuse it on any ``[B, n]`` array of permutations.
+The dihedral group D4 acts on a board `rows[..., n]` by three generators: reversing the columns
+(`rows[::-1]`), reversing the rows (`n - 1 - rows`) and transposing (the inverse permutation).
+Two solutions are equivalent when a symmetry maps one onto the other; the number of classes is
+OEIS A002562. `fundamental` keeps one canonical form per class (the lexicographically smallest
+of the 8 images); `stabilizer_sizes` counts classes in a stream: by the orbit-stabilizer theorem
+the number of classes is `sum(stabilizer_sizes) / 8` over all solutions.
 """
 
 from __future__ import annotations
@@ -37,7 +27,7 @@ NAMES = (
 
 
 def _permutations(boards) -> np.ndarray:
-    """``boards`` as an integer ``[B, n]`` array of permutations of 0..n-1 (the symmetries'
+    """`boards` as an integer `[B, n]` array of permutations of 0..n-1 (the symmetries'
     domain: a board with a row off the board, or two queens on one row, has no transpose).
 
     Raises:
@@ -60,7 +50,7 @@ def _permutations(boards) -> np.ndarray:
 
 
 def _inverse(boards: np.ndarray) -> np.ndarray:
-    """Inverse permutations ``[B, n]`` (the board transposed)."""
+    """Inverse permutations `[B, n]` (the board transposed)."""
     b, n = boards.shape
     inv = np.empty_like(boards)
     np.put_along_axis(
@@ -73,13 +63,13 @@ def _inverse(boards: np.ndarray) -> np.ndarray:
 
 
 def transforms(boards: np.ndarray) -> np.ndarray:
-    """All 8 images of every board under D4, in the order of :data:`NAMES`.
+    """All 8 images of every board under D4, in the order of `NAMES`.
 
     Args:
-      boards: Integer ``[B, n]`` permutations (solutions).
+      boards: Integer `[B, n]` permutations (solutions).
 
     Returns:
-      ``[8, B, n]`` of the same dtype.
+      `[8, B, n]` of the same dtype.
     """
     boards = _permutations(boards)
     n = boards.shape[1]
@@ -97,7 +87,7 @@ def transforms(boards: np.ndarray) -> np.ndarray:
 
 
 def _lex_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise ``a < b`` in lexicographic order: ``[B]`` bool from two ``[B, n]``."""
+    """Row-wise `a < b` in lexicographic order: `[B]` bool from two `[B, n]`."""
     diff = a != b
     first = np.argmax(diff, axis=1)
     at = np.arange(a.shape[0])
@@ -105,7 +95,7 @@ def _lex_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def canonical(boards: np.ndarray) -> np.ndarray:
-    """The lexicographically smallest of the 8 images of each board: ``[B, n]``."""
+    """The lexicographically smallest of the 8 images of each board: `[B, n]`."""
     images = transforms(boards)
     best = images[0].copy()
     for img in images[1:]:
@@ -115,17 +105,17 @@ def canonical(boards: np.ndarray) -> np.ndarray:
 
 
 def stabilizer_sizes(boards: np.ndarray) -> np.ndarray:
-    """How many of the 8 symmetries map each board onto itself: ``[B]`` int64 in {1, 2, 4, 8}.
+    """How many of the 8 symmetries map each board onto itself: `[B]` int64 in {1, 2, 4, 8}.
 
     A class (orbit) of a board with stabilizer size s holds 8 / s solutions, so the number of
-    classes among a symmetric set of solutions is ``stabilizer_sizes(all).sum() // 8``.
+    classes among a symmetric set of solutions is `stabilizer_sizes(all).sum() // 8`.
     """
     images = transforms(boards)
     return (images == images[0][None]).all(axis=2).sum(axis=0).astype(np.int64)
 
 
 def fundamental(boards: np.ndarray) -> np.ndarray:
-    """One canonical representative per symmetry class, sorted: ``[U, n]``."""
+    """One canonical representative per symmetry class, sorted: `[U, n]`."""
     boards = np.asarray(boards)
     if boards.ndim == 2 and boards.shape[0] == 0:
         return boards.reshape(0, boards.shape[-1])

@@ -1,20 +1,11 @@
 """The 8 symmetries of the square on device: board transforms, canonical forms, deduplication.
 
-The JAX twin of :mod:`jaxqueens.core.symmetry` (same images in the same order, :data:`NAMES`), for
-solution sets too large to move through host NumPy comfortably. A board is ``rows[..., n]``, a
-permutation (``rows[c]`` is the row of the queen in column c). The dihedral group D4 is generated
-by reversing the columns (``rows[::-1]``), reversing the rows (``n - 1 - rows``) and transposing
-(the inverse permutation, computed here by a scatter, O(n) per board and branch-free).
-
-- :func:`canonical`: the lexicographically smallest of the 8 images (one representative per
-  class), :func:`stabilizer_sizes` and :func:`class_sizes` (orbit-stabilizer: a class holds
-  ``8 / |stabilizer|`` solutions, so 1, 2, 4 or 8);
-- :func:`dedup`: distinct boards of a batch with their multiplicities, first occurrences and the
-  index of every board's distinct form, by a lexicographic sort of the rows (:func:`lex_order`:
-  one multi-key ``lax.sort`` for small n, one stable sort per column for large n; no host round
-  trip, no hashing). Deduplicating the canonical forms gives the fundamental classes.
-
-Shapes are static, so ``dedup`` returns ``[B, ...]`` arrays padded past ``num_unique``.
+The JAX twin of `jaxqueens.core.symmetry` (same images in the same order, `NAMES`), for
+solution sets too large to move through host NumPy comfortably. `canonical` gives the
+lexicographically smallest of the 8 images, `stabilizer_sizes` and `class_sizes` the orbit
+sizes; `dedup` finds the distinct boards of a batch by a lexicographic sort of the rows (no host
+round trip, no hashing), so deduplicating canonical forms gives the fundamental classes. Shapes
+are static: `dedup` returns `[B, ...]` arrays padded past `num_unique`.
 """
 
 from __future__ import annotations
@@ -42,10 +33,10 @@ __all__ = [
 
 
 def inverse(boards: jax.Array) -> jax.Array:
-    """Inverse permutations (the boards transposed): ``[..., n]`` -> ``[..., n]``.
+    """Inverse permutations (the boards transposed): `[..., n]` -> `[..., n]`.
 
-    ``inv[r]`` is the first column c with ``boards[c] == r`` (0 if none), by one scatter-min per
-    board: O(n) memory and work per board, not the ``[n, n]`` one-hot match of a dense form.
+    `inv[r]` is the first column c with `boards[c] == r` (0 if none), by one scatter-min per
+    board: O(n) memory and work per board, not the `[n, n]` one-hot match of a dense form.
     """
     boards = jnp.asarray(boards)
     n = boards.shape[-1]
@@ -60,13 +51,13 @@ def inverse(boards: jax.Array) -> jax.Array:
 
 @jax.jit
 def transforms(boards: jax.Array) -> jax.Array:
-    """All 8 images of every board under D4, in the order of :data:`NAMES`.
+    """All 8 images of every board under D4, in the order of `NAMES`.
 
     Args:
-      boards: integer ``[..., n]`` permutations.
+      boards: integer `[..., n]` permutations.
 
     Returns:
-      ``[8, ..., n]`` of the same dtype (identity first).
+      `[8, ..., n]` of the same dtype (identity first).
     """
     boards = jnp.asarray(boards)
     top = jnp.asarray(boards.shape[-1] - 1, boards.dtype)
@@ -87,7 +78,7 @@ def transforms(boards: jax.Array) -> jax.Array:
 
 
 def lex_less(a: jax.Array, b: jax.Array) -> jax.Array:
-    """Row-wise lexicographic ``a < b``: ``[...]`` bool from two ``[..., n]``."""
+    """Row-wise lexicographic `a < b`: `[...]` bool from two `[..., n]`."""
     diff = a != b
     first = jnp.argmax(diff, axis=-1)[..., None]
     av = jnp.take_along_axis(a, first, axis=-1)[..., 0]
@@ -97,7 +88,7 @@ def lex_less(a: jax.Array, b: jax.Array) -> jax.Array:
 
 @jax.jit
 def canonical(boards: jax.Array) -> jax.Array:
-    """The lexicographically smallest of the 8 images of each board: ``[..., n]``."""
+    """The lexicographically smallest of the 8 images of each board: `[..., n]`."""
     images = transforms(boards)
     best = images[0]
     for k in range(1, 8):
@@ -107,36 +98,36 @@ def canonical(boards: jax.Array) -> jax.Array:
 
 @jax.jit
 def stabilizer_sizes(boards: jax.Array) -> jax.Array:
-    """How many of the 8 symmetries fix each board: int32 ``[...]`` in {1, 2, 4, 8}."""
+    """How many of the 8 symmetries fix each board: int32 `[...]` in {1, 2, 4, 8}."""
     images = transforms(boards)
     return jnp.sum(jnp.all(images == images[0][None], axis=-1), axis=0).astype(jnp.int32)
 
 
 def class_sizes(boards: jax.Array) -> jax.Array:
-    """Size of each board's symmetry class (orbit): int32 ``[...]`` in {1, 2, 4, 8}."""
+    """Size of each board's symmetry class (orbit): int32 `[...]` in {1, 2, 4, 8}."""
     return 8 // stabilizer_sizes(boards)
 
 
 class Dedup(NamedTuple):
-    """Distinct rows of a batch ``[B, n]`` (padded to B; only the first ``num_unique`` are real)."""
+    """Distinct rows of a batch `[B, n]` (padded to B; only the first `num_unique` are real)."""
 
     unique: jax.Array  # [B, n] distinct rows in lexicographic order, then padding
     counts: jax.Array  # [B] int32 multiplicity of each distinct row (0 past num_unique)
     num_unique: jax.Array  # [] int32
-    inverse: jax.Array  # [B] int32 index into ``unique`` of each input row
+    inverse: jax.Array  # [B] int32 index into `unique` of each input row
     first: jax.Array  # [B] bool: the row's first occurrence in batch order
 
 
 MULTIKEY_MAX_N = 32
-"""Up to this n, rows are ordered by one ``lax.sort`` on all n columns (n + 1 operands); beyond
-it, by one stable sort per column in a ``fori_loop``, whose compiled size does not grow with n
+"""Up to this n, rows are ordered by one `lax.sort` on all n columns (n + 1 operands); beyond
+it, by one stable sort per column in a `fori_loop`, whose compiled size does not grow with n
 (a 5001-operand sort took minutes to compile at n = 5000). Both give the same order."""
 
 
 def lex_order(boards: jax.Array, multikey: bool | None = None) -> jax.Array:
-    """The stable lexicographic order of the rows of ``boards`` ``[B, n]``: int32 ``[B]``.
+    """The stable lexicographic order of the rows of `boards` `[B, n]`: int32 `[B]`.
 
-    Equal rows keep their batch order. ``multikey`` (default: ``n <= MULTIKEY_MAX_N``) picks one
+    Equal rows keep their batch order. `multikey` (default: `n <= MULTIKEY_MAX_N`) picks one
     sort on all columns; otherwise a least-significant-column-first pass of stable sorts.
     """
     b, n = boards.shape
@@ -155,13 +146,13 @@ def lex_order(boards: jax.Array, multikey: bool | None = None) -> jax.Array:
 @jax.jit
 def dedup(boards: jax.Array) -> Dedup:
     """Distinct boards with multiplicities, by a stable lexicographic sort of the rows
-    (:func:`lex_order`).
+    (`lex_order`).
 
     Args:
-      boards: integer ``[B, n]`` (any rows, not only permutations).
+      boards: integer `[B, n]` (any rows, not only permutations).
 
     Returns:
-      :class:`Dedup`. ``unique[inverse[i]] == boards[i]`` for every i.
+      `Dedup`. `unique[inverse[i]] == boards[i]` for every i.
     """
     b, _n = boards.shape
     idx = jnp.arange(b, dtype=jnp.int32)
