@@ -1,49 +1,13 @@
 """Stochastic local search, threshold accepting and simulated annealing, one chain per kernel.
 
 After the N-Queens vignette of the R package NMOF (Gilli, Maringer & Schumann, *Numerical
-Methods and Optimization in Finance*; ``LSopt``, ``TAopt``, ``SAopt``). A chain proposes a
-neighbour, evaluates the change of the objective incrementally from line counts, and accepts:
-
-- ``ls``: if not worse (``TAopt`` with every threshold 0);
-- ``ta``: if the worsening is at most the current threshold; ``rounds`` thresholds, each held for
-  ``steps_per_round`` steps, from quantiles of |delta| along a random walk, the last one 0;
-- ``sa``: Metropolis, ``exp(-delta / T)``, with ``T`` cooled geometrically each round from a
-  calibrated ``T0`` (:mod:`jaxqueens.drivers.anneal` computes both schedules).
-
-Neighbours: ``step`` moves one random queen by 1..step rows up or down within its column (NMOF's
-move; rows may repeat: combination encoding), and a queen pushed past the edge either wraps
-around (``edge="wrap"``, row ``(r + shift) mod n``, the default) or goes to the far end
-(``edge="nmof"``: past the last row to row 0, before row 0 to row n-1, exactly as the
-vignette's ``neighbour`` sets ``p[i] <- 1`` or ``p[i] <- N``); ``swap`` exchanges the rows of two
-random queens (permutation encoding: it never changes which rows are occupied). Objectives:
-``attacks`` (NMOF: queens minus lines occupied, over rows, diagonals and anti-diagonals) or
-``pairs`` (attacking pairs). A chain stops when solved or
-after ``rounds * steps_per_round`` steps; it reports its final board (the solution when solved),
-its best objective and the step at which that was found. A chain starts from a random permutation
-(NMOF's ``sample.int(n)``) or from a given board (``Problem.start``: any board, rows may repeat,
-such as the vignette's ``rep(1, N)``, every queen on one row). The chain is deterministic given its
-seed, so :func:`replay` recovers its best board from the step at which it was found, at no cost
-to the run itself.
-
-The kernel is written for one chain: a static :class:`Config` (shapes and code paths), the
-schedule [rounds] as its dynamic :class:`Params`, an optional start board or instance as its
-:class:`Problem`, a :class:`State` on
-the packed line counts of :mod:`jaxqueens.core.lines`, and randomness from the counter-based hash of
-:mod:`jaxqueens.core.rng` seeded per chain. :mod:`jaxqueens.parallel.chains` batches chains.
-
-Constrained boards (:mod:`jaxqueens.core.constraints`) are two static switches, so a plain board
-compiles none of their code: ``toroidal`` (diagonals taken modulo n: the
-diagonal lines of the packed counts are indexed ``(r + c) mod n`` and ``(r - c) mod n``) and
-``constrained`` (a per-instance :class:`~jaxqueens.solvers.constrained.Mask`, dynamic, in
-:class:`Problem`). Under ``constrained``
-only free columns are ever chosen for a move (fixed queens never move) and a move onto a square
-the mask forbids is rejected outright: forbidden squares are never chosen, so no board a chain
-holds uses one. Chains start on a random allowed square per column (the fixed queen in a fixed
-column). A column without any allowed square keeps a queen on row 0 (a fixed queen on its own
-square) that counts 1 per such column in the objective ("stranded"); it can never move, so such a
-chain is never solved
-(the instance is reported unknown, never UNSAT). Only the step neighbour supports ``constrained``
-(a swap keeps the rows' occupancy, which a mask would make unreachable).
+Methods and Optimization in Finance*; `LSopt`, `TAopt`, `SAopt`). A chain proposes a neighbour
+(`step`: one queen moved by 1..step rows; `swap`: two queens exchange rows), evaluates the
+change of the objective (`attacks` or `pairs`) incrementally from line counts, and accepts it
+if not worse (`ls`), if within the current threshold (`ta`) or by the Metropolis rule (`sa`).
+A chain stops when solved or out of steps; it is deterministic given its seed, so `replay`
+recovers its best board. The docs' anneal page gives the neighbours, schedules and constrained
+boards.
 """
 
 from __future__ import annotations
@@ -136,21 +100,21 @@ class Config:
 
 
 class Params(NamedTuple):
-    """Dynamic parameters: new values never recompile; ``jax.vmap`` sweeps them."""
+    """Dynamic parameters: new values never recompile; `jax.vmap` sweeps them."""
 
     schedule: jax.Array  # [rounds] float32 thresholds (LS: 0, TA) or temperatures (SA), per round
 
 
 def sa_schedule(t0, alpha, rounds: int) -> jax.Array:
-    """SA temperatures [rounds] float32: ``t0 * alpha**k`` (traceable: sweep ``t0``, ``alpha``)."""
+    """SA temperatures [rounds] float32: `t0 * alpha**k` (traceable: sweep `t0`, `alpha`)."""
     k = jnp.arange(rounds, dtype=jnp.float32)
     return (jnp.asarray(t0, jnp.float32) * jnp.asarray(alpha, jnp.float32) ** k).astype(jnp.float32)
 
 
 def default_params(config: Config, *, t0: float = 1.0, alpha: float = 0.9) -> Params:
-    """Uncalibrated defaults: LS thresholds 0; TA thresholds falling linearly from ``t0`` to 0
-    (TAopt's last threshold is 0); SA temperatures ``t0 * alpha**k``. The driver calibrates
-    them on a random walk instead (:func:`jaxqueens.drivers.anneal.calibrate`: TAopt's
+    """Uncalibrated defaults: LS thresholds 0; TA thresholds falling linearly from `t0` to 0
+    (TAopt's last threshold is 0); SA temperatures `t0 * alpha**k`. The driver calibrates
+    them on a random walk instead (`calibrate`: TAopt's
     quantiles, SAopt's start temperature)."""
     base.check_type("config", config, Config)
     base.check_real("t0", t0, 0)
@@ -167,7 +131,7 @@ def default_params(config: Config, *, t0: float = 1.0, alpha: float = 0.9) -> Pa
 
 
 def _checked(config: Config, params, problem=None, state=None, need_params=True) -> Problem:
-    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`): types,
+    """The kernel's arguments checked at its boundary (`base`): types,
     the schedule's shape and dtype (its values where concrete: finite, at least 0) and the start
     board."""
     base.check_type("config", config, Config)
@@ -186,7 +150,7 @@ def _checked(config: Config, params, problem=None, state=None, need_params=True)
 
 
 class Problem(NamedTuple):
-    """What is solved beyond ``n`` (dynamic; every chain of a batch shares it)."""
+    """What is solved beyond `n` (dynamic; every chain of a batch shares it)."""
 
     start: jax.Array | None = None  # [n] int32 every chain's first board; None: random permutations
     mask: Mask | None = None  # the instance (Config.constrained); None: the plain board
@@ -248,7 +212,7 @@ def _read(counts, updates, objective):
 
 
 def _write(counts, updates, pos, before, seen, take):
-    """Write the updated counts if ``take``, else write back what was there."""
+    """Write the updated counts if `take`, else write back what was there."""
     for i, (_, sign) in enumerate(updates):
         value = jnp.where(take, seen[i] + sign, before[i])
         counts = lax.dynamic_update_slice(counts, value[None], (pos[i],))
@@ -264,13 +228,13 @@ def objective_of(counts: jax.Array, objective: str) -> jax.Array:
 
 def positions(config: Config, c, r) -> tuple:
     """Indices into the packed counts of the lines of square (column c, row r) under the
-    config's attack rule (:func:`jaxqueens.solvers.constrained.positions`)."""
+    config's attack rule (`positions`)."""
     return rules.positions(config.n, c, r, config.toroidal)
 
 
 def counts_of(rows: jax.Array, config: Config) -> jax.Array:
     """Packed line counts [5n-2] int32 of a board [n] under the config's attack rule (one
-    scatter-add with ``config.scatter_counts``: the same counts)."""
+    scatter-add with `config.scatter_counts`: the same counts)."""
     return rules.counts_of(rows, config.n, config.toroidal, config.scatter_counts)
 
 
@@ -323,7 +287,7 @@ def propose(
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """A random neighbour, applied: (rows [n] int32, counts [5n-2] int32, objective change []
     int32). O(1) work; the hash counter is not advanced (the caller does). Under
-    ``config.constrained`` a move onto a forbidden square is not applied (change 0)."""
+    `config.constrained` a move onto a forbidden square is not applied (change 0)."""
     updates, writes = _move(s, config, mask)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
     if not config.constrained:
@@ -341,8 +305,8 @@ def propose(
 
 
 def accept(delta: jax.Array, level: jax.Array, u: jax.Array, method: str) -> jax.Array:
-    """Acceptance rule: LS/TA accept ``delta <= level`` (level 0 for LS); SA accepts improvements
-    and otherwise with probability ``exp(-delta / level)`` (``u`` uniform in [0, 1))."""
+    """Acceptance rule: LS/TA accept `delta <= level` (level 0 for LS); SA accepts improvements
+    and otherwise with probability `exp(-delta / level)` (`u` uniform in [0, 1))."""
     if method == "sa":
         return (delta <= 0) | (u < jnp.exp(-delta.astype(jnp.float32) / jnp.maximum(level, 1e-30)))
     return delta.astype(jnp.float32) <= level
@@ -351,11 +315,11 @@ def accept(delta: jax.Array, level: jax.Array, u: jax.Array, method: str) -> jax
 def init(
     key: jax.Array, config: Config, params: Params | None, problem: Problem | None = None
 ) -> State:
-    """A chain (key is consumed): on a random permutation (NMOF's ``sample.int(n)``), or on
-    ``problem.start`` ([n] int32, rows in 0..n-1, repeats allowed) when given; under
-    ``config.constrained`` on a random allowed square per column of ``problem.mask``
-    (:func:`allowed_start`; a start board is not used). ``params`` is not read (None or a
-    ``Params``). A start row off the board is refused where the board is concrete, and replaced by
+    """A chain (key is consumed): on a random permutation (NMOF's `sample.int(n)`), or on
+    `problem.start` ([n] int32, rows in 0..n-1, repeats allowed) when given; under
+    `config.constrained` on a random allowed square per column of `problem.mask`
+    (`allowed_start`; a start board is not used). `params` is not read (None or a
+    `Params`). A start row off the board is refused where the board is concrete, and replaced by
     a random permutation's row where it is traced."""
     return _init(seed_of(key), config, _checked(config, params, problem, need_params=False))
 
@@ -395,8 +359,8 @@ def step(s: State, config: Config, params: Params, problem: Problem | None = Non
     """One proposal and acceptance decision (a no-op once the chain is done). O(1) work: only the
     move's counts and rows are written, so no array is copied or selected whole.
 
-    ``params.schedule`` [rounds] float32 holds the thresholds (LS, TA) or temperatures (SA), one
-    per round. ``problem.mask``: the instance, read only under ``config.constrained`` (a move
+    `params.schedule` [rounds] float32 holds the thresholds (LS, TA) or temperatures (SA), one
+    per round. `problem.mask`: the instance, read only under `config.constrained` (a move
     onto a forbidden square is rejected)."""
     mask = _checked(config, params, problem, state=s).mask
     updates, writes = _move(s, config, mask)
@@ -438,7 +402,7 @@ def result(s: State, config: Config | None = None, params: Params | None = None)
 
 
 def finish(s: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """Steps from ``s`` until solved or out of steps."""
+    """Steps from `s` until solved or out of steps."""
     s = lax.while_loop(lambda s: ~done(s, config), lambda s: step(s, config, params, problem), s)
     return result(s)
 
@@ -455,11 +419,11 @@ def replay(
     upto: jax.Array,
     problem: Problem | None = None,
 ) -> State:
-    """The chain's state after its first ``upto`` steps ([] int32, at most where it stopped).
+    """The chain's state after its first `upto` steps ([] int32, at most where it stopped).
 
     A chain is a deterministic function of its key, params and problem, so replaying it to the
-    step at which its best objective was found (``Result.best_step``) gives its best board
-    (``rows``, with ``f == best``) without keeping a best board in the hot loop."""
+    step at which its best objective was found (`Result.best_step`) gives its best board
+    (`rows`, with `f == best`) without keeping a best board in the hot loop."""
     return lax.while_loop(
         lambda s: (s.steps < upto) & ~done(s, config),
         lambda s: step(s, config, params, problem),
@@ -474,7 +438,7 @@ def trace(
     every: int = 1,
     problem: Problem | None = None,
 ) -> jax.Array:
-    """Best objective so far after every ``every`` steps of one chain:
+    """Best objective so far after every `every` steps of one chain:
     [total_steps // every] int32."""
 
     def body(s, _):
@@ -491,7 +455,7 @@ def random_walk_deltas(
 ) -> jax.Array:
     """Objective changes along a random walk that accepts every move, from the chain's first
     board: [length] int32 (for the TA thresholds and the SA start temperature, as TAopt and
-    SAopt compute them from ``x0``)."""
+    SAopt compute them from `x0`)."""
     mask = _problem(problem).mask
 
     def body(s, _):

@@ -1,21 +1,12 @@
-"""First solution by plain backtracking -- the method taught first -- iterative, in JAX.
+"""First solution by plain backtracking, iterative, in JAX.
 
-The classic solver (Wirth, *Algorithms + Data Structures = Programs*, 1976, section 3.5; the
-recursive course solver) places queens column by column, trying rows in increasing order, and
-backtracks when a column has no safe row left. Here the recursion is an explicit fixed-capacity
-stack in a ``lax.while_loop``: per column the chosen position and the attacked-row masks (rows,
-diagonals, anti-diagonals as uint32 bit masks), written with ``dynamic_update_slice``.
-
-Counting, calibrated on the classic figures: a *placement* is putting a queen on a safe square; a
-*backtrack* is removing a queen because every later row of the next column is attacked. The final
-queens stay, so placements - backtracks = n. n = 8: ``[0, 4, 7, 5, 2, 6, 1, 3]`` after 113
-placements and 105 backtracks; n = 17: ``[0, 2, 4, 1, 7, 10, 14, 6, 15, 13, 16, 3, 5, 8, 11, 9,
-12]`` after 5374 placements and 5357 backtracks.
-
-The randomised variant (:func:`randomised`) tries the rows of each column in a random order drawn
-from its key. This module holds the kernel for one search; :mod:`jaxqueens.drivers.backtrack`
-runs the classic search and batches randomised ones (search i from ``fold_in(key, i)``, so its
-result does not depend on how many run beside it) through :func:`jaxqueens.parallel.items.each`.
+The classic solver (Wirth, *Algorithms + Data Structures = Programs*, 1976, section 3.5) places
+queens column by column, trying rows in increasing order, and backtracks when a column has no
+safe row left; here the recursion is an explicit fixed-capacity stack of bit masks in a
+`lax.while_loop`. A *placement* puts a queen on a safe square, a *backtrack* removes one (the
+final queens stay, so placements - backtracks = n): n = 8 gives `[0, 4, 7, 5, 2, 6, 1, 3]` after
+113 placements and 105 backtracks. `randomised` tries each column's rows in a random order drawn
+from its key; `jaxqueens.drivers.backtrack` batches such searches.
 """
 
 from __future__ import annotations
@@ -64,7 +55,7 @@ class Result(NamedTuple):
 
 
 def init(order, config: Config) -> State:
-    """A fresh search trying the rows of column c in the order ``order[c]`` (int32 [n, n])."""
+    """A fresh search trying the rows of column c in the order `order[c]` (int32 [n, n])."""
     n = config.n
     return State(
         order.astype(jnp.int32),
@@ -79,7 +70,7 @@ def init(order, config: Config) -> State:
 
 
 def step(s: State, config: Config) -> State:
-    """Place the next safe queen of column ``col`` or, if none is left, backtrack one column."""
+    """Place the next safe queen of column `col` or, if none is left, backtrack one column."""
     n = config.n
     all_rows = jnp.uint32((1 << n) - 1)
     m = lax.dynamic_slice(s.masks, (s.col, 0), (1, 3))[0]
@@ -141,12 +132,12 @@ def classic(config: Config) -> Result:
 
 
 def random_orders(key, n: int):
-    """Per-column random row orders ``[n, n]`` int32 from ``key`` (key is consumed)."""
+    """Per-column random row orders `[n, n]` int32 from `key` (key is consumed)."""
     keys = jax.random.split(key, n)
     return jax.vmap(lambda k: jax.random.permutation(k, n))(keys).astype(jnp.int32)
 
 
 def randomised(key, config: Config) -> Result:
-    """One randomised search: the rows of each column tried in a random order from ``key``
+    """One randomised search: the rows of each column tried in a random order from `key`
     (key is consumed)."""
     return result(search(random_orders(key, config.n), config))

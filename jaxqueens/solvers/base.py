@@ -1,51 +1,10 @@
-"""The kernel contract every solver family keeps, and its typed-key helpers.
+"""The kernel contract every solver family keeps, and its typed-key and argument-check helpers.
 
-Each family is a module ``jaxqueens.solvers.<family>`` written for **one** chain, trial, task or
-instance (callers batch it; :mod:`jaxqueens.parallel` chooses how):
-
-============  ================================================================================
-``Config``    frozen dataclass, jit-static: what fixes shapes and compiled branches (n, the
-              init, the neighbour, capacities). A new value compiles anew.
-``Params``    ``NamedTuple`` of 0-d (or fixed-shape) arrays: every number a user might sweep
-              (restart period, temperatures, rates, budgets). New values never recompile, and
-              ``jax.vmap`` over a stacked ``Params`` runs a whole sweep in one compiled call.
-              ``default_params(config)`` gives the package's defaults.
-``State``     ``NamedTuple`` with a shape comment on every field.
-``Result``    ``NamedTuple``: what one run reports (chain families: at least ``rows [n]``,
-              ``solved``, ``steps``).
-``init``      ``init(key, config, params[, problem]) -> State``
-``step``      ``step(state, config, params[, problem]) -> State``: one step (a no-op once done)
-``run``       ``run(key, config, params[, problem]) -> Result``: until solved or out of budget
-============  ================================================================================
-
-``key`` is a typed ``jax.random.key`` (a legacy ``uint32[2]`` key from ``jax.random.PRNGKey``
-is accepted); it is consumed. The exact families (``count``, ``complete``) draw nothing at random:
-they take the same arguments in the same places, so one harness calls every family alike, and
-their ``key`` may be ``None`` (a key given is checked, :func:`ignore_key`, and unused; their
-results never depend on it). ``problem`` is the dynamic description of what is solved beyond
-``n``: optional for the chain families (a start board, a constrained instance), required by the
-exact ones (the task a count searches, the instance a completion decides).
-Inside the hot loops a counter-based integer hash seeded once from the key replaces threefry
-(25x cheaper per step on the CPU, ``shared/PERFORMANCE.md``; :mod:`jaxqueens.core.rng`); its
-seed is 64 bits drawn from the whole key (:func:`seed_of`), so chains do not share streams.
-
-Every public kernel checks its arguments at the boundary with the helpers below, one per kind of
-check: a ``Config`` its fields (:func:`check_whole`, :func:`check_real`, :func:`check_choice`) in
-``__post_init__``; ``init``/``step``/``run`` their arguments' types (:func:`check_type`), a
-``Params``' leaves against the family's defaults (:func:`check_params`) and their values where
-they are concrete (:func:`concrete`), and a start board (:func:`check_rows`). A value that is traced
-cannot be read, so the kernels are written so that it cannot turn into "solved" (a start row
-off the board is replaced by a row of the attempt's fresh board, mask bits at or above n are
-dropped).
-
-Chain families (min-conflicts, LS/TA/SA) add the hooks that :mod:`jaxqueens.parallel.chains`
-batches them with (one chain per ``lax.map`` iteration on a CPU, lockstep lanes with refill on
-an accelerator): ``done(state, config, params)``, ``result(state, config, params)``,
-``finish(state, config, params[, problem]) -> Result`` (``run`` from a given state), and, for
-chains that restart, ``advance`` (one step of the current attempt), ``retry`` and ``restart``, so
-that lockstep lanes restart only when some lane needs it. A plain ``jax.vmap`` of ``run`` is
-correct but lockstep: every lane waits for the slowest chain; for many chains use
-:func:`jaxqueens.parallel.chains.run`.
+Each family is a module `jaxqueens.solvers.<family>` written for one chain, trial, task or
+instance (callers batch it): a static `Config`, a sweepable `Params`, a `State` and a `Result`,
+and `init`, `step` and `run` taking a typed `jax.random.key`. Every public kernel checks its
+arguments at the boundary with the helpers here. The docs' contract page describes the contract
+in full.
 """
 
 from __future__ import annotations
@@ -62,8 +21,8 @@ from jaxqueens.errors import QueensError, clip
 
 
 def as_key(key) -> jax.Array:
-    """``key`` as a typed ``jax.random`` key: a typed key as it is, a legacy ``uint32[..., 2]``
-    key (``jax.random.PRNGKey``) wrapped with the default implementation.
+    """`key` as a typed `jax.random` key: a typed key as it is, a legacy `uint32[..., 2]`
+    key (`jax.random.PRNGKey`) wrapped with the default implementation.
 
     Raises:
       QueensError: anything else (a plain integer seed, a float array), naming the fix.
@@ -81,8 +40,8 @@ def as_key(key) -> jax.Array:
 
 
 def ignore_key(key) -> None:
-    """The ``key`` of a deterministic family (``count``, ``complete``): ``None``, or a key
-    checked as :func:`as_key` checks it (so a wrong argument fails as it would anywhere else), and
+    """The `key` of a deterministic family (`count`, `complete`): `None`, or a key
+    checked as `as_key` checks it (so a wrong argument fails as it would anywhere else), and
     not used."""
     if key is not None:
         as_key(key)
@@ -90,13 +49,13 @@ def ignore_key(key) -> None:
 
 def seed_of(key) -> jax.Array:
     """The 64-bit stream seed uint32 [2] a kernel draws from: 64 bits of the whole key
-    (:func:`jaxqueens.core.rng.stream_seed`; so chain ``i`` of a batch, keyed ``fold_in(key, i)``,
-    has :func:`jaxqueens.core.rng.chain_seeds`' seed ``i``)."""
+    (`stream_seed`; so chain `i` of a batch, keyed `fold_in(key, i)`,
+    has `chain_seeds`' seed `i`)."""
     return stream_seed(as_key(key))
 
 
 def chain_keys(key, chain_ids: jax.Array) -> jax.Array:
-    """Typed keys [C] of chains ``chain_ids`` [C]: ``fold_in(key, i)``."""
+    """Typed keys [C] of chains `chain_ids` [C]: `fold_in(key, i)`."""
     key = as_key(key)
     return jax.vmap(lambda i: jax.random.fold_in(key, i))(chain_ids)
 
@@ -106,11 +65,11 @@ def _shown(value) -> str:
 
 
 def check_whole(name: str, value, lo: int | None = None, hi: int | None = None) -> int:
-    """``value`` as an int: a Python or NumPy integer (not a bool, not a float such as ``8.0``)
-    in ``[lo, hi]`` (either end open when None).
+    """`value` as an int: a Python or NumPy integer (not a bool, not a float such as `8.0`)
+    in `[lo, hi]` (either end open when None).
 
     Raises:
-      QueensError: naming ``name``, the value and the range.
+      QueensError: naming `name`, the value and the range.
     """
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
         raise QueensError(f"{name} must be a whole number, got {_shown(value)}")
@@ -134,11 +93,11 @@ def check_real(
     lo_open: bool = False,
     hi_open: bool = False,
 ) -> float:
-    """``value`` as a finite float (a number, not a bool) in the range ``lo..hi`` (an end is
-    open with ``lo_open``/``hi_open``; None: unbounded).
+    """`value` as a finite float (a number, not a bool) in the range `lo..hi` (an end is
+    open with `lo_open`/`hi_open`; None: unbounded).
 
     Raises:
-      QueensError: naming ``name``, the value and the range.
+      QueensError: naming `name`, the value and the range.
     """
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
         raise QueensError(f"{name} must be a number, got {_shown(value)}")
@@ -157,10 +116,10 @@ def check_real(
 
 
 def check_choice(name: str, value, options) -> str:
-    """``value``, one of ``options``.
+    """`value`, one of `options`.
 
     Raises:
-      QueensError: naming ``name`` and the options.
+      QueensError: naming `name` and the options.
     """
     if not isinstance(value, str) or value not in options:
         raise QueensError(f"{name} must be one of {', '.join(options)}, got {_shown(value)}")
@@ -168,11 +127,11 @@ def check_choice(name: str, value, options) -> str:
 
 
 def check_type(name: str, value, cls: type, fix: str = "") -> Any:
-    """``value`` when it is a ``cls`` (a family's ``Config``, ``Params``, ``State`` or
-    ``Problem``); a dict, a tuple or another family's class is refused.
+    """`value` when it is a `cls` (a family's `Config`, `Params`, `State` or
+    `Problem`); a dict, a tuple or another family's class is refused.
 
     Raises:
-      QueensError: naming the expected class, what was given and ``fix``.
+      QueensError: naming the expected class, what was given and `fix`.
     """
     if not isinstance(value, cls):
         want = f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__qualname__}"
@@ -185,8 +144,8 @@ def check_type(name: str, value, cls: type, fix: str = "") -> Any:
 
 
 def concrete(value) -> np.ndarray | None:
-    """``value`` as a host array where it can be read without tracing (a NumPy or a concrete
-    JAX array, a Python number); None inside ``jit``/``vmap`` (a tracer)."""
+    """`value` as a host array where it can be read without tracing (a NumPy or a concrete
+    JAX array, a Python number); None inside `jit`/`vmap` (a tracer)."""
     if isinstance(value, jax.core.Tracer):
         return None
     return np.asarray(value)
@@ -204,8 +163,8 @@ def _kind(dtype) -> str:
 
 
 def check_params(params, cls: type, template, family: str) -> Any:
-    """``params`` when it is a ``cls`` whose every leaf has the shape and the kind of dtype
-    (integer, float) of the family's defaults ``template``: a swept ``Params`` reaches the kernel
+    """`params` when it is a `cls` whose every leaf has the shape and the kind of dtype
+    (integer, float) of the family's defaults `template`: a swept `Params` reaches the kernel
     per sweep point, with the defaults' shapes.
 
     Raises:
@@ -228,9 +187,9 @@ def check_params(params, cls: type, template, family: str) -> Any:
 
 
 def check_rows(name: str, rows, n: int) -> jax.Array:
-    """A board ``rows`` [n] given to a kernel (a start board): any integer dtype, shape ``[n]``;
-    where it is concrete, every row in ``[0, n)``. Returns it as int32. A traced board's values
-    cannot be read: the kernel must not trust them (:func:`on_board`).
+    """A board `rows` [n] given to a kernel (a start board): any integer dtype, shape `[n]`;
+    where it is concrete, every row in `[0, n)`. Returns it as int32. A traced board's values
+    cannot be read: the kernel must not trust them ([`on_board`][jaxqueens.solvers.base.on_board]).
 
     Raises:
       QueensError: a float or bool board, a wrong length, a row off the board.
@@ -253,9 +212,9 @@ def check_rows(name: str, rows, n: int) -> jax.Array:
 
 
 def check_chain_problem(problem, cls: type, n: int, constrained: bool) -> Any:
-    """A chain family's ``Problem`` (``cls``, with ``start`` and ``mask``; None: the plain board):
-    its type, its start board (:func:`check_rows`), and its instance when the config is
-    constrained.
+    """A chain family's `Problem` (`cls`, with `start` and `mask`; None: the plain board):
+    its type, its start board ([`check_rows`][jaxqueens.solvers.base.check_rows]), and its instance
+    when the config is constrained.
 
     Raises:
       QueensError: a wrong type, a bad start board, or a constrained config without a mask.
@@ -269,8 +228,8 @@ def check_chain_problem(problem, cls: type, n: int, constrained: bool) -> Any:
 
 
 def check_budget_params(params, cls: Any, family: str, most: int) -> Any:
-    """An exact family's ``Params`` (``cls``, one int32 ``budget`` [] leaf): its type and shape,
-    and its budget in ``0..most`` where concrete.
+    """An exact family's `Params` (`cls`, one int32 `budget` [] leaf): its type and shape,
+    and its budget in `0..most` where concrete.
 
     Raises:
       QueensError: a wrong type, shape or dtype, or a budget out of range.
@@ -283,6 +242,6 @@ def check_budget_params(params, cls: Any, family: str, most: int) -> Any:
 
 
 def on_board(rows: jax.Array, fallback: jax.Array, n: int) -> jax.Array:
-    """``rows`` [n] with every row outside ``[0, n)`` replaced by ``fallback``'s row of that
+    """`rows` [n] with every row outside `[0, n)` replaced by `fallback`'s row of that
     column (a traced start board: the kernel never places a queen off the board)."""
     return jnp.where((rows >= 0) & (rows < n), rows, fallback)

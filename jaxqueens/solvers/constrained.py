@@ -1,13 +1,13 @@
 """What local-search kernels read of a constrained board: one place for all of them.
 
-:mod:`jaxqueens.core.constraints` builds an instance's allowed squares once, in NumPy; a kernel
-reads them as a dynamic :class:`Mask` (a new instance of the same n never recompiles) behind a
-static ``constrained`` switch, and the toroidal attack rule behind a static ``toroidal`` switch,
-so the default path compiles to the code it had before. The line helpers here extend
-:mod:`jaxqueens.core.lines` to the torus: the packed counts keep their layout ``[5n - 2]`` and a
-toroidal board uses the first n slots of each diagonal window, ``(r + c) mod n`` and
-``(r - c) mod n`` (the other slots stay 0). Used by :mod:`jaxqueens.solvers.anneal` and
-:mod:`jaxqueens.solvers.minconflicts`.
+`constraints` builds an instance's allowed squares once, in NumPy; a kernel
+reads them as a dynamic `Mask` (a new instance of the same n never recompiles) behind a
+static `constrained` switch, and the toroidal attack rule behind a static `toroidal` switch,
+so a plain board compiles none of their code. The line helpers here extend
+`lines` to the torus: the packed counts keep their layout `[5n - 2]` and a
+toroidal board uses the first n slots of each diagonal window, `(r + c) mod n` and
+`(r - c) mod n` (the other slots stay 0). Used by `anneal` and
+`minconflicts`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from jaxqueens.core.rng import U32, idx_bits, stream_bits
 
 
 class Mask(NamedTuple):
-    """One constrained instance as a kernel reads it; :func:`mask_of` builds it."""
+    """One constrained instance as a kernel reads it; `mask_of` builds it."""
 
     allowed: jax.Array  # [n, n] bool allowed[x, y]: a queen may stand on column x, row y
     free: jax.Array  # [n] int32 the free (not fixed) columns first, then padding
@@ -34,9 +34,9 @@ class Mask(NamedTuple):
 
 
 def mask_of(allowed: np.ndarray, fixed_rows: np.ndarray) -> Mask:
-    """A :class:`Mask` from bool ``allowed[x, y]`` [n, n] and int ``fixed_rows`` [n] (-1: free);
+    """A `Mask` from bool `allowed[x, y]` [n, n] and int `fixed_rows` [n] (-1: free);
     a fixed column should allow its fixed row only
-    (:func:`jaxqueens.core.constraints.allowed_squares`)."""
+    (`allowed_squares`)."""
     allowed = np.asarray(allowed, bool)
     fixed_rows = np.asarray(fixed_rows)
     free = np.flatnonzero(fixed_rows < 0).astype(np.int32)
@@ -46,15 +46,16 @@ def mask_of(allowed: np.ndarray, fixed_rows: np.ndarray) -> Mask:
 
 
 def mask_for(model: cons.Constraints) -> Mask:
-    """The :class:`Mask` of an instance (:class:`~jaxqueens.core.constraints.Constraints`): its
-    allowed squares, every square a fixed queen attacks removed, and its fixed queens. Kernels
-    read it under ``Config(constrained=True)`` (and ``toroidal=model.toroidal``)."""
+    """The [`Mask`][jaxqueens.solvers.constrained.Mask] of an instance
+    ([`Constraints`][jaxqueens.core.constraints.Constraints]): its allowed squares, every square a
+    fixed queen attacks removed, and its fixed queens. Kernels read it under
+    `Config(constrained=True)` (and `toroidal=model.toroidal`)."""
     return mask_of(cons.allowed_squares(model), cons.fixed_rows(model))
 
 
 def allowed_start(seed: jax.Array, mask: Mask, ctr=0) -> jax.Array:
     """[n] int32 a uniformly random allowed row per column (ties of the packed random keys
-    aside), ``mask.home`` in a column without one (a fixed queen's own row, else 0); a fixed
+    aside), `mask.home` in a column without one (a fixed queen's own row, else 0); a fixed
     column's one allowed row is its queen. Draws from the hash stream at (seed, ctr)."""
     n = mask.allowed.shape[0]
     low = idx_bits(n)
@@ -72,15 +73,15 @@ def stranded(rows: jax.Array, mask: Mask) -> jax.Array:
 
 def positions(n: int, c, r, toroidal: bool) -> tuple:
     """Indices into the packed counts of the row and both diagonals of square (column c, row r):
-    :func:`jaxqueens.core.lines.positions`, or on the torus ``(r + c) mod n``, ``(r - c) mod n``."""
+    `positions`, or on the torus `(r + c) mod n`, `(r - c) mod n`."""
     if not toroidal:
         return lines.positions(n, c, r)
     return (r, n + (r + c) % n, 3 * n - 1 + (r - c) % n)
 
 
 def counts_of(rows: jax.Array, n: int, toroidal: bool, scatter: bool = False) -> jax.Array:
-    """Packed line counts [5n-2] int32 of a board [n] under the attack rule (``scatter``: one
-    scatter-add, the same counts: :func:`jaxqueens.core.lines.counts_of`)."""
+    """Packed line counts [5n-2] int32 of a board [n] under the attack rule (`scatter`: one
+    scatter-add, the same counts: `counts_of`)."""
     if not toroidal or scatter:
         if not toroidal:
             return lines.counts_of(rows, n, scatter)

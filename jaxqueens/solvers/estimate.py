@@ -2,39 +2,11 @@
 
 Knuth (1975, "Estimating the efficiency of backtrack programs", Math. Comp. 29) walks the
 backtrack tree from the root, in each column choosing a uniformly random safe row among the
-``d_j`` free ones. The product ``d_0 d_1 ... d_{j-1}`` is an unbiased estimate of the number of
-nodes at depth j, so a walk that reaches depth n estimates Q(n) by its product (0 if it dies),
-and ``sum_j d_0 ... d_{j-1}`` estimates the tree's node count. :mod:`jaxqueens.drivers.estimate`
-enumerates the top ``depth`` levels exactly (the strata) and sums these walks below them.
-
-The kernel keeps the package's contract (:mod:`jaxqueens.solvers.base`) for one probe: a static
-:class:`Config` (n, the level the probe starts at), :class:`Params` (empty: a probe has no number
-to sweep), :func:`init` (a probe at the root, or at the stratum given as the :class:`Problem`),
-:func:`step` (one level down), :func:`run` (to depth n or death)::
-
-    import jax, jax.numpy as jnp, jaxqueens.solvers.estimate as knuth
-    config = knuth.Config(n=12)
-    params = knuth.default_params(config)
-    keys = jax.random.split(jax.random.key(0), 100_000)
-    out = jax.jit(jax.vmap(lambda k: knuth.run(k, config, params)))(keys)
-    q = jnp.where(out.solved, out.m * 2.0 ** out.e, 0).mean()   # ~ Q(12) = 14200
-
-A probe's search state is bitmasks in ``W = ceil(n / 32)`` uint32 words (n <= 64). A level picks
-the row by popcount and a 5-step binary search for the k-th free bit, ``k`` from a
-counter-based hash (:mod:`jaxqueens.core.rng`) of (seed, level, lane) by multiply-shift.
-Weights would overflow float32 (Q(64) ~ 1e61, and single walks go far beyond), so a probe keeps
-its weight as an exact mantissa in [1, 2) times ``2^e`` (int32) and its node sum relative to
-``2^e``.
-
-Randomness: :func:`init` draws the probe's 64-bit stream seed from its whole key
-(:func:`jaxqueens.solvers.base.seed_of`), lane 0. The driver runs the probes of one kernel call
-as lanes ``0, 1, ...`` of one stream, so that a probe costs no threefry (a probe is only
-``n - depth`` levels long): :func:`start` and :func:`walk` take the stream (seed, lane) where
-:func:`init` and :func:`run` take a key. Probes are branch-free, so the driver vmaps them in
-lockstep (blocks of lanes under ``lax.map`` on a CPU: :func:`jaxqueens.parallel.items.blocks`)
-and reduces them per group (:func:`group_sums`). :func:`walk` is a ``fori_loop`` over the levels
-(compilation ~0.5 s per (n, depth, shape); unrolling them was 2x slower and compiled for minutes
-at n = 64).
+`d_j` free ones; the product `d_0 d_1 ... d_{j-1}` is an unbiased estimate of the number of
+nodes at depth j, so a walk that reaches depth n estimates Q(n). The kernel keeps the package's
+contract (`jaxqueens.solvers.base`) for one probe; `jaxqueens.drivers.estimate` enumerates the
+top levels exactly and sums these walks below them. The docs' estimate page gives an example,
+the probe's state and its randomness.
 """
 
 from __future__ import annotations
@@ -63,7 +35,7 @@ class Config:
     Attributes:
         n: board size, 1..64.
         depth: the level a probe starts at: the queens of the stratum it walks below (0: the
-            root). Levels ``depth .. n-1`` are walked.
+            root). Levels `depth .. n-1` are walked.
     """
 
     n: int
@@ -81,7 +53,7 @@ class Config:
 class Params(NamedTuple):
     """Dynamic parameters: none. Knuth's probe has no number to tune (each level's row is
     uniform among the free ones); how many probes, and from which strata, is the caller's
-    batch (:mod:`jaxqueens.drivers.estimate`). Kept so that the estimator takes the same
+    batch (`estimate`). Kept so that the estimator takes the same
     arguments as every family."""
 
 
@@ -93,13 +65,13 @@ def default_params(config: Config) -> Params:
 class Problem(NamedTuple):
     """Where the probe starts (dynamic)."""
 
-    # [3, W] uint32 the stratum: rows taken, and rows attacked in column ``depth`` along each
-    # diagonal (the masks of :func:`jaxqueens.core.prefixes.expand`); None: the empty board
+    # [3, W] uint32 the stratum: rows taken, and rows attacked in column `depth` along each
+    # diagonal (the masks of `expand`); None: the empty board
     masks: jax.Array | None = None
 
 
 class State(NamedTuple):
-    """One probe between two levels (``W = config.words``)."""
+    """One probe between two levels (`W = config.words`)."""
 
     cols: jax.Array  # [W] uint32 rows taken
     ld: jax.Array  # [W] uint32 rows attacked in the next column along one diagonal
@@ -123,7 +95,7 @@ class Result(NamedTuple):
 
 
 class GroupSums(NamedTuple):
-    """Probes reduced per group of ``group`` (:func:`group_sums`), for the host's float64."""
+    """Probes reduced per group of `group` (`group_sums`), for the host's float64."""
 
     top: jax.Array  # [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
     w: jax.Array  # [..., G] float32 sum of weights
@@ -134,7 +106,7 @@ class GroupSums(NamedTuple):
 
 
 def words_of(masks64: np.ndarray, words: int) -> np.ndarray:
-    """The kernel's mask layout: uint64 ``[S, 3]`` -> uint32 ``[S, 3, W]`` (host NumPy)."""
+    """The kernel's mask layout: uint64 `[S, 3]` -> uint32 `[S, 3, W]` (host NumPy)."""
     return np.stack(
         [
             ((masks64 >> np.uint64(32 * w)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
@@ -149,7 +121,7 @@ def _popcount(x):
 
 
 def _kth_bit(x, k):
-    """Position (int32) of the k-th (0-based) set bit of uint32 ``x``; needs k < popcount(x)."""
+    """Position (int32) of the k-th (0-based) set bit of uint32 `x`; needs k < popcount(x)."""
     pos = jnp.zeros_like(k)
     for w in (16, 8, 4, 2, 1):
         low = x & U32((1 << w) - 1)
@@ -162,7 +134,7 @@ def _kth_bit(x, k):
 
 
 def _below(u, d):
-    """Integer in [0, d) from uint32 ``u`` by multiply-shift (bias <= d / 2^32), d < 2^16."""
+    """Integer in [0, d) from uint32 `u` by multiply-shift (bias <= d / 2^32), d < 2^16."""
     d = d.astype(U32)
     return (((u >> U32(16)) * d + (((u & U32(0xFFFF)) * d) >> U32(16))) >> U32(16)).astype(I32)
 
@@ -173,7 +145,7 @@ def _pow2(t):
 
 
 class _Walk(NamedTuple):
-    """:class:`State`'s walk inside the level loop: each mask as W scalar words (``W x []``), so
+    """`State`'s walk inside the level loop: each mask as W scalar words (`W x []`), so
     that the loop body is scalar code per word."""
 
     cols: tuple
@@ -248,11 +220,11 @@ def _level(state: _Walk, level, seed, lane, config: Config) -> _Walk:
 
 
 def start(seed, lane, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """Probe ``lane`` (uint32 []) of the 64-bit stream ``seed`` (uint32 [2]) at its start: the
-    stratum of ``problem.masks``, or the root. Its draw at level j is
-    ``stream_bits(seed, j, lane)``; the
+    """Probe `lane` (uint32 []) of the 64-bit stream `seed` (uint32 [2]) at its start: the
+    stratum of `problem.masks`, or the root. Its draw at level j is
+    `stream_bits(seed, j, lane)`; the
     driver runs call c's probes as lanes of the stream
-    :func:`jaxqueens.drivers.estimate.call_seed` ``(seed, c)``. Mask bits at or above n are
+    `call_seed` `(seed, c)`. Mask bits at or above n are
     dropped."""
     base.check_type("config", config, Config)
     base.check_type("params", params, Params, "make it with estimate.default_params(config)")
@@ -288,7 +260,7 @@ def start(seed, lane, config: Config, params: Params, problem: Problem | None = 
 
 
 def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """A probe at its start (key is consumed): lane 0 of the stream ``seed_of(key)``."""
+    """A probe at its start (key is consumed): lane 0 of the stream `seed_of(key)`."""
     return start(seed_of(key), 0, config, params, problem)
 
 
@@ -304,7 +276,7 @@ def done(s: State, config: Config, params: Params) -> jax.Array:
 
 def step(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
     """One level down: a uniformly random free row of the next column, the weight multiplied by
-    the number of free rows (a no-op once :func:`done`)."""
+    the number of free rows (a no-op once [`done`][jaxqueens.solvers.estimate.done])."""
     base.check_type("state", s, State, "make it with estimate.init")
     lv = placed(s)
     nxt = _from_walk(_level(_walk(s), lv, s.seed, s.lane, config), s)
@@ -312,10 +284,10 @@ def step(s: State, config: Config, params: Params, problem: Problem | None = Non
 
 
 def walk(seed, lane, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """Probe ``lane`` of the stream ``seed`` (:func:`start`) down to depth n or death: a
-    ``fori_loop`` over levels ``config.depth .. n-1`` whose level is the loop's counter (under
-    ``vmap`` the hash's per-level half is shared by every lane); :func:`step` repeated gives the
-    same probe."""
+    """Probe `lane` of the stream `seed` ([`start`][jaxqueens.solvers.estimate.start]) down to depth
+    n or death: a `fori_loop` over levels `config.depth .. n-1` whose level is the loop's counter
+    (under `vmap` the hash's per-level half is shared by every lane);
+    [`step`][jaxqueens.solvers.estimate.step] repeated gives the same probe."""
     s = start(seed, lane, config, params, problem)
     w = lax.fori_loop(
         config.depth, config.n, lambda lv, w: _level(w, lv, s.seed, s.lane, config), _walk(s)
@@ -324,9 +296,10 @@ def walk(seed, lane, config: Config, params: Params, problem: Problem | None = N
 
 
 def finish(s: State, config: Config, params: Params) -> Result:
-    """The probe from any state ``s`` (at a level >= ``config.depth``) down to depth n or death:
-    :func:`step` repeated. For a probe at its start :func:`walk` is the same and faster (its
-    loop's counter is the level, shared by every lane under ``vmap``)."""
+    """The probe from any state `s` (at a level >= `config.depth`) down to depth n or death:
+    [`step`][jaxqueens.solvers.estimate.step] repeated. For a probe at its start
+    [`walk`][jaxqueens.solvers.estimate.walk] is the same and faster (its loop's counter is the
+    level, shared by every lane under `vmap`)."""
     base.check_type("state", s, State, "make it with estimate.init")
     s = lax.fori_loop(0, config.n - config.depth, lambda _, s: step(s, config, params), s)
     return result(s, config, params)
@@ -340,14 +313,14 @@ def result(s: State, config: Config, params: Params) -> Result:
 
 def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
     """One probe from its start to depth n or death (key is consumed): lane 0 of the stream
-    ``seed_of(key)`` (:func:`walk`)."""
+    `seed_of(key)` ([`walk`][jaxqueens.solvers.estimate.walk])."""
     return walk(seed_of(key), 0, config, params, problem)
 
 
 def group_sums(results: Result, group: int) -> GroupSums:
-    """Probes ``[..., P]`` (P a multiple of ``group``) reduced per group of ``group``: float32 sums
-    scaled by the group's largest exponent, ``[..., P / group]`` each (the host adds them up in
-    float64 after ``ldexp``)."""
+    """Probes `[..., P]` (P a multiple of `group`) reduced per group of `group`: float32 sums
+    scaled by the group's largest exponent, `[..., P / group]` each (the host adds them up in
+    float64 after `ldexp`)."""
     m, e, nodes, hit = results.m, results.e, results.nodes, results.solved
     shape = (*m.shape[:-1], m.shape[-1] // group, group)
     m, e, nodes, hit = (x.reshape(shape) for x in (m, e, nodes, hit))

@@ -1,107 +1,12 @@
-"""Genetic algorithms for N-Queens, written for one trial: its islands ``[I, P, n]``.
+"""Genetic algorithms for N-Queens, written for one trial: its islands `[I, P, n]`.
 
-The kernel keeps the package's contract (:mod:`jaxqueens.solvers.base`): a static
-:class:`Config`, dynamic :class:`Params` (rates, tournament size, elite, migrants, migration
-period, budget: sweep them with ``jax.vmap`` without recompiling), :func:`init`, :func:`step`
-(one generation, a no-op once :func:`done`) and :func:`run` (generations until solved or out of
-``Params.generations``)::
-
-    import jax, jaxqueens.solvers.ga as ga
-    config = ga.Config(n=20, pop=300, scheme="generational", crossover="pmx")
-    result = jax.jit(ga.run, static_argnums=1)(jax.random.key(0), config, ga.default_params(config))
-    result.rows, result.solved, result.steps  # best board, solved?, generations run
-
-A trial is ``Config.islands`` populations (always an islands axis, ``I = 1`` by default) of
-``Config.pop`` genomes; a genome is a board ``rows[n]`` (``rows[c]`` = row of the queen in column
-c), stored as ``int8``/``int16`` (:func:`~jaxqueens.solvers.ga_genomes.gene_dtype`).
-
-Two generations (``Config.scheme``):
-
-- ``steady`` (the classic course GA): per island one tournament of ``Params.tournament`` distinct
-  random individuals; its best two breed (crossover with probability ``cxpb``), each child is
-  mutated with probability ``mutpb``, both are added, and the two worst of the ``pop + 2`` are
-  removed (ties: older individuals go first), so the best individual is never lost.
-- ``generational`` (DEAP's ``eaSimple``, Back, Fogel & Michalewicz 2000): ``pop`` tournament
-  selections (with replacement), consecutive pairs mated with probability ``cxpb``, each
-  offspring mutated with probability ``mutpb``, then the offspring replace the population;
-  ``Params.elite`` best parents are copied over the worst offspring (0 is pure eaSimple).
-  Crossover, mutation and evaluation run only on the rows they apply to
-  (:func:`~jaxqueens.solvers.ga_masked.masked_apply`, whose batching rule folds vmapped trials into
-  one compaction: DEAP's rates leave most rows unchanged).
-
-Islands exchange individuals on a ring every ``Params.migrate_every`` generations (0: never):
-island i's ``Params.migrants`` best replace island i+1's worst. Trial t of a batch is keyed
-``fold_in(key, t)`` (:func:`jaxqueens.solvers.base.chain_keys`), so its result does not depend on
-the trials beside it; :mod:`jaxqueens.parallel.trials` batches trials for the driver,
-:func:`jaxqueens.drivers.ga.evolve`.
-
-Bring your own operator. ``Config.fitness``, ``selection``, ``crossover`` and ``mutation`` take a
-built-in's name or a function with the built-ins' signature (one mechanism: a name is looked up
-in the operator modules' tables, :data:`~jaxqueens.solvers.ga_fitness.FITNESS`,
-:data:`~jaxqueens.solvers.ga_selection.SELECTIONS`,
-:data:`~jaxqueens.solvers.ga_crossover.CROSSOVERS` and
-:data:`~jaxqueens.solvers.ga_mutation.MUTATIONS`):
-
-- fitness ``f(x [n] int32) -> []`` int or float, minimised; a trial is solved when its best
-  fitness is at most ``Params.target`` (default 0);
-- selection ``s(seed [] uint32, fit [P], size [] int32, count: int) -> [count]`` int indices
-  (``count``: 2 parents per island in the steady scheme, ``pop`` in the generational one;
-  ``size`` is ``Params.tournament``);
-- crossover ``c(seed [] uint32, a [n], b [n]) -> (child1 [n], child2 [n])``;
-- mutation ``m(seed [] uint32, x [n], indpb [] float32) -> [n]``
-
-(genomes in the storage dtype, children of any integer dtype; the seed is a fresh 32-bit hash
-seed per call: draw from it with :func:`jaxqueens.core.rng.hash_bits`). A function is checked once,
-when the :class:`Config` is built (``jax.eval_shape``); a wrong shape or dtype is a one-line
-:class:`~jaxqueens.errors.QueensError` naming the operator and what it must return. The config
-stays hashable (a jit-static argument) and compares functions by identity: a new function
-object compiles anew, so define it once. Operators must not close over traced values. Under
-``constrained`` the kernel repairs the children of any crossover and mutation and adds the
-forbidden-square penalty to any fitness; ``toroidal`` picks the torus' built-in fitness (a user
-fitness is used as given). A user fitness on permutation boards, e.g. the queens' conflicts
-weighted by column (0 exactly for solutions)::
-
-    import jax.numpy as jnp
-
-    def weighted(x):  # x [n] int32, a permutation: only diagonal conflicts
-        n = x.shape[0]
-        c = jnp.arange(n)
-        same = (jnp.abs(x[:, None] - x[None, :]) == jnp.abs(c[:, None] - c[None, :])) & (
-            c[:, None] != c[None, :]
-        )
-        return jnp.sum(jnp.where(same, 1 + c[None, :], 0), dtype=jnp.int32)
-
-    config = ga.Config(n=12, pop=100, fitness=weighted)
-
-Fitnesses built in (``Config.fitness``): ``pairs`` (attacking pairs, 0 = solution), ``excess``
-(DEAP's sum over lines of queens beyond the first) and ``report-diagonals-only`` (the GA report's
-score, diagonal pairs only, whose 0 is not always a solution: the driver checks and labels such
-boards). "Evaluations" (:class:`Metrics`) are counted as DEAP counts them: the initial
-population plus, per generation, every individual changed by crossover or mutation
-(steady-state: the two children).
-
-Constrained boards: the static switches ``Config.toroidal`` (diagonals taken modulo n:
-:data:`~jaxqueens.solvers.ga_fitness.TOROIDAL_FITNESS`) and ``Config.constrained`` (an
-instance's :class:`~jaxqueens.solvers.constrained.Mask` in :class:`Problem`, dynamic: a new
-instance of the same n never recompiles); both off, none of their code is compiled. Under
-``constrained`` every genome the GA creates (initial, crossover, mutation) is repaired so that
-each fixed queen stands on its square (:data:`~jaxqueens.solvers.ga_repair.REPAIRS`: a swap in
-the permutation encoding, which keeps a permutation; a reset in the combination encoding), so no
-evaluated or reported genome moves a fixed queen; a queen on a forbidden square adds
-:func:`~jaxqueens.solvers.ga_fitness.forbidden_weight` (more than all attacking pairs together)
-to the fitness, so a board of fitness 0 never uses one. The combination encoding starts from a
-random allowed square per column (:func:`~jaxqueens.solvers.constrained.allowed_start`).
-
-Randomness: island i of a trial draws one 64-bit stream seed from the trial key
-(``fold_in(key, i)``; :func:`jaxqueens.core.rng.chain_seeds`); generation g uses the hash of
-(island seed, g), so a generation's draws do not depend on how the generations are chunked.
-
-Functions: :func:`init`, :func:`generation` (one generation and its :class:`Metrics`, whether or
-not the trial is done: what the driver records), :func:`step` (its gated form), :func:`done`,
-:func:`result`, :func:`finish` (:func:`run` from a given state), :func:`run`;
-:func:`initial_metrics` (generation 0), :func:`migrate` (the ring), :func:`operators` (a
-config's four operators, names resolved) and the per-row forms the generations use
-(:func:`fitness_row`, :func:`crossover_row`, :func:`mutation_row`).
+The kernel keeps the package's contract (`jaxqueens.solvers.base`): a static `Config`, dynamic
+`Params` (rates, tournament size, elite, migration, budget), `init`, `step` (one generation) and
+`run`. Two schemes: `steady` (the classic course GA: tournament, two children replace the two
+worst) and `generational` (DEAP's `eaSimple`, Back, Fogel & Michalewicz 2000), with islands on a
+ring. Fitness, selection, crossover and mutation take a built-in's name or your own function.
+The docs' ga page describes the schemes, the operator signatures, constrained boards and the
+randomness.
 """
 
 from __future__ import annotations
@@ -144,24 +49,24 @@ class Config:
     Attributes:
       n: board size (4..32767).
       pop: individuals per island.
-      encoding: ``permutation`` (rows distinct) or ``combination`` (rows may repeat).
-      scheme: ``steady`` or ``generational``.
-      crossover: a name of ``ga_crossover.CROSSOVERS[encoding]`` or a function; None: the
-        encoding's (``cut`` / ``one_point``).
-      mutation: a name of ``ga_mutation.MUTATIONS[encoding]`` or a function; None: ``swap`` /
-        ``reset``.
-      tournament: the most aspirants per tournament (``Params.tournament`` is at most this).
-      elite: generational: the most best parents kept (``Params.elite`` is at most this).
+      encoding: `permutation` (rows distinct) or `combination` (rows may repeat).
+      scheme: `steady` or `generational`.
+      crossover: a name of `ga_crossover.CROSSOVERS[encoding]` or a function; None: the
+        encoding's (`cut` / `one_point`).
+      mutation: a name of `ga_mutation.MUTATIONS[encoding]` or a function; None: `swap` /
+        `reset`.
+      tournament: the most aspirants per tournament (`Params.tournament` is at most this).
+      elite: generational: the most best parents kept (`Params.elite` is at most this).
       islands: populations per trial, on a migration ring.
-      migrants: the most individuals sent along the ring (``Params.migrants`` at most this).
-      fitness: a name of ``ga_fitness.FITNESS`` or a function ``[n] int32 -> []`` (minimised).
+      migrants: the most individuals sent along the ring (`Params.migrants` at most this).
+      fitness: a name of `ga_fitness.FITNESS` or a function `[n] int32 -> []` (minimised).
       cx_cap32, mut_cap32, eval_cap32: size the compacted batches of the generational loop in
-        32nds (:func:`~jaxqueens.solvers.ga_masked.masked_apply`): results never depend on them,
-        only the speed does (set them from the rates: :func:`jaxqueens.drivers.ga.check_setup`).
+        32nds (`masked_apply`): results never depend on them,
+        only the speed does (set them from the rates: `check_setup`).
       toroidal: queens attack along diagonals modulo n.
-      constrained: the kernels read an instance ``Problem.mask``: fixed queens, forbidden squares.
-      selection: a name of ``ga_selection.SELECTIONS`` or a function (module docstring); None: the
-        scheme's (``distinct_tournament`` steady, ``tournament`` generational).
+      constrained: the kernels read an instance `Problem.mask`: fixed queens, forbidden squares.
+      selection: a name of `ga_selection.SELECTIONS` or a function (module docstring); None: the
+        scheme's (`distinct_tournament` steady, `tournament` generational).
     """
 
     n: int
@@ -240,13 +145,14 @@ class Config:
 
     @property
     def parents(self) -> int:
-        """Parents one selection call returns per island (the ``count`` of a selection)."""
+        """Parents one selection call returns per island (the `count` of a selection)."""
         return 2 if self.scheme == "steady" else self.pop
 
 
 class Params(NamedTuple):
-    """Dynamic parameters (0-d arrays): new values never recompile; ``jax.vmap`` sweeps them.
-    Integer counts above their :class:`Config` capacity are clipped to it."""
+    """Dynamic parameters (0-d arrays): new values never recompile; `jax.vmap` sweeps them.
+    Integer counts above their [`Config`][jaxqueens.solvers.ga.Config] capacity are clipped to
+    it."""
 
     cxpb: jax.Array  # [] float32: crossover probability per pair
     mutpb: jax.Array  # [] float32: mutation probability per child
@@ -307,7 +213,7 @@ def default_params(
 
 
 def _check_values(v: dict, config: Config, prefix: str = "ga.default_params: ") -> None:
-    """The values of a :class:`Params` (host numbers), each in its range."""
+    """The values of a `Params` (host numbers), each in its range."""
     steady = config.scheme == "steady"
     ranges = {
         "tournament": (2 if steady else 1, config.tournament),
@@ -327,7 +233,7 @@ def _check_values(v: dict, config: Config, prefix: str = "ga.default_params: ") 
 
 
 def _checked(config: Config, params: Params, problem=None, state=None) -> None:
-    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`): types,
+    """The kernel's arguments checked at its boundary (`base`): types,
     the params' shapes and dtypes, and their values where concrete."""
     base.check_type("config", config, Config)
     base.check_params(params, Params, _TEMPLATE, "ga")
@@ -350,7 +256,7 @@ _TEMPLATE = Params._make(
 
 
 class Problem(NamedTuple):
-    """What is solved beyond ``n`` (dynamic; every trial of a batch may share it)."""
+    """What is solved beyond `n` (dynamic; every trial of a batch may share it)."""
 
     mask: Mask | None = None  # the instance (Config.constrained), or None
 
@@ -404,7 +310,7 @@ class Operators(NamedTuple):
 
 
 def operators(config: Config) -> Operators:
-    """The operators of ``config``: a name is looked up in the operator modules' tables
+    """The operators of `config`: a name is looked up in the operator modules' tables
     (built-in selections bound to the tournament capacity), a function used as given."""
 
     def pick(v, table):
@@ -434,7 +340,7 @@ def _shown(x) -> str:
 
 
 def _check_operators(config: Config) -> None:
-    """Trace every user function once on abstract arguments (``jax.eval_shape``) and raise a
+    """Trace every user function once on abstract arguments (`jax.eval_shape`) and raise a
     one-line QueensError when one fails or returns other shapes or dtypes than it must."""
     n, g = config.n, ga_genomes.gene_dtype(config.n)
     u32, gene = jax.ShapeDtypeStruct((), jnp.uint32), jax.ShapeDtypeStruct((n,), g)
@@ -524,9 +430,9 @@ def _shared(config: Config, params: Params, problem: Problem) -> Shared:
 
 
 def fitness_row(config: Config):
-    """``(shared, x [n]) -> []``: the config's fitness, plus
-    :func:`~jaxqueens.solvers.ga_fitness.forbidden_weight` per queen on a square the instance
-    forbids (``config.constrained``)."""
+    """`(shared, x [n]) -> []`: the config's fitness, plus
+    `forbidden_weight` per queen on a square the instance
+    forbids (`config.constrained`)."""
     f = operators(config).fitness
     if not config.constrained:
         return lambda sh, x: f(x.astype(I32))
@@ -543,15 +449,15 @@ def _repair(config: Config):
 
 
 def crossover_row(config: Config):
-    """``(shared, seed, a [n], b [n]) -> (c1, c2)``: the config's crossover, children in the
-    gene dtype and, under ``config.constrained``, repaired (every fixed queen on its square)."""
+    """`(shared, seed, a [n], b [n]) -> (c1, c2)`: the config's crossover, children in the
+    gene dtype and, under `config.constrained`, repaired (every fixed queen on its square)."""
     cx, fix = operators(config).crossover, _repair(config)
     return lambda sh, s, a, b: tuple(fix(sh, c) for c in cx(s, a, b))
 
 
 def mutation_row(config: Config):
-    """``(shared, seed, x [n]) -> x'``: the config's mutation at rate ``shared.indpb``, repaired
-    like :func:`crossover_row`."""
+    """`(shared, seed, x [n]) -> x'`: the config's mutation at rate `shared.indpb`, repaired
+    like [`crossover_row`][jaxqueens.solvers.ga.crossover_row]."""
     mut, fix = operators(config).mutation, _repair(config)
     return lambda sh, s, x: fix(sh, mut(s, x, sh.indpb))
 
@@ -562,8 +468,8 @@ def mutation_row(config: Config):
 def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
     """Random initial islands of one trial (key is consumed).
 
-    Island i draws from ``fold_in(key, i)`` only. Under ``config.constrained`` every fixed queen
-    of ``problem.mask`` stands on its square (and the combination encoding starts from a random
+    Island i draws from `fold_in(key, i)` only. Under `config.constrained` every fixed queen
+    of `problem.mask` stands on its square (and the combination encoding starts from a random
     allowed square per column).
     """
     _checked(config, params, problem)
@@ -620,7 +526,7 @@ def _metrics(fit, nevals, sols, ok, best=None) -> Metrics:
 
 
 def steady_island(seed, genes, fit, config: Config, params: Params, sh: Shared):
-    """One steady-state generation of one island ``genes [P, n]``: two children, two worst out.
+    """One steady-state generation of one island `genes [P, n]`: two children, two worst out.
     Returns (genes, fit, evaluations, children [2, n], children reached the target [2])."""
     op, fit_one = operators(config), fitness_row(config)
     cx, mut = crossover_row(config), mutation_row(config)
@@ -647,10 +553,10 @@ def steady_island(seed, genes, fit, config: Config, params: Params, sh: Shared):
 
 
 def generational_islands(seeds, genes, fit, config: Config, params: Params, sh: Shared):
-    """One generation of DEAP's eaSimple (plus elitism) on one trial's islands ``[I, P, n]``.
+    """One generation of DEAP's eaSimple (plus elitism) on one trial's islands `[I, P, n]`.
 
     Selection and replacement run per island; crossover, mutation and evaluation run over the
-    trial's rows, each only on the rows it applies to (``ga_masked.masked_apply``; vmapped over
+    trial's rows, each only on the rows it applies to (`ga_masked.masked_apply`; vmapped over
     trials, its batching rule compacts the rows of every trial at once).
     """
     op = operators(config)
@@ -700,8 +606,8 @@ def generational_islands(seeds, genes, fit, config: Config, params: Params, sh: 
 
 
 def migrate(genes, fit, config: Config, migrants=None):
-    """Ring migration over one trial's islands ``[I, P, n]``: island i's ``migrants`` (dynamic,
-    1..``config.migrants``; default all of them) best replace island i+1's worst."""
+    """Ring migration over one trial's islands `[I, P, n]`: island i's `migrants` (dynamic,
+    1..`config.migrants`; default all of them) best replace island i+1's worst."""
     m = config.migrants
     best = jax.vmap(lambda f: ga_selection.best_indices(f, m))(fit)  # [I, m]
     worst = jax.vmap(lambda f: ga_selection.worst_indices(f, m))(fit)
@@ -715,8 +621,9 @@ def migrate(genes, fit, config: Config, migrants=None):
 def generation(
     state: State, config: Config, params: Params, problem: Problem | None = None
 ) -> tuple[State, Metrics]:
-    """Generation ``state.gen + 1`` of every island (then migration when due), with its metrics.
-    Runs whether or not the trial is :func:`done` (:func:`step` is the gated form)."""
+    """Generation `state.gen + 1` of every island (then migration when due), with its metrics.
+    Runs whether or not the trial is [`done`][jaxqueens.solvers.ga.done]
+    ([`step`][jaxqueens.solvers.ga.step] is the gated form)."""
     sh = _shared(config, params, _problem(problem))
     gen = state.gen + 1
     seeds = stream_bits(state.seed, gen, jnp.zeros((), jnp.uint32))  # [I] this generation's
@@ -753,12 +660,13 @@ def generation(
 
 
 def done(state: State, config: Config, params: Params) -> jax.Array:
-    """[] bool: solved (best fitness at most ``params.target``) or ``params.generations`` run."""
+    """[] bool: solved (best fitness at most `params.target`) or `params.generations` run."""
     return (state.gen >= params.generations) | (state.best_fit <= params.target)
 
 
 def step(state: State, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """One generation (:func:`generation`); a no-op once :func:`done`."""
+    """One generation ([`generation`][jaxqueens.solvers.ga.generation]); a no-op once
+    [`done`][jaxqueens.solvers.ga.done]."""
     _checked(config, params, problem, state)
     return lax.cond(
         done(state, config, params),
@@ -779,8 +687,8 @@ def result(state: State, config: Config, params: Params) -> Result:
 
 
 def finish(state: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """Generations from ``state`` until :func:`done` (a ``lax.while_loop``), then its result:
-    :func:`run` from a given state."""
+    """Generations from `state` until [`done`][jaxqueens.solvers.ga.done] (a `lax.while_loop`), then
+    its result: [`run`][jaxqueens.solvers.ga.run] from a given state."""
     _checked(config, params, problem, state)
     state = lax.while_loop(
         lambda s: ~done(s, config, params),
@@ -791,11 +699,11 @@ def finish(state: State, config: Config, params: Params, problem: Problem | None
 
 
 def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """One trial: generations until solved or ``params.generations`` are run (key is consumed)."""
+    """One trial: generations until solved or `params.generations` are run (key is consumed)."""
     return finish(init(key, config, params, problem), config, params, problem)
 
 
 GAConfig = Config
-"""The name :mod:`jaxqueens` exports (``jaxqueens.GAConfig``)."""
+"""The name `jaxqueens` exports (`jaxqueens.GAConfig`)."""
 GAParams = Params
-"""The name :mod:`jaxqueens` exports (``jaxqueens.GAParams``)."""
+"""The name `jaxqueens` exports (`jaxqueens.GAParams`)."""

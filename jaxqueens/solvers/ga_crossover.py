@@ -1,14 +1,14 @@
-"""Crossovers of the GA kernels, each for ONE pair of parents ``[n]`` giving two children.
+"""Crossovers of the GA kernels, each for ONE pair of parents `[n]` giving two children.
 
-Permutation encoding (every child a permutation): :func:`cx_cut` (classic one-cut "cut and
-fill"), :func:`cx_pmx` (Goldberg & Lingle 1985), :func:`cx_ox1` (Davis 1985) and
-:func:`cx_cycle` (Oliver et al. 1987). Combination encoding: :func:`cx_one_point`,
-:func:`cx_uniform`. :data:`CROSSOVERS` names them per encoding; :data:`Crossover` is the
+Permutation encoding (every child a permutation): `cx_cut` (classic one-cut "cut and
+fill"), `cx_pmx` (Goldberg & Lingle 1985), `cx_ox1` (Davis 1985) and
+`cx_cycle` (Oliver et al. 1987). Combination encoding: `cx_one_point`,
+`cx_uniform`. `CROSSOVERS` names them per encoding; `Crossover` is the
 signature a user's crossover keeps.
 
-PMX chains and the cycles of cycle crossover are followed by pointer doubling (``ceil(log2 n)``
-gathers); "fill from the other parent in order" (:func:`keep_fill`) is a cumsum and a scatter.
-PMX is the textbook operator; DEAP's ``cxPartialyMatched`` swaps in place and can give other
+PMX chains and the cycles of cycle crossover are followed by pointer doubling (`ceil(log2 n)`
+gathers); "fill from the other parent in order" (`keep_fill`) is a cumsum and a scatter.
+PMX is the textbook operator; DEAP's `cxPartialyMatched` swaps in place and can give other
 children when segment values chain (both give permutations).
 """
 
@@ -26,8 +26,8 @@ I32 = jnp.int32
 
 
 def keep_fill(a: jax.Array, b: jax.Array, lo, hi) -> jax.Array:
-    """Child keeping ``a[lo:hi]``; the other positions, from ``hi`` on (wrapping), get ``b``'s
-    genes in ``b``'s order from position ``hi`` on (wrapping), skipping those already kept."""
+    """Child keeping `a[lo:hi]`; the other positions, from `hi` on (wrapping), get `b`'s
+    genes in `b`'s order from position `hi` on (wrapping), skipping those already kept."""
     n = a.shape[-1]
     ar = jnp.arange(n, dtype=I32)
     rot = (ar + hi) % n  # rotated coordinates: the kept segment is the last hi - lo slots
@@ -40,16 +40,16 @@ def keep_fill(a: jax.Array, b: jax.Array, lo, hi) -> jax.Array:
 
 
 def cx_cut(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Classic one-cut "cut and fill": child 1 keeps ``a[:cut]`` and fills the rest with ``b``'s
-    genes in ``b``'s order from the cut on, wrapping around, skipping genes already present;
-    child 2 likewise with the parents' roles swapped. ``cut`` is uniform in 1..n-1."""
+    """Classic one-cut "cut and fill": child 1 keeps `a[:cut]` and fills the rest with `b`'s
+    genes in `b`'s order from the cut on, wrapping around, skipping genes already present;
+    child 2 likewise with the parents' roles swapped. `cut` is uniform in 1..n-1."""
     n = a.shape[-1]
     cut = 1 + randint(seed, 21, 1, max(n - 1, 1))[0]
     return keep_fill(a, b, 0, cut), keep_fill(b, a, 0, cut)
 
 
 def cx_ox1(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Order crossover OX1: keep ``a[lo:hi]``, fill from ``b`` in order starting after ``hi``."""
+    """Order crossover OX1: keep `a[lo:hi]`, fill from `b` in order starting after `hi`."""
     lo, hi = two_cuts(seed, 22, a.shape[-1])
     return keep_fill(a, b, lo, hi), keep_fill(b, a, lo, hi)
 
@@ -59,12 +59,12 @@ def _doublings(n: int) -> int:
 
 
 def cx_pmx(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Partially matched crossover (PMX) with DEAP's cut points (segment ``[lo, hi)``).
+    """Partially matched crossover (PMX) with DEAP's cut points (segment `[lo, hi)`).
 
-    Child 1 takes ``b``'s segment; outside it, ``a``'s gene, mapped through the correspondence
-    ``b[j] -> a[j]`` (j in the segment) until it leaves ``b``'s segment; child 2 likewise the
-    other way. Those correspondences form paths from a value of ``b[seg] - a[seg]`` to one of
-    ``a[seg] - b[seg]``: child 1 maps starts to ends (pointer doubling), child 2 ends to starts
+    Child 1 takes `b`'s segment; outside it, `a`'s gene, mapped through the correspondence
+    `b[j] -> a[j]` (j in the segment) until it leaves `b`'s segment; child 2 likewise the
+    other way. Those correspondences form paths from a value of `b[seg] - a[seg]` to one of
+    `a[seg] - b[seg]`: child 1 maps starts to ends (pointer doubling), child 2 ends to starts
     (one scatter of the same paths).
     """
     lo, hi = two_cuts(seed, 23, a.shape[-1])
@@ -72,7 +72,7 @@ def cx_pmx(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 def pmx_at(a: jax.Array, b: jax.Array, lo, hi) -> tuple[jax.Array, jax.Array]:
-    """PMX children of ``a`` and ``b`` for the segment ``[lo, hi)``."""
+    """PMX children of `a` and `b` for the segment `[lo, hi)`."""
     n = a.shape[-1]
     ar = jnp.arange(n, dtype=I32)
     seg = (ar >= lo) & (ar < hi)
@@ -90,8 +90,8 @@ def pmx_at(a: jax.Array, b: jax.Array, lo, hi) -> tuple[jax.Array, jax.Array]:
 
 
 def cx_cycle(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Cycle crossover: cycles of positions, taken alternately from ``a`` and ``b`` (the cycle
-    through position 0 from ``a``) for child 1, the other way round for child 2. Deterministic."""
+    """Cycle crossover: cycles of positions, taken alternately from `a` and `b` (the cycle
+    through position 0 from `a`) for child 1, the other way round for child 2. Deterministic."""
     del seed
     n = a.shape[-1]
     ar = jnp.arange(n, dtype=I32)
@@ -120,7 +120,7 @@ def cx_uniform(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 Crossover = Callable[[jax.Array, jax.Array, jax.Array], tuple[jax.Array, jax.Array]]
-"""``crossover(seed [] uint32, a [n], b [n]) -> (child1 [n], child2 [n])``."""
+"""`crossover(seed [] uint32, a [n], b [n]) -> (child1 [n], child2 [n])`."""
 
 
 CROSSOVERS: dict[str, dict[str, Crossover]] = {

@@ -1,19 +1,10 @@
-"""Fitness functions of the GA kernels, each for ONE genome ``[n]``, minimised: 0 is a solution.
+"""Fitness functions of the GA kernels, each for ONE genome `[n]`, minimised: 0 is a solution.
 
-:func:`fitness` is the number of attacking pairs (``jaxqueens.core.board``), :func:`excess` the
-queens beyond the first on each line (DEAP's N-Queens fitness); both are 0 exactly for solutions.
-:func:`report_diagonals_only` is the GA report's score (the University of Idaho report's
-combination-encoding GA): pairs on a diagonal only, rows ignored, so a score of 0 is NOT always a
-solution; it is an explicitly named option (:data:`REPORT_FITNESS`) and callers check every such
-board.
-
-Constrained boards (:mod:`jaxqueens.solvers.ga` applies them behind static switches):
-:data:`TOROIDAL_FITNESS` (diagonals modulo n) and :func:`forbidden` with :func:`forbidden_weight`
-(the penalty of a queen on a square the instance's :class:`~jaxqueens.solvers.constrained.Mask`
-closes: blocked, excluded, or attacked by a fixed queen).
-
-:data:`Fitness` is the signature a user's fitness keeps (:mod:`jaxqueens.solvers.ga`, "Bring
-your own operator").
+`fitness` counts attacking pairs and `excess` the queens beyond the first on each line (DEAP's
+N-Queens fitness); both are 0 exactly for solutions. `report_diagonals_only` is the score of the
+University of Idaho report's GA: pairs on a diagonal only, so a score of 0 is NOT always a
+solution, and callers check every such board. `TOROIDAL_FITNESS`, `forbidden` and
+`forbidden_weight` serve constrained boards; `Fitness` is the signature a user's fitness keeps.
 """
 
 from __future__ import annotations
@@ -30,22 +21,22 @@ I32 = jnp.int32
 
 
 SHIFT_MAX_N = PAIRWISE_MAX_N
-"""Largest n whose fitness uses the shifted-slice pairwise form (measured 2x faster than
-``board``'s dense form at n = 20 on XLA:CPU; ``board``'s O(n) line counts win at n = 64)."""
+"""Largest n whose fitness uses the shifted-slice pairwise form (faster than `board`'s dense
+form on small boards; `board`'s O(n) line counts win on large ones)."""
 
 
 def excess(x: jax.Array) -> jax.Array:
-    """Queens beyond the first on each row, diagonal and anti-diagonal, ``sum(k - 1)``: DEAP's
+    """Queens beyond the first on each row, diagonal and anti-diagonal, `sum(k - 1)`: DEAP's
     N-Queens fitness (its example counts diagonals only; permutations have no row excess).
-    0 exactly for solutions, like :func:`fitness`. int32 scalar."""
+    0 exactly for solutions, like `fitness`. int32 scalar."""
     return n_attacks_one(x.astype(I32)).astype(I32)
 
 
 def fitness(x: jax.Array) -> jax.Array:
-    """Attacking pairs of one genome ``[n]`` (rows, diagonals, anti-diagonals): int32 scalar.
+    """Attacking pairs of one genome `[n]` (rows, diagonals, anti-diagonals): int32 scalar.
 
-    Small n: every pair once, as shift k compares ``x[k:]`` with ``x[:-k]`` (static slices, no
-    gathers, n (n - 1) / 2 pairs instead of the dense n^2); larger n: ``board``'s kernel.
+    Small n: every pair once, as shift k compares `x[k:]` with `x[:-k]` (static slices, no
+    gathers, n (n - 1) / 2 pairs instead of the dense n^2); larger n: `board`'s kernel.
     """
     x = x.astype(I32)
     n = x.shape[-1]
@@ -59,10 +50,10 @@ def fitness(x: jax.Array) -> jax.Array:
 
 
 def report_diagonals_only(x: jax.Array) -> jax.Array:
-    """The GA report's score of one genome ``[n]``: pairs of queens on a common diagonal or
+    """The GA report's score of one genome `[n]`: pairs of queens on a common diagonal or
     anti-diagonal, rows IGNORED (the report's fitness checks diagonals only, so in the
     combination encoding, where rows may repeat, a genome can score 0 and not be a solution).
-    int32 scalar; equals :func:`fitness` on permutations."""
+    int32 scalar; equals `fitness` on permutations."""
     x = x.astype(I32)
     n = x.shape[-1]
     if n > SHIFT_MAX_N:  # O(n) line counts
@@ -80,21 +71,21 @@ def report_diagonals_only(x: jax.Array) -> jax.Array:
 
 
 def _torus_lines(x: jax.Array) -> tuple[jax.Array, ...]:
-    """Counts ``[n]`` of queens per row and per modular diagonal ``(x + c) mod n`` and
-    ``(x - c) mod n``."""
+    """Counts `[n]` of queens per row and per modular diagonal `(x + c) mod n` and
+    `(x - c) mod n`."""
     n = x.shape[-1]
     c = jnp.arange(n, dtype=I32)
     return tuple(jnp.zeros(n, I32).at[idx].add(1) for idx in (x, (x + c) % n, (x - c) % n))
 
 
 def toroidal_fitness(x: jax.Array) -> jax.Array:
-    """Attacking pairs of one genome ``[n]`` on the torus (diagonals taken modulo n): int32.
+    """Attacking pairs of one genome `[n]` on the torus (diagonals taken modulo n): int32.
 
     Pairs are counted per line, as the checker counts them (for even n a pair k = n / 2 columns
-    apart can share both modular diagonals: two). Small n: shift k compares ``x[k:]`` with
-    ``x[:-k]``; the row difference d of a pair on the ``(r - c)`` diagonal is ``k`` modulo n
-    (``k`` or ``k - n``, as |d| < n), on the ``(r + c)`` diagonal ``-k`` modulo n (``-k`` or
-    ``n - k``); larger n: line counts.
+    apart can share both modular diagonals: two). Small n: shift k compares `x[k:]` with
+    `x[:-k]`; the row difference d of a pair on the `(r - c)` diagonal is `k` modulo n
+    (`k` or `k - n`, as |d| < n), on the `(r + c)` diagonal `-k` modulo n (`-k` or
+    `n - k`); larger n: line counts.
     """
     x = x.astype(I32)
     n = x.shape[-1]
@@ -111,7 +102,7 @@ def toroidal_fitness(x: jax.Array) -> jax.Array:
 
 
 def toroidal_excess(x: jax.Array) -> jax.Array:
-    """:func:`excess` on the torus: queens beyond the first on each row and modular diagonal."""
+    """`excess` on the torus: queens beyond the first on each row and modular diagonal."""
     r, a, b = (jnp.sum(jnp.maximum(k - 1, 0), dtype=I32) for k in _torus_lines(x.astype(I32)))
     return r + a + b
 
@@ -121,24 +112,24 @@ TOROIDAL_FITNESS = {"pairs": toroidal_fitness, "excess": toroidal_excess}
 
 
 def forbidden_weight(n: int) -> int:
-    """What one queen on a forbidden square adds to the fitness: ``n (n - 1) / 2 + 1``, more than
+    """What one queen on a forbidden square adds to the fitness: `n (n - 1) / 2 + 1`, more than
     all attacking pairs of a board together, so a board that uses a forbidden square always scores
     worse than any board that does not, and never 0."""
     return n * (n - 1) // 2 + 1
 
 
 def forbidden(x: jax.Array, mask: Mask) -> jax.Array:
-    """[] int32 queens of one genome ``[n]`` on squares ``mask`` forbids."""
+    """[] int32 queens of one genome `[n]` on squares `mask` forbids."""
     n = x.shape[-1]
     return jnp.sum(~mask.allowed[jnp.arange(n), x.astype(I32)], dtype=I32)
 
 
 Fitness = Callable[[jax.Array], jax.Array]
-"""``fitness(x [n] int32) -> []`` int or float, minimised (0: solved)."""
+"""`fitness(x [n] int32) -> []` int or float, minimised (0: solved)."""
 
 
 REPORT_FITNESS = "report-diagonals-only"
-"""The GA report's score (:func:`report_diagonals_only`): 0 does not mean solved."""
+"""The GA report's score (`report_diagonals_only`): 0 does not mean solved."""
 
 
 FITNESS = {"pairs": fitness, "excess": excess, REPORT_FITNESS: report_diagonals_only}

@@ -1,24 +1,12 @@
 """Genomes of the GA kernels and the per-genome primitives every operator builds on.
 
-Encodings (a genome is a board ``rows[n]``: ``rows[c]`` is the row of the queen in column c):
-
-- ``permutation``: all rows distinct; every permutation operator returns a permutation.
-- ``combination``: rows may repeat; the fitness counts row conflicts too, so a genome with two
-  queens on a row is never a solution.
-
-Genomes are stored in :func:`gene_dtype` (``int8``/``int16``); operators compute in int32.
-
-Gathers and scatters within one genome go through :func:`gather1d` and :func:`scatter1d`, whose
-batching rule flattens the batch into one 1-D gather/scatter with row offsets: XLA:CPU runs that
-3-4x faster than the batched gather ``vmap`` emits (measured, n = 20). :func:`index_of` (inverse
-permutation) and :func:`fisher_yates` (random genomes) are built on them, unlike the board-level
-helpers of :mod:`jaxqueens.core`.
-
-Randomness: every operator takes ``seed``, a uint32 scalar, and draws from the counter-based hash
-of :mod:`jaxqueens.core.rng` through :func:`bits`, :func:`uniform`, :func:`randint` and
-:func:`two_cuts` (threefry costs far more per draw on XLA:CPU, ``PERFORMANCE.md``); ``salt``
-separates the draws of one operator. Derive a fresh seed per individual and generation
-(:mod:`jaxqueens.solvers.ga` does), because the seed is consumed.
+A genome is a board `rows[n]` in the `permutation` encoding (all rows distinct) or the
+`combination` encoding (rows may repeat), stored in `gene_dtype` (`int8`/`int16`); operators
+compute in int32. `gather1d` and `scatter1d` batch as one flat gather/scatter with row offsets,
+which XLA:CPU runs faster than the batched gather `vmap` emits. Every operator takes `seed`, a
+uint32 scalar, and draws from the counter-based hash of `jaxqueens.core.rng` (`bits`,
+`uniform`, `randint`, `two_cuts`); the seed is consumed, so derive a fresh one per individual
+and generation.
 """
 
 from __future__ import annotations
@@ -53,7 +41,7 @@ def _offsets(axis_size: int, m: int, idx: jax.Array) -> jax.Array:
 
 @jax.custom_batching.custom_vmap
 def gather1d(x: jax.Array, idx: jax.Array) -> jax.Array:
-    """``x[idx]`` for a 1-D ``x`` and int32 ``idx`` in ``0..len(x)-1`` (trusted, not clipped)."""
+    """`x[idx]` for a 1-D `x` and int32 `idx` in `0..len(x)-1` (trusted, not clipped)."""
     return lax.gather(x, idx[..., None], _GATHER, slice_sizes=(1,), mode=_IN_BOUNDS)
 
 
@@ -69,7 +57,7 @@ def _gather1d_vmap(axis_size, in_batched, x, idx):
 
 @jax.custom_batching.custom_vmap
 def scatter1d(x: jax.Array, idx: jax.Array, val: jax.Array) -> jax.Array:
-    """``x.at[idx].set(val)`` for 1-D ``x``; indices outside ``0..len(x)-1`` drop their value;
+    """`x.at[idx].set(val)` for 1-D `x`; indices outside `0..len(x)-1` drop their value;
     in-range indices must be distinct."""
     return lax.scatter(
         x,
@@ -98,22 +86,22 @@ def gene_dtype(n: int):
 
 
 def bits(seed, salt: int, count: int) -> jax.Array:
-    """uint32 ``[count]`` from the hash stream of ``seed``; ``salt`` separates the uses in an op."""
+    """uint32 `[count]` from the hash stream of `seed`; `salt` separates the uses in an op."""
     return hash_bits(seed, salt, jnp.arange(count, dtype=jnp.uint32))
 
 
 def uniform(seed, salt: int, count: int) -> jax.Array:
-    """float32 ``[count]`` in [0, 1) (24-bit resolution)."""
+    """float32 `[count]` in [0, 1) (24-bit resolution)."""
     return (bits(seed, salt, count) >> 8).astype(jnp.float32) * (1.0 / (1 << 24))
 
 
 def randint(seed, salt: int, count: int, high) -> jax.Array:
-    """int32 ``[count]`` in [0, high) (modulo bias <= high / 2^32)."""
+    """int32 `[count]` in [0, high) (modulo bias <= high / 2^32)."""
     return (bits(seed, salt, count) % jnp.asarray(high).astype(jnp.uint32)).astype(I32)
 
 
 def two_cuts(seed, salt: int, n: int) -> tuple[jax.Array, jax.Array]:
-    """Cut points ``0 <= lo < hi <= n`` drawn as DEAP's ``cxPartialyMatched`` does."""
+    """Cut points `0 <= lo < hi <= n` drawn as DEAP's `cxPartialyMatched` does."""
     r = randint(seed, salt, 2, jnp.array([n, n - 1], jnp.uint32))
     a, b = r[0], r[1]
     b = jnp.where(b >= a, b + 1, b)
@@ -121,14 +109,14 @@ def two_cuts(seed, salt: int, n: int) -> tuple[jax.Array, jax.Array]:
 
 
 def index_of(perm: jax.Array) -> jax.Array:
-    """Where each value sits: ``index_of(p)[p[i]] == i`` (the inverse permutation)."""
+    """Where each value sits: `index_of(p)[p[i]] == i` (the inverse permutation)."""
     n = perm.shape[-1]
     return scatter1d(jnp.zeros(n, I32), perm.astype(I32), jnp.arange(n, dtype=I32))
 
 
 def fisher_yates(seed, n: int) -> jax.Array:
-    """A uniformly random permutation of 0..n-1 (Fisher-Yates: n - 1 swaps, O(1) work each;
-    a batched argsort of random keys was 10x slower for 10^6 genomes of n = 64 on XLA:CPU)."""
+    """A uniformly random permutation of 0..n-1 (Fisher-Yates: n - 1 swaps, O(1) work each,
+    cheaper on XLA:CPU than a batched argsort of random keys)."""
     r = bits(seed, 0, n)
 
     def swap(k, x):

@@ -1,9 +1,9 @@
-""":func:`masked_apply`: an operator run only on the rows of a population that need it.
+"""`masked_apply`: an operator run only on the rows of a population that need it.
 
 The GA applies crossover with probability cxpb and mutation with probability mutpb (DEAP's rates,
-0.5 and 0.2, leave most rows unchanged): :func:`masked_apply` gathers the rows whose mask is set
-into compacted passes of :func:`capacity` rows, runs the operator on them and scatters the results
-back, exactly, whatever the mask. Under ``jax.vmap`` (trials, a swept rate) its batching rule
+0.5 and 0.2, leave most rows unchanged): `masked_apply` gathers the rows whose mask is set
+into compacted passes of `capacity` rows, runs the operator on them and scatters the results
+back, exactly, whatever the mask. Under `jax.vmap` (trials, a swept rate) its batching rule
 folds the batch into the rows, so one compaction serves the whole batch.
 """
 
@@ -19,31 +19,31 @@ I32 = jnp.int32
 
 
 def capacity(batch: int, cap32: int) -> int:
-    """Rows per compacted pass for an expected fraction ``cap32 / 32`` of ``batch`` (+6 sigma)."""
+    """Rows per compacted pass for an expected fraction `cap32 / 32` of `batch` (+6 sigma)."""
     q = min(max(cap32, 0), 32) / 32
     return min(batch, max(1, math.ceil(batch * q + 6 * math.sqrt(batch * q * (1 - q)) + 8)))
 
 
 def masked_apply(fn, mask: jax.Array, args: tuple, defaults, cap32: int, shared: tuple = ()):
-    """``where(mask, fn(*shared, *row), defaults)`` row by row, computing ``fn`` only on the
+    """`where(mask, fn(*shared, *row), defaults)` row by row, computing `fn` only on the
     masked rows.
 
-    The rows with ``mask`` set are gathered into passes of :func:`capacity` rows (``cap32``: the
-    expected fraction of set rows in 32nds), ``fn`` runs on each pass (vmapped over its rows) and
+    The rows with `mask` set are gathered into passes of `capacity` rows (`cap32`: the
+    expected fraction of set rows in 32nds), `fn` runs on each pass (vmapped over its rows) and
     the results are scattered back; further passes run only while masked rows remain, so the
     result is exact for any mask. DEAP's rates (cxpb 0.5, mutpb 0.2) leave most rows unchanged:
-    this skips their work. ``cap32 >= 32`` is the plain ``where``.
+    this skips their work. `cap32 >= 32` is the plain `where`.
 
-    Batching rule: under ``jax.vmap`` (a kernel written for one GA trial, vmapped over trials or
-    over swept ``Params``) the batch axis is folded into the rows, so one compaction serves every
+    Batching rule: under `jax.vmap` (a kernel written for one GA trial, vmapped over trials or
+    over swept `Params`) the batch axis is folded into the rows, so one compaction serves every
     trial (a per-trial compaction would size each pass for a small batch and loop as long as the
-    slowest trial); a batched ``shared`` value is read by each row from its own batch entry.
+    slowest trial); a batched `shared` value is read by each row from its own batch entry.
 
     Args:
-      fn: ``fn(*shared, *row) -> `` a pytree like one row of ``defaults``, written for one row.
-      mask: ``[B]`` bool.
-      args: arrays ``[B, ...]``, the rows.
-      defaults: pytree of ``[B, ...]``: the rows left where ``mask`` is False.
+      fn: `fn(*shared, *row) -> ` a pytree like one row of `defaults`, written for one row.
+      mask: `[B]` bool.
+      args: arrays `[B, ...]`, the rows.
+      defaults: pytree of `[B, ...]`: the rows left where `mask` is False.
       cap32: expected fraction of masked rows, in 32nds.
       shared: a tuple of pytrees every row reads whole (rates, an instance).
     """
@@ -53,8 +53,8 @@ def masked_apply(fn, mask: jax.Array, args: tuple, defaults, cap32: int, shared:
 
 
 def _masked(fn, treedef, cap32: int, grouped: tuple[bool, ...]):
-    """:func:`masked_apply` for ``fn``; leaf i of ``shared`` is read whole (``grouped[i]``
-    False) or as ``leaf[group[row]]`` (True; its group index array is in ``groups``)."""
+    """`masked_apply` for `fn`; leaf i of `shared` is read whole (`grouped[i]`
+    False) or as `leaf[group[row]]` (True; its group index array is in `groups`)."""
 
     @jax.custom_batching.custom_vmap
     def apply(mask, args, defaults, leaves, groups):

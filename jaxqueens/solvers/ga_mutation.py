@@ -1,11 +1,11 @@
-"""Mutations of the GA kernels, each for ONE genome ``[n]``.
+"""Mutations of the GA kernels, each for ONE genome `[n]`.
 
-Permutation encoding: :func:`mut_swap` (DEAP's ``mutShuffleIndexes`` for ``indpb > 0``, else one
-swap), :func:`mut_inversion`, :func:`mut_scramble`; combination encoding: :func:`mut_reset`
-(DEAP's ``mutUniformInt`` for ``indpb > 0``, else one gene reset). :data:`MUTATIONS` names them
-per encoding; :data:`Mutation` is the signature a user's mutation keeps.
+Permutation encoding: `mut_swap` (DEAP's `mutShuffleIndexes` for `indpb > 0`, else one
+swap), `mut_inversion`, `mut_scramble`; combination encoding: `mut_reset`
+(DEAP's `mutUniformInt` for `indpb > 0`, else one gene reset). `MUTATIONS` names them
+per encoding; `Mutation` is the signature a user's mutation keeps.
 
-The only data-dependent loop of the GA operators is in :func:`mut_swap`: one iteration per swap,
+The only data-dependent loop of the GA operators is in `mut_swap`: one iteration per swap,
 lowest gene first, as many as the most-mutated genome of a batch needs.
 """
 
@@ -23,14 +23,14 @@ I32 = jnp.int32
 
 
 def _coins(seed, n: int, indpb) -> jax.Array:
-    """Genes to mutate: each with probability ``indpb``; exactly one (uniform) if ``indpb <= 0``."""
+    """Genes to mutate: each with probability `indpb`; exactly one (uniform) if `indpb <= 0`."""
     per_gene = uniform(seed, 31, n) < indpb
     one = jnp.arange(n, dtype=I32) == randint(seed, 32, 1, n)[0]
     return jnp.where(indpb > 0, per_gene, one)
 
 
 def _pack(mask: jax.Array) -> jax.Array:
-    """bool ``[n]`` -> uint32 words ``[ceil(n / 32)]``, gene k at bit k % 32 of word k // 32."""
+    """bool `[n]` -> uint32 words `[ceil(n / 32)]`, gene k at bit k % 32 of word k // 32."""
     n = mask.shape[-1]
     w = -(-n // 32)
     m = jnp.pad(mask, (0, 32 * w - n)).reshape(w, 32).astype(jnp.uint32)
@@ -49,8 +49,8 @@ def _first_bit(words: jax.Array) -> jax.Array:
 
 
 def mut_swap(seed, x: jax.Array, indpb) -> jax.Array:
-    """Swap mutation. ``indpb > 0``: DEAP's ``mutShuffleIndexes`` (for each gene i in order, with
-    probability indpb, swap it with a uniform other position); ``indpb <= 0``: one such swap.
+    """Swap mutation. `indpb > 0`: DEAP's `mutShuffleIndexes` (for each gene i in order, with
+    probability indpb, swap it with a uniform other position); `indpb <= 0`: one such swap.
 
     The genes to swap are packed in a bit mask and visited lowest first (count-trailing-zeros),
     so the loop runs once per swap: as many iterations as the most-mutated genome of a batch.
@@ -76,7 +76,7 @@ def mut_swap(seed, x: jax.Array, indpb) -> jax.Array:
 
 
 def mut_inversion(seed, x: jax.Array, indpb=None) -> jax.Array:
-    """Inversion: reverse a random segment ``[lo, hi)`` (DEAP's cut points; ``indpb`` unused)."""
+    """Inversion: reverse a random segment `[lo, hi)` (DEAP's cut points; `indpb` unused)."""
     del indpb
     n = x.shape[-1]
     lo, hi = two_cuts(seed, 34, n)
@@ -86,7 +86,7 @@ def mut_inversion(seed, x: jax.Array, indpb=None) -> jax.Array:
 
 
 def mut_scramble(seed, x: jax.Array, indpb=None) -> jax.Array:
-    """Scramble: shuffle a random segment ``[lo, hi)`` (``indpb`` unused)."""
+    """Scramble: shuffle a random segment `[lo, hi)` (`indpb` unused)."""
     del indpb
     n = x.shape[-1]
     lo, hi = two_cuts(seed, 35, n)
@@ -98,14 +98,14 @@ def mut_scramble(seed, x: jax.Array, indpb=None) -> jax.Array:
 
 
 def mut_reset(seed, x: jax.Array, indpb) -> jax.Array:
-    """Random reset. ``indpb > 0``: each gene replaced by a uniform row with probability indpb
-    (DEAP's ``mutUniformInt``); ``indpb <= 0``: exactly one gene reset."""
+    """Random reset. `indpb > 0`: each gene replaced by a uniform row with probability indpb
+    (DEAP's `mutUniformInt`); `indpb <= 0`: exactly one gene reset."""
     n = x.shape[-1]
     return jnp.where(_coins(seed, n, indpb), randint(seed, 37, n, n).astype(x.dtype), x)
 
 
 Mutation = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
-"""``mutation(seed [] uint32, x [n], indpb [] float32) -> [n]``."""
+"""`mutation(seed [] uint32, x [n], indpb [] float32) -> [n]`."""
 
 
 MUTATIONS: dict[str, dict[str, Mutation]] = {

@@ -1,6 +1,6 @@
 """The repairs of the GA kernels on a constrained instance: after crossover and mutation they put
-every fixed queen (:func:`fixed_of`) back on its square, one function per encoding
-(:data:`REPAIRS`).
+every fixed queen (`fixed_of`) back on its square, one function per encoding
+(`REPAIRS`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ I32 = jnp.int32
 
 
 class Fixed(NamedTuple):
-    """The fixed queens of an instance, as the repair reads them (:func:`fixed_of`)."""
+    """The fixed queens of an instance, as the repair reads them (`fixed_of`)."""
 
     cols: jax.Array  # [n] int32 fixed columns first, then padding n
     rows: jax.Array  # [n] int32 the row of each of those fixed queens (padding: 0)
@@ -28,7 +28,7 @@ class Fixed(NamedTuple):
 
 
 def fixed_of(mask: Mask) -> Fixed:
-    """The fixed queens of ``mask``: every column not among ``mask.free[:mask.nfree]``."""
+    """The fixed queens of `mask`: every column not among `mask.free[:mask.nfree]`."""
     n = mask.free.shape[0]
     ar = jnp.arange(n, dtype=I32)
     is_free = jnp.zeros(n, I32).at[mask.free].max((ar < mask.nfree).astype(I32)) > 0
@@ -39,8 +39,8 @@ def fixed_of(mask: Mask) -> Fixed:
 
 
 def repair_permutation(x: jax.Array, fixed: Fixed) -> jax.Array:
-    """Put every fixed queen of a permutation ``x [n]`` back on its row by one swap each (the
-    gene holding that row moves to where the fixed gene was), so ``x`` stays a permutation.
+    """Put every fixed queen of a permutation `x [n]` back on its row by one swap each (the
+    gene holding that row moves to where the fixed gene was), so `x` stays a permutation.
     Fixed queens must have distinct rows (the driver checks), so a later swap never moves an
     earlier fixed queen."""
 
@@ -54,7 +54,7 @@ def repair_permutation(x: jax.Array, fixed: Fixed) -> jax.Array:
 
 
 def repair_combination(x: jax.Array, fixed: Fixed) -> jax.Array:
-    """Set every fixed column of ``x [n]`` to its fixed row."""
+    """Set every fixed column of `x [n]` to its fixed row."""
     return jnp.where(fixed.is_fixed, fixed.home.astype(x.dtype), x)
 
 

@@ -1,11 +1,11 @@
-"""Selections of the GA kernels, over one population's fitness ``[P]``.
+"""Selections of the GA kernels, over one population's fitness `[P]`.
 
-:func:`tournament` (best of k drawn with replacement, DEAP's ``selTournament``) and
-:func:`tournament_best_two` (the best two of k *distinct* individuals: the classic steady-state
+`tournament` (best of k drawn with replacement, DEAP's `selTournament`) and
+`tournament_best_two` (the best two of k *distinct* individuals: the classic steady-state
 GA) take a dynamic size up to a static capacity, so a swept tournament size never recompiles; the
-kernel's selections :data:`SELECTIONS` (:func:`select_tournament`,
-:func:`select_distinct_tournament`) keep the signature a user's selection has too
-(:data:`Selection`); :func:`best_indices` / :func:`worst_indices` are the truncation and elitism
+kernel's selections `SELECTIONS` (`select_tournament`,
+`select_distinct_tournament`) keep the signature a user's selection has too
+(`Selection`); `best_indices` / `worst_indices` are the truncation and elitism
 helpers.
 """
 
@@ -29,11 +29,11 @@ def _worst_value(dtype):
 
 
 def tournament(seed, fit: jax.Array, k: int, size=None) -> jax.Array:
-    """Index of the best (lowest fitness) of ``size`` individuals drawn with replacement.
+    """Index of the best (lowest fitness) of `size` individuals drawn with replacement.
 
-    DEAP's ``selTournament`` for one slot: ties go to the first aspirant drawn. ``k`` (static)
-    is the most aspirants drawn; ``size`` (dynamic, 1..k; default k) how many of them compete,
-    so a swept tournament size never recompiles and ``size == k`` gives exactly the draw of a
+    DEAP's `selTournament` for one slot: ties go to the first aspirant drawn. `k` (static)
+    is the most aspirants drawn; `size` (dynamic, 1..k; default k) how many of them compete,
+    so a swept tournament size never recompiles and `size == k` gives exactly the draw of a
     static tournament of k.
     """
     idx = randint(seed, 11, k, fit.shape[0])
@@ -44,11 +44,11 @@ def tournament(seed, fit: jax.Array, k: int, size=None) -> jax.Array:
 
 
 def distinct_indices(seed, size: int, k: int, count=None) -> jax.Array:
-    """``k`` distinct indices of ``range(size)`` (Floyd's algorithm, k unrolled steps).
+    """`k` distinct indices of `range(size)` (Floyd's algorithm, k unrolled steps).
 
-    With ``count`` (dynamic, 1..k) only the first ``count`` are drawn (Floyd's algorithm for
-    ``count``; the rest of the ``[k]`` result is unspecified); ``count == k`` gives the draw of
-    a static ``k``."""
+    With `count` (dynamic, 1..k) only the first `count` are drawn (Floyd's algorithm for
+    `count`; the rest of the `[k]` result is unspecified); `count == k` gives the draw of
+    a static `k`."""
     r = bits(seed, 12, k)
     top = size - k if count is None else size - jnp.asarray(count, I32)
     chosen: list[jax.Array] = []
@@ -62,13 +62,13 @@ def distinct_indices(seed, size: int, k: int, count=None) -> jax.Array:
 
 
 def tournament_best_two(seed, fit: jax.Array, k: int, size=None) -> jax.Array:
-    """Indices ``[2]`` of the two best of ``size`` (dynamic, 2..k; default k) distinct random
+    """Indices `[2]` of the two best of `size` (dynamic, 2..k; default k) distinct random
     individuals (needs k >= 2)."""
     return best_of_distinct(seed, fit, k, 2, size)
 
 
 def best_of_distinct(seed, fit: jax.Array, k: int, count: int, size=None) -> jax.Array:
-    """Indices ``[count]`` of the ``count`` best of ``size`` (dynamic, count..k; default k)
+    """Indices `[count]` of the `count` best of `size` (dynamic, count..k; default k)
     distinct random individuals, best first (ties: the earlier drawn)."""
     idx = distinct_indices(seed, fit.shape[0], k, size)
     score = -gather1d(fit, idx).astype(jnp.float32)
@@ -79,8 +79,8 @@ def best_of_distinct(seed, fit: jax.Array, k: int, count: int, size=None) -> jax
 
 
 def select_tournament(seed, fit: jax.Array, size, count: int, *, max_size: int) -> jax.Array:
-    """Selection ``[count]``: ``count`` independent tournaments (DEAP's ``selTournament``), slot
-    i from the seed ``hash_bits(seed, 1, i)``; at most ``max_size`` (static) aspirants each."""
+    """Selection `[count]`: `count` independent tournaments (DEAP's `selTournament`), slot
+    i from the seed `hash_bits(seed, 1, i)`; at most `max_size` (static) aspirants each."""
     slots = hash_bits(seed, 1, jnp.arange(count, dtype=jnp.uint32))
     return jax.vmap(lambda s: tournament(s, fit, max_size, size))(slots)
 
@@ -88,34 +88,34 @@ def select_tournament(seed, fit: jax.Array, size, count: int, *, max_size: int) 
 def select_distinct_tournament(
     seed, fit: jax.Array, size, count: int, *, max_size: int
 ) -> jax.Array:
-    """Selection ``[count]``: the ``count`` best of one tournament of ``size`` distinct random
+    """Selection `[count]`: the `count` best of one tournament of `size` distinct random
     individuals (the classic steady-state GA: the best two of five)."""
     return best_of_distinct(seed, fit, max_size, count, size)
 
 
 def best_indices(fit: jax.Array, m: int) -> jax.Array:
-    """Indices ``[m]`` of the ``m`` lowest fitness values (ties: lower index first)."""
+    """Indices `[m]` of the `m` lowest fitness values (ties: lower index first)."""
     if m == 1:
         return jnp.argmin(fit)[None].astype(I32)
     return lax.top_k(-fit.astype(jnp.float32), m)[1]
 
 
 def worst_indices(fit: jax.Array, m: int) -> jax.Array:
-    """Indices ``[m]`` of the ``m`` highest fitness values (ties: lower index first)."""
+    """Indices `[m]` of the `m` highest fitness values (ties: lower index first)."""
     if m == 1:
         return jnp.argmax(fit)[None].astype(I32)
     return lax.top_k(fit.astype(jnp.float32), m)[1]
 
 
 Selection = Callable[[jax.Array, jax.Array, jax.Array, int], jax.Array]
-"""``select(seed [] uint32, fit [P], size [] int32, count: int) -> [count]`` int indices."""
+"""`select(seed [] uint32, fit [P], size [] int32, count: int) -> [count]` int indices."""
 
 
 SELECTIONS: dict[str, Callable[..., jax.Array]] = {
     "tournament": select_tournament,
     "distinct_tournament": select_distinct_tournament,
 }
-"""Built-in selections (``max_size``: the static tournament capacity, bound by the kernel)."""
+"""Built-in selections (`max_size`: the static tournament capacity, bound by the kernel)."""
 
 
 DEFAULT_SELECTION = {"steady": "distinct_tournament", "generational": "tournament"}

@@ -2,41 +2,10 @@
 
 R. Sosic and J. Gu, "Efficient local search with conflict minimization: a case study of the
 n-queens problem", IEEE TKDE 6(5), 1994. The board stays a permutation, so only diagonals can
-conflict; the state is the board and its diagonal and anti-diagonal counts (20 bytes per queen).
-
-The kernel keeps the package's contract (:mod:`jaxqueens.solvers.base`): a static
-:class:`Config` (n and the sizes of the per-round buffers), dynamic :class:`Params` (QS4 tries,
-free tail, stall rounds, the swap and round budgets: sweep them with ``jax.vmap`` without
-recompiling), :func:`init`, :func:`step`, :func:`run`::
-
-    import jax, jaxqueens.solvers.large as large
-    config = large.Config(n=10**6)
-    result = jax.jit(large.run, static_argnums=1)(
-        jax.random.key(0), config, large.default_params(config))
-    result.rows, result.solved, result.steps
-
-- Initialisation (QS4, :func:`init`): for columns i = 0, 1, ..., swap a random not-yet-placed row
-  into column i until both of its diagonals are free of the queens already placed (at most
-  ``Params.tries`` attempts; the last ``Params.free_tail`` columns take one random swap; tries 1
-  is a uniform random permutation, Fisher-Yates). Expected O(n). :func:`init` is
-  :func:`empty`, :func:`place` over all columns, then :func:`ready`; the driver calls
-  :func:`place` over column ranges (buffers donated from call to call) to show progress on huge
-  boards.
-- Repair (:func:`step` = one round, :func:`repair`): a vectorised O(n) scan lists the conflicted
-  queens; then, per swap attempt, a random listed queen still in conflict swaps rows with a random
-  other queen if that lowers the number of attacking pairs (QS4's move; O(1) per attempt). After a
-  round without progress, swaps that keep the count are taken too, to cross the plateau (this is
-  what small boards need). A repair that stalls for ``Params.stall_rounds`` rounds restarts from
-  a fresh QS4 board (:func:`restart`); :func:`run` repeats until no conflict is left or the swap
-  budget (``Params.max_steps`` attempts in all) or the round budget is spent.
-
-Randomness: the chain draws one 64-bit stream seed from its whole key
-(:func:`jaxqueens.solvers.base.seed_of`; chain i of a run is keyed ``fold_in(key, i)``); a
-counter-based hash of (seed, counter) drives every swap. A restart continues the chain's stream:
-its seed is :func:`jaxqueens.core.rng.next_seed` of the last, as for min-conflicts' attempts.
-
-All loops are scalar ``dynamic_slice``/``dynamic_update_slice`` code that XLA:CPU compiles to one
-native loop (see :mod:`jaxqueens.parallel.devices`).
+conflict; the state is the board and its diagonal and anti-diagonal counts. `init` places the
+queens by QS4 in expected O(n), `step` is one round of swap repair and `run` repeats rounds until
+no conflict is left or a budget is spent, keeping the package's contract
+(`jaxqueens.solvers.base`). The docs' large page describes both phases and the randomness.
 """
 
 from __future__ import annotations
@@ -63,7 +32,7 @@ MAX_N = 2**30 - 1
 """Largest board: diagonal indices up to 2n - 2 fit int32."""
 INT32_MAX = 2**31 - 1
 PAIRS_NONE = INT32_MAX
-"""``State.best`` before a round of the attempt has ended."""
+"""`State.best` before a round of the attempt has ended."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,7 +56,7 @@ class Config:
 
 
 class Params(NamedTuple):
-    """Dynamic parameters (0-d int32 arrays): new values never recompile; ``jax.vmap`` sweeps
+    """Dynamic parameters (0-d int32 arrays): new values never recompile; `jax.vmap` sweeps
     them."""
 
     tries: jax.Array  # [] int32 >= 1, QS4 swaps tried per column (1: a random permutation)
@@ -112,7 +81,7 @@ def default_params(
     values = (tries, free_tail, stall_rounds, max_steps, max_rounds)
     _check_values(values, config)
     # NumPy leaves: building them dispatches no XLA operation (a short job's first eager
-    # conversions cost ~20 ms of compilation); jit and vmap take them as they take JAX arrays.
+    # conversions compile); jit and vmap take them as they take JAX arrays.
     return Params._make(np.asarray(v, np.int32) for v in values)
 
 
@@ -123,7 +92,7 @@ def _check_values(values, config: Config) -> None:
 
 
 def _checked(config: Config, params: Params, state=None) -> None:
-    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`): types,
+    """The kernel's arguments checked at its boundary (`base`): types,
     the params' shapes and dtypes, and their values where concrete."""
     base.check_type("config", config, Config)
     template = Params._make(np.zeros((), np.int32) for _ in Params._fields)
@@ -170,8 +139,8 @@ class Result(NamedTuple):
 
 def empty(key: jax.Array, config: Config, params: Params) -> State:
     """QS4's start (key is consumed): the identity board, empty counts (QS4's swaps draw the
-    random permutation). Not yet a board to repair: :func:`place` every column, then
-    :func:`ready`."""
+    random permutation). Not yet a board to repair: [`place`][jaxqueens.solvers.large.place] every
+    column, then [`ready`][jaxqueens.solvers.large.ready]."""
     _checked(config, params)
     return _blank(seed_of(key), config)
 
@@ -201,9 +170,9 @@ def _blank(seed, config: Config, like: State | None = None) -> State:
 
 
 def place(s: State, config: Config, params: Params, start, stop) -> State:
-    """QS4 for columns ``start .. stop-1`` (columns before ``start`` already placed).
+    """QS4 for columns `start .. stop-1` (columns before `start` already placed).
 
-    ``start`` and ``stop`` are dynamic: the driver jits this once (donating ``s``) and calls it
+    `start` and `stop` are dynamic: the driver jits this once (donating `s`) and calls it
     over column ranges to show progress; the board does not depend on the ranges."""
     n = config.n
     seed = s.seed
@@ -247,15 +216,15 @@ def attacking_pairs(s: State) -> jax.Array:
 
 
 LIST_BLOCK = 16
-"""Entries per block of :func:`_listed`'s two-level search."""
+"""Entries per block of `_listed`'s two-level search."""
 
 
 def _listed(mask: jax.Array, size: int) -> jax.Array:
-    """[size] int32: the indices of the first ``size`` set entries of ``mask`` [n] in ascending
-    order, 0 past the last: ``jnp.nonzero(mask, size=size, fill_value=0)``, without its scatter
-    of every entry (4.5 ms of a repair round at n = 10^6 on XLA:CPU; this takes 0.6 ms).
+    """[size] int32: the indices of the first `size` set entries of `mask` [n] in ascending
+    order, 0 past the last: `jnp.nonzero(mask, size=size, fill_value=0)`, without its scatter
+    of every entry (a large part of a repair round on XLA:CPU).
 
-    Two levels: the set entries per block of :data:`LIST_BLOCK` and their prefix sums locate the
+    Two levels: the set entries per block of `LIST_BLOCK` and their prefix sums locate the
     block of the j-th set entry by binary search; a prefix sum inside that block alone finds it.
     """
     n, b = mask.shape[0], LIST_BLOCK
@@ -281,10 +250,10 @@ def conflicted(s: State) -> jax.Array:
 
 def _try_swap(rows, diag, anti, n: int, c1, c2, sideways):
     """Swap the rows of queens c1 != c2 if c1 is in conflict and the swap lowers the attacking
-    pairs (or keeps them, with ``sideways``); returns (rows, diag, anti, pair change, taken). O(1).
+    pairs (or keeps them, with `sideways`); returns (rows, diag, anti, pair change, taken). O(1).
 
     All counts are read (gathered) before any write, and every position is written once with
-    the new or the old value, so the loop updates the arrays in place (a ``lax.cond`` around
+    the new or the old value, so the loop updates the arrays in place (a `lax.cond` around
     the writes made XLA copy the board and both count arrays on every step)."""
     r2, r1 = rows[jnp.stack([c2, c1])]
     d_pos = jnp.stack([c1 + r1, c2 + r2, c1 + r2, c2 + r1])  # off, off, on, on
@@ -308,9 +277,9 @@ def _try_swap(rows, diag, anti, n: int, c1, c2, sideways):
 
 def repair(s: State, config: Config, params: Params) -> State:
     """One repair round: list the conflicted queens, then swap attempts until no pair is left,
-    ``64 * listed + 64`` attempts are spent or the swap budget is; after a round without fewer
-    pairs (``s.stalled > 0``) swaps that keep the pair count are taken too. The board is one
-    :func:`ready` opened (or a repair left): its ``pairs`` are counted."""
+    `64 * listed + 64` attempts are spent or the swap budget is; after a round without fewer
+    pairs (`s.stalled > 0`) swaps that keep the pair count are taken too. The board is one
+    [`ready`][jaxqueens.solvers.large.ready] opened (or a repair left): its `pairs` are counted."""
     n = config.n
     mask = conflicted(s)
     count = jnp.sum(mask, dtype=jnp.int32)
@@ -369,20 +338,21 @@ def done(s: State, config: Config, params: Params) -> jax.Array:
 
 
 def retry(s: State, config: Config, params: Params) -> jax.Array:
-    """[] bool: not done, and the repair has stalled for ``params.stall_rounds`` rounds."""
+    """[] bool: not done, and the repair has stalled for `params.stall_rounds` rounds."""
     return ~done(s, config, params) & (s.stalled >= params.stall_rounds)
 
 
 def renew(s: State, config: Config, params: Params) -> State:
     """The next attempt's QS4 start: the identity board from the chain's next seed
-    (:func:`jaxqueens.core.rng.next_seed`), the chain's totals kept (:func:`restart` places and
+    (`next_seed`), the chain's totals kept (`restart` places and
     opens it)."""
     s2 = _blank(next_seed(s.seed), config, like=s)
     return s2._replace(restarts=s.restarts + 1)
 
 
 def restart(s: State, config: Config, params: Params) -> State:
-    """A fresh QS4 board for a stalled chain (O(n)): :func:`renew`, :func:`place`, :func:`ready`."""
+    """A fresh QS4 board for a stalled chain (O(n)): `renew`,
+    [`place`][jaxqueens.solvers.large.place], [`ready`][jaxqueens.solvers.large.ready]."""
     s = place(renew(s, config, params), config, params, 0, config.n)
     return ready(s, config, params)
 
@@ -397,7 +367,8 @@ def _advance(s: State, config: Config, params: Params) -> State:
 
 
 def step(s: State, config: Config, params: Params) -> State:
-    """One repair round, or a restart once the repair has stalled (a no-op once :func:`done`)."""
+    """One repair round, or a restart once the repair has stalled (a no-op once
+    [`done`][jaxqueens.solvers.large.done])."""
     _checked(config, params, s)
     return lax.cond(done(s, config, params), lambda s: s, lambda s: _advance(s, config, params), s)
 
@@ -416,8 +387,8 @@ def result(s: State, config: Config, params: Params) -> Result:
 
 
 def finish(s: State, config: Config, params: Params) -> Result:
-    """Rounds (and restarts) from ``s`` until solved or out of budget: :func:`run` from a given
-    state."""
+    """Rounds (and restarts) from `s` until solved or out of budget:
+    [`run`][jaxqueens.solvers.large.run] from a given state."""
     _checked(config, params, s)
     s = lax.while_loop(lambda s: ~done(s, config, params), lambda s: _advance(s, config, params), s)
     return result(s, config, params)
@@ -427,8 +398,8 @@ def run(key: jax.Array, config: Config, params: Params) -> Result:
     """QS4, then repair rounds (restarting when stalled) until solved or out of budget (key is
     consumed).
 
-    Under ``jax.vmap`` (a sweep over keys or :class:`Params`) the restart and the repair branch
-    both run every round for every lane (a batched ``lax.cond`` is a select), so a round costs a
-    QS4 pass too: fine for sweeps on small boards; for many chains on large boards map them
-    (``lax.map``) instead."""
+    Under `jax.vmap` (a sweep over keys or [`Params`][jaxqueens.solvers.large.Params]) the restart
+    and the repair branch both run every round for every lane (a batched `lax.cond` is a select), so
+    a round costs a QS4 pass too: fine for sweeps on small boards; for many chains on large boards
+    map them (`lax.map`) instead."""
     return finish(init(key, config, params), config, params)

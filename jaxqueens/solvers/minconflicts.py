@@ -1,68 +1,11 @@
 """Min-conflicts local search for N-Queens (Minton et al. 1992), written for one chain.
 
-The public kernel keeps the package's contract (:mod:`jaxqueens.solvers.base`): a static
-:class:`Config`, dynamic :class:`Params` (restart period, restart cap, tabu tenure, QS4 tries:
-sweep them with ``jax.vmap`` without recompiling), :func:`init`, :func:`step`, :func:`run`::
-
-    import jax, jaxqueens.solvers.minconflicts as mc
-    config = mc.Config(n=32)
-    result = jax.jit(mc.run, static_argnums=1)(jax.random.key(0), config, mc.default_params(config))
-    result.rows, result.solved, result.steps
-
-A chain holds a board ``rows[n]`` (``rows[c]`` = row of the queen in column ``c``) and the
-line-occupancy counts packed in one int32 array ``counts[5n - 2]`` (:mod:`jaxqueens.core.lines`).
-
-One step picks a conflicted queen uniformly at random, scores every row of its column from the
-counts (queen lifted; both diagonal windows are contiguous slices), and moves it to a
-minimum-conflict row with uniform random tie-breaking (staying is allowed). An attempt ends when no
-queen is conflicted (solved) or after ``Params.max_steps`` steps; the chain then restarts from a
-fresh board, continuing its random stream, until solved or ``Params.max_restarts`` restarts are
-spent.
-
-A kernel call can be bounded in work without changing any result (:class:`Fresh`,
-:class:`Resume`: dynamic inputs): a chain pauses after its attempt number ``until`` fails,
-unsolved with restarts left (see :func:`paused`); the next call continues it with its next
-attempt, whose seed follows from the chain's seed and the attempt number alone.
-
-Initial boards (``Config.init``): ``random`` (independent rows), ``permutation``, ``greedy``
-(the classic column-by-column greedy of the CP468 program: each queen on a least-attacked free
-row, random tie-breaks; a handful of attacking pairs at every n) and ``qs4`` (Sosic & Gu 1994,
-"Efficient local search with conflict minimization", QS4 initialisation).
-
-Plateau memory (``Params.tabu`` squares, at most ``Config.tabu``; the CP468 program's rule):
-during one local minimum (a run of moves that do not lower the queen's conflicts) a queen does not
-return to a square it left, and
-on such a plateau it prefers a move to a new square over staying; a forbidden square and staying
-rank after every other square of the same cost, never after a worse one, so the walk can never
-freeze (ranking tabu squares last instead froze n = 8 boards: mean restarts 0.05 -> 0.49).
-
-Row choice (``Config.move``): ``minconflicts`` (a least-conflicted row, uniform ties) or
-``cisc352`` (the CISC352 program's staged choice: a row with no conflict if any, else the first of
-up to 100 random rows with a single conflict, else the full scan's least-conflicted row).
-
-Best board (``Config.keep_best``): each attempt's final board is scored when the attempt ends
-(O(n), once per attempt); an unsolved chain reports the board with the fewest attacking pairs.
-
-Randomness: a chain draws one 64-bit stream seed from its whole key (chain ``i`` of a batch is
-keyed ``jax.random.fold_in(key, i)``, so its result does not depend on batch size, chunking or
-devices);
-inside the loop a counter-based integer hash (lowbias32) of (seed, counter, lane) replaces
-threefry, which costs 25x more per step on CPU.
-
-:mod:`jaxqueens.parallel.chains` batches the chains (one per ``lax.map`` iteration over host
-devices on CPU, lockstep ``vmap`` with lane recycling elsewhere, through :func:`advance`,
-:func:`retry` and :func:`restart`) and :mod:`jaxqueens.drivers.minconflicts` runs the chunks.
-
-Constrained boards are static switches, so a plain board compiles none of their code:
-``toroidal`` (diagonals modulo n; :mod:`jaxqueens.solvers.constrained`) and ``constrained`` (a
-dynamic :class:`~jaxqueens.solvers.constrained.Mask` in :class:`Problem`): every attempt starts on a
-random allowed square per column and a forbidden row is never chosen (its packed key is the
-largest), so no board uses a forbidden square; fixed columns allow only their queen's square, and
-since :func:`~jaxqueens.core.constraints.allowed_squares` removes every square a fixed queen
-attacks, a fixed queen is never conflicted, never picked, never moved. The kernel assumes every
-column has an allowed square (the driver reports an instance without one unknown, unrun).
-Under these switches ``init`` is ``random`` or ``permutation`` (constrained: both the allowed
-start).
+One step picks a conflicted queen at random and moves it to a least-conflicted row of its column
+(random ties); an attempt ends solved or after `Params.max_steps` steps, and the chain restarts
+from a fresh board until solved or out of restarts. The kernel keeps the package's contract
+(`jaxqueens.solvers.base`); `jaxqueens.parallel.chains` batches chains. The docs' minconflicts
+page describes initial boards, the plateau memory, row choice, pausing and resuming, constrained
+boards and the randomness.
 """
 
 from __future__ import annotations
@@ -100,7 +43,7 @@ from jaxqueens.solvers.base import seed_of
 from jaxqueens.solvers.variants import INITS, MOVES, default_max_steps
 
 CISC352_PROBES = 100
-"""Random rows the ``cisc352`` move probes for a single-conflict row before the full scan."""
+"""Random rows the `cisc352` move probes for a single-conflict row before the full scan."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,20 +52,20 @@ class Config:
 
     Attributes:
         n: board size.
-        init: one of ``INITS``.
+        init: one of `INITS`.
         tabu: capacity of the plateau memory (squares); 0 compiles no tabu at all.
-            ``Params.tabu`` (at most this) is the tenure used.
-        unroll: min-conflicts steps per iteration of the inner ``while_loop``.
+            `Params.tabu` (at most this) is the tenure used.
+        unroll: min-conflicts steps per iteration of the inner `while_loop`.
         pick_tries: random columns probed for a conflicted queen before an O(n) scan (0: always
-            scan; -1: 0 for n <= 12, else 16, the measured best on CPU).
-        move: one of ``MOVES`` (how the new row is chosen).
+            scan; -1: 0 for n <= 12, else 16, the best on CPU).
+        move: one of `MOVES` (how the new row is chosen).
         keep_best: report, for an unsolved chain, its attempt-end board with the fewest
             attacking pairs (off: the last board; the default path compiles without it).
         toroidal: queens attack along diagonals modulo n.
-        constrained: ``Problem.mask`` holds allowed squares and fixed queens.
+        constrained: `Problem.mask` holds allowed squares and fixed queens.
         scatter_counts: count a fresh board's lines with one scatter-add rather than an n-step
-            loop, the same counts; lockstep lanes set it (:func:`lockstep_config`: on a GPU the
-            loop is n host-driven iterations inside every refill, ``make gpu-check``'s model).
+            loop, the same counts; lockstep lanes set it (`lockstep_config`: on a GPU the
+            loop is n host-driven iterations inside every refill, `make gpu-check`'s model).
     """
 
     n: int
@@ -151,7 +94,7 @@ class Config:
 
 
 class Params(NamedTuple):
-    """Dynamic parameters (0-d arrays): new values never recompile; ``jax.vmap`` sweeps them."""
+    """Dynamic parameters (0-d arrays): new values never recompile; `jax.vmap` sweeps them."""
 
     max_steps: jax.Array  # [] int32 >= 1, steps per attempt before a restart
     max_restarts: jax.Array  # [] int32 >= 0, restarts before a chain gives up unsolved
@@ -167,7 +110,7 @@ def default_params(
     tabu: int | None = None,
     qs4_tries: int = 100,
 ) -> Params:
-    """The package's defaults (:func:`jaxqueens.solvers.variants.default_max_steps` steps per
+    """The package's defaults (`default_max_steps` steps per
     attempt, a million restarts, the whole tabu capacity), any of them overridden."""
     base.check_type("config", config, Config)
     plain = not (config.toroidal or config.constrained)
@@ -175,7 +118,7 @@ def default_params(
     tabu = config.tabu if tabu is None else tabu
     _check_values(max_steps, max_restarts, tabu, qs4_tries, config)
     # NumPy leaves: building them dispatches no XLA operation (a short job's first eager
-    # conversions cost ~40 ms of compilation); jit and vmap take them as they take JAX arrays.
+    # conversions compile); jit and vmap take them as they take JAX arrays.
     return Params._make(np.asarray(v, np.int32) for v in (max_steps, max_restarts, tabu, qs4_tries))
 
 
@@ -187,7 +130,7 @@ def _check_values(max_steps, max_restarts, tabu, qs4_tries, config: Config) -> N
 
 
 def _checked(config: Config, params: Params, problem=None, state=None) -> Problem:
-    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`): types,
+    """The kernel's arguments checked at its boundary (`base`): types,
     the params' shapes and dtypes, their values and the start board where concrete."""
     base.check_type("config", config, Config)
     base.check_params(params, Params, _TEMPLATE, "minconflicts")
@@ -201,7 +144,7 @@ def _checked(config: Config, params: Params, problem=None, state=None) -> Proble
 
 
 class Problem(NamedTuple):
-    """What is solved beyond ``n`` (dynamic; every chain of a batch shares it)."""
+    """What is solved beyond `n` (dynamic; every chain of a batch shares it)."""
 
     start: jax.Array | None = None  # [n] int32 the first attempt's board, or None
     mask: rules.Mask | None = None  # the instance (Config.constrained), or None
@@ -237,27 +180,28 @@ class Result(NamedTuple):
     solved: jax.Array  # [] bool
     steps: jax.Array  # [] int32, total steps over all attempts
     restarts: jax.Array  # [] int32, index of the last attempt
-    best: jax.Array  # [] int32, attacking pairs of ``rows`` (0 when solved)
+    best: jax.Array  # [] int32, attacking pairs of `rows` (0 when solved)
 
 
 _TEMPLATE = Params._make(np.zeros((), np.int32) for _ in Params._fields)
-"""The shape and dtype of every :class:`Params` leaf (``base.check_params`` compares them)."""
+"""The shape and dtype of every `Params` leaf (`base.check_params` compares them)."""
 
 PAIRS_NONE = 2**31 - 1
-"""``State.best_pairs`` before any attempt has ended."""
+"""`State.best_pairs` before any attempt has ended."""
 NO_PAUSE = 2**31 - 1
-"""``State.until`` of a chain that runs until solved or out of restarts."""
+"""`State.until` of a chain that runs until solved or out of restarts."""
 
 
 def paused(result: Result, params: Params):
-    """[C] bool: chains of a bounded call that stopped at ``until``, unsolved with restarts left
-    (a chain that ran to its end is solved or has spent ``params.max_restarts``)."""
+    """[C] bool: chains of a bounded call that stopped at `until`, unsolved with restarts left
+    (a chain that ran to its end is solved or has spent `params.max_restarts`)."""
     return ~result.solved & (result.restarts < params.max_restarts)
 
 
 class Resume(NamedTuple):
     """Where each chain of a kernel call starts ([C] leading axis): the dynamic input with which
-    a driver continues paused chains in the next call (a first call takes :class:`Fresh`)."""
+    a driver continues paused chains in the next call (a first call takes
+    [`Fresh`][jaxqueens.solvers.minconflicts.Fresh])."""
 
     # host arrays from the driver, traced arrays in the kernel
     restarts: jax.Array | np.ndarray  # [] int32, a paused chain's Result.restarts; -1: fresh
@@ -272,13 +216,14 @@ class Fresh(NamedTuple):
 
 
 def fresh(until: int = NO_PAUSE) -> Fresh:
-    """Every chain of a call fresh, pausing after attempt ``until`` (default: never); a host
-    scalar, so a call with another ``until`` does not recompile."""
+    """Every chain of a call fresh, pausing after attempt `until` (default: never); a host
+    scalar, so a call with another `until` does not recompile."""
     return Fresh(until=np.int32(until))
 
 
 class Metrics(NamedTuple):
-    """Per-step figures of :func:`trace` ([T] leading axis over steps)."""
+    """Per-step figures of [`trace`][jaxqueens.solvers.minconflicts.trace] ([T] leading axis over
+    steps)."""
 
     # traced arrays in the kernel, host arrays from the driver (trace_chain)
     conflicted: jax.Array | np.ndarray  # [] int32, conflicted queens before the step
@@ -351,7 +296,7 @@ def _init_qs4(seed, ctr, n, tries):
 def init_board(
     seed: jax.Array, ctr: jax.Array, config: Config, params: Params, mask: rules.Mask | None = None
 ) -> jax.Array:
-    """A fresh board [n] int32 for attempt counter ``ctr`` of chain ``seed`` (constrained: a
+    """A fresh board [n] int32 for attempt counter `ctr` of chain `seed` (constrained: a
     random allowed row per column)."""
     n = config.n
     if config.constrained:
@@ -374,7 +319,7 @@ _STEP_BASE = 1 << 23
 def fresh_attempt(
     s: State, config: Config, params: Params, reseed: bool = True, mask: rules.Mask | None = None
 ) -> State:
-    """``s`` on the fresh board of its next attempt (``reseed``) or of its current one."""
+    """`s` on the fresh board of its next attempt (`reseed`) or of its current one."""
     seed = next_seed(s.seed) if reseed else s.seed
     rows = init_board(seed, _U32(0), config, params, mask)
     counts = _counts_of(rows, config)
@@ -393,7 +338,7 @@ def fresh_attempt(
 
 def keep_best(s: State, config: Config) -> State:
     """Score the board of an attempt that has just ended; keep it if it has fewer attacking
-    pairs than the best so far (only with ``config.keep_best``)."""
+    pairs than the best so far (only with `config.keep_best`)."""
     if not config.keep_best:
         return s
     pairs = pairs_from_counts(s.counts).astype(jnp.int32)
@@ -405,7 +350,7 @@ def keep_best(s: State, config: Config) -> State:
 
 
 def _blank(seed: jax.Array, config: Config) -> State:
-    """A state with no board yet (every attempt starts with :func:`fresh_attempt`)."""
+    """A state with no board yet (every attempt starts with `fresh_attempt`)."""
     n = config.n
     return State(
         rows=jnp.zeros(n, jnp.int32),
@@ -434,9 +379,9 @@ def _counts_of(rows, config: Config):
 def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
     """A chain on its first board (key is consumed).
 
-    With ``problem.start`` ([n] int32, values in 0..n-1) the first attempt starts from that board;
-    restarts draw fresh boards with ``config.init`` as usual. Under ``config.constrained`` every
-    attempt starts on a random allowed square per column of ``problem.mask``. A start row off the
+    With `problem.start` ([n] int32, values in 0..n-1) the first attempt starts from that board;
+    restarts draw fresh boards with `config.init` as usual. Under `config.constrained` every
+    attempt starts on a random allowed square per column of `problem.mask`. A start row off the
     board is refused where the board is concrete, and replaced by the fresh board's row where it
     is traced.
     """
@@ -487,7 +432,7 @@ def _pick_scan(s: State, n: int, config: Config | None = None):
 def _pick_conflicted(s: State, config: Config):
     """(column, found): a uniformly random conflicted queen.
 
-    Up to ``config.pick_tries`` uniform random columns are probed (the first conflicted one is
+    Up to `config.pick_tries` uniform random columns are probed (the first conflicted one is
     uniform over the conflicted set); if all miss, an O(n) scan decides (also uniform)."""
     n = config.n
     tries = config.pick_tries if config.pick_tries >= 0 else (0 if n <= 12 else 16)
@@ -510,7 +455,7 @@ def _pick_conflicted(s: State, config: Config):
 def choose_row(
     s: State, c: jax.Array, config: Config, mask: rules.Mask | None = None
 ) -> tuple[jax.Array, jax.Array]:
-    """Row for the queen of column ``c``: least conflicts (queen lifted), ties uniformly at random
+    """Row for the queen of column `c`: least conflicts (queen lifted), ties uniformly at random
     (packed key: cost | random bits | row). With plateau memory, squares left during the plateau
     and staying rank after the other squares of the same cost. Returns (row, cost [n] clamped
     at 3, which is exact at the minimum: the other n - 1 queens attack at most 3(n - 1) squares
@@ -549,10 +494,11 @@ def choose_row(
 
 
 def advance(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """One min-conflicts step of the current attempt (a no-op once ``s.stop``). Sets
-    ``solved``/``stop`` when the attempt ends: no conflicted queen left, or ``params.max_steps``
-    steps taken. (:func:`step` also starts the next attempt; lockstep lanes use this and
-    :func:`restart` so that they restart only when a lane needs it.)"""
+    """One min-conflicts step of the current attempt (a no-op once `s.stop`). Sets
+    `solved`/`stop` when the attempt ends: no conflicted queen left, or `params.max_steps`
+    steps taken. ([`step`][jaxqueens.solvers.minconflicts.step] also starts the next attempt;
+    lockstep lanes use this and [`restart`][jaxqueens.solvers.minconflicts.restart] so that they
+    restart only when a lane needs it.)"""
     mask = _problem(problem).mask
     n = config.n
     c, found = _pick_conflicted(s, config)
@@ -613,7 +559,7 @@ def restart(s: State, config: Config, params: Params, problem: Problem | None = 
 
 def step(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
     """One step: a min-conflicts move, or, once an attempt has ended unsolved with restarts left,
-    the next attempt's fresh board (a no-op once :func:`done`)."""
+    the next attempt's fresh board (a no-op once [`done`][jaxqueens.solvers.minconflicts.done])."""
     problem = _checked(config, params, problem, state=s)
     return lax.cond(
         retry(s, config, params),
@@ -630,7 +576,7 @@ def done(s: State, config: Config, params: Params) -> jax.Array:
 
 
 def search(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """Steps until the current attempt stops (``config.unroll`` steps per loop iteration)."""
+    """Steps until the current attempt stops (`config.unroll` steps per loop iteration)."""
 
     def body(s):
         for _ in range(config.unroll):
@@ -647,10 +593,12 @@ def resume(
     problem: Problem | None,
     r: Resume | Fresh,
 ) -> State:
-    """A chain's state at the start of a bounded call: fresh (:class:`Fresh`, or
-    ``r.restarts < 0``: as :func:`init`) or the next attempt of a paused chain; it pauses after
-    attempt ``r.until`` (``r.until < 0``: a stopped state, the chain is skipped). Selects, not
-    branches: the per-chain cost of a call stays that of :func:`init`."""
+    """A chain's state at the start of a bounded call: fresh
+    ([`Fresh`][jaxqueens.solvers.minconflicts.Fresh], or `r.restarts < 0`: as
+    [`init`][jaxqueens.solvers.minconflicts.init]) or the next attempt of a paused chain; it pauses
+    after attempt `r.until` (`r.until < 0`: a stopped state, the chain is skipped). Selects, not
+    branches: the per-chain cost of a call stays that of
+        [`init`][jaxqueens.solvers.minconflicts.init]."""
     problem = _checked(config, params, problem)
     seed = seed_of(key)
     if isinstance(r, Fresh):
@@ -676,15 +624,16 @@ def resume(
 
 
 def finish(s: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """Attempts from ``s`` until solved, out of restarts, or paused at ``s.until``: the fast
-    loop of :func:`run` (an attempt's steps in an inner ``while_loop``, restarts outside it)."""
+    """Attempts from `s` until solved, out of restarts, or paused at `s.until`: the fast
+    loop of [`run`][jaxqueens.solvers.minconflicts.run] (an attempt's steps in an inner
+    `while_loop`, restarts outside it)."""
     problem = _checked(config, params, problem, state=s)
 
     def cond(s):
         return ~s.solved & (s.restarts <= params.max_restarts) & ~(s.stop)
 
     def body(s):
-        # The step loop carries a constant in place of ``until`` (XLA drops it from the carry),
+        # The step loop carries a constant in place of `until` (XLA drops it from the carry),
         # so that the hot loop is exactly that of a chain without a bound.
         until = s.until
         s = search(s._replace(until=jnp.int32(NO_PAUSE)), config, params, problem)
@@ -703,13 +652,13 @@ def finish(s: State, config: Config, params: Params, problem: Problem | None = N
 
 
 def result(s: State, config: Config, params: Params) -> Result:
-    """What the chain reports (call it once :func:`done`)."""
+    """What the chain reports (call it once [`done`][jaxqueens.solvers.minconflicts.done])."""
     return _result(keep_best(s, config), config)
 
 
 def _result(s: State, config: Config) -> Result:
     """The chain's outcome; call it on a state whose attempt has ended and been kept
-    (:func:`keep_best`)."""
+    (`keep_best`)."""
     pairs = pairs_from_counts(s.counts).astype(jnp.int32)
     rows = s.rows
     if config.keep_best:
@@ -719,7 +668,7 @@ def _result(s: State, config: Config) -> Result:
 
 
 def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """One chain with restarts until solved or ``params.max_restarts`` are spent (key is
+    """One chain with restarts until solved or `params.max_restarts` are spent (key is
     consumed)."""
     return finish(init(key, config, params, problem), config, params, problem)
 
@@ -731,7 +680,7 @@ def trace(
     num_steps: int,
     problem: Problem | None = None,
 ) -> tuple[State, Metrics]:
-    """The first attempt (no restarts) for ``num_steps`` steps; per-step metrics [num_steps]."""
+    """The first attempt (no restarts) for `num_steps` steps; per-step metrics [num_steps]."""
 
     def body(s, _):
         m = Metrics(
