@@ -1,9 +1,9 @@
 """JAX's persistent compilation cache: where it lives, turning it on or off, the one warning.
 
 A repeated run loads its compiled kernels from the user's cache folder instead of compiling them
-again (``$XDG_CACHE_HOME/jaxqueens/jax-<version>``; ``JAXQUEENS_CACHE_DIR`` moves it, an empty
-value turns it off). :func:`jaxqueens.parallel.devices.configure` turns it on, the ``jaxqueens``
-command through it (``--no-cache`` turns it off). Importing this module does not import JAX.
+again (`$XDG_CACHE_HOME/jaxqueens/jax-<version>`; `JAXQUEENS_CACHE_DIR` moves it, an empty
+value turns it off). `configure` turns it on, the `jaxqueens`
+command through it (`--no-cache` turns it off). Importing this module does not import JAX.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ _cache: _CacheState = {"folder": None, "problem": None, "warned": False}
 
 
 def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/jaxqueens/jax-<JAX version>`` (``~/.cache`` when the variable is unset
+    """`$XDG_CACHE_HOME/jaxqueens/jax-<JAX version>` (`~/.cache` when the variable is unset
     or not absolute, as the XDG base-directory specification says)."""
     base = os.environ.get("XDG_CACHE_HOME", "").strip()
     root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
@@ -56,8 +56,8 @@ def default_cache_dir() -> Path:
 
 
 def _installed_version(package: str) -> str:
-    """The installed version of ``package``, read from its ``*.dist-info`` folder name beside it,
-    without importing it (``importlib.metadata`` would cost ~50 ms at every start); "unknown" if
+    """The installed version of `package`, read from its `*.dist-info` folder name beside it,
+    without importing it (`importlib.metadata` would slow every start); "unknown" if
     not found."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -68,8 +68,8 @@ def _installed_version(package: str) -> str:
 
 
 def cache_dir_setting() -> Path | None:
-    """Where the cache goes by default: ``$JAXQUEENS_CACHE_DIR`` as given (an empty value turns the
-    cache off: None), else :func:`default_cache_dir`."""
+    """Where the cache goes by default: `$JAXQUEENS_CACHE_DIR` as given (an empty value turns the
+    cache off: None), else `default_cache_dir`."""
     env = os.environ.get(ENV_CACHE_DIR)
     if env is None:
         return default_cache_dir()
@@ -77,7 +77,7 @@ def cache_dir_setting() -> Path | None:
 
 
 def _unwritable(folder: Path) -> str | None:
-    """Why ``folder`` cannot hold the cache (it is created if missing), or None if it can."""
+    """Why `folder` cannot hold the cache (it is created if missing), or None if it can."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -88,21 +88,21 @@ def _unwritable(folder: Path) -> str | None:
 
 
 def configure_cache(folder: str | os.PathLike[str] | bool | None = True) -> Path | None:
-    """Turn JAX's persistent compilation cache on (in ``folder``) or off, before JAX compiles.
+    """Turn JAX's persistent compilation cache on (in `folder`) or off, before JAX compiles.
 
     A repeated run then loads its compiled kernels from disk instead of compiling them again
-    (``shared/PERFORMANCE.md``: compile 1.3 s of a 3.1 s ``solve``). Several processes may share
+    (compiling is most of a short run's time). Several processes may share
     the folder: each entry is one file named by a hash of the program, its devices and the JAX
     version, written once; a reader that meets an entry being written (JAX 0.10 writes it in place,
     not atomically) fails its checksum, warns and compiles for itself, so a result is never wrong.
 
     Args:
-      folder: True for the default (:func:`cache_dir_setting`: ``$JAXQUEENS_CACHE_DIR`` or the XDG
+      folder: True for the default (`cache_dir_setting`: `$JAXQUEENS_CACHE_DIR` or the XDG
         cache folder), a folder, or None/False to turn the cache off.
 
     Returns:
       The folder in use, or None when the cache is off. A folder that cannot be created or written
-      turns the cache off; :func:`warn_cache` then says so once.
+      turns the cache off; `warn_cache` then says so once.
     """
     chosen: Path | None
     if isinstance(folder, bool) or folder is None:
@@ -150,7 +150,7 @@ def warn_cache() -> bool:
 
 # ------------------------------------------------------------------------- compiled executables
 EXECUTABLES = "executables"
-"""Subfolder of the cache folder holding whole compiled executables (:func:`compiled`)."""
+"""Subfolder of the cache folder holding whole compiled executables (`compiled`)."""
 EXECUTABLE_FORMAT = 2
 """Part of every executable's key: a new layout of the entries starts a new set of names."""
 EXECUTABLES_MAX_BYTES = 256 << 20
@@ -167,26 +167,26 @@ _NOT_KEYED = (
 """JAX options that do not change a compiled program (where and whether JAX caches, what it
 logs)."""
 _environment: list[str] = []
-"""What cannot change in this process of every executable's key (:func:`_environment_key`)."""
+"""What cannot change in this process of every executable's key (`_environment_key`)."""
 
 
 KEPT_MAX = 64
-"""Executables :func:`kept` holds at most in this process (least recently used go first)."""
+"""Executables `kept` holds at most in this process (least recently used go first)."""
 _kept: collections.OrderedDict[tuple, Any] = collections.OrderedDict()
 _kept_lock = threading.Lock()  # drivers load executables from a background thread too
 
 
 def kept(name: str, static: object, args: tuple, build: Callable[[], Any]) -> Any:
-    """The executable ``build()`` returns, kept in this process: a later call with the same
-    ``name``, ``static`` values and argument types returns it without tracing or compiling again
-    (a driver builds its executables afresh on every call: ``jit(...).lower().compile()`` is not
-    cached by JAX). ``build`` is typically ``lambda: compiled(...)`` or ``fn.lower(...).compile()``.
+    """The executable `build()` returns, kept in this process: a later call with the same
+    `name`, `static` values and argument types returns it without tracing or compiling again
+    (a driver builds its executables afresh on every call: `jit(...).lower().compile()` is not
+    cached by JAX). `build` is typically `lambda: compiled(...)` or `fn.lower(...).compile()`.
 
-    ``static`` must hold every static value the program is compiled for (a config, a chunk size,
+    `static` must hold every static value the program is compiled for (a config, a chunk size,
     a device count) and be hashable; it is compared by equality and kept alive with the entry. The
     arguments are keyed by pytree structure and, per leaf, shape, dtype, weak type and placement;
-    JAX's options and ``XLA_FLAGS`` as they are now are part of the key too. An unhashable
-    ``static`` is not kept: ``build()`` every time."""
+    JAX's options and `XLA_FLAGS` as they are now are part of the key too. An unhashable
+    `static` is not kept: `build()` every time."""
     try:
         key = (name, static, *_signature(args), _options_key())
         hash(key)
@@ -206,20 +206,20 @@ def kept(name: str, static: object, args: tuple, build: Callable[[], Any]) -> An
 
 
 def loaded(name: str, static: object, args: tuple, lower: Callable[[], Any]) -> Any:
-    """:func:`compiled`, kept in this process (:func:`kept`): a driver's executables are loaded
+    """`compiled`, kept in this process (`kept`): a driver's executables are loaded
     from the cache folder (or compiled) once per process, whatever the number of calls."""
     return kept(name, static, args, lambda: compiled(name, static, args, lower))
 
 
 def call(name: str, fn: Any, args: tuple, static: tuple = ()) -> Any:
-    """``fn(*args, *static)`` by its executable (:func:`loaded`): ``fn`` is jitted with ``static``
-    as its trailing static arguments (they key the executable), ``args`` are the dynamic ones. A
+    """`fn(*args, *static)` by its executable (`loaded`): `fn` is jitted with `static`
+    as its trailing static arguments (they key the executable), `args` are the dynamic ones. A
     repeated run traces nothing; a repeated call in the process reuses the executable."""
     return loaded(name, static, args, lambda: fn.lower(*args, *static))(*args)
 
 
 def _signature(args: tuple) -> tuple[str, tuple]:
-    """(pytree structure, per leaf: shape, dtype, weak type, placement) of ``args``."""
+    """(pytree structure, per leaf: shape, dtype, weak type, placement) of `args`."""
     leaves, tree = jax.tree.flatten(args)
     return str(tree), tuple(
         (
@@ -233,7 +233,7 @@ def _signature(args: tuple) -> tuple[str, tuple]:
 
 
 def _options_key() -> tuple:
-    """``XLA_FLAGS`` and every JAX option that can change a program, as they are now."""
+    """`XLA_FLAGS` and every JAX option that can change a program, as they are now."""
     options = sorted(
         (k, repr(v)) for k, v in jax.config.values.items() if not k.startswith(_NOT_KEYED)
     )
@@ -241,27 +241,27 @@ def _options_key() -> tuple:
 
 
 def compiled(name: str, static: object, args: tuple, lower: Callable[[], Any]) -> Any:
-    """The compiled executable of ``lower()`` (a ``jax.stages.Lowered``), loaded from the cache
+    """The compiled executable of `lower()` (a `jax.stages.Lowered`), loaded from the cache
     folder when a previous run saved it, else compiled and saved.
 
-    JAX's persistent cache (:func:`configure_cache`) keys an executable by its lowered program, so a
+    JAX's persistent cache (`configure_cache`) keys an executable by its lowered program, so a
     repeated run still traces and lowers every kernel before it finds it: 0.1-0.4 s of a short
     run. This cache keys it by what fixes the program instead, and skips both:
 
-    - ``name``, the jitted function; ``static``, every static value it is compiled for, those of
-      its closure included (a config, a chunk size): its ``repr`` is part of the key, so it must
+    - `name`, the jitted function; `static`, every static value it is compiled for, those of
+      its closure included (a config, a chunk size): its `repr` is part of the key, so it must
       name each one;
-    - ``args``, the arguments it is lowered for: the pytree structure and, per leaf, shape, dtype,
+    - `args`, the arguments it is lowered for: the pytree structure and, per leaf, shape, dtype,
       weak type and placement;
     - the process: JAX and jaxlib versions, the package's sources (path, size and modification
-      time of each module, as Python tells a stale ``.pyc``: an edited module never meets an
+      time of each module, as Python tells a stale `.pyc`: an edited module never meets an
       executable compiled from the old one), the backend and its devices, the host CPU's
-      instruction set, ``XLA_FLAGS`` and every JAX option that can change a program.
+      instruction set, `XLA_FLAGS` and every JAX option that can change a program.
 
     Only on the CPU, in a single-process run, with the cache on; anything else, and any entry
     that cannot be read, compiles as usual (a broken entry is replaced). The entries are pickled
     executables from the user's own cache folder: the same trust as JAX's cache, which holds
-    compiled code too. The returned object is called like ``lower().compile()``.
+    compiled code too. The returned object is called like `lower().compile()`.
     """
     folder = _executables_folder()
     if folder is None:
@@ -297,8 +297,8 @@ def compiled(name: str, static: object, args: tuple, lower: Callable[[], Any]) -
 
 
 def _evict(folder: Path, limit: int) -> None:
-    """Remove the least recently used entries of ``folder`` (by modification time, which a load
-    renews) until their bytes are at most ``limit``. Another process may remove or replace
+    """Remove the least recently used entries of `folder` (by modification time, which a load
+    renews) until their bytes are at most `limit`. Another process may remove or replace
     entries meanwhile: what cannot be read or removed is skipped."""
     entries = []
     for path in folder.glob("*.exe"):
@@ -315,7 +315,7 @@ def _evict(folder: Path, limit: int) -> None:
 
 
 def _fresh(lower: Callable[[], Any]) -> Any:
-    """``lower().compile()`` compiled by XLA, not loaded from JAX's persistent cache: an executable
+    """`lower().compile()` compiled by XLA, not loaded from JAX's persistent cache: an executable
     that JAX loaded from its cache serializes into an entry that fails to load or to run (seen:
     "Function convert_multiply_fusion not found"). JAX's cache is off for this one compile (so
     a run that misses here compiles once, even where JAX's cache holds the program)."""
@@ -332,7 +332,7 @@ def _fresh(lower: Callable[[], Any]) -> Any:
 
 
 def _executables_folder() -> Path | None:
-    """Where :func:`compiled` keeps executables, or None when it compiles every time."""
+    """Where `compiled` keeps executables, or None when it compiles every time."""
     folder = _cache["folder"]
     if folder is None or jax.default_backend() != "cpu" or jax.process_count() != 1:
         return None
@@ -345,7 +345,7 @@ def _executables_folder() -> Path | None:
 
 
 def _key(name: str, static: object, args: tuple) -> str:
-    """The hex digest naming an executable (:func:`compiled`)."""
+    """The hex digest naming an executable (`compiled`)."""
     tree, signature = _signature(args)
     text = repr((EXECUTABLE_FORMAT, name, static, tree, list(signature), _environment_key()))
     return hashlib.sha256(text.encode()).hexdigest()[:40]
@@ -353,7 +353,7 @@ def _key(name: str, static: object, args: tuple) -> str:
 
 def _environment_key() -> str:
     """The process's part of an executable's key: what cannot change while it runs (computed at
-    the first call), and JAX's options and ``XLA_FLAGS`` as they are now."""
+    the first call), and JAX's options and `XLA_FLAGS` as they are now."""
     if not _environment:
         package = Path(__file__).resolve().parents[1]
         sources = hashlib.sha256()
@@ -372,7 +372,7 @@ def _environment_key() -> str:
 
 
 def _cpu_features() -> str:
-    """The host CPU's model and instruction-set flags (``/proc/cpuinfo``; the machine type where
+    """The host CPU's model and instruction-set flags (`/proc/cpuinfo`; the machine type where
     it cannot be read): XLA:CPU compiles for the host, so a cache folder shared by several
     machines keeps their executables apart."""
     try:

@@ -1,26 +1,12 @@
 """Many independent chains of one chain family, batched per backend.
 
-A *family* is a solver module that keeps the chain contract of :mod:`jaxqueens.solvers.base`
-(:mod:`jaxqueens.solvers.minconflicts`, :mod:`jaxqueens.solvers.anneal`); :class:`Chains` binds
-it to one static ``Config``. Every chain runs the family's public functions:
-
-- CPU (:func:`run_mapped`): one chain per ``lax.map`` iteration (the family's ``run``, or
-  ``finish`` of ``resume`` for a bounded call), no lockstep, the chains split over host devices
-  (:func:`jaxqueens.parallel.shard.over_devices`). ``shared/PERFORMANCE.md`` measured lockstep
-  ``vmap`` 4-13x slower than this on XLA:CPU.
-- Accelerators (:func:`run_lockstep`): lockstep lanes with refill
-  (:func:`jaxqueens.parallel.lanes.lockstep`) over the family's ``advance``, ``retry``,
-  ``restart``, ``done`` and ``result``: a lane restarts only when some lane needs it.
-
-Chain i is keyed ``fold_in(key, i)`` in both, so results are identical whatever the strategy,
-batch, chunk or device count. :func:`run` picks the strategy of the default backend (or the one
-its ``lanes`` names); on an accelerator :func:`compile_runner` sizes the lanes from the compiled
-program against the device (:func:`jaxqueens.parallel.sizing.choose`, through
-:func:`lockstep_builder`, which ``make gpu-check`` compiles too). It is also
-the way to run many chains inside a user's ``jit`` (a plain ``jax.vmap`` of the family's ``run``
-is lockstep without refill: every chain of the batch waits for the slowest). A family that can
-pause its chains between calls (``Fresh``/``Resume``, to bound a call's work) takes that
-per-chain input, split with the chains, in every strategy.
+A family is a solver module that keeps the chain contract of `jaxqueens.solvers.base`
+(`jaxqueens.solvers.minconflicts`, `jaxqueens.solvers.anneal`); `Chains` binds it to one static
+`Config`. On a CPU (`run_mapped`) chains run one per `lax.map` iteration, split over the host
+devices; on an accelerator (`run_lockstep`) they run in lockstep lanes with refill. Chain i is
+keyed `fold_in(key, i)` in both, so results are identical whatever the strategy, batch, chunk
+or device count; `run` picks the strategy of the default backend. The docs' parallel page
+describes both strategies.
 """
 
 from __future__ import annotations
@@ -48,13 +34,13 @@ RESULT_COPIES = 3
 CHAINS_PER_LANE = 2
 """Accelerator: chains per call for each lockstep lane (a lane that finishes takes the next)."""
 RESULT_SHARE = 0.25
-"""Accelerator: share of the device budget a call's results may take (:func:`accelerator_chunk`)."""
+"""Accelerator: share of the device budget a call's results may take (`accelerator_chunk`)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Chains:
     """A chain family bound to one static config: what this module batches (hashable, so it is a
-    jit-static argument). ``family`` is the solver module, ``config`` its ``Config``."""
+    jit-static argument). `family` is the solver module, `config` its `Config`."""
 
     family: types.ModuleType
     config: Any
@@ -65,7 +51,7 @@ class Chains:
         return getattr(self.config, "unroll", 1)
 
     def lockstep(self) -> Chains:
-        """The same chains formulated for lockstep lanes (the family's ``lockstep_config``, e.g.
+        """The same chains formulated for lockstep lanes (the family's `lockstep_config`, e.g.
         a fresh board's line counts by one scatter-add where one chain loops: on a GPU a loop
         is host-driven); itself when the family has none."""
         to_lanes = getattr(self.family, "lockstep_config", None)
@@ -81,7 +67,7 @@ class Chains:
         return self.family.fresh() if self.pausable else None
 
     def start(self, key, params, problem, resume=None):
-        """One chain's state: fresh, or where ``resume`` (one chain's row) says."""
+        """One chain's state: fresh, or where `resume` (one chain's row) says."""
         f = self.family
         if resume is None:
             return f.init(key, self.config, params, problem)
@@ -104,7 +90,7 @@ class Chains:
 
     @property
     def restarts(self) -> bool:
-        """The family restarts failed attempts (``retry``/``restart``); LS/TA/SA chains do not."""
+        """The family restarts failed attempts (`retry`/`restart`); LS/TA/SA chains do not."""
         return hasattr(self.family, "restart")
 
     def restart(self, s, params, problem):
@@ -118,8 +104,8 @@ class Chains:
 
 
 def _lockstep_chains(chains: Chains, key, chain_ids, lanes: int, params, problem, resume=None):
-    """Lockstep lanes over the chains ``chain_ids`` [C] (``resume``: their per-chain input [C] or
-    None); returns results [C, ...] in that order. Runs :meth:`Chains.lockstep`, the same chains
+    """Lockstep lanes over the chains `chain_ids` [C] (`resume`: their per-chain input [C] or
+    None); returns results [C, ...] in that order. Runs `Chains.lockstep`, the same chains
     formulated for lanes."""
     chains = chains.lockstep()
     vadvance = jax.vmap(lambda s: chains.advance(s, params, problem))
@@ -175,8 +161,8 @@ def _sharded(
     problem=None,
     resume=None,
 ):
-    """Chains split evenly over ``num_devices``; per device one chain per ``lax.map`` iteration
-    (``lanes == 0``) or ``lanes`` lockstep lanes with refill."""
+    """Chains split evenly over `num_devices`; per device one chain per `lax.map` iteration
+    (`lanes == 0`) or `lanes` lockstep lanes with refill."""
     per = -(-num_chains // num_devices)
     ids = offset + jnp.arange(per * num_devices, dtype=jnp.int32)
     split = resume is not None and not _shared(resume)
@@ -216,8 +202,8 @@ def run_mapped(
     num_devices: int | None = None,
     resume=None,
 ):
-    """CPU strategy: chains ``offset + [0, num_chains)``, one per ``lax.map`` iteration, split
-    evenly over devices. Returns the family's ``Result`` with a leading [C] axis."""
+    """CPU strategy: chains `offset + [0, num_chains)`, one per `lax.map` iteration, split
+    evenly over devices. Returns the family's `Result` with a leading [C] axis."""
     d = num_devices or devices.local_device_count()
     return _sharded(chains, key, num_chains, d, 0, jnp.int32(offset), params, problem, resume)
 
@@ -233,10 +219,11 @@ def run_lockstep(
     num_devices: int | None = None,
     resume=None,
 ):
-    """Accelerator strategy: on each device, ``lanes`` chains advance in lockstep; a lane whose
-    chain finishes writes its result and takes the next chain (``lanes`` default: the device's
-    parallelism; :func:`compile_runner` sizes them from the compiled program). Same chain keys as
-    :func:`run_mapped`, so the results are identical."""
+    """Accelerator strategy: on each device, `lanes` chains advance in lockstep; a lane whose
+    chain finishes writes its result and takes the next chain (`lanes` default: the device's
+    parallelism; [`compile_runner`][jaxqueens.parallel.chains.compile_runner] sizes them from the
+    compiled program). Same chain keys as [`run_mapped`][jaxqueens.parallel.chains.run_mapped], so
+    the results are identical."""
     d = num_devices or devices.local_device_count()
     lanes = sizing.device_target().parallelism if lanes is None else lanes
     return _sharded(
@@ -255,9 +242,9 @@ def run(
     resume=None,
     lanes: int | None = None,
 ) -> Any:
-    """Chains ``offset + [0, num_chains)`` of ``family`` with the strategy of the default backend.
+    """Chains `offset + [0, num_chains)` of `family` with the strategy of the default backend.
 
-    Usable inside a user's ``jit`` (``family`` and ``config`` static)::
+    Usable inside a user's `jit` (`family` and `config` static):
 
         from jaxqueens.parallel import chains
         import jaxqueens.solvers.minconflicts as mc
@@ -265,21 +252,22 @@ def run(
         out = chains.run(mc, config, jax.random.key(0), 10_000, mc.default_params(config))
 
     Args:
-      family: the solver module (or a :class:`Chains`, then ``config`` is ignored).
-      config: its static ``Config``.
-      key: a ``jax.random`` key; chain i uses ``fold_in(key, offset + i)`` (not split here:
+      family: the solver module (or a [`Chains`][jaxqueens.parallel.chains.Chains], then `config` is
+          ignored).
+      config: its static `Config`.
+      key: a `jax.random` key; chain i uses `fold_in(key, offset + i)` (not split here:
         pass a fresh key per independent experiment).
       num_chains: chains to run.
-      params: the family's ``Params``, shared by every chain.
-      problem: the family's ``Problem`` (start board, instance), shared by every chain, or None.
-      resume: the family's per-call input (``Fresh``: 0-d leaves, every chain alike; ``Resume``:
+      params: the family's `Params`, shared by every chain.
+      problem: the family's `Problem` (start board, instance), shared by every chain, or None.
+      resume: the family's per-call input (`Fresh`: 0-d leaves, every chain alike; `Resume`:
         a [num_chains] leading axis, one row per chain); None: every chain fresh, to the end.
       offset: the first chain's index.
-      lanes: the strategy: 0 one chain per ``lax.map`` iteration (the CPU's), > 0 that many
+      lanes: the strategy: 0 one chain per `lax.map` iteration (the CPU's), > 0 that many
         lockstep lanes per device (an accelerator's); None: the default backend's.
 
     Returns:
-      The family's ``Result`` with a leading [num_chains] axis, in chain order.
+      The family's `Result` with a leading [num_chains] axis, in chain order.
     """
     chains = family if isinstance(family, Chains) else Chains(family, config)
     if lanes is None:  # the default backend's: on an accelerator, the device's parallelism
@@ -294,11 +282,11 @@ def run(
 def lockstep_builder(
     chains: Chains, key, chunk: int, params, problem=None, num_devices: int = 1, place=None
 ) -> Callable[[int], Any]:
-    """``lanes -> jax.stages.Lowered``: a call of ``chunk`` chains on ``lanes`` lockstep lanes
-    per device, the executable :func:`compile_runner` runs on an accelerator. ``place`` maps the
-    arguments (a pytree) to where they live: ``None`` leaves them as given (the default device);
+    """`lanes -> jax.stages.Lowered`: a call of `chunk` chains on `lanes` lockstep lanes
+    per device, the executable `compile_runner` runs on an accelerator. `place` maps the
+    arguments (a pytree) to where they live: `None` leaves them as given (the default device);
     the GPU check passes abstract values on a described device
-    (:func:`jaxqueens.parallel.sizing.abstract`)."""
+    (`abstract`)."""
     place = place or (lambda tree: tree)
     args = place((key, jnp.int32(0), params, problem, chains.fresh()))
 
@@ -314,8 +302,8 @@ def lockstep_builder(
 
 
 def accelerator_chunk(chains: int | None, n: int, target: sizing.Target, devices_: int = 1) -> int:
-    """Chains per call on an accelerator: :data:`CHAINS_PER_LANE` per lane that fills the device,
-    at most the chains asked for, and results within :data:`RESULT_SHARE` of its memory."""
+    """Chains per call on an accelerator: `CHAINS_PER_LANE` per lane that fills the device,
+    at most the chains asked for, and results within `RESULT_SHARE` of its memory."""
     fill = CHAINS_PER_LANE * target.parallelism * devices_
     results = 2 * 4 * (n + 4)  # rows and four scalars, int32, and a copy
     fit = int(RESULT_SHARE * target.budget_bytes * devices_ // results)
@@ -332,10 +320,10 @@ def _split_bits(data, num: int):
 
 
 def seed_keys(seed: int, num: int) -> tuple[jax.Array, ...]:
-    """``jax.random.split(jax.random.key(seed), num)``, as ``num`` keys: the same bits, split by an
-    executable loaded from the cache folder (:func:`jaxqueens.parallel.cache.call`) and wrapped
+    """`jax.random.split(jax.random.key(seed), num)`, as `num` keys: the same bits, split by an
+    executable loaded from the cache folder (`call`) and wrapped
     on the host. Eagerly, the key, the split and the unstacking compile a handful of programs
-    at every start (~50 ms of a short run). Other PRNG implementations split eagerly."""
+    at every start. Other PRNG implementations split eagerly."""
     data = rng.seed_data(seed)
     if data is None:
         return tuple(jax.random.split(jax.random.key(seed), num))
@@ -352,29 +340,30 @@ def compile_runner(
     target: sizing.Target | None = None,
     total: int | None = None,
 ) -> Callable[..., Any]:
-    """Compile :func:`run` for ``chunk`` chains ahead of time; return ``run_chunk(offset, count)``.
+    """Compile [`run`][jaxqueens.parallel.chains.run] for `chunk` chains ahead of time; return
+    `run_chunk(offset, count)`.
 
-    The driver times compilation apart from the run and calls ``run_chunk`` once per chunk.
-    ``total``: the chains the run will ask for, when known; the short last chunk they leave
-    (``total % chunk`` chains) is compiled here too, so that no kernel call the driver times
-    compiles. A call with any other ``count`` compiles that size on first use. A chunk
+    The driver times compilation apart from the run and calls `run_chunk` once per chunk.
+    `total`: the chains the run will ask for, when known; the short last chunk they leave
+    (`total % chunk` chains) is compiled here too, so that no kernel call the driver times
+    compiles. A call with any other `count` compiles that size on first use. A chunk
     whose results cannot fit in memory is refused before compiling
-    (:func:`jaxqueens.parallel.memory.check_memory`). On an accelerator the lanes per device are
-    chosen from the compiled program against the device (``target``, default the first local
-    device's: :func:`jaxqueens.parallel.sizing.choose`); ``run_chunk.lanes`` says how many.
+    (`check_memory`). On an accelerator the lanes per device are
+    chosen from the compiled program against the device (`target`, default the first local
+    device's: `choose`); `run_chunk.lanes` says how many.
 
     Args:
       chains: the chain family and its config.
-      key: a ``jax.random`` key; chain i uses ``fold_in(key, i)``.
+      key: a `jax.random` key; chain i uses `fold_in(key, i)`.
       chunk: chains per kernel call.
-      params: the family's ``Params``, shared by every chain.
-      problem: the family's ``Problem``, or None.
+      params: the family's `Params`, shared by every chain.
+      problem: the family's `Problem`, or None.
       target: the accelerator to size lanes for (default: the first local device's).
       total: the chains of the whole run (None: unknown; a short last chunk compiles on use).
 
     Returns:
-      ``run_chunk(offset, count, resume=None)``: the family's ``Result`` for chains
-      ``offset .. offset + count - 1``.
+      `run_chunk(offset, count, resume=None)`: the family's `Result` for chains
+      `offset .. offset + count - 1`.
     """
     fresh = chains.fresh()  # None for families without a per-call input
     lanes, num = 0, devices.local_device_count()
@@ -434,7 +423,7 @@ def compile_runner(
         )
 
     def run_chunk(offset: int, count: int, resume=None):
-        """Chains ``offset .. offset + count - 1``; ``resume``: the family's per-call input
+        """Chains `offset .. offset + count - 1`; `resume`: the family's per-call input
         (default: fresh chains, run to the end). Shared inputs run an executable compiled here;
         another count, or one row per chain, compiles its own on first use."""
         resume = fresh if resume is None else resume

@@ -1,46 +1,11 @@
-"""Where jaxqueens runs: :func:`configure` (``jaxqueens.configure()``), the devices, the backend.
+"""Where jaxqueens runs: `configure` (`jaxqueens.configure()`), the devices, the backend.
 
-Importing jaxqueens changes nothing in the process (no environment variable, no JAX setting):
-:func:`configure` is the one call that sets JAX up for jaxqueens, and the ``jaxqueens`` command
-calls it first thing. It does three things, each process-wide:
-
-- XLA:CPU runs each computation on one core. ``shared/PERFORMANCE.md`` measured 1.7-2.2x from
-  splitting a batch over one host "device" per core, so it asks JAX for one CPU device per CPU
-  the process may use (:func:`cpu_cores`: its affinity mask, else ``os.cpu_count()``;
-  ``JAXQUEENS_CPU_DEVICES`` or the ``cpu_devices`` argument for another count, from 1 to
-  ``MAX_CPU_DEVICES``, XLA:CPU's limit per process). JAX fixes the count when its backend starts
-  (at the first JAX computation), so this only works before that.
-- It appends ``CPU_XLA_FLAGS`` to ``XLA_FLAGS``. XLA:CPU runs each op of a ``while_loop`` body as
-  a separate thunk (~30-40 ns each) unless the loop touches under 1 KiB; raising that threshold
-  compiles a whole per-chain search loop as one native function (4-5x fewer us per min-conflicts
-  step, measured), and region-based copy insertion drops the per-step copies of the carried board
-  and counts (~20% more). LLVM's x86 cmov converter is turned off: in a branch-free search loop
-  it turned data-dependent selects back into branches (the counting DFS: 0.46 mispredicted
-  branches per edge under callgrind's simulation, 1.25-1.3x more CPU time per edge than with
-  conditional moves). XLA:CPU's MLIR fusion emitters, its default, are turned off for its older
-  elemental emitters: every kernel runs as fast or faster (1.01-1.38x, the generational GA most)
-  and most compile faster (3-21%; the test suite's compile events 937 -> 696 s), measured on the
-  2-core machine by ``scripts/bench_xla_flags.py``. ``loop_unrolling=False`` (what ``evolve``
-  asks for) also turns off LLVM's loop unrolling in XLA:CPU's backend
-  (``xla_cpu_disable_loop_unrolling``): the GA's kernels run 1.2-1.6x faster and compile
-  17-29% faster, but the counting DFS runs 1.7x slower, so the other commands keep it.
-  The first two flags only exist as ``XLA_FLAGS`` (jit's ``compiler_options`` rejects them), so
-  all of them are set there, process-wide; ``JAXQUEENS_XLA_FLAGS=0`` (or ``xla_flags=False``)
-  leaves ``XLA_FLAGS`` alone.
-- It turns on JAX's persistent compilation cache (:mod:`jaxqueens.parallel.cache`), so a
-  repeated run loads its compiled kernels instead of compiling them again.
-
-A library user who does not call :func:`configure` gets JAX's defaults (one CPU device, no flags):
-the search loops then run several times slower, mostly for want of the loop-size flag, which
-exists only as ``XLA_FLAGS`` (a ``jit``'s ``compiler_options`` cannot set it per program). Every
-driver counts its devices through :func:`local_device_count`, which then says so once, in one line
-on stderr, with the call that fixes it.
-
-Importing this module does not import JAX (``jax`` is loaded at its first use,
-:mod:`jaxqueens._lazy`): the settings go to JAX's environment variables while JAX is not imported
-yet (:mod:`jaxqueens.parallel.jax_options`). The rest of the package's device code: batch sizes
-per backend (:mod:`jaxqueens.parallel.sizing`), spreading a batch over the devices
-(:mod:`jaxqueens.parallel.shard`), multi-process runs (:mod:`jaxqueens.parallel.processes`).
+Importing jaxqueens changes nothing in the process: `configure` is the one call that sets JAX
+up for jaxqueens (one CPU device per core, XLA:CPU's loop flags, JAX's persistent compilation
+cache), and the `jaxqueens` command calls it first thing. A library user who does not call it
+gets JAX's defaults; every driver counts its devices through `local_device_count`, which then
+says so once on stderr. Importing this module does not import JAX. The docs' parallel page
+explains each setting.
 """
 
 from __future__ import annotations
@@ -61,7 +26,7 @@ jax = _lazy.load("jax")  # imported at its first use: a command that needs no JA
 ENV_CPU_DEVICES = "JAXQUEENS_CPU_DEVICES"
 ENV_XLA_FLAGS = "JAXQUEENS_XLA_FLAGS"
 # XLA:CPU numbers a process's devices below 2048; a device id above that is read as another
-# process ("Multiprocess computations aren't implemented on the CPU backend"): measured, 2048 runs.
+# process ("Multiprocess computations aren't implemented on the CPU backend"); 2048 runs.
 MAX_CPU_DEVICES = 2048
 
 CPU_XLA_FLAGS = (
@@ -71,13 +36,13 @@ CPU_XLA_FLAGS = (
     "--xla_cpu_use_fusion_emitters=false",
 )
 NO_LOOP_UNROLLING = "xla_cpu_disable_loop_unrolling=true"
-"""XLA:CPU's backend option (in ``--xla_backend_extra_options``; XLA reads the key's presence)
-that turns off LLVM's loop unrolling: ``configure(loop_unrolling=False)``."""
+"""XLA:CPU's backend option (in `--xla_backend_extra_options`; XLA reads the key's presence)
+that turns off LLVM's loop unrolling: `configure(loop_unrolling=False)`."""
 
 
 def cpu_xla_flags(loop_unrolling: bool = True) -> tuple[str, ...]:
-    """``CPU_XLA_FLAGS``, with :data:`NO_LOOP_UNROLLING` added to the backend options when
-    ``loop_unrolling`` is False."""
+    """`CPU_XLA_FLAGS`, with `NO_LOOP_UNROLLING` added to the backend options when
+    `loop_unrolling` is False."""
     if loop_unrolling:
         return CPU_XLA_FLAGS
     backend, *rest = CPU_XLA_FLAGS
@@ -85,10 +50,10 @@ def cpu_xla_flags(loop_unrolling: bool = True) -> tuple[str, ...]:
 
 
 def check_cpu_devices() -> int | None:
-    """``$JAXQUEENS_CPU_DEVICES`` as a device count, or None when it is not set.
+    """`$JAXQUEENS_CPU_DEVICES` as a device count, or None when it is not set.
 
     Raises:
-      QueensError: it is not a whole number from 1 to ``MAX_CPU_DEVICES``.
+      QueensError: it is not a whole number from 1 to `MAX_CPU_DEVICES`.
     """
     env = os.environ.get(ENV_CPU_DEVICES, "").strip()
     if not env:
@@ -103,11 +68,11 @@ def check_cpu_devices() -> int | None:
 
 
 def cpu_cores() -> int:
-    """The CPUs this process may run on, at most ``MAX_CPU_DEVICES``.
+    """The CPUs this process may run on, at most `MAX_CPU_DEVICES`.
 
     Returns:
-      The size of the process's affinity mask (``os.sched_getaffinity``: ``taskset``, a batch
-      scheduler's cpuset), or ``os.cpu_count()`` where the system has no such mask.
+      The size of the process's affinity mask (`os.sched_getaffinity`: `taskset`, a batch
+      scheduler's cpuset), or `os.cpu_count()` where the system has no such mask.
     """
     try:
         usable = len(os.sched_getaffinity(0))
@@ -118,7 +83,7 @@ def cpu_cores() -> int:
 
 @dataclasses.dataclass(frozen=True)
 class Configuration:
-    """What :func:`configure` did."""
+    """What `configure` did."""
 
     cpu_devices: int | None  # CPU devices asked of JAX; None: too late to ask (backend started)
     xla_flags: tuple[str, ...]  # flags appended to $XLA_FLAGS now (none: off, there, or too late)
@@ -127,8 +92,8 @@ class Configuration:
 
 
 _state = {"configured": False, "noted": False}
-"""``configured``: :func:`configure` was called in this process; ``noted``: the few-devices
-notice of :func:`local_device_count` was considered (it is said at most once)."""
+"""`configured`: `configure` was called in this process; `noted`: the few-devices
+notice of `local_device_count` was considered (it is said at most once)."""
 
 
 def configure(
@@ -138,37 +103,38 @@ def configure(
     loop_unrolling: bool = True,
 ) -> Configuration:
     """Set JAX up for jaxqueens in this process: one CPU device per core, XLA:CPU's loop flags and
-    the persistent compilation cache (``jaxqueens.configure``).
+    the persistent compilation cache (`jaxqueens.configure`).
 
     Importing jaxqueens changes nothing; this call does, for the whole process (JAX's settings are
     per process, and child processes inherit the environment variables it sets while JAX is not
     imported yet). Call it before the first JAX computation, the first jaxqueens solver call
-    included; importing JAX before is fine. The ``jaxqueens`` command calls it first thing. Calling
+    included; importing JAX before is fine. The `jaxqueens` command calls it first thing. Calling
     it again is harmless.
 
     Args:
-      cpu_devices: CPU devices to ask of JAX, 1 to ``MAX_CPU_DEVICES``; None (default):
-        ``$JAXQUEENS_CPU_DEVICES``, else one per core. Only JAX's CPU backend uses them.
-      xla_flags: append the XLA:CPU loop flags (``CPU_XLA_FLAGS``, 4-5x faster search loops) to
-        ``$XLA_FLAGS``; None (default): yes, unless ``$JAXQUEENS_XLA_FLAGS`` is 0.
-      cache: JAX's persistent compilation cache: True (default) for ``$JAXQUEENS_CACHE_DIR`` (an
-        empty value turns the cache off) or else ``$XDG_CACHE_HOME/jaxqueens/jax-<version>``; a
+      cpu_devices: CPU devices to ask of JAX, 1 to `MAX_CPU_DEVICES`; None (default):
+        `$JAXQUEENS_CPU_DEVICES`, else one per core. Only JAX's CPU backend uses them.
+      xla_flags: append the XLA:CPU loop flags (`CPU_XLA_FLAGS`, several times faster search loops)
+          to
+        `$XLA_FLAGS`; None (default): yes, unless `$JAXQUEENS_XLA_FLAGS` is 0.
+      cache: JAX's persistent compilation cache: True (default) for `$JAXQUEENS_CACHE_DIR` (an
+        empty value turns the cache off) or else `$XDG_CACHE_HOME/jaxqueens/jax-<version>`; a
         folder; or False/None for no cache. A folder that cannot be written turns the cache off,
         and the first solver call says so in one line. JAX looks at the cache at its first
         compilation: after that, the setting may not take effect.
       loop_unrolling: False: the flags also turn off LLVM's loop unrolling
-        (:func:`cpu_xla_flags`; the GA's kernels run and compile faster, the counting DFS runs
-        slower: module docstring). Only with ``xla_flags``.
+        (`cpu_xla_flags`; the GA's kernels run and compile faster, the counting DFS runs
+        slower: module docstring). Only with `xla_flags`.
 
     Returns:
-      What it did (:class:`Configuration`). When JAX's backend had already started (a JAX
-      computation ran before), the device count and ``XLA_FLAGS`` cannot change any more:
-      ``backend_started`` is True, ``cpu_devices`` None, no flag is added, and a
-      ``RuntimeWarning`` says so if the CPU backend has another device count than asked for.
+      What it did (`Configuration`). When JAX's backend had already started (a JAX
+      computation ran before), the device count and `XLA_FLAGS` cannot change any more:
+      `backend_started` is True, `cpu_devices` None, no flag is added, and a
+      `RuntimeWarning` says so if the CPU backend has another device count than asked for.
 
     Raises:
-      QueensError: ``cpu_devices`` (or ``$JAXQUEENS_CPU_DEVICES``) is not a count from 1 to
-        ``MAX_CPU_DEVICES``.
+      QueensError: `cpu_devices` (or `$JAXQUEENS_CPU_DEVICES`) is not a count from 1 to
+        `MAX_CPU_DEVICES`.
     """
     if cpu_devices is None:
         count = check_cpu_devices() or cpu_cores()
@@ -196,8 +162,8 @@ def configure(
 
 
 def _warn_too_late(count: int) -> None:
-    """The ``RuntimeWarning`` of a :func:`configure` after JAX's backend started, if its CPU
-    device count differs from ``count`` (no warning on an accelerator backend)."""
+    """The `RuntimeWarning` of a `configure` after JAX's backend started, if its CPU
+    device count differs from `count` (no warning on an accelerator backend)."""
     if jax.default_backend() != "cpu" or jax.local_device_count() == count:
         return
     warnings.warn(
@@ -210,16 +176,16 @@ def _warn_too_late(count: int) -> None:
 
 
 def local_device_count() -> int:
-    """``jax.local_device_count()``: the devices of this process that a driver spreads its
+    """`jax.local_device_count()`: the devices of this process that a driver spreads its
     batches over.
 
-    Every driver counts its devices here (``tests/parallel/test_devices.py`` checks that no other
+    Every driver counts its devices here (`tests/parallel/test_devices.py` checks that no other
     module asks JAX), so this is the one place that says what a run is missing, once per process
     and in one line on stderr each: an unwritable compilation cache folder
-    (:func:`jaxqueens.parallel.cache.warn_cache`), and a CPU run on fewer devices than the machine
-    has cores because :func:`configure` was not called (nothing is said after :func:`configure`,
-    or when the device count was chosen through JAX's own settings, ``JAX_NUM_CPU_DEVICES`` or
-    ``--xla_force_host_platform_device_count``).
+    (`warn_cache`), and a CPU run on fewer devices than the machine
+    has cores because `configure` was not called (nothing is said after `configure`,
+    or when the device count was chosen through JAX's own settings, `JAX_NUM_CPU_DEVICES` or
+    `--xla_force_host_platform_device_count`).
     """
     count = int(jax.local_device_count())
     compile_cache.warn_cache()

@@ -1,16 +1,16 @@
-"""Gathers across the processes of a multi-process run (``jax.distributed``), on the host.
+"""Gathers across the processes of a multi-process run (`jax.distributed`), on the host.
 
 Each helper is the identity in a single-process run, so drivers call them unconditionally.
 
-Every cross-process transfer goes through :func:`allgather`. When another process has died (or
+Every cross-process transfer goes through `allgather`. When another process has died (or
 left on an error), gloo's connection to it breaks and the transfer fails at once; that becomes a
-one-line :class:`~jaxqueens.errors.PeerLostError`, on which the chunked loop saves what is finished
-(:mod:`jaxqueens.drivers.loop`) and the command line exits 2 without waiting for JAX's shutdown
-(:func:`jaxqueens.parallel.processes.leave`). A peer that is alive but silent (frozen, cut off) is
+one-line `PeerLostError`, on which the chunked loop saves what is finished
+(`loop`) and the command line exits 2 without waiting for JAX's shutdown
+(`leave`). A peer that is alive but silent (frozen, cut off) is
 given up by JAX's heartbeat after the coordinator timeout, which ends the process from C++.
 
 Exact counts (Python ints, past 2^64) cross processes and go into checkpoints as uint32 words
-(:func:`int_words`, :func:`word_ints`): one encoding for every driver.
+(`int_words`, `word_ints`): one encoding for every driver.
 """
 
 from __future__ import annotations
@@ -36,16 +36,16 @@ def is_writer() -> bool:
 
 
 INT_WORDS = 4
-"""uint32 words per exact count: :func:`int_words` holds every int below 2^128."""
+"""uint32 words per exact count: `int_words` holds every int below 2^128."""
 
 
 def int_words(values, width: int = INT_WORDS) -> np.ndarray:
-    """uint32 ``[..., width]``: the non-negative Python ints ``values`` (any nesting of
-    sequences, or an array) as ``width`` 32-bit words each, lowest word first (exact; the
-    inverse of :func:`word_ints`).
+    """uint32 `[..., width]`: the non-negative Python ints `values` (any nesting of
+    sequences, or an array) as `width` 32-bit words each, lowest word first (exact; the
+    inverse of `word_ints`).
 
     Raises:
-      ValueError: a value is negative or does not fit ``width`` words.
+      ValueError: a value is negative or does not fit `width` words.
     """
     ints = np.asarray(values, dtype=object)
     if ints.size and (min(ints.flat) < 0 or max(ints.flat) >> (32 * width)):
@@ -55,8 +55,8 @@ def int_words(values, width: int = INT_WORDS) -> np.ndarray:
 
 
 def word_ints(words) -> list:
-    """The Python ints of uint32 ``[..., width]`` words (:func:`int_words`), as nested lists of
-    the leading shape (a single int for ``[width]``)."""
+    """The Python ints of uint32 `[..., width]` words (`int_words`), as nested lists of
+    the leading shape (a single int for `[width]`)."""
     w = np.asarray(words).astype(object)  # Python ints: the shifts below never wrap
     ints = np.zeros(w.shape[:-1], object)
     for k in range(w.shape[-1]):
@@ -65,7 +65,7 @@ def word_ints(words) -> list:
 
 
 def allgather(x) -> np.ndarray:
-    """``[P, ...]``: every process's ``x`` (same shape everywhere), in process order, exactly.
+    """`[P, ...]`: every process's `x` (same shape everywhere), in process order, exactly.
 
     JAX without 64-bit mode would carry float64 and int64 as 32 bits, so 8-byte values travel as
     their uint32 words and come back bit for bit.
@@ -74,7 +74,7 @@ def allgather(x) -> np.ndarray:
       x: this process's array (or scalar).
 
     Returns:
-      The processes' arrays stacked, ``x``'s dtype.
+      The processes' arrays stacked, `x`'s dtype.
     """
     x = np.asarray(x)
     if jax.process_count() == 1:
@@ -102,13 +102,13 @@ def _lost(err: Exception) -> str:
 
 
 def concat(x, axis: int = 0) -> np.ndarray:
-    """Every process's ``x`` joined along ``axis``, in process order."""
+    """Every process's `x` joined along `axis`, in process order."""
     g = allgather(x)
     return g[0] if len(g) == 1 else np.concatenate(list(g), axis=axis)
 
 
 def ragged(rows: np.ndarray) -> np.ndarray:
-    """Every process's ``rows`` ``[k_p, ...]`` (``k_p`` may differ), concatenated in process
+    """Every process's `rows` `[k_p, ...]` (`k_p` may differ), concatenated in process
     order."""
     rows = np.asarray(rows)
     if jax.process_count() == 1:

@@ -1,13 +1,13 @@
 """Independent one-item kernels over a batch of items, with the strategy of the backend.
 
 This is where the batching choice is made, once, for every family that is not a chain solver:
-on the CPU, one item per ``lax.map`` iteration over host devices
-(:func:`jaxqueens.parallel.shard.map_items`); on an accelerator, ``vmap`` per device, or
-lockstep lanes with refill (:func:`jaxqueens.parallel.lanes.lockstep`) for searches whose items
+on the CPU, one item per `lax.map` iteration over host devices
+(`map_items`); on an accelerator, `vmap` per device, or
+lockstep lanes with refill (`lockstep`) for searches whose items
 take very different numbers of steps. Branch-free kernels whose items all take the same steps
-(Knuth's probes) lose nothing to lockstep: :func:`blocks` vmaps them, in blocks under ``lax.map``
+(Knuth's probes) lose nothing to lockstep: `blocks` vmaps them, in blocks under `lax.map`
 on a CPU (the block's state stays in cache) and all at once on an accelerator. Call these under
-``jit``; ``items`` must divide by ``num_devices`` (:func:`jaxqueens.parallel.shard.pad_rows`).
+`jit`; `items` must divide by `num_devices` (`pad_rows`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from jaxqueens.parallel.shard import map_items, over_devices
 
 
 def each(one: Callable[[Any], Any], items, num_devices: int, accelerator: bool | None = None):
-    """``one`` on every item: mapped on the CPU, vmapped on an accelerator (``accelerator``:
+    """`one` on every item: mapped on the CPU, vmapped on an accelerator (`accelerator`:
     which strategy; None: the default backend's)."""
     if devices.is_accelerator() if accelerator is None else accelerator:
         return over_devices(jax.vmap(one), items, num_devices=num_devices)
@@ -43,10 +43,10 @@ def search_each(
     lanes: int,
     accelerator: bool | None = None,
 ):
-    """A search per item: ``one(item)`` mapped on the CPU; on an accelerator, ``lanes`` lockstep
-    lanes per device built from ``init(item)``, ``advance(states, active)``, ``finished(states)``
-    and ``result(states)`` (see :func:`jaxqueens.parallel.lanes.lockstep`). Same results.
-    ``accelerator`` names the strategy (None: the default backend's): the GPU check compiles the
+    """A search per item: `one(item)` mapped on the CPU; on an accelerator, `lanes` lockstep
+    lanes per device built from `init(item)`, `advance(states, active)`, `finished(states)`
+    and `result(states)` (see `lockstep`). Same results.
+    `accelerator` names the strategy (None: the default backend's): the GPU check compiles the
     accelerator's on a CPU-only machine."""
     if not (devices.is_accelerator() if accelerator is None else accelerator):
         return map_items(one, items, num_devices)
@@ -59,9 +59,9 @@ def search_each(
 
 
 def blocks(one: Callable[[Any], Any], items, block: int):
-    """``one`` on every item (the leading axis of every leaf of ``items``), ``block`` items
-    vmapped in lockstep per ``lax.map`` iteration; 0 (the accelerator way) vmaps them all at once.
-    The block is lowered to ``gcd(items, block)`` so that it divides the items (no padding).
+    """`one` on every item (the leading axis of every leaf of `items`), `block` items
+    vmapped in lockstep per `lax.map` iteration; 0 (the accelerator way) vmaps them all at once.
+    The block is lowered to `gcd(items, block)` so that it divides the items (no padding).
     Returns the results with the items' leading axis."""
     total = jax.tree.leaves(items)[0].shape[0]
     block = math.gcd(total, block) if block else total
@@ -85,19 +85,19 @@ def search_budget(
     steps,
     accelerator: bool | None = None,
 ):
-    """Resumable searches, at most ``steps`` of work per device and call.
+    """Resumable searches, at most `steps` of work per device and call.
 
-    On the CPU, ``serial(items of one device) -> (results, work)`` searches them one after the
-    other under one shared budget (it holds ``steps`` itself). On an accelerator, ``lanes``
-    lockstep lanes per device (:func:`jaxqueens.parallel.lanes.lockstep_budget`) built from
-    ``init(item)``, advanced ``steps`` times at most; items the budget stopped report
-    ``result(state)``, items never reached ``untouched(item)``.
+    On the CPU, `serial(items of one device) -> (results, work)` searches them one after the
+    other under one shared budget (it holds `steps` itself). On an accelerator, `lanes`
+    lockstep lanes per device (`lockstep_budget`) built from
+    `init(item)`, advanced `steps` times at most; items the budget stopped report
+    `result(state)`, items never reached `untouched(item)`.
 
-    ``accelerator`` names the strategy (None: the default backend's): the GPU check compiles the
+    `accelerator` names the strategy (None: the default backend's): the GPU check compiles the
     accelerator's on a CPU-only machine.
 
     Returns:
-      (results with a leading ``[num_items]`` axis, work int32 ``[num_devices]``: edges taken on
+      (results with a leading `[num_items]` axis, work int32 `[num_devices]`: edges taken on
       the CPU, lockstep iterations on an accelerator).
     """
     if not (devices.is_accelerator() if accelerator is None else accelerator):

@@ -1,8 +1,8 @@
 """JAX's process-wide options, set without importing JAX.
 
-While JAX is not imported yet an option goes to its environment variable (``JAX_NUM_CPU_DEVICES``
-for ``jax_num_cpu_devices``, ``JAX_COMPILATION_CACHE_DIR``, ...), which JAX reads when it is
-imported (and child processes inherit); once it is imported, to ``jax.config``. So the command
+While JAX is not imported yet an option goes to its environment variable (`JAX_NUM_CPU_DEVICES`
+for `jax_num_cpu_devices`, `JAX_COMPILATION_CACHE_DIR`, ...), which JAX reads when it is
+imported (and child processes inherit); once it is imported, to `jax.config`. So the command
 line sets JAX up before JAX is even imported, and a command that never needs JAX never loads it.
 """
 
@@ -16,7 +16,7 @@ jax = _lazy.load("jax")
 
 
 def set_option(name: str, value) -> bool:
-    """Set JAX option ``name`` to ``value`` (None: JAX's default, the variable removed).
+    """Set JAX option `name` to `value` (None: JAX's default, the variable removed).
 
     Returns:
       False if JAX refused (an option fixed when its backend starts, set after it started);

@@ -1,11 +1,11 @@
 """Lockstep lanes with refill: the accelerator strategy for many independent searches.
 
-``lanes`` searches advance together (``vmap``) inside one ``while_loop``. A lane whose item is
+`lanes` searches advance together (`vmap`) inside one `while_loop`. A lane whose item is
 finished writes its result to the item's slot and takes the next item, so no lane idles while a
-slow item runs (under 1% idle lanes measured, ``shared/PERFORMANCE.md``). Chains
-(:mod:`jaxqueens.parallel.chains`) and count prefixes (:mod:`jaxqueens.solvers.count`) both run
-through :func:`lockstep`; on the CPU, one item per ``lax.map`` iteration
-(:func:`jaxqueens.parallel.shard.map_items`) is faster.
+slow item runs. Chains
+(`chains`) and count prefixes (`count`) both run
+through `lockstep`; on the CPU, one item per `lax.map` iteration
+(`map_items`) is faster.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from jax import lax
 
 
 def where_lanes(mask, new, old):
-    """Per-lane select between two ``[B, ...]`` pytrees."""
+    """Per-lane select between two `[B, ...]` pytrees."""
     return jax.tree.map(
         lambda a, b: jnp.where(mask.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, old
     )
@@ -30,19 +30,19 @@ REFILL_SHARE = 16
 
 
 def gate(waiting, running, lanes: int):
-    """Whether lanes that wait for a refill (or restart) get it now: once ``lanes /
-    REFILL_SHARE`` of them wait, or when no other lane is running. A refill builds fresh states
+    """Whether lanes that wait for a refill (or restart) get it now: once `lanes /
+    REFILL_SHARE` of them wait, or when no other lane is running. A refill builds fresh states
     for every lane and selects, and on a GPU a fresh state can be a host-driven loop over the
-    board (``make gpu-check``'s model: n iterations of several kernels and a sync each), so
+    board (`make gpu-check`'s model: n iterations of several kernels and a sync each), so
     refilling the lanes that finished in each iteration costs a whole refill per iteration;
-    gated, one per ``lanes / REFILL_SHARE`` finished lanes, for about 1/(2 REFILL_SHARE) idle
+    gated, one per `lanes / REFILL_SHARE` finished lanes, for about 1/(2 REFILL_SHARE) idle
     lanes. A waiting lane's state is stopped (a step is a no-op), so no result changes."""
     count = jnp.sum(waiting.astype(jnp.int32))
     return (count >= max(1, lanes // REFILL_SHARE)) | ((count > 0) & ~jnp.any(running))
 
 
 def _retire(done, item, nxt, out, results, num_items: int):
-    """Lanes ``done`` [B] write ``results`` into their item's row of ``out`` and take the next
+    """Lanes `done` [B] write `results` into their item's row of `out` and take the next
     items in lane order: (out, item [B], nxt [])."""
     dst = jnp.where(done, item, num_items)
     out = jax.tree.map(lambda o, r: o.at[dst].set(r, mode="drop"), out, results)
@@ -58,23 +58,23 @@ def lockstep(
     num_items: int,
     lanes: int,
 ):
-    """Run ``num_items`` searches on ``lanes`` lockstep lanes, refilling finished lanes.
+    """Run `num_items` searches on `lanes` lockstep lanes, refilling finished lanes.
 
     A lane whose item finishes writes its result and is given the next item; its fresh state is
-    built when enough lanes wait for one (:func:`gate`), so the results never depend on
-    ``lanes``.
+    built when enough lanes wait for one (`gate`), so the results never depend on
+    `lanes`.
 
     Args:
-      init_item: item index ``[]`` int32 -> the state of one lane (vmapped here).
-      advance: ``(states [B], active [B] bool) -> states [B]``: one lockstep iteration of every
-        lane (already batched; ``active`` is False for lanes with no item left or waiting for
+      init_item: item index `[]` int32 -> the state of one lane (vmapped here).
+      advance: `(states [B], active [B] bool) -> states [B]`: one lockstep iteration of every
+        lane (already batched; `active` is False for lanes with no item left or waiting for
         their next item's state, whose states must not change).
-      finished: ``states [B] -> [B] bool``: the lane's item is done.
-      result: ``states [B] -> pytree [B, ...]``: what a finished lane reports.
-      num_items: items, indexed ``0 .. num_items - 1``; ``lanes`` at most ``num_items``.
+      finished: `states [B] -> [B] bool`: the lane's item is done.
+      result: `states [B] -> pytree [B, ...]`: what a finished lane reports.
+      num_items: items, indexed `0 .. num_items - 1`; `lanes` at most `num_items`.
 
     Returns:
-      The result pytree with a leading ``[num_items]`` axis, in item order.
+      The result pytree with a leading `[num_items]` axis, in item order.
     """
     vinit = jax.vmap(init_item)
     first = jnp.arange(lanes, dtype=jnp.int32)
@@ -111,18 +111,18 @@ def lockstep_budget(
     lanes: int,
     steps,
 ):
-    """:func:`lockstep` that stops after ``steps`` iterations, for resumable searches.
+    """`lockstep` that stops after `steps` iterations, for resumable searches.
 
-    A lane whose item finishes writes ``result`` and takes the next item; when the budget ends,
-    every lane still busy writes ``result`` of its unfinished state too, and the items no lane
-    reached keep their row of ``untouched`` (a pytree with a leading ``[num_items]`` axis, in
-    ``result``'s format). A later call resumes the unfinished items from what it returns.
+    A lane whose item finishes writes `result` and takes the next item; when the budget ends,
+    every lane still busy writes `result` of its unfinished state too, and the items no lane
+    reached keep their row of `untouched` (a pytree with a leading `[num_items]` axis, in
+    `result`'s format). A later call resumes the unfinished items from what it returns.
 
     Args:
       steps: [] int32, lockstep iterations (each lane advances at most this many times).
 
     Returns:
-      (results with a leading ``[num_items]`` axis in item order, [] int32 iterations run).
+      (results with a leading `[num_items]` axis in item order, [] int32 iterations run).
     """
     num_items = jax.tree.leaves(untouched)[0].shape[0]
     vinit = jax.vmap(init_item)

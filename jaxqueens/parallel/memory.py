@@ -2,9 +2,9 @@
 
 Every allocation whose size follows from a user's options (a board file read whole, the
 estimator's enumerated strata, a kernel call's batch of chains, the large-n state) is checked
-here first, so a short argument never exhausts memory: :func:`check_memory` refuses it with one
+here first, so a short argument never exhausts memory: `check_memory` refuses it with one
 line naming the option, the memory it would need and what is available. Drivers (and io's
-readers) call it; it lives in :mod:`jaxqueens.parallel`, the layer that knows the machine, so
+readers) call it; it lives in `jaxqueens.parallel`, the layer that knows the machine, so
 both can.
 """
 
@@ -19,7 +19,7 @@ HEADROOM = 0.9
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available now (Linux ``MemAvailable``, else ``sysconf``), or None."""
+    """Bytes of memory available now (Linux `MemAvailable`, else `sysconf`), or None."""
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -34,7 +34,7 @@ def available_memory() -> int | None:
 
 
 def format_bytes(nbytes: float) -> str:
-    """``nbytes`` for a message: ``12.3 GiB``, ``4.0 MiB``, ``512 bytes``."""
+    """`nbytes` for a message: `12.3 GiB`, `4.0 MiB`, `512 bytes`."""
     for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if nbytes >= scale:
             return f"{nbytes / scale:,.1f} {unit}"
@@ -42,13 +42,13 @@ def format_bytes(nbytes: float) -> str:
 
 
 def check_memory(need: float, what: str, fix: str, available: int | None = None) -> None:
-    """Refuse (QueensError) to allocate ``need`` bytes when they do not fit in memory.
+    """Refuse (QueensError) to allocate `need` bytes when they do not fit in memory.
 
     Args:
       need: bytes the allocation (and what is built from it) will use at peak.
-      what: what asks for it, naming the option, e.g. ``"--depth 18 (n = 18)"``.
-      fix: how to ask for less, e.g. ``"use a smaller --depth"``.
-      available: bytes available (default: :func:`available_memory`; unknown: no check).
+      what: what asks for it, naming the option, e.g. `"--depth 18 (n = 18)"`.
+      fix: how to ask for less, e.g. `"use a smaller --depth"`.
+      available: bytes available (default: `available_memory`; unknown: no check).
     """
     available = available_memory() if available is None else available
     if available is not None and need > HEADROOM * available:

@@ -1,8 +1,8 @@
-"""Several processes in one run (``--coordinator``): the settings, the bounded join, the early exit.
+"""Several processes in one run (`--coordinator`): the settings, the bounded join, the early exit.
 
-:func:`distributed_settings` checks the flags and the ``JAX_*`` variables, :func:`init_distributed`
-meets the other processes within a timeout (:mod:`jaxqueens.parallel.rendezvous`) before it joins
-``jax.distributed``, and :func:`leave` ends a process that stopped early without waiting at JAX's
+`distributed_settings` checks the flags and the `JAX_*` variables, `init_distributed`
+meets the other processes within a timeout (`rendezvous`) before it joins
+`jax.distributed`, and `leave` ends a process that stopped early without waiting at JAX's
 exit barrier. Importing this module does not import JAX.
 """
 
@@ -39,7 +39,7 @@ class Distributed:
 
 
 def _env_number(name: str, kind: type, fix: str):
-    """The number in environment variable ``name`` (None when unset); QueensError naming it."""
+    """The number in environment variable `name` (None when unset); QueensError naming it."""
     text = os.environ.get(name, "").strip()
     if not text:
         return None
@@ -59,11 +59,11 @@ def distributed_settings(
     """The flags of a multi-process run, each defaulting to its environment variable, checked.
 
     Args:
-      coordinator: ``HOST:PORT`` of process 0, or ``$JAX_COORDINATOR_ADDRESS``.
-      num_processes: processes in the run, or ``$JAX_NUM_PROCESSES``.
-      process_id: this process, ``0 <= I < P``, or ``$JAX_PROCESS_ID``.
-      timeout: seconds to wait for the others, or ``$JAXQUEENS_COORDINATOR_TIMEOUT``, or
-        ``COORDINATOR_TIMEOUT``.
+      coordinator: `HOST:PORT` of process 0, or `$JAX_COORDINATOR_ADDRESS`.
+      num_processes: processes in the run, or `$JAX_NUM_PROCESSES`.
+      process_id: this process, `0 <= I < P`, or `$JAX_PROCESS_ID`.
+      timeout: seconds to wait for the others, or `$JAXQUEENS_COORDINATOR_TIMEOUT`, or
+        `COORDINATOR_TIMEOUT`.
 
     Returns:
       The settings, or None for a single-process run (no coordinator anywhere).
@@ -133,16 +133,16 @@ def init_distributed(
     timeout: float | None = None,
     settings: dict | None = None,
 ) -> bool:
-    """Join a multi-process run (``jax.distributed``) before any JAX computation, in bounded time.
+    """Join a multi-process run (`jax.distributed`) before any JAX computation, in bounded time.
 
-    Arguments as :func:`distributed_settings` takes them, and ``settings``: what every process
+    Arguments as `distributed_settings` takes them, and `settings`: what every process
     must agree on (the command and its settings). The processes first meet on the coordinator's
-    port (:mod:`jaxqueens.parallel.rendezvous`), so that a wrong address, a missing, duplicate or
+    port (`rendezvous`), so that a wrong address, a missing, duplicate or
     misnumbered process, or settings that differ from process 0's end every process there with
-    one line within ``timeout`` seconds, instead of JAX's abort from C++ (or a run that silently
+    one line within `timeout` seconds, instead of JAX's abort from C++ (or a run that silently
     takes process 0's settings). JAX then gets the same timeout to
     connect and, at exit, for every process to finish; a process whose heartbeats stop for that
-    long (at least ``MIN_HEARTBEAT_TIMEOUT``) counts as dead. On CPU, cross-process collectives
+    long (at least `MIN_HEARTBEAT_TIMEOUT`) counts as dead. On CPU, cross-process collectives
     use gloo.
 
     Returns:
@@ -188,9 +188,9 @@ def leave(code: int) -> int:
 
     At exit JAX waits at a barrier for every process, and a process that stops early keeps the
     others waiting in their next gather; when the wait runs out, JAX aborts from C++. So when this
-    process joined a run and ``code`` is not 0 or 1 (outcomes that every process reaches together),
-    it flushes its output and exits at once with ``code``: the others' next gather then fails at
-    once (:class:`~jaxqueens.errors.PeerLostError`). Otherwise it returns ``code``.
+    process joined a run and `code` is not 0 or 1 (outcomes that every process reaches together),
+    it flushes its output and exits at once with `code`: the others' next gather then fails at
+    once (`PeerLostError`). Otherwise it returns `code`.
     """
     if code in (0, 1) or not _lazy.is_loaded("jax") or not jax.distributed.is_initialized():
         return code

@@ -1,20 +1,11 @@
 """The processes of a multi-process run meet before JAX joins them: bounded, with one-line errors.
 
-``jax.distributed.initialize`` waits for the coordinator and for every peer for its whole
-``initialization_timeout`` and, when one is missing, aborts the process from C++ (a stack trace,
-exit 134) instead of raising, so nothing in Python can catch it. The processes therefore meet
-first, with plain sockets and a deadline, on the coordinator's own port: process 0 listens there
-and waits until every other process has said hello; the others connect (retrying) and wait for its
-go-ahead. Only then does JAX start its service on that port. Whatever is wrong -- no coordinator,
-a missing or duplicate process id, a different process count, different settings, a port in use, an
-address that does not reach process 0 -- becomes a :class:`~jaxqueens.errors.QueensError` naming
-the coordinator and the fix, within the timeout, on every process that is there to hear it.
-
-The protocol is one ASCII line each way: ``jaxqueens-join I P TOKEN SETTINGS`` from process I
-(SETTINGS: the run's settings as compact JSON, which every process must share), then ``go`` or
-``refuse REASON`` from process 0. Process 0 also connects to HOST:PORT itself, with its own
-random token, to check that the address reaches it (JAX's client on process 0 uses it too).
-Connections that do not speak this protocol (a port scanner, say) are closed and ignored.
+`jax.distributed.initialize` waits for every peer for its whole timeout and, when one is
+missing, aborts the process from C++ instead of raising. The processes therefore meet first, with
+plain sockets and a deadline, on the coordinator's own port; whatever is wrong (no coordinator, a
+missing or duplicate process id, different settings, a port in use) becomes a `QueensError`
+naming the coordinator and the fix. The protocol is one ASCII line each way:
+`jaxqueens-join I P TOKEN SETTINGS` from process I, then `go` or `refuse REASON` from process 0.
 """
 
 from __future__ import annotations
@@ -35,10 +26,10 @@ _HELLO = 1 << 16  # longest hello read (it carries the settings)
 
 
 def split_address(coordinator: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[IPv6]:PORT`` too) as ``(host, port)``, the host resolved once.
+    """`HOST:PORT` (`[IPv6]:PORT` too) as `(host, port)`, the host resolved once.
 
     Raises:
-      QueensError: naming ``--coordinator`` and the expected form.
+      QueensError: naming `--coordinator` and the expected form.
     """
     text = coordinator.strip()
     host, sep, port = text.rpartition(":")
@@ -74,12 +65,12 @@ def meet(
     timeout: float,
     settings: dict | None = None,
 ) -> None:
-    """Wait (at most ``timeout`` seconds) until all ``num_processes`` processes are there.
+    """Wait (at most `timeout` seconds) until all `num_processes` processes are there.
 
     Process 0 listens on the coordinator's port; every other process connects to it.
 
     Args:
-      coordinator: ``HOST:PORT`` of process 0; num_processes, process_id: the run's count and
+      coordinator: `HOST:PORT` of process 0; num_processes, process_id: the run's count and
         this process's id; timeout: seconds to wait for every process.
       settings: what every process must agree on (the command and its settings, JSON values);
         process 0 refuses a process whose settings differ from its own, naming the first.
@@ -240,7 +231,7 @@ class _Meeting:
         return None
 
     def _differs(self, pid: int, settings: str) -> str | None:
-        """The first setting in which process ``pid`` differs from process 0, as a refusal."""
+        """The first setting in which process `pid` differs from process 0, as a refusal."""
         ours = json.loads(self.settings)
         try:
             theirs = json.loads(settings)
@@ -277,7 +268,7 @@ class _Meeting:
 
 
 def _listen(port: int, coordinator: str) -> socket.socket:
-    """A listening socket on every address of this machine, as JAX's service binds ``[::]:PORT``."""
+    """A listening socket on every address of this machine, as JAX's service binds `[::]:PORT`."""
     try:
         if socket.has_dualstack_ipv6():
             return socket.create_server(("", port), family=socket.AF_INET6, dualstack_ipv6=True)
@@ -290,14 +281,14 @@ def _listen(port: int, coordinator: str) -> socket.socket:
 
 
 def _setting(key: str, settings: dict) -> str:
-    """``key=value`` of one setting for a message (the value clipped), or "no key"."""
+    """`key=value` of one setting for a message (the value clipped), or "no key"."""
     if key not in settings:
         return f"no {key}"
     return f"{key}={clip(json.dumps(settings[key], default=str))}"
 
 
 def _read_line(sock: socket.socket, seconds: float, limit: int = _LINE) -> str | None:
-    """One ASCII line of at most ``limit`` bytes, or None on a timeout, a closed connection or
+    """One ASCII line of at most `limit` bytes, or None on a timeout, a closed connection or
     anything else."""
     data = b""
     try:
@@ -324,7 +315,7 @@ def _alive(sock: socket.socket) -> bool:
 
 
 def _send(sock: socket.socket, line: str) -> None:
-    """``line`` and a newline, cut to the longest line a reader takes; a closed peer is ignored."""
+    """`line` and a newline, cut to the longest line a reader takes; a closed peer is ignored."""
     try:
         sock.settimeout(2.0)
         sock.sendall(line[: _LINE - 1].encode("ascii", "replace") + b"\n")

@@ -1,24 +1,11 @@
-"""One scheduler of kernel calls over device streams: every driver whose work comes in uneven
-pieces (``count``, ``complete``) runs its calls through it.
+"""One scheduler of kernel calls over device streams, for drivers whose work comes in uneven pieces
+(`count`, `complete`).
 
-A :class:`Scheduler` keeps up to ``depth`` calls in flight on each stream of
-:mod:`jaxqueens.parallel.streams` (one per host device on a CPU, each in its own worker thread; one
-over every device on an accelerator). The driver owns its queue of work and says what the next call
-of a stream is (:meth:`Scheduler.fill` asks ``take(stream)`` for a :class:`Launch`: a named work
-item, the kernel and its batch); :meth:`Scheduler.next` hands back one :class:`Finished` call
-(:meth:`Scheduler.wait`: with every other call that has ended), either the oldest (``ordered``: the
-results, and whatever the driver queues from them, do not depend on which device was faster, so a
-run is reproducible) or the first to end (ties in launch order: no stream waits for another's slow
-call). A typical step::
-
-    with Scheduler(streams, depth=1, ordered=False, name="jaxqueens-count") as calls:
-        calls.fill(take)             # every stream busy before the host does anything else
-        for done in calls.wait():    # the calls that ended, their outputs as NumPy arrays
-            ...                      # record done.job's results, queue what is left of it
-        calls.fill(take)             # the streams that ended get their next calls at once
-
-Leaving the ``with`` block cancels the calls not started; a call already running ends within its
-own budget (the drivers bound every call's work).
+A `Scheduler` keeps up to `depth` calls in flight on each stream of `jaxqueens.parallel.streams`.
+The driver owns its queue of work and says what a stream's next call is (`Scheduler.fill` asks
+`take(stream)` for a `Launch`); `Scheduler.next` and `Scheduler.wait` hand back `Finished`
+calls, either the oldest (`ordered`: reproducible) or the first to end. Leaving the `with` block
+cancels the calls not started.
 """
 
 from __future__ import annotations
@@ -37,9 +24,9 @@ J = TypeVar("J")
 class Launch(NamedTuple, Generic[J]):
     """One kernel call to make on a stream."""
 
-    job: J  # the driver's work item(s) the call runs, handed back in :class:`Finished`
-    kernel: Callable[[Any, int], Any]  # ``kernel(batch on the stream's device, shards)``
-    batch: np.ndarray  # the call's input rows (the stream's ``rows``, padded by the driver)
+    job: J  # the driver's work item(s) the call runs, handed back in `Finished`
+    kernel: Callable[[Any, int], Any]  # `kernel(batch on the stream's device, shards)`
+    batch: np.ndarray  # the call's input rows (the stream's `rows`, padded by the driver)
 
 
 class Finished(NamedTuple, Generic[J]):
@@ -59,12 +46,12 @@ class _Call(NamedTuple):
 
 
 class Scheduler(Generic[J]):
-    """Calls over ``streams``, at most ``depth`` in flight on each; a context manager.
+    """Calls over `streams`, at most `depth` in flight on each; a context manager.
 
     Args:
-      streams: where calls run (:func:`jaxqueens.parallel.streams.plan`).
+      streams: where calls run (`plan`).
       depth: calls in flight per stream (2: the next call is queued while the host reads one).
-      ordered: :meth:`next` returns the oldest call (True) or the first to end (False).
+      ordered: `next` returns the oldest call (True) or the first to end (False).
       name: the worker threads' name prefix.
     """
 
@@ -86,7 +73,7 @@ class Scheduler(Generic[J]):
         return len(self._flight)
 
     def in_flight(self, stream: int | None = None) -> int:
-        """Calls in flight on ``stream`` (None: on every stream)."""
+        """Calls in flight on `stream` (None: on every stream)."""
         return sum(stream is None or c.stream == stream for c in self._flight)
 
     def jobs(self) -> list[J]:
@@ -95,8 +82,8 @@ class Scheduler(Generic[J]):
         return [c.job for c in self._flight]
 
     def fill(self, take: Callable[[int], Launch[J] | None]) -> int:
-        """Stream by stream, launch ``take(stream)`` until the stream has ``depth`` calls in
-        flight or ``take`` returns None (nothing for that stream now). Returns calls launched."""
+        """Stream by stream, launch `take(stream)` until the stream has `depth` calls in
+        flight or `take` returns None (nothing for that stream now). Returns calls launched."""
         launched = 0
         for k in range(len(self.streams)):
             while self.in_flight(k) < self.depth:
@@ -109,7 +96,7 @@ class Scheduler(Generic[J]):
         return launched
 
     def next(self) -> Finished[J]:
-        """Wait for a call (the oldest if ``ordered``, else the first to end, ties in launch
+        """Wait for a call (the oldest if `ordered`, else the first to end, ties in launch
         order) and return it; its exception, if it raised, is raised here.
 
         Raises:
@@ -118,7 +105,7 @@ class Scheduler(Generic[J]):
         return self._take(self._wait()[0])
 
     def wait(self) -> list[Finished[J]]:
-        """Wait as :meth:`next` does, and return that call with, unless ``ordered``, every other
+        """Wait as `next` does, and return that call with, unless `ordered`, every other
         call that has ended too, in launch order: the driver records them all before it fills
         the streams again (no stream waits for the host to record another's call).
 

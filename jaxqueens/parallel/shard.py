@@ -1,10 +1,10 @@
-"""One way to spread a batch over the local devices: one mesh, ``shard_map`` over its leading axis.
+"""One way to spread a batch over the local devices: one mesh, `shard_map` over its leading axis.
 
 Every batched workload (chains, count prefixes, GA trials, estimator strata) calls
-:func:`over_devices` inside its jitted function; with one device it is a plain call. A host
-array is placed the same way, split along its leading axis, by :func:`shard_batch`. On the CPU
-the devices are one host "device" per core (:mod:`jaxqueens.parallel.devices`), which
-``shared/PERFORMANCE.md`` measured at 1.7-2.2x over one; items are independent, so there is no
+`over_devices` inside its jitted function; with one device it is a plain call. A host
+array is placed the same way, split along its leading axis, by `shard_batch`. On the CPU
+the devices are one host "device" per core (`devices`), faster than one; items are
+independent, so there is no
 communication between the shards.
 """
 
@@ -22,7 +22,7 @@ AXIS = "d"
 
 
 def local_mesh(num_devices: int) -> jax.sharding.Mesh:
-    """A 1-D mesh, axis :data:`AXIS`, over the first ``num_devices`` devices of this process."""
+    """A 1-D mesh, axis `AXIS`, over the first `num_devices` devices of this process."""
     return jax.make_mesh(
         (num_devices,),
         (AXIS,),
@@ -32,9 +32,9 @@ def local_mesh(num_devices: int) -> jax.sharding.Mesh:
 
 
 def batch_sharding(batch: int) -> jax.sharding.NamedSharding | None:
-    """Where :func:`shard_batch` places an array of ``batch`` leading entries: split over all
+    """Where `shard_batch` places an array of `batch` leading entries: split over all
     local devices, or None (the default device) when there is one or the batch does not divide
-    evenly. A jitted function may produce its outputs there (``out_shardings``)."""
+    evenly. A jitted function may produce its outputs there (`out_shardings`)."""
     devices = jax.local_devices()
     if len(devices) == 1 or batch % len(devices):
         return None
@@ -42,8 +42,8 @@ def batch_sharding(batch: int) -> jax.sharding.NamedSharding | None:
 
 
 def shard_batch(x):
-    """Place ``x`` with its leading (batch) axis split over all local devices (the mesh of
-    :func:`over_devices`); on the default device when the batch does not divide evenly."""
+    """Place `x` with its leading (batch) axis split over all local devices (the mesh of
+    `over_devices`); on the default device when the batch does not divide evenly."""
     sharding = batch_sharding(np.shape(x)[0])
     return jax.device_put(x) if sharding is None else jax.device_put(x, sharding)
 
@@ -59,13 +59,13 @@ def over_devices(
     sharded: tuple[bool, ...] | None = None,
     out_axes: Any = 0,
 ):
-    """``fn(*args)`` with the batch split over ``num_devices`` local devices (call it under jit).
+    """`fn(*args)` with the batch split over `num_devices` local devices (call it under jit).
 
     Args:
       fn: written for one shard: takes the args with their leading axis cut to this device's
         share and returns a pytree.
-      args: pytrees; those marked in ``sharded`` (default: all) are split along their leading
-        axis, which must divide by ``num_devices``; the others are replicated.
+      args: pytrees; those marked in `sharded` (default: all) are split along their leading
+        axis, which must divide by `num_devices`; the others are replicated.
       out_axes: axis of each output (a pytree prefix of ints) along which the shards are joined.
     """
     if num_devices == 1:
@@ -79,13 +79,13 @@ def over_devices(
 
 
 def map_items(fn: Callable[[Any], Any], items, num_devices: int):
-    """``fn`` on every item of ``items`` (leading axis, a multiple of ``num_devices``), one item
-    per ``lax.map`` iteration, the items split evenly over the devices: the CPU strategy."""
+    """`fn` on every item of `items` (leading axis, a multiple of `num_devices`), one item
+    per `lax.map` iteration, the items split evenly over the devices: the CPU strategy."""
     return over_devices(lambda x: lax.map(fn, x), items, num_devices=num_devices)
 
 
 def pad_rows(x: np.ndarray, multiple: int, fill=0) -> np.ndarray:
-    """``x`` with rows of ``fill`` appended so that its length divides by ``multiple``."""
+    """`x` with rows of `fill` appended so that its length divides by `multiple`."""
     extra = -len(x) % multiple
     if not extra:
         return x

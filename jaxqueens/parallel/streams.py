@@ -1,15 +1,15 @@
 """Independent streams of kernel calls, one per host device, each fed by its own worker thread.
 
-For work that comes in uneven pieces (the tasks of ``count``, the sub-trees of ``complete``), a
+For work that comes in uneven pieces (the tasks of `count`, the sub-trees of `complete`), a
 barrier between the devices costs: a call spanning every device waits for its slowest shard. A
 *stream* instead runs calls on one device only, so a slow call on one core never idles the
 other. Each stream has its own worker thread because XLA:CPU runs a one-device call inline: the
 calls of several devices made from one thread ran one after the other, with the host's work
-between them (measured: the second device's call started when the first ended).
+between them (the second device's call starts when the first ends).
 
 On an accelerator, or with one device, there is one stream over every device (the device itself
-keeps its lanes busy: :func:`jaxqueens.parallel.lanes.lockstep`). Drivers schedule their calls
-over the streams with :class:`jaxqueens.parallel.scheduler.Scheduler`.
+keeps its lanes busy: `lockstep`). Drivers schedule their calls
+over the streams with `Scheduler`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Stream(NamedTuple):
 
 
 def plan(chunk: int, accelerator: bool) -> list[Stream]:
-    """The streams for calls of ``chunk`` items (a multiple of the local device count): one per
+    """The streams for calls of `chunk` items (a multiple of the local device count): one per
     host device on a CPU with several, else one over every device."""
     num_dev = devices.local_device_count()
     if accelerator or num_dev == 1:
@@ -43,8 +43,8 @@ def plan(chunk: int, accelerator: bool) -> list[Stream]:
 
 
 def call(stream: Stream, fn: Callable[[Any, int], Any], batch: np.ndarray):
-    """``fn(batch on the stream's device, shards)`` with its outputs as NumPy arrays, and the
-    start and end of the call (``perf_counter`` seconds)."""
+    """`fn(batch on the stream's device, shards)` with its outputs as NumPy arrays, and the
+    start and end of the call (`perf_counter` seconds)."""
     t0 = time.perf_counter()
     out = fn(
         batch if stream.device is None else jax.device_put(batch, stream.device), stream.shards
@@ -64,7 +64,7 @@ class Workers:
         ]
 
     def submit(self, k: int, fn: Callable[[Any, int], Any], batch: np.ndarray) -> Future:
-        """:func:`call` of ``fn`` on stream ``k``, in its thread."""
+        """`call` of `fn` on stream `k`, in its thread."""
         return self._pools[k].submit(call, self.streams[k], fn, batch)
 
     def __enter__(self) -> Workers:

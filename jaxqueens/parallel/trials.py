@@ -1,21 +1,11 @@
 """Many independent GA trials, batched: the per-trial kernel vmapped in lockstep.
 
-:mod:`jaxqueens.solvers.ga` is written for one trial (its islands ``[I, P, n]``). Every trial
-of a run does the same number of generations (the driver records each generation), so trials
-advance in lockstep on every backend: ``jax.vmap`` of the family's public :func:`~jaxqueens.
-solvers.ga.init`, :func:`~jaxqueens.solvers.ga.initial_metrics` and
-:func:`~jaxqueens.solvers.ga.generation`, split over the local devices
-(:func:`jaxqueens.parallel.shard.over_devices`; trials are independent: no communication).
-
-Two choices keep the batch as fast as the trials' rows flattened into one population:
-
-- the trials share one generation counter (``State.gen`` is not batched inside a chunk), so the
-  migration test and the chunk's end are real branches, not selects over every population;
-- ``ga_masked.masked_apply``'s batching rule folds the trials into its rows, so crossover, mutation
-  and evaluation compact the changed rows of all trials at once.
-
-Trial t is keyed ``fold_in(key, t)`` (:func:`jaxqueens.solvers.base.chain_keys`), so its result
-does not depend on the trials beside it, the chunking or the devices.
+`jaxqueens.solvers.ga` is written for one trial; every trial of a run does the same number of
+generations, so trials advance in lockstep on every backend: `jax.vmap` of the family's `init`,
+`initial_metrics` and `generation`, split over the local devices. The trials share one
+generation counter, so migration and the chunk's end are real branches. Trial t is keyed
+`fold_in(key, t)`, so its result does not depend on the trials beside it, the chunking or the
+devices.
 """
 
 from __future__ import annotations
@@ -35,7 +25,7 @@ from jaxqueens.solvers.base import chain_keys
 
 @functools.partial(jax.jit, static_argnums=(0, 2))
 def init(config: ga.Config, key, trials: int, first, params: ga.Params, problem=None):
-    """States [T] of trials ``first .. first + trials - 1`` and their generation-0 metrics [T]."""
+    """States [T] of trials `first .. first + trials - 1` and their generation-0 metrics [T]."""
     keys = chain_keys(key, first + jnp.arange(trials, dtype=jnp.int32))
     states = jax.vmap(lambda k: ga.init(k, config, params, problem))(keys)
     return states, jax.vmap(lambda s: ga.initial_metrics(s, config, params))(states)
@@ -46,8 +36,8 @@ _SHARED_GEN = ga.State._make(None if f == "gen" else 0 for f in ga.State._fields
 
 
 def generations(config: ga.Config, states: ga.State, params: ga.Params, problem, stop, length):
-    """``length`` generations of every trial of ``states`` [T] (a ``lax.scan``); generations
-    past ``stop`` are skipped (zero metrics), so every chunk has one shape and compiles once.
+    """`length` generations of every trial of `states` [T] (a `lax.scan`); generations
+    past `stop` are skipped (zero metrics), so every chunk has one shape and compiles once.
     The trials must be in the same generation. Returns (states [T], metrics [length, T, ...])."""
     one = jax.vmap(
         lambda s: ga.generation(s, config, params, problem),
@@ -76,8 +66,8 @@ def run_chunk(
     length: int,
     num_devices: int = 1,
 ):
-    """:func:`generations` with the trials split over ``num_devices`` local devices (call it
-    under ``jit``; ``params`` and ``problem`` are replicated)."""
+    """[`generations`][jaxqueens.parallel.trials.generations] with the trials split over
+    `num_devices` local devices (call it under `jit`; `params` and `problem` are replicated)."""
     local: Callable[..., Any]
     args: tuple[Any, ...]
     if problem is None:  # no empty pytree through shard_map

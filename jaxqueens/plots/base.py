@@ -1,8 +1,8 @@
-"""What every figure shares: one ``matplotlib.figure.Figure`` per file (no pyplot state, so
+"""What every figure shares: one `matplotlib.figure.Figure` per file (no pyplot state, so
 plotting is safe in any thread), matplotlib imported only when a figure is drawn, the file
-written atomically in the format asked (:func:`save`: PNG, or SVG / PDF for papers, at a chosen
-dpi) under :data:`RC` (TrueType fonts, which journals' PDF checks accept), and one style per
-solver, the same in every figure and command (:func:`solver_style`), told apart in greyscale
+written atomically in the format asked (`save`: PNG, or SVG / PDF for papers, at a chosen
+dpi) under `RC` (TrueType fonts, which journals' PDF checks accept), and one style per
+solver, the same in every figure and command (`solver_style`), told apart in greyscale
 too."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from jaxqueens.core.statistics import Z95, wilson_interval
 from jaxqueens.io.atomic import write_bytes
 
 FORMATS = ("png", "svg", "pdf")
-"""Figure formats :func:`save` writes: PNG (raster) and the vector SVG and PDF."""
+"""Figure formats `save` writes: PNG (raster) and the vector SVG and PDF."""
 DEFAULT_FORMAT = "png"
 DEFAULT_DPI = 110
 """Resolution of a PNG (and of the raster parts of a vector figure) unless one is asked for."""
@@ -29,13 +29,13 @@ RC: dict[Any, Any] = {  # (keys checked by matplotlib, not by the type checker)
     "svg.fonttype": "none",
     "svg.hashsalt": "jaxqueens",
 }
-"""Matplotlib settings every file is written under (:func:`rc_context`): fonts embedded in PDF
+"""Matplotlib settings every file is written under (`rc_context`): fonts embedded in PDF
 and PostScript as TrueType (Type 42), never as Type 3, which IEEE's and ACM's PDF checks
 reject; SVG text kept as text; SVG ids fixed, so the same figure gives the same bytes."""
 
 
 def rc_context() -> contextlib.AbstractContextManager:
-    """A context under which a figure is saved with the settings of :data:`RC` (matplotlib's
+    """A context under which a figure is saved with the settings of `RC` (matplotlib's
     own settings again after it)."""
     import matplotlib as mpl
 
@@ -54,7 +54,7 @@ SOLVER_STYLES: dict[str, tuple[str, str, str]] = {
     "ga-permutation": ("#bcbd22", "<", ":"),
     "ga-combination": ("#7f7f7f", ">", "-"),
 }
-"""Solver (``compare``'s names) -> ``(colour, marker, line style)``, the same in every figure of
+"""Solver (`compare`'s names) -> `(colour, marker, line style)`, the same in every figure of
 every command: each solver its own colour, and its own pair of dash and marker, so a greyscale
 print keeps them apart too."""
 
@@ -69,20 +69,20 @@ SOLVER_ALIASES = {
     "anneal-sa": "sa",
     "ga": "ga-permutation",
 }
-"""The other commands' spellings of a solver of :data:`SOLVER_STYLES` (a family's bare name
-stands for its default: min-conflicts from permutations, the GA on permutations); ``family
-(detail)``, as ``stats`` titles name a solver, reads as ``family-detail``."""
+"""The other commands' spellings of a solver of `SOLVER_STYLES` (a family's bare name
+stands for its default: min-conflicts from permutations, the GA on permutations); `family
+(detail)`, as `stats` titles name a solver, reads as `family-detail`."""
 
 LINESTYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 HATCHES = ("", "//", "..", "xx", "\\\\", "++", "--", "oo", "||", "**")
-"""The line styles and markers of a solver not in :data:`SOLVER_STYLES` (chosen by a hash of its
-name), and the bar hatches, one per solver (:func:`solver_hatch`)."""
+"""The line styles and markers of a solver not in `SOLVER_STYLES` (chosen by a hash of its
+name), and the bar hatches, one per solver (`solver_hatch`)."""
 
 
 def canonical(name: str) -> str:
-    """The name :data:`SOLVER_STYLES` knows ``name`` by (``annealing-ls``, ``anneal (ls)`` and
-    ``LS`` are ``ls``); a name it does not know, lower-cased."""
+    """The name `SOLVER_STYLES` knows `name` by (`annealing-ls`, `anneal (ls)` and
+    `LS` are `ls`); a name it does not know, lower-cased."""
     key = name.strip().lower()
     family = re.fullmatch(r"(.+?)\s*\((.+)\)", key)
     if family:
@@ -91,7 +91,7 @@ def canonical(name: str) -> str:
 
 
 def _style(name: str) -> tuple[int, tuple[str, str, str]]:
-    """A solver's position in :data:`SOLVER_STYLES` and its style; an unknown one gets a grey,
+    """A solver's position in `SOLVER_STYLES` and its style; an unknown one gets a grey,
     a dash and a marker fixed by its name."""
     key = canonical(name)
     if key in SOLVER_STYLES:
@@ -101,8 +101,8 @@ def _style(name: str) -> tuple[int, tuple[str, str, str]]:
 
 
 def solver_style(name: str, markers: int = 8) -> dict:
-    """Keyword arguments of ``ax.plot`` for solver ``name`` under any of its spellings
-    (:func:`canonical`): its colour, line style and marker (about ``markers`` per line, at
+    """Keyword arguments of `ax.plot` for solver `name` under any of its spellings
+    (`canonical`): its colour, line style and marker (about `markers` per line, at
     points that differ from solver to solver), so that curves that coincide (LS and TA often
     do) stay visible: a broken line is drawn thinner and above a solid one.
 
@@ -111,8 +111,8 @@ def solver_style(name: str, markers: int = 8) -> dict:
       markers: markers per line, about.
 
     Returns:
-      ``color``, ``ls``, ``marker``, ``markevery``, ``markersize``, ``markerfacecolor``,
-      ``lw``, ``alpha`` and ``zorder``.
+      `color`, `ls`, `marker`, `markevery`, `markersize`, `markerfacecolor`,
+      `lw`, `alpha` and `zorder`.
     """
     i, (color, marker, ls) = _style(name)
     step = 1.0 / max(1, markers)
@@ -131,7 +131,7 @@ def solver_style(name: str, markers: int = 8) -> dict:
 
 
 def solver_hatch(name: str) -> str:
-    """The bar hatch of solver ``name`` (any spelling), fixed as its colour is."""
+    """The bar hatch of solver `name` (any spelling), fixed as its colour is."""
     return HATCHES[_style(name)[0] % len(HATCHES)]
 
 
@@ -140,14 +140,14 @@ RATE_LIMITS = (-0.02, 1.02)
 nothing) is drawn above the axis, not hidden in it."""
 
 BAND = (10, 90)
-"""Percentiles of the band drawn across chains on trace figures (:func:`percentile_band`)."""
+"""Percentiles of the band drawn across chains on trace figures (`percentile_band`)."""
 
 
 def percentile_band(
     ax, x, values, label: str, solver: str | None = None, band: tuple[int, int] = BAND
 ) -> None:
-    """The median across chains of ``values`` [K, T] against ``x`` [T] as a line in the style of
-    ``solver`` (None: ``label``'s), and the ``band`` percentiles (10-90% by default) as a shaded
+    """The median across chains of `values` [K, T] against `x` [T] as a line in the style of
+    `solver` (None: `label`'s), and the `band` percentiles (10-90% by default) as a shaded
     band with the same line style at its edges (visible in greyscale too); the legend names
     both."""
     import numpy as np
@@ -171,9 +171,9 @@ def percentile_band(
 
 
 def rate_band(ax, x, rate, trials: int, color: str, z: float | None = None) -> None:
-    """The Wilson score interval (95% unless ``z`` says otherwise) of a success rate ``rate``
-    [P] over ``trials`` runs, against ``x`` [P], as a shaded band in ``color`` behind its line
-    (:func:`jaxqueens.core.statistics.wilson_interval`)."""
+    """The Wilson score interval (95% unless `z` says otherwise) of a success rate `rate`
+    [P] over `trials` runs, against `x` [P], as a shaded band in `color` behind its line
+    (`wilson_interval`)."""
     import numpy as np
 
     rate = np.asarray(rate, dtype=np.float64)
@@ -182,7 +182,7 @@ def rate_band(ax, x, rate, trials: int, color: str, z: float | None = None) -> N
 
 
 def check_format(fmt: str | None) -> str:
-    """``fmt`` (None: :data:`DEFAULT_FORMAT`) if it is one of :data:`FORMATS`; a ValueError
+    """`fmt` (None: `DEFAULT_FORMAT`) if it is one of `FORMATS`; a ValueError
     otherwise (the command line offers only these)."""
     fmt = DEFAULT_FORMAT if fmt is None else fmt
     if fmt not in FORMATS:
@@ -191,7 +191,7 @@ def check_format(fmt: str | None) -> str:
 
 
 def figure(width: float = 7.0, height: float = 4.0, dpi: int | None = None):
-    """A new figure with one axes: ``(fig, ax)``."""
+    """A new figure with one axes: `(fig, ax)`."""
     from matplotlib.figure import Figure  # (lazily: drawing is optional)
 
     fig = Figure(figsize=(width, height), dpi=DEFAULT_DPI if dpi is None else dpi)
@@ -209,7 +209,7 @@ def finish(
     fmt: str | None = None,
     dpi: int | None = None,
 ) -> Path:
-    """Label, grid and save (:func:`save`): the common end of a line figure."""
+    """Label, grid and save (`save`): the common end of a line figure."""
     if xlabel is not None:
         ax.set_xlabel(xlabel)
     if ylabel is not None:
@@ -222,8 +222,8 @@ def finish(
 
 
 def save(fig, path: Path, fmt: str | None = None, dpi: int | None = None) -> Path:
-    """Write ``fig`` atomically as ``fmt`` (None: the format ``path``'s suffix names, PNG for
-    any other) at ``dpi`` (None: the figure's own); the path's suffix becomes the format's.
+    """Write `fig` atomically as `fmt` (None: the format `path`'s suffix names, PNG for
+    any other) at `dpi` (None: the figure's own); the path's suffix becomes the format's.
     Vector files carry no creation date, so the same figure gives the same bytes; an SVG keeps
     its text as text (editable, searchable). Returns the path written."""
     path = Path(path)
@@ -241,5 +241,5 @@ def save(fig, path: Path, fmt: str | None = None, dpi: int | None = None) -> Pat
 
 
 def save_png(fig, path: Path, dpi: int | None = None) -> Path:
-    """Write ``fig`` to ``path`` as PNG, atomically (:func:`save`)."""
+    """Write `fig` to `path` as PNG, atomically (`save`)."""
     return save(fig, path, "png", dpi)

@@ -1,4 +1,4 @@
-"""Figures of chain runs (``solve`` and ``anneal``): a traced chain's per-step values, the
+"""Figures of chain runs (`solve` and `anneal`): a traced chain's per-step values, the
 steps-to-solution histogram, and best-so-far traces of several methods."""
 
 from __future__ import annotations
@@ -37,15 +37,15 @@ def steps_histogram(steps: np.ndarray, path: Path, title: str) -> Path:
 
 
 BAND_CHAINS = 10
-"""Traced chains per method from which :func:`method_traces` draws a percentile band (fewer:
+"""Traced chains per method from which `method_traces` draws a percentile band (fewer:
 the chains themselves)."""
 
 
 def method_traces(traces: dict[str, np.ndarray], path: Path, n: int, every: int = 1) -> Path:
     """Best objective so far vs step, per method: the median across the traced chains and their
-    10-90% percentile band (:func:`jaxqueens.plots.base.percentile_band`) when every method has
-    :data:`BAND_CHAINS` chains or more; else chain 0 bold and the other chains faint. Each
-    method has its style of every figure (:func:`jaxqueens.plots.base.solver_style`)."""
+    10-90% percentile band (`percentile_band`) when every method has
+    `BAND_CHAINS` chains or more; else chain 0 bold and the other chains faint. Each
+    method has its style of every figure (`solver_style`)."""
     fig, ax = figure()
     banded = all(np.shape(tr)[0] >= BAND_CHAINS for tr in traces.values())
     for method, tr in traces.items():

@@ -1,19 +1,10 @@
-"""Figures of ``jaxqueens compare``: one line per solver (host-only; arrays in, files out; the
-house style of :mod:`jaxqueens.plots.base`: ``matplotlib.figure.Figure``, written atomically as
-PNG, SVG or PDF, each solver in its style of every figure, told apart by line style and marker
-as well as colour, so that a greyscale print keeps them apart).
+"""Figures of `jaxqueens compare`: one line per solver (host-only; arrays in, files out).
 
-- ``rtd_steps`` and ``rtd_seconds``: the run-time distributions (Hoos & Stuetzle): fraction of
-  ALL chains solved by t, censored at the budget (a solver that solved some chains levels off at
-  its success rate, shaded with its 95% Wilson interval when the chains are known; one that
-  solved none is a line at 0, named "not solved" in the legend);
-- ``steps_ecdf`` and ``seconds_ecdf``: the RTDs conditional on success (fraction of the solved
-  chains), the extra view: how the solved chains' run times spread;
-- ``ert``: expected seconds per solution per solver (bars, log scale, with the bootstrap CI as
-  error bars); a solver that solved nothing has a labelled "not solved" slot.
-
-Every x axis that may start at 0 is symmetric-log (steps) or log with the 0 point left out
-(seconds).
+The house style of `jaxqueens.plots.base`: each solver keeps its style in every figure, told
+apart by line style and marker as well as colour. `rtd_steps` and `rtd_seconds` are the run-time
+distributions (Hoos & Stuetzle: fraction of all chains solved by t, censored at the budget),
+`steps_ecdf` and `seconds_ecdf` the same conditional on success, and `ert` the expected seconds
+per solution (bars, log scale, with the bootstrap CI).
 """
 
 from __future__ import annotations
@@ -26,7 +17,7 @@ import numpy as np
 from jaxqueens.plots.base import RATE_LIMITS, figure, finish, rate_band, solver_hatch, solver_style
 
 FIGURES = ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf", "ert")
-"""The figures :func:`write_plots` draws (file stems)."""
+"""The figures `write_plots` draws (file stems)."""
 
 
 def _lines(
@@ -150,7 +141,7 @@ def budget_text(n: int, budget: int, budgets: dict | None = None) -> str:
       budgets: solver -> its own step budget (None: every solver runs the run's).
 
     Returns:
-      e.g. ``n = 8, 10,000 steps per chain; sa: 50,000``.
+      e.g. `n = 8, 10,000 steps per chain; sa: 50,000`.
     """
     own = {s: b for s, b in (budgets or {}).items() if b != budget}
     text = f"n = {n}, {budget:,} steps per chain"
@@ -183,25 +174,25 @@ def write_plots(
     budgets: dict | None = None,
     chains: int | None = None,
 ) -> list[Path]:
-    """Every figure of a compare run (:data:`FIGURES`), as ``fmt`` (png, svg or pdf).
+    """Every figure of a compare run (`FIGURES`), as `fmt` (png, svg or pdf).
 
     Args:
       n: board size; budget: steps per chain (the run's; a solver may have its own).
-      curves: solver -> ``rtd_steps``, ``rtd_seconds``, ``steps_ecdf``, ``seconds_ecdf``:
-        ``(x [P], y [P])`` each.
+      curves: solver -> `rtd_steps`, `rtd_seconds`, `steps_ecdf`, `seconds_ecdf`:
+        `(x [P], y [P])` each.
       families: solver -> "minconflicts", "anneal" or "ga" (unused: each solver has its style
-        of every figure, :func:`jaxqueens.plots.base.solver_style`).
+        of every figure, `solver_style`).
       ert: solver -> expected seconds per solution (None: nothing solved).
-      ert_ci: solver -> ``[low, high]`` of its ERT (high None: no upper bound), or None.
+      ert_ci: solver -> `[low, high]` of its ERT (high None: no upper bound), or None.
       unsolved: solver -> a note when it solved nothing (falsy otherwise).
       fmt: figure format (None: png); dpi: resolution (None: the default).
       budgets: solver -> its own step budget, where the solvers' differ (titles name them).
       chains: chains per solver (None: unknown; the RTDs of all chains then have no interval).
 
     Returns:
-      The files written, in the order of :data:`FIGURES`.
+      The files written, in the order of `FIGURES`.
     """
-    del families  # (kept for callers: the line style no longer depends on the family)
+    del families  # (kept for callers: the line style does not depend on the family)
     out = Path(out)
     what = budget_text(n, budget, budgets)
     unsolved = {k: v for k, v in (unsolved or {}).items() if v}

@@ -1,5 +1,5 @@
-"""The figure of ``jaxqueens estimate``: log Q(n) / n against n (host-only; the house style of
-:mod:`jaxqueens.plots.base`: ``matplotlib.figure.Figure``, written atomically)."""
+"""The figure of `jaxqueens estimate`: log Q(n) / n against n (host-only; the house style of
+`base`: `matplotlib.figure.Figure`, written atomically)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def log_q_plot(
     Simkin's asymptote ln n - alpha.
 
     Args:
-      estimates: ``(n, estimate, standard error, z)`` per size.
+      estimates: `(n, estimate, standard error, z)` per size.
     """
     fig, ax = figure()
     ns = [n for n in sorted(A000170) if A000170[n] > 0]

@@ -1,7 +1,7 @@
 """Figures for GA runs (host-only; matplotlib imported lazily, files written atomically).
 
 Arrays in, files out: the caller passes the per-generation records, never a result object. Same
-house pattern as :mod:`jaxqueens.plots.base`: one ``Figure`` per file, no pyplot state.
+house pattern as `base`: one `Figure` per file, no pyplot state.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Pat
     """One quantity per generation: every trial a faint line, the median over trials bold.
 
     Args:
-      values: ``[G+1, T]`` (generation 0 is the initial population).
+      values: `[G+1, T]` (generation 0 is the initial population).
       path: PNG to write.
       ylabel: y-axis label.
       title: figure title.
@@ -52,8 +52,8 @@ def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Pat
 def solved_plot(
     curve: np.ndarray, path: Path, title: str, trials: int | None = None, solver: str = "ga"
 ) -> Path:
-    """Fraction of trials that have found a solution by generation g (``curve [G+1]``), in
-    ``solver``'s style, with its 95% Wilson interval shaded when the number of ``trials`` is
+    """Fraction of trials that have found a solution by generation g (`curve [G+1]`), in
+    `solver`'s style, with its 95% Wilson interval shaded when the number of `trials` is
     given."""
     fig, ax = figure()
     gens = np.arange(len(curve))
@@ -80,12 +80,12 @@ def write_plots(
 
     Args:
       out: folder to write into.
-      best, avg, worst: ``[G+1, T]`` per generation and trial, as reported (see ``score``).
-      solved: ``[G+1]`` fraction of trials solved by generation g.
+      best, avg, worst: `[G+1, T]` per generation and trial, as reported (see `score`).
+      solved: `[G+1]` fraction of trials solved by generation g.
       what: the run in words, for the titles (e.g. "permutation, steady, n = 8, pop 100").
-      score: "attacking" (attacking pairs or excess, by ``fitness``) or "nonattacking".
+      score: "attacking" (attacking pairs or excess, by `fitness`) or "nonattacking".
       fitness: the GA's fitness, "pairs", "excess" or "report-diagonals-only" (labels the y axis;
-        ``solved`` counts verified solutions under every fitness).
+        `solved` counts verified solutions under every fitness).
     """
     label = _label(score, fitness)
     files = []
@@ -106,8 +106,8 @@ def write_plots(
 
 def band_plot(stats: dict, path: Path, ylabel: str, title: str, trials: int) -> Path:
     """A per-generation statistic over trials: the 10-90 percentile band, the median, the
-    lowest and highest (``stats``: ``best_p10``, ``best_p50``, ``best_p90``, ``best_min``,
-    ``best_max`` ``[G+1]``, as the default ``history.csv`` holds them)."""
+    lowest and highest (`stats`: `best_p10`, `best_p50`, `best_p90`, `best_min`,
+    `best_max` `[G+1]`, as the default `history.csv` holds them)."""
     fig, ax = figure()
     gens = np.arange(len(stats["best_p50"]))
     ax.fill_between(
@@ -142,8 +142,8 @@ def write_summary_plots(
     fitness: str = "pairs",
 ) -> list[Path]:
     """best.png (percentile band over trials), avg.png and worst.png (means over trials) and
-    success.png from a run's per-generation statistics (``stats``: the names of
-    ``jaxqueens.io.ga.SUMMARY_STATS`` -> ``[G+1]``), never from ``[G+1, T]`` records."""
+    success.png from a run's per-generation statistics (`stats`: the names of
+    `jaxqueens.io.ga.SUMMARY_STATS` -> `[G+1]`), never from `[G+1, T]` records."""
     label = _label(score, fitness)
     files = [band_plot(stats, Path(out) / "best.png", f"best {label}", f"best: {what}", trials)]
     for name, key in (("avg", "avg_mean"), ("worst", "worst_mean")):

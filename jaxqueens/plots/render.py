@@ -99,7 +99,7 @@ def board_image(rows: Any) -> np.ndarray:
 
 def _check_title(title: str | None) -> None:
     """Refuse, before drawing, a title that matplotlib would fail to typeset: text with an even
-    number of unescaped ``$`` is mathtext, and an unknown symbol there is a parse error."""
+    number of unescaped `$` is mathtext, and an unknown symbol there is a parse error."""
     from matplotlib import cbook
     from matplotlib.mathtext import MathTextParser
 
@@ -135,7 +135,7 @@ IMAGE_FORMATS = {
 def image_format(path: str | os.PathLike, option: str | None = None) -> str:
     """The format a poster is written in, chosen by the file's suffix (case-insensitive); an
     unknown or missing suffix is a QueensError (never PNG bytes under another name), naming
-    ``option`` (e.g. ``-o``) when given."""
+    `option` (e.g. `-o`) when given."""
     suffix = os.path.splitext(os.fspath(path))[1].lower()
     if suffix not in IMAGE_FORMATS:
         shown = f"suffix {suffix!r}" if suffix else "no suffix"
@@ -148,7 +148,7 @@ def image_format(path: str | os.PathLike, option: str | None = None) -> str:
 
 def render_png(rows: Any, path: str | os.PathLike, title: str | None = None) -> None:
     """Write a poster of a board (atomically), in the format its suffix names (PNG, PDF, SVG,
-    ...: :data:`IMAGE_FORMATS`).
+    ...: `IMAGE_FORMATS`).
 
     Args:
       rows: int `[n]`, 0-based rows, n <= `MAX_PNG_N`.

@@ -1,5 +1,5 @@
-"""Figures of ``jaxqueens stats`` (host-only; arrays in, files out; the house style of
-:mod:`jaxqueens.plots.base`: ``matplotlib.figure.Figure``, written atomically, the solver's lines
+"""Figures of `jaxqueens stats` (host-only; arrays in, files out; the house style of
+`base`: `matplotlib.figure.Figure`, written atomically, the solver's lines
 in its style of every figure)."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def coverage_plot(
 def frequency_histogram(
     counts: np.ndarray, samples: int, path: Path, title: str, total: int | None = None
 ) -> Path:
-    """How often each solution was sampled (unsampled ones at 0 where ``counts`` holds all Q),
+    """How often each solution was sampled (unsampled ones at 0 where `counts` holds all Q),
     with the binomial expectation Q * Binom(S, 1/Q) if sampling were uniform."""
     fig, ax = figure()
     counts = np.asarray(counts)
@@ -94,7 +94,7 @@ def frequency_histogram(
 def steps_ecdf(
     steps: np.ndarray, path: Path, title: str, unit: str = "steps", solver: str = ""
 ) -> Path:
-    """Empirical CDF of steps to solution over the solved chains, in ``solver``'s style."""
+    """Empirical CDF of steps to solution over the solved chains, in `solver`'s style."""
     fig, ax = figure()
     s = np.sort(np.asarray(steps))
     if s.size:
@@ -116,8 +116,8 @@ def success_rate_plot(
     chains: int | None = None,
     solver: str = "",
 ) -> Path:
-    """Share of all chains run that solved within a step budget, in ``solver``'s style, with
-    its 95% Wilson interval shaded when the number of ``chains`` is given."""
+    """Share of all chains run that solved within a step budget, in `solver`'s style, with
+    its 95% Wilson interval shaded when the number of `chains` is given."""
     fig, ax = figure()
     style = solver_style(solver)
     if chains:
@@ -144,17 +144,17 @@ def write_plots(
     budgets: np.ndarray,
     rate: np.ndarray,
 ) -> list[Path]:
-    """Every figure of a stats run: ``coverage.png``, ``frequency_hist.png``, ``steps_hist.png``,
-    ``steps_ecdf.png`` and ``success_rate.png``.
+    """Every figure of a stats run: `coverage.png`, `frequency_hist.png`, `steps_hist.png`,
+    `steps_ecdf.png` and `success_rate.png`.
 
     Args:
       name: the solver as titles name it ("minconflicts", "anneal (ta)", ...); n: board size.
-      coverage: the coverage curves (``chains``, ``distinct``, ``fundamental``, ``expected``,
-        ``expected_fundamental``; ``[C]`` arrays or None).
-      counts: times each solution was sampled: ``[Q]`` over every solution when
-        ``every_solution``, else ``[D]`` over the distinct ones found; samples: samples in all.
-      solved, steps: ``[C]`` per chain run: solved or not, and steps (or generations) spent.
-      budgets, rate: the success rate vs step budget, ``[K]`` each.
+      coverage: the coverage curves (`chains`, `distinct`, `fundamental`, `expected`,
+        `expected_fundamental`; `[C]` arrays or None).
+      counts: times each solution was sampled: `[Q]` over every solution when
+        `every_solution`, else `[D]` over the distinct ones found; samples: samples in all.
+      solved, steps: `[C]` per chain run: solved or not, and steps (or generations) spent.
+      budgets, rate: the success rate vs step budget, `[K]` each.
     """
     out = Path(out)
     total = A000170.get(n)
