@@ -1,33 +1,12 @@
 """jaxqueens: array-parallel N-Queens on JAX.
 
-Boards are integer arrays ``rows[..., n]`` (``rows[c]`` is the row of the queen in column ``c``).
-This module is the public API: every name in ``__all__`` is a user-level function or result type,
-re-exported from the layer it lives in (README, "Architecture"):
-
-- board kernels (JAX, any leading batch shape): :func:`attacking_pairs`, :func:`queen_conflicts`,
-  :func:`n_attacks`, :func:`conflicted_mask`, :func:`is_solution`, :func:`line_counts`;
-- the independent NumPy checker that every reported solution passes: :func:`check_board`,
-  :func:`are_solutions`; board files: :func:`load_boards`, :func:`write_board`,
-  :func:`write_boards_npy`, :func:`write_jsonl`; symmetry: :func:`canonical`, :func:`fundamental`;
-- solvers: :func:`solve` (batched min-conflicts), :func:`solve_large` (one huge board),
-  :func:`anneal` (LS, TA, SA), :func:`evolve` (genetic algorithms), :func:`first_solution` and
-  :func:`random_first_solutions` (backtracking), :func:`count_solutions` and
-  :func:`enumerate_solutions` (exact), :func:`estimate` (Knuth's estimator), :func:`stats`;
-- every kernel family's static ``Config`` and dynamic ``Params`` under one naming,
-  ``<Family>Config`` / ``<Family>Params`` (``MinConflictsConfig``, ``AnnealParams``, ``GAConfig``,
-  ...: the ``Config`` and ``Params`` of ``jaxqueens.solvers.<family>``).
-
-Importing the package is instant: it does not import JAX. Each public name is imported from its
-module at its first use (PEP 562: module ``__getattr__`` over the table ``_PUBLIC``), so
-``from jaxqueens import check_board`` stays NumPy-only while ``jaxqueens.solve`` loads the solver.
-
-Importing the package, or any public name, changes nothing in the process: no environment
-variable and no JAX setting (``tests/test_api.py`` checks it). :func:`configure` is the one call
-that sets JAX up for jaxqueens, before the first JAX computation: one CPU device per core, XLA:CPU's
-loop flags and JAX's persistent compilation cache
-(:func:`jaxqueens.parallel.devices.configure`). The ``jaxqueens`` command calls it first thing; a
-library user calls it, or gets JAX's defaults (one CPU device: the drivers then say so once on
-stderr).
+Boards are integer arrays `rows[..., n]` (`rows[c]` is the row of the queen in column `c`).
+This module is the public API: the board kernels, the independent NumPy checker, board files,
+symmetry, the host drivers (`solve`, `solve_large`, `anneal`, `evolve`, `count_solutions`,
+`estimate`, `solve_instances`, ...) and every kernel family's `<Family>Config` and
+`<Family>Params`. Each name is imported from its module at its first use, so importing the
+package does not import JAX and changes nothing in the process; `configure` is the one call
+that sets JAX up for jaxqueens.
 """
 
 import importlib
@@ -79,8 +58,8 @@ _KERNELS = {
     "jaxqueens.solvers.large": "Large",
     "jaxqueens.solvers.minconflicts": "MinConflicts",
 }
-"""Kernel module -> the prefix its ``Config`` and ``Params`` are exported under (``GAConfig``,
-``AnnealParams``; the backtracking kernel has no ``Params``)."""
+"""Kernel module -> the prefix its `Config` and `Params` are exported under (`GAConfig`,
+`AnnealParams`; the backtracking kernel has no `Params`)."""
 _HOME = {name: (module, name) for module, names in _PUBLIC.items() for name in names} | {
     f"{prefix}{kind}": (module, kind)
     for module, prefix in _KERNELS.items()
@@ -88,7 +67,7 @@ _HOME = {name: (module, name) for module, names in _PUBLIC.items() for name in n
     if (prefix, kind) != ("Backtrack", "Params")
 }
 _LAYERS = ("core", "solvers", "parallel", "io", "drivers", "plots", "cli")
-"""Subpackages, imported at first use too (``jaxqueens.core`` after a bare ``import jaxqueens``)."""
+"""Subpackages, imported at first use too (`jaxqueens.core` after a bare `import jaxqueens`)."""
 
 
 def __getattr__(name: str):

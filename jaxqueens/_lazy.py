@@ -1,25 +1,12 @@
 """Lazy imports: a module that is imported on its first use, so a command that never uses JAX never
-pays for importing it (``jaxqueens check``, ``--help`` and every argument error stay instant).
+pays for importing it.
 
-The one mechanism the package uses for this. A module declares its lazy imports at the top, where
-its imports stand, one name per line::
-
-    from jaxqueens import _lazy
-
-    jax = _lazy.load("jax")
-    mcsolve = _lazy.load("jaxqueens.drivers.minconflicts")
-
-and uses them as usual (``mcsolve.solve(...)``): the module is imported by the first attribute
-access. ``tests/test_layers.py`` reads these declarations as imports (direction of the layers,
-cycles), so a lazy import is still an import.
-
-The name is bound to a small stand-in that imports the module then (``importlib.import_module``)
-and passes every attribute read, write and deletion on to it, its ``__dict__`` included, so
-``monkeypatch.setattr`` on it patches the real module and its undo restores it (pytest reads the
-old value from ``__dict__``). Until then nothing is put in ``sys.modules``: libraries that look
-there to see whether JAX is in use (matplotlib does) do not import it by looking, and
-``"jax" in sys.modules`` keeps meaning "JAX was imported". (The standard library's
-``importlib.util.LazyLoader`` registers its module at once, which is why it is not used here.)
+A module declares its lazy imports at the top, one name per line (`jax = _lazy.load("jax")`),
+and uses them as usual; `tests/test_layers.py` reads these declarations as imports. The name is
+bound to a stand-in that imports the module at the first attribute access and passes every
+attribute read, write and deletion on to it (so `monkeypatch.setattr` works). Until then nothing
+is put in `sys.modules`, so `"jax" in sys.modules` keeps meaning "JAX was imported" (the
+standard library's `importlib.util.LazyLoader` registers its module at once).
 """
 
 from __future__ import annotations
@@ -31,7 +18,7 @@ import types
 
 
 class _Deferred(types.ModuleType):
-    """Stands in for module ``__name__`` until its first use, then forwards to it."""
+    """Stands in for module `__name__` until its first use, then forwards to it."""
 
     def __init__(self, name: str):
         super().__init__(name, f"{name}, imported at its first use (jaxqueens._lazy)")
@@ -68,11 +55,11 @@ class _Deferred(types.ModuleType):
 
 
 def load(name: str) -> types.ModuleType:
-    """Module ``name``, imported at its first attribute access (the module itself if it is
+    """Module `name`, imported at its first attribute access (the module itself if it is
     imported already).
 
     Args:
-      name: absolute module name, e.g. ``"jax"`` or ``"jaxqueens.drivers.count"``.
+      name: absolute module name, e.g. `"jax"` or `"jaxqueens.drivers.count"`.
 
     Raises:
       ModuleNotFoundError: no top-level package of that name is installed (checked now, without
@@ -88,5 +75,5 @@ def load(name: str) -> types.ModuleType:
 
 
 def is_loaded(name: str) -> bool:
-    """Whether module ``name`` has really been imported (by a plain import or a lazy one used)."""
+    """Whether module `name` has really been imported (by a plain import or a lazy one used)."""
     return name in sys.modules

@@ -8,7 +8,7 @@ escapes is a bug and keeps its traceback.
 
 
 def clip(text: str, limit: int = 40) -> str:
-    """The start of ``text`` for a one-line message: at most ``limit`` characters, then "..."
+    """The start of `text` for a one-line message: at most `limit` characters, then "..."
     (a 5000-digit row or a huge value is never echoed whole)."""
     return text if len(text) <= limit else text[:limit] + "..."
 
@@ -31,10 +31,10 @@ class PeerLostError(QueensError):
 
 
 class InstanceUnsat(QueensError):
-    """A constrained instance given to local search (``solve``, ``anneal``, ``evolve``) is plainly
+    """A constrained instance given to local search (`solve`, `anneal`, `evolve`) is plainly
     unsatisfiable (fixed queens attacking each other, a column or row without an allowed square:
-    :func:`jaxqueens.core.constraints.unsat_reason`): no search is run. The one case where local
-    search reports UNSAT; ``reason`` says why. The command line prints it as a result (exit 1)."""
+    `unsat_reason`): no search is run. The one case where local
+    search reports UNSAT; `reason` says why. The command line prints it as a result (exit 1)."""
 
     def __init__(self, reason: str):
         super().__init__(f"UNSAT ({reason})")

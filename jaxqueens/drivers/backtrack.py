@@ -1,9 +1,9 @@
 """First solutions by plain backtracking: the classic search and batches of randomised ones.
 
-Kernel in :mod:`jaxqueens.solvers.backtrack` (one search); here the host functions check sizes,
+Kernel in `backtrack` (one search); here the host functions check sizes,
 run the jitted searches, read the results once and verify every solution with the independent
-checker. ``jaxqueens solve --method backtrack`` (:mod:`jaxqueens.cli.solve`) calls
-:func:`first_solution`.
+checker. `jaxqueens solve --method backtrack` (`solve`) calls
+`first_solution`.
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ def first_solution(
     """The classic first solution: rows tried in increasing order, column by column.
 
     Returns:
-      ``(rows, placements, backtracks)``: rows is int32 ``[n]`` (``rows[c]`` = row of column c's
+      `(rows, placements, backtracks)`: rows is int32 `[n]` (`rows[c]` = row of column c's
       queen), or None when the board has no solution (n = 2, 3); the counts then describe the
       exhaustive search (n = 2: 2 and 2; n = 3: 5 and 5).
 
     Raises:
-      QueensError: n out of 1..32, or the search needs more than ``max_steps`` steps.
+      QueensError: n out of 1..32, or the search needs more than `max_steps` steps.
     """
     n = as_size(n)
     _check_n(n)
@@ -63,8 +63,8 @@ def first_solution(
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3))
 def _random(key, config: backtrack.Config, num: int, num_devices: int) -> backtrack.Result:
-    """Searches ``0 .. num - 1``, search i from ``fold_in(key, i)``; ``num`` divides by
-    ``num_devices``."""
+    """Searches `0 .. num - 1`, search i from `fold_in(key, i)`; `num` divides by
+    `num_devices`."""
     ids = jnp.arange(num, dtype=jnp.int32)
     return items.each(
         lambda i: backtrack.randomised(jax.random.fold_in(key, i), config), ids, num_devices
@@ -72,14 +72,14 @@ def _random(key, config: backtrack.Config, num: int, num_devices: int) -> backtr
 
 
 def random_first_solutions(key, n: int, num: int, max_steps: int = 1_000_000) -> backtrack.Result:
-    """``num`` independent randomised backtracking searches, batched.
+    """`num` independent randomised backtracking searches, batched.
 
-    Search i tries the rows of each column in a random order drawn from ``fold_in(key, i)``, so
-    its result does not depend on ``num`` or the device count. Solved rows are verified by the
+    Search i tries the rows of each column in a random order drawn from `fold_in(key, i)`, so
+    its result does not depend on `num` or the device count. Solved rows are verified by the
     checker.
 
     Returns:
-      :class:`~jaxqueens.solvers.backtrack.Result` of host arrays with leading axis [num].
+      `Result` of host arrays with leading axis [num].
     """
     n = as_size(n)
     _check_n(n)

@@ -1,20 +1,12 @@
 """Chunked driver for chain solvers: run, verify, gather, stop at a budget.
 
-A solver supplies ``run_chunk(offset, count)``: chains ``offset .. offset+count-1``
-(chain i seeded from ``fold_in(key, i)``), returning host arrays. The driver
-calls it chunk after chunk through :func:`jaxqueens.drivers.loop.run_chunks` (progress line,
-periodic checkpoint, Ctrl-C at chunk boundaries), reads results once per chunk, verifies every
-solved board with the independent checker before counting it, and stops at the budget. A runner
-may bound each call's work: chains that reach the bound come back ``paused`` and the next call
-with the same chains continues them, so ``--time`` and Ctrl-C are checked between bounded calls;
-chains still paused when the time is up are reported unsolved and counted as ``unfinished``.
-Chains past the one that met a chain or solution budget are dropped, so the
-output never depends on the chunk size. Ctrl-C keeps what finished. What a run writes to
-``--out`` is :func:`jaxqueens.io.chains.write_outputs`.
-
-Constrained boards: :func:`instance_setup` turns an instance and a toroidal flag into
-the model the checker reads and the mask the kernels read, and ``run_chains(model=...)`` checks
-every solution against that same model (:func:`jaxqueens.core.checker.require_constrained`).
+A solver supplies `run_chunk(offset, count)`: chains `offset .. offset+count-1` (chain i seeded
+from `fold_in(key, i)`), returning host arrays. The driver calls it chunk after chunk through
+`jaxqueens.drivers.loop.run_chunks`, verifies every solved board with the independent checker
+before counting it (against the instance's model on constrained boards: `instance_setup`), and
+stops at the budget. Chains past the one that met a chain or solution budget are dropped, so the
+output never depends on the chunk size; chains still paused when the time is up are reported
+unsolved and counted as `unfinished`.
 """
 
 from __future__ import annotations
@@ -40,8 +32,8 @@ from jaxqueens.solvers import constrained as rules
 
 
 class ChunkResult(NamedTuple):
-    """What ``run_chunk`` returns for ``count`` chains (host arrays), read and built by field
-    name only (:meth:`of`), never by position: a kernel's ``Result`` has the first fields."""
+    """What `run_chunk` returns for `count` chains (host arrays), read and built by field
+    name only (`of`), never by position: a kernel's `Result` has the first fields."""
 
     rows: np.ndarray  # [count, n] final boards
     solved: np.ndarray  # [count] bool
@@ -54,15 +46,15 @@ class ChunkResult(NamedTuple):
 
     @classmethod
     def of(cls, out, **replace) -> ChunkResult:
-        """``out`` (a ChunkResult, or a kernel's Result: the same field names) as host arrays,
-        field by field by name (a field ``out`` lacks is None), then ``replace``'s fields."""
+        """`out` (a ChunkResult, or a kernel's Result: the same field names) as host arrays,
+        field by field by name (a field `out` lacks is None), then `replace`'s fields."""
         fields: dict[str, Any] = {f: getattr(out, f, None) for f in cls._fields}
         fields.update(replace)
         host: dict[str, Any] = {f: None if v is None else np.asarray(v) for f, v in fields.items()}
         return cls(**host)
 
     def where(self, keep: np.ndarray, other: ChunkResult) -> ChunkResult:
-        """Per chain: this result's fields where ``keep`` [count], else ``other``'s (a field
+        """Per chain: this result's fields where `keep` [count], else `other`'s (a field
         either lacks is None)."""
 
         def pick(a, b):
@@ -77,20 +69,20 @@ class ChunkResult(NamedTuple):
 
 
 KEPT_CHAINS_MAX = 1_000_000
-"""The most chains one run keeps when nothing bounds the chains it runs (no ``max_chains``): every
-chain run is kept (its board and figures, for the summary, ``runs.csv`` and ``solutions.npy``),
-so without this cap a ``--time`` budget over chains that never solve (``--maxsteps 1
---max-restarts 0``) keeps millions (6.4 M chains, 2.7 GB in 4 s). The run stops there,
-``stopped_by`` = ``"kept_chains"``; :func:`kept_chains_cap` lowers it further to fit the memory
+"""The most chains one run keeps when nothing bounds the chains it runs (no `max_chains`): every
+chain run is kept (its board and figures, for the summary, `runs.csv` and `solutions.npy`),
+so without this cap a `--time` budget over chains that never solve (`--maxsteps 1
+--max-restarts 0`) keeps millions within seconds. The run stops there,
+`stopped_by` = `"kept_chains"`; `kept_chains_cap` lowers it further to fit the memory
 available."""
 
 KEPT_BYTES_PER_CHAIN = 512
 """Bytes a kept chain costs at its peak beyond its board (its figures in the chunk results, their
-concatenated copy and its table row; measured: about 420 bytes a chain at n = 30)."""
+concatenated copy and its table row), rounded up."""
 
 
 def kept_chains_cap(n: int, available: int | None = None) -> int:
-    """The most chains a run without a bound on chains run keeps (:data:`KEPT_CHAINS_MAX`, or
+    """The most chains a run without a bound on chains run keeps (`KEPT_CHAINS_MAX`, or
     fewer where a quarter of the available memory would not hold them)."""
     available = memory.available_memory() if available is None else available
     if available is None:
@@ -153,8 +145,8 @@ class Budget:
 @dataclasses.dataclass
 class ChainRun:
     """Everything a run gathered, chain by chain: the one result of the chain solvers from the
-    chunk results to the files (host arrays, built once by :func:`run_chains`); ``summary.json``
-    (:func:`summarize`), ``runs.csv`` (:func:`jaxqueens.io.chains.run_table`) and the command's
+    chunk results to the files (host arrays, built once by `run_chains`); `summary.json`
+    (`summarize`), `runs.csv` (`run_table`) and the command's
     printed lines are read from it."""
 
     n: int
@@ -173,7 +165,7 @@ class ChainRun:
     )
     best_step: np.ndarray | None = None  # [C] int64 step of the best board (annealing), or None
     solver: str = ""  # the solver's name ("min-conflicts", "annealing-sa")
-    best_unit: str = "attacking_pairs"  # what ``best`` counts: "attacking_pairs", "nmof_attacks"
+    best_unit: str = "attacking_pairs"  # what `best` counts: "attacking_pairs", "nmof_attacks"
 
     @property
     def chains(self) -> int:
@@ -228,7 +220,7 @@ class ChainRun:
 
 
 def _cut(solved_cum: np.ndarray, target: int) -> int | None:
-    """Chains needed to reach ``target`` on a cumulative count, or None if not reached."""
+    """Chains needed to reach `target` on a cumulative count, or None if not reached."""
     hit = np.flatnonzero(solved_cum >= target)
     return int(hit[0]) + 1 if hit.size else None
 
@@ -245,9 +237,9 @@ def _gather(res: ChunkResult) -> ChunkResult:
 
 
 def checkpoint_schema(n: int | None = None) -> dict:
-    """A chain run's checkpoint (:func:`save_checkpoint`): the finished chains (a ChunkResult's
-    fields but ``paused``), their wall shares, the next chain id and the kernel seconds spent;
-    ``n``: the board width (None: any)."""
+    """A chain run's checkpoint (`save_checkpoint`): the finished chains (a ChunkResult's
+    fields but `paused`), their wall shares, the next chain id and the kernel seconds spent;
+    `n`: the board width (None: any)."""
     chains = lambda dtype, optional=False: checkpoint.Spec(dtype, ("chains",), optional)
     return {
         "done": {
@@ -286,14 +278,14 @@ def load_checkpoint(
     path: Path, fingerprint: dict, n: int | None = None
 ) -> tuple[ChunkResult, np.ndarray, int, float]:
     """(finished chains, their wall shares, next chain id, wall seconds) of a checkpoint of
-    ``n``-wide boards (None: any width)."""
+    `n`-wide boards (None: any width)."""
     tree = checkpoint.load(path, fingerprint, checkpoint_schema(n))
     return ChunkResult(**tree["done"]), tree["wall_share"], int(tree["offset"]), float(tree["wall"])
 
 
 def _row_keys(rows: np.ndarray) -> np.ndarray:
-    """[R] one opaque value per row of ``rows`` [R, n]: equal exactly where the rows are, each
-    holding the row's bytes (``row.tobytes()``)."""
+    """[R] one opaque value per row of `rows` [R, n]: equal exactly where the rows are, each
+    holding the row's bytes (`row.tobytes()`)."""
     rows = np.ascontiguousarray(rows)
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
@@ -301,8 +293,8 @@ def _row_keys(rows: np.ndarray) -> np.ndarray:
 def _new_solutions(
     rows: np.ndarray, solved: np.ndarray, seen: set[bytes]
 ) -> tuple[set[bytes], np.ndarray]:
-    """The solutions among ``rows`` [C, n] (where ``solved`` [C]) not in ``seen`` (by
-    ``tobytes``), and [C] the distinct solutions found up to and including each chain."""
+    """The solutions among `rows` [C, n] (where `solved` [C]) not in `seen` (by
+    `tobytes`), and [C] the distinct solutions found up to and including each chain."""
     idx = np.flatnonzero(solved)
     first_new = np.zeros(len(solved), np.int64)
     fresh: set[bytes] = set()
@@ -348,27 +340,27 @@ def run_chains(
     solver: str | None = None,
     best_unit: str = "attacking_pairs",
 ) -> ChainRun:
-    """Run chunks of ``chunk`` chains until ``budget`` is met; verify every solution.
+    """Run chunks of `chunk` chains until `budget` is met; verify every solution.
 
     Args:
-      run_chunk: ``(offset, count) -> ChunkResult`` for chains offset..offset+count-1.
+      run_chunk: `(offset, count) -> ChunkResult` for chains offset..offset+count-1.
       n: board size.
       budget: when to stop.
       chunk: chains per call and process (fixed, so the kernel compiles once).
       what: solver name for messages.
       compile_s: compilation seconds, reported apart from run time.
       quiet: suppress the progress line (default: quiet unless stderr is a terminal).
-      checkpoint: file for checkpoints of finished chunks (written every ``checkpoint_every``
-        seconds and on Ctrl-C); with ``resume``, the run continues from it.
+      checkpoint: file for checkpoints of finished chunks (written every `checkpoint_every`
+        seconds and on Ctrl-C); with `resume`, the run continues from it.
       fingerprint: the solver's settings, the command included, that a checkpoint must match to
         be resumed; the budget, n, chunk and process count are added here.
       limits: the per-chain work limits in words ("at most 11 attempts x 4,000 steps a chain"),
         shown on the progress line beside the budget, so that no run is unbounded unseen.
       model: a constrained instance (toroidal included) every solution must also solve.
-      solver: the solver's name in the result (``ChainRun.solver``; default ``what``).
-      best_unit: what the chunk results' ``best`` counts (``ChainRun.best_unit``).
+      solver: the solver's name in the result (`ChainRun.solver`; default `what`).
+      best_unit: what the chunk results' `best` counts (`ChainRun.best_unit`).
 
-    With several processes (``jax.distributed``), process p runs the p-th chunk of each round
+    With several processes (`jax.distributed`), process p runs the p-th chunk of each round
     and all processes receive every chunk, so chain ids, stops and results are those of a
     single-process run.
     """
@@ -502,7 +494,7 @@ def run_chains(
 
 
 def summarize(run: ChainRun, **extra) -> dict:
-    """The figures of ``summary.json``: success rate, step quantiles, throughput."""
+    """The figures of `summary.json`: success rate, step quantiles, throughput."""
     chains = run.chains
     return {
         "n": run.n,
@@ -524,15 +516,15 @@ def summarize(run: ChainRun, **extra) -> dict:
 def instance_setup(
     n: int | None, instance: cons.Constraints | None, toroidal: bool
 ) -> tuple[cons.Constraints | None, rules.Mask | None]:
-    """(model, mask) of a constrained run: the instance with ``toroidal`` applied (a plain
-    toroidal board of size ``n`` when only ``toroidal`` is set; None for the classic board) and,
+    """(model, mask) of a constrained run: the instance with `toroidal` applied (a plain
+    toroidal board of size `n` when only `toroidal` is set; None for the classic board) and,
     when it fixes queens or forbids squares, the kernels'
-    :class:`~jaxqueens.solvers.constrained.Mask` of its allowed squares (None otherwise).
-    ``n`` must be None or the instance's size.
+    `Mask` of its allowed squares (None otherwise).
+    `n` must be None or the instance's size.
 
     Raises:
       InstanceUnsat: the instance is plainly unsatisfiable
-        (:func:`~jaxqueens.core.constraints.unsat_reason`: fixed queens attacking each other, a
+        (`unsat_reason`: fixed queens attacking each other, a
         column or row without an allowed square); local search reports UNSAT for such a proof
         only, and runs no chain.
     """

@@ -1,32 +1,11 @@
-"""Knuth's random-probe estimator of Q(n) and of the backtrack tree's size: :func:`estimate`.
+"""Knuth's random-probe estimator of Q(n) and of the backtrack tree's size: `estimate`.
 
-Knuth (1975, "Estimating the efficiency of backtrack programs", Math. Comp. 29): a walk from the
-root choosing a uniformly random safe row per column estimates the number of nodes at each
-depth by the product of the branching factors (the kernel, :mod:`jaxqueens.solvers.estimate`).
-
-Variance reduction: *partial enumeration of the top levels* (stratification). The host expands
-every partial board of ``depth`` queens exactly (:func:`jaxqueens.core.prefixes.expand`; their
-number is N_depth); each becomes a stratum that gets the same number of probes, which walk only
-the levels below it. Then ``Q = sum_p Q_p`` is estimated by ``sum_p mean_p`` with variance
-``sum_p var_p / m_p``, and the node count by the exact count of the top ``depth`` levels plus the
-strata's estimates. Depth 0 is the plain estimator; depth n enumerates every walk and gives Q(n)
-exactly.
-
-Intervals: a probe's weight is heavy-tailed (most walks die, a few carry large products), so the
-estimate is skewed to the right and the normal interval under-covers at small probe counts. The
-intervals are Hall's (1992, "On the removal of skewness by transformation", JRSS B 54) skewness-
-corrected studentized intervals (:func:`interval`), from the strata's third moments; with no
-skewness they are the normal interval. They hold their level from a floor of probes on: a run
-takes at least :data:`~jaxqueens.drivers.settings.ESTIMATE_MIN_PROBES` probes, and
-:data:`~jaxqueens.drivers.settings.ESTIMATE_MIN_PER_STRATUM` per stratum (fewer are refused).
-
-The probes run in kernel calls of about ``lanes`` probes (:func:`run_call`: the strata split over
-the local devices), through the one chunked loop
-(:func:`jaxqueens.drivers.loop.run_chunks`: progress line, checkpoints, Ctrl-C between calls).
-The host sums every call's group sums in float64, in call order.
-
-Simkin (2021): Q(n) = ((1 + o(1)) n e^-alpha)^n with alpha = 1.942 +- 3e-3, so
-log Q(n) / n - log n tends to -alpha.
+Knuth (1975, "Estimating the efficiency of backtrack programs", Math. Comp. 29), with partial
+enumeration of the top `depth` levels as strata, and Hall's (1992, "On the removal of skewness
+by transformation", JRSS B 54) skewness-corrected studentized intervals (`interval`). The probes
+run in kernel calls of about `lanes` probes (`run_call`) through the one chunked loop
+(`jaxqueens.drivers.loop.run_chunks`); the host sums every call's group sums in float64, in
+call order. The docs' estimate page describes the strata and the intervals.
 """
 
 from __future__ import annotations
@@ -72,7 +51,7 @@ METHOD = "Knuth 1975 random probes, top levels enumerated"
 
 @dataclasses.dataclass
 class Estimate:
-    """Result of :func:`estimate` (host floats; the exact value where OEIS knows it)."""
+    """Result of `estimate` (host floats; the exact value where OEIS knows it)."""
 
     n: int
     probes: int  # probes walked in all
@@ -98,7 +77,7 @@ class Estimate:
 
     @property
     def ci(self) -> tuple[float, float]:
-        """Skewness-corrected confidence interval for Q(n) at ``level`` (:func:`interval`), cut
+        """Skewness-corrected confidence interval for Q(n) at `level` (`interval`), cut
         at 0 below (Q(n) is a count: the cut interval covers it at least as often)."""
         lo, hi = interval(self.solutions, self.solutions_se, self.solutions_skew, self.z)
         return max(0.0, lo), hi
@@ -159,12 +138,12 @@ class Plan:
     """The static layout of one kernel call (jit-static): the probe's config and the batch.
 
     Attributes:
-        probe: the kernel's :class:`~jaxqueens.solvers.estimate.Config` (n, depth).
-        per_call: probes per stratum and call (a multiple of ``group``).
+        probe: the kernel's `Config` (n, depth).
+        per_call: probes per stratum and call (a multiple of `group`).
         group: probes per on-device reduction group
-            (:func:`~jaxqueens.solvers.estimate.group_sums`).
-        block: probes vmapped per ``lax.map`` iteration (0: all at once, the accelerator way;
-            :func:`jaxqueens.parallel.items.blocks`).
+            (`group_sums`).
+        block: probes vmapped per `lax.map` iteration (0: all at once, the accelerator way;
+            `blocks`).
     """
 
     probe: knuth.Config
@@ -174,9 +153,9 @@ class Plan:
 
 
 def call_seed(seed: int, call) -> jax.Array:
-    """uint32 [2] 64-bit stream seed of kernel call ``call`` of a run with ``seed``:
-    :func:`jaxqueens.core.rng.chain_seeds` of the seed's key at ``call``. The call's probes are the
-    lanes ``stratum * per_call + j`` of this stream (:func:`jaxqueens.solvers.estimate.walk`)."""
+    """uint32 [2] 64-bit stream seed of kernel call `call` of a run with `seed`:
+    `chain_seeds` of the seed's key at `call`. The call's probes are the
+    lanes `stratum * per_call + j` of this stream (`walk`)."""
     return rng.chain_seeds(rng.seed_key(seed), jnp.asarray([call], jnp.uint32))[0]
 
 
@@ -186,9 +165,9 @@ def _call_hash(data, calls):
 
 
 def call_seeds(seed: int, calls: int) -> np.ndarray:
-    """uint32 [calls, 2] :func:`call_seed` of every call of a run, by one executable loaded from
-    the cache folder (:func:`jaxqueens.parallel.cache.call`) where the key is known on the host
-    (:func:`jaxqueens.core.rng.seed_data`): eagerly, the key's programs compiled at every start."""
+    """uint32 [calls, 2] `call_seed` of every call of a run, by one executable loaded from
+    the cache folder (`call`) where the key is known on the host
+    (`seed_data`): eagerly, the key's programs compiled at every start."""
     ids = np.arange(calls, dtype=np.uint32)
     data = rng.seed_data(seed)
     if data is None:
@@ -198,7 +177,7 @@ def call_seeds(seed: int, calls: int) -> np.ndarray:
 
 class CallSums(NamedTuple):
     """A call's probes reduced per group: the kernel's
-    :class:`~jaxqueens.solvers.estimate.GroupSums` and the third powers the intervals need."""
+    `GroupSums` and the third powers the intervals need."""
 
     top: jax.Array  # [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
     w: jax.Array  # [..., G] float32 sum of weights
@@ -211,15 +190,15 @@ class CallSums(NamedTuple):
 
 
 def call_sums(results: knuth.Result, group: int) -> CallSums:
-    """Probes ``[..., P]`` reduced per group of ``group``: the kernel's
-    :func:`~jaxqueens.solvers.estimate.group_sums` and the sums of cubes, scaled alike.
+    """Probes `[..., P]` reduced per group of `group`: the kernel's
+    `group_sums` and the sums of cubes, scaled alike.
 
     Args:
-      results: the probes' :class:`~jaxqueens.solvers.estimate.Result`, ``[..., P]`` each.
+      results: the probes' `Result`, `[..., P]` each.
       group: probes per group (P a multiple of it).
 
     Returns:
-      :class:`CallSums`, ``[..., P / group]`` each.
+      `CallSums`, `[..., P / group]` each.
     """
     sums = knuth.group_sums(results, group)
     shape = (*results.m.shape[:-1], results.m.shape[-1] // group, group)
@@ -231,11 +210,11 @@ def call_sums(results: knuth.Result, group: int) -> CallSums:
 
 
 def strata_block(masks, ids, seed, plan: Plan) -> CallSums:
-    """``plan.per_call`` probes for each stratum of a block, reduced per group: masks
-    ``[S, 3, W]``, ids ``[S]`` -> group sums ``[S, G]`` (:func:`call_sums`). Probe j of stratum
-    ``ids[s]`` is the kernel's :func:`~jaxqueens.solvers.estimate.walk` of lane
-    ``ids[s] * per_call + j`` of the stream ``seed``; the probes run in lockstep blocks
-    (:func:`jaxqueens.parallel.items.blocks`)."""
+    """`plan.per_call` probes for each stratum of a block, reduced per group: masks
+    `[S, 3, W]`, ids `[S]` -> group sums `[S, G]` (`call_sums`). Probe j of stratum
+    `ids[s]` is the kernel's `walk` of lane
+    `ids[s] * per_call + j` of the stream `seed`; the probes run in lockstep blocks
+    (`blocks`)."""
     s, per = ids.shape[0], plan.per_call
     config = plan.probe
     params = knuth.default_params(config)
@@ -252,14 +231,14 @@ def strata_block(masks, ids, seed, plan: Plan) -> CallSums:
 
 @functools.partial(jax.jit, static_argnums=(3, 4))
 def run_call(masks, ids, seed, plan: Plan, devices: int) -> CallSums:
-    """One kernel call: ``plan.per_call`` probes for each stratum, strata split over ``devices``.
+    """One kernel call: `plan.per_call` probes for each stratum, strata split over `devices`.
 
     Args:
-      masks: uint32 ``[S, 3, W]`` strata (S a multiple of ``devices``); ids: int32 ``[S]``.
-      seed: uint32 ``[2]`` stream seed of the call (:func:`call_seed`).
+      masks: uint32 `[S, 3, W]` strata (S a multiple of `devices`); ids: int32 `[S]`.
+      seed: uint32 `[2]` stream seed of the call (`call_seed`).
 
     Returns:
-      :class:`CallSums`, eight ``[S, G]`` arrays.
+      `CallSums`, eight `[S, G]` arrays.
     """
     return over_devices(
         lambda mk, i, s: strata_block(mk, i, s, plan),
@@ -274,12 +253,12 @@ def run_call(masks, ids, seed, plan: Plan, devices: int) -> CallSums:
 def call_plan(
     n: int, depth: int, strata: int, probes: int, lanes: int, devices: int, block: int | None = None
 ) -> tuple[Plan, int, int, int, int]:
-    """How ``probes`` probes over ``strata`` strata run in calls of about ``lanes`` probes: (the
-    call's static :class:`Plan`, copies of each stratum, rows (strata x copies), rows padded to a
-    multiple of ``devices``, calls). ``block`` (default: the backend's) is the plan's block.
+    """How `probes` probes over `strata` strata run in calls of about `lanes` probes: (the
+    call's static `Plan`, copies of each stratum, rows (strata x copies), rows padded to a
+    multiple of `devices`, calls). `block` (default: the backend's) is the plan's block.
 
-    Which probes run, and how they are grouped and added, depends on the settings and ``lanes``
-    alone: ``devices`` only pads the rows (dead rows) so that they split evenly, so a run walks
+    Which probes run, and how they are grouped and added, depends on the settings and `lanes`
+    alone: `devices` only pads the rows (dead rows) so that they split evenly, so a run walks
     and adds the same probes on any number of devices and processes."""
     copies = -(-COPY_ROWS // strata) if strata < COPY_ROWS else 1  # few strata: rows to split
     rows = strata * copies
@@ -299,9 +278,9 @@ PROBES_PER_THREAD = 4
 
 
 def call_builder(n: int, depth: int, strata: int, probes: int, devices: int = 1, place=None):
-    """``lanes -> jax.stages.Lowered``: :func:`run_call` as an accelerator runs it (all probes
-    of a call vmapped at once), for calls of about ``lanes`` probes (the builder
-    :func:`jaxqueens.parallel.sizing.choose` sizes; ``make gpu-check`` compiles it)."""
+    """`lanes -> jax.stages.Lowered`: `run_call` as an accelerator runs it (all probes
+    of a call vmapped at once), for calls of about `lanes` probes (the builder
+    `choose` sizes; `make gpu-check` compiles it)."""
     place = place or (lambda tree: tree)
 
     def build(lanes: int):
@@ -322,8 +301,8 @@ def call_builder(n: int, depth: int, strata: int, probes: int, devices: int = 1,
 def accelerator_lanes(
     n: int, depth: int, strata: int, probes: int, devices: int, target=None
 ) -> int:
-    """Probes per call on an accelerator: :data:`PROBES_PER_THREAD` per resident thread, or as
-    many as the device's memory holds (:func:`jaxqueens.parallel.sizing.choose`)."""
+    """Probes per call on an accelerator: `PROBES_PER_THREAD` per resident thread, or as
+    many as the device's memory holds (`choose`)."""
     target = target or sizing.device_target()
     choice = sizing.choose(
         call_builder(n, depth, strata, probes, devices),
@@ -341,18 +320,18 @@ def accelerator_lanes(
 
 
 def default_probes() -> int:
-    """10^7 probes on a CPU, 10^8 on an accelerator (:func:`jaxqueens.parallel.sizing.sizes`)."""
+    """10^7 probes on a CPU, 10^8 on an accelerator (`sizes`)."""
     return sizing.sizes().estimator_probes
 
 
 def default_depth(n: int, probes: int) -> int:
     """The deepest level whose nodes number at most
-    ``min(MAX_STRATA, probes / MIN_PER_STRATUM)``."""
+    `min(MAX_STRATA, probes / MIN_PER_STRATUM)`."""
     return prefixes.deepest_level(n, max(1, min(MAX_STRATA, probes // MIN_PER_STRATUM)))
 
 
 def run_summary(results: list[Estimate], seed: int) -> dict:
-    """The ``summary.json`` document of a run over several sizes."""
+    """The `summary.json` document of a run over several sizes."""
     return {
         "method": METHOD,
         "seed": seed,
@@ -380,25 +359,25 @@ def estimate(
 
     Args:
       n: board size, 1..64.
-      probes: probes in all (default :func:`default_probes`), at least
-        :data:`~jaxqueens.drivers.settings.ESTIMATE_MIN_PROBES` and
-        :data:`~jaxqueens.drivers.settings.ESTIMATE_MIN_PER_STRATUM` per stratum, so that the
+      probes: probes in all (default `default_probes`), at least
+        `ESTIMATE_MIN_PROBES` and
+        `ESTIMATE_MIN_PER_STRATUM` per stratum, so that the
         interval holds its level; rounded up to whole calls.
-      depth: levels enumerated exactly (default: :func:`default_depth`); 0 is Knuth's plain
+      depth: levels enumerated exactly (default: `default_depth`); 0 is Knuth's plain
         estimator, n enumerates every walk (exact).
-      seed: random seed (call c of a run uses the stream :func:`call_seed` ``(seed, c)``).
+      seed: random seed (call c of a run uses the stream `call_seed` `(seed, c)`).
       level: confidence level of the reported intervals.
-      lanes: about this many probes per kernel call (default: :data:`LANES_PER_CALL` on a CPU,
-        sized from the device on an accelerator: :func:`accelerator_lanes`).
+      lanes: about this many probes per kernel call (default: `LANES_PER_CALL` on a CPU,
+        sized from the device on an accelerator: `accelerator_lanes`).
       quiet: no progress line (None: a progress line on a terminal only).
-      checkpoint: file for the sums of finished calls (every ``checkpoint_every`` seconds, on
-        Ctrl-C and when done); ``resume`` continues from it.
+      checkpoint: file for the sums of finished calls (every `checkpoint_every` seconds, on
+        Ctrl-C and when done); `resume` continues from it.
 
     Returns the estimate; after Ctrl-C (or SIGTERM), as the other drivers do, the estimate from
-    the calls finished by then (``stopped_by="interrupted"``, ``probes`` the probes walked; NaN
-    when none finished), their sums saved in ``checkpoint``.
+    the calls finished by then (`stopped_by="interrupted"`, `probes` the probes walked; NaN
+    when none finished), their sums saved in `checkpoint`.
 
-    With several processes (``jax.distributed``), call c runs on process ``c % P`` and every
+    With several processes (`jax.distributed`), call c runs on process `c % P` and every
     process adds all calls' sums in call order, so the estimate equals a single-process run.
     """
     n, probes, level, seed = settings.check_estimate(as_size(n), probes, level, seed)
@@ -469,7 +448,7 @@ def estimate(
     rounds = iter(range(start, calls, procs))
 
     def call() -> Tick:
-        """One round: call ``c0 + me`` here, every process's sums added in call order."""
+        """One round: call `c0 + me` here, every process's sums added in call order."""
         nonlocal done
         c0 = next(rounds)
         c = c0 + me
@@ -538,7 +517,7 @@ def _same_plan(*layout: int) -> None:
 
 def _reserve(n: int, depth: int, level: int, nodes: int, nbytes: int) -> None:
     """Refuse, before it is built, a level of the enumeration that cannot fit in memory (the last
-    level also holds the strata's arrays, ``STRATUM_BYTES`` each)."""
+    level also holds the strata's arrays, `STRATUM_BYTES` each)."""
     need = nbytes + (STRATUM_BYTES * nodes if level == depth else 0)
     memory.check_memory(
         need,
@@ -548,31 +527,31 @@ def _reserve(n: int, depth: int, level: int, nodes: int, nbytes: int) -> None:
 
 
 def _save_sums(path, acc: np.ndarray, done: int, fingerprint: dict) -> None:
-    """Sums of the first ``done`` calls, atomically."""
+    """Sums of the first `done` calls, atomically."""
     ckpt.save(path, {"acc": acc, "done": done}, fingerprint)
 
 
 def _load_sums(path, fingerprint: dict, strata: int) -> tuple[np.ndarray, int]:
-    """(sums ``[len(SUMS), strata]``, calls done) of a checkpoint made with the same settings."""
+    """(sums `[len(SUMS), strata]`, calls done) of a checkpoint made with the same settings."""
     schema = {"acc": ckpt.Spec(np.float64, (len(SUMS), strata)), "done": ckpt.Spec(np.integer)}
     z = ckpt.load(path, fingerprint, schema)
     return z["acc"], int(z["done"])
 
 
 SUMS = ("w", "w2", "nodes", "nodes2", "hits", "w3", "nodes3")
-"""The host's float64 sums per stratum, in this order (rows of :func:`stratum_sums`)."""
+"""The host's float64 sums per stratum, in this order (rows of `stratum_sums`)."""
 
 
 def stratum_sums(sums: CallSums, rows: int, copies: int, strata: int) -> np.ndarray:
-    """A call's group sums as float64 sums per stratum (the ``copies`` of a stratum and its groups
+    """A call's group sums as float64 sums per stratum (the `copies` of a stratum and its groups
     added up, the scaling undone).
 
     Args:
-      sums: the call's :class:`CallSums`, ``[padded, G]`` each (the first ``rows`` real).
-      rows: ``strata * copies``; copies: copies of each stratum; strata: strata.
+      sums: the call's `CallSums`, `[padded, G]` each (the first `rows` real).
+      rows: `strata * copies`; copies: copies of each stratum; strata: strata.
 
     Returns:
-      float64 ``[len(SUMS), strata]``: the sums named by :data:`SUMS`.
+      float64 `[len(SUMS), strata]`: the sums named by `SUMS`.
     """
     top, *parts = (np.asarray(x)[:rows].reshape(copies, strata, -1) for x in sums)
     e = top.astype(np.int64)
@@ -587,13 +566,13 @@ def stratified(
     """Sum of stratum means, its standard error and its skewness from per-stratum sums.
 
     Args:
-      s1, s2, s3: ``[S]`` sums of x, x^2 and x^3 over each stratum's ``m`` probes.
+      s1, s2, s3: `[S]` sums of x, x^2 and x^3 over each stratum's `m` probes.
       m: probes per stratum.
 
     Returns:
-      ``(estimate, standard error, skewness)``; the skewness is the estimate's third cumulant
+      `(estimate, standard error, skewness)`; the skewness is the estimate's third cumulant
       (from the strata's unbiased third central moments) over the cubed standard error, 0 when
-      it cannot be estimated (m < 3 or no spread). NaN when ``m`` is 0.
+      it cannot be estimated (m < 3 or no spread). NaN when `m` is 0.
     """
     if m == 0:  # interrupted before the first call ended
         return math.nan, math.nan, math.nan
@@ -610,19 +589,19 @@ def stratified(
 
 
 def interval(estimate: float, se: float, skew: float, z: float) -> tuple[float, float]:
-    """Hall's (1992) skewness-corrected interval for a mean: ``(low, high)``.
+    """Hall's (1992) skewness-corrected interval for a mean: `(low, high)`.
 
-    The studentized mean ``T`` has a skewed distribution; Hall's monotone transformation
-    ``g(t) = t + a t^2 + a^2 t^3 / 3 + b``, with ``a = skew / 3`` and ``b = skew / 6``, makes it
-    nearly normal, so ``-z <= g(T) <= z`` holds with the normal's probability. Its inverse is
-    closed-form: ``g^-1(x) = ((1 + 3a (x - b))^(1/3) - 1) / a``.
+    The studentized mean `T` has a skewed distribution; Hall's monotone transformation
+    `g(t) = t + a t^2 + a^2 t^3 / 3 + b`, with `a = skew / 3` and `b = skew / 6`, makes it
+    nearly normal, so `-z <= g(T) <= z` holds with the normal's probability. Its inverse is
+    closed-form: `g^-1(x) = ((1 + 3a (x - b))^(1/3) - 1) / a`.
 
     Args:
-      estimate: the mean; se: its standard error; skew: its skewness (:func:`stratified`).
+      estimate: the mean; se: its standard error; skew: its skewness (`stratified`).
       z: the normal quantile of the level (two-sided).
 
     Returns:
-      ``estimate - se g^-1(z) .. estimate - se g^-1(-z)``; ``estimate +- z se`` at no skewness.
+      `estimate - se g^-1(z) .. estimate - se g^-1(-z)`; `estimate +- z se` at no skewness.
     """
     a, b = skew / 3, skew / 6
     if not math.isfinite(a) or abs(a) < 1e-12:

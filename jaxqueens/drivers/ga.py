@@ -1,36 +1,12 @@
-"""Host driver of the genetic algorithms: :func:`evolve` runs jitted chunks of generations.
+"""Host driver of the genetic algorithms: `evolve` runs jitted chunks of generations.
 
-The kernel (:mod:`jaxqueens.solvers.ga`) is written for one trial; :mod:`jaxqueens.parallel.trials`
-runs every trial at once (vmapped in lockstep, split over the local devices). This module checks
-the settings (:func:`check_setup`), deals blocks of trials to the processes of a multi-process run,
-loops over chunks of generations on :func:`jaxqueens.drivers.loop.run_chunks` (progress line,
-checkpoints, Ctrl-C at chunk boundaries), and keeps the records: per generation, statistics over
-the trials (:data:`SUMMARY`); per trial, the first solved generation, the evaluations (in all and
-up to the first solution) and the last best; every distinct verified solution seen (steady-state
-children, each generation's best, the final populations) and the final populations. The full
-Best / Avg / Worst per generation and trial are kept only when asked (``records="all"``, the
-library's default); a ``sink`` receives them chunk by chunk instead (``evolve --history
-per-trial`` streams them to disk), so a paper-scale run holds and checkpoints memory that grows
-with the population, not with generations x trials; :func:`memory_estimate` is checked before
-the first generation.
-
-Under the GA report's fitness (``fitness="report-diagonals-only"``: diagonal pairs only, rows
-ignored) a board that scores 0 need not be a solution. Such boards are kept apart
-(``EvolveResult.score_met``); only those the independent checker confirms are ``solutions``, and a
-trial counts as solved from the first generation in which one of its boards was confirmed
-(``EvolveResult.first_solved``; ``first_score_met`` is when its best first scored 0). A user's
-fitness function (``fitness=f``, :mod:`jaxqueens.solvers.ga`) is handled the same way: its 0 is
-checked, never trusted; its outputs are written as a built-in's (:mod:`jaxqueens.io.ga`).
-
-Constrained boards: ``instance`` (a :class:`~jaxqueens.core.constraints.Constraints`:
-fixed queens, blocked squares, excluded rows, columns and diagonals) and ``toroidal`` switch the
-kernel's static ``toroidal`` / ``constrained`` paths (:mod:`jaxqueens.solvers.ga`), the instance's
-allowed squares going in as a dynamic mask (:func:`jaxqueens.drivers.chains.instance_setup`).
-Every solution is checked by the independent constrained checker
-(:func:`~jaxqueens.core.checker.require_constrained`) against the same instance, the final
-populations are checked to hold every fixed queen on its square, and a run that solves no trial
-reports the instance ``unknown`` (a GA never proves UNSAT; a plainly unsatisfiable instance is
-refused before any trial with :class:`~jaxqueens.errors.InstanceUnsat` and its reason).
+The kernel (`jaxqueens.solvers.ga`) is written for one trial; `jaxqueens.parallel.trials` runs
+every trial at once. This module checks the settings (`check_setup`), deals blocks of trials to
+the processes of a multi-process run, loops over chunks of generations on
+`jaxqueens.drivers.loop.run_chunks`, and keeps the records (per generation `SUMMARY`, per trial,
+every distinct verified solution, the final populations). A board that scores 0 under the GA
+report's fitness or a user's fitness is checked, never trusted. The docs' ga page describes the
+records and constrained boards.
 """
 
 from __future__ import annotations
@@ -73,13 +49,13 @@ from jaxqueens.solvers.ga import (
 
 RECORDS = ("all", "summary")
 """What a run keeps per generation: "all" (Best / Avg / Worst / evaluations of every trial,
-``[G+1, T]`` arrays in the result: small runs, the library's default) or "summary" (statistics
-over the trials, :data:`SUMMARY`, and per-trial totals: memory that does not grow with
-generations x trials; a ``sink`` may still receive every trial's records chunk by chunk, to
+`[G+1, T]` arrays in the result: small runs, the library's default) or "summary" (statistics
+over the trials, `SUMMARY`, and per-trial totals: memory that does not grow with
+generations x trials; a `sink` may still receive every trial's records chunk by chunk, to
 stream them to disk)."""
 
 SUMMARY = ga_io.SUMMARY_STATS  # defined once, where history.csv is written from it
-"""Columns of ``EvolveResult.summary`` ``[G+1, len(SUMMARY)]``: per generation, the minimum,
+"""Columns of `EvolveResult.summary` `[G+1, len(SUMMARY)]`: per generation, the minimum,
 10th/50th/90th percentiles (linear interpolation), maximum and mean over trials of each trial's
 best fitness; the mean over trials of the population's mean and of its worst; the evaluations
 of all trials in that generation."""
@@ -87,11 +63,11 @@ of all trials in that generation."""
 
 @dataclasses.dataclass
 class EvolveResult:
-    """What :func:`evolve` returns (NumPy arrays; generation 0 is the initial population).
+    """What `evolve` returns (NumPy arrays; generation 0 is the initial population).
 
-    Per trial ``[T]`` and per generation (``summary``) records are always there; the full
-    ``[G+1, T]`` records (``best``, ``avg``, ``worst``, ``evaluations``) only with
-    ``records="all"`` (otherwise reading them raises AttributeError saying so)."""
+    Per trial `[T]` and per generation (`summary`) records are always there; the full
+    `[G+1, T]` records (`best`, `avg`, `worst`, `evaluations`) only with
+    `records="all"` (otherwise reading them raises AttributeError saying so)."""
 
     config: Config
     params: dict  # cxpb, mutpb, indpb, migrate_every as Python numbers
@@ -128,22 +104,22 @@ class EvolveResult:
 
     @property
     def best(self) -> np.ndarray:
-        """[G+1, T] int32 lowest fitness per generation and trial (``records="all"`` only)."""
+        """[G+1, T] int32 lowest fitness per generation and trial (`records="all"` only)."""
         return self._record("best")
 
     @property
     def avg(self) -> np.ndarray:
-        """[G+1, T] float32 mean fitness (``records="all"`` only)."""
+        """[G+1, T] float32 mean fitness (`records="all"` only)."""
         return self._record("avg")
 
     @property
     def worst(self) -> np.ndarray:
-        """[G+1, T] int32 highest fitness (``records="all"`` only)."""
+        """[G+1, T] int32 highest fitness (`records="all"` only)."""
         return self._record("worst")
 
     @property
     def evaluations(self) -> np.ndarray:
-        """[G+1, T] int64 evaluations per generation and trial (``records="all"`` only)."""
+        """[G+1, T] int64 evaluations per generation and trial (`records="all"` only)."""
         return self._record("evaluations")
 
     @property
@@ -326,17 +302,17 @@ def _fitness_name(fitness) -> str:
 
 
 CLASSIC = settings.GA_CLASSIC
-"""The classic settings (``--preset classic``): :data:`jaxqueens.drivers.settings.GA_CLASSIC`."""
+"""The classic settings (`--preset classic`): `GA_CLASSIC`."""
 DEFAULTS = settings.GA_DEFAULTS
-"""Measured defaults (``--preset default``): :data:`jaxqueens.drivers.settings.GA_DEFAULTS`."""
+"""Tuned defaults (`--preset default`): `GA_DEFAULTS`."""
 PRESETS = settings.GA_PRESET_SETTINGS
-"""Named settings (``--preset``): ``default`` (measured, :data:`DEFAULTS`) and ``classic``
-(:data:`CLASSIC`); one table, :data:`jaxqueens.drivers.settings.GA_PRESET_SETTINGS`, which the
+"""Named settings (`--preset`): `default` (tuned, `DEFAULTS`) and `classic`
+(`CLASSIC`); one table, `GA_PRESET_SETTINGS`, which the
 command line reads before JAX is imported."""
 
 preset_settings = settings.ga_preset
 """Population, tournament, rates and elite of a preset for an encoding and scheme
-(:func:`jaxqueens.drivers.settings.ga_preset`)."""
+(`ga_preset`)."""
 
 
 def default_chunk(config: Config, trials: int, generations: int) -> int:
@@ -346,17 +322,17 @@ def default_chunk(config: Config, trials: int, generations: int) -> int:
 
 
 run_generations = jax.jit(lockstep.run_chunk, static_argnums=(0, 5, 6), donate_argnums=(1,))
-"""Jitted :func:`jaxqueens.parallel.trials.run_chunk` ``(config, states, params, problem, stop,
-length, devices)``: a chunk of generations of every trial, split over ``devices`` local devices."""
+"""Jitted `run_chunk` `(config, states, params, problem, stop,
+length, devices)`: a chunk of generations of every trial, split over `devices` local devices."""
 
 
 def chunk_builder(
     config: Config, trials: int, devices: int = 1, mask: Mask | None = None, place=None
 ):
-    """``generations -> jax.stages.Lowered``: :func:`run_generations` for ``trials`` trials and
+    """`generations -> jax.stages.Lowered`: `run_generations` for `trials` trials and
     that many generations per call (its per-generation records grow with it), on abstract
-    arguments (``place`` may put them on a described device): the builder
-    :func:`jaxqueens.parallel.sizing.choose` sizes on an accelerator and ``make gpu-check``
+    arguments (`place` may put them on a described device): the builder
+    `choose` sizes on an accelerator and `make gpu-check`
     compiles; the population itself (trials x islands x pop) is the user's."""
     place = place or (lambda tree: tree)
     problem = _problem(mask)
@@ -376,15 +352,15 @@ def chunk_builder(
 
 
 def _problem(mask: Mask | None) -> Problem | None:
-    """The kernel's ``Problem`` of an instance's mask (None: the plain or toroidal board)."""
+    """The kernel's `Problem` of an instance's mask (None: the plain or toroidal board)."""
     return None if mask is None else Problem(mask)
 
 
 def accelerator_chunk(
     config: Config, trials: int, want: int, devices: int, mask: Mask | None = None, target=None
 ) -> int:
-    """Generations per call on an accelerator: ``want`` (:func:`default_chunk`), or as many as
-    the device's memory holds beside the population (:func:`jaxqueens.parallel.sizing.choose`).
+    """Generations per call on an accelerator: `want` (`default_chunk`), or as many as
+    the device's memory holds beside the population (`choose`).
     A population that does not fit even one generation is refused in one line."""
     target = target or sizing.device_target()
     choice = sizing.choose(
@@ -408,7 +384,7 @@ def _place(tree):
 
 
 def _collect(found: list, sols, ok) -> None:
-    """Add the candidates ``sols[ok]`` to ``found`` (distinct rows); the list is merged into one
+    """Add the candidates `sols[ok]` to `found` (distinct rows); the list is merged into one
     sorted array of distinct rows whenever it doubles, so it stays about as large as the
     distinct solutions seen, not as the candidates of every generation."""
     sols, ok = np.asarray(sols), np.asarray(ok)
@@ -419,9 +395,9 @@ def _collect(found: list, sols, ok) -> None:
 
 
 def _mark_solved(solved_at: np.ndarray, sols, ok, gen0: int) -> None:
-    """Report's fitness: record in ``solved_at`` [T] the first generation in which a trial's
-    candidate that scored 0 is a solution by the independent checker. ``sols`` [G, T, ...,
-    n] and ``ok`` [G, T, ...] are the candidates of generations ``gen0 ..``."""
+    """Report's fitness: record in `solved_at` [T] the first generation in which a trial's
+    candidate that scored 0 is a solution by the independent checker. `sols` [G, T, ...,
+    n] and `ok` [G, T, ...] are the candidates of generations `gen0 ..`."""
     sols, ok = np.asarray(sols), np.asarray(ok)
     if not ok.any():
         return
@@ -434,7 +410,7 @@ def _mark_solved(solved_at: np.ndarray, sols, ok, gen0: int) -> None:
 
 
 def summarise(best, avg, worst, nevals) -> np.ndarray:
-    """``[k, len(SUMMARY)]`` float64: :data:`SUMMARY` of ``k`` generations' records ``[k, T]``."""
+    """`[k, len(SUMMARY)]` float64: `SUMMARY` of `k` generations' records `[k, T]`."""
     b = np.asarray(best, np.float64)
     p10, p50, p90 = np.percentile(b, (10, 50, 90), axis=1)
     return np.column_stack(
@@ -453,8 +429,8 @@ def summarise(best, avg, worst, nevals) -> np.ndarray:
 
 
 class _Trials:
-    """Per-trial totals ``[T]`` (this process's trials) kept as the generations go by, so that
-    no record ``[G+1, T]`` is needed: first generation whose best scored 0, evaluations, the
+    """Per-trial totals `[T]` (this process's trials) kept as the generations go by, so that
+    no record `[G+1, T]` is needed: first generation whose best scored 0, evaluations, the
     evaluations up to the first solved generation, the last best."""
 
     FIELDS = ("first_met", "evals_total", "evals_at_first", "final_best")
@@ -466,7 +442,7 @@ class _Trials:
         self.final_best = np.zeros(trials, np.int64)
 
     def add(self, gen0: int, best, nevals, solved_at: np.ndarray | None) -> None:
-        """Generations ``gen0 .. gen0 + k - 1`` (``best``, ``nevals`` ``[k, T]``); ``solved_at``:
+        """Generations `gen0 .. gen0 + k - 1` (`best`, `nevals` `[k, T]`); `solved_at`:
         the report's fitness, already marked for them."""
         best, nevals = np.asarray(best), np.asarray(nevals, np.int64)
         hit = best == 0
@@ -496,12 +472,12 @@ def memory_estimate(
     records: str = "summary",
     streamed: bool = False,
 ) -> dict[str, int]:
-    """Bytes of host memory a run will hold at its peak, by part (``trials``: this process's).
+    """Bytes of host memory a run will hold at its peak, by part (`trials`: this process's).
 
-    The parts: the runtime (Python, JAX, XLA and the compiled program, measured), the population
+    The parts: the runtime (Python, JAX, XLA and the compiled program), the population
     (its device buffers, the generation's temporaries and the checkpoint's host copy), one
     chunk's records and candidate solutions (on the device and on the host), the per-generation
-    statistics and per-trial totals, and with ``records="all"`` the ``[G+1, T]`` records
+    statistics and per-trial totals, and with `records="all"` the `[G+1, T]` records
     (kept, joined at the end and in the checkpoint); a streamed history adds one chunk's text.
     Distinct solutions are not counted (as many as the run finds)."""
     gene = np.dtype(ga_genomes.gene_dtype(config.n)).itemsize
@@ -521,22 +497,22 @@ def memory_estimate(
 
 
 RUNTIME_BYTES = 600 << 20
-"""Python, JAX, XLA's CPU runtime and a compiled chunk, resident before any population
-(measured at about 420-520 MiB for ``evolve``; rounded up)."""
+"""Python, JAX, XLA's CPU runtime and a compiled chunk, resident before any population (rounded
+up)."""
 POPULATION_COPIES = 6
 """Copies of the population the process holds at its peak (device state, the donated next
-state, the generation's temporaries, the host copy a checkpoint writes; measured)."""
+state, the generation's temporaries, the host copy a checkpoint writes)."""
 HISTORY_ROW_BYTES = 48
-"""Bytes of one per-trial history row (``io.ga``'s CSV), rounded up."""
+"""Bytes of one per-trial history row (`io.ga`'s CSV), rounded up."""
 
 
 def check_memory(parts: dict[str, int], *, what: str, fix: str) -> None:
-    """Refuse a run whose :func:`memory_estimate` does not fit in the memory available now."""
+    """Refuse a run whose `memory_estimate` does not fit in the memory available now."""
     memory.check_memory(sum(parts.values()), what, fix)
 
 
 def _gather_trials(kept: dict | None, genes, fit, sols, trials: int):
-    """Across processes: records ``{name: [G+1, T]}`` (None: not kept) and populations [T, ...]
+    """Across processes: records `{name: [G+1, T]}` (None: not kept) and populations [T, ...]
     of all trials, in order, and the union of the distinct solutions."""
 
     def cat(x, axis):  # every process's trials joined along the trial axis, cut to T
@@ -558,7 +534,7 @@ def _save_checkpoint(path, tree: dict, fingerprint: dict) -> None:
 
 
 def _schema(states: State, trials: int, hist, solved_at) -> dict:
-    """What a checkpoint of this run must hold (the fresh ``states`` and generation-0 ``hist``
+    """What a checkpoint of this run must hold (the fresh `states` and generation-0 `hist`
     are the templates)."""
     n = states.genes.shape[-1]
     schema = {
@@ -614,25 +590,25 @@ def evolve(
     sink=None,
     plan: Callable[[dict], None] | None = None,
 ) -> EvolveResult:
-    """Evolve ``trials`` independent runs (each of ``islands`` populations of ``pop``) at once.
+    """Evolve `trials` independent runs (each of `islands` populations of `pop`) at once.
 
     An option the scheme, mutation or island count does not use is refused by name
-    (:data:`jaxqueens.drivers.settings.GA`): ``elite`` with "steady", ``indpb`` with
-    "inversion" or "scramble", ``migrate_every`` with one island.
+    (`GA`): `elite` with "steady", `indpb` with
+    "inversion" or "scramble", `migrate_every` with one island.
 
     Args:
-      n: board size (>= 4; default 8); with ``instance``, None or the instance's size.
+      n: board size (>= 4; default 8); with `instance`, None or the instance's size.
       pop: individuals per island (default: the preset's).
       generations: generations per trial.
-      trials: independent runs (trial t seeded from ``fold_in(key(seed), t)``).
+      trials: independent runs (trial t seeded from `fold_in(key(seed), t)`).
       encoding: "permutation" or "combination".
       scheme: "steady" (two children per generation replace the two worst) or "generational"
-        (DEAP's eaSimple, plus ``elite`` best parents kept).
+        (DEAP's eaSimple, plus `elite` best parents kept).
       crossover: permutation: "cut" (default), "pmx", "ox1", "cycle"; combination: "one_point"
-        (default), "uniform"; or a function ``c(seed, a [n], b [n]) -> (child1, child2)``
-        (:mod:`jaxqueens.solvers.ga`, "Bring your own operator").
+        (default), "uniform"; or a function `c(seed, a [n], b [n]) -> (child1, child2)`
+        ([`ga`][jaxqueens.solvers.ga], "Bring your own operator").
       mutation: permutation: "swap" (default), "inversion", "scramble"; combination: "reset";
-        or a function ``m(seed, x [n], indpb) -> [n]``.
+        or a function `m(seed, x [n], indpb) -> [n]`.
       tournament: tournament size (default: the preset's).
       cxpb: crossover probability (default: the preset's).
       mutpb: mutation probability per child (default: the preset's).
@@ -640,10 +616,10 @@ def evolve(
         one gene.
       elite: generational only: best parents copied over the worst offspring (default: the
         preset's, 1).
-      preset: where ``pop``, ``tournament``, ``cxpb``, ``mutpb`` and ``elite`` come from when not
-        given: "default" (measured at ``compare``'s budget, :data:`DEFAULTS`: permutation steady
+      preset: where `pop`, `tournament`, `cxpb`, `mutpb` and `elite` come from when not
+        given: "default" (tuned at `compare`'s budget, `DEFAULTS`: permutation steady
         state population 10, tournament 4, cxpb 0.2, mutpb 1) or "classic" (the classic
-        course GA, :data:`CLASSIC`: population 100, tournament 5, cxpb 1, mutpb 1; generational
+        course GA, `CLASSIC`: population 100, tournament 5, cxpb 1, mutpb 1; generational
         tournament 3, cxpb 0.5, mutpb 0.2).
       islands: populations per trial, on a migration ring.
       migrate_every: generations between migrations (default 0: never; 2+ islands only).
@@ -652,33 +628,33 @@ def evolve(
         or "excess" (sum over lines of queens beyond the first: DEAP's N-Queens fitness), both 0
         exactly for solutions; or "report-diagonals-only" (the GA report's score: diagonal
         pairs, rows ignored), whose 0 is not always a solution: boards that score 0 are
-        returned in ``score_met`` and only those the checker confirms in ``solutions``; or a
-        function ``f(x [n] int32) -> []`` integer score, minimised (:mod:`jaxqueens.solvers.ga`),
+        returned in `score_met` and only those the checker confirms in `solutions`; or a
+        function `f(x [n] int32) -> []` integer score, minimised ([`ga`][jaxqueens.solvers.ga]),
         whose boards scoring 0 are checked as the report's are (plain boards only).
       seed: random seed.
-      chunk: generations per jitted call (default: :func:`default_chunk`).
+      chunk: generations per jitted call (default: `default_chunk`).
       quiet: no progress line (None: a progress line on a terminal only).
       checkpoint: file for checkpoints (population, records and solutions after whole chunks of
-        generations, every ``checkpoint_every`` seconds and on Ctrl-C, written atomically);
-        ``resume`` continues from it with the same results as an uninterrupted run. An
-        interrupted run returns what it finished with ``interrupted`` set.
+        generations, every `checkpoint_every` seconds and on Ctrl-C, written atomically);
+        `resume` continues from it with the same results as an uninterrupted run. An
+        interrupted run returns what it finished with `interrupted` set.
       instance: a constrained instance (fixed queens never move, forbidden squares are never
         part of a solution; in the permutation encoding its fixed queens need distinct rows).
-      toroidal: queens attack along diagonals modulo n (also when ``instance`` says so).
+      toroidal: queens attack along diagonals modulo n (also when `instance` says so).
       seconds: stop after the chunk of generations that passes this much run time (compilation
-        excluded): the records then end there (``stats --time``: a round never runs past its
+        excluded): the records then end there (`stats --time`: a round never runs past its
         budget by more than one chunk).
-      records: "all" (default: the ``[G+1, T]`` records in the result) or "summary" (per
+      records: "all" (default: the `[G+1, T]` records in the result) or "summary" (per
         generation statistics over trials and per-trial totals only: memory and checkpoints
-        that do not grow with generations x trials), :data:`RECORDS`.
+        that do not grow with generations x trials), `RECORDS`.
       sink: receives every trial's records as the chunks finish, to stream them to disk
-        (process 0 only; ``jaxqueens.io.ga.HistoryStream``): ``start()`` or ``resume(bytes)``
-        first, then ``records(first_generation, best, avg, worst, evaluations)`` with
-        ``[k, T]`` arrays, and ``sync() -> bytes`` before each checkpoint, which records its
+        (process 0 only; `jaxqueens.io.ga.HistoryStream`): `start()` or `resume(bytes)`
+        first, then `records(first_generation, best, avg, worst, evaluations)` with
+        `[k, T]` arrays, and `sync() -> bytes` before each checkpoint, which records its
         length so that a resumed run continues the file where the checkpoint stands.
-      plan: called before the first generation with ``{"memory": parts, "available": bytes or
-        None, "per_solution": bytes}`` (:func:`memory_estimate`; the distinct solutions a run
-        finds, about ``per_solution`` bytes each, cannot be known before) once the run is known
+      plan: called before the first generation with `{"memory": parts, "available": bytes or
+        None, "per_solution": bytes}` (`memory_estimate`; the distinct solutions a run
+        finds, about `per_solution` bytes each, cannot be known before) once the run is known
         to fit (a run that does not is refused with a one-line QueensError before it starts).
 
     Returns:
@@ -781,8 +757,8 @@ def evolve(
         generations=generations,
     )
     problem = _problem(mask)
-    # The executables load from the cache folder (a repeated run traces nothing: ~0.8 s of a
-    # short evolve) and are kept in the process (a repeated call reuses them): parallel.cache.
+    # The executables load from the cache folder (a repeated run traces nothing) and are kept
+    # in the process (a repeated call reuses them): parallel.cache.
     t0 = time.perf_counter()
     key, first = rng.seed_key(seed), np.int32(me * trials)
     placed = batch_sharding(trials)  # the states come out where _place puts them: no reshard
@@ -991,14 +967,14 @@ def evolve(
 
 
 def _batches(boards: np.ndarray, n: int) -> list[np.ndarray]:
-    """``boards`` ``[S, n]`` in slices of about 2^20 cells: the checker's int64 temporaries
+    """`boards` `[S, n]` in slices of about 2^20 cells: the checker's int64 temporaries
     (about 45 bytes a cell) stay near 50 MiB however many distinct solutions a run found."""
     rows = max(1, (1 << 20) // max(n, 1))
     return [boards[i : i + rows] for i in range(0, len(boards), rows)]
 
 
 def _require_fixed(genes: np.ndarray, model: cons.Constraints, what: str) -> None:
-    """Raise unless every genome ``[..., n]`` holds every fixed queen of ``model`` on its square."""
+    """Raise unless every genome `[..., n]` holds every fixed queen of `model` on its square."""
     for x, y in model.fixed:
         if len(genes) and not (genes[..., x] == y).all():
             raise SolutionCheckError(f"{what}: a genome moved the fixed queen of column {x}")

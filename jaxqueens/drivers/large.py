@@ -1,6 +1,6 @@
 """Driver of the large-n path: memory check, QS4 in column chunks with progress, repair rounds,
-verification. Kernels in :mod:`jaxqueens.solvers.large`; outputs in :mod:`jaxqueens.io.large`;
-the command line is ``jaxqueens solve --mode large`` (:mod:`jaxqueens.cli.solve`).
+verification. Kernels in `large`; outputs in `large`;
+the command line is `jaxqueens solve --mode large` (`solve`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ INIT_CALL_COLUMNS = 250_000
 """QS4 runs in calls of this many columns, so progress shows on huge boards."""
 MAX_ROUNDS = 100_000
 NO_STEP_LIMIT = 1 << 30
-"""``max_steps`` of a run without a step limit (swap attempts in all)."""
+"""`max_steps` of a run without a step limit (swap attempts in all)."""
 INITS = {"qs4": None, "permutation": 1}
-"""Initial boards of the large path: QS4 (``tries`` swaps per column) or a uniform random
+"""Initial boards of the large path: QS4 (`tries` swaps per column) or a uniform random
 permutation (one random swap per column, Fisher-Yates); the batched path's other initialisations
 are O(n^2) (greedy) or not permutations (random), which the swap repair needs."""
 
@@ -49,7 +49,7 @@ class LargeResult:
 
 def check_memory(n: int, available: int | None = None) -> None:
     """Refuse, before allocating anything, an n that cannot fit
-    (:func:`jaxqueens.parallel.memory.check_memory`)."""
+    (`check_memory`)."""
     memory.check_memory(
         n * PEAK_BYTES_PER_QUEEN,
         f"n = {n:,} (one large-n chain)",
@@ -59,9 +59,9 @@ def check_memory(n: int, available: int | None = None) -> None:
 
 
 def builders(n: int, place=None) -> dict:
-    """``name -> (batch -> jax.stages.Lowered)`` for the executables of one large-n chain, QS4's
-    column calls and a repair round (one chain: the batch is ignored); ``make gpu-check``
-    compiles them for described GPUs, ``place`` putting the arguments there."""
+    """`name -> (batch -> jax.stages.Lowered)` for the executables of one large-n chain, QS4's
+    column calls and a repair round (one chain: the batch is ignored); `make gpu-check`
+    compiles them for described GPUs, `place` putting the arguments there."""
     place = place or (lambda tree: tree)
     config = large.Config(n=n)
     params = large.default_params(config)
@@ -75,8 +75,8 @@ def builders(n: int, place=None) -> dict:
 
 
 def _place_columns(place_fn, s: large.State, n: int, quiet: bool | None) -> large.State:
-    """QS4 over all columns, ``INIT_CALL_COLUMNS`` per call of ``place_fn``
-    (:func:`jaxqueens.solvers.large.place`), with a progress line; Ctrl-C takes effect between
+    """QS4 over all columns, `INIT_CALL_COLUMNS` per call of `place_fn`
+    (`place`), with a progress line; Ctrl-C takes effect between
     calls."""
     state, placed = s, 0  # the state and the columns placed in it so far
 
@@ -97,8 +97,8 @@ def _place_columns(place_fn, s: large.State, n: int, quiet: bool | None) -> larg
 
 @functools.partial(jax.jit, static_argnums=(2,))
 def _empty(seed, chain, config: large.Config, params: large.Params) -> large.State:
-    """The chain's QS4 start, keyed ``fold_in(key(seed), chain)`` inside the executable (done
-    eagerly, the two key operations were compiled at every start: ~45 ms of a short job)."""
+    """The chain's QS4 start, keyed `fold_in(key(seed), chain)` inside the executable (done
+    eagerly, the two key operations would compile at every start)."""
     return large.empty(jax.random.fold_in(jax.random.key(seed), chain), config, params)
 
 
@@ -109,7 +109,7 @@ _renew = jax.jit(large.renew, static_argnums=(1,), donate_argnums=(0,))
 @functools.partial(jax.jit, static_argnums=(1,), donate_argnums=(0,))
 def _ready(s: large.State, config: large.Config, params: large.Params):
     """The placed board opened for repair, and its conflicted queens (in the same call: counted
-    outside it, each array operation was compiled and dispatched on its own)."""
+    outside it, each array operation would be compiled and dispatched on its own)."""
     s = large.ready(s, config, params)
     return s, jnp.sum(large.conflicted(s), dtype=jnp.int32)
 
@@ -123,12 +123,12 @@ def _repair(s: large.State, config: large.Config, params: large.Params):
 
 class _Kernels:
     """The large kernel's public functions for one (config, params), jitted with the state
-    donated from call to call (one copy of the board on the device); all but :func:`renew` are
+    donated from call to call (one copy of the board on the device); all but `renew` are
     compiled ahead, so that compilation is timed apart.
 
-    ``ready`` and ``repair`` load (or compile) in a background thread while QS4 places the board
-    on one core: a repeated n = 10^6 run spent ~40 ms loading them first. The time the chain
-    then waits for them is :attr:`waited`, which the driver counts as compilation."""
+    `ready` and `repair` load (or compile) in a background thread while QS4 places the board
+    on one core, instead of before it. The time the chain
+    then waits for them is `waited`, which the driver counts as compilation."""
 
     def __init__(self, config: large.Config, params: large.Params):
         one = np.int32(0)  # NumPy scalars throughout: no eager XLA operation before the search
@@ -167,8 +167,8 @@ class _Kernels:
         return self._loaded()[1](s, params)
 
     def board(self, s: large.State, quiet: bool | None) -> tuple[large.State, jax.Array]:
-        """QS4 of a fresh start (from :func:`~jaxqueens.solvers.large.empty` or
-        :func:`~jaxqueens.solvers.large.renew`), opened for repair, with progress; and its
+        """QS4 of a fresh start (from `empty` or
+        `renew`), opened for repair, with progress; and its
         conflicted queens."""
         p = self.params
         s = _place_columns(
@@ -194,21 +194,21 @@ def solve_large(
 ) -> LargeResult:
     """Solve one board of size n in O(n) expected time; the result is verified.
 
-    The chain is the kernel :func:`jaxqueens.solvers.large.run` keyed ``fold_in(key(seed),
-    chain)``, run in jitted pieces (QS4 over column ranges with a progress line, one call per
+    The chain is the kernel [`run`][jaxqueens.solvers.large.run] keyed `fold_in(key(seed),
+    chain)`, run in jitted pieces (QS4 over column ranges with a progress line, one call per
     repair round) with identical results.
 
     Args:
       n: board size (1 or >= 4; up to what memory allows).
       seed: the run's seed.
-      chain: the chain's key is ``fold_in(key(seed), chain)``.
+      chain: the chain's key is `fold_in(key(seed), chain)`.
       tries: QS4 attempts per column.
       free_tail: last columns placed with one random swap.
       max_steps: swap attempts allowed in all; then QueensError (raise it or change the seed),
-        or with ``give_up`` an unsolved result (``summary["solved"]`` False) whose ``rows`` is the
+        or with `give_up` an unsolved result (`summary["solved"]` False) whose `rows` is the
         board with the fewest attacking pairs (the repair never takes a worsening swap, so the
-        last board) and ``summary["pairs"]`` its count. At most 2^31 - 1.
-      init: "qs4" (default) or "permutation" (:data:`INITS`).
+        last board) and `summary["pairs"]` its count. At most 2^31 - 1.
+      init: "qs4" (default) or "permutation" (`INITS`).
       quiet: True: no progress line; None: a progress line on a terminal only.
     """
     n = as_size(n)
@@ -241,16 +241,16 @@ def solve_large(
     check_memory(n)
     # On an accelerator this one chain runs on the host CPU: its loops are scalar steps that
     # XLA:CPU compiles in place, while the GPU executable copies the board and both count
-    # arrays at every swap attempt (``make gpu-check``: 80 MB per attempt at n = 10^6).
+    # arrays at every swap attempt (`make gpu-check`: 80 MB per attempt at n = 10^6).
     host = jax.devices("cpu")[0] if backend.is_accelerator() else None
     with jax.default_device(host) if host is not None else contextlib.nullcontext():
         return _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up)
 
 
 def run_summary(results: Sequence[LargeResult]) -> dict:
-    """The summary of a large-path run of one or more chains (``summary.json``): the settings,
+    """The summary of a large-path run of one or more chains (`summary.json`): the settings,
     how many chains ran and solved, their seconds and swap attempts in all, and each chain's own
-    summary (:func:`solve_large`) under ``per_chain``."""
+    summary (`solve_large`) under `per_chain`."""
     per_chain = [r.summary for r in results]
     first = per_chain[0] if per_chain else {}
     keep = ("n", "mode", "seed", "init", "tries", "free_tail", "max_steps", "backend")
@@ -266,7 +266,7 @@ def run_summary(results: Sequence[LargeResult]) -> dict:
 
 
 def _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up):
-    """:func:`solve_large` once its arguments are checked, on the default device."""
+    """`solve_large` once its arguments are checked, on the default device."""
     tries = INITS[init] or tries
     config = large.Config(n=n)
     params = large.default_params(

@@ -1,22 +1,12 @@
 """The one chunked host loop that every driver runs through.
 
-A driver hands :func:`run_chunks` a ``chunk()`` callable that runs one jitted chunk of work
-(chains, prefixes, generations, probe calls), records its results on the host and returns a
-:class:`Tick`. The loop owns what every long run needs, written once:
-
-- a progress line (count, never above the total; rate, time left; quiet off a terminal or
-  when asked) and ``--log-json`` progress events (:mod:`jaxqueens.io.progress`);
-- a checkpoint every ``every`` seconds through the driver's ``save()`` (pass None on processes
-  other than 0, or when the run has no ``--out``); a checkpoint that cannot be written (a full or
-  read-only disk: OSError) never stops the run: one warning on stderr, then the next save tries
-  again (:func:`guarded`);
-- Ctrl-C (and SIGTERM under the command line's policy, :mod:`jaxqueens.io.interrupts`) at chunk
-  boundaries only (:class:`~jaxqueens.io.interrupts.SafePoints`): the chunk in flight finishes,
-  ``save()`` records the whole state, and the loop reports the interruption instead of raising,
-  so the driver can return or re-raise what it has. A request that arrives during the last chunk
-  is reported too (the work is whole and saved, and the caller stops: a sweep, a comparison);
-- a lost process of a multi-process run (:class:`~jaxqueens.errors.PeerLostError` from a gather)
-  saves in the same way, then raises its one-line error.
+A driver hands `run_chunks` a `chunk()` callable that runs one jitted chunk of work (chains,
+prefixes, generations, probe calls), records its results on the host and returns a `Tick`. The
+loop owns what every long run needs: a progress line and `--log-json` progress events, a
+checkpoint every `every` seconds through the driver's `save()` (one that cannot be written warns
+and never stops the run: `guarded`), Ctrl-C and SIGTERM at chunk boundaries only (the chunk in
+flight finishes, `save()` records the state, the loop reports the interruption instead of
+raising), and a lost process of a multi-process run (saved, then its one-line error).
 """
 
 from __future__ import annotations
@@ -43,7 +33,7 @@ class Tick:
 
 
 def guarded(save: Callable[[], object]) -> Callable[[], bool]:
-    """``save`` that never raises OSError: the first failure prints one warning on stderr (the
+    """`save` that never raises OSError: the first failure prints one warning on stderr (the
     run goes on; later saves try again, silently), and each call returns whether it saved."""
     warned: list[OSError] = []
 
@@ -74,20 +64,20 @@ def run_chunks(
     save: Callable[[], object] | None = None,
     every: float = CHECKPOINT_EVERY,
 ) -> bool:
-    """Call ``chunk`` until a tick says ``finished``.
+    """Call `chunk` until a tick says `finished`.
 
     Args:
-      chunk: runs and records one chunk; a ``KeyboardInterrupt`` raised inside it (Ctrl-C twice,
+      chunk: runs and records one chunk; a `KeyboardInterrupt` raised inside it (Ctrl-C twice,
         or a test) also ends the loop, with the state as the driver last recorded it.
       total: units for the progress bar (None: a count without a bar).
       unit: what the units are ("chains solved", "prefixes", "generations", "calls").
       quiet: no progress line (default: quiet unless stderr is a terminal).
       save: writes a checkpoint of everything recorded so far (None: no checkpoints).
       every: seconds between periodic checkpoints (finite and >= 0, 0: after every chunk; a
-        QueensError otherwise, when ``save`` is given).
+        QueensError otherwise, when `save` is given).
 
     Returns:
-      True if Ctrl-C (or SIGTERM) stopped the run (after ``save()``), also when it came during
+      True if Ctrl-C (or SIGTERM) stopped the run (after `save()`), also when it came during
       the chunk that finished the run; False if a tick finished it undisturbed.
     """
     if save is not None:  # nan or inf would never save: a one-line error, before the first chunk

@@ -1,24 +1,12 @@
-"""The settings of the solvers' families: their defaults and presets, which options each
-method, scheme and solver uses, and the checks of settings that need no JAX.
+"""The settings of the solvers' families: their defaults and presets, which options each method,
+scheme and solver uses, and the checks of settings that need no JAX.
 
-The one source of the defaults of LS/TA/SA and of the GA: the presets (``--preset``) with their
-measured values (:data:`ANNEAL_DEFAULTS`, :data:`GA_DEFAULTS`) and the classic ones
-(:data:`ANNEAL_CLASSIC`, :data:`GA_CLASSIC`). :func:`anneal_settings` and :func:`ga_preset` read
-them; :mod:`jaxqueens.drivers.anneal` and :mod:`jaxqueens.drivers.ga` name them ``PRESETS``,
-``DEFAULTS`` and ``CLASSIC`` and :func:`jaxqueens.compare` runs at them.
-
-One table per family says, for every option that only some settings use, its default and which
-settings use it (:class:`Use`). :func:`resolve` reads a table: an option given (not None) to a
-setting that does not use it is refused by name, never accepted and ignored
-(``anneal --method ls --alpha 0.5``, ``evolve --scheme steady --elite 2``, a GA option under
-``stats --solver minconflicts``); the options not given get their defaults. The drivers
-(:func:`jaxqueens.anneal`, :func:`jaxqueens.evolve`, :func:`jaxqueens.stats`) resolve their
-arguments here, so the Python API refuses them too; the command line calls the same functions
-before it imports JAX, so an argument error never waits for JAX (``tests/test_startup.py``).
-
-Also here, for the same reason: the checks of LS/TA/SA settings (:func:`check_anneal`), the
-names and step budgets of :func:`jaxqueens.compare`'s solvers (:data:`COMPARE_SOLVERS`,
-:func:`check_compare`). This module imports no JAX.
+The one source of the defaults of LS/TA/SA and of the GA: the presets (`ANNEAL_DEFAULTS`,
+`GA_DEFAULTS`) and the classic settings (`ANNEAL_CLASSIC`, `GA_CLASSIC`). One table per family
+says, for every option that only some settings use, its default and which settings use it
+(`Use`); `resolve` refuses an option given to a setting that does not use it, by name, and
+fills in the defaults of the others. The drivers and the command line resolve their arguments
+here, before JAX is imported.
 """
 
 from __future__ import annotations
@@ -48,8 +36,8 @@ from jaxqueens.solvers.variants import (
 @dataclasses.dataclass(frozen=True)
 class Use:
     """An option only some settings use: its default (a value, or a function of the setting),
-    which settings use it (``when``, described to the user by ``who``) and the setting keys
-    that decide it (``keys``, named in the message)."""
+    which settings use it (`when`, described to the user by `who`) and the setting keys
+    that decide it (`keys`, named in the message)."""
 
     default: Any
     when: Callable[[Mapping[str, Any]], bool]
@@ -78,7 +66,7 @@ ANNEAL_CLASSIC: dict[str, Any] = {
     "t_end": None,
     "t0": "worsening",
 }
-"""The classic LS/TA/SA settings (``--preset classic``): NMOF's TAopt/SAopt settings (10 rounds,
+"""The classic LS/TA/SA settings (`--preset classic`): NMOF's TAopt/SAopt settings (10 rounds,
 q 0.5, initProb 0.4, alpha 0.9) with the vignette's step neighbour (one queen by 1..3 rows,
 wrapping)."""
 
@@ -94,28 +82,21 @@ ANNEAL_DEFAULTS: dict[str, dict[str, Any]] = {
         "t_end": 0.001,
     },
 }
-"""Measured LS/TA/SA defaults (``scripts/tune_defaults.py anneal``, ``benchmarks/results/
-tune-anneal-cpu.json``: 300 chains of 10,000 steps, compare's budget, at n = 16 and 64). The swap
-neighbour beats the step neighbour for every method (LS: 100% / 99% of chains solved at n = 16 /
-64 against 41% / 0%). SA: 100 temperatures from a start that accepts 10% of the worsening walk
-moves down to 1/1000 of it (``t_end``; alpha = t_end^(1 / (rounds - 1)) = 0.933), 100% / 98%;
-the classic setting ends at 0.39 of its start temperature, still accepting a large share of
-worsening moves, and solved none. TA: a move that changes nothing is a large share of the
-calibration walk's moves at every n, so a quantile level below that share gives a threshold of 0
-and TA runs as LS; q 0.4 puts the first levels above it: the first rounds accept moves one attack
-worse and the last ones descend (the README gives TA's success and steps beside LS's).
-Objective: attacks (pairs: within 1% for LS, worse for TA and SA at n = 64)."""
+"""Tuned LS/TA/SA defaults per method (`scripts/tune_defaults.py anneal`; results in
+`benchmarks/results/tune-anneal-cpu.json`): the swap neighbour and the attacks objective for
+every method, SA cooled to `t_end` of its start temperature, TA's thresholds from the quantile
+level `q`. The docs' anneal page says why."""
 
 ANNEAL_PRESET_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "default": ANNEAL_DEFAULTS,
     "classic": {m: dict(ANNEAL_CLASSIC) for m in METHODS},
     "nmof": {m: {**ANNEAL_CLASSIC, "edge": "nmof", "t0": "nmof"} for m in METHODS},
 }
-"""LS/TA/SA settings by ``--preset``: ``default`` (measured, :data:`ANNEAL_DEFAULTS`),
-``classic`` (NMOF's TAopt/SAopt settings, :data:`ANNEAL_CLASSIC`) and ``nmof`` (classic with the
+"""LS/TA/SA settings by `--preset`: `default` (tuned, `ANNEAL_DEFAULTS`),
+`classic` (NMOF's TAopt/SAopt settings, `ANNEAL_CLASSIC`) and `nmof` (classic with the
 vignette's far-end edge and SAopt's start-temperature rule)."""
 ANNEAL_PRESETS = tuple(ANNEAL_PRESET_SETTINGS)
-"""``anneal --preset``: measured defaults, the classic (NMOF TAopt/SAopt) ones, NMOF's vignette."""
+"""`anneal --preset`: tuned defaults, the classic (NMOF TAopt/SAopt) ones, NMOF's vignette."""
 ANNEAL_SETTINGS = tuple(ANNEAL_CLASSIC)
 """The settings of an LS/TA/SA run that a preset gives (and a user may override)."""
 
@@ -123,7 +104,7 @@ GA_CLASSIC: dict[str, dict[str, Any]] = {
     "steady": {"pop": 100, "tournament": 5, "cxpb": 1.0, "mutpb": 1.0, "elite": 0},
     "generational": {"pop": 100, "tournament": 3, "cxpb": 0.5, "mutpb": 0.2, "elite": 1},
 }
-"""The classic GA settings (``--preset classic``): the classic course GA (steady state,
+"""The classic GA settings (`--preset classic`): the classic course GA (steady state,
 population 100, a tournament of 5, crossover and mutation always) and DEAP's eaSimple rates
 (generational: tournament 3, cxpb 0.5, mutpb 0.2, one elite)."""
 
@@ -134,30 +115,23 @@ GA_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
     },
     "combination": GA_CLASSIC,
 }
-"""Measured GA defaults per encoding and scheme (``scripts/tune_defaults.py ga``,
-``benchmarks/results/tune-ga-cpu.json``: 100 trials of 10,000 evaluations, ``compare``'s budget,
-at n = 16 and 64). Permutation, steady state: a small population bred mostly by mutation
-(population 10, tournament 4, crossover rate 0.2, mutation always) solved 99% / 89% of the trials
-at n = 16 / 64, where the classic setting solved 99% / 0%; populations of 6-14 with crossover 0.2
-solved 95-100% / 82-89%, crossover 0.5 66-83% and crossover 1 at most 25% at n = 64, and a
-population of 50 at most 12%. Generational: population 20, tournament 3, crossover 0.2,
-mutation always, one elite (100% / 8%). Combination: no setting tried solved a trial at n = 64;
-at n = 16 the classic setting was the best (52%; populations of 10-50 solved 19-38%), so it
-stays."""
+"""Tuned GA defaults per encoding and scheme (`scripts/tune_defaults.py ga`; results in
+`benchmarks/results/tune-ga-cpu.json`): on permutations a small population bred mostly by
+mutation; on combinations the classic setting. The docs' ga page says why."""
 
 GA_PRESET_SETTINGS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
     "default": GA_DEFAULTS,
     "classic": {"permutation": GA_CLASSIC, "combination": GA_CLASSIC},
 }
-"""GA settings by ``--preset``: ``default`` (measured, :data:`GA_DEFAULTS`) and ``classic``
-(:data:`GA_CLASSIC`)."""
+"""GA settings by `--preset`: `default` (tuned, `GA_DEFAULTS`) and `classic`
+(`GA_CLASSIC`)."""
 GA_PRESETS = tuple(GA_PRESET_SETTINGS)
-"""``evolve --preset``: measured defaults, the classic course GA."""
+"""`evolve --preset`: tuned defaults, the classic course GA."""
 
 
 def ga_preset(name: str, encoding: str = "permutation", scheme: str = "steady") -> dict:
-    """Population, tournament, rates and elite of preset ``name`` for an encoding and scheme
-    (with the encoding and scheme, as :func:`jaxqueens.evolve` keywords; an unknown encoding or
+    """Population, tournament, rates and elite of preset `name` for an encoding and scheme
+    (with the encoding and scheme, as `jaxqueens.evolve` keywords; an unknown encoding or
     scheme gets the classic steady-state values here and is refused by the GA's own check)."""
     if name not in GA_PRESET_SETTINGS:
         raise QueensError(f"--preset {name!r}: use one of {', '.join(GA_PRESET_SETTINGS)}")
@@ -175,7 +149,7 @@ def _ga_elite(setting: Mapping[str, Any]) -> int:
 
 
 def _anneal_default(option: str) -> Callable[[Mapping[str, Any]], Any]:
-    """The value of ``option`` in the setting's preset (``preset``, default "default") for its
+    """The value of `option` in the setting's preset (`preset`, default "default") for its
     method."""
     return lambda s: ANNEAL_PRESET_SETTINGS[s.get("preset") or "default"][s["method"]][option]
 
@@ -191,8 +165,8 @@ ANNEAL: dict[str, Use] = {
     "step": Use(_anneal_default("step"), _is("neighbour", "step"), _STEP, ("neighbour",)),
     "edge": Use(_anneal_default("edge"), _is("neighbour", "step"), _STEP, ("neighbour",)),
 }
-"""LS/TA/SA: setting keys ``method``, ``neighbour`` (the one the run uses) and ``preset`` (where
-the defaults come from: :data:`ANNEAL_PRESET_SETTINGS`)."""
+"""LS/TA/SA: setting keys `method`, `neighbour` (the one the run uses) and `preset` (where
+the defaults come from: `ANNEAL_PRESET_SETTINGS`)."""
 
 GA: dict[str, Use] = {
     "elite": Use(
@@ -217,13 +191,13 @@ GA: dict[str, Use] = {
         ("islands", "migrate_every"),
     ),
 }
-"""Genetic algorithms: setting keys ``scheme``, ``mutation`` (None: the encoding's default,
-swap or reset), ``islands``, ``migrate_every``, and ``preset`` and ``encoding`` (where the elite's
-default comes from: :func:`ga_preset`). (``pop``, ``tournament``, ``cxpb`` and ``mutpb`` are used
-by both schemes, with the preset's defaults: :func:`jaxqueens.evolve`.)"""
+"""Genetic algorithms: setting keys `scheme`, `mutation` (None: the encoding's default,
+swap or reset), `islands`, `migrate_every`, and `preset` and `encoding` (where the elite's
+default comes from: `ga_preset`). (`pop`, `tournament`, `cxpb` and `mutpb` are used
+by both schemes, with the preset's defaults: `jaxqueens.evolve`.)"""
 
 STATS_SOLVERS = ("minconflicts", "anneal", "ga")
-"""``stats --solver``: the families ``stats`` samples."""
+"""`stats --solver`: the families `stats` samples."""
 
 
 STATS_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -261,7 +235,7 @@ STATS_OPTIONS: dict[str, tuple[str, ...]] = {
         "fitness",
     ),
 }
-"""``stats --solver S``: the options of each solver family (``batch`` and the checkpoint options
+"""`stats --solver S`: the options of each solver family (`batch` and the checkpoint options
 are every solver's)."""
 
 
@@ -274,12 +248,12 @@ def _stats_use(option: str) -> Use:
 STATS: dict[str, Use] = {
     option: _stats_use(option) for names in STATS_OPTIONS.values() for option in names
 }
-"""Which solvers of ``stats`` use each option (defaults: None, the solver's own; ``preset`` is
+"""Which solvers of `stats` use each option (defaults: None, the solver's own; `preset` is
 the anneal and GA solvers')."""
 
 
 FLAGS = {"max_steps": "--maxsteps"}
-"""Command-line spellings that are not the option's name with ``-`` for ``_``."""
+"""Command-line spellings that are not the option's name with `-` for `_`."""
 
 
 def _flag(option: str) -> str:
@@ -293,10 +267,10 @@ def resolve(
     command: str,
     also: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The options of ``table`` for ``setting``: each given one (not None) that the setting
+    """The options of `table` for `setting`: each given one (not None) that the setting
     uses, the default of each other one. An option given that the setting does not use is a
-    QueensError naming it, the setting and who uses it (``command``: e.g. ``"anneal"``).
-    ``also``: the other settings of the same run (``--method all``): an option one of them uses
+    QueensError naming it, the setting and who uses it (`command`: e.g. `"anneal"`).
+    `also`: the other settings of the same run (`--method all`): an option one of them uses
     is not refused (each setting gets it only if it uses it itself)."""
     also = list(also)
     out = {}
@@ -320,15 +294,15 @@ def resolve(
 def used(
     table: Mapping[str, Use], setting: Mapping[str, Any], given: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The options of ``given`` (not None) that ``setting`` uses: what a run of several settings
-    (``anneal --method all``) passes on to each, after :func:`resolve` has refused the rest."""
+    """The options of `given` (not None) that `setting` uses: what a run of several settings
+    (`anneal --method all`) passes on to each, after `resolve` has refused the rest."""
     return {
         k: v for k, v in given.items() if v is not None and k in table and table[k].when(setting)
     }
 
 
 def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
-    """``stats``: every option given (not None) belongs to ``solver`` (or is common); an option
+    """`stats`: every option given (not None) belongs to `solver` (or is common); an option
     of another solver, or one no solver has, is a QueensError naming it."""
     arguments.choice(solver, "solver", STATS_SOLVERS)
     known = {o for names in STATS_OPTIONS.values() for o in names}
@@ -350,7 +324,7 @@ T0_RULES = ("worsening", "nmof")
 
 
 def t0_rule(value) -> str | float:
-    """``--t0``: "worsening", "nmof" or a positive finite number (SAopt's ``initT``)."""
+    """`--t0`: "worsening", "nmof" or a positive finite number (SAopt's `initT`)."""
     if isinstance(value, str) and value in T0_RULES:
         return value
     try:
@@ -374,9 +348,9 @@ def has_repeated_rows(start) -> bool:
 def anneal_setting(
     method: str, preset: str | None = "default", neighbour: str | None = None, needs_step=False
 ) -> dict[str, Any]:
-    """The setting keys of :data:`ANNEAL` for a run: ``method``, ``preset`` and the neighbour the
-    run uses: ``neighbour`` when given, else the preset's, except that a swap preset runs the
-    step neighbour where a swap cannot work (``needs_step``: a constrained instance, whose fixed
+    """The setting keys of `ANNEAL` for a run: `method`, `preset` and the neighbour the
+    run uses: `neighbour` when given, else the preset's, except that a swap preset runs the
+    step neighbour where a swap cannot work (`needs_step`: a constrained instance, whose fixed
     queens and forbidden squares a swap cannot honour, or a start board with repeated rows,
     which a swap cannot leave)."""
     preset = "default" if preset is None else preset
@@ -398,16 +372,16 @@ def anneal_settings(
     also: Iterable[str] = (),
     **given,
 ) -> dict[str, Any]:
-    """The settings an LS/TA/SA run uses (:data:`ANNEAL_SETTINGS`): preset ``preset``'s for
-    ``method``, each overridden by the value given (None: not given).
+    """The settings an LS/TA/SA run uses (`ANNEAL_SETTINGS`): preset `preset`'s for
+    `method`, each overridden by the value given (None: not given).
 
-    An option the method or neighbour does not use (:data:`ANNEAL`: ``alpha`` with "ls", ``q``
-    with "sa", ``step`` with the swap neighbour) is refused by name (``command`` names the
-    command in the message; ``also``: the other methods of the same run, ``--method all``, whose
-    options are not refused: each method gets only what it uses). ``needs_step``: as for
-    :func:`anneal_setting`. SA's cooling factor is ``alpha`` when given (or when the preset has
-    one and no ``t_end`` is given), else ``t_end ** (1 / (rounds - 1))``: the last temperature
-    is ``t_end`` times the first."""
+    An option the method or neighbour does not use (`ANNEAL`: `alpha` with "ls", `q`
+    with "sa", `step` with the swap neighbour) is refused by name (`command` names the
+    command in the message; `also`: the other methods of the same run, `--method all`, whose
+    options are not refused: each method gets only what it uses). `needs_step`: as for
+    `anneal_setting`. SA's cooling factor is `alpha` when given (or when the preset has
+    one and no `t_end` is given), else `t_end ** (1 / (rounds - 1))`: the last temperature
+    is `t_end` times the first."""
     bad = set(given) - set(ANNEAL_SETTINGS)
     if bad:
         raise TypeError(f"unknown settings: {', '.join(sorted(bad))}")
@@ -454,7 +428,7 @@ def check_anneal(
     t_end=None,
 ) -> dict[str, Any]:
     """Every LS/TA/SA setting checked (types, ranges, names), options resolved beforehand
-    (:func:`anneal_settings`). Returns the numbers as Python values."""
+    (`anneal_settings`). Returns the numbers as Python values."""
     n = arguments.integer(n, "n", 1)
     if n < 4:
         raise QueensError(
@@ -492,7 +466,7 @@ def check_anneal(
 # --- compare --------------------------------------------------------------------------------------
 
 COMPARE_TABU = 4
-"""Plateau tabu tenure of the ``mc-tabu`` solver."""
+"""Plateau tabu tenure of the `mc-tabu` solver."""
 
 COMPARE_SOLVERS: dict[str, dict] = {
     **{f"mc-{init}": {"family": "minconflicts", "init": init, "tabu": 0} for init in INITS},
@@ -503,12 +477,12 @@ COMPARE_SOLVERS: dict[str, dict] = {
     "ga-permutation": {"family": "ga", "encoding": "permutation"},
     "ga-combination": {"family": "ga", "encoding": "combination"},
 }
-"""Every solver :func:`jaxqueens.compare` knows, by name: the family and its options (the
+"""Every solver `jaxqueens.compare` knows, by name: the family and its options (the
 families' defaults for the rest)."""
 
 
 def parse_solvers(text) -> list[str]:
-    """A comma list (or list) of names of :data:`COMPARE_SOLVERS`, or ``all``; kept in order, no
+    """A comma list (or list) of names of `COMPARE_SOLVERS`, or `all`; kept in order, no
     repeats."""
     items = text if isinstance(text, (list, tuple)) else str(text).split(",")
     names = (
@@ -526,8 +500,8 @@ def parse_solvers(text) -> list[str]:
 
 
 COMPARE_PRESET = "default"
-"""Every solver of :func:`jaxqueens.compare` runs at its family's measured defaults, unless its
-own settings (:func:`compare_settings`) say otherwise."""
+"""Every solver of `jaxqueens.compare` runs at its family's tuned defaults, unless its
+own settings (`compare_settings`) say otherwise."""
 
 COMPARE_KEYS: dict[str, tuple[str, ...]] = {
     "minconflicts": ("steps", "maxsteps", "tabu"),
@@ -560,18 +534,18 @@ COMPARE_KEYS: dict[str, tuple[str, ...]] = {
         "elite",
     ),
 }
-"""The settings a solver of :func:`jaxqueens.compare` takes per family (``[solvers.sa]`` in a
-config, ``--set sa.rounds=100``): its own step budget ``steps`` (default: the run's), and the
-options of the family's command with the same names (``solve --maxsteps``, ``anneal --rounds``,
-``evolve --pop``); the GA may give ``generations`` instead of ``steps`` (its budget is then the
+"""The settings a solver of `jaxqueens.compare` takes per family (`[solvers.sa]` in a
+config, `--set sa.rounds=100`): its own step budget `steps` (default: the run's), and the
+options of the family's command with the same names (`solve --maxsteps`, `anneal --rounds`,
+`evolve --pop`); the GA may give `generations` instead of `steps` (its budget is then the
 initial population and those generations). What the solver's name fixes (min-conflicts' init,
 the LS/TA/SA method, the GA's encoding) is not a setting."""
 
 
 def compare_ga(name: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The settings of :func:`jaxqueens.compare`'s GA solver ``name``: the scheme and encoding
-    and the preset's population, tournament, rates and elite (:func:`ga_preset`), each
-    overridden by ``given`` (None or absent: the preset's)."""
+    """The settings of `jaxqueens.compare`'s GA solver `name`: the scheme and encoding
+    and the preset's population, tournament, rates and elite (`ga_preset`), each
+    overridden by `given` (None or absent: the preset's)."""
     spec = COMPARE_SOLVERS[name]
     given = {k: v for k, v in (given or {}).items() if v is not None}
     scheme = given.get("scheme", spec.get("scheme", "steady"))
@@ -590,8 +564,8 @@ def _ga_per_generation(scheme: str, pop: int) -> int:
 
 
 def least_steps(name: str, given: Mapping[str, Any] | None = None) -> int:
-    """The smallest step budget per chain solver ``name`` of :func:`jaxqueens.compare` can run
-    with its settings ``given`` (None: the defaults): 1 for min-conflicts, one per round for
+    """The smallest step budget per chain solver `name` of `jaxqueens.compare` can run
+    with its settings `given` (None: the defaults): 1 for min-conflicts, one per round for
     LS/TA/SA, the initial population and one generation for the GA (steady-state: two
     children)."""
     spec = COMPARE_SOLVERS[name]
@@ -623,8 +597,8 @@ def _least_steps_why(name: str, given: Mapping[str, Any] | None = None) -> str:
 
 
 def _solver_key(name: str, key: str, value: Any) -> Any:
-    """One setting of compare's solver ``name``, type- and range-checked (a one-line QueensError
-    naming ``name.key`` and the fix)."""
+    """One setting of compare's solver `name`, type- and range-checked (a one-line QueensError
+    naming `name.key` and the fix)."""
     where = f"{name}.{key}"
     if key in ("steps", "generations", "maxsteps", "rounds", "pop", "tournament"):
         return arguments.integer(value, where, 1)
@@ -655,9 +629,9 @@ def _solver_key(name: str, key: str, value: Any) -> Any:
 
 
 def _check_compare_uses(name: str, raw: Mapping[str, Any]) -> None:
-    """Refuse a setting of compare's solver ``name`` that it does not use (:data:`ANNEAL`,
-    :data:`GA`: ``sa.q``, ``ga-permutation.elite`` in the steady-state scheme) by name, before
-    that setting's value is checked: ``sa.q = 3`` is not used, whatever its range."""
+    """Refuse a setting of compare's solver `name` that it does not use (`ANNEAL`,
+    `GA`: `sa.q`, `ga-permutation.elite` in the steady-state scheme) by name, before
+    that setting's value is checked: `sa.q = 3` is not used, whatever its range."""
     family = COMPARE_SOLVERS[name]["family"]
     table = {"anneal": ANNEAL, "ga": GA}.get(family)
     if table is None:
@@ -676,16 +650,16 @@ def _check_compare_uses(name: str, raw: Mapping[str, Any]) -> None:
 def compare_settings(
     n: int, names: Iterable[str], steps: int, given: Mapping[str, Mapping[str, Any]] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Every solver's own settings for a :func:`jaxqueens.compare` run, checked before any solver
-    runs: the settings ``given`` (solver -> key -> value, as ``[solvers.sa] rounds = 100`` or
-    ``--set sa.rounds=100``) and ``steps``, the run's step budget per chain.
+    """Every solver's own settings for a `jaxqueens.compare` run, checked before any solver
+    runs: the settings `given` (solver -> key -> value, as `[solvers.sa] rounds = 100` or
+    `--set sa.rounds=100`) and `steps`, the run's step budget per chain.
 
-    An unknown solver, a solver not in ``names``, a key the solver's family does not take
-    (:data:`COMPARE_KEYS`) or uses in no setting of it (``sa.q``, ``ga-permutation.elite`` in the
+    An unknown solver, a solver not in `names`, a key the solver's family does not take
+    (`COMPARE_KEYS`) or uses in no setting of it (`sa.q`, `ga-permutation.elite` in the
     steady-state scheme), a bad value, or a budget too small for a solver is a one-line
     QueensError naming it and the fix. Returns solver -> its settings as given (checked), with
-    ``steps``, the solver's own budget, filled in (GA: the initial population and
-    ``generations``, when given)."""
+    `steps`, the solver's own budget, filled in (GA: the initial population and
+    `generations`, when given)."""
     names = list(names)
     given = dict(given or {})
     for name in given:
@@ -788,7 +762,7 @@ def compare_settings(
 
 
 COMPARE_REPEATS_MAX = 100
-"""The most timed repeats of one :func:`jaxqueens.compare` run (``--repeats``)."""
+"""The most timed repeats of one `jaxqueens.compare` run (`--repeats`)."""
 
 
 def check_compare(
@@ -800,11 +774,11 @@ def check_compare(
     given: Mapping[str, Mapping[str, Any]] | None = None,
     repeats=1,
 ) -> tuple[int, int, list[str], int, int, int]:
-    """``(n, chains, names, steps, seed, repeats)`` of a :func:`jaxqueens.compare` run, checked
-    before any solver runs, with every solver's own settings ``given`` (:func:`compare_settings`):
+    """`(n, chains, names, steps, seed, repeats)` of a `jaxqueens.compare` run, checked
+    before any solver runs, with every solver's own settings `given` (`compare_settings`):
     a step budget too small for some solver is refused up front, naming every such solver and the
-    budget it needs (not after the solvers before it have run). ``repeats``: timed runs of each
-    solver (1 .. :data:`COMPARE_REPEATS_MAX`)."""
+    budget it needs (not after the solvers before it have run). `repeats`: timed runs of each
+    solver (1 .. `COMPARE_REPEATS_MAX`)."""
     n = arguments.integer(n, "n", 1)
     names = parse_solvers(solvers)
     if n < 4:
@@ -822,33 +796,32 @@ def check_compare(
 # --- solve: how many chains, which path, how large a kernel call ---------------------------------
 
 DEFAULT_CHAIN_WORK = 4e8
-"""Default number of chains: ``DEFAULT_CHAIN_WORK / n^2`` (at most 1000, at least 1), about a
+"""Default number of chains: `DEFAULT_CHAIN_WORK / n^2` (at most 1000, at least 1), about a
 quarter second of batched search; it falls smoothly with n (1000 up to n = 632, 16 at n = 5000,
 1 from n = 20,000), so no n doubles or halves the job of its neighbour."""
 
 BATCHED_S_PER_QUEEN2 = 6.1e-10
-"""Batched min-conflicts, wall seconds per chain per n^2 on the reference 2-core CPU (2 devices;
-measured 5.5 ms per chain at n = 3000)."""
+"""Batched min-conflicts, wall seconds per chain per n^2 on the reference 2-core CPU (2 devices)."""
 LARGE_S_PER_CHAIN = 0.02
 LARGE_S_PER_QUEEN = 1e-6
-"""Large-n path, wall seconds per chain: ``LARGE_S_PER_CHAIN + LARGE_S_PER_QUEEN * n`` (measured
-20 ms per chain for n = 1000 .. 20,000; 1.0 s at n = 10^6), one chain after another."""
+"""Large-n path, wall seconds per chain: `LARGE_S_PER_CHAIN + LARGE_S_PER_QUEEN * n`, one chain
+after another (on the reference CPU)."""
 
 CALL_WORK = 1 << 30
 """Bound on the queen-steps (steps x n) of one attempt of every chain of a kernel call, per
-device (about a second on the reference CPU): ``drivers.minconflicts.default_chunk`` keeps
-``chunk * max_steps * n`` under ``devices * CALL_WORK``, so the progress line ticks within a second
+device (about a second on the reference CPU): `drivers.minconflicts.default_chunk` keeps
+`chunk * max_steps * n` under `devices * CALL_WORK`, so the progress line ticks within a second
 or two even when no chain has solved yet."""
 
 
 def default_chains(n: int) -> int:
-    """Chains a run solves when no budget is given (:data:`DEFAULT_CHAIN_WORK`)."""
+    """Chains a run solves when no budget is given (`DEFAULT_CHAIN_WORK`)."""
     return int(min(1000, max(1, DEFAULT_CHAIN_WORK // (n * n))))
 
 
 def predicted_seconds(n: int, chains: int, path: str, devices: int = 2) -> float:
-    """Predicted wall seconds of ``chains`` chains on ``path`` ("batched" or "large"), from the
-    per-chain figures measured on the reference CPU (compilation, about equal, left out)."""
+    """Predicted wall seconds of `chains` chains on `path` ("batched" or "large"), from the
+    per-chain costs on the reference CPU (compilation, about equal, left out)."""
     if path == "batched":
         return chains * BATCHED_S_PER_QUEEN2 * n * n * 2 / max(1, devices)
     return chains * (LARGE_S_PER_CHAIN + LARGE_S_PER_QUEEN * n)
@@ -861,10 +834,10 @@ def auto_path(
     seconds: float | None = None,
     devices: int = 2,
 ) -> str:
-    """The path ``--mode auto`` takes: "large" when it is predicted faster for ``chains`` chains
-    (default :func:`default_chains`) and the run needs nothing only the batched path has (a
-    ``solutions`` or ``seconds`` budget), or when n is beyond the batched kernel; else "batched".
-    With the measured figures the large path wins from n ~ 5,900 on for any number of chains."""
+    """The path `--mode auto` takes: "large" when it is predicted faster for `chains` chains
+    (default `default_chains`) and the run needs nothing only the batched path has (a
+    `solutions` or `seconds` budget), or when n is beyond the batched kernel; else "batched".
+    With the reference CPU's costs the large path wins from n ~ 5,900 on."""
     if n > MAX_BATCHED_N:
         return "large"
     if solutions is not None or seconds is not None or n < 4:
@@ -880,7 +853,7 @@ def auto_path(
 def check_instance_n(n: int) -> None:
     """Local search on a constrained instance runs on the batched kernel only (the large-n path
     has no masks): an instance beyond its limit is refused in one line, with no advice to switch
-    paths (``--mode batched`` and ``--mode large`` both refuse it)."""
+    paths (`--mode batched` and `--mode large` both refuse it)."""
     if n > MAX_BATCHED_N:
         raise QueensError(
             f"the instance has n = {n:,}, but local search on an instance runs on the batched "
@@ -903,17 +876,17 @@ def check_solvable(n: int) -> None:
 
 CONFIDENCE = 0.95
 """The confidence level of the intervals the commands report unless given another (compare's,
-estimate's ``--level``)."""
+estimate's `--level`)."""
 CHECKPOINT_EVERY = 30.0
-"""Seconds between a resumable run's checkpoints (``--checkpoint-every``), the one default of
+"""Seconds between a resumable run's checkpoints (`--checkpoint-every`), the one default of
 every driver that saves them; a checkpoint is also written on Ctrl-C and at the end."""
 
 COUNT_ENUMERATE_MAX_N = 14
-"""Largest board ``count --enumerate`` lists (n = 14: 365,596 solutions)."""
+"""Largest board `count --enumerate` lists (n = 14: 365,596 solutions)."""
 
 
 def check_count_n(n) -> int:
-    """``count``'s board size: 1..COUNT_MAX_N."""
+    """`count`'s board size: 1..COUNT_MAX_N."""
     n = arguments.integer(n, "n", None)
     if not 1 <= n <= COUNT_MAX_N:
         raise QueensError(f"n = {n} is out of range: counting supports 1 <= n <= {COUNT_MAX_N}")
@@ -921,7 +894,7 @@ def check_count_n(n) -> int:
 
 
 def check_enumerate_n(n) -> int:
-    """``count --enumerate``'s board size: 1..COUNT_ENUMERATE_MAX_N."""
+    """`count --enumerate`'s board size: 1..COUNT_ENUMERATE_MAX_N."""
     n = arguments.integer(n, "n", None)
     if not 1 <= n <= COUNT_ENUMERATE_MAX_N:
         raise QueensError(
@@ -932,15 +905,15 @@ def check_enumerate_n(n) -> int:
 
 
 STATS_ANNEAL = {"method": "ta", "steps": 10_000, "walk": 2000, "preset": "default"}
-"""``stats --solver anneal``: the defaults of the settings no preset gives (anneal's); the rest
-are the preset's (:func:`anneal_settings`)."""
+"""`stats --solver anneal`: the defaults of the settings no preset gives (anneal's); the rest
+are the preset's (`anneal_settings`)."""
 
 
 def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> dict[str, Any]:
-    """Every setting of ``stats --solver anneal`` (``options``: those given), resolved and
-    checked: the defaults of :data:`STATS_ANNEAL` and of the preset, options the method does not
-    use refused, ranges as for ``anneal`` (:func:`check_anneal`). ``stats`` has no ``--edge`` or
-    ``--t0``: its runs wrap at the edge and take SA's start temperature from the worsening moves.
+    """Every setting of `stats --solver anneal` (`options`: those given), resolved and
+    checked: the defaults of `STATS_ANNEAL` and of the preset, options the method does not
+    use refused, ranges as for `anneal` (`check_anneal`). `stats` has no `--edge` or
+    `--t0`: its runs wrap at the edge and take SA's start temperature from the worsening moves.
     Returns the settings."""
     setting = {**STATS_ANNEAL, **{k: v for k, v in options.items() if k in STATS_ANNEAL}}
     given = {k: v for k, v in options.items() if k in ANNEAL_SETTINGS}
@@ -969,7 +942,7 @@ def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> di
 
 
 def check_stats_budget(chains, solutions, seconds, seed) -> tuple:
-    """``(chains, solutions, seconds, seed)`` of a ``stats`` run, checked (None: not given)."""
+    """`(chains, solutions, seconds, seed)` of a `stats` run, checked (None: not given)."""
     return (
         arguments.integer(chains, "--chains", 1, optional=True),
         arguments.integer(solutions, "--solutions", 1, optional=True),
@@ -980,15 +953,15 @@ def check_stats_budget(chains, solutions, seconds, seed) -> tuple:
 
 ESTIMATE_MIN_PROBES = 1024
 """The fewest probes Knuth's estimator takes: fewer, and its interval covers Q(n) less often than
-its level says (the probes' weights are heavy-tailed; measured against the exact counts)."""
+its level says (the probes' weights are heavy-tailed)."""
 ESTIMATE_MIN_PER_STRATUM = 4
-"""The fewest probes per stratum (partial board of ``--depth`` queens) the estimator takes: with
+"""The fewest probes per stratum (partial board of `--depth` queens) the estimator takes: with
 fewer, each stratum's variance and skewness are too rough for the interval to hold its level."""
 
 
 def check_estimate(n, probes, level, seed) -> tuple:
-    """``(n, probes or None, level, seed)`` of Knuth's estimator, checked: n in
-    1..ESTIMATE_MAX_N, probes a count of at least :data:`ESTIMATE_MIN_PROBES` (a float such as
+    """`(n, probes or None, level, seed)` of Knuth's estimator, checked: n in
+    1..ESTIMATE_MAX_N, probes a count of at least `ESTIMATE_MIN_PROBES` (a float such as
     1e7 is taken whole), level in (0, 1)."""
     n = arguments.integer(n, "n", 1)
     if n > ESTIMATE_MAX_N:
@@ -1013,11 +986,11 @@ def check_estimate(n, probes, level, seed) -> tuple:
 
 
 def check_strata(probes: int, strata: int, depth: int, n: int) -> None:
-    """Knuth's estimator's probes against the strata its ``--depth`` makes: at least
-    :data:`ESTIMATE_MIN_PER_STRATUM` each, for an interval that holds its level.
+    """Knuth's estimator's probes against the strata its `--depth` makes: at least
+    `ESTIMATE_MIN_PER_STRATUM` each, for an interval that holds its level.
 
     Args:
-      probes: the probes in all; strata: partial boards of ``depth`` queens (each walked below);
+      probes: the probes in all; strata: partial boards of `depth` queens (each walked below);
       depth: the levels enumerated exactly; n: the board size.
 
     Raises:
@@ -1034,13 +1007,13 @@ def check_strata(probes: int, strata: int, depth: int, n: int) -> None:
 
 
 def check_depth(depth: int, n: int) -> int:
-    """Knuth's estimator's ``--depth`` (levels enumerated exactly), checked against the size.
+    """Knuth's estimator's `--depth` (levels enumerated exactly), checked against the size.
 
     Args:
       depth: the levels to enumerate; n: the board size.
 
     Returns:
-      ``depth``, an int in ``0..n``.
+      `depth`, an int in `0..n`.
 
     Raises:
       QueensError: naming --depth, the size and the range to pick from.
@@ -1063,21 +1036,21 @@ SOLVE_DEFAULTS: dict[str, Any] = {
     "max_restarts": 1_000_000,
     "move": "minconflicts",
 }
-"""``solve``: defaults of the options that only some paths use (the parser leaves them None);
-``--maxsteps`` depends on n and the path (:func:`solve_setting`)."""
+"""`solve`: defaults of the options that only some paths use (the parser leaves them None);
+`--maxsteps` depends on n and the path (`solve_setting`)."""
 
 INSTANCE_MAX_RESTARTS = 99
-"""``--instance``: default restarts per chain (an instance may have no solution: a bounded job)."""
+"""`--instance`: default restarts per chain (an instance may have no solution: a bounded job)."""
 INSTANCE_CHAINS = 100
-"""``--instance``: default chains run."""
+"""`--instance`: default chains run."""
 
 CISC352_DEFAULTS: dict[str, Any] = {"init": "qs4", "max_restarts": 99}
-"""``--move cisc352`` defaults: QS4 boards (as the CISC352 program builds them) and a cap of 100
-attempts per chain; its step limit is :func:`cisc352_max_steps`."""
+"""`--move cisc352` defaults: QS4 boards (as the CISC352 program builds them) and a cap of 100
+attempts per chain; its step limit is `cisc352_max_steps`."""
 
 
 def cisc352_max_steps(n: int) -> int:
-    """The CISC352 program's size-dependent step limit, ``ceil(2 n / log2 n)`` (at least 1)."""
+    """The CISC352 program's size-dependent step limit, `ceil(2 n / log2 n)` (at least 1)."""
     return max(1, math.ceil(2 * n / math.log2(max(n, 2))))
 
 
@@ -1114,21 +1087,21 @@ SOLVE_UNUSED: dict[str, tuple[str, ...]] = {
         "toroidal",
     ),
 }
-"""``solve``: options a path does not use; given anyway, they are refused (never ignored
+"""`solve`: options a path does not use; given anyway, they are refused (never ignored
 silently)."""
 
 
 def _given(value) -> bool:
-    """An option the user gave (0 counts: ``--max-restarts 0`` is given; None and an unset flag
+    """An option the user gave (0 counts: `--max-restarts 0` is given; None and an unset flag
     are not)."""
     return value is not None and value is not False
 
 
 def solve_path(n: int, given: Mapping[str, Any]) -> str:
-    """Which path ``solve`` takes: "backtrack" (``method``), "large" (``mode`` large, or auto
-    when :func:`auto_path` predicts it faster for the chains asked
-    for and no option only the batched path has is given) or "batched". ``given``: the options
-    by their command-line names (``maxsteps``, ``max_restarts``, ...), None when not given."""
+    """Which path `solve` takes: "backtrack" (`method`), "large" (`mode` large, or auto
+    when `auto_path` predicts it faster for the chains asked
+    for and no option only the batched path has is given) or "batched". `given`: the options
+    by their command-line names (`maxsteps`, `max_restarts`, ...), None when not given."""
     if given.get("method") == "backtrack":
         return "backtrack"
     if given.get("instance"):
@@ -1143,14 +1116,14 @@ def solve_path(n: int, given: Mapping[str, Any]) -> str:
 
 
 def solve_setting(n: int, given: Mapping[str, Any], path: str) -> dict[str, Any]:
-    """The settings a ``solve`` run on ``path`` takes, from the options given (by their
+    """The settings a `solve` run on `path` takes, from the options given (by their
     command-line names; None: not given), before any work: every count in range and no option
     the path would not use (one line naming the option and the fix); then the defaults.
 
-    Returns ``given`` with ``init``, ``tabu``, ``seed``, ``max_restarts``, ``move`` and
-    ``maxsteps`` filled in for the path (the large path keeps ``init`` and ``maxsteps`` None:
-    QS4, no step limit), and ``capped``: whether chains are run rather than awaited (a bounded
-    job: ``--max-restarts`` given, or an instance, which may have no solution)."""
+    Returns `given` with `init`, `tabu`, `seed`, `max_restarts`, `move` and
+    `maxsteps` filled in for the path (the large path keeps `init` and `maxsteps` None:
+    QS4, no step limit), and `capped`: whether chains are run rather than awaited (a bounded
+    job: `--max-restarts` given, or an instance, which may have no solution)."""
     for flag, key, low in (
         ("--chains", "chains", 1),
         ("--maxsteps", "maxsteps", 1),
