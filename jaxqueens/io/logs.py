@@ -10,30 +10,44 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import dataclass
+from typing import TextIO
 
-_enabled = False
-_stream = sys.stderr
+
+@dataclass
+class _Logging:
+    """Whether structured logging is on, and the stream it writes to."""
+
+    enabled: bool = False
+    stream: TextIO = sys.stderr
+
+
+_STATE = _Logging()
 
 
 def enable(stream=None) -> None:
-    """Turn structured logging on (``stream`` defaults to stderr)."""
-    global _enabled, _stream
-    _enabled, _stream = True, stream or sys.stderr
+    """Turn structured logging on.
+
+    Args:
+      stream: where the events go (default: stderr).
+    """
+    _STATE.enabled, _STATE.stream = True, stream or sys.stderr
 
 
 def disable() -> None:
-    global _enabled
-    _enabled = False
+    """Turn structured logging off."""
+    _STATE.enabled = False
 
 
 def enabled() -> bool:
-    return _enabled
+    """Whether structured logging is on."""
+    return _STATE.enabled
 
 
 def log(event: str, **fields) -> None:
     """Write one event (a no-op unless enabled). Values that JSON cannot hold become strings."""
-    if not _enabled:
+    if not _STATE.enabled:
         return
     record = {"time": round(time.time(), 3), "event": event, **fields}
-    _stream.write(json.dumps(record, default=str) + "\n")
-    _stream.flush()
+    _STATE.stream.write(json.dumps(record, default=str) + "\n")
+    _STATE.stream.flush()

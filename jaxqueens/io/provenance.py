@@ -18,6 +18,7 @@ import platform
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,15 @@ metadata = _lazy.load("importlib.metadata")  # 12 ms at every start otherwise
 PACKAGES = ("jax", "jaxlib", "numpy", "matplotlib")
 """Packages whose installed versions a record names (beside jaxqueens and python)."""
 
-_RUN: dict[str, Any] | None = None
+
+@dataclass
+class _Registered:
+    """The run the command line registered (`run` None: no command is running)."""
+
+    run: dict[str, Any] | None = None
+
+
+_RUN = _Registered()
 
 GIT_TIMEOUT = 2.0
 """Seconds ``git rev-parse HEAD`` may take before the commit is recorded as unknown."""
@@ -132,8 +141,7 @@ def begin(
     """Register the run: its ``command``, the command line's ``words`` (``jaxqueens ...``),
     every option of the command with its parsed value (``options``, by config key; argparse's
     defaults filled in) and the options the user gave (``given``)."""
-    global _RUN
-    _RUN = {
+    _RUN.run = {
         "command": command,
         "words": [str(w) for w in words],
         "options": {k: _plain(v) for k, v in options.items() if not callable(v)},
@@ -145,19 +153,18 @@ def begin(
 def settle(**values: Any) -> None:
     """Record settings the command resolved itself (a default chosen from n, the path or a
     preset), overriding the parsed values of the same name; nothing without a run."""
-    if _RUN is not None:
-        _RUN["settled"].update({k: _plain(v) for k, v in values.items()})
+    if _RUN.run is not None:
+        _RUN.run["settled"].update({k: _plain(v) for k, v in values.items()})
 
 
 def end() -> None:
     """Forget the run (the command has finished)."""
-    global _RUN
-    _RUN = None
+    _RUN.run = None
 
 
 def active() -> bool:
     """A run is registered (a command of the command line is running)."""
-    return _RUN is not None
+    return _RUN.run is not None
 
 
 def environment() -> dict[str, Any]:
@@ -174,9 +181,10 @@ def environment() -> dict[str, Any]:
 
 def settings() -> dict[str, Any]:
     """Every setting of the run: the parsed options, then what the command resolved."""
-    if _RUN is None:
+    run = _RUN.run
+    if run is None:
         return {}
-    return {**_RUN["options"], **_RUN["settled"]}
+    return {**run["options"], **run["settled"]}
 
 
 def record(doc: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
@@ -189,7 +197,8 @@ def record(doc: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     by the command) takes the value of the same name in ``doc`` (the summary the record goes
     into), where the command put the value it used: in its ``config`` or ``params`` object,
     else at its top."""
-    if _RUN is None:
+    run = _RUN.run
+    if run is None:
         return None
     effective = settings()
     doc = doc or {}
@@ -200,9 +209,9 @@ def record(doc: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
                 effective[key] = _plain(value)
     env = environment()
     return {
-        "command_line": " ".join(_RUN["words"]),
-        "argv": list(_RUN["words"]),
-        "command": _RUN["command"],
+        "command_line": " ".join(run["words"]),
+        "argv": list(run["words"]),
+        "command": run["command"],
         "versions": env["versions"],
         "platform": env["platform"],
         "cpu": env["cpu"],
