@@ -1,15 +1,15 @@
-"""What ``jaxqueens anneal --out DIR`` holds: the chain outputs of each method, one folder each.
+"""What `jaxqueens anneal --out DIR` holds: the chain outputs of each method, one folder each.
 
-With one method, ``DIR`` itself holds that method's chain outputs (``solutions.npy``,
-``runs.csv``, ``summary.json``: :func:`jaxqueens.io.chains.write_outputs`) and, while a run is
-unfinished, its ``checkpoint.npz``; with several methods (``--method all`` or a comma list),
-``DIR/<method>/`` holds them, one folder per method. ``--plot`` adds ``DIR/traces.png``
+With one method, `DIR` itself holds that method's chain outputs (`solutions.npy`,
+`runs.csv`, `summary.json`: `write_outputs`) and, while a run is
+unfinished, its `checkpoint.npz`; with several methods (`--method all` or a comma list),
+`DIR/<method>/` holds them, one folder per method. `--plot` adds `DIR/traces.png`
 (the best-so-far traces of every method in one figure). Where chains end unsolved, the method's
-folder also holds ``best_boards.npy`` (the best board of every unsolved chain, [U, n] int32)
-and ``best_boards.csv`` (run, best_attacking_pairs, the best objective in its unit, best_step:
-one row per board, in the same order; :func:`write_best`). The methods run in the order given;
-``--resume DIR`` skips the finished ones, continues the one with a checkpoint and starts the
-ones not started yet (:func:`method_state`).
+folder also holds `best_boards.npy` (the best board of every unsolved chain, [U, n] int32)
+and `best_boards.csv` (run, best_attacking_pairs, the best objective in its unit, best_step:
+one row per board, in the same order; `write_best`). The methods run in the order given;
+`--resume DIR` skips the finished ones, continues the one with a checkpoint and starts the
+ones not started yet (`method_state`).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ def method_folder(out: str | Path, method: str, methods: Sequence[str]) -> Path:
 @overload
 def method_folder(out: None, method: str, methods: Sequence[str]) -> None: ...
 def method_folder(out: str | Path | None, method: str, methods: Sequence[str]) -> Path | None:
-    """The folder of ``method``'s outputs (``out`` itself when it is the only method; None
-    without ``--out``)."""
+    """The folder of `method`'s outputs (`out` itself when it is the only method; None
+    without `--out`)."""
     if out is None:
         return None
     return Path(out) / method if len(methods) > 1 else Path(out)
@@ -49,12 +49,12 @@ def checkpoint_file(folder: Path) -> Path: ...
 @overload
 def checkpoint_file(folder: None) -> None: ...
 def checkpoint_file(folder: Path | None) -> Path | None:
-    """The checkpoint of a method's run in ``folder`` (None without a folder)."""
+    """The checkpoint of a method's run in `folder` (None without a folder)."""
     return folder / checkpoint.FILENAME if folder is not None else None
 
 
 def run_finished(folder: Path) -> bool:
-    """The method's run in ``folder`` has finished (its summary was written)."""
+    """The method's run in `folder` has finished (its summary was written)."""
     return (folder / SUMMARY).exists()
 
 
@@ -62,8 +62,8 @@ BEST_BOARDS = "best_boards.npy"
 """The best board of every unsolved chain of a method, [U, n] int32."""
 
 BEST_TABLE = "best_boards.csv"
-"""One row per board of :data:`BEST_BOARDS`: run, best_attacking_pairs, the best objective in its
-own unit's column (``best_nmof_attacks``, ``best_pairs_plus_stranded``; none for objective
+"""One row per board of `BEST_BOARDS`: run, best_attacking_pairs, the best objective in its
+own unit's column (`best_nmof_attacks`, `best_pairs_plus_stranded`; none for objective
 pairs), best_step."""
 
 
@@ -76,9 +76,9 @@ def write_best(
     steps: np.ndarray,
     unit: str = "nmof_attacks",
 ) -> list[Path]:
-    """Write :data:`BEST_BOARDS` and :data:`BEST_TABLE` atomically into ``folder``: the best
-    boards [U, n] of the unsolved chains ``chains`` [U], with their attacking pairs, their
-    objective (``unit``: what it counts, :data:`jaxqueens.io.chains.BEST_COLUMNS`; attacking
+    """Write `BEST_BOARDS` and `BEST_TABLE` atomically into `folder`: the best
+    boards [U, n] of the unsolved chains `chains` [U], with their attacking pairs, their
+    objective (`unit`: what it counts, `BEST_COLUMNS`; attacking
     pairs: no second column) and the step at which each was found."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -96,11 +96,11 @@ def write_best(
 
 
 OUTPUTS = ("solutions.npy", "runs.csv", SUMMARY, checkpoint.FILENAME, BEST_BOARDS, BEST_TABLE)
-"""What a method's run writes into its folder (:func:`jaxqueens.io.chains.write_outputs`)."""
+"""What a method's run writes into its folder (`write_outputs`)."""
 
 
 def solved_before(folder: Path) -> int:
-    """Chains a finished method's run in ``folder`` solved (its summary's count; 0 when it
+    """Chains a finished method's run in `folder` solved (its summary's count; 0 when it
     cannot be read)."""
     try:
         return int(jsonl.loads((folder / SUMMARY).read_text()).get("solved", 0))
@@ -109,7 +109,7 @@ def solved_before(folder: Path) -> int:
 
 
 def method_state(folder: Path) -> str:
-    """Where a method's run in ``folder`` stands, for ``--resume``: "finished" (its summary was
+    """Where a method's run in `folder` stands, for `--resume`: "finished" (its summary was
     written), "saved" (a checkpoint of finished chains), "not started" (none of its files: the
     run was interrupted before this method saved anything) or "incomplete" (some outputs but
     neither summary nor checkpoint: not resumable)."""
@@ -123,5 +123,5 @@ def method_state(folder: Path) -> str:
 
 
 def traces_file(out: str | Path) -> Path:
-    """Where ``--plot`` writes the traces figure."""
+    """Where `--plot` writes the traces figure."""
     return Path(out) / TRACES

@@ -4,15 +4,15 @@ A reader (or a crash) never sees a half-written result file: `os.replace` is
 atomic on POSIX and Windows when source and target share a directory.
 
 - The temporary file is removed on every failure (an error, Ctrl-C, a failed rename).
-- A process killed mid-write (``kill -9``) cannot clean up; its temporary file,
-  ``.NAME.<host>-<pid>.XXXXXXXX.tmp``, is removed by the next write into that folder once it is
+- A process killed mid-write (`kill -9`) cannot clean up; its temporary file,
+  `.NAME.<host>-<pid>.XXXXXXXX.tmp`, is removed by the next write into that folder once it is
   stale: its process is gone (same machine) or it has not been touched for
-  :data:`STALE_SECONDS`. Only files of this pattern are ever removed.
-- Written files get the mode the umask allows (``0o666 & ~umask``), as ``open()`` gives, not
-  ``mkstemp``'s 0600, also when they replace an existing file.
-- Inside :func:`recording`, what :func:`write_text` and :func:`write_bytes` write (the tables,
+  `STALE_SECONDS`. Only files of this pattern are ever removed.
+- Written files get the mode the umask allows (`0o666 & ~umask`), as `open()` gives, not
+  `mkstemp`'s 0600, also when they replace an existing file.
+- Inside `recording`, what `write_text` and `write_bytes` write (the tables,
   summaries and figures of a run) is also kept in memory, so that the run's report is built from
-  it rather than from the files read back (:func:`recorded`).
+  it rather than from the files read back (`recorded`).
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ touching its file)."""
 _HOST = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
 _OURS = re.compile(r"^\..+\.(?P<host>[0-9a-f]{8})-(?P<pid>\d+)\.[a-z0-9_]{8}\.tmp$")
 _UNTAGGED = re.compile(r"^\..+\.(?:npy|npz|csv|json|jsonl|png|txt)\.[a-z0-9_]{8}\.tmp$")
-"""Written by versions before the tag: ``.NAME.XXXXXXXX.tmp`` for our own kinds of file only."""
+"""Written by versions before the tag: `.NAME.XXXXXXXX.tmp` for our own kinds of file only."""
 _swept: set[str] = set()  # folders already swept by this process
 RECORD_MAX_BYTES = 16 << 20
-"""A file larger than this is not kept by :func:`recording` (the report reads it, if at all)."""
+"""A file larger than this is not kept by `recording` (the report reads it, if at all)."""
 _recording: list[dict[Path, bytes]] = []  # the open recordings, innermost last
 
 
@@ -84,7 +84,7 @@ def _stale(path: Path, now: float) -> bool:
 
 
 def remove_stale_temps(folder: str | os.PathLike[str]) -> list[Path]:
-    """Remove the stale temporary files of our own pattern in ``folder`` (see the module doc);
+    """Remove the stale temporary files of our own pattern in `folder` (see the module doc);
     returns what was removed. Never raises: a folder that cannot be listed is left alone."""
     removed: list[Path] = []
     now = time.time()
@@ -109,11 +109,11 @@ def _folder_given(target: Path) -> QueensError:
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside `path`; rename it onto `path` if the block succeeds.
 
-    Write through an open file object (``np.save(f, ...)``), not the bare
+    Write through an open file object (`np.save(f, ...)`), not the bare
     temporary name: some writers append their own extension to a name.
 
     Raises:
-      QueensError: ``path`` is a folder (one line naming it, never the temporary file).
+      QueensError: `path` is a folder (one line naming it, never the temporary file).
     """
     target = Path(path)
     if target.is_dir():  # never a temporary file named in the error of the rename below
@@ -156,8 +156,8 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
 
 @contextlib.contextmanager
 def recording() -> Iterator[dict[Path, bytes]]:
-    """Keep, for the block, the bytes of every file :func:`write_text`/:func:`write_bytes` write
-    (up to :data:`RECORD_MAX_BYTES` each), by resolved path; the last write of a path wins."""
+    """Keep, for the block, the bytes of every file `write_text`/`write_bytes` write
+    (up to `RECORD_MAX_BYTES` each), by resolved path; the last write of a path wins."""
     kept: dict[Path, bytes] = {}
     _recording.append(kept)
     try:
@@ -167,7 +167,7 @@ def recording() -> Iterator[dict[Path, bytes]]:
 
 
 def recorded(path: str | os.PathLike) -> bytes | None:
-    """The bytes an open :func:`recording` kept for ``path`` (None: not written inside one)."""
+    """The bytes an open `recording` kept for `path` (None: not written inside one)."""
     where = Path(path).resolve()
     for kept in reversed(_recording):
         if where in kept:
@@ -176,12 +176,12 @@ def recorded(path: str | os.PathLike) -> bytes | None:
 
 
 PARTIAL = ".partial"
-"""Suffix of a streamed file while it grows (:class:`Stream`): ``.NAME.partial`` beside its
+"""Suffix of a streamed file while it grows (`Stream`): `.NAME.partial` beside its
 final name; never swept as stale (a checkpoint may point into it)."""
 
 
 def partial_path(path: str | os.PathLike) -> Path:
-    """Where :class:`Stream` grows ``path`` until :meth:`Stream.commit`: ``.NAME.partial``."""
+    """Where `Stream` grows `path` until `Stream.commit`: `.NAME.partial`."""
     target = Path(path)
     return target.with_name(f".{target.name}{PARTIAL}")
 
@@ -189,15 +189,15 @@ def partial_path(path: str | os.PathLike) -> Path:
 class Stream:
     """A file written in parts over a long run, whole or absent under its final name.
 
-    The parts go to :func:`partial_path` (appended, never held in memory); :meth:`sync` makes
+    The parts go to `partial_path` (appended, never held in memory); `sync` makes
     what was written durable and returns its length, which a checkpoint records beside the state
-    it belongs to; a resumed run reopens the partial file at that length (``resume_at``: bytes
+    it belongs to; a resumed run reopens the partial file at that length (`resume_at`: bytes
     beyond it, written after the checkpoint, are cut off), so the file and the checkpoint agree
-    across an interrupt. :meth:`commit` renames the whole file onto its name (``os.replace``:
-    atomic); :meth:`discard` removes the partial file.
+    across an interrupt. `commit` renames the whole file onto its name (`os.replace`:
+    atomic); `discard` removes the partial file.
 
     Raises:
-      FileNotFoundError: ``resume_at`` is given but the partial file is missing or shorter
+      FileNotFoundError: `resume_at` is given but the partial file is missing or shorter
         (the caller turns it into a one-line error).
     """
 
@@ -220,7 +220,7 @@ class Stream:
             self._f.seek(resume_at)
 
     def write(self, data: bytes | str) -> None:
-        """Append ``data`` (str: UTF-8)."""
+        """Append `data` (str: UTF-8)."""
         self._f.write(data.encode() if isinstance(data, str) else data)
 
     def sync(self) -> int:

@@ -1,7 +1,7 @@
-"""What ``jaxqueens solve --method backtrack`` writes to ``--out``: the files of every ``solve``
-run (:func:`jaxqueens.io.chains.write_outputs`: ``solutions.npy`` [1, n], ``runs.csv`` with its
-one row, ``summary.json``: n, method, rows, placements, backtracks, seconds) and
-``solution.txt``, the text board."""
+"""What `jaxqueens solve --method backtrack` writes to `--out`: the files of every `solve`
+run (`write_outputs`: `solutions.npy` [1, n], `runs.csv` with its
+one row, `summary.json`: n, method, rows, placements, backtracks, seconds) and
+`solution.txt`, the text board."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from jaxqueens.io import chains as chain_out
 
 
 def write_outputs(out_dir: str | Path, rows: np.ndarray, summary: dict) -> list[Path]:
-    """The first solution ``rows`` [n] and its ``summary`` into ``out_dir``: one chain, solved,
+    """The first solution `rows` [n] and its `summary` into `out_dir`: one chain, solved,
     its placements as steps and its seconds as wall share."""
     out = Path(out_dir)
     run = types.SimpleNamespace(

@@ -1,21 +1,11 @@
 """Board files: the classic text format, `.npy` batches and JSON lines.
 
-* Text (any suffix but those below): one integer per line, the row of the queen
-  in column 0, 1, 2, ...; n is the number of lines. Whitespace around a value
-  and blank lines at the end are allowed, nothing else.
-* `.npy`: an integer array `[B, n]` (or `[n]` for one board).
-* `.jsonl` / `.ndjson`: one object per line, `{"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}`;
-  other keys are kept by the writer's `extra` and ignored by the reader, except the keys of an
-  instance line (`"fixed"`, `"excluded_rows"`, ...: :mod:`jaxqueens.io.jsonl`), which make a
-  line an error, never a board read wrongly.
-
-Every reader raises `BoardFileError` with a one-line message naming the file,
-the line where it applies, and the fix. Every writer goes through
-`jaxqueens.io.atomic`, so a failed write leaves the target untouched.
-
-Text is parsed by a vectorised NumPy pass over the raw bytes (10^7 lines in a
-few seconds); anything that pass does not accept goes to a plain line-by-line
-scan, which either parses it or reports the first bad line.
+Text (any other suffix) holds one integer per line, the row of the queen in column 0, 1, 2, ...;
+`.npy` an integer array `[B, n]` (or `[n]`); `.jsonl` / `.ndjson` one object per line,
+`{"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}`. Every reader raises `BoardFileError` with a
+one-line message naming the file, the line where it applies, and the fix; every writer goes
+through `jaxqueens.io.atomic`, so a failed write leaves the target untouched. The docs' core page
+gives the formats in full.
 """
 
 from __future__ import annotations
@@ -59,7 +49,7 @@ _BYTE_KIND[48:58] = 2 | (np.arange(10, dtype=np.uint8) << 4)
 
 
 def _available_memory() -> int | None:
-    """The one available-memory probe of the package (:mod:`jaxqueens.parallel.memory`)."""
+    """The one available-memory probe of the package (`memory`)."""
     return memory.available_memory()
 
 
@@ -263,7 +253,7 @@ def write_board(path: str | os.PathLike, rows: Any, one_based: bool = False) -> 
 
 
 def _check_npy_header(name: str, data: bytes) -> None:
-    """Refuse a header whose shape needs more bytes than the file holds, before ``np.load``
+    """Refuse a header whose shape needs more bytes than the file holds, before `np.load`
     allocates the array it claims (a damaged or hostile header must not exhaust memory)."""
     buf = io.BytesIO(data)
     version = npformat.read_magic(buf)
@@ -400,7 +390,7 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
 
     Args:
       path: File with one `{"n": ..., "rows": [...]}` object per line (other keys are labels
-        and ignored, but never an instance key: :mod:`jaxqueens.io.jsonl`).
+        and ignored, but never an instance key: `jsonl`).
 
     Returns:
       int32 `[B, n]`; `[0, 0]` for a file without boards.

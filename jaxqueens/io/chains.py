@@ -1,10 +1,10 @@
-"""What a chain-solver run writes to ``--out``: ``solutions.npy``, ``runs.csv``, ``summary.json``.
+"""What a chain-solver run writes to `--out`: `solutions.npy`, `runs.csv`, `summary.json`.
 
-Shared by ``solve``, ``anneal`` and ``stats``; the run is taken duck-typed (a
-:class:`~jaxqueens.drivers.chains.ChainRun`: ``chain_id``, ``solved``, ``steps`` (spent),
-``restarts``, ``wall_share``, ``best``, ``solutions``, ``stopped_by``, and where it has them
-``solver``, ``best_unit``, ``best_step``, ``unfinished``), since io never imports a driver.
-``runs.csv`` is the per-run table of :mod:`jaxqueens.io.schema`.
+Shared by `solve`, `anneal` and `stats`; the run is taken duck-typed (a
+`ChainRun`: `chain_id`, `solved`, `steps` (spent),
+`restarts`, `wall_share`, `best`, `solutions`, `stopped_by`, and where it has them
+`solver`, `best_unit`, `best_step`, `unfinished`), since io never imports a driver.
+`runs.csv` is the per-run table of `schema`.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ BEST_COLUMNS = {
     "pairs_plus_stranded": "best_pairs_plus_stranded",
 }
 """The runs.csv column of a run's best objective by its unit (attacking pairs go to the core
-column ``best_attacking_pairs``)."""
+column `best_attacking_pairs`)."""
 
 
 def run_table(run, solver: str | None = None, pairs: np.ndarray | None = None) -> schema.RunTable:
-    """The per-run table of ``run`` (:class:`jaxqueens.io.schema.RunTable`).
+    """The per-run table of `run` (`RunTable`).
 
-    ``solver``: the solver column (default ``run.solver``). ``pairs`` [U]: the attacking pairs
+    `solver`: the solver column (default `run.solver`). `pairs` [U]: the attacking pairs
     of the unsolved chains' best boards where the run's objective is another unit (annealing's
     replayed best boards); without them those cells stay empty."""
     solver = solver if solver is not None else getattr(run, "solver", "") or ""
@@ -64,11 +64,11 @@ def run_table(run, solver: str | None = None, pairs: np.ndarray | None = None) -
 def write_outputs(
     run, out_dir: str | Path, summary: dict, table: schema.RunTable | None = None
 ) -> list[Path]:
-    """Write ``solutions.npy``, ``runs.csv`` and ``summary.json`` atomically into ``out_dir``
+    """Write `solutions.npy`, `runs.csv` and `summary.json` atomically into `out_dir`
     (and remove a finished run's checkpoint).
 
-    ``runs.csv`` is ``table`` (default :func:`run_table` of ``run``, its solver named by
-    ``summary["solver"]`` when the run has no name): one row per chain.
+    `runs.csv` is `table` (default `run_table` of `run`, its solver named by
+    `summary["solver"]` when the run has no name): one row per chain.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -87,12 +87,12 @@ BEST_BOARDS = "best_boards.npy"
 """The board of every unsolved chain with the fewest attacking pairs, [U, n] int32 (same name as
 the anneal command's file)."""
 BEST_TABLE = "best_boards.csv"
-"""One row per board of :data:`BEST_BOARDS`: run, best_attacking_pairs, steps_spent, restarts."""
+"""One row per board of `BEST_BOARDS`: run, best_attacking_pairs, steps_spent, restarts."""
 
 
 def write_unsolved(run, out_dir: str | Path) -> list[Path]:
-    """Write :data:`BEST_BOARDS` and :data:`BEST_TABLE` atomically for the unsolved chains of
-    ``run`` (its ``rows`` hold each unsolved chain's best board and ``best`` its attacking pairs);
+    """Write `BEST_BOARDS` and `BEST_TABLE` atomically for the unsolved chains of
+    `run` (its `rows` hold each unsolved chain's best board and `best` its attacking pairs);
     nothing when every chain solved."""
     unsolved = ~run.solved
     if not unsolved.any():

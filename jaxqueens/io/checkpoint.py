@@ -1,19 +1,12 @@
-"""Checkpoint files: a tree of host arrays plus a fingerprint of the settings, as one ``.npz``.
+"""Checkpoint files: a tree of host arrays plus a fingerprint of the settings, as one `.npz`.
 
-Every resumable driver (count, complete, the chain solvers, the GA, stats rounds, the estimator)
-keeps what it has finished as a *tree*: nested dicts and NamedTuples whose leaves are NumPy arrays
-or scalars (a None leaf is left out). :func:`save` flattens it to ``.npz`` entries named by their
-path (``done.rows``) beside a header (the format, the settings, a digest of the arrays) and writes
-the file atomically. :func:`load` reads it back against a *schema*, the same tree with a
-:class:`Spec` at every leaf, and refuses, in one line naming the file and the way on:
-
-- a file that is not a whole checkpoint (truncated, overwritten, a folder, another ``.npz``);
-- a checkpoint of another format (:data:`FORMAT`: an older version of jaxqueens wrote it);
-- a checkpoint written with other settings (it names the settings that differ);
-- arrays altered after the write (the digest), or arrays that do not fit the schema: a missing
-  or unexpected entry, another dtype or shape, or two sizes that must agree and do not.
-
-So a driver never indexes past what it planned, whatever the file holds.
+Every resumable driver keeps what it has finished as a tree of nested dicts and NamedTuples
+whose leaves are NumPy arrays or scalars. `save` flattens it to `.npz` entries named by their
+path (`done.rows`) beside a header (the format, the settings, a digest of the arrays) and writes
+the file atomically. `load` reads it back against a schema (the same tree with a `Spec` at every
+leaf) and refuses, in one line naming the file, a file that is not a whole checkpoint, another
+format, other settings, or arrays altered or not fitting the schema; so a driver never indexes
+past what it planned, whatever the file holds.
 """
 
 from __future__ import annotations
@@ -34,18 +27,18 @@ from jaxqueens.io import files, jsonl
 from jaxqueens.io.atomic import atomic_path
 
 FILENAME = "checkpoint.npz"
-"""The checkpoint inside a run's ``--out`` folder (``--resume DIR`` reads it back)."""
+"""The checkpoint inside a run's `--out` folder (`--resume DIR` reads it back)."""
 
 FORMAT = 2
 """The layout this version writes and reads (1: each driver's own flat arrays beside a
-``fingerprint`` entry; 2: one header and a tree of arrays). Raise it whenever the layout or the
+`fingerprint` entry; 2: one header and a tree of arrays). Raise it whenever the layout or the
 meaning of a saved tree changes, so that older files are refused rather than misread."""
 
 HEADER = "header"
-"""The ``.npz`` entry holding the JSON header (``format``, ``settings``, ``digest``)."""
+"""The `.npz` entry holding the JSON header (`format`, `settings`, `digest`)."""
 
 SEP = "."
-"""Joins the keys of a leaf's path into its entry name (``done.rows``)."""
+"""Joins the keys of a leaf's path into its entry name (`done.rows`)."""
 
 gather = _lazy.load("jaxqueens.parallel.gather")  # JAX loads only when process_path asks
 
@@ -53,10 +46,10 @@ gather = _lazy.load("jaxqueens.parallel.gather")  # JAX loads only when process_
 class Spec(NamedTuple):
     """What one saved array must be (a leaf of a schema).
 
-    ``dtype``: a dtype (``np.uint32``: exactly that) or an abstract kind (``np.integer``,
-    ``np.floating``, ``np.str_``: any width of it). ``shape``: per axis, an int (that size), a
-    name (a size that is the same wherever the name stands in the schema, e.g. ``"chains"``), or
-    None (any size). ``optional``: the leaf may be absent (it loads as None).
+    `dtype`: a dtype (`np.uint32`: exactly that) or an abstract kind (`np.integer`,
+    `np.floating`, `np.str_`: any width of it). `shape`: per axis, an int (that size), a
+    name (a size that is the same wherever the name stands in the schema, e.g. `"chains"`), or
+    None (any size). `optional`: the leaf may be absent (it loads as None).
     """
 
     dtype: Any
@@ -79,8 +72,8 @@ def like(tree: Tree) -> Tree:
 
 
 def process_path(path: str | Path) -> Path:
-    """This process's checkpoint file where each process keeps its own (``count``, ``complete``,
-    ``evolve``): ``path`` itself in a single-process run, else ``<stem>.process<p>of<P><suffix>``
+    """This process's checkpoint file where each process keeps its own (`count`, `complete`,
+    `evolve`): `path` itself in a single-process run, else `<stem>.process<p>of<P><suffix>`
     beside it."""
     path, procs = Path(path), gather.process_count()
     if procs == 1:
@@ -89,14 +82,14 @@ def process_path(path: str | Path) -> Path:
 
 
 def saved(path: str | Path) -> list[Path]:
-    """The files of the checkpoint ``path`` that exist: ``path`` itself and the per-process files
-    beside it (:func:`process_path`), found without asking JAX how many processes run.
+    """The files of the checkpoint `path` that exist: `path` itself and the per-process files
+    beside it (`process_path`), found without asking JAX how many processes run.
 
     Args:
       path: the checkpoint's file, as a single-process run names it.
 
     Returns:
-      The existing files, ``path`` first.
+      The existing files, `path` first.
     """
     path = Path(path)
     each = sorted(path.parent.glob(f"{path.stem}.process*of*{path.suffix}"))
@@ -104,7 +97,7 @@ def saved(path: str | Path) -> list[Path]:
 
 
 def any_saved(path: str | Path) -> bool:
-    """Whether ``path`` or a per-process file beside it (:func:`process_path`) exists, without
+    """Whether `path` or a per-process file beside it (`process_path`) exists, without
     asking JAX how many processes run."""
     return bool(saved(path))
 
@@ -123,7 +116,7 @@ def _children(node: Tree) -> Mapping[str, Tree] | None:
 
 
 def _flatten(tree: Tree, prefix: str = "") -> dict[str, Any]:
-    """``{entry name: leaf}`` of a tree (None leaves left out)."""
+    """`{entry name: leaf}` of a tree (None leaves left out)."""
     children = _children(tree)
     if children is None or isinstance(tree, Spec):
         return {} if tree is None else {prefix: tree}
@@ -149,7 +142,7 @@ def _digest(arrays: Mapping[str, np.ndarray]) -> str:
 
 
 def save(path: str | Path, tree: Tree, fingerprint: dict) -> None:
-    """Write ``tree`` (host arrays) and the settings ``fingerprint`` to ``path`` atomically."""
+    """Write `tree` (host arrays) and the settings `fingerprint` to `path` atomically."""
     arrays = {key: np.asarray(leaf) for key, leaf in _flatten(tree).items()}
     for key, a in arrays.items():
         if a.dtype.hasobject:
@@ -207,13 +200,13 @@ def _read(path) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 def _shown(shape: tuple) -> str:
-    """A shape as Python writes a tuple, names unquoted: ``(chains, 8)``, ``(5,)``."""
+    """A shape as Python writes a tuple, names unquoted: `(chains, 8)`, `(5,)`."""
     parts = ["?" if s is None else str(s) for s in shape]
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
 def _check(path, key: str, a: np.ndarray, spec: Spec, sizes: dict[str, tuple[int, str]]) -> None:
-    """Refuse an entry whose dtype or shape the schema does not allow (``sizes``: the named
+    """Refuse an entry whose dtype or shape the schema does not allow (`sizes`: the named
     sizes met so far, with the entry that fixed each)."""
     if not np.issubdtype(a.dtype, spec.dtype):
         want = getattr(spec.dtype, "__name__", str(spec.dtype))
@@ -233,7 +226,7 @@ def _check(path, key: str, a: np.ndarray, spec: Spec, sizes: dict[str, tuple[int
 
 
 def _unflatten(schema: Tree, flat: Mapping[str, Any], prefix: str = "") -> Any:
-    """The tree of ``schema``'s shape (dicts for its inner nodes) with the leaves of ``flat``."""
+    """The tree of `schema`'s shape (dicts for its inner nodes) with the leaves of `flat`."""
     if isinstance(schema, Spec):
         return flat.get(prefix)
     children = _children(schema)
@@ -245,16 +238,16 @@ def _unflatten(schema: Tree, flat: Mapping[str, Any], prefix: str = "") -> Any:
 
 
 def load(path: str | Path, fingerprint: dict, schema: Tree) -> dict[str, Any]:
-    """The tree of a checkpoint written with the same ``fingerprint``, checked against ``schema``.
+    """The tree of a checkpoint written with the same `fingerprint`, checked against `schema`.
 
     Args:
-      path: the file (:func:`save`).
+      path: the file (`save`).
       fingerprint: the settings the run was started with; a checkpoint of other settings is
         refused with the names of those that differ.
-      schema: nested dicts or NamedTuples with a :class:`Spec` at every leaf.
+      schema: nested dicts or NamedTuples with a `Spec` at every leaf.
 
     Returns:
-      The tree as nested dicts shaped like ``schema`` (a NamedTuple node becomes a dict of its
+      The tree as nested dicts shaped like `schema` (a NamedTuple node becomes a dict of its
       fields), leaves NumPy arrays (None for an absent optional leaf).
 
     Raises:

@@ -1,22 +1,11 @@
-"""Experiment config files (``jaxqueens run CONFIG.toml``): the one strict reader of the format.
+"""Experiment config files (`jaxqueens run CONFIG.toml`): the one strict reader of the format.
 
-A config names a command and its options::
-
-    command = "solve"
-    out = "out/solve-32"
-    description = "..."
-    [options]          # the command's long options, "-" written "_"
-    n = 32
-    [sweep]            # optional: one run per combination
-    init = ["permutation", "qs4"]
-
-:func:`load_config` reads it (regular files only, :mod:`jaxqueens.io.files`; a one-line
-QueensError for anything else: not TOML, an unknown top-level key, a command that cannot run from
-a config, a table of the wrong type, a value given twice: ``out`` at the top and under
-``[options]``, a key under both ``[options]`` and ``[sweep]``); :func:`apply_overrides` applies
-``--set key=value`` and refuses a key the sweep sets (it would be silently replaced by every
-sweep value). The command
-line checks each key's type against the command's parser (:mod:`jaxqueens.cli.run`).
+A config names a command (`command = "solve"`), optionally `out` and `description`, the
+command's long options under `[options]` (`-` written `_`) and, optionally, a `[sweep]` table of
+lists (one run per combination). `load_config` reads it (a one-line QueensError for anything
+else: not TOML, an unknown top-level key, a table of the wrong type, a value given twice);
+`apply_overrides` applies `--set key=value` and refuses a key the sweep sets. The command line
+checks each key's type against the command's parser.
 """
 
 from __future__ import annotations
@@ -29,8 +18,8 @@ from jaxqueens.errors import QueensError
 from jaxqueens.io import files
 
 TABLES = ("solvers",)
-"""Top-level tables of named tables that a command may take (``compare``'s ``[solvers.NAME]``
-with each solver's settings); the command's parser checks them (:mod:`jaxqueens.cli.schema`)."""
+"""Top-level tables of named tables that a command may take (`compare`'s `[solvers.NAME]`
+with each solver's settings); the command's parser checks them (`schema`)."""
 TOP_KEYS = {"command", "out", "options", "sweep", "description", *TABLES}
 MAX_CONFIG_BYTES = 1 << 20
 """A config is a few lines; a larger file is not one (refused before it is read)."""
@@ -42,11 +31,33 @@ NOT_IN_CONFIGS = {
     "run": "a config cannot run another config",
 }
 """Commands a config cannot name, and why: the first four take files as positional arguments,
-which a config has no key for; ``run`` would recurse."""
+which a config has no key for; `run` would recurse."""
 
 
 def load_config(path: str | Path) -> dict:
-    """Read and shape-check a config file (a QueensError naming the file otherwise)."""
+    """Read and shape-check a config file.
+
+    A config names a command and its options:
+
+        command = "solve"
+        out = "out/solve-32"
+        description = "..."
+        [options]          # the command's long options, "-" written "_"
+        n = 32
+        [sweep]            # optional: one run per combination
+        init = ["permutation", "qs4"]
+
+    Args:
+      path: the TOML file (a regular file only).
+
+    Returns:
+      The config as a dict of its top-level keys.
+
+    Raises:
+      QueensError: naming the file, for anything else: not TOML, an unknown top-level key, a
+        command that cannot run from a config, a table of the wrong type, a value given twice
+        (`out` at the top and under `[options]`, a key under both `[options]` and `[sweep]`).
+    """
     path = Path(path)
     data = files.read_input(
         path, QueensError, max_bytes=MAX_CONFIG_BYTES, too_large="too large for a config file"
@@ -89,10 +100,10 @@ def load_config(path: str | Path) -> dict:
 
 
 def _check_given_once(path: Path, cfg: Mapping) -> None:
-    """Refuse a value the config gives twice, where one would silently replace the other: ``out``
-    at the top and under ``[options]``, a key under ``[options]`` that ``[sweep]`` also sets
-    (every run would take the swept value), and a swept ``out`` (a sweep writes ``run-000``,
-    ``run-001``, ... in its one folder)."""
+    """Refuse a value the config gives twice, where one would silently replace the other: `out`
+    at the top and under `[options]`, a key under `[options]` that `[sweep]` also sets
+    (every run would take the swept value), and a swept `out` (a sweep writes `run-000`,
+    `run-001`, ... in its one folder)."""
     options, sweep = cfg.get("options", {}), cfg.get("sweep", {})
     if "out" in cfg and "out" in options:
         raise QueensError(
@@ -113,12 +124,12 @@ def _check_given_once(path: Path, cfg: Mapping) -> None:
 
 
 def tables_of(cfg: Mapping) -> dict:
-    """The config's tables of named tables (:data:`TABLES`) that it has."""
+    """The config's tables of named tables (`TABLES`) that it has."""
     return {key: cfg[key] for key in TABLES if key in cfg}
 
 
 def check_command(command: str, where: str, runnable) -> None:
-    """Refuse a command a config cannot run (:data:`NOT_IN_CONFIGS`) or does not know."""
+    """Refuse a command a config cannot run (`NOT_IN_CONFIGS`) or does not know."""
     runnable = [c for c in runnable if c not in NOT_IN_CONFIGS]
     if command in NOT_IN_CONFIGS:
         raise QueensError(
@@ -132,7 +143,7 @@ def check_command(command: str, where: str, runnable) -> None:
 
 
 def apply_overrides(options: dict, sweep: Mapping, overrides: Mapping, where: str) -> dict:
-    """``options`` with ``--set`` values (``overrides``, key -> value) applied; a key the sweep
+    """`options` with `--set` values (`overrides`, key -> value) applied; a key the sweep
     sets is refused: every run of the sweep would replace it, so it would be ignored."""
     for key in overrides:
         if key in sweep:

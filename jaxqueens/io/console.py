@@ -1,8 +1,8 @@
 """Standard output that a closed pipe cannot break.
 
-``jaxqueens solve ... --out DIR | head -1``: once ``head`` has read its line and exited, every
-later write to stdout raises ``BrokenPipeError``. A summary printed before the outputs are
-written must not cost the outputs, so inside :func:`pipe_safe_stdout` a write to a closed pipe
+`jaxqueens solve ... --out DIR | head -1`: once `head` has read its line and exited, every
+later write to stdout raises `BrokenPipeError`. A summary printed before the outputs are
+written must not cost the outputs, so inside `pipe_safe_stdout` a write to a closed pipe
 silences stdout for the rest of the run (the reader has gone: nothing is lost) and the command
 goes on; its exit code is its own.
 """
@@ -16,15 +16,15 @@ import sys
 from collections.abc import Iterator
 
 MAX_KEPT = 64 << 10
-"""Characters of what a command printed that :class:`PipeSafeStream` keeps for the report (its
+"""Characters of what a command printed that `PipeSafeStream` keeps for the report (its
 first ones: the result lines come first; a long listing is cut)."""
 
 
 class PipeSafeStream:
-    """Wraps a text stream: writes pass through until the first ``BrokenPipeError``, then are
-    dropped (``broken`` turns True); every other attribute is the wrapped stream's. The first
-    :data:`MAX_KEPT` characters written are kept (:meth:`text`: what the command printed, for
-    ``report.html``)."""
+    """Wraps a text stream: writes pass through until the first `BrokenPipeError`, then are
+    dropped (`broken` turns True); every other attribute is the wrapped stream's. The first
+    `MAX_KEPT` characters written are kept (`text`: what the command printed, for
+    `report.html`)."""
 
     def __init__(self, stream):
         self._stream = stream
@@ -33,7 +33,7 @@ class PipeSafeStream:
         self._room = MAX_KEPT
 
     def text(self) -> str:
-        """What was written through the stream (its first :data:`MAX_KEPT` characters)."""
+        """What was written through the stream (its first `MAX_KEPT` characters)."""
         return "".join(self._kept)
 
     def write(self, text: str) -> int:
@@ -76,7 +76,7 @@ class PipeSafeStream:
 
 @contextlib.contextmanager
 def pipe_safe_stdout() -> Iterator[PipeSafeStream]:
-    """``sys.stdout`` is a :class:`PipeSafeStream` inside the block (flushed on the way out)."""
+    """`sys.stdout` is a `PipeSafeStream` inside the block (flushed on the way out)."""
     original = sys.stdout
     safe = PipeSafeStream(original)
     sys.stdout = safe

@@ -1,13 +1,13 @@
-"""What ``jaxqueens count`` writes: ``summary.json`` of a count, the solution files of
-``--enumerate``.
+"""What `jaxqueens count` writes: `summary.json` of a count, the solution files of
+`--enumerate`.
 
-- ``count -n N --out DIR``: ``DIR/summary.json`` (this module) beside ``DIR/checkpoint.npz``
-  (:mod:`jaxqueens.io.checkpoint`, kept after the count: ``--resume DIR`` of a finished count
+- `count -n N --out DIR`: `DIR/summary.json` (this module) beside `DIR/checkpoint.npz`
+  (`checkpoint`, kept after the count: `--resume DIR` of a finished count
   recounts nothing);
-- ``count -n N --enumerate --out FILE.npy``: every solution ``[S, n]`` uint8 in ``FILE.npy`` and
-  the fundamental representatives in ``FILE_fundamental.npy`` (the historic form);
-  ``--enumerate --out DIR`` (no ``.npy`` suffix): ``DIR/solutions.npy`` and
-  ``DIR/solutions_fundamental.npy``.
+- `count -n N --enumerate --out FILE.npy`: every solution `[S, n]` uint8 in `FILE.npy` and
+  the fundamental representatives in `FILE_fundamental.npy` (the historic form);
+  `--enumerate --out DIR` (no `.npy` suffix): `DIR/solutions.npy` and
+  `DIR/solutions_fundamental.npy`.
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ FIELDS = (
     "resumed_chunks",
     "constellations",
 )
-"""``prefixes`` is the number of independent tasks searched (subtrees of the canonical
-constellations, :mod:`jaxqueens.drivers.count`); ``constellations`` the symmetry classes of
+"""`prefixes` is the number of independent tasks searched (subtrees of the canonical
+constellations, `count`); `constellations` the symmetry classes of
 border configurations they come from."""
 
 
 def summary(result, **extra) -> dict:
-    """JSON-ready summary of a count result (any object with the :data:`FIELDS` attributes), with
-    the OEIS values where known (A000170 for ``total``, A002562 for ``unique``)."""
+    """JSON-ready summary of a count result (any object with the `FIELDS` attributes), with
+    the OEIS values where known (A000170 for `total`, A002562 for `unique`)."""
     doc = {key: getattr(result, key) for key in FIELDS}
     doc["oeis_A000170"] = A000170.get(result.n)
     doc["oeis_A002562"] = A002562.get(result.n) if result.unique is not None else None
@@ -49,15 +49,15 @@ def summary(result, **extra) -> dict:
 
 
 def write_summary(out: str | Path, result, **extra) -> Path:
-    """Write ``out/summary.json`` (:func:`summary`); returns its path."""
+    """Write `out/summary.json` (`summary`); returns its path."""
     return write_json(Path(out) / SUMMARY, summary(result, **extra))
 
 
 def write_toroidal_summary(
     out: str | Path, n: int, total: int, seconds: float, compile_seconds: float, **extra
 ) -> Path:
-    """Write ``out/summary.json`` of a toroidal count (``count --toroidal``), with OEIS A051906;
-    its times have the names the count's summary gives them (``seconds``, ``compile_seconds``)."""
+    """Write `out/summary.json` of a toroidal count (`count --toroidal`), with OEIS A051906;
+    its times have the names the count's summary gives them (`seconds`, `compile_seconds`)."""
     doc = {
         "n": n,
         "toroidal": True,
@@ -71,8 +71,8 @@ def write_toroidal_summary(
 
 
 def solution_paths(out: str | Path) -> tuple[Path, Path]:
-    """(all solutions, fundamental representatives) for ``--enumerate --out OUT``: ``OUT`` and
-    ``OUT_fundamental.npy`` when ``OUT`` ends in ``.npy``, else the two files inside folder OUT."""
+    """(all solutions, fundamental representatives) for `--enumerate --out OUT`: `OUT` and
+    `OUT_fundamental.npy` when `OUT` ends in `.npy`, else the two files inside folder OUT."""
     out = Path(out)
     if out.suffix == ".npy":
         return out, out.with_name(out.stem + "_fundamental.npy")
@@ -81,7 +81,7 @@ def solution_paths(out: str | Path) -> tuple[Path, Path]:
 
 
 def write_solutions(out: str | Path, boards: np.ndarray, reps: np.ndarray) -> tuple[Path, Path]:
-    """Write every solution and the fundamental ones (uint8 ``[S, n]``, ``[F, n]``) atomically."""
+    """Write every solution and the fundamental ones (uint8 `[S, n]`, `[F, n]`) atomically."""
     every, fund = solution_paths(out)
     boardio.write_boards_npy(every, boards, dtype=np.uint8)
     boardio.write_boards_npy(fund, reps, dtype=np.uint8)

@@ -1,20 +1,11 @@
 """The one way an input file is opened: regular files only, every failure one line with its name.
 
-Board files, instance files and archives, config files: each reader opens its input through
-:func:`open_input`, which
-
-- opens without blocking (``O_NONBLOCK``) and then refuses anything but a regular file: a named
-  pipe (FIFO) would block forever waiting for a writer, a device or a socket may never end;
-- turns every OS failure into one :class:`~jaxqueens.errors.BoardFileError` (or the error type
-  the caller asks for) that names the file: no such file, a folder, permission denied, and any
-  other error (``Input/output error``, ``Too many levels of symbolic links``) with its reason.
-
-A file replaced between a check and the open cannot slip through: the type is read from the open
-descriptor (``fstat``), not from the path.
-
-Every text format (board text and JSON lines, instance files, TOML configs) reads its bytes
-through :func:`without_bom`: a UTF-8 byte-order mark at the start of a file, which some editors
-write, is accepted alike everywhere (anywhere else it stays an error of the format).
+Every reader opens its input through `open_input`, which opens without blocking and then refuses
+anything but a regular file (a named pipe would block forever), reading the type from the open
+descriptor so that a file replaced between a check and the open cannot slip through, and turns
+every OS failure into one `BoardFileError` (or the caller's error type) naming the file. Every
+text format reads its bytes through `without_bom`, so a UTF-8 byte-order mark at the start of a
+file is accepted alike everywhere.
 """
 
 from __future__ import annotations
@@ -44,10 +35,10 @@ def _kind(mode: int) -> str:
 def open_input(
     path: str | os.PathLike, error: type[QueensError] = BoardFileError
 ) -> Iterator[tuple[BinaryIO, int]]:
-    """``(binary file, size in bytes)`` of a regular input file, closed on exit.
+    """`(binary file, size in bytes)` of a regular input file, closed on exit.
 
     Raises:
-      ``error`` (default BoardFileError): one line naming the file and the problem.
+      `error` (default BoardFileError): one line naming the file and the problem.
     """
     name = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -85,8 +76,8 @@ def read_input(
     max_bytes: int | None = None,
     too_large: str = "too large for this kind of file; check the path",
 ) -> bytes:
-    """The bytes of a regular input file (:func:`open_input`); a file over ``max_bytes`` is
-    refused before it is read (``too_large`` ends the message)."""
+    """The bytes of a regular input file (`open_input`); a file over `max_bytes` is
+    refused before it is read (`too_large` ends the message)."""
     name = os.fspath(path)
     with open_input(path, error) as (f, size):
         if max_bytes is not None and size > max_bytes:
@@ -101,17 +92,17 @@ def read_input(
 
 
 BOM = codecs.BOM_UTF8
-"""The UTF-8 byte-order mark (``EF BB BF``)."""
+"""The UTF-8 byte-order mark (`EF BB BF`)."""
 
 
 def without_bom(data: bytes) -> bytes:
-    """``data`` without a UTF-8 byte-order mark at its start: the one place every text reader
+    """`data` without a UTF-8 byte-order mark at its start: the one place every text reader
     drops it, so a file saved "with BOM" reads alike as a board, an instance or a config.
 
     Args:
       data: The bytes of a text file.
 
     Returns:
-      ``data`` itself, or ``data`` without its first three bytes when they are :data:`BOM`.
+      `data` itself, or `data` without its first three bytes when they are `BOM`.
     """
     return data[len(BOM) :] if data.startswith(BOM) else data

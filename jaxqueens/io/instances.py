@@ -1,43 +1,11 @@
-"""Instance files for ``jaxqueens complete``: constrained boards to decide, count or enumerate.
+"""Instance files for `jaxqueens complete`: constrained boards to decide, count or enumerate.
 
-Formats (chosen by content and suffix; each read into a
-:class:`jaxqueens.core.constraints.Constraints`):
-
-- **CSPLib prob079 excluded diagonals** (``.param``, Gent, Jefferson & Nightingale 2017)::
-
-      n =  10
-      numdiags =  14
-      diags =  [[4, 1], [2, 1], [14, 0], ...]
-
-  ``[k, 1]`` excludes x + y = k, ``[k, 0]`` excludes x - y = k - (n - 1). An instance is a file
-  and a number d: only the FIRST d pairs are used, given as ``FILE:d`` or ``diags=d`` (default:
-  every pair).
-- **n-Queens Completion, Essence' parameters** (the same site's style; ``$`` starts a comment)::
-
-      language ESSENCE' 1.0
-      letting n be 8            (or: letting n = 8)
-      letting init be [[1, 3], [3, 4]]
-
-  ``init`` lists placed queens as ``[x, y]`` (column, row), 0-based.
-- **JSON lines** (``.jsonl``/``.ndjson``/``.json``): one instance per line,
-  ``{"n": 8, "fixed": [[1, 3]], "blocked": [], "excluded_rows": [], "columns": [], "sums": [],
-  "diffs": [], "toroidal": false}`` (every key but ``n`` optional; a ``"name"`` key labels it).
-  A board line (``{"n": 8, "rows": [0, 4, 7, ...]}``, the board file format) is a completion
-  instance with every queen fixed: SAT exactly when ``check`` says it is a solution. A line with
-  keys of both kinds is an error (:mod:`jaxqueens.io.jsonl`).
-- **Text board with gaps** (any other suffix): one line per column, the row of a placed queen or
-  ``.`` (also ``-``, ``?``) for "no queen yet in this column": a completion instance (rows 0-based,
-  or 1-based with ``one_based``; the board file format of :mod:`jaxqueens.io.boards` plus a marker).
-
-A folder is searched for such files (sorted; ``.param``, ``.jsonl``, ``.ndjson``, ``.json``,
-``.txt``, ``.essence`` files), a tar archive (``.tar.gz``/``.tgz``, ``.tar.bz2``, ``.tar.xz``,
-``.tar``) likewise, hard and symbolic links to members included. Every bad file gets one line
-naming the file and the line (:class:`~jaxqueens.errors.BoardFileError`).
-
-The readers are strict: a number that must be an integer is one (``n = 8.5`` is an error, not
-8), a key given twice is an error naming both lines, an unknown key is an error, and a file that
-is not a regular file (a named pipe would block forever) is refused in one line
-(:mod:`jaxqueens.io.files`).
+Each format is read into a `jaxqueens.core.constraints.Constraints`: CSPLib prob079 excluded
+diagonals (`.param`, Gent, Jefferson & Nightingale 2017; `FILE:d` keeps the first d pairs),
+n-Queens Completion as Essence' parameters, JSON lines (one instance per line, or a board line:
+every queen fixed), and text boards with gaps (`.` for a column without a queen). A folder or a
+tar archive is searched for such files. The readers are strict: every bad file gets one line
+naming the file and the line (`BoardFileError`). The docs' core page gives the formats in full.
 """
 
 from __future__ import annotations
@@ -88,8 +56,8 @@ def _line_of(text: str, pos: int) -> int:
 
 
 def _pairs(name: str, text: str, start: int, end: int | None = None) -> list[tuple[int, int]]:
-    """The ``[[a, b], ...]`` list that is ``text[start:end]`` (after ``=``/``be``): nothing but
-    blanks may stand before its ``[`` or after its closing ``]``."""
+    """The `[[a, b], ...]` list that is `text[start:end]` (after `=`/`be`): nothing but
+    blanks may stand before its `[` or after its closing `]`."""
     end = len(text) if end is None else end
     i = text.find("[", start, end)
     if i < 0 or text[start:i].strip():
@@ -129,7 +97,7 @@ class _Value(NamedTuple):
 
 
 def _statements(name: str, text: str, pattern: re.Pattern, known: tuple, what: str) -> dict:
-    """``key -> _Value`` of every ``key = value`` statement ``pattern`` finds (a value runs to the
+    """`key -> _Value` of every `key = value` statement `pattern` finds (a value runs to the
     next statement): an unknown key, a key given twice, or text outside any statement is an
     error naming its line."""
     found = list(pattern.finditer(text))
@@ -158,7 +126,7 @@ def _statements(name: str, text: str, pattern: re.Pattern, known: tuple, what: s
 
 
 def _integer(name: str, text: str, key: str, value: _Value) -> int:
-    """A statement's value that must be a whole number (``8.5``, ``8e1``, ``8 9`` are errors)."""
+    """A statement's value that must be a whole number (`8.5`, `8e1`, `8 9` are errors)."""
     raw = text[value.start : value.end].strip()
     if not re.fullmatch(_NUM, raw):
         raise BoardFileError(
@@ -176,8 +144,8 @@ _PROB079 = re.compile(r"^[ \t]*(?P<key>[A-Za-z_]\w*)[ \t]*=", re.M)
 
 
 def parse_param(name: str, text: str, d: int | None = None, toroidal: bool = False) -> Instance:
-    """A CSPLib ``.param`` file: excluded diagonals (``n``, ``numdiags``, ``diags``, each once),
-    or Essence' ``letting`` completion (``letting n be N``, ``letting init be [[x, y], ...]``)."""
+    """A CSPLib `.param` file: excluded diagonals (`n`, `numdiags`, `diags`, each once),
+    or Essence' `letting` completion (`letting n be N`, `letting init be [[x, y], ...]`)."""
     text = "\n".join(line.split("$", 1)[0] for line in text.splitlines())  # Essence' comments
     if re.search(r"^\s*letting\b", text, re.M):
         text = re.sub(r"(?m)^[ \t]*language\b.*$", "", text)  # "language ESSENCE' 1.0"
@@ -235,8 +203,8 @@ def parse_param(name: str, text: str, d: int | None = None, toroidal: bool = Fal
 
 
 def parse_jsonl(name: str, text: str, toroidal: bool = False) -> list[Instance]:
-    """One instance per non-blank line (``{"n": ..., ...}``, optional ``"name"``); a board line
-    (``{"n": 8, "rows": [...]}``) is a completion instance with every queen fixed."""
+    """One instance per non-blank line (`{"n": ..., ...}`, optional `"name"`); a board line
+    (`{"n": 8, "rows": [...]}`) is a completion instance with every queen fixed."""
     out = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -262,7 +230,7 @@ def parse_jsonl(name: str, text: str, toroidal: bool = False) -> list[Instance]:
 
 
 def parse_gaps(name: str, text: str, one_based: bool = False, toroidal: bool = False) -> Instance:
-    """A text board with ``.`` (or ``-``, ``?``) where a column has no queen yet."""
+    """A text board with `.` (or `-`, `?`) where a column has no queen yet."""
     lines = text.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
@@ -322,8 +290,8 @@ def _decode(name: str, data: bytes) -> str:
 
 
 def split_spec(spec: str) -> tuple[str, int | None]:
-    """``FILE:d`` -> (FILE, d); a spec without a numeric ``:d`` tail is (spec, None). A tail
-    that is a negative number (``FILE:-1``) is read as d too, so its range check names it."""
+    """`FILE:d` -> (FILE, d); a spec without a numeric `:d` tail is (spec, None). A tail
+    that is a negative number (`FILE:-1`) is read as d too, so its range check names it."""
     m = re.fullmatch(r"(.+):(" + _NUM + ")", spec)
     if m and not os.path.exists(spec):
         return m.group(1), int(m.group(2))
@@ -342,7 +310,7 @@ def _member_kind(member: tarfile.TarInfo) -> str:
 
 
 def _members(path: Path) -> Iterator[tuple[str, bytes]]:
-    """``(ARCHIVE/member, bytes)`` of every instance file of a tar archive (any compression
+    """`(ARCHIVE/member, bytes)` of every instance file of a tar archive (any compression
     tarfile reads), hard and symbolic links to members read as their target."""
     with files.open_input(path) as (f, size):
         if size > MAX_ARCHIVE_BYTES:
@@ -410,7 +378,7 @@ class Loaded(NamedTuple):
     skipped_d: tuple[int, ...] = ()  # the d each skipped file was asked for
 
     def skipped_note(self) -> str:
-        """``"K files list fewer than D diagonals"`` (each d named) or ``""``."""
+        """`"K files list fewer than D diagonals"` (each d named) or `""`."""
         if not self.skipped:
             return ""
         ds = sorted(set(self.skipped_d))
@@ -434,13 +402,13 @@ def load_instances(
     toroidal: bool = False,
     skip_short: bool = True,
 ) -> Loaded:
-    """Every instance named by ``specs`` (files, ``FILE:d``, folders, tar archives).
+    """Every instance named by `specs` (files, `FILE:d`, folders, tar archives).
 
     Args:
-      diags: d for every excluded-diagonals file without its own ``:d`` (``FOLDER:d`` sets it for
+      diags: d for every excluded-diagonals file without its own `:d` (`FOLDER:d` sets it for
         the files of a folder or archive).
       skip_short: a file of a folder or archive listing fewer than d diagonals is skipped (and
-        named in ``skipped``) instead of being an error; a file named alone is always an error.
+        named in `skipped`) instead of being an error; a file named alone is always an error.
       toroidal: read every instance as toroidal.
     """
     out, skipped, skipped_d = [], [], []

@@ -1,24 +1,13 @@
-"""The one signal policy: SIGINT (Ctrl-C) and SIGTERM (``kill``, ``timeout``, batch schedulers)
-stop a run the same way.
+"""The one signal policy: SIGINT (Ctrl-C) and SIGTERM (`kill`, `timeout`, batch schedulers) stop a
+run the same way.
 
-- Inside a safe region (:class:`SafePoints`: a driver's chunked loop, a command's final write) the
-  first signal only records a request; the region's owner acts on it where its state is whole
-  (:meth:`SafePoints.check`: after a recorded chunk), saves, and the command prints the resume line.
-- A second signal, or a first one outside a safe region, raises ``KeyboardInterrupt`` at once.
-- A second signal the main thread cannot take, because it waits in a blocking call (an XLA
-  computation: Python runs a handler only when the main thread is back in the interpreter),
-  ends the process :data:`GRACE` seconds later with ``os._exit(128 + signal)``: the command line's
-  policy watches the signals from a thread of its own (:func:`signal.set_wakeup_fd`: the C-level
-  handler writes each signal's number to a pipe at once, whatever the main thread does). The
-  files already written stay whole (every write is atomic); the work since the last checkpoint
-  is lost, as the message says.
-- The command exits ``128 + signal number`` (:func:`exit_code`): 130 after SIGINT, 143 after
-  SIGTERM, as shells and schedulers expect.
-
-Importing the package installs nothing: the ``jaxqueens`` command calls :func:`install` once for
-its whole process. A library caller that never installs it still gets Ctrl-C at chunk boundaries:
-a :class:`SafePoints` region then handles SIGINT itself (and only while it lasts); SIGTERM keeps
-the caller's own handling.
+Inside a safe region (`SafePoints`: a driver's chunked loop, a command's final write) the first
+signal only records a request, which the region's owner acts on where its state is whole; a
+second signal, or one outside a safe region, raises `KeyboardInterrupt` at once, and one the
+main thread cannot take (it waits in an XLA computation) ends the process `GRACE` seconds later.
+The command exits `128 + signal number` (`exit_code`). Importing the package installs nothing:
+the `jaxqueens` command calls `install` once; a library caller still gets Ctrl-C at chunk
+boundaries, while a `SafePoints` region lasts.
 """
 
 from __future__ import annotations
@@ -64,9 +53,9 @@ def _flush() -> None:
 
 
 class _Watcher:
-    """The thread of one :func:`install`: reads the signal numbers the C-level handler writes to
+    """The thread of one `install`: reads the signal numbers the C-level handler writes to
     the wakeup pipe the moment a signal arrives, and ends the process on a second signal the
-    main thread has not taken :data:`GRACE` seconds later."""
+    main thread has not taken `GRACE` seconds later."""
 
     def __init__(self, fd: int):
         self.fd = fd
@@ -91,7 +80,7 @@ class _Watcher:
                             self.stop_if_stuck(signum)
 
     def stop_if_stuck(self, signum: int) -> None:
-        """Give the main thread :data:`GRACE` seconds to take the signals seen; if it has not
+        """Give the main thread `GRACE` seconds to take the signals seen; if it has not
         (a blocking call holds it), end the process now."""
         time.sleep(GRACE)
         if self.stopped or _state["handled"] - self.handled_before >= self.received:
@@ -123,7 +112,7 @@ def install() -> None:
 
 
 def uninstall() -> None:
-    """Put back the handlers :func:`install` replaced and stop the watcher (tests; the process
+    """Put back the handlers `install` replaced and stop the watcher (tests; the process
     is otherwise ending)."""
     for sig, previous in _state["installed"].items():
         signal.signal(sig, previous)
@@ -137,13 +126,13 @@ def uninstall() -> None:
 
 
 def installed() -> bool:
-    """Whether :func:`install` is in effect."""
+    """Whether `install` is in effect."""
     return bool(_state["installed"])
 
 
 def exit_code() -> int:
     """The exit code of an interrupted command: 128 + the last signal (130 when none was seen:
-    a ``KeyboardInterrupt`` raised by other means)."""
+    a `KeyboardInterrupt` raised by other means)."""
     last = _state["last"]
     return 128 + int(last if last is not None else signal.SIGINT)
 
@@ -165,10 +154,10 @@ def reset() -> None:
 
 
 class SafePoints:
-    """A safe region: a signal takes effect at the next :meth:`check`.
+    """A safe region: a signal takes effect at the next `check`.
 
-    Inside ``with SafePoints() as sp:`` the first SIGINT (or SIGTERM, when the command line
-    installed the policy) only records a request; the loop calls ``sp.check()`` where its state
+    Inside `with SafePoints() as sp:` the first SIGINT (or SIGTERM, when the command line
+    installed the policy) only records a request; the loop calls `sp.check()` where its state
     is consistent (after a whole chunk is recorded), which then raises KeyboardInterrupt. A
     second signal raises at once. A region opened inside one that holds a request starts with
     it (a command's final write, deferring a stop, is followed by more work: that work stops at

@@ -1,26 +1,11 @@
 """The one reading of a JSON line: a board or an instance, never confused (pure Python).
 
-Two kinds of JSON line share the ``.jsonl`` suffix:
-
-- a **board** (:mod:`jaxqueens.io.boards`, the solutions a command writes):
-  ``{"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}``: ``"rows"`` is the row of the queen in each
-  column; other keys are the writer's labels (``"file"``, ``"d"``, ``"index"``, ...), kept by the
-  writer and ignored by the reader, but never an instance key;
-- an **instance** (:mod:`jaxqueens.io.instances`, what ``jaxqueens complete`` decides):
-  ``{"n": 8, "fixed": [[1, 3]], "excluded_rows": [2], ...}``: the keys of
-  :data:`jaxqueens.core.constraints.KEYS` and an optional ``"name"``; an instance's excluded rows
-  are ``"excluded_rows"``, so that ``"rows"`` always means a board.
-
-:func:`kind` decides which a line is, from its keys alone: a line with ``"rows"`` is a board, a
-line with both ``"rows"`` and an instance key is an error naming the line and the key, anything
-else is an instance (whose unknown keys :func:`jaxqueens.core.constraints.from_dict` refuses).
-:func:`board_rows` checks a board line (used by both readers: ``check`` and ``complete`` read a
-board line alike, ``complete`` as a completion instance with every queen fixed).
-
-:func:`loads` is the package's one reading of JSON text (these lines, and every JSON file a
-command reads back: ``summary.json``, ``run.json``, ``manifest.json``, a checkpoint's header): an
-object that gives a key twice is refused (:class:`RepeatedKey`), where ``json.loads`` would keep
-the last value silently.
+A board line is `{"n": 8, "rows": [...]}` (other keys are the writer's labels); an instance line
+has the keys of `jaxqueens.core.constraints.KEYS` and an optional `"name"` (its excluded rows
+are `"excluded_rows"`, so that `"rows"` always means a board). `kind` decides which a line is from
+its keys alone, and a line with keys of both kinds is an error naming the line and the key;
+`board_rows` checks a board line. `loads` is the package's one reading of JSON text: an object
+that gives a key twice is refused (`RepeatedKey`), where `json.loads` would keep the last value.
 """
 
 from __future__ import annotations
@@ -35,13 +20,13 @@ BOARD_KEYS = ("n", "rows")
 LABEL = "name"
 """An instance's label (a board line may carry it too, as a label)."""
 INSTANCE_KEYS = tuple(k for k in _INSTANCE_KEYS if k != "n")
-"""Keys only an instance line has (``"n"`` is shared)."""
+"""Keys only an instance line has (`"n"` is shared)."""
 BOARD_EXAMPLE = '{"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}'
 INSTANCE_EXAMPLE = '{"n": 8, "fixed": [[1, 3], [3, 4]]}'
 
 
 class RepeatedKey(ValueError):
-    """A JSON object gives the same key twice (``key``: that key)."""
+    """A JSON object gives the same key twice (`key`: that key)."""
 
     def __init__(self, key: str):
         super().__init__(f'the key "{clip(key)}" is given twice in one object')
@@ -49,7 +34,7 @@ class RepeatedKey(ValueError):
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json``'s ``object_pairs_hook``: the object's pairs as a dict, a repeated key refused."""
+    """`json`'s `object_pairs_hook`: the object's pairs as a dict, a repeated key refused."""
     doc: dict[str, Any] = {}
     for key, value in pairs:
         if key in doc:
@@ -59,7 +44,7 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def loads(text: str | bytes) -> Any:
-    """JSON text as Python values, strictly: ``json.loads`` with a repeated key refused.
+    """JSON text as Python values, strictly: `json.loads` with a repeated key refused.
 
     Args:
       text: JSON text (bytes: UTF-8).
@@ -69,13 +54,13 @@ def loads(text: str | bytes) -> Any:
 
     Raises:
       RepeatedKey: an object gives a key twice (a ValueError, as json's own errors are).
-      ValueError: not JSON (``json.JSONDecodeError``), or an integer with too many digits.
+      ValueError: not JSON (`json.JSONDecodeError`), or an integer with too many digits.
     """
     return json.loads(text, object_pairs_hook=_unique)
 
 
 def parse(line: str, where: str) -> dict:
-    """One non-blank line as a JSON object (a BoardFileError naming ``where`` otherwise)."""
+    """One non-blank line as a JSON object (a BoardFileError naming `where` otherwise)."""
     try:
         doc = loads(line)
     except RepeatedKey as exc:
@@ -100,7 +85,7 @@ def parse(line: str, where: str) -> dict:
 
 
 def kind(doc: dict, where: str) -> str:
-    """``"board"`` or ``"instance"``: which kind of line ``doc`` is (a mix is an error)."""
+    """`"board"` or `"instance"`: which kind of line `doc` is (a mix is an error)."""
     instance_keys = [k for k in doc if k in INSTANCE_KEYS]
     if "rows" in doc:
         if instance_keys:
@@ -114,8 +99,8 @@ def kind(doc: dict, where: str) -> str:
 
 
 def board_rows(doc: dict, where: str) -> list[int]:
-    """The rows of a board line, checked: a non-empty list of integers in ``0..n-1`` and an
-    ``"n"`` (if given) that agrees with their number."""
+    """The rows of a board line, checked: a non-empty list of integers in `0..n-1` and an
+    `"n"` (if given) that agrees with their number."""
     rows = doc["rows"]
     if not isinstance(rows, list) or not rows or not all(type(r) is int for r in rows):
         raise BoardFileError(
@@ -143,6 +128,6 @@ def board_rows(doc: dict, where: str) -> list[int]:
 
 
 def label(doc: dict[str, Any]) -> str | None:
-    """The line's ``"name"``, if it has one."""
+    """The line's `"name"`, if it has one."""
     value = doc.get(LABEL)
     return None if value is None else str(value)

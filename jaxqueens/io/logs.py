@@ -1,7 +1,7 @@
-"""Structured logs: with ``--log-json`` every event is one JSON object per line on stderr.
+"""Structured logs: with `--log-json` every event is one JSON object per line on stderr.
 
-Events: ``start`` (command and arguments), ``progress`` (from every progress bar, at most once a
-second: done, total, rate, seconds left), ``summary`` (a command's summary) and ``end`` (exit code
+Events: `start` (command and arguments), `progress` (from every progress bar, at most once a
+second: done, total, rate, seconds left), `summary` (a command's summary) and `end` (exit code
 and seconds). Off by default; the human-readable output is unchanged either way.
 """
 

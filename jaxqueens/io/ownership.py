@@ -1,19 +1,11 @@
 """An output folder owns its run: unfinished work is never overwritten, and one process writes.
 
-- :func:`unfinished` lists the checkpoints of a folder whose run has not finished: a checkpoint
-  (``checkpoint*.npz``, at any depth: ``anneal --method all`` keeps one per method) with no
-  ``summary.json`` beside it written at the same time or later (every command writes its summary
-  in its final write, after its last checkpoint; some remove the checkpoint then, some keep it).
-  A command started into such a folder without ``--resume`` is refused
-  (:func:`jaxqueens.cli.options.claim_out`): it would start again from nothing and overwrite it.
-- :func:`acquire` takes the folder's lock file (:data:`LOCK`), created atomically (``O_EXCL``)
-  with the owner's process id; a second writer is refused in one line. A lock whose process is
-  gone (a killed run) is taken over. :func:`release_all` removes this process's locks (the
-  command line calls it as the command ends; :mod:`atexit` too, as a backstop).
-- :func:`earlier_run` names the outputs a finished earlier run left in a folder (its
-  ``manifest.json``, :data:`jaxqueens.io.report.MANIFEST`, or its ``report.html``): a new run
-  there is refused unless it is given ``--force``, and then :func:`clear_earlier` removes them
-  first, so that the folder (not only its report) holds this run's outputs alone.
+`unfinished` lists the checkpoints of a folder whose run has not finished (no `summary.json`
+written at the same time or later); a command started into such a folder without `--resume` is
+refused. `acquire` takes the folder's lock file (`LOCK`, created atomically with the owner's
+process id; a lock whose process is gone is taken over) and `release_all` removes this process's
+locks. `earlier_run` names the outputs a finished earlier run left in a folder: a new run there
+is refused unless given `--force`, and then `clear_earlier` removes them first.
 """
 
 from __future__ import annotations
@@ -29,7 +21,7 @@ from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint, jsonl, report
 
 LOCK = ".jaxqueens.lock"
-"""The lock file inside a run's ``--out`` folder while a process writes there."""
+"""The lock file inside a run's `--out` folder while a process writes there."""
 
 SUMMARY = "summary.json"
 
@@ -37,7 +29,7 @@ _held: dict[Path, bool] = {}  # lock file -> whether this process made its folde
 
 
 def unfinished(folder: str | Path) -> list[Path]:
-    """The checkpoints in ``folder`` (any depth) whose run has not finished (none: [])."""
+    """The checkpoints in `folder` (any depth) whose run has not finished (none: [])."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
@@ -75,7 +67,7 @@ def _owner(lock: Path) -> int | None:
 
 
 def acquire(folder: str | Path, option: str = "--out") -> Path:
-    """Take ``folder``'s lock (making the folder if needed); the lock file.
+    """Take `folder`'s lock (making the folder if needed); the lock file.
 
     Raises:
       QueensError: another live process holds it (one line with its process id and the ways on).
@@ -137,9 +129,9 @@ class EarlierRun(NamedTuple):
 
 
 def earlier_run(folder: str | Path) -> EarlierRun | None:
-    """The outputs of the finished run whose ``manifest.json`` (or, without one, ``report.html``)
-    ``folder`` holds; None for a new or empty folder, or one holding none of them. The files are
-    those the manifest lists (paths inside ``folder`` only), the manifest and the page."""
+    """The outputs of the finished run whose `manifest.json` (or, without one, `report.html`)
+    `folder` holds; None for a new or empty folder, or one holding none of them. The files are
+    those the manifest lists (paths inside `folder` only), the manifest and the page."""
     folder = Path(folder)
     manifest, page = folder / report.MANIFEST, folder / report.FILENAME
     if not folder.is_dir() or not (manifest.is_file() or page.is_file()):
@@ -179,7 +171,7 @@ def refuse_earlier(found: EarlierRun, option: str = "--out") -> QueensError:
 
 
 def clear_earlier(found: EarlierRun) -> None:
-    """Remove an earlier run's files (:func:`earlier_run`) and the subfolders they leave empty;
+    """Remove an earlier run's files (`earlier_run`) and the subfolders they leave empty;
     other files in the folder are left alone."""
     folders = set()
     for path in found.files:

@@ -1,8 +1,8 @@
 """A small progress line for long runs: count, rate and time left, on stderr.
 
 Quiet when stderr is not a terminal (CI, pipes) or when asked; the driver calls
-``update`` once per chunk, so this never runs inside a kernel. The line is cut to the terminal's
-width (``shutil.get_terminal_size``, ``$COLUMNS`` first) at every redraw, so it never wraps: the
+`update` once per chunk, so this never runs inside a kernel. The line is cut to the terminal's
+width (`shutil.get_terminal_size`, `$COLUMNS` first) at every redraw, so it never wraps: the
 count, rate and time left come first, then the driver's note; the bar narrows to the room left.
 """
 
@@ -22,7 +22,7 @@ MIN_BAR = 8
 
 
 def _columns(stream) -> int:
-    """The width of the terminal ``stream`` draws on: ``$COLUMNS``, else the terminal's, else
+    """The width of the terminal `stream` draws on: `$COLUMNS`, else the terminal's, else
     80."""
     try:
         own = os.get_terminal_size(stream.fileno())
@@ -32,7 +32,7 @@ def _columns(stream) -> int:
 
 
 class Progress:
-    """``Progress(total, unit)``; call ``update(done)`` then ``close()``."""
+    """`Progress(total, unit)`; call `update(done)` then `close()`."""
 
     def __init__(self, total: int | None, unit: str, quiet: bool | None = None, stream=None):
         self.total, self.unit = total, unit
@@ -43,7 +43,7 @@ class Progress:
         self._logged = -1.0
 
     def update(self, done: int, extra: str = "") -> None:
-        """Redraw the line, cut to the terminal's width, and log a ``--log-json`` event.
+        """Redraw the line, cut to the terminal's width, and log a `--log-json` event.
 
         Args:
           done: units finished so far.

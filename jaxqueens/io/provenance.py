@@ -1,11 +1,11 @@
 """Where a run's results came from: the command line, the versions, the platform, CPU, git commit,
 XLA flags and devices, the seed, every effective setting and the config file's text.
 
-The command line registers the run before the command works (:func:`begin`, by
-:mod:`jaxqueens.cli.main`); a command adds the values it resolved itself (:func:`settle`:
-defaults that depend on n or on the path taken). :func:`record` is then the ``run`` block of
-every ``summary.json`` (:func:`jaxqueens.io.tables.write_json` adds it) and what ``report.html``
-shows in its command, settings and environment sections (:mod:`jaxqueens.io.report`): one
+The command line registers the run before the command works (`begin`, by
+`main`); a command adds the values it resolved itself (`settle`:
+defaults that depend on n or on the path taken). `record` is then the `run` block of
+every `summary.json` (`write_json` adds it) and what `report.html`
+shows in its command, settings and environment sections (`report`): one
 gathering, two readers. Nothing here imports JAX: the devices are asked only of a JAX that the
 command has already loaded.
 """
@@ -25,7 +25,7 @@ from typing import Any
 from jaxqueens import _lazy
 from jaxqueens._version import __version__
 
-metadata = _lazy.load("importlib.metadata")  # 12 ms at every start otherwise
+metadata = _lazy.load("importlib.metadata")  # imported only when a record needs it
 
 PACKAGES = ("jax", "jaxlib", "numpy", "matplotlib")
 """Packages whose installed versions a record names (beside jaxqueens and python)."""
@@ -41,13 +41,13 @@ class _Registered:
 _RUN = _Registered()
 
 GIT_TIMEOUT = 2.0
-"""Seconds ``git rev-parse HEAD`` may take before the commit is recorded as unknown."""
+"""Seconds `git rev-parse HEAD` may take before the commit is recorded as unknown."""
 MAX_CONFIG_BYTES = 1 << 16
-"""The most of a ``--config`` file's text a record holds (a longer file is cut, and says so)."""
+"""The most of a `--config` file's text a record holds (a longer file is cut, and says so)."""
 
 
 def versions() -> dict[str, str | None]:
-    """Versions of jaxqueens, python and :data:`PACKAGES` (installed metadata: nothing is
+    """Versions of jaxqueens, python and `PACKAGES` (installed metadata: nothing is
     imported)."""
     out: dict[str, str | None] = {"jaxqueens": __version__, "python": platform.python_version()}
     for name in PACKAGES:
@@ -60,8 +60,8 @@ def versions() -> dict[str, str | None]:
 
 @functools.cache
 def commit() -> str | None:
-    """The git commit of the checkout this package runs from (``git rev-parse HEAD`` in its
-    folder, given :data:`GIT_TIMEOUT` seconds); None when it is installed, not a checkout, or git
+    """The git commit of the checkout this package runs from (`git rev-parse HEAD` in its
+    folder, given `GIT_TIMEOUT` seconds); None when it is installed, not a checkout, or git
     is missing or slow."""
     root = Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
@@ -82,8 +82,8 @@ def commit() -> str | None:
 
 @functools.cache
 def cpu() -> str | None:
-    """The CPU's model name (``/proc/cpuinfo``'s first "model name", else
-    :func:`platform.processor`); None when neither says."""
+    """The CPU's model name (`/proc/cpuinfo`'s first "model name", else
+    `platform.processor`); None when neither says."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -96,7 +96,7 @@ def cpu() -> str | None:
 
 
 def config_text(path: Any) -> str | None:
-    """The text of the config file at ``path`` (its first :data:`MAX_CONFIG_BYTES` bytes, with a
+    """The text of the config file at `path` (its first `MAX_CONFIG_BYTES` bytes, with a
     last line saying it was cut); None for no path or a file that cannot be read."""
     if not isinstance(path, str) or not path:
         return None
@@ -125,7 +125,7 @@ def devices() -> dict[str, Any] | None:
 
 
 def _plain(value: Any) -> Any:
-    """``value`` as data a JSON document holds (other objects as their text)."""
+    """`value` as data a JSON document holds (other objects as their text)."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, Mapping):
@@ -138,9 +138,9 @@ def _plain(value: Any) -> Any:
 def begin(
     command: str, words: Sequence[str], options: Mapping[str, Any], given: Mapping[str, Any]
 ) -> None:
-    """Register the run: its ``command``, the command line's ``words`` (``jaxqueens ...``),
-    every option of the command with its parsed value (``options``, by config key; argparse's
-    defaults filled in) and the options the user gave (``given``)."""
+    """Register the run: its `command`, the command line's `words` (`jaxqueens ...`),
+    every option of the command with its parsed value (`options`, by config key; argparse's
+    defaults filled in) and the options the user gave (`given`)."""
     _RUN.run = {
         "command": command,
         "words": [str(w) for w in words],
@@ -169,7 +169,7 @@ def active() -> bool:
 
 def environment() -> dict[str, Any]:
     """Versions, platform, CPU model, the git commit (None outside a checkout) and the
-    ``XLA_FLAGS`` of the environment (None when unset)."""
+    `XLA_FLAGS` of the environment (None when unset)."""
     return {
         "versions": versions(),
         "platform": platform.platform(),
@@ -188,14 +188,14 @@ def settings() -> dict[str, Any]:
 
 
 def record(doc: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The run's record (None without a run): ``command_line`` (as typed), ``argv``,
-    ``command``, ``versions``, ``platform``, ``cpu``, ``commit`` (git; None outside a checkout),
-    ``xla_flags`` (None: unset), ``devices`` (None: JAX never started), ``seed`` (the effective
-    one; None for a command without one), ``settings`` (every option, defaults filled in, and
-    the values the command resolved) and ``config_text`` (the ``--config`` file's text; None
+    """The run's record (None without a run): `command_line` (as typed), `argv`,
+    `command`, `versions`, `platform`, `cpu`, `commit` (git; None outside a checkout),
+    `xla_flags` (None: unset), `devices` (None: JAX never started), `seed` (the effective
+    one; None for a command without one), `settings` (every option, defaults filled in, and
+    the values the command resolved) and `config_text` (the `--config` file's text; None
     without one). An option still None (its default decided
-    by the command) takes the value of the same name in ``doc`` (the summary the record goes
-    into), where the command put the value it used: in its ``config`` or ``params`` object,
+    by the command) takes the value of the same name in `doc` (the summary the record goes
+    into), where the command put the value it used: in its `config` or `params` object,
     else at its top."""
     run = _RUN.run
     if run is None:

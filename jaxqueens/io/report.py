@@ -1,23 +1,12 @@
-"""``report.html``: one self-contained page per ``--out`` folder, readable offline in any browser.
+"""`report.html`: one self-contained page per `--out` folder, readable offline in any browser.
 
-The page reads in the order a person asks: first the result (the recommendation of
-``summary.json``, then what the command printed: solved, distinct, rate, stop reason; its
-progress lines left out and its long notes below it), then every figure of the output in
-:data:`FIGURE_ORDER` (PNG and SVG embedded as a base64 ``data:`` URI, PDF linked), then the
-settings in full (the command line, the settings the user gave, the ``--config`` file's text and
-every :data:`FULL_TABLES` table), the environment (versions, platform, CPU, git commit,
-``XLA_FLAGS``, devices), and last the tables of every folder of the output (the folder itself
-first, then its subfolders, e.g. ``anneal``'s one per method): ``summary.json`` as a table (its
-lists of records as tables of their own), each other CSV as a table (its first :data:`MAX_ROWS`
-rows, with a note of how many there are), and a list of the files.
-Only this run's files are shown (:data:`MANIFEST`, written by :func:`write_manifest` from a
-:func:`snapshot` taken before the run); a file an earlier run left in the folder is listed as
-such. Nothing is fetched: the styles are inline, there is no script, and a
-Content-Security-Policy in the page forbids any request but ``data:`` images. Checkpoints are
-listed, never read. The page is written atomically (:mod:`jaxqueens.io.atomic`).
-
-The command line writes it after every command that wrote ``--out`` (:mod:`jaxqueens.cli.main`),
-passing the devices in (io knows no devices); :func:`write_report` may be called on any folder.
+The page reads in the order a person asks: the result, every figure (`FIGURE_ORDER`; PNG and
+SVG embedded, PDF linked), the settings in full, the environment, and last the tables of every
+folder of the output and a list of the files. Only this run's files are shown (`MANIFEST`,
+written by `write_manifest` from a `snapshot` taken before the run). Nothing is fetched: the
+styles are inline, there is no script, and a Content-Security-Policy forbids any request but
+`data:` images. The command line writes it after every command that wrote `--out`;
+`write_report` may be called on any folder.
 """
 
 from __future__ import annotations
@@ -51,12 +40,12 @@ MAX_FIGURES = 60
 MAX_FIGURE_BYTES = 8 << 20
 """Figures embedded at most, and the largest PNG embedded (others are listed, not embedded)."""
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
-"""Figures the page shows: PNG and SVG embedded as ``data:`` images, PDF as a link to the file."""
+"""Figures the page shows: PNG and SVG embedded as `data:` images, PDF as a link to the file."""
 MAX_DEPTH = 2
-"""Subfolder levels of ``--out`` that the page covers."""
+"""Subfolder levels of `--out` that the page covers."""
 MAX_SUMMARY_ROWS = 200
 FULL_TABLES = ("settings.csv",)
-"""CSV tables shown in full (up to :data:`MAX_SUMMARY_ROWS` rows) in the settings section."""
+"""CSV tables shown in full (up to `MAX_SUMMARY_ROWS` rows) in the settings section."""
 FIGURE_ORDER = (
     "solution",
     "success",
@@ -79,18 +68,18 @@ FIGURE_ORDER = (
 )
 """Figure file stems in the order the page shows them: what was found, then how often and how
 fast, then how the runs went, then the distributions behind them; a stem with a suffix
-(``trace_conflicting_pairs_ls``) goes with the longest entry it starts with, and a figure named
+(`trace_conflicting_pairs_ls`) goes with the longest entry it starts with, and a figure named
 in none of them comes last, by name."""
 PROGRESS = re.compile(r"^\[\d+/\d+\] |^\w+: estimated run time ")
-"""A printed line that announces work about to start (``[2/3] ls``, ``TA: estimated run
-time ...``): progress, left out of the page's result."""
+"""A printed line that announces work about to start (`[2/3] ls`, `TA: estimated run
+time ...`): progress, left out of the page's result."""
 MAX_RESULT_LINE = 200
 """A printed line longer than this is a note: shown in full below the result, not inside it."""
 SKIPPED = ("checkpoint",)
 """Files whose name starts with one of these are listed only (never read)."""
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
-"""The page may load nothing but its own ``data:`` images and inline styles: no script, no
+"""The page may load nothing but its own `data:` images and inline styles: no script, no
 request."""
 
 STYLE = """
@@ -146,8 +135,8 @@ def _table(header: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:
 
 
 def flatten(doc: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """Nested dicts as ``(dotted.key, value)`` pairs; a list of plain values stays one value, a list
-    of dicts is numbered (``per_solver.0.solver``); floats keep 6 significant digits."""
+    """Nested dicts as `(dotted.key, value)` pairs; a list of plain values stays one value, a list
+    of dicts is numbered (`per_solver.0.solver`); floats keep 6 significant digits."""
     if isinstance(doc, dict):
         items = []
         for key, value in doc.items():
@@ -183,8 +172,8 @@ def _records(name: str, items: list[dict]) -> str:
 
 
 def _records_apart(doc: dict, prefix: str = "") -> tuple[dict, dict[str, list]]:
-    """``doc`` without its lists of dicts, at any depth, and those lists by dotted name
-    (``per_solver``, ``recommendation.ranking``)."""
+    """`doc` without its lists of dicts, at any depth, and those lists by dotted name
+    (`per_solver`, `recommendation.ranking`)."""
     rest: dict = {}
     lists: dict[str, list] = {}
     for key, value in doc.items():
@@ -201,7 +190,7 @@ def _records_apart(doc: dict, prefix: str = "") -> tuple[dict, dict[str, list]]:
 
 
 def recommendation(doc: Any) -> list[str]:
-    """The ``line`` of every nested dict of a summary (its recommendation), in order."""
+    """The `line` of every nested dict of a summary (its recommendation), in order."""
     if not isinstance(doc, dict):
         return []
     return [
@@ -222,14 +211,14 @@ def _pairs(doc: dict) -> str:
 
 
 def png_size(data: bytes) -> tuple[int, int] | None:
-    """``(width, height)`` of a PNG from its header, or None if ``data`` is not a PNG."""
+    """`(width, height)` of a PNG from its header, or None if `data` is not a PNG."""
     if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
         return None
     return struct.unpack(">II", data[16:24])
 
 
 def _content(path: Path) -> bytes:
-    """A file's bytes as the run wrote them (:func:`jaxqueens.io.atomic.recorded`, kept in memory
+    """A file's bytes as the run wrote them (`recorded`, kept in memory
     while the command line runs the command and writes this page), else read from the folder
     (a page written for any folder, or a file too large to keep)."""
     kept = recorded(path)
@@ -237,7 +226,7 @@ def _content(path: Path) -> bytes:
 
 
 def _csv_section(path: Path, rows_shown: int = MAX_ROWS) -> str:
-    """A CSV file as a table: its first ``rows_shown`` rows, with a note of how many there are."""
+    """A CSV file as a table: its first `rows_shown` rows, with a note of how many there are."""
     kept = recorded(path)
     with (
         io.StringIO(kept.decode("utf-8", errors="replace"), newline="")
@@ -294,7 +283,7 @@ def _figure(path: Path, shown: int) -> tuple[str, bool]:
 
 
 def _folders(root: Path) -> list[Path]:
-    """``root`` and its subfolders up to :data:`MAX_DEPTH` levels, sorted (hidden ones left out)."""
+    """`root` and its subfolders up to `MAX_DEPTH` levels, sorted (hidden ones left out)."""
     found = [root]
     level = [root]
     for _ in range(MAX_DEPTH):
@@ -320,7 +309,7 @@ def _heading(root: Path, folder: Path, what: str) -> str:
 
 
 def _figure_rank(path: Path) -> tuple[int, str]:
-    """Where a figure goes in the page (:data:`FIGURE_ORDER`), then its name."""
+    """Where a figure goes in the page (`FIGURE_ORDER`), then its name."""
     stem = path.stem
     known = [i for i, s in enumerate(FIGURE_ORDER) if stem.startswith(s)]
     rank = max(known, key=lambda i: len(FIGURE_ORDER[i])) if known else len(FIGURE_ORDER)
@@ -328,8 +317,8 @@ def _figure_rank(path: Path) -> tuple[int, str]:
 
 
 def _figures_section(root: Path, folder: Path, counter: list[int], only: set | None) -> str:
-    """Every figure of ``folder`` this run wrote: PNG and SVG embedded (within
-    :data:`MAX_FIGURES`), PDF linked."""
+    """Every figure of `folder` this run wrote: PNG and SVG embedded (within
+    `MAX_FIGURES`), PDF linked."""
     figures = sorted(
         (p for p in _files(folder) if p.suffix.lower() in FIGURE_SUFFIXES and _mine(root, p, only)),
         key=_figure_rank,
@@ -345,7 +334,7 @@ def _figures_section(root: Path, folder: Path, counter: list[int], only: set | N
 
 
 def _summary(path: Path) -> Any:
-    """The document a ``summary.json`` holds (as this run wrote it).
+    """The document a `summary.json` holds (as this run wrote it).
 
     Raises:
       OSError, ValueError: it cannot be read, or is not JSON.
@@ -354,9 +343,9 @@ def _summary(path: Path) -> Any:
 
 
 def _result_section(root: Path, result: str | None, only: set | None) -> str:
-    """The recommendation of the folder's own ``summary.json`` (this run's), then what the
-    command printed without its progress lines (:data:`PROGRESS`), then its long lines
-    (:data:`MAX_RESULT_LINE`) as notes; empty when there is neither."""
+    """The recommendation of the folder's own `summary.json` (this run's), then what the
+    command printed without its progress lines (`PROGRESS`), then its long lines
+    (`MAX_RESULT_LINE`) as notes; empty when there is neither."""
     summary = root / "summary.json"
     lines: list[str] = []
     if summary.is_file() and _mine(root, summary, only):
@@ -384,8 +373,8 @@ def _result_section(root: Path, result: str | None, only: set | None) -> str:
 
 
 def _settings_section(root: Path, folders: list[Path], line: str, given: dict, only) -> str:
-    """The command line, the settings the user gave, the ``--config`` file's text and every
-    :data:`FULL_TABLES` table of this run, in full."""
+    """The command line, the settings the user gave, the `--config` file's text and every
+    `FULL_TABLES` table of this run, in full."""
     parts = [
         "<h2>settings</h2><h3>command</h3>",
         f"<pre>{_e(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
@@ -408,7 +397,7 @@ def _settings_section(root: Path, folders: list[Path], line: str, given: dict, o
 
 
 def _environment_section(env: dict, devs: dict) -> str:
-    """Versions, platform, CPU, commit, ``XLA_FLAGS`` and devices as a table; a value too long
+    """Versions, platform, CPU, commit, `XLA_FLAGS` and devices as a table; a value too long
     for a cell (the XLA flags) in full below it."""
     rows = [(k, _show(v)) for k, v in env.items()] + flatten(devs)
     long = [(k, v) for k, v in rows if len(str(v)) > MAX_CELL]
@@ -420,7 +409,7 @@ def _environment_section(env: dict, devs: dict) -> str:
 
 
 def _tables_section(root: Path, folder: Path, only: set | None) -> str:
-    """``summary.json``, the CSV tables (``summary.csv`` first) and the file list of ``folder``:
+    """`summary.json`, the CSV tables (`summary.csv` first) and the file list of `folder`:
     the tables of the files this run wrote; the others are listed as an earlier run's."""
     every = _files(folder)
     files = [p for p in every if _mine(root, p, only)]
@@ -464,7 +453,7 @@ def _tables_section(root: Path, folder: Path, only: set | None) -> str:
 
 
 MANIFEST = "manifest.json"
-"""The files this run wrote in its ``--out`` folder (relative path and bytes), written after the
+"""The files this run wrote in its `--out` folder (relative path and bytes), written after the
 outputs and before the page: the page shows only these; a file an earlier run left is listed
 as such, never shown as this run's."""
 
@@ -475,7 +464,7 @@ def _walk(root: Path) -> Iterable[Path]:
 
 
 def snapshot(out_dir: str | Path) -> dict[str, tuple[int, int]]:
-    """What ``out_dir`` holds before a run: relative path -> (mtime in ns, bytes) of every file
+    """What `out_dir` holds before a run: relative path -> (mtime in ns, bytes) of every file
     the page would cover (empty for a missing folder)."""
     root = Path(out_dir)
     if not root.is_dir():
@@ -488,8 +477,8 @@ def snapshot(out_dir: str | Path) -> dict[str, tuple[int, int]]:
 
 
 def write_manifest(out_dir: str | Path, before: dict[str, tuple[int, int]], command: str) -> set:
-    """Write :data:`MANIFEST`: the files of ``out_dir`` that are new or changed since
-    ``before`` (:func:`snapshot`); returns their relative paths and the manifest's own (this
+    """Write `MANIFEST`: the files of `out_dir` that are new or changed since
+    `before` (`snapshot`); returns their relative paths and the manifest's own (this
     run's file, as the page shows it)."""
     root = Path(out_dir)
     mine = {}
@@ -526,7 +515,7 @@ def render(
     result: str | None = None,
     only: set | None = None,
 ) -> str:
-    """The page for ``out_dir`` as a string (see the module doc).
+    """The page for `out_dir` as a string (see the module doc).
 
     Args:
       out_dir: the output folder.
@@ -534,7 +523,7 @@ def render(
       settings: the options the user gave (values that are not plain data are shown as text).
       result: what the command printed (its result lines), shown first after the summary's
         recommendation, without its progress lines; None: nothing printed.
-      only: the relative paths of the files this run wrote (:func:`write_manifest`): only they
+      only: the relative paths of the files this run wrote (`write_manifest`): only they
         are shown; the others are listed as an earlier run's. None: every file.
       devices: what ran it (backend, devices, processes), from a layer that knows devices; None:
         the command did not start JAX.
@@ -586,7 +575,7 @@ def write_report(
     result: str | None = None,
     only: set | None = None,
 ) -> Path:
-    """Write :func:`render`'s page to ``out_dir/report.html`` atomically; return its path."""
+    """Write `render`'s page to `out_dir/report.html` atomically; return its path."""
     path = Path(out_dir) / FILENAME
     page = render(
         out_dir,
@@ -602,5 +591,5 @@ def write_report(
 
 
 def command_words(argv: Sequence[str] | None = None) -> list[str]:
-    """The command line as typed: ``jaxqueens`` and ``argv`` (default ``sys.argv[1:]``)."""
+    """The command line as typed: `jaxqueens` and `argv` (default `sys.argv[1:]`)."""
     return ["jaxqueens", *(sys.argv[1:] if argv is None else list(argv))]

@@ -1,13 +1,13 @@
 """The one writer of tables: CSV files and JSON documents, always written atomically.
 
-Every command's ``--out`` files go through here (or through :mod:`jaxqueens.io.boards` for
+Every command's `--out` files go through here (or through `boards` for
 boards), so a reader never sees a half-written table and every CSV has the same dialect:
-a header row, ``\\n`` line ends, empty cells for missing values.
+a header row, `\\n` line ends, empty cells for missing values.
 
-Text cells that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``,
-or a tab or carriage return: CSV injection, OWASP) are written with a leading ``'``, which
+Text cells that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`,
+or a tab or carriage return: CSV injection, OWASP) are written with a leading `'`, which
 spreadsheets show as text; numbers (ints, floats, NumPy scalars) stay numbers, negative ones
-included. :func:`csv_cell` is the one rule, also used for the CSV ``complete`` prints.
+included. `csv_cell` is the one rule, also used for the CSV `complete` prints.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 def csv_cell(value: Any) -> Any:
     """One CSV cell: None is empty, numbers stay numbers, and text that starts like a formula is
-    prefixed with ``'`` (OWASP's neutralisation)."""
+    prefixed with `'` (OWASP's neutralisation)."""
     if value is None:
         return ""
     if isinstance(value, (bool, int, float, numbers.Number)):
@@ -40,7 +40,7 @@ def csv_cell(value: Any) -> Any:
 
 
 def writer(stream) -> Any:
-    """A CSV writer in the package's dialect whose rows pass through :func:`csv_cell`."""
+    """A CSV writer in the package's dialect whose rows pass through `csv_cell`."""
     return _Writer(stream)
 
 
@@ -57,7 +57,7 @@ class _Writer:
 
 
 def write_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
-    """Write ``header`` then ``rows`` (sequences; None becomes an empty cell) to ``path``."""
+    """Write `header` then `rows` (sequences; None becomes an empty cell) to `path`."""
     buf = io.StringIO()
     w = writer(buf)
     w.writerow(header)
@@ -69,16 +69,16 @@ def write_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[A
 def write_dict_csv(
     path: str | Path, rows: Sequence[dict], keys: Sequence[str] | None = None
 ) -> Path:
-    """Write dicts as rows; the columns are ``keys`` or every key in order of first appearance."""
+    """Write dicts as rows; the columns are `keys` or every key in order of first appearance."""
     keys = list(keys) if keys is not None else list(dict.fromkeys(k for row in rows for k in row))
     return write_csv(path, keys, ([row.get(k) for k in keys] for row in rows))
 
 
 SUMMARY = "summary.json"
-"""Every command's summary document: :func:`write_json` adds the run's record to it."""
+"""Every command's summary document: `write_json` adds the run's record to it."""
 
 NULL_REASON = "_null_reason"
-"""Suffix of the key that says why a value is null (``ert_s`` -> ``ert_s_null_reason``)."""
+"""Suffix of the key that says why a value is null (`ert_s` -> `ert_s_null_reason`)."""
 
 
 def _reason(x: float) -> str:
@@ -87,7 +87,7 @@ def _reason(x: float) -> str:
 
 
 def _number(value: Any) -> Any:
-    """``value`` as a plain Python value if it is a NumPy scalar or array, else itself."""
+    """`value` as a plain Python value if it is a NumPy scalar or array, else itself."""
     kind = type(value).__module__
     if kind == "numpy":
         return value.tolist() if hasattr(value, "tolist") else value
@@ -95,8 +95,8 @@ def _number(value: Any) -> Any:
 
 
 def strict(doc: Any) -> Any:
-    """``doc`` as strict JSON data: NumPy values as Python ones, and every non-finite float
-    (inf, -inf, NaN) as null, with a ``<key>_null_reason`` beside it in its object (for a list,
+    """`doc` as strict JSON data: NumPy values as Python ones, and every non-finite float
+    (inf, -inf, NaN) as null, with a `<key>_null_reason` beside it in its object (for a list,
     beside the list's key)."""
     doc = _number(doc)
     if isinstance(doc, float):
@@ -120,7 +120,7 @@ def strict(doc: Any) -> Any:
 
 
 def _non_finite(values) -> float | None:
-    """The first non-finite float directly in ``values`` (None: none)."""
+    """The first non-finite float directly in `values` (None: none)."""
     for v in values:
         v = _number(v)
         if isinstance(v, float) and not math.isfinite(v):
@@ -129,11 +129,11 @@ def _non_finite(values) -> float | None:
 
 
 def write_json(path: str | Path, doc: Any) -> Path:
-    """Write ``doc`` as indented strict JSON with a final newline (:func:`strict`: no Infinity or
+    """Write `doc` as indented strict JSON with a final newline (`strict`: no Infinity or
     NaN, which JSON parsers refuse; other values JSON cannot hold become strings).
 
-    A ``summary.json`` written while a command runs gets the run's record under ``"run"``
-    (:func:`jaxqueens.io.provenance.record`: command line, versions, platform, devices, seed,
+    A `summary.json` written while a command runs gets the run's record under `"run"`
+    (`record`: command line, versions, platform, devices, seed,
     every effective setting), so every command's summary says where it came from."""
     if Path(path).name == SUMMARY and isinstance(doc, dict) and provenance.active():
         doc = {**doc, "run": provenance.record(doc)}

@@ -1,10 +1,10 @@
 """What every command that writes does before any work and at its end: the output preflight
-(:func:`prepare_out`: the path can be written and its disk has room for what the run will write)
-and the final write (:func:`final_write`, part of the command's :func:`ending`: signals deferred
-while the summary, the ``--out`` files and the report are written, the checkpoint removed only
-after them (:func:`retire`), a failed write said in one line); the advice on how to continue a run
-(:func:`resume_advice`, which a ``run`` sweep sets for its settings: :func:`resumed_by`); and
-:func:`is_writer`: only process 0 of a multi-process run writes."""
+(`prepare_out`: the path can be written and its disk has room for what the run will write)
+and the final write (`final_write`, part of the command's `ending`: signals deferred
+while the summary, the `--out` files and the report are written, the checkpoint removed only
+after them (`retire`), a failed write said in one line); the advice on how to continue a run
+(`resume_advice`, which a `run` sweep sets for its settings: `resumed_by`); and
+`is_writer`: only process 0 of a multi-process run writes."""
 
 from __future__ import annotations
 
@@ -29,10 +29,10 @@ _RESUME: dict = {"how": None}  # set by a `run` sweep while one of its settings 
 
 @contextlib.contextmanager
 def resumed_by(how: str) -> Iterator[None]:
-    """Inside the block a command runs as a part of another (a ``run`` sweep's setting): the
-    messages that say how to continue an unfinished or interrupted run name ``how`` (the sweep's
-    own ``jaxqueens run CONFIG --resume``; a setting's folder is the sweep's, and its command's
-    ``--resume`` would run that setting alone), and its final write is its whole :func:`ending`
+    """Inside the block a command runs as a part of another (a `run` sweep's setting): the
+    messages that say how to continue an unfinished or interrupted run name `how` (the sweep's
+    own `jaxqueens run CONFIG --resume`; a setting's folder is the sweep's, and its command's
+    `--resume` would run that setting alone), and its final write is its whole `ending`
     (the sweep writes the report)."""
     before = _RESUME["how"]
     _RESUME["how"] = how
@@ -45,8 +45,8 @@ def resumed_by(how: str) -> Iterator[None]:
 
 
 def resume_advice(out) -> str:
-    """How to continue the run of ``out``: "the same command and --resume OUT", or what the
-    enclosing sweep set (:func:`resumed_by`)."""
+    """How to continue the run of `out`: "the same command and --resume OUT", or what the
+    enclosing sweep set (`resumed_by`)."""
     return _RESUME["how"] or f"the same command and --resume {out}"
 
 
@@ -72,12 +72,12 @@ def prepare_out(
 ) -> Path | None:
     """Check an output path before any work, so a run never ends in a write that must fail.
 
-    ``kind="dir"``: ``path`` is a folder (new or existing), never an existing file;
-    ``kind="file"``: a file, never an existing folder nor one of ``inputs``. Either way the
-    folder must be creatable and writable and its disk must have ``need`` bytes (a rough
-    estimate of what the run writes, checkpoints included) plus :data:`MARGIN` free. Stale
-    temporary files of a killed run are removed from the folder (:mod:`jaxqueens.io.atomic`).
-    Nothing is created. Returns ``Path(path)``, or None when no path is given.
+    `kind="dir"`: `path` is a folder (new or existing), never an existing file;
+    `kind="file"`: a file, never an existing folder nor one of `inputs`. Either way the
+    folder must be creatable and writable and its disk must have `need` bytes (a rough
+    estimate of what the run writes, checkpoints included) plus `MARGIN` free. Stale
+    temporary files of a killed run are removed from the folder (`atomic`).
+    Nothing is created. Returns `Path(path)`, or None when no path is given.
 
     Raises:
       QueensError: one line naming the option, the path and the fix.
@@ -125,7 +125,7 @@ def prepare_out(
 
 
 def _checkpoints_in(out) -> list[Path]:
-    """The checkpoint files of a run's ``--out`` folder (any command's naming, any depth)."""
+    """The checkpoint files of a run's `--out` folder (any command's naming, any depth)."""
     if not out or not Path(out).is_dir():
         return []
     stem = Path(checkpoint.FILENAME).stem
@@ -139,8 +139,8 @@ def _writes() -> bool:
 
 
 class _Ending:
-    """The end of one command: from its first :func:`final_write` to its report, one safe
-    region; the checkpoints it has finished with (:func:`retire`) go after it."""
+    """The end of one command: from its first `final_write` to its report, one safe
+    region; the checkpoints it has finished with (`retire`) go after it."""
 
     def __init__(self, out) -> None:
         self.out = out
@@ -158,13 +158,13 @@ _ENDINGS: list[_Ending | None] = []  # the commands running, innermost last (Non
 
 @contextlib.contextmanager
 def ending(out) -> Iterator[None]:
-    """One command's end, from its first :func:`final_write` to the last (the command line
+    """One command's end, from its first `final_write` to the last (the command line
     closes a command's report in one, after the command's own): a signal anywhere in it waits
-    for the end, and the checkpoints :func:`retire` names are removed only then, when every
+    for the end, and the checkpoints `retire` names are removed only then, when every
     output and the report are written.
 
     A first signal (SIGINT or SIGTERM) lets the end finish: a line says so and
-    ``KeyboardInterrupt`` is raised after the block. A second one stops at once: each file is
+    `KeyboardInterrupt` is raised after the block. A second one stops at once: each file is
     whole or absent, the checkpoint stays, and the line says how to resume.
     """
     end = _Ending(out)
@@ -204,8 +204,8 @@ def ending(out) -> Iterator[None]:
 
 
 def retire(path) -> None:
-    """Remove the checkpoint ``path`` once the command's outputs and report are written (the
-    end of :func:`ending`; at once outside a command)."""
+    """Remove the checkpoint `path` once the command's outputs and report are written (the
+    end of `ending`; at once outside a command)."""
     end = _ENDINGS[-1] if _ENDINGS else None
     if end is None:
         Path(path).unlink(missing_ok=True)
@@ -215,12 +215,12 @@ def retire(path) -> None:
 
 @contextlib.contextmanager
 def final_write(out) -> Iterator[None]:
-    """A command's final write (summary lines, ``--out`` files) with signals deferred: the
+    """A command's final write (summary lines, `--out` files) with signals deferred: the
     finished work is never lost in its last seconds.
 
-    It is part of the command's :func:`ending` (its own, outside one): a first signal waits for
+    It is part of the command's `ending` (its own, outside one): a first signal waits for
     every output and the report, a second keeps the checkpoint and prints the resume command. A
-    write that fails (OSError: the disk filled up after :func:`prepare_out`) becomes a one-line
+    write that fails (OSError: the disk filled up after `prepare_out`) becomes a one-line
     QueensError that says the same.
     """
     end = _ENDINGS[-1] if _ENDINGS else None
