@@ -49,6 +49,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -59,7 +60,7 @@ from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import cache, devices, gather, sizing
+from jaxqueens.parallel import cache, devices, gather, sizing, threads
 from jaxqueens.parallel import count as batched
 from jaxqueens.parallel import streams as parallel_streams
 from jaxqueens.parallel.scheduler import Launch, Scheduler
@@ -489,6 +490,39 @@ def _record(plan: _Plan, lo: int, found: list[int]) -> list[int]:
     return list(found)
 
 
+def kernel_route(platform: str, n: int) -> str:
+    """Which kernel counts n on a JAX backend: ``"threads"`` (one search per GPU thread,
+    :mod:`jaxqueens.parallel.threads`) on a CUDA GPU for n up to its limit, else ``"items"``
+    (the XLA kernels of :func:`jaxqueens.parallel.count.count_items`: the CPU's, resumable)."""
+    return "threads" if platform == "gpu" and 4 <= n <= threads.MAX_N else "items"
+
+
+THREAD_TASKS_PER_LANE = 8  # tasks per lane of the thread kernel: a lane that finishes refills
+
+
+def _count_threads(n: int, unique: bool) -> CountResult:
+    """The count of n on a GPU by the thread kernel: every task in one call, lanes filling
+    the device (one warp a block, 32 blocks an SM), the depth giving about
+    :data:`THREAD_TASKS_PER_LANE` tasks a lane."""
+    target = sizing.device_target()
+    programs = max(1, target.parallelism // (2 * threads.BLOCK))
+    cfg, _ = constellations.constellations(n)
+    allow = constellations.allow_masks(n, cfg)
+    depth = task_depth(n, allow, THREAD_TASKS_PER_LANE * programs * threads.BLOCK)
+    plan = threads.tasks(n, depth)
+    words = jnp.asarray(plan.words)
+    c0 = time.perf_counter()
+    interpret = jax.default_backend() != "gpu"  # elsewhere (tests) the kernel is interpreted
+    run = threads.count_tasks.lower(words, n=n, programs=programs, interpret=interpret).compile()
+    compile_s = time.perf_counter() - c0
+    t1 = time.perf_counter()
+    total = plan.base + threads.lane_total(run(words))
+    seconds = time.perf_counter() - t1
+    u = constellations.classes(total, n, constellations.fixed_by_rotation(n)) if unique else None
+    tasks = plan.words.shape[1]
+    return CountResult(n, total, u, seconds, compile_s, depth, tasks, 1, 0, len(cfg), 0, 1)
+
+
 def count_solutions(
     n: int,
     unique: bool = False,
@@ -536,6 +570,9 @@ def count_solutions(
         sols = _tiny(n)
         u = len(symmetry.fundamental(sols)) if unique else None
         return CountResult(n, len(sols), u, time.perf_counter() - t0, 0.0, 0, 0, 0, 0)
+    plain = checkpoint is None and depth is None and chunk is None and budget is None
+    if plain and kernel_route(jax.default_backend(), n) == "threads":
+        return _count_threads(n, unique)
     plan = _plan(n, depth, chunk, budget)
     num = len(plan.tasks)
     bounds = _bounds(plan)  # (lo, hi) of every chunk

@@ -1,0 +1,333 @@
+"""One depth-first search per GPU thread: the exact count as a Pallas (Triton) kernel.
+
+The constellation tasks of :mod:`jaxqueens.core.constellations` (the CPU counter's plan: same
+canonical classes, weights and host-placed columns), rewritten for a search with no stack of
+masks: every border queen is placed up front, the diagonals are absolute (bit ``row + col`` and
+``row - col + n - 1`` of two-word masks), so a level is undone by XOR from the row of its queen
+alone; the rows of the queens are packed 5 bits each into :data:`ROW_WORDS` words. A task's
+levels are its columns without a border queen, in order; each lane of a block is one task.
+One loop iteration is one tree edge (place the lowest free row; at the child before the last
+level count its free row) or one pop (undo the parent's queen, take its next row), branch-free
+across the lanes. Completions are counted in two uint32 words per task (exact below 2^64).
+
+:func:`tasks` builds the lanes' inputs on the host; :func:`count_tasks` runs the kernel
+(``interpret=True`` runs it on the CPU); :func:`count` is the whole count of n.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as pl_triton
+
+from jaxqueens.core import constellations
+from jaxqueens.core.prefixes import place
+from jaxqueens.errors import QueensError
+
+COLS, LD_LO, LD_HI, RD_LO, RD_HI, START, LAST, SKIP = range(8)  # the words of a task
+TASK_WORDS = 8
+ROW_WORDS = 4  # packed queen rows: 6 rows of 5 bits a word, levels 0..23 (n <= 27)
+MAX_N = 27
+BLOCK = 32  # lanes (threads) per program: one warp
+NUM_WARPS = 1
+
+
+class Tasks(NamedTuple):
+    """The count of n as lanes (host NumPy): ``Q(n) = base + sum(weights * found)``."""
+
+    words: np.ndarray  # [TASK_WORDS, T] uint32 per task: masks, start and last level, skips
+    weights: np.ndarray  # [T] int64 each task's weight (its constellation's class size)
+    base: int  # weighted completions of tasks with at most one level left (counted on the host)
+    depth: int  # columns placed on the host (as the CPU plan)
+    order: np.ndarray  # [T] int64 each task's place in the CPU plan's (constellations.tasks)
+
+
+def _col(k, lo, hi):
+    """The board column of level ``k`` (the k-th column of 1..n-2 without a border queen;
+    ``lo < hi`` the interior columns of the queens of rows 0 and n-1, n where there is none)."""
+    c = k + 1
+    c = c + (c >= lo)
+    return c + (c >= hi)
+
+
+def tasks(n: int, depth: int) -> Tasks:
+    """Every task of the count of n with ``depth`` host-placed columns (the CPU plan's split,
+    :func:`jaxqueens.core.constellations.tasks`, in its order), as kernel lanes.
+
+    Raises:
+      QueensError: n outside 4..:data:`MAX_N` or ``depth`` outside 1..n-2.
+    """
+    if not 4 <= n <= MAX_N:
+        raise QueensError(f"the thread kernel counts n = 4..{MAX_N}, not n = {n}")
+    if not 1 <= depth <= n - 2:
+        raise QueensError(f"depth {depth} is out of range for n = {n}: give 1 to {n - 2} columns")
+    cfg, weights = constellations.constellations(n)
+    allow = constellations.allow_masks(n, cfg).astype(np.uint64)
+    owner = np.arange(len(cfg))
+    z = np.zeros(len(cfg), np.uint64)
+    cols, ld, rd = z, z, z
+    rows = np.zeros((len(cfg), 0), np.int64)
+    for level in range(depth):  # as constellations.tasks, keeping every queen's row
+        parent, row, cols, ld, rd = place(cols, ld, rd, n, allow[owner, level])
+        owner, rows = owner[parent], np.concatenate([rows[parent], row[:, None]], axis=1)
+    av = np.uint64((1 << n) - 1) & ~(cols | ld | rd) & allow[owner, depth]
+    owner, rows = owner[av != 0], rows[av != 0]
+    a, b, c, d = cfg[owner].T
+    t = np.arange(len(owner))
+    board = np.full((len(owner), n), -1, np.int8)  # the row of every column's queen, or -1
+    board[:, :depth] = rows
+    board[t, 0], board[t, n - 1], board[t, c], board[t, d] = a, b, 0, n - 1
+    one = np.uint64(1)
+    cols, ld, rd = (np.zeros(len(owner), np.uint64) for _ in range(3))
+    for x in range(n):  # column by column: no [T, n] array of 64-bit words
+        on = board[:, x] >= 0
+        y = np.where(on, board[:, x], 0).astype(np.uint64)
+        cols |= np.where(on, one << y, 0).astype(np.uint64)
+        ld |= np.where(on, one << (y + np.uint64(x)), 0).astype(np.uint64)
+        rd |= np.where(on, one << (y + np.uint64(n - 1 - x)), 0).astype(np.uint64)
+    inner = np.sort(np.stack([c, d], 1), axis=1)
+    inner = np.where((inner >= 1) & (inner <= n - 2), inner, n)  # interior border-row columns
+    lo, hi = inner[:, 0], inner[:, 1]
+    last = n - 3 - (lo < n) - (hi < n)  # the last level (levels: columns without a border queen)
+    start = depth - 1 - (lo < depth) - (hi < depth)  # the first level at or after column depth
+    words = np.zeros((TASK_WORDS, len(owner)), np.uint32)
+    mask32 = np.uint64(0xFFFFFFFF)
+    words[COLS] = cols
+    words[LD_LO], words[LD_HI] = ld & mask32, ld >> np.uint64(32)
+    words[RD_LO], words[RD_HI] = rd & mask32, rd >> np.uint64(32)
+    words[START], words[LAST] = start, last
+    words[SKIP] = lo | (hi << 8) | (weights[owner] << 16)
+    # at most one level left: no edge to take; its completions are counted here
+    short = last - start <= 0
+    free = np.zeros(len(owner), np.int64)
+    k = short & (last == start)  # one level: its free rows (at most one)
+    col = np.minimum(_col(start, lo, hi), n - 2)
+    diag = (ld >> col.astype(np.uint64)) | (rd >> (np.uint64(n - 1) - col.astype(np.uint64)))
+    free[k] = np.bitwise_count(~(cols | diag)[k] & np.uint64((1 << n) - 1))
+    free[short & (last < start)] = 1  # no level left: every queen is placed
+    base = int((free * weights[owner]).sum())
+    order = np.flatnonzero(~short)
+    return Tasks(words[:, ~short], weights[owner][~short], base, depth, order)
+
+
+def _shr(lo, hi, s):
+    """The low word of the 64-bit ``(hi, lo) >> s``, ``s`` uint32 in 1..31."""
+    return (lo >> s) | ((hi << 1) << (31 - s))
+
+
+def _flip(lo, hi, idx, on):
+    """``(hi, lo)`` with bit ``idx`` (0..63) flipped where ``on``."""
+    m = jnp.uint32(1) << (idx & 31)
+    m = jnp.where(on, m, jnp.uint32(0))
+    high = idx >= 32
+    return lo ^ jnp.where(high, jnp.uint32(0), m), hi ^ jnp.where(high, m, jnp.uint32(0))
+
+
+def _log2(bit):
+    """The row of a one-bit mask (uint32, below 2^24 exact in float32): its float exponent
+    (Triton lowers no population count)."""
+    f = lax.bitcast_convert_type(bit.astype(jnp.float32), jnp.uint32)
+    return (f >> 23) - 127
+
+
+def _init(w, n: int, row_words: int, dead):
+    """A lane's state at the start of task words ``w`` (a list of TASK_WORDS uint32 arrays);
+    ``dead`` lanes start finished."""
+    full = jnp.uint32((1 << n) - 1)
+    start = w[START].astype(jnp.int32)
+    skip_lo, skip_hi = (w[SKIP] & 255).astype(jnp.int32), ((w[SKIP] >> 8) & 255).astype(jnp.int32)
+    cols = w[COLS]
+    ld, rd = (w[LD_LO], w[LD_HI]), (w[RD_LO], w[RD_HI])
+    c = _col(start, skip_lo, skip_hi).astype(jnp.uint32)
+    av = _free(cols, ld, rd, c, n)
+    zero = jnp.zeros_like(cols)
+    packed = tuple(zero for _ in range(row_words))
+    d = jnp.where(dead, start - 1, start)
+    return Lane(
+        d, c, jnp.where(dead, zero, av & full), cols, ld, rd, packed, w[START], w[LAST], w[SKIP]
+    )
+
+
+class Lane(NamedTuple):
+    """One lane's search (``B`` = lanes of a block, ``W`` = :func:`row_words`)."""
+
+    d: jax.Array  # [B] int32 current level; start - 1 once the task is searched
+    c: jax.Array  # [B] uint32 the board column of level d
+    av: jax.Array  # [B] uint32 rows still to try at level d
+    cols: jax.Array  # [B] uint32 rows taken
+    ld: tuple  # 2 x [B] uint32 diagonals taken, bit row + column (low, high word)
+    rd: tuple  # 2 x [B] uint32 anti-diagonals taken, bit row - column + n - 1
+    packed: tuple  # W x [B] uint32 the queens' rows of levels 0.., 6 of 5 bits a word
+    start: jax.Array  # [B] uint32 the task's first level
+    last: jax.Array  # [B] uint32 its last level
+    skip: jax.Array  # [B] uint32 its interior border columns and weight (SKIP word)
+
+
+def _free(cols, ld, rd, c, n: int):
+    """The free rows of column ``c`` (uint32 in 1..n-2) under the masks."""
+    diag = _shr(ld[0], ld[1], c) | _shr(rd[0], rd[1], jnp.uint32(n - 1) - c)
+    return ~(cols | diag) & jnp.uint32((1 << n) - 1)
+
+
+def _step(s: Lane, n: int):
+    """One iteration of every lane: (the new lane, uint32 [B] completions found: 0 or 1).
+
+    It either takes an edge from level d (its lowest free row ``r``) or, with no row left at
+    level d, pops to level d - 1 (its queen's row ``r``, read from the packed rows): both toggle
+    one queen in the masks and take the free rows of one column, so the two paths share every
+    mask operation and differ only in which queen and column they pick.
+    """
+    full = jnp.uint32((1 << n) - 1)
+    top = jnp.uint32(n - 1)
+    d, c, av, cols, ld, rd, packed = s.d, s.c, s.av, s.cols, s.ld, s.rd, s.packed
+    start, last = s.start.astype(jnp.int32), s.last.astype(jnp.int32)
+    skip_lo, skip_hi = s.skip & 255, (s.skip >> 8) & 255
+    live = d >= start
+    has = av != 0
+    pop = live & ~has & (d > start)
+    k = jnp.maximum(d - 1, 0)
+    word = (k * 43) >> 8  # k // 6 for k < 48
+    sh = (5 * (k - 6 * word)).astype(jnp.uint32)
+    rows = packed[0]
+    for i in range(1, len(packed)):
+        rows = jnp.where(word == i, packed[i], rows)
+    bit = av & (jnp.uint32(0) - av)
+    prev = c - 1
+    prev = prev - (prev == skip_hi).astype(jnp.uint32)
+    prev = prev - (prev == skip_lo).astype(jnp.uint32)
+    nxt = c + 1
+    nxt = nxt + (nxt == skip_lo).astype(jnp.uint32)
+    nxt = nxt + (nxt == skip_hi).astype(jnp.uint32)
+    r = jnp.where(has, _log2(bit), (rows >> sh) & 31)
+    qc = jnp.where(has, c, prev)
+    qbit = jnp.uint32(1) << r
+    flip = has | pop
+    ncols = cols ^ jnp.where(flip, qbit, jnp.uint32(0))
+    nld = _flip(ld[0], ld[1], r + qc, flip)
+    nrd = _flip(rd[0], rd[1], r + top - qc, flip)
+    fc = jnp.where(has, nxt, prev)
+    above = jnp.where(has, full, ~((qbit << 1) - 1))
+    f = _free(ncols, nld, nrd, fc, n) & above
+    at_last = d + 1 == last
+    add = (has & at_last & (f != 0)).astype(jnp.uint32)
+    push = has & ~at_last & (f != 0)
+    commit = push | pop
+    d = jnp.where(push, d + 1, jnp.where(pop, d - 1, jnp.where(live & ~has, start - 1, d)))
+    c = jnp.where(commit, fc, c)
+    av = jnp.where(commit, f, av ^ bit)
+    cols = jnp.where(commit, ncols, cols)
+    ld = tuple(jnp.where(commit, a, o) for a, o in zip(nld, ld, strict=True))
+    rd = tuple(jnp.where(commit, a, o) for a, o in zip(nrd, rd, strict=True))
+    # a push writes the row at level d - 1 (d already the child), the slot a pop would read
+    kw = ((d - 1) * 43) >> 8
+    ks = (5 * (d - 1 - 6 * kw)).astype(jnp.uint32)
+    slot = jnp.uint32(31) << ks
+    packed = tuple(
+        jnp.where(push & (kw == i), (p & ~slot) | (r << ks), p) for i, p in enumerate(packed)
+    )
+    return s._replace(d=d, c=c, av=av, cols=cols, ld=ld, rd=rd, packed=packed), add
+
+
+def row_words(n: int) -> int:
+    """Words of packed queen rows a lane keeps for n (6 rows a word; at most n - 4 levels)."""
+    return max(1, -(-(n - 4) // 6))
+
+
+def _kernel(w_ref, out_ref, *, n: int, tasks: int, lanes: int, block: int):
+    """Lane g of the grid searches tasks g, g + lanes, g + 2 lanes, ...: a lane whose task is
+    done takes its next one, so no lane idles until its own tasks run out. Out: the lane's
+    weighted completions, uint32 ``[2, block]`` (low, high words)."""
+    g = pl.program_id(0) * block + lax.broadcasted_iota(jnp.int32, (block,), 0)
+    words = row_words(n)
+
+    def load(task):
+        idx = jnp.minimum(task, tasks - 1)
+        return _init([w_ref[i, idx] for i in range(TASK_WORDS)], n, words, task >= tasks)
+
+    def inner(c):
+        s, task, lo, hi = c
+        s, add = _step(s, n)
+        add = add * (s.skip >> 16)  # the task's weight
+        lo2 = lo + add
+        return s, task, lo2, hi + (lo2 < add).astype(jnp.uint32)
+
+    def running(c):  # every lane busy or out of tasks, and some lane busy
+        s, task = c[0], c[1]
+        live = (s.d >= s.start.astype(jnp.int32)).astype(jnp.int32)
+        out = (task >= tasks).astype(jnp.int32)
+        return (jnp.min(live | out) > 0) & (jnp.max(live) > 0)
+
+    def outer(c):
+        s, task, lo, hi = lax.while_loop(running, inner, c)
+        idle = (s.d < s.start.astype(jnp.int32)) & (task < tasks)
+        task = jnp.where(idle, task + lanes, task)
+        fresh = load(task)
+        s = jax.tree.map(lambda a, b: jnp.where(idle, a, b), fresh, s)
+        return s, task, lo, hi
+
+    zero = jnp.zeros((block,), jnp.uint32)
+    c = (load(g), g, zero, zero)
+    c = lax.while_loop(lambda c: jnp.max((c[1] < tasks).astype(jnp.int32)) > 0, outer, c)
+    out_ref[0, :] = c[2]
+    out_ref[1, :] = c[3]
+
+
+@functools.partial(jax.jit, static_argnames=("n", "programs", "block", "num_warps", "interpret"))
+def count_tasks(
+    words,
+    *,
+    n: int,
+    programs: int,
+    block: int = BLOCK,
+    num_warps: int = NUM_WARPS,
+    interpret: bool = False,
+):
+    """Weighted completions of every task, summed per lane: uint32 ``[2, programs * block]``
+    (low, high words; ``Q(n) = base + sum``).
+
+    Args:
+      words: uint32 ``[TASK_WORDS, T]`` (:func:`tasks`; the weight in bits 16.. of ``SKIP``).
+      programs: blocks of ``block`` lanes (threads) the grid runs; lane g searches tasks
+        g, g + lanes, ... (size it to fill the device several times).
+    """
+    if words.ndim != 2 or words.shape[0] != TASK_WORDS or words.dtype != jnp.uint32:
+        raise QueensError(
+            f"words must be uint32 [{TASK_WORDS}, T] (threads.tasks), not {words.shape}"
+        )
+    if programs < 1 or block < 1 or block & (block - 1):
+        raise QueensError(
+            f"programs must be >= 1 and block a power of two, not {programs}, {block}"
+        )
+    t = words.shape[1]
+    lanes = programs * block
+    params = None if interpret else pl_triton.CompilerParams(num_warps=num_warps, num_stages=1)
+    return pl.pallas_call(
+        functools.partial(_kernel, n=n, tasks=t, lanes=lanes, block=block),
+        out_shape=jax.ShapeDtypeStruct((2, lanes), jnp.uint32),
+        grid=(programs,),
+        in_specs=[pl.BlockSpec((TASK_WORDS, t), lambda i: (0, 0))],
+        out_specs=pl.BlockSpec((2, block), lambda i: (0, i)),
+        interpret=interpret,
+        compiler_params=params,
+    )(words)
+
+
+def lane_total(found) -> int:
+    """The exact sum (a Python int) of uint32 ``[2, L]`` (low, high) words."""
+    f = np.asarray(found).astype(np.uint64)
+    return int(f[0].astype(object).sum()) + (int(f[1].astype(object).sum()) << 32)
+
+
+def count(n: int, depth: int, *, programs: int = 2, interpret: bool = False) -> int:
+    """Q(n): every task of :func:`tasks` through :func:`count_tasks`, summed exactly."""
+    plan = tasks(n, depth)
+    if plan.words.shape[1] == 0:
+        return plan.base
+    found = count_tasks(jnp.asarray(plan.words), n=n, programs=programs, interpret=interpret)
+    return plan.base + lane_total(found)

@@ -1,0 +1,66 @@
+"""The thread kernel (one search per GPU thread, Pallas), run on the CPU with ``interpret=True``:
+its counts against OEIS and against the XLA kernel task by task, its task plan against the CPU
+counter's, and the count driver's choice of kernel per backend."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxqueens.core.oeis import A000170, A002562
+from jaxqueens.drivers import count as driver
+from jaxqueens.errors import QueensError
+from jaxqueens.parallel import sizing, threads
+from jaxqueens.solvers import count as solver
+
+
+@pytest.mark.parametrize(("n", "depth"), [(4, 1), (6, 2), (8, 1), (9, 3), (10, 2), (11, 4)])
+def test_counts_match_oeis(n, depth):
+    assert threads.count(n, depth, interpret=True) == A000170[n]
+
+
+def test_each_task_matches_the_xla_kernel():
+    """One lane per task (lanes >= tasks): each lane's weighted count is its task's count by
+    the XLA kernel (solvers.count, the CPU plan's tasks in its order)."""
+    n, depth = 10, 2
+    plan = threads.tasks(n, depth)
+    probs = solver.problems(n, depth)
+    params = solver.default_params(probs.config)
+    res = jax.jit(jax.vmap(lambda p: solver.run(None, probs.config, params, p)))(probs.tasks)
+    want = np.asarray(res.found)[:, 0].astype(np.int64) * probs.weights
+    programs = -(-plan.words.shape[1] // threads.BLOCK)
+    got = threads.count_tasks(jnp.asarray(plan.words), n=n, programs=programs, interpret=True)
+    got = np.asarray(got)[0, : plan.words.shape[1]].astype(np.int64)
+    np.testing.assert_array_equal(got, want[plan.order])
+    assert plan.base == want.sum() - got.sum()  # the tasks with at most one level left
+    assert want.sum() == A000170[n]
+
+
+def test_packed_row_slots():
+    k = np.arange(48)
+    assert np.array_equal((k * 43) >> 8, k // 6)  # the kernel's slot of level k
+    assert threads.row_words(27) * 6 >= 27 - 4
+
+
+def test_bad_input():
+    with pytest.raises(QueensError, match="n = 4"):
+        threads.tasks(28, 2)
+    with pytest.raises(QueensError, match="uint32"):
+        threads.count_tasks(jnp.zeros((3, 32), jnp.uint32), n=8, programs=1, interpret=True)
+
+
+def test_driver_chooses_the_thread_kernel_on_a_gpu_only():
+    assert driver.kernel_route("gpu", 20) == "threads"
+    assert driver.kernel_route("cpu", 20) == "items"
+    assert driver.kernel_route("tpu", 20) == "items"
+    assert driver.kernel_route("gpu", 30) == "items"  # past the thread kernel's two-word masks
+
+
+def test_driver_thread_route_end_to_end(monkeypatch):
+    """The driver's GPU route, interpreted on the CPU: total and fundamental count."""
+    monkeypatch.setattr(driver, "kernel_route", lambda platform, n: "threads")
+    monkeypatch.setattr(sizing, "device_target", lambda: sizing.Target(1 << 30, 256, "test"))
+    out = driver.count_solutions(9, unique=True)
+    assert (out.total, out.unique) == (A000170[9], A002562[9])
