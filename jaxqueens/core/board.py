@@ -309,5 +309,12 @@ def attacking_pairs(rows) -> jax.Array:
 
 
 def conflicted_mask(rows) -> jax.Array:
-    """[..., n] bool: True for every queen attacked by at least one other queen."""
+    """True for every queen attacked by at least one other queen.
+
+    Args:
+      rows: [..., n] int board(s), values in 0..n-1 (checked: a QueensError otherwise).
+
+    Returns:
+      [..., n] bool.
+    """
     return queen_conflicts(rows) > 0

@@ -95,7 +95,17 @@ def _lex_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def canonical(boards: np.ndarray) -> np.ndarray:
-    """The lexicographically smallest of the 8 images of each board: `[B, n]`."""
+    """The lexicographically smallest of the 8 images of each board.
+
+    Args:
+      boards: Integer `[B, n]` permutations (solutions).
+
+    Returns:
+      `[B, n]` of the same dtype: each board's canonical form.
+
+    Raises:
+      QueensError: `boards` is not a `[B, n]` array of permutations of whole row numbers.
+    """
     images = transforms(boards)
     best = images[0].copy()
     for img in images[1:]:
@@ -115,7 +125,17 @@ def stabilizer_sizes(boards: np.ndarray) -> np.ndarray:
 
 
 def fundamental(boards: np.ndarray) -> np.ndarray:
-    """One canonical representative per symmetry class, sorted: `[U, n]`."""
+    """One canonical representative per symmetry class, sorted.
+
+    Args:
+      boards: Integer `[B, n]` permutations (solutions).
+
+    Returns:
+      `[U, n]`: the distinct canonical forms, in lexicographic order (`U` classes).
+
+    Raises:
+      QueensError: `boards` is not a `[B, n]` array of permutations of whole row numbers.
+    """
     boards = np.asarray(boards)
     if boards.ndim == 2 and boards.shape[0] == 0:
         return boards.reshape(0, boards.shape[-1])

@@ -36,6 +36,10 @@ def first_solution(
 ) -> tuple[np.ndarray | None, int, int]:
     """The classic first solution: rows tried in increasing order, column by column.
 
+    Args:
+      n: board size, 1..32.
+      max_steps: the most placements plus backtracks the search may take.
+
     Returns:
       `(rows, placements, backtracks)`: rows is int32 `[n]` (`rows[c]` = row of column c's
       queen), or None when the board has no solution (n = 2, 3); the counts then describe the
@@ -78,8 +82,17 @@ def random_first_solutions(key, n: int, num: int, max_steps: int = 1_000_000) ->
     its result does not depend on `num` or the device count. Solved rows are verified by the
     checker.
 
+    Args:
+      key: a typed `jax.random.key` (or a legacy `uint32[2]` key).
+      n: board size, 1..32.
+      num: searches to run, at least 1.
+      max_steps: the most placements plus backtracks each search may take.
+
     Returns:
       `Result` of host arrays with leading axis [num].
+
+    Raises:
+      QueensError: n out of 1..32, or `num` or `max_steps` not a positive integer.
     """
     n = as_size(n)
     _check_n(n)

@@ -373,9 +373,13 @@ def estimate(
       checkpoint: file for the sums of finished calls (every `checkpoint_every` seconds, on
         Ctrl-C and when done); `resume` continues from it.
 
-    Returns the estimate; after Ctrl-C (or SIGTERM), as the other drivers do, the estimate from
-    the calls finished by then (`stopped_by="interrupted"`, `probes` the probes walked; NaN
-    when none finished), their sums saved in `checkpoint`.
+    Returns:
+      The `Estimate`; after Ctrl-C (or SIGTERM), as the other drivers do, the estimate from the
+      calls finished by then (`stopped_by="interrupted"`, `probes` the probes walked; NaN when
+      none finished), their sums saved in `checkpoint`.
+
+    Raises:
+      QueensError: an argument out of range (naming it and the range).
 
     With several processes (`jax.distributed`), call c runs on process `c % P` and every
     process adds all calls' sums in call order, so the estimate equals a single-process run.

@@ -210,6 +210,14 @@ def solve_large(
         last board) and `summary["pairs"]` its count. At most 2^31 - 1.
       init: "qs4" (default) or "permutation" (`INITS`).
       quiet: True: no progress line; None: a progress line on a terminal only.
+      give_up: return an unsolved result instead of raising when `max_steps` is spent.
+
+    Returns:
+      A `LargeResult`: the board (verified when solved) and its summary.
+
+    Raises:
+      QueensError: an argument out of range, n = 2 or 3 (no solution), or (without `give_up`)
+        no solution within `max_steps` swap attempts.
     """
     n = as_size(n)
     if n < 1 or n in (2, 3):

@@ -242,6 +242,9 @@ def write_board(path: str | os.PathLike, rows: Any, one_based: bool = False) -> 
       path: Target file.
       rows: int `[n]`, 0-based rows.
       one_based: Write rows as 1..n.
+
+    Raises:
+      QueensError: `rows` is not one non-empty board of whole rows in 0..n-1.
     """
     arr = np.asarray(rows)
     if arr.ndim != 1 or arr.size == 0:
@@ -334,6 +337,9 @@ def write_boards_npy(path: str | os.PathLike, boards: Any, dtype: Any = np.int32
       path: Target file.
       boards: int `[B, n]`, 0-based rows.
       dtype: Stored integer dtype; e.g. `np.uint8` for compact files when n <= 256.
+
+    Raises:
+      QueensError: `boards` is not boards of whole rows in 0..n-1, or `dtype` cannot hold them.
     """
     arr = _as_boards(boards, "a .npy file")
     dtype = np.dtype(dtype)
@@ -364,6 +370,10 @@ def write_jsonl(
       path: Target file.
       boards: int `[B, n]` (or one board `[n]`), 0-based rows.
       extra: One dict per board merged into its line, or one dict for every line.
+
+    Raises:
+      QueensError: `boards` is not boards of whole rows in 0..n-1, `extra` has another length,
+        or an extra key would replace `n` or `rows` or is an instance key.
     """
     arr = _as_boards(boards, "a JSON lines file")
     if extra is None or isinstance(extra, Mapping):
@@ -444,6 +454,10 @@ def load_boards(path: str | os.PathLike, one_based: bool = False) -> np.ndarray:
 
     Returns:
       int32 `[B, n]` (`[1, n]` for a text board).
+
+    Raises:
+      BoardFileError: the file cannot be read or is not a valid board file (one line naming the
+        file and, where it applies, the line).
     """
     suffix = Path(path).suffix.lower()
     if suffix in (".npy", ".jsonl", ".ndjson"):

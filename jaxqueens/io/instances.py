@@ -405,11 +405,20 @@ def load_instances(
     """Every instance named by `specs` (files, `FILE:d`, folders, tar archives).
 
     Args:
+      specs: the files, `FILE:d` specs, folders and tar archives to read, in order.
       diags: d for every excluded-diagonals file without its own `:d` (`FOLDER:d` sets it for
         the files of a folder or archive).
+      one_based: text boards with gaps count rows from 1.
+      toroidal: read every instance as toroidal.
       skip_short: a file of a folder or archive listing fewer than d diagonals is skipped (and
         named in `skipped`) instead of being an error; a file named alone is always an error.
-      toroidal: read every instance as toroidal.
+
+    Returns:
+      A `Loaded`: the instances read, in order, and the files skipped.
+
+    Raises:
+      BoardFileError: a file that cannot be read or is not a valid instance file (one line
+        naming the file and, where it applies, the line), or a d out of range.
     """
     out, skipped, skipped_d = [], [], []
     for spec in specs:

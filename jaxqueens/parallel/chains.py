@@ -203,7 +203,21 @@ def run_mapped(
     resume=None,
 ):
     """CPU strategy: chains `offset + [0, num_chains)`, one per `lax.map` iteration, split
-    evenly over devices. Returns the family's `Result` with a leading [C] axis."""
+    evenly over devices.
+
+    Args:
+      chains: the family bound to its config (`Chains`).
+      key: the run's key; chain i is keyed `fold_in(key, i)`.
+      num_chains: chains to run.
+      params: the family's `Params`, shared by every chain.
+      problem: the family's `Problem`, shared by every chain (None: the plain board).
+      offset: the first chain's number.
+      num_devices: local devices to split the chains over (None: all).
+      resume: the family's per-chain `Resume` or `Fresh` input of a bounded call (None: unbounded).
+
+    Returns:
+      The family's `Result` with a leading [C] axis.
+    """
     d = num_devices or devices.local_device_count()
     return _sharded(chains, key, num_chains, d, 0, jnp.int32(offset), params, problem, resume)
 
@@ -223,7 +237,22 @@ def run_lockstep(
     chain finishes writes its result and takes the next chain (`lanes` default: the device's
     parallelism; [`compile_runner`][jaxqueens.parallel.chains.compile_runner] sizes them from the
     compiled program). Same chain keys as [`run_mapped`][jaxqueens.parallel.chains.run_mapped], so
-    the results are identical."""
+    the results are identical.
+
+    Args:
+      chains: the family bound to its config (`Chains`).
+      key: the run's key; chain i is keyed `fold_in(key, i)`.
+      num_chains: chains to run.
+      params: the family's `Params`, shared by every chain.
+      problem: the family's `Problem`, shared by every chain (None: the plain board).
+      lanes: lanes per device (None: the device's parallelism).
+      offset: the first chain's number.
+      num_devices: local devices to split the chains over (None: all).
+      resume: as for `run_mapped`.
+
+    Returns:
+      The family's `Result` with a leading [C] axis.
+    """
     d = num_devices or devices.local_device_count()
     lanes = sizing.device_target().parallelism if lanes is None else lanes
     return _sharded(

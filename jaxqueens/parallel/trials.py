@@ -25,7 +25,19 @@ from jaxqueens.solvers.base import chain_keys
 
 @functools.partial(jax.jit, static_argnums=(0, 2))
 def init(config: ga.Config, key, trials: int, first, params: ga.Params, problem=None):
-    """States [T] of trials `first .. first + trials - 1` and their generation-0 metrics [T]."""
+    """States [T] of trials `first .. first + trials - 1` and their generation-0 metrics [T].
+
+    Args:
+      config: the static GA `Config`.
+      key: the run's key; trial t is keyed `fold_in(key, t)`.
+      trials: trials to start (static).
+      first: the first trial's number.
+      params: the GA `Params`, shared by every trial.
+      problem: the GA `Problem` (None: the plain board).
+
+    Returns:
+      `(states, metrics)`: `State` and generation-0 `Metrics` with a leading [T] axis.
+    """
     keys = chain_keys(key, first + jnp.arange(trials, dtype=jnp.int32))
     states = jax.vmap(lambda k: ga.init(k, config, params, problem))(keys)
     return states, jax.vmap(lambda s: ga.initial_metrics(s, config, params))(states)
@@ -38,7 +50,19 @@ _SHARED_GEN = ga.State._make(None if f == "gen" else 0 for f in ga.State._fields
 def generations(config: ga.Config, states: ga.State, params: ga.Params, problem, stop, length):
     """`length` generations of every trial of `states` [T] (a `lax.scan`); generations
     past `stop` are skipped (zero metrics), so every chunk has one shape and compiles once.
-    The trials must be in the same generation. Returns (states [T], metrics [length, T, ...])."""
+    The trials must be in the same generation.
+
+    Args:
+      config: the static GA `Config`.
+      states: `State` [T] of trials in the same generation.
+      params: the GA `Params`.
+      problem: the GA `Problem`, or None.
+      stop: [] int32, the generation after which generations are skipped.
+      length: generations in the chunk (static).
+
+    Returns:
+      `(states, metrics)`: `State` [T] and `Metrics` [length, T, ...].
+    """
     one = jax.vmap(
         lambda s: ga.generation(s, config, params, problem),
         in_axes=(_SHARED_GEN,),
@@ -67,7 +91,20 @@ def run_chunk(
     num_devices: int = 1,
 ):
     """[`generations`][jaxqueens.parallel.trials.generations] with the trials split over
-    `num_devices` local devices (call it under `jit`; `params` and `problem` are replicated)."""
+    `num_devices` local devices (call it under `jit`; `params` and `problem` are replicated).
+
+    Args:
+      config: the static GA `Config`.
+      states: `State` [T] of trials in the same generation, T a multiple of `num_devices`.
+      params: the GA `Params`.
+      problem: the GA `Problem`, or None.
+      stop: [] int32, as for `generations`.
+      length: generations in the chunk (static).
+      num_devices: local devices to split the trials over.
+
+    Returns:
+      `(states, metrics)`, as for `generations`.
+    """
     local: Callable[..., Any]
     args: tuple[Any, ...]
     if problem is None:  # no empty pytree through shard_map

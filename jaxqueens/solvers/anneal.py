@@ -106,7 +106,16 @@ class Params(NamedTuple):
 
 
 def sa_schedule(t0, alpha, rounds: int) -> jax.Array:
-    """SA temperatures [rounds] float32: `t0 * alpha**k` (traceable: sweep `t0`, `alpha`)."""
+    """SA temperatures [rounds] float32: `t0 * alpha**k` (traceable: sweep `t0`, `alpha`).
+
+    Args:
+      t0: start temperature (scalar, may be traced).
+      alpha: cooling factor per round (scalar, may be traced).
+      rounds: number of rounds (static).
+
+    Returns:
+      [rounds] float32 temperatures.
+    """
     k = jnp.arange(rounds, dtype=jnp.float32)
     return (jnp.asarray(t0, jnp.float32) * jnp.asarray(alpha, jnp.float32) ** k).astype(jnp.float32)
 
@@ -115,7 +124,19 @@ def default_params(config: Config, *, t0: float = 1.0, alpha: float = 0.9) -> Pa
     """Uncalibrated defaults: LS thresholds 0; TA thresholds falling linearly from `t0` to 0
     (TAopt's last threshold is 0); SA temperatures `t0 * alpha**k`. The driver calibrates
     them on a random walk instead (`calibrate`: TAopt's
-    quantiles, SAopt's start temperature)."""
+    quantiles, SAopt's start temperature).
+
+    Args:
+      config: the static `Config`.
+      t0: first TA threshold and SA start temperature, >= 0.
+      alpha: SA cooling factor per round, in (0, 1].
+
+    Returns:
+      `Params` whose `schedule` holds `config.rounds` levels.
+
+    Raises:
+      QueensError: `config` is not a `Config`, or `t0` or `alpha` out of range.
+    """
     base.check_type("config", config, Config)
     base.check_real("t0", t0, 0)
     base.check_real("alpha", alpha, 0, 1, lo_open=True)
@@ -320,7 +341,20 @@ def init(
     `config.constrained` on a random allowed square per column of `problem.mask`
     (`allowed_start`; a start board is not used). `params` is not read (None or a
     `Params`). A start row off the board is refused where the board is concrete, and replaced by
-    a random permutation's row where it is traced."""
+    a random permutation's row where it is traced.
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: not read (None or a `Params`).
+      problem: the start board or the instance (`Problem`); None: a random permutation.
+
+    Returns:
+      The chain's first `State`.
+
+    Raises:
+      QueensError: an argument of the wrong type, or a concrete start row off the board.
+    """
     return _init(seed_of(key), config, _checked(config, params, problem, need_params=False))
 
 
@@ -351,7 +385,16 @@ def _init(seed: jax.Array, config: Config, problem: Problem) -> State:
 
 
 def done(s: State, config: Config, params: Params | None = None) -> jax.Array:
-    """[] bool: solved, or out of steps."""
+    """[] bool: solved, or out of steps.
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: not read.
+
+    Returns:
+      [] bool.
+    """
     return (s.best == 0) | (s.steps >= config.total_steps)
 
 
@@ -361,7 +404,17 @@ def step(s: State, config: Config, params: Params, problem: Problem | None = Non
 
     `params.schedule` [rounds] float32 holds the thresholds (LS, TA) or temperatures (SA), one
     per round. `problem.mask`: the instance, read only under `config.constrained` (a move
-    onto a forbidden square is rejected)."""
+    onto a forbidden square is rejected).
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the schedule (`Params`).
+      problem: the instance, under `config.constrained`; else None or a start board (unused).
+
+    Returns:
+      The next `State`.
+    """
     mask = _checked(config, params, problem, state=s).mask
     updates, writes = _move(s, config, mask)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
@@ -390,7 +443,16 @@ def step(s: State, config: Config, params: Params, problem: Problem | None = Non
 
 def result(s: State, config: Config | None = None, params: Params | None = None) -> Result:
     """What the chain reports: its board, whether solved, the steps it spent, and its best
-    objective and the step it was found at."""
+    objective and the step it was found at.
+
+    Args:
+      s: the chain's `State` (call it once `done`).
+      config: not read.
+      params: not read.
+
+    Returns:
+      The chain's `Result`.
+    """
     return Result(
         rows=s.rows,
         solved=s.best == 0,
@@ -402,13 +464,37 @@ def result(s: State, config: Config | None = None, params: Params | None = None)
 
 
 def finish(s: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """Steps from `s` until solved or out of steps."""
+    """Steps from `s` until solved or out of steps.
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the schedule (`Params`).
+      problem: as for `step`.
+
+    Returns:
+      The chain's `Result`.
+    """
     s = lax.while_loop(lambda s: ~done(s, config), lambda s: step(s, config, params, problem), s)
     return result(s)
 
 
 def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """One chain until solved or out of steps (key is consumed)."""
+    """One chain until solved or out of steps (key is consumed).
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the schedule (`Params`).
+      problem: the start board or the instance (`Problem`); None: a random permutation.
+
+    Returns:
+      The chain's `Result`.
+
+    Raises:
+      QueensError: an argument of the wrong type or shape, a concrete schedule value that is
+        not finite and >= 0, or a concrete start row off the board.
+    """
     return finish(init(key, config, params, problem), config, params, problem)
 
 
@@ -423,7 +509,18 @@ def replay(
 
     A chain is a deterministic function of its key, params and problem, so replaying it to the
     step at which its best objective was found (`Result.best_step`) gives its best board
-    (`rows`, with `f == best`) without keeping a best board in the hot loop."""
+    (`rows`, with `f == best`) without keeping a best board in the hot loop.
+
+    Args:
+      key: the chain's key, as given to `run`.
+      config: the static `Config`.
+      params: the schedule (`Params`), as given to `run`.
+      upto: [] int32, the steps to replay (e.g. `Result.best_step`).
+      problem: as given to `run`.
+
+    Returns:
+      The chain's `State` after `upto` steps.
+    """
     return lax.while_loop(
         lambda s: (s.steps < upto) & ~done(s, config),
         lambda s: step(s, config, params, problem),
@@ -439,7 +536,18 @@ def trace(
     problem: Problem | None = None,
 ) -> jax.Array:
     """Best objective so far after every `every` steps of one chain:
-    [total_steps // every] int32."""
+    [total_steps // every] int32.
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the schedule (`Params`).
+      every: steps between samples (static).
+      problem: as for `run`.
+
+    Returns:
+      [total_steps // every] int32: the best objective after each `every` steps.
+    """
 
     def body(s, _):
         s = lax.fori_loop(0, every, lambda _, s: step(s, config, params, problem), s)
@@ -455,7 +563,17 @@ def random_walk_deltas(
 ) -> jax.Array:
     """Objective changes along a random walk that accepts every move, from the chain's first
     board: [length] int32 (for the TA thresholds and the SA start temperature, as TAopt and
-    SAopt compute them from `x0`)."""
+    SAopt compute them from `x0`).
+
+    Args:
+      key: a typed `jax.random.key` (consumed), as for `init`.
+      config: the static `Config`.
+      length: steps of the walk (static).
+      problem: as for `init`.
+
+    Returns:
+      [length] int32 objective changes.
+    """
     mask = _problem(problem).mask
 
     def body(s, _):

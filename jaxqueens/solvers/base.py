@@ -24,6 +24,12 @@ def as_key(key) -> jax.Array:
     """`key` as a typed `jax.random` key: a typed key as it is, a legacy `uint32[..., 2]`
     key (`jax.random.PRNGKey`) wrapped with the default implementation.
 
+    Args:
+      key: a typed key, or a legacy `uint32[..., 2]` key.
+
+    Returns:
+      The typed key.
+
     Raises:
       QueensError: anything else (a plain integer seed, a float array), naming the fix.
     """
@@ -42,7 +48,14 @@ def as_key(key) -> jax.Array:
 def ignore_key(key) -> None:
     """The `key` of a deterministic family (`count`, `complete`): `None`, or a key
     checked as `as_key` checks it (so a wrong argument fails as it would anywhere else), and
-    not used."""
+    not used.
+
+    Args:
+      key: None, or a key as `as_key` takes it.
+
+    Raises:
+      QueensError: a key `as_key` refuses.
+    """
     if key is not None:
         as_key(key)
 
@@ -50,12 +63,33 @@ def ignore_key(key) -> None:
 def seed_of(key) -> jax.Array:
     """The 64-bit stream seed uint32 [2] a kernel draws from: 64 bits of the whole key
     (`stream_seed`; so chain `i` of a batch, keyed `fold_in(key, i)`,
-    has `chain_seeds`' seed `i`)."""
+    has `chain_seeds`' seed `i`).
+
+    Args:
+      key: a typed key, or a legacy `uint32[2]` key.
+
+    Returns:
+      uint32 [2].
+
+    Raises:
+      QueensError: a key `as_key` refuses.
+    """
     return stream_seed(as_key(key))
 
 
 def chain_keys(key, chain_ids: jax.Array) -> jax.Array:
-    """Typed keys [C] of chains `chain_ids` [C]: `fold_in(key, i)`."""
+    """Typed keys [C] of chains `chain_ids` [C]: `fold_in(key, i)`.
+
+    Args:
+      key: a typed key, or a legacy `uint32[2]` key.
+      chain_ids: [C] integer chain numbers.
+
+    Returns:
+      [C] typed keys.
+
+    Raises:
+      QueensError: a key `as_key` refuses.
+    """
     key = as_key(key)
     return jax.vmap(lambda i: jax.random.fold_in(key, i))(chain_ids)
 
@@ -67,6 +101,15 @@ def _shown(value) -> str:
 def check_whole(name: str, value, lo: int | None = None, hi: int | None = None) -> int:
     """`value` as an int: a Python or NumPy integer (not a bool, not a float such as `8.0`)
     in `[lo, hi]` (either end open when None).
+
+    Args:
+      name: the argument's name, for the message.
+      value: the value to check.
+      lo: the least value allowed (None: no bound).
+      hi: the largest value allowed (None: no bound).
+
+    Returns:
+      `value` as an int.
 
     Raises:
       QueensError: naming `name`, the value and the range.
@@ -96,6 +139,17 @@ def check_real(
     """`value` as a finite float (a number, not a bool) in the range `lo..hi` (an end is
     open with `lo_open`/`hi_open`; None: unbounded).
 
+    Args:
+      name: the argument's name, for the message.
+      value: the value to check.
+      lo: the lower end (None: unbounded).
+      hi: the upper end (None: unbounded).
+      lo_open: `lo` itself is refused.
+      hi_open: `hi` itself is refused.
+
+    Returns:
+      `value` as a float.
+
     Raises:
       QueensError: naming `name`, the value and the range.
     """
@@ -118,6 +172,14 @@ def check_real(
 def check_choice(name: str, value, options) -> str:
     """`value`, one of `options`.
 
+    Args:
+      name: the argument's name, for the message.
+      value: the value to check.
+      options: the names allowed.
+
+    Returns:
+      `value`.
+
     Raises:
       QueensError: naming `name` and the options.
     """
@@ -129,6 +191,15 @@ def check_choice(name: str, value, options) -> str:
 def check_type(name: str, value, cls: type, fix: str = "") -> Any:
     """`value` when it is a `cls` (a family's `Config`, `Params`, `State` or
     `Problem`); a dict, a tuple or another family's class is refused.
+
+    Args:
+      name: the argument's name, for the message.
+      value: the value to check.
+      cls: the class expected.
+      fix: how to make one, for the message.
+
+    Returns:
+      `value`.
 
     Raises:
       QueensError: naming the expected class, what was given and `fix`.
@@ -145,7 +216,14 @@ def check_type(name: str, value, cls: type, fix: str = "") -> Any:
 
 def concrete(value) -> np.ndarray | None:
     """`value` as a host array where it can be read without tracing (a NumPy or a concrete
-    JAX array, a Python number); None inside `jit`/`vmap` (a tracer)."""
+    JAX array, a Python number); None inside `jit`/`vmap` (a tracer).
+
+    Args:
+      value: an array, a number, or a tracer.
+
+    Returns:
+      A NumPy array, or None for a tracer.
+    """
     if isinstance(value, jax.core.Tracer):
         return None
     return np.asarray(value)
@@ -166,6 +244,15 @@ def check_params(params, cls: type, template, family: str) -> Any:
     """`params` when it is a `cls` whose every leaf has the shape and the kind of dtype
     (integer, float) of the family's defaults `template`: a swept `Params` reaches the kernel
     per sweep point, with the defaults' shapes.
+
+    Args:
+      params: the value to check.
+      cls: the family's `Params` class.
+      template: the family's default `Params` (shapes and dtypes to match).
+      family: the family's module name, for the message.
+
+    Returns:
+      `params`.
 
     Raises:
       QueensError: a wrong type, a missing leaf, a wrong shape or dtype, naming the field.
@@ -190,6 +277,14 @@ def check_rows(name: str, rows, n: int) -> jax.Array:
     """A board `rows` [n] given to a kernel (a start board): any integer dtype, shape `[n]`;
     where it is concrete, every row in `[0, n)`. Returns it as int32. A traced board's values
     cannot be read: the kernel must not trust them ([`on_board`][jaxqueens.solvers.base.on_board]).
+
+    Args:
+      name: the argument's name, for the message.
+      rows: the board to check.
+      n: the board size.
+
+    Returns:
+      int32 [n].
 
     Raises:
       QueensError: a float or bool board, a wrong length, a row off the board.
@@ -216,6 +311,15 @@ def check_chain_problem(problem, cls: type, n: int, constrained: bool) -> Any:
     its type, its start board ([`check_rows`][jaxqueens.solvers.base.check_rows]), and its instance
     when the config is constrained.
 
+    Args:
+      problem: the value to check (None: the plain board).
+      cls: the family's `Problem` class.
+      n: the board size.
+      constrained: the config is constrained (a mask is required).
+
+    Returns:
+      The `Problem` (`cls()` for None).
+
     Raises:
       QueensError: a wrong type, a bad start board, or a constrained config without a mask.
     """
@@ -231,6 +335,15 @@ def check_budget_params(params, cls: Any, family: str, most: int) -> Any:
     """An exact family's `Params` (`cls`, one int32 `budget` [] leaf): its type and shape,
     and its budget in `0..most` where concrete.
 
+    Args:
+      params: the value to check.
+      cls: the family's `Params` class.
+      family: the family's module name, for the message.
+      most: the largest budget allowed.
+
+    Returns:
+      `params`.
+
     Raises:
       QueensError: a wrong type, shape or dtype, or a budget out of range.
     """
@@ -243,5 +356,14 @@ def check_budget_params(params, cls: Any, family: str, most: int) -> Any:
 
 def on_board(rows: jax.Array, fallback: jax.Array, n: int) -> jax.Array:
     """`rows` [n] with every row outside `[0, n)` replaced by `fallback`'s row of that
-    column (a traced start board: the kernel never places a queen off the board)."""
+    column (a traced start board: the kernel never places a queen off the board).
+
+    Args:
+      rows: [n] int32 board.
+      fallback: [n] int32 board whose rows replace those off the board.
+      n: the board size.
+
+    Returns:
+      [n] int32.
+    """
     return jnp.where((rows >= 0) & (rows < n), rows, fallback)

@@ -49,7 +49,14 @@ def mask_for(model: cons.Constraints) -> Mask:
     """The [`Mask`][jaxqueens.solvers.constrained.Mask] of an instance
     ([`Constraints`][jaxqueens.core.constraints.Constraints]): its allowed squares, every square a
     fixed queen attacks removed, and its fixed queens. Kernels read it under
-    `Config(constrained=True)` (and `toroidal=model.toroidal`)."""
+    `Config(constrained=True)` (and `toroidal=model.toroidal`).
+
+    Args:
+      model: the instance.
+
+    Returns:
+      Its `Mask`.
+    """
     return mask_of(cons.allowed_squares(model), cons.fixed_rows(model))
 
 

@@ -58,7 +58,14 @@ class Params(NamedTuple):
 
 
 def default_params(config: Config) -> Params:
-    """The (empty) parameters of a probe."""
+    """The (empty) parameters of a probe.
+
+    Args:
+      config: the static `Config`.
+
+    Returns:
+      The empty `Params`.
+    """
     return Params()
 
 
@@ -225,7 +232,21 @@ def start(seed, lane, config: Config, params: Params, problem: Problem | None = 
     `stream_bits(seed, j, lane)`; the
     driver runs call c's probes as lanes of the stream
     `call_seed` `(seed, c)`. Mask bits at or above n are
-    dropped."""
+    dropped.
+
+    Args:
+      seed: uint32 [2], the 64-bit stream seed.
+      lane: uint32 [], the probe's lane in the stream.
+      config: the static `Config`.
+      params: the (empty) `Params`.
+      problem: the stratum (`Problem`); required when `config.depth > 0`.
+
+    Returns:
+      The probe's `State` at its start.
+
+    Raises:
+      QueensError: `seed` is not uint32 [2], or a probe at depth > 0 has no stratum.
+    """
     base.check_type("config", config, Config)
     base.check_type("params", params, Params, "make it with estimate.default_params(config)")
     if problem is not None:
@@ -260,7 +281,17 @@ def start(seed, lane, config: Config, params: Params, problem: Problem | None = 
 
 
 def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """A probe at its start (key is consumed): lane 0 of the stream `seed_of(key)`."""
+    """A probe at its start (key is consumed): lane 0 of the stream `seed_of(key)`.
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the (empty) `Params`.
+      problem: the stratum, as for `start`.
+
+    Returns:
+      The probe's `State` at its start.
+    """
     return start(seed_of(key), 0, config, params, problem)
 
 
@@ -270,13 +301,32 @@ def placed(s: State) -> jax.Array:
 
 
 def done(s: State, config: Config, params: Params) -> jax.Array:
-    """[] bool: the walk has died or reached depth n."""
+    """[] bool: the walk has died or reached depth n.
+
+    Args:
+      s: the probe's `State`.
+      config: the static `Config`.
+      params: the (empty) `Params`.
+
+    Returns:
+      [] bool.
+    """
     return ~s.alive | (placed(s) >= config.n)
 
 
 def step(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
     """One level down: a uniformly random free row of the next column, the weight multiplied by
-    the number of free rows (a no-op once [`done`][jaxqueens.solvers.estimate.done])."""
+    the number of free rows (a no-op once [`done`][jaxqueens.solvers.estimate.done]).
+
+    Args:
+      s: the probe's `State`.
+      config: the static `Config`.
+      params: the (empty) `Params`.
+      problem: not read (the stratum is in the state).
+
+    Returns:
+      The next `State`.
+    """
     base.check_type("state", s, State, "make it with estimate.init")
     lv = placed(s)
     nxt = _from_walk(_level(_walk(s), lv, s.seed, s.lane, config), s)
@@ -287,7 +337,18 @@ def walk(seed, lane, config: Config, params: Params, problem: Problem | None = N
     """Probe `lane` of the stream `seed` ([`start`][jaxqueens.solvers.estimate.start]) down to depth
     n or death: a `fori_loop` over levels `config.depth .. n-1` whose level is the loop's counter
     (under `vmap` the hash's per-level half is shared by every lane);
-    [`step`][jaxqueens.solvers.estimate.step] repeated gives the same probe."""
+    [`step`][jaxqueens.solvers.estimate.step] repeated gives the same probe.
+
+    Args:
+      seed: uint32 [2], the 64-bit stream seed.
+      lane: uint32 [], the probe's lane in the stream.
+      config: the static `Config`.
+      params: the (empty) `Params`.
+      problem: the stratum, as for `start`.
+
+    Returns:
+      The probe's `Result`.
+    """
     s = start(seed, lane, config, params, problem)
     w = lax.fori_loop(
         config.depth, config.n, lambda lv, w: _level(w, lv, s.seed, s.lane, config), _walk(s)
@@ -299,28 +360,64 @@ def finish(s: State, config: Config, params: Params) -> Result:
     """The probe from any state `s` (at a level >= `config.depth`) down to depth n or death:
     [`step`][jaxqueens.solvers.estimate.step] repeated. For a probe at its start
     [`walk`][jaxqueens.solvers.estimate.walk] is the same and faster (its loop's counter is the
-    level, shared by every lane under `vmap`)."""
+    level, shared by every lane under `vmap`).
+
+    Args:
+      s: the probe's `State`.
+      config: the static `Config`.
+      params: the (empty) `Params`.
+
+    Returns:
+      The probe's `Result`.
+    """
     base.check_type("state", s, State, "make it with estimate.init")
     s = lax.fori_loop(0, config.n - config.depth, lambda _, s: step(s, config, params), s)
     return result(s, config, params)
 
 
 def result(s: State, config: Config, params: Params) -> Result:
-    """What the probe reports."""
+    """What the probe reports.
+
+    Args:
+      s: the probe's `State`.
+      config: the static `Config`.
+      params: the (empty) `Params`.
+
+    Returns:
+      The probe's `Result`.
+    """
     depth = placed(s)
     return Result(s.m, s.e, s.nodes, s.alive & (depth == config.n), depth)
 
 
 def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
     """One probe from its start to depth n or death (key is consumed): lane 0 of the stream
-    `seed_of(key)` ([`walk`][jaxqueens.solvers.estimate.walk])."""
+    `seed_of(key)` ([`walk`][jaxqueens.solvers.estimate.walk]).
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the (empty) `Params`.
+      problem: the stratum, as for `start`.
+
+    Returns:
+      The probe's `Result`.
+    """
     return walk(seed_of(key), 0, config, params, problem)
 
 
 def group_sums(results: Result, group: int) -> GroupSums:
     """Probes `[..., P]` (P a multiple of `group`) reduced per group of `group`: float32 sums
     scaled by the group's largest exponent, `[..., P / group]` each (the host adds them up in
-    float64 after `ldexp`)."""
+    float64 after `ldexp`).
+
+    Args:
+      results: the probes' `Result`, leading axes `[..., P]`.
+      group: probes per group (static; divides P).
+
+    Returns:
+      `GroupSums` with leading axes `[..., P / group]`.
+    """
     m, e, nodes, hit = results.m, results.e, results.nodes, results.solved
     shape = (*m.shape[:-1], m.shape[-1] // group, group)
     m, e, nodes, hit = (x.reshape(shape) for x in (m, e, nodes, hit))

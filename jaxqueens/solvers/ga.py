@@ -182,6 +182,21 @@ def default_params(
     and 0.2 (generational), one gene per mutation, the config's tournament, elite and migrant
     capacities, no migration, 1000 generations, target 0.
 
+    Args:
+      config: the static `Config`.
+      cxpb: crossover probability per pair, 0..1 (None: 1 steady, 0.5 generational).
+      mutpb: mutation probability per child, 0..1 (None: 1 steady, 0.2 generational).
+      indpb: per-gene rate of swap/reset mutation; 0 mutates exactly one gene.
+      tournament: tournament size, up to `config.tournament` (None: that capacity).
+      elite: generational only: best parents kept, up to `config.elite` (None: that capacity).
+      migrants: individuals that migrate, up to `config.migrants` (None: that capacity).
+      migrate_every: generations between migrations (0: never).
+      generations: the generation budget.
+      target: a trial is solved when its best fitness is at most this.
+
+    Returns:
+      `Params` of NumPy scalars.
+
     Raises:
       QueensError: a value outside its range, naming it.
     """
@@ -311,7 +326,14 @@ class Operators(NamedTuple):
 
 def operators(config: Config) -> Operators:
     """The operators of `config`: a name is looked up in the operator modules' tables
-    (built-in selections bound to the tournament capacity), a function used as given."""
+    (built-in selections bound to the tournament capacity), a function used as given.
+
+    Args:
+      config: the static `Config`.
+
+    Returns:
+      The config's `Operators`, names resolved to functions.
+    """
 
     def pick(v, table):
         return table[v] if isinstance(v, str) else v
@@ -432,7 +454,14 @@ def _shared(config: Config, params: Params, problem: Problem) -> Shared:
 def fitness_row(config: Config):
     """`(shared, x [n]) -> []`: the config's fitness, plus
     `forbidden_weight` per queen on a square the instance
-    forbids (`config.constrained`)."""
+    forbids (`config.constrained`).
+
+    Args:
+      config: the static `Config`.
+
+    Returns:
+      The function `(shared, x [n]) -> []`.
+    """
     f = operators(config).fitness
     if not config.constrained:
         return lambda sh, x: f(x.astype(I32))
@@ -450,14 +479,28 @@ def _repair(config: Config):
 
 def crossover_row(config: Config):
     """`(shared, seed, a [n], b [n]) -> (c1, c2)`: the config's crossover, children in the
-    gene dtype and, under `config.constrained`, repaired (every fixed queen on its square)."""
+    gene dtype and, under `config.constrained`, repaired (every fixed queen on its square).
+
+    Args:
+      config: the static `Config`.
+
+    Returns:
+      The function `(shared, seed, a [n], b [n]) -> (c1, c2)`.
+    """
     cx, fix = operators(config).crossover, _repair(config)
     return lambda sh, s, a, b: tuple(fix(sh, c) for c in cx(s, a, b))
 
 
 def mutation_row(config: Config):
     """`(shared, seed, x [n]) -> x'`: the config's mutation at rate `shared.indpb`, repaired
-    like [`crossover_row`][jaxqueens.solvers.ga.crossover_row]."""
+    like [`crossover_row`][jaxqueens.solvers.ga.crossover_row].
+
+    Args:
+      config: the static `Config`.
+
+    Returns:
+      The function `(shared, seed, x [n]) -> x'`.
+    """
     mut, fix = operators(config).mutation, _repair(config)
     return lambda sh, s, x: fix(sh, mut(s, x, sh.indpb))
 
@@ -471,6 +514,18 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
     Island i draws from `fold_in(key, i)` only. Under `config.constrained` every fixed queen
     of `problem.mask` stands on its square (and the combination encoding starts from a random
     allowed square per column).
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the `Params`.
+      problem: the instance (`Problem`), under `config.constrained`; else None.
+
+    Returns:
+      The trial's first `State`.
+
+    Raises:
+      QueensError: an argument of the wrong type or shape, or a concrete value out of range.
     """
     _checked(config, params, problem)
     n, p = config.n, config.pop
@@ -508,7 +563,16 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
 
 
 def initial_metrics(state: State, config: Config, params: Params) -> Metrics:
-    """Metrics of the initial islands (generation 0); evaluations = the initial population."""
+    """Metrics of the initial islands (generation 0); evaluations = the initial population.
+
+    Args:
+      state: the trial's first `State` (from `init`).
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      `Metrics` of generation 0.
+    """
     best = jnp.argmin(state.fit, axis=1)  # [I]
     sols = jnp.take_along_axis(state.genes, best[:, None, None], axis=1)
     sols = jnp.broadcast_to(sols, (config.islands, config.sols_per_gen, config.n))
@@ -607,7 +671,17 @@ def generational_islands(seeds, genes, fit, config: Config, params: Params, sh: 
 
 def migrate(genes, fit, config: Config, migrants=None):
     """Ring migration over one trial's islands `[I, P, n]`: island i's `migrants` (dynamic,
-    1..`config.migrants`; default all of them) best replace island i+1's worst."""
+    1..`config.migrants`; default all of them) best replace island i+1's worst.
+
+    Args:
+      genes: `[I, P, n]` the islands' genomes.
+      fit: `[I, P]` their fitness.
+      config: the static `Config`.
+      migrants: [] int32, how many migrate (None: `config.migrants`).
+
+    Returns:
+      `(genes, fit)` after migration.
+    """
     m = config.migrants
     best = jax.vmap(lambda f: ga_selection.best_indices(f, m))(fit)  # [I, m]
     worst = jax.vmap(lambda f: ga_selection.worst_indices(f, m))(fit)
@@ -623,7 +697,17 @@ def generation(
 ) -> tuple[State, Metrics]:
     """Generation `state.gen + 1` of every island (then migration when due), with its metrics.
     Runs whether or not the trial is [`done`][jaxqueens.solvers.ga.done]
-    ([`step`][jaxqueens.solvers.ga.step] is the gated form)."""
+    ([`step`][jaxqueens.solvers.ga.step] is the gated form).
+
+    Args:
+      state: the trial's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+      problem: as for `init`.
+
+    Returns:
+      `(state, metrics)`: the next `State` and the generation's `Metrics`.
+    """
     sh = _shared(config, params, _problem(problem))
     gen = state.gen + 1
     seeds = stream_bits(state.seed, gen, jnp.zeros((), jnp.uint32))  # [I] this generation's
@@ -660,13 +744,32 @@ def generation(
 
 
 def done(state: State, config: Config, params: Params) -> jax.Array:
-    """[] bool: solved (best fitness at most `params.target`) or `params.generations` run."""
+    """[] bool: solved (best fitness at most `params.target`) or `params.generations` run.
+
+    Args:
+      state: the trial's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      [] bool.
+    """
     return (state.gen >= params.generations) | (state.best_fit <= params.target)
 
 
 def step(state: State, config: Config, params: Params, problem: Problem | None = None) -> State:
     """One generation ([`generation`][jaxqueens.solvers.ga.generation]); a no-op once
-    [`done`][jaxqueens.solvers.ga.done]."""
+    [`done`][jaxqueens.solvers.ga.done].
+
+    Args:
+      state: the trial's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+      problem: as for `init`.
+
+    Returns:
+      The next `State`.
+    """
     _checked(config, params, problem, state)
     return lax.cond(
         done(state, config, params),
@@ -677,7 +780,16 @@ def step(state: State, config: Config, params: Params, problem: Problem | None =
 
 
 def result(state: State, config: Config, params: Params) -> Result:
-    """What the trial reports: its best board seen, solved, generations run, best fitness."""
+    """What the trial reports: its best board seen, solved, generations run, best fitness.
+
+    Args:
+      state: the trial's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      The trial's `Result`.
+    """
     return Result(
         rows=state.best_rows.astype(I32),
         solved=state.best_fit <= params.target,
@@ -688,7 +800,17 @@ def result(state: State, config: Config, params: Params) -> Result:
 
 def finish(state: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
     """Generations from `state` until [`done`][jaxqueens.solvers.ga.done] (a `lax.while_loop`), then
-    its result: [`run`][jaxqueens.solvers.ga.run] from a given state."""
+    its result: [`run`][jaxqueens.solvers.ga.run] from a given state.
+
+    Args:
+      state: the trial's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+      problem: as for `init`.
+
+    Returns:
+      The trial's `Result`.
+    """
     _checked(config, params, problem, state)
     state = lax.while_loop(
         lambda s: ~done(s, config, params),
@@ -699,7 +821,20 @@ def finish(state: State, config: Config, params: Params, problem: Problem | None
 
 
 def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """One trial: generations until solved or `params.generations` are run (key is consumed)."""
+    """One trial: generations until solved or `params.generations` are run (key is consumed).
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the `Params`.
+      problem: as for `init`.
+
+    Returns:
+      The trial's `Result`.
+
+    Raises:
+      QueensError: as for `init`.
+    """
     return finish(init(key, config, params, problem), config, params, problem)
 
 

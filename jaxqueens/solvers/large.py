@@ -76,7 +76,22 @@ def default_params(
     max_rounds: int = 100_000,
 ) -> Params:
     """The package's defaults (Sosic & Gu's 100 QS4 tries, no free tail, a restart after 50
-    stalled rounds, 2^30 swap attempts, 10^5 rounds), any of them overridden."""
+    stalled rounds, 2^30 swap attempts, 10^5 rounds), any of them overridden.
+
+    Args:
+      config: the static `Config`.
+      tries: QS4 attempts per column, >= 1 (1: a uniform random permutation).
+      free_tail: last columns placed with one random swap, 0..n.
+      stall_rounds: rounds without fewer pairs before a restart, >= 1.
+      max_steps: swap attempts allowed in all.
+      max_rounds: repair rounds allowed in all.
+
+    Returns:
+      `Params` of NumPy int32 scalars.
+
+    Raises:
+      QueensError: `config` is not a `Config`, or a value out of range.
+    """
     base.check_type("config", config, Config)
     values = (tries, free_tail, stall_rounds, max_steps, max_rounds)
     _check_values(values, config)
@@ -140,7 +155,16 @@ class Result(NamedTuple):
 def empty(key: jax.Array, config: Config, params: Params) -> State:
     """QS4's start (key is consumed): the identity board, empty counts (QS4's swaps draw the
     random permutation). Not yet a board to repair: [`place`][jaxqueens.solvers.large.place] every
-    column, then [`ready`][jaxqueens.solvers.large.ready]."""
+    column, then [`ready`][jaxqueens.solvers.large.ready].
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      The chain's `State` before QS4 places any column.
+    """
     _checked(config, params)
     return _blank(seed_of(key), config)
 
@@ -173,7 +197,18 @@ def place(s: State, config: Config, params: Params, start, stop) -> State:
     """QS4 for columns `start .. stop-1` (columns before `start` already placed).
 
     `start` and `stop` are dynamic: the driver jits this once (donating `s`) and calls it
-    over column ranges to show progress; the board does not depend on the ranges."""
+    over column ranges to show progress; the board does not depend on the ranges.
+
+    Args:
+      s: the chain's `State`, columns before `start` placed.
+      config: the static `Config`.
+      params: the `Params`.
+      start: [] int32, the first column to place.
+      stop: [] int32, one past the last column to place.
+
+    Returns:
+      The `State` with columns up to `stop - 1` placed.
+    """
     n = config.n
     seed = s.seed
 
@@ -199,12 +234,33 @@ def place(s: State, config: Config, params: Params, start, stop) -> State:
 
 
 def ready(s: State, config: Config, params: Params) -> State:
-    """A fully placed board opened for repair: its attacking pairs counted (O(n))."""
+    """A fully placed board opened for repair: its attacking pairs counted (O(n)).
+
+    Args:
+      s: the chain's `State`, every column placed.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      The `State` ready to repair.
+    """
     return s._replace(pairs=attacking_pairs(s))
 
 
 def init(key: jax.Array, config: Config, params: Params) -> State:
-    """A chain on its QS4 board, ready to repair (key is consumed)."""
+    """A chain on its QS4 board, ready to repair (key is consumed).
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      The chain's first `State`, ready to repair.
+
+    Raises:
+      QueensError: an argument of the wrong type or shape, or a concrete value out of range.
+    """
     return ready(place(empty(key, config, params), config, params, 0, config.n), config, params)
 
 
@@ -279,7 +335,16 @@ def repair(s: State, config: Config, params: Params) -> State:
     """One repair round: list the conflicted queens, then swap attempts until no pair is left,
     `64 * listed + 64` attempts are spent or the swap budget is; after a round without fewer
     pairs (`s.stalled > 0`) swaps that keep the pair count are taken too. The board is one
-    [`ready`][jaxqueens.solvers.large.ready] opened (or a repair left): its `pairs` are counted."""
+    [`ready`][jaxqueens.solvers.large.ready] opened (or a repair left): its `pairs` are counted.
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      The `State` after the round.
+    """
     n = config.n
     mask = conflicted(s)
     count = jnp.sum(mask, dtype=jnp.int32)
@@ -333,7 +398,16 @@ def repair(s: State, config: Config, params: Params) -> State:
 
 
 def done(s: State, config: Config, params: Params) -> jax.Array:
-    """[] bool: solved, or the swap or round budget is spent."""
+    """[] bool: solved, or the swap or round budget is spent.
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      [] bool.
+    """
     return (s.pairs == 0) | (s.steps >= params.max_steps) | (s.rounds >= params.max_rounds)
 
 
@@ -352,7 +426,16 @@ def renew(s: State, config: Config, params: Params) -> State:
 
 def restart(s: State, config: Config, params: Params) -> State:
     """A fresh QS4 board for a stalled chain (O(n)): `renew`,
-    [`place`][jaxqueens.solvers.large.place], [`ready`][jaxqueens.solvers.large.ready]."""
+    [`place`][jaxqueens.solvers.large.place], [`ready`][jaxqueens.solvers.large.ready].
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      The `State` on its fresh QS4 board, ready to repair.
+    """
     s = place(renew(s, config, params), config, params, 0, config.n)
     return ready(s, config, params)
 
@@ -368,13 +451,31 @@ def _advance(s: State, config: Config, params: Params) -> State:
 
 def step(s: State, config: Config, params: Params) -> State:
     """One repair round, or a restart once the repair has stalled (a no-op once
-    [`done`][jaxqueens.solvers.large.done])."""
+    [`done`][jaxqueens.solvers.large.done]).
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      The next `State`.
+    """
     _checked(config, params, s)
     return lax.cond(done(s, config, params), lambda s: s, lambda s: _advance(s, config, params), s)
 
 
 def result(s: State, config: Config, params: Params) -> Result:
-    """What the chain reports."""
+    """What the chain reports.
+
+    Args:
+      s: the chain's `State`.
+      config: not read.
+      params: not read.
+
+    Returns:
+      The chain's `Result`.
+    """
     return Result(
         rows=s.rows,
         solved=s.pairs == 0,
@@ -388,7 +489,16 @@ def result(s: State, config: Config, params: Params) -> Result:
 
 def finish(s: State, config: Config, params: Params) -> Result:
     """Rounds (and restarts) from `s` until solved or out of budget:
-    [`run`][jaxqueens.solvers.large.run] from a given state."""
+    [`run`][jaxqueens.solvers.large.run] from a given state.
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      The chain's `Result`.
+    """
     _checked(config, params, s)
     s = lax.while_loop(lambda s: ~done(s, config, params), lambda s: _advance(s, config, params), s)
     return result(s, config, params)
@@ -401,5 +511,17 @@ def run(key: jax.Array, config: Config, params: Params) -> Result:
     Under `jax.vmap` (a sweep over keys or [`Params`][jaxqueens.solvers.large.Params]) the restart
     and the repair branch both run every round for every lane (a batched `lax.cond` is a select), so
     a round costs a QS4 pass too: fine for sweeps on small boards; for many chains on large boards
-    map them (`lax.map`) instead."""
+    map them (`lax.map`) instead.
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      The chain's `Result`.
+
+    Raises:
+      QueensError: as for `init`.
+    """
     return finish(init(key, config, params), config, params)

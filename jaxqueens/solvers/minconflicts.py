@@ -111,7 +111,21 @@ def default_params(
     qs4_tries: int = 100,
 ) -> Params:
     """The package's defaults (`default_max_steps` steps per
-    attempt, a million restarts, the whole tabu capacity), any of them overridden."""
+    attempt, a million restarts, the whole tabu capacity), any of them overridden.
+
+    Args:
+      config: the static `Config`.
+      max_steps: steps per attempt, >= 1 (None: `default_max_steps` for `config`).
+      max_restarts: restarts before a chain gives up unsolved, >= 0.
+      tabu: plateau-memory tenure, 0..`config.tabu` (None: `config.tabu`).
+      qs4_tries: QS4 swaps tried per column, >= 1.
+
+    Returns:
+      `Params` of NumPy int32 scalars.
+
+    Raises:
+      QueensError: `config` is not a `Config`, or a value out of range.
+    """
     base.check_type("config", config, Config)
     plain = not (config.toroidal or config.constrained)
     max_steps = default_max_steps(config.n, plain=plain) if max_steps is None else max_steps
@@ -194,7 +208,15 @@ NO_PAUSE = 2**31 - 1
 
 def paused(result: Result, params: Params):
     """[C] bool: chains of a bounded call that stopped at `until`, unsolved with restarts left
-    (a chain that ran to its end is solved or has spent `params.max_restarts`)."""
+    (a chain that ran to its end is solved or has spent `params.max_restarts`).
+
+    Args:
+      result: the `Result` of the chains of a call, [C] leading axis.
+      params: the `Params` of that call.
+
+    Returns:
+      [C] bool.
+    """
     return ~result.solved & (result.restarts < params.max_restarts)
 
 
@@ -217,7 +239,14 @@ class Fresh(NamedTuple):
 
 def fresh(until: int = NO_PAUSE) -> Fresh:
     """Every chain of a call fresh, pausing after attempt `until` (default: never); a host
-    scalar, so a call with another `until` does not recompile."""
+    scalar, so a call with another `until` does not recompile.
+
+    Args:
+      until: the attempt index after which a chain pauses (default `NO_PAUSE`: never).
+
+    Returns:
+      A `Fresh` for `resume`.
+    """
     return Fresh(until=np.int32(until))
 
 
@@ -384,6 +413,19 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
     attempt starts on a random allowed square per column of `problem.mask`. A start row off the
     board is refused where the board is concrete, and replaced by the fresh board's row where it
     is traced.
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the `Params`.
+      problem: the start board or the instance (`Problem`); None: a board drawn by `config.init`.
+
+    Returns:
+      The chain's first `State`.
+
+    Raises:
+      QueensError: an argument of the wrong type or shape, a concrete value out of range, or a
+        concrete start row off the board.
     """
     problem = _checked(config, params, problem)
     return _init(seed_of(key), config, params, problem)
@@ -498,7 +540,17 @@ def advance(s: State, config: Config, params: Params, problem: Problem | None = 
     `solved`/`stop` when the attempt ends: no conflicted queen left, or `params.max_steps`
     steps taken. ([`step`][jaxqueens.solvers.minconflicts.step] also starts the next attempt;
     lockstep lanes use this and [`restart`][jaxqueens.solvers.minconflicts.restart] so that they
-    restart only when a lane needs it.)"""
+    restart only when a lane needs it.)
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+      problem: the instance, under `config.constrained`; else None or a start board (unused).
+
+    Returns:
+      The next `State`.
+    """
     mask = _problem(problem).mask
     n = config.n
     c, found = _pick_conflicted(s, config)
@@ -547,19 +599,48 @@ def advance(s: State, config: Config, params: Params, problem: Problem | None = 
 
 
 def retry(s: State, config: Config, params: Params) -> jax.Array:
-    """[] bool: the attempt is over, unsolved, with restarts left (and not paused)."""
+    """[] bool: the attempt is over, unsolved, with restarts left (and not paused).
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      [] bool.
+    """
     return s.stop & ~s.solved & (s.restarts < params.max_restarts) & (s.restarts < s.until)
 
 
 def restart(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """The chain's next attempt: the ended attempt's board kept if best, a fresh board."""
+    """The chain's next attempt: the ended attempt's board kept if best, a fresh board.
+
+    Args:
+      s: the chain's `State`, its attempt ended.
+      config: the static `Config`.
+      params: the `Params`.
+      problem: as for `advance`.
+
+    Returns:
+      The `State` at the start of the next attempt.
+    """
     s = keep_best(s, config)._replace(restarts=s.restarts + 1)
     return fresh_attempt(s, config, params, mask=_problem(problem).mask)
 
 
 def step(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
     """One step: a min-conflicts move, or, once an attempt has ended unsolved with restarts left,
-    the next attempt's fresh board (a no-op once [`done`][jaxqueens.solvers.minconflicts.done])."""
+    the next attempt's fresh board (a no-op once [`done`][jaxqueens.solvers.minconflicts.done]).
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+      problem: as for `advance`.
+
+    Returns:
+      The next `State`.
+    """
     problem = _checked(config, params, problem, state=s)
     return lax.cond(
         retry(s, config, params),
@@ -570,7 +651,16 @@ def step(s: State, config: Config, params: Params, problem: Problem | None = Non
 
 
 def done(s: State, config: Config, params: Params) -> jax.Array:
-    """[] bool: the chain is over for good (solved, out of restarts, or paused)."""
+    """[] bool: the chain is over for good (solved, out of restarts, or paused).
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      [] bool.
+    """
     over = (s.restarts >= params.max_restarts) | (s.restarts >= s.until)
     return s.stop & (s.solved | over)
 
@@ -598,7 +688,18 @@ def resume(
     [`init`][jaxqueens.solvers.minconflicts.init]) or the next attempt of a paused chain; it pauses
     after attempt `r.until` (`r.until < 0`: a stopped state, the chain is skipped). Selects, not
     branches: the per-chain cost of a call stays that of
-        [`init`][jaxqueens.solvers.minconflicts.init]."""
+    [`init`][jaxqueens.solvers.minconflicts.init].
+
+    Args:
+      key: the chain's key, as given to every call of the run (consumed).
+      config: the static `Config`.
+      params: the `Params`.
+      problem: as for `init`.
+      r: where the chain starts: `Fresh`, or its `Resume` entry.
+
+    Returns:
+      The chain's `State` at the start of the call.
+    """
     problem = _checked(config, params, problem)
     seed = seed_of(key)
     if isinstance(r, Fresh):
@@ -626,7 +727,17 @@ def resume(
 def finish(s: State, config: Config, params: Params, problem: Problem | None = None) -> Result:
     """Attempts from `s` until solved, out of restarts, or paused at `s.until`: the fast
     loop of [`run`][jaxqueens.solvers.minconflicts.run] (an attempt's steps in an inner
-    `while_loop`, restarts outside it)."""
+    `while_loop`, restarts outside it).
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+      problem: as for `advance`.
+
+    Returns:
+      The chain's `Result`.
+    """
     problem = _checked(config, params, problem, state=s)
 
     def cond(s):
@@ -652,7 +763,16 @@ def finish(s: State, config: Config, params: Params, problem: Problem | None = N
 
 
 def result(s: State, config: Config, params: Params) -> Result:
-    """What the chain reports (call it once [`done`][jaxqueens.solvers.minconflicts.done])."""
+    """What the chain reports (call it once [`done`][jaxqueens.solvers.minconflicts.done]).
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: not read.
+
+    Returns:
+      The chain's `Result`.
+    """
     return _result(keep_best(s, config), config)
 
 
@@ -669,7 +789,20 @@ def _result(s: State, config: Config) -> Result:
 
 def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
     """One chain with restarts until solved or `params.max_restarts` are spent (key is
-    consumed)."""
+    consumed).
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the `Params`.
+      problem: the start board or the instance (`Problem`); None: boards drawn by `config.init`.
+
+    Returns:
+      The chain's `Result`.
+
+    Raises:
+      QueensError: as for `init`.
+    """
     return finish(init(key, config, params, problem), config, params, problem)
 
 
@@ -680,7 +813,18 @@ def trace(
     num_steps: int,
     problem: Problem | None = None,
 ) -> tuple[State, Metrics]:
-    """The first attempt (no restarts) for `num_steps` steps; per-step metrics [num_steps]."""
+    """The first attempt (no restarts) for `num_steps` steps; per-step metrics [num_steps].
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+      params: the `Params`.
+      num_steps: steps to record (static).
+      problem: as for `init`.
+
+    Returns:
+      `(state, metrics)`: the state after the steps, and `Metrics` with leading axis [num_steps].
+    """
 
     def body(s, _):
         m = Metrics(
