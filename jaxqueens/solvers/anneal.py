@@ -241,7 +241,15 @@ def _write(counts, updates, pos, before, seen, take):
 
 
 def objective_of(counts: jax.Array, objective: str) -> jax.Array:
-    """[] int32: the objective of a board from its packed counts [5n-2]."""
+    """[] int32: the objective of a board from its packed counts [5n-2].
+
+    Args:
+      counts: [5n-2] int32 packed line counts.
+      objective: "attacks" or "pairs".
+
+    Returns:
+      [] int32.
+    """
     if objective == "attacks":
         return jnp.sum(jnp.maximum(counts - 1, 0)).astype(jnp.int32)
     return lines.pairs_from_counts(counts).astype(jnp.int32)
@@ -249,13 +257,30 @@ def objective_of(counts: jax.Array, objective: str) -> jax.Array:
 
 def positions(config: Config, c, r) -> tuple:
     """Indices into the packed counts of the lines of square (column c, row r) under the
-    config's attack rule (`positions`)."""
+    config's attack rule (`positions`).
+
+    Args:
+      config: the static `Config`.
+      c: the square's column.
+      r: the square's row.
+
+    Returns:
+      `(row, diagonal, anti-diagonal)` indices into the packed counts.
+    """
     return rules.positions(config.n, c, r, config.toroidal)
 
 
 def counts_of(rows: jax.Array, config: Config) -> jax.Array:
     """Packed line counts [5n-2] int32 of a board [n] under the config's attack rule (one
-    scatter-add with `config.scatter_counts`: the same counts)."""
+    scatter-add with `config.scatter_counts`: the same counts).
+
+    Args:
+      rows: [n] int32 board.
+      config: the static `Config`.
+
+    Returns:
+      [5n-2] int32.
+    """
     return rules.counts_of(rows, config.n, config.toroidal, config.scatter_counts)
 
 
@@ -308,7 +333,16 @@ def propose(
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """A random neighbour, applied: (rows [n] int32, counts [5n-2] int32, objective change []
     int32). O(1) work; the hash counter is not advanced (the caller does). Under
-    `config.constrained` a move onto a forbidden square is not applied (change 0)."""
+    `config.constrained` a move onto a forbidden square is not applied (change 0).
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      mask: the instance's `Mask`, under `config.constrained`; else None.
+
+    Returns:
+      `(rows, counts, delta)`.
+    """
     updates, writes = _move(s, config, mask)
     pos, before, seen, delta = _read(s.counts, updates, config.objective)
     if not config.constrained:
@@ -327,7 +361,17 @@ def propose(
 
 def accept(delta: jax.Array, level: jax.Array, u: jax.Array, method: str) -> jax.Array:
     """Acceptance rule: LS/TA accept `delta <= level` (level 0 for LS); SA accepts improvements
-    and otherwise with probability `exp(-delta / level)` (`u` uniform in [0, 1))."""
+    and otherwise with probability `exp(-delta / level)` (`u` uniform in [0, 1)).
+
+    Args:
+      delta: [] int32 objective change.
+      level: [] float32 threshold (LS, TA) or temperature (SA).
+      u: [] float32 uniform in [0, 1).
+      method: "ls", "ta" or "sa" (static).
+
+    Returns:
+      [] bool.
+    """
     if method == "sa":
         return (delta <= 0) | (u < jnp.exp(-delta.astype(jnp.float32) / jnp.maximum(level, 1e-30)))
     return delta.astype(jnp.float32) <= level
@@ -585,5 +629,12 @@ def random_walk_deltas(
 
 
 def lockstep_config(config: Config) -> Config:
-    """The same chains formulated for lockstep lanes: line counts by one scatter-add."""
+    """The same chains formulated for lockstep lanes: line counts by one scatter-add.
+
+    Args:
+      config: the static `Config`.
+
+    Returns:
+      The lockstep `Config`.
+    """
     return dataclasses.replace(config, scatter_counts=True)

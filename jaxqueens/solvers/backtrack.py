@@ -55,7 +55,15 @@ class Result(NamedTuple):
 
 
 def init(order, config: Config) -> State:
-    """A fresh search trying the rows of column c in the order `order[c]` (int32 [n, n])."""
+    """A fresh search trying the rows of column c in the order `order[c]` (int32 [n, n]).
+
+    Args:
+      order: int32 [n, n], the row order of each column.
+      config: the static `Config`.
+
+    Returns:
+      The search's first `State`.
+    """
     n = config.n
     return State(
         order.astype(jnp.int32),
@@ -70,7 +78,15 @@ def init(order, config: Config) -> State:
 
 
 def step(s: State, config: Config) -> State:
-    """Place the next safe queen of column `col` or, if none is left, backtrack one column."""
+    """Place the next safe queen of column `col` or, if none is left, backtrack one column.
+
+    Args:
+      s: the search's `State`.
+      config: the static `Config`.
+
+    Returns:
+      The next `State`.
+    """
     n = config.n
     all_rows = jnp.uint32((1 << n) - 1)
     m = lax.dynamic_slice(s.masks, (s.col, 0), (1, 3))[0]
@@ -113,31 +129,69 @@ def step(s: State, config: Config) -> State:
 
 
 def search(order, config: Config) -> State:
-    """Run one search to its end (solved, exhausted or out of steps)."""
+    """Run one search to its end (solved, exhausted or out of steps).
+
+    Args:
+      order: int32 [n, n], the row order of each column.
+      config: the static `Config`.
+
+    Returns:
+      The final `State`.
+    """
     return lax.while_loop(
         lambda s: s.status == RUNNING, lambda s: step(s, config), init(order, config)
     )
 
 
 def result(s: State) -> Result:
-    """What a finished search reports: its rows, whether it solved, and its counts."""
+    """What a finished search reports: its rows, whether it solved, and its counts.
+
+    Args:
+      s: a finished search's `State`.
+
+    Returns:
+      Its `Result`.
+    """
     rows = jnp.take_along_axis(s.order, s.pos[:, None], axis=1)[:, 0]
     return Result(rows, s.status == SOLVED, s.placements, s.backtracks)
 
 
 def classic(config: Config) -> Result:
-    """The classic search: the rows of every column tried in increasing order."""
+    """The classic search: the rows of every column tried in increasing order.
+
+    Args:
+      config: the static `Config`.
+
+    Returns:
+      The search's `Result`.
+    """
     order = jnp.broadcast_to(jnp.arange(config.n, dtype=jnp.int32), (config.n, config.n))
     return result(search(order, config))
 
 
 def random_orders(key, n: int):
-    """Per-column random row orders `[n, n]` int32 from `key` (key is consumed)."""
+    """Per-column random row orders `[n, n]` int32 from `key` (key is consumed).
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      n: board size (static).
+
+    Returns:
+      int32 [n, n].
+    """
     keys = jax.random.split(key, n)
     return jax.vmap(lambda k: jax.random.permutation(k, n))(keys).astype(jnp.int32)
 
 
 def randomised(key, config: Config) -> Result:
     """One randomised search: the rows of each column tried in a random order from `key`
-    (key is consumed)."""
+    (key is consumed).
+
+    Args:
+      key: a typed `jax.random.key` (consumed).
+      config: the static `Config`.
+
+    Returns:
+      The search's `Result`.
+    """
     return result(search(random_orders(key, config.n), config))

@@ -36,7 +36,15 @@ class Mask(NamedTuple):
 def mask_of(allowed: np.ndarray, fixed_rows: np.ndarray) -> Mask:
     """A `Mask` from bool `allowed[x, y]` [n, n] and int `fixed_rows` [n] (-1: free);
     a fixed column should allow its fixed row only
-    (`allowed_squares`)."""
+    (`allowed_squares`).
+
+    Args:
+      allowed: bool [n, n], `allowed[x, y]`: row y allowed in column x.
+      fixed_rows: int [n], the fixed queen's row per column (-1: free).
+
+    Returns:
+      The `Mask`.
+    """
     allowed = np.asarray(allowed, bool)
     fixed_rows = np.asarray(fixed_rows)
     free = np.flatnonzero(fixed_rows < 0).astype(np.int32)
@@ -63,7 +71,16 @@ def mask_for(model: cons.Constraints) -> Mask:
 def allowed_start(seed: jax.Array, mask: Mask, ctr=0) -> jax.Array:
     """[n] int32 a uniformly random allowed row per column (ties of the packed random keys
     aside), `mask.home` in a column without one (a fixed queen's own row, else 0); a fixed
-    column's one allowed row is its queen. Draws from the hash stream at (seed, ctr)."""
+    column's one allowed row is its queen. Draws from the hash stream at (seed, ctr).
+
+    Args:
+      seed: [] uint32 hash seed.
+      mask: the instance's `Mask`.
+      ctr: the hash counter to draw at.
+
+    Returns:
+      [n] int32 board.
+    """
     n = mask.allowed.shape[0]
     low = idx_bits(n)
     keys = stream_bits(seed, jnp.asarray(ctr, U32), jnp.arange(n * n, dtype=U32)).reshape(n, n)
@@ -74,13 +91,31 @@ def allowed_start(seed: jax.Array, mask: Mask, ctr=0) -> jax.Array:
 
 
 def stranded(rows: jax.Array, mask: Mask) -> jax.Array:
-    """[] int32 queens on squares the mask forbids."""
+    """[] int32 queens on squares the mask forbids.
+
+    Args:
+      rows: [n] int32 board.
+      mask: the instance's `Mask`.
+
+    Returns:
+      [] int32.
+    """
     return jnp.sum(~mask.allowed[jnp.arange(rows.shape[0]), rows]).astype(jnp.int32)
 
 
 def positions(n: int, c, r, toroidal: bool) -> tuple:
     """Indices into the packed counts of the row and both diagonals of square (column c, row r):
-    `positions`, or on the torus `(r + c) mod n`, `(r - c) mod n`."""
+    `positions`, or on the torus `(r + c) mod n`, `(r - c) mod n`.
+
+    Args:
+      n: board size.
+      c: the square's column.
+      r: the square's row.
+      toroidal: diagonals taken modulo n.
+
+    Returns:
+      `(row, diagonal, anti-diagonal)` indices into the packed counts.
+    """
     if not toroidal:
         return lines.positions(n, c, r)
     return (r, n + (r + c) % n, 3 * n - 1 + (r - c) % n)
@@ -88,7 +123,17 @@ def positions(n: int, c, r, toroidal: bool) -> tuple:
 
 def counts_of(rows: jax.Array, n: int, toroidal: bool, scatter: bool = False) -> jax.Array:
     """Packed line counts [5n-2] int32 of a board [n] under the attack rule (`scatter`: one
-    scatter-add, the same counts: `counts_of`)."""
+    scatter-add, the same counts: `counts_of`).
+
+    Args:
+      rows: [n] int32 board.
+      n: board size.
+      toroidal: diagonals taken modulo n.
+      scatter: count by one scatter-add.
+
+    Returns:
+      [5n-2] int32.
+    """
     if not toroidal or scatter:
         if not toroidal:
             return lines.counts_of(rows, n, scatter)
@@ -105,7 +150,17 @@ def counts_of(rows: jax.Array, n: int, toroidal: bool, scatter: bool = False) ->
 
 
 def conflicted(rows: jax.Array, counts: jax.Array, n: int, toroidal: bool) -> jax.Array:
-    """[n] bool: queen c shares a line with another queen."""
+    """[n] bool: queen c shares a line with another queen.
+
+    Args:
+      rows: [n] int32 board.
+      counts: [5n-2] int32 its packed line counts.
+      n: board size.
+      toroidal: diagonals taken modulo n.
+
+    Returns:
+      [n] bool.
+    """
     if not toroidal:
         return lines.conflicted_from_counts(rows, counts, n)
     c = jnp.arange(n, dtype=jnp.int32)
@@ -117,7 +172,18 @@ def conflicted(rows: jax.Array, counts: jax.Array, n: int, toroidal: bool) -> ja
 
 
 def column_cost(counts: jax.Array, c, r0, n: int, toroidal: bool) -> jax.Array:
-    """[n] int32 conflicts of each row of column c with the queen at r0 lifted (r0 = -1: none)."""
+    """[n] int32 conflicts of each row of column c with the queen at r0 lifted (r0 = -1: none).
+
+    Args:
+      counts: [5n-2] int32 packed line counts.
+      c: the column.
+      r0: the row of its queen, lifted (-1: none).
+      n: board size.
+      toroidal: diagonals taken modulo n.
+
+    Returns:
+      [n] int32.
+    """
     if not toroidal:
         return lines.column_cost(counts, c, r0, n)
     r = jnp.arange(n, dtype=jnp.int32)

@@ -113,7 +113,15 @@ class GroupSums(NamedTuple):
 
 
 def words_of(masks64: np.ndarray, words: int) -> np.ndarray:
-    """The kernel's mask layout: uint64 `[S, 3]` -> uint32 `[S, 3, W]` (host NumPy)."""
+    """The kernel's mask layout: uint64 `[S, 3]` -> uint32 `[S, 3, W]` (host NumPy).
+
+    Args:
+      masks64: uint64 [S, 3] strata masks.
+      words: W, uint32 words per mask.
+
+    Returns:
+      uint32 [S, 3, W].
+    """
     return np.stack(
         [
             ((masks64 >> np.uint64(32 * w)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
@@ -296,7 +304,14 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
 
 
 def placed(s: State) -> jax.Array:
-    """[] int32 queens on the probe's board (the next column to fill)."""
+    """[] int32 queens on the probe's board (the next column to fill).
+
+    Args:
+      s: the probe's `State`.
+
+    Returns:
+      [] int32.
+    """
     return sum(_popcount(c) for c in _words(s.cols))
 
 

@@ -591,7 +591,16 @@ def _metrics(fit, nevals, sols, ok, best=None) -> Metrics:
 
 def steady_island(seed, genes, fit, config: Config, params: Params, sh: Shared):
     """One steady-state generation of one island `genes [P, n]`: two children, two worst out.
-    Returns (genes, fit, evaluations, children [2, n], children reached the target [2])."""
+    Returns (genes, fit, evaluations, children [2, n], children reached the target [2]).
+
+    Args:
+      seed: [] uint32 the island's hash seed for this generation.
+      genes: [P, n] the island's genomes.
+      fit: [P] their fitness.
+      config: the static `Config`.
+      params: the `Params`.
+      sh: what every row reads besides its genome (`Shared`: the mutation rate, the instance).
+    """
     op, fit_one = operators(config), fitness_row(config)
     cx, mut = crossover_row(config), mutation_row(config)
     s = hash_bits(seed, 1, jnp.arange(4, dtype=jnp.uint32))
@@ -622,6 +631,18 @@ def generational_islands(seeds, genes, fit, config: Config, params: Params, sh: 
     Selection and replacement run per island; crossover, mutation and evaluation run over the
     trial's rows, each only on the rows it applies to (`ga_masked.masked_apply`; vmapped over
     trials, its batching rule compacts the rows of every trial at once).
+
+    Args:
+      seeds: [I] uint32 the islands' hash seeds for this generation.
+      genes: [I, P, n] the islands' genomes.
+      fit: [I, P] their fitness.
+      config: the static `Config`.
+      params: the `Params`.
+      sh: what every row reads besides its genome (`Shared`: the mutation rate, the instance).
+
+    Returns:
+      `(genes [I, P, n], fit [I, P], evaluations [] int32 over the trial, each island's best
+      [I, 1, n], whether it reached the target [I, 1])`.
     """
     op = operators(config)
     I, p, n = genes.shape

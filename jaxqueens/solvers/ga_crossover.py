@@ -27,7 +27,17 @@ I32 = jnp.int32
 
 def keep_fill(a: jax.Array, b: jax.Array, lo, hi) -> jax.Array:
     """Child keeping `a[lo:hi]`; the other positions, from `hi` on (wrapping), get `b`'s
-    genes in `b`'s order from position `hi` on (wrapping), skipping those already kept."""
+    genes in `b`'s order from position `hi` on (wrapping), skipping those already kept.
+
+    Args:
+      a: [n] the parent whose segment is kept.
+      b: [n] the parent that fills the rest.
+      lo: [] int32 start of the kept segment.
+      hi: [] int32 end (exclusive) of the kept segment.
+
+    Returns:
+      [n] the child.
+    """
     n = a.shape[-1]
     ar = jnp.arange(n, dtype=I32)
     rot = (ar + hi) % n  # rotated coordinates: the kept segment is the last hi - lo slots
@@ -42,14 +52,32 @@ def keep_fill(a: jax.Array, b: jax.Array, lo, hi) -> jax.Array:
 def cx_cut(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Classic one-cut "cut and fill": child 1 keeps `a[:cut]` and fills the rest with `b`'s
     genes in `b`'s order from the cut on, wrapping around, skipping genes already present;
-    child 2 likewise with the parents' roles swapped. `cut` is uniform in 1..n-1."""
+    child 2 likewise with the parents' roles swapped. `cut` is uniform in 1..n-1.
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      a: [n] first parent.
+      b: [n] second parent.
+
+    Returns:
+      `(child1, child2)`, [n] each.
+    """
     n = a.shape[-1]
     cut = 1 + randint(seed, 21, 1, max(n - 1, 1))[0]
     return keep_fill(a, b, 0, cut), keep_fill(b, a, 0, cut)
 
 
 def cx_ox1(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Order crossover OX1: keep `a[lo:hi]`, fill from `b` in order starting after `hi`."""
+    """Order crossover OX1: keep `a[lo:hi]`, fill from `b` in order starting after `hi`.
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      a: [n] first parent.
+      b: [n] second parent.
+
+    Returns:
+      `(child1, child2)`, [n] each.
+    """
     lo, hi = two_cuts(seed, 22, a.shape[-1])
     return keep_fill(a, b, lo, hi), keep_fill(b, a, lo, hi)
 
@@ -66,13 +94,31 @@ def cx_pmx(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     other way. Those correspondences form paths from a value of `b[seg] - a[seg]` to one of
     `a[seg] - b[seg]`: child 1 maps starts to ends (pointer doubling), child 2 ends to starts
     (one scatter of the same paths).
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      a: [n] first parent.
+      b: [n] second parent.
+
+    Returns:
+      `(child1, child2)`, [n] each.
     """
     lo, hi = two_cuts(seed, 23, a.shape[-1])
     return pmx_at(a, b, lo, hi)
 
 
 def pmx_at(a: jax.Array, b: jax.Array, lo, hi) -> tuple[jax.Array, jax.Array]:
-    """PMX children of `a` and `b` for the segment `[lo, hi)`."""
+    """PMX children of `a` and `b` for the segment `[lo, hi)`.
+
+    Args:
+      a: [n] first parent (a permutation).
+      b: [n] second parent (a permutation).
+      lo: [] int32 start of the segment.
+      hi: [] int32 end (exclusive) of the segment.
+
+    Returns:
+      `(child1, child2)`, [n] each, in the parents' dtypes.
+    """
     n = a.shape[-1]
     ar = jnp.arange(n, dtype=I32)
     seg = (ar >= lo) & (ar < hi)
@@ -91,7 +137,16 @@ def pmx_at(a: jax.Array, b: jax.Array, lo, hi) -> tuple[jax.Array, jax.Array]:
 
 def cx_cycle(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Cycle crossover: cycles of positions, taken alternately from `a` and `b` (the cycle
-    through position 0 from `a`) for child 1, the other way round for child 2. Deterministic."""
+    through position 0 from `a`) for child 1, the other way round for child 2. Deterministic.
+
+    Args:
+      seed: [] uint32 hash seed (not used: the crossover is deterministic).
+      a: [n] first parent.
+      b: [n] second parent.
+
+    Returns:
+      `(child1, child2)`, [n] each.
+    """
     del seed
     n = a.shape[-1]
     ar = jnp.arange(n, dtype=I32)
@@ -106,7 +161,16 @@ def cx_cycle(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 def cx_one_point(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """One-point crossover: swap the tails after a cut uniform in 1..n-1."""
+    """One-point crossover: swap the tails after a cut uniform in 1..n-1.
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      a: [n] first parent.
+      b: [n] second parent.
+
+    Returns:
+      `(child1, child2)`, [n] each.
+    """
     n = a.shape[-1]
     cut = 1 + randint(seed, 24, 1, max(n - 1, 1))[0]
     head = jnp.arange(n, dtype=I32) < cut
@@ -114,7 +178,16 @@ def cx_one_point(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array
 
 
 def cx_uniform(seed, a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Uniform crossover: each gene swapped between the children with probability 1/2."""
+    """Uniform crossover: each gene swapped between the children with probability 1/2.
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      a: [n] first parent.
+      b: [n] second parent.
+
+    Returns:
+      `(child1, child2)`, [n] each.
+    """
     swap = uniform(seed, 25, a.shape[-1]) < 0.5
     return jnp.where(swap, b, a), jnp.where(swap, a, b)
 

@@ -28,7 +28,14 @@ form on small boards; `board`'s O(n) line counts win on large ones)."""
 def excess(x: jax.Array) -> jax.Array:
     """Queens beyond the first on each row, diagonal and anti-diagonal, `sum(k - 1)`: DEAP's
     N-Queens fitness (its example counts diagonals only; permutations have no row excess).
-    0 exactly for solutions, like `fitness`. int32 scalar."""
+    0 exactly for solutions, like `fitness`. int32 scalar.
+
+    Args:
+      x: [n] one genome (rows of its queens).
+
+    Returns:
+      [] int32.
+    """
     return n_attacks_one(x.astype(I32)).astype(I32)
 
 
@@ -37,6 +44,12 @@ def fitness(x: jax.Array) -> jax.Array:
 
     Small n: every pair once, as shift k compares `x[k:]` with `x[:-k]` (static slices, no
     gathers, n (n - 1) / 2 pairs instead of the dense n^2); larger n: `board`'s kernel.
+
+    Args:
+      x: [n] one genome (rows of its queens).
+
+    Returns:
+      [] int32.
     """
     x = x.astype(I32)
     n = x.shape[-1]
@@ -53,7 +66,14 @@ def report_diagonals_only(x: jax.Array) -> jax.Array:
     """The GA report's score of one genome `[n]`: pairs of queens on a common diagonal or
     anti-diagonal, rows IGNORED (the report's fitness checks diagonals only, so in the
     combination encoding, where rows may repeat, a genome can score 0 and not be a solution).
-    int32 scalar; equals `fitness` on permutations."""
+    int32 scalar; equals `fitness` on permutations.
+
+    Args:
+      x: [n] one genome (rows of its queens).
+
+    Returns:
+      [] int32.
+    """
     x = x.astype(I32)
     n = x.shape[-1]
     if n > SHIFT_MAX_N:  # O(n) line counts
@@ -86,6 +106,12 @@ def toroidal_fitness(x: jax.Array) -> jax.Array:
     `x[:-k]`; the row difference d of a pair on the `(r - c)` diagonal is `k` modulo n
     (`k` or `k - n`, as |d| < n), on the `(r + c)` diagonal `-k` modulo n (`-k` or
     `n - k`); larger n: line counts.
+
+    Args:
+      x: [n] one genome (rows of its queens).
+
+    Returns:
+      [] int32.
     """
     x = x.astype(I32)
     n = x.shape[-1]
@@ -102,7 +128,14 @@ def toroidal_fitness(x: jax.Array) -> jax.Array:
 
 
 def toroidal_excess(x: jax.Array) -> jax.Array:
-    """`excess` on the torus: queens beyond the first on each row and modular diagonal."""
+    """`excess` on the torus: queens beyond the first on each row and modular diagonal.
+
+    Args:
+      x: [n] one genome (rows of its queens).
+
+    Returns:
+      [] int32.
+    """
     r, a, b = (jnp.sum(jnp.maximum(k - 1, 0), dtype=I32) for k in _torus_lines(x.astype(I32)))
     return r + a + b
 
@@ -114,12 +147,27 @@ TOROIDAL_FITNESS = {"pairs": toroidal_fitness, "excess": toroidal_excess}
 def forbidden_weight(n: int) -> int:
     """What one queen on a forbidden square adds to the fitness: `n (n - 1) / 2 + 1`, more than
     all attacking pairs of a board together, so a board that uses a forbidden square always scores
-    worse than any board that does not, and never 0."""
+    worse than any board that does not, and never 0.
+
+    Args:
+      n: board size.
+
+    Returns:
+      The penalty per queen on a forbidden square.
+    """
     return n * (n - 1) // 2 + 1
 
 
 def forbidden(x: jax.Array, mask: Mask) -> jax.Array:
-    """[] int32 queens of one genome `[n]` on squares `mask` forbids."""
+    """[] int32 queens of one genome `[n]` on squares `mask` forbids.
+
+    Args:
+      x: [n] one genome.
+      mask: the instance's `Mask`.
+
+    Returns:
+      [] int32.
+    """
     n = x.shape[-1]
     return jnp.sum(~mask.allowed[jnp.arange(n), x.astype(I32)], dtype=I32)
 

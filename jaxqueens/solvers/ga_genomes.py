@@ -41,7 +41,15 @@ def _offsets(axis_size: int, m: int, idx: jax.Array) -> jax.Array:
 
 @jax.custom_batching.custom_vmap
 def gather1d(x: jax.Array, idx: jax.Array) -> jax.Array:
-    """`x[idx]` for a 1-D `x` and int32 `idx` in `0..len(x)-1` (trusted, not clipped)."""
+    """`x[idx]` for a 1-D `x` and int32 `idx` in `0..len(x)-1` (trusted, not clipped).
+
+    Args:
+      x: [m] 1-D array.
+      idx: int32 indices in `0..m-1`, any shape.
+
+    Returns:
+      `x[idx]`, the shape of `idx`.
+    """
     return lax.gather(x, idx[..., None], _GATHER, slice_sizes=(1,), mode=_IN_BOUNDS)
 
 
@@ -58,7 +66,16 @@ def _gather1d_vmap(axis_size, in_batched, x, idx):
 @jax.custom_batching.custom_vmap
 def scatter1d(x: jax.Array, idx: jax.Array, val: jax.Array) -> jax.Array:
     """`x.at[idx].set(val)` for 1-D `x`; indices outside `0..len(x)-1` drop their value;
-    in-range indices must be distinct."""
+    in-range indices must be distinct.
+
+    Args:
+      x: [m] 1-D array.
+      idx: int32 indices.
+      val: the values to write, the shape of `idx`.
+
+    Returns:
+      [m] `x` with the values written.
+    """
     return lax.scatter(
         x,
         idx[..., None],
@@ -81,27 +98,68 @@ def _scatter1d_vmap(axis_size, in_batched, x, idx, val):
 
 
 def gene_dtype(n: int):
-    """Smallest signed integer dtype that holds rows 0..n-1 (storage only; ops compute in int32)."""
+    """Smallest signed integer dtype that holds rows 0..n-1 (storage only; ops compute in int32).
+
+    Args:
+      n: board size.
+    """
     return jnp.int8 if n <= 127 else jnp.int16 if n <= 32767 else jnp.int32
 
 
 def bits(seed, salt: int, count: int) -> jax.Array:
-    """uint32 `[count]` from the hash stream of `seed`; `salt` separates the uses in an op."""
+    """uint32 `[count]` from the hash stream of `seed`; `salt` separates the uses in an op.
+
+    Args:
+      seed: [] uint32 hash seed.
+      salt: separates the draws of one operator (static).
+      count: values to draw (static).
+
+    Returns:
+      uint32 `[count]`.
+    """
     return hash_bits(seed, salt, jnp.arange(count, dtype=jnp.uint32))
 
 
 def uniform(seed, salt: int, count: int) -> jax.Array:
-    """float32 `[count]` in [0, 1) (24-bit resolution)."""
+    """float32 `[count]` in [0, 1) (24-bit resolution).
+
+    Args:
+      seed: [] uint32 hash seed.
+      salt: separates the draws of one operator (static).
+      count: values to draw (static).
+
+    Returns:
+      float32 `[count]`.
+    """
     return (bits(seed, salt, count) >> 8).astype(jnp.float32) * (1.0 / (1 << 24))
 
 
 def randint(seed, salt: int, count: int, high) -> jax.Array:
-    """int32 `[count]` in [0, high) (modulo bias <= high / 2^32)."""
+    """int32 `[count]` in [0, high) (modulo bias <= high / 2^32).
+
+    Args:
+      seed: [] uint32 hash seed.
+      salt: separates the draws of one operator (static).
+      count: values to draw (static).
+      high: the exclusive upper bound, scalar or `[count]`.
+
+    Returns:
+      int32 `[count]`.
+    """
     return (bits(seed, salt, count) % jnp.asarray(high).astype(jnp.uint32)).astype(I32)
 
 
 def two_cuts(seed, salt: int, n: int) -> tuple[jax.Array, jax.Array]:
-    """Cut points `0 <= lo < hi <= n` drawn as DEAP's `cxPartialyMatched` does."""
+    """Cut points `0 <= lo < hi <= n` drawn as DEAP's `cxPartialyMatched` does.
+
+    Args:
+      seed: [] uint32 hash seed.
+      salt: separates the draws of one operator (static).
+      n: genome length (static).
+
+    Returns:
+      `(lo, hi)`, [] int32 each.
+    """
     r = randint(seed, salt, 2, jnp.array([n, n - 1], jnp.uint32))
     a, b = r[0], r[1]
     b = jnp.where(b >= a, b + 1, b)
@@ -109,14 +167,29 @@ def two_cuts(seed, salt: int, n: int) -> tuple[jax.Array, jax.Array]:
 
 
 def index_of(perm: jax.Array) -> jax.Array:
-    """Where each value sits: `index_of(p)[p[i]] == i` (the inverse permutation)."""
+    """Where each value sits: `index_of(p)[p[i]] == i` (the inverse permutation).
+
+    Args:
+      perm: [n] a permutation of 0..n-1.
+
+    Returns:
+      [n] int32 the inverse permutation.
+    """
     n = perm.shape[-1]
     return scatter1d(jnp.zeros(n, I32), perm.astype(I32), jnp.arange(n, dtype=I32))
 
 
 def fisher_yates(seed, n: int) -> jax.Array:
     """A uniformly random permutation of 0..n-1 (Fisher-Yates: n - 1 swaps, O(1) work each,
-    cheaper on XLA:CPU than a batched argsort of random keys)."""
+    cheaper on XLA:CPU than a batched argsort of random keys).
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      n: genome length (static).
+
+    Returns:
+      [n] int32 permutation.
+    """
     r = bits(seed, 0, n)
 
     def swap(k, x):

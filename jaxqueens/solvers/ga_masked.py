@@ -19,7 +19,15 @@ I32 = jnp.int32
 
 
 def capacity(batch: int, cap32: int) -> int:
-    """Rows per compacted pass for an expected fraction `cap32 / 32` of `batch` (+6 sigma)."""
+    """Rows per compacted pass for an expected fraction `cap32 / 32` of `batch` (+6 sigma).
+
+    Args:
+      batch: rows in the batch.
+      cap32: the expected fraction of masked rows, in 32nds.
+
+    Returns:
+      Rows per pass, 1..`batch`.
+    """
     q = min(max(cap32, 0), 32) / 32
     return min(batch, max(1, math.ceil(batch * q + 6 * math.sqrt(batch * q * (1 - q)) + 8)))
 

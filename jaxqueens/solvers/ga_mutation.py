@@ -54,6 +54,14 @@ def mut_swap(seed, x: jax.Array, indpb) -> jax.Array:
 
     The genes to swap are packed in a bit mask and visited lowest first (count-trailing-zeros),
     so the loop runs once per swap: as many iterations as the most-mutated genome of a batch.
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      x: [n] the genome.
+      indpb: [] float32 per-gene rate; <= 0: one swap.
+
+    Returns:
+      [n] the mutated genome.
     """
     n = x.shape[-1]
     ar = jnp.arange(n, dtype=I32)
@@ -76,7 +84,16 @@ def mut_swap(seed, x: jax.Array, indpb) -> jax.Array:
 
 
 def mut_inversion(seed, x: jax.Array, indpb=None) -> jax.Array:
-    """Inversion: reverse a random segment `[lo, hi)` (DEAP's cut points; `indpb` unused)."""
+    """Inversion: reverse a random segment `[lo, hi)` (DEAP's cut points; `indpb` unused).
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      x: [n] the genome.
+      indpb: [] float32 per-gene rate (unused).
+
+    Returns:
+      [n] the mutated genome.
+    """
     del indpb
     n = x.shape[-1]
     lo, hi = two_cuts(seed, 34, n)
@@ -86,7 +103,16 @@ def mut_inversion(seed, x: jax.Array, indpb=None) -> jax.Array:
 
 
 def mut_scramble(seed, x: jax.Array, indpb=None) -> jax.Array:
-    """Scramble: shuffle a random segment `[lo, hi)` (`indpb` unused)."""
+    """Scramble: shuffle a random segment `[lo, hi)` (`indpb` unused).
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      x: [n] the genome.
+      indpb: [] float32 per-gene rate (unused).
+
+    Returns:
+      [n] the mutated genome.
+    """
     del indpb
     n = x.shape[-1]
     lo, hi = two_cuts(seed, 35, n)
@@ -99,7 +125,16 @@ def mut_scramble(seed, x: jax.Array, indpb=None) -> jax.Array:
 
 def mut_reset(seed, x: jax.Array, indpb) -> jax.Array:
     """Random reset. `indpb > 0`: each gene replaced by a uniform row with probability indpb
-    (DEAP's `mutUniformInt`); `indpb <= 0`: exactly one gene reset."""
+    (DEAP's `mutUniformInt`); `indpb <= 0`: exactly one gene reset.
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      x: [n] the genome.
+      indpb: [] float32 per-gene rate; <= 0: one gene reset.
+
+    Returns:
+      [n] the mutated genome.
+    """
     n = x.shape[-1]
     return jnp.where(_coins(seed, n, indpb), randint(seed, 37, n, n).astype(x.dtype), x)
 

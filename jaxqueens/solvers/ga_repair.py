@@ -28,7 +28,14 @@ class Fixed(NamedTuple):
 
 
 def fixed_of(mask: Mask) -> Fixed:
-    """The fixed queens of `mask`: every column not among `mask.free[:mask.nfree]`."""
+    """The fixed queens of `mask`: every column not among `mask.free[:mask.nfree]`.
+
+    Args:
+      mask: the instance's `Mask`.
+
+    Returns:
+      Its `Fixed` queens.
+    """
     n = mask.free.shape[0]
     ar = jnp.arange(n, dtype=I32)
     is_free = jnp.zeros(n, I32).at[mask.free].max((ar < mask.nfree).astype(I32)) > 0
@@ -42,7 +49,15 @@ def repair_permutation(x: jax.Array, fixed: Fixed) -> jax.Array:
     """Put every fixed queen of a permutation `x [n]` back on its row by one swap each (the
     gene holding that row moves to where the fixed gene was), so `x` stays a permutation.
     Fixed queens must have distinct rows (the driver checks), so a later swap never moves an
-    earlier fixed queen."""
+    earlier fixed queen.
+
+    Args:
+      x: [n] a permutation genome.
+      fixed: the instance's `Fixed` queens (`fixed_of`).
+
+    Returns:
+      [n] the repaired permutation.
+    """
 
     def put(i, y):
         c = fixed.cols[i]
@@ -54,7 +69,15 @@ def repair_permutation(x: jax.Array, fixed: Fixed) -> jax.Array:
 
 
 def repair_combination(x: jax.Array, fixed: Fixed) -> jax.Array:
-    """Set every fixed column of `x [n]` to its fixed row."""
+    """Set every fixed column of `x [n]` to its fixed row.
+
+    Args:
+      x: [n] a combination genome.
+      fixed: the instance's `Fixed` queens (`fixed_of`).
+
+    Returns:
+      [n] the repaired genome.
+    """
     return jnp.where(fixed.is_fixed, fixed.home.astype(x.dtype), x)
 
 

@@ -35,6 +35,15 @@ def tournament(seed, fit: jax.Array, k: int, size=None) -> jax.Array:
     is the most aspirants drawn; `size` (dynamic, 1..k; default k) how many of them compete,
     so a swept tournament size never recompiles and `size == k` gives exactly the draw of a
     static tournament of k.
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      fit: [P] fitness of the population.
+      k: the most aspirants drawn (static).
+      size: [] int32 aspirants that compete, 1..k (None: k).
+
+    Returns:
+      [] int32 index of the winner.
     """
     idx = randint(seed, 11, k, fit.shape[0])
     f = gather1d(fit, idx)
@@ -48,7 +57,17 @@ def distinct_indices(seed, size: int, k: int, count=None) -> jax.Array:
 
     With `count` (dynamic, 1..k) only the first `count` are drawn (Floyd's algorithm for
     `count`; the rest of the `[k]` result is unspecified); `count == k` gives the draw of
-    a static `k`."""
+    a static `k`.
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      size: the range to draw from (static).
+      k: the most indices drawn (static).
+      count: [] int32 indices drawn, 1..k (None: k).
+
+    Returns:
+      [k] int32 indices (past `count`: unspecified).
+    """
     r = bits(seed, 12, k)
     top = size - k if count is None else size - jnp.asarray(count, I32)
     chosen: list[jax.Array] = []
@@ -63,13 +82,34 @@ def distinct_indices(seed, size: int, k: int, count=None) -> jax.Array:
 
 def tournament_best_two(seed, fit: jax.Array, k: int, size=None) -> jax.Array:
     """Indices `[2]` of the two best of `size` (dynamic, 2..k; default k) distinct random
-    individuals (needs k >= 2)."""
+    individuals (needs k >= 2).
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      fit: [P] fitness of the population.
+      k: the most aspirants drawn (static, >= 2).
+      size: [] int32 aspirants that compete, 2..k (None: k).
+
+    Returns:
+      [2] int32 indices, best first.
+    """
     return best_of_distinct(seed, fit, k, 2, size)
 
 
 def best_of_distinct(seed, fit: jax.Array, k: int, count: int, size=None) -> jax.Array:
     """Indices `[count]` of the `count` best of `size` (dynamic, count..k; default k)
-    distinct random individuals, best first (ties: the earlier drawn)."""
+    distinct random individuals, best first (ties: the earlier drawn).
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      fit: [P] fitness of the population.
+      k: the most aspirants drawn (static).
+      count: individuals returned (static).
+      size: [] int32 aspirants that compete, count..k (None: k).
+
+    Returns:
+      [count] int32 indices, best first.
+    """
     idx = distinct_indices(seed, fit.shape[0], k, size)
     score = -gather1d(fit, idx).astype(jnp.float32)
     if size is not None:
@@ -80,7 +120,18 @@ def best_of_distinct(seed, fit: jax.Array, k: int, count: int, size=None) -> jax
 
 def select_tournament(seed, fit: jax.Array, size, count: int, *, max_size: int) -> jax.Array:
     """Selection `[count]`: `count` independent tournaments (DEAP's `selTournament`), slot
-    i from the seed `hash_bits(seed, 1, i)`; at most `max_size` (static) aspirants each."""
+    i from the seed `hash_bits(seed, 1, i)`; at most `max_size` (static) aspirants each.
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      fit: [P] fitness of the population.
+      size: [] int32 aspirants per tournament, 1..`max_size`.
+      count: individuals to select (static).
+      max_size: the most aspirants (static).
+
+    Returns:
+      [count] int32 indices into the population.
+    """
     slots = hash_bits(seed, 1, jnp.arange(count, dtype=jnp.uint32))
     return jax.vmap(lambda s: tournament(s, fit, max_size, size))(slots)
 
@@ -89,19 +140,46 @@ def select_distinct_tournament(
     seed, fit: jax.Array, size, count: int, *, max_size: int
 ) -> jax.Array:
     """Selection `[count]`: the `count` best of one tournament of `size` distinct random
-    individuals (the classic steady-state GA: the best two of five)."""
+    individuals (the classic steady-state GA: the best two of five).
+
+    Args:
+      seed: [] uint32 hash seed (consumed).
+      fit: [P] fitness of the population.
+      size: [] int32 aspirants per tournament, 1..`max_size` (at least `count`).
+      count: individuals to select (static).
+      max_size: the most aspirants (static).
+
+    Returns:
+      [count] int32 indices into the population.
+    """
     return best_of_distinct(seed, fit, max_size, count, size)
 
 
 def best_indices(fit: jax.Array, m: int) -> jax.Array:
-    """Indices `[m]` of the `m` lowest fitness values (ties: lower index first)."""
+    """Indices `[m]` of the `m` lowest fitness values (ties: lower index first).
+
+    Args:
+      fit: [P] fitness values.
+      m: how many (static).
+
+    Returns:
+      [m] int32 indices.
+    """
     if m == 1:
         return jnp.argmin(fit)[None].astype(I32)
     return lax.top_k(-fit.astype(jnp.float32), m)[1]
 
 
 def worst_indices(fit: jax.Array, m: int) -> jax.Array:
-    """Indices `[m]` of the `m` highest fitness values (ties: lower index first)."""
+    """Indices `[m]` of the `m` highest fitness values (ties: lower index first).
+
+    Args:
+      fit: [P] fitness values.
+      m: how many (static).
+
+    Returns:
+      [m] int32 indices.
+    """
     if m == 1:
         return jnp.argmax(fit)[None].astype(I32)
     return lax.top_k(fit.astype(jnp.float32), m)[1]

@@ -265,7 +265,14 @@ def init(key: jax.Array, config: Config, params: Params) -> State:
 
 
 def attacking_pairs(s: State) -> jax.Array:
-    """[] int32 attacking pairs of the board, from its counts (O(n))."""
+    """[] int32 attacking pairs of the board, from its counts (O(n)).
+
+    Args:
+      s: the chain's `State`.
+
+    Returns:
+      [] int32.
+    """
     return (jnp.sum(s.diag * (s.diag - 1) // 2) + jnp.sum(s.anti * (s.anti - 1) // 2)).astype(
         jnp.int32
     )
@@ -298,7 +305,14 @@ def _listed(mask: jax.Array, size: int) -> jax.Array:
 
 
 def conflicted(s: State) -> jax.Array:
-    """[n] bool: queens sharing a diagonal or anti-diagonal (vectorised, O(n))."""
+    """[n] bool: queens sharing a diagonal or anti-diagonal (vectorised, O(n)).
+
+    Args:
+      s: the chain's `State`.
+
+    Returns:
+      [n] bool.
+    """
     n = s.rows.shape[0]
     c = jnp.arange(n, dtype=jnp.int32)
     return (s.diag[s.rows + c] > 1) | (s.anti[s.rows - c + n - 1] > 1)
@@ -412,14 +426,32 @@ def done(s: State, config: Config, params: Params) -> jax.Array:
 
 
 def retry(s: State, config: Config, params: Params) -> jax.Array:
-    """[] bool: not done, and the repair has stalled for `params.stall_rounds` rounds."""
+    """[] bool: not done, and the repair has stalled for `params.stall_rounds` rounds.
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      [] bool.
+    """
     return ~done(s, config, params) & (s.stalled >= params.stall_rounds)
 
 
 def renew(s: State, config: Config, params: Params) -> State:
     """The next attempt's QS4 start: the identity board from the chain's next seed
     (`next_seed`), the chain's totals kept (`restart` places and
-    opens it)."""
+    opens it).
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+
+    Returns:
+      The `State` on the identity board, before QS4.
+    """
     s2 = _blank(next_seed(s.seed), config, like=s)
     return s2._replace(restarts=s.restarts + 1)
 

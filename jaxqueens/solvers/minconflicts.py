@@ -326,7 +326,18 @@ def init_board(
     seed: jax.Array, ctr: jax.Array, config: Config, params: Params, mask: rules.Mask | None = None
 ) -> jax.Array:
     """A fresh board [n] int32 for attempt counter `ctr` of chain `seed` (constrained: a
-    random allowed row per column)."""
+    random allowed row per column).
+
+    Args:
+      seed: uint32 [2], the chain's stream seed.
+      ctr: [] uint32 the attempt's hash counter.
+      config: the static `Config`.
+      params: the `Params`.
+      mask: the instance's `Mask`, under `config.constrained`; else None.
+
+    Returns:
+      [n] int32 board.
+    """
     n = config.n
     if config.constrained:
         assert mask is not None  # a constrained config comes with its instance
@@ -348,7 +359,18 @@ _STEP_BASE = 1 << 23
 def fresh_attempt(
     s: State, config: Config, params: Params, reseed: bool = True, mask: rules.Mask | None = None
 ) -> State:
-    """`s` on the fresh board of its next attempt (`reseed`) or of its current one."""
+    """`s` on the fresh board of its next attempt (`reseed`) or of its current one.
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+      reseed: start the next attempt (True) or redo the current one.
+      mask: as for `init_board`.
+
+    Returns:
+      The `State` on the fresh board.
+    """
     seed = next_seed(s.seed) if reseed else s.seed
     rows = init_board(seed, _U32(0), config, params, mask)
     counts = _counts_of(rows, config)
@@ -367,7 +389,15 @@ def fresh_attempt(
 
 def keep_best(s: State, config: Config) -> State:
     """Score the board of an attempt that has just ended; keep it if it has fewer attacking
-    pairs than the best so far (only with `config.keep_best`)."""
+    pairs than the best so far (only with `config.keep_best`).
+
+    Args:
+      s: the chain's `State`, its attempt just ended.
+      config: the static `Config`.
+
+    Returns:
+      The `State` with its best board updated.
+    """
     if not config.keep_best:
         return s
     pairs = pairs_from_counts(s.counts).astype(jnp.int32)
@@ -502,7 +532,14 @@ def choose_row(
     and staying rank after the other squares of the same cost. Returns (row, cost [n] clamped
     at 3, which is exact at the minimum: the other n - 1 queens attack at most 3(n - 1) squares
     of the column, so some row has at most 2 conflicts; on a constrained board, where the
-    allowed rows may all cost more, they tie at 3). A forbidden row is never chosen."""
+    allowed rows may all cost more, they tie at 3). A forbidden row is never chosen.
+
+    Args:
+      s: the chain's `State`.
+      c: [] int32 the column.
+      config: the static `Config`.
+      mask: as for `init_board`.
+    """
     n = config.n
     r = jnp.arange(n, dtype=jnp.int32)
     ok_rows = None  # [n] bool: the allowed rows of column c (constrained)
@@ -666,7 +703,17 @@ def done(s: State, config: Config, params: Params) -> jax.Array:
 
 
 def search(s: State, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """Steps until the current attempt stops (`config.unroll` steps per loop iteration)."""
+    """Steps until the current attempt stops (`config.unroll` steps per loop iteration).
+
+    Args:
+      s: the chain's `State`.
+      config: the static `Config`.
+      params: the `Params`.
+      problem: as for `advance`.
+
+    Returns:
+      The `State` once the attempt has stopped.
+    """
 
     def body(s):
         for _ in range(config.unroll):
@@ -837,5 +884,12 @@ def trace(
 
 
 def lockstep_config(config: Config) -> Config:
-    """The same chains formulated for lockstep lanes: line counts by one scatter-add."""
+    """The same chains formulated for lockstep lanes: line counts by one scatter-add.
+
+    Args:
+      config: the static `Config`.
+
+    Returns:
+      The lockstep `Config`.
+    """
     return dataclasses.replace(config, scatter_counts=True)
