@@ -20,6 +20,7 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
         "bench_fitness.py",
         "bench_ga.py",
         "bench_large_n.py",
+        "bench_library.py",
         "bench_minconflicts.py",
         "bench_startup.py",
         "bench_stats.py",
