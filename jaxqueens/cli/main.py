@@ -61,6 +61,10 @@ jax = _lazy.load("jax")  # only asked, in _write_report, once a command has impo
 
 
 EXIT_OK, EXIT_NOT_SOLVED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+DOCS_URL = "https://jaxqueens.github.io/jaxqueens/"
+"""The documentation site (its CLI reference is generated from :func:`build_parser`)."""
+MAIN_COMMANDS = (solve, anneal, evolve, count, complete, estimate, stats, compare)
+"""The commands that run solvers, in the order ``jaxqueens --help`` lists them."""
 ENV_DEBUG = "JAXQUEENS_DEBUG"
 """Set to 1 to print the traceback of an internal error (exit code 3)."""
 
@@ -119,14 +123,15 @@ def build_parser() -> schema.Parser:
     """The argument parser with every subcommand."""
     parser = _Parser(
         prog="jaxqueens",
-        description="Array-parallel N-Queens on JAX: boards, checks and solvers.",
+        description="Array-parallel N-Queens on JAX: batched solvers, exact counts, "
+        "constrained boards, statistics, and board files.",
         epilog="Run 'jaxqueens COMMAND --help' for the options of a command. Anywhere on the line: "
         "--log-json (structured logs on stderr); --no-cache (no persistent compilation "
-        f"cache; it lives in ${cache.ENV_CACHE_DIR} or the XDG cache folder, see "
-        "README); multi-process runs: --coordinator "
-        "HOST:PORT --num-processes P --process-id I [--coordinator-timeout SECONDS, default "
-        f"{processes.COORDINATOR_TIMEOUT:g}, or ${processes.ENV_COORDINATOR_TIMEOUT}] "
-        "(see README).",
+        f"cache; it lives in ${cache.ENV_CACHE_DIR} or the XDG cache folder); multi-process "
+        "runs: --coordinator HOST:PORT --num-processes P --process-id I "
+        f"[--coordinator-timeout SECONDS, default {processes.COORDINATOR_TIMEOUT:g}, or "
+        f"${processes.ENV_COORDINATOR_TIMEOUT}]. Documentation: {DOCS_URL} (CLI reference: "
+        f"{DOCS_URL}reference/cli/).",
     )
     parser.add_argument(
         "--version", action=_Version, help="print the versions of jaxqueens, JAX and Python, exit"
@@ -134,21 +139,11 @@ def build_parser() -> schema.Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    for command in (
-        show,
-        check,
-        render,
-        solve,
-        evolve,
-        anneal,
-        count,
-        stats,
-        estimate,
-        compare,
-        complete,
-    ):
+    for command in MAIN_COMMANDS:  # the solvers first, then experiments and board files
         command.add_command(sub)
     run.add_command(sub, build_parser)
+    for command in (show, check, render):
+        command.add_command(sub)
     for command_parser in (parser.commands or {}).values():
         schema.add_force(command_parser)
     return parser
@@ -172,12 +167,42 @@ def _distributed_parser() -> argparse.ArgumentParser:
     """The options read anywhere on the line, before the command's own parser (exact spellings
     only)."""
     p = _Parser(prog="jaxqueens", add_help=False, strict=False)  # the rest is the command's
-    p.add_argument("--coordinator", default=None, metavar="HOST:PORT")
-    p.add_argument("--num-processes", type=int, default=None, metavar="P")
-    p.add_argument("--process-id", type=int, default=None, metavar="I")
-    p.add_argument("--coordinator-timeout", type=float, default=None, metavar="SECONDS")
-    p.add_argument("--log-json", action="store_true")
-    p.add_argument("--no-cache", action="store_true")
+    p.add_argument(
+        "--coordinator",
+        default=None,
+        metavar="HOST:PORT",
+        help="join a multi-process run coordinated by process 0 at HOST:PORT "
+        "(or $JAX_COORDINATOR_ADDRESS)",
+    )
+    p.add_argument(
+        "--num-processes",
+        type=int,
+        default=None,
+        metavar="P",
+        help="processes in the run (or $JAX_NUM_PROCESSES)",
+    )
+    p.add_argument(
+        "--process-id",
+        type=int,
+        default=None,
+        metavar="I",
+        help="this process's index, 0 to P-1; process 0 writes the outputs (or $JAX_PROCESS_ID)",
+    )
+    p.add_argument(
+        "--coordinator-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long the processes wait for each other before stopping with exit 2 "
+        f"(default {processes.COORDINATOR_TIMEOUT:g}, or ${processes.ENV_COORDINATOR_TIMEOUT})",
+    )
+    p.add_argument("--log-json", action="store_true", help="structured JSON log lines on stderr")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=f"no persistent compilation cache (it lives in ${cache.ENV_CACHE_DIR} or the "
+        "XDG cache folder)",
+    )
     return p
 
 
@@ -202,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     multi-process run: each process works on its share and process 0 writes the results. The
     processes wait ``--coordinator-timeout`` seconds (``JAXQUEENS_COORDINATOR_TIMEOUT``, default
     60) for each other, then stop with one line and exit 2; when another process is lost mid-run,
-    process 0 saves its checkpoint and stops with one line and exit 2 (README: the limits).
+    process 0 saves its checkpoint and stops with one line and exit 2 (docs: multi-process runs).
     """
     dist, rest = _distributed_parser().parse_known_args(
         sys.argv[1:] if argv is None else list(argv)

@@ -12,9 +12,10 @@ from jaxqueens.plots import render
 def add_command(sub) -> None:
     p = sub.add_parser(
         "render",
-        help="draw a board as a PNG poster (n <= 1000)",
-        description="Draw one board of FILE as a PNG: one block per square, queens "
-        "highlighted, attacked queens in a third colour.",
+        help="draw a board as an image: .png, .pdf, .svg, .eps, ... (n <= 1000)",
+        description="Draw one board of FILE as an image whose format the suffix of -o names "
+        "(.png, .pdf, .svg, .eps, .jpg, ...): one block per square, queens highlighted, "
+        "attacked queens in a third colour.",
     )
     options.add_file(p)
     p.add_argument(
@@ -37,7 +38,7 @@ def add_command(sub) -> None:
 
 
 def cmd_render(args) -> int:
-    """Write a PNG poster of one board of FILE."""
+    """Write a poster of one board of FILE, in the format the suffix of `-o` names."""
     writing.prepare_out(args.output, kind="file", option="-o", inputs=[args.file])
     render.image_format(args.output, option="-o")  # before any work: a format we can write
     rows = options.pick(options.boards_of(args), args.index, args.file)

@@ -37,6 +37,16 @@ from jaxqueens.io.writing import prepare_out, resumed_by
 
 jax = _lazy.load("jax")  # for run.json's versions and devices, after a run
 
+DESCRIPTION = (
+    "Run the command a TOML config names, with its options: the command's long options with _ "
+    "for - (maxsteps, init_prob) under [options]; an optional [sweep] table runs every "
+    "combination of its lists, each setting in its own folder under out, one row each in "
+    "results.csv. Keys are checked against the command's own parser; --set key=value "
+    "overrides one; the output folder receives run.json (the resolved options, versions, "
+    "devices and seed). Every command but complete, show, check and render runs from a "
+    "config. Example: configs/sweep_minconflicts.toml."
+)
+
 
 def resolve(cfg: dict, parser: schema.Parser, overrides: list[str], where: str):
     """(command, options dict, sweep dict, the command's options) with every key and type
@@ -246,7 +256,7 @@ def add_command(sub, build_parser) -> None:
     p = sub.add_parser(
         "run",
         help="run an experiment from a TOML config (with --set overrides)",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        description=DESCRIPTION,
     )
     p.add_argument("config", metavar="CONFIG", help="TOML file, e.g. configs/solve_n32.toml")
     p.add_argument(

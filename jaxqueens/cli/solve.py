@@ -82,8 +82,10 @@ def add_command(sub) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="stop after this much kernel time (checked between kernel calls, each bounded "
-        "to about a second of work; chains still running then count as unsolved)",
+        help="stop after this many seconds of the search loop's wall time (host work between "
+        "kernel calls included; checked between calls, each bounded to about a second of "
+        "work, so start-up, compilation and the final writing come on top); chains still "
+        "running then count as unsolved",
     )
     # Defaults of the options below are filled in by drivers.settings.solve_setting (None: not
     # given), so that a path that does not use an option can refuse it instead of ignoring it.
@@ -181,7 +183,7 @@ def cmd_solve(args) -> int:
     if args.device == "gpu" and jax.default_backend() != "gpu":
         raise QueensError(
             "--device gpu: no GPU is visible to JAX; install jaxqueens[gpu] "
-            "(see README) or use --device cpu"
+            "(see the install docs) or use --device cpu"
         )
     if args.plot and not args.out:
         raise QueensError("--plot needs --out DIR to write the figures into")
