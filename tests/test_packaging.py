@@ -66,3 +66,28 @@ def test_lint_and_types_run_with_the_tests_and_their_tools_are_pinned():
     pinned = [r for r in _project()["optional-dependencies"]["test"] if "==" in r]
     assert sorted(r.split("==")[0] for r in pinned) == ["mypy", "ruff"]
     assert _pyproject()["tool"]["mypy"]["files"] == ["jaxqueens"]
+
+
+def test_the_wheel_metadata_is_complete_and_carries_the_package_data():
+    """What `pip wheel .` puts in the wheel's metadata, and every data file of the package
+    (a non-Python file under jaxqueens/) matched by a package-data pattern, so that an installed
+    wheel runs every command. The build itself: CONTRIBUTING.md, "The wheel"."""
+    project = _project()
+    assert project["readme"] == "README.md" and project["license"] == "MIT"
+    assert all((ROOT / f).is_file() for f in project["license-files"])
+    urls = project["urls"]
+    assert {"Homepage", "Documentation", "Repository", "Changelog"} <= set(urls)
+    classifiers = project["classifiers"]
+    lowest = project["requires-python"].removeprefix(">=")
+    assert f"Programming Language :: Python :: {lowest}" in classifiers
+    assert project["scripts"] == {"jaxqueens": "jaxqueens.cli.main:entry"}
+    patterns = _pyproject()["tool"]["setuptools"]["package-data"]
+    for path in (ROOT / "jaxqueens").rglob("*"):
+        if not path.is_file() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
+            continue
+        package = ".".join(path.parent.relative_to(ROOT).parts)
+        owners = [p for p in patterns if package == p or package.startswith(p + ".")]
+        rel = lambda p, path=path: str(path.relative_to(ROOT / p.replace(".", "/")))
+        assert any(any(Path(rel(p)).match(glob) for glob in patterns[p]) for p in owners), (
+            f"{path.relative_to(ROOT)} is not package data: the wheel would lack it"
+        )

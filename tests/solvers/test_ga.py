@@ -699,12 +699,12 @@ class ConstrainedVariantsTest(chex.TestCase):
         assert _np(new.fit).ravel().tolist() == [ref.torus_objective(b) for b in boards]
 
 
-def test_the_readme_kernel_example_runs():
-    """The README's Python example of the GA kernel (jit, a Params sweep, a user fitness)."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "solvers.ga" in b)
+def test_the_python_guide_ga_kernel_example_runs():
+    """The Python guide's example of the GA kernel (jit, a Params sweep, a user fitness)."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "python.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", guide, re.S) if "solvers.ga" in b)
     scope: dict = {}
-    exec(compile(block, "README.md", "exec"), scope)
+    exec(compile(block, "docs/guides/python.md", "exec"), scope)
     result, sweep, jnp_ = scope["result"], scope["sweep"], scope["jnp"]
     assert bool(result.solved) and checker.are_solutions(np.asarray(result.rows)[None])[0]
     out = sweep(jax.random.key(1), jnp_.linspace(0.05, 0.4, 8))
