@@ -47,6 +47,16 @@ class Constraints:
 
     Build it with keywords, e.g. `Constraints(8, fixed=((0, 3), (4, 1)))`; every value is
     checked against n (a QueensError names the field and the value).
+
+    Attributes:
+      n: board size.
+      fixed: (x, y): queen in column x, row y
+      blocked: (x, y) squares without a queen
+      rows: excluded rows y
+      columns: excluded columns x
+      sums: excluded x + y = k
+      diffs: excluded x - y = k - (n - 1)
+      toroidal: queens also attack along diagonals taken modulo n.
     """
 
     n: int

@@ -51,7 +51,27 @@ METHOD = "Knuth 1975 random probes, top levels enumerated"
 
 @dataclasses.dataclass
 class Estimate:
-    """Result of `estimate` (host floats; the exact value where OEIS knows it)."""
+    """Result of `estimate` (host floats; the exact value where OEIS knows it).
+
+    Attributes:
+      n: board size.
+      probes: probes walked in all
+      depth: levels enumerated exactly (strata = nodes at that level)
+      strata: strata (the partial boards of `depth` queens).
+      solutions: estimate of Q(n)
+      solutions_se: standard error
+      nodes: estimate of the backtrack tree's node count (root included)
+      nodes_se: its standard error.
+      level: confidence level of the intervals
+      hit_rate: share of probes that reached depth n
+      seconds: kernel time, compilation excluded
+      compile_s: compilation seconds.
+      exact: A000170(n) where known
+      top_nodes: exact N_0 .. N_depth
+      stopped_by: or "interrupted": from the calls finished before Ctrl-C
+      solutions_skew: skewness of the estimate (its third cumulant / se^3)
+      nodes_skew: skewness of the node estimate.
+    """
 
     n: int
     probes: int  # probes walked in all
@@ -177,7 +197,18 @@ def call_seeds(seed: int, calls: int) -> np.ndarray:
 
 class CallSums(NamedTuple):
     """A call's probes reduced per group: the kernel's
-    `GroupSums` and the third powers the intervals need."""
+    `GroupSums` and the third powers the intervals need.
+
+    Attributes:
+      top: [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
+      w: [..., G] float32 sum of weights
+      w2: [..., G] float32 sum of squared weights (scaled by 2^-2top)
+      nodes: [..., G] float32 sum of node sums
+      nodes2: [..., G] float32 sum of squared node sums (scaled by 2^-2top)
+      hits: [..., G] int32 probes that reached depth n
+      w3: [..., G] float32 sum of cubed weights (scaled by 2^-3top)
+      nodes3: [..., G] float32 sum of cubed node sums (scaled by 2^-3top)
+    """
 
     top: jax.Array  # [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
     w: jax.Array  # [..., G] float32 sum of weights

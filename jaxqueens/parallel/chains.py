@@ -40,7 +40,12 @@ RESULT_SHARE = 0.25
 @dataclasses.dataclass(frozen=True)
 class Chains:
     """A chain family bound to one static config: what this module batches (hashable, so it is a
-    jit-static argument). `family` is the solver module, `config` its `Config`."""
+    jit-static argument). `family` is the solver module, `config` its `Config`.
+
+    Attributes:
+      family: the solver module.
+      config: its static `Config`.
+    """
 
     family: types.ModuleType
     config: Any

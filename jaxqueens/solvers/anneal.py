@@ -33,7 +33,22 @@ from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Static configuration (hashable, jit-static): shapes and code paths."""
+    """Static configuration (hashable, jit-static): shapes and code paths.
+
+    Attributes:
+      n: board size, 4..46340.
+      method: "ls", "ta" or "sa" (the acceptance rule).
+      neighbour: swap or step; None: step on constrained boards, else swap
+      step: largest move of the step neighbour
+      edge: step neighbour past the edge: "wrap" (mod n) or "nmof" (to the far end)
+      objective: "attacks" (NMOF's) or "pairs" (attacking pairs).
+      rounds: thresholds / temperatures
+      steps_per_round: steps per threshold or temperature.
+      unroll: steps per loop iteration of lockstep lanes, 1..64.
+      scatter_counts: a board's line counts by one scatter-add (lockstep lanes)
+      toroidal: queens attack along diagonals modulo n
+      constrained: Problem.mask: fixed columns and allowed squares (step only)
+    """
 
     n: int
     method: str = "ta"
@@ -100,7 +115,11 @@ class Config:
 
 
 class Params(NamedTuple):
-    """Dynamic parameters: new values never recompile; `jax.vmap` sweeps them."""
+    """Dynamic parameters: new values never recompile; `jax.vmap` sweeps them.
+
+    Attributes:
+      schedule: [rounds] float32 thresholds (LS: 0, TA) or temperatures (SA), per round
+    """
 
     schedule: jax.Array  # [rounds] float32 thresholds (LS: 0, TA) or temperatures (SA), per round
 
@@ -171,7 +190,12 @@ def _checked(config: Config, params, problem=None, state=None, need_params=True)
 
 
 class Problem(NamedTuple):
-    """What is solved beyond `n` (dynamic; every chain of a batch shares it)."""
+    """What is solved beyond `n` (dynamic; every chain of a batch shares it).
+
+    Attributes:
+      start: [n] int32 every chain's first board; None: random permutations
+      mask: the instance (Config.constrained); None: the plain board
+    """
 
     start: jax.Array | None = None  # [n] int32 every chain's first board; None: random permutations
     mask: Mask | None = None  # the instance (Config.constrained); None: the plain board
@@ -182,7 +206,18 @@ def _problem(problem) -> Problem:
 
 
 class State(NamedTuple):
-    """One chain (callers add a leading [B] axis when they batch)."""
+    """One chain (callers add a leading [B] axis when they batch).
+
+    Attributes:
+      rows: [n] int32 current board
+      counts: [5n-2] int32 queens per row | diagonal | anti-diagonal
+      seed: [2] uint32, the chain's 64-bit stream seed (low, high word)
+      ctr: [] uint32 hash counter
+      f: [] int32 current objective
+      best: [] int32 best objective so far
+      best_step: [] int32 step at which it was found
+      steps: [] int32 steps taken
+    """
 
     rows: jax.Array  # [n] int32 current board
     counts: jax.Array  # [5n-2] int32 queens per row | diagonal | anti-diagonal
@@ -195,7 +230,16 @@ class State(NamedTuple):
 
 
 class Result(NamedTuple):
-    """What one chain reports (the fields every chain solver reports)."""
+    """What one chain reports (the fields every chain solver reports).
+
+    Attributes:
+      rows: [n] int32 final board (the solution when solved)
+      solved: [] bool
+      steps: [] int32 steps spent (the solution's step when solved)
+      restarts: [] int32 (always 0: annealing chains do not restart)
+      best: [] int32 best objective
+      best_step: [] int32 step at which the best board was found
+    """
 
     rows: jax.Array  # [n] int32 final board (the solution when solved)
     solved: jax.Array  # [] bool

@@ -152,7 +152,19 @@ class Config:
 class Params(NamedTuple):
     """Dynamic parameters (0-d arrays): new values never recompile; `jax.vmap` sweeps them.
     Integer counts above their [`Config`][jaxqueens.solvers.ga.Config] capacity are clipped to
-    it."""
+    it.
+
+    Attributes:
+      cxpb: [] float32: crossover probability per pair
+      mutpb: [] float32: mutation probability per child
+      indpb: [] float32: per-gene rate of swap / reset mutation; <= 0: one gene
+      tournament: [] int32 in 1..Config.tournament (steady: 2..): aspirants
+      elite: [] int32 in 0..Config.elite: best parents kept (generational)
+      migrants: [] int32 in 1..Config.migrants: individuals sent per migration
+      migrate_every: [] int32 >= 0: generations between migrations; 0: never
+      generations: [] int32 >= 0: the budget of run / step
+      target: [] float32: solved when the best fitness is at most this
+    """
 
     cxpb: jax.Array  # [] float32: crossover probability per pair
     mutpb: jax.Array  # [] float32: mutation probability per child
@@ -271,7 +283,11 @@ _TEMPLATE = Params._make(
 
 
 class Problem(NamedTuple):
-    """What is solved beyond `n` (dynamic; every trial of a batch may share it)."""
+    """What is solved beyond `n` (dynamic; every trial of a batch may share it).
+
+    Attributes:
+      mask: the instance (Config.constrained), or None
+    """
 
     mask: Mask | None = None  # the instance (Config.constrained), or None
 
@@ -281,7 +297,16 @@ def _problem(problem) -> Problem:
 
 
 class State(NamedTuple):
-    """One trial (add a leading [T] axis when batched)."""
+    """One trial (add a leading [T] axis when batched).
+
+    Attributes:
+      genes: [I, P, n] int8/int16 genomes
+      fit: [I, P] int32 (or the fitness' dtype), fitness of each genome
+      seed: [I, 2] uint32 islands' 64-bit stream seeds (fixed for the run)
+      gen: [] int32 generations done
+      best_rows: [n] int8/int16 the best genome seen (the first with its fitness)
+      best_fit: [] its fitness
+    """
 
     genes: jax.Array  # [I, P, n] int8/int16 genomes
     fit: jax.Array  # [I, P] int32 (or the fitness' dtype), fitness of each genome
@@ -292,7 +317,16 @@ class State(NamedTuple):
 
 
 class Metrics(NamedTuple):
-    """One generation of one trial (what the driver records)."""
+    """One generation of one trial (what the driver records).
+
+    Attributes:
+      best: [] lowest fitness over the islands
+      avg: [] float32 mean fitness
+      worst: [] highest fitness
+      nevals: [] int32 evaluations, counted as DEAP does
+      sols: [I, K, n] int8/int16 candidates (K = Config.sols_per_gen)
+      sols_ok: [I, K] bool: the candidate reached Params.target (a solution, except
+    """
 
     best: jax.Array  # [] lowest fitness over the islands
     avg: jax.Array  # [] float32 mean fitness
@@ -304,7 +338,14 @@ class Metrics(NamedTuple):
 
 
 class Result(NamedTuple):
-    """What one trial reports ([T] leading axis when batched)."""
+    """What one trial reports ([T] leading axis when batched).
+
+    Attributes:
+      rows: [n] int32 the best board seen (the first with the lowest fitness)
+      solved: [] bool its fitness reached Params.target
+      steps: [] int32 generations run (work spent; the initial population is 0)
+      best: [] fitness of rows
+    """
 
     rows: jax.Array  # [n] int32 the best board seen (the first with the lowest fitness)
     solved: jax.Array  # [] bool its fitness reached Params.target
@@ -316,7 +357,14 @@ class Result(NamedTuple):
 
 
 class Operators(NamedTuple):
-    """A config's four operators in their one signature (module docstring)."""
+    """A config's four operators in their one signature (module docstring).
+
+    Attributes:
+      fitness: `f(x [n] int32) -> []`.
+      select: `s(seed, fit [P], size, count) -> [count]` indices.
+      crossover: `c(seed, a [n], b [n]) -> (child1, child2)`.
+      mutation: `m(seed, x [n], indpb) -> [n]`.
+    """
 
     fitness: Callable
     select: Callable
@@ -434,7 +482,13 @@ def _check_operators(config: Config) -> None:
 
 
 class Shared(NamedTuple):
-    """What every row of a generation reads besides its own genome (dynamic)."""
+    """What every row of a generation reads besides its own genome (dynamic).
+
+    Attributes:
+      indpb: [] float32
+      fixed: the instance's fixed queens (constrained), or None
+      mask: the instance (constrained), or None
+    """
 
     indpb: jax.Array  # [] float32
     fixed: ga_repair.Fixed | None  # the instance's fixed queens (constrained), or None

@@ -57,7 +57,15 @@ class Config:
 
 class Params(NamedTuple):
     """Dynamic parameters (0-d int32 arrays): new values never recompile; `jax.vmap` sweeps
-    them."""
+    them.
+
+    Attributes:
+      tries: [] int32 >= 1, QS4 swaps tried per column (1: a random permutation)
+      free_tail: [] int32 in 0..n, last columns placed with a single random swap
+      stall_rounds: [] int32 >= 1, rounds without fewer pairs before a restart
+      max_steps: [] int32 >= 1, swap attempts in all (every attempt of the chain)
+      max_rounds: [] int32 >= 1, repair rounds in all
+    """
 
     tries: jax.Array  # [] int32 >= 1, QS4 swaps tried per column (1: a random permutation)
     free_tail: jax.Array  # [] int32 in 0..n, last columns placed with a single random swap
@@ -120,7 +128,25 @@ def _checked(config: Config, params: Params, state=None) -> None:
 
 
 class State(NamedTuple):
-    """One large chain."""
+    """One large chain.
+
+    Attributes:
+      rows: [n] int32 permutation
+      diag: [2n-1] int32 queens per diagonal r + c
+      anti: [2n-1] int32 queens per anti-diagonal r - c + n - 1
+      seed: [2] uint32, the attempt's 64-bit stream seed (low, high word)
+      ctr: [] uint32, hash counter
+      pairs: [] int32 attacking pairs (-1: the board is not placed yet)
+      best: [] int32 fewest pairs after a round of this attempt (PAIRS_NONE: none)
+      stalled: [] int32 rounds since the pairs last fell below best
+      steps: [] int32 swap attempts in all
+      moves: [] int32 swaps taken in all
+      rounds: [] int32 repair rounds in all
+      restarts: [] int32 fresh QS4 boards after the first
+      conflicted: [] int32 conflicted queens at the start of the last round (-1: none)
+      trace: [trace_size] int32 pairs after each of the last round's first attempts (-1 past its
+        end)
+    """
 
     rows: jax.Array  # [n] int32 permutation
     diag: jax.Array  # [2n-1] int32 queens per diagonal r + c
@@ -141,7 +167,17 @@ class State(NamedTuple):
 
 
 class Result(NamedTuple):
-    """What one chain reports."""
+    """What one chain reports.
+
+    Attributes:
+      rows: [n] int32 the last board (a solution when solved)
+      solved: [] bool
+      steps: [] int32 swap attempts in all
+      moves: [] int32 swaps taken
+      rounds: [] int32 repair rounds
+      restarts: [] int32
+      pairs: [] int32 attacking pairs of rows (0 when solved)
+    """
 
     rows: jax.Array  # [n] int32 the last board (a solution when solved)
     solved: jax.Array  # [] bool

@@ -94,7 +94,14 @@ class Config:
 
 
 class Params(NamedTuple):
-    """Dynamic parameters (0-d arrays): new values never recompile; `jax.vmap` sweeps them."""
+    """Dynamic parameters (0-d arrays): new values never recompile; `jax.vmap` sweeps them.
+
+    Attributes:
+      max_steps: [] int32 >= 1, steps per attempt before a restart
+      max_restarts: [] int32 >= 0, restarts before a chain gives up unsolved
+      tabu: [] int32 in 0..Config.tabu, plateau-memory tenure (squares remembered)
+      qs4_tries: [] int32 >= 1, QS4 swaps tried per column before keeping a conflict
+    """
 
     max_steps: jax.Array  # [] int32 >= 1, steps per attempt before a restart
     max_restarts: jax.Array  # [] int32 >= 0, restarts before a chain gives up unsolved
@@ -158,7 +165,12 @@ def _checked(config: Config, params: Params, problem=None, state=None) -> Proble
 
 
 class Problem(NamedTuple):
-    """What is solved beyond `n` (dynamic; every chain of a batch shares it)."""
+    """What is solved beyond `n` (dynamic; every chain of a batch shares it).
+
+    Attributes:
+      start: [n] int32 the first attempt's board, or None
+      mask: the instance (Config.constrained), or None
+    """
 
     start: jax.Array | None = None  # [n] int32 the first attempt's board, or None
     mask: rules.Mask | None = None  # the instance (Config.constrained), or None
@@ -169,7 +181,24 @@ def _problem(problem) -> Problem:
 
 
 class State(NamedTuple):
-    """One chain (add a leading [B] axis when batched)."""
+    """One chain (add a leading [B] axis when batched).
+
+    Attributes:
+      rows: [n] int32, rows[c] = row of the queen in column c
+      counts: [5n-2] int32, queens per row | diagonal | anti-diagonal
+      seed: [2] uint32, the attempt's 64-bit stream seed (low, high word)
+      ctr: [] uint32, hash counter (one per random event)
+      steps: [] int32, steps in the current attempt
+      total_steps: [] int32, steps over all attempts
+      restarts: [] int32
+      solved: [] bool, no conflicted queen
+      stop: [] bool, current attempt finished (solved or out of steps)
+      tabu: [T] int32, squares c*n+r left during the plateau (-1 empty)
+      tabu_ptr: [] int32, ring-buffer write position
+      until: [] int32, the attempt after which an unsolved chain pauses (NO_PAUSE: never)
+      best_rows: [n] int32 with keep_best, else [0]: fewest-pairs attempt-end board
+      best_pairs: [] int32, its attacking pairs (PAIRS_NONE: no attempt ended yet)
+    """
 
     rows: jax.Array  # [n] int32, rows[c] = row of the queen in column c
     counts: jax.Array  # [5n-2] int32, queens per row | diagonal | anti-diagonal
@@ -188,7 +217,15 @@ class State(NamedTuple):
 
 
 class Result(NamedTuple):
-    """Per-chain outcome ([C] leading axis when batched)."""
+    """Per-chain outcome ([C] leading axis when batched).
+
+    Attributes:
+      rows: [n] int32, final board
+      solved: [] bool
+      steps: [] int32, total steps over all attempts
+      restarts: [] int32, index of the last attempt
+      best: [] int32, attacking pairs of `rows` (0 when solved)
+    """
 
     rows: jax.Array  # [n] int32, final board
     solved: jax.Array  # [] bool
@@ -223,7 +260,13 @@ def paused(result: Result, params: Params):
 class Resume(NamedTuple):
     """Where each chain of a kernel call starts ([C] leading axis): the dynamic input with which
     a driver continues paused chains in the next call (a first call takes
-    [`Fresh`][jaxqueens.solvers.minconflicts.Fresh])."""
+    [`Fresh`][jaxqueens.solvers.minconflicts.Fresh]).
+
+    Attributes:
+      restarts: [] int32, a paused chain's Result.restarts; -1: fresh
+      total_steps: [] int32, its Result.steps (0 for a fresh chain)
+      until: [] int32, pause once attempt `until` fails; -1: skip it
+    """
 
     # host arrays from the driver, traced arrays in the kernel
     restarts: jax.Array | np.ndarray  # [] int32, a paused chain's Result.restarts; -1: fresh
@@ -232,7 +275,11 @@ class Resume(NamedTuple):
 
 
 class Fresh(NamedTuple):
-    """Every chain of a kernel call fresh (a 0-d field: shared by the chains of the call)."""
+    """Every chain of a kernel call fresh (a 0-d field: shared by the chains of the call).
+
+    Attributes:
+      until: [] int32 >= 0, pause once the attempt with this index fails
+    """
 
     until: jax.Array | np.int32  # [] int32 >= 0, pause once the attempt with this index fails
 
@@ -252,7 +299,12 @@ def fresh(until: int = NO_PAUSE) -> Fresh:
 
 class Metrics(NamedTuple):
     """Per-step figures of [`trace`][jaxqueens.solvers.minconflicts.trace] ([T] leading axis over
-    steps)."""
+    steps).
+
+    Attributes:
+      conflicted: [] int32, conflicted queens before the step
+      pairs: [] int32, attacking pairs before the step
+    """
 
     # traced arrays in the kernel, host arrays from the driver (trace_chain)
     conflicted: jax.Array | np.ndarray  # [] int32, conflicted queens before the step
