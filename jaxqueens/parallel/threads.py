@@ -36,6 +36,7 @@ ROW_WORDS = 4  # packed queen rows: 6 rows of 5 bits a word, levels 0..23 (n <= 
 MAX_N = 27
 BLOCK = 32  # lanes (threads) per program: one warp
 NUM_WARPS = 1
+UNROLL = 4  # steps between two checks of the block's loop condition
 
 
 class Tasks(NamedTuple):
@@ -175,6 +176,15 @@ def _free(cols, ld, rd, c, n: int):
     return ~(cols | diag) & jnp.uint32((1 << n) - 1)
 
 
+def _after(c, skip_lo, skip_hi, n: int):
+    """The column of the level after column ``c``, at most n - 2 (past the last level its
+    masks are never used)."""
+    c = c + 1
+    c = c + (c == skip_lo).astype(jnp.uint32)
+    c = c + (c == skip_hi).astype(jnp.uint32)
+    return jnp.minimum(c, jnp.uint32(n - 2))
+
+
 def _step(s: Lane, n: int):
     """One iteration of every lane: (the new lane, uint32 [B] completions found: 0 or 1).
 
@@ -201,9 +211,7 @@ def _step(s: Lane, n: int):
     prev = c - 1
     prev = prev - (prev == skip_hi).astype(jnp.uint32)
     prev = prev - (prev == skip_lo).astype(jnp.uint32)
-    nxt = c + 1
-    nxt = nxt + (nxt == skip_lo).astype(jnp.uint32)
-    nxt = nxt + (nxt == skip_hi).astype(jnp.uint32)
+    nxt = _after(c, skip_lo, skip_hi, n)
     r = jnp.where(has, _log2(bit), (rows >> sh) & 31)
     qc = jnp.where(has, c, prev)
     qbit = jnp.uint32(1) << r
@@ -216,7 +224,13 @@ def _step(s: Lane, n: int):
     f = _free(ncols, nld, nrd, fc, n) & above
     at_last = d + 1 == last
     add = (has & at_last & (f != 0)).astype(jnp.uint32)
-    push = has & ~at_last & (f != 0)
+    # look-ahead: enter the child only if the next two levels keep a free row too (ignoring the
+    # queens still to come, so no solution is cut; after NQueensFAF and the CPU kernel)
+    c2 = _after(nxt, skip_lo, skip_hi, n)
+    c3 = _after(c2, skip_lo, skip_hi, n)
+    ahead2 = (_free(ncols, nld, nrd, c2, n) != 0) | (d + 2 > last)
+    ahead3 = (_free(ncols, nld, nrd, c3, n) != 0) | (d + 3 > last)
+    push = has & ~at_last & (f != 0) & ahead2 & ahead3
     commit = push | pop
     d = jnp.where(push, d + 1, jnp.where(pop, d - 1, jnp.where(live & ~has, start - 1, d)))
     c = jnp.where(commit, fc, c)
@@ -239,10 +253,13 @@ def row_words(n: int) -> int:
     return max(1, -(-(n - 4) // 6))
 
 
-def _kernel(w_ref, out_ref, *, n: int, tasks: int, lanes: int, block: int):
+def _kernel(
+    w_ref, out_ref, *, n: int, tasks: int, lanes: int, block: int, unroll: int, stats: bool
+):
     """Lane g of the grid searches tasks g, g + lanes, g + 2 lanes, ...: a lane whose task is
     done takes its next one, so no lane idles until its own tasks run out. Out: the lane's
-    weighted completions, uint32 ``[2, block]`` (low, high words)."""
+    weighted completions, uint32 ``[2, block]`` (low, high words), and with ``stats`` a third
+    row: the block's loop iterations (the same in every lane) and a fourth: the lane's own."""
     g = pl.program_id(0) * block + lax.broadcasted_iota(jnp.int32, (block,), 0)
     words = row_words(n)
 
@@ -251,11 +268,16 @@ def _kernel(w_ref, out_ref, *, n: int, tasks: int, lanes: int, block: int):
         return _init([w_ref[i, idx] for i in range(TASK_WORDS)], n, words, task >= tasks)
 
     def inner(c):
-        s, task, lo, hi = c
-        s, add = _step(s, n)
-        add = add * (s.skip >> 16)  # the task's weight
-        lo2 = lo + add
-        return s, task, lo2, hi + (lo2 < add).astype(jnp.uint32)
+        s, task, lo, hi, its = c
+        for _ in range(unroll):  # a finished lane's steps change nothing until it refills
+            busy = (s.d >= s.start.astype(jnp.int32)).astype(jnp.uint32)
+            s, add = _step(s, n)
+            add = add * (s.skip >> 16)  # the task's weight
+            lo = lo + add
+            hi = hi + (lo < add).astype(jnp.uint32)
+            if stats:  # block iterations, then the lane's busy ones
+                its = (its[0] + 1, its[1] + busy)
+        return s, task, lo, hi, its
 
     def running(c):  # every lane busy or out of tasks, and some lane busy
         s, task = c[0], c[1]
@@ -264,21 +286,27 @@ def _kernel(w_ref, out_ref, *, n: int, tasks: int, lanes: int, block: int):
         return (jnp.min(live | out) > 0) & (jnp.max(live) > 0)
 
     def outer(c):
-        s, task, lo, hi = lax.while_loop(running, inner, c)
+        s, task, lo, hi, its = lax.while_loop(running, inner, c)
         idle = (s.d < s.start.astype(jnp.int32)) & (task < tasks)
         task = jnp.where(idle, task + lanes, task)
         fresh = load(task)
         s = jax.tree.map(lambda a, b: jnp.where(idle, a, b), fresh, s)
-        return s, task, lo, hi
+        return s, task, lo, hi, its
 
     zero = jnp.zeros((block,), jnp.uint32)
-    c = (load(g), g, zero, zero)
+    c = (load(g), g, zero, zero, (zero, zero))
     c = lax.while_loop(lambda c: jnp.max((c[1] < tasks).astype(jnp.int32)) > 0, outer, c)
     out_ref[0, :] = c[2]
     out_ref[1, :] = c[3]
+    if stats:
+        out_ref[2, :] = c[4][0]
+        out_ref[3, :] = c[4][1]
 
 
-@functools.partial(jax.jit, static_argnames=("n", "programs", "block", "num_warps", "interpret"))
+@functools.partial(
+    jax.jit,
+    static_argnames=("n", "programs", "block", "num_warps", "unroll", "interpret", "stats"),
+)
 def count_tasks(
     words,
     *,
@@ -286,7 +314,9 @@ def count_tasks(
     programs: int,
     block: int = BLOCK,
     num_warps: int = NUM_WARPS,
+    unroll: int = UNROLL,
     interpret: bool = False,
+    stats: bool = False,
 ):
     """Weighted completions of every task, summed per lane: uint32 ``[2, programs * block]``
     (low, high words; ``Q(n) = base + sum``).
@@ -295,6 +325,9 @@ def count_tasks(
       words: uint32 ``[TASK_WORDS, T]`` (:func:`tasks`; the weight in bits 16.. of ``SKIP``).
       programs: blocks of ``block`` lanes (threads) the grid runs; lane g searches tasks
         g, g + lanes, ... (size it to fill the device several times).
+      unroll: steps per check of the block's loop condition (the same counts at any value).
+      stats: also return each lane's block's loop iterations and its own busy ones (uint32
+        rows 2 and 3: for the speed model at small n; they wrap past 2^32).
     """
     if words.ndim != 2 or words.shape[0] != TASK_WORDS or words.dtype != jnp.uint32:
         raise QueensError(
@@ -308,11 +341,13 @@ def count_tasks(
     lanes = programs * block
     params = None if interpret else pl_triton.CompilerParams(num_warps=num_warps, num_stages=1)
     return pl.pallas_call(
-        functools.partial(_kernel, n=n, tasks=t, lanes=lanes, block=block),
-        out_shape=jax.ShapeDtypeStruct((2, lanes), jnp.uint32),
+        functools.partial(
+            _kernel, n=n, tasks=t, lanes=lanes, block=block, unroll=unroll, stats=stats
+        ),
+        out_shape=jax.ShapeDtypeStruct((4 if stats else 2, lanes), jnp.uint32),
         grid=(programs,),
         in_specs=[pl.BlockSpec((TASK_WORDS, t), lambda i: (0, 0))],
-        out_specs=pl.BlockSpec((2, block), lambda i: (0, i)),
+        out_specs=pl.BlockSpec((4 if stats else 2, block), lambda i: (0, i)),
         interpret=interpret,
         compiler_params=params,
     )(words)
@@ -324,10 +359,13 @@ def lane_total(found) -> int:
     return int(f[0].astype(object).sum()) + (int(f[1].astype(object).sum()) << 32)
 
 
-def count(n: int, depth: int, *, programs: int = 2, interpret: bool = False) -> int:
+def count(
+    n: int, depth: int, *, programs: int = 2, unroll: int = UNROLL, interpret: bool = False
+) -> int:
     """Q(n): every task of :func:`tasks` through :func:`count_tasks`, summed exactly."""
     plan = tasks(n, depth)
     if plan.words.shape[1] == 0:
         return plan.base
-    found = count_tasks(jnp.asarray(plan.words), n=n, programs=programs, interpret=interpret)
+    words = jnp.asarray(plan.words)
+    found = count_tasks(words, n=n, programs=programs, unroll=unroll, interpret=interpret)
     return plan.base + lane_total(found)
