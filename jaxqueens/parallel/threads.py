@@ -1,17 +1,17 @@
 """One depth-first search per GPU thread: the exact count as a Pallas (Triton) kernel.
 
-The constellation tasks of :mod:`jaxqueens.core.constellations` (the CPU counter's plan: same
+The constellation tasks of `constellations` (the CPU counter's plan: same
 canonical classes, weights and host-placed columns), rewritten for a search with no stack of
-masks: every border queen is placed up front, the diagonals are absolute (bit ``row + col`` and
-``row - col + n - 1`` of two-word masks), so a level is undone by XOR from the row of its queen
-alone; the rows of the queens are packed 5 bits each into :data:`ROW_WORDS` words. A task's
+masks: every border queen is placed up front, the diagonals are absolute (bit `row + col` and
+`row - col + n - 1` of two-word masks), so a level is undone by XOR from the row of its queen
+alone; the rows of the queens are packed 5 bits each into `ROW_WORDS` words. A task's
 levels are its columns without a border queen, in order; each lane of a block is one task.
 One loop iteration is one tree edge (place the lowest free row; at the child before the last
 level count its free row) or one pop (undo the parent's queen, take its next row), branch-free
 across the lanes. Completions are counted in two uint32 words per task (exact below 2^64).
 
-:func:`tasks` builds the lanes' inputs on the host; :func:`count_tasks` runs the kernel
-(``interpret=True`` runs it on the CPU); :func:`count` is the whole count of n.
+`tasks` builds the lanes' inputs on the host; `count_tasks` runs the kernel
+(`interpret=True` runs it on the CPU); `count` is the whole count of n.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ UNROLL = 4  # steps between two checks of the block's loop condition
 
 
 class Tasks(NamedTuple):
-    """The count of n as lanes (host NumPy): ``Q(n) = base + sum(weights * found)``."""
+    """The count of n as lanes (host NumPy): `Q(n) = base + sum(weights * found)`."""
 
     words: np.ndarray  # [TASK_WORDS, T] uint32 per task: masks, start and last level, skips
     weights: np.ndarray  # [T] int64 each task's weight (its constellation's class size)
@@ -50,19 +50,19 @@ class Tasks(NamedTuple):
 
 
 def _col(k, lo, hi):
-    """The board column of level ``k`` (the k-th column of 1..n-2 without a border queen;
-    ``lo < hi`` the interior columns of the queens of rows 0 and n-1, n where there is none)."""
+    """The board column of level `k` (the k-th column of 1..n-2 without a border queen;
+    `lo < hi` the interior columns of the queens of rows 0 and n-1, n where there is none)."""
     c = k + 1
     c = c + (c >= lo)
     return c + (c >= hi)
 
 
 def tasks(n: int, depth: int) -> Tasks:
-    """Every task of the count of n with ``depth`` host-placed columns (the CPU plan's split,
-    :func:`jaxqueens.core.constellations.tasks`, in its order), as kernel lanes.
+    """Every task of the count of n with `depth` host-placed columns (the CPU plan's split,
+    `tasks`, in its order), as kernel lanes.
 
     Raises:
-      QueensError: n outside 4..:data:`MAX_N` or ``depth`` outside 1..n-2.
+      QueensError: n outside 4..`MAX_N` or `depth` outside 1..n-2.
     """
     if not 4 <= n <= MAX_N:
         raise QueensError(f"the thread kernel counts n = 4..{MAX_N}, not n = {n}")
@@ -118,12 +118,12 @@ def tasks(n: int, depth: int) -> Tasks:
 
 
 def _shr(lo, hi, s):
-    """The low word of the 64-bit ``(hi, lo) >> s``, ``s`` uint32 in 1..31."""
+    """The low word of the 64-bit `(hi, lo) >> s`, `s` uint32 in 1..31."""
     return (lo >> s) | ((hi << 1) << (31 - s))
 
 
 def _flip(lo, hi, idx, on):
-    """``(hi, lo)`` with bit ``idx`` (0..63) flipped where ``on``."""
+    """`(hi, lo)` with bit `idx` (0..63) flipped where `on`."""
     m = jnp.uint32(1) << (idx & 31)
     m = jnp.where(on, m, jnp.uint32(0))
     high = idx >= 32
@@ -138,8 +138,8 @@ def _log2(bit):
 
 
 def _init(w, n: int, row_words: int, dead):
-    """A lane's state at the start of task words ``w`` (a list of TASK_WORDS uint32 arrays);
-    ``dead`` lanes start finished."""
+    """A lane's state at the start of task words `w` (a list of TASK_WORDS uint32 arrays);
+    `dead` lanes start finished."""
     full = jnp.uint32((1 << n) - 1)
     start = w[START].astype(jnp.int32)
     skip_lo, skip_hi = (w[SKIP] & 255).astype(jnp.int32), ((w[SKIP] >> 8) & 255).astype(jnp.int32)
@@ -156,7 +156,7 @@ def _init(w, n: int, row_words: int, dead):
 
 
 class Lane(NamedTuple):
-    """One lane's search (``B`` = lanes of a block, ``W`` = :func:`row_words`)."""
+    """One lane's search (`B` = lanes of a block, `W` = `row_words`)."""
 
     d: jax.Array  # [B] int32 current level; start - 1 once the task is searched
     c: jax.Array  # [B] uint32 the board column of level d
@@ -171,13 +171,13 @@ class Lane(NamedTuple):
 
 
 def _free(cols, ld, rd, c, n: int):
-    """The free rows of column ``c`` (uint32 in 1..n-2) under the masks."""
+    """The free rows of column `c` (uint32 in 1..n-2) under the masks."""
     diag = _shr(ld[0], ld[1], c) | _shr(rd[0], rd[1], jnp.uint32(n - 1) - c)
     return ~(cols | diag) & jnp.uint32((1 << n) - 1)
 
 
 def _after(c, skip_lo, skip_hi, n: int):
-    """The column of the level after column ``c``, at most n - 2 (past the last level its
+    """The column of the level after column `c`, at most n - 2 (past the last level its
     masks are never used)."""
     c = c + 1
     c = c + (c == skip_lo).astype(jnp.uint32)
@@ -188,8 +188,8 @@ def _after(c, skip_lo, skip_hi, n: int):
 def _step(s: Lane, n: int):
     """One iteration of every lane: (the new lane, uint32 [B] completions found: 0 or 1).
 
-    It either takes an edge from level d (its lowest free row ``r``) or, with no row left at
-    level d, pops to level d - 1 (its queen's row ``r``, read from the packed rows): both toggle
+    It either takes an edge from level d (its lowest free row `r`) or, with no row left at
+    level d, pops to level d - 1 (its queen's row `r`, read from the packed rows): both toggle
     one queen in the masks and take the free rows of one column, so the two paths share every
     mask operation and differ only in which queen and column they pick.
     """
@@ -258,7 +258,7 @@ def _kernel(
 ):
     """Lane g of the grid searches tasks g, g + lanes, g + 2 lanes, ...: a lane whose task is
     done takes its next one, so no lane idles until its own tasks run out. Out: the lane's
-    weighted completions, uint32 ``[2, block]`` (low, high words), and with ``stats`` a third
+    weighted completions, uint32 `[2, block]` (low, high words), and with `stats` a third
     row: the block's loop iterations (the same in every lane) and a fourth: the lane's own."""
     g = pl.program_id(0) * block + lax.broadcasted_iota(jnp.int32, (block,), 0)
     words = row_words(n)
@@ -318,12 +318,12 @@ def count_tasks(
     interpret: bool = False,
     stats: bool = False,
 ):
-    """Weighted completions of every task, summed per lane: uint32 ``[2, programs * block]``
-    (low, high words; ``Q(n) = base + sum``).
+    """Weighted completions of every task, summed per lane: uint32 `[2, programs * block]`
+    (low, high words; `Q(n) = base + sum`).
 
     Args:
-      words: uint32 ``[TASK_WORDS, T]`` (:func:`tasks`; the weight in bits 16.. of ``SKIP``).
-      programs: blocks of ``block`` lanes (threads) the grid runs; lane g searches tasks
+      words: uint32 `[TASK_WORDS, T]` (`tasks`; the weight in bits 16.. of `SKIP`).
+      programs: blocks of `block` lanes (threads) the grid runs; lane g searches tasks
         g, g + lanes, ... (size it to fill the device several times).
       unroll: steps per check of the block's loop condition (the same counts at any value).
       stats: also return each lane's block's loop iterations and its own busy ones (uint32
@@ -354,7 +354,7 @@ def count_tasks(
 
 
 def lane_total(found) -> int:
-    """The exact sum (a Python int) of uint32 ``[2, L]`` (low, high) words."""
+    """The exact sum (a Python int) of uint32 `[2, L]` (low, high) words."""
     f = np.asarray(found).astype(np.uint64)
     return int(f[0].astype(object).sum()) + (int(f[1].astype(object).sum()) << 32)
 
@@ -362,7 +362,7 @@ def lane_total(found) -> int:
 def count(
     n: int, depth: int, *, programs: int = 2, unroll: int = UNROLL, interpret: bool = False
 ) -> int:
-    """Q(n): every task of :func:`tasks` through :func:`count_tasks`, summed exactly."""
+    """Q(n): every task of `tasks` through `count_tasks`, summed exactly."""
     plan = tasks(n, depth)
     if plan.words.shape[1] == 0:
         return plan.base
