@@ -204,7 +204,7 @@ def _line(p: dict) -> str:
     if not p["solved"]:
         return (
             f"{p['solver']:>15}: not solved (0 of {p['chains']:,} chains within "
-            f"{p['step_budget']:,} steps)"
+            f"{p['steps_budget']:,} steps)"
         )
     ert = "-" if p["ert_s"] is None else f"{p['ert_s'] * 1e3:.3g} ms"
     ci = p.get("ert_s_ci")
@@ -283,7 +283,7 @@ def cmd_compare(args) -> int:
                     unsolved={p["solver"]: p["ert_note"] for p in res.summary["per_solver"]},
                     fmt=conf["format"],
                     dpi=conf["dpi"],
-                    budgets={r.name: r.step_budget for r in res.runs},
+                    budgets={r.name: r.steps_budget for r in res.runs},
                     chains=res.chains,
                 )
             print(f"wrote {', '.join(f.name for f in files)} to {out}")

@@ -158,7 +158,7 @@ def _plot(res, out) -> list:
     budgets, rate = res.success
     return figures.write_plots(
         out,
-        name=sam.solver + (f" ({sam.options['method']})" if "method" in sam.options else ""),
+        name=sam.name,
         n=sam.n,
         coverage=res.coverage,
         counts=res.all_counts if every else res.counts,
@@ -206,8 +206,7 @@ def cmd_stats(args) -> int:
     with writing.final_write(args.out):
         res = solstats.analyse(samples)
         s = res.summary
-        method = samples.options.get("method")
-        name = args.solver + (f" ({method})" if method else "")
+        name = samples.name
         ex = lambda v: f" of {v:,}" if v else ""
         print(
             f"{name}, n = {n}: {s['solved']:,} of {s['chains']:,} chains solved; "

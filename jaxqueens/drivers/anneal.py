@@ -439,7 +439,7 @@ def anneal(
     }
     fingerprint = {
         "command": "anneal",
-        "solver": f"annealing-{method}",
+        "solver": f"annealing-{method}",  # the checkpoint's fingerprint: kept as written
         "config": static,
         "schedule": [float(x) for x in schedule],
         "seed": seed,
@@ -462,7 +462,7 @@ def anneal(
         resume=resume,
         checkpoint_every=checkpoint_every,
         model=model,
-        solver=f"annealing-{method}",
+        solver=method,
         best_unit=best_unit(config),
     )
     traces = None
@@ -477,7 +477,7 @@ def anneal(
     )
     summary = driver.summarize(
         run,
-        solver=f"annealing-{method}",
+        solver=method,
         method=method,
         neighbour=neighbour,
         step=step,

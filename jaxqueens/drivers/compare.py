@@ -88,8 +88,9 @@ DEFAULTS_NOTE = (
 SECONDS_NOTE = (
     "seconds: kernel time of the timed calls, no compilation (every kernel call size is "
     "compiled before timing), shared among a call's chains by steps; a chain's seconds run to its "
-    "first solution or the budget. The GA runs every generation of every trial: its wall_s and "
-    "solutions_per_s are as run, its seconds and ERT count each trial up to its first solution. "
+    "first solution or the budget. The GA's trials run in lockstep until the last of them has "
+    "solved (or to the budget): its wall_s and solutions_per_s are as run, its seconds and ERT "
+    "count each trial up to its first solution. "
     "ert_s_ci: bootstrap over chains (chain-to-chain variation); ert_s_spread: lowest and highest "
     "ERT over the timed repeats (timing noise between runs)"
 )
@@ -124,7 +125,7 @@ class SolverRun:
     repeat_ert_s: tuple[float, ...] = ()  # [R] ERT of each timed repeat (``seconds``: their mean)
 
     @property
-    def step_budget(self) -> int:
+    def steps_budget(self) -> int:
         """The step budget per chain the runs are censored at."""
         return int(self.budget if self.budget is not None else self.steps.max(initial=0))
 
@@ -143,7 +144,7 @@ class SolverRun:
             and (a is None or np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
         )
         return (
-            self.step_budget == other.step_budget
+            self.steps_budget == other.steps_budget
             and self.solved.shape == other.solved.shape
             and all(
                 same(getattr(self, f), getattr(other, f))
@@ -276,7 +277,7 @@ def _chain_solver(name, family, n, chains, seed, quiet, spec, own) -> SolverRun:
     else:
         given = {k: v for k, v in own.items() if k != "steps"}
         run, options = run_anneal(n, chains, budget, seed, quiet, **kwargs, **given)
-    options["step_budget"] = budget
+    options["steps_budget"] = budget
     if run.stopped_by == "interrupted":
         raise KeyboardInterrupt
     solved, spent, seconds = _censor(run.steps, run.solved, run.wall_share, budget)
@@ -341,6 +342,7 @@ def _ga_solver(name, n, chains, seed, quiet, spec, own) -> SolverRun:
         seed=seed,
         quiet=quiet,
         records="summary",  # per-trial totals: no [G+1, T] records (10,000 trials fit)
+        until_solved=True,  # the lockstep trials end with the slowest trial's first solution
     )
     if res.interrupted:
         raise KeyboardInterrupt
@@ -367,7 +369,7 @@ def _ga_solver(name, n, chains, seed, quiet, spec, own) -> SolverRun:
         "crossover": c.crossover,
         "mutation": c.mutation,
         "generations": generations,
-        "step_budget": steps,
+        "steps_budget": steps,
     }
     samples = _samples(
         name, n, options, sample, spent, rows, res.wall_s + res.init_s, res.compile_s
@@ -522,7 +524,7 @@ def ert_ci(
 
 def not_solved(run: SolverRun) -> str:
     """The words for a solver that solved no chain: "not solved (0 of K chains within B steps)"."""
-    return f"not solved (0 of {run.solved.size:,} chains within {run.step_budget:,} steps)"
+    return f"not solved (0 of {run.solved.size:,} chains within {run.steps_budget:,} steps)"
 
 
 def _ratio_words(x: float) -> str:
@@ -611,7 +613,7 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
         return doc
     best = solving[0]
     own = [
-        f"{r.name} {r.step_budget:,}" for r in runs if r.budget is not None and r.budget != steps
+        f"{r.name} {r.steps_budget:,}" for r in runs if r.budget is not None and r.budget != steps
     ]
     budget = f"{steps:,} steps per chain" + (f" (own budgets: {', '.join(own)})" if own else "")
     if len(solving) == 1:
@@ -717,7 +719,7 @@ def curves(run: SolverRun, budget: int | None = None) -> dict[str, tuple[np.ndar
     censored at the longest chain's), the conditional ones over its solved chains
     (``steps_ecdf``, ``seconds_ecdf``) and ``success`` (rate vs step budget over all chains, on
     a log grid). ``budget``: the solver's step budget (default its own)."""
-    budget = run.step_budget if budget is None else budget
+    budget = run.steps_budget if budget is None else budget
     return {
         "rtd_steps": rtd(run.steps, run.solved, budget),
         "rtd_seconds": rtd(run.seconds, run.solved, float(run.seconds.max(initial=0.0))),
@@ -747,7 +749,7 @@ def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
         "chains": int(k),
         "solved": solved,
         "success_rate": solved / k if k else None,
-        "step_budget": int(run.budget if run.budget is not None else budget),
+        "steps_budget": int(run.budget if run.budget is not None else budget),
         "steps": solstats.step_quantiles(run.steps[run.solved]),
         "seconds": {
             "mean": float(sec.mean()) if sec.size else None,
@@ -848,21 +850,21 @@ def compare(
             missing = names[i:]
             break
     rec = recommend(runs, n, steps, seed)
-    budgets = {r.name: r.step_budget for r in runs}
+    budgets = {r.name: r.steps_budget for r in runs}
     summary = {
         "n": n,
         "chains": chains,
-        "step_budget": steps,
+        "steps_budget": steps,
         "seed": seed,
         "repeats": repeats,
         "solvers": [r.name for r in runs],
         **({"missing_solvers": missing, "stopped_by": "interrupted"} if missing else {}),
         "settings_given": {name: dict(v) for name, v in (settings_of or {}).items()},
-        "step_budgets": budgets,
+        "steps_budgets": budgets,
         "budget_note": "steps per chain: min-conflicts moves, LS/TA/SA neighbour moves, GA "
         "fitness evaluations; solvers ranked by seconds per solution"
         + (
-            "; the solvers' own budgets differ (step_budgets)"
+            "; the solvers' own budgets differ (steps_budgets)"
             if len(set(budgets.values())) > 1
             else ""
         ),

@@ -41,7 +41,7 @@ from jaxqueens.parallel import sizing
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import minconflicts
 from jaxqueens.solvers.base import chain_keys
-from jaxqueens.solvers.variants import INITS, MAX_BATCHED_N, MOVES, default_max_steps
+from jaxqueens.solvers.variants import INITS, MAX_BATCHED_N, MOVES, default_max_steps, solver_name
 
 CALL_SECONDS = 0.5
 """Target duration of one bounded kernel call (:class:`BoundedRunner`)."""
@@ -319,8 +319,9 @@ def solve(
     arguments.choice(init, "--init", INITS)
     arguments.choice(move, "--move", MOVES)
     start_rows = _start_rows(start, n)
+    name = solver_name("minconflicts", init=init, tabu=tabu, move=move)
     if n == 1 and mask is None:
-        return _solve_trivial(budget, seed, model)
+        return _solve_trivial(budget, seed, name, model)
     try:
         config = minconflicts.Config(
             n=n,
@@ -368,7 +369,7 @@ def solve(
         checkpoint_every=checkpoint_every,
         limits=f"at most {max_restarts + 1:,} attempts x {max_steps:,} steps a chain",
         model=model,
-        solver="min-conflicts",
+        solver=name,
     )
     trace = None
     if trace_steps > 0:
@@ -376,7 +377,7 @@ def solve(
         trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
     summary = driver.summarize(
         run,
-        solver="min-conflicts",
+        solver=name,
         init=init,
         tabu=tabu,
         max_steps=max_steps,
@@ -425,7 +426,7 @@ def initial_board(
     return rows, int(checker.attacking_pairs(rows)), gen_s, compile_s
 
 
-def _solve_trivial(budget: driver.Budget, seed: int, model=None) -> SolveResult:
+def _solve_trivial(budget: driver.Budget, seed: int, name: str, model=None) -> SolveResult:
     """n = 1: the one queen is a solution; every chain solves in 0 steps."""
     count = budget.chains or budget.max_chains or 1
 
@@ -438,9 +439,9 @@ def _solve_trivial(budget: driver.Budget, seed: int, model=None) -> SolveResult:
         )
 
     run = driver.run_chains(
-        run_chunk, 1, budget, count, what="min-conflicts", model=model, solver="min-conflicts"
+        run_chunk, 1, budget, count, what="min-conflicts", model=model, solver=name
     )
-    summary = driver.summarize(run, solver="min-conflicts", seed=seed)
+    summary = driver.summarize(run, solver=name, seed=seed)
     if model is not None:
         summary.update(instance=model.to_dict(), status="SAT")
     return SolveResult(run=run, summary=summary, config=None)

@@ -44,6 +44,7 @@ from jaxqueens.parallel import cache
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
+from jaxqueens.solvers.variants import solver_name
 
 ENUMERATE_MAX_N = 14  # all solutions listed (frequencies include the unsampled ones)
 
@@ -73,6 +74,12 @@ class Samples:
     @property
     def chains(self) -> int:
         return int(self.solved.size)
+
+    @property
+    def name(self) -> str:
+        """The solver's one name in every output (`solver_name` of its family and options)."""
+        picked = ("init", "tabu", "move", "method", "encoding")
+        return solver_name(self.solver, **{k: self.options[k] for k in picked if k in self.options})
 
     @property
     def sample_chain(self) -> np.ndarray:
@@ -208,7 +215,7 @@ def sample_anneal(
         fingerprint=fingerprint,
         resume=resume,
         checkpoint_every=checkpoint_every,
-        solver=f"annealing-{method}",
+        solver=method,
         best_unit=annealing.best_unit(config),
     )
     return _from_run(
@@ -657,7 +664,8 @@ def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) 
     solved_steps = samples.steps[samples.solved]
     return {
         "n": n,
-        "solver": samples.solver,
+        "solver": samples.name,
+        "family": samples.solver,
         "options": samples.options,
         "chains": samples.chains,
         "solved": s,

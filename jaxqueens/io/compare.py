@@ -13,11 +13,12 @@
   for min-conflicts; ``best_attacking_pairs`` 0 where solved, the best board's where the solver
   keeps it within the budget, else empty);
 - ``rtd_steps.csv`` / ``rtd_seconds.csv``: the run-time distributions (Hoos & Stuetzle): the
-  fraction of ALL chains solved by t, censored at the budget (solver, steps or seconds,
-  fraction_of_runs);
+  success rate (fraction of ALL chains solved) within a budget, censored at the step budget
+  (solver, steps_budget or seconds_budget, success_rate);
 - ``steps_ecdf.csv`` / ``seconds_ecdf.csv``: the run-time distributions conditional on success
-  (empirical CDF over the solved chains: solver, x, fraction_of_solved);
-- ``success.csv``: success rate against the step budget (solver, step_budget, success_rate; the
+  (empirical CDF over the solved chains: solver, steps_to_solution or seconds_to_solution,
+  fraction_of_solved);
+- ``success.csv``: success rate against the step budget (solver, steps_budget, success_rate; the
   unconditional RTD in steps on a log grid);
 - ``solutions.csv``: distinct solutions and fundamental classes found, with the exact totals;
 - ``bias.csv``: the sampling-bias chi-square tests (over solutions and over classes);
@@ -37,33 +38,7 @@ from pathlib import Path
 from jaxqueens.io import schema
 from jaxqueens.io.tables import write_csv, write_json
 
-SUMMARY_HEADER = (
-    "solver",
-    "family",
-    "chains",
-    "solved",
-    "success_rate",
-    "steps_mean",
-    "steps_median",
-    "steps_p90",
-    "seconds_mean",
-    "seconds_median",
-    "ert_s",
-    "solutions_per_s",
-    "distinct_solutions",
-    "fundamental_classes",
-    "wall_s",
-    "compile_s",
-    "step_budget",
-    "ert_s_ci_low",
-    "ert_s_ci_high",
-    "ert_steps",
-    "ert_steps_ci_low",
-    "ert_steps_ci_high",
-    "ert_note",
-    "ert_s_spread_low",
-    "ert_s_spread_high",
-)
+SUMMARY_HEADER = schema.table("compare", "summary.csv")
 
 
 def _g(x) -> str | None:
@@ -98,7 +73,7 @@ def summary_rows(summary: dict) -> list[list]:
                 s["fundamental_classes"],
                 _g(s["wall_s"]),
                 _g(s["compile_s"]),
-                s["step_budget"],
+                s["steps_budget"],
                 *_ci(s, "ert_s_ci"),
                 _g(s["ert_steps"]),
                 *_ci(s, "ert_steps_ci"),
@@ -151,7 +126,7 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
     files = [
         out / "summary.json",
         write_csv(out / "summary.csv", SUMMARY_HEADER, summary_rows(s)),
-        write_csv(out / "settings.csv", ["solver", "key", "value"], settings_rows(s)),
+        write_csv(out / "settings.csv", schema.table("compare", "settings.csv"), settings_rows(s)),
     ]
     files.append(
         schema.write_runs(
@@ -169,17 +144,13 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
             ],
         )
     )
-    for name, unit, of in (
-        ("rtd_steps", "steps", "fraction_of_runs"),
-        ("rtd_seconds", "seconds", "fraction_of_runs"),
-        ("steps_ecdf", "steps", "fraction_of_solved"),
-        ("seconds_ecdf", "seconds", "fraction_of_solved"),
-    ):
-        fmt = (lambda v: int(v)) if unit == "steps" else (lambda v: f"{v:.4e}")
+    for name in ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf"):
+        columns = schema.table("compare", f"{name}.csv")
+        fmt = (lambda v: int(v)) if columns[1].startswith("steps") else (lambda v: f"{v:.4e}")
         files.append(
             write_csv(
                 out / f"{name}.csv",
-                ["solver", unit, of],
+                columns,
                 (
                     [solver, fmt(x), f"{y:.6f}"]
                     for solver, c in res.curves.items()
@@ -190,7 +161,7 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
     files.append(
         write_csv(
             out / "success.csv",
-            ["solver", "step_budget", "success_rate"],
+            schema.table("compare", "success.csv"),
             (
                 [solver, int(b), f"{r:.6f}"]
                 for solver, c in res.curves.items()
@@ -201,14 +172,7 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
     files.append(
         write_csv(
             out / "solutions.csv",
-            [
-                "solver",
-                "solved",
-                "distinct_solutions",
-                "fundamental_classes",
-                "exact_solutions",
-                "exact_classes",
-            ],
+            schema.table("compare", "solutions.csv"),
             (
                 [
                     p["solver"],
@@ -225,7 +189,7 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
     files.append(
         write_csv(
             out / "bias.csv",
-            ["solver", "test", "chi2", "dof", "p_value", "valid", "note"],
+            schema.table("compare", "bias.csv"),
             _bias_rows(s),
         )
     )

@@ -21,12 +21,13 @@ import numpy as np
 
 from jaxqueens.core.oeis import A000170
 from jaxqueens.io import boards as boardio
+from jaxqueens.io import schema
 from jaxqueens.io.tables import write_csv, write_json
 
 RESULTS = "results.csv"
 SOLUTIONS = "solutions.jsonl"
 SUMMARY = "summary.json"
-HEADER = ("file", "d", "n", "status", "solutions", "nodes", "seconds", "reason")
+HEADER = schema.table("complete", "results.csv")
 
 
 def rows(sources: Sequence[str], ds: Sequence[int | None], results) -> list[list]:

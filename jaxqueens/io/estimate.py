@@ -9,25 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jaxqueens.io import schema
 from jaxqueens.io.tables import write_dict_csv, write_json
 
-CSV_KEYS = (
-    "n",
-    "solutions",
-    "solutions_se",
-    "ci_low",
-    "ci_high",
-    "exact",
-    "rel_error",
-    "nodes",
-    "nodes_se",
-    "probes",
-    "depth",
-    "strata",
-    "hit_rate",
-    "probes_per_s",
-)
-"""The columns of ``estimates.csv`` (keys of each size's row; missing values are empty cells)."""
+CSV_KEYS = schema.table("estimate", "estimates.csv")
+"""The columns of ``estimates.csv`` (keys of each size's row, ``exact`` as ``exact_solutions``;
+missing values are empty cells)."""
 
 
 def write_outputs(out_dir: str | Path, summary: dict) -> list[Path]:
@@ -37,5 +24,9 @@ def write_outputs(out_dir: str | Path, summary: dict) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     return [
         write_json(out / "summary.json", summary),
-        write_dict_csv(out / "estimates.csv", summary["estimates"], CSV_KEYS),
+        write_dict_csv(
+            out / "estimates.csv",
+            [{**row, "exact_solutions": row.get("exact")} for row in summary["estimates"]],
+            CSV_KEYS,
+        ),
     ]

@@ -30,6 +30,7 @@ from jaxqueens.io import boards as boardio
 from jaxqueens.io import schema
 from jaxqueens.io.atomic import Stream, atomic_path, partial_path
 from jaxqueens.io.tables import write_csv, write_json
+from jaxqueens.solvers.variants import solver_name
 
 SCORES = ("attacking", "nonattacking")
 """How the CSV and figures report fitness: attacking pairs (minimised) or non-attacking pairs
@@ -379,7 +380,7 @@ def run_table(result) -> schema.RunTable:
     if not pairs:
         extras["best_fitness"] = final
     return schema.RunTable(
-        solver="ga",
+        solver=solver_name("ga", encoding=result.config.encoding),
         solved=solved,
         steps_spent=spent,
         steps_to_solution=to_solution,

@@ -38,7 +38,7 @@ def as_run(results: Sequence) -> types.SimpleNamespace:
         solutions=rows[solved],
         rows=rows,
         stopped_by="chains",
-        solver="large-n repair",
+        solver="large",
     )
 
 

@@ -31,7 +31,13 @@ class Column:
 
 
 CORE_COLUMNS: tuple[Column, ...] = (
-    Column("solver", "the solver that ran (min-conflicts, annealing-ls/ta/sa, ga, ...)", "text"),
+    Column(
+        "solver",
+        "the solver that ran, by its one name (compare --solvers takes the same): mc-<init> "
+        "(mc-random, mc-permutation, mc-greedy, mc-qs4), mc-tabu, ls, ta, sa, ga-permutation, "
+        "ga-combination, large",
+        "text",
+    ),
     Column(
         "run",
         "the run's index within its solver: chain i (seeded from fold_in(key(seed), i)), or GA "
@@ -233,6 +239,196 @@ def write_runs(path: str | Path, tables: RunTable | Sequence[RunTable]) -> Path:
     names, body = rows([tables] if isinstance(tables, RunTable) else tables)
     check_header(names)
     return write_csv(path, names, body)
+
+
+# ----------------------------------------------------------------------------- every table
+
+TERMS: dict[str, str] = {
+    # names of the per-run table keep their meaning everywhere (COLUMNS); these are the others
+    "family": "the solver's family: minconflicts, anneal or ga",
+    "chains": "chains (GA: trials) run",
+    "success_rate": "fraction of all runs solved (within the budget on its row, if any)",
+    "steps_budget": "a budget of steps per run (GA: evaluations); rates on its row count runs "
+    "solved within it",
+    "seconds_budget": "a budget of seconds per run (compare's seconds column)",
+    "generations_budget": "GA: a budget of generations per trial",
+    "steps_to_solution_mean": "mean steps_to_solution over the solved runs",
+    "steps_to_solution_median": "median steps_to_solution over the solved runs",
+    "steps_to_solution_p90": "90th percentile of steps_to_solution over the solved runs",
+    "seconds_to_solution": "seconds until the run's first solution (solved runs)",
+    "seconds_to_solution_mean": "mean seconds until the first solution over the solved runs",
+    "seconds_to_solution_median": "median seconds until the first solution over the solved runs",
+    "fraction_of_solved": "fraction of the solved runs solved within the row's steps or seconds",
+    "ert_s": "expected run time: seconds spent over all runs per solution found",
+    "ert_s_ci_low": "ert_s's bootstrap confidence interval over runs, low end",
+    "ert_s_ci_high": "ert_s's bootstrap confidence interval over runs, high end",
+    "ert_s_spread_low": "the lowest ert_s of the timed repeats (empty with one repeat)",
+    "ert_s_spread_high": "the highest ert_s of the timed repeats (empty with one repeat)",
+    "ert_steps": "expected steps: steps spent over all runs per solution found",
+    "ert_steps_ci_low": "ert_steps's bootstrap confidence interval, low end",
+    "ert_steps_ci_high": "ert_steps's bootstrap confidence interval, high end",
+    "ert_note": "why the ERT is empty (nothing solved), else empty",
+    "solutions_per_s": "solved runs per second of kernel time as run",
+    "distinct_solutions": "distinct solutions found",
+    "fundamental_classes": "distinct solution classes under the 8 symmetries of the square",
+    "exact_solutions": "the exact number of solutions, Q(n) (OEIS A000170), where known",
+    "exact_classes": "the exact number of fundamental classes (OEIS A002562), where known",
+    "expected_distinct_solutions_uniform": "distinct solutions expected after this many "
+    "solved chains if every solution were equally likely",
+    "expected_fundamental_classes_uniform": "fundamental classes expected after this many "
+    "solved chains if every solution were equally likely",
+    "wall_s": "kernel seconds of the whole run as run (compilation excluded)",
+    "compile_s": "seconds spent compiling",
+    "key": "a setting's name",
+    "value": "a setting's value",
+    "test": "what a chi-square test is over: solutions or classes",
+    "chi2": "the chi-square statistic",
+    "dof": "its degrees of freedom",
+    "p_value": "its p-value",
+    "valid": "1 when every cell expects 5 or more (the test means something)",
+    "note": "why a test is not meaningful, else empty",
+    "solution": "a board, row of each column's queen separated by spaces",
+    "canonical": "the board's canonical form (least of its 8 symmetric images)",
+    "class_size": "boards in the solution's symmetry class (1, 2, 4 or 8)",
+    "count": "times the solution (or class) was sampled",
+    "n": "board size",
+    "solutions": "solutions: counted exactly (complete) or estimated (estimate)",
+    "solutions_se": "the estimate's standard error",
+    "ci_low": "the estimate's confidence interval, low end",
+    "ci_high": "the estimate's confidence interval, high end",
+    "rel_error": "(estimate - exact) / exact, where exact is known",
+    "nodes": "backtrack tree nodes (estimated, or visited by the exact search)",
+    "nodes_se": "the node estimate's standard error",
+    "probes": "random probes (Knuth's estimator)",
+    "depth": "the probes' prefix depth",
+    "strata": "strata the probes were spread over",
+    "hit_rate": "fraction of probes that reached a solution",
+    "probes_per_s": "probes per second",
+    "file": "the instance's file (and member of a set)",
+    "d": "excluded diagonals used (prob079 .param files), empty otherwise",
+    "status": "SAT, UNSAT or unknown (node budget spent)",
+    "reason": "why an instance is UNSAT without a search, else empty",
+}
+"""What every column name means in the tables other than ``runs.csv`` (whose names are
+:data:`COLUMNS`): one meaning per name across every command."""
+
+ANY = None
+"""A table whose columns its writer derives from the run (``history.csv``: one set of columns
+per fitness unit, :mod:`jaxqueens.io.ga`)."""
+
+TABLES: dict[str, dict[str, tuple[str, ...] | None]] = {
+    "solve": {
+        FILENAME: CORE,
+        "best_boards.csv": ("run", "best_attacking_pairs", "steps_spent", "restarts"),
+    },
+    "anneal": {
+        FILENAME: CORE,
+        "best_boards.csv": (
+            "run",
+            "best_attacking_pairs",
+            "best_nmof_attacks",
+            "best_pairs_plus_stranded",
+            "best_step",
+        ),
+    },
+    "evolve": {FILENAME: CORE, "history.csv": ANY},
+    "stats": {
+        FILENAME: CORE,
+        "frequencies.csv": ("solution", "count", "canonical", "class_size"),
+        "classes.csv": ("canonical", "class_size", "count"),
+        "coverage.csv": (
+            "chains",
+            "solved",
+            "distinct_solutions",
+            "fundamental_classes",
+            "expected_distinct_solutions_uniform",
+            "expected_fundamental_classes_uniform",
+        ),
+        "success.csv": ("solver", "steps_budget", "generations_budget", "success_rate"),
+    },
+    "compare": {
+        FILENAME: CORE,
+        "summary.csv": (
+            "solver",
+            "family",
+            "chains",
+            "solved",
+            "success_rate",
+            "steps_to_solution_mean",
+            "steps_to_solution_median",
+            "steps_to_solution_p90",
+            "seconds_to_solution_mean",
+            "seconds_to_solution_median",
+            "ert_s",
+            "solutions_per_s",
+            "distinct_solutions",
+            "fundamental_classes",
+            "wall_s",
+            "compile_s",
+            "steps_budget",
+            "ert_s_ci_low",
+            "ert_s_ci_high",
+            "ert_steps",
+            "ert_steps_ci_low",
+            "ert_steps_ci_high",
+            "ert_note",
+            "ert_s_spread_low",
+            "ert_s_spread_high",
+        ),
+        "settings.csv": ("solver", "key", "value"),
+        "rtd_steps.csv": ("solver", "steps_budget", "success_rate"),
+        "rtd_seconds.csv": ("solver", "seconds_budget", "success_rate"),
+        "steps_ecdf.csv": ("solver", "steps_to_solution", "fraction_of_solved"),
+        "seconds_ecdf.csv": ("solver", "seconds_to_solution", "fraction_of_solved"),
+        "success.csv": ("solver", "steps_budget", "success_rate"),
+        "solutions.csv": (
+            "solver",
+            "solved",
+            "distinct_solutions",
+            "fundamental_classes",
+            "exact_solutions",
+            "exact_classes",
+        ),
+        "bias.csv": ("solver", "test", "chi2", "dof", "p_value", "valid", "note"),
+    },
+    "estimate": {
+        "estimates.csv": (
+            "n",
+            "solutions",
+            "solutions_se",
+            "ci_low",
+            "ci_high",
+            "exact_solutions",
+            "rel_error",
+            "nodes",
+            "nodes_se",
+            "probes",
+            "depth",
+            "strata",
+            "hit_rate",
+            "probes_per_s",
+        )
+    },
+    "complete": {
+        "results.csv": ("file", "d", "n", "status", "solutions", "nodes", "seconds", "reason")
+    },
+}
+"""Every CSV table each command writes, by file name: the columns it may have, in their order (a
+written header is these columns, or these in order with some of the optional ones left out;
+``runs.csv``: :func:`header`'s form). The writers take their headers from here."""
+
+
+def table(command: str, name: str) -> tuple[str, ...]:
+    """The declared columns of ``command``'s table ``name`` (:data:`TABLES`)."""
+    columns = TABLES[command][name]
+    if columns is None:
+        raise ValueError(f"{command}'s {name} has no fixed columns")
+    return columns
+
+
+def meaning(name: str) -> str:
+    """What a column named ``name`` means in any table (KeyError: undocumented)."""
+    return COLUMNS[name].meaning if name in COLUMNS else TERMS[name]
 
 
 # ----------------------------------------------------------------------------- README table

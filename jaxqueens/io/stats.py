@@ -50,7 +50,7 @@ def run_table(sam) -> schema.RunTable:
         return chain_out.run_table(sam.run)
     solved = np.asarray(sam.solved, bool)
     if sam.step_unit == "steps":  # chains that stop when solved: their steps are those spent
-        return schema.RunTable(sam.solver, solved, sam.steps, None, None)
+        return schema.RunTable(sam.name, solved, sam.steps, None, None)
     steps = np.asarray(sam.steps, np.float64)
     work = getattr(sam, "work", None)
     known = lambda a: np.where(a >= 0, a, np.nan)  # -1: not recorded
@@ -64,7 +64,7 @@ def run_table(sam) -> schema.RunTable:
         spent, generations = known(work[:, 0]), known(work[:, 2])
         to_solution = np.where(solved, known(work[:, 1]), np.nan)
     return schema.RunTable(
-        solver=sam.solver,
+        solver=sam.name,
         solved=solved,
         steps_spent=spent,
         steps_to_solution=to_solution,
@@ -105,14 +105,14 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
     files.append(
         write_csv(
             out / "frequencies.csv",
-            ["solution", "count", "canonical", "class_size"],
+            schema.table("stats", "frequencies.csv"),
             ([a, int(b), c, int(d)] for a, b, c, d in table),
         )
     )
     files.append(
         write_csv(
             out / "classes.csv",
-            ["canonical", "class_size", "count"],
+            schema.table("stats", "classes.csv"),
             (
                 [t, int(z), int(k)]
                 for t, z, k in zip(
@@ -127,14 +127,7 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
     files.append(
         write_csv(
             out / "coverage.csv",
-            [
-                "chains",
-                "solved",
-                "distinct",
-                "fundamental",
-                "expected_distinct_uniform",
-                "expected_fundamental_uniform",
-            ],
+            schema.table("stats", "coverage.csv"),
             (
                 [
                     int(cov["chains"][i]),
@@ -153,8 +146,8 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
     files.append(
         write_csv(
             out / "success.csv",
-            [f"{sam.step_unit}_budget", "success_rate"],
-            ([int(b), f"{r:.6f}"] for b, r in zip(budgets, rate, strict=True)),
+            ["solver", f"{sam.step_unit}_budget", "success_rate"],
+            ([sam.name, int(b), f"{r:.6f}"] for b, r in zip(budgets, rate, strict=True)),
         )
     )
     return files

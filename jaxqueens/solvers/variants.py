@@ -62,3 +62,41 @@ def default_max_steps(n: int, plain: bool = True) -> int:
     if not plain:
         return max(CLASSIC_MAX_STEPS_FLOOR, MAX_STEPS_PER_QUEEN * n)
     return max(1, min(n * n // RESTART_SQUARE_DIVISOR, max(RESTART_FLOOR, MAX_STEPS_PER_QUEEN * n)))
+
+
+def solver_name(
+    family: str,
+    *,
+    init: str = "permutation",
+    tabu: int = 0,
+    move: str = "minconflicts",
+    method: str = "ta",
+    encoding: str = "permutation",
+) -> str:
+    """The one name a solver has in every output (the `solver` column and field, figures).
+
+    Min-conflicts is `mc-<init>` (`mc-tabu` from permutations with a tabu tenure, `-tabu` after
+    another start, `-cisc352` after the CISC 352 move); LS/TA/SA are `ls`, `ta`, `sa`; the GA is
+    `ga-<encoding>`; other families (`backtrack`, `large`) are their own name. These are the
+    names `compare --solvers` takes.
+
+    Args:
+      family: "minconflicts", "anneal", "ga", "backtrack" or "large".
+      init: min-conflicts' start.
+      tabu: min-conflicts' plateau tabu tenure.
+      move: min-conflicts' move.
+      method: the annealing method.
+      encoding: the GA's encoding.
+
+    Returns:
+      The solver's name.
+    """
+    if family == "minconflicts":
+        name = "mc-tabu" if tabu and init == "permutation" else f"mc-{init}"
+        name += "-tabu" if tabu and init != "permutation" else ""
+        return name if move == "minconflicts" else f"{name}-{move}"
+    if family == "anneal":
+        return method
+    if family == "ga":
+        return f"ga-{encoding}"
+    return family

@@ -145,8 +145,8 @@ def test_cli_large_mode_outputs(tmp_path, capsys):
     assert boards.shape == (2, 50) and all(checker.is_solution(b) for b in boards)
     with open(tmp_path / "s" / "runs.csv") as f:
         assert [line.split(",")[:3] for line in f.read().splitlines()[1:]] == [
-            ["large-n repair", "0", "1"],
-            ["large-n repair", "1", "1"],
+            ["large", "0", "1"],
+            ["large", "1", "1"],
         ]
 
 

@@ -201,7 +201,7 @@ def test_compare_runs_every_solver_on_the_same_chains_and_budget(real_run):
     assert ga_opts["generations"] == (200 - 10) // 2
     assert res.runs[1].options["preset"] == "default" and res.runs[1].options["neighbour"] == "swap"
     s = res.summary
-    assert s["n"] == 6 and s["chains"] == 12 and s["step_budget"] == 200
+    assert s["n"] == 6 and s["chains"] == 12 and s["steps_budget"] == 200
     assert (
         "measured-best defaults" in s["defaults_note"] and "tune-ga-cpu.json" in s["defaults_note"]
     )
@@ -371,17 +371,17 @@ def test_per_solver_settings_are_applied_and_reported():
         },
     )
     mc, sa, ga = res.runs
-    assert mc.options["max_steps"] == 7 and mc.step_budget == 200
-    assert sa.step_budget == 400 and np.all(sa.steps <= 400)
+    assert mc.options["max_steps"] == 7 and mc.steps_budget == 200
+    assert sa.steps_budget == 400 and np.all(sa.steps <= 400)
     assert sa.options["rounds"] == 4 and sa.options["init_prob"] == 0.3
     assert sa.options["alpha"] == pytest.approx(0.001 ** (1 / 3))  # t_end's default filled in
-    assert ga.step_budget == 6 + 2 * 40 and ga.options["generations"] == 40
+    assert ga.steps_budget == 6 + 2 * 40 and ga.options["generations"] == 40
     assert (ga.options["pop"], ga.options["tournament"], ga.options["cxpb"]) == (6, 3, 0.5)
     assert ga.options["mutpb"] == 1.0 and ga.options["crossover"] == "cut"  # defaults filled in
     s = strict_loads(json.dumps(res.summary, allow_nan=False))
-    assert s["step_budgets"] == {"mc-qs4": 200, "sa": 400, "ga-permutation": 86}
+    assert s["steps_budgets"] == {"mc-qs4": 200, "sa": 400, "ga-permutation": 86}
     assert s["settings_given"]["sa"] == {"rounds": 4, "steps": 400, "init_prob": 0.3}
-    assert [p["step_budget"] for p in s["per_solver"]] == [200, 400, 86]
+    assert [p["steps_budget"] for p in s["per_solver"]] == [200, 400, 86]
     assert s["per_solver"][1]["options"]["rounds"] == 4
     assert "own budgets differ" in s["budget_note"]
 

@@ -18,7 +18,7 @@ def per_solver(name, family, solved, chains, ert, chi2):
         "chains": chains,
         "solved": solved,
         "success_rate": solved / chains,
-        "step_budget": 100,
+        "steps_budget": 100,
         "steps": {"mean": 12.5, "median": 10.0, "p90": 20.0, "p99": 25.0, "max": 30},
         "seconds": {"mean": 1e-4, "median": 9e-5, "p90": 2e-4},
         "ert_s": ert,
@@ -110,27 +110,27 @@ def test_write_outputs_one_csv_per_measure(tmp_path):
     assert row["ert_note"].startswith("not solved") and row["ert_s_ci_high"] == ""
     mc = dict(zip(summary[0], summary[1], strict=True))
     assert mc["ert_s_ci_low"] == "0.000825" and mc["ert_s_ci_high"] == ""  # no upper bound
-    assert (mc["ert_steps"], mc["ert_steps_ci_low"], mc["step_budget"]) == ("50", "40", "100")
+    assert (mc["ert_steps"], mc["ert_steps_ci_low"], mc["steps_budget"]) == ("50", "40", "100")
     rtd = read(tmp_path / "rtd_steps.csv")
-    assert rtd[0] == ["solver", "steps", "fraction_of_runs"]
+    assert rtd[0] == ["solver", "steps_budget", "success_rate"]
     assert rtd[1:5] == [
         ["mc-qs4", "0", "0.000000"],
         ["mc-qs4", "3", "0.333333"],
         ["mc-qs4", "7", "0.666667"],
         ["mc-qs4", "100", "0.666667"],
     ]
-    assert read(tmp_path / "rtd_seconds.csv")[0] == ["solver", "seconds", "fraction_of_runs"]
+    assert read(tmp_path / "rtd_seconds.csv")[0] == ["solver", "seconds_budget", "success_rate"]
     runs = read(tmp_path / "runs.csv")
     assert runs[0] == list(schema.CORE) and len(runs) == 7
     assert runs[3][:5] == ["mc-qs4", "2", "0", "100", ""]
     ecdf = read(tmp_path / "steps_ecdf.csv")
     assert ecdf == [
-        ["solver", "steps", "fraction_of_solved"],
+        ["solver", "steps_to_solution", "fraction_of_solved"],
         ["mc-qs4", "3", "0.500000"],
         ["mc-qs4", "7", "1.000000"],
     ]
     success = read(tmp_path / "success.csv")
-    assert success[0] == ["solver", "step_budget", "success_rate"] and len(success) == 7
+    assert success[0] == ["solver", "steps_budget", "success_rate"] and len(success) == 7
     bias = read(tmp_path / "bias.csv")
     assert bias[1][:6] == ["mc-qs4", "solutions", "2.5", "3", "0.47", "0"]
     assert "exact total unknown" in bias[3][-1]

@@ -28,4 +28,4 @@ def test_missing_values_are_empty_cells(tmp_path):
     outputs.write_outputs(tmp_path, doc)
     rows = list(csv.reader((tmp_path / "estimates.csv").open()))
     row = dict(zip(rows[0], rows[1]))
-    assert row["exact"] == row["rel_error"] == row["probes"] == "" and row["n"] == "30"
+    assert row["exact_solutions"] == row["rel_error"] == row["probes"] == "" and row["n"] == "30"

@@ -18,7 +18,7 @@ def _result(n=5):
     avg, worst, evals = best + 0.25, best + 2, np.full((3, 2), 4, np.int64)
     first = np.array([2, -1])
     return SimpleNamespace(
-        config=SimpleNamespace(n=n, fitness="pairs", pop=4),
+        config=SimpleNamespace(n=n, fitness="pairs", pop=4, encoding="permutation"),
         params={"cxpb": 1.0},
         seed=7,
         generations=2,
@@ -75,8 +75,8 @@ def test_write_outputs_files_and_columns(tmp_path):
     assert trials == [
         [*schema.CORE, "generations_spent", "first_solved_generation"],
         # 12 evaluations each (4 a generation); trial 0 solved at the end of generation 2
-        ["ga", "0", "1", "12", "12", "", "3.000e-01", "0", "2", "2"],
-        ["ga", "1", "0", "12", "", "", "3.000e-01", "1", "2", ""],
+        ["ga-permutation", "0", "1", "12", "12", "", "3.000e-01", "0", "2", "2"],
+        ["ga-permutation", "1", "0", "12", "", "", "3.000e-01", "1", "2", ""],
     ]
     sols = np.load(tmp_path / "out" / "solutions.npy")
     assert sols.dtype == np.int32 and sols.tolist() == [[1, 3, 0, 2, 4]]

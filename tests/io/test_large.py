@@ -21,7 +21,7 @@ def test_writes_the_solve_contract_and_the_text_board(tmp_path):
     np.testing.assert_array_equal(np.load(files[0]), [[1, 3, 0, 2]])
     assert files[1].read_text().splitlines() == [
         ",".join(schema.CORE),
-        "large-n repair,0,1,3,3,0,5.000e-01,0",
+        "large,0,1,3,3,0,5.000e-01,0",
     ]
     assert json.loads(files[2].read_text()) == {"n": 4, "chains": 1}
     assert files[3].read_text().split() == ["1", "3", "0", "2"]

@@ -112,6 +112,7 @@ def test_every_writer_uses_the_documented_columns(tmp_path):
 def test_stats_ga_trials_count_evaluations(tmp_path):
     sam = types.SimpleNamespace(
         solver="ga",
+        name="ga-permutation",
         solved=np.array([True, False]),
         steps=np.array([3, 9]),  # first solved generation; generations run when unsolved
         step_unit="generations",
@@ -121,6 +122,101 @@ def test_stats_ga_trials_count_evaluations(tmp_path):
     names, rows = schema.rows([stats_out.run_table(sam)])
     assert names == [*schema.CORE, "generations_spent", "first_solved_generation"]
     assert rows == [
-        ["ga", 0, 1, 40, 16, None, "5.000e-01", 0, 9, 3],
-        ["ga", 1, 0, 40, None, None, "5.000e-01", None, 9, None],
+        ["ga-permutation", 0, 1, 40, 16, None, "5.000e-01", 0, 9, 3],
+        ["ga-permutation", 1, 0, 40, None, None, "5.000e-01", None, 9, None],
     ]
+
+
+# ----------------------------------------------------------------------------- every table
+
+INSTANCES = Path(__file__).resolve().parents[2] / "instances" / "prob079" / "diag-8.tar.gz"
+
+COMMANDS = {
+    "solve": ["solve", "-n", "8", "--chains", "16", "--maxsteps", "2", "--max-restarts", "0"],
+    "anneal": [
+        "anneal",
+        "-n",
+        "8",
+        "--chains",
+        "16",
+        "--method",
+        "sa",
+        "--steps",
+        "100",
+        "--rounds",
+        "10",
+    ],
+    "evolve": ["evolve", "-n", "8", "--trials", "2", "--generations", "400"],
+    "stats": ["stats", "-n", "6", "--chains", "8", "--solver", "ga", "--generations", "30"],
+    "compare": ["compare", "-n", "6", "--chains", "8", "--solvers", "mc-qs4,ta,ga-combination"],
+    "estimate": ["estimate", "-n", "8", "--probes", "1024"],
+    "complete": ["complete", str(INSTANCES), "--diags", "3"],
+}
+"""One small run of every command that writes tables (unsolved chains for best_boards.csv)."""
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> dict[str, Path]:
+    from jaxqueens.cli.main import main
+
+    root = tmp_path_factory.mktemp("tables")
+    for command, argv in COMMANDS.items():
+        code = main([*argv, "--quiet", "--out", str(root / command)])
+        assert code in ((0, 1) if command == "solve" else (0,)), command  # 1: nothing solved
+    return {command: root / command for command in COMMANDS}
+
+
+def _subsequence(names: list[str], declared: tuple[str, ...]) -> bool:
+    it = iter(declared)
+    return all(name in it for name in names)
+
+
+def test_every_table_of_every_command_is_the_declared_one(written):
+    """Each CSV a command writes is declared in schema.TABLES, its header is the declared columns
+    (in order, optional ones left out), and every column name has its one meaning."""
+    for command, folder in written.items():
+        tables = sorted(folder.glob("*.csv"))
+        assert tables, command
+        for path in tables:
+            header = _header(path)
+            assert path.name in schema.TABLES[command], f"{command}/{path.name} is not declared"
+            declared = schema.TABLES[command][path.name]
+            if path.name == schema.FILENAME:
+                schema.check_header(header)
+            elif declared is not schema.ANY:
+                assert _subsequence(header, declared), (command, path.name, header, declared)
+                assert len(header) >= 2
+            if declared is not schema.ANY:
+                for name in header:
+                    assert schema.meaning(name), name
+    assert (written["solve"] / "best_boards.csv").exists()
+    assert (written["anneal"] / "best_boards.csv").exists()
+
+
+def test_every_solver_column_holds_the_one_name_compare_takes(written):
+    """The same solver has the same name in every command: compare's names (the
+    settings.COMPARE_SOLVERS keys), which variants.solver_name gives every family."""
+    from jaxqueens.drivers.settings import COMPARE_SOLVERS
+    from jaxqueens.solvers.variants import solver_name
+
+    for name, spec in COMPARE_SOLVERS.items():
+        options = {k: v for k, v in spec.items() if k != "family"}
+        assert solver_name(spec["family"], **options) == name
+    seen = {}
+    for command, folder in written.items():
+        for path in folder.glob("*.csv"):
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f))
+            if rows and "solver" in rows[0]:
+                seen[f"{command}/{path.name}"] = {r["solver"] for r in rows}
+    assert seen["solve/runs.csv"] == {"mc-permutation"}
+    assert seen["anneal/runs.csv"] == {"sa"}
+    assert seen["evolve/runs.csv"] == {"ga-permutation"}
+    assert seen["stats/runs.csv"] == seen["stats/success.csv"] == {"ga-permutation"}
+    assert seen["compare/runs.csv"] == {"mc-qs4", "ta", "ga-combination"}
+    assert all(names <= set(COMPARE_SOLVERS) for names in seen.values()), seen
+    import json
+
+    for command in ("solve", "anneal", "stats"):
+        summary = json.loads((written[command] / "summary.json").read_text())
+        assert summary["solver"] in COMPARE_SOLVERS, (command, summary["solver"])

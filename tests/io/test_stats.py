@@ -52,12 +52,15 @@ def test_tables(tmp_path):
         "1 3 5 0 2 4,4,5",
     ]
     cov = (tmp_path / "coverage.csv").read_text().splitlines()
-    assert cov[0].startswith("chains,solved,distinct,fundamental") and len(cov) == 7
+    assert (
+        cov[0].startswith("chains,solved,distinct_solutions,fundamental_classes") and len(cov) == 7
+    )
     assert cov[-1].split(",")[:4] == ["6", "5", "3", "1"]
     steps = (tmp_path / "runs.csv").read_text().splitlines()
-    assert steps[0] == ",".join(schema.CORE) and steps[2] == "minconflicts,1,0,50,,,,"
+    assert steps[0] == ",".join(schema.CORE) and steps[2] == "mc-permutation,1,0,50,,,,"
     success = (tmp_path / "success.csv").read_text().splitlines()
-    assert success[0] == "steps_budget,success_rate" and success[-1] == "9,0.833333"
+    assert success[0] == "solver,steps_budget,success_rate"
+    assert success[-1] == "mc-permutation,9,0.833333"
 
 
 def test_coverage_rows_are_thinned():
