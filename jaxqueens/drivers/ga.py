@@ -589,6 +589,7 @@ def evolve(
     records: str = "all",
     sink=None,
     plan: Callable[[dict], None] | None = None,
+    until_solved: bool = False,
 ) -> EvolveResult:
     """Evolve `trials` independent runs (each of `islands` populations of `pop`) at once.
 
@@ -652,6 +653,9 @@ def evolve(
         first, then `records(first_generation, best, avg, worst, evaluations)` with
         `[k, T]` arrays, and `sync() -> bytes` before each checkpoint, which records its
         length so that a resumed run continues the file where the checkpoint stands.
+      until_solved: stop after the chunk of generations in which the last trial (over every
+        process) solved, instead of running every generation: the records then end there
+        (`compare`: the lockstep trials run no longer than the slowest trial needs).
       plan: called before the first generation with `{"memory": parts, "available": bytes or
         None, "per_solution": bytes}` (`memory_estimate`; the distinct solutions a run
         finds, about `per_solution` bytes each, cannot be known before) once the run is known
@@ -863,6 +867,10 @@ def evolve(
             sink.records(done + 1, *every)
         done += keep
         late = seconds is not None and time.perf_counter() - started >= seconds
+        if until_solved:
+            first = totals.first_met if solved_at is None else solved_at
+            unsolved = np.array([int((first < 0).sum())], np.int64)
+            late |= int((gather.concat(unsolved) if procs > 1 else unsolved).sum()) == 0
         return Tick(done, f"best {int(summary[-1][-1, 0])}", finished=done >= generations or late)
 
     def save() -> None:

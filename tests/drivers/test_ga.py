@@ -609,3 +609,17 @@ def test_defect_evolve_refused_a_user_fitness_function(tmp_path):
     assert checker.are_solutions(zero.solutions.astype(np.int64)).all()
     with pytest.raises(QueensError, match="integer score"):
         ga.evolve(6, pop=10, generations=1, fitness=lambda x: jnp.float32(0.5))
+
+
+def test_until_solved_ends_with_the_slowest_trials_first_solution():
+    """compare's GA: the lockstep trials stop after the chunk in which the last one solved, and
+    each trial's first solution is the one the full run finds (trials do not see each other)."""
+    kwargs = dict(n=8, pop=10, generations=3000, trials=4, seed=3, chunk=50, quiet=True)
+    full = ga.evolve(**kwargs, records="summary")
+    early = ga.evolve(**kwargs, records="summary", until_solved=True)
+    assert (full.first_solved >= 0).all() and full.generations == 3000
+    last = int(full.first_solved.max())
+    assert early.generations == -(-max(last, 1) // 50) * 50 < 3000
+    np.testing.assert_array_equal(early.first_solved, full.first_solved)
+    np.testing.assert_array_equal(early.evals_at_first, full.evals_at_first)
+    assert early.evals_total.sum() < full.evals_total.sum()
