@@ -47,7 +47,12 @@ def add_command(sub) -> None:
         "--solutions", type=int, default=None, help="stop at this many distinct solutions"
     )
     p.add_argument(
-        "--time", type=float, default=None, metavar="SECONDS", help="stop after this time"
+        "--time",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop after this many seconds of the sampling loop's wall time (checked between "
+        "kernel calls; start-up, compilation and the final analysis come on top)",
     )
     options.add_seed(p)
     p.add_argument(

@@ -1,4 +1,4 @@
-"""io.schema: the per-run table's columns are defined once; every writer and the README use them."""
+"""io.schema: the per-run table's columns are defined once; every writer and the docs use them."""
 
 import csv
 import types
@@ -16,7 +16,7 @@ from jaxqueens.io import stats as stats_out
 from tests.drivers.test_chains import fake_chunk
 from tests.io import test_compare, test_ga, test_stats
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+OUTPUTS = Path(__file__).resolve().parents[2] / "docs" / "outputs.md"
 
 
 def _header(path: Path) -> list[str]:
@@ -24,13 +24,14 @@ def _header(path: Path) -> list[str]:
         return next(csv.reader(f))
 
 
-def test_readme_table_is_the_one_in_code():
-    section = schema.readme_section(README.read_text(encoding="utf-8"))
-    assert section is not None, "the README lost its runs.csv table markers"
-    assert section == schema.readme_table(), (
-        "README's runs.csv table differs from jaxqueens/io/schema.py: run "
-        "`python -m jaxqueens.io.schema --readme README.md`"
-    )
+def test_the_docs_table_is_generated_from_the_code():
+    """docs/outputs.md asks the docs build for the table (docs/_gen/hooks.py fills it from
+    readme_table()), so it cannot drift from the code."""
+    assert "{{ runs_csv_columns }}" in OUTPUTS.read_text(encoding="utf-8")
+    table = schema.readme_table()
+    assert schema.readme_section(f"before\n{table}\nafter") == table
+    for name in schema.COLUMNS:
+        assert f"| `{name}`" in table, name
     for column in schema.COLUMNS.values():  # snake_case names, a meaning and a unit each
         assert column.name == column.name.lower() and " " not in column.name
         assert column.meaning and column.unit
