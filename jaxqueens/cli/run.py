@@ -44,7 +44,9 @@ DESCRIPTION = (
     "results.csv. Keys are checked against the command's own parser; --set key=value "
     "overrides one; the output folder receives run.json (the resolved options, versions, "
     "devices and seed). Every command but complete, show, check and render runs from a "
-    "config. Example: configs/sweep_minconflicts.toml."
+    "config. Example: configs/sweep_minconflicts.toml. Given a run's output folder (or its "
+    "summary.json) instead, it runs that command again with the options its command line "
+    "gave: the same results for the same seed (--set changes one, --out says where)."
 )
 
 
@@ -173,10 +175,67 @@ def _resume_command(args) -> str:
     return f"jaxqueens run {args.config}{where} --resume{again}"
 
 
+RECORD = "summary.json"
+"""The file in which every command records its run (its ``run`` block: command and argv)."""
+
+NOT_REPEATED = ("out", "resume", "force", "config")
+"""Options of a recorded command line that a rerun does not take over: where it writes and how it
+met its folder (``--out`` of ``run`` says where the rerun writes)."""
+
+
+def recorded_config(path: str | Path, parser: schema.Parser) -> dict | None:
+    """The config of a recorded run: ``DIR`` or ``DIR/summary.json`` names the command and the
+    options its command line gave (the rest take their defaults as in that run); None when
+    ``path`` is neither (a TOML config).
+
+    Args:
+      path: what ``jaxqueens run`` was given.
+      parser: the package's parser (its commands read the recorded words).
+
+    Returns:
+      ``{"command": ..., "options": {...}}`` as a TOML config gives them, or None.
+
+    Raises:
+      QueensError: a summary.json without a command line that ``run`` can repeat.
+    """
+    summary = Path(path) / RECORD if Path(path).is_dir() else Path(path)
+    if summary.name != RECORD or not summary.is_file():
+        return None  # a TOML config (load_config says what is wrong with anything else)
+    try:
+        doc = jsonl.loads(summary.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise QueensError(f"{summary}: not a readable summary.json ({err})") from None
+    run = doc.get("run") if isinstance(doc, dict) else None
+    argv = run.get("argv") if isinstance(run, dict) else None
+    command = run.get("command") if isinstance(run, dict) else None
+    subs = parser.commands or {}
+    if not isinstance(argv, list) or command not in subs or command not in argv:
+        raise QueensError(
+            f"{summary}: records no command line to run again (every command's summary.json "
+            "written with --out has one)"
+        )
+    sub = subs[command]
+    words = [str(w) for w in argv[argv.index(command) + 1 :]]
+    ns, _ = sub.parse_known_args(words)  # the options read anywhere on the line are not its own
+    given = schema.given(ns, schema.options_of(sub))
+    if "config" in given:  # evolve/compare --config FILE, or a run of `jaxqueens run`
+        raise QueensError(
+            f"{summary}: that run read its options from {given['config']}; run that again "
+            f"(jaxqueens run {given['config']})"
+        )
+    return {"command": command, "options": {k: given[k] for k in given if k not in NOT_REPEATED}}
+
+
+def _config(path: str | Path, parser: schema.Parser) -> dict:
+    """A TOML config (:func:`load_config`) or a recorded run's (:func:`recorded_config`)."""
+    cfg = recorded_config(path, parser)
+    return load_config(path) if cfg is None else cfg
+
+
 def cmd_run(args) -> int:
     """Run the config's command once, or once per sweep setting."""
     parser = args.build_parser()
-    cfg = load_config(args.config)
+    cfg = _config(args.config, parser)
     command, opts, sweep, options = resolve(cfg, parser, args.set or [], str(args.config))
     if args.out:
         opts["out"] = args.out
@@ -258,7 +317,12 @@ def add_command(sub, build_parser) -> None:
         help="run an experiment from a TOML config (with --set overrides)",
         description=DESCRIPTION,
     )
-    p.add_argument("config", metavar="CONFIG", help="TOML file, e.g. configs/solve_n32.toml")
+    p.add_argument(
+        "config",
+        metavar="CONFIG",
+        help="TOML file (e.g. configs/solve_n32.toml), or a run's output folder or its "
+        "summary.json: the same command with the options its command line gave",
+    )
     p.add_argument(
         "--set",
         action="append",
@@ -283,7 +347,7 @@ def out_folder(args) -> str | None:
     if args.out:
         return args.out
     try:
-        out = load_config(args.config).get("out")
+        out = _config(args.config, args.build_parser()).get("out")
     except QueensError:
         return None
     return out if isinstance(out, str) else None

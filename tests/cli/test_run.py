@@ -341,3 +341,42 @@ def test_estimate_config_with_a_number_for_its_sizes_is_taken(tmp_path):
     path = write(tmp_path, 'command = "estimate"\n[options]\nn = 10\n')
     _, opts, _, options = experiment.resolve(experiment.load_config(path), build_parser(), [], path)
     assert experiment.schema.argv_of(opts, options, path) == ["--n", "10"]
+
+
+def _runs_without_seconds(folder: Path) -> list[list[str]]:
+    with open(folder / "runs.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    at = rows[0].index("seconds")
+    return [row[:at] + row[at + 1 :] for row in rows]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", "-n", "8", "--chains", "40", "--seed", "3", "--init", "qs4"],
+        ["anneal", "-n", "10", "--chains", "12", "--method", "sa", "--steps", "300", "--seed", "5"],
+    ],
+    ids=["solve", "anneal"],
+)
+def test_a_recorded_run_runs_again_from_its_summary(tmp_path, capsys, argv):
+    """`jaxqueens run DIR` (or DIR/summary.json) repeats the command with the options its
+    command line gave: the same chains, steps and boards (only the seconds differ); --set
+    changes one of them."""
+    first, again, fewer = tmp_path / "first", tmp_path / "again", tmp_path / "fewer"
+    assert main([*argv, "--quiet", "--out", str(first)]) == 0
+    assert main(["run", str(first), "--out", str(again)]) == 0
+    assert _runs_without_seconds(again) == _runs_without_seconds(first)
+    np.testing.assert_array_equal(
+        np.load(again / "solutions.npy"), np.load(first / "solutions.npy")
+    )
+    summary = json.loads((again / "summary.json").read_text())
+    assert summary["run"]["argv"][1:3] == ["run", str(first)]  # the rerun records how it ran
+    assert main(["run", str(first / "summary.json"), "--set", "chains=4", "--out", str(fewer)]) == 0
+    assert _runs_without_seconds(fewer) == _runs_without_seconds(first)[:5]
+
+
+def test_run_refuses_a_summary_without_a_command_line(tmp_path, capsys):
+    (tmp_path / "summary.json").write_text('{"n": 8}')
+    assert main(["run", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "records no command line to run again" in err[0]
