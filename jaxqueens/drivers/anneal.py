@@ -1,28 +1,11 @@
-"""``jaxqueens.anneal``: LS, TA and SA chains through the shared chain driver.
+"""`jaxqueens.anneal`: LS, TA and SA chains through the shared chain driver.
 
-Schedules follow NMOF: ``TAopt`` takes thresholds from quantiles ``q * (nT-1 .. 0) / nT`` of
-|delta| along a random walk of ``walk`` accepted moves and sets the last one to 0; for SA the
-start temperature ``T0`` is solved so that, over the worsening moves of the same walk, the mean
-Metropolis acceptance ``exp(-delta / T0)`` equals ``init_prob`` (``t0="worsening"``, the default),
-or by SAopt's own rule (``t0="nmof"``: :func:`sa_start_temperature_nmof`), or given as a number
-(SAopt's ``initT``); it then cools by ``alpha`` each round. The walk starts from the chains'
-first board (a random permutation, or ``start``, as SAopt walks from ``x0``). The walk's speed
-gives the estimated run time printed before a long run, as TAopt and SAopt print it.
-
-With ``best_boards=True`` the best board of every unsolved chain is recovered by replaying the
-chain to the step at which its best objective was found (:func:`jaxqueens.solvers.anneal.replay`;
-the run itself keeps no board but its current one). The command line is
-:mod:`jaxqueens.cli.anneal`.
-
-Constrained boards: ``instance`` (a :class:`~jaxqueens.core.constraints.Constraints`:
-fixed queens, blocked squares, excluded rows, columns and diagonals) and ``toroidal`` switch the
-kernel's static ``toroidal`` / ``constrained`` paths (:mod:`jaxqueens.solvers.anneal`), the
-instance's allowed squares (:func:`~jaxqueens.core.constraints.allowed_squares`) going in as a
-dynamic mask. Every solution is checked by the independent constrained checker
-(:func:`~jaxqueens.core.checker.require_constrained`) against the same instance; a run that
-solves no chain reports the instance ``unknown`` (local search never proves UNSAT; a plainly
-unsatisfiable instance is refused before any chain with :class:`~jaxqueens.errors.InstanceUnsat`
-and its reason).
+Schedules follow NMOF: TA's thresholds come from quantiles of |delta| along a random walk
+(`TAopt`), SA's start temperature is calibrated on the worsening moves of the same walk (or by
+SAopt's rule, or given) and cools by `alpha` each round. With `best_boards=True` the best board
+of every unsolved chain is recovered by replaying the chain (`jaxqueens.solvers.anneal.replay`).
+On constrained boards every solution is checked against the same instance, and a run that solves
+no chain reports the instance `unknown`. The docs' anneal page describes the schedules.
 """
 
 from __future__ import annotations
@@ -51,7 +34,7 @@ from jaxqueens.solvers.base import chain_keys
 
 @dataclasses.dataclass
 class AnnealResult:
-    """What :func:`anneal` returns for one method."""
+    """What `anneal` returns for one method."""
 
     run: driver.ChainRun
     summary: dict
@@ -75,40 +58,40 @@ class AnnealResult:
 
 
 CLASSIC = tables.ANNEAL_CLASSIC
-"""The classic settings (``--preset classic``): :data:`.settings.ANNEAL_CLASSIC`."""
+"""The classic settings (`--preset classic`): `settings.ANNEAL_CLASSIC`."""
 DEFAULTS = tables.ANNEAL_DEFAULTS
-"""Measured defaults (``--preset default``): :data:`.settings.ANNEAL_DEFAULTS`."""
+"""Measured defaults (`--preset default`): `settings.ANNEAL_DEFAULTS`."""
 PRESETS = tables.ANNEAL_PRESET_SETTINGS
-"""Named settings (``--preset``): ``default`` (measured, :data:`DEFAULTS`), ``classic`` (NMOF's
-TAopt/SAopt settings, :data:`CLASSIC`) and ``nmof`` (classic with the vignette's far-end edge and
+"""Named settings (`--preset`): `default` (tuned, `DEFAULTS`), `classic` (NMOF's
+TAopt/SAopt settings, `CLASSIC`) and `nmof` (classic with the vignette's far-end edge and
 SAopt's start-temperature rule); one table,
-:data:`jaxqueens.drivers.settings.ANNEAL_PRESET_SETTINGS`, which the command line reads before
+`ANNEAL_PRESET_SETTINGS`, which the command line reads before
 JAX is imported."""
 SETTINGS = tables.ANNEAL_SETTINGS
 
 
 def preset(name: str, method: str) -> dict:
-    """The settings of preset ``name`` for ``method`` (a copy; SA's ``alpha`` is derived from
-    ``t_end`` when the preset gives none, as in :func:`settings`)."""
+    """The settings of preset `name` for `method` (a copy; SA's `alpha` is derived from
+    `t_end` when the preset gives none, as in `settings`)."""
     return settings(method, name)
 
 
 def settings(method: str, preset_name: str = "default", **given) -> dict:
-    """The settings a run uses: preset ``preset_name``'s for ``method``, each overridden by the
+    """The settings a run uses: preset `preset_name`'s for `method`, each overridden by the
     value given (None: not given); an option the method or neighbour does not use is refused
-    (:func:`jaxqueens.drivers.settings.anneal_settings`)."""
+    (`anneal_settings`)."""
     return tables.anneal_settings(method, preset_name, **given)
 
 
 T0_RULES = tables.T0_RULES
-"""SA start-temperature rules (:func:`calibrate`); a positive number is taken as T0 itself."""
-t0_rule = tables.t0_rule  # "worsening", "nmof" or a positive number (SAopt's ``initT``)
+"""SA start-temperature rules (`calibrate`); a positive number is taken as T0 itself."""
+t0_rule = tables.t0_rule  # "worsening", "nmof" or a positive number (SAopt's `initT`)
 
 
 @functools.lru_cache(maxsize=32)
 def _trace(config: sls.Config, every: int):
-    """:func:`~jaxqueens.solvers.anneal.trace` of a batch of chains jitted for ``(config,
-    every)``, Params and the problem as arguments (as the chains run them): a repeated run in the
+    """`trace` of a batch of chains jitted for `(config,
+    every)`, Params and the problem as arguments (as the chains run them): a repeated run in the
     process reuses its compile."""
     return jax.jit(
         jax.vmap(lambda k, p, b: sls.trace(k, config, p, every, b), in_axes=(0, None, None))
@@ -117,8 +100,8 @@ def _trace(config: sls.Config, every: int):
 
 @functools.lru_cache(maxsize=32)
 def _replay(config: sls.Config):
-    """:func:`~jaxqueens.solvers.anneal.replay` of a batch of chains, their boards, jitted for
-    ``config``, Params and the problem as arguments (as the chains run them): a repeated run in
+    """`replay` of a batch of chains, their boards, jitted for
+    `config`, Params and the problem as arguments (as the chains run them): a repeated run in
     the process reuses its compile."""
     return jax.jit(
         jax.vmap(lambda k, u, p, b: sls.replay(k, config, p, u, b).rows, in_axes=(0, 0, None, None))
@@ -126,9 +109,9 @@ def _replay(config: sls.Config):
 
 
 def _walk_deltas(config: sls.Config, walk: int, key, problem):
-    """The executable of :func:`~jaxqueens.solvers.anneal.random_walk_deltas` for ``(config,
-    walk)``, chain 0's key of ``key`` made inside it, called ``(key, problem)``: loaded from the
-    cache folder and kept in the process (:func:`jaxqueens.parallel.cache.loaded`), so that a
+    """The executable of `random_walk_deltas` for `(config,
+    walk)`, chain 0's key of `key` made inside it, called `(key, problem)`: loaded from the
+    cache folder and kept in the process (`loaded`), so that a
     repeated calibration traces nothing."""
     fn = jax.jit(
         lambda k, b: sls.random_walk_deltas(chain_keys(k, jnp.arange(1))[0], config, walk, b)
@@ -139,7 +122,7 @@ def _walk_deltas(config: sls.Config, walk: int, key, problem):
 
 
 def schedule_params(schedule: np.ndarray) -> sls.Params:
-    """The Params of ``schedule`` [rounds] as a host array of JAX's float type (no eager
+    """The Params of `schedule` [rounds] as a host array of JAX's float type (no eager
     conversion runs: each compiles a program at a process's first use)."""
     return sls.Params._make((np.asarray(schedule, jax.dtypes.canonicalize_dtype(np.float64)),))
 
@@ -155,11 +138,11 @@ def calibrate(
     start: np.ndarray | None = None,
     mask: sls.Mask | None = None,
 ) -> tuple[np.ndarray, float]:
-    """The schedule [rounds] for ``config.method`` and the walk's seconds per step.
+    """The schedule [rounds] for `config.method` and the walk's seconds per step.
 
-    ``t0`` (SA only): "worsening" (:func:`sa_start_temperature`), "nmof"
-    (:func:`sa_start_temperature_nmof`) or a positive number used as T0. The walk starts from
-    ``start`` ([n]) when given, else from a random permutation (``mask``: the instance of a
+    `t0` (SA only): "worsening" (`sa_start_temperature`), "nmof"
+    (`sa_start_temperature_nmof`) or a positive number used as T0. The walk starts from
+    `start` ([n]) when given, else from a random permutation (`mask`: the instance of a
     constrained config, whose walk moves only free queens onto allowed squares)."""
     if not 0 < q <= 1 or not 0 < init_prob < 1 or not 0 < alpha <= 1 or walk < 2:
         raise QueensError(
@@ -184,8 +167,8 @@ def schedule_of(
     alpha: float = 0.9,
     t0: str | float = "worsening",
 ) -> np.ndarray:
-    """The schedule [rounds] float32 for ``config.method`` from the objective changes ``deltas``
-    of a calibration walk (:func:`calibrate`'s rules; LS: zeros)."""
+    """The schedule [rounds] float32 for `config.method` from the objective changes `deltas`
+    of a calibration walk (`calibrate`'s rules; LS: zeros)."""
     rounds = config.rounds
     if config.method == "ls":
         return np.zeros(rounds, np.float32)
@@ -216,13 +199,13 @@ def sa_start_temperature(deltas: np.ndarray, init_prob: float) -> float:
 
 
 NMOF_T0_BRACKET = (1e-5, 1.0)
-"""SAopt's ``uniroot`` interval for the start temperature."""
+"""SAopt's `uniroot` interval for the start temperature."""
 
 
 def sa_start_temperature_nmof(deltas: np.ndarray, init_prob: float) -> float:
-    """SAopt's rule (R package NMOF): T0 solves ``init_prob = mean(exp(-|d| / T0))`` over ALL
+    """SAopt's rule (R package NMOF): T0 solves `init_prob = mean(exp(-|d| / T0))` over ALL
     |changes| d of the walk (moves that change nothing included, each accepted with
-    probability 1), on SAopt's interval [1e-5, 1] (``uniroot``; bisection here, to full
+    probability 1), on SAopt's interval [1e-5, 1] (`uniroot`; bisection here, to full
     precision). Where the interval holds no root SAopt stops with an error; so does this, in
     one line."""
     d = np.abs(np.asarray(deltas, np.float64))
@@ -254,7 +237,7 @@ def make_config(
     toroidal: bool = False,
     constrained: bool = False,
 ) -> sls.Config:
-    """Validated static configuration (``steps`` in total, split evenly over ``rounds``)."""
+    """Validated static configuration (`steps` in total, split evenly over `rounds`)."""
     if n < 4:
         raise QueensError(
             f"n = {n}: local search needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)"
@@ -282,7 +265,7 @@ def make_config(
 
 def chunk_for(chains: int | None, config: sls.Config, devices: int) -> int:
     """Chains per kernel call: about 2^22 steps of work per call on a CPU; on an accelerator,
-    enough to fill the device (:func:`jaxqueens.parallel.chains.accelerator_chunk`)."""
+    enough to fill the device (`accelerator_chunk`)."""
     if backend.is_accelerator():
         return chain_batch.accelerator_chunk(chains, config.n, sizing.device_target(), devices)
     cap = max(devices, (1 << 22) // config.total_steps)
@@ -320,54 +303,54 @@ def anneal(
     instance: cons.Constraints | None = None,
     toroidal: bool = False,
 ) -> AnnealResult:
-    """Run ``chains`` independent LS/TA/SA chains of ``steps`` steps each (stopping when solved).
+    """Run `chains` independent LS/TA/SA chains of `steps` steps each (stopping when solved).
 
     An option the method (or neighbour) does not use is refused by name
-    (:data:`jaxqueens.drivers.settings.ANNEAL`): ``alpha`` with "ls", ``q`` with "sa",
-    ``step`` with the swap neighbour.
+    (`ANNEAL`): `alpha` with "ls", `q` with "sa",
+    `step` with the swap neighbour.
 
     Args:
       n: board size (>= 4).
       method: "ls", "ta" or "sa".
-      chains: chains to run; chain i is seeded from ``fold_in(key, i)``.
-      steps: step budget per chain, split into ``rounds`` thresholds/temperatures.
-      preset: where the settings not given come from: "default" (measured for each method,
-        :data:`DEFAULTS`), "classic" (NMOF's TAopt/SAopt settings with the
+      chains: chains to run; chain i is seeded from `fold_in(key, i)`.
+      steps: step budget per chain, split into `rounds` thresholds/temperatures.
+      preset: where the settings not given come from: "default" (tuned for each method,
+        `DEFAULTS`), "classic" (NMOF's TAopt/SAopt settings with the
         step neighbour) or "nmof" (classic with the vignette's edge and SAopt's T0 rule).
-        ``rounds``, ``neighbour``, ``step``, ``objective``, ``edge``, ``q``, ``init_prob``,
-        ``alpha``, ``t_end`` and ``t0`` left None take the preset's value (:func:`settings`).
-      rounds: thresholds/temperatures the ``steps`` are split into.
+        `rounds`, `neighbour`, `step`, `objective`, `edge`, `q`, `init_prob`,
+        `alpha`, `t_end` and `t0` left None take the preset's value (`settings`).
+      rounds: thresholds/temperatures the `steps` are split into.
       step: the step neighbour's largest move (1..step rows).
       neighbour: "step" (NMOF's move of one queen by 1..step rows within its column) or "swap";
         not given, a swap preset runs the step neighbour on a constrained instance or from a
         start board with repeated rows (which swaps cannot honour or leave).
       objective: "attacks" (NMOF) or "pairs".
       edge: the step neighbour past the edge: "wrap" (row mod n, default) or "nmof" (to the far
-        end, as the NMOF vignette's ``neighbour``).
+        end, as the NMOF vignette's `neighbour`).
       batch: chains per kernel call (default: automatic).
       q: TA's quantile of |delta| for the first threshold.
       init_prob: SA's start acceptance of worsening moves.
       alpha: SA's cooling factor per round.
       walk: steps of the calibration walk.
       t_end: SA's last temperature relative to its first (then alpha = t_end^(1/(rounds - 1)));
-        give it or ``alpha``, not both.
+        give it or `alpha`, not both.
       t0: SA start temperature: "worsening", "nmof" (SAopt's rule) or a number (see
-        :func:`calibrate`).
+        `calibrate`).
       start: a board [n] (rows 0..n-1, repeats allowed) every chain starts from (default: a
         random permutation per chain). Rows that repeat need the step neighbour (swap keeps
         every row's occupancy, so it could never solve such a start).
       best_boards: also recover the best board of every unsolved chain
-        (``AnnealResult.best_boards``, with its attacking pairs).
+        (`AnnealResult.best_boards`, with its attacking pairs).
       trace_chains: also record the best-so-far trace of chains 0..k-1 (every
-        ``max(1, steps // 2000)`` steps: ``AnnealResult.trace_every``).
+        `max(1, steps // 2000)` steps: `AnnealResult.trace_every`).
       quiet: no progress line (None: a progress line on a terminal only).
       announce: called with a one-line message (e.g. the estimated run time) before the run.
-      checkpoint: checkpoint file, as for :func:`jaxqueens.solve`.
-      resume: continue from ``checkpoint``.
+      checkpoint: checkpoint file, as for `jaxqueens.solve`.
+      resume: continue from `checkpoint`.
       checkpoint_every: seconds between checkpoints.
       instance: a constrained instance (n is then its size: pass None or the same n); fixed
         queens never move, forbidden squares are never used (step neighbour only, no start).
-      toroidal: queens attack along diagonals modulo n (also when ``instance`` says so).
+      toroidal: queens attack along diagonals modulo n (also when `instance` says so).
     """
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
     opts = tables.anneal_settings(
@@ -443,7 +426,7 @@ def anneal(
         "config": static,
         "schedule": [float(x) for x in schedule],
         "seed": seed,
-        "steps": "spent",  # checkpoints before steps meant steps spent held the best's step
+        "steps": "spent",  # `steps` holds the steps spent (a checkpoint without it: the best's)
     }
     if start is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
         fingerprint["start"] = start.tolist()
@@ -525,8 +508,8 @@ def anneal(
 
 
 def spent_steps(runner, config: sls.Config):
-    """``runner`` whose results say the steps each chain spent: the step it solved at, or the
-    whole budget (an unsolved chain runs to its end); ``best_step`` is the kernel's own."""
+    """`runner` whose results say the steps each chain spent: the step it solved at, or the
+    whole budget (an unsolved chain runs to its end); `best_step` is the kernel's own."""
 
     def run(offset: int, count: int) -> driver.ChunkResult:
         out = driver.ChunkResult.of(runner(offset, count))
@@ -553,7 +536,7 @@ def _problem(start, mask) -> sls.Problem | None:
 
 
 def _check_instance(mask, neighbour: str, start) -> None:
-    """Refuse what a constrained chain (``mask`` not None) cannot honour: the swap neighbour, a
+    """Refuse what a constrained chain (`mask` not None) cannot honour: the swap neighbour, a
     start board."""
     if mask is None:
         return
@@ -570,7 +553,7 @@ def _check_instance(mask, neighbour: str, start) -> None:
 
 
 REPLAY_BATCH = 4096
-"""Unsolved chains replayed per call by :func:`best_of_unsolved` (bounds memory)."""
+"""Unsolved chains replayed per call by `best_of_unsolved` (bounds memory)."""
 
 
 def best_of_unsolved(
@@ -582,8 +565,8 @@ def best_of_unsolved(
     model: cons.Constraints | None = None,
 ):
     """(chain ids [U], best boards [U, n], their attacking pairs [U]) of the unsolved chains of
-    ``run``, by replaying each to the step of its best objective; each replayed board's
-    objective is checked against the one the chain reported. With ``model`` the pairs are
+    `run`, by replaying each to the step of its best objective; each replayed board's
+    objective is checked against the one the chain reported. With `model` the pairs are
     counted by the independent constrained checker (modular diagonals on the torus), and no
     best board may move a fixed queen or use a forbidden square (outside a column that has none)."""
     ids = run.chain_id[~run.solved]
@@ -623,7 +606,7 @@ def best_of_unsolved(
 
 def _attacks(boards: np.ndarray, toroidal: bool = False) -> np.ndarray:
     """NMOF's attack count of each board [B, n] in NumPy: queens minus lines occupied, over
-    rows, diagonals and anti-diagonals (taken modulo n when ``toroidal``)."""
+    rows, diagonals and anti-diagonals (taken modulo n when `toroidal`)."""
     n = boards.shape[1] if boards.ndim == 2 else 0
     cols = np.arange(n)
     lines = (boards, boards - cols, boards + cols)

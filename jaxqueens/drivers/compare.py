@@ -1,51 +1,11 @@
-"""``jaxqueens.compare``: several solvers on the same n, step budget and seed, side by side.
+"""`jaxqueens.compare`: several solvers on the same n, step budget and seed, side by side.
 
-Every solver runs the same ``chains`` independent chains (chain i seeded from ``fold_in`` of the
-seed's key, as everywhere), each with the same **step budget** per chain (unless a solver is
-given its own: ``settings_of``, :func:`jaxqueens.drivers.settings.compare_settings`), and is
-measured as in the stochastic local search literature (Hoos & Stuetzle, *Stochastic Local
-Search*, 2004, ch. 4): the run-time distributions (RTDs) of steps and of seconds, unconditional
-and censored at the budget (:func:`rtd`: the fraction of ALL chains solved by t, levelling off
-at the success rate), with the RTDs conditional on success as an extra (:func:`ecdf` over the
-solved chains), the success rate against the step budget, the expected run time (ERT, in
-seconds and in steps) with its bootstrap CI (:func:`ert_ci`), solutions per second, the distinct
-solutions and fundamental classes found, and the sampling-bias chi-square test of
-:mod:`jaxqueens.drivers.stats`. A solver that solved nothing is "not solved" in every figure,
-line and table: ``summary.json`` is strict JSON (:func:`strict`: None with a reason, never an
-infinity or NaN).
-
-**The budget is in steps, and the ranking in seconds.** A step is one candidate board a solver
-looks at: one min-conflicts repair move, one LS/TA/SA neighbour move, one GA fitness evaluation
-(DEAP's count, the initial population included). A step budget is the same for every solver and
-reproducible (it does not depend on the machine or its load); since a step costs very different
-time in each solver, the recommendation compares **expected seconds per solution** (ERT:
-seconds spent by all chains, solved or not, over the chains solved), with a percentile bootstrap
-CI of the ratio runner-up / fastest over the chains (:func:`recommend`).
-
-How each solver meets the budget exactly:
-
-- min-conflicts restarts every ``max_steps`` steps (``solve``'s default, the measured restart
-  period :func:`~jaxqueens.solvers.variants.default_max_steps`, or the budget if smaller: then
-  one attempt) with up to ``ceil(budget / max_steps) - 1`` restarts; a chain that solved
-  past the budget is counted unsolved (censored at the budget: up to the budget its moves are
-  the same as a run that stops there), and its seconds are cut in proportion;
-- LS/TA/SA get the budget as their ``steps`` (split over ``rounds``);
-- GA: a trial evolves ``(budget - pop) // 2`` steady-state generations (two children evaluated
-  per generation), ``(budget - pop) // pop`` generational ones; a trial solved past the budget
-  (in evaluations) is censored the same way. GA trials of one call run in lockstep over all
-  generations; a trial's seconds are its share of the call's time by evaluations (the time an
-  early-stopping GA would take), which favours the GA if anything.
-
-Seconds per chain are the chunk's kernel time shared by steps (``ChainRun.wall_share``),
-compilation excluded; solutions per second are the chains solved over the solver's kernel time
-as run (the GA's includes every generation of every trial). The bootstrap CI covers the
-chain-to-chain variation of the run times, not the timing noise of a busy machine: a solver
-whose whole run takes a few milliseconds is timed by few kernel calls. ``repeats`` times each
-solver's same chains again; the spread of their ERTs is that noise, and a difference is called
-significant only when the bootstrap and the repeats agree. Two solvers whose chains ran
-identically (one method under two names) are not ranked apart. Outputs are written by
-:mod:`jaxqueens.io.compare`, figures drawn by :mod:`jaxqueens.plots.compare`; the command line
-is :mod:`jaxqueens.cli.compare`.
+Every solver runs the same chains, each with the same step budget, and is measured as in the
+stochastic local search literature (Hoos & Stuetzle, *Stochastic Local Search*, 2004, ch. 4):
+run-time distributions of steps and seconds censored at the budget (`rtd`), the expected run
+time with its bootstrap CI (`ert_ci`), the distinct solutions found and the sampling-bias test.
+The budget is in steps and the ranking in expected seconds per solution (`recommend`); `compare`
+says how each solver meets the budget and what the figures mean.
 """
 
 from __future__ import annotations
@@ -69,12 +29,12 @@ from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import ga_crossover, ga_mutation, minconflicts, variants
 
 TABU = settings.COMPARE_TABU
-"""Plateau tabu tenure of the ``mc-tabu`` solver."""
+"""Plateau tabu tenure of the `mc-tabu` solver."""
 
 SOLVERS: dict[str, dict] = settings.COMPARE_SOLVERS
-"""Every solver :func:`compare` knows, by name: the family and its options (the families'
-defaults for the rest); JAX-free in :mod:`jaxqueens.drivers.settings`, with each solver's least
-step budget (:func:`jaxqueens.drivers.settings.least_steps`)."""
+"""Every solver `compare` knows, by name: the family and its options (the families'
+defaults for the rest); JAX-free in `settings`, with each solver's least
+step budget (`least_steps`)."""
 
 DEFAULT_STEPS = 10_000
 """Step budget per chain (anneal's default)."""
@@ -84,7 +44,7 @@ DEFAULTS_NOTE = (
     "the GA's from scripts/tune_defaults.py at this command's default budget of 10,000 steps, "
     "n = 16 and 64 (benchmarks/results/tune-anneal-cpu.json, tune-ga-cpu.json)"
 )
-"""What ``summary.json`` and the command's output say about the settings compared."""
+"""What `summary.json` and the command's output say about the settings compared."""
 SECONDS_NOTE = (
     "seconds: kernel time of the timed calls, no compilation (every kernel call size is "
     "compiled before timing), shared among a call's chains by steps; a chain's seconds run to its "
@@ -94,7 +54,7 @@ SECONDS_NOTE = (
     "ert_s_ci: bootstrap over chains (chain-to-chain variation); ert_s_spread: lowest and highest "
     "ERT over the timed repeats (timing noise between runs)"
 )
-"""What ``summary.json`` says the seconds cover."""
+"""What `summary.json` says the seconds cover."""
 BOOTSTRAP = 2000
 """Bootstrap resamples of the recommendation's CI."""
 CONFIDENCE = settings.CONFIDENCE
@@ -122,7 +82,7 @@ class SolverRun:
     budget: int | None = None  # the solver's step budget per chain (None: the most steps spent)
     restarts: np.ndarray | None = None  # [K] int64 restarts (min-conflicts), None: never restarts
     best_pairs: np.ndarray | None = None  # [K] float64 best board's attacking pairs, NaN: unknown
-    repeat_ert_s: tuple[float, ...] = ()  # [R] ERT of each timed repeat (``seconds``: their mean)
+    repeat_ert_s: tuple[float, ...] = ()  # [R] ERT of each timed repeat (`seconds`: their mean)
 
     @property
     def steps_budget(self) -> int:
@@ -169,7 +129,7 @@ class SolverRun:
 
 @dataclasses.dataclass
 class CompareResult:
-    """What :func:`compare` returns."""
+    """What `compare` returns."""
 
     n: int
     chains: int
@@ -178,12 +138,12 @@ class CompareResult:
     runs: list[SolverRun]
     recommendation: dict
     summary: dict
-    curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]  # solver -> :func:`curves`
+    curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]  # solver -> `curves`
     missing: list[str] = dataclasses.field(default_factory=list)  # not run: interrupted first
 
 
 def _censor(steps: np.ndarray, solved: np.ndarray, seconds: np.ndarray, budget: int):
-    """Cut chains at ``budget`` steps: solved past it counts unsolved, seconds in proportion."""
+    """Cut chains at `budget` steps: solved past it counts unsolved, seconds in proportion."""
     steps = steps.astype(np.int64)
     over = steps > budget
     scale = np.where(over, budget / np.maximum(steps, 1), 1.0)
@@ -210,8 +170,8 @@ def _samples(
 def run_minconflicts(
     n, chains, steps, seed, quiet, *, init="permutation", tabu=0, max_steps=None
 ) -> tuple:
-    """Min-conflicts (:mod:`jaxqueens.drivers.minconflicts`'s runner) on exactly ``chains`` chains
-    (``max_steps`` None: ``solve``'s default restart period)."""
+    """Min-conflicts (`minconflicts`'s runner) on exactly `chains` chains
+    (`max_steps` None: `solve`'s default restart period)."""
     mcsolve.check_n(n)
     max_steps = min(variants.default_max_steps(n) if max_steps is None else max_steps, steps)
     config = minconflicts.Config(n=n, init=init, tabu=tabu)
@@ -243,8 +203,8 @@ def run_minconflicts(
 
 
 def run_anneal(n, chains, steps, seed, quiet, *, method="ta", **given) -> tuple:
-    """LS / TA / SA through :func:`jaxqueens.drivers.anneal.anneal` (``steps`` per chain;
-    ``given``: the solver's own settings, :data:`jaxqueens.drivers.settings.COMPARE_KEYS`)."""
+    """LS / TA / SA through `anneal` (`steps` per chain;
+    `given`: the solver's own settings, `COMPARE_KEYS`)."""
     given.setdefault("preset", settings.COMPARE_PRESET)
     res = annealing.anneal(n, method, chains, steps, seed=seed, quiet=quiet, **given)
     s = res.summary
@@ -303,7 +263,7 @@ def _chain_solver(name, family, n, chains, seed, quiet, spec, own) -> SolverRun:
 
 def _best_pairs(solved: np.ndarray, best, spent: np.ndarray, budget: int) -> np.ndarray:
     """[K] runs.csv's best_attacking_pairs of censored runs: 0 where solved within the budget,
-    ``best`` (attacking pairs, None: not counted) where the run ended within it, else NaN."""
+    `best` (attacking pairs, None: not counted) where the run ended within it, else NaN."""
     known = np.asarray(spent) <= budget
     if best is None:
         known = np.zeros_like(known)
@@ -312,7 +272,7 @@ def _best_pairs(solved: np.ndarray, best, spent: np.ndarray, budget: int) -> np.
 
 
 GA_PASSED = ("crossover", "mutation", "indpb", "elite")
-"""GA settings passed to :func:`jaxqueens.drivers.ga.evolve` only when the solver gives them (its
+"""GA settings passed to `evolve` only when the solver gives them (its
 defaults otherwise)."""
 
 
@@ -398,9 +358,9 @@ def run_solver(
     quiet: bool | None = True,
     own: dict | None = None,
 ) -> SolverRun:
-    """One solver of :data:`SOLVERS` on ``chains`` chains with ``steps`` steps each (``own``:
-    its settings, :func:`jaxqueens.drivers.settings.compare_settings`; its ``steps``, when
-    given, replaces ``steps``)."""
+    """One solver of `SOLVERS` on `chains` chains with `steps` steps each (`own`:
+    its settings, `compare_settings`; its `steps`, when
+    given, replaces `steps`)."""
     spec = SOLVERS[name]
     own = {"steps": steps, **(own or {})}
     if spec["family"] == "ga":
@@ -418,22 +378,22 @@ def run_repeats(
     own: dict | None = None,
     repeats: int = 1,
 ) -> SolverRun:
-    """:func:`run_solver` ``repeats`` times: the same chains each time (the same seed), timed
+    """`run_solver` `repeats` times: the same chains each time (the same seed), timed
     anew. Returns the first run with each chain's seconds the mean over the repeats and
-    ``repeat_ert_s`` each repeat's ERT.
+    `repeat_ert_s` each repeat's ERT.
 
     Args:
-      name: a solver of :data:`SOLVERS`.
+      name: a solver of `SOLVERS`.
       n: board size.
       chains: chains (GA: trials).
       steps: the step budget per chain.
       seed: random seed.
       quiet: no progress line.
-      own: the solver's own settings (:func:`run_solver`).
+      own: the solver's own settings (`run_solver`).
       repeats: timed runs (>= 1).
 
     Returns:
-      The solver's :class:`SolverRun`.
+      The solver's `SolverRun`.
     """
     runs = [run_solver(name, n, chains, steps, seed, quiet, own) for _ in range(repeats)]
     first = runs[0]
@@ -455,7 +415,7 @@ def _boot_indices(rng: np.random.Generator, k: int, resamples: int) -> np.ndarra
 
 
 def _boot_ert(values: np.ndarray, solved: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """ERT of each bootstrap resample ``idx`` [B, K]: the sum of ``values`` over the chains
+    """ERT of each bootstrap resample `idx` [B, K]: the sum of `values` over the chains
     solved (inf where a resample solved none)."""
     hits = solved[idx].sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -476,8 +436,8 @@ def ert_ratio_ci(
     resamples: int = BOOTSTRAP,
     confidence: float = CONFIDENCE,
 ) -> tuple[float, float]:
-    """Percentile bootstrap CI of ``ERT(b) / ERT(a)``, chains resampled within each solver (the
-    upper end inf when ``b`` solved nothing in some resamples)."""
+    """Percentile bootstrap CI of `ERT(b) / ERT(a)`, chains resampled within each solver (the
+    upper end inf when `b` solved nothing in some resamples)."""
     rng = np.random.default_rng([seed, 0xC0])
     ea = _boot_ert(a.seconds, a.solved, _boot_indices(rng, a.solved.size, resamples))
     eb = _boot_ert(b.seconds, b.solved, _boot_indices(rng, b.solved.size, resamples))
@@ -493,7 +453,7 @@ def ert_ci(
     confidence: float = CONFIDENCE,
 ) -> dict[str, Any]:
     """ERT in seconds and in steps with percentile bootstrap CIs over the chains (strict JSON:
-    a bound that does not exist is None, with the reason in ``note``)."""
+    a bound that does not exist is None, with the reason in `note`)."""
     solved, k = int(run.solved.sum()), run.solved.size
     doc: dict[str, Any] = {
         "ert_s": None,
@@ -537,8 +497,8 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
     infinities (a solver that solved nothing is "not solved", an unbounded end of the CI is
     "unbounded").
 
-    A solver whose chains ran exactly as a faster one's (:meth:`SolverRun.same_runs`: one method
-    under two names) is not ranked apart from it (``same_runs``). With several timed repeats
+    A solver whose chains ran exactly as a faster one's (`SolverRun.same_runs`: one method
+    under two names) is not ranked apart from it (`same_runs`). With several timed repeats
     the difference is significant only when the bootstrap CI excludes 1 and the two solvers'
     ERTs over the repeats do not overlap; with one repeat, by the bootstrap alone (it covers the
     chain-to-chain variation, not the timing noise between runs). The document is strict JSON:
@@ -551,7 +511,7 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
       seed: the comparison's seed (the bootstrap's too).
 
     Returns:
-      The recommendation document (``summary.json``'s ``recommendation``), its ``line`` included.
+      The recommendation document (`summary.json`'s `recommendation`), its `line` included.
     """
     ranked = sorted(runs, key=lambda r: (r.ert_s, r.name))
     solving: list[SolverRun] = []
@@ -672,8 +632,8 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
 
 
 def ecdf(values: np.ndarray, points: int = CURVE_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """Empirical CDF of ``values`` [S]: ``(x [P], F(x) = share of values <= x [P])`` at the
-    distinct values of up to ``points`` evenly spaced ranks (the largest, F = 1, always kept)."""
+    """Empirical CDF of `values` [S]: `(x [P], F(x) = share of values <= x [P])` at the
+    distinct values of up to `points` evenly spaced ranks (the largest, F = 1, always kept)."""
     x = np.sort(np.asarray(values))
     if not x.size:
         return x, np.zeros(0)
@@ -684,10 +644,10 @@ def ecdf(values: np.ndarray, points: int = CURVE_POINTS) -> tuple[np.ndarray, np
 def rtd(
     values: np.ndarray, solved: np.ndarray, censor: float, points: int = CURVE_POINTS
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Unconditional run-time distribution (Hoos & Stuetzle): ``(t [P], fraction of ALL runs
-    solved by t [P])``, from ``values`` [K] (steps or seconds to solution, or spent) and
-    ``solved`` [K], censored at ``censor`` (the budget: the curve ends there, flat at the
-    success rate; no run is known to solve later). Starts at ``(0, fraction solved at 0)``."""
+    """Unconditional run-time distribution (Hoos & Stuetzle): `(t [P], fraction of ALL runs
+    solved by t [P])`, from `values` [K] (steps or seconds to solution, or spent) and
+    `solved` [K], censored at `censor` (the budget: the curve ends there, flat at the
+    success rate; no run is known to solve later). Starts at `(0, fraction solved at 0)`."""
     values, solved = np.asarray(values), np.asarray(solved, bool)
     k = max(1, solved.size)
     x, f = ecdf(values[solved], points)
@@ -703,8 +663,8 @@ def rtd(
 def success_curve(
     run: SolverRun, budget: int, points: int = CURVE_POINTS
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Share of all chains solved within each step budget: ``(budgets [P], rate [P])``, the
-    budgets log-spaced from 1 to ``budget`` (0 included); the same grid for every solver with
+    """Share of all chains solved within each step budget: `(budgets [P], rate [P])`, the
+    budgets log-spaced from 1 to `budget` (0 included); the same grid for every solver with
     the same budget (the unconditional RTD in steps, sampled on a grid)."""
     grid = np.unique(
         np.concatenate([[0], np.round(np.logspace(0, np.log10(max(budget, 1)), points)), [budget]])
@@ -715,10 +675,10 @@ def success_curve(
 
 def curves(run: SolverRun, budget: int | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The run-time distributions of one solver: the unconditional ones, censored at the
-    budget (``rtd_steps``, ``rtd_seconds``: fraction of all chains solved by t; the seconds
+    budget (`rtd_steps`, `rtd_seconds`: fraction of all chains solved by t; the seconds
     censored at the longest chain's), the conditional ones over its solved chains
-    (``steps_ecdf``, ``seconds_ecdf``) and ``success`` (rate vs step budget over all chains, on
-    a log grid). ``budget``: the solver's step budget (default its own)."""
+    (`steps_ecdf`, `seconds_ecdf`) and `success` (rate vs step budget over all chains, on
+    a log grid). `budget`: the solver's step budget (default its own)."""
     budget = run.steps_budget if budget is None else budget
     return {
         "rtd_steps": rtd(run.steps, run.solved, budget),
@@ -734,8 +694,8 @@ def _finite(x) -> float | None:
 
 
 def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
-    """The per-solver figures of ``summary.json`` (and ``summary.csv``): strict JSON (a figure
-    that does not exist is None, with the reason in ``note``)."""
+    """The per-solver figures of `summary.json` (and `summary.csv`): strict JSON (a figure
+    that does not exist is None, with the reason in `note`)."""
     s = run.stats.summary
     k, solved = run.solved.size, int(run.solved.sum())
     sec = run.seconds[run.solved]
@@ -778,7 +738,7 @@ def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
 
 
 def strict(doc: Any) -> Any:
-    """``doc`` with every value strict JSON holds: NumPy scalars as Python numbers, a non-finite
+    """`doc` with every value strict JSON holds: NumPy scalars as Python numbers, a non-finite
     float as None (the figures that may be non-finite carry their reason beside them)."""
     if isinstance(doc, dict):
         return {str(k): strict(v) for k, v in doc.items()}
@@ -805,28 +765,52 @@ def compare(
     settings_of: dict[str, dict[str, Any]] | None = None,
     repeats: int = 1,
 ) -> CompareResult:
-    """Run each of ``solvers`` on the same ``chains`` chains of ``n``, ``steps`` steps each.
+    """Run each of `solvers` on the same `chains` chains of `n`, `steps` steps each.
+
+    Every solver runs the same chains (chain i seeded from `fold_in` of the seed's key), each
+    with the same step budget unless `settings_of` gives a solver its own. A step is one
+    candidate board a solver looks at: one min-conflicts repair move, one LS/TA/SA neighbour
+    move, one GA fitness evaluation (DEAP's count, the initial population included). A step
+    budget is the same for every solver and reproducible; since a step costs very different
+    time in each solver, the recommendation compares expected seconds per solution (ERT: seconds
+    spent by all chains, solved or not, over the chains solved), with a percentile bootstrap CI
+    of the ratio runner-up / fastest over the chains (`recommend`). A solver that solved nothing
+    is "not solved" in every figure, line and table.
+
+    How each solver meets the budget exactly: min-conflicts restarts every `max_steps` steps
+    (its default restart period, or the budget if smaller) with up to
+    `ceil(budget / max_steps) - 1` restarts, and a chain solved past the budget is counted
+    unsolved, its seconds cut in proportion; LS/TA/SA get the budget as their `steps`; a GA
+    trial evolves `(budget - pop) // 2` steady-state or `(budget - pop) // pop` generational
+    generations, censored the same way, and its seconds are its share of the call's time by
+    evaluations.
+
+    Seconds per chain are the chunk's kernel time shared by steps, compilation excluded. The
+    bootstrap CI covers the chain-to-chain variation of the run times, not the timing noise of a
+    busy machine: `repeats` times each solver's same chains again, and a difference is called
+    significant only when the bootstrap and the repeats agree. Two solvers whose chains ran
+    identically are not ranked apart.
 
     Args:
       n: board size (>= 4).
       chains: chains (GA: trials) per solver.
-      solvers: names of :data:`SOLVERS`, a comma list, or "all".
-      steps: the step budget per chain (see the module doc for what a step is per solver).
+      solvers: names of `SOLVERS`, a comma list, or "all".
+      steps: the step budget per chain (what a step is per solver: above).
       seed: random seed, the same for every solver.
       quiet: no progress line (None: a progress line on a terminal only).
       announce: called with a line as each solver starts.
-      settings_of: each solver's own settings, by name (``{"sa": {"rounds": 200, "steps":
-        50_000}, "ga-permutation": {"pop": 20, "generations": 20_000}}``): the keys of
-        :data:`jaxqueens.drivers.settings.COMPARE_KEYS` for its family, its own ``steps``
-        included (GA: or ``generations``); checked for every solver before the first runs.
-      repeats: timed runs of each solver (the same chains; :func:`run_repeats`): the spread of
+      settings_of: each solver's own settings, by name (`{"sa": {"rounds": 200, "steps":
+        50_000}, "ga-permutation": {"pop": 20, "generations": 20_000}}`): the keys of
+        `COMPARE_KEYS` for its family, its own `steps`
+        included (GA: or `generations`); checked for every solver before the first runs.
+      repeats: timed runs of each solver (the same chains; `run_repeats`): the spread of
         their ERTs is reported beside the bootstrap CI, and a difference is significant only
-        when both say so (:func:`recommend`).
+        when both say so (`recommend`).
 
     Returns:
       CompareResult; every solution counted has passed the independent checker. Ctrl-C (or
       SIGTERM) during a solver stops the comparison there: the solvers finished before it are
-      returned, the rest named in ``missing`` (KeyboardInterrupt when none had finished).
+      returned, the rest named in `missing` (KeyboardInterrupt when none had finished).
     """
     # every solver's setting checked before the first runs (a budget too small for the GA is
     # refused up front, not after the min-conflicts solvers have run)
@@ -893,7 +877,7 @@ def compare(
 
 
 def _workload(name: str, chains: int, own: dict, repeats: int) -> str:
-    """What solver ``name`` is about to run, for its announcement: the GA runs every generation
+    """What solver `name` is about to run, for its announcement: the GA runs every generation
     of every trial (its ERT counts each trial only up to its first solution)."""
     times = f", {repeats} timed repeats" if repeats > 1 else ""
     if SOLVERS[name]["family"] != "ga":
@@ -908,7 +892,7 @@ def _workload(name: str, chains: int, own: dict, repeats: int) -> str:
 
 
 def _check_ga(name: str, n: int, own: dict) -> None:
-    """The GA's own checks of solver ``name``'s settings (what the JAX-free checks leave: the
+    """The GA's own checks of solver `name`'s settings (what the JAX-free checks leave: the
     crossover and mutation names), with the solver named."""
     chosen = settings.compare_ga(name, own)
     encoding = SOLVERS[name]["encoding"]

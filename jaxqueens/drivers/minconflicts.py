@@ -1,19 +1,12 @@
-"""``jaxqueens.solve``: batched min-conflicts, the main job.
+"""`jaxqueens.solve`: batched min-conflicts, the main job.
 
 Thousands of independent min-conflicts chains (Minton et al. 1992; kernel in
-:mod:`jaxqueens.solvers.minconflicts`) run per call, batched by :mod:`jaxqueens.parallel.chains`
-(one chain per ``lax.map`` iteration on the CPU, lockstep lanes on an accelerator); the chunked
-driver (:mod:`jaxqueens.drivers.chains`) gathers verified solutions and statistics until a
-budget is met. Every kernel call of :func:`solve` is bounded in work (:class:`BoundedRunner`), so
-``--time`` and Ctrl-C, checked between calls, hold even when chains restart a million times.
-The command line is :mod:`jaxqueens.cli.solve`.
-
-Constrained boards: ``instance`` (fixed queens, forbidden squares) and ``toroidal``
-switch the kernel's static paths with the instance's mask as dynamic data
-(:func:`jaxqueens.drivers.chains.instance_setup`); every solution is checked against the same
-instance, and an instance no chain solves is reported ``unknown`` (``summary["status"]``), never
-UNSAT: local search proves nothing. An instance with a column that allows no square is reported
-unknown without running a chain (the kernel needs a square per column).
+`jaxqueens.solvers.minconflicts`) run per call, batched by `jaxqueens.parallel.chains`; the
+chunked driver (`jaxqueens.drivers.chains`) gathers verified solutions and statistics until a
+budget is met. Every kernel call of `solve` is bounded in work (`BoundedRunner`), so `--time`
+and Ctrl-C, checked between calls, hold even when chains restart a million times. On
+constrained boards every solution is checked against the same instance, and an instance no
+chain solves is reported `unknown`, never UNSAT.
 """
 
 from __future__ import annotations
@@ -44,15 +37,15 @@ from jaxqueens.solvers.base import chain_keys
 from jaxqueens.solvers.variants import INITS, MAX_BATCHED_N, MOVES, default_max_steps, solver_name
 
 CALL_SECONDS = 0.5
-"""Target duration of one bounded kernel call (:class:`BoundedRunner`)."""
+"""Target duration of one bounded kernel call (`BoundedRunner`)."""
 FIRST_CALL_STEPS = 1 << 25
 """Steps, over all chains of a chunk, that bound a chunk's first call before the bound adapts to
-the measured speed: each chain gets ``FIRST_CALL_STEPS // (chunk * (max_steps + n))`` attempts."""
+the measured speed: each chain gets `FIRST_CALL_STEPS // (chunk * (max_steps + n))` attempts."""
 
 
 @dataclasses.dataclass
 class SolveResult:
-    """What :func:`solve` returns: per-chain arrays, the summary and an optional trace."""
+    """What `solve` returns: per-chain arrays, the summary and an optional trace."""
 
     run: driver.ChainRun
     summary: dict
@@ -78,11 +71,11 @@ def check_n(n: int) -> None:
 
 
 def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> int:
-    """Chains per kernel call: about 2^21 queens, and at most ``devices * settings.CALL_WORK``
-    queen-steps for one attempt of each (``max_steps``, default
-    :func:`~jaxqueens.solvers.variants.default_max_steps`), split evenly over the chains asked for.
+    """Chains per kernel call: about 2^21 queens, and at most `devices * settings.CALL_WORK`
+    queen-steps for one attempt of each (`max_steps`, default
+    `default_max_steps`), split evenly over the chains asked for.
     On an accelerator: enough to fill the device
-    (:func:`jaxqueens.parallel.chains.accelerator_chunk`)."""
+    (`accelerator_chunk`)."""
     devices = local_device_count()
     if backend.is_accelerator():  # enough chains to fill the device, results within its memory
         return chain_batch.accelerator_chunk(chains, n, sizing.device_target(), devices)
@@ -109,13 +102,13 @@ def compile_runner(
     mask=None,
     total: int | None = None,
 ) -> Callable[[int, int], minconflicts.Result] | BoundedRunner:
-    """Compile the batched solver for ``chunk`` chains ahead of time; return ``run(offset, count)``.
+    """Compile the batched solver for `chunk` chains ahead of time; return `run(offset, count)`.
 
-    Chain i uses ``fold_in(key, i)``; ``start`` (a board [n]) is every chain's first board. The
-    driver times compilation apart from the run and calls ``run`` once per chunk. ``total``: the
+    Chain i uses `fold_in(key, i)`; `start` (a board [n]) is every chain's first board. The
+    driver times compilation apart from the run and calls `run` once per chunk. `total`: the
     chains the run asks for, when known (their short last chunk is compiled here too; another
-    ``count`` compiles that size on first use). ``bounded``: a
-    :class:`BoundedRunner` (each call bounded in work; the same results). ``mask``: the
+    `count` compiles that size on first use). `bounded`: a
+    `BoundedRunner` (each call bounded in work; the same results). `mask`: the
     instance of a constrained config.
     """
     chains = chain_batch.Chains(minconflicts, config)
@@ -124,15 +117,15 @@ def compile_runner(
 
 
 class BoundedRunner:
-    """``run(offset, count)`` whose kernel calls are bounded in work, with the results of an
+    """`run(offset, count)` whose kernel calls are bounded in work, with the results of an
     unbounded run.
 
-    Each chain may spend at most ``cap + 1`` attempts in one call; ``cap`` is a dynamic input
-    (:class:`~jaxqueens.solvers.minconflicts.Fresh`), so nothing recompiles when it changes.
-    A chain that reaches it pauses (``ChunkResult.paused``); calling again with the same
-    ``(offset, count)`` continues exactly the paused chains from their last attempt (the others
-    are skipped), so chains, seeds and results never depend on ``cap``. ``cap`` adapts to the
-    measured call time (:data:`CALL_SECONDS`).
+    Each chain may spend at most `cap + 1` attempts in one call; `cap` is a dynamic input
+    (`Fresh`), so nothing recompiles when it changes.
+    A chain that reaches it pauses (`ChunkResult.paused`); calling again with the same
+    `(offset, count)` continues exactly the paused chains from their last attempt (the others
+    are skipped), so chains, seeds and results never depend on `cap`. `cap` adapts to the
+    measured call time (`CALL_SECONDS`).
     """
 
     def __init__(self, run, config: minconflicts.Config, params: minconflicts.Params, chunk: int):
@@ -182,7 +175,7 @@ class BoundedRunner:
 
 @functools.lru_cache(maxsize=32)
 def _trace(config: minconflicts.Config, num_steps: int):
-    """:func:`~jaxqueens.solvers.minconflicts.trace` jitted for ``(config, num_steps)`` (Params
+    """`trace` jitted for `(config, num_steps)` (Params
     and the problem are arguments), one function per pair: a repeated trace reuses its compile."""
     return jax.jit(lambda k, p, b: minconflicts.trace(k, config, p, num_steps, b))
 
@@ -196,7 +189,7 @@ def trace_chain(
     mask=None,
 ) -> minconflicts.Metrics:
     """Per-step conflicted queens and attacking pairs of chain 0's first attempt, as host arrays,
-    cut after the step at which it solved (or after ``num_steps`` steps)."""
+    cut after the step at which it solved (or after `num_steps` steps)."""
     chain0 = chain_keys(key, jnp.arange(1))[0]
     _, metrics = _trace(config, num_steps)(chain0, params, _problem(start, mask))
     conflicted, pairs = np.asarray(metrics.conflicted), np.asarray(metrics.pairs)
@@ -214,8 +207,8 @@ def _start_rows(start, n: int) -> np.ndarray | None:
 INSTANCE_MAX_RESTARTS = settings.INSTANCE_MAX_RESTARTS
 """Default restarts per chain on a constrained instance (which may have no solution at all)."""
 INSTANCE_CHAINS = settings.INSTANCE_CHAINS
-"""Chains run at most on a constrained instance when neither ``chains``, ``max_chains`` nor
-``seconds`` bounds the run."""
+"""Chains run at most on a constrained instance when neither `chains`, `max_chains` nor
+`seconds` bounds the run."""
 
 
 def solve(
@@ -242,43 +235,44 @@ def solve(
     instance=None,
     toroidal: bool = False,
 ) -> SolveResult:
-    """Run min-conflicts chains until ``chains`` solved, ``solutions`` distinct, or ``seconds``.
+    """Run min-conflicts chains until `chains` solved, `solutions` distinct, or `seconds`.
 
     Args:
       n: board size (1 or >= 4).
       chains: stop once this many chains have solved (None: no chain budget).
       max_chains: stop once this many chains have run, solved or not (with a finite
-        ``max_restarts``, a bounded job).
+        `max_restarts`, a bounded job).
       solutions: stop once this many distinct solutions are found.
       seconds: stop once this much kernel time is spent (checked between kernel calls, each
-        bounded to about :data:`CALL_SECONDS` of work; chains still running then are reported
-        unsolved and counted in ``summary["unfinished"]``).
+        bounded to about `CALL_SECONDS` of work; chains still running then are reported
+        unsolved and counted in `summary["unfinished"]`).
       max_steps: steps per attempt before a restart from a fresh board, every attempt alike
-        (default :func:`~jaxqueens.solvers.variants.default_max_steps`: the measured restart period
-        ``min(n^2 // 2, max(500, 2 n))`` on a plain board, ``max(4000, 2 n)`` on a toroidal or
+        (default `default_max_steps`: the tuned restart period
+        `min(n^2 // 2, max(500, 2 n))` on a plain board, `max(4000, 2 n)` on a toroidal or
         constrained one).
       init: initial boards: "random", "permutation", "greedy" or "qs4".
       tabu: plateau memory: squares a queen may not revisit during one local minimum (0: off).
       move: "minconflicts" or "cisc352" (the staged row choice).
-      seed: chain i uses ``fold_in(key(seed), i)``: results do not depend on ``batch``.
-      batch: chains per kernel call (default: sized from n and ``chains``).
+      seed: chain i uses `fold_in(key(seed), i)`: results do not depend on `batch`.
+      batch: chains per kernel call (default: sized from n and `chains`).
       start: a board [n]; every chain's first attempt starts from it.
       max_restarts: restarts before a chain gives up (reported unsolved, with its board of
-        fewest attacking pairs; 0: one attempt of ``max_steps``, the CP468 give-up mode);
-        default 1,000,000, or :data:`INSTANCE_MAX_RESTARTS` with an ``instance``.
+        fewest attacking pairs; 0: one attempt of `max_steps`, the CP468 give-up mode);
+        default 1,000,000, or `INSTANCE_MAX_RESTARTS` with an `instance`.
       trace_steps: if > 0, also trace chain 0 for up to this many steps (for plots).
       quiet: True: no progress line; None: a progress line on a terminal only.
-      checkpoint: file for checkpoints of finished chunks (every ``checkpoint_every`` seconds
-        and on Ctrl-C); ``resume`` continues from it, with the same results as a run that was
+      checkpoint: file for checkpoints of finished chunks (every `checkpoint_every` seconds
+        and on Ctrl-C); `resume` continues from it, with the same results as a run that was
         never interrupted.
       command: the command recorded in a checkpoint: a checkpoint resumes only under the command
-        that wrote it (``jaxqueens stats`` runs these chains too).
-      instance: a :class:`~jaxqueens.core.constraints.Constraints` (n: None or its size): fixed
-        queens never move, forbidden squares are never used; ``summary["status"]`` is SAT or
-        unknown (a plainly unsatisfiable instance raises :class:`~jaxqueens.errors.InstanceUnsat`
+        that wrote it (`jaxqueens stats` runs these chains too).
+      instance: a [`Constraints`][jaxqueens.core.constraints.Constraints] (n: None or its size):
+          fixed
+        queens never move, forbidden squares are never used; `summary["status"]` is SAT or
+        unknown (a plainly unsatisfiable instance raises `InstanceUnsat`
         with the reason before any chain runs). Init random or permutation only, no start
-        board. The run is bounded: at most ``chains`` (else :data:`INSTANCE_CHAINS`) chains run
-        unless ``max_chains`` or ``seconds`` is given.
+        board. The run is bounded: at most `chains` (else `INSTANCE_CHAINS`) chains run
+        unless `max_chains` or `seconds` is given.
       toroidal: queens attack along diagonals modulo n (solutions exist iff n is prime to 6).
 
     Returns:
@@ -404,7 +398,7 @@ def initial_board(
     move: str = "minconflicts",
     max_restarts: int = 1_000_000,
 ) -> tuple[np.ndarray, int, float, float]:
-    """Chain 0's first board of :func:`solve` with these settings, generated on its own: (rows
+    """Chain 0's first board of `solve` with these settings, generated on its own: (rows
     [n], attacking pairs by the independent checker, generation seconds, compile seconds). The
     batched kernel generates boards inside its loop; this times one board's generation apart."""
     n = as_size(n)

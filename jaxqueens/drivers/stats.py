@@ -1,21 +1,11 @@
-"""Solution-count statistics of a solver: :func:`collect` samples, :func:`analyse`, :func:`stats`.
+"""Solution-count statistics of a solver: `collect` samples, `analyse`, `stats`.
 
-Runs independent chains of a solver (min-conflicts, annealing LS/TA/SA, or GA trials) until a
-budget, takes one verified solution per solved chain (a *sample*), and measures how the method
-samples the solution set:
-
-- distinct solutions and fundamental classes found (deduplicated on device by sorting, canonical
-  forms from :mod:`jaxqueens.core.symmetry_jax`), against OEIS A000170 / A002562 (n <= 27);
-- the coverage curve, distinct solutions vs chains run, with the coupon-collector expectation
-  ``Q (1 - (1 - 1/Q)^m)`` after m samples if every solution were equally likely;
-- each solution's sampling frequency and Pearson's chi-square test of uniformity over *all* Q
-  solutions (unsampled ones count 0: they add ``(Q - D) S / Q`` to the statistic, so no list of
-  them is needed), and the same test over classes, whose expected shares are size / Q
-  (:mod:`jaxqueens.core.statistics`);
-- the steps-to-solution distribution and the success rate vs step budget.
-
-What ``jaxqueens stats`` writes lives in :mod:`jaxqueens.io.stats` (tables) and
-:mod:`jaxqueens.plots.stats` (figures).
+Runs independent chains of a solver (min-conflicts, LS/TA/SA, or GA trials) until a budget,
+takes one verified solution per solved chain, and measures how the method samples the solution
+set: distinct solutions and fundamental classes found against OEIS A000170 / A002562, the
+coverage curve against the coupon-collector expectation `Q (1 - (1 - 1/Q)^m)`, Pearson's
+chi-square test of uniformity over all Q solutions and over classes
+(`jaxqueens.core.statistics`), and the steps-to-solution distribution.
 """
 
 from __future__ import annotations
@@ -128,8 +118,8 @@ def sample_minconflicts(
     resume=False,
     checkpoint_every=settings.CHECKPOINT_EVERY,
 ) -> Samples:
-    """Min-conflicts chains through :func:`jaxqueens.solve` (``chains``: solved chains;
-    ``max_steps`` None: its default restart period)."""
+    """Min-conflicts chains through `jaxqueens.solve` (`chains`: solved chains;
+    `max_steps` None: its default restart period)."""
     res = mcsolve.solve(
         n,
         chains,
@@ -172,10 +162,10 @@ def sample_anneal(
     checkpoint_every=settings.CHECKPOINT_EVERY,
     **options,
 ) -> Samples:
-    """LS / TA / SA chains (:mod:`jaxqueens.drivers.anneal`'s schedule and kernel; ``chains``:
-    run). ``options``: method, steps, preset, rounds, neighbour, step, objective, q, init_prob,
-    alpha, t_end, walk (defaults: :data:`jaxqueens.drivers.settings.STATS_ANNEAL` and the
-    preset's, :func:`jaxqueens.drivers.settings.anneal_settings`); one the method does not use
+    """LS / TA / SA chains (`anneal`'s schedule and kernel; `chains`:
+    run). `options`: method, steps, preset, rounds, neighbour, step, objective, q, init_prob,
+    alpha, t_end, walk (defaults: `STATS_ANNEAL` and the
+    preset's, `anneal_settings`); one the method does not use
     is refused."""
     got = settings.check_stats_anneal(n, options, chains, seed, batch)
     method, steps, rounds, walk = got["method"], got["steps"], got["rounds"], got["walk"]
@@ -201,7 +191,7 @@ def sample_anneal(
         "seed": seed,
         "schedule": [float(x) for x in schedule],
         "config": {k: v for k, v in dataclasses.asdict(config).items() if k != "scatter_counts"},
-        "steps": "spent",  # checkpoints before steps meant steps spent held the best's step
+        "steps": "spent",  # `steps` holds the steps spent (a checkpoint without it: the best's)
     }
     run = driver.run_chains(
         annealing.spent_steps(runner, config),
@@ -249,15 +239,15 @@ def sample_ga(
     checkpoint_every=settings.CHECKPOINT_EVERY,
     **ga_options,
 ) -> Samples:
-    """GA trials (:func:`jaxqueens.evolve`), ``batch`` trials per round; one sample per trial.
+    """GA trials (`jaxqueens.evolve`), `batch` trials per round; one sample per trial.
 
     A trial's sample is the first solution (island-major, then population order) in its final
     population, its steps the first generation whose best was a solution. Round r is seeded from
-    ``SeedSequence([seed, r])``: the samples depend on the round size. Rounds run through
-    :func:`jaxqueens.drivers.loop.run_chunks`; Ctrl-C (or an interrupted round) keeps whole rounds.
-    With ``seconds``, a round stops at the chunk of generations that passes the time left (its
+    `SeedSequence([seed, r])`: the samples depend on the round size. Rounds run through
+    `run_chunks`; Ctrl-C (or an interrupted round) keeps whole rounds.
+    With `seconds`, a round stops at the chunk of generations that passes the time left (its
     unsolved trials count as unsolved after the generations run): a round of 1024 trials ran
-    to its end, 10-20 s past ``--time 1`` at n = 16 on a loaded machine.
+    to its end, 10-20 s past `--time 1` at n = 16 on a loaded machine.
     """
     rounds_of = batch or min(chains or 1024, 1024)
     solved, steps, rows = [], [], []
@@ -378,7 +368,7 @@ _ROUNDS = {
     "rounds": ckpt.Spec(np.integer),
     "wall": ckpt.Spec(np.floating),
 }
-"""The checkpoint of :func:`sample_ga`'s finished rounds."""
+"""The checkpoint of `sample_ga`'s finished rounds."""
 
 
 def _load_rounds(path, fingerprint):
@@ -411,17 +401,17 @@ def collect(
     quiet: bool = True,
     **options,
 ) -> Samples:
-    """Run ``solver`` until the first budget met; one verified sample per solved chain.
+    """Run `solver` until the first budget met; one verified sample per solved chain.
 
     Args:
       n: board size.
       solver: "minconflicts", "anneal" or "ga".
       chains: chains (GA: trials) to run; for min-conflicts, chains *solved* (every chain
-        solves unless it exhausts ``max_restarts``).
+        solves unless it exhausts `max_restarts`).
       solutions: stop at this many distinct solutions; seconds: stop after this kernel time.
       seed: random seed.
-      options: the solver's own options (those of ``solve``, ``anneal`` or ``ga.evolve``), and
-        ``checkpoint``, ``resume``, ``checkpoint_every`` (as for :func:`jaxqueens.solve`).
+      options: the solver's own options (those of `solve`, `anneal` or `ga.evolve`), and
+        `checkpoint`, `resume`, `checkpoint_every` (as for `jaxqueens.solve`).
     """
     n = as_size(n)
     if solver not in settings.STATS_SOLVERS:
@@ -445,7 +435,7 @@ def collect(
 
 
 COMMON_OPTIONS = ("batch", "checkpoint", "resume", "checkpoint_every")
-"""Options of :func:`collect` that every solver takes."""
+"""Options of `collect` that every solver takes."""
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -453,7 +443,7 @@ COMMON_OPTIONS = ("batch", "checkpoint", "resume", "checkpoint_every")
 
 @dataclasses.dataclass
 class StatsResult:
-    """Statistics of a :class:`Samples` (host arrays; exact totals where OEIS has them)."""
+    """Statistics of a `Samples` (host arrays; exact totals where OEIS has them)."""
 
     samples: Samples
     distinct: np.ndarray  # [D, n] distinct solutions sampled (sorted)
@@ -506,16 +496,16 @@ def _coverage(
 
 
 ANALYSIS_MIN_BATCH = 64
-"""The smallest batch of the on-device analysis (:func:`analysis_batch`)."""
+"""The smallest batch of the on-device analysis (`analysis_batch`)."""
 
 PAD_ROW = np.iinfo(np.int32).max
 """The value of a padding row given to the dedup kernel: it sorts after every board."""
 
 
 def analysis_batch(samples: int) -> int:
-    """The batch the on-device analysis of ``samples`` boards compiles for: the smallest of
-    ``ANALYSIS_MIN_BATCH`` and ``m * 2**k`` (m = 5..8) that holds them. Runs with other numbers
-    of samples in one bucket share the executables (``compare`` analyses each solver's solved
+    """The batch the on-device analysis of `samples` boards compiles for: the smallest of
+    `ANALYSIS_MIN_BATCH` and `m * 2**k` (m = 5..8) that holds them. Runs with other numbers
+    of samples in one bucket share the executables (`compare` analyses each solver's solved
     chains: one or two buckets for all its solvers, not one compile per solver) for at most 25%
     of padding rows."""
     if samples <= ANALYSIS_MIN_BATCH:
@@ -525,7 +515,7 @@ def analysis_batch(samples: int) -> int:
 
 
 def _padded(rows: np.ndarray, batch: int, fill: int = PAD_ROW) -> np.ndarray:
-    """``rows`` [S, n] followed by ``batch - S`` rows of ``fill``: int32 [batch, n]."""
+    """`rows` [S, n] followed by `batch - S` rows of `fill`: int32 [batch, n]."""
     out = np.full((batch, rows.shape[1]), fill, np.int32)
     out[: len(rows)] = rows
     return out
@@ -605,10 +595,10 @@ def analyse(samples: Samples) -> StatsResult:
 
 
 def analysis_builders(n: int, samples: int, place=None) -> dict:
-    """``name -> (batch -> jax.stages.Lowered)`` for the on-device analysis of ``samples``
+    """`name -> (batch -> jax.stages.Lowered)` for the on-device analysis of `samples`
     solutions of size n (deduplication, canonical forms, stabilizer sizes: the executables
-    :func:`analyse` runs); the batch is the user's samples in their bucket
-    (:func:`analysis_batch`); ``make gpu-check`` compiles these for described GPUs."""
+    `analyse` runs); the batch is the user's samples in their bucket
+    (`analysis_batch`); `make gpu-check` compiles these for described GPUs."""
     place = place or (lambda tree: tree)
     boards = place(jax.ShapeDtypeStruct((analysis_batch(samples), n), jnp.int32))
     return {
@@ -619,7 +609,7 @@ def analysis_builders(n: int, samples: int, place=None) -> dict:
 
 
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Index in sorted ``table`` [Q, n] of each of ``rows`` [D, n] (all present)."""
+    """Index in sorted `table` [Q, n] of each of `rows` [D, n] (all present)."""
     key = lambda a: (
         np.ascontiguousarray(a.astype(np.int32)).view(np.dtype((np.void, 4 * a.shape[1]))).ravel()
     )
@@ -632,7 +622,7 @@ def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def step_quantiles(steps: np.ndarray) -> dict:
-    """Mean, median, 90th and 99th percentile and maximum of ``steps`` [S] (None when empty)."""
+    """Mean, median, 90th and 99th percentile and maximum of `steps` [S] (None when empty)."""
     if not steps.size:
         return dict.fromkeys(("mean", "median", "p90", "p99", "max"))
     return {
@@ -645,7 +635,7 @@ def step_quantiles(steps: np.ndarray) -> dict:
 
 
 def success_curve(samples: Samples, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
-    """Success rate vs step budget over all chains run: ``(budgets [K], rate [K])``."""
+    """Success rate vs step budget over all chains run: `(budgets [K], rate [K])`."""
     solved_steps = np.sort(samples.steps[samples.solved])
     if not solved_steps.size:
         return np.zeros(0), np.zeros(0)
@@ -695,5 +685,5 @@ def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) 
 
 
 def stats(n: int, solver: str = "minconflicts", **kwargs) -> StatsResult:
-    """:func:`collect` then :func:`analyse`: the statistics of ``solver`` on n."""
+    """`collect` then `analyse`: the statistics of `solver` on n."""
     return analyse(collect(n, solver, **kwargs))

@@ -1,34 +1,11 @@
-"""What ``jaxqueens compare`` writes to ``--out``: one CSV per measure and ``summary.json``.
+"""What `jaxqueens compare` writes to `--out`: one CSV per measure and `summary.json`.
 
-- ``summary.csv``: one row per solver (its step budget, success rate, step and second quantiles
-  of the solved chains, ERT = expected seconds per solution and expected steps per solution with
-  their bootstrap CIs, solutions per second, distinct solutions and fundamental classes, kernel
-  and compile seconds; ``ert_s_spread_low``/``_high``: the lowest and highest ERT over the timed
-  repeats, empty with one; a solver that solved nothing has empty ERT cells and ``ert_note``
-  "not solved ...");
-- ``settings.csv``: every solver's effective settings, defaults filled in (solver, key, value);
-- ``runs.csv``: every chain of every solver, the per-run table of :mod:`jaxqueens.io.schema`
-  (a run's steps and seconds are those until its first solution, or the budget: each solver is
-  timed as if it stopped there; its seconds are the mean over the timed repeats; ``restarts``
-  for min-conflicts; ``best_attacking_pairs`` 0 where solved, the best board's where the solver
-  keeps it within the budget, else empty);
-- ``rtd_steps.csv`` / ``rtd_seconds.csv``: the run-time distributions (Hoos & Stuetzle): the
-  success rate (fraction of ALL chains solved) within a budget, censored at the step budget
-  (solver, steps_budget or seconds_budget, success_rate);
-- ``steps_ecdf.csv`` / ``seconds_ecdf.csv``: the run-time distributions conditional on success
-  (empirical CDF over the solved chains: solver, steps_to_solution or seconds_to_solution,
-  fraction_of_solved);
-- ``success.csv``: success rate against the step budget (solver, steps_budget, success_rate; the
-  unconditional RTD in steps on a log grid);
-- ``solutions.csv``: distinct solutions and fundamental classes found, with the exact totals;
-- ``bias.csv``: the sampling-bias chi-square tests (over solutions and over classes);
-- ``summary.json``: the settings, every solver's figures and the recommendation, strict JSON
-  (no Infinity or NaN: a figure that does not exist is null, with its reason beside it).
-
-The result is taken duck-typed (a :class:`~jaxqueens.drivers.compare.CompareResult`: ``runs``
-with ``name``, ``solved``, ``steps``, ``seconds``, ``restarts`` and ``best_pairs``; ``curves``;
-``summary``), since io never
-imports a driver. The figures are drawn by :mod:`jaxqueens.plots.compare`.
+`summary.csv` (one row per solver), `settings.csv`, `runs.csv` (every chain of every solver,
+the per-run table of `jaxqueens.io.schema`), the run-time distributions `rtd_steps.csv` /
+`rtd_seconds.csv` and their conditional forms `steps_ecdf.csv` / `seconds_ecdf.csv`,
+`success.csv`, `solutions.csv`, `bias.csv` and `summary.json` (strict JSON: a figure that does
+not exist is null, with its reason beside it). `write_outputs` lists the columns. The result is
+taken duck-typed, since io never imports a driver.
 """
 
 from __future__ import annotations
@@ -51,7 +28,7 @@ def _ci(s: dict, key: str) -> list:
 
 
 def summary_rows(summary: dict) -> list[list]:
-    """The rows of ``summary.csv`` (in :data:`SUMMARY_HEADER` order) from ``summary.json``'s doc."""
+    """The rows of `summary.csv` (in `SUMMARY_HEADER` order) from `summary.json`'s doc."""
     rows = []
     for s in summary["per_solver"]:
         st, sec = s["steps"], s["seconds"]
@@ -111,14 +88,35 @@ def _bias_rows(summary: dict):
 
 
 def settings_rows(summary: dict):
-    """The rows of ``settings.csv``: every solver's effective settings (solver, key, value)."""
+    """The rows of `settings.csv`: every solver's effective settings (solver, key, value)."""
     for s in summary["per_solver"]:
         for key, value in s["options"].items():
             yield [s["solver"], key, "" if value is None else value]
 
 
 def write_outputs(res, out_dir: str | Path) -> list[Path]:
-    """Write every table and ``summary.json`` of a compare run into ``out_dir``; the paths."""
+    """Write every table and `summary.json` of a compare run into `out_dir`.
+
+    The files: `summary.csv`, one row per solver (its step budget, success rate, step and
+    second quantiles of the solved chains, ERT and expected steps per solution with their
+    bootstrap CIs, solutions per second, distinct solutions and fundamental classes, kernel and
+    compile seconds; `ert_s_spread_low`/`_high`: the lowest and highest ERT over the timed
+    repeats; a solver that solved nothing has empty ERT cells and an `ert_note`);
+    `settings.csv`, every solver's effective settings (solver, key, value); `runs.csv`, every
+    chain of every solver (steps and seconds until its first solution, or the budget);
+    `rtd_steps.csv` / `rtd_seconds.csv`, the success rate within a budget, censored at the step
+    budget; `steps_ecdf.csv` / `seconds_ecdf.csv`, the run times of the solved chains;
+    `success.csv`, the success rate against the step budget on a log grid; `solutions.csv`,
+    distinct solutions and classes with the exact totals; `bias.csv`, the sampling-bias tests;
+    and `summary.json`.
+
+    Args:
+      res: the compare result (duck-typed: `runs`, `curves`, `summary`).
+      out_dir: the output folder.
+
+    Returns:
+      The paths written.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s = res.summary

@@ -1,14 +1,14 @@
-"""What ``jaxqueens complete`` writes: one CSV row per instance and the solutions found.
+"""What `jaxqueens complete` writes: one CSV row per instance and the solutions found.
 
-- ``DIR/results.csv``: ``file, d, n, status, solutions, nodes, seconds, reason`` per instance,
-  in input order (status SAT, UNSAT or unknown; ``solutions`` empty unless counted; ``d`` empty
-  for instances that are not excluded-diagonals files; ``reason`` why an instance is UNSAT with
+- `DIR/results.csv`: `file, d, n, status, solutions, nodes, seconds, reason` per instance,
+  in input order (status SAT, UNSAT or unknown; `solutions` empty unless counted; `d` empty
+  for instances that are not excluded-diagonals files; `reason` why an instance is UNSAT with
   no search, e.g. "fixed queens at (0,0) and (1,1) attack each other"), through
-  :mod:`jaxqueens.io.tables`;
-- ``DIR/solutions.jsonl``: every reported solution (verified), one JSON line each,
-  ``{"n": 8, "rows": [...], "file": ..., "d": ...}`` (readable by :mod:`jaxqueens.io.boards`);
-- ``DIR/summary.json``: totals, settings and timings;
-- ``DIR/checkpoint.npz`` while running (:mod:`jaxqueens.io.checkpoint`; ``--resume DIR``).
+  `tables`;
+- `DIR/solutions.jsonl`: every reported solution (verified), one JSON line each,
+  `{"n": 8, "rows": [...], "file": ..., "d": ...}` (readable by `boards`);
+- `DIR/summary.json`: totals, settings and timings;
+- `DIR/checkpoint.npz` while running (`checkpoint`; `--resume DIR`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ HEADER = schema.table("complete", "results.csv")
 
 
 def rows(sources: Sequence[str], ds: Sequence[int | None], results) -> list[list]:
-    """The table: one row per instance (``results``: :class:`InstanceResult`-like objects);
-    ``reason`` says why an instance is UNSAT when no search was needed (fixed queens attacking
+    """The table: one row per instance (`results`: `InstanceResult`-like objects);
+    `reason` says why an instance is UNSAT when no search was needed (fixed queens attacking
     each other, a column or row without an allowed square), else it is empty."""
     return [
         [
@@ -55,7 +55,7 @@ def write_results(out: str | Path, sources, ds, results) -> Path:
 
 def write_solutions(out: str | Path, sources, ds, results) -> Path | None:
     """Every listed board as JSON lines, grouped by board size into one file (sizes other than
-    the first get ``solutions-n<N>.jsonl``); returns the main file, or None if there is none."""
+    the first get `solutions-n<N>.jsonl`); returns the main file, or None if there is none."""
     by_n: dict[int, tuple[list, list]] = {}
     for src, d, r in zip(sources, ds, results, strict=True):
         for b in r.boards:
@@ -73,9 +73,9 @@ def write_solutions(out: str | Path, sources, ds, results) -> Path | None:
 def written_bytes(
     sources: Sequence[str], ds: Sequence[int | None], ns: Sequence[int], listed: int
 ) -> int:
-    """At most the bytes ``complete --out`` writes, before any search (the preflight of
-    :func:`jaxqueens.io.writing.prepare_out`): per instance its CSV row, and the JSON lines of
-    at most ``listed`` boards (``--cap`` for ``--enumerate``, 1 otherwise; never more than
+    """At most the bytes `complete --out` writes, before any search (the preflight of
+    `prepare_out`): per instance its CSV row, and the JSON lines of
+    at most `listed` boards (`--cap` for `--enumerate`, 1 otherwise; never more than
     A000170(n): every instance's solutions are n-queens solutions), each board also held in the
     checkpoint (int16 cells) and its temporary copy.
 

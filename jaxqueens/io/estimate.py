@@ -1,8 +1,8 @@
-"""What ``jaxqueens estimate`` writes to ``--out``: ``summary.json`` and ``estimates.csv``.
+"""What `jaxqueens estimate` writes to `--out`: `summary.json` and `estimates.csv`.
 
-Both come from the run's summary document (:func:`jaxqueens.drivers.estimate.run_summary`: method,
-seed, Simkin's alpha, backend and one row per size, ``Estimate.as_dict``), so io needs no
-driver type. The figure ``log_q_over_n.png`` is drawn by :mod:`jaxqueens.plots.estimate`.
+Both come from the run's summary document (`run_summary`: method,
+seed, Simkin's alpha, backend and one row per size, `Estimate.as_dict`), so io needs no
+driver type. The figure `log_q_over_n.png` is drawn by `estimate`.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from jaxqueens.io import schema
 from jaxqueens.io.tables import write_dict_csv, write_json
 
 CSV_KEYS = schema.table("estimate", "estimates.csv")
-"""The columns of ``estimates.csv`` (keys of each size's row, ``exact`` as ``exact_solutions``;
+"""The columns of `estimates.csv` (keys of each size's row, `exact` as `exact_solutions`;
 missing values are empty cells)."""
 
 
 def write_outputs(out_dir: str | Path, summary: dict) -> list[Path]:
-    """Write ``summary.json`` (``summary`` as it is) and ``estimates.csv`` (one row per entry of
-    ``summary["estimates"]``) atomically into ``out_dir``."""
+    """Write `summary.json` (`summary` as it is) and `estimates.csv` (one row per entry of
+    `summary["estimates"]`) atomically into `out_dir`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     return [

@@ -1,21 +1,11 @@
-"""What ``jaxqueens evolve --out DIR`` writes, from a GA run's result.
+"""What `jaxqueens evolve --out DIR` writes, from a GA run's result.
 
-Files: ``history.csv`` (:data:`HISTORIES`: by default one row per generation with statistics
-over the trials, :func:`summary_columns`; with ``--history per-trial`` one row per generation
-and trial, :func:`per_trial_columns`, streamed to disk chunk by chunk as the run goes,
-:class:`HistoryStream`; generation 0 is the initial population; objective columns are named by
-their unit, :func:`unit`), ``runs.csv`` (one row per trial: the per-run table of
-:mod:`jaxqueens.io.schema`, steps counted in fitness evaluations; :func:`run_table`),
-``solutions.npy`` (every distinct verified solution, int32 ``[S, n]``), ``population.npy``
-``[T, I, P, n]`` and ``fitness.npy`` ``[T, I, P]`` (final populations) and ``summary.json``
-(:func:`summary` plus ``score_in_csv``). Under the GA report's fitness
-(``report-diagonals-only``) ``runs.csv`` gains first_score_met_generation
-(first generation whose best scored 0) beside first_solved_generation (first generation with a
-checker-confirmed solution), and ``score_met.npy`` holds every distinct board that scored 0,
-solution or not.
-
-The result is taken duck-typed (an :class:`jaxqueens.drivers.ga.EvolveResult` or anything with
-its fields): io does not import the drivers.
+`history.csv` (per generation, statistics over the trials, or with `--history per-trial` one
+row per generation and trial, streamed by `HistoryStream`), `runs.csv` (one row per trial: the
+per-run table of `jaxqueens.io.schema`, steps counted in fitness evaluations), `solutions.npy`,
+the final populations (`population.npy`, `fitness.npy`) and `summary.json`; under the GA
+report's fitness also `score_met.npy`, every distinct board that scored 0. The result is taken
+duck-typed (an `EvolveResult` or anything with its fields): io does not import the drivers.
 """
 
 from __future__ import annotations
@@ -46,7 +36,7 @@ FILES = (
 )
 
 REPORT_FITNESS = "report-diagonals-only"
-"""The GA report's score (:func:`jaxqueens.solvers.ga_fitness.report_diagonals_only`)."""
+"""The GA report's score (`report_diagonals_only`)."""
 
 FITNESS_NAMES = {
     "pairs": "attacking pairs, minimised (0 = solution)",
@@ -54,12 +44,12 @@ FITNESS_NAMES = {
     REPORT_FITNESS: "the GA report's score: attacking pairs on diagonals only, rows ignored, "
     "minimised (0 is NOT always a solution: every such board is checked)",
 }
-"""Every GA fitness by name (the choices of ``evolve --fitness``), with what it means."""
+"""Every GA fitness by name (the choices of `evolve --fitness`), with what it means."""
 
 
 def operator_name(op) -> str:
     """How the outputs name a GA operator (fitness, selection, crossover, mutation): the
-    built-in's name, or a user function's qualified name (``user:module.function``)."""
+    built-in's name, or a user function's qualified name (`user:module.function`)."""
     if isinstance(op, str) or op is None:
         return str(op)
     where = getattr(op, "__module__", None) or "?"
@@ -67,7 +57,7 @@ def operator_name(op) -> str:
 
 
 def fitness_meaning(fitness) -> str:
-    """What a fitness means (:data:`FITNESS_NAMES`; a user function: its name, and that its 0s are
+    """What a fitness means (`FITNESS_NAMES`; a user function: its name, and that its 0s are
     checked)."""
     if isinstance(fitness, str):
         return FITNESS_NAMES[fitness]
@@ -78,19 +68,19 @@ def fitness_meaning(fitness) -> str:
 
 
 def checks_zero(fitness) -> bool:
-    """Whether a board that scores 0 under ``fitness`` need not be a solution, so that the driver
-    checks every such board (``EvolveResult.score_met`` holds them all, ``solutions`` the
-    confirmed ones): the GA report's score and a user's function (``pairs`` and ``excess`` are 0
+    """Whether a board that scores 0 under `fitness` need not be a solution, so that the driver
+    checks every such board (`EvolveResult.score_met` holds them all, `solutions` the
+    confirmed ones): the GA report's score and a user's function (`pairs` and `excess` are 0
     exactly for solutions)."""
     return callable(fitness) or fitness == REPORT_FITNESS
 
 
 SCORE_MET = "score_met.npy"
-"""Report's fitness only: every distinct board that scored 0 (int32 ``[M, n]``)."""
+"""Report's fitness only: every distinct board that scored 0 (int32 `[M, n]`)."""
 
 
 HISTORIES = ("summary", "per-trial")
-"""What ``history.csv`` holds (``evolve --history``): per generation, statistics over the trials
+"""What `history.csv` holds (`evolve --history`): per generation, statistics over the trials
 (default: its size grows with generations only), or every trial's row per generation (streamed
 to disk as the run goes: generations x trials rows)."""
 
@@ -105,15 +95,15 @@ SUMMARY_STATS = (
     "worst_mean",
     "evaluations",
 )
-"""The run's per-generation statistics in order (``EvolveResult.summary``'s columns, the
-driver's ``SUMMARY``): min, percentiles (linear), max and mean over trials of each trial's best;
+"""The run's per-generation statistics in order (`EvolveResult.summary`'s columns, the
+driver's `SUMMARY`): min, percentiles (linear), max and mean over trials of each trial's best;
 mean over trials of the population's mean and worst; evaluations of all trials."""
 
 
 def unit(fitness, score: str = "attacking") -> str:
-    """The unit an objective column is named by: ``attacking_pairs`` (``--score nonattacking``:
-    ``nonattacking_pairs``), ``excess_queens`` (``--fitness excess``: queens beyond the first on
-    each line), ``diagonal_attacking_pairs`` (the report's fitness) or ``user_fitness`` (a
+    """The unit an objective column is named by: `attacking_pairs` (`--score nonattacking`:
+    `nonattacking_pairs`), `excess_queens` (`--fitness excess`: queens beyond the first on
+    each line), `diagonal_attacking_pairs` (the report's fitness) or `user_fitness` (a
     function)."""
     if score == "nonattacking":
         return "nonattacking_pairs"
@@ -125,15 +115,15 @@ def unit(fitness, score: str = "attacking") -> str:
 
 
 def per_trial_columns(u: str) -> list[str]:
-    """``history.csv`` columns with ``--history per-trial`` (one row per generation and trial,
+    """`history.csv` columns with `--history per-trial` (one row per generation and trial,
     in generation order, then trial)."""
     return ["generation", "trial", f"best_{u}", f"mean_{u}", f"worst_{u}", "evaluations"]
 
 
 def summary_columns(u: str) -> list[str]:
-    """``history.csv`` columns by default: one row per generation, statistics over the trials
-    (``best_*``: of each trial's best; ``solved_fraction``: trials with a verified solution by
-    that generation; ``evaluations``: of all trials in that generation)."""
+    """`history.csv` columns by default: one row per generation, statistics over the trials
+    (`best_*`: of each trial's best; `solved_fraction`: trials with a verified solution by
+    that generation; `evaluations`: of all trials in that generation)."""
     return [
         "generation",
         f"best_{u}_min",
@@ -155,8 +145,8 @@ def top(n: int) -> int:
 
 
 def scored(result, score: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(best, avg, worst) ``[G+1, T]`` as attacking pairs, or as non-attacking pairs (a result
-    that kept its records, ``records="all"``)."""
+    """(best, avg, worst) `[G+1, T]` as attacking pairs, or as non-attacking pairs (a result
+    that kept its records, `records="all"`)."""
     if score == "attacking":
         return result.best, result.avg, result.worst
     t = top(result.config.n)
@@ -164,7 +154,7 @@ def scored(result, score: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def scored_summary(result, score: str) -> dict[str, np.ndarray]:
-    """The per-generation statistics ``{name: [G+1]}`` (:data:`SUMMARY_STATS`, names without
+    """The per-generation statistics `{name: [G+1]}` (`SUMMARY_STATS`, names without
     the unit) in the score of the CSV: non-attacking pairs turn min into max and p10 into p90."""
     cols = {k: np.asarray(result.summary[:, i]) for i, k in enumerate(SUMMARY_STATS)}
     if score == "attacking":
@@ -176,12 +166,12 @@ def scored_summary(result, score: str) -> dict[str, np.ndarray]:
 
 
 def _num(x: float) -> str:
-    """A statistic in the CSV: up to 4 decimals, trailing zeros dropped (``12``, ``12.5``)."""
+    """A statistic in the CSV: up to 4 decimals, trailing zeros dropped (`12`, `12.5`)."""
     return np.format_float_positional(float(x), precision=4, trim="-")
 
 
 def summary_rows(result, score: str):
-    """The rows of the default ``history.csv`` (:func:`summary_columns`)."""
+    """The rows of the default `history.csv` (`summary_columns`)."""
     cols = scored_summary(result, score)
     solved = result.success_curve()
     order = SUMMARY_STATS[:-1]
@@ -192,14 +182,14 @@ def summary_rows(result, score: str):
 
 
 class HistoryStream:
-    """``history.csv`` with one row per generation and trial, streamed as the run goes
-    (``evolve --history per-trial``): the driver's ``sink``.
+    """`history.csv` with one row per generation and trial, streamed as the run goes
+    (`evolve --history per-trial`): the driver's `sink`.
 
-    The rows go to ``.history.csv.partial`` (:class:`jaxqueens.io.atomic.Stream`) chunk by
+    The rows go to `.history.csv.partial` (`Stream`) chunk by
     chunk, never held in memory beyond a chunk; each checkpoint records the file's length, so a
     resumed run continues it exactly where its checkpoint stands (rows written after it are cut
-    off); :meth:`commit` renames it onto ``history.csv`` at the end (atomic), and an
-    interrupted run leaves ``history.csv`` absent or as it was.
+    off); `commit` renames it onto `history.csv` at the end (atomic), and an
+    interrupted run leaves `history.csv` absent or as it was.
     """
 
     NAME = "history.csv"
@@ -216,7 +206,7 @@ class HistoryStream:
         self._stream.write(",".join(self.columns) + "\n")
 
     def resume(self, position: int) -> None:
-        """Continue the file of an interrupted run at ``position`` (its checkpoint's length)."""
+        """Continue the file of an interrupted run at `position` (its checkpoint's length)."""
         partial = partial_path(self.path)
         if not partial.exists() and self.path.exists():  # committed, but the checkpoint stayed
             os.replace(self.path, partial)  # (stopped before it was removed): go on from it
@@ -230,7 +220,7 @@ class HistoryStream:
             ) from None
 
     def records(self, gen0: int, best, avg, worst, nevals) -> None:
-        """Rows of generations ``gen0 ..`` (``[k, T]`` arrays, the fitness minimised)."""
+        """Rows of generations `gen0 ..` (`[k, T]` arrays, the fitness minimised)."""
         assert self._stream is not None, "start() or resume() first"
         k, trials = np.shape(best)
         best, avg, worst = (np.asarray(x) for x in (best, avg, worst))
@@ -254,12 +244,12 @@ class HistoryStream:
         return self._stream.sync() if self._stream is not None else 0
 
     def commit(self) -> Path:
-        """Rename the whole file onto ``history.csv``."""
+        """Rename the whole file onto `history.csv`."""
         assert self._stream is not None
         return self._stream.commit()
 
     def close(self) -> None:
-        """Keep the partial file for ``--resume`` (an interrupted run)."""
+        """Keep the partial file for `--resume` (an interrupted run)."""
         if self._stream is not None:
             self._stream.close()
 
@@ -272,7 +262,7 @@ class HistoryStream:
 def out_bytes(
     n: int, pop: int, trials: int, islands: int, generations: int, history: str = "summary"
 ) -> int:
-    """Roughly what ``--out`` receives at its peak: the final populations (.npy) and the
+    """Roughly what `--out` receives at its peak: the final populations (.npy) and the
     checkpoint with its temporary copy, the history (streamed per trial: one row per trial and
     generation), and the small tables."""
     gene = 1 if n <= 127 else 2
@@ -351,12 +341,12 @@ def _save_npy(path: Path, arr: np.ndarray, **kwargs) -> None:
 
 
 def run_table(result) -> schema.RunTable:
-    """The per-run table of a GA run (:mod:`jaxqueens.io.schema`): one row per trial; steps are
+    """The per-run table of a GA run (`schema`): one row per trial; steps are
     fitness evaluations (DEAP's count, over every session of a resumed run), to the end of the
-    first generation with a verified solution for ``steps_to_solution``; a trial's seconds are
+    first generation with a verified solution for `steps_to_solution`; a trial's seconds are
     its share of the run's generation and initialisation time by evaluations; attacking pairs of
     the last generation's best under fitness pairs, 0 where solved (other fitnesses: that best
-    in ``best_fitness``)."""
+    in `best_fitness`)."""
     first = np.asarray(result.first_solved)
     solved = first >= 0
     spent = np.asarray(result.evals_total, np.int64)
@@ -398,9 +388,32 @@ def write_outputs(
     history: str = "summary",
     stream: HistoryStream | None = None,
 ) -> list[Path]:
-    """Write :data:`FILES` into ``out``; ``summ`` is :func:`summary` of the run. ``history``
-    "per-trial" commits ``stream`` (the rows streamed during the run) as ``history.csv``;
-    "summary" writes the per-generation statistics (:func:`summary_rows`)."""
+    """Write `FILES` into `out`; `summ` is `summary` of the run. `history`
+    "per-trial" commits `stream` (the rows streamed during the run) as `history.csv`;
+    "summary" writes the per-generation statistics (`summary_rows`).
+
+    The files: `history.csv` (generation 0 is the initial population; objective columns are
+    named by their unit, `unit`), `runs.csv` (one row per trial, `run_table`; under the GA
+    report's fitness it gains `first_score_met_generation`, the first generation whose best
+    scored 0, beside `first_solved_generation`, the first with a checker-confirmed solution),
+    `solutions.npy` (every distinct verified solution, int32 `[S, n]`), `population.npy`
+    `[T, I, P, n]` and `fitness.npy` `[T, I, P]` (the final populations), `summary.json`, and
+    under the report's fitness `score_met.npy` (every distinct board that scored 0).
+
+    Args:
+      result: the GA run's result (duck-typed, as an `EvolveResult`).
+      out: the output folder.
+      summ: `summary(result)`.
+      score: the objective's name in the columns (`unit`).
+      history: "summary" or "per-trial".
+      stream: the `HistoryStream` of a per-trial history.
+
+    Returns:
+      The paths written.
+
+    Raises:
+      ValueError: `history="per-trial"` without its `stream`.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if history == "per-trial" and stream is None:

@@ -1,9 +1,9 @@
-"""What ``jaxqueens solve --mode large`` writes to ``--out``: the files of every ``solve`` run
-(:func:`jaxqueens.io.chains.write_outputs`: ``solutions.npy`` [S, n], ``runs.csv`` one row per
-chain, ``summary.json``; ``best_boards.npy``/``.csv`` for chains that ran out of swap attempts)
-and ``solution.txt``, the first solved chain's text board. The figures (``solution.png``,
-traces) are drawn by :mod:`jaxqueens.plots`; each chain's result is taken duck-typed (``rows``
-[n], ``summary``)."""
+"""What `jaxqueens solve --mode large` writes to `--out`: the files of every `solve` run
+(`write_outputs`: `solutions.npy` [S, n], `runs.csv` one row per
+chain, `summary.json`; `best_boards.npy`/`.csv` for chains that ran out of swap attempts)
+and `solution.txt`, the first solved chain's text board. The figures (`solution.png`,
+traces) are drawn by `jaxqueens.plots`; each chain's result is taken duck-typed (`rows`
+[n], `summary`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from jaxqueens.io import chains as chain_out
 
 
 def as_run(results: Sequence) -> types.SimpleNamespace:
-    """The chains' results as the run :mod:`jaxqueens.io.chains` writes: chain ids, solved,
+    """The chains' results as the run `chains` writes: chain ids, solved,
     swap attempts as steps, restarts, each chain's seconds (init + search + verification) as its
     wall share, attacking pairs as the best objective, the solved boards and every chain's
     board."""
@@ -43,8 +43,8 @@ def as_run(results: Sequence) -> types.SimpleNamespace:
 
 
 def write_outputs(results: Sequence, out_dir: str | Path, summary: dict) -> list[Path]:
-    """Write the run of ``results`` (one per chain, chain order) and its ``summary`` atomically
-    into ``out_dir``; returns the files written."""
+    """Write the run of `results` (one per chain, chain order) and its `summary` atomically
+    into `out_dir`; returns the files written."""
     out = Path(out_dir)
     run = as_run(results)
     files = chain_out.write_outputs(run, out, summary)

@@ -1,12 +1,12 @@
-"""The one per-run table (``runs.csv``) of ``solve``, ``anneal``, ``stats``, ``compare`` and
-``evolve``: its columns, their meanings and units, defined once.
+"""The one per-run table (`runs.csv`) of `solve`, `anneal`, `stats`, `compare` and
+`evolve`: its columns, their meanings and units, defined once.
 
 Every command that runs many independent runs (chains or GA trials) writes them as one row per
-run with the same columns in the same order: the :data:`CORE` columns, then the per-solver
-extras it has (:data:`EXTRAS`, in their order here). A cell a solver has no value for is empty
-(``restarts`` of an annealing chain, ``steps_to_solution`` of an unsolved run). The README's
-table of these columns is generated from :data:`COLUMNS` (``python -m jaxqueens.io.schema
---readme README.md`` rewrites it; a test checks it matches).
+run with the same columns in the same order: the `CORE` columns, then the per-solver
+extras it has (`EXTRAS`, in their order here). A cell a solver has no value for is empty
+(`restarts` of an annealing chain, `steps_to_solution` of an unsolved run). The README's
+table of these columns is generated from `COLUMNS` (`python -m jaxqueens.io.schema
+--readme README.md` rewrites it; a test checks it matches).
 """
 
 from __future__ import annotations
@@ -142,11 +142,11 @@ CORE: tuple[str, ...] = tuple(c.name for c in CORE_COLUMNS)
 """The core column names, in order."""
 
 FILENAME = "runs.csv"
-"""The per-run table's file name in every command's ``--out`` folder."""
+"""The per-run table's file name in every command's `--out` folder."""
 
 
 def header(extras: Iterable[str] = ()) -> list[str]:
-    """The header of a table with these extra columns: :data:`CORE`, then the extras in their
+    """The header of a table with these extra columns: `CORE`, then the extras in their
     documented order (an undocumented name is a bug: ValueError)."""
     extras = set(extras)
     unknown = sorted(extras - {c.name for c in EXTRAS})
@@ -156,7 +156,7 @@ def header(extras: Iterable[str] = ()) -> list[str]:
 
 
 def check_header(names: Sequence[str]) -> None:
-    """Raise ValueError unless ``names`` is a documented header (:func:`header`'s form)."""
+    """Raise ValueError unless `names` is a documented header (`header`'s form)."""
     names = list(names)
     if names[: len(CORE)] != list(CORE) or names != header(names[len(CORE) :]):
         raise ValueError(f"runs.csv header {names} is not the documented one {header()} + extras")
@@ -166,8 +166,8 @@ def check_header(names: Sequence[str]) -> None:
 class RunTable:
     """The runs of one solver, as columns (host arrays [R]; None: every cell empty).
 
-    ``steps_to_solution`` defaults to ``steps_spent`` where solved (solvers that stop when
-    solved); ``run`` defaults to 0..R-1; ``extras`` maps documented extra columns to [R] arrays
+    `steps_to_solution` defaults to `steps_spent` where solved (solvers that stop when
+    solved); `run` defaults to 0..R-1; `extras` maps documented extra columns to [R] arrays
     (NaN or a None entry: an empty cell)."""
 
     solver: str
@@ -223,7 +223,7 @@ def _seconds(values, count: int) -> list:
 
 
 def rows(tables: Sequence[RunTable]) -> tuple[list[str], list[list]]:
-    """(header, rows) of ``tables`` in one table: every table's runs in order, the extras any
+    """(header, rows) of `tables` in one table: every table's runs in order, the extras any
     of them has."""
     names = header({k for t in tables for k in t.extras})
     out: list[list] = []
@@ -235,7 +235,7 @@ def rows(tables: Sequence[RunTable]) -> tuple[list[str], list[list]]:
 
 
 def write_runs(path: str | Path, tables: RunTable | Sequence[RunTable]) -> Path:
-    """Write ``runs.csv`` (atomically) from one solver's table or several."""
+    """Write `runs.csv` (atomically) from one solver's table or several."""
     names, body = rows([tables] if isinstance(tables, RunTable) else tables)
     check_header(names)
     return write_csv(path, names, body)
@@ -309,12 +309,12 @@ TERMS: dict[str, str] = {
     "status": "SAT, UNSAT or unknown (node budget spent)",
     "reason": "why an instance is UNSAT without a search, else empty",
 }
-"""What every column name means in the tables other than ``runs.csv`` (whose names are
-:data:`COLUMNS`): one meaning per name across every command."""
+"""What every column name means in the tables other than `runs.csv` (whose names are
+`COLUMNS`): one meaning per name across every command."""
 
 ANY = None
-"""A table whose columns its writer derives from the run (``history.csv``: one set of columns
-per fitness unit, :mod:`jaxqueens.io.ga`)."""
+"""A table whose columns its writer derives from the run (`history.csv`: one set of columns
+per fitness unit, `ga`)."""
 
 TABLES: dict[str, dict[str, tuple[str, ...] | None]] = {
     "solve": {
@@ -415,11 +415,11 @@ TABLES: dict[str, dict[str, tuple[str, ...] | None]] = {
 }
 """Every CSV table each command writes, by file name: the columns it may have, in their order (a
 written header is these columns, or these in order with some of the optional ones left out;
-``runs.csv``: :func:`header`'s form). The writers take their headers from here."""
+`runs.csv`: `header`'s form). The writers take their headers from here."""
 
 
 def table(command: str, name: str) -> tuple[str, ...]:
-    """The declared columns of ``command``'s table ``name`` (:data:`TABLES`)."""
+    """The declared columns of `command`'s table `name` (`TABLES`)."""
     columns = TABLES[command][name]
     if columns is None:
         raise ValueError(f"{command}'s {name} has no fixed columns")
@@ -427,7 +427,7 @@ def table(command: str, name: str) -> tuple[str, ...]:
 
 
 def meaning(name: str) -> str:
-    """What a column named ``name`` means in any table (KeyError: undocumented)."""
+    """What a column named `name` means in any table (KeyError: undocumented)."""
     return COLUMNS[name].meaning if name in COLUMNS else TERMS[name]
 
 
@@ -450,7 +450,7 @@ def readme_table() -> str:
 
 
 def readme_section(text: str) -> str | None:
-    """The generated table as it stands in the README ``text`` (None: no markers)."""
+    """The generated table as it stands in the README `text` (None: no markers)."""
     start, end = text.find(README_BEGIN), text.find(README_END)
     if start < 0 or end < start:
         return None
@@ -458,7 +458,7 @@ def readme_section(text: str) -> str | None:
 
 
 def update_readme(path: str | Path) -> bool:
-    """Rewrite the table in the README at ``path`` from :data:`COLUMNS`; True if it changed."""
+    """Rewrite the table in the README at `path` from `COLUMNS`; True if it changed."""
     text = Path(path).read_text()
     old = readme_section(text)
     if old is None:

@@ -1,13 +1,13 @@
-"""What ``jaxqueens stats`` writes to ``--out``: ``summary.json``, ``distinct.npy`` and the tables.
+"""What `jaxqueens stats` writes to `--out`: `summary.json`, `distinct.npy` and the tables.
 
-``frequencies.csv`` (every solution for n <= 14, else every distinct one sampled: solution,
-count, canonical form, class size), ``classes.csv``, ``coverage.csv`` (thinned to at most
-:data:`CURVE_POINTS` log-spaced rows plus the last), ``runs.csv`` (the per-run table of
-:mod:`jaxqueens.io.schema`, one row per chain or GA trial) and ``success.csv``. The
-result is taken duck-typed (a :class:`~jaxqueens.drivers.stats.StatsResult`: ``samples``,
-``summary``, ``distinct``, ``counts``, ``distinct_sizes``, ``classes``, ``class_counts``,
-``class_sizes``, ``all_solutions``, ``all_counts``, ``coverage``, ``success``), since io never
-imports a driver. The figures are drawn by :mod:`jaxqueens.plots.stats`.
+`frequencies.csv` (every solution for n <= 14, else every distinct one sampled: solution,
+count, canonical form, class size), `classes.csv`, `coverage.csv` (thinned to at most
+`CURVE_POINTS` log-spaced rows plus the last), `runs.csv` (the per-run table of
+`schema`, one row per chain or GA trial) and `success.csv`. The
+result is taken duck-typed (a `StatsResult`: `samples`,
+`summary`, `distinct`, `counts`, `distinct_sizes`, `classes`, `class_counts`,
+`class_sizes`, `all_solutions`, `all_counts`, `coverage`, `success`), since io never
+imports a driver. The figures are drawn by `stats`.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ def _board_text(rows: np.ndarray) -> list[str]:
 
 
 def run_table(sam) -> schema.RunTable:
-    """The per-run table of the samples ``sam``: a chain solver's run as ``solve`` and
-    ``anneal`` write it; GA trials as ``evolve`` writes them (steps in fitness evaluations,
+    """The per-run table of the samples `sam`: a chain solver's run as `solve` and
+    `anneal` write it; GA trials as `evolve` writes them (steps in fitness evaluations,
     seconds each trial's share of its round by evaluations, generations run, the first solved
     generation; attacking pairs 0 where solved, else not counted)."""
     if getattr(sam, "run", None) is not None:
@@ -78,8 +78,8 @@ def run_table(sam) -> schema.RunTable:
 
 
 def write_outputs(res, out_dir: str | Path) -> list[Path]:
-    """Write ``summary.json``, ``distinct.npy`` (if any sample) and the CSV tables into
-    ``out_dir``."""
+    """Write `summary.json`, `distinct.npy` (if any sample) and the CSV tables into
+    `out_dir`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sam, cov = res.samples, res.coverage
