@@ -34,7 +34,20 @@ from jaxqueens.solvers.base import chain_keys
 
 @dataclasses.dataclass
 class AnnealResult:
-    """What `anneal` returns for one method."""
+    """What `anneal` returns for one method.
+
+    Attributes:
+      run: the chains' per-chain arrays and verified solutions (`ChainRun`).
+      summary: the run's figures (what `summary.json` holds).
+      config: the kernel's `Config`.
+      schedule: [rounds] thresholds (LS, TA) or temperatures (SA)
+      traces: [k, T] best-so-far objective of chains 0..k-1
+      trace_every: steps between two trace points
+      best_chains: [U] int64 ids of the unsolved chains (best_boards=True)
+      best_boards: [U, n] int32 the best board of each
+      best_pairs: [U] int64 its attacking pairs (independent checker)
+      instance: the constrained instance (toroidal included), if any
+    """
 
     run: driver.ChainRun
     summary: dict
@@ -351,6 +364,13 @@ def anneal(
       instance: a constrained instance (n is then its size: pass None or the same n); fixed
         queens never move, forbidden squares are never used (step neighbour only, no start).
       toroidal: queens attack along diagonals modulo n (also when `instance` says so).
+
+    Returns:
+      The `AnnealResult`; every solution counted has passed the independent checker.
+
+    Raises:
+      QueensError: an argument out of range or an option the method does not use, naming it;
+        `InstanceUnsat` for a plainly unsatisfiable instance.
     """
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
     opts = tables.anneal_settings(

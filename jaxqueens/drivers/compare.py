@@ -68,7 +68,23 @@ parse_solvers = settings.parse_solvers
 
 @dataclasses.dataclass
 class SolverRun:
-    """One solver's chains, censored at the step budget (host arrays)."""
+    """One solver's chains, censored at the step budget (host arrays).
+
+    Attributes:
+      name: the solver's name (`SOLVERS`).
+      family: "minconflicts", "anneal" or "ga"
+      options: its effective settings.
+      solved: [K] bool: solved within the budget
+      steps: [K] int64 steps to solution (solved) or spent (unsolved, <= budget)
+      seconds: [K] float64 seconds to solution (solved) or spent
+      wall_s: the solver's kernel time as run, compilation excluded
+      compile_s: compilation seconds.
+      stats: distinct, fundamental, chi-square (one sample per solved chain)
+      budget: the solver's step budget per chain (None: the most steps spent)
+      restarts: [K] int64 restarts (min-conflicts), None: never restarts
+      best_pairs: [K] float64 best board's attacking pairs, NaN: unknown
+      repeat_ert_s: [R] ERT of each timed repeat (`seconds`: their mean)
+    """
 
     name: str
     family: str  # "minconflicts", "anneal" or "ga"
@@ -129,7 +145,19 @@ class SolverRun:
 
 @dataclasses.dataclass
 class CompareResult:
-    """What `compare` returns."""
+    """What `compare` returns.
+
+    Attributes:
+      n: board size.
+      chains: chains (GA: trials) per solver.
+      steps: the step budget per chain
+      seed: the random seed, the same for every solver.
+      runs: one `SolverRun` per solver run.
+      recommendation: the fastest solver by ERT and how sure the ranking is (`recommend`).
+      summary: every solver's figures (what `summary.json` holds).
+      curves: solver -> `curves`
+      missing: not run: interrupted first
+    """
 
     n: int
     chains: int
@@ -811,6 +839,10 @@ def compare(
       CompareResult; every solution counted has passed the independent checker. Ctrl-C (or
       SIGTERM) during a solver stops the comparison there: the solvers finished before it are
       returned, the rest named in `missing` (KeyboardInterrupt when none had finished).
+
+    Raises:
+      QueensError: an unknown solver, an argument out of range, or a setting a solver does not
+        use, naming it.
     """
     # every solver's setting checked before the first runs (a budget too small for the GA is
     # refused up front, not after the min-conflicts solvers have run)

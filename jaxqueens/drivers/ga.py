@@ -67,7 +67,34 @@ class EvolveResult:
 
     Per trial `[T]` and per generation (`summary`) records are always there; the full
     `[G+1, T]` records (`best`, `avg`, `worst`, `evaluations`) only with
-    `records="all"` (otherwise reading them raises AttributeError saying so)."""
+    `records="all"` (otherwise reading them raises AttributeError saying so).
+
+    Attributes:
+      config: the kernel's `Config`.
+      params: cxpb, mutpb, indpb, migrate_every as Python numbers
+      seed: the random seed.
+      generations: generations recorded (G; fewer than asked after a time budget)
+      summary: [G+1, len(SUMMARY)] float64 statistics over trials per generation
+      first_met: [T] int64 first generation whose best scored 0 (-1: never)
+      evals_total: [T] int64 evaluations (DEAP's count, initial population included)
+      evals_at_first: [T] int64 evaluations up to the first solved generation (-1)
+      final_best: [T] int64 best fitness of the last generation
+      solutions: [S, n] distinct verified solutions seen in any trial (sorted)
+      population: [T, I, P, n] final genomes
+      fitness: [T, I, P] final attacking pairs
+      wall_s: generations run in this process, excluding compilation and initialisation
+      compile_s: compilation seconds.
+      init_s: seconds to build and place the initial populations.
+      evals_here: evaluations of the generations run in this process (all trials)
+      wall_total_s: generation time summed over every session of a resumed run
+      sessions: processes that ran this run's generations (1 + resumes)
+      interrupted: Ctrl-C: the records cover the generations finished so far
+      score_met: report's fitness only: [M, n] distinct boards scoring 0
+      solved_at: report's fitness only: [T] first generation with a checker-confirmed solution (-1:
+        none)
+      instance: the constrained instance (toroidal included), if any
+      records: records="all": best, avg, worst, evaluations
+    """
 
     config: Config
     params: dict  # cxpb, mutpb, indpb, migrate_every as Python numbers
@@ -663,6 +690,10 @@ def evolve(
 
     Returns:
       EvolveResult; every solution in it has passed the independent checker.
+
+    Raises:
+      QueensError: an argument out of range or an option the scheme does not use, naming it;
+        `InstanceUnsat` for a plainly unsatisfiable instance.
     """
     if n is None and instance is None:
         n = 8

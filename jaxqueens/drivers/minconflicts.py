@@ -45,7 +45,14 @@ the measured speed: each chain gets `FIRST_CALL_STEPS // (chunk * (max_steps + n
 
 @dataclasses.dataclass
 class SolveResult:
-    """What `solve` returns: per-chain arrays, the summary and an optional trace."""
+    """What `solve` returns: per-chain arrays, the summary and an optional trace.
+
+    Attributes:
+      run: the chains' per-chain arrays and verified solutions (`ChainRun`).
+      summary: the run's figures (what `summary.json` holds).
+      config: the kernel's `Config` (None for a trivial board, solved without the kernel).
+      trace: "conflicted", "pairs": [T] per step of chain 0
+    """
 
     run: driver.ChainRun
     summary: dict
@@ -277,6 +284,10 @@ def solve(
 
     Returns:
       SolveResult with every chain's board, steps, restarts, and the summary.
+
+    Raises:
+      QueensError: an argument out of range, naming it; `InstanceUnsat` for a plainly
+        unsatisfiable instance.
     """
     if isinstance(instance, cons.Constraints):
         settings.check_instance_n(instance.n)  # before its n x n masks are built

@@ -44,7 +44,24 @@ ENUMERATE_MAX_N = 14  # all solutions listed (frequencies include the unsampled 
 
 @dataclasses.dataclass
 class Samples:
-    """What a solver run gives the statistics: one sample per solved chain (host arrays)."""
+    """What a solver run gives the statistics: one sample per solved chain (host arrays).
+
+    Attributes:
+      n: board size.
+      solver: "minconflicts", "anneal" or "ga".
+      options: the solver's options as run.
+      solved: [C] bool per chain run
+      steps: [C] int64 steps (GA: generations) to solution, or spent if unsolved
+      rows: [S, n] int32 verified solutions of the solved chains, in chain order
+      step_unit: "steps" or "generations"
+      wall_s: kernel seconds, compilation excluded.
+      compile_s: compilation seconds.
+      stopped_by: the budget that ended the run (or "interrupted").
+      run: chain solvers: the run itself (runs.csv is its table)
+      work: GA: [C, 3] int64 per trial: evaluations spent, evaluations to the end of its first
+        solved generation (-1: unsolved), generations run (-1: unknown)
+      seconds: GA: [C] float64 each trial's share of its round's time
+    """
 
     n: int
     solver: str
@@ -410,8 +427,12 @@ def collect(
         solves unless it exhausts `max_restarts`).
       solutions: stop at this many distinct solutions; seconds: stop after this kernel time.
       seed: random seed.
+      quiet: no progress line.
       options: the solver's own options (those of `solve`, `anneal` or `ga.evolve`), and
         `checkpoint`, `resume`, `checkpoint_every` (as for `jaxqueens.solve`).
+
+    Returns:
+      The `Samples`.
     """
     n = as_size(n)
     if solver not in settings.STATS_SOLVERS:
@@ -443,7 +464,24 @@ COMMON_OPTIONS = ("batch", "checkpoint", "resume", "checkpoint_every")
 
 @dataclasses.dataclass
 class StatsResult:
-    """Statistics of a `Samples` (host arrays; exact totals where OEIS has them)."""
+    """Statistics of a `Samples` (host arrays; exact totals where OEIS has them).
+
+    Attributes:
+      samples: the `Samples` analysed.
+      distinct: [D, n] distinct solutions sampled (sorted)
+      counts: [D] times each was sampled
+      classes: [F, n] canonical representatives of the classes sampled (sorted)
+      class_counts: [F] samples per class
+      class_sizes: [F] solutions per class (1, 2, 4 or 8)
+      distinct_sizes: [D] class size of each distinct solution
+      coverage: chains, solved, distinct, fundamental, expected (coupon collector) [C]
+      chi2: uniformity over all solutions
+      chi2_classes: uniformity over classes (expected share size / Q)
+      all_solutions: [Q, n] every solution (n <= 14), for the frequency table
+      all_counts: [Q] times each was sampled (0 for the unsampled)
+      summary: the figures of `summary.json`.
+      success: success_curve(samples): budgets [K] int64, rate [K]
+    """
 
     samples: Samples
     distinct: np.ndarray  # [D, n] distinct solutions sampled (sorted)
@@ -685,5 +723,17 @@ def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) 
 
 
 def stats(n: int, solver: str = "minconflicts", **kwargs) -> StatsResult:
-    """`collect` then `analyse`: the statistics of `solver` on n."""
+    """`collect` then `analyse`: the statistics of `solver` on n.
+
+    Args:
+      n: board size.
+      solver: "minconflicts", "anneal" or "ga".
+      **kwargs: the budgets, seed and options of `collect`.
+
+    Returns:
+      The `StatsResult`; every sample has passed the independent checker.
+
+    Raises:
+      QueensError: an argument out of range, or an option the solver does not use.
+    """
     return analyse(collect(n, solver, **kwargs))
