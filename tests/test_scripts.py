@@ -22,6 +22,7 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
         "bench_large_n.py",
         "bench_library.py",
         "bench_minconflicts.py",
+        "bench_out.py",
         "bench_startup.py",
         "bench_stats.py",
         "bench_xla_flags.py",

@@ -297,7 +297,7 @@ def cmd_solve(args) -> int:
             written = chain_out.write_outputs(result.run, out, s)
             written += chain_out.write_unsolved(result.run, out)
             if len(result.solutions) and n <= render.MAX_PNG_N:
-                render.render_png(result.solutions[0], out / "solution.png", title="chain 0")
+                render.board_png(result.solutions[0], out / "solution.png")
                 written.append(out / "solution.png")
             if args.plot:
                 written += _solve_plots(result.trace, result.run.steps[result.run.solved], n, out)
@@ -442,7 +442,7 @@ def _cmd_large(args, n: int, setting: dict) -> int:
             files = large_out.write_outputs(results, out, large_solve.run_summary(results))
             solved = [r for r in results if r.summary.get("solved", True)]
             if solved and n <= render.MAX_PNG_N:
-                render.render_png(solved[0].rows, out / "solution.png")
+                render.board_png(solved[0].rows, out / "solution.png")
                 files.append(out / "solution.png")
             if args.plot:
                 for res in results:

@@ -31,9 +31,12 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 def csv_cell(value: Any) -> Any:
     """One CSV cell: None is empty, numbers stay numbers, and text that starts like a formula is
     prefixed with `'` (OWASP's neutralisation)."""
+    kind = type(value)
+    if kind is int or kind is float or kind is bool:  # most cells: no ABC check
+        return value
     if value is None:
         return ""
-    if isinstance(value, (bool, int, float, numbers.Number)):
+    if isinstance(value, numbers.Number):
         return value
     text = value if isinstance(value, str) else str(value)
     return "'" + text if text.startswith(FORMULA_START) else text

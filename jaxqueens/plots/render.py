@@ -12,6 +12,8 @@ from __future__ import annotations
 import io
 import math
 import os
+import struct
+import zlib
 from typing import Any
 
 import numpy as np
@@ -89,12 +91,72 @@ def board_image(rows: Any) -> np.ndarray:
     """
     arr = _board(rows, MAX_PNG_N, "draw a smaller board")
     n = len(arr)
-    r, c = np.indices((n, n))
-    image = np.where(((r + c) % 2 == 0)[..., None], _DARK, _LIGHT).astype(np.float32)
+    image = _squares(n)
     attacked = checker.queen_conflicts(arr) > 0
     cols = np.arange(n)
     image[arr, cols] = np.where(attacked[:, None], _ATTACKED, _QUEEN)
     return image
+
+
+POSTER_PIXELS = 800
+"""The width a board poster without text (:func:`board_png`) aims at, in pixels."""
+
+
+def board_png(rows: Any, path: str | os.PathLike) -> None:
+    """Write a board as a PNG of its squares alone (atomically): no text, no matplotlib.
+
+    What a command draws on its own with `--out` (the `render` command and `--plot` draw the
+    titled poster, :func:`render_png`): the squares of :func:`board_image`, row 0 at the bottom,
+    each `k` pixels wide (`k` = `POSTER_PIXELS // n`, at least 2), a queen a disc on its square
+    from `k = 8` on (black, or red when attacked).
+
+    Args:
+      rows: int `[n]`, 0-based rows, n <= `MAX_PNG_N`.
+      path: Target file (`.png`).
+
+    Raises:
+      QueensError: for n > `MAX_PNG_N` or a malformed board.
+    """
+    arr = _board(rows, MAX_PNG_N, "draw a smaller board")
+    n = len(arr)
+    k = max(2, POSTER_PIXELS // n)
+    image = board_image(arr)
+    if k >= 8:  # queens as discs: the square's own colour outside the disc
+        plain = _squares(n)
+        y, x = np.mgrid[0:k, 0:k] + 0.5
+        disc = (y - k / 2) ** 2 + (x - k / 2) ** 2 <= (0.36 * k) ** 2
+        big = np.repeat(np.repeat(image, k, 0), k, 1)
+        base = np.repeat(np.repeat(plain, k, 0), k, 1)
+        inside = np.tile(disc, (n, n))
+        big = np.where(inside[..., None], big, base)
+    else:
+        big = np.repeat(np.repeat(image, k, 0), k, 1)
+    pixels = np.ascontiguousarray((big[::-1] * 255 + 0.5).astype(np.uint8))  # row 0 at the bottom
+    write_bytes(path, _png(pixels))
+
+
+def _squares(n: int) -> np.ndarray:
+    """The empty board's colours, `[n, n, 3]` (:func:`board_image` without queens)."""
+    r, c = np.indices((n, n))
+    return np.where(((r + c) % 2 == 0)[..., None], _DARK, _LIGHT).astype(np.float32)
+
+
+def _png(pixels: np.ndarray) -> bytes:
+    """PNG bytes of a uint8 RGB image `[h, w, 3]` (8-bit truecolour, no filter)."""
+    h, w, _ = pixels.shape
+    raw = np.concatenate([np.zeros((h, 1), np.uint8), pixels.reshape(h, 3 * w)], axis=1)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw.tobytes(), 6))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _check_title(title: str | None) -> None:

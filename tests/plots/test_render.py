@@ -91,6 +91,35 @@ def test_png_n1000(tmp_path):
     assert red.any()  # a random permutation of 1000 has attacked queens
 
 
+@pytest.mark.parametrize("n", [1, 8, 33, 400, MAX_PNG_N])
+def test_board_png_is_every_square_without_matplotlib(tmp_path, n):
+    """The poster a command writes on its own: a PNG any reader decodes, k pixels a square, the
+    centre of each square coloured as board_image colours it (row 0 at the bottom)."""
+    import matplotlib.image
+
+    rows = np.random.default_rng(n).permutation(n)
+    path = tmp_path / "solution.png"
+    render.board_png(rows, path)
+    pixels = matplotlib.image.imread(path)[..., :3]
+    k = max(2, render.POSTER_PIXELS // n)
+    assert pixels.shape == (n * k, n * k, 3)
+    centres = pixels[::-1][k // 2 :: k, k // 2 :: k]  # [row, column], row 0 first
+    np.testing.assert_allclose(centres, board_image(rows), atol=1 / 255)
+    assert os.listdir(tmp_path) == ["solution.png"]
+
+
+def test_board_png_imports_no_matplotlib(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np; from jaxqueens.plots import render; "
+        f"render.board_png(np.arange(8), {str(tmp_path / 'b.png')!r}); "
+        "assert 'matplotlib' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_png_errors_leave_nothing(tmp_path):
     with pytest.raises(
         QueensError, match=rf"n = {MAX_PNG_N + 1} is too large.*at most {MAX_PNG_N}"
