@@ -83,7 +83,11 @@ def generated(name: str) -> str:
     if name == "runs_csv_columns":
         from jaxqueens.io import schema
 
-        return "\n".join(schema.readme_table().split("\n")[1:-1])  # without the README markers
+        return schema.runs_markdown()
+    if name == "tables_and_columns":
+        from jaxqueens.io import schema
+
+        return schema.tables_markdown()
     if name.startswith("perf:") and name[5:] in tables.GENERATED:
         return tables.GENERATED[name[5:]]()
     raise ValueError(f"unknown placeholder {{{{ {name} }}}}")
