@@ -45,7 +45,7 @@ def main() -> int:
     rate_rows, lines = [], []
     for n in rate_sizes:
         runs = [E.estimate(n, rate_probes, seed=r) for r in range(max(1, args.reps))]
-        rates = [r.probes_per_s for r in runs]
+        rates = [r.probes_per_s or 0.0 for r in runs]
         rate_rows.append(
             {
                 "n": n,

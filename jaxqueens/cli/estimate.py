@@ -166,7 +166,7 @@ def _report(r: Estimate, level: float) -> None:
         if r.exhaustive
         else (
             f"{r.probes:,} probes below {r.strata:,} strata of depth {r.depth}, "
-            f"{r.hit_rate:.2%} reach depth n, {r.probes_per_s:,.0f} probes/s "
+            f"{r.hit_rate:.2%} reach depth n, {r.probes_per_s or 0:,.0f} probes/s "
             f"(compile {r.compile_s:.2f} s excluded)"
         )
     )

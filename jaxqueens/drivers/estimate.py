@@ -116,8 +116,9 @@ class Estimate:
         return None if not self.exact else (self.solutions - self.exact) / self.exact
 
     @property
-    def probes_per_s(self) -> float:
-        return self.probes / self.seconds if self.seconds > 0 else float("inf")
+    def probes_per_s(self) -> float | None:
+        """Probes per second of search; None when no time was measured (every walk enumerated)."""
+        return self.probes / self.seconds if self.seconds > 0 else None
 
     @property
     def exhaustive(self) -> bool:
