@@ -16,7 +16,6 @@ import math
 import statistics
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -196,54 +195,13 @@ def call_seeds(seed: int, calls: int) -> np.ndarray:
     return np.asarray(cache.call("estimate-seeds", _call_hash, (data, ids)))
 
 
-class CallSums(NamedTuple):
-    """A call's probes reduced per group: the kernel's
-    `GroupSums` and the third powers the intervals need.
-
-    Attributes:
-      top: [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
-      w: [..., G] float32 sum of weights
-      w2: [..., G] float32 sum of squared weights (scaled by 2^-2top)
-      nodes: [..., G] float32 sum of node sums
-      nodes2: [..., G] float32 sum of squared node sums (scaled by 2^-2top)
-      hits: [..., G] int32 probes that reached depth n
-      w3: [..., G] float32 sum of cubed weights (scaled by 2^-3top)
-      nodes3: [..., G] float32 sum of cubed node sums (scaled by 2^-3top)
-    """
-
-    top: jax.Array  # [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
-    w: jax.Array  # [..., G] float32 sum of weights
-    w2: jax.Array  # [..., G] float32 sum of squared weights (scaled by 2^-2top)
-    nodes: jax.Array  # [..., G] float32 sum of node sums
-    nodes2: jax.Array  # [..., G] float32 sum of squared node sums (scaled by 2^-2top)
-    hits: jax.Array  # [..., G] int32 probes that reached depth n
-    w3: jax.Array  # [..., G] float32 sum of cubed weights (scaled by 2^-3top)
-    nodes3: jax.Array  # [..., G] float32 sum of cubed node sums (scaled by 2^-3top)
-
-
-def call_sums(results: knuth.Result, group: int) -> CallSums:
-    """Probes `[..., P]` reduced per group of `group`: the kernel's
-    `group_sums` and the sums of cubes, scaled alike.
-
-    Args:
-      results: the probes' `Result`, `[..., P]` each.
-      group: probes per group (P a multiple of it).
-
-    Returns:
-      `CallSums`, `[..., P / group]` each.
-    """
-    sums = knuth.group_sums(results, group)
-    shape = (*results.m.shape[:-1], results.m.shape[-1] // group, group)
-    m, e, nodes, hit = (x.reshape(shape) for x in results[:4])
-    scale = jnp.ldexp(jnp.ones((), jnp.float32), e - sums.top[..., None])
-    w = jnp.where(hit, m * scale, 0.0)
-    v = nodes * scale
-    return CallSums(*sums, jnp.sum(w * w * w, -1), jnp.sum(v * v * v, -1))
+CallSums = knuth.GroupSums
+"""A call's probes reduced per group (the kernel's `group_sums`)."""
 
 
 def strata_block(masks, ids, seed, plan: Plan) -> CallSums:
     """`plan.per_call` probes for each stratum of a block, reduced per group: masks
-    `[S, 3, W]`, ids `[S]` -> group sums `[S, G]` (`call_sums`). Probe j of stratum
+    `[S, 3, W]`, ids `[S]` -> group sums `[S, G]` (the kernel's `group_sums`). Probe j of stratum
     `ids[s]` is the kernel's `walk` of lane
     `ids[s] * per_call + j` of the stream `seed`; the probes run in lockstep blocks
     (`blocks`)."""
@@ -258,7 +216,7 @@ def strata_block(masks, ids, seed, plan: Plan) -> CallSums:
         return knuth.walk(seed, lane, config, params, knuth.Problem(masks[k]))
 
     out = items.blocks(one, (stratum, lanes.reshape(-1)), plan.block)
-    return call_sums(jax.tree.map(lambda x: x.reshape(s, per), out), plan.group)
+    return knuth.group_sums(jax.tree.map(lambda x: x.reshape(s, per), out), plan.group)
 
 
 @functools.partial(jax.jit, static_argnums=(3, 4))

@@ -136,6 +136,8 @@ class GroupSums(NamedTuple):
       nodes: [..., G] float32 sum of node sums
       nodes2: [..., G] float32 sum of squared node sums (scaled by 2^-2top)
       hits: [..., G] int32 probes that reached depth n
+      w3: [..., G] float32 sum of cubed weights (scaled by 2^-3top)
+      nodes3: [..., G] float32 sum of cubed node sums (scaled by 2^-3top)
     """
 
     top: jax.Array  # [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
@@ -144,6 +146,8 @@ class GroupSums(NamedTuple):
     nodes: jax.Array  # [..., G] float32 sum of node sums
     nodes2: jax.Array  # [..., G] float32 sum of squared node sums (scaled by 2^-2top)
     hits: jax.Array  # [..., G] int32 probes that reached depth n
+    w3: jax.Array  # [..., G] float32 sum of cubed weights (scaled by 2^-3top)
+    nodes3: jax.Array  # [..., G] float32 sum of cubed node sums (scaled by 2^-3top)
 
 
 def words_of(masks64: np.ndarray, words: int) -> np.ndarray:
@@ -456,9 +460,9 @@ def run(key: jax.Array, config: Config, params: Params, problem: Problem | None 
 
 
 def group_sums(results: Result, group: int) -> GroupSums:
-    """Probes `[..., P]` (P a multiple of `group`) reduced per group of `group`: float32 sums
-    scaled by the group's largest exponent, `[..., P / group]` each (the host adds them up in
-    float64 after `ldexp`).
+    """Probes `[..., P]` (P a multiple of `group`) reduced per group of `group`: float32 sums of
+    the first three powers, scaled by the group's largest exponent, `[..., P / group]` each (the
+    host adds them up in float64 after `ldexp`; the third powers serve Hall's interval).
 
     Args:
       results: the probes' `Result`, leading axes `[..., P]`.
@@ -481,4 +485,6 @@ def group_sums(results: Result, group: int) -> GroupSums:
         jnp.sum(v, -1),
         jnp.sum(v * v, -1),
         jnp.sum(hit, -1, dtype=I32),
+        jnp.sum(w * w * w, -1),
+        jnp.sum(v * v * v, -1),
     )
