@@ -11,7 +11,7 @@ that sets JAX up for jaxqueens.
 
 import importlib
 
-from jaxqueens._version import __version__
+from jaxqueens._version import __version__ as __version__
 
 _PUBLIC = {
     "jaxqueens.core.board": (
@@ -87,67 +87,5 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_HOME) | set(_LAYERS))
 
 
-__all__ = [
-    "AnnealConfig",
-    "AnnealParams",
-    "AnnealResult",
-    "BacktrackConfig",
-    "BoardFileError",
-    "CheckReport",
-    "CompareResult",
-    "CompleteConfig",
-    "CompleteParams",
-    "CompleteResult",
-    "Configuration",
-    "Constraints",
-    "CountConfig",
-    "CountParams",
-    "CountPlan",
-    "CountResult",
-    "Estimate",
-    "EstimateConfig",
-    "EstimateParams",
-    "EvolveResult",
-    "GAConfig",
-    "GAParams",
-    "LargeConfig",
-    "LargeParams",
-    "LargeResult",
-    "LineCounts",
-    "MinConflictsConfig",
-    "MinConflictsParams",
-    "QueensError",
-    "SolutionCheckError",
-    "SolveResult",
-    "StatsResult",
-    "__version__",
-    "anneal",
-    "are_solutions",
-    "attacking_pairs",
-    "canonical",
-    "check_board",
-    "compare",
-    "configure",
-    "conflicted_mask",
-    "count_solutions",
-    "enumerate_solutions",
-    "estimate",
-    "evolve",
-    "first_solution",
-    "fundamental",
-    "is_solution",
-    "line_counts",
-    "load_boards",
-    "load_instances",
-    "n_attacks",
-    "plan_count",
-    "queen_conflicts",
-    "random_first_solutions",
-    "solve",
-    "solve_instances",
-    "solve_large",
-    "stats",
-    "write_board",
-    "write_boards_npy",
-    "write_jsonl",
-]
+__all__ = sorted([*_HOME, "__version__"])
+"""Every public name, listed once (in `_PUBLIC` and `_KERNELS`)."""
