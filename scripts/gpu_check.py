@@ -23,7 +23,13 @@ jax version, nvidia-cuda-nvcc-cu12); it sets ``JAX_PLATFORMS=cpu`` before JAX st
 otherwise fails without a GPU).
 
 Usage: python scripts/gpu_check.py [--devices h100,a100,rtx4090] [--families solve,count,...]
-       [--out benchmarks/results/gpu-compile.json] [--no-measure]
+       [--out benchmarks/results/gpu-compile.json] [--no-measure] [--merge]
+
+``--families count`` also checks the thread kernel (:mod:`jaxqueens.parallel.threads`: one search
+per GPU thread) at n = 16..24: registers, spills, shared memory, its hot loop's instructions (PTX,
+and SASS where ``nvdisasm`` is installed: ``pip install nvidia-cuda-nvdisasm`` in the GPU venv, or
+``NVDISASM=path``), occupancy and the predicted count seconds; ``--merge`` keeps the other
+families' records of an earlier full run.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --xla_dump_to={DUM
 import argparse  # noqa: E402
 import glob  # noqa: E402
 import json  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -53,7 +60,7 @@ import numpy as np  # noqa: E402
 import jaxqueens  # noqa: E402  (package settings before any JAX op)
 from jaxqueens.drivers import workloads  # noqa: E402
 from jaxqueens.io.atomic import write_text  # noqa: E402
-from jaxqueens.parallel import gpus, hlo_model, sizing  # noqa: E402
+from jaxqueens.parallel import gpus, hlo_model, sizing, threads  # noqa: E402
 from jaxqueens.parallel.count import TASKS_PER_LANE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +100,7 @@ def measure_steps(ns=(8, 32, 100, 1000), chains=(2000, 1000, 500, 100)) -> dict:
     return out
 
 
-def measure_edges(ns=range(12, 16)) -> dict:
+def measure_edges(ns=range(12, 17)) -> dict:
     """Tree edges the count kernel walks at n (the driver's own plan, tasks and kernel,
     :func:`jaxqueens.parallel.count.count_items`), on the CPU: its work output is edges taken."""
     from jaxqueens.drivers import count as counting
@@ -256,10 +263,194 @@ def rates(rec: dict, pred: hlo_model.Prediction | None, trips: dict) -> dict:
     return out
 
 
+# --------------------------------------------------------------- the thread kernel (Pallas)
+
+THREAD_N = tuple(range(16, 25))
+THREAD_WORKLOAD = "count (threads)"
+
+
+def measure_thread_steps(ns=range(12, 16)) -> dict:
+    """Search steps of the thread kernel (:mod:`jaxqueens.parallel.threads`, interpreted on the
+    CPU with its ``stats``) at n, with the driver's tasks per lane: busy lane steps, and the
+    share of the lanes' steps that are busy (a warp runs until its slowest lane is done)."""
+    from jaxqueens.drivers.count import THREAD_TASKS_PER_LANE
+
+    out = {}
+    for n in ns:
+        plan = threads.tasks(n, 3)
+        t = plan.words.shape[1]
+        programs = max(1, t // (threads.BLOCK * THREAD_TASKS_PER_LANE))
+        got = np.asarray(
+            threads.count_tasks(
+                jax.numpy.asarray(plan.words), n=n, programs=programs, interpret=True, stats=True
+            )
+        ).astype(np.int64)
+        busy = int(got[3].sum())
+        block = int(got[2].reshape(-1, threads.BLOCK)[:, 0].sum()) * threads.BLOCK
+        out[n] = {"steps": busy, "efficiency": busy / block, "tasks": t, "programs": programs}
+    return out
+
+
+def thread_steps(trips: dict) -> dict:
+    """Steps of the thread kernel per n: measured where measured; else the CPU kernel's tree
+    edges (``trips["edges"]``, measured or fitted) times the ratio steps / edges, linear in n
+    by least squares over the n where both were measured."""
+    measured = {n: v["steps"] for n, v in trips.get("thread", {}).items()}
+    both = sorted(n for n in measured if n in trips.get("edges_measured", {}))
+    out = dict(measured)
+    if len(both) >= 2:
+        ratio = np.polyfit(both, [measured[n] / trips["edges_measured"][n] for n in both], 1)
+        for n, edges in trips["edges"].items():
+            out.setdefault(n, float(edges * np.polyval(ratio, n)))
+    return out
+
+
+def nvdisasm() -> str | None:
+    """NVIDIA's disassembler (nvidia-cuda-nvdisasm), if installed: SASS of the cubin."""
+    found = shutil.which("nvdisasm") or next(
+        iter(glob.glob(f"{sys.prefix}/lib/python3*/site-packages/nvidia/*/bin/nvdisasm")), None
+    )
+    return found or os.environ.get("NVDISASM")
+
+
+def _ptxas_bin() -> str | None:
+    return shutil.which("ptxas") or next(
+        iter(glob.glob(f"{sys.prefix}/lib/python3*/site-packages/nvidia/cuda_nvcc/bin/ptxas")),
+        None,
+    )
+
+
+def check_threads(desc: gpus.Description, trips: dict, records: list, failures: list) -> None:
+    """The thread kernel compiled for the device at every n of :data:`THREAD_N`, with the lanes
+    the driver runs (one warp a block, 32 blocks an SM): registers, spills, shared memory, the
+    instructions of its hot loop (PTX; SASS where nvdisasm is installed), occupancy, and the
+    model's seconds (:func:`jaxqueens.parallel.gpus.predict_threads`)."""
+    from jaxqueens.drivers.count import THREAD_TASKS_PER_LANE
+
+    sharding = gpus.placement(desc)
+    programs = max(1, desc.parallelism // (2 * threads.BLOCK))
+    lanes = programs * threads.BLOCK
+    steps_n = thread_steps(trips)
+    eff_n = {n: v["efficiency"] for n, v in trips.get("thread", {}).items()}
+    lane_eff = eff_n[max(eff_n)] if eff_n else 1.0  # at the largest n measured
+    for n in THREAD_N:
+        rec = {
+            "device": desc.name,
+            "device_key": desc.key,
+            "workload": THREAD_WORKLOAD,
+            "variant": f"block={threads.BLOCK},unroll={threads.UNROLL}",
+            "n": n,
+            "unit": "lanes",
+            "batch": lanes,
+            "parallelism": desc.parallelism,
+        }
+        tasks = THREAD_TASKS_PER_LANE * lanes
+        words = jax.ShapeDtypeStruct((threads.TASK_WORDS, tasks), np.uint32, sharding=sharding)
+        before = set(glob.glob(f"{DUMP}/*.ptx"))
+        t0 = time.perf_counter()
+        try:
+            fn = jax.jit(lambda w, n=n: threads.count_tasks(w, n=n, programs=programs))
+            compiled = fn.trace(words).lower().compile()
+        except Exception as err:
+            msg = (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
+            failures.append(
+                f"gpu-check: {THREAD_WORKLOAD} n={n} does not compile for {desc.name}: {msg}"
+            )
+            records.append({**rec, "compiled": False, "error": msg})
+            clean_dump()
+            continue
+        m = compiled.memory_analysis()
+        rec.update(
+            compiled=True,
+            compile_s=round(time.perf_counter() - t0, 3),
+            tasks=tasks,
+            argument_bytes=int(m.argument_size_in_bytes),
+            output_bytes=int(m.output_size_in_bytes),
+            temp_bytes=int(m.temp_size_in_bytes),
+        )
+        ptx = [f for f in sorted(set(glob.glob(f"{DUMP}/*.ptx")) - before) if os.path.getsize(f)]
+        text = Path(ptx[0]).read_text() if ptx else ""
+        body, sass_body, log = gpus.loop_body(text), [], ""
+        ptxas = _ptxas_bin()
+        if ptx and ptxas:
+            cubin = f"{DUMP}/threads.cubin"
+            run = subprocess.run(
+                [ptxas, "-v", f"-arch={desc.arch}", ptx[0], "-o", cubin],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            log = run.stdout + run.stderr
+            dis = nvdisasm()
+            if dis and os.path.exists(cubin):
+                out = subprocess.run([dis, "-c", cubin], capture_output=True, text=True)
+                sass_body = gpus.loop_body(out.stdout)
+        res = hlo_model.ptxas_resources(log)
+        regs = max((r.registers for r in res), default=0)
+        shared = re.search(r"(\d+) bytes smem", log)
+        rec["ptxas"] = {
+            "kernels": len(res),
+            "max_registers": regs,
+            "spilling": [r._asdict() for r in res if r.spill_stores or r.spill_loads],
+            "shared_bytes": int(shared.group(1)) if shared else 0,
+            "local_memory_ops": sum(op.startswith(("ld.local", "st.local")) for op in body),
+        }
+        use_sass = bool(sass_body)
+        pred = gpus.predict_threads(
+            desc, sass_body or body, threads.UNROLL, regs, threads.NUM_WARPS, sass=use_sass
+        )
+        rec["loop"] = {
+            "ptx_instructions_per_step": len(body) / threads.UNROLL,
+            "sass_instructions_per_step": len(sass_body) / threads.UNROLL if use_sass else None,
+            "read_from": "SASS" if use_sass else "PTX",
+        }
+        rec["predicted"] = {"label": LABEL, **pred._asdict(), "lane_efficiency": lane_eff}
+        steps = steps_n.get(n)
+        if steps:
+            rate = pred.lane_steps_per_s * lane_eff
+            rec["predicted"].update(steps=steps, count_seconds=steps / rate)
+        records.append(rec)
+        p = rec["predicted"]
+        print(
+            f"{desc.key:8} {THREAD_WORKLOAD} n={n:<3} {regs} regs, "
+            f"{len(rec['ptxas']['spilling'])} spilling, {p['instructions']:.1f} instr/step "
+            f"({rec['loop']['read_from']}), {pred.warps_per_sm} warps/SM"
+            + (f", {p['count_seconds']:.2f} s" if "count_seconds" in p else ""),
+            flush=True,
+        )
+        clean_dump()
+
+
+def thread_table(records: list) -> str:
+    """The thread kernel's predicted count times per device (n = 18..21)."""
+    rows = [r for r in records if r.get("workload") == THREAD_WORKLOAD and r.get("compiled")]
+    if not rows:
+        return ""
+    lines = [
+        "",
+        f"Count on the thread kernel (jaxqueens.parallel.threads), {LABEL}:",
+        "",
+        "| device | n | registers | spills | instructions/step | warps/SM | steps | seconds |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        p = r["predicted"]
+        if r["n"] not in (18, 19, 20, 21) or "count_seconds" not in p:
+            continue
+        lines.append(
+            f"| {r['device']} | {r['n']} | {r['ptxas']['max_registers']} | "
+            f"{len(r['ptxas']['spilling'])} | {p['instructions']:.1f} ({r['loop']['read_from']}) | "
+            f"{p['warps_per_sm']} | {p['steps']:.3g} | {p['count_seconds']:,.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 # --------------------------------------------------------------- main
 
 
 def check_device(desc: gpus.Description, families, trips: dict, records: list, failures: list):
+    if "count" in families:
+        check_threads(desc, trips, records, failures)
     target = desc.target
     sharding = gpus.placement(desc)
     place = lambda tree: sizing.abstract(tree, sharding)
@@ -476,12 +667,34 @@ def _run_workers(keys, args, trips, records, failures, per_device) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def merged(old: dict, new: dict, families: str) -> dict:
+    """``old`` with the records of the workloads ``new`` checked replaced by ``new``'s, its trip
+    counts updated, and a line in ``updates`` saying so."""
+    redone = {r["workload"] for r in new["records"]}
+    keep = [r for r in old.get("records", []) if r.get("workload") not in redone]
+    doc = {**old, "records": keep + new["records"], "jax": new["jax"]}
+    doc["trip_counts"] = {**old.get("trip_counts", {}), **new["trip_counts"]}
+    doc["failures"] = new["failures"]
+    doc["updates"] = [
+        *old.get("updates", []),
+        f"{', '.join(sorted(redone))} recompiled: scripts/gpu_check.py --families {families} "
+        f"--merge, {sum(r.get('compiled', False) for r in new['records'])} of "
+        f"{len(new['records'])} compiled",
+    ]
+    return doc
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--devices", default=",".join(gpus.NAMES))
     ap.add_argument("--families", default=",".join(workloads.FAMILIES))
     ap.add_argument("--out", default=str(RESULTS / "gpu-compile.json"))
     ap.add_argument("--no-measure", action="store_true", help="skip the CPU trip counts")
+    ap.add_argument(
+        "--merge",
+        action="store_true",
+        help="replace only the records of the workloads checked in an existing --out file",
+    )
     ap.add_argument(
         "--jobs",
         type=int,
@@ -511,6 +724,8 @@ def main(argv=None) -> int:
         measured = measure_edges()
         trips["edges_measured"] = measured
         trips["edges"] = {**measured, **fit_log_quadratic(measured, range(16, 25))}
+        if "count" in families:
+            trips["thread"] = measure_thread_steps()
         nodes = trips["nodes"]
         if nodes:
             trips["nodes"] = {
@@ -558,8 +773,11 @@ def main(argv=None) -> int:
         "records": records,
     }
     out = Path(args.out)
+    if args.merge and out.exists():
+        doc = merged(json.loads(out.read_text()), doc, args.families)
+        records = doc["records"]
     write_text(out, json.dumps(doc, indent=1, default=str) + "\n")
-    write_text(out.with_suffix(".md"), table(records))
+    write_text(out.with_suffix(".md"), table(records) + thread_table(records))
     shutil.rmtree(DUMP, ignore_errors=True)
     total = sum(r.get("compile_s", 0) for r in records)
     print(

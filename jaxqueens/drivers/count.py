@@ -497,7 +497,8 @@ def kernel_route(platform: str, n: int) -> str:
     return "threads" if platform == "gpu" and 4 <= n <= threads.MAX_N else "items"
 
 
-THREAD_TASKS_PER_LANE = 8  # tasks per lane of the thread kernel: a lane that finishes refills
+THREAD_TASKS_PER_LANE = 64  # tasks per lane of the thread kernel: lanes refill, so their
+# totals even out (lanes of a warp wait for its slowest)
 
 
 def _count_threads(n: int, unique: bool) -> CountResult:

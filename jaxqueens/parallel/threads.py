@@ -73,25 +73,22 @@ def tasks(n: int, depth: int) -> Tasks:
     owner = np.arange(len(cfg))
     z = np.zeros(len(cfg), np.uint64)
     cols, ld, rd = z, z, z
-    rows = np.zeros((len(cfg), 0), np.int64)
+    rows = np.zeros((len(cfg), 0), np.int8)
     for level in range(depth):  # as constellations.tasks, keeping every queen's row
         parent, row, cols, ld, rd = place(cols, ld, rd, n, allow[owner, level])
-        owner, rows = owner[parent], np.concatenate([rows[parent], row[:, None]], axis=1)
+        row = row.astype(np.int8)[:, None]
+        owner, rows = owner[parent], np.concatenate([rows[parent], row], axis=1)
     av = np.uint64((1 << n) - 1) & ~(cols | ld | rd) & allow[owner, depth]
     owner, rows = owner[av != 0], rows[av != 0]
     a, b, c, d = cfg[owner].T
-    t = np.arange(len(owner))
-    board = np.full((len(owner), n), -1, np.int8)  # the row of every column's queen, or -1
-    board[:, :depth] = rows
-    board[t, 0], board[t, n - 1], board[t, c], board[t, d] = a, b, 0, n - 1
-    one = np.uint64(1)
     cols, ld, rd = (np.zeros(len(owner), np.uint64) for _ in range(3))
-    for x in range(n):  # column by column: no [T, n] array of 64-bit words
-        on = board[:, x] >= 0
-        y = np.where(on, board[:, x], 0).astype(np.uint64)
-        cols |= np.where(on, one << y, 0).astype(np.uint64)
-        ld |= np.where(on, one << (y + np.uint64(x)), 0).astype(np.uint64)
-        rd |= np.where(on, one << (y + np.uint64(n - 1 - x)), 0).astype(np.uint64)
+    queens = [(0 * a, a), (0 * b + n - 1, b), (c, 0 * c), (d, 0 * d + n - 1)]  # the border
+    queens += [(np.full(len(owner), j), rows[:, j]) for j in range(depth)]  # the placed ones
+    for x, y in queens:  # a queen on two lists (a corner, a placed border one) ORs in twice
+        x, y = x.astype(np.uint64), y.astype(np.uint64)
+        cols |= np.uint64(1) << y
+        ld |= np.uint64(1) << (y + x)
+        rd |= np.uint64(1) << (y + np.uint64(n - 1) - x)
     inner = np.sort(np.stack([c, d], 1), axis=1)
     inner = np.where((inner >= 1) & (inner <= n - 2), inner, n)  # interior border-row columns
     lo, hi = inner[:, 0], inner[:, 1]
