@@ -502,18 +502,18 @@ THREAD_TASKS_PER_LANE = 64  # tasks per lane of the thread kernel: lanes refill,
 
 
 def _count_threads(n: int, unique: bool) -> CountResult:
-    """The count of n on a GPU by the thread kernel: every task in one call, lanes filling
-    the device (one warp a block, 32 blocks an SM), the depth giving about
-    :data:`THREAD_TASKS_PER_LANE` tasks a lane."""
-    target = sizing.device_target()
-    programs = max(1, target.parallelism // (2 * threads.BLOCK))
+    """The count of n by the thread kernel: every task in one call, lanes filling the device
+    (one warp a block, 32 blocks an SM; 4 blocks off a GPU, where the kernel is interpreted),
+    the depth giving about :data:`THREAD_TASKS_PER_LANE` tasks a lane."""
+    interpret = jax.default_backend() != "gpu"  # elsewhere (tests) the kernel is interpreted
+    parallelism = 4 * 2 * threads.BLOCK if interpret else sizing.device_target().parallelism
+    programs = max(1, parallelism // (2 * threads.BLOCK))
     cfg, _ = constellations.constellations(n)
     allow = constellations.allow_masks(n, cfg)
     depth = task_depth(n, allow, THREAD_TASKS_PER_LANE * programs * threads.BLOCK)
     plan = threads.tasks(n, depth)
     words = jnp.asarray(plan.words)
     c0 = time.perf_counter()
-    interpret = jax.default_backend() != "gpu"  # elsewhere (tests) the kernel is interpreted
     unroll = 1 if interpret else threads.UNROLL  # the same counts; interpreted, 4x less to compile
     run = threads.count_tasks.lower(
         words, n=n, programs=programs, unroll=unroll, interpret=interpret
@@ -539,6 +539,7 @@ def count_solutions(
     chunk: int | None = None,
     budget: int | None = None,
     on_chunk: Callable[[int, int], None] | None = None,
+    kernel: str | None = None,
 ) -> CountResult:
     """Count all n-queens solutions exactly, optionally also the fundamental ones.
 
@@ -561,6 +562,9 @@ def count_solutions(
         runs much longer, so Ctrl-C ends a run within about a second at any n.
       on_chunk: Called as ``on_chunk(chunks_done, chunks_total)`` after each chunk has been
         recorded (tests raise ``KeyboardInterrupt`` here, as Ctrl-C would).
+      kernel: ``"threads"`` (one search per GPU thread, every task in one call: no checkpoint,
+        depth, chunk or budget), ``"items"`` (the resumable XLA kernels) or None: the backend's
+        (:func:`kernel_route`: threads on a CUDA GPU when none of those is given).
 
     Returns:
       :class:`CountResult`. After Ctrl-C or SIGTERM (at the end of the call in flight, about a
@@ -575,7 +579,16 @@ def count_solutions(
         u = len(symmetry.fundamental(sols)) if unique else None
         return CountResult(n, len(sols), u, time.perf_counter() - t0, 0.0, 0, 0, 0, 0)
     plain = checkpoint is None and depth is None and chunk is None and budget is None
-    if plain and kernel_route(jax.default_backend(), n) == "threads":
+    if kernel not in (None, "threads", "items"):
+        raise QueensError(f"kernel must be 'threads' or 'items', not {clip(repr(kernel))}")
+    if kernel == "threads" and not (plain and 4 <= n <= threads.MAX_N):
+        raise QueensError(
+            f"the thread kernel counts n = 4..{threads.MAX_N} with no checkpoint, depth, chunk or "
+            "budget: drop them or use kernel='items'"
+        )
+    if kernel is None and plain:
+        kernel = kernel_route(jax.default_backend(), n)
+    if kernel == "threads":
         return _count_threads(n, unique)
     plan = _plan(n, depth, chunk, budget)
     num = len(plan.tasks)

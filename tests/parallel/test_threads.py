@@ -12,7 +12,7 @@ import pytest
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.drivers import count as driver
 from jaxqueens.errors import QueensError
-from jaxqueens.parallel import sizing, threads
+from jaxqueens.parallel import threads
 from jaxqueens.solvers import count as solver
 
 
@@ -67,8 +67,13 @@ def test_driver_chooses_the_thread_kernel_on_a_gpu_only():
 
 
 def test_driver_thread_route_end_to_end(monkeypatch):
-    """The driver's GPU route, interpreted on the CPU: total and fundamental count."""
+    """The driver's GPU route, interpreted on the CPU: total and fundamental count, taken by
+    the backend's choice or asked for by name."""
     monkeypatch.setattr(driver, "kernel_route", lambda platform, n: "threads")
-    monkeypatch.setattr(sizing, "device_target", lambda: sizing.Target(1 << 30, 256, "test"))
     out = driver.count_solutions(9, unique=True)
     assert (out.total, out.unique) == (A000170[9], A002562[9])
+    assert driver.count_solutions(8, kernel="threads").total == A000170[8]
+    with pytest.raises(QueensError, match="no checkpoint, depth"):
+        driver.count_solutions(8, kernel="threads", budget=100)
+    with pytest.raises(QueensError, match="kernel must be"):
+        driver.count_solutions(8, kernel="gpu")
