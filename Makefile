@@ -80,5 +80,12 @@ $(GPU_STAMP): pyproject.toml $(STAMP)
 gpu-check: $(GPU_STAMP)
 	$(GPU_VENV)/bin/python scripts/gpu_check.py
 
+# On a machine with a GPU and JAX's CUDA plugin (the lent GPU's image has both; nothing is
+# installed): the GPU paths measured, every result checked, into
+# benchmarks/results/gpu-measured.json beside gpu-compile.json's prediction (under 8 minutes).
+.PHONY: gpu-measure
+gpu-measure:
+	PYTHONPATH=. $(PYTHON) scripts/bench_gpu.py
+
 clean:
 	rm -rf $(VENV) $(FLOOR_VENV) $(GPU_VENV) $(OUT) build *.egg-info

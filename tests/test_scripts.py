@@ -108,3 +108,20 @@ def test_gpu_check_without_the_cuda_plugin_says_how_to_run_it():
     )
     assert out.returncode == 2 and "make gpu-check" in out.stdout
     assert "Traceback" not in out.stderr
+
+
+def test_bench_gpu_dry_run_checks_every_result(tmp_path):
+    """scripts/bench_gpu.py (make gpu-measure) at tiny sizes on the CPU: both count kernels (the
+    thread kernel interpreted), complete, solve and the GA, each result checked."""
+    out_path = tmp_path / "gpu-measured.json"
+    out = subprocess.run(
+        [sys.executable, str(SCRIPTS / "bench_gpu.py"), "--dry-run", "--out", str(out_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    payload = json.loads(out_path.read_text())
+    assert payload["dry_run"] and all(r["ok"] for r in payload["rows"])
+    kinds = {r["what"] for r in payload["rows"]}
+    assert {"count (threads)", "count (items)", "complete decide"} <= kinds
