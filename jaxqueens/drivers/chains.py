@@ -377,20 +377,67 @@ def run_chains(
     }
     t = _Tally()
     if resume and checkpoint is not None:
-        done, share, t.offset, t.wall = load_checkpoint(checkpoint, fingerprint, n)
-        t.elapsed = t.wall
-        t.parts, t.shares = [done], [share]
-        t.solved = int(done.solved.sum())
-        t.seen.update(r.tobytes() for r in done.rows[done.solved])
+        _resume(t, checkpoint, fingerprint, n)
+    step = _ChunkStep(run_chunk, n, budget, chunk, what, model, procs, me, cap, shown)
 
-    def one_chunk() -> Tick:
+    def save() -> None:
+        if t.parts and checkpoint is not None:
+            save_checkpoint(checkpoint, t.parts, t.shares, t.offset, t.wall, fingerprint)
+
+    interrupted = run_chunks(
+        functools.partial(step, t),
+        total=budget.chains,
+        unit="chains solved",
+        quiet=quiet,
+        save=save if checkpoint is not None and me == 0 else None,
+        every=checkpoint_every,
+    )
+    if interrupted:
+        t.stopped_by, t.keep = "interrupted", t.offset
+    assert t.stopped_by is not None  # the loop ends when a budget is met or on an interrupt
+    return _collect(
+        t,
+        n,
+        interrupted,
+        compile_s=compile_s,
+        solver=what if solver is None else solver,
+        best_unit=best_unit,
+    )
+
+
+def _resume(t: _Tally, checkpoint: Path, fingerprint: dict, n: int) -> None:
+    """Fill a new tally from the checkpoint of an interrupted run."""
+    done, share, t.offset, t.wall = load_checkpoint(checkpoint, fingerprint, n)
+    t.elapsed = t.wall
+    t.parts, t.shares = [done], [share]
+    t.solved = int(done.solved.sum())
+    t.seen.update(r.tobytes() for r in done.rows[done.solved])
+
+
+@dataclasses.dataclass(frozen=True)
+class _ChunkStep:
+    """One chunk of `run_chains`: run it, verify it, record it in the tally, say if to stop."""
+
+    run_chunk: Callable[[int, int], Any]
+    n: int
+    budget: Budget
+    chunk: int
+    what: str
+    model: cons.Constraints | None
+    procs: int
+    me: int
+    cap: int | None  # kept chains at most (no max_chains budget)
+    shown: str  # the budget and limits on the progress line
+
+    def __call__(self, t: _Tally) -> Tick:
+        budget = self.budget
         count = (
-            chunk
-            if budget.max_chains is None or procs > 1
-            else min(chunk, budget.max_chains - t.offset)
+            self.chunk
+            if budget.max_chains is None or self.procs > 1
+            else min(self.chunk, budget.max_chains - t.offset)
         )
         t0 = time.perf_counter()
-        mine = run_chunk(t.offset + me * count, count)
+        mine = self.run_chunk(t.offset + self.me * count, count)
         res = _gather(ChunkResult.of(mine))
         dt = t.pending + time.perf_counter() - t0  # over every call of this chunk
         count = len(res.solved)
@@ -401,38 +448,24 @@ def run_chains(
                 return Tick(
                     t.solved,
                     f"{len(t.seen)} distinct, {int(res.paused.sum())} chains continue "
-                    f"({t.offset + count:,} chains run; {shown})",
+                    f"({t.offset + count:,} chains run; {self.shown})",
                 )
             t.unfinished = res.paused  # the time is up: they stay unsolved
         t.pending = 0.0
         res = res._replace(paused=None)
-        checker.require_solutions(res.rows[res.solved], what=what, n=n)
-        if model is not None:  # the same instance, by the independent constrained checker
-            checker.require_constrained(res.rows[res.solved], model, what=what)
+        checker.require_solutions(res.rows[res.solved], what=self.what, n=self.n)
+        if self.model is not None:  # the same instance, by the independent constrained checker
+            checker.require_constrained(res.rows[res.solved], self.model, what=self.what)
         steps = res.steps.astype(np.float64)
         share = dt * steps / steps.sum() if steps.sum() > 0 else np.full(count, dt / count)
         # Cumulative solved and distinct counts inside this chunk, to cut exactly.
         solved_cum = t.solved + np.cumsum(res.solved)
         fresh, distinct_cum = _new_solutions(res.rows, res.solved, t.seen)
         offset, wall = t.offset + count, t.wall + dt
-        cuts = {
-            "chains": budget.chains and _cut(solved_cum, budget.chains),
-            "solutions": budget.solutions and _cut(distinct_cum, budget.solutions),
-        }
-        met = {k: v for k, v in cuts.items() if v}
-        stopped_by, keep = None, 0
         # the time budget counts the chunk's host work too (the checks and the loop above: 1 s
         # of 8 at n = 16 over 368 k chains), so the run's overrun does not grow with --time
         elapsed = t.elapsed + time.perf_counter() - t0
-        if met:
-            stopped_by = min(met, key=met.__getitem__)
-            keep = offset - count + met[stopped_by]
-        elif budget.seconds is not None and elapsed >= budget.seconds:
-            stopped_by, keep = "time", offset
-        elif budget.max_chains is not None and offset >= budget.max_chains:
-            stopped_by, keep = "max_chains", budget.max_chains
-        elif cap is not None and offset >= cap:
-            stopped_by, keep = "kept_chains", cap
+        stopped_by, keep = self._stop(solved_cum, distinct_cum, offset, count, elapsed)
         # Record the whole chunk at once, so that the tally stays whole at a Ctrl-C.
         t.parts, t.shares = [*t.parts, res], [*t.shares, share]
         t.seen.update(fresh)
@@ -443,25 +476,47 @@ def run_chains(
         last = count - 1 if stopped_by is None else keep - (offset - count) - 1
         return Tick(
             int(solved_cum[last]),
-            f"{int(distinct_cum[last])} distinct, {offset:,} chains run; {shown}",
+            f"{int(distinct_cum[last])} distinct, {offset:,} chains run; {self.shown}",
             finished=stopped_by is not None,
         )
 
-    def save() -> None:
-        if t.parts and checkpoint is not None:
-            save_checkpoint(checkpoint, t.parts, t.shares, t.offset, t.wall, fingerprint)
+    def _stop(
+        self,
+        solved_cum: np.ndarray,
+        distinct_cum: np.ndarray,
+        offset: int,
+        count: int,
+        elapsed: float,
+    ) -> tuple[str | None, int]:
+        """The budget a chunk meets (None: none) and the chains the run keeps then."""
+        budget = self.budget
+        cuts = {
+            "chains": budget.chains and _cut(solved_cum, budget.chains),
+            "solutions": budget.solutions and _cut(distinct_cum, budget.solutions),
+        }
+        met = {k: v for k, v in cuts.items() if v}
+        if met:
+            stopped_by = min(met, key=met.__getitem__)
+            return stopped_by, offset - count + met[stopped_by]
+        if budget.seconds is not None and elapsed >= budget.seconds:
+            return "time", offset
+        if budget.max_chains is not None and offset >= budget.max_chains:
+            return "max_chains", budget.max_chains
+        if self.cap is not None and offset >= self.cap:
+            return "kept_chains", self.cap
+        return None, 0
 
-    interrupted = run_chunks(
-        one_chunk,
-        total=budget.chains,
-        unit="chains solved",
-        quiet=quiet,
-        save=save if checkpoint is not None and me == 0 else None,
-        every=checkpoint_every,
-    )
-    if interrupted:
-        t.stopped_by, t.keep = "interrupted", t.offset
-    assert t.stopped_by is not None  # the loop ends when a budget is met or on an interrupt
+
+def _collect(
+    t: _Tally,
+    n: int,
+    interrupted: bool,
+    compile_s: float,
+    solver: str,
+    best_unit: str,
+) -> ChainRun:
+    """The kept chains of a finished (or interrupted) run, from its tally."""
+    assert t.stopped_by is not None
     parts, shares, keep = t.parts, t.shares, t.keep
     total = sum(len(p.solved) for p in parts)
     unfinished = np.zeros(total, bool)
@@ -488,7 +543,7 @@ def run_chains(
         best_step=(
             cat("best_step").astype(np.int64) if parts and parts[0].best_step is not None else None
         ),
-        solver=what if solver is None else solver,
+        solver=solver,
         best_unit=best_unit,
     )
 
