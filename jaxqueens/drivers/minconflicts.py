@@ -17,6 +17,7 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -32,6 +33,7 @@ from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import sizing
 from jaxqueens.parallel.devices import local_device_count
+from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers import minconflicts
 from jaxqueens.solvers.base import chain_keys
 from jaxqueens.solvers.variants import INITS, MAX_BATCHED_N, MOVES, default_max_steps, solver_name
@@ -289,16 +291,98 @@ def solve(
       QueensError: an argument out of range, naming it; `InstanceUnsat` for a plainly
         unsatisfiable instance.
     """
-    if isinstance(instance, cons.Constraints):
-        settings.check_instance_n(instance.n)  # before its n x n masks are built
-    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
-    n = as_size(n if model is None else model.n)
-    check_n(n)
-    if model is not None and model.toroidal and model.plain and math.gcd(n, 6) != 1:
-        raise QueensError(
-            f"n = {n} has no toroidal solution (toroidal queens exist only for n prime "
-            "to 6: 1, 5, 7, 11, 13, ...; OEIS A051906); choose such an n"
-        )
+    c = _checked(
+        n,
+        chains,
+        solutions,
+        seconds,
+        max_steps,
+        init,
+        tabu,
+        seed,
+        batch,
+        start,
+        max_restarts,
+        move,
+        trace_steps,
+        max_chains,
+        instance,
+        toroidal,
+    )
+    n, model, mask, max_steps, max_restarts = c.n, c.model, c.mask, c.max_steps, c.max_restarts
+    if n == 1 and mask is None:
+        return _solve_trivial(c.budget, c.seed, c.name, model)
+    config, params = _kernel_setup(n, init, c.tabu, move, model, mask, max_steps, max_restarts)
+    key = rng.seed_key(c.seed)
+    chunk = c.batch or default_chunk(
+        n, chains if solutions is None and seconds is None else None, max_steps
+    )
+    t0 = time.perf_counter()
+    runner = compile_runner(key, config, params, chunk, c.start_rows, bounded=True, mask=mask)
+    compile_s = time.perf_counter() - t0
+    run = driver.run_chains(
+        runner,
+        n,
+        c.budget,
+        chunk,
+        what="min-conflicts",
+        compile_s=compile_s,
+        quiet=quiet,
+        checkpoint=None if checkpoint is None else Path(checkpoint),
+        fingerprint=_fingerprint(command, c, model),
+        resume=resume,
+        checkpoint_every=checkpoint_every,
+        limits=f"at most {max_restarts + 1:,} attempts x {max_steps:,} steps a chain",
+        model=model,
+        solver=c.name,
+    )
+    trace = None
+    if c.trace_steps > 0:
+        metrics = trace_chain(key, config, params, c.trace_steps, c.start_rows, mask)
+        trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
+    summary = _summary(run, c, chunk, model)
+    return SolveResult(run=run, summary=summary, config=config, trace=trace)
+
+
+class _Checked(NamedTuple):
+    """`solve`'s arguments, checked, with the defaults that depend on the problem filled in."""
+
+    n: int
+    model: cons.Constraints | None  # the constrained instance (None: a plain board)
+    mask: rules.Mask | None  # its allowed squares
+    budget: driver.Budget
+    seed: int
+    batch: int | None
+    max_steps: int
+    max_restarts: int
+    init: str
+    tabu: int
+    move: str
+    trace_steps: int
+    start_rows: np.ndarray | None  # [n] the start board
+    name: str  # the solver's name in the outputs
+
+
+def _checked(
+    n: int | None,
+    chains: int | None,
+    solutions: int | None,
+    seconds: float | None,
+    max_steps: int | None,
+    init: str,
+    tabu: int,
+    seed: int,
+    batch: int | None,
+    start,
+    max_restarts: int | None,
+    move: str,
+    trace_steps: int,
+    max_chains: int | None,
+    instance,
+    toroidal: bool,
+) -> _Checked:
+    """`solve`'s arguments checked in the order its errors are raised, defaults filled in."""
+    model, mask, n = _problem_setup(n, instance, toroidal, start)
     if max_restarts is None:
         max_restarts = (
             settings.SOLVE_DEFAULTS["max_restarts"] if instance is None else INSTANCE_MAX_RESTARTS
@@ -323,10 +407,52 @@ def solve(
     trace_steps = arguments.integer(trace_steps, "trace_steps", 0)
     arguments.choice(init, "--init", INITS)
     arguments.choice(move, "--move", MOVES)
-    start_rows = _start_rows(start, n)
-    name = solver_name("minconflicts", init=init, tabu=tabu, move=move)
-    if n == 1 and mask is None:
-        return _solve_trivial(budget, seed, name, model)
+    return _Checked(
+        n=n,
+        model=model,
+        mask=mask,
+        budget=budget,
+        seed=seed,
+        batch=batch,
+        max_steps=max_steps,
+        max_restarts=max_restarts,
+        init=init,
+        tabu=tabu,
+        move=move,
+        trace_steps=trace_steps,
+        start_rows=_start_rows(start, n),
+        name=solver_name("minconflicts", init=init, tabu=tabu, move=move),
+    )
+
+
+def _problem_setup(
+    n: int | None, instance, toroidal: bool, start
+) -> tuple[cons.Constraints | None, rules.Mask | None, int]:
+    """`solve`'s instance model, its mask and the board size, checked (start board included)."""
+    if isinstance(instance, cons.Constraints):
+        settings.check_instance_n(instance.n)  # before its n x n masks are built
+    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
+    n = as_size(n if model is None else model.n)
+    check_n(n)
+    if model is not None and model.toroidal and model.plain and math.gcd(n, 6) != 1:
+        raise QueensError(
+            f"n = {n} has no toroidal solution (toroidal queens exist only for n prime "
+            "to 6: 1, 5, 7, 11, 13, ...; OEIS A051906); choose such an n"
+        )
+    return model, mask, n
+
+
+def _kernel_setup(
+    n: int,
+    init: str,
+    tabu: int,
+    move: str,
+    model: cons.Constraints | None,
+    mask: rules.Mask | None,
+    max_steps: int,
+    max_restarts: int,
+) -> tuple[minconflicts.Config, minconflicts.Params]:
+    """The kernel's static `Config` and its `Params` for `solve`'s checked settings."""
     try:
         config = minconflicts.Config(
             n=n,
@@ -340,62 +466,45 @@ def solve(
         params = minconflicts.default_params(config, max_steps=max_steps, max_restarts=max_restarts)
     except ValueError as err:
         raise QueensError(str(err)) from None
-    key = rng.seed_key(seed)
-    chunk = batch or default_chunk(
-        n, chains if solutions is None and seconds is None else None, max_steps
-    )
-    t0 = time.perf_counter()
-    runner = compile_runner(key, config, params, chunk, start_rows, bounded=True, mask=mask)
-    compile_s = time.perf_counter() - t0
+    return config, params
+
+
+def _fingerprint(command: str, c: _Checked, model: cons.Constraints | None) -> dict:
+    """The settings a checkpoint of `solve` must match to be resumed."""
     fingerprint = {
         "command": command,
         "solver": "min-conflicts",
-        "init": init,
-        "tabu": tabu,
-        "max_steps": max_steps,
-        "seed": seed,
-        "max_restarts": max_restarts,
-        "move": move,
-        "start": None if start_rows is None else start_rows.tolist(),
+        "init": c.init,
+        "tabu": c.tabu,
+        "max_steps": c.max_steps,
+        "seed": c.seed,
+        "max_restarts": c.max_restarts,
+        "move": c.move,
+        "start": None if c.start_rows is None else c.start_rows.tolist(),
     }
     if model is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
         fingerprint["instance"] = model.to_dict()
-    run = driver.run_chains(
-        runner,
-        n,
-        budget,
-        chunk,
-        what="min-conflicts",
-        compile_s=compile_s,
-        quiet=quiet,
-        checkpoint=None if checkpoint is None else Path(checkpoint),
-        fingerprint=fingerprint,
-        resume=resume,
-        checkpoint_every=checkpoint_every,
-        limits=f"at most {max_restarts + 1:,} attempts x {max_steps:,} steps a chain",
-        model=model,
-        solver=name,
-    )
-    trace = None
-    if trace_steps > 0:
-        metrics = trace_chain(key, config, params, trace_steps, start_rows, mask)
-        trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
+    return fingerprint
+
+
+def _summary(run: driver.ChainRun, c: _Checked, chunk: int, model: cons.Constraints | None) -> dict:
+    """`solve`'s summary: the run's figures and its settings (the instance's status with one)."""
     summary = driver.summarize(
         run,
-        solver=name,
-        init=init,
-        tabu=tabu,
-        max_steps=max_steps,
-        max_restarts=max_restarts,
-        move=move,
-        seed=seed,
+        solver=c.name,
+        init=c.init,
+        tabu=c.tabu,
+        max_steps=c.max_steps,
+        max_restarts=c.max_restarts,
+        move=c.move,
+        seed=c.seed,
         chunk=chunk,
         backend=jax.default_backend(),
         devices=local_device_count(),
     )
     if model is not None:
         summary.update(instance=model.to_dict(), status="SAT" if run.solved.any() else "unknown")
-    return SolveResult(run=run, summary=summary, config=config, trace=trace)
+    return summary
 
 
 def initial_board(
