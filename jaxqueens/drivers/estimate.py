@@ -16,6 +16,7 @@ import math
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -383,89 +384,17 @@ def estimate(
     settings.check_strata(probes, strata, depth, n)
     exact = A000170.get(n)
     if strata == 0 or depth == n:  # all dead above, or every walk enumerated
-        return Estimate(
-            n,
-            strata,
-            depth,
-            strata,
-            float(top[-1] if depth == n else 0),
-            0.0,
-            float(sum(top)),
-            0.0,
-            level,
-            1.0 if strata else 0.0,
-            0.0,
-            0.0,
-            exact,
-            top,
-        )
-    devices = backend.local_device_count()
-    if lanes is None:
-        lanes = (
-            LANES_PER_CALL
-            if not backend.is_accelerator()
-            else accelerator_lanes(n, depth, strata, probes, devices)
-        )
-    plan, copies, rows, padded, calls = call_plan(n, depth, strata, probes, lanes, devices)
-    per_call, words = plan.per_call, plan.probe.words
-    tiled = np.tile(words_of(masks64, words), (copies, 1, 1))
-    pad = np.full((padded - rows, 3, words), 0xFFFFFFFF, np.uint32)  # no free row: dead
-    masks = np.concatenate([tiled, pad])  # host arrays: placed by the executable, no program
-    ids = np.arange(padded, dtype=np.int32)
-    t0 = time.perf_counter()
-    seeds = call_seeds(seed, calls)
-    compiled = cache.loaded(  # loaded from the cache folder, kept in the process
-        "estimate-call",
-        (plan, devices),
-        (masks, ids, seeds[0]),
-        lambda: run_call.lower(masks, ids, seeds[0], plan, devices),
-    )
-    compile_s = time.perf_counter() - t0
-    procs, me = gather.process_count(), gather.process_index()
+        return _enumerated(n, strata, depth, top, level, exact)
+    run = _Calls.compile(n, depth, masks64, probes, lanes, seed)
+    procs = gather.process_count()
     if procs > 1:
-        _same_plan(calls, per_call, copies, plan.group)
-    fingerprint = {
-        "n": n,
-        "probes": probes,
-        "depth": depth,
-        "seed": seed,
-        "calls": calls,
-        "per_call": per_call,
-        "strata": strata,
-        "copies": copies,
-        "processes": procs,
-    }
+        _same_plan(run.calls, run.plan.per_call, run.copies, run.plan.group)
+    fingerprint = run.fingerprint(n, probes, depth, seed, procs)
     acc, start = np.zeros((len(SUMS), strata)), 0
     if resume and checkpoint is not None and Path(checkpoint).exists():
         acc, start = _load_sums(checkpoint, fingerprint, strata)
-    done = start  # calls whose sums are in acc
-    rounds = iter(range(start, calls, procs))
-
-    def call() -> Tick:
-        """One round: call `c0 + me` here, every process's sums added in call order."""
-        nonlocal done
-        c0 = next(rounds)
-        c = c0 + me
-        mine = np.zeros((len(SUMS), strata))
-        if c < calls:
-            mine = stratum_sums(compiled(masks, ids, seeds[c]), rows, copies, strata)
-        for k, part in enumerate(gather.allgather(mine)):  # in call order on every process
-            if c0 + k < calls:
-                acc[...] += part
-        done = min(calls, c0 + procs)
-        return Tick(done, finished=done >= calls)
-
-    save = None
-    if checkpoint is not None and gather.is_writer():
-        save = lambda: _save_sums(checkpoint, acc, done, fingerprint)
-    t0 = time.perf_counter()
-    stopped = start < calls and run_chunks(
-        call, total=calls, unit="calls", quiet=quiet, save=save, every=checkpoint_every
-    )  # interrupted: the sums of the finished calls are saved
-    seconds = time.perf_counter() - t0
-    if save is not None and not stopped:
-        _save_sums(checkpoint, acc, calls, fingerprint)
-    m = (done if stopped else calls) * per_call * copies
+    done, stopped, seconds = run.sweep(acc, start, quiet, checkpoint, fingerprint, checkpoint_every)
+    m = (done if stopped else run.calls) * run.plan.per_call * run.copies
     q, q_se, q_skew = stratified(acc[0], acc[1], acc[5], m)
     v, v_se, v_skew = stratified(acc[2], acc[3], acc[6], m)
     return Estimate(
@@ -480,13 +409,136 @@ def estimate(
         level,
         float(acc[4].sum() / (m * strata)) if m else math.nan,
         seconds,
-        compile_s,
+        run.compile_s,
         exact,
         top,
         "interrupted" if stopped else "finished",
         q_skew,
         v_skew,
     )
+
+
+def _enumerated(n: int, strata: int, depth: int, top, level: float, exact) -> Estimate:
+    """The exact `Estimate` when no probe is needed (every walk enumerated, or all dead above)."""
+    return Estimate(
+        n,
+        strata,
+        depth,
+        strata,
+        float(top[-1] if depth == n else 0),
+        0.0,
+        float(sum(top)),
+        0.0,
+        level,
+        1.0 if strata else 0.0,
+        0.0,
+        0.0,
+        exact,
+        top,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Calls:
+    """`estimate`'s kernel calls: their layout, host inputs and compiled executable."""
+
+    plan: Plan
+    copies: int  # copies of every stratum's rows
+    rows: int  # stratum rows in all (copies included), before padding
+    calls: int  # kernel calls of the run
+    strata: int
+    masks: np.ndarray  # [padded, 3, words] uint32 the rows' masks (padding rows dead)
+    ids: np.ndarray  # [padded] int32 row ids
+    seeds: np.ndarray  # [calls] the calls' seeds
+    compiled: Any  # (masks, ids, seed) -> CallSums
+    compile_s: float
+
+    @classmethod
+    def compile(
+        cls, n: int, depth: int, masks64: np.ndarray, probes: int, lanes: int | None, seed: int
+    ) -> _Calls:
+        """Lay the probes out in calls of about `lanes` probes and compile the call."""
+        strata = len(masks64)
+        devices = backend.local_device_count()
+        if lanes is None:
+            lanes = (
+                LANES_PER_CALL
+                if not backend.is_accelerator()
+                else accelerator_lanes(n, depth, strata, probes, devices)
+            )
+        plan, copies, rows, padded, calls = call_plan(n, depth, strata, probes, lanes, devices)
+        words = plan.probe.words
+        tiled = np.tile(words_of(masks64, words), (copies, 1, 1))
+        pad = np.full((padded - rows, 3, words), 0xFFFFFFFF, np.uint32)  # no free row: dead
+        masks = np.concatenate([tiled, pad])  # host arrays: placed by the executable, no program
+        ids = np.arange(padded, dtype=np.int32)
+        t0 = time.perf_counter()
+        seeds = call_seeds(seed, calls)
+        compiled = cache.loaded(  # loaded from the cache folder, kept in the process
+            "estimate-call",
+            (plan, devices),
+            (masks, ids, seeds[0]),
+            lambda: run_call.lower(masks, ids, seeds[0], plan, devices),
+        )
+        compile_s = time.perf_counter() - t0
+        return cls(plan, copies, rows, calls, strata, masks, ids, seeds, compiled, compile_s)
+
+    def fingerprint(self, n: int, probes: int, depth: int, seed: int, procs: int) -> dict:
+        """The settings a checkpoint must match to be resumed."""
+        return {
+            "n": n,
+            "probes": probes,
+            "depth": depth,
+            "seed": seed,
+            "calls": self.calls,
+            "per_call": self.plan.per_call,
+            "strata": self.strata,
+            "copies": self.copies,
+            "processes": procs,
+        }
+
+    def sweep(
+        self,
+        acc: np.ndarray,
+        start: int,
+        quiet: bool | None,
+        checkpoint,
+        fingerprint: dict,
+        checkpoint_every: float,
+    ) -> tuple[int, bool, float]:
+        """Run calls `start`.. adding their sums to `acc` (in place): (calls done, interrupted,
+        seconds)."""
+        procs, me = gather.process_count(), gather.process_index()
+        calls, strata = self.calls, self.strata
+        done = start  # calls whose sums are in acc
+        rounds = iter(range(start, calls, procs))
+
+        def call() -> Tick:
+            """One round: call `c0 + me` here, every process's sums added in call order."""
+            nonlocal done
+            c0 = next(rounds)
+            c = c0 + me
+            mine = np.zeros((len(SUMS), strata))
+            if c < calls:
+                sums = self.compiled(self.masks, self.ids, self.seeds[c])
+                mine = stratum_sums(sums, self.rows, self.copies, strata)
+            for k, part in enumerate(gather.allgather(mine)):  # in call order on every process
+                if c0 + k < calls:
+                    acc[...] += part
+            done = min(calls, c0 + procs)
+            return Tick(done, finished=done >= calls)
+
+        save = None
+        if checkpoint is not None and gather.is_writer():
+            save = lambda: _save_sums(checkpoint, acc, done, fingerprint)
+        t0 = time.perf_counter()
+        stopped = start < calls and run_chunks(
+            call, total=calls, unit="calls", quiet=quiet, save=save, every=checkpoint_every
+        )  # interrupted: the sums of the finished calls are saved
+        seconds = time.perf_counter() - t0
+        if save is not None and not stopped:
+            _save_sums(checkpoint, acc, calls, fingerprint)
+        return done, stopped, seconds
 
 
 def _same_plan(*layout: int) -> None:
