@@ -267,12 +267,6 @@ def sample_ga(
     to its end, 10-20 s past `--time 1` at n = 16 on a loaded machine.
     """
     rounds_of = batch or min(chains or 1024, 1024)
-    solved, steps, rows = [], [], []
-    work: list[np.ndarray] = []  # [T, 3] per round: evaluations spent, to solution, generations
-    secs: list[np.ndarray] = []  # [T] per round: each trial's share of the round's seconds
-    seen: set[bytes] = set()
-    wall = compile_s = 0.0
-    stopped_by, r = None, 0
     fingerprint = {
         "solver": "stats-ga",
         "n": n,
@@ -280,20 +274,66 @@ def sample_ga(
         "round": rounds_of,
         "options": {k: v for k, v in sorted(ga_options.items()) if v is not None},
     }
+    t = _GARounds(n, chains, solutions, seconds, seed, rounds_of, ga_options)
     if resume and checkpoint is not None:
-        solved, steps, rows, r, wall, work, secs = _load_rounds(checkpoint, fingerprint)
-        seen.update(x.tobytes() for part in rows for x in part)
+        t.solved, t.steps, t.rows, t.r, t.wall, t.work, t.secs = _load_rounds(
+            checkpoint, fingerprint
+        )
+        t.seen.update(x.tobytes() for part in t.rows for x in part)
+    save = None
+    if checkpoint is not None:
+        save = lambda: _save_rounds(
+            checkpoint, t.solved, t.steps, t.rows, t.r, t.wall, fingerprint, t.work, t.secs
+        )
+    if run_chunks(
+        t.one_round, total=chains, unit="trials", quiet=quiet, save=save, every=checkpoint_every
+    ):
+        t.stopped_by = "interrupted"
+    assert t.stopped_by is not None  # the loop ends when a budget is met or on an interrupt
+    return t.samples()
 
-    def one_round() -> Tick:
+
+@dataclasses.dataclass
+class _GARounds:
+    """`sample_ga`'s rounds: their settings and the samples recorded so far."""
+
+    n: int
+    chains: int | None
+    solutions: int | None
+    seconds: float | None
+    seed: int
+    rounds_of: int  # trials per round
+    ga_options: dict
+    solved: list = dataclasses.field(default_factory=list)  # [T] bool per round
+    steps: list = dataclasses.field(default_factory=list)  # [T] generations per round
+    rows: list = dataclasses.field(default_factory=list)  # [S, n] solutions per round
+    work: list = dataclasses.field(default_factory=list)  # [T, 3] per round: evaluations
+    # spent, to solution, generations
+    secs: list = dataclasses.field(default_factory=list)  # [T] per round: each trial's share
+    # of the round's seconds
+    seen: set[bytes] = dataclasses.field(default_factory=set)
+    wall: float = 0.0
+    compile_s: float = 0.0
+    stopped_by: str | None = None
+    r: int = 0  # next round
+
+    def one_round(self) -> Tick:
         """Evolve round r and record its samples (a KeyboardInterrupt leaves the record whole)."""
-        nonlocal wall, compile_s, stopped_by, r
-        run = rounds_of if chains is None else min(rounds_of, chains - sum(map(len, solved)))
-        sub_seed = int(np.random.SeedSequence([seed, r]).generate_state(1)[0] & 0x7FFFFFFF)
-        left = None if seconds is None else max(seconds - wall, 1e-9)  # a round ends by then
-        res = ga.evolve(n, trials=run, seed=sub_seed, quiet=True, seconds=left, **ga_options)
+        n, chains, seconds = self.n, self.chains, self.seconds
+        run = (
+            self.rounds_of
+            if chains is None
+            else min(self.rounds_of, chains - sum(map(len, self.solved)))
+        )
+        sub_seed = int(
+            np.random.SeedSequence([self.seed, self.r]).generate_state(1)[0] & 0x7FFFFFFF
+        )
+        left = None if seconds is None else max(seconds - self.wall, 1e-9)  # a round ends by then
+        res = ga.evolve(n, trials=run, seed=sub_seed, quiet=True, seconds=left, **self.ga_options)
         if res.interrupted:  # keep whole rounds only
             raise KeyboardInterrupt
-        wall, compile_s = wall + res.wall_s + res.init_s, compile_s + res.compile_s
+        self.wall = self.wall + res.wall_s + res.init_s
+        self.compile_s = self.compile_s + res.compile_s
         fit = res.fitness.reshape(run, -1)
         pop = res.population.reshape(run, -1, n)
         has = (fit == 0).any(axis=1)
@@ -301,61 +341,55 @@ def sample_ga(
         sols = pop[np.arange(run), first][has].astype(np.int32)
         checker.require_solutions(sols, what="GA samples", n=n)
         gens = res.first_solved.astype(np.int64)
-        solved.append(has)
-        steps.append(np.where(has, gens, res.generations))
+        self.solved.append(has)
+        self.steps.append(np.where(has, gens, res.generations))
         spent = np.asarray(res.evals_total, np.int64)  # DEAP's count, per trial
         to_solution = np.where(has, np.asarray(res.evals_at_first, np.int64), -1)
-        work.append(np.stack([spent, to_solution, np.full(run, res.generations)], axis=1))
-        secs.append((res.wall_s + res.init_s) * spent / max(1, int(spent.sum())))
-        rows.append(sols)
-        seen.update(s.tobytes() for s in sols)
-        r += 1
-        done = sum(map(len, solved))
+        self.work.append(np.stack([spent, to_solution, np.full(run, res.generations)], axis=1))
+        self.secs.append((res.wall_s + res.init_s) * spent / max(1, int(spent.sum())))
+        self.rows.append(sols)
+        self.seen.update(s.tobytes() for s in sols)
+        self.r += 1
+        done = sum(map(len, self.solved))
         if chains is not None and done >= chains:
-            stopped_by = "chains"
-        elif solutions is not None and len(seen) >= solutions:
-            stopped_by = "solutions"
-        elif seconds is not None and wall >= seconds:
-            stopped_by = "time"
-        return Tick(done, f"{len(seen)} distinct", finished=stopped_by is not None)
+            self.stopped_by = "chains"
+        elif self.solutions is not None and len(self.seen) >= self.solutions:
+            self.stopped_by = "solutions"
+        elif seconds is not None and self.wall >= seconds:
+            self.stopped_by = "time"
+        return Tick(done, f"{len(self.seen)} distinct", finished=self.stopped_by is not None)
 
-    save = None
-    if checkpoint is not None:
-        save = lambda: _save_rounds(
-            checkpoint, solved, steps, rows, r, wall, fingerprint, work, secs
-        )
-    if run_chunks(
-        one_round, total=chains, unit="trials", quiet=quiet, save=save, every=checkpoint_every
-    ):
-        stopped_by = "interrupted"
-    assert stopped_by is not None  # the loop ends when a budget is met or on an interrupt
-    if not solved:
+    def samples(self) -> Samples:
+        """The samples of the rounds run (none: empty arrays)."""
+        n, stopped_by = self.n, self.stopped_by
+        assert stopped_by is not None
+        if not self.solved:
+            return Samples(
+                n,
+                "ga",
+                {},
+                np.zeros(0, bool),
+                np.zeros(0, np.int64),
+                np.zeros((0, n), np.int32),
+                "generations",
+                self.wall,
+                self.compile_s,
+                stopped_by,
+            )
         return Samples(
             n,
             "ga",
-            {},
-            np.zeros(0, bool),
-            np.zeros(0, np.int64),
-            np.zeros((0, n), np.int32),
+            {k: v for k, v in self.ga_options.items() if v is not None},
+            np.concatenate(self.solved),
+            np.concatenate(self.steps),
+            np.concatenate(self.rows),
             "generations",
-            wall,
-            compile_s,
+            self.wall,
+            self.compile_s,
             stopped_by,
+            work=np.concatenate(self.work),
+            seconds=np.concatenate(self.secs),
         )
-    return Samples(
-        n,
-        "ga",
-        {k: v for k, v in ga_options.items() if v is not None},
-        np.concatenate(solved),
-        np.concatenate(steps),
-        np.concatenate(rows),
-        "generations",
-        wall,
-        compile_s,
-        stopped_by,
-        work=np.concatenate(work),
-        seconds=np.concatenate(secs),
-    )
 
 
 def _save_rounds(path, solved, steps, rows, r, wall, fingerprint, work=(), secs=()) -> None:
