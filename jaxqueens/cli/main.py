@@ -244,44 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "config", None):  # evolve and compare --config FILE: options as flags
             args = schema.apply_config(args, (parser.commands or {})[args.command])
         args = options.resume_folder(args)  # --resume DIR writes to DIR
-        # First, before JAX is imported: one CPU device per core, the XLA:CPU loop flags and the
-        # compilation cache (JAXQUEENS_CPU_DEVICES, JAXQUEENS_XLA_FLAGS, JAXQUEENS_CACHE_DIR);
-        # a command may turn off LLVM's loop unrolling (evolve: parallel.devices says why).
-        devices.configure(
-            cache=not dist.no_cache, loop_unrolling=getattr(args, "loop_unrolling", True)
-        )
-        if getattr(args, "uses_jax", True):  # check, show and render never import JAX
-            cache.warn_cache()
-        processes.init_distributed(
-            dist.coordinator,
-            dist.num_processes,
-            dist.process_id,
-            dist.coordinator_timeout,
-            _join_settings(args),
-        )
-        _take_folder(args)
-        # `| head`: a closed stdout costs no file; the files the command writes are kept in
-        # memory as written, and its report is built from them (atomic.recording)
-        with console.pipe_safe_stdout() as shown, atomic.recording():
-            before = _before(args)
-            defined = schema.options_of((parser.commands or {})[args.command])
-            given = schema.given(args, defined)
-            words = sys.argv[1:] if argv is None else argv
-            provenance.begin(  # every summary.json's run record (jaxqueens.io.provenance)
-                args.command,
-                report.command_words(words),
-                {k: getattr(args, opt.action.dest, None) for k, opt in defined.items()},
-                given,
-            )
-            # the command's final write and its report are one end: a signal there waits for
-            # both, and its checkpoint goes only after them (jaxqueens.io.writing.ending)
-            with writing.ending(_out_folder(args)):
-                code = args.func(args)
-                if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets a report
-                    with writing.final_write(_out_folder(args)):
-                        _write_report(args, words, given, shown.text(), before)
-        logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
-        return code
+        return _run(args, parser, dist, argv, t0)
     except InstanceUnsat as err:  # a result, not an error: no solution exists (exit 1)
         spec = getattr(args, "instance", None)
         print(f"instance {spec + ': ' if spec else ''}{err}; no search run")
@@ -318,6 +281,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         interrupts.uninstall()
         provenance.end()
         ownership.release_all()  # the --out folder's lock (jaxqueens.io.ownership)
+
+
+def _run(args, parser: schema.Parser, dist, argv: Sequence[str] | None, t0: float) -> int:
+    """Set the process up for a parsed command (devices, processes, the --out folder), run it
+    and write its report; its exit code."""
+    # First, before JAX is imported: one CPU device per core, the XLA:CPU loop flags and the
+    # compilation cache (JAXQUEENS_CPU_DEVICES, JAXQUEENS_XLA_FLAGS, JAXQUEENS_CACHE_DIR);
+    # a command may turn off LLVM's loop unrolling (evolve: parallel.devices says why).
+    devices.configure(cache=not dist.no_cache, loop_unrolling=getattr(args, "loop_unrolling", True))
+    if getattr(args, "uses_jax", True):  # check, show and render never import JAX
+        cache.warn_cache()
+    processes.init_distributed(
+        dist.coordinator,
+        dist.num_processes,
+        dist.process_id,
+        dist.coordinator_timeout,
+        _join_settings(args),
+    )
+    _take_folder(args)
+    # `| head`: a closed stdout costs no file; the files the command writes are kept in
+    # memory as written, and its report is built from them (atomic.recording)
+    with console.pipe_safe_stdout() as shown, atomic.recording():
+        before = _before(args)
+        defined = schema.options_of((parser.commands or {})[args.command])
+        given = schema.given(args, defined)
+        words = sys.argv[1:] if argv is None else argv
+        provenance.begin(  # every summary.json's run record (jaxqueens.io.provenance)
+            args.command,
+            report.command_words(words),
+            {k: getattr(args, opt.action.dest, None) for k, opt in defined.items()},
+            given,
+        )
+        # the command's final write and its report are one end: a signal there waits for
+        # both, and its checkpoint goes only after them (jaxqueens.io.writing.ending)
+        with writing.ending(_out_folder(args)):
+            code = args.func(args)
+            if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets a report
+                with writing.final_write(_out_folder(args)):
+                    _write_report(args, words, given, shown.text(), before)
+    logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
+    return code
 
 
 PER_PROCESS = frozenset({"out", "resume", "quiet", "progress"})

@@ -180,18 +180,7 @@ def add_command(sub) -> None:
 def cmd_solve(args) -> int:
     """The ``solve`` command: run, print the summary, write the outputs."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
-    if args.device == "gpu" and jax.default_backend() != "gpu":
-        raise QueensError(
-            "--device gpu: no GPU is visible to JAX; install jaxqueens[gpu] "
-            "(see the install docs) or use --device cpu"
-        )
-    if args.plot and not args.out:
-        raise QueensError("--plot needs --out DIR to write the figures into")
-    if args.instance and args.show_initial:
-        raise QueensError("--show-initial shows plain boards; drop it with --instance")
-    start, instance = options.start_and_instance(args)
-    if args.toroidal and args.show_initial:
-        raise QueensError("--show-initial shows plain boards; drop it with --toroidal")
+    start, instance = _checked_start(args)
     n = options.board_size(args, start) if instance is None else instance.n
     path = settings.solve_path(n, vars(args))
     if path != "backtrack":  # the drivers' check, before JAX is imported
@@ -208,17 +197,7 @@ def cmd_solve(args) -> int:
     if path == "large":
         return _cmd_large(args, n, setting)
     checkpoint, resume = options.checkpoint_target(args)
-    given = args.chains is not None or args.solutions or args.time
-    chains = (
-        args.chains
-        if given
-        else settings.INSTANCE_CHAINS
-        if instance is not None
-        else settings.default_chains(n)
-    )
-    max_chains = None
-    if setting["capped"]:  # chains are run, not awaited (a bounded job)
-        chains, max_chains = None, chains
+    chains, max_chains = _chain_budget(args, n, instance, setting)
     provenance.settle(chains=chains, max_chains=max_chains)
     if args.show_initial:
         _show_initial(setting, n, start)
@@ -253,56 +232,99 @@ def cmd_solve(args) -> int:
         return options.report_interrupt(f"{len(result.run.chain_id)} finished chains", args.out)
     provenance.settle(batch=result.summary.get("chunk"))
     with writing.final_write(args.out):
-        s, run = result.summary, result.run  # printed from the run itself (the summary's source)
-        logs.log("summary", **s)
-        st = {k: "-" if v is None else f"{v:g}" for k, v in run.step_quantiles().items()}
-        print(
-            f"n = {n}: {run.solved_count} of {run.chains} chains solved, "
-            f"{len(run.distinct_solutions)} distinct "
-            f"solutions, all verified; steps median {st['median']}, p99 {st['p99']}, max "
-            f"{st['max']}"
-        )
-        if run.stopped_by == "kept_chains":
-            print(
-                f"stopped after {run.chains:,} chains, the most one run keeps in memory (every "
-                "chain is kept for the summary and --out): give --chains with --max-restarts to "
-                "bound the run, or a larger --maxsteps so that chains solve"
-            )
-        if run.unfinished_count:
-            print(
-                f"{run.unfinished_count} of these chains were still running when the --time "
-                "budget ran out: counted unsolved"
-            )
-        if run.solutions_per_s:
-            rate = run.solutions_per_s
-            rate = f"{rate:,.0f}" if rate >= 10 else f"{rate:.3g}"
-            print(
-                f"{rate} solutions/s in {run.wall_s:.2f} s of search (the chains' kernel calls; "
-                f"compile {run.compile_s:.2f} s, start-up and writing excluded); stopped by "
-                f"{run.stopped_by} budget"
-            )
-        if run.chains - run.solved_count:
-            print(_no_solution_line(run, setting))
-        if s.get("status") == "unknown" and args.instance:
-            print(
-                f"instance {args.instance}: unknown (no chain solved it; local search proves no "
-                "UNSAT: jaxqueens complete decides it exactly)"
-            )
-        elif s.get("status") == "SAT" and args.instance:
-            print(f"instance {args.instance}: SAT, every solution checked against the instance")
-        if len(result.solutions) and n <= 16:
-            print(render.ascii_board(result.solutions[0]))
+        logs.log("summary", **result.summary)
+        _print_summary(result, n, args, setting)
         if args.out and is_writer():
-            out = Path(args.out)
-            written = chain_out.write_outputs(result.run, out, s)
-            written += chain_out.write_unsolved(result.run, out)
-            if len(result.solutions) and n <= render.MAX_PNG_N:
-                render.board_png(result.solutions[0], out / "solution.png")
-                written.append(out / "solution.png")
-            if args.plot:
-                written += _solve_plots(result.trace, result.run.steps[result.run.solved], n, out)
-            print(f"wrote {', '.join(p.name for p in written)} to {out}")
-        return 0 if run.solved_count else 1
+            _write_outputs(result, n, args)
+        return 0 if result.run.solved_count else 1
+
+
+def _checked_start(args):
+    """`solve`'s flags that exclude each other refused (in this order); (start board, instance)."""
+    if args.device == "gpu" and jax.default_backend() != "gpu":
+        raise QueensError(
+            "--device gpu: no GPU is visible to JAX; install jaxqueens[gpu] "
+            "(see the install docs) or use --device cpu"
+        )
+    if args.plot and not args.out:
+        raise QueensError("--plot needs --out DIR to write the figures into")
+    if args.instance and args.show_initial:
+        raise QueensError("--show-initial shows plain boards; drop it with --instance")
+    start, instance = options.start_and_instance(args)
+    if args.toroidal and args.show_initial:
+        raise QueensError("--show-initial shows plain boards; drop it with --toroidal")
+    return start, instance
+
+
+def _chain_budget(args, n: int, instance, setting: dict) -> tuple[int | None, int | None]:
+    """(chains to solve, chains to run) of a batched `solve`: a capped run runs its chains."""
+    given = args.chains is not None or args.solutions or args.time
+    chains = (
+        args.chains
+        if given
+        else settings.INSTANCE_CHAINS
+        if instance is not None
+        else settings.default_chains(n)
+    )
+    max_chains = None
+    if setting["capped"]:  # chains are run, not awaited (a bounded job)
+        chains, max_chains = None, chains
+    return chains, max_chains
+
+
+def _print_summary(result, n: int, args, setting: dict) -> None:
+    """`solve`'s lines on standard output: the run's figures, the instance's status, a board."""
+    s, run = result.summary, result.run  # printed from the run itself (the summary's source)
+    st = {k: "-" if v is None else f"{v:g}" for k, v in run.step_quantiles().items()}
+    print(
+        f"n = {n}: {run.solved_count} of {run.chains} chains solved, "
+        f"{len(run.distinct_solutions)} distinct "
+        f"solutions, all verified; steps median {st['median']}, p99 {st['p99']}, max "
+        f"{st['max']}"
+    )
+    if run.stopped_by == "kept_chains":
+        print(
+            f"stopped after {run.chains:,} chains, the most one run keeps in memory (every "
+            "chain is kept for the summary and --out): give --chains with --max-restarts to "
+            "bound the run, or a larger --maxsteps so that chains solve"
+        )
+    if run.unfinished_count:
+        print(
+            f"{run.unfinished_count} of these chains were still running when the --time "
+            "budget ran out: counted unsolved"
+        )
+    if run.solutions_per_s:
+        rate = run.solutions_per_s
+        rate = f"{rate:,.0f}" if rate >= 10 else f"{rate:.3g}"
+        print(
+            f"{rate} solutions/s in {run.wall_s:.2f} s of search (the chains' kernel calls; "
+            f"compile {run.compile_s:.2f} s, start-up and writing excluded); stopped by "
+            f"{run.stopped_by} budget"
+        )
+    if run.chains - run.solved_count:
+        print(_no_solution_line(run, setting))
+    if s.get("status") == "unknown" and args.instance:
+        print(
+            f"instance {args.instance}: unknown (no chain solved it; local search proves no "
+            "UNSAT: jaxqueens complete decides it exactly)"
+        )
+    elif s.get("status") == "SAT" and args.instance:
+        print(f"instance {args.instance}: SAT, every solution checked against the instance")
+    if len(result.solutions) and n <= 16:
+        print(render.ascii_board(result.solutions[0]))
+
+
+def _write_outputs(result, n: int, args) -> None:
+    """`solve`'s files in `--out` (this process writes them), and the line naming them."""
+    out = Path(args.out)
+    written = chain_out.write_outputs(result.run, out, result.summary)
+    written += chain_out.write_unsolved(result.run, out)
+    if len(result.solutions) and n <= render.MAX_PNG_N:
+        render.board_png(result.solutions[0], out / "solution.png")
+        written.append(out / "solution.png")
+    if args.plot:
+        written += _solve_plots(result.trace, result.run.steps[result.run.solved], n, out)
+    print(f"wrote {', '.join(p.name for p in written)} to {out}")
 
 
 def _no_solution_line(run, setting: dict) -> str:
