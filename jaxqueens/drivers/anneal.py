@@ -394,31 +394,22 @@ def anneal(
     checked = tables.check_anneal(
         n=n, method=method, chains=chains, steps=steps, walk=walk, seed=seed, batch=batch, **opts
     )
-    seed, rounds, step = checked["seed"], checked["rounds"], checked["step"]
-    objective, edge = opts["objective"], opts["edge"]
-    q, init_prob, alpha, t0 = checked["q"], checked["init_prob"], checked["alpha"], checked["t0"]
-    constrained = mask is not None
+    seed = checked["seed"]
     config = make_config(
         n,
         method,
         steps,
-        rounds,
+        checked["rounds"],
         neighbour,
-        step,
-        objective,
-        edge,
+        checked["step"],
+        opts["objective"],
+        opts["edge"],
         toroidal=model is not None and model.toroidal,
-        constrained=constrained,
+        constrained=mask is not None,
     )
-    if start is not None:
-        start = as_board(np.asarray(start).reshape(-1), n, what="the start board")
-        if neighbour == "swap" and len(np.unique(start)) < n:
-            raise QueensError(
-                f"the start board has {n - len(np.unique(start))} queen(s) on an occupied row and "
-                "--neighbour swap never changes which rows are occupied, so no chain could solve "
-                "it; use --neighbour step (moves one queen within its column)"
-            )
+    start = _start_board(start, n, neighbour)
     cal_key, key = chain_batch.seed_keys(seed, 2)
+    q, init_prob, alpha, t0 = checked["q"], checked["init_prob"], checked["alpha"], checked["t0"]
     schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha, t0, start, mask)
     devices = local_device_count()
     if announce is not None:
@@ -435,6 +426,91 @@ def anneal(
         chain_batch.Chains(sls, config), key, chunk, params, problem, total=chains
     )
     compile_s = time.perf_counter() - started
+    fingerprint = _fingerprint(method, config, schedule, seed, start, model)
+    run = driver.run_chains(
+        spent_steps(runner, config),
+        config.n,
+        driver.Budget(max_chains=chains),
+        chunk,
+        what=f"annealing ({method})",
+        compile_s=compile_s,
+        quiet=quiet,
+        checkpoint=checkpoint,
+        fingerprint=fingerprint,
+        resume=resume,
+        checkpoint_every=checkpoint_every,
+        model=model,
+        solver=method,
+        best_unit=best_unit(config),
+    )
+    traces, every, best = _replays(
+        key, config, params, problem, run, model, trace_chains, best_boards
+    )
+    summary = _summary(
+        run, method, preset, opts, checked, config, schedule, start, chunk, model, best
+    )
+    return AnnealResult(
+        run=run,
+        summary=summary,
+        config=config,
+        schedule=schedule,
+        traces=traces,
+        trace_every=every,
+        best_chains=best[0],
+        best_boards=best[1],
+        best_pairs=best[2],
+        instance=model,
+    )
+
+
+def _replays(
+    key,
+    config: sls.Config,
+    params: sls.Params,
+    problem: sls.Problem | None,
+    run: driver.ChainRun,
+    model: cons.Constraints | None,
+    trace_chains: int,
+    best_boards: bool,
+) -> tuple[np.ndarray | None, int, tuple]:
+    """What `anneal` replays after the run: (the traces of chains 0..trace_chains-1, their
+    step between records, the best boards of the unsolved chains)."""
+    traces = None
+    every = max(1, config.total_steps // 2000)
+    if trace_chains > 0:
+        keys = chain_keys(key, jnp.arange(trace_chains))
+        traces = np.asarray(_trace(config, every)(keys, params, problem))
+    best = (
+        best_of_unsolved(key, config, params, problem, run, model)
+        if best_boards and run.stopped_by != "interrupted"
+        else (None, None, None)
+    )
+    return traces, every, best
+
+
+def _start_board(start, n: int, neighbour: str) -> np.ndarray | None:
+    """The start board as rows, checked against the neighbour (swap cannot solve repeated rows)."""
+    if start is None:
+        return None
+    start = as_board(np.asarray(start).reshape(-1), n, what="the start board")
+    if neighbour == "swap" and len(np.unique(start)) < n:
+        raise QueensError(
+            f"the start board has {n - len(np.unique(start))} queen(s) on an occupied row and "
+            "--neighbour swap never changes which rows are occupied, so no chain could solve "
+            "it; use --neighbour step (moves one queen within its column)"
+        )
+    return start
+
+
+def _fingerprint(
+    method: str,
+    config: sls.Config,
+    schedule: np.ndarray,
+    seed: int,
+    start: np.ndarray | None,
+    model: cons.Constraints | None,
+) -> dict:
+    """The settings a checkpoint of `anneal` must match to be resumed."""
     static = {  # without the accelerator's switches (their CPU values): CPU checkpoints resume
         k: v
         for k, v in dataclasses.asdict(config).items()
@@ -452,58 +528,49 @@ def anneal(
         fingerprint["start"] = start.tolist()
     if model is not None:
         fingerprint["instance"] = model.to_dict()
-    run = driver.run_chains(
-        spent_steps(runner, config),
-        config.n,
-        driver.Budget(max_chains=chains),
-        chunk,
-        what=f"annealing ({method})",
-        compile_s=compile_s,
-        quiet=quiet,
-        checkpoint=checkpoint,
-        fingerprint=fingerprint,
-        resume=resume,
-        checkpoint_every=checkpoint_every,
-        model=model,
-        solver=method,
-        best_unit=best_unit(config),
-    )
-    traces = None
-    every = max(1, config.total_steps // 2000)
-    if trace_chains > 0:
-        keys = chain_keys(key, jnp.arange(trace_chains))
-        traces = np.asarray(_trace(config, every)(keys, params, problem))
-    best = (
-        best_of_unsolved(key, config, params, problem, run, model)
-        if best_boards and run.stopped_by != "interrupted"
-        else (None, None, None)
-    )
+    return fingerprint
+
+
+def _summary(
+    run: driver.ChainRun,
+    method: str,
+    preset: str,
+    opts: dict,
+    checked: dict,
+    config: sls.Config,
+    schedule: np.ndarray,
+    start: np.ndarray | None,
+    chunk: int,
+    model: cons.Constraints | None,
+    best: tuple,
+) -> dict:
+    """`anneal`'s summary: the run's figures, its settings and schedule, the best boards'."""
     summary = driver.summarize(
         run,
         solver=method,
         method=method,
-        neighbour=neighbour,
-        step=step,
-        objective=objective,
-        edge=edge,
-        t0=t0,
+        neighbour=opts["neighbour"],
+        step=checked["step"],
+        objective=opts["objective"],
+        edge=opts["edge"],
+        t0=checked["t0"],
         preset=preset,
-        q=q if method == "ta" else None,
-        init_prob=init_prob if method == "sa" else None,
-        alpha=alpha if method == "sa" else None,
+        q=checked["q"] if method == "ta" else None,
+        init_prob=checked["init_prob"] if method == "sa" else None,
+        alpha=checked["alpha"] if method == "sa" else None,
         t_end=opts["t_end"] if method == "sa" else None,
         start=None if start is None else start.tolist(),
         steps_budget=config.total_steps,
-        rounds=rounds,
+        rounds=checked["rounds"],
         schedule=[float(x) for x in schedule],
         best_objective_mean=float(run.best.mean())
         if run.best is not None and run.best.size
         else None,
         best_objective_min=int(run.best.min()) if run.best is not None and run.best.size else None,
-        seed=seed,
+        seed=checked["seed"],
         chunk=chunk,
         backend=jax.default_backend(),
-        devices=devices,
+        devices=local_device_count(),
     )
     if model is not None:
         summary["instance"] = model.to_dict()
@@ -513,18 +580,7 @@ def anneal(
             "chains": len(best[0]),
             "pairs_min": int(best[2].min()) if len(best[2]) else None,
         }
-    return AnnealResult(
-        run=run,
-        summary=summary,
-        config=config,
-        schedule=schedule,
-        traces=traces,
-        trace_every=every,
-        best_chains=best[0],
-        best_boards=best[1],
-        best_pairs=best[2],
-        instance=model,
-    )
+    return summary
 
 
 def spent_steps(runner, config: sls.Config):
