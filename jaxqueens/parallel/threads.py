@@ -143,12 +143,26 @@ def _init(w, n: int, row_words: int, dead):
     cols = w[COLS]
     ld, rd = (w[LD_LO], w[LD_HI]), (w[RD_LO], w[RD_HI])
     c = _col(start, skip_lo, skip_hi).astype(jnp.uint32)
+    lo, hi = skip_lo.astype(jnp.uint32), skip_hi.astype(jnp.uint32)
+    n1 = _after(c, lo, hi, n)
+    n2 = _after(n1, lo, hi, n)
+    ahead = (n1, n2, _after(n2, lo, hi, n))
     av = _free(cols, ld, rd, c, n)
     zero = jnp.zeros_like(cols)
     packed = tuple(zero for _ in range(row_words))
     d = jnp.where(dead, start - 1, start)
     return Lane(
-        d, c, jnp.where(dead, zero, av & full), cols, ld, rd, packed, w[START], w[LAST], w[SKIP]
+        d,
+        c,
+        ahead,
+        jnp.where(dead, zero, av & full),
+        cols,
+        ld,
+        rd,
+        packed,
+        w[START],
+        w[LAST],
+        w[SKIP],
     )
 
 
@@ -157,6 +171,7 @@ class Lane(NamedTuple):
 
     d: jax.Array  # [B] int32 current level; start - 1 once the task is searched
     c: jax.Array  # [B] uint32 the board column of level d
+    ahead: tuple  # 3 x [B] uint32 the columns of levels d + 1, d + 2, d + 3 (at most n - 2)
     av: jax.Array  # [B] uint32 rows still to try at level d
     cols: jax.Array  # [B] uint32 rows taken
     ld: tuple  # 2 x [B] uint32 diagonals taken, bit row + column (low, high word)
@@ -208,7 +223,7 @@ def _step(s: Lane, n: int):
     prev = c - 1
     prev = prev - (prev == skip_hi).astype(jnp.uint32)
     prev = prev - (prev == skip_lo).astype(jnp.uint32)
-    nxt = _after(c, skip_lo, skip_hi, n)
+    nxt, c2, c3 = s.ahead
     r = jnp.where(has, _log2(bit), (rows >> sh) & 31)
     qc = jnp.where(has, c, prev)
     qbit = jnp.uint32(1) << r
@@ -223,13 +238,18 @@ def _step(s: Lane, n: int):
     add = (has & at_last & (f != 0)).astype(jnp.uint32)
     # look-ahead: enter the child only if the next two levels keep a free row too (ignoring the
     # queens still to come, so no solution is cut; after NQueensFAF and the CPU kernel)
-    c2 = _after(nxt, skip_lo, skip_hi, n)
-    c3 = _after(c2, skip_lo, skip_hi, n)
     ahead2 = (_free(ncols, nld, nrd, c2, n) != 0) | (d + 2 > last)
     ahead3 = (_free(ncols, nld, nrd, c3, n) != 0) | (d + 3 > last)
     push = has & ~at_last & (f != 0) & ahead2 & ahead3
     commit = push | pop
     d = jnp.where(push, d + 1, jnp.where(pop, d - 1, jnp.where(live & ~has, start - 1, d)))
+    # the columns ahead move up by one level on a push, down by one on a pop
+    beyond = _after(c3, skip_lo, skip_hi, n)
+    ahead = (
+        jnp.where(push, c2, jnp.where(pop, c, nxt)),
+        jnp.where(push, c3, jnp.where(pop, nxt, c2)),
+        jnp.where(push, beyond, jnp.where(pop, c2, c3)),
+    )
     c = jnp.where(commit, fc, c)
     av = jnp.where(commit, f, av ^ bit)
     cols = jnp.where(commit, ncols, cols)
@@ -242,7 +262,8 @@ def _step(s: Lane, n: int):
     packed = tuple(
         jnp.where(push & (kw == i), (p & ~slot) | (r << ks), p) for i, p in enumerate(packed)
     )
-    return s._replace(d=d, c=c, av=av, cols=cols, ld=ld, rd=rd, packed=packed), add
+    new = s._replace(d=d, c=c, ahead=ahead, av=av, cols=cols, ld=ld, rd=rd, packed=packed)
+    return new, add
 
 
 def row_words(n: int) -> int:
@@ -251,21 +272,24 @@ def row_words(n: int) -> int:
 
 
 def _kernel(
-    w_ref, out_ref, *, n: int, tasks: int, lanes: int, block: int, unroll: int, stats: bool
+    w_ref, out_ref, *, n: int, tasks: int, programs: int, block: int, unroll: int, stats: bool
 ):
-    """Lane g of the grid searches tasks g, g + lanes, g + 2 lanes, ...: a lane whose task is
-    done takes its next one, so no lane idles until its own tasks run out. Out: the lane's
-    weighted completions, uint32 `[2, block]` (low, high words), and with `stats` a third
-    row: the block's loop iterations (the same in every lane) and a fourth: the lane's own."""
-    g = pl.program_id(0) * block + lax.broadcasted_iota(jnp.int32, (block,), 0)
+    """Program p searches the tasks of its range, p T / P .. (p + 1) T / P: a lane whose task is
+    done takes the range's next one (the idle lanes number them by a prefix sum), so no lane of
+    the warp idles until the range runs out. Out: the lane's weighted completions, uint32
+    `[2, block]` (low, high words), and with `stats` a third row: the block's loop iterations
+    (the same in every lane) and a fourth: the lane's own."""
+    p = pl.program_id(0)
+    first, end = (p * tasks) // programs, ((p + 1) * tasks) // programs
+    lane = lax.broadcasted_iota(jnp.int32, (block,), 0)
     words = row_words(n)
 
     def load(task):
-        idx = jnp.minimum(task, tasks - 1)
-        return _init([w_ref[i, idx] for i in range(TASK_WORDS)], n, words, task >= tasks)
+        idx = jnp.clip(task, 0, tasks - 1)
+        return _init([w_ref[i, idx] for i in range(TASK_WORDS)], n, words, task >= end)
 
     def inner(c):
-        s, task, lo, hi, its = c
+        s, task, nxt, lo, hi, its = c
         for _ in range(unroll):  # a finished lane's steps change nothing until it refills
             busy = (s.d >= s.start.astype(jnp.int32)).astype(jnp.uint32)
             s, add = _step(s, n)
@@ -274,30 +298,33 @@ def _kernel(
             hi = hi + (lo < add).astype(jnp.uint32)
             if stats:  # block iterations, then the lane's busy ones
                 its = (its[0] + 1, its[1] + busy)
-        return s, task, lo, hi, its
+        return s, task, nxt, lo, hi, its
 
     def running(c):  # every lane busy or out of tasks, and some lane busy
         s, task = c[0], c[1]
         live = (s.d >= s.start.astype(jnp.int32)).astype(jnp.int32)
-        out = (task >= tasks).astype(jnp.int32)
+        out = (task >= end).astype(jnp.int32)
         return (jnp.min(live | out) > 0) & (jnp.max(live) > 0)
 
     def outer(c):
-        s, task, lo, hi, its = lax.while_loop(running, inner, c)
-        idle = (s.d < s.start.astype(jnp.int32)) & (task < tasks)
-        task = jnp.where(idle, task + lanes, task)
+        s, task, nxt, lo, hi, its = lax.while_loop(running, inner, c)
+        idle = (s.d < s.start.astype(jnp.int32)) & (task < end)
+        count = idle.astype(jnp.int32)
+        task = jnp.where(idle, nxt + jnp.cumsum(count) - count, task)  # the range's next ones
+        nxt = nxt + jnp.sum(count)
         fresh = load(task)
         s = jax.tree.map(lambda a, b: jnp.where(idle, a, b), fresh, s)
-        return s, task, lo, hi, its
+        return s, task, nxt, lo, hi, its
 
     zero = jnp.zeros((block,), jnp.uint32)
-    c = (load(g), g, zero, zero, (zero, zero))
-    c = lax.while_loop(lambda c: jnp.max((c[1] < tasks).astype(jnp.int32)) > 0, outer, c)
-    out_ref[0, :] = c[2]
-    out_ref[1, :] = c[3]
+    task = first + lane
+    c = (load(task), task, first + block, zero, zero, (zero, zero))
+    c = lax.while_loop(lambda c: jnp.max((c[1] < end).astype(jnp.int32)) > 0, outer, c)
+    out_ref[0, :] = c[3]
+    out_ref[1, :] = c[4]
     if stats:
-        out_ref[2, :] = c[4][0]
-        out_ref[3, :] = c[4][1]
+        out_ref[2, :] = c[5][0]
+        out_ref[3, :] = c[5][1]
 
 
 @functools.partial(
@@ -320,8 +347,8 @@ def count_tasks(
 
     Args:
       words: uint32 `[TASK_WORDS, T]` (`tasks`; the weight in bits 16.. of `SKIP`).
-      programs: blocks of `block` lanes (threads) the grid runs; lane g searches tasks
-        g, g + lanes, ... (size it to fill the device several times).
+      programs: blocks of `block` lanes (threads) the grid runs, each over its range of the
+        tasks (size them to fill the device; many tasks a lane even out the lanes' work).
       unroll: steps per check of the block's loop condition (the same counts at any value).
       stats: also return each lane's block's loop iterations and its own busy ones (uint32
         rows 2 and 3: for the speed model at small n; they wrap past 2^32).
@@ -339,7 +366,7 @@ def count_tasks(
     params = None if interpret else pl_triton.CompilerParams(num_warps=num_warps, num_stages=1)
     return pl.pallas_call(
         functools.partial(
-            _kernel, n=n, tasks=t, lanes=lanes, block=block, unroll=unroll, stats=stats
+            _kernel, n=n, tasks=t, programs=programs, block=block, unroll=unroll, stats=stats
         ),
         out_shape=jax.ShapeDtypeStruct((4 if stats else 2, lanes), jnp.uint32),
         grid=(programs,),

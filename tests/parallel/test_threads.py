@@ -27,9 +27,13 @@ def test_unrolled_steps_count_the_same():
     assert threads.count(10, 3, unroll=threads.UNROLL, interpret=True) == A000170[10]
 
 
+def _span(p: int, tasks: int, programs: int) -> int:
+    return ((p + 1) * tasks) // programs - (p * tasks) // programs
+
+
 def test_each_task_matches_the_xla_kernel():
-    """One lane per task (lanes >= tasks): each lane's weighted count is its task's count by
-    the XLA kernel (solvers.count, the CPU plan's tasks in its order)."""
+    """At most one task a lane (lanes >= tasks): each lane's weighted count is its task's count
+    by the XLA kernel (solvers.count, the CPU plan's tasks in its order)."""
     n, depth = 10, 2
     plan = threads.tasks(n, depth)
     probs = solver.problems(n, depth)
@@ -40,7 +44,9 @@ def test_each_task_matches_the_xla_kernel():
     got = threads.count_tasks(
         jnp.asarray(plan.words), n=n, programs=programs, unroll=1, interpret=True
     )
-    got = np.asarray(got)[0, : plan.words.shape[1]].astype(np.int64)
+    t = plan.words.shape[1]  # program p searches tasks p t / P .., its lane i the i-th
+    lane = [p * threads.BLOCK + i for p in range(programs) for i in range(_span(p, t, programs))]
+    got = np.asarray(got)[0, lane].astype(np.int64)
     np.testing.assert_array_equal(got, want[plan.order])
     assert plan.base == want.sum() - got.sum()  # the tasks with at most one level left
     assert want.sum() == A000170[n]
