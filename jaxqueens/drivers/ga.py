@@ -218,76 +218,37 @@ def check_setup(
     constrained=False,
 ):
     """Validate every setting; return (Config, params dict) or raise a one-line QueensError."""
-
-    def need(ok, msg):
-        if not ok:
-            raise QueensError(msg)
-
-    need(
-        encoding in ENCODINGS,
-        f"encoding {encoding!r} is unknown; use one of {', '.join(ENCODINGS)}",
+    _check_choices(encoding, scheme, crossover, mutation, fitness)
+    _check_integers(
+        n=n,
+        pop=pop,
+        generations=generations,
+        trials=trials,
+        tournament=tournament,
+        elite=elite,
+        islands=islands,
+        migrate_every=migrate_every,
+        migrants=migrants,
+        chunk=chunk,
     )
-    need(
-        callable(fitness) or fitness in ga_fitness.FITNESS,
-        f"fitness {fitness!r} is unknown; use one of {', '.join(ga_fitness.FITNESS)} "
-        "or a function [n] int32 -> [] int",
-    )
-    need(scheme in SCHEMES, f"scheme {scheme!r} is unknown; use one of {', '.join(SCHEMES)}")
-    for what, name, table in (
-        ("crossover", crossover, ga_crossover.CROSSOVERS),
-        ("mutation", mutation, ga_mutation.MUTATIONS),
-    ):
-        need(
-            callable(name) or name in table[encoding],
-            f"{what} {name!r} does not apply to the {encoding} encoding; "
-            f"use one of {', '.join(table[encoding])} or a function (jaxqueens.solvers.ga)",
-        )
-    for name, v in (
-        ("n", n),
-        ("pop", pop),
-        ("generations", generations),
-        ("trials", trials),
-        ("tournament", tournament),
-        ("elite", elite),
-        ("islands", islands),
-        ("migrate_every", migrate_every),
-        ("migrants", migrants),
-        ("chunk", chunk),
-    ):
-        need(
-            v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)),
-            f"{name} must be an integer, got {v!r}",
-        )
-    need(n >= 4, f"n = {n} has no solution to evolve towards; use n >= 4")
-    need(n <= 32767, f"n = {n} is above the GA's limit of 32767 (int16 genes); use a smaller n")
-    need(pop >= 2, f"pop = {pop} is too small; a population needs at least 2 individuals")
-    need(
-        tournament >= (2 if scheme == "steady" else 1),
-        f"tournament = {tournament} is too small; use at least {2 if scheme == 'steady' else 1}",
-    )
-    need(
-        pop >= tournament,
-        f"pop = {pop} is smaller than the tournament size {tournament}; "
-        "raise --pop or lower --tournament",
-    )
-    for name, v in (("cxpb", cxpb), ("mutpb", mutpb), ("indpb", indpb)):
-        need(isinstance(v, (int, float)) and 0.0 <= v <= 1.0, f"{name} = {v!r} must lie in [0, 1]")
-    need(
-        generations >= 0 and trials >= 1 and islands >= 1 and migrate_every >= 0,
-        "generations and migrate_every must be >= 0, trials and islands >= 1",
-    )
-    need(0 <= elite < pop, f"elite = {elite} must lie in 0..pop-1 ({pop - 1})")
-    need(1 <= migrants < pop, f"migrants = {migrants} must lie in 1..pop-1 ({pop - 1})")
-    need(chunk is None or chunk >= 1, f"chunk = {chunk} must be at least 1")
-    need(
-        not ((toroidal or constrained) and ga_io.checks_zero(fitness)),
-        f"fitness {_fitness_name(fitness)} applies to the plain board only; use pairs or excess "
-        "with --toroidal or --instance",
-    )
-    need(
-        not constrained or (n + 1) * ga_fitness.forbidden_weight(n) < 2**31,
-        f"n = {n} is too large for a constrained GA (its int32 penalties would overflow); "
-        "use n <= 1000",
+    _check_ranges(
+        n,
+        pop,
+        generations,
+        trials,
+        scheme,
+        tournament,
+        cxpb,
+        mutpb,
+        indpb,
+        elite,
+        islands,
+        migrate_every,
+        migrants,
+        fitness,
+        chunk,
+        toroidal,
+        constrained,
     )
     cap32 = lambda q: min(32, math.ceil(32 * q))
     config = Config(
@@ -308,13 +269,8 @@ def check_setup(
         toroidal=bool(toroidal),
         constrained=bool(constrained),
     )
-    if callable(fitness):  # the records (best per generation and trial) are kept as integers
-        score = jax.eval_shape(operators(config).fitness, jax.ShapeDtypeStruct((n,), jnp.int32))
-        need(
-            jnp.issubdtype(score.dtype, jnp.integer),
-            f"fitness {_fitness_name(fitness)} returns {score.dtype}; evolve records fitness as "
-            "integers: return an integer score (round or scale it)",
-        )
+    if callable(fitness):
+        _check_integer_scores(config, n, fitness)
     params = {
         "cxpb": float(cxpb),
         "mutpb": float(mutpb),
@@ -322,6 +278,107 @@ def check_setup(
         "migrate_every": int(migrate_every),
     }
     return config, params
+
+
+def _need(ok, msg: str) -> None:
+    if not ok:
+        raise QueensError(msg)
+
+
+def _check_choices(encoding: str, scheme: str, crossover, mutation, fitness) -> None:
+    """`check_setup`'s named choices: the encoding, fitness, scheme and operators exist."""
+    _need(
+        encoding in ENCODINGS,
+        f"encoding {encoding!r} is unknown; use one of {', '.join(ENCODINGS)}",
+    )
+    _need(
+        callable(fitness) or fitness in ga_fitness.FITNESS,
+        f"fitness {fitness!r} is unknown; use one of {', '.join(ga_fitness.FITNESS)} "
+        "or a function [n] int32 -> [] int",
+    )
+    _need(scheme in SCHEMES, f"scheme {scheme!r} is unknown; use one of {', '.join(SCHEMES)}")
+    for what, name, table in (
+        ("crossover", crossover, ga_crossover.CROSSOVERS),
+        ("mutation", mutation, ga_mutation.MUTATIONS),
+    ):
+        _need(
+            callable(name) or name in table[encoding],
+            f"{what} {name!r} does not apply to the {encoding} encoding; "
+            f"use one of {', '.join(table[encoding])} or a function (jaxqueens.solvers.ga)",
+        )
+
+
+def _check_integers(**values) -> None:
+    """`check_setup`'s whole-number settings are integers (None: not given)."""
+    for name, v in values.items():
+        _need(
+            v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)),
+            f"{name} must be an integer, got {v!r}",
+        )
+
+
+def _check_ranges(
+    n,
+    pop,
+    generations,
+    trials,
+    scheme,
+    tournament,
+    cxpb,
+    mutpb,
+    indpb,
+    elite,
+    islands,
+    migrate_every,
+    migrants,
+    fitness,
+    chunk,
+    toroidal,
+    constrained,
+) -> None:
+    """`check_setup`'s numbers in their ranges, and the fitness allowed on the board."""
+    _need(n >= 4, f"n = {n} has no solution to evolve towards; use n >= 4")
+    _need(n <= 32767, f"n = {n} is above the GA's limit of 32767 (int16 genes); use a smaller n")
+    _need(pop >= 2, f"pop = {pop} is too small; a population needs at least 2 individuals")
+    _need(
+        tournament >= (2 if scheme == "steady" else 1),
+        f"tournament = {tournament} is too small; use at least {2 if scheme == 'steady' else 1}",
+    )
+    _need(
+        pop >= tournament,
+        f"pop = {pop} is smaller than the tournament size {tournament}; "
+        "raise --pop or lower --tournament",
+    )
+    for name, v in (("cxpb", cxpb), ("mutpb", mutpb), ("indpb", indpb)):
+        _need(isinstance(v, (int, float)) and 0.0 <= v <= 1.0, f"{name} = {v!r} must lie in [0, 1]")
+    _need(
+        generations >= 0 and trials >= 1 and islands >= 1 and migrate_every >= 0,
+        "generations and migrate_every must be >= 0, trials and islands >= 1",
+    )
+    _need(0 <= elite < pop, f"elite = {elite} must lie in 0..pop-1 ({pop - 1})")
+    _need(1 <= migrants < pop, f"migrants = {migrants} must lie in 1..pop-1 ({pop - 1})")
+    _need(chunk is None or chunk >= 1, f"chunk = {chunk} must be at least 1")
+    _need(
+        not ((toroidal or constrained) and ga_io.checks_zero(fitness)),
+        f"fitness {_fitness_name(fitness)} applies to the plain board only; use pairs or excess "
+        "with --toroidal or --instance",
+    )
+    _need(
+        not constrained or (n + 1) * ga_fitness.forbidden_weight(n) < 2**31,
+        f"n = {n} is too large for a constrained GA (its int32 penalties would overflow); "
+        "use n <= 1000",
+    )
+
+
+def _check_integer_scores(config: Config, n: int, fitness) -> None:
+    """A fitness function's scores are integers: the records (best per generation and trial)
+    are kept as integers."""
+    score = jax.eval_shape(operators(config).fitness, jax.ShapeDtypeStruct((n,), jnp.int32))
+    _need(
+        jnp.issubdtype(score.dtype, jnp.integer),
+        f"fitness {_fitness_name(fitness)} returns {score.dtype}; evolve records fitness as "
+        "integers: return an integer score (round or scale it)",
+    )
 
 
 def _fitness_name(fitness) -> str:
@@ -754,75 +811,12 @@ def evolve(
     )
     if records not in RECORDS:
         raise QueensError(f"records {records!r} is unknown; use one of {', '.join(RECORDS)}")
-    chunk = chunk or default_chunk(config, trials, generations)
-    if backend.is_accelerator():  # generations per call from the device (the records grow)
-        devs = local_device_count()
-        devs = devs if devs > 1 and -(-trials // gather.process_count()) % devs == 0 else 1
-        chunk = accelerator_chunk(config, -(-trials // gather.process_count()), chunk, devs, mask)
-    procs, me = gather.process_count(), gather.process_index()
-    total_trials, trials = trials, -(-trials // procs)  # process p runs trials p*L .. p*L+L-1
-    parts = memory_estimate(
-        config,
-        trials if records == "all" else total_trials,  # summaries see every trial's chunk
-        generations,
-        chunk,
-        records,
-        streamed=sink is not None,
+    chunk, procs, me, total_trials, trials = _plan_run(
+        config, n, trials, generations, chunk, records, sink, mask, plan
     )
-    check_memory(
-        parts,
-        what=f"{total_trials} trials x {generations} generations ({config.islands} x pop "
-        f"{config.pop}, n = {n}{', every record kept' if records == 'all' else ''})",
-        fix="use fewer --trials"
-        + (" or per-generation summaries (--history summary)" if records == "all" else "")
-        + (" or --history summary" if sink is not None else "")
-        + ", or run the trials in several runs with different --seed",
+    dyn, problem, stop, states, m0, compiled, compile_s, init_s = _start(
+        config, params, generations, chunk, seed, me, trials, mask
     )
-    if plan is not None:
-        per_solution = 8 * n  # kept, merged, written as int32 (distinct solutions: not known)
-        plan(
-            {"memory": parts, "available": memory.available_memory(), "per_solution": per_solution}
-        )
-    dyn = default_params(
-        config,
-        **params,
-        tournament=config.tournament,
-        elite=config.elite,
-        migrants=config.migrants,
-        generations=generations,
-    )
-    problem = _problem(mask)
-    # The executables load from the cache folder (a repeated run traces nothing) and are kept
-    # in the process (a repeated call reuses them): parallel.cache.
-    t0 = time.perf_counter()
-    key, first = rng.seed_key(seed), np.int32(me * trials)
-    placed = batch_sharding(trials)  # the states come out where _place puts them: no reshard
-    start = cache.loaded(
-        "ga-init",
-        (config, trials, placed),
-        (key, first, dyn, problem),
-        lambda: (
-            lockstep.init
-            if placed is None
-            else jax.jit(lockstep.init, static_argnums=(0, 2), out_shardings=placed)
-        ).lower(config, key, trials, first, dyn, problem),
-    )
-    compile_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    states, m0 = start(key, first, dyn, problem)
-    states = jax.block_until_ready(_place(states))
-    init_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    stop = np.int32(generations)
-    devices = local_device_count()
-    devices = devices if devices > 1 and trials % devices == 0 else 1
-    compiled = cache.loaded(
-        "ga-generations",
-        (config, chunk, devices),
-        (states, dyn, problem, stop),
-        lambda: run_generations.lower(config, states, dyn, problem, stop, chunk, devices),
-    )
-    compile_s += time.perf_counter() - t0
 
     def everyone(x):  # [k, T] of this process's trials -> [k, total_trials] of all, in order
         x = np.asarray(x)
@@ -833,19 +827,9 @@ def evolve(
     hist = [rec0] if keep_all else None
     found: list[np.ndarray] = []
     _collect(found, m0.sols, m0.sols_ok)
-    fingerprint = {
-        "config": repr(config),
-        "params": params,
-        "seed": seed,
-        "trials": total_trials,
-        "generations": generations,
-        "chunk": chunk,
-        "processes": procs,
-        "records": records,
-        "streamed": sink is not None,
-    }
-    if model is not None:
-        fingerprint["instance"] = model.to_dict()
+    fingerprint = _fingerprint(
+        config, params, seed, total_trials, generations, chunk, procs, records, sink, model
+    )
     if checkpoint is not None:  # one file per process: each holds its own trials
         checkpoint = ckpt.process_path(checkpoint)
     done, wall_before, sessions = 0, 0.0, 1
@@ -964,19 +948,7 @@ def evolve(
             }
             if report:
                 solved_at = np.take(gather.concat(solved_at, 0), np.arange(total_trials))
-        score_met = None
-        if report:  # the report's 0 ignores rows: only the checker's verdict makes a solution
-            score_met = sols
-            real = [checker.are_solutions(b.astype(np.int64)) for b in _batches(sols, n)]
-            sols = sols[np.concatenate(real)] if len(sols) else sols
-        what = f"GA ({encoding}, {scheme})"
-        if model is not None:
-            _require_fixed(genes, model, what)
-        for part in _batches(sols, n):  # in batches: the checker's temporaries stay bounded
-            if model is not None:
-                checker.require_constrained(part.astype(np.int64), model, what=what)
-            else:
-                checker.require_solutions(part, what=what, n=n)
+        sols, score_met = _verified(sols, genes, n, report, model, f"GA ({encoding}, {scheme})")
         if safe.requested and not interrupted:
             if checkpoint is not None:
                 save()
@@ -1003,6 +975,161 @@ def evolve(
         instance=model,
         records=kept,
     )
+
+
+def _plan_run(
+    config: Config,
+    n: int,
+    trials: int,
+    generations: int,
+    chunk: int | None,
+    records: str,
+    sink,
+    mask: Mask | None,
+    plan: Callable[[dict], None] | None,
+) -> tuple[int, int, int, int, int]:
+    """`evolve`'s layout: (generations per call, processes, this process, trials in all, this
+    process's trials), the run's memory checked (and told to `plan`) before anything starts."""
+    chunk = chunk or default_chunk(config, trials, generations)
+    if backend.is_accelerator():  # generations per call from the device (the records grow)
+        devs = local_device_count()
+        devs = devs if devs > 1 and -(-trials // gather.process_count()) % devs == 0 else 1
+        chunk = accelerator_chunk(config, -(-trials // gather.process_count()), chunk, devs, mask)
+    procs, me = gather.process_count(), gather.process_index()
+    total_trials, trials = trials, -(-trials // procs)  # process p runs trials p*L .. p*L+L-1
+    parts = memory_estimate(
+        config,
+        trials if records == "all" else total_trials,  # summaries see every trial's chunk
+        generations,
+        chunk,
+        records,
+        streamed=sink is not None,
+    )
+    check_memory(
+        parts,
+        what=f"{total_trials} trials x {generations} generations ({config.islands} x pop "
+        f"{config.pop}, n = {n}{', every record kept' if records == 'all' else ''})",
+        fix="use fewer --trials"
+        + (" or per-generation summaries (--history summary)" if records == "all" else "")
+        + (" or --history summary" if sink is not None else "")
+        + ", or run the trials in several runs with different --seed",
+    )
+    if plan is not None:
+        per_solution = 8 * n  # kept, merged, written as int32 (distinct solutions: not known)
+        plan(
+            {"memory": parts, "available": memory.available_memory(), "per_solution": per_solution}
+        )
+    return chunk, procs, me, total_trials, trials
+
+
+def _start(
+    config: Config,
+    params: dict,
+    generations: int,
+    chunk: int,
+    seed: int,
+    me: int,
+    trials: int,
+    mask: Mask | None,
+):
+    """`evolve`'s first populations and its compiled generations: (dynamic params, problem,
+    stop, states, generation 0's records, the chunk executable, compile seconds, init
+    seconds)."""
+    dyn = default_params(
+        config,
+        **params,
+        tournament=config.tournament,
+        elite=config.elite,
+        migrants=config.migrants,
+        generations=generations,
+    )
+    problem = _problem(mask)
+    # The executables load from the cache folder (a repeated run traces nothing) and are kept
+    # in the process (a repeated call reuses them): parallel.cache.
+    t0 = time.perf_counter()
+    key, first = rng.seed_key(seed), np.int32(me * trials)
+    placed = batch_sharding(trials)  # the states come out where _place puts them: no reshard
+    start = cache.loaded(
+        "ga-init",
+        (config, trials, placed),
+        (key, first, dyn, problem),
+        lambda: (
+            lockstep.init
+            if placed is None
+            else jax.jit(lockstep.init, static_argnums=(0, 2), out_shardings=placed)
+        ).lower(config, key, trials, first, dyn, problem),
+    )
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    states, m0 = start(key, first, dyn, problem)
+    states = jax.block_until_ready(_place(states))
+    init_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    stop = np.int32(generations)
+    devices = local_device_count()
+    devices = devices if devices > 1 and trials % devices == 0 else 1
+    compiled = cache.loaded(
+        "ga-generations",
+        (config, chunk, devices),
+        (states, dyn, problem, stop),
+        lambda: run_generations.lower(config, states, dyn, problem, stop, chunk, devices),
+    )
+    compile_s += time.perf_counter() - t0
+    return dyn, problem, stop, states, m0, compiled, compile_s, init_s
+
+
+def _fingerprint(
+    config: Config,
+    params: dict,
+    seed: int,
+    total_trials: int,
+    generations: int,
+    chunk: int,
+    procs: int,
+    records: str,
+    sink,
+    model: cons.Constraints | None,
+) -> dict:
+    """The settings a checkpoint of `evolve` must match to be resumed."""
+    fingerprint = {
+        "config": repr(config),
+        "params": params,
+        "seed": seed,
+        "trials": total_trials,
+        "generations": generations,
+        "chunk": chunk,
+        "processes": procs,
+        "records": records,
+        "streamed": sink is not None,
+    }
+    if model is not None:
+        fingerprint["instance"] = model.to_dict()
+    return fingerprint
+
+
+def _verified(
+    sols: np.ndarray,
+    genes: np.ndarray,
+    n: int,
+    report: bool,
+    model: cons.Constraints | None,
+    what: str,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """(the solutions the checker confirms, every board whose report score is 0 (None unless
+    the fitness is the report's)); every solution is checked, and an instance's fixed queens."""
+    score_met = None
+    if report:  # the report's 0 ignores rows: only the checker's verdict makes a solution
+        score_met = sols
+        real = [checker.are_solutions(b.astype(np.int64)) for b in _batches(sols, n)]
+        sols = sols[np.concatenate(real)] if len(sols) else sols
+    if model is not None:
+        _require_fixed(genes, model, what)
+    for part in _batches(sols, n):  # in batches: the checker's temporaries stay bounded
+        if model is not None:
+            checker.require_constrained(part.astype(np.int64), model, what=what)
+        else:
+            checker.require_solutions(part, what=what, n=n)
+    return sols, score_met
 
 
 def _batches(boards: np.ndarray, n: int) -> list[np.ndarray]:
