@@ -52,6 +52,13 @@ def add_command(sub) -> None:
     p.add_argument(
         "--steps", type=int, default=10_000, help="step budget per chain (default 10000)"
     )
+    _add_schedule_options(p)
+    _add_start_and_out_options(p)
+    p.set_defaults(func=cmd_anneal)
+
+
+def _add_schedule_options(p) -> None:
+    """The preset, the neighbourhood and the TA/SA schedules."""
     p.add_argument(
         "--preset",
         choices=PRESETS,
@@ -123,6 +130,10 @@ def add_command(sub) -> None:
         "walk's worsening moves accepted), nmof (NMOF's SAopt: mean exp(-|delta|/T0) over "
         "all the walk's moves = --init-prob, T0 in [1e-5, 1]) or a number",
     )
+
+
+def _add_start_and_out_options(p) -> None:
+    """The start (--file, --instance), the seed, the batch and the outputs."""
     p.add_argument(
         "--file",
         default=None,
@@ -149,7 +160,6 @@ def add_command(sub) -> None:
     )
     options.add_checkpoint(p)
     options.add_quiet(p)
-    p.set_defaults(func=cmd_anneal)
 
 
 EFFECTIVE = (
@@ -252,26 +262,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
     if args.plot and not args.out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figure into")
     options.check_seconds(args.checkpoint_every, "--checkpoint-every")
-    # the drivers' checks, before JAX is imported: options no method of the run uses, ranges
-    given = {k: getattr(args, k) for k in settings.ANNEAL_SETTINGS}
-    needs_step = (instance is not None and not instance.plain) or settings.has_repeated_rows(start)
-    used = {}
-    for m in methods:
-        opts = settings.anneal_settings(
-            m, args.preset, needs_step=needs_step, command="anneal", also=methods, **given
-        )
-        settings.check_anneal(
-            n=n,
-            method=m,
-            chains=args.chains,
-            steps=args.steps,
-            walk=2000,
-            seed=args.seed,
-            batch=args.batch,
-            **opts,
-        )
-        setting = settings.anneal_setting(m, args.preset, args.neighbour, needs_step)
-        used[m] = settings.used(settings.ANNEAL, setting, given)
+    used = _used_options(args, methods, n, start, instance)
     args = options.resume_folder(args)
     writing.prepare_out(args.out, need=len(methods) * max(args.chains, 1) * (12 * max(n, 1) + 100))
     options.claim_out(args.out, resume=bool(args.resume))
@@ -325,35 +316,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
             logs.log("summary", **res.summary)
             results[method] = res
             solved += int(res.summary["solved"])
-            saved = None
-            if (
-                folder is not None
-                and is_writer()
-                and res.best_boards is not None
-                and len(res.best_boards)
-            ):
-                saved = anneal_io.write_best(
-                    folder,
-                    res.best_chains,
-                    res.best_boards,
-                    res.run.best[~res.run.solved],
-                    res.best_pairs,
-                    res.run.best_step[~res.run.solved],
-                    unit=res.run.best_unit,
-                )
-            line = _summary_line(method, n, res.summary)
-            if saved and not res.summary["solved"]:  # one line: no solution, and where the best are
-                print(f"{line}; best boards in {saved[0]}")
-            else:
-                print(line)
-                if saved:
-                    print(
-                        f"{method.upper()}: best board of each of {len(res.best_boards)} unsolved "
-                        f"chains in {saved[0]} (attacking pairs in {saved[1].name})"
-                    )
-            if folder is not None and is_writer():
-                table = chain_io.run_table(res.run, pairs=res.best_pairs)
-                chain_io.write_outputs(res.run, folder, res.summary, table)
+            _method_outputs(method, n, res, folder)
     with writing.final_write(args.out):
         if args.out and args.plot and is_writer() and len(results) == len(methods):
             path = chain_plots.method_traces(
@@ -364,3 +327,57 @@ def cmd_anneal(args: argparse.Namespace) -> int:
             )
             print(f"wrote {path}")
     return 0 if solved else 1  # as solve and evolve: 1 when no chain of any method solved
+
+
+def _used_options(args: argparse.Namespace, methods: list[str], n: int, start, instance) -> dict:
+    """The drivers' checks, before JAX is imported (options no method of the run uses, ranges);
+    each method's options as given (the others: the preset's)."""
+    given = {k: getattr(args, k) for k in settings.ANNEAL_SETTINGS}
+    needs_step = (instance is not None and not instance.plain) or settings.has_repeated_rows(start)
+    used = {}
+    for m in methods:
+        opts = settings.anneal_settings(
+            m, args.preset, needs_step=needs_step, command="anneal", also=methods, **given
+        )
+        settings.check_anneal(
+            n=n,
+            method=m,
+            chains=args.chains,
+            steps=args.steps,
+            walk=2000,
+            seed=args.seed,
+            batch=args.batch,
+            **opts,
+        )
+        setting = settings.anneal_setting(m, args.preset, args.neighbour, needs_step)
+        used[m] = settings.used(settings.ANNEAL, setting, given)
+    return used
+
+
+def _method_outputs(method: str, n: int, res, folder) -> None:
+    """One method's summary lines and, with --out, its files (the best boards of its unsolved
+    chains, runs.csv, solutions.npy, summary.json)."""
+    saved = None
+    if folder is not None and is_writer() and res.best_boards is not None and len(res.best_boards):
+        saved = anneal_io.write_best(
+            folder,
+            res.best_chains,
+            res.best_boards,
+            res.run.best[~res.run.solved],
+            res.best_pairs,
+            res.run.best_step[~res.run.solved],
+            unit=res.run.best_unit,
+        )
+    line = _summary_line(method, n, res.summary)
+    if saved and not res.summary["solved"]:  # one line: no solution, and where the best are
+        print(f"{line}; best boards in {saved[0]}")
+    else:
+        print(line)
+        if saved:
+            print(
+                f"{method.upper()}: best board of each of {len(res.best_boards)} unsolved "
+                f"chains in {saved[0]} (attacking pairs in {saved[1].name})"
+            )
+    if folder is not None and is_writer():
+        table = chain_io.run_table(res.run, pairs=res.best_pairs)
+        chain_io.write_outputs(res.run, folder, res.summary, table)

@@ -87,6 +87,15 @@ def add_command(sub) -> None:
         "combination as classic) or classic (the course GA: pop 100, tournament 5, cxpb 1, "
         "mutpb 1; generational DEAP's tournament 3, cxpb 0.5, mutpb 0.2)",
     )
+    _add_population_options(p)
+    _add_island_options(p)
+    _add_problem_and_out_options(p)
+    # the GA's kernels run 1.2-1.6x faster without LLVM's loop unrolling (parallel.devices)
+    p.set_defaults(func=cmd_evolve, loop_unrolling=False)
+
+
+def _add_population_options(p) -> None:
+    """The population and its operators: --pop .. --indpb."""
     p.add_argument(
         "--pop", type=int, default=None, help="individuals per island (default: --preset's)"
     )
@@ -126,6 +135,10 @@ def add_command(sub) -> None:
         default=None,
         help="per-gene swap/reset rate as DEAP's indpb; 0 = exactly one gene (default)",
     )
+
+
+def _add_island_options(p) -> None:
+    """Elitism, islands and migration, and the fitness."""
     p.add_argument(
         "--elite", type=int, default=None, help="generational: best parents kept (default 1)"
     )
@@ -150,6 +163,10 @@ def add_command(sub) -> None:
         "report-diagonals-only: the Idaho GA report's score (diagonal pairs only, rows "
         "ignored: its 0 is not always a solution; every such board is checked)",
     )
+
+
+def _add_problem_and_out_options(p) -> None:
+    """The instance, the seed, the score and the outputs (--out, --plot, --history, checkpoints)."""
     options.add_instance(p)
     p.add_argument("--one-based", action="store_true", help="rows in a text --instance are 1..n")
     options.add_seed(p, default=None)
@@ -177,8 +194,6 @@ def add_command(sub) -> None:
     )
     options.add_quiet(p)
     options.add_checkpoint(p)
-    # the GA's kernels run 1.2-1.6x faster without LLVM's loop unrolling (parallel.devices)
-    p.set_defaults(func=cmd_evolve, loop_unrolling=False)
 
 
 @functools.cache
@@ -261,6 +276,46 @@ def cmd_evolve(args) -> int:
     """The ``evolve`` command: run, print the summary, write the outputs."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     conf = _settings(args)
+    out, plot, score, history = _checked(args, conf)
+    target, resume = options.checkpoint_target(args)
+    writing.prepare_out(out, need=_out_bytes(conf, history))
+    quiet = options.quiet(args)
+    stream = None
+    if history == "per-trial" and gather.is_writer():
+        fitness = conf.get("fitness") or "pairs"
+        n = conf["instance"].n if conf.get("instance") is not None else conf.get("n") or 8
+        stream = ga_io.HistoryStream(out, n, fitness, score)
+    announce = None if quiet is True else lambda plan: print(plan_line(plan), file=sys.stderr)
+    try:
+        result = ga.evolve(
+            **conf,
+            quiet=quiet,
+            checkpoint=target,
+            resume=resume,
+            checkpoint_every=args.checkpoint_every,
+            records="summary",
+            sink=stream,
+            plan=announce,
+        )
+    except BaseException:
+        _keep_or_discard(stream, target)
+        raise
+    if result.interrupted:
+        if stream is not None:
+            stream.close()
+        kept = " (and the per-trial history streamed so far)" if stream is not None else ""
+        return options.report_interrupt(f"{result.generations} finished generations{kept}", out)
+    try:
+        with writing.final_write(out):
+            return _report(result, out, plot, score, history, stream)
+    except BaseException:
+        _keep_or_discard(stream, target)
+        raise
+
+
+def _checked(args, conf: dict) -> tuple:
+    """`evolve`'s command-line checks before JAX is imported, in order; takes --out, --plot and
+    --score out of `conf` and loads --instance into it: (out, plot, score, history)."""
     out, plot, score = (
         conf.pop("out", None),
         conf.pop("plot", False),
@@ -303,68 +358,40 @@ def cmd_evolve(args) -> int:
         )
     if history == "per-trial" and not out:
         raise QueensError("--history per-trial streams history.csv into --out DIR; give --out")
-    target, resume = options.checkpoint_target(args)
-    writing.prepare_out(out, need=_out_bytes(conf, history))
-    quiet = options.quiet(args)
-    stream = None
-    if history == "per-trial" and gather.is_writer():
-        fitness = conf.get("fitness") or "pairs"
-        n = conf["instance"].n if conf.get("instance") is not None else conf.get("n") or 8
-        stream = ga_io.HistoryStream(out, n, fitness, score)
-    announce = None if quiet is True else lambda plan: print(plan_line(plan), file=sys.stderr)
-    try:
-        result = ga.evolve(
-            **conf,
-            quiet=quiet,
-            checkpoint=target,
-            resume=resume,
-            checkpoint_every=args.checkpoint_every,
-            records="summary",
-            sink=stream,
-            plan=announce,
+    return out, plot, score, history
+
+
+def _report(result, out, plot: bool, score: str, history: str, stream) -> int:
+    """`evolve`'s lines and, with --out, its files and figures; the exit code."""
+    s = ga_io.summary(result)
+    c = result.config
+    print(
+        f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} "
+        "generations: "
+        f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
+        f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions"
+    )
+    if c.fitness == ga_io.REPORT_FITNESS:
+        print(ga_io.report_line(result))
+    if result.instance is not None and not s["solved"]:
+        print(
+            "instance unknown: no trial solved it (a GA proves no UNSAT; jaxqueens "
+            f"complete decides it); lowest fitness {int(result.summary[:, 0].min())}"
         )
-    except BaseException:
-        _keep_or_discard(stream, target)
-        raise
-    if result.interrupted:
-        if stream is not None:
-            stream.close()
-        kept = " (and the per-trial history streamed so far)" if stream is not None else ""
-        return options.report_interrupt(f"{result.generations} finished generations{kept}", out)
-    try:
-        with writing.final_write(out):
-            s = ga_io.summary(result)
-            c = result.config
-            print(
-                f"n = {c.n}, {c.encoding} encoding, {c.scheme} GA, pop {c.pop}, {s['generations']} "
-                "generations: "
-                f"{s['solved']} of {s['trials']} trials solved, median first solved generation "
-                f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions"
+    print(throughput_line(result, s["evaluations"]))
+    if out and gather.is_writer():
+        written = ga_io.write_outputs(result, Path(out), s, score, history, stream)
+        if plot:
+            what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
+            written += ga_plots.write_summary_plots(
+                Path(out),
+                ga_io.scored_summary(result, score),
+                result.success_curve(),
+                trials=s["trials"],
+                what=what,
+                score=score,
+                fitness=c.fitness,
             )
-            if c.fitness == ga_io.REPORT_FITNESS:
-                print(ga_io.report_line(result))
-            if result.instance is not None and not s["solved"]:
-                print(
-                    "instance unknown: no trial solved it (a GA proves no UNSAT; jaxqueens "
-                    f"complete decides it); lowest fitness {int(result.summary[:, 0].min())}"
-                )
-            print(throughput_line(result, s["evaluations"]))
-            if out and gather.is_writer():
-                written = ga_io.write_outputs(result, Path(out), s, score, history, stream)
-                if plot:
-                    what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
-                    written += ga_plots.write_summary_plots(
-                        Path(out),
-                        ga_io.scored_summary(result, score),
-                        result.success_curve(),
-                        trials=s["trials"],
-                        what=what,
-                        score=score,
-                        fitness=c.fitness,
-                    )
-                writing.retire(Path(out) / checkpoint.FILENAME)  # once the report is written
-                print(f"wrote {', '.join(p.name for p in written)} to {out}")
-            return 0 if s["solved"] else 1
-    except BaseException:
-        _keep_or_discard(stream, target)
-        raise
+        writing.retire(Path(out) / checkpoint.FILENAME)  # once the report is written
+        print(f"wrote {', '.join(p.name for p in written)} to {out}")
+    return 0 if s["solved"] else 1
