@@ -280,6 +280,28 @@ def run_summary(results: Sequence[LargeResult]) -> dict:
     }
 
 
+def _search(kernels: _Kernels, s, config: large.Config, params, quiet, finished: bool):
+    """The repair rounds until the board is solved or the chain gives up (a stalled board starts
+    again from a fresh QS4 board): (the last state, the trace of each round, the conflicted
+    queens after each round)."""
+    trace: list[np.ndarray] = []
+    conflicted_rounds: list[int] = []
+    stalled_out = False
+    while not finished:
+        if stalled_out:  # a fresh QS4 board from the chain's next seed
+            s, _ = kernels.board(kernels.renew(s), quiet)
+            finished = bool(large.done(s, config, params))
+            stalled_out = bool(large.retry(s, config, params))
+            continue
+        s, finished, stalled_out = kernels.repair(s, params)
+        conflicted, tr, finished, stalled_out = jax.device_get(
+            (s.conflicted, s.trace, finished, stalled_out)
+        )
+        conflicted_rounds.append(int(conflicted))
+        trace.append(tr[tr >= 0])
+    return s, trace, conflicted_rounds
+
+
 def _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up):
     """`solve_large` once its arguments are checked, on the default device."""
     tries = INITS[init] or tries
@@ -299,20 +321,7 @@ def _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_
     init_s = time.perf_counter() - t0 - kernels.waited
     pairs_after_init = int(s.pairs)
     waited, t1 = kernels.waited, time.perf_counter()
-    trace, conflicted_rounds = [], []
-    finished, stalled_out = pairs_after_init == 0, False
-    while not finished:
-        if stalled_out:  # a fresh QS4 board from the chain's next seed
-            s, _ = kernels.board(kernels.renew(s), quiet)
-            finished = bool(large.done(s, config, params))
-            stalled_out = bool(large.retry(s, config, params))
-            continue
-        s, finished, stalled_out = kernels.repair(s, params)
-        conflicted, tr, finished, stalled_out = jax.device_get(
-            (s.conflicted, s.trace, finished, stalled_out)
-        )
-        conflicted_rounds.append(int(conflicted))
-        trace.append(tr[tr >= 0])
+    s, trace, conflicted_rounds = _search(kernels, s, config, params, quiet, pairs_after_init == 0)
     search_s = time.perf_counter() - t1 - (kernels.waited - waited)
     compile_s += kernels.waited
     pairs, steps, moves, rounds, restarts = (
