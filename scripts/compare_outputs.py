@@ -8,17 +8,18 @@ timing or a record of the environment:
 - CSV, JSON, JSONL and the arrays of `.npz` files are parsed; columns and keys that are seconds,
   rates or dates (`seconds`, `*_s`, `*_per_s`, `compile_*`, `wall*`, ...) and the environment
   record (`versions`, `platform`, `cpu`, `commit`, `xla_flags`, ...) are dropped, and the output
-  folder's path is replaced by `<OUT>`; the manifest's byte counts are dropped (a summary's size
-  moves with its timings).
+  folder's path is replaced by `<OUT>`; the manifest's byte counts and a checkpoint header's
+  digest are dropped (they move with the timings). Key order is not compared: `stats --solver
+  ga` writes its options in an order that differs between two runs of the same code.
 - Standard output and `report.html` are compared as text after the same path replacement and
   with every duration (`0.02 s`, `compile 2.37 s`) and rate (`1,095 solutions/s`) masked, the
   timing columns of CSV text blanked, and compare's recommendation (chosen by measured times)
   masked; in `report.html` the tables lose their timing rows and columns as the CSV and JSON
   files do, and the result section (the standard output, laid out by the lengths of its
   timings) is left to the standard output's comparison.
-- PNG images are compared by their decoded pixels, except the figures listed in `SKIPPED` (they
-  draw a timing, so they differ between two runs of the same code); PDF and SVG files are skipped
-  (their text is typeset by matplotlib and they embed a creation date).
+- PNG images are compared by their decoded pixels, except the figures listed in `SKIPPED` (none
+  so far: the commands' figures draw no timing); PDF and SVG files are skipped (their text is
+  typeset by matplotlib and they embed a creation date).
 - Every other file (`.npy`, `.txt`, boards) byte for byte.
 - The exit status of every command (recorded as the first line of its standard output).
 
