@@ -108,6 +108,14 @@ def add_command(sub) -> None:
         "pop, scheme, crossover, mutation, tournament, cxpb, mutpb, indpb, elite); a config "
         "gives them as [solvers.sa] tables",
     )
+    _add_run_and_out_options(p)
+    p.set_defaults(func=cmd_compare)
+    if isinstance(p, schema.Parser):  # [solvers.NAME] in a config: the --set words
+        p.tables["solvers"] = schema.Table("set", solver_options)
+
+
+def _add_run_and_out_options(p) -> None:
+    """The seed, the timed repeats and the outputs (--out, --no-plots, --format, --dpi)."""
     options.add_seed(p, default=None)
     p.add_argument(
         "--repeats",
@@ -140,9 +148,6 @@ def add_command(sub) -> None:
         f"(default {DEFAULTS['dpi']})",
     )
     options.add_quiet(p)
-    p.set_defaults(func=cmd_compare)
-    if isinstance(p, schema.Parser):  # [solvers.NAME] in a config: the --set words
-        p.tables["solvers"] = schema.Table("set", solver_options)
 
 
 def _family_parser(family: str) -> schema.Parser:

@@ -67,6 +67,15 @@ def add_command(sub) -> None:
         "--time seconds pass; every solution is verified by the independent checker.",
     )
     options.add_size(p)
+    _add_budget_options(p)
+    _add_search_options(p)
+    _add_start_and_out_options(p)
+    _add_path_options(p)
+    p.set_defaults(func=cmd_solve)
+
+
+def _add_budget_options(p) -> None:
+    """The options that say when the run stops: --chains, --solutions, --time."""
     p.add_argument(
         "--chains",
         type=int,
@@ -87,6 +96,10 @@ def add_command(sub) -> None:
         "work, so start-up, compilation and the final writing come on top); chains still "
         "running then count as unsolved",
     )
+
+
+def _add_search_options(p) -> None:
+    """The search options (defaults filled in by the path that uses them) and --show-initial."""
     # Defaults of the options below are filled in by drivers.settings.solve_setting (None: not
     # given), so that a path that does not use an option can refuse it instead of ignoring it.
     p.add_argument(
@@ -134,6 +147,10 @@ def add_command(sub) -> None:
         help="print chain 0's initial board (n <= 64), its attacking pairs and its "
         "generation time, apart from the search time (CP468)",
     )
+
+
+def _add_start_and_out_options(p) -> None:
+    """The seed, the start (--file, --instance), the output folder and the checkpoints."""
     options.add_seed(p, default=None)
     p.add_argument(
         "--batch", type=int, default=None, help="chains per kernel call (default: automatic)"
@@ -151,6 +168,10 @@ def add_command(sub) -> None:
     )
     p.add_argument("--plot", action="store_true", help="with --out: trace and histogram figures")
     options.add_checkpoint(p)
+
+
+def _add_path_options(p) -> None:
+    """Which method, mode and device run the search; --quiet."""
     p.add_argument(
         "--method",
         choices=("minconflicts", "backtrack"),
@@ -174,7 +195,6 @@ def add_command(sub) -> None:
         help="run on this backend (default: the best one available)",
     )
     options.add_quiet(p)
-    p.set_defaults(func=cmd_solve)
 
 
 def cmd_solve(args) -> int:

@@ -69,6 +69,12 @@ def add_command(sub) -> None:
     )
     p.add_argument("--no-plots", action="store_true", help="with --out: tables only, no figures")
     options.add_quiet(p)
+    _add_solver_options(p)
+    p.set_defaults(func=cmd_stats)
+
+
+def _add_solver_options(p) -> None:
+    """The options of each solver family, grouped as in their own commands."""
     g = p.add_argument_group("min-conflicts (as 'jaxqueens solve')")
     g.add_argument(
         "--maxsteps",
@@ -126,7 +132,6 @@ def add_command(sub) -> None:
     g.add_argument("--migrate-every", dest="migrate_every", type=int, default=None)
     g.add_argument("--migrants", type=int, default=None)
     options.add_checkpoint(p)
-    p.set_defaults(func=cmd_stats)
 
 
 ARG_NAMES = {"max_steps": "maxsteps"}
