@@ -15,6 +15,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -41,6 +42,7 @@ from jaxqueens.solvers.ga import (
     ENCODINGS,
     SCHEMES,
     Config,
+    Params,
     Problem,
     State,
     default_params,
@@ -641,6 +643,108 @@ def _schema(states: State, trials: int, hist, solved_at) -> dict:
     return schema
 
 
+@dataclasses.dataclass
+class _Run:
+    """`evolve`'s chunk loop: the populations and everything recorded so far, one chunk of
+    generations at a time (`step`), as a checkpoint (`tree`) and from one (`resume`)."""
+
+    compiled: Any  # (states, params, problem, stop) -> (states, metrics): a chunk of generations
+    dyn: Params
+    problem: Problem | None
+    stop: np.ndarray  # [] int32 the generations of the run
+    chunk: int
+    generations: int
+    seconds: float | None
+    until_solved: bool
+    procs: int
+    total_trials: int
+    sink: Any
+    states: State
+    hist: list | None = None  # [k, T] records per chunk (records "all")
+    found: list = dataclasses.field(default_factory=list)  # [S, n] solutions per chunk
+    solved_at: np.ndarray | None = None  # [T] int64 (the report fitness only)
+    totals: Any = None  # _Trials
+    summary: list = dataclasses.field(default_factory=list)  # [k, stats] per chunk
+    done: int = 0  # generations run
+    wall_before: float = 0.0  # seconds of the earlier sessions
+    sessions: int = 1
+    started: float = 0.0  # perf_counter at the loop's start
+
+    def everyone(self, x):  # [k, T] of this process's trials -> [k, total_trials] of all, in order
+        x = np.asarray(x)
+        if self.procs == 1:
+            return x
+        return np.take(gather.concat(x, 1), np.arange(self.total_trials), axis=1)
+
+    def step(self) -> Tick:
+        """One chunk of generations, recorded."""
+        self.states, m = self.compiled(self.states, self.dyn, self.problem, self.stop)
+        done, solved_at = self.done, self.solved_at
+        keep = min(self.chunk, self.generations - done)
+        rec = [np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)]
+        if self.hist is not None:
+            self.hist.append(rec)
+        _collect(self.found, m.sols[:keep], m.sols_ok[:keep])
+        if solved_at is not None:  # (report)
+            _mark_solved(solved_at, m.sols[:keep], m.sols_ok[:keep], done + 1)
+        self.totals.add(done + 1, rec[0], rec[3], solved_at)
+        every = [self.everyone(x) for x in rec]
+        self.summary.append(summarise(*every))
+        if self.sink is not None:
+            self.sink.records(done + 1, *every)
+        done = self.done = done + keep
+        late = self.seconds is not None and time.perf_counter() - self.started >= self.seconds
+        if self.until_solved:
+            first = self.totals.first_met if solved_at is None else solved_at
+            unsolved = np.array([int((first < 0).sum())], np.int64)
+            late |= int((gather.concat(unsolved) if self.procs > 1 else unsolved).sum()) == 0
+        finished = done >= self.generations or late
+        return Tick(done, f"best {int(self.summary[-1][-1, 0])}", finished=finished)
+
+    def tree(self) -> dict:
+        """The checkpoint's tree (the records are joined into one array each on the way)."""
+        summary, hist, states = self.summary, self.hist, self.states
+        if len(summary) > 1:  # one array: the checkpoint copies it anyway
+            summary[:] = [np.concatenate(summary)]
+        tree = {
+            "states": jax.tree.map(np.asarray, states),
+            "sols": np.concatenate(self.found)
+            if self.found
+            else np.zeros((0, states.genes.shape[-1]), np.int32),
+            "done": self.done,
+            "trials": self.totals.tree(),
+            "summary": summary[0],
+            "history_bytes": self.sink.sync() if self.sink is not None else 0,
+            "wall_s": self.wall_before + time.perf_counter() - self.started,
+            "sessions": self.sessions,
+            "solved_at": self.solved_at,
+        }
+        if hist is not None:
+            hist[:] = [[np.concatenate([h[i] for h in hist]) for i in range(4)]]
+            tree["records"] = dict(zip(_RECORDS, hist[0], strict=True))
+        return tree
+
+    def resume(self, z: dict, checkpoint, keep_all: bool, report: bool) -> None:
+        """Continue from a loaded checkpoint `z`."""
+        self.states = _place(State(**{k: jnp.asarray(v) for k, v in z["states"].items()}))
+        if keep_all:
+            self.hist = [[z["records"][k] for k in _RECORDS]]
+        self.found = [z["sols"]] if len(z["sols"]) else []
+        done = self.done = int(z["done"])
+        self.totals.load(z["trials"])
+        self.summary = [z["summary"]]
+        self.wall_before, self.sessions = float(z["wall_s"]), int(z["sessions"]) + 1
+        self.solved_at = z.get("solved_at") if report else None
+        if len(self.summary[0]) != done + 1:
+            raise QueensError(
+                f"{checkpoint}: not a readable checkpoint (its statistics cover "
+                f"{len(self.summary[0]) - 1} generations, its population {done}); start without "
+                "--resume"
+            )
+        if self.sink is not None:
+            self.sink.resume(int(z["history_bytes"]))
+
+
 def evolve(
     n: int | None = None,
     pop: int | None = None,
@@ -818,100 +922,51 @@ def evolve(
         config, params, generations, chunk, seed, me, trials, mask
     )
 
-    def everyone(x):  # [k, T] of this process's trials -> [k, total_trials] of all, in order
-        x = np.asarray(x)
-        return x if procs == 1 else np.take(gather.concat(x, 1), np.arange(total_trials), axis=1)
-
     keep_all = records == "all"
     rec0 = [np.asarray(x)[None] for x in (m0.best, m0.avg, m0.worst, m0.nevals)]
-    hist = [rec0] if keep_all else None
-    found: list[np.ndarray] = []
-    _collect(found, m0.sols, m0.sols_ok)
+    run = _Run(
+        compiled,
+        dyn,
+        problem,
+        stop,
+        chunk,
+        generations,
+        seconds,
+        until_solved,
+        procs,
+        total_trials,
+        sink,
+        states,
+        hist=[rec0] if keep_all else None,
+    )
+    _collect(run.found, m0.sols, m0.sols_ok)
     fingerprint = _fingerprint(
         config, params, seed, total_trials, generations, chunk, procs, records, sink, model
     )
     if checkpoint is not None:  # one file per process: each holds its own trials
         checkpoint = ckpt.process_path(checkpoint)
-    done, wall_before, sessions = 0, 0.0, 1
     report = ga_io.checks_zero(config.fitness)
-    solved_at = np.full(trials, -1, np.int64) if report else None
-    if solved_at is not None:  # (report)
-        _mark_solved(solved_at, np.asarray(m0.sols)[None], np.asarray(m0.sols_ok)[None], 0)
-    totals = _Trials(trials)
-    totals.add(0, rec0[0], rec0[3], solved_at)
-    gathered0 = [everyone(x) for x in rec0]
-    summary = [summarise(*gathered0)]
+    run.solved_at = np.full(trials, -1, np.int64) if report else None
+    if run.solved_at is not None:  # (report)
+        _mark_solved(run.solved_at, np.asarray(m0.sols)[None], np.asarray(m0.sols_ok)[None], 0)
+    run.totals = _Trials(trials)
+    run.totals.add(0, rec0[0], rec0[3], run.solved_at)
+    gathered0 = [run.everyone(x) for x in rec0]
+    run.summary = [summarise(*gathered0)]
     if resume and checkpoint is not None:
-        z = ckpt.load(checkpoint, fingerprint, _schema(states, trials, hist, solved_at))
-        states = _place(State(**{k: jnp.asarray(v) for k, v in z["states"].items()}))
-        if keep_all:
-            hist = [[z["records"][k] for k in _RECORDS]]
-        found = [z["sols"]] if len(z["sols"]) else []
-        done = int(z["done"])
-        totals.load(z["trials"])
-        summary = [z["summary"]]
-        wall_before, sessions = float(z["wall_s"]), int(z["sessions"]) + 1
-        solved_at = z.get("solved_at") if report else None
-        if len(summary[0]) != done + 1:
-            raise QueensError(
-                f"{checkpoint}: not a readable checkpoint (its statistics cover "
-                f"{len(summary[0]) - 1} generations, its population {done}); start without "
-                "--resume"
-            )
-        if sink is not None:
-            sink.resume(int(z["history_bytes"]))
+        schema = _schema(states, trials, run.hist, run.solved_at)
+        run.resume(ckpt.load(checkpoint, fingerprint, schema), checkpoint, keep_all, report)
     elif sink is not None:
         sink.start()
         sink.records(0, *gathered0)
-    evals_before = int(totals.evals_total.sum())
-
-    def one_chunk() -> Tick:
-        nonlocal states, done
-        states, m = compiled(states, dyn, problem, stop)
-        keep = min(chunk, generations - done)
-        rec = [np.asarray(x)[:keep] for x in (m.best, m.avg, m.worst, m.nevals)]
-        if hist is not None:
-            hist.append(rec)
-        _collect(found, m.sols[:keep], m.sols_ok[:keep])
-        if solved_at is not None:  # (report)
-            _mark_solved(solved_at, m.sols[:keep], m.sols_ok[:keep], done + 1)
-        totals.add(done + 1, rec[0], rec[3], solved_at)
-        every = [everyone(x) for x in rec]
-        summary.append(summarise(*every))
-        if sink is not None:
-            sink.records(done + 1, *every)
-        done += keep
-        late = seconds is not None and time.perf_counter() - started >= seconds
-        if until_solved:
-            first = totals.first_met if solved_at is None else solved_at
-            unsolved = np.array([int((first < 0).sum())], np.int64)
-            late |= int((gather.concat(unsolved) if procs > 1 else unsolved).sum()) == 0
-        return Tick(done, f"best {int(summary[-1][-1, 0])}", finished=done >= generations or late)
+    evals_before = int(run.totals.evals_total.sum())
 
     def save() -> None:
-        if len(summary) > 1:  # one array: the checkpoint copies it anyway
-            summary[:] = [np.concatenate(summary)]
-        tree = {
-            "states": jax.tree.map(np.asarray, states),
-            "sols": np.concatenate(found)
-            if found
-            else np.zeros((0, states.genes.shape[-1]), np.int32),
-            "done": done,
-            "trials": totals.tree(),
-            "summary": summary[0],
-            "history_bytes": sink.sync() if sink is not None else 0,
-            "wall_s": wall_before + time.perf_counter() - started,
-            "sessions": sessions,
-            "solved_at": solved_at,
-        }
-        if hist is not None:
-            hist[:] = [[np.concatenate([h[i] for h in hist]) for i in range(4)]]
-            tree["records"] = dict(zip(_RECORDS, hist[0], strict=True))
-        _save_checkpoint(checkpoint, tree, fingerprint)
+        _save_checkpoint(checkpoint, run.tree(), fingerprint)
 
-    t0 = started = time.perf_counter()
-    interrupted = done < generations and run_chunks(
-        one_chunk,
+    t0 = run.started = time.perf_counter()
+    interrupted = run.done < generations and run_chunks(
+        run.step,
         total=generations,
         unit="generations",
         quiet=quiet,
@@ -921,6 +976,8 @@ def evolve(
     # From here to the result the work is whole: a stop asked meanwhile (Ctrl-C, SIGTERM) is
     # kept for after it (saved, reported as interrupted), never half-way through the records.
     with SafePoints() as safe:
+        states, done, found, hist, totals = run.states, run.done, run.found, run.hist, run.totals
+        solved_at = run.solved_at
         genes, fit = np.asarray(states.genes), np.asarray(states.fit)
         wall_s = time.perf_counter() - t0
         evals_here = int(totals.evals_total.sum()) - evals_before
@@ -946,8 +1003,10 @@ def evolve(
                 k: np.take(gather.concat(v, 0), np.arange(total_trials))
                 for k, v in per_trial.items()
             }
-            if report:
-                solved_at = np.take(gather.concat(solved_at, 0), np.arange(total_trials))
+            if report:  # (a checkpoint saved below holds them too, as it did)
+                solved_at = run.solved_at = np.take(
+                    gather.concat(solved_at, 0), np.arange(total_trials)
+                )
         sols, score_met = _verified(sols, genes, n, report, model, f"GA ({encoding}, {scheme})")
         if safe.requested and not interrupted:
             if checkpoint is not None:
@@ -958,7 +1017,7 @@ def evolve(
         params=params,
         seed=seed,
         generations=done,
-        summary=np.concatenate(summary),
+        summary=np.concatenate(run.summary),
         **per_trial,
         solutions=sols,
         population=genes,
@@ -967,8 +1026,8 @@ def evolve(
         compile_s=compile_s,
         init_s=init_s,
         evals_here=evals_here,
-        wall_total_s=wall_before + wall_s,
-        sessions=sessions,
+        wall_total_s=run.wall_before + wall_s,
+        sessions=run.sessions,
         interrupted=interrupted,
         score_met=score_met,
         solved_at=solved_at,
