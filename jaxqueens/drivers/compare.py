@@ -853,6 +853,34 @@ def compare(
     for name in names:  # the GA's own checks (crossover and mutation names), before any run
         if SOLVERS[name]["family"] == "ga":
             _check_ga(name, n, own[name])
+    runs, missing = _run_all(names, n, chains, steps, seed, quiet, own, repeats, announce)
+    rec = recommend(runs, n, steps, seed)
+    summary = _summary(n, chains, steps, seed, repeats, runs, missing, settings_of, own, rec)
+    return CompareResult(
+        n,
+        chains,
+        steps,
+        seed,
+        runs,
+        rec,
+        strict(summary),
+        {r.name: curves(r) for r in runs},
+        missing,
+    )
+
+
+def _run_all(
+    names: list[str],
+    n: int,
+    chains: int,
+    steps: int,
+    seed: int,
+    quiet: bool | None,
+    own: dict[str, dict[str, Any]],
+    repeats: int,
+    announce: Callable[[str], None] | None,
+) -> tuple[list[SolverRun], list[str]]:
+    """Run every solver in turn: (the runs finished, the solvers a Ctrl-C left out)."""
     runs: list[SolverRun] = []
     missing: list[str] = []
     for i, name in enumerate(names):
@@ -865,7 +893,23 @@ def compare(
                 raise
             missing = names[i:]
             break
-    rec = recommend(runs, n, steps, seed)
+    return runs, missing
+
+
+def _summary(
+    n: int,
+    chains: int,
+    steps: int,
+    seed: int,
+    repeats: int,
+    runs: list[SolverRun],
+    missing: list[str],
+    settings_of: dict[str, dict[str, Any]] | None,
+    own: dict[str, dict[str, Any]],
+    rec: dict,
+) -> dict:
+    """`compare`'s summary (before `strict`): the run's settings, notes, recommendation and
+    each solver's figures."""
     budgets = {r.name: r.steps_budget for r in runs}
     summary = {
         "n": n,
@@ -895,17 +939,7 @@ def compare(
         "recommendation": rec,
         "per_solver": [solver_summary(r, steps, seed) for r in runs],
     }
-    return CompareResult(
-        n,
-        chains,
-        steps,
-        seed,
-        runs,
-        rec,
-        strict(summary),
-        {r.name: curves(r) for r in runs},
-        missing,
-    )
+    return summary
 
 
 def _workload(name: str, chains: int, own: dict, repeats: int) -> str:
