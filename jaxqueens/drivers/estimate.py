@@ -395,6 +395,23 @@ def estimate(
         acc, start = _load_sums(checkpoint, fingerprint, strata)
     done, stopped, seconds = run.sweep(acc, start, quiet, checkpoint, fingerprint, checkpoint_every)
     m = (done if stopped else run.calls) * run.plan.per_call * run.copies
+    return _estimated(n, depth, strata, top, level, exact, acc, m, seconds, run.compile_s, stopped)
+
+
+def _estimated(
+    n: int,
+    depth: int,
+    strata: int,
+    top,
+    level: float,
+    exact,
+    acc: np.ndarray,
+    m: int,
+    seconds: float,
+    compile_s: float,
+    stopped: bool,
+) -> Estimate:
+    """The `Estimate` from the strata's sums `acc` over `m` probes per stratum."""
     q, q_se, q_skew = stratified(acc[0], acc[1], acc[5], m)
     v, v_se, v_skew = stratified(acc[2], acc[3], acc[6], m)
     return Estimate(
@@ -409,7 +426,7 @@ def estimate(
         level,
         float(acc[4].sum() / (m * strata)) if m else math.nan,
         seconds,
-        run.compile_s,
+        compile_s,
         exact,
         top,
         "interrupted" if stopped else "finished",
