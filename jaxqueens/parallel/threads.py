@@ -1,17 +1,16 @@
 """One depth-first search per GPU thread: the exact count as a Pallas (Triton) kernel.
 
-The constellation tasks of `constellations` (the CPU counter's plan: same
-canonical classes, weights and host-placed columns), rewritten for a search with no stack of
-masks: every border queen is placed up front, the diagonals are absolute (bit `row + col` and
-`row - col + n - 1` of two-word masks), so a level is undone by XOR from the row of its queen
-alone; the rows of the queens are packed 5 bits each into `ROW_WORDS` words. A task's
-levels are its columns without a border queen, in order; each lane of a block is one task.
-One loop iteration is one tree edge (place the lowest free row; at the child before the last
-level count its free row) or one pop (undo the parent's queen, take its next row), branch-free
-across the lanes. Completions are counted in two uint32 words per task (exact below 2^64).
-
-`tasks` builds the lanes' inputs on the host; `count_tasks` runs the kernel
-(`interpret=True` runs it on the CPU); `count` is the whole count of n.
+The constellation tasks of `constellations` (the CPU counter's plan: same canonical classes,
+weights and host-placed columns), searched with no stack of masks: every border queen is placed
+up front and the diagonals are absolute (bit `row + col` and `row - col + n - 1` of two-word
+masks), so a level is undone by XOR from its queen's row alone (rows packed 5 bits each,
+`row_words`). A task's levels are its columns without a border queen. Each block (one warp)
+searches a range of the tasks, one a lane, a lane that is done taking the range's next. One loop
+iteration is one tree edge (place the lowest free row; enter the child if it and the next two
+levels keep a free row; at the child before the last level count its free row) or one pop (undo
+the parent's queen, take its next row), branch-free across the lanes. Weighted completions are
+summed per lane in two uint32 words (exact below 2^64). `tasks` builds the lanes' inputs on the
+host, `count_tasks` runs the kernel (`interpret=True`: on the CPU), `count` is the count of n.
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ from jaxqueens.errors import QueensError
 
 COLS, LD_LO, LD_HI, RD_LO, RD_HI, START, LAST, SKIP = range(8)  # the words of a task
 TASK_WORDS = 8
-ROW_WORDS = 4  # packed queen rows: 6 rows of 5 bits a word, levels 0..23 (n <= 27)
 MAX_N = 27
 BLOCK = 32  # lanes (threads) per program: one warp
 NUM_WARPS = 1
