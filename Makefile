@@ -66,14 +66,15 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	for b in scripts/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
-# The GPU venv: jax, the CUDA plugin and PJRT at the jax version the project's venv resolved, and
-# ptxas (nvidia-cuda-nvcc-cu12); ~1.2 GB. The plugin prints a traceback on `import jax` without a
-# GPU, so it never goes into .venv; scripts/gpu_check.py sets JAX_PLATFORMS=cpu itself.
+# The GPU venv: jax, the CUDA plugin and PJRT at the jax version the project's venv resolved,
+# ptxas (nvidia-cuda-nvcc-cu12) and nvdisasm (the SASS the count kernel's model reads); ~1.2 GB.
+# The plugin prints a traceback on `import jax` without a GPU, so it never goes into .venv;
+# scripts/gpu_check.py sets JAX_PLATFORMS=cpu itself.
 $(GPU_STAMP): pyproject.toml $(STAMP)
 	$(PYTHON) -m venv $(GPU_VENV)
 	V=$$($(BIN)/python -c "import importlib.metadata as m; print(m.version('jax'))") && \
 	$(GPU_VENV)/bin/python -m pip install --quiet "jax==$$V" "jax-cuda12-plugin==$$V" \
-		"jax-cuda12-pjrt==$$V" nvidia-cuda-nvcc-cu12
+		"jax-cuda12-pjrt==$$V" nvidia-cuda-nvcc-cu12 nvidia-cuda-nvdisasm
 	$(GPU_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	touch $@
 

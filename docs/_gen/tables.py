@@ -387,8 +387,15 @@ def gpu_table() -> str:
     return (RESULTS / "gpu-compile.md").read_text().strip()
 
 
+def gpu_calibration() -> str:
+    """The thread-kernel model against a public CUDA counter's published times, as
+    scripts/calibrate_gpu_model.py last wrote it."""
+    return (RESULTS / "gpu-calibration.md").read_text().strip()
+
+
 GENERATED = {
     "gpu_table": gpu_table,
+    "gpu_calibration": gpu_calibration,
     "readme_table": lambda: readme_table().split("\n", 1)[1].rsplit("\n", 1)[0],
     "minconflicts_table": minconflicts_table,
     "count_table": count_table,
