@@ -53,8 +53,6 @@ def _table(actions: Iterable[argparse.Action], prog: str) -> list[str]:
     for action in actions:
         if action.help is argparse.SUPPRESS or "--help" in action.option_strings:
             continue
-        if isinstance(action, argparse._SubParsersAction):
-            continue
         lines.append(f"| {_cell(_spelling(action))} | {_cell(_help(action, prog))} |")
     return lines
 
@@ -66,12 +64,7 @@ def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPars
 
 def summaries(parser: argparse.ArgumentParser) -> dict[str, str]:
     """Command name -> its one-line help in `jaxqueens --help`."""
-    out = {}
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for choice in action._choices_actions:
-                out[choice.dest] = choice.help or ""
-    return out
+    return dict(getattr(parser, "command_help", {}))
 
 
 def markdown() -> str:
@@ -87,7 +80,7 @@ def markdown() -> str:
         "",
         "Given anywhere on the line, before or after the command.",
         "",
-        *_table(main._distributed_parser()._actions, "jaxqueens"),
+        *_table(getattr(main._distributed_parser(), "defined", []), "jaxqueens"),
         "| `--version` | print the versions of jaxqueens, JAX and Python, then exit |",
         "",
         "## Commands",
@@ -105,7 +98,7 @@ def markdown() -> str:
         if sub.description:
             out += [" ".join(sub.description.split()), ""]
         out += ["```text", usage, "```", ""]
-        out += [*_table(sub._actions, sub.prog), ""]
+        out += [*_table(getattr(sub, "defined", []), sub.prog), ""]
         if sub.epilog:
             out += [" ".join(sub.epilog.split()), ""]
     return "\n".join(out)

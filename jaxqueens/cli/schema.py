@@ -94,6 +94,7 @@ class Parser(argparse.ArgumentParser):
         self.flags: dict[str, argparse.Action] = {}  # every option string -> its action
         self.defined: list[argparse.Action] = []  # every argument, positionals too
         self.commands: dict[str, argparse.ArgumentParser] | None = None
+        self.command_help: dict[str, str] = {}  # command -> its line in the command list
         self.tables: dict[str, Table] = {}  # config tables of named tables (:class:`Table`)
         super().__init__(*args, **kwargs)
 
@@ -122,6 +123,13 @@ class Parser(argparse.ArgumentParser):
     def add_subparsers(self, **kwargs) -> Any:
         action = super().add_subparsers(**kwargs)
         self.commands = action.choices  # name -> parser, filled as commands are added
+        add_parser = action.add_parser
+
+        def recorded(name: str, **options: Any) -> argparse.ArgumentParser:
+            self.command_help[name] = options.get("help") or ""
+            return add_parser(name, **options)
+
+        action.add_parser = recorded  # type: ignore[method-assign]
         return action
 
 
