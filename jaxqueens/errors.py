@@ -14,7 +14,17 @@ def clip(text: str, limit: int = 40) -> str:
 
 
 class QueensError(ValueError):
-    """Bad input from the user: a one-line message naming the problem and the fix."""
+    """Bad input from the user: a one-line message naming the problem and the fix.
+
+    Args:
+      *args: the message.
+      param: the parameter the message starts with, when it names one (`seed`, `max_steps`):
+        the command line says its flag instead (`--seed`, `--maxsteps`).
+    """
+
+    def __init__(self, *args, param: str | None = None):
+        super().__init__(*args)
+        self.param = param
 
 
 class BoardFileError(QueensError):

@@ -250,8 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"instance {spec + ': ' if spec else ''}{err}; no search run")
         logs.log("end", command=args.command, code=EXIT_NOT_SOLVED, status="UNSAT")
         return EXIT_NOT_SOLVED
-    except QueensError as err:
-        return _fail(args.command, EXIT_USAGE, f"error: {err}")
+    except QueensError as err:  # the drivers name parameters; the command line, its flags
+        command = (parser.commands or {}).get(args.command)
+        return _fail(args.command, EXIT_USAGE, f"error: {options.in_flags(err, command)}")
     except KeyboardInterrupt:
         print(f"jaxqueens {args.command}: interrupted", file=sys.stderr)
         logs.log("end", command=args.command, code=interrupts.exit_code())

@@ -25,7 +25,7 @@ import numpy as np
 
 from jaxqueens import _lazy
 from jaxqueens.core import arguments
-from jaxqueens.drivers.settings import CHECKPOINT_EVERY
+from jaxqueens.drivers.settings import CHECKPOINT_EVERY, flag
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import checkpoint, interrupts, ownership
@@ -167,6 +167,26 @@ def int_range_error(value: int) -> str | None:
     if INT_MIN <= value <= INT_MAX:
         return None
     return f"{clip(str(value), 30)} is out of range: integer options lie in {INT_MIN}..{INT_MAX}"
+
+
+def in_flags(err: QueensError, parser: argparse.ArgumentParser | None) -> str:
+    """`err`'s message as the command line says it: one that starts with a parameter's name
+    (`err.param`: the drivers name their parameters) starts with the command's flag for it
+    instead (`jaxqueens.drivers.settings.flag`), when the command has that flag.
+
+    Args:
+      err: the error a command raised.
+      parser: the command's parser (None: the message as it is).
+
+    Returns:
+      The message for the command line.
+    """
+    text, param = str(err), getattr(err, "param", None)
+    if not param or not text.startswith(param) or parser is None:
+        return text
+    name = flag(param)
+    known = getattr(parser, "flags", {})
+    return name + text[len(param) :] if name in known else text
 
 
 def _ascii(text):

@@ -82,16 +82,18 @@ def integer(
     if not is_integer(value):
         raise QueensError(
             f"{name} must be an integer ({_range(lo, hi)}), got {_shown(value)} "
-            f"({type(value).__name__})"
+            f"({type(value).__name__})",
+            param=name,
         )
     value = operator.index(value)
     if lo is not None and value < lo:
         what = ": give a positive integer" if lo == 1 else ""
-        raise QueensError(f"{name} must be at least {lo:,}, got {_shown(value)}{what}")
+        raise QueensError(f"{name} must be at least {lo:,}, got {_shown(value)}{what}", param=name)
     if hi is not None and value > hi:
         raise QueensError(
             f"{name} must be at most {hi:,}, got {_shown(value)}"
-            + (" (counts are 32-bit)" if hi == INT32_MAX else "")
+            + (" (counts are 32-bit)" if hi == INT32_MAX else ""),
+            param=name,
         )
     return value
 
@@ -144,7 +146,8 @@ def real(
     real_type = isinstance(value, (int, float, np.integer, np.floating))
     if not real_type or isinstance(value, (bool, np.bool_)) or not math.isfinite(float(value)):
         raise QueensError(
-            f"{name} must be a finite number, got {_shown(value)} ({type(value).__name__})"
+            f"{name} must be a finite number, got {_shown(value)} ({type(value).__name__})",
+            param=name,
         )
     x = float(value)
     low_bad = lo is not None and (x <= lo if lo_open else x < lo)
@@ -160,7 +163,7 @@ def real(
             if lo is not None
             else f"{'below' if hi_open else 'at most'} {hi}"
         )
-        raise QueensError(f"{name} = {value!r} is out of range: give a number {want}")
+        raise QueensError(f"{name} = {value!r} is out of range: give a number {want}", param=name)
     return x
 
 
@@ -181,7 +184,7 @@ def seconds(value: Any, name: str, *, optional: bool = False) -> float | None:
 def flag(value: Any, name: str) -> bool:
     """`True` or `False` (NumPy's bool too); anything else, `"no"` included, is refused."""
     if not isinstance(value, (bool, np.bool_)):
-        raise QueensError(f"{name} must be True or False, got {_shown(value)}")
+        raise QueensError(f"{name} must be True or False, got {_shown(value)}", param=name)
     return bool(value)
 
 
@@ -189,7 +192,9 @@ def choice(value: Any, name: str, options: Iterable[str]) -> str:
     """One of `options` (strings)."""
     options = tuple(options)
     if not isinstance(value, str) or value not in options:
-        raise QueensError(f"{name} {_shown(value)} is unknown; use one of {', '.join(options)}")
+        raise QueensError(
+            f"{name} {_shown(value)} is unknown; use one of {', '.join(options)}", param=name
+        )
     return value
 
 

@@ -109,7 +109,7 @@ class Budget:
             )
             object.__setattr__(self, name, value)
         object.__setattr__(
-            self, "seconds", arguments.seconds(self.seconds, "--time", optional=True)
+            self, "seconds", arguments.seconds(self.seconds, "seconds", optional=True)
         )
 
     def check(self, n: int) -> None:

@@ -858,7 +858,7 @@ def evolve(
     """
     if n is None and instance is None:
         n = 8
-    seed = arguments.seed(seed, "--seed")
+    seed = arguments.seed(seed, "seed")
     seconds = arguments.seconds(seconds, "seconds", optional=True)
     islands = arguments.integer(islands, "islands", 1)
     migrate_every = arguments.integer(migrate_every, "migrate_every", 0, optional=True)

@@ -243,11 +243,11 @@ def solve_large(
             f"--init {init} is not available on the large-n path (O(n^2) or not a "
             f"permutation); use --init {' or --init '.join(INITS)}, or --mode batched"
         )
-    seed = arguments.seed(seed, "--seed")
+    seed = arguments.seed(seed, "seed")
     chain = arguments.integer(chain, "chain", 0)
     tries = arguments.integer(tries, "tries", 1, large.INT32_MAX)
     free_tail = arguments.integer(free_tail, "free_tail", 0, n)
-    max_steps = arguments.integer(max_steps, "--maxsteps", None, None)
+    max_steps = arguments.integer(max_steps, "max_steps", None, None)
     if not 1 <= max_steps <= large.INT32_MAX:
         raise QueensError(
             f"--maxsteps must lie between 1 and {large.INT32_MAX:,} on the large-n path, "

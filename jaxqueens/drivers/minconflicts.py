@@ -399,14 +399,14 @@ def _checked(
     budget.check(n)
     if max_steps is None:
         max_steps = default_max_steps(n, plain=model is None)
-    seed = arguments.seed(seed, "--seed")
-    batch = arguments.integer(batch, "--batch", 1, optional=True)
-    max_steps = arguments.integer(max_steps, "--maxsteps", 1)
-    tabu = arguments.integer(tabu, "--tabu", 0)
-    max_restarts = arguments.integer(max_restarts, "--max-restarts", 0)
+    seed = arguments.seed(seed, "seed")
+    batch = arguments.integer(batch, "batch", 1, optional=True)
+    max_steps = arguments.integer(max_steps, "max_steps", 1)
+    tabu = arguments.integer(tabu, "tabu", 0)
+    max_restarts = arguments.integer(max_restarts, "max_restarts", 0)
     trace_steps = arguments.integer(trace_steps, "trace_steps", 0)
-    arguments.choice(init, "--init", INITS)
-    arguments.choice(move, "--move", MOVES)
+    arguments.choice(init, "init", INITS)
+    arguments.choice(move, "move", MOVES)
     return _Checked(
         n=n,
         model=model,

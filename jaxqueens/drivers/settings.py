@@ -252,12 +252,17 @@ STATS: dict[str, Use] = {
 the anneal and GA solvers')."""
 
 
-FLAGS = {"max_steps": "--maxsteps"}
-"""Command-line spellings that are not the option's name with `-` for `_`."""
+FLAGS = {"max_steps": "--maxsteps", "seconds": "--time", "n": "-n"}
+"""Command-line spellings of the parameters whose flag is not `--` and the name with `-` for
+`_` (the one table the command line reads to name a flag for a parameter)."""
 
 
-def _flag(option: str) -> str:
-    return FLAGS.get(option, "--" + option.replace("_", "-"))
+def flag(param: str) -> str:
+    """The command line's flag of the drivers' parameter `param` (`max_steps`: `--maxsteps`)."""
+    return FLAGS.get(param, "--" + param.replace("_", "-"))
+
+
+_flag = flag
 
 
 def resolve(
@@ -314,7 +319,7 @@ def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
         )
     resolve(STATS, {"solver": solver}, given, "stats")
     if solver == "ga" and given.get("preset") is not None:
-        arguments.choice(given["preset"], "--preset", GA_PRESETS)
+        arguments.choice(given["preset"], "preset", GA_PRESETS)
 
 
 # --- LS / TA / SA ---------------------------------------------------------------------------------
@@ -354,7 +359,7 @@ def anneal_setting(
     queens and forbidden squares a swap cannot honour, or a start board with repeated rows,
     which a swap cannot leave)."""
     preset = "default" if preset is None else preset
-    arguments.choice(preset, "--preset", ANNEAL_PRESETS)
+    arguments.choice(preset, "preset", ANNEAL_PRESETS)
     arguments.choice(method, "method", METHODS)
     if neighbour is None:
         neighbour = ANNEAL_PRESET_SETTINGS[preset][method]["neighbour"]
@@ -399,8 +404,8 @@ def anneal_settings(
     if given.get("t_end") is not None and given.get("alpha") is None:
         out["alpha"] = None
     if out["alpha"] is None:
-        t_end = arguments.real(out["t_end"], "--t-end", 0.0, 1.0, lo_open=True)
-        rounds = arguments.integer(out["rounds"], "--rounds", 1)
+        t_end = arguments.real(out["t_end"], "t_end", 0.0, 1.0, lo_open=True)
+        rounds = arguments.integer(out["rounds"], "rounds", 1)
         out["alpha"] = t_end ** (1.0 / (rounds - 1)) if rounds > 1 else 1.0
     else:
         out["t_end"] = None
@@ -440,18 +445,18 @@ def check_anneal(
     arguments.choice(edge, "edge", EDGES)
     out = {
         "n": n,
-        "chains": arguments.integer(chains, "--chains", 1),
-        "steps": arguments.integer(steps, "--steps", 1),
-        "rounds": arguments.integer(rounds, "--rounds", 1),
-        "step": arguments.integer(step, "--step", None, None),
+        "chains": arguments.integer(chains, "chains", 1),
+        "steps": arguments.integer(steps, "steps", 1),
+        "rounds": arguments.integer(rounds, "rounds", 1),
+        "step": arguments.integer(step, "step", None, None),
         "walk": arguments.integer(walk, "walk", 2),
-        "seed": arguments.seed(seed, "--seed"),
-        "batch": arguments.integer(batch, "--batch", 1, optional=True),
-        "q": arguments.real(q, "--q", 0.0, 1.0, lo_open=True),
-        "init_prob": arguments.real(init_prob, "--init-prob", 0.0, 1.0, lo_open=True, hi_open=True),
-        "alpha": arguments.real(alpha, "--alpha", 0.0, 1.0, lo_open=True),
+        "seed": arguments.seed(seed, "seed"),
+        "batch": arguments.integer(batch, "batch", 1, optional=True),
+        "q": arguments.real(q, "q", 0.0, 1.0, lo_open=True),
+        "init_prob": arguments.real(init_prob, "init_prob", 0.0, 1.0, lo_open=True, hi_open=True),
+        "alpha": arguments.real(alpha, "alpha", 0.0, 1.0, lo_open=True),
         "t0": t0_rule(t0),
-        "t_end": arguments.real(t_end, "--t-end", 0.0, 1.0, lo_open=True, optional=True),
+        "t_end": arguments.real(t_end, "t_end", 0.0, 1.0, lo_open=True, optional=True),
     }
     if not 1 <= out["step"] <= n - 1:
         raise QueensError(f"--step must lie in 1..n-1 (1..{n - 1}), got {out['step']}")
@@ -785,10 +790,10 @@ def check_compare(
         raise QueensError(
             f"n = {n}: compare needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)"
         )
-    chains = arguments.integer(chains, "--chains", 1)
-    steps = arguments.integer(steps, "--steps", 1)
-    seed = arguments.seed(seed, "--seed")
-    repeats = arguments.integer(repeats, "--repeats", 1, COMPARE_REPEATS_MAX)
+    chains = arguments.integer(chains, "chains", 1)
+    steps = arguments.integer(steps, "steps", 1)
+    seed = arguments.seed(seed, "seed")
+    repeats = arguments.integer(repeats, "repeats", 1, COMPARE_REPEATS_MAX)
     compare_settings(n, names, steps, given)
     return n, chains, names, steps, seed, repeats
 
@@ -944,10 +949,10 @@ def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> di
 def check_stats_budget(chains, solutions, seconds, seed) -> tuple:
     """`(chains, solutions, seconds, seed)` of a `stats` run, checked (None: not given)."""
     return (
-        arguments.integer(chains, "--chains", 1, optional=True),
-        arguments.integer(solutions, "--solutions", 1, optional=True),
-        arguments.seconds(seconds, "--time", optional=True),
-        arguments.seed(seed, "--seed"),
+        arguments.integer(chains, "chains", 1, optional=True),
+        arguments.integer(solutions, "solutions", 1, optional=True),
+        arguments.seconds(seconds, "seconds", optional=True),
+        arguments.seed(seed, "seed"),
     )
 
 
@@ -981,8 +986,8 @@ def check_estimate(n, probes, level, seed) -> tuple:
                 f"level, got {probes:,}; give --probes {ESTIMATE_MIN_PROBES} or more, or leave it "
                 "out"
             )
-    level = arguments.real(level, "--level", 0.0, 1.0, lo_open=True, hi_open=True)
-    return n, probes, level, arguments.seed(seed, "--seed")
+    level = arguments.real(level, "level", 0.0, 1.0, lo_open=True, hi_open=True)
+    return n, probes, level, arguments.seed(seed, "seed")
 
 
 def check_strata(probes: int, strata: int, depth: int, n: int) -> None:
@@ -1018,7 +1023,7 @@ def check_depth(depth: int, n: int) -> int:
     Raises:
       QueensError: naming --depth, the size and the range to pick from.
     """
-    depth = arguments.integer(depth, "--depth", 0)
+    depth = arguments.integer(depth, "depth", 0)
     if depth > n:
         raise QueensError(
             f"--depth {depth} is deeper than the board (n = {n}): give --depth 0 (the plain "

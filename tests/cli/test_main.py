@@ -322,3 +322,17 @@ def test_version_names_jaxqueens_and_what_it_runs_with(capsys):
     assert stop.value.code == 0
     line = capsys.readouterr().out.strip()
     assert line.startswith(f"jaxqueens {__version__} (python ") and "jax " in line
+
+
+def test_driver_errors_name_parameters_and_the_command_line_says_flags(capsys):
+    """A driver's error names its parameter (a library user passed `seed=`); the command line
+    shows the flag for it, mapped in one place (cli.options.in_flags, settings.FLAGS)."""
+    import jaxqueens
+    from jaxqueens.errors import QueensError
+
+    with pytest.raises(QueensError, match=r"^max_steps must be at least 1") as err:
+        jaxqueens.solve(8, chains=2, max_steps=0, quiet=True)
+    assert err.value.param == "max_steps"
+    assert main(["anneal", "-n", "8", "--method", "sa", "--t-end", "2"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "error: --t-end = 2.0 is out of range" in line and "t_end" not in line, line

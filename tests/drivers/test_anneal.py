@@ -86,10 +86,10 @@ def test_traces_follow_the_first_chains():
         ({"neighbour": "step", "step": -1}, "--step must lie in 1..n-1"),
         ({"neighbour": "step", "step": 8}, "--step must lie in 1..n-1"),
         ({"step": 2}, "--neighbour swap does not use step"),  # the default neighbour
-        ({"rounds": 0}, "--rounds must be at least 1"),
+        ({"rounds": 0}, "rounds must be at least 1"),
         ({"steps": 5, "rounds": 10}, "--steps"),
         ({"method": "xx"}, "method"),
-        ({"chains": 0}, "--chains"),
+        ({"chains": 0}, "chains must be at least 1"),
         ({"q": 0.0}, "q"),
     ],
 )
@@ -256,9 +256,9 @@ def test_settings_take_the_preset_and_the_values_given():
     )
     with pytest.raises(QueensError, match="not both"):
         annealing.settings("sa", alpha=0.5, t_end=0.01)
-    with pytest.raises(QueensError, match="--preset"):
+    with pytest.raises(QueensError, match="^preset"):
         annealing.settings("sa", "fast")
-    with pytest.raises(QueensError, match="--t-end"):
+    with pytest.raises(QueensError, match="^t_end"):
         annealing.anneal(8, "sa", chains=2, steps=100, t_end=2.0)
 
 
@@ -315,9 +315,9 @@ def test_default_swap_falls_back_to_step_where_a_swap_cannot_go():
         ({"method": "ls", "alpha": 0.5}, "anneal --method ls does not use alpha"),
         ({"method": "ta", "init_prob": 0.3}, "does not use init_prob"),
         ({"neighbour": "swap", "edge": "nmof"}, "anneal --neighbour swap does not use edge"),
-        ({"chains": 2.0}, "--chains must be an integer"),
-        ({"seed": True}, "--seed must be an integer"),
-        ({"seed": 2**32}, "--seed must be at most"),
+        ({"chains": 2.0}, "chains must be an integer"),
+        ({"seed": True}, "seed must be an integer"),
+        ({"seed": 2**32}, "seed must be at most"),
     ],
 )
 def test_defect_28_10_and_16_anneal_refuses_unused_options_and_wrong_types(kwargs, needle):

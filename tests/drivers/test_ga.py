@@ -364,7 +364,7 @@ def test_default_ga_solves_n16_within_compares_budget():
     "kwargs, needle",
     [
         ({"pop": 2**31}, "pop must be at most 2,147,483,647"),
-        ({"seed": -1}, "--seed must be at least 0"),
+        ({"seed": -1}, "seed must be at least 0"),
         ({"scheme": "steady", "elite": 2}, "evolve --scheme steady does not use elite"),
         ({"mutation": "scramble", "indpb": 0.5}, "--mutation scramble does not use indpb"),
     ],

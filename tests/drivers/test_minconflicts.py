@@ -389,15 +389,15 @@ def test_explicit_maxsteps_reproduces_the_earlier_results(
 @pytest.mark.parametrize(
     "kwargs, needle",
     [
-        ({"chains": 2.5}, "--chains must be an integer"),
-        ({"seed": 1.5}, "--seed must be an integer"),
-        ({"seed": -1}, "--seed must be at least 0"),
-        ({"seed": 2**40}, "--seed must be at most 4,294,967,295"),
-        ({"seed": True}, "--seed must be an integer"),
-        ({"max_steps": 10.0}, "--maxsteps must be an integer"),
-        ({"seconds": float("nan")}, "--time must be a finite number"),
-        ({"batch": 2**31}, "--batch must be at most"),
-        ({"init": "nope"}, "--init 'nope' is unknown"),
+        ({"chains": 2.5}, "chains must be an integer"),
+        ({"seed": 1.5}, "seed must be an integer"),
+        ({"seed": -1}, "seed must be at least 0"),
+        ({"seed": 2**40}, "seed must be at most 4,294,967,295"),
+        ({"seed": True}, "seed must be an integer"),
+        ({"max_steps": 10.0}, "max_steps must be an integer"),
+        ({"seconds": float("nan")}, "seconds must be a finite number"),
+        ({"batch": 2**31}, "batch must be at most"),
+        ({"init": "nope"}, "init 'nope' is unknown"),
     ],
 )
 def test_defect_28_16_solve_checks_argument_types_at_the_boundary(kwargs, needle):
