@@ -105,7 +105,7 @@ class Budget:
             raise QueensError("no budget: give --chains, --solutions or --time")
         for name in ("chains", "solutions", "max_chains"):  # integers (2.5 is not), >= 1
             value = arguments.integer(  # no upper bound: counted on the host, as Python ints
-                getattr(self, name), f"--{name.replace('_', '-')}", 1, None, optional=True
+                getattr(self, name), name, 1, None, optional=True
             )
             object.__setattr__(self, name, value)
         object.__setattr__(

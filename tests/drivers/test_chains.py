@@ -81,9 +81,9 @@ def test_interrupt_keeps_finished_chunks():
     "kwargs,needle",
     [
         ({}, "no budget"),
-        ({"chains": 0}, "--chains"),
-        ({"solutions": -1}, "--solutions"),
-        ({"seconds": 0}, "--time"),
+        ({"chains": 0}, "^chains must be at least 1"),
+        ({"solutions": -1}, "^solutions must be at least 1"),
+        ({"seconds": 0}, "^seconds = 0 is out of range"),
     ],
 )
 def test_bad_budgets(kwargs, needle):

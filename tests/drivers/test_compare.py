@@ -254,8 +254,8 @@ def test_compare_runs_csv_fills_restarts_and_best_attacking_pairs(real_run, tmp_
 def test_compare_refuses_bad_settings():
     for kwargs, needle in (
         ({"n": 3}, "n >= 4"),
-        ({"chains": 0}, "--chains"),
-        ({"steps": 0}, "--steps"),
+        ({"chains": 0}, "^chains must be at least 1"),  # the library names parameters
+        ({"steps": 0}, "^steps must be at least 1"),
     ):
         args = {"n": 8, "chains": 2, "steps": 10, **kwargs}
         with pytest.raises(QueensError, match=needle):
