@@ -122,7 +122,7 @@ def cmd_complete(args) -> int:
         args.inputs, args.diags, one_based=args.one_based, toroidal=args.toroidal
     )
     loaded.require_some()
-    if args.out:  # before any search: the disk must hold every listed board (issue 28 item 6)
+    if args.out:  # before any search: the disk must hold every listed board
         listed = (args.cap or complete.ENUMERATE_CAP) if args.enumerate else 1
         insts = loaded.instances
         need = outputs.written_bytes(

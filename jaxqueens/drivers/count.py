@@ -787,10 +787,9 @@ def plan_count(
     The size of the search is Knuth's estimate (1975) of every task's tree (:func:`_tree_size`:
     random probes of random tasks, unbiased, with its standard error); the speed is timed on
     kernel calls of at most :data:`PLAN_CALL_EDGES` edges (:func:`_edge_rate`), so no sample
-    ever waits for a whole task (issue 28: the old plan counted whole tasks, 56 s at n = 21 and
-    never done at n = 27). The prediction is edges / rate, its interval from the estimate's
-    standard error (the machine's load moves the rate as well; it is timed now). Each half of
-    ``budget`` goes to one of the two.
+    ever waits for a whole task (whole tasks at n = 27 would never finish). The prediction is
+    edges / rate, its interval from the estimate's standard error (the machine's load moves the
+    rate as well; it is timed now). Each half of ``budget`` goes to one of the two.
     """
     n = _check_n(n)
     if n <= 3:
