@@ -1,42 +1,8 @@
-"""``jaxqueens evolve``: run GA experiments (:func:`jaxqueens.drivers.ga.evolve`) from flags or a
-TOML config.
+"""`jaxqueens evolve`: GA experiments (`jaxqueens.drivers.ga.evolve`) from flags or a TOML config.
 
-A config file (``--config configs/ga_classic_permutation.toml``, the ``jaxqueens run`` format
-with ``command = "evolve"``) sets the command's options under ``[options]``, exactly as the
-command line names them (``n``, ``pop``, ``generations``, ``migrate_every``, ``plot``, ...), read
-against the same definitions (:mod:`jaxqueens.cli.schema`): an unknown key or a wrong type is
-refused with a one-line error naming the key, and command-line flags override config values.
-
-Fitness is the number of attacking pairs (minimised, 0 = solution). ``--score nonattacking``
-reports n (n - 1) / 2 minus that instead (maximised, the classic course's fitness: 28 for a
-solution at n = 8) in the CSV and figures; the run itself is the same. ``--fitness
-report-diagonals-only`` evolves on the GA report's score instead (diagonal pairs only, rows
-ignored); its "solved" boards are checked by the independent checker and reported as "N boards
-meet the report's score; K of them are solutions", with ``score_met.npy`` beside ``solutions.npy``.
-
-``--toroidal`` makes queens attack along diagonals modulo n; ``--instance FILE`` evolves towards
-one constrained instance (any format of :mod:`jaxqueens.io.instances`): fixed queens never move,
-a queen on a forbidden square costs more than all attacking pairs together (so no solution uses
-one), every solution is checked against the instance, and a run that solves no trial reports the
-instance unknown (a GA proves no UNSAT; ``jaxqueens complete`` decides it; a plainly
-unsatisfiable instance is UNSAT with its reason before any trial runs).
-
-Outputs in ``--out DIR``: ``history.csv`` (by default one row per generation: statistics over
-the trials of each trial's best, the means of the populations' mean and worst, the fraction of
-trials solved and the evaluations; ``--history per-trial``: one row per generation and trial,
-streamed to disk as the run goes and renamed into place at the end; generation 0 is the initial
-population; columns: :mod:`jaxqueens.io.ga`), ``runs.csv`` (one row per trial, the per-run table
-of :mod:`jaxqueens.io.schema`: evaluations spent, first solved generation), ``solutions.npy``
-(every distinct verified solution found), ``population.npy`` ``[T, I, P, n]`` and
-``fitness.npy`` ``[T, I, P]`` (final populations), ``summary.json``; with ``--plot``:
-``best.png`` (percentile band over trials), ``avg.png``, ``worst.png``, ``success.png``.
-
-Memory does not grow with generations x trials: the run keeps per-trial totals and
-per-generation statistics, and checkpoints hold the population, not the records. Before the
-first generation the run's memory is estimated and a run that does not fit is refused in one
-line (exit 2); the estimate is printed (``--quiet`` drops it). Throughput counts the generations
-run in this process over this process's time; after ``--resume`` the total over every session is
-printed beside it, labelled.
+A config file (`--config FILE`, the `jaxqueens run` format with `command = "evolve"`) sets the
+options under `[options]` by their command-line names; flags override it. The docs' commands page
+describes the fitnesses, constrained boards, outputs and memory estimate.
 """
 
 from __future__ import annotations
@@ -61,11 +27,11 @@ gather = _lazy.load("jaxqueens.parallel.gather")
 SCORES = ga_io.SCORES
 NOT_SETTINGS = ("config", "quiet", "resume", "checkpoint_every", "one_based", "history", "force")
 """Options of the command itself, not of the run: everything else the command line (or its
-config, :func:`jaxqueens.cli.schema.apply_config`) gives is a setting of the GA."""
+config, `jaxqueens.cli.schema.apply_config`) gives is a setting of the GA."""
 
 
 def add_command(sub) -> None:
-    """Register ``jaxqueens evolve``."""
+    """Register `jaxqueens evolve`."""
     p = sub.add_parser(
         "evolve",
         help="genetic algorithms: many trials and islands at once",
@@ -198,13 +164,13 @@ def _add_problem_and_out_options(p) -> None:
 
 @functools.cache
 def parser() -> schema.Parser:
-    """The ``evolve`` command's own parser: its options are what a config may set."""
+    """The `evolve` command's own parser: its options are what a config may set."""
     return schema.command_parser(add_command)
 
 
 def _settings(args) -> dict:
     """The run's settings: the options given (on the command line, or by the config file that
-    :func:`jaxqueens.cli.schema.apply_config` merged in)."""
+    `jaxqueens.cli.schema.apply_config` merged in)."""
     conf = {
         key: value
         for key, value in schema.given(args, parser().options).items()
@@ -217,7 +183,7 @@ def _settings(args) -> dict:
 
 
 def _out_bytes(conf: dict, history: str) -> int:
-    """Roughly what ``--out`` receives (:func:`jaxqueens.io.ga.out_bytes`)."""
+    """Roughly what `--out` receives (`jaxqueens.io.ga.out_bytes`)."""
     preset = settings.ga_preset(
         conf.get("preset") or "default",
         conf.get("encoding") or "permutation",
@@ -235,7 +201,7 @@ def _out_bytes(conf: dict, history: str) -> int:
 
 def _keep_or_discard(stream, target) -> None:
     """After a failed or interrupted run: the streamed rows stay where a checkpoint points into
-    them (``--resume`` goes on from there), else they are removed (no half-written file)."""
+    them (`--resume` goes on from there), else they are removed (no half-written file)."""
     if stream is not None:
         if target is not None and checkpoint.any_saved(target):
             stream.close()
@@ -273,7 +239,7 @@ def throughput_line(result, evaluations: int) -> str:
 
 
 def cmd_evolve(args) -> int:
-    """The ``evolve`` command: run, print the summary, write the outputs."""
+    """The `evolve` command: run, print the summary, write the outputs."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     conf = _settings(args)
     out, plot, score, history = _checked(args, conf)
