@@ -55,11 +55,13 @@ class _Deferred(types.ModuleType):
 
 
 def load(name: str) -> types.ModuleType:
-    """Module `name`, imported at its first attribute access (the module itself if it is
-    imported already).
+    """Module `name`, imported at its first attribute access.
 
     Args:
       name: absolute module name, e.g. `"jax"` or `"jaxqueens.drivers.count"`.
+
+    Returns:
+      The module itself if it is imported already, else a proxy that imports it when first used.
 
     Raises:
       ModuleNotFoundError: no top-level package of that name is installed (checked now, without
@@ -75,5 +77,12 @@ def load(name: str) -> types.ModuleType:
 
 
 def is_loaded(name: str) -> bool:
-    """Whether module `name` has really been imported (by a plain import or a lazy one used)."""
+    """Whether a module has really been imported (by a plain import or a lazy one used).
+
+    Args:
+      name: absolute module name.
+
+    Returns:
+      True once the module's code has run.
+    """
     return name in sys.modules

@@ -8,8 +8,15 @@ escapes is a bug and keeps its traceback.
 
 
 def clip(text: str, limit: int = 40) -> str:
-    """The start of `text` for a one-line message: at most `limit` characters, then "..."
-    (a 5000-digit row or a huge value is never echoed whole)."""
+    """The start of `text` for a one-line message (a huge value is never echoed whole).
+
+    Args:
+      text: the text to clip.
+      limit: the most characters kept before "...".
+
+    Returns:
+      `text` itself if it fits, else its first `limit` characters and "...".
+    """
     return text if len(text) <= limit else text[:limit] + "..."
 
 

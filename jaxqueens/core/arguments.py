@@ -42,7 +42,14 @@ WHOLE_NUMBER = r"[+-]?[0-9]+"
 
 
 def is_integer(value: Any) -> bool:
-    """A Python or NumPy integer, not a bool."""
+    """Whether a value is a Python or NumPy integer (a bool is not).
+
+    Args:
+      value: any value.
+
+    Returns:
+      True for an integer.
+    """
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -71,8 +78,17 @@ def integer(
     *,
     optional: bool = False,
 ) -> int | None:
-    """`value` as a Python int, checked: an integer (never a bool, float or complex) in
-    `lo..hi` (`None`: no bound). `optional`: None passes through.
+    """A checked integer: never a bool, float or complex, within `lo..hi`.
+
+    Args:
+      value: the value given.
+      name: the parameter's name, for the message.
+      lo: the least value allowed (None: no bound).
+      hi: the greatest value allowed (None: no bound).
+      optional: let None pass through.
+
+    Returns:
+      `value` as a Python int (or None, if optional).
 
     Raises:
       QueensError: naming `name`, the value and the valid range.
@@ -99,7 +115,18 @@ def integer(
 
 
 def seed(value: Any, name: str = "seed") -> int:
-    """A random seed: an integer in `0..SEED_MAX`."""
+    """A checked random seed: an integer in `0..SEED_MAX`.
+
+    Args:
+      value: the value given.
+      name: the parameter's name, for the message.
+
+    Returns:
+      The seed as a Python int.
+
+    Raises:
+      QueensError: naming `name`, the value and the valid range.
+    """
     return integer(value, name, 0, SEED_MAX)
 
 
@@ -139,8 +166,23 @@ def real(
     hi_open: bool = False,
     optional: bool = False,
 ) -> float | None:
-    """`value` as a float, checked: a finite real number (ints allowed; bool, complex, strings,
-    nan and inf refused) within `lo..hi` (`lo_open`/`hi_open`: the bound itself excluded)."""
+    """A checked finite real number (ints allowed; bool, complex, strings, nan and inf refused).
+
+    Args:
+      value: the value given.
+      name: the parameter's name, for the message.
+      lo: the least value allowed (None: no bound).
+      hi: the greatest value allowed (None: no bound).
+      lo_open: `lo` itself is excluded.
+      hi_open: `hi` itself is excluded.
+      optional: let None pass through.
+
+    Returns:
+      `value` as a float (or None, if optional).
+
+    Raises:
+      QueensError: naming `name`, the value and the valid range.
+    """
     if value is None and optional:
         return None
     real_type = isinstance(value, (int, float, np.integer, np.floating))
@@ -176,20 +218,54 @@ def seconds(value: Any, name: str, *, optional: bool) -> float | None: ...
 
 
 def seconds(value: Any, name: str, *, optional: bool = False) -> float | None:
-    """A positive, finite number of seconds (`nan` and `inf` are refused: a checkpoint
-    interval of inf would never save)."""
+    """A checked positive, finite number of seconds (an interval of inf would never fire).
+
+    Args:
+      value: the value given.
+      name: the parameter's name, for the message.
+      optional: let None pass through.
+
+    Returns:
+      The seconds as a float (or None, if optional).
+
+    Raises:
+      QueensError: naming `name` and the value.
+    """
     return real(value, name, 0.0, None, lo_open=True, optional=optional)
 
 
 def flag(value: Any, name: str) -> bool:
-    """`True` or `False` (NumPy's bool too); anything else, `"no"` included, is refused."""
+    """A checked `True` or `False` (NumPy's bool too; anything else, `"no"` included, is refused).
+
+    Args:
+      value: the value given.
+      name: the parameter's name, for the message.
+
+    Returns:
+      The value as a Python bool.
+
+    Raises:
+      QueensError: naming `name` and the value.
+    """
     if not isinstance(value, (bool, np.bool_)):
         raise QueensError(f"{name} must be True or False, got {_shown(value)}", param=name)
     return bool(value)
 
 
 def choice(value: Any, name: str, options: Iterable[str]) -> str:
-    """One of `options` (strings)."""
+    """A checked choice among strings.
+
+    Args:
+      value: the value given.
+      name: the parameter's name, for the message.
+      options: the strings allowed.
+
+    Returns:
+      `value`.
+
+    Raises:
+      QueensError: naming `name`, the value and the options.
+    """
     options = tuple(options)
     if not isinstance(value, str) or value not in options:
         raise QueensError(

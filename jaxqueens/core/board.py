@@ -36,7 +36,18 @@ class PairCountOverflow(QueensError, OverflowError):
 
 
 def as_size(n: Any, what: str = "n") -> int:
-    """`n` as a Python int: ints and NumPy integers pass, anything else is a QueensError."""
+    """A checked board size: ints and NumPy integers pass.
+
+    Args:
+      n: the value given.
+      what: its name, for the message.
+
+    Returns:
+      `n` as a Python int.
+
+    Raises:
+      QueensError: `n` is not an integer.
+    """
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
         raise QueensError(
             f"{what} must be an integer, got {n!r} ({type(n).__name__}); pass e.g. {what} = 8"
@@ -45,7 +56,19 @@ def as_size(n: Any, what: str = "n") -> int:
 
 
 def as_board(rows: Any, n: int, what: str = "board") -> np.ndarray:
-    """A user's board `[n]` as int32, checked: integers, n columns, rows in `0..n-1`."""
+    """A user's board, checked: integers, n columns, rows in `0..n-1`.
+
+    Args:
+      rows: the board, `rows[x]` per column.
+      n: board size.
+      what: its name, for the message.
+
+    Returns:
+      int32 `[n]`.
+
+    Raises:
+      QueensError: naming the first problem.
+    """
     arr = np.asarray(rows)
     if arr.ndim != 1:
         raise QueensError(f"{what}: expected one board rows[n], got shape {arr.shape}")
@@ -127,8 +150,14 @@ def _pairs_from_counts(counts: LineCounts) -> jax.Array:
 
 
 def attacking_pairs_one(rows: jax.Array) -> jax.Array:
-    """`attacking_pairs` of one board `[n]` inside a kernel: no input check (rows are
-    trusted in `0..n-1`), no batch axes (vmap it), int32 (int64 under x64)."""
+    """`attacking_pairs` of one board inside a kernel: no input check, no batch axes (vmap it).
+
+    Args:
+      rows: int `[n]`, trusted in `0..n-1`.
+
+    Returns:
+      int32 scalar (int64 under x64).
+    """
     rows = _widen(rows)
     n = rows.shape[-1]
     if n <= PAIRWISE_MAX_N:
@@ -153,8 +182,14 @@ def _queen_conflicts_one(rows: jax.Array) -> jax.Array:
 
 
 def n_attacks_one(rows: jax.Array) -> jax.Array:
-    """`n_attacks` of one board `[n]` inside a kernel: no input check (rows are trusted
-    in `0..n-1`), no batch axes (vmap it); int32."""
+    """`n_attacks` of one board inside a kernel: no input check, no batch axes (vmap it).
+
+    Args:
+      rows: int `[n]`, trusted in `0..n-1`.
+
+    Returns:
+      int32 scalar.
+    """
     rows = _widen(rows)
     n = rows.shape[-1]
     if n <= PAIRWISE_MAX_N:

@@ -177,7 +177,14 @@ def are_solutions(boards: np.ndarray) -> np.ndarray:
 
 
 def is_solution(rows: np.ndarray) -> bool:
-    """Whether one board `rows[n]` is a valid solution (never raises on bad input)."""
+    """Whether one board is a valid solution (never raises on bad input).
+
+    Args:
+      rows: `rows[x]` per column.
+
+    Returns:
+      True for a solution.
+    """
     return check_board(rows).ok
 
 
@@ -326,7 +333,12 @@ def check_constrained(rows: np.ndarray, model) -> CheckReport:
 
 
 def require_constrained(boards: np.ndarray, model, what: str = "solver output") -> None:
-    """Raise unless every board `[B, n]` solves the constrained instance `model`.
+    """Raise unless every board solves a constrained instance.
+
+    Args:
+      boards: int `[B, n]`.
+      model: the `Constraints` instance.
+      what: what the boards are, for the message.
 
     Raises:
       SolutionCheckError: naming the first bad board and its first problem.

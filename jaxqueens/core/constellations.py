@@ -21,8 +21,16 @@ BATCH = 1 << 16  # nodes expanded at once by the orbit search (bounds its memory
 
 
 def cell_images(n: int, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The 8 images of cells `(x, y)` (column, row) under D4, in the order of
-    `NAMES`: two `[8, ...]` arrays (columns, rows)."""
+    """The 8 images of cells under D4.
+
+    Args:
+      n: board size.
+      x: int columns.
+      y: int rows, the shape of `x`.
+
+    Returns:
+      `(columns, rows)`: two `[8, ...]` arrays, in the order of `NAMES`.
+    """
     x, y = np.asarray(x), np.asarray(y)
     t = n - 1
     xs = [x, t - y, t - x, y, x, t - x, y, t - y]
@@ -49,9 +57,16 @@ def _config_of(n: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def border_configurations(n: int) -> np.ndarray:
-    """Every border configuration of non-attacking queens: int64 `[M, 4]` (a, b, c, d), in
-    lexicographic order. `a`/`b`: rows of the queens in columns 0 / n-1; `c`/`d`: columns
-    of the queens in rows 0 / n-1. Corners are shared: `a == 0` iff `c == 0`, and so on."""
+    """Every border configuration of non-attacking queens, in lexicographic order.
+
+    Args:
+      n: board size.
+
+    Returns:
+      int64 `[M, 4]` rows `(a, b, c, d)`: `a`/`b` the rows of the queens in columns 0 / n-1,
+      `c`/`d` the columns of the queens in rows 0 / n-1. Corners are shared: `a == 0` iff
+      `c == 0`, and so on.
+    """
     if n < 2:
         raise ValueError(f"border configurations need n >= 2, not n = {n}")
     t = n - 1
@@ -75,7 +90,15 @@ def border_configurations(n: int) -> np.ndarray:
 
 
 def images(n: int, cfg: np.ndarray) -> np.ndarray:
-    """The 8 images of configurations `[M, 4]`: `[8, M, 4]` (order of `symmetry.NAMES`)."""
+    """The 8 images of border configurations under D4.
+
+    Args:
+      n: board size.
+      cfg: int `[M, 4]` configurations.
+
+    Returns:
+      `[8, M, 4]`, in the order of `symmetry.NAMES`.
+    """
     x, y = _cells(n, np.asarray(cfg))
     gx, gy = cell_images(n, x, y)
     return _config_of(n, gx, gy)
@@ -138,10 +161,19 @@ PREFERENCE_TERMS = _preference_terms()
 
 
 def preference_features(n: int, cfg: np.ndarray) -> np.ndarray:
-    """float64 `[M, 34]`: the terms of `PREFERENCE_COEFFICIENTS` for configurations
-    `[M, 4]`: `ca`, `cb` = distance of the queens of columns 0 and n-1 from the middle row,
-    `lo`, `hi` = the earlier and the later column of the queens of rows 0 and n-1 (all
-    scaled to 0..1), then their products two and three at a time (`PREFERENCE_TERMS`)."""
+    """The terms of `PREFERENCE_COEFFICIENTS` for border configurations.
+
+    `ca`, `cb` are the distances of the queens of columns 0 and n-1 from the middle row, `lo`,
+    `hi` the earlier and the later column of the queens of rows 0 and n-1 (all scaled to 0..1),
+    then their products two and three at a time (`PREFERENCE_TERMS`).
+
+    Args:
+      n: board size.
+      cfg: int `[M, 4]` configurations.
+
+    Returns:
+      float64 `[M, 34]`.
+    """
     cfg = np.asarray(cfg, np.float64).reshape(-1, 4)
     t = max(n - 1, 1)
     a, b, c, d = cfg.T
@@ -150,14 +182,18 @@ def preference_features(n: int, cfg: np.ndarray) -> np.ndarray:
 
 
 def preference(n: int, cfg: np.ndarray) -> np.ndarray:
-    """float64 `[M]`: which member of a class to search (smallest first): the predicted
-    log(tree edges) of each configuration relative to its class.
+    """Which member of a class to search (smallest first).
 
     Every member of a class has the same number of completions, but the DFS, which places
     columns left to right, walks trees of very different sizes. The predictor is linear in
-    `preference_features` (a cubic in the rows of the queens of columns 0 and n-1 and the
-    columns of the queens of rows 0 and n-1), fitted by least squares on every member at
-    n = 12..15.
+    `preference_features`, fitted by least squares on every member at n = 12..15.
+
+    Args:
+      n: board size.
+      cfg: int `[M, 4]` configurations.
+
+    Returns:
+      float64 `[M]`: the predicted log(tree edges) of each configuration relative to its class.
     """
     return preference_features(n, cfg) @ np.asarray(PREFERENCE_COEFFICIENTS)
 
@@ -169,10 +205,13 @@ def constellations(n: int) -> tuple[np.ndarray, np.ndarray]:
     `preference` (the smallest search tree), ties broken by the smallest key
     `((a*n + b)*n + c)*n + d`.
 
+    Args:
+      n: board size.
+
     Returns:
-      configs: int64 `[K, 4]`, one per class, in key order;
-      weights: int64 `[K]`: the class sizes, 8 / |stabiliser| (so `weights.sum()` is the
-        number of all border configurations).
+      `(configs, weights)`: configs int64 `[K, 4]`, one per class, in key order; weights int64
+      `[K]`, the class sizes, 8 / |stabiliser| (`weights.sum()` is the number of all border
+      configurations).
     """
     cfg = border_configurations(n)
     keys = _key(n, images(n, cfg))  # [8, M]
@@ -186,9 +225,15 @@ def constellations(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def allow_masks(n: int, cfg: np.ndarray) -> np.ndarray:
-    """uint32 `[K, n]`: the rows each column may use under each configuration `[K, 4]`.
+    """The rows each column may use under each configuration (built from bits, not cells).
 
-    Built from bits, `[K, n, 4]` words, not a `[K, n, n, 4]` comparison of cells."""
+    Args:
+      n: board size.
+      cfg: int `[K, 4]` configurations.
+
+    Returns:
+      uint32 `[K, n]`.
+    """
     cfg = np.asarray(cfg, np.int64).reshape(-1, 4)
     x, y = _cells(n, cfg)  # [K, 4]
     dx = np.arange(n)[None, :, None] - x[:, None, :]  # [K, n, 4] columns from each border queen
@@ -239,20 +284,32 @@ TABLE_WORDS = 8
 
 
 def table_levels(n: int, depth: int) -> int:
-    """Rows of every level table of n with `depth` host-placed columns: a power of two (>= 2)
-    at least the levels any task can have (`n - depth - 1`: column n - 1 always holds a
-    border queen)."""
+    """The rows of every level table: at least the levels any task can have.
+
+    Args:
+      n: board size.
+      depth: host-placed columns.
+
+    Returns:
+      A power of two (>= 2), at least `n - depth - 1` (column n - 1 always holds a border queen).
+    """
     return max(2, 1 << (max(n - depth - 1, 1) - 1).bit_length())
 
 
 def level_columns(n: int, cfg: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """The columns each constellation's tasks search, in order: column `depth` (where a task
-    starts), then every later column without a border queen (a border queen is fixed, and every
-    other column's allowed rows already avoid it, so its column is skipped, not searched).
+    """The columns each constellation's tasks search, in order.
+
+    Column `depth` (where a task starts) comes first, then every later column without a border
+    queen (a border queen is fixed and every other column's allowed rows already avoid it).
+
+    Args:
+      n: board size.
+      cfg: int `[K, 4]` configurations.
+      depth: host-placed columns.
 
     Returns:
-      columns: int64 `[K, n - depth]`, the searched columns first, then `n` (padding);
-      levels: int64 `[K]`, how many columns each searches (1 ..  n - depth - 1).
+      `(columns, levels)`: columns int64 `[K, n - depth]`, the searched columns first, then `n`
+      (padding); levels int64 `[K]`, how many columns each searches (1 .. n - depth - 1).
     """
     cfg = np.asarray(cfg, np.int64).reshape(-1, 4)
     x = np.arange(n)[None, :]
@@ -263,17 +320,24 @@ def level_columns(n: int, cfg: np.ndarray, depth: int) -> tuple[np.ndarray, np.n
 
 
 def level_tables(n: int, cfg: np.ndarray, allow: np.ndarray, depth: int) -> np.ndarray:
-    """What the counting kernel (`edge`) reads per level: uint32
-    `[K, table_levels(n, depth), TABLE_WORDS]`.
+    """What the counting kernel (`edge`) reads per level.
 
     Row k of a constellation describes the edges from its level k (column `columns[k]` of
-    `level_columns`) to level k + 1: `GAP` the columns between them (the diagonals shift
-    by it), `ALLOW1` level k + 1's allowed rows; for the look-ahead, `GAP2`/`GAP3` the
-    columns from level k + 1 to levels k + 2 and k + 3 and `ALLOW2`/`ALLOW3` their allowed
-    rows (where level k + 3 does not exist, level k + 2 again; on the row before the last level
-    both 0: the child there is counted, never entered); `COUNT_MASK` all ones on the row before
-    the last level (its child's free rows are solutions), else 0. Rows from the last level on
-    are 0 (never read in a live search).
+    `level_columns`) to level k + 1: `GAP` the columns between them (the diagonals shift by it),
+    `ALLOW1` level k + 1's allowed rows; for the look-ahead, `GAP2`/`GAP3` the columns from level
+    k + 1 to levels k + 2 and k + 3 and `ALLOW2`/`ALLOW3` their allowed rows (where level k + 3
+    does not exist, level k + 2 again; on the row before the last level both 0: the child there
+    is counted, never entered); `COUNT_MASK` all ones on the row before the last level (its
+    child's free rows are solutions), else 0. Rows from the last level on are 0.
+
+    Args:
+      n: board size.
+      cfg: int `[K, 4]` configurations.
+      allow: uint32 `[K, n]` `allow_masks`.
+      depth: host-placed columns.
+
+    Returns:
+      uint32 `[K, table_levels(n, depth), TABLE_WORDS]`.
     """
     cfg = np.asarray(cfg, np.int64).reshape(-1, 4)
     allow = np.asarray(allow, np.uint32)
@@ -370,16 +434,33 @@ def _quarter_turn_fixed(n: int) -> int:
 
 
 def fixed_by_rotation(n: int) -> tuple[int, int]:
-    """(F90, F180): the solutions fixed by a quarter turn (either direction) and by the half
-    turn."""
+    """The solutions fixed by the rotations.
+
+    Args:
+      n: board size.
+
+    Returns:
+      `(F90, F180)`: the solutions fixed by a quarter turn (either direction) and by the half turn.
+    """
     if n == 1:
         return 1, 1
     return _quarter_turn_fixed(n), _half_turn_fixed(n)
 
 
 def classes(total: int, n: int, fixed: tuple[int, int] | None = None) -> int:
-    """Fundamental solutions (A002562) from the total by Burnside's lemma: the rotations by
-    90 and 270 degrees fix F90 solutions each, the half turn F180, every reflection none."""
+    """Fundamental solutions (A002562) from the total, by Burnside's lemma.
+
+    The rotations by 90 and 270 degrees fix F90 solutions each, the half turn F180, every
+    reflection none.
+
+    Args:
+      total: all solutions of n.
+      n: board size.
+      fixed: `(F90, F180)` if known, else `fixed_by_rotation(n)`.
+
+    Returns:
+      The number of classes.
+    """
     f90, f180 = fixed_by_rotation(n) if fixed is None else fixed
     s = total + 2 * f90 + f180
     if n == 1:

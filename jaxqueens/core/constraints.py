@@ -96,8 +96,11 @@ class Constraints:
         return not any(getattr(self, f) for f in FIELDS)
 
     def to_dict(self) -> dict:
-        """JSON-ready fields under their JSON keys (`JSON_KEYS`; empty ones left out);
-        `from_dict` reads it back."""
+        """The instance as JSON-ready fields (`from_dict` reads it back).
+
+        Returns:
+          The non-empty fields under their JSON keys (`JSON_KEYS`).
+        """
         doc: dict = {"n": self.n}
         for f in FIELDS:
             v = getattr(self, f)
@@ -108,6 +111,14 @@ class Constraints:
         return doc
 
     def with_toroidal(self, toroidal: bool = True) -> Constraints:
+        """The same instance on a torus, or off it.
+
+        Args:
+          toroidal: whether queens attack along diagonals taken modulo n.
+
+        Returns:
+          A new `Constraints`.
+        """
         return dataclasses.replace(self, toroidal=toroidal)
 
 
@@ -120,7 +131,17 @@ KEYS = ("n", *(JSON_KEYS.get(f, f) for f in FIELDS), "toroidal")
 
 
 def from_dict(doc: dict) -> Constraints:
-    """A model from `Constraints.to_dict`'s form (unknown keys are an error)."""
+    """A model from `Constraints.to_dict`'s form.
+
+    Args:
+      doc: a JSON object with `"n"` and any of `KEYS`.
+
+    Returns:
+      The checked `Constraints`.
+
+    Raises:
+      QueensError: an unknown key or a value of the wrong kind.
+    """
     if not isinstance(doc, dict) or "n" not in doc:
         raise QueensError('an instance needs "n" (and optionally ' + ", ".join(KEYS[1:]) + ")")
     extra = sorted(set(doc) - set(KEYS))
@@ -146,8 +167,18 @@ def from_dict(doc: dict) -> Constraints:
 def excluded_diagonals(
     n: int, pairs: Sequence[Sequence[int]], d: int | None = None, toroidal: bool = False
 ) -> Constraints:
-    """CSPLib prob079: exclude the first `d` (default all) `[k, t]` pairs: `t = 1` the sum
-    diagonal `x + y = k`, `t = 0` the difference diagonal `x - y = k - (n - 1)`."""
+    """The CSPLib prob079 (Excluded Diagonals) instance.
+
+    Args:
+      n: board size.
+      pairs: `[k, t]` pairs: `t = 1` excludes the sum diagonal `x + y = k`, `t = 0` the
+        difference diagonal `x - y = k - (n - 1)`.
+      d: how many of the pairs to use, from the first (default all).
+      toroidal: queens also attack along diagonals taken modulo n.
+
+    Returns:
+      The instance.
+    """
     pairs = [tuple(p) for p in pairs]
     d = len(pairs) if d is None else d
     if not 0 <= d <= len(pairs):
@@ -167,13 +198,29 @@ def excluded_diagonals(
 
 
 def completion(n: int, placed: Iterable[Sequence[int]], toroidal: bool = False) -> Constraints:
-    """n-Queens Completion: queens already on squares `(x, y)`."""
+    """The n-Queens Completion instance.
+
+    Args:
+      n: board size.
+      placed: `(x, y)` squares holding a queen already.
+      toroidal: queens also attack along diagonals taken modulo n.
+
+    Returns:
+      The instance.
+    """
     return Constraints(n, fixed=_pairs([tuple(p) for p in placed], "fixed"), toroidal=toroidal)
 
 
 def fixed_rows(m: Constraints) -> np.ndarray:
-    """int32 `[n]`: the fixed queen's row per column, -1 where the column is free (if a column
-    names two rows, the first one; the instance is then unsatisfiable)."""
+    """The fixed queen's row per column.
+
+    Args:
+      m: the instance.
+
+    Returns:
+      int32 `[n]`: the row, -1 where the column is free (if a column names two rows, the first
+      one; the instance is then unsatisfiable).
+    """
     out = np.full(m.n, -1, np.int32)
     for x, y in reversed(m.fixed):
         out[x] = y
@@ -181,7 +228,14 @@ def fixed_rows(m: Constraints) -> np.ndarray:
 
 
 def open_squares(m: Constraints) -> np.ndarray:
-    """bool `[x, y]`: squares that no exclusion forbids (fixed queens not applied)."""
+    """The squares that no exclusion forbids (fixed queens not applied).
+
+    Args:
+      m: the instance.
+
+    Returns:
+      bool `[x, y]`.
+    """
     n = m.n
     ok = np.ones((n, n), bool)
     ok[list(m.columns), :] = False
@@ -198,7 +252,17 @@ def open_squares(m: Constraints) -> np.ndarray:
 
 
 def attacked_by(n: int, x: int, y: int, toroidal: bool) -> np.ndarray:
-    """bool `[x, y]`: squares a queen on (x, y) attacks (its own square included)."""
+    """The squares a queen attacks.
+
+    Args:
+      n: board size.
+      x: the queen's column.
+      y: the queen's row.
+      toroidal: diagonals wrap modulo n.
+
+    Returns:
+      bool `[x, y]`, the queen's own square included.
+    """
     xs, ys = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     if toroidal:
         return (xs == x) | (ys == y) | ((xs + ys - x - y) % n == 0) | ((xs - ys - x + y) % n == 0)
@@ -206,8 +270,15 @@ def attacked_by(n: int, x: int, y: int, toroidal: bool) -> np.ndarray:
 
 
 def allowed_squares(m: Constraints) -> np.ndarray:
-    """bool `[x, y]`: `open_squares`, each fixed column cut to its queen and every square
-    a fixed queen attacks removed (a fixed queen on a closed square closes its column)."""
+    """The squares a queen may take.
+
+    Args:
+      m: the instance.
+
+    Returns:
+      bool `[x, y]`: `open_squares`, each fixed column cut to its queen and every square a fixed
+      queen attacks removed (a fixed queen on a closed square closes its column).
+    """
     ok = open_squares(m)
     for x, y in m.fixed:
         keep = ok[x, y]
@@ -223,11 +294,18 @@ def _attack(m: Constraints, x1: int, y1: int, x2: int, y2: int) -> bool:
 
 
 def unsat_reason(m: Constraints, allowed: np.ndarray | None = None) -> str | None:
-    """Why `m` plainly has no solution, or None: two fixed queens attack each other (two in
-    one column included), a fixed queen stands on a forbidden square, or a column or a row has
-    no allowed square left (every column and every row holds exactly one queen). A proof, not a
-    search: what it finds is UNSAT; None proves nothing (only the exact search decides).
-    `allowed`: `allowed_squares` of `m` if the caller has built it already."""
+    """Why `m` plainly has no solution, if it plainly has none.
+
+    A proof, not a search: two fixed queens attack each other (two in one column included), a
+    fixed queen stands on a forbidden square, or a column or a row has no allowed square left.
+
+    Args:
+      m: the instance.
+      allowed: `allowed_squares(m)` if the caller has built it already.
+
+    Returns:
+      The reason in words, or None, which proves nothing (only the exact search decides).
+    """
     fixed = np.array(m.fixed, np.int64).reshape(-1, 2)
     if len(fixed) > 1:
         x, y = fixed[:, 0], fixed[:, 1]
@@ -280,15 +358,29 @@ def _why_closed(m: Constraints, x: int, y: int) -> str:
 
 
 def column_masks(m: Constraints, orientation: int = 0) -> np.ndarray:
-    """uint64 `[n]`: bit y of entry x is set iff row y is allowed in column x
-    (`allowed_squares`, seen in `orientation`: `orient`); n <= 64."""
+    """The allowed rows of each column as bits.
+
+    Args:
+      m: the instance (n <= 64).
+      orientation: the orientation (0..7, `orient`) the board is seen in.
+
+    Returns:
+      uint64 `[n]`: bit y of entry x is set iff row y is allowed in column x.
+    """
     if m.n > MAX_N:
         raise QueensError(f"n = {m.n}: bitmask search supports n <= {MAX_N}")
     return masks_of(orient(allowed_squares(m), orientation))
 
 
 def describe(m: Constraints) -> str:
-    """A short label: `n=8 fixed=2 sums=3 ...`."""
+    """A short label of an instance, e.g. `n=8 fixed=2 sums=3`.
+
+    Args:
+      m: the instance.
+
+    Returns:
+      The label.
+    """
     parts = [f"n={m.n}"] + [f"{f}={len(getattr(m, f))}" for f in FIELDS if getattr(m, f)]
     return " ".join(parts + (["toroidal"] if m.toroidal else []))
 
@@ -304,14 +396,30 @@ SCORE_COLUMNS = 8  # columns the orientation score looks at
 
 
 def orient(squares: np.ndarray, t: int) -> np.ndarray:
-    """`squares[x, y]` seen in orientation `t`."""
+    """A square grid seen in one of the board's 8 orientations.
+
+    Args:
+      squares: bool `[x, y]`.
+      t: the orientation, 0..7 (0 is the identity).
+
+    Returns:
+      `squares[x, y]` seen in orientation `t`.
+    """
     a = squares.T if t & 4 else squares
     a = a[::-1, :] if t & 1 else a
     return np.ascontiguousarray(a[:, ::-1] if t & 2 else a)
 
 
 def board_from_orientation(rows: np.ndarray, t: int) -> np.ndarray:
-    """A board found in orientation `t` (`rows[x']`) as a board of the original instance."""
+    """A board found in an orientation, as a board of the original instance.
+
+    Args:
+      rows: int `[n]`, `rows[x']` in orientation `t`.
+      t: the orientation it was found in.
+
+    Returns:
+      int `[n]`: the same queens, `rows[x]` of the original board.
+    """
     rows = np.asarray(rows, np.int64)
     n = len(rows)
     x, y = np.arange(n), rows.copy()
@@ -327,17 +435,28 @@ def board_from_orientation(rows: np.ndarray, t: int) -> np.ndarray:
 
 
 def masks_of(squares: np.ndarray) -> np.ndarray:
-    """uint64 `[n]` row bitmasks of bool `squares[x, y]`."""
+    """Row bitmasks of a square grid.
+
+    Args:
+      squares: bool `[x, y]`, n <= 64.
+
+    Returns:
+      uint64 `[n]`: bit y of entry x is `squares[x, y]`.
+    """
     n = squares.shape[0]
     weights = np.left_shift(np.uint64(1), np.arange(n, dtype=np.uint64))
     return (squares.astype(np.uint64) * weights[None, :]).sum(axis=1, dtype=np.uint64)
 
 
 def orientation_score(squares: np.ndarray) -> float:
-    """Smaller is a better search order: the log of the product of the allowed squares of the
-    first `SCORE_COLUMNS` columns (a column-by-column search branches on them first).
-    On 100 prob079 instances of n = 16 at d = 13 the best-scored orientation searched 4x fewer
-    nodes than the given one (best of all 8: 5x)."""
+    """How well an orientation orders a column-by-column search (smaller is better).
+
+    Args:
+      squares: bool `[x, y]` allowed squares in that orientation.
+
+    Returns:
+      The log of the product of the allowed squares of the first `SCORE_COLUMNS` columns.
+    """
     counts = squares[:SCORE_COLUMNS].sum(axis=1)
     if not counts.all():
         return -np.inf  # an empty column: unsatisfiable, and found at once
@@ -346,13 +465,27 @@ def orientation_score(squares: np.ndarray) -> float:
 
 
 def best_orientation(m: Constraints) -> int:
-    """The orientation (0..7) whose `orientation_score` is least (0 on ties)."""
+    """The orientation (0..7) whose `orientation_score` is least.
+
+    Args:
+      m: the instance.
+
+    Returns:
+      The orientation, 0 on ties.
+    """
     return search_masks(m)[0]
 
 
 def search_masks(m: Constraints, choose: bool = True) -> tuple[int, np.ndarray]:
-    """(orientation, uint64 `[n]` `column_masks` in it): the best orientation
-    (`best_orientation`) when `choose`, else 0; the allowed squares are built once."""
+    """The column masks to search an instance with (the allowed squares are built once).
+
+    Args:
+      m: the instance.
+      choose: pick the best orientation (`best_orientation`); else orientation 0.
+
+    Returns:
+      `(orientation, masks)`: masks are uint64 `[n]` `column_masks` in that orientation.
+    """
     if m.n > MAX_N:
         raise QueensError(f"n = {m.n}: bitmask search supports n <= {MAX_N}")
     ok = allowed_squares(m)

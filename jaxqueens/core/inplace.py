@@ -15,21 +15,47 @@ from jax import lax
 
 
 def get(a, i):
-    """`a[i]` for a 1-D array and a traced index."""
+    """`a[i]` for a 1-D array and a traced index.
+
+    Args:
+      a: 1-D array.
+      i: the index.
+    """
     return lax.dynamic_slice(a, (i,), (1,))[0]
 
 
 def put(a, i, v):
-    """`a[i] = v` in place."""
+    """`a[i] = v` in place.
+
+    Args:
+      a: 1-D array.
+      i: the index.
+      v: the value.
+    """
     return lax.dynamic_update_slice(a, jnp.asarray(v, a.dtype)[None], (i,))
 
 
 def add(a, i, v):
-    """`a[i] += v` in place (one read, then the write)."""
+    """`a[i] += v` in place (one read, then the write).
+
+    Args:
+      a: 1-D array.
+      i: the index.
+      v: the increment.
+    """
     return lax.dynamic_update_slice(a, lax.dynamic_slice(a, (i,), (1,)) + v, (i,))
 
 
 def swap(a, i, j):
-    """`a[i], a[j] = a[j], a[i]` in place; returns `(a, old a[i], old a[j])`."""
+    """`a[i], a[j] = a[j], a[i]` in place.
+
+    Args:
+      a: 1-D array.
+      i: one index.
+      j: the other.
+
+    Returns:
+      `(a, old a[i], old a[j])`.
+    """
     aj, ai = a[jnp.stack([j, i])]
     return put(put(a, i, aj), j, ai), ai, aj

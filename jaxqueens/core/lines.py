@@ -22,27 +22,61 @@ from jax import lax
 
 
 def size(n: int) -> int:
-    """Length of the packed counts of an n x n board: n rows, 2n - 1 diagonals, 2n - 1 anti."""
+    """The length of the packed line counts: n rows, 2n - 1 diagonals, 2n - 1 anti-diagonals.
+
+    Args:
+      n: board size.
+
+    Returns:
+      `5n - 2`.
+    """
     return 5 * n - 2
 
 
 def positions(n: int, c, r) -> tuple:
-    """Indices into `counts` of the row, diagonal and anti-diagonal of square (column c,
-    row r)."""
+    """The indices into the packed counts of one square's lines.
+
+    Args:
+      n: board size.
+      c: the square's column.
+      r: the square's row.
+
+    Returns:
+      `(row, diagonal, anti-diagonal)` indices.
+    """
     return (r, n + r + c, 4 * n - 2 + r - c)
 
 
 def add1(counts: jax.Array, pos, v) -> jax.Array:
-    """counts[pos] += v with a 1-element dynamic_update_slice (no scatter)."""
+    """`counts[pos] += v` by a 1-element dynamic_update_slice (no scatter).
+
+    Args:
+      counts: int32 `[5n-2]` packed counts.
+      pos: the index.
+      v: the increment.
+
+    Returns:
+      The updated counts.
+    """
     old = lax.dynamic_slice(counts, (pos,), (1,))
     return lax.dynamic_update_slice(counts, old + v, (pos,))
 
 
 def counts_of(rows: jax.Array, n: int, scatter: bool = False) -> jax.Array:
-    """Packed line counts [5n-2] int32 of a board [n] (O(n), scatter-free so that XLA:CPU can
-    compile the enclosing loops as one function). `scatter`: one scatter-add of the 3n lines
-    instead, the same counts: on a GPU the loop is n host-driven iterations of several kernels
-    each (`make gpu-check`'s model), the scatter one kernel."""
+    """The packed line counts of a board.
+
+    The default is O(n) and scatter-free, so that XLA:CPU compiles the enclosing loops as one
+    function; on a GPU that loop is n host-driven iterations of several kernels each, where one
+    scatter is one kernel.
+
+    Args:
+      rows: int `[n]` board.
+      n: board size (static).
+      scatter: one scatter-add of the 3n lines instead (the same counts).
+
+    Returns:
+      int32 `[5n-2]`.
+    """
     if scatter:
         c = jnp.arange(n, dtype=jnp.int32)
         pos = jnp.concatenate(positions(n, c, rows.astype(jnp.int32)))
@@ -58,18 +92,44 @@ def counts_of(rows: jax.Array, n: int, scatter: bool = False) -> jax.Array:
 
 
 def conflicted_from_counts(rows: jax.Array, counts: jax.Array, n: int) -> jax.Array:
-    """[n] bool: queen c shares a line with another queen."""
+    """Which queens share a line with another queen.
+
+    Args:
+      rows: int `[n]` board.
+      counts: int32 `[5n-2]` its packed counts.
+      n: board size.
+
+    Returns:
+      bool `[n]`, per column.
+    """
     c = jnp.arange(n, dtype=jnp.int32)
     return (counts[rows] > 1) | (counts[n + rows + c] > 1) | (counts[4 * n - 2 + rows - c] > 1)
 
 
 def pairs_from_counts(counts: jax.Array) -> jax.Array:
-    """Number of attacking queen pairs, sum over lines of k(k-1)/2."""
+    """The number of attacking queen pairs: the sum over lines of k(k-1)/2.
+
+    Args:
+      counts: int32 `[5n-2]` packed counts.
+
+    Returns:
+      int32 scalar.
+    """
     return jnp.sum(counts * (counts - 1) // 2)
 
 
 def column_cost(counts: jax.Array, c, r0, n: int) -> jax.Array:
-    """[n] int32 conflicts of each row of column c with the queen at r0 lifted (r0 = -1: none)."""
+    """The conflicts of each row of a column, its own queen lifted.
+
+    Args:
+      counts: int32 `[5n-2]` packed counts.
+      c: the column.
+      r0: the row of the queen lifted (-1: none).
+      n: board size.
+
+    Returns:
+      int32 `[n]`, per row.
+    """
     r = jnp.arange(n, dtype=jnp.int32)
     rowc = counts[:n]
     diag = lax.dynamic_slice(counts, (n + c,), (n,))

@@ -23,6 +23,7 @@ def place(
 
     Args:
       cols, ld, rd: uint64 `[N]` masks of the nodes.
+      n: board size.
       allowed: uint64 `[N]` rows each node may use (default all).
 
     Returns:
@@ -44,19 +45,42 @@ def place(
 
 
 def root() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The empty board: one node with no queen."""
+    """The empty board: one node with no queen.
+
+    Returns:
+      `(cols, ld, rd)`, each uint64 `[1]` zeros.
+    """
     z = np.zeros(1, np.uint64)
     return z, z, z
 
 
 def free_rows(cols: np.ndarray, ld: np.ndarray, rd: np.ndarray, n: int) -> np.ndarray:
-    """uint64 `[N]` rows open to the next queen of each node."""
+    """The rows open to the next queen of each node.
+
+    Args:
+      cols: uint64 `[N]` occupied rows.
+      ld: uint64 `[N]` rows attacked along one diagonal.
+      rd: uint64 `[N]` rows attacked along the other.
+      n: board size.
+
+    Returns:
+      uint64 `[N]` row bitmasks.
+    """
     return np.uint64((1 << n) - 1) & ~(cols | ld | rd)
 
 
 def place_bytes(parents: int, children: int, n: int) -> int:
-    """Peak bytes of `place` from `parents` nodes to `children`: the parents' masks,
-    the `[parents, n]` uint64 bit matrix (two temporaries) and about eight uint64 per child."""
+    """The peak bytes of `place`: the parents' masks, the `[parents, n]` uint64 bit matrix (two
+    temporaries) and about eight uint64 per child.
+
+    Args:
+      parents: nodes placed from.
+      children: nodes made.
+      n: board size.
+
+    Returns:
+      Bytes.
+    """
     return 8 * (3 * parents + 2 * n * parents + 8 * children)
 
 
@@ -66,6 +90,8 @@ def expand(
     """Every partial board of `depth` queens (columns 0..depth-1), exactly.
 
     Args:
+      n: board size.
+      depth: queens placed.
       reserve: called as `reserve(level, nodes, nbytes)` before level `level` (1..depth) is
         built, with its node count (counted from the free rows, nothing allocated) and the peak
         bytes of building it (`place_bytes`); it raises to refuse (a memory check).
@@ -86,7 +112,15 @@ def expand(
 
 
 def deepest_level(n: int, limit: int) -> int:
-    """The deepest level (0..n) whose nodes number at most `limit`."""
+    """The deepest level (0..n) whose nodes number at most `limit`.
+
+    Args:
+      n: board size.
+      limit: the most nodes allowed.
+
+    Returns:
+      The level.
+    """
     cols, ld, rd = root()
     for depth in range(n):
         parent, _, c, l, r = place(cols, ld, rd, n)
@@ -103,9 +137,14 @@ def expand_mirror(n: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
     second queen then takes the lower half), so every solution is counted once or, mirrored,
     twice: the total is twice the count below these prefixes.
 
+    Args:
+      n: board size.
+      depth: queens placed.
+
     Returns:
-      masks: uint32 `[P, 4]` (cols, ld, rd, free) ready for the kernel, dead ends dropped;
-      queens: uint8 `[P, depth]` rows of the placed queens, in lexicographic order.
+      `(masks, queens)`: masks uint32 `[P, 4]` (cols, ld, rd, free) ready for the kernel, dead
+      ends dropped; queens uint8 `[P, depth]`, the rows of the placed queens, in lexicographic
+      order.
     """
     if not 1 <= depth <= n - 2 or (n % 2 and depth < 2):
         raise ValueError(f"depth {depth} out of range for n = {n}")

@@ -3,8 +3,8 @@
 Per-chain seeds come from `jax.random` (`fold_in(key, chain_id)`), so a
 chain's stream does not depend on batch size, chunking or devices. Inside a
 loop, a lowbias32 integer hash (C. Wellons' "hash prospector") of (seed,
-counter, lane) replaces threefry, which costs 25x more per step on XLA:CPU
-(`shared/PERFORMANCE.md`). Uniformity is tested in the test suite.
+counter, lane) replaces threefry, which costs far more per step on XLA:CPU.
+Uniformity is tested in the test suite.
 
 A chain's **stream seed** is 64 bits, `uint32 [2]` (`stream_seed`: 64 bits drawn from
 its whole key), and `stream_bits` mixes both words into every draw, so two chains share a
@@ -33,7 +33,14 @@ _LANE = 0x85EBCA6B
 
 
 def mix32(x: jax.Array) -> jax.Array:
-    """lowbias32 integer hash (C. Wellons), uint32 -> uint32, elementwise."""
+    """The lowbias32 integer hash (C. Wellons), elementwise.
+
+    Args:
+      x: uint32 array.
+
+    Returns:
+      uint32, the shape of `x`.
+    """
     x = x.astype(U32)
     x = x ^ (x >> 16)
     x = x * U32(0x7FEB352D)
@@ -52,34 +59,79 @@ def _lane_bits(base: jax.Array, lane: ArrayLike) -> jax.Array:
 
 
 def hash_bits(seed: ArrayLike, ctr: ArrayLike, lane: ArrayLike) -> jax.Array:
-    """Random uint32 for a 32-bit seed (seed, counter, lane); `lane` may be a vector."""
+    """Random bits from a 32-bit seed's hash stream.
+
+    Args:
+      seed: uint32 seed.
+      ctr: the draw's counter.
+      lane: the draw's lane (a scalar or a vector).
+
+    Returns:
+      uint32, the shape of `lane`.
+    """
     return _lane_bits(_counter_base(seed, ctr), lane)
 
 
 def hash_randint(seed, ctr, lane, m) -> jax.Array:
-    """Integer in [0, m) from the 32-bit hash stream (modulo bias <= m / 2**32)."""
+    """A random integer in `[0, m)` from the 32-bit hash stream (modulo bias <= m / 2**32).
+
+    Args:
+      seed: uint32 seed.
+      ctr: the draw's counter.
+      lane: the draw's lane (a scalar or a vector).
+      m: the bound (a scalar or broadcastable to `lane`).
+
+    Returns:
+      int32, the shape of `lane`.
+    """
     return (hash_bits(seed, ctr, lane) % jnp.asarray(m).astype(U32)).astype(jnp.int32)
 
 
 def stream_bits(seed: ArrayLike, ctr: ArrayLike, lane: ArrayLike) -> jax.Array:
-    """Random uint32 for a chain's 64-bit stream seed `seed` (uint32 `[2]`: low, high word),
-    counter `ctr` and `lane` (a scalar or a vector).
+    """Random bits from a chain's 64-bit stream.
 
     Both words pass through the mixer before the lane is added: two seeds that differ in either
-    word give unrelated draws at every counter."""
+    word give unrelated draws at every counter.
+
+    Args:
+      seed: uint32 `[2]` stream seed (low, high word).
+      ctr: the draw's counter.
+      lane: the draw's lane (a scalar or a vector).
+
+    Returns:
+      uint32, the shape of `lane`.
+    """
     s = jnp.asarray(seed, U32)
     return _lane_bits(mix32(_counter_base(s[..., 0], ctr) ^ s[..., 1]), lane)
 
 
 def stream_randint(seed, ctr, lane, m) -> jax.Array:
-    """Integer in [0, m) from a 64-bit stream (`stream_bits`; modulo bias <= m / 2**32)."""
+    """A random integer in `[0, m)` from a 64-bit stream (modulo bias <= m / 2**32).
+
+    Args:
+      seed: uint32 `[2]` stream seed.
+      ctr: the draw's counter.
+      lane: the draw's lane (a scalar or a vector).
+      m: the bound (a scalar or broadcastable to `lane`).
+
+    Returns:
+      int32, the shape of `lane`.
+    """
     return (stream_bits(seed, ctr, lane) % jnp.asarray(m).astype(U32)).astype(jnp.int32)
 
 
 def next_seed(seed: ArrayLike) -> jax.Array:
-    """The stream seed uint32 `[2]` that follows `seed` (a chain's next attempt): the low word
-    hashed (`mix32(low + golden)`, a bijection), the high word kept, so distinct seeds stay
-    distinct."""
+    """The stream seed of a chain's next attempt.
+
+    The low word is hashed (`mix32(low + golden)`, a bijection) and the high word kept, so
+    distinct seeds stay distinct.
+
+    Args:
+      seed: uint32 `[2]` stream seed.
+
+    Returns:
+      uint32 `[2]`.
+    """
     s = jnp.asarray(seed, U32)
     return s.at[..., 0].set(mix32(s[..., 0] + U32(GOLD)))
 
@@ -89,10 +141,17 @@ SEED_MAX = 2**32 - 1
 
 
 def seed_data(seed: int) -> np.ndarray | None:
-    """The uint32 [2] data of `jax.random.key(seed)` where it is known on the host: with JAX's
-    default threefry implementation, the key of a seed in `0..2**32 - 1` holds `[0, seed]`
-    (whether or not 64-bit mode is on). None for any other implementation
-    (`jax_default_prng_impl`) or seed."""
+    """The data of `jax.random.key(seed)`, where it is known on the host.
+
+    With JAX's default threefry implementation, the key of a seed in `0..2**32 - 1` holds
+    `[0, seed]` (whether or not 64-bit mode is on).
+
+    Args:
+      seed: the integer seed.
+
+    Returns:
+      uint32 `[2]`, or None for any other implementation (`jax_default_prng_impl`) or seed.
+    """
     if (
         jax.config.values["jax_default_prng_impl"] == THREEFRY
         and isinstance(seed, int | np.integer)
@@ -103,32 +162,68 @@ def seed_data(seed: int) -> np.ndarray | None:
 
 
 def wrap_threefry(data: np.ndarray) -> jax.Array:
-    """The typed threefry key of `data` (uint32 [..., 2] host array), made without running a
-    program (`jax.random.wrap_key_data` types its argument as a JAX array only)."""
+    """The typed threefry key of host data, made without running a program.
+
+    Args:
+      data: uint32 `[..., 2]` host array (`jax.random.wrap_key_data` would type it as a JAX
+        array first).
+
+    Returns:
+      A typed key array of shape `data.shape[:-1]`.
+    """
     return jax.random.wrap_key_data(cast(jax.Array, data), impl=THREEFRY)
 
 
 def seed_key(seed: int) -> jax.Array:
-    """`jax.random.key(seed)`, made on the host (`seed_data`) where it can be: the same
-    typed key, without the XLA programs that `jax.random.key` compiles and runs eagerly to make
-    it (a noticeable part of a short run's start-up)."""
+    """`jax.random.key(seed)`, made on the host (`seed_data`) where it can be.
+
+    The same typed key, without the XLA programs that `jax.random.key` compiles and runs eagerly
+    to make it.
+
+    Args:
+      seed: the integer seed.
+
+    Returns:
+      A typed scalar key.
+    """
     data = seed_data(seed)
     return jax.random.key(seed) if data is None else wrap_threefry(data)
 
 
 def stream_seed(key: jax.Array) -> jax.Array:
-    """The 64-bit stream seed uint32 `[2]` of a typed key: 64 bits drawn from the whole key."""
+    """The 64-bit stream seed of a typed key: 64 bits drawn from the whole key.
+
+    Args:
+      key: a typed scalar key.
+
+    Returns:
+      uint32 `[2]`.
+    """
     return jax.random.bits(key, (2,), U32)
 
 
 def chain_seeds(key: jax.Array, chain_ids: ArrayLike) -> jax.Array:
-    """Stream seeds uint32 `[C, 2]` for chains `chain_ids` [C]:
-    `stream_seed(fold_in(key, i))`."""
+    """The stream seeds of chains: `stream_seed(fold_in(key, i))` per chain id.
+
+    Args:
+      key: the run's typed key.
+      chain_ids: int `[C]` chain ids.
+
+    Returns:
+      uint32 `[C, 2]`.
+    """
     return jax.vmap(lambda i: stream_seed(jax.random.fold_in(key, i)))(chain_ids)
 
 
 def idx_bits(n: int) -> int:
-    """Bits needed for an index in [0, n) (at least 1): the low bits of a packed key."""
+    """The bits an index in `[0, n)` needs (at least 1): the low bits of a packed key.
+
+    Args:
+      n: the index bound.
+
+    Returns:
+      The number of bits.
+    """
     return max(1, int(n - 1).bit_length())
 
 
@@ -151,6 +246,16 @@ def _perm_fisher_yates(seed, ctr, n):
 
 
 def random_permutation(seed, ctr, n: int) -> jax.Array:
-    """A permutation [n] int32 of 0..n-1 from the 64-bit stream `seed` (uint32 `[2]`) at
-    counter `ctr`: ranking packed keys for n <= 64, Fisher-Yates above."""
+    """A random permutation of `0..n-1` from a 64-bit stream.
+
+    Ranks packed keys for n <= 64, shuffles by Fisher-Yates above.
+
+    Args:
+      seed: uint32 `[2]` stream seed.
+      ctr: the counter of the first draw.
+      n: the permutation's length (static).
+
+    Returns:
+      int32 `[n]`.
+    """
     return _perm_rank(seed, ctr, n) if n <= 64 else _perm_fisher_yates(seed, ctr, n)

@@ -21,7 +21,17 @@ Z95 = 1.959963984540054
 
 
 def gamma_q(a: float, x: float, eps: float = 1e-15, max_iter: int = 1_000_000) -> float:
-    """Regularised upper incomplete gamma Q(a, x) = Gamma(a, x) / Gamma(a), a > 0, x >= 0."""
+    """The regularised upper incomplete gamma function Q(a, x) = Gamma(a, x) / Gamma(a).
+
+    Args:
+      a: shape, > 0.
+      x: point, >= 0.
+      eps: relative tolerance of the series or continued fraction.
+      max_iter: the most terms evaluated.
+
+    Returns:
+      Q(a, x).
+    """
     if a <= 0 or x < 0 or math.isnan(x):
         raise ValueError(f"gamma_q needs a > 0 and x >= 0, got a={a}, x={x}")
     if x == 0:
@@ -58,8 +68,15 @@ def gamma_q(a: float, x: float, eps: float = 1e-15, max_iter: int = 1_000_000) -
 
 
 def chi2_sf(stat: float, dof: int) -> float:
-    """Survival function of the chi-square distribution: P(X >= stat) for `dof` degrees of
-    freedom."""
+    """The chi-square distribution's survival function, P(X >= stat).
+
+    Args:
+      stat: the statistic.
+      dof: degrees of freedom.
+
+    Returns:
+      The probability.
+    """
     if dof < 1:
         return float("nan")
     return gamma_q(dof / 2, max(stat, 0.0) / 2)
@@ -74,10 +91,16 @@ def uniformity_test(
     """Pearson's chi-square against given expected counts.
 
     Args:
-      observed: `[D]` counts of the cells seen; expected: `[D]` their expected counts.
+      observed: `[D]` counts of the cells seen.
+      expected: `[D]` their expected counts.
       unseen_expected: the summed expected count of the cells never observed (each adds its
         expected count to the statistic).
       cells: number of cells in all (default D).
+
+    Returns:
+      A dict: `statistic`, `dof`, `p_value` (None without a degree of freedom), `cells`,
+      `expected_per_cell_mean`, `expected_min`, and `valid` (the mean expected count per cell is
+      at least `MIN_EXPECTED`).
     """
     observed = np.asarray(observed, np.float64)
     expected = np.asarray(expected, np.float64)

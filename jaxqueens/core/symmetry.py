@@ -115,10 +115,16 @@ def canonical(boards: np.ndarray) -> np.ndarray:
 
 
 def stabilizer_sizes(boards: np.ndarray) -> np.ndarray:
-    """How many of the 8 symmetries map each board onto itself: `[B]` int64 in {1, 2, 4, 8}.
+    """How many of the 8 symmetries map each board onto itself.
 
     A class (orbit) of a board with stabilizer size s holds 8 / s solutions, so the number of
     classes among a symmetric set of solutions is `stabilizer_sizes(all).sum() // 8`.
+
+    Args:
+      boards: int `[B, n]`.
+
+    Returns:
+      int64 `[B]` in {1, 2, 4, 8}.
     """
     images = transforms(boards)
     return (images == images[0][None]).all(axis=2).sum(axis=0).astype(np.int64)

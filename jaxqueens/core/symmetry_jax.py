@@ -33,10 +33,16 @@ __all__ = [
 
 
 def inverse(boards: jax.Array) -> jax.Array:
-    """Inverse permutations (the boards transposed): `[..., n]` -> `[..., n]`.
+    """Inverse permutations (the boards transposed).
 
     `inv[r]` is the first column c with `boards[c] == r` (0 if none), by one scatter-min per
-    board: O(n) memory and work per board, not the `[n, n]` one-hot match of a dense form.
+    board: O(n) memory and work per board, not an `[n, n]` one-hot match.
+
+    Args:
+      boards: int `[..., n]`.
+
+    Returns:
+      `[..., n]`.
     """
     boards = jnp.asarray(boards)
     n = boards.shape[-1]
@@ -78,7 +84,15 @@ def transforms(boards: jax.Array) -> jax.Array:
 
 
 def lex_less(a: jax.Array, b: jax.Array) -> jax.Array:
-    """Row-wise lexicographic `a < b`: `[...]` bool from two `[..., n]`."""
+    """Row-wise lexicographic `a < b`.
+
+    Args:
+      a: int `[..., n]`.
+      b: int `[..., n]`.
+
+    Returns:
+      bool `[...]`.
+    """
     diff = a != b
     first = jnp.argmax(diff, axis=-1)[..., None]
     av = jnp.take_along_axis(a, first, axis=-1)[..., 0]
@@ -88,7 +102,14 @@ def lex_less(a: jax.Array, b: jax.Array) -> jax.Array:
 
 @jax.jit
 def canonical(boards: jax.Array) -> jax.Array:
-    """The lexicographically smallest of the 8 images of each board: `[..., n]`."""
+    """The lexicographically smallest of the 8 images of each board.
+
+    Args:
+      boards: int `[..., n]`.
+
+    Returns:
+      `[..., n]`.
+    """
     images = transforms(boards)
     best = images[0]
     for k in range(1, 8):
@@ -98,13 +119,27 @@ def canonical(boards: jax.Array) -> jax.Array:
 
 @jax.jit
 def stabilizer_sizes(boards: jax.Array) -> jax.Array:
-    """How many of the 8 symmetries fix each board: int32 `[...]` in {1, 2, 4, 8}."""
+    """How many of the 8 symmetries fix each board.
+
+    Args:
+      boards: int `[..., n]`.
+
+    Returns:
+      int32 `[...]` in {1, 2, 4, 8}.
+    """
     images = transforms(boards)
     return jnp.sum(jnp.all(images == images[0][None], axis=-1), axis=0).astype(jnp.int32)
 
 
 def class_sizes(boards: jax.Array) -> jax.Array:
-    """Size of each board's symmetry class (orbit): int32 `[...]` in {1, 2, 4, 8}."""
+    """The size of each board's symmetry class (orbit).
+
+    Args:
+      boards: int `[..., n]`.
+
+    Returns:
+      int32 `[...]` in {1, 2, 4, 8}.
+    """
     return 8 // stabilizer_sizes(boards)
 
 
@@ -125,10 +160,15 @@ it, by one stable sort per column in a `fori_loop`, whose compiled size does not
 
 
 def lex_order(boards: jax.Array, multikey: bool | None = None) -> jax.Array:
-    """The stable lexicographic order of the rows of `boards` `[B, n]`: int32 `[B]`.
+    """The stable lexicographic order of the rows of `boards` (equal rows keep their order).
 
-    Equal rows keep their batch order. `multikey` (default: `n <= MULTIKEY_MAX_N`) picks one
-    sort on all columns; otherwise a least-significant-column-first pass of stable sorts.
+    Args:
+      boards: int `[B, n]`.
+      multikey: one sort on all columns; else a least-significant-column-first pass of stable
+        sorts (default: `n <= MULTIKEY_MAX_N`).
+
+    Returns:
+      int32 `[B]`.
     """
     b, n = boards.shape
     idx = jnp.arange(b, dtype=jnp.int32)
