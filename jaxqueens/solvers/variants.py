@@ -48,9 +48,16 @@ the period on toroidal and constrained boards, for which no period was tuned
 
 
 def default_max_steps(n: int, plain: bool = True) -> int:
-    """Steps per attempt before a restart when `--maxsteps` is not given: the measured restart
-    period on a plain board (`RESTART_FLOOR`), the classic `max(4000, 2 n)` on a toroidal
-    or constrained one (`plain=False`)."""
+    """The steps per attempt before a restart when `max_steps` is not given.
+
+    Args:
+      n: board size.
+      plain: a plain board, with the tuned period (`RESTART_FLOOR`); else a toroidal or
+        constrained one, with the classic `max(4000, 2 n)`.
+
+    Returns:
+      The restart period.
+    """
     if not plain:
         return max(CLASSIC_MAX_STEPS_FLOOR, MAX_STEPS_PER_QUEEN * n)
     return max(1, min(n * n // RESTART_SQUARE_DIVISOR, max(RESTART_FLOOR, MAX_STEPS_PER_QUEEN * n)))
