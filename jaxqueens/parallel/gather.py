@@ -23,15 +23,29 @@ from jaxqueens.errors import PeerLostError
 
 
 def process_count() -> int:
+    """The number of processes in the run.
+
+    Returns:
+      `jax.process_count()`.
+    """
     return jax.process_count()
 
 
 def process_index() -> int:
+    """This process's index in the run.
+
+    Returns:
+      `jax.process_index()`.
+    """
     return jax.process_index()
 
 
 def is_writer() -> bool:
-    """Only process 0 writes files when several processes share a run."""
+    """Whether this process writes files: only process 0 does when several share a run.
+
+    Returns:
+      True on process 0.
+    """
     return jax.process_index() == 0
 
 
@@ -40,9 +54,14 @@ INT_WORDS = 4
 
 
 def int_words(values, width: int = INT_WORDS) -> np.ndarray:
-    """uint32 `[..., width]`: the non-negative Python ints `values` (any nesting of
-    sequences, or an array) as `width` 32-bit words each, lowest word first (exact; the
-    inverse of `word_ints`).
+    """Non-negative Python ints as 32-bit words, exactly (the inverse of `word_ints`).
+
+    Args:
+      values: the ints, in any nesting of sequences, or an array.
+      width: words per value, lowest word first.
+
+    Returns:
+      uint32 `[..., width]`.
 
     Raises:
       ValueError: a value is negative or does not fit `width` words.
@@ -55,8 +74,14 @@ def int_words(values, width: int = INT_WORDS) -> np.ndarray:
 
 
 def word_ints(words) -> list:
-    """The Python ints of uint32 `[..., width]` words (`int_words`), as nested lists of
-    the leading shape (a single int for `[width]`)."""
+    """The Python ints of 32-bit words (the inverse of `int_words`).
+
+    Args:
+      words: uint32 `[..., width]`, lowest word first.
+
+    Returns:
+      Nested lists of the leading shape (a single int for `[width]`).
+    """
     w = np.asarray(words).astype(object)  # Python ints: the shifts below never wrap
     ints = np.zeros(w.shape[:-1], object)
     for k in range(w.shape[-1]):
@@ -102,14 +127,28 @@ def _lost(err: Exception) -> str:
 
 
 def concat(x, axis: int = 0) -> np.ndarray:
-    """Every process's `x` joined along `axis`, in process order."""
+    """Every process's array joined along an axis, in process order.
+
+    Args:
+      x: this process's array (the same shape on every process).
+      axis: the axis to join along.
+
+    Returns:
+      The joined array, on every process.
+    """
     g = allgather(x)
     return g[0] if len(g) == 1 else np.concatenate(list(g), axis=axis)
 
 
 def ragged(rows: np.ndarray) -> np.ndarray:
-    """Every process's `rows` `[k_p, ...]` (`k_p` may differ), concatenated in process
-    order."""
+    """Every process's rows concatenated in process order (the row counts may differ).
+
+    Args:
+      rows: this process's `[k_p, ...]`.
+
+    Returns:
+      `[sum of k_p, ...]`, on every process.
+    """
     rows = np.asarray(rows)
     if jax.process_count() == 1:
         return rows

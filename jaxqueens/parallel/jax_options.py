@@ -16,7 +16,11 @@ jax = _lazy.load("jax")
 
 
 def set_option(name: str, value) -> bool:
-    """Set JAX option `name` to `value` (None: JAX's default, the variable removed).
+    """Set a JAX option: by `jax.config` once JAX is imported, else by its environment variable.
+
+    Args:
+      name: the option, e.g. `"jax_enable_x64"`.
+      value: its value (None: JAX's default, the variable removed).
 
     Returns:
       False if JAX refused (an option fixed when its backend starts, set after it started);

@@ -19,7 +19,16 @@ from jax import lax
 
 
 def where_lanes(mask, new, old):
-    """Per-lane select between two `[B, ...]` pytrees."""
+    """Per-lane select between two pytrees.
+
+    Args:
+      mask: bool `[B]`: take `new` in these lanes.
+      new: pytree of `[B, ...]` arrays.
+      old: pytree of the same structure and shapes.
+
+    Returns:
+      The selected pytree.
+    """
     return jax.tree.map(
         lambda a, b: jnp.where(mask.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, old
     )
@@ -30,13 +39,22 @@ REFILL_SHARE = 16
 
 
 def gate(waiting, running, lanes: int):
-    """Whether lanes that wait for a refill (or restart) get it now: once `lanes /
-    REFILL_SHARE` of them wait, or when no other lane is running. A refill builds fresh states
-    for every lane and selects, and on a GPU a fresh state can be a host-driven loop over the
-    board (`make gpu-check`'s model: n iterations of several kernels and a sync each), so
-    refilling the lanes that finished in each iteration costs a whole refill per iteration;
-    gated, one per `lanes / REFILL_SHARE` finished lanes, for about 1/(2 REFILL_SHARE) idle
-    lanes. A waiting lane's state is stopped (a step is a no-op), so no result changes."""
+    """Whether lanes that wait for a refill (or restart) get it now.
+
+    A refill builds fresh states for every lane and selects, and on a GPU a fresh state can be a
+    host-driven loop over the board, so refilling the lanes that finish in each iteration would
+    cost a whole refill per iteration; gated, it costs one per `lanes / REFILL_SHARE` finished
+    lanes, for about 1/(2 REFILL_SHARE) idle lanes. A waiting lane's state is stopped (a step is
+    a no-op), so no result changes.
+
+    Args:
+      waiting: bool `[B]`: lanes waiting for a refill.
+      running: bool `[B]`: lanes still running.
+      lanes: B (static).
+
+    Returns:
+      bool scalar: once `lanes / REFILL_SHARE` lanes wait, or when no other lane is running.
+    """
     count = jnp.sum(waiting.astype(jnp.int32))
     return (count >= max(1, lanes // REFILL_SHARE)) | ((count > 0) & ~jnp.any(running))
 

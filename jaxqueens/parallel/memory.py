@@ -19,7 +19,11 @@ HEADROOM = 0.9
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available now (Linux `MemAvailable`, else `sysconf`), or None."""
+    """The bytes of memory available now (Linux `MemAvailable`, else `sysconf`).
+
+    Returns:
+      Bytes, or None where neither can be read.
+    """
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -34,7 +38,14 @@ def available_memory() -> int | None:
 
 
 def format_bytes(nbytes: float) -> str:
-    """`nbytes` for a message: `12.3 GiB`, `4.0 MiB`, `512 bytes`."""
+    """A byte count for a message: `12.3 GiB`, `4.0 MiB`, `512 bytes`.
+
+    Args:
+      nbytes: the count.
+
+    Returns:
+      The text.
+    """
     for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if nbytes >= scale:
             return f"{nbytes / scale:,.1f} {unit}"

@@ -33,8 +33,8 @@ class Distributed:
     """The settings of a multi-process run, checked."""
 
     coordinator: str  # HOST:PORT of process 0
-    num_processes: int
-    process_id: int
+    num_processes: int  # processes in the run
+    process_id: int  # this process, 0 <= process_id < num_processes
     timeout: float  # seconds to wait for every process to join (and at the end, for all to finish)
 
 
@@ -135,15 +135,19 @@ def init_distributed(
 ) -> bool:
     """Join a multi-process run (`jax.distributed`) before any JAX computation, in bounded time.
 
-    Arguments as `distributed_settings` takes them, and `settings`: what every process
-    must agree on (the command and its settings). The processes first meet on the coordinator's
-    port (`rendezvous`), so that a wrong address, a missing, duplicate or
-    misnumbered process, or settings that differ from process 0's end every process there with
-    one line within `timeout` seconds, instead of JAX's abort from C++ (or a run that silently
-    takes process 0's settings). JAX then gets the same timeout to
-    connect and, at exit, for every process to finish; a process whose heartbeats stop for that
-    long (at least `MIN_HEARTBEAT_TIMEOUT`) counts as dead. On CPU, cross-process collectives
-    use gloo.
+    The processes first meet on the coordinator's port (`rendezvous`), so that a wrong address, a
+    missing, duplicate or misnumbered process, or settings that differ from process 0's end every
+    process there with one line within `timeout` seconds, instead of JAX's abort from C++ (or a
+    run that silently takes process 0's settings). JAX then gets the same timeout to connect and,
+    at exit, for every process to finish; a process whose heartbeats stop for that long (at least
+    `MIN_HEARTBEAT_TIMEOUT`) counts as dead. On CPU, cross-process collectives use gloo.
+
+    Args:
+      coordinator: as `distributed_settings` takes it.
+      num_processes: as `distributed_settings` takes it.
+      process_id: as `distributed_settings` takes it.
+      timeout: as `distributed_settings` takes it.
+      settings: what every process must agree on (the command and its settings).
 
     Returns:
       True if this process joined a run, False for a single-process run.
@@ -187,10 +191,15 @@ def leave(code: int) -> int:
     """End this process of a multi-process run now if it stopped on an error or an interrupt.
 
     At exit JAX waits at a barrier for every process, and a process that stops early keeps the
-    others waiting in their next gather; when the wait runs out, JAX aborts from C++. So when this
-    process joined a run and `code` is not 0 or 1 (outcomes that every process reaches together),
-    it flushes its output and exits at once with `code`: the others' next gather then fails at
-    once (`PeerLostError`). Otherwise it returns `code`.
+    others waiting in their next gather until JAX aborts from C++. So when this process joined a
+    run and `code` is not 0 or 1 (outcomes that every process reaches together), it flushes its
+    output and exits at once: the others' next gather then fails at once (`PeerLostError`).
+
+    Args:
+      code: the process's exit status.
+
+    Returns:
+      `code`, when the process does not exit here.
     """
     if code in (0, 1) or not _lazy.is_loaded("jax") or not jax.distributed.is_initialized():
         return code

@@ -26,7 +26,13 @@ _HELLO = 1 << 16  # longest hello read (it carries the settings)
 
 
 def split_address(coordinator: str) -> tuple[str, int]:
-    """`HOST:PORT` (`[IPv6]:PORT` too) as `(host, port)`, the host resolved once.
+    """A coordinator's address, `HOST:PORT` (`[IPv6]:PORT` too), split, the host resolved once.
+
+    Args:
+      coordinator: the address.
+
+    Returns:
+      `(host, port)`.
 
     Raises:
       QueensError: naming `--coordinator` and the expected form.

@@ -35,8 +35,8 @@ class Finished(NamedTuple, Generic[J]):
     job: J  # as launched
     stream: int  # index of the stream it ran on
     outputs: tuple  # the kernel's outputs as NumPy arrays
-    start: float  # perf_counter seconds when the call started and ended on its worker
-    end: float
+    start: float  # perf_counter seconds when the call started on its worker
+    end: float  # perf_counter seconds when it ended
 
 
 class _Call(NamedTuple):
@@ -73,17 +73,34 @@ class Scheduler(Generic[J]):
         return len(self._flight)
 
     def in_flight(self, stream: int | None = None) -> int:
-        """Calls in flight on `stream` (None: on every stream)."""
+        """The number of calls in flight.
+
+        Args:
+          stream: on this stream only (None: on every stream).
+
+        Returns:
+          The count.
+        """
         return sum(stream is None or c.stream == stream for c in self._flight)
 
     def jobs(self) -> list[J]:
-        """The jobs of the calls in flight, oldest first (a checkpoint puts them back in the
-        queue: their results are not recorded yet)."""
+        """The jobs of the calls in flight (a checkpoint puts them back in the queue: their results
+        are not recorded yet).
+
+        Returns:
+          The jobs, oldest first.
+        """
         return [c.job for c in self._flight]
 
     def fill(self, take: Callable[[int], Launch[J] | None]) -> int:
-        """Stream by stream, launch `take(stream)` until the stream has `depth` calls in
-        flight or `take` returns None (nothing for that stream now). Returns calls launched."""
+        """Stream by stream, launch calls until the stream has `depth` in flight or nothing to run.
+
+        Args:
+          take: `take(stream)` gives the next `Launch` for a stream, or None (nothing for it now).
+
+        Returns:
+          The number of calls launched.
+        """
         launched = 0
         for k in range(len(self.streams)):
             while self.in_flight(k) < self.depth:
@@ -96,8 +113,10 @@ class Scheduler(Generic[J]):
         return launched
 
     def next(self) -> Finished[J]:
-        """Wait for a call (the oldest if `ordered`, else the first to end, ties in launch
-        order) and return it; its exception, if it raised, is raised here.
+        """Wait for a call: the oldest if `ordered`, else the first to end (ties in launch order).
+
+        Returns:
+          The call; its exception, if it raised, is raised here.
 
         Raises:
           LookupError: no call is in flight.
@@ -105,9 +124,13 @@ class Scheduler(Generic[J]):
         return self._take(self._wait()[0])
 
     def wait(self) -> list[Finished[J]]:
-        """Wait as `next` does, and return that call with, unless `ordered`, every other
-        call that has ended too, in launch order: the driver records them all before it fills
-        the streams again (no stream waits for the host to record another's call).
+        """Wait as `next` does, with every other call that has ended too unless `ordered`.
+
+        The driver records them all before it fills the streams again, so no stream waits for the
+        host to record another's call.
+
+        Returns:
+          The calls, in launch order.
 
         Raises:
           LookupError: no call is in flight.

@@ -22,7 +22,14 @@ AXIS = "d"
 
 
 def local_mesh(num_devices: int) -> jax.sharding.Mesh:
-    """A 1-D mesh, axis `AXIS`, over the first `num_devices` devices of this process."""
+    """A 1-D mesh, axis `AXIS`, over this process's first devices.
+
+    Args:
+      num_devices: how many devices.
+
+    Returns:
+      The mesh.
+    """
     return jax.make_mesh(
         (num_devices,),
         (AXIS,),
@@ -32,9 +39,15 @@ def local_mesh(num_devices: int) -> jax.sharding.Mesh:
 
 
 def batch_sharding(batch: int) -> jax.sharding.NamedSharding | None:
-    """Where `shard_batch` places an array of `batch` leading entries: split over all
-    local devices, or None (the default device) when there is one or the batch does not divide
-    evenly. A jitted function may produce its outputs there (`out_shardings`)."""
+    """Where `shard_batch` places an array (a jitted function may produce outputs there).
+
+    Args:
+      batch: the array's leading size.
+
+    Returns:
+      A sharding split over all local devices, or None (the default device) when there is one
+      device or the batch does not divide evenly.
+    """
     devices = jax.local_devices()
     if len(devices) == 1 or batch % len(devices):
         return None
@@ -42,8 +55,14 @@ def batch_sharding(batch: int) -> jax.sharding.NamedSharding | None:
 
 
 def shard_batch(x):
-    """Place `x` with its leading (batch) axis split over all local devices (the mesh of
-    `over_devices`); on the default device when the batch does not divide evenly."""
+    """Place an array with its leading (batch) axis split over all local devices.
+
+    Args:
+      x: the array; on the default device when its batch does not divide evenly.
+
+    Returns:
+      The placed array.
+    """
     sharding = batch_sharding(np.shape(x)[0])
     return jax.device_put(x) if sharding is None else jax.device_put(x, sharding)
 
@@ -79,13 +98,31 @@ def over_devices(
 
 
 def map_items(fn: Callable[[Any], Any], items, num_devices: int):
-    """`fn` on every item of `items` (leading axis, a multiple of `num_devices`), one item
-    per `lax.map` iteration, the items split evenly over the devices: the CPU strategy."""
+    """`fn` on every item, one item per `lax.map` iteration, the items split evenly over the
+    devices: the CPU strategy.
+
+    Args:
+      fn: the function of one item.
+      items: a pytree whose leading axis is a multiple of `num_devices`.
+      num_devices: devices to split over.
+
+    Returns:
+      `fn`'s outputs stacked along the leading axis.
+    """
     return over_devices(lambda x: lax.map(fn, x), items, num_devices=num_devices)
 
 
 def pad_rows(x: np.ndarray, multiple: int, fill=0) -> np.ndarray:
-    """`x` with rows of `fill` appended so that its length divides by `multiple`."""
+    """An array with rows appended so that its length divides by `multiple`.
+
+    Args:
+      x: the array.
+      multiple: the divisor.
+      fill: the value of the rows appended.
+
+    Returns:
+      The padded array (`x` itself when nothing is needed).
+    """
     extra = -len(x) % multiple
     if not extra:
         return x

@@ -34,8 +34,15 @@ class Stream(NamedTuple):
 
 
 def plan(chunk: int, accelerator: bool) -> list[Stream]:
-    """The streams for calls of `chunk` items (a multiple of the local device count): one per
-    host device on a CPU with several, else one over every device."""
+    """The streams for calls of `chunk` items.
+
+    Args:
+      chunk: items per call, a multiple of the local device count.
+      accelerator: the devices are accelerators.
+
+    Returns:
+      One stream per host device on a CPU with several, else one over every device.
+    """
     num_dev = devices.local_device_count()
     if accelerator or num_dev == 1:
         return [Stream(None, num_dev, chunk)]
@@ -43,8 +50,16 @@ def plan(chunk: int, accelerator: bool) -> list[Stream]:
 
 
 def call(stream: Stream, fn: Callable[[Any, int], Any], batch: np.ndarray):
-    """`fn(batch on the stream's device, shards)` with its outputs as NumPy arrays, and the
-    start and end of the call (`perf_counter` seconds)."""
+    """One call on a stream, timed.
+
+    Args:
+      stream: where to run.
+      fn: called as `fn(batch on the stream's device, stream.shards)`.
+      batch: the call's items.
+
+    Returns:
+      `(outputs as NumPy arrays, start, end)`, the times in `perf_counter` seconds.
+    """
     t0 = time.perf_counter()
     out = fn(
         batch if stream.device is None else jax.device_put(batch, stream.device), stream.shards
@@ -54,8 +69,13 @@ def call(stream: Stream, fn: Callable[[Any, int], Any], batch: np.ndarray):
 
 
 class Workers:
-    """One worker thread per stream; use as a context manager (on leaving, calls not started are
-    cancelled and a call already running ends within its own budget)."""
+    """One worker thread per stream; a context manager (on leaving, calls not started are
+    cancelled and a call already running ends within its own budget).
+
+    Args:
+      streams: the streams (`plan`).
+      name: the threads' name prefix.
+    """
 
     def __init__(self, streams: list[Stream], name: str = "jaxqueens"):
         self.streams = streams
@@ -64,7 +84,16 @@ class Workers:
         ]
 
     def submit(self, k: int, fn: Callable[[Any, int], Any], batch: np.ndarray) -> Future:
-        """`call` of `fn` on stream `k`, in its thread."""
+        """`call` of `fn` on one stream, in its thread.
+
+        Args:
+          k: the stream's index.
+          fn: as `call` takes it.
+          batch: the call's items.
+
+        Returns:
+          The future of `call`'s result.
+        """
         return self._pools[k].submit(call, self.streams[k], fn, batch)
 
     def __enter__(self) -> Workers:
