@@ -55,8 +55,15 @@ class LargeResult:
 
 
 def check_memory(n: int, available: int | None = None) -> None:
-    """Refuse, before allocating anything, an n that cannot fit
-    (`check_memory`)."""
+    """Refuse, before allocating anything, an n whose chain cannot fit in memory.
+
+    Args:
+      n: board size.
+      available: bytes available (default: `memory.available_memory()`; unknown: no check).
+
+    Raises:
+      QueensError: naming n, the bytes needed and available, and the fix.
+    """
     memory.check_memory(
         n * PEAK_BYTES_PER_QUEEN,
         f"n = {n:,} (one large-n chain)",
@@ -66,9 +73,16 @@ def check_memory(n: int, available: int | None = None) -> None:
 
 
 def builders(n: int, place=None) -> dict:
-    """`name -> (batch -> jax.stages.Lowered)` for the executables of one large-n chain, QS4's
-    column calls and a repair round (one chain: the batch is ignored); `make gpu-check`
-    compiles them for described GPUs, `place` putting the arguments there."""
+    """The executables of one large-n chain, unexecuted: QS4's column calls and a repair round
+    (`make gpu-check` compiles them for described GPUs).
+
+    Args:
+      n: board size.
+      place: puts the abstract arguments where they are compiled for (default: left as they are).
+
+    Returns:
+      `name -> (batch -> jax.stages.Lowered)` (one chain: the batch is ignored).
+    """
     place = place or (lambda tree: tree)
     config = large.Config(n=n)
     params = large.default_params(config)
@@ -256,16 +270,22 @@ def solve_large(
     check_memory(n)
     # On an accelerator this one chain runs on the host CPU: its loops are scalar steps that
     # XLA:CPU compiles in place, while the GPU executable copies the board and both count
-    # arrays at every swap attempt (`make gpu-check`: 80 MB per attempt at n = 10^6).
+    # arrays at every swap attempt (docs/gpu.md).
     host = jax.devices("cpu")[0] if backend.is_accelerator() else None
     with jax.default_device(host) if host is not None else contextlib.nullcontext():
         return _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up)
 
 
 def run_summary(results: Sequence[LargeResult]) -> dict:
-    """The summary of a large-path run of one or more chains (`summary.json`): the settings,
-    how many chains ran and solved, their seconds and swap attempts in all, and each chain's own
-    summary (`solve_large`) under `per_chain`."""
+    """The summary of a large-path run of one or more chains (`summary.json`).
+
+    Args:
+      results: the chains' results, in chain order.
+
+    Returns:
+      The settings, how many chains ran and solved, their seconds and swap attempts in all, and
+      each chain's own summary (`solve_large`) under `per_chain`.
+    """
     per_chain = [r.summary for r in results]
     first = per_chain[0] if per_chain else {}
     keep = ("n", "mode", "seed", "init", "tries", "free_tail", "max_steps", "backend")

@@ -33,8 +33,15 @@ class Tick:
 
 
 def guarded(save: Callable[[], object]) -> Callable[[], bool]:
-    """`save` that never raises OSError: the first failure prints one warning on stderr (the
-    run goes on; later saves try again, silently), and each call returns whether it saved."""
+    """A checkpoint save that never raises OSError: the first failure prints one warning on stderr
+    (the run goes on; later saves try again, silently).
+
+    Args:
+      save: writes the checkpoint.
+
+    Returns:
+      `save` wrapped: each call returns whether it saved.
+    """
     warned: list[OSError] = []
 
     def attempt() -> bool:

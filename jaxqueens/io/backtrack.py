@@ -15,8 +15,17 @@ from jaxqueens.io import chains as chain_out
 
 
 def write_outputs(out_dir: str | Path, rows: np.ndarray, summary: dict) -> list[Path]:
-    """The first solution `rows` [n] and its `summary` into `out_dir`: one chain, solved,
-    its placements as steps and its seconds as wall share."""
+    """Write a first solution as a one-chain run into a folder: solved, its placements as steps,
+    its seconds as wall share.
+
+    Args:
+      out_dir: the output folder.
+      rows: int `[n]` the solution.
+      summary: the run's summary (`summary.json`).
+
+    Returns:
+      The files written.
+    """
     out = Path(out_dir)
     run = types.SimpleNamespace(
         chain_id=np.zeros(1, np.int64),

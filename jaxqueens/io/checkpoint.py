@@ -46,10 +46,12 @@ gather = _lazy.load("jaxqueens.parallel.gather")  # JAX loads only when process_
 class Spec(NamedTuple):
     """What one saved array must be (a leaf of a schema).
 
-    `dtype`: a dtype (`np.uint32`: exactly that) or an abstract kind (`np.integer`,
-    `np.floating`, `np.str_`: any width of it). `shape`: per axis, an int (that size), a
-    name (a size that is the same wherever the name stands in the schema, e.g. `"chains"`), or
-    None (any size). `optional`: the leaf may be absent (it loads as None).
+    Attributes:
+      dtype: a dtype (`np.uint32`: exactly that) or an abstract kind (`np.integer`,
+        `np.floating`, `np.str_`: any width of it).
+      shape: per axis, an int (that size), a name (a size that is the same wherever the name
+        stands in the schema, e.g. `"chains"`), or None (any size).
+      optional: the leaf may be absent (it loads as None).
     """
 
     dtype: Any
@@ -62,8 +64,14 @@ Tree = Any
 
 
 def like(tree: Tree) -> Tree:
-    """The schema a tree of arrays itself fits: each leaf's exact dtype and shape (a template:
-    a run's fresh state checks the state it resumes)."""
+    """The schema a tree of arrays itself fits (a run's fresh state checks the state it resumes).
+
+    Args:
+      tree: a pytree of arrays.
+
+    Returns:
+      The tree with each leaf's exact dtype and shape in its place.
+    """
     children = _children(tree)
     if children is None:
         leaf = np.asarray(tree) if not hasattr(tree, "dtype") else tree
@@ -72,9 +80,15 @@ def like(tree: Tree) -> Tree:
 
 
 def process_path(path: str | Path) -> Path:
-    """This process's checkpoint file where each process keeps its own (`count`, `complete`,
-    `evolve`): `path` itself in a single-process run, else `<stem>.process<p>of<P><suffix>`
-    beside it."""
+    """This process's checkpoint file, where each process keeps its own (`count`, `complete`,
+    `evolve`).
+
+    Args:
+      path: the checkpoint path given.
+
+    Returns:
+      `path` itself in a single-process run, else `<stem>.process<p>of<P><suffix>` beside it.
+    """
     path, procs = Path(path), gather.process_count()
     if procs == 1:
         return path
@@ -97,8 +111,14 @@ def saved(path: str | Path) -> list[Path]:
 
 
 def any_saved(path: str | Path) -> bool:
-    """Whether `path` or a per-process file beside it (`process_path`) exists, without
-    asking JAX how many processes run."""
+    """Whether a checkpoint exists, without asking JAX how many processes run.
+
+    Args:
+      path: the checkpoint path given.
+
+    Returns:
+      True if `path` or a per-process file beside it (`process_path`) exists.
+    """
     return bool(saved(path))
 
 
@@ -142,7 +162,13 @@ def _digest(arrays: Mapping[str, np.ndarray]) -> str:
 
 
 def save(path: str | Path, tree: Tree, fingerprint: dict) -> None:
-    """Write `tree` (host arrays) and the settings `fingerprint` to `path` atomically."""
+    """Write a tree of host arrays and the settings' fingerprint atomically.
+
+    Args:
+      path: the checkpoint file.
+      tree: a pytree of host arrays.
+      fingerprint: the settings a resumed run must match.
+    """
     arrays = {key: np.asarray(leaf) for key, leaf in _flatten(tree).items()}
     for key, a in arrays.items():
         if a.dtype.hasobject:

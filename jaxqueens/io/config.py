@@ -124,12 +124,28 @@ def _check_given_once(path: Path, cfg: Mapping) -> None:
 
 
 def tables_of(cfg: Mapping) -> dict:
-    """The config's tables of named tables (`TABLES`) that it has."""
+    """The tables of named tables (`TABLES`) a config has.
+
+    Args:
+      cfg: the parsed config.
+
+    Returns:
+      `key -> table`, for the keys of `TABLES` it has.
+    """
     return {key: cfg[key] for key in TABLES if key in cfg}
 
 
 def check_command(command: str, where: str, runnable) -> None:
-    """Refuse a command a config cannot run (`NOT_IN_CONFIGS`) or does not know."""
+    """Refuse a command a config cannot run (`NOT_IN_CONFIGS`) or does not know.
+
+    Args:
+      command: the config's `command`.
+      where: the config, for the message.
+      runnable: the commands there are.
+
+    Raises:
+      QueensError: naming the command and the ones a config runs.
+    """
     runnable = [c for c in runnable if c not in NOT_IN_CONFIGS]
     if command in NOT_IN_CONFIGS:
         raise QueensError(
@@ -143,8 +159,20 @@ def check_command(command: str, where: str, runnable) -> None:
 
 
 def apply_overrides(options: dict, sweep: Mapping, overrides: Mapping, where: str) -> dict:
-    """`options` with `--set` values (`overrides`, key -> value) applied; a key the sweep
-    sets is refused: every run of the sweep would replace it, so it would be ignored."""
+    """Options with `--set` values applied.
+
+    Args:
+      options: the config's options.
+      sweep: the config's `[sweep]` table.
+      overrides: `key -> value` from `--set`.
+      where: the config, for the message.
+
+    Returns:
+      A new dict of the options.
+
+    Raises:
+      QueensError: a key the sweep sets (every run of the sweep would replace it).
+    """
     for key in overrides:
         if key in sweep:
             values = ", ".join(map(repr, sweep[key])) if isinstance(sweep[key], list) else ""

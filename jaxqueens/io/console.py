@@ -21,10 +21,17 @@ first ones: the result lines come first; a long listing is cut)."""
 
 
 class PipeSafeStream:
-    """Wraps a text stream: writes pass through until the first `BrokenPipeError`, then are
-    dropped (`broken` turns True); every other attribute is the wrapped stream's. The first
-    `MAX_KEPT` characters written are kept (`text`: what the command printed, for
-    `report.html`)."""
+    """A text stream whose writes pass through until the first `BrokenPipeError`, then are dropped.
+
+    Every other attribute is the wrapped stream's. The first `MAX_KEPT` characters written are
+    kept (`text`: what the command printed, for `report.html`).
+
+    Args:
+      stream: the stream wrapped.
+
+    Attributes:
+      broken: a write or flush met a broken pipe.
+    """
 
     def __init__(self, stream):
         self._stream = stream
@@ -33,10 +40,22 @@ class PipeSafeStream:
         self._room = MAX_KEPT
 
     def text(self) -> str:
-        """What was written through the stream (its first `MAX_KEPT` characters)."""
+        """What was written through the stream.
+
+        Returns:
+          Its first `MAX_KEPT` characters.
+        """
         return "".join(self._kept)
 
     def write(self, text: str) -> int:
+        """Write text, unless the pipe is broken.
+
+        Args:
+          text: the text.
+
+        Returns:
+          Its length.
+        """
         if self._room > 0:
             self._kept.append(text[: self._room])
             self._room -= len(self._kept[-1])
@@ -48,6 +67,11 @@ class PipeSafeStream:
         return len(text)
 
     def writelines(self, lines) -> None:
+        """Write each line, as `write` does.
+
+        Args:
+          lines: the lines.
+        """
         for line in lines:
             self.write(line)
 
@@ -76,7 +100,11 @@ class PipeSafeStream:
 
 @contextlib.contextmanager
 def pipe_safe_stdout() -> Iterator[PipeSafeStream]:
-    """`sys.stdout` is a `PipeSafeStream` inside the block (flushed on the way out)."""
+    """Make `sys.stdout` a `PipeSafeStream` inside the block (flushed on the way out).
+
+    Yields:
+      The `PipeSafeStream`.
+    """
     original = sys.stdout
     safe = PipeSafeStream(original)
     sys.stdout = safe

@@ -35,10 +35,18 @@ def _kind(mode: int) -> str:
 def open_input(
     path: str | os.PathLike, error: type[QueensError] = BoardFileError
 ) -> Iterator[tuple[BinaryIO, int]]:
-    """`(binary file, size in bytes)` of a regular input file, closed on exit.
+    """Open a regular input file for reading, closed on exit.
+
+    Args:
+      path: the file.
+      error: the error class raised.
+
+    Yields:
+      `(binary file, size in bytes)`.
 
     Raises:
-      `error` (default BoardFileError): one line naming the file and the problem.
+      QueensError: of class `error` (default BoardFileError), one line naming the file and the
+        problem.
     """
     name = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -76,8 +84,20 @@ def read_input(
     max_bytes: int | None = None,
     too_large: str = "too large for this kind of file; check the path",
 ) -> bytes:
-    """The bytes of a regular input file (`open_input`); a file over `max_bytes` is
-    refused before it is read (`too_large` ends the message)."""
+    """The bytes of a regular input file (`open_input`).
+
+    Args:
+      path: the file.
+      error: the error class raised.
+      max_bytes: a file over this size is refused before it is read (None: no limit).
+      too_large: the end of that message.
+
+    Returns:
+      The file's bytes.
+
+    Raises:
+      QueensError: of class `error`, one line naming the file and the problem.
+    """
     name = os.fspath(path)
     with open_input(path, error) as (f, size):
         if max_bytes is not None and size > max_bytes:

@@ -60,7 +60,18 @@ def loads(text: str | bytes) -> Any:
 
 
 def parse(line: str, where: str) -> dict:
-    """One non-blank line as a JSON object (a BoardFileError naming `where` otherwise)."""
+    """One non-blank line as a JSON object.
+
+    Args:
+      line: the line.
+      where: the file and line, for the message.
+
+    Returns:
+      The object.
+
+    Raises:
+      BoardFileError: naming `where` and the problem.
+    """
     try:
         doc = loads(line)
     except RepeatedKey as exc:
@@ -85,7 +96,18 @@ def parse(line: str, where: str) -> dict:
 
 
 def kind(doc: dict, where: str) -> str:
-    """`"board"` or `"instance"`: which kind of line `doc` is (a mix is an error)."""
+    """Which kind of line an object is.
+
+    Args:
+      doc: the line's object.
+      where: the file and line, for the message.
+
+    Returns:
+      `"board"` or `"instance"`.
+
+    Raises:
+      BoardFileError: the object mixes the two.
+    """
     instance_keys = [k for k in doc if k in INSTANCE_KEYS]
     if "rows" in doc:
         if instance_keys:
@@ -99,8 +121,19 @@ def kind(doc: dict, where: str) -> str:
 
 
 def board_rows(doc: dict, where: str) -> list[int]:
-    """The rows of a board line, checked: a non-empty list of integers in `0..n-1` and an
-    `"n"` (if given) that agrees with their number."""
+    """The rows of a board line, checked: a non-empty list of integers in `0..n-1` and an `"n"`
+    (if given) that agrees with their number.
+
+    Args:
+      doc: the line's object.
+      where: the file and line, for the message.
+
+    Returns:
+      The rows.
+
+    Raises:
+      BoardFileError: naming `where` and the problem.
+    """
     rows = doc["rows"]
     if not isinstance(rows, list) or not rows or not all(type(r) is int for r in rows):
         raise BoardFileError(
@@ -128,6 +161,13 @@ def board_rows(doc: dict, where: str) -> list[int]:
 
 
 def label(doc: dict[str, Any]) -> str | None:
-    """The line's `"name"`, if it has one."""
+    """The line's `"name"`, if it has one.
+
+    Args:
+      doc: the line's object.
+
+    Returns:
+      The name as a string, or None.
+    """
     value = doc.get(LABEL)
     return None if value is None else str(value)

@@ -18,10 +18,16 @@ from jaxqueens.io import chains as chain_out
 
 
 def as_run(results: Sequence) -> types.SimpleNamespace:
-    """The chains' results as the run `chains` writes: chain ids, solved,
-    swap attempts as steps, restarts, each chain's seconds (init + search + verification) as its
-    wall share, attacking pairs as the best objective, the solved boards and every chain's
-    board."""
+    """The chains' results as the run `chains` writes.
+
+    Args:
+      results: one `LargeResult` per chain, in chain order.
+
+    Returns:
+      The run: chain ids, solved, swap attempts as steps, restarts, each chain's seconds (init
+      + search + verification) as its wall share, attacking pairs as the best objective, the
+      solved boards and every chain's board.
+    """
 
     def column(key, dtype, default=0):
         return np.asarray([r.summary.get(key, default) for r in results], dtype)
@@ -43,8 +49,16 @@ def as_run(results: Sequence) -> types.SimpleNamespace:
 
 
 def write_outputs(results: Sequence, out_dir: str | Path, summary: dict) -> list[Path]:
-    """Write the run of `results` (one per chain, chain order) and its `summary` atomically
-    into `out_dir`; returns the files written."""
+    """Write a large-path run and its summary atomically into a folder.
+
+    Args:
+      results: one `LargeResult` per chain, in chain order.
+      out_dir: the output folder.
+      summary: the run's summary (`summary.json`).
+
+    Returns:
+      The files written.
+    """
     out = Path(out_dir)
     run = as_run(results)
     files = chain_out.write_outputs(run, out, summary)

@@ -40,12 +40,21 @@ def disable() -> None:
 
 
 def enabled() -> bool:
-    """Whether structured logging is on."""
+    """Whether structured logging is on.
+
+    Returns:
+      True when it is.
+    """
     return _STATE.enabled
 
 
 def log(event: str, **fields) -> None:
-    """Write one event (a no-op unless enabled). Values that JSON cannot hold become strings."""
+    """Write one event as a JSON line (a no-op unless enabled).
+
+    Args:
+      event: the event's name.
+      **fields: its fields; values that JSON cannot hold become strings.
+    """
     if not _STATE.enabled:
         return
     record = {"time": round(time.time(), 3), "event": event, **fields}

@@ -32,7 +32,14 @@ def _columns(stream) -> int:
 
 
 class Progress:
-    """`Progress(total, unit)`; call `update(done)` then `close()`."""
+    """A progress line on a terminal (and `--log-json` events); call `update(done)` then `close()`.
+
+    Args:
+      total: units in all (None: unknown).
+      unit: what a unit is called.
+      quiet: show nothing (default: unless the stream is a terminal).
+      stream: where the line goes (default stderr).
+    """
 
     def __init__(self, total: int | None, unit: str, quiet: bool | None = None, stream=None):
         self.total, self.unit = total, unit

@@ -135,8 +135,16 @@ def _table(header: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:
 
 
 def flatten(doc: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """Nested dicts as `(dotted.key, value)` pairs; a list of plain values stays one value, a list
-    of dicts is numbered (`per_solver.0.solver`); floats keep 6 significant digits."""
+    """Nested dicts as dotted pairs.
+
+    Args:
+      doc: the document.
+      prefix: the dotted key of `doc` itself.
+
+    Returns:
+      `(dotted.key, value)` pairs: a list of plain values stays one value, a list of dicts is
+      numbered (`per_solver.0.solver`); floats keep 6 significant digits.
+    """
     if isinstance(doc, dict):
         items = []
         for key, value in doc.items():
@@ -190,7 +198,14 @@ def _records_apart(doc: dict, prefix: str = "") -> tuple[dict, dict[str, list]]:
 
 
 def recommendation(doc: Any) -> list[str]:
-    """The `line` of every nested dict of a summary (its recommendation), in order."""
+    """A summary's recommendation: the `line` of every nested dict.
+
+    Args:
+      doc: the summary.
+
+    Returns:
+      The lines, in order.
+    """
     if not isinstance(doc, dict):
         return []
     return [
@@ -211,7 +226,14 @@ def _pairs(doc: dict) -> str:
 
 
 def png_size(data: bytes) -> tuple[int, int] | None:
-    """`(width, height)` of a PNG from its header, or None if `data` is not a PNG."""
+    """The size of a PNG, from its header.
+
+    Args:
+      data: the file's bytes.
+
+    Returns:
+      `(width, height)`, or None if `data` is not a PNG.
+    """
     if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
         return None
     return struct.unpack(">II", data[16:24])
@@ -464,8 +486,14 @@ def _walk(root: Path) -> Iterable[Path]:
 
 
 def snapshot(out_dir: str | Path) -> dict[str, tuple[int, int]]:
-    """What `out_dir` holds before a run: relative path -> (mtime in ns, bytes) of every file
-    the page would cover (empty for a missing folder)."""
+    """What a folder holds before a run: every file the page would cover.
+
+    Args:
+      out_dir: the output folder.
+
+    Returns:
+      `relative path -> (mtime in ns, bytes)` (empty for a missing folder).
+    """
     root = Path(out_dir)
     if not root.is_dir():
         return {}
@@ -477,9 +505,17 @@ def snapshot(out_dir: str | Path) -> dict[str, tuple[int, int]]:
 
 
 def write_manifest(out_dir: str | Path, before: dict[str, tuple[int, int]], command: str) -> set:
-    """Write `MANIFEST`: the files of `out_dir` that are new or changed since
-    `before` (`snapshot`); returns their relative paths and the manifest's own (this
-    run's file, as the page shows it)."""
+    """Write `MANIFEST`: the files of a folder that are new or changed since a `snapshot`.
+
+    Args:
+      out_dir: the output folder.
+      before: its `snapshot` before the run.
+      command: the command, recorded in the manifest.
+
+    Returns:
+      The relative paths of those files and the manifest's own (this run's file, as the page
+      shows it).
+    """
     root = Path(out_dir)
     mine = {}
     for path in _walk(root):
@@ -528,6 +564,9 @@ def render(
       devices: what ran it (backend, devices, processes), from a layer that knows devices; None:
         the command did not start JAX.
       title: the page title (default: "jaxqueens <command>").
+
+    Returns:
+      The HTML.
     """
     root = Path(out_dir)
     line = command_line if isinstance(command_line, str) else " ".join(map(str, command_line))
@@ -575,7 +614,20 @@ def write_report(
     result: str | None = None,
     only: set | None = None,
 ) -> Path:
-    """Write `render`'s page to `out_dir/report.html` atomically; return its path."""
+    """Write `render`'s page to `out_dir/report.html` atomically.
+
+    Args:
+      out_dir: the output folder.
+      command_line: as `render` takes it.
+      settings: as `render` takes it.
+      devices: as `render` takes it.
+      title: as `render` takes it.
+      result: as `render` takes it.
+      only: as `render` takes it.
+
+    Returns:
+      The page's path.
+    """
     path = Path(out_dir) / FILENAME
     page = render(
         out_dir,
@@ -591,5 +643,12 @@ def write_report(
 
 
 def command_words(argv: Sequence[str] | None = None) -> list[str]:
-    """The command line as typed: `jaxqueens` and `argv` (default `sys.argv[1:]`)."""
+    """The command line as typed.
+
+    Args:
+      argv: the arguments (default `sys.argv[1:]`).
+
+    Returns:
+      `jaxqueens` and the arguments.
+    """
     return ["jaxqueens", *(sys.argv[1:] if argv is None else list(argv))]

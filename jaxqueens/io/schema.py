@@ -24,8 +24,8 @@ class Column:
     """One column of the per-run table."""
 
     name: str  # snake_case
-    meaning: str
-    unit: str
+    meaning: str  # what it holds, for the docs
+    unit: str  # its unit, for the docs
 
 
 CORE_COLUMNS: tuple[Column, ...] = (
@@ -144,8 +144,17 @@ FILENAME = "runs.csv"
 
 
 def header(extras: Iterable[str] = ()) -> list[str]:
-    """The header of a table with these extra columns: `CORE`, then the extras in their
-    documented order (an undocumented name is a bug: ValueError)."""
+    """The header of a runs table with extra columns.
+
+    Args:
+      extras: the extra columns' names.
+
+    Returns:
+      `CORE`, then the extras in their documented order.
+
+    Raises:
+      ValueError: an undocumented name (a bug).
+    """
     extras = set(extras)
     unknown = sorted(extras - {c.name for c in EXTRAS})
     if unknown:
@@ -154,7 +163,14 @@ def header(extras: Iterable[str] = ()) -> list[str]:
 
 
 def check_header(names: Sequence[str]) -> None:
-    """Raise ValueError unless `names` is a documented header (`header`'s form)."""
+    """Raise unless a header is a documented one (`header`'s form).
+
+    Args:
+      names: the column names.
+
+    Raises:
+      ValueError: naming the header and the documented one.
+    """
     names = list(names)
     if names[: len(CORE)] != list(CORE) or names != header(names[len(CORE) :]):
         raise ValueError(f"runs.csv header {names} is not the documented one {header()} + extras")
@@ -162,11 +178,20 @@ def check_header(names: Sequence[str]) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class RunTable:
-    """The runs of one solver, as columns (host arrays [R]; None: every cell empty).
+    """The runs of one solver, as columns.
 
-    `steps_to_solution` defaults to `steps_spent` where solved (solvers that stop when
-    solved); `run` defaults to 0..R-1; `extras` maps documented extra columns to [R] arrays
-    (NaN or a None entry: an empty cell)."""
+    Attributes:
+      solver: the solver's name.
+      solved: bool `[R]`.
+      steps_spent: `[R]` steps per run (None: every cell empty, as below).
+      seconds: `[R]` seconds per run.
+      best_attacking_pairs: `[R]` the best objective per run.
+      restarts: `[R]` restarts per run.
+      steps_to_solution: `[R]`; defaults to `steps_spent` where solved (solvers that stop when
+        solved).
+      run: `[R]` run ids; defaults to 0..R-1.
+      extras: documented extra columns -> `[R]` arrays (NaN or a None entry: an empty cell).
+    """
 
     solver: str
     solved: np.ndarray
@@ -179,7 +204,11 @@ class RunTable:
     extras: Mapping[str, np.ndarray | None] = dataclasses.field(default_factory=dict)
 
     def columns(self) -> dict[str, list]:
-        """Every column of this table by name, as Python values (None: empty)."""
+        """Every column of this table by name, as Python values.
+
+        Returns:
+          `name -> [R]` lists (None: an empty cell).
+        """
         count = len(self.solved)
         solved = np.asarray(self.solved, bool)
         to_solution = self.steps_to_solution
@@ -221,8 +250,14 @@ def _seconds(values, count: int) -> list:
 
 
 def rows(tables: Sequence[RunTable]) -> tuple[list[str], list[list]]:
-    """(header, rows) of `tables` in one table: every table's runs in order, the extras any
-    of them has."""
+    """Several runs tables as one.
+
+    Args:
+      tables: the tables.
+
+    Returns:
+      `(header, rows)`: every table's runs in order, with the extras any of them has.
+    """
     names = header({k for t in tables for k in t.extras})
     out: list[list] = []
     for t in tables:
@@ -233,7 +268,15 @@ def rows(tables: Sequence[RunTable]) -> tuple[list[str], list[list]]:
 
 
 def write_runs(path: str | Path, tables: RunTable | Sequence[RunTable]) -> Path:
-    """Write `runs.csv` (atomically) from one solver's table or several."""
+    """Write `runs.csv` atomically from one solver's table or several.
+
+    Args:
+      path: the file.
+      tables: a table or several.
+
+    Returns:
+      The path written.
+    """
     names, body = rows([tables] if isinstance(tables, RunTable) else tables)
     check_header(names)
     return write_csv(path, names, body)
@@ -417,7 +460,18 @@ written header is these columns, or these in order with some of the optional one
 
 
 def table(command: str, name: str) -> tuple[str, ...]:
-    """The declared columns of `command`'s table `name` (`TABLES`)."""
+    """The declared columns of a command's table (`TABLES`).
+
+    Args:
+      command: the command.
+      name: the table's file name.
+
+    Returns:
+      The column names.
+
+    Raises:
+      ValueError: the table has no fixed columns.
+    """
     columns = TABLES[command][name]
     if columns is None:
         raise ValueError(f"{command}'s {name} has no fixed columns")
@@ -425,7 +479,17 @@ def table(command: str, name: str) -> tuple[str, ...]:
 
 
 def meaning(name: str) -> str:
-    """What a column named `name` means in any table (KeyError: undocumented)."""
+    """What a column means in any table.
+
+    Args:
+      name: the column's name.
+
+    Returns:
+      Its meaning.
+
+    Raises:
+      KeyError: an undocumented name.
+    """
     return COLUMNS[name].meaning if name in COLUMNS else TERMS[name]
 
 
@@ -433,7 +497,11 @@ def meaning(name: str) -> str:
 
 
 def runs_markdown() -> str:
-    """The per-run columns as a Markdown table (the docs' outputs page is built with it)."""
+    """The per-run columns as a Markdown table (the docs' outputs page is built with it).
+
+    Returns:
+      The Markdown.
+    """
     lines = ["| column | meaning | unit |", "| --- | --- | --- |"]
     lines += [f"| `{c.name}` | {c.meaning} | {c.unit} |" for c in CORE_COLUMNS]
     lines += [f"| `{c.name}` (extra) | {c.meaning} | {c.unit} |" for c in EXTRAS]
@@ -441,8 +509,12 @@ def runs_markdown() -> str:
 
 
 def tables_markdown() -> str:
-    """Every table of every command (:data:`TABLES`) and what each of its columns means, as
-    Markdown (the docs' outputs page is built with it)."""
+    """Every table of every command (`TABLES`) and what each of its columns means, as Markdown (the
+    docs' outputs page is built with it).
+
+    Returns:
+      The Markdown.
+    """
     lines = ["| command | file | columns |", "| --- | --- | --- |"]
     for command, tables in TABLES.items():
         for name, columns in tables.items():
