@@ -1,4 +1,4 @@
-"""``python -m jaxqueens.cli``: the ``jaxqueens`` command."""
+"""`python -m jaxqueens.cli`: the `jaxqueens` command."""
 
 from jaxqueens.cli.main import entry
 

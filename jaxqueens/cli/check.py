@@ -1,4 +1,4 @@
-"""``jaxqueens check FILE``: verify boards with the independent NumPy checker (exit 1 if any
+"""`jaxqueens check FILE`: verify boards with the independent NumPy checker (exit 1 if any
 fails)."""
 
 from __future__ import annotations
@@ -7,10 +7,15 @@ from jaxqueens.cli import options
 from jaxqueens.core import checker
 
 MAX_SHOWN = 5
-"""How many failing boards ``check`` describes."""
+"""How many failing boards `check` describes."""
 
 
 def add_command(sub) -> None:
+    """Register `jaxqueens check`.
+
+    Args:
+      sub: the subparsers object of the top-level parser.
+    """
     p = sub.add_parser(
         "check",
         help="verify that boards are solutions (exit 1 if not)",
@@ -22,7 +27,14 @@ def add_command(sub) -> None:
 
 
 def cmd_check(args) -> int:
-    """Verify boards with the independent checker; exit 1 if any is not a solution."""
+    """Verify boards with the independent checker.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The exit code: 0 if every board is a solution, 1 if any is not.
+    """
     boards = options.boards_of(args)
     bad = 0
     for i, rows in enumerate(boards):

@@ -58,12 +58,26 @@ def _table(actions: Iterable[argparse.Action], prog: str) -> list[str]:
 
 
 def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    """Command name -> its parser, in the order `jaxqueens --help` lists them."""
+    """The commands of the top-level parser, in the order `jaxqueens --help` lists them.
+
+    Args:
+      parser: the top-level parser (`build_parser()`).
+
+    Returns:
+      `command name -> its parser`.
+    """
     return dict(getattr(parser, "commands", None) or {})
 
 
 def summaries(parser: argparse.ArgumentParser) -> dict[str, str]:
-    """Command name -> its one-line help in `jaxqueens --help`."""
+    """The one-line help of each command in `jaxqueens --help`.
+
+    Args:
+      parser: the top-level parser (`build_parser()`).
+
+    Returns:
+      `command name -> its help`.
+    """
     return dict(getattr(parser, "command_help", {}))
 
 

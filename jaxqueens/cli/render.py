@@ -1,6 +1,6 @@
-"""``jaxqueens render FILE -o IMAGE``: a poster of one board (n <= 1000), in the format the
-output's suffix names (``.png``, ``.pdf``, ``.svg``, ...:
-:data:`jaxqueens.plots.render.IMAGE_FORMATS`)."""
+"""`jaxqueens render FILE -o IMAGE`: a poster of one board (n <= 1000), in the format the
+output's suffix names (`.png`, `.pdf`, `.svg`, ...:
+`jaxqueens.plots.render.IMAGE_FORMATS`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,11 @@ from jaxqueens.plots import render
 
 
 def add_command(sub) -> None:
+    """Register `jaxqueens render`.
+
+    Args:
+      sub: the subparsers object of the top-level parser.
+    """
     p = sub.add_parser(
         "render",
         help="draw a board as an image: .png, .pdf, .svg, .eps, ... (n <= 1000)",
@@ -38,7 +43,14 @@ def add_command(sub) -> None:
 
 
 def cmd_render(args) -> int:
-    """Write a poster of one board of FILE, in the format the suffix of `-o` names."""
+    """Write a poster of one board of FILE, in the format the suffix of `-o` names.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The exit code, 0.
+    """
     writing.prepare_out(args.output, kind="file", option="-o", inputs=[args.file])
     render.image_format(args.output, option="-o")  # before any work: a format we can write
     rows = options.pick(options.boards_of(args), args.index, args.file)

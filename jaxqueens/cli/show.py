@@ -1,4 +1,4 @@
-"""``jaxqueens show FILE``: boards with their conflict counts and ASCII pictures."""
+"""`jaxqueens show FILE`: boards with their conflict counts and ASCII pictures."""
 
 from __future__ import annotations
 
@@ -7,10 +7,15 @@ from jaxqueens.core import checker
 from jaxqueens.plots import render
 
 MAX_SHOWN = 5
-"""How many boards of a multi-board file ``show`` prints in full."""
+"""How many boards of a multi-board file `show` prints in full."""
 
 
 def add_command(sub) -> None:
+    """Register `jaxqueens show`.
+
+    Args:
+      sub: the subparsers object of the top-level parser.
+    """
     p = sub.add_parser(
         "show",
         help="print a board with its conflict counts",
@@ -22,7 +27,14 @@ def add_command(sub) -> None:
 
 
 def cmd_show(args) -> int:
-    """Print boards with their conflict counts (the NumPy checker's, no JAX) and ASCII pictures."""
+    """Print boards with their conflict counts (the NumPy checker's, no JAX) and ASCII pictures.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The exit code, 0.
+    """
     boards = options.boards_of(args)
     pairs = checker.attacking_pairs(boards)
     attacks = checker.n_attacks(boards)

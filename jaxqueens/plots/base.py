@@ -35,8 +35,11 @@ reject; SVG text kept as text; SVG ids fixed, so the same figure gives the same 
 
 
 def rc_context() -> contextlib.AbstractContextManager:
-    """A context under which a figure is saved with the settings of `RC` (matplotlib's
-    own settings again after it)."""
+    """A context under which a figure is saved with the settings of `RC`.
+
+    Returns:
+      The context manager (matplotlib's own settings again after it).
+    """
     import matplotlib as mpl
 
     return mpl.rc_context(RC)
@@ -81,8 +84,14 @@ name), and the bar hatches, one per solver (`solver_hatch`)."""
 
 
 def canonical(name: str) -> str:
-    """The name `SOLVER_STYLES` knows `name` by (`annealing-ls`, `anneal (ls)` and
-    `LS` are `ls`); a name it does not know, lower-cased."""
+    """The name `SOLVER_STYLES` knows a solver by (`annealing-ls`, `anneal (ls)` and `LS` are `ls`).
+
+    Args:
+      name: the solver's name, any spelling.
+
+    Returns:
+      The known name, or `name` lower-cased if it is not known.
+    """
     key = name.strip().lower()
     family = re.fullmatch(r"(.+?)\s*\((.+)\)", key)
     if family:
@@ -131,7 +140,14 @@ def solver_style(name: str, markers: int = 8) -> dict:
 
 
 def solver_hatch(name: str) -> str:
-    """The bar hatch of solver `name` (any spelling), fixed as its colour is."""
+    """The bar hatch of a solver, fixed as its colour is.
+
+    Args:
+      name: the solver's name, any spelling.
+
+    Returns:
+      The matplotlib hatch pattern.
+    """
     return HATCHES[_style(name)[0] % len(HATCHES)]
 
 
@@ -146,10 +162,19 @@ BAND = (10, 90)
 def percentile_band(
     ax, x, values, label: str, solver: str | None = None, band: tuple[int, int] = BAND
 ) -> None:
-    """The median across chains of `values` [K, T] against `x` [T] as a line in the style of
-    `solver` (None: `label`'s), and the `band` percentiles (10-90% by default) as a shaded
-    band with the same line style at its edges (visible in greyscale too); the legend names
-    both."""
+    """The median across chains as a line, and a percentile band around it.
+
+    The band is shaded, with the line's style at its edges (visible in greyscale too); the legend
+    names both.
+
+    Args:
+      ax: the axes.
+      x: `[T]` the x values.
+      values: `[K, T]` per chain.
+      label: the line's legend label.
+      solver: whose style the line takes (None: `label`'s).
+      band: the percentiles of the band's edges.
+    """
     import numpy as np
 
     values = np.asarray(values, dtype=np.float64)
@@ -171,9 +196,17 @@ def percentile_band(
 
 
 def rate_band(ax, x, rate, trials: int, color: str, z: float | None = None) -> None:
-    """The Wilson score interval (95% unless `z` says otherwise) of a success rate `rate`
-    [P] over `trials` runs, against `x` [P], as a shaded band in `color` behind its line
-    (`wilson_interval`)."""
+    """The Wilson score interval of a success rate as a shaded band behind its line
+    (`wilson_interval`).
+
+    Args:
+      ax: the axes.
+      x: `[P]` the x values.
+      rate: `[P]` success rates.
+      trials: runs behind each rate.
+      color: the band's colour.
+      z: the normal quantile (None: 95%, two-sided).
+    """
     import numpy as np
 
     rate = np.asarray(rate, dtype=np.float64)
@@ -182,8 +215,17 @@ def rate_band(ax, x, rate, trials: int, color: str, z: float | None = None) -> N
 
 
 def check_format(fmt: str | None) -> str:
-    """`fmt` (None: `DEFAULT_FORMAT`) if it is one of `FORMATS`; a ValueError
-    otherwise (the command line offers only these)."""
+    """A checked figure format (the command line offers only `FORMATS`).
+
+    Args:
+      fmt: the format (None: `DEFAULT_FORMAT`).
+
+    Returns:
+      The format.
+
+    Raises:
+      ValueError: a format not in `FORMATS`.
+    """
     fmt = DEFAULT_FORMAT if fmt is None else fmt
     if fmt not in FORMATS:
         raise ValueError(f"figure format {fmt!r}: use one of {', '.join(FORMATS)}")
@@ -191,7 +233,16 @@ def check_format(fmt: str | None) -> str:
 
 
 def figure(width: float = 7.0, height: float = 4.0, dpi: int | None = None):
-    """A new figure with one axes: `(fig, ax)`."""
+    """A new figure with one axes.
+
+    Args:
+      width: inches.
+      height: inches.
+      dpi: dots per inch (None: `DEFAULT_DPI`).
+
+    Returns:
+      `(fig, ax)`.
+    """
     from matplotlib.figure import Figure  # (lazily: drawing is optional)
 
     fig = Figure(figsize=(width, height), dpi=DEFAULT_DPI if dpi is None else dpi)
@@ -209,7 +260,22 @@ def finish(
     fmt: str | None = None,
     dpi: int | None = None,
 ) -> Path:
-    """Label, grid and save (`save`): the common end of a line figure."""
+    """Label, grid and save (`save`): the common end of a line figure.
+
+    Args:
+      fig: the figure.
+      ax: its axes.
+      path: where to write.
+      title: the title.
+      xlabel: the x label.
+      ylabel: the y label.
+      ylim: the y limits (None: matplotlib's).
+      fmt: as `save` takes it.
+      dpi: as `save` takes it.
+
+    Returns:
+      The path written.
+    """
     if xlabel is not None:
         ax.set_xlabel(xlabel)
     if ylabel is not None:
@@ -222,10 +288,20 @@ def finish(
 
 
 def save(fig, path: Path, fmt: str | None = None, dpi: int | None = None) -> Path:
-    """Write `fig` atomically as `fmt` (None: the format `path`'s suffix names, PNG for
-    any other) at `dpi` (None: the figure's own); the path's suffix becomes the format's.
+    """Write a figure atomically.
+
     Vector files carry no creation date, so the same figure gives the same bytes; an SVG keeps
-    its text as text (editable, searchable). Returns the path written."""
+    its text as text (editable, searchable).
+
+    Args:
+      fig: the figure.
+      path: where to write; its suffix becomes the format's.
+      fmt: the format (None: the one `path`'s suffix names, PNG for any other).
+      dpi: dots per inch (None: the figure's own).
+
+    Returns:
+      The path written.
+    """
     path = Path(path)
     if fmt is None:
         fmt = path.suffix[1:].lower() if path.suffix[1:].lower() in FORMATS else DEFAULT_FORMAT
@@ -241,5 +317,14 @@ def save(fig, path: Path, fmt: str | None = None, dpi: int | None = None) -> Pat
 
 
 def save_png(fig, path: Path, dpi: int | None = None) -> Path:
-    """Write `fig` to `path` as PNG, atomically (`save`)."""
+    """Write a figure as PNG, atomically (`save`).
+
+    Args:
+      fig: the figure.
+      path: where to write.
+      dpi: dots per inch (None: the figure's own).
+
+    Returns:
+      The path written.
+    """
     return save(fig, path, "png", dpi)

@@ -20,6 +20,11 @@ def log_q_plot(
 
     Args:
       estimates: `(n, estimate, standard error, z)` per size.
+      path: where to write the figure.
+      alpha: the asymptote's constant.
+
+    Returns:
+      The path written.
     """
     fig, ax = figure()
     ns = [n for n in sorted(A000170) if A000170[n] > 0]

@@ -99,14 +99,14 @@ def board_image(rows: Any) -> np.ndarray:
 
 
 POSTER_PIXELS = 800
-"""The width a board poster without text (:func:`board_png`) aims at, in pixels."""
+"""The width a board poster without text (`board_png`) aims at, in pixels."""
 
 
 def board_png(rows: Any, path: str | os.PathLike) -> None:
     """Write a board as a PNG of its squares alone (atomically): no text, no matplotlib.
 
     What a command draws on its own with `--out` (the `render` command and `--plot` draw the
-    titled poster, :func:`render_png`): the squares of :func:`board_image`, row 0 at the bottom,
+    titled poster, `render_png`): the squares of `board_image`, row 0 at the bottom,
     each `k` pixels wide (`k` = `POSTER_PIXELS // n`, at least 2), a queen a disc on its square
     from `k = 8` on (black, or red when attacked).
 
@@ -136,7 +136,7 @@ def board_png(rows: Any, path: str | os.PathLike) -> None:
 
 
 def _squares(n: int) -> np.ndarray:
-    """The empty board's colours, `[n, n, 3]` (:func:`board_image` without queens)."""
+    """The empty board's colours, `[n, n, 3]` (`board_image` without queens)."""
     r, c = np.indices((n, n))
     return np.where(((r + c) % 2 == 0)[..., None], _DARK, _LIGHT).astype(np.float32)
 
@@ -195,9 +195,18 @@ IMAGE_FORMATS = {
 
 
 def image_format(path: str | os.PathLike, option: str | None = None) -> str:
-    """The format a poster is written in, chosen by the file's suffix (case-insensitive); an
-    unknown or missing suffix is a QueensError (never PNG bytes under another name), naming
-    `option` (e.g. `-o`) when given."""
+    """The format a poster is written in, chosen by the file's suffix (case-insensitive).
+
+    Args:
+      path: the output file.
+      option: the option that named it (e.g. `-o`), for the message.
+
+    Returns:
+      The format's name (a value of `IMAGE_FORMATS`).
+
+    Raises:
+      QueensError: an unknown or missing suffix (never PNG bytes under another name).
+    """
     suffix = os.path.splitext(os.fspath(path))[1].lower()
     if suffix not in IMAGE_FORMATS:
         shown = f"suffix {suffix!r}" if suffix else "no suffix"
