@@ -117,12 +117,11 @@ def _shr(lo, hi, s):
     return (lo >> s) | ((hi << 1) << (31 - s))
 
 
-def _flip(lo, hi, idx, on):
-    """`(hi, lo)` with bit `idx` (0..63) flipped where `on`."""
+def _flip(lo, hi, idx):
+    """`(hi, lo)` with bit `idx` (0..63) flipped."""
     m = jnp.uint32(1) << (idx & 31)
-    m = jnp.where(on, m, jnp.uint32(0))
-    high = idx >= 32
-    return lo ^ jnp.where(high, jnp.uint32(0), m), hi ^ jnp.where(high, m, jnp.uint32(0))
+    high = idx >> 5  # 0 or 1
+    return lo ^ (m & (high - 1)), hi ^ (m & (jnp.uint32(0) - high))
 
 
 def _log2(bit):
@@ -174,7 +173,7 @@ class Lane(NamedTuple):
     cols: jax.Array  # [B] uint32 rows taken
     ld: tuple  # 2 x [B] uint32 diagonals taken, bit row + column (low, high word)
     rd: tuple  # 2 x [B] uint32 anti-diagonals taken, bit row - column + n - 1
-    packed: tuple  # W x [B] uint32 the queens' rows of levels 0.., 6 of 5 bits a word
+    packed: tuple  # W x [B] uint32 the queens' rows of levels start..d-1, 5 bits each (`_stack`)
     start: jax.Array  # [B] uint32 the task's first level
     last: jax.Array  # [B] uint32 its last level
     skip: jax.Array  # [B] uint32 its interior border columns and weight (SKIP word)
@@ -195,13 +194,26 @@ def _after(c, skip_lo, skip_hi, n: int):
     return jnp.minimum(c, jnp.uint32(n - 2))
 
 
+def _stack(packed, r, push, pop):
+    """The packed rows after a push of row `r` (uint32 below 32) or a pop, where `push` or
+    `pop`: a stack of 5-bit slots across the words, the newest in the low bits of word 0 (a
+    push shifts `r` in, a pop shifts the newest out)."""
+    words = len(packed)
+    out = []
+    for i, p in enumerate(packed):
+        pushed = (p << 5) | (r if i == 0 else packed[i - 1] >> 27)
+        popped = (p >> 5) | (packed[i + 1] << 27 if i + 1 < words else jnp.uint32(0))
+        out.append(jnp.where(push, pushed, jnp.where(pop, popped, p)))
+    return tuple(out)
+
+
 def _step(s: Lane, n: int):
     """One iteration of every lane: (the new lane, uint32 [B] completions found: 0 or 1).
 
     It either takes an edge from level d (its lowest free row `r`) or, with no row left at
-    level d, pops to level d - 1 (its queen's row `r`, read from the packed rows): both toggle
-    one queen in the masks and take the free rows of one column, so the two paths share every
-    mask operation and differ only in which queen and column they pick.
+    level d, pops to level d - 1 (its queen's row `r`, the newest of the packed rows): both
+    toggle one queen in the masks and take the free rows of one column, so the two paths share
+    every mask operation and differ only in which queen and column they pick.
     """
     full = jnp.uint32((1 << n) - 1)
     top = jnp.uint32(n - 1)
@@ -210,27 +222,22 @@ def _step(s: Lane, n: int):
     skip_lo, skip_hi = s.skip & 255, (s.skip >> 8) & 255
     live = d >= start
     has = av != 0
-    pop = live & ~has & (d > start)
-    k = jnp.maximum(d - 1, 0)
-    word = (k * 43) >> 8  # k // 6 for k < 48
-    sh = (5 * (k - 6 * word)).astype(jnp.uint32)
-    rows = packed[0]
-    for i in range(1, len(packed)):
-        rows = jnp.where(word == i, packed[i], rows)
+    back = live & ~has  # no row left at level d: pop, or (at the first level) finish
+    pop = back & (d > start)
     bit = av & (jnp.uint32(0) - av)
     prev = c - 1
     prev = prev - (prev == skip_hi).astype(jnp.uint32)
     prev = prev - (prev == skip_lo).astype(jnp.uint32)
     nxt, c2, c3 = s.ahead
-    r = jnp.where(has, _log2(bit), (rows >> sh) & 31)
+    r = jnp.where(has, _log2(bit), packed[0] & 31)
     qc = jnp.where(has, c, prev)
-    qbit = jnp.uint32(1) << r
-    flip = has | pop
-    ncols = cols ^ jnp.where(flip, qbit, jnp.uint32(0))
-    nld = _flip(ld[0], ld[1], r + qc, flip)
-    nrd = _flip(rd[0], rd[1], r + top - qc, flip)
+    qbit = jnp.where(has, bit, jnp.uint32(1) << r)
+    # the toggled masks are kept only on a push or a pop, so they are toggled unconditionally
+    ncols = cols ^ qbit
+    nld = _flip(ld[0], ld[1], r + qc)
+    nrd = _flip(rd[0], rd[1], r + top - qc)
     fc = jnp.where(has, nxt, prev)
-    above = jnp.where(has, full, ~((qbit << 1) - 1))
+    above = jnp.where(has, full, qbit * jnp.uint32(0xFFFFFFFE))  # a pop: rows above r
     f = _free(ncols, nld, nrd, fc, n) & above
     at_last = d + 1 == last
     add = (has & at_last & (f != 0)).astype(jnp.uint32)
@@ -240,7 +247,7 @@ def _step(s: Lane, n: int):
     ahead3 = (_free(ncols, nld, nrd, c3, n) != 0) | (d + 3 > last)
     push = has & ~at_last & (f != 0) & ahead2 & ahead3
     commit = push | pop
-    d = jnp.where(push, d + 1, jnp.where(pop, d - 1, jnp.where(live & ~has, start - 1, d)))
+    d = d + push.astype(jnp.int32) - back.astype(jnp.int32)
     # the columns ahead move up by one level on a push, down by one on a pop
     beyond = _after(c3, skip_lo, skip_hi, n)
     ahead = (
@@ -253,20 +260,14 @@ def _step(s: Lane, n: int):
     cols = jnp.where(commit, ncols, cols)
     ld = tuple(jnp.where(commit, a, o) for a, o in zip(nld, ld, strict=True))
     rd = tuple(jnp.where(commit, a, o) for a, o in zip(nrd, rd, strict=True))
-    # a push writes the row at level d - 1 (d already the child), the slot a pop would read
-    kw = ((d - 1) * 43) >> 8
-    ks = (5 * (d - 1 - 6 * kw)).astype(jnp.uint32)
-    slot = jnp.uint32(31) << ks
-    packed = tuple(
-        jnp.where(push & (kw == i), (p & ~slot) | (r << ks), p) for i, p in enumerate(packed)
-    )
+    packed = _stack(packed, r, push, pop)
     new = s._replace(d=d, c=c, ahead=ahead, av=av, cols=cols, ld=ld, rd=rd, packed=packed)
     return new, add
 
 
 def row_words(n: int) -> int:
-    """Words of packed queen rows a lane keeps for n (6 rows a word; at most n - 4 levels)."""
-    return max(1, -(-(n - 4) // 6))
+    """Words of packed queen rows a lane keeps for n (5 bits a row; at most n - 4 levels)."""
+    return max(1, -(-5 * (n - 4) // 32))
 
 
 def _kernel(

@@ -52,10 +52,21 @@ def test_each_task_matches_the_xla_kernel():
     assert want.sum() == A000170[n]
 
 
-def test_packed_row_slots():
-    k = np.arange(48)
-    assert np.array_equal((k * 43) >> 8, k // 6)  # the kernel's slot of level k
-    assert threads.row_words(27) * 6 >= 27 - 4
+def test_packed_rows_are_a_stack():
+    """The deepest search of n = 27 (23 levels) pushed into the packed words and popped back,
+    newest first, across every word boundary; a step that neither pushes nor pops keeps them."""
+    rows = np.random.default_rng(0).integers(0, 27, 23).astype(np.uint32)
+    words = threads.row_words(27)
+    assert words * 32 >= 5 * (27 - 4)
+    yes, no = jnp.array([True]), jnp.array([False])
+    packed = tuple(jnp.zeros(1, jnp.uint32) for _ in range(words))
+    for r in rows:
+        packed = threads._stack(packed, jnp.uint32(r), yes, no)
+    assert threads._stack(packed, jnp.uint32(5), no, no) == packed
+    for r in rows[::-1]:
+        assert int(packed[0][0] & 31) == r
+        packed = threads._stack(packed, jnp.uint32(0), no, yes)
+    assert all(int(p[0]) == 0 for p in packed)
 
 
 def test_bad_input():
