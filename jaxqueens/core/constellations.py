@@ -254,6 +254,7 @@ def tasks(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray
     """Split constellations into independent tasks by placing their first `depth` columns.
 
     Args:
+      n: board size.
       allow: uint32 `[K, n]` from `allow_masks`.
       depth: columns placed on the host, 1..n-1 (column 0 holds a border queen, so depth 1
         gives one task per constellation).
