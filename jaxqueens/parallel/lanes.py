@@ -89,7 +89,8 @@ def lockstep(
         their next item's state, whose states must not change).
       finished: `states [B] -> [B] bool`: the lane's item is done.
       result: `states [B] -> pytree [B, ...]`: what a finished lane reports.
-      num_items: items, indexed `0 .. num_items - 1`; `lanes` at most `num_items`.
+      num_items: items, indexed `0 .. num_items - 1`.
+      lanes: lockstep lanes B, at most `num_items`.
 
     Returns:
       The result pytree with a leading `[num_items]` axis, in item order.
@@ -133,10 +134,16 @@ def lockstep_budget(
 
     A lane whose item finishes writes `result` and takes the next item; when the budget ends,
     every lane still busy writes `result` of its unfinished state too, and the items no lane
-    reached keep their row of `untouched` (a pytree with a leading `[num_items]` axis, in
-    `result`'s format). A later call resumes the unfinished items from what it returns.
+    reached keep their row of `untouched`. A later call resumes the unfinished items from what
+    it returns.
 
     Args:
+      init_item: as `lockstep` takes it.
+      advance: as `lockstep` takes it.
+      finished: as `lockstep` takes it.
+      result: as `lockstep` takes it.
+      untouched: a pytree with a leading `[num_items]` axis, in `result`'s format.
+      lanes: lockstep lanes B, at most `num_items`.
       steps: [] int32, lockstep iterations (each lane advances at most this many times).
 
     Returns:

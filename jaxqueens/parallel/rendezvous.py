@@ -76,8 +76,10 @@ def meet(
     Process 0 listens on the coordinator's port; every other process connects to it.
 
     Args:
-      coordinator: `HOST:PORT` of process 0; num_processes, process_id: the run's count and
-        this process's id; timeout: seconds to wait for every process.
+      coordinator: `HOST:PORT` of process 0.
+      num_processes: processes in the run.
+      process_id: this process's id.
+      timeout: seconds to wait for every process.
       settings: what every process must agree on (the command and its settings, JSON values);
         process 0 refuses a process whose settings differ from its own, naming the first.
 

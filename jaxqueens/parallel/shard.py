@@ -83,9 +83,14 @@ def over_devices(
     Args:
       fn: written for one shard: takes the args with their leading axis cut to this device's
         share and returns a pytree.
-      args: pytrees; those marked in `sharded` (default: all) are split along their leading
-        axis, which must divide by `num_devices`; the others are replicated.
+      *args: pytrees; those marked in `sharded` are split along their leading axis, which
+        must divide by `num_devices`; the others are replicated.
+      num_devices: local devices to split over.
+      sharded: per arg, whether it is split (default: all).
       out_axes: axis of each output (a pytree prefix of ints) along which the shards are joined.
+
+    Returns:
+      `fn`'s outputs, the shards joined.
     """
     if num_devices == 1:
         return fn(*args)
