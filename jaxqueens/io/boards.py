@@ -399,8 +399,8 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
     """Read boards from a JSON lines file (blank lines are skipped).
 
     Args:
-      path: File with one `{"n": ..., "rows": [...]}` object per line (other keys are labels
-        and ignored, but never an instance key: `jsonl`).
+      path: File with one `{"n": ..., "rows": [...]}` object per line; other keys are labels,
+        ignored, but never an instance key (`jsonl`).
 
     Returns:
       int32 `[B, n]`; `[0, 0]` for a file without boards.
