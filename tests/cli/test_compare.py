@@ -8,6 +8,7 @@ import pytest
 from jaxqueens.cli import compare, schema
 from jaxqueens.cli.main import build_parser
 from jaxqueens.drivers import compare as driver
+from jaxqueens.drivers import compare_solvers as runners
 from jaxqueens.errors import QueensError
 
 
@@ -114,7 +115,7 @@ def test_defect_28_msg_step_budget_is_checked_for_every_solver_before_any_runs(m
     from jaxqueens.cli.main import main
 
     ran = []
-    monkeypatch.setattr(driver, "run_solver", lambda name, *a, **k: ran.append(name))
+    monkeypatch.setattr(runners, "run_solver", lambda name, *a, **k: ran.append(name))
     argv = ["compare", "-n", "8", "--chains", "5", "--steps", "5", "--solvers", "mc-qs4,ls"]
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -256,7 +257,7 @@ def test_bad_solver_settings_are_one_line_exit_2_before_jax(argv, needle, capsys
     from jaxqueens.cli.main import main
 
     ran = []
-    monkeypatch.setattr(driver, "run_solver", lambda name, *a, **k: ran.append(name))
+    monkeypatch.setattr(runners, "run_solver", lambda name, *a, **k: ran.append(name))
     assert main(["compare", "-n", "8", "--quiet", *argv]) == 2
     err = capsys.readouterr().err
     assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err

@@ -10,12 +10,15 @@ from hypothesis import strategies as st
 
 from jaxqueens.core import checker
 from jaxqueens.drivers import compare as cmp
+from jaxqueens.drivers import compare_ert as ert
+from jaxqueens.drivers import compare_solvers as runners
+from jaxqueens.drivers import settings as S
 from jaxqueens.errors import QueensError
 
 
 def fake(name, solved, steps, seconds, repeats=()):
     solved = np.asarray(solved, bool)
-    return cmp.SolverRun(
+    return ert.SolverRun(
         name,
         "minconflicts",
         {},
@@ -30,16 +33,16 @@ def fake(name, solved, steps, seconds, repeats=()):
 
 
 def test_parse_solvers():
-    assert cmp.parse_solvers("all") == list(cmp.SOLVERS)
-    assert cmp.parse_solvers("ta, mc-qs4,ta") == ["ta", "mc-qs4"]
-    assert cmp.parse_solvers(["ls", "ga-permutation"]) == ["ls", "ga-permutation"]
+    assert S.parse_solvers("all") == list(cmp.SOLVERS)
+    assert S.parse_solvers("ta, mc-qs4,ta") == ["ta", "mc-qs4"]
+    assert S.parse_solvers(["ls", "ga-permutation"]) == ["ls", "ga-permutation"]
     for bad in ("tabu", "", "ta,nope"):
         with pytest.raises(QueensError, match="unknown; use a comma list"):
-            cmp.parse_solvers(bad)
+            S.parse_solvers(bad)
 
 
 def test_censor_cuts_at_the_budget():
-    solved, steps, seconds = cmp._censor(
+    solved, steps, seconds = runners._censor(
         np.array([5, 10, 40, 30]),
         np.array([True, True, True, False]),
         np.array([1.0, 2.0, 4.0, 3.0]),
@@ -76,7 +79,7 @@ def test_censor_ecdf_and_success_agree_with_plain_counts(chains, budget, points)
     """Censoring, ECDF and success curve against a plain per-value count (ties included)."""
     solved = np.array([c[0] for c in chains])
     steps = np.array([c[1] for c in chains])
-    ok, spent, seconds = cmp._censor(steps, solved, steps * 1e-3, budget)
+    ok, spent, seconds = runners._censor(steps, solved, steps * 1e-3, budget)
     assert ok.tolist() == [bool(a and b <= budget) for a, b in zip(solved, steps)]
     assert spent.tolist() == [min(b, budget) for b in steps]
     assert np.allclose(seconds, spent * 1e-3)
@@ -98,13 +101,13 @@ def test_ert_and_recommendation_name_the_faster_solver():
     slow = fake("slow", rng.random(k) < 0.5, np.ones(k), rng.exponential(1e-3, k) * 3)
     assert fast.ert_s == pytest.approx(fast.seconds.sum() / k)
     assert slow.ert_s == pytest.approx(slow.seconds.sum() / slow.solved.sum())
-    rec = cmp.recommend([slow, fast], n=8, steps=100, seed=0)
+    rec = ert.recommend([slow, fast], n=8, steps=100, seed=0)
     assert rec["solver"] == "fast" and rec["runner_up"] == "slow"
     assert rec["margin"] == pytest.approx(slow.ert_s / fast.ert_s)
     lo, hi = rec["ci"]
     assert 1 < lo < rec["margin"] < hi and rec["significant"]
     assert "fast" in rec["line"] and "bootstrap CI" in rec["line"]
-    assert cmp.ert_ratio_ci(fast, slow, seed=3) == cmp.ert_ratio_ci(
+    assert ert.ert_ratio_ci(fast, slow, seed=3) == ert.ert_ratio_ci(
         fast, slow, seed=3
     )  # reproducible
 
@@ -114,7 +117,7 @@ def test_recommendation_of_equal_solvers_is_not_significant():
     secs = rng.exponential(1e-3, 600)
     a = fake("a", np.ones(300, bool), rng.integers(1, 99, 300), secs[:300])
     b = fake("b", np.ones(300, bool), rng.integers(1, 99, 300), secs[300:])
-    rec = cmp.recommend([a, b], n=8, steps=100, seed=0)
+    rec = ert.recommend([a, b], n=8, steps=100, seed=0)
     assert rec["ci"][0] < 1 < rec["ci"][1] and not rec["significant"]
     assert "not a clear difference" in rec["line"]
 
@@ -127,11 +130,11 @@ def test_defect_identical_runs_ranked_as_two_solvers_on_timing_noise():
     solved, steps = rng.random(200) < 0.9, rng.integers(1, 500, 200)
     ls = fake("ls", solved, steps, steps * 1e-6)
     ta = fake("ta", solved, steps, steps * 3e-5)
-    rec = cmp.recommend([ta, ls], n=8, steps=500, seed=0)
+    rec = ert.recommend([ta, ls], n=8, steps=500, seed=0)
     assert rec["same_runs"] == {"ta": "ls"} and rec["margin"] is None and not rec["significant"]
     assert "not ranked" in rec["line"] and "faster than" not in rec["line"]
     sa = fake("sa", solved, steps + 1, (steps + 1) * 1e-4)
-    rec = cmp.recommend([ta, ls, sa], n=8, steps=500, seed=0)
+    rec = ert.recommend([ta, ls, sa], n=8, steps=500, seed=0)
     assert (rec["solver"], rec["runner_up"], rec["same_runs"]) == ("ls", "sa", {"ta": "ls"})
     assert "ta ran the same chains as ls" in rec["line"]
 
@@ -148,11 +151,11 @@ def test_defect_bootstrap_called_significant_what_the_repeats_do_not_confirm():
     slow = lambda reps: fake(
         "slow", np.ones(k, bool), rng.integers(1, 9, k), np.full(k, 2e-3), reps
     )
-    rec = cmp.recommend([fast((0.5e-3, 2.5e-3)), slow((1.5e-3, 2.5e-3))], n=8, steps=9, seed=0)
+    rec = ert.recommend([fast((0.5e-3, 2.5e-3)), slow((1.5e-3, 2.5e-3))], n=8, steps=9, seed=0)
     assert rec["ci"][0] > 1 and rec["significant_by"] == {"bootstrap": True, "repeats": False}
     assert not rec["significant"] and "not a clear difference" in rec["line"]
     assert rec["repeat_spread"] == {"fast": [0.5e-3, 2.5e-3], "slow": [1.5e-3, 2.5e-3]}
-    rec = cmp.recommend([fast((0.9e-3, 1.1e-3)), slow((1.9e-3, 2.1e-3))], n=8, steps=9, seed=0)
+    rec = ert.recommend([fast((0.9e-3, 1.1e-3)), slow((1.9e-3, 2.1e-3))], n=8, steps=9, seed=0)
     assert rec["significant"] and "repeats do not overlap" in rec["line"]
 
 
@@ -165,7 +168,7 @@ def test_defect_ga_announced_without_saying_it_runs_every_generation():
 
 def test_recommendation_when_nothing_solved():
     none = fake("x", np.zeros(5, bool), np.full(5, 10), np.ones(5))
-    rec = cmp.recommend([none], n=8, steps=10, seed=0)
+    rec = ert.recommend([none], n=8, steps=10, seed=0)
     assert rec["solver"] is None and "raise --steps" in rec["line"]
 
 
@@ -299,7 +302,7 @@ def test_unconditional_rtd_against_a_hand_computed_reference():
 def test_rtd_is_the_fraction_of_all_runs_solved_by_t(chains, budget):
     solved = np.array([c[0] for c in chains])
     steps = np.array([c[1] for c in chains])
-    ok, spent, _ = cmp._censor(steps, solved, steps * 1e-3, budget)
+    ok, spent, _ = runners._censor(steps, solved, steps * 1e-3, budget)
     x, f = cmp.rtd(spent, ok, budget, points=10_000)
     assert x[0] == 0 and x[-1] == budget and np.all(np.diff(x) > 0)
     for xi, fi in zip(x, f, strict=True):
@@ -314,7 +317,7 @@ def test_not_solved_is_worded_and_the_json_is_strict():
     slow = fake("slow", rng.random(50) < 0.5, np.full(50, 9), rng.exponential(3e-3, 50))
     never = fake("never", np.zeros(50, bool), np.full(50, 100), np.full(50, 1e-2))
     never.budget = 100
-    rec = cmp.recommend([never, fast, slow], n=64, steps=100, seed=0)
+    rec = ert.recommend([never, fast, slow], n=64, steps=100, seed=0)
     line = rec["line"]
     assert "inf" not in line.lower() and "nan" not in line.lower()
     assert rec["solver"] == "fast" and rec["runner_up"] == "slow"
@@ -325,20 +328,20 @@ def test_not_solved_is_worded_and_the_json_is_strict():
         "solved": 0,
         "note": "not solved (0 of 50 chains within 100 steps)",
     }
-    only = cmp.recommend([never, fast], n=64, steps=100, seed=0)
+    only = ert.recommend([never, fast], n=64, steps=100, seed=0)
     assert "the only solver that solved a chain" in only["line"] and only["margin"] is None
     assert "inf" not in only["line"]
-    nothing = cmp.recommend([never], n=64, steps=100, seed=0)
+    nothing = ert.recommend([never], n=64, steps=100, seed=0)
     assert nothing["solver"] is None and "inf" not in nothing["line"]
-    doc = cmp.ert_ci(never, seed=0)
+    doc = ert.ert_ci(never, seed=0)
     assert doc["ert_s"] is None and doc["note"].startswith("not solved (0 of 50")
     rare = fake("rare", np.arange(50) == 0, np.full(50, 9), np.full(50, 1e-3))
-    ci = cmp.ert_ci(rare, seed=0)
+    ci = ert.ert_ci(rare, seed=0)
     assert ci["ert_s"] == pytest.approx(50e-3) and ci["ert_s_ci"][1] is None
     assert "no upper bound" in ci["note"]
-    hi = cmp.ert_ratio_ci(fast, rare, seed=0)[1]
+    hi = ert.ert_ratio_ci(fast, rare, seed=0)[1]
     assert not np.isfinite(hi)  # the raw bound; the recommendation words it "unbounded"
-    rec = cmp.recommend([rare, fast], n=64, steps=100, seed=0)
+    rec = ert.recommend([rare, fast], n=64, steps=100, seed=0)
     assert "to unbounded" in rec["line"] and rec["ci"][1] is None and "no upper" in rec["note"]
     for doc in (rec, only, nothing, cmp.strict({"x": float("inf"), "y": [np.float64("nan")]})):
         strict_loads(json.dumps(doc, allow_nan=False))
@@ -347,12 +350,12 @@ def test_not_solved_is_worded_and_the_json_is_strict():
 def test_ert_ci_brackets_the_ert_in_seconds_and_steps():
     rng = np.random.default_rng(4)
     run = fake("a", rng.random(300) < 0.6, rng.integers(1, 100, 300), rng.exponential(1e-3, 300))
-    doc = cmp.ert_ci(run, seed=1)
+    doc = ert.ert_ci(run, seed=1)
     assert doc["ert_s"] == pytest.approx(run.seconds.sum() / run.solved.sum())
     assert doc["ert_steps"] == pytest.approx(run.steps.sum() / run.solved.sum())
     assert doc["ert_s_ci"][0] < doc["ert_s"] < doc["ert_s_ci"][1]
     assert doc["ert_steps_ci"][0] < doc["ert_steps"] < doc["ert_steps_ci"][1]
-    assert doc["note"] is None and cmp.ert_ci(run, seed=1) == doc  # reproducible
+    assert doc["note"] is None and ert.ert_ci(run, seed=1) == doc  # reproducible
 
 
 def test_per_solver_settings_are_applied_and_reported():
@@ -405,7 +408,7 @@ def test_per_solver_settings_are_applied_and_reported():
 )
 def test_bad_per_solver_settings_are_refused_before_any_run(monkeypatch, given, needle):
     ran = []
-    monkeypatch.setattr(cmp, "run_solver", lambda name, *a, **k: ran.append(name))
+    monkeypatch.setattr(runners, "run_solver", lambda name, *a, **k: ran.append(name))
     with pytest.raises(QueensError) as err:
         cmp.compare(8, 2, solvers="mc-qs4,sa,ga-permutation", steps=200, settings_of=given)
     assert needle in str(err.value) and "\n" not in str(err.value)
