@@ -1,32 +1,13 @@
 """Exact solving of many constrained instances at once: decide, count or enumerate.
 
-Method: every instance (:class:`jaxqueens.core.constraints.Constraints`, e.g. a CSPLib prob079
+Method: every instance (`jaxqueens.core.constraints.Constraints`, e.g. a CSPLib prob079
 excluded-diagonals instance or an n-Queens Completion instance, Gent, Jefferson & Nightingale, JAIR
-2017) starts as one work item, the root of its bitmask search tree
-(:mod:`jaxqueens.solvers.complete`). A chunk of items runs as one kernel call, batched the backend's
-way (:func:`jaxqueens.parallel.complete.search_chunk`: one item per ``lax.map`` iteration on the
-CPU, lockstep lanes with refill on accelerators), each item for at most ``budget`` tree edges. On
-the CPU every host device is its own stream of chunks, run by its own worker thread
-(:class:`jaxqueens.parallel.scheduler.Scheduler`, two chunks in flight each, read oldest first so
-that a run is reproducible), so a slow chunk on one core never idles the other and the host's work
-overlaps the search (XLA:CPU runs a one-device call inline: called from one thread, the devices took
-turns); near the end the last items are shared out over every stream. On an accelerator one call
-spans every device. Decide mode uses the lean kernel (``Config.decide``). An instance's masks and
-orientation are built when its root is first launched, so that host work too overlaps earlier
-chunks. Each instance is searched in the orientation (one of the square's 8 symmetries) whose first
-columns are the most constrained (:func:`jaxqueens.core.constraints.search_masks`; 4x fewer nodes
-than as given on prob079 n = 16). An item that is not finished comes back as its DFS stack, whose
-rows are untried sub-trees: each becomes a new item at the end of the queue. So the next chunk's
-lanes hold the next instances *and* the sub-trees of hard ones; a hard instance never idles the
-batch. In decide mode an instance is settled (SAT) by its first solution and its other items are
-dropped; it is UNSAT when its last item ends without one.
-
-Every solution reported has passed :func:`jaxqueens.core.checker.check_constrained`; counts and
-nodes are summed on the host as Python ints. Long runs go through
-:func:`jaxqueens.drivers.loop.run_chunks` (progress, checkpoints of the whole queue, Ctrl-C:
-the run then returns what it settled with ``stopped_by="interrupted"``); in a
-multi-process run process p takes instances p, p + P, ... and the results are gathered.
-Per-instance ``seconds`` are each chunk's wall time shared out over its items by their steps.
+2017) starts as one work item, the root of its bitmask search tree (`jaxqueens.solvers.complete`),
+searched in its most constrained orientation. Chunks of items run as kernel calls of a bounded
+number of tree edges each; an unfinished item's DFS stack comes back as new items (its untried
+sub-trees) at the end of the queue, so a hard instance never idles the batch. Every solution
+reported passes `jaxqueens.core.checker.check_constrained`. docs/reference/complete.md describes
+the streams, the modes, the checkpoints and the multi-process split.
 """
 
 from __future__ import annotations
@@ -232,7 +213,10 @@ def _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient) -> dict:
     }
 
 
-def _check(models: Sequence[Constraints], mode: str, cap: int) -> None:
+def _check(
+    models: Sequence[Constraints], mode: str, cap: int, max_nodes, budget, chunk
+) -> tuple[int | None, int | None, int | None]:
+    """Refuse a bad mode, cap or instance; returns `max_nodes`, `budget` and `chunk` checked."""
     if mode not in MODES:
         raise QueensError(f"mode {mode!r}: use one of {', '.join(MODES)}")
     arguments.integer(cap, "cap (the enumeration cap)", 1)
@@ -243,6 +227,11 @@ def _check(models: Sequence[Constraints], mode: str, cap: int) -> None:
             raise QueensError(
                 f"instance {i}: n = {m.n} is too large; exact search supports n <= {MAX_N}"
             )
+    return (
+        arguments.integer(max_nodes, "max_nodes", 1, None, optional=True),
+        arguments.integer(budget, "budget (tree edges per item and call)", 1, optional=True),
+        arguments.integer(chunk, "chunk (items per call)", 1, optional=True),
+    )
 
 
 def listed_bytes(cap: int, n: int, chunk: int) -> int:
@@ -271,6 +260,67 @@ def check_listed_memory(cap: int, n: int, chunk: int, available: int | None = No
         )
 
 
+def _call_sizes(
+    models: Sequence[Constraints], mode: str, cap: int, budget, chunk
+) -> tuple[sizing.Sizes, int, int]:
+    """The backend's sizes (on an accelerator, lanes fitted to the largest board), the budget
+    and the chunk (a multiple of the devices) of every call; enumeration's memory checked."""
+    sizes = sizing.sizes()
+    num_dev = devices.local_device_count()
+    if sizes.accelerator and not sizes.count_lanes and models:
+        # lanes from the compiled kernel of the largest board against the device
+        big = max(models, key=lambda m: (m.n, m.toroidal))
+        cfg = Config(big.n, big.toroidal, cap if mode == "enumerate" else 0, mode == "decide")
+        choice = batched.accelerator_lanes(cfg, num_dev)
+        if not choice.fits:
+            raise QueensError(
+                f"n = {big.n} needs {choice.bytes:,} bytes of device memory for even one lane: "
+                "the device is too small (or lower the enumeration cap)"
+            )
+        sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
+    budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
+    chunk = int(
+        chunk
+        or (sizes.count_lanes * batched.ITEMS_PER_LANE * num_dev if sizes.accelerator else CHUNK)
+    )
+    chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
+    if mode == "enumerate":
+        check_listed_memory(cap, max((m.n for m in models), default=1), chunk)
+    return sizes, budget, chunk
+
+
+def _start(
+    models: Sequence[Constraints], mine: list[int], reasons: list, path, fingerprint: dict
+) -> _State:
+    """The search's state: restored from the checkpoint at `path` (None: a fresh run), or every
+    instance of this process queued as its root, but those plainly UNSAT (fixed queens
+    attacking each other, a column or row without an allowed square), settled up front and
+    never searched."""
+    st = _State(len(models), max((m.n for m in models), default=1))
+    if path is not None:
+        st.restore(ckpt.load(path, fingerprint, _State.schema(len(models), st.n_max)), models)
+        return st
+    for i in mine:
+        if reasons[i] is not None:
+            st.status[i] = "UNSAT"
+        else:
+            st.queue.append(_root(i))
+    return st
+
+
+def _kernels(
+    models: Sequence[Constraints], mine: list[int], mode: str, list_cap: int, sizes: sizing.Sizes
+) -> tuple[dict[tuple[int, bool], Config], dict[tuple[int, bool], Callable]]:
+    """The kernel config and call of every group (n, toroidal) of this process's instances."""
+    groups = sorted({(models[i].n, models[i].toroidal) for i in mine})
+    cap = list_cap if mode == "enumerate" else 0
+    configs = {g: Config(g[0], g[1], cap=cap, decide=mode == "decide") for g in groups}
+    kernels: dict[tuple[int, bool], Callable] = {
+        key: functools.partial(_kernel, config=cfg, sizes=sizes) for key, cfg in configs.items()
+    }
+    return configs, kernels
+
+
 def solve_instances(
     models: Sequence[Constraints],
     mode: str = "decide",
@@ -291,87 +341,41 @@ def solve_instances(
     Args:
       models: the instances (any mix of board sizes, 1..32, and of the toroidal flag).
       mode: "decide" (first solution or UNSAT), "count" (all solutions, one listed) or
-        "enumerate" (all counted, up to ``cap`` listed per instance).
+        "enumerate" (all counted, up to `cap` listed per instance).
+      cap: solutions listed per instance in enumerate mode.
       max_nodes: give an instance up after about this many tree edges: status "unknown".
-      checkpoint: checkpoint file, as :func:`jaxqueens.drivers.count.count_solutions`.
-      resume: continue from ``checkpoint``.
-      checkpoint_every: seconds between checkpoints.
       quiet: no progress line (None: one on a terminal only).
+      checkpoint: checkpoint file, as `jaxqueens.drivers.count.count_solutions`.
+      resume: continue from `checkpoint` (default: if the file exists).
+      checkpoint_every: seconds between checkpoints.
       budget: tree edges per item and call (default by backend).
       chunk: items per call (default by backend).
       orient: search each instance in the orientation (one of the square's 8 symmetries) with
-        the most constrained first columns (:func:`jaxqueens.core.constraints.best_orientation`);
+        the most constrained first columns (`jaxqueens.core.constraints.best_orientation`);
         solutions are mapped back. False: as given.
-      on_chunk: called as ``on_chunk(chunks_done, instances_done)`` after each chunk (tests
-        raise ``KeyboardInterrupt`` here, as Ctrl-C would).
+      on_chunk: called as `on_chunk(chunks_done, instances_done)` after each chunk (tests
+        raise `KeyboardInterrupt` here, as Ctrl-C would).
 
     Returns:
-      :class:`CompleteResult`, instances in the order given. After Ctrl-C or SIGTERM (at the
-      end of a chunk), once the checkpoint is saved, the partial result with
-      ``stopped_by="interrupted"``: the instances not settled yet (``settled`` counts the others)
-      have status "open"; in a multi-process run, this process's instances only.
+      `CompleteResult`, instances in the order given. After Ctrl-C or SIGTERM (at the end of a
+      chunk), once the checkpoint is saved, the partial result with `stopped_by="interrupted"`:
+      the instances not settled yet (`settled` counts the others) have status "open"; in a
+      multi-process run, this process's instances only.
     """
-    _check(models, mode, cap)
-    max_nodes = arguments.integer(max_nodes, "max_nodes", 1, None, optional=True)
-    budget = arguments.integer(budget, "budget (tree edges per item and call)", 1, optional=True)
-    chunk = arguments.integer(chunk, "chunk (items per call)", 1, optional=True)
-    sizes = sizing.sizes()
-    num_dev = devices.local_device_count()
+    max_nodes, budget, chunk = _check(models, mode, cap, max_nodes, budget, chunk)
     list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]
-    if sizes.accelerator and not sizes.count_lanes and models:
-        # lanes from the compiled kernel of the largest board against the device
-        big = max(models, key=lambda m: (m.n, m.toroidal))
-        cfg = Config(big.n, big.toroidal, list_cap if mode == "enumerate" else 0, mode == "decide")
-        choice = batched.accelerator_lanes(cfg, num_dev)
-        if not choice.fits:
-            raise QueensError(
-                f"n = {big.n} needs {choice.bytes:,} bytes of device memory for even one lane: "
-                "the device is too small (or lower the enumeration cap)"
-            )
-        sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
-    budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
-    chunk = int(
-        chunk
-        or (sizes.count_lanes * batched.ITEMS_PER_LANE * num_dev if sizes.accelerator else CHUNK)
-    )
-    chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
-    if mode == "enumerate":
-        check_listed_memory(cap, max((m.n for m in models), default=1), chunk)
-    procs, me = gather.process_count(), gather.process_index()
+    sizes, budget, chunk = _call_sizes(models, mode, list_cap, budget, chunk)
     fingerprint = _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient)
     path = ckpt.process_path(checkpoint) if checkpoint is not None else None
     if resume is None:
         resume = path is not None and path.exists()
-    n_max = max((m.n for m in models), default=1)
-    st = _State(len(models), n_max)
-    mine = [i for i in range(len(models)) if i % procs == me]
-    # plainly UNSAT instances (fixed queens attacking each other, a column or row without an
-    # allowed square) are settled up front, with the reason, and never searched
+    procs, me = gather.process_count(), gather.process_index()
+    mine = list(range(me, len(models), procs))
     reasons = [unsat_reason(m) for m in models]
-    if resume and path is not None:
-        st.restore(ckpt.load(path, fingerprint, _State.schema(len(models), n_max)), models)
-    else:
-        for i in mine:
-            if reasons[i] is not None:
-                st.status[i] = "UNSAT"
-            else:
-                st.queue.append(_root(i))
-    groups = sorted({(models[i].n, models[i].toroidal) for i in mine})
-    configs = {
-        g: Config(g[0], g[1], cap=list_cap if mode == "enumerate" else 0, decide=mode == "decide")
-        for g in groups
-    }
-    # where chunks run (parallel/streams.py): on the CPU one independent stream per host device,
-    # each fed by its own thread (no barrier between the devices: a slow chunk on one never
-    # idles the other), else one call over all devices
-    streams = parallel_streams.plan(chunk, sizes.accelerator)
-    kernels = {
-        key: functools.partial(_kernel, config=cfg, sizes=sizes) for key, cfg in configs.items()
-    }
+    st = _start(models, mine, reasons, path if resume else None, fingerprint)
+    configs, kernels = _kernels(models, mine, mode, list_cap, sizes)
+    streams = parallel_streams.plan(chunk, sizes.accelerator)  # one per host device on a CPU
     compile_s = _compile(configs, kernels, streams)
-    calls: Scheduler[_Batch] = Scheduler(
-        streams, depth=DEPTH, ordered=True, name="jaxqueens-complete"
-    )
     run = _Search(
         models=models,
         mode=mode,
@@ -384,39 +388,16 @@ def solve_instances(
         configs=configs,
         kernels=kernels,
         streams=streams,
-        calls=calls,
         on_chunk=on_chunk,
     )
-    run.finish_open()
-    save = (
-        None
-        if path is None
-        else guarded(lambda: ckpt.save(path, st.tree(run.in_flight()), fingerprint))
-    )
     t1 = time.perf_counter()
-    with calls:  # on Ctrl-C or an error, a chunk already running ends within its budget
-        stopped = st.queue and run_chunks(
-            run.one_chunk,
-            total=len(mine),
-            unit="instances",
-            quiet=quiet,
-            save=save,
-            every=checkpoint_every,
-        )
-    if stopped:  # the checkpoint is saved; this process's instances, not gathered
-        out = _results(st, models, mode, reasons)
-        seconds = time.perf_counter() - t1
-        return CompleteResult(
-            out, seconds, compile_s, st.chunks, st.items, bool(resume), "interrupted"
-        )
-    run.finish_open()
-    if save is not None:
-        save()
+    stopped = run.run(path, fingerprint, quiet, checkpoint_every)
     seconds = time.perf_counter() - t1
-    if procs > 1:
+    if not stopped and procs > 1:
         st = _gather(st, models, mine)
     out = _results(st, models, mode, reasons)
-    return CompleteResult(out, seconds, compile_s, st.chunks, st.items, bool(resume))
+    stop = "interrupted" if stopped else "finished"
+    return CompleteResult(out, seconds, compile_s, st.chunks, st.items, bool(resume), stop)
 
 
 def _compile(configs: dict, kernels: dict, streams) -> float:
@@ -456,13 +437,15 @@ class _Search:
         configs: dict[tuple[int, bool], Config],
         kernels: Mapping[tuple[int, bool], Callable],
         streams: list[parallel_streams.Stream],
-        calls: Scheduler[_Batch],
         on_chunk: Callable[[int, int], None] | None,
     ):
         self.models, self.mode, self.list_cap, self.max_nodes = models, mode, list_cap, max_nodes
         self.budget, self.orient, self.st, self.mine = budget, orient, st, mine
         self.configs, self.kernels = configs, kernels  # per group (n, toroidal)
-        self.streams, self.calls, self.on_chunk = streams, calls, on_chunk  # DEPTH per stream
+        self.streams, self.on_chunk = streams, on_chunk
+        self.calls: Scheduler[_Batch] = Scheduler(  # DEPTH calls in flight per stream
+            streams, depth=DEPTH, ordered=True, name="jaxqueens-complete"
+        )
         self.shapes: dict[int, tuple[int, np.ndarray]] = {}  # i -> (orientation, uint32 [n])
 
     def shape(self, i: int) -> tuple[int, np.ndarray]:
@@ -644,6 +627,30 @@ class _Search:
             f"{len(st.queue)} sub-trees queued",
             finished=not st.queue and not len(self.calls),
         )
+
+    def run(self, path: Path | None, fingerprint: dict, quiet: bool | None, every: float) -> bool:
+        """Search chunk by chunk until every instance is settled or Ctrl-C (or SIGTERM) stops
+        the run, checkpointing to `path` (None: no checkpoint) every `every` seconds and at the
+        end; returns whether the run was stopped (its checkpoint then saved)."""
+        st = self.st
+        self.finish_open()
+        save = None
+        if path is not None:
+            save = guarded(lambda: ckpt.save(path, st.tree(self.in_flight()), fingerprint))
+        with self.calls:  # on Ctrl-C or an error, a chunk already running ends within its budget
+            stopped = bool(st.queue) and run_chunks(
+                self.one_chunk,
+                total=len(self.mine),
+                unit="instances",
+                quiet=quiet,
+                save=save,
+                every=every,
+            )
+        if not stopped:  # (interrupted: the checkpoint is saved; this process's instances only)
+            self.finish_open()
+            if save is not None:
+                save()
+        return stopped
 
 
 def _results(st: _State, models, mode: str, reasons: list) -> list[InstanceResult]:

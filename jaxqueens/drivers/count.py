@@ -1,42 +1,12 @@
 """Exact N-Queens counts, fundamental counts and enumeration: the host driver.
 
-Method: constellations (after the Q27 project, Preusser and Engelhardt 2016, and NQueensFAF),
-:mod:`jaxqueens.core.constellations`. Every solution has one queen on each border line (rows and
-columns 0 and n-1); the border configurations fall into classes under the 8 symmetries of the
-square, and one member per class is searched (the one predicted to walk the smallest tree,
-:func:`jaxqueens.core.constellations.preference`), its completions weighted by the class size (8, 4
-or 2). Each class is split into tasks by placing its first columns on the host; each task is
-searched over its level table (border columns skipped, a look-ahead of two levels) by the
-branch-free bitmask DFS of :mod:`jaxqueens.solvers.count`, batched by
-:func:`jaxqueens.parallel.count.count_items`: 146.5 M tree edges at n = 16, where NQueensFAF walks
-193.1 M and a plain search of every column 236.0 M. A task whose first column is its last is counted
-on the host. Tasks are dealt in a fixed shuffled order, so every chunk holds a like mix of large and
-small tasks; on the CPU each host device is an independent stream of one-device calls, run by
-:class:`jaxqueens.parallel.scheduler.Scheduler` (:func:`_count_chunks`), so no device waits for
-another. Totals are summed on the host as Python ints (exact past 2^63).
-
-Every kernel call takes at most a budget of tree edges per device (:data:`CPU_CALL_EDGES`, about
-a second; lockstep iterations on an accelerator): the searches it stops come back with their
-stacks and are resumed by the next call of their chunk, so the totals never depend on the
-budget and a worker thread never runs for minutes (Ctrl-C ends a count within about a second at
-any n).
-
-Fundamental solutions (OEIS A002562) come from the same counts by Burnside's lemma:
-``(total + 2 * F90 + F180) / 8``, with the rotation-symmetric solutions F90 and F180 counted by
-a small orbit search on the host (:func:`jaxqueens.core.constellations.fixed_by_rotation`), so
-``--unique`` needs no enumeration and reaches every n the total does.
-
-Long counts run in chunks of tasks through :func:`jaxqueens.drivers.loop.run_chunks` (progress
-line, periodic checkpoint, Ctrl-C between calls: the count then returns its finished chunks
-with ``stopped_by="interrupted"``). The checkpoint (:mod:`jaxqueens.io.checkpoint`)
-holds the finished chunks' weighted totals; a count resumed from it does not recount them (a
-chunk stopped half-way is counted again). In a multi-process run each process counts every P-th
-chunk and keeps its own checkpoint. :func:`plan_count` (``count --plan``) predicts the run time
-from bounded samples: Knuth probes of the tasks' trees (:func:`jaxqueens.solvers.count.probe`)
-for the size, kernel calls of a bounded number of edges for the speed.
-
-:func:`enumerate_solutions` (n <= 14) keeps the mirror-symmetric prefixes
-(:func:`jaxqueens.core.prefixes.expand_mirror`), whose kernel lists every solution.
+Method: constellations (the Q27 project, Preusser and Engelhardt 2016, and NQueensFAF;
+`jaxqueens.core.constellations`): one border configuration per symmetry class is searched by the
+bitmask DFS of `jaxqueens.solvers.count`, its completions weighted by the class size, in resumable
+calls of a bounded number of tree edges, chunk by chunk (progress, checkpoints, Ctrl-C).
+Fundamental counts (A002562) follow by Burnside's lemma; `plan_count` predicts a count's time from
+Knuth probes (1975); `enumerate_solutions` (n <= 14) lists the mirror-symmetric prefixes'
+solutions. docs/reference/count.md describes the method, the chunks and the checkpoints.
 """
 
 from __future__ import annotations
@@ -356,20 +326,24 @@ class _Chunk:
 
 
 def _count_chunks(plan: _Plan, todo: list[int], bounds: list[tuple[int, int]]):
-    """Count the chunks ``todo`` (indices into ``bounds``) on the plan's streams, one call of at
-    most ``plan.budget`` edges at a time; yields ``(finished, index, record, edges)`` after
-    every call: the searches it finished, for the call that completes a chunk its index and
-    :func:`_record` (else ``None, None``), and the edges it took, in whatever order calls end.
+    """Count the chunks `todo` (indices into `bounds`) on the plan's streams.
 
-    A chunk whose searches the budget stopped goes back to the front of the queue with only its
-    unfinished searches (their stacks resume where they stopped), so no call runs for longer
-    than its budget and a run can stop within about a second. On the CPU each host device runs
-    its own stream of calls in its own thread (:mod:`jaxqueens.parallel.streams`): a stream
-    takes the next call the moment its last one ends, so no device waits for another's slowest
-    task (one call spanning both devices ended with its slower half: measured 1.45-1.75 s
-    against 1.22 s for the same tasks at n = 16). One call at a time per stream keeps the finish
-    even; a single stream (an accelerator) has two in flight, so the device never waits for the
-    host.
+    Each call takes at most `plan.budget` edges; a chunk whose searches the budget stopped goes
+    back to the front of the queue with only its unfinished searches (their stacks resume where
+    they stopped). On the CPU each host device runs its own stream of calls in its own thread
+    (`jaxqueens.parallel.streams`), one call at a time, taking the next the moment its last
+    ends, so no device waits for another's slowest task; a single stream (an accelerator) has
+    two in flight, so the device never waits for the host.
+
+    Args:
+      plan: The count's plan.
+      todo: Indices into `bounds` of the chunks to count.
+      bounds: `(lo, hi)` task range of every chunk.
+
+    Returns:
+      A generator yielding `(finished, index, record, edges)` after every call, in whatever
+      order calls end: the searches it finished; for the call that completes a chunk its index
+      and [weighted solutions, completions] (else `None, None`); the edges it took.
     """
     kernel = functools.partial(_kernel, plan=plan)
     queue: list[int | _Chunk] = list(todo)  # chunk indices not started, or chunks to resume
@@ -485,7 +459,7 @@ def _fingerprint(plan: _Plan, unique: bool, procs: int) -> dict:
 
 
 def _record(plan: _Plan, lo: int, found: list[int]) -> list[int]:
-    """[weighted solutions, completions] of the finished chunk from ``lo`` (exact Python ints)."""
+    """[weighted solutions, completions] of the finished chunk from `lo` (exact Python ints)."""
     del plan, lo  # the chunk's calls summed them as they ended
     return list(found)
 
@@ -527,6 +501,106 @@ def _count_threads(n: int, unique: bool) -> CountResult:
     return CountResult(n, total, u, seconds, compile_s, depth, tasks, 1, 0, len(cfg), 0, 1)
 
 
+def _route(n: int, kernel: str | None, plain: bool) -> str:
+    """The kernel that counts n: `kernel` checked against the run's options (`plain`: no
+    checkpoint, depth, chunk or budget given), or the backend's (`kernel_route`)."""
+    if kernel not in (None, "threads", "items"):
+        raise QueensError(f"kernel must be 'threads' or 'items', not {clip(repr(kernel))}")
+    if kernel == "threads" and not (plain and 4 <= n <= threads.MAX_N):
+        raise QueensError(
+            f"the thread kernel counts n = 4..{threads.MAX_N} with no checkpoint, depth, chunk or "
+            "budget: drop them or use kernel='items'"
+        )
+    if kernel is None:
+        return kernel_route(jax.default_backend(), n) if plain else "items"
+    return kernel
+
+
+@dataclasses.dataclass
+class _Run:
+    """A count in progress: its chunks, those finished (`done`, from the checkpoint too) and
+    this process's still to count (`todo`), and the tallies of this run."""
+
+    plan: _Plan
+    bounds: list[tuple[int, int]]  # (lo, hi) of every chunk
+    done: dict[int, list[int]]  # finished chunks: [weighted solutions, completions]
+    todo: list[int]  # this process's chunks not yet counted (process p: chunks p mod P)
+    resumed: int  # chunks taken from the checkpoint
+    save: Callable[[], object] | None
+    tasks: int = 0  # tasks finished in this run
+    finished: int = 0  # chunks finished in this run
+    edges: int = 0
+
+    @property
+    def found(self) -> int:
+        """Weighted solutions of the finished chunks and the one-level tasks."""
+        return self.plan.base + sum(v[0] for v in self.done.values())
+
+
+def _start(plan: _Plan, unique: bool, checkpoint, resume: bool | None) -> _Run:
+    """The count's chunks, with those its checkpoint holds already done (when resuming)."""
+    bounds = _bounds(plan)
+    procs, me = gather.process_count(), gather.process_index()
+    fingerprint = _fingerprint(plan, unique, procs)
+    path = ckpt.process_path(checkpoint) if checkpoint is not None else None
+    if resume is None:
+        resume = path is not None and path.exists()
+    done = _load(path, fingerprint, len(bounds)) if resume and path is not None else {}
+    todo = [i for i in range(me, len(bounds), procs) if i not in done]
+    save = None
+    if path is not None:
+        save = guarded(lambda: _save(path, fingerprint, done, len(bounds)))
+    return _Run(plan, bounds, done, todo, len(done), save)
+
+
+def _count_todo(
+    run: _Run, n: int, unique: bool, quiet, every: float, on_chunk
+) -> tuple[bool, tuple[int, int] | None]:
+    """Count the run's chunks still to do; returns (stopped by Ctrl-C or SIGTERM, the
+    rotation-symmetric counts (F90, F180) when `unique`, counted while the streams run)."""
+    results = _count_chunks(run.plan, run.todo, run.bounds)  # calls start at the first next()
+    fixed: list[tuple[int, int]] = []
+
+    def one_call() -> Tick:
+        finished, idx, record, edges = next(results)
+        run.edges += edges
+        if unique and not fixed:
+            fixed.append(constellations.fixed_by_rotation(n))
+        run.tasks += finished
+        if idx is not None:
+            run.finished += 1
+            run.done[idx] = record
+            if on_chunk:
+                on_chunk(len(run.done), len(run.bounds))
+        done = run.finished == len(run.todo)
+        return Tick(run.tasks, f"{run.found:,} solutions so far", finished=done)
+
+    skipped = sum(run.bounds[i][1] - run.bounds[i][0] for i in run.done)
+    try:  # progress counts only this run's tasks, so the rate and time left stay honest
+        stopped = bool(run.todo) and run_chunks(
+            one_call,
+            total=len(run.plan.tasks) - skipped,
+            unit="tasks",
+            quiet=quiet,
+            save=run.save,
+            every=every,
+        )
+    finally:
+        results.close()  # on Ctrl-C or an error: calls not started are cancelled
+    return stopped, fixed[0] if fixed else None
+
+
+def _collect(run: _Run) -> None:
+    """Save the finished count's checkpoint and gather every process's chunks."""
+    if run.save is not None:
+        run.save()
+    if gather.process_count() > 1:
+        run.done = _gather_done(run.done, len(run.bounds))
+        if len(run.done) != len(run.bounds):
+            missing = len(run.bounds) - len(run.done)
+            raise RuntimeError(f"{missing} chunks missing after gathering (a bug)")
+
+
 def count_solutions(
     n: int,
     unique: bool = False,
@@ -547,30 +621,31 @@ def count_solutions(
       n: Board size, 1..32.
       unique: Also count solutions distinct under rotations and reflections (A002562), from
         the same search (Burnside's lemma; no enumeration).
-      checkpoint: ``.npz`` file of finished chunks (:mod:`jaxqueens.io.checkpoint`), saved every
-        ``checkpoint_every`` seconds, on Ctrl-C and at the end; in a multi-process run each
-        process keeps its own (:func:`jaxqueens.io.checkpoint.process_path`).
-      resume: Continue from ``checkpoint`` (its chunks are not recounted; one written with other
+      checkpoint: `.npz` file of finished chunks (`jaxqueens.io.checkpoint`), saved every
+        `checkpoint_every` seconds, on Ctrl-C and at the end; in a multi-process run each
+        process keeps its own (`jaxqueens.io.checkpoint.process_path`).
+      resume: Continue from `checkpoint` (its chunks are not recounted; one written with other
         settings is refused). Default: resume if the file exists.
       quiet: True (default): no progress line; None: one on a terminal only; False: always
         (on stderr, with the time left).
+      checkpoint_every: Seconds between periodic checkpoints.
       depth: Override the columns placed on the host.
       chunk: Override the tasks per kernel call.
       budget: Tree edges per device and kernel call (lockstep iterations on an accelerator);
-        default about a second of work (:data:`CPU_CALL_EDGES`). A search the budget stops is
+        default about a second of work (`CPU_CALL_EDGES`). A search the budget stops is
         resumed by a later call from its stack, so the totals never depend on it; a call never
         runs much longer, so Ctrl-C ends a run within about a second at any n.
-      on_chunk: Called as ``on_chunk(chunks_done, chunks_total)`` after each chunk has been
-        recorded (tests raise ``KeyboardInterrupt`` here, as Ctrl-C would).
-      kernel: ``"threads"`` (one search per GPU thread, every task in one call: no checkpoint,
-        depth, chunk or budget), ``"items"`` (the resumable XLA kernels) or None: the backend's
-        (:func:`kernel_route`: threads on a CUDA GPU when none of those is given).
+      on_chunk: Called as `on_chunk(chunks_done, chunks_total)` after each chunk has been
+        recorded (tests raise `KeyboardInterrupt` here, as Ctrl-C would).
+      kernel: `"threads"` (one search per GPU thread, every task in one call: no checkpoint,
+        depth, chunk or budget), `"items"` (the resumable XLA kernels) or None: the backend's
+        (`kernel_route`: threads on a CUDA GPU when none of those is given).
 
     Returns:
-      :class:`CountResult`. After Ctrl-C or SIGTERM (at the end of the call in flight, about a
+      `CountResult`. After Ctrl-C or SIGTERM (at the end of the call in flight, about a
       second), once the checkpoint of the finished chunks is saved, the partial result with
-      ``stopped_by="interrupted"``: ``total`` and ``edges`` are those of the finished chunks
-      (``done_chunks`` of ``chunks``), ``unique`` is None.
+      `stopped_by="interrupted"`: `total` and `edges` are those of the finished chunks
+      (`done_chunks` of `chunks`), `unique` is None.
     """
     n = _check_n(n, unique)
     t0 = time.perf_counter()
@@ -579,80 +654,17 @@ def count_solutions(
         u = len(symmetry.fundamental(sols)) if unique else None
         return CountResult(n, len(sols), u, time.perf_counter() - t0, 0.0, 0, 0, 0, 0)
     plain = checkpoint is None and depth is None and chunk is None and budget is None
-    if kernel not in (None, "threads", "items"):
-        raise QueensError(f"kernel must be 'threads' or 'items', not {clip(repr(kernel))}")
-    if kernel == "threads" and not (plain and 4 <= n <= threads.MAX_N):
-        raise QueensError(
-            f"the thread kernel counts n = 4..{threads.MAX_N} with no checkpoint, depth, chunk or "
-            "budget: drop them or use kernel='items'"
-        )
-    if kernel is None and plain:
-        kernel = kernel_route(jax.default_backend(), n)
-    if kernel == "threads":
+    if _route(n, kernel, plain) == "threads":
         return _count_threads(n, unique)
     plan = _plan(n, depth, chunk, budget)
-    num = len(plan.tasks)
-    bounds = _bounds(plan)  # (lo, hi) of every chunk
-    procs, me = gather.process_count(), gather.process_index()
-    fingerprint = _fingerprint(plan, unique, procs)
-    path = ckpt.process_path(checkpoint) if checkpoint is not None else None
-    if resume is None:
-        resume = path is not None and path.exists()
-    done = _load(path, fingerprint, len(bounds)) if resume and path is not None else {}
-    resumed = len(done)
+    run = _start(plan, unique, checkpoint, resume)
     compile_s = _compile(plan)
-
-    skipped = sum(bounds[i][1] - bounds[i][0] for i in done)
-    todo = [i for i in range(me, len(bounds), procs) if i not in done]  # process p: chunks p mod P
-    save = None if path is None else guarded(lambda: _save(path, fingerprint, done, len(bounds)))
-    tally = {"tasks": 0, "found": plan.base + sum(v[0] for v in done.values()), "pos": 0}
-    tally["edges"] = 0
     t1 = time.perf_counter()
-    results = _count_chunks(plan, todo, bounds)  # calls start at the first next()
-    fixed: list[tuple[int, int]] = []  # (F90, F180) once known
-
-    def one_call() -> Tick:
-        finished, idx, record, edges = next(results)
-        tally["edges"] += edges
-        if unique and not fixed:  # the rotation-symmetric solutions, counted on the host while
-            fixed.append(constellations.fixed_by_rotation(n))  # the streams run the next calls
-        tally["tasks"] += finished
-        if idx is not None:
-            tally["pos"] += 1
-            done[idx] = record
-            tally["found"] += record[0]
-            if on_chunk:
-                on_chunk(len(done), len(bounds))
-        return Tick(
-            tally["tasks"],
-            f"{tally['found']:,} solutions so far",
-            finished=tally["pos"] == len(todo),
-        )
-
-    # progress counts only this run's tasks, so the rate and time left stay honest
-    try:
-        stopped = todo and run_chunks(
-            one_call,
-            total=num - skipped,
-            unit="tasks",
-            quiet=quiet,
-            save=save,
-            every=checkpoint_every,
-        )
-    finally:
-        results.close()  # on Ctrl-C or an error: calls not started are cancelled
+    stopped, fixed = _count_todo(run, n, unique, quiet, checkpoint_every, on_chunk)
     if not stopped:  # (interrupted: the checkpoint is saved; this process's chunks, not gathered)
-        if save is not None:
-            save()
-        if procs > 1:
-            done = _gather_done(done, len(bounds))
-            if len(done) != len(bounds):
-                missing = len(bounds) - len(done)
-                raise RuntimeError(f"{missing} chunks missing after gathering (a bug)")
-    total = plan.base + sum(v[0] for v in done.values())
-    u = None
-    if unique and not stopped:
-        u = constellations.classes(total, n, fixed[0] if fixed else None)
+        _collect(run)
+    total = run.found
+    u = constellations.classes(total, n, fixed) if unique and not stopped else None
     return CountResult(
         n,
         total,
@@ -660,12 +672,12 @@ def count_solutions(
         time.perf_counter() - t1,
         compile_s,
         plan.depth,
-        num,
-        len(bounds),
-        resumed,
+        len(plan.tasks),
+        len(run.bounds),
+        run.resumed,
         plan.constellations,
-        tally["edges"],
-        len(done),
+        run.edges,
+        len(run.done),
         "interrupted" if stopped else "finished",
     )
 
