@@ -1,26 +1,14 @@
-"""Batch sizes per backend: the CPU's measured table, and on an accelerator sizes chosen from the
+"""Batch sizes per backend: the CPU's table, and on an accelerator sizes chosen from the
 compiled program against the device.
 
-:func:`sizes` is the one table of batch sizes the drivers read (:data:`CPU_SIZES` on the CPU:
-one item per ``lax.map`` iteration sharded over the host devices); on an accelerator it names the
-strategy only (lockstep ``vmap`` with lane recycling) and the sizes come from :func:`choose`.
-
-On a GPU the lockstep lanes, the items per call and the probes per call of every workload are
-chosen here, by one function, :func:`choose`: a *builder* lowers the workload's real jitted
-function at a candidate batch size; the compiled executable's ``memory_analysis()`` (argument,
-output and temporary bytes) is compared with the device's budget, and the batch is the
-parallelism that fills the device (its SMs times the threads each keeps resident) or the largest
-batch under the budget, whichever is smaller. Memory is affine in the batch (fixed buffers plus
-so many bytes per lane), so a batch that does not fit is followed by one compile at half of it
-and the line through the two points, then checked.
-
-The budget at run time is the device's own ``memory_stats()["bytes_limit"]`` (what JAX's
-allocator may use: 75% of the memory by default); the compile check (``make gpu-check``) uses a
-described device's memory times :data:`MEMORY_FRACTION`, the same default. The drivers and the
-check share :func:`choose` and the workloads' builders, so the check compiles what a GPU user
-would run. Choices are cached per (workload, shapes, device): a run pays one compile when the
-first candidate fits. The CPU path never comes here (its sizes were measured,
-:data:`CPU_SIZES`).
+`sizes` is the one table of batch sizes the drivers read (`CPU_SIZES` on the CPU); on an
+accelerator it names the strategy only (lockstep `vmap` with lane recycling) and the lanes, items
+and probes per call of every workload come from `choose`: a builder lowers the workload's real
+jitted function at a candidate batch, and the compiled executable's `memory_analysis()` is
+compared with the device's budget (`memory_stats()["bytes_limit"]`, or a described device's
+memory times `MEMORY_FRACTION` in the compile check). The batch is the device's parallelism or
+the largest batch under the budget, whichever is smaller; memory is taken as affine in the
+batch. Choices are cached per (workload, shapes, device).
 """
 
 from __future__ import annotations

@@ -1,53 +1,16 @@
-"""Bitmask depth-first search over ONE constrained sub-tree: the exact kernel of ``complete``.
+"""Bitmask depth-first search over ONE constrained sub-tree: the exact kernel of `complete`.
 
-Method: the branch-free bitmask DFS of :mod:`jaxqueens.solvers.count` (after Richards 1997 and
+Method: the branch-free bitmask DFS of `jaxqueens.solvers.count` (after Richards 1997 and
 Somers), extended for the constrained variants of Gent, Jefferson & Nightingale (JAIR 2017;
-CSPLib prob079): level k places the queen of board column k, and the free rows of a column are
-ANDed with that column's allowed-row mask (:func:`jaxqueens.core.constraints.column_masks`:
-excluded diagonals, blocked squares, a fixed queen as a single bit). Toroidal queens rotate the
-diagonal masks modulo n instead of shifting them.
-
-An *item* is one sub-tree: a root row ``(level, cols, ld, rd, av)`` (the masks before column
-``level`` and the rows still to try there) of one instance, its allowed masks and a step budget.
-Each ``lax.while_loop`` iteration handles exactly one tree edge (a "node": one queen tried);
-the search stops when the sub-tree is done, when the budget is spent, or (``stop`` flag) at the
-first solution, whose path is then read off the stack (no per-step copy: recording a path on
-every step, or under a ``cond``, measured 3-8x fewer steps per second). The stop is written into
-``d`` itself (``-2 - row``), so the loop tests only ``d`` and the budget; the decide kernel
-(``Config.decide``: every item stops, nothing is counted) carries no per-step count either.
-Measured on prob079 n = 16..18 (2-core CPU): 90-108 M steps per CPU second, against 60-76 M
-for the kernel that tested the stop flag and the count on every step. Forward checking (a
-child that leaves a later column no row is not pushed) was tried: 1.6x fewer nodes for every
-later column, 1.25x for the next column alone, but no faster, its per-step cost eating the gain;
-so was unrolling two or four steps per loop iteration (2-3x slower: the guarded step copies).
-A stopped search
-leaves its stack, whose rows are the untried frontier: the host turns each row into a new root
-(:mod:`jaxqueens.drivers.complete`), so a hard instance is split into sub-trees that refill the
-batch instead of idling it. Solutions found in one call are fewer than its steps (< 2^31), so
-the count words never carry; the host sums them as Python ints.
-
-Everything here is written for ONE item; batching is :mod:`jaxqueens.parallel.items`' choice.
-The drivers' hot path is :func:`start`, :func:`edge` (:func:`step_lane` for lockstep lanes),
-:func:`search` and :func:`readout` over packed items.
-
-**The kernel contract** (:mod:`jaxqueens.solvers.base`) wraps the same functions for one whole
-instance: :class:`Config` (n, torus, what to list, decide or count), :class:`Params` (the edge
-budget of a call), :class:`Problem` (the instance's allowed rows per column: :func:`problem`),
-:class:`State`, :class:`Result` (status, solutions found as two uint32 words, the first solution's
-``rows``, the listed ``boards``), :func:`init`, :func:`step` (one edge), :func:`run` (until the
-search is over or the budget is spent), :func:`resume` and :func:`finish`::
-
-    import jax, jaxqueens.solvers.complete as complete
-    from jaxqueens.core.constraints import completion
-    model = completion(8, [(1, 3), (3, 4)])        # two queens placed: complete the board
-    config = complete.Config(model.n)              # count (decide=True: first solution)
-    params = complete.default_params(config)
-    out = jax.jit(complete.run, static_argnums=1)(None, config, params, complete.problem(model))
-    complete.STATUS[int(out.status)], out.found, out.rows
-
-The search is exact and deterministic: ``key`` (first, as in every family) may be ``None``; a
-key given is checked and unused. Each solution the kernel reports should be checked on the host
-(:func:`jaxqueens.core.checker.check_constrained`), as the driver does.
+CSPLib prob079): the free rows of a column are ANDed with its allowed-row mask
+(`jaxqueens.core.constraints.column_masks`), and toroidal queens rotate the diagonal masks modulo
+n. An *item* is one sub-tree of one instance with a step budget; a stopped search leaves its
+stack, whose rows the host turns into new items. The drivers' hot path is `start`, `edge`
+(`step_lane` for lockstep lanes), `search` and `readout` over packed items; the kernel contract
+(`jaxqueens.solvers.base`: `init`, `step`, `run`, `resume`, `finish`) wraps the same functions
+for one whole instance. Everything here is written for ONE item: batching is
+`jaxqueens.parallel.items`' choice. docs/reference/complete.md describes the kernel and shows an
+example.
 """
 
 from __future__ import annotations

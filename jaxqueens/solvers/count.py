@@ -1,69 +1,16 @@
 """Bitmask depth-first search over ONE partial board: the exact-counting kernels.
 
 Method: bitmask backtracking after Richards (1997, "Backtracking algorithms in MCPL using bit
-patterns and recursion") as popularised by Jeff Somers' counter (``shared/baselines/count_c.c``),
-over the constellation tasks of :mod:`jaxqueens.core.constellations` (after the Q27 project and
-NQueensFAF). A level holds uint32 masks of the rows attacked along rows (``cols``), diagonals
-(``ld``, shifted left per column) and anti-diagonals (``rd``, shifted right), plus ``av``, the
-free rows still to try there (lowest bit first).
-
-Each ``lax.while_loop`` iteration handles exactly one edge of the search tree, branch-free: take
-the lowest bit of the current level's ``av``; count the child's free rows if the child is the
-last level, else go down to it if it has a free row; no iteration is spent popping: every stack
-row stores ``back``, the stack row to resume when its subtree is done (the nearest ancestor with
-rows left). The words an edge changes -- the parent's ``av`` and the child's row -- are 6
-contiguous words of a flat stack, written with one ``dynamic_update_slice``, and XLA:CPU
-compiles the loop as one native function (:mod:`jaxqueens.parallel.devices`).
-
-**The constellation search** (:class:`Config`, :func:`edge`, :func:`walk`, :func:`search`)
-walks the levels of a *level table* (:func:`jaxqueens.core.constellations.level_tables`):
-
-- a column holding a border queen is never searched (its queen is fixed and the other columns'
-  allowed rows already avoid it): the next level is ``GAP`` columns on and the diagonals shift by
-  the gap; the last level's free rows (at most one) are counted without an edge;
-- a child is entered only if its level and the next two each keep a free row (the look-ahead
-  ignores the queens still to come, so it never cuts a solution; after NQueensFAF's check of the
-  row after next);
-- the level index is masked to the table size (a power of two) and the gaps to 0..31, which lets
-  LLVM drop every index clamp and shift select: 113 instructions an edge in the compiled loop;
-- a search stops after ``Params.budget`` edges with its stack intact (:func:`pack` /
-  :func:`unpack`), and a later call resumes it with the same total (so no call runs for
-  minutes). The completions found in one call never exceed its edges (the last level has at most
-  one free row), so a uint32 count per call is exact.
-
-Measured against a plain DFS over every column with per-column allow masks: 146.5 M edges at
-n = 16 against 236.0 M (NQueensFAF: 193.1 M), 6.8-7.2 ns of CPU per edge against 8.0 (one core of
-the 2-core machine, loaded; with ``-x86-cmov-converter=false``, see
-:mod:`jaxqueens.parallel.devices`, 6.1 ns for the plain DFS).
-
-**The prefix kernel** (:class:`KernelConfig`, :func:`init_prefix`, :func:`step_prefix`,
-:func:`count_prefix`, :func:`enumerate_prefix`) searches every column of a mirror-symmetric
-prefix and lists the solutions it finds: the enumeration route (n <= 14). Counts are two uint32
-words with an explicit carry (exact below 2^64).
-
-Everything here is written for ONE task. Batching is the backend's choice, made in
-:mod:`jaxqueens.parallel.items` and called from :mod:`jaxqueens.drivers.count`: on the CPU, one
-task after the other (:func:`search`, one budget per call) per host device; on accelerators,
-lockstep ``vmap`` lanes with refill (:func:`edge` on every live lane).
-
-**The kernel contract** (:mod:`jaxqueens.solvers.base`) wraps the same :func:`edge` and
-:func:`walk` for one task: :class:`Config`, :class:`Params` (the edge budget of a call),
-:class:`Problem` (the task: its prefix and level table), :class:`State` and :class:`Result`
-(completions and edges as two uint32 words, exact past 2^32), :func:`init`, :func:`step` (one
-edge), :func:`run` (until the task is searched or the budget is spent), :func:`resume` and
-:func:`finish` (a further budget from a state). :func:`problems` builds every task of a board on
-the host, weighted so that ``Q(n) = sum(weights * found)`` (:func:`total` sums exactly)::
-
-    import jax, jaxqueens.solvers.count as count
-    probs = count.problems(12)                   # 3540 tasks, config, weights
-    params = count.default_params(probs.config)
-    out = jax.jit(jax.vmap(lambda p: count.run(None, probs.config, params, p)))(probs.tasks)
-    count.total(out, probs.weights)              # 14200 = Q(12)
-
-The search is exact and deterministic: ``key`` (first, as in every family) may be ``None``; a
-key given is checked and unused. A plain ``vmap`` runs the tasks in lockstep (every task waits
-for the largest); the driver (:func:`jaxqueens.drivers.count.count_solutions`) batches them the
-backend's way, resumes stopped searches and sums on the host, and is the fast route for large n.
+patterns and recursion") as popularised by Jeff Somers' counter (`shared/baselines/count_c.c`),
+over the constellation tasks of `jaxqueens.core.constellations` (after the Q27 project and
+NQueensFAF), one branch-free tree edge per `lax.while_loop` iteration, resumable from its stack
+after a budget of edges. The constellation search (`Config`, `edge`, `walk`, `search`) walks a
+level table with border columns skipped and a look-ahead of two levels; the prefix kernel
+(`KernelConfig`, `count_prefix`, `enumerate_prefix`) lists the solutions of mirror-symmetric
+prefixes (n <= 14). The kernel contract (`jaxqueens.solvers.base`: `init`, `step`, `run`,
+`resume`, `finish`) wraps the same edge for one task; `problems` builds every task of a board.
+Everything here is written for ONE task: batching is `jaxqueens.parallel.items`' choice.
+docs/reference/count.md describes the kernel and shows an example.
 """
 
 from __future__ import annotations
