@@ -28,8 +28,9 @@ Usage: python scripts/gpu_check.py [--devices h100,a100,rtx4090] [--families sol
 ``--families count`` also checks the thread kernel (:mod:`jaxqueens.parallel.threads`: one search
 per GPU thread) at n = 16..24: registers, spills, shared memory, its hot loop's instructions (PTX,
 and SASS where ``nvdisasm`` is installed: ``pip install nvidia-cuda-nvdisasm`` in the GPU venv, or
-``NVDISASM=path``), occupancy and the predicted count seconds; ``--merge`` keeps the other
-families' records of an earlier full run.
+``NVDISASM=path``), occupancy and the predicted count seconds; ``--families threads`` checks the
+thread kernel alone (with the trip counts it needs: the count's tree edges and the kernel's own
+steps, not min-conflicts'); ``--merge`` keeps the other records of an earlier full run.
 """
 
 from __future__ import annotations
@@ -267,6 +268,7 @@ def rates(rec: dict, pred: hlo_model.Prediction | None, trips: dict) -> dict:
 
 THREAD_N = tuple(range(16, 25))
 THREAD_WORKLOAD = "count (threads)"
+THREADS = "threads"  # --families: the thread kernel alone
 
 
 def measure_thread_steps(ns=range(12, 16)) -> dict:
@@ -449,8 +451,11 @@ def thread_table(records: list) -> str:
 
 
 def check_device(desc: gpus.Description, families, trips: dict, records: list, failures: list):
-    if "count" in families:
+    if "count" in families or THREADS in families:
         check_threads(desc, trips, records, failures)
+    families = [f for f in families if f != THREADS]
+    if not families:  # the thread kernel alone
+        return
     target = desc.target
     sharding = gpus.placement(desc)
     place = lambda tree: sizing.abstract(tree, sharding)
@@ -673,7 +678,8 @@ def merged(old: dict, new: dict, families: str) -> dict:
     redone = {r["workload"] for r in new["records"]}
     keep = [r for r in old.get("records", []) if r.get("workload") not in redone]
     doc = {**old, "records": keep + new["records"], "jax": new["jax"]}
-    doc["trip_counts"] = {**old.get("trip_counts", {}), **new["trip_counts"]}
+    fresh = {k: v for k, v in new["trip_counts"].items() if v or v == 0}  # {}: not measured
+    doc["trip_counts"] = {**old.get("trip_counts", {}), **fresh}
     doc["failures"] = new["failures"]
     doc["updates"] = [
         *old.get("updates", []),
@@ -706,9 +712,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
     families = [f for f in args.families.split(",") if f]
-    unknown = [f for f in families if f not in workloads.FAMILIES]
+    known = [*workloads.FAMILIES, THREADS]
+    unknown = [f for f in families if f not in known]
     if unknown:
-        print(f"gpu-check: unknown family {unknown[0]!r}: use {', '.join(workloads.FAMILIES)}")
+        print(f"gpu-check: unknown family {unknown[0]!r}: use {', '.join(known)}")
         return 2
     try:
         import jax_plugins.xla_cuda12  # noqa: F401
@@ -720,11 +727,12 @@ def main(argv=None) -> int:
         trips = _load_trips(Path(args.trips))
     elif not args.no_measure:
         t0 = time.perf_counter()
-        trips["steps"] = measure_steps()
+        if families != [THREADS]:  # min-conflicts' steps: every workload but the thread kernel
+            trips["steps"] = measure_steps()
         measured = measure_edges()
         trips["edges_measured"] = measured
         trips["edges"] = {**measured, **fit_log_quadratic(measured, range(16, 25))}
-        if "count" in families:
+        if "count" in families or THREADS in families:
             trips["thread"] = measure_thread_steps()
         nodes = trips["nodes"]
         if nodes:
