@@ -228,8 +228,6 @@ _queen_conflicts = jax.jit(jnp.vectorize(_queen_conflicts_one, signature="(n)->(
 _n_attacks = jax.jit(jnp.vectorize(n_attacks_one, signature="(n)->()"))
 _is_solution = jax.jit(jnp.vectorize(_is_solution_one, signature="(n)->()"))
 
-_INT32 = np.iinfo(np.int32)
-
 
 def _boundary(rows, what: str, solution: bool = False):
     """The one input check of the public kernels (dtype and range, once per call, vectorised).
