@@ -26,8 +26,6 @@ from jaxqueens.core.rng import U32, next_seed, stream_randint
 from jaxqueens.solvers import base
 from jaxqueens.solvers.base import seed_of
 
-BYTES_PER_QUEEN = 20
-"""State: board (4) + diagonal and anti-diagonal counts (2 x 2 x 4)."""
 MAX_N = 2**30 - 1
 """Largest board: diagonal indices up to 2n - 2 fit int32."""
 INT32_MAX = 2**31 - 1
