@@ -16,7 +16,6 @@ from typing import Any
 from jaxqueens.core.constraints import KEYS as _INSTANCE_KEYS
 from jaxqueens.errors import BoardFileError, clip
 
-BOARD_KEYS = ("n", "rows")
 LABEL = "name"
 """An instance's label (a board line may carry it too, as a label)."""
 INSTANCE_KEYS = tuple(k for k in _INSTANCE_KEYS if k != "n")
