@@ -22,7 +22,9 @@ def place(
     """Every child of every node: the next queen in each free (and allowed) row.
 
     Args:
-      cols, ld, rd: uint64 `[N]` masks of the nodes.
+      cols: uint64 `[N]` occupied rows of the nodes.
+      ld: uint64 `[N]` rows attacked along one diagonal.
+      rd: uint64 `[N]` rows attacked along the other.
       n: board size.
       allowed: uint64 `[N]` rows each node may use (default all).
 
