@@ -37,7 +37,7 @@ which a config has no key for; `run` would recurse."""
 def load_config(path: str | Path) -> dict:
     """Read and shape-check a config file.
 
-    A config names a command and its options:
+    A config names a command and its options, as in this TOML.
 
         command = "solve"
         out = "out/solve-32"
