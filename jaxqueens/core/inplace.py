@@ -20,6 +20,9 @@ def get(a, i):
     Args:
       a: 1-D array.
       i: the index.
+
+    Returns:
+      The element.
     """
     return lax.dynamic_slice(a, (i,), (1,))[0]
 
@@ -31,6 +34,9 @@ def put(a, i, v):
       a: 1-D array.
       i: the index.
       v: the value.
+
+    Returns:
+      The updated array.
     """
     return lax.dynamic_update_slice(a, jnp.asarray(v, a.dtype)[None], (i,))
 
@@ -42,6 +48,9 @@ def add(a, i, v):
       a: 1-D array.
       i: the index.
       v: the increment.
+
+    Returns:
+      The updated array.
     """
     return lax.dynamic_update_slice(a, lax.dynamic_slice(a, (i,), (1,)) + v, (i,))
 
