@@ -98,10 +98,14 @@ def _scatter1d_vmap(axis_size, in_batched, x, idx, val):
 
 
 def gene_dtype(n: int):
-    """Smallest signed integer dtype that holds rows 0..n-1 (storage only; ops compute in int32).
+    """The smallest signed integer dtype that holds rows 0..n-1 (storage only; ops compute in
+    int32).
 
     Args:
       n: board size.
+
+    Returns:
+      `jnp.int8`, `jnp.int16` or `jnp.int32`.
     """
     return jnp.int8 if n <= 127 else jnp.int16 if n <= 32767 else jnp.int32
 

@@ -54,6 +54,9 @@ def masked_apply(fn, mask: jax.Array, args: tuple, defaults, cap32: int, shared:
       defaults: pytree of `[B, ...]`: the rows left where `mask` is False.
       cap32: expected fraction of masked rows, in 32nds.
       shared: a tuple of pytrees every row reads whole (rates, an instance).
+
+    Returns:
+      A pytree like `defaults`.
     """
     leaves, treedef = jax.tree.flatten(tuple(shared))
     apply = _masked(fn, treedef, cap32, (False,) * len(leaves))
