@@ -26,6 +26,7 @@ from jaxqueens.solvers.variants import COUNT_MAX_N
 
 # JAX and the counter load at their first use (jaxqueens._lazy): --help and argument errors never do
 count = _lazy.load("jaxqueens.drivers.count")
+count_plan = _lazy.load("jaxqueens.drivers.count_plan")
 complete = _lazy.load("jaxqueens.drivers.complete")
 gather = _lazy.load("jaxqueens.parallel.gather")
 
@@ -164,7 +165,7 @@ def _plan(args, n: int) -> int:
         raise QueensError(
             f"--plan only predicts a count and writes nothing: drop {' and '.join(extra)}"
         )
-    plan = count.plan_count(n)
+    plan = count_plan.plan_count(n)
     if plan.tasks == 0:
         print(f"n = {n}: solved by brute force at once (no tasks)")
         return 0
