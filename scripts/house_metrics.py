@@ -56,7 +56,12 @@ def measure(package: Path = PACKAGE) -> dict:
                 if size > FUNCTION_LINES[0]:
                     functions.append((size, f"{rel}:{node.name} ({size})"))
         for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and _public(node.name):
+            overload = isinstance(node, ast.FunctionDef) and any(
+                isinstance(d, (ast.Name, ast.Attribute))
+                and (getattr(d, "id", None) or getattr(d, "attr", None)) == "overload"
+                for d in node.decorator_list
+            )
+            if isinstance(node, ast.FunctionDef) and _public(node.name) and not overload:
                 fdoc = ast.get_docstring(node) or ""
                 takes = [a for a in node.args.args + node.args.kwonlyargs if a.arg != "self"]
                 if (takes and "Args:" not in fdoc) or (
