@@ -1,12 +1,12 @@
-"""``jaxqueens complete FILES_OR_DIRS...``: decide, count or enumerate constrained instances
+"""`jaxqueens complete FILES_OR_DIRS...`: decide, count or enumerate constrained instances
 (n-Queens Completion, CSPLib prob079 excluded diagonals, blocked squares, toroidal) exactly, in
-batches (:func:`jaxqueens.drivers.complete.solve_instances`).
+batches (`jaxqueens.drivers.complete.solve_instances`).
 
-Inputs (:mod:`jaxqueens.io.instances`): ``.param`` files (``FILE:d`` uses the first d
-diagonals; ``--diags D`` for every file), Essence' completion parameters, JSON lines, text boards
-with ``.`` for an empty column, folders and ``.tar.gz`` sets of these. Outputs
-(:mod:`jaxqueens.io.complete`): the table on stdout; with ``--out DIR``, ``DIR/results.csv``,
-``DIR/solutions.jsonl``, ``DIR/summary.json`` and ``DIR/checkpoint.npz`` (``--resume DIR``).
+Inputs (`jaxqueens.io.instances`): `.param` files (`FILE:d` uses the first d
+diagonals; `--diags D` for every file), Essence' completion parameters, JSON lines, text boards
+with `.` for an empty column, folders and `.tar.gz` sets of these. Outputs
+(`jaxqueens.io.complete`): the table on stdout; with `--out DIR`, `DIR/results.csv`,
+`DIR/solutions.jsonl`, `DIR/summary.json` and `DIR/checkpoint.npz` (`--resume DIR`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ MAX_N = 32  # uint32 masks of the exact search (jaxqueens.solvers.complete.MAX_N
 
 
 def add_command(sub) -> None:
-    """Register ``jaxqueens complete`` on an argparse subparsers object."""
+    """Register `jaxqueens complete` on an argparse subparsers object."""
     p = sub.add_parser(
         "complete",
         help="decide / count constrained instances exactly (completion, excluded diagonals)",
@@ -106,15 +106,15 @@ def _check(args) -> None:
 
 
 def _flag_words(err: QueensError) -> QueensError:
-    """``err`` in the command line's words: ``cap=K`` is ``--cap K``, ``mode enumerate`` is
-    ``--enumerate`` (the driver names its parameters); its type is kept."""
+    """`err` in the command line's words: `cap=K` is `--cap K`, `mode enumerate` is
+    `--enumerate` (the driver names its parameters); its type is kept."""
     text = re.sub(r"\b(cap|max_nodes)=", lambda m: f"--{m[1].replace('_', '-')} ", str(err))
     err.args = (text.replace("mode enumerate", "--enumerate"),)
     return err
 
 
 def cmd_complete(args) -> int:
-    """The ``complete`` command."""
+    """The `complete` command."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     _check(args)
     path, resume = options.checkpoint_target(args, per_process=True)

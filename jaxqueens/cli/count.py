@@ -1,12 +1,12 @@
-"""``jaxqueens count``: count every solution exactly
-(:func:`jaxqueens.drivers.count.count_solutions`), or list them all for n <= 14
-(:func:`jaxqueens.drivers.count.enumerate_solutions`).
+"""`jaxqueens count`: count every solution exactly
+(`jaxqueens.drivers.count.count_solutions`), or list them all for n <= 14
+(`jaxqueens.drivers.count.enumerate_solutions`).
 
-Outputs (:mod:`jaxqueens.io.count`): with ``--out DIR``, ``DIR/checkpoint.npz`` while counting
-(one ``checkpoint.process<p>of<P>.npz`` per process in a multi-process run), removed once
-``DIR/summary.json`` is written when done; ``--resume DIR`` continues an interrupted count. With
-``--enumerate --out FILE.npy``: ``FILE.npy`` and ``FILE_fundamental.npy`` (``--out DIR``:
-``DIR/solutions.npy`` and ``DIR/solutions_fundamental.npy``).
+Outputs (`jaxqueens.io.count`): with `--out DIR`, `DIR/checkpoint.npz` while counting
+(one `checkpoint.process<p>of<P>.npz` per process in a multi-process run), removed once
+`DIR/summary.json` is written when done; `--resume DIR` continues an interrupted count. With
+`--enumerate --out FILE.npy`: `FILE.npy` and `FILE_fundamental.npy` (`--out DIR`:
+`DIR/solutions.npy` and `DIR/solutions_fundamental.npy`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ gather = _lazy.load("jaxqueens.parallel.gather")
 
 
 def add_command(sub) -> None:
-    """Register ``jaxqueens count`` on an argparse subparsers object."""
+    """Register `jaxqueens count` on an argparse subparsers object."""
     p = sub.add_parser(
         "count",
         help="count all solutions exactly (and list them for n <= 14)",
@@ -136,7 +136,7 @@ def _enumerate(args, n: int) -> int:
 
 
 def duration(seconds: float) -> str:
-    """``seconds`` for a reader: "0.4 s", "3 min 20 s", "5 h 12 min", "3.2 days", "4.1e+08
+    """`seconds` for a reader: "0.4 s", "3 min 20 s", "5 h 12 min", "3.2 days", "4.1e+08
     years"."""
     if seconds < 60:
         return f"{seconds:.1f} s"
@@ -151,7 +151,7 @@ def duration(seconds: float) -> str:
 
 
 def _plan(args, n: int) -> int:
-    """``count --plan``: the tasks and the predicted run time, nothing counted or written."""
+    """`count --plan`: the tasks and the predicted run time, nothing counted or written."""
     extra = [
         flag
         for flag, on in (
@@ -193,7 +193,7 @@ def _plan(args, n: int) -> int:
 
 
 def _toroidal(args, n: int) -> int:
-    """``count --toroidal``: :func:`jaxqueens.drivers.complete.toroidal_count`, resumable."""
+    """`count --toroidal`: `jaxqueens.drivers.complete.toroidal_count`, resumable."""
     extra = [
         flag
         for flag, on in (
@@ -244,13 +244,13 @@ def _toroidal(args, n: int) -> int:
 
 def _retire(path: Path | None) -> None:
     """A finished count's checkpoint, every process's file, goes once the command's outputs and
-    report are written (:func:`jaxqueens.io.writing.retire`; process 0 writes them)."""
+    report are written (`jaxqueens.io.writing.retire`; process 0 writes them)."""
     for saved in checkpoint.saved(path) if path is not None else []:
         writing.retire(saved)
 
 
 def cmd_count(args) -> int:
-    """The ``count`` command."""
+    """The `count` command."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     if args.checkpoint:
         raise QueensError(

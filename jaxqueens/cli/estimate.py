@@ -1,9 +1,9 @@
-"""``jaxqueens estimate``: Knuth's random-probe estimate of Q(n) and of the backtrack tree's size.
+"""`jaxqueens estimate`: Knuth's random-probe estimate of Q(n) and of the backtrack tree's size.
 
 One line per size (estimate, standard error, confidence interval, the exact value where OEIS
-A000170 has it); with ``--out DIR``: ``summary.json``, ``estimates.csv``
-(:mod:`jaxqueens.io.estimate`) and ``log_q_over_n.png`` (:mod:`jaxqueens.plots.estimate`).
-Checkpoints are one file per size, ``DIR/checkpoint-n<N>.npz``, removed when the run is done.
+A000170 has it); with `--out DIR`: `summary.json`, `estimates.csv`
+(`jaxqueens.io.estimate`) and `log_q_over_n.png` (`jaxqueens.plots.estimate`).
+Checkpoints are one file per size, `DIR/checkpoint-n<N>.npz`, removed when the run is done.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ def _quote(text: str) -> str:
 
 
 def parse_sizes(text: str, low: int = 1, high: int = MAX_N) -> list[int]:
-    """``"27"``, ``"20-27"``, ``"8,12,20-24"`` -> sorted distinct sizes, each in ``low..high``.
+    """`"27"`, `"20-27"`, `"8,12,20-24"` -> sorted distinct sizes, each in `low..high`.
 
-    Every part is range-checked before a range is expanded, so ``1-10000000000`` costs nothing,
+    Every part is range-checked before a range is expanded, so `1-10000000000` costs nothing,
     and a message quotes at most the start of the text.
     """
     try:
@@ -74,7 +74,7 @@ def parse_sizes(text: str, low: int = 1, high: int = MAX_N) -> list[int]:
 
 
 def add_command(sub) -> None:
-    """Register ``jaxqueens estimate``."""
+    """Register `jaxqueens estimate`."""
     p = sub.add_parser(
         "estimate",
         help="estimate Q(n) and the backtrack tree's size with Knuth's random probes",
@@ -137,8 +137,8 @@ def _fmt(x: float) -> str:
 
 
 def _checkpoints(args) -> bool:
-    """Resume? (``--resume DIR`` needs a checkpoint there; it writes to DIR:
-    :func:`jaxqueens.cli.options.resume_folder`.)"""
+    """Resume? (`--resume DIR` needs a checkpoint there; it writes to DIR:
+    `jaxqueens.cli.options.resume_folder`.)"""
     if args.resume:
         if not any(Path(args.resume).glob("checkpoint-n*.npz")):
             raise QueensError(
@@ -174,15 +174,15 @@ def _report(r: Estimate, level: float) -> None:
 
 
 def _saved(out, ckpt: Path | None) -> Path | None:
-    """The checkpoint an interrupted run leaves: the size's own (``ckpt``), else an earlier
-    size's, else ``ckpt`` (none exists: nothing to resume)."""
+    """The checkpoint an interrupted run leaves: the size's own (`ckpt`), else an earlier
+    size's, else `ckpt` (none exists: nothing to resume)."""
     if out is None or ckpt is None or ckpt.exists():
         return ckpt
     return next(iter(sorted(Path(out).glob("checkpoint-n*.npz"))), ckpt)
 
 
 def cmd_estimate(args) -> int:
-    """The ``estimate`` command: one line per size, a table file and the log Q(n)/n plot."""
+    """The `estimate` command: one line per size, a table file and the log Q(n)/n plot."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     positional = ",".join(args.n_pos) if args.n_pos else None
     if args.n is not None and positional is not None and args.n != positional:

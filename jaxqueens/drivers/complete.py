@@ -48,9 +48,9 @@ CHUNK = 64  # items per kernel call (CPU: split over the host devices)
 DEPTH = 2  # chunks in flight per stream: the next is dispatched before the host reads one
 ENUMERATE_CAP = 1000  # solutions listed per instance by default
 LISTED_COPIES = 3
-"""Copies of a call's listed-solutions array ``[items, cap, n + 1]`` uint32 alive at once (the
+"""Copies of a call's listed-solutions array `[items, cap, n + 1]` uint32 alive at once (the
 kernel's carry, its output and the host's copy; one call read while the next runs)."""
-ROOT = -1  # ``av`` of a queued instance root not launched yet (its masks are built at launch)
+ROOT = -1  # `av` of a queued instance root not launched yet (its masks are built at launch)
 
 
 class InstanceResult(NamedTuple):
@@ -81,7 +81,7 @@ class CompleteResult(NamedTuple):
 
 
 def _kernel(batch, shards: int, config: Config, sizes: sizing.Sizes):
-    """:func:`search_chunk` as a stream calls it (:mod:`jaxqueens.parallel.streams`)."""
+    """`search_chunk` as a stream calls it (`jaxqueens.parallel.streams`)."""
     return batched.search_chunk(batch, config, shards, sizes)
 
 
@@ -94,7 +94,7 @@ def _rows_of(bits: np.ndarray) -> np.ndarray:
 
 
 def _deal(count: int, chunk: int, devices_: int) -> np.ndarray:
-    """Rows of a ``chunk``-row batch for items 0..count-1: item j goes to device j mod D."""
+    """Rows of a `chunk`-row batch for items 0..count-1: item j goes to device j mod D."""
     per = chunk // devices_
     j = np.arange(count)
     return (j % devices_) * per + j // devices_
@@ -104,12 +104,12 @@ class WorkItem(NamedTuple):
     """One sub-tree of an instance's search, queued or in flight (exact Python ints; masks are
     of the search orientation, bit r = row r)."""
 
-    instance: int  # index of its instance in ``models``
-    level: int  # columns already placed: the sub-tree's root is column ``level``
+    instance: int  # index of its instance in `models`
+    level: int  # columns already placed: the sub-tree's root is column `level`
     cols: int  # rows taken by the queens placed
-    ld: int  # rows attacked in column ``level`` along one diagonal direction
-    rd: int  # rows attacked in column ``level`` along the other
-    av: int  # rows still to try in column ``level`` (ROOT: an instance's root, read at launch)
+    ld: int  # rows attacked in column `level` along one diagonal direction
+    rd: int  # rows attacked in column `level` along the other
+    av: int  # rows still to try in column `level` (ROOT: an instance's root, read at launch)
     path: tuple[int, ...]  # [level] rows of the queens placed, column by column
 
 
@@ -133,7 +133,7 @@ class _State:
         self.items = 0
 
     def tree(self, flight: Sequence[Sequence[WorkItem]] = ()) -> dict:
-        """The checkpoint (:func:`schema`): the items of the calls still in flight (``flight``,
+        """The checkpoint (`schema`): the items of the calls still in flight (`flight`,
         oldest first) go back to the front of the queue (their results are not recorded yet, so
         a resumed run searches them again)."""
         q = [t for items in flight for t in items] + self.queue
@@ -159,7 +159,7 @@ class _State:
 
     @staticmethod
     def schema(count: int, n_max: int) -> dict:
-        """What :meth:`tree` holds for ``count`` instances of at most ``n_max`` columns."""
+        """What `tree` holds for `count` instances of at most `n_max` columns."""
         per = lambda dtype: ckpt.Spec(dtype, (count,))
         items = lambda: ckpt.Spec(np.int64, ("items",))
         return {
@@ -235,17 +235,17 @@ def _check(
 
 
 def listed_bytes(cap: int, n: int, chunk: int) -> int:
-    """Bytes the listed solutions of ``--enumerate`` hold at once: ``chunk`` items a call, each
-    with room for ``cap`` boards of ``n + 1`` uint32 words, :data:`LISTED_COPIES` times."""
+    """Bytes the listed solutions of `--enumerate` hold at once: `chunk` items a call, each
+    with room for `cap` boards of `n + 1` uint32 words, `LISTED_COPIES` times."""
     return LISTED_COPIES * chunk * cap * (n + 1) * 4
 
 
 def check_listed_memory(cap: int, n: int, chunk: int, available: int | None = None) -> None:
-    """Refuse, before anything is allocated, a ``cap`` whose listed solutions cannot fit in
+    """Refuse, before anything is allocated, a `cap` whose listed solutions cannot fit in
     memory (one line with the largest cap that fits).
 
     Raises:
-      QueensError: when :func:`listed_bytes` passes the memory available.
+      QueensError: when `listed_bytes` passes the memory available.
     """
     available = memory.available_memory() if available is None else available
     if available is None:
@@ -415,13 +415,13 @@ class _Batch(NamedTuple):
 
     items: list[WorkItem]  # [k] the items searched, in queue order
     stops: list[bool]  # [k] each item stops at its first solution
-    order: np.ndarray  # [k] int: the batch row of each item (:func:`_deal`)
+    order: np.ndarray  # [k] int: the batch row of each item (`_deal`)
     config: Config  # the kernel's config (its group's n, torus, cap)
 
 
 class _Search:
     """One process's search over its instances: the items it launches and the results it
-    records in :class:`_State` (the checkpoint), chunk by chunk (:meth:`one_chunk`)."""
+    records in `_State` (the checkpoint), chunk by chunk (`one_chunk`)."""
 
     def __init__(
         self,
@@ -520,7 +520,7 @@ class _Search:
         return key, take
 
     def take(self, stream: int) -> Launch[_Batch] | None:
-        """The next call of ``stream`` (:meth:`Scheduler.fill`): items off the queue until some
+        """The next call of `stream` (`Scheduler.fill`): items off the queue until some
         need the kernel; None once the queue is empty."""
         while self.st.queue:
             launch = self.launch(stream)
@@ -530,7 +530,7 @@ class _Search:
 
     def launch(self, stream: int) -> Launch[_Batch] | None:
         """Take up to a chunk of items of the first group still queued: the call that searches
-        them on ``stream``, or None if only host work was left (done here)."""
+        them on `stream`, or None if only host work was left (done here)."""
         st = self.st
         key, take = self._take(stream)
         n, cfg = key[0], self.configs[key]
@@ -595,7 +595,7 @@ class _Search:
             self._split(t, stacks[r].astype(np.uint64), d)
 
     def _split(self, t: WorkItem, stack: np.ndarray, d: int) -> None:
-        """Queue the untried rows of an unfinished item's stack (uint64 ``[n + 1, 5]``, levels
+        """Queue the untried rows of an unfinished item's stack (uint64 `[n + 1, 5]`, levels
         0..d) as new items, each a sub-tree below the path that leads to it."""
         moves = _rows_of(stack[1 : d + 1, 0] ^ stack[:d, 0]).tolist() if d else []
         for k in range(d + 1):
@@ -613,7 +613,7 @@ class _Search:
                 )
 
     def one_chunk(self) -> Tick:
-        """Keep every stream busy, then read the oldest chunk (:func:`run_chunks`' step)."""
+        """Keep every stream busy, then read the oldest chunk (`run_chunks`' step)."""
         st = self.st
         self.calls.fill(self.take)  # every stream busy before waiting on the oldest call
         if len(self.calls):
@@ -710,8 +710,8 @@ def _gather(st: _State, models, mine) -> _State:
 
 
 def toroidal_count(n: int, **kwargs) -> int:
-    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly (``kwargs`` as for
-    :func:`solve_instances`).
+    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly (`kwargs` as for
+    `solve_instances`).
 
     Raises:
       KeyboardInterrupt: after Ctrl-C or SIGTERM (the count has no partial value; a checkpoint

@@ -42,7 +42,7 @@ SHUFFLE_SEED = 20161  # the fixed order in which tasks are dealt (part of every 
 
 
 class CountResult(NamedTuple):
-    """Outcome of :func:`count_solutions` (all counts are exact Python ints)."""
+    """Outcome of `count_solutions` (all counts are exact Python ints)."""
 
     n: int
     total: int  # all solutions (A000170); interrupted: those of the finished chunks
@@ -63,7 +63,7 @@ class CountResult(NamedTuple):
 
 
 def choose_depth(n: int, target: int) -> int:
-    """The smallest expansion depth giving at least ``target`` prefixes (at most n - 2)."""
+    """The smallest expansion depth giving at least `target` prefixes (at most n - 2)."""
     depth = 2 if n % 2 else 1
     while depth < n - 2 and len(expand_mirror(n, depth)[0]) < target:
         depth += 1
@@ -81,7 +81,7 @@ def _tiny(n: int) -> np.ndarray:
 
 
 def _decode(words: np.ndarray, queens: np.ndarray, n: int) -> np.ndarray:
-    """Boards uint8 ``[m, n]`` from kernel lists uint32 ``[m, W]`` and their prefixes ``[m, d]``."""
+    """Boards uint8 `[m, n]` from kernel lists uint32 `[m, W]` and their prefixes `[m, d]`."""
     bits = (words[:, 1:] ^ words[:, :-1]).astype(np.float64)
     return np.concatenate([queens, np.log2(bits).astype(np.uint8)], axis=1)
 
@@ -126,9 +126,9 @@ def _mirror_plan(n: int) -> _MirrorPlan:
 
 
 def _dispatch_mirror(plan: _MirrorPlan, lo: int):
-    """Start counting the mirror prefixes from ``lo`` (asynchronous): uint32 ``[chunk, 2]``. Its
-    executable loads (:func:`jaxqueens.parallel.cache.call`): a repeated enumeration, as
-    ``stats`` runs at every start, traces nothing."""
+    """Start counting the mirror prefixes from `lo` (asynchronous): uint32 `[chunk, 2]`. Its
+    executable loads (`jaxqueens.parallel.cache.call`): a repeated enumeration, as
+    `stats` runs at every start, traces nothing."""
     masks = pad_rows(plan.masks[lo : lo + plan.chunk], plan.chunk)
     static = (plan.config, plan.devices, plan.sizes)
     return cache.call("count-mirror", batched.count_chunk, (masks,), static)
@@ -155,7 +155,7 @@ class _Plan(NamedTuple):
 
 
 def task_depth(n: int, allow: np.ndarray, target: int) -> int:
-    """The smallest number of host-placed columns giving at least ``target`` tasks, at least 2
+    """The smallest number of host-placed columns giving at least `target` tasks, at least 2
     from n = 12 on (whole constellations, depth 1, differ too much in size to share the devices
     evenly) and at most n - 4 (deeper, most tasks would be one column, counted on the host)."""
     top = max(1, n - 4)
@@ -173,13 +173,13 @@ ACCELERATOR_CALL_STEPS = 1 << 16  # lockstep iterations per accelerator call
 def _task_chunk(
     tasks: int, n: int, streams: int, shards: int, sizes: sizing.Sizes, chunk: int | None
 ) -> int:
-    """Tasks per kernel call on one stream, a multiple of ``shards`` (the devices a call spans).
+    """Tasks per kernel call on one stream, a multiple of `shards` (the devices a call spans).
 
     On the CPU every host device is an independent stream that takes the next chunk as soon as
     its last call is done, so the chunks only need to be small enough that the streams finish
-    together: about ``CALLS_PER_STREAM`` per stream from n = 15 on (one each below: small counts
+    together: about `CALLS_PER_STREAM` per stream from n = 15 on (one each below: small counts
     pay no per-call overhead), at most 2048 tasks. On an accelerator one call spans every device
-    and fills its lanes: :data:`jaxqueens.parallel.count.TASKS_PER_LANE` tasks per lane."""
+    and fills its lanes: `jaxqueens.parallel.count.TASKS_PER_LANE` tasks per lane."""
     if chunk is None:
         calls = CALLS_PER_STREAM if n >= 15 else 1
         chunk = (
@@ -192,9 +192,9 @@ def _task_chunk(
 
 def _plan(n: int, depth: int | None, chunk: int | None, budget: int | None = None) -> _Plan:
     """The canonical constellations of n, split into tasks and shuffled (n >= 4). On an
-    accelerator the lanes come from :func:`jaxqueens.parallel.count.accelerator_lanes` (unless
-    ``sizes()`` names them) and the tasks number
-    :data:`jaxqueens.parallel.count.TASKS_PER_LANE` per lane."""
+    accelerator the lanes come from `jaxqueens.parallel.count.accelerator_lanes` (unless
+    `sizes()` names them) and the tasks number
+    `jaxqueens.parallel.count.TASKS_PER_LANE` per lane."""
     depth = arguments.integer(depth, "depth", 1, optional=True)
     chunk = arguments.integer(chunk, "chunk", 1, optional=True)
     sizes = sizing.sizes()
@@ -249,8 +249,8 @@ def _plan(n: int, depth: int | None, chunk: int | None, budget: int | None = Non
 
 
 def _items(plan: _Plan, tasks: np.ndarray) -> np.ndarray:
-    """Fresh search items uint32 ``[len(tasks), width]`` for task indices ``tasks``: level 0 is
-    the task's prefix (``back`` = DONE), the rest of the stack 0, then its level table."""
+    """Fresh search items uint32 `[len(tasks), width]` for task indices `tasks`: level 0 is
+    the task's prefix (`back` = DONE), the rest of the stack 0, then its level table."""
     config = plan.config
     out = np.zeros((len(tasks), config.width), np.uint32)
     row = solver.HEAD  # stack row 0
@@ -264,16 +264,16 @@ def _items(plan: _Plan, tasks: np.ndarray) -> np.ndarray:
 
 
 def _padded(plan: _Plan, batch: np.ndarray) -> np.ndarray:
-    """``batch`` padded to a whole call with finished items (``d = -1``: no work)."""
+    """`batch` padded to a whole call with finished items (`d = -1`: no work)."""
     pad = np.zeros((plan.chunk - len(batch), plan.config.width), np.uint32)
     pad[:, 0] = solver.DONE
     return np.concatenate([batch, pad])
 
 
 def _kernel(batch, shards: int, plan: _Plan):
-    """:func:`count_items` as a stream calls it (:mod:`jaxqueens.parallel.streams`), compiled once
+    """`count_items` as a stream calls it (`jaxqueens.parallel.streams`), compiled once
     per stream and process; a repeated run loads it without tracing
-    (:func:`jaxqueens.parallel.cache.loaded`)."""
+    (`jaxqueens.parallel.cache.loaded`)."""
     budget = np.int32(plan.budget)
     run = cache.loaded(
         "count-items",
@@ -294,7 +294,7 @@ def _compile(plan: _Plan) -> float:
 
 
 def _bounds(plan: _Plan, stop: int | None = None, step: int | None = None) -> list[tuple[int, int]]:
-    """``(lo, hi)`` of the chunks of the first ``stop`` tasks (default: all), ``step`` tasks
+    """`(lo, hi)` of the chunks of the first `stop` tasks (default: all), `step` tasks
     each (default and at most: the plan's chunk)."""
     stop = len(plan.tasks) if stop is None else stop
     step = plan.chunk if step is None else min(step, plan.chunk)
@@ -312,7 +312,7 @@ class _Chunk:
         self.edges = 0
 
     def absorb(self, plan: _Plan, states: np.ndarray, work: np.ndarray) -> int:
-        """Take a call's states (the first ``len(self.batch)`` rows are this chunk's) and work;
+        """Take a call's states (the first `len(self.batch)` rows are this chunk's) and work;
         returns the searches it finished."""
         self.edges += int(np.asarray(work, np.int64).sum())
         states = states[: len(self.batch)]
@@ -379,7 +379,7 @@ def _count_chunks(plan: _Plan, todo: list[int], bounds: list[tuple[int, int]]):
 
 
 def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.ndarray:
-    """Enumerate the solutions of prefixes ``lo:hi`` (mirror halves only): uint8 ``[m, n]``."""
+    """Enumerate the solutions of prefixes `lo:hi` (mirror halves only): uint8 `[m, n]`."""
     cap = 1 << max(0, max(counts, default=1) - 1).bit_length()
     masks = pad_rows(plan.masks[lo:hi], plan.chunk)
     static = (plan.config, cap, plan.devices, plan.sizes)
@@ -395,7 +395,7 @@ def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.
 
 
 def _pack(done: dict[int, list[int]], chunks: int) -> tuple[np.ndarray, np.ndarray]:
-    """(``have`` bool ``[C]``, ``words`` uint32 ``[C, 2, INT_WORDS]``) of the finished chunks."""
+    """(`have` bool `[C]`, `words` uint32 `[C, 2, INT_WORDS]`) of the finished chunks."""
     have = np.zeros(chunks, bool)
     values = [[0, 0]] * chunks
     for i, vals in done.items():
@@ -420,7 +420,7 @@ def _gather_done(done: dict, chunks: int) -> dict:
 
 
 def _schema(chunks: int) -> dict[str, ckpt.Spec]:
-    """A count checkpoint (:func:`_pack` of the finished chunks of a plan of ``chunks``)."""
+    """A count checkpoint (`_pack` of the finished chunks of a plan of `chunks`)."""
     return {
         "done": ckpt.Spec(np.bool_, (chunks,)),
         "words": ckpt.Spec(np.uint32, (chunks, 2, gather.INT_WORDS)),
@@ -428,7 +428,7 @@ def _schema(chunks: int) -> dict[str, ckpt.Spec]:
 
 
 def _load(path: Path, fingerprint: dict, chunks: int) -> dict[int, list[int]]:
-    """The finished chunks of a checkpoint planned with ``chunks`` chunks (other shapes refused)."""
+    """The finished chunks of a checkpoint planned with `chunks` chunks (other shapes refused)."""
     tree = ckpt.load(path, fingerprint, _schema(chunks))
     return _unpack(tree["done"], tree["words"])
 
@@ -439,7 +439,7 @@ def _save(path: Path, fingerprint: dict, done: dict, chunks: int) -> None:
 
 
 def _check_n(n, unique: bool = False) -> int:
-    """``n`` as an int (NumPy integers accepted), checked, and ``unique`` a bool (fundamental
+    """`n` as an int (NumPy integers accepted), checked, and `unique` a bool (fundamental
     counts reach every n the total does)."""
     if not isinstance(unique, bool | np.bool_):
         raise QueensError(f"unique must be True or False, got {clip(repr(unique))}")
@@ -465,9 +465,9 @@ def _record(plan: _Plan, lo: int, found: list[int]) -> list[int]:
 
 
 def kernel_route(platform: str, n: int) -> str:
-    """Which kernel counts n on a JAX backend: ``"threads"`` (one search per GPU thread,
-    :mod:`jaxqueens.parallel.threads`) on a CUDA GPU for n up to its limit, else ``"items"``
-    (the XLA kernels of :func:`jaxqueens.parallel.count.count_items`: the CPU's, resumable)."""
+    """Which kernel counts n on a JAX backend: `"threads"` (one search per GPU thread,
+    `jaxqueens.parallel.threads`) on a CUDA GPU for n up to its limit, else `"items"`
+    (the XLA kernels of `jaxqueens.parallel.count.count_items`: the CPU's, resumable)."""
     return "threads" if platform == "gpu" and 4 <= n <= threads.MAX_N else "items"
 
 
@@ -478,7 +478,7 @@ THREAD_TASKS_PER_LANE = 64  # tasks per lane of the thread kernel: lanes refill,
 def _count_threads(n: int, unique: bool) -> CountResult:
     """The count of n by the thread kernel: every task in one call, lanes filling the device
     (one warp a block, 32 blocks an SM; 4 blocks off a GPU, where the kernel is interpreted),
-    the depth giving about :data:`THREAD_TASKS_PER_LANE` tasks a lane."""
+    the depth giving about `THREAD_TASKS_PER_LANE` tasks a lane."""
     interpret = jax.default_backend() != "gpu"  # elsewhere (tests) the kernel is interpreted
     parallelism = 4 * 2 * threads.BLOCK if interpret else sizing.device_target().parallelism
     programs = max(1, parallelism // (2 * threads.BLOCK))
@@ -683,7 +683,7 @@ def count_solutions(
 
 
 def enumerate_solutions(n: int) -> np.ndarray:
-    """Every solution for n <= 14, verified by the checker: uint8 ``[A000170(n), n]``, sorted."""
+    """Every solution for n <= 14, verified by the checker: uint8 `[A000170(n), n]`, sorted."""
     n = settings.check_enumerate_n(as_size(n))
     if n <= 3:
         boards = _tiny(n)

@@ -23,7 +23,7 @@ from jaxqueens.parallel.scheduler import Launch, Scheduler
 
 
 class CountPlan(NamedTuple):
-    """What :func:`plan_count` found (``count --plan``): the tasks, and the run time predicted
+    """What `plan_count` found (`count --plan`): the tasks, and the run time predicted
     from Knuth probes of the search trees and a timed sample of bounded kernel calls."""
 
     n: int
@@ -54,9 +54,9 @@ PLAN_TARGET_ERROR = 0.01  # the probes stop early once the edge estimate's relat
 
 def _tree_size(plan: counting._Plan, seconds: float, seed: int = 0):
     """Knuth's estimate of the count's tree (every task's edges and completions, weighted):
-    calls of :data:`PLAN_PROBES` probes of uniformly drawn tasks, until ``seconds`` have passed
+    calls of `PLAN_PROBES` probes of uniformly drawn tasks, until `seconds` have passed
     (at least one call) or the edge estimate's relative standard error is below
-    :data:`PLAN_TARGET_ERROR`. Returns (edges, its standard error, solutions, its standard
+    `PLAN_TARGET_ERROR`. Returns (edges, its standard error, solutions, its standard
     error, probes, compile seconds)."""
     num = len(plan.tasks)
     rng = np.random.default_rng(seed)
@@ -92,8 +92,8 @@ def _tree_size(plan: counting._Plan, seconds: float, seed: int = 0):
 def _edge_rate(plan: counting._Plan, seconds: float) -> tuple[float, int]:
     """Edges a second the count kernel takes on the plan's streams together, timed on the first
     chunks' tasks (a random sample: the tasks are shuffled), one call at a time per stream,
-    each bounded by :data:`PLAN_CALL_EDGES` (a stopped search resumes in the next round), until
-    ``seconds`` have passed or the chunks are searched. Each stream's rate is its edges over its
+    each bounded by `PLAN_CALL_EDGES` (a stopped search resumes in the next round), until
+    `seconds` have passed or the chunks are searched. Each stream's rate is its edges over its
     calls' own durations (they run side by side). Returns (rate, edges timed); on an accelerator
     the edges are lanes x lockstep iterations (every lane taken as busy)."""
     short = plan._replace(budget=min(plan.budget, PLAN_CALL_EDGES))
@@ -134,14 +134,14 @@ def plan_count(
     n: int, budget: float = 2.0, depth: int | None = None, chunk: int | None = None
 ) -> CountPlan:
     """Plan a count without running it: the tasks, and the run time predicted from bounded
-    samples, in about ``budget`` seconds (plus planning and compilation) at every n.
+    samples, in about `budget` seconds (plus planning and compilation) at every n.
 
-    The size of the search is Knuth's estimate (1975) of every task's tree (:func:`_tree_size`:
+    The size of the search is Knuth's estimate (1975) of every task's tree (`_tree_size`:
     random probes of random tasks, unbiased, with its standard error); the speed is timed on
-    kernel calls of at most :data:`PLAN_CALL_EDGES` edges (:func:`_edge_rate`), so no sample
+    kernel calls of at most `PLAN_CALL_EDGES` edges (`_edge_rate`), so no sample
     ever waits for a whole task (whole tasks at n = 27 would never finish). The prediction is
     edges / rate, its interval from the estimate's standard error (the machine's load moves the
-    rate as well; it is timed now). Each half of ``budget`` goes to one of the two.
+    rate as well; it is timed now). Each half of `budget` goes to one of the two.
     """
     n = counting._check_n(n)
     if n <= 3:

@@ -1,11 +1,11 @@
 """The exact search of constrained instances batched per backend: the jitted function the
-``complete`` driver calls.
+`complete` driver calls.
 
-:func:`search_chunk` runs the one-item kernel of :mod:`jaxqueens.solvers.complete` over a batch
+`search_chunk` runs the one-item kernel of `jaxqueens.solvers.complete` over a batch
 of work items (sub-trees of instances) with the strategy of the backend
-(:func:`jaxqueens.parallel.items.search_each`: one item per ``lax.map`` iteration on the CPU,
-lockstep lanes with refill on an accelerator). :func:`chunk_builder` lowers it as an accelerator
-runs it (``make gpu-check`` compiles it for described GPUs) and :func:`accelerator_lanes` sizes
+(`jaxqueens.parallel.items.search_each`: one item per `lax.map` iteration on the CPU,
+lockstep lanes with refill on an accelerator). `chunk_builder` lowers it as an accelerator
+runs it (`make gpu-check` compiles it for described GPUs) and `accelerator_lanes` sizes
 its lanes against a device.
 """
 
@@ -31,9 +31,9 @@ def _advance(lanes: solver.State, active, config: Config) -> solver.State:
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3))
 def search_chunk(batch, config: Config, num_devices: int, sizes: sizing.Sizes):
-    """Run every item of ``batch`` (uint32 ``[P, HEAD + n]``, P a multiple of ``num_devices``;
-    zero rows are empty items). Returns (head uint32 ``[P, 4]`` = d, steps, lo, hi;
-    stacks uint32 ``[P, n + 1, 5]``; listed solutions uint32 ``[P, cap, n + 1]``)."""
+    """Run every item of `batch` (uint32 `[P, HEAD + n]`, P a multiple of `num_devices`;
+    zero rows are empty items). Returns (head uint32 `[P, 4]` = d, steps, lo, hi;
+    stacks uint32 `[P, n + 1, 5]`; listed solutions uint32 `[P, cap, n + 1]`)."""
     return items.search_each(
         lambda it: solver.readout(solver.search(it, config), config),
         lambda it: solver.start(it, config),
@@ -48,9 +48,9 @@ def search_chunk(batch, config: Config, num_devices: int, sizes: sizing.Sizes):
 
 
 def chunk_builder(config: Config, num_devices: int = 1, place=None):
-    """``lanes -> jax.stages.Lowered``: :func:`search_chunk` as an accelerator runs it, with
-    ``lanes`` lockstep lanes per device and :data:`ITEMS_PER_LANE` items per lane and call (the
-    builder :func:`jaxqueens.parallel.sizing.choose` sizes, and ``make gpu-check`` compiles)."""
+    """`lanes -> jax.stages.Lowered`: `search_chunk` as an accelerator runs it, with
+    `lanes` lockstep lanes per device and `ITEMS_PER_LANE` items per lane and call (the
+    builder `jaxqueens.parallel.sizing.choose` sizes, and `make gpu-check` compiles)."""
     place = place or (lambda tree: tree)
 
     def build(lanes: int):
@@ -63,8 +63,8 @@ def chunk_builder(config: Config, num_devices: int = 1, place=None):
 
 
 def accelerator_lanes(config: Config, num_devices: int, target=None) -> sizing.Choice:
-    """Lockstep lanes per device for ``config``'s items on an accelerator, sized from the
-    compiled :func:`search_chunk` against the device."""
+    """Lockstep lanes per device for `config`'s items on an accelerator, sized from the
+    compiled `search_chunk` against the device."""
     target = target or sizing.device_target()
     return sizing.choose(
         chunk_builder(config, num_devices),

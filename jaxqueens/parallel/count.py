@@ -1,18 +1,18 @@
 """The exact count's kernels batched per backend: the jitted functions the count driver calls.
 
-Every function here runs the one-task kernels of :mod:`jaxqueens.solvers.count` over a batch of
-tasks, with the strategy of the backend chosen in :mod:`jaxqueens.parallel.items` (one task per
-``lax.map`` iteration over host devices on a CPU, lockstep lanes with refill on an
+Every function here runs the one-task kernels of `jaxqueens.solvers.count` over a batch of
+tasks, with the strategy of the backend chosen in `jaxqueens.parallel.items` (one task per
+`lax.map` iteration over host devices on a CPU, lockstep lanes with refill on an
 accelerator):
 
-- :func:`count_items`: constellation searches, resumable, at most a budget of edges per device
-  and call (the route of :func:`jaxqueens.drivers.count.count_solutions`);
-- :func:`count_chunk` and :func:`enumerate_chunk`: the mirror-prefix kernel counting and listing
-  every solution (the route of :func:`jaxqueens.drivers.count.enumerate_solutions`, n <= 14);
-- :func:`probe_chunk`: Knuth probes of the tasks' trees (``count --plan``).
+- `count_items`: constellation searches, resumable, at most a budget of edges per device
+  and call (the route of `jaxqueens.drivers.count.count_solutions`);
+- `count_chunk` and `enumerate_chunk`: the mirror-prefix kernel counting and listing
+  every solution (the route of `jaxqueens.drivers.count.enumerate_solutions`, n <= 14);
+- `probe_chunk`: Knuth probes of the tasks' trees (`count --plan`).
 
-:func:`items_builder` lowers :func:`count_items` as an accelerator runs it (``make gpu-check``
-compiles it for described GPUs) and :func:`accelerator_lanes` sizes its lanes against a device.
+`items_builder` lowers `count_items` as an accelerator runs it (`make gpu-check`
+compiles it for described GPUs) and `accelerator_lanes` sizes its lanes against a device.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ TASKS_PER_LANE = 16  # accelerator: tasks per lockstep lane and call (a lane tha
 
 
 def _advance_lanes(lanes: solver.Lane, active, config: KernelConfig) -> solver.Lane:
-    """One lockstep iteration: every live lane (``d >= 0``) takes one tree edge."""
+    """One lockstep iteration: every live lane (`d >= 0`) takes one tree edge."""
     del active  # a lane without an item is finished (d < 0) and stays as it is
     moved = jax.vmap(lambda s: solver.step_prefix(s, config))(lanes)
     return where_lanes(lanes.d >= 0, moved, lanes)
@@ -45,13 +45,13 @@ def _count_words(lanes: solver.Lane):
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3))
 def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: sizing.Sizes):
-    """Count words per prefix, batched the backend's way (``sizes`` is :func:`sizing.sizes`).
+    """Count words per prefix, batched the backend's way (`sizes` is `sizing.sizes`).
 
     Args:
-      prefixes: uint32 ``[P, 4]`` (cols, ld, rd, av), P a multiple of ``num_devices`` (pad with
-        zero rows: ``av = 0`` is an empty search).
+      prefixes: uint32 `[P, 4]` (cols, ld, rd, av), P a multiple of `num_devices` (pad with
+        zero rows: `av = 0` is an empty search).
     Returns:
-      uint32 ``[P, 2]``: solutions below each prefix, low and high word.
+      uint32 `[P, 2]`: solutions below each prefix, low and high word.
     """
     return items.search_each(
         lambda r: solver.count_prefix(r, config),
@@ -70,9 +70,9 @@ def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: sizing.
 def enumerate_chunk(
     prefixes, config: KernelConfig, cap: int, num_devices: int, sizes: sizing.Sizes
 ):
-    """Every prefix's solutions (at most ``cap`` each): counts uint32 ``[P, 2]`` and lists
-    uint32 ``[P, cap, W]`` (:func:`jaxqueens.solvers.count.enumerate_prefix`), batched the way
-    ``sizes`` names (mapped, or vmapped on an accelerator)."""
+    """Every prefix's solutions (at most `cap` each): counts uint32 `[P, 2]` and lists
+    uint32 `[P, cap, W]` (`jaxqueens.solvers.count.enumerate_prefix`), batched the way
+    `sizes` names (mapped, or vmapped on an accelerator)."""
     return items.each(
         lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices, sizes.accelerator
     )
@@ -88,18 +88,18 @@ def _advance_searches(lanes, active, config: solver.Config):
 
 @functools.partial(jax.jit, static_argnums=(2, 3, 4))
 def count_items(batch, budget, config: solver.Config, num_devices: int, sizes: sizing.Sizes):
-    """Constellation searches (:func:`jaxqueens.solvers.count.search`), resumable, batched the
-    backend's way: on the CPU one after the other under one budget of ``budget`` edges per
-    device; on an accelerator lockstep lanes, each advanced at most ``budget`` times.
+    """Constellation searches (`jaxqueens.solvers.count.search`), resumable, batched the
+    backend's way: on the CPU one after the other under one budget of `budget` edges per
+    device; on an accelerator lockstep lanes, each advanced at most `budget` times.
 
     Args:
-      batch: uint32 ``[B, config.width]`` search items (a stack row per level, then the level
-        table), B a multiple of ``num_devices`` (pad with finished items: ``d = -1``).
+      batch: uint32 `[B, config.width]` search items (a stack row per level, then the level
+        table), B a multiple of `num_devices` (pad with finished items: `d = -1`).
       budget: [] int32 (a host scalar: any value, no recompilation).
     Returns:
-      states: uint32 ``[B, config.state_width]``, each search as it stands (``d = -1``:
+      states: uint32 `[B, config.state_width]`, each search as it stands (`d = -1`:
         finished) with the completions it found in this call (word 1);
-      work: int32 ``[num_devices]``: edges taken (CPU) or lockstep iterations (accelerator).
+      work: int32 `[num_devices]`: edges taken (CPU) or lockstep iterations (accelerator).
     """
     params = solver.Params(jnp.asarray(budget, jnp.int32))
 
@@ -123,12 +123,12 @@ def count_items(batch, budget, config: solver.Config, num_devices: int, sizes: s
 
 @functools.partial(jax.jit, static_argnums=(4,))
 def probe_chunk(prefixes, owner, tables, seed, config: solver.Config):
-    """Knuth probes (:func:`jaxqueens.solvers.count.probe`) of tasks ``prefixes`` uint32
-    ``[P, 4]`` whose level tables are rows ``owner`` int32 ``[P]`` of ``tables`` uint32
-    ``[K, config.levels * TABLE_WORDS]``; probe i is lane i of the hash stream ``seed``.
+    """Knuth probes (`jaxqueens.solvers.count.probe`) of tasks `prefixes` uint32
+    `[P, 4]` whose level tables are rows `owner` int32 `[P]` of `tables` uint32
+    `[K, config.levels * TABLE_WORDS]`; probe i is lane i of the hash stream `seed`.
 
     Returns:
-      :class:`jaxqueens.solvers.count.Probe` of float32 ``[P]`` arrays (one probe per task).
+      `jaxqueens.solvers.count.Probe` of float32 `[P]` arrays (one probe per task).
     """
     lanes = jnp.arange(prefixes.shape[0], dtype=jnp.uint32)
     return jax.vmap(
@@ -137,11 +137,11 @@ def probe_chunk(prefixes, owner, tables, seed, config: solver.Config):
 
 
 def items_builder(n: int, depth: int, num_devices: int = 1, place=None):
-    """``lanes -> jax.stages.Lowered``: :func:`count_items` as an accelerator runs it for n
-    counted from ``depth`` host-placed columns, with ``lanes`` lockstep lanes per device and
-    :data:`TASKS_PER_LANE` items per lane and call (the builder
-    :func:`jaxqueens.parallel.sizing.choose` sizes; ``make gpu-check`` compiles it for described
-    GPUs, ``place`` putting the arguments there)."""
+    """`lanes -> jax.stages.Lowered`: `count_items` as an accelerator runs it for n
+    counted from `depth` host-placed columns, with `lanes` lockstep lanes per device and
+    `TASKS_PER_LANE` items per lane and call (the builder
+    `jaxqueens.parallel.sizing.choose` sizes; `make gpu-check` compiles it for described
+    GPUs, `place` putting the arguments there)."""
     place = place or (lambda tree: tree)
     config = solver.Config(n, constellations.table_levels(n, depth))
 
@@ -156,8 +156,8 @@ def items_builder(n: int, depth: int, num_devices: int = 1, place=None):
 
 
 def accelerator_lanes(n: int, depth: int, num_devices: int, target=None) -> sizing.Choice:
-    """Lockstep lanes per device for counting n from ``depth`` columns on an accelerator, sized
-    from the compiled :func:`count_items` against the device (``target``: the first local one)."""
+    """Lockstep lanes per device for counting n from `depth` columns on an accelerator, sized
+    from the compiled `count_items` against the device (`target`: the first local one)."""
     target = target or sizing.device_target()
     return sizing.choose(
         items_builder(n, depth, num_devices),

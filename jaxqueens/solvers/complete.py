@@ -35,7 +35,7 @@ LEVEL, BUDGET, STOP = 4, 5, 6  # item layout: root (cols, ld, rd, av), level, bu
 HEAD = 7  # then the allowed masks [n]
 MAX_N = 32  # uint32 masks
 MAX_BUDGET = 2**31 - 1  # tree edges a search may take (int32 step counter)
-UNKNOWN, SAT, UNSAT = 0, 1, 2  # :class:`Result` status
+UNKNOWN, SAT, UNSAT = 0, 1, 2  # `Result` status
 STATUS = ("unknown", "SAT", "UNSAT")  # its name, by value
 
 
@@ -61,16 +61,16 @@ class Config:
 
     @property
     def width(self) -> int:
-        """uint32 words of one item: :data:`HEAD` words, then the n allowed masks."""
+        """uint32 words of one item: `HEAD` words, then the n allowed masks."""
         return HEAD + self.n
 
 
 class State(NamedTuple):
-    """The DFS state of one item (``R = n + 1`` stack rows, ``C = max(cap, 1)``): the drivers'
+    """The DFS state of one item (`R = n + 1` stack rows, `C = max(cap, 1)`): the drivers'
     lanes and the contract's state alike."""
 
     d: jax.Array  # [] int32 stack row of the current level; -1 once the sub-tree is searched;
-    #               -2 - r once a ``stop`` item found a solution whose last column is stack row r
+    #               -2 - r once a `stop` item found a solution whose last column is stack row r
     level: jax.Array  # [] int32 board column of stack row 0
     budget: jax.Array  # [] int32 steps allowed in this call
     stop: jax.Array  # [] bool stop at the first solution (its path is then read off the stack)
@@ -83,7 +83,7 @@ class State(NamedTuple):
 
 
 def start(item, config: Config) -> State:
-    """Lane for ``item`` = uint32 ``[HEAD + n]`` (:data:`COLS`.. :data:`BUDGET`, then masks)."""
+    """Lane for `item` = uint32 `[HEAD + n]` (`COLS`.. `BUDGET`, then masks)."""
     item = item.astype(jnp.uint32)
     root = jnp.concatenate([item[:4], jnp.full((1,), DONE, jnp.uint32)])
     stack = jnp.concatenate([root[None], jnp.zeros((config.rows - 1, 5), jnp.uint32)])
@@ -112,13 +112,13 @@ def _shift(ld, rd, n: int, toroidal: bool):
 
 
 def live(lane: State, config: Config):
-    """The lane still has work in this call (a stopped search has a negative ``d``)."""
+    """The lane still has work in this call (a stopped search has a negative `d`)."""
     del config
     return (lane.d >= 0) & (lane.steps < lane.budget)
 
 
 def edge(lane: State, config: Config, keep=None) -> State:
-    """One tree edge (the lane must be :func:`live`, unless ``keep``, a [] bool for lockstep
+    """One tree edge (the lane must be `live`, unless `keep`, a [] bool for lockstep
     lanes, says it stays as it is: its words are then written back unchanged)."""
     n = config.n
     row = lax.dynamic_slice(lane.stack, (lane.d, 0), (1, 5))[0]
@@ -153,7 +153,7 @@ def edge(lane: State, config: Config, keep=None) -> State:
         lo, hi = add64(lo, hi, jnp.where(last, lax.population_count(nav), jnp.uint32(0)))
     d = jnp.where(push, here + 1, resume).astype(jnp.int32)  # DONE -> -1
     stop = hit if config.decide else hit & lane.stop
-    d = jnp.where(stop, -3 - lane.d, d)  # -2 - (row of the final column): see :func:`readout`
+    d = jnp.where(stop, -3 - lane.d, d)  # -2 - (row of the final column): see `readout`
     steps = lane.steps + 1
     if keep is not None:
         d, steps, lo, hi = (
@@ -164,26 +164,26 @@ def edge(lane: State, config: Config, keep=None) -> State:
 
 
 def step_lane(lane: State, config: Config) -> State:
-    """One lockstep iteration of a lane that may not be :func:`live` (it then stays as it is):
-    :func:`edge` writing a stopped lane's words back instead of selecting the whole lane
-    (``make gpu-check``'s model: the select read and wrote every lane's stack and listed
+    """One lockstep iteration of a lane that may not be `live` (it then stays as it is):
+    `edge` writing a stopped lane's words back instead of selecting the whole lane
+    (`make gpu-check`'s model: the select read and wrote every lane's stack and listed
     solutions each iteration, 88 KB a lane at n = 21 with 1000 solutions listed)."""
     return edge(lane, config, keep=~live(lane, config))
 
 
 def search(item, config: Config) -> State:
-    """Search one item until its sub-tree is done, its budget is spent or (``stop``) a solution
+    """Search one item until its sub-tree is done, its budget is spent or (`stop`) a solution
     is found."""
     return lax.while_loop(lambda s: live(s, config), lambda s: edge(s, config), start(item, config))
 
 
 def _read(lane: State, config: Config):
     """One lane's results: (d of its untried frontier, found low word, and the cols masks
-    along the path of the solution a ``stop`` item ended on)."""
+    along the path of the solution a `stop` item ended on)."""
     at = -2 - lane.d  # a stopped item: the stack row of its solution's final column
     stopped = at >= 0
     row = lax.dynamic_slice(lane.stack, (jnp.maximum(at - 1, 0), 0), (1, 5))[0]
-    resume = jnp.where(row[AV] != 0, at - 1, row[BACK].astype(jnp.int32))  # as :func:`edge`
+    resume = jnp.where(row[AV] != 0, at - 1, row[BACK].astype(jnp.int32))  # as `edge`
     frontier = jnp.where(stopped, resume, lane.d)
     lo = stopped.astype(jnp.uint32) if config.decide else lane.lo
     last = lax.dynamic_slice(lane.stack, (jnp.maximum(at, 0), 0), (1, 5))[0]
@@ -193,10 +193,10 @@ def _read(lane: State, config: Config):
 
 
 def readout(lane: State, config: Config):
-    """What the host reads back (one lane or a batch): head uint32 ``[..., 4]`` = (d, steps, lo,
-    hi), d being the deepest stack row still to search (-1: none), the stack ``[..., R, 5]`` and
-    the listed solutions ``[..., C, n + 1]`` (cap 0: the one solution a ``stop`` item ended on,
-    valid when it found one): row j holds the ``cols`` masks along solution j's path from stack
+    """What the host reads back (one lane or a batch): head uint32 `[..., 4]` = (d, steps, lo,
+    hi), d being the deepest stack row still to search (-1: none), the stack `[..., R, 5]` and
+    the listed solutions `[..., C, n + 1]` (cap 0: the one solution a `stop` item ended on,
+    valid when it found one): row j holds the `cols` masks along solution j's path from stack
     row 0, then the full mask (consecutive differences are the queens' rows)."""
     read = functools.partial(_read, config=config)
     frontier, lo, path = jax.vmap(read)(lane) if lane.d.ndim else read(lane)
@@ -208,20 +208,20 @@ def readout(lane: State, config: Config):
 
 # --- the kernel contract (jaxqueens.solvers.base): one whole instance ---------------------------
 #
-# Thin wrappers over the hot path above (the same :func:`start`, :func:`edge` and :func:`_read`).
-# The search stops at its first solution (``stop``) so that the solution's path can be read off
-# the stack; in count mode it is then recorded in ``sols`` row 0 and the search goes on from the
+# Thin wrappers over the hot path above (the same `start`, `edge` and `_read`).
+# The search stops at its first solution (`stop`) so that the solution's path can be read off
+# the stack; in count mode it is then recorded in `sols` row 0 and the search goes on from the
 # untried frontier, exactly where the drivers split the rest off into new items.
 
 
 class Params(NamedTuple):
-    """Dynamic parameters: a new value never recompiles; ``jax.vmap`` sweeps them."""
+    """Dynamic parameters: a new value never recompiles; `jax.vmap` sweeps them."""
 
     budget: jax.Array  # [] int32 in 0..MAX_BUDGET: tree edges a call may take
 
 
 def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
-    """The package's default: up to ``MAX_BUDGET`` (2^31 - 1) edges a call (the driver's calls
+    """The package's default: up to `MAX_BUDGET` (2^31 - 1) edges a call (the driver's calls
     take 2^20 per item and split what is left over the batch)."""
     base.check_type("config", config, Config)
     base.check_whole("budget", budget, 0, MAX_BUDGET)
@@ -229,7 +229,7 @@ def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
 
 
 def _checked(config: Config, params: Params, problem, state=None) -> jax.Array:
-    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`), and the
+    """The kernel's arguments checked at its boundary (`jaxqueens.solvers.base`), and the
     instance's masks uint32 [n] with every bit at or above n dropped (a traced mask cannot be
     read; a concrete one with such bits, or negative, is refused)."""
     base.check_type("config", config, Config)
@@ -259,14 +259,14 @@ def _checked(config: Config, params: Params, problem, state=None) -> jax.Array:
 
 
 class Problem(NamedTuple):
-    """One constrained instance (dynamic): :func:`problem` builds it from a
-    :class:`jaxqueens.core.constraints.Constraints`."""
+    """One constrained instance (dynamic): `problem` builds it from a
+    `jaxqueens.core.constraints.Constraints`."""
 
     allowed: jax.Array | np.ndarray  # [n] uint32 rows each column may use (column_masks)
 
 
 class Result(NamedTuple):
-    """What one instance's search reports (``C = max(cap, 1)``)."""
+    """What one instance's search reports (`C = max(cap, 1)`)."""
 
     status: jax.Array  # [] int32 SAT (a solution found), UNSAT (searched, none) or UNKNOWN
     found: jax.Array  # [2] uint32 solutions found (low, high word); decide: 1 once SAT
@@ -277,14 +277,14 @@ class Result(NamedTuple):
 
 
 def problem(model: Constraints, orientation: int = 0) -> Problem:
-    """The instance ``model`` (host NumPy), seen in ``orientation`` (0: as given; the driver
-    searches the most constrained one, :func:`jaxqueens.core.constraints.search_masks`, and maps
-    boards back with :func:`jaxqueens.core.constraints.board_from_orientation`)."""
+    """The instance `model` (host NumPy), seen in `orientation` (0: as given; the driver
+    searches the most constrained one, `jaxqueens.core.constraints.search_masks`, and maps
+    boards back with `jaxqueens.core.constraints.board_from_orientation`)."""
     return Problem(column_masks(model, orientation).astype(np.uint32))
 
 
 def _settle(lane: State, config: Config) -> State:
-    """After a stop at the first solution: its path into ``sols`` row 0 (cap 0), and in count
+    """After a stop at the first solution: its path into `sols` row 0 (cap 0), and in count
     mode the search resumed from its untried frontier (decide: it stays stopped, and SAT)."""
     stopped = lane.d <= -2
     frontier, _, path = _read(lane, config)
@@ -297,7 +297,7 @@ def _settle(lane: State, config: Config) -> State:
 
 
 def init(key, config: Config, params: Params, problem: Problem) -> State:
-    """The instance's search at its root. ``key`` is unused (``None`` or a key, checked): the
+    """The instance's search at its root. `key` is unused (`None` or a key, checked): the
     search is exact and deterministic."""
     ignore_key(key)
     allowed = _checked(config, params, problem)
@@ -318,13 +318,13 @@ def done(state: State, config: Config, params: Params) -> jax.Array:
 
 
 def step(state: State, config: Config, params: Params, problem: Problem) -> State:
-    """One tree edge (:func:`edge`; a no-op once :func:`done`)."""
+    """One tree edge (`edge`; a no-op once `done`)."""
     base.check_type("state", state, State, "make it with complete.init")
     return _settle(edge(state, config, keep=~live(state, config)), config)
 
 
 def resume(state: State, config: Config, params: Params, problem: Problem) -> State:
-    """At most ``params.budget`` more edges (in all at most ``MAX_BUDGET`` since :func:`init`):
+    """At most `params.budget` more edges (in all at most `MAX_BUDGET` since `init`):
     the state, searched further."""
     base.check_type("state", state, State, "make it with complete.init")
     more = jnp.minimum(params.budget, MAX_BUDGET - state.steps)
@@ -358,12 +358,12 @@ def result(state: State, config: Config, params: Params) -> Result:
 
 
 def finish(state: State, config: Config, params: Params, problem: Problem) -> Result:
-    """:func:`resume`, then :func:`result`."""
+    """`resume`, then `result`."""
     return result(resume(state, config, params, problem), config, params)
 
 
 def run(key, config: Config, params: Params, problem: Problem) -> Result:
-    """Decide, count or enumerate one instance (``config.decide``, ``config.cap``) until the
-    search is over or ``params.budget`` edges are taken. ``key`` is unused (``None`` or a
+    """Decide, count or enumerate one instance (`config.decide`, `config.cap`) until the
+    search is over or `params.budget` edges are taken. `key` is unused (`None` or a
     key)."""
     return finish(init(key, config, params, problem), config, params, problem)

@@ -31,7 +31,7 @@ from jaxqueens.solvers.base import ignore_key
 
 COLS, LD, RD, BACK, AV = range(5)  # the words of a stack row
 WORDS = 5
-DONE = 0xFFFFFFFF  # ``back`` of the root level: returning there ends the search
+DONE = 0xFFFFFFFF  # `back` of the root level: returning there ends the search
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,12 +49,12 @@ class KernelConfig:
 
     @property
     def width(self) -> int:
-        """Words per enumerated solution: the ``cols`` mask of every level, then the full board."""
+        """Words per enumerated solution: the `cols` mask of every level, then the full board."""
         return self.n - self.depth + 1
 
 
 class Lane(NamedTuple):
-    """The DFS state of one prefix (``R`` = ``config.rows``)."""
+    """The DFS state of one prefix (`R` = `config.rows`)."""
 
     d: jax.Array  # [] int32 stack row of the current level; -1 once the subtree is searched
     lo: jax.Array  # [] uint32 solutions found, low word
@@ -64,14 +64,14 @@ class Lane(NamedTuple):
 
 
 def add64(lo, hi, x):
-    """``(hi, lo) + x`` on two uint32 words with carry: exact where a uint32 sum would wrap."""
+    """`(hi, lo) + x` on two uint32 words with carry: exact where a uint32 sum would wrap."""
     lo2 = lo + x
     return lo2, hi + (lo2 < x).astype(jnp.uint32)
 
 
 def init_prefix(prefix, config: KernelConfig, allow=None) -> Lane:
-    """Lane for ``prefix`` = uint32 ``[4]`` (cols, ld, rd, av) of a partial board; ``allow``
-    uint32 ``[n]``: the rows column k may use (default: every row)."""
+    """Lane for `prefix` = uint32 `[4]` (cols, ld, rd, av) of a partial board; `allow`
+    uint32 `[n]`: the rows column k may use (default: every row)."""
     prefix = prefix.astype(jnp.uint32)
     root = jnp.stack([prefix[0], prefix[1], prefix[2], jnp.uint32(DONE), prefix[3]])
     stack = jnp.concatenate([root, jnp.zeros(WORDS * (config.rows - 1), jnp.uint32)])
@@ -83,7 +83,7 @@ def init_prefix(prefix, config: KernelConfig, allow=None) -> Lane:
 
 def _advance(lane: Lane, config: KernelConfig):
     """One tree edge. Returns the new lane, whether the child is the last column, and the child's
-    ``cols`` and ``av`` masks (the enumeration kernel needs them)."""
+    `cols` and `av` masks (the enumeration kernel needs them)."""
     n, depth = config.n, config.depth
     all_rows = jnp.uint32((1 << n) - 1)
     start = lane.d * WORDS
@@ -114,27 +114,27 @@ def _advance(lane: Lane, config: KernelConfig):
 
 
 def step_prefix(lane: Lane, config: KernelConfig) -> Lane:
-    """One counting iteration (the lane must be live: ``d >= 0``)."""
+    """One counting iteration (the lane must be live: `d >= 0`)."""
     return _advance(lane, config)[0]
 
 
 def run_prefix(lane: Lane, config: KernelConfig):
-    """Search a lane's subtree to the end: uint32 ``[2]`` solutions (low word, high word)."""
+    """Search a lane's subtree to the end: uint32 `[2]` solutions (low word, high word)."""
     lane = lax.while_loop(lambda s: s.d >= 0, lambda s: step_prefix(s, config), lane)
     return jnp.stack([lane.lo, lane.hi])
 
 
 def count_prefix(prefix, config: KernelConfig):
-    """Solutions extending one prefix: uint32 ``[2]`` (low word, high word)."""
+    """Solutions extending one prefix: uint32 `[2]` (low word, high word)."""
     return run_prefix(init_prefix(prefix, config), config)
 
 
 def enumerate_prefix(prefix, config: KernelConfig, cap: int):
-    """Solutions extending one prefix, listed: (count uint32 ``[2]``, uint32 ``[cap, W]``).
+    """Solutions extending one prefix, listed: (count uint32 `[2]`, uint32 `[cap, W]`).
 
-    Row i of the list holds the ``cols`` masks of levels 0..n-depth-1 of solution i and then the
+    Row i of the list holds the `cols` masks of levels 0..n-depth-1 of solution i and then the
     full mask; consecutive differences are the rows of the queens (decoded on the host). At most
-    ``cap`` solutions are written; the count is exact regardless.
+    `cap` solutions are written; the count is exact regardless.
     """
     levels = config.n - config.depth - 1
 
@@ -166,7 +166,7 @@ def enumerate_prefix(prefix, config: KernelConfig, cap: int):
 # A task is one partial board of a canonical constellation (jaxqueens.core.constellations.tasks)
 # searched over its *levels*: the board columns from the task's first free column on that hold
 # no border queen. A border queen's column is never searched (its queen is fixed and every other
-# column's allowed rows already avoid it), so a level's child lies ``gap`` columns further on and
+# column's allowed rows already avoid it), so a level's child lies `gap` columns further on and
 # the diagonals shift by the gap. A level table row (TABLE_WORDS uint32, built on the host by
 # jaxqueens.core.constellations.level_tables) holds what an edge from that level needs:
 
@@ -203,7 +203,7 @@ class Config:
 
     @property
     def state_width(self) -> int:
-        """uint32 words of a search's resumable state: :data:`HEAD`, then the stack."""
+        """uint32 words of a search's resumable state: `HEAD`, then the stack."""
         return HEAD + WORDS * self.rows
 
     @property
@@ -213,22 +213,22 @@ class Config:
 
 
 class Params(NamedTuple):
-    """Dynamic parameters: a new value never recompiles; ``jax.vmap`` sweeps them."""
+    """Dynamic parameters: a new value never recompiles; `jax.vmap` sweeps them."""
 
     budget: jax.Array  # [] int32 in 0..MAX_BUDGET: tree edges a call may take
 
 
 def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
-    """The package's default: a call may take up to ``MAX_BUDGET`` (2^31 - 1) edges, so
-    :func:`run` searches every task of n <= 20 to its end in one call (a task the budget stops
-    is resumed by :func:`resume`). The driver's calls take 2^27 edges, about a second."""
+    """The package's default: a call may take up to `MAX_BUDGET` (2^31 - 1) edges, so
+    `run` searches every task of n <= 20 to its end in one call (a task the budget stops
+    is resumed by `resume`). The driver's calls take 2^27 edges, about a second."""
     base.check_type("config", config, Config)
     base.check_whole("budget", budget, 0, MAX_BUDGET)
     return Params(jnp.asarray(budget, jnp.int32))
 
 
 def _checked(config: Config, params: Params, problem, state=None) -> None:
-    """The kernel's arguments checked at its boundary (:mod:`jaxqueens.solvers.base`)."""
+    """The kernel's arguments checked at its boundary (`jaxqueens.solvers.base`)."""
     base.check_type("config", config, Config)
     base.check_budget_params(params, Params, "count", MAX_BUDGET)
     if state is not None:
@@ -238,8 +238,8 @@ def _checked(config: Config, params: Params, problem, state=None) -> None:
 
 
 class Dfs(NamedTuple):
-    """One task's search as the drivers' hot loop carries it, resumable (``R`` =
-    ``config.rows``); the contract's :class:`State` adds 64-bit totals around it."""
+    """One task's search as the drivers' hot loop carries it, resumable (`R` =
+    `config.rows`); the contract's `State` adds 64-bit totals around it."""
 
     d: jax.Array  # [] int32 stack row (= level) of the current node; -1 once searched
     found: jax.Array  # [] uint32 completions found since the state was unpacked (<= edges taken)
@@ -247,28 +247,28 @@ class Dfs(NamedTuple):
 
 
 def unpack(item, config: Config) -> tuple[Dfs, jax.Array]:
-    """A search item, uint32 ``[config.width]``: its state (count reset to 0) and its level
-    table uint32 ``[TABLE_WORDS * levels]``."""
+    """A search item, uint32 `[config.width]`: its state (count reset to 0) and its level
+    table uint32 `[TABLE_WORDS * levels]`."""
     state = Dfs(item[0].astype(jnp.int32), jnp.uint32(0), item[HEAD : config.state_width])
     return state, item[config.state_width :]
 
 
 def pack(state: Dfs) -> jax.Array:
-    """A state as uint32 ``[config.state_width]`` (its item without the table): the words a
+    """A state as uint32 `[config.state_width]` (its item without the table): the words a
     call returns, from which the host resumes an unfinished search."""
     head = jnp.stack([state.d.astype(jnp.uint32), state.found, jnp.uint32(0), jnp.uint32(0)])
     return jnp.concatenate([head, state.stack])
 
 
 def edge(state: Dfs, table, config: Config) -> Dfs:
-    """One tree edge (the state must be live: ``d >= 0``).
+    """One tree edge (the state must be live: `d >= 0`).
 
     Takes the lowest untried row of level d; counts the child's free rows when the child is the
-    task's last level (``COUNT_MASK`` is all ones only on the row before it, and the last level
+    task's last level (`COUNT_MASK` is all ones only on the row before it, and the last level
     has at most one free row: every other column then holds a queen); otherwise goes down to the
     child if its level and the next two levels each keep a free row (the look-ahead ignores the
-    queens still to come, so it never cuts a solution). Whatever happens, the parent's ``av`` and
-    the child's row are written as 6 contiguous words, and ``back`` (the nearest level with rows
+    queens still to come, so it never cuts a solution). Whatever happens, the parent's `av` and
+    the child's row are written as 6 contiguous words, and `back` (the nearest level with rows
     left) spares every iteration spent popping.
     """
     d = state.d
@@ -300,7 +300,7 @@ def edge(state: Dfs, table, config: Config) -> Dfs:
 
 
 def walk(state: Dfs, table, params: Params, config: Config) -> tuple[Dfs, jax.Array]:
-    """Search until the task is done (``d < 0``) or ``params.budget`` edges are taken: the state
+    """Search until the task is done (`d < 0`) or `params.budget` edges are taken: the state
     (to resume in a later call with the same total) and the edges taken, [] int32."""
     # a countdown to 0, not a count up to the budget: one load and compare fewer per edge
     state, left = lax.while_loop(
@@ -312,11 +312,11 @@ def walk(state: Dfs, table, params: Params, config: Config) -> tuple[Dfs, jax.Ar
 
 
 def search(items, params: Params, config: Config):
-    """Search items uint32 ``[B, config.width]`` one after the other with ONE shared budget (the
-    CPU strategy: a call then takes at most ``params.budget`` edges whatever its items).
+    """Search items uint32 `[B, config.width]` one after the other with ONE shared budget (the
+    CPU strategy: a call then takes at most `params.budget` edges whatever its items).
 
     Returns:
-      states: uint32 ``[B, config.state_width]`` (:func:`pack`): a finished search has ``d = -1``,
+      states: uint32 `[B, config.state_width]` (`pack`): a finished search has `d = -1`,
         an item the budget did not reach comes back unchanged (count 0);
       taken: [] int32, the edges taken.
     """
@@ -332,13 +332,13 @@ def search(items, params: Params, config: Config):
 
 # --- the kernel contract (jaxqueens.solvers.base): one task, 64-bit totals ---------------------
 #
-# Thin wrappers over the hot path above (the same :func:`edge` and :func:`walk`): the contract's
-# State keeps the completions and edges since :func:`init` as two uint32 words each (a task
+# Thin wrappers over the hot path above (the same `edge` and `walk`): the contract's
+# State keeps the completions and edges since `init` as two uint32 words each (a task
 # resumed call after call may pass 2^32), where the drivers sum each call's uint32 on the host.
 
 
 class Problem(NamedTuple):
-    """One task (dynamic): where its search starts and the levels it walks. :func:`problems`
+    """One task (dynamic): where its search starts and the levels it walks. `problems`
     builds every task of a board."""
 
     prefix: jax.Array  # [4] uint32 (cols, ld, rd, av) at the task's first level
@@ -346,7 +346,7 @@ class Problem(NamedTuple):
 
 
 class State(NamedTuple):
-    """One task's search, resumable (``R`` = ``config.rows``)."""
+    """One task's search, resumable (`R` = `config.rows`)."""
 
     d: jax.Array  # [] int32 stack row (= level) of the current node; -1 once searched
     stack: jax.Array  # [5 R] uint32: row r = (cols, ld, rd, back, av) of level r
@@ -363,7 +363,7 @@ class Result(NamedTuple):
 
 
 class Problems(NamedTuple):
-    """Every task of a board (host NumPy; :func:`problems`): ``Q(n) = sum(weights * found)``."""
+    """Every task of a board (host NumPy; `problems`): `Q(n) = sum(weights * found)`."""
 
     config: Config  # the static shape every task shares
     tasks: Problem  # prefix [P, 4], table [P, levels * TABLE_WORDS] uint32
@@ -371,7 +371,7 @@ class Problems(NamedTuple):
 
 
 def _add(words, x):
-    """uint32 ``[2]`` (low, high) plus a uint32 [] ``x``, with carry."""
+    """uint32 `[2]` (low, high) plus a uint32 [] `x`, with carry."""
     return jnp.stack(add64(words[0], words[1], jnp.asarray(x, jnp.uint32)))
 
 
@@ -380,7 +380,7 @@ def _dfs(state: State) -> Dfs:
 
 
 def init(key, config: Config, params: Params, problem: Problem) -> State:
-    """The task's search at its start. ``key`` is unused (``None`` or a key, checked): the
+    """The task's search at its start. `key` is unused (`None` or a key, checked): the
     search is exact and deterministic."""
     ignore_key(key)
     _checked(config, params, problem)
@@ -397,7 +397,7 @@ def done(state: State, config: Config, params: Params) -> jax.Array:
 
 
 def step(state: State, config: Config, params: Params, problem: Problem) -> State:
-    """One tree edge (:func:`edge`; a no-op once :func:`done`)."""
+    """One tree edge (`edge`; a no-op once `done`)."""
     _checked(config, params, problem, state)
     nxt = edge(_dfs(state), problem.table, config)
     moved = State(nxt.d, nxt.stack, _add(state.found, nxt.found), _add(state.edges, 1))
@@ -406,8 +406,8 @@ def step(state: State, config: Config, params: Params, problem: Problem) -> Stat
 
 
 def resume(state: State, config: Config, params: Params, problem: Problem) -> State:
-    """At most ``params.budget`` more edges (:func:`walk`): the state, searched further (call
-    again while not :func:`done`: the totals never depend on the budget)."""
+    """At most `params.budget` more edges (`walk`): the state, searched further (call
+    again while not `done`: the totals never depend on the budget)."""
     _checked(config, params, problem, state)
     nxt, taken = walk(_dfs(state), problem.table, params, config)
     return State(nxt.d, nxt.stack, _add(state.found, nxt.found), _add(state.edges, taken))
@@ -419,20 +419,20 @@ def result(state: State, config: Config, params: Params) -> Result:
 
 
 def finish(state: State, config: Config, params: Params, problem: Problem) -> Result:
-    """:func:`resume`, then :func:`result`."""
+    """`resume`, then `result`."""
     return result(resume(state, config, params, problem), config, params)
 
 
 def run(key, config: Config, params: Params, problem: Problem) -> Result:
-    """Search one task until it is done or ``params.budget`` edges are taken. ``key`` is unused
-    (``None`` or a key)."""
+    """Search one task until it is done or `params.budget` edges are taken. `key` is unused
+    (`None` or a key)."""
     return finish(init(key, config, params, problem), config, params, problem)
 
 
 def problems(n: int, depth: int | None = None) -> Problems:
     """Every task of the n-queens count (host NumPy), so that
-    ``Q(n) = sum(weights * run(...).found)``: one canonical border configuration per symmetry
-    class (:func:`jaxqueens.core.constellations.constellations`), its first ``depth`` columns
+    `Q(n) = sum(weights * run(...).found)`: one canonical border configuration per symmetry
+    class (`jaxqueens.core.constellations.constellations`), its first `depth` columns
     placed (default 1 below n = 12, else 2; 1..n-2), each weighted by its class size.
 
     A task whose first level is its last (counted on the host by the driver) is written as one
@@ -459,7 +459,7 @@ def problems(n: int, depth: int | None = None) -> Problems:
 
 
 def _virtual(config, tasks, table, one, weights) -> Problems:
-    """Tasks ``one`` (their first level is their last: ``av``, at most one row, is the count)
+    """Tasks `one` (their first level is their last: `av`, at most one row, is the count)
     as one edge from a virtual level: av a bit outside the real row's, no gap, the real row as
     the child's allowed rows, the count mask all ones, no look-ahead."""
     tasks, table = tasks.copy(), table.copy()
@@ -475,13 +475,13 @@ def _virtual(config, tasks, table, one, weights) -> Problems:
 
 
 def to_int(words) -> int:
-    """The exact Python int of uint32 words ``[2]`` (low, high)."""
+    """The exact Python int of uint32 words `[2]` (low, high)."""
     w = np.asarray(words).astype(np.uint64)
     return int(w[0]) | int(w[1]) << 32
 
 
 def total(results: Result, weights) -> int:
-    """``sum(weights * found)`` over a batch of results ``[P]``, exact (Python ints).
+    """`sum(weights * found)` over a batch of results `[P]`, exact (Python ints).
 
     Raises:
       ValueError: some task is not finished (resume it first).
@@ -497,28 +497,28 @@ def total(results: Result, weights) -> int:
     )
 
 
-# --- Knuth's probe of a task's tree: what ``count --plan`` estimates a count's size from --------
+# --- Knuth's probe of a task's tree: what `count --plan` estimates a count's size from --------
 
 
 class Probe(NamedTuple):
     """What one random walk down a task's search tree reports (Knuth 1975): unbiased estimates
     of the whole task's search, exact for a tree with one branch per level."""
 
-    edges: jax.Array  # [] float32 tree edges the task's search takes (:func:`edge` calls)
+    edges: jax.Array  # [] float32 tree edges the task's search takes (`edge` calls)
     found: jax.Array  # [] float32 completions it finds
 
 
 def probe(problem: Problem, seed, lane, config: Config) -> Probe:
     """One Knuth probe (Knuth 1975, "Estimating the efficiency of backtrack programs") of the
-    tree :func:`run` searches for a task (:class:`Problem`: its prefix and level table).
+    tree `run` searches for a task (`Problem`: its prefix and level table).
 
-    At each node the probe adds ``w * popcount(av)`` to the edges (one edge per row tried; ``w``
-    is the product of the branchings above, 1 at the root) and ``w`` times the rows counted on
-    the row before the last level; the children :func:`edge` would enter (a free row there and
-    at the two look-ahead levels) number ``c``; the probe goes down into one of them uniformly at
-    random and multiplies ``w`` by ``c`` (``c = 0``: it ends, ``w = 0``). Every level is one
-    ``fori_loop`` iteration, the rows of a node tried at once (``[32]`` words); the random child
-    comes from the counter hash of (``seed``, level, ``lane``) (:mod:`jaxqueens.core.rng`).
+    At each node the probe adds `w * popcount(av)` to the edges (one edge per row tried; `w`
+    is the product of the branchings above, 1 at the root) and `w` times the rows counted on
+    the row before the last level; the children `edge` would enter (a free row there and
+    at the two look-ahead levels) number `c`; the probe goes down into one of them uniformly at
+    random and multiplies `w` by `c` (`c = 0`: it ends, `w = 0`). Every level is one
+    `fori_loop` iteration, the rows of a node tried at once (`[32]` words); the random child
+    comes from the counter hash of (`seed`, level, `lane`) (`jaxqueens.core.rng`).
     """
     rows = jnp.asarray(problem.table, jnp.uint32).reshape(config.levels, TABLE_WORDS)
     cols, ld, rd, av = (jnp.asarray(problem.prefix, jnp.uint32)[i] for i in range(4))
