@@ -7,7 +7,7 @@ solvers come from ``--solvers`` (a comma list) or a ``--config`` file (the ``jax
 format with ``command = "compare"``; flags override it); each solver's own settings from
 ``--set SOLVER.KEY=VALUE`` or the config's ``[solvers.SOLVER]`` tables, read against the options
 of the solver's family's command (:func:`solver_options`) and checked by
-:func:`jaxqueens.drivers.settings.compare_settings` before any solver runs.
+:func:`jaxqueens.drivers.compare_setup.compare_settings` before any solver runs.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import anneal, evolve, options, schema, solve
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import compare_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.io import interrupts, writing
 
@@ -163,13 +163,15 @@ def _command_parser(add) -> schema.Parser:
 
 def solver_options(name: str) -> dict[str, schema.Option]:
     """The settings compare's solver ``name`` takes, by key, as its family's command defines
-    them (:data:`jaxqueens.drivers.settings.COMPARE_KEYS`; ``steps``: compare's own
+    them (:data:`jaxqueens.drivers.compare_setup.COMPARE_KEYS`; ``steps``: compare's own
     ``--steps``); an unknown solver is one line naming the solvers."""
-    if name not in settings.COMPARE_SOLVERS:
-        raise QueensError(f"no solver {name!r}; use one of {', '.join(settings.COMPARE_SOLVERS)}")
-    family = settings.COMPARE_SOLVERS[name]["family"]
+    if name not in compare_setup.COMPARE_SOLVERS:
+        raise QueensError(
+            f"no solver {name!r}; use one of {', '.join(compare_setup.COMPARE_SOLVERS)}"
+        )
+    family = compare_setup.COMPARE_SOLVERS[name]["family"]
     defined = {**_family_parser(family).options, "steps": parser().options["steps"]}
-    return {key: defined[key] for key in settings.COMPARE_KEYS[family]}
+    return {key: defined[key] for key in compare_setup.COMPARE_KEYS[family]}
 
 
 def solver_settings(words) -> dict[str, dict]:
@@ -234,7 +236,7 @@ def cmd_compare(args) -> int:
     """The ``compare`` command: run every solver, print the lines and the recommendation, write."""
     conf = _settings(args)
     # the driver's checks, before JAX: names, ranges and each solver's least step budget
-    _, _, names, _, _, _ = settings.check_compare(
+    names = compare_setup.check_compare(
         conf["n"],
         conf["chains"],
         conf["solvers"],
@@ -242,7 +244,7 @@ def cmd_compare(args) -> int:
         conf["seed"],
         conf["settings"],
         conf["repeats"],
-    )
+    ).names
     figure_flags = [
         f"--{k}" for k in ("format", "dpi") if k in schema.given(args, parser().options)
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import settings, stats_setup
 from jaxqueens.io import provenance, writing
 from jaxqueens.io import stats as outputs
 from jaxqueens.plots import stats as figures
@@ -33,7 +33,7 @@ def add_command(sub) -> None:
     options.add_size(p, default=8)
     p.add_argument(
         "--solver",
-        choices=settings.STATS_SOLVERS,
+        choices=stats_setup.STATS_SOLVERS,
         default="minconflicts",
         help="minconflicts (default), anneal (--method ls|ta|sa) or ga",
     )
@@ -141,8 +141,8 @@ ARG_NAMES = {"max_steps": "maxsteps"}
 def _options(args) -> dict:
     """Every solver option given on the command line (None: not given), by the drivers' names;
     an option of another solver is refused by
-    :func:`jaxqueens.drivers.settings.check_stats_options`."""
-    names = {o for opts in settings.STATS_OPTIONS.values() for o in opts} | {"preset"}
+    :func:`jaxqueens.drivers.stats_setup.check_stats_options`."""
+    names = {o for opts in stats_setup.STATS_OPTIONS.values() for o in opts} | {"preset"}
     given = {k: getattr(args, ARG_NAMES.get(k, k), None) for k in names}
     return {k: v for k, v in given.items() if v is not None}
 
@@ -187,10 +187,10 @@ def cmd_stats(args) -> int:
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     n = options.board_size(args)
     solver_options = _options(args)
-    settings.check_stats_options(args.solver, solver_options)  # before JAX is imported
-    settings.check_stats_budget(args.chains, args.solutions, args.time, args.seed)
+    stats_setup.check_stats_options(args.solver, solver_options)  # before JAX is imported
+    stats_setup.check_stats_budget(args.chains, args.solutions, args.time, args.seed)
     if args.solver == "anneal":
-        settings.check_stats_anneal(n, solver_options, args.chains, args.seed, args.batch)
+        stats_setup.check_stats_anneal(n, solver_options, args.chains, args.seed, args.batch)
     checkpoint, resume = options.checkpoint_target(args)
     chains = (
         args.chains if args.chains is not None else args.solutions or (0 if args.time else 10_000)

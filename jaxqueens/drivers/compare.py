@@ -17,15 +17,15 @@ import jax
 import numpy as np
 
 from jaxqueens.drivers import compare_ert as ert
+from jaxqueens.drivers import compare_setup
 from jaxqueens.drivers import compare_solvers as runners
-from jaxqueens.drivers import settings
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.drivers.compare_ert import SolverRun
 from jaxqueens.parallel.devices import local_device_count
 
-SOLVERS: dict[str, dict] = settings.COMPARE_SOLVERS
+SOLVERS: dict[str, dict] = compare_setup.COMPARE_SOLVERS
 """Every solver `compare` knows, by name: the family and its options (the families' defaults
-for the rest), with each solver's least step budget (`settings.least_steps`)."""
+for the rest), with each solver's least step budget (`compare_setup.least_steps`)."""
 DEFAULT_STEPS = 10_000
 """Step budget per chain (anneal's default)."""
 CONFIDENCE = ert.CONFIDENCE
@@ -91,7 +91,7 @@ def compare(
       quiet: no progress line (None: a progress line on a terminal only).
       announce: called with a line as each solver starts.
       settings_of: each solver's own settings, by name (`{"sa": {"rounds": 200, "steps":
-        50_000}}`): the keys of `settings.COMPARE_KEYS` for its family, its own `steps`
+        50_000}}`): the keys of `compare_setup.COMPARE_KEYS` for its family, its own `steps`
         included (GA: or `generations`); checked for every solver before the first runs.
       repeats: timed runs of each solver on the same chains: a difference is significant only
         when the bootstrap and the spread of their ERTs agree.
@@ -107,10 +107,9 @@ def compare(
     """
     # every solver's setting checked before the first runs (a budget too small for the GA is
     # refused up front, not after the min-conflicts solvers have run)
-    n, chains, names, steps, seed, repeats = settings.check_compare(
-        n, chains, solvers, steps, seed, settings_of, repeats
-    )
-    own = settings.compare_settings(n, names, steps, settings_of)
+    setup = compare_setup.check_compare(n, chains, solvers, steps, seed, settings_of, repeats)
+    n, chains, names, steps, seed = setup.n, setup.chains, setup.names, setup.steps, setup.seed
+    repeats, own = setup.repeats, setup.own
     for name in names:  # the GA's own checks (crossover and mutation names), before any run
         if SOLVERS[name]["family"] == "ga":
             runners.check_ga(name, n, own[name])
@@ -165,7 +164,7 @@ def _workload(name: str, chains: int, own: dict, repeats: int) -> str:
     times = f", {repeats} timed repeats" if repeats > 1 else ""
     if SOLVERS[name]["family"] != "ga":
         return f" ({chains:,} chains of up to {own['steps']:,} steps{times})"
-    chosen = settings.compare_ga(name, own)
+    chosen = compare_setup.compare_ga(name, own)
     per = 2 if chosen["scheme"] == "steady" else chosen["pop"]
     generations = (own["steps"] - chosen["pop"]) // per
     return (

@@ -16,14 +16,14 @@ import numpy as np
 from jaxqueens.core import rng
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import ga, settings
+from jaxqueens.drivers import compare_setup, ga
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.drivers.compare_ert import SolverRun
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import ga_crossover, ga_mutation, minconflicts, variants
 
-SOLVERS = settings.COMPARE_SOLVERS
+SOLVERS = compare_setup.COMPARE_SOLVERS
 
 
 def _censor(steps: np.ndarray, solved: np.ndarray, seconds: np.ndarray, budget: int):
@@ -109,13 +109,13 @@ def run_anneal(n, chains, steps, seed, quiet, *, method="ta", **given) -> tuple:
       seed: random seed.
       quiet: no progress line (None: on a terminal only).
       method: "ls", "ta" or "sa".
-      **given: the solver's own settings (`settings.COMPARE_KEYS`).
+      **given: the solver's own settings (`compare_setup.COMPARE_KEYS`).
 
     Returns:
       `(run, options)`: the chains' `ChainRun` and the effective settings, the calibrated
       schedule included.
     """
-    given.setdefault("preset", settings.COMPARE_PRESET)
+    given.setdefault("preset", compare_setup.COMPARE_PRESET)
     res = annealing.anneal(n, method, chains, steps, seed=seed, quiet=quiet, **given)
     s = res.summary
     options = {
@@ -188,7 +188,7 @@ defaults otherwise)."""
 
 def _ga_solver(name, n, chains, seed, quiet, spec, own) -> SolverRun:
     steps = own["steps"]
-    chosen = settings.compare_ga(name, own)  # the preset's, overridden by the solver's own
+    chosen = compare_setup.compare_ga(name, own)  # the preset's, overridden by the solver's own
     scheme, pop = chosen["scheme"], chosen["pop"]
     per_generation = 2 if scheme == "steady" else pop
     generations = (steps - pop) // per_generation
@@ -277,7 +277,7 @@ def run_solver(
       steps: the step budget per chain (the solver's own `steps` replaces it).
       seed: random seed.
       quiet: no progress line (None: on a terminal only).
-      own: the solver's settings (`settings.compare_settings`).
+      own: the solver's settings (`compare_setup.compare_settings`).
 
     Returns:
       The solver's `SolverRun`, censored at its budget.
@@ -341,12 +341,12 @@ def check_ga(name: str, n: int, own: dict) -> None:
     Args:
       name: a GA solver of `SOLVERS`.
       n: board size.
-      own: the solver's settings (`settings.compare_settings`).
+      own: the solver's settings (`compare_setup.compare_settings`).
 
     Raises:
       QueensError: a setting the GA refuses, the solver named.
     """
-    chosen = settings.compare_ga(name, own)
+    chosen = compare_setup.compare_ga(name, own)
     encoding = SOLVERS[name]["encoding"]
     try:
         ga.check_setup(

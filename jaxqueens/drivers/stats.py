@@ -25,7 +25,7 @@ from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.statistics import uniformity_test
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import count, ga, settings
+from jaxqueens.drivers import count, ga, settings, stats_setup
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
@@ -184,7 +184,7 @@ def sample_anneal(
     alpha, t_end, walk (defaults: `STATS_ANNEAL` and the
     preset's, `anneal_settings`); one the method does not use
     is refused."""
-    got = settings.check_stats_anneal(n, options, chains, seed, batch)
+    got = stats_setup.check_stats_anneal(n, options, chains, seed, batch)
     method, steps, rounds, walk = got["method"], got["steps"], got["rounds"], got["walk"]
     neighbour, step, objective = got["neighbour"], got["step"], got["objective"]
     q, init_prob, alpha, preset = got["q"], got["init_prob"], got["alpha"], got["preset"]
@@ -469,15 +469,17 @@ def collect(
       The `Samples`.
     """
     n = as_size(n)
-    if solver not in settings.STATS_SOLVERS:
+    if solver not in stats_setup.STATS_SOLVERS:
         raise QueensError(
-            f"solver {solver!r} is unknown; use one of {', '.join(settings.STATS_SOLVERS)}"
+            f"solver {solver!r} is unknown; use one of {', '.join(stats_setup.STATS_SOLVERS)}"
         )
     options = {k: v for k, v in options.items() if v is not None}  # None: the solver's default
-    settings.check_stats_options(
+    stats_setup.check_stats_options(
         solver, {k: v for k, v in options.items() if k not in COMMON_OPTIONS}
     )
-    chains, solutions, seconds, seed = settings.check_stats_budget(chains, solutions, seconds, seed)
+    chains, solutions, seconds, seed = stats_setup.check_stats_budget(
+        chains, solutions, seconds, seed
+    )
     if chains is None and solutions is None and seconds is None:
         chains = 10_000
     _budget_check(n, chains, solutions, seconds)

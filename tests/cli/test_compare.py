@@ -316,7 +316,7 @@ def test_the_n64_example_config_reads_and_checks():
     checks (no run)."""
     from pathlib import Path
 
-    from jaxqueens.drivers import settings
+    from jaxqueens.drivers import compare_setup as settings
 
     cfg = Path(__file__).resolve().parents[2] / "configs" / "compare_n64.toml"
     conf = compare._settings(parse(["--config", str(cfg)]))

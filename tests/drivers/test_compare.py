@@ -12,7 +12,7 @@ from jaxqueens.core import checker
 from jaxqueens.drivers import compare as cmp
 from jaxqueens.drivers import compare_ert as ert
 from jaxqueens.drivers import compare_solvers as runners
-from jaxqueens.drivers import settings as S
+from jaxqueens.drivers import compare_setup as S
 from jaxqueens.errors import QueensError
 
 

@@ -3,6 +3,7 @@ and the checks that run before JAX (compare's step budgets, LS/TA/SA ranges)."""
 
 import pytest
 
+from jaxqueens.drivers import compare_setup, stats_setup
 from jaxqueens.drivers import settings as S
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import variants
@@ -57,14 +58,14 @@ def test_anneal_settings_refuse_unused_options_and_take_the_preset():
 
 
 def test_stats_anneal_defaults_are_the_presets():
-    got = S.check_stats_anneal(8, {"method": "sa"}, None, 0, None)
+    got = stats_setup.check_stats_anneal(8, {"method": "sa"}, None, 0, None)
     assert (got["rounds"], got["neighbour"], got["init_prob"]) == (100, "swap", 0.1)
-    got = S.check_stats_anneal(8, {"preset": "classic"}, None, 0, None)
+    got = stats_setup.check_stats_anneal(8, {"preset": "classic"}, None, 0, None)
     assert (got["method"], got["rounds"], got["neighbour"], got["q"]) == ("ta", 10, "step", 0.5)
     with pytest.raises(QueensError, match="stats --solver minconflicts does not use preset"):
-        S.check_stats_options("minconflicts", {"preset": "classic"})
+        stats_setup.check_stats_options("minconflicts", {"preset": "classic"})
     with pytest.raises(QueensError, match="^preset 'nmof' is unknown"):
-        S.check_stats_options("ga", {"preset": "nmof"})
+        stats_setup.check_stats_options("ga", {"preset": "nmof"})
 
 
 @pytest.mark.parametrize(
@@ -97,21 +98,21 @@ def test_defect_28_10_ga_options_the_scheme_does_not_use(setting, given, needle)
 )
 def test_defect_28_10_stats_other_solvers_options(solver, given, needle):
     with pytest.raises(QueensError) as err:
-        S.check_stats_options(solver, given)
+        stats_setup.check_stats_options(solver, given)
     assert needle in str(err.value)
-    S.check_stats_options("anneal", {"method": "sa", "alpha": 0.5})
+    stats_setup.check_stats_options("anneal", {"method": "sa", "alpha": 0.5})
 
 
 def test_defect_28_msg_compare_budget_is_checked_for_every_solver_up_front():
     with pytest.raises(QueensError) as err:
-        S.check_compare(8, 10, "mc-qs4,ls,ga-permutation", 5, 0)
+        compare_setup.check_compare(8, 10, "mc-qs4,ls,ga-permutation", 5, 0)
     msg = str(err.value)
     assert "--steps 5 is too small for ls, ga-permutation" in msg and "--steps 12" in msg
     assert "--rounds" not in msg
-    assert S.check_compare(8, 10, "mc-qs4", 5, 0)[2] == ["mc-qs4"]
+    assert compare_setup.check_compare(8, 10, "mc-qs4", 5, 0).names == ["mc-qs4"]
     # the least budgets are those of the measured defaults compare runs at (issue 27)
-    assert [S.least_steps(s) for s in ("mc-qs4", "ls", "ta", "sa")] == [1, 10, 10, 100]
-    assert [S.least_steps(s) for s in ("ga-permutation", "ga-combination")] == [12, 102]
+    assert [compare_setup.least_steps(s) for s in ("mc-qs4", "ls", "ta", "sa")] == [1, 10, 10, 100]
+    assert [compare_setup.least_steps(s) for s in ("ga-permutation", "ga-combination")] == [12, 102]
 
 
 def test_anneal_checks_ranges_without_jax():
@@ -212,7 +213,7 @@ def test_solve_path():
 def test_compare_settings_fill_each_solvers_budget_and_refuse_without_jax():
     """Per-solver settings of compare (issue 26): own budgets (GA: from generations), the run's
     budget otherwise; the budget check per solver names the key to raise."""
-    own = S.compare_settings(
+    own = compare_setup.compare_settings(
         64,
         ["mc-qs4", "sa", "ga-permutation", "ga-combination"],
         10_000,
@@ -228,14 +229,18 @@ def test_compare_settings_fill_each_solvers_budget_and_refuse_without_jax():
         "ga-permutation": 20 + 2 * 100,
         "ga-combination": 30 + 30 * 10,  # generational: the whole population per generation
     }
-    assert S.least_steps("sa", {"rounds": 200}) == 200
-    assert S.least_steps("ga-permutation", {"pop": 20}) == 22
+    assert compare_setup.least_steps("sa", {"rounds": 200}) == 200
+    assert compare_setup.least_steps("ga-permutation", {"pop": 20}) == 22
     with pytest.raises(QueensError, match="settings for sa must be a table"):
-        S.compare_settings(8, ["sa"], 100, {"sa": 3})
+        compare_setup.compare_settings(8, ["sa"], 100, {"sa": 3})
     with pytest.raises(QueensError, match=r"--steps 60 is too small for sa \("):
-        S.compare_settings(8, ["sa", "ga-permutation"], 60, {"ga-permutation": {"pop": 50}})
+        compare_setup.compare_settings(
+            8, ["sa", "ga-permutation"], 60, {"ga-permutation": {"pop": 50}}
+        )
     with pytest.raises(QueensError, match=r"ga-permutation\.steps 30 is too small"):
-        S.compare_settings(8, ["ga-permutation"], 100, {"ga-permutation": {"steps": 30, "pop": 29}})
+        compare_setup.compare_settings(
+            8, ["ga-permutation"], 100, {"ga-permutation": {"steps": 30, "pop": 29}}
+        )
 
 
 @pytest.mark.parametrize(
@@ -248,5 +253,5 @@ def test_compare_settings_fill_each_solvers_budget_and_refuse_without_jax():
 )
 def test_compare_setting_out_of_range_that_the_solver_does_not_use_is_named_unused(given, needle):
     with pytest.raises(QueensError) as err:
-        S.compare_settings(8, ["sa", "ta", "ga-permutation"], 10_000, given)
+        compare_setup.compare_settings(8, ["sa", "ta", "ga-permutation"], 10_000, given)
     assert needle in str(err.value)

@@ -202,8 +202,8 @@ def test_every_table_of_every_command_is_the_declared_one(written):
 
 def test_every_solver_column_holds_the_one_name_compare_takes(written):
     """The same solver has the same name in every command: compare's names (the
-    settings.COMPARE_SOLVERS keys), which variants.solver_name gives every family."""
-    from jaxqueens.drivers.settings import COMPARE_SOLVERS
+    compare_setup.COMPARE_SOLVERS keys), which variants.solver_name gives every family."""
+    from jaxqueens.drivers.compare_setup import COMPARE_SOLVERS
     from jaxqueens.solvers.variants import solver_name
 
     for name, spec in COMPARE_SOLVERS.items():

@@ -1,0 +1,141 @@
+"""The settings of `jaxqueens stats`: each solver family's options and their checks, JAX-free.
+
+`stats` samples the solutions of one family (`STATS_SOLVERS`); an option belongs to the families
+that list it (`STATS_OPTIONS`), and `check_stats_options` refuses the others by name before JAX
+is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jaxqueens.core import arguments
+from jaxqueens.drivers.settings import (
+    ANNEAL_SETTINGS,
+    GA_PRESETS,
+    Use,
+    anneal_settings,
+    check_anneal,
+    flag,
+    resolve,
+)
+from jaxqueens.errors import QueensError
+
+STATS_SOLVERS = ("minconflicts", "anneal", "ga")
+"""`stats --solver`: the families `stats` samples."""
+
+
+STATS_OPTIONS: dict[str, tuple[str, ...]] = {
+    "minconflicts": ("max_steps", "init", "tabu", "max_restarts"),
+    "anneal": (
+        "method",
+        "steps",
+        "rounds",
+        "neighbour",
+        "step",
+        "objective",
+        "q",
+        "init_prob",
+        "alpha",
+        "t_end",
+        "walk",
+        "preset",
+    ),
+    "ga": (
+        "preset",
+        "pop",
+        "generations",
+        "encoding",
+        "scheme",
+        "crossover",
+        "mutation",
+        "tournament",
+        "cxpb",
+        "mutpb",
+        "indpb",
+        "elite",
+        "islands",
+        "migrate_every",
+        "migrants",
+        "fitness",
+    ),
+}
+"""`stats --solver S`: the options of each solver family (`batch` and the checkpoint options
+are every solver's)."""
+
+
+def _stats_use(option: str) -> Use:
+    solvers = tuple(s for s, names in STATS_OPTIONS.items() if option in names)
+    who = " or ".join(f"--solver {s}" for s in solvers)
+    return Use(None, lambda s: s.get("solver") in solvers, who, ("solver",))
+
+
+STATS: dict[str, Use] = {
+    option: _stats_use(option) for names in STATS_OPTIONS.values() for option in names
+}
+"""Which solvers of `stats` use each option (defaults: None, the solver's own; `preset` is
+the anneal and GA solvers')."""
+
+
+def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
+    """`stats`: every option given (not None) belongs to `solver` (or is common); an option
+    of another solver, or one no solver has, is a QueensError naming it."""
+    arguments.choice(solver, "solver", STATS_SOLVERS)
+    known = {o for names in STATS_OPTIONS.values() for o in names}
+    unknown = sorted(k for k, v in given.items() if v is not None and k not in known)
+    if unknown:
+        raise QueensError(
+            f"stats --solver {solver}: {unknown[0]!r} is not an option of any solver; the "
+            f"{solver} options are {', '.join(STATS_OPTIONS[solver])}"
+        )
+    resolve(STATS, {"solver": solver}, given, "stats")
+    if solver == "ga" and given.get("preset") is not None:
+        arguments.choice(given["preset"], "preset", GA_PRESETS)
+
+
+STATS_ANNEAL = {"method": "ta", "steps": 10_000, "walk": 2000, "preset": "default"}
+"""`stats --solver anneal`: the defaults of the settings no preset gives (anneal's); the rest
+are the preset's (`anneal_settings`)."""
+
+
+def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> dict[str, Any]:
+    """Every setting of `stats --solver anneal` (`options`: those given), resolved and
+    checked: the defaults of `STATS_ANNEAL` and of the preset, options the method does not
+    use refused, ranges as for `anneal` (`check_anneal`). `stats` has no `--edge` or
+    `--t0`: its runs wrap at the edge and take SA's start temperature from the worsening moves.
+    Returns the settings."""
+    setting = {**STATS_ANNEAL, **{k: v for k, v in options.items() if k in STATS_ANNEAL}}
+    given = {k: v for k, v in options.items() if k in ANNEAL_SETTINGS}
+    for name in ("edge", "t0"):
+        if given.get(name) is not None:
+            raise QueensError(f"stats --solver anneal has no {flag(name)}; drop it")
+    opts = anneal_settings(
+        setting["method"], setting["preset"], command="stats --solver anneal", **given
+    )
+    opts.update(edge="wrap", t0="worsening")
+    checked = check_anneal(
+        n=n,
+        method=setting["method"],
+        chains=1 if chains is None else chains,
+        steps=setting["steps"],
+        walk=setting["walk"],
+        seed=seed,
+        batch=batch,
+        **opts,
+    )
+    return {
+        **setting,
+        **opts,
+        **{k: checked[k] for k in ("steps", "walk", "step", "q", "init_prob", "alpha")},
+    }
+
+
+def check_stats_budget(chains, solutions, seconds, seed) -> tuple:
+    """`(chains, solutions, seconds, seed)` of a `stats` run, checked (None: not given)."""
+    return (
+        arguments.integer(chains, "chains", 1, optional=True),
+        arguments.integer(solutions, "solutions", 1, optional=True),
+        arguments.seconds(seconds, "seconds", optional=True),
+        arguments.seed(seed, "seed"),
+    )
