@@ -1,9 +1,9 @@
-"""Calibrate the thread-kernel model (:func:`jaxqueens.parallel.gpus.predict_threads`) on a
+"""Calibrate the thread-kernel model (`gpumodel.model.predict_threads`) on a
 public CUDA counter with published times: ygch/n_queens (one DFS per thread, its stack in shared
 memory; times measured by its author on an A100, an RTX 4090 and an H800, README v2.1).
 
-Its kernel is compiled here with ``nvcc -cubin`` for sm_80 / sm_89 / sm_90 (no GPU needed) and
-disassembled with ``nvdisasm``; the model reads its hot loop's SASS (one search step a pass),
+Its kernel is compiled here with `nvcc -cubin` for sm_80 / sm_89 / sm_90 (no GPU needed) and
+disassembled with `nvdisasm`; the model reads its hot loop's SASS (one search step a pass),
 registers and shared memory as it reads jaxqueens' kernel. The steps it takes (one per stack
 pop) are counted on the CPU by a C transcription of its loop over its own subproblem split (the
 first 6 rows placed, the mirror half; for odd n the middle column with a mirrored second row),
@@ -11,9 +11,9 @@ which also gives the warp efficiency: its lanes take subproblems in order and a 
 until its slowest lane is done. Steps at large n: log-quadratic in n over the counted n; the warp
 efficiency: linear in n. Its fixed costs (its time at n = 13) are added to every prediction.
 
-Needs a clone of ygch/n_queens (``--ygch DIR``, not part of this repository), ``nvcc``, ``gcc``
-and ``nvdisasm`` (``NVDISASM=path`` or on PATH). Writes ``benchmarks/results/gpu-calibration.json``
-and ``.md``.
+Needs a clone of ygch/n_queens (`--ygch DIR`, not part of this repository), `nvcc`, `gcc`
+and `nvdisasm` (`NVDISASM=path` or on PATH). Writes `benchmarks/results/gpu-calibration.json`
+and `.md`.
 
 Usage: python scripts/calibrate_gpu_model.py --ygch DIR [--counted 14,15,16,17] [--big 18,19]
 """
@@ -31,8 +31,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-
-from jaxqueens.parallel import gpus
+from gpumodel import model  # this folder: scripts/gpumodel
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -116,7 +115,7 @@ def compiled(ygch: Path, work: Path, arch: str) -> tuple[list[str], int, int]:
     smem = re.search(r"(\d+) bytes smem", log)
     dis = os.environ.get("NVDISASM") or shutil.which("nvdisasm")
     sass = subprocess.run([dis, "-c", str(cubin)], capture_output=True, text=True, check=True)
-    return gpus.loop_body(sass.stdout), regs, int(smem.group(1)) if smem else 0
+    return model.loop_body(sass.stdout), regs, int(smem.group(1)) if smem else 0
 
 
 def fit(steps: dict, at) -> dict:
@@ -145,9 +144,9 @@ def main(argv=None) -> int:
         eff.update({n: v["warp_efficiency"] for n, v in counted.items()})
         rows, devices = [], {}
         for key, times in PUBLISHED.items():
-            desc = gpus.load(key)
+            desc = model.load(key)
             body, regs, smem = compiled(ygch, work, ARCH[key])
-            pred = gpus.predict_threads(desc, body, 1, regs, BLOCK // 32, sass=True, shared=smem)
+            pred = model.predict_threads(desc, body, 1, regs, BLOCK // 32, sass=True, shared=smem)
             devices[key] = {"registers": regs, "shared_bytes": smem, **pred._asdict()}
             for n, published in times.items():
                 seconds = steps[n] / (pred.lane_steps_per_s * eff[n]) + STARTUP[key]

@@ -1,36 +1,36 @@
-"""GPU compile check (``make gpu-check``): every executable the package runs on a GPU, compiled
+"""GPU compile check (`make gpu-check`): every executable the package runs on a GPU, compiled
 for described NVIDIA GPUs on a machine without one, within memory at the sizes the package
 chooses, and the speed a user would see PREDICTED from the compiled program (not measured).
 
-For each device of ``jaxqueens/parallel/gpu_descriptions`` and each executable of
-:func:`jaxqueens.drivers.workloads.executables`: the batch is chosen by
-:func:`jaxqueens.parallel.sizing.choose` against the device's memory x 0.75 and its parallelism
+For each device of `scripts/gpumodel/descriptions` and each executable of
+`gpumodel.workloads.executables`: the batch is chosen by
+`jaxqueens.parallel.sizing.choose` against the device's memory x 0.75 and its parallelism
 (or, for a batch that is the user's, checked), the executable is compiled for the device
 (deviceless: HLO -> PTX -> ptxas -> cubin), and recorded: compiled or the error, argument +
 output + temporary bytes, compile seconds, the model's figures per hot-loop iteration
-(:mod:`jaxqueens.parallel.hlo_model`: kernels, host syncs, bytes, predicted seconds), and
-ptxas's registers and spills (``ptxas -v`` over the PTX XLA dumped, the same ptxas XLA used).
+(`gpumodel.hlo`: kernels, host syncs, bytes, predicted seconds), and
+ptxas's registers and spills (`ptxas -v` over the PTX XLA dumped, the same ptxas XLA used).
 Throughputs a user would see are predicted from trip counts measured here on the CPU with the
 same kernels: min-conflicts steps per chain, tree edges of the count (extrapolated to n = 20,
-21), generations of the GA, nodes per ``complete`` instance (from the CPU benchmark).
+21), generations of the GA, nodes per `complete` instance (from the CPU benchmark).
 
 A compile error or an executable over the budget prints one line naming it and the device, and
-the check exits 1. Results: ``benchmarks/results/gpu-compile.json`` (``records``) and the table
-``benchmarks/results/gpu-compile.md``.
+the check exits 1. Results: `benchmarks/results/gpu-compile.json` (`records`) and the table
+`benchmarks/results/gpu-compile.md`.
 
-Run it in the GPU venv (``.venv-gpu``: jax, jax-cuda12-plugin, jax-cuda12-pjrt at the project's
-jax version, nvidia-cuda-nvcc-cu12); it sets ``JAX_PLATFORMS=cpu`` before JAX starts (the plugin
+Run it in the GPU venv (`.venv-gpu`: jax, jax-cuda12-plugin, jax-cuda12-pjrt at the project's
+jax version, nvidia-cuda-nvcc-cu12); it sets `JAX_PLATFORMS=cpu` before JAX starts (the plugin
 otherwise fails without a GPU).
 
 Usage: python scripts/gpu_check.py [--devices h100,a100,rtx4090] [--families solve,count,...]
        [--out benchmarks/results/gpu-compile.json] [--no-measure] [--merge]
 
-``--families count`` also checks the thread kernel (:mod:`jaxqueens.parallel.threads`: one search
+`--families count` also checks the thread kernel (`jaxqueens.parallel.threads`: one search
 per GPU thread) at n = 16..24: registers, spills, shared memory, its hot loop's instructions (PTX,
-and SASS where ``nvdisasm`` is installed: ``pip install nvidia-cuda-nvdisasm`` in the GPU venv, or
-``NVDISASM=path``), occupancy and the predicted count seconds; ``--families threads`` checks the
+and SASS where `nvdisasm` is installed: `pip install nvidia-cuda-nvdisasm` in the GPU venv, or
+`NVDISASM=path`), occupancy and the predicted count seconds; `--families threads` checks the
 thread kernel alone (with the trip counts it needs: the count's tree edges and the kernel's own
-steps, not min-conflicts'); ``--merge`` keeps the other records of an earlier full run.
+steps, not min-conflicts'); `--merge` keeps the other records of an earlier full run.
 """
 
 from __future__ import annotations
@@ -57,11 +57,11 @@ from typing import ClassVar  # noqa: E402
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
+from gpumodel import hlo, model, workloads  # noqa: E402  (this folder: scripts/gpumodel)
 
 import jaxqueens  # noqa: E402  (package settings before any JAX op)
-from jaxqueens.drivers import workloads  # noqa: E402
 from jaxqueens.io.atomic import write_text  # noqa: E402
-from jaxqueens.parallel import gpus, hlo_model, sizing, threads  # noqa: E402
+from jaxqueens.parallel import sizing, threads  # noqa: E402
 from jaxqueens.parallel.count import TASKS_PER_LANE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +103,7 @@ def measure_steps(ns=(8, 32, 100, 1000), chains=(2000, 1000, 500, 100)) -> dict:
 
 def measure_edges(ns=range(12, 17)) -> dict:
     """Tree edges the count kernel walks at n (the driver's own plan, tasks and kernel,
-    :func:`jaxqueens.parallel.count.count_items`), on the CPU: its work output is edges taken."""
+    `jaxqueens.parallel.count.count_items`), on the CPU: its work output is edges taken."""
     from jaxqueens.drivers import count as counting
     from jaxqueens.parallel import count as batched
     from jaxqueens.solvers import count as solver
@@ -122,7 +122,7 @@ def measure_edges(ns=range(12, 17)) -> dict:
 
 
 def fit_log_quadratic(xs: dict, at) -> dict:
-    """log(y) = a + b n + c n^2 by least squares over ``xs``; the fit evaluated at ``at``."""
+    """log(y) = a + b n + c n^2 by least squares over `xs`; the fit evaluated at `at`."""
     n = np.array(sorted(xs), float)
     y = np.log([xs[k] for k in sorted(xs)])
     coef = np.polyfit(n, y, 2)
@@ -130,8 +130,8 @@ def fit_log_quadratic(xs: dict, at) -> dict:
 
 
 def complete_nodes() -> dict:
-    """Tree nodes per instance of ``complete`` (decide, prob079 at the SAT/UNSAT transition),
-    from the CPU benchmark (``benchmarks/results/complete-cpu.json``), n = 12..18."""
+    """Tree nodes per instance of `complete` (decide, prob079 at the SAT/UNSAT transition),
+    from the CPU benchmark (`benchmarks/results/complete-cpu.json`), n = 12..18."""
     path = RESULTS / "complete-cpu.json"
     if not path.exists():
         return {}
@@ -143,7 +143,7 @@ def complete_nodes() -> dict:
 
 
 class Tracked:
-    """A builder's lowering whose ``compile()`` notes which dump module it wrote."""
+    """A builder's lowering whose `compile()` notes which dump module it wrote."""
 
     modules: ClassVar[dict] = {}
 
@@ -194,7 +194,7 @@ def clean_dump() -> None:
 
 def steps_per_chain(n: int, trips: dict) -> float:
     """Min-conflicts steps per chain at n: measured (init=permutation) or, where not, 0.6 n
-    (``solvers/variants.py``: about 0.5-0.66 n from a random board), at least 60."""
+    (`solvers/variants.py`: about 0.5-0.66 n from a random board), at least 60."""
     return trips["steps"].get(n) or max(60.0, 0.6 * n)
 
 
@@ -202,9 +202,9 @@ def loop_figures(ex, batch: int, trips: dict) -> tuple[float, float]:
     """(iterations of a nested loop of unknown trip count, share of hot-loop iterations whose
     conditionals take their costly branch) for the model, by workload (stated rules):
 
-    - chains: the pick loop of min-conflicts (``pick_tries`` 16 from n = 13) runs vmapped until
-      its slowest lane is done: 16; restart/refill branches run once per ``lanes / REFILL_SHARE``
-      finished or restarting lanes (``parallel.lanes.gate``): share = REFILL_SHARE / steps per
+    - chains: the pick loop of min-conflicts (`pick_tries` 16 from n = 13) runs vmapped until
+      its slowest lane is done: 16; restart/refill branches run once per `lanes / REFILL_SHARE`
+      finished or restarting lanes (`parallel.lanes.gate`): share = REFILL_SHARE / steps per
       chain (an annealing chain runs its 10,000 steps);
     - count and complete: a lane takes a new task every (edges per task) iterations;
     - everything else: 1 and 1 (the costly branch every iteration, an upper bound).
@@ -224,7 +224,7 @@ def loop_figures(ex, batch: int, trips: dict) -> tuple[float, float]:
     return 1.0, 1.0
 
 
-def rates(rec: dict, pred: hlo_model.Prediction | None, trips: dict) -> dict:
+def rates(rec: dict, pred: hlo.Prediction | None, trips: dict) -> dict:
     """What a user would see, from the predicted time of one hot-loop iteration."""
     if pred is None:
         return {}
@@ -272,8 +272,8 @@ THREADS = "threads"  # --families: the thread kernel alone
 
 
 def measure_thread_steps(ns=range(12, 16)) -> dict:
-    """Search steps of the thread kernel (:mod:`jaxqueens.parallel.threads`, interpreted on the
-    CPU with its ``stats``) at n, with the driver's tasks per lane: busy lane steps, and the
+    """Search steps of the thread kernel (`jaxqueens.parallel.threads`, interpreted on the
+    CPU with its `stats`) at n, with the driver's tasks per lane: busy lane steps, and the
     share of the lanes' steps that are busy (a warp runs until its slowest lane is done)."""
     from jaxqueens.drivers.count import THREAD_TASKS_PER_LANE
 
@@ -295,7 +295,7 @@ def measure_thread_steps(ns=range(12, 16)) -> dict:
 
 def thread_steps(trips: dict) -> dict:
     """Steps of the thread kernel per n: measured where measured; else the CPU kernel's tree
-    edges (``trips["edges"]``, measured or fitted) times the ratio steps / edges, linear in n
+    edges (`trips["edges"]`, measured or fitted) times the ratio steps / edges, linear in n
     by least squares over the n where both were measured."""
     measured = {n: v["steps"] for n, v in trips.get("thread", {}).items()}
     both = sorted(n for n in measured if n in trips.get("edges_measured", {}))
@@ -322,14 +322,14 @@ def _ptxas_bin() -> str | None:
     )
 
 
-def check_threads(desc: gpus.Description, trips: dict, records: list, failures: list) -> None:
-    """The thread kernel compiled for the device at every n of :data:`THREAD_N`, with the lanes
+def check_threads(desc: model.Description, trips: dict, records: list, failures: list) -> None:
+    """The thread kernel compiled for the device at every n of `THREAD_N`, with the lanes
     the driver runs (one warp a block, 32 blocks an SM): registers, spills, shared memory, the
     instructions of its hot loop (PTX; SASS where nvdisasm is installed), occupancy, and the
-    model's seconds (:func:`jaxqueens.parallel.gpus.predict_threads`)."""
+    model's seconds (`gpumodel.model.predict_threads`)."""
     from jaxqueens.drivers.count import THREAD_TASKS_PER_LANE
 
-    sharding = gpus.placement(desc)
+    sharding = model.placement(desc)
     programs = max(1, desc.parallelism // (2 * threads.BLOCK))
     lanes = programs * threads.BLOCK
     steps_n = thread_steps(trips)
@@ -372,7 +372,7 @@ def check_threads(desc: gpus.Description, trips: dict, records: list, failures: 
         )
         ptx = [f for f in sorted(set(glob.glob(f"{DUMP}/*.ptx")) - before) if os.path.getsize(f)]
         text = Path(ptx[0]).read_text() if ptx else ""
-        body, sass_body, log = gpus.loop_body(text), [], ""
+        body, sass_body, log = model.loop_body(text), [], ""
         ptxas = _ptxas_bin()
         if ptx and ptxas:
             cubin = f"{DUMP}/threads.cubin"
@@ -386,8 +386,8 @@ def check_threads(desc: gpus.Description, trips: dict, records: list, failures: 
             dis = nvdisasm()
             if dis and os.path.exists(cubin):
                 out = subprocess.run([dis, "-c", cubin], capture_output=True, text=True)
-                sass_body = gpus.loop_body(out.stdout)
-        res = hlo_model.ptxas_resources(log)
+                sass_body = model.loop_body(out.stdout)
+        res = hlo.ptxas_resources(log)
         regs = max((r.registers for r in res), default=0)
         shared = re.search(r"(\d+) bytes smem", log)
         rec["ptxas"] = {
@@ -398,7 +398,7 @@ def check_threads(desc: gpus.Description, trips: dict, records: list, failures: 
             "local_memory_ops": sum(op.startswith(("ld.local", "st.local")) for op in body),
         }
         use_sass = bool(sass_body)
-        pred = gpus.predict_threads(
+        pred = model.predict_threads(
             desc, sass_body or body, threads.UNROLL, regs, threads.NUM_WARPS, sass=use_sass
         )
         rec["loop"] = {
@@ -450,14 +450,14 @@ def thread_table(records: list) -> str:
 # --------------------------------------------------------------- main
 
 
-def check_device(desc: gpus.Description, families, trips: dict, records: list, failures: list):
+def check_device(desc: model.Description, families, trips: dict, records: list, failures: list):
     if "count" in families or THREADS in families:
         check_threads(desc, trips, records, failures)
     families = [f for f in families if f != THREADS]
     if not families:  # the thread kernel alone
         return
     target = desc.target
-    sharding = gpus.placement(desc)
+    sharding = model.placement(desc)
     place = lambda tree: sizing.abstract(tree, sharding)
     done: dict = {}
     for ex in workloads.executables(target, place, families):
@@ -537,7 +537,7 @@ def check_device(desc: gpus.Description, families, trips: dict, records: list, f
         # one chain (the large path): a scalar loop, latency-bound; its bytes are few and its
         # kernels one thread each, so no bandwidth share applies
         inner, share = loop_figures(ex, batch, trips)
-        pred = hlo_model.predict(
+        pred = hlo.predict(
             text,
             launch_s=desc.launch_s,
             sync_s=desc.sync_s,
@@ -548,8 +548,8 @@ def check_device(desc: gpus.Description, families, trips: dict, records: list, f
             thunks=thunks,
         )
         if pred is None:  # no loop: the whole program once
-            module = hlo_model.parse(text)
-            cost = hlo_model.computation_cost(module, module.entry)
+            module = hlo.parse(text)
+            cost = hlo.computation_cost(module, module.entry)
             rec["predicted"] = {
                 "label": LABEL,
                 "kernels_total": cost.kernels,
@@ -560,8 +560,8 @@ def check_device(desc: gpus.Description, families, trips: dict, records: list, f
             rec["predicted"] = {"label": LABEL, **pred._asdict()}
             rec["predicted"].update(inner_trips=inner, branch_share=share, fill=fill)
             rec["predicted"].update(rates(rec, pred, trips))
-        rec["host_control"] = hlo_model.host_control(thunks)
-        res = hlo_model.ptxas_resources(ptxas_log(prefix, desc.arch)) if prefix else []
+        rec["host_control"] = hlo.host_control(thunks)
+        res = hlo.ptxas_resources(ptxas_log(prefix, desc.arch)) if prefix else []
         rec["ptxas"] = {
             "kernels": len(res),
             "max_registers": max((r.registers for r in res), default=None),
@@ -584,11 +584,11 @@ def check_device(desc: gpus.Description, families, trips: dict, records: list, f
         clean_dump()
 
 
-def _pred_of(rec: dict) -> hlo_model.Prediction | None:
+def _pred_of(rec: dict) -> hlo.Prediction | None:
     p = rec.get("predicted") or {}
     if "kernels" not in p:
         return None
-    return hlo_model.Prediction(*(p[f] for f in hlo_model.Prediction._fields))
+    return hlo.Prediction(*(p[f] for f in hlo.Prediction._fields))
 
 
 def table(records: list) -> str:
@@ -638,7 +638,7 @@ def _load_trips(path: Path) -> dict:
 
 
 def _run_workers(keys, args, trips, records, failures, per_device) -> None:
-    """Check the devices in ``args.jobs`` worker processes at once (compiling is single-threaded
+    """Check the devices in `args.jobs` worker processes at once (compiling is single-threaded
     in XLA's GPU backend for these programs, so the devices overlap on a multi-core machine),
     each with the trip counts measured here; their records are gathered in device order."""
     work = Path(tempfile.mkdtemp(prefix="jaxqueens-gpu-check-parts-"))
@@ -673,8 +673,8 @@ def _run_workers(keys, args, trips, records, failures, per_device) -> None:
 
 
 def merged(old: dict, new: dict, families: str) -> dict:
-    """``old`` with the records of the workloads ``new`` checked replaced by ``new``'s, its trip
-    counts updated, and a line in ``updates`` saying so."""
+    """`old` with the records of the workloads `new` checked replaced by `new`'s, its trip
+    counts updated, and a line in `updates` saying so."""
     redone = {r["workload"] for r in new["records"]}
     keep = [r for r in old.get("records", []) if r.get("workload") not in redone]
     doc = {**old, "records": keep + new["records"], "jax": new["jax"]}
@@ -692,7 +692,7 @@ def merged(old: dict, new: dict, families: str) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--devices", default=",".join(gpus.NAMES))
+    ap.add_argument("--devices", default=",".join(model.NAMES))
     ap.add_argument("--families", default=",".join(workloads.FAMILIES))
     ap.add_argument("--out", default=str(RESULTS / "gpu-compile.json"))
     ap.add_argument("--no-measure", action="store_true", help="skip the CPU trip counts")
@@ -750,7 +750,7 @@ def main(argv=None) -> int:
         _run_workers(keys, args, trips, records, failures, per_device)
     else:
         for key in keys:
-            desc = gpus.load(key)
+            desc = model.load(key)
             t0 = time.perf_counter()
             check_device(desc, families, trips, records, failures)
             per_device[desc.name] = time.perf_counter() - t0
@@ -762,10 +762,10 @@ def main(argv=None) -> int:
     doc = {
         "label": LABEL,
         "jax": jax.__version__,
-        "devices": {k: gpus.load(k).__dict__ | {"text": None} for k in args.devices.split(",")},
+        "devices": {k: model.load(k).__dict__ | {"text": None} for k in args.devices.split(",")},
         "assumptions": {
-            "launch_s": gpus.LAUNCH_S,
-            "sync_s": gpus.SYNC_S,
+            "launch_s": model.LAUNCH_S,
+            "sync_s": model.SYNC_S,
             "budget": f"memory x {sizing.MEMORY_FRACTION}",
             "count_edges_rule": "log(edges) quadratic in n, least squares over the measured n",
             "complete_nodes_rule": "log(nodes per instance) quadratic in n over n = 14..18",

@@ -65,7 +65,7 @@ def test_lint_and_types_run_with_the_tests_and_their_tools_are_pinned():
     assert "ruff format --check" in lint and "ruff check" in lint and "mypy" in lint
     pinned = [r for r in _project()["optional-dependencies"]["test"] if "==" in r]
     assert sorted(r.split("==")[0] for r in pinned) == ["mypy", "ruff"]
-    assert _pyproject()["tool"]["mypy"]["files"] == ["jaxqueens"]
+    assert _pyproject()["tool"]["mypy"]["files"] == ["jaxqueens", "scripts/gpumodel"]
 
 
 def test_the_wheel_metadata_is_complete_and_carries_the_package_data():
@@ -81,7 +81,7 @@ def test_the_wheel_metadata_is_complete_and_carries_the_package_data():
     lowest = project["requires-python"].removeprefix(">=")
     assert f"Programming Language :: Python :: {lowest}" in classifiers
     assert project["scripts"] == {"jaxqueens": "jaxqueens.cli.main:entry"}
-    patterns = _pyproject()["tool"]["setuptools"]["package-data"]
+    patterns = _pyproject()["tool"]["setuptools"].get("package-data", {})  # none: no data files
     for path in (ROOT / "jaxqueens").rglob("*"):
         if not path.is_file() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
             continue

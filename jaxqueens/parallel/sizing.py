@@ -163,9 +163,9 @@ def choose(
 
 
 def abstract(tree, sharding=None):
-    """``tree`` with every array (or ``jax.ShapeDtypeStruct``) replaced by a
-    ``jax.ShapeDtypeStruct`` placed by ``sharding``: the arguments of a builder that compiles for a
-    described device (:func:`jaxqueens.parallel.gpus.placement`) without making the arrays."""
+    """`tree` with every array (or `jax.ShapeDtypeStruct`) replaced by a
+    `jax.ShapeDtypeStruct` placed by `sharding`: the arguments of a builder that compiles for a
+    described device (`placement` in scripts/gpumodel/model.py) without making the arrays."""
 
     def one(x):
         x = x if hasattr(x, "dtype") and hasattr(x, "shape") else jax.numpy.asarray(x)

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxqueens.parallel import chains, devices, gpus, sizing
+from jaxqueens.parallel import chains, devices, sizing
 from jaxqueens.solvers import minconflicts
 
 
@@ -122,16 +122,6 @@ def test_accelerator_chunk_fills_the_device_within_its_memory():
     assert chains.accelerator_chunk(1000, 8, target) == 1000
     huge = chains.accelerator_chunk(None, 40_000, target)
     assert huge * 8 * 40_004 <= chains.RESULT_SHARE * target.budget_bytes
-
-
-def test_described_devices_parse_with_their_facts():
-    h100 = gpus.load("h100")
-    assert (h100.sms, h100.threads_per_sm, h100.compute_capability) == (132, 2048, (9, 0))
-    assert h100.arch == "sm_90a" and h100.parallelism == 132 * 2048
-    assert h100.target.budget_bytes == int(84942979072 * sizing.MEMORY_FRACTION)
-    rtx = gpus.load("rtx4090")
-    assert (rtx.threads_per_sm, rtx.arch, rtx.memory_bytes) == (1536, "sm_89", 25757220864)
-    assert gpus.load("a100").bandwidth == 2.039e12
 
 
 def test_abstract_places_shapes_without_arrays():

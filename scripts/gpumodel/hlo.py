@@ -1,26 +1,15 @@
 """A model of GPU time from a compiled program: kernels, host syncs and bytes per loop iteration.
 
-PREDICTED, NOT MEASURED. The optimised GPU HLO of an executable (``compiled.as_text()``) says what
-one iteration of its hot loop launches; this module reads it and prices it:
-
-- **kernels**: every instruction of a control computation (the entry, a while body or condition,
-  a conditional branch, a ``call``) that is not bookkeeping (parameter, constant, tuple,
-  get-tuple-element, bitcast) launches a kernel or a copy: fusions, custom calls, copies;
-- **syncs**: XLA:GPU evaluates a while condition and a conditional's predicate on the host
-  (``WhileThunk``/``ConditionalThunk``: a device-to-host copy and a stream wait per iteration),
-  unless the loop was moved into a CUDA graph, which the compiled program's thunk sequence shows
-  (:func:`host_control`);
-- **bytes**: what each kernel reads and writes, from its operand and result shapes; a fused
-  operand read only through ``dynamic-slice``/``gather`` counts the slice, an operand updated in
-  place by ``dynamic-update-slice``/``scatter`` counts the update written (and, for a scatter,
-  the slots read);
-- nested loops multiply by their trip count (XLA's ``known_trip_count``, else ``inner_trips``,
-  a figure the caller states); a conditional counts its most expensive branch (an upper bound).
-
-The time of one iteration is ``max(kernels x launch + syncs x sync, bytes / bandwidth)``, the
-bandwidth scaled by the share of the device the batch fills (a batch that leaves most SMs idle
-cannot draw the whole bandwidth). What a workload does per iteration (one min-conflicts step per
-lane, one tree edge per lane, one generation) turns it into a rate; that is the caller's.
+PREDICTED, NOT MEASURED. It reads the optimised GPU HLO (`compiled.as_text()`) and prices one
+iteration of the hot loop. Kernels: every instruction of a control computation (entry, while body
+or condition, conditional branch, `call`) that is not bookkeeping launches a kernel or a copy.
+Syncs: XLA:GPU evaluates a while condition and a conditional's predicate on the host (a copy and
+a stream wait per iteration) unless the thunk sequence shows the loop in a CUDA graph
+(`host_control`). Bytes: each kernel's operands and results, a slice read or an update written
+in place counted as such. Nested loops multiply by their trip count (XLA's `known_trip_count`,
+else the caller's `inner_trips`); a conditional counts its costliest branch (an upper bound).
+One iteration takes `max(kernels x launch + syncs x sync, bytes / bandwidth)`, the bandwidth
+scaled by the share of the device the batch fills; turning that into a rate is the caller's.
 """
 
 from __future__ import annotations
@@ -93,7 +82,7 @@ class Module:
 
 
 def type_bytes(text: str) -> int:
-    """Bytes of an HLO type (arrays summed over a tuple; ``token[]`` is 0)."""
+    """Bytes of an HLO type (arrays summed over a tuple; `token[]` is 0)."""
     total = 0
     for dtype, dims in _ARRAY.findall(text):
         if dtype not in DTYPE_BYTES:
@@ -103,7 +92,7 @@ def type_bytes(text: str) -> int:
 
 
 def _closing(text: str, start: int) -> int:
-    """Index of the bracket closing the one at ``start``."""
+    """Index of the bracket closing the one at `start`."""
     depth = 0
     pairs = {"(": ")", "{": "}", "[": "]"}
     open_ = text[start]
@@ -144,7 +133,7 @@ def _instruction(line: str) -> Instruction | None:
 
 
 def parse(text: str) -> Module:
-    """Computations of an HLO module's text (``compiled.as_text()``)."""
+    """Computations of an HLO module's text (`compiled.as_text()`)."""
     comps: dict[str, list[Instruction]] = {}
     entry, current = "", None
     for line in text.splitlines():
@@ -239,7 +228,7 @@ class Cost:
         return Cost(self.kernels * k, self.syncs * k, self.bytes * k)
 
     def seconds(self, launch_s: float, sync_s: float, bandwidth: float) -> float:
-        """``max(kernels x launch + syncs x sync, bytes / bandwidth)``."""
+        """`max(kernels x launch + syncs x sync, bytes / bandwidth)`."""
         return max(self.kernels * launch_s + self.syncs * sync_s, self.bytes / bandwidth)
 
 
@@ -250,9 +239,9 @@ def computation_cost(
     host_sync: bool = True,
     branch_share: float = 1.0,
 ) -> Cost:
-    """Kernels, syncs and bytes of running computation ``comp`` once (nested loops expanded:
-    known trip counts, else ``inner_trips`` iterations; a conditional costs its cheapest branch
-    plus ``branch_share`` of the difference to its costliest: 1, the default, is the upper
+    """Kernels, syncs and bytes of running computation `comp` once (nested loops expanded:
+    known trip counts, else `inner_trips` iterations; a conditional costs its cheapest branch
+    plus `branch_share` of the difference to its costliest: 1, the default, is the upper
     bound; a caller who knows how often the costly branch runs says so)."""
     table = module.table(comp)
     cost = Cost()
@@ -290,7 +279,7 @@ def loop_iteration(
     host_sync: bool = True,
     branch_share: float = 1.0,
 ) -> Cost:
-    """One iteration of while loop ``loop``: its condition, its body and (host-evaluated
+    """One iteration of while loop `loop`: its condition, its body and (host-evaluated
     condition) one sync."""
     body, cond = _attr(loop.attrs, "body"), _attr(loop.attrs, "condition")
     if body is None or cond is None:
@@ -315,8 +304,8 @@ def hot_loop(module: Module) -> Instruction | None:
 
 def host_control(thunks: str | None) -> bool:
     """Whether the compiled program evaluates loop conditions on the host: its thunk sequence
-    (the ``*.thunk_sequence_after_thunk_passes.txt`` of an XLA dump) has ``kWhile`` or
-    ``kConditional`` thunks (None: not known, taken as True, XLA:GPU's default)."""
+    (the `*.thunk_sequence_after_thunk_passes.txt` of an XLA dump) has `kWhile` or
+    `kConditional` thunks (None: not known, taken as True, XLA:GPU's default)."""
     return True if thunks is None else bool(re.search(r"\bk(While|Conditional)\b", thunks))
 
 
@@ -344,14 +333,14 @@ def predict(
     branch_share: float = 1.0,
     thunks: str | None = None,
 ) -> Prediction | None:
-    """Predicted time of one iteration of the hot loop of HLO ``text`` (None: no loop).
+    """Predicted time of one iteration of the hot loop of HLO `text` (None: no loop).
 
     Args:
       launch_s, sync_s, bandwidth: the device's assumed launch and sync costs, bytes/s.
       fill: share of the device the batch fills (0..1]; the bandwidth is scaled by it.
       inner_trips: iterations assumed for nested loops of unknown trip count.
       branch_share: share of iterations in which a conditional takes its costly branch.
-      thunks: the dump's thunk sequence (:func:`host_control`).
+      thunks: the dump's thunk sequence (`host_control`).
     """
     module = parse(text)
     loop = hot_loop(module)
@@ -385,7 +374,7 @@ class KernelResources(NamedTuple):
 
 
 def ptxas_resources(log: str) -> list[KernelResources]:
-    """Per kernel registers and spill bytes from ``ptxas -v`` output."""
+    """Per kernel registers and spill bytes from `ptxas -v` output."""
     out, name, spill = [], None, (0, 0)
     for line in log.splitlines():
         if m := _PTXAS_ENTRY.search(line):

@@ -1,11 +1,12 @@
-"""The described GPUs and the thread kernels' model: the hot loop read from PTX and SASS
-listings, occupancy from registers and shared memory, and the predicted rate's arithmetic."""
+"""scripts/gpumodel/model: the described GPUs and the thread kernels' model (the hot loop read
+from PTX and SASS listings, occupancy from registers and shared memory, the predicted rate)."""
 
 from __future__ import annotations
 
 import pytest
+from gpumodel import model as gpus
 
-from jaxqueens.parallel import gpus
+from jaxqueens.parallel import sizing
 
 PTX = """
 .visible .entry k(
@@ -79,3 +80,13 @@ def test_predicted_rate():
     assert (ptx.alu, ptx.fma, ptx.cycles_per_step) == (4, 0, 2)  # every PTX op on the ALU
     few = gpus.predict_threads(h100, body, 1, 32, 1, sass=True, shared=233472 // 4)
     assert few.warps_per_sm == 4 and few.efficiency == 4 / gpus.HIDING_WARPS
+
+
+def test_described_devices_parse_with_their_facts():
+    h100 = gpus.load("h100")
+    assert (h100.sms, h100.threads_per_sm, h100.compute_capability) == (132, 2048, (9, 0))
+    assert h100.arch == "sm_90a" and h100.parallelism == 132 * 2048
+    assert h100.target.budget_bytes == int(84942979072 * sizing.MEMORY_FRACTION)
+    rtx = gpus.load("rtx4090")
+    assert (rtx.threads_per_sm, rtx.arch, rtx.memory_bytes) == (1536, "sm_89", 25757220864)
+    assert gpus.load("a100").bandwidth == 2.039e12

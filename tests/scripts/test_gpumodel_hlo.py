@@ -1,10 +1,9 @@
-"""parallel.hlo_model: kernels, host syncs and bytes per loop iteration, read from small
-hand-written optimised HLO (the form ``compiled.as_text()`` prints on a GPU)."""
+"""scripts/gpumodel/hlo: kernels, host syncs and bytes per loop iteration, read from small
+hand-written optimised HLO (the form `compiled.as_text()` prints on a GPU)."""
 # ruff: noqa: E501  (HLO instructions are one line each)
 
 import pytest
-
-from jaxqueens.parallel import hlo_model as hm
+from gpumodel import hlo as hm
 
 # An entry with a setup fusion and a main loop (unknown trip count) whose body launches two
 # fusions, a copy, an inner loop of known trip count 4 (one fusion per iteration) and a

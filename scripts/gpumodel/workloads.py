@@ -1,18 +1,18 @@
-"""Every executable the package runs on a GPU, as a list: the one place ``make gpu-check`` reads.
+"""Every executable the package runs on a GPU, as a list: the one place `make gpu-check` reads.
 
-Each :class:`Executable` is a workload at one size with the builder its driver uses on an
-accelerator (``batch -> jax.stages.Lowered`` of the real jitted function, never a copy of it):
-:func:`jaxqueens.parallel.chains.lockstep_builder` for the chain solvers (solve, anneal, the
-samples of stats), :func:`jaxqueens.parallel.count.items_builder`,
-:func:`jaxqueens.parallel.complete.chunk_builder`, :func:`jaxqueens.drivers.estimate.call_builder`,
-:func:`jaxqueens.drivers.ga.chunk_builder`, :func:`jaxqueens.drivers.large.builders` and
-:func:`jaxqueens.drivers.stats.analysis_builders`. ``want`` is the batch the driver asks
-:func:`jaxqueens.parallel.sizing.choose` for on that device; ``sized`` False marks a batch that is
+Each `Executable` is a workload at one size with the builder its driver uses on an
+accelerator (`batch -> jax.stages.Lowered` of the real jitted function, never a copy of it):
+`jaxqueens.parallel.chains.lockstep_builder` for the chain solvers (solve, anneal, the
+samples of stats), `jaxqueens.parallel.count.items_builder`,
+`jaxqueens.parallel.complete.chunk_builder`, `jaxqueens.drivers.estimate.call_builder`,
+`jaxqueens.drivers.ga.chunk_builder`, `jaxqueens.drivers.large.builders` and
+`jaxqueens.drivers.stats.analysis_builders`. `want` is the batch the driver asks
+`jaxqueens.parallel.sizing.choose` for on that device; `sized` False marks a batch that is
 the user's (a population, the samples, one large board): checked against the budget, not chosen.
 
-The check (``scripts/gpu_check.py``) places the arguments on a described GPU
-(:func:`jaxqueens.parallel.gpus.placement`) through ``place``; the drivers call the same builders
-with their real arguments. To add or re-point a workload, edit :func:`executables`.
+The check (`scripts/gpu_check.py`) places the arguments on a described GPU
+(`gpumodel.model.placement`) through `place`; the drivers call the same builders
+with their real arguments. To add or re-point a workload, edit `executables`.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Executable:
 
 
 def _mask_shapes(n: int) -> Mask:
-    """An instance's :class:`Mask` as shapes only (``jax.eval_shape``: nothing allocated)."""
+    """An instance's `Mask` as shapes only (`jax.eval_shape`: nothing allocated)."""
     i32 = jnp.int32
     return jax.eval_shape(
         lambda: Mask(jnp.zeros((n, n), jnp.bool_), jnp.zeros(n, i32), i32(0), jnp.zeros(n, i32))
@@ -83,8 +83,8 @@ def _mask_shapes(n: int) -> Mask:
 
 
 def solve_config(n: int, variant: str) -> tuple[minconflicts.Config, minconflicts.Params]:
-    """The kernel config and params ``jaxqueens solve`` builds for one of the check's variants
-    (the command line's defaults: ``--move cisc352`` brings QS4 boards, 99 restarts and its step
+    """The kernel config and params `jaxqueens solve` builds for one of the check's variants
+    (the command line's defaults: `--move cisc352` brings QS4 boards, 99 restarts and its step
     limit)."""
     init, tabu, move, toroidal, constrained = "permutation", 0, "minconflicts", False, False
     max_restarts = 1_000_000
@@ -305,12 +305,12 @@ FAMILIES = {
     "stats": stats_executables,
     "solve_large": large_executables,
 }
-"""Workload family -> the executables it runs on a GPU (``make gpu-check`` compiles them all)."""
+"""Workload family -> the executables it runs on a GPU (`make gpu-check` compiles them all)."""
 
 
 def executables(target: Target, place=None, families=None) -> list[Executable]:
-    """Every executable of ``families`` (default: all of :data:`FAMILIES`) for ``target``, their
-    arguments placed by ``place``."""
+    """Every executable of `families` (default: all of `FAMILIES`) for `target`, their
+    arguments placed by `place`."""
     out = []
     for name in families or FAMILIES:
         out.extend(FAMILIES[name](target, place))

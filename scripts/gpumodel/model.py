@@ -1,29 +1,11 @@
-"""Described NVIDIA GPUs: hardware facts, and where to compile for one without having it.
+"""Described NVIDIA GPUs (hardware facts, deviceless compilation) and the thread kernels' model.
 
-Each description in ``gpu_descriptions/`` is an XLA ``GpuTargetConfig`` text proto (public
-spec-sheet figures; ``shared/gpu/README.md``): with the CUDA plugin installed, XLA compiles a
-jitted function for that device on a machine with no GPU ("deviceless" compilation: HLO -> PTX ->
-ptxas -> cubin), which ``make gpu-check`` (``scripts/gpu_check.py``) does for every executable
-the package runs on a GPU. The executable cannot run here; its memory analysis, optimised HLO
-and ptxas figures are what the check and the speed model (:mod:`jaxqueens.parallel.hlo_model`)
-read.
-
-| file | device | CC | SMs | threads/SM | memory | bandwidth |
-| --- | --- | --- | --- | --- | --- | --- |
-| ``h100.txtpb`` | H100 SXM 80 GB | 9.0 | 132 | 2048 | 79.1 GiB | 3.35 TB/s |
-| ``a100.txtpb`` | A100 SXM 80 GB | 8.0 | 108 | 2048 | 80 GiB | 2.04 TB/s |
-| ``rtx4090.txtpb`` | GeForce RTX 4090 | 8.9 | 128 | 1536 | 24 GiB | 1.01 TB/s |
-
-Two figures are not in a spec sheet and are *assumed* by the model, the same on every device:
-:data:`LAUNCH_S`, the device time one kernel launch costs back to back on a stream (NVIDIA's
-"Getting Started with CUDA Graphs" blog, 2019, measured ~3.8 us per short kernel launched on a
-stream and ~3.4 us inside a graph; "a few microseconds" in ``shared/gpu/README.md``), and
-:data:`SYNC_S`, the round trip of a host-evaluated loop condition or branch predicate (XLA:GPU
-copies the predicate to the host and waits for the stream before it launches the next
-iteration: ``WhileThunk``/``ConditionalThunk``, visible as ``kWhile``/``kConditional`` in the
-compiled program's thunk sequence; on-device loops via CUDA graph conditional nodes are
-openxla/xla#6973), taken as 10 us: a device-to-host copy of a few bytes plus a stream
-synchronisation over PCIe.
+Each description in `descriptions/` is an XLA `GpuTargetConfig` text proto of public spec-sheet
+figures (H100 SXM 80 GB, A100 SXM 80 GB, GeForce RTX 4090; `docs/gpu.md`): with the CUDA plugin
+installed, XLA compiles a jitted function for that device on a machine with no GPU (HLO -> PTX ->
+ptxas -> cubin), which `make gpu-check` (`scripts/gpu_check.py`) does for every executable the
+package runs on a GPU. `predict_threads` prices the hot loop of a one-search-per-thread kernel
+from its SASS, the device's integer rate, clock and occupancy. PREDICTED, NOT MEASURED.
 """
 
 from __future__ import annotations
@@ -33,16 +15,22 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from jaxqueens import _lazy
+import jax
+from jax.experimental import topologies
+
 from jaxqueens.parallel.sizing import MEMORY_FRACTION, Target
 
-jax = _lazy.load("jax")
-
-FOLDER = Path(__file__).resolve().parent / "gpu_descriptions"
+FOLDER = Path(__file__).resolve().parent / "descriptions"
+# Two figures are not in a spec sheet and are assumed, the same on every device. LAUNCH_S: the
+# device time one kernel launch costs back to back on a stream (NVIDIA's "Getting Started with
+# CUDA Graphs" blog, 2019: ~3.8 us per short kernel launched on a stream, ~3.4 us inside a graph).
+# SYNC_S: the round trip of a host-evaluated loop condition or branch predicate (XLA:GPU copies
+# the predicate to the host and waits for the stream before the next iteration: `WhileThunk` /
+# `ConditionalThunk`, `kWhile` / `kConditional` in the thunk sequence; on-device loops via CUDA
+# graph conditional nodes are openxla/xla#6973): a device-to-host copy of a few bytes plus a
+# stream synchronisation over PCIe, taken as 10 us.
 LAUNCH_S = 3e-6
-"""Assumed device time per kernel launch (see the module docstring)."""
 SYNC_S = 10e-6
-"""Assumed cost of one host-evaluated loop condition or branch predicate (see above)."""
 NAMES = ("h100", "a100", "rtx4090")
 
 
@@ -70,12 +58,12 @@ class Description:
 
     @property
     def target(self) -> Target:
-        """The sizing target: memory x :data:`~jaxqueens.parallel.sizing.MEMORY_FRACTION`."""
+        """The sizing target: memory x `jaxqueens.parallel.sizing.MEMORY_FRACTION`."""
         return Target(int(self.memory_bytes * MEMORY_FRACTION), self.parallelism, self.name)
 
     @property
     def arch(self) -> str:
-        """ptxas's architecture name: ``sm_90a`` (XLA targets the ``a`` variant on 9.0)."""
+        """ptxas's architecture name: `sm_90a` (XLA targets the `a` variant on 9.0)."""
         major, minor = self.compute_capability
         return f"sm_{major}{minor}{'a' if major >= 9 else ''}"
 
@@ -88,7 +76,7 @@ def _field(text: str, name: str) -> str:
 
 
 def parse(text: str, key: str = "") -> Description:
-    """A :class:`Description` from a ``GpuTargetConfig`` text proto."""
+    """A `Description` from a `GpuTargetConfig` text proto."""
     cc = re.search(r"cuda_compute_capability\s*{\s*major:\s*(\d+)\s+minor:\s*(\d+)", text)
     if cc is None:
         raise ValueError("the GPU description has no cuda_compute_capability")
@@ -108,18 +96,16 @@ def parse(text: str, key: str = "") -> Description:
 
 
 def load(key: str) -> Description:
-    """The description ``gpu_descriptions/<key>.txtpb`` (``h100``, ``a100``, ``rtx4090``)."""
+    """The description `descriptions/<key>.txtpb` (`h100`, `a100`, `rtx4090`)."""
     return parse((FOLDER / f"{key}.txtpb").read_text(), key)
 
 
 def placement(desc: Description):
     """A sharding that puts an argument on the described device, for a deviceless compile.
 
-    Needs the CUDA plugin (``jax-cuda12-plugin``) and ``JAX_PLATFORMS=cpu`` set before JAX
-    started (``shared/gpu/README.md``); arguments are ``jax.ShapeDtypeStruct(..., sharding=)``.
+    Needs the CUDA plugin (`jax-cuda12-plugin`) and `JAX_PLATFORMS=cpu` set before JAX
+    started (`shared/gpu/README.md`); arguments are `jax.ShapeDtypeStruct(..., sharding=)`.
     """
-    from jax.experimental import topologies  # third-party, needed by the GPU check only
-
     topo = topologies.get_topology_desc(platform="cuda", target_config=desc.text, topology="1x1x1")
     mesh = topologies.make_mesh(topo, (1,), ("x",))
     return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
@@ -149,7 +135,7 @@ SHARED_OPS = ("LDS", "STS", "ld.shared", "st.shared")  # 128 bytes a clock and S
 
 
 def loop_body(text: str) -> list[str]:
-    """The opcodes of the hottest loop of a kernel's PTX or SASS (``nvdisasm``) listing: the
+    """The opcodes of the hottest loop of a kernel's PTX or SASS (`nvdisasm`) listing: the
     body of the innermost backward branch with the most instructions (its own branch
     included)."""
     lines = [ln.strip() for ln in text.splitlines()]
@@ -191,8 +177,8 @@ class ThreadPrediction(NamedTuple):
 
 
 def occupancy(desc: Description, registers: int, warps_per_block: int, shared: int = 0) -> int:
-    """Resident warps per SM of a kernel using ``registers`` per thread (allocated in units of
-    8, whole warps per block) and ``shared`` bytes of shared memory per block."""
+    """Resident warps per SM of a kernel using `registers` per thread (allocated in units of
+    8, whole warps per block) and `shared` bytes of shared memory per block."""
     blocks, warps, regs = SM_LIMITS.get(desc.compute_capability, (16, 48, 65536))
     per_warp = 32 * -(-max(registers, 1) // 8) * 8
     by_regs = (regs // per_warp) // warps_per_block * warps_per_block
@@ -210,10 +196,10 @@ def predict_threads(
     sass: bool,
     shared: int = 0,
 ) -> ThreadPrediction:
-    """Search steps per second of a thread kernel whose hot loop (``body``: opcodes from
-    :func:`loop_body`) takes ``steps`` search steps per pass, from the device's integer rate,
-    clock and occupancy. From PTX (``sass=False``) every instruction counts on the ALU pipe (an
-    upper bound on the time); from SASS the FMA pipe's share runs beside it. ``shared``: bytes
+    """Search steps per second of a thread kernel whose hot loop (`body`: opcodes from
+    `loop_body`) takes `steps` search steps per pass, from the device's integer rate,
+    clock and occupancy. From PTX (`sass=False`) every instruction counts on the ALU pipe (an
+    upper bound on the time); from SASS the FMA pipe's share runs beside it. `shared`: bytes
     of shared memory per block (occupancy)."""
     per = 1.0 / max(steps, 1)
     conv = sum(op.startswith(QUARTER_RATE) for op in body) * per
