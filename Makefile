@@ -78,8 +78,10 @@ $(GPU_STAMP): pyproject.toml $(STAMP)
 	$(GPU_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	touch $@
 
+# GPU_CHECK_ARGS: a part of the check, e.g. "--families threads --merge" (the thread kernel alone,
+# its records replaced in benchmarks/results/gpu-compile.json; minutes where the whole takes ~30).
 gpu-check: $(GPU_STAMP)
-	$(GPU_VENV)/bin/python scripts/gpu_check.py
+	$(GPU_VENV)/bin/python scripts/gpu_check.py $(GPU_CHECK_ARGS)
 
 # On a machine with a GPU and JAX's CUDA plugin (the lent GPU's image has both; nothing is
 # installed): the GPU paths measured, every result checked, into
