@@ -83,7 +83,16 @@ class State(NamedTuple):
 
 
 def start(item, config: Config) -> State:
-    """Lane for `item` = uint32 `[HEAD + n]` (`COLS`.. `BUDGET`, then masks)."""
+    """The lane that searches one item.
+
+    Args:
+      item: uint32 `[HEAD + n]`: the root row and budget (`COLS` .. `BUDGET`), then the
+        allowed-row masks of the columns.
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+
+    Returns:
+      The lane's `State`.
+    """
     item = item.astype(jnp.uint32)
     root = jnp.concatenate([item[:4], jnp.full((1,), DONE, jnp.uint32)])
     stack = jnp.concatenate([root[None], jnp.zeros((config.rows - 1, 5), jnp.uint32)])
@@ -112,14 +121,30 @@ def _shift(ld, rd, n: int, toroidal: bool):
 
 
 def live(lane: State, config: Config):
-    """The lane still has work in this call (a stopped search has a negative `d`)."""
+    """Whether the lane still has work in this call.
+
+    Args:
+      lane: the lane.
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+
+    Returns:
+      [] bool (a stopped search has a negative `d`).
+    """
     del config
     return (lane.d >= 0) & (lane.steps < lane.budget)
 
 
 def edge(lane: State, config: Config, keep=None) -> State:
-    """One tree edge (the lane must be `live`, unless `keep`, a [] bool for lockstep
-    lanes, says it stays as it is: its words are then written back unchanged)."""
+    """One tree edge.
+
+    Args:
+      lane: the lane, `live` unless `keep` says it stays as it is.
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+      keep: [] bool for lockstep lanes: True writes the lane's words back unchanged.
+
+    Returns:
+      The lane one edge further.
+    """
     n = config.n
     row = lax.dynamic_slice(lane.stack, (lane.d, 0), (1, 5))[0]
     cols, ld, rd, av, back = row[COLS], row[LD], row[RD], row[AV], row[BACK]
@@ -164,16 +189,31 @@ def edge(lane: State, config: Config, keep=None) -> State:
 
 
 def step_lane(lane: State, config: Config) -> State:
-    """One lockstep iteration of a lane that may not be `live` (it then stays as it is):
-    `edge` writing a stopped lane's words back instead of selecting the whole lane
-    (`make gpu-check`'s model: the select read and wrote every lane's stack and listed
-    solutions each iteration, 88 KB a lane at n = 21 with 1000 solutions listed)."""
+    """One lockstep iteration of a lane that may not be `live` (it then stays as it is): `edge`
+    writing a stopped lane's words back instead of selecting the whole lane (a select reads and
+    writes every lane's stack and listed solutions each iteration).
+
+    Args:
+      lane: the lane.
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+
+    Returns:
+      The lane after the iteration.
+    """
     return edge(lane, config, keep=~live(lane, config))
 
 
 def search(item, config: Config) -> State:
-    """Search one item until its sub-tree is done, its budget is spent or (`stop`) a solution
-    is found."""
+    """Search one item until its sub-tree is done, its budget is spent or (`stop`) a solution is
+    found.
+
+    Args:
+      item: uint32 `[HEAD + n]` (`start`).
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+
+    Returns:
+      The lane's final `State`.
+    """
     return lax.while_loop(lambda s: live(s, config), lambda s: edge(s, config), start(item, config))
 
 
@@ -193,11 +233,19 @@ def _read(lane: State, config: Config):
 
 
 def readout(lane: State, config: Config):
-    """What the host reads back (one lane or a batch): head uint32 `[..., 4]` = (d, steps, lo,
-    hi), d being the deepest stack row still to search (-1: none), the stack `[..., R, 5]` and
-    the listed solutions `[..., C, n + 1]` (cap 0: the one solution a `stop` item ended on,
-    valid when it found one): row j holds the `cols` masks along solution j's path from stack
-    row 0, then the full mask (consecutive differences are the queens' rows)."""
+    """What the host reads back, of one lane or a batch.
+
+    Args:
+      lane: the lane(s).
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+
+    Returns:
+      `(head, stack, solutions)`: head uint32 `[..., 4]` = (d, steps, lo, hi), d being the
+      deepest stack row still to search (-1: none); the stack `[..., R, 5]`; the listed solutions
+      `[..., C, n + 1]` (cap 0: the one solution a `stop` item ended on, valid when it found
+      one), row j holding the `cols` masks along solution j's path from stack row 0, then the
+      full mask (consecutive differences are the queens' rows).
+    """
     read = functools.partial(_read, config=config)
     frontier, lo, path = jax.vmap(read)(lane) if lane.d.ndim else read(lane)
     head = jnp.stack(
@@ -221,8 +269,15 @@ class Params(NamedTuple):
 
 
 def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
-    """The package's default: up to `MAX_BUDGET` (2^31 - 1) edges a call (the driver's calls
-    take 2^20 per item and split what is left over the batch)."""
+    """The package's default parameters.
+
+    Args:
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+      budget: edges a call may take (default `MAX_BUDGET`, 2^31 - 1).
+
+    Returns:
+      `Params`.
+    """
     base.check_type("config", config, Config)
     base.check_whole("budget", budget, 0, MAX_BUDGET)
     return Params(jnp.asarray(budget, jnp.int32))
@@ -277,9 +332,17 @@ class Result(NamedTuple):
 
 
 def problem(model: Constraints, orientation: int = 0) -> Problem:
-    """The instance `model` (host NumPy), seen in `orientation` (0: as given; the driver
-    searches the most constrained one, `jaxqueens.core.constraints.search_masks`, and maps
-    boards back with `jaxqueens.core.constraints.board_from_orientation`)."""
+    """The instance as the kernel's problem (host NumPy).
+
+    Args:
+      model: the instance.
+      orientation: one of the square's 8 symmetries (0: as given; the driver searches the most
+        constrained one, `jaxqueens.core.constraints.search_masks`, and maps boards back with
+        `jaxqueens.core.constraints.board_from_orientation`).
+
+    Returns:
+      `Problem`: the allowed rows of every column.
+    """
     return Problem(column_masks(model, orientation).astype(np.uint32))
 
 
@@ -297,8 +360,17 @@ def _settle(lane: State, config: Config) -> State:
 
 
 def init(key, config: Config, params: Params, problem: Problem) -> State:
-    """The instance's search at its root. `key` is unused (`None` or a key, checked): the
-    search is exact and deterministic."""
+    """The instance's search at its root.
+
+    Args:
+      key: unused (`None` or a key, checked): the search is exact and deterministic.
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+      params: the edge budget.
+      problem: the instance (`problem`).
+
+    Returns:
+      The initial `State`.
+    """
     ignore_key(key)
     allowed = _checked(config, params, problem)
     head = [0, 0, 0, allowed[0], 0, params.budget, config.cap == 0]
@@ -313,19 +385,47 @@ def init(key, config: Config, params: Params, problem: Problem) -> State:
 
 
 def done(state: State, config: Config, params: Params) -> jax.Array:
-    """[] bool: nothing left to do in this call (searched, stopped, or out of budget)."""
+    """Whether nothing is left to do in this call (searched, stopped, or out of budget).
+
+    Args:
+      state: the search state.
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+      params: the edge budget.
+
+    Returns:
+      [] bool.
+    """
     return ~live(state, config)
 
 
 def step(state: State, config: Config, params: Params, problem: Problem) -> State:
-    """One tree edge (`edge`; a no-op once `done`)."""
+    """One tree edge (`edge`; a no-op once `done`).
+
+    Args:
+      state: the search state.
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+      params: the edge budget.
+      problem: the instance.
+
+    Returns:
+      The state one edge further.
+    """
     base.check_type("state", state, State, "make it with complete.init")
     return _settle(edge(state, config, keep=~live(state, config)), config)
 
 
 def resume(state: State, config: Config, params: Params, problem: Problem) -> State:
-    """At most `params.budget` more edges (in all at most `MAX_BUDGET` since `init`):
-    the state, searched further."""
+    """At most `params.budget` more edges (in all at most `MAX_BUDGET` since `init`).
+
+    Args:
+      state: the search state.
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+      params: the edge budget.
+      problem: the instance.
+
+    Returns:
+      The state, searched further.
+    """
     base.check_type("state", state, State, "make it with complete.init")
     more = jnp.minimum(params.budget, MAX_BUDGET - state.steps)
     lane = state._replace(budget=state.steps + more)
@@ -334,7 +434,16 @@ def resume(state: State, config: Config, params: Params, problem: Problem) -> St
 
 
 def result(state: State, config: Config, params: Params) -> Result:
-    """What the search reports so far."""
+    """What the search reports so far.
+
+    Args:
+      state: the search state.
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+      params: the edge budget.
+
+    Returns:
+      `Result`: status, solutions found, the first solution's rows and the listed boards.
+    """
     n = config.n
     found = (state.lo | state.hi) != 0
     stopped = state.d <= -2
@@ -358,12 +467,31 @@ def result(state: State, config: Config, params: Params) -> Result:
 
 
 def finish(state: State, config: Config, params: Params, problem: Problem) -> Result:
-    """`resume`, then `result`."""
+    """`resume`, then `result`.
+
+    Args:
+      state: the search state.
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+      params: the edge budget.
+      problem: the instance.
+
+    Returns:
+      `Result`.
+    """
     return result(resume(state, config, params, problem), config, params)
 
 
 def run(key, config: Config, params: Params, problem: Problem) -> Result:
-    """Decide, count or enumerate one instance (`config.decide`, `config.cap`) until the
-    search is over or `params.budget` edges are taken. `key` is unused (`None` or a
-    key)."""
+    """Decide, count or enumerate one instance (`config.decide`, `config.cap`) until the search is
+    over or `params.budget` edges are taken.
+
+    Args:
+      key: unused (`None` or a key).
+      config: the kernel's static shape (n, torus, what to list, decide or count).
+      params: the edge budget.
+      problem: the instance.
+
+    Returns:
+      `Result`.
+    """
     return finish(init(key, config, params, problem), config, params, problem)

@@ -64,14 +64,31 @@ class Lane(NamedTuple):
 
 
 def add64(lo, hi, x):
-    """`(hi, lo) + x` on two uint32 words with carry: exact where a uint32 sum would wrap."""
+    """`(hi, lo) + x` on two uint32 words with carry: exact where a uint32 sum would wrap.
+
+    Args:
+      lo: low word, uint32.
+      hi: high word, uint32.
+      x: uint32 addend.
+
+    Returns:
+      `(lo, hi)` of the sum.
+    """
     lo2 = lo + x
     return lo2, hi + (lo2 < x).astype(jnp.uint32)
 
 
 def init_prefix(prefix, config: KernelConfig, allow=None) -> Lane:
-    """Lane for `prefix` = uint32 `[4]` (cols, ld, rd, av) of a partial board; `allow`
-    uint32 `[n]`: the rows column k may use (default: every row)."""
+    """The lane that searches every completion of a partial board.
+
+    Args:
+      prefix: uint32 `[4]` (cols, ld, rd, av) of the partial board.
+      config: the prefix kernel's static shape.
+      allow: uint32 `[n]`, the rows column k may use (default: every row).
+
+    Returns:
+      A live `Lane` at the prefix's level.
+    """
     prefix = prefix.astype(jnp.uint32)
     root = jnp.stack([prefix[0], prefix[1], prefix[2], jnp.uint32(DONE), prefix[3]])
     stack = jnp.concatenate([root, jnp.zeros(WORDS * (config.rows - 1), jnp.uint32)])
@@ -114,27 +131,59 @@ def _advance(lane: Lane, config: KernelConfig):
 
 
 def step_prefix(lane: Lane, config: KernelConfig) -> Lane:
-    """One counting iteration (the lane must be live: `d >= 0`)."""
+    """One counting iteration.
+
+    Args:
+      lane: a live lane (`d >= 0`).
+      config: the prefix kernel's static shape.
+
+    Returns:
+      The lane one tree edge further.
+    """
     return _advance(lane, config)[0]
 
 
 def run_prefix(lane: Lane, config: KernelConfig):
-    """Search a lane's subtree to the end: uint32 `[2]` solutions (low word, high word)."""
+    """Search a lane's subtree to the end.
+
+    Args:
+      lane: the lane (`init_prefix`).
+      config: the prefix kernel's static shape.
+
+    Returns:
+      Solutions, uint32 `[2]` (low word, high word).
+    """
     lane = lax.while_loop(lambda s: s.d >= 0, lambda s: step_prefix(s, config), lane)
     return jnp.stack([lane.lo, lane.hi])
 
 
 def count_prefix(prefix, config: KernelConfig):
-    """Solutions extending one prefix: uint32 `[2]` (low word, high word)."""
+    """Count the solutions extending one prefix.
+
+    Args:
+      prefix: uint32 `[4]` (cols, ld, rd, av) of a partial board.
+      config: the prefix kernel's static shape.
+
+    Returns:
+      Solutions, uint32 `[2]` (low word, high word).
+    """
     return run_prefix(init_prefix(prefix, config), config)
 
 
 def enumerate_prefix(prefix, config: KernelConfig, cap: int):
-    """Solutions extending one prefix, listed: (count uint32 `[2]`, uint32 `[cap, W]`).
+    """List the solutions extending one prefix.
 
     Row i of the list holds the `cols` masks of levels 0..n-depth-1 of solution i and then the
     full mask; consecutive differences are the rows of the queens (decoded on the host). At most
     `cap` solutions are written; the count is exact regardless.
+
+    Args:
+      prefix: uint32 `[4]` (cols, ld, rd, av) of a partial board.
+      config: the prefix kernel's static shape.
+      cap: most solutions listed.
+
+    Returns:
+      `(count, lists)`: uint32 `[2]` (low word, high word) and uint32 `[cap, W]`.
     """
     levels = config.n - config.depth - 1
 
@@ -219,9 +268,16 @@ class Params(NamedTuple):
 
 
 def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
-    """The package's default: a call may take up to `MAX_BUDGET` (2^31 - 1) edges, so
-    `run` searches every task of n <= 20 to its end in one call (a task the budget stops
-    is resumed by `resume`). The driver's calls take 2^27 edges, about a second."""
+    """The package's default parameters.
+
+    Args:
+      config: the kernel's static shape.
+      budget: edges a call may take (default `MAX_BUDGET`, 2^31 - 1: `run` searches every task
+        of n <= 20 to its end in one call; a task the budget stops is resumed by `resume`).
+
+    Returns:
+      `Params`.
+    """
     base.check_type("config", config, Config)
     base.check_whole("budget", budget, 0, MAX_BUDGET)
     return Params(jnp.asarray(budget, jnp.int32))
@@ -247,21 +303,35 @@ class Dfs(NamedTuple):
 
 
 def unpack(item, config: Config) -> tuple[Dfs, jax.Array]:
-    """A search item, uint32 `[config.width]`: its state (count reset to 0) and its level
-    table uint32 `[TABLE_WORDS * levels]`."""
+    """Read a search item.
+
+    Args:
+      item: uint32 `[config.width]`, the packed state followed by its level table.
+      config: the kernel's static shape.
+
+    Returns:
+      `(state, table)`: the state (count reset to 0) and the level table, uint32
+      `[TABLE_WORDS * levels]`.
+    """
     state = Dfs(item[0].astype(jnp.int32), jnp.uint32(0), item[HEAD : config.state_width])
     return state, item[config.state_width :]
 
 
 def pack(state: Dfs) -> jax.Array:
-    """A state as uint32 `[config.state_width]` (its item without the table): the words a
-    call returns, from which the host resumes an unfinished search."""
+    """A state as the words a call returns, from which the host resumes an unfinished search.
+
+    Args:
+      state: the search state.
+
+    Returns:
+      uint32 `[config.state_width]`: the state's item without the table.
+    """
     head = jnp.stack([state.d.astype(jnp.uint32), state.found, jnp.uint32(0), jnp.uint32(0)])
     return jnp.concatenate([head, state.stack])
 
 
 def edge(state: Dfs, table, config: Config) -> Dfs:
-    """One tree edge (the state must be live: `d >= 0`).
+    """One tree edge.
 
     Takes the lowest untried row of level d; counts the child's free rows when the child is the
     task's last level (`COUNT_MASK` is all ones only on the row before it, and the last level
@@ -270,6 +340,14 @@ def edge(state: Dfs, table, config: Config) -> Dfs:
     queens still to come, so it never cuts a solution). Whatever happens, the parent's `av` and
     the child's row are written as 6 contiguous words, and `back` (the nearest level with rows
     left) spares every iteration spent popping.
+
+    Args:
+      state: a live state (`d >= 0`).
+      table: the task's level table, uint32 `[TABLE_WORDS * levels]`.
+      config: the kernel's static shape.
+
+    Returns:
+      The state one edge further.
     """
     d = state.d
     level = d & (config.levels - 1)  # == d in a live search; lets LLVM drop the index clamps
@@ -300,8 +378,18 @@ def edge(state: Dfs, table, config: Config) -> Dfs:
 
 
 def walk(state: Dfs, table, params: Params, config: Config) -> tuple[Dfs, jax.Array]:
-    """Search until the task is done (`d < 0`) or `params.budget` edges are taken: the state
-    (to resume in a later call with the same total) and the edges taken, [] int32."""
+    """Search until the task is done (`d < 0`) or `params.budget` edges are taken.
+
+    Args:
+      state: the search state.
+      table: the task's level table.
+      params: the edge budget.
+      config: the kernel's static shape.
+
+    Returns:
+      `(state, taken)`: the state (to resume in a later call with the same total) and the edges
+      taken, [] int32.
+    """
     # a countdown to 0, not a count up to the budget: one load and compare fewer per edge
     state, left = lax.while_loop(
         lambda c: (c[0].d >= 0) & (c[1] > 0),
@@ -312,13 +400,18 @@ def walk(state: Dfs, table, params: Params, config: Config) -> tuple[Dfs, jax.Ar
 
 
 def search(items, params: Params, config: Config):
-    """Search items uint32 `[B, config.width]` one after the other with ONE shared budget (the
-    CPU strategy: a call then takes at most `params.budget` edges whatever its items).
+    """Search items one after the other with ONE shared budget (the CPU strategy: a call then
+    takes at most `params.budget` edges whatever its items).
+
+    Args:
+      items: uint32 `[B, config.width]` search items (`unpack`).
+      params: the edge budget of the whole call.
+      config: the kernel's static shape.
 
     Returns:
-      states: uint32 `[B, config.state_width]` (`pack`): a finished search has `d = -1`,
-        an item the budget did not reach comes back unchanged (count 0);
-      taken: [] int32, the edges taken.
+      `(states, taken)`: uint32 `[B, config.state_width]` (`pack`; a finished search has
+      `d = -1`, an item the budget did not reach comes back unchanged, count 0) and the edges
+      taken, [] int32.
     """
 
     def body(left, item):
@@ -380,8 +473,17 @@ def _dfs(state: State) -> Dfs:
 
 
 def init(key, config: Config, params: Params, problem: Problem) -> State:
-    """The task's search at its start. `key` is unused (`None` or a key, checked): the
-    search is exact and deterministic."""
+    """The task's search at its start.
+
+    Args:
+      key: unused (`None` or a key, checked): the search is exact and deterministic.
+      config: the kernel's static shape.
+      params: the edge budget.
+      problem: the task (its prefix and level table).
+
+    Returns:
+      The initial `State`.
+    """
     ignore_key(key)
     _checked(config, params, problem)
     cols, ld, rd, av = (jnp.asarray(problem.prefix, jnp.uint32)[i] for i in range(4))
@@ -392,12 +494,31 @@ def init(key, config: Config, params: Params, problem: Problem) -> State:
 
 
 def done(state: State, config: Config, params: Params) -> jax.Array:
-    """[] bool: the task's tree is searched."""
+    """Whether the task's tree is searched.
+
+    Args:
+      state: the search state.
+      config: the kernel's static shape.
+      params: the edge budget.
+
+    Returns:
+      [] bool.
+    """
     return state.d < 0
 
 
 def step(state: State, config: Config, params: Params, problem: Problem) -> State:
-    """One tree edge (`edge`; a no-op once `done`)."""
+    """One tree edge (`edge`; a no-op once `done`).
+
+    Args:
+      state: the search state.
+      config: the kernel's static shape.
+      params: the edge budget.
+      problem: the task.
+
+    Returns:
+      The state one edge further.
+    """
     _checked(config, params, problem, state)
     nxt = edge(_dfs(state), problem.table, config)
     moved = State(nxt.d, nxt.stack, _add(state.found, nxt.found), _add(state.edges, 1))
@@ -406,37 +527,82 @@ def step(state: State, config: Config, params: Params, problem: Problem) -> Stat
 
 
 def resume(state: State, config: Config, params: Params, problem: Problem) -> State:
-    """At most `params.budget` more edges (`walk`): the state, searched further (call
-    again while not `done`: the totals never depend on the budget)."""
+    """At most `params.budget` more edges (`walk`); call again while not `done`: the totals never
+    depend on the budget.
+
+    Args:
+      state: the search state.
+      config: the kernel's static shape.
+      params: the edge budget.
+      problem: the task.
+
+    Returns:
+      The state, searched further.
+    """
     _checked(config, params, problem, state)
     nxt, taken = walk(_dfs(state), problem.table, params, config)
     return State(nxt.d, nxt.stack, _add(state.found, nxt.found), _add(state.edges, taken))
 
 
 def result(state: State, config: Config, params: Params) -> Result:
-    """What the search reports so far."""
+    """What the search reports so far.
+
+    Args:
+      state: the search state.
+      config: the kernel's static shape.
+      params: the edge budget.
+
+    Returns:
+      `Result`: completions and edges as two uint32 words each.
+    """
     return Result(state.found, state.d < 0, state.edges)
 
 
 def finish(state: State, config: Config, params: Params, problem: Problem) -> Result:
-    """`resume`, then `result`."""
+    """`resume`, then `result`.
+
+    Args:
+      state: the search state.
+      config: the kernel's static shape.
+      params: the edge budget.
+      problem: the task.
+
+    Returns:
+      `Result`.
+    """
     return result(resume(state, config, params, problem), config, params)
 
 
 def run(key, config: Config, params: Params, problem: Problem) -> Result:
-    """Search one task until it is done or `params.budget` edges are taken. `key` is unused
-    (`None` or a key)."""
+    """Search one task until it is done or `params.budget` edges are taken.
+
+    Args:
+      key: unused (`None` or a key).
+      config: the kernel's static shape.
+      params: the edge budget.
+      problem: the task.
+
+    Returns:
+      `Result`.
+    """
     return finish(init(key, config, params, problem), config, params, problem)
 
 
 def problems(n: int, depth: int | None = None) -> Problems:
-    """Every task of the n-queens count (host NumPy), so that
-    `Q(n) = sum(weights * run(...).found)`: one canonical border configuration per symmetry
-    class (`jaxqueens.core.constellations.constellations`), its first `depth` columns
-    placed (default 1 below n = 12, else 2; 1..n-2), each weighted by its class size.
+    """Every task of the n-queens count (host NumPy): `Q(n) = sum(weights * run(...).found)`.
 
-    A task whose first level is its last (counted on the host by the driver) is written as one
-    edge from an empty virtual level into it, so every task goes through the kernel.
+    One canonical border configuration per symmetry class
+    (`jaxqueens.core.constellations.constellations`), its first `depth` columns placed, each
+    weighted by its class size. A task whose first level is its last (counted on the host by the
+    driver) is written as one edge from an empty virtual level into it, so every task goes through
+    the kernel.
+
+    Args:
+      n: board size.
+      depth: columns placed (default 1 below n = 12, else 2; 1..n-2).
+
+    Returns:
+      `Problems`: the config, the tasks and their weights.
     """
     n = int(n)
     if not 1 <= n <= 32:
@@ -475,13 +641,27 @@ def _virtual(config, tasks, table, one, weights) -> Problems:
 
 
 def to_int(words) -> int:
-    """The exact Python int of uint32 words `[2]` (low, high)."""
+    """The exact Python int of two uint32 words.
+
+    Args:
+      words: uint32 `[2]` (low, high).
+
+    Returns:
+      The int.
+    """
     w = np.asarray(words).astype(np.uint64)
     return int(w[0]) | int(w[1]) << 32
 
 
 def total(results: Result, weights) -> int:
-    """`sum(weights * found)` over a batch of results `[P]`, exact (Python ints).
+    """`sum(weights * found)` over a batch of results, exact (Python ints).
+
+    Args:
+      results: `Result` of a batch `[P]` of finished tasks.
+      weights: `[P]` class sizes (`problems`).
+
+    Returns:
+      The total.
 
     Raises:
       ValueError: some task is not finished (resume it first).
@@ -509,16 +689,25 @@ class Probe(NamedTuple):
 
 
 def probe(problem: Problem, seed, lane, config: Config) -> Probe:
-    """One Knuth probe (Knuth 1975, "Estimating the efficiency of backtrack programs") of the
-    tree `run` searches for a task (`Problem`: its prefix and level table).
+    """One Knuth probe (Knuth 1975, "Estimating the efficiency of backtrack programs") of the tree
+    `run` searches for a task.
 
-    At each node the probe adds `w * popcount(av)` to the edges (one edge per row tried; `w`
-    is the product of the branchings above, 1 at the root) and `w` times the rows counted on
-    the row before the last level; the children `edge` would enter (a free row there and
-    at the two look-ahead levels) number `c`; the probe goes down into one of them uniformly at
-    random and multiplies `w` by `c` (`c = 0`: it ends, `w = 0`). Every level is one
-    `fori_loop` iteration, the rows of a node tried at once (`[32]` words); the random child
-    comes from the counter hash of (`seed`, level, `lane`) (`jaxqueens.core.rng`).
+    At each node the probe adds `w * popcount(av)` to the edges (one edge per row tried; `w` is
+    the product of the branchings above, 1 at the root) and `w` times the rows counted on the row
+    before the last level; the children `edge` would enter (a free row there and at the two
+    look-ahead levels) number `c`; the probe goes down into one of them uniformly at random and
+    multiplies `w` by `c` (`c = 0`: it ends, `w = 0`). Every level is one `fori_loop` iteration,
+    the rows of a node tried at once (`[32]` words); the random child comes from the counter hash
+    of (`seed`, level, `lane`) (`jaxqueens.core.rng`).
+
+    Args:
+      problem: the task (its prefix and level table).
+      seed: uint32 seed of the counter hash.
+      lane: the probe's index (its stream of the hash).
+      config: the kernel's static shape.
+
+    Returns:
+      `Probe`: the estimated edges and completions.
     """
     rows = jnp.asarray(problem.table, jnp.uint32).reshape(config.levels, TABLE_WORDS)
     cols, ld, rd, av = (jnp.asarray(problem.prefix, jnp.uint32)[i] for i in range(4))
