@@ -30,7 +30,11 @@ MAX_N = 32  # uint32 masks of the exact search (jaxqueens.solvers.complete.MAX_N
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens complete` on an argparse subparsers object."""
+    """Register `jaxqueens complete`.
+
+    Args:
+      sub: the parser's subcommands (`add_subparsers`).
+    """
     p = sub.add_parser(
         "complete",
         help="decide / count constrained instances exactly (completion, excluded diagonals)",
@@ -114,7 +118,14 @@ def _flag_words(err: QueensError) -> QueensError:
 
 
 def cmd_complete(args) -> int:
-    """The `complete` command."""
+    """The `complete` command.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The exit code.
+    """
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     _check(args)
     path, resume = options.checkpoint_target(args, per_process=True)

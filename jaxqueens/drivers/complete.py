@@ -235,14 +235,28 @@ def _check(
 
 
 def listed_bytes(cap: int, n: int, chunk: int) -> int:
-    """Bytes the listed solutions of `--enumerate` hold at once: `chunk` items a call, each
-    with room for `cap` boards of `n + 1` uint32 words, `LISTED_COPIES` times."""
+    """Bytes the listed solutions of `--enumerate` hold at once.
+
+    Args:
+      cap: boards listed per item.
+      n: board size.
+      chunk: items a call.
+
+    Returns:
+      `LISTED_COPIES` copies of `chunk` items with room for `cap` boards of `n + 1` uint32 words.
+    """
     return LISTED_COPIES * chunk * cap * (n + 1) * 4
 
 
 def check_listed_memory(cap: int, n: int, chunk: int, available: int | None = None) -> None:
-    """Refuse, before anything is allocated, a `cap` whose listed solutions cannot fit in
-    memory (one line with the largest cap that fits).
+    """Refuse, before anything is allocated, a `cap` whose listed solutions cannot fit in memory
+    (one line with the largest cap that fits).
+
+    Args:
+      cap: boards listed per instance.
+      n: the largest board size.
+      chunk: items a call.
+      available: bytes of memory available (default: the machine's, when known).
 
     Raises:
       QueensError: when `listed_bytes` passes the memory available.
@@ -710,8 +724,14 @@ def _gather(st: _State, models, mine) -> _State:
 
 
 def toroidal_count(n: int, **kwargs) -> int:
-    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly (`kwargs` as for
-    `solve_instances`).
+    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly.
+
+    Args:
+      n: board size.
+      **kwargs: as for `solve_instances` (checkpoint, resume, quiet, ...).
+
+    Returns:
+      The count.
 
     Raises:
       KeyboardInterrupt: after Ctrl-C or SIGTERM (the count has no partial value; a checkpoint

@@ -63,7 +63,15 @@ class CountResult(NamedTuple):
 
 
 def choose_depth(n: int, target: int) -> int:
-    """The smallest expansion depth giving at least `target` prefixes (at most n - 2)."""
+    """The smallest mirror-expansion depth giving at least `target` prefixes (at most n - 2).
+
+    Args:
+      n: board size.
+      target: prefixes wanted.
+
+    Returns:
+      The depth.
+    """
     depth = 2 if n % 2 else 1
     while depth < n - 2 and len(expand_mirror(n, depth)[0]) < target:
         depth += 1
@@ -155,9 +163,18 @@ class _Plan(NamedTuple):
 
 
 def task_depth(n: int, allow: np.ndarray, target: int) -> int:
-    """The smallest number of host-placed columns giving at least `target` tasks, at least 2
-    from n = 12 on (whole constellations, depth 1, differ too much in size to share the devices
-    evenly) and at most n - 4 (deeper, most tasks would be one column, counted on the host)."""
+    """The smallest number of host-placed columns giving at least `target` tasks, at least 2 from
+    n = 12 on (whole constellations, depth 1, differ too much in size to share the devices evenly)
+    and at most n - 4 (deeper, most tasks would be one column, counted on the host).
+
+    Args:
+      n: board size.
+      allow: the constellations' allowed rows per column (`constellations.allow_masks`).
+      target: tasks wanted.
+
+    Returns:
+      The depth.
+    """
     top = max(1, n - 4)
     depth = 1 if n < 12 else 2
     while depth < top and len(constellations.tasks(n, allow, depth)[0]) < target:
@@ -465,9 +482,17 @@ def _record(plan: _Plan, lo: int, found: list[int]) -> list[int]:
 
 
 def kernel_route(platform: str, n: int) -> str:
-    """Which kernel counts n on a JAX backend: `"threads"` (one search per GPU thread,
-    `jaxqueens.parallel.threads`) on a CUDA GPU for n up to its limit, else `"items"`
-    (the XLA kernels of `jaxqueens.parallel.count.count_items`: the CPU's, resumable)."""
+    """Which kernel counts n on a JAX backend.
+
+    Args:
+      platform: the backend (`jax.default_backend()`).
+      n: board size.
+
+    Returns:
+      `"threads"` (one search per GPU thread, `jaxqueens.parallel.threads`) on a CUDA GPU for n
+      up to its limit, else `"items"` (the resumable XLA kernels of
+      `jaxqueens.parallel.count.count_items`).
+    """
     return "threads" if platform == "gpu" and 4 <= n <= threads.MAX_N else "items"
 
 
@@ -683,7 +708,14 @@ def count_solutions(
 
 
 def enumerate_solutions(n: int) -> np.ndarray:
-    """Every solution for n <= 14, verified by the checker: uint8 `[A000170(n), n]`, sorted."""
+    """Every solution for n <= 14, verified by the checker.
+
+    Args:
+      n: board size, 1..14.
+
+    Returns:
+      uint8 `[A000170(n), n]`, the rows of the queens column by column, sorted.
+    """
     n = settings.check_enumerate_n(as_size(n))
     if n <= 3:
         boards = _tiny(n)

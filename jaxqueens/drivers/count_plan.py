@@ -133,15 +133,23 @@ def _edge_rate(plan: counting._Plan, seconds: float) -> tuple[float, int]:
 def plan_count(
     n: int, budget: float = 2.0, depth: int | None = None, chunk: int | None = None
 ) -> CountPlan:
-    """Plan a count without running it: the tasks, and the run time predicted from bounded
-    samples, in about `budget` seconds (plus planning and compilation) at every n.
+    """Plan a count without running it: the tasks, and the run time predicted from bounded samples,
+    in about `budget` seconds (plus planning and compilation) at every n.
 
-    The size of the search is Knuth's estimate (1975) of every task's tree (`_tree_size`:
-    random probes of random tasks, unbiased, with its standard error); the speed is timed on
-    kernel calls of at most `PLAN_CALL_EDGES` edges (`_edge_rate`), so no sample
-    ever waits for a whole task (whole tasks at n = 27 would never finish). The prediction is
-    edges / rate, its interval from the estimate's standard error (the machine's load moves the
-    rate as well; it is timed now). Each half of `budget` goes to one of the two.
+    The size of the search is Knuth's estimate (1975) of every task's tree (`_tree_size`: random
+    probes of random tasks, unbiased, with its standard error); the speed is timed on kernel calls
+    of at most `PLAN_CALL_EDGES` edges (`_edge_rate`), so no sample ever waits for a whole task.
+    The prediction is edges / rate, its interval from the estimate's standard error (the machine's
+    load moves the rate as well; it is timed now). Each half of `budget` goes to one of the two.
+
+    Args:
+      n: board size, 1..32.
+      budget: seconds of sampling.
+      depth: override the columns placed on the host (as `count_solutions`).
+      chunk: override the tasks per kernel call.
+
+    Returns:
+      `CountPlan`.
     """
     n = counting._check_n(n)
     if n <= 3:

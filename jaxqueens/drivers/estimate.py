@@ -174,9 +174,16 @@ class Plan:
 
 
 def call_seed(seed: int, call) -> jax.Array:
-    """uint32 [2] 64-bit stream seed of kernel call `call` of a run with `seed`:
-    `chain_seeds` of the seed's key at `call`. The call's probes are the
-    lanes `stratum * per_call + j` of this stream (`walk`)."""
+    """The 64-bit stream seed of one kernel call: `chain_seeds` of the run seed's key at `call`.
+    The call's probes are the lanes `stratum * per_call + j` of this stream (`walk`).
+
+    Args:
+      seed: the run's seed.
+      call: the call's index.
+
+    Returns:
+      uint32 `[2]`.
+    """
     return rng.chain_seeds(rng.seed_key(seed), jnp.asarray([call], jnp.uint32))[0]
 
 
@@ -186,9 +193,16 @@ def _call_hash(data, calls):
 
 
 def call_seeds(seed: int, calls: int) -> np.ndarray:
-    """uint32 [calls, 2] `call_seed` of every call of a run, by one executable loaded from
-    the cache folder (`call`) where the key is known on the host
-    (`seed_data`): eagerly, the key's programs compiled at every start."""
+    """`call_seed` of every call of a run, by one executable loaded from the cache folder where the
+    key is known on the host (`seed_data`).
+
+    Args:
+      seed: the run's seed.
+      calls: calls in the run.
+
+    Returns:
+      uint32 `[calls, 2]`.
+    """
     ids = np.arange(calls, dtype=np.uint32)
     data = rng.seed_data(seed)
     if data is None:
@@ -201,11 +215,19 @@ CallSums = knuth.GroupSums
 
 
 def strata_block(masks, ids, seed, plan: Plan) -> CallSums:
-    """`plan.per_call` probes for each stratum of a block, reduced per group: masks
-    `[S, 3, W]`, ids `[S]` -> group sums `[S, G]` (the kernel's `group_sums`). Probe j of stratum
-    `ids[s]` is the kernel's `walk` of lane
-    `ids[s] * per_call + j` of the stream `seed`; the probes run in lockstep blocks
-    (`blocks`)."""
+    """`plan.per_call` probes for each stratum of a block, reduced per group (the kernel's
+    `group_sums`). Probe j of stratum `ids[s]` is the kernel's `walk` of lane
+    `ids[s] * per_call + j` of the stream `seed`; the probes run in lockstep blocks (`blocks`).
+
+    Args:
+      masks: `[S, 3, W]` the strata's prefixes.
+      ids: `[S]` the strata's indices.
+      seed: uint32 `[2]` stream seed of the call (`call_seed`).
+      plan: the call's static plan.
+
+    Returns:
+      `CallSums`: group sums `[S, G]`.
+    """
     s, per = ids.shape[0], plan.per_call
     config = plan.probe
     params = knuth.default_params(config)
@@ -244,13 +266,25 @@ def run_call(masks, ids, seed, plan: Plan, devices: int) -> CallSums:
 def call_plan(
     n: int, depth: int, strata: int, probes: int, lanes: int, devices: int, block: int | None = None
 ) -> tuple[Plan, int, int, int, int]:
-    """How `probes` probes over `strata` strata run in calls of about `lanes` probes: (the
-    call's static `Plan`, copies of each stratum, rows (strata x copies), rows padded to a
-    multiple of `devices`, calls). `block` (default: the backend's) is the plan's block.
+    """How `probes` probes over `strata` strata run in calls of about `lanes` probes.
 
     Which probes run, and how they are grouped and added, depends on the settings and `lanes`
-    alone: `devices` only pads the rows (dead rows) so that they split evenly, so a run walks
-    and adds the same probes on any number of devices and processes."""
+    alone: `devices` only pads the rows (dead rows) so that they split evenly, so a run walks and
+    adds the same probes on any number of devices and processes.
+
+    Args:
+      n: board size.
+      depth: the strata's level.
+      strata: strata in the run.
+      probes: probes in the run.
+      lanes: probes a call should hold.
+      devices: devices a call spans.
+      block: the plan's lockstep block (default: the backend's).
+
+    Returns:
+      `(plan, copies, rows, padded, calls)`: the call's static `Plan`, copies of each stratum,
+      rows (strata x copies), rows padded to a multiple of `devices`, and calls.
+    """
     copies = -(-COPY_ROWS // strata) if strata < COPY_ROWS else 1  # few strata: rows to split
     rows = strata * copies
     padded = -(-rows // devices) * devices
@@ -269,9 +303,20 @@ PROBES_PER_THREAD = 4
 
 
 def call_builder(n: int, depth: int, strata: int, probes: int, devices: int = 1, place=None):
-    """`lanes -> jax.stages.Lowered`: `run_call` as an accelerator runs it (all probes
-    of a call vmapped at once), for calls of about `lanes` probes (the builder
-    `choose` sizes; `make gpu-check` compiles it)."""
+    """The builder `choose` sizes (and `make gpu-check` compiles): `run_call` as an accelerator runs
+    it, all probes of a call vmapped at once.
+
+    Args:
+      n: board size.
+      depth: the strata's level.
+      strata: strata in the run.
+      probes: probes in the run.
+      devices: devices a call spans.
+      place: places the example arguments on the target devices (default: as they are).
+
+    Returns:
+      `lanes -> jax.stages.Lowered` for calls of about `lanes` probes.
+    """
     place = place or (lambda tree: tree)
 
     def build(lanes: int):
@@ -292,8 +337,20 @@ def call_builder(n: int, depth: int, strata: int, probes: int, devices: int = 1,
 def accelerator_lanes(
     n: int, depth: int, strata: int, probes: int, devices: int, target=None
 ) -> int:
-    """Probes per call on an accelerator: `PROBES_PER_THREAD` per resident thread, or as
-    many as the device's memory holds (`choose`)."""
+    """Probes per call on an accelerator: `PROBES_PER_THREAD` per resident thread, or as many as the
+    device's memory holds (`choose`).
+
+    Args:
+      n: board size.
+      depth: the strata's level.
+      strata: strata in the run.
+      probes: probes in the run.
+      devices: devices a call spans.
+      target: the device's budget and parallelism (default: the local device's).
+
+    Returns:
+      The lanes.
+    """
     target = target or sizing.device_target()
     choice = sizing.choose(
         call_builder(n, depth, strata, probes, devices),
@@ -311,18 +368,37 @@ def accelerator_lanes(
 
 
 def default_probes() -> int:
-    """10^7 probes on a CPU, 10^8 on an accelerator (`sizes`)."""
+    """Probes of a run by default: 10^7 on a CPU, 10^8 on an accelerator (`sizes`).
+
+    Returns:
+      The probes.
+    """
     return sizing.sizes().estimator_probes
 
 
 def default_depth(n: int, probes: int) -> int:
-    """The deepest level whose nodes number at most
-    `min(MAX_STRATA, probes / MIN_PER_STRATUM)`."""
+    """The deepest level whose nodes number at most `min(MAX_STRATA, probes / MIN_PER_STRATUM)`.
+
+    Args:
+      n: board size.
+      probes: probes in the run.
+
+    Returns:
+      The depth.
+    """
     return prefixes.deepest_level(n, max(1, min(MAX_STRATA, probes // MIN_PER_STRATUM)))
 
 
 def run_summary(results: list[Estimate], seed: int) -> dict:
-    """The `summary.json` document of a run over several sizes."""
+    """The `summary.json` document of a run over several sizes.
+
+    Args:
+      results: one estimate per size.
+      seed: the run's seed.
+
+    Returns:
+      The document, a dict.
+    """
     return {
         "method": METHOD,
         "seed": seed,

@@ -31,9 +31,18 @@ HEADER = schema.table("complete", "results.csv")
 
 
 def rows(sources: Sequence[str], ds: Sequence[int | None], results) -> list[list]:
-    """The table: one row per instance (`results`: `InstanceResult`-like objects);
-    `reason` says why an instance is UNSAT when no search was needed (fixed queens attacking
-    each other, a column or row without an allowed square), else it is empty."""
+    """The table: one row per instance; `reason` says why an instance is UNSAT when no search was
+    needed (fixed queens attacking each other, a column or row without an allowed square), else it
+    is empty.
+
+    Args:
+      sources: each instance's file.
+      ds: each instance's excluded-diagonals count (None: not a `.param` instance).
+      results: `InstanceResult`-like objects, one per instance.
+
+    Returns:
+      The rows, in `HEADER`'s order.
+    """
     return [
         [
             src,
@@ -50,12 +59,33 @@ def rows(sources: Sequence[str], ds: Sequence[int | None], results) -> list[list
 
 
 def write_results(out: str | Path, sources, ds, results) -> Path:
+    """Write `out/results.csv` (`rows`).
+
+    Args:
+      out: the output folder.
+      sources: each instance's file.
+      ds: each instance's excluded-diagonals count (None: not a `.param` instance).
+      results: `InstanceResult`-like objects, one per instance.
+
+    Returns:
+      The file's path.
+    """
     return write_csv(Path(out) / RESULTS, HEADER, rows(sources, ds, results))
 
 
 def write_solutions(out: str | Path, sources, ds, results) -> Path | None:
-    """Every listed board as JSON lines, grouped by board size into one file (sizes other than
-    the first get `solutions-n<N>.jsonl`); returns the main file, or None if there is none."""
+    """Every listed board as JSON lines, grouped by board size into one file (sizes other than the
+    first get `solutions-n<N>.jsonl`).
+
+    Args:
+      out: the output folder.
+      sources: each instance's file.
+      ds: each instance's excluded-diagonals count (None: not a `.param` instance).
+      results: `InstanceResult`-like objects, one per instance.
+
+    Returns:
+      The main file, or None if there is none.
+    """
     by_n: dict[int, tuple[list, list]] = {}
     for src, d, r in zip(sources, ds, results, strict=True):
         for b in r.boards:
@@ -74,14 +104,19 @@ def written_bytes(
     sources: Sequence[str], ds: Sequence[int | None], ns: Sequence[int], listed: int
 ) -> int:
     """At most the bytes `complete --out` writes, before any search (the preflight of
-    `prepare_out`): per instance its CSV row, and the JSON lines of
-    at most `listed` boards (`--cap` for `--enumerate`, 1 otherwise; never more than
-    A000170(n): every instance's solutions are n-queens solutions), each board also held in the
-    checkpoint (int16 cells) and its temporary copy.
+    `prepare_out`): per instance its CSV row, and the JSON lines of at most `listed` boards
+    (`--cap` for `--enumerate`, 1 otherwise; never more than A000170(n): every instance's
+    solutions are n-queens solutions), each board also held in the checkpoint (int16 cells) and
+    its temporary copy.
 
     Args:
-      sources, ds, ns: each instance's file, excluded-diagonals count and board size.
+      sources: each instance's file.
+      ds: each instance's excluded-diagonals count.
+      ns: each instance's board size.
       listed: boards listed per instance at most.
+
+    Returns:
+      The bytes.
     """
     total = 0
     for src, d, n in zip(sources, ds, ns, strict=True):
@@ -93,6 +128,16 @@ def written_bytes(
 
 
 def summary(results, **extra) -> dict:
+    """The run's summary: instances, SAT, UNSAT (and those settled without a search), unknown,
+    nodes.
+
+    Args:
+      results: `InstanceResult`-like objects.
+      **extra: further keys of the summary.
+
+    Returns:
+      The summary, a dict.
+    """
     status = [r.status for r in results]
     return {
         "instances": len(results),
@@ -106,4 +151,14 @@ def summary(results, **extra) -> dict:
 
 
 def write_summary(out: str | Path, results, **extra) -> Path:
+    """Write `out/summary.json` (`summary`).
+
+    Args:
+      out: the output folder.
+      results: `InstanceResult`-like objects.
+      **extra: further keys of the summary.
+
+    Returns:
+      The file's path.
+    """
     return write_json(Path(out) / SUMMARY, summary(results, **extra))

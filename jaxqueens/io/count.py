@@ -40,8 +40,16 @@ border configurations they come from."""
 
 
 def summary(result, **extra) -> dict:
-    """JSON-ready summary of a count result (any object with the `FIELDS` attributes), with
-    the OEIS values where known (A000170 for `total`, A002562 for `unique`)."""
+    """JSON-ready summary of a count result, with the OEIS values where known (A000170 for `total`,
+    A002562 for `unique`).
+
+    Args:
+      result: any object with the `FIELDS` attributes (a `CountResult`).
+      **extra: further keys of the summary.
+
+    Returns:
+      The summary, a dict.
+    """
     doc = {key: getattr(result, key) for key in FIELDS}
     doc["oeis_A000170"] = A000170.get(result.n)
     doc["oeis_A002562"] = A002562.get(result.n) if result.unique is not None else None
@@ -49,15 +57,36 @@ def summary(result, **extra) -> dict:
 
 
 def write_summary(out: str | Path, result, **extra) -> Path:
-    """Write `out/summary.json` (`summary`); returns its path."""
+    """Write `out/summary.json` (`summary`).
+
+    Args:
+      out: the output folder.
+      result: the count result.
+      **extra: further keys of the summary.
+
+    Returns:
+      The file's path.
+    """
     return write_json(Path(out) / SUMMARY, summary(result, **extra))
 
 
 def write_toroidal_summary(
     out: str | Path, n: int, total: int, seconds: float, compile_seconds: float, **extra
 ) -> Path:
-    """Write `out/summary.json` of a toroidal count (`count --toroidal`), with OEIS A051906;
-    its times have the names the count's summary gives them (`seconds`, `compile_seconds`)."""
+    """Write `out/summary.json` of a toroidal count (`count --toroidal`), with OEIS A051906; its
+    times have the names the count's summary gives them.
+
+    Args:
+      out: the output folder.
+      n: board size.
+      total: the count.
+      seconds: search time.
+      compile_seconds: compilation time.
+      **extra: further keys of the summary.
+
+    Returns:
+      The file's path.
+    """
     doc = {
         "n": n,
         "toroidal": True,
@@ -71,8 +100,15 @@ def write_toroidal_summary(
 
 
 def solution_paths(out: str | Path) -> tuple[Path, Path]:
-    """(all solutions, fundamental representatives) for `--enumerate --out OUT`: `OUT` and
-    `OUT_fundamental.npy` when `OUT` ends in `.npy`, else the two files inside folder OUT."""
+    """Where `--enumerate --out OUT` writes: `OUT` and `OUT_fundamental.npy` when `OUT` ends in
+    `.npy`, else the two files inside folder OUT.
+
+    Args:
+      out: the `--out` value.
+
+    Returns:
+      `(all solutions, fundamental representatives)` paths.
+    """
     out = Path(out)
     if out.suffix == ".npy":
         return out, out.with_name(out.stem + "_fundamental.npy")
@@ -81,7 +117,16 @@ def solution_paths(out: str | Path) -> tuple[Path, Path]:
 
 
 def write_solutions(out: str | Path, boards: np.ndarray, reps: np.ndarray) -> tuple[Path, Path]:
-    """Write every solution and the fundamental ones (uint8 `[S, n]`, `[F, n]`) atomically."""
+    """Write every solution and the fundamental ones atomically (`solution_paths`).
+
+    Args:
+      out: the `--out` value.
+      boards: uint8 `[S, n]` every solution.
+      reps: uint8 `[F, n]` one per symmetry class.
+
+    Returns:
+      The two paths written.
+    """
     every, fund = solution_paths(out)
     boardio.write_boards_npy(every, boards, dtype=np.uint8)
     boardio.write_boards_npy(fund, reps, dtype=np.uint8)

@@ -19,7 +19,15 @@ missing values are empty cells)."""
 
 def write_outputs(out_dir: str | Path, summary: dict) -> list[Path]:
     """Write `summary.json` (`summary` as it is) and `estimates.csv` (one row per entry of
-    `summary["estimates"]`) atomically into `out_dir`."""
+    `summary["estimates"]`) atomically.
+
+    Args:
+      out_dir: the output folder.
+      summary: the run's summary (`jaxqueens.drivers.estimate.run_summary`).
+
+    Returns:
+      The paths written.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     return [

@@ -144,8 +144,18 @@ _PROB079 = re.compile(r"^[ \t]*(?P<key>[A-Za-z_]\w*)[ \t]*=", re.M)
 
 
 def parse_param(name: str, text: str, d: int | None = None, toroidal: bool = False) -> Instance:
-    """A CSPLib `.param` file: excluded diagonals (`n`, `numdiags`, `diags`, each once),
-    or Essence' `letting` completion (`letting n be N`, `letting init be [[x, y], ...]`)."""
+    """A CSPLib `.param` file: excluded diagonals (`n`, `numdiags`, `diags`, each once), or Essence'
+    `letting` completion (`letting n be N`, `letting init be [[x, y], ...]`).
+
+    Args:
+      name: the file's name (in messages and the instance's name).
+      text: its text.
+      d: use only the first d excluded diagonals (None: all).
+      toroidal: queens attack along diagonals modulo n.
+
+    Returns:
+      The `Instance`.
+    """
     text = "\n".join(line.split("$", 1)[0] for line in text.splitlines())  # Essence' comments
     if re.search(r"^\s*letting\b", text, re.M):
         text = re.sub(r"(?m)^[ \t]*language\b.*$", "", text)  # "language ESSENCE' 1.0"
@@ -204,7 +214,16 @@ def parse_param(name: str, text: str, d: int | None = None, toroidal: bool = Fal
 
 def parse_jsonl(name: str, text: str, toroidal: bool = False) -> list[Instance]:
     """One instance per non-blank line (`{"n": ..., ...}`, optional `"name"`); a board line
-    (`{"n": 8, "rows": [...]}`) is a completion instance with every queen fixed."""
+    (`{"n": 8, "rows": [...]}`) is a completion instance with every queen fixed.
+
+    Args:
+      name: the file's name.
+      text: its text.
+      toroidal: queens attack along diagonals modulo n.
+
+    Returns:
+      The instances, in file order.
+    """
     out = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -230,7 +249,17 @@ def parse_jsonl(name: str, text: str, toroidal: bool = False) -> list[Instance]:
 
 
 def parse_gaps(name: str, text: str, one_based: bool = False, toroidal: bool = False) -> Instance:
-    """A text board with `.` (or `-`, `?`) where a column has no queen yet."""
+    """A text board with `.` (or `-`, `?`) where a column has no queen yet.
+
+    Args:
+      name: the file's name.
+      text: its text.
+      one_based: rows are numbered from 1.
+      toroidal: queens attack along diagonals modulo n.
+
+    Returns:
+      The `Instance`.
+    """
     lines = text.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
@@ -259,7 +288,18 @@ def parse_gaps(name: str, text: str, one_based: bool = False, toroidal: bool = F
 def parse(
     name: str, text: str, d: int | None = None, one_based: bool = False, toroidal: bool = False
 ) -> list[Instance]:
-    """Every instance of one file's text (format by suffix, then content)."""
+    """Every instance of one file's text (format by suffix, then content).
+
+    Args:
+      name: the file's name.
+      text: its text.
+      d: `.param` files: use only the first d excluded diagonals.
+      one_based: text boards: rows are numbered from 1.
+      toroidal: queens attack along diagonals modulo n.
+
+    Returns:
+      The instances, in file order.
+    """
     low = name.lower()
     if low.endswith((".jsonl", ".ndjson", ".json")):
         if d is not None:
@@ -290,8 +330,15 @@ def _decode(name: str, data: bytes) -> str:
 
 
 def split_spec(spec: str) -> tuple[str, int | None]:
-    """`FILE:d` -> (FILE, d); a spec without a numeric `:d` tail is (spec, None). A tail
-    that is a negative number (`FILE:-1`) is read as d too, so its range check names it."""
+    """`FILE:d` -> (FILE, d); a spec without a numeric `:d` tail is (spec, None). A tail that is a
+    negative number (`FILE:-1`) is read as d too, so its range check names it.
+
+    Args:
+      spec: the command line's instance argument.
+
+    Returns:
+      `(path, d)`.
+    """
     m = re.fullmatch(r"(.+):(" + _NUM + ")", spec)
     if m and not os.path.exists(spec):
         return m.group(1), int(m.group(2))

@@ -31,9 +31,18 @@ def _advance(lanes: solver.State, active, config: Config) -> solver.State:
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3))
 def search_chunk(batch, config: Config, num_devices: int, sizes: sizing.Sizes):
-    """Run every item of `batch` (uint32 `[P, HEAD + n]`, P a multiple of `num_devices`;
-    zero rows are empty items). Returns (head uint32 `[P, 4]` = d, steps, lo, hi;
-    stacks uint32 `[P, n + 1, 5]`; listed solutions uint32 `[P, cap, n + 1]`)."""
+    """Run every item of a batch, batched the way `sizes` names.
+
+    Args:
+      batch: uint32 `[P, HEAD + n]`, P a multiple of `num_devices`; zero rows are empty items.
+      config: the kernel's static shape.
+      num_devices: devices the call spans.
+      sizes: the backend's batch sizes.
+
+    Returns:
+      `(head, stacks, solutions)`: uint32 `[P, 4]` (d, steps, lo, hi), uint32 `[P, n + 1, 5]`
+      and the listed solutions, uint32 `[P, cap, n + 1]`.
+    """
     return items.search_each(
         lambda it: solver.readout(solver.search(it, config), config),
         lambda it: solver.start(it, config),
@@ -48,9 +57,17 @@ def search_chunk(batch, config: Config, num_devices: int, sizes: sizing.Sizes):
 
 
 def chunk_builder(config: Config, num_devices: int = 1, place=None):
-    """`lanes -> jax.stages.Lowered`: `search_chunk` as an accelerator runs it, with
-    `lanes` lockstep lanes per device and `ITEMS_PER_LANE` items per lane and call (the
-    builder `jaxqueens.parallel.sizing.choose` sizes, and `make gpu-check` compiles)."""
+    """The builder `jaxqueens.parallel.sizing.choose` sizes (and `make gpu-check` compiles):
+    `search_chunk` as an accelerator runs it, `ITEMS_PER_LANE` items per lane and call.
+
+    Args:
+      config: the kernel's static shape.
+      num_devices: devices a call spans.
+      place: places the example arguments on the target devices (default: as they are).
+
+    Returns:
+      `lanes -> jax.stages.Lowered`, for `lanes` lockstep lanes per device.
+    """
     place = place or (lambda tree: tree)
 
     def build(lanes: int):
@@ -63,8 +80,17 @@ def chunk_builder(config: Config, num_devices: int = 1, place=None):
 
 
 def accelerator_lanes(config: Config, num_devices: int, target=None) -> sizing.Choice:
-    """Lockstep lanes per device for `config`'s items on an accelerator, sized from the
-    compiled `search_chunk` against the device."""
+    """Lockstep lanes per device for `config`'s items on an accelerator, sized from the compiled
+    `search_chunk` against the device.
+
+    Args:
+      config: the kernel's static shape.
+      num_devices: devices a call spans.
+      target: the device's budget and parallelism (default: the first local device's).
+
+    Returns:
+      `jaxqueens.parallel.sizing.Choice`.
+    """
     target = target or sizing.device_target()
     return sizing.choose(
         chunk_builder(config, num_devices),

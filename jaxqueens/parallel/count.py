@@ -70,9 +70,19 @@ def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: sizing.
 def enumerate_chunk(
     prefixes, config: KernelConfig, cap: int, num_devices: int, sizes: sizing.Sizes
 ):
-    """Every prefix's solutions (at most `cap` each): counts uint32 `[P, 2]` and lists
-    uint32 `[P, cap, W]` (`jaxqueens.solvers.count.enumerate_prefix`), batched the way
-    `sizes` names (mapped, or vmapped on an accelerator)."""
+    """Every prefix's solutions (at most `cap` each; `jaxqueens.solvers.count.enumerate_prefix`),
+    batched the way `sizes` names (mapped, or vmapped on an accelerator).
+
+    Args:
+      prefixes: uint32 `[P, 4]` mirror prefixes.
+      config: the prefix kernel's static shape.
+      cap: most solutions listed per prefix.
+      num_devices: devices the call spans.
+      sizes: the backend's batch sizes.
+
+    Returns:
+      `(counts, lists)`: uint32 `[P, 2]` and uint32 `[P, cap, W]`.
+    """
     return items.each(
         lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices, sizes.accelerator
     )
@@ -123,12 +133,18 @@ def count_items(batch, budget, config: solver.Config, num_devices: int, sizes: s
 
 @functools.partial(jax.jit, static_argnums=(4,))
 def probe_chunk(prefixes, owner, tables, seed, config: solver.Config):
-    """Knuth probes (`jaxqueens.solvers.count.probe`) of tasks `prefixes` uint32
-    `[P, 4]` whose level tables are rows `owner` int32 `[P]` of `tables` uint32
-    `[K, config.levels * TABLE_WORDS]`; probe i is lane i of the hash stream `seed`.
+    """Knuth probes (`jaxqueens.solvers.count.probe`) of tasks, one probe per task; probe i is
+    lane i of the hash stream `seed`.
+
+    Args:
+      prefixes: uint32 `[P, 4]` the tasks' prefixes.
+      owner: int32 `[P]` each task's row of `tables`.
+      tables: uint32 `[K, config.levels * TABLE_WORDS]` level tables.
+      seed: uint32 seed of the hash stream.
+      config: the kernel's static shape.
 
     Returns:
-      `jaxqueens.solvers.count.Probe` of float32 `[P]` arrays (one probe per task).
+      `jaxqueens.solvers.count.Probe` of float32 `[P]` arrays.
     """
     lanes = jnp.arange(prefixes.shape[0], dtype=jnp.uint32)
     return jax.vmap(
@@ -137,11 +153,19 @@ def probe_chunk(prefixes, owner, tables, seed, config: solver.Config):
 
 
 def items_builder(n: int, depth: int, num_devices: int = 1, place=None):
-    """`lanes -> jax.stages.Lowered`: `count_items` as an accelerator runs it for n
-    counted from `depth` host-placed columns, with `lanes` lockstep lanes per device and
-    `TASKS_PER_LANE` items per lane and call (the builder
-    `jaxqueens.parallel.sizing.choose` sizes; `make gpu-check` compiles it for described
-    GPUs, `place` putting the arguments there)."""
+    """The builder `jaxqueens.parallel.sizing.choose` sizes (and `make gpu-check` compiles for
+    described GPUs): `count_items` as an accelerator runs it, `TASKS_PER_LANE` items per lane and
+    call.
+
+    Args:
+      n: board size.
+      depth: host-placed columns.
+      num_devices: devices a call spans.
+      place: places the example arguments on the target devices (default: as they are).
+
+    Returns:
+      `lanes -> jax.stages.Lowered`, for `lanes` lockstep lanes per device.
+    """
     place = place or (lambda tree: tree)
     config = solver.Config(n, constellations.table_levels(n, depth))
 
@@ -156,8 +180,18 @@ def items_builder(n: int, depth: int, num_devices: int = 1, place=None):
 
 
 def accelerator_lanes(n: int, depth: int, num_devices: int, target=None) -> sizing.Choice:
-    """Lockstep lanes per device for counting n from `depth` columns on an accelerator, sized
-    from the compiled `count_items` against the device (`target`: the first local one)."""
+    """Lockstep lanes per device for counting n on an accelerator, sized from the compiled
+    `count_items` against the device.
+
+    Args:
+      n: board size.
+      depth: host-placed columns.
+      num_devices: devices a call spans.
+      target: the device's budget and parallelism (default: the first local device's).
+
+    Returns:
+      `jaxqueens.parallel.sizing.Choice`.
+    """
     target = target or sizing.device_target()
     return sizing.choose(
         items_builder(n, depth, num_devices),

@@ -25,8 +25,17 @@ from jaxqueens.parallel.shard import map_items, over_devices
 
 
 def each(one: Callable[[Any], Any], items, num_devices: int, accelerator: bool | None = None):
-    """`one` on every item: mapped on the CPU, vmapped on an accelerator (`accelerator`:
-    which strategy; None: the default backend's)."""
+    """`one` on every item: mapped on the CPU, vmapped on an accelerator.
+
+    Args:
+      one: the function of one item.
+      items: a PyTree whose leaves have the items' leading axis.
+      num_devices: devices the items are sharded over.
+      accelerator: which strategy (None: the default backend's).
+
+    Returns:
+      The results, with the items' leading axis.
+    """
     if devices.is_accelerator() if accelerator is None else accelerator:
         return over_devices(jax.vmap(one), items, num_devices=num_devices)
     return map_items(one, items, num_devices)
@@ -43,11 +52,25 @@ def search_each(
     lanes: int,
     accelerator: bool | None = None,
 ):
-    """A search per item: `one(item)` mapped on the CPU; on an accelerator, `lanes` lockstep
-    lanes per device built from `init(item)`, `advance(states, active)`, `finished(states)`
-    and `result(states)` (see `lockstep`). Same results.
-    `accelerator` names the strategy (None: the default backend's): the GPU check compiles the
-    accelerator's on a CPU-only machine."""
+    """A search per item: `one(item)` mapped on the CPU; on an accelerator, `lanes` lockstep lanes
+    per device built from `init(item)`, `advance(states, active)`, `finished(states)` and
+    `result(states)` (see `lockstep`). Same results.
+
+    Args:
+      one: the whole search of one item (CPU).
+      init: an item's lane state.
+      advance: one lockstep iteration of the active lanes.
+      finished: which lanes are done.
+      result: the lanes' results.
+      items: a PyTree whose leaves have the items' leading axis.
+      num_devices: devices the items are sharded over.
+      lanes: lockstep lanes per device (accelerator).
+      accelerator: which strategy (None: the default backend's; the GPU check compiles the
+        accelerator's on a CPU-only machine).
+
+    Returns:
+      The results, with the items' leading axis.
+    """
     if not (devices.is_accelerator() if accelerator is None else accelerator):
         return map_items(one, items, num_devices)
     per = items.shape[0] // num_devices
@@ -59,10 +82,18 @@ def search_each(
 
 
 def blocks(one: Callable[[Any], Any], items, block: int):
-    """`one` on every item (the leading axis of every leaf of `items`), `block` items
-    vmapped in lockstep per `lax.map` iteration; 0 (the accelerator way) vmaps them all at once.
-    The block is lowered to `gcd(items, block)` so that it divides the items (no padding).
-    Returns the results with the items' leading axis."""
+    """`one` on every item, `block` items vmapped in lockstep per `lax.map` iteration; 0 (the
+    accelerator way) vmaps them all at once. The block is lowered to `gcd(items, block)` so that
+    it divides the items (no padding).
+
+    Args:
+      one: the function of one item.
+      items: a PyTree whose leaves have the items' leading axis.
+      block: items per lockstep block (0: all).
+
+    Returns:
+      The results, with the items' leading axis.
+    """
     total = jax.tree.leaves(items)[0].shape[0]
     block = math.gcd(total, block) if block else total
     if block == total:
@@ -87,18 +118,28 @@ def search_budget(
 ):
     """Resumable searches, at most `steps` of work per device and call.
 
-    On the CPU, `serial(items of one device) -> (results, work)` searches them one after the
-    other under one shared budget (it holds `steps` itself). On an accelerator, `lanes`
-    lockstep lanes per device (`lockstep_budget`) built from
-    `init(item)`, advanced `steps` times at most; items the budget stopped report
-    `result(state)`, items never reached `untouched(item)`.
+    On the CPU, `serial(items of one device) -> (results, work)` searches them one after the other
+    under one shared budget (it holds `steps` itself). On an accelerator, `lanes` lockstep lanes
+    per device (`lockstep_budget`) built from `init(item)`, advanced `steps` times at most; items
+    the budget stopped report `result(state)`, items never reached `untouched(item)`.
 
-    `accelerator` names the strategy (None: the default backend's): the GPU check compiles the
-    accelerator's on a CPU-only machine.
+    Args:
+      serial: the CPU's search of one device's items.
+      init: an item's lane state.
+      advance: one lockstep iteration of the active lanes.
+      finished: which lanes are done.
+      result: the lanes' results.
+      untouched: the result of an item never reached.
+      items: a PyTree whose leaves have the items' leading axis.
+      num_devices: devices the items are sharded over.
+      lanes: lockstep lanes per device (accelerator).
+      steps: lockstep iterations per call (accelerator).
+      accelerator: which strategy (None: the default backend's; the GPU check compiles the
+        accelerator's on a CPU-only machine).
 
     Returns:
-      (results with a leading `[num_items]` axis, work int32 `[num_devices]`: edges taken on
-      the CPU, lockstep iterations on an accelerator).
+      `(results, work)`: results with a leading `[num_items]` axis, and work int32
+      `[num_devices]` (edges taken on the CPU, lockstep iterations on an accelerator).
     """
     if not (devices.is_accelerator() if accelerator is None else accelerator):
 
