@@ -1,11 +1,7 @@
-"""Many independent chains of one chain family, batched per backend.
-
-A family is a solver module that keeps the chain contract of `jaxqueens.solvers.base`
-(`jaxqueens.solvers.minconflicts`, `jaxqueens.solvers.anneal`); `Chains` binds it to one static
-`Config`. On a CPU (`run_mapped`) chains run one per `lax.map` iteration, split over the host
-devices; on an accelerator (`run_lockstep`) they run in lockstep lanes with refill. Chain i is
-keyed `fold_in(key, i)` in both, so results are identical whatever the strategy, batch, chunk
-or device count; `run` picks the strategy of the default backend. The docs' parallel page
+"""Many independent chains of one chain family (a solver module keeping the chain contract of
+`jaxqueens.solvers.base`), batched per backend: one chain per `lax.map` iteration on a CPU,
+lockstep lanes with refill on an accelerator. Chain i is keyed `fold_in(key, i)` in both, so
+results do not depend on the strategy, chunk or device count. The docs' parallel page
 describes both strategies.
 """
 
@@ -39,8 +35,7 @@ RESULT_SHARE = 0.25
 
 @dataclasses.dataclass(frozen=True)
 class Chains:
-    """A chain family bound to one static config: what this module batches (hashable, so it is a
-    jit-static argument). `family` is the solver module, `config` its `Config`.
+    """A chain family bound to one static config (hashable: a jit-static argument).
 
     Attributes:
       family: the solver module.
@@ -239,10 +234,8 @@ def run_lockstep(
     resume=None,
 ):
     """Accelerator strategy: on each device, `lanes` chains advance in lockstep; a lane whose
-    chain finishes writes its result and takes the next chain (`lanes` default: the device's
-    parallelism; [`compile_runner`][jaxqueens.parallel.chains.compile_runner] sizes them from the
-    compiled program). Same chain keys as [`run_mapped`][jaxqueens.parallel.chains.run_mapped], so
-    the results are identical.
+    chain finishes writes its result and takes the next chain. Same chain keys and results as
+    `run_mapped`.
 
     Args:
       chains: the family bound to its config (`Chains`).
@@ -316,11 +309,22 @@ def run(
 def lockstep_builder(
     chains: Chains, key, chunk: int, params, problem=None, num_devices: int = 1, place=None
 ) -> Callable[[int], Any]:
-    """`lanes -> jax.stages.Lowered`: a call of `chunk` chains on `lanes` lockstep lanes
-    per device, the executable `compile_runner` runs on an accelerator. `place` maps the
-    arguments (a pytree) to where they live: `None` leaves them as given (the default device);
-    the GPU check passes abstract values on a described device
-    (`abstract`)."""
+    """The lowering of a call of `chunk` chains on lockstep lanes: what `compile_runner` runs
+    on an accelerator.
+
+    Args:
+      chains: the chain family and its config.
+      key: the run's key.
+      chunk: chains per call.
+      params: the family's `Params`.
+      problem: the family's `Problem`, or None.
+      num_devices: devices the chains are split over.
+      place: maps the arguments (a pytree) to where they live (None: as given; the GPU check
+        passes abstract values on a described device).
+
+    Returns:
+      `build(lanes) -> jax.stages.Lowered` for `lanes` lanes per device.
+    """
     place = place or (lambda tree: tree)
     args = place((key, jnp.int32(0), params, problem, chains.fresh()))
 
@@ -337,7 +341,17 @@ def lockstep_builder(
 
 def accelerator_chunk(chains: int | None, n: int, target: sizing.Target, devices_: int = 1) -> int:
     """Chains per call on an accelerator: `CHAINS_PER_LANE` per lane that fills the device,
-    at most the chains asked for, and results within `RESULT_SHARE` of its memory."""
+    at most the chains asked for, and results within `RESULT_SHARE` of its memory.
+
+    Args:
+      chains: the chains asked for (None: unbounded).
+      n: board size.
+      target: the device's parallelism and memory budget.
+      devices_: devices the chains are split over.
+
+    Returns:
+      Chains per call, a multiple of `devices_`.
+    """
     fill = CHAINS_PER_LANE * target.parallelism * devices_
     results = 2 * 4 * (n + 4)  # rows and four scalars, int32, and a copy
     fit = int(RESULT_SHARE * target.budget_bytes * devices_ // results)
@@ -355,14 +369,51 @@ def _split_bits(data, num: int):
 
 def seed_keys(seed: int, num: int) -> tuple[jax.Array, ...]:
     """`jax.random.split(jax.random.key(seed), num)`, as `num` keys: the same bits, split by an
-    executable loaded from the cache folder (`call`) and wrapped
-    on the host. Eagerly, the key, the split and the unstacking compile a handful of programs
-    at every start. Other PRNG implementations split eagerly."""
+    executable loaded from the cache folder (`cache.call`) and wrapped on the host (eagerly,
+    the key, the split and the unstacking compile a handful of programs at every start).
+    Other PRNG implementations split eagerly.
+
+    Args:
+      seed: the run's seed.
+      num: keys to make.
+
+    Returns:
+      `num` typed keys.
+    """
     data = rng.seed_data(seed)
     if data is None:
         return tuple(jax.random.split(jax.random.key(seed), num))
     bits = np.asarray(cache.call("seed-keys", _split_bits, (data,), (num,)))
     return tuple(rng.wrap_threefry(row) for row in bits)
+
+
+def _check_results(out, chunk: int, n) -> None:
+    """Refuse a call whose results (`out`: arrays or shapes) cannot fit in memory."""
+    results = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(out))
+    memory.check_memory(
+        RESULT_COPIES * results,
+        f"--batch {chunk} (chains per kernel call, n = {n}: their boards and results)",
+        "use a smaller --batch",
+    )
+
+
+def _choose_lanes(chains: Chains, key, chunk: int, params, problem, num: int, target):
+    """The accelerator's executable for `chunk` chains and its lanes per device, chosen from
+    the compiled program against `target` (`sizing.choose`); refused when none fits."""
+    choice = sizing.choose(
+        lockstep_builder(chains, key, chunk, params, problem, num),
+        target,
+        min(target.parallelism, -(-chunk // num)),
+        key=("chains", chains, chunk, num, jax.tree.structure((params, problem))),
+    )
+    if not choice.fits:
+        n = getattr(chains.config, "n", "?")
+        raise QueensError(
+            f"--batch {chunk} (chains per kernel call, n = {n}) needs "
+            f"{memory.format_bytes(choice.bytes)} on {target.name}, over its "
+            f"{memory.format_bytes(target.budget_bytes)}: use a smaller --batch"
+        )
+    return choice.compiled, choice.batch
 
 
 def compile_runner(
@@ -374,17 +425,12 @@ def compile_runner(
     target: sizing.Target | None = None,
     total: int | None = None,
 ) -> Callable[..., Any]:
-    """Compile [`run`][jaxqueens.parallel.chains.run] for `chunk` chains ahead of time; return
-    `run_chunk(offset, count)`.
+    """Compile `run` for `chunk` chains ahead of time; return `run_chunk(offset, count)`.
 
-    The driver times compilation apart from the run and calls `run_chunk` once per chunk.
-    `total`: the chains the run will ask for, when known; the short last chunk they leave
-    (`total % chunk` chains) is compiled here too, so that no kernel call the driver times
-    compiles. A call with any other `count` compiles that size on first use. A chunk
-    whose results cannot fit in memory is refused before compiling
-    (`check_memory`). On an accelerator the lanes per device are
-    chosen from the compiled program against the device (`target`, default the first local
-    device's: `choose`); `run_chunk.lanes` says how many.
+    The driver times compilation apart from the run and calls `run_chunk` once per chunk; a
+    chunk whose results cannot fit in memory is refused before compiling. On an accelerator
+    the lanes per device are chosen from the compiled program (`run_chunk.lanes` says how
+    many).
 
     Args:
       chains: the chain family and its config.
@@ -393,7 +439,9 @@ def compile_runner(
       params: the family's `Params`, shared by every chain.
       problem: the family's `Problem`, or None.
       target: the accelerator to size lanes for (default: the first local device's).
-      total: the chains of the whole run (None: unknown; a short last chunk compiles on use).
+      total: the chains of the whole run, when known: their short last chunk
+        (`total % chunk`) is compiled here too, so that no timed call compiles (None: any
+        other count compiles on first use).
 
     Returns:
       `run_chunk(offset, count, resume=None)`: the family's `Result` for chains
@@ -413,39 +461,19 @@ def compile_runner(
     args = (key, np.int32(0), params, problem, fresh)
     n = getattr(chains.config, "n", "?")
 
-    def check_memory(out) -> None:
-        results = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(out))
-        memory.check_memory(
-            RESULT_COPIES * results,
-            f"--batch {chunk} (chains per kernel call, n = {n}: their boards and results)",
-            "use a smaller --batch",
-        )
-
     def lower():
         lowered = fn.lower(*args)
-        check_memory(lowered.out_info)  # before compiling
+        _check_results(lowered.out_info, chunk, n)  # before compiling
         return lowered
 
     static = (chains.family.__name__, chains.config)
     if not accelerator:  # a repeated run loads the executable without tracing (parallel.cache)
         compiled = cache.loaded("chains", (*static, chunk), args, lower)  # once per process
-        check_memory(compiled.out_info)
+        _check_results(compiled.out_info, chunk, n)
     else:
-        check_memory(jax.eval_shape(fn, *args))
+        _check_results(jax.eval_shape(fn, *args), chunk, n)
         target = target or sizing.device_target()
-        choice = sizing.choose(
-            lockstep_builder(chains, key, chunk, params, problem, num),
-            target,
-            min(target.parallelism, -(-chunk // num)),
-            key=("chains", chains, chunk, num, jax.tree.structure((params, problem))),
-        )
-        if not choice.fits:
-            raise QueensError(
-                f"--batch {chunk} (chains per kernel call, n = {n}) needs "
-                f"{memory.format_bytes(choice.bytes)} on {target.name}, over its "
-                f"{memory.format_bytes(target.budget_bytes)}: use a smaller --batch"
-            )
-        compiled, lanes = choice.compiled, choice.batch
+        compiled, lanes = _choose_lanes(chains, key, chunk, params, problem, num, target)
     executables = {chunk: compiled}
     last = total % chunk if total is not None else 0
     if last:  # the short last chunk, compiled with the rest (not inside a timed call)
@@ -457,9 +485,7 @@ def compile_runner(
         )
 
     def run_chunk(offset: int, count: int, resume=None):
-        """Chains `offset .. offset + count - 1`; `resume`: the family's per-call input
-        (default: fresh chains, run to the end). Shared inputs run an executable compiled here;
-        another count, or one row per chain, compiles its own on first use."""
+        """Chains `offset .. offset + count - 1` (`resume`: the family's per-call input)."""
         resume = fresh if resume is None else resume
         if count in executables and (resume is None or _shared(resume)):
             return executables[count](key, np.int32(offset), params, problem, resume)
