@@ -1,12 +1,10 @@
 """Chunked driver for chain solvers: run, verify, gather, stop at a budget.
 
-A solver supplies `run_chunk(offset, count)`: chains `offset .. offset+count-1` (chain i seeded
-from `fold_in(key, i)`), returning host arrays. The driver calls it chunk after chunk through
-`jaxqueens.drivers.loop.run_chunks`, verifies every solved board with the independent checker
-before counting it (against the instance's model on constrained boards: `instance_setup`), and
-stops at the budget. Chains past the one that met a chain or solution budget are dropped, so the
-output never depends on the chunk size; chains still paused when the time is up are reported
-unsolved and counted as `unfinished`.
+A solver supplies `run_chunk(offset, count)` (chain i seeded from `fold_in(key, i)`). The driver
+calls it chunk after chunk through `jaxqueens.drivers.loop.run_chunks`, verifies every solved
+board with the independent checker before counting it, and stops at the budget; chains past the
+one that met a budget are dropped, so the output never depends on the chunk size. With several
+processes, process p runs the p-th chunk of each round and every process receives every chunk.
 """
 
 from __future__ import annotations
@@ -16,65 +14,28 @@ import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from jaxqueens.core import arguments, checker
+from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
-from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import settings
+from jaxqueens.drivers.chains_types import Budget as Budget
+from jaxqueens.drivers.chains_types import ChainRun as ChainRun
+from jaxqueens.drivers.chains_types import ChunkResult as ChunkResult
+from jaxqueens.drivers.chains_types import row_keys
+from jaxqueens.drivers.chains_types import summarize as summarize
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import InstanceUnsat, QueensError
 from jaxqueens.io import checkpoint
 from jaxqueens.parallel import gather, memory
 from jaxqueens.solvers import constrained as rules
 
-
-class ChunkResult(NamedTuple):
-    """What `run_chunk` returns for `count` chains (host arrays), read and built by field
-    name only (`of`), never by position: a kernel's `Result` has the first fields."""
-
-    rows: np.ndarray  # [count, n] final boards
-    solved: np.ndarray  # [count] bool
-    steps: np.ndarray  # [count] steps spent (over all attempts), solved or not
-    restarts: np.ndarray  # [count]
-    best: np.ndarray | None = None  # [count] best objective, for solvers that have one
-    best_step: np.ndarray | None = None  # [count] step of the best board (annealing), or None
-    paused: np.ndarray | None = None  # [count] bool: stopped at the call's work bound, unfinished;
-    # run_chunk(offset, count) called again continues them (the runner keeps their state)
-
-    @classmethod
-    def of(cls, out, **replace) -> ChunkResult:
-        """`out` (a ChunkResult, or a kernel's Result: the same field names) as host arrays,
-        field by field by name (a field `out` lacks is None), then `replace`'s fields."""
-        fields: dict[str, Any] = {f: getattr(out, f, None) for f in cls._fields}
-        fields.update(replace)
-        host: dict[str, Any] = {f: None if v is None else np.asarray(v) for f, v in fields.items()}
-        return cls(**host)
-
-    def where(self, keep: np.ndarray, other: ChunkResult) -> ChunkResult:
-        """Per chain: this result's fields where `keep` [count], else `other`'s (a field
-        either lacks is None)."""
-
-        def pick(a, b):
-            if a is None or b is None:
-                return None
-            return np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-
-        picked: dict[str, Any] = {
-            f: pick(getattr(self, f), getattr(other, f)) for f in ChunkResult._fields
-        }
-        return ChunkResult(**picked)
-
-
 KEPT_CHAINS_MAX = 1_000_000
 """The most chains one run keeps when nothing bounds the chains it runs (no `max_chains`): every
-chain run is kept (its board and figures, for the summary, `runs.csv` and `solutions.npy`),
-so without this cap a `--time` budget over chains that never solve (`--maxsteps 1
---max-restarts 0`) keeps millions within seconds. The run stops there,
-`stopped_by` = `"kept_chains"`; `kept_chains_cap` lowers it further to fit the memory
-available."""
+chain run is kept, so without this cap a `--time` budget over chains that never solve keeps
+millions within seconds. The run stops there (`stopped_by` "kept_chains")."""
 
 KEPT_BYTES_PER_CHAIN = 512
 """Bytes a kept chain costs at its peak beyond its board (its figures in the chunk results, their
@@ -82,141 +43,20 @@ concatenated copy and its table row), rounded up."""
 
 
 def kept_chains_cap(n: int, available: int | None = None) -> int:
-    """The most chains a run without a bound on chains run keeps (`KEPT_CHAINS_MAX`, or
-    fewer where a quarter of the available memory would not hold them)."""
+    """The most chains a run without a bound on chains run keeps.
+
+    Args:
+      n: board size.
+      available: bytes of memory available (None: measured).
+
+    Returns:
+      `KEPT_CHAINS_MAX`, or fewer where a quarter of the available memory would not hold them.
+    """
     available = memory.available_memory() if available is None else available
     if available is None:
         return KEPT_CHAINS_MAX
     per_chain = KEPT_BYTES_PER_CHAIN + 24 * max(n, 1)  # the board in the chunk, the copy, int32
     return max(1, min(KEPT_CHAINS_MAX, int(available / 4 / per_chain)))
-
-
-@dataclasses.dataclass(frozen=True)
-class Budget:
-    """When to stop: the first of these that is met (at least one must be set)."""
-
-    chains: int | None = None  # this many chains solved
-    solutions: int | None = None  # this many distinct solutions found
-    seconds: float | None = None  # this much wall time spent
-    max_chains: int | None = None  # never run more chains than this
-
-    def __post_init__(self):
-        if all(v is None for v in (self.chains, self.solutions, self.seconds, self.max_chains)):
-            raise QueensError("no budget: give --chains, --solutions or --time")
-        for name in ("chains", "solutions", "max_chains"):  # integers (2.5 is not), >= 1
-            value = arguments.integer(  # no upper bound: counted on the host, as Python ints
-                getattr(self, name), name, 1, None, optional=True
-            )
-            object.__setattr__(self, name, value)
-        object.__setattr__(
-            self, "seconds", arguments.seconds(self.seconds, "seconds", optional=True)
-        )
-
-    def check(self, n: int) -> None:
-        """Refuse, before any work, a budget that cannot be met on an n x n board: more distinct
-        solutions than exist (OEIS A000170, n <= 27; beyond the table nothing is checked)."""
-        exist = A000170.get(n)
-        if self.solutions is not None and exist is not None and self.solutions > exist:
-            raise QueensError(
-                f"--solutions {self.solutions}: n = {n} has only {exist:,} distinct "
-                f"solutions; ask for at most {exist:,} (or give --chains or --time)"
-            )
-
-    def describe(self) -> str:
-        """The budget in words, for the progress line ("budget: 1,000 chains or 60 s")."""
-        parts = [
-            f"{self.chains:,} chains solved" if self.chains else "",
-            f"{self.solutions:,} distinct" if self.solutions else "",
-            f"{self.seconds:g} s" if self.seconds else "",
-            f"{self.max_chains:,} chains run" if self.max_chains else "",
-        ]
-        return "budget: " + " or ".join(p for p in parts if p)
-
-    def fingerprint(self) -> dict:
-        """The budget as checkpoint settings: a run resumes only with the budget it began with."""
-        return {
-            "chains": self.chains,
-            "solutions": self.solutions,
-            "time": self.seconds,
-            "max_chains": self.max_chains,
-        }
-
-
-@dataclasses.dataclass
-class ChainRun:
-    """Everything a run gathered, chain by chain: the one result of the chain solvers from the
-    chunk results to the files (host arrays, built once by `run_chains`); `summary.json`
-    (`summarize`), `runs.csv` (`run_table`) and the command's
-    printed lines are read from it."""
-
-    n: int
-    chain_id: np.ndarray  # [C] int64
-    rows: np.ndarray  # [C, n] final boards (solutions where solved)
-    solved: np.ndarray  # [C] bool
-    steps: np.ndarray  # [C] int64 steps spent, solved or not (runs.csv's steps_spent)
-    restarts: np.ndarray  # [C] int64
-    wall_share: np.ndarray  # [C] float64 seconds: each chunk's kernel time split by steps spent
-    best: np.ndarray | None  # [C] best objective (local search), or None
-    wall_s: float  # kernel time, compilation excluded
-    compile_s: float
-    stopped_by: str  # "chains", "solutions", "time", "max_chains", "kept_chains" or "interrupted"
-    unfinished: np.ndarray | None = (
-        None  # [C] bool: paused when the time was up (reported unsolved)
-    )
-    best_step: np.ndarray | None = None  # [C] int64 step of the best board (annealing), or None
-    solver: str = ""  # the solver's name ("min-conflicts", "annealing-sa")
-    best_unit: str = "attacking_pairs"  # what `best` counts: "attacking_pairs", "nmof_attacks"
-
-    @property
-    def chains(self) -> int:
-        """Chains run (and kept)."""
-        return int(self.chain_id.size)
-
-    @property
-    def solved_count(self) -> int:
-        return int(self.solved.sum())
-
-    @property
-    def unfinished_count(self) -> int:
-        """Chains still running when the time was up (counted unsolved)."""
-        return int(self.unfinished.sum()) if self.unfinished is not None else 0
-
-    @property
-    def solutions(self) -> np.ndarray:
-        """[S, n] verified boards of the solved chains, in chain order."""
-        return self.rows[self.solved]
-
-    @functools.cached_property
-    def distinct_solutions(self) -> np.ndarray:
-        """[D, n] distinct solutions, sorted (computed once)."""
-        sols = self.solutions
-        if not len(sols):
-            return sols
-        _, first = np.unique(_row_keys(sols), return_index=True)  # bytewise: fast
-        return np.unique(sols[first], axis=0)  # the few distinct rows, in numeric order
-
-    def distinct(self) -> np.ndarray:
-        """[D, n] distinct solutions, sorted."""
-        return self.distinct_solutions
-
-    @property
-    def solutions_per_s(self) -> float | None:
-        """Solved chains per kernel second (None before any kernel time)."""
-        return self.solved_count / self.wall_s if self.wall_s > 0 else None
-
-    def step_quantiles(self) -> dict:
-        """Mean, median, p90, p99 and max of the solved chains' steps (None when none solved)."""
-        solved_steps = self.steps[self.solved]
-        if not solved_steps.size:
-            return dict.fromkeys(("mean", "median", "p90", "p99", "max"))
-        q = lambda p: float(np.percentile(solved_steps, p))
-        return {
-            "mean": float(solved_steps.mean()),
-            "median": q(50),
-            "p90": q(90),
-            "p99": q(99),
-            "max": int(solved_steps.max()),
-        }
 
 
 def _cut(solved_cum: np.ndarray, target: int) -> int | None:
@@ -237,9 +77,15 @@ def _gather(res: ChunkResult) -> ChunkResult:
 
 
 def checkpoint_schema(n: int | None = None) -> dict:
-    """A chain run's checkpoint (`save_checkpoint`): the finished chains (a ChunkResult's
-    fields but `paused`), their wall shares, the next chain id and the kernel seconds spent;
-    `n`: the board width (None: any)."""
+    """A chain run's checkpoint (`save_checkpoint`).
+
+    Args:
+      n: the board width (None: any).
+
+    Returns:
+      The schema: the finished chains (a ChunkResult's fields but `paused`), their wall
+      shares, the next chain id and the kernel seconds spent.
+    """
     chains = lambda dtype, optional=False: checkpoint.Spec(dtype, ("chains",), optional)
     return {
         "done": {
@@ -264,7 +110,16 @@ def save_checkpoint(
     wall: float,
     fingerprint: dict,
 ) -> None:
-    """Finished chunks, atomically (a crash mid-write leaves the previous checkpoint whole)."""
+    """Save finished chunks, atomically (a crash mid-write leaves the previous one whole).
+
+    Args:
+      path: the checkpoint file.
+      parts: the finished chunks, in chain order.
+      shares: their chains' wall shares.
+      offset: the next chain id.
+      wall: kernel seconds spent.
+      fingerprint: the settings a resumed run must match.
+    """
     done: dict[str, Any] = {
         f: np.concatenate([getattr(p, f) for p in parts])
         for f in ChunkResult._fields
@@ -277,17 +132,18 @@ def save_checkpoint(
 def load_checkpoint(
     path: Path, fingerprint: dict, n: int | None = None
 ) -> tuple[ChunkResult, np.ndarray, int, float]:
-    """(finished chains, their wall shares, next chain id, wall seconds) of a checkpoint of
-    `n`-wide boards (None: any width)."""
+    """Load a chain run's checkpoint.
+
+    Args:
+      path: the checkpoint file.
+      fingerprint: the settings the run must match.
+      n: the board width (None: any).
+
+    Returns:
+      (finished chains, their wall shares, next chain id, wall seconds).
+    """
     tree = checkpoint.load(path, fingerprint, checkpoint_schema(n))
     return ChunkResult(**tree["done"]), tree["wall_share"], int(tree["offset"]), float(tree["wall"])
-
-
-def _row_keys(rows: np.ndarray) -> np.ndarray:
-    """[R] one opaque value per row of `rows` [R, n]: equal exactly where the rows are, each
-    holding the row's bytes (`row.tobytes()`)."""
-    rows = np.ascontiguousarray(rows)
-    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
 
 def _new_solutions(
@@ -299,7 +155,7 @@ def _new_solutions(
     first_new = np.zeros(len(solved), np.int64)
     fresh: set[bytes] = set()
     if idx.size:
-        keys, first = np.unique(_row_keys(rows[idx]), return_index=True)  # first occurrences
+        keys, first = np.unique(row_keys(rows[idx]), return_index=True)  # first occurrences
         new = np.fromiter((k.tobytes() not in seen for k in keys), bool, len(keys))
         first_new[idx[first[new]]] = 1
         fresh = {k.tobytes() for k in keys[new]}
@@ -360,9 +216,8 @@ def run_chains(
       solver: the solver's name in the result (`ChainRun.solver`; default `what`).
       best_unit: what the chunk results' `best` counts (`ChainRun.best_unit`).
 
-    With several processes (`jax.distributed`), process p runs the p-th chunk of each round
-    and all processes receive every chunk, so chain ids, stops and results are those of a
-    single-process run.
+    Returns:
+      The kept chains (`ChainRun`), every solution verified.
     """
     budget.check(n)
     procs, me = gather.process_count(), gather.process_index()
@@ -548,34 +403,20 @@ def _collect(
     )
 
 
-def summarize(run: ChainRun, **extra) -> dict:
-    """The figures of `summary.json`: success rate, step quantiles, throughput."""
-    chains = run.chains
-    return {
-        "n": run.n,
-        "chains": chains,
-        "solved": run.solved_count,
-        "success_rate": float(run.solved.mean()) if chains else None,
-        "steps": run.step_quantiles(),
-        "restarts_mean": float(run.restarts.mean()) if chains else None,
-        "distinct_solutions": len(run.distinct_solutions),
-        "wall_s": run.wall_s,
-        "compile_s": run.compile_s,
-        "solutions_per_s": run.solutions_per_s,
-        "stopped_by": run.stopped_by,
-        "unfinished": run.unfinished_count,
-        **extra,
-    }
-
-
 def instance_setup(
     n: int | None, instance: cons.Constraints | None, toroidal: bool
 ) -> tuple[cons.Constraints | None, rules.Mask | None]:
-    """(model, mask) of a constrained run: the instance with `toroidal` applied (a plain
-    toroidal board of size `n` when only `toroidal` is set; None for the classic board) and,
-    when it fixes queens or forbids squares, the kernels'
-    `Mask` of its allowed squares (None otherwise).
-    `n` must be None or the instance's size.
+    """The model and mask of a constrained run.
+
+    Args:
+      n: board size (None or the instance's size).
+      instance: the constrained instance, or None.
+      toroidal: queens attack along diagonals modulo n.
+
+    Returns:
+      (model, mask): the instance with `toroidal` applied (a plain toroidal board when only
+      `toroidal` is set; None for the classic board) and, when it fixes queens or forbids
+      squares, the kernels' `Mask` of its allowed squares (None otherwise).
 
     Raises:
       InstanceUnsat: the instance is plainly unsatisfiable
