@@ -1,21 +1,16 @@
-"""`jaxqueens.solve`: batched min-conflicts, the main job.
+"""`jaxqueens.solve`: batched min-conflicts chains (Minton et al. 1992), the main job.
 
-Thousands of independent min-conflicts chains (Minton et al. 1992; kernel in
-`jaxqueens.solvers.minconflicts`) run per call, batched by `jaxqueens.parallel.chains`; the
-chunked driver (`jaxqueens.drivers.chains`) gathers verified solutions and statistics until a
-budget is met. Every kernel call of `solve` is bounded in work (`BoundedRunner`), so `--time`
-and Ctrl-C, checked between calls, hold even when chains restart a million times. On
-constrained boards every solution is checked against the same instance, and an instance no
-chain solves is reported `unknown`, never UNSAT.
+Thousands of independent chains (kernel: `jaxqueens.solvers.minconflicts`) run per call,
+compiled and bounded in work by `minconflicts_runner`; the shared chain driver
+(`jaxqueens.drivers.chains`) gathers verified solutions and statistics until a budget is met.
+On constrained boards an instance no chain solves is reported `unknown`, never UNSAT.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -28,21 +23,16 @@ from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import settings
+from jaxqueens.drivers.minconflicts_runner import CALL_SECONDS as CALL_SECONDS
+from jaxqueens.drivers.minconflicts_runner import BoundedRunner as BoundedRunner
+from jaxqueens.drivers.minconflicts_runner import chain_problem, compile_runner, trace_chain
+from jaxqueens.drivers.minconflicts_runner import default_chunk as default_chunk
 from jaxqueens.errors import QueensError
-from jaxqueens.parallel import chains as chain_batch
-from jaxqueens.parallel import devices as backend
-from jaxqueens.parallel import sizing
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers import minconflicts
 from jaxqueens.solvers.base import chain_keys
 from jaxqueens.solvers.variants import INITS, MAX_BATCHED_N, MOVES, default_max_steps, solver_name
-
-CALL_SECONDS = 0.5
-"""Target duration of one bounded kernel call (`BoundedRunner`)."""
-FIRST_CALL_STEPS = 1 << 25
-"""Steps, over all chains of a chunk, that bound a chunk's first call before the bound adapts to
-the measured speed: each chain gets `FIRST_CALL_STEPS // (chunk * (max_steps + n))` attempts."""
 
 
 @dataclasses.dataclass
@@ -68,7 +58,11 @@ class SolveResult:
 
 
 def check_n(n: int) -> None:
-    """Reject sizes without solutions or beyond the batched kernel, with the fix."""
+    """Reject sizes without solutions or beyond the batched kernel, with the fix.
+
+    Args:
+      n: board size.
+    """
     if n < 1:
         raise QueensError(f"n must be a positive integer, got {n}")
     settings.check_solvable(n)
@@ -77,134 +71,6 @@ def check_n(n: int) -> None:
             f"n = {n} is above the batched solver's limit of {MAX_BATCHED_N}; "
             "use --mode large (one or a few chains) or a smaller n"
         )
-
-
-def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> int:
-    """Chains per kernel call: about 2^21 queens, and at most `devices * settings.CALL_WORK`
-    queen-steps for one attempt of each (`max_steps`, default
-    `default_max_steps`), split evenly over the chains asked for.
-    On an accelerator: enough to fill the device
-    (`accelerator_chunk`)."""
-    devices = local_device_count()
-    if backend.is_accelerator():  # enough chains to fill the device, results within its memory
-        return chain_batch.accelerator_chunk(chains, n, sizing.device_target(), devices)
-    steps = default_max_steps(n) if max_steps is None else max_steps
-    cap = max(devices, min(8192, (1 << 21) // n, devices * settings.CALL_WORK // (steps * n)))
-    if chains is not None:
-        calls = -(-chains // cap)
-        cap = -(-chains // calls)
-    return -(-cap // devices) * devices
-
-
-def _problem(start, mask=None) -> minconflicts.Problem | None:
-    start = None if start is None else jnp.asarray(start, jnp.int32)
-    return None if start is None and mask is None else minconflicts.Problem(start, mask)
-
-
-def compile_runner(
-    key,
-    config: minconflicts.Config,
-    params: minconflicts.Params,
-    chunk: int,
-    start=None,
-    bounded: bool = False,
-    mask=None,
-    total: int | None = None,
-) -> Callable[[int, int], minconflicts.Result] | BoundedRunner:
-    """Compile the batched solver for `chunk` chains ahead of time; return `run(offset, count)`.
-
-    Chain i uses `fold_in(key, i)`; `start` (a board [n]) is every chain's first board. The
-    driver times compilation apart from the run and calls `run` once per chunk. `total`: the
-    chains the run asks for, when known (their short last chunk is compiled here too; another
-    `count` compiles that size on first use). `bounded`: a
-    `BoundedRunner` (each call bounded in work; the same results). `mask`: the
-    instance of a constrained config.
-    """
-    chains = chain_batch.Chains(minconflicts, config)
-    run = chain_batch.compile_runner(chains, key, chunk, params, _problem(start, mask), total=total)
-    return BoundedRunner(run, config, params, chunk) if bounded else run
-
-
-class BoundedRunner:
-    """`run(offset, count)` whose kernel calls are bounded in work, with the results of an
-    unbounded run.
-
-    Each chain may spend at most `cap + 1` attempts in one call; `cap` is a dynamic input
-    (`Fresh`), so nothing recompiles when it changes.
-    A chain that reaches it pauses (`ChunkResult.paused`); calling again with the same
-    `(offset, count)` continues exactly the paused chains from their last attempt (the others
-    are skipped), so chains, seeds and results never depend on `cap`. `cap` adapts to the
-    measured call time (`CALL_SECONDS`).
-    """
-
-    def __init__(self, run, config: minconflicts.Config, params: minconflicts.Params, chunk: int):
-        self.run, self.config = run, config
-        self.max_restarts = int(params.max_restarts)
-        first = FIRST_CALL_STEPS // (max(chunk, 1) * (int(params.max_steps) + config.n))
-        self.cap = int(min(self.max_restarts, max(0, first - 1)))
-        self._last: tuple[tuple[int, int], driver.ChunkResult] | None = None  # the last call
-
-    def _resume(self, prev) -> minconflicts.Fresh | minconflicts.Resume:
-        if prev is None:
-            return minconflicts.fresh(until=self.cap)
-        p = prev.paused
-        until = np.minimum(prev.restarts.astype(np.int64) + 1 + self.cap, minconflicts.NO_PAUSE)
-        return minconflicts.Resume(
-            restarts=np.where(p, prev.restarts, -1).astype(np.int32),
-            total_steps=np.where(p, prev.steps, 0).astype(np.int32),
-            until=np.where(p, until, -1).astype(np.int32),
-        )
-
-    def __call__(self, offset: int, count: int) -> driver.ChunkResult:
-        prev = (
-            self._last[1] if self._last is not None and self._last[0] == (offset, count) else None
-        )
-        t0 = time.perf_counter()
-        out = jax.device_get(self.run(offset, count, self._resume(prev)))
-        dt = time.perf_counter() - t0
-        paused = ~out.solved & (out.restarts < self.max_restarts)  # minconflicts.paused
-        res = driver.ChunkResult.of(out, paused=paused)
-        if prev is not None:  # the chains that were not paused keep their results
-            assert prev.paused is not None  # this runner sets it for every chain
-            if prev.best is not None and res.best is not None:
-                # a continued chain reports its best board over every call, not only this one
-                older = prev.paused & ~res.solved & (prev.best <= res.best)  # ties: the first
-                res = res._replace(
-                    rows=np.where(older[:, None], prev.rows, res.rows),
-                    best=np.where(older, prev.best, res.best),
-                )
-            res = prev.where(~prev.paused, res)
-        assert res.paused is not None  # set above, for every chain of the call
-        if res.paused.any() or dt > 2 * CALL_SECONDS:
-            scale = min(4.0, max(0.25, CALL_SECONDS / max(dt, 1e-3)))
-            self.cap = int(min(self.max_restarts, max(0, int(scale * (self.cap + 1)) - 1)))
-        self._last = ((offset, count), res)
-        return res
-
-
-@functools.lru_cache(maxsize=32)
-def _trace(config: minconflicts.Config, num_steps: int):
-    """`trace` jitted for `(config, num_steps)` (Params
-    and the problem are arguments), one function per pair: a repeated trace reuses its compile."""
-    return jax.jit(lambda k, p, b: minconflicts.trace(k, config, p, num_steps, b))
-
-
-def trace_chain(
-    key,
-    config: minconflicts.Config,
-    params: minconflicts.Params,
-    num_steps: int,
-    start=None,
-    mask=None,
-) -> minconflicts.Metrics:
-    """Per-step conflicted queens and attacking pairs of chain 0's first attempt, as host arrays,
-    cut after the step at which it solved (or after `num_steps` steps)."""
-    chain0 = chain_keys(key, jnp.arange(1))[0]
-    _, metrics = _trace(config, num_steps)(chain0, params, _problem(start, mask))
-    conflicted, pairs = np.asarray(metrics.conflicted), np.asarray(metrics.pairs)
-    done = np.flatnonzero(conflicted == 0)
-    end = int(done[0]) + 1 if done.size else num_steps
-    return minconflicts.Metrics(conflicted[:end], pairs[:end])
 
 
 def _start_rows(start, n: int) -> np.ndarray | None:
@@ -249,40 +115,30 @@ def solve(
     Args:
       n: board size (1 or >= 4).
       chains: stop once this many chains have solved (None: no chain budget).
-      max_chains: stop once this many chains have run, solved or not (with a finite
-        `max_restarts`, a bounded job).
       solutions: stop once this many distinct solutions are found.
       seconds: stop once this much kernel time is spent (checked between kernel calls, each
-        bounded to about `CALL_SECONDS` of work; chains still running then are reported
-        unsolved and counted in `summary["unfinished"]`).
-      max_steps: steps per attempt before a restart from a fresh board, every attempt alike
-        (default `default_max_steps`: the tuned restart period
-        `min(n^2 // 2, max(500, 2 n))` on a plain board, `max(4000, 2 n)` on a toroidal or
-        constrained one).
+        bounded to about `CALL_SECONDS` of work; chains still running are reported unsolved).
+      max_steps: steps per attempt before a restart (default `default_max_steps`).
       init: initial boards: "random", "permutation", "greedy" or "qs4".
       tabu: plateau memory: squares a queen may not revisit during one local minimum (0: off).
-      move: "minconflicts" or "cisc352" (the staged row choice).
       seed: chain i uses `fold_in(key(seed), i)`: results do not depend on `batch`.
       batch: chains per kernel call (default: sized from n and `chains`).
       start: a board [n]; every chain's first attempt starts from it.
-      max_restarts: restarts before a chain gives up (reported unsolved, with its board of
-        fewest attacking pairs; 0: one attempt of `max_steps`, the CP468 give-up mode);
-        default 1,000,000, or `INSTANCE_MAX_RESTARTS` with an `instance`.
+      max_restarts: restarts before a chain gives up, reported unsolved with its best board
+        (0: one attempt; default 1,000,000, or `INSTANCE_MAX_RESTARTS` with an `instance`).
+      move: "minconflicts" or "cisc352" (the staged row choice).
       trace_steps: if > 0, also trace chain 0 for up to this many steps (for plots).
+      max_chains: stop once this many chains have run, solved or not.
       quiet: True: no progress line; None: a progress line on a terminal only.
       checkpoint: file for checkpoints of finished chunks (every `checkpoint_every` seconds
-        and on Ctrl-C); `resume` continues from it, with the same results as a run that was
-        never interrupted.
-      command: the command recorded in a checkpoint: a checkpoint resumes only under the command
-        that wrote it (`jaxqueens stats` runs these chains too).
-      instance: a [`Constraints`][jaxqueens.core.constraints.Constraints] (n: None or its size):
-          fixed
-        queens never move, forbidden squares are never used; `summary["status"]` is SAT or
-        unknown (a plainly unsatisfiable instance raises `InstanceUnsat`
-        with the reason before any chain runs). Init random or permutation only, no start
-        board. The run is bounded: at most `chains` (else `INSTANCE_CHAINS`) chains run
-        unless `max_chains` or `seconds` is given.
-      toroidal: queens attack along diagonals modulo n (solutions exist iff n is prime to 6).
+        and on Ctrl-C); `resume` continues from it, with the same results.
+      resume: continue from `checkpoint`.
+      checkpoint_every: seconds between checkpoints.
+      command: the command recorded in a checkpoint (it resumes only under that command).
+      instance: a `Constraints` (n: None or its size); summary["status"] is SAT or unknown.
+        Init random or permutation only, no start board; at most `chains` (else
+        `INSTANCE_CHAINS`) chains run unless `max_chains` or `seconds` is given.
+      toroidal: queens attack along diagonals modulo n (n prime to 6).
 
     Returns:
       SolveResult with every chain's board, steps, restarts, and the summary.
@@ -291,57 +147,45 @@ def solve(
       QueensError: an argument out of range, naming it; `InstanceUnsat` for a plainly
         unsatisfiable instance.
     """
-    c = _checked(
-        n,
-        chains,
-        solutions,
-        seconds,
-        max_steps,
-        init,
-        tabu,
-        seed,
-        batch,
-        start,
-        max_restarts,
-        move,
-        trace_steps,
-        max_chains,
-        instance,
-        toroidal,
-    )
-    n, model, mask, max_steps, max_restarts = c.n, c.model, c.mask, c.max_steps, c.max_restarts
-    if n == 1 and mask is None:
-        return _solve_trivial(c.budget, c.seed, c.name, model)
-    config, params = _kernel_setup(n, init, c.tabu, move, model, mask, max_steps, max_restarts)
+    budget = {"chains": chains, "solutions": solutions, "seconds": seconds}
+    search = {"max_steps": max_steps, "init": init, "tabu": tabu, "seed": seed, "batch": batch}
+    search.update(max_restarts=max_restarts, move=move, trace_steps=trace_steps)
+    c = _checked(n, budget, max_chains, search, start, instance, toroidal)
+    if c.n == 1 and c.mask is None:
+        return _solve_trivial(c.budget, c.seed, c.name, c.model)
+    config, params = _kernel_setup(c)
     key = rng.seed_key(c.seed)
-    chunk = c.batch or default_chunk(
-        n, chains if solutions is None and seconds is None else None, max_steps
-    )
+    sized = c.budget.chains if solutions is None and seconds is None else None
+    chunk = c.batch or default_chunk(c.n, sized, c.max_steps)
     t0 = time.perf_counter()
-    runner = compile_runner(key, config, params, chunk, c.start_rows, bounded=True, mask=mask)
+    runner = compile_runner(key, config, params, chunk, c.start_rows, bounded=True, mask=c.mask)
     compile_s = time.perf_counter() - t0
-    run = driver.run_chains(
+    run = _run(c, runner, chunk, compile_s, quiet, checkpoint, resume, checkpoint_every, command)
+    trace = None
+    if c.trace_steps > 0:
+        metrics = trace_chain(key, config, params, c.trace_steps, c.start_rows, c.mask)
+        trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
+    return SolveResult(run=run, summary=_summary(run, c, chunk), config=config, trace=trace)
+
+
+def _run(c, runner, chunk, compile_s, quiet, checkpoint, resume, checkpoint_every, command):
+    """`solve`'s chains, run by the shared chain driver."""
+    return driver.run_chains(
         runner,
-        n,
+        c.n,
         c.budget,
         chunk,
         what="min-conflicts",
         compile_s=compile_s,
         quiet=quiet,
         checkpoint=None if checkpoint is None else Path(checkpoint),
-        fingerprint=_fingerprint(command, c, model),
+        fingerprint=_fingerprint(command, c),
         resume=resume,
         checkpoint_every=checkpoint_every,
-        limits=f"at most {max_restarts + 1:,} attempts x {max_steps:,} steps a chain",
-        model=model,
+        limits=f"at most {c.max_restarts + 1:,} attempts x {c.max_steps:,} steps a chain",
+        model=c.model,
         solver=c.name,
     )
-    trace = None
-    if c.trace_steps > 0:
-        metrics = trace_chain(key, config, params, c.trace_steps, c.start_rows, mask)
-        trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
-    summary = _summary(run, c, chunk, model)
-    return SolveResult(run=run, summary=summary, config=config, trace=trace)
 
 
 class _Checked(NamedTuple):
@@ -364,54 +208,40 @@ class _Checked(NamedTuple):
 
 
 def _checked(
-    n: int | None,
-    chains: int | None,
-    solutions: int | None,
-    seconds: float | None,
-    max_steps: int | None,
-    init: str,
-    tabu: int,
-    seed: int,
-    batch: int | None,
-    start,
-    max_restarts: int | None,
-    move: str,
-    trace_steps: int,
-    max_chains: int | None,
-    instance,
-    toroidal: bool,
+    n: int | None, budget: dict, max_chains, search: dict, start, instance, toroidal: bool
 ) -> _Checked:
     """`solve`'s arguments checked in the order its errors are raised, defaults filled in."""
     model, mask, n = _problem_setup(n, instance, toroidal, start)
+    max_restarts = search["max_restarts"]
     if max_restarts is None:
         max_restarts = (
             settings.SOLVE_DEFAULTS["max_restarts"] if instance is None else INSTANCE_MAX_RESTARTS
         )
-    if instance is not None and max_chains is None and seconds is None:
-        max_chains = chains or INSTANCE_CHAINS  # it may have no solution: a bounded job
+    if instance is not None and max_chains is None and budget["seconds"] is None:
+        max_chains = budget["chains"] or INSTANCE_CHAINS  # it may have no solution: bounded
     if mask is not None and start is not None:
         raise QueensError(
             "a constrained instance sets every chain's start itself; drop the start board (--file)"
         )
-    budget = driver.Budget(
-        chains=chains, solutions=solutions, seconds=seconds, max_chains=max_chains
-    )
-    budget.check(n)
+    checked_budget = driver.Budget(**budget, max_chains=max_chains)
+    checked_budget.check(n)
+    max_steps = search["max_steps"]
     if max_steps is None:
         max_steps = default_max_steps(n, plain=model is None)
-    seed = arguments.seed(seed, "seed")
-    batch = arguments.integer(batch, "batch", 1, optional=True)
+    seed = arguments.seed(search["seed"], "seed")
+    batch = arguments.integer(search["batch"], "batch", 1, optional=True)
     max_steps = arguments.integer(max_steps, "max_steps", 1)
-    tabu = arguments.integer(tabu, "tabu", 0)
+    tabu = arguments.integer(search["tabu"], "tabu", 0)
     max_restarts = arguments.integer(max_restarts, "max_restarts", 0)
-    trace_steps = arguments.integer(trace_steps, "trace_steps", 0)
+    trace_steps = arguments.integer(search["trace_steps"], "trace_steps", 0)
+    init, move = search["init"], search["move"]
     arguments.choice(init, "init", INITS)
     arguments.choice(move, "move", MOVES)
     return _Checked(
         n=n,
         model=model,
         mask=mask,
-        budget=budget,
+        budget=checked_budget,
         seed=seed,
         batch=batch,
         max_steps=max_steps,
@@ -442,34 +272,27 @@ def _problem_setup(
     return model, mask, n
 
 
-def _kernel_setup(
-    n: int,
-    init: str,
-    tabu: int,
-    move: str,
-    model: cons.Constraints | None,
-    mask: rules.Mask | None,
-    max_steps: int,
-    max_restarts: int,
-) -> tuple[minconflicts.Config, minconflicts.Params]:
+def _kernel_setup(c: _Checked) -> tuple[minconflicts.Config, minconflicts.Params]:
     """The kernel's static `Config` and its `Params` for `solve`'s checked settings."""
     try:
         config = minconflicts.Config(
-            n=n,
-            init=init,
-            tabu=tabu,
-            move=move,
+            n=c.n,
+            init=c.init,
+            tabu=c.tabu,
+            move=c.move,
             keep_best=True,
-            toroidal=model is not None and model.toroidal,
-            constrained=mask is not None,
+            toroidal=c.model is not None and c.model.toroidal,
+            constrained=c.mask is not None,
         )
-        params = minconflicts.default_params(config, max_steps=max_steps, max_restarts=max_restarts)
+        params = minconflicts.default_params(
+            config, max_steps=c.max_steps, max_restarts=c.max_restarts
+        )
     except ValueError as err:
         raise QueensError(str(err)) from None
     return config, params
 
 
-def _fingerprint(command: str, c: _Checked, model: cons.Constraints | None) -> dict:
+def _fingerprint(command: str, c: _Checked) -> dict:
     """The settings a checkpoint of `solve` must match to be resumed."""
     fingerprint = {
         "command": command,
@@ -482,12 +305,12 @@ def _fingerprint(command: str, c: _Checked, model: cons.Constraints | None) -> d
         "move": c.move,
         "start": None if c.start_rows is None else c.start_rows.tolist(),
     }
-    if model is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
-        fingerprint["instance"] = model.to_dict()
+    if c.model is not None:  # the default run's fingerprint is unchanged
+        fingerprint["instance"] = c.model.to_dict()
     return fingerprint
 
 
-def _summary(run: driver.ChainRun, c: _Checked, chunk: int, model: cons.Constraints | None) -> dict:
+def _summary(run: driver.ChainRun, c: _Checked, chunk: int) -> dict:
     """`solve`'s summary: the run's figures and its settings (the instance's status with one)."""
     summary = driver.summarize(
         run,
@@ -502,8 +325,8 @@ def _summary(run: driver.ChainRun, c: _Checked, chunk: int, model: cons.Constrai
         backend=jax.default_backend(),
         devices=local_device_count(),
     )
-    if model is not None:
-        summary.update(instance=model.to_dict(), status="SAT" if run.solved.any() else "unknown")
+    if c.model is not None:
+        summary.update(instance=c.model.to_dict(), status="SAT" if run.solved.any() else "unknown")
     return summary
 
 
@@ -518,15 +341,29 @@ def initial_board(
     move: str = "minconflicts",
     max_restarts: int = 1_000_000,
 ) -> tuple[np.ndarray, int, float, float]:
-    """Chain 0's first board of `solve` with these settings, generated on its own: (rows
-    [n], attacking pairs by the independent checker, generation seconds, compile seconds). The
-    batched kernel generates boards inside its loop; this times one board's generation apart."""
+    """Chain 0's first board of `solve` with these settings, generated and timed on its own
+    (the batched kernel generates boards inside its loop).
+
+    Args:
+      n: board size.
+      init: initial boards, as for `solve`.
+      seed: the run's seed.
+      start: a start board [n], or None.
+      max_steps: steps per attempt, as for `solve`.
+      tabu: plateau memory, as for `solve`.
+      move: row choice, as for `solve`.
+      max_restarts: restarts per chain, as for `solve`.
+
+    Returns:
+      (rows [n], attacking pairs by the independent checker, generation seconds, compile
+      seconds).
+    """
     n = as_size(n)
     check_n(n)
     config = minconflicts.Config(n=n, init=init, tabu=tabu, move=move, keep_best=True)
     params = minconflicts.default_params(config, max_steps=max_steps, max_restarts=max_restarts)
     chain0 = chain_keys(jax.random.key(seed), jnp.arange(1))[0]
-    problem = _problem(_start_rows(start, n))
+    problem = chain_problem(_start_rows(start, n))
     t0 = time.perf_counter()
     fn = (
         jax.jit(lambda k, p, b: minconflicts.init(k, config, p, b).rows)

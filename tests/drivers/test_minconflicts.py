@@ -10,6 +10,7 @@ import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import minconflicts as mcsolve
+from jaxqueens.drivers import minconflicts_runner as mc_runner
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import minconflicts as mc
@@ -180,8 +181,8 @@ def test_defect_5_bounded_calls_give_the_same_chains(monkeypatch):
         calls.append(offset)
         return real(self, offset, count)
 
-    monkeypatch.setattr(mcsolve, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
-    monkeypatch.setattr(mcsolve, "CALL_SECONDS", 1e-9)  # and it never grows
+    monkeypatch.setattr(mc_runner, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
+    monkeypatch.setattr(mc_runner, "CALL_SECONDS", 1e-9)  # and it never grows
     monkeypatch.setattr(mcsolve.BoundedRunner, "__call__", counted)
     pieces = jaxqueens.solve(12, **kwargs)
     assert len(calls) > len(set(calls)) and whole.run.restarts.max() > 1
@@ -263,8 +264,8 @@ def test_defect_unsolved_chains_report_their_best_board():
 def test_defect_best_board_survives_bounded_calls(monkeypatch):
     kwargs = dict(chains=None, max_chains=4, max_restarts=4, max_steps=2, batch=4, seed=3)
     whole = jaxqueens.solve(14, **kwargs)
-    monkeypatch.setattr(mcsolve, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
-    monkeypatch.setattr(mcsolve, "CALL_SECONDS", 1e-9)
+    monkeypatch.setattr(mc_runner, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
+    monkeypatch.setattr(mc_runner, "CALL_SECONDS", 1e-9)
     pieces = jaxqueens.solve(14, **kwargs)
     for field in ("rows", "solved", "steps", "restarts", "best"):
         np.testing.assert_array_equal(getattr(pieces.run, field), getattr(whole.run, field))
