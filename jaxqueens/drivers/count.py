@@ -36,7 +36,7 @@ from jaxqueens.parallel import streams as parallel_streams
 from jaxqueens.parallel.scheduler import Launch, Scheduler
 from jaxqueens.parallel.shard import pad_rows
 from jaxqueens.solvers import count as solver
-from jaxqueens.solvers.count import KernelConfig
+from jaxqueens.solvers.count_prefix import KernelConfig
 
 SHUFFLE_SEED = 20161  # the fixed order in which tasks are dealt (part of every checkpoint's plan)
 

@@ -27,19 +27,20 @@ from jaxqueens.core import constellations
 from jaxqueens.parallel import items, sizing
 from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.solvers import count as solver
-from jaxqueens.solvers.count import KernelConfig
+from jaxqueens.solvers import count_prefix as prefix_kernel
+from jaxqueens.solvers.count_prefix import KernelConfig
 
 TASKS_PER_LANE = 16  # accelerator: tasks per lockstep lane and call (a lane that finishes refills)
 
 
-def _advance_lanes(lanes: solver.Lane, active, config: KernelConfig) -> solver.Lane:
+def _advance_lanes(lanes: prefix_kernel.Lane, active, config: KernelConfig) -> prefix_kernel.Lane:
     """One lockstep iteration: every live lane (`d >= 0`) takes one tree edge."""
     del active  # a lane without an item is finished (d < 0) and stays as it is
-    moved = jax.vmap(lambda s: solver.step_prefix(s, config))(lanes)
+    moved = jax.vmap(lambda s: prefix_kernel.step_prefix(s, config))(lanes)
     return where_lanes(lanes.d >= 0, moved, lanes)
 
 
-def _count_words(lanes: solver.Lane):
+def _count_words(lanes: prefix_kernel.Lane):
     return jnp.stack([lanes.lo, lanes.hi], 1)  # [B, 2] uint32
 
 
@@ -54,8 +55,8 @@ def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: sizing.
       uint32 `[P, 2]`: solutions below each prefix, low and high word.
     """
     return items.search_each(
-        lambda r: solver.count_prefix(r, config),
-        lambda r: solver.init_prefix(r, config),
+        lambda r: prefix_kernel.count_prefix(r, config),
+        lambda r: prefix_kernel.init_prefix(r, config),
         functools.partial(_advance_lanes, config=config),
         lambda s: s.d < 0,
         _count_words,
@@ -70,8 +71,8 @@ def count_chunk(prefixes, config: KernelConfig, num_devices: int, sizes: sizing.
 def enumerate_chunk(
     prefixes, config: KernelConfig, cap: int, num_devices: int, sizes: sizing.Sizes
 ):
-    """Every prefix's solutions (at most `cap` each; `jaxqueens.solvers.count.enumerate_prefix`),
-    batched the way `sizes` names (mapped, or vmapped on an accelerator).
+    """Every prefix's solutions (at most `cap` each; `count_prefix.enumerate_prefix` of
+    `jaxqueens.solvers`), batched the way `sizes` names (mapped, or vmapped on an accelerator).
 
     Args:
       prefixes: uint32 `[P, 4]` mirror prefixes.
@@ -84,7 +85,10 @@ def enumerate_chunk(
       `(counts, lists)`: uint32 `[P, 2]` and uint32 `[P, cap, W]`.
     """
     return items.each(
-        lambda p: solver.enumerate_prefix(p, config, cap), prefixes, num_devices, sizes.accelerator
+        lambda p: prefix_kernel.enumerate_prefix(p, config, cap),
+        prefixes,
+        num_devices,
+        sizes.accelerator,
     )
 
 

@@ -14,7 +14,7 @@ from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.parallel import count as batched
 from jaxqueens.parallel import devices, sizing
 from jaxqueens.parallel.shard import pad_rows
-from jaxqueens.solvers.count import KernelConfig
+from jaxqueens.solvers.count_prefix import KernelConfig
 
 
 @pytest.mark.parametrize("n,depth", [(8, 2), (9, 3), (10, 3)])

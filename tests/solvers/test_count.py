@@ -15,7 +15,8 @@ from jaxqueens.core import constellations
 from jaxqueens.core.oeis import A000170
 from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.solvers import count as count_kernel
-from jaxqueens.solvers.count import KernelConfig
+from jaxqueens.solvers import count_prefix as prefix_kernel
+from jaxqueens.solvers.count_prefix import KernelConfig
 
 
 @functools.lru_cache
@@ -57,7 +58,7 @@ def test_config_is_a_frozen_hashable_static_argument():
 def test_kernel_counts_each_prefix_like_the_reference(n, depth):
     masks, _ = expand_mirror(n, depth)
     cfg = KernelConfig(n, depth)
-    got = np.asarray(mapped(lambda p: count_kernel.count_prefix(p, cfg))(masks))
+    got = np.asarray(mapped(lambda p: prefix_kernel.count_prefix(p, cfg))(masks))
     want = [reference.count_completions(n, int(c), int(l), int(r), depth) for c, l, r, _ in masks]
     assert got[:, 1].sum() == 0 and got[:, 0].tolist() == want
 
@@ -66,10 +67,10 @@ def test_kernel_counts_each_prefix_like_the_reference(n, depth):
 def test_kernel_counts_and_lists_the_reference_solutions(n, depth):
     masks, queens = expand_mirror(n, depth)
     cfg = KernelConfig(n, depth)
-    counts, lists = mapped(lambda p: count_kernel.enumerate_prefix(p, cfg, 16))(masks)
+    counts, lists = mapped(lambda p: prefix_kernel.enumerate_prefix(p, cfg, 16))(masks)
     counts, lists = np.asarray(counts), np.asarray(lists)
     chex.assert_shape(lists, (len(masks), 16, cfg.width))
-    alone = np.asarray(mapped(lambda p: count_kernel.count_prefix(p, cfg))(masks))
+    alone = np.asarray(mapped(lambda p: prefix_kernel.count_prefix(p, cfg))(masks))
     for q, c, words, w in zip(queens, counts, lists, alone, strict=True):
         want = below(n, q)
         assert c.tolist() == w.tolist() == [len(want), 0]
@@ -79,7 +80,7 @@ def test_kernel_counts_and_lists_the_reference_solutions(n, depth):
 def test_enumeration_cap_keeps_the_count_exact():
     masks, queens = expand_mirror(8, 1)
     cfg = KernelConfig(8, 1)
-    counts, lists = mapped(lambda p: count_kernel.enumerate_prefix(p, cfg, 2))(masks)
+    counts, lists = mapped(lambda p: prefix_kernel.enumerate_prefix(p, cfg, 2))(masks)
     for q, c, words in zip(queens, np.asarray(counts), np.asarray(lists), strict=True):
         want = below(8, q)
         assert int(c[0]) == len(want) > 2
@@ -88,9 +89,9 @@ def test_enumeration_cap_keeps_the_count_exact():
 
 def test_a_prefix_with_no_free_row_is_an_empty_search():
     cfg = KernelConfig(8, 2)
-    lane = count_kernel.init_prefix(jnp.zeros(4, jnp.uint32), cfg)
+    lane = prefix_kernel.init_prefix(jnp.zeros(4, jnp.uint32), cfg)
     assert int(lane.d) == -1
-    assert count_kernel.count_prefix(jnp.zeros(4, jnp.uint32), cfg).tolist() == [0, 0]
+    assert prefix_kernel.count_prefix(jnp.zeros(4, jnp.uint32), cfg).tolist() == [0, 0]
 
 
 def test_add64_carries_instead_of_wrapping():
@@ -105,7 +106,7 @@ class KernelTest(chex.TestCase):
     def test_count_prefix(self):
         masks, _ = expand_mirror(7, 2)
         cfg = KernelConfig(7, 2)
-        fn = self.variant(lambda p: count_kernel.count_prefix(p, cfg))
+        fn = self.variant(lambda p: prefix_kernel.count_prefix(p, cfg))
         words = [fn(jnp.asarray(m)) for m in masks]
         chex.assert_shape(words[0], (2,))
         assert 2 * sum(int(w[0]) for w in words) == 40
@@ -114,8 +115,8 @@ class KernelTest(chex.TestCase):
     def test_init_and_step_walk_the_tree(self):
         masks, _ = expand_mirror(6, 1)
         cfg = KernelConfig(6, 1)
-        init = self.variant(lambda p: count_kernel.init_prefix(p, cfg))
-        step = self.variant(lambda s: count_kernel.step_prefix(s, cfg))
+        init = self.variant(lambda p: prefix_kernel.init_prefix(p, cfg))
+        step = self.variant(lambda s: prefix_kernel.step_prefix(s, cfg))
         total = 0
         for m in masks:
             lane = init(jnp.asarray(m))
@@ -133,7 +134,7 @@ class KernelTest(chex.TestCase):
     def test_enumerate_prefix(self):
         masks, queens = expand_mirror(6, 1)
         cfg = KernelConfig(6, 1)
-        fn = self.variant(lambda p: count_kernel.enumerate_prefix(p, cfg, 4))
+        fn = self.variant(lambda p: prefix_kernel.enumerate_prefix(p, cfg, 4))
         found = []
         for m, q in zip(masks, queens, strict=True):
             c, words = fn(jnp.asarray(m))
@@ -151,12 +152,12 @@ class KernelTest(chex.TestCase):
 def test_kernels_trace_once_per_config():
     masks, _ = expand_mirror(8, 2)
     cfg = KernelConfig(8, 2)
-    count = jax.jit(chex.assert_max_traces(lambda p: count_kernel.count_prefix(p, cfg), n=1))
+    count = jax.jit(chex.assert_max_traces(lambda p: prefix_kernel.count_prefix(p, cfg), n=1))
     listed = jax.jit(
-        chex.assert_max_traces(lambda p: count_kernel.enumerate_prefix(p, cfg, 8), n=1)
+        chex.assert_max_traces(lambda p: prefix_kernel.enumerate_prefix(p, cfg, 8), n=1)
     )
-    init = jax.jit(chex.assert_max_traces(lambda p: count_kernel.init_prefix(p, cfg), n=1))
-    step = jax.jit(chex.assert_max_traces(lambda s: count_kernel.step_prefix(s, cfg), n=1))
+    init = jax.jit(chex.assert_max_traces(lambda p: prefix_kernel.init_prefix(p, cfg), n=1))
+    step = jax.jit(chex.assert_max_traces(lambda s: prefix_kernel.step_prefix(s, cfg), n=1))
     add = jax.jit(chex.assert_max_traces(count_kernel.add64, n=1))
     for m in masks[:4]:
         p = jnp.asarray(m)
