@@ -1,35 +1,44 @@
-"""`jaxqueens.anneal`: LS, TA and SA chains through the shared chain driver.
+"""`jaxqueens.anneal`: LS, TA and SA chains (the R package NMOF's LSopt, TAopt, SAopt).
 
-Schedules follow NMOF: TA's thresholds come from quantiles of |delta| along a random walk
-(`TAopt`), SA's start temperature is calibrated on the worsening moves of the same walk (or by
-SAopt's rule, or given) and cools by `alpha` each round. With `best_boards=True` the best board
-of every unsolved chain is recovered by replaying the chain (`jaxqueens.solvers.anneal.replay`).
-On constrained boards every solution is checked against the same instance, and a run that solves
-no chain reports the instance `unknown`. The docs' anneal page describes the schedules.
+Each method's schedule is calibrated on a random walk (`anneal_setup`), its chains run
+through the shared chain driver, and unsolved chains' best boards are replayed on request
+(`anneal_replay`). The docs' anneal page describes the methods and schedules.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import settings as tables
+from jaxqueens.drivers.anneal_replay import best_of_unsolved as best_of_unsolved
+from jaxqueens.drivers.anneal_replay import replays
+from jaxqueens.drivers.anneal_setup import NMOF_T0_BRACKET as NMOF_T0_BRACKET
+from jaxqueens.drivers.anneal_setup import calibrate as calibrate
+from jaxqueens.drivers.anneal_setup import (
+    calibrate_checked,
+    chain_problem,
+    config_checked,
+    schedule_params,
+)
+from jaxqueens.drivers.anneal_setup import chunk_for as chunk_for
+from jaxqueens.drivers.anneal_setup import make_config as make_config
+from jaxqueens.drivers.anneal_setup import sa_start_temperature as sa_start_temperature
+from jaxqueens.drivers.anneal_setup import sa_start_temperature_nmof as sa_start_temperature_nmof
+from jaxqueens.drivers.anneal_setup import schedule_of as schedule_of
+from jaxqueens.drivers.anneal_setup import t0_rule as t0_rule
 from jaxqueens.errors import QueensError
-from jaxqueens.parallel import cache, sizing
 from jaxqueens.parallel import chains as chain_batch
-from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers.base import chain_keys
 
 
 @dataclasses.dataclass
@@ -67,222 +76,36 @@ class AnnealResult:
 
     @property
     def solutions(self) -> np.ndarray:
+        """[S, n] verified solutions, one per solved chain, in chain order."""
         return self.run.solutions
 
 
-CLASSIC = tables.ANNEAL_CLASSIC
-"""The classic settings (`--preset classic`): `settings.ANNEAL_CLASSIC`."""
-DEFAULTS = tables.ANNEAL_DEFAULTS
-"""Measured defaults (`--preset default`): `settings.ANNEAL_DEFAULTS`."""
-PRESETS = tables.ANNEAL_PRESET_SETTINGS
-"""Named settings (`--preset`): `default` (tuned, `DEFAULTS`), `classic` (NMOF's
-TAopt/SAopt settings, `CLASSIC`) and `nmof` (classic with the vignette's far-end edge and
-SAopt's start-temperature rule); one table,
-`ANNEAL_PRESET_SETTINGS`, which the command line reads before
-JAX is imported."""
-SETTINGS = tables.ANNEAL_SETTINGS
-
-
 def preset(name: str, method: str) -> dict:
-    """The settings of preset `name` for `method` (a copy; SA's `alpha` is derived from
-    `t_end` when the preset gives none, as in `settings`)."""
+    """The settings of a preset for one method (a copy; as `settings`).
+
+    Args:
+      name: "default", "classic" or "nmof".
+      method: "ls", "ta" or "sa".
+
+    Returns:
+      The preset's settings, SA's `alpha` derived from `t_end` when the preset gives none.
+    """
     return settings(method, name)
 
 
 def settings(method: str, preset_name: str = "default", **given) -> dict:
-    """The settings a run uses: preset `preset_name`'s for `method`, each overridden by the
-    value given (None: not given); an option the method or neighbour does not use is refused
-    (`anneal_settings`)."""
+    """The settings a run uses: the preset's for `method`, each overridden by the value given.
+
+    Args:
+      method: "ls", "ta" or "sa".
+      preset_name: "default", "classic" or "nmof".
+      **given: settings to override (None: not given); an option the method or neighbour
+        does not use is refused (`settings.anneal_settings`).
+
+    Returns:
+      The settings by name.
+    """
     return tables.anneal_settings(method, preset_name, **given)
-
-
-T0_RULES = tables.T0_RULES
-"""SA start-temperature rules (`calibrate`); a positive number is taken as T0 itself."""
-t0_rule = tables.t0_rule  # "worsening", "nmof" or a positive number (SAopt's `initT`)
-
-
-@functools.lru_cache(maxsize=32)
-def _trace(config: sls.Config, every: int):
-    """`trace` of a batch of chains jitted for `(config,
-    every)`, Params and the problem as arguments (as the chains run them): a repeated run in the
-    process reuses its compile."""
-    return jax.jit(
-        jax.vmap(lambda k, p, b: sls.trace(k, config, p, every, b), in_axes=(0, None, None))
-    )
-
-
-@functools.lru_cache(maxsize=32)
-def _replay(config: sls.Config):
-    """`replay` of a batch of chains, their boards, jitted for
-    `config`, Params and the problem as arguments (as the chains run them): a repeated run in
-    the process reuses its compile."""
-    return jax.jit(
-        jax.vmap(lambda k, u, p, b: sls.replay(k, config, p, u, b).rows, in_axes=(0, 0, None, None))
-    )
-
-
-def _walk_deltas(config: sls.Config, walk: int, key, problem):
-    """The executable of `random_walk_deltas` for `(config,
-    walk)`, chain 0's key of `key` made inside it, called `(key, problem)`: loaded from the
-    cache folder and kept in the process (`loaded`), so that a
-    repeated calibration traces nothing."""
-    fn = jax.jit(
-        lambda k, b: sls.random_walk_deltas(chain_keys(k, jnp.arange(1))[0], config, walk, b)
-    )
-    return cache.loaded(
-        "anneal-walk", (config, walk), (key, problem), lambda: fn.lower(key, problem)
-    )
-
-
-def schedule_params(schedule: np.ndarray) -> sls.Params:
-    """The Params of `schedule` [rounds] as a host array of JAX's float type (no eager
-    conversion runs: each compiles a program at a process's first use)."""
-    return sls.Params._make((np.asarray(schedule, jax.dtypes.canonicalize_dtype(np.float64)),))
-
-
-def calibrate(
-    key,
-    config: sls.Config,
-    walk: int = 2000,
-    q: float = 0.5,
-    init_prob: float = 0.4,
-    alpha: float = 0.9,
-    t0: str | float = "worsening",
-    start: np.ndarray | None = None,
-    mask: sls.Mask | None = None,
-) -> tuple[np.ndarray, float]:
-    """The schedule [rounds] for `config.method` and the walk's seconds per step.
-
-    `t0` (SA only): "worsening" (`sa_start_temperature`), "nmof"
-    (`sa_start_temperature_nmof`) or a positive number used as T0. The walk starts from
-    `start` ([n]) when given, else from a random permutation (`mask`: the instance of a
-    constrained config, whose walk moves only free queens onto allowed squares)."""
-    if not 0 < q <= 1 or not 0 < init_prob < 1 or not 0 < alpha <= 1 or walk < 2:
-        raise QueensError(
-            f"calibration needs 0 < q <= 1, 0 < init_prob < 1, 0 < alpha <= 1 and "
-            f"walk >= 2 (got q={q}, init_prob={init_prob}, alpha={alpha}, walk={walk})"
-        )
-    t0 = t0_rule(t0)
-    problem = _problem(start, mask)
-    fn = _walk_deltas(config, walk, key, problem)
-    fn(key, problem).block_until_ready()  # the first call is not timed
-    t_start = time.perf_counter()
-    deltas = np.asarray(fn(key, problem)).astype(np.float64)
-    per_step = (time.perf_counter() - t_start) / walk
-    return schedule_of(deltas, config, q, init_prob, alpha, t0), per_step
-
-
-def schedule_of(
-    deltas: np.ndarray,
-    config: sls.Config,
-    q: float = 0.5,
-    init_prob: float = 0.4,
-    alpha: float = 0.9,
-    t0: str | float = "worsening",
-) -> np.ndarray:
-    """The schedule [rounds] float32 for `config.method` from the objective changes `deltas`
-    of a calibration walk (`calibrate`'s rules; LS: zeros)."""
-    rounds = config.rounds
-    if config.method == "ls":
-        return np.zeros(rounds, np.float32)
-    if config.method == "ta":
-        thresholds = np.quantile(np.abs(deltas), q * np.arange(rounds - 1, -1, -1) / rounds)
-        thresholds[-1] = 0.0
-        return thresholds.astype(np.float32)
-    t0 = t0_rule(t0)
-    if t0 == "nmof":
-        temp = sa_start_temperature_nmof(deltas, init_prob)
-    elif t0 == "worsening":
-        temp = sa_start_temperature(deltas, init_prob)
-    else:
-        temp = float(t0)
-    return (temp * alpha ** np.arange(rounds)).astype(np.float32)
-
-
-def sa_start_temperature(deltas: np.ndarray, init_prob: float) -> float:
-    """T0 with mean(exp(-d / T0)) = init_prob over the worsening moves d > 0 (bisection)."""
-    worse = deltas[deltas > 0]
-    if worse.size == 0:
-        return 1.0
-    lo, hi = 1e-6, 1e6  # acceptance rises monotonically with T
-    for _ in range(200):
-        mid = np.sqrt(lo * hi)
-        lo, hi = (mid, hi) if np.mean(np.exp(-worse / mid)) < init_prob else (lo, mid)
-    return float(np.sqrt(lo * hi))
-
-
-NMOF_T0_BRACKET = (1e-5, 1.0)
-"""SAopt's `uniroot` interval for the start temperature."""
-
-
-def sa_start_temperature_nmof(deltas: np.ndarray, init_prob: float) -> float:
-    """SAopt's rule (R package NMOF): T0 solves `init_prob = mean(exp(-|d| / T0))` over ALL
-    |changes| d of the walk (moves that change nothing included, each accepted with
-    probability 1), on SAopt's interval [1e-5, 1] (`uniroot`; bisection here, to full
-    precision). Where the interval holds no root SAopt stops with an error; so does this, in
-    one line."""
-    d = np.abs(np.asarray(deltas, np.float64))
-    lo, hi = NMOF_T0_BRACKET
-    accept = lambda t: float(np.mean(np.exp(-d / t)))
-    if not accept(lo) <= init_prob <= accept(hi):
-        raise QueensError(
-            f"--t0 nmof: no start temperature in SAopt's interval [1e-05, 1] gives an acceptance "
-            f"of {init_prob} over the calibration walk (it ranges {accept(lo):.3f} .. "
-            f"{accept(hi):.3f}; {100 * np.mean(d == 0):.0f}% of its moves change nothing); "
-            "choose --init-prob in that range (--preset nmof sets NMOF's 0.4), or use --t0 "
-            "worsening"
-        )
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if accept(mid) < init_prob else (lo, mid)
-    return 0.5 * (lo + hi)
-
-
-def make_config(
-    n: int,
-    method: str,
-    steps: int,
-    rounds: int,
-    neighbour: str,
-    step: int,
-    objective: str,
-    edge: str = "wrap",
-    toroidal: bool = False,
-    constrained: bool = False,
-) -> sls.Config:
-    """Validated static configuration (`steps` in total, split evenly over `rounds`)."""
-    if n < 4:
-        raise QueensError(
-            f"n = {n}: local search needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)"
-        )
-    if rounds < 1:
-        raise QueensError(f"--rounds must be at least 1, got {rounds}")
-    if steps < rounds:
-        raise QueensError(f"--steps ({steps}) must be at least --rounds ({rounds})")
-    try:
-        return sls.Config(
-            n=n,
-            method=method,
-            neighbour=neighbour,
-            step=step,
-            edge=edge,
-            objective=objective,
-            rounds=rounds,
-            steps_per_round=-(-steps // rounds),
-            toroidal=toroidal,
-            constrained=constrained,
-        )
-    except ValueError as err:
-        raise QueensError(str(err)) from None
-
-
-def chunk_for(chains: int | None, config: sls.Config, devices: int) -> int:
-    """Chains per kernel call: about 2^22 steps of work per call on a CPU; on an accelerator,
-    enough to fill the device (`accelerator_chunk`)."""
-    if backend.is_accelerator():
-        return chain_batch.accelerator_chunk(chains, config.n, sizing.device_target(), devices)
-    cap = max(devices, (1 << 22) // config.total_steps)
-    return min(-(-chains // devices) * devices, cap) if chains else -(-cap // devices) * devices
 
 
 def anneal(
@@ -318,52 +141,35 @@ def anneal(
 ) -> AnnealResult:
     """Run `chains` independent LS/TA/SA chains of `steps` steps each (stopping when solved).
 
-    An option the method (or neighbour) does not use is refused by name
-    (`ANNEAL`): `alpha` with "ls", `q` with "sa",
-    `step` with the swap neighbour.
-
     Args:
       n: board size (>= 4).
       method: "ls", "ta" or "sa".
       chains: chains to run; chain i is seeded from `fold_in(key, i)`.
       steps: step budget per chain, split into `rounds` thresholds/temperatures.
-      preset: where the settings not given come from: "default" (tuned for each method,
-        `DEFAULTS`), "classic" (NMOF's TAopt/SAopt settings with the
-        step neighbour) or "nmof" (classic with the vignette's edge and SAopt's T0 rule).
-        `rounds`, `neighbour`, `step`, `objective`, `edge`, `q`, `init_prob`,
-        `alpha`, `t_end` and `t0` left None take the preset's value (`settings`).
       rounds: thresholds/temperatures the `steps` are split into.
+      neighbour: "step" (one queen by 1..step rows within its column, NMOF's) or "swap".
       step: the step neighbour's largest move (1..step rows).
-      neighbour: "step" (NMOF's move of one queen by 1..step rows within its column) or "swap";
-        not given, a swap preset runs the step neighbour on a constrained instance or from a
-        start board with repeated rows (which swaps cannot honour or leave).
       objective: "attacks" (NMOF) or "pairs".
-      edge: the step neighbour past the edge: "wrap" (row mod n, default) or "nmof" (to the far
-        end, as the NMOF vignette's `neighbour`).
+      edge: the step neighbour past the edge: "wrap" (row mod n) or "nmof" (to the far end).
+      seed: the run's seed.
       batch: chains per kernel call (default: automatic).
       q: TA's quantile of |delta| for the first threshold.
       init_prob: SA's start acceptance of worsening moves.
       alpha: SA's cooling factor per round.
+      t0: SA's start temperature: "worsening", "nmof" or a number (`calibrate`).
       walk: steps of the calibration walk.
-      t_end: SA's last temperature relative to its first (then alpha = t_end^(1/(rounds - 1)));
-        give it or `alpha`, not both.
-      t0: SA start temperature: "worsening", "nmof" (SAopt's rule) or a number (see
-        `calibrate`).
-      start: a board [n] (rows 0..n-1, repeats allowed) every chain starts from (default: a
-        random permutation per chain). Rows that repeat need the step neighbour (swap keeps
-        every row's occupancy, so it could never solve such a start).
-      best_boards: also recover the best board of every unsolved chain
-        (`AnnealResult.best_boards`, with its attacking pairs).
-      trace_chains: also record the best-so-far trace of chains 0..k-1 (every
-        `max(1, steps // 2000)` steps: `AnnealResult.trace_every`).
+      t_end: SA's last temperature relative to its first; give it or `alpha`, not both.
+      preset: "default", "classic" or "nmof": the settings left None (`settings`).
+      start: a board [n] every chain starts from (None: a random permutation per chain).
+      best_boards: also recover the best board of every unsolved chain, with its pairs.
+      trace_chains: also record the best-so-far trace of chains 0..k-1.
       quiet: no progress line (None: a progress line on a terminal only).
-      announce: called with a one-line message (e.g. the estimated run time) before the run.
+      announce: called with a one-line message (the estimated run time) before the run.
       checkpoint: checkpoint file, as for `jaxqueens.solve`.
       resume: continue from `checkpoint`.
       checkpoint_every: seconds between checkpoints.
-      instance: a constrained instance (n is then its size: pass None or the same n); fixed
-        queens never move, forbidden squares are never used (step neighbour only, no start).
-      toroidal: queens attack along diagonals modulo n (also when `instance` says so).
+      instance: a constrained instance (n: None or its size; step neighbour, no start).
+      toroidal: queens attack along diagonals modulo n.
 
     Returns:
       The `AnnealResult`; every solution counted has passed the independent checker.
@@ -372,120 +178,121 @@ def anneal(
       QueensError: an argument out of range or an option the method does not use, naming it;
         `InstanceUnsat` for a plainly unsatisfiable instance.
     """
-    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
-    opts = tables.anneal_settings(
-        method,
-        preset,
-        needs_step=mask is not None or tables.has_repeated_rows(start),
-        rounds=rounds,
-        neighbour=neighbour,
-        step=step,
-        objective=objective,
-        edge=edge,
-        q=q,
-        init_prob=init_prob,
-        alpha=alpha,
-        t_end=t_end,
-        t0=t0,
+    given: dict[str, Any] = {"rounds": rounds, "neighbour": neighbour, "step": step}
+    given.update(
+        objective=objective, edge=edge, q=q, init_prob=init_prob, alpha=alpha, t_end=t_end, t0=t0
     )
+    numbers = {"chains": chains, "steps": steps, "walk": walk, "seed": seed, "batch": batch}
+    s = _setup(n, method, preset, numbers, start, instance, toroidal, given)
+    prep = _prepare(s, announce)
+    run = _run(s, prep, quiet, checkpoint, resume, checkpoint_every)
+    return _result(s, prep, run, trace_chains, best_boards)
+
+
+class _Setup(NamedTuple):
+    """`anneal`'s arguments, checked once."""
+
+    method: str
+    preset: str
+    model: cons.Constraints | None  # the constrained instance (toroidal included), if any
+    mask: sls.Mask | None  # its allowed squares
+    opts: dict  # the resolved settings (`settings.anneal_settings`)
+    checked: dict  # the numbers, checked (`settings.check_anneal`)
+    config: sls.Config
+    start: np.ndarray | None  # [n] the start board
+
+
+class _Prepared(NamedTuple):
+    """What `anneal` runs: the calibrated schedule and the compiled chains."""
+
+    key: jax.Array  # the chains' key
+    schedule: np.ndarray  # [rounds]
+    params: sls.Params
+    problem: sls.Problem | None
+    chunk: int  # chains per kernel call
+    runner: Callable  # run_chunk(offset, count)
+    compile_s: float
+
+
+def _setup(n, method, preset, numbers, start, instance, toroidal, given) -> _Setup:
+    """`anneal`'s arguments checked in the order its errors are raised (`numbers`: chains,
+    steps, walk, seed and batch; `given`: the settings a preset fills in)."""
+    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
+    needs_step = mask is not None or tables.has_repeated_rows(start)
+    opts = tables.anneal_settings(method, preset, needs_step=needs_step, **given)
     neighbour = opts["neighbour"]
     _check_instance(mask, neighbour, start)
     n = as_size(n if model is None else model.n)
-    checked = tables.check_anneal(
-        n=n, method=method, chains=chains, steps=steps, walk=walk, seed=seed, batch=batch, **opts
+    c = tables.check_anneal(n=n, method=method, **numbers, **opts)
+    toroidal = model is not None and model.toroidal
+    shape = (c["rounds"], neighbour, c["step"], opts["objective"], opts["edge"])
+    config = config_checked(n, method, c["steps"], *shape, toroidal, mask is not None)
+    return _Setup(method, preset, model, mask, opts, c, config, _start_board(start, n, neighbour))
+
+
+def _prepare(s: _Setup, announce) -> _Prepared:
+    """Calibrate the schedule, size the chunks and compile the chains."""
+    config, c = s.config, s.checked
+    cal_key, key = chain_batch.seed_keys(c["seed"], 2)
+    schedule, per_step = calibrate_checked(
+        cal_key, config, c["walk"], c["q"], c["init_prob"], c["alpha"], c["t0"], s.start, s.mask
     )
-    seed = checked["seed"]
-    config = make_config(
-        n,
-        method,
-        steps,
-        checked["rounds"],
-        neighbour,
-        checked["step"],
-        opts["objective"],
-        opts["edge"],
-        toroidal=model is not None and model.toroidal,
-        constrained=mask is not None,
-    )
-    start = _start_board(start, n, neighbour)
-    cal_key, key = chain_batch.seed_keys(seed, 2)
-    q, init_prob, alpha, t0 = checked["q"], checked["init_prob"], checked["alpha"], checked["t0"]
-    schedule, per_step = calibrate(cal_key, config, walk, q, init_prob, alpha, t0, start, mask)
     devices = local_device_count()
     if announce is not None:
-        estimate = per_step * config.total_steps * chains / devices
+        estimate = per_step * config.total_steps * c["chains"] / devices
         announce(
-            f"{method.upper()}: estimated run time at most ~{estimate:,.1f} s "
-            f"({chains} chains x {config.total_steps} steps; chains stop when solved)"
+            f"{s.method.upper()}: estimated run time at most ~{estimate:,.1f} s "
+            f"({c['chains']} chains x {config.total_steps} steps; chains stop when solved)"
         )
-    chunk = batch or chunk_for(chains, config, devices)
-    params = schedule_params(schedule)
-    problem = _problem(start, mask)
+    chunk = c["batch"] or chunk_for(c["chains"], config, devices)
+    params, problem = schedule_params(schedule), chain_problem(s.start, s.mask)
     started = time.perf_counter()
     runner = chain_batch.compile_runner(
-        chain_batch.Chains(sls, config), key, chunk, params, problem, total=chains
+        chain_batch.Chains(sls, config), key, chunk, params, problem, total=c["chains"]
     )
     compile_s = time.perf_counter() - started
-    fingerprint = _fingerprint(method, config, schedule, seed, start, model)
-    run = driver.run_chains(
-        spent_steps(runner, config),
-        config.n,
-        driver.Budget(max_chains=chains),
-        chunk,
-        what=f"annealing ({method})",
-        compile_s=compile_s,
+    return _Prepared(key, schedule, params, problem, chunk, runner, compile_s)
+
+
+def _run(s: _Setup, prep: _Prepared, quiet, checkpoint, resume, checkpoint_every):
+    """The chains, run by the shared chain driver."""
+    return driver.run_chains(
+        spent_steps(prep.runner, s.config),
+        s.config.n,
+        driver.Budget(max_chains=s.checked["chains"]),
+        prep.chunk,
+        what=f"annealing ({s.method})",
+        compile_s=prep.compile_s,
         quiet=quiet,
         checkpoint=checkpoint,
-        fingerprint=fingerprint,
+        fingerprint=_fingerprint(s, prep.schedule),
         resume=resume,
         checkpoint_every=checkpoint_every,
-        model=model,
-        solver=method,
-        best_unit=best_unit(config),
+        model=s.model,
+        solver=s.method,
+        best_unit=best_unit(s.config),
     )
-    traces, every, best = _replays(
-        key, config, params, problem, run, model, trace_chains, best_boards
-    )
-    summary = _summary(
-        run, method, preset, opts, checked, config, schedule, start, chunk, model, best
+
+
+def _result(
+    s: _Setup, prep: _Prepared, run: driver.ChainRun, trace_chains: int, best_boards: bool
+) -> AnnealResult:
+    """The run's one result: replayed traces and best boards, the summary."""
+    traces, every, best = replays(
+        prep.key, s.config, prep.params, prep.problem, run, s.model, trace_chains, best_boards
     )
     return AnnealResult(
         run=run,
-        summary=summary,
-        config=config,
-        schedule=schedule,
+        summary=_summary(run, s, prep.schedule, prep.chunk, best),
+        config=s.config,
+        schedule=prep.schedule,
         traces=traces,
         trace_every=every,
         best_chains=best[0],
         best_boards=best[1],
         best_pairs=best[2],
-        instance=model,
+        instance=s.model,
     )
-
-
-def _replays(
-    key,
-    config: sls.Config,
-    params: sls.Params,
-    problem: sls.Problem | None,
-    run: driver.ChainRun,
-    model: cons.Constraints | None,
-    trace_chains: int,
-    best_boards: bool,
-) -> tuple[np.ndarray | None, int, tuple]:
-    """What `anneal` replays after the run: (the traces of chains 0..trace_chains-1, their
-    step between records, the best boards of the unsolved chains)."""
-    traces = None
-    every = max(1, config.total_steps // 2000)
-    if trace_chains > 0:
-        keys = chain_keys(key, jnp.arange(trace_chains))
-        traces = np.asarray(_trace(config, every)(keys, params, problem))
-    best = (
-        best_of_unsolved(key, config, params, problem, run, model)
-        if best_boards and run.stopped_by != "interrupted"
-        else (None, None, None)
-    )
-    return traces, every, best
 
 
 def _start_board(start, n: int, neighbour: str) -> np.ndarray | None:
@@ -502,15 +309,9 @@ def _start_board(start, n: int, neighbour: str) -> np.ndarray | None:
     return start
 
 
-def _fingerprint(
-    method: str,
-    config: sls.Config,
-    schedule: np.ndarray,
-    seed: int,
-    start: np.ndarray | None,
-    model: cons.Constraints | None,
-) -> dict:
+def _fingerprint(s: _Setup, schedule: np.ndarray) -> dict:
     """The settings a checkpoint of `anneal` must match to be resumed."""
+    config, start, model = s.config, s.start, s.model
     static = {  # without the accelerator's switches (their CPU values): CPU checkpoints resume
         k: v
         for k, v in dataclasses.asdict(config).items()
@@ -518,10 +319,10 @@ def _fingerprint(
     }
     fingerprint = {
         "command": "anneal",
-        "solver": f"annealing-{method}",  # the checkpoint's fingerprint: kept as written
+        "solver": f"annealing-{s.method}",  # the checkpoint's fingerprint: kept as written
         "config": static,
         "schedule": [float(x) for x in schedule],
-        "seed": seed,
+        "seed": s.checked["seed"],
         "steps": "spent",  # `steps` holds the steps spent (a checkpoint without it: the best's)
     }
     if start is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
@@ -532,19 +333,10 @@ def _fingerprint(
 
 
 def _summary(
-    run: driver.ChainRun,
-    method: str,
-    preset: str,
-    opts: dict,
-    checked: dict,
-    config: sls.Config,
-    schedule: np.ndarray,
-    start: np.ndarray | None,
-    chunk: int,
-    model: cons.Constraints | None,
-    best: tuple,
+    run: driver.ChainRun, s: _Setup, schedule: np.ndarray, chunk: int, best: tuple
 ) -> dict:
     """`anneal`'s summary: the run's figures, its settings and schedule, the best boards'."""
+    method, opts, checked, start, model = s.method, s.opts, s.checked, s.start, s.model
     summary = driver.summarize(
         run,
         solver=method,
@@ -554,13 +346,13 @@ def _summary(
         objective=opts["objective"],
         edge=opts["edge"],
         t0=checked["t0"],
-        preset=preset,
+        preset=s.preset,
         q=checked["q"] if method == "ta" else None,
         init_prob=checked["init_prob"] if method == "sa" else None,
         alpha=checked["alpha"] if method == "sa" else None,
         t_end=opts["t_end"] if method == "sa" else None,
         start=None if start is None else start.tolist(),
-        steps_budget=config.total_steps,
+        steps_budget=s.config.total_steps,
         rounds=checked["rounds"],
         schedule=[float(x) for x in schedule],
         best_objective_mean=float(run.best.mean())
@@ -584,8 +376,16 @@ def _summary(
 
 
 def spent_steps(runner, config: sls.Config):
-    """`runner` whose results say the steps each chain spent: the step it solved at, or the
-    whole budget (an unsolved chain runs to its end); `best_step` is the kernel's own."""
+    """`runner` whose results say the steps each chain spent (`best_step` is the kernel's own).
+
+    Args:
+      runner: `run_chunk(offset, count)` of the compiled chains.
+      config: the kernel's static config.
+
+    Returns:
+      `run(offset, count) -> ChunkResult` whose steps are the step a chain solved at, or the
+      whole budget (an unsolved chain runs to its end).
+    """
 
     def run(offset: int, count: int) -> driver.ChunkResult:
         out = driver.ChunkResult.of(runner(offset, count))
@@ -596,19 +396,18 @@ def spent_steps(runner, config: sls.Config):
 
 
 def best_unit(config: sls.Config) -> str:
-    """What a chain's best objective counts: attacking pairs (objective pairs on a board without
-    forbidden squares), NMOF's attacks (objective attacks), or pairs plus stranded queens
-    (objective pairs on a constrained instance)."""
+    """What a chain's best objective counts.
+
+    Args:
+      config: the kernel's static config.
+
+    Returns:
+      "nmof_attacks" (objective attacks), "pairs_plus_stranded" (objective pairs on a
+      constrained instance) or "attacking_pairs".
+    """
     if config.objective == "attacks":
         return "nmof_attacks"
     return "pairs_plus_stranded" if config.constrained else "attacking_pairs"
-
-
-def _problem(start, mask) -> sls.Problem | None:
-    """The chains' shared problem: a start board [n] and/or an instance mask (None: neither)."""
-    if start is None and mask is None:
-        return None
-    return sls.Problem(None if start is None else jnp.asarray(start, jnp.int32), mask)
 
 
 def _check_instance(mask, neighbour: str, start) -> None:
@@ -626,68 +425,3 @@ def _check_instance(mask, neighbour: str, start) -> None:
             "a constrained instance sets every chain's start itself (fixed queens, "
             "allowed squares); drop the start board (--file)"
         )
-
-
-REPLAY_BATCH = 4096
-"""Unsolved chains replayed per call by `best_of_unsolved` (bounds memory)."""
-
-
-def best_of_unsolved(
-    key,
-    config: sls.Config,
-    params: sls.Params,
-    problem: sls.Problem | None,
-    run: driver.ChainRun,
-    model: cons.Constraints | None = None,
-):
-    """(chain ids [U], best boards [U, n], their attacking pairs [U]) of the unsolved chains of
-    `run`, by replaying each to the step of its best objective; each replayed board's
-    objective is checked against the one the chain reported. With `model` the pairs are
-    counted by the independent constrained checker (modular diagonals on the torus), and no
-    best board may move a fixed queen or use a forbidden square (outside a column that has none)."""
-    ids = run.chain_id[~run.solved]
-    assert run.best_step is not None  # annealing runs record the step of each best board
-    upto = run.best_step[~run.solved]
-    fn = _replay(config)
-    parts = [
-        np.asarray(
-            fn(
-                chain_keys(key, jnp.asarray(ids[i : i + REPLAY_BATCH])),
-                jnp.asarray(upto[i : i + REPLAY_BATCH], jnp.int32),
-                params,
-                problem,
-            )
-        )
-        for i in range(0, len(ids), REPLAY_BATCH)
-    ]
-    boards = np.concatenate(parts).astype(np.int32) if parts else np.zeros((0, config.n), np.int32)
-    if model is None:
-        pairs = checker.attacking_pairs(boards) if len(boards) else np.zeros(0, np.int64)
-    else:
-        pairs = np.array(
-            [checker.check_constrained(b, model).attacking_pairs for b in boards], np.int64
-        )
-    objective = pairs if config.objective == "pairs" else _attacks(boards, config.toroidal)
-    mask = None if problem is None else problem.mask
-    if mask is not None and len(boards):
-        allowed = np.asarray(mask.allowed)
-        stranded = ~allowed[np.arange(config.n)[None, :], boards]
-        if (stranded & np.asarray(allowed.any(axis=1))[None, :]).any():
-            raise RuntimeError("a best board uses a forbidden square")
-        objective = objective + stranded.sum(axis=1)
-    if run.best is not None and not np.array_equal(objective, run.best[~run.solved]):
-        raise RuntimeError("replayed best boards disagree with the chains' best objectives")
-    return ids.astype(np.int64), boards, pairs
-
-
-def _attacks(boards: np.ndarray, toroidal: bool = False) -> np.ndarray:
-    """NMOF's attack count of each board [B, n] in NumPy: queens minus lines occupied, over
-    rows, diagonals and anti-diagonals (taken modulo n when `toroidal`)."""
-    n = boards.shape[1] if boards.ndim == 2 else 0
-    cols = np.arange(n)
-    lines = (boards, boards - cols, boards + cols)
-    if toroidal:
-        lines = (boards, (boards - cols) % n, (boards + cols) % n)
-    return np.array(
-        [sum(n - len(np.unique(line[i])) for line in lines) for i in range(len(boards))], np.int64
-    )
