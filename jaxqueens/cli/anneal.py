@@ -1,15 +1,15 @@
-"""``jaxqueens anneal``: LS, TA and SA chains (:func:`jaxqueens.drivers.anneal.anneal`), method by
-method, with a summary line each; ``--out`` holds what :mod:`jaxqueens.io.anneal` describes.
+"""`jaxqueens anneal`: LS, TA and SA chains (`jaxqueens.drivers.anneal.anneal`), method by
+method, with a summary line each; `--out` holds what `jaxqueens.io.anneal` describes.
 
-``--toroidal`` makes queens attack along diagonals modulo n; ``--instance FILE`` runs the chains on
-one constrained instance (any format of :mod:`jaxqueens.io.instances`: ``FILE.param:d``,
-completion parameters, one JSON line, a text board with ``.`` gaps): fixed queens never move,
+`--toroidal` makes queens attack along diagonals modulo n; `--instance FILE` runs the chains on
+one constrained instance (any format of `jaxqueens.io.instances`: `FILE.param:d`,
+completion parameters, one JSON line, a text board with `.` gaps): fixed queens never move,
 forbidden squares are never used, every solution is checked against the instance, and a run
 that solves no chain reports the instance unknown (local search proves no UNSAT; ``jaxqueens
 complete`` decides it exactly; a plainly unsatisfiable instance is UNSAT with its reason before any
-chain runs). The route is an option of ``anneal`` (and not a method of
-``complete``) because annealing runs many chains on one board: the instance only replaces the
-board, and every option (methods, schedules, ``--out``, ``--resume``) keeps its meaning."""
+chain runs). The route is an option of `anneal` (and not a method of
+`complete`) because annealing runs many chains on one board: the instance only replaces the
+board, and every option (methods, schedules, `--out`, `--resume`) keeps its meaning."""
 
 from __future__ import annotations
 
@@ -33,11 +33,15 @@ annealing = _lazy.load("jaxqueens.drivers.anneal")  # JAX: loaded at the first r
 OBJECTIVE_NAMES = {"attacks": "attack count", "pairs": "attacking pairs"}
 
 TRACE_CHAINS = 50
-"""Chains per method whose best-so-far trace ``--plot`` draws."""
+"""Chains per method whose best-so-far trace `--plot` draws."""
 
 
 def add_command(sub) -> None:
-    """Register ``jaxqueens anneal``."""
+    """Register `jaxqueens anneal`.
+
+    Args:
+      sub: the parser's subcommands (`add_subparsers`).
+    """
     p = sub.add_parser(
         "anneal",
         help="stochastic local search, threshold accepting, simulated annealing",
@@ -179,11 +183,18 @@ EFFECTIVE = (
     "chunk",
 )
 """A method's effective settings (its summary's values: defaults and preset filled in), recorded
-in every ``summary.json``'s run record."""
+in every `summary.json`'s run record."""
 
 
 def parse_methods(text: str) -> list[str]:
-    """``--method``: one of ls, ta, sa, a comma list of them, or ``all``."""
+    """Read `--method`.
+
+    Args:
+      text: one of ls, ta, sa, a comma list of them, or `all`.
+
+    Returns:
+      The methods, in the order given.
+    """
     methods = list(METHODS) if text == "all" else [m.strip() for m in text.split(",") if m.strip()]
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
@@ -214,7 +225,7 @@ def _summary_line(method: str, n: int, s: dict) -> str:
 
 
 def _resume_states(resume: str, methods: list[str]) -> dict[str, str]:
-    """``--resume DIR``: where each method stands (:func:`jaxqueens.io.anneal.method_state`);
+    """`--resume DIR`: where each method stands (`jaxqueens.io.anneal.method_state`);
     a folder with nothing to resume, or a method with incomplete outputs, is refused."""
     states = {
         m: anneal_io.method_state(anneal_io.method_folder(resume, m, methods)) for m in methods
@@ -230,7 +241,7 @@ def _resume_states(resume: str, methods: list[str]) -> dict[str, str]:
 
 
 def _report_interrupt(out, method: str, before: list[str], chains: int, ckpt) -> int:
-    """After Ctrl-C in ``method`` (``before``: the methods finished earlier): the checkpoint that
+    """After Ctrl-C in `method` (`before`: the methods finished earlier): the checkpoint that
     holds its finished chains, or what else is kept, and how to resume; exit code 130 (143 after
     SIGTERM)."""
     if ckpt is not None and ckpt.exists():
@@ -251,10 +262,14 @@ def _report_interrupt(out, method: str, before: list[str], chains: int, ckpt) ->
 
 
 def cmd_anneal(args: argparse.Namespace) -> int:
-    """The ``anneal`` command: each method in turn, a summary line each, outputs and plot.
+    """The `anneal` command: each method in turn, a summary line each, outputs and plot
+    (`--resume DIR`: the methods as they stand, `_resume_states`).
 
-    ``--resume DIR`` skips the methods that had finished, continues the one that left a
-    checkpoint in its folder and starts those that had not begun (:func:`_resume_states`).
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The exit status.
     """
     methods = parse_methods(args.method)
     start, instance = options.start_and_instance(args)

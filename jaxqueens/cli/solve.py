@@ -1,35 +1,10 @@
-"""``jaxqueens solve``: min-conflicts chains (batched, or the large-n path) or classic backtracking.
+"""`jaxqueens solve`: min-conflicts chains (batched, or the large-n path) or classic backtracking.
 
-- ``--method minconflicts --mode batched``: many independent chains
-  (:func:`jaxqueens.drivers.minconflicts.solve`), outputs by :mod:`jaxqueens.io.chains`;
-- ``--mode large``: one or a few chains on huge boards in linear time
-  (:func:`jaxqueens.drivers.large.solve_large`), outputs by :mod:`jaxqueens.io.large`;
-- ``--method backtrack``: the classic first solution
-  (:func:`jaxqueens.drivers.backtrack.first_solution`), outputs by :mod:`jaxqueens.io.backtrack`.
-
-``--mode auto`` (default) takes the path predicted faster for the chains asked for
-(:func:`jaxqueens.drivers.settings.auto_path`): the large path from n ~ 5,900 on, the batched one
-below it or whenever ``--solutions``/``--time`` is given. Without a budget a run solves
-:func:`~jaxqueens.drivers.settings.default_chains` chains (1000 at small n, falling smoothly to 1
-from n = 20,000). Each attempt takes at most ``--maxsteps`` steps (default: the measured restart
-period :func:`~jaxqueens.solvers.variants.default_max_steps`), each chain at most ``--max-restarts``
-restarts; both are shown on the progress line. Chains that end
-unsolved are reported in one line ("no solution found after ... steps") and their boards with
-the fewest attacking pairs are saved (``best_boards.npy``). Only process 0 writes files.
-
-Classic behaviours: ``--max-restarts 0`` is the CP468 give-up mode (one attempt, then "no
-solution", exit 1); ``--show-initial`` prints chain 0's initial board, its attacking pairs and its
-generation time apart from the search; ``--tabu`` is the CP468 plateau memory; ``--init greedy``
-the CP468 greedy; ``--move cisc352`` the CISC352 staged row choice with its step limit and cap.
-
-Constrained boards (batched path only): ``--toroidal`` (diagonals modulo n; n must be
-prime to 6) and ``--instance FILE`` (one instance, read as ``anneal --instance`` reads it): fixed
-queens never move, forbidden squares are never used, every solution is checked against the
-instance. An instance may have no solution, so its run is bounded: ``--max-restarts`` defaults
-to 99 and ``--chains`` (default 100) counts chains run; if none solves it the instance is
-reported unknown (exit 1), never UNSAT (``jaxqueens complete`` decides it exactly), unless it is
-plainly unsatisfiable (:func:`jaxqueens.core.constraints.unsat_reason`): then it is UNSAT with
-the reason and no chain runs (exit 1).
+`--mode auto` takes the path predicted faster for the chains asked for (`settings.auto_path`).
+The batched path runs `jaxqueens.drivers.minconflicts.solve` (Minton et al. 1992) and writes
+through `jaxqueens.io.chains`; the large path is `jaxqueens.cli.solve_large`; `--method
+backtrack` runs `jaxqueens.drivers.backtrack.first_solution`. The docs' commands page describes
+the options, the constrained boards and the outputs.
 """
 
 from __future__ import annotations
@@ -39,11 +14,11 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
+from jaxqueens.cli.solve_large import cmd_large as _cmd_large
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import backtrack as backtrack_out
 from jaxqueens.io import chains as chain_out
-from jaxqueens.io import large as large_out
 from jaxqueens.io import logs, provenance, writing
 from jaxqueens.io.writing import is_writer
 from jaxqueens.plots import chains as plots
@@ -53,12 +28,15 @@ from jaxqueens.solvers.variants import INITS, MOVES
 # JAX and the solvers load at their first use (jaxqueens._lazy): --help and argument errors never do
 jax = _lazy.load("jax")
 backtracking = _lazy.load("jaxqueens.drivers.backtrack")
-large_solve = _lazy.load("jaxqueens.drivers.large")
 mcsolve = _lazy.load("jaxqueens.drivers.minconflicts")
 
 
 def add_command(sub) -> None:
-    """Register ``jaxqueens solve``."""
+    """Register `jaxqueens solve`.
+
+    Args:
+      sub: the parser's subcommands (`add_subparsers`).
+    """
     p = sub.add_parser(
         "solve",
         help="batched min-conflicts: many independent chains at once",
@@ -198,7 +176,14 @@ def _add_path_options(p) -> None:
 
 
 def cmd_solve(args) -> int:
-    """The ``solve`` command: run, print the summary, write the outputs."""
+    """The `solve` command: run, print the summary, write the outputs.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The exit status: 0 when a chain solved, else 1.
+    """
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     start, instance = _checked_start(args)
     n = options.board_size(args, start) if instance is None else instance.n
@@ -371,7 +356,7 @@ def _no_solution_line(run, setting: dict) -> str:
 
 
 def _show_initial(setting: dict, n: int, start) -> None:
-    """``--show-initial``: chain 0's first board (printed for n <= 64), its attacking pairs and
+    """`--show-initial`: chain 0's first board (printed for n <= 64), its attacking pairs and
     the time to generate it, compiled and timed apart from the search."""
     rows, pairs, gen_s, compile_s = mcsolve.initial_board(
         n,
@@ -396,7 +381,7 @@ def _show_initial(setting: dict, n: int, start) -> None:
 
 
 def _out_bytes(args, n: int) -> int:
-    """Roughly what ``--out`` receives: boards (.npy, text), runs.csv, the checkpoint and its
+    """Roughly what `--out` receives: boards (.npy, text), runs.csv, the checkpoint and its
     temporary copy, for the chains asked for (unknown under --time alone)."""
     chains = (
         args.chains
@@ -436,82 +421,8 @@ def _solve_plots(trace, solved_steps, n: int, out: Path) -> list[Path]:
     return files
 
 
-def _cmd_large(args, n: int, setting: dict) -> int:
-    """``solve`` on the large-n path: ``--chains`` (default 1) chains one after another."""
-    chains = args.chains or settings.default_chains(n)
-    init = setting["init"] or "qs4"
-    provenance.settle(chains=chains, init=init)
-    results = []
-    for chain in range(chains):
-        res = large_solve.solve_large(
-            n,
-            seed=setting["seed"],
-            chain=chain,
-            quiet=options.quiet(args),
-            init=init,
-            max_steps=setting["maxsteps"] or large_solve.NO_STEP_LIMIT,
-            give_up=True,
-        )
-        results.append(res)
-        s = res.summary
-        logs.log("summary", **s)
-        label = f"n = {n:,}{f' chain {chain}' if chains > 1 else ''}"
-        if s["solved"]:
-            print(
-                f"{label}: solved and verified; "
-                f"init {s.get('init_s', 0):.2f} s ({s.get('conflicted_after_init', 0)} "
-                "conflicted queens "
-                f"left), search {s.get('search_s', 0):.2f} s ({s['steps']} steps, "
-                f"{s.get('moves', 0)} "
-                f"moves, {s.get('restarts', 0)} restarts), verify {s.get('verify_s', 0):.2f} "
-                "s; "
-                f"compile {s.get('compile_s', 0):.2f} s excluded"
-            )
-        else:
-            print(
-                f"{label}: no solution found after {s['steps']:,} steps (--maxsteps "
-                f"{setting['maxsteps']:,} "
-                f"swap attempts; init {s.get('init_s', 0):.2f} s, search "
-                f"{s.get('search_s', 0):.2f} s); "
-                f"best board {s['pairs']} attacking pairs"
-                + (" (best_boards.npy in --out)" if args.out else " (--out DIR saves it)")
-            )
-        if n <= 16:
-            print(render.ascii_board(res.rows))
-    with writing.final_write(args.out):
-        if args.out and is_writer():
-            out = Path(args.out)
-            files = large_out.write_outputs(results, out, large_solve.run_summary(results))
-            solved = [r for r in results if r.summary.get("solved", True)]
-            if solved and n <= render.MAX_PNG_N:
-                render.board_png(solved[0].rows, out / "solution.png")
-                files.append(out / "solution.png")
-            if args.plot:
-                for res in results:
-                    tag = f"_chain{res.summary.get('chain', 0)}" if chains > 1 else ""
-                    files.append(
-                        plots.trace_plot(
-                            res.trace_pairs,
-                            out / f"trace_conflicting_pairs{tag}.png",
-                            "conflicting pairs",
-                            f"large-n repair, n = {n:,} (recorded steps)",
-                        )
-                    )
-                    files.append(
-                        plots.trace_plot(
-                            res.round_conflicted,
-                            out / f"trace_conflicted_queens{tag}.png",
-                            "conflicting queens",
-                            f"large-n repair, n = {n:,}: per round",
-                            xlabel="repair round",
-                        )
-                    )
-            print(f"wrote {', '.join(f.name for f in files)} to {out}")
-    return 0 if all(r.summary.get("solved", True) for r in results) else 1
-
-
 def _cmd_backtrack(args, n: int) -> int:
-    """``solve --method backtrack``: the classic first solution with its search figures."""
+    """`solve --method backtrack`: the classic first solution with its search figures."""
     t0 = time.perf_counter()
     rows, placements, backtracks = backtracking.first_solution(n)
     seconds = time.perf_counter() - t0
