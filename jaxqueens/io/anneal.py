@@ -37,8 +37,16 @@ def method_folder(out: str | Path, method: str, methods: Sequence[str]) -> Path:
 @overload
 def method_folder(out: None, method: str, methods: Sequence[str]) -> None: ...
 def method_folder(out: str | Path | None, method: str, methods: Sequence[str]) -> Path | None:
-    """The folder of `method`'s outputs (`out` itself when it is the only method; None
-    without `--out`)."""
+    """The folder of one method's outputs.
+
+    Args:
+      out: the output folder (None: no `--out`).
+      method: the method.
+      methods: every method of the run.
+
+    Returns:
+      `out` itself when it is the only method, else `out/<method>` (None without `out`).
+    """
     if out is None:
         return None
     return Path(out) / method if len(methods) > 1 else Path(out)
@@ -49,12 +57,26 @@ def checkpoint_file(folder: Path) -> Path: ...
 @overload
 def checkpoint_file(folder: None) -> None: ...
 def checkpoint_file(folder: Path | None) -> Path | None:
-    """The checkpoint of a method's run in `folder` (None without a folder)."""
+    """The checkpoint of a method's run.
+
+    Args:
+      folder: the method's folder, or None.
+
+    Returns:
+      The checkpoint file (None without a folder).
+    """
     return folder / checkpoint.FILENAME if folder is not None else None
 
 
 def run_finished(folder: Path) -> bool:
-    """The method's run in `folder` has finished (its summary was written)."""
+    """Whether a method's run has finished (its summary was written).
+
+    Args:
+      folder: the method's folder.
+
+    Returns:
+      True when its summary exists.
+    """
     return (folder / SUMMARY).exists()
 
 
@@ -76,10 +98,20 @@ def write_best(
     steps: np.ndarray,
     unit: str = "nmof_attacks",
 ) -> list[Path]:
-    """Write `BEST_BOARDS` and `BEST_TABLE` atomically into `folder`: the best
-    boards [U, n] of the unsolved chains `chains` [U], with their attacking pairs, their
-    objective (`unit`: what it counts, `BEST_COLUMNS`; attacking
-    pairs: no second column) and the step at which each was found."""
+    """Write `BEST_BOARDS` and `BEST_TABLE` atomically: the best boards of unsolved chains.
+
+    Args:
+      folder: the method's folder.
+      chains: [U] the unsolved chains' ids.
+      boards: [U, n] their best boards.
+      objective: [U] each board's objective.
+      pairs: [U] its attacking pairs.
+      steps: [U] the step at which each was found.
+      unit: what `objective` counts (`BEST_COLUMNS`; attacking pairs: no second column).
+
+    Returns:
+      The files written.
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     boardio.write_boards_npy(folder / BEST_BOARDS, boards)
@@ -100,8 +132,14 @@ OUTPUTS = ("solutions.npy", "runs.csv", SUMMARY, checkpoint.FILENAME, BEST_BOARD
 
 
 def solved_before(folder: Path) -> int:
-    """Chains a finished method's run in `folder` solved (its summary's count; 0 when it
-    cannot be read)."""
+    """Chains a finished method's run solved.
+
+    Args:
+      folder: the method's folder.
+
+    Returns:
+      Its summary's count (0 when it cannot be read).
+    """
     try:
         return int(jsonl.loads((folder / SUMMARY).read_text()).get("solved", 0))
     except (OSError, ValueError, TypeError, AttributeError):
@@ -109,10 +147,16 @@ def solved_before(folder: Path) -> int:
 
 
 def method_state(folder: Path) -> str:
-    """Where a method's run in `folder` stands, for `--resume`: "finished" (its summary was
-    written), "saved" (a checkpoint of finished chains), "not started" (none of its files: the
-    run was interrupted before this method saved anything) or "incomplete" (some outputs but
-    neither summary nor checkpoint: not resumable)."""
+    """Where a method's run stands, for `--resume`.
+
+    Args:
+      folder: the method's folder.
+
+    Returns:
+      "finished" (its summary was written), "saved" (a checkpoint of finished chains), "not
+      started" (none of its files) or "incomplete" (some outputs but neither summary nor
+      checkpoint: not resumable).
+    """
     if run_finished(folder):
         return "finished"
     if checkpoint_file(folder).exists():
@@ -123,5 +167,12 @@ def method_state(folder: Path) -> str:
 
 
 def traces_file(out: str | Path) -> Path:
-    """Where `--plot` writes the traces figure."""
+    """Where `--plot` writes the traces figure.
+
+    Args:
+      out: the output folder.
+
+    Returns:
+      The figure's file.
+    """
     return Path(out) / TRACES

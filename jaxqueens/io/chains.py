@@ -26,11 +26,18 @@ column `best_attacking_pairs`)."""
 
 
 def run_table(run, solver: str | None = None, pairs: np.ndarray | None = None) -> schema.RunTable:
-    """The per-run table of `run` (`RunTable`).
+    """The per-run table of a chain run.
 
-    `solver`: the solver column (default `run.solver`). `pairs` [U]: the attacking pairs
-    of the unsolved chains' best boards where the run's objective is another unit (annealing's
-    replayed best boards); without them those cells stay empty."""
+    Args:
+      run: the finished run (`ChainRun`).
+      solver: the solver column (default `run.solver`).
+      pairs: [U] the attacking pairs of the unsolved chains' best boards where the run's
+        objective is another unit (annealing's replayed best boards); None: those cells stay
+        empty.
+
+    Returns:
+      The `RunTable`, one row per chain.
+    """
     solver = solver if solver is not None else getattr(run, "solver", "") or ""
     unit = getattr(run, "best_unit", "attacking_pairs")
     extras: dict[str, np.ndarray | None] = {}
@@ -64,11 +71,18 @@ def run_table(run, solver: str | None = None, pairs: np.ndarray | None = None) -
 def write_outputs(
     run, out_dir: str | Path, summary: dict, table: schema.RunTable | None = None
 ) -> list[Path]:
-    """Write `solutions.npy`, `runs.csv` and `summary.json` atomically into `out_dir`
-    (and remove a finished run's checkpoint).
+    """Write `solutions.npy`, `runs.csv` and `summary.json` atomically into `out_dir` (and
+    remove a finished run's checkpoint).
 
-    `runs.csv` is `table` (default `run_table` of `run`, its solver named by
-    `summary["solver"]` when the run has no name): one row per chain.
+    Args:
+      run: the finished run (`ChainRun`).
+      out_dir: the output folder.
+      summary: the run's summary.
+      table: `runs.csv`'s rows (default `run_table` of `run`, its solver named by
+        `summary["solver"]` when the run has no name).
+
+    Returns:
+      The files written.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -91,9 +105,16 @@ BEST_TABLE = "best_boards.csv"
 
 
 def write_unsolved(run, out_dir: str | Path) -> list[Path]:
-    """Write `BEST_BOARDS` and `BEST_TABLE` atomically for the unsolved chains of
-    `run` (its `rows` hold each unsolved chain's best board and `best` its attacking pairs);
-    nothing when every chain solved."""
+    """Write `BEST_BOARDS` and `BEST_TABLE` atomically for the unsolved chains of a run.
+
+    Args:
+      run: the finished run; its `rows` hold each unsolved chain's best board and `best` its
+        attacking pairs.
+      out_dir: the output folder.
+
+    Returns:
+      The files written (none when every chain solved).
+    """
     unsolved = ~run.solved
     if not unsolved.any():
         return []

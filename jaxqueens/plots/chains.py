@@ -13,14 +13,34 @@ from jaxqueens.plots.base import BAND, figure, finish, percentile_band, save_png
 def trace_plot(
     values: np.ndarray, path: Path, ylabel: str, title: str, xlabel: str = "step"
 ) -> Path:
-    """One line: a per-step quantity of a traced chain (e.g. conflicting queens per step)."""
+    """One line: a per-step quantity of a traced chain (e.g. conflicting queens per step).
+
+    Args:
+      values: [T] the quantity per step.
+      path: the figure's file.
+      ylabel: the quantity's name.
+      title: the figure's title.
+      xlabel: the x axis's name.
+
+    Returns:
+      `path`.
+    """
     fig, ax = figure()
     ax.plot(np.arange(len(values)), values, lw=1.0, color="tab:blue")
     return finish(fig, ax, path, title, xlabel, ylabel, ylim=(0, None))
 
 
 def steps_histogram(steps: np.ndarray, path: Path, title: str) -> Path:
-    """Histogram of steps to solution over all solved chains (log x when the spread is wide)."""
+    """Histogram of steps to solution over all solved chains (log x when the spread is wide).
+
+    Args:
+      steps: [S] the solved chains' steps.
+      path: the figure's file.
+      title: the figure's title.
+
+    Returns:
+      `path`.
+    """
     fig, ax = figure()
     steps = np.asarray(steps)
     bins: np.ndarray | int  # edges on a log scale, else a count
@@ -43,9 +63,18 @@ the chains themselves)."""
 
 def method_traces(traces: dict[str, np.ndarray], path: Path, n: int, every: int = 1) -> Path:
     """Best objective so far vs step, per method: the median across the traced chains and their
-    10-90% percentile band (`percentile_band`) when every method has
-    `BAND_CHAINS` chains or more; else chain 0 bold and the other chains faint. Each
-    method has its style of every figure (`solver_style`)."""
+    10-90% percentile band when every method has `BAND_CHAINS` chains or more; else chain 0
+    bold and the other chains faint.
+
+    Args:
+      traces: [k, T] best-so-far objective of chains 0..k-1, by method.
+      path: the figure's file.
+      n: board size.
+      every: steps between two trace points.
+
+    Returns:
+      `path`.
+    """
     fig, ax = figure()
     banded = all(np.shape(tr)[0] >= BAND_CHAINS for tr in traces.values())
     for method, tr in traces.items():

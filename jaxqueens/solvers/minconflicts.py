@@ -581,16 +581,18 @@ def choose_row(
 ) -> tuple[jax.Array, jax.Array]:
     """Row for the queen of column `c`: least conflicts (queen lifted), ties uniformly at random
     (packed key: cost | random bits | row). With plateau memory, squares left during the plateau
-    and staying rank after the other squares of the same cost. Returns (row, cost [n] clamped
-    at 3, which is exact at the minimum: the other n - 1 queens attack at most 3(n - 1) squares
-    of the column, so some row has at most 2 conflicts; on a constrained board, where the
-    allowed rows may all cost more, they tie at 3). A forbidden row is never chosen.
+    and staying rank after the other squares of the same cost. A forbidden row is never chosen.
 
     Args:
       s: the chain's `State`.
       c: [] int32 the column.
       config: the static `Config`.
       mask: as for `init_board`.
+
+    Returns:
+      (row, cost [n] clamped at 3, which is exact at the minimum: the other n - 1 queens
+      attack at most 3(n - 1) squares of the column, so some row has at most 2 conflicts; on
+      a constrained board, where the allowed rows may all cost more, they tie at 3).
     """
     n = config.n
     r = jnp.arange(n, dtype=jnp.int32)
