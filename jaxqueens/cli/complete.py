@@ -117,6 +117,41 @@ def _flag_words(err: QueensError) -> QueensError:
     return err
 
 
+def _report(args, loaded, res, mode: str) -> None:
+    """The results table on stdout, a summary line on stderr and, with `--out`, the files
+    (written by the writing process only)."""
+    sources = [i.source for i in loaded.instances]
+    ds = [i.d for i in loaded.instances]
+    with writing.final_write(args.out):
+        if gather.is_writer():
+            w = tables.writer(sys.stdout)  # the one CSV dialect (formula cells neutralised)
+            w.writerow(outputs.HEADER)
+            w.writerows(outputs.rows(sources, ds, res.instances))
+            status = [r.status for r in res.instances]
+            skipped = f"; {loaded.skipped_note()}: skipped" if loaded.skipped else ""
+            print(
+                f"{len(status)} instances: {status.count('SAT')} SAT, {status.count('UNSAT')} "
+                "UNSAT, "
+                f"{status.count('unknown')} unknown{skipped}; every solution verified; "
+                f"{res.seconds:.2f} s (compile {res.compile_seconds:.2f} s excluded)",
+                file=sys.stderr,
+            )
+            if args.out:
+                outputs.write_results(args.out, sources, ds, res.instances)
+                outputs.write_solutions(args.out, sources, ds, res.instances)
+                written = outputs.write_summary(
+                    args.out,
+                    res.instances,
+                    mode=mode,
+                    seconds=res.seconds,
+                    compile_seconds=res.compile_seconds,
+                    skipped=len(loaded.skipped),
+                )
+                print(
+                    f"wrote {Path(args.out) / outputs.RESULTS} and {written.name}", file=sys.stderr
+                )
+
+
 def cmd_complete(args) -> int:
     """The `complete` command.
 
@@ -167,34 +202,5 @@ def cmd_complete(args) -> int:
         return options.report_interrupt(
             f"{res.settled} of {len(res.instances)} instances", args.out
         )
-    sources = [i.source for i in loaded.instances]
-    ds = [i.d for i in loaded.instances]
-    with writing.final_write(args.out):
-        if gather.is_writer():
-            w = tables.writer(sys.stdout)  # the one CSV dialect (formula cells neutralised)
-            w.writerow(outputs.HEADER)
-            w.writerows(outputs.rows(sources, ds, res.instances))
-            status = [r.status for r in res.instances]
-            skipped = f"; {loaded.skipped_note()}: skipped" if loaded.skipped else ""
-            print(
-                f"{len(status)} instances: {status.count('SAT')} SAT, {status.count('UNSAT')} "
-                "UNSAT, "
-                f"{status.count('unknown')} unknown{skipped}; every solution verified; "
-                f"{res.seconds:.2f} s (compile {res.compile_seconds:.2f} s excluded)",
-                file=sys.stderr,
-            )
-            if args.out:
-                outputs.write_results(args.out, sources, ds, res.instances)
-                outputs.write_solutions(args.out, sources, ds, res.instances)
-                written = outputs.write_summary(
-                    args.out,
-                    res.instances,
-                    mode=mode,
-                    seconds=res.seconds,
-                    compile_seconds=res.compile_seconds,
-                    skipped=len(loaded.skipped),
-                )
-                print(
-                    f"wrote {Path(args.out) / outputs.RESULTS} and {written.name}", file=sys.stderr
-                )
+    _report(args, loaded, res, mode)
     return 0
