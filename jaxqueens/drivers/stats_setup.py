@@ -79,8 +79,15 @@ the anneal and GA solvers')."""
 
 
 def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
-    """`stats`: every option given (not None) belongs to `solver` (or is common); an option
-    of another solver, or one no solver has, is a QueensError naming it."""
+    """`stats`: every option given (not None) belongs to `solver` (or is common).
+
+    Args:
+      solver: one of `STATS_SOLVERS`.
+      given: the options given, by name.
+
+    Raises:
+      QueensError: an option of another solver, or one no solver has, naming it.
+    """
     arguments.choice(solver, "solver", STATS_SOLVERS)
     known = {o for names in STATS_OPTIONS.values() for o in names}
     unknown = sorted(k for k, v in given.items() if v is not None and k not in known)
@@ -104,7 +111,17 @@ def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> di
     checked: the defaults of `STATS_ANNEAL` and of the preset, options the method does not
     use refused, ranges as for `anneal` (`check_anneal`). `stats` has no `--edge` or
     `--t0`: its runs wrap at the edge and take SA's start temperature from the worsening moves.
-    Returns the settings."""
+
+    Args:
+      n: board size.
+      options: the options given.
+      chains: chains to run (None: not given).
+      seed: random seed.
+      batch: chains per kernel call (None: not given).
+
+    Returns:
+      Every setting, by name.
+    """
     setting = {**STATS_ANNEAL, **{k: v for k, v in options.items() if k in STATS_ANNEAL}}
     given = {k: v for k, v in options.items() if k in ANNEAL_SETTINGS}
     for name in ("edge", "t0"):
@@ -132,7 +149,17 @@ def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> di
 
 
 def check_stats_budget(chains, solutions, seconds, seed) -> tuple:
-    """`(chains, solutions, seconds, seed)` of a `stats` run, checked (None: not given)."""
+    """The budget and seed of a `stats` run, checked.
+
+    Args:
+      chains: chains to run (None: not given).
+      solutions: distinct solutions to stop at (None: not given).
+      seconds: kernel seconds to stop after (None: not given).
+      seed: random seed.
+
+    Returns:
+      `(chains, solutions, seconds, seed)`.
+    """
     return (
         arguments.integer(chains, "chains", 1, optional=True),
         arguments.integer(solutions, "solutions", 1, optional=True),
