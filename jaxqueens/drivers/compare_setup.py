@@ -46,8 +46,14 @@ families' defaults for the rest)."""
 
 
 def parse_solvers(text) -> list[str]:
-    """A comma list (or list) of names of `COMPARE_SOLVERS`, or `all`; kept in order, no
-    repeats."""
+    """The solvers a `compare` run names.
+
+    Args:
+      text: a comma list (or list) of names of `COMPARE_SOLVERS`, or "all".
+
+    Returns:
+      The names, in order, without repeats.
+    """
     items = text if isinstance(text, (list, tuple)) else str(text).split(",")
     names = (
         list(COMPARE_SOLVERS)
@@ -109,7 +115,15 @@ the LS/TA/SA method, the GA's encoding) is not a setting."""
 def compare_ga(name: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The settings of `jaxqueens.compare`'s GA solver `name`: the scheme and encoding
     and the preset's population, tournament, rates and elite (`ga_preset`), each
-    overridden by `given` (None or absent: the preset's)."""
+    overridden by `given`.
+
+    Args:
+      name: a GA solver of `COMPARE_SOLVERS`.
+      given: its own settings (None or absent: the preset's).
+
+    Returns:
+      scheme, preset, pop, tournament, cxpb, mutpb and the preset's other settings.
+    """
     spec = COMPARE_SOLVERS[name]
     given = {k: v for k, v in (given or {}).items() if v is not None}
     scheme = given.get("scheme", spec.get("scheme", "steady"))
@@ -131,7 +145,15 @@ def least_steps(name: str, given: Mapping[str, Any] | None = None) -> int:
     """The smallest step budget per chain solver `name` of `jaxqueens.compare` can run
     with its settings `given` (None: the defaults): 1 for min-conflicts, one per round for
     LS/TA/SA, the initial population and one generation for the GA (steady-state: two
-    children)."""
+    children).
+
+    Args:
+      name: a solver of `COMPARE_SOLVERS`.
+      given: its own settings (None: the defaults).
+
+    Returns:
+      The least steps per chain.
+    """
     spec = COMPARE_SOLVERS[name]
     given = given or {}
     if spec["family"] == "anneal":

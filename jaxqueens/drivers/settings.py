@@ -6,30 +6,39 @@ The one source of the defaults of LS/TA/SA and of the GA: the presets (`ANNEAL_D
 says, for every option that only some settings use, its default and which settings use it
 (`Use`); `resolve` refuses an option given to a setting that does not use it, by name, and
 fills in the defaults of the others. The drivers and the command line resolve their arguments
-here, before JAX is imported.
+here, before JAX is imported. Each command's own settings live beside its driver
+(`compare_setup`, `stats_setup`, `solve_setup`, `estimate_setup`); the names of the last two that
+drivers import from here still resolve here.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 from jaxqueens.core import arguments
-from jaxqueens.errors import QueensError
-from jaxqueens.solvers.variants import (
-    COUNT_MAX_N,
-    EDGES,
-    ESTIMATE_MAX_N,
-    MAX_BATCHED_N,
-    METHODS,
-    NEIGHBOURS,
-    OBJECTIVES,
-    default_max_steps,
+from jaxqueens.drivers.estimate_setup import (  # still reachable here
+    ESTIMATE_MIN_PER_STRATUM as ESTIMATE_MIN_PER_STRATUM,
 )
+from jaxqueens.drivers.estimate_setup import ESTIMATE_MIN_PROBES as ESTIMATE_MIN_PROBES
+from jaxqueens.drivers.estimate_setup import check_depth as check_depth
+from jaxqueens.drivers.estimate_setup import check_estimate as check_estimate
+from jaxqueens.drivers.estimate_setup import check_strata as check_strata
+from jaxqueens.drivers.solve_setup import CALL_WORK as CALL_WORK
+from jaxqueens.drivers.solve_setup import INSTANCE_CHAINS as INSTANCE_CHAINS
+from jaxqueens.drivers.solve_setup import INSTANCE_MAX_RESTARTS as INSTANCE_MAX_RESTARTS
+from jaxqueens.drivers.solve_setup import SOLVE_DEFAULTS as SOLVE_DEFAULTS
+from jaxqueens.drivers.solve_setup import auto_path as auto_path
+from jaxqueens.drivers.solve_setup import check_instance_n as check_instance_n
+from jaxqueens.drivers.solve_setup import check_solvable as check_solvable
+from jaxqueens.drivers.solve_setup import default_chains as default_chains
+from jaxqueens.drivers.solve_setup import solve_path as solve_path
+from jaxqueens.drivers.solve_setup import solve_setting as solve_setting
+from jaxqueens.errors import QueensError
+from jaxqueens.solvers.variants import COUNT_MAX_N, EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -395,85 +404,7 @@ def check_anneal(
     return out
 
 
-# --- solve: how many chains, which path, how large a kernel call ---------------------------------
-
-DEFAULT_CHAIN_WORK = 4e8
-"""Default number of chains: `DEFAULT_CHAIN_WORK / n^2` (at most 1000, at least 1), about a
-quarter second of batched search; it falls smoothly with n (1000 up to n = 632, 16 at n = 5000,
-1 from n = 20,000), so no n doubles or halves the job of its neighbour."""
-
-BATCHED_S_PER_QUEEN2 = 6.1e-10
-"""Batched min-conflicts, wall seconds per chain per n^2 on the reference 2-core CPU (2 devices)."""
-LARGE_S_PER_CHAIN = 0.02
-LARGE_S_PER_QUEEN = 1e-6
-"""Large-n path, wall seconds per chain: `LARGE_S_PER_CHAIN + LARGE_S_PER_QUEEN * n`, one chain
-after another (on the reference CPU)."""
-
-CALL_WORK = 1 << 30
-"""Bound on the queen-steps (steps x n) of one attempt of every chain of a kernel call, per
-device (about a second on the reference CPU): `drivers.minconflicts.default_chunk` keeps
-`chunk * max_steps * n` under `devices * CALL_WORK`, so the progress line ticks within a second
-or two even when no chain has solved yet."""
-
-
-def default_chains(n: int) -> int:
-    """Chains a run solves when no budget is given (`DEFAULT_CHAIN_WORK`)."""
-    return int(min(1000, max(1, DEFAULT_CHAIN_WORK // (n * n))))
-
-
-def predicted_seconds(n: int, chains: int, path: str, devices: int = 2) -> float:
-    """Predicted wall seconds of `chains` chains on `path` ("batched" or "large"), from the
-    per-chain costs on the reference CPU (compilation, about equal, left out)."""
-    if path == "batched":
-        return chains * BATCHED_S_PER_QUEEN2 * n * n * 2 / max(1, devices)
-    return chains * (LARGE_S_PER_CHAIN + LARGE_S_PER_QUEEN * n)
-
-
-def auto_path(
-    n: int,
-    chains: int | None,
-    solutions: int | None = None,
-    seconds: float | None = None,
-    devices: int = 2,
-) -> str:
-    """The path `--mode auto` takes: "large" when it is predicted faster for `chains` chains
-    (default `default_chains`) and the run needs nothing only the batched path has (a
-    `solutions` or `seconds` budget), or when n is beyond the batched kernel; else "batched".
-    With the reference CPU's costs the large path wins from n ~ 5,900 on."""
-    if n > MAX_BATCHED_N:
-        return "large"
-    if solutions is not None or seconds is not None or n < 4:
-        return "batched"
-    k = chains if chains is not None else default_chains(n)
-    faster = predicted_seconds(n, k, "large", devices) < predicted_seconds(n, k, "batched", devices)
-    return "large" if faster else "batched"
-
-
-# --- solve --instance -----------------------------------------------------------------------------
-
-
-def check_instance_n(n: int) -> None:
-    """Local search on a constrained instance runs on the batched kernel only (the large-n path
-    has no masks): an instance beyond its limit is refused in one line, with no advice to switch
-    paths (`--mode batched` and `--mode large` both refuse it)."""
-    if n > MAX_BATCHED_N:
-        raise QueensError(
-            f"the instance has n = {n:,}, but local search on an instance runs on the batched "
-            f"kernel, which takes n <= {MAX_BATCHED_N:,} (the large-n path takes no instance); "
-            "give a smaller instance"
-        )
-
-
 # --- sizes and budgets of the other commands (their drivers call these too) ----------------------
-
-
-def check_solvable(n: int) -> None:
-    """A board size with a solution for the searches that look for one (min-conflicts, the
-    large-n path): n = 2 and 3 have none."""
-    if n in (2, 3):
-        raise QueensError(
-            f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)"
-        )
 
 
 CONFIDENCE = 0.95
@@ -504,223 +435,3 @@ def check_enumerate_n(n) -> int:
             f"solutions), not n = {n}; use 'jaxqueens count -n {n}' to count them"
         )
     return n
-
-
-ESTIMATE_MIN_PROBES = 1024
-"""The fewest probes Knuth's estimator takes: fewer, and its interval covers Q(n) less often than
-its level says (the probes' weights are heavy-tailed)."""
-ESTIMATE_MIN_PER_STRATUM = 4
-"""The fewest probes per stratum (partial board of `--depth` queens) the estimator takes: with
-fewer, each stratum's variance and skewness are too rough for the interval to hold its level."""
-
-
-def check_estimate(n, probes, level, seed) -> tuple:
-    """`(n, probes or None, level, seed)` of Knuth's estimator, checked: n in
-    1..ESTIMATE_MAX_N, probes a count of at least `ESTIMATE_MIN_PROBES` (a float such as
-    1e7 is taken whole), level in (0, 1)."""
-    n = arguments.integer(n, "n", 1)
-    if n > ESTIMATE_MAX_N:
-        raise QueensError(
-            f"n = {n} is outside 1..{ESTIMATE_MAX_N} (the walks keep two 32-bit words); "
-            f"use -n between 1 and {ESTIMATE_MAX_N}"
-        )
-    if probes is not None:
-        real = isinstance(probes, (int, float)) and not isinstance(probes, bool)
-        real = real or arguments.is_integer(probes)
-        if not real or not math.isfinite(float(probes)):
-            raise QueensError(f"--probes must be a positive number like 1e7, got {probes!r}")
-        probes = int(probes)
-        if probes < ESTIMATE_MIN_PROBES:
-            raise QueensError(
-                f"--probes must be at least {ESTIMATE_MIN_PROBES} for an interval that holds its "
-                f"level, got {probes:,}; give --probes {ESTIMATE_MIN_PROBES} or more, or leave it "
-                "out"
-            )
-    level = arguments.real(level, "level", 0.0, 1.0, lo_open=True, hi_open=True)
-    return n, probes, level, arguments.seed(seed, "seed")
-
-
-def check_strata(probes: int, strata: int, depth: int, n: int) -> None:
-    """Knuth's estimator's probes against the strata its `--depth` makes: at least
-    `ESTIMATE_MIN_PER_STRATUM` each, for an interval that holds its level.
-
-    Args:
-      probes: the probes in all; strata: partial boards of `depth` queens (each walked below);
-      depth: the levels enumerated exactly; n: the board size.
-
-    Raises:
-      QueensError: naming --depth, the strata, the probes each would get and the two fixes.
-    """
-    need = ESTIMATE_MIN_PER_STRATUM * strata
-    if 0 < depth < n and probes < need:
-        raise QueensError(
-            f"--depth {depth} (n = {n}: {strata:,} strata) leaves {probes / strata:.2g} probes a "
-            f"stratum; an interval that holds its level needs at least "
-            f"{ESTIMATE_MIN_PER_STRATUM}: give --probes {need} or more, or a smaller --depth "
-            "(or leave --depth out)"
-        )
-
-
-def check_depth(depth: int, n: int) -> int:
-    """Knuth's estimator's `--depth` (levels enumerated exactly), checked against the size.
-
-    Args:
-      depth: the levels to enumerate; n: the board size.
-
-    Returns:
-      `depth`, an int in `0..n`.
-
-    Raises:
-      QueensError: naming --depth, the size and the range to pick from.
-    """
-    depth = arguments.integer(depth, "depth", 0)
-    if depth > n:
-        raise QueensError(
-            f"--depth {depth} is deeper than the board (n = {n}): give --depth 0 (the plain "
-            f"estimator) to {n} (every walk enumerated), or leave it out"
-        )
-    return depth
-
-
-# --- solve: min-conflicts (batched, large-n) and backtracking ----------------------------------
-
-SOLVE_DEFAULTS: dict[str, Any] = {
-    "init": "permutation",
-    "tabu": 0,
-    "seed": 0,
-    "max_restarts": 1_000_000,
-    "move": "minconflicts",
-}
-"""`solve`: defaults of the options that only some paths use (the parser leaves them None);
-`--maxsteps` depends on n and the path (`solve_setting`)."""
-
-INSTANCE_MAX_RESTARTS = 99
-"""`--instance`: default restarts per chain (an instance may have no solution: a bounded job)."""
-INSTANCE_CHAINS = 100
-"""`--instance`: default chains run."""
-
-CISC352_DEFAULTS: dict[str, Any] = {"init": "qs4", "max_restarts": 99}
-"""`--move cisc352` defaults: QS4 boards (as the CISC352 program builds them) and a cap of 100
-attempts per chain; its step limit is `cisc352_max_steps`."""
-
-
-def cisc352_max_steps(n: int) -> int:
-    """The CISC352 program's size-dependent step limit, `ceil(2 n / log2 n)` (at least 1)."""
-    return max(1, math.ceil(2 * n / math.log2(max(n, 2))))
-
-
-SOLVE_UNUSED: dict[str, tuple[str, ...]] = {
-    "large": (
-        "resume",
-        "solutions",
-        "time",
-        "tabu",
-        "batch",
-        "file",
-        "max_restarts",
-        "move",
-        "show_initial",
-        "instance",
-        "toroidal",
-    ),
-    "backtrack": (
-        "resume",
-        "solutions",
-        "time",
-        "maxsteps",
-        "init",
-        "tabu",
-        "batch",
-        "file",
-        "chains",
-        "seed",
-        "plot",
-        "max_restarts",
-        "move",
-        "show_initial",
-        "instance",
-        "toroidal",
-    ),
-}
-"""`solve`: options a path does not use; given anyway, they are refused (never ignored
-silently)."""
-
-
-def _given(value) -> bool:
-    """An option the user gave (0 counts: `--max-restarts 0` is given; None and an unset flag
-    are not)."""
-    return value is not None and value is not False
-
-
-def solve_path(n: int, given: Mapping[str, Any]) -> str:
-    """Which path `solve` takes: "backtrack" (`method`), "large" (`mode` large, or auto
-    when `auto_path` predicts it faster for the chains asked
-    for and no option only the batched path has is given) or "batched". `given`: the options
-    by their command-line names (`maxsteps`, `max_restarts`, ...), None when not given."""
-    if given.get("method") == "backtrack":
-        return "backtrack"
-    if given.get("instance"):
-        check_instance_n(n)  # the batched kernel's limit: no path takes a larger one
-    mode = given.get("mode") or "auto"
-    if mode != "auto":
-        return mode
-    batched_only = [name for name in SOLVE_UNUSED["large"] if _given(given.get(name))]
-    if batched_only and n <= MAX_BATCHED_N:
-        return "batched"
-    return auto_path(n, given.get("chains"), given.get("solutions"), given.get("time"))
-
-
-def solve_setting(n: int, given: Mapping[str, Any], path: str) -> dict[str, Any]:
-    """The settings a `solve` run on `path` takes, from the options given (by their
-    command-line names; None: not given), before any work: every count in range and no option
-    the path would not use (one line naming the option and the fix); then the defaults.
-
-    Returns `given` with `init`, `tabu`, `seed`, `max_restarts`, `move` and
-    `maxsteps` filled in for the path (the large path keeps `init` and `maxsteps` None:
-    QS4, no step limit), and `capped`: whether chains are run rather than awaited (a bounded
-    job: `--max-restarts` given, or an instance, which may have no solution)."""
-    for flag, key, low in (
-        ("--chains", "chains", 1),
-        ("--maxsteps", "maxsteps", 1),
-        ("--batch", "batch", 1),
-        ("--tabu", "tabu", 0),
-        ("--max-restarts", "max_restarts", 0),
-    ):
-        value = given.get(key)
-        if value is not None and value < low:
-            raise QueensError(f"{flag} must be at least {low}, got {value}")
-    unused = [name for name in SOLVE_UNUSED.get(path, ()) if _given(given.get(name))]
-    if unused:
-        flag = "--" + unused[0].replace("_", "-")
-        if path == "backtrack":
-            raise QueensError(
-                f"{flag} is not used by --method backtrack (one first solution from "
-                f"an empty board); drop {flag}"
-            )
-        raise QueensError(
-            f"{flag} is not used by the large-n path (--mode large, "
-            f"or auto beyond the batched limit); drop it or give --mode batched"
-        )
-    if path == "large" and given.get("init") not in (None, "qs4", "permutation"):
-        raise QueensError(
-            f"--init {given.get('init')} is not available on the large-n path (it needs a "
-            "permutation in O(n)); use --init qs4 or permutation, or --mode batched"
-        )
-    out = dict(given)
-    instance = bool(given.get("instance")) and path == "batched"
-    if instance and out.get("max_restarts") is None:
-        out["max_restarts"] = INSTANCE_MAX_RESTARTS  # an instance may have no solution: bounded
-    out["capped"] = out.get("max_restarts") is not None
-    if out.get("move") == "cisc352":
-        for name, value in CISC352_DEFAULTS.items():
-            if out.get(name) is None:
-                out[name] = value
-        if out.get("maxsteps") is None:
-            out["maxsteps"] = cisc352_max_steps(n)
-    if out.get("maxsteps") is None and path == "batched":
-        plain = not (given.get("toroidal") or given.get("instance"))
-        out["maxsteps"] = default_max_steps(n, plain=plain)
-    for name, value in SOLVE_DEFAULTS.items():
-        if out.get(name) is None and not (path == "large" and name == "init"):
-            out[name] = value
-    return out

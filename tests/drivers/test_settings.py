@@ -3,7 +3,7 @@ and the checks that run before JAX (compare's step budgets, LS/TA/SA ranges)."""
 
 import pytest
 
-from jaxqueens.drivers import compare_setup, stats_setup
+from jaxqueens.drivers import compare_setup, solve_setup, stats_setup
 from jaxqueens.drivers import settings as S
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import variants
@@ -157,33 +157,33 @@ def test_used_passes_each_setting_only_what_it_uses():
 def test_defect_auto_path_is_continuous_in_n_and_chains():
     # -n 4999 ran 1000 batched chains for 24 s while -n 5000 ran one board on the large path.
     for chains in (None, 1, 4, 16, 1000):
-        paths = [S.auto_path(n, chains) for n in range(4, 46_341, 97)]
+        paths = [solve_setup.auto_path(n, chains) for n in range(4, 46_341, 97)]
         first = paths.index("large")
         assert set(paths[:first]) == {"batched"} and set(paths[first:]) == {"large"}, chains
-        assert S.auto_path(4999, chains) == S.auto_path(5000, chains)
-    assert abs(S.default_chains(4999) - S.default_chains(5000)) <= 1
-    assert S.default_chains(8) == 1000 and S.default_chains(20_000) == 1
-    assert all(S.default_chains(n) >= S.default_chains(n + 50) for n in range(4, 40_000, 50))
+        assert solve_setup.auto_path(4999, chains) == solve_setup.auto_path(5000, chains)
+    assert abs(solve_setup.default_chains(4999) - solve_setup.default_chains(5000)) <= 1
+    assert solve_setup.default_chains(8) == 1000 and solve_setup.default_chains(20_000) == 1
+    assert all(solve_setup.default_chains(n) >= solve_setup.default_chains(n + 50) for n in range(4, 40_000, 50))
     # options only the batched path has keep a run batched; past its limit the large path runs
-    assert S.auto_path(20_000, None, solutions=3) == "batched"
-    assert S.auto_path(20_000, None, seconds=5) == "batched"
-    assert S.auto_path(60_000, 1000) == "large"
+    assert solve_setup.auto_path(20_000, None, solutions=3) == "batched"
+    assert solve_setup.auto_path(20_000, None, seconds=5) == "batched"
+    assert solve_setup.auto_path(60_000, 1000) == "large"
 
 
 def test_solve_setting_fills_the_defaults_of_the_path_without_changing_what_was_given():
     given = {"chains": 3, "maxsteps": None, "init": None, "max_restarts": None, "move": None}
     before = dict(given)
-    s = S.solve_setting(8, given, "batched")
+    s = solve_setup.solve_setting(8, given, "batched")
     assert given == before  # a new dict: the caller's options are not rewritten
     assert s["maxsteps"] == variants.default_max_steps(8) and s["init"] == "permutation"
     assert s["max_restarts"] == 1_000_000 and not s["capped"]
-    cisc = S.solve_setting(100, {"move": "cisc352"}, "batched")
+    cisc = solve_setup.solve_setting(100, {"move": "cisc352"}, "batched")
     assert (cisc["init"], cisc["max_restarts"], cisc["maxsteps"]) == ("qs4", 99, 31)
     assert not cisc["capped"]  # its cap of 100 attempts is a default: chains are still awaited
-    inst = S.solve_setting(8, {"instance": "board.txt"}, "batched")
-    assert inst["max_restarts"] == S.INSTANCE_MAX_RESTARTS and inst["capped"]
+    inst = solve_setup.solve_setting(8, {"instance": "board.txt"}, "batched")
+    assert inst["max_restarts"] == solve_setup.INSTANCE_MAX_RESTARTS and inst["capped"]
     assert inst["maxsteps"] == variants.default_max_steps(8, plain=False)
-    large = S.solve_setting(10**6, {}, "large")
+    large = solve_setup.solve_setting(10**6, {}, "large")
     assert large.get("init") is None and large.get("maxsteps") is None  # QS4, no step limit
 
 
@@ -199,15 +199,15 @@ def test_solve_setting_fills_the_defaults_of_the_path_without_changing_what_was_
 )
 def test_solve_setting_refuses_in_one_line(given, path, needle):
     with pytest.raises(QueensError, match=needle):
-        S.solve_setting(1000, given, path)
+        solve_setup.solve_setting(1000, given, path)
 
 
 def test_solve_path():
-    assert S.solve_path(8, {"method": "backtrack"}) == "backtrack"
-    assert S.solve_path(8, {"mode": "large"}) == "large"
-    assert S.solve_path(20_000, {}) == "large"
-    assert S.solve_path(20_000, {"tabu": 2}) == "batched"  # only the batched path has it
-    assert S.solve_path(60_000, {"tabu": 2}) == "large"  # beyond the batched kernel
+    assert solve_setup.solve_path(8, {"method": "backtrack"}) == "backtrack"
+    assert solve_setup.solve_path(8, {"mode": "large"}) == "large"
+    assert solve_setup.solve_path(20_000, {}) == "large"
+    assert solve_setup.solve_path(20_000, {"tabu": 2}) == "batched"  # only the batched path has it
+    assert solve_setup.solve_path(60_000, {"tabu": 2}) == "large"  # beyond the batched kernel
 
 
 def test_compare_settings_fill_each_solvers_budget_and_refuse_without_jax():

@@ -1,0 +1,294 @@
+"""The settings of `jaxqueens solve`, JAX-free: how many chains, which path, the defaults a path
+fills in, and the options a path refuses.
+
+`solve_path` picks the path (batched min-conflicts, the large-n path, or backtracking) and
+`solve_setting` checks the options given for it once, before JAX is imported.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from jaxqueens.errors import QueensError
+from jaxqueens.solvers.variants import MAX_BATCHED_N, default_max_steps
+
+# --- solve: how many chains, which path, how large a kernel call ---------------------------------
+
+DEFAULT_CHAIN_WORK = 4e8
+"""Default number of chains: `DEFAULT_CHAIN_WORK / n^2` (at most 1000, at least 1), about a
+quarter second of batched search; it falls smoothly with n (1000 up to n = 632, 16 at n = 5000,
+1 from n = 20,000), so no n doubles or halves the job of its neighbour."""
+
+BATCHED_S_PER_QUEEN2 = 6.1e-10
+"""Batched min-conflicts, wall seconds per chain per n^2 on the reference 2-core CPU (2 devices)."""
+LARGE_S_PER_CHAIN = 0.02
+LARGE_S_PER_QUEEN = 1e-6
+"""Large-n path, wall seconds per chain: `LARGE_S_PER_CHAIN + LARGE_S_PER_QUEEN * n`, one chain
+after another (on the reference CPU)."""
+
+CALL_WORK = 1 << 30
+"""Bound on the queen-steps (steps x n) of one attempt of every chain of a kernel call, per
+device (about a second on the reference CPU): `drivers.minconflicts.default_chunk` keeps
+`chunk * max_steps * n` under `devices * CALL_WORK`, so the progress line ticks within a second
+or two even when no chain has solved yet."""
+
+
+def default_chains(n: int) -> int:
+    """Chains a run solves when no budget is given (`DEFAULT_CHAIN_WORK`).
+
+    Args:
+      n: board size.
+
+    Returns:
+      The chains.
+    """
+    return int(min(1000, max(1, DEFAULT_CHAIN_WORK // (n * n))))
+
+
+def predicted_seconds(n: int, chains: int, path: str, devices: int = 2) -> float:
+    """Predicted wall seconds of `chains` chains on `path` ("batched" or "large"), from the
+    per-chain costs on the reference CPU (compilation, about equal, left out).
+
+    Args:
+      n: board size.
+      chains: chains to run.
+      path: "batched" or "large".
+      devices: local devices.
+
+    Returns:
+      The predicted seconds.
+    """
+    if path == "batched":
+        return chains * BATCHED_S_PER_QUEEN2 * n * n * 2 / max(1, devices)
+    return chains * (LARGE_S_PER_CHAIN + LARGE_S_PER_QUEEN * n)
+
+
+def auto_path(
+    n: int,
+    chains: int | None,
+    solutions: int | None = None,
+    seconds: float | None = None,
+    devices: int = 2,
+) -> str:
+    """The path `--mode auto` takes: "large" when it is predicted faster for `chains` chains
+    (default `default_chains`) and the run needs nothing only the batched path has (a
+    `solutions` or `seconds` budget), or when n is beyond the batched kernel; else "batched".
+    With the reference CPU's costs the large path wins from n ~ 5,900 on.
+
+    Args:
+      n: board size.
+      chains: chains to run (None: `default_chains`).
+      solutions: the distinct-solutions budget (None: none).
+      seconds: the time budget (None: none).
+      devices: local devices.
+
+    Returns:
+      "large" or "batched".
+    """
+    if n > MAX_BATCHED_N:
+        return "large"
+    if solutions is not None or seconds is not None or n < 4:
+        return "batched"
+    k = chains if chains is not None else default_chains(n)
+    faster = predicted_seconds(n, k, "large", devices) < predicted_seconds(n, k, "batched", devices)
+    return "large" if faster else "batched"
+
+
+# --- solve --instance -----------------------------------------------------------------------------
+
+
+def check_instance_n(n: int) -> None:
+    """Local search on a constrained instance runs on the batched kernel only (the large-n path
+    has no masks): an instance beyond its limit is refused in one line, with no advice to switch
+    paths (`--mode batched` and `--mode large` both refuse it).
+
+    Args:
+      n: the instance's board size.
+    """
+    if n > MAX_BATCHED_N:
+        raise QueensError(
+            f"the instance has n = {n:,}, but local search on an instance runs on the batched "
+            f"kernel, which takes n <= {MAX_BATCHED_N:,} (the large-n path takes no instance); "
+            "give a smaller instance"
+        )
+
+
+def check_solvable(n: int) -> None:
+    """A board size with a solution for the searches that look for one (min-conflicts, the
+    large-n path): n = 2 and 3 have none.
+
+    Args:
+      n: board size.
+    """
+    if n in (2, 3):
+        raise QueensError(
+            f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)"
+        )
+
+
+# --- solve: min-conflicts (batched, large-n) and backtracking ----------------------------------
+
+SOLVE_DEFAULTS: dict[str, Any] = {
+    "init": "permutation",
+    "tabu": 0,
+    "seed": 0,
+    "max_restarts": 1_000_000,
+    "move": "minconflicts",
+}
+"""`solve`: defaults of the options that only some paths use (the parser leaves them None);
+`--maxsteps` depends on n and the path (`solve_setting`)."""
+
+INSTANCE_MAX_RESTARTS = 99
+"""`--instance`: default restarts per chain (an instance may have no solution: a bounded job)."""
+INSTANCE_CHAINS = 100
+"""`--instance`: default chains run."""
+
+CISC352_DEFAULTS: dict[str, Any] = {"init": "qs4", "max_restarts": 99}
+"""`--move cisc352` defaults: QS4 boards (as the CISC352 program builds them) and a cap of 100
+attempts per chain; its step limit is `cisc352_max_steps`."""
+
+
+def cisc352_max_steps(n: int) -> int:
+    """The CISC352 program's size-dependent step limit.
+
+    Args:
+      n: board size.
+
+    Returns:
+      `ceil(2 n / log2 n)`, at least 1.
+    """
+    return max(1, math.ceil(2 * n / math.log2(max(n, 2))))
+
+
+SOLVE_UNUSED: dict[str, tuple[str, ...]] = {
+    "large": (
+        "resume",
+        "solutions",
+        "time",
+        "tabu",
+        "batch",
+        "file",
+        "max_restarts",
+        "move",
+        "show_initial",
+        "instance",
+        "toroidal",
+    ),
+    "backtrack": (
+        "resume",
+        "solutions",
+        "time",
+        "maxsteps",
+        "init",
+        "tabu",
+        "batch",
+        "file",
+        "chains",
+        "seed",
+        "plot",
+        "max_restarts",
+        "move",
+        "show_initial",
+        "instance",
+        "toroidal",
+    ),
+}
+"""`solve`: options a path does not use; given anyway, they are refused (never ignored
+silently)."""
+
+
+def _given(value) -> bool:
+    """An option the user gave (0 counts: `--max-restarts 0` is given; None and an unset flag
+    are not)."""
+    return value is not None and value is not False
+
+
+def solve_path(n: int, given: Mapping[str, Any]) -> str:
+    """Which path `solve` takes: "backtrack" (`method`), "large" (`mode` large, or auto
+    when `auto_path` predicts it faster for the chains asked
+    for and no option only the batched path has is given) or "batched".
+
+    Args:
+      n: board size.
+      given: the options by their command-line names (`maxsteps`, `max_restarts`, ...), None
+        when not given.
+
+    Returns:
+      "backtrack", "large" or "batched".
+    """
+    if given.get("method") == "backtrack":
+        return "backtrack"
+    if given.get("instance"):
+        check_instance_n(n)  # the batched kernel's limit: no path takes a larger one
+    mode = given.get("mode") or "auto"
+    if mode != "auto":
+        return mode
+    batched_only = [name for name in SOLVE_UNUSED["large"] if _given(given.get(name))]
+    if batched_only and n <= MAX_BATCHED_N:
+        return "batched"
+    return auto_path(n, given.get("chains"), given.get("solutions"), given.get("time"))
+
+
+def solve_setting(n: int, given: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """The settings a `solve` run on `path` takes, from the options given (by their
+    command-line names; None: not given), before any work: every count in range and no option
+    the path would not use (one line naming the option and the fix); then the defaults.
+
+    Args:
+      n: board size.
+      given: the options by their command-line names (None: not given).
+      path: the path (`solve_path`).
+
+    Returns:
+      `given` with `init`, `tabu`, `seed`, `max_restarts`, `move` and `maxsteps` filled in for
+      the path (the large path keeps `init` and `maxsteps` None: QS4, no step limit), and
+      `capped`: whether chains are run rather than awaited (a bounded job: `--max-restarts`
+      given, or an instance, which may have no solution).
+    """
+    for flag, key, low in (
+        ("--chains", "chains", 1),
+        ("--maxsteps", "maxsteps", 1),
+        ("--batch", "batch", 1),
+        ("--tabu", "tabu", 0),
+        ("--max-restarts", "max_restarts", 0),
+    ):
+        value = given.get(key)
+        if value is not None and value < low:
+            raise QueensError(f"{flag} must be at least {low}, got {value}")
+    unused = [name for name in SOLVE_UNUSED.get(path, ()) if _given(given.get(name))]
+    if unused:
+        flag = "--" + unused[0].replace("_", "-")
+        if path == "backtrack":
+            raise QueensError(
+                f"{flag} is not used by --method backtrack (one first solution from "
+                f"an empty board); drop {flag}"
+            )
+        raise QueensError(
+            f"{flag} is not used by the large-n path (--mode large, "
+            f"or auto beyond the batched limit); drop it or give --mode batched"
+        )
+    if path == "large" and given.get("init") not in (None, "qs4", "permutation"):
+        raise QueensError(
+            f"--init {given.get('init')} is not available on the large-n path (it needs a "
+            "permutation in O(n)); use --init qs4 or permutation, or --mode batched"
+        )
+    out = dict(given)
+    instance = bool(given.get("instance")) and path == "batched"
+    if instance and out.get("max_restarts") is None:
+        out["max_restarts"] = INSTANCE_MAX_RESTARTS  # an instance may have no solution: bounded
+    out["capped"] = out.get("max_restarts") is not None
+    if out.get("move") == "cisc352":
+        for name, value in CISC352_DEFAULTS.items():
+            if out.get(name) is None:
+                out[name] = value
+        if out.get("maxsteps") is None:
+            out["maxsteps"] = cisc352_max_steps(n)
+    if out.get("maxsteps") is None and path == "batched":
+        plain = not (given.get("toroidal") or given.get("instance"))
+        out["maxsteps"] = default_max_steps(n, plain=plain)
+    for name, value in SOLVE_DEFAULTS.items():
+        if out.get(name) is None and not (path == "large" and name == "init"):
+            out[name] = value
+    return out
