@@ -22,7 +22,7 @@ from jaxqueens.plots import estimate as figures
 from jaxqueens.solvers.variants import ESTIMATE_MAX_N as MAX_N
 
 if TYPE_CHECKING:
-    from jaxqueens.drivers.estimate import Estimate
+    from jaxqueens.drivers.estimate_result import Estimate
 
 # JAX and the estimator load at their first use (jaxqueens._lazy): --help and argument errors
 # never do
