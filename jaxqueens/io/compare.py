@@ -4,12 +4,13 @@
 the per-run table of `jaxqueens.io.schema`), the run-time distributions `rtd_steps.csv` /
 `rtd_seconds.csv` and their conditional forms `steps_ecdf.csv` / `seconds_ecdf.csv`,
 `success.csv`, `solutions.csv`, `bias.csv` and `summary.json` (strict JSON: a figure that does
-not exist is null, with its reason beside it). `write_outputs` lists the columns. The result is
-taken duck-typed, since io never imports a driver.
+not exist is null, with its reason beside it). The result is taken duck-typed, since io never
+imports a driver.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from jaxqueens.io import schema
@@ -28,7 +29,14 @@ def _ci(s: dict, key: str) -> list:
 
 
 def summary_rows(summary: dict) -> list[list]:
-    """The rows of `summary.csv` (in `SUMMARY_HEADER` order) from `summary.json`'s doc."""
+    """The rows of `summary.csv`, in `SUMMARY_HEADER` order.
+
+    Args:
+      summary: `summary.json`'s document.
+
+    Returns:
+      One row per solver.
+    """
     rows = []
     for s in summary["per_solver"]:
         st, sec = s["steps"], s["seconds"]
@@ -88,107 +96,82 @@ def _bias_rows(summary: dict):
 
 
 def settings_rows(summary: dict):
-    """The rows of `settings.csv`: every solver's effective settings (solver, key, value)."""
+    """The rows of `settings.csv`: every solver's effective settings.
+
+    Args:
+      summary: `summary.json`'s document.
+
+    Returns:
+      `[solver, key, value]` rows.
+    """
     for s in summary["per_solver"]:
         for key, value in s["options"].items():
             yield [s["solver"], key, "" if value is None else value]
 
 
+def _curve_rows(curves: dict, name: str, columns: tuple) -> Iterator[list]:
+    """The rows of one curve's CSV (`rtd_steps`, ...): solver, x, y of every solver's curve."""
+    fmt = (lambda v: int(v)) if columns[1].startswith("steps") else (lambda v: f"{v:.4e}")
+    for solver, c in curves.items():
+        for x, y in zip(*c[name], strict=True):
+            yield [solver, fmt(x), f"{y:.6f}"]
+
+
+def _success_rows(curves: dict) -> Iterator[list]:
+    for solver, c in curves.items():
+        for b, r in zip(*c["success"], strict=True):
+            yield [solver, int(b), f"{r:.6f}"]
+
+
+def _solution_rows(summary: dict) -> Iterator[list]:
+    keys = ("solver", "solved", "distinct_solutions", "fundamental_classes")
+    for p in summary["per_solver"]:
+        yield [*(p[k] for k in keys), p["exact_solutions"], p["exact_classes"]]
+
+
 def write_outputs(res, out_dir: str | Path) -> list[Path]:
     """Write every table and `summary.json` of a compare run into `out_dir`.
 
-    The files: `summary.csv`, one row per solver (its step budget, success rate, step and
-    second quantiles of the solved chains, ERT and expected steps per solution with their
-    bootstrap CIs, solutions per second, distinct solutions and fundamental classes, kernel and
-    compile seconds; `ert_s_spread_low`/`_high`: the lowest and highest ERT over the timed
-    repeats; a solver that solved nothing has empty ERT cells and an `ert_note`);
-    `settings.csv`, every solver's effective settings (solver, key, value); `runs.csv`, every
-    chain of every solver (steps and seconds until its first solution, or the budget);
-    `rtd_steps.csv` / `rtd_seconds.csv`, the success rate within a budget, censored at the step
-    budget; `steps_ecdf.csv` / `seconds_ecdf.csv`, the run times of the solved chains;
-    `success.csv`, the success rate against the step budget on a log grid; `solutions.csv`,
-    distinct solutions and classes with the exact totals; `bias.csv`, the sampling-bias tests;
-    and `summary.json`.
+    The tables, in this order: `summary.csv` (one row per solver), `settings.csv`, `runs.csv`
+    (every chain of every solver), the run-time distributions `rtd_steps.csv`,
+    `rtd_seconds.csv`, `steps_ecdf.csv`, `seconds_ecdf.csv`, then `success.csv`,
+    `solutions.csv` and `bias.csv`; their columns are `jaxqueens.io.schema`'s compare tables
+    (the docs' outputs page says what each column means).
 
     Args:
       res: the compare result (duck-typed: `runs`, `curves`, `summary`).
       out_dir: the output folder.
 
     Returns:
-      The paths written.
+      The paths written, `summary.json` first.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s = res.summary
     write_json(out / "summary.json", s)  # strict JSON, with the run record
+    runs = [
+        schema.RunTable(
+            solver=r.name,
+            solved=r.solved,
+            steps_spent=r.steps,
+            seconds=r.seconds,
+            best_attacking_pairs=getattr(r, "best_pairs", None),
+            restarts=getattr(r, "restarts", None),
+        )
+        for r in res.runs
+    ]
     files = [
         out / "summary.json",
         write_csv(out / "summary.csv", SUMMARY_HEADER, summary_rows(s)),
         write_csv(out / "settings.csv", schema.table("compare", "settings.csv"), settings_rows(s)),
+        schema.write_runs(out / schema.FILENAME, runs),
     ]
-    files.append(
-        schema.write_runs(
-            out / schema.FILENAME,
-            [
-                schema.RunTable(
-                    solver=r.name,
-                    solved=r.solved,
-                    steps_spent=r.steps,
-                    seconds=r.seconds,
-                    best_attacking_pairs=getattr(r, "best_pairs", None),
-                    restarts=getattr(r, "restarts", None),
-                )
-                for r in res.runs
-            ],
-        )
-    )
+    tables: dict[str, Iterable[list]] = {}
     for name in ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf"):
-        columns = schema.table("compare", f"{name}.csv")
-        fmt = (lambda v: int(v)) if columns[1].startswith("steps") else (lambda v: f"{v:.4e}")
-        files.append(
-            write_csv(
-                out / f"{name}.csv",
-                columns,
-                (
-                    [solver, fmt(x), f"{y:.6f}"]
-                    for solver, c in res.curves.items()
-                    for x, y in zip(*c[name], strict=True)
-                ),
-            )
-        )
-    files.append(
-        write_csv(
-            out / "success.csv",
-            schema.table("compare", "success.csv"),
-            (
-                [solver, int(b), f"{r:.6f}"]
-                for solver, c in res.curves.items()
-                for b, r in zip(*c["success"], strict=True)
-            ),
-        )
+        tables[name] = _curve_rows(res.curves, name, schema.table("compare", f"{name}.csv"))
+    tables.update(
+        success=_success_rows(res.curves), solutions=_solution_rows(s), bias=_bias_rows(s)
     )
-    files.append(
-        write_csv(
-            out / "solutions.csv",
-            schema.table("compare", "solutions.csv"),
-            (
-                [
-                    p["solver"],
-                    p["solved"],
-                    p["distinct_solutions"],
-                    p["fundamental_classes"],
-                    p["exact_solutions"],
-                    p["exact_classes"],
-                ]
-                for p in s["per_solver"]
-            ),
-        )
-    )
-    files.append(
-        write_csv(
-            out / "bias.csv",
-            schema.table("compare", "bias.csv"),
-            _bias_rows(s),
-        )
-    )
+    for name, rows in tables.items():
+        files.append(write_csv(out / f"{name}.csv", schema.table("compare", f"{name}.csv"), rows))
     return files

@@ -13,6 +13,7 @@ imports a driver. The figures are drawn by `stats`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +46,14 @@ def run_table(sam) -> schema.RunTable:
     """The per-run table of the samples `sam`: a chain solver's run as `solve` and
     `anneal` write it; GA trials as `evolve` writes them (steps in fitness evaluations,
     seconds each trial's share of its round by evaluations, generations run, the first solved
-    generation; attacking pairs 0 where solved, else not counted)."""
+    generation; attacking pairs 0 where solved, else not counted).
+
+    Args:
+      sam: the samples (duck-typed `Samples`).
+
+    Returns:
+      The run table.
+    """
     if getattr(sam, "run", None) is not None:
         return chain_out.run_table(sam.run)
     solved = np.asarray(sam.solved, bool)
@@ -77,16 +85,9 @@ def run_table(sam) -> schema.RunTable:
     )
 
 
-def write_outputs(res, out_dir: str | Path) -> list[Path]:
-    """Write `summary.json`, `distinct.npy` (if any sample) and the CSV tables into
-    `out_dir`."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    sam, cov = res.samples, res.coverage
-    files = [write_json(out / "summary.json", res.summary)]
-    if len(res.distinct):
-        boardio.write_boards_npy(out / "distinct.npy", res.distinct)
-        files.append(out / "distinct.npy")
+def _frequency_rows(res) -> Iterator[list]:
+    """The rows of `frequencies.csv`: every solution (or every distinct one found), its count,
+    class and class size."""
     if res.all_solutions is not None:
         canon = symmetry.canonical(res.all_solutions)
         sizes = 8 // symmetry.stabilizer_sizes(res.all_solutions)
@@ -102,11 +103,46 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
             res.distinct_sizes,
             strict=True,
         )
+    for a, b, c, d in table:
+        yield [a, int(b), c, int(d)]
+
+
+def _coverage_rows(cov: dict, keep) -> Iterator[list]:
+    """The rows of `coverage.csv` at the chain counts `keep`."""
+    exp, expf = cov["expected"], cov["expected_fundamental"]
+    for i in keep:
+        yield [
+            int(cov["chains"][i]),
+            int(cov["solved"][i]),
+            int(cov["distinct"][i]),
+            int(cov["fundamental"][i]),
+            "" if exp is None else f"{exp[i]:.4f}",
+            "" if expf is None else f"{expf[i]:.4f}",
+        ]
+
+
+def write_outputs(res, out_dir: str | Path) -> list[Path]:
+    """Write `summary.json`, `distinct.npy` (if any sample) and the CSV tables into `out_dir`.
+
+    Args:
+      res: the stats result (duck-typed `StatsResult`).
+      out_dir: the output folder.
+
+    Returns:
+      The paths written.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    sam, cov = res.samples, res.coverage
+    files = [write_json(out / "summary.json", res.summary)]
+    if len(res.distinct):
+        boardio.write_boards_npy(out / "distinct.npy", res.distinct)
+        files.append(out / "distinct.npy")
     files.append(
         write_csv(
             out / "frequencies.csv",
             schema.table("stats", "frequencies.csv"),
-            ([a, int(b), c, int(d)] for a, b, c, d in table),
+            _frequency_rows(res),
         )
     )
     files.append(
@@ -121,24 +157,11 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
             ),
         )
     )
-    keep = _thin(sam.chains)
-    exp = cov["expected"]
-    expf = cov["expected_fundamental"]
     files.append(
         write_csv(
             out / "coverage.csv",
             schema.table("stats", "coverage.csv"),
-            (
-                [
-                    int(cov["chains"][i]),
-                    int(cov["solved"][i]),
-                    int(cov["distinct"][i]),
-                    int(cov["fundamental"][i]),
-                    "" if exp is None else f"{exp[i]:.4f}",
-                    "" if expf is None else f"{expf[i]:.4f}",
-                ]
-                for i in keep
-            ),
+            _coverage_rows(cov, _thin(sam.chains)),
         )
     )
     files.append(schema.write_runs(out / schema.FILENAME, run_table(sam)))

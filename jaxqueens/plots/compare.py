@@ -59,32 +59,8 @@ def _lines(
     return finish(fig, ax, path, title, xlabel, ylabel, ylim=RATE_LIMITS, fmt=fmt, dpi=dpi)
 
 
-def ert_bars(
-    ert: dict,
-    path: Path,
-    title: str,
-    *,
-    ci: dict | None = None,
-    fmt: str | None = None,
-    dpi: int | None = None,
-) -> Path:
-    """Expected seconds per solution per solver, with its CI as error bars (an open upper end
-    drawn as an arrow); a solver that solved nothing gets a labelled "not solved" slot."""
-    fig, ax = figure(7.5, 4.0, dpi)
-    names = list(ert)
-    ci = ci or {}
-    values = np.array([ert[s] if ert[s] is not None else np.nan for s in names]) * 1e3
-    solved = np.isfinite(values)
-    ax.bar(
-        range(len(names)),
-        np.where(solved, values, 0.0),
-        color=[solver_style(s)["color"] for s in names],
-        hatch=None,
-        edgecolor="black",
-        linewidth=0.6,
-    )
-    for s, patch in zip(names, ax.patches, strict=True):
-        patch.set_hatch(solver_hatch(s))
+def _error_bars(ax: Any, names: list, values: np.ndarray, solved: np.ndarray, ci: dict) -> list:
+    """Draw each solved solver's CI (ms) as an error bar; the bars whose upper end is open."""
     open_top = []
     for i, s in enumerate(names):
         bounds = ci.get(s)
@@ -103,6 +79,47 @@ def ert_bars(
         )
         if hi is None:
             open_top.append(i)
+    return open_top
+
+
+def ert_bars(
+    ert: dict,
+    path: Path,
+    title: str,
+    *,
+    ci: dict | None = None,
+    fmt: str | None = None,
+    dpi: int | None = None,
+) -> Path:
+    """Expected seconds per solution per solver, with its CI as error bars (an open upper end
+    drawn as an arrow); a solver that solved nothing gets a labelled "not solved" slot.
+
+    Args:
+      ert: solver -> expected seconds per solution (None: nothing solved).
+      path: the file, without its suffix.
+      title: the figure's title.
+      ci: solver -> `[low, high]` (high None: no upper bound), or None.
+      fmt: figure format (None: png).
+      dpi: resolution (None: the default).
+
+    Returns:
+      The file written.
+    """
+    fig, ax = figure(7.5, 4.0, dpi)
+    names = list(ert)
+    values = np.array([ert[s] if ert[s] is not None else np.nan for s in names]) * 1e3
+    solved = np.isfinite(values)
+    ax.bar(
+        range(len(names)),
+        np.where(solved, values, 0.0),
+        color=[solver_style(s)["color"] for s in names],
+        hatch=None,
+        edgecolor="black",
+        linewidth=0.6,
+    )
+    for s, patch in zip(names, ax.patches, strict=True):
+        patch.set_hatch(solver_hatch(s))
+    open_top = _error_bars(ax, names, values, solved, ci or {})
     finite = values[solved & (values > 0)]
     if finite.size:
         ax.set_yscale("log")
@@ -159,6 +176,18 @@ def _title(kind: str, what: str) -> str:
     return title if len(title) <= TITLE_WIDTH else f"{kind}\n({what})"
 
 
+SOLVED_SHARE = "fraction of solved chains"
+
+LINE_FIGURES = (
+    ("rtd_steps", "RTD in steps, all chains", "steps", None),
+    ("rtd_seconds", "RTD in seconds, all chains", "seconds", None),
+    ("steps_ecdf", "RTD in steps, solved chains only", "steps to solution", SOLVED_SHARE),
+    ("seconds_ecdf", "RTD in seconds, solved chains only", "seconds to solution", SOLVED_SHARE),
+)
+"""The line figures of `write_plots`: curve, title, x label, y label (None: the share of all
+chains)."""
+
+
 def write_plots(
     out: Path,
     *,
@@ -177,7 +206,9 @@ def write_plots(
     """Every figure of a compare run (`FIGURES`), as `fmt` (png, svg or pdf).
 
     Args:
-      n: board size; budget: steps per chain (the run's; a solver may have its own).
+      out: the output folder.
+      n: board size.
+      budget: steps per chain (the run's; a solver may have its own).
       curves: solver -> `rtd_steps`, `rtd_seconds`, `steps_ecdf`, `seconds_ecdf`:
         `(x [P], y [P])` each.
       families: solver -> "minconflicts", "anneal" or "ga" (unused: each solver has its style
@@ -185,7 +216,8 @@ def write_plots(
       ert: solver -> expected seconds per solution (None: nothing solved).
       ert_ci: solver -> `[low, high]` of its ERT (high None: no upper bound), or None.
       unsolved: solver -> a note when it solved nothing (falsy otherwise).
-      fmt: figure format (None: png); dpi: resolution (None: the default).
+      fmt: figure format (None: png).
+      dpi: resolution (None: the default).
       budgets: solver -> its own step budget, where the solvers' differ (titles name them).
       chains: chains per solver (None: unknown; the RTDs of all chains then have no interval).
 
@@ -198,49 +230,9 @@ def write_plots(
     unsolved = {k: v for k, v in (unsolved or {}).items() if v}
     common: dict[str, Any] = {"unsolved": unsolved, "chains": chains, "fmt": fmt, "dpi": dpi}
     share = "fraction of all chains solved" + (" (95% Wilson CI)" if chains else "")
-    return [
-        _lines(
-            curves,
-            "rtd_steps",
-            out / "rtd_steps",
-            _title("RTD in steps, all chains", what),
-            "steps",
-            share,
-            **common,
-        ),
-        _lines(
-            curves,
-            "rtd_seconds",
-            out / "rtd_seconds",
-            _title("RTD in seconds, all chains", what),
-            "seconds",
-            share,
-            **common,
-        ),
-        _lines(
-            curves,
-            "steps_ecdf",
-            out / "steps_ecdf",
-            _title("RTD in steps, solved chains only", what),
-            "steps to solution",
-            "fraction of solved chains",
-            **common,
-        ),
-        _lines(
-            curves,
-            "seconds_ecdf",
-            out / "seconds_ecdf",
-            _title("RTD in seconds, solved chains only", what),
-            "seconds to solution",
-            "fraction of solved chains",
-            **common,
-        ),
-        ert_bars(
-            ert,
-            out / "ert",
-            _title("expected time per solution", what),
-            ci=ert_ci,
-            fmt=fmt,
-            dpi=dpi,
-        ),
+    files = [
+        _lines(curves, name, out / name, _title(title, what), x, y or share, **common)
+        for name, title, x, y in LINE_FIGURES
     ]
+    ert_title = _title("expected time per solution", what)
+    return [*files, ert_bars(ert, out / "ert", ert_title, ci=ert_ci, fmt=fmt, dpi=dpi)]
