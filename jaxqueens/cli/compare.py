@@ -1,13 +1,13 @@
-"""``jaxqueens compare``: several solvers on the same n, step budget and seed, and which is fastest.
+"""`jaxqueens compare`: several solvers on the same n, step budget and seed, and which is fastest.
 
-Runs :func:`jaxqueens.drivers.compare.compare`, prints one line per solver and the
-recommendation, and with ``--out DIR`` writes the tables (:mod:`jaxqueens.io.compare`) and the
-figures (:mod:`jaxqueens.plots.compare`) as PNG, SVG or PDF (``--format``, ``--dpi``). The
-solvers come from ``--solvers`` (a comma list) or a ``--config`` file (the ``jaxqueens run``
-format with ``command = "compare"``; flags override it); each solver's own settings from
-``--set SOLVER.KEY=VALUE`` or the config's ``[solvers.SOLVER]`` tables, read against the options
-of the solver's family's command (:func:`solver_options`) and checked by
-:func:`jaxqueens.drivers.compare_setup.compare_settings` before any solver runs.
+Runs `jaxqueens.drivers.compare.compare`, prints one line per solver and the
+recommendation, and with `--out DIR` writes the tables (`jaxqueens.io.compare`) and the
+figures (`jaxqueens.plots.compare`) as PNG, SVG or PDF (`--format`, `--dpi`). The
+solvers come from `--solvers` (a comma list) or a `--config` file (the `jaxqueens run`
+format with `command = "compare"`; flags override it); each solver's own settings from
+`--set SOLVER.KEY=VALUE` or the config's `[solvers.SOLVER]` tables, read against the options
+of the solver's family's command (`solver_options`) and checked by
+`jaxqueens.drivers.compare_setup.compare_settings` before any solver runs.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ SOLVER_NAMES = (
     "ga-permutation",
     "ga-combination",
 )
-"""The names ``--solvers`` takes (:data:`jaxqueens.drivers.compare.SOLVERS`, spelled out here so
-that ``--help`` needs no JAX; a test keeps the two equal)."""
+"""The names `--solvers` takes (`jaxqueens.drivers.compare.SOLVERS`, spelled out here so
+that `--help` needs no JAX; a test keeps the two equal)."""
 DEFAULTS = {
     "n": 8,
     "chains": 1000,
@@ -52,12 +52,16 @@ DEFAULTS = {
     "dpi": 110,
 }
 FORMATS = ("png", "svg", "pdf")
-"""``--format``: the figure formats (:data:`jaxqueens.plots.base.FORMATS`, spelled out here so
-that ``--help`` needs no matplotlib)."""
+"""`--format`: the figure formats (`jaxqueens.plots.base.FORMATS`, spelled out here so
+that `--help` needs no matplotlib)."""
 
 
 def add_command(sub) -> None:
-    """Register ``jaxqueens compare``."""
+    """Register `jaxqueens compare`.
+
+    Args:
+      sub: the command line's subparsers.
+    """
     p = sub.add_parser(
         "compare",
         help="several solvers on the same n, budget and seeds: which is fastest?",
@@ -151,7 +155,7 @@ def _add_run_and_out_options(p) -> None:
 
 
 def _family_parser(family: str) -> schema.Parser:
-    """The parser of the command whose options a solver of ``family`` takes."""
+    """The parser of the command whose options a solver of `family` takes."""
     add = {"minconflicts": solve.add_command, "anneal": anneal.add_command}
     return evolve.parser() if family == "ga" else _command_parser(add[family])
 
@@ -162,9 +166,16 @@ def _command_parser(add) -> schema.Parser:
 
 
 def solver_options(name: str) -> dict[str, schema.Option]:
-    """The settings compare's solver ``name`` takes, by key, as its family's command defines
-    them (:data:`jaxqueens.drivers.compare_setup.COMPARE_KEYS`; ``steps``: compare's own
-    ``--steps``); an unknown solver is one line naming the solvers."""
+    """The settings compare's solver `name` takes, by key, as its family's command defines
+    them (`jaxqueens.drivers.compare_setup.COMPARE_KEYS`; `steps`: compare's own
+    `--steps`); an unknown solver is one line naming the solvers.
+
+    Args:
+      name: a solver of compare.
+
+    Returns:
+      Key -> `schema.Option`.
+    """
     if name not in compare_setup.COMPARE_SOLVERS:
         raise QueensError(
             f"no solver {name!r}; use one of {', '.join(compare_setup.COMPARE_SOLVERS)}"
@@ -175,8 +186,15 @@ def solver_options(name: str) -> dict[str, schema.Option]:
 
 
 def solver_settings(words) -> dict[str, dict]:
-    """``--set SOLVER.KEY=VALUE`` words (the config's ``[solvers.NAME]`` tables first) as
-    solver -> key -> value, converted by the solvers' own options; a later word wins."""
+    """`--set SOLVER.KEY=VALUE` words (the config's `[solvers.NAME]` tables first) as
+    solver -> key -> value, converted by the solvers' own options; a later word wins.
+
+    Args:
+      words: the words (None: none).
+
+    Returns:
+      Solver -> key -> value.
+    """
     table = schema.Table("set", solver_options)
     out: dict[str, dict] = {}
     for text in words or ():
@@ -187,13 +205,17 @@ def solver_settings(words) -> dict[str, dict]:
 
 @functools.cache
 def parser() -> schema.Parser:
-    """The ``compare`` command's own parser: its options are what a config may set."""
+    """The `compare` command's own parser: its options are what a config may set.
+
+    Returns:
+      The parser.
+    """
     return schema.command_parser(add_command)
 
 
 def _settings(args) -> dict:
     """Defaults, then the options given (on the command line, or by the config file that
-    :func:`jaxqueens.cli.schema.apply_config` merged in)."""
+    `jaxqueens.cli.schema.apply_config` merged in)."""
     conf = {**DEFAULTS, **schema.given(args, parser().options)}
     conf.pop("config", None)
     if args.n is not None or args.n_pos is not None:
@@ -233,7 +255,14 @@ def _line(p: dict) -> str:
 
 
 def cmd_compare(args) -> int:
-    """The ``compare`` command: run every solver, print the lines and the recommendation, write."""
+    """The `compare` command: run every solver, print the lines and the recommendation, write.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The exit code.
+    """
     conf = _settings(args)
     # the driver's checks, before JAX: names, ranges and each solver's least step budget
     names = compare_setup.check_compare(

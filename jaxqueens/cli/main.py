@@ -1,24 +1,11 @@
-"""The ``jaxqueens`` command line: a thin driver over the package.
+"""The `jaxqueens` command line: a thin driver over the package.
 
-Start-up is instant: the command modules load JAX and the solvers at their first use
-(:mod:`jaxqueens._lazy`), so ``--help``, every argument error and the commands that need no JAX
-(``check``, ``show``, ``render``) never import it. Every command first sets JAX up for jaxqueens
-(:func:`jaxqueens.parallel.devices.configure`: one CPU device per core, the XLA:CPU loop flags, the
-persistent compilation cache), which importing the package does not do; ``--no-cache`` (anywhere
-on the line) turns the cache off.
-
-Exit codes, decided here for every command by one handler (:func:`main`):
-
-- 0 success;
-- 1 ``check`` found a board that is not a solution (or ``solve`` solved no chain);
-- 2 a user error: bad input, an option out of range, a file that cannot be read or written, a
-  run that would not fit in memory (one line naming the problem and the fix, no traceback);
-- 3 an internal error, a bug: a short line with a bug-report hint (the traceback only with
-  ``JAXQUEENS_DEBUG=1``), never 1, which scripts read as "not a solution";
-- 130 interrupted (Ctrl-C), 143 stopped by SIGTERM (``kill``, ``timeout``, a batch scheduler):
-  both follow one policy (:mod:`jaxqueens.io.interrupts`, installed here for the whole process):
-  the chunk in flight finishes, the work is saved and the resume command printed; a second
-  signal stops at once.
+Start-up is instant: the command modules load JAX at first use (`jaxqueens._lazy`), so `--help`,
+every argument error and the commands that need no JAX never import it. Every command first sets
+JAX up for jaxqueens (`jaxqueens.parallel.devices.configure`), which importing the package does
+not do. One handler (`main`) decides every command's exit code: 0 success, 1 not a solution or
+none found, 2 a user error (one line naming the problem and the fix), 3 an internal error, 130
+and 143 interrupted (`jaxqueens.io.interrupts`); the docs' guarantees page gives the details.
 """
 
 from __future__ import annotations
@@ -62,17 +49,17 @@ jax = _lazy.load("jax")  # only asked, in _write_report, once a command has impo
 
 EXIT_OK, EXIT_NOT_SOLVED, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DOCS_URL = "https://jaxqueens.github.io/jaxqueens/"
-"""The documentation site (its CLI reference is generated from :func:`build_parser`)."""
+"""The documentation site (its CLI reference is generated from `build_parser`)."""
 MAIN_COMMANDS = (solve, anneal, evolve, count, complete, estimate, stats, compare)
-"""The commands that run solvers, in the order ``jaxqueens --help`` lists them."""
+"""The commands that run solvers, in the order `jaxqueens --help` lists them."""
 ENV_DEBUG = "JAXQUEENS_DEBUG"
 """Set to 1 to print the traceback of an internal error (exit code 3)."""
 
 
 class _Parser(schema.Parser):
     """argparse with a one-line error message (exit code 2, as argparse has) and no abbreviations:
-    ``--n`` must never be read as ``--num-processes``, nor ``--c`` as ``--coordinator``. Every
-    integer option is range-checked to fit 32 bits (:func:`jaxqueens.cli.options.int_range_error`),
+    `--n` must never be read as `--num-processes`, nor `--c` as `--coordinator`. Every
+    integer option is range-checked to fit 32 bits (`jaxqueens.cli.options.int_range_error`),
     so a huge value is refused naming the option, not deep inside JAX."""
 
     def __init__(self, *args, strict: bool = True, **kwargs):
@@ -84,9 +71,9 @@ class _Parser(schema.Parser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
     def _unknown_options(self, args) -> None:
-        """A command's parser (``strict``, no subcommands) names an option it does not have
+        """A command's parser (`strict`, no subcommands) names an option it does not have
         first: otherwise argparse hands the option's value to a positional argument and blames
-        that (``evolve --file B`` said "argument N: invalid int value: 'B'")."""
+        that (`evolve --file B` said "argument N: invalid int value: 'B'")."""
         for word in args or ():
             if word == "--":
                 break
@@ -120,7 +107,11 @@ def _metavar(action: argparse.Action) -> str:
 
 
 def build_parser() -> schema.Parser:
-    """The argument parser with every subcommand."""
+    """The argument parser with every subcommand.
+
+    Returns:
+      The parser.
+    """
     parser = _Parser(
         prog="jaxqueens",
         description="Array-parallel N-Queens on JAX: batched solvers, exact counts, "
@@ -150,7 +141,7 @@ def build_parser() -> schema.Parser:
 
 
 class _Version(argparse.Action):
-    """``--version``: jaxqueens, then the versions it runs with (installed metadata, read only
+    """`--version`: jaxqueens, then the versions it runs with (installed metadata, read only
     when asked: nothing is imported)."""
 
     def __init__(self, option_strings, dest, **kwargs):
@@ -167,48 +158,13 @@ def _distributed_parser() -> argparse.ArgumentParser:
     """The options read anywhere on the line, before the command's own parser (exact spellings
     only)."""
     p = _Parser(prog="jaxqueens", add_help=False, strict=False)  # the rest is the command's
-    p.add_argument(
-        "--coordinator",
-        default=None,
-        metavar="HOST:PORT",
-        help="join a multi-process run coordinated by process 0 at HOST:PORT "
-        "(or $JAX_COORDINATOR_ADDRESS)",
-    )
-    p.add_argument(
-        "--num-processes",
-        type=int,
-        default=None,
-        metavar="P",
-        help="processes in the run (or $JAX_NUM_PROCESSES)",
-    )
-    p.add_argument(
-        "--process-id",
-        type=int,
-        default=None,
-        metavar="I",
-        help="this process's index, 0 to P-1; process 0 writes the outputs (or $JAX_PROCESS_ID)",
-    )
-    p.add_argument(
-        "--coordinator-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="how long the processes wait for each other before stopping with exit 2 "
-        f"(default {processes.COORDINATOR_TIMEOUT:g}, or ${processes.ENV_COORDINATOR_TIMEOUT})",
-    )
-    p.add_argument("--log-json", action="store_true", help="structured JSON log lines on stderr")
-    p.add_argument(
-        "--no-cache",
-        action="store_true",
-        help=f"no persistent compilation cache (it lives in ${cache.ENV_CACHE_DIR} or the "
-        "XDG cache folder)",
-    )
+    options.add_distributed(p)
     return p
 
 
 def _leaves_cleanly(entry):
     """In a multi-process run, a process that stops on an error or Ctrl-C leaves at once with its
-    exit code (:func:`jaxqueens.parallel.processes.leave`), rather than wait in JAX's exit barrier
+    exit code (`jaxqueens.parallel.processes.leave`), rather than wait in JAX's exit barrier
     for peers that wait for it in turn."""
 
     @functools.wraps(entry)
@@ -220,14 +176,20 @@ def _leaves_cleanly(entry):
 
 @_leaves_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``jaxqueens`` console script.
+    """Entry point of the `jaxqueens` console script.
 
-    ``--coordinator HOST:PORT --num-processes P --process-id I`` (anywhere on the line, or
-    ``JAX_COORDINATOR_ADDRESS`` / ``JAX_NUM_PROCESSES`` / ``JAX_PROCESS_ID``) join a
+    `--coordinator HOST:PORT --num-processes P --process-id I` (anywhere on the line, or
+    `JAX_COORDINATOR_ADDRESS` / `JAX_NUM_PROCESSES` / `JAX_PROCESS_ID`) join a
     multi-process run: each process works on its share and process 0 writes the results. The
-    processes wait ``--coordinator-timeout`` seconds (``JAXQUEENS_COORDINATOR_TIMEOUT``, default
+    processes wait `--coordinator-timeout` seconds (`JAXQUEENS_COORDINATOR_TIMEOUT`, default
     60) for each other, then stop with one line and exit 2; when another process is lost mid-run,
     process 0 saves its checkpoint and stops with one line and exit 2 (docs: multi-process runs).
+
+    Args:
+      argv: the command line after the program name (None: `sys.argv[1:]`).
+
+    Returns:
+      The exit code.
     """
     dist, rest = _distributed_parser().parse_known_args(
         sys.argv[1:] if argv is None else list(argv)
@@ -331,14 +293,14 @@ PER_PROCESS = frozenset({"out", "resume", "quiet", "progress"})
 
 def _join_settings(args: argparse.Namespace) -> dict:
     """What the processes of a multi-process run compare when they meet
-    (:func:`jaxqueens.parallel.processes.init_distributed`): the command and every setting, seed
-    included, but not :data:`PER_PROCESS`; a config file by its content (its path may differ).
+    (`jaxqueens.parallel.processes.init_distributed`): the command and every setting, seed
+    included, but not `PER_PROCESS`; a config file by its content (its path may differ).
 
     Args:
       args: the command's parsed arguments.
 
     Returns:
-      Setting name -> value (JSON-able; other values by ``str``).
+      Setting name -> value (JSON-able; other values by `str`).
     """
     settings = {}
     for key, value in sorted(vars(args).items()):
@@ -354,9 +316,9 @@ def _join_settings(args: argparse.Namespace) -> dict:
 
 
 def _take_folder(args) -> None:
-    """A run's ``--out`` folder holds this run's outputs alone: one holding the outputs of an
-    earlier finished run (:func:`jaxqueens.io.ownership.earlier_run`) is refused in one line,
-    or with ``--force`` its files are removed first (by process 0). ``--resume`` continues the
+    """A run's `--out` folder holds this run's outputs alone: one holding the outputs of an
+    earlier finished run (`jaxqueens.io.ownership.earlier_run`) is refused in one line,
+    or with `--force` its files are removed first (by process 0). `--resume` continues the
     folder's own run."""
     out = _out_folder(args)
     if out is None or getattr(args, "resume", None):
@@ -371,8 +333,8 @@ def _take_folder(args) -> None:
 
 
 def _before(args) -> dict:
-    """What the ``--out`` folder holds before the command runs (:func:`report.snapshot`), so that
-    its report shows only what this run writes; nothing with ``--resume`` (the folder is this
+    """What the `--out` folder holds before the command runs (`report.snapshot`), so that
+    its report shows only what this run writes; nothing with `--resume` (the folder is this
     run's: what the interrupted part wrote is its own)."""
     out = _out_folder(args)
     if getattr(args, "resume", None) or not out:
@@ -381,17 +343,17 @@ def _before(args) -> dict:
 
 
 def _out_folder(args) -> str | None:
-    """The folder the command writes: ``--out`` (which ``--resume DIR`` has set to DIR), or what
-    the command says (``run``: its config's ``out``)."""
+    """The folder the command writes: `--out` (which `--resume DIR` has set to DIR), or what
+    the command says (`run`: its config's `out`)."""
     out = args.out_folder(args) if hasattr(args, "out_folder") else getattr(args, "out", None)
     return out if isinstance(out, str) and out else None
 
 
 def _write_report(args, argv: Sequence[str], given: dict, result: str, before: dict) -> None:
-    """``report.html`` in the ``--out`` folder a command wrote (:mod:`jaxqueens.io.report`), by
-    process 0, after :data:`report.MANIFEST` (the files this run wrote, new or changed since
-    ``before``; the page shows only those): what the command printed (``result``) first, the
-    options the user gave (``given``), the devices JAX ran on (none if the command never imported
+    """`report.html` in the `--out` folder a command wrote (`jaxqueens.io.report`), by
+    process 0, after `report.MANIFEST` (the files this run wrote, new or changed since
+    `before`; the page shows only those): what the command printed (`result`) first, the
+    options the user gave (`given`), the devices JAX ran on (none if the command never imported
     JAX). A report that cannot be written is a warning: the command's own outputs are
     complete."""
     out = _out_folder(args)
@@ -431,7 +393,7 @@ def _fail(command: str, code: int, message: str) -> int:
 
 def _internal(command: str, err: BaseException) -> int:
     """An unexpected exception is a bug: a short line with a bug-report hint and exit code 3
-    (the traceback too with ``JAXQUEENS_DEBUG=1``)."""
+    (the traceback too with `JAXQUEENS_DEBUG=1`)."""
     debug = os.environ.get(ENV_DEBUG, "") not in ("", "0")
     if debug:
         traceback.print_exception(err)
@@ -446,14 +408,16 @@ def _internal(command: str, err: BaseException) -> int:
 
 
 def entry() -> NoReturn:
-    """The ``jaxqueens`` process: :func:`main`, then the end of the process with its exit code.
+    """The `jaxqueens` process: `main`, then the end of the process with its exit code.
 
     Once a command has imported JAX, tearing the interpreter down (JAX's and XLA's objects, the
-    CPU client and its threads) takes 0.15-0.2 s after the work is done: measured on the 2-core
-    machine, 0.2 s of a 1.1 s ``solve -n 8 --chains 20000``. So the process ends there: the
-    output streams flushed and the exit handlers run (JAX's, a multi-process run's shutdown
-    included), then ``os._exit``. Every file a command writes is closed before it returns. A
-    command that never imported JAX exits as usual.
+    CPU client and its threads) takes a noticeable share of a short run after the work is done.
+    So the process ends there: the output streams flushed and the exit handlers run (JAX's, a
+    multi-process run's shutdown included), then `os._exit`. Every file a command writes is
+    closed before it returns. A command that never imported JAX exits as usual.
+
+    Returns:
+      Never: the process ends with `main`'s exit code.
     """
     code = main()
     if not _lazy.is_loaded("jax"):

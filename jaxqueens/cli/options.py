@@ -1,18 +1,9 @@
 """Option groups and checks that several commands share, so every command spells them alike.
 
-- board size: ``-n N``, ``--n N`` or a bare ``N`` (:func:`add_size`, :func:`board_size`);
-- board files: ``FILE [--one-based]`` (:func:`add_file`, :func:`boards_of`);
-- long runs: ``--out DIR``, ``--resume DIR``, ``--checkpoint-every S`` (:func:`add_checkpoint`,
-  :func:`checkpoint_target`) and the message after Ctrl-C (:func:`report_interrupt`);
-- ``--seed S``, checked to lie in 0..2^32-1 (:func:`add_seed`), and every other integer option
-  to fit 32 bits (:func:`int_range_error`, applied by the parser);
-- ``--quiet``: no progress line; without it, a progress line is drawn on a terminal and never off
-  one (:func:`quiet`);
-- the output folder a run takes (:func:`claim_out`); the output preflight and the final write
-  are io's (:mod:`jaxqueens.io.writing`).
-
-This module imports no JAX (``tests/test_startup.py``): the parser and every argument check run
-before JAX is imported; a command module loads what needs JAX through :mod:`jaxqueens._lazy`.
+`--seed`, `--quiet`, the checkpoint and `--out` options, the 32-bit range of every integer
+option, the message after Ctrl-C, and the options read anywhere on the line; the board-size and
+board-file options are `jaxqueens.cli.boards`' (still reachable here). No JAX is imported: every
+argument check runs before it.
 """
 
 from __future__ import annotations
@@ -21,149 +12,38 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from jaxqueens import _lazy
+from jaxqueens.cli.boards import add_file as add_file
+from jaxqueens.cli.boards import add_instance as add_instance
+from jaxqueens.cli.boards import add_size as add_size
+from jaxqueens.cli.boards import board_size as board_size
+from jaxqueens.cli.boards import boards_of as boards_of
+from jaxqueens.cli.boards import load_instance as load_instance
+from jaxqueens.cli.boards import pick as pick
+from jaxqueens.cli.boards import start_and_instance as start_and_instance
 from jaxqueens.core import arguments
 from jaxqueens.drivers.settings import CHECKPOINT_EVERY, flag
 from jaxqueens.errors import QueensError, clip
-from jaxqueens.io import boards as boardio
 from jaxqueens.io import checkpoint, interrupts, ownership
-from jaxqueens.io import instances as instio
 from jaxqueens.io.writing import is_writer, prepare_out, resume_advice
-
-
-def add_size(
-    p: argparse.ArgumentParser,
-    default: int | None = 8,
-    required: bool = False,
-    help: str | None = None,
-) -> None:
-    """``N``, ``-n N`` and ``--n N`` (the classic solvers' spelling): the board size."""
-    what = help or (f"board size (default {default})" if default is not None else "board size")
-    p.add_argument("n_pos", nargs="?", type=int, metavar="N", help="board size (same as -n)")
-    p.add_argument("-n", "--n", dest="n", type=int, default=None, help=what)
-    p.set_defaults(n_default=default, n_required=required)
-
-
-def board_size(args, start: np.ndarray | None = None) -> int:
-    """The board size from ``-n``/``N`` (they must agree) or from a ``--file`` start board."""
-    if args.n is not None and args.n_pos is not None and args.n != args.n_pos:
-        raise QueensError(f"two board sizes given (-n {args.n} and {args.n_pos}); give one")
-    n = args.n if args.n is not None else args.n_pos
-    if n is not None and n < 1:  # before JAX is imported (each solver checks its own upper limit)
-        raise QueensError(
-            f"n must be a positive integer, got {n}: give the board size as -n N, N >= 1"
-        )
-    if start is not None:
-        if n is not None and n != start.shape[0]:
-            raise QueensError(
-                f"--file {args.file} holds a board of n = {start.shape[0]} but "
-                f"n = {n} was given; drop -n or pass -n {start.shape[0]}"
-            )
-        return start.shape[0]
-    if n is None:
-        if getattr(args, "n_required", False):
-            raise QueensError("give the board size: -n N (or N)")
-        return getattr(args, "n_default", 8)
-    return n
-
-
-def add_file(p: argparse.ArgumentParser) -> None:
-    """``FILE [--one-based]``: a board file of any supported format."""
-    p.add_argument(
-        "file",
-        metavar="FILE",
-        help="board file: text (one row per line, column 0 first), .npy [B, n] or .jsonl",
-    )
-    p.add_argument(
-        "--one-based",
-        action="store_true",
-        help="rows in a text file are written 1..n instead of 0..n-1",
-    )
-
-
-def boards_of(args) -> np.ndarray:
-    """The boards of ``args.file`` ([B, n]); a file with no board is an error."""
-    boards = boardio.load_boards(args.file, one_based=args.one_based)
-    if boards.shape[0] == 0:
-        raise QueensError(f"{args.file}: holds no boards (write at least one board into it)")
-    return boards
-
-
-def add_instance(p, extra: str = "") -> None:
-    """``--instance FILE`` and ``--toroidal``: local search on one constrained board
-    (:mod:`jaxqueens.core.constraints`), for every command that runs chains on one board."""
-    p.add_argument(
-        "--instance",
-        default=None,
-        metavar="FILE",
-        help="solve one constrained instance (FILE.param:d, completion parameters, one JSON "
-        "line, a text board with '.' gaps): fixed queens never move, forbidden "
-        f"squares are never used; unsolved means unknown, not UNSAT{extra}",
-    )
-    p.add_argument(
-        "--toroidal",
-        action="store_true",
-        help="queens attack along diagonals modulo n (n prime to 6: OEIS A051906)",
-    )
-
-
-def load_instance(spec: str, one_based: bool = False, toroidal: bool = False):
-    """``--instance FILE``: the one instance the file holds (a ``Constraints``)."""
-    loaded = instio.load_instances([spec], one_based=one_based, toroidal=toroidal, skip_short=False)
-    if len(loaded.instances) != 1:
-        raise QueensError(
-            f"--instance {spec} holds {len(loaded.instances)} instances; give a file "
-            "with one (jaxqueens complete takes many)"
-        )
-    return loaded.instances[0].model
-
-
-def start_and_instance(args):
-    """``(start, instance)`` of a command that runs chains on one board: ``--file``'s one board
-    ([n] array, or None) and ``--instance``'s model (or None), with the checks they share (one
-    board in the file, not both, ``-n`` agreeing with the instance)."""
-    start = None
-    if args.file:
-        boards = boards_of(args)
-        if boards.shape[0] != 1:
-            raise QueensError(
-                f"--file {args.file} holds {boards.shape[0]} boards; give a file with one"
-            )
-        start = boards[0]
-    if not args.instance:
-        return start, None
-    if args.file:
-        raise QueensError("--instance sets every chain's start itself; drop --file")
-    instance = load_instance(args.instance, args.one_based, args.toroidal)
-    if (args.n is not None or args.n_pos is not None) and board_size(args) != instance.n:
-        raise QueensError(
-            f"--instance {args.instance} has n = {instance.n} but n = {board_size(args)} "
-            f"was given; drop -n or pass -n {instance.n}"
-        )
-    return start, instance
-
-
-def pick(boards: np.ndarray, index: int, file: str) -> np.ndarray:
-    """Board ``index`` of a file's boards (negative counts from the end)."""
-    if not -boards.shape[0] <= index < boards.shape[0]:
-        raise QueensError(
-            f"--index {index} is out of range: {file} holds {boards.shape[0]} board(s) "
-            f"(use 0..{boards.shape[0] - 1})"
-        )
-    return boards[index]
-
+from jaxqueens.parallel import cache, processes
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 """Range of every plain integer option: sizes, steps, chains, batches and indices all end in
 32-bit arrays (JAX's default integers), where a larger value would overflow or be refused with a
-message that names no option. The parser (:mod:`jaxqueens.cli.main`) and ``run`` configs apply
-it through :func:`int_range_error`."""
+message that names no option. The parser (`jaxqueens.cli.main`) and `run` configs apply
+it through `int_range_error`."""
 
 
 def int_range_error(value: int) -> str | None:
-    """Why an integer option's value does not fit 32 bits (a message part), or None if it does."""
+    """Why an integer option's value does not fit 32 bits.
+
+    Args:
+      value: the value.
+
+    Returns:
+      A message part, or None if it fits.
+    """
     if INT_MIN <= value <= INT_MAX:
         return None
     return f"{clip(str(value), 30)} is out of range: integer options lie in {INT_MIN}..{INT_MAX}"
@@ -190,8 +70,8 @@ def in_flags(err: QueensError, parser: argparse.ArgumentParser | None) -> str:
 
 
 def _ascii(text):
-    """An option's text for ``int``/``float`` to read: ASCII only
-    (:func:`jaxqueens.core.arguments.ascii_number`), else argparse's one-line error naming it."""
+    """An option's text for `int`/`float` to read: ASCII only
+    (`jaxqueens.core.arguments.ascii_number`), else argparse's one-line error naming it."""
     if not isinstance(text, str):
         return text
     try:
@@ -201,8 +81,8 @@ def _ascii(text):
 
 
 class Integer(int):
-    """argparse type of every integer option (a :class:`~jaxqueens.cli.schema.Parser` reads
-    ``type=int`` as this): ``int`` of ASCII text only, so ``-n ８`` is refused by name, as a
+    """argparse type of every integer option (a `jaxqueens.cli.schema.Parser` reads
+    `type=int` as this): `int` of ASCII text only, so `-n ８` is refused by name, as a
     board file refuses it; the value is a plain int."""
 
     def __new__(cls, text):
@@ -210,8 +90,8 @@ class Integer(int):
 
 
 class Real(float):
-    """argparse type of every number option (``type=float``): ``float`` of ASCII text only, as
-    :class:`Integer`; the value is a plain float."""
+    """argparse type of every number option (`type=float`): `float` of ASCII text only, as
+    `Integer`; the value is a plain float."""
 
     def __new__(cls, text):
         return float(_ascii(text))
@@ -221,13 +101,13 @@ class Real(float):
 Integer.__name__, Real.__name__ = "int", "float"
 
 SEED_MAX = 2**32 - 1
-"""Seeds are 32-bit: ``jax.random.key`` keeps 32 bits without x64 (key(2^32) is key(0)) and the
-estimator's streams are seeded with ``seed & 0xFFFFFFFF``, so every seed that ever gave its own
+"""Seeds are 32-bit: `jax.random.key` keeps 32 bits without x64 (key(2^32) is key(0)) and the
+estimator's streams are seeded with `seed & 0xFFFFFFFF`, so every seed that ever gave its own
 results lies in 0..2^32-1."""
 
 
 class Seed(int):
-    """argparse type of ``--seed``: an integer in ``0..SEED_MAX`` (the value is a plain int)."""
+    """argparse type of `--seed`: an integer in `0..SEED_MAX` (the value is a plain int)."""
 
     def __new__(cls, text):
         try:
@@ -244,7 +124,13 @@ class Seed(int):
 
 
 def add_seed(p: argparse.ArgumentParser, default: int | None = 0, help: str | None = None) -> None:
-    """``--seed S``: the random seed, range-checked (:class:`Seed`)."""
+    """`--seed S`: the random seed, range-checked (`Seed`).
+
+    Args:
+      p: the parser.
+      default: the seed when none is given.
+      help: the option's help (None: the usual one).
+    """
     p.add_argument(
         "--seed",
         type=Seed,
@@ -255,6 +141,11 @@ def add_seed(p: argparse.ArgumentParser, default: int | None = 0, help: str | No
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:
+    """`--quiet`: no progress line.
+
+    Args:
+      p: the parser.
+    """
     p.add_argument(
         "--quiet",
         action="store_true",
@@ -263,12 +154,23 @@ def add_quiet(p: argparse.ArgumentParser) -> None:
 
 
 def quiet(args) -> bool | None:
-    """``True`` with ``--quiet``; otherwise None: progress on a terminal, quiet off one."""
+    """Whether a command draws its progress line.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      True with `--quiet`; otherwise None: progress on a terminal, quiet off one.
+    """
     return True if getattr(args, "quiet", False) else None
 
 
 def add_checkpoint(p: argparse.ArgumentParser) -> None:
-    """``--resume DIR`` and ``--checkpoint-every SECONDS`` for resumable commands."""
+    """`--resume DIR` and `--checkpoint-every SECONDS` for resumable commands.
+
+    Args:
+      p: the parser.
+    """
     p.add_argument(
         "--resume",
         default=None,
@@ -286,9 +188,16 @@ def add_checkpoint(p: argparse.ArgumentParser) -> None:
 
 
 def resume_folder(args: argparse.Namespace) -> argparse.Namespace:
-    """``--resume DIR`` continues the run of DIR and writes there: ``args`` with ``out`` set to
-    DIR (a new namespace, ``args`` is not changed; the command line applies it once, before the
-    command runs). ``--out`` naming another folder is one line."""
+    """`--resume DIR` continues the run of DIR and writes there: `args` with `out` set to
+    DIR (a new namespace, `args` is not changed; the command line applies it once, before the
+    command runs). `--out` naming another folder is one line.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The namespace with `out` set.
+    """
     resume = getattr(args, "resume", None)
     if not isinstance(resume, str) or not resume or not hasattr(args, "out"):
         return args
@@ -298,10 +207,17 @@ def resume_folder(args: argparse.Namespace) -> argparse.Namespace:
 
 
 def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, bool]:
-    """(checkpoint file or None, resume?) from ``--out``/``--resume`` (:func:`resume_folder` has
-    made ``--out`` the folder of ``--resume``). ``per_process``: each process of a multi-process
-    run keeps its own file beside it (:func:`jaxqueens.io.checkpoint.process_path`; ``count``,
-    ``complete``)."""
+    """The checkpoint of a run from `--out`/`--resume` (`resume_folder` has made `--out` the
+    folder of `--resume`).
+
+    Args:
+      args: the parsed command line.
+      per_process: each process of a multi-process run keeps its own file beside it
+        (`jaxqueens.io.checkpoint.process_path`; `count`, `complete`).
+
+    Returns:
+      `(checkpoint file or None, resume?)`.
+    """
     if args.resume:
         if args.out and Path(args.out) != Path(args.resume):
             raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
@@ -319,10 +235,14 @@ def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, boo
 
 
 def claim_out(out, resume: bool) -> None:
-    """The run takes its ``--out`` folder (:mod:`jaxqueens.io.ownership`): without ``--resume``
+    """The run takes its `--out` folder (`jaxqueens.io.ownership`): without `--resume`
     a folder holding an unfinished run's checkpoint is refused (it would start from nothing and
     overwrite it), and a folder another live process writes to is refused; then the folder's
     lock is taken (released as the command ends). In a multi-process run process 0 takes it.
+
+    Args:
+      out: the `--out` folder (None: none).
+      resume: the run resumes.
 
     Raises:
       QueensError: one line naming the folder and the ways on.
@@ -344,16 +264,32 @@ def claim_out(out, resume: bool) -> None:
 
 
 def check_seconds(value, option: str) -> float:
-    """A positive, finite number of seconds (:func:`jaxqueens.core.arguments.seconds`: ``nan``
-    and ``inf`` are refused, a checkpoint interval of inf would never save)."""
+    """A positive, finite number of seconds (`jaxqueens.core.arguments.seconds`: `nan`
+    and `inf` are refused, a checkpoint interval of inf would never save).
+
+    Args:
+      value: the value given.
+      option: the option, as the message names it.
+
+    Returns:
+      The seconds.
+    """
     return arguments.seconds(value, option)
 
 
 def report_interrupt(what: str, out, saved=None) -> int:
-    """After Ctrl-C or SIGTERM: say what was kept (``what``) and where (``saved``: the checkpoint
-    file, default ``out/checkpoint.npz``), and how to resume, only if that file exists; exit
-    code 128 + the signal (130 after Ctrl-C, 143 after SIGTERM:
-    :func:`jaxqueens.io.interrupts.exit_code`)."""
+    """After Ctrl-C or SIGTERM: say what was kept (`what`) and where (`saved`: the checkpoint
+    file, default `out/checkpoint.npz`), and how to resume, only if that file exists; exit
+    code 128 + the signal (130 after Ctrl-C, 143 after SIGTERM).
+
+    Args:
+      what: what was kept.
+      out: the `--out` folder (None: none).
+      saved: the checkpoint file (None: `out/checkpoint.npz`).
+
+    Returns:
+      The exit code (`jaxqueens.io.interrupts.exit_code`).
+    """
     saved = Path(out) / checkpoint.FILENAME if saved is None and out is not None else saved
     if out is not None and is_writer() and checkpoint.any_saved(saved):
         print(
@@ -369,3 +305,48 @@ def report_interrupt(what: str, out, saved=None) -> int:
     else:
         print("interrupted; nothing saved (give --out DIR to make runs resumable)", file=sys.stderr)
     return interrupts.exit_code()
+
+
+def add_distributed(p: argparse.ArgumentParser) -> None:
+    """The options read anywhere on the line, before the command's own parser: a multi-process
+    run's coordinator, process count, index and timeout, `--log-json` and `--no-cache`.
+
+    Args:
+      p: the parser to add them to.
+    """
+    p.add_argument(
+        "--coordinator",
+        default=None,
+        metavar="HOST:PORT",
+        help="join a multi-process run coordinated by process 0 at HOST:PORT "
+        "(or $JAX_COORDINATOR_ADDRESS)",
+    )
+    p.add_argument(
+        "--num-processes",
+        type=int,
+        default=None,
+        metavar="P",
+        help="processes in the run (or $JAX_NUM_PROCESSES)",
+    )
+    p.add_argument(
+        "--process-id",
+        type=int,
+        default=None,
+        metavar="I",
+        help="this process's index, 0 to P-1; process 0 writes the outputs (or $JAX_PROCESS_ID)",
+    )
+    p.add_argument(
+        "--coordinator-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long the processes wait for each other before stopping with exit 2 "
+        f"(default {processes.COORDINATOR_TIMEOUT:g}, or ${processes.ENV_COORDINATOR_TIMEOUT})",
+    )
+    p.add_argument("--log-json", action="store_true", help="structured JSON log lines on stderr")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=f"no persistent compilation cache (it lives in ${cache.ENV_CACHE_DIR} or the "
+        "XDG cache folder)",
+    )

@@ -1,21 +1,10 @@
-"""``jaxqueens run CONFIG.toml``: experiments from config files, with overrides and sweeps.
+"""`jaxqueens run CONFIG.toml`: experiments from config files, with overrides and sweeps.
 
-A config names a command (solve, evolve, anneal, count, stats or estimate: show, check and
-render take a board file and run directly) and its options, exactly the command line's long
-options with ``_`` for ``-`` (``maxsteps``, ``init_prob``)::
-
-    command = "solve"
-    out = "out/solve-32"
-    [options]
-    n = 32
-    chains = 10000
-    init = "qs4"
-    [sweep]            # optional: one run per combination, one row each in results.csv
-    n = [16, 32, 64]
-
-Keys are checked against the command's own parser (unknown key or wrong type: a one-line error
-naming the key), ``--set key=value`` overrides them, and the output folder receives
-``run.json``: the resolved options, package and JAX versions, devices and seed.
+A config names a command and its options, exactly the command line's long options with `_` for
+`-`; an optional `[sweep]` table runs every combination. Keys are checked against the command's
+own parser (one line naming a bad key), `--set key=value` overrides them, and the output folder
+receives `run.json`: the resolved options, versions, devices and seed. The docs' configs page
+gives the format.
 """
 
 from __future__ import annotations
@@ -51,8 +40,18 @@ DESCRIPTION = (
 
 
 def resolve(cfg: dict, parser: schema.Parser, overrides: list[str], where: str):
-    """(command, options dict, sweep dict, the command's options) with every key and type
-    checked against the command's own definitions (:mod:`jaxqueens.cli.schema`)."""
+    """A config's command, options and sweep, every key and type checked against the command's
+    own definitions (`jaxqueens.cli.schema`).
+
+    Args:
+      cfg: the config file's content.
+      parser: the command line's parser.
+      overrides: the `--set key=value` words.
+      where: the config, as error messages name it.
+
+    Returns:
+      `(command, options, sweep, the command's options by key)`.
+    """
     subs = parser.commands or {}
     command = cfg["command"]
     check_command(command, where, subs)
@@ -99,7 +98,7 @@ def resolve(cfg: dict, parser: schema.Parser, overrides: list[str], where: str):
 
 
 INTERRUPTED = 130
-"""The exit code of a command stopped by Ctrl-C (143: SIGTERM, :func:`interrupts.is_interrupt`):
+"""The exit code of a command stopped by Ctrl-C (143: SIGTERM, `interrupts.is_interrupt`):
 it stops the whole sweep."""
 
 
@@ -124,7 +123,7 @@ def _record(out: Path, command: str, opts: dict, setting: dict, code: int) -> No
 
 
 def _finished(out: Path, command: str, opts: dict) -> dict | None:
-    """The run.json of a finished run of ``command`` with exactly ``opts`` in ``out``, or None."""
+    """The run.json of a finished run of `command` with exactly `opts` in `out`, or None."""
     try:
         rec = jsonl.loads((out / "run.json").read_text())
     except (OSError, ValueError):
@@ -134,19 +133,19 @@ def _finished(out: Path, command: str, opts: dict) -> dict | None:
 
 
 def _saved_work(out: Path) -> bool:
-    """``out`` holds saved work of an interrupted run: a checkpoint, or finished parts in
-    subfolders (``anneal``'s methods), which the command's own ``--resume`` continues."""
+    """`out` holds saved work of an interrupted run: a checkpoint, or finished parts in
+    subfolders (`anneal`'s methods), which the command's own `--resume` continues."""
     return out.is_dir() and (any(out.rglob("checkpoint*.npz")) or any(out.glob("*/summary.json")))
 
 
 PER_SOLVER = ("success_rate", "ert_s")
-"""The figures of each solver of a ``compare`` summary (its ``per_solver`` records) that a
-sweep's results.csv row carries, as ``SOLVER.FIGURE`` columns, beside the recommendation."""
+"""The figures of each solver of a `compare` summary (its `per_solver` records) that a
+sweep's results.csv row carries, as `SOLVER.FIGURE` columns, beside the recommendation."""
 
 
 def _row(out: Path, setting: dict) -> dict:
     """The results.csv row of a finished setting: its values, the flat figures of its summary,
-    and a comparison's figures per solver and recommendation (:func:`_compared`)."""
+    and a comparison's figures per solver and recommendation (`_compared`)."""
     summary = out / "summary.json"
     doc = jsonl.loads(summary.read_text()) if summary.exists() else {}
     flat = {k: v for k, v in doc.items() if not isinstance(v, (dict, list))}
@@ -154,8 +153,8 @@ def _row(out: Path, setting: dict) -> dict:
 
 
 def _compared(doc: dict) -> dict:
-    """``compare``'s summary as flat columns: the recommended solver (empty when none solved),
-    the recommendation's line, and :data:`PER_SOLVER` of every solver; none for another
+    """`compare`'s summary as flat columns: the recommended solver (empty when none solved),
+    the recommendation's line, and `PER_SOLVER` of every solver; none for another
     command's summary."""
     rec, per_solver = doc.get("recommendation"), doc.get("per_solver")
     if not isinstance(rec, dict) or not isinstance(per_solver, list):
@@ -168,35 +167,35 @@ def _compared(doc: dict) -> dict:
 
 
 def _resume_command(args) -> str:
-    """How to continue this run or sweep: its own ``--resume`` (a setting's command's
-    ``--resume`` would run that setting alone, outside the sweep's results)."""
+    """How to continue this run or sweep: its own `--resume` (a setting's command's
+    `--resume` would run that setting alone, outside the sweep's results)."""
     where = f" --out {args.out}" if args.out else ""
     again = " (and the same --set)" if args.set else ""
     return f"jaxqueens run {args.config}{where} --resume{again}"
 
 
 RECORD = "summary.json"
-"""The file in which every command records its run (its ``run`` block: command and argv)."""
+"""The file in which every command records its run (its `run` block: command and argv)."""
 
 NOT_REPEATED = ("out", "resume", "force", "config")
 """Options of a recorded command line that a rerun does not take over: where it writes and how it
-met its folder (``--out`` of ``run`` says where the rerun writes)."""
+met its folder (`--out` of `run` says where the rerun writes)."""
 
 
 def recorded_config(path: str | Path, parser: schema.Parser) -> dict | None:
-    """The config of a recorded run: ``DIR`` or ``DIR/summary.json`` names the command and the
+    """The config of a recorded run: `DIR` or `DIR/summary.json` names the command and the
     options its command line gave (the rest take their defaults as in that run); None when
-    ``path`` is neither (a TOML config).
+    `path` is neither (a TOML config).
 
     Args:
-      path: what ``jaxqueens run`` was given.
+      path: what `jaxqueens run` was given.
       parser: the package's parser (its commands read the recorded words).
 
     Returns:
-      ``{"command": ..., "options": {...}}`` as a TOML config gives them, or None.
+      `{"command": ..., "options": {...}}` as a TOML config gives them, or None.
 
     Raises:
-      QueensError: a summary.json without a command line that ``run`` can repeat.
+      QueensError: a summary.json without a command line that `run` can repeat.
     """
     summary = Path(path) / RECORD if Path(path).is_dir() else Path(path)
     if summary.name != RECORD or not summary.is_file():
@@ -227,13 +226,20 @@ def recorded_config(path: str | Path, parser: schema.Parser) -> dict | None:
 
 
 def _config(path: str | Path, parser: schema.Parser) -> dict:
-    """A TOML config (:func:`load_config`) or a recorded run's (:func:`recorded_config`)."""
+    """A TOML config (`load_config`) or a recorded run's (`recorded_config`)."""
     cfg = recorded_config(path, parser)
     return load_config(path) if cfg is None else cfg
 
 
 def cmd_run(args) -> int:
-    """Run the config's command once, or once per sweep setting."""
+    """Run the config's command once, or once per sweep setting.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The exit code.
+    """
     parser = args.build_parser()
     cfg = _config(args.config, parser)
     command, opts, sweep, options = resolve(cfg, parser, args.set or [], str(args.config))
@@ -303,15 +309,19 @@ def cmd_run(args) -> int:
 
 
 def _write_results(opts: dict, sweep: dict, rows: list[dict]) -> None:
-    """``results.csv`` of a sweep: one row per finished setting."""
+    """`results.csv` of a sweep: one row per finished setting."""
     if sweep and "out" in opts and rows:
         write_dict_csv(Path(opts["out"]) / "results.csv", rows)
         print(f"wrote {Path(opts['out']) / 'results.csv'} ({len(rows)} settings)")
 
 
 def add_command(sub, build_parser) -> None:
-    """Register ``jaxqueens run``; ``build_parser()`` makes the parser whose commands configs
-    name."""
+    """Register `jaxqueens run`.
+
+    Args:
+      sub: the command line's subparsers.
+      build_parser: makes the parser whose commands configs name.
+    """
     p = sub.add_parser(
         "run",
         help="run an experiment from a TOML config (with --set overrides)",
@@ -342,8 +352,14 @@ def add_command(sub, build_parser) -> None:
 
 
 def out_folder(args) -> str | None:
-    """The folder a run writes (``--out``, else the config's ``out``): its report.html goes
-    there."""
+    """The folder a run writes (`--out`, else the config's `out`): its report.html goes there.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The folder, or None.
+    """
     if args.out:
         return args.out
     try:

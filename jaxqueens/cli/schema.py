@@ -1,11 +1,9 @@
 """The one schema of every command's options, taken from the command definitions themselves.
 
-A command defines its options once, with ``add_argument`` on a :class:`Parser`. The parser keeps
-what it was given (:attr:`Parser.options`, :attr:`Parser.commands`), so the config files of
-``jaxqueens run``, ``evolve --config`` and ``compare --config`` are read against the very same
-definitions as the command line: a config key is a long option with ``_`` for ``-`` (``n`` for
-``-n``), its value is checked against the option's type, choices and 32-bit range and becomes
-the words the command line would have had (:func:`to_argv`).
+A command defines its options once, with `add_argument` on a `Parser`, which keeps them
+(`Parser.options`, `Parser.commands`): config files are read against the same definitions as the
+command line. A config key is a long option with `_` for `-` (`n` for `-n`); its value is checked
+against the option's type, choices and 32-bit range and becomes the command line's words.
 """
 
 from __future__ import annotations
@@ -30,13 +28,12 @@ class Option(NamedTuple):
 
     @property
     def is_flag(self) -> bool:
-        """A switch that takes no value (``store_true``/``store_false``)."""
+        """A switch that takes no value (`store_true`/`store_false`)."""
         return self.action.nargs == 0
 
     @property
     def kind(self) -> type:
-        """The value type: ``int`` for every integer type (with a range check or not), ``float``,
-        else ``str``."""
+        """The value type: `int` for every integer type, `float`, else `str`."""
         kind = self.action.type
         if isinstance(kind, type) and issubclass(kind, int):
             return int
@@ -44,28 +41,25 @@ class Option(NamedTuple):
 
     @property
     def is_list(self) -> bool:
-        """A comma list (``metavar="LIST"``): a config may give it as a TOML list."""
+        """A comma list (`metavar="LIST"`): a config may give it as a TOML list."""
         return self.action.metavar == "LIST"
 
 
 class Table(NamedTuple):
-    """A config table of named tables that a command takes (``[solvers.sa]`` with ``key =
-    value`` lines: compare's per-solver settings), and the repeatable option that gives the same
-    on the command line (``--set sa.rounds=100``): both are read against the same definitions,
-    ``entries(name)``: the options entry ``name`` takes, by key (a QueensError for an unknown
-    entry)."""
+    """A config table of named tables a command takes (`[solvers.sa]`: compare's per-solver
+    settings) and the repeatable option that gives the same on the command line (`--set
+    sa.rounds=100`); `entries(name)`: the options entry `name` takes, by key."""
 
     option: str  # config key of the repeatable option (action "append") taking NAME.KEY=VALUE
     entries: Callable[[str], dict[str, Option]]
 
 
 _ASCII_TYPES: dict[Any, type] = {int: Integer, float: Real}
-"""The argparse types every option of a :class:`Parser` reads numbers with: ``int`` and
-``float`` of ASCII text only (``-n ８`` is refused, as in every file format)."""
+"""The types every option of a `Parser` reads numbers with: ASCII text only (`-n ８` is refused)."""
 
 
 def _ascii(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``add_argument``'s keywords with ``type=int``/``float`` read from ASCII text only."""
+    """`add_argument`'s keywords with `type=int`/`float` read from ASCII text only."""
     kind = kwargs.get("type")
     return {**kwargs, "type": _ASCII_TYPES[kind]} if kind in _ASCII_TYPES else kwargs
 
@@ -85,8 +79,8 @@ class _Recording:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that keeps every option it defines (:attr:`options`, by config key) and every
-    command (:attr:`commands`), through the public ``add_*`` methods only."""
+    """argparse that keeps every option it defines (`options`, by config key) and every
+    command (`commands`), through the public `add_*` methods only."""
 
     def __init__(self, *args, **kwargs):
         # before argparse's own __init__, which adds --help through add_argument
@@ -95,7 +89,7 @@ class Parser(argparse.ArgumentParser):
         self.defined: list[argparse.Action] = []  # every argument, positionals too
         self.commands: dict[str, argparse.ArgumentParser] | None = None
         self.command_help: dict[str, str] = {}  # command -> its line in the command list
-        self.tables: dict[str, Table] = {}  # config tables of named tables (:class:`Table`)
+        self.tables: dict[str, Table] = {}  # config tables of named tables (`Table`)
         super().__init__(*args, **kwargs)
 
     def record(self, action: argparse.Action, repeated: bool = False) -> argparse.Action:
@@ -134,8 +128,15 @@ class Parser(argparse.ArgumentParser):
 
 
 def command_parser(add_command: Callable[[Any], None], cls: type[Parser] = Parser) -> Parser:
-    """The parser of one command, made by its module's ``add_command`` (for a command that
-    reads its own config file)."""
+    """The parser of one command that reads its own config file.
+
+    Args:
+      add_command: the command module's `add_command`.
+      cls: the parser class.
+
+    Returns:
+      The command's parser.
+    """
     root = cls(prog="jaxqueens")
     sub = root.add_subparsers(parser_class=cls)
     add_command(sub)
@@ -147,8 +148,12 @@ def command_parser(add_command: Callable[[Any], None], cls: type[Parser] = Parse
 
 
 def add_force(parser: argparse.ArgumentParser) -> None:
-    """Give a command that writes an ``--out`` folder its ``--force`` (the command line adds it
-    to every such command: a folder holding an earlier run's outputs is refused without it)."""
+    """Give a command that writes an `--out` folder its `--force` (without it, a folder holding
+    an earlier run's outputs is refused).
+
+    Args:
+      parser: a command's parser.
+    """
     flags = getattr(parser, "flags", {})  # a Parser's option strings
     if "--out" in flags and "--force" not in flags:
         parser.add_argument(
@@ -160,15 +165,32 @@ def add_force(parser: argparse.ArgumentParser) -> None:
 
 
 def options_of(parser: argparse.ArgumentParser) -> dict[str, Option]:
-    """The options of a command's parser by config key (a :class:`Parser`)."""
+    """The options of a command's parser, by config key.
+
+    Args:
+      parser: a command's `Parser`.
+
+    Returns:
+      Config key -> `Option`.
+    """
     if not isinstance(parser, Parser):
         raise TypeError(f"{parser.prog}: options are read from a jaxqueens.cli.schema.Parser")
     return parser.options
 
 
 def check(key: str, value: Any, options: dict[str, Option], where: str) -> Any:
-    """``value`` of config key ``key`` checked against its option (a one-line QueensError naming
-    the key otherwise); returns it converted as the command line would (a comma list joined)."""
+    """`value` of config key `key` checked against its option.
+
+    Args:
+      key: the config key.
+      value: its value in the config.
+      options: the command's options (`options_of`).
+      where: the config, as error messages name it.
+
+    Returns:
+      The value converted as the command line would (a comma list joined); an unknown key or a
+      value of the wrong type is a one-line QueensError naming the key.
+    """
     if key not in options:
         raise QueensError(f"{where}: unknown key '{key}' (valid: {', '.join(sorted(options))})")
     opt = options[key]
@@ -210,24 +232,39 @@ def check(key: str, value: Any, options: dict[str, Option], where: str) -> Any:
     return value
 
 
-def to_argv(key: str, value: Any, options: dict[str, Option], where: str) -> list[str]:
-    """The command-line words of config key ``key`` = ``value``, checked (:func:`check`)."""
-    value = check(key, value, options, where)
-    opt = options[key]
-    if opt.is_flag:
-        return [opt.flag] if value == opt.action.const else []
-    if opt.is_repeated:
-        return [w for item in value for w in (opt.flag, item)]
-    return [opt.flag, str(value)]
-
-
 def argv_of(values: dict[str, Any], options: dict[str, Option], where: str) -> list[str]:
-    """The command-line words of a whole ``[options]`` table."""
-    return [w for key, value in values.items() for w in to_argv(key, value, options, where)]
+    """The command-line words of a whole `[options]` table, each value checked (`check`).
+
+    Args:
+      values: the table.
+      options: the command's options.
+      where: the config, as error messages name it.
+
+    Returns:
+      The words, key by key.
+    """
+    words: list[str] = []
+    for key, value in values.items():
+        value, opt = check(key, value, options, where), options[key]
+        if opt.is_flag:
+            words += [opt.flag] if value == opt.action.const else []
+        elif opt.is_repeated:
+            words += [w for item in value for w in (opt.flag, item)]
+        else:
+            words += [opt.flag, str(value)]
+    return words
 
 
 def parse_set(text: str, options: dict[str, Option]) -> tuple[str, Any]:
-    """``key=value`` of ``--set``, the value converted by the option's type."""
+    """`key=value` of `--set`, the value converted by the option's type.
+
+    Args:
+      text: the `--set` argument.
+      options: the command's options.
+
+    Returns:
+      `(key, value)`.
+    """
     if "=" not in text:
         raise QueensError(f"--set {text!r}: write key=value")
     key, raw = (part.strip() for part in text.split("=", 1))
@@ -259,10 +296,19 @@ def _words(value: Any) -> str:
 
 
 def table_words(tables: Any, parser: argparse.ArgumentParser, where: str) -> dict[str, list[str]]:
-    """A config's tables of named tables (``{"solvers": {"sa": {"rounds": 100}}}``), each key
-    checked against its entry's options (:func:`check`), as the values of the repeatable options
-    that give them (``{"set": ["sa.rounds=100"]}``); a table the command does not take is one
-    line naming it."""
+    """A config's tables of named tables (`{"solvers": {"sa": {"rounds": 100}}}`), each key
+    checked against its entry's options (`check`), as the values of the repeatable options
+    that give them (`{"set": ["sa.rounds=100"]}`); a table the command does not take is one
+    line naming it.
+
+    Args:
+      tables: the config's named tables.
+      parser: the command's parser.
+      where: the config, as error messages name it.
+
+    Returns:
+      Repeatable option -> its values.
+    """
     out: dict[str, list[str]] = {}
     known = getattr(parser, "tables", {})
     for name, entries in tables.items():
@@ -286,8 +332,16 @@ def table_words(tables: Any, parser: argparse.ArgumentParser, where: str) -> dic
 
 
 def parse_entry(text: str, table: Table, flag: str = "--set") -> tuple[str, str, Any]:
-    """``NAME.KEY=VALUE`` of a repeatable table option (``--set sa.rounds=100``): ``(name, key,
-    value)``, the value converted by the entry's option (one line naming the fix otherwise)."""
+    """`NAME.KEY=VALUE` of a repeatable table option (`--set sa.rounds=100`).
+
+    Args:
+      text: the option's argument.
+      table: the table it fills.
+      flag: the option, as error messages name it.
+
+    Returns:
+      `(name, key, value)`, the value converted by the entry's option.
+    """
     head, sep, raw = text.partition("=")
     name, dot, key = head.strip().rpartition(".")
     if not sep or not dot or not name or not key:
@@ -306,15 +360,24 @@ def parse_entry(text: str, table: Table, flag: str = "--set") -> tuple[str, str,
 
 
 def _convert(opt: Option) -> Callable[[Any], Any]:
-    """The option's conversion of a value (``str`` for an option without a type)."""
+    """The option's conversion of a value (`str` for an option without a type)."""
     return opt.action.type if callable(opt.action.type) else str
 
 
 def read_config(path: str | Path, command: str, parser: argparse.ArgumentParser) -> dict:
-    """The ``[options]`` (and ``out``) of a config file written for ``command``, each checked
-    against ``command``'s parser and converted (:func:`check`), for a command that takes
-    ``--config FILE`` itself (``evolve``, ``compare``); a config for another command, or one with
-    a ``[sweep]`` (only ``jaxqueens run`` sweeps), is one line naming ``jaxqueens run``."""
+    """The `[options]` (and `out`) of a config file written for `command`, each checked
+    against `command`'s parser and converted (`check`), for a command that takes
+    `--config FILE` itself (`evolve`, `compare`); a config for another command, or one with
+    a `[sweep]` (only `jaxqueens run` sweeps), is one line naming `jaxqueens run`.
+
+    Args:
+      path: the config file.
+      command: the command reading it.
+      parser: the command's parser.
+
+    Returns:
+      Config key -> checked value.
+    """
     cfg = load_config(path)
     if cfg["command"] != command:
         raise QueensError(
@@ -337,8 +400,15 @@ def read_config(path: str | Path, command: str, parser: argparse.ArgumentParser)
 
 
 def given(args: argparse.Namespace, options: dict[str, Option]) -> dict[str, Any]:
-    """The options the command line gave, by config key: a value that is not None, a flag that
-    is set."""
+    """The options the command line gave, by config key.
+
+    Args:
+      args: the parsed command line.
+      options: the command's options.
+
+    Returns:
+      Config key -> value: each value that is not None, each flag that is set.
+    """
     out = {}
     for key, opt in options.items():
         value = getattr(args, opt.action.dest, None)
@@ -348,12 +418,20 @@ def given(args: argparse.Namespace, options: dict[str, Option]) -> dict[str, Any
 
 
 def apply_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> argparse.Namespace:
-    """``args`` of a command that takes ``--config FILE`` (its parser ``parser``) with the
-    config's values for every option the command line did not give (a new namespace; ``args`` is
-    not changed). The size counts as given when the positional ``N`` was."""
+    """`args` of a command that takes `--config FILE` (its parser `parser`) with the
+    config's values for every option the command line did not give (a new namespace; `args` is
+    not changed). The size counts as given when the positional `N` was.
+
+    Args:
+      args: the parsed command line.
+      parser: the command's parser.
+
+    Returns:
+      The namespace with the config's values filled in.
+    """
     options = options_of(parser)
     path = getattr(args, "config", None)
-    if not path or "config" not in options:  # (``run``'s CONFIG is its positional argument)
+    if not path or "config" not in options:  # (`run`'s CONFIG is its positional argument)
         return args
     command = parser.prog.split()[-1]
     values = read_config(path, command, parser)

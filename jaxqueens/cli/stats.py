@@ -1,8 +1,8 @@
-"""``jaxqueens stats``: solution-count statistics of a solver (coverage, sampling bias, steps).
+"""`jaxqueens stats`: solution-count statistics of a solver (coverage, sampling bias, steps).
 
-Runs :func:`jaxqueens.drivers.stats.collect` and :func:`~jaxqueens.drivers.stats.analyse`,
-prints the summary, and with ``--out DIR`` writes the tables (:mod:`jaxqueens.io.stats`) and,
-unless ``--no-plots``, the figures (:mod:`jaxqueens.plots.stats`).
+Runs `jaxqueens.drivers.stats.collect` and `jaxqueens.drivers.stats.analyse`,
+prints the summary, and with `--out DIR` writes the tables (`jaxqueens.io.stats`) and,
+unless `--no-plots`, the figures (`jaxqueens.plots.stats`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,11 @@ solstats = _lazy.load("jaxqueens.drivers.stats")
 
 
 def add_command(sub) -> None:
-    """Register ``jaxqueens stats``."""
+    """Register `jaxqueens stats`.
+
+    Args:
+      sub: the command line's subparsers.
+    """
     p = sub.add_parser(
         "stats",
         help="solution-count statistics of a solver: coverage, sampling bias, steps",
@@ -141,7 +145,7 @@ ARG_NAMES = {"max_steps": "maxsteps"}
 def _options(args) -> dict:
     """Every solver option given on the command line (None: not given), by the drivers' names;
     an option of another solver is refused by
-    :func:`jaxqueens.drivers.stats_setup.check_stats_options`."""
+    `jaxqueens.drivers.stats_setup.check_stats_options`."""
     names = {o for opts in stats_setup.STATS_OPTIONS.values() for o in opts} | {"preset"}
     given = {k: getattr(args, ARG_NAMES.get(k, k), None) for k in names}
     return {k: v for k, v in given.items() if v is not None}
@@ -162,7 +166,7 @@ def _p(test: dict | None) -> str:
 
 
 def _plot(res, out) -> list:
-    """The figures of ``res``, from its arrays."""
+    """The figures of `res`, from its arrays."""
     sam = res.samples
     every = res.all_counts is not None
     budgets, rate = res.success
@@ -183,7 +187,14 @@ def _plot(res, out) -> list:
 
 
 def cmd_stats(args) -> int:
-    """The ``stats`` command: run, print the statistics, write tables and figures."""
+    """The `stats` command: run, print the statistics, write tables and figures.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The exit code.
+    """
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     n = options.board_size(args)
     solver_options = _options(args)

@@ -41,12 +41,12 @@ def test_every_option_is_recorded_with_its_config_key_groups_included():
 
 def test_values_become_the_command_line_words():
     options = _toy().options
-    assert schema.to_argv("max_steps", 5, options, "c.toml") == ["--max-steps", "5"]
-    assert schema.to_argv("rate", 2, options, "c.toml") == ["--rate", "2.0"]
-    assert schema.to_argv("plot", True, options, "c.toml") == ["--plot"]
-    assert schema.to_argv("plot", False, options, "c.toml") == []
-    assert schema.to_argv("no_cache", False, options, "c.toml") == ["--no-cache"]
-    assert schema.to_argv("solvers", ["x", "y"], options, "c.toml") == ["--solvers", "x,y"]
+    assert schema.argv_of({"max_steps": 5}, options, "c.toml") == ["--max-steps", "5"]
+    assert schema.argv_of({"rate": 2}, options, "c.toml") == ["--rate", "2.0"]
+    assert schema.argv_of({"plot": True}, options, "c.toml") == ["--plot"]
+    assert schema.argv_of({"plot": False}, options, "c.toml") == []
+    assert schema.argv_of({"no_cache": False}, options, "c.toml") == ["--no-cache"]
+    assert schema.argv_of({"solvers": ["x", "y"]}, options, "c.toml") == ["--solvers", "x,y"]
 
 
 @pytest.mark.parametrize(
@@ -156,8 +156,8 @@ def test_sweep_in_evolve_or_compare_config_is_refused(tmp_path):
 def test_estimate_size_given_as_a_number_in_a_config_is_taken():
     options = build_parser().commands["estimate"].options
     assert options["n"].kind is str  # sizes are text: 8, 20-27, 8,12
-    assert schema.to_argv("n", 10, options, "c.toml") == ["--n", "10"]
-    assert schema.to_argv("n", "20-22", options, "c.toml") == ["--n", "20-22"]
+    assert schema.argv_of({"n": 10}, options, "c.toml") == ["--n", "10"]
+    assert schema.argv_of({"n": "20-22"}, options, "c.toml") == ["--n", "20-22"]
     with pytest.raises(QueensError, match="'n' must be a string, got True"):
         schema.check("n", True, options, "c.toml")
 
