@@ -15,7 +15,7 @@ from jaxqueens import _lazy
 from jaxqueens.cli import options, schema
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
-from jaxqueens.io import checkpoint, writing
+from jaxqueens.io import checkpoint, ga_history, writing
 from jaxqueens.io import ga as ga_io
 from jaxqueens.parallel import memory
 from jaxqueens.plots import ga as ga_plots
@@ -31,7 +31,11 @@ config, `jaxqueens.cli.schema.apply_config`) gives is a setting of the GA."""
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens evolve`."""
+    """Register `jaxqueens evolve`.
+
+    Args:
+      sub: the `jaxqueens` parser's subparsers.
+    """
     p = sub.add_parser(
         "evolve",
         help="genetic algorithms: many trials and islands at once",
@@ -153,7 +157,7 @@ def _add_problem_and_out_options(p) -> None:
     )
     p.add_argument(
         "--history",
-        choices=ga_io.HISTORIES,
+        choices=ga_history.HISTORIES,
         default=None,
         help="history.csv: per generation, statistics over the trials (summary, default) or "
         "every trial's row (per-trial: generations x trials rows, streamed to disk)",
@@ -164,7 +168,11 @@ def _add_problem_and_out_options(p) -> None:
 
 @functools.cache
 def parser() -> schema.Parser:
-    """The `evolve` command's own parser: its options are what a config may set."""
+    """The `evolve` command's own parser: its options are what a config may set.
+
+    Returns:
+      The parser (built once).
+    """
     return schema.command_parser(add_command)
 
 
@@ -210,7 +218,14 @@ def _keep_or_discard(stream, target) -> None:
 
 
 def plan_line(plan: dict) -> str:
-    """The memory estimate printed before the first generation: total, parts, available."""
+    """The memory estimate printed before the first generation.
+
+    Args:
+      plan: what `evolve` passes its `plan` (parts, available, bytes per solution).
+
+    Returns:
+      One line: total, parts, available.
+    """
     parts, available = plan["memory"], plan["available"]
     total = sum(parts.values())
     shown = ", ".join(f"{k} {memory.format_bytes(v)}" for k, v in parts.items())
@@ -224,7 +239,15 @@ def plan_line(plan: dict) -> str:
 def throughput_line(result, evaluations: int) -> str:
     """Evaluations, and the rate of this process's generations over this process's time (the
     generations of earlier sessions of a resumed run are not counted in it); after a resume,
-    also the rate over the time of every session, labelled."""
+    also the rate over the time of every session, labelled.
+
+    Args:
+      result: the run's `EvolveResult`.
+      evaluations: evaluations of every trial and generation.
+
+    Returns:
+      One line.
+    """
     line = (
         f"{evaluations:,} evaluations; this process: {result.evals_here:,} in "
         f"{result.wall_s:.3f} s of generations ({result.evals_per_s:,.0f}/s; "
@@ -239,7 +262,14 @@ def throughput_line(result, evaluations: int) -> str:
 
 
 def cmd_evolve(args) -> int:
-    """The `evolve` command: run, print the summary, write the outputs."""
+    """The `evolve` command: run, print the summary, write the outputs.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The exit code (0: some trial solved, 1: none did).
+    """
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     conf = _settings(args)
     out, plot, score, history = _checked(args, conf)
@@ -250,7 +280,7 @@ def cmd_evolve(args) -> int:
     if history == "per-trial" and gather.is_writer():
         fitness = conf.get("fitness") or "pairs"
         n = conf["instance"].n if conf.get("instance") is not None else conf.get("n") or 8
-        stream = ga_io.HistoryStream(out, n, fitness, score)
+        stream = ga_history.HistoryStream(out, n, fitness, score)
     announce = None if quiet is True else lambda plan: print(plan_line(plan), file=sys.stderr)
     try:
         result = ga.evolve(
@@ -318,9 +348,9 @@ def _checked(args, conf: dict) -> tuple:
             )
         conf["n"], conf["instance"] = None, instance
     history = getattr(args, "history", None) or "summary"
-    if history not in ga_io.HISTORIES:
+    if history not in ga_history.HISTORIES:
         raise QueensError(
-            f"history {history!r} is unknown; use one of {', '.join(ga_io.HISTORIES)}"
+            f"history {history!r} is unknown; use one of {', '.join(ga_history.HISTORIES)}"
         )
     if history == "per-trial" and not out:
         raise QueensError("--history per-trial streams history.csv into --out DIR; give --out")
@@ -351,7 +381,7 @@ def _report(result, out, plot: bool, score: str, history: str, stream) -> int:
             what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
             written += ga_plots.write_summary_plots(
                 Path(out),
-                ga_io.scored_summary(result, score),
+                ga_history.scored_summary(result, score),
                 result.success_curve(),
                 trials=s["trials"],
                 what=what,

@@ -1,7 +1,7 @@
 """What `jaxqueens evolve --out DIR` writes, from a GA run's result.
 
 `history.csv` (per generation, statistics over the trials, or with `--history per-trial` one
-row per generation and trial, streamed by `HistoryStream`), `runs.csv` (one row per trial: the
+row per generation and trial: `ga_history`), `runs.csv` (one row per trial: the
 per-run table of `jaxqueens.io.schema`, steps counted in fitness evaluations), `solutions.npy`,
 the final populations (`population.npy`, `fitness.npy`) and `summary.json`; under the GA
 report's fitness also `score_met.npy`, every distinct board that scored 0. The result is taken
@@ -10,15 +10,14 @@ duck-typed (an `EvolveResult` or anything with its fields): io does not import t
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
-from jaxqueens.errors import QueensError
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import schema
-from jaxqueens.io.atomic import Stream, atomic_path, partial_path
+from jaxqueens.io.atomic import atomic_path
+from jaxqueens.io.ga_history import HistoryStream, summary_columns, summary_rows, unit
 from jaxqueens.io.tables import write_csv, write_json
 from jaxqueens.solvers.variants import solver_name
 
@@ -48,8 +47,14 @@ FITNESS_NAMES = {
 
 
 def operator_name(op) -> str:
-    """How the outputs name a GA operator (fitness, selection, crossover, mutation): the
-    built-in's name, or a user function's qualified name (`user:module.function`)."""
+    """How the outputs name a GA operator (fitness, selection, crossover, mutation).
+
+    Args:
+      op: a built-in's name, a user's function, or None.
+
+    Returns:
+      The built-in's name, or a user function's qualified name (`user:module.function`).
+    """
     if isinstance(op, str) or op is None:
         return str(op)
     where = getattr(op, "__module__", None) or "?"
@@ -57,8 +62,14 @@ def operator_name(op) -> str:
 
 
 def fitness_meaning(fitness) -> str:
-    """What a fitness means (`FITNESS_NAMES`; a user function: its name, and that its 0s are
-    checked)."""
+    """What a fitness means.
+
+    Args:
+      fitness: a name of `FITNESS_NAMES` or a user's function.
+
+    Returns:
+      Its meaning (a user function: its name, and that its 0s are checked).
+    """
     if isinstance(fitness, str):
         return FITNESS_NAMES[fitness]
     return (
@@ -70,8 +81,15 @@ def fitness_meaning(fitness) -> str:
 def checks_zero(fitness) -> bool:
     """Whether a board that scores 0 under `fitness` need not be a solution, so that the driver
     checks every such board (`EvolveResult.score_met` holds them all, `solutions` the
-    confirmed ones): the GA report's score and a user's function (`pairs` and `excess` are 0
-    exactly for solutions)."""
+    confirmed ones).
+
+    Args:
+      fitness: a fitness name or a user's function.
+
+    Returns:
+      True for the GA report's score and a user's function (`pairs` and `excess` are 0
+      exactly for solutions).
+    """
     return callable(fitness) or fitness == REPORT_FITNESS
 
 
@@ -79,192 +97,24 @@ SCORE_MET = "score_met.npy"
 """Report's fitness only: every distinct board that scored 0 (int32 `[M, n]`)."""
 
 
-HISTORIES = ("summary", "per-trial")
-"""What `history.csv` holds (`evolve --history`): per generation, statistics over the trials
-(default: its size grows with generations only), or every trial's row per generation (streamed
-to disk as the run goes: generations x trials rows)."""
-
-SUMMARY_STATS = (
-    "best_min",
-    "best_p10",
-    "best_p50",
-    "best_p90",
-    "best_max",
-    "best_mean",
-    "avg_mean",
-    "worst_mean",
-    "evaluations",
-)
-"""The run's per-generation statistics in order (`EvolveResult.summary`'s columns, the
-driver's `SUMMARY`): min, percentiles (linear), max and mean over trials of each trial's best;
-mean over trials of the population's mean and worst; evaluations of all trials."""
-
-
-def unit(fitness, score: str = "attacking") -> str:
-    """The unit an objective column is named by: `attacking_pairs` (`--score nonattacking`:
-    `nonattacking_pairs`), `excess_queens` (`--fitness excess`: queens beyond the first on
-    each line), `diagonal_attacking_pairs` (the report's fitness) or `user_fitness` (a
-    function)."""
-    if score == "nonattacking":
-        return "nonattacking_pairs"
-    if callable(fitness):
-        return "user_fitness"
-    return {"pairs": "attacking_pairs", "excess": "excess_queens"}.get(
-        fitness, "diagonal_attacking_pairs"
-    )
-
-
-def per_trial_columns(u: str) -> list[str]:
-    """`history.csv` columns with `--history per-trial` (one row per generation and trial,
-    in generation order, then trial)."""
-    return ["generation", "trial", f"best_{u}", f"mean_{u}", f"worst_{u}", "evaluations"]
-
-
-def summary_columns(u: str) -> list[str]:
-    """`history.csv` columns by default: one row per generation, statistics over the trials
-    (`best_*`: of each trial's best; `solved_fraction`: trials with a verified solution by
-    that generation; `evaluations`: of all trials in that generation)."""
-    return [
-        "generation",
-        f"best_{u}_min",
-        f"best_{u}_p10",
-        f"best_{u}_p50",
-        f"best_{u}_p90",
-        f"best_{u}_max",
-        f"best_{u}_mean",
-        f"mean_{u}_mean",
-        f"worst_{u}_mean",
-        "solved_fraction",
-        "evaluations",
-    ]
-
-
-def top(n: int) -> int:
-    """n (n - 1) / 2: the pairs on an n x n board (non-attacking = top - attacking)."""
-    return n * (n - 1) // 2
-
-
-def scored(result, score: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(best, avg, worst) `[G+1, T]` as attacking pairs, or as non-attacking pairs (a result
-    that kept its records, `records="all"`)."""
-    if score == "attacking":
-        return result.best, result.avg, result.worst
-    t = top(result.config.n)
-    return t - result.best, t - result.avg, t - result.worst
-
-
-def scored_summary(result, score: str) -> dict[str, np.ndarray]:
-    """The per-generation statistics `{name: [G+1]}` (`SUMMARY_STATS`, names without
-    the unit) in the score of the CSV: non-attacking pairs turn min into max and p10 into p90."""
-    cols = {k: np.asarray(result.summary[:, i]) for i, k in enumerate(SUMMARY_STATS)}
-    if score == "attacking":
-        return cols
-    t = top(result.config.n)
-    flip = {"best_min": "best_max", "best_max": "best_min", "best_p10": "best_p90"}
-    flip["best_p90"] = "best_p10"
-    return {k: cols[k] if k == "evaluations" else t - cols[flip.get(k, k)] for k in SUMMARY_STATS}
-
-
-def _num(x: float) -> str:
-    """A statistic in the CSV: up to 4 decimals, trailing zeros dropped (`12`, `12.5`)."""
-    return np.format_float_positional(float(x), precision=4, trim="-")
-
-
-def summary_rows(result, score: str):
-    """The rows of the default `history.csv` (`summary_columns`)."""
-    cols = scored_summary(result, score)
-    solved = result.success_curve()
-    order = SUMMARY_STATS[:-1]
-    for g in range(len(solved)):
-        yield (
-            [g] + [_num(cols[k][g]) for k in order] + [_num(solved[g]), int(cols["evaluations"][g])]
-        )
-
-
-class HistoryStream:
-    """`history.csv` with one row per generation and trial, streamed as the run goes
-    (`evolve --history per-trial`): the driver's `sink`.
-
-    The rows go to `.history.csv.partial` (`Stream`) chunk by
-    chunk, never held in memory beyond a chunk; each checkpoint records the file's length, so a
-    resumed run continues it exactly where its checkpoint stands (rows written after it are cut
-    off); `commit` renames it onto `history.csv` at the end (atomic), and an
-    interrupted run leaves `history.csv` absent or as it was.
-    """
-
-    NAME = "history.csv"
-
-    def __init__(self, out, n: int, fitness: str, score: str = "attacking"):
-        self.path = Path(out) / self.NAME
-        self.columns = per_trial_columns(unit(fitness, score))
-        self.top = top(n) if score == "nonattacking" else None
-        self._stream: Stream | None = None
-
-    def start(self) -> None:
-        """A new file: its header."""
-        self._stream = Stream(self.path)
-        self._stream.write(",".join(self.columns) + "\n")
-
-    def resume(self, position: int) -> None:
-        """Continue the file of an interrupted run at `position` (its checkpoint's length)."""
-        partial = partial_path(self.path)
-        if not partial.exists() and self.path.exists():  # committed, but the checkpoint stayed
-            os.replace(self.path, partial)  # (stopped before it was removed): go on from it
-        try:
-            self._stream = Stream(self.path, resume_at=position)
-        except FileNotFoundError:
-            raise QueensError(
-                f"{partial_path(self.path)}: the per-trial history streamed before the "
-                f"checkpoint is missing or shorter than the checkpoint's {position:,} bytes; "
-                "start over without --resume (or use --history summary)"
-            ) from None
-
-    def records(self, gen0: int, best, avg, worst, nevals) -> None:
-        """Rows of generations `gen0 ..` (`[k, T]` arrays, the fitness minimised)."""
-        assert self._stream is not None, "start() or resume() first"
-        k, trials = np.shape(best)
-        best, avg, worst = (np.asarray(x) for x in (best, avg, worst))
-        if self.top is not None:
-            best, avg, worst = self.top - best, self.top - avg, self.top - worst
-        gens = np.repeat(np.arange(gen0, gen0 + k), trials).tolist()
-        ids = np.tile(np.arange(trials), k).tolist()
-        rows = map(
-            "{},{},{},{:.4f},{},{}\n".format,
-            gens,
-            ids,
-            best.ravel().tolist(),
-            np.asarray(avg, np.float64).ravel().tolist(),
-            worst.ravel().tolist(),
-            np.asarray(nevals).ravel().tolist(),
-        )
-        self._stream.write("".join(rows))
-
-    def sync(self) -> int:
-        """Bytes durably written (a checkpoint records them)."""
-        return self._stream.sync() if self._stream is not None else 0
-
-    def commit(self) -> Path:
-        """Rename the whole file onto `history.csv`."""
-        assert self._stream is not None
-        return self._stream.commit()
-
-    def close(self) -> None:
-        """Keep the partial file for `--resume` (an interrupted run)."""
-        if self._stream is not None:
-            self._stream.close()
-
-    def discard(self) -> None:
-        """Remove the partial file (a run that left no checkpoint to resume from)."""
-        if self._stream is not None:
-            self._stream.discard()
-
-
 def out_bytes(
     n: int, pop: int, trials: int, islands: int, generations: int, history: str = "summary"
 ) -> int:
     """Roughly what `--out` receives at its peak: the final populations (.npy) and the
     checkpoint with its temporary copy, the history (streamed per trial: one row per trial and
-    generation), and the small tables."""
+    generation), and the small tables.
+
+    Args:
+      n: board size.
+      pop: individuals per island.
+      trials: trials of the run.
+      islands: islands per trial.
+      generations: generations of the run.
+      history: one of `HISTORIES`.
+
+    Returns:
+      Bytes.
+    """
     gene = 1 if n <= 127 else 2
     population = trials * islands * (pop * (gene * n + 4) + 4) + 64 * trials
     statistics = (generations + 1) * 200
@@ -273,7 +123,14 @@ def out_bytes(
 
 
 def summary(result) -> dict:
-    """JSON-ready summary of a run."""
+    """JSON-ready summary of a run.
+
+    Args:
+      result: a GA result.
+
+    Returns:
+      The `summary.json` dict.
+    """
     fs = result.first_solved
     solved = fs[fs >= 0]
     return {
@@ -324,8 +181,14 @@ def _report_counts(result) -> dict:
 
 
 def report_line(result) -> str:
-    """The report's fitness, labelled honestly: "N boards meet the report's score; K of them
-    are solutions"."""
+    """The report's fitness, labelled honestly.
+
+    Args:
+      result: a GA result under the report's fitness.
+
+    Returns:
+      "... N distinct boards meet the report's score; K of them are solutions ...".
+    """
     c = _report_counts(result)
     return (
         f"the report's score (diagonal pairs only, rows ignored) reached 0 in "
@@ -346,7 +209,14 @@ def run_table(result) -> schema.RunTable:
     first generation with a verified solution for `steps_to_solution`; a trial's seconds are
     its share of the run's generation and initialisation time by evaluations; attacking pairs of
     the last generation's best under fitness pairs, 0 where solved (other fitnesses: that best
-    in `best_fitness`)."""
+    in `best_fitness`).
+
+    Args:
+      result: a GA result.
+
+    Returns:
+      The `schema.RunTable`.
+    """
     first = np.asarray(result.first_solved)
     solved = first >= 0
     spent = np.asarray(result.evals_total, np.int64)
@@ -391,14 +261,8 @@ def write_outputs(
     """Write `FILES` into `out`; `summ` is `summary` of the run. `history`
     "per-trial" commits `stream` (the rows streamed during the run) as `history.csv`;
     "summary" writes the per-generation statistics (`summary_rows`).
-
-    The files: `history.csv` (generation 0 is the initial population; objective columns are
-    named by their unit, `unit`), `runs.csv` (one row per trial, `run_table`; under the GA
-    report's fitness it gains `first_score_met_generation`, the first generation whose best
-    scored 0, beside `first_solved_generation`, the first with a checker-confirmed solution),
-    `solutions.npy` (every distinct verified solution, int32 `[S, n]`), `population.npy`
-    `[T, I, P, n]` and `fitness.npy` `[T, I, P]` (the final populations), `summary.json`, and
-    under the report's fitness `score_met.npy` (every distinct board that scored 0).
+    Under the GA report's fitness `runs.csv` gains `first_score_met_generation` and
+    `score_met.npy` holds every distinct board that scored 0 (the docs' commands page).
 
     Args:
       result: the GA run's result (duck-typed, as an `EvolveResult`).

@@ -24,6 +24,9 @@ def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Pat
       path: PNG to write.
       ylabel: y-axis label.
       title: figure title.
+
+    Returns:
+      The PNG written.
     """
     values = np.asarray(values, dtype=float)
     fig, ax = figure()
@@ -52,9 +55,18 @@ def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Pat
 def solved_plot(
     curve: np.ndarray, path: Path, title: str, trials: int | None = None, solver: str = "ga"
 ) -> Path:
-    """Fraction of trials that have found a solution by generation g (`curve [G+1]`), in
-    `solver`'s style, with its 95% Wilson interval shaded when the number of `trials` is
-    given."""
+    """Fraction of trials that have found a solution by generation g, in `solver`'s style.
+
+    Args:
+      curve: `[G+1]` the fraction solved by each generation.
+      path: PNG to write.
+      title: figure title.
+      trials: the number of trials (shades the 95% Wilson interval), or None.
+      solver: whose style.
+
+    Returns:
+      The PNG written.
+    """
     fig, ax = figure()
     gens = np.arange(len(curve))
     style = solver_style(solver)
@@ -86,6 +98,9 @@ def write_plots(
       score: "attacking" (attacking pairs or excess, by `fitness`) or "nonattacking".
       fitness: the GA's fitness, "pairs", "excess" or "report-diagonals-only" (labels the y axis;
         `solved` counts verified solutions under every fitness).
+
+    Returns:
+      The PNGs written.
     """
     label = _label(score, fitness)
     files = []
@@ -106,8 +121,19 @@ def write_plots(
 
 def band_plot(stats: dict, path: Path, ylabel: str, title: str, trials: int) -> Path:
     """A per-generation statistic over trials: the 10-90 percentile band, the median, the
-    lowest and highest (`stats`: `best_p10`, `best_p50`, `best_p90`, `best_min`,
-    `best_max` `[G+1]`, as the default `history.csv` holds them)."""
+    lowest and highest.
+
+    Args:
+      stats: `best_p10`, `best_p50`, `best_p90`, `best_min`, `best_max` `[G+1]`, as the
+        default `history.csv` holds them.
+      path: PNG to write.
+      ylabel: y-axis label.
+      title: figure title.
+      trials: the number of trials (the legend).
+
+    Returns:
+      The PNG written.
+    """
     fig, ax = figure()
     gens = np.arange(len(stats["best_p50"]))
     ax.fill_between(
@@ -142,8 +168,20 @@ def write_summary_plots(
     fitness: str = "pairs",
 ) -> list[Path]:
     """best.png (percentile band over trials), avg.png and worst.png (means over trials) and
-    success.png from a run's per-generation statistics (`stats`: the names of
-    `jaxqueens.io.ga.SUMMARY_STATS` -> `[G+1]`), never from `[G+1, T]` records."""
+    success.png from a run's per-generation statistics, never from `[G+1, T]` records.
+
+    Args:
+      out: folder to write into.
+      stats: `{name: [G+1]}` by the names of `jaxqueens.io.ga_history.SUMMARY_STATS`.
+      solved: `[G+1]` fraction of trials solved by generation g.
+      trials: the number of trials.
+      what: the run in words, for the titles.
+      score: "attacking" or "nonattacking".
+      fitness: the GA's fitness (labels the y axis).
+
+    Returns:
+      The PNGs written.
+    """
     label = _label(score, fitness)
     files = [band_plot(stats, Path(out) / "best.png", f"best {label}", f"best: {what}", trials)]
     for name, key in (("avg", "avg_mean"), ("worst", "worst_mean")):

@@ -9,7 +9,7 @@ import pytest
 
 from jaxqueens.errors import QueensError
 from jaxqueens.io import ga as ga_io
-from jaxqueens.io import schema
+from jaxqueens.io import ga_history, schema
 from jaxqueens.solvers import ga_fitness
 
 
@@ -64,7 +64,7 @@ def test_write_outputs_files_and_columns(tmp_path):
     written = ga_io.write_outputs(r, tmp_path / "out", ga_io.summary(r))
     assert [p.name for p in written] == list(ga_io.FILES)
     rows = list(csv.reader((tmp_path / "out" / "history.csv").read_text().splitlines()))
-    assert rows[0] == ga_io.summary_columns("attacking_pairs")
+    assert rows[0] == ga_history.summary_columns("attacking_pairs")
     assert rows[0][:3] == ["generation", "best_attacking_pairs_min", "best_attacking_pairs_p10"]
     assert rows[1:] == [
         ["0", "2", "2.1", "2.5", "2.9", "3", "2.5", "2.75", "4.5", "0", "8"],
@@ -95,7 +95,7 @@ def test_write_outputs_files_and_columns(tmp_path):
 def test_nonattacking_score_and_no_solutions(tmp_path):
     r = _result()
     r.solutions = np.zeros((0, 5), np.int8)
-    best, _avg, worst = ga_io.scored(r, "nonattacking")
+    best, _avg, worst = ga_history.scored(r, "nonattacking")
     assert (best == 10 - r.best).all() and (worst == 10 - r.worst).all()  # n (n - 1) / 2 = 10
     ga_io.write_outputs(r, tmp_path, ga_io.summary(r), "nonattacking")
     rows = list(csv.DictReader((tmp_path / "history.csv").read_text().splitlines()))
@@ -120,17 +120,17 @@ def test_nonattacking_statistics_equal_those_of_the_flipped_records():
         + [best.mean(1)] * 3
         + [np.ones(4)]
     )
-    flipped = ga_io.scored_summary(r, "nonattacking")
+    flipped = ga_history.scored_summary(r, "nonattacking")
     na = 10 - best
     want = [na.min(1), *np.percentile(na, (10, 50, 90), axis=1), na.max(1), na.mean(1)]
-    for k, w in zip(ga_io.SUMMARY_STATS[:6], want, strict=True):
+    for k, w in zip(ga_history.SUMMARY_STATS[:6], want, strict=True):
         np.testing.assert_allclose(flipped[k], w)
 
 
 def test_the_history_stream_resumes_where_its_checkpoint_stands(tmp_path):
     """Rows written after the last sync (the checkpoint's length) are cut off on resume; the
     file appears under its name only when committed."""
-    s = ga_io.HistoryStream(tmp_path, 5, "pairs")
+    s = ga_history.HistoryStream(tmp_path, 5, "pairs")
     s.start()
     best = np.array([[3, 2]])
     s.records(0, best, best + 0.5, best + 1, np.full((1, 2), 4))
@@ -138,7 +138,7 @@ def test_the_history_stream_resumes_where_its_checkpoint_stands(tmp_path):
     s.records(1, best, best, best, np.full((1, 2), 2))  # after the checkpoint: lost
     s.close()
     assert not (tmp_path / "history.csv").exists()
-    again = ga_io.HistoryStream(tmp_path, 5, "pairs")
+    again = ga_history.HistoryStream(tmp_path, 5, "pairs")
     again.resume(mark)
     again.records(1, best - 1, best, best + 1, np.full((1, 2), 2))
     again.commit()
@@ -152,7 +152,7 @@ def test_the_history_stream_resumes_where_its_checkpoint_stands(tmp_path):
     ]
     assert not list(tmp_path.glob(".*partial"))
     with pytest.raises(QueensError, match="start over without --resume"):
-        ga_io.HistoryStream(tmp_path / "none", 5, "pairs").resume(10)
+        ga_history.HistoryStream(tmp_path / "none", 5, "pairs").resume(10)
 
 
 def test_fitness_names_cover_the_kernels_fitnesses():
