@@ -185,13 +185,13 @@ def _free(cols, ld, rd, c, n: int):
     return ~(cols | diag) & jnp.uint32((1 << n) - 1)
 
 
-def _after(c, skip_lo, skip_hi, n: int):
-    """The column of the level after column `c`, at most n - 2 (past the last level its
-    masks are never used)."""
+def _after(c, skip_lo, skip_hi, n: int, end: int | None = None):
+    """The column of the level after column `c`, at most `end` (default n - 2, the count's last
+    column; past the last level its masks are never used)."""
     c = c + 1
     c = c + (c == skip_lo).astype(jnp.uint32)
     c = c + (c == skip_hi).astype(jnp.uint32)
-    return jnp.minimum(c, jnp.uint32(n - 2))
+    return jnp.minimum(c, jnp.uint32(n - 2 if end is None else end))
 
 
 def _stack(packed, r, push, pop):
@@ -207,13 +207,25 @@ def _stack(packed, r, push, pop):
     return tuple(out)
 
 
-def _step(s: Lane, n: int):
+def _flip_torus(lo, hi, idx, n: int):
+    """`_flip` of a torus's doubled masks: bits `idx mod n` and `idx mod n + n` (`idx` in
+    0..2n-2), so that the count's shifted reads see the diagonal modulo n."""
+    a = idx - jnp.uint32(n) * (idx >= n).astype(jnp.uint32)
+    lo, hi = _flip(lo, hi, a)
+    return _flip(lo, hi, a + jnp.uint32(n))
+
+
+def _step(s: Lane, n: int, *, end=None, allowed=None, torus: bool = False, hit: bool = False):
     """One iteration of every lane: (the new lane, uint32 [B] completions found: 0 or 1).
 
     It either takes an edge from level d (its lowest free row `r`) or, with no row left at
     level d, pops to level d - 1 (its queen's row `r`, the newest of the packed rows): both
     toggle one queen in the masks and take the free rows of one column, so the two paths share
-    every mask operation and differ only in which queen and column they pick.
+    every mask operation and differ only in which queen and column they pick. The defaults are
+    the count's search; a constrained one (`jaxqueens.parallel.threads_complete`) gives its
+    last column `end`, `allowed(col)` (the allowed rows of a column, uint32 [B]) and `torus`
+    (doubled masks, `_flip_torus`), and with `hit` also gets the queen's row `r` and the free
+    rows `f` of the child (its one row at a completion) as a third and fourth result.
     """
     full = jnp.uint32((1 << n) - 1)
     top = jnp.uint32(n - 1)
@@ -234,22 +246,30 @@ def _step(s: Lane, n: int):
     qbit = jnp.where(has, bit, jnp.uint32(1) << r)
     # the toggled masks are kept only on a push or a pop, so they are toggled unconditionally
     ncols = cols ^ qbit
-    nld = _flip(ld[0], ld[1], r + qc)
-    nrd = _flip(rd[0], rd[1], r + top - qc)
+    flip = functools.partial(_flip_torus, n=n) if torus else _flip
+    nld = flip(ld[0], ld[1], r + qc)
+    nrd = flip(rd[0], rd[1], r + top - qc)
     fc = jnp.where(has, nxt, prev)
     above = jnp.where(has, full, qbit * jnp.uint32(0xFFFFFFFE))  # a pop: rows above r
     f = _free(ncols, nld, nrd, fc, n) & above
+    if allowed is not None:
+        f = f & allowed(fc)
     at_last = d + 1 == last
     add = (has & at_last & (f != 0)).astype(jnp.uint32)
+
+    def free(col):
+        rows = _free(ncols, nld, nrd, col, n)
+        return rows if allowed is None else rows & allowed(col)
+
     # look-ahead: enter the child only if the next two levels keep a free row too (ignoring the
     # queens still to come, so no solution is cut; after NQueensFAF and the CPU kernel)
-    ahead2 = (_free(ncols, nld, nrd, c2, n) != 0) | (d + 2 > last)
-    ahead3 = (_free(ncols, nld, nrd, c3, n) != 0) | (d + 3 > last)
+    ahead2 = (free(c2) != 0) | (d + 2 > last)
+    ahead3 = (free(c3) != 0) | (d + 3 > last)
     push = has & ~at_last & (f != 0) & ahead2 & ahead3
     commit = push | pop
     d = d + push.astype(jnp.int32) - back.astype(jnp.int32)
     # the columns ahead move up by one level on a push, down by one on a pop
-    beyond = _after(c3, skip_lo, skip_hi, n)
+    beyond = _after(c3, skip_lo, skip_hi, n, end)
     ahead = (
         jnp.where(push, c2, jnp.where(pop, c, nxt)),
         jnp.where(push, c3, jnp.where(pop, nxt, c2)),
@@ -262,7 +282,7 @@ def _step(s: Lane, n: int):
     rd = tuple(jnp.where(commit, a, o) for a, o in zip(nrd, rd, strict=True))
     packed = _stack(packed, r, push, pop)
     new = s._replace(d=d, c=c, ahead=ahead, av=av, cols=cols, ld=ld, rd=rd, packed=packed)
-    return new, add
+    return (new, add, r, f) if hit else (new, add)
 
 
 def row_words(n: int) -> int:

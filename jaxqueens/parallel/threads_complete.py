@@ -1,0 +1,348 @@
+"""One search per GPU thread for `complete` (decide, count) and the torus: a Pallas kernel.
+
+The items of `jaxqueens.solvers.complete` (sub-trees of constrained instances, the `complete`
+driver's batches) searched by the step of `jaxqueens.parallel.threads` (absolute two-word
+diagonals undone by XOR from the packed queen rows, two-level look-ahead, lane refill), with
+each column's allowed rows read from the item and, on a torus, doubled masks (a diagonal mod n
+is bits `k` and `k + n`). An item stops at its edge budget (checked every `UNROLL` steps) or,
+deciding, at its first solution; a lane snapshots the first solution of an item that asks for
+one. `search_chunk` takes and returns what `jaxqueens.parallel.complete.search_chunk` does
+(the driver's format: head, stacks rebuilt from the packed rows, the solution's path), so the
+host splits an unfinished item's frontier as before. Enumeration is not here: its per-item
+solution lists do not fit a thread's registers.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as pl_triton
+
+from jaxqueens.errors import QueensError
+from jaxqueens.parallel import threads
+from jaxqueens.solvers import complete as solver
+from jaxqueens.solvers.complete import Config
+
+COLS, LD_LO, LD_HI, RD_LO, RD_HI, LEVEL, AV, BUDGET, STOP = range(9)  # the words of an item
+ALLOWED = 9  # then its columns' allowed rows, n words
+D, STEPS, LO, HI, AV_OUT, PATH = range(6)  # the words read back, then the packed rows ...
+BLOCK = threads.BLOCK
+NUM_WARPS = threads.NUM_WARPS
+UNROLL = threads.UNROLL
+DONE = 0xFFFFFFFF  # `D` of an item searched to its end
+
+
+def row_words(n: int) -> int:
+    """Words of packed queen rows a lane keeps for n (5 bits a row; at most n - 2 levels)."""
+    return max(1, -(-5 * (n - 2) // 32))
+
+
+def out_words(n: int) -> int:
+    """Words read back per item: d, steps, found (two), the frontier's rows, the packed rows,
+    and the first solution's packed rows and last two rows."""
+    return PATH + 2 * row_words(n) + 1
+
+
+class Extra(NamedTuple):
+    """A lane's item bookkeeping beside its search (`threads.Lane`; `W` = `row_words`)."""
+
+    steps: jax.Array  # [B] uint32 loop iterations on the item in this call
+    lo: jax.Array  # [B] uint32 solutions found, low word
+    hi: jax.Array  # [B] uint32 high word
+    budget: jax.Array  # [B] uint32 iterations the item may take in this call
+    stop: jax.Array  # [B] uint32 nonzero: snapshot its first solution (deciding: stop there)
+    got: jax.Array  # [B] uint32 nonzero once the snapshot is taken
+    sol: tuple  # W x [B] uint32 the snapshot's packed rows (levels start..n-3)
+    tail: jax.Array  # [B] uint32 its rows of columns n-2 and n-1 (bits 0.. and 8..)
+
+
+def _live(s: threads.Lane, x: Extra, decide: bool):
+    go = (s.d >= s.start.astype(jnp.int32)) & (x.steps < x.budget)
+    return go & (x.got == 0) if decide else go
+
+
+def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unroll):
+    """Program p searches the items of its range (as `threads`' count kernel); a lane whose
+    item is done, out of budget or decided writes its words (column = the item; columns past
+    the items: one spare per lane) and takes the range's next item."""
+    p = pl.program_id(0)
+    first, end = (p * items) // programs, ((p + 1) * items) // programs
+    lane = lax.broadcasted_iota(jnp.int32, (block,), 0)
+    words = row_words(n)
+    zero = jnp.zeros((block,), jnp.uint32)
+
+    def load(task):
+        idx = jnp.clip(task, 0, items - 1)
+        w = [w_ref[i, idx] for i in range(ALLOWED)]
+        start = w[LEVEL]
+        dead = (task >= end) | (w[AV] == 0)
+        ahead = tuple(jnp.minimum(start + k, jnp.uint32(n - 1)) for k in (1, 2, 3))
+        s = threads.Lane(
+            jnp.where(dead, start.astype(jnp.int32) - 1, start.astype(jnp.int32)),
+            start,
+            ahead,
+            jnp.where(dead, zero, w[AV]),
+            w[COLS],
+            (w[LD_LO], w[LD_HI]),
+            (w[RD_LO], w[RD_HI]),
+            tuple(zero for _ in range(words)),
+            start,
+            jnp.full((block,), n - 1, jnp.uint32),
+            jnp.full((block,), 255 | 255 << 8, jnp.uint32),  # no column skipped
+        )
+        sol = tuple(zero for _ in range(words))
+        return s, Extra(zero, zero, zero, w[BUDGET], w[STOP], zero, sol, zero)
+
+    def inner(c):
+        s, x, task, nxt = c
+        idx = jnp.clip(task, 0, items - 1)
+        allowed = lambda col: w_ref[ALLOWED + col.astype(jnp.int32), idx]
+        for _ in range(unroll):  # a halted lane steps on until the check: its budget is soft
+            busy = (s.d >= s.start.astype(jnp.int32)).astype(jnp.uint32)
+            packed = s.packed
+            s, add, r, f = threads._step(s, n, end=n - 1, allowed=allowed, torus=toroidal, hit=True)
+            take = (add != 0) & (x.stop != 0) & (x.got == 0)
+            lo = x.lo + add
+            x = Extra(
+                x.steps + busy,
+                lo,
+                x.hi + (lo < add).astype(jnp.uint32),
+                x.budget,
+                x.stop,
+                x.got | take.astype(jnp.uint32),
+                tuple(jnp.where(take, a, b) for a, b in zip(packed, x.sol, strict=True)),
+                jnp.where(take, r | (threads._log2(f) << 8), x.tail),
+            )
+        return s, x, task, nxt
+
+    def running(c):  # every lane live or out of items, and some lane live
+        live = _live(c[0], c[1], decide).astype(jnp.int32)
+        out = (c[2] >= end).astype(jnp.int32)
+        return (jnp.min(live | out) > 0) & (jnp.max(live) > 0)
+
+    def write(s, x, task, mask):
+        # a lane not writing aims at its own spare column (so no two lanes share an address)
+        idx = jnp.where(mask, task, items + p * block + lane)
+        done = s.d < s.start.astype(jnp.int32)
+        found = ((x.lo | x.hi) != 0).astype(jnp.uint32)
+        head = [
+            jnp.where(done, jnp.uint32(DONE), s.d.astype(jnp.uint32)),
+            x.steps,
+            found if decide else x.lo,
+            zero if decide else x.hi,
+            s.av,
+        ]
+        for k, v in enumerate([*head, *s.packed, *x.sol, x.tail]):
+            pl_triton.store(out_ref.at[k, idx], v, mask=mask)
+
+    def outer(c):
+        s, x, task, nxt = lax.while_loop(running, inner, c)
+        idle = ~_live(s, x, decide) & (task < end)
+        write(s, x, task, idle)
+        count = idle.astype(jnp.int32)
+        task = jnp.where(idle, nxt + jnp.cumsum(count) - count, task)  # the range's next ones
+        nxt = nxt + jnp.sum(count)
+        fresh = load(task)
+        s, x = jax.tree.map(lambda a, b: jnp.where(idle, a, b), fresh, (s, x))
+        return s, x, task, nxt
+
+    task = first + lane
+    s, x = load(task)
+    lax.while_loop(
+        lambda c: jnp.max((c[2] < end).astype(jnp.int32)) > 0, outer, (s, x, task, first + block)
+    )
+
+
+def _shl(x, s):
+    """The 64-bit `x << s` (uint32 `x`, `s` in 0..31) as (low, high) words."""
+    return x << s, jnp.where(s == 0, jnp.uint32(0), x >> (jnp.uint32(32) - s))
+
+
+def _rotl(x, k, n: int):
+    """`x` rotated left by `k` (0..n-1) within n bits."""
+    full = jnp.uint32((1 << n) - 1)
+    return jnp.where(k == 0, x, ((x << k) | (x >> (jnp.uint32(n) - k))) & full)
+
+
+def _doubled(x, n: int):
+    """The n-bit `x` at bits 0.. and n.. of a 64-bit word pair (a torus's diagonals)."""
+    if n == 32:
+        return x, x
+    return x | (x << n), x >> (32 - n)
+
+
+def item_words(batch, config: Config):
+    """The kernel's words of a batch of items (the driver's format).
+
+    Args:
+      batch: uint32 `[P, HEAD + n]` items of `jaxqueens.solvers.complete` (root masks relative
+        to the item's column, its level, budget and stop flag, then the allowed masks).
+      config: the kernel's static shape (n, torus).
+
+    Returns:
+      uint32 `[ALLOWED + n, P]`: absolute masks (diagonal `row + col` in `LD`, `row - col + n
+      - 1` in `RD`; on a torus both mod n, doubled), then the item's words and allowed masks.
+    """
+    n = config.n
+    full = jnp.uint32((1 << n) - 1)
+    b = batch.astype(jnp.uint32)
+    level = b[:, solver.LEVEL]
+    up, down = b[:, solver.LD] & full, b[:, solver.RD] & full  # row - col, row + col constant
+    if config.toroidal:
+        ld = _doubled(_rotl(down, level % n, n), n)
+        rd = _doubled(_rotl(up, (jnp.uint32(n - 1) - level) % n, n), n)
+    else:
+        ld, rd = _shl(down, level), _shl(up, jnp.uint32(n - 1) - level)
+    head = [b[:, solver.COLS], *ld, *rd, level, b[:, solver.AV], b[:, solver.BUDGET]]
+    return jnp.concatenate([jnp.stack([*head, b[:, solver.STOP]]), b[:, solver.HEAD :].T])
+
+
+def _slots(packed, count: int):
+    """The first `count` 5-bit slots of the packed words (`[W, P]`): `[P, count]`, slot 0 the
+    newest row."""
+    out = []
+    for j in range(count):
+        word, off = divmod(5 * j, 32)
+        if word >= len(packed):  # past the deepest level a lane packs
+            out.append(jnp.zeros_like(packed[0]))
+            continue
+        v = packed[word] >> off
+        if off > 27 and word + 1 < len(packed):
+            v = v | (packed[word + 1] << (32 - off))
+        out.append(v & 31)
+    return jnp.stack(out, axis=1)
+
+
+def _shift(ld, rd, n: int, toroidal: bool):
+    full = jnp.uint32((1 << n) - 1)
+    if toroidal:
+        return ((ld << 1) | (ld >> (n - 1))) & full, ((rd >> 1) | (rd << (n - 1))) & full
+    return (ld << 1) & full, rd >> 1
+
+
+def _rows_along(batch, rows, depth, config: Config, frontier=None):
+    """The stack rows of `jaxqueens.solvers.complete` along a path from the items' roots:
+    `[P, n + 1, 5]` (cols, ld, rd, untried rows, 0) of stack rows 0..depth (`[P]`; zeros past
+    it), the path's queens `rows` `[P, n]` (row k: stack row k's queen, k < depth), `frontier`
+    the untried rows of row `depth` (None: `[P, n + 1]`, the cols masks only)."""
+    n = config.n
+    cols, ld, rd = (batch[:, k] for k in (solver.COLS, solver.LD, solver.RD))
+    ld, rd = ld & jnp.uint32((1 << n) - 1), rd
+    allowed = jnp.concatenate([batch[:, solver.HEAD :], jnp.zeros_like(batch[:, :1])], axis=1)
+    level = jnp.minimum(batch[:, solver.LEVEL].astype(jnp.int32), n)
+    out = []
+    for k in range(n + 1):
+        here = k <= depth
+        if frontier is None:
+            out.append(jnp.where(here, cols, 0))
+        else:
+            col = jnp.minimum(level + k, n)[:, None]
+            free = jnp.take_along_axis(allowed, col, axis=1)[:, 0] & ~(cols | ld | rd)
+            above = jnp.uint32(0xFFFFFFFE) << rows[:, min(k, n - 1)]
+            rest = jnp.where(k == depth, frontier, free & above)
+            if k == 0:  # (an item's root rows, as the kernel searched them)
+                rest = rest & batch[:, solver.AV]
+            row = jnp.stack([cols, ld, rd, rest, jnp.zeros_like(cols)], axis=1)
+            out.append(jnp.where(here[:, None], row, 0))
+        if k < n:
+            bit = jnp.where(k < depth, jnp.uint32(1) << rows[:, k], 0)
+            cols = cols | bit
+            ld, rd = _shift(ld | bit, rd | bit, n, config.toroidal)
+    return jnp.stack(out, axis=1)
+
+
+def _readout(batch, out, config: Config):
+    """`jaxqueens.parallel.complete.search_chunk`'s `(head, stacks, solutions)` from the
+    kernel's words `out` `[out_words, P]`."""
+    n = config.n
+    words = row_words(n)
+    b = batch.astype(jnp.uint32)
+    level = b[:, solver.LEVEL].astype(jnp.int32)
+    done = out[D] == jnp.uint32(DONE)
+    depth = jnp.where(done, -1, out[D].astype(jnp.int32) - level)  # stack row of the frontier
+    head = jnp.stack([depth.astype(jnp.uint32), out[STEPS], out[LO], out[HI]], axis=-1)
+    slots = _slots(out[PATH : PATH + words], n)  # slot 0: the deepest level's queen
+    k = jnp.arange(n)[None, :]
+    along = jnp.take_along_axis(slots, jnp.clip(depth[:, None] - 1 - k, 0, n - 1), axis=1)
+    stacks = _rows_along(b, along, depth, config, out[AV_OUT])
+    # the snapshot: levels start..n-3 packed, then the rows of columns n-2 and n-1
+    held = n - 2 - level
+    sol = _slots(out[PATH + words : PATH + 2 * words], n)
+    tail = out[PATH + 2 * words]
+    path = jnp.take_along_axis(sol, jnp.clip(held[:, None] - 1 - k, 0, n - 1), axis=1)
+    path = jnp.where(k == held[:, None], (tail & 255)[:, None], path)
+    path = jnp.where(k == held[:, None] + 1, (tail >> 8)[:, None], path)
+    sols = _rows_along(b, path, n - level, config)
+    return head, stacks, sols[:, None, :]
+
+
+@functools.partial(
+    jax.jit, static_argnames=("config", "programs", "block", "num_warps", "unroll", "interpret")
+)
+def search_chunk(
+    batch,
+    config: Config,
+    *,
+    programs: int,
+    block: int = BLOCK,
+    num_warps: int = NUM_WARPS,
+    unroll: int = UNROLL,
+    interpret: bool = False,
+):
+    """Search every item of a batch on the thread kernel.
+
+    Args:
+      batch: uint32 `[P, HEAD + n]` items (`jaxqueens.solvers.complete.start`); zero rows are
+        empty items.
+      config: the kernel's static shape (n, torus, decide or count; `cap` must be 0).
+      programs: blocks of `block` lanes the grid runs, each over its range of the items.
+      block: lanes (threads) a block, a power of two.
+      num_warps: warps a block (Triton).
+      unroll: steps per check of the loop condition (and of the budgets).
+      interpret: run on the CPU (Pallas' interpreter).
+
+    Returns:
+      `(head, stacks, solutions)` as `jaxqueens.parallel.complete.search_chunk`: uint32
+      `[P, 4]` (d, steps, lo, hi; steps: the kernel's loop iterations), `[P, n + 1, 5]` (rows
+      0..d of an unfinished item) and `[P, 1, n + 1]` (the path of the first solution of an
+      item with its stop flag set).
+
+    Raises:
+      QueensError: a batch not `[P, HEAD + n]` uint32, `cap` set, or bad sizes.
+    """
+    n = config.n
+    if batch.ndim != 2 or batch.shape[1] != config.width or batch.dtype != jnp.uint32:
+        raise QueensError(f"batch must be uint32 [items, {config.width}], not {batch.shape}")
+    if config.cap:
+        raise QueensError("the thread kernel decides and counts; enumerate on the XLA kernel")
+    if n < 2 or programs < 1 or block < 1 or block & (block - 1):
+        raise QueensError(
+            f"n must be >= 2, programs >= 1 and block a power of two, not {n}, {programs}, {block}"
+        )
+    items = batch.shape[0]
+    params = None if interpret else pl_triton.CompilerParams(num_warps=num_warps, num_stages=1)
+    kernel = functools.partial(
+        _kernel,
+        n=n,
+        toroidal=config.toroidal,
+        decide=config.decide,
+        items=items,
+        programs=programs,
+        block=block,
+        unroll=unroll,
+    )
+    out = pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct((out_words(n), items + programs * block), jnp.uint32),
+        grid=(programs,),
+        in_specs=[pl.BlockSpec((ALLOWED + n, items), lambda i: (0, 0))],
+        out_specs=pl.BlockSpec((out_words(n), items + programs * block), lambda i: (0, 0)),
+        interpret=interpret,
+        compiler_params=params,
+    )(item_words(batch, config))
+    return _readout(batch, out[:, :items], config)
