@@ -1,14 +1,11 @@
-"""The settings of the solvers' families: their defaults and presets, which options each method,
-scheme and solver uses, and the checks of settings that need no JAX.
+"""The settings of the solvers' families, JAX-free: the one source of the LS/TA/SA and GA
+defaults and presets, and which options each method and scheme uses.
 
-The one source of the defaults of LS/TA/SA and of the GA: the presets (`ANNEAL_DEFAULTS`,
-`GA_DEFAULTS`) and the classic settings (`ANNEAL_CLASSIC`, `GA_CLASSIC`). One table per family
-says, for every option that only some settings use, its default and which settings use it
-(`Use`); `resolve` refuses an option given to a setting that does not use it, by name, and
-fills in the defaults of the others. The drivers and the command line resolve their arguments
-here, before JAX is imported. Each command's own settings live beside its driver
-(`compare_setup`, `stats_setup`, `solve_setup`, `estimate_setup`); the names of the last two that
-drivers import from here still resolve here.
+One table per family says, for every option that only some settings use, its default and which
+settings use it (`Use`); `resolve` refuses an option given to a setting that does not use it, by
+name, and fills in the defaults of the others. Each command's own settings live beside its driver
+(`compare_setup`, `stats_setup`, `solve_setup`, `count_setup`, `estimate_setup`); the names
+that drivers import from the last three still resolve here.
 """
 
 from __future__ import annotations
@@ -20,6 +17,9 @@ from typing import Any
 import numpy as np
 
 from jaxqueens.core import arguments
+from jaxqueens.drivers.count_setup import COUNT_ENUMERATE_MAX_N as COUNT_ENUMERATE_MAX_N
+from jaxqueens.drivers.count_setup import check_count_n as check_count_n
+from jaxqueens.drivers.count_setup import check_enumerate_n as check_enumerate_n
 from jaxqueens.drivers.estimate_setup import (  # still reachable here
     ESTIMATE_MIN_PER_STRATUM as ESTIMATE_MIN_PER_STRATUM,
 )
@@ -38,7 +38,8 @@ from jaxqueens.drivers.solve_setup import default_chains as default_chains
 from jaxqueens.drivers.solve_setup import solve_path as solve_path
 from jaxqueens.drivers.solve_setup import solve_setting as solve_setting
 from jaxqueens.errors import QueensError
-from jaxqueens.solvers.variants import COUNT_MAX_N, EDGES, METHODS, NEIGHBOURS, OBJECTIVES
+from jaxqueens.solvers.variants import COUNT_MAX_N as COUNT_MAX_N
+from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,9 +101,8 @@ ANNEAL_PRESET_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "classic": {m: dict(ANNEAL_CLASSIC) for m in METHODS},
     "nmof": {m: {**ANNEAL_CLASSIC, "edge": "nmof", "t0": "nmof"} for m in METHODS},
 }
-"""LS/TA/SA settings by `--preset`: `default` (tuned, `ANNEAL_DEFAULTS`),
-`classic` (NMOF's TAopt/SAopt settings, `ANNEAL_CLASSIC`) and `nmof` (classic with the
-vignette's far-end edge and SAopt's start-temperature rule)."""
+"""LS/TA/SA settings by `--preset`: `default`, `classic` and `nmof` (classic with the vignette's
+far-end edge and SAopt's start-temperature rule)."""
 ANNEAL_PRESETS = tuple(ANNEAL_PRESET_SETTINGS)
 """`anneal --preset`: tuned defaults, the classic (NMOF TAopt/SAopt) ones, NMOF's vignette."""
 ANNEAL_SETTINGS = tuple(ANNEAL_CLASSIC)
@@ -131,16 +131,23 @@ GA_PRESET_SETTINGS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
     "default": GA_DEFAULTS,
     "classic": {"permutation": GA_CLASSIC, "combination": GA_CLASSIC},
 }
-"""GA settings by `--preset`: `default` (tuned, `GA_DEFAULTS`) and `classic`
-(`GA_CLASSIC`)."""
+"""GA settings by `--preset`: `default` (`GA_DEFAULTS`) and `classic` (`GA_CLASSIC`)."""
 GA_PRESETS = tuple(GA_PRESET_SETTINGS)
 """`evolve --preset`: tuned defaults, the classic course GA."""
 
 
 def ga_preset(name: str, encoding: str = "permutation", scheme: str = "steady") -> dict:
-    """Population, tournament, rates and elite of preset `name` for an encoding and scheme
-    (with the encoding and scheme, as `jaxqueens.evolve` keywords; an unknown encoding or
-    scheme gets the classic steady-state values here and is refused by the GA's own check)."""
+    """Population, tournament, rates and elite of a preset (an unknown encoding or scheme gets the
+    classic steady-state values here and is refused by the GA's own check).
+
+    Args:
+      name: the preset.
+      encoding: "permutation" or "combination".
+      scheme: "steady" or "generational".
+
+    Returns:
+      The settings, encoding and scheme included, as `jaxqueens.evolve` keywords.
+    """
     if name not in GA_PRESET_SETTINGS:
         raise QueensError(f"--preset {name!r}: use one of {', '.join(GA_PRESET_SETTINGS)}")
     table = GA_PRESET_SETTINGS[name].get(encoding, GA_CLASSIC)
@@ -210,7 +217,14 @@ FLAGS = {"max_steps": "--maxsteps", "seconds": "--time", "n": "-n"}
 
 
 def flag(param: str) -> str:
-    """The command line's flag of the drivers' parameter `param` (`max_steps`: `--maxsteps`)."""
+    """The command line's flag of a drivers' parameter.
+
+    Args:
+      param: the parameter (`max_steps`).
+
+    Returns:
+      Its flag (`--maxsteps`).
+    """
     return FLAGS.get(param, "--" + param.replace("_", "-"))
 
 
@@ -251,8 +265,16 @@ def resolve(
 def used(
     table: Mapping[str, Use], setting: Mapping[str, Any], given: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The options of `given` (not None) that `setting` uses: what a run of several settings
-    (`anneal --method all`) passes on to each, after `resolve` has refused the rest."""
+    """What a run of several settings (`anneal --method all`) passes on to each.
+
+    Args:
+      table: option -> `Use`.
+      setting: the setting's keys.
+      given: the options given.
+
+    Returns:
+      The options given (not None) that `setting` uses, by name.
+    """
     return {
         k: v for k, v in given.items() if v is not None and k in table and table[k].when(setting)
     }
@@ -265,7 +287,14 @@ T0_RULES = ("worsening", "nmof")
 
 
 def t0_rule(value) -> str | float:
-    """`--t0`: "worsening", "nmof" or a positive finite number (SAopt's `initT`)."""
+    """`--t0` checked: "worsening", "nmof" or a positive finite number (SAopt's `initT`).
+
+    Args:
+      value: the value given.
+
+    Returns:
+      The rule's name, or the start temperature as a float.
+    """
     if isinstance(value, str) and value in T0_RULES:
         return value
     try:
@@ -278,8 +307,14 @@ def t0_rule(value) -> str | float:
 
 
 def has_repeated_rows(start) -> bool:
-    """A start board (any sequence of rows, any shape; bad boards are refused later) with a row
-    used twice: the swap neighbour could never leave it."""
+    """Whether a start board uses a row twice (the swap neighbour could never leave it).
+
+    Args:
+      start: the start board: any sequence of rows, any shape (bad boards are refused later).
+
+    Returns:
+      True when a row is used twice (False for None).
+    """
     if start is None:
         return False
     rows = np.asarray(start).reshape(-1)
@@ -413,25 +448,3 @@ estimate's `--level`)."""
 CHECKPOINT_EVERY = 30.0
 """Seconds between a resumable run's checkpoints (`--checkpoint-every`), the one default of
 every driver that saves them; a checkpoint is also written on Ctrl-C and at the end."""
-
-COUNT_ENUMERATE_MAX_N = 14
-"""Largest board `count --enumerate` lists (n = 14: 365,596 solutions)."""
-
-
-def check_count_n(n) -> int:
-    """`count`'s board size: 1..COUNT_MAX_N."""
-    n = arguments.integer(n, "n", None)
-    if not 1 <= n <= COUNT_MAX_N:
-        raise QueensError(f"n = {n} is out of range: counting supports 1 <= n <= {COUNT_MAX_N}")
-    return n
-
-
-def check_enumerate_n(n) -> int:
-    """`count --enumerate`'s board size: 1..COUNT_ENUMERATE_MAX_N."""
-    n = arguments.integer(n, "n", None)
-    if not 1 <= n <= COUNT_ENUMERATE_MAX_N:
-        raise QueensError(
-            f"enumeration supports 1 <= n <= {COUNT_ENUMERATE_MAX_N} (n = 14 has 365,596 "
-            f"solutions), not n = {n}; use 'jaxqueens count -n {n}' to count them"
-        )
-    return n

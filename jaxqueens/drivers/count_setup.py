@@ -1,0 +1,43 @@
+"""The settings of `jaxqueens count`, JAX-free: the board sizes counting and enumeration take."""
+
+from __future__ import annotations
+
+from jaxqueens.core import arguments
+from jaxqueens.errors import QueensError
+from jaxqueens.solvers.variants import COUNT_MAX_N
+
+COUNT_ENUMERATE_MAX_N = 14
+"""Largest board `count --enumerate` lists (n = 14: 365,596 solutions)."""
+
+
+def check_count_n(n) -> int:
+    """`count`'s board size, checked.
+
+    Args:
+      n: board size.
+
+    Returns:
+      `n`, an int in 1..COUNT_MAX_N.
+    """
+    n = arguments.integer(n, "n", None)
+    if not 1 <= n <= COUNT_MAX_N:
+        raise QueensError(f"n = {n} is out of range: counting supports 1 <= n <= {COUNT_MAX_N}")
+    return n
+
+
+def check_enumerate_n(n) -> int:
+    """`count --enumerate`'s board size, checked.
+
+    Args:
+      n: board size.
+
+    Returns:
+      `n`, an int in 1..COUNT_ENUMERATE_MAX_N.
+    """
+    n = arguments.integer(n, "n", None)
+    if not 1 <= n <= COUNT_ENUMERATE_MAX_N:
+        raise QueensError(
+            f"enumeration supports 1 <= n <= {COUNT_ENUMERATE_MAX_N} (n = 14 has 365,596 "
+            f"solutions), not n = {n}; use 'jaxqueens count -n {n}' to count them"
+        )
+    return n
