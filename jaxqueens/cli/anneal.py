@@ -311,13 +311,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                 checkpoint=ckpt,
                 resume=states.get(method) == "saved",
                 checkpoint_every=args.checkpoint_every,
-                **(
-                    {"instance": instance, "toroidal": args.toroidal}
-                    if instance is not None
-                    else {"toroidal": True}
-                    if args.toroidal
-                    else {}
-                ),
+                **_board(args, instance),
             )
         except KeyboardInterrupt:  # before the chunked loop (calibration, compilation)
             res = None
@@ -342,6 +336,13 @@ def cmd_anneal(args: argparse.Namespace) -> int:
             )
             print(f"wrote {path}")
     return 0 if solved else 1  # as solve and evolve: 1 when no chain of any method solved
+
+
+def _board(args: argparse.Namespace, instance) -> dict:
+    """The driver's instance and torus arguments (none on the classic board)."""
+    if instance is not None:
+        return {"instance": instance, "toroidal": args.toroidal}
+    return {"toroidal": True} if args.toroidal else {}
 
 
 def _used_options(args: argparse.Namespace, methods: list[str], n: int, start, instance) -> dict:

@@ -94,11 +94,6 @@ class Config:
                 1 <= self.step < self.n,
                 f"--step must lie in 1..n-1 = 1..{self.n - 1}, got {self.step}",
             ),
-            (self.rounds >= 1, f"--rounds must be at least 1, got {self.rounds}"),
-            (
-                self.steps_per_round >= 1,
-                f"steps per round must be at least 1, got {self.steps_per_round}",
-            ),
             (
                 not self.constrained or self.neighbour == "step",
                 "constrained boards need the step neighbour (a swap cannot honour fixed queens and "
