@@ -30,6 +30,7 @@ from jaxqueens.drivers import settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.io import count as countio
 from jaxqueens.parallel import cache, devices, gather, sizing, threads
 from jaxqueens.parallel import count as batched
 from jaxqueens.parallel import streams as parallel_streams
@@ -407,54 +408,6 @@ def _chunk_boards(plan: _MirrorPlan, lo: int, hi: int, counts: list[int]) -> np.
     return _decode(words, queens, plan.config.n)
 
 
-# finished chunks: {chunk index: [weighted solutions, unweighted completions]} (exact ints),
-# stored as gather.INT_WORDS 32-bit words per value in checkpoints and gathers
-
-
-def _pack(done: dict[int, list[int]], chunks: int) -> tuple[np.ndarray, np.ndarray]:
-    """(`have` bool `[C]`, `words` uint32 `[C, 2, INT_WORDS]`) of the finished chunks."""
-    have = np.zeros(chunks, bool)
-    values = [[0, 0]] * chunks
-    for i, vals in done.items():
-        have[i] = True
-        values[i] = vals
-    return have, gather.int_words(values).reshape(chunks, 2, gather.INT_WORDS)
-
-
-def _unpack(have: np.ndarray, words: np.ndarray) -> dict[int, list[int]]:
-    ints = gather.word_ints(words)
-    return {int(i): ints[i] for i in np.flatnonzero(have)}
-
-
-def _gather_done(done: dict, chunks: int) -> dict:
-    """Merge every process's finished chunks."""
-    have, words = _pack(done, chunks)
-    all_have, all_words = gather.allgather(have), gather.allgather(words)
-    merged = {}
-    for p in range(all_have.shape[0]):
-        merged.update(_unpack(all_have[p], all_words[p]))
-    return merged
-
-
-def _schema(chunks: int) -> dict[str, ckpt.Spec]:
-    """A count checkpoint (`_pack` of the finished chunks of a plan of `chunks`)."""
-    return {
-        "done": ckpt.Spec(np.bool_, (chunks,)),
-        "words": ckpt.Spec(np.uint32, (chunks, 2, gather.INT_WORDS)),
-    }
-
-
-def _load(path: Path, fingerprint: dict, chunks: int) -> dict[int, list[int]]:
-    """The finished chunks of a checkpoint planned with `chunks` chunks (other shapes refused)."""
-    tree = ckpt.load(path, fingerprint, _schema(chunks))
-    return _unpack(tree["done"], tree["words"])
-
-
-def _save(path: Path, fingerprint: dict, done: dict, chunks: int) -> None:
-    have, words = _pack(done, chunks)
-    ckpt.save(path, {"done": have, "words": words}, fingerprint)
-
-
 def _check_n(n, unique: bool = False) -> int:
     """`n` as an int (NumPy integers accepted), checked, and `unique` a bool (fundamental
     counts reach every n the total does)."""
@@ -570,11 +523,15 @@ def _start(plan: _Plan, unique: bool, checkpoint, resume: bool | None) -> _Run:
     path = ckpt.process_path(checkpoint) if checkpoint is not None else None
     if resume is None:
         resume = path is not None and path.exists()
-    done = _load(path, fingerprint, len(bounds)) if resume and path is not None else {}
+    done = (
+        countio.load_checkpoint(path, fingerprint, len(bounds))
+        if resume and path is not None
+        else {}
+    )
     todo = [i for i in range(me, len(bounds), procs) if i not in done]
     save = None
     if path is not None:
-        save = guarded(lambda: _save(path, fingerprint, done, len(bounds)))
+        save = guarded(lambda: countio.save_checkpoint(path, fingerprint, done, len(bounds)))
     return _Run(plan, bounds, done, todo, len(done), save)
 
 
@@ -620,7 +577,7 @@ def _collect(run: _Run) -> None:
     if run.save is not None:
         run.save()
     if gather.process_count() > 1:
-        run.done = _gather_done(run.done, len(run.bounds))
+        run.done = countio.gather_chunks(run.done, len(run.bounds))
         if len(run.done) != len(run.bounds):
             missing = len(run.bounds) - len(run.done)
             raise RuntimeError(f"{missing} chunks missing after gathering (a bug)")

@@ -18,7 +18,9 @@ import numpy as np
 
 from jaxqueens.core.oeis import A000170, A002562, A051906
 from jaxqueens.io import boards as boardio
+from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io.tables import write_json
+from jaxqueens.parallel import gather
 
 SUMMARY = "summary.json"
 SOLUTIONS = "solutions.npy"
@@ -131,3 +133,93 @@ def write_solutions(out: str | Path, boards: np.ndarray, reps: np.ndarray) -> tu
     boardio.write_boards_npy(every, boards, dtype=np.uint8)
     boardio.write_boards_npy(fund, reps, dtype=np.uint8)
     return every, fund
+
+
+# A count's finished chunks: {chunk index: [weighted solutions, unweighted completions]} (exact
+# ints), stored as gather.INT_WORDS 32-bit words per value in checkpoints and gathers.
+
+
+def pack_chunks(done: dict[int, list[int]], chunks: int) -> tuple[np.ndarray, np.ndarray]:
+    """The finished chunks as arrays.
+
+    Args:
+      done: the finished chunks.
+      chunks: chunks in the count's plan.
+
+    Returns:
+      `(have, words)`: bool `[C]` and uint32 `[C, 2, INT_WORDS]`.
+    """
+    have = np.zeros(chunks, bool)
+    values = [[0, 0]] * chunks
+    for i, vals in done.items():
+        have[i] = True
+        values[i] = vals
+    return have, gather.int_words(values).reshape(chunks, 2, gather.INT_WORDS)
+
+
+def unpack_chunks(have: np.ndarray, words: np.ndarray) -> dict[int, list[int]]:
+    """The finished chunks from their arrays (`pack_chunks`).
+
+    Args:
+      have: bool `[C]`, which chunks are finished.
+      words: uint32 `[C, 2, INT_WORDS]`, their values.
+
+    Returns:
+      The finished chunks.
+    """
+    ints = gather.word_ints(words)
+    return {int(i): ints[i] for i in np.flatnonzero(have)}
+
+
+def gather_chunks(done: dict[int, list[int]], chunks: int) -> dict[int, list[int]]:
+    """Merge every process's finished chunks.
+
+    Args:
+      done: this process's finished chunks.
+      chunks: chunks in the count's plan.
+
+    Returns:
+      The finished chunks of every process.
+    """
+    have, words = pack_chunks(done, chunks)
+    all_have, all_words = gather.allgather(have), gather.allgather(words)
+    merged = {}
+    for p in range(all_have.shape[0]):
+        merged.update(unpack_chunks(all_have[p], all_words[p]))
+    return merged
+
+
+def _schema(chunks: int) -> dict[str, ckpt.Spec]:
+    """A count checkpoint (`pack_chunks` of the finished chunks of a plan of `chunks`)."""
+    return {
+        "done": ckpt.Spec(np.bool_, (chunks,)),
+        "words": ckpt.Spec(np.uint32, (chunks, 2, gather.INT_WORDS)),
+    }
+
+
+def load_checkpoint(path: Path, fingerprint: dict, chunks: int) -> dict[int, list[int]]:
+    """The finished chunks of a count's checkpoint.
+
+    Args:
+      path: the checkpoint file.
+      fingerprint: the count's settings (a checkpoint of others is refused).
+      chunks: chunks in the count's plan (other shapes are refused).
+
+    Returns:
+      The finished chunks.
+    """
+    tree = ckpt.load(path, fingerprint, _schema(chunks))
+    return unpack_chunks(tree["done"], tree["words"])
+
+
+def save_checkpoint(path: Path, fingerprint: dict, done: dict[int, list[int]], chunks: int) -> None:
+    """Save a count's finished chunks atomically.
+
+    Args:
+      path: the checkpoint file.
+      fingerprint: the count's settings.
+      done: the finished chunks.
+      chunks: chunks in the count's plan.
+    """
+    have, words = pack_chunks(done, chunks)
+    ckpt.save(path, {"done": have, "words": words}, fingerprint)

@@ -36,7 +36,7 @@ def saved(path):
     """A count checkpoint's finished chunks and settings."""
     with np.load(path) as z:
         settings = json.loads(str(z[ckpt.HEADER]))["settings"]
-        return {"done": count._unpack(z["done"], z["words"]), **settings}
+        return {"done": count.countio.unpack_chunks(z["done"], z["words"]), **settings}
 
 
 @pytest.mark.parametrize("n", range(1, 13))
@@ -62,9 +62,9 @@ def test_choose_depth_reaches_the_target():
 
 def test_finished_chunks_pack_exactly():
     done = {0: [2**100 + 7, 3], 4: [0, 2**64], 2: [1, 0]}
-    have, words = count._pack(done, 6)
+    have, words = count.countio.pack_chunks(done, 6)
     assert have.tolist() == [True, False, True, False, True, False] and words.dtype == np.uint32
-    assert count._unpack(have, words) == done
+    assert count.countio.unpack_chunks(have, words) == done
 
 
 @pytest.mark.parametrize("n", range(1, 11))
@@ -273,7 +273,7 @@ def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypat
     assert ckpt.process_path(ck) == own
     mine = []
     merge = lambda done, chunks: (mine.append(sorted(done)), {**everything, **done})[1]
-    monkeypatch.setattr(count, "_gather_done", merge)
+    monkeypatch.setattr(count.countio, "gather_chunks", merge)
     part = count.count_solutions(11, checkpoint=ck, chunk=1024, on_chunk=_stop_at(2))
     assert (part.stopped_by, part.done_chunks) == ("interrupted", 2) and mine == []
     # process 1 of 2 counts only its own chunks (odd indices); which two finish first depends on
