@@ -21,7 +21,6 @@ from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import settings as tables
 from jaxqueens.drivers.anneal_replay import best_of_unsolved as best_of_unsolved
 from jaxqueens.drivers.anneal_replay import replays
-from jaxqueens.drivers.anneal_setup import NMOF_T0_BRACKET as NMOF_T0_BRACKET
 from jaxqueens.drivers.anneal_setup import calibrate as calibrate
 from jaxqueens.drivers.anneal_setup import (
     calibrate_checked,
@@ -31,10 +30,7 @@ from jaxqueens.drivers.anneal_setup import (
 )
 from jaxqueens.drivers.anneal_setup import chunk_for as chunk_for
 from jaxqueens.drivers.anneal_setup import make_config as make_config
-from jaxqueens.drivers.anneal_setup import sa_start_temperature as sa_start_temperature
-from jaxqueens.drivers.anneal_setup import sa_start_temperature_nmof as sa_start_temperature_nmof
 from jaxqueens.drivers.anneal_setup import schedule_of as schedule_of
-from jaxqueens.drivers.anneal_setup import t0_rule as t0_rule
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel.devices import local_device_count

@@ -1,7 +1,5 @@
-"""drivers.anneal: schedules (TA thresholds, SA temperatures), solving, reproducibility, errors."""
+"""drivers.anneal: solving, settings and presets, reproducibility, best boards, errors."""
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -10,45 +8,6 @@ from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.errors import QueensError
-from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers.base import chain_keys
-
-
-def test_ta_thresholds_from_walk_quantiles():
-    config = annealing.make_config(8, "ta", 1000, 5, "step", 3, "attacks")
-    key = jax.random.key(0)
-    thresholds, _ = annealing.calibrate(key, config, walk=500, q=0.5)
-    again, _ = annealing.calibrate(key, config, walk=500, q=0.5)
-    np.testing.assert_array_equal(thresholds, again)  # fixed key, fixed schedule
-    chain0 = chain_keys(key, jnp.arange(1))[0]
-    deltas = np.abs(np.asarray(sls.random_walk_deltas(chain0, config, 500)))
-    want = np.quantile(deltas, 0.5 * np.array([4, 3, 2, 1, 0]) / 5)
-    np.testing.assert_allclose(thresholds[:-1], want[:-1], rtol=1e-6)
-    assert thresholds[-1] == 0 and np.all(np.diff(thresholds) <= 0) and thresholds[0] > 0
-    ls, _ = annealing.calibrate(key, annealing.make_config(8, "ls", 1000, 5, "step", 3, "attacks"))
-    assert not ls.any()
-
-
-def test_sa_start_temperature():
-    d = np.array([1.0, 1.0, 2.0, 3.0, -1.0, 0.0])
-    t0 = annealing.sa_start_temperature(d, 0.4)
-    assert np.mean(np.exp(-d[d > 0] / t0)) == pytest.approx(0.4, abs=1e-6)
-    assert annealing.sa_start_temperature(np.array([1.0]), 0.4) == pytest.approx(-1 / np.log(0.4))
-    config = annealing.make_config(8, "sa", 1000, 4, "step", 3, "attacks")
-    temps, _ = annealing.calibrate(jax.random.key(1), config, alpha=0.5)
-    np.testing.assert_allclose(temps[1:] / temps[:-1], 0.5, rtol=1e-5)
-
-
-def test_make_config_splits_the_steps_over_rounds():
-    config = annealing.make_config(10, "sa", 1001, 10, "swap", 2, "pairs")
-    assert (config.n, config.method, config.neighbour, config.step, config.objective) == (
-        10,
-        "sa",
-        "swap",
-        2,
-        "pairs",
-    )
-    assert config.rounds == 10 and config.steps_per_round == 101 and config.total_steps >= 1001
 
 
 @pytest.mark.parametrize("method", ["ta", "sa"])
@@ -100,42 +59,6 @@ def test_bad_parameters(kwargs, needle):
 
 
 # ---------------------------------------------------------------- NMOF's vignette (issue 14)
-def _nmof_reference_t0(d, p):
-    """A plain search for SAopt's root: scan T on a fine log grid, then take the two neighbours
-    that bracket mean(exp(-|d| / T)) = p (a different method from the driver's bisection)."""
-    d = np.abs(d)
-    grid = np.geomspace(1e-5, 1.0, 200_001)
-    acc = np.exp(-d[None, :] / grid[:, None]).mean(axis=1)
-    i = int(np.searchsorted(acc, p))
-    return grid[i - 1], grid[i]
-
-
-def test_nmof_start_temperature_rule():
-    d = np.array([0.0, 1.0, -1.0, 2.0, 0.0, 1.0, 3.0, -2.0, 1.0, 0.0])  # 30% zeros, as SAopt counts
-    t0 = annealing.sa_start_temperature_nmof(d, 0.4)
-    lo, hi = _nmof_reference_t0(d, 0.4)
-    assert lo <= t0 <= hi and np.mean(np.exp(-np.abs(d) / t0)) == pytest.approx(0.4, abs=1e-9)
-    assert t0 != pytest.approx(annealing.sa_start_temperature(d, 0.4), rel=0.05)  # another rule
-    with pytest.raises(QueensError, match="no start temperature in SAopt's interval"):
-        annealing.sa_start_temperature_nmof(np.array([0.0, 0.0, 0.0, 5.0]), 0.4)  # 75% zeros
-    assert annealing.t0_rule("nmof") == "nmof" and annealing.t0_rule("2.5") == 2.5
-    for bad in ("hot", "0", "-1", "inf"):
-        with pytest.raises(QueensError, match="--t0"):
-            annealing.t0_rule(bad)
-
-
-def test_calibrate_nmof_t0_walks_from_the_start_board():
-    config = annealing.make_config(8, "sa", 1000, 4, "step", 3, "attacks", "nmof")
-    key, start = jax.random.key(3), np.zeros(8, np.int32)
-    temps, _ = annealing.calibrate(key, config, walk=400, t0="nmof", start=start)
-    chain0 = chain_keys(key, jnp.arange(1))[0]
-    problem = sls.Problem(start=jnp.asarray(start))
-    deltas = np.asarray(sls.random_walk_deltas(chain0, config, 400, problem))
-    assert temps[0] == pytest.approx(annealing.sa_start_temperature_nmof(deltas, 0.4), rel=1e-6)
-    fixed, _ = annealing.calibrate(key, config, walk=400, t0=2.0, alpha=0.5)
-    np.testing.assert_allclose(fixed, 2.0 * 0.5 ** np.arange(4), rtol=1e-6)
-
-
 def test_vignette_setting_from_one_row_with_best_boards():
     """NMOF's vignette: p0 = rep(1, N), the far-end edge, LSopt; every solution verified, and the
     best board of every unsolved chain recovered with its objective and attacking pairs."""
