@@ -10,6 +10,7 @@ import pytest
 from jaxqueens.core.constraints import Constraints
 from jaxqueens.errors import BoardFileError
 from jaxqueens.io import instances as I
+from jaxqueens.io import instances_formats
 
 PARAM = "n =  6\nnumdiags =  4\ndiags =  [[4, 1], [0, 0], [9, 1],\n  [3, 0]]\n"
 NAUCK = (
@@ -51,7 +52,9 @@ def test_essence_completion_jsonl_and_gap_boards_agree(tmp_path):
     assert got[0].model == got[1].model == got[3].model == want
     assert got[4].model == Constraints(5, toroidal=True)
     assert I.load_instances([str(tmp_path / "one.txt")], one_based=True).instances[0].model == want
-    assert I.parse_param("x", "letting n = 4\nletting init = [[0, 1]]\n").model.fixed == ((0, 1),)
+    assert instances_formats.parse_param(
+        "x", "letting n = 4\nletting init = [[0, 1]]\n"
+    ).model.fixed == ((0, 1),)
 
 
 def test_folders_and_archives_skip_files_with_fewer_diagonals(tmp_path):
