@@ -28,9 +28,11 @@ Usage: python scripts/gpu_check.py [--devices h100,a100,rtx4090] [--families sol
 `--families count` also checks the thread kernel (`jaxqueens.parallel.threads`: one search
 per GPU thread) at n = 16..24: registers, spills, shared memory, its hot loop's instructions (PTX,
 and SASS where `nvdisasm` is installed: `pip install nvidia-cuda-nvdisasm` in the GPU venv, or
-`NVDISASM=path`), occupancy and the predicted count seconds; `--families threads` checks the
-thread kernel alone (with the trip counts it needs: the count's tree edges and the kernel's own
-steps, not min-conflicts'); `--merge` keeps the other records of an earlier full run.
+`NVDISASM=path`), occupancy and the predicted count seconds; and the thread kernel of
+`complete` and the torus (`threads_complete`): decide at n = 18..21 (instances/s), count at
+n = 19, the torus at n = 13, 17, 19 (seconds). `--families threads` checks the thread kernels
+alone (with the trip counts they need: the count's tree edges, the kernels' own steps, not
+min-conflicts'); `--merge` keeps the other records of an earlier full run.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ from gpumodel import hlo, model, workloads  # noqa: E402  (this folder: scripts/
 
 import jaxqueens  # noqa: E402  (package settings before any JAX op)
 from jaxqueens.io.atomic import write_text  # noqa: E402
-from jaxqueens.parallel import sizing, threads  # noqa: E402
+from jaxqueens.parallel import complete as complete_batch  # noqa: E402
+from jaxqueens.parallel import sizing, threads, threads_complete  # noqa: E402
 from jaxqueens.parallel.count import TASKS_PER_LANE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -322,6 +325,73 @@ def _ptxas_bin() -> str | None:
     )
 
 
+def compile_thread_kernel(desc: model.Description, fn, args, rec: dict, records, failures):
+    """Compile a thread kernel (`fn(args)`, jitted) for the device and fill `rec` with its
+    memory, ptxas's registers, spills and shared memory and its hot loop's instructions a step
+    (PTX; SASS where nvdisasm is installed); the model's `ThreadPrediction`, or None (the
+    error recorded in `records` and `failures`). Its PTX: the dumped module with the longest
+    innermost loop (the Pallas kernel, beside any XLA fusions)."""
+    before = set(glob.glob(f"{DUMP}/*.ptx"))
+    t0 = time.perf_counter()
+    try:
+        compiled = fn.trace(args).lower().compile()
+    except Exception as err:
+        msg = (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
+        failures.append(
+            f"gpu-check: {rec['workload']} n={rec['n']} does not compile for {desc.name}: {msg}"
+        )
+        records.append({**rec, "compiled": False, "error": msg})
+        clean_dump()
+        return None
+    m = compiled.memory_analysis()
+    rec.update(
+        compiled=True,
+        compile_s=round(time.perf_counter() - t0, 3),
+        argument_bytes=int(m.argument_size_in_bytes),
+        output_bytes=int(m.output_size_in_bytes),
+        temp_bytes=int(m.temp_size_in_bytes),
+    )
+    ptx = [f for f in sorted(set(glob.glob(f"{DUMP}/*.ptx")) - before) if os.path.getsize(f)]
+    texts = [Path(f).read_text() for f in ptx]
+    pick = max(range(len(ptx)), key=lambda i: len(model.loop_body(texts[i])), default=None)
+    text = texts[pick] if pick is not None else ""
+    body, sass_body, log = model.loop_body(text), [], ""
+    ptxas = _ptxas_bin()
+    if pick is not None and ptxas:
+        cubin = f"{DUMP}/threads.cubin"
+        run = subprocess.run(
+            [ptxas, "-v", f"-arch={desc.arch}", ptx[pick], "-o", cubin],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        log = run.stdout + run.stderr
+        dis = nvdisasm()
+        if dis and os.path.exists(cubin):
+            out = subprocess.run([dis, "-c", cubin], capture_output=True, text=True)
+            sass_body = model.loop_body(out.stdout)
+    res = hlo.ptxas_resources(log)
+    regs = max((r.registers for r in res), default=0)
+    shared = re.search(r"(\d+) bytes smem", log)
+    rec["ptxas"] = {
+        "kernels": len(res),
+        "max_registers": regs,
+        "spilling": [r._asdict() for r in res if r.spill_stores or r.spill_loads],
+        "shared_bytes": int(shared.group(1)) if shared else 0,
+        "local_memory_ops": sum(op.startswith(("ld.local", "st.local")) for op in body),
+    }
+    use_sass = bool(sass_body)
+    pred = model.predict_threads(
+        desc, sass_body or body, threads.UNROLL, regs, threads.NUM_WARPS, sass=use_sass
+    )
+    rec["loop"] = {
+        "ptx_instructions_per_step": len(body) / threads.UNROLL,
+        "sass_instructions_per_step": len(sass_body) / threads.UNROLL if use_sass else None,
+        "read_from": "SASS" if use_sass else "PTX",
+    }
+    return pred
+
+
 def check_threads(desc: model.Description, trips: dict, records: list, failures: list) -> None:
     """The thread kernel compiled for the device at every n of `THREAD_N`, with the lanes
     the driver runs (one warp a block, 32 blocks an SM): registers, spills, shared memory, the
@@ -336,7 +406,7 @@ def check_threads(desc: model.Description, trips: dict, records: list, failures:
     eff_n = {n: v["efficiency"] for n, v in trips.get("thread", {}).items()}
     lane_eff = eff_n[max(eff_n)] if eff_n else 1.0  # at the largest n measured
     for n in THREAD_N:
-        rec = {
+        rec: dict = {
             "device": desc.name,
             "device_key": desc.key,
             "workload": THREAD_WORKLOAD,
@@ -348,64 +418,11 @@ def check_threads(desc: model.Description, trips: dict, records: list, failures:
         }
         tasks = THREAD_TASKS_PER_LANE * lanes
         words = jax.ShapeDtypeStruct((threads.TASK_WORDS, tasks), np.uint32, sharding=sharding)
-        before = set(glob.glob(f"{DUMP}/*.ptx"))
-        t0 = time.perf_counter()
-        try:
-            fn = jax.jit(lambda w, n=n: threads.count_tasks(w, n=n, programs=programs))
-            compiled = fn.trace(words).lower().compile()
-        except Exception as err:
-            msg = (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
-            failures.append(
-                f"gpu-check: {THREAD_WORKLOAD} n={n} does not compile for {desc.name}: {msg}"
-            )
-            records.append({**rec, "compiled": False, "error": msg})
-            clean_dump()
+        fn = jax.jit(lambda w, n=n: threads.count_tasks(w, n=n, programs=programs))
+        pred = compile_thread_kernel(desc, fn, words, rec, records, failures)
+        if pred is None:
             continue
-        m = compiled.memory_analysis()
-        rec.update(
-            compiled=True,
-            compile_s=round(time.perf_counter() - t0, 3),
-            tasks=tasks,
-            argument_bytes=int(m.argument_size_in_bytes),
-            output_bytes=int(m.output_size_in_bytes),
-            temp_bytes=int(m.temp_size_in_bytes),
-        )
-        ptx = [f for f in sorted(set(glob.glob(f"{DUMP}/*.ptx")) - before) if os.path.getsize(f)]
-        text = Path(ptx[0]).read_text() if ptx else ""
-        body, sass_body, log = model.loop_body(text), [], ""
-        ptxas = _ptxas_bin()
-        if ptx and ptxas:
-            cubin = f"{DUMP}/threads.cubin"
-            run = subprocess.run(
-                [ptxas, "-v", f"-arch={desc.arch}", ptx[0], "-o", cubin],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            log = run.stdout + run.stderr
-            dis = nvdisasm()
-            if dis and os.path.exists(cubin):
-                out = subprocess.run([dis, "-c", cubin], capture_output=True, text=True)
-                sass_body = model.loop_body(out.stdout)
-        res = hlo.ptxas_resources(log)
-        regs = max((r.registers for r in res), default=0)
-        shared = re.search(r"(\d+) bytes smem", log)
-        rec["ptxas"] = {
-            "kernels": len(res),
-            "max_registers": regs,
-            "spilling": [r._asdict() for r in res if r.spill_stores or r.spill_loads],
-            "shared_bytes": int(shared.group(1)) if shared else 0,
-            "local_memory_ops": sum(op.startswith(("ld.local", "st.local")) for op in body),
-        }
-        use_sass = bool(sass_body)
-        pred = model.predict_threads(
-            desc, sass_body or body, threads.UNROLL, regs, threads.NUM_WARPS, sass=use_sass
-        )
-        rec["loop"] = {
-            "ptx_instructions_per_step": len(body) / threads.UNROLL,
-            "sass_instructions_per_step": len(sass_body) / threads.UNROLL if use_sass else None,
-            "read_from": "SASS" if use_sass else "PTX",
-        }
+        rec["tasks"] = tasks
         rec["predicted"] = {"label": LABEL, **pred._asdict(), "lane_efficiency": lane_eff}
         steps = steps_n.get(n)
         if steps:
@@ -414,7 +431,7 @@ def check_threads(desc: model.Description, trips: dict, records: list, failures:
         records.append(rec)
         p = rec["predicted"]
         print(
-            f"{desc.key:8} {THREAD_WORKLOAD} n={n:<3} {regs} regs, "
+            f"{desc.key:8} {THREAD_WORKLOAD} n={n:<3} {rec['ptxas']['max_registers']} regs, "
             f"{len(rec['ptxas']['spilling'])} spilling, {p['instructions']:.1f} instr/step "
             f"({rec['loop']['read_from']}), {pred.warps_per_sm} warps/SM"
             + (f", {p['count_seconds']:.2f} s" if "count_seconds" in p else ""),
@@ -423,11 +440,148 @@ def check_threads(desc: model.Description, trips: dict, records: list, failures:
         clean_dump()
 
 
+THREAD_COMPLETE = "complete (threads)"
+THREAD_TORUS = "count --toroidal (threads)"
+COMPLETE_THREAD_N = (18, 19, 20, 21)
+TORUS_THREAD_N = (13, 17, 19)  # where the CPU benchmark counted the torus's tree edges
+
+
+def _thread_items(models, stop: int):
+    """Instance roots as `complete` items in the driver's orientation (most constrained)."""
+    from jaxqueens.core.constraints import search_masks
+    from jaxqueens.solvers import complete as csolver
+
+    rows = []
+    for m in models:
+        mk = search_masks(m, True)[1].astype(np.uint32)
+        rows.append([0, 0, 0, mk[0], 0, csolver.MAX_BUDGET, stop, *mk])
+    return np.array(rows, np.uint32)
+
+
+def _thread_vs_xla(models, config, stop: int) -> dict:
+    """The thread kernel's steps (interpreted, `stats`) and the XLA kernel's tree edges on the
+    same items, each searched to its end, per item; the lanes' busy share."""
+    from jaxqueens.solvers import complete as csolver
+
+    batch = _thread_items(models, stop)
+    b = jax.numpy.asarray(batch)
+    programs = max(1, len(batch) // (threads_complete.BLOCK * complete_batch.ITEMS_PER_LANE))
+    words = threads_complete.item_words(b, config)
+    out = threads_complete.search_words(
+        words, config, programs=programs, interpret=True, stats=True
+    )
+    out = np.asarray(out).astype(np.int64)
+    busy = int(out[threads_complete.STEPS, : len(batch)].sum())
+    spare = out[threads_complete.STEPS, len(batch) :].reshape(programs, threads_complete.BLOCK)
+    run = jax.jit(jax.vmap(lambda it: csolver.readout(csolver.search(it, config), config)[0]))
+    edges = int(np.asarray(run(b)).astype(np.int64)[:, 1].sum())
+    return {
+        "steps": busy / len(batch),
+        "edges": edges / len(batch),
+        "efficiency": busy / int(spare[:, 0].sum() * threads_complete.BLOCK),
+        "items": len(batch),
+    }
+
+
+def measure_thread_complete(ns=(12, 13), torus=(11,), count: int = 256) -> dict:
+    """The complete thread kernel's steps per instance against the XLA kernel's tree edges,
+    on the CPU: deciding `count` prob079 instances at the CPU benchmark's transition d
+    (`complete-cpu.json`) and the torus's whole tree, at small n."""
+    from jaxqueens.core.constraints import Constraints
+    from jaxqueens.io import instances as instio
+    from jaxqueens.solvers.complete import Config
+
+    path = RESULTS / "complete-cpu.json"
+    bench = json.loads(path.read_text()) if path.exists() else {"rows": [], "toroidal": []}
+    ds = {r["n"]: r["d"] for r in bench["rows"] if r["set"] == "transition"}
+    out: dict = {"thread_complete": {}, "thread_torus": {}}
+    for n in ns:
+        if n not in ds:
+            continue
+        arc = ROOT / "instances" / "prob079" / f"diag-{n}.tar.gz"
+        models = [i.model for i in instio.load_instances([str(arc)], diags=ds[n]).instances]
+        got = _thread_vs_xla(models[:count], Config(n, decide=True), 1)
+        out["thread_complete"][n] = got
+    for n in torus:
+        got = _thread_vs_xla([Constraints(n, toroidal=True)], Config(n, True), 0)
+        out["thread_torus"][n] = got
+    out["torus_edges"] = {t["n"]: t["nodes"] for t in bench.get("toroidal", [])}
+    return out
+
+
+def _ratio(measured: dict) -> float:
+    """Thread kernel steps per XLA tree edge, at the largest n measured (1: none measured)."""
+    return measured[max(measured)]["steps"] / measured[max(measured)]["edges"] if measured else 1.0
+
+
+def check_thread_complete(desc: model.Description, trips: dict, records, failures) -> None:
+    """`complete` (decide at `COMPLETE_THREAD_N`, count at n = 19) and the torus's count (at
+    `TORUS_THREAD_N`) on the thread kernel (`jaxqueens.parallel.threads_complete`), compiled for
+    the device with the lanes and items a call of the driver's would run: as `check_threads`,
+    with the model's instances/s (the XLA kernel's tree edges per instance, `trips["nodes"]`,
+    times the thread kernel's steps per edge measured on the CPU) and the torus's seconds (its
+    tree edges as the CPU benchmark counted them, `trips["torus_edges"]`, the same way)."""
+    from jaxqueens.solvers.complete import Config
+
+    sharding = model.placement(desc)
+    programs = max(1, desc.parallelism // (2 * threads_complete.BLOCK))
+    lanes = programs * threads_complete.BLOCK
+    items = complete_batch.ITEMS_PER_LANE * lanes
+    measured = trips.get("thread_complete", {})
+    eff = measured[max(measured)]["efficiency"] if measured else 1.0
+    ratio, torus_ratio = _ratio(measured), _ratio(trips.get("thread_torus", {}))
+    cases = [(THREAD_COMPLETE, "decide", n, Config(n, decide=True)) for n in COMPLETE_THREAD_N]
+    cases += [(THREAD_COMPLETE, "count", 19, Config(19))]
+    cases += [(THREAD_TORUS, "count", n, Config(n, True)) for n in TORUS_THREAD_N]
+    for workload, mode, n, config in cases:
+        rec = {
+            "device": desc.name,
+            "device_key": desc.key,
+            "workload": workload,
+            "variant": f"{mode},block={threads_complete.BLOCK},unroll={threads_complete.UNROLL}",
+            "n": n,
+            "unit": "lanes",
+            "batch": lanes,
+            "parallelism": desc.parallelism,
+            "items": items,
+        }
+        rows = threads_complete.ALLOWED + n
+        words = jax.ShapeDtypeStruct((rows, items), np.uint32, sharding=sharding)
+        fn = jax.jit(lambda w, c=config: threads_complete.search_words(w, c, programs=programs))
+        pred = compile_thread_kernel(desc, fn, words, rec, records, failures)
+        if pred is None:
+            continue
+        rate = pred.lane_steps_per_s * eff
+        p: dict = {"label": LABEL, **pred._asdict(), "lane_efficiency": eff}
+        nodes = trips.get("nodes", {}).get(n)
+        if workload == THREAD_COMPLETE and mode == "decide" and nodes:
+            p.update(steps_per_instance=nodes * ratio, instances_per_s=rate / (nodes * ratio))
+        edges = trips.get("torus_edges", {}).get(n)
+        if workload == THREAD_TORUS and edges:
+            p.update(steps=edges * torus_ratio, count_seconds=edges * torus_ratio / rate)
+        rec["predicted"] = p
+        records.append(rec)
+        what = (
+            f", {p['instances_per_s']:,.0f} instances/s"
+            if "instances_per_s" in p
+            else (f", {p['count_seconds']:.2f} s" if "count_seconds" in p else "")
+        )
+        print(
+            f"{desc.key:8} {workload} {mode} n={n:<3} {rec['ptxas']['max_registers']} regs, "
+            f"{len(rec['ptxas']['spilling'])} spilling, {p['instructions']:.1f} instr/step "
+            f"({rec['loop']['read_from']}), {pred.warps_per_sm} warps/SM{what}",
+            flush=True,
+        )
+        clean_dump()
+
+
 def thread_table(records: list) -> str:
-    """The thread kernel's predicted count times per device (n = 18..21)."""
-    rows = [r for r in records if r.get("workload") == THREAD_WORKLOAD and r.get("compiled")]
-    if not rows:
+    """The thread kernels' predictions per device: the count's times (n = 18..21), then
+    `complete`'s instances/s and the torus's count times."""
+    kinds = (THREAD_WORKLOAD, THREAD_COMPLETE, THREAD_TORUS)
+    if not any(r.get("workload") in kinds and r.get("compiled") for r in records):
         return ""
+    rows = [r for r in records if r.get("workload") == THREAD_WORKLOAD and r.get("compiled")]
     lines = [
         "",
         f"Count on the thread kernel (jaxqueens.parallel.threads), {LABEL}:",
@@ -444,6 +598,31 @@ def thread_table(records: list) -> str:
             f"{len(r['ptxas']['spilling'])} | {p['instructions']:.1f} ({r['loop']['read_from']}) | "
             f"{p['warps_per_sm']} | {p['steps']:.3g} | {p['count_seconds']:,.2f} |"
         )
+    lines += [
+        "",
+        f"`complete` and the torus's count on the thread kernel "
+        f"(jaxqueens.parallel.threads_complete), {LABEL}:",
+        "",
+        "| device | workload | n | registers | spills | instructions/step | warps/SM | "
+        "steps | predicted |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in records:
+        if r.get("workload") not in (THREAD_COMPLETE, THREAD_TORUS) or not r.get("compiled"):
+            continue
+        p = r["predicted"]
+        if "instances_per_s" in p:
+            steps, what = p["steps_per_instance"], f"{p['instances_per_s']:,.0f} instances/s"
+        elif "count_seconds" in p:
+            steps, what = p["steps"], f"{p['count_seconds']:,.2f} s"
+        else:
+            steps, what = None, "(no trip count)"
+        lines.append(
+            f"| {r['device']} | {r['workload']} {r['variant'].split(',')[0]} | {r['n']} | "
+            f"{r['ptxas']['max_registers']} | {len(r['ptxas']['spilling'])} | "
+            f"{p['instructions']:.1f} ({r['loop']['read_from']}) | {p['warps_per_sm']} | "
+            f"{'' if steps is None else f'{steps:.3g}'} | {what} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -453,6 +632,7 @@ def thread_table(records: list) -> str:
 def check_device(desc: model.Description, families, trips: dict, records: list, failures: list):
     if "count" in families or THREADS in families:
         check_threads(desc, trips, records, failures)
+        check_thread_complete(desc, trips, records, failures)
     families = [f for f in families if f != THREADS]
     if not families:  # the thread kernel alone
         return
@@ -734,6 +914,7 @@ def main(argv=None) -> int:
         trips["edges"] = {**measured, **fit_log_quadratic(measured, range(16, 25))}
         if "count" in families or THREADS in families:
             trips["thread"] = measure_thread_steps()
+            trips.update(measure_thread_complete())
         nodes = trips["nodes"]
         if nodes:
             trips["nodes"] = {

@@ -66,10 +66,11 @@ def _live(s: threads.Lane, x: Extra, decide: bool):
     return go & (x.got == 0) if decide else go
 
 
-def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unroll):
+def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unroll, stats):
     """Program p searches the items of its range (as `threads`' count kernel); a lane whose
     item is done, out of budget or decided writes its words (column = the item; columns past
-    the items: one spare per lane) and takes the range's next item."""
+    the items: one spare per lane, where `stats` leaves the block's loop iterations in row
+    `STEPS`) and takes the range's next item."""
     p = pl.program_id(0)
     first, end = (p * items) // programs, ((p + 1) * items) // programs
     lane = lax.broadcasted_iota(jnp.int32, (block,), 0)
@@ -99,7 +100,7 @@ def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unro
         return s, Extra(zero, zero, zero, w[BUDGET], w[STOP], zero, sol, zero)
 
     def inner(c):
-        s, x, task, nxt = c
+        s, x, task, nxt, its = c
         idx = jnp.clip(task, 0, items - 1)
         allowed = lambda col: w_ref[ALLOWED + col.astype(jnp.int32), idx]
         for _ in range(unroll):  # a halted lane steps on until the check: its budget is soft
@@ -118,7 +119,7 @@ def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unro
                 tuple(jnp.where(take, a, b) for a, b in zip(packed, x.sol, strict=True)),
                 jnp.where(take, r | (threads._log2(f) << 8), x.tail),
             )
-        return s, x, task, nxt
+        return s, x, task, nxt, its + unroll if stats else its
 
     def running(c):  # every lane live or out of items, and some lane live
         live = _live(c[0], c[1], decide).astype(jnp.int32)
@@ -141,7 +142,7 @@ def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unro
             pl_triton.store(out_ref.at[k, idx], v, mask=mask)
 
     def outer(c):
-        s, x, task, nxt = lax.while_loop(running, inner, c)
+        s, x, task, nxt, its = lax.while_loop(running, inner, c)
         idle = ~_live(s, x, decide) & (task < end)
         write(s, x, task, idle)
         count = idle.astype(jnp.int32)
@@ -149,13 +150,14 @@ def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unro
         nxt = nxt + jnp.sum(count)
         fresh = load(task)
         s, x = jax.tree.map(lambda a, b: jnp.where(idle, a, b), fresh, (s, x))
-        return s, x, task, nxt
+        return s, x, task, nxt, its
 
     task = first + lane
     s, x = load(task)
-    lax.while_loop(
-        lambda c: jnp.max((c[2] < end).astype(jnp.int32)) > 0, outer, (s, x, task, first + block)
-    )
+    c = (s, x, task, first + block, zero)
+    c = lax.while_loop(lambda c: jnp.max((c[2] < end).astype(jnp.int32)) > 0, outer, c)
+    if stats:
+        pl_triton.store(out_ref.at[STEPS, items + p * block + lane], c[4])
 
 
 def _shl(x, s):
@@ -282,6 +284,74 @@ def _readout(batch, out, config: Config):
 
 
 @functools.partial(
+    jax.jit,
+    static_argnames=("config", "programs", "block", "num_warps", "unroll", "interpret", "stats"),
+)
+def search_words(
+    words,
+    config: Config,
+    *,
+    programs: int,
+    block: int = BLOCK,
+    num_warps: int = NUM_WARPS,
+    unroll: int = UNROLL,
+    interpret: bool = False,
+    stats: bool = False,
+):
+    """The kernel over items as its words (`item_words`).
+
+    Args:
+      words: uint32 `[ALLOWED + n, P]`.
+      config: the kernel's static shape (n, torus, decide or count; `cap` must be 0).
+      programs: blocks of `block` lanes the grid runs, each over its range of the items.
+      block: lanes (threads) a block, a power of two.
+      num_warps: warps a block (Triton).
+      unroll: steps per check of the loop condition (and of the budgets).
+      interpret: run on the CPU (Pallas' interpreter).
+      stats: leave each lane's block's loop iterations in its spare column (row `STEPS`).
+
+    Returns:
+      uint32 `[out_words(n), P + programs * block]`: item j's words in column j (`D`, `STEPS`,
+      `LO`, `HI`, `AV_OUT`, then the packed rows and the solution's), then a spare per lane.
+
+    Raises:
+      QueensError: `words` not `[ALLOWED + n, P]` uint32, `cap` set, or bad sizes.
+    """
+    n = config.n
+    if words.ndim != 2 or words.shape[0] != ALLOWED + n or words.dtype != jnp.uint32:
+        raise QueensError(f"words must be uint32 [{ALLOWED + n}, items], not {words.shape}")
+    if config.cap:
+        raise QueensError("the thread kernel decides and counts; enumerate on the XLA kernel")
+    if n < 2 or programs < 1 or block < 1 or block & (block - 1):
+        raise QueensError(
+            f"n must be >= 2, programs >= 1 and block a power of two, not {n}, {programs}, {block}"
+        )
+    items = words.shape[1]
+    params = None if interpret else pl_triton.CompilerParams(num_warps=num_warps, num_stages=1)
+    kernel = functools.partial(
+        _kernel,
+        n=n,
+        toroidal=config.toroidal,
+        decide=config.decide,
+        items=items,
+        programs=programs,
+        block=block,
+        unroll=unroll,
+        stats=stats,
+    )
+    width = items + programs * block
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct((out_words(n), width), jnp.uint32),
+        grid=(programs,),
+        in_specs=[pl.BlockSpec((ALLOWED + n, items), lambda i: (0, 0))],
+        out_specs=pl.BlockSpec((out_words(n), width), lambda i: (0, 0)),
+        interpret=interpret,
+        compiler_params=params,
+    )(words)
+
+
+@functools.partial(
     jax.jit, static_argnames=("config", "programs", "block", "num_warps", "unroll", "interpret")
 )
 def search_chunk(
@@ -294,7 +364,7 @@ def search_chunk(
     unroll: int = UNROLL,
     interpret: bool = False,
 ):
-    """Search every item of a batch on the thread kernel.
+    """Search every item of a batch on the thread kernel (`search_words`).
 
     Args:
       batch: uint32 `[P, HEAD + n]` items (`jaxqueens.solvers.complete.start`); zero rows are
@@ -315,34 +385,15 @@ def search_chunk(
     Raises:
       QueensError: a batch not `[P, HEAD + n]` uint32, `cap` set, or bad sizes.
     """
-    n = config.n
     if batch.ndim != 2 or batch.shape[1] != config.width or batch.dtype != jnp.uint32:
         raise QueensError(f"batch must be uint32 [items, {config.width}], not {batch.shape}")
-    if config.cap:
-        raise QueensError("the thread kernel decides and counts; enumerate on the XLA kernel")
-    if n < 2 or programs < 1 or block < 1 or block & (block - 1):
-        raise QueensError(
-            f"n must be >= 2, programs >= 1 and block a power of two, not {n}, {programs}, {block}"
-        )
-    items = batch.shape[0]
-    params = None if interpret else pl_triton.CompilerParams(num_warps=num_warps, num_stages=1)
-    kernel = functools.partial(
-        _kernel,
-        n=n,
-        toroidal=config.toroidal,
-        decide=config.decide,
-        items=items,
+    out = search_words(
+        item_words(batch, config),
+        config,
         programs=programs,
         block=block,
+        num_warps=num_warps,
         unroll=unroll,
-    )
-    out = pl.pallas_call(
-        kernel,
-        out_shape=jax.ShapeDtypeStruct((out_words(n), items + programs * block), jnp.uint32),
-        grid=(programs,),
-        in_specs=[pl.BlockSpec((ALLOWED + n, items), lambda i: (0, 0))],
-        out_specs=pl.BlockSpec((out_words(n), items + programs * block), lambda i: (0, 0)),
         interpret=interpret,
-        compiler_params=params,
-    )(item_words(batch, config))
-    return _readout(batch, out[:, :items], config)
+    )
+    return _readout(batch, out[:, : batch.shape[0]], config)
