@@ -25,7 +25,7 @@ jax = _lazy.load("jax")
 
 MEMORY_FRACTION = 0.75
 """Share of a device's memory a process may use: JAX's default preallocation
-(``XLA_PYTHON_CLIENT_MEM_FRACTION``), the budget of a described device."""
+(`XLA_PYTHON_CLIENT_MEM_FRACTION`), the budget of a described device."""
 FILL = 0.95
 """Share of the budget a chosen batch may plan to use (what the estimate from two compiles may be
 off by, and the allocator's fragmentation)."""
@@ -63,8 +63,15 @@ class Target:
 
 
 def device_target(device=None) -> Target:
-    """The :class:`Target` of a real accelerator (default: the first local device): the
-    allocator's ``bytes_limit`` and ``core_count`` x resident threads per SM."""
+    """The `Target` of a real accelerator: the allocator's `bytes_limit` and `core_count` x
+    resident threads per SM.
+
+    Args:
+      device: the device (default: the first local device).
+
+    Returns:
+      `Target`.
+    """
     device = device or jax.local_devices()[0]
     stats = device.memory_stats() or {}
     limit = stats.get("bytes_limit") or stats.get("bytes_reservable_limit")
@@ -81,17 +88,24 @@ def device_target(device=None) -> Target:
 
 
 class Choice(NamedTuple):
-    """What :func:`choose` found."""
+    """What `choose` found."""
 
     batch: int  # the batch size chosen (0: none fits, even the smallest)
     bytes: int  # argument + output + temporary bytes of the executable at that batch
     fits: bool  # within the budget
-    compiled: Any  # the compiled executable at ``batch``
+    compiled: Any  # the compiled executable at `batch`
     compiles: int  # executables compiled to decide
 
 
 def footprint(compiled) -> int:
-    """Argument + output + temporary bytes of a compiled executable (``memory_analysis``)."""
+    """Argument + output + temporary bytes of a compiled executable (`memory_analysis`).
+
+    Args:
+      compiled: the compiled executable.
+
+    Returns:
+      The bytes.
+    """
     m = compiled.memory_analysis()
     return int(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes)
 
@@ -112,10 +126,10 @@ def choose(
     multiple: int = 1,
     key: Hashable | None = None,
 ) -> Choice:
-    """The batch for ``build`` on ``target``: ``want`` if it fits, else the largest that does.
+    """The batch for `build` on `target`: `want` if it fits, else the largest that does.
 
     Args:
-      build: ``batch -> jax.stages.Lowered`` (or an object with ``.compile()``): the workload's
+      build: `batch -> jax.stages.Lowered` (or an object with `.compile()`): the workload's
         jitted function lowered at that batch, its arguments placed on the target device.
       target: the device's budget and parallelism.
       want: the batch that fills the device (at most; callers cap it by the work there is).
@@ -124,7 +138,7 @@ def choose(
         only the chosen batch.
 
     Returns:
-      :class:`Choice`; ``fits`` is False when even ``floor`` exceeds the budget (its bytes).
+      `Choice`; `fits` is False when even `floor` exceeds the budget (its bytes).
     """
     budget = target.budget_bytes
     cached = _cache.get((key, target)) if key is not None else None
@@ -163,9 +177,16 @@ def choose(
 
 
 def abstract(tree, sharding=None):
-    """`tree` with every array (or `jax.ShapeDtypeStruct`) replaced by a
-    `jax.ShapeDtypeStruct` placed by `sharding`: the arguments of a builder that compiles for a
-    described device (`placement` in scripts/gpumodel/model.py) without making the arrays."""
+    """The arguments of a builder that compiles for a described device (`placement` in
+    scripts/gpumodel/model.py) without making the arrays.
+
+    Args:
+      tree: a PyTree of arrays (or `jax.ShapeDtypeStruct`).
+      sharding: where to place them (None: unplaced).
+
+    Returns:
+      `tree` with every leaf a `jax.ShapeDtypeStruct` placed by `sharding`.
+    """
 
     def one(x):
         x = x if hasattr(x, "dtype") and hasattr(x, "shape") else jax.numpy.asarray(x)
@@ -175,8 +196,18 @@ def abstract(tree, sharding=None):
 
 
 def items_for(lanes: int, per_lane: int, work: int | None, multiple: int = 1) -> int:
-    """Items per call for ``lanes`` lockstep lanes: ``per_lane`` each (a lane that finishes takes
-    the next), at most the ``work`` there is, a multiple of ``multiple``."""
+    """Items per call for `lanes` lockstep lanes: `per_lane` each (a lane that finishes takes the
+    next), at most the `work` there is, a multiple of `multiple`.
+
+    Args:
+      lanes: lockstep lanes.
+      per_lane: items per lane.
+      work: items there are (None: unbounded).
+      multiple: the items' multiple (the devices a call spans).
+
+    Returns:
+      The items per call.
+    """
     items = lanes * per_lane if work is None else min(work, lanes * per_lane)
     return max(multiple, math.ceil(items / multiple) * multiple)
 
@@ -210,13 +241,16 @@ ACCELERATOR_DEFAULTS = Sizes(
     estimator_block=0,
 )
 """On an accelerator the lanes and items per call are not taken from a table: each driver sizes
-them from its compiled program against the device (:func:`choose`); the zeros
+them from its compiled program against the device (`choose`); the zeros
 here say so. What stays is the strategy (lockstep lanes, all probes at once) and the default
 length of an estimate."""
 
 
 def sizes() -> Sizes:
-    """The batch sizes of the default backend: CPU figures measured on a 2-core machine; on an
-    accelerator the strategy only (:data:`ACCELERATOR_DEFAULTS`: the sizes come from
-    :func:`choose`)."""
+    """The batch sizes of the default backend: the CPU's table (`CPU_SIZES`); on an accelerator the
+    strategy only (`ACCELERATOR_DEFAULTS`: the sizes come from `choose`).
+
+    Returns:
+      `Sizes`.
+    """
     return ACCELERATOR_DEFAULTS if devices.is_accelerator() else CPU_SIZES
