@@ -614,15 +614,21 @@ def thread_table(records: list) -> str:
         if "instances_per_s" in p:
             steps, what = p["steps_per_instance"], f"{p['instances_per_s']:,.0f} instances/s"
         elif "count_seconds" in p:
-            steps, what = p["steps"], f"{p['count_seconds']:,.2f} s"
+            steps, what = p["steps"], f"{p['count_seconds']:.3g} s"
         else:
-            steps, what = None, "(no trip count)"
+            steps, what = None, "(compiled only: no trip count)"
         lines.append(
             f"| {r['device']} | {r['workload']} {r['variant'].split(',')[0]} | {r['n']} | "
             f"{r['ptxas']['max_registers']} | {len(r['ptxas']['spilling'])} | "
             f"{p['instructions']:.1f} ({r['loop']['read_from']}) | {p['warps_per_sm']} | "
             f"{'' if steps is None else f'{steps:.3g}'} | {what} |"
         )
+    lines += [
+        "",
+        "Instances/s: a batch filling the device (every lane with items of its own); the torus "
+        "seconds: the kernel's steps alone, at full occupancy (its one root reaches the lanes "
+        "only as the driver splits it, call by call, which this does not model).",
+    ]
     return "\n".join(lines) + "\n"
 
 
