@@ -131,3 +131,26 @@ def test_bad_input():
         tc.search_chunk(batch, solver.Config(8, cap=4), programs=1, interpret=True)
     with pytest.raises(QueensError, match="batch must be uint32"):
         tc.search_chunk(batch[:, :-1], solver.Config(8), programs=1, interpret=True)
+
+
+def _solution_32() -> list[int]:
+    """A 32-queens solution (rows by column): the evens, then the odds with 1 and 3 swapped and
+    5 moved to the end (the construction for n = 2 mod 6), 0-based."""
+    odds = [3, 1, *range(7, 32, 2), 5]
+    return [r - 1 for r in (*range(2, 33, 2), *odds)]
+
+
+@pytest.mark.parametrize(("n", "toroidal"), [(32, False), (31, True)])
+def test_the_largest_boards_count_as_the_xla_kernel(n, toroidal):
+    """n = 32 (full 32-bit masks, shifts of 0 and 31) and a torus of 31 (doubled masks across
+    both words): the last eight columns left open below a solution's first columns."""
+    rows = _solution_32() if n == 32 else [2 * c % n for c in range(n)]
+    model = Constraints(n, toroidal=toroidal)
+    assert checker.check_constrained(np.array(rows), model).ok
+    placed = Constraints(n, fixed=tuple((c, rows[c]) for c in range(n - 8)), toroidal=toroidal)
+    config = solver.Config(n, toroidal)
+    batch = _items([placed], stop=1)
+    head, _, sols = _threads(batch, config)
+    want = _xla(batch, config)
+    assert want[0] >= 1 and int(head[0, 2]) == want[0]
+    assert checker.check_constrained(_board(sols[0, 0]), placed).ok
