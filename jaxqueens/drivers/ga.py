@@ -30,6 +30,7 @@ from jaxqueens.drivers.loop import run_chunks
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io import ga as ga_io
 from jaxqueens.io.interrupts import SafePoints
+from jaxqueens.solvers.constrained import Mask
 from jaxqueens.solvers.ga import Config, default_params
 
 
@@ -252,7 +253,7 @@ def evolve(
     """
     a = SimpleNamespace(**locals())
     config, params, model, mask, seed, seconds = ga_setup.arguments(a)
-    run, save, compile_s, init_s = _begin(a, config, params, model, mask, seed, seconds)
+    run, save = _begin(a, config, params, model, mask, seed, seconds)
     interrupted = run.done < generations and run_chunks(
         run.step,
         total=generations,
@@ -269,15 +270,20 @@ def evolve(
             if save is not None:
                 save()
             interrupted = True
-    timings = {"compile_s": compile_s, "init_s": init_s}
-    return EvolveResult(
-        config, params, seed, **timings, **found, interrupted=interrupted, instance=model
-    )
+    return EvolveResult(config, params, seed, interrupted=interrupted, instance=model, **found)
 
 
-def _begin(a: SimpleNamespace, config: Config, params: dict, model, mask, seed: int, seconds):
+def _begin(
+    a: SimpleNamespace,
+    config: Config,
+    params: dict,
+    model: cons.Constraints | None,
+    mask: Mask | None,
+    seed: int,
+    seconds: float | None,
+) -> tuple[ga_run.Run, Callable[[], None] | None]:
     """`evolve`'s run laid out, compiled, at generation 0 (or resumed from its checkpoint):
-    `(ga_run.Run, the checkpoint's save or None, compile seconds, init seconds)`."""
+    `(ga_run.Run, the checkpoint's save or None)`."""
     sink, generations = a.sink, a.generations
     chunk = a.chunk or default_chunk(config, a.trials, generations)
     chunk, procs, me, total_trials, trials = ga_size.plan(
@@ -298,7 +304,8 @@ def _begin(a: SimpleNamespace, config: Config, params: dict, model, mask, seed: 
     run = ga_run.Run(
         compiled, dyn, np.int32(generations), problem, *loop, a.records == "all", report
     )
+    run.compile_s, run.init_s = compile_s, init_s
     run.open(m0, checkpoint, fp, a.resume)
     save = None if checkpoint is None else lambda: ckpt.save(checkpoint, run.tree(), fp)
     run.started = time.perf_counter()
-    return run, save, compile_s, init_s
+    return run, save

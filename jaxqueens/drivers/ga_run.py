@@ -240,6 +240,8 @@ class Run:
     sessions: int = 1
     started: float = 0.0  # perf_counter at the loop's start
     evals_before: int = 0  # evaluations before this session's generations
+    compile_s: float = 0.0  # seconds compiling the programs
+    init_s: float = 0.0  # seconds building and placing the initial populations
 
     def everyone(self, x) -> np.ndarray:
         """`[k, T]` of this process's trials -> `[k, total_trials]` of all, in order."""
@@ -359,8 +361,8 @@ class Run:
             self.sink.resume(int(z["history_bytes"]))
 
     def collect(self, model: cons.Constraints | None, what: str) -> dict:
-        """The run's records, populations and verified solutions, of every trial in every
-        process: `EvolveResult`'s fields but the settings, timings and interruption."""
+        """The run's records, populations, timings and verified solutions, of every trial in
+        every process: `EvolveResult`'s fields but the settings and the interruption."""
         states, found, totals, solved_at = self.states, self.found, self.totals, self.solved_at
         genes, fit = np.asarray(states.genes), np.asarray(states.fit)
         wall_s = time.perf_counter() - self.started
@@ -401,6 +403,8 @@ class Run:
             population=genes,
             fitness=fit,
             wall_s=wall_s,
+            compile_s=self.compile_s,
+            init_s=self.init_s,
             evals_here=evals_here,
             wall_total_s=self.wall_before + wall_s,
             sessions=self.sessions,
