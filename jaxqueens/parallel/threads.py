@@ -59,6 +59,13 @@ def tasks(n: int, depth: int) -> Tasks:
     """Every task of the count of n with `depth` host-placed columns (the CPU plan's split,
     `tasks`, in its order), as kernel lanes.
 
+    Args:
+      n: board size, 4..`MAX_N`.
+      depth: columns placed on the host, 1..n-2.
+
+    Returns:
+      `Tasks`: the lanes' words and weights, and the completions counted on the host.
+
     Raises:
       QueensError: n outside 4..`MAX_N` or `depth` outside 1..n-2.
     """
@@ -286,7 +293,14 @@ def _step(s: Lane, n: int, *, end=None, allowed=None, torus: bool = False, hit: 
 
 
 def row_words(n: int) -> int:
-    """Words of packed queen rows a lane keeps for n (5 bits a row; at most n - 4 levels)."""
+    """Words of packed queen rows a lane keeps.
+
+    Args:
+      n: board size.
+
+    Returns:
+      5 bits a row, at most n - 4 levels packed, in 32-bit words (at least one).
+    """
     return max(1, -(-5 * (n - 4) // 32))
 
 
@@ -397,7 +411,14 @@ def count_tasks(
 
 
 def lane_total(found) -> int:
-    """The exact sum (a Python int) of uint32 `[2, L]` (low, high) words."""
+    """The exact sum of per-lane two-word counts.
+
+    Args:
+      found: uint32 `[2, L]` (low, high) words, or more rows (the rest ignored).
+
+    Returns:
+      The sum, a Python int.
+    """
     f = np.asarray(found).astype(np.uint64)
     return int(f[0].astype(object).sum()) + (int(f[1].astype(object).sum()) << 32)
 
@@ -405,7 +426,18 @@ def lane_total(found) -> int:
 def count(
     n: int, depth: int, *, programs: int = 2, unroll: int = UNROLL, interpret: bool = False
 ) -> int:
-    """Q(n): every task of `tasks` through `count_tasks`, summed exactly."""
+    """Q(n): every task of `tasks` through `count_tasks`, summed exactly.
+
+    Args:
+      n: board size, 4..`MAX_N`.
+      depth: columns placed on the host.
+      programs: blocks the grid runs.
+      unroll: steps per check of the loop condition.
+      interpret: run on the CPU (Pallas' interpreter).
+
+    Returns:
+      The number of solutions, a Python int.
+    """
     plan = tasks(n, depth)
     if plan.words.shape[1] == 0:
         return plan.base

@@ -38,13 +38,27 @@ DONE = 0xFFFFFFFF  # `D` of an item searched to its end
 
 
 def row_words(n: int) -> int:
-    """Words of packed queen rows a lane keeps for n (5 bits a row; at most n - 2 levels)."""
+    """Words of packed queen rows a lane keeps.
+
+    Args:
+      n: board size.
+
+    Returns:
+      5 bits a row, at most n - 2 levels packed, in 32-bit words (at least one).
+    """
     return max(1, -(-5 * (n - 2) // 32))
 
 
 def out_words(n: int) -> int:
-    """Words read back per item: d, steps, found (two), the frontier's rows, the packed rows,
-    and the first solution's packed rows and last two rows."""
+    """Words read back per item.
+
+    Args:
+      n: board size.
+
+    Returns:
+      d, steps, found (two), the frontier's rows, the packed rows, and the first solution's
+      packed rows and its last two rows.
+    """
     return PATH + 2 * row_words(n) + 1
 
 
@@ -66,6 +80,67 @@ def _live(s: threads.Lane, x: Extra, decide: bool):
     return go & (x.got == 0) if decide else go
 
 
+def _load(w_ref, task, end, *, n: int, items: int):
+    """The lanes' state at the start of item `task` (uint32 [B]; at or past `end`: done)."""
+    idx = jnp.clip(task, 0, items - 1)
+    w = [w_ref[i, idx] for i in range(ALLOWED)]
+    zero = jnp.zeros_like(w[COLS])
+    start = w[LEVEL]
+    dead = (task >= end) | (w[AV] == 0)
+    ahead = tuple(jnp.minimum(start + k, jnp.uint32(n - 1)) for k in (1, 2, 3))
+    s = threads.Lane(
+        jnp.where(dead, start.astype(jnp.int32) - 1, start.astype(jnp.int32)),
+        start,
+        ahead,
+        jnp.where(dead, zero, w[AV]),
+        w[COLS],
+        (w[LD_LO], w[LD_HI]),
+        (w[RD_LO], w[RD_HI]),
+        tuple(zero for _ in range(row_words(n))),
+        start,
+        zero + jnp.uint32(n - 1),
+        zero + jnp.uint32(255 | 255 << 8),  # no column skipped
+    )
+    sol = tuple(zero for _ in range(row_words(n)))
+    return s, Extra(zero, zero, zero, w[BUDGET], w[STOP], zero, sol, zero)
+
+
+def _advance(s: threads.Lane, x: Extra, allowed, *, n: int, toroidal: bool):
+    """One step of every lane (`threads._step` over the item's columns), its completions
+    counted and an item's first one snapshot where asked."""
+    busy = (s.d >= s.start.astype(jnp.int32)).astype(jnp.uint32)
+    packed = s.packed
+    s, add, r, f = threads._step(s, n, end=n - 1, allowed=allowed, torus=toroidal, hit=True)
+    take = (add != 0) & (x.stop != 0) & (x.got == 0)
+    lo = x.lo + add
+    x = Extra(
+        x.steps + busy,
+        lo,
+        x.hi + (lo < add).astype(jnp.uint32),
+        x.budget,
+        x.stop,
+        x.got | take.astype(jnp.uint32),
+        tuple(jnp.where(take, a, b) for a, b in zip(packed, x.sol, strict=True)),
+        jnp.where(take, r | (threads._log2(f) << 8), x.tail),
+    )
+    return s, x
+
+
+def _write(out_ref, s: threads.Lane, x: Extra, idx, mask, decide: bool) -> None:
+    """The lanes' item words into column `idx` of `out_ref`, where `mask`."""
+    done = s.d < s.start.astype(jnp.int32)
+    found = ((x.lo | x.hi) != 0).astype(jnp.uint32)
+    head = [
+        jnp.where(done, jnp.uint32(DONE), s.d.astype(jnp.uint32)),
+        x.steps,
+        found if decide else x.lo,
+        jnp.zeros_like(x.hi) if decide else x.hi,
+        s.av,
+    ]
+    for k, v in enumerate([*head, *s.packed, *x.sol, x.tail]):
+        pl_triton.store(out_ref.at[k, idx], v, mask=mask)
+
+
 def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unroll, stats):
     """Program p searches the items of its range (as `threads`' count kernel); a lane whose
     item is done, out of budget or decided writes its words (column = the item; columns past
@@ -74,51 +149,14 @@ def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unro
     p = pl.program_id(0)
     first, end = (p * items) // programs, ((p + 1) * items) // programs
     lane = lax.broadcasted_iota(jnp.int32, (block,), 0)
-    words = row_words(n)
-    zero = jnp.zeros((block,), jnp.uint32)
-
-    def load(task):
-        idx = jnp.clip(task, 0, items - 1)
-        w = [w_ref[i, idx] for i in range(ALLOWED)]
-        start = w[LEVEL]
-        dead = (task >= end) | (w[AV] == 0)
-        ahead = tuple(jnp.minimum(start + k, jnp.uint32(n - 1)) for k in (1, 2, 3))
-        s = threads.Lane(
-            jnp.where(dead, start.astype(jnp.int32) - 1, start.astype(jnp.int32)),
-            start,
-            ahead,
-            jnp.where(dead, zero, w[AV]),
-            w[COLS],
-            (w[LD_LO], w[LD_HI]),
-            (w[RD_LO], w[RD_HI]),
-            tuple(zero for _ in range(words)),
-            start,
-            jnp.full((block,), n - 1, jnp.uint32),
-            jnp.full((block,), 255 | 255 << 8, jnp.uint32),  # no column skipped
-        )
-        sol = tuple(zero for _ in range(words))
-        return s, Extra(zero, zero, zero, w[BUDGET], w[STOP], zero, sol, zero)
+    load = functools.partial(_load, w_ref, end=end, n=n, items=items)
 
     def inner(c):
         s, x, task, nxt, its = c
         idx = jnp.clip(task, 0, items - 1)
         allowed = lambda col: w_ref[ALLOWED + col.astype(jnp.int32), idx]
         for _ in range(unroll):  # a halted lane steps on until the check: its budget is soft
-            busy = (s.d >= s.start.astype(jnp.int32)).astype(jnp.uint32)
-            packed = s.packed
-            s, add, r, f = threads._step(s, n, end=n - 1, allowed=allowed, torus=toroidal, hit=True)
-            take = (add != 0) & (x.stop != 0) & (x.got == 0)
-            lo = x.lo + add
-            x = Extra(
-                x.steps + busy,
-                lo,
-                x.hi + (lo < add).astype(jnp.uint32),
-                x.budget,
-                x.stop,
-                x.got | take.astype(jnp.uint32),
-                tuple(jnp.where(take, a, b) for a, b in zip(packed, x.sol, strict=True)),
-                jnp.where(take, r | (threads._log2(f) << 8), x.tail),
-            )
+            s, x = _advance(s, x, allowed, n=n, toroidal=toroidal)
         return s, x, task, nxt, its + unroll if stats else its
 
     def running(c):  # every lane live or out of items, and some lane live
@@ -126,25 +164,11 @@ def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unro
         out = (c[2] >= end).astype(jnp.int32)
         return (jnp.min(live | out) > 0) & (jnp.max(live) > 0)
 
-    def write(s, x, task, mask):
-        # a lane not writing aims at its own spare column (so no two lanes share an address)
-        idx = jnp.where(mask, task, items + p * block + lane)
-        done = s.d < s.start.astype(jnp.int32)
-        found = ((x.lo | x.hi) != 0).astype(jnp.uint32)
-        head = [
-            jnp.where(done, jnp.uint32(DONE), s.d.astype(jnp.uint32)),
-            x.steps,
-            found if decide else x.lo,
-            zero if decide else x.hi,
-            s.av,
-        ]
-        for k, v in enumerate([*head, *s.packed, *x.sol, x.tail]):
-            pl_triton.store(out_ref.at[k, idx], v, mask=mask)
-
     def outer(c):
         s, x, task, nxt, its = lax.while_loop(running, inner, c)
         idle = ~_live(s, x, decide) & (task < end)
-        write(s, x, task, idle)
+        # a lane not writing aims at its own spare column (so no two lanes share an address)
+        _write(out_ref, s, x, jnp.where(idle, task, items + p * block + lane), idle, decide)
         count = idle.astype(jnp.int32)
         task = jnp.where(idle, nxt + jnp.cumsum(count) - count, task)  # the range's next ones
         nxt = nxt + jnp.sum(count)
@@ -154,7 +178,7 @@ def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unro
 
     task = first + lane
     s, x = load(task)
-    c = (s, x, task, first + block, zero)
+    c = (s, x, task, first + block, jnp.zeros((block,), jnp.uint32))
     c = lax.while_loop(lambda c: jnp.max((c[2] < end).astype(jnp.int32)) > 0, outer, c)
     if stats:
         pl_triton.store(out_ref.at[STEPS, items + p * block + lane], c[4])
