@@ -163,7 +163,10 @@ def test_defect_auto_path_is_continuous_in_n_and_chains():
         assert solve_setup.auto_path(4999, chains) == solve_setup.auto_path(5000, chains)
     assert abs(solve_setup.default_chains(4999) - solve_setup.default_chains(5000)) <= 1
     assert solve_setup.default_chains(8) == 1000 and solve_setup.default_chains(20_000) == 1
-    assert all(solve_setup.default_chains(n) >= solve_setup.default_chains(n + 50) for n in range(4, 40_000, 50))
+    assert all(
+        solve_setup.default_chains(n) >= solve_setup.default_chains(n + 50)
+        for n in range(4, 40_000, 50)
+    )
     # options only the batched path has keep a run batched; past its limit the large path runs
     assert solve_setup.auto_path(20_000, None, solutions=3) == "batched"
     assert solve_setup.auto_path(20_000, None, seconds=5) == "batched"
