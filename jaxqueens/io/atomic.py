@@ -37,7 +37,7 @@ touching its file)."""
 _HOST = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
 _OURS = re.compile(r"^\..+\.(?P<host>[0-9a-f]{8})-(?P<pid>\d+)\.[a-z0-9_]{8}\.tmp$")
 _UNTAGGED = re.compile(r"^\..+\.(?:npy|npz|csv|json|jsonl|png|txt)\.[a-z0-9_]{8}\.tmp$")
-"""Written by versions before the tag: `.NAME.XXXXXXXX.tmp` for our own kinds of file only."""
+"""Temporary files without the host tag, `.NAME.XXXXXXXX.tmp`: our own kinds of file only."""
 _swept: set[str] = set()  # folders already swept by this process
 RECORD_MAX_BYTES = 16 << 20
 """A file larger than this is not kept by `recording` (the report reads it, if at all)."""
@@ -84,8 +84,16 @@ def _stale(path: Path, now: float) -> bool:
 
 
 def remove_stale_temps(folder: str | os.PathLike[str]) -> list[Path]:
-    """Remove the stale temporary files of our own pattern in `folder` (see the module doc);
-    returns what was removed. Never raises: a folder that cannot be listed is left alone."""
+    """Remove the stale temporary files of our own pattern in `folder` (see the module doc).
+
+    Never raises: a folder that cannot be listed is left alone.
+
+    Args:
+      folder: the folder to sweep.
+
+    Returns:
+      The paths removed.
+    """
     removed: list[Path] = []
     now = time.time()
     try:
@@ -107,10 +115,16 @@ def _folder_given(target: Path) -> QueensError:
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; rename it onto `path` if the block succeeds.
+    """A temporary path beside `path`, renamed onto `path` if the block succeeds.
 
     Write through an open file object (`np.save(f, ...)`), not the bare
     temporary name: some writers append their own extension to a name.
+
+    Args:
+      path: the file to write.
+
+    Yields:
+      The temporary path (removed if the block fails).
 
     Raises:
       QueensError: `path` is a folder (one line naming it, never the temporary file).
@@ -142,12 +156,22 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write `text` to `path` atomically (UTF-8)."""
+    """Write `text` to `path` atomically.
+
+    Args:
+      path: the file to write.
+      text: its content, written as UTF-8.
+    """
     write_bytes(path, text.encode("utf-8"))
 
 
 def write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write `data` to `path` atomically."""
+    """Write `data` to `path` atomically (and keep it in an open `recording`).
+
+    Args:
+      path: the file to write.
+      data: its content.
+    """
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
     if _recording and len(data) <= RECORD_MAX_BYTES:
@@ -156,8 +180,12 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
 
 @contextlib.contextmanager
 def recording() -> Iterator[dict[Path, bytes]]:
-    """Keep, for the block, the bytes of every file `write_text`/`write_bytes` write
-    (up to `RECORD_MAX_BYTES` each), by resolved path; the last write of a path wins."""
+    """Keep, for the block, the bytes of every file `write_text`/`write_bytes` write.
+
+    Yields:
+      The kept bytes by resolved path (files up to `RECORD_MAX_BYTES`; the last write of a
+      path wins).
+    """
     kept: dict[Path, bytes] = {}
     _recording.append(kept)
     try:
@@ -167,7 +195,14 @@ def recording() -> Iterator[dict[Path, bytes]]:
 
 
 def recorded(path: str | os.PathLike) -> bytes | None:
-    """The bytes an open `recording` kept for `path` (None: not written inside one)."""
+    """The bytes an open `recording` kept for `path`.
+
+    Args:
+      path: a file written inside the recording.
+
+    Returns:
+      Its bytes, or None when it was not written (or kept) inside one.
+    """
     where = Path(path).resolve()
     for kept in reversed(_recording):
         if where in kept:
@@ -181,7 +216,14 @@ final name; never swept as stale (a checkpoint may point into it)."""
 
 
 def partial_path(path: str | os.PathLike) -> Path:
-    """Where `Stream` grows `path` until `Stream.commit`: `.NAME.partial`."""
+    """Where `Stream` grows `path` until `Stream.commit`.
+
+    Args:
+      path: the file's final name.
+
+    Returns:
+      `.NAME.partial` beside it.
+    """
     target = Path(path)
     return target.with_name(f".{target.name}{PARTIAL}")
 
@@ -195,6 +237,11 @@ class Stream:
     beyond it, written after the checkpoint, are cut off), so the file and the checkpoint agree
     across an interrupt. `commit` renames the whole file onto its name (`os.replace`:
     atomic); `discard` removes the partial file.
+
+    Args:
+      path: the file's final name.
+      resume_at: the length a checkpoint recorded, to reopen the partial file at (None: start
+        a new one).
 
     Raises:
       FileNotFoundError: `resume_at` is given but the partial file is missing or shorter
@@ -220,17 +267,29 @@ class Stream:
             self._f.seek(resume_at)
 
     def write(self, data: bytes | str) -> None:
-        """Append `data` (str: UTF-8)."""
+        """Append `data`.
+
+        Args:
+          data: bytes, or a str written as UTF-8.
+        """
         self._f.write(data.encode() if isinstance(data, str) else data)
 
     def sync(self) -> int:
-        """Flush and fsync what was written; return the file's length (bytes)."""
+        """Flush and fsync what was written.
+
+        Returns:
+          The file's length in bytes.
+        """
         self._f.flush()
         os.fsync(self._f.fileno())
         return self._f.tell()
 
     def commit(self) -> Path:
-        """Make the partial file durable, then rename it onto its final name (atomic)."""
+        """Make the partial file durable, then rename it onto its final name (atomic).
+
+        Returns:
+          The final path.
+        """
         self.sync()
         self._f.close()
         os.replace(self.partial, self.path)

@@ -98,9 +98,12 @@ class _Watcher:
 
 
 def install() -> None:
-    """Handle SIGINT and SIGTERM by this policy for the rest of the process (the command line
-    calls it; a no-op outside the main thread, where handlers cannot be set), and start the
-    watcher thread that ends the process on a second signal the main thread cannot take."""
+    """Handle SIGINT and SIGTERM by this policy for the rest of the process.
+
+    The command line calls it once; a no-op outside the main thread, where handlers cannot be
+    set. Also starts the watcher thread that ends the process on a second signal the main
+    thread cannot take.
+    """
     if _state["installed"] or threading.current_thread() is not threading.main_thread():
         return
     for sig in SIGNALS:
@@ -126,24 +129,43 @@ def uninstall() -> None:
 
 
 def installed() -> bool:
-    """Whether `install` is in effect."""
+    """Whether `install` is in effect.
+
+    Returns:
+      True between `install` and `uninstall`.
+    """
     return bool(_state["installed"])
 
 
 def exit_code() -> int:
-    """The exit code of an interrupted command: 128 + the last signal (130 when none was seen:
-    a `KeyboardInterrupt` raised by other means)."""
+    """The exit code of an interrupted command.
+
+    Returns:
+      128 + the last signal's number; 130 when none was seen (a `KeyboardInterrupt` raised by
+      other means).
+    """
     last = _state["last"]
     return 128 + int(last if last is not None else signal.SIGINT)
 
 
 def is_interrupt(code: int) -> bool:
-    """Whether a command's exit code says a signal of the policy stopped it (130, 143)."""
+    """Whether a command's exit code says a signal of the policy stopped it.
+
+    Args:
+      code: the command's exit code.
+
+    Returns:
+      True for 130 (SIGINT) and 143 (SIGTERM).
+    """
     return code in {128 + int(sig) for sig in SIGNALS}
 
 
 def signal_name() -> str:
-    """The last signal's name for messages ("Ctrl-C" for SIGINT or none)."""
+    """The last signal's name, for messages.
+
+    Returns:
+      "Ctrl-C" for SIGINT or when none was seen, else the signal's name ("SIGTERM").
+    """
     last = _state["last"]
     return "Ctrl-C" if last in (None, signal.SIGINT) else signal.Signals(last).name
 
@@ -183,7 +205,11 @@ class SafePoints:
         return self
 
     def check(self) -> None:
-        """Raise KeyboardInterrupt here if a stop was asked since the region began."""
+        """Stop here if a stop was asked since the region began.
+
+        Raises:
+          KeyboardInterrupt: a signal asked for a stop.
+        """
         if self.requested:
             self._answered = True
             raise KeyboardInterrupt

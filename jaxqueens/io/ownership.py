@@ -29,7 +29,14 @@ _held: dict[Path, bool] = {}  # lock file -> whether this process made its folde
 
 
 def unfinished(folder: str | Path) -> list[Path]:
-    """The checkpoints in `folder` (any depth) whose run has not finished (none: [])."""
+    """The checkpoints in `folder` whose run has not finished.
+
+    Args:
+      folder: a run's output folder (searched at any depth).
+
+    Returns:
+      Those checkpoints, sorted; [] for none or a missing folder.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         return []
@@ -67,7 +74,14 @@ def _owner(lock: Path) -> int | None:
 
 
 def acquire(folder: str | Path, option: str = "--out") -> Path:
-    """Take `folder`'s lock (making the folder if needed); the lock file.
+    """Take `folder`'s lock, making the folder if needed.
+
+    Args:
+      folder: the run's output folder.
+      option: the flag named in errors.
+
+    Returns:
+      The lock file's absolute path.
 
     Raises:
       QueensError: another live process holds it (one line with its process id and the ways on).
@@ -120,18 +134,31 @@ def release_all() -> None:
 
 
 class EarlierRun(NamedTuple):
-    """The outputs a finished earlier run left in a folder."""
+    """The outputs a finished earlier run left in a folder.
 
-    folder: Path  # the --out folder
-    command: str | None  # the command that wrote them (None: unknown, no readable manifest)
-    files: list[Path]  # its files that are still there, the manifest and report.html included
-    listed: bool = False  # a readable manifest listed them (else: the manifest and page only)
+    Attributes:
+      folder: the `--out` folder.
+      command: the command that wrote them (None: unknown, no readable manifest).
+      files: its files that are still there, the manifest and `report.html` included.
+      listed: a readable manifest listed them (else: the manifest and page only).
+    """
+
+    folder: Path
+    command: str | None
+    files: list[Path]
+    listed: bool = False
 
 
 def earlier_run(folder: str | Path) -> EarlierRun | None:
-    """The outputs of the finished run whose `manifest.json` (or, without one, `report.html`)
-    `folder` holds; None for a new or empty folder, or one holding none of them. The files are
-    those the manifest lists (paths inside `folder` only), the manifest and the page."""
+    """The outputs of the finished run whose `manifest.json` (or `report.html`) `folder` holds.
+
+    Args:
+      folder: a run's output folder.
+
+    Returns:
+      The files the manifest lists (paths inside `folder` only), the manifest and the page;
+      None for a new or empty folder, or one holding neither file.
+    """
     folder = Path(folder)
     manifest, page = folder / report.MANIFEST, folder / report.FILENAME
     if not folder.is_dir() or not (manifest.is_file() or page.is_file()):
@@ -155,7 +182,15 @@ def earlier_run(folder: str | Path) -> EarlierRun | None:
 
 
 def refuse_earlier(found: EarlierRun, option: str = "--out") -> QueensError:
-    """The one-line refusal of a folder that holds an earlier run's outputs."""
+    """The one-line refusal of a folder that holds an earlier run's outputs.
+
+    Args:
+      found: what `earlier_run` found.
+      option: the flag named in the message.
+
+    Returns:
+      The error, for the caller to raise.
+    """
     what = f"an earlier `{found.command}` run" if found.command else "an earlier run"
     count = f"{len(found.files)} file{'' if len(found.files) == 1 else 's'}"
     if found.listed:
@@ -171,8 +206,13 @@ def refuse_earlier(found: EarlierRun, option: str = "--out") -> QueensError:
 
 
 def clear_earlier(found: EarlierRun) -> None:
-    """Remove an earlier run's files (`earlier_run`) and the subfolders they leave empty;
-    other files in the folder are left alone."""
+    """Remove an earlier run's files and the subfolders they leave empty.
+
+    Other files in the folder are left alone.
+
+    Args:
+      found: what `earlier_run` found.
+    """
     folders = set()
     for path in found.files:
         with contextlib.suppress(FileNotFoundError):

@@ -47,8 +47,11 @@ MAX_CONFIG_BYTES = 1 << 16
 
 
 def versions() -> dict[str, str | None]:
-    """Versions of jaxqueens, python and `PACKAGES` (installed metadata: nothing is
-    imported)."""
+    """Versions of jaxqueens, python and `PACKAGES`, from installed metadata (nothing imported).
+
+    Returns:
+      Each name's version; None for a package that is not installed.
+    """
     out: dict[str, str | None] = {"jaxqueens": __version__, "python": platform.python_version()}
     for name in PACKAGES:
         try:
@@ -60,9 +63,12 @@ def versions() -> dict[str, str | None]:
 
 @functools.cache
 def commit() -> str | None:
-    """The git commit of the checkout this package runs from (`git rev-parse HEAD` in its
-    folder, given `GIT_TIMEOUT` seconds); None when it is installed, not a checkout, or git
-    is missing or slow."""
+    """The git commit of the checkout this package runs from.
+
+    Returns:
+      `git rev-parse HEAD` in its folder, given `GIT_TIMEOUT` seconds; None when the package is
+      installed rather than checked out, or git is missing or slow.
+    """
     root = Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
         return None
@@ -82,8 +88,11 @@ def commit() -> str | None:
 
 @functools.cache
 def cpu() -> str | None:
-    """The CPU's model name (`/proc/cpuinfo`'s first "model name", else
-    `platform.processor`); None when neither says."""
+    """The CPU's model name.
+
+    Returns:
+      `/proc/cpuinfo`'s first "model name", else `platform.processor`; None when neither says.
+    """
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -96,8 +105,15 @@ def cpu() -> str | None:
 
 
 def config_text(path: Any) -> str | None:
-    """The text of the config file at `path` (its first `MAX_CONFIG_BYTES` bytes, with a
-    last line saying it was cut); None for no path or a file that cannot be read."""
+    """The text of a config file.
+
+    Args:
+      path: the `--config` value (anything but a non-empty str: none).
+
+    Returns:
+      Its first `MAX_CONFIG_BYTES` bytes, with a last line saying when it was cut; None for no
+      path or a file that cannot be read.
+    """
     if not isinstance(path, str) or not path:
         return None
     try:
@@ -112,8 +128,12 @@ def config_text(path: Any) -> str | None:
 
 
 def devices() -> dict[str, Any] | None:
-    """The backend, process count and devices JAX runs on; None when the command has not loaded
-    JAX (it is never imported here)."""
+    """The backend, process count and devices JAX runs on.
+
+    Returns:
+      `backend`, `processes` and `devices` (their names); None when the command has not
+      loaded JAX (it is never imported here).
+    """
     if not _lazy.is_loaded("jax"):
         return None
     jax = sys.modules["jax"]
@@ -138,9 +158,15 @@ def _plain(value: Any) -> Any:
 def begin(
     command: str, words: Sequence[str], options: Mapping[str, Any], given: Mapping[str, Any]
 ) -> None:
-    """Register the run: its `command`, the command line's `words` (`jaxqueens ...`),
-    every option of the command with its parsed value (`options`, by config key; argparse's
-    defaults filled in) and the options the user gave (`given`)."""
+    """Register the run.
+
+    Args:
+      command: the command's name.
+      words: the command line as typed (`jaxqueens ...`).
+      options: every option of the command with its parsed value, by config key (defaults
+        filled in).
+      given: the options the user gave.
+    """
     _RUN.run = {
         "command": command,
         "words": [str(w) for w in words],
@@ -151,8 +177,12 @@ def begin(
 
 
 def settle(**values: Any) -> None:
-    """Record settings the command resolved itself (a default chosen from n, the path or a
-    preset), overriding the parsed values of the same name; nothing without a run."""
+    """Record settings the command resolved itself; nothing without a run.
+
+    Args:
+      **values: each a setting's name and the value chosen (from n, the path or a preset),
+        overriding the parsed value of the same name.
+    """
     if _RUN.run is not None:
         _RUN.run["settled"].update({k: _plain(v) for k, v in values.items()})
 
@@ -163,13 +193,21 @@ def end() -> None:
 
 
 def active() -> bool:
-    """A run is registered (a command of the command line is running)."""
+    """Whether a run is registered.
+
+    Returns:
+      True while a command of the command line runs.
+    """
     return _RUN.run is not None
 
 
 def environment() -> dict[str, Any]:
-    """Versions, platform, CPU model, the git commit (None outside a checkout) and the
-    `XLA_FLAGS` of the environment (None when unset)."""
+    """What the run ran on.
+
+    Returns:
+      `versions`, `platform`, `cpu`, `commit` (None outside a checkout) and `xla_flags` (None
+      when unset).
+    """
     return {
         "versions": versions(),
         "platform": platform.platform(),
@@ -180,7 +218,11 @@ def environment() -> dict[str, Any]:
 
 
 def settings() -> dict[str, Any]:
-    """Every setting of the run: the parsed options, then what the command resolved."""
+    """Every setting of the run.
+
+    Returns:
+      The parsed options, overridden by what the command resolved; {} without a run.
+    """
     run = _RUN.run
     if run is None:
         return {}
@@ -188,15 +230,20 @@ def settings() -> dict[str, Any]:
 
 
 def record(doc: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The run's record (None without a run): `command_line` (as typed), `argv`,
-    `command`, `versions`, `platform`, `cpu`, `commit` (git; None outside a checkout),
-    `xla_flags` (None: unset), `devices` (None: JAX never started), `seed` (the effective
-    one; None for a command without one), `settings` (every option, defaults filled in, and
-    the values the command resolved) and `config_text` (the `--config` file's text; None
-    without one). An option still None (its default decided
-    by the command) takes the value of the same name in `doc` (the summary the record goes
-    into), where the command put the value it used: in its `config` or `params` object,
-    else at its top."""
+    """The run's record: the `run` block of a `summary.json`.
+
+    Args:
+      doc: the summary the record goes into. An option still None (its default decided by the
+        command) takes the value of the same name there: in its `config` or `params` object,
+        else at its top.
+
+    Returns:
+      `command_line` (as typed), `argv`, `command`, `versions`, `platform`, `cpu`, `commit`
+      (None outside a checkout), `xla_flags` (None: unset), `devices` (None: JAX never
+      started), `seed` (None for a command without one), `settings` (every option, defaults
+      filled in, and the values the command resolved) and `config_text` (None without a
+      `--config` file); None without a run.
+    """
     run = _RUN.run
     if run is None:
         return None

@@ -29,8 +29,15 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(value: Any) -> Any:
-    """One CSV cell: None is empty, numbers stay numbers, and text that starts like a formula is
-    prefixed with `'` (OWASP's neutralisation)."""
+    """One CSV cell.
+
+    Args:
+      value: the cell's value.
+
+    Returns:
+      "" for None, numbers as they are, anything else as text, prefixed with `'` when it
+      starts like a formula (OWASP's neutralisation).
+    """
     kind = type(value)
     if kind is int or kind is float or kind is bool:  # most cells: no ABC check
         return value
@@ -43,7 +50,14 @@ def csv_cell(value: Any) -> Any:
 
 
 def writer(stream) -> Any:
-    """A CSV writer in the package's dialect whose rows pass through `csv_cell`."""
+    """A CSV writer in the package's dialect.
+
+    Args:
+      stream (TextIO): a text stream to write to.
+
+    Returns:
+      An object with `writerow` and `writerows`, whose cells pass through `csv_cell`.
+    """
     return _Writer(stream)
 
 
@@ -60,7 +74,16 @@ class _Writer:
 
 
 def write_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
-    """Write `header` then `rows` (sequences; None becomes an empty cell) to `path`."""
+    """Write a CSV table atomically.
+
+    Args:
+      path: the file to write.
+      header: the column names.
+      rows: the rows, each a sequence of cells (None: an empty cell).
+
+    Returns:
+      `path`, as a `Path`.
+    """
     buf = io.StringIO()
     w = writer(buf)
     w.writerow(header)
@@ -72,7 +95,16 @@ def write_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[A
 def write_dict_csv(
     path: str | Path, rows: Sequence[dict], keys: Sequence[str] | None = None
 ) -> Path:
-    """Write dicts as rows; the columns are `keys` or every key in order of first appearance."""
+    """Write dicts as the rows of a CSV table.
+
+    Args:
+      path: the file to write.
+      rows: the rows; a key a row lacks is an empty cell.
+      keys: the columns (None: every key, in order of first appearance).
+
+    Returns:
+      `path`, as a `Path`.
+    """
     keys = list(keys) if keys is not None else list(dict.fromkeys(k for row in rows for k in row))
     return write_csv(path, keys, ([row.get(k) for k in keys] for row in rows))
 
@@ -98,9 +130,16 @@ def _number(value: Any) -> Any:
 
 
 def strict(doc: Any) -> Any:
-    """`doc` as strict JSON data: NumPy values as Python ones, and every non-finite float
-    (inf, -inf, NaN) as null, with a `<key>_null_reason` beside it in its object (for a list,
-    beside the list's key)."""
+    """`doc` as strict JSON data.
+
+    Args:
+      doc: a JSON-like document (dicts, lists, scalars, NumPy values).
+
+    Returns:
+      A copy with NumPy values as Python ones and every non-finite float (inf, -inf, NaN) as
+      null, with a `<key>_null_reason` beside it in its object (for a list, beside the
+      list's key).
+    """
     doc = _number(doc)
     if isinstance(doc, float):
         return doc if math.isfinite(doc) else None
@@ -132,12 +171,19 @@ def _non_finite(values) -> float | None:
 
 
 def write_json(path: str | Path, doc: Any) -> Path:
-    """Write `doc` as indented strict JSON with a final newline (`strict`: no Infinity or
-    NaN, which JSON parsers refuse; other values JSON cannot hold become strings).
+    """Write `doc` atomically as indented strict JSON with a final newline.
 
     A `summary.json` written while a command runs gets the run's record under `"run"`
-    (`record`: command line, versions, platform, devices, seed,
-    every effective setting), so every command's summary says where it came from."""
+    (`provenance.record`), so every command's summary says where it came from.
+
+    Args:
+      path: the file to write.
+      doc: the document; made `strict` (no Infinity or NaN, which JSON parsers refuse),
+        other values JSON cannot hold written as strings.
+
+    Returns:
+      `path`, as a `Path`.
+    """
     if Path(path).name == SUMMARY and isinstance(doc, dict) and provenance.active():
         doc = {**doc, "run": provenance.record(doc)}
     text = json.dumps(strict(doc), indent=2, default=str, allow_nan=False)

@@ -29,11 +29,18 @@ _RESUME: dict = {"how": None}  # set by a `run` sweep while one of its settings 
 
 @contextlib.contextmanager
 def resumed_by(how: str) -> Iterator[None]:
-    """Inside the block a command runs as a part of another (a `run` sweep's setting): the
-    messages that say how to continue an unfinished or interrupted run name `how` (the sweep's
-    own `jaxqueens run CONFIG --resume`; a setting's folder is the sweep's, and its command's
-    `--resume` would run that setting alone), and its final write is its whole `ending`
-    (the sweep writes the report)."""
+    """Run a command inside the block as a part of another (a `run` sweep's setting).
+
+    The messages that say how to continue an unfinished or interrupted run name `how` (a
+    setting's folder is the sweep's, and its command's `--resume` would run that setting
+    alone), and its final write is its whole `ending` (the sweep writes the report).
+
+    Args:
+      how: the way to continue, e.g. `jaxqueens run CONFIG --resume`.
+
+    Yields:
+      None, for the block.
+    """
     before = _RESUME["how"]
     _RESUME["how"] = how
     _ENDINGS.append(None)
@@ -45,14 +52,25 @@ def resumed_by(how: str) -> Iterator[None]:
 
 
 def resume_advice(out) -> str:
-    """How to continue the run of `out`: "the same command and --resume OUT", or what the
-    enclosing sweep set (`resumed_by`)."""
+    """How to continue an unfinished run.
+
+    Args:
+      out (str | os.PathLike): the run's `--out` folder.
+
+    Returns:
+      "the same command and --resume OUT", or what the enclosing sweep set (`resumed_by`).
+    """
     return _RESUME["how"] or f"the same command and --resume {out}"
 
 
 def is_writer() -> bool:
-    """Whether this process writes the outputs: process 0 of a multi-process run (imports JAX;
-    commands call it after their run, when JAX is loaded anyway)."""
+    """Whether this process writes the outputs.
+
+    Imports JAX: commands call it after their run, when JAX is loaded anyway.
+
+    Returns:
+      True for process 0 of a multi-process run (and for a single process).
+    """
     return gather.is_writer()
 
 
@@ -72,12 +90,20 @@ def prepare_out(
 ) -> Path | None:
     """Check an output path before any work, so a run never ends in a write that must fail.
 
-    `kind="dir"`: `path` is a folder (new or existing), never an existing file;
-    `kind="file"`: a file, never an existing folder nor one of `inputs`. Either way the
-    folder must be creatable and writable and its disk must have `need` bytes (a rough
-    estimate of what the run writes, checkpoints included) plus `MARGIN` free. Stale
-    temporary files of a killed run are removed from the folder (`atomic`).
-    Nothing is created. Returns `Path(path)`, or None when no path is given.
+    The folder must be creatable and writable and its disk must have `need` plus `MARGIN`
+    bytes free. Stale temporary files of a killed run are removed from the folder (`atomic`);
+    nothing is created.
+
+    Args:
+      path (str | os.PathLike | None): the output path (None or "": none given).
+      kind: "dir": a folder (new or existing), never an existing file; "file": a file, never
+        an existing folder nor one of `inputs`.
+      option: the flag named in errors.
+      inputs: the command's input files, which a "file" output must not be.
+      need: a rough estimate of the bytes the run writes, checkpoints included.
+
+    Returns:
+      `Path(path)`, or None when no path is given.
 
     Raises:
       QueensError: one line naming the option, the path and the fix.
@@ -158,14 +184,22 @@ _ENDINGS: list[_Ending | None] = []  # the commands running, innermost last (Non
 
 @contextlib.contextmanager
 def ending(out) -> Iterator[None]:
-    """One command's end, from its first `final_write` to the last (the command line
-    closes a command's report in one, after the command's own): a signal anywhere in it waits
-    for the end, and the checkpoints `retire` names are removed only then, when every
-    output and the report are written.
+    """One command's end, from its first `final_write` to the last.
 
-    A first signal (SIGINT or SIGTERM) lets the end finish: a line says so and
-    `KeyboardInterrupt` is raised after the block. A second one stops at once: each file is
-    whole or absent, the checkpoint stays, and the line says how to resume.
+    The command line closes a command's report in one, after the command's own. A signal
+    anywhere in it waits for the end, and the checkpoints `retire` names are removed only
+    then, when every output and the report are written. A second signal stops at once: each
+    file is whole or absent, the checkpoint stays, and a line says how to resume.
+
+    Args:
+      out (str | os.PathLike | None): the command's `--out` folder (None: none).
+
+    Yields:
+      None, for the block.
+
+    Raises:
+      KeyboardInterrupt: after the block, when a first signal (SIGINT or SIGTERM) came during
+        it (a line says the end was finished first); at once on a second one.
     """
     end = _Ending(out)
     _ENDINGS.append(end)
@@ -204,8 +238,12 @@ def ending(out) -> Iterator[None]:
 
 
 def retire(path) -> None:
-    """Remove the checkpoint `path` once the command's outputs and report are written (the
-    end of `ending`; at once outside a command)."""
+    """Remove a checkpoint once the command's outputs and report are written.
+
+    Args:
+      path (str | os.PathLike): the checkpoint file, removed at the end of `ending` (at once
+        outside a command).
+    """
     end = _ENDINGS[-1] if _ENDINGS else None
     if end is None:
         Path(path).unlink(missing_ok=True)
@@ -215,13 +253,20 @@ def retire(path) -> None:
 
 @contextlib.contextmanager
 def final_write(out) -> Iterator[None]:
-    """A command's final write (summary lines, `--out` files) with signals deferred: the
-    finished work is never lost in its last seconds.
+    """A command's final write (summary lines, `--out` files), with signals deferred.
 
     It is part of the command's `ending` (its own, outside one): a first signal waits for
-    every output and the report, a second keeps the checkpoint and prints the resume command. A
-    write that fails (OSError: the disk filled up after `prepare_out`) becomes a one-line
-    QueensError that says the same.
+    every output and the report, a second keeps the checkpoint and prints the resume command.
+
+    Args:
+      out (str | os.PathLike | None): the command's `--out` folder (None: none).
+
+    Yields:
+      None, for the block.
+
+    Raises:
+      QueensError: a write failed (OSError: the disk filled up after `prepare_out`); one line
+        that says how to resume or run again.
     """
     end = _ENDINGS[-1] if _ENDINGS else None
     if end is None:  # no command around it (a sweep's setting, a library caller): its own end
