@@ -32,8 +32,8 @@ jax_cache = _lazy.load("jax.experimental.compilation_cache.compilation_cache")
 
 ENV_CACHE_DIR = "JAXQUEENS_CACHE_DIR"
 CACHE_MIN_COMPILE_SECONDS = 0.0
-"""Every compiled kernel is cached: ours compile in 0.1-6 s and a run compiles several, each of
-which a repeated run would otherwise pay again (JAX's default caches only compiles over 1 s)."""
+"""Every compiled kernel is cached: a run compiles several, many under JAX's default floor of
+1 s, each of which a repeated run would otherwise pay again."""
 CACHE_MIN_ENTRY_BYTES = -1
 """No size floor (JAX's -1; its default 0 lets it pick a floor for the filesystem)."""
 
@@ -48,8 +48,12 @@ _cache: _CacheState = {"folder": None, "problem": None, "warned": False}
 
 
 def default_cache_dir() -> Path:
-    """`$XDG_CACHE_HOME/jaxqueens/jax-<JAX version>` (`~/.cache` when the variable is unset
-    or not absolute, as the XDG base-directory specification says)."""
+    """The cache folder the XDG base-directory specification gives.
+
+    Returns:
+      `$XDG_CACHE_HOME/jaxqueens/jax-<JAX version>` (`~/.cache` when the variable is unset
+      or not absolute).
+    """
     base = os.environ.get("XDG_CACHE_HOME", "").strip()
     root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
     return root / "jaxqueens" / f"jax-{_installed_version('jax')}"
@@ -68,8 +72,12 @@ def _installed_version(package: str) -> str:
 
 
 def cache_dir_setting() -> Path | None:
-    """Where the cache goes by default: `$JAXQUEENS_CACHE_DIR` as given (an empty value turns the
-    cache off: None), else `default_cache_dir`."""
+    """Where the cache goes by default.
+
+    Returns:
+      `$JAXQUEENS_CACHE_DIR` as given (None when it is empty: the cache is off), else
+      `default_cache_dir`.
+    """
     env = os.environ.get(ENV_CACHE_DIR)
     if env is None:
         return default_cache_dir()
@@ -134,13 +142,22 @@ def configure_cache(folder: str | os.PathLike[str] | bool | None = True) -> Path
 
 
 def cache_folder() -> Path | None:
-    """The folder of the compilation cache in use, or None when it is off."""
+    """The folder of the compilation cache in use.
+
+    Returns:
+      The folder, or None when the cache is off.
+    """
     return _cache["folder"]
 
 
 def warn_cache() -> bool:
-    """Print, once per process, the warning of a cache folder that could not be written (one
-    line on stderr; the run goes on without the cache). Returns True if it printed now."""
+    """Print, once per process, the warning of a cache folder that could not be written.
+
+    One line on stderr; the run goes on without the cache.
+
+    Returns:
+      True if it printed now.
+    """
     if _cache["problem"] is None or _cache["warned"]:
         return False
     _cache["warned"] = True
@@ -156,7 +173,7 @@ EXECUTABLE_FORMAT = 2
 EXECUTABLES_MAX_BYTES = 256 << 20
 """The executables kept at most (bytes): after each save the least recently used entries go
 until the folder is under it (an upgrade or an edited module keys new entries; the old ones
-would otherwise stay for ever). A short run's kernels take a few MiB."""
+would otherwise stay for ever)."""
 _NOT_KEYED = (
     "jax_compilation_cache_",
     "jax_persistent_cache_",
@@ -177,16 +194,26 @@ _kept_lock = threading.Lock()  # drivers load executables from a background thre
 
 
 def kept(name: str, static: object, args: tuple, build: Callable[[], Any]) -> Any:
-    """The executable `build()` returns, kept in this process: a later call with the same
-    `name`, `static` values and argument types returns it without tracing or compiling again
-    (a driver builds its executables afresh on every call: `jit(...).lower().compile()` is not
-    cached by JAX). `build` is typically `lambda: compiled(...)` or `fn.lower(...).compile()`.
+    """The executable `build()` returns, kept in this process.
 
-    `static` must hold every static value the program is compiled for (a config, a chunk size,
-    a device count) and be hashable; it is compared by equality and kept alive with the entry. The
-    arguments are keyed by pytree structure and, per leaf, shape, dtype, weak type and placement;
-    JAX's options and `XLA_FLAGS` as they are now are part of the key too. An unhashable
-    `static` is not kept: `build()` every time."""
+    A later call with the same `name`, `static` values and argument types returns it without
+    tracing or compiling again (a driver builds its executables afresh on every call:
+    `jit(...).lower().compile()` is not cached by JAX). JAX's options and `XLA_FLAGS` as they
+    are now are part of the key too.
+
+    Args:
+      name: the jitted function's name.
+      static: every static value the program is compiled for (a config, a chunk size, a device
+        count), hashable; compared by equality and kept alive with the entry. An unhashable
+        one is not kept: `build()` every time.
+      args: the arguments, keyed by pytree structure and, per leaf, shape, dtype, weak type
+        and placement.
+      build: makes the executable, typically `lambda: compiled(...)` or
+        `fn.lower(...).compile()`.
+
+    Returns:
+      The executable.
+    """
     try:
         key = (name, static, *_signature(args), _options_key())
         hash(key)
@@ -206,15 +233,37 @@ def kept(name: str, static: object, args: tuple, build: Callable[[], Any]) -> An
 
 
 def loaded(name: str, static: object, args: tuple, lower: Callable[[], Any]) -> Any:
-    """`compiled`, kept in this process (`kept`): a driver's executables are loaded
-    from the cache folder (or compiled) once per process, whatever the number of calls."""
+    """`compiled`, kept in this process (`kept`).
+
+    A driver's executables are loaded from the cache folder (or compiled) once per process,
+    whatever the number of calls.
+
+    Args:
+      name: the jitted function's name.
+      static: every static value it is compiled for (as for `kept` and `compiled`).
+      args: the arguments it is lowered for.
+      lower: returns the `jax.stages.Lowered` program.
+
+    Returns:
+      The executable, called like `lower().compile()`.
+    """
     return kept(name, static, args, lambda: compiled(name, static, args, lower))
 
 
 def call(name: str, fn: Any, args: tuple, static: tuple = ()) -> Any:
-    """`fn(*args, *static)` by its executable (`loaded`): `fn` is jitted with `static`
-    as its trailing static arguments (they key the executable), `args` are the dynamic ones. A
-    repeated run traces nothing; a repeated call in the process reuses the executable."""
+    """`fn(*args, *static)`, run by its executable (`loaded`).
+
+    A repeated run traces nothing; a repeated call in the process reuses the executable.
+
+    Args:
+      name: the function's name in the executable's key.
+      fn: a jitted function whose trailing static arguments are `static`.
+      args: the dynamic arguments.
+      static: the static arguments (they key the executable).
+
+    Returns:
+      What `fn` returns.
+    """
     return loaded(name, static, args, lambda: fn.lower(*args, *static))(*args)
 
 
@@ -241,27 +290,31 @@ def _options_key() -> tuple:
 
 
 def compiled(name: str, static: object, args: tuple, lower: Callable[[], Any]) -> Any:
-    """The compiled executable of `lower()` (a `jax.stages.Lowered`), loaded from the cache
-    folder when a previous run saved it, else compiled and saved.
+    """The compiled executable of `lower()`, loaded from the cache folder when a previous run
+    saved it, else compiled and saved.
 
     JAX's persistent cache (`configure_cache`) keys an executable by its lowered program, so a
-    repeated run still traces and lowers every kernel before it finds it: 0.1-0.4 s of a short
-    run. This cache keys it by what fixes the program instead, and skips both:
-
-    - `name`, the jitted function; `static`, every static value it is compiled for, those of
-      its closure included (a config, a chunk size): its `repr` is part of the key, so it must
-      name each one;
-    - `args`, the arguments it is lowered for: the pytree structure and, per leaf, shape, dtype,
-      weak type and placement;
-    - the process: JAX and jaxlib versions, the package's sources (path, size and modification
-      time of each module, as Python tells a stale `.pyc`: an edited module never meets an
-      executable compiled from the old one), the backend and its devices, the host CPU's
-      instruction set, `XLA_FLAGS` and every JAX option that can change a program.
+    repeated run still traces and lowers every kernel before it finds it. This cache keys it by
+    what fixes the program instead, and skips both: `name`, `static`, `args` and the process
+    (JAX and jaxlib versions, the package's sources by path, size and modification time as
+    Python tells a stale `.pyc`, the backend and its devices, the host CPU's instruction set,
+    `XLA_FLAGS` and every JAX option that can change a program).
 
     Only on the CPU, in a single-process run, with the cache on; anything else, and any entry
     that cannot be read, compiles as usual (a broken entry is replaced). The entries are pickled
     executables from the user's own cache folder: the same trust as JAX's cache, which holds
-    compiled code too. The returned object is called like `lower().compile()`.
+    compiled code too.
+
+    Args:
+      name: the jitted function's name.
+      static: every static value it is compiled for, those of its closure included (a config,
+        a chunk size); its `repr` is part of the key, so it must name each one.
+      args: the arguments it is lowered for, keyed by pytree structure and, per leaf, shape,
+        dtype, weak type and placement.
+      lower: returns the `jax.stages.Lowered` program.
+
+    Returns:
+      The executable, called like `lower().compile()`.
     """
     folder = _executables_folder()
     if folder is None:
@@ -316,8 +369,8 @@ def _evict(folder: Path, limit: int) -> None:
 
 def _fresh(lower: Callable[[], Any]) -> Any:
     """`lower().compile()` compiled by XLA, not loaded from JAX's persistent cache: an executable
-    that JAX loaded from its cache serializes into an entry that fails to load or to run (seen:
-    "Function convert_multiply_fusion not found"). JAX's cache is off for this one compile (so
+    that JAX loaded from its cache serializes into an entry that fails to load or to run
+    ("Function convert_multiply_fusion not found"). JAX's cache is off for this one compile (so
     a run that misses here compiles once, even where JAX's cache holds the program)."""
     lowered = lower()
     if not jax.config.jax_enable_compilation_cache:

@@ -41,8 +41,14 @@ that turns off LLVM's loop unrolling: `configure(loop_unrolling=False)`."""
 
 
 def cpu_xla_flags(loop_unrolling: bool = True) -> tuple[str, ...]:
-    """`CPU_XLA_FLAGS`, with `NO_LOOP_UNROLLING` added to the backend options when
-    `loop_unrolling` is False."""
+    """The XLA:CPU flags `configure` appends.
+
+    Args:
+      loop_unrolling: False adds `NO_LOOP_UNROLLING` to the backend options.
+
+    Returns:
+      `CPU_XLA_FLAGS`, with that option when asked for.
+    """
     if loop_unrolling:
         return CPU_XLA_FLAGS
     backend, *rest = CPU_XLA_FLAGS
@@ -50,7 +56,10 @@ def cpu_xla_flags(loop_unrolling: bool = True) -> tuple[str, ...]:
 
 
 def check_cpu_devices() -> int | None:
-    """`$JAXQUEENS_CPU_DEVICES` as a device count, or None when it is not set.
+    """The device count `$JAXQUEENS_CPU_DEVICES` asks for.
+
+    Returns:
+      The count, or None when the variable is not set.
 
     Raises:
       QueensError: it is not a whole number from 1 to `MAX_CPU_DEVICES`.
@@ -121,9 +130,8 @@ def configure(
     Args:
       cpu_devices: CPU devices to ask of JAX, 1 to `MAX_CPU_DEVICES`; None (default):
         `$JAXQUEENS_CPU_DEVICES`, else one per core. Only JAX's CPU backend uses them.
-      xla_flags: append the XLA:CPU loop flags (`CPU_XLA_FLAGS`, several times faster search loops)
-          to
-        `$XLA_FLAGS`; None (default): yes, unless `$JAXQUEENS_XLA_FLAGS` is 0.
+      xla_flags: append the XLA:CPU loop flags (`CPU_XLA_FLAGS`) to `$XLA_FLAGS`; None
+        (default): yes, unless `$JAXQUEENS_XLA_FLAGS` is 0.
       cache: JAX's persistent compilation cache: True (default) for `$JAXQUEENS_CACHE_DIR` (an
         empty value turns the cache off) or else `$XDG_CACHE_HOME/jaxqueens/jax-<version>`; a
         folder; or False/None for no cache. A folder that cannot be written turns the cache off,
@@ -131,7 +139,7 @@ def configure(
         compilation: after that, the setting may not take effect.
       loop_unrolling: False: the flags also turn off LLVM's loop unrolling
         (`cpu_xla_flags`; the GA's kernels run and compile faster, the counting DFS runs
-        slower: module docstring). Only with `xla_flags`.
+        slower). Only with `xla_flags`.
 
     Returns:
       What it did (`Configuration`). When JAX's backend had already started (a JAX
@@ -183,16 +191,17 @@ def _warn_too_late(count: int) -> None:
 
 
 def local_device_count() -> int:
-    """`jax.local_device_count()`: the devices of this process that a driver spreads its
-    batches over.
+    """The devices of this process that a driver spreads its batches over.
 
     Every driver counts its devices here (`tests/parallel/test_devices.py` checks that no other
     module asks JAX), so this is the one place that says what a run is missing, once per process
-    and in one line on stderr each: an unwritable compilation cache folder
-    (`warn_cache`), and a CPU run on fewer devices than the machine
-    has cores because `configure` was not called (nothing is said after `configure`,
-    or when the device count was chosen through JAX's own settings, `JAX_NUM_CPU_DEVICES` or
-    `--xla_force_host_platform_device_count`).
+    and in one line on stderr each: an unwritable compilation cache folder (`warn_cache`), and
+    a CPU run on fewer devices than the machine has cores because `configure` was not called
+    (nothing is said after `configure`, or when the device count was chosen through JAX's own
+    settings, `JAX_NUM_CPU_DEVICES` or `--xla_force_host_platform_device_count`).
+
+    Returns:
+      `jax.local_device_count()`.
     """
     count = int(jax.local_device_count())
     compile_cache.warn_cache()
@@ -217,5 +226,9 @@ def _count_chosen() -> bool:
 
 
 def is_accelerator() -> bool:
-    """True on GPU/TPU backends (lockstep vmap); False on the CPU (per-chain map)."""
+    """Whether JAX runs on an accelerator.
+
+    Returns:
+      True on GPU/TPU backends (lockstep vmap); False on the CPU (per-chain map).
+    """
     return jax.default_backend() != "cpu"
