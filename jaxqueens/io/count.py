@@ -16,11 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxqueens import _lazy
 from jaxqueens.core.oeis import A000170, A002562, A051906
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io.tables import write_json
-from jaxqueens.parallel import gather
+
+gather = _lazy.load("jaxqueens.parallel.gather")  # JAX loads only when a count gathers or saves
 
 SUMMARY = "summary.json"
 SOLUTIONS = "solutions.npy"
