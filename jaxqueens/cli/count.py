@@ -18,7 +18,7 @@ from jaxqueens.cli import options
 from jaxqueens.core import symmetry
 from jaxqueens.core.constraints import Constraints
 from jaxqueens.core.oeis import A000170, A002562, A051906
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import count_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint, writing
 from jaxqueens.io import count as outputs
@@ -68,7 +68,7 @@ def add_command(sub) -> None:
     p.add_argument(
         "--enumerate",
         action="store_true",
-        help=f"write every solution to --out (n <= {settings.COUNT_ENUMERATE_MAX_N})",
+        help=f"write every solution to --out (n <= {count_setup.COUNT_ENUMERATE_MAX_N})",
     )
     p.add_argument(
         "--out",
@@ -123,7 +123,7 @@ def _enumerate(args, n: int) -> int:
     writing.prepare_out(
         args.out,
         kind="file" if suffix == ".npy" else "dir",
-        need=2 * n * A000170.get(n, 0) if n <= settings.COUNT_ENUMERATE_MAX_N else 0,
+        need=2 * n * A000170.get(n, 0) if n <= count_setup.COUNT_ENUMERATE_MAX_N else 0,
     )
     boards = count.enumerate_solutions(n)
     reps = symmetry.fundamental(boards)
@@ -279,7 +279,7 @@ def cmd_count(args) -> int:
     if args.toroidal:
         return _toroidal(args, n)
     # the driver's size checks, before JAX is imported
-    (settings.check_enumerate_n if args.enumerate else settings.check_count_n)(n)
+    (count_setup.check_enumerate_n if args.enumerate else count_setup.check_count_n)(n)
     if args.plan:
         return _plan(args, n)
     if args.enumerate:

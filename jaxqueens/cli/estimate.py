@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.core import arguments
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import estimate_setup, settings
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import estimate as outputs
 from jaxqueens.io import writing
@@ -115,9 +115,9 @@ def add_command(sub) -> None:
         type=float,
         default=None,
         help=(
-            f"probes per size, at least {settings.ESTIMATE_MIN_PROBES} and "
-            f"{settings.ESTIMATE_MIN_PER_STRATUM} per stratum of --depth, so that the interval "
-            "holds its level (default 1e7 on a CPU, 1e8 on a GPU)"
+            f"probes per size, at least {estimate_setup.ESTIMATE_MIN_PROBES} and "
+            f"{estimate_setup.ESTIMATE_MIN_PER_STRATUM} per stratum of --depth, so that the "
+            "interval holds its level (default 1e7 on a CPU, 1e8 on a GPU)"
         ),
     )
     p.add_argument(
@@ -209,9 +209,9 @@ def cmd_estimate(args) -> int:
     sizes = parse_sizes(args.n or positional or "27")
     probes = args.probes  # a float (2e4); checked (nan, inf, < 1) before JAX is imported
     for n in sizes:
-        settings.check_estimate(n, probes, args.level, args.seed)
+        estimate_setup.check_estimate(n, probes, args.level, args.seed)
         if args.depth is not None:
-            settings.check_depth(args.depth, n)
+            estimate_setup.check_depth(args.depth, n)
     resume = _checkpoints(args)
     writing.prepare_out(args.out)
     options.claim_out(args.out, resume=resume)

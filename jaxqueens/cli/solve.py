@@ -1,6 +1,6 @@
 """`jaxqueens solve`: min-conflicts chains (batched, or the large-n path) or classic backtracking.
 
-`--mode auto` takes the path predicted faster for the chains asked for (`settings.auto_path`).
+`--mode auto` takes the path predicted faster for the chains asked for (`solve_setup.auto_path`).
 The batched path runs `jaxqueens.drivers.minconflicts.solve` (Minton et al. 1992) and writes
 through `jaxqueens.io.chains`; the large path is `jaxqueens.cli.solve_large`; `--method
 backtrack` runs `jaxqueens.drivers.backtrack.first_solution`. The docs' commands page describes
@@ -15,7 +15,7 @@ from pathlib import Path
 from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.cli.solve_large import cmd_large as _cmd_large
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import solve_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.io import backtrack as backtrack_out
 from jaxqueens.io import chains as chain_out
@@ -78,7 +78,7 @@ def _add_budget_options(p) -> None:
 
 def _add_search_options(p) -> None:
     """The search options (defaults filled in by the path that uses them) and --show-initial."""
-    # Defaults of the options below are filled in by drivers.settings.solve_setting (None: not
+    # Defaults of the options below are filled in by drivers.solve_setup.solve_setting (None: not
     # given), so that a path that does not use an option can refuse it instead of ignoring it.
     p.add_argument(
         "--maxsteps",
@@ -187,10 +187,10 @@ def cmd_solve(args) -> int:
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     start, instance = _checked_start(args)
     n = options.board_size(args, start) if instance is None else instance.n
-    path = settings.solve_path(n, vars(args))
+    path = solve_setup.solve_path(n, vars(args))
     if path != "backtrack":  # the drivers' check, before JAX is imported
-        settings.check_solvable(n)
-    setting = settings.solve_setting(n, vars(args), path)
+        solve_setup.check_solvable(n)
+    setting = solve_setup.solve_setting(n, vars(args), path)
     provenance.settle(
         path=path, **{k: setting.get(k) for k in ("seed", "maxsteps", "max_restarts", "init")}
     )
@@ -267,9 +267,9 @@ def _chain_budget(args, n: int, instance, setting: dict) -> tuple[int | None, in
     chains = (
         args.chains
         if given
-        else settings.INSTANCE_CHAINS
+        else solve_setup.INSTANCE_CHAINS
         if instance is not None
-        else settings.default_chains(n)
+        else solve_setup.default_chains(n)
     )
     max_chains = None
     if setting["capped"]:  # chains are run, not awaited (a bounded job)
@@ -386,7 +386,7 @@ def _out_bytes(args, n: int) -> int:
     chains = (
         args.chains
         if args.chains is not None
-        else args.solutions or (0 if args.time else settings.default_chains(n))
+        else args.solutions or (0 if args.time else solve_setup.default_chains(n))
     )
     return max(chains, 1) * (12 * max(n, 1) + 100)
 

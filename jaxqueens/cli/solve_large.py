@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import solve_setup
 from jaxqueens.io import large as large_out
 from jaxqueens.io import logs, provenance, writing
 from jaxqueens.io.writing import is_writer
@@ -27,12 +27,12 @@ def cmd_large(args, n: int, setting: dict) -> int:
     Args:
       args: the parsed command line.
       n: board size.
-      setting: the resolved settings (`settings.solve_setting`).
+      setting: the resolved settings (`solve_setup.solve_setting`).
 
     Returns:
       The exit status: 0 when every chain solved, else 1.
     """
-    chains = args.chains or settings.default_chains(n)
+    chains = args.chains or solve_setup.default_chains(n)
     init = setting["init"] or "qs4"
     provenance.settle(chains=chains, init=init)
     results = []

@@ -26,7 +26,7 @@ import numpy as np
 from jaxqueens.core import arguments, checker, constellations, symmetry
 from jaxqueens.core.board import as_size
 from jaxqueens.core.prefixes import expand_mirror
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import count_setup, settings
 from jaxqueens.drivers.loop import Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import checkpoint as ckpt
@@ -413,7 +413,7 @@ def _check_n(n, unique: bool = False) -> int:
     counts reach every n the total does)."""
     if not isinstance(unique, bool | np.bool_):
         raise QueensError(f"unique must be True or False, got {clip(repr(unique))}")
-    return settings.check_count_n(as_size(n))
+    return count_setup.check_count_n(as_size(n))
 
 
 def _fingerprint(plan: _Plan, unique: bool, procs: int) -> dict:
@@ -673,7 +673,7 @@ def enumerate_solutions(n: int) -> np.ndarray:
     Returns:
       uint8 `[A000170(n), n]`, the rows of the queens column by column, sorted.
     """
-    n = settings.check_enumerate_n(as_size(n))
+    n = count_setup.check_enumerate_n(as_size(n))
     if n <= 3:
         boards = _tiny(n)
     else:

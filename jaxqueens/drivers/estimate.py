@@ -25,7 +25,7 @@ import numpy as np
 from jaxqueens.core import arguments, prefixes, rng
 from jaxqueens.core.board import as_size
 from jaxqueens.core.oeis import A000170
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import estimate_setup, settings
 from jaxqueens.drivers.estimate_result import SUMS, Estimate, stratified, stratum_sums
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import QueensError
@@ -347,13 +347,13 @@ def estimate(
     With several processes (`jax.distributed`), call c runs on process `c % P` and every
     process adds all calls' sums in call order, so the estimate equals a single-process run.
     """
-    n, probes, level, seed = settings.check_estimate(as_size(n), probes, level, seed)
+    n, probes, level, seed = estimate_setup.check_estimate(as_size(n), probes, level, seed)
     probes = default_probes() if probes is None else probes
     lanes = arguments.integer(lanes, "lanes", 1, optional=True)
-    depth = default_depth(n, probes) if depth is None else settings.check_depth(depth, n)
+    depth = default_depth(n, probes) if depth is None else estimate_setup.check_depth(depth, n)
     masks64, top = prefixes.expand(n, depth, reserve=functools.partial(_reserve, n, depth))
     strata = len(masks64)
-    settings.check_strata(probes, strata, depth, n)
+    estimate_setup.check_strata(probes, strata, depth, n)
     exact = A000170.get(n)
     if strata == 0 or depth == n:  # all dead above, or every walk enumerated
         return _enumerated(n, strata, depth, top, level, exact)

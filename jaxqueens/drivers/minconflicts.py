@@ -22,7 +22,7 @@ from jaxqueens.core import arguments, checker, rng
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import settings, solve_setup
 from jaxqueens.drivers.minconflicts_runner import CALL_SECONDS as CALL_SECONDS
 from jaxqueens.drivers.minconflicts_runner import BoundedRunner as BoundedRunner
 from jaxqueens.drivers.minconflicts_runner import chain_problem, compile_runner, trace_chain
@@ -65,7 +65,7 @@ def check_n(n: int) -> None:
     """
     if n < 1:
         raise QueensError(f"n must be a positive integer, got {n}")
-    settings.check_solvable(n)
+    solve_setup.check_solvable(n)
     if n > MAX_BATCHED_N:
         raise QueensError(
             f"n = {n} is above the batched solver's limit of {MAX_BATCHED_N}; "
@@ -79,9 +79,9 @@ def _start_rows(start, n: int) -> np.ndarray | None:
     return as_board(np.asarray(start).reshape(-1), n, what="the start board")
 
 
-INSTANCE_MAX_RESTARTS = settings.INSTANCE_MAX_RESTARTS
+INSTANCE_MAX_RESTARTS = solve_setup.INSTANCE_MAX_RESTARTS
 """Default restarts per chain on a constrained instance (which may have no solution at all)."""
-INSTANCE_CHAINS = settings.INSTANCE_CHAINS
+INSTANCE_CHAINS = solve_setup.INSTANCE_CHAINS
 """Chains run at most on a constrained instance when neither `chains`, `max_chains` nor
 `seconds` bounds the run."""
 
@@ -215,7 +215,9 @@ def _checked(
     max_restarts = search["max_restarts"]
     if max_restarts is None:
         max_restarts = (
-            settings.SOLVE_DEFAULTS["max_restarts"] if instance is None else INSTANCE_MAX_RESTARTS
+            solve_setup.SOLVE_DEFAULTS["max_restarts"]
+            if instance is None
+            else INSTANCE_MAX_RESTARTS
         )
     if instance is not None and max_chains is None and budget["seconds"] is None:
         max_chains = budget["chains"] or INSTANCE_CHAINS  # it may have no solution: bounded
@@ -260,7 +262,7 @@ def _problem_setup(
 ) -> tuple[cons.Constraints | None, rules.Mask | None, int]:
     """`solve`'s instance model, its mask and the board size, checked (start board included)."""
     if isinstance(instance, cons.Constraints):
-        settings.check_instance_n(instance.n)  # before its n x n masks are built
+        solve_setup.check_instance_n(instance.n)  # before its n x n masks are built
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
     n = as_size(n if model is None else model.n)
     check_n(n)

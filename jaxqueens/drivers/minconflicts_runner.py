@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import solve_setup
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import sizing
@@ -33,7 +33,7 @@ the measured speed: each chain gets `FIRST_CALL_STEPS // (chunk * (max_steps + n
 
 
 def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> int:
-    """Chains per kernel call: about 2^21 queens and at most `devices * settings.CALL_WORK`
+    """Chains per kernel call: about 2^21 queens and at most `devices * solve_setup.CALL_WORK`
     queen-steps for one attempt of each, split evenly over the chains asked for; on an
     accelerator, enough to fill the device (`accelerator_chunk`).
 
@@ -49,7 +49,7 @@ def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> i
     if backend.is_accelerator():  # enough chains to fill the device, results within its memory
         return chain_batch.accelerator_chunk(chains, n, sizing.device_target(), devices)
     steps = default_max_steps(n) if max_steps is None else max_steps
-    cap = max(devices, min(8192, (1 << 21) // n, devices * settings.CALL_WORK // (steps * n)))
+    cap = max(devices, min(8192, (1 << 21) // n, devices * solve_setup.CALL_WORK // (steps * n)))
     if chains is not None:
         calls = -(-chains // cap)
         cap = -(-chains // calls)

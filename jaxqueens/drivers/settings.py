@@ -4,8 +4,7 @@ defaults and presets, and which options each method and scheme uses.
 One table per family says, for every option that only some settings use, its default and which
 settings use it (`Use`); `resolve` refuses an option given to a setting that does not use it, by
 name, and fills in the defaults of the others. Each command's own settings live beside its driver
-(`compare_setup`, `stats_setup`, `solve_setup`, `count_setup`, `estimate_setup`); the names
-that drivers import from the last three still resolve here.
+(`compare_setup`, `stats_setup`, `solve_setup`, `count_setup`, `estimate_setup`).
 """
 
 from __future__ import annotations
@@ -17,28 +16,7 @@ from typing import Any
 import numpy as np
 
 from jaxqueens.core import arguments
-from jaxqueens.drivers.count_setup import COUNT_ENUMERATE_MAX_N as COUNT_ENUMERATE_MAX_N
-from jaxqueens.drivers.count_setup import check_count_n as check_count_n
-from jaxqueens.drivers.count_setup import check_enumerate_n as check_enumerate_n
-from jaxqueens.drivers.estimate_setup import (  # still reachable here
-    ESTIMATE_MIN_PER_STRATUM as ESTIMATE_MIN_PER_STRATUM,
-)
-from jaxqueens.drivers.estimate_setup import ESTIMATE_MIN_PROBES as ESTIMATE_MIN_PROBES
-from jaxqueens.drivers.estimate_setup import check_depth as check_depth
-from jaxqueens.drivers.estimate_setup import check_estimate as check_estimate
-from jaxqueens.drivers.estimate_setup import check_strata as check_strata
-from jaxqueens.drivers.solve_setup import CALL_WORK as CALL_WORK
-from jaxqueens.drivers.solve_setup import INSTANCE_CHAINS as INSTANCE_CHAINS
-from jaxqueens.drivers.solve_setup import INSTANCE_MAX_RESTARTS as INSTANCE_MAX_RESTARTS
-from jaxqueens.drivers.solve_setup import SOLVE_DEFAULTS as SOLVE_DEFAULTS
-from jaxqueens.drivers.solve_setup import auto_path as auto_path
-from jaxqueens.drivers.solve_setup import check_instance_n as check_instance_n
-from jaxqueens.drivers.solve_setup import check_solvable as check_solvable
-from jaxqueens.drivers.solve_setup import default_chains as default_chains
-from jaxqueens.drivers.solve_setup import solve_path as solve_path
-from jaxqueens.drivers.solve_setup import solve_setting as solve_setting
 from jaxqueens.errors import QueensError
-from jaxqueens.solvers.variants import COUNT_MAX_N as COUNT_MAX_N
 from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 
@@ -75,9 +53,8 @@ ANNEAL_CLASSIC: dict[str, Any] = {
     "t_end": None,
     "t0": "worsening",
 }
-"""The classic LS/TA/SA settings (`--preset classic`): NMOF's TAopt/SAopt settings (10 rounds,
-q 0.5, initProb 0.4, alpha 0.9) with the vignette's step neighbour (one queen by 1..3 rows,
-wrapping)."""
+"""The classic LS/TA/SA settings (`--preset classic`): NMOF's TAopt/SAopt settings with the
+vignette's step neighbour (one queen by 1..3 rows, wrapping)."""
 
 ANNEAL_DEFAULTS: dict[str, dict[str, Any]] = {
     "ls": {**ANNEAL_CLASSIC, "neighbour": "swap"},
@@ -91,10 +68,8 @@ ANNEAL_DEFAULTS: dict[str, dict[str, Any]] = {
         "t_end": 0.001,
     },
 }
-"""Tuned LS/TA/SA defaults per method (`scripts/tune_defaults.py anneal`; results in
-`benchmarks/results/tune-anneal-cpu.json`): the swap neighbour and the attacks objective for
-every method, SA cooled to `t_end` of its start temperature, TA's thresholds from the quantile
-level `q`. The docs' anneal page says why."""
+"""Tuned LS/TA/SA defaults per method (`scripts/tune_defaults.py anneal`); the docs' anneal
+page says why."""
 
 ANNEAL_PRESET_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "default": ANNEAL_DEFAULTS,
@@ -112,9 +87,8 @@ GA_CLASSIC: dict[str, dict[str, Any]] = {
     "steady": {"pop": 100, "tournament": 5, "cxpb": 1.0, "mutpb": 1.0, "elite": 0},
     "generational": {"pop": 100, "tournament": 3, "cxpb": 0.5, "mutpb": 0.2, "elite": 1},
 }
-"""The classic GA settings (`--preset classic`): the classic course GA (steady state,
-population 100, a tournament of 5, crossover and mutation always) and DEAP's eaSimple rates
-(generational: tournament 3, cxpb 0.5, mutpb 0.2, one elite)."""
+"""The classic GA settings (`--preset classic`): the classic course GA (steady state) and
+DEAP's eaSimple rates (generational)."""
 
 GA_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
     "permutation": {
@@ -123,9 +97,8 @@ GA_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
     },
     "combination": GA_CLASSIC,
 }
-"""Tuned GA defaults per encoding and scheme (`scripts/tune_defaults.py ga`; results in
-`benchmarks/results/tune-ga-cpu.json`): on permutations a small population bred mostly by
-mutation; on combinations the classic setting. The docs' ga page says why."""
+"""Tuned GA defaults per encoding and scheme (`scripts/tune_defaults.py ga`); the docs' ga page
+says why."""
 
 GA_PRESET_SETTINGS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
     "default": GA_DEFAULTS,
@@ -212,8 +185,7 @@ default comes from: `ga_preset`). (`pop`, `tournament`, `cxpb` and `mutpb` are u
 by both schemes, with the preset's defaults: `jaxqueens.evolve`.)"""
 
 FLAGS = {"max_steps": "--maxsteps", "seconds": "--time", "n": "-n"}
-"""Command-line spellings of the parameters whose flag is not `--` and the name with `-` for
-`_` (the one table the command line reads to name a flag for a parameter)."""
+"""Command-line flags of the parameters whose flag is not `--` and the name with `-` for `_`."""
 
 
 def flag(param: str) -> str:
@@ -228,9 +200,6 @@ def flag(param: str) -> str:
     return FLAGS.get(param, "--" + param.replace("_", "-"))
 
 
-_flag = flag
-
-
 def resolve(
     table: Mapping[str, Use],
     setting: Mapping[str, Any],
@@ -238,11 +207,22 @@ def resolve(
     command: str,
     also: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The options of `table` for `setting`: each given one (not None) that the setting
-    uses, the default of each other one. An option given that the setting does not use is a
-    QueensError naming it, the setting and who uses it (`command`: e.g. `"anneal"`).
-    `also`: the other settings of the same run (`--method all`): an option one of them uses
-    is not refused (each setting gets it only if it uses it itself)."""
+    """The options of `table` for `setting`: each given one that it uses, else the default.
+
+    Args:
+      table: option name -> `Use` (e.g. `ANNEAL`).
+      setting: the setting keys that decide use (e.g. `method`, `neighbour`, `preset`).
+      given: option values given (None: not given).
+      command: the command named in the error (e.g. `"anneal"`).
+      also: the run's other settings (`--method all`); an option one of them uses is not
+        refused, and each setting gets it only if it uses it itself.
+
+    Returns:
+      Every option of `table` with its value for `setting`.
+
+    Raises:
+      QueensError: an option is given that no setting of the run uses (named, with who uses it).
+    """
     also = list(also)
     out = {}
     for option, use in table.items():
@@ -254,9 +234,9 @@ def resolve(
         elif any(use.when(other) for other in also):
             out[option] = use.default_for(setting)
         else:
-            shown = " ".join(f"{_flag(k)} {setting.get(k)}" for k in use.keys)
+            shown = " ".join(f"{flag(k)} {setting.get(k)}" for k in use.keys)
             raise QueensError(
-                f"{command} {shown} does not use {option} ({_flag(option)}): only {use.who} "
+                f"{command} {shown} does not use {option} ({flag(option)}): only {use.who} "
                 "does; drop it"
             )
     return out
@@ -324,11 +304,18 @@ def has_repeated_rows(start) -> bool:
 def anneal_setting(
     method: str, preset: str | None = "default", neighbour: str | None = None, needs_step=False
 ) -> dict[str, Any]:
-    """The setting keys of `ANNEAL` for a run: `method`, `preset` and the neighbour the
-    run uses: `neighbour` when given, else the preset's, except that a swap preset runs the
-    step neighbour where a swap cannot work (`needs_step`: a constrained instance, whose fixed
-    queens and forbidden squares a swap cannot honour, or a start board with repeated rows,
-    which a swap cannot leave)."""
+    """The setting keys of `ANNEAL` for a run: its method, preset and neighbour.
+
+    Args:
+      method: "ls", "ta" or "sa".
+      preset: a name of `ANNEAL_PRESETS` (None: "default").
+      neighbour: the neighbour given (None: the preset's).
+      needs_step: a swap cannot work (a constrained instance, or a start board with repeated
+        rows): a swap preset runs the step neighbour instead.
+
+    Returns:
+      `{"method", "preset", "neighbour"}`.
+    """
     preset = "default" if preset is None else preset
     arguments.choice(preset, "preset", ANNEAL_PRESETS)
     arguments.choice(method, "method", METHODS)
@@ -348,16 +335,23 @@ def anneal_settings(
     also: Iterable[str] = (),
     **given,
 ) -> dict[str, Any]:
-    """The settings an LS/TA/SA run uses (`ANNEAL_SETTINGS`): preset `preset`'s for
-    `method`, each overridden by the value given (None: not given).
+    """The settings an LS/TA/SA run uses (`ANNEAL_SETTINGS`): the preset's, overridden.
 
-    An option the method or neighbour does not use (`ANNEAL`: `alpha` with "ls", `q`
-    with "sa", `step` with the swap neighbour) is refused by name (`command` names the
-    command in the message; `also`: the other methods of the same run, `--method all`, whose
-    options are not refused: each method gets only what it uses). `needs_step`: as for
-    `anneal_setting`. SA's cooling factor is `alpha` when given (or when the preset has
-    one and no `t_end` is given), else `t_end ** (1 / (rounds - 1))`: the last temperature
-    is `t_end` times the first."""
+    SA cools by `alpha` when given (or when the preset has one and no `t_end` is given), else
+    by `t_end ** (1 / (rounds - 1))`, so that the last temperature is `t_end` times the first.
+
+    Args:
+      method: "ls", "ta" or "sa".
+      preset: a name of `ANNEAL_PRESETS` (None: "default").
+      needs_step: as for `anneal_setting`.
+      command: the command named in errors.
+      also: the run's other methods (`--method all`), whose options are not refused.
+      **given: settings given (None: not given); one the method or neighbour does not use
+        (`alpha` with "ls", `step` with the swap neighbour) is refused by name.
+
+    Returns:
+      Every setting of `ANNEAL_SETTINGS` with its value.
+    """
     bad = set(given) - set(ANNEAL_SETTINGS)
     if bad:
         raise TypeError(f"unknown settings: {', '.join(sorted(bad))}")
@@ -403,8 +397,14 @@ def check_anneal(
     batch,
     t_end=None,
 ) -> dict[str, Any]:
-    """Every LS/TA/SA setting checked (types, ranges, names), options resolved beforehand
-    (`anneal_settings`). Returns the numbers as Python values."""
+    """Every LS/TA/SA setting checked (types, ranges, names), resolved beforehand.
+
+    Args:
+      n: board size, at least 4.
+      method: "ls", "ta" or "sa"; every other keyword as `jaxqueens.anneal` takes it.
+    Returns:
+      The settings by name, the numbers as Python values.
+    """
     n = arguments.integer(n, "n", 1)
     if n < 4:
         raise QueensError(
@@ -443,8 +443,6 @@ def check_anneal(
 
 
 CONFIDENCE = 0.95
-"""The confidence level of the intervals the commands report unless given another (compare's,
-estimate's `--level`)."""
+"""The confidence level of reported intervals unless given (compare's, estimate's `--level`)."""
 CHECKPOINT_EVERY = 30.0
-"""Seconds between a resumable run's checkpoints (`--checkpoint-every`), the one default of
-every driver that saves them; a checkpoint is also written on Ctrl-C and at the end."""
+"""Seconds between a resumable run's checkpoints (`--checkpoint-every`), for every driver."""

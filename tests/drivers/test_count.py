@@ -13,12 +13,13 @@ import pytest
 from jaxqueens.core import checker, symmetry
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.prefixes import expand_mirror
-from jaxqueens.drivers import count, count_plan, settings
+from jaxqueens.drivers import count, count_plan
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import count as batched
 from jaxqueens.parallel import devices, gather, sizing
 from jaxqueens.parallel.shard import pad_rows
+from jaxqueens.solvers import variants
 
 A000170_1_12 = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200]
 A002562_1_12 = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787]
@@ -441,7 +442,7 @@ def test_plan_count_answers_at_the_largest_n_without_whole_tasks(monkeypatch):
     """Issue 28 item 2: the old plan counted whole tasks (56 s at n = 21; at n = 27 and beyond
     it never returned). Every call is bounded now, so the plan of the largest n returns."""
     budgets = _spy_on_call_budgets(monkeypatch)
-    plan = count_plan.plan_count(settings.COUNT_MAX_N, budget=0.2)
+    plan = count_plan.plan_count(variants.COUNT_MAX_N, budget=0.2)
     assert max(budgets) <= count_plan.PLAN_CALL_EDGES
     assert plan.tasks > 10**6 and plan.edges > 1e20 and plan.estimate_seconds > 86400 * 365
     assert plan.sampled >= count_plan.PLAN_PROBES and plan.edges_error < 0.2 * plan.edges

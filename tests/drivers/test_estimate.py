@@ -14,7 +14,7 @@ import pytest
 from jaxqueens.core import prefixes
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import estimate as E
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import estimate_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import memory
 from jaxqueens.solvers import estimate as kernel
@@ -278,7 +278,7 @@ def test_estimate_interval_covers_at_its_level_at_256_probes():
 
 @pytest.mark.parametrize(
     "n,depth,per_stratum",
-    [(27, 0, settings.ESTIMATE_MIN_PROBES), (16, 2, settings.ESTIMATE_MIN_PER_STRATUM)],
+    [(27, 0, estimate_setup.ESTIMATE_MIN_PROBES), (16, 2, estimate_setup.ESTIMATE_MIN_PER_STRATUM)],
 )
 def test_estimate_interval_covers_at_its_level_at_the_probe_floor(n, depth, per_stratum):
     """At the fewest probes a run takes (plain at the largest exactly known size, where the hit
@@ -293,7 +293,7 @@ def test_estimate_with_fewer_probes_than_its_interval_needs_is_refused():
     """Below the floor the skewness-corrected interval under-covered (plain probes at n = 27, or
     two probes a stratum): fewer probes in all, or per stratum of an explicit --depth, are refused
     in one line naming the floor and the fix, before any walk; the floor itself runs."""
-    floor, per = settings.ESTIMATE_MIN_PROBES, settings.ESTIMATE_MIN_PER_STRATUM
+    floor, per = estimate_setup.ESTIMATE_MIN_PROBES, estimate_setup.ESTIMATE_MIN_PER_STRATUM
     with pytest.raises(QueensError, match=rf"--probes must be at least {floor} .*holds its level"):
         E.estimate(12, floor - 1, depth=0)
     strata = len(prefixes.expand(12, 3)[0])

@@ -11,7 +11,7 @@ from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import minconflicts_runner as mc_runner
-from jaxqueens.drivers import settings
+from jaxqueens.drivers import solve_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import minconflicts as mc
 from jaxqueens.solvers import variants
@@ -246,7 +246,7 @@ def test_defect_first_call_is_bounded_in_steps_so_progress_ticks_early():
         steps = variants.default_max_steps(n)
         chunk = mcsolve.default_chunk(n, 1000)
         # within the bound, give or take the rounding up to a multiple of the devices
-        assert (chunk - d) * steps * n < d * settings.CALL_WORK, (n, chunk)
+        assert (chunk - d) * steps * n < d * solve_setup.CALL_WORK, (n, chunk)
     assert mcsolve.default_chunk(8, 1000) >= 1000  # small boards still run in one call
 
 
