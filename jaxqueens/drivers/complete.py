@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+import jax
 import numpy as np
 
 from jaxqueens.core import arguments
@@ -33,7 +34,7 @@ from jaxqueens.drivers.complete_search import Search, SearchState, root
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import complete as batched
-from jaxqueens.parallel import devices, gather, memory, sizing
+from jaxqueens.parallel import devices, gather, memory, sizing, threads_complete
 from jaxqueens.parallel import streams as parallel_streams
 from jaxqueens.solvers import complete as solver
 from jaxqueens.solvers.complete import Config
@@ -41,6 +42,7 @@ from jaxqueens.solvers.complete import Config
 MODES = ("decide", "count", "enumerate")
 MAX_N = solver.MAX_N
 BUDGET = 1 << 20  # tree edges per item and kernel call (CPU; splits hard instances)
+THREAD_BUDGET = BUDGET  # the thread kernel's: one lane an item, so a call lasts its longest item
 CHUNK = 64  # items per kernel call (CPU: split over the host devices)
 ENUMERATE_CAP = 1000  # solutions listed per instance by default
 LISTED_COPIES = 3
@@ -78,6 +80,42 @@ class CompleteResult(NamedTuple):
 def _kernel(batch, shards: int, config: Config, sizes: sizing.Sizes):
     """`search_chunk` as a stream calls it (`jaxqueens.parallel.streams`)."""
     return batched.search_chunk(batch, config, shards, sizes)
+
+
+def kernel_route(platform: str, mode: str, num_devices: int) -> str:
+    """Which kernel searches `complete`'s items on a JAX backend.
+
+    Args:
+      platform: the backend (`jax.default_backend()`).
+      mode: "decide", "count" or "enumerate".
+      num_devices: local devices a call spans.
+
+    Returns:
+      `"threads"` (one search per GPU thread, `jaxqueens.parallel.threads_complete`) on one
+      CUDA GPU for decide and count, else `"items"` (the lockstep or per-item XLA kernel of
+      `jaxqueens.parallel.complete.search_chunk`).
+    """
+    one_gpu = platform == "gpu" and num_devices == 1
+    return "threads" if one_gpu and mode in ("decide", "count") else "items"
+
+
+def _thread_kernel(batch, shards: int, config: Config, programs: int):
+    """`jaxqueens.parallel.threads_complete.search_chunk` as a stream calls it (one device;
+    off a GPU, where only tests route here, interpreted)."""
+    del shards
+    interpret = jax.default_backend() != "gpu"
+    unroll = 1 if interpret else threads_complete.UNROLL  # the same results; 4x less to compile
+    return threads_complete.search_chunk(
+        batch, config, programs=programs, unroll=unroll, interpret=interpret
+    )
+
+
+def _thread_lanes() -> int:
+    """The thread kernel's lanes: one warp a block, 32 blocks an SM (4 blocks off a GPU)."""
+    block = threads_complete.BLOCK
+    if jax.default_backend() != "gpu":
+        return 4 * block
+    return max(1, sizing.device_target().parallelism // (2 * block)) * block
 
 
 def _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient) -> dict:
@@ -158,13 +196,18 @@ def check_listed_memory(cap: int, n: int, chunk: int, available: int | None = No
 
 
 def _call_sizes(
-    models: Sequence[Constraints], mode: str, cap: int, budget, chunk
+    models: Sequence[Constraints], mode: str, cap: int, budget, chunk, route: str = "items"
 ) -> tuple[sizing.Sizes, int, int]:
-    """The backend's sizes (on an accelerator, lanes fitted to the largest board), the budget
-    and the chunk (a multiple of the devices) of every call; enumeration's memory checked."""
+    """The backend's sizes (on an accelerator, lanes fitted to the largest board; on the thread
+    kernel, `_thread_lanes`), the budget and the chunk (a multiple of the devices) of every
+    call; enumeration's memory checked."""
     sizes = sizing.sizes()
     num_dev = devices.local_device_count()
-    if sizes.accelerator and not sizes.count_lanes and models:
+    if route == "threads":
+        sizes = dataclasses.replace(sizes, count_lanes=_thread_lanes())
+        budget = budget or THREAD_BUDGET
+        chunk = chunk or sizes.count_lanes * batched.ITEMS_PER_LANE
+    elif sizes.accelerator and not sizes.count_lanes and models:
         # lanes from the compiled kernel of the largest board against the device
         big = max(models, key=lambda m: (m.n, m.toroidal))
         cfg = Config(big.n, big.toroidal, cap if mode == "enumerate" else 0, mode == "decide")
@@ -206,14 +249,26 @@ def _start(
 
 
 def _kernels(
-    models: Sequence[Constraints], mine: list[int], mode: str, list_cap: int, sizes: sizing.Sizes
+    models: Sequence[Constraints],
+    mine: list[int],
+    mode: str,
+    list_cap: int,
+    sizes: sizing.Sizes,
+    route: str = "items",
 ) -> tuple[dict[tuple[int, bool], Config], dict[tuple[int, bool], Callable]]:
-    """The kernel config and call of every group (n, toroidal) of this process's instances."""
+    """The kernel config and call of every group (n, toroidal) of this process's instances,
+    on the kernel `route` names (`kernel_route`)."""
     groups = sorted({(models[i].n, models[i].toroidal) for i in mine})
     cap = list_cap if mode == "enumerate" else 0
     configs = {g: Config(g[0], g[1], cap=cap, decide=mode == "decide") for g in groups}
+    if route == "threads":
+        call = functools.partial(
+            _thread_kernel, programs=sizes.count_lanes // threads_complete.BLOCK
+        )
+    else:
+        call = functools.partial(_kernel, sizes=sizes)
     kernels: dict[tuple[int, bool], Callable] = {
-        key: functools.partial(_kernel, config=cfg, sizes=sizes) for key, cfg in configs.items()
+        key: functools.partial(call, config=cfg) for key, cfg in configs.items()
     }
     return configs, kernels
 
@@ -261,7 +316,8 @@ def solve_instances(
     """
     max_nodes, budget, chunk = _check(models, mode, cap, max_nodes, budget, chunk)
     list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]
-    sizes, budget, chunk = _call_sizes(models, mode, list_cap, budget, chunk)
+    route = kernel_route(jax.default_backend(), mode, devices.local_device_count())
+    sizes, budget, chunk = _call_sizes(models, mode, list_cap, budget, chunk, route)
     fingerprint = _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient)
     path = ckpt.process_path(checkpoint) if checkpoint is not None else None
     if resume is None:
@@ -270,7 +326,7 @@ def solve_instances(
     mine = list(range(me, len(models), procs))
     reasons = [unsat_reason(m) for m in models]
     st = _start(models, mine, reasons, path if resume else None, fingerprint)
-    configs, kernels = _kernels(models, mine, mode, list_cap, sizes)
+    configs, kernels = _kernels(models, mine, mode, list_cap, sizes, route)
     streams = parallel_streams.plan(chunk, sizes.accelerator)  # one per host device on a CPU
     compile_s = _compile(configs, kernels, streams)
     run = Search(

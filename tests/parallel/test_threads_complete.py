@@ -1,7 +1,8 @@
 """The thread kernel of `complete` and the torus (parallel/threads_complete.py), run on the CPU
 with `interpret=True`: toroidal counts against OEIS A051906, prob079 instances decided and
-counted against the XLA kernel (solvers/complete), and an unfinished item's frontier, split as
-the driver splits it, searched to the same count."""
+counted against the XLA kernel (solvers/complete), an unfinished item's frontier, split as
+the driver splits it, searched to the same count, and the complete driver's choice of kernel
+per backend."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from jaxqueens.core import checker
 from jaxqueens.core.constraints import Constraints, column_masks
 from jaxqueens.core.oeis import A051906
+from jaxqueens.drivers import complete as completing
 from jaxqueens.errors import QueensError
 from jaxqueens.io import instances as instio
 from jaxqueens.parallel import threads_complete as tc
@@ -154,3 +156,27 @@ def test_the_largest_boards_count_as_the_xla_kernel(n, toroidal):
     want = _xla(batch, config)
     assert want[0] >= 1 and int(head[0, 2]) == want[0]
     assert checker.check_constrained(_board(sols[0, 0]), placed).ok
+
+
+def test_driver_chooses_the_thread_kernel_on_one_gpu_to_decide_and_count():
+    assert completing.kernel_route("gpu", "decide", 1) == "threads"
+    assert completing.kernel_route("gpu", "count", 1) == "threads"
+    assert completing.kernel_route("gpu", "enumerate", 1) == "items"  # lists on the XLA kernel
+    assert completing.kernel_route("gpu", "count", 2) == "items"
+    assert completing.kernel_route("cpu", "decide", 1) == "items"
+    assert completing.kernel_route("tpu", "count", 1) == "items"
+
+
+def test_driver_thread_route_end_to_end(monkeypatch, prob079):
+    """The driver's GPU route, interpreted on the CPU: prob079 counts with a budget small
+    enough that items come back unfinished and are split (boards checked by the driver), and
+    `count --toroidal`'s count."""
+    monkeypatch.setattr(completing, "kernel_route", lambda platform, mode, num_devices: "threads")
+    want = _xla(_items(prob079), solver.Config(10))
+    got = completing.solve_instances(prob079, "count", budget=300)
+    assert [r.solutions for r in got.instances] == want.tolist()
+    assert got.items > len(prob079)  # split frontiers searched too
+    for r, m in zip(got.instances, prob079, strict=True):
+        assert r.status == ("SAT" if r.solutions else "UNSAT")
+        assert all(checker.check_constrained(b, m).ok for b in r.boards)
+    assert completing.toroidal_count(7) == A051906[7]
