@@ -219,24 +219,24 @@ def evolve(
 
     Args:
       n: board size (>= 4; default 8); with `instance`, None or the instance's size.
-      pop, tournament, cxpb, mutpb, elite: population per island, tournament size, crossover
-        and mutation probabilities, parents kept (generational); default: the `preset`'s.
+      pop: population per island; so are `tournament` (its size), `cxpb` and `mutpb` (rates of
+        crossover and mutation) and `elite` (parents kept, generational): None, the `preset`'s.
       generations: generations per trial.
       trials: independent runs (trial t seeded from `fold_in(key(seed), t)`).
-      encoding, scheme: one of `ENCODINGS` and one of `SCHEMES` (the docs' ga page).
-      crossover, mutation: a name (`ga_crossover.CROSSOVERS`, `ga_mutation.MUTATIONS`) or a
-        function (`jaxqueens.solvers.ga`); default: the encoding's.
+      encoding: one of `ENCODINGS`, and `scheme` one of `SCHEMES` (the docs' ga page).
+      crossover: a name (`ga_crossover.CROSSOVERS`) or a function (`jaxqueens.solvers.ga`), and
+        `mutation` likewise (`ga_mutation.MUTATIONS`); None: the encoding's.
       indpb: per-gene rate of swap/reset mutation (DEAP's); 0 (default): one gene.
-      islands, migrate_every, migrants: populations per trial on a migration ring, generations
-        between migrations (0: never), individuals sent per migration.
+      islands: populations per trial on a migration ring, `migrate_every` the generations
+        between migrations (0: never), `migrants` the individuals sent per migration.
       fitness: "pairs", "excess", "report-diagonals-only" or a function `[n] int32 -> []`
         integer, minimised; a 0 of the last two is checked, never trusted (`score_met`).
       seed: random seed.
       chunk: generations per jitted call (default: `default_chunk`).
       quiet: no progress line (None: a progress line on a terminal only).
-      checkpoint, resume, checkpoint_every: checkpoint file (after whole chunks, every
-        `checkpoint_every` seconds and on Ctrl-C), and whether to continue from it.
-      instance, toroidal: a constrained instance; queens attack modulo n.
+      checkpoint: checkpoint file, written after whole chunks every `checkpoint_every` seconds
+        and on Ctrl-C; `resume`: whether to continue from it.
+      instance: a constrained instance; `toroidal`: queens attack modulo n.
       preset: "default" or "classic" (`PRESETS`).
       seconds: stop after the chunk that passes this much run time (compilation excluded).
       records: one of `RECORDS`.
