@@ -11,39 +11,36 @@ styles are inline, there is no script, and a Content-Security-Policy forbids any
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import csv
 import datetime
 import html
-import io
 import json
 import re
-import struct
 import sys
-import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from jaxqueens.io import jsonl, provenance
-from jaxqueens.io.atomic import recorded, write_text
+from jaxqueens.io.atomic import write_text
+from jaxqueens.io.report_html import (
+    MAX_CELL,
+    MAX_SUMMARY_ROWS,
+    cell,
+    content,
+    csv_table,
+    figure,
+    flatten,
+    pairs,
+    table,
+)
 
 FILENAME = "report.html"
 
-MAX_ROWS = 20
-"""Rows of a CSV shown in the page (the file holds them all)."""
-MAX_COLUMNS = 24
-MAX_CELL = 200
-"""Characters of a cell shown (longer values are cut with an ellipsis)."""
-MAX_FIGURES = 60
-MAX_FIGURE_BYTES = 8 << 20
-"""Figures embedded at most, and the largest PNG embedded (others are listed, not embedded)."""
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 """Figures the page shows: PNG and SVG embedded as `data:` images, PDF as a link to the file."""
 MAX_DEPTH = 2
 """Subfolder levels of `--out` that the page covers."""
-MAX_SUMMARY_ROWS = 200
 FULL_TABLES = ("settings.csv",)
 """CSV tables shown in full (up to `MAX_SUMMARY_ROWS` rows) in the settings section."""
 FIGURE_ORDER = (
@@ -99,104 +96,6 @@ pre.result{word-break:normal;overflow-wrap:break-word}
 """
 
 
-def _e(value: Any) -> str:
-    text = str(value)
-    if len(text) > MAX_CELL:
-        text = text[:MAX_CELL] + "…"
-    return html.escape(text, quote=True)
-
-
-def _numeric(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, (int, float)):
-        return True
-    try:
-        float(str(value))
-        return True
-    except ValueError:
-        return False
-
-
-def _table(header: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:
-    parts = ['<div class="wide"><table>']
-    if header:
-        parts.append("<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>")
-    for row in rows:
-        parts.append(
-            "<tr>"
-            + "".join(
-                f'<td class="num">{_e(v)}</td>' if _numeric(v) else f"<td>{_e(v)}</td>" for v in row
-            )
-            + "</tr>"
-        )
-    parts.append("</table></div>")
-    return "".join(parts)
-
-
-def flatten(doc: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """Nested dicts as dotted pairs.
-
-    Args:
-      doc: the document.
-      prefix: the dotted key of `doc` itself.
-
-    Returns:
-      `(dotted.key, value)` pairs: a list of plain values stays one value, a list of dicts is
-      numbered (`per_solver.0.solver`); floats keep 6 significant digits.
-    """
-    if isinstance(doc, dict):
-        items = []
-        for key, value in doc.items():
-            items += flatten(value, f"{prefix}{key}.")
-        return items or [(prefix[:-1], "{}")]
-    if isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
-        items = []
-        for i, value in enumerate(doc):
-            items += flatten(value, f"{prefix}{i}.")
-        return items
-    if isinstance(doc, list):
-        more = f", … ({len(doc)} in all)" if len(doc) > 50 else ""
-        doc = ", ".join(str(_show(x)) for x in doc[:50]) + more
-    return [(prefix[:-1], _show(doc))]
-
-
-def _show(value: Any) -> Any:
-    if value is None:
-        return ""
-    return f"{value:.6g}" if isinstance(value, float) else value
-
-
-def _records(name: str, items: list[dict]) -> str:
-    """A list of dicts as one table: a row per item, a column per (flattened) key."""
-    rows = [dict(flatten(item)) for item in items]
-    keys = list(dict.fromkeys(k for row in rows for k in row))
-    note = f"{len(rows)} rows"
-    if len(keys) > MAX_COLUMNS:
-        note += f"; first {MAX_COLUMNS} of {len(keys)} columns (all of them are in the file)"
-    keys = keys[:MAX_COLUMNS]
-    body = _table(keys, ([row.get(k, "") for k in keys] for row in rows[:MAX_SUMMARY_ROWS]))
-    return f'<h3>{_e(name)}</h3>{body}<p class="note">{_e(note)}</p>'
-
-
-def _records_apart(doc: dict, prefix: str = "") -> tuple[dict, dict[str, list]]:
-    """`doc` without its lists of dicts, at any depth, and those lists by dotted name
-    (`per_solver`, `recommendation.ranking`)."""
-    rest: dict = {}
-    lists: dict[str, list] = {}
-    for key, value in doc.items():
-        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
-            lists[f"{prefix}{key}"] = value
-        elif isinstance(value, dict) and value:
-            inner, found = _records_apart(value, f"{prefix}{key}.")
-            lists.update(found)
-            if inner:
-                rest[key] = inner
-        else:
-            rest[key] = value
-    return rest, lists
-
-
 def recommendation(doc: Any) -> list[str]:
     """A summary's recommendation: the `line` of every nested dict.
 
@@ -211,97 +110,6 @@ def recommendation(doc: Any) -> list[str]:
     return [
         v["line"] for v in doc.values() if isinstance(v, dict) and isinstance(v.get("line"), str)
     ]
-
-
-def _pairs(doc: dict) -> str:
-    """A document as a key/value table, and its lists of dicts (one record per solver, per method,
-    a ranking), at any depth, as tables of their own below it."""
-    rest, lists = _records_apart(doc)
-    rows = flatten(rest)
-    note = ""
-    if len(rows) > MAX_SUMMARY_ROWS:
-        note = f'<p class="note">first {MAX_SUMMARY_ROWS} of {len(rows)} entries</p>'
-        rows = rows[:MAX_SUMMARY_ROWS]
-    return _table(("key", "value"), rows) + note + "".join(_records(k, v) for k, v in lists.items())
-
-
-def png_size(data: bytes) -> tuple[int, int] | None:
-    """The size of a PNG, from its header.
-
-    Args:
-      data: the file's bytes.
-
-    Returns:
-      `(width, height)`, or None if `data` is not a PNG.
-    """
-    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
-        return None
-    return struct.unpack(">II", data[16:24])
-
-
-def _content(path: Path) -> bytes:
-    """A file's bytes as the run wrote them (`recorded`, kept in memory
-    while the command line runs the command and writes this page), else read from the folder
-    (a page written for any folder, or a file too large to keep)."""
-    kept = recorded(path)
-    return kept if kept is not None else path.read_bytes()
-
-
-def _csv_section(path: Path, rows_shown: int = MAX_ROWS) -> str:
-    """A CSV file as a table: its first `rows_shown` rows, with a note of how many there are."""
-    kept = recorded(path)
-    with (
-        io.StringIO(kept.decode("utf-8", errors="replace"), newline="")
-        if kept is not None
-        else open(path, newline="", encoding="utf-8", errors="replace")
-    ) as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        rows = [row for _, row in zip(range(rows_shown), reader, strict=False)]
-        more = sum(1 for _ in reader)
-    if header is None:
-        return f'<h3>{_e(path.name)}</h3><p class="note">empty</p>'
-    cut = len(header) > MAX_COLUMNS
-    header, rows = header[:MAX_COLUMNS], [r[:MAX_COLUMNS] for r in rows]
-    total = len(rows) + more
-    note = (
-        f"first {len(rows)} of {total:,} rows; the whole table is {path.name}"
-        if more
-        else f"{total:,} row{'s' if total != 1 else ''}"
-    )
-    if cut:
-        note += f"; first {MAX_COLUMNS} columns"
-    return f'<h3>{_e(path.name)}</h3>{_table(header, rows)}<p class="note">{_e(note)}</p>'
-
-
-def _figure(path: Path, shown: int) -> tuple[str, bool]:
-    size = path.stat().st_size
-    if shown >= MAX_FIGURES or size > MAX_FIGURE_BYTES:
-        why = "too many figures" if shown >= MAX_FIGURES else f"{size:,} bytes, too large to embed"
-        return f'<p class="note">{_e(path.name)}: not embedded ({_e(why)})</p>', False
-    if path.suffix.lower() == ".pdf":  # no browser shows a PDF as an image: a link beside it
-        href = urllib.parse.quote(path.name)
-        return (
-            f'<figure><p><a href="{href}">{_e(path.name)}</a> (PDF, {size:,} bytes, in this '
-            "folder)</p></figure>"
-        ), False
-    data = _content(path)
-    if path.suffix.lower() == ".svg":  # an <img> runs no script an SVG might hold
-        if b"<svg" not in data[:4096]:
-            return f'<p class="note">{_e(path.name)}: not an SVG image, not embedded</p>', False
-        uri = "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
-        return (
-            f'<figure><img src="{uri}" alt="{_e(path.name)}"><figcaption>{_e(path.name)} '
-            "(SVG)</figcaption></figure>"
-        ), True
-    dims = png_size(data)
-    if dims is None:
-        return f'<p class="note">{_e(path.name)}: not a PNG image, not embedded</p>', False
-    uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-    return (
-        f'<figure><img src="{uri}" alt="{_e(path.name)}"><figcaption>{_e(path.name)} '
-        f"({dims[0]}x{dims[1]} px)</figcaption></figure>"
-    ), True
 
 
 def _folders(root: Path) -> list[Path]:
@@ -327,7 +135,7 @@ def _files(folder: Path) -> list[Path]:
 
 def _heading(root: Path, folder: Path, what: str) -> str:
     rel = folder.relative_to(root).as_posix()
-    return f"<h2>{_e(what if rel == '.' else f'{what}: {rel}/')}</h2>"
+    return f"<h2>{cell(what if rel == '.' else f'{what}: {rel}/')}</h2>"
 
 
 def _figure_rank(path: Path) -> tuple[int, str]:
@@ -349,7 +157,7 @@ def _figures_section(root: Path, folder: Path, counter: list[int], only: set | N
         return ""
     parts = [_heading(root, folder, "figures")]
     for path in figures:
-        block, embedded = _figure(path, counter[0])
+        block, embedded = figure(path, counter[0])
         counter[0] += embedded
         parts.append(block)
     return "".join(parts)
@@ -361,7 +169,7 @@ def _summary(path: Path) -> Any:
     Raises:
       OSError, ValueError: it cannot be read, or is not JSON.
     """
-    return jsonl.loads(_content(path).decode("utf-8"))
+    return jsonl.loads(content(path).decode("utf-8"))
 
 
 def _result_section(root: Path, result: str | None, only: set | None) -> str:
@@ -399,34 +207,29 @@ def _settings_section(root: Path, folders: list[Path], line: str, given: dict, o
     `FULL_TABLES` table of this run, in full."""
     parts = [
         "<h2>settings</h2><h3>command</h3>",
-        f"<pre>{_e(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
+        f"<pre>{cell(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
         "<h3>given</h3>",
-        _pairs(given) if given else '<p class="note">none: every setting at its default</p>',
+        pairs(given) if given else '<p class="note">none: every setting at its default</p>',
     ]
     text = provenance.config_text(given.get("config"))
     if text is not None:
-        parts.append(f"<h3>config file {_e(given['config'])}</h3><pre>{html.escape(text)}</pre>")
+        parts.append(f"<h3>config file {cell(given['config'])}</h3><pre>{html.escape(text)}</pre>")
     for folder in folders:
         for path in _files(folder):
             if path.name in FULL_TABLES and _mine(root, path, only):
-                rel = path.relative_to(root).as_posix()
-                parts.append(
-                    _csv_section(path, MAX_SUMMARY_ROWS).replace(
-                        f"<h3>{_e(path.name)}</h3>", f"<h3>{_e(rel)}</h3>", 1
-                    )
-                )
+                parts.append(csv_table(path, MAX_SUMMARY_ROWS, path.relative_to(root).as_posix()))
     return "".join(parts)
 
 
 def _environment_section(env: dict, devs: dict) -> str:
     """Versions, platform, CPU, commit, `XLA_FLAGS` and devices as a table; a value too long
     for a cell (the XLA flags) in full below it."""
-    rows = [(k, _show(v)) for k, v in env.items()] + flatten(devs)
+    rows = flatten(env) + flatten(devs)
     long = [(k, v) for k, v in rows if len(str(v)) > MAX_CELL]
     return (
         "<h2>environment</h2>"
-        + _table(("what", "value"), rows)
-        + "".join(f"<h3>{_e(k)}</h3><pre>{html.escape(str(v))}</pre>" for k, v in long)
+        + table(("what", "value"), rows)
+        + "".join(f"<h3>{cell(k)}</h3><pre>{html.escape(str(v))}</pre>" for k, v in long)
     )
 
 
@@ -446,12 +249,12 @@ def _tables_section(root: Path, folder: Path, only: set | None) -> str:
             if isinstance(doc, dict):
                 shown = {k: v for k, v in doc.items() if k != "run"}
                 run = '<p class="note">its run record is under settings and environment</p>'
-                body = _pairs(shown) + (run if "run" in doc else "")
+                body = pairs(shown) + (run if "run" in doc else "")
             else:
-                body = f"<pre>{_e(json.dumps(doc)[:5000])}</pre>"
+                body = f"<pre>{cell(json.dumps(doc)[:5000])}</pre>"
             parts.append("<h3>summary.json</h3>" + body)
         except (OSError, ValueError) as err:
-            parts.append(f'<p class="note">summary.json could not be read: {_e(err)}</p>')
+            parts.append(f'<p class="note">summary.json could not be read: {cell(err)}</p>')
     tables = [
         p
         for p in files
@@ -460,29 +263,25 @@ def _tables_section(root: Path, folder: Path, only: set | None) -> str:
         and p.name not in FULL_TABLES
     ]
     tables.sort(key=lambda p: p.name != "summary.csv")  # the summary table first
-    parts += [_csv_section(p) for p in tables]
-    parts.append(
-        "<h3>files</h3>"
-        + _table(("file", "bytes"), ((p.name, f"{p.stat().st_size:,}") for p in files))
-    )
+    parts += [csv_table(p) for p in tables]
+    parts.append("<h3>files</h3>" + _listing(files))
     if stale:
         parts.append(
             "<h3>files an earlier run left here</h3>"
             '<p class="note">not written by this run, so not shown as its results</p>'
-            + _table(("file", "bytes"), ((p.name, f"{p.stat().st_size:,}") for p in stale))
+            + _listing(stale)
         )
     return "".join(parts)
+
+
+def _listing(files: list[Path]) -> str:
+    return table(("file", "bytes"), ((p.name, f"{p.stat().st_size:,}") for p in files))
 
 
 MANIFEST = "manifest.json"
 """The files this run wrote in its `--out` folder (relative path and bytes), written after the
 outputs and before the page: the page shows only these; a file an earlier run left is listed
 as such, never shown as this run's."""
-
-
-def _walk(root: Path) -> Iterable[Path]:
-    for folder in _folders(root):
-        yield from _files(folder)
 
 
 def snapshot(out_dir: str | Path) -> dict[str, tuple[int, int]]:
@@ -498,7 +297,7 @@ def snapshot(out_dir: str | Path) -> dict[str, tuple[int, int]]:
     if not root.is_dir():
         return {}
     out = {}
-    for path in _walk(root):
+    for path in (p for folder in _folders(root) for p in _files(folder)):
         st = path.stat()
         out[path.relative_to(root).as_posix()] = (st.st_mtime_ns, st.st_size)
     return out
@@ -517,23 +316,9 @@ def write_manifest(out_dir: str | Path, before: dict[str, tuple[int, int]], comm
       shows it).
     """
     root = Path(out_dir)
-    mine = {}
-    for path in _walk(root):
-        rel = path.relative_to(root).as_posix()
-        st = path.stat()
-        if rel != MANIFEST and before.get(rel) != (st.st_mtime_ns, st.st_size):
-            mine[rel] = st.st_size
-    write_text(
-        root / MANIFEST,
-        json.dumps(
-            {
-                "command": command,
-                "files": [{"path": k, "bytes": v} for k, v in sorted(mine.items())],
-            },
-            indent=2,
-        )
-        + "\n",
-    )
+    mine = {k: v[1] for k, v in snapshot(root).items() if k != MANIFEST and before.get(k) != v}
+    files = [{"path": k, "bytes": v} for k, v in sorted(mine.items())]
+    write_text(root / MANIFEST, json.dumps({"command": command, "files": files}, indent=2) + "\n")
     return {*mine, MANIFEST}
 
 
@@ -584,8 +369,8 @@ def render(
     counter = [0]
     folders = _folders(root)
     body = [
-        f"<h1>{_e(title)}</h1>",
-        f'<p class="note">report of {_e(root.resolve())}, written {now}</p>',
+        f"<h1>{cell(title)}</h1>",
+        f'<p class="note">report of {cell(root.resolve())}, written {now}</p>',
     ]
     body.append(_result_section(root, result, only))
     body += [_figures_section(root, folder, counter, only) for folder in folders]
@@ -598,47 +383,25 @@ def render(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{_e(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+        f"<title>{cell(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
         + "\n".join(b for b in body if b)
         + "\n</body>\n</html>\n"
     )
 
 
-def write_report(
-    out_dir: str | Path,
-    *,
-    command_line: Sequence[str] | str,
-    settings: dict | None = None,
-    devices: dict | None = None,
-    title: str | None = None,
-    result: str | None = None,
-    only: set | None = None,
-) -> Path:
+def write_report(out_dir: str | Path, **page: Any) -> Path:
     """Write `render`'s page to `out_dir/report.html` atomically.
 
     Args:
       out_dir: the output folder.
-      command_line: as `render` takes it.
-      settings: as `render` takes it.
-      devices: as `render` takes it.
-      title: as `render` takes it.
-      result: as `render` takes it.
-      only: as `render` takes it.
+      **page: `render`'s keyword arguments (`command_line`, `settings`, `devices`, `title`,
+        `result`, `only`).
 
     Returns:
       The page's path.
     """
     path = Path(out_dir) / FILENAME
-    page = render(
-        out_dir,
-        command_line=command_line,
-        settings=settings,
-        devices=devices,
-        title=title,
-        result=result,
-        only=only,
-    )
-    write_text(path, page)
+    write_text(path, render(out_dir, **page))
     return path
 
 

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from jaxqueens.io import provenance, report
+from jaxqueens.io import provenance, report, report_html
 from jaxqueens.io.tables import write_csv, write_json
 from jaxqueens.plots.base import figure, save_png
 
@@ -111,7 +111,7 @@ def test_page_is_well_formed_self_contained_and_complete(folder):
     assert embedded["steps_hist.png"] == (folder / "steps_hist.png").read_bytes()
     assert embedded["trace.png"] == (folder / "ta" / "trace.png").read_bytes()
     for data in embedded.values():
-        w, h = report.png_size(data)
+        w, h = report_html.png_size(data)
         assert w > 0 and h > 0
     words = " ".join(page.text)
     # command line, settings (not the function), versions, devices
@@ -123,7 +123,7 @@ def test_page_is_well_formed_self_contained_and_complete(folder):
     assert {"jaxqueens", "python", "jax", "jaxlib", "numpy"} <= set(provenance.versions())
     # the summary (flattened, the records as a table, the recommendation line) and the CSV's first rows
     assert "steps.median" in words and "recommended: mc-qs4" in words and "per_solver" in words
-    assert f"first {report.MAX_ROWS} of 100 rows" in words
+    assert f"first {report_html.MAX_ROWS} of 100 rows" in words
     assert "<script>alert(1)</script>" in words  # shown as text, escaped in the source
     assert "&lt;script&gt;" in text
     assert "ta/" in words and "checkpoint.npz" in words and "solutions.npy" in words
@@ -142,7 +142,9 @@ def test_no_devices_and_rewrites_leave_one_page(folder):
 def test_figure_limits_and_bad_files_are_notes(folder, monkeypatch):
     (folder / "broken.png").write_bytes(b"not a png")
     (folder / "empty.csv").write_text("")
-    monkeypatch.setattr(report, "MAX_FIGURE_BYTES", (folder / "steps_hist.png").stat().st_size - 1)
+    monkeypatch.setattr(
+        report_html, "MAX_FIGURE_BYTES", (folder / "steps_hist.png").stat().st_size - 1
+    )
     text = report.render(folder, command_line="jaxqueens x")
     page = parse(text)
     words = " ".join(page.text)
@@ -151,21 +153,6 @@ def test_figure_limits_and_bad_files_are_notes(folder, monkeypatch):
     assert len(page.images) == 1  # ta/trace.png is smaller than the limit
     (folder / "summary.json").write_text("{broken")
     assert "summary.json could not be read" in report.render(folder, command_line="jaxqueens x")
-
-
-def test_png_size():
-    assert report.png_size(b"GIF89a" + b"\0" * 30) is None
-    assert report.png_size(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x05\0\0\0\x07") == (5, 7)
-
-
-def test_flatten():
-    assert report.flatten({"a": {"b": 1.23456789, "c": [1, 2]}, "d": None, "e": {}}) == [
-        ("a.b", "1.23457"),
-        ("a.c", "1, 2"),
-        ("d", ""),
-        ("e", "{}"),
-    ]
-    assert report.flatten({"r": [{"x": 1}, {"x": 2}]}) == [("r.0.x", 1), ("r.1.x", 2)]
 
 
 def test_the_result_comes_first_then_figures_then_settings_and_tables(folder):
@@ -248,11 +235,14 @@ def test_figures_follow_a_fixed_order_not_the_alphabet(tmp_path):
 
 
 def test_settings_csv_is_shown_in_full_before_the_environment(folder):
-    rows = [["ls", f"key{i}", i] for i in range(report.MAX_ROWS + 29)]
+    rows = [["ls", f"key{i}", i] for i in range(report_html.MAX_ROWS + 29)]
     write_csv(folder / "settings.csv", ["solver", "key", "value"], rows)
     text = report.render(folder, command_line="jaxqueens compare")
     settings = text[text.index("<h2>settings</h2>") : text.index("<h2>environment</h2>")]
-    assert f"key{report.MAX_ROWS + 28}" in settings and f"{report.MAX_ROWS + 29} rows" in settings
+    assert (
+        f"key{report_html.MAX_ROWS + 28}" in settings
+        and f"{report_html.MAX_ROWS + 29} rows" in settings
+    )
     assert "first 20" not in settings and "settings.csv" not in text[: text.index("<h2>settings")]
 
 

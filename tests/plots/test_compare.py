@@ -59,7 +59,7 @@ def test_vector_figures_are_reproducible_and_label_not_solved(tmp_path):
 
 
 def test_dpi_sets_the_png_resolution(tmp_path):
-    from jaxqueens.io.report import png_size
+    from jaxqueens.io.report_html import png_size
 
     low = png_size(draw(tmp_path / "low", "png", dpi=50)[0].read_bytes())
     high = png_size(draw(tmp_path / "high", "png", dpi=200)[0].read_bytes())
