@@ -10,12 +10,10 @@ gives the formats in full.
 
 from __future__ import annotations
 
-import array
 import io
 import json
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,9 +21,8 @@ from typing import Any
 import numpy as np
 import numpy.lib.format as npformat
 
-from jaxqueens.core import arguments
 from jaxqueens.errors import BoardFileError, QueensError, clip
-from jaxqueens.io import files, jsonl
+from jaxqueens.io import boards_text, files, jsonl
 from jaxqueens.io.atomic import atomic_path, write_bytes
 from jaxqueens.parallel import memory
 from jaxqueens.parallel.memory import format_bytes
@@ -36,26 +33,7 @@ from jaxqueens.parallel.memory import format_bytes
 MEMORY_PER_FILE_BYTE = {"text": 8, "npy": 6, "jsonl": 16}
 # Bytes of memory a reader may use; None asks the OS for the available memory.
 MEMORY_LIMIT: int | None = None
-_CHUNK = 1 << 22  # bytes per vectorised parsing chunk
-_INT = re.compile(arguments.WHOLE_NUMBER)
-_FORMAT_HINT = "each line must hold one integer: the row of the queen in that column"
 _JSON_HINT = 'each line must be one JSON object like {"n": 8, "rows": [0, 4, 7, 5, 2, 6, 1, 3]}'
-_BIG = 1 << 62  # stands in for values that do not fit in int64 (always out of range)
-# Byte classes for the fast text parser: 0 other, 1 space/tab/CR, 3 LF, 2 | digit << 4 for '0'..'9'.
-_BYTE_KIND = np.zeros(256, dtype=np.uint8)
-_BYTE_KIND[[32, 9, 13]] = 1
-_BYTE_KIND[10] = 3
-_BYTE_KIND[48:58] = 2 | (np.arange(10, dtype=np.uint8) << 4)
-
-
-def _available_memory() -> int | None:
-    """The one available-memory probe of the package (`memory`)."""
-    return memory.available_memory()
-
-
-def _show(text: str, limit: int = 40) -> str:
-    """Quote (the start of) a line for a one-line message."""
-    return repr(clip(text, limit))
 
 
 def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = None) -> bytes:
@@ -70,7 +48,7 @@ def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = Non
     factor = MEMORY_PER_FILE_BYTE[kind]
     with files.open_input(name) as (f, size):  # regular files only; every failure names the file
         limit = memory_limit if memory_limit is not None else MEMORY_LIMIT
-        limit = limit if limit is not None else _available_memory()
+        limit = limit if limit is not None else memory.available_memory()
         if limit is not None and size * factor > limit:
             raise BoardFileError(
                 f"{name}: too large for memory: reading {format_bytes(size)} needs about "
@@ -83,92 +61,6 @@ def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = Non
             raise BoardFileError(
                 f"{name}: cannot read ({exc.strerror or exc}); check the path"
             ) from None
-
-
-def _not_text(name: str, lineno: int, data: bytes) -> BoardFileError:
-    if data.startswith(b"\x93NUMPY"):
-        return BoardFileError(
-            f"{name}: is a NumPy .npy file; give it a .npy suffix to read it as one"
-        )
-    return BoardFileError(f"{name}:{lineno}: not UTF-8 text (a binary file?); {_FORMAT_HINT}")
-
-
-def _parse_fast(data: bytes, end: int) -> np.ndarray | None:
-    """Parse `data[:end]` (no trailing whitespace) if every line is plain digits.
-
-    Returns:
-      int64 `[lines]` (value i from line i + 1), or None when some line needs
-      the careful scan: signs, other characters, blank lines, two numbers on a
-      line, or more than 18 digits.
-    """
-    parts, start = [], 0
-    while start < end:
-        stop = end if end - start <= _CHUNK else data.rfind(b"\n", start, start + _CHUNK)
-        if stop <= start:  # a blank line, or one line longer than a chunk
-            return None
-        kind = _BYTE_KIND[np.frombuffer(data, np.uint8, count=stop - start, offset=start)]
-        if not kind.all():  # a byte other than a digit, space, tab, CR or LF
-            return None
-        digit, newline = (kind & 15) == 2, np.flatnonzero(kind == 3)
-        edges = (
-            np.flatnonzero(digit[1:] != digit[:-1]) + 1
-        )  # starts and stops of digit runs, alternating
-        edges = np.concatenate(
-            [[0] if digit[0] else [], edges, [len(digit)] if digit[-1] else []]
-        ).astype(np.int64)
-        starts, stops = edges[0::2], edges[1::2]
-        # Exactly one digit run per line <=> each newline falls between consecutive runs.
-        if len(starts) != len(newline) + 1 or not (
-            np.all(stops[:-1] <= newline) and np.all(newline < starts[1:])
-        ):
-            return None
-        length = stops - starts
-        if length.max() > 18:
-            return None
-        value = np.zeros(len(starts), dtype=np.int64)
-        for k in range(int(length.max())):
-            live = length > k
-            d = kind[np.where(live, starts + k, 0)].astype(np.int64) >> 4
-            value = np.where(live, value * 10 + d, value)
-        parts.append(value)
-        start = stop + 1
-    return np.concatenate(parts)
-
-
-def _parse_lines(name: str, data: bytes) -> tuple[np.ndarray, tuple[int, str] | None]:
-    """Line-by-line scan: parse every line or raise for the first bad one.
-
-    Returns:
-      int64 values (out-of-int64 ones replaced by +-`_BIG`) and `(index, text)`
-      of the first replaced value, if any.
-    """
-    values, huge, blank = array.array("q"), None, None
-    for lineno, raw in enumerate(io.BytesIO(data), start=1):
-        if b"\x00" in raw:
-            raise _not_text(name, lineno, data)
-        try:
-            line = raw.decode("utf-8").strip()
-        except UnicodeDecodeError:
-            raise _not_text(name, lineno, data) from None
-        if not line:
-            blank = blank or lineno
-            continue
-        if blank is not None:
-            raise BoardFileError(
-                f"{name}:{blank}: blank line inside the board; delete it (only trailing blank "
-                "lines are allowed)"
-            )
-        if not _INT.fullmatch(line):
-            raise BoardFileError(
-                f"{name}:{lineno}: {_show(line)} is not an integer ({_FORMAT_HINT})"
-            )
-        if len(line.lstrip("+-").lstrip("0")) > 18:  # beyond int64 (and maybe int()'s digit limit)
-            huge = huge or (len(values), line)
-            value = -_BIG if line.startswith("-") else _BIG
-        else:
-            value = int(line)
-        values.append(value)
-    return np.frombuffer(values, dtype=np.int64), huge
 
 
 def read_board(
@@ -190,34 +82,9 @@ def read_board(
         empty, or has a bad line (the message names the line).
     """
     name = os.fspath(path)
-    data = files.without_bom(_read_all(name, "text", memory_limit))
-    end = len(data)
-    while end and data[end - 1 : end].isspace():
-        end -= 1
-    if not end:
-        what = "is empty" if not data else "has only blank lines"
-        raise BoardFileError(
-            f"{name}: file {what}; a board file holds one integer per line (the queen's row)"
-        )
-    values, huge = _parse_fast(data, end), None
-    if values is None:
-        values, huge = _parse_lines(name, data)
-    n, low = len(values), int(one_based)
-    bad = np.flatnonzero((values < low) | (values > n - 1 + low))
-    if len(bad):
-        i = int(bad[0])
-        text = clip(huge[1]) if huge and huge[0] == i else str(values[i])
-        where = (
-            f"{name}:{i + 1}: row {text} out of range {low}..{n - 1 + low} (the file has {n} lines)"
-        )
-        if not one_based and values[i] == n:
-            raise BoardFileError(f"{where}; if the file counts rows from 1, pass --one-based")
-        if one_based and values[i] == 0:
-            raise BoardFileError(f"{where}; the file counts rows from 0, so drop --one-based")
-        raise BoardFileError(
-            f"{where}; each line must hold the queen's row, {low} to {n - 1 + low}"
-        )
-    return (values - low).astype(np.int32)
+    return boards_text.parse(
+        name, files.without_bom(_read_all(name, "text", memory_limit)), one_based
+    )
 
 
 def _as_boards(boards: Any, what: str) -> np.ndarray:
@@ -418,7 +285,7 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
         try:
             line = raw.decode("utf-8").strip()
         except UnicodeDecodeError:
-            raise _not_text(name, lineno, data) from None
+            raise boards_text.not_text(name, lineno, data) from None
         if not line:
             continue
         where = f"{name}:{lineno}"
@@ -430,7 +297,7 @@ def read_jsonl(path: str | os.PathLike) -> np.ndarray:
                     f'{where}: is an instance (key "{keys[0]}"), not a board; decide instances '
                     f"with jaxqueens complete, or give boards like {jsonl.BOARD_EXAMPLE}"
                 )
-            raise BoardFileError(f'{where}: no "rows" in {_show(line)}; {_JSON_HINT}')
+            raise BoardFileError(f'{where}: no "rows" in {clip(line, 40)!r}; {_JSON_HINT}')
         rows = jsonl.board_rows(obj, where)
         n = len(rows)
         if first is not None and first[1] != n:

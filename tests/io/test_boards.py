@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from jaxqueens.errors import BoardFileError, QueensError
 from jaxqueens.io import boards as boardio
+from jaxqueens.io import boards_text
 from jaxqueens.io.boards import (
     load_boards,
     read_board,
@@ -147,10 +148,10 @@ def text_files(draw):
 @given(text_files(), st.sampled_from([1, 3, 8, 1 << 22]))
 def test_fast_path_agrees_with_line_scan(data, chunk):
     end = len(data.rstrip())
-    with mock.patch.object(boardio, "_CHUNK", chunk):
-        fast = boardio._parse_fast(data, end)
+    with mock.patch.object(boards_text, "_CHUNK", chunk):
+        fast = boards_text._parse_fast(data, end)
     try:
-        slow, huge = boardio._parse_lines("f.txt", data)
+        slow, huge = boards_text._parse_lines("f.txt", data)
     except BoardFileError:
         assert fast is None
         return
@@ -162,8 +163,8 @@ def test_fast_path_agrees_with_line_scan(data, chunk):
 def test_clean_files_take_the_fast_path(tmp_path, chunk):
     path = make(tmp_path, "b.txt", " 0\r\n4 \n7\n5\n2\n\t6\n1\n3\n\n")
     with (
-        mock.patch.object(boardio, "_CHUNK", chunk),
-        mock.patch.object(boardio, "_parse_lines") as slow,
+        mock.patch.object(boards_text, "_CHUNK", chunk),
+        mock.patch.object(boards_text, "_parse_lines") as slow,
     ):
         assert read_board(path).tolist() == SOLUTION_8.tolist()
     slow.assert_not_called()
@@ -268,9 +269,9 @@ def test_too_large_for_memory(tmp_path, monkeypatch):
     write_boards_npy(tmp_path / "b.npy", SOLUTION_8)
     assert "too large for memory" in error_of(load_boards, tmp_path / "b.npy")
     monkeypatch.setattr(boardio, "MEMORY_LIMIT", None)
-    monkeypatch.setattr(boardio, "_available_memory", lambda: 20)
+    monkeypatch.setattr(boardio.memory, "available_memory", lambda: 20)
     assert "too large for memory" in error_of(read_board, path)
-    monkeypatch.setattr(boardio, "_available_memory", lambda: None)  # unknown: no check
+    monkeypatch.setattr(boardio.memory, "available_memory", lambda: None)  # unknown: no check
     assert read_board(path).tolist() == [0, 1, 2]
 
 
