@@ -42,10 +42,8 @@ def cell(value: Any) -> str:
 
 
 def _numeric(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, (int, float)):
-        return True
+    if isinstance(value, (bool, int, float)):
+        return not isinstance(value, bool)
     try:
         float(str(value))
         return True
@@ -90,16 +88,10 @@ def flatten(doc: Any, prefix: str = "") -> list[tuple[str, Any]]:
       `(dotted.key, value)` pairs: a list of plain values stays one value, a list of dicts is
       numbered (`per_solver.0.solver`); floats keep 6 significant digits.
     """
-    if isinstance(doc, dict):
-        items = []
-        for key, value in doc.items():
-            items += flatten(value, f"{prefix}{key}.")
+    if isinstance(doc, dict) or _records_list(doc):
+        keyed = doc.items() if isinstance(doc, dict) else enumerate(doc)
+        items = [item for key, value in keyed for item in flatten(value, f"{prefix}{key}.")]
         return items or [(prefix[:-1], "{}")]
-    if isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
-        items = []
-        for i, value in enumerate(doc):
-            items += flatten(value, f"{prefix}{i}.")
-        return items
     if isinstance(doc, list):
         more = f", … ({len(doc)} in all)" if len(doc) > 50 else ""
         doc = ", ".join(str(_show(x)) for x in doc[:50]) + more
@@ -110,6 +102,11 @@ def _show(value: Any) -> Any:
     if value is None:
         return ""
     return f"{value:.6g}" if isinstance(value, float) else value
+
+
+def _records_list(value: Any) -> bool:
+    """A non-empty list of dicts: a table of records."""
+    return isinstance(value, list) and bool(value) and all(isinstance(x, dict) for x in value)
 
 
 def _records(name: str, items: list[dict]) -> str:
@@ -130,7 +127,7 @@ def _records_apart(doc: dict, prefix: str = "") -> tuple[dict, dict[str, list]]:
     rest: dict = {}
     lists: dict[str, list] = {}
     for key, value in doc.items():
-        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
+        if _records_list(value):
             lists[f"{prefix}{key}"] = value
         elif isinstance(value, dict) and value:
             inner, found = _records_apart(value, f"{prefix}{key}.")
