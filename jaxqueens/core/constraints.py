@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from jaxqueens.core import arguments
+from jaxqueens.core.constraints_orient import ORIENTATIONS, masks_of, orient, orientation_score
 from jaxqueens.errors import QueensError
 
 MAX_N = 64  # uint64 column masks
@@ -146,12 +147,11 @@ def from_dict(doc: dict) -> Constraints:
         raise QueensError('an instance needs "n" (and optionally ' + ", ".join(KEYS[1:]) + ")")
     extra = sorted(set(doc) - set(KEYS))
     if extra:
-        hint = (
-            '; an instance\'s excluded rows are "excluded_rows" ("rows" is a board\'s key)'
-            if extra[0] == "rows"
-            else ""
+        hint = '; an instance\'s excluded rows are "excluded_rows" ("rows" is a board\'s key)'
+        raise QueensError(
+            f"unknown key {extra[0]!r}; instance keys are {', '.join(KEYS)}"
+            + (hint if extra[0] == "rows" else "")
         )
-        raise QueensError(f"unknown key {extra[0]!r}; instance keys are {', '.join(KEYS)}{hint}")
     fields = {}
     for field in FIELDS:
         key = JSON_KEYS.get(field, field)
@@ -279,18 +279,23 @@ def allowed_squares(m: Constraints) -> np.ndarray:
       bool `[x, y]`: `open_squares`, each fixed column cut to its queen and every square a fixed
       queen attacks removed (a fixed queen on a closed square closes its column).
     """
-    ok = open_squares(m)
-    for x, y in m.fixed:
-        keep = ok[x, y]
+    ok, clash = open_squares(m), np.any(_clash(m), axis=1)
+    for i, (x, y) in enumerate(m.fixed):
+        keep = ok[x, y] and not clash[i]
         ok &= ~attacked_by(m.n, x, y, m.toroidal)
-        ok[x, y] = keep and not any(
-            (a, b) != (x, y) and (a == x or _attack(m, a, b, x, y)) for a, b in m.fixed
-        )
+        ok[x, y] = keep
     return ok
 
 
-def _attack(m: Constraints, x1: int, y1: int, x2: int, y2: int) -> bool:
-    return bool(attacked_by(m.n, x1, y1, m.toroidal)[x2, y2])
+def _clash(m: Constraints) -> np.ndarray:
+    """bool `[f, f]`: fixed queens i != j attack each other (one column or row included)."""
+    x, y = np.array(m.fixed, np.int64).reshape(-1, 2).T
+    dx, dy = x[:, None] - x[None, :], y[:, None] - y[None, :]
+    if m.toroidal:
+        diagonal = ((dx - dy) % m.n == 0) | ((dx + dy) % m.n == 0)
+    else:
+        diagonal = (dx == dy) | (dx == -dy)
+    return ~np.eye(len(x), dtype=bool) & ((dx == 0) | (dy == 0) | diagonal)
 
 
 def unsat_reason(m: Constraints, allowed: np.ndarray | None = None) -> str | None:
@@ -306,20 +311,12 @@ def unsat_reason(m: Constraints, allowed: np.ndarray | None = None) -> str | Non
     Returns:
       The reason in words, or None, which proves nothing (only the exact search decides).
     """
-    fixed = np.array(m.fixed, np.int64).reshape(-1, 2)
-    if len(fixed) > 1:
-        x, y = fixed[:, 0], fixed[:, 1]
-        dx, dy = x[:, None] - x[None, :], y[:, None] - y[None, :]
-        if m.toroidal:
-            diagonal = ((dx - dy) % m.n == 0) | ((dx + dy) % m.n == 0)
-        else:
-            diagonal = (dx == dy) | (dx == -dy)
-        clash = np.triu((dx == 0) | (dy == 0) | diagonal, k=1)
-        if clash.any():
-            i, j = (int(v) for v in np.argwhere(clash)[0])
-            return f"fixed queens at ({x[i]},{y[i]}) and ({x[j]},{y[j]}) attack each other" + (
-                " on the torus" if m.toroidal else ""
-            )
+    clash = np.triu(_clash(m))
+    if clash.any():
+        (x1, y1), (x2, y2) = (m.fixed[int(i)] for i in np.argwhere(clash)[0])
+        return f"fixed queens at ({x1},{y1}) and ({x2},{y2}) attack each other" + (
+            " on the torus" if m.toroidal else ""
+        )
     if m.fixed:
         open_ = open_squares(m)
         for fx, fy in m.fixed:
@@ -327,18 +324,16 @@ def unsat_reason(m: Constraints, allowed: np.ndarray | None = None) -> str | Non
                 why = _why_closed(m, fx, fy)
                 return f"the fixed queen at ({fx},{fy}) stands on a forbidden square ({why})"
     ok = allowed_squares(m) if allowed is None else allowed
-    empty = np.flatnonzero(~ok.any(axis=1))
-    if len(empty):
-        return (
-            f"column {int(empty[0])} has no allowed square (each is excluded, blocked or "
-            "attacked by a fixed queen) but every column needs a queen"
-        )
-    empty = np.flatnonzero(~ok.any(axis=0))
-    if len(empty):
-        return (
-            f"row {int(empty[0])} has no allowed square (each is excluded, blocked or "
-            "attacked by a fixed queen) but n queens fill every row"
-        )
+    for axis, line, need in (
+        (1, "column", "every column needs a queen"),
+        (0, "row", "n queens fill every row"),
+    ):
+        empty = np.flatnonzero(~ok.any(axis=axis))
+        if len(empty):
+            return (
+                f"{line} {int(empty[0])} has no allowed square (each is excluded, blocked or "
+                f"attacked by a fixed queen) but {need}"
+            )
     return None
 
 
@@ -357,21 +352,6 @@ def _why_closed(m: Constraints, x: int, y: int) -> str:
     return "closed"
 
 
-def column_masks(m: Constraints, orientation: int = 0) -> np.ndarray:
-    """The allowed rows of each column as bits.
-
-    Args:
-      m: the instance (n <= 64).
-      orientation: the orientation (0..7, `orient`) the board is seen in.
-
-    Returns:
-      uint64 `[n]`: bit y of entry x is set iff row y is allowed in column x.
-    """
-    if m.n > MAX_N:
-        raise QueensError(f"n = {m.n}: bitmask search supports n <= {MAX_N}")
-    return masks_of(orient(allowed_squares(m), orientation))
-
-
 def describe(m: Constraints) -> str:
     """A short label of an instance, e.g. `n=8 fixed=2 sums=3`.
 
@@ -385,29 +365,7 @@ def describe(m: Constraints) -> str:
     return " ".join(parts + (["toroidal"] if m.toroidal else []))
 
 
-# --- orientations: the 8 symmetries of the square, to choose the search order ---------------------
-# A square's attack lines (rows, columns, both diagonals, modular diagonals on the torus) map onto
-# attack lines under every symmetry of the square, so an instance can be searched in any of the 8
-# orientations and its solutions mapped back. Orientation t: transpose if t & 4, then mirror the
-# columns (x -> n-1-x) if t & 1, then the rows (y -> n-1-y) if t & 2.
-
-ORIENTATIONS = 8
-SCORE_COLUMNS = 8  # columns the orientation score looks at
-
-
-def orient(squares: np.ndarray, t: int) -> np.ndarray:
-    """A square grid seen in one of the board's 8 orientations.
-
-    Args:
-      squares: bool `[x, y]`.
-      t: the orientation, 0..7 (0 is the identity).
-
-    Returns:
-      `squares[x, y]` seen in orientation `t`.
-    """
-    a = squares.T if t & 4 else squares
-    a = a[::-1, :] if t & 1 else a
-    return np.ascontiguousarray(a[:, ::-1] if t & 2 else a)
+# --- the search order: an instance seen in one of the 8 orientations (`constraints_orient`) ------
 
 
 def board_from_orientation(rows: np.ndarray, t: int) -> np.ndarray:
@@ -434,34 +392,19 @@ def board_from_orientation(rows: np.ndarray, t: int) -> np.ndarray:
     return out
 
 
-def masks_of(squares: np.ndarray) -> np.ndarray:
-    """Row bitmasks of a square grid.
+def column_masks(m: Constraints, orientation: int = 0) -> np.ndarray:
+    """The allowed rows of each column as bits.
 
     Args:
-      squares: bool `[x, y]`, n <= 64.
+      m: the instance (n <= 64).
+      orientation: the orientation (0..7, `orient`) the board is seen in.
 
     Returns:
-      uint64 `[n]`: bit y of entry x is `squares[x, y]`.
+      uint64 `[n]`: bit y of entry x is set iff row y is allowed in column x.
     """
-    n = squares.shape[0]
-    weights = np.left_shift(np.uint64(1), np.arange(n, dtype=np.uint64))
-    return (squares.astype(np.uint64) * weights[None, :]).sum(axis=1, dtype=np.uint64)
-
-
-def orientation_score(squares: np.ndarray) -> float:
-    """How well an orientation orders a column-by-column search (smaller is better).
-
-    Args:
-      squares: bool `[x, y]` allowed squares in that orientation.
-
-    Returns:
-      The log of the product of the allowed squares of the first `SCORE_COLUMNS` columns.
-    """
-    counts = squares[:SCORE_COLUMNS].sum(axis=1)
-    if not counts.all():
-        return -np.inf  # an empty column: unsatisfiable, and found at once
-    ties = (counts * 0.85 ** np.arange(len(counts))).sum()  # ties: the narrowest columns first
-    return float(np.log(counts).sum() + 1e-3 * ties)
+    if m.n > MAX_N:
+        raise QueensError(f"n = {m.n}: bitmask search supports n <= {MAX_N}")
+    return masks_of(orient(allowed_squares(m), orientation))
 
 
 def best_orientation(m: Constraints) -> int:
@@ -489,9 +432,6 @@ def search_masks(m: Constraints, choose: bool = True) -> tuple[int, np.ndarray]:
     if m.n > MAX_N:
         raise QueensError(f"n = {m.n}: bitmask search supports n <= {MAX_N}")
     ok = allowed_squares(m)
-    t = (
-        int(np.argmin([orientation_score(orient(ok, t)) for t in range(ORIENTATIONS)]))
-        if choose
-        else 0
-    )
+    scores = [orientation_score(orient(ok, t)) for t in range(ORIENTATIONS)] if choose else [0]
+    t = int(np.argmin(scores))
     return t, masks_of(orient(ok, t))
