@@ -1,4 +1,4 @@
-"""``jaxqueens.io.report``: one well-formed, self-contained page per --out folder."""
+"""`jaxqueens.io.report`: one well-formed, self-contained page per --out folder."""
 
 import base64
 import html
@@ -184,7 +184,7 @@ def test_the_result_comes_first_then_figures_then_settings_and_tables(folder):
 
 
 def test_svg_figures_are_embedded_and_pdf_figures_linked(tmp_path):
-    """``--format svg|pdf`` (issue 26): an SVG is an image like a PNG (an <img> runs none of its
+    """`--format svg|pdf`: an SVG is an image like a PNG (an <img> runs none of its
     scripts), a PDF is a link to the file beside the page (no browser shows it as an image)."""
     from jaxqueens.plots.base import save
 

@@ -1,6 +1,6 @@
 """report.html in a real headless browser (Debian's Chromium): it renders, nothing is blocked or
 fetched, and every figure decodes with a non-zero natural size. Skipped where no Chromium is
-installed (``apt-get install chromium``), as on CI."""
+installed (`apt-get install chromium`), as on CI."""
 
 import json
 import re
