@@ -4,19 +4,20 @@ predicted from bounded samples.
 Method: the size of the search is Knuth's estimate (1975, "Estimating the efficiency of
 backtrack programs") of every task's tree, from random probes of random tasks
 (`jaxqueens.solvers.count.probe`); the speed is timed on kernel calls of a bounded number of edges
-on the streams of `jaxqueens.drivers.count`, so no sample waits for a whole task.
+on the streams of `jaxqueens.drivers.count_chunks`, so no sample waits for a whole task.
 """
 
 from __future__ import annotations
 
-import functools
 import time
 from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
+from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import count as counting
+from jaxqueens.drivers import count_chunks as chunks
 from jaxqueens.parallel import cache, devices
 from jaxqueens.parallel import count as batched
 from jaxqueens.parallel.scheduler import Launch, Scheduler
@@ -52,7 +53,7 @@ PLAN_CALL_EDGES = 1 << 24  # edges per timed kernel call of count --plan (about 
 PLAN_TARGET_ERROR = 0.01  # the probes stop early once the edge estimate's relative error is this
 
 
-def _tree_size(plan: counting._Plan, seconds: float, seed: int = 0):
+def _tree_size(plan: chunks.Plan, seconds: float, seed: int = 0):
     """Knuth's estimate of the count's tree (every task's edges and completions, weighted):
     calls of `PLAN_PROBES` probes of uniformly drawn tasks, until `seconds` have passed
     (at least one call) or the edge estimate's relative standard error is below
@@ -89,7 +90,7 @@ def _tree_size(plan: counting._Plan, seconds: float, seed: int = 0):
     return mean[0], error[0], plan.base + mean[1], error[1], probes, compile_s
 
 
-def _edge_rate(plan: counting._Plan, seconds: float) -> tuple[float, int]:
+def _edge_rate(plan: chunks.Plan, seconds: float) -> tuple[float, int]:
     """Edges a second the count kernel takes on the plan's streams together, timed on the first
     chunks' tasks (a random sample: the tasks are shuffled), one call at a time per stream,
     each bounded by `PLAN_CALL_EDGES` (a stopped search resumes in the next round), until
@@ -97,11 +98,10 @@ def _edge_rate(plan: counting._Plan, seconds: float) -> tuple[float, int]:
     calls' own durations (they run side by side). Returns (rate, edges timed); on an accelerator
     the edges are lanes x lockstep iterations (every lane taken as busy)."""
     short = plan._replace(budget=min(plan.budget, PLAN_CALL_EDGES))
-    kernel = functools.partial(counting._kernel, plan=short)
     scale = plan.sizes.count_lanes if plan.sizes.accelerator else 1
-    bounds = counting._bounds(plan)
+    bounds = plan.bounds
     nxt = len(plan.streams)
-    jobs = [counting._Chunk(short, k, *bounds[k]) if k < len(bounds) else None for k in range(nxt)]
+    jobs = [chunks.Chunk(short, k, *bounds[k]) if k < len(bounds) else None for k in range(nxt)]
     busy = np.zeros((len(plan.streams), 2))  # per stream: edges, seconds
     t0 = time.perf_counter()
 
@@ -109,7 +109,7 @@ def _edge_rate(plan: counting._Plan, seconds: float) -> tuple[float, int]:
         job = jobs[k]
         if job is None or time.perf_counter() - t0 >= seconds:
             return None
-        return Launch(k, kernel, counting._padded(short, job.batch))
+        return Launch(k, short.call, short.padded(job.batch))
 
     calls: Scheduler[int] = Scheduler(plan.streams, depth=1, ordered=False, name="jaxqueens-plan")
     with calls:
@@ -123,7 +123,7 @@ def _edge_rate(plan: counting._Plan, seconds: float) -> tuple[float, int]:
             job.absorb(short, *call.outputs)
             busy[k] += [(job.edges - before) * scale, call.end - call.start]
             if not len(job.batch):  # searched: the next chunk (none left: the stream rests)
-                jobs[k] = counting._Chunk(short, nxt, *bounds[nxt]) if nxt < len(bounds) else None
+                jobs[k] = chunks.Chunk(short, nxt, *bounds[nxt]) if nxt < len(bounds) else None
                 nxt += 1
             calls.fill(take)
     rate = sum(e / s for e, s in busy if s > 0)
@@ -153,12 +153,10 @@ def plan_count(
     """
     n = counting._check_n(n)
     if n <= 3:
-        return CountPlan(
-            n, 0, 0, 0, 0, 1, 0, 0.0, 0.0, 0.0, solutions=float(len(counting._tiny(n)))
-        )
-    plan = counting._plan(n, depth, chunk)
+        return CountPlan(n, 0, 0, 0, 0, 1, 0, 0.0, 0.0, 0.0, solutions=float(A000170[n]))
+    plan = chunks.make_plan(n, depth, chunk)
     num = len(plan.tasks)
-    compile_s = counting._compile(plan)
+    compile_s = plan.compile()
     t0 = time.perf_counter()
     edges = edges_se = found = found_se = probe_compile = 0.0
     probes, rate, timed = 0, 0.0, 0

@@ -1,5 +1,5 @@
-"""The exact-count driver (drivers/count.py): totals, batching strategies, enumeration,
-checkpoint/resume, and the chunk loop's asynchronous dispatch."""
+"""The exact-count driver (drivers/count.py, count_chunks.py): totals, batching strategies,
+enumeration, checkpoint/resume, and the chunk loop's asynchronous dispatch."""
 
 import dataclasses
 import itertools
@@ -13,12 +13,13 @@ import pytest
 from jaxqueens.core import checker, symmetry
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.prefixes import expand_mirror
-from jaxqueens.drivers import count, count_plan
+from jaxqueens.drivers import count, count_chunks, count_plan
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import count as batched
-from jaxqueens.parallel import devices, gather, sizing
+from jaxqueens.parallel import devices, gather, sizing, streams
 from jaxqueens.parallel.shard import pad_rows
+from jaxqueens.solvers import count as solver
 from jaxqueens.solvers import variants
 
 A000170_1_12 = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200]
@@ -122,7 +123,9 @@ def test_checkpoint_resume_gives_the_same_total(tmp_path):
     assert part.chunks > 3 and 0 < part.total < A000170[11] and part.edges > 0
     first = saved(ck)
     assert len(first["done"]) == 3 and first["n"] == 11
-    assert part.total == count._plan(11, None, 256).base + sum(v[0] for v in first["done"].values())
+    assert part.total == count_chunks.make_plan(11, None, 256).base + sum(
+        v[0] for v in first["done"].values()
+    )
     seen = []
     r = count.count_solutions(
         11, unique=True, checkpoint=ck, chunk=256, on_chunk=lambda d, t: seen.append(d)
@@ -204,20 +207,18 @@ def test_progress_line_only_when_asked(capsys):
         count.count_solutions(12, progress=True)
 
 
-def _log_streams(monkeypatch) -> list:
-    """Events in order: ("go", stream) per call submitted, ("read",) per chunk the host records."""
+def _log_streams(monkeypatch) -> tuple[list, object]:
+    """Events in order: ("go", stream) per call submitted, ("read",) per chunk the host records
+    (by the `on_chunk` callback returned with them)."""
     events = []
-    submit, record = count.parallel_streams.Workers.submit, count._record
+    submit = streams.Workers.submit
 
     def logged_submit(self, k, fn, batch):
         events.append(("go", k))
         return submit(self, k, fn, batch)
 
-    monkeypatch.setattr(count.parallel_streams.Workers, "submit", logged_submit)
-    monkeypatch.setattr(
-        count, "_record", lambda plan, lo, out: events.append(("read",)) or record(plan, lo, out)
-    )
-    return events
+    monkeypatch.setattr(streams.Workers, "submit", logged_submit)
+    return events, lambda done, total: events.append(("read",))
 
 
 def _gos_at_reads(events) -> list[int]:
@@ -234,8 +235,8 @@ def _gos_at_reads(events) -> list[int]:
 def test_every_stream_has_its_next_chunk_before_the_host_reads_one(monkeypatch):
     """Each host device runs its own stream of calls (parallel/streams.py); a finished chunk's
     stream gets the next chunk before the host records the finished one."""
-    events = _log_streams(monkeypatch)
-    r = count.count_solutions(11, chunk=256)
+    events, read = _log_streams(monkeypatch)
+    r = count.count_solutions(11, chunk=256, on_chunk=read)
     streams = jax.local_device_count()
     assert r.total == 2680 and r.chunks >= streams + 2
     assert {e[1] for e in events[:streams]} == set(range(streams))  # every stream starts at once
@@ -253,10 +254,10 @@ def test_on_an_accelerator_one_stream_spans_every_device_with_two_calls_in_fligh
         "sizes",
         lambda: dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_prefixes=64, count_lanes=8),
     )
-    events = _log_streams(monkeypatch)
-    plan = count._plan(10, None, 32)
+    events, read = _log_streams(monkeypatch)
+    plan = count_chunks.make_plan(10, None, 32)
     assert len(plan.streams) == 1 and plan.devices == jax.local_device_count()
-    r = count.count_solutions(10, unique=True, chunk=32)
+    r = count.count_solutions(10, unique=True, chunk=32, on_chunk=read)
     assert (r.total, r.unique) == (A000170[10], A002562[10]) and r.chunks >= 4
     assert {e[1] for e in events if e[0] == "go"} == {0}
     # two in flight, and the next one queued
@@ -312,26 +313,26 @@ def _drain(plan, batch, budget, shards, sizes):
     ones a call's budget stopped (as the driver does: only those, padded with finished items):
     (completions per item, calls made)."""
     batch, found, calls = batch.copy(), np.zeros(len(batch), np.int64), 0
-    live = np.flatnonzero(batch[:, 0] != count.solver.DONE)
+    live = np.flatnonzero(batch[:, 0] != solver.DONE)
     while len(live):  # one shape for every call: one compilation
         call = np.concatenate([batch[live], batch[: len(batch) - len(live)]])
-        call[len(live) :, 0] = count.solver.DONE
+        call[len(live) :, 0] = solver.DONE
         states, work = batched.count_items(call, np.int32(budget), plan.config, shards, sizes)
         states, calls = np.asarray(states)[: len(live)], calls + 1
         assert np.asarray(work).shape == (shards,)
         found[live] += states[:, 1]
         batch[live, : plan.config.state_width] = states
-        live = live[states[:, 0] != count.solver.DONE]
+        live = live[states[:, 0] != solver.DONE]
     return found, calls
 
 
 def test_task_searches_agree_over_devices_lanes_strategies_and_budgets(monkeypatch):
-    plan = count._plan(9, 2, None)
-    batch = count._items(plan, np.arange(len(plan.tasks)))
+    plan = count_chunks.make_plan(9, 2, None)
+    batch = plan.items(np.arange(len(plan.tasks)))
     d = jax.local_device_count()
     batch = pad_rows(batch, d)
-    batch[len(plan.tasks) :, 0] = count.solver.DONE
-    one, calls = _drain(plan, batch, count.solver.MAX_BUDGET, 1, sizing.CPU_SIZES)
+    batch[len(plan.tasks) :, 0] = solver.DONE
+    one, calls = _drain(plan, batch, solver.MAX_BUDGET, 1, sizing.CPU_SIZES)
     real = one[: len(plan.tasks)]
     assert calls == 1 and plan.base + int((real * plan.weights).sum()) == A000170[9]
     for budget in (1, 7, 1000):
@@ -340,7 +341,7 @@ def test_task_searches_agree_over_devices_lanes_strategies_and_budgets(monkeypat
     split, _ = _drain(plan, batch, 7, d, sizing.CPU_SIZES)
     assert (split == one).all()
     monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    for lanes, budget in [(1, 1000), (7, 5), (64, count.solver.MAX_BUDGET)]:
+    for lanes, budget in [(1, 1000), (7, 5), (64, solver.MAX_BUDGET)]:
         sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
         got, _ = _drain(plan, batch, budget, d, sizes)
         assert (got == one).all()
@@ -352,7 +353,7 @@ def test_budgets_of_one_seven_and_a_thousand_edges_give_the_unbounded_counts(n, 
     from their stacks; the totals never depend on the budget."""
     want = count.count_solutions(n, unique=True, depth=depth, chunk=16)
     assert (want.total, want.unique) == (A000170[n], A002562[n]) and want.chunks > 1
-    for budget in (1, 7, 1000, count.solver.MAX_BUDGET):
+    for budget in (1, 7, 1000, solver.MAX_BUDGET):
         r = count.count_solutions(n, unique=True, depth=depth, chunk=16, budget=budget)
         assert (r.total, r.unique, r.chunks) == (want.total, want.unique, want.chunks)
     with pytest.raises(QueensError, match="budget"):
@@ -364,7 +365,7 @@ def test_a_stop_between_calls_keeps_only_finished_chunks_and_resumes_exactly(tmp
     checkpoint holds the finished chunks only, and the resumed count is exact."""
     ck = tmp_path / "checkpoint.npz"
     calls = []
-    submit = count.parallel_streams.Workers.submit
+    submit = streams.Workers.submit
 
     def counted(self, k, fn, batch):
         calls.append(k)
@@ -372,10 +373,10 @@ def test_a_stop_between_calls_keeps_only_finished_chunks_and_resumes_exactly(tmp
             raise KeyboardInterrupt
         return submit(self, k, fn, batch)
 
-    monkeypatch.setattr(count.parallel_streams.Workers, "submit", counted)
+    monkeypatch.setattr(streams.Workers, "submit", counted)
     part = count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)
     assert part.stopped_by == "interrupted" and part.done_chunks < part.chunks
-    monkeypatch.setattr(count.parallel_streams.Workers, "submit", submit)
+    monkeypatch.setattr(streams.Workers, "submit", submit)
     part = saved(ck)["done"]
     r = count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)
     assert len(part) < r.chunks and r.resumed_chunks == len(part)
@@ -392,29 +393,29 @@ def test_totals_and_fundamentals_do_not_depend_on_the_plan(n):
 
 
 def test_task_plan_is_shuffled_the_same_way_every_time():
-    a, b = count._plan(10, 3, None), count._plan(10, 3, None)
+    a, b = count_chunks.make_plan(10, 3, None), count_chunks.make_plan(10, 3, None)
     assert (a.tasks == b.tasks).all() and (a.weights == b.weights).all()
     assert (a.owner == b.owner).all() and a.base == b.base
     assert a.tasks.shape[1] == 4 and a.tasks.dtype == np.uint32
-    chex.assert_shape(a.tables, (a.constellations, a.config.levels * count.solver.TABLE_WORDS))
-    batch = count._items(a, np.arange(3))
+    chex.assert_shape(a.tables, (a.constellations, a.config.levels * solver.TABLE_WORDS))
+    batch = a.items(np.arange(3))
     chex.assert_shape(batch, (3, a.config.width))
     with pytest.raises(QueensError, match="depth"):
-        count._plan(10, 9, None)
+        count_chunks.make_plan(10, 9, None)
 
 
 def _spy_on_call_budgets(monkeypatch) -> list[int]:
     """The edge budget of every kernel call with work (not a compiling call), as the streams
-    call the compiled count_items (``count._kernel``)."""
+    call the compiled count_items (`count_chunks.Plan.call`)."""
     budgets = []
-    kernel = count._kernel
+    call = count_chunks.Plan.call
 
-    def spy(batch, *rest, plan):
-        if (np.asarray(batch)[:, 0] != count.solver.DONE).any():
+    def spy(plan, batch, *rest):
+        if (np.asarray(batch)[:, 0] != solver.DONE).any():
             budgets.append(int(plan.budget))
-        return kernel(batch, *rest, plan=plan)
+        return call(plan, batch, *rest)
 
-    monkeypatch.setattr(count, "_kernel", spy)
+    monkeypatch.setattr(count_chunks.Plan, "call", spy)
     return budgets
 
 
