@@ -1,5 +1,6 @@
-"""Knuth's estimator (:mod:`jaxqueens.drivers.estimate`): the sharded call, exactness when
-enumerated, unbiasedness, seeds, large n, the automatic depth and the argument checks."""
+"""Knuth's estimator (`jaxqueens.drivers.estimate`, `estimate_calls`): the sharded call,
+exactness when enumerated, unbiasedness, seeds, large n, the automatic depth and the argument
+checks."""
 
 import dataclasses
 import math
@@ -14,6 +15,8 @@ import pytest
 from jaxqueens.core import prefixes
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import estimate as E
+from jaxqueens.drivers import estimate_calls as EC
+from jaxqueens.drivers import estimate_result as ER
 from jaxqueens.drivers import estimate_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import memory
@@ -100,25 +103,25 @@ def _strata(n, depth, per_call, group, block=0):
     masks64, _ = prefixes.expand(n, depth)
     words = kernel.words_of(masks64, 1)
     words = np.concatenate([words, np.full((len(words) % 2, 3, 1), 0xFFFFFFFF, np.uint32)])
-    plan = E.Plan(kernel.Config(n=n, depth=depth), per_call=per_call, group=group, block=block)
+    plan = EC.Plan(kernel.Config(n=n, depth=depth), per_call=per_call, group=group, block=block)
     return jnp.asarray(words), jnp.arange(len(words), dtype=jnp.int32), plan
 
 
 def test_run_call_traces_once_per_shape():
     masks, ids, plan = _strata(6, 1, 8, 4)
-    call = jax.jit(chex.assert_max_traces(E.run_call.__wrapped__, n=1), static_argnums=(3, 4))
+    call = jax.jit(chex.assert_max_traces(EC.run_call.__wrapped__, n=1), static_argnums=(3, 4))
     for seed in range(3):
-        call(masks, ids, E.call_seed(seed, 0), plan, 1)
+        call(masks, ids, EC.call_seed(seed, 0), plan, 1)
 
 
 def test_run_call_same_sums_on_one_device_or_two():
     if jax.local_device_count() < 2:
         pytest.skip("needs two host devices")
     masks, ids, plan = _strata(8, 1, 8, 8)
-    one = E.run_call(masks, ids, E.call_seed(3, 0), plan, 1)
-    two = E.run_call(masks, ids, E.call_seed(3, 0), plan, 2)
+    one = EC.run_call(masks, ids, EC.call_seed(3, 0), plan, 1)
+    two = EC.run_call(masks, ids, EC.call_seed(3, 0), plan, 2)
     chex.assert_trees_all_equal(one, two)
-    chex.assert_trees_all_equal(one, E.strata_block(masks, ids, E.call_seed(3, 0), plan))
+    chex.assert_trees_all_equal(one, EC.strata_block(masks, ids, EC.call_seed(3, 0), plan))
 
 
 class StrataBlockTest(chex.TestCase):
@@ -126,11 +129,11 @@ class StrataBlockTest(chex.TestCase):
     def test_strata_block_lockstep_equals_blocks(self):
         masks, ids, plan = _strata(6, 1, per_call=8, group=4)
         blocked = dataclasses.replace(plan, block=16)
-        whole = self.variant(lambda mk, i, s: E.strata_block(mk, i, s, plan))(
-            masks, ids, E.call_seed(5, 0)
+        whole = self.variant(lambda mk, i, s: EC.strata_block(mk, i, s, plan))(
+            masks, ids, EC.call_seed(5, 0)
         )
-        parts = self.variant(lambda mk, i, s: E.strata_block(mk, i, s, blocked))(
-            masks, ids, E.call_seed(5, 0)
+        parts = self.variant(lambda mk, i, s: EC.strata_block(mk, i, s, blocked))(
+            masks, ids, EC.call_seed(5, 0)
         )
         chex.assert_trees_all_equal(whole, parts)
         chex.assert_shape(list(whole), (len(ids), 8 // 4))
@@ -140,7 +143,7 @@ class StrataBlockTest(chex.TestCase):
 def test_a_call_is_the_kernels_probes_of_its_stream():
     """A call's sums are the kernel's walks: lane stratum * per_call + j of call_seed(seed, c)."""
     masks, ids, plan = _strata(9, 2, per_call=16, group=8, block=32)
-    seed = E.call_seed(7, 3)
+    seed = EC.call_seed(7, 3)
     params = kernel.default_params(plan.probe)
     lanes = ids[:, None].astype(jnp.uint32) * 16 + jnp.arange(16, dtype=jnp.uint32)
     walks = jax.jit(
@@ -151,7 +154,7 @@ def test_a_call_is_the_kernels_probes_of_its_stream():
             )
         )
     )(masks, lanes)
-    got = E.run_call(masks, ids, seed, plan, 1)
+    got = EC.run_call(masks, ids, seed, plan, 1)
     chex.assert_trees_all_equal(got, kernel.group_sums(walks, 8))
 
 
@@ -163,7 +166,7 @@ def test_estimate_equals_the_kernels_probes_on_the_same_seed(monkeypatch):
     n, depth, seed = 8, 1, 11
     r = E.estimate(n, 4096, depth=depth, seed=seed, lanes=1024)
     assert r.strata == 8 and r.probes == 4096
-    plan, copies, rows, _, calls = E.call_plan(n, depth, 8, 4096, 1024, 1)
+    plan, copies, rows, _, calls = EC.call_plan(n, depth, 8, 4096, 1024, 1)
     assert (copies, plan.per_call, calls) == (8, 16, 4)
     masks64, _ = prefixes.expand(n, depth)
     config = kernel.Config(n=n, depth=depth)
@@ -180,7 +183,7 @@ def test_estimate_equals_the_kernels_probes_on_the_same_seed(monkeypatch):
             (None, 0, 0),
         )
     )
-    calls = [jax.device_get(probe(E.call_seed(seed, c), words, lanes)) for c in range(4)]
+    calls = [jax.device_get(probe(EC.call_seed(seed, c), words, lanes)) for c in range(4)]
     w = np.concatenate(
         [np.where(x.solved, np.ldexp(x.m.astype(np.float64), x.e), 0.0) for x in calls], 1
     )
@@ -243,16 +246,16 @@ def _coverage(n, depth, per_stratum, runs, level, seed=1, nodes=None):
     masks64, top = prefixes.expand(n, depth)
     strata = len(masks64)
     masks = jnp.asarray(np.tile(kernel.words_of(masks64, 1), (runs, 1, 1)))
-    group = min(per_stratum, E.GROUP)
-    plan = E.Plan(kernel.Config(n=n, depth=depth), per_stratum, group, block=4096)
+    group = min(per_stratum, EC.GROUP)
+    plan = EC.Plan(kernel.Config(n=n, depth=depth), per_stratum, group, block=4096)
     ids = jnp.arange(runs * strata, dtype=jnp.int32)
-    out = E.run_call(masks, ids, E.call_seed(seed, 0), plan, 1)
-    sums = E.stratum_sums(out, runs * strata, 1, runs * strata).reshape(len(E.SUMS), runs, strata)
-    one = dict(zip(E.SUMS, sums, strict=True))
+    out = EC.run_call(masks, ids, EC.call_seed(seed, 0), plan, 1)
+    sums = ER.stratum_sums(out, runs * strata, 1, runs * strata).reshape(len(ER.SUMS), runs, strata)
+    one = dict(zip(ER.SUMS, sums, strict=True))
     covered = []
     for r in range(runs):
-        q, q_se, q_skew = E.stratified(one["w"][r], one["w2"][r], one["w3"][r], per_stratum)
-        v, v_se, v_skew = E.stratified(
+        q, q_se, q_skew = ER.stratified(one["w"][r], one["w2"][r], one["w3"][r], per_stratum)
+        v, v_se, v_skew = ER.stratified(
             one["nodes"][r], one["nodes2"][r], one["nodes3"][r], per_stratum
         )
         r_ = E.Estimate(
