@@ -45,11 +45,6 @@ class Chains:
     family: types.ModuleType
     config: Any
 
-    @property
-    def unroll(self) -> int:
-        """Steps per lockstep iteration."""
-        return getattr(self.config, "unroll", 1)
-
     def lockstep(self) -> Chains:
         """The same chains formulated for lockstep lanes (the family's `lockstep_config`, e.g.
         a fresh board's line counts by one scatter-add where one chain loops: on a GPU a loop
@@ -57,14 +52,10 @@ class Chains:
         to_lanes = getattr(self.family, "lockstep_config", None)
         return self if to_lanes is None else Chains(self.family, to_lanes(self.config))
 
-    @property
-    def pausable(self) -> bool:
-        """The family's chains can pause at a work bound and resume in a later call."""
-        return hasattr(self.family, "Fresh")
-
     def fresh(self) -> Any:
-        """The per-call input that runs every chain fresh and to its end, or None."""
-        return self.family.fresh() if self.pausable else None
+        """The per-call input that runs every chain fresh and to its end; None when the
+        family's chains cannot pause at a work bound (and resume in a later call)."""
+        return self.family.fresh() if hasattr(self.family, "Fresh") else None
 
     def start(self, key, params, problem, resume=None):
         """One chain's state: fresh, or where `resume` (one chain's row) says."""
@@ -80,27 +71,10 @@ class Chains:
             return f.run(key, self.config, params, problem)
         return f.finish(self.start(key, params, problem, resume), self.config, params, problem)
 
-    def advance(self, s, params, problem):
-        f = self.family
-        return getattr(f, "advance", f.step)(s, self.config, params, problem)
-
-    def retry(self, s, params):
-        f = self.family
-        return f.retry(s, self.config, params) if hasattr(f, "retry") else jnp.bool_(False)
-
     @property
     def restarts(self) -> bool:
         """The family restarts failed attempts (`retry`/`restart`); LS/TA/SA chains do not."""
         return hasattr(self.family, "restart")
-
-    def restart(self, s, params, problem):
-        return self.family.restart(s, self.config, params, problem)
-
-    def done(self, s, params):
-        return self.family.done(s, self.config, params)
-
-    def result(self, s, params):
-        return self.family.result(s, self.config, params)
 
 
 def _lockstep_chains(chains: Chains, key, chain_ids, lanes: int, params, problem, resume=None):
@@ -108,18 +82,21 @@ def _lockstep_chains(chains: Chains, key, chain_ids, lanes: int, params, problem
     None); returns results [C, ...] in that order. Runs `Chains.lockstep`, the same chains
     formulated for lanes."""
     chains = chains.lockstep()
-    vadvance = jax.vmap(lambda s: chains.advance(s, params, problem))
-    vrestart = jax.vmap(lambda s: chains.restart(s, params, problem))
+    f, config = chains.family, chains.config  # the chain contract (`jaxqueens.solvers.base`)
+    step = getattr(f, "advance", f.step)
+    vadvance = jax.vmap(lambda s: step(s, config, params, problem))
+    vrestart = jax.vmap(lambda s: f.restart(s, config, params, problem))
+    vdone = jax.vmap(lambda s: f.done(s, config, params))
 
     def advance(s, active):
-        for _ in range(chains.unroll):
+        for _ in range(getattr(config, "unroll", 1)):  # steps per lockstep iteration
             s = vadvance(s)
         if not chains.restarts:
             return s
-        retry = jax.vmap(lambda s: chains.retry(s, params))(s) & active
+        retry = jax.vmap(lambda s: f.retry(s, config, params))(s) & active
         # Restart lanes whose attempt failed, once enough of them wait (lanes.gate: a restart
         # builds a fresh board for every lane); a waiting lane is stopped, its steps no-ops.
-        running = active & ~retry & ~jax.vmap(lambda s: chains.done(s, params))(s)
+        running = active & ~retry & ~vdone(s)
         return lax.cond(
             gate(retry, running, lanes),
             lambda s: where_lanes(retry, vrestart(s), s),
@@ -129,16 +106,14 @@ def _lockstep_chains(chains: Chains, key, chain_ids, lanes: int, params, problem
 
     def init_item(k):
         chain_key = chain_keys(key, chain_ids[k][None])[0]
-        row = None
-        if resume is not None:
-            row = resume if _shared(resume) else jax.tree.map(lambda x: x[k], resume)
+        row = resume if resume is None or _shared(resume) else jax.tree.map(lambda x: x[k], resume)
         return chains.start(chain_key, params, problem, row)
 
     return lockstep(
         init_item,
         advance,
-        jax.vmap(lambda s: chains.done(s, params)),
-        jax.vmap(lambda s: chains.result(s, params)),
+        vdone,
+        jax.vmap(lambda s: f.result(s, config, params)),
         chain_ids.shape[0],
         lanes,
     )
@@ -192,72 +167,6 @@ def _sharded(
     return jax.tree.map(lambda x: x[:num_chains], out)
 
 
-def run_mapped(
-    chains: Chains,
-    key,
-    num_chains: int,
-    params,
-    problem=None,
-    offset=0,
-    num_devices: int | None = None,
-    resume=None,
-):
-    """CPU strategy: chains `offset + [0, num_chains)`, one per `lax.map` iteration, split
-    evenly over devices.
-
-    Args:
-      chains: the family bound to its config (`Chains`).
-      key: the run's key; chain i is keyed `fold_in(key, i)`.
-      num_chains: chains to run.
-      params: the family's `Params`, shared by every chain.
-      problem: the family's `Problem`, shared by every chain (None: the plain board).
-      offset: the first chain's number.
-      num_devices: local devices to split the chains over (None: all).
-      resume: the family's per-chain `Resume` or `Fresh` input of a bounded call (None: unbounded).
-
-    Returns:
-      The family's `Result` with a leading [C] axis.
-    """
-    d = num_devices or devices.local_device_count()
-    return _sharded(chains, key, num_chains, d, 0, jnp.int32(offset), params, problem, resume)
-
-
-def run_lockstep(
-    chains: Chains,
-    key,
-    num_chains: int,
-    params,
-    problem=None,
-    lanes: int | None = None,
-    offset=0,
-    num_devices: int | None = None,
-    resume=None,
-):
-    """Accelerator strategy: on each device, `lanes` chains advance in lockstep; a lane whose
-    chain finishes writes its result and takes the next chain. Same chain keys and results as
-    `run_mapped`.
-
-    Args:
-      chains: the family bound to its config (`Chains`).
-      key: the run's key; chain i is keyed `fold_in(key, i)`.
-      num_chains: chains to run.
-      params: the family's `Params`, shared by every chain.
-      problem: the family's `Problem`, shared by every chain (None: the plain board).
-      lanes: lanes per device (None: the device's parallelism).
-      offset: the first chain's number.
-      num_devices: local devices to split the chains over (None: all).
-      resume: as for `run_mapped`.
-
-    Returns:
-      The family's `Result` with a leading [C] axis.
-    """
-    d = num_devices or devices.local_device_count()
-    lanes = sizing.device_target().parallelism if lanes is None else lanes
-    return _sharded(
-        chains, key, num_chains, d, max(1, lanes), jnp.int32(offset), params, problem, resume
-    )
-
-
 def run(
     family,
     config,
@@ -268,6 +177,7 @@ def run(
     offset: int = 0,
     resume=None,
     lanes: int | None = None,
+    num_devices: int | None = None,
 ) -> Any:
     """Chains `offset + [0, num_chains)` of `family` with the strategy of the default backend.
 
@@ -292,6 +202,7 @@ def run(
       offset: the first chain's index.
       lanes: the strategy: 0 one chain per `lax.map` iteration (the CPU's), > 0 that many
         lockstep lanes per device (an accelerator's); None: the default backend's.
+      num_devices: local devices to split the chains over evenly (None: all).
 
     Returns:
       The family's `Result` with a leading [num_chains] axis, in chain order.
@@ -299,11 +210,58 @@ def run(
     chains = family if isinstance(family, Chains) else Chains(family, config)
     if lanes is None:  # the default backend's: on an accelerator, the device's parallelism
         lanes = sizing.device_target().parallelism if devices.is_accelerator() else 0
-    if lanes:
-        return run_lockstep(
-            chains, key, num_chains, params, problem, lanes, offset=offset, resume=resume
-        )
-    return run_mapped(chains, key, num_chains, params, problem, offset, resume=resume)
+    d = num_devices or devices.local_device_count()
+    return _sharded(chains, key, num_chains, d, lanes, jnp.int32(offset), params, problem, resume)
+
+
+def run_mapped(
+    chains: Chains,
+    key,
+    num_chains: int,
+    params,
+    problem=None,
+    offset=0,
+    num_devices: int | None = None,
+    resume=None,
+):
+    """CPU strategy: `run` with one chain per `lax.map` iteration (the other arguments as for
+    `run`).
+
+    Args:
+      chains: the family bound to its config (`Chains`).
+      num_devices: local devices to split the chains over evenly (None: all).
+
+    Returns:
+      The family's `Result` with a leading [num_chains] axis.
+    """
+    return run(chains, None, key, num_chains, params, problem, offset, resume, 0, num_devices)
+
+
+def run_lockstep(
+    chains: Chains,
+    key,
+    num_chains: int,
+    params,
+    problem=None,
+    lanes: int | None = None,
+    offset=0,
+    num_devices: int | None = None,
+    resume=None,
+):
+    """Accelerator strategy: on each device, `lanes` chains advance in lockstep; a lane whose
+    chain finishes writes its result and takes the next chain. Same chain keys and results as
+    `run_mapped` (the other arguments as for `run`).
+
+    Args:
+      chains: the family bound to its config (`Chains`).
+      lanes: lanes per device (None: the device's parallelism).
+      num_devices: local devices to split the chains over evenly (None: all).
+
+    Returns:
+      The family's `Result` with a leading [num_chains] axis.
+    """
+    lanes = max(1, sizing.device_target().parallelism if lanes is None else lanes)
+    return run(chains, None, key, num_chains, params, problem, offset, resume, lanes, num_devices)
 
 
 def lockstep_builder(
@@ -329,14 +287,18 @@ def lockstep_builder(
     args = place((key, jnp.int32(0), params, problem, chains.fresh()))
 
     def build(lanes: int):
-        def fn(key, offset, params, problem, resume):
-            return _sharded(
-                chains, key, chunk, num_devices, max(1, lanes), offset, params, problem, resume
-            )
-
-        return jax.jit(fn).trace(*args).lower()
+        return jax.jit(_call(chains, chunk, max(1, lanes), num_devices)).trace(*args).lower()
 
     return build
+
+
+def _call(chains: Chains, count: int, lanes: int, num_devices: int | None = None):
+    """`run` of `count` chains on `lanes` lanes per device, as a function of a call's inputs."""
+
+    def call(key, offset, params, problem, resume):
+        return run(chains, None, key, count, params, problem, offset, resume, lanes, num_devices)
+
+    return call
 
 
 def accelerator_chunk(chains: int | None, n: int, target: sizing.Target, devices_: int = 1) -> int:
@@ -370,8 +332,7 @@ def _split_bits(data, num: int):
 def seed_keys(seed: int, num: int) -> tuple[jax.Array, ...]:
     """`jax.random.split(jax.random.key(seed), num)`, as `num` keys: the same bits, split by an
     executable loaded from the cache folder (`cache.call`) and wrapped on the host (eagerly,
-    the key, the split and the unstacking compile a handful of programs at every start).
-    Other PRNG implementations split eagerly.
+    they compile a handful of programs at every start); other PRNG implementations split eagerly.
 
     Args:
       seed: the run's seed.
@@ -397,7 +358,7 @@ def _check_results(out, chunk: int, n) -> None:
     )
 
 
-def _choose_lanes(chains: Chains, key, chunk: int, params, problem, num: int, target):
+def _choose_lanes(chains: Chains, key, chunk: int, params, problem, num: int, target, n):
     """The accelerator's executable for `chunk` chains and its lanes per device, chosen from
     the compiled program against `target` (`sizing.choose`); refused when none fits."""
     choice = sizing.choose(
@@ -407,7 +368,6 @@ def _choose_lanes(chains: Chains, key, chunk: int, params, problem, num: int, ta
         key=("chains", chains, chunk, num, jax.tree.structure((params, problem))),
     )
     if not choice.fits:
-        n = getattr(chains.config, "n", "?")
         raise QueensError(
             f"--batch {chunk} (chains per kernel call, n = {n}) needs "
             f"{memory.format_bytes(choice.bytes)} on {target.name}, over its "
@@ -451,13 +411,7 @@ def compile_runner(
     lanes, num = 0, devices.local_device_count()
     accelerator = devices.is_accelerator() or target is not None
 
-    def jitted(count: int, lanes: int):
-        def call(key, offset, params, problem, resume):
-            return run(chains, None, key, count, params, problem, offset, resume, lanes=lanes)
-
-        return jax.jit(call)
-
-    fn = jitted(chunk, 0)
+    fn = jax.jit(_call(chains, chunk, 0))
     args = (key, np.int32(0), params, problem, fresh)
     n = getattr(chains.config, "n", "?")
 
@@ -473,16 +427,15 @@ def compile_runner(
     else:
         _check_results(jax.eval_shape(fn, *args), chunk, n)
         target = target or sizing.device_target()
-        compiled, lanes = _choose_lanes(chains, key, chunk, params, problem, num, target)
+        compiled, lanes = _choose_lanes(chains, key, chunk, params, problem, num, target, n)
     executables = {chunk: compiled}
     last = total % chunk if total is not None else 0
     if last:  # the short last chunk, compiled with the rest (not inside a timed call)
-        lowered = lambda: jitted(last, lanes).lower(*args)
-        executables[last] = (
-            lowered().compile()
-            if accelerator
-            else cache.loaded("chains", (*static, last), args, lowered)
-        )
+        lowered = lambda: jax.jit(_call(chains, last, lanes)).lower(*args)
+        if accelerator:
+            executables[last] = lowered().compile()
+        else:
+            executables[last] = cache.loaded("chains", (*static, last), args, lowered)
 
     def run_chunk(offset: int, count: int, resume=None):
         """Chains `offset .. offset + count - 1` (`resume`: the family's per-call input)."""
