@@ -124,9 +124,8 @@ class Constraints:
 
 
 JSON_KEYS = {"rows": "excluded_rows"}
-"""Field -> JSON key where they differ: an instance's excluded rows are `"excluded_rows"` in
-JSON, because `"rows"` is a board's key (`{"n": 8, "rows": [0, 4, 7, ...]}`) and the two
-kinds of JSON line must never be confused (`jsonl`)."""
+"""Field -> JSON key where they differ: `"rows"` is a board's key (`{"n": 8, "rows": [0, 4, ...]}`),
+so an instance's excluded rows are `"excluded_rows"` (`jsonl` tells the two kinds of line apart)."""
 KEYS = ("n", *(JSON_KEYS.get(f, f) for f in FIELDS), "toroidal")
 """The keys of an instance in JSON (`Constraints.to_dict`, `from_dict`)."""
 
@@ -317,12 +316,10 @@ def unsat_reason(m: Constraints, allowed: np.ndarray | None = None) -> str | Non
         return f"fixed queens at ({x1},{y1}) and ({x2},{y2}) attack each other" + (
             " on the torus" if m.toroidal else ""
         )
-    if m.fixed:
-        open_ = open_squares(m)
-        for fx, fy in m.fixed:
-            if not open_[fx, fy]:
-                why = _why_closed(m, fx, fy)
-                return f"the fixed queen at ({fx},{fy}) stands on a forbidden square ({why})"
+    for fx, fy in m.fixed:
+        why = _why_closed(m, fx, fy)
+        if why:
+            return f"the fixed queen at ({fx},{fy}) stands on a forbidden square ({why})"
     ok = allowed_squares(m) if allowed is None else allowed
     for axis, line, need in (
         (1, "column", "every column needs a queen"),
@@ -337,8 +334,9 @@ def unsat_reason(m: Constraints, allowed: np.ndarray | None = None) -> str | Non
     return None
 
 
-def _why_closed(m: Constraints, x: int, y: int) -> str:
-    """Which exclusion closes square (x, y) (the first that applies)."""
+def _why_closed(m: Constraints, x: int, y: int) -> str | None:
+    """Which exclusion closes square (x, y) (the first that applies, as `open_squares`), or
+    None: it is open."""
     n = m.n
     for closed, why in (
         (x in m.columns, f"column {x} is excluded"),
@@ -349,7 +347,7 @@ def _why_closed(m: Constraints, x: int, y: int) -> str:
     ):
         if closed:
             return why
-    return "closed"
+    return None
 
 
 def describe(m: Constraints) -> str:

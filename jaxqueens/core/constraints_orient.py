@@ -1,10 +1,9 @@
 """The 8 orientations of the board (the symmetries of the square) for a column-by-column search.
 
-A square's attack lines (rows, columns, both diagonals, modular diagonals on the torus) map onto
-attack lines under every symmetry of the square, so an instance can be searched in any of the 8
-orientations and its solutions mapped back. Orientation t: transpose if t & 4, then mirror the
-columns (x -> n-1-x) if t & 1, then the rows (y -> n-1-y) if t & 2. `jaxqueens.core.constraints`
-chooses the orientation of an instance (`search_masks`) and maps boards back.
+Every symmetry of the square maps attack lines (torus diagonals included) onto attack lines, so an
+instance can be searched in any orientation (`jaxqueens.core.constraints.search_masks`) and its
+solutions mapped back. Orientation t: transpose if t & 4, then mirror the columns (x -> n-1-x) if
+t & 1, then the rows (y -> n-1-y) if t & 2.
 """
 
 from __future__ import annotations
