@@ -1,26 +1,21 @@
-"""The exact-count driver (drivers/count.py, count_chunks.py): totals, batching strategies,
-enumeration, checkpoint/resume, and the chunk loop's asynchronous dispatch."""
+"""The exact-count driver (drivers/count.py): totals, budgets, enumeration, checkpoint/resume
+and processes (the plan and chunk loop: test_count_chunks.py; count --plan: test_count_plan.py)."""
 
-import dataclasses
 import itertools
 import json
 
 import chex
-import jax
 import numpy as np
 import pytest
 
 from jaxqueens.core import checker, symmetry
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.prefixes import expand_mirror
-from jaxqueens.drivers import count, count_chunks, count_plan
+from jaxqueens.drivers import count, count_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.parallel import count as batched
-from jaxqueens.parallel import devices, gather, sizing, streams
-from jaxqueens.parallel.shard import pad_rows
+from jaxqueens.parallel import gather, streams
 from jaxqueens.solvers import count as solver
-from jaxqueens.solvers import variants
 
 A000170_1_12 = [1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200]
 A002562_1_12 = [1, 0, 0, 1, 2, 1, 6, 12, 46, 92, 341, 1787]
@@ -207,63 +202,6 @@ def test_progress_line_only_when_asked(capsys):
         count.count_solutions(12, progress=True)
 
 
-def _log_streams(monkeypatch) -> tuple[list, object]:
-    """Events in order: ("go", stream) per call submitted, ("read",) per chunk the host records
-    (by the `on_chunk` callback returned with them)."""
-    events = []
-    submit = streams.Workers.submit
-
-    def logged_submit(self, k, fn, batch):
-        events.append(("go", k))
-        return submit(self, k, fn, batch)
-
-    monkeypatch.setattr(streams.Workers, "submit", logged_submit)
-    return events, lambda done, total: events.append(("read",))
-
-
-def _gos_at_reads(events) -> list[int]:
-    """Calls submitted before each read, in read order."""
-    gos, out = 0, []
-    for e in events:
-        if e[0] == "go":
-            gos += 1
-        else:
-            out.append(gos)
-    return out
-
-
-def test_every_stream_has_its_next_chunk_before_the_host_reads_one(monkeypatch):
-    """Each host device runs its own stream of calls (parallel/streams.py); a finished chunk's
-    stream gets the next chunk before the host records the finished one."""
-    events, read = _log_streams(monkeypatch)
-    r = count.count_solutions(11, chunk=256, on_chunk=read)
-    streams = jax.local_device_count()
-    assert r.total == 2680 and r.chunks >= streams + 2
-    assert {e[1] for e in events[:streams]} == set(range(streams))  # every stream starts at once
-    gos_at_reads = _gos_at_reads(events)
-    assert all(g >= min(r.chunks, streams + k + 1) for k, g in enumerate(gos_at_reads))
-    assert (sum(e[0] == "go" for e in events), len(gos_at_reads)) == (r.chunks, r.chunks)
-
-
-def test_on_an_accelerator_one_stream_spans_every_device_with_two_calls_in_flight(monkeypatch):
-    """The accelerator route of the driver, run on the CPU: lockstep lanes, one stream over every
-    local device, the next call queued while the host reads one; the same exact counts."""
-    monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    monkeypatch.setattr(
-        sizing,
-        "sizes",
-        lambda: dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_prefixes=64, count_lanes=8),
-    )
-    events, read = _log_streams(monkeypatch)
-    plan = count_chunks.make_plan(10, None, 32)
-    assert len(plan.streams) == 1 and plan.devices == jax.local_device_count()
-    r = count.count_solutions(10, unique=True, chunk=32, on_chunk=read)
-    assert (r.total, r.unique) == (A000170[10], A002562[10]) and r.chunks >= 4
-    assert {e[1] for e in events if e[0] == "go"} == {0}
-    # two in flight, and the next one queued
-    assert all(g >= min(r.chunks, k + 3) for k, g in enumerate(_gos_at_reads(events)))
-
-
 def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypatch):
     ck = tmp_path / "checkpoint.npz"
     whole = count.count_solutions(11, checkpoint=ck, chunk=1024)
@@ -303,48 +241,6 @@ def test_defect_2_a_checkpoint_that_cannot_be_written_does_not_lose_the_count(
     )
     assert res.total == 352 and not (tmp_path / "checkpoint.npz").exists()
     assert "could not write a checkpoint" in capsys.readouterr().err
-
-
-# --- constellation tasks ----------------------------------------------------------------------
-
-
-def _drain(plan, batch, budget, shards, sizes):
-    """Call :func:`batched.count_items` until every search of ``batch`` is finished, resuming the
-    ones a call's budget stopped (as the driver does: only those, padded with finished items):
-    (completions per item, calls made)."""
-    batch, found, calls = batch.copy(), np.zeros(len(batch), np.int64), 0
-    live = np.flatnonzero(batch[:, 0] != solver.DONE)
-    while len(live):  # one shape for every call: one compilation
-        call = np.concatenate([batch[live], batch[: len(batch) - len(live)]])
-        call[len(live) :, 0] = solver.DONE
-        states, work = batched.count_items(call, np.int32(budget), plan.config, shards, sizes)
-        states, calls = np.asarray(states)[: len(live)], calls + 1
-        assert np.asarray(work).shape == (shards,)
-        found[live] += states[:, 1]
-        batch[live, : plan.config.state_width] = states
-        live = live[states[:, 0] != solver.DONE]
-    return found, calls
-
-
-def test_task_searches_agree_over_devices_lanes_strategies_and_budgets(monkeypatch):
-    plan = count_chunks.make_plan(9, 2, None)
-    batch = plan.items(np.arange(len(plan.tasks)))
-    d = jax.local_device_count()
-    batch = pad_rows(batch, d)
-    batch[len(plan.tasks) :, 0] = solver.DONE
-    one, calls = _drain(plan, batch, solver.MAX_BUDGET, 1, sizing.CPU_SIZES)
-    real = one[: len(plan.tasks)]
-    assert calls == 1 and plan.base + int((real * plan.weights).sum()) == A000170[9]
-    for budget in (1, 7, 1000):
-        got, calls = _drain(plan, batch, budget, 1, sizing.CPU_SIZES)
-        assert (got == one).all() and (calls > 1 or budget == 1000)
-    split, _ = _drain(plan, batch, 7, d, sizing.CPU_SIZES)
-    assert (split == one).all()
-    monkeypatch.setattr(devices, "is_accelerator", lambda: True)
-    for lanes, budget in [(1, 1000), (7, 5), (64, solver.MAX_BUDGET)]:
-        sizes = dataclasses.replace(sizing.ACCELERATOR_DEFAULTS, count_lanes=lanes)
-        got, _ = _drain(plan, batch, budget, d, sizes)
-        assert (got == one).all()
 
 
 @pytest.mark.parametrize("n,depth", [(8, 1), (9, 2), (10, 3)])
@@ -390,63 +286,6 @@ def test_totals_and_fundamentals_do_not_depend_on_the_plan(n):
         r = count.count_solutions(n, unique=True, depth=depth, chunk=chunk)
         assert (r.total, r.unique, r.depth) == (*want, depth)
         assert r.constellations == len(count.constellations.constellations(n)[0])
-
-
-def test_task_plan_is_shuffled_the_same_way_every_time():
-    a, b = count_chunks.make_plan(10, 3, None), count_chunks.make_plan(10, 3, None)
-    assert (a.tasks == b.tasks).all() and (a.weights == b.weights).all()
-    assert (a.owner == b.owner).all() and a.base == b.base
-    assert a.tasks.shape[1] == 4 and a.tasks.dtype == np.uint32
-    chex.assert_shape(a.tables, (a.constellations, a.config.levels * solver.TABLE_WORDS))
-    batch = a.items(np.arange(3))
-    chex.assert_shape(batch, (3, a.config.width))
-    with pytest.raises(QueensError, match="depth"):
-        count_chunks.make_plan(10, 9, None)
-
-
-def _spy_on_call_budgets(monkeypatch) -> list[int]:
-    """The edge budget of every kernel call with work (not a compiling call), as the streams
-    call the compiled count_items (`count_chunks.Plan.call`)."""
-    budgets = []
-    call = count_chunks.Plan.call
-
-    def spy(plan, batch, *rest):
-        if (np.asarray(batch)[:, 0] != solver.DONE).any():
-            budgets.append(int(plan.budget))
-        return call(plan, batch, *rest)
-
-    monkeypatch.setattr(count_chunks.Plan, "call", spy)
-    return budgets
-
-
-def test_plan_count_predicts_from_knuth_probes_and_bounded_calls(monkeypatch):
-    """The plan's tree size is Knuth's estimate (within a few standard errors of the edges the
-    count walks, and of Q(n)), its speed timed on calls of at most PLAN_CALL_EDGES edges."""
-    budgets = _spy_on_call_budgets(monkeypatch)
-    plan = count_plan.plan_count(12, budget=0.5, chunk=512)
-    monkeypatch.undo()
-    real = count.count_solutions(12, chunk=512)
-    assert (plan.tasks, plan.depth, plan.chunks) == (real.prefixes, real.depth, real.chunks)
-    assert plan.constellations == real.constellations
-    assert budgets and max(budgets) <= count_plan.PLAN_CALL_EDGES
-    assert plan.sampled >= count_plan.PLAN_PROBES and 0 < plan.edges_error < 0.05 * plan.edges
-    assert abs(plan.edges - real.edges) <= 5 * plan.edges_error, (plan.edges, real.edges)
-    assert abs(plan.solutions - A000170[12]) <= 5 * plan.solutions_error + 1
-    assert plan.edge_rate > 0 and plan.timed_edges > 0
-    assert plan.low_seconds <= plan.estimate_seconds <= plan.high_seconds
-    assert plan.estimate_seconds == pytest.approx(plan.edges / plan.edge_rate)
-    tiny = count_plan.plan_count(3)
-    assert tiny.tasks == 0 and tiny.estimate_seconds == 0 and tiny.solutions == 0
-
-
-def test_plan_count_answers_at_the_largest_n_without_whole_tasks(monkeypatch):
-    """Issue 28 item 2: the old plan counted whole tasks (56 s at n = 21; at n = 27 and beyond
-    it never returned). Every call is bounded now, so the plan of the largest n returns."""
-    budgets = _spy_on_call_budgets(monkeypatch)
-    plan = count_plan.plan_count(variants.COUNT_MAX_N, budget=0.2)
-    assert max(budgets) <= count_plan.PLAN_CALL_EDGES
-    assert plan.tasks > 10**6 and plan.edges > 1e20 and plan.estimate_seconds > 86400 * 365
-    assert plan.sampled >= count_plan.PLAN_PROBES and plan.edges_error < 0.2 * plan.edges
 
 
 @pytest.mark.parametrize("unique", ["yes", 1, None])

@@ -1,12 +1,11 @@
-"""Knuth's estimator (`jaxqueens.drivers.estimate`, `estimate_calls`): the sharded call,
-exactness when enumerated, unbiasedness, seeds, large n, the automatic depth and the argument
-checks."""
+"""Knuth's estimator (`jaxqueens.drivers.estimate`): exactness when enumerated, unbiasedness,
+seeds, large n, the automatic depth, the intervals' coverage and the argument checks (the kernel
+calls: test_estimate_calls.py)."""
 
 import dataclasses
 import math
 import time
 
-import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -99,65 +98,6 @@ def test_default_depth_and_errors():
             E.estimate(**kwargs)
 
 
-def _strata(n, depth, per_call, group, block=0):
-    masks64, _ = prefixes.expand(n, depth)
-    words = kernel.words_of(masks64, 1)
-    words = np.concatenate([words, np.full((len(words) % 2, 3, 1), 0xFFFFFFFF, np.uint32)])
-    plan = EC.Plan(kernel.Config(n=n, depth=depth), per_call=per_call, group=group, block=block)
-    return jnp.asarray(words), jnp.arange(len(words), dtype=jnp.int32), plan
-
-
-def test_run_call_traces_once_per_shape():
-    masks, ids, plan = _strata(6, 1, 8, 4)
-    call = jax.jit(chex.assert_max_traces(EC.run_call.__wrapped__, n=1), static_argnums=(3, 4))
-    for seed in range(3):
-        call(masks, ids, EC.call_seed(seed, 0), plan, 1)
-
-
-def test_run_call_same_sums_on_one_device_or_two():
-    if jax.local_device_count() < 2:
-        pytest.skip("needs two host devices")
-    masks, ids, plan = _strata(8, 1, 8, 8)
-    one = EC.run_call(masks, ids, EC.call_seed(3, 0), plan, 1)
-    two = EC.run_call(masks, ids, EC.call_seed(3, 0), plan, 2)
-    chex.assert_trees_all_equal(one, two)
-    chex.assert_trees_all_equal(one, EC.strata_block(masks, ids, EC.call_seed(3, 0), plan))
-
-
-class StrataBlockTest(chex.TestCase):
-    @chex.variants(with_jit=True, without_jit=True)
-    def test_strata_block_lockstep_equals_blocks(self):
-        masks, ids, plan = _strata(6, 1, per_call=8, group=4)
-        blocked = dataclasses.replace(plan, block=16)
-        whole = self.variant(lambda mk, i, s: EC.strata_block(mk, i, s, plan))(
-            masks, ids, EC.call_seed(5, 0)
-        )
-        parts = self.variant(lambda mk, i, s: EC.strata_block(mk, i, s, blocked))(
-            masks, ids, EC.call_seed(5, 0)
-        )
-        chex.assert_trees_all_equal(whole, parts)
-        chex.assert_shape(list(whole), (len(ids), 8 // 4))
-        assert int(np.asarray(whole.hits).sum()) > 0
-
-
-def test_a_call_is_the_kernels_probes_of_its_stream():
-    """A call's sums are the kernel's walks: lane stratum * per_call + j of call_seed(seed, c)."""
-    masks, ids, plan = _strata(9, 2, per_call=16, group=8, block=32)
-    seed = EC.call_seed(7, 3)
-    params = kernel.default_params(plan.probe)
-    lanes = ids[:, None].astype(jnp.uint32) * 16 + jnp.arange(16, dtype=jnp.uint32)
-    walks = jax.jit(
-        jax.vmap(
-            jax.vmap(
-                lambda mk, ln: kernel.walk(seed, ln, plan.probe, params, kernel.Problem(mk)),
-                (None, 0),
-            )
-        )
-    )(masks, lanes)
-    got = EC.run_call(masks, ids, seed, plan, 1)
-    chex.assert_trees_all_equal(got, kernel.group_sums(walks, 8))
-
-
 def test_estimate_equals_the_kernels_probes_on_the_same_seed(monkeypatch):
     """estimate(n, probes, depth, seed) is the mean of the kernel's walks of its calls' streams
     (4 calls of 128 probes per stratum, lanes=1024 over 8 strata: 8 copies of each, 16 probes a
@@ -166,7 +106,7 @@ def test_estimate_equals_the_kernels_probes_on_the_same_seed(monkeypatch):
     n, depth, seed = 8, 1, 11
     r = E.estimate(n, 4096, depth=depth, seed=seed, lanes=1024)
     assert r.strata == 8 and r.probes == 4096
-    plan, copies, rows, _, calls = EC.call_plan(n, depth, 8, 4096, 1024, 1)
+    plan, copies, _, _, calls = EC.call_plan(n, depth, 8, 4096, 1024, 1)
     assert (copies, plan.per_call, calls) == (8, 16, 4)
     masks64, _ = prefixes.expand(n, depth)
     config = kernel.Config(n=n, depth=depth)
@@ -232,9 +172,9 @@ def test_defect_28_msg_ci_lower_bounds_are_cut_at_what_is_known():
 
 
 def test_defect_28_16_estimate_argument_types():
-    with pytest.raises(QueensError, match="^seed must be an integer"):
+    with pytest.raises(QueensError, match=r"^seed must be an integer"):
         E.estimate(8, 1024, seed=1.5)
-    with pytest.raises(QueensError, match="^seed must be at most"):
+    with pytest.raises(QueensError, match=r"^seed must be at most"):
         E.estimate(8, 1024, seed=2**40)
 
 
@@ -329,7 +269,7 @@ def test_estimate_processes_that_lay_out_other_calls_stop_with_one_line(monkeypa
 
     monkeypatch.setattr(gather, "process_count", lambda: 2)
     monkeypatch.setattr(gather, "allgather", lambda x: np.stack([x, np.asarray(x) * 2]))
-    with pytest.raises(QueensError, match="process 1 would run .* devices differ") as err:
+    with pytest.raises(QueensError, match=r"process 1 would run .* devices differ") as err:
         E.estimate(8, 4096, depth=1, seed=0, lanes=1024)
     assert "\n" not in str(err.value)
 
