@@ -28,6 +28,7 @@ from jaxqueens.parallel import items, sizing
 from jaxqueens.parallel.lanes import where_lanes
 from jaxqueens.solvers import count as solver
 from jaxqueens.solvers import count_prefix as prefix_kernel
+from jaxqueens.solvers import count_probe
 from jaxqueens.solvers.count_prefix import KernelConfig
 
 TASKS_PER_LANE = 16  # accelerator: tasks per lockstep lane and call (a lane that finishes refills)
@@ -137,7 +138,7 @@ def count_items(batch, budget, config: solver.Config, num_devices: int, sizes: s
 
 @functools.partial(jax.jit, static_argnums=(4,))
 def probe_chunk(prefixes, owner, tables, seed, config: solver.Config):
-    """Knuth probes (`jaxqueens.solvers.count.probe`) of tasks, one probe per task; probe i is
+    """Knuth probes (`jaxqueens.solvers.count_probe.probe`) of tasks, one probe per task; probe i is
     lane i of the hash stream `seed`.
 
     Args:
@@ -148,11 +149,11 @@ def probe_chunk(prefixes, owner, tables, seed, config: solver.Config):
       config: the kernel's static shape.
 
     Returns:
-      `jaxqueens.solvers.count.Probe` of float32 `[P]` arrays.
+      `jaxqueens.solvers.count_probe.Probe` of float32 `[P]` arrays.
     """
     lanes = jnp.arange(prefixes.shape[0], dtype=jnp.uint32)
     return jax.vmap(
-        lambda p, k, lane: solver.probe(solver.Problem(p, tables[k]), seed, lane, config)
+        lambda p, k, lane: count_probe.probe(solver.Problem(p, tables[k]), seed, lane, config)
     )(prefixes, owner, lanes)
 
 

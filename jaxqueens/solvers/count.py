@@ -1,22 +1,19 @@
-"""Bitmask depth-first search over ONE partial board: the exact-counting kernels.
+"""Bitmask depth-first search over ONE partial board: the exact-counting kernel.
 
 Method: bitmask backtracking after Richards (1997, "Backtracking algorithms in MCPL using bit
 patterns and recursion") as popularised by Jeff Somers' counter (`shared/baselines/count_c.c`),
 over the constellation tasks of `jaxqueens.core.constellations` (after the Q27 project and
 NQueensFAF), one branch-free tree edge per `lax.while_loop` iteration, resumable from its stack
-after a budget of edges. The constellation search (`Config`, `edge`, `walk`, `search`) walks a
-level table with border columns skipped and a look-ahead of two levels; the prefix kernel
-(`KernelConfig`, `count_prefix`, `enumerate_prefix`) lists the solutions of mirror-symmetric
-prefixes (n <= 14). The kernel contract (`jaxqueens.solvers.base`: `init`, `step`, `run`,
-`resume`, `finish`) wraps the same edge for one task; `problems` builds every task of a board.
-Everything here is written for ONE task: batching is `jaxqueens.parallel.items`' choice.
-docs/reference/count.md describes the kernel and shows an example.
+after a budget of edges. The search (`edge`, `walk`, `search`) walks a level table with border
+columns skipped and a look-ahead of two levels (`jaxqueens.solvers.count_probe` estimates its
+size). The kernel
+contract (`jaxqueens.solvers.base`: `init`, `step`, `run`, `resume`, `finish`) wraps the same
+edge for one task; `problems` builds every task of a board; the types are in
+`jaxqueens.solvers.count_types`. Everything here is written for ONE task: batching is
+`jaxqueens.parallel.items`' choice. docs/reference/count.md describes the kernel.
 """
 
 from __future__ import annotations
-
-import dataclasses
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -24,86 +21,41 @@ import numpy as np
 from jax import lax
 
 from jaxqueens.core import constellations
-from jaxqueens.core.rng import hash_randint
-from jaxqueens.errors import QueensError
+from jaxqueens.core.constellations import (
+    ALLOW1,
+    ALLOW2,
+    ALLOW3,
+    COUNT_MASK,
+    GAP,
+    GAP2,
+    GAP3,
+    TABLE_WORDS,
+)
 from jaxqueens.solvers import base
 from jaxqueens.solvers.base import ignore_key
+from jaxqueens.solvers.count_types import (
+    AV,
+    BACK,
+    COLS,
+    DONE,
+    HEAD,
+    LD,
+    MAX_BUDGET,
+    RD,
+    WORDS,
+    Config,
+    Dfs,
+    Params,
+    Problem,
+    Problems,
+    Result,
+    State,
+    add64,
+)
 
-COLS, LD, RD, BACK, AV = range(5)  # the words of a stack row
-WORDS = 5
-DONE = 0xFFFFFFFF  # `back` of the root level: returning there ends the search
-
-
-def add64(lo, hi, x):
-    """`(hi, lo) + x` on two uint32 words with carry: exact where a uint32 sum would wrap.
-
-    Args:
-      lo: low word, uint32.
-      hi: high word, uint32.
-      x: uint32 addend.
-
-    Returns:
-      `(lo, hi)` of the sum.
-    """
-    lo2 = lo + x
-    return lo2, hi + (lo2 < x).astype(jnp.uint32)
-
-
-# --- the constellation search: level tables, look-ahead, a per-call edge budget ----------------
-#
-# A task is one partial board of a canonical constellation (jaxqueens.core.constellations.tasks)
-# searched over its *levels*: the board columns from the task's first free column on that hold
-# no border queen. A border queen's column is never searched (its queen is fixed and every other
-# column's allowed rows already avoid it), so a level's child lies `gap` columns further on and
-# the diagonals shift by the gap. A level table row (TABLE_WORDS uint32, built on the host by
-# jaxqueens.core.constellations.level_tables) holds what an edge from that level needs:
-
-GAP, ALLOW1, GAP2, ALLOW2, GAP3, ALLOW3, COUNT_MASK = range(7)  # the words of a level table row
-TABLE_WORDS = 8
-HEAD = 4  # a search item: (d, count, 0, 0), then the stack, then the level table
-MAX_BUDGET = 2**31 - 1  # edges one call may take (a count never exceeds the edges taken)
-
-
-@dataclasses.dataclass(frozen=True)
-class Config:
-    """Static shape of a constellation search (hashable, jit-static).
-
-    Attributes:
-      n: board size (uint32 masks: n <= 32).
-      levels: rows of a level table, a power of two above the most levels any task has (the
-        level index is masked to it, so no index is ever clamped: 17% fewer instructions per
-        edge than clamped indices, measured).
-    """
-
-    n: int
-    levels: int
-
-    def __post_init__(self):
-        base.check_whole("n", self.n, 1, 32)
-        base.check_whole("levels", self.levels, 2, 1 << 12)
-        if self.levels & (self.levels - 1):
-            raise QueensError(f"levels must be a power of two >= 2, got {self.levels}")
-
-    @property
-    def rows(self) -> int:
-        """Stack rows: twice the table rows, so the masked row and its child are in range."""
-        return 2 * self.levels
-
-    @property
-    def state_width(self) -> int:
-        """uint32 words of a search's resumable state: `HEAD`, then the stack."""
-        return HEAD + WORDS * self.rows
-
-    @property
-    def width(self) -> int:
-        """uint32 words of a search item: its state, then its level table."""
-        return self.state_width + TABLE_WORDS * self.levels
-
-
-class Params(NamedTuple):
-    """Dynamic parameters: a new value never recompiles; `jax.vmap` sweeps them."""
-
-    budget: jax.Array  # [] int32 in 0..MAX_BUDGET: tree edges a call may take
+# A task is one partial board of a canonical constellation searched over its *levels*: the columns
+# from its first free one on that hold no border queen; a level's child lies `GAP` columns on, and
+# a row of its level table (`jaxqueens.core.constellations.level_tables`) holds what an edge needs.
 
 
 def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
@@ -130,15 +82,6 @@ def _checked(config: Config, params: Params, problem, state=None) -> None:
         base.check_type("state", state, State, "make it with count.init")
     if problem is not None:
         base.check_type("problem", problem, Problem, "take one of count.problems(n).tasks")
-
-
-class Dfs(NamedTuple):
-    """One task's search as the drivers' hot loop carries it, resumable (`R` =
-    `config.rows`); the contract's `State` adds 64-bit totals around it."""
-
-    d: jax.Array  # [] int32 stack row (= level) of the current node; -1 once searched
-    found: jax.Array  # [] uint32 completions found since the state was unpacked (<= edges taken)
-    stack: jax.Array  # [5 R] uint32: row r = (cols, ld, rd, back, av) of level r
 
 
 def unpack(item, config: Config) -> tuple[Dfs, jax.Array]:
@@ -262,44 +205,8 @@ def search(items, params: Params, config: Config):
     return states, params.budget - left
 
 
-# --- the kernel contract (jaxqueens.solvers.base): one task, 64-bit totals ---------------------
-#
-# Thin wrappers over the hot path above (the same `edge` and `walk`): the contract's
-# State keeps the completions and edges since `init` as two uint32 words each (a task
-# resumed call after call may pass 2^32), where the drivers sum each call's uint32 on the host.
-
-
-class Problem(NamedTuple):
-    """One task (dynamic): where its search starts and the levels it walks. `problems`
-    builds every task of a board."""
-
-    prefix: jax.Array  # [4] uint32 (cols, ld, rd, av) at the task's first level
-    table: jax.Array  # [levels * TABLE_WORDS] uint32 its level table (core.constellations)
-
-
-class State(NamedTuple):
-    """One task's search, resumable (`R` = `config.rows`)."""
-
-    d: jax.Array  # [] int32 stack row (= level) of the current node; -1 once searched
-    stack: jax.Array  # [5 R] uint32: row r = (cols, ld, rd, back, av) of level r
-    found: jax.Array  # [2] uint32 completions found since init (low, high word: exact < 2^64)
-    edges: jax.Array  # [2] uint32 tree edges taken since init (low, high word)
-
-
-class Result(NamedTuple):
-    """What one task's search reports."""
-
-    found: jax.Array  # [2] uint32 completions found (low, high word: exact below 2^64)
-    finished: jax.Array  # [] bool the task's tree is searched (found is its completion count)
-    edges: jax.Array  # [2] uint32 tree edges taken (low, high word)
-
-
-class Problems(NamedTuple):
-    """Every task of a board (host NumPy; `problems`): `Q(n) = sum(weights * found)`."""
-
-    config: Config  # the static shape every task shares
-    tasks: Problem  # prefix [P, 4], table [P, levels * TABLE_WORDS] uint32
-    weights: np.ndarray  # [P] int64 each task's weight (its constellation's class size)
+# --- the kernel contract (`jaxqueens.solvers.base`): one task, 64-bit totals (a task resumed
+# call after call may pass 2^32; the drivers sum each call's uint32 on the host) ------------
 
 
 def _add(words, x):
@@ -514,66 +421,3 @@ def total(results: Result, weights) -> int:
         int(w) * (int(lo) | int(hi) << 32)
         for w, lo, hi in zip(weights, found[:, 0], found[:, 1], strict=True)
     )
-
-
-# --- Knuth's probe of a task's tree: what `count --plan` estimates a count's size from --------
-
-
-class Probe(NamedTuple):
-    """What one random walk down a task's search tree reports (Knuth 1975): unbiased estimates
-    of the whole task's search, exact for a tree with one branch per level."""
-
-    edges: jax.Array  # [] float32 tree edges the task's search takes (`edge` calls)
-    found: jax.Array  # [] float32 completions it finds
-
-
-def probe(problem: Problem, seed, lane, config: Config) -> Probe:
-    """One Knuth probe (Knuth 1975, "Estimating the efficiency of backtrack programs") of the tree
-    `run` searches for a task.
-
-    At each node the probe adds `w * popcount(av)` to the edges (one edge per row tried; `w` is
-    the product of the branchings above, 1 at the root) and `w` times the rows counted on the row
-    before the last level; the children `edge` would enter (a free row there and at the two
-    look-ahead levels) number `c`; the probe goes down into one of them uniformly at random and
-    multiplies `w` by `c` (`c = 0`: it ends, `w = 0`). Every level is one `fori_loop` iteration,
-    the rows of a node tried at once (`[32]` words); the random child comes from the counter hash
-    of (`seed`, level, `lane`) (`jaxqueens.core.rng`).
-
-    Args:
-      problem: the task (its prefix and level table).
-      seed: uint32 seed of the counter hash.
-      lane: the probe's index (its stream of the hash).
-      config: the kernel's static shape.
-
-    Returns:
-      `Probe`: the estimated edges and completions.
-    """
-    rows = jnp.asarray(problem.table, jnp.uint32).reshape(config.levels, TABLE_WORDS)
-    cols, ld, rd, av = (jnp.asarray(problem.prefix, jnp.uint32)[i] for i in range(4))
-    bits = jnp.uint32(1) << jnp.arange(32, dtype=jnp.uint32)  # [32] every row's bit
-
-    def body(level, carry):
-        cols, ld, rd, av, w, edges, found = carry
-        t = rows[level]
-        g0, g2, g3 = t[GAP] & 31, t[GAP2] & 31, t[GAP3] & 31
-        bit = av & bits  # [32]
-        nc, nl, nr = cols | bit, (ld | bit) << g0, (rd | bit) >> g0
-        nav = ~(nc | nl | nr) & t[ALLOW1]
-        ahead2 = ~(nc | (nl << g2) | (nr >> g2)) & t[ALLOW2]
-        ahead3 = ~(nc | (nl << g3) | (nr >> g3)) & t[ALLOW3]
-        tried = bit != 0
-        push = tried & (nav != 0) & (ahead2 != 0) & (ahead3 != 0)  # [32] children entered
-        edges = edges + w * lax.population_count(av).astype(jnp.float32)
-        counted = jnp.where(tried, lax.population_count(nav & t[COUNT_MASK]), 0).sum()
-        found = found + w * counted.astype(jnp.float32)
-        c = push.sum(dtype=jnp.int32)
-        pick = hash_randint(seed, level, lane, jnp.maximum(c, 1))
-        k = jnp.argmax(jnp.cumsum(push, dtype=jnp.int32) > pick)  # the pick-th child entered
-        live = c > 0
-        av = jnp.where(live, nav[k], jnp.uint32(0))
-        return nc[k], nl[k], nr[k], av, w * c.astype(jnp.float32), edges, found
-
-    zero = jnp.float32(0)
-    carry = (cols, ld, rd, av, jnp.float32(1), zero, zero)
-    carry = lax.fori_loop(0, config.levels, body, carry)
-    return Probe(carry[5], carry[6])

@@ -2,8 +2,9 @@
 mirror-symmetric prefix that counts its completions and lists them (n <= 14).
 
 Method: bitmask backtracking after Richards (1997) and Jeff Somers' counter, as in
-`jaxqueens.solvers.count` (whose stack words it shares); counts are two uint32 words with an
-explicit carry (exact below 2^64). Batching is `jaxqueens.parallel.count`'s choice.
+`jaxqueens.solvers.count` (whose stack words, in `jaxqueens.solvers.count_types`, it shares);
+counts are two uint32 words with an explicit carry (exact below 2^64). Batching is
+`jaxqueens.parallel.count`'s choice.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxqueens.solvers.count import AV, BACK, COLS, DONE, LD, RD, WORDS, add64
+from jaxqueens.solvers.count_types import AV, BACK, COLS, DONE, LD, RD, WORDS, add64
 
 
 @dataclasses.dataclass(frozen=True)
