@@ -7,17 +7,15 @@ CSPLib prob079): the free rows of a column are ANDed with its allowed-row mask
 n. An *item* is one sub-tree of one instance with a step budget; a stopped search leaves its
 stack, whose rows the host turns into new items. The drivers' hot path is `start`, `edge`
 (`step_lane` for lockstep lanes), `search` and `readout` over packed items; the kernel contract
-(`jaxqueens.solvers.base`: `init`, `step`, `run`, `resume`, `finish`) wraps the same functions
-for one whole instance. Everything here is written for ONE item: batching is
-`jaxqueens.parallel.items`' choice. docs/reference/complete.md describes the kernel and shows an
-example.
+(`jaxqueens.solvers.base`) wraps the same functions for one whole instance; the types are in
+`jaxqueens.solvers.complete_types`. Everything here is written for ONE item: batching is
+`jaxqueens.parallel.items`' choice. docs/reference/complete.md describes the kernel.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -28,15 +26,28 @@ from jaxqueens.core.constraints import Constraints, column_masks
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import base
 from jaxqueens.solvers.base import ignore_key
-from jaxqueens.solvers.count import DONE, add64
+from jaxqueens.solvers.complete_types import (
+    AV,
+    BACK,
+    BUDGET,
+    COLS,
+    HEAD,
+    LD,
+    LEVEL,
+    RD,
+    SAT,
+    STOP,
+    UNKNOWN,
+    UNSAT,
+    Problem,
+    Result,
+    State,
+    check_allowed,
+)
+from jaxqueens.solvers.count_types import DONE, MAX_BUDGET, Params, add64
 
-COLS, LD, RD, AV, BACK = range(5)
-LEVEL, BUDGET, STOP = 4, 5, 6  # item layout: root (cols, ld, rd, av), level, budget, stop flag,
-HEAD = 7  # then the allowed masks [n]
 MAX_N = 32  # uint32 masks
-MAX_BUDGET = 2**31 - 1  # tree edges a search may take (int32 step counter)
-UNKNOWN, SAT, UNSAT = 0, 1, 2  # `Result` status
-STATUS = ("unknown", "SAT", "UNSAT")  # its name, by value
+STATUS = ("unknown", "SAT", "UNSAT")  # the name of a `Result` status, by value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,23 +74,6 @@ class Config:
     def width(self) -> int:
         """uint32 words of one item: `HEAD` words, then the n allowed masks."""
         return HEAD + self.n
-
-
-class State(NamedTuple):
-    """The DFS state of one item (`R = n + 1` stack rows, `C = max(cap, 1)`): the drivers'
-    lanes and the contract's state alike."""
-
-    d: jax.Array  # [] int32 stack row of the current level; -1 once the sub-tree is searched;
-    #               -2 - r once a `stop` item found a solution whose last column is stack row r
-    level: jax.Array  # [] int32 board column of stack row 0
-    budget: jax.Array  # [] int32 steps allowed in this call
-    stop: jax.Array  # [] bool stop at the first solution (its path is then read off the stack)
-    steps: jax.Array  # [] int32 steps (tree edges) taken in this call
-    lo: jax.Array  # [] uint32 solutions found, low word
-    hi: jax.Array  # [] uint32 solutions found, high word
-    allowed: jax.Array  # [n + 1] uint32 allowed rows per column (entry n unused, 0)
-    stack: jax.Array  # [R, 5] uint32 (cols, ld, rd, av, back) per level
-    sols: jax.Array  # [C, n + 1] uint32 cols masks along each listed solution's path
 
 
 def start(item, config: Config) -> State:
@@ -255,17 +249,9 @@ def readout(lane: State, config: Config):
 
 
 # --- the kernel contract (jaxqueens.solvers.base): one whole instance ---------------------------
-#
-# Thin wrappers over the hot path above (the same `start`, `edge` and `_read`).
-# The search stops at its first solution (`stop`) so that the solution's path can be read off
-# the stack; in count mode it is then recorded in `sols` row 0 and the search goes on from the
-# untried frontier, exactly where the drivers split the rest off into new items.
-
-
-class Params(NamedTuple):
-    """Dynamic parameters: a new value never recompiles; `jax.vmap` sweeps them."""
-
-    budget: jax.Array  # [] int32 in 0..MAX_BUDGET: tree edges a call may take
+# The same `start`, `edge` and `_read`; the search stops at its first solution (`stop`) so that
+# its path can be read off the stack; in count mode it is then recorded in `sols` row 0 and the
+# search goes on from the untried frontier, where the drivers split the rest off into new items.
 
 
 def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
@@ -285,50 +271,13 @@ def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
 
 def _checked(config: Config, params: Params, problem, state=None) -> jax.Array:
     """The kernel's arguments checked at its boundary (`jaxqueens.solvers.base`), and the
-    instance's masks uint32 [n] with every bit at or above n dropped (a traced mask cannot be
-    read; a concrete one with such bits, or negative, is refused)."""
+    instance's masks (`check_allowed`)."""
     base.check_type("config", config, Config)
     base.check_budget_params(params, Params, "complete", MAX_BUDGET)
     if state is not None:
         base.check_type("state", state, State, "make it with complete.init")
     base.check_type("problem", problem, Problem, "make it with complete.problem(constraints)")
-    n = config.n
-    try:
-        shape, dtype = jnp.shape(problem.allowed), jnp.result_type(problem.allowed)
-    except TypeError as err:
-        raise QueensError(f"problem.allowed must be an array of [{n}] row masks") from err
-    if shape != (n,):
-        raise QueensError(
-            f"problem.allowed must have shape [{n}] (one mask per column), got {list(shape)}"
-        )
-    if not jnp.issubdtype(dtype, jnp.integer):
-        raise QueensError(f"problem.allowed must hold integer row masks, got {dtype}")
-    host = base.concrete(problem.allowed)
-    if host is not None and ((host < 0).any() or (host.astype(np.uint64) >> np.uint64(n)).any()):
-        bad = int(np.argmax((host < 0) | (host.astype(np.uint64) >> np.uint64(n) != 0)))
-        raise QueensError(
-            f"problem.allowed[{bad}] = {int(host[bad])} marks rows off the board: a mask of "
-            f"n = {n} rows lies in 0..{(1 << n) - 1}"
-        )
-    return jnp.asarray(problem.allowed).astype(jnp.uint32) & jnp.uint32((1 << n) - 1)
-
-
-class Problem(NamedTuple):
-    """One constrained instance (dynamic): `problem` builds it from a
-    `jaxqueens.core.constraints.Constraints`."""
-
-    allowed: jax.Array | np.ndarray  # [n] uint32 rows each column may use (column_masks)
-
-
-class Result(NamedTuple):
-    """What one instance's search reports (`C = max(cap, 1)`)."""
-
-    status: jax.Array  # [] int32 SAT (a solution found), UNSAT (searched, none) or UNKNOWN
-    found: jax.Array  # [2] uint32 solutions found (low, high word); decide: 1 once SAT
-    finished: jax.Array  # [] bool the search is over (count: every solution is counted)
-    rows: jax.Array  # [n] int32 the first solution found (rows[x] = row of column x); -1: none
-    boards: jax.Array  # [C, n] int32 the solutions listed (cap 0: rows); -1 past the count
-    steps: jax.Array  # [] int32 tree edges taken since init
+    return check_allowed(problem.allowed, config.n)
 
 
 def problem(model: Constraints, orientation: int = 0) -> Problem:
@@ -457,12 +406,7 @@ def result(state: State, config: Config, params: Params) -> Result:
     )
     boards = jnp.where(listed[:, None] & found, boards, -1)
     return Result(
-        status,
-        jnp.stack([state.lo, state.hi]),
-        finished,
-        boards[0, :n],
-        boards,
-        state.steps,
+        status, jnp.stack([state.lo, state.hi]), finished, boards[0, :n], boards, state.steps
     )
 
 
