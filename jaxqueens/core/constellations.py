@@ -108,56 +108,19 @@ def _key(n: int, cfg: np.ndarray) -> np.ndarray:
     return ((cfg[..., 0] * n + cfg[..., 1]) * n + cfg[..., 2]) * n + cfg[..., 3]
 
 
-# log(tree edges) of a member against the mean of its class: a cubic in (ca, cb, lo, hi)
-# (PREFERENCE_TERMS), fitted by scripts/fit_count_preference.py on every member of every class
-# at n = 12..15 with the counting kernel of jaxqueens.solvers.count (level tables, look-ahead)
-PREFERENCE_COEFFICIENTS = (  # in the order of PREFERENCE_TERMS: linear, quadratic, cubic
-    -0.177,
-    0.665,
-    -0.698,
-    -0.988,
-    2.695,
-    0.218,
-    -0.791,
-    -0.419,
-    0.557,
-    1.216,
-    -3.091,
-    -1.629,
-    -3.102,
-    -0.869,
-    -0.805,
-    -0.341,
-    -0.07,
-    -0.702,
-    -0.204,
-    -0.011,
-    0.191,
-    0.511,
-    0.104,
-    0.819,
-    -0.061,
-    -1.117,
-    0.24,
-    -0.562,
-    -0.257,
-    2.111,
-    3.635,
-    0.822,
-    1.807,
-    2.335,
+# log(tree edges) of a member against the mean of its class: a cubic in (ca, cb, lo, hi), its
+# monomials PREFERENCE_TERMS (the variables, then their products two and three at a time),
+# fitted by scripts/fit_count_preference.py on every member of every class at n = 12..15 with the
+# counting kernel of jaxqueens.solvers.count (level tables, look-ahead)
+PREFERENCE_TERMS = [
+    comb for k in (1, 2, 3) for comb in itertools.combinations_with_replacement(range(4), k)
+]
+PREFERENCE_COEFFICIENTS = (  # in the order of PREFERENCE_TERMS, by degree
+    *(-0.177, 0.665, -0.698, -0.988),  # linear
+    *(2.695, 0.218, -0.791, -0.419, 0.557, 1.216, -3.091, -1.629, -3.102, -0.869),  # quadratic
+    *(-0.805, -0.341, -0.07, -0.702, -0.204, -0.011, 0.191, 0.511, 0.104, 0.819),  # cubic
+    *(-0.061, -1.117, 0.24, -0.562, -0.257, 2.111, 3.635, 0.822, 1.807, 2.335),
 )
-
-
-def _preference_terms() -> list[tuple[int, ...]]:
-    """The monomials of the preference model, as index tuples into (ca, cb, lo, hi): the four
-    variables, then their products two and three at a time."""
-    return [
-        comb for k in (1, 2, 3) for comb in itertools.combinations_with_replacement(range(4), k)
-    ]
-
-
-PREFERENCE_TERMS = _preference_terms()
 
 
 def preference_features(n: int, cfg: np.ndarray) -> np.ndarray:
