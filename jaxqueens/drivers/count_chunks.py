@@ -1,10 +1,7 @@
-"""An exact count's tasks and chunks: the plan (`make_plan`) and counting its chunks on the
-streams (`count_chunks`), for `jaxqueens.drivers.count` and `jaxqueens.drivers.count_plan`.
-
-The canonical constellations of n (`jaxqueens.core.constellations`) are split into tasks by
-placing their first columns on the host, shuffled, and dealt in chunks to the kernel
-`jaxqueens.parallel.count.count_items`; each call takes a bounded number of tree edges and the
-searches it stops resume in the chunk's next call.
+"""An exact count's tasks and chunks (`make_plan`, `count_chunks`): the canonical constellations
+of n (`jaxqueens.core.constellations`), split into tasks by placing their first columns on the
+host and shuffled, are dealt in chunks to `jaxqueens.parallel.count.count_items`, whose calls take
+a bounded number of tree edges; the searches a call stops resume in the chunk's next call.
 """
 
 from __future__ import annotations

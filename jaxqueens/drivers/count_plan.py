@@ -1,10 +1,6 @@
 """Planning an exact count without running it (`count --plan`): its tasks, and its run time
-predicted from bounded samples.
-
-Method: the size of the search is Knuth's estimate (1975, "Estimating the efficiency of
-backtrack programs") of every task's tree, from random probes of random tasks
-(`jaxqueens.solvers.count.probe`); the speed is timed on kernel calls of a bounded number of edges
-on the streams of `jaxqueens.drivers.count_chunks`, so no sample waits for a whole task.
+predicted from Knuth's probes (1975) of the tasks' trees and timed kernel calls of a bounded
+number of edges (`plan_count`).
 """
 
 from __future__ import annotations

@@ -103,15 +103,6 @@ def accelerator_lanes(
     return choice.batch
 
 
-def default_probes() -> int:
-    """Probes of a run by default: 10^7 on a CPU, 10^8 on an accelerator (`sizes`).
-
-    Returns:
-      The probes.
-    """
-    return sizing.sizes().estimator_probes
-
-
 def default_depth(n: int, probes: int) -> int:
     """The deepest level whose nodes number at most `min(MAX_STRATA, probes / MIN_PER_STRATUM)`.
 
@@ -162,9 +153,9 @@ def estimate(
 
     Args:
       n: board size, 1..64.
-      probes: probes in all (default `default_probes`), at least `ESTIMATE_MIN_PROBES` and
-        `ESTIMATE_MIN_PER_STRATUM` per stratum, so that the interval holds its level; rounded
-        up to whole calls.
+      probes: probes in all (default: 10^7 on a CPU, 10^8 on an accelerator, `sizes()`), at least
+        `ESTIMATE_MIN_PROBES` and `ESTIMATE_MIN_PER_STRATUM` per stratum, so that the interval
+        holds its level; rounded up to whole calls.
       depth: levels enumerated exactly (default: `default_depth`); 0 is Knuth's plain
         estimator, n enumerates every walk (exact).
       seed: random seed (call c of a run uses the stream `call_seed` `(seed, c)`).
@@ -187,7 +178,7 @@ def estimate(
     process adds all calls' sums in call order, so the estimate equals a single-process run.
     """
     n, probes, level, seed = estimate_setup.check_estimate(as_size(n), probes, level, seed)
-    probes = default_probes() if probes is None else probes
+    probes = sizing.sizes().estimator_probes if probes is None else probes
     lanes = arguments.integer(lanes, "lanes", 1, optional=True)
     depth = default_depth(n, probes) if depth is None else estimate_setup.check_depth(depth, n)
     masks64, top = prefixes.expand(n, depth, reserve=functools.partial(_reserve, n, depth))
