@@ -23,6 +23,7 @@ import jax.numpy as jnp
 
 import jaxqueens
 from jaxqueens.drivers import anneal as annealing
+from jaxqueens.drivers import anneal_setup, chains_types
 from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.parallel import chains as chain_batch
@@ -57,11 +58,11 @@ def runners(n: int, chains: int, steps: int, seed: int = 0):
     for name in METHODS[:6]:
         method, preset = [*name.split("-"), "default"][:2]
         s = annealing.preset(preset, method)
-        config = annealing.make_config(
+        config = anneal_setup.make_config(
             n, method, steps, s["rounds"], s["neighbour"], s["step"], s["objective"], s["edge"]
         )
         cal_key, key = jax.random.split(jax.random.key(seed))
-        schedule, _ = annealing.calibrate(
+        schedule, _ = anneal_setup.calibrate(
             cal_key, config, q=s["q"], init_prob=s["init_prob"], alpha=s["alpha"], t0=s["t0"]
         )
         out[name] = (
@@ -95,14 +96,14 @@ def main() -> int:
     records, lines = [], []
     for n, chains, steps in QUICK if args.quick else CASES:
         compiled = runners(n, chains, steps)
-        last: dict[str, driver.ChainRun] = {}
+        last: dict[str, chains_types.ChainRun] = {}
         times: dict[str, list[float]] = {m: [] for m in METHODS}
         for _ in range(args.reps):
             for m in METHODS:
                 run_chunk, chunk = compiled[m]
                 t0 = time.perf_counter()
                 last[m] = driver.run_chains(
-                    run_chunk, n, driver.Budget(max_chains=chains), chunk, what=m, quiet=True
+                    run_chunk, n, chains_types.Budget(max_chains=chains), chunk, what=m, quiet=True
                 )  # verifies every solution
                 times[m].append(time.perf_counter() - t0)
         for m in METHODS:

@@ -46,6 +46,7 @@ import numpy as np
 import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.drivers import minconflicts as mcsolve
+from jaxqueens.drivers import minconflicts_runner
 from jaxqueens.solvers import minconflicts, variants
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -80,7 +81,7 @@ def measure(n: int, init: str, tabu: int, chains: int, seed: int) -> dict:
     params = minconflicts.default_params(config, max_steps=L, max_restarts=0)
     key = jax.random.key(seed)
     devices = jax.local_device_count()
-    cap = mcsolve.default_chunk(n, None, L)
+    cap = minconflicts_runner.default_chunk(n, None, L)
     calls = -(-chains // cap)
     per_call = -(-chains // calls)
     chunk = -(-per_call // devices) * devices

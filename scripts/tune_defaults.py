@@ -38,7 +38,7 @@ import numpy as np
 import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.drivers import anneal as annealing
-from jaxqueens.drivers import ga
+from jaxqueens.drivers import anneal_setup, ga
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys
@@ -120,10 +120,10 @@ class AnnealRunner:
 
 
 def anneal_one(runner: AnnealRunner, method, neighbour, rounds, objective, step, opts) -> dict:
-    config = annealing.make_config(
+    config = anneal_setup.make_config(
         runner.n, method, runner.budget, rounds, neighbour, step, objective
     )
-    schedule = annealing.schedule_of(runner.walk(config), config, **opts)
+    schedule = anneal_setup.schedule_of(runner.walk(config), config, **opts)
     rec = runner.run(config, schedule)
     rec.update(
         method=method,

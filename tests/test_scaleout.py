@@ -278,10 +278,10 @@ def test_ga_resume_equals_uninterrupted(tmp_path, monkeypatch):
 
 
 def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
-    from jaxqueens.drivers import ga
+    from jaxqueens.drivers import ga_size
     from jaxqueens.io import progress
 
-    monkeypatch.setattr(ga, "default_chunk", lambda *args: 10)  # several chunks in a small run
+    monkeypatch.setattr(ga_size, "default_chunk", lambda *args: 10)  # several chunks in a small run
 
     argv = [
         "evolve",

@@ -18,6 +18,7 @@ import sys
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
+from jaxqueens.cli.boards import add_instance, add_size, board_size, start_and_instance
 from jaxqueens.drivers import settings
 from jaxqueens.drivers.settings import ANNEAL_PRESETS as PRESETS
 from jaxqueens.errors import QueensError
@@ -51,7 +52,7 @@ def add_command(sub) -> None:
     p.add_argument(
         "--method", default="ta", help="ls, ta, sa, a comma list (ls,ta,sa) or 'all' (default ta)"
     )
-    options.add_size(p, default=8)
+    add_size(p, default=8)
     p.add_argument("--chains", type=int, default=1000, help="chains per method (default 1000)")
     p.add_argument(
         "--steps", type=int, default=10_000, help="step budget per chain (default 10000)"
@@ -147,7 +148,7 @@ def _add_start_and_out_options(p) -> None:
     p.add_argument(
         "--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n"
     )
-    options.add_instance(p)
+    add_instance(p)
     options.add_seed(p)
     p.add_argument(
         "--batch", type=int, default=None, help="chains per kernel call (default: automatic)"
@@ -272,8 +273,8 @@ def cmd_anneal(args: argparse.Namespace) -> int:
       The exit status.
     """
     methods = parse_methods(args.method)
-    start, instance = options.start_and_instance(args)
-    n = options.board_size(args, start) if instance is None else instance.n
+    start, instance = start_and_instance(args)
+    n = board_size(args, start) if instance is None else instance.n
     if args.plot and not args.out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figure into")
     options.check_seconds(args.checkpoint_every, "--checkpoint-every")

@@ -3,7 +3,7 @@ fails)."""
 
 from __future__ import annotations
 
-from jaxqueens.cli import options
+from jaxqueens.cli.boards import add_file, boards_of
 from jaxqueens.core import checker
 
 MAX_SHOWN = 5
@@ -22,7 +22,7 @@ def add_command(sub) -> None:
         description="Verify every board of FILE with the independent NumPy checker. "
         "Exit 0 if all are solutions, 1 if any is not, 2 on bad input.",
     )
-    options.add_file(p)
+    add_file(p)
     p.set_defaults(func=cmd_check, uses_jax=False)  # never imports JAX (tests/test_startup.py)
 
 
@@ -35,7 +35,7 @@ def cmd_check(args) -> int:
     Returns:
       The exit code: 0 if every board is a solution, 1 if any is not.
     """
-    boards = options.boards_of(args)
+    boards = boards_of(args)
     bad = 0
     for i, rows in enumerate(boards):
         report = checker.check_board(rows)

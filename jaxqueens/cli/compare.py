@@ -18,6 +18,7 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import anneal, evolve, options, schema, solve
+from jaxqueens.cli.boards import add_size, board_size
 from jaxqueens.drivers import compare_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.io import interrupts, writing
@@ -73,7 +74,7 @@ def add_command(sub) -> None:
         "name the fastest solver by expected seconds per solution, with its margin over "
         "the runner-up and a bootstrap confidence interval.",
     )
-    options.add_size(p, default=None, help=f"board size (default {DEFAULTS['n']})")
+    add_size(p, default=None, help=f"board size (default {DEFAULTS['n']})")
     p.add_argument(
         "--chains",
         type=int,
@@ -219,7 +220,7 @@ def _settings(args) -> dict:
     conf = {**DEFAULTS, **schema.given(args, parser().options)}
     conf.pop("config", None)
     if args.n is not None or args.n_pos is not None:
-        conf["n"] = options.board_size(args)
+        conf["n"] = board_size(args)
     for flag in ("n", "chains", "steps"):
         if conf[flag] < 1:
             raise QueensError(f"--{flag} must be at least 1, got {conf[flag]}")

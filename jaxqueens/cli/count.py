@@ -15,6 +15,7 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
+from jaxqueens.cli.boards import add_size, board_size
 from jaxqueens.core import symmetry
 from jaxqueens.core.constraints import Constraints
 from jaxqueens.core.oeis import A000170, A002562, A051906
@@ -46,7 +47,7 @@ def add_command(sub) -> None:
         "by its class size; optionally the fundamental solutions (same "
         "search), and every solution written to .npy (n <= 14).",
     )
-    options.add_size(p, default=None, required=True, help=f"board size, 1..{COUNT_MAX_N}")
+    add_size(p, default=None, required=True, help=f"board size, 1..{COUNT_MAX_N}")
     p.add_argument(
         "--unique",
         action="store_true",
@@ -275,7 +276,7 @@ def cmd_count(args) -> int:
             "supported; give --out DIR (checkpoint in DIR/checkpoint.npz) and, "
             "after an interruption, --resume DIR"
         )
-    n = options.board_size(args)
+    n = board_size(args)
     if args.toroidal:
         return _toroidal(args, n)
     # the driver's size checks, before JAX is imported

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options, schema
+from jaxqueens.cli.boards import add_instance, add_size, board_size, load_instance
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint, ga_history, writing
@@ -46,7 +47,7 @@ def add_command(sub) -> None:
     p.add_argument(
         "--config", default=None, metavar="TOML", help="experiment file (flags override it)"
     )
-    options.add_size(p, default=None, help="board size (default: the config's n, else 8)")
+    add_size(p, default=None, help="board size (default: the config's n, else 8)")
     p.add_argument(
         "--preset",
         choices=settings.GA_PRESETS,
@@ -137,7 +138,7 @@ def _add_island_options(p) -> None:
 
 def _add_problem_and_out_options(p) -> None:
     """The instance, the seed, the score and the outputs (--out, --plot, --history, checkpoints)."""
-    options.add_instance(p)
+    add_instance(p)
     p.add_argument("--one-based", action="store_true", help="rows in a text --instance are 1..n")
     options.add_seed(p, default=None)
     p.add_argument(
@@ -184,7 +185,7 @@ def _settings(args) -> dict:
         for key, value in schema.given(args, parser().options).items()
         if key not in NOT_SETTINGS
     }
-    n = options.board_size(args)  # None unless given: evolve's own default 8
+    n = board_size(args)  # None unless given: evolve's own default 8
     if n is not None:
         conf["n"] = n
     return conf
@@ -340,7 +341,7 @@ def _checked(args, conf: dict) -> tuple:
     )
     spec = conf.pop("instance", None)
     if spec:
-        instance = options.load_instance(spec, args.one_based, bool(conf.get("toroidal")))
+        instance = load_instance(spec, args.one_based, bool(conf.get("toroidal")))
         if conf.get("n") is not None and conf["n"] != instance.n:
             raise QueensError(
                 f"--instance {spec} has n = {instance.n} but n = {conf['n']} "

@@ -2,8 +2,8 @@
 
 `--seed`, `--quiet`, the checkpoint and `--out` options, the 32-bit range of every integer
 option, the message after Ctrl-C, and the options read anywhere on the line; the board-size and
-board-file options are `jaxqueens.cli.boards`' (still reachable here). No JAX is imported: every
-argument check runs before it.
+board-file options are `jaxqueens.cli.boards`'. No JAX is imported: every argument check runs
+before it.
 """
 
 from __future__ import annotations
@@ -13,14 +13,6 @@ import sys
 from pathlib import Path
 
 from jaxqueens import _lazy
-from jaxqueens.cli.boards import add_file as add_file
-from jaxqueens.cli.boards import add_instance as add_instance
-from jaxqueens.cli.boards import add_size as add_size
-from jaxqueens.cli.boards import board_size as board_size
-from jaxqueens.cli.boards import boards_of as boards_of
-from jaxqueens.cli.boards import load_instance as load_instance
-from jaxqueens.cli.boards import pick as pick
-from jaxqueens.cli.boards import start_and_instance as start_and_instance
 from jaxqueens.core import arguments
 from jaxqueens.drivers.settings import CHECKPOINT_EVERY, flag
 from jaxqueens.errors import QueensError, clip

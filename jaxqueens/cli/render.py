@@ -4,7 +4,7 @@ output's suffix names (`.png`, `.pdf`, `.svg`, ...:
 
 from __future__ import annotations
 
-from jaxqueens.cli import options
+from jaxqueens.cli.boards import add_file, boards_of, pick
 from jaxqueens.io import writing
 from jaxqueens.plots import render
 
@@ -22,7 +22,7 @@ def add_command(sub) -> None:
         "(.png, .pdf, .svg, .eps, .jpg, ...): one block per square, queens highlighted, "
         "attacked queens in a third colour.",
     )
-    options.add_file(p)
+    add_file(p)
     p.add_argument(
         "-o",
         "--output",
@@ -53,7 +53,7 @@ def cmd_render(args) -> int:
     """
     writing.prepare_out(args.output, kind="file", option="-o", inputs=[args.file])
     render.image_format(args.output, option="-o")  # before any work: a format we can write
-    rows = options.pick(options.boards_of(args), args.index, args.file)
+    rows = pick(boards_of(args), args.index, args.file)
     render.render_png(rows, args.output, title=args.title)
     print(f"wrote {args.output}")
     return 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxqueens.cli import options
+from jaxqueens.cli.boards import add_file, boards_of
 from jaxqueens.core import checker
 from jaxqueens.plots import render
 
@@ -22,7 +22,7 @@ def add_command(sub) -> None:
         description="Print each board of FILE with its attacking pairs, NMOF attack "
         "count and conflicted queens, as ASCII (row 0 at the bottom).",
     )
-    options.add_file(p)
+    add_file(p)
     p.set_defaults(func=cmd_show, uses_jax=False)  # never imports JAX (tests/test_startup.py)
 
 
@@ -35,7 +35,7 @@ def cmd_show(args) -> int:
     Returns:
       The exit code, 0.
     """
-    boards = options.boards_of(args)
+    boards = boards_of(args)
     pairs = checker.attacking_pairs(boards)
     attacks = checker.n_attacks(boards)
     conflicted = (checker.queen_conflicts(boards) > 0).sum(axis=-1)

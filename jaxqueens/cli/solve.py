@@ -14,6 +14,7 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
+from jaxqueens.cli.boards import add_instance, add_size, board_size, start_and_instance
 from jaxqueens.cli.solve_large import cmd_large as _cmd_large
 from jaxqueens.drivers import solve_setup
 from jaxqueens.errors import QueensError
@@ -44,7 +45,7 @@ def add_command(sub) -> None:
         "until --chains have solved, --solutions distinct solutions are found, or "
         "--time seconds pass; every solution is verified by the independent checker.",
     )
-    options.add_size(p)
+    add_size(p)
     _add_budget_options(p)
     _add_search_options(p)
     _add_start_and_out_options(p)
@@ -137,7 +138,7 @@ def _add_start_and_out_options(p) -> None:
     p.add_argument(
         "--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n"
     )
-    options.add_instance(p, extra="; bounded: --max-restarts 99 and 100 chains run by default")
+    add_instance(p, extra="; bounded: --max-restarts 99 and 100 chains run by default")
     p.add_argument(
         "--out",
         default=None,
@@ -186,7 +187,7 @@ def cmd_solve(args) -> int:
     """
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     start, instance = _checked_start(args)
-    n = options.board_size(args, start) if instance is None else instance.n
+    n = board_size(args, start) if instance is None else instance.n
     path = solve_setup.solve_path(n, vars(args))
     if path != "backtrack":  # the drivers' check, before JAX is imported
         solve_setup.check_solvable(n)
@@ -255,7 +256,7 @@ def _checked_start(args):
         raise QueensError("--plot needs --out DIR to write the figures into")
     if args.instance and args.show_initial:
         raise QueensError("--show-initial shows plain boards; drop it with --instance")
-    start, instance = options.start_and_instance(args)
+    start, instance = start_and_instance(args)
     if args.toroidal and args.show_initial:
         raise QueensError("--show-initial shows plain boards; drop it with --toroidal")
     return start, instance

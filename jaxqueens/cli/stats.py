@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
+from jaxqueens.cli.boards import add_size, board_size
 from jaxqueens.drivers import settings, stats_setup
 from jaxqueens.io import provenance, writing
 from jaxqueens.io import stats as outputs
@@ -34,7 +35,7 @@ def add_command(sub) -> None:
         "the coupon-collector expectation, every solution's sampling frequency with a "
         "chi-square test of uniformity, and the steps-to-solution distribution.",
     )
-    options.add_size(p, default=8)
+    add_size(p, default=8)
     p.add_argument(
         "--solver",
         choices=stats_setup.STATS_SOLVERS,
@@ -196,7 +197,7 @@ def cmd_stats(args) -> int:
       The exit code.
     """
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
-    n = options.board_size(args)
+    n = board_size(args)
     solver_options = _options(args)
     stats_setup.check_stats_options(args.solver, solver_options)  # before JAX is imported
     stats_setup.check_stats_budget(args.chains, args.solutions, args.time, args.seed)

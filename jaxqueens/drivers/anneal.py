@@ -18,19 +18,16 @@ import numpy as np
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import chains_types
 from jaxqueens.drivers import settings as tables
-from jaxqueens.drivers.anneal_replay import best_of_unsolved as best_of_unsolved
 from jaxqueens.drivers.anneal_replay import replays
-from jaxqueens.drivers.anneal_setup import calibrate as calibrate
 from jaxqueens.drivers.anneal_setup import (
     calibrate_checked,
     chain_problem,
+    chunk_for,
     config_checked,
     schedule_params,
 )
-from jaxqueens.drivers.anneal_setup import chunk_for as chunk_for
-from jaxqueens.drivers.anneal_setup import make_config as make_config
-from jaxqueens.drivers.anneal_setup import schedule_of as schedule_of
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel.devices import local_device_count
@@ -54,7 +51,7 @@ class AnnealResult:
       instance: the constrained instance (toroidal included), if any
     """
 
-    run: driver.ChainRun
+    run: chains_types.ChainRun
     summary: dict
     config: sls.Config
     schedule: np.ndarray  # [rounds] thresholds (LS, TA) or temperatures (SA)
@@ -152,7 +149,7 @@ def anneal(
       q: TA's quantile of |delta| for the first threshold.
       init_prob: SA's start acceptance of worsening moves.
       alpha: SA's cooling factor per round.
-      t0: SA's start temperature: "worsening", "nmof" or a number (`calibrate`).
+      t0: SA's start temperature: "worsening", "nmof" or a number (`anneal_setup.calibrate`).
       walk: steps of the calibration walk.
       t_end: SA's last temperature relative to its first; give it or `alpha`, not both.
       preset: "default", "classic" or "nmof": the settings left None (`settings`).
@@ -255,7 +252,7 @@ def _run(s: _Setup, prep: _Prepared, quiet, checkpoint, resume, checkpoint_every
     return driver.run_chains(
         spent_steps(prep.runner, s.config),
         s.config.n,
-        driver.Budget(max_chains=s.checked["chains"]),
+        chains_types.Budget(max_chains=s.checked["chains"]),
         prep.chunk,
         what=f"annealing ({s.method})",
         compile_s=prep.compile_s,
@@ -271,7 +268,7 @@ def _run(s: _Setup, prep: _Prepared, quiet, checkpoint, resume, checkpoint_every
 
 
 def _result(
-    s: _Setup, prep: _Prepared, run: driver.ChainRun, trace_chains: int, best_boards: bool
+    s: _Setup, prep: _Prepared, run: chains_types.ChainRun, trace_chains: int, best_boards: bool
 ) -> AnnealResult:
     """The run's one result: replayed traces and best boards, the summary."""
     traces, every, best = replays(
@@ -329,11 +326,11 @@ def _fingerprint(s: _Setup, schedule: np.ndarray) -> dict:
 
 
 def _summary(
-    run: driver.ChainRun, s: _Setup, schedule: np.ndarray, chunk: int, best: tuple
+    run: chains_types.ChainRun, s: _Setup, schedule: np.ndarray, chunk: int, best: tuple
 ) -> dict:
     """`anneal`'s summary: the run's figures, its settings and schedule, the best boards'."""
     method, opts, checked, start, model = s.method, s.opts, s.checked, s.start, s.model
-    summary = driver.summarize(
+    summary = chains_types.summarize(
         run,
         solver=method,
         method=method,
@@ -383,8 +380,8 @@ def spent_steps(runner, config: sls.Config):
       whole budget (an unsolved chain runs to its end).
     """
 
-    def run(offset: int, count: int) -> driver.ChunkResult:
-        out = driver.ChunkResult.of(runner(offset, count))
+    def run(offset: int, count: int) -> chains_types.ChunkResult:
+        out = chains_types.ChunkResult.of(runner(offset, count))
         spent = np.where(out.solved, out.steps, config.total_steps).astype(out.steps.dtype)
         return out._replace(steps=spent)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
-from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import chains_types
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys
 
@@ -44,7 +44,7 @@ def replays(
     config: sls.Config,
     params: sls.Params,
     problem: sls.Problem | None,
-    run: driver.ChainRun,
+    run: chains_types.ChainRun,
     model: cons.Constraints | None,
     trace_chains: int,
     best_boards: bool,
@@ -87,7 +87,7 @@ def best_of_unsolved(
     config: sls.Config,
     params: sls.Params,
     problem: sls.Problem | None,
-    run: driver.ChainRun,
+    run: chains_types.ChainRun,
     model: cons.Constraints | None = None,
 ):
     """The best boards of the unsolved chains, by replaying each to the step of its best.

@@ -21,11 +21,7 @@ import numpy as np
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import settings
-from jaxqueens.drivers.chains_types import Budget as Budget
-from jaxqueens.drivers.chains_types import ChainRun as ChainRun
-from jaxqueens.drivers.chains_types import ChunkResult as ChunkResult
-from jaxqueens.drivers.chains_types import row_keys
-from jaxqueens.drivers.chains_types import summarize as summarize
+from jaxqueens.drivers.chains_types import Budget, ChainRun, ChunkResult, row_keys
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.errors import InstanceUnsat, QueensError
 from jaxqueens.io import checkpoint

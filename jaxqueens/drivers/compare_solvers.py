@@ -16,7 +16,7 @@ import numpy as np
 from jaxqueens.core import rng
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import compare_setup, ga
+from jaxqueens.drivers import chains_types, compare_setup, ga, ga_setup, minconflicts_runner
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.drivers.compare_ert import SolverRun
@@ -75,7 +75,7 @@ def run_minconflicts(
     params = minconflicts.default_params(
         config, max_steps=max_steps, max_restarts=-(-steps // max_steps) - 1
     )
-    chunk = min(mcsolve.default_chunk(n, chains), chains)
+    chunk = min(minconflicts_runner.default_chunk(n, chains), chains)
     t0 = time.perf_counter()
     runner = mcsolve.compile_runner(
         rng.seed_key(seed), config, params, chunk, bounded=True, total=chains
@@ -84,7 +84,7 @@ def run_minconflicts(
     run = driver.run_chains(
         runner,
         n,
-        driver.Budget(max_chains=chains),
+        chains_types.Budget(max_chains=chains),
         chunk,
         what=f"min-conflicts ({init}, tabu {tabu})",
         compile_s=compile_s,
@@ -349,7 +349,7 @@ def check_ga(name: str, n: int, own: dict) -> None:
     chosen = compare_setup.compare_ga(name, own)
     encoding = SOLVERS[name]["encoding"]
     try:
-        ga.check_setup(
+        ga_setup.check_setup(
             n=n,
             pop=chosen["pop"],
             generations=1,

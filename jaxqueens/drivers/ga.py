@@ -18,14 +18,6 @@ import numpy as np
 
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import ga_run, ga_setup, ga_size, settings
-from jaxqueens.drivers.ga_run import SUMMARY as SUMMARY
-from jaxqueens.drivers.ga_run import summarise as summarise
-from jaxqueens.drivers.ga_setup import RECORDS as RECORDS
-from jaxqueens.drivers.ga_setup import check_setup as check_setup
-from jaxqueens.drivers.ga_size import accelerator_chunk as accelerator_chunk
-from jaxqueens.drivers.ga_size import chunk_builder as chunk_builder
-from jaxqueens.drivers.ga_size import default_chunk as default_chunk
-from jaxqueens.drivers.ga_size import memory_estimate as memory_estimate
 from jaxqueens.drivers.loop import run_chunks
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io import ga as ga_io
@@ -47,7 +39,7 @@ class EvolveResult:
       params: cxpb, mutpb, indpb, migrate_every as Python numbers
       seed: the random seed.
       generations: generations recorded (G; fewer than asked after a time budget)
-      summary: [G+1, len(SUMMARY)] float64 statistics over trials per generation
+      summary: [G+1, len(ga_run.SUMMARY)] float64 statistics over trials per generation
       first_met: [T] int64 first generation whose best scored 0 (-1: never)
       evals_total: [T] int64 evaluations (DEAP's count, initial population included)
       evals_at_first: [T] int64 evaluations up to the first solved generation (-1)
@@ -162,7 +154,9 @@ class EvolveResult:
     @property
     def evals_per_s_total(self) -> float:
         """Evaluations after generation 0 per second of generation time summed over sessions."""
-        gen0 = float(self.summary[0, SUMMARY.index("evaluations")]) if len(self.summary) else 0
+        gen0 = (
+            float(self.summary[0, ga_run.SUMMARY.index("evaluations")]) if len(self.summary) else 0
+        )
         return (self.evaluations_total - gen0) / max(self.wall_total_s, 1e-12)
 
 
@@ -232,14 +226,14 @@ def evolve(
       fitness: "pairs", "excess", "report-diagonals-only" or a function `[n] int32 -> []`
         integer, minimised; a 0 of the last two is checked, never trusted (`score_met`).
       seed: random seed.
-      chunk: generations per jitted call (default: `default_chunk`).
+      chunk: generations per jitted call (default: `ga_size.default_chunk`).
       quiet: no progress line (None: a progress line on a terminal only).
       checkpoint: checkpoint file, written after whole chunks every `checkpoint_every` seconds
         and on Ctrl-C; `resume`: whether to continue from it.
       instance: a constrained instance; `toroidal`: queens attack modulo n.
       preset: "default" or "classic" (`PRESETS`).
       seconds: stop after the chunk that passes this much run time (compilation excluded).
-      records: one of `RECORDS`.
+      records: one of `ga_setup.RECORDS`.
       sink: receives every trial's records chunk by chunk (`jaxqueens.io.ga_history.HistoryStream`).
       plan: called with the run's memory estimate before the first generation (`ga_size.plan`).
       until_solved: stop after the chunk in which the last trial (of every process) solved.
@@ -285,7 +279,7 @@ def _begin(
     """`evolve`'s run laid out, compiled, at generation 0 (or resumed from its checkpoint):
     `(ga_run.Run, the checkpoint's save or None)`."""
     sink, generations = a.sink, a.generations
-    chunk = a.chunk or default_chunk(config, a.trials, generations)
+    chunk = a.chunk or ga_size.default_chunk(config, a.trials, generations)
     chunk, procs, me, total_trials, trials = ga_size.plan(
         config, a.trials, generations, chunk, a.records, sink is not None, mask, a.plan
     )

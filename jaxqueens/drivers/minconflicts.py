@@ -22,11 +22,13 @@ from jaxqueens.core import arguments, checker, rng
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import settings, solve_setup
-from jaxqueens.drivers.minconflicts_runner import CALL_SECONDS as CALL_SECONDS
-from jaxqueens.drivers.minconflicts_runner import BoundedRunner as BoundedRunner
-from jaxqueens.drivers.minconflicts_runner import chain_problem, compile_runner, trace_chain
-from jaxqueens.drivers.minconflicts_runner import default_chunk as default_chunk
+from jaxqueens.drivers import chains_types, settings, solve_setup
+from jaxqueens.drivers.minconflicts_runner import (
+    chain_problem,
+    compile_runner,
+    default_chunk,
+    trace_chain,
+)
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import constrained as rules
@@ -46,7 +48,7 @@ class SolveResult:
       trace: "conflicted", "pairs": [T] per step of chain 0
     """
 
-    run: driver.ChainRun
+    run: chains_types.ChainRun
     summary: dict
     config: minconflicts.Config | None
     trace: dict[str, np.ndarray] | None = None  # "conflicted", "pairs": [T] per step of chain 0
@@ -117,7 +119,8 @@ def solve(
       chains: stop once this many chains have solved (None: no chain budget).
       solutions: stop once this many distinct solutions are found.
       seconds: stop once this much kernel time is spent (checked between kernel calls, each
-        bounded to about `CALL_SECONDS` of work; chains still running are reported unsolved).
+        bounded to about `minconflicts_runner.CALL_SECONDS` of work; chains still running are
+        reported unsolved).
       max_steps: steps per attempt before a restart (default `default_max_steps`).
       init: initial boards: "random", "permutation", "greedy" or "qs4".
       tabu: plateau memory: squares a queen may not revisit during one local minimum (0: off).
@@ -194,7 +197,7 @@ class _Checked(NamedTuple):
     n: int
     model: cons.Constraints | None  # the constrained instance (None: a plain board)
     mask: rules.Mask | None  # its allowed squares
-    budget: driver.Budget
+    budget: chains_types.Budget
     seed: int
     batch: int | None
     max_steps: int
@@ -225,7 +228,7 @@ def _checked(
         raise QueensError(
             "a constrained instance sets every chain's start itself; drop the start board (--file)"
         )
-    checked_budget = driver.Budget(**budget, max_chains=max_chains)
+    checked_budget = chains_types.Budget(**budget, max_chains=max_chains)
     checked_budget.check(n)
     max_steps = search["max_steps"]
     if max_steps is None:
@@ -312,9 +315,9 @@ def _fingerprint(command: str, c: _Checked) -> dict:
     return fingerprint
 
 
-def _summary(run: driver.ChainRun, c: _Checked, chunk: int) -> dict:
+def _summary(run: chains_types.ChainRun, c: _Checked, chunk: int) -> dict:
     """`solve`'s summary: the run's figures and its settings (the instance's status with one)."""
-    summary = driver.summarize(
+    summary = chains_types.summarize(
         run,
         solver=c.name,
         init=c.init,
@@ -379,12 +382,12 @@ def initial_board(
     return rows, int(checker.attacking_pairs(rows)), gen_s, compile_s
 
 
-def _solve_trivial(budget: driver.Budget, seed: int, name: str, model=None) -> SolveResult:
+def _solve_trivial(budget: chains_types.Budget, seed: int, name: str, model=None) -> SolveResult:
     """n = 1: the one queen is a solution; every chain solves in 0 steps."""
     count = budget.chains or budget.max_chains or 1
 
     def run_chunk(offset, k):
-        return driver.ChunkResult(
+        return chains_types.ChunkResult(
             rows=np.zeros((k, 1), np.int32),
             solved=np.ones(k, bool),
             steps=np.zeros(k, np.int32),
@@ -394,7 +397,7 @@ def _solve_trivial(budget: driver.Budget, seed: int, name: str, model=None) -> S
     run = driver.run_chains(
         run_chunk, 1, budget, count, what="min-conflicts", model=model, solver=name
     )
-    summary = driver.summarize(run, solver=name, seed=seed)
+    summary = chains_types.summarize(run, solver=name, seed=seed)
     if model is not None:
         summary.update(instance=model.to_dict(), status="SAT")
     return SolveResult(run=run, summary=summary, config=None)

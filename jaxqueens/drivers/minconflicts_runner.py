@@ -15,8 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import solve_setup
+from jaxqueens.drivers import chains_types, solve_setup
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import sizing
@@ -120,7 +119,7 @@ class BoundedRunner:
         self.max_restarts = int(params.max_restarts)
         first = FIRST_CALL_STEPS // (max(chunk, 1) * (int(params.max_steps) + config.n))
         self.cap = int(min(self.max_restarts, max(0, first - 1)))
-        self._last: tuple[tuple[int, int], driver.ChunkResult] | None = None  # the last call
+        self._last: tuple[tuple[int, int], chains_types.ChunkResult] | None = None  # the last call
 
     def _resume(self, prev) -> minconflicts.Fresh | minconflicts.Resume:
         if prev is None:
@@ -133,7 +132,7 @@ class BoundedRunner:
             until=np.where(p, until, -1).astype(np.int32),
         )
 
-    def __call__(self, offset: int, count: int) -> driver.ChunkResult:
+    def __call__(self, offset: int, count: int) -> chains_types.ChunkResult:
         prev = (
             self._last[1] if self._last is not None and self._last[0] == (offset, count) else None
         )
@@ -141,7 +140,7 @@ class BoundedRunner:
         out = jax.device_get(self.run(offset, count, self._resume(prev)))
         dt = time.perf_counter() - t0
         paused = ~out.solved & (out.restarts < self.max_restarts)  # minconflicts.paused
-        res = driver.ChunkResult.of(out, paused=paused)
+        res = chains_types.ChunkResult.of(out, paused=paused)
         if prev is not None:  # the chains that were not paused keep their results
             assert prev.paused is not None  # this runner sets it for every chain
             if prev.best is not None and res.best is not None:

@@ -22,8 +22,7 @@ from jaxqueens.core import symmetry, symmetry_jax
 from jaxqueens.core.board import as_size
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.statistics import uniformity_test
-from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import count, stats_setup
+from jaxqueens.drivers import chains_types, count, stats_setup
 from jaxqueens.drivers import stats_samples as sampling
 from jaxqueens.drivers.stats_samples import Samples
 from jaxqueens.errors import QueensError
@@ -39,7 +38,7 @@ def _budget_check(n: int, chains, solutions, seconds):
             f"--solutions {solutions}: n = {n} has only {A000170[n]:,} solutions; "
             f"ask for at most that many"
         )
-    return driver.Budget(chains=chains, solutions=solutions, seconds=seconds)
+    return chains_types.Budget(chains=chains, solutions=solutions, seconds=seconds)
 
 
 def collect(

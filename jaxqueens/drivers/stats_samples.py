@@ -13,8 +13,8 @@ import numpy as np
 
 from jaxqueens.core import checker
 from jaxqueens.drivers import anneal as annealing
+from jaxqueens.drivers import anneal_setup, chains_types, ga, settings, stats_setup
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import ga, settings, stats_setup
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers.loop import Tick, run_chunks
 from jaxqueens.io import checkpoint as ckpt
@@ -55,7 +55,7 @@ class Samples:
     wall_s: float
     compile_s: float
     stopped_by: str
-    run: driver.ChainRun | None = None  # chain solvers: the run itself (runs.csv is its table)
+    run: chains_types.ChainRun | None = None  # chain solvers: the run (runs.csv is its table)
     work: np.ndarray | None = None  # GA: [C, 3] int64 per trial: evaluations spent, evaluations
     # to the end of its first solved generation (-1: unsolved), generations run (-1: unknown)
     seconds: np.ndarray | None = None  # GA: [C] float64 each trial's share of its round's time
@@ -186,17 +186,17 @@ def sample_anneal(
     method, steps, rounds, walk = got["method"], got["steps"], got["rounds"], got["walk"]
     neighbour, step, objective = got["neighbour"], got["step"], got["objective"]
     q, init_prob, alpha = got["q"], got["init_prob"], got["alpha"]
-    config = annealing.make_config(n, method, steps, rounds, neighbour, step, objective)
-    budget = driver.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
+    config = anneal_setup.make_config(n, method, steps, rounds, neighbour, step, objective)
+    budget = chains_types.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = chain_batch.seed_keys(seed, 2)
-    schedule, _ = annealing.calibrate(cal_key, config, walk, q, init_prob, alpha)
-    chunk = batch or annealing.chunk_for(chains, config, local_device_count())
+    schedule, _ = anneal_setup.calibrate(cal_key, config, walk, q, init_prob, alpha)
+    chunk = batch or anneal_setup.chunk_for(chains, config, local_device_count())
     t0 = time.perf_counter()
     runner = chain_batch.compile_runner(
         chain_batch.Chains(sls, config),
         key,
         chunk,
-        annealing.schedule_params(schedule),
+        anneal_setup.schedule_params(schedule),
         total=chains,
     )
     compile_s = time.perf_counter() - t0

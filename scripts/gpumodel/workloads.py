@@ -5,7 +5,7 @@ accelerator (`batch -> jax.stages.Lowered` of the real jitted function, never a 
 `jaxqueens.parallel.chains.lockstep_builder` for the chain solvers (solve, anneal, the
 samples of stats), `jaxqueens.parallel.count.items_builder`,
 `jaxqueens.parallel.complete.chunk_builder`, `jaxqueens.drivers.estimate.call_builder`,
-`jaxqueens.drivers.ga.chunk_builder`, `jaxqueens.drivers.large.builders` and
+`jaxqueens.drivers.ga_size.chunk_builder`, `jaxqueens.drivers.large.builders` and
 `jaxqueens.drivers.stats.analysis_builders`. `want` is the batch the driver asks
 `jaxqueens.parallel.sizing.choose` for on that device; `sized` False marks a batch that is
 the user's (a population, the samples, one large board): checked against the budget, not chosen.
@@ -26,11 +26,10 @@ import jax
 import jax.numpy as jnp
 
 from jaxqueens.core import constellations, prefixes
-from jaxqueens.drivers import anneal as annealing
+from jaxqueens.drivers import anneal_setup, ga_setup, ga_size
 from jaxqueens.drivers import complete as completing
 from jaxqueens.drivers import count as counting
 from jaxqueens.drivers import estimate as estimating
-from jaxqueens.drivers import ga as evolving
 from jaxqueens.drivers import large as large_driver
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as statistics
@@ -160,7 +159,7 @@ def anneal_executables(target: Target, place) -> list[Executable]:
     out = []
     for method in ("ls", "ta", "sa"):
         for n in ANNEAL_N:
-            config = annealing.make_config(n, method, 10_000, 10, "step", 3, "attacks")
+            config = anneal_setup.make_config(n, method, 10_000, 10, "step", 3, "attacks")
             params = jax.eval_shape(lambda config=config: sls.default_params(config))
             chains = chain_batch.Chains(sls, config)
             out.append(
@@ -175,7 +174,7 @@ def evolve_executables(target: Target, place) -> list[Executable]:
     cases += [("permutation", "generational", GA_POP[-1], n) for n in GA_N]  # DEAP's eaSimple
     for encoding, scheme, pop, n in cases:
         steady = scheme == "steady"
-        config, _ = evolving.check_setup(
+        config, _ = ga_setup.check_setup(
             n=n,
             pop=pop,
             generations=1000,
@@ -193,13 +192,13 @@ def evolve_executables(target: Target, place) -> list[Executable]:
             migrate_every=0,
             migrants=1,
         )
-        want = evolving.default_chunk(config, 1, 1000)
+        want = ga_size.default_chunk(config, 1, 1000)
         out.append(
             Executable(
                 "evolve",
                 f"{encoding},{scheme},pop={pop}",
                 n,
-                evolving.chunk_builder(config, 1, 1, None, place),
+                ga_size.chunk_builder(config, 1, 1, None, place),
                 want,
                 "generations/call",
                 extra={"config": config, "individuals": pop},

@@ -292,9 +292,9 @@ def _interrupt_after(monkeypatch, chunks: int) -> None:
 def test_per_trial_history_is_streamed_and_equals_an_uninterrupted_run_after_resume(
     tmp_path, monkeypatch, capsys
 ):
-    from jaxqueens.drivers import ga
+    from jaxqueens.drivers import ga_size
 
-    monkeypatch.setattr(ga, "default_chunk", lambda *args: 10)  # several chunks in a small run
+    monkeypatch.setattr(ga_size, "default_chunk", lambda *args: 10)  # several chunks in a small run
     whole, part = tmp_path / "whole", tmp_path / "part"
     assert main(["evolve", *PER_TRIAL, "--out", str(whole)]) in (0, 1)
     rows = list(csv.reader((whole / "history.csv").read_text().splitlines()))
@@ -335,7 +335,7 @@ def test_an_interrupt_during_the_final_write_leaves_a_resumable_run(tmp_path, mo
     """Stopped as history.csv is renamed into place: every file is whole or absent, the
     checkpoint and the streamed rows stay, and --resume finishes the same history; without a
     checkpoint (a run of one chunk) no partial file is left behind."""
-    from jaxqueens.drivers import ga
+    from jaxqueens.drivers import ga_size
 
     one = tmp_path / "one"
     with monkeypatch.context() as m:
@@ -343,7 +343,7 @@ def test_an_interrupt_during_the_final_write_leaves_a_resumable_run(tmp_path, mo
         assert main(["evolve", *PER_TRIAL, "--out", str(one)]) == 130
     assert "run the command again" in capsys.readouterr().err
     assert not (one / "history.csv").exists() and not list(one.glob(".*partial"))
-    monkeypatch.setattr(ga, "default_chunk", lambda *args: 10)  # several chunks: checkpoints
+    monkeypatch.setattr(ga_size, "default_chunk", lambda *args: 10)  # several chunks: checkpoints
     whole, part = tmp_path / "whole", tmp_path / "part"
     assert main(["evolve", *PER_TRIAL, "--out", str(whole)]) in (0, 1)
     with monkeypatch.context() as m:

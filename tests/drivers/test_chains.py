@@ -5,6 +5,7 @@ import pytest
 
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import chains_types
 from jaxqueens.errors import QueensError, SolutionCheckError
 
 SOLS_6 = np.array([[1, 3, 5, 0, 2, 4], [2, 5, 1, 4, 0, 3], [3, 0, 4, 1, 5, 2], [4, 2, 0, 5, 3, 1]])
@@ -16,7 +17,7 @@ def fake_chunk(offset, count):
     solved = ids % 3 != 2
     rows = SOLS_6[ids % 4].copy()
     rows[~solved] = 0
-    return driver.ChunkResult(rows, solved, ids, ids // 7)
+    return chains_types.ChunkResult(rows, solved, ids, ids // 7)
 
 
 def interrupt_at_call(k):
@@ -34,7 +35,9 @@ def interrupt_at_call(k):
 
 @pytest.mark.parametrize("chunk", [1, 4, 7, 50])
 def test_chain_budget_cut_is_independent_of_chunk(chunk):
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10), chunk, "fake", quiet=True)
+    run = driver.run_chains(
+        fake_chunk, 6, chains_types.Budget(chains=10), chunk, "fake", quiet=True
+    )
     # 10 solved chains need chains 0..14 (every third chain fails).
     assert run.stopped_by == "chains"
     np.testing.assert_array_equal(run.chain_id, np.arange(14))
@@ -45,7 +48,9 @@ def test_chain_budget_cut_is_independent_of_chunk(chunk):
 
 @pytest.mark.parametrize("chunk", [2, 5, 64])
 def test_solution_budget_cut(chunk):
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(solutions=4), chunk, "fake", quiet=True)
+    run = driver.run_chains(
+        fake_chunk, 6, chains_types.Budget(solutions=4), chunk, "fake", quiet=True
+    )
     assert run.stopped_by == "solutions"
     assert len(run.distinct()) == 4
     # Chains 0, 1, 3 give solutions 0, 1, 3; chain 4 gives 0 again; chain 6 gives 2.
@@ -54,10 +59,10 @@ def test_solution_budget_cut(chunk):
 
 def test_max_chains_and_time_budgets():
     run = driver.run_chains(
-        fake_chunk, 6, driver.Budget(chains=10**9, max_chains=9), 4, "fake", quiet=True
+        fake_chunk, 6, chains_types.Budget(chains=10**9, max_chains=9), 4, "fake", quiet=True
     )
     assert run.stopped_by == "max_chains" and len(run.chain_id) == 9
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(seconds=1e-9), 4, "fake", quiet=True)
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(seconds=1e-9), 4, "fake", quiet=True)
     assert run.stopped_by == "time" and len(run.chain_id) == 4
 
 
@@ -67,13 +72,13 @@ def test_bad_board_from_solver_is_caught():
         return res._replace(solved=np.ones(count, bool))  # claims unsolved boards are solutions
 
     with pytest.raises(SolutionCheckError, match="board 2"):
-        driver.run_chains(lying, 6, driver.Budget(chains=5), 5, "fake", quiet=True)
+        driver.run_chains(lying, 6, chains_types.Budget(chains=5), 5, "fake", quiet=True)
 
 
 def test_interrupt_keeps_finished_chunks():
     interrupted = interrupt_at_call(3)
 
-    run = driver.run_chains(interrupted, 6, driver.Budget(chains=100), 4, "fake", quiet=True)
+    run = driver.run_chains(interrupted, 6, chains_types.Budget(chains=100), 4, "fake", quiet=True)
     assert run.stopped_by == "interrupted" and len(run.chain_id) == 8
 
 
@@ -88,18 +93,18 @@ def test_interrupt_keeps_finished_chunks():
 )
 def test_bad_budgets(kwargs, needle):
     with pytest.raises(QueensError, match=needle):
-        driver.Budget(**kwargs)
+        chains_types.Budget(**kwargs)
 
 
 def test_checkpoint_and_resume_equal_an_uninterrupted_run(tmp_path):
-    whole = driver.run_chains(fake_chunk, 6, driver.Budget(chains=30), 4, "fake", quiet=True)
+    whole = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=30), 4, "fake", quiet=True)
     ckpt = tmp_path / "checkpoint.npz"
     interrupted = interrupt_at_call(4)
 
     part = driver.run_chains(
         interrupted,
         6,
-        driver.Budget(chains=30),
+        chains_types.Budget(chains=30),
         4,
         "fake",
         quiet=True,
@@ -111,7 +116,7 @@ def test_checkpoint_and_resume_equal_an_uninterrupted_run(tmp_path):
     resumed = driver.run_chains(
         fake_chunk,
         6,
-        driver.Budget(chains=30),
+        chains_types.Budget(chains=30),
         4,
         "fake",
         quiet=True,
@@ -126,7 +131,7 @@ def test_checkpoint_and_resume_equal_an_uninterrupted_run(tmp_path):
         driver.run_chains(
             fake_chunk,
             6,
-            driver.Budget(chains=30),
+            chains_types.Budget(chains=30),
             4,
             "fake",
             quiet=True,
@@ -141,7 +146,7 @@ def test_periodic_checkpoints(tmp_path):
     run = driver.run_chains(
         fake_chunk,
         6,
-        driver.Budget(chains=10),
+        chains_types.Budget(chains=10),
         2,
         "fake",
         quiet=True,
@@ -149,7 +154,7 @@ def test_periodic_checkpoints(tmp_path):
         checkpoint_every=1e-9,
     )
     assert run.stopped_by == "chains" and ckpt.exists()
-    settings = {"n": 6, "chunk": 2, "processes": 1, **driver.Budget(chains=10).fingerprint()}
+    settings = {"n": 6, "chunk": 2, "processes": 1, **chains_types.Budget(chains=10).fingerprint()}
     done, shares, offset, wall = driver.load_checkpoint(ckpt, settings)
     assert offset == len(done.solved) == len(shares) and 0 < offset < 14 and wall >= 0
     np.testing.assert_array_equal(done.steps, np.arange(offset))
@@ -157,7 +162,7 @@ def test_periodic_checkpoints(tmp_path):
 
 def test_defect_18_progress_never_shows_more_done_than_the_total(capsys):
     # A chunk of 4 chains solves 3 of them; with --chains 1 the line must read 1/1, not 3/1.
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=1), 4, "fake", quiet=False)
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=1), 4, "fake", quiet=False)
     err = capsys.readouterr().err
     assert run.solved.sum() == 1 and "1/1 chains solved" in err
     assert "3/1" not in err and "2/1" not in err
@@ -179,12 +184,12 @@ def _bounded(limit=5):
 def test_defect_3_more_solutions_than_exist_are_refused_up_front(n, solutions, exist):
     chunk, calls = _bounded()
     with pytest.raises(QueensError, match=f"--solutions {solutions}: n = {n} has only {exist} "):
-        driver.run_chains(chunk, n, driver.Budget(solutions=solutions), 4, "fake", quiet=True)
+        driver.run_chains(chunk, n, chains_types.Budget(solutions=solutions), 4, "fake", quiet=True)
     assert calls == []  # refused before any work
     with pytest.raises(QueensError, match="has only"):
-        driver.Budget(solutions=solutions).check(n)
-    driver.Budget(solutions=exist).check(n)  # exactly all of them is allowed
-    driver.Budget(solutions=10**30).check(28)  # beyond the published table nothing changes
+        chains_types.Budget(solutions=solutions).check(n)
+    chains_types.Budget(solutions=exist).check(n)  # exactly all of them is allowed
+    chains_types.Budget(solutions=10**30).check(28)  # beyond the published table nothing changes
 
 
 def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
@@ -194,7 +199,7 @@ def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
     part = driver.run_chains(
         interrupted,
         6,
-        driver.Budget(seconds=60),
+        chains_types.Budget(seconds=60),
         4,
         "fake",
         quiet=True,
@@ -207,7 +212,7 @@ def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
         driver.run_chains(
             fake_chunk,
             6,
-            driver.Budget(solutions=4),
+            chains_types.Budget(solutions=4),
             4,
             "fake",
             quiet=True,
@@ -219,7 +224,7 @@ def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
         driver.run_chains(
             fake_chunk,
             6,
-            driver.Budget(seconds=30),
+            chains_types.Budget(seconds=30),
             4,
             "fake",
             quiet=True,
@@ -227,7 +232,13 @@ def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
             fingerprint={"k": 1},
             resume=True,
         )
-    same = {"k": 1, **driver.Budget(seconds=60).fingerprint(), "n": 6, "chunk": 4, "processes": 1}
+    same = {
+        "k": 1,
+        **chains_types.Budget(seconds=60).fingerprint(),
+        "n": 6,
+        "chunk": 4,
+        "processes": 1,
+    }
     assert driver.load_checkpoint(ckpt, same)[2] == 8  # the same budget resumes
 
 
@@ -237,12 +248,12 @@ def test_solutions_are_checked_against_the_instance():
     model = cons.Constraints(6, fixed=((0, 1),))
     with pytest.raises(SolutionCheckError, match="fixed queen on row 1 moved"):
         driver.run_chains(
-            fake_chunk, 6, driver.Budget(chains=5), 5, "fake", quiet=True, model=model
+            fake_chunk, 6, chains_types.Budget(chains=5), 5, "fake", quiet=True, model=model
         )
     run = driver.run_chains(
         lambda o, c: fake_chunk(0, 1)._replace(rows=SOLS_6[[0] * c], solved=np.ones(c, bool)),
         6,
-        driver.Budget(chains=3),
+        chains_types.Budget(chains=3),
         3,
         "fake",
         quiet=True,
@@ -290,14 +301,14 @@ def test_issue28_item13_a_run_without_a_chain_bound_keeps_at_most_the_cap(monkey
     monkeypatch.setattr(driver, "KEPT_CHAINS_MAX", 50)
 
     def never(offset, count):
-        return driver.ChunkResult(
+        return chains_types.ChunkResult(
             np.zeros((count, 6), np.int32), np.zeros(count, bool), np.ones(count), np.zeros(count)
         )
 
-    run = driver.run_chains(never, 6, driver.Budget(seconds=30.0), 8, "fake", quiet=True)
+    run = driver.run_chains(never, 6, chains_types.Budget(seconds=30.0), 8, "fake", quiet=True)
     assert run.stopped_by == "kept_chains" and len(run.chain_id) == 50 == len(run.rows)
     # an explicit bound on chains run is the user's: the cap does not apply
-    run = driver.run_chains(never, 6, driver.Budget(max_chains=60), 8, "fake", quiet=True)
+    run = driver.run_chains(never, 6, chains_types.Budget(max_chains=60), 8, "fake", quiet=True)
     assert run.stopped_by == "max_chains" and len(run.chain_id) == 60
 
 
@@ -323,7 +334,7 @@ def test_issue28_the_time_budget_counts_the_host_work_of_each_chunk(monkeypatch)
 
     monkeypatch.setattr(driver.checker, "require_solutions", slow_check)
     t0 = time.perf_counter()
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(seconds=0.3), 4, "fake", quiet=True)
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(seconds=0.3), 4, "fake", quiet=True)
     took = time.perf_counter() - t0
     assert run.stopped_by == "time"
     assert len(run.chain_id) <= 4 * 8  # about 6 chunks of 50 ms; without it: thousands

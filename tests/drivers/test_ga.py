@@ -11,7 +11,7 @@ from jax import lax
 import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
-from jaxqueens.drivers import ga
+from jaxqueens.drivers import ga, ga_run, ga_setup, ga_size
 from jaxqueens.errors import QueensError
 from jaxqueens.io.config import load_config
 from jaxqueens.parallel import memory, sizing
@@ -170,7 +170,7 @@ def test_bad_parameters_give_clear_errors(kwargs, words):
 
 
 def test_check_setup_fills_the_static_config():
-    config, params = ga.check_setup(
+    config, params = ga_setup.check_setup(
         n=8,
         pop=20,
         generations=5,
@@ -192,7 +192,10 @@ def test_check_setup_fills_the_static_config():
     assert (config.cx_cap32, config.mut_cap32, config.eval_cap32) == (16, 8, 20)
     assert params == {"cxpb": 0.5, "mutpb": 0.25, "indpb": 0.0, "migrate_every": 0}
     assert hash(config) == hash(kernel.Config(**vars(config)))  # a jit static argument
-    assert ga.default_chunk(config, 2, 5) == 5 and ga.default_chunk(config, 10**6, 10**4) == 10
+    assert (
+        ga_size.default_chunk(config, 2, 5) == 5
+        and ga_size.default_chunk(config, 10**6, 10**4) == 10
+    )
 
 
 SMALL_SETUP = {
@@ -218,8 +221,8 @@ SMALL_SETUP = {
 def test_chunk_builder_lowers_the_drivers_chunk():
     """The abstract chunk (what an accelerator's sizing and the GPU check compile) has the
     driver's shapes: states [T, ...] and records [generations, T]."""
-    config, _ = ga.check_setup(**SMALL_SETUP)
-    lowered = ga.chunk_builder(config, 2)(7)
+    config, _ = ga_setup.check_setup(**SMALL_SETUP)
+    lowered = ga_size.chunk_builder(config, 2)(7)
     states, metrics = lowered.out_info
     assert states.genes.shape == (2, 2, 12, 8) and metrics.best.shape == (7, 2)
     assert metrics.sols.shape == (7, 2, 2, 1, 8)
@@ -230,16 +233,16 @@ def test_accelerator_chunk_sizes_the_chunk_from_the_compiled_builder():
     """The accelerator's route on the CPU with a synthetic target: the wanted chunk when the
     memory holds it, fewer generations per call when it does not, one line when even one
     generation of the population does not fit."""
-    config, _ = ga.check_setup(**{**SMALL_SETUP, "pop": 64, "n": 16})
+    config, _ = ga_setup.check_setup(**{**SMALL_SETUP, "pop": 64, "n": 16})
     roomy = sizing.Target(10**9, 16, "test-roomy")
-    assert ga.accelerator_chunk(config, 2, 8, 1, target=roomy) == 8
-    one = sizing.footprint(ga.chunk_builder(config, 2)(1).compile())
-    many = sizing.footprint(ga.chunk_builder(config, 2)(8).compile())
+    assert ga_size.accelerator_chunk(config, 2, 8, 1, target=roomy) == 8
+    one = sizing.footprint(ga_size.chunk_builder(config, 2)(1).compile())
+    many = sizing.footprint(ga_size.chunk_builder(config, 2)(8).compile())
     assert many > one  # the per-generation records grow with the chunk
     tight = sizing.Target((one + many) // 2, 16, "test-tight")
-    assert 1 <= ga.accelerator_chunk(config, 2, 8, 1, target=tight) < 8
+    assert 1 <= ga_size.accelerator_chunk(config, 2, 8, 1, target=tight) < 8
     with pytest.raises(QueensError, match="use fewer --trials or a smaller --pop"):
-        ga.accelerator_chunk(config, 2, 8, 1, target=sizing.Target(one // 2, 16, "test-tiny"))
+        ga_size.accelerator_chunk(config, 2, 8, 1, target=sizing.Target(one // 2, 16, "test-tiny"))
 
 
 def test_zero_generations_reports_the_initial_population():
@@ -466,7 +469,7 @@ def test_summary_records_and_the_streamed_history_equal_the_in_memory_records():
         )
     np.testing.assert_array_equal(lean.summary, whole.summary)
     np.testing.assert_array_equal(
-        lean.summary, ga.summarise(whole.best, whole.avg, whole.worst, whole.evaluations)
+        lean.summary, ga_run.summarise(whole.best, whole.avg, whole.worst, whole.evaluations)
     )
     cum = np.cumsum(whole.evaluations, axis=0)
     fs = whole.first_solved
@@ -537,15 +540,15 @@ def test_the_checkpoint_does_not_grow_with_generations_x_trials(tmp_path, monkey
         assert ga.evolve(**kw, records="summary", checkpoint=ck).interrupted
         with np.load(ck) as z:
             sizes[g] = {k: z[k].shape for k in z.files if k != "header"}
-    assert sizes[20]["summary"] == (21, len(ga.SUMMARY))
-    assert sizes[200]["summary"] == (201, len(ga.SUMMARY))
+    assert sizes[20]["summary"] == (21, len(ga_run.SUMMARY))
+    assert sizes[200]["summary"] == (201, len(ga_run.SUMMARY))
     same = {k: v for k, v in sizes[20].items() if k not in ("summary", "sols")}
     assert same == {k: v for k, v in sizes[200].items() if k not in ("summary", "sols")}
     assert all(50 not in shape or 21 not in shape for shape in sizes[20].values())
 
 
 def test_the_memory_estimate_refuses_an_impossible_run_and_admits_the_paper_run(monkeypatch):
-    config, _ = ga.check_setup(
+    config, _ = ga_setup.check_setup(
         n=64,
         pop=10,
         generations=20_000,
@@ -563,13 +566,13 @@ def test_the_memory_estimate_refuses_an_impossible_run_and_admits_the_paper_run(
         migrate_every=0,
         migrants=1,
     )
-    chunk = ga.default_chunk(config, 10_000, 20_000)
-    paper = ga.memory_estimate(config, 10_000, 20_000, chunk)
+    chunk = ga_size.default_chunk(config, 10_000, 20_000)
+    paper = ga_size.memory_estimate(config, 10_000, 20_000, chunk)
     assert sum(paper.values()) < 2 << 30  # under 2 GiB, and independent of the generations:
-    assert sum(paper.values()) - sum(ga.memory_estimate(config, 10_000, 5_000, chunk).values()) < (
-        20 << 20
-    )
-    kept = ga.memory_estimate(config, 10_000, 20_000, chunk, records="all")
+    assert sum(paper.values()) - sum(
+        ga_size.memory_estimate(config, 10_000, 5_000, chunk).values()
+    ) < (20 << 20)
+    kept = ga_size.memory_estimate(config, 10_000, 20_000, chunk, records="all")
     assert kept["records"] > 10 * sum(paper.values())  # what records="all" would hold
     monkeypatch.setattr(memory, "available_memory", lambda: 4 << 30)
     with pytest.raises(QueensError, match=r"needs about .* fewer --trials"):

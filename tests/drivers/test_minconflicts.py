@@ -98,10 +98,10 @@ def test_trace_chain_is_cut_at_the_solution():
 def test_default_chunk_and_check_n():
     d = jax.local_device_count()
     for n, chains in ((8, None), (8, 10), (1000, 3), (40_000, None)):
-        chunk = mcsolve.default_chunk(n, chains)
+        chunk = mc_runner.default_chunk(n, chains)
         assert chunk % d == 0 and chunk >= 1
         assert chunk <= max(d, 8192)
-    assert mcsolve.default_chunk(8, 10) >= 10  # one call for a small job
+    assert mc_runner.default_chunk(8, 10) >= 10  # one call for a small job
     mcsolve.check_n(variants.MAX_BATCHED_N)
     with pytest.raises(QueensError, match="--mode large"):
         mcsolve.check_n(variants.MAX_BATCHED_N + 1)
@@ -175,7 +175,7 @@ def test_defect_5_bounded_calls_give_the_same_chains(monkeypatch):
     kwargs = dict(chains=30, max_steps=20, batch=8, seed=5)
     whole = jaxqueens.solve(12, **kwargs)
     calls = []
-    real = mcsolve.BoundedRunner.__call__
+    real = mc_runner.BoundedRunner.__call__
 
     def counted(self, offset, count):
         calls.append(offset)
@@ -183,7 +183,7 @@ def test_defect_5_bounded_calls_give_the_same_chains(monkeypatch):
 
     monkeypatch.setattr(mc_runner, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
     monkeypatch.setattr(mc_runner, "CALL_SECONDS", 1e-9)  # and it never grows
-    monkeypatch.setattr(mcsolve.BoundedRunner, "__call__", counted)
+    monkeypatch.setattr(mc_runner.BoundedRunner, "__call__", counted)
     pieces = jaxqueens.solve(12, **kwargs)
     assert len(calls) > len(set(calls)) and whole.run.restarts.max() > 1
     for field in ("rows", "solved", "steps", "restarts", "chain_id"):
@@ -244,10 +244,10 @@ def test_defect_first_call_is_bounded_in_steps_so_progress_ticks_early():
     d = jax.local_device_count()
     for n in (2000, 4999, 9000, 20_000, variants.MAX_BATCHED_N):
         steps = variants.default_max_steps(n)
-        chunk = mcsolve.default_chunk(n, 1000)
+        chunk = mc_runner.default_chunk(n, 1000)
         # within the bound, give or take the rounding up to a multiple of the devices
         assert (chunk - d) * steps * n < d * solve_setup.CALL_WORK, (n, chunk)
-    assert mcsolve.default_chunk(8, 1000) >= 1000  # small boards still run in one call
+    assert mc_runner.default_chunk(8, 1000) >= 1000  # small boards still run in one call
 
 
 def test_defect_unsolved_chains_report_their_best_board():

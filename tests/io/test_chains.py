@@ -6,14 +6,15 @@ import numpy as np
 import pytest
 
 from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import chains_types
 from jaxqueens.io import chains as chain_out
 from jaxqueens.io import checkpoint, schema
 from tests.drivers.test_chains import fake_chunk
 
 
 def test_outputs_and_summary(tmp_path):
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=10), 8, "fake", quiet=True)
-    summary = driver.summarize(run, solver="fake")
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=10), 8, "fake", quiet=True)
+    summary = chains_types.summarize(run, solver="fake")
     paths = chain_out.write_outputs(run, tmp_path, summary)
     assert [p.name for p in paths] == ["solutions.npy", "runs.csv", "summary.json"]
     np.testing.assert_array_equal(np.load(tmp_path / "solutions.npy"), run.solutions)
@@ -30,10 +31,10 @@ def test_outputs_and_summary(tmp_path):
 
 
 def test_best_objective_column_and_checkpoint_removal(tmp_path):
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=3), 8, "fake", quiet=True)
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=3), 8, "fake", quiet=True)
     run.best = np.arange(len(run.chain_id))
     (tmp_path / checkpoint.FILENAME).write_bytes(b"old")
-    chain_out.write_outputs(run, tmp_path, driver.summarize(run))
+    chain_out.write_outputs(run, tmp_path, chains_types.summarize(run))
     lines = (tmp_path / "runs.csv").read_text().splitlines()
     assert lines[0] == ",".join(schema.CORE)
     assert (
@@ -44,12 +45,12 @@ def test_best_objective_column_and_checkpoint_removal(tmp_path):
     assert not (tmp_path / checkpoint.FILENAME).exists()  # a finished run drops its checkpoint
     run.stopped_by = "interrupted"
     (tmp_path / checkpoint.FILENAME).write_bytes(b"old")
-    chain_out.write_outputs(run, tmp_path, driver.summarize(run))
+    chain_out.write_outputs(run, tmp_path, chains_types.summarize(run))
     assert (tmp_path / checkpoint.FILENAME).exists()  # an interrupted one keeps it
 
 
 def test_write_unsolved_saves_best_boards(tmp_path):
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=3), 8, "fake", quiet=True)
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=3), 8, "fake", quiet=True)
     run.best = np.arange(len(run.chain_id)) + 1
     unsolved = ~run.solved
     assert unsolved.tolist() == [False, False, True, False]  # fake_chunk: chain 2 fails
@@ -58,6 +59,8 @@ def test_write_unsolved_saves_best_boards(tmp_path):
     np.testing.assert_array_equal(np.load(paths[0]), run.rows[unsolved])
     lines = paths[1].read_text().splitlines()
     assert lines == ["run,best_attacking_pairs,steps_spent,restarts", "2,3,2,0"]
-    solved_only = driver.run_chains(fake_chunk, 6, driver.Budget(chains=2), 2, "fake", quiet=True)
+    solved_only = driver.run_chains(
+        fake_chunk, 6, chains_types.Budget(chains=2), 2, "fake", quiet=True
+    )
     assert solved_only.solved.all() and chain_out.write_unsolved(solved_only, tmp_path / "x") == []
     assert not (tmp_path / "x").exists()

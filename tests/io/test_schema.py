@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import chains_types
 from jaxqueens.io import chains as chain_out
 from jaxqueens.io import compare as io_compare
 from jaxqueens.io import ga as ga_io
@@ -79,8 +80,8 @@ def test_run_table_cells():
 def _writers(tmp_path: Path) -> dict[str, Path]:
     """Every writer of a per-run table, run on a small result: the file each wrote."""
     out = {}
-    run = driver.run_chains(fake_chunk, 6, driver.Budget(chains=3), 8, "fake", quiet=True)
-    chain_out.write_outputs(run, tmp_path / "solve", driver.summarize(run))
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=3), 8, "fake", quiet=True)
+    chain_out.write_outputs(run, tmp_path / "solve", chains_types.summarize(run))
     out["solve"] = tmp_path / "solve" / "runs.csv"
     sa = types.SimpleNamespace(**vars(run), solutions=run.solutions)  # an annealing run
     sa.best, sa.best_step = np.arange(len(run.chain_id)), np.arange(len(run.chain_id))
