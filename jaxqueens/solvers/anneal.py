@@ -353,11 +353,7 @@ def run(key: jax.Array, config: Config, params: Params, problem: Problem | None 
 
 
 def replay(
-    key: jax.Array,
-    config: Config,
-    params: Params,
-    upto: jax.Array,
-    problem: Problem | None = None,
+    key: jax.Array, config: Config, params: Params, upto: jax.Array, problem: Problem | None = None
 ) -> State:
     """The chain's state after its first `upto` steps ([] int32, at most where it stopped).
 
@@ -383,11 +379,7 @@ def replay(
 
 
 def trace(
-    key: jax.Array,
-    config: Config,
-    params: Params,
-    every: int = 1,
-    problem: Problem | None = None,
+    key: jax.Array, config: Config, params: Params, every: int = 1, problem: Problem | None = None
 ) -> jax.Array:
     """Best objective so far after every `every` steps of one chain: [total_steps // every] int32.
 

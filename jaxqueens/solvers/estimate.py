@@ -83,15 +83,8 @@ def _walk(s: State) -> _Walk:
 
 
 def _from_walk(w: _Walk, s: State) -> State:
-    return s._replace(
-        cols=jnp.stack(w.cols),
-        ld=jnp.stack(w.ld),
-        rd=jnp.stack(w.rd),
-        m=w.m,
-        e=w.e,
-        nodes=w.nodes,
-        alive=w.alive,
-    )
+    masks = (jnp.stack(w.cols), jnp.stack(w.ld), jnp.stack(w.rd))
+    return State(*masks, w.m, w.e, w.nodes, w.alive, s.seed, s.lane)
 
 
 def _level(state: _Walk, level, seed, lane, config: Config) -> _Walk:
