@@ -118,13 +118,13 @@ SEEDS = [jax.random.key(s) for s in (3, 11, 2024)]
 
 @functools.cache
 def _step(config):
-    """``step`` of one Config, compiled once for every seed, schedule and instance (a new
-    ``jax.jit(lambda ...)`` per reference run compiled the step anew each time)."""
+    """`step` of one Config, compiled once for every seed, schedule and instance (a new
+    `jax.jit(lambda ...)` per reference run compiled the step anew each time)."""
     return jax.jit(lambda s, params, problem: sls.step(s, config, params, problem))
 
 
 def _stepped(key, config, params, problem=None):
-    """Reference run: ``step`` in a Python loop until ``done`` (the kernel's own contract)."""
+    """Reference run: `step` in a Python loop until `done` (the kernel's own contract)."""
     s = INIT(key, config, params, problem)
     step = _step(config)
     while not bool(sls.done(s, config, params)):
@@ -201,8 +201,8 @@ class KernelTest(parameterized.TestCase):
 
 # ---------------------------------------------------------------- NMOF's vignette (issue 14)
 def nmof_neighbour_row(r: int, shift: int, n: int) -> int:
-    """Plain reference of the vignette's edge rule (0-based): ``p[i] + shift``, then past the last
-    row to the first and before the first to the last (``p[i] <- 1`` / ``p[i] <- N``)."""
+    """Plain reference of the vignette's edge rule (0-based): `p[i] + shift`, then past the last
+    row to the first and before the first to the last (`p[i] <- 1` / `p[i] <- N`)."""
     r = r + shift
     return 0 if r > n - 1 else n - 1 if r < 0 else r
 
@@ -498,7 +498,7 @@ def test_defect_anneal_params_took_nan_negative_and_wrong_schedules():
 
 
 def test_defect_the_kernel_config_defaults_were_not_the_commands_measured_preset():
-    """``Config`` defaulted to the step neighbour while ``anneal`` runs its measured preset (the
+    """`Config` defaulted to the step neighbour while `anneal` runs its measured preset (the
     swap neighbour): the sweeps guide's SA, on the kernel's defaults, solved almost nothing."""
     from jaxqueens.drivers import settings
 

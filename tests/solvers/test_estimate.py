@@ -1,4 +1,4 @@
-"""Knuth's probe kernel (:mod:`jaxqueens.solvers.estimate`): its pieces and walks against Python,
+"""Knuth's probe kernel (`jaxqueens.solvers.estimate`): its pieces and walks against Python,
 the kernel contract (init/step/run with and without jit, under vmap over keys, strata and
 Params with one trace, lax.scan of step), typed and legacy keys, and the group sums."""
 
@@ -42,7 +42,7 @@ def _setup(n, depth=0):
 
 
 def _strata(n, depth):
-    """Every stratum of ``depth`` queens: masks uint64 [S, 3] and the kernel's [S, 3, W]."""
+    """Every stratum of `depth` queens: masks uint64 [S, 3] and the kernel's [S, 3, W]."""
     masks64, _ = prefixes.expand(n, depth)
     return masks64, jnp.asarray(S.words_of(masks64, S.Config(n=n).words))
 
@@ -80,7 +80,7 @@ def _seed(x):
 
 
 def _check_against_reference(n, depth, masks64, seed, lanes, res):
-    """Results [S, L] of lanes ``lanes`` of stream ``seed`` on strata ``masks64`` vs Python."""
+    """Results [S, L] of lanes `lanes` of stream `seed` on strata `masks64` vs Python."""
     m, e, nodes, solved, reached = (np.asarray(x) for x in res)
     u = np.asarray(rng.stream_bits(_seed(seed), jnp.arange(n)[:, None], lanes[None, :]))
     for s in range(len(masks64)):
