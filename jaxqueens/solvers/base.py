@@ -188,6 +188,12 @@ def check_choice(name: str, value, options) -> str:
     return value
 
 
+def _family(cls: type) -> str:
+    """The module a class is imported from: its own, less a `_types` suffix (a family's types
+    module is re-exported by the family's module)."""
+    return cls.__module__.rsplit(".", 1)[-1].removesuffix("_types")
+
+
 def check_type(name: str, value, cls: type, fix: str = "") -> Any:
     """`value` when it is a `cls` (a family's `Config`, `Params`, `State` or
     `Problem`); a dict, a tuple or another family's class is refused.
@@ -205,11 +211,11 @@ def check_type(name: str, value, cls: type, fix: str = "") -> Any:
       QueensError: naming the expected class, what was given and `fix`.
     """
     if not isinstance(value, cls):
-        want = f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__qualname__}"
+        want = f"{_family(cls)}.{cls.__qualname__}"
         got = type(value)
         given = got.__qualname__
         if got.__module__ != "builtins":
-            given = f"{got.__module__.rsplit('.', 1)[-1]}.{given}"
+            given = f"{_family(got)}.{given}"
         raise QueensError(f"{name} must be a {want}, got a {given}{': ' + fix if fix else ''}")
     return value
 
@@ -271,6 +277,57 @@ def check_params(params, cls: type, template, family: str) -> Any:
                 f"{list(jnp.shape(want))}, got {dtype}{list(shape)}"
             )
     return params
+
+
+def int32_params(cls: Any, values) -> Any:
+    """A family's `Params` (`cls`) of NumPy int32 scalars: building them dispatches no XLA
+    operation (a short job's first eager conversions compile); jit and vmap take them as they
+    take JAX arrays.
+
+    Args:
+      cls: the family's `Params` class.
+      values: one whole number per field.
+
+    Returns:
+      A `cls`.
+    """
+    return cls._make(np.asarray(v, np.int32) for v in values)
+
+
+def check_kernel_args(
+    family: str,
+    config,
+    config_cls: type,
+    params,
+    template,
+    check_values,
+    state=None,
+    state_cls: type | None = None,
+) -> None:
+    """A kernel's `config`, `params` and `state` checked at its boundary: their types, the
+    params' shapes and dtypes (`check_params`), and their values where concrete.
+
+    Args:
+      family: the family's module name, for the messages.
+      config: the value to check as a `config_cls`.
+      config_cls: the family's `Config` class.
+      params: the value to check as the family's `Params` (the class of `template`).
+      template: the family's `Params` of 0-d leaves with the right dtypes.
+      check_values: called with the params' values (Python scalars) when all are concrete.
+      state: the value to check as a `state_cls`, or None (not checked).
+      state_cls: the family's `State` class.
+
+    Raises:
+      QueensError: a wrong type, shape or dtype, or a value out of range.
+    """
+    check_type("config", config, config_cls)
+    check_params(params, type(template), template, family)
+    host = [concrete(v) for v in params]
+    if all(h is not None and h.ndim == 0 for h in host):
+        check_values([h.item() for h in host])  # type: ignore[union-attr]
+    if state is not None:
+        assert state_cls is not None
+        check_type("state", state, state_cls, f"make it with {family}.init")
 
 
 def check_rows(name: str, rows, n: int) -> jax.Array:

@@ -47,17 +47,18 @@ I32 = jnp.int32
 def _checked(config: Config, params: Params, problem=None, state=None) -> None:
     """The kernel's arguments checked at its boundary (`base`): types,
     the params' shapes and dtypes, and their values where concrete."""
-    base.check_type("config", config, Config)
-    base.check_params(params, Params, _TEMPLATE, "ga")
-    host = [base.concrete(x) for x in params]
-    if all(h is not None and h.ndim == 0 for h in host):
-        check_values(
-            {k: h.item() for k, h in zip(Params._fields, host, strict=True)},  # type: ignore[union-attr]
-            config,
-            "params.",
-        )
-    if state is not None:
-        base.check_type("state", state, State, "make it with ga.init")
+    base.check_kernel_args(
+        "ga",
+        config,
+        Config,
+        params,
+        _TEMPLATE,
+        lambda values: check_values(
+            dict(zip(Params._fields, values, strict=True)), config, "params."
+        ),
+        state,
+        State,
+    )
     if problem is not None:
         base.check_type("problem", problem, Problem)
 

@@ -60,3 +60,20 @@ def test_params_are_compared_with_the_family_template():
         base.check_params(good._replace(max_steps=np.zeros(3, np.int32)), mc.Params, template, "m")
     assert base.concrete(np.int32(3)) == 3
     assert jax.jit(lambda x: base.concrete(x) is None)(1)
+
+
+def test_kernel_args_check_values_where_concrete_and_name_the_family():
+    config = mc.Config(n=8)
+    params = mc.default_params(config)
+    seen = []
+    base.check_kernel_args("minconflicts", config, mc.Config, params, params, seen.append)
+    assert seen == [list(params)]  # the values, once all are concrete
+    jax.jit(
+        lambda p: base.check_kernel_args("minconflicts", config, mc.Config, p, params, seen.append)
+    )(params)
+    assert len(seen) == 1  # traced values are not read
+    with pytest.raises(
+        QueensError, match="state must be a minconflicts.State, got a dict: make it"
+    ):
+        base.check_kernel_args("minconflicts", config, mc.Config, params, params, len, {}, mc.State)
+    assert base.int32_params(mc.Params, [1, 2, 3, 4]).tabu.dtype == np.int32
