@@ -22,6 +22,7 @@ from jaxqueens.core import constraints as cons
 from jaxqueens.core.lines import conflicted_from_counts, counts_of
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers import minconflicts as mc
+from jaxqueens.solvers import minconflicts_moves as moves
 from jaxqueens.solvers.base import chain_keys
 
 # ----------------------------------------------------------------------------- references
@@ -263,7 +264,7 @@ def test_pick_uniform_over_conflicted_queens(n):
     cfg, s = _state_for(rows)
     conf = np.asarray(conflicted_from_counts(s.rows, s.counts, n))
     assert 1 < conf.sum() < n
-    pick = jax.jit(jax.vmap(lambda ct: mc._pick_conflicted(s._replace(ctr=ct), cfg)))
+    pick = jax.jit(jax.vmap(lambda ct: moves._pick_conflicted(s._replace(ctr=ct), cfg)))
     c, found = jax.device_get(pick(jnp.arange(40_000, dtype=jnp.uint32)))
     assert found.all() and conf[c].all()
     hist = np.bincount(c, minlength=n)[conf]
