@@ -10,12 +10,8 @@ no conflict is left or a budget is spent, keeping the package's contract
 
 from __future__ import annotations
 
-import dataclasses
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
 from jaxqueens.core.inplace import add as _add
@@ -23,167 +19,16 @@ from jaxqueens.core.inplace import get as _get
 from jaxqueens.core.inplace import put as _set
 from jaxqueens.core.inplace import swap as _swap
 from jaxqueens.core.rng import U32, next_seed, stream_randint
-from jaxqueens.solvers import base
 from jaxqueens.solvers.base import seed_of
-
-MAX_N = 2**30 - 1
-"""Largest board: diagonal indices up to 2n - 2 fit int32."""
-INT32_MAX = 2**31 - 1
-PAIRS_NONE = INT32_MAX
-"""`State.best` before a round of the attempt has ended."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Config:
-    """Static configuration (hashable, jit-static): what fixes shapes.
-
-    Attributes:
-        n: board size (>= 4; N-Queens has no solution for n = 2, 3, and 1 is trivial).
-        list_size: conflicted queens listed per repair round (the round's buffer).
-        trace_size: attacking pairs recorded after a round's first swap attempts.
-    """
-
-    n: int
-    list_size: int = 4096
-    trace_size: int = 4096
-
-    def __post_init__(self):
-        base.check_whole("n", self.n, 4, MAX_N)
-        base.check_whole("list_size", self.list_size, 1, 1 << 24)
-        base.check_whole("trace_size", self.trace_size, 1, 1 << 24)
-
-
-class Params(NamedTuple):
-    """Dynamic parameters (0-d int32 arrays): new values never recompile; `jax.vmap` sweeps
-    them.
-
-    Attributes:
-      tries: [] int32 >= 1, QS4 swaps tried per column (1: a random permutation)
-      free_tail: [] int32 in 0..n, last columns placed with a single random swap
-      stall_rounds: [] int32 >= 1, rounds without fewer pairs before a restart
-      max_steps: [] int32 >= 1, swap attempts in all (every attempt of the chain)
-      max_rounds: [] int32 >= 1, repair rounds in all
-    """
-
-    tries: jax.Array  # [] int32 >= 1, QS4 swaps tried per column (1: a random permutation)
-    free_tail: jax.Array  # [] int32 in 0..n, last columns placed with a single random swap
-    stall_rounds: jax.Array  # [] int32 >= 1, rounds without fewer pairs before a restart
-    max_steps: jax.Array  # [] int32 >= 1, swap attempts in all (every attempt of the chain)
-    max_rounds: jax.Array  # [] int32 >= 1, repair rounds in all
-
-
-def default_params(
-    config: Config,
-    *,
-    tries: int = 100,
-    free_tail: int = 0,
-    stall_rounds: int = 50,
-    max_steps: int = 1 << 30,
-    max_rounds: int = 100_000,
-) -> Params:
-    """The package's defaults (Sosic & Gu's 100 QS4 tries, no free tail, a restart after 50
-    stalled rounds, 2^30 swap attempts, 10^5 rounds), any of them overridden.
-
-    Args:
-      config: the static `Config`.
-      tries: QS4 attempts per column, >= 1 (1: a uniform random permutation).
-      free_tail: last columns placed with one random swap, 0..n.
-      stall_rounds: rounds without fewer pairs before a restart, >= 1.
-      max_steps: swap attempts allowed in all.
-      max_rounds: repair rounds allowed in all.
-
-    Returns:
-      `Params` of NumPy int32 scalars.
-
-    Raises:
-      QueensError: `config` is not a `Config`, or a value out of range.
-    """
-    base.check_type("config", config, Config)
-    values = (tries, free_tail, stall_rounds, max_steps, max_rounds)
-    _check_values(values, config)
-    # NumPy leaves: building them dispatches no XLA operation (a short job's first eager
-    # conversions compile); jit and vmap take them as they take JAX arrays.
-    return Params._make(np.asarray(v, np.int32) for v in values)
-
-
-def _check_values(values, config: Config) -> None:
-    for name, v in zip(Params._fields, values, strict=True):
-        base.check_whole(name, v, 0 if name == "free_tail" else 1, INT32_MAX)
-    base.check_whole("free_tail", values[1], 0, config.n)
-
-
-def _checked(config: Config, params: Params, state=None) -> None:
-    """The kernel's arguments checked at its boundary (`base`): types,
-    the params' shapes and dtypes, and their values where concrete."""
-    base.check_type("config", config, Config)
-    template = Params._make(np.zeros((), np.int32) for _ in Params._fields)
-    base.check_params(params, Params, template, "large")
-    host = [base.concrete(v) for v in params]
-    if all(h is not None for h in host):
-        _check_values([h.item() for h in host], config)  # type: ignore[union-attr]
-    if state is not None:
-        base.check_type("state", state, State, "make it with large.init")
-
-
-class State(NamedTuple):
-    """One large chain.
-
-    Attributes:
-      rows: [n] int32 permutation
-      diag: [2n-1] int32 queens per diagonal r + c
-      anti: [2n-1] int32 queens per anti-diagonal r - c + n - 1
-      seed: [2] uint32, the attempt's 64-bit stream seed (low, high word)
-      ctr: [] uint32, hash counter
-      pairs: [] int32 attacking pairs (-1: the board is not placed yet)
-      best: [] int32 fewest pairs after a round of this attempt (PAIRS_NONE: none)
-      stalled: [] int32 rounds since the pairs last fell below best
-      steps: [] int32 swap attempts in all
-      moves: [] int32 swaps taken in all
-      rounds: [] int32 repair rounds in all
-      restarts: [] int32 fresh QS4 boards after the first
-      conflicted: [] int32 conflicted queens at the start of the last round (-1: none)
-      trace: [trace_size] int32 pairs after each of the last round's first attempts (-1 past its
-        end)
-    """
-
-    rows: jax.Array  # [n] int32 permutation
-    diag: jax.Array  # [2n-1] int32 queens per diagonal r + c
-    anti: jax.Array  # [2n-1] int32 queens per anti-diagonal r - c + n - 1
-    seed: jax.Array  # [2] uint32, the attempt's 64-bit stream seed (low, high word)
-    ctr: jax.Array  # [] uint32, hash counter
-    pairs: jax.Array  # [] int32 attacking pairs (-1: the board is not placed yet)
-    best: jax.Array  # [] int32 fewest pairs after a round of this attempt (PAIRS_NONE: none)
-    stalled: jax.Array  # [] int32 rounds since the pairs last fell below best
-    steps: jax.Array  # [] int32 swap attempts in all
-    moves: jax.Array  # [] int32 swaps taken in all
-    rounds: jax.Array  # [] int32 repair rounds in all
-    restarts: jax.Array  # [] int32 fresh QS4 boards after the first
-    conflicted: jax.Array  # [] int32 conflicted queens at the start of the last round (-1: none)
-    trace: (
-        jax.Array
-    )  # [trace_size] int32 pairs after each of the last round's first attempts (-1 past its end)
-
-
-class Result(NamedTuple):
-    """What one chain reports.
-
-    Attributes:
-      rows: [n] int32 the last board (a solution when solved)
-      solved: [] bool
-      steps: [] int32 swap attempts in all
-      moves: [] int32 swaps taken
-      rounds: [] int32 repair rounds
-      restarts: [] int32
-      pairs: [] int32 attacking pairs of rows (0 when solved)
-    """
-
-    rows: jax.Array  # [n] int32 the last board (a solution when solved)
-    solved: jax.Array  # [] bool
-    steps: jax.Array  # [] int32 swap attempts in all
-    moves: jax.Array  # [] int32 swaps taken
-    rounds: jax.Array  # [] int32 repair rounds
-    restarts: jax.Array  # [] int32
-    pairs: jax.Array  # [] int32 attacking pairs of rows (0 when solved)
+from jaxqueens.solvers.large_types import INT32_MAX as INT32_MAX
+from jaxqueens.solvers.large_types import MAX_N as MAX_N
+from jaxqueens.solvers.large_types import PAIRS_NONE as PAIRS_NONE
+from jaxqueens.solvers.large_types import Config as Config
+from jaxqueens.solvers.large_types import Params as Params
+from jaxqueens.solvers.large_types import Result as Result
+from jaxqueens.solvers.large_types import State as State
+from jaxqueens.solvers.large_types import blank, check_args
+from jaxqueens.solvers.large_types import default_params as default_params
 
 
 def empty(key: jax.Array, config: Config, params: Params) -> State:
@@ -199,32 +44,8 @@ def empty(key: jax.Array, config: Config, params: Params) -> State:
     Returns:
       The chain's `State` before QS4 places any column.
     """
-    _checked(config, params)
-    return _blank(seed_of(key), config)
-
-
-def _blank(seed, config: Config, like: State | None = None) -> State:
-    n = config.n
-    s = State(
-        rows=jnp.arange(n, dtype=jnp.int32),
-        diag=jnp.zeros(2 * n - 1, jnp.int32),
-        anti=jnp.zeros(2 * n - 1, jnp.int32),
-        seed=jnp.asarray(seed, U32),
-        ctr=U32(0),
-        pairs=jnp.int32(-1),
-        best=jnp.int32(PAIRS_NONE),
-        stalled=jnp.int32(0),
-        steps=jnp.int32(0),
-        moves=jnp.int32(0),
-        rounds=jnp.int32(0),
-        restarts=jnp.int32(0),
-        conflicted=jnp.int32(-1),
-        trace=jnp.full(config.trace_size, -1, jnp.int32),
-    )
-    if like is not None:  # a restart keeps the chain's totals and last round's figures
-        keep = ("steps", "moves", "rounds", "restarts", "conflicted", "trace")
-        s = s._replace(**{f: getattr(like, f) for f in keep})
-    return s
+    check_args(config, params)
+    return blank(seed_of(key), config)
 
 
 def place(s: State, config: Config, params: Params, start, stop) -> State:
@@ -486,7 +307,7 @@ def renew(s: State, config: Config, params: Params) -> State:
     Returns:
       The `State` on the identity board, before QS4.
     """
-    s2 = _blank(next_seed(s.seed), config, like=s)
+    s2 = blank(next_seed(s.seed), config, like=s)
     return s2._replace(restarts=s.restarts + 1)
 
 
@@ -527,7 +348,7 @@ def step(s: State, config: Config, params: Params) -> State:
     Returns:
       The next `State`.
     """
-    _checked(config, params, s)
+    check_args(config, params, s)
     return lax.cond(done(s, config, params), lambda s: s, lambda s: _advance(s, config, params), s)
 
 
@@ -565,7 +386,7 @@ def finish(s: State, config: Config, params: Params) -> Result:
     Returns:
       The chain's `Result`.
     """
-    _checked(config, params, s)
+    check_args(config, params, s)
     s = lax.while_loop(lambda s: ~done(s, config, params), lambda s: _advance(s, config, params), s)
     return result(s, config, params)
 
