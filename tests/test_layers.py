@@ -21,8 +21,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxqueens"
 ORDER = ["errors", "core", "solvers", "parallel", "io", "drivers", "plots", "cli"]
 RANK = {name: i for i, name in enumerate(ORDER)}
-TOP_LEVEL_FILES = {"__init__", "__main__", "_version", "_lazy", "errors"}
-BASE_FILES = ("errors", "_version", "_lazy")
+TOP_LEVEL_FILES = {"__init__", "__main__", "_version", "_lazy", "_process", "errors"}
+BASE_FILES = ("errors", "_version", "_lazy", "_process")
 """Top-level modules of the first layer (importable from every layer)."""
 
 

@@ -28,6 +28,7 @@ import typing
 from collections.abc import Iterator
 from pathlib import Path
 
+from jaxqueens import _process
 from jaxqueens.errors import QueensError
 
 STALE_SECONDS = 3600.0
@@ -38,10 +39,8 @@ _HOST = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
 _OURS = re.compile(r"^\..+\.(?P<host>[0-9a-f]{8})-(?P<pid>\d+)\.[a-z0-9_]{8}\.tmp$")
 _UNTAGGED = re.compile(r"^\..+\.(?:npy|npz|csv|json|jsonl|png|txt)\.[a-z0-9_]{8}\.tmp$")
 """Temporary files without the host tag, `.NAME.XXXXXXXX.tmp`: our own kinds of file only."""
-_swept: set[str] = set()  # folders already swept by this process
 RECORD_MAX_BYTES = 16 << 20
 """A file larger than this is not kept by `recording` (the report reads it, if at all)."""
-_recording: list[dict[Path, bytes]] = []  # the open recordings, innermost last
 
 
 def _umask() -> int:
@@ -134,8 +133,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         raise _folder_given(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     folder = str(target.parent.resolve())
-    if folder not in _swept:
-        _swept.add(folder)
+    if folder not in _process.writes.swept:
+        _process.writes.swept.add(folder)
         remove_stale_temps(folder)
     fd, tmp = tempfile.mkstemp(
         prefix=f".{target.name}.{_HOST}-{os.getpid()}.", suffix=".tmp", dir=target.parent
@@ -174,8 +173,9 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
-    if _recording and len(data) <= RECORD_MAX_BYTES:
-        _recording[-1][Path(path).resolve()] = data
+    recordings = _process.writes.recordings
+    if recordings and len(data) <= RECORD_MAX_BYTES:
+        recordings[-1][Path(path).resolve()] = data
 
 
 @contextlib.contextmanager
@@ -187,11 +187,11 @@ def recording() -> Iterator[dict[Path, bytes]]:
       path wins).
     """
     kept: dict[Path, bytes] = {}
-    _recording.append(kept)
+    _process.writes.recordings.append(kept)
     try:
         yield kept
     finally:
-        _recording.remove(kept)
+        _process.writes.recordings.remove(kept)
 
 
 def recorded(path: str | os.PathLike) -> bytes | None:
@@ -204,7 +204,7 @@ def recorded(path: str | os.PathLike) -> bytes | None:
       Its bytes, or None when it was not written (or kept) inside one.
     """
     where = Path(path).resolve()
-    for kept in reversed(_recording):
+    for kept in reversed(_process.writes.recordings):
         if where in kept:
             return kept[where]
     return None

@@ -20,16 +20,10 @@ import threading
 import time
 from typing import Any
 
+from jaxqueens import _process
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """The signals the policy covers when installed by the command line."""
-
-_state: dict = {
-    "installed": {},  # signal number -> the handler it replaced (empty: not installed)
-    "regions": [],  # the open SafePoints, innermost last (the main thread's)
-    "last": None,  # the number of the last signal received (for the exit code)
-    "handled": 0,  # signals the Python handler took (when the main thread ran it), ever
-    "wakeup": None,  # (write end of the wakeup pipe, the fd it replaced, _Watcher) if installed
-}
 
 GRACE = 1.0
 """Seconds a second signal waits for the main thread to take it (and stop the command its usual
@@ -37,9 +31,9 @@ way, with the resume line) before the watcher ends the process."""
 
 
 def _handler(signum, frame) -> None:
-    _state["last"] = signum
-    _state["handled"] += 1
-    regions = _state["regions"]
+    _process.signals.last = signum
+    _process.signals.handled += 1
+    regions = _process.signals.regions
     if regions and not regions[-1].requested:
         regions[-1].requested = signum  # acted on at the region's next safe point
         return
@@ -60,7 +54,7 @@ class _Watcher:
     def __init__(self, fd: int):
         self.fd = fd
         self.received = 0  # signals of the policy seen in the pipe
-        self.handled_before = _state["handled"]  # the handler's count when the watch began
+        self.handled_before = _process.signals.handled  # the handler's count when the watch began
         self.stopped = False  # set by uninstall: bytes still in the pipe are not acted on
         threading.Thread(target=self.run, name="jaxqueens-signals", daemon=True).start()
 
@@ -83,7 +77,7 @@ class _Watcher:
         """Give the main thread `GRACE` seconds to take the signals seen; if it has not
         (a blocking call holds it), end the process now."""
         time.sleep(GRACE)
-        if self.stopped or _state["handled"] - self.handled_before >= self.received:
+        if self.stopped or _process.signals.handled - self.handled_before >= self.received:
             return  # the main thread took it: KeyboardInterrupt stops the command its usual way
         name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         flusher = threading.Thread(target=_flush, daemon=True)  # never wait on a stuck stream
@@ -104,28 +98,28 @@ def install() -> None:
     set. Also starts the watcher thread that ends the process on a second signal the main
     thread cannot take.
     """
-    if _state["installed"] or threading.current_thread() is not threading.main_thread():
+    if _process.signals.installed or threading.current_thread() is not threading.main_thread():
         return
     for sig in SIGNALS:
-        _state["installed"][sig] = signal.signal(sig, _handler)
+        _process.signals.installed[sig] = signal.signal(sig, _handler)
     read, write = os.pipe()
     os.set_blocking(write, False)  # the C handler must never block on a full pipe
     previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-    _state["wakeup"] = (write, previous, _Watcher(read))
+    _process.signals.wakeup = (write, previous, _Watcher(read))
 
 
 def uninstall() -> None:
     """Put back the handlers `install` replaced and stop the watcher (tests; the process
     is otherwise ending)."""
-    for sig, previous in _state["installed"].items():
+    for sig, previous in _process.signals.installed.items():
         signal.signal(sig, previous)
-    _state["installed"] = {}
-    if _state["wakeup"] is not None:
-        write, previous_fd, watcher = _state["wakeup"]
+    _process.signals.installed = {}
+    if _process.signals.wakeup is not None:
+        write, previous_fd, watcher = _process.signals.wakeup
         watcher.stopped = True
         signal.set_wakeup_fd(previous_fd)
         os.close(write)  # the watcher reads the end of the pipe and stops
-        _state["wakeup"] = None
+        _process.signals.wakeup = None
 
 
 def installed() -> bool:
@@ -134,7 +128,7 @@ def installed() -> bool:
     Returns:
       True between `install` and `uninstall`.
     """
-    return bool(_state["installed"])
+    return bool(_process.signals.installed)
 
 
 def exit_code() -> int:
@@ -144,7 +138,7 @@ def exit_code() -> int:
       128 + the last signal's number; 130 when none was seen (a `KeyboardInterrupt` raised by
       other means).
     """
-    last = _state["last"]
+    last = _process.signals.last
     return 128 + int(last if last is not None else signal.SIGINT)
 
 
@@ -166,13 +160,13 @@ def signal_name() -> str:
     Returns:
       "Ctrl-C" for SIGINT or when none was seen, else the signal's name ("SIGTERM").
     """
-    last = _state["last"]
+    last = _process.signals.last
     return "Ctrl-C" if last in (None, signal.SIGINT) else signal.Signals(last).name
 
 
 def reset() -> None:
     """Forget the last signal (tests; a command starts with none)."""
-    _state["last"] = None
+    _process.signals.last = None
 
 
 class SafePoints:
@@ -196,11 +190,12 @@ class SafePoints:
     def __enter__(self) -> SafePoints:
         if threading.current_thread() is not threading.main_thread():
             return self
-        if not installed() and not _state["regions"]:  # library use: SIGINT for this region only
+        regions = _process.signals.regions
+        if not installed() and not regions:  # library use: SIGINT for this region only
             self._previous = signal.signal(signal.SIGINT, _handler)
-        if _state["regions"]:  # a stop the enclosing region holds is acted on here first
-            self.requested = _state["regions"][-1].requested
-        _state["regions"].append(self)
+        if regions:  # a stop the enclosing region holds is acted on here first
+            self.requested = regions[-1].requested
+        regions.append(self)
         self._entered = True
         return self
 
@@ -217,12 +212,12 @@ class SafePoints:
     def __exit__(self, exc_type, exc, tb) -> None:
         if not self._entered:
             return
-        _state["regions"].remove(self)
+        _process.signals.regions.remove(self)
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
         if self.requested and not self._answered and exc_type is None:
             # never dropped: the enclosing region acts on it, or it stops the caller here
-            if _state["regions"]:
-                _state["regions"][-1].requested = self.requested
+            if _process.signals.regions:
+                _process.signals.regions[-1].requested = self.requested
             else:
                 raise KeyboardInterrupt

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+from jaxqueens import _process
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint, jsonl, report
 
@@ -24,8 +25,6 @@ LOCK = ".jaxqueens.lock"
 """The lock file inside a run's `--out` folder while a process writes there."""
 
 SUMMARY = "summary.json"
-
-_held: dict[Path, bool] = {}  # lock file -> whether this process made its folder
 
 
 def unfinished(folder: str | Path) -> list[Path]:
@@ -88,7 +87,7 @@ def acquire(folder: str | Path, option: str = "--out") -> Path:
     """
     folder = Path(folder)
     lock = (folder / LOCK).absolute()
-    if lock in _held:  # this process holds it already (a sweep's setting in the same folder)
+    if lock in _process.locks.held:  # held already (a sweep's setting in the same folder)
         return lock
     made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
@@ -111,9 +110,9 @@ def acquire(folder: str | Path, option: str = "--out") -> Path:
             continue
         with os.fdopen(fd, "w", encoding="ascii") as f:
             f.write(f"{os.getpid()}\n")
-        if not _held:
+        if not _process.locks.held:
             atexit.register(release_all)
-        _held[lock] = made
+        _process.locks.held[lock] = made
         return lock
     raise QueensError(
         f"{option} {folder}: could not take the lock {lock} (other processes keep taking it); "
@@ -123,14 +122,14 @@ def acquire(folder: str | Path, option: str = "--out") -> Path:
 
 def release_all() -> None:
     """Remove this process's locks (a folder it made and left empty goes too)."""
-    for lock, made in list(_held.items()):
+    for lock, made in list(_process.locks.held.items()):
         if _owner(lock) == os.getpid():
             with contextlib.suppress(OSError):
                 lock.unlink()
         if made:
             with contextlib.suppress(OSError):  # only if empty: a refused run leaves nothing
                 lock.parent.rmdir()
-        del _held[lock]
+        del _process.locks.held[lock]
 
 
 class EarlierRun(NamedTuple):

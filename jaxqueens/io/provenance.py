@@ -18,11 +18,10 @@ import platform
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jaxqueens import _lazy
+from jaxqueens import _lazy, _process
 from jaxqueens._version import __version__
 
 metadata = _lazy.load("importlib.metadata")  # imported only when a record needs it
@@ -30,15 +29,6 @@ metadata = _lazy.load("importlib.metadata")  # imported only when a record needs
 PACKAGES = ("jax", "jaxlib", "numpy", "matplotlib")
 """Packages whose installed versions a record names (beside jaxqueens and python)."""
 
-
-@dataclass
-class _Registered:
-    """The run the command line registered (`run` None: no command is running)."""
-
-    run: dict[str, Any] | None = None
-
-
-_RUN = _Registered()
 
 GIT_TIMEOUT = 2.0
 """Seconds `git rev-parse HEAD` may take before the commit is recorded as unknown."""
@@ -167,7 +157,7 @@ def begin(
         filled in).
       given: the options the user gave.
     """
-    _RUN.run = {
+    _process.run.registered = {
         "command": command,
         "words": [str(w) for w in words],
         "options": {k: _plain(v) for k, v in options.items() if not callable(v)},
@@ -183,13 +173,13 @@ def settle(**values: Any) -> None:
       **values: each a setting's name and the value chosen (from n, the path or a preset),
         overriding the parsed value of the same name.
     """
-    if _RUN.run is not None:
-        _RUN.run["settled"].update({k: _plain(v) for k, v in values.items()})
+    if _process.run.registered is not None:
+        _process.run.registered["settled"].update({k: _plain(v) for k, v in values.items()})
 
 
 def end() -> None:
     """Forget the run (the command has finished)."""
-    _RUN.run = None
+    _process.run.registered = None
 
 
 def active() -> bool:
@@ -198,7 +188,7 @@ def active() -> bool:
     Returns:
       True while a command of the command line runs.
     """
-    return _RUN.run is not None
+    return _process.run.registered is not None
 
 
 def environment() -> dict[str, Any]:
@@ -223,7 +213,7 @@ def settings() -> dict[str, Any]:
     Returns:
       The parsed options, overridden by what the command resolved; {} without a run.
     """
-    run = _RUN.run
+    run = _process.run.registered
     if run is None:
         return {}
     return {**run["options"], **run["settled"]}
@@ -244,7 +234,7 @@ def record(doc: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
       filled in, and the values the command resolved) and `config_text` (None without a
       `--config` file); None without a run.
     """
-    run = _RUN.run
+    run = _process.run.registered
     if run is None:
         return None
     effective = settings()

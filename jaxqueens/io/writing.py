@@ -15,16 +15,13 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from jaxqueens import _lazy
+from jaxqueens import _lazy, _process
 from jaxqueens.errors import QueensError
 from jaxqueens.io import atomic, checkpoint, interrupts
 from jaxqueens.io.interrupts import SafePoints
 from jaxqueens.parallel import memory
 
 gather = _lazy.load("jaxqueens.parallel.gather")  # JAX: imported at the first call of is_writer
-
-
-_RESUME: dict = {"how": None}  # set by a `run` sweep while one of its settings runs
 
 
 @contextlib.contextmanager
@@ -41,14 +38,14 @@ def resumed_by(how: str) -> Iterator[None]:
     Yields:
       None, for the block.
     """
-    before = _RESUME["how"]
-    _RESUME["how"] = how
-    _ENDINGS.append(None)
+    state = _process.commands
+    before, state.resume_how = state.resume_how, how
+    state.endings.append(None)
     try:
         yield
     finally:
-        _ENDINGS.pop()
-        _RESUME["how"] = before
+        state.endings.pop()
+        state.resume_how = before
 
 
 def resume_advice(out) -> str:
@@ -60,7 +57,7 @@ def resume_advice(out) -> str:
     Returns:
       "the same command and --resume OUT", or what the enclosing sweep set (`resumed_by`).
     """
-    return _RESUME["how"] or f"the same command and --resume {out}"
+    return _process.commands.resume_how or f"the same command and --resume {out}"
 
 
 def is_writer() -> bool:
@@ -179,9 +176,6 @@ class _Ending:
             self.safe = self.stack.enter_context(SafePoints())
 
 
-_ENDINGS: list[_Ending | None] = []  # the commands running, innermost last (None: a sweep's)
-
-
 @contextlib.contextmanager
 def ending(out) -> Iterator[None]:
     """One command's end, from its first `final_write` to the last.
@@ -202,7 +196,7 @@ def ending(out) -> Iterator[None]:
         it (a line says the end was finished first); at once on a second one.
     """
     end = _Ending(out)
-    _ENDINGS.append(end)
+    _process.commands.endings.append(end)
     try:
         with end.stack:
             try:
@@ -234,7 +228,7 @@ def ending(out) -> Iterator[None]:
                 )
                 end.safe.check()  # KeyboardInterrupt: the command exits as interrupted
     finally:
-        _ENDINGS.pop()
+        _process.commands.endings.pop()
 
 
 def retire(path) -> None:
@@ -244,7 +238,7 @@ def retire(path) -> None:
       path (str | os.PathLike): the checkpoint file, removed at the end of `ending` (at once
         outside a command).
     """
-    end = _ENDINGS[-1] if _ENDINGS else None
+    end = _process.commands.endings[-1] if _process.commands.endings else None
     if end is None:
         Path(path).unlink(missing_ok=True)
     else:
@@ -268,7 +262,7 @@ def final_write(out) -> Iterator[None]:
       QueensError: a write failed (OSError: the disk filled up after `prepare_out`); one line
         that says how to resume or run again.
     """
-    end = _ENDINGS[-1] if _ENDINGS else None
+    end = _process.commands.endings[-1] if _process.commands.endings else None
     if end is None:  # no command around it (a sweep's setting, a library caller): its own end
         with ending(out), final_write(out):
             yield

@@ -8,7 +8,6 @@ command through it (`--no-cache` turns it off). Importing this module does not i
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import hashlib
 import importlib.util
@@ -16,14 +15,13 @@ import os
 import pickle
 import platform
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 
-from jaxqueens import _lazy
+from jaxqueens import _lazy, _process
 from jaxqueens.parallel import jax_options
 
 jax = _lazy.load("jax")
@@ -36,15 +34,6 @@ CACHE_MIN_COMPILE_SECONDS = 0.0
 1 s, each of which a repeated run would otherwise pay again."""
 CACHE_MIN_ENTRY_BYTES = -1
 """No size floor (JAX's -1; its default 0 lets it pick a floor for the filesystem)."""
-
-
-class _CacheState(TypedDict):
-    folder: Path | None  # the cache in use, None when off
-    problem: str | None  # why the folder asked for could not be used, until warn_cache says it
-    warned: bool  # warn_cache has said it
-
-
-_cache: _CacheState = {"folder": None, "problem": None, "warned": False}
 
 
 def default_cache_dir() -> Path:
@@ -119,15 +108,15 @@ def configure_cache(folder: str | os.PathLike[str] | bool | None = True) -> Path
         chosen = Path(folder).expanduser()
     problem = _unwritable(chosen) if chosen is not None else None
     if problem is not None:
-        _cache["problem"] = (
+        _process.compile_cache.problem = (
             f"cannot write the compilation cache folder {chosen} ({problem}); going "
             f"on without it: set {ENV_CACHE_DIR} to a writable folder, or to an "
             "empty value (or pass --no-cache) to turn the cache off"
         )
         chosen = None
     else:
-        _cache["problem"] = None
-    _cache["folder"] = chosen
+        _process.compile_cache.problem = None
+    _process.compile_cache.folder = chosen
     on = chosen is not None
     jax_options.set_option("jax_enable_compilation_cache", on)
     jax_options.set_option("jax_compilation_cache_dir", str(chosen) if on else None)
@@ -147,7 +136,7 @@ def cache_folder() -> Path | None:
     Returns:
       The folder, or None when the cache is off.
     """
-    return _cache["folder"]
+    return _process.compile_cache.folder
 
 
 def warn_cache() -> bool:
@@ -158,10 +147,11 @@ def warn_cache() -> bool:
     Returns:
       True if it printed now.
     """
-    if _cache["problem"] is None or _cache["warned"]:
+    state = _process.compile_cache
+    if state.problem is None or state.warned:
         return False
-    _cache["warned"] = True
-    print(f"jaxqueens: warning: {_cache['problem']}", file=sys.stderr)
+    state.warned = True
+    print(f"jaxqueens: warning: {state.problem}", file=sys.stderr)
     return True
 
 
@@ -183,14 +173,10 @@ _NOT_KEYED = (
 )
 """JAX options that do not change a compiled program (where and whether JAX caches, what it
 logs)."""
-_environment: list[str] = []
-"""What cannot change in this process of every executable's key (`_environment_key`)."""
 
 
 KEPT_MAX = 64
 """Executables `kept` holds at most in this process (least recently used go first)."""
-_kept: collections.OrderedDict[tuple, Any] = collections.OrderedDict()
-_kept_lock = threading.Lock()  # drivers load executables from a background thread too
 
 
 def kept(name: str, static: object, args: tuple, build: Callable[[], Any]) -> Any:
@@ -219,16 +205,17 @@ def kept(name: str, static: object, args: tuple, build: Callable[[], Any]) -> An
         hash(key)
     except TypeError:
         return build()
-    with _kept_lock:
-        executable = _kept.get(key)
+    state = _process.compile_cache
+    with state.lock:
+        executable = state.kept.get(key)
         if executable is not None:
-            _kept.move_to_end(key)
+            state.kept.move_to_end(key)
             return executable
     executable = build()  # outside the lock: another thread's build need not wait for this one
-    with _kept_lock:
-        _kept[key] = executable
-        while len(_kept) > KEPT_MAX:
-            _kept.popitem(last=False)
+    with state.lock:
+        state.kept[key] = executable
+        while len(state.kept) > KEPT_MAX:
+            state.kept.popitem(last=False)
     return executable
 
 
@@ -386,7 +373,7 @@ def _fresh(lower: Callable[[], Any]) -> Any:
 
 def _executables_folder() -> Path | None:
     """Where `compiled` keeps executables, or None when it compiles every time."""
-    folder = _cache["folder"]
+    folder = _process.compile_cache.folder
     if folder is None or jax.default_backend() != "cpu" or jax.process_count() != 1:
         return None
     folder = folder / EXECUTABLES
@@ -407,7 +394,8 @@ def _key(name: str, static: object, args: tuple) -> str:
 def _environment_key() -> str:
     """The process's part of an executable's key: what cannot change while it runs (computed at
     the first call), and JAX's options and `XLA_FLAGS` as they are now."""
-    if not _environment:
+    state = _process.compile_cache
+    if state.environment is None:
         package = Path(__file__).resolve().parents[1]
         sources = hashlib.sha256()
         for path in sorted(package.rglob("*.py")):  # Python's own test for a stale .pyc
@@ -419,9 +407,9 @@ def _environment_key() -> str:
         devices = [(d.platform, d.device_kind, d.id) for d in local]
         host = (local[0].client.platform_version, _cpu_features())
         versions = (jax.__version__, _installed_version("jaxlib"))
-        _environment.append(repr((versions, sources.hexdigest(), devices, host)))
+        state.environment = repr((versions, sources.hexdigest(), devices, host))
     flags, options = _options_key()
-    return repr((_environment[0], flags, list(options)))
+    return repr((state.environment, flags, list(options)))
 
 
 def _cpu_features() -> str:

@@ -16,7 +16,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from jaxqueens import _lazy
+from jaxqueens import _lazy, _process
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import cache as compile_cache
 from jaxqueens.parallel import jax_options
@@ -107,11 +107,6 @@ class Configuration:
     backend_started: bool  # JAX's backend had started: device count and XLA_FLAGS left as they were
 
 
-_state = {"configured": False, "noted": False}
-"""`configured`: `configure` was called in this process; `noted`: the few-devices
-notice of `local_device_count` was considered (it is said at most once)."""
-
-
 def configure(
     cpu_devices: int | None = None,
     xla_flags: bool | None = None,
@@ -161,7 +156,7 @@ def configure(
         count = int(cpu_devices)
     if xla_flags is None:
         xla_flags = os.environ.get(ENV_XLA_FLAGS, "1").strip() != "0"
-    _state["configured"] = True
+    _process.jax_setup.configured = True
     started = not jax_options.set_option("jax_num_cpu_devices", count)
     added: tuple[str, ...] = ()
     if started:
@@ -205,8 +200,9 @@ def local_device_count() -> int:
     """
     count = int(jax.local_device_count())
     compile_cache.warn_cache()
-    if not _state["configured"] and not _state["noted"]:
-        _state["noted"] = True
+    setup = _process.jax_setup
+    if not setup.configured and not setup.noted:
+        setup.noted = True
         cores = cpu_cores()
         if count < cores and jax.default_backend() == "cpu" and not _count_chosen():
             print(

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Hashable
 from typing import Any, NamedTuple
 
-from jaxqueens import _lazy
+from jaxqueens import _lazy, _process
 from jaxqueens.parallel import devices
 
 jax = _lazy.load("jax")
@@ -110,9 +110,6 @@ def footprint(compiled) -> int:
     return int(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes)
 
 
-_cache: dict[Hashable, tuple[int, int]] = {}
-
-
 def _round(batch: float, multiple: int, floor: int) -> int:
     return max(floor, int(batch) // multiple * multiple)
 
@@ -141,7 +138,7 @@ def choose(
       `Choice`; `fits` is False when even `floor` exceeds the budget (its bytes).
     """
     budget = target.budget_bytes
-    cached = _cache.get((key, target)) if key is not None else None
+    cached = _process.batch_sizes.chosen.get((key, target)) if key is not None else None
     if cached is not None:
         compiled = build(cached[0]).compile()
         return Choice(cached[0], footprint(compiled), cached[1] <= budget, compiled, 1)
@@ -172,7 +169,7 @@ def choose(
             compiled, nbytes = at(batch)
     fits = nbytes <= budget
     if key is not None:
-        _cache[key, target] = (batch, nbytes)
+        _process.batch_sizes.chosen[key, target] = (batch, nbytes)
     return Choice(batch, nbytes, fits, compiled, tries)
 
 

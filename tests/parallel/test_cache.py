@@ -10,6 +10,7 @@ and the run goes on.
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import shutil
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxqueens import _lazy
+from jaxqueens import _lazy, _process
 from jaxqueens.cli.main import main
 from jaxqueens.io import boards as boardio
 from jaxqueens.parallel import cache, jax_options
@@ -35,9 +36,9 @@ def recorded(monkeypatch):
         return True
 
     monkeypatch.setattr(jax_options, "set_option", record)
-    monkeypatch.setitem(cache._cache, "warned", False)
-    monkeypatch.setitem(cache._cache, "problem", None)
-    monkeypatch.setitem(cache._cache, "folder", None)
+    monkeypatch.setattr(_process.compile_cache, "warned", False)
+    monkeypatch.setattr(_process.compile_cache, "problem", None)
+    monkeypatch.setattr(_process.compile_cache, "folder", None)
     return seen
 
 
@@ -192,7 +193,7 @@ def test_device_settings_reach_jax_imported_after_the_package():
 @pytest.fixture
 def exe_folder(monkeypatch, tmp_path):
     """The cache on in ``tmp_path`` for cache.compiled (this process's JAX settings untouched)."""
-    monkeypatch.setitem(cache._cache, "folder", tmp_path)
+    monkeypatch.setattr(_process.compile_cache, "folder", tmp_path)
     return tmp_path / cache.EXECUTABLES
 
 
@@ -250,7 +251,7 @@ def test_call_runs_the_function_by_its_executable_once_per_process(exe_folder, m
     import jax
     import numpy as np
 
-    monkeypatch.setattr(cache, "_kept", type(cache._kept)())
+    monkeypatch.setattr(_process.compile_cache, "kept", collections.OrderedDict())
     fn = jax.jit(_scaled, static_argnums=1)
     lowered = []
     real = fn.lower
@@ -276,7 +277,7 @@ def test_kept_reuses_an_executable_in_the_process(monkeypatch):
     import jax.numpy as jnp
     import numpy as np
 
-    monkeypatch.setattr(cache, "_kept", type(cache._kept)())
+    monkeypatch.setattr(_process.compile_cache, "kept", collections.OrderedDict())
     fn = jax.jit(_scaled, static_argnums=1)
     x = jnp.arange(6, dtype=jnp.int32)
     built = []
@@ -301,7 +302,7 @@ def test_kept_reuses_an_executable_in_the_process(monkeypatch):
     monkeypatch.setattr(cache, "KEPT_MAX", 2)
     cache.kept("scaled", (3,), (x,), lambda: pytest.fail("built"))  # now the most recent
     cache.kept("scaled", (5,), (x,), lambda: build(5))  # over the limit: the oldest go
-    assert len(cache._kept) == 2
+    assert len(_process.compile_cache.kept) == 2
     cache.kept("scaled", (3,), (x,), lambda: pytest.fail("evicted"))
     cache.kept("scaled", (4,), (x,), lambda: build(4))  # evicted: built again
     assert built[-2:] == [5, 4]
@@ -349,7 +350,7 @@ def test_no_folder_no_executables(monkeypatch, tmp_path):
     import jax
     import jax.numpy as jnp
 
-    monkeypatch.setitem(cache._cache, "folder", None)
+    monkeypatch.setattr(_process.compile_cache, "folder", None)
     x = jnp.arange(3, dtype=jnp.int32)
     calls = []
     for _ in range(2):

@@ -20,6 +20,7 @@ import sys
 import pytest
 
 import jaxqueens
+from jaxqueens import _process
 from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import cache as compile_cache
@@ -40,9 +41,9 @@ def recorded(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", "--xla_dump_to=/tmp/nowhere")
     for var in (devices.ENV_CPU_DEVICES, devices.ENV_XLA_FLAGS, compile_cache.ENV_CACHE_DIR):
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setitem(devices._state, "configured", False)
+    monkeypatch.setattr(_process.jax_setup, "configured", False)
     for key in ("warned", "problem", "folder"):
-        monkeypatch.setitem(compile_cache._cache, key, compile_cache._cache[key])
+        monkeypatch.setattr(_process.compile_cache, key, getattr(_process.compile_cache, key))
     return seen
 
 
@@ -59,7 +60,7 @@ def test_configure_asks_for_one_device_per_core_and_appends_the_flags_once(
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(6)), raising=False)
     done = devices.configure(cache=tmp_path / "c")
     assert done == devices.Configuration(6, devices.CPU_XLA_FLAGS, tmp_path / "c", False)
-    assert recorded["jax_num_cpu_devices"] == 6 and devices._state["configured"]
+    assert recorded["jax_num_cpu_devices"] == 6 and _process.jax_setup.configured
     assert recorded["jax_compilation_cache_dir"] == str(tmp_path / "c")
     assert os.environ["XLA_FLAGS"] == " ".join(
         ("--xla_dump_to=/tmp/nowhere", *devices.CPU_XLA_FLAGS)
@@ -111,7 +112,7 @@ def test_configure_follows_the_jaxqueens_variables(recorded, monkeypatch, tmp_pa
 def test_configure_refuses_a_device_count_out_of_range(recorded, bad):
     with pytest.raises(QueensError, match="CPU devices"):
         devices.configure(cpu_devices=bad)
-    assert recorded == {} and not devices._state["configured"]  # nothing was changed
+    assert recorded == {} and not _process.jax_setup.configured  # nothing was changed
 
 
 def test_configure_refuses_a_bad_variable(recorded, monkeypatch):
@@ -301,7 +302,8 @@ def test_defect_the_unconfigured_notice_blamed_the_cores_not_its_cost(monkeypatc
     import jax
 
     monkeypatch.setattr(devices, "cpu_cores", lambda: jax.local_device_count() + 1)
-    monkeypatch.setattr(devices, "_state", {"configured": False, "noted": False})
+    monkeypatch.setattr(_process.jax_setup, "configured", False)
+    monkeypatch.setattr(_process.jax_setup, "noted", False)
     monkeypatch.setattr(devices, "_count_chosen", lambda: False)
     capsys.readouterr()
     devices.local_device_count()
