@@ -280,7 +280,7 @@ def cmd_count(args) -> int:
     if args.toroidal:
         return _toroidal(args, n)
     # the driver's size checks, before JAX is imported
-    (count_setup.check_enumerate_n if args.enumerate else count_setup.check_count_n)(n)
+    count_setup.check_count_n(n, listed=args.enumerate)
     if args.plan:
         return _plan(args, n)
     if args.enumerate:

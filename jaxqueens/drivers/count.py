@@ -382,7 +382,7 @@ def enumerate_solutions(n: int) -> np.ndarray:
     Returns:
       uint8 `[A000170(n), n]`, the rows of the queens column by column, sorted.
     """
-    n = count_setup.check_enumerate_n(as_size(n))
+    n = count_setup.check_count_n(as_size(n), listed=True)
     if n <= 3:
         boards = _tiny(n)
     else:

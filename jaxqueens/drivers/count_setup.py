@@ -10,34 +10,22 @@ COUNT_ENUMERATE_MAX_N = 14
 """Largest board `count --enumerate` lists (n = 14: 365,596 solutions)."""
 
 
-def check_count_n(n) -> int:
+def check_count_n(n, listed: bool = False) -> int:
     """`count`'s board size, checked.
 
     Args:
       n: board size.
+      listed: the solutions are to be listed (`count --enumerate`), not only counted.
 
     Returns:
-      `n`, an int in 1..COUNT_MAX_N.
+      `n`, an int in 1..COUNT_MAX_N (1..COUNT_ENUMERATE_MAX_N when `listed`).
     """
     n = arguments.integer(n, "n", None)
-    if not 1 <= n <= COUNT_MAX_N:
-        raise QueensError(f"n = {n} is out of range: counting supports 1 <= n <= {COUNT_MAX_N}")
-    return n
-
-
-def check_enumerate_n(n) -> int:
-    """`count --enumerate`'s board size, checked.
-
-    Args:
-      n: board size.
-
-    Returns:
-      `n`, an int in 1..COUNT_ENUMERATE_MAX_N.
-    """
-    n = arguments.integer(n, "n", None)
-    if not 1 <= n <= COUNT_ENUMERATE_MAX_N:
+    if listed and not 1 <= n <= COUNT_ENUMERATE_MAX_N:
         raise QueensError(
             f"enumeration supports 1 <= n <= {COUNT_ENUMERATE_MAX_N} (n = 14 has 365,596 "
             f"solutions), not n = {n}; use 'jaxqueens count -n {n}' to count them"
         )
+    if not 1 <= n <= COUNT_MAX_N:
+        raise QueensError(f"n = {n} is out of range: counting supports 1 <= n <= {COUNT_MAX_N}")
     return n
