@@ -39,12 +39,13 @@ from jaxqueens.solvers.complete_types import (
     STOP,
     UNKNOWN,
     UNSAT,
+    Params,
     Problem,
     Result,
     State,
     check_allowed,
 )
-from jaxqueens.solvers.count_types import DONE, MAX_BUDGET, Params, add64
+from jaxqueens.solvers.count_types import DONE, MAX_BUDGET, add64
 
 MAX_N = 32  # uint32 masks
 STATUS = ("unknown", "SAT", "UNSAT")  # the name of a `Result` status, by value

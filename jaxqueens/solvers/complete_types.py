@@ -1,9 +1,8 @@
 """The types and item layout of the constrained exact kernel (`jaxqueens.solvers.complete`).
 
-A lane's search (`State`, the drivers' lanes and the contract's state alike), an instance
-(`Problem`) and its masks' check, what its search reports (`Result`), and the words of a packed
-item; the edge budget (`Params`, `MAX_BUDGET`) is the counting kernel's
-(`jaxqueens.solvers.count_types`).
+A lane's search (`State`, the drivers' lanes and the contract's state alike), a call's edge
+budget (`Params`), an instance (`Problem`) and its masks' check, what its search reports
+(`Result`), and the words of a packed item.
 """
 
 from __future__ import annotations
@@ -21,6 +20,12 @@ COLS, LD, RD, AV, BACK = range(5)  # the words of a stack row
 LEVEL, BUDGET, STOP = 4, 5, 6  # item layout: root (cols, ld, rd, av), level, budget, stop flag,
 HEAD = 7  # then the allowed masks [n]
 UNKNOWN, SAT, UNSAT = 0, 1, 2  # `Result` status
+
+
+class Params(NamedTuple):
+    """Dynamic parameters: a new value never recompiles; `jax.vmap` sweeps them."""
+
+    budget: jax.Array  # [] int32 in 0..MAX_BUDGET: tree edges a call may take
 
 
 class State(NamedTuple):

@@ -1,10 +1,9 @@
 """The types and stack words of the exact-counting kernel (`jaxqueens.solvers.count`).
 
-`Config` (the static shape), `Params` (a call's edge budget, which `jaxqueens.solvers.complete`
-shares), a task's search as the drivers' hot loop carries it (`Dfs`) and as the kernel contract
-does (`State`), a task (`Problem`), every task of a board (`Problems`), what a search
-reports (`Result`); and the stack words, root marker and 64-bit add that the count,
-prefix and complete kernels share.
+`Config` (the static shape), `Params` (a call's edge budget), a task's search as the drivers'
+hot loop carries it (`Dfs`) and as the kernel contract does (`State`), a task (`Problem`), every
+task of a board (`Problems`), what a search reports (`Result`); and the stack words, root marker,
+64-bit add and largest budget that the count, prefix and complete kernels share.
 """
 
 from __future__ import annotations
