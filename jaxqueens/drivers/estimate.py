@@ -12,16 +12,18 @@ order. The docs' estimate page describes the strata and the intervals.
 from __future__ import annotations
 
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxqueens.core import arguments, prefixes
 from jaxqueens.core.board import as_size
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import estimate_setup, settings
 from jaxqueens.drivers.estimate_calls import Calls, call_plan, run_call
-from jaxqueens.drivers.estimate_result import Estimate
+from jaxqueens.drivers.estimate_result import Estimate, stratified
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import memory, sizing
@@ -186,7 +188,7 @@ def estimate(
     estimate_setup.check_strata(probes, strata, depth, n)
     exact = A000170.get(n)
     if strata == 0 or depth == n:  # all dead above, or every walk enumerated
-        return Estimate.enumerated(n, strata, depth, top, level, exact)
+        return _enumerated(n, strata, depth, top, level, exact)
     devices = backend.local_device_count()
     if lanes is None:
         lanes = (
@@ -197,7 +199,65 @@ def estimate(
     run = Calls.compile(n, depth, masks64, probes, lanes, seed, devices)
     keys = {"n": n, "probes": probes, "depth": depth, "seed": seed}
     acc, m, stopped, seconds = run.sweep(keys, checkpoint, resume, quiet, checkpoint_every)
-    return Estimate.of_sums(n, depth, top, level, exact, acc, m, seconds, run.compile_s, stopped)
+    return _estimated(n, depth, top, level, exact, acc, m, seconds, run.compile_s, stopped)
+
+
+def _estimated(
+    n: int,
+    depth: int,
+    top,
+    level: float,
+    exact,
+    acc: np.ndarray,
+    m: int,
+    seconds: float,
+    compile_s: float,
+    stopped: bool,
+) -> Estimate:
+    """The estimate from the strata's sums `acc` `[len(SUMS), strata]` over `m` probes per
+    stratum (`stopped`: from the calls finished before Ctrl-C)."""
+    strata = acc.shape[1]
+    q, q_se, q_skew = stratified(acc[0], acc[1], acc[5], m)
+    v, v_se, v_skew = stratified(acc[2], acc[3], acc[6], m)
+    return Estimate(
+        n,
+        m * strata,
+        depth,
+        strata,
+        q,
+        q_se,
+        float(sum(top)) + v,
+        v_se,
+        level,
+        float(acc[4].sum() / (m * strata)) if m else math.nan,
+        seconds,
+        compile_s,
+        exact,
+        top,
+        "interrupted" if stopped else "finished",
+        q_skew,
+        v_skew,
+    )
+
+
+def _enumerated(n: int, strata: int, depth: int, top, level: float, exact) -> Estimate:
+    """The exact estimate when no probe is needed (every walk enumerated, or all dead above)."""
+    return Estimate(
+        n,
+        strata,
+        depth,
+        strata,
+        float(top[-1] if depth == n else 0),
+        0.0,
+        float(sum(top)),
+        0.0,
+        level,
+        1.0 if strata else 0.0,
+        0.0,
+        0.0,
+        exact,
+        top,
+    )
 
 
 def _reserve(n: int, depth: int, level: int, nodes: int, nbytes: int) -> None:

@@ -90,65 +90,6 @@ class Estimate:
         """Every walk enumerated (depth n): the values are exact."""
         return self.depth == self.n
 
-    @classmethod
-    def of_sums(
-        cls,
-        n: int,
-        depth: int,
-        top,
-        level: float,
-        exact,
-        acc: np.ndarray,
-        m: int,
-        seconds: float,
-        compile_s: float,
-        stopped: bool,
-    ) -> Estimate:
-        """The estimate from the strata's sums `acc` `[len(SUMS), strata]` over `m` probes per
-        stratum (`stopped`: from the calls finished before Ctrl-C)."""
-        strata = acc.shape[1]
-        q, q_se, q_skew = stratified(acc[0], acc[1], acc[5], m)
-        v, v_se, v_skew = stratified(acc[2], acc[3], acc[6], m)
-        return cls(
-            n,
-            m * strata,
-            depth,
-            strata,
-            q,
-            q_se,
-            float(sum(top)) + v,
-            v_se,
-            level,
-            float(acc[4].sum() / (m * strata)) if m else math.nan,
-            seconds,
-            compile_s,
-            exact,
-            top,
-            "interrupted" if stopped else "finished",
-            q_skew,
-            v_skew,
-        )
-
-    @classmethod
-    def enumerated(cls, n: int, strata: int, depth: int, top, level: float, exact) -> Estimate:
-        """The exact estimate when no probe is needed (every walk enumerated, or all dead above)."""
-        return cls(
-            n,
-            strata,
-            depth,
-            strata,
-            float(top[-1] if depth == n else 0),
-            0.0,
-            float(sum(top)),
-            0.0,
-            level,
-            1.0 if strata else 0.0,
-            0.0,
-            0.0,
-            exact,
-            top,
-        )
-
     def as_dict(self) -> dict:
         lo, hi = self.ci
         nlo, nhi = self.nodes_ci
