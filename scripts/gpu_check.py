@@ -107,14 +107,14 @@ def measure_steps(ns=(8, 32, 100, 1000), chains=(2000, 1000, 500, 100)) -> dict:
 def measure_edges(ns=range(12, 17)) -> dict:
     """Tree edges the count kernel walks at n (the driver's own plan, tasks and kernel,
     `jaxqueens.parallel.count.count_items`), on the CPU: its work output is edges taken."""
-    from jaxqueens.drivers import count as counting
+    from jaxqueens.drivers import count_chunks
     from jaxqueens.parallel import count as batched
     from jaxqueens.solvers import count as solver
 
     out = {}
     for n in ns:
-        plan = counting._plan(n, None, None)
-        batch = counting._items(plan, np.arange(len(plan.tasks)))
+        plan = count_chunks.make_plan(n, None, None)
+        batch = plan.items(np.arange(len(plan.tasks)))
         states, work = batched.count_items(
             batch, np.int32(solver.MAX_BUDGET), plan.config, 1, sizing.CPU_SIZES
         )

@@ -36,8 +36,6 @@ from jaxqueens.parallel import count as batched
 from jaxqueens.parallel.shard import pad_rows
 from jaxqueens.solvers.count_prefix import KernelConfig
 
-_plan, _items = chunks.make_plan, Plan.items  # scripts/gpu_check.py measures edges with them
-
 
 class CountResult(NamedTuple):
     """Outcome of `count_solutions` (all counts are exact Python ints)."""
