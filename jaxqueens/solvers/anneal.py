@@ -12,7 +12,6 @@ boards.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import jax
@@ -32,6 +31,7 @@ from jaxqueens.solvers.anneal_types import Result as Result
 from jaxqueens.solvers.anneal_types import State as State
 from jaxqueens.solvers.anneal_types import default_params as default_params
 from jaxqueens.solvers.anneal_types import sa_schedule as sa_schedule
+from jaxqueens.solvers.base import lockstep_config as lockstep_config
 from jaxqueens.solvers.base import seed_of
 from jaxqueens.solvers.constrained import Mask, allowed_start, mask_of  # noqa: F401 (re-exported)
 from jaxqueens.solvers.variants import METHODS as METHODS
@@ -427,15 +427,3 @@ def random_walk_deltas(
 
     _, deltas = lax.scan(body, init(key, config, None, problem), None, length=length)
     return deltas
-
-
-def lockstep_config(config: Config) -> Config:
-    """The same chains formulated for lockstep lanes: line counts by one scatter-add.
-
-    Args:
-      config: the static `Config`.
-
-    Returns:
-      The lockstep `Config`.
-    """
-    return dataclasses.replace(config, scatter_counts=True)

@@ -9,6 +9,7 @@ in full.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -424,3 +425,15 @@ def on_board(rows: jax.Array, fallback: jax.Array, n: int) -> jax.Array:
       [n] int32.
     """
     return jnp.where((rows >= 0) & (rows < n), rows, fallback)
+
+
+def lockstep_config(config: Any) -> Any:
+    """The same chains formulated for lockstep lanes: line counts by one scatter-add.
+
+    Args:
+      config: a family's static `Config` with a `scatter_counts` field.
+
+    Returns:
+      The lockstep `Config`.
+    """
+    return dataclasses.replace(config, scatter_counts=True)

@@ -17,6 +17,7 @@ from jax import lax
 from jaxqueens.core.lines import pairs_from_counts
 from jaxqueens.core.rng import next_seed
 from jaxqueens.solvers import base
+from jaxqueens.solvers.base import lockstep_config as lockstep_config
 from jaxqueens.solvers.base import seed_of
 from jaxqueens.solvers.minconflicts_moves import CISC352_PROBES as CISC352_PROBES
 from jaxqueens.solvers.minconflicts_moves import advance as advance
@@ -40,7 +41,6 @@ from jaxqueens.solvers.minconflicts_types import State as State
 from jaxqueens.solvers.minconflicts_types import board_counts, check_args, conflicted
 from jaxqueens.solvers.minconflicts_types import default_params as default_params
 from jaxqueens.solvers.minconflicts_types import fresh as fresh
-from jaxqueens.solvers.minconflicts_types import lockstep_config as lockstep_config
 from jaxqueens.solvers.minconflicts_types import paused as paused
 
 

@@ -322,15 +322,3 @@ def conflicted(rows, counts, config: Config):
     if not config.toroidal:
         return conflicted_from_counts(rows, counts, config.n)
     return rules.conflicted(rows, counts, config.n, True)
-
-
-def lockstep_config(config: Config) -> Config:
-    """The same chains formulated for lockstep lanes: line counts by one scatter-add.
-
-    Args:
-      config: the static `Config`.
-
-    Returns:
-      The lockstep `Config`.
-    """
-    return dataclasses.replace(config, scatter_counts=True)
