@@ -23,9 +23,8 @@ import jax.numpy as jnp
 
 import jaxqueens
 from jaxqueens.drivers import anneal as annealing
-from jaxqueens.drivers import anneal_setup, chains_types
+from jaxqueens.drivers import anneal_setup, chains_types, minconflicts_runner
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers import minconflicts, variants
@@ -73,14 +72,14 @@ def runners(n: int, chains: int, steps: int, seed: int = 0):
         )
     config = minconflicts.Config(n=n)
     params = minconflicts.default_params(config, max_steps=steps, max_restarts=0)
-    runner = mcsolve.compile_runner(jax.random.key(seed), config, params, chunk)
+    runner = minconflicts_runner.compile_runner(jax.random.key(seed), config, params, chunk)
     out["minconflicts"] = (runner, chunk)
     period = min(variants.default_max_steps(n), steps)
     params = minconflicts.default_params(
         config, max_steps=period, max_restarts=-(-steps // period) - 1
     )
     out["minconflicts-default"] = (
-        mcsolve.compile_runner(jax.random.key(seed), config, params, chunk),
+        minconflicts_runner.compile_runner(jax.random.key(seed), config, params, chunk),
         chunk,
     )
     return out

@@ -43,7 +43,7 @@ import numpy as np
 
 import jaxqueens
 from jaxqueens.core import checker
-from jaxqueens.drivers import minconflicts as mcsolve
+from jaxqueens.drivers import minconflicts_runner
 from jaxqueens.solvers import minconflicts, variants
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -126,7 +126,7 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
 
     # jaxqueens: compile for `chains` chains, then one untimed warm-up run (chains past the reps')
     t0 = time.perf_counter()
-    run = mcsolve.compile_runner(key, config, params, chains)
+    run = minconflicts_runner.compile_runner(key, config, params, chains)
     compile_s = time.perf_counter() - t0
     first_run_s = benchlib.timeit(lambda: jax.device_get(run(reps * chains, chains)))
 
@@ -159,7 +159,7 @@ def bench_n(M, n: int, chains: int, reps: int, api: bool, seed: int) -> dict:
     default_steps = variants.default_max_steps(n)
     config_d = minconflicts.Config(n=n, init="permutation")
     params_d = minconflicts.default_params(config_d, max_steps=default_steps)
-    run_d = mcsolve.compile_runner(key, config_d, params_d, chains)
+    run_d = minconflicts_runner.compile_runner(key, config_d, params_d, chains)
     jax.device_get(run_d(reps * chains, chains))  # warm-up
     d_out: list = []
     par_steps = np.zeros((reps, chains), np.int64)

@@ -86,7 +86,7 @@ def measure(n: int, init: str, tabu: int, chains: int, seed: int) -> dict:
     per_call = -(-chains // calls)
     chunk = -(-per_call // devices) * devices
     chains = calls * chunk  # every call a full chunk: no size compiles inside the timing
-    run = mcsolve.compile_runner(key, config, params, chunk)
+    run = minconflicts_runner.compile_runner(key, config, params, chunk)
     jax.device_get(run(chains, chunk))  # warm (chains past those measured)
     steps, solved, wall = [], [], 0.0
     for off in range(0, chains, chunk):
@@ -107,7 +107,7 @@ def measure(n: int, init: str, tabu: int, chains: int, seed: int) -> dict:
     if init in ("greedy", "qs4"):
         k = max(devices, min(k, int(4e7 // (n * n * attempts_per_chain)) // devices * devices))
     short = minconflicts.default_params(config, max_steps=1, max_restarts=attempts_per_chain - 1)
-    run1 = mcsolve.compile_runner(jax.random.key(seed + 1), config, short, k)
+    run1 = minconflicts_runner.compile_runner(jax.random.key(seed + 1), config, short, k)
     jax.device_get(run1(k, k))  # warm
     walls1, att1 = [], 0
     for rep in range(3):

@@ -14,7 +14,7 @@ import pytest
 
 import jaxqueens
 from jaxqueens.cli.main import main
-from jaxqueens.drivers import minconflicts as mcsolve
+from jaxqueens.drivers import minconflicts_runner as mc_runner
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
 
@@ -66,7 +66,7 @@ def test_resume_equals_uninterrupted(tmp_path, monkeypatch):
     kwargs = dict(chains=60, seed=2, batch=8, max_steps=100)
     whole = jaxqueens.solve(14, **kwargs)
     ckpt = tmp_path / "checkpoint.npz"
-    interrupt_after(monkeypatch, mcsolve, 4)
+    interrupt_after(monkeypatch, mc_runner, 4)
     part = jaxqueens.solve(14, **kwargs, checkpoint=ckpt, checkpoint_every=1e9)
     assert part.run.stopped_by == "interrupted" and len(part.run.chain_id) == 24 and ckpt.exists()
     monkeypatch.undo()

@@ -77,7 +77,7 @@ def run_minconflicts(
     )
     chunk = min(minconflicts_runner.default_chunk(n, chains), chains)
     t0 = time.perf_counter()
-    runner = mcsolve.compile_runner(
+    runner = minconflicts_runner.compile_runner(
         rng.seed_key(seed), config, params, chunk, bounded=True, total=chains
     )
     compile_s = time.perf_counter() - t0

@@ -22,13 +22,8 @@ from jaxqueens.core import arguments, checker, rng
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import chains_types, settings, solve_setup
-from jaxqueens.drivers.minconflicts_runner import (
-    chain_problem,
-    compile_runner,
-    default_chunk,
-    trace_chain,
-)
+from jaxqueens.drivers import chains_types, minconflicts_runner, settings, solve_setup
+from jaxqueens.drivers.minconflicts_runner import chain_problem, default_chunk, trace_chain
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import constrained as rules
@@ -161,7 +156,9 @@ def solve(
     sized = c.budget.chains if solutions is None and seconds is None else None
     chunk = c.batch or default_chunk(c.n, sized, c.max_steps)
     t0 = time.perf_counter()
-    runner = compile_runner(key, config, params, chunk, c.start_rows, bounded=True, mask=c.mask)
+    runner = minconflicts_runner.compile_runner(
+        key, config, params, chunk, c.start_rows, bounded=True, mask=c.mask
+    )
     compile_s = time.perf_counter() - t0
     run = _run(c, runner, chunk, compile_s, quiet, checkpoint, resume, checkpoint_every, command)
     trace = None

@@ -133,9 +133,9 @@ def test_issue28_item3_ctrl_c_in_a_solvers_last_chunk_stops_the_comparison(
     import signal
 
     from jaxqueens.cli.main import main
-    from jaxqueens.drivers import minconflicts as mcsolve
+    from jaxqueens.drivers import minconflicts_runner as mc_runner
 
-    real, compiled = mcsolve.compile_runner, []
+    real, compiled = mc_runner.compile_runner, []
 
     def interrupting(*args, **kwargs):
         runner = real(*args, **kwargs)
@@ -148,7 +148,7 @@ def test_issue28_item3_ctrl_c_in_a_solvers_last_chunk_stops_the_comparison(
 
         return run_chunk
 
-    monkeypatch.setattr(mcsolve, "compile_runner", interrupting)
+    monkeypatch.setattr(mc_runner, "compile_runner", interrupting)
     argv = ["compare", "-n", "6", "--chains", "10", "--steps", "200"]
     code = main([*argv, "--solvers", "mc-permutation,mc-qs4", "--quiet", "--out", str(tmp_path)])
     assert code == 130 and len(compiled) == 1
@@ -161,9 +161,9 @@ def test_interrupted_compare_writes_the_finished_solvers_tables(tmp_path, monkey
     import signal
 
     from jaxqueens.cli.main import main
-    from jaxqueens.drivers import minconflicts as mcsolve
+    from jaxqueens.drivers import minconflicts_runner as mc_runner
 
-    real, compiled = mcsolve.compile_runner, []
+    real, compiled = mc_runner.compile_runner, []
 
     def interrupting(*args, **kwargs):
         compiled.append(1)
@@ -171,7 +171,7 @@ def test_interrupted_compare_writes_the_finished_solvers_tables(tmp_path, monkey
             signal.raise_signal(signal.SIGTERM)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(mcsolve, "compile_runner", interrupting)
+    monkeypatch.setattr(mc_runner, "compile_runner", interrupting)
     argv = ["compare", "-n", "6", "--chains", "10", "--steps", "200", "--quiet"]
     code = main([*argv, "--solvers", "mc-permutation,mc-qs4", "--out", str(tmp_path)])
     err = capsys.readouterr().err

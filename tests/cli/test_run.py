@@ -141,7 +141,7 @@ def test_defect_18_run_refuses_commands_that_need_a_file(tmp_path, capsys, comma
 
 
 def test_defect_13_ctrl_c_stops_a_sweep_that_then_resumes(tmp_path, monkeypatch, capsys):
-    from jaxqueens.drivers import minconflicts as mcsolve
+    from jaxqueens.drivers import minconflicts_runner as mc_runner
 
     cfg = write(
         tmp_path,
@@ -150,7 +150,7 @@ def test_defect_13_ctrl_c_stops_a_sweep_that_then_resumes(tmp_path, monkeypatch,
     )
     whole, out = tmp_path / "whole", tmp_path / "sw"
     assert run(["run", cfg, "--out", str(whole)], capsys)[0] == 0
-    real, calls = mcsolve.compile_runner, []
+    real, calls = mc_runner.compile_runner, []
 
     def interrupting(*args, **kwargs):
         runner = real(*args, **kwargs)
@@ -163,7 +163,7 @@ def test_defect_13_ctrl_c_stops_a_sweep_that_then_resumes(tmp_path, monkeypatch,
 
         return run_chunk
 
-    monkeypatch.setattr(mcsolve, "compile_runner", interrupting)
+    monkeypatch.setattr(mc_runner, "compile_runner", interrupting)
     code, stdout, err = run(["run", cfg, "--out", str(out)], capsys)
     assert code == 130 and "--resume" in err
     assert "n=9" not in stdout and not (out / "run-002").exists()  # the sweep stopped
@@ -255,13 +255,13 @@ def test_issue28_item3_ctrl_c_in_a_settings_last_chunk_stops_the_sweep(
     on to every other setting before)."""
     import signal
 
-    from jaxqueens.drivers import minconflicts as mcsolve
+    from jaxqueens.drivers import minconflicts_runner as mc_runner
 
     cfg = write(
         tmp_path,
         'command = "solve"\n[options]\nchains = 10\nbatch = 5\nquiet = true\n[sweep]\nn = [6, 8]\n',
     )
-    real, calls = mcsolve.compile_runner, []
+    real, calls = mc_runner.compile_runner, []
 
     def interrupting(*args, **kwargs):
         runner = real(*args, **kwargs)
@@ -274,7 +274,7 @@ def test_issue28_item3_ctrl_c_in_a_settings_last_chunk_stops_the_sweep(
 
         return run_chunk
 
-    monkeypatch.setattr(mcsolve, "compile_runner", interrupting)
+    monkeypatch.setattr(mc_runner, "compile_runner", interrupting)
     out = tmp_path / "sw"
     code, _stdout, err = run(["run", cfg, "--out", str(out)], capsys)
     assert code == 130 and "--resume" in err

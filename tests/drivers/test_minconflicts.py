@@ -75,7 +75,7 @@ def test_api_is_the_driver():
 def test_compile_runner_runs_chunks_in_chain_order():
     cfg = mc.Config(n=10)
     key = jax.random.key(3)
-    run = mcsolve.compile_runner(key, cfg, mc.default_params(cfg, max_steps=60), 8)
+    run = mc_runner.compile_runner(key, cfg, mc.default_params(cfg, max_steps=60), 8)
     whole = jax.device_get(run(0, 8))
     assert whole.rows.shape == (8, 10) and whole.solved.dtype == bool
     tail = jax.device_get(run(4, 4))  # a short chunk compiles its own size, same chains
@@ -86,11 +86,11 @@ def test_compile_runner_runs_chunks_in_chain_order():
 def test_trace_chain_is_cut_at_the_solution():
     cfg = mc.Config(n=12)
     prm = mc.default_params(cfg, max_steps=500)
-    m = mcsolve.trace_chain(jax.random.key(0), cfg, prm, 400)
+    m = mc_runner.trace_chain(jax.random.key(0), cfg, prm, 400)
     assert isinstance(m.conflicted, np.ndarray) and m.conflicted.shape == m.pairs.shape
     assert m.conflicted[-1] == 0 and (m.conflicted[:-1] > 0).all()
     assert m.pairs[-1] == 0 and (np.diff(m.pairs) <= 0).all()
-    short = mcsolve.trace_chain(jax.random.key(0), cfg, prm, 3)
+    short = mc_runner.trace_chain(jax.random.key(0), cfg, prm, 3)
     assert short.pairs.shape == (3,)
     np.testing.assert_array_equal(short.pairs, m.pairs[:3])
 
@@ -113,7 +113,7 @@ def _no_kernel(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("compiled: the budget should have been refused up front")
 
-    monkeypatch.setattr(mcsolve, "compile_runner", refuse)
+    monkeypatch.setattr(mc_runner, "compile_runner", refuse)
 
 
 def test_defect_3_more_solutions_than_exist_are_refused_up_front(monkeypatch, capsys):
@@ -132,7 +132,7 @@ def test_defect_3_more_solutions_than_exist_are_refused_up_front(monkeypatch, ca
 def test_defect_6_a_checkpoint_resumes_only_under_its_command(tmp_path, monkeypatch, capsys):
     from jaxqueens.cli.main import main
 
-    real, calls = mcsolve.compile_runner, []
+    real, calls = mc_runner.compile_runner, []
 
     def interrupting(*args, **kwargs):
         run = real(*args, **kwargs)
@@ -145,7 +145,7 @@ def test_defect_6_a_checkpoint_resumes_only_under_its_command(tmp_path, monkeypa
 
         return run_chunk
 
-    monkeypatch.setattr(mcsolve, "compile_runner", interrupting)
+    monkeypatch.setattr(mc_runner, "compile_runner", interrupting)
     out = tmp_path / "run"
     argv = ["-n", "8", "--chains", "40", "--batch", "8", "--quiet"]
     assert main(["solve", *argv, "--out", str(out)]) == 130
