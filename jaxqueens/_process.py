@@ -9,12 +9,13 @@ environment variable, no JAX setting.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 
 @dataclass(slots=True)
@@ -111,6 +112,16 @@ class Writes:
     recordings: list[dict[Path, bytes]] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class Logs:
+    """Whether structured logs are on (`io.logs.enable` and `disable` write it). Per process
+    because `--log-json` is given anywhere on the command line and every progress bar of every
+    layer logs through it without being given it."""
+
+    enabled: bool = False  # `--log-json`: every event is written
+    stream: TextIO = sys.stderr  # where the events go
+
+
 jax_setup = JaxSetup()
 compile_cache = CompileCache()
 batch_sizes = BatchSizes()
@@ -119,3 +130,4 @@ commands = Commands()
 locks = Locks()
 run = Run()
 writes = Writes()
+logs = Logs()

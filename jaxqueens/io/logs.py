@@ -10,19 +10,8 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass
-from typing import TextIO
 
-
-@dataclass
-class _Logging:
-    """Whether structured logging is on, and the stream it writes to."""
-
-    enabled: bool = False
-    stream: TextIO = sys.stderr
-
-
-_STATE = _Logging()
+from jaxqueens import _process
 
 
 def enable(stream=None) -> None:
@@ -31,12 +20,12 @@ def enable(stream=None) -> None:
     Args:
       stream: where the events go (default: stderr).
     """
-    _STATE.enabled, _STATE.stream = True, stream or sys.stderr
+    _process.logs.enabled, _process.logs.stream = True, stream or sys.stderr
 
 
 def disable() -> None:
     """Turn structured logging off."""
-    _STATE.enabled = False
+    _process.logs.enabled = False
 
 
 def enabled() -> bool:
@@ -45,7 +34,7 @@ def enabled() -> bool:
     Returns:
       True when it is.
     """
-    return _STATE.enabled
+    return _process.logs.enabled
 
 
 def log(event: str, **fields) -> None:
@@ -55,8 +44,8 @@ def log(event: str, **fields) -> None:
       event: the event's name.
       **fields: its fields; values that JSON cannot hold become strings.
     """
-    if not _STATE.enabled:
+    if not _process.logs.enabled:
         return
     record = {"time": round(time.time(), 3), "event": event, **fields}
-    _STATE.stream.write(json.dumps(record, default=str) + "\n")
-    _STATE.stream.flush()
+    _process.logs.stream.write(json.dumps(record, default=str) + "\n")
+    _process.logs.stream.flush()
