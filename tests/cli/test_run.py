@@ -97,12 +97,13 @@ def test_bad_overrides(tmp_path, capsys, override, needle):
 def test_shipped_configs_are_valid():
     from jaxqueens.cli import run as experiment
     from jaxqueens.cli.main import build_parser
+    from jaxqueens.io.config import load_config
 
     parser = build_parser()
     configs = sorted(CONFIGS.glob("*.toml"))
     assert configs
     for path in configs:
-        experiment.resolve(experiment.load_config(path), parser, [], str(path))
+        experiment.resolve(load_config(path), parser, [], str(path))
 
 
 @pytest.mark.parametrize(
@@ -337,9 +338,10 @@ def test_compare_sweep_results_carry_success_rate_ert_and_recommendation(tmp_pat
 def test_estimate_config_with_a_number_for_its_sizes_is_taken(tmp_path):
     from jaxqueens.cli import run as experiment
     from jaxqueens.cli.main import build_parser
+    from jaxqueens.io.config import load_config
 
     path = write(tmp_path, 'command = "estimate"\n[options]\nn = 10\n')
-    _, opts, _, options = experiment.resolve(experiment.load_config(path), build_parser(), [], path)
+    _, opts, _, options = experiment.resolve(load_config(path), build_parser(), [], path)
     assert experiment.schema.argv_of(opts, options, path) == ["--n", "10"]
 
 

@@ -150,7 +150,7 @@ def test_defect_7_depth_checked_against_memory_before_enumerating(n, depth, monk
 def test_defect_28_msg_ci_lower_bounds_are_cut_at_what_is_known():
     """Q(n) >= 0 and the tree holds at least its exactly counted levels: the normal interval
     is cut there (it went negative for a few probes)."""
-    r = E.Estimate(
+    r = ER.Estimate(
         n=20,
         probes=60,
         depth=1,
@@ -198,7 +198,7 @@ def _coverage(n, depth, per_stratum, runs, level, seed=1, nodes=None):
         v, v_se, v_skew = ER.stratified(
             one["nodes"][r], one["nodes2"][r], one["nodes3"][r], per_stratum
         )
-        r_ = E.Estimate(
+        r_ = ER.Estimate(
             n, per_stratum * strata, depth, strata, q, q_se, sum(top) + v, v_se, level, 0.0, 0.0,
             0.0, A000170[n], top, solutions_skew=q_skew, nodes_skew=v_skew,
         )  # fmt: skip

@@ -10,6 +10,7 @@ import reference
 
 from jaxqueens.core import checker, symmetry
 from jaxqueens.drivers import stats as stats
+from jaxqueens.drivers import stats_samples as sampling
 from jaxqueens.errors import QueensError
 
 
@@ -88,7 +89,7 @@ def test_defect_8_n1_has_one_solution_and_full_coverage():
 
 
 def test_defect_8_coverage_expectation_unchanged_for_larger_totals():
-    samples = stats.Samples(
+    samples = sampling.Samples(
         8,
         "minconflicts",
         {},
@@ -120,7 +121,7 @@ def test_the_analysis_of_padded_batches_is_numpys(n, s):
     bucket, or exactly full) against plain NumPy: sorted unique rows and canonical forms."""
     sols = np.asarray(reference.all_solutions(n), np.int32)
     rows = sols[np.random.default_rng(s).integers(0, len(sols), s)]
-    samples = stats.Samples(
+    samples = sampling.Samples(
         n, "minconflicts", {}, np.ones(s, bool), np.ones(s, np.int64), rows, "steps", 1.0, 0.0,
         "chains",
     )  # fmt: skip
@@ -152,7 +153,7 @@ def test_defect_17_analysis_at_n5000_takes_seconds():
     [B, n, n] inverse); it now costs about as much as the solve (seconds)."""
     sol = _explicit_solution(5000)
     rows = np.stack([sol, sol[::-1], sol])
-    samples = stats.Samples(
+    samples = sampling.Samples(
         5000,
         "minconflicts",
         {},

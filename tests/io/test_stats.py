@@ -5,6 +5,7 @@ import json
 import numpy as np
 
 from jaxqueens.drivers import stats
+from jaxqueens.drivers import stats_samples as sampling
 from jaxqueens.io import schema
 from jaxqueens.io import stats as outputs
 
@@ -16,7 +17,7 @@ SOLUTIONS6 = np.array(
 def _result():
     solved = np.array([True, False, True, True, True, True])
     rows = SOLUTIONS6[[0, 1, 1, 3, 0]]
-    samples = stats.Samples(
+    samples = sampling.Samples(
         6,
         "minconflicts",
         {},
