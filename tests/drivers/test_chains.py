@@ -312,8 +312,12 @@ def test_issue28_item13_a_run_without_a_chain_bound_keeps_at_most_the_cap(monkey
     assert run.stopped_by == "max_chains" and len(run.chain_id) == 60
 
 
-def test_issue28_item13_the_cap_fits_the_memory_available():
-    assert driver.kept_chains_cap(30, available=None) == driver.KEPT_CHAINS_MAX
+def test_issue28_item13_the_cap_fits_the_memory_available(monkeypatch):
+    # measured (available=None): the machine's memory, or the full cap where it cannot be read
+    monkeypatch.setattr(driver.memory, "available_memory", lambda: None)
+    assert driver.kept_chains_cap(30) == driver.KEPT_CHAINS_MAX
+    monkeypatch.setattr(driver.memory, "available_memory", lambda: 64 << 20)
+    assert driver.kept_chains_cap(30) == driver.kept_chains_cap(30, available=64 << 20)
     assert driver.kept_chains_cap(30, available=1 << 40) == driver.KEPT_CHAINS_MAX
     small = driver.kept_chains_cap(30, available=64 << 20)  # 64 MiB: a quarter, 1,232 B a chain
     assert small == (64 << 20) // 4 // (driver.KEPT_BYTES_PER_CHAIN + 24 * 30)
