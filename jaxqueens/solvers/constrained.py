@@ -98,16 +98,17 @@ def allowed_start(seed: jax.Array, mask: Mask, ctr=0) -> jax.Array:
 
 
 def stranded(rows: jax.Array, mask: Mask) -> jax.Array:
-    """[] int32 queens on squares the mask forbids.
+    """[] int32 queens on squares the mask forbids (the GA's penalty and anneal's objective).
 
     Args:
-      rows: [n] int32 board.
+      rows: [n] board, any integer dtype (a GA genome is int8 or int16).
       mask: the instance's `Mask`.
 
     Returns:
       [] int32.
     """
-    return jnp.sum(~mask.allowed[jnp.arange(rows.shape[0]), rows]).astype(jnp.int32)
+    cols = jnp.arange(rows.shape[-1])
+    return jnp.sum(~mask.allowed[cols, rows.astype(jnp.int32)], dtype=jnp.int32)
 
 
 def positions(n: int, c, r, toroidal: bool) -> tuple:

@@ -3,8 +3,9 @@
 `fitness` counts attacking pairs and `excess` the queens beyond the first on each line (DEAP's
 N-Queens fitness); both are 0 exactly for solutions. `report_diagonals_only` is the score of the
 University of Idaho report's GA: pairs on a diagonal only, so a score of 0 is NOT always a
-solution, and callers check every such board. `TOROIDAL_FITNESS`, `forbidden` and
-`forbidden_weight` serve constrained boards; `Fitness` is the signature a user's fitness keeps.
+solution, and callers check every such board. `TOROIDAL_FITNESS` and `forbidden_weight` (per
+queen that `jaxqueens.solvers.constrained.stranded` counts) serve constrained boards; `Fitness`
+is the signature a user's fitness keeps.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import jax
 import jax.numpy as jnp
 
 from jaxqueens.core.board import PAIRWISE_MAX_N, attacking_pairs_one, n_attacks_one
-from jaxqueens.solvers.constrained import Mask
 
 I32 = jnp.int32
 
@@ -156,20 +156,6 @@ def forbidden_weight(n: int) -> int:
       The penalty per queen on a forbidden square.
     """
     return n * (n - 1) // 2 + 1
-
-
-def forbidden(x: jax.Array, mask: Mask) -> jax.Array:
-    """[] int32 queens of one genome `[n]` on squares `mask` forbids.
-
-    Args:
-      x: [n] one genome.
-      mask: the instance's `Mask`.
-
-    Returns:
-      [] int32.
-    """
-    n = x.shape[-1]
-    return jnp.sum(~mask.allowed[jnp.arange(n), x.astype(I32)], dtype=I32)
 
 
 Fitness = Callable[[jax.Array], jax.Array]

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from jaxqueens.core.rng import hash_bits
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import (
+    constrained,
     ga_crossover,
     ga_fitness,
     ga_genomes,
@@ -214,7 +215,7 @@ def fitness_row(config):
     if not config.constrained:
         return lambda sh, x: f(x.astype(I32))
     weight = ga_fitness.forbidden_weight(config.n)
-    return lambda sh, x: f(x.astype(I32)) + weight * ga_fitness.forbidden(x, sh.mask)
+    return lambda sh, x: f(x.astype(I32)) + weight * constrained.stranded(x, sh.mask)
 
 
 def _repair(config):

@@ -127,9 +127,7 @@ class ForbiddenTest(chex.TestCase):
         mask = _mask(self.MODEL)
         boards = np.array([[1, 4, 2, 5, 0, 2], [0, 4, 3, 5, 1, 2], [0, 0, 0, 0, 0, 0]], np.int8)
         got = np.asarray(
-            self.variant(jax.vmap(ga_fitness.forbidden, in_axes=(0, None)))(
-                jnp.asarray(boards), mask
-            )
+            self.variant(jax.vmap(rules.stranded, in_axes=(0, None)))(jnp.asarray(boards), mask)
         )
         fixed = dict(self.MODEL.fixed)
 
