@@ -112,16 +112,39 @@ def pack(state: Dfs) -> jax.Array:
     return jnp.concatenate([head, state.stack])
 
 
+def child(t, cols, ld, rd, bit) -> tuple[jax.Array, ...]:
+    """The child a queen on `bit` makes (`bit` may be `[32]` rows at once, as the probe tries
+    them), and whether the search enters it: its level and the next two each keep a free row
+    (the look-ahead ignores the queens still to come, so it never cuts a solution).
+
+    Args:
+      t: uint32 `[TABLE_WORDS]`, the node's row of the level table.
+      cols: uint32, the node's occupied rows.
+      ld: uint32, the node's rows attacked along diagonals.
+      rd: uint32, the node's rows attacked along anti-diagonals.
+      bit: uint32, the row placed (one bit; or `[32]`, one row each).
+
+    Returns:
+      `(nc, nl, nr, nav, enter)`: the child's three masks, its free rows and bool entered.
+    """
+    # gaps masked to 0..31: a shift by >= 32 is 0 in XLA, and the mask lets LLVM drop that select
+    g0, g2, g3 = t[GAP] & 31, t[GAP2] & 31, t[GAP3] & 31
+    nc, nl, nr = cols | bit, (ld | bit) << g0, (rd | bit) >> g0
+    nav = ~(nc | nl | nr) & t[ALLOW1]
+    ahead2 = ~(nc | (nl << g2) | (nr >> g2)) & t[ALLOW2]  # 0 on the row before the last level
+    ahead3 = ~(nc | (nl << g3) | (nr >> g3)) & t[ALLOW3]
+    return nc, nl, nr, nav, (nav != 0) & (ahead2 != 0) & (ahead3 != 0)
+
+
 def edge(state: Dfs, table, config: Config) -> Dfs:
     """One tree edge.
 
     Takes the lowest untried row of level d; counts the child's free rows when the child is the
     task's last level (`COUNT_MASK` is all ones only on the row before it, and the last level
     has at most one free row: every other column then holds a queen); otherwise goes down to the
-    child if its level and the next two levels each keep a free row (the look-ahead ignores the
-    queens still to come, so it never cuts a solution). Whatever happens, the parent's `av` and
-    the child's row are written as 6 contiguous words, and `back` (the nearest level with rows
-    left) spares every iteration spent popping.
+    `child` if the look-ahead lets it. Whatever happens, the parent's `av` and the child's row
+    are written as 6 contiguous words, and `back` (the nearest level with rows left) spares
+    every iteration spent popping.
 
     Args:
       state: a live state (`d >= 0`).
@@ -137,15 +160,9 @@ def edge(state: Dfs, table, config: Config) -> Dfs:
     row = lax.dynamic_slice(state.stack, (start,), (WORDS,), allow_negative_indices=False)
     t = lax.dynamic_slice(table, (level * TABLE_WORDS,), (TABLE_WORDS,))
     cols, ld, rd, back, av = row[COLS], row[LD], row[RD], row[BACK], row[AV]
-    # gaps masked to 0..31: a shift by >= 32 is 0 in XLA, and the mask lets LLVM drop that select
-    g0, g2, g3 = t[GAP] & 31, t[GAP2] & 31, t[GAP3] & 31
     bit = av & (jnp.uint32(0) - av)
     rest = av ^ bit
-    nc, nl, nr = cols | bit, (ld | bit) << g0, (rd | bit) >> g0
-    nav = ~(nc | nl | nr) & t[ALLOW1]
-    ahead2 = ~(nc | (nl << g2) | (nr >> g2)) & t[ALLOW2]  # 0 on the row before the last level
-    ahead3 = ~(nc | (nl << g3) | (nr >> g3)) & t[ALLOW3]
-    push = (nav != 0) & (ahead2 != 0) & (ahead3 != 0)
+    nc, nl, nr, nav, push = child(t, cols, ld, rd, bit)
     here = d.astype(jnp.uint32)
     keep = jnp.uint32(0) - (rest != 0).astype(jnp.uint32)
     resume = back ^ ((back ^ here) & keep)  # here if rows are left, else the parent's back

@@ -13,17 +13,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxqueens.core.constellations import (
-    ALLOW1,
-    ALLOW2,
-    ALLOW3,
-    COUNT_MASK,
-    GAP,
-    GAP2,
-    GAP3,
-    TABLE_WORDS,
-)
+from jaxqueens.core.constellations import COUNT_MASK, TABLE_WORDS
 from jaxqueens.core.rng import hash_randint
+from jaxqueens.solvers.count import child
 from jaxqueens.solvers.count_types import Config, Problem
 
 
@@ -40,8 +32,8 @@ def probe(problem: Problem, seed, lane, config: Config) -> Probe:
 
     At each node the probe adds `w * popcount(av)` to the edges (one edge per row tried; `w` is
     the product of the branchings above, 1 at the root) and `w` times the rows counted on the row
-    before the last level; the children `jaxqueens.solvers.count.edge` would enter (a free row
-    there and at the two look-ahead levels) number `c`; the probe goes down into one of them
+    before the last level; the children `jaxqueens.solvers.count.edge` would enter
+    (`jaxqueens.solvers.count.child`) number `c`; the probe goes down into one of them
     uniformly at random and multiplies `w` by `c` (`c = 0`: it ends, `w = 0`). Every level is one
     `fori_loop` iteration, the rows of a node tried at once (`[32]` words); the random child comes
     from the counter hash of (`seed`, level, `lane`) (`jaxqueens.core.rng`).
@@ -62,14 +54,10 @@ def probe(problem: Problem, seed, lane, config: Config) -> Probe:
     def body(level, carry):
         cols, ld, rd, av, w, edges, found = carry
         t = rows[level]
-        g0, g2, g3 = t[GAP] & 31, t[GAP2] & 31, t[GAP3] & 31
         bit = av & bits  # [32]
-        nc, nl, nr = cols | bit, (ld | bit) << g0, (rd | bit) >> g0
-        nav = ~(nc | nl | nr) & t[ALLOW1]
-        ahead2 = ~(nc | (nl << g2) | (nr >> g2)) & t[ALLOW2]
-        ahead3 = ~(nc | (nl << g3) | (nr >> g3)) & t[ALLOW3]
+        nc, nl, nr, nav, enter = child(t, cols, ld, rd, bit)
         tried = bit != 0
-        push = tried & (nav != 0) & (ahead2 != 0) & (ahead3 != 0)  # [32] children entered
+        push = tried & enter  # [32] children entered
         edges = edges + w * lax.population_count(av).astype(jnp.float32)
         counted = jnp.where(tried, lax.population_count(nav & t[COUNT_MASK]), 0).sum()
         found = found + w * counted.astype(jnp.float32)
