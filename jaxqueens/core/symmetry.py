@@ -62,6 +62,25 @@ def _inverse(boards: np.ndarray) -> np.ndarray:
     return inv
 
 
+def images_of(boards, inv, top):
+    """The 8 images of boards under D4, in the order of `NAMES`, from the boards and their
+    inverses (NumPy or JAX arrays alike: `symmetry_jax.transforms` stacks the same list).
+
+    Args:
+      boards: Integer `[..., n]` permutations.
+      inv: their inverse permutations (the boards transposed).
+      top: `n - 1` in the boards' dtype.
+
+    Returns:
+      A list of 8 arrays shaped like `boards`.
+    """
+    flip = lambda x: x[..., ::-1]  # reflect columns: c -> n-1-c; `top - x` reflects rows
+    # quarter turns (counter-clockwise with row 0 at the bottom, as jaxqueens draws boards) and
+    # the anti-transpose compose the transpose with a reflection: rot90 (c, r) -> (n-1-r, c)
+    turns = [flip(inv), top - flip(boards), top - inv]  # rot90, rot180, rot270
+    return [boards, *turns, top - boards, flip(boards), inv, top - flip(inv)]
+
+
 def transforms(boards: np.ndarray) -> np.ndarray:
     """All 8 images of every board under D4, in the order of `NAMES`.
 
@@ -72,18 +91,7 @@ def transforms(boards: np.ndarray) -> np.ndarray:
       `[8, B, n]` of the same dtype.
     """
     boards = _permutations(boards)
-    n = boards.shape[1]
-    top = boards.dtype.type(n - 1)
-    inv = _inverse(boards)
-    flip_r = top - boards  # reflect rows: r -> n-1-r
-    flip_c = boards[:, ::-1]  # reflect columns: c -> n-1-c
-    rot180 = top - boards[:, ::-1]
-    # quarter turns (counter-clockwise with row 0 at the bottom, as jaxqueens draws boards) and
-    # the anti-transpose compose the transpose with a reflection
-    rot90 = inv[:, ::-1]  # queen (c, r) -> (n-1-r, c)
-    rot270 = top - inv  # queen (c, r) -> (r, n-1-c)
-    anti = top - inv[:, ::-1]
-    return np.stack([boards, rot90, rot180, rot270, flip_r, flip_c, inv, anti])
+    return np.stack(images_of(boards, _inverse(boards), boards.dtype.type(boards.shape[1] - 1)))
 
 
 def _lex_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:

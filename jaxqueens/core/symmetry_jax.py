@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxqueens.core.symmetry import NAMES
+from jaxqueens.core.symmetry import NAMES, images_of
 
 __all__ = [
     "NAMES",
@@ -67,20 +67,7 @@ def transforms(boards: jax.Array) -> jax.Array:
     """
     boards = jnp.asarray(boards)
     top = jnp.asarray(boards.shape[-1] - 1, boards.dtype)
-    inv = inverse(boards)
-    flip = lambda x: x[..., ::-1]
-    return jnp.stack(
-        [
-            boards,
-            flip(inv),
-            top - flip(boards),
-            top - inv,
-            top - boards,
-            flip(boards),
-            inv,
-            top - flip(inv),
-        ]
-    )
+    return jnp.stack(images_of(boards, inverse(boards), top))
 
 
 def lex_less(a: jax.Array, b: jax.Array) -> jax.Array:
