@@ -95,6 +95,16 @@ def _as_int64(boards: np.ndarray) -> np.ndarray:
     return boards.astype(np.int64).reshape(int(np.prod(boards.shape[:-1])), n)
 
 
+def _line_sum(boards: np.ndarray, cost) -> np.ndarray:
+    """Sum over the rows, diagonals and anti-diagonals of `cost(queens on the line)`: `[...]`."""
+    shape = np.shape(boards)[:-1]
+    flat = _as_int64(boards)
+    total = np.zeros(flat.shape[0], dtype=np.int64)
+    for _, keys, _, lines in _line_keys(flat, flat.shape[1]):
+        total += cost(_counts(keys, lines)).sum(axis=1)
+    return total.reshape(shape)
+
+
 def attacking_pairs(boards: np.ndarray) -> np.ndarray:
     """Number of attacking queen pairs of each board.
 
@@ -104,13 +114,7 @@ def attacking_pairs(boards: np.ndarray) -> np.ndarray:
     Returns:
       int64 `[...]`: sum over rows, diagonals and anti-diagonals of k(k-1)/2.
     """
-    shape = np.shape(boards)[:-1]
-    flat = _as_int64(boards)
-    total = np.zeros(flat.shape[0], dtype=np.int64)
-    for _, keys, _, lines in _line_keys(flat, flat.shape[1]):
-        k = _counts(keys, lines)
-        total += (k * (k - 1) // 2).sum(axis=1)
-    return total.reshape(shape)
+    return _line_sum(boards, lambda k: k * (k - 1) // 2)
 
 
 def queen_conflicts(boards: np.ndarray) -> np.ndarray:
@@ -139,12 +143,7 @@ def n_attacks(boards: np.ndarray) -> np.ndarray:
     Returns:
       int64 `[...]`: the sum over every line of max(k - 1, 0) for a line holding k queens.
     """
-    shape = np.shape(boards)[:-1]
-    flat = _as_int64(boards)
-    total = np.zeros(flat.shape[0], dtype=np.int64)
-    for _, keys, _, lines in _line_keys(flat, flat.shape[1]):
-        total += np.maximum(_counts(keys, lines) - 1, 0).sum(axis=1)
-    return total.reshape(shape)
+    return _line_sum(boards, lambda k: np.maximum(k - 1, 0))
 
 
 def are_solutions(boards: np.ndarray) -> np.ndarray:
