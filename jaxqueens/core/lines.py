@@ -62,7 +62,7 @@ def add1(counts: jax.Array, pos, v) -> jax.Array:
     return lax.dynamic_update_slice(counts, old + v, (pos,))
 
 
-def counts_of(rows: jax.Array, n: int, scatter: bool = False) -> jax.Array:
+def counts_of(rows: jax.Array, n: int, scatter: bool = False, at=positions) -> jax.Array:
     """The packed line counts of a board.
 
     The default is O(n) and scatter-free, so that XLA:CPU compiles the enclosing loops as one
@@ -73,37 +73,39 @@ def counts_of(rows: jax.Array, n: int, scatter: bool = False) -> jax.Array:
       rows: int `[n]` board.
       n: board size (static).
       scatter: one scatter-add of the 3n lines instead (the same counts).
+      at: `(n, c, r) -> (row, diagonal, anti-diagonal)` indices of a square's lines (default
+        `positions`; the torus has its own).
 
     Returns:
       int32 `[5n-2]`.
     """
     if scatter:
         c = jnp.arange(n, dtype=jnp.int32)
-        pos = jnp.concatenate(positions(n, c, rows.astype(jnp.int32)))
+        pos = jnp.concatenate(at(n, c, rows.astype(jnp.int32)))
         return jnp.zeros(size(n), jnp.int32).at[pos].add(1)
 
     def body(c, counts):
-        r = rows[c]
-        for pos in positions(n, c, r):
+        for pos in at(n, c, rows[c]):
             counts = add1(counts, pos, 1)
         return counts
 
     return lax.fori_loop(0, n, body, jnp.zeros(size(n), jnp.int32))
 
 
-def conflicted_from_counts(rows: jax.Array, counts: jax.Array, n: int) -> jax.Array:
+def conflicted_from_counts(rows: jax.Array, counts: jax.Array, n: int, at=positions) -> jax.Array:
     """Which queens share a line with another queen.
 
     Args:
       rows: int `[n]` board.
       counts: int32 `[5n-2]` its packed counts.
       n: board size.
+      at: a square's line indices, as for `counts_of`.
 
     Returns:
       bool `[n]`, per column.
     """
-    c = jnp.arange(n, dtype=jnp.int32)
-    return (counts[rows] > 1) | (counts[n + rows + c] > 1) | (counts[4 * n - 2 + rows - c] > 1)
+    row, diag, anti = at(n, jnp.arange(n, dtype=jnp.int32), rows)
+    return (counts[row] > 1) | (counts[diag] > 1) | (counts[anti] > 1)
 
 
 def pairs_from_counts(counts: jax.Array) -> jax.Array:

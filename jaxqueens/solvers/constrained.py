@@ -12,12 +12,12 @@ toroidal board uses the first n slots of each diagonal window, `(r + c) mod n` a
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from jaxqueens.core import constraints as cons
 from jaxqueens.core import lines
@@ -130,8 +130,8 @@ def positions(n: int, c, r, toroidal: bool) -> tuple:
 
 
 def counts_of(rows: jax.Array, n: int, toroidal: bool, scatter: bool = False) -> jax.Array:
-    """Packed line counts [5n-2] int32 of a board [n] under the attack rule (`scatter`: one
-    scatter-add, the same counts: `counts_of`).
+    """Packed line counts [5n-2] int32 of a board [n] under the attack rule
+    (`jaxqueens.core.lines.counts_of` with this rule's `positions`).
 
     Args:
       rows: [n] int32 board.
@@ -142,19 +142,7 @@ def counts_of(rows: jax.Array, n: int, toroidal: bool, scatter: bool = False) ->
     Returns:
       [5n-2] int32.
     """
-    if not toroidal or scatter:
-        if not toroidal:
-            return lines.counts_of(rows, n, scatter)
-        c = jnp.arange(n, dtype=jnp.int32)
-        pos = jnp.concatenate(positions(n, c, rows.astype(jnp.int32), True))
-        return jnp.zeros(lines.size(n), jnp.int32).at[pos].add(1)
-
-    def body(c, counts):
-        for pos in positions(n, c, rows[c], True):
-            counts = lines.add1(counts, pos, 1)
-        return counts
-
-    return lax.fori_loop(0, n, body, jnp.zeros(lines.size(n), jnp.int32))
+    return lines.counts_of(rows, n, scatter, functools.partial(positions, toroidal=toroidal))
 
 
 def conflicted(rows: jax.Array, counts: jax.Array, n: int, toroidal: bool) -> jax.Array:
@@ -169,14 +157,8 @@ def conflicted(rows: jax.Array, counts: jax.Array, n: int, toroidal: bool) -> ja
     Returns:
       [n] bool.
     """
-    if not toroidal:
-        return lines.conflicted_from_counts(rows, counts, n)
-    c = jnp.arange(n, dtype=jnp.int32)
-    return (
-        (counts[rows] > 1)
-        | (counts[n + (rows + c) % n] > 1)
-        | (counts[3 * n - 1 + (rows - c) % n] > 1)
-    )
+    at = functools.partial(positions, toroidal=toroidal)
+    return lines.conflicted_from_counts(rows, counts, n, at)
 
 
 def column_cost(counts: jax.Array, c, r0, n: int, toroidal: bool) -> jax.Array:

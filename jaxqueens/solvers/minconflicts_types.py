@@ -12,7 +12,6 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from jaxqueens.core.lines import conflicted_from_counts, counts_of
 from jaxqueens.solvers import base
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers.variants import INITS, MOVES, default_max_steps
@@ -303,9 +302,7 @@ def board_counts(rows, config: Config):
     Returns:
       [5n-2] int32.
     """
-    if config.toroidal:
-        return rules.counts_of(rows, config.n, True, config.scatter_counts)
-    return counts_of(rows, config.n, config.scatter_counts)
+    return rules.counts_of(rows, config.n, config.toroidal, config.scatter_counts)
 
 
 def conflicted(rows, counts, config: Config):
@@ -319,6 +316,4 @@ def conflicted(rows, counts, config: Config):
     Returns:
       [n] bool.
     """
-    if not config.toroidal:
-        return conflicted_from_counts(rows, counts, config.n)
-    return rules.conflicted(rows, counts, config.n, True)
+    return rules.conflicted(rows, counts, config.n, config.toroidal)
