@@ -39,6 +39,14 @@ def excess(x: jax.Array) -> jax.Array:
     return n_attacks_one(x.astype(I32)).astype(I32)
 
 
+def _shifted(x: jax.Array, hits) -> jax.Array:
+    """[] int32 sum over k = 1..n-1 of `hits(d, k)`, d: row differences `k` columns apart."""
+    total = jnp.zeros((), I32)
+    for k in range(1, x.shape[-1]):
+        total += jnp.sum(hits(x[k:] - x[:-k], k), dtype=I32)
+    return total
+
+
 def fitness(x: jax.Array) -> jax.Array:
     """Attacking pairs of one genome `[n]` (rows, diagonals, anti-diagonals): int32 scalar.
 
@@ -55,11 +63,7 @@ def fitness(x: jax.Array) -> jax.Array:
     n = x.shape[-1]
     if n > SHIFT_MAX_N:
         return attacking_pairs_one(x).astype(I32)
-    total = jnp.zeros((), I32)
-    for k in range(1, n):
-        d = x[k:] - x[:-k]
-        total += jnp.sum((d == 0) | (d == k) | (d == -k), dtype=I32)
-    return total
+    return _shifted(x, lambda d, k: (d == 0) | (d == k) | (d == -k))
 
 
 def report_diagonals_only(x: jax.Array) -> jax.Array:
@@ -83,11 +87,7 @@ def report_diagonals_only(x: jax.Array) -> jax.Array:
             line = jnp.zeros(2 * n - 1, I32).at[idx].add(1)
             total += jnp.sum(line * (line - 1) // 2, dtype=I32)
         return total
-    total = jnp.zeros((), I32)
-    for k in range(1, n):
-        d = x[k:] - x[:-k]
-        total += jnp.sum((d == k) | (d == -k), dtype=I32)
-    return total
+    return _shifted(x, lambda d, k: (d == k) | (d == -k))
 
 
 def _torus_lines(x: jax.Array) -> tuple[jax.Array, ...]:
@@ -118,13 +118,11 @@ def toroidal_fitness(x: jax.Array) -> jax.Array:
     if n > SHIFT_MAX_N:
         r, a, b = (jnp.sum(k * (k - 1) // 2, dtype=I32) for k in _torus_lines(x))
         return r + a + b
-    total = jnp.zeros((), I32)
-    for k in range(1, n):
-        d = x[k:] - x[:-k]
-        total += jnp.sum(
-            (d == 0).astype(I32) + ((d == k) | (d == k - n)) + ((d == -k) | (d == n - k)), dtype=I32
-        )  # even n, k = n / 2: both diagonals, counted per line (checker)
-    return total
+    # even n, k = n / 2: both diagonals, counted per line (checker)
+    return _shifted(
+        x,
+        lambda d, k: (d == 0).astype(I32) + ((d == k) | (d == k - n)) + ((d == -k) | (d == n - k)),
+    )
 
 
 def toroidal_excess(x: jax.Array) -> jax.Array:
