@@ -35,6 +35,7 @@ _PUBLIC = {
     "jaxqueens.drivers.estimate_result": ("Estimate",),
     "jaxqueens.drivers.ga": ("EvolveResult", "evolve"),
     "jaxqueens.drivers.large": ("LargeResult", "solve_large"),
+    "jaxqueens.drivers.loop": ("RunControl",),
     "jaxqueens.drivers.minconflicts": ("SolveResult", "solve"),
     "jaxqueens.drivers.stats": ("StatsResult", "stats"),
     "jaxqueens.core.constraints": ("Constraints",),

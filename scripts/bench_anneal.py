@@ -102,7 +102,7 @@ def main() -> int:
                 run_chunk, chunk = compiled[m]
                 t0 = time.perf_counter()
                 last[m] = driver.run_chains(
-                    run_chunk, n, chains_types.Budget(max_chains=chains), chunk, what=m, quiet=True
+                    run_chunk, n, chains_types.Budget(max_chains=chains), chunk, what=m
                 )  # verifies every solution
                 times[m].append(time.perf_counter() - t0)
         for m in METHODS:

@@ -59,7 +59,7 @@ def solve_check(n: int, chains: int) -> dict:
     import jaxqueens
 
     t0 = time.perf_counter()
-    res = jaxqueens.solve(n, chains, seed=0, quiet=True)
+    res = jaxqueens.solve(n, chains, seed=0)
     run = res.run
     boards = np.asarray(run.rows)[np.asarray(run.solved)]
     steps = np.asarray(run.steps)[np.asarray(run.solved)]

@@ -267,7 +267,6 @@ def ga_one(n: int, chains: int, budget: int, seed: int, s: dict) -> dict:
         generations,
         chains,
         seed=seed,
-        quiet=True,
         **{k: v for k, v in s.items() if k not in ("pop", "refine")},
     )
     cum = np.cumsum(res.evaluations, axis=0)

@@ -19,6 +19,7 @@ def test_all_names_exist():
         "estimate",
         "stats",
         "compare",
+        "RunControl",
     ):
         assert name in jq.__all__
 
@@ -29,7 +30,7 @@ def test_headline_calls():
     rows, placements, backtracks = jq.first_solution(8)
     assert jq.check_board(rows).ok and (placements, backtracks) == (113, 105)
     assert jq.are_solutions(np.asarray([rows])).all()
-    assert jq.solve_large(200, quiet=True).summary["n"] == 200
+    assert jq.solve_large(200, control=jq.RunControl(quiet=True)).summary["n"] == 200
 
 
 def test_defect_10_numpy_integers_are_accepted_wherever_n_is_taken():

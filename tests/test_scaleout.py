@@ -67,14 +67,25 @@ def test_resume_equals_uninterrupted(tmp_path, monkeypatch):
     whole = jaxqueens.solve(14, **kwargs)
     ckpt = tmp_path / "checkpoint.npz"
     interrupt_after(monkeypatch, mc_runner, 4)
-    part = jaxqueens.solve(14, **kwargs, checkpoint=ckpt, checkpoint_every=1e9)
+    part = jaxqueens.solve(
+        14, **kwargs, control=jaxqueens.RunControl(checkpoint=ckpt, checkpoint_every=1e9)
+    )
     assert part.run.stopped_by == "interrupted" and len(part.run.chain_id) == 24 and ckpt.exists()
     monkeypatch.undo()
-    resumed = jaxqueens.solve(14, **kwargs, checkpoint=ckpt, resume=True)
+    resumed = jaxqueens.solve(
+        14, **kwargs, control=jaxqueens.RunControl(checkpoint=ckpt, resume=True)
+    )
     for field in ("rows", "solved", "steps", "restarts", "chain_id"):
         np.testing.assert_array_equal(getattr(resumed.run, field), getattr(whole.run, field))
     with pytest.raises(QueensError, match="seed differ"):
-        jaxqueens.solve(14, chains=60, seed=3, batch=8, max_steps=100, checkpoint=ckpt, resume=True)
+        jaxqueens.solve(
+            14,
+            chains=60,
+            seed=3,
+            batch=8,
+            max_steps=100,
+            control=jaxqueens.RunControl(checkpoint=ckpt, resume=True),
+        )
 
 
 def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
@@ -267,14 +278,16 @@ def test_ga_resume_equals_uninterrupted(tmp_path, monkeypatch):
     whole = ga.evolve(**kwargs)
     ckpt = tmp_path / "checkpoint.npz"
     interrupt_on_update(monkeypatch, 3)
-    part = ga.evolve(**kwargs, checkpoint=ckpt)
+    part = ga.evolve(**kwargs, control=jaxqueens.RunControl(checkpoint=ckpt))
     assert part.interrupted and part.best.shape[0] == 31 and ckpt.exists()
     monkeypatch.undo()
-    resumed = ga.evolve(**kwargs, checkpoint=ckpt, resume=True)
+    resumed = ga.evolve(**kwargs, control=jaxqueens.RunControl(checkpoint=ckpt, resume=True))
     for field in ("best", "avg", "worst", "evaluations", "solutions", "population", "fitness"):
         np.testing.assert_array_equal(getattr(resumed, field), getattr(whole, field))
     with pytest.raises(QueensError, match="seed differ"):
-        ga.evolve(**{**kwargs, "seed": 2}, checkpoint=ckpt, resume=True)
+        ga.evolve(
+            **{**kwargs, "seed": 2}, control=jaxqueens.RunControl(checkpoint=ckpt, resume=True)
+        )
 
 
 def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
@@ -318,14 +331,18 @@ def test_estimate_resume_equals_uninterrupted(tmp_path, monkeypatch):
     ckpt = tmp_path / "checkpoint-n10.npz"
     interrupt_on_update(monkeypatch, 3)
     # Ctrl-C returns, as every driver does: the estimate of the calls finished by then
-    partial = knuth.estimate(10, **kwargs, checkpoint=ckpt, checkpoint_every=1e9)
+    partial = knuth.estimate(
+        10, **kwargs, control=jaxqueens.RunControl(checkpoint=ckpt, checkpoint_every=1e9)
+    )
     monkeypatch.undo()
     assert (whole.stopped_by, partial.stopped_by) == ("finished", "interrupted")
     with np.load(ckpt) as z:
         done = int(z["done"])
         assert 0 < done < 30
     assert 0 < partial.probes < whole.probes and np.isfinite(partial.solutions)
-    resumed = knuth.estimate(10, **kwargs, checkpoint=ckpt, resume=True)
+    resumed = knuth.estimate(
+        10, **kwargs, control=jaxqueens.RunControl(checkpoint=ckpt, resume=True)
+    )
     assert (resumed.solutions, resumed.solutions_se, resumed.nodes, resumed.probes) == (
         whole.solutions,
         whole.solutions_se,
@@ -333,7 +350,9 @@ def test_estimate_resume_equals_uninterrupted(tmp_path, monkeypatch):
         whole.probes,
     )
     with pytest.raises(QueensError, match="seed differ"):
-        knuth.estimate(10, **{**kwargs, "seed": 5}, checkpoint=ckpt, resume=True)
+        knuth.estimate(
+            10, **{**kwargs, "seed": 5}, control=jaxqueens.RunControl(checkpoint=ckpt, resume=True)
+        )
 
 
 def test_estimate_on_two_processes_matches_one(tmp_path):

@@ -307,11 +307,8 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                 start=start,
                 best_boards=folder is not None,
                 trace_chains=TRACE_CHAINS if args.plot else 0,
-                quiet=options.quiet(args),
+                control=options.control(args, ckpt, states.get(method) == "saved"),
                 announce=print,
-                checkpoint=ckpt,
-                resume=states.get(method) == "saved",
-                checkpoint_every=args.checkpoint_every,
                 **_board(args, instance),
             )
         except KeyboardInterrupt:  # before the chunked loop (calibration, compilation)

@@ -285,15 +285,15 @@ def cmd_compare(args) -> int:
         )
     out = conf.get("out")
     writing.prepare_out(out, need=len(names) * conf["chains"] * 60 + (1 << 20))
-    quiet = options.quiet(args)
+    control = options.control(args)
     res = comparing.compare(
         conf["n"],
         conf["chains"],
         solvers=names,
         steps=conf["steps"],
         seed=conf["seed"],
-        quiet=quiet,
-        announce=None if quiet else lambda line: print(line, flush=True),
+        control=control,
+        announce=None if control.quiet else lambda line: print(line, flush=True),
         settings_of=conf["settings"],
         repeats=conf["repeats"],
     )

@@ -188,10 +188,7 @@ def cmd_complete(args) -> int:
             [i.model for i in loaded.instances],
             mode,
             max_nodes=args.max_nodes,
-            quiet=options.quiet(args),
-            checkpoint=path,
-            resume=resume,
-            checkpoint_every=args.checkpoint_every,
+            control=options.control(args, path, resume),
             **kwargs,
         )
     except KeyboardInterrupt:  # before the chunked loop (compilation)

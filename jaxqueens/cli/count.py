@@ -229,10 +229,7 @@ def _toroidal(args, n: int) -> int:
         res = complete.solve_instances(
             [Constraints(n, toroidal=True)],
             mode="count",
-            quiet=False if args.progress else options.quiet(args),
-            checkpoint=path,
-            resume=resume,
-            checkpoint_every=args.checkpoint_every,
+            control=options.control(args, path, resume),
         )
     except KeyboardInterrupt:  # before the chunked loop (planning, compilation)
         return options.report_interrupt("the finished chunks", args.out)
@@ -296,10 +293,7 @@ def cmd_count(args) -> int:
         res = count.count_solutions(
             n,
             unique=args.unique,
-            checkpoint=path,
-            resume=resume,
-            quiet=False if args.progress else options.quiet(args),
-            checkpoint_every=args.checkpoint_every,
+            control=options.control(args, path, resume),
         )
     except KeyboardInterrupt:  # before the chunked loop (planning, compilation)
         return options.report_interrupt("the finished chunks", args.out)

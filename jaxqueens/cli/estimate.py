@@ -225,10 +225,7 @@ def cmd_estimate(args) -> int:
                 depth=args.depth,
                 seed=args.seed,
                 level=args.level,
-                quiet=options.quiet(args),
-                checkpoint=ckpt,
-                resume=resume,
-                checkpoint_every=args.checkpoint_every,
+                control=options.control(args, ckpt, resume),
             )
         except KeyboardInterrupt:  # before the calls began (compiling)
             return options.report_interrupt(

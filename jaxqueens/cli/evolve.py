@@ -276,20 +276,19 @@ def cmd_evolve(args) -> int:
     out, plot, score, history = _checked(args, conf)
     target, resume = options.checkpoint_target(args)
     writing.prepare_out(out, need=_out_bytes(conf, history))
-    quiet = options.quiet(args)
+    control = options.control(args, target, resume)
     stream = None
     if history == "per-trial" and gather.is_writer():
         fitness = conf.get("fitness") or "pairs"
         n = conf["instance"].n if conf.get("instance") is not None else conf.get("n") or 8
         stream = ga_history.HistoryStream(out, n, fitness, score)
-    announce = None if quiet is True else lambda plan: print(plan_line(plan), file=sys.stderr)
+    announce = (
+        None if control.quiet is True else lambda plan: print(plan_line(plan), file=sys.stderr)
+    )
     try:
         result = ga.evolve(
             **conf,
-            quiet=quiet,
-            checkpoint=target,
-            resume=resume,
-            checkpoint_every=args.checkpoint_every,
+            control=control,
             records="summary",
             sink=stream,
             plan=announce,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.core import arguments
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.drivers.settings import CHECKPOINT_EVERY, flag
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import checkpoint, interrupts, ownership
@@ -152,9 +153,28 @@ def quiet(args) -> bool | None:
       args: the parsed command line.
 
     Returns:
-      True with `--quiet`; otherwise None: progress on a terminal, quiet off one.
+      False with `--progress` (`count`: always a line); True with `--quiet`; otherwise None:
+      progress on a terminal, quiet off one.
     """
+    if getattr(args, "progress", False):
+        return False
     return True if getattr(args, "quiet", False) else None
+
+
+def control(args, checkpoint: Path | None = None, resume: bool | None = False) -> RunControl:
+    """The run control a command hands its driver: progress (`quiet`), the checkpoint and
+    `--checkpoint-every` (the driver's default where the command has none).
+
+    Args:
+      args: the parsed command line.
+      checkpoint: the checkpoint file (None: none).
+      resume: continue from it (None: the driver's default).
+
+    Returns:
+      The `RunControl`.
+    """
+    every = getattr(args, "checkpoint_every", CHECKPOINT_EVERY)
+    return RunControl(quiet(args), checkpoint, resume, every)
 
 
 def add_checkpoint(p: argparse.ArgumentParser) -> None:

@@ -222,10 +222,7 @@ def cmd_solve(args) -> int:
         move=setting["move"],
         max_chains=max_chains,
         trace_steps=min(setting["maxsteps"], 100_000) if args.plot else 0,
-        quiet=options.quiet(args),
-        checkpoint=checkpoint,
-        resume=resume,
-        checkpoint_every=args.checkpoint_every,
+        control=options.control(args, checkpoint, resume),
         **(
             {"instance": instance, "toroidal": args.toroidal}
             if instance is not None

@@ -41,7 +41,7 @@ def cmd_large(args, n: int, setting: dict) -> int:
             n,
             seed=setting["seed"],
             chain=chain,
-            quiet=options.quiet(args),
+            control=options.control(args),
             init=init,
             max_steps=setting["maxsteps"] or large_solve.NO_STEP_LIMIT,
             give_up=True,

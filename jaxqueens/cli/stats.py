@@ -215,10 +215,7 @@ def cmd_stats(args) -> int:
         solutions=args.solutions,
         seconds=args.time,
         seed=args.seed,
-        quiet=options.quiet(args),
-        checkpoint=checkpoint,
-        resume=resume,
-        checkpoint_every=args.checkpoint_every,
+        control=options.control(args, checkpoint, resume),
         batch=args.batch,
         **solver_options,
     )

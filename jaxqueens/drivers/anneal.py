@@ -28,6 +28,7 @@ from jaxqueens.drivers.anneal_setup import (
     config_checked,
     schedule_params,
 )
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel.devices import local_device_count
@@ -124,11 +125,8 @@ def anneal(
     start=None,
     best_boards: bool = False,
     trace_chains: int = 0,
-    quiet: bool | None = True,
+    control: RunControl | None = None,
     announce=None,
-    checkpoint=None,
-    resume: bool = False,
-    checkpoint_every: float = tables.CHECKPOINT_EVERY,
     instance: cons.Constraints | None = None,
     toroidal: bool = False,
 ) -> AnnealResult:
@@ -156,11 +154,8 @@ def anneal(
       start: a board [n] every chain starts from (None: a random permutation per chain).
       best_boards: also recover the best board of every unsolved chain, with its pairs.
       trace_chains: also record the best-so-far trace of chains 0..k-1.
-      quiet: no progress line (None: a progress line on a terminal only).
+      control: progress and checkpoints, as for `jaxqueens.solve` (None: `RunControl()`).
       announce: called with a one-line message (the estimated run time) before the run.
-      checkpoint: checkpoint file, as for `jaxqueens.solve`.
-      resume: continue from `checkpoint`.
-      checkpoint_every: seconds between checkpoints.
       instance: a constrained instance (n: None or its size; step neighbour, no start).
       toroidal: queens attack along diagonals modulo n.
 
@@ -178,7 +173,7 @@ def anneal(
     numbers = {"chains": chains, "steps": steps, "walk": walk, "seed": seed, "batch": batch}
     s = _setup(n, method, preset, numbers, start, instance, toroidal, given)
     prep = _prepare(s, announce)
-    run = _run(s, prep, quiet, checkpoint, resume, checkpoint_every)
+    run = _run(s, prep, control)
     return _result(s, prep, run, trace_chains, best_boards)
 
 
@@ -247,7 +242,7 @@ def _prepare(s: _Setup, announce) -> _Prepared:
     return _Prepared(key, schedule, params, problem, chunk, runner, compile_s)
 
 
-def _run(s: _Setup, prep: _Prepared, quiet, checkpoint, resume, checkpoint_every):
+def _run(s: _Setup, prep: _Prepared, control: RunControl | None):
     """The chains, run by the shared chain driver."""
     return driver.run_chains(
         spent_steps(prep.runner, s.config),
@@ -256,11 +251,8 @@ def _run(s: _Setup, prep: _Prepared, quiet, checkpoint, resume, checkpoint_every
         prep.chunk,
         what=f"annealing ({s.method})",
         compile_s=prep.compile_s,
-        quiet=quiet,
-        checkpoint=checkpoint,
+        control=control,
         fingerprint=_fingerprint(s, prep.schedule),
-        resume=resume,
-        checkpoint_every=checkpoint_every,
         model=s.model,
         solver=s.method,
         best_unit=best_unit(s.config),

@@ -20,9 +20,8 @@ import numpy as np
 
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
-from jaxqueens.drivers import settings
 from jaxqueens.drivers.chains_types import Budget, ChainRun, ChunkResult, row_keys
-from jaxqueens.drivers.loop import Tick, run_chunks
+from jaxqueens.drivers.loop import RunControl, Tick, run_chunks
 from jaxqueens.errors import InstanceUnsat, QueensError
 from jaxqueens.io import checkpoint
 from jaxqueens.parallel import gather, memory
@@ -182,11 +181,8 @@ def run_chains(
     chunk: int,
     what: str,
     compile_s: float = 0.0,
-    quiet: bool | None = None,
-    checkpoint: Path | None = None,
+    control: RunControl | None = None,
     fingerprint: dict | None = None,
-    resume: bool = False,
-    checkpoint_every: float = settings.CHECKPOINT_EVERY,
     limits: str = "",
     model: cons.Constraints | None = None,
     solver: str | None = None,
@@ -201,9 +197,8 @@ def run_chains(
       chunk: chains per call and process (fixed, so the kernel compiles once).
       what: solver name for messages.
       compile_s: compilation seconds, reported apart from run time.
-      quiet: suppress the progress line (default: quiet unless stderr is a terminal).
-      checkpoint: file for checkpoints of finished chunks (written every `checkpoint_every`
-        seconds and on Ctrl-C); with `resume`, the run continues from it.
+      control: progress and checkpoints (None: `RunControl()`): the checkpoint holds the
+        finished chunks (written periodically and on Ctrl-C); a resumed run continues from it.
       fingerprint: the solver's settings, the command included, that a checkpoint must match to
         be resumed; the budget, n, chunk and process count are added here.
       limits: the per-chain work limits in words ("at most 11 attempts x 4,000 steps a chain"),
@@ -226,8 +221,10 @@ def run_chains(
         "chunk": chunk,
         "processes": procs,
     }
+    control = RunControl() if control is None else control
+    checkpoint = None if control.checkpoint is None else Path(control.checkpoint)
     t = _Tally()
-    if resume and checkpoint is not None:
+    if control.resume and checkpoint is not None:
         _resume(t, checkpoint, fingerprint, n)
     step = _ChunkStep(run_chunk, n, budget, chunk, what, model, procs, me, cap, shown)
 
@@ -239,9 +236,8 @@ def run_chains(
         functools.partial(step, t),
         total=budget.chains,
         unit="chains solved",
-        quiet=quiet,
+        control=control,
         save=save if checkpoint is not None and me == 0 else None,
-        every=checkpoint_every,
     )
     if interrupted:
         t.stopped_by, t.keep = "interrupted", t.offset

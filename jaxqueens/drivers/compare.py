@@ -21,6 +21,8 @@ from jaxqueens.drivers import compare_setup
 from jaxqueens.drivers import compare_solvers as runners
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.drivers.compare_ert import SolverRun
+from jaxqueens.drivers.loop import RunControl
+from jaxqueens.errors import QueensError
 from jaxqueens.parallel.devices import local_device_count
 
 SOLVERS: dict[str, dict] = compare_setup.COMPARE_SOLVERS
@@ -69,7 +71,7 @@ def compare(
     solvers="all",
     steps: int = DEFAULT_STEPS,
     seed: int = 0,
-    quiet: bool | None = True,
+    control: RunControl | None = None,
     announce: Callable[[str], None] | None = None,
     settings_of: dict[str, dict[str, Any]] | None = None,
     repeats: int = 1,
@@ -88,7 +90,7 @@ def compare(
       solvers: names of `SOLVERS`, a comma list, or "all".
       steps: the step budget per chain (a step: one candidate board a solver looks at).
       seed: random seed, the same for every solver.
-      quiet: no progress line (None: a progress line on a terminal only).
+      control: the progress line (None: `RunControl()`); a comparison keeps no checkpoint.
       announce: called with a line as each solver starts.
       settings_of: each solver's own settings, by name (`{"sa": {"rounds": 200, "steps":
         50_000}}`): the keys of `compare_setup.COMPARE_KEYS` for its family, its own `steps`
@@ -113,7 +115,9 @@ def compare(
     for name in names:  # the GA's own checks (crossover and mutation names), before any run
         if SOLVERS[name]["family"] == "ga":
             runners.check_ga(name, n, own[name])
-    runs, missing = _run_all(names, n, chains, steps, seed, quiet, own, repeats, announce)
+    if control is not None and control.checkpoint is not None:
+        raise QueensError("compare keeps no checkpoint; give a RunControl without one")
+    runs, missing = _run_all(names, n, chains, steps, seed, control, own, repeats, announce)
     rec = ert.recommend(runs, n, steps, seed)
     summary = _summary(n, chains, steps, seed, repeats, runs, missing, settings_of, own, rec)
     return CompareResult(
@@ -135,7 +139,7 @@ def _run_all(
     chains: int,
     steps: int,
     seed: int,
-    quiet: bool | None,
+    control: RunControl | None,
     own: dict[str, dict[str, Any]],
     repeats: int,
     announce: Callable[[str], None] | None,
@@ -148,7 +152,7 @@ def _run_all(
             announce(f"[{i + 1}/{len(names)}] {name}{_workload(name, chains, own[name], repeats)}")
         try:
             runs.append(
-                runners.run_repeats(name, n, chains, steps, seed, quiet, own[name], repeats)
+                runners.run_repeats(name, n, chains, steps, seed, control, own[name], repeats)
             )
         except KeyboardInterrupt:
             if not runs:

@@ -20,6 +20,7 @@ from jaxqueens.drivers import chains_types, compare_setup, ga, ga_setup, minconf
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.drivers.compare_ert import SolverRun
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import ga_crossover, ga_mutation, minconflicts, variants
 
@@ -52,7 +53,7 @@ def _samples(
 
 
 def run_minconflicts(
-    n, chains, steps, seed, quiet, *, init="permutation", tabu=0, max_steps=None
+    n, chains, steps, seed, control, *, init="permutation", tabu=0, max_steps=None
 ) -> tuple:
     """Min-conflicts (`minconflicts`'s runner) on exactly `chains` chains of `steps` steps.
 
@@ -61,7 +62,7 @@ def run_minconflicts(
       chains: chains to run.
       steps: the step budget per chain.
       seed: random seed.
-      quiet: no progress line (None: on a terminal only).
+      control: the progress line (`RunControl`; None: `RunControl()`).
       init: the initial boards.
       tabu: plateau tabu tenure (0: none).
       max_steps: the restart period (None: `solve`'s default; at most `steps`).
@@ -88,7 +89,7 @@ def run_minconflicts(
         chunk,
         what=f"min-conflicts ({init}, tabu {tabu})",
         compile_s=compile_s,
-        quiet=quiet,
+        control=control,
     )
     options = {
         "init": init,
@@ -99,7 +100,7 @@ def run_minconflicts(
     return run, options
 
 
-def run_anneal(n, chains, steps, seed, quiet, *, method="ta", **given) -> tuple:
+def run_anneal(n, chains, steps, seed, control, *, method="ta", **given) -> tuple:
     """LS / TA / SA through `anneal`, `steps` steps per chain.
 
     Args:
@@ -107,7 +108,7 @@ def run_anneal(n, chains, steps, seed, quiet, *, method="ta", **given) -> tuple:
       chains: chains to run.
       steps: the step budget per chain.
       seed: random seed.
-      quiet: no progress line (None: on a terminal only).
+      control: the progress line (`RunControl`; None: `RunControl()`).
       method: "ls", "ta" or "sa".
       **given: the solver's own settings (`compare_setup.COMPARE_KEYS`).
 
@@ -116,7 +117,7 @@ def run_anneal(n, chains, steps, seed, quiet, *, method="ta", **given) -> tuple:
       schedule included.
     """
     given.setdefault("preset", compare_setup.COMPARE_PRESET)
-    res = annealing.anneal(n, method, chains, steps, seed=seed, quiet=quiet, **given)
+    res = annealing.anneal(n, method, chains, steps, seed=seed, control=control, **given)
     s = res.summary
     options = {
         "method": method,
@@ -135,18 +136,18 @@ def run_anneal(n, chains, steps, seed, quiet, *, method="ta", **given) -> tuple:
     return res.run, options
 
 
-def _chain_solver(name, family, n, chains, seed, quiet, spec, own) -> SolverRun:
+def _chain_solver(name, family, n, chains, seed, control, spec, own) -> SolverRun:
     budget = own["steps"]
     kwargs = {k: v for k, v in spec.items() if k != "family"}
     if family == "minconflicts":
         if own.get("tabu") is not None:
             kwargs["tabu"] = own["tabu"]
         run, options = run_minconflicts(
-            n, chains, budget, seed, quiet, max_steps=own.get("maxsteps"), **kwargs
+            n, chains, budget, seed, control, max_steps=own.get("maxsteps"), **kwargs
         )
     else:
         given = {k: v for k, v in own.items() if k != "steps"}
-        run, options = run_anneal(n, chains, budget, seed, quiet, **kwargs, **given)
+        run, options = run_anneal(n, chains, budget, seed, control, **kwargs, **given)
     options["steps_budget"] = budget
     if run.stopped_by == "interrupted":
         raise KeyboardInterrupt
@@ -186,7 +187,7 @@ GA_PASSED = ("crossover", "mutation", "indpb", "elite")
 defaults otherwise)."""
 
 
-def _ga_solver(name, n, chains, seed, quiet, spec, own) -> SolverRun:
+def _ga_solver(name, n, chains, seed, control, spec, own) -> SolverRun:
     steps = own["steps"]
     chosen = compare_setup.compare_ga(name, own)  # the preset's, overridden by the solver's own
     scheme, pop = chosen["scheme"], chosen["pop"]
@@ -210,7 +211,7 @@ def _ga_solver(name, n, chains, seed, quiet, spec, own) -> SolverRun:
         mutpb=chosen["mutpb"],
         **{k: own[k] for k in GA_PASSED if own.get(k) is not None},
         seed=seed,
-        quiet=quiet,
+        control=control,
         records="summary",  # per-trial totals: no [G+1, T] records (10,000 trials fit)
         until_solved=True,  # the lockstep trials end with the slowest trial's first solution
     )
@@ -265,7 +266,7 @@ def run_solver(
     chains: int,
     steps: int,
     seed: int = 0,
-    quiet: bool | None = True,
+    control: RunControl | None = None,
     own: dict | None = None,
 ) -> SolverRun:
     """One solver of `SOLVERS` on `chains` chains with `steps` steps each.
@@ -276,7 +277,7 @@ def run_solver(
       chains: chains (GA: trials).
       steps: the step budget per chain (the solver's own `steps` replaces it).
       seed: random seed.
-      quiet: no progress line (None: on a terminal only).
+      control: the progress line (`RunControl`; None: `RunControl()`).
       own: the solver's settings (`compare_setup.compare_settings`).
 
     Returns:
@@ -288,8 +289,8 @@ def run_solver(
     spec = SOLVERS[name]
     own = {"steps": steps, **(own or {})}
     if spec["family"] == "ga":
-        return _ga_solver(name, n, chains, seed, quiet, spec, own)
-    return _chain_solver(name, spec["family"], n, chains, seed, quiet, spec, own)
+        return _ga_solver(name, n, chains, seed, control, spec, own)
+    return _chain_solver(name, spec["family"], n, chains, seed, control, spec, own)
 
 
 def run_repeats(
@@ -298,7 +299,7 @@ def run_repeats(
     chains: int,
     steps: int,
     seed: int = 0,
-    quiet: bool | None = True,
+    control: RunControl | None = None,
     own: dict | None = None,
     repeats: int = 1,
 ) -> SolverRun:
@@ -312,14 +313,14 @@ def run_repeats(
       chains: chains (GA: trials).
       steps: the step budget per chain.
       seed: random seed.
-      quiet: no progress line.
+      control: the progress line (`RunControl`; None: `RunControl()`).
       own: the solver's own settings (`run_solver`).
       repeats: timed runs (>= 1).
 
     Returns:
       The solver's `SolverRun`.
     """
-    runs = [run_solver(name, n, chains, steps, seed, quiet, own) for _ in range(repeats)]
+    runs = [run_solver(name, n, chains, steps, seed, control, own) for _ in range(repeats)]
     first = runs[0]
     if not all(first.same_runs(r) for r in runs[1:]):
         raise QueensError(

@@ -18,7 +18,6 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import NamedTuple
 
 import jax
@@ -29,8 +28,8 @@ from jaxqueens.core.constraints import (
     Constraints,
     unsat_reason,
 )
-from jaxqueens.drivers import settings
 from jaxqueens.drivers.complete_search import Search, SearchState, root
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import complete as batched
@@ -279,10 +278,7 @@ def solve_instances(
     *,
     cap: int = ENUMERATE_CAP,
     max_nodes: int | None = None,
-    quiet: bool | None = True,
-    checkpoint: str | Path | None = None,
-    resume: bool | None = None,
-    checkpoint_every: float = settings.CHECKPOINT_EVERY,
+    control: RunControl | None = None,
     budget: int | None = None,
     chunk: int | None = None,
     orient: bool = True,
@@ -296,10 +292,8 @@ def solve_instances(
         "enumerate" (all counted, up to `cap` listed per instance).
       cap: solutions listed per instance in enumerate mode.
       max_nodes: give an instance up after about this many tree edges: status "unknown".
-      quiet: no progress line (None: one on a terminal only).
-      checkpoint: checkpoint file, as `jaxqueens.drivers.count.count_solutions`.
-      resume: continue from `checkpoint` (default: if the file exists).
-      checkpoint_every: seconds between checkpoints.
+      control: progress and checkpoints, as for `jaxqueens.drivers.count.count_solutions`
+        (None: `RunControl()`; by default a checkpoint that exists is resumed).
       budget: tree edges per item and call (default by backend).
       chunk: items per call (default by backend).
       orient: search each instance in the orientation (one of the square's 8 symmetries) with
@@ -319,9 +313,9 @@ def solve_instances(
     route = kernel_route(jax.default_backend(), mode, devices.local_device_count())
     sizes, budget, chunk = _call_sizes(models, mode, list_cap, budget, chunk, route)
     fingerprint = _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient)
-    path = ckpt.process_path(checkpoint) if checkpoint is not None else None
-    if resume is None:
-        resume = path is not None and path.exists()
+    control = RunControl() if control is None else control
+    path = ckpt.process_path(control.checkpoint) if control.checkpoint is not None else None
+    resume = path is not None and path.exists() if control.resume is None else control.resume
     procs, me = gather.process_count(), gather.process_index()
     mine = list(range(me, len(models), procs))
     reasons = [unsat_reason(m) for m in models]
@@ -344,7 +338,7 @@ def solve_instances(
         on_chunk=on_chunk,
     )
     t1 = time.perf_counter()
-    stopped = run.run(path, fingerprint, quiet, checkpoint_every)
+    stopped = run.run(path, fingerprint, control)
     seconds = time.perf_counter() - t1
     if not stopped and procs > 1:
         st = _gather(st, models, mine)
@@ -424,7 +418,7 @@ def toroidal_count(n: int, **kwargs) -> int:
 
     Args:
       n: board size.
-      **kwargs: as for `solve_instances` (checkpoint, resume, quiet, ...).
+      **kwargs: as for `solve_instances` (control, budget, ...).
 
     Returns:
       The count.

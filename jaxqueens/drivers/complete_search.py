@@ -17,7 +17,7 @@ import numpy as np
 
 from jaxqueens.core import checker
 from jaxqueens.core.constraints import Constraints, board_from_orientation, search_masks
-from jaxqueens.drivers.loop import Tick, guarded, run_chunks
+from jaxqueens.drivers.loop import RunControl, Tick, guarded, run_chunks
 from jaxqueens.errors import SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import streams as parallel_streams
@@ -379,9 +379,9 @@ class Search:
             finished=not st.queue and not len(self.calls),
         )
 
-    def run(self, path: Path | None, fingerprint: dict, quiet: bool | None, every: float) -> bool:
+    def run(self, path: Path | None, fingerprint: dict, control: RunControl) -> bool:
         """Search chunk by chunk until every instance is settled or Ctrl-C (or SIGTERM) stops
-        the run, checkpointing to `path` (None: no checkpoint) every `every` seconds and at the
+        the run, checkpointing to `path` (None: no checkpoint) as `control` says and at the
         end; returns whether the run was stopped (its checkpoint then saved)."""
         st = self.st
         self.finish_open()
@@ -393,9 +393,8 @@ class Search:
                 self.one_chunk,
                 total=len(self.mine),
                 unit="instances",
-                quiet=quiet,
+                control=control,
                 save=save,
-                every=every,
             )
         if not stopped:  # (interrupted: the checkpoint is saved; this process's instances only)
             self.finish_open()

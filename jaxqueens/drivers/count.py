@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import NamedTuple
 
 import jax
@@ -25,9 +24,9 @@ from jaxqueens.core import checker, constellations, symmetry
 from jaxqueens.core.board import as_size
 from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.drivers import count_chunks as chunks
-from jaxqueens.drivers import count_setup, settings
+from jaxqueens.drivers import count_setup
 from jaxqueens.drivers.count_chunks import Plan, task_depth
-from jaxqueens.drivers.loop import Tick, guarded, run_chunks
+from jaxqueens.drivers.loop import RunControl, Tick, guarded, run_chunks
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io import count as countio
@@ -214,7 +213,7 @@ class _Run:
         return self.plan.base + sum(v[0] for v in self.done.values())
 
 
-def _start(plan: Plan, unique: bool, checkpoint, resume: bool | None) -> _Run:
+def _start(plan: Plan, unique: bool, control: RunControl) -> _Run:
     """The count's chunks, with those its checkpoint holds already done (when resuming)."""
     bounds = plan.bounds
     procs, me = gather.process_count(), gather.process_index()
@@ -227,9 +226,8 @@ def _start(plan: Plan, unique: bool, checkpoint, resume: bool | None) -> _Run:
         "unique": bool(unique),
         "processes": procs,
     }
-    path = ckpt.process_path(checkpoint) if checkpoint is not None else None
-    if resume is None:
-        resume = path is not None and path.exists()
+    path = ckpt.process_path(control.checkpoint) if control.checkpoint is not None else None
+    resume = path is not None and path.exists() if control.resume is None else control.resume
     done = (
         countio.load_checkpoint(path, fingerprint, len(bounds))
         if resume and path is not None
@@ -243,7 +241,7 @@ def _start(plan: Plan, unique: bool, checkpoint, resume: bool | None) -> _Run:
 
 
 def _count_todo(
-    run: _Run, n: int, unique: bool, quiet, every: float, on_chunk
+    run: _Run, n: int, unique: bool, control: RunControl, on_chunk
 ) -> tuple[bool, tuple[int, int] | None]:
     """Count the run's chunks still to do; returns (stopped by Ctrl-C or SIGTERM, the
     rotation-symmetric counts (F90, F180) when `unique`, counted while the streams run)."""
@@ -270,9 +268,8 @@ def _count_todo(
             one_call,
             total=len(run.plan.tasks) - skipped,
             unit="tasks",
-            quiet=quiet,
+            control=control,
             save=run.save,
-            every=every,
         )
     finally:
         results.close()  # on Ctrl-C or an error: calls not started are cancelled
@@ -293,11 +290,8 @@ def _collect(run: _Run) -> None:
 def count_solutions(
     n: int,
     unique: bool = False,
-    checkpoint: str | Path | None = None,
     *,
-    resume: bool | None = None,
-    quiet: bool | None = True,
-    checkpoint_every: float = settings.CHECKPOINT_EVERY,
+    control: RunControl | None = None,
     depth: int | None = None,
     chunk: int | None = None,
     budget: int | None = None,
@@ -310,14 +304,12 @@ def count_solutions(
       n: Board size, 1..32.
       unique: Also count solutions distinct under rotations and reflections (A002562), from
         the same search (Burnside's lemma; no enumeration).
-      checkpoint: `.npz` file of finished chunks (`jaxqueens.io.checkpoint`), saved every
-        `checkpoint_every` seconds, on Ctrl-C and at the end; in a multi-process run each
-        process keeps its own (`jaxqueens.io.checkpoint.process_path`).
-      resume: Continue from `checkpoint` (its chunks are not recounted; one written with other
-        settings is refused). Default: resume if the file exists.
-      quiet: True (default): no progress line; None: one on a terminal only; False: always
-        (on stderr, with the time left).
-      checkpoint_every: Seconds between periodic checkpoints.
+      control: Progress and checkpoints (None: `RunControl()`): the checkpoint is an `.npz`
+        file of finished chunks (`jaxqueens.io.checkpoint`), saved periodically, on Ctrl-C and
+        at the end; in a multi-process run each process keeps its own
+        (`jaxqueens.io.checkpoint.process_path`). A resumed count does not recount its chunks
+        (a checkpoint written with other settings is refused); by default it resumes a
+        checkpoint that exists.
       depth: Override the columns placed on the host.
       chunk: Override the tasks per kernel call.
       budget: Tree edges per device and kernel call (lockstep iterations on an accelerator);
@@ -342,14 +334,15 @@ def count_solutions(
         sols = _tiny(n)
         u = len(symmetry.fundamental(sols)) if unique else None
         return CountResult(n, len(sols), u, time.perf_counter() - t0, 0.0, 0, 0, 0, 0)
-    plain = checkpoint is None and depth is None and chunk is None and budget is None
+    control = RunControl() if control is None else control
+    plain = control.checkpoint is None and depth is None and chunk is None and budget is None
     if _route(n, kernel, plain) == "threads":
         return _count_threads(n, unique)
     plan = chunks.make_plan(n, depth, chunk, budget)
-    run = _start(plan, unique, checkpoint, resume)
+    run = _start(plan, unique, control)
     compile_s = plan.compile()
     t1 = time.perf_counter()
-    stopped, fixed = _count_todo(run, n, unique, quiet, checkpoint_every, on_chunk)
+    stopped, fixed = _count_todo(run, n, unique, control, on_chunk)
     if not stopped:  # (interrupted: the checkpoint is saved; this process's chunks, not gathered)
         _collect(run)
     total = run.found

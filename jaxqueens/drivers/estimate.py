@@ -24,6 +24,7 @@ from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import estimate_setup, settings
 from jaxqueens.drivers.estimate_calls import Calls, call_plan, run_call
 from jaxqueens.drivers.estimate_result import Estimate, stratified
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import memory, sizing
@@ -145,10 +146,7 @@ def estimate(
     seed: int = 0,
     level: float = settings.CONFIDENCE,
     lanes: int | None = None,
-    quiet: bool | None = True,
-    checkpoint=None,
-    resume: bool = False,
-    checkpoint_every: float = settings.CHECKPOINT_EVERY,
+    control: RunControl | None = None,
 ) -> Estimate:
     """Estimate Q(n) and the backtrack tree's size with Knuth's probes, stratified on the top
     levels.
@@ -164,14 +162,13 @@ def estimate(
       level: confidence level of the reported intervals.
       lanes: about this many probes per kernel call (default: `LANES_PER_CALL` on a CPU,
         sized from the device on an accelerator: `accelerator_lanes`).
-      quiet: no progress line (None: a progress line on a terminal only).
-      checkpoint: file for the sums of finished calls (every `checkpoint_every` seconds, on
-        Ctrl-C and when done); `resume` continues from it.
+      control: progress and checkpoints (None: `RunControl()`): the checkpoint holds the sums
+        of finished calls (written periodically, on Ctrl-C and when done).
 
     Returns:
       The `Estimate`; after Ctrl-C (or SIGTERM), as the other drivers do, the estimate from the
       calls finished by then (`stopped_by="interrupted"`, `probes` the probes walked; NaN when
-      none finished), their sums saved in `checkpoint`.
+      none finished), their sums saved in the checkpoint.
 
     Raises:
       QueensError: an argument out of range (naming it and the range).
@@ -198,7 +195,7 @@ def estimate(
         )
     run = Calls.compile(n, depth, masks64, probes, lanes, seed, devices)
     keys = {"n": n, "probes": probes, "depth": depth, "seed": seed}
-    acc, m, stopped, seconds = run.sweep(keys, checkpoint, resume, quiet, checkpoint_every)
+    acc, m, stopped, seconds = run.sweep(keys, RunControl() if control is None else control)
     return _estimated(n, depth, top, level, exact, acc, m, seconds, run.compile_s, stopped)
 
 

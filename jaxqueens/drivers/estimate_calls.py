@@ -17,7 +17,7 @@ import numpy as np
 
 from jaxqueens.core import rng
 from jaxqueens.drivers.estimate_result import SUMS, stratum_sums
-from jaxqueens.drivers.loop import Tick, run_chunks
+from jaxqueens.drivers.loop import RunControl, Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import cache, gather, items, sizing
@@ -209,11 +209,9 @@ class Calls:
             _same_plan(calls, plan.per_call, copies, plan.group)
         return cls(plan, copies, rows, calls, strata, masks, ids, seeds, compiled, compile_s)
 
-    def sweep(
-        self, keys: dict, checkpoint, resume: bool, quiet: bool | None, every: float
-    ) -> tuple[np.ndarray, int, bool, float]:
-        """Run the calls, after those `checkpoint` holds when resuming, adding every process's
-        sums in call order; the sums are saved every `every` seconds, on Ctrl-C and when done.
+    def sweep(self, keys: dict, control: RunControl) -> tuple[np.ndarray, int, bool, float]:
+        """Run the calls, after those the checkpoint holds when resuming, adding every process's
+        sums in call order; the sums are saved as `control` says, on Ctrl-C and when done.
         `keys` (n, probes, depth, seed) and the layout are the checkpoint's fingerprint.
         Returns (the strata's sums `[len(SUMS), strata]`, probes walked per stratum, interrupted,
         seconds)."""
@@ -228,7 +226,8 @@ class Calls:
             "processes": procs,
         }
         acc, done = np.zeros((len(SUMS), strata)), 0  # done: calls whose sums are in acc
-        if resume and checkpoint is not None and Path(checkpoint).exists():
+        checkpoint = control.checkpoint
+        if control.resume and checkpoint is not None and Path(checkpoint).exists():
             schema = {
                 "acc": ckpt.Spec(np.float64, (len(SUMS), strata)),
                 "done": ckpt.Spec(np.integer),
@@ -258,7 +257,7 @@ class Calls:
             save = lambda: ckpt.save(checkpoint, {"acc": acc, "done": done}, fingerprint)
         t0 = time.perf_counter()
         stopped = start < calls and run_chunks(
-            call, total=calls, unit="calls", quiet=quiet, save=save, every=every
+            call, total=calls, unit="calls", control=control, save=save
         )  # interrupted: the sums of the finished calls are saved
         seconds = time.perf_counter() - t0
         if save is not None and not stopped:

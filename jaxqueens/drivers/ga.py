@@ -18,7 +18,7 @@ import numpy as np
 
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import ga_run, ga_setup, ga_size, settings
-from jaxqueens.drivers.loop import run_chunks
+from jaxqueens.drivers.loop import RunControl, run_chunks
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io import ga as ga_io
 from jaxqueens.io.interrupts import SafePoints
@@ -195,10 +195,7 @@ def evolve(
     fitness: str | Callable = "pairs",
     seed: int = 0,
     chunk: int | None = None,
-    quiet: bool | None = True,
-    checkpoint=None,
-    resume: bool = False,
-    checkpoint_every: float = settings.CHECKPOINT_EVERY,
+    control: RunControl | None = None,
     instance: cons.Constraints | None = None,
     toroidal: bool = False,
     preset: str = "default",
@@ -227,9 +224,8 @@ def evolve(
         integer, minimised; a 0 of the last two is checked, never trusted (`score_met`).
       seed: random seed.
       chunk: generations per jitted call (default: `ga_size.default_chunk`).
-      quiet: no progress line (None: a progress line on a terminal only).
-      checkpoint: checkpoint file, written after whole chunks every `checkpoint_every` seconds
-        and on Ctrl-C; `resume`: whether to continue from it.
+      control: progress and checkpoints (None: `RunControl()`): the checkpoint is written
+        after whole chunks, periodically and on Ctrl-C.
       instance: a constrained instance; `toroidal`: queens attack modulo n.
       preset: "default" or "classic" (`PRESETS`).
       seconds: stop after the chunk that passes this much run time (compilation excluded).
@@ -245,6 +241,7 @@ def evolve(
       QueensError: an argument out of range or an option the scheme does not use, naming it;
         `InstanceUnsat` for a plainly unsatisfiable instance.
     """
+    control = RunControl() if control is None else control
     a = SimpleNamespace(**locals())
     config, params, model, mask, seed, seconds = ga_setup.arguments(a)
     run, save = _begin(a, config, params, model, mask, seed, seconds)
@@ -252,9 +249,8 @@ def evolve(
         run.step,
         total=generations,
         unit="generations",
-        quiet=quiet,
+        control=control,
         save=save,
-        every=checkpoint_every,
     )
     # From here to the result the work is whole: a stop asked meanwhile (Ctrl-C, SIGTERM) is
     # kept for after it (saved, reported as interrupted), never half-way through the records.
@@ -292,14 +288,15 @@ def _begin(
     more = {"processes": procs, "records": a.records, "streamed": sink is not None}
     fp = ga_run.fingerprint(config, params, seed, total_trials, generations, chunk, **more)
     fp.update({} if model is None else {"instance": model.to_dict()})
-    checkpoint = None if a.checkpoint is None else ckpt.process_path(a.checkpoint)
+    given = a.control.checkpoint
+    checkpoint = None if given is None else ckpt.process_path(given)
     loop = (chunk, generations, seconds, a.until_solved, procs, total_trials, sink, states)
     report = ga_io.checks_zero(config.fitness)
     run = ga_run.Run(
         compiled, dyn, np.int32(generations), problem, *loop, a.records == "all", report
     )
     run.compile_s, run.init_s = compile_s, init_s
-    run.open(m0, checkpoint, fp, a.resume)
+    run.open(m0, checkpoint, fp, bool(a.control.resume))
     save = None if checkpoint is None else lambda: ckpt.save(checkpoint, run.tree(), fp)
     run.started = time.perf_counter()
     return run, save

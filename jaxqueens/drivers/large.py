@@ -18,7 +18,7 @@ import numpy as np
 
 from jaxqueens.core import arguments, checker
 from jaxqueens.core.board import as_size
-from jaxqueens.drivers.loop import Tick, run_chunks
+from jaxqueens.drivers.loop import RunControl, Tick, run_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import cache, memory
 from jaxqueens.parallel import devices as backend
@@ -95,7 +95,7 @@ def builders(n: int, place=None) -> dict:
     }
 
 
-def _place_columns(place_fn, s: large.State, n: int, quiet: bool | None) -> large.State:
+def _place_columns(place_fn, s: large.State, n: int, control: RunControl) -> large.State:
     """QS4 over all columns, `INIT_CALL_COLUMNS` per call of `place_fn`
     (`place`), with a progress line; Ctrl-C takes effect between
     calls."""
@@ -105,12 +105,12 @@ def _place_columns(place_fn, s: large.State, n: int, quiet: bool | None) -> larg
         nonlocal state, placed
         stop = min(n, placed + INIT_CALL_COLUMNS)
         state = place_fn(state, placed, stop)
-        if not quiet:
+        if not control.quiet:
             jax.block_until_ready(state.rows)
         placed = stop
         return Tick(stop, finished=stop >= n)
 
-    if run_chunks(chunk, total=n, unit="columns placed", quiet=quiet):
+    if run_chunks(chunk, total=n, unit="columns placed", control=control):
         raise KeyboardInterrupt
     jax.block_until_ready(state.rows)
     return state
@@ -187,13 +187,13 @@ class _Kernels:
     def repair(self, s: large.State, params: large.Params):
         return self._loaded()[1](s, params)
 
-    def board(self, s: large.State, quiet: bool | None) -> tuple[large.State, jax.Array]:
+    def board(self, s: large.State, control: RunControl) -> tuple[large.State, jax.Array]:
         """QS4 of a fresh start (from `empty` or
         `renew`), opened for repair, with progress; and its
         conflicted queens."""
         p = self.params
         s = _place_columns(
-            lambda s, a, b: self.place(s, p, np.int32(a), np.int32(b)), s, self.config.n, quiet
+            lambda s, a, b: self.place(s, p, np.int32(a), np.int32(b)), s, self.config.n, control
         )
         return self.ready(s, p)
 
@@ -209,7 +209,7 @@ def solve_large(
     tries: int = 100,
     free_tail: int = 0,
     max_steps: int = NO_STEP_LIMIT,
-    quiet: bool | None = True,
+    control: RunControl | None = None,
     init: str = "qs4",
     give_up: bool = False,
 ) -> LargeResult:
@@ -230,7 +230,7 @@ def solve_large(
         board with the fewest attacking pairs (the repair never takes a worsening swap, so the
         last board) and `summary["pairs"]` its count. At most 2^31 - 1.
       init: "qs4" (default) or "permutation" (`INITS`).
-      quiet: True: no progress line; None: a progress line on a terminal only.
+      control: the progress line (None: `RunControl()`); the path keeps no checkpoint.
       give_up: return an unsolved result instead of raising when `max_steps` is spent.
 
     Returns:
@@ -257,6 +257,9 @@ def solve_large(
             f"--init {init} is not available on the large-n path (O(n^2) or not a "
             f"permutation); use --init {' or --init '.join(INITS)}, or --mode batched"
         )
+    control = RunControl() if control is None else control
+    if control.checkpoint is not None:
+        raise QueensError("solve_large keeps no checkpoint; give a RunControl without one")
     seed = arguments.seed(seed, "seed")
     chain = arguments.integer(chain, "chain", 0)
     tries = arguments.integer(tries, "tries", 1, large.INT32_MAX)
@@ -273,7 +276,7 @@ def solve_large(
     # arrays at every swap attempt (docs/gpu.md).
     host = jax.devices("cpu")[0] if backend.is_accelerator() else None
     with jax.default_device(host) if host is not None else contextlib.nullcontext():
-        return _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up)
+        return _solve_large(n, seed, chain, tries, free_tail, max_steps, control, init, give_up)
 
 
 def run_summary(results: Sequence[LargeResult]) -> dict:
@@ -300,7 +303,7 @@ def run_summary(results: Sequence[LargeResult]) -> dict:
     }
 
 
-def _search(kernels: _Kernels, s, config: large.Config, params, quiet, finished: bool):
+def _search(kernels: _Kernels, s, config: large.Config, params, control, finished: bool):
     """The repair rounds until the board is solved or the chain gives up (a stalled board starts
     again from a fresh QS4 board): (the last state, the trace of each round, the conflicted
     queens after each round)."""
@@ -309,7 +312,7 @@ def _search(kernels: _Kernels, s, config: large.Config, params, quiet, finished:
     stalled_out = False
     while not finished:
         if stalled_out:  # a fresh QS4 board from the chain's next seed
-            s, _ = kernels.board(kernels.renew(s), quiet)
+            s, _ = kernels.board(kernels.renew(s), control)
             finished = bool(large.done(s, config, params))
             stalled_out = bool(large.retry(s, config, params))
             continue
@@ -322,7 +325,7 @@ def _search(kernels: _Kernels, s, config: large.Config, params, quiet, finished:
     return s, trace, conflicted_rounds
 
 
-def _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_up):
+def _solve_large(n, seed, chain, tries, free_tail, max_steps, control, init, give_up):
     """`solve_large` once its arguments are checked, on the default device."""
     tries = INITS[init] or tries
     config = large.Config(n=n)
@@ -336,12 +339,14 @@ def _solve_large(n, seed, chain, tries, free_tail, max_steps, quiet, init, give_
 
     t0 = time.perf_counter()
     start = kernels.empty(np.uint32(seed), np.int32(chain), params)
-    s, conflicted_after_init = kernels.board(start, quiet)
+    s, conflicted_after_init = kernels.board(start, control)
     after_init = int(conflicted_after_init)
     init_s = time.perf_counter() - t0 - kernels.waited
     pairs_after_init = int(s.pairs)
     waited, t1 = kernels.waited, time.perf_counter()
-    s, trace, conflicted_rounds = _search(kernels, s, config, params, quiet, pairs_after_init == 0)
+    s, trace, conflicted_rounds = _search(
+        kernels, s, config, params, control, pairs_after_init == 0
+    )
     search_s = time.perf_counter() - t1 - (kernels.waited - waited)
     compile_s += kernels.waited
     pairs, steps, moves, rounds, restarts = (

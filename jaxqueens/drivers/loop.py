@@ -3,10 +3,12 @@
 A driver hands `run_chunks` a `chunk()` callable that runs one jitted chunk of work (chains,
 prefixes, generations, probe calls), records its results on the host and returns a `Tick`. The
 loop owns what every long run needs: a progress line and `--log-json` progress events, a
-checkpoint every `every` seconds through the driver's `save()` (one that cannot be written warns
-and never stops the run: `guarded`), Ctrl-C and SIGTERM at chunk boundaries only (the chunk in
-flight finishes, `save()` records the state, the loop reports the interruption instead of
-raising), and a lost process of a multi-process run (saved, then its one-line error).
+checkpoint every `checkpoint_every` seconds through the driver's `save()` (one that cannot be
+written warns and never stops the run: `guarded`), Ctrl-C and SIGTERM at chunk boundaries only
+(the chunk in flight finishes, `save()` records the state, the loop reports the interruption
+instead of raising), and a lost process of a multi-process run (saved, then its one-line error).
+Every driver takes its run control (progress, checkpoint file and cadence, resume) as one
+`RunControl`.
 """
 
 from __future__ import annotations
@@ -15,12 +17,29 @@ import dataclasses
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from jaxqueens.core import arguments
 from jaxqueens.drivers.settings import CHECKPOINT_EVERY
 from jaxqueens.errors import PeerLostError
 from jaxqueens.io.interrupts import SafePoints
 from jaxqueens.io.progress import Progress
+
+
+@dataclasses.dataclass(frozen=True)
+class RunControl:
+    """How a run is watched, saved and resumed, one object for every driver; none of it
+    changes a result (a resumed run returns what an uninterrupted one would)."""
+
+    quiet: bool | None = True  # no progress line; None: one on a terminal only; False: always
+    checkpoint: str | Path | None = None  # the driver's checkpoint file; None: none written
+    resume: bool | None = None  # continue from `checkpoint`; None: the family's default (count
+    # and complete resume a file that exists, the others start afresh)
+    checkpoint_every: float = CHECKPOINT_EVERY  # seconds between checkpoints, finite, >= 0
+
+    def __post_init__(self) -> None:  # nan or inf would never save: one line, before any work
+        every = arguments.real(self.checkpoint_every, "checkpoint_every", 0.0)
+        object.__setattr__(self, "checkpoint_every", every)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,9 +86,8 @@ def run_chunks(
     *,
     total: int | None,
     unit: str,
-    quiet: bool | None = None,
+    control: RunControl | None = None,
     save: Callable[[], object] | None = None,
-    every: float = CHECKPOINT_EVERY,
 ) -> bool:
     """Call `chunk` until a tick says `finished`.
 
@@ -78,18 +96,15 @@ def run_chunks(
         or a test) also ends the loop, with the state as the driver last recorded it.
       total: units for the progress bar (None: a count without a bar).
       unit: what the units are ("chains solved", "prefixes", "generations", "calls").
-      quiet: no progress line (default: quiet unless stderr is a terminal).
+      control: the progress line and the checkpoint cadence (None: `RunControl()`).
       save: writes a checkpoint of everything recorded so far (None: no checkpoints).
-      every: seconds between periodic checkpoints (finite and >= 0, 0: after every chunk; a
-        QueensError otherwise, when `save` is given).
 
     Returns:
       True if Ctrl-C (or SIGTERM) stopped the run (after `save()`), also when it came during
       the chunk that finished the run; False if a tick finished it undisturbed.
     """
-    if save is not None:  # nan or inf would never save: a one-line error, before the first chunk
-        every = arguments.real(every, "checkpoint_every", 0.0)
-    bar = Progress(total, unit, quiet=quiet)
+    control = RunControl() if control is None else control
+    bar = Progress(total, unit, quiet=control.quiet)
     save = guarded(save) if save is not None else None
     last_save = time.perf_counter()
     try:
@@ -101,7 +116,7 @@ def run_chunks(
                 if tick.finished:  # a stop asked during the last chunk is not dropped
                     safe.check()
                     return False
-                if save is not None and time.perf_counter() - last_save >= every:
+                if save is not None and time.perf_counter() - last_save >= control.checkpoint_every:
                     save()
                     last_save = time.perf_counter()
     except KeyboardInterrupt:

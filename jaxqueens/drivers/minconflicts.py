@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from pathlib import Path
 from typing import NamedTuple
 
 import jax
@@ -22,7 +21,8 @@ from jaxqueens.core import arguments, checker, rng
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import chains_types, minconflicts_runner, settings, solve_setup
+from jaxqueens.drivers import chains_types, minconflicts_runner, solve_setup
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.drivers.minconflicts_runner import chain_problem, default_chunk, trace_chain
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel.devices import local_device_count
@@ -99,10 +99,7 @@ def solve(
     move: str = "minconflicts",
     trace_steps: int = 0,
     max_chains: int | None = None,
-    quiet: bool | None = True,
-    checkpoint: str | Path | None = None,
-    resume: bool = False,
-    checkpoint_every: float = settings.CHECKPOINT_EVERY,
+    control: RunControl | None = None,
     command: str = "solve",
     instance=None,
     toroidal: bool = False,
@@ -127,11 +124,9 @@ def solve(
       move: "minconflicts" or "cisc352" (the staged row choice).
       trace_steps: if > 0, also trace chain 0 for up to this many steps (for plots).
       max_chains: stop once this many chains have run, solved or not.
-      quiet: True: no progress line; None: a progress line on a terminal only.
-      checkpoint: file for checkpoints of finished chunks (every `checkpoint_every` seconds
-        and on Ctrl-C); `resume` continues from it, with the same results.
-      resume: continue from `checkpoint`.
-      checkpoint_every: seconds between checkpoints.
+      control: progress and checkpoints (None: `RunControl()`): the checkpoint holds the
+        finished chunks (written periodically and on Ctrl-C); a resumed run continues from it,
+        with the same results.
       command: the command recorded in a checkpoint (it resumes only under that command).
       instance: a `Constraints` (n: None or its size); summary["status"] is SAT or unknown.
         Init random or permutation only, no start board; at most `chains` (else
@@ -150,7 +145,7 @@ def solve(
     search.update(max_restarts=max_restarts, move=move, trace_steps=trace_steps)
     c = _checked(n, budget, max_chains, search, start, instance, toroidal)
     if c.n == 1 and c.mask is None:
-        return _solve_trivial(c.budget, c.seed, c.name, c.model)
+        return _solve_trivial(c.budget, c.seed, c.name, c.model, control)
     config, params = _kernel_setup(c)
     key = rng.seed_key(c.seed)
     sized = c.budget.chains if solutions is None and seconds is None else None
@@ -160,7 +155,7 @@ def solve(
         key, config, params, chunk, c.start_rows, bounded=True, mask=c.mask
     )
     compile_s = time.perf_counter() - t0
-    run = _run(c, runner, chunk, compile_s, quiet, checkpoint, resume, checkpoint_every, command)
+    run = _run(c, runner, chunk, compile_s, control, command)
     trace = None
     if c.trace_steps > 0:
         metrics = trace_chain(key, config, params, c.trace_steps, c.start_rows, c.mask)
@@ -168,7 +163,7 @@ def solve(
     return SolveResult(run=run, summary=_summary(run, c, chunk), config=config, trace=trace)
 
 
-def _run(c, runner, chunk, compile_s, quiet, checkpoint, resume, checkpoint_every, command):
+def _run(c, runner, chunk, compile_s, control, command):
     """`solve`'s chains, run by the shared chain driver."""
     return driver.run_chains(
         runner,
@@ -177,11 +172,8 @@ def _run(c, runner, chunk, compile_s, quiet, checkpoint, resume, checkpoint_ever
         chunk,
         what="min-conflicts",
         compile_s=compile_s,
-        quiet=quiet,
-        checkpoint=None if checkpoint is None else Path(checkpoint),
+        control=control,
         fingerprint=_fingerprint(command, c),
-        resume=resume,
-        checkpoint_every=checkpoint_every,
         limits=f"at most {c.max_restarts + 1:,} attempts x {c.max_steps:,} steps a chain",
         model=c.model,
         solver=c.name,
@@ -379,8 +371,10 @@ def initial_board(
     return rows, int(checker.attacking_pairs(rows)), gen_s, compile_s
 
 
-def _solve_trivial(budget: chains_types.Budget, seed: int, name: str, model=None) -> SolveResult:
-    """n = 1: the one queen is a solution; every chain solves in 0 steps."""
+def _solve_trivial(
+    budget: chains_types.Budget, seed: int, name: str, model, control
+) -> SolveResult:
+    """n = 1: the one queen is a solution; every chain solves in 0 steps (no checkpoint)."""
     count = budget.chains or budget.max_chains or 1
 
     def run_chunk(offset, k):
@@ -391,8 +385,9 @@ def _solve_trivial(budget: chains_types.Budget, seed: int, name: str, model=None
             restarts=np.zeros(k, np.int32),
         )
 
+    quiet = RunControl(quiet=True if control is None else control.quiet)
     run = driver.run_chains(
-        run_chunk, 1, budget, count, what="min-conflicts", model=model, solver=name
+        run_chunk, 1, budget, count, "min-conflicts", model=model, solver=name, control=quiet
     )
     summary = chains_types.summarize(run, solver=name, seed=seed)
     if model is not None:

@@ -24,6 +24,7 @@ from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.statistics import uniformity_test
 from jaxqueens.drivers import chains_types, count, stats_setup
 from jaxqueens.drivers import stats_samples as sampling
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.drivers.stats_samples import Samples
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import cache
@@ -49,7 +50,7 @@ def collect(
     solutions: int | None = None,
     seconds: float | None = None,
     seed: int = 0,
-    quiet: bool = True,
+    control: RunControl | None = None,
     **options,
 ) -> Samples:
     """Run `solver` until the first budget met; one verified sample per solved chain.
@@ -61,9 +62,9 @@ def collect(
         solves unless it exhausts `max_restarts`).
       solutions: stop at this many distinct solutions; seconds: stop after this kernel time.
       seed: random seed.
-      quiet: no progress line.
+      control: progress and checkpoints, as for `jaxqueens.solve` (None: `RunControl()`).
       options: the solver's own options (those of `solve`, `anneal` or `ga.evolve`), and
-        `checkpoint`, `resume`, `checkpoint_every` (as for `jaxqueens.solve`).
+        `batch`.
 
     Returns:
       The `Samples`.
@@ -88,10 +89,10 @@ def collect(
         "anneal": sampling.sample_anneal,
         "ga": sampling.sample_ga,
     }
-    return samplers[solver](n, chains, solutions, seconds, seed, quiet, **options)
+    return samplers[solver](n, chains, solutions, seconds, seed, control, **options)
 
 
-COMMON_OPTIONS = ("batch", "checkpoint", "resume", "checkpoint_every")
+COMMON_OPTIONS = ("batch",)
 """Options of `collect` that every solver takes."""
 
 

@@ -13,10 +13,10 @@ import numpy as np
 
 from jaxqueens.core import checker
 from jaxqueens.drivers import anneal as annealing
-from jaxqueens.drivers import anneal_setup, chains_types, ga, settings, stats_setup
+from jaxqueens.drivers import anneal_setup, chains_types, ga, stats_setup
 from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import minconflicts as mcsolve
-from jaxqueens.drivers.loop import Tick, run_chunks
+from jaxqueens.drivers.loop import RunControl, Tick, run_chunks
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel.devices import local_device_count
@@ -89,15 +89,12 @@ def sample_minconflicts(
     solutions,
     seconds,
     seed,
-    quiet,
+    control,
     max_steps=None,
     init="permutation",
     tabu=0,
     batch=None,
     max_restarts=1_000_000,
-    checkpoint=None,
-    resume=False,
-    checkpoint_every=settings.CHECKPOINT_EVERY,
 ) -> Samples:
     """Min-conflicts chains through `jaxqueens.solve` (`chains`: chains solved).
 
@@ -107,15 +104,12 @@ def sample_minconflicts(
       solutions: stop at this many distinct solutions (None: no such budget).
       seconds: stop after this kernel time (None: no time budget).
       seed: random seed.
-      quiet: no progress line.
+      control: progress and checkpoints (`RunControl`; None: `RunControl()`).
       max_steps: the restart period (None: `solve`'s default).
       init: the initial boards.
       tabu: plateau tabu tenure.
       batch: chains per kernel call (None: sized to the machine).
       max_restarts: restarts per chain at most.
-      checkpoint: checkpoint file (None: none).
-      resume: continue from `checkpoint`.
-      checkpoint_every: seconds between checkpoints.
 
     Returns:
       One sample per solved chain.
@@ -131,10 +125,7 @@ def sample_minconflicts(
         seed=seed,
         batch=batch,
         max_restarts=max_restarts,
-        quiet=quiet,
-        checkpoint=checkpoint,
-        resume=resume,
-        checkpoint_every=checkpoint_every,
+        control=control,
         command="stats",
     )
     return _from_run(
@@ -155,11 +146,8 @@ def sample_anneal(
     solutions,
     seconds,
     seed,
-    quiet,
+    control,
     batch=None,
-    checkpoint=None,
-    resume=False,
-    checkpoint_every=settings.CHECKPOINT_EVERY,
     **options,
 ) -> Samples:
     """LS / TA / SA chains through `anneal`'s schedule and kernel (`chains`: chains run).
@@ -170,11 +158,8 @@ def sample_anneal(
       solutions: stop at this many distinct solutions (None: no such budget).
       seconds: stop after this kernel time (None: no time budget).
       seed: random seed.
-      quiet: no progress line.
+      control: progress and checkpoints (`RunControl`; None: `RunControl()`).
       batch: chains per kernel call (None: sized to the machine).
-      checkpoint: checkpoint file (None: none).
-      resume: continue from `checkpoint`.
-      checkpoint_every: seconds between checkpoints.
       **options: method, steps, preset, rounds, neighbour, step, objective, q, init_prob,
         alpha, t_end, walk (defaults: `stats_setup.STATS_ANNEAL` and the preset's); one the
         method does not use is refused.
@@ -215,11 +200,8 @@ def sample_anneal(
         chunk,
         what=f"annealing ({method})",
         compile_s=compile_s,
-        quiet=quiet,
-        checkpoint=checkpoint,
+        control=control,
         fingerprint=fingerprint,
-        resume=resume,
-        checkpoint_every=checkpoint_every,
         solver=method,
         best_unit=annealing.best_unit(config),
     )
@@ -234,11 +216,8 @@ def sample_ga(
     solutions,
     seconds,
     seed,
-    quiet,
+    control,
     batch=None,
-    checkpoint=None,
-    resume=False,
-    checkpoint_every=settings.CHECKPOINT_EVERY,
     **ga_options,
 ) -> Samples:
     """GA trials (`jaxqueens.evolve`), `batch` trials per round; one sample per trial.
@@ -256,11 +235,8 @@ def sample_ga(
       solutions: stop at this many distinct solutions (None: no such budget).
       seconds: stop after this kernel time (None: no time budget).
       seed: random seed.
-      quiet: no progress line.
+      control: progress and checkpoints (`RunControl`; None: `RunControl()`).
       batch: trials per round (None: up to 1024).
-      checkpoint: checkpoint file (None: none).
-      resume: continue from `checkpoint`.
-      checkpoint_every: seconds between checkpoints.
       **ga_options: `jaxqueens.evolve`'s settings.
 
     Returns:
@@ -275,7 +251,9 @@ def sample_ga(
         "options": {k: v for k, v in sorted(ga_options.items()) if v is not None},
     }
     t = _GARounds(n, chains, solutions, seconds, seed, rounds_of, ga_options)
-    if resume and checkpoint is not None:
+    control = RunControl() if control is None else control
+    checkpoint = control.checkpoint
+    if control.resume and checkpoint is not None:
         t.solved, t.steps, t.rows, t.r, t.wall, t.work, t.secs = _load_rounds(
             checkpoint, fingerprint
         )
@@ -285,9 +263,7 @@ def sample_ga(
         save = lambda: _save_rounds(
             checkpoint, t.solved, t.steps, t.rows, t.r, t.wall, fingerprint, t.work, t.secs
         )
-    if run_chunks(
-        t.one_round, total=chains, unit="trials", quiet=quiet, save=save, every=checkpoint_every
-    ):
+    if run_chunks(t.one_round, total=chains, unit="trials", control=control, save=save):
         t.stopped_by = "interrupted"
     assert t.stopped_by is not None  # the loop ends when a budget is met or on an interrupt
     return t.samples()
@@ -329,7 +305,7 @@ class _GARounds:
             np.random.SeedSequence([self.seed, self.r]).generate_state(1)[0] & 0x7FFFFFFF
         )
         left = None if seconds is None else max(seconds - self.wall, 1e-9)  # a round ends by then
-        res = ga.evolve(n, trials=run, seed=sub_seed, quiet=True, seconds=left, **self.ga_options)
+        res = ga.evolve(n, trials=run, seed=sub_seed, seconds=left, **self.ga_options)
         if res.interrupted:  # keep whole rounds only
             raise KeyboardInterrupt
         self.wall = self.wall + res.wall_s + res.init_s

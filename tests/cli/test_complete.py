@@ -143,8 +143,8 @@ def test_missing_input_and_interrupt(folder, tmp_path, monkeypatch, capsys):
         return driver.InstanceResult(8, status, None, 0, 0.0, np.zeros((0, 8), np.uint8))
 
     def interrupted(models, *a, **k):  # the driver's partial result after Ctrl-C, saved
-        k["checkpoint"].parent.mkdir(parents=True, exist_ok=True)
-        k["checkpoint"].write_bytes(b"")
+        k["control"].checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        k["control"].checkpoint.write_bytes(b"")
         done = [instance("SAT")] + [instance("open")] * (len(models) - 1)
         return driver.CompleteResult(done, 1.0, 0.0, 1, 1, False, "interrupted")
 

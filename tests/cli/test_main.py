@@ -331,7 +331,7 @@ def test_driver_errors_name_parameters_and_the_command_line_says_flags(capsys):
     from jaxqueens.errors import QueensError
 
     with pytest.raises(QueensError, match=r"^max_steps must be at least 1") as err:
-        jaxqueens.solve(8, chains=2, max_steps=0, quiet=True)
+        jaxqueens.solve(8, chains=2, max_steps=0)
     assert err.value.param == "max_steps"
     assert main(["anneal", "-n", "8", "--method", "sa", "--t-end", "2"]) == 2
     line = capsys.readouterr().err.strip()

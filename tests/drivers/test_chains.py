@@ -6,6 +6,7 @@ import pytest
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import chains_types
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError, SolutionCheckError
 
 SOLS_6 = np.array([[1, 3, 5, 0, 2, 4], [2, 5, 1, 4, 0, 3], [3, 0, 4, 1, 5, 2], [4, 2, 0, 5, 3, 1]])
@@ -35,9 +36,7 @@ def interrupt_at_call(k):
 
 @pytest.mark.parametrize("chunk", [1, 4, 7, 50])
 def test_chain_budget_cut_is_independent_of_chunk(chunk):
-    run = driver.run_chains(
-        fake_chunk, 6, chains_types.Budget(chains=10), chunk, "fake", quiet=True
-    )
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=10), chunk, "fake")
     # 10 solved chains need chains 0..14 (every third chain fails).
     assert run.stopped_by == "chains"
     np.testing.assert_array_equal(run.chain_id, np.arange(14))
@@ -48,9 +47,7 @@ def test_chain_budget_cut_is_independent_of_chunk(chunk):
 
 @pytest.mark.parametrize("chunk", [2, 5, 64])
 def test_solution_budget_cut(chunk):
-    run = driver.run_chains(
-        fake_chunk, 6, chains_types.Budget(solutions=4), chunk, "fake", quiet=True
-    )
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(solutions=4), chunk, "fake")
     assert run.stopped_by == "solutions"
     assert len(run.distinct()) == 4
     # Chains 0, 1, 3 give solutions 0, 1, 3; chain 4 gives 0 again; chain 6 gives 2.
@@ -59,10 +56,10 @@ def test_solution_budget_cut(chunk):
 
 def test_max_chains_and_time_budgets():
     run = driver.run_chains(
-        fake_chunk, 6, chains_types.Budget(chains=10**9, max_chains=9), 4, "fake", quiet=True
+        fake_chunk, 6, chains_types.Budget(chains=10**9, max_chains=9), 4, "fake"
     )
     assert run.stopped_by == "max_chains" and len(run.chain_id) == 9
-    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(seconds=1e-9), 4, "fake", quiet=True)
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(seconds=1e-9), 4, "fake")
     assert run.stopped_by == "time" and len(run.chain_id) == 4
 
 
@@ -72,13 +69,13 @@ def test_bad_board_from_solver_is_caught():
         return res._replace(solved=np.ones(count, bool))  # claims unsolved boards are solutions
 
     with pytest.raises(SolutionCheckError, match="board 2"):
-        driver.run_chains(lying, 6, chains_types.Budget(chains=5), 5, "fake", quiet=True)
+        driver.run_chains(lying, 6, chains_types.Budget(chains=5), 5, "fake")
 
 
 def test_interrupt_keeps_finished_chunks():
     interrupted = interrupt_at_call(3)
 
-    run = driver.run_chains(interrupted, 6, chains_types.Budget(chains=100), 4, "fake", quiet=True)
+    run = driver.run_chains(interrupted, 6, chains_types.Budget(chains=100), 4, "fake")
     assert run.stopped_by == "interrupted" and len(run.chain_id) == 8
 
 
@@ -97,7 +94,7 @@ def test_bad_budgets(kwargs, needle):
 
 
 def test_checkpoint_and_resume_equal_an_uninterrupted_run(tmp_path):
-    whole = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=30), 4, "fake", quiet=True)
+    whole = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=30), 4, "fake")
     ckpt = tmp_path / "checkpoint.npz"
     interrupted = interrupt_at_call(4)
 
@@ -107,10 +104,8 @@ def test_checkpoint_and_resume_equal_an_uninterrupted_run(tmp_path):
         chains_types.Budget(chains=30),
         4,
         "fake",
-        quiet=True,
-        checkpoint=ckpt,
+        control=RunControl(checkpoint=ckpt, checkpoint_every=1e9),
         fingerprint={"k": 1},
-        checkpoint_every=1e9,
     )
     assert part.stopped_by == "interrupted" and len(part.chain_id) == 12 and ckpt.exists()
     resumed = driver.run_chains(
@@ -119,10 +114,8 @@ def test_checkpoint_and_resume_equal_an_uninterrupted_run(tmp_path):
         chains_types.Budget(chains=30),
         4,
         "fake",
-        quiet=True,
-        checkpoint=ckpt,
+        control=RunControl(checkpoint=ckpt, resume=True),
         fingerprint={"k": 1},
-        resume=True,
     )
     for field in ("chain_id", "rows", "solved", "steps", "restarts"):
         np.testing.assert_array_equal(getattr(resumed, field), getattr(whole, field))
@@ -134,10 +127,8 @@ def test_checkpoint_and_resume_equal_an_uninterrupted_run(tmp_path):
             chains_types.Budget(chains=30),
             4,
             "fake",
-            quiet=True,
-            checkpoint=ckpt,
+            control=RunControl(checkpoint=ckpt, resume=True),
             fingerprint={"k": 2},
-            resume=True,
         )
 
 
@@ -149,9 +140,7 @@ def test_periodic_checkpoints(tmp_path):
         chains_types.Budget(chains=10),
         2,
         "fake",
-        quiet=True,
-        checkpoint=ckpt,
-        checkpoint_every=1e-9,
+        control=RunControl(checkpoint=ckpt, checkpoint_every=1e-9),
     )
     assert run.stopped_by == "chains" and ckpt.exists()
     settings = {"n": 6, "chunk": 2, "processes": 1, **chains_types.Budget(chains=10).fingerprint()}
@@ -162,7 +151,9 @@ def test_periodic_checkpoints(tmp_path):
 
 def test_defect_18_progress_never_shows_more_done_than_the_total(capsys):
     # A chunk of 4 chains solves 3 of them; with --chains 1 the line must read 1/1, not 3/1.
-    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=1), 4, "fake", quiet=False)
+    run = driver.run_chains(
+        fake_chunk, 6, chains_types.Budget(chains=1), 4, "fake", control=RunControl(quiet=False)
+    )
     err = capsys.readouterr().err
     assert run.solved.sum() == 1 and "1/1 chains solved" in err
     assert "3/1" not in err and "2/1" not in err
@@ -184,7 +175,7 @@ def _bounded(limit=5):
 def test_defect_3_more_solutions_than_exist_are_refused_up_front(n, solutions, exist):
     chunk, calls = _bounded()
     with pytest.raises(QueensError, match=f"--solutions {solutions}: n = {n} has only {exist} "):
-        driver.run_chains(chunk, n, chains_types.Budget(solutions=solutions), 4, "fake", quiet=True)
+        driver.run_chains(chunk, n, chains_types.Budget(solutions=solutions), 4, "fake")
     assert calls == []  # refused before any work
     with pytest.raises(QueensError, match="has only"):
         chains_types.Budget(solutions=solutions).check(n)
@@ -202,10 +193,8 @@ def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
         chains_types.Budget(seconds=60),
         4,
         "fake",
-        quiet=True,
-        checkpoint=ckpt,
+        control=RunControl(checkpoint=ckpt, checkpoint_every=1e9),
         fingerprint={"k": 1},
-        checkpoint_every=1e9,
     )
     assert part.stopped_by == "interrupted" and ckpt.exists()
     with pytest.raises(QueensError, match=r"\(solutions, time differ\)"):
@@ -215,10 +204,8 @@ def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
             chains_types.Budget(solutions=4),
             4,
             "fake",
-            quiet=True,
-            checkpoint=ckpt,
+            control=RunControl(checkpoint=ckpt, resume=True),
             fingerprint={"k": 1},
-            resume=True,
         )
     with pytest.raises(QueensError, match=r"\(time differ\)"):
         driver.run_chains(
@@ -227,10 +214,8 @@ def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
             chains_types.Budget(seconds=30),
             4,
             "fake",
-            quiet=True,
-            checkpoint=ckpt,
+            control=RunControl(checkpoint=ckpt, resume=True),
             fingerprint={"k": 1},
-            resume=True,
         )
     same = {
         "k": 1,
@@ -247,16 +232,13 @@ def test_solutions_are_checked_against_the_instance():
     column 0 must stand on row 1, so fake chain 1 (solution 2 5 1 4 0 3) is no solution."""
     model = cons.Constraints(6, fixed=((0, 1),))
     with pytest.raises(SolutionCheckError, match="fixed queen on row 1 moved"):
-        driver.run_chains(
-            fake_chunk, 6, chains_types.Budget(chains=5), 5, "fake", quiet=True, model=model
-        )
+        driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=5), 5, "fake", model=model)
     run = driver.run_chains(
         lambda o, c: fake_chunk(0, 1)._replace(rows=SOLS_6[[0] * c], solved=np.ones(c, bool)),
         6,
         chains_types.Budget(chains=3),
         3,
         "fake",
-        quiet=True,
         model=model,
     )
     assert run.solved.all()
@@ -305,10 +287,10 @@ def test_issue28_item13_a_run_without_a_chain_bound_keeps_at_most_the_cap(monkey
             np.zeros((count, 6), np.int32), np.zeros(count, bool), np.ones(count), np.zeros(count)
         )
 
-    run = driver.run_chains(never, 6, chains_types.Budget(seconds=30.0), 8, "fake", quiet=True)
+    run = driver.run_chains(never, 6, chains_types.Budget(seconds=30.0), 8, "fake")
     assert run.stopped_by == "kept_chains" and len(run.chain_id) == 50 == len(run.rows)
     # an explicit bound on chains run is the user's: the cap does not apply
-    run = driver.run_chains(never, 6, chains_types.Budget(max_chains=60), 8, "fake", quiet=True)
+    run = driver.run_chains(never, 6, chains_types.Budget(max_chains=60), 8, "fake")
     assert run.stopped_by == "max_chains" and len(run.chain_id) == 60
 
 
@@ -338,7 +320,7 @@ def test_issue28_the_time_budget_counts_the_host_work_of_each_chunk(monkeypatch)
 
     monkeypatch.setattr(driver.checker, "require_solutions", slow_check)
     t0 = time.perf_counter()
-    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(seconds=0.3), 4, "fake", quiet=True)
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(seconds=0.3), 4, "fake")
     took = time.perf_counter() - t0
     assert run.stopped_by == "time"
     assert len(run.chain_id) <= 4 * 8  # about 6 chunks of 50 ms; without it: thousands

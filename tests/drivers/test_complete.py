@@ -19,6 +19,7 @@ from jaxqueens.core import checker
 from jaxqueens.core import constraints as C
 from jaxqueens.core.oeis import A000170, A051906
 from jaxqueens.drivers import complete
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io import instances as instio
@@ -147,7 +148,7 @@ def test_interrupted_run_resumes_to_the_same_results(tmp_path):
     want = complete.solve_instances(models, "count", budget=50, chunk=2)
     ck = tmp_path / "checkpoint.npz"
     part = complete.solve_instances(
-        models, "count", budget=50, chunk=2, checkpoint=ck, on_chunk=_stop_at(3)
+        models, "count", budget=50, chunk=2, control=RunControl(checkpoint=ck), on_chunk=_stop_at(3)
     )
     # Ctrl-C returns the partial result (as solve does): settled instances as they ended, the
     # others open, without a count; the checkpoint is saved
@@ -160,13 +161,17 @@ def test_interrupted_run_resumes_to_the_same_results(tmp_path):
             assert r.solutions is None
         else:
             assert (r.status, r.solutions) == (w.status, w.solutions)
-    got = complete.solve_instances(models, "count", budget=50, chunk=2, checkpoint=ck)
+    got = complete.solve_instances(
+        models, "count", budget=50, chunk=2, control=RunControl(checkpoint=ck)
+    )
     assert got.resumed and got.stopped_by == "finished" and got.settled == len(models)
     assert [(r.status, r.solutions, r.nodes) for r in got.instances] == [
         (r.status, r.solutions, r.nodes) for r in want.instances
     ]
     with pytest.raises(QueensError, match="other settings"):
-        complete.solve_instances(models, "decide", budget=50, chunk=2, checkpoint=ck, resume=True)
+        complete.solve_instances(
+            models, "decide", budget=50, chunk=2, control=RunControl(checkpoint=ck, resume=True)
+        )
 
 
 def test_an_interrupted_enumeration_resumes_to_the_same_boards(tmp_path):
@@ -176,12 +181,14 @@ def test_an_interrupted_enumeration_resumes_to_the_same_boards(tmp_path):
     kw = {"budget": 40, "chunk": 2, "cap": 50}
     want = complete.solve_instances(models, "enumerate", **kw)
     ck = tmp_path / "checkpoint.npz"
-    part = complete.solve_instances(models, "enumerate", **kw, checkpoint=ck, on_chunk=_stop_at(4))
+    part = complete.solve_instances(
+        models, "enumerate", **kw, control=RunControl(checkpoint=ck), on_chunk=_stop_at(4)
+    )
     assert part.stopped_by == "interrupted"
     with np.load(ck) as z:  # a queue of work items, one array per field
         queued = len(z["queue.instance"])
         assert queued > 0 and z["queue.path"].shape == (queued, 9)
-    got = complete.solve_instances(models, "enumerate", **kw, checkpoint=ck)
+    got = complete.solve_instances(models, "enumerate", **kw, control=RunControl(checkpoint=ck))
     assert got.resumed and got.chunks == want.chunks and got.items == want.items
     for a, b in zip(got.instances, want.instances, strict=True):
         assert (a.status, a.solutions, a.nodes) == (b.status, b.solutions, b.nodes)
@@ -194,7 +201,7 @@ def test_issue28_item15_a_checkpoint_with_altered_arrays_is_a_one_line_error(tmp
     models = [C.excluded_diagonals(9, [[k, 1], [k + 2, 0]]) for k in range(4)]
     ck = tmp_path / "checkpoint.npz"
     part = complete.solve_instances(
-        models, "count", budget=50, chunk=2, checkpoint=ck, on_chunk=_stop_at(2)
+        models, "count", budget=50, chunk=2, control=RunControl(checkpoint=ck), on_chunk=_stop_at(2)
     )
     assert part.stopped_by == "interrupted"
     with np.load(ck) as z:
@@ -208,7 +215,9 @@ def test_issue28_item15_a_checkpoint_with_altered_arrays_is_a_one_line_error(tmp
         with open(ck, "wb") as f:
             np.savez(f, **tree)
         with pytest.raises(QueensError, match="not a readable checkpoint") as err:
-            complete.solve_instances(models, "count", budget=50, chunk=2, checkpoint=ck)
+            complete.solve_instances(
+                models, "count", budget=50, chunk=2, control=RunControl(checkpoint=ck)
+            )
         assert "\n" not in str(err.value) and str(ck) in str(err.value)
     # the same cut queue written whole (a valid digest): refused by the schema's named sizes
     header = json.loads(str(arrays["header"]))
@@ -224,7 +233,9 @@ def test_issue28_item15_a_checkpoint_with_altered_arrays_is_a_one_line_error(tmp
     with pytest.raises(
         QueensError, match=r"queue\.level has items = \d+ .*, but queue\.instance has"
     ):
-        complete.solve_instances(models, "count", budget=50, chunk=2, checkpoint=ck)
+        complete.solve_instances(
+            models, "count", budget=50, chunk=2, control=RunControl(checkpoint=ck)
+        )
 
 
 @pytest.fixture(scope="module")

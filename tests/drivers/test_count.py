@@ -12,6 +12,7 @@ from jaxqueens.core import checker, symmetry
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.prefixes import expand_mirror
 from jaxqueens.drivers import count, count_chunks
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import gather, streams
@@ -112,7 +113,9 @@ def _stop_at(k):
 
 def test_checkpoint_resume_gives_the_same_total(tmp_path):
     ck = tmp_path / "checkpoint.npz"
-    part = count.count_solutions(11, unique=True, checkpoint=ck, chunk=256, on_chunk=_stop_at(3))
+    part = count.count_solutions(
+        11, unique=True, control=RunControl(checkpoint=ck), chunk=256, on_chunk=_stop_at(3)
+    )
     # Ctrl-C returns the finished chunks' partial result (as solve does), the checkpoint saved
     assert (part.stopped_by, part.done_chunks, part.unique) == ("interrupted", 3, None)
     assert part.chunks > 3 and 0 < part.total < A000170[11] and part.edges > 0
@@ -123,7 +126,11 @@ def test_checkpoint_resume_gives_the_same_total(tmp_path):
     )
     seen = []
     r = count.count_solutions(
-        11, unique=True, checkpoint=ck, chunk=256, on_chunk=lambda d, t: seen.append(d)
+        11,
+        unique=True,
+        control=RunControl(checkpoint=ck),
+        chunk=256,
+        on_chunk=lambda d, t: seen.append(d),
     )
     assert (r.total, r.unique) == (A000170[11], A002562[11])
     assert (r.stopped_by, r.done_chunks) == ("finished", r.chunks)
@@ -131,25 +138,29 @@ def test_checkpoint_resume_gives_the_same_total(tmp_path):
     assert len(saved(ck)["done"]) == r.chunks
     assert {k: saved(ck)["done"][k] for k in first["done"]} == first["done"]
     # resuming a finished count recounts nothing
-    again = count.count_solutions(11, unique=True, checkpoint=ck, chunk=256)
+    again = count.count_solutions(11, unique=True, control=RunControl(checkpoint=ck), chunk=256)
     assert again.total == A000170[11] and again.resumed_chunks == again.chunks
     # resume=False starts afresh and overwrites it
-    fresh = count.count_solutions(11, unique=True, checkpoint=ck, chunk=256, resume=False)
+    fresh = count.count_solutions(
+        11, unique=True, control=RunControl(checkpoint=ck, resume=False), chunk=256
+    )
     assert fresh.resumed_chunks == 0 and fresh.total == A000170[11]
 
 
 def test_checkpoint_of_another_count_is_refused(tmp_path):
     ck = tmp_path / "checkpoint.npz"
-    count.count_solutions(9, checkpoint=ck)
+    count.count_solutions(9, control=RunControl(checkpoint=ck))
     with pytest.raises(QueensError, match=r"other settings.*n.*differ"):
-        count.count_solutions(10, checkpoint=ck)
+        count.count_solutions(10, control=RunControl(checkpoint=ck))
     with pytest.raises(QueensError, match="unique"):
-        count.count_solutions(9, unique=True, checkpoint=ck)
+        count.count_solutions(9, unique=True, control=RunControl(checkpoint=ck))
     ck.write_text("not json")
     with pytest.raises(QueensError, match="not a readable checkpoint"):
-        count.count_solutions(9, checkpoint=ck)
+        count.count_solutions(9, control=RunControl(checkpoint=ck))
     with pytest.raises(QueensError, match="not a readable checkpoint"):
-        count.count_solutions(9, checkpoint=tmp_path / "missing.npz", resume=True)
+        count.count_solutions(
+            9, control=RunControl(checkpoint=tmp_path / "missing.npz", resume=True)
+        )
 
 
 @pytest.mark.parametrize("extra", [1, -1])
@@ -157,7 +168,7 @@ def test_defect_8_checkpoint_with_an_out_of_range_chunk(tmp_path, extra):
     """A count checkpoint whose arrays do not match its plan (a chunk past the last one, or
     fewer chunks) is a one-line QueensError, never an IndexError."""
     ck = tmp_path / "checkpoint.npz"
-    count.count_solutions(10, checkpoint=ck, chunk=16)
+    count.count_solutions(10, control=RunControl(checkpoint=ck), chunk=16)
     with np.load(ck) as z:
         arrays = dict(z)
     chunks = len(arrays["done"])
@@ -167,12 +178,12 @@ def test_defect_8_checkpoint_with_an_out_of_range_chunk(tmp_path, extra):
     with open(ck, "wb") as f:  # altered arrays under the header of the whole file
         np.savez(f, done=done, words=words, header=arrays[ckpt.HEADER])
     with pytest.raises(QueensError, match="not a readable checkpoint") as err:
-        count.count_solutions(10, checkpoint=ck, chunk=16, resume=True)
+        count.count_solutions(10, control=RunControl(checkpoint=ck, resume=True), chunk=16)
     assert "\n" not in str(err.value)
     fingerprint = json.loads(str(arrays[ckpt.HEADER]))["settings"]
     ckpt.save(ck, {"done": done, "words": words}, fingerprint)  # the same, written whole
     with pytest.raises(QueensError, match=r"not a readable checkpoint \(done has shape") as err:
-        count.count_solutions(10, checkpoint=ck, chunk=16, resume=True)
+        count.count_solutions(10, control=RunControl(checkpoint=ck, resume=True), chunk=16)
     assert "\n" not in str(err.value)
 
 
@@ -195,7 +206,7 @@ def test_bad_arguments():
 def test_progress_line_only_when_asked(capsys):
     count.count_solutions(12)
     assert capsys.readouterr().err == ""
-    count.count_solutions(12, quiet=False)
+    count.count_solutions(12, control=RunControl(quiet=False))
     err = capsys.readouterr().err
     assert "tasks" in err and "solutions so far" in err
     with pytest.raises(TypeError, match="progress"):  # one switch: quiet (the CLI's --progress)
@@ -204,7 +215,7 @@ def test_progress_line_only_when_asked(capsys):
 
 def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypatch):
     ck = tmp_path / "checkpoint.npz"
-    whole = count.count_solutions(11, checkpoint=ck, chunk=1024)
+    whole = count.count_solutions(11, control=RunControl(checkpoint=ck), chunk=1024)
     everything = saved(ck)["done"]
     assert ckpt.process_path(ck) == ck
     monkeypatch.setattr(gather, "process_count", lambda: 2)
@@ -214,13 +225,15 @@ def test_each_process_counts_its_own_chunks_and_resumes_them(tmp_path, monkeypat
     mine = []
     merge = lambda done, chunks: (mine.append(sorted(done)), {**everything, **done})[1]
     monkeypatch.setattr(count.countio, "gather_chunks", merge)
-    part = count.count_solutions(11, checkpoint=ck, chunk=1024, on_chunk=_stop_at(2))
+    part = count.count_solutions(
+        11, control=RunControl(checkpoint=ck), chunk=1024, on_chunk=_stop_at(2)
+    )
     assert (part.stopped_by, part.done_chunks) == ("interrupted", 2) and mine == []
     # process 1 of 2 counts only its own chunks (odd indices); which two finish first depends on
     # which of the two streams' threads runs first, so any two of them may be the ones saved
     got = sorted(saved(own)["done"])
     assert len(got) == 2 and all(i % 2 == 1 for i in got) and saved(own)["processes"] == 2
-    r = count.count_solutions(11, checkpoint=ck, chunk=1024)
+    r = count.count_solutions(11, control=RunControl(checkpoint=ck), chunk=1024)
     assert r.total == whole.total and r.resumed_chunks == 2
     assert mine == [list(range(1, whole.chunks, 2))]  # process 1 of 2: every odd chunk, once
     assert saved(own)["done"] == {i: everything[i] for i in range(1, whole.chunks, 2)}
@@ -237,7 +250,10 @@ def test_defect_2_a_checkpoint_that_cannot_be_written_does_not_lose_the_count(
 
     monkeypatch.setattr(count.ckpt, "save", full)
     res = count.count_solutions(
-        9, checkpoint=tmp_path / "checkpoint.npz", checkpoint_every=0.0, depth=3, chunk=8
+        9,
+        control=RunControl(checkpoint=tmp_path / "checkpoint.npz", checkpoint_every=0.0),
+        depth=3,
+        chunk=8,
     )
     assert res.total == 352 and not (tmp_path / "checkpoint.npz").exists()
     assert "could not write a checkpoint" in capsys.readouterr().err
@@ -270,11 +286,15 @@ def test_a_stop_between_calls_keeps_only_finished_chunks_and_resumes_exactly(tmp
         return submit(self, k, fn, batch)
 
     monkeypatch.setattr(streams.Workers, "submit", counted)
-    part = count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)
+    part = count.count_solutions(
+        10, unique=True, control=RunControl(checkpoint=ck), depth=2, chunk=64, budget=50
+    )
     assert part.stopped_by == "interrupted" and part.done_chunks < part.chunks
     monkeypatch.setattr(streams.Workers, "submit", submit)
     part = saved(ck)["done"]
-    r = count.count_solutions(10, unique=True, checkpoint=ck, depth=2, chunk=64, budget=50)
+    r = count.count_solutions(
+        10, unique=True, control=RunControl(checkpoint=ck), depth=2, chunk=64, budget=50
+    )
     assert len(part) < r.chunks and r.resumed_chunks == len(part)
     assert (r.total, r.unique) == (A000170[10], A002562[10])
 

@@ -12,6 +12,7 @@ import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import ga, ga_run, ga_setup, ga_size
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.io.config import load_config
 from jaxqueens.parallel import memory, sizing
@@ -403,14 +404,14 @@ def test_a_report_fitness_run_resumes_to_the_same_records_and_first_solved(tmp_p
         return real(self, done, extra)
 
     monkeypatch.setattr(progress.Progress, "update", update)
-    part = ga.evolve(**kwargs, checkpoint=ck)
+    part = ga.evolve(**kwargs, control=RunControl(checkpoint=ck))
     assert part.interrupted and ck.exists()
     monkeypatch.undo()
-    resumed = ga.evolve(**kwargs, checkpoint=ck, resume=True)
+    resumed = ga.evolve(**kwargs, control=RunControl(checkpoint=ck, resume=True))
     for field in ("best", "avg", "worst", "evaluations", "solutions", "first_solved"):
         np.testing.assert_array_equal(getattr(resumed, field), getattr(whole, field))
     with pytest.raises(QueensError, match="config differ"):
-        ga.evolve(**{**kwargs, "fitness": "pairs"}, checkpoint=ck, resume=True)
+        ga.evolve(**{**kwargs, "fitness": "pairs"}, control=RunControl(checkpoint=ck, resume=True))
 
 
 def test_a_time_budget_stops_after_the_chunk_that_passes_it():
@@ -505,11 +506,18 @@ def test_resume_after_an_interrupt_gives_the_same_history_and_counts_only_its_ow
 
     monkeypatch.setattr(progress.Progress, "update", update)
     sink = _Sink()
-    part = ga.evolve(**PAPER, records="summary", sink=sink, checkpoint=ck, checkpoint_every=1e9)
+    part = ga.evolve(
+        **PAPER,
+        records="summary",
+        sink=sink,
+        control=RunControl(checkpoint=ck, checkpoint_every=1e9),
+    )
     assert part.interrupted and part.generations == 20 and len(sink.rows) == 21
     sink.rows.append("written after the checkpoint: cut off on resume")
     monkeypatch.undo()
-    resumed = ga.evolve(**PAPER, records="summary", sink=sink, checkpoint=ck, resume=True)
+    resumed = ga.evolve(
+        **PAPER, records="summary", sink=sink, control=RunControl(checkpoint=ck, resume=True)
+    )
     assert sink.resumed == 21 and not resumed.interrupted
     for a, b in zip(sink.rows, full.rows, strict=True):
         assert a[0] == b[0] and all(np.array_equal(x, y) for x, y in zip(a[1:], b[1:], strict=True))
@@ -537,7 +545,7 @@ def test_the_checkpoint_does_not_grow_with_generations_x_trials(tmp_path, monkey
     for g in (20, 200):
         ck = tmp_path / f"c{g}.npz"
         kw = {**PAPER, "n": 40, "trials": 50, "generations": g, "chunk": g}
-        assert ga.evolve(**kw, records="summary", checkpoint=ck).interrupted
+        assert ga.evolve(**kw, records="summary", control=RunControl(checkpoint=ck)).interrupted
         with np.load(ck) as z:
             sizes[g] = {k: z[k].shape for k in z.files if k != "header"}
     assert sizes[20]["summary"] == (21, len(ga_run.SUMMARY))
@@ -617,7 +625,7 @@ def test_defect_evolve_refused_a_user_fitness_function(tmp_path):
 def test_until_solved_ends_with_the_slowest_trials_first_solution():
     """compare's GA: the lockstep trials stop after the chunk in which the last one solved, and
     each trial's first solution is the one the full run finds (trials do not see each other)."""
-    kwargs = dict(n=8, pop=10, generations=3000, trials=4, seed=3, chunk=50, quiet=True)
+    kwargs = dict(n=8, pop=10, generations=3000, trials=4, seed=3, chunk=50)
     full = ga.evolve(**kwargs, records="summary")
     early = ga.evolve(**kwargs, records="summary", until_solved=True)
     assert (full.first_solved >= 0).all() and full.generations == 3000

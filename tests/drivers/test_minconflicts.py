@@ -232,7 +232,9 @@ def test_defect_restart_period_grows_with_n():
 
 def test_defect_budget_and_limits_are_shown_on_the_progress_line(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "240")  # a wide terminal: the line is cut to the terminal's width
-    res = jaxqueens.solve(10, chains=4, batch=2, max_restarts=7, quiet=False)
+    res = jaxqueens.solve(
+        10, chains=4, batch=2, max_restarts=7, control=jaxqueens.RunControl(quiet=False)
+    )
     err = capsys.readouterr().err
     assert res.summary["solved"] == 4
     assert "budget: 4 chains solved" in err and "at most 8 attempts x 50 steps a chain" in err

@@ -13,7 +13,7 @@ from tests.drivers.test_chains import fake_chunk
 
 
 def test_outputs_and_summary(tmp_path):
-    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=10), 8, "fake", quiet=True)
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=10), 8, "fake")
     summary = chains_types.summarize(run, solver="fake")
     paths = chain_out.write_outputs(run, tmp_path, summary)
     assert [p.name for p in paths] == ["solutions.npy", "runs.csv", "summary.json"]
@@ -31,7 +31,7 @@ def test_outputs_and_summary(tmp_path):
 
 
 def test_best_objective_column_and_checkpoint_removal(tmp_path):
-    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=3), 8, "fake", quiet=True)
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=3), 8, "fake")
     run.best = np.arange(len(run.chain_id))
     (tmp_path / checkpoint.FILENAME).write_bytes(b"old")
     chain_out.write_outputs(run, tmp_path, chains_types.summarize(run))
@@ -50,7 +50,7 @@ def test_best_objective_column_and_checkpoint_removal(tmp_path):
 
 
 def test_write_unsolved_saves_best_boards(tmp_path):
-    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=3), 8, "fake", quiet=True)
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=3), 8, "fake")
     run.best = np.arange(len(run.chain_id)) + 1
     unsolved = ~run.solved
     assert unsolved.tolist() == [False, False, True, False]  # fake_chunk: chain 2 fails
@@ -59,8 +59,6 @@ def test_write_unsolved_saves_best_boards(tmp_path):
     np.testing.assert_array_equal(np.load(paths[0]), run.rows[unsolved])
     lines = paths[1].read_text().splitlines()
     assert lines == ["run,best_attacking_pairs,steps_spent,restarts", "2,3,2,0"]
-    solved_only = driver.run_chains(
-        fake_chunk, 6, chains_types.Budget(chains=2), 2, "fake", quiet=True
-    )
+    solved_only = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=2), 2, "fake")
     assert solved_only.solved.all() and chain_out.write_unsolved(solved_only, tmp_path / "x") == []
     assert not (tmp_path / "x").exists()

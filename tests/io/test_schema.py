@@ -80,7 +80,7 @@ def test_run_table_cells():
 def _writers(tmp_path: Path) -> dict[str, Path]:
     """Every writer of a per-run table, run on a small result: the file each wrote."""
     out = {}
-    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=3), 8, "fake", quiet=True)
+    run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=3), 8, "fake")
     chain_out.write_outputs(run, tmp_path / "solve", chains_types.summarize(run))
     out["solve"] = tmp_path / "solve" / "runs.csv"
     sa = types.SimpleNamespace(**vars(run), solutions=run.solutions)  # an annealing run

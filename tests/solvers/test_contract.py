@@ -135,7 +135,7 @@ def test_scan_of_step_reaches_what_run_reports(name, family, config, params, swe
 
 
 def test_minconflicts_run_equals_the_driver_chain_by_chain():
-    res = jaxqueens.solve(12, chains=20, seed=7, max_steps=50, quiet=True)
+    res = jaxqueens.solve(12, chains=20, seed=7, max_steps=50)
     config = res.config
     params = mc.default_params(config, max_steps=50)
     keys = base.chain_keys(jax.random.key(7), jnp.arange(20))
@@ -146,7 +146,7 @@ def test_minconflicts_run_equals_the_driver_chain_by_chain():
 
 
 def test_anneal_run_equals_the_driver_chain_by_chain():
-    res = jaxqueens.anneal(8, "sa", chains=12, steps=100, seed=4, quiet=True)
+    res = jaxqueens.anneal(8, "sa", chains=12, steps=100, seed=4)
     _, key = jax.random.split(jax.random.key(4))  # the driver's calibration takes the first half
     params = sls.Params(jnp.asarray(res.schedule))
     keys = base.chain_keys(key, jnp.arange(12))
@@ -163,7 +163,7 @@ def test_ga_run_equals_the_driver_trial_by_trial():
     """The GA kernel vmapped over the trials' keys under one jit: trial t stops at the driver's
     first solved generation with one of its solutions, or spends the budget."""
     generations, trials, seed = 40, 6, 4  # a seed whose trials end both ways
-    res = jaxqueens.evolve(10, 30, generations, trials, seed=seed, quiet=True)
+    res = jaxqueens.evolve(10, 30, generations, trials, seed=seed)
     params = ga.default_params(res.config, **res.params, generations=generations)
     keys = base.chain_keys(jax.random.key(seed), jnp.arange(trials))
     out = jax.jit(jax.vmap(lambda k: ga.run(k, res.config, params)))(keys)
