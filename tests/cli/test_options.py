@@ -242,6 +242,20 @@ def test_resume_folder_is_a_new_namespace_writing_to_the_resumed_folder():
         options.resume_folder(argparse.Namespace(out="b", resume="runs/a"))
 
 
+def test_one_run_control_from_the_command_line():
+    """`--quiet`, `--progress` and `--checkpoint-every` reach every driver as one RunControl;
+    a command without checkpoints gets the default interval."""
+    import argparse
+
+    from jaxqueens.drivers.loop import RunControl
+
+    args = argparse.Namespace(quiet=True, checkpoint_every=5.0)
+    assert options.control(args, "c.npz", True) == RunControl(True, "c.npz", True, 5.0)
+    assert options.control(argparse.Namespace(quiet=False)) == RunControl(quiet=None, resume=False)
+    shown = argparse.Namespace(quiet=True, progress=True, checkpoint_every=1.0)
+    assert options.control(shown).quiet is False  # count --progress: a line even with --quiet
+
+
 def test_interrupt_before_the_first_checkpoint_offers_no_resume(tmp_path, monkeypatch, capsys):
     """count and estimate stopped in their first seconds: no "saved in ... resume with" for a
     checkpoint (or a folder) that was never made."""

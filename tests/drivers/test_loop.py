@@ -1,8 +1,14 @@
-"""drivers.loop.run_chunks: stops at the budget, saves on a cadence and on Ctrl-C."""
+"""drivers.loop: `run_chunks` stops at the budget, saves on a cadence and on Ctrl-C; a
+`RunControl` checks its interval once, where it is made."""
+
+import dataclasses
+import math
 
 import pytest
 
-from jaxqueens.drivers.loop import Tick, run_chunks
+from jaxqueens.drivers.loop import RunControl, Tick, run_chunks
+from jaxqueens.drivers.settings import CHECKPOINT_EVERY
+from jaxqueens.errors import QueensError
 
 
 def _counter(stop_at=None, interrupt_at=None):
@@ -19,7 +25,7 @@ def _counter(stop_at=None, interrupt_at=None):
 
 def test_runs_until_finished_without_saving_when_not_asked():
     state, chunk = _counter(stop_at=5)
-    assert run_chunks(chunk, total=5, unit="chunks", quiet=True) is False
+    assert run_chunks(chunk, total=5, unit="chunks") is False
     assert state["done"] == 5
 
 
@@ -29,9 +35,8 @@ def test_periodic_saves_and_none_after_the_last_chunk():
         chunk,
         total=4,
         unit="chunks",
-        quiet=True,
+        control=RunControl(checkpoint_every=0.0),
         save=lambda: state["saved"].append(state["done"]),
-        every=0.0,
     )
     assert not interrupted and state["saved"] == [1, 2, 3]
 
@@ -42,9 +47,8 @@ def test_ctrl_c_inside_a_chunk_saves_what_was_recorded():
         chunk,
         total=None,
         unit="chunks",
-        quiet=True,
+        control=RunControl(checkpoint_every=1e9),
         save=lambda: state["saved"].append("final"),
-        every=1e9,
     )
     assert interrupted and state["saved"] == ["final"]
 
@@ -54,7 +58,7 @@ def test_other_errors_propagate():
         raise ValueError("boom")
 
     with pytest.raises(ValueError, match="boom"):
-        run_chunks(chunk, total=1, unit="chunks", quiet=True, save=lambda: None)
+        run_chunks(chunk, total=1, unit="chunks", save=lambda: None)
 
 
 def test_defect_2_a_failing_periodic_checkpoint_warns_once_and_the_run_goes_on(capsys):
@@ -68,7 +72,8 @@ def test_defect_2_a_failing_periodic_checkpoint_warns_once_and_the_run_goes_on(c
         tries.append(state["done"])
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    assert run_chunks(chunk, total=6, unit="chunks", quiet=True, save=save, every=0.0) is False
+    every_chunk = RunControl(checkpoint_every=0.0)
+    assert run_chunks(chunk, total=6, unit="chunks", control=every_chunk, save=save) is False
     assert state["done"] == 6 and len(tries) == 5  # it kept trying: the disk may free up
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "checkpoint" in err and "No space left" in err
@@ -80,7 +85,8 @@ def test_defect_2_a_failing_checkpoint_on_ctrl_c_still_reports_the_interrupt(cap
     def save():
         raise OSError(28, "No space left on device")
 
-    assert run_chunks(chunk, total=None, unit="chunks", quiet=True, save=save, every=1e9) is True
+    rarely = RunControl(checkpoint_every=1e9)
+    assert run_chunks(chunk, total=None, unit="chunks", control=rarely, save=save) is True
     assert "checkpoint" in capsys.readouterr().err
 
 
@@ -102,9 +108,8 @@ def test_defect_4_lost_peer_saves_then_raises():
             chunk,
             total=10,
             unit="chunks",
-            quiet=True,
+            control=RunControl(checkpoint_every=1e9),
             save=lambda: state["saved"].append(state["done"]),
-            every=1e9,
         )
     assert state["saved"] == [3]
 
@@ -112,7 +117,8 @@ def test_defect_4_lost_peer_saves_then_raises():
 def test_defect_18_the_progress_line_never_shows_more_done_than_the_total(capsys):
     # Whatever a driver reports (a last chunk past the budget), the line stops at the total.
     ticks = iter([Tick(1), Tick(3, finished=True)])
-    assert run_chunks(lambda: next(ticks), total=2, unit="chains solved", quiet=False) is False
+    shown = RunControl(quiet=False)
+    assert run_chunks(lambda: next(ticks), total=2, unit="chains solved", control=shown) is False
     err = capsys.readouterr().err
     assert "2/2 chains solved" in err and "3/2" not in err
 
@@ -134,9 +140,8 @@ def test_issue28_item3_a_signal_during_the_last_chunk_is_not_dropped():
         chunk,
         total=3,
         unit="chunks",
-        quiet=True,
+        control=RunControl(checkpoint_every=1e9),
         save=lambda: state["saved"].append(state["done"]),
-        every=1e9,
     )
     assert interrupted and state["saved"] == [3]
 
@@ -153,6 +158,21 @@ def test_issue28_item3_a_library_caller_keeps_its_own_sigint_handler():
         seen.append(signal.getsignal(signal.SIGTERM))
         return Tick(1, finished=True)
 
-    assert run_chunks(chunk, total=1, unit="chunks", quiet=True) is False
+    assert run_chunks(chunk, total=1, unit="chunks") is False
     assert seen == [before[1]]
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+@pytest.mark.parametrize("every", [-1.0, math.nan, math.inf, "30", True])
+def test_run_control_checks_its_checkpoint_interval_once_where_it_is_made(every):
+    with pytest.raises(QueensError, match="^checkpoint_every "):
+        RunControl(checkpoint_every=every)
+
+
+def test_run_control_defaults_and_the_interval_as_a_float():
+    control = RunControl(checkpoint_every=0)
+    assert control.checkpoint_every == 0.0 and isinstance(control.checkpoint_every, float)
+    assert (RunControl().quiet, RunControl().checkpoint, RunControl().resume) == (True, None, None)
+    assert RunControl().checkpoint_every == CHECKPOINT_EVERY
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        control.quiet = False  # type: ignore[misc]
