@@ -296,7 +296,7 @@ def validate(n: int, init: str, tabu: int, period: int, chains: int, reps: int, 
     """``jaxqueens.solve`` at its default vs ``max_steps=period``, alternated rep by rep (whole
     call, compilation excluded by a warm-up per setting)."""
     out: dict[str, list] = {"default": [], "fixed": []}
-    kw = {"init": init, "tabu": tabu, "quiet": True}
+    kw = {"init": init, "tabu": tabu}
     for which in out:  # warm-up: compile both
         mcsolve.solve(n, 64, seed=seed + 999, max_steps=period if which == "fixed" else None, **kw)
     steps = {"default": [], "fixed": []}
