@@ -43,11 +43,33 @@ def test_acceptance_rules(delta, level, u, method, want):
 # A chain's initial state, compiled once per Config (op by op, every operation of init compiled a
 # program of its own for each new n); KernelTest runs init without jit.
 INIT = jax.jit(sls.init, static_argnums=1)
-COUNTS_OF = jax.jit(lines.counts_of, static_argnums=1)  # one compile per n, not one per operation
 
 
 def _objective(rows, objective):
     return reference.n_attacks(rows) if objective == "attacks" else reference.attacking_pairs(rows)
+
+
+def _np_counts(rows):
+    """The packed line counts [5n - 2] (rows | r + c | r - c + n - 1), in plain Python."""
+    return np.concatenate(reference.line_counts([int(r) for r in rows]))
+
+
+@functools.cache
+def _proposals(config, k: int):
+    """A chain's initial state and ``k`` successive proposals from it, each taken (the boards
+    before and after, the counts and delta of each): one compiled program per Config, where a
+    jitted init, a jitted propose and a jitted recount compiled three."""
+
+    def run(key):
+        def body(s, _):
+            rows, counts, delta = sls.propose(s, config)
+            nxt = s._replace(rows=rows, counts=counts, ctr=s.ctr + 1)
+            return nxt, (s.rows, rows, counts, delta)
+
+        s0 = sls.init(key, config, None)
+        return s0, lax.scan(body, s0, None, length=k)[1]
+
+    return jax.jit(run)
 
 
 @settings(max_examples=15, deadline=None)
@@ -60,13 +82,10 @@ def _objective(rows, objective):
 )
 def test_proposal_delta_is_exact(n, seed, neighbour, objective, step):
     config = sls.Config(n=n, neighbour=neighbour, objective=objective, step=min(step, n - 1))
-    s = INIT(jax.random.key(seed), config, None)
-    propose = jax.jit(lambda s: sls.propose(s, config))
-    for _ in range(5):
-        rows, counts, delta = propose(s)
-        before, after = np.asarray(s.rows), np.asarray(rows)
+    _, walk = jax.device_get(_proposals(config, 5)(jax.random.key(seed)))
+    for before, after, counts, delta in zip(*walk, strict=True):
         assert int(delta) == _objective(after, objective) - _objective(before, objective)
-        np.testing.assert_array_equal(counts, COUNTS_OF(rows, n))
+        np.testing.assert_array_equal(counts, _np_counts(after))
         moved = np.flatnonzero(before != after)
         if neighbour == "step":
             assert len(moved) <= 1  # one queen moved by 1..step rows (mod n)
@@ -75,7 +94,6 @@ def test_proposal_delta_is_exact(n, seed, neighbour, objective, step):
                 assert min(shift, n - shift) <= config.step
         else:
             assert sorted(after) == sorted(before)  # a swap keeps the rows
-        s = s._replace(rows=rows, counts=counts, ctr=s.ctr + 1)
 
 
 @pytest.mark.parametrize("method", sls.METHODS)
@@ -116,20 +134,26 @@ SCHEDULE = sls.Params(jnp.asarray([2.0, 1.0, 1.0, 0.0], jnp.float32))
 SEEDS = [jax.random.key(s) for s in (3, 11, 2024)]
 
 
-@functools.cache
-def _step(config):
-    """`step` of one Config, compiled once for every seed, schedule and instance (a new
-    `jax.jit(lambda ...)` per reference run compiled the step anew each time)."""
-    return jax.jit(lambda s, params, problem: sls.step(s, config, params, problem))
+# `step` and `done` of one Config, compiled once for every seed, schedule and instance (a new
+# `jax.jit(lambda ...)` per reference run compiled the step anew each time; `done` op by op
+# dispatched several operations per step); KernelTest's with_jit variant of step shares STEP.
+STEP = jax.jit(sls.step, static_argnums=1)
+DONE = jax.jit(sls.done, static_argnums=1)
 
 
 def _stepped(key, config, params, problem=None):
     """Reference run: `step` in a Python loop until `done` (the kernel's own contract)."""
     s = INIT(key, config, params, problem)
-    step = _step(config)
-    while not bool(sls.done(s, config, params)):
-        s = step(s, params, problem)
+    while not bool(DONE(s, config, params)):
+        s = STEP(s, config, params, problem)
     return sls.result(s, config, params)
+
+
+@functools.cache
+def _stepped_seed(i: int, config):
+    """`_stepped` of `SEEDS[i]` with the test schedule of `config`, once for both variants of a
+    test (one dispatch per step)."""
+    return _stepped(SEEDS[i], config, SCHEDULES[config])
 
 
 RUN = jax.jit(sls.run, static_argnums=1)  # a reference run, compiled once per Config
@@ -138,26 +162,26 @@ RUN = jax.jit(sls.run, static_argnums=1)  # a reference run, compiled once per C
 class KernelTest(parameterized.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_init(self):
-        s = self.variant(lambda seed: sls.init(seed, CONFIG, SCHEDULE))(SEEDS[0])
+        s = self.variant(sls.init, static_argnums=1)(SEEDS[0], CONFIG, SCHEDULE)
         chex.assert_shape([s.rows, s.counts, s.f, s.steps], [(8,), (lines.size(8),), (), ()])
         assert sorted(np.asarray(s.rows)) == list(range(8))  # a permutation
         assert int(s.f) == int(s.best) == reference.attacking_pairs(np.asarray(s.rows))
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_step(self):
-        step = self.variant(lambda s, params: sls.step(s, CONFIG, params))
-        s = sls.init(SEEDS[1], CONFIG, SCHEDULE)
+        step = self.variant(sls.step, static_argnums=1)
+        s = INIT(SEEDS[1], CONFIG, SCHEDULE)
         for _ in range(20):
-            s = step(s, SCHEDULE)
+            s = step(s, CONFIG, SCHEDULE, None)
         chex.assert_shape(s.rows, (8,))
         np.testing.assert_array_equal(s.counts, lines.counts_of(s.rows, 8))
         assert int(s.f) == reference.attacking_pairs(np.asarray(s.rows)) and int(s.ctr) == 21
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_solve_chain_equals_stepping(self):
-        solve = self.variant(lambda key, params: sls.run(key, CONFIG, params))
-        for seed in SEEDS:
-            got, want = solve(seed, SCHEDULE), _stepped(seed, CONFIG, SCHEDULE)
+        solve = self.variant(sls.run, static_argnums=1)
+        for i, seed in enumerate(SEEDS):
+            got, want = solve(seed, CONFIG, SCHEDULE), _stepped_seed(i, CONFIG)
             chex.assert_shape(got.rows, (8,))
             chex.assert_trees_all_equal(got, want)
             if bool(got.solved):
@@ -179,11 +203,8 @@ class KernelTest(parameterized.TestCase):
         walk = self.variant(lambda key: sls.random_walk_deltas(key, CONFIG, 30))
         deltas = np.asarray(walk(SEEDS[2]))
         chex.assert_shape(deltas, (30,))
-        s = sls.init(SEEDS[2], CONFIG, None)
-        for d in deltas:  # the walk accepts every proposal
-            rows, counts, delta = sls.propose(s, CONFIG)
-            assert int(delta) == d
-            s = s._replace(rows=rows, counts=counts, ctr=s.ctr + 1)
+        _, (_, _, _, want) = _proposals(CONFIG, 30)(SEEDS[2])  # the walk accepts every proposal
+        np.testing.assert_array_equal(deltas, want)
 
     def test_kernels_trace_once(self):
         """New keys and schedules reuse the compiled kernels (the schedule is dynamic)."""
@@ -307,18 +328,15 @@ class StartAndReplayTest(parameterized.TestCase):
 )
 def test_toroidal_proposal_delta_is_exact(n, seed, neighbour, objective):
     config = sls.Config(n=n, neighbour=neighbour, objective=objective, toroidal=True)
-    s = INIT(jax.random.key(seed), config, None)
-    np.testing.assert_array_equal(s.counts, reference.torus_counts(np.asarray(s.rows)))
-    assert int(s.f) == reference.torus_objective(np.asarray(s.rows), objective)
-    propose = jax.jit(lambda s: sls.propose(s, config))
-    for _ in range(5):
-        rows, counts, delta = propose(s)
+    s, walk = jax.device_get(_proposals(config, 5)(jax.random.key(seed)))
+    np.testing.assert_array_equal(s.counts, reference.torus_counts(s.rows))
+    assert int(s.f) == reference.torus_objective(s.rows, objective)
+    for before, after, counts, delta in zip(*walk, strict=True):
         assert int(delta) == (
-            reference.torus_objective(np.asarray(rows), objective)
-            - reference.torus_objective(np.asarray(s.rows), objective)
+            reference.torus_objective(after, objective)
+            - reference.torus_objective(before, objective)
         )
-        np.testing.assert_array_equal(counts, reference.torus_counts(np.asarray(rows)))
-        s = s._replace(rows=rows, counts=counts, ctr=s.ctr + 1)
+        np.testing.assert_array_equal(counts, reference.torus_counts(after))
 
 
 def _walk(config, params, mask, key, steps):
@@ -329,9 +347,12 @@ def _walk(config, params, mask, key, steps):
         s = sls.step(s, config, params, problem)
         return s, s.rows
 
-    s0 = INIT(key, config, params, problem)
-    s, rows = jax.jit(lambda s0: lax.scan(body, s0, None, length=steps))(s0)
-    return np.concatenate([np.asarray(s0.rows)[None], np.asarray(rows)]), s
+    def walk(key):  # init and the walk in one compiled program
+        s0 = sls.init(key, config, params, problem)
+        return s0.rows, *lax.scan(body, s0, None, length=steps)
+
+    first, s, rows = jax.jit(walk)(key)
+    return np.concatenate([np.asarray(first)[None], np.asarray(rows)]), s
 
 
 @settings(max_examples=8, deadline=None)
@@ -405,6 +426,7 @@ CONSTRAINED = sls.Config(
 )
 TORUS = sls.Config(n=7, method="sa", rounds=2, steps_per_round=300, toroidal=True)
 TWO = sls.Params(jnp.asarray([1.0, 0.5], jnp.float32))
+SCHEDULES = {CONFIG: SCHEDULE, TORUS: TWO}  # the schedule of the reference runs of each Config
 
 
 def masked(m):
@@ -429,9 +451,9 @@ class ConstrainedKernelTest(parameterized.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_toroidal_solve_chain_equals_stepping(self):
-        solve = self.variant(lambda key: sls.run(key, TORUS, TWO))
-        for seed in SEEDS[:2]:
-            got, want = solve(seed), _stepped(seed, TORUS, TWO)
+        solve = self.variant(sls.run, static_argnums=1)
+        for i, seed in enumerate(SEEDS[:2]):
+            got, want = solve(seed, TORUS, TWO), _stepped_seed(i, TORUS)
             chex.assert_shape(got.rows, (7,))
             chex.assert_trees_all_equal(got, want)
             if bool(got.solved):
