@@ -81,9 +81,11 @@ def kernel_setup(**kw) -> tuple[mc.Config, mc.Params]:
     return cfg, mc.default_params(cfg, **given)
 
 
-# A chain's initial state, compiled once per Config (op by op, every operation of init compiled a
-# program of its own); KernelVariantsTest runs init without jit.
+# A chain's initial state and whole run, compiled once per Config (op by op, every operation of
+# init compiled a program of its own); KernelVariantsTest runs them without jit. A new jax.jit of
+# the same function (chex's with_jit variant) finds the same compiled program.
 INIT = jax.jit(mc.init, static_argnums=1)
+RUN = jax.jit(mc.run, static_argnums=1)
 
 
 def key(seed: int) -> jax.Array:
@@ -318,20 +320,14 @@ class KernelVariantsTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_solve_chain_and_trace(self):
-        cfg, prm = kernel_setup(n=8, max_steps=50)
-        res = self.variant(lambda k: mc.run(k, cfg, prm))(key(1))
+        cfg, prm = kernel_setup(n=8, max_steps=50, init="qs4")
+        res = self.variant(mc.run, static_argnums=1)(key(1), cfg, prm)
         chex.assert_shape(res.rows, (8,))
         chex.assert_shape([res.solved, res.steps, res.restarts], ())
         assert bool(res.solved) and brute_is_solution(np.asarray(res.rows))
+        _assert_same(res, RUN(key(1), cfg, prm))  # the variants agree
         _, m = self.variant(lambda k: mc.trace(k, cfg, prm, 20))(key(1))
         chex.assert_shape([m.conflicted, m.pairs], (20,))
-
-    def test_variants_agree(self):
-        cfg, prm = kernel_setup(n=8, max_steps=30, init="qs4")
-        eager = mc.run(key(9), cfg, prm)
-        jitted = jax.jit(lambda k: mc.run(k, cfg, prm))(key(9))
-        for a, b in zip(eager, jitted):
-            np.testing.assert_array_equal(a, b)
 
 
 def test_kernels_trace_once():
@@ -560,9 +556,12 @@ def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(
         )
         return s, s.rows
 
-    s0 = INIT(key(seed), cfg, prm, problem)
-    _, boards = jax.jit(lambda s: lax.scan(body, s, None, length=60))(s0)
-    boards = np.concatenate([np.asarray(s0.rows)[None], np.asarray(boards)])
+    def walk(k):  # init and the walk in one compiled program
+        s0 = mc.init(k, cfg, prm, problem)
+        return s0.rows, lax.scan(body, s0, None, length=60)[1]
+
+    first, boards = jax.jit(walk)(key(seed))
+    boards = np.concatenate([np.asarray(first)[None], np.asarray(boards)])
     for x, y in model.fixed:
         assert (boards[:, x] == y).all()  # a fixed queen never moves, across restarts too
     assert allowed[np.arange(n)[None, :], boards].all()  # no forbidden square, ever
@@ -605,15 +604,16 @@ class ConstrainedVariantsTest(chex.TestCase):
 
 
 def test_a_new_instance_does_not_retrace():
+    """The second instance has no solution: its chain runs every restart it is given (with the
+    default 10^6, seconds of work left running after the test, charged to the next one)."""
     other = cons.Constraints(8, fixed=((5, 5),), diffs=(3, 4))
     masks = [NAUCKISH_MASK, rules.mask_of(cons.allowed_squares(other), cons.fixed_rows(other))]
+    prm = CONSTRAINED8_P._replace(max_restarts=np.int32(3))  # a Params value: the same program
     solve = jax.jit(
-        chex.assert_max_traces(
-            lambda k, m: mc.run(k, CONSTRAINED8, CONSTRAINED8_P, mc.Problem(mask=m)), n=1
-        )
+        chex.assert_max_traces(lambda k, m: mc.run(k, CONSTRAINED8, prm, mc.Problem(mask=m)), n=1)
     )
     for seed, m in enumerate(masks):
-        solve(key(seed), m)
+        jax.block_until_ready(solve(key(seed), m))
 
 
 def test_toroidal_and_constrained_refuse_the_inits_they_lack():
@@ -640,12 +640,12 @@ def test_defect_a_start_row_off_the_board_was_reported_solved(start):
     cfg, prm = kernel_setup(n=8)
     with pytest.raises(QueensError, match="off the board"):
         mc.run(KEY, cfg, prm, mc.Problem(start=jnp.asarray(start)))
-    run = jax.jit(lambda k, st: mc.run(k, cfg, prm, mc.Problem(start=st)))
-    out = jax.device_get(run(KEY, jnp.asarray(start, jnp.int32)))
+    traced = mc.Problem(start=jnp.asarray(start, jnp.int32))  # traced under jit: not refused
+    out = jax.device_get(RUN(KEY, cfg, prm, traced))
     assert ((out.rows >= 0) & (out.rows < 8)).all()
     assert bool(out.solved) and checker.is_solution(out.rows)
-    many = jax.jit(lambda k, st: chains.run(mc, cfg, k, 4, prm, mc.Problem(start=st)))
-    batch = jax.device_get(many(KEY, jnp.asarray(start, jnp.int32)))
+    many = jax.jit(chains.run, static_argnums=(0, 1, 3))  # one compile for the three starts
+    batch = jax.device_get(many(mc, cfg, KEY, 4, prm, traced))
     assert all(checker.is_solution(r) for r, ok in zip(batch.rows, batch.solved) if ok)
     assert ((batch.rows >= 0) & (batch.rows < 8)).all()
 
