@@ -1,6 +1,8 @@
 """parallel.trials: GA trials in lockstep equal the per-trial kernel, trial by trial, for any
 batch, chunking or device count."""
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -37,6 +39,11 @@ PARAMS = {
 GENERATION = jax.jit(ga.generation, static_argnums=1)
 INIT = jax.jit(ga.init, static_argnums=1)
 INITIAL_METRICS = jax.jit(ga.initial_metrics, static_argnums=1)
+# A chunk of generations of a batch, compiled once per (Config, chunk) for every batch of the
+# same shapes (a jax.jit of a new lambda would compile it again): the lockstep and sweep tests
+# run the same program.
+GENERATIONS = jax.jit(trials.generations, static_argnums=(0, 5))
+RUN_CHUNK = jax.jit(trials.run_chunk, static_argnums=(0, 5, 6))
 
 
 def _row(tree, t):
@@ -52,8 +59,7 @@ def test_lockstep_trials_equal_each_trial_alone(name):
     states, m0 = trials.init(config, key, 3, jnp.int32(0), params)
     chex.assert_shape(states.genes, (3, config.islands, config.pop, config.n))
     chex.assert_shape(states.gen, (3,))
-    run = jax.jit(trials.generations, static_argnums=(0, 5))
-    after, ms = run(config, states, params, None, jnp.int32(4), 5)
+    after, ms = GENERATIONS(config, states, params, None, jnp.int32(4), 5)
     chex.assert_shape(ms.best, (5, 3))
     for t in range(3):
         s = INIT(chain_keys(key, jnp.arange(3))[t], config, params)
@@ -77,14 +83,22 @@ def test_trials_do_not_depend_on_their_neighbours():
     chex.assert_trees_all_equal(jax.tree.map(lambda x: x[3:], five), two)
 
 
-@pytest.mark.parametrize("num_devices", DEVICES)
-def test_chunks_and_devices_do_not_change_the_trials(num_devices):
+@functools.cache
+def _chunk_start():
+    """The chunks test's batch, and its 6 generations as one chunk on one device."""
     config, params = CONFIGS["generational"], PARAMS["generational"]
     states, _ = trials.init(config, jax.random.key(1), 4, jnp.int32(0), params)
-    run = jax.jit(trials.run_chunk, static_argnums=(0, 5, 6))
-    whole, m_whole = run(config, states, params, None, jnp.int32(6), 6, num_devices)
-    half, m1 = run(config, states, params, None, jnp.int32(6), 3, num_devices)
-    half, m2 = run(config, half, params, None, jnp.int32(6), 3, num_devices)
+    return states, RUN_CHUNK(config, states, params, None, jnp.int32(6), 6, 1)
+
+
+@pytest.mark.parametrize("num_devices", DEVICES)
+def test_chunks_and_devices_do_not_change_the_trials(num_devices):
+    """Two chunks of 3 generations on each device count end where one chunk of 6 on one device
+    ends, with the same records."""
+    config, params = CONFIGS["generational"], PARAMS["generational"]
+    states, (whole, m_whole) = _chunk_start()
+    half, m1 = RUN_CHUNK(config, states, params, None, jnp.int32(6), 3, num_devices)
+    half, m2 = RUN_CHUNK(config, half, params, None, jnp.int32(6), 3, num_devices)
     chex.assert_trees_all_equal(whole, half)
     chex.assert_trees_all_equal(m_whole, jax.tree.map(lambda a, b: jnp.concatenate([a, b]), m1, m2))
 
@@ -142,7 +156,7 @@ class TrialsVariantsTest(chex.TestCase):
 
 def test_a_swept_params_leaf_is_one_trace_and_each_lane_its_own_run():
     """vmap over a Params leaf (8 mutation rates) of a batch of trials: one trace for any rates,
-    and lane i is the batch run alone with rate i."""
+    and lane i is the batch run alone with rate i (the lockstep test's compiled chunk)."""
     chex.clear_trace_counter()
     config, params = CONFIGS["generational"], PARAMS["generational"]
     states, _ = trials.init(config, jax.random.key(2), 3, jnp.int32(0), params)
@@ -151,17 +165,16 @@ def test_a_swept_params_leaf_is_one_trace_and_each_lane_its_own_run():
     @chex.assert_max_traces(n=1)
     def sweep(rates, states):
         def lane(rate):
-            return trials.generations(config, states, params._replace(mutpb=rate), None, 4, 4)
+            return trials.generations(config, states, params._replace(mutpb=rate), None, 4, 5)
 
         return jax.vmap(lane)(rates)
 
     rates = jnp.linspace(0.0, 1.0, 8, dtype=jnp.float32)
     out, ms = sweep(rates, states)
     chex.assert_shape(out.genes, (8, 3, config.islands, config.pop, config.n))
-    chex.assert_shape(ms.best, (8, 4, 3))
+    chex.assert_shape(ms.best, (8, 5, 3))
     sweep(rates[::-1] * 0.5, states)  # other rates: no new trace
-    one = jax.jit(trials.generations, static_argnums=(0, 5))
     for i in (0, 5, 7):
-        alone = one(config, states, params._replace(mutpb=rates[i]), None, jnp.int32(4), 4)
+        alone = GENERATIONS(config, states, params._replace(mutpb=rates[i]), None, jnp.int32(4), 5)
         chex.assert_trees_all_equal(jax.tree.map(lambda x, i=i: x[i], (out, ms)), alone)
     assert not np.array_equal(np.asarray(out.genes[0]), np.asarray(out.genes[7]))
