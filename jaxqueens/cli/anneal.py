@@ -348,23 +348,13 @@ def _used_options(args: argparse.Namespace, methods: list[str], n: int, start, i
     each method's options as given (the others: the preset's)."""
     given = {k: getattr(args, k) for k in settings.ANNEAL_SETTINGS}
     needs_step = (instance is not None and not instance.plain) or settings.has_repeated_rows(start)
+    numbers = {"chains": args.chains, "steps": args.steps, "walk": 2000, "seed": args.seed}
     used = {}
     for m in methods:
-        opts = settings.anneal_settings(
-            m, args.preset, needs_step=needs_step, command="anneal", also=methods, **given
-        )
-        settings.check_anneal(
-            n=n,
-            method=m,
-            chains=args.chains,
-            steps=args.steps,
-            walk=2000,
-            seed=args.seed,
-            batch=args.batch,
-            **opts,
-        )
-        setting = settings.anneal_setting(m, args.preset, args.neighbour, needs_step)
-        used[m] = settings.used(settings.ANNEAL, setting, given)
+        s = settings.anneal_settings(m, args.preset, needs_step=needs_step, also=methods, **given)
+        settings.check_anneal(s, n=n, batch=args.batch, **numbers)
+        own = [k for k in settings.ANNEAL_OPTIONAL if k in s.__dataclass_fields__]
+        used[m] = {k: given[k] for k in own if given[k] is not None}  # (others: the preset's)
     return used
 
 

@@ -97,9 +97,9 @@ def settings(method: str, preset_name: str = "default", **given) -> dict:
         does not use is refused (`settings.anneal_settings`).
 
     Returns:
-      The settings by name.
+      The settings by name (`LSSettings.values`).
     """
-    return tables.anneal_settings(method, preset_name, **given)
+    return tables.anneal_settings(method, preset_name, **given).values()
 
 
 def anneal(
@@ -184,8 +184,8 @@ class _Setup(NamedTuple):
     preset: str
     model: cons.Constraints | None  # the constrained instance (toroidal included), if any
     mask: sls.Mask | None  # its allowed squares
-    opts: dict  # the resolved settings (`settings.anneal_settings`)
-    checked: dict  # the numbers, checked (`settings.check_anneal`)
+    settings: tables.LSSettings  # the method's settings (`settings.anneal_settings`)
+    checked: dict  # the run's numbers, checked (`settings.check_anneal`)
     config: sls.Config
     start: np.ndarray | None  # [n] the start board
 
@@ -207,23 +207,22 @@ def _setup(n, method, preset, numbers, start, instance, toroidal, given) -> _Set
     steps, walk, seed and batch; `given`: the settings a preset fills in)."""
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
     needs_step = mask is not None or tables.has_repeated_rows(start)
-    opts = tables.anneal_settings(method, preset, needs_step=needs_step, **given)
-    neighbour = opts["neighbour"]
-    _check_instance(mask, neighbour, start)
+    st = tables.anneal_settings(method, preset, needs_step=needs_step, **given)
+    _check_instance(mask, st.neighbour, start)
     n = as_size(n if model is None else model.n)
-    c = tables.check_anneal(n=n, method=method, **numbers, **opts)
+    c = tables.check_anneal(st, n=n, **numbers)
     toroidal = model is not None and model.toroidal
-    shape = (c["rounds"], neighbour, c["step"], opts["objective"], opts["edge"])
+    shape = (st.rounds, st.neighbour, st.step, st.objective, st.edge)
     config = config_checked(n, method, c["steps"], *shape, toroidal, mask is not None)
-    return _Setup(method, preset, model, mask, opts, c, config, _start_board(start, n, neighbour))
+    return _Setup(method, preset, model, mask, st, c, config, _start_board(start, n, st.neighbour))
 
 
 def _prepare(s: _Setup, announce) -> _Prepared:
     """Calibrate the schedule, size the chunks and compile the chains."""
-    config, c = s.config, s.checked
+    config, c, v = s.config, s.checked, s.settings.values()
     cal_key, key = chain_batch.seed_keys(c["seed"], 2)
     schedule, per_step = calibrate_checked(
-        cal_key, config, c["walk"], c["q"], c["init_prob"], c["alpha"], c["t0"], s.start, s.mask
+        cal_key, config, c["walk"], v["q"], v["init_prob"], v["alpha"], v["t0"], s.start, s.mask
     )
     devices = local_device_count()
     if announce is not None:
@@ -321,30 +320,30 @@ def _summary(
     run: chains_types.ChainRun, s: _Setup, schedule: np.ndarray, chunk: int, best: tuple
 ) -> dict:
     """`anneal`'s summary: the run's figures, its settings and schedule, the best boards'."""
-    method, opts, checked, start, model = s.method, s.opts, s.checked, s.start, s.model
+    method, st, v, start, model = s.method, s.settings, s.settings.values(), s.start, s.model
     summary = chains_types.summarize(
         run,
         solver=method,
         method=method,
-        neighbour=opts["neighbour"],
-        step=checked["step"],
-        objective=opts["objective"],
-        edge=opts["edge"],
-        t0=checked["t0"],
+        neighbour=st.neighbour,
+        step=st.step,
+        objective=st.objective,
+        edge=st.edge,
+        t0=v["t0"],  # (LS, TA: the preset's)
         preset=s.preset,
-        q=checked["q"] if method == "ta" else None,
-        init_prob=checked["init_prob"] if method == "sa" else None,
-        alpha=checked["alpha"] if method == "sa" else None,
-        t_end=opts["t_end"] if method == "sa" else None,
+        q=getattr(st, "q", None),  # (a method's own settings, None for the others)
+        init_prob=getattr(st, "init_prob", None),
+        alpha=getattr(st, "alpha", None),
+        t_end=getattr(st, "t_end", None),
         start=None if start is None else start.tolist(),
         steps_budget=s.config.total_steps,
-        rounds=checked["rounds"],
+        rounds=st.rounds,
         schedule=[float(x) for x in schedule],
         best_objective_mean=float(run.best.mean())
         if run.best is not None and run.best.size
         else None,
         best_objective_min=int(run.best.min()) if run.best is not None and run.best.size else None,
-        seed=checked["seed"],
+        seed=s.checked["seed"],
         chunk=chunk,
         backend=jax.default_backend(),
         devices=local_device_count(),

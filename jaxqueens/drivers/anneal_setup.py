@@ -103,7 +103,7 @@ def calibrate(
 
 
 def calibrate_checked(key, config, walk, q, init_prob, alpha, t0, start, mask):
-    """`calibrate` of settings already checked (`settings.check_anneal`).
+    """`calibrate` of settings already checked (`settings.anneal_settings`).
 
     Args:
       key: as for `calibrate`.
@@ -264,7 +264,7 @@ def make_config(
 def config_checked(
     n, method, steps, rounds, neighbour, step, objective, edge, toroidal, constrained
 ):
-    """`make_config` of settings already checked (`settings.check_anneal`; the kernel's own
+    """`make_config` of settings already checked (`settings.anneal_settings`; the kernel's own
     checks still run).
 
     Args:

@@ -13,13 +13,14 @@ from typing import Any
 
 from jaxqueens.core import arguments
 from jaxqueens.drivers.settings import (
-    ANNEAL,
+    ANNEAL_OPTIONAL,
     ANNEAL_PRESET_SETTINGS,
     ANNEAL_PRESETS,
     ANNEAL_SETTINGS,
     GA,
     GA_PRESETS,
-    anneal_setting,
+    LSSettings,
+    anneal_neighbour,
     anneal_settings,
     check_anneal,
     ga_preset,
@@ -215,22 +216,19 @@ def _solver_key(name: str, key: str, value: Any) -> Any:
 
 
 def _check_compare_uses(name: str, raw: Mapping[str, Any]) -> None:
-    """Refuse a setting of compare's solver `name` that it does not use (`ANNEAL`,
+    """Refuse a setting of compare's solver `name` that it does not use (`anneal_neighbour`,
     `GA`: `sa.q`, `ga-permutation.elite` in the steady-state scheme) by name, before
     that setting's value is checked: `sa.q = 3` is not used, whatever its range."""
     family = COMPARE_SOLVERS[name]["family"]
-    table = {"anneal": ANNEAL, "ga": GA}.get(family)
-    if table is None:
-        return
+    table = {"anneal": ANNEAL_OPTIONAL, "ga": GA}.get(family, ())
     deciding = {k: _solver_key(name, k, v) for k, v in raw.items() if k not in table}
     if family == "anneal":
-        setting = anneal_setting(
-            COMPARE_SOLVERS[name]["method"], deciding.get("preset"), deciding.get("neighbour")
-        )
-    else:
+        method, command = COMPARE_SOLVERS[name]["method"], f"compare {name}"
+        anneal_neighbour(method, deciding.get("preset"), {**raw, **deciding}, command=command)
+    elif family == "ga":
         scheme = compare_ga(name, deciding)["scheme"]
         setting = {"scheme": scheme, "mutation": deciding.get("mutation"), "islands": 1}
-    resolve(table, setting, {k: v for k, v in raw.items() if k in table}, f"compare {name}")
+        resolve(GA, setting, {k: v for k, v in raw.items() if k in GA}, f"compare {name}")
 
 
 def compare_settings(
@@ -267,30 +265,19 @@ def compare_settings(
                 f"({', '.join(names)}); add it to solvers or drop its settings"
             )
     out: dict[str, dict[str, Any]] = {}
-    resolved: dict[str, dict[str, Any]] = {}  # LS/TA/SA: every setting, defaults filled in
+    resolved: dict[str, LSSettings] = {}  # LS/TA/SA: every setting, defaults filled in
     for name in names:
         out[name] = _solver_settings(name, given.get(name), steps, resolved)
     _check_budgets(out, given, steps)
-    for name, opts in resolved.items():  # the ranges anneal checks (--step within 1..n-1, ...)
+    for name, s in resolved.items():  # the ranges anneal checks (--step within 1..n-1, ...)
         try:
-            check_anneal(
-                n=n,
-                method=COMPARE_SOLVERS[name]["method"],
-                chains=1,
-                steps=out[name]["steps"],
-                walk=2000,
-                seed=0,
-                batch=None,
-                **opts,
-            )
+            check_anneal(s, n=n, chains=1, steps=out[name]["steps"], walk=2000, seed=0, batch=None)
         except QueensError as err:
             raise QueensError(f"{name}: {err}") from None
     return out
 
 
-def _solver_settings(
-    name: str, raw: Any, steps: int, resolved: dict[str, dict[str, Any]]
-) -> dict[str, Any]:
+def _solver_settings(name: str, raw: Any, steps: int, resolved: dict[str, LSSettings]) -> dict:
     """Solver `name`'s settings `raw` checked, its budget filled in (`resolved` gets an LS/TA/SA
     solver's every setting, defaults filled in)."""
     spec = COMPARE_SOLVERS[name]

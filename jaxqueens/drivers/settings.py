@@ -1,17 +1,19 @@
 """The settings of the solvers' families, JAX-free: the one source of the LS/TA/SA and GA
 defaults and presets, and which options each method and scheme uses.
 
-One table per family says, for every option that only some settings use, its default and which
-settings use it (`Use`); `resolve` refuses an option given to a setting that does not use it, by
-name, and fills in the defaults of the others. Each command's own settings live beside its driver
-(`compare_setup`, `stats_setup`, `solve_setup`, `count_setup`, `estimate_setup`).
+LS/TA/SA: one frozen class per method (`LSSettings`, `TASettings`, `SASettings`), made from a
+preset by `anneal_settings` and checked once; an option a method does not use is not its field.
+GA: a table says, for every option that only some settings use, its default and which settings
+use it (`Use`); `resolve` refuses one given to a setting that does not use it, by name. Each
+command's own settings live beside its driver (`compare_setup`, `stats_setup`, `solve_setup`,
+`count_setup`, `estimate_setup`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -56,18 +58,12 @@ ANNEAL_CLASSIC: dict[str, Any] = {
 """The classic LS/TA/SA settings (`--preset classic`): NMOF's TAopt/SAopt settings with the
 vignette's step neighbour (one queen by 1..3 rows, wrapping)."""
 
-ANNEAL_DEFAULTS: dict[str, dict[str, Any]] = {
-    "ls": {**ANNEAL_CLASSIC, "neighbour": "swap"},
-    "ta": {**ANNEAL_CLASSIC, "neighbour": "swap", "q": 0.4},
-    "sa": {
-        **ANNEAL_CLASSIC,
-        "neighbour": "swap",
-        "rounds": 100,
-        "init_prob": 0.1,
-        "alpha": None,
-        "t_end": 0.001,
-    },
+_TUNED: dict[str, dict[str, Any]] = {  # what the tuned defaults change, on swaps
+    "ls": {},
+    "ta": {"q": 0.4},
+    "sa": {"rounds": 100, "init_prob": 0.1, "alpha": None, "t_end": 0.001},
 }
+ANNEAL_DEFAULTS = {m: {**ANNEAL_CLASSIC, "neighbour": "swap", **t} for m, t in _TUNED.items()}
 """Tuned LS/TA/SA defaults per method (`scripts/tune_defaults.py anneal`); the docs' anneal
 page says why."""
 
@@ -136,26 +132,6 @@ def _ga_elite(setting: Mapping[str, Any]) -> int:
 # --- which options each setting uses ---------------------------------------------------------
 
 
-def _anneal_default(option: str) -> Callable[[Mapping[str, Any]], Any]:
-    """The value of `option` in the setting's preset (`preset`, default "default") for its
-    method."""
-    return lambda s: ANNEAL_PRESET_SETTINGS[s.get("preset") or "default"][s["method"]][option]
-
-
-_SA = "SA (--method sa)"
-_STEP = "the step neighbour (--neighbour step)"
-ANNEAL: dict[str, Use] = {
-    "q": Use(_anneal_default("q"), _is("method", "ta"), "TA (--method ta)", ("method",)),
-    "init_prob": Use(_anneal_default("init_prob"), _is("method", "sa"), _SA, ("method",)),
-    "alpha": Use(_anneal_default("alpha"), _is("method", "sa"), _SA, ("method",)),
-    "t_end": Use(_anneal_default("t_end"), _is("method", "sa"), _SA, ("method",)),
-    "t0": Use(_anneal_default("t0"), _is("method", "sa"), _SA, ("method",)),
-    "step": Use(_anneal_default("step"), _is("neighbour", "step"), _STEP, ("neighbour",)),
-    "edge": Use(_anneal_default("edge"), _is("neighbour", "step"), _STEP, ("neighbour",)),
-}
-"""LS/TA/SA: setting keys `method`, `neighbour` (the one the run uses) and `preset` (where
-the defaults come from: `ANNEAL_PRESET_SETTINGS`)."""
-
 GA: dict[str, Use] = {
     "elite": Use(
         lambda s: _ga_elite(s) if s.get("scheme") == "generational" else 0,
@@ -205,25 +181,21 @@ def resolve(
     setting: Mapping[str, Any],
     given: Mapping[str, Any],
     command: str,
-    also: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The options of `table` for `setting`: each given one that it uses, else the default.
 
     Args:
-      table: option name -> `Use` (e.g. `ANNEAL`).
-      setting: the setting keys that decide use (e.g. `method`, `neighbour`, `preset`).
+      table: option name -> `Use` (e.g. `GA`).
+      setting: the setting keys that decide use (e.g. `scheme`, `islands`, `preset`).
       given: option values given (None: not given).
-      command: the command named in the error (e.g. `"anneal"`).
-      also: the run's other settings (`--method all`); an option one of them uses is not
-        refused, and each setting gets it only if it uses it itself.
+      command: the command named in the error (e.g. `"evolve"`).
 
     Returns:
       Every option of `table` with its value for `setting`.
 
     Raises:
-      QueensError: an option is given that no setting of the run uses (named, with who uses it).
+      QueensError: an option is given that the setting does not use (named, with who uses it).
     """
-    also = list(also)
     out = {}
     for option, use in table.items():
         value = given.get(option)
@@ -231,8 +203,6 @@ def resolve(
             out[option] = use.default_for(setting)
         elif use.when(setting):
             out[option] = value
-        elif any(use.when(other) for other in also):
-            out[option] = use.default_for(setting)
         else:
             shown = " ".join(f"{flag(k)} {setting.get(k)}" for k in use.keys)
             raise QueensError(
@@ -242,28 +212,7 @@ def resolve(
     return out
 
 
-def used(
-    table: Mapping[str, Use], setting: Mapping[str, Any], given: Mapping[str, Any]
-) -> dict[str, Any]:
-    """What a run of several settings (`anneal --method all`) passes on to each.
-
-    Args:
-      table: option -> `Use`.
-      setting: the setting's keys.
-      given: the options given.
-
-    Returns:
-      The options given (not None) that `setting` uses, by name.
-    """
-    return {
-        k: v for k, v in given.items() if v is not None and k in table and table[k].when(setting)
-    }
-
-
 # --- LS / TA / SA ---------------------------------------------------------------------------------
-
-T0_RULES = ("worsening", "nmof")
-"""SA start-temperature rules; a positive number is taken as T0 itself."""
 
 
 def t0_rule(value) -> str | float:
@@ -275,7 +224,7 @@ def t0_rule(value) -> str | float:
     Returns:
       The rule's name, or the start temperature as a float.
     """
-    if isinstance(value, str) and value in T0_RULES:
+    if isinstance(value, str) and value in ("worsening", "nmof"):
         return value
     try:
         t0 = float(value)
@@ -301,139 +250,189 @@ def has_repeated_rows(start) -> bool:
     return len(np.unique(rows)) < rows.size
 
 
-def anneal_setting(
-    method: str, preset: str | None = "default", neighbour: str | None = None, needs_step=False
-) -> dict[str, Any]:
-    """The setting keys of `ANNEAL` for a run: its method, preset and neighbour.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LSSettings:
+    """The settings of an LS run, which TA and SA share, checked once (frozen; the checked
+    values replace those given). `anneal_settings` makes them from a preset. `step` and `edge`
+    are the step neighbour's: given with the swap neighbour they are refused there, and keep the
+    preset's values, unused, which the kernel's `Config` and the summary record."""
+
+    method: ClassVar[str] = "ls"
+    who: ClassVar[str] = "LS (--method ls)"  # the method, as messages name it
+    preset: str  # the preset the values not given come from (`ANNEAL_PRESETS`)
+    neighbour: str  # "swap" (two queens exchange rows) or "step" (one moves in its column)
+    step: int  # the step neighbour's largest move (1..step rows)
+    edge: str  # the step neighbour past the edge: "wrap" (row mod n) or "nmof" (the far end)
+    objective: str  # "attacks" (queens minus lines occupied, NMOF's) or "pairs"
+    rounds: int  # thresholds or temperatures the steps are split into
+
+    def __post_init__(self) -> None:
+        arguments.choice(self.neighbour, "neighbour", NEIGHBOURS)
+        arguments.choice(self.objective, "objective", OBJECTIVES)
+        arguments.choice(self.edge, "edge", EDGES)
+        object.__setattr__(self, "rounds", arguments.integer(self.rounds, "rounds", 1))
+        object.__setattr__(self, "step", arguments.integer(self.step, "step", None, None))
+
+    def values(self) -> dict[str, Any]:
+        """Every setting of `ANNEAL_SETTINGS`: this method's, and the preset's of the others
+        (what the summaries record).
+
+        Returns:
+          The settings by name.
+        """
+        own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {**ANNEAL_PRESET_SETTINGS[own.pop("preset")][self.method], **own}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TASettings(LSSettings):
+    """The settings of a TA run: LS's and its first threshold's quantile."""
+
+    method: ClassVar[str] = "ta"
+    who: ClassVar[str] = "TA (--method ta)"
+    q: float  # the quantile of the calibration walk's |delta| that is the first threshold
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "q", arguments.real(self.q, "q", 0.0, 1.0, lo_open=True))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SASettings(LSSettings):
+    """The settings of an SA run: LS's, its start temperature and its cooling, by `alpha` or
+    `t_end` (one of them; the other None): `alpha = t_end ** (1 / (rounds - 1))`, so that the
+    last temperature is `t_end` times the first."""
+
+    method: ClassVar[str] = "sa"
+    who: ClassVar[str] = "SA (--method sa)"
+    init_prob: float  # the share of worsening moves accepted at the start (`t0` "worsening")
+    alpha: float | None  # the cooling factor per round (None: from `t_end`)
+    t_end: float | None  # the last temperature relative to the first (None: `alpha` given)
+    t0: str | float  # the start temperature: "worsening", "nmof" or T0 itself (`t0_rule`)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        p = arguments.real(self.init_prob, "init_prob", 0.0, 1.0, lo_open=True, hi_open=True)
+        if (self.alpha is None) == (self.t_end is None):
+            raise QueensError(
+                "give --alpha (cooling per round) or --t-end (the last temperature relative to "
+                "the first), not both"
+            )
+        alpha = self.alpha
+        if alpha is None:  # (`t_end` is kept as given: the summary records it so)
+            t_end = arguments.real(self.t_end, "t_end", 0.0, 1.0, lo_open=True)
+            alpha = t_end ** (1.0 / (self.rounds - 1)) if self.rounds > 1 else 1.0
+        object.__setattr__(self, "alpha", arguments.real(alpha, "alpha", 0.0, 1.0, lo_open=True))
+        object.__setattr__(self, "init_prob", p)
+        object.__setattr__(self, "t0", t0_rule(self.t0))
+
+
+ANNEAL_METHODS = {c.method: c for c in (LSSettings, TASettings, SASettings)}
+ANNEAL_OPTIONAL = ("q", "init_prob", "alpha", "t_end", "t0", "step", "edge")  # some methods' own
+
+
+def anneal_neighbour(method, preset, given, *, needs_step=False, command="anneal", also=()) -> str:
+    """The neighbour of a run (the one given, else its preset's); an option given that no
+    method of the run uses with it is refused by name (`anneal_settings`).
 
     Args:
       method: "ls", "ta" or "sa".
       preset: a name of `ANNEAL_PRESETS` (None: "default").
-      neighbour: the neighbour given (None: the preset's).
+      given: the settings given, by name (None: not given).
       needs_step: a swap cannot work (a constrained instance, or a start board with repeated
         rows): a swap preset runs the step neighbour instead.
+      command: the command named in the message (e.g. `"anneal"`).
+      also: the run's other methods (`--method all`), whose options are not refused.
 
     Returns:
-      `{"method", "preset", "neighbour"}`.
+      "swap" or "step".
     """
-    preset = "default" if preset is None else preset
-    arguments.choice(preset, "preset", ANNEAL_PRESETS)
-    arguments.choice(method, "method", METHODS)
+    preset = arguments.choice("default" if preset is None else preset, "preset", ANNEAL_PRESETS)
+    classes = [ANNEAL_METHODS[arguments.choice(m, "method", METHODS)] for m in (method, *also)]
+    neighbour = given.get("neighbour")
     if neighbour is None:
         neighbour = ANNEAL_PRESET_SETTINGS[preset][method]["neighbour"]
         neighbour = "step" if needs_step and neighbour == "swap" else neighbour
     arguments.choice(neighbour, "neighbour", NEIGHBOURS)
-    return {"method": method, "preset": preset, "neighbour": neighbour}
+    for option in (o for o in ANNEAL_OPTIONAL if given.get(o) is not None):
+        if option in ("step", "edge") and neighbour != "step":
+            shown, who = f"--neighbour {neighbour}", "the step neighbour (--neighbour step)"
+        elif option in ("step", "edge") or any(option in c.__dataclass_fields__ for c in classes):
+            continue
+        else:
+            owner = next(c for c in ANNEAL_METHODS.values() if option in c.__dataclass_fields__)
+            shown, who = f"--method {method}", owner.who
+        raise QueensError(
+            f"{command} {shown} does not use {option} ({flag(option)}): only {who} does; drop it"
+        )
+    return neighbour
 
 
 def anneal_settings(
-    method: str,
-    preset: str | None = "default",
-    *,
-    needs_step: bool = False,
-    command: str = "anneal",
-    also: Iterable[str] = (),
-    **given,
-) -> dict[str, Any]:
-    """The settings an LS/TA/SA run uses (`ANNEAL_SETTINGS`): the preset's, overridden.
-
-    SA cools by `alpha` when given (or when the preset has one and no `t_end` is given), else
-    by `t_end ** (1 / (rounds - 1))`, so that the last temperature is `t_end` times the first.
+    method, preset="default", *, needs_step=False, command="anneal", also=(), **given
+) -> LSSettings:
+    """The settings an LS/TA/SA run uses: the preset's, overridden by those given.
 
     Args:
       method: "ls", "ta" or "sa".
       preset: a name of `ANNEAL_PRESETS` (None: "default").
-      needs_step: as for `anneal_setting`.
-      command: the command named in errors.
-      also: the run's other methods (`--method all`), whose options are not refused.
-      **given: settings given (None: not given); one the method or neighbour does not use
-        (`alpha` with "ls", `step` with the swap neighbour) is refused by name.
+      needs_step: as for `anneal_neighbour`.
+      command: as for `anneal_neighbour`.
+      also: as for `anneal_neighbour`.
+      **given: settings of `ANNEAL_SETTINGS` (None: not given); one the method or neighbour
+        does not use (`alpha` with "ls", `step` with the swap neighbour) is refused by name.
 
     Returns:
-      Every setting of `ANNEAL_SETTINGS` with its value.
+      The method's `LSSettings`, `TASettings` or `SASettings`, checked.
     """
     bad = set(given) - set(ANNEAL_SETTINGS)
     if bad:
         raise TypeError(f"unknown settings: {', '.join(sorted(bad))}")
-    setting = anneal_setting(method, preset, given.get("neighbour"), needs_step)
-    others = [anneal_setting(m, preset, given.get("neighbour"), needs_step) for m in also]
-    if given.get("alpha") is not None and given.get("t_end") is not None:
-        raise QueensError(
-            "give --alpha (cooling per round) or --t-end (the last temperature "
-            "relative to the first), not both"
-        )
-    out: dict[str, Any] = dict(ANNEAL_PRESET_SETTINGS[setting["preset"]][method])
-    out.update({k: v for k, v in given.items() if v is not None and k not in ANNEAL})
-    out.update(resolve(ANNEAL, setting, given, command, also=others))
-    out["neighbour"] = setting["neighbour"]
-    if given.get("t_end") is not None and given.get("alpha") is None:
-        out["alpha"] = None
-    if out["alpha"] is None:
-        t_end = arguments.real(out["t_end"], "t_end", 0.0, 1.0, lo_open=True)
-        rounds = arguments.integer(out["rounds"], "rounds", 1)
-        out["alpha"] = t_end ** (1.0 / (rounds - 1)) if rounds > 1 else 1.0
-    else:
-        out["t_end"] = None
-    return out
+    neighbour = anneal_neighbour(
+        method, preset, given, needs_step=needs_step, command=command, also=also
+    )
+    preset = "default" if preset is None else preset
+    values = dict(ANNEAL_PRESET_SETTINGS[preset][method])
+    if given.get("alpha") is not None or given.get("t_end") is not None:  # SA: one of them
+        values.update(alpha=None, t_end=None)
+    values.update({k: v for k, v in given.items() if v is not None}, neighbour=neighbour)
+    cls = ANNEAL_METHODS[method]
+    return cls(preset=preset, **{k: v for k, v in values.items() if k in cls.__dataclass_fields__})
 
 
-def check_anneal(
-    *,
-    n,
-    method,
-    chains,
-    steps,
-    rounds,
-    neighbour,
-    objective,
-    edge,
-    step,
-    q,
-    init_prob,
-    alpha,
-    t0,
-    walk,
-    seed,
-    batch,
-    t_end=None,
-) -> dict[str, Any]:
-    """Every LS/TA/SA setting checked (types, ranges, names), resolved beforehand.
+def check_anneal(settings: LSSettings, *, n, chains, steps, walk, seed, batch) -> dict[str, Any]:
+    """The numbers of an LS/TA/SA run checked with its settings (the step within the board).
 
     Args:
-      n: board size, at least 4.
-      method: "ls", "ta" or "sa"; every other keyword as `jaxqueens.anneal` takes it.
+      settings: the run's settings.
+      n: board size (>= 4).
+      chains: chains to run.
+      steps: steps per chain (>= the rounds).
+      walk: steps of the calibration walk.
+      seed: the run's seed.
+      batch: chains per kernel call (None: automatic).
+
     Returns:
-      The settings by name, the numbers as Python values.
+      The numbers by name, as Python values.
     """
     n = arguments.integer(n, "n", 1)
     if n < 4:
         raise QueensError(
             f"n = {n}: local search needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)"
         )
-    arguments.choice(method, "method", METHODS)
-    arguments.choice(neighbour, "neighbour", NEIGHBOURS)
-    arguments.choice(objective, "objective", OBJECTIVES)
-    arguments.choice(edge, "edge", EDGES)
     out = {
         "n": n,
         "chains": arguments.integer(chains, "chains", 1),
         "steps": arguments.integer(steps, "steps", 1),
-        "rounds": arguments.integer(rounds, "rounds", 1),
-        "step": arguments.integer(step, "step", None, None),
         "walk": arguments.integer(walk, "walk", 2),
         "seed": arguments.seed(seed, "seed"),
         "batch": arguments.integer(batch, "batch", 1, optional=True),
-        "q": arguments.real(q, "q", 0.0, 1.0, lo_open=True),
-        "init_prob": arguments.real(init_prob, "init_prob", 0.0, 1.0, lo_open=True, hi_open=True),
-        "alpha": arguments.real(alpha, "alpha", 0.0, 1.0, lo_open=True),
-        "t0": t0_rule(t0),
-        "t_end": arguments.real(t_end, "t_end", 0.0, 1.0, lo_open=True, optional=True),
     }
-    if not 1 <= out["step"] <= n - 1:
-        raise QueensError(f"--step must lie in 1..n-1 (1..{n - 1}), got {out['step']}")
-    if out["steps"] < out["rounds"]:
+    if not 1 <= settings.step <= n - 1:
+        raise QueensError(f"--step must lie in 1..n-1 (1..{n - 1}), got {settings.step}")
+    if out["steps"] < settings.rounds:
         raise QueensError(
-            f"--steps ({out['steps']}) must be at least --rounds ({out['rounds']}): each round "
+            f"--steps ({out['steps']}) must be at least --rounds ({settings.rounds}): each round "
             "(threshold or temperature) takes one step at least"
         )
     return out

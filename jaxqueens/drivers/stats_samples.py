@@ -167,14 +167,14 @@ def sample_anneal(
     Returns:
       One sample per solved chain.
     """
-    got = stats_setup.check_stats_anneal(n, options, chains, seed, batch)
-    method, steps, rounds, walk = got["method"], got["steps"], got["rounds"], got["walk"]
-    neighbour, step, objective = got["neighbour"], got["step"], got["objective"]
-    q, init_prob, alpha = got["q"], got["init_prob"], got["alpha"]
-    config = anneal_setup.make_config(n, method, steps, rounds, neighbour, step, objective)
+    s, c = stats_setup.check_stats_anneal(n, options, chains, seed, batch)
+    method, got = s.method, s.values()  # (LS, TA: SA's settings are the preset's, unused)
+    shape = (s.rounds, s.neighbour, s.step, s.objective)
+    config = anneal_setup.make_config(n, method, c["steps"], *shape)
     budget = chains_types.Budget(max_chains=chains, solutions=solutions, seconds=seconds)
     cal_key, key = chain_batch.seed_keys(seed, 2)
-    schedule, _ = anneal_setup.calibrate(cal_key, config, walk, q, init_prob, alpha)
+    q, init_prob, alpha = got["q"], got["init_prob"], got["alpha"]
+    schedule, _ = anneal_setup.calibrate(cal_key, config, c["walk"], q, init_prob, alpha)
     chunk = batch or anneal_setup.chunk_for(chains, config, local_device_count())
     t0 = time.perf_counter()
     runner = chain_batch.compile_runner(
@@ -205,8 +205,9 @@ def sample_anneal(
         solver=method,
         best_unit=annealing.best_unit(config),
     )
-    kept = ("rounds", "neighbour", "step", "objective", "q", "init_prob", "alpha", "preset")
+    kept = ("rounds", "neighbour", "step", "objective", "q", "init_prob", "alpha")
     options = {"method": method, "steps": config.total_steps, **{k: got[k] for k in kept}}
+    options["preset"] = s.preset
     return _from_run(run, "anneal", options)
 
 

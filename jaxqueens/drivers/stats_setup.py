@@ -106,11 +106,12 @@ STATS_ANNEAL = {"method": "ta", "steps": 10_000, "walk": 2000, "preset": "defaul
 are the preset's (`anneal_settings`)."""
 
 
-def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> dict[str, Any]:
+def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> tuple:
     """Every setting of `stats --solver anneal` (`options`: those given), resolved and
     checked: the defaults of `STATS_ANNEAL` and of the preset, options the method does not
     use refused, ranges as for `anneal` (`check_anneal`). `stats` has no `--edge` or
-    `--t0`: its runs wrap at the edge and take SA's start temperature from the worsening moves.
+    `--t0`: its runs wrap at the edge and take SA's start temperature from the worsening moves
+    (whatever the settings' `edge` and `t0`).
 
     Args:
       n: board size.
@@ -120,32 +121,20 @@ def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> di
       batch: chains per kernel call (None: not given).
 
     Returns:
-      Every setting, by name.
+      `(settings, numbers)`: the method's `LSSettings` (its `method` and `preset` included)
+      and the run's numbers checked (`check_anneal`: steps, walk, ...).
     """
     setting = {**STATS_ANNEAL, **{k: v for k, v in options.items() if k in STATS_ANNEAL}}
     given = {k: v for k, v in options.items() if k in ANNEAL_SETTINGS}
     for name in ("edge", "t0"):
         if given.get(name) is not None:
             raise QueensError(f"stats --solver anneal has no {flag(name)}; drop it")
-    opts = anneal_settings(
+    s = anneal_settings(
         setting["method"], setting["preset"], command="stats --solver anneal", **given
     )
-    opts.update(edge="wrap", t0="worsening")
-    checked = check_anneal(
-        n=n,
-        method=setting["method"],
-        chains=1 if chains is None else chains,
-        steps=setting["steps"],
-        walk=setting["walk"],
-        seed=seed,
-        batch=batch,
-        **opts,
-    )
-    return {
-        **setting,
-        **opts,
-        **{k: checked[k] for k in ("steps", "walk", "step", "q", "init_prob", "alpha")},
-    }
+    chains = 1 if chains is None else chains
+    numbers = {"steps": setting["steps"], "walk": setting["walk"], "seed": seed, "batch": batch}
+    return s, check_anneal(s, n=n, chains=chains, **numbers)
 
 
 def check_stats_budget(chains, solutions, seconds, seed) -> tuple:

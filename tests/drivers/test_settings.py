@@ -1,6 +1,8 @@
 """drivers/settings.py: which options each method, scheme and solver uses (issue 28, item 10),
 and the checks that run before JAX (compare's step budgets, LS/TA/SA ranges)."""
 
+import dataclasses
+
 import pytest
 
 from jaxqueens.drivers import compare_setup, solve_setup, stats_setup
@@ -21,26 +23,52 @@ from jaxqueens.solvers import variants
 )
 def test_defect_28_10_anneal_options_the_method_does_not_use(method, neighbour, given, needle):
     with pytest.raises(QueensError) as err:
-        S.resolve(S.ANNEAL, {"method": method, "neighbour": neighbour}, given, "anneal")
+        S.anneal_settings(method, neighbour=neighbour, **given)
+    assert needle in str(err.value)
+    with pytest.raises(QueensError) as err:  # the same refusal, as compare makes it
+        S.anneal_neighbour(method, None, {"neighbour": neighbour, **given})
     assert needle in str(err.value)
 
 
 def test_defect_28_10_defaults_and_several_methods():
-    got = S.resolve(S.ANNEAL, {"method": "sa", "neighbour": "step"}, {"alpha": 0.8}, "anneal")
-    assert got == {  # the defaults are the measured preset's (issue 27)
-        "q": 0.5,
-        "init_prob": 0.1,
-        "alpha": 0.8,
-        "t_end": 0.001,
-        "t0": "worsening",
-        "step": 3,
-        "edge": "wrap",
-    }
-    classic = {"method": "sa", "neighbour": "step", "preset": "classic"}
-    assert S.resolve(S.ANNEAL, classic, {}, "anneal")["init_prob"] == 0.4
-    runs = [{"method": m, "neighbour": "step", "preset": "classic"} for m in ("ls", "ta", "sa")]
-    ls = S.resolve(S.ANNEAL, runs[0], {"alpha": 0.8}, "anneal", also=runs)
-    assert ls["alpha"] == 0.9  # --method all --alpha: only SA gets it, LS keeps its default
+    got = S.anneal_settings("sa", neighbour="step", alpha=0.8)
+    assert got == S.SASettings(  # the defaults are the measured preset's (issue 27)
+        preset="default",
+        neighbour="step",
+        step=3,
+        edge="wrap",
+        objective="attacks",
+        rounds=100,
+        init_prob=0.1,
+        alpha=0.8,
+        t_end=None,  # alpha given: SA cools by it
+        t0="worsening",
+    )
+    assert S.anneal_settings("sa", "classic").init_prob == 0.4
+    ls = S.anneal_settings("ls", "classic", also=["ls", "ta", "sa"], alpha=0.8, t_end=None)
+    assert not hasattr(ls, "alpha")  # --method all --alpha: only SA gets it
+    assert ls.values()["alpha"] == 0.9  # (what LS records: the preset's)
+    # --method all --t-end: only SA gets it (LS stopped on the preset's missing t_end)
+    assert S.anneal_settings("ls", also=["ls", "sa"], t_end=0.01) == S.anneal_settings("ls")
+
+
+def test_anneal_settings_are_one_frozen_class_per_method_checked_once():
+    sa = S.anneal_settings("sa", t0="2.5")
+    assert type(sa) is S.SASettings and sa.t0 == 2.5 and sa.rounds == 100
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sa.rounds = 3  # type: ignore[misc]
+    assert not hasattr(S.anneal_settings("ta"), "init_prob")  # an option TA does not use
+    assert set(S.anneal_settings("ls").values()) == set(S.ANNEAL_SETTINGS)
+    base = {"preset": "default", "neighbour": "swap", "step": 3, "edge": "wrap"}
+    base.update(objective="attacks", rounds=10, init_prob=0.1, t0="worsening")
+    with pytest.raises(QueensError, match="not both"):
+        S.SASettings(**base, alpha=0.9, t_end=0.01)  # made directly: checked the same
+    with pytest.raises(QueensError, match=r"^rounds must be at least 1"):
+        S.SASettings(**{**base, "rounds": 0}, alpha=None, t_end=0.01)
+    with pytest.raises(QueensError, match=r"^objective 'x' is unknown"):
+        S.LSSettings(
+            **{k: v for k, v in base.items() if k not in ("init_prob", "t0")} | {"objective": "x"}
+        )
 
 
 def test_anneal_settings_refuse_unused_options_and_take_the_preset():
@@ -48,20 +76,25 @@ def test_anneal_settings_refuse_unused_options_and_take_the_preset():
         S.anneal_settings("ta", t_end=0.01)
     with pytest.raises(QueensError, match="anneal --neighbour swap does not use step"):
         S.anneal_settings("ls", step=2)  # the default preset's neighbour is swap
-    assert S.anneal_settings("ls", step=2, needs_step=True)["step"] == 2  # instance: step
-    assert S.anneal_settings("ls", "classic", step=2)["step"] == 2  # classic: step neighbour
+    assert S.anneal_settings("ls", step=2, needs_step=True).step == 2  # instance: step
+    assert S.anneal_settings("ls", "classic", step=2).step == 2  # classic: step neighbour
     sa = S.anneal_settings("sa", also=["ls", "ta"], q=0.3)  # --method all --q: only TA gets it
-    assert sa["q"] == 0.5 and sa["rounds"] == 100
-    assert S.anneal_settings("ls", "nmof")["edge"] == "nmof"
+    assert sa.values()["q"] == 0.5 and sa.rounds == 100
+    assert S.anneal_settings("ls", "nmof").edge == "nmof"
     with pytest.raises(QueensError, match="^preset 'fast' is unknown"):
         S.anneal_settings("ls", "fast")
 
 
 def test_stats_anneal_defaults_are_the_presets():
-    got = stats_setup.check_stats_anneal(8, {"method": "sa"}, None, 0, None)
-    assert (got["rounds"], got["neighbour"], got["init_prob"]) == (100, "swap", 0.1)
-    got = stats_setup.check_stats_anneal(8, {"preset": "classic"}, None, 0, None)
-    assert (got["method"], got["rounds"], got["neighbour"], got["q"]) == ("ta", 10, "step", 0.5)
+    got, numbers = stats_setup.check_stats_anneal(8, {"method": "sa"}, None, 0, None)
+    assert (got.rounds, got.neighbour, got.init_prob, numbers["steps"]) == (
+        100,
+        "swap",
+        0.1,
+        10_000,
+    )
+    got, _ = stats_setup.check_stats_anneal(8, {"preset": "classic"}, None, 0, None)
+    assert (got.method, got.rounds, got.neighbour, got.q) == ("ta", 10, "step", 0.5)
     with pytest.raises(QueensError, match="stats --solver minconflicts does not use preset"):
         stats_setup.check_stats_options("minconflicts", {"preset": "classic"})
     with pytest.raises(QueensError, match="^preset 'nmof' is unknown"):
@@ -116,42 +149,22 @@ def test_defect_28_msg_compare_budget_is_checked_for_every_solver_up_front():
 
 
 def test_anneal_checks_ranges_without_jax():
-    base = {
-        "n": 8,
-        "method": "ta",
-        "chains": 1,
-        "steps": 100,
-        "rounds": 10,
-        "neighbour": "step",
-        "objective": "attacks",
-        "edge": "wrap",
-        "step": 3,
-        "q": 0.5,
-        "init_prob": 0.4,
-        "alpha": 0.9,
-        "t0": "worsening",
-        "walk": 2000,
-        "seed": 0,
-        "batch": None,
-    }
-    assert S.check_anneal(**base)["steps"] == 100
+    base = {"n": 8, "chains": 1, "steps": 100, "walk": 2000, "seed": 0, "batch": None}
+    classic = S.anneal_settings("ta", "classic")
+    assert S.check_anneal(classic, **base)["steps"] == 100
     for change, needle in (
         ({"steps": 5}, "--steps (5) must be at least --rounds (10)"),
         ({"n": 3}, "local search needs n >= 4"),
-        ({"alpha": 2.0}, "alpha = 2.0 is out of range"),
         ({"seed": -1}, "seed must be at least 0"),
-        ({"step": 8}, "--step must lie in 1..n-1"),
+        ({"n": 3.5}, "n must be an integer"),
     ):
         with pytest.raises(QueensError) as err:
-            S.check_anneal(**{**base, **change})
+            S.check_anneal(classic, **{**base, **change})
         assert needle in str(err.value)
-
-
-def test_used_passes_each_setting_only_what_it_uses():
-    given = {"alpha": 0.5, "q": 0.3, "step": None}
-    assert S.used(S.ANNEAL, {"method": "sa", "neighbour": "step"}, given) == {"alpha": 0.5}
-    assert S.used(S.ANNEAL, {"method": "ta", "neighbour": "step"}, given) == {"q": 0.3}
-    assert S.used(S.ANNEAL, {"method": "ls", "neighbour": "step"}, given) == {}
+    with pytest.raises(QueensError, match=r"--step must lie in 1\.\.n-1"):
+        S.check_anneal(S.anneal_settings("ta", "classic", step=8), **base)
+    with pytest.raises(QueensError, match=r"alpha = 2\.0 is out of range"):
+        S.anneal_settings("sa", alpha=2.0)
 
 
 def test_defect_auto_path_is_continuous_in_n_and_chains():
