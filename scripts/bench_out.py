@@ -37,8 +37,8 @@ def _process(argv: list[str]) -> float:
     return seconds
 
 
-def _parts(n: int, chains: int, folder: Path) -> dict[str, float]:
-    """Seconds of each part of the writing, measured apart (best of three each)."""
+def _parts(n: int, chains: int, folder: Path, tries: int = 3) -> dict[str, float]:
+    """Seconds of each part of the writing, measured apart (best of ``tries`` each)."""
     import numpy as np
 
     from jaxqueens.io import schema
@@ -49,12 +49,13 @@ def _parts(n: int, chains: int, folder: Path) -> dict[str, float]:
             [sys.executable, "-c", "import matplotlib.figure, matplotlib.backends.backend_agg"]
         )
         - _process([sys.executable, "-c", "pass"])
-        for _ in range(3)
+        for _ in range(tries)
     )
     rows = np.random.default_rng(0).permutation(n)
     render.render_png(rows, folder / "warm.png")  # the import, out of the figure's time
     drawing = min(
-        benchlib.timeit(lambda: render.render_png(rows, folder / "poster.png")) for _ in range(3)
+        benchlib.timeit(lambda: render.render_png(rows, folder / "poster.png"))
+        for _ in range(tries)
     )
     table = schema.RunTable(
         "mc-permutation",
@@ -65,7 +66,7 @@ def _parts(n: int, chains: int, folder: Path) -> dict[str, float]:
         np.zeros(chains),
     )
     csv = min(
-        benchlib.timeit(lambda: schema.write_runs(folder / "runs.csv", table)) for _ in range(3)
+        benchlib.timeit(lambda: schema.write_runs(folder / "runs.csv", table)) for _ in range(tries)
     )
     return {"import_matplotlib_s": importing, "draw_poster_s": drawing, "runs_csv_s": csv}
 
@@ -73,7 +74,11 @@ def _parts(n: int, chains: int, folder: Path) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--quick", action="store_true", help="3 reps, 2,000 chains: a smoke test")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="at most 3 reps, 2,000 chains, no warm-up, each part once: a smoke test",
+    )
     ap.add_argument("--out-dir", type=Path, default=None)
     args = ap.parse_args()
     reps, chains = (min(args.reps, 3), 2000) if args.quick else (args.reps, 20000)
@@ -85,13 +90,14 @@ def main() -> None:
             "no files": [*cli, "--quiet"],
             "--out": [*cli, "--quiet", "--out", str(folder / "out"), "--force"],
         }
-        for argv in sides.values():  # warm caches (compilation cache, bytecode): untimed
+        warm = [] if args.quick else sides.values()  # quick: a smoke test, figures not read
+        for argv in warm:  # warm caches (compilation cache, bytecode): untimed
             _process(argv)
         times = {name: [] for name in sides}
         for _ in range(reps):
             for name, argv in sides.items():
                 times[name].append(_process(argv))
-        parts = _parts(n, chains, folder)
+        parts = _parts(n, chains, folder, 1 if args.quick else 3)
     plain, out = (benchlib.summary(times[k]) for k in ("no files", "--out"))
     overhead = {k: out[k] / plain[k] - 1 for k in ("best", "median")}
     rows = [
