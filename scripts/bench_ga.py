@@ -456,10 +456,10 @@ def main() -> int:
         f"{jax.default_backend()} x {jax.local_device_count()} device(s)"
     )
     print(table_b)
-    rows_c = (
-        budget_rows(
-            ga, [16], 4, budget=1_000, presets=("default",)
-        )  # each run compiles anew if args.quick else budget_rows(ga, [16, 64], 100)
+    rows_c = (  # quick: each run compiles anew, so one preset at a small budget
+        budget_rows(ga, [16], 4, budget=1_000, presets=("default",))
+        if args.quick
+        else budget_rows(ga, [16, 64], 100)
     )
     print("\n(c) the user's defaults (--preset default) and the classic GA at compare's budget")
     print(
