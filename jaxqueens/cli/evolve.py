@@ -193,14 +193,10 @@ def _settings(args) -> dict:
 
 def _out_bytes(conf: dict, history: str) -> int:
     """Roughly what `--out` receives (`jaxqueens.io.ga.out_bytes`)."""
-    preset = settings.ga_preset(
-        conf.get("preset") or "default",
-        conf.get("encoding") or "permutation",
-        conf.get("scheme") or "steady",
-    )
+    preset = conf.get("preset") or "default", conf.get("encoding") or "permutation"
     return ga_io.out_bytes(
         conf.get("n") or 8,
-        conf.get("pop") or preset["pop"],
+        conf.get("pop") or settings.ga_settings(*preset, conf.get("scheme") or "steady").pop,
         conf.get("trials") or 1,
         conf.get("islands") or 1,
         conf.get("generations") or 1000,
@@ -325,18 +321,12 @@ def _checked(args, conf: dict) -> tuple:
         )
     if plot and not out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figures into")
-    settings.resolve(  # options the scheme, mutation or islands do not use: refused before JAX
-        settings.GA,
-        {
-            "scheme": conf.get("scheme", "steady"),
-            "mutation": conf.get("mutation"),
-            "islands": conf.get("islands", 1),
-            "migrate_every": conf.get("migrate_every"),
-            "preset": conf.get("preset"),
-            "encoding": conf.get("encoding"),
-        },
+    settings.ga_unused(  # options the scheme, mutation or islands do not use: refused before JAX
         conf,
-        "evolve",
+        scheme=conf.get("scheme", "steady"),
+        mutation=conf.get("mutation"),
+        islands=conf.get("islands", 1),
+        migrate_every=conf.get("migrate_every"),
     )
     spec = conf.pop("instance", None)
     if spec:

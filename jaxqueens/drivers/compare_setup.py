@@ -17,14 +17,14 @@ from jaxqueens.drivers.settings import (
     ANNEAL_PRESET_SETTINGS,
     ANNEAL_PRESETS,
     ANNEAL_SETTINGS,
-    GA,
+    GA_OPTIONAL,
     GA_PRESETS,
     LSSettings,
     anneal_neighbour,
     anneal_settings,
     check_anneal,
-    ga_preset,
-    resolve,
+    ga_settings,
+    ga_unused,
     t0_rule,
 )
 from jaxqueens.errors import QueensError
@@ -115,7 +115,7 @@ the LS/TA/SA method, the GA's encoding) is not a setting."""
 
 def compare_ga(name: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The settings of `jaxqueens.compare`'s GA solver `name`: the scheme and encoding
-    and the preset's population, tournament, rates and elite (`ga_preset`), each
+    and the preset's population, tournament, rates and elite (`ga_settings`), each
     overridden by `given`.
 
     Args:
@@ -130,8 +130,7 @@ def compare_ga(name: str, given: Mapping[str, Any] | None = None) -> dict[str, A
     scheme = given.get("scheme", spec.get("scheme", "steady"))
     arguments.choice(scheme, "scheme", ("steady", "generational"))
     preset = given.get("preset", COMPARE_PRESET)
-    chosen = ga_preset(preset, spec["encoding"], scheme)
-    chosen["preset"] = preset
+    chosen = {"scheme": scheme, **dataclasses.asdict(ga_settings(preset, spec["encoding"], scheme))}
     for key in ("pop", "tournament", "cxpb", "mutpb"):
         if key in given:
             chosen[key] = given[key]
@@ -217,18 +216,20 @@ def _solver_key(name: str, key: str, value: Any) -> Any:
 
 def _check_compare_uses(name: str, raw: Mapping[str, Any]) -> None:
     """Refuse a setting of compare's solver `name` that it does not use (`anneal_neighbour`,
-    `GA`: `sa.q`, `ga-permutation.elite` in the steady-state scheme) by name, before
+    `ga_unused`: `sa.q`, `ga-permutation.elite` in the steady-state scheme) by name, before
     that setting's value is checked: `sa.q = 3` is not used, whatever its range."""
     family = COMPARE_SOLVERS[name]["family"]
-    table = {"anneal": ANNEAL_OPTIONAL, "ga": GA}.get(family, ())
+    table = {"anneal": ANNEAL_OPTIONAL, "ga": GA_OPTIONAL}.get(family, ())
     deciding = {k: _solver_key(name, k, v) for k, v in raw.items() if k not in table}
     if family == "anneal":
         method, command = COMPARE_SOLVERS[name]["method"], f"compare {name}"
         anneal_neighbour(method, deciding.get("preset"), {**raw, **deciding}, command=command)
     elif family == "ga":
-        scheme = compare_ga(name, deciding)["scheme"]
-        setting = {"scheme": scheme, "mutation": deciding.get("mutation"), "islands": 1}
-        resolve(GA, setting, {k: v for k, v in raw.items() if k in GA}, f"compare {name}")
+        scheme, mutation = compare_ga(name, deciding)["scheme"], deciding.get("mutation")
+        command = f"compare {name}"
+        ga_unused(
+            raw, scheme=scheme, mutation=mutation, islands=1, migrate_every=None, command=command
+        )
 
 
 def compare_settings(

@@ -16,7 +16,14 @@ import numpy as np
 from jaxqueens.core import rng
 from jaxqueens.drivers import anneal as annealing
 from jaxqueens.drivers import chains as driver
-from jaxqueens.drivers import chains_types, compare_setup, ga, ga_setup, minconflicts_runner
+from jaxqueens.drivers import (
+    chains_types,
+    compare_setup,
+    ga,
+    ga_setup,
+    minconflicts_runner,
+    settings,
+)
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.drivers.compare_ert import SolverRun
@@ -349,24 +356,15 @@ def check_ga(name: str, n: int, own: dict) -> None:
     """
     chosen = compare_setup.compare_ga(name, own)
     encoding = SOLVERS[name]["encoding"]
+    given = {k: own.get(k) for k in ("pop", "tournament", "cxpb", "mutpb", "indpb", "elite")}
     try:
         ga_setup.check_setup(
+            settings.ga_settings(chosen["preset"], encoding, chosen["scheme"], **given),
             n=n,
-            pop=chosen["pop"],
             generations=1,
             trials=1,
-            encoding=encoding,
-            scheme=chosen["scheme"],
             crossover=own.get("crossover") or ga_crossover.DEFAULT_CROSSOVER.get(encoding, ""),
             mutation=own.get("mutation") or ga_mutation.DEFAULT_MUTATION.get(encoding, ""),
-            tournament=chosen["tournament"],
-            cxpb=chosen["cxpb"],
-            mutpb=chosen["mutpb"],
-            indpb=own.get("indpb") or 0.0,
-            elite=own.get("elite") or 0,
-            islands=1,
-            migrate_every=0,
-            migrants=1,
         )
     except QueensError as err:
         raise QueensError(f"{name}: {err}") from None

@@ -169,9 +169,20 @@ PRESETS = settings.GA_PRESET_SETTINGS
 (`CLASSIC`); one table, `GA_PRESET_SETTINGS`, which the
 command line reads before JAX is imported."""
 
-preset_settings = settings.ga_preset
-"""Population, tournament, rates and elite of a preset for an encoding and scheme
-(`ga_preset`)."""
+
+def preset_settings(name: str, encoding: str = "permutation", scheme: str = "steady") -> dict:
+    """What a preset gives a run: population, tournament, rates and (generational) elite.
+
+    Args:
+      name: the preset (`PRESETS`).
+      encoding: "permutation" or "combination".
+      scheme: "steady" or "generational".
+
+    Returns:
+      Those settings, encoding and scheme included, as `evolve` keywords.
+    """
+    settings.ga_settings(name, encoding, scheme)  # (a name unknown is refused)
+    return {"encoding": encoding, "scheme": scheme, **PRESETS[name][encoding][scheme]}
 
 
 def evolve(
@@ -206,7 +217,8 @@ def evolve(
     until_solved: bool = False,
 ) -> EvolveResult:
     """Evolve `trials` independent runs (each of `islands` populations of `pop`) at once. An
-    option the scheme, mutation or island count does not use is refused by name (`GA`).
+    option the scheme, mutation or island count does not use is refused by name
+    (`settings.ga_unused`).
 
     Args:
       n: board size (>= 4; default 8); with `instance`, None or the instance's size.

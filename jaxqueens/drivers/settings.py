@@ -1,18 +1,16 @@
 """The settings of the solvers' families, JAX-free: the one source of the LS/TA/SA and GA
 defaults and presets, and which options each method and scheme uses.
 
-LS/TA/SA: one frozen class per method (`LSSettings`, `TASettings`, `SASettings`), made from a
-preset by `anneal_settings` and checked once; an option a method does not use is not its field.
-GA: a table says, for every option that only some settings use, its default and which settings
-use it (`Use`); `resolve` refuses one given to a setting that does not use it, by name. Each
-command's own settings live beside its driver (`compare_setup`, `stats_setup`, `solve_setup`,
-`count_setup`, `estimate_setup`).
+One frozen class per LS/TA/SA method (`LSSettings`, `TASettings`, `SASettings`) and GA scheme
+(`SteadySettings`, `GenerationalSettings`), made from a preset (`anneal_settings`, `ga_settings`)
+and checked once; an option a method or scheme does not use is not its field, and one given is
+refused by name (`anneal_neighbour`, `ga_unused`). Each command's own settings live beside its
+driver (`compare_setup`, `stats_setup`, `solve_setup`, `count_setup`, `estimate_setup`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,26 +18,6 @@ import numpy as np
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
-
-
-@dataclasses.dataclass(frozen=True)
-class Use:
-    """An option only some settings use: its default (a value, or a function of the setting),
-    which settings use it (`when`, described to the user by `who`) and the setting keys
-    that decide it (`keys`, named in the message)."""
-
-    default: Any
-    when: Callable[[Mapping[str, Any]], bool]
-    who: str
-    keys: tuple[str, ...]
-
-    def default_for(self, setting: Mapping[str, Any]) -> Any:
-        return self.default(setting) if callable(self.default) else self.default
-
-
-def _is(key: str, *values) -> Callable[[Mapping[str, Any]], bool]:
-    return lambda s: s.get(key) in values
-
 
 # --- presets: the defaults of LS/TA/SA and of the GA ----------------------------------------------
 
@@ -80,7 +58,7 @@ ANNEAL_SETTINGS = tuple(ANNEAL_CLASSIC)
 """The settings of an LS/TA/SA run that a preset gives (and a user may override)."""
 
 GA_CLASSIC: dict[str, dict[str, Any]] = {
-    "steady": {"pop": 100, "tournament": 5, "cxpb": 1.0, "mutpb": 1.0, "elite": 0},
+    "steady": {"pop": 100, "tournament": 5, "cxpb": 1.0, "mutpb": 1.0},
     "generational": {"pop": 100, "tournament": 3, "cxpb": 0.5, "mutpb": 0.2, "elite": 1},
 }
 """The classic GA settings (`--preset classic`): the classic course GA (steady state) and
@@ -88,7 +66,7 @@ DEAP's eaSimple rates (generational)."""
 
 GA_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
     "permutation": {
-        "steady": {"pop": 10, "tournament": 4, "cxpb": 0.2, "mutpb": 1.0, "elite": 0},
+        "steady": {"pop": 10, "tournament": 4, "cxpb": 0.2, "mutpb": 1.0},
         "generational": {"pop": 20, "tournament": 3, "cxpb": 0.2, "mutpb": 1.0, "elite": 1},
     },
     "combination": GA_CLASSIC,
@@ -105,61 +83,6 @@ GA_PRESETS = tuple(GA_PRESET_SETTINGS)
 """`evolve --preset`: tuned defaults, the classic course GA."""
 
 
-def ga_preset(name: str, encoding: str = "permutation", scheme: str = "steady") -> dict:
-    """Population, tournament, rates and elite of a preset (an unknown encoding or scheme gets the
-    classic steady-state values here and is refused by the GA's own check).
-
-    Args:
-      name: the preset.
-      encoding: "permutation" or "combination".
-      scheme: "steady" or "generational".
-
-    Returns:
-      The settings, encoding and scheme included, as `jaxqueens.evolve` keywords.
-    """
-    if name not in GA_PRESET_SETTINGS:
-        raise QueensError(f"--preset {name!r}: use one of {', '.join(GA_PRESET_SETTINGS)}")
-    table = GA_PRESET_SETTINGS[name].get(encoding, GA_CLASSIC)
-    return {"encoding": encoding, "scheme": scheme, **table.get(scheme, GA_CLASSIC["steady"])}
-
-
-def _ga_elite(setting: Mapping[str, Any]) -> int:
-    """The elite of the setting's preset for its encoding, generational scheme."""
-    preset = setting.get("preset") or "default"
-    return ga_preset(preset, setting.get("encoding") or "permutation", "generational")["elite"]
-
-
-# --- which options each setting uses ---------------------------------------------------------
-
-
-GA: dict[str, Use] = {
-    "elite": Use(
-        lambda s: _ga_elite(s) if s.get("scheme") == "generational" else 0,
-        _is("scheme", "generational"),
-        "the generational scheme (--scheme generational)",
-        ("scheme",),
-    ),
-    "indpb": Use(
-        0.0,
-        _is("mutation", None, "swap", "reset"),  # None: the encoding's default, swap or reset
-        "the swap and reset mutations (--mutation swap or reset)",
-        ("mutation",),
-    ),
-    "migrate_every": Use(
-        0, lambda s: s.get("islands", 1) > 1, "several islands (--islands 2+)", ("islands",)
-    ),
-    "migrants": Use(
-        1,
-        lambda s: s.get("islands", 1) > 1 and (s.get("migrate_every") or 0) > 0,
-        "ring migration (--islands 2+ with --migrate-every 1+)",
-        ("islands", "migrate_every"),
-    ),
-}
-"""Genetic algorithms: setting keys `scheme`, `mutation` (None: the encoding's default,
-swap or reset), `islands`, `migrate_every`, and `preset` and `encoding` (where the elite's
-default comes from: `ga_preset`). (`pop`, `tournament`, `cxpb` and `mutpb` are used
-by both schemes, with the preset's defaults: `jaxqueens.evolve`.)"""
-
 FLAGS = {"max_steps": "--maxsteps", "seconds": "--time", "n": "-n"}
 """Command-line flags of the parameters whose flag is not `--` and the name with `-` for `_`."""
 
@@ -174,42 +97,6 @@ def flag(param: str) -> str:
       Its flag (`--maxsteps`).
     """
     return FLAGS.get(param, "--" + param.replace("_", "-"))
-
-
-def resolve(
-    table: Mapping[str, Use],
-    setting: Mapping[str, Any],
-    given: Mapping[str, Any],
-    command: str,
-) -> dict[str, Any]:
-    """The options of `table` for `setting`: each given one that it uses, else the default.
-
-    Args:
-      table: option name -> `Use` (e.g. `GA`).
-      setting: the setting keys that decide use (e.g. `scheme`, `islands`, `preset`).
-      given: option values given (None: not given).
-      command: the command named in the error (e.g. `"evolve"`).
-
-    Returns:
-      Every option of `table` with its value for `setting`.
-
-    Raises:
-      QueensError: an option is given that the setting does not use (named, with who uses it).
-    """
-    out = {}
-    for option, use in table.items():
-        value = given.get(option)
-        if value is None:
-            out[option] = use.default_for(setting)
-        elif use.when(setting):
-            out[option] = value
-        else:
-            shown = " ".join(f"{flag(k)} {setting.get(k)}" for k in use.keys)
-            raise QueensError(
-                f"{command} {shown} does not use {option} ({flag(option)}): only {use.who} "
-                "does; drop it"
-            )
-    return out
 
 
 # --- LS / TA / SA ---------------------------------------------------------------------------------
@@ -436,6 +323,121 @@ def check_anneal(settings: LSSettings, *, n, chains, steps, walk, seed, batch) -
             "(threshold or temperature) takes one step at least"
         )
     return out
+
+
+# --- GA -------------------------------------------------------------------------------------------
+
+
+def _need(ok, msg: str) -> None:
+    if not ok:
+        raise QueensError(msg)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SteadySettings:
+    """The settings of a steady-state GA run, checked once (frozen); `ga_settings` makes them
+    from a preset. `indpb` is the swap and reset mutations' per-gene rate (0: one gene);
+    `migrate_every` (0: never) and `migrants`, the migration ring's of several islands."""
+
+    scheme: ClassVar[str] = "steady"
+    preset: str  # the preset the values not given come from (`GA_PRESETS`)
+    encoding: str  # "permutation" or "combination"
+    pop: int  # individuals per island
+    tournament: int  # the selection's tournament size
+    cxpb: float  # crossover rate
+    mutpb: float  # mutation rate
+    indpb: float = 0.0
+    islands: int = 1
+    migrate_every: int = 0
+    migrants: int = 1
+
+    def __post_init__(self) -> None:
+        e = self.encoding
+        _need(e in GA_DEFAULTS, f"encoding {e!r} is unknown; use one of {', '.join(GA_DEFAULTS)}")
+        for name in ("pop", "tournament", "elite", "islands", "migrate_every", "migrants"):
+            v = getattr(self, name, 0)  # (steady: no elite)
+            _need(arguments.is_integer(v), f"{name} must be an integer, got {v!r}")
+        pop, tournament, least = self.pop, self.tournament, 2 if self.scheme == "steady" else 1
+        _need(pop >= 2, f"pop = {pop} is too small; a population needs at least 2 individuals")
+        _need(tournament >= least, f"tournament = {tournament} is too small; use at least {least}")
+        _need(
+            pop >= tournament,
+            f"pop = {pop} is smaller than the tournament size {tournament}; "
+            "raise --pop or lower --tournament",
+        )
+        for name, v in (("cxpb", self.cxpb), ("mutpb", self.mutpb), ("indpb", self.indpb)):
+            _need(isinstance(v, (int, float)) and 0 <= v <= 1, f"{name} = {v!r} must lie in [0, 1]")
+        elite, m = getattr(self, "elite", 0), self.migrants
+        _need(0 <= elite < pop, f"elite = {elite} must lie in 0..pop-1 ({pop - 1})")
+        _need(1 <= m < pop, f"migrants = {m} must lie in 1..pop-1 ({pop - 1})")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GenerationalSettings(SteadySettings):
+    """The settings of a generational GA run: the steady state's and the parents kept."""
+
+    scheme: ClassVar[str] = "generational"
+    elite: int  # parents kept each generation (0..pop-1)
+
+
+GA_SCHEMES = {c.scheme: c for c in (SteadySettings, GenerationalSettings)}
+GA_OPTIONAL = ("elite", "indpb", "migrate_every", "migrants")  # some runs' own (`ga_unused`)
+
+
+def ga_unused(given, *, scheme, mutation, islands, migrate_every, command="evolve") -> None:
+    """Refuse by name an option given that the run's scheme, mutation or islands do not use.
+
+    Args:
+      given: the options given, by name (None: not given).
+      scheme: "steady" or "generational" (`elite`: generational only).
+      mutation: the mutation's name (None: the encoding's, swap or reset; `indpb`: theirs).
+      islands: populations per trial (`migrate_every`: 2 or more).
+      migrate_every: generations between migrations (`migrants`: 1 or more, with islands).
+      command: the command named in the message (e.g. `"evolve"`).
+    """
+    for option in (o for o in GA_OPTIONAL if given.get(o) is not None):
+        if option == "elite" and scheme != "generational":
+            shown, who = f"--scheme {scheme}", "the generational scheme (--scheme generational)"
+        elif option == "indpb" and mutation not in (None, "swap", "reset"):
+            shown = f"--mutation {mutation}"
+            who = "the swap and reset mutations (--mutation swap or reset)"
+        elif option == "migrate_every" and not islands > 1:
+            shown, who = f"--islands {islands}", "several islands (--islands 2+)"
+        elif option == "migrants" and not (islands > 1 and (migrate_every or 0) > 0):
+            shown = f"--islands {islands} --migrate-every {migrate_every}"
+            who = "ring migration (--islands 2+ with --migrate-every 1+)"
+        else:
+            continue
+        raise QueensError(
+            f"{command} {shown} does not use {option} ({flag(option)}): only {who} does; drop it"
+        )
+
+
+def ga_settings(
+    preset="default", encoding="permutation", scheme="steady", *, mutation=None, **given
+) -> SteadySettings:
+    """The settings of a GA run: its preset's for the encoding and scheme, overridden by those
+    given; an option the scheme, mutation or islands do not use is refused (`ga_unused`).
+
+    Args:
+      preset: a name of `GA_PRESETS`.
+      encoding: "permutation" or "combination".
+      scheme: "steady" or "generational".
+      mutation: the mutation's name (None, or a function: the swap and reset mutations').
+      **given: the fields of `GenerationalSettings` (None: not given: the preset's or default).
+
+    Returns:
+      The scheme's `SteadySettings` or `GenerationalSettings`, checked.
+    """
+    _need(preset in GA_PRESET_SETTINGS, f"--preset {preset!r}: use one of {', '.join(GA_PRESETS)}")
+    islands = 1 if given.get("islands") is None else given["islands"]
+    mutation = None if callable(mutation) else mutation
+    every = given.get("migrate_every")
+    ga_unused(given, scheme=scheme, mutation=mutation, islands=islands, migrate_every=every)
+    _need(scheme in GA_SCHEMES, f"scheme {scheme!r} is unknown; use one of {', '.join(GA_SCHEMES)}")
+    values = GA_PRESET_SETTINGS[preset].get(encoding, GA_CLASSIC)[scheme]  # (unknown: refused)
+    values = {**values, **{k: v for k, v in given.items() if v is not None}}
+    return GA_SCHEMES[scheme](preset=preset, encoding=encoding, **values)
 
 
 # --- sizes and budgets of the other commands (their drivers call these too) ----------------------

@@ -14,11 +14,9 @@ from jaxqueens.core import arguments
 from jaxqueens.drivers.settings import (
     ANNEAL_SETTINGS,
     GA_PRESETS,
-    Use,
     anneal_settings,
     check_anneal,
     flag,
-    resolve,
 )
 from jaxqueens.errors import QueensError
 
@@ -65,19 +63,6 @@ STATS_OPTIONS: dict[str, tuple[str, ...]] = {
 are every solver's)."""
 
 
-def _stats_use(option: str) -> Use:
-    solvers = tuple(s for s, names in STATS_OPTIONS.items() if option in names)
-    who = " or ".join(f"--solver {s}" for s in solvers)
-    return Use(None, lambda s: s.get("solver") in solvers, who, ("solver",))
-
-
-STATS: dict[str, Use] = {
-    option: _stats_use(option) for names in STATS_OPTIONS.values() for option in names
-}
-"""Which solvers of `stats` use each option (defaults: None, the solver's own; `preset` is
-the anneal and GA solvers')."""
-
-
 def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
     """`stats`: every option given (not None) belongs to `solver` (or is common).
 
@@ -89,14 +74,22 @@ def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
       QueensError: an option of another solver, or one no solver has, naming it.
     """
     arguments.choice(solver, "solver", STATS_SOLVERS)
-    known = {o for names in STATS_OPTIONS.values() for o in names}
+    known = dict.fromkeys(o for names in STATS_OPTIONS.values() for o in names)
     unknown = sorted(k for k, v in given.items() if v is not None and k not in known)
     if unknown:
         raise QueensError(
             f"stats --solver {solver}: {unknown[0]!r} is not an option of any solver; the "
             f"{solver} options are {', '.join(STATS_OPTIONS[solver])}"
         )
-    resolve(STATS, {"solver": solver}, given, "stats")
+    for option in (o for o in known if given.get(o) is not None):
+        if option not in STATS_OPTIONS[solver]:
+            who = " or ".join(
+                f"--solver {s}" for s, names in STATS_OPTIONS.items() if option in names
+            )
+            raise QueensError(
+                f"stats --solver {solver} does not use {option} ({flag(option)}): only {who} "
+                "does; drop it"
+            )
     if solver == "ga" and given.get("preset") is not None:
         arguments.choice(given["preset"], "preset", GA_PRESETS)
 

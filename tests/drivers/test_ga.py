@@ -11,7 +11,7 @@ from jax import lax
 import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
-from jaxqueens.drivers import ga, ga_run, ga_setup, ga_size
+from jaxqueens.drivers import ga, ga_run, ga_setup, ga_size, settings
 from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.io.config import load_config
@@ -170,24 +170,28 @@ def test_bad_parameters_give_clear_errors(kwargs, words):
         ga.evolve(**{"n": 8, "pop": 20, "generations": 5, **kwargs})
 
 
+def setup(n, generations, trials, crossover, mutation, *, encoding, scheme, **given):
+    """`ga_setup.check_setup` of the settings made from the default preset and `given`."""
+    s = settings.ga_settings("default", encoding, scheme, mutation=mutation, **given)
+    return ga_setup.check_setup(
+        s, n=n, generations=generations, trials=trials, crossover=crossover, mutation=mutation
+    )
+
+
 def test_check_setup_fills_the_static_config():
-    config, params = ga_setup.check_setup(
+    config, params = setup(
         n=8,
-        pop=20,
         generations=5,
         trials=2,
         encoding="permutation",
         scheme="steady",
         crossover="cut",
         mutation="swap",
+        pop=20,
         tournament=3,
         cxpb=0.5,
         mutpb=0.25,
         indpb=0.0,
-        elite=2,
-        islands=1,
-        migrate_every=0,
-        migrants=1,
     )
     assert config.elite == 0  # elitism applies to the generational scheme only
     assert (config.cx_cap32, config.mut_cap32, config.eval_cap32) == (16, 8, 20)
@@ -222,7 +226,7 @@ SMALL_SETUP = {
 def test_chunk_builder_lowers_the_drivers_chunk():
     """The abstract chunk (what an accelerator's sizing and the GPU check compile) has the
     driver's shapes: states [T, ...] and records [generations, T]."""
-    config, _ = ga_setup.check_setup(**SMALL_SETUP)
+    config, _ = setup(**SMALL_SETUP)
     lowered = ga_size.chunk_builder(config, 2)(7)
     states, metrics = lowered.out_info
     assert states.genes.shape == (2, 2, 12, 8) and metrics.best.shape == (7, 2)
@@ -234,7 +238,7 @@ def test_accelerator_chunk_sizes_the_chunk_from_the_compiled_builder():
     """The accelerator's route on the CPU with a synthetic target: the wanted chunk when the
     memory holds it, fewer generations per call when it does not, one line when even one
     generation of the population does not fit."""
-    config, _ = ga_setup.check_setup(**{**SMALL_SETUP, "pop": 64, "n": 16})
+    config, _ = setup(**{**SMALL_SETUP, "pop": 64, "n": 16})
     roomy = sizing.Target(10**9, 16, "test-roomy")
     assert ga_size.accelerator_chunk(config, 2, 8, 1, target=roomy) == 8
     one = sizing.footprint(ga_size.chunk_builder(config, 2)(1).compile())
@@ -325,6 +329,7 @@ def test_constrained_setting_errors(kwargs, words):
 def test_presets_give_the_measured_and_the_classic_settings():
     d = ga.preset_settings("default", "permutation")
     assert (d["pop"], d["tournament"], d["cxpb"], d["mutpb"]) == (10, 4, 0.2, 1.0)
+    assert "elite" not in d  # the steady state keeps no parents: no elite to give
     g = ga.preset_settings("default", "permutation", "generational")
     assert (g["pop"], g["tournament"], g["cxpb"], g["elite"]) == (20, 3, 0.2, 1)
     for encoding in ("permutation", "combination"):
@@ -556,23 +561,18 @@ def test_the_checkpoint_does_not_grow_with_generations_x_trials(tmp_path, monkey
 
 
 def test_the_memory_estimate_refuses_an_impossible_run_and_admits_the_paper_run(monkeypatch):
-    config, _ = ga_setup.check_setup(
+    config, _ = setup(
         n=64,
-        pop=10,
         generations=20_000,
         trials=10_000,
         encoding="permutation",
         scheme="steady",
         crossover="cut",
         mutation="swap",
+        pop=10,
         tournament=4,
         cxpb=0.2,
         mutpb=1.0,
-        indpb=0.0,
-        elite=0,
-        islands=1,
-        migrate_every=0,
-        migrants=1,
     )
     chunk = ga_size.default_chunk(config, 10_000, 20_000)
     paper = ga_size.memory_estimate(config, 10_000, 20_000, chunk)

@@ -111,13 +111,42 @@ def test_stats_anneal_defaults_are_the_presets():
     ],
 )
 def test_defect_28_10_ga_options_the_scheme_does_not_use(setting, given, needle):
+    run = {"scheme": "steady", "mutation": None, "islands": 1, "migrate_every": None, **setting}
     with pytest.raises(QueensError) as err:
-        S.resolve(S.GA, {"scheme": "steady", "islands": 1, **setting}, given, "evolve")
+        S.ga_unused(given, **run)
     assert needle in str(err.value)
-    ok = S.resolve(S.GA, {"scheme": "generational", "islands": 2, "migrate_every": 3}, {}, "evolve")
-    assert ok == {"elite": 1, "indpb": 0.0, "migrate_every": 0, "migrants": 1}
-    steady = S.resolve(S.GA, {"scheme": "steady", "preset": "classic"}, {}, "evolve")
-    assert steady["elite"] == 0
+    with pytest.raises(QueensError) as err:  # the same refusal, as the constructor makes it
+        S.ga_settings("default", "permutation", run.pop("scheme"), **{**run, **given})
+    assert needle in str(err.value)
+    ok = S.ga_settings(scheme="generational", islands=2, migrate_every=3)
+    assert (ok.elite, ok.indpb, ok.migrate_every, ok.migrants) == (1, 0.0, 3, 1)
+    assert not hasattr(S.ga_settings("classic"), "elite")  # an option the steady state lacks
+
+
+def test_ga_settings_are_one_frozen_class_per_scheme_checked_once():
+    g = S.ga_settings("classic", "combination", "generational", pop=30)
+    assert type(g) is S.GenerationalSettings and (g.pop, g.tournament, g.elite) == (30, 3, 1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        g.pop = 3  # type: ignore[misc]
+    base = {"preset": "default", "encoding": "permutation", "pop": 10, "tournament": 4}
+    base.update(cxpb=0.2, mutpb=1.0)
+    assert S.SteadySettings(**base) == S.ga_settings()
+    for change, needle in (
+        ({"pop": 1}, r"^pop = 1 is too small"),
+        ({"tournament": 11}, r"^pop = 10 is smaller than the tournament size 11"),
+        ({"cxpb": 1.5}, r"^cxpb = 1\.5 must lie in \[0, 1\]"),
+        ({"migrants": 10}, r"^migrants = 10 must lie in 1\.\.pop-1 \(9\)"),
+        ({"encoding": "binary"}, r"^encoding 'binary' is unknown"),
+        ({"tournament": 2.5}, r"^tournament must be an integer, got 2\.5"),
+    ):
+        with pytest.raises(QueensError, match=needle):
+            S.SteadySettings(**{**base, **change})  # made directly: checked the same
+    with pytest.raises(QueensError, match=r"^elite = 10 must lie in 0\.\.pop-1"):
+        S.GenerationalSettings(**base, elite=10)
+    with pytest.raises(QueensError, match=r"^scheme 'annealing' is unknown"):
+        S.ga_settings(scheme="annealing")
+    with pytest.raises(QueensError, match=r"^--preset 'nmof': use one of default, classic"):
+        S.ga_settings("nmof")
 
 
 @pytest.mark.parametrize(
