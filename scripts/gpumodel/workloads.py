@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxqueens.core import constellations, prefixes
-from jaxqueens.drivers import anneal_setup, ga_setup, ga_size
+from jaxqueens.drivers import anneal_setup, ga_setup, ga_size, settings
 from jaxqueens.drivers import complete as completing
 from jaxqueens.drivers import count as counting
 from jaxqueens.drivers import estimate as estimating
@@ -173,24 +173,13 @@ def evolve_executables(target: Target, place) -> list[Executable]:
     cases = [(encoding, "steady", pop, n) for encoding in ENCODINGS for pop in GA_POP for n in GA_N]
     cases += [("permutation", "generational", GA_POP[-1], n) for n in GA_N]  # DEAP's eaSimple
     for encoding, scheme, pop, n in cases:
-        steady = scheme == "steady"
         config, _ = ga_setup.check_setup(
+            settings.ga_settings("classic", encoding, scheme, pop=pop),  # (the classic rates)
             n=n,
-            pop=pop,
             generations=1000,
             trials=1,
-            encoding=encoding,
-            scheme=scheme,
             crossover=ga_crossover.DEFAULT_CROSSOVER[encoding],
             mutation=ga_mutation.DEFAULT_MUTATION[encoding],
-            tournament=5 if steady else 3,
-            cxpb=1.0 if steady else 0.5,
-            mutpb=1.0 if steady else 0.2,
-            indpb=0.0,
-            elite=0 if steady else 1,
-            islands=1,
-            migrate_every=0,
-            migrants=1,
         )
         want = ga_size.default_chunk(config, 1, 1000)
         out.append(
