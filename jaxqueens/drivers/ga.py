@@ -160,21 +160,11 @@ class EvolveResult:
         return (self.evaluations_total - gen0) / max(self.wall_total_s, 1e-12)
 
 
-CLASSIC = settings.GA_CLASSIC
-"""The classic settings (`--preset classic`): `GA_CLASSIC`."""
-DEFAULTS = settings.GA_DEFAULTS
-"""Tuned defaults (`--preset default`): `GA_DEFAULTS`."""
-PRESETS = settings.GA_PRESET_SETTINGS
-"""Named settings (`--preset`): `default` (tuned, `DEFAULTS`) and `classic`
-(`CLASSIC`); one table, `GA_PRESET_SETTINGS`, which the
-command line reads before JAX is imported."""
-
-
 def preset_settings(name: str, encoding: str = "permutation", scheme: str = "steady") -> dict:
     """What a preset gives a run: population, tournament, rates and (generational) elite.
 
     Args:
-      name: the preset (`PRESETS`).
+      name: the preset (`settings.GA_PRESET_SETTINGS`).
       encoding: "permutation" or "combination".
       scheme: "steady" or "generational".
 
@@ -182,7 +172,11 @@ def preset_settings(name: str, encoding: str = "permutation", scheme: str = "ste
       Those settings, encoding and scheme included, as `evolve` keywords.
     """
     settings.ga_settings(name, encoding, scheme)  # (a name unknown is refused)
-    return {"encoding": encoding, "scheme": scheme, **PRESETS[name][encoding][scheme]}
+    return {
+        "encoding": encoding,
+        "scheme": scheme,
+        **settings.GA_PRESET_SETTINGS[name][encoding][scheme],
+    }
 
 
 def evolve(
@@ -239,7 +233,7 @@ def evolve(
       control: progress and checkpoints (None: `RunControl()`): the checkpoint is written
         after whole chunks, periodically and on Ctrl-C.
       instance: a constrained instance; `toroidal`: queens attack modulo n.
-      preset: "default" or "classic" (`PRESETS`).
+      preset: "default" or "classic" (`settings.GA_PRESET_SETTINGS`).
       seconds: stop after the chunk that passes this much run time (compilation excluded).
       records: one of `ga_setup.RECORDS`.
       sink: receives every trial's records chunk by chunk (`jaxqueens.io.ga_history.HistoryStream`).
