@@ -336,8 +336,7 @@ def _need(ok, msg: str) -> None:
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SteadySettings:
     """The settings of a steady-state GA run, checked once (frozen); `ga_settings` makes them
-    from a preset. `indpb` is the swap and reset mutations' per-gene rate (0: one gene);
-    `migrate_every` (0: never) and `migrants`, the migration ring's of several islands."""
+    from a preset."""
 
     scheme: ClassVar[str] = "steady"
     preset: str  # the preset the values not given come from (`GA_PRESETS`)
@@ -346,10 +345,10 @@ class SteadySettings:
     tournament: int  # the selection's tournament size
     cxpb: float  # crossover rate
     mutpb: float  # mutation rate
-    indpb: float = 0.0
-    islands: int = 1
-    migrate_every: int = 0
-    migrants: int = 1
+    indpb: float = 0.0  # swap and reset mutations: per-gene rate (0: one gene)
+    islands: int = 1  # populations per trial
+    migrate_every: int = 0  # generations between migrations (0: never)
+    migrants: int = 1  # individuals each island sends along the ring
 
     def __post_init__(self) -> None:
         e = self.encoding
