@@ -3,6 +3,7 @@ init/step/run inside a user's jit, vmap over keys and over Params (one compile),
 and results equal to the drivers' on the same seeds (the exact families count and complete: equal
 to OEIS A000170 and to the drivers' counts, decisions and boards)."""
 
+import functools
 from pathlib import Path
 
 import chex
@@ -27,6 +28,22 @@ from jaxqueens.solvers import minconflicts as mc
 PROB079 = Path(__file__).resolve().parents[2] / "instances" / "prob079"  # shipped (CC BY 4.0)
 
 CONTRACT = ("Config", "Params", "default_params", "State", "Result", "init", "step", "run")
+
+
+# One compiled batch per kernel and Config, shared by every test that runs it (a new jax.jit of a
+# lambda compiles anew); Params are arguments, so other budgets or rates reuse the program.
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _chains(family, config, params, keys):
+    """``family.run`` of each key [B] with the same params."""
+    return jax.vmap(lambda k: family.run(k, config, params))(keys)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _exact(family, config, params, problems):
+    """``family.run`` (no key) of each problem [B] with the same params."""
+    return jax.vmap(lambda p: family.run(None, config, params, p))(problems)
+
+
 CHAIN_HOOKS = ("done", "result", "finish")
 
 
@@ -110,13 +127,15 @@ def test_vmap_over_params_compiles_once(name, family, config, params, sweep, val
     out = sweep_run(values, keys)
     chex.assert_shape(out.rows, (values.shape[0], 6, config.n))
     sweep_run(values[::-1], keys)  # new values: no new trace
-    # The reference: the same keys run with one value at a time, by one compiled function (run
-    # outside jit, each call compiled its while loop anew); its Params are arguments, as in
-    # sweep_run, so that each value is a separate call of the same program.
-    each = jax.jit(lambda keys, p: jax.vmap(lambda k: family.run(k, config, p))(keys))
-    for i, v in enumerate(np.asarray(values)):  # each row is the run with that value
-        one = each(keys, sweep(params, v))
-        chex.assert_trees_all_equal(jax.tree.map(lambda x, i=i: x[i], out), one)
+    # The reference: each key run alone with one value at a time, by the compiled run of
+    # test_typed_and_legacy_keys_agree (a new jax.jit of the same function reuses its program;
+    # outside jit, each call compiled its while loop anew); its Params are arguments.
+    run = jax.jit(family.run, static_argnums=1)
+    for i, v in enumerate(np.asarray(values)):  # each lane is the run of its key and value
+        p = sweep(params, v)
+        for j in range(keys.shape[0]):
+            lane = jax.tree.map(lambda x, i=i, j=j: x[i, j], out)
+            chex.assert_trees_all_equal(lane, run(keys[j], config, p))
 
 
 @pytest.mark.parametrize("name,family,config,params,sweep,values", FAMILIES, ids=IDS)
@@ -139,7 +158,7 @@ def test_minconflicts_run_equals_the_driver_chain_by_chain():
     config = res.config
     params = mc.default_params(config, max_steps=50)
     keys = base.chain_keys(jax.random.key(7), jnp.arange(20))
-    out = jax.jit(jax.vmap(lambda k: mc.run(k, config, params)))(keys)
+    out = _chains(mc, config, params, keys)
     np.testing.assert_array_equal(np.asarray(out.rows), res.run.rows)
     np.testing.assert_array_equal(np.asarray(out.steps), res.run.steps)
     np.testing.assert_array_equal(np.asarray(out.restarts), res.run.restarts)
@@ -150,7 +169,7 @@ def test_anneal_run_equals_the_driver_chain_by_chain():
     _, key = jax.random.split(jax.random.key(4))  # the driver's calibration takes the first half
     params = sls.Params(jnp.asarray(res.schedule))
     keys = base.chain_keys(key, jnp.arange(12))
-    out = jax.jit(jax.vmap(lambda k: sls.run(k, res.config, params)))(keys)
+    out = _chains(sls, res.config, params, keys)
     np.testing.assert_array_equal(np.asarray(out.rows), res.run.rows)
     np.testing.assert_array_equal(np.asarray(out.solved), res.run.solved)
     # steps is steps spent in the kernel and the driver alike; the best board's step is its own
@@ -166,7 +185,7 @@ def test_ga_run_equals_the_driver_trial_by_trial():
     res = jaxqueens.evolve(10, 30, generations, trials, seed=seed)
     params = ga.default_params(res.config, **res.params, generations=generations)
     keys = base.chain_keys(jax.random.key(seed), jnp.arange(trials))
-    out = jax.jit(jax.vmap(lambda k: ga.run(k, res.config, params)))(keys)
+    out = _chains(ga, res.config, params, keys)
     solved = res.first_solved >= 0
     np.testing.assert_array_equal(np.asarray(out.solved), solved)
     np.testing.assert_array_equal(
@@ -271,20 +290,20 @@ def test_count_run_over_the_problems_of_n_is_a000170_and_the_driver(n):
     """sum(weights * found) over problems(n) = Q(n) = the driver's total, at the driver's depth
     with the same tree edges (less one virtual edge per task the driver counts on the host)."""
     probs, params = _count_case(n)
-    out = jax.jit(jax.vmap(lambda p: count.run(None, probs.config, params, p)))(probs.tasks)
+    out = _exact(count, probs.config, params, probs.tasks)
     assert np.asarray(out.finished).all()
     assert count.total(out, probs.weights) == A000170[n]
     if n < 4:
         return
     deep = count.problems(n, n - 2)  # one-level tasks (one virtual edge each) from n = 5 on
     params = count.default_params(deep.config)
-    out = jax.jit(jax.vmap(lambda p: count.run(None, deep.config, params, p)))(deep.tasks)
+    out = _exact(count, deep.config, params, deep.tasks)
     assert count.total(out, deep.weights) == A000170[n]
     res = count_driver.count_solutions(n)
     assert res.total == A000170[n]
     probs = count.problems(n, res.depth)
     params = count.default_params(probs.config)
-    out = jax.jit(jax.vmap(lambda p: count.run(None, probs.config, params, p)))(probs.tasks)
+    out = _exact(count, probs.config, params, probs.tasks)
     assert count.total(out, probs.weights) == res.total
     real = np.asarray(probs.tasks.prefix)[:, 0] != 0  # virtual tasks start on an empty board
     assert int(_words(out.edges)[real].sum()) == res.edges
@@ -337,7 +356,7 @@ def test_count_scan_of_step_reaches_what_run_reports():
 
     finished, got = jax.vmap(scanned)(probs.tasks)
     assert np.asarray(finished).all()
-    want = jax.jit(jax.vmap(lambda p: count.run(None, config, params, p)))(probs.tasks)
+    want = _exact(count, config, params, probs.tasks)
     chex.assert_trees_all_equal(got, want)
 
 
@@ -366,7 +385,7 @@ def test_count_bad_arguments():
         count.problems(8, 7)
     probs, _ = _count_case(8)
     params = count.default_params(probs.config, budget=1)
-    out = jax.vmap(lambda p: count.run(None, probs.config, params, p))(probs.tasks)
+    out = _exact(count, probs.config, params, probs.tasks)
     with pytest.raises(ValueError, match="not finished"):
         count.total(out, probs.weights)
 
@@ -398,8 +417,7 @@ def _check_against_driver(models, mode, cap, out):
 @pytest.mark.parametrize("case", _complete_cases(), ids=lambda c: c[0])
 def test_complete_run_equals_the_driver(case):
     mode, config, problems, models = case
-    params = complete.default_params(config)
-    out = jax.jit(jax.vmap(lambda p: complete.run(None, config, params, p)))(problems)
+    out = _exact(complete, config, complete.default_params(config), problems)
     _check_against_driver(models, mode, config.cap, out)
 
 
@@ -410,8 +428,7 @@ def test_complete_run_on_shipped_prob079_instances_equals_the_driver(mode):
     models = [i.model for i in loaded]
     config = complete.Config(10, decide=mode == "decide")
     problems = complete.Problem(np.stack([complete.problem(m).allowed for m in models]))
-    params = complete.default_params(config)
-    out = jax.jit(jax.vmap(lambda p: complete.run(None, config, params, p)))(problems)
+    out = _exact(complete, config, complete.default_params(config), problems)
     assert {complete.STATUS[int(s)] for s in out.status} == {"SAT", "UNSAT"}  # both kinds
     _check_against_driver(models, mode, 0, out)
 
@@ -429,7 +446,7 @@ def test_complete_scan_of_step_reaches_what_run_reports(case):
 
     finished, got = jax.vmap(scanned)(problems)
     assert np.asarray(finished).all()
-    want = jax.jit(jax.vmap(lambda p: complete.run(None, config, params, p)))(problems)
+    want = _exact(complete, config, params, problems)
     chex.assert_trees_all_equal(got, want)
 
 
