@@ -57,12 +57,14 @@ def _params(config, **kw):
 # One function object per kernel: jit caches by function, so the reference and the with_jit
 # variant compile once between them, and every test of a Config shares one compile. A whole run
 # called outside jit compiles its while loop anew on every call and its initialisation op by op:
-# the tests compare against these compiled references (KernelVariantsTest runs without jit).
+# the tests compare against these compiled references (KernelVariantsTest runs without jit), and
+# its with_jit variants jit the same functions, so they reuse these programs.
 GENERATION = jax.jit(ga.generation, static_argnums=1)
 INIT = jax.jit(ga.init, static_argnums=1)
 STEP = jax.jit(ga.step, static_argnums=1)
 RUN = jax.jit(ga.run, static_argnums=1)
 FINISH = jax.jit(ga.finish, static_argnums=1)
+DONE = jax.jit(ga.done, static_argnums=1)
 
 
 def _state(config, seed=0, **kw):
@@ -80,7 +82,7 @@ class KernelVariantsTest(chex.TestCase):
     @parameterized.named_parameters(("permutation", STEADY), ("combination", COMBINATION))
     def test_init(self, config):
         params = _params(config)
-        state = self.variant(lambda key, p: ga.init(key, config, p))(jax.random.key(3), params)
+        state = self.variant(ga.init, static_argnums=1)(jax.random.key(3), config, params)
         chex.assert_shape(state.genes, (config.islands, config.pop, config.n))
         chex.assert_shape(state.fit, (config.islands, config.pop))
         chex.assert_shape(state.seed, (config.islands, 2))
@@ -105,7 +107,7 @@ class KernelVariantsTest(chex.TestCase):
     @parameterized.named_parameters(*CONFIGS)
     def test_generation(self, config):
         state, params = _state(config), _params(config)
-        new, m = self.variant(lambda s, p: ga.generation(s, config, p))(state, params)
+        new, m = self.variant(ga.generation, static_argnums=1)(state, config, params)
         chex.assert_trees_all_equal((new, m), GENERATION(state, config, params))
         chex.assert_trees_all_equal_shapes(new, state)
         k = config.sols_per_gen
@@ -148,22 +150,22 @@ class KernelVariantsTest(chex.TestCase):
     def test_step_and_run(self, config):
         params = _params(config, generations=12)
         key = jax.random.key(5)
-        result = self.variant(lambda k, p: ga.run(k, config, p))(key, params)
+        result = self.variant(ga.run, static_argnums=1)(key, config, params)
         chex.assert_shape([result.solved, result.steps, result.best], ())
         chex.assert_shape(result.rows, (config.n,))
         assert result.rows.dtype == jnp.int32
         s0 = INIT(key, config, params)  # the same trial, step by step to done
         s = s0
-        while not bool(ga.done(s, config, params)):
+        while not bool(DONE(s, config, params)):
             s = STEP(s, config, params)
         chex.assert_trees_all_equal(result, ga.result(s, config, params))
         assert int(result.steps) <= 12
         assert bool(result.solved) == (int(result.best) == 0)
         assert bool(result.solved) or int(result.steps) == 12
         assert checker.attacking_pairs(_np(result.rows)[None])[0] == int(result.best)
-        step = self.variant(lambda s, p: ga.step(s, config, p))
-        chex.assert_trees_all_equal(step(s, params), s)  # a no-op once done
-        chex.assert_trees_all_equal(step(s0, params), STEP(s0, config, params))
+        step = self.variant(ga.step, static_argnums=1)
+        chex.assert_trees_all_equal(step(s, config, params), s)  # a no-op once done
+        chex.assert_trees_all_equal(step(s0, config, params), STEP(s0, config, params))
 
 
 def test_run_stops_at_the_first_solved_generation():
