@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import arguments, checker, rng
+from jaxqueens.core import checker, rng
 from jaxqueens.core import constraints as cons
 from jaxqueens.core.board import as_board, as_size
 from jaxqueens.drivers import chains as driver
@@ -29,7 +29,7 @@ from jaxqueens.parallel.devices import local_device_count
 from jaxqueens.solvers import constrained as rules
 from jaxqueens.solvers import minconflicts
 from jaxqueens.solvers.base import chain_keys
-from jaxqueens.solvers.variants import INITS, MAX_BATCHED_N, MOVES, default_max_steps, solver_name
+from jaxqueens.solvers.variants import MAX_BATCHED_N
 
 
 @dataclasses.dataclass
@@ -143,116 +143,52 @@ def solve(
     budget = {"chains": chains, "solutions": solutions, "seconds": seconds}
     search = {"max_steps": max_steps, "init": init, "tabu": tabu, "seed": seed, "batch": batch}
     search.update(max_restarts=max_restarts, move=move, trace_steps=trace_steps)
-    c = _checked(n, budget, max_chains, search, start, instance, toroidal)
-    if c.n == 1 and c.mask is None:
-        return _solve_trivial(c.budget, c.seed, c.name, c.model, control)
-    config, params = _kernel_setup(c)
-    key = rng.seed_key(c.seed)
-    sized = c.budget.chains if solutions is None and seconds is None else None
-    chunk = c.batch or default_chunk(c.n, sized, c.max_steps)
+    p, s = _checked(n, budget, max_chains, search, start, instance, toroidal)
+    if p.n == 1 and p.mask is None:
+        return _solve_trivial(p.budget, s.seed, s.name, p.model, control)
+    config, params = _kernel_setup(p, s)
+    key = rng.seed_key(s.seed)
+    sized = p.budget.chains if solutions is None and seconds is None else None
+    chunk = s.batch or default_chunk(p.n, sized, s.max_steps)
     t0 = time.perf_counter()
     runner = minconflicts_runner.compile_runner(
-        key, config, params, chunk, c.start_rows, bounded=True, mask=c.mask
+        key, config, params, chunk, p.start_rows, bounded=True, mask=p.mask
     )
     compile_s = time.perf_counter() - t0
-    run = _run(c, runner, chunk, compile_s, control, command)
-    trace = None
-    if c.trace_steps > 0:
-        metrics = trace_chain(key, config, params, c.trace_steps, c.start_rows, c.mask)
-        trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
-    return SolveResult(run=run, summary=_summary(run, c, chunk), config=config, trace=trace)
-
-
-def _run(c, runner, chunk, compile_s, control, command):
-    """`solve`'s chains, run by the shared chain driver."""
-    return driver.run_chains(
+    run = driver.run_chains(
         runner,
-        c.n,
-        c.budget,
+        p.n,
+        p.budget,
         chunk,
         what="min-conflicts",
         compile_s=compile_s,
         control=control,
-        fingerprint=_fingerprint(command, c),
-        limits=f"at most {c.max_restarts + 1:,} attempts x {c.max_steps:,} steps a chain",
-        model=c.model,
-        solver=c.name,
+        fingerprint=_fingerprint(command, p, s),
+        limits=f"at most {s.max_restarts + 1:,} attempts x {s.max_steps:,} steps a chain",
+        model=p.model,
+        solver=s.name,
     )
+    trace = None
+    if s.trace_steps > 0:
+        metrics = trace_chain(key, config, params, s.trace_steps, p.start_rows, p.mask)
+        trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
+    return SolveResult(run=run, summary=_summary(run, p, s, chunk), config=config, trace=trace)
 
 
-class _Checked(NamedTuple):
-    """`solve`'s arguments, checked, with the defaults that depend on the problem filled in."""
+class _Problem(NamedTuple):
+    """`solve`'s problem, checked: the board, the instance, the budget and the start."""
 
     n: int
     model: cons.Constraints | None  # the constrained instance (None: a plain board)
     mask: rules.Mask | None  # its allowed squares
     budget: chains_types.Budget
-    seed: int
-    batch: int | None
-    max_steps: int
-    max_restarts: int
-    init: str
-    tabu: int
-    move: str
-    trace_steps: int
     start_rows: np.ndarray | None  # [n] the start board
-    name: str  # the solver's name in the outputs
 
 
 def _checked(
     n: int | None, budget: dict, max_chains, search: dict, start, instance, toroidal: bool
-) -> _Checked:
+) -> tuple[_Problem, solve_setup.SolveSettings]:
     """`solve`'s arguments checked in the order its errors are raised, defaults filled in."""
-    model, mask, n = _problem_setup(n, instance, toroidal, start)
-    max_restarts = search["max_restarts"]
-    if max_restarts is None:
-        max_restarts = (
-            solve_setup.SOLVE_DEFAULTS["max_restarts"]
-            if instance is None
-            else INSTANCE_MAX_RESTARTS
-        )
-    if instance is not None and max_chains is None and budget["seconds"] is None:
-        max_chains = budget["chains"] or INSTANCE_CHAINS  # it may have no solution: bounded
-    if mask is not None and start is not None:
-        raise QueensError(
-            "a constrained instance sets every chain's start itself; drop the start board (--file)"
-        )
-    checked_budget = chains_types.Budget(**budget, max_chains=max_chains)
-    checked_budget.check(n)
-    max_steps = search["max_steps"]
-    if max_steps is None:
-        max_steps = default_max_steps(n, plain=model is None)
-    seed = arguments.seed(search["seed"], "seed")
-    batch = arguments.integer(search["batch"], "batch", 1, optional=True)
-    max_steps = arguments.integer(max_steps, "max_steps", 1)
-    tabu = arguments.integer(search["tabu"], "tabu", 0)
-    max_restarts = arguments.integer(max_restarts, "max_restarts", 0)
-    trace_steps = arguments.integer(search["trace_steps"], "trace_steps", 0)
-    init, move = search["init"], search["move"]
-    arguments.choice(init, "init", INITS)
-    arguments.choice(move, "move", MOVES)
-    return _Checked(
-        n=n,
-        model=model,
-        mask=mask,
-        budget=checked_budget,
-        seed=seed,
-        batch=batch,
-        max_steps=max_steps,
-        max_restarts=max_restarts,
-        init=init,
-        tabu=tabu,
-        move=move,
-        trace_steps=trace_steps,
-        start_rows=_start_rows(start, n),
-        name=solver_name("minconflicts", init=init, tabu=tabu, move=move),
-    )
-
-
-def _problem_setup(
-    n: int | None, instance, toroidal: bool, start
-) -> tuple[cons.Constraints | None, rules.Mask | None, int]:
-    """`solve`'s instance model, its mask and the board size, checked (start board included)."""
     if isinstance(instance, cons.Constraints):
         solve_setup.check_instance_n(instance.n)  # before its n x n masks are built
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
@@ -263,64 +199,63 @@ def _problem_setup(
             f"n = {n} has no toroidal solution (toroidal queens exist only for n prime "
             "to 6: 1, 5, 7, 11, 13, ...; OEIS A051906); choose such an n"
         )
-    return model, mask, n
+    if instance is not None and max_chains is None and budget["seconds"] is None:
+        max_chains = budget["chains"] or INSTANCE_CHAINS  # it may have no solution: bounded
+    if mask is not None and start is not None:
+        raise QueensError(
+            "a constrained instance sets every chain's start itself; drop the start board (--file)"
+        )
+    checked_budget = chains_types.Budget(**budget, max_chains=max_chains)
+    checked_budget.check(n)
+    s = solve_setup.solve_settings(n, plain=model is None, instance=instance is not None, **search)
+    return _Problem(n, model, mask, checked_budget, _start_rows(start, n)), s
 
 
-def _kernel_setup(c: _Checked) -> tuple[minconflicts.Config, minconflicts.Params]:
+def _kernel_setup(
+    p: _Problem, s: solve_setup.SolveSettings
+) -> tuple[minconflicts.Config, minconflicts.Params]:
     """The kernel's static `Config` and its `Params` for `solve`'s checked settings."""
     try:
         config = minconflicts.Config(
-            n=c.n,
-            init=c.init,
-            tabu=c.tabu,
-            move=c.move,
+            n=p.n,
+            init=s.init,
+            tabu=s.tabu,
+            move=s.move,
             keep_best=True,
-            toroidal=c.model is not None and c.model.toroidal,
-            constrained=c.mask is not None,
+            toroidal=p.model is not None and p.model.toroidal,
+            constrained=p.mask is not None,
         )
         params = minconflicts.default_params(
-            config, max_steps=c.max_steps, max_restarts=c.max_restarts
+            config, max_steps=s.max_steps, max_restarts=s.max_restarts
         )
     except ValueError as err:
         raise QueensError(str(err)) from None
     return config, params
 
 
-def _fingerprint(command: str, c: _Checked) -> dict:
+def _fingerprint(command: str, p: _Problem, s: solve_setup.SolveSettings) -> dict:
     """The settings a checkpoint of `solve` must match to be resumed."""
-    fingerprint = {
-        "command": command,
-        "solver": "min-conflicts",
-        "init": c.init,
-        "tabu": c.tabu,
-        "max_steps": c.max_steps,
-        "seed": c.seed,
-        "max_restarts": c.max_restarts,
-        "move": c.move,
-        "start": None if c.start_rows is None else c.start_rows.tolist(),
-    }
-    if c.model is not None:  # the default run's fingerprint is unchanged
-        fingerprint["instance"] = c.model.to_dict()
+    start_rows = None if p.start_rows is None else p.start_rows.tolist()
+    fingerprint = {"command": command, "solver": "min-conflicts", **s.search(), "start": start_rows}
+    if p.model is not None:  # the default run's fingerprint is unchanged
+        fingerprint["instance"] = p.model.to_dict()
     return fingerprint
 
 
-def _summary(run: chains_types.ChainRun, c: _Checked, chunk: int) -> dict:
+def _summary(
+    run: chains_types.ChainRun, p: _Problem, s: solve_setup.SolveSettings, chunk: int
+) -> dict:
     """`solve`'s summary: the run's figures and its settings (the instance's status with one)."""
     summary = chains_types.summarize(
         run,
-        solver=c.name,
-        init=c.init,
-        tabu=c.tabu,
-        max_steps=c.max_steps,
-        max_restarts=c.max_restarts,
-        move=c.move,
-        seed=c.seed,
+        solver=s.name,
+        **s.search(),
         chunk=chunk,
         backend=jax.default_backend(),
         devices=local_device_count(),
     )
-    if c.model is not None:
-        summary.update(instance=c.model.to_dict(), status="SAT" if run.solved.any() else "unknown")
+    if p.model is not None:
+        summary.update(instance=p.model.to_dict(), status="SAT" if run.solved.any() else "unknown")
     return summary
 
 

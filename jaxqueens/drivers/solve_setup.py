@@ -2,17 +2,20 @@
 fills in, and the options a path refuses.
 
 `solve_path` picks the path (batched min-conflicts, the large-n path, or backtracking) and
-`solve_setting` checks the options given for it once, before JAX is imported.
+`solve_setting` checks the options given for it once, before JAX is imported. `SolveSettings`
+(`solve_settings`: with the problem's defaults) are `jaxqueens.solve`'s search settings.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
 
+from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
-from jaxqueens.solvers.variants import MAX_BATCHED_N, default_max_steps
+from jaxqueens.solvers.variants import INITS, MAX_BATCHED_N, MOVES, default_max_steps, solver_name
 
 # --- solve: how many chains, which path, how large a kernel call ---------------------------------
 
@@ -130,18 +133,78 @@ def check_solvable(n: int) -> None:
 
 # --- solve: min-conflicts (batched, large-n) and backtracking ----------------------------------
 
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SolveSettings:
+    """The search settings of a min-conflicts run (`jaxqueens.solve`), checked once (frozen;
+    the checked values replace those given). `solve_settings` fills in the defaults that depend
+    on the problem (`max_steps`, `max_restarts`)."""
+
+    init: str = "permutation"  # the initial boards (`INITS`)
+    tabu: int = 0  # plateau memory (0: off)
+    max_steps: int  # steps per attempt before a restart
+    max_restarts: int = 1_000_000  # restarts before a chain gives up (0: one attempt)
+    move: str = "minconflicts"  # the row choice (`MOVES`)
+    seed: int = 0  # chain i uses `fold_in(key(seed), i)`
+    batch: int | None = None  # chains per kernel call (None: sized from n and the budget)
+    trace_steps: int = 0  # steps of chain 0 traced for the plots (0: none)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seed", arguments.seed(self.seed, "seed"))
+        object.__setattr__(self, "batch", arguments.integer(self.batch, "batch", 1, optional=True))
+        for name, lo in (("max_steps", 1), ("tabu", 0), ("max_restarts", 0), ("trace_steps", 0)):
+            object.__setattr__(self, name, arguments.integer(getattr(self, name), name, lo))
+        arguments.choice(self.init, "init", INITS)
+        arguments.choice(self.move, "move", MOVES)
+
+    def search(self) -> dict[str, Any]:
+        """The settings the chains depend on (not `batch`, `trace_steps`), by name, in order:
+        what the summary and a checkpoint record.
+
+        Returns:
+          The settings by name.
+        """
+        return {
+            k: v for k, v in dataclasses.asdict(self).items() if k not in ("batch", "trace_steps")
+        }
+
+    @property
+    def name(self) -> str:
+        """The solver's name in the outputs (`solver_name`)."""
+        return solver_name("minconflicts", init=self.init, tabu=self.tabu, move=self.move)
+
+
+INSTANCE_MAX_RESTARTS = 99
+"""`--instance`: default restarts per chain (an instance may have no solution: a bounded job)."""
 SOLVE_DEFAULTS: dict[str, Any] = {
-    "init": "permutation",
-    "tabu": 0,
-    "seed": 0,
-    "max_restarts": 1_000_000,
-    "move": "minconflicts",
+    f.name: f.default
+    for f in dataclasses.fields(SolveSettings)
+    if f.name in ("init", "tabu", "seed", "max_restarts", "move")
 }
 """`solve`: defaults of the options that only some paths use (the parser leaves them None);
 `--maxsteps` depends on n and the path (`solve_setting`)."""
 
-INSTANCE_MAX_RESTARTS = 99
-"""`--instance`: default restarts per chain (an instance may have no solution: a bounded job)."""
+
+def solve_settings(n: int, *, plain: bool = True, instance: bool = False, **given) -> SolveSettings:
+    """The settings of a min-conflicts run, with the defaults its problem takes.
+
+    Args:
+      n: board size (checked).
+      plain: a plain board (else toroidal or constrained: `default_max_steps`'s classic period).
+      instance: a constrained instance (restarts `INSTANCE_MAX_RESTARTS` unless given).
+      **given: the fields of `SolveSettings`; `max_steps` and `max_restarts` None or left out
+        take the problem's defaults (`default_max_steps`; 1,000,000 or `INSTANCE_MAX_RESTARTS`).
+
+    Returns:
+      The settings, checked.
+    """
+    if given.get("max_restarts") is None:
+        given["max_restarts"] = INSTANCE_MAX_RESTARTS if instance else SolveSettings.max_restarts
+    if given.get("max_steps") is None:
+        given["max_steps"] = default_max_steps(n, plain=plain)
+    return SolveSettings(**given)
+
+
 INSTANCE_CHAINS = 100
 """`--instance`: default chains run."""
 

@@ -247,6 +247,38 @@ def test_solve_setting_refuses_in_one_line(given, path, needle):
         solve_setup.solve_setting(1000, given, path)
 
 
+def test_solve_settings_fill_the_problems_defaults_and_are_checked_once():
+    plain = solve_setup.solve_settings(8, seed=3)
+    assert (plain.max_steps, plain.max_restarts) == (variants.default_max_steps(8), 1_000_000)
+    inst = solve_setup.solve_settings(8, plain=False, instance=True, max_steps=None)
+    assert inst.max_steps == variants.default_max_steps(8, plain=False)
+    assert inst.max_restarts == solve_setup.INSTANCE_MAX_RESTARTS
+    given = solve_setup.solve_settings(8, instance=True, max_steps=7, max_restarts=0, tabu=2)
+    assert (given.max_steps, given.max_restarts, given.name) == (7, 0, "mc-tabu")
+    # what the summary and a checkpoint record, in the summary's order
+    assert list(plain.search()) == ["init", "tabu", "max_steps", "max_restarts", "move", "seed"]
+    assert solve_setup.SOLVE_DEFAULTS == {
+        "init": "permutation",
+        "tabu": 0,
+        "max_restarts": 1_000_000,
+        "move": "minconflicts",
+        "seed": 0,
+    }
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plain.seed = 4  # type: ignore[misc]
+    for bad, needle in (
+        ({"seed": -1}, "seed must be at least 0"),
+        ({"batch": 0}, "batch must be at least 1"),
+        ({"max_steps": 2.0}, "max_steps must be an integer"),
+        ({"tabu": -1}, "tabu must be at least 0"),
+        ({"trace_steps": -1}, "trace_steps must be at least 0"),
+        ({"init": "nope"}, "init 'nope' is unknown"),
+        ({"move": "nope"}, "move 'nope' is unknown"),
+    ):
+        with pytest.raises(QueensError, match=needle):
+            solve_setup.solve_settings(8, **bad)
+
+
 def test_solve_path():
     assert solve_setup.solve_path(8, {"method": "backtrack"}) == "backtrack"
     assert solve_setup.solve_path(8, {"mode": "large"}) == "large"
