@@ -203,21 +203,23 @@ def allowed_completions(n, allow, col, cols, ld, rd):
     return total
 
 
+@functools.partial(jax.jit, static_argnums=2)
+def _resume(item, budget, config):
+    """One call of ``budget`` edges on a packed item (unpack, walk, pack): one compile per
+    Config, shared by every search of that Config whatever the budget."""
+    state, table = count_kernel.unpack(item, config)
+    walked, taken = count_kernel.walk(state, table, count_kernel.Params(budget), config)
+    return count_kernel.pack(walked), taken
+
+
 def searched(config, items, budget=count_kernel.MAX_BUDGET):
     """Each item searched to the end by calls of ``budget`` edges (unpack, walk, pack, resume):
     completions and edges per item, and the calls made."""
-    run = jax.jit(
-        lambda item, b: (
-            lambda st: (lambda out: (count_kernel.pack(out[0]), out[1]))(
-                count_kernel.walk(st[0], st[1], count_kernel.Params(b), config)
-            )
-        )(count_kernel.unpack(item, config))
-    )
     found, edges, calls = [], [], 0
     for item in items:
         item, c, e = item.copy(), 0, 0
         while item[0] != count_kernel.DONE:
-            state, taken = run(item, np.int32(budget))
+            state, taken = _resume(item, np.int32(budget), config)
             state, calls = np.asarray(state), calls + 1
             assert 0 <= int(taken) <= budget and state[1] <= taken
             c, e = c + int(state[1]), e + int(taken)
