@@ -4,6 +4,7 @@ step / run under jit, vmap (keys and Params) and scan, dynamic counts, user oper
 Batches of trials (lockstep, chunks, devices) are tested in tests/parallel/test_trials.py, and
 the driver's records in tests/drivers/test_ga.py."""
 
+import ast
 import functools
 import re
 from pathlib import Path
@@ -706,10 +707,18 @@ def test_the_python_guide_ga_kernel_example_runs():
     guide = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "python.md").read_text()
     block = next(b for b in re.findall(r"```python\n(.*?)```", guide, re.S) if "solvers.ga" in b)
     scope: dict = {}
-    exec(compile(block, "docs/guides/python.md", "exec"), scope)
-    result, sweep, jnp_ = scope["result"], scope["sweep"], scope["jnp"]
+    swept = []  # the example's own sweep call and result (called again, it searched anew)
+    for stmt in ast.parse(block).body:  # one statement at a time, as the whole block
+        code = compile(ast.Module([stmt], []), "docs/guides/python.md", "exec")
+        exec(code, scope)
+        if getattr(stmt, "name", None) == "sweep":
+            fn = scope["sweep"]
+            scope["sweep"] = lambda *a, fn=fn: swept.append((a, fn(*a))) or swept[-1][1]
+    result, jnp_ = scope["result"], scope["jnp"]
     assert bool(result.solved) and checker.are_solutions(np.asarray(result.rows)[None])[0]
-    out = sweep(jax.random.key(1), jnp_.linspace(0.05, 0.4, 8))
+    (((key, rates), out),) = swept  # the example swept once, with the test's former arguments
+    assert (jax.random.key_data(key) == jax.random.key_data(jax.random.key(1))).all()
+    np.testing.assert_array_equal(rates, jnp_.linspace(0.05, 0.4, 8))
     chex.assert_shape(out.rows, (8, 20))
     mine = scope["mine"]
     assert mine.fitness is scope["diagonal_pairs"]
