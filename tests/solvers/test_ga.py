@@ -248,7 +248,7 @@ class KernelTracesTest(chex.TestCase):
         rates = jnp.linspace(0.05, 0.4, 8, dtype=jnp.float32)
         out = sweep(jax.random.key(0), config, rates)
         chex.assert_shape(out.rows, (8, 8))
-        sweep(jax.random.key(1), config, rates[::-1])  # other rates: no retrace
+        jax.block_until_ready(sweep(jax.random.key(1), config, rates[::-1]))  # no retrace
         keys = jax.random.split(jax.random.key(0), 8)
         for i in (0, 5):  # each lane is the run of its own rate
             one = RUN(keys[i], config, base._replace(mutpb=rates[i]))
