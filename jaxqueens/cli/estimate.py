@@ -209,9 +209,9 @@ def cmd_estimate(args) -> int:
     sizes = parse_sizes(args.n or positional or "27")
     probes = args.probes  # a float (2e4); checked (nan, inf, < 1) before JAX is imported
     for n in sizes:
-        estimate_setup.check_estimate(n, probes, args.level, args.seed)
-        if args.depth is not None:
-            estimate_setup.check_depth(args.depth, n)
+        estimate_setup.estimate_settings(
+            n, probes=probes, depth=args.depth, seed=args.seed, level=args.level
+        )
     resume = _checkpoints(args)
     writing.prepare_out(args.out)
     options.claim_out(args.out, resume=resume)

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.core import arguments, prefixes
+from jaxqueens.core import prefixes
 from jaxqueens.core.board import as_size
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import estimate_setup, settings
@@ -176,27 +176,27 @@ def estimate(
     With several processes (`jax.distributed`), call c runs on process `c % P` and every
     process adds all calls' sums in call order, so the estimate equals a single-process run.
     """
-    n, probes, level, seed = estimate_setup.check_estimate(as_size(n), probes, level, seed)
-    probes = sizing.sizes().estimator_probes if probes is None else probes
-    lanes = arguments.integer(lanes, "lanes", 1, optional=True)
-    depth = default_depth(n, probes) if depth is None else estimate_setup.check_depth(depth, n)
+    n = as_size(n)
+    given = {"probes": probes, "depth": depth, "seed": seed, "level": level, "lanes": lanes}
+    s = estimate_setup.estimate_settings(n, **given)
+    probes = sizing.sizes().estimator_probes if s.probes is None else s.probes
+    depth = default_depth(n, probes) if s.depth is None else s.depth
     masks64, top = prefixes.expand(n, depth, reserve=functools.partial(_reserve, n, depth))
     strata = len(masks64)
     estimate_setup.check_strata(probes, strata, depth, n)
     exact = A000170.get(n)
     if strata == 0 or depth == n:  # all dead above, or every walk enumerated
-        return _enumerated(n, strata, depth, top, level, exact)
+        return _enumerated(n, strata, depth, top, s.level, exact)
     devices = backend.local_device_count()
-    if lanes is None:
-        lanes = (
-            LANES_PER_CALL
-            if not backend.is_accelerator()
-            else accelerator_lanes(n, depth, strata, probes, devices)
-        )
-    run = Calls.compile(n, depth, masks64, probes, lanes, seed, devices)
-    keys = {"n": n, "probes": probes, "depth": depth, "seed": seed}
+    lanes = s.lanes or (
+        LANES_PER_CALL
+        if not backend.is_accelerator()
+        else accelerator_lanes(n, depth, strata, probes, devices)
+    )
+    run = Calls.compile(n, depth, masks64, probes, lanes, s.seed, devices)
+    keys = {"n": n, "probes": probes, "depth": depth, "seed": s.seed}
     acc, m, stopped, seconds = run.sweep(keys, RunControl() if control is None else control)
-    return _estimated(n, depth, top, level, exact, acc, m, seconds, run.compile_s, stopped)
+    return _estimated(n, depth, top, s.level, exact, acc, m, seconds, run.compile_s, stopped)
 
 
 def _estimated(

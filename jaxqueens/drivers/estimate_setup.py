@@ -1,12 +1,15 @@
 """The settings of `jaxqueens estimate` (Knuth's estimator), JAX-free: the fewest probes in all
-and per stratum for an interval that holds its level, and the checks of n, probes, level, depth.
+and per stratum for an interval that holds its level, and `EstimateSettings` (checked against the
+board by `estimate_settings`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from jaxqueens.core import arguments
+from jaxqueens.drivers.settings import CONFIDENCE
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers.variants import ESTIMATE_MAX_N
 
@@ -18,18 +21,49 @@ ESTIMATE_MIN_PER_STRATUM = 4
 fewer, each stratum's variance and skewness are too rough for the interval to hold its level."""
 
 
-def check_estimate(n, probes, level, seed) -> tuple:
-    """The settings of Knuth's estimator, checked.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EstimateSettings:
+    """The settings of Knuth's estimator (`jaxqueens.estimate`), checked once (frozen; the checked
+    values replace those given; `estimate_settings`: `depth` against the board too). None: the
+    driver's default (`probes`, `lanes`: the backend's; `depth`: `default_depth`)."""
+
+    probes: int | None = None  # probes in all, at least ESTIMATE_MIN_PROBES (a float taken whole)
+    level: float = CONFIDENCE  # the intervals' confidence, in (0, 1)
+    seed: int = 0  # call c of a run uses the stream `call_seed(seed, c)`
+    lanes: int | None = None  # about this many probes per kernel call
+    depth: int | None = None  # levels enumerated exactly, 0..n (0: Knuth's plain estimator)
+
+    def __post_init__(self) -> None:
+        probes = self.probes
+        if probes is not None:
+            real = isinstance(probes, (int, float)) and not isinstance(probes, bool)
+            real = real or arguments.is_integer(probes)
+            if not real or not math.isfinite(float(probes)):
+                raise QueensError(f"--probes must be a positive number like 1e7, got {probes!r}")
+            probes = int(probes)
+            if probes < ESTIMATE_MIN_PROBES:
+                raise QueensError(
+                    f"--probes must be at least {ESTIMATE_MIN_PROBES} for an interval that holds "
+                    f"its level, got {probes:,}; give --probes {ESTIMATE_MIN_PROBES} or more, or "
+                    "leave it out"
+                )
+        level = arguments.real(self.level, "level", 0.0, 1.0, lo_open=True, hi_open=True)
+        object.__setattr__(self, "probes", probes)
+        object.__setattr__(self, "level", level)
+        object.__setattr__(self, "seed", arguments.seed(self.seed, "seed"))
+        object.__setattr__(self, "lanes", arguments.integer(self.lanes, "lanes", 1, optional=True))
+        object.__setattr__(self, "depth", arguments.integer(self.depth, "depth", 0, optional=True))
+
+
+def estimate_settings(n: int, **given) -> EstimateSettings:
+    """The settings of Knuth's estimator on an n-board, checked.
 
     Args:
       n: board size, in 1..ESTIMATE_MAX_N.
-      probes: probes, at least `ESTIMATE_MIN_PROBES` (a float such as 1e7 is taken whole), or
-        None.
-      level: the interval's confidence, in (0, 1).
-      seed: random seed.
+      **given: the fields of `EstimateSettings`.
 
     Returns:
-      `(n, probes or None, level, seed)`.
+      The settings, checked (`depth` within `0..n`).
     """
     n = arguments.integer(n, "n", 1)
     if n > ESTIMATE_MAX_N:
@@ -37,20 +71,13 @@ def check_estimate(n, probes, level, seed) -> tuple:
             f"n = {n} is outside 1..{ESTIMATE_MAX_N} (the walks keep two 32-bit words); "
             f"use -n between 1 and {ESTIMATE_MAX_N}"
         )
-    if probes is not None:
-        real = isinstance(probes, (int, float)) and not isinstance(probes, bool)
-        real = real or arguments.is_integer(probes)
-        if not real or not math.isfinite(float(probes)):
-            raise QueensError(f"--probes must be a positive number like 1e7, got {probes!r}")
-        probes = int(probes)
-        if probes < ESTIMATE_MIN_PROBES:
-            raise QueensError(
-                f"--probes must be at least {ESTIMATE_MIN_PROBES} for an interval that holds its "
-                f"level, got {probes:,}; give --probes {ESTIMATE_MIN_PROBES} or more, or leave it "
-                "out"
-            )
-    level = arguments.real(level, "level", 0.0, 1.0, lo_open=True, hi_open=True)
-    return n, probes, level, arguments.seed(seed, "seed")
+    settings = EstimateSettings(**given)
+    if settings.depth is not None and settings.depth > n:
+        raise QueensError(
+            f"--depth {settings.depth} is deeper than the board (n = {n}): give --depth 0 (the "
+            f"plain estimator) to {n} (every walk enumerated), or leave it out"
+        )
+    return settings
 
 
 def check_strata(probes: int, strata: int, depth: int, n: int) -> None:
@@ -72,24 +99,3 @@ def check_strata(probes: int, strata: int, depth: int, n: int) -> None:
             f"{ESTIMATE_MIN_PER_STRATUM}: give --probes {need} or more, or a smaller --depth "
             "(or leave --depth out)"
         )
-
-
-def check_depth(depth: int, n: int) -> int:
-    """Knuth's estimator's `--depth` (levels enumerated exactly), checked against the size.
-
-    Args:
-      depth: the levels to enumerate; n: the board size.
-
-    Returns:
-      `depth`, an int in `0..n`.
-
-    Raises:
-      QueensError: naming --depth, the size and the range to pick from.
-    """
-    depth = arguments.integer(depth, "depth", 0)
-    if depth > n:
-        raise QueensError(
-            f"--depth {depth} is deeper than the board (n = {n}): give --depth 0 (the plain "
-            f"estimator) to {n} (every walk enumerated), or leave it out"
-        )
-    return depth

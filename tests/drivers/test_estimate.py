@@ -280,3 +280,17 @@ def test_defect_the_accelerator_call_was_lowered_with_a_32_bit_seed():
     with the call's uint32 [2] seed, the one the CPU path passes."""
     lowered = E.call_builder(8, 1, 8, 1024)(256)
     assert "tensor<2xui32>" in lowered.as_text()
+
+
+def test_estimate_settings_are_checked_once_in_the_order_given():
+    """`EstimateSettings` checks probes, level, seed, lanes and depth in that order (a float's
+    probes taken whole); `estimate_settings` checks n first and depth against the board last."""
+    s = estimate_setup.estimate_settings(8, probes=2e4, depth=8)
+    assert (s.probes, s.depth, s.seed, s.level, s.lanes) == (20_000, 8, 0, 0.95, None)
+    bad = {"probes": math.nan, "level": 1.0, "seed": -1, "lanes": 0, "depth": 9}
+    for name, pattern in [("n", r"n = 65"), *((k, k) for k in bad)]:
+        with pytest.raises(QueensError, match=pattern):
+            estimate_setup.estimate_settings(8 if name != "n" else 65, **bad)
+        bad.pop(name, None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.probes = 1  # type: ignore[misc]
