@@ -127,7 +127,7 @@ def test_vmap_over_params_compiles_once(name, family, config, params, sweep, val
     out = sweep_run(values, keys)
     chex.assert_shape(out.rows, (values.shape[0], 6, config.n))
     back = sweep_run(values[::-1], keys)  # new values: no new trace; awaited, the same lanes
-    chex.assert_trees_all_equal(back, jax.tree.map(lambda x: x[::-1], out))
+    chex.assert_trees_all_equal(back, jax.tree.map(lambda x: np.asarray(x)[::-1], out))
     # The reference: each key run alone with one value at a time, by the compiled run of
     # test_typed_and_legacy_keys_agree (a new jax.jit of the same function reuses its program;
     # outside jit, each call compiled its while loop anew); its Params are arguments.
@@ -328,7 +328,7 @@ def test_count_vmap_over_params_compiles_once_and_resume_reaches_the_same_total(
     out = sweep(budgets, tasks)
     chex.assert_shape(out.found, (4, len(probs.weights), 2))
     back = sweep(budgets[::-1], tasks)  # new values: no new trace; awaited, the same lanes
-    chex.assert_trees_all_equal(back, jax.tree.map(lambda x: x[::-1], out))
+    chex.assert_trees_all_equal(back, jax.tree.map(lambda x: np.asarray(x)[::-1], out))
     edges = _words(out.edges)
     assert (edges <= np.asarray(budgets)[:, None]).all()
     assert np.asarray(out.finished[-1]).all() and not np.asarray(out.finished[0]).all()
@@ -469,7 +469,7 @@ def test_complete_vmap_over_params_compiles_once_and_resume_reaches_the_same_ans
     out = sweep(budgets, problems)
     chex.assert_shape(out.rows, (3, len(models), 8))
     back = sweep(budgets[::-1], problems)  # new values: no new trace; awaited, the same lanes
-    chex.assert_trees_all_equal(back, jax.tree.map(lambda x: x[::-1], out))
+    chex.assert_trees_all_equal(back, jax.tree.map(lambda x: np.asarray(x)[::-1], out))
     assert (np.asarray(out.steps) <= np.asarray(budgets)[:, None]).all()
     assert complete.STATUS[int(out.status[0, 0])] == "unknown"  # 3 edges: no answer yet
     full = jax.tree.map(lambda x: x[-1], out)
