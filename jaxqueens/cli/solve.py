@@ -9,6 +9,7 @@ the options, the constrained boards and the outputs.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -79,8 +80,8 @@ def _add_budget_options(p) -> None:
 
 def _add_search_options(p) -> None:
     """The search options (defaults filled in by the path that uses them) and --show-initial."""
-    # Defaults of the options below are filled in by drivers.solve_setup.solve_setting (None: not
-    # given), so that a path that does not use an option can refuse it instead of ignoring it.
+    # Their defaults are filled in by drivers.solve_setup (None: not given), so that a path
+    # that does not use an option can refuse it instead of ignoring it.
     p.add_argument(
         "--maxsteps",
         type=int,
@@ -191,38 +192,31 @@ def cmd_solve(args) -> int:
     path = solve_setup.solve_path(n, vars(args))
     if path != "backtrack":  # the drivers' check, before JAX is imported
         solve_setup.check_solvable(n)
-    setting = solve_setup.solve_setting(n, vars(args), path)
-    provenance.settle(
-        path=path, **{k: setting.get(k) for k in ("seed", "maxsteps", "max_restarts", "init")}
-    )
-    if path == "batched":
-        provenance.settle(**{k: setting.get(k) for k in ("tabu", "move")})
+    if path != "batched":
+        setting = solve_setup.solve_setting(vars(args), path)
+        provenance.settle(
+            path=path, **{k: setting.get(k) for k in ("seed", "maxsteps", "max_restarts", "init")}
+        )
+        writing.prepare_out(args.out or args.resume, need=_out_bytes(args, n))
+        return _cmd_large(args, n, setting) if path == "large" else _cmd_backtrack(args, n)
+    settings, capped = solve_setup.batched_setting(n, vars(args))
+    provenance.settle(path=path, seed=settings.seed, maxsteps=settings.max_steps)
+    provenance.settle(**{k: getattr(settings, k) for k in ("max_restarts", "init", "tabu", "move")})
     writing.prepare_out(args.out or args.resume, need=_out_bytes(args, n))
-    if args.method == "backtrack":
-        return _cmd_backtrack(args, n)
-    if path == "large":
-        return _cmd_large(args, n, setting)
     checkpoint, resume = options.checkpoint_target(args)
-    chains, max_chains = _chain_budget(args, n, instance, setting)
+    chains, max_chains = _chain_budget(args, n, instance, capped)
     provenance.settle(chains=chains, max_chains=max_chains)
     if args.show_initial:
-        _show_initial(setting, n, start)
+        _show_initial(settings, n, start)
     result = mcsolve.solve(
         n,
         chains,
         solutions=args.solutions,
         seconds=args.time,
-        max_steps=setting["maxsteps"],
-        init=setting["init"],
-        tabu=setting["tabu"],
-        seed=setting["seed"],
-        batch=args.batch,
         start=start,
-        max_restarts=setting["max_restarts"],
-        move=setting["move"],
         max_chains=max_chains,
-        trace_steps=min(setting["maxsteps"], 100_000) if args.plot else 0,
         control=options.control(args, checkpoint, resume),
+        **dataclasses.asdict(settings),
         **(
             {"instance": instance, "toroidal": args.toroidal}
             if instance is not None
@@ -236,7 +230,7 @@ def cmd_solve(args) -> int:
     provenance.settle(batch=result.summary.get("chunk"))
     with writing.final_write(args.out):
         logs.log("summary", **result.summary)
-        _print_summary(result, n, args, setting)
+        _print_summary(result, n, args, settings)
         if args.out and is_writer():
             _write_outputs(result, n, args)
         return 0 if result.run.solved_count else 1
@@ -259,7 +253,7 @@ def _checked_start(args):
     return start, instance
 
 
-def _chain_budget(args, n: int, instance, setting: dict) -> tuple[int | None, int | None]:
+def _chain_budget(args, n: int, instance, capped: bool) -> tuple[int | None, int | None]:
     """(chains to solve, chains to run) of a batched `solve`: a capped run runs its chains."""
     given = args.chains is not None or args.solutions or args.time
     chains = (
@@ -270,12 +264,12 @@ def _chain_budget(args, n: int, instance, setting: dict) -> tuple[int | None, in
         else solve_setup.default_chains(n)
     )
     max_chains = None
-    if setting["capped"]:  # chains are run, not awaited (a bounded job)
+    if capped:  # chains are run, not awaited (a bounded job)
         chains, max_chains = None, chains
     return chains, max_chains
 
 
-def _print_summary(result, n: int, args, setting: dict) -> None:
+def _print_summary(result, n: int, args, settings: solve_setup.SolveSettings) -> None:
     """`solve`'s lines on standard output: the run's figures, the instance's status, a board."""
     s, run = result.summary, result.run  # printed from the run itself (the summary's source)
     st = {k: "-" if v is None else f"{v:g}" for k, v in run.step_quantiles().items()}
@@ -305,7 +299,7 @@ def _print_summary(result, n: int, args, setting: dict) -> None:
             f"{run.stopped_by} budget"
         )
     if run.chains - run.solved_count:
-        print(_no_solution_line(run, setting))
+        print(_no_solution_line(run, settings, args.out))
     if s.get("status") == "unknown" and args.instance:
         print(
             f"instance {args.instance}: unknown (no chain solved it; local search proves no "
@@ -330,7 +324,7 @@ def _write_outputs(result, n: int, args) -> None:
     print(f"wrote {', '.join(p.name for p in written)} to {out}")
 
 
-def _no_solution_line(run, setting: dict) -> str:
+def _no_solution_line(run, settings: solve_setup.SolveSettings, out) -> str:
     """One line for the chains that ended unsolved: steps spent, the limits, the best board."""
     unsolved = ~run.solved
     steps = int(run.steps[unsolved].sum())
@@ -338,12 +332,12 @@ def _no_solution_line(run, setting: dict) -> str:
     why = (
         "the --time budget ran out"
         if run.unfinished_count
-        else f"each gave up after {setting['max_restarts'] + 1:,} attempt"
-        f"{'s' * (setting['max_restarts'] > 0)} of {setting['maxsteps']:,} steps"
+        else f"each gave up after {settings.max_restarts + 1:,} attempt"
+        f"{'s' * (settings.max_restarts > 0)} of {settings.max_steps:,} steps"
     )
     saved = (
         " (their best boards: best_boards.npy in --out)"
-        if setting.get("out")
+        if out
         else " (--out DIR saves their best boards)"
     )
     fewest = f"; best board {best} attacking pairs" if best is not None else ""
@@ -353,20 +347,11 @@ def _no_solution_line(run, setting: dict) -> str:
     )
 
 
-def _show_initial(setting: dict, n: int, start) -> None:
+def _show_initial(settings: solve_setup.SolveSettings, n: int, start) -> None:
     """`--show-initial`: chain 0's first board (printed for n <= 64), its attacking pairs and
     the time to generate it, compiled and timed apart from the search."""
-    rows, pairs, gen_s, compile_s = mcsolve.initial_board(
-        n,
-        init=setting["init"],
-        seed=setting["seed"],
-        start=start,
-        max_steps=setting["maxsteps"],
-        tabu=setting["tabu"],
-        move=setting["move"],
-        max_restarts=setting["max_restarts"],
-    )
-    init = setting["init"] if start is None else "from --file"
+    rows, pairs, gen_s, compile_s = mcsolve.initial_board(n, start=start, **settings.search())
+    init = settings.init if start is None else "from --file"
     print(
         f"initial board of chain 0 (--init {init}): "
         f"{pairs} attacking pairs, generated in {1e3 * gen_s:.3f} ms (compile {compile_s:.2f} s "

@@ -1,9 +1,9 @@
 """The settings of `jaxqueens solve`, JAX-free: how many chains, which path, the defaults a path
 fills in, and the options a path refuses.
 
-`solve_path` picks the path (batched min-conflicts, the large-n path, or backtracking) and
-`solve_setting` checks the options given for it once, before JAX is imported. `SolveSettings`
-(`solve_settings`: with the problem's defaults) are `jaxqueens.solve`'s search settings.
+`solve_path` picks the path; `batched_setting` (the batched path: a `SolveSettings`, the search
+settings of `jaxqueens.solve`, `solve_settings` filling the problem's defaults) or `solve_setting`
+(the others) checks the options given for it once, before JAX is imported.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ SOLVE_DEFAULTS: dict[str, Any] = {
     if f.name in ("init", "tabu", "seed", "max_restarts", "move")
 }
 """`solve`: defaults of the options that only some paths use (the parser leaves them None);
-`--maxsteps` depends on n and the path (`solve_setting`)."""
+`--maxsteps` depends on n and the path (`batched_setting`)."""
 
 
 def solve_settings(n: int, *, plain: bool = True, instance: bool = False, **given) -> SolveSettings:
@@ -208,21 +208,19 @@ def solve_settings(n: int, *, plain: bool = True, instance: bool = False, **give
 INSTANCE_CHAINS = 100
 """`--instance`: default chains run."""
 
-CISC352_DEFAULTS: dict[str, Any] = {"init": "qs4", "max_restarts": 99}
-"""`--move cisc352` defaults: QS4 boards (as the CISC352 program builds them) and a cap of 100
-attempts per chain; its step limit is `cisc352_max_steps`."""
 
-
-def cisc352_max_steps(n: int) -> int:
-    """The CISC352 program's size-dependent step limit.
+def cisc352_defaults(n: int) -> dict[str, Any]:
+    """`--move cisc352`'s defaults: QS4 boards (as the CISC352 program builds them), a cap of 100
+    attempts per chain and the program's size-dependent step limit.
 
     Args:
       n: board size.
 
     Returns:
-      `ceil(2 n / log2 n)`, at least 1.
+      `init`, `max_restarts` and `max_steps`: `ceil(2 n / log2 n)`, at least 1.
     """
-    return max(1, math.ceil(2 * n / math.log2(max(n, 2))))
+    steps = max(1, math.ceil(2 * n / math.log2(max(n, 2))))
+    return {"init": "qs4", "max_restarts": 99, "max_steps": steps}
 
 
 SOLVE_UNUSED: dict[str, tuple[str, ...]] = {
@@ -294,22 +292,8 @@ def solve_path(n: int, given: Mapping[str, Any]) -> str:
     return auto_path(n, given.get("chains"), given.get("solutions"), given.get("time"))
 
 
-def solve_setting(n: int, given: Mapping[str, Any], path: str) -> dict[str, Any]:
-    """The settings a `solve` run on `path` takes, from the options given (by their
-    command-line names; None: not given), before any work: every count in range and no option
-    the path would not use (one line naming the option and the fix); then the defaults.
-
-    Args:
-      n: board size.
-      given: the options by their command-line names (None: not given).
-      path: the path (`solve_path`).
-
-    Returns:
-      `given` with `init`, `tabu`, `seed`, `max_restarts`, `move` and `maxsteps` filled in for
-      the path (the large path keeps `init` and `maxsteps` None: QS4, no step limit), and
-      `capped`: whether chains are run rather than awaited (a bounded job: `--max-restarts`
-      given, or an instance, which may have no solution).
-    """
+def _refuse(given: Mapping[str, Any], path: str) -> None:
+    """Refuse a count out of range or an option `path` does not use: one line, with the fix."""
     for flag, key, low in (
         ("--chains", "chains", 1),
         ("--maxsteps", "maxsteps", 1),
@@ -337,21 +321,51 @@ def solve_setting(n: int, given: Mapping[str, Any], path: str) -> dict[str, Any]
             f"--init {given.get('init')} is not available on the large-n path (it needs a "
             "permutation in O(n)); use --init qs4 or permutation, or --mode batched"
         )
+
+
+def solve_setting(given: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """The settings of a `solve` run on the large-n or backtracking path, checked before any
+    work, with the defaults.
+
+    Args:
+      given: the options by their command-line names (None: not given).
+      path: "large" or "backtrack" (`solve_path`; the batched path: `batched_setting`).
+
+    Returns:
+      `given` with `init`, `tabu`, `seed`, `max_restarts` and `move` filled in (the large path
+      keeps `init` and `maxsteps` None: QS4, no step limit).
+    """
+    _refuse(given, path)
     out = dict(given)
-    instance = bool(given.get("instance")) and path == "batched"
-    if instance and out.get("max_restarts") is None:
-        out["max_restarts"] = INSTANCE_MAX_RESTARTS  # an instance may have no solution: bounded
-    out["capped"] = out.get("max_restarts") is not None
-    if out.get("move") == "cisc352":
-        for name, value in CISC352_DEFAULTS.items():
-            if out.get(name) is None:
-                out[name] = value
-        if out.get("maxsteps") is None:
-            out["maxsteps"] = cisc352_max_steps(n)
-    if out.get("maxsteps") is None and path == "batched":
-        plain = not (given.get("toroidal") or given.get("instance"))
-        out["maxsteps"] = default_max_steps(n, plain=plain)
     for name, value in SOLVE_DEFAULTS.items():
         if out.get(name) is None and not (path == "large" and name == "init"):
             out[name] = value
     return out
+
+
+def batched_setting(n: int, given: Mapping[str, Any]) -> tuple[SolveSettings, bool]:
+    """The search settings of a batched `solve` run, checked once before any work, with the
+    command's defaults (`--move cisc352`: `cisc352_defaults`).
+
+    Args:
+      n: board size.
+      given: the options by their command-line names (None: not given).
+
+    Returns:
+      (the settings, `capped`: whether chains are run rather than awaited, a bounded job:
+      `--max-restarts` given, or an instance, which may have no solution).
+    """
+    _refuse(given, "batched")
+    keys = ("maxsteps", "init", "tabu", "max_restarts", "move", "seed", "batch")
+    fields = {
+        k.replace("maxsteps", "max_steps"): given[k] for k in keys if given.get(k) is not None
+    }
+    instance = bool(given.get("instance"))
+    if fields.get("move") == "cisc352":
+        fields = {**cisc352_defaults(n), **fields}
+    plain = not (given.get("toroidal") or instance)
+    fields.setdefault("max_steps", default_max_steps(n, plain=plain))
+    if given.get("plot"):
+        fields["trace_steps"] = min(fields["max_steps"], 100_000)  # chain 0 for the plots
+    capped = given.get("max_restarts") is not None or instance
+    return solve_settings(n, plain=plain, instance=instance, **fields), capped

@@ -218,18 +218,29 @@ def test_defect_auto_path_is_continuous_in_n_and_chains():
 def test_solve_setting_fills_the_defaults_of_the_path_without_changing_what_was_given():
     given = {"chains": 3, "maxsteps": None, "init": None, "max_restarts": None, "move": None}
     before = dict(given)
-    s = solve_setup.solve_setting(8, given, "batched")
-    assert given == before  # a new dict: the caller's options are not rewritten
-    assert s["maxsteps"] == variants.default_max_steps(8) and s["init"] == "permutation"
-    assert s["max_restarts"] == 1_000_000 and not s["capped"]
-    cisc = solve_setup.solve_setting(100, {"move": "cisc352"}, "batched")
-    assert (cisc["init"], cisc["max_restarts"], cisc["maxsteps"]) == ("qs4", 99, 31)
-    assert not cisc["capped"]  # its cap of 100 attempts is a default: chains are still awaited
-    inst = solve_setup.solve_setting(8, {"instance": "board.txt"}, "batched")
-    assert inst["max_restarts"] == solve_setup.INSTANCE_MAX_RESTARTS and inst["capped"]
-    assert inst["maxsteps"] == variants.default_max_steps(8, plain=False)
-    large = solve_setup.solve_setting(10**6, {}, "large")
+    s, capped = solve_setup.batched_setting(8, given)
+    assert given == before  # the caller's options are not rewritten
+    assert s.max_steps == variants.default_max_steps(8) and s.init == "permutation"
+    assert s.max_restarts == 1_000_000 and not capped and (s.batch, s.trace_steps) == (None, 0)
+    cisc, capped = solve_setup.batched_setting(100, {"move": "cisc352"})
+    assert (cisc.init, cisc.max_restarts, cisc.max_steps) == ("qs4", 99, 31)
+    assert not capped  # its cap of 100 attempts is a default: chains are still awaited
+    given = {"move": "cisc352", "init": "random", "maxsteps": 7, "max_restarts": 0, "seed": 5}
+    cisc, capped = solve_setup.batched_setting(100, given)
+    assert (cisc.init, cisc.max_restarts, cisc.max_steps, cisc.seed) == ("random", 0, 7, 5)
+    assert capped  # given: what was given wins over the cisc352 defaults
+    inst, capped = solve_setup.batched_setting(8, {"instance": "board.txt"})
+    assert inst.max_restarts == solve_setup.INSTANCE_MAX_RESTARTS and capped
+    assert inst.max_steps == variants.default_max_steps(8, plain=False)
+    torus, _ = solve_setup.batched_setting(1000, {"toroidal": True, "plot": True, "batch": 3})
+    assert torus.max_steps == variants.default_max_steps(1000, plain=False)
+    assert (torus.trace_steps, torus.batch) == (torus.max_steps, 3)
+    plot, _ = solve_setup.batched_setting(8, {"plot": True, "maxsteps": 200_000})
+    assert plot.trace_steps == 100_000
+    large = solve_setup.solve_setting({}, "large")
     assert large.get("init") is None and large.get("maxsteps") is None  # QS4, no step limit
+    assert large["seed"] == 0 and large["max_restarts"] == 1_000_000
+    assert solve_setup.solve_setting({}, "backtrack")["init"] == "permutation"
 
 
 @pytest.mark.parametrize(
@@ -237,6 +248,8 @@ def test_solve_setting_fills_the_defaults_of_the_path_without_changing_what_was_
     [
         ({"chains": 0}, "batched", "--chains must be at least 1"),
         ({"max_restarts": -1}, "batched", "--max-restarts must be at least 0"),
+        ({"maxsteps": 0}, "batched", "--maxsteps must be at least 1"),
+        ({"maxsteps": 2**31}, "batched", "max_steps must be at most 2,147,483,647"),
         ({"max_restarts": 0}, "large", "--max-restarts is not used by the large-n path"),
         ({"show_initial": True}, "backtrack", "--show-initial is not used by --method backtrack"),
         ({"init": "greedy"}, "large", "--init greedy is not available on the large-n path"),
@@ -244,7 +257,10 @@ def test_solve_setting_fills_the_defaults_of_the_path_without_changing_what_was_
 )
 def test_solve_setting_refuses_in_one_line(given, path, needle):
     with pytest.raises(QueensError, match=needle):
-        solve_setup.solve_setting(1000, given, path)
+        if path == "batched":
+            solve_setup.batched_setting(1000, given)
+        else:
+            solve_setup.solve_setting(given, path)
 
 
 def test_solve_settings_fill_the_problems_defaults_and_are_checked_once():
