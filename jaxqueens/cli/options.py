@@ -15,7 +15,7 @@ from pathlib import Path
 from jaxqueens import _lazy
 from jaxqueens.core import arguments
 from jaxqueens.drivers.loop import RunControl
-from jaxqueens.drivers.settings import CHECKPOINT_EVERY, flag
+from jaxqueens.drivers.settings import CHECKPOINT_EVERY
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import checkpoint, interrupts, ownership
 from jaxqueens.io.writing import is_writer, prepare_out, resume_advice
@@ -45,7 +45,7 @@ def int_range_error(value: int) -> str | None:
 def in_flags(err: QueensError, parser: argparse.ArgumentParser | None) -> str:
     """`err`'s message as the command line says it: one that starts with a parameter's name
     (`err.param`: the drivers name their parameters) starts with the command's flag for it
-    instead (`jaxqueens.drivers.settings.flag`), when the command has that flag.
+    instead (`jaxqueens.core.arguments.flag_of`), when the command has that flag.
 
     Args:
       err: the error a command raised.
@@ -57,7 +57,7 @@ def in_flags(err: QueensError, parser: argparse.ArgumentParser | None) -> str:
     text, param = str(err), getattr(err, "param", None)
     if not param or not text.startswith(param) or parser is None:
         return text
-    name = flag(param)
+    name = arguments.flag_of(param)
     known = getattr(parser, "flags", {})
     return name + text[len(param) :] if name in known else text
 

@@ -298,3 +298,36 @@ def ascii_number(text: str) -> str:
         except ValueError:
             continue
     raise QueensError(f"{clip(text)!r} is not written with the ASCII digits 0-9; {fix}")
+
+
+FLAGS = {"max_steps": "--maxsteps", "seconds": "--time", "n": "-n"}
+"""Command-line flags of the parameters whose flag is not `--` and the name with `-` for `_`."""
+
+
+def flag_of(param: str) -> str:
+    """The command line's flag of a drivers' parameter.
+
+    Args:
+      param: the parameter (`max_steps`).
+
+    Returns:
+      Its flag (`--maxsteps`).
+    """
+    return FLAGS.get(param, "--" + param.replace("_", "-"))
+
+
+def unused(command: str, shown: str, option: str, who: str) -> QueensError:
+    """The one-line refusal of an option the run's setting does not use.
+
+    Args:
+      command: the command (`"anneal"`, `"compare sa"`).
+      shown: the deciding setting as given (`"--method ls"`).
+      option: the option refused (`alpha`).
+      who: the settings that use it (`"SA (--method sa)"`).
+
+    Returns:
+      The error to raise: `anneal --method ls does not use alpha (--alpha): only SA ... does`.
+    """
+    return QueensError(
+        f"{command} {shown} does not use {option} ({flag_of(option)}): only {who} does; drop it"
+    )

@@ -221,12 +221,12 @@ def _check_compare_uses(name: str, raw: Mapping[str, Any]) -> None:
     family = COMPARE_SOLVERS[name]["family"]
     table = {"anneal": ANNEAL_OPTIONAL, "ga": GA_OPTIONAL}.get(family, ())
     deciding = {k: _solver_key(name, k, v) for k, v in raw.items() if k not in table}
+    command = f"compare {name}"
     if family == "anneal":
-        method, command = COMPARE_SOLVERS[name]["method"], f"compare {name}"
+        method = COMPARE_SOLVERS[name]["method"]
         anneal_neighbour(method, deciding.get("preset"), {**raw, **deciding}, command=command)
     elif family == "ga":
         scheme, mutation = compare_ga(name, deciding)["scheme"], deciding.get("mutation")
-        command = f"compare {name}"
         ga_unused(
             raw, scheme=scheme, mutation=mutation, islands=1, migrate_every=None, command=command
         )

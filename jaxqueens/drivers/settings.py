@@ -83,22 +83,6 @@ GA_PRESETS = tuple(GA_PRESET_SETTINGS)
 """`evolve --preset`: tuned defaults, the classic course GA."""
 
 
-FLAGS = {"max_steps": "--maxsteps", "seconds": "--time", "n": "-n"}
-"""Command-line flags of the parameters whose flag is not `--` and the name with `-` for `_`."""
-
-
-def flag(param: str) -> str:
-    """The command line's flag of a drivers' parameter.
-
-    Args:
-      param: the parameter (`max_steps`).
-
-    Returns:
-      Its flag (`--maxsteps`).
-    """
-    return FLAGS.get(param, "--" + param.replace("_", "-"))
-
-
 # --- LS / TA / SA ---------------------------------------------------------------------------------
 
 
@@ -249,9 +233,7 @@ def anneal_neighbour(method, preset, given, *, needs_step=False, command="anneal
         else:
             owner = next(c for c in ANNEAL_METHODS.values() if option in c.__dataclass_fields__)
             shown, who = f"--method {method}", owner.who
-        raise QueensError(
-            f"{command} {shown} does not use {option} ({flag(option)}): only {who} does; drop it"
-        )
+        raise arguments.unused(command, shown, option, who)
     return neighbour
 
 
@@ -407,9 +389,7 @@ def ga_unused(given, *, scheme, mutation, islands, migrate_every, command="evolv
             who = "ring migration (--islands 2+ with --migrate-every 1+)"
         else:
             continue
-        raise QueensError(
-            f"{command} {shown} does not use {option} ({flag(option)}): only {who} does; drop it"
-        )
+        raise arguments.unused(command, shown, option, who)
 
 
 def ga_settings(

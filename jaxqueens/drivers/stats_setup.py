@@ -16,7 +16,6 @@ from jaxqueens.drivers.settings import (
     GA_PRESETS,
     anneal_settings,
     check_anneal,
-    flag,
 )
 from jaxqueens.errors import QueensError
 
@@ -86,10 +85,7 @@ def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
             who = " or ".join(
                 f"--solver {s}" for s, names in STATS_OPTIONS.items() if option in names
             )
-            raise QueensError(
-                f"stats --solver {solver} does not use {option} ({flag(option)}): only {who} "
-                "does; drop it"
-            )
+            raise arguments.unused("stats", f"--solver {solver}", option, who)
     if solver == "ga" and given.get("preset") is not None:
         arguments.choice(given["preset"], "preset", GA_PRESETS)
 
@@ -121,7 +117,7 @@ def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> tu
     given = {k: v for k, v in options.items() if k in ANNEAL_SETTINGS}
     for name in ("edge", "t0"):
         if given.get(name) is not None:
-            raise QueensError(f"stats --solver anneal has no {flag(name)}; drop it")
+            raise QueensError(f"stats --solver anneal has no {arguments.flag_of(name)}; drop it")
     s = anneal_settings(
         setting["method"], setting["preset"], command="stats --solver anneal", **given
     )
