@@ -1,8 +1,8 @@
 """mkdocs hook: fills a page's ``{{ NAME }}`` placeholders with text generated at build time.
 
 - ``{{ cli_reference }}``: every command and option, from the parser
-  (:func:`jaxqueens.cli.reference.markdown`);
-- ``{{ runs_csv_columns }}``: the runs.csv columns, from :mod:`jaxqueens.io.schema`;
+  (:func:`jaxqueens._src.cli.reference.markdown`);
+- ``{{ runs_csv_columns }}``: the runs.csv columns, from :mod:`jaxqueens._src.io.schema`;
 - ``{{ api_reference }}``: every name of ``jaxqueens.__all__``, grouped by the module that
   defines it (:func:`api_reference`);
 - ``{{ perf:NAME }}``: a table or figure from ``benchmarks/results/*.json``
@@ -23,9 +23,9 @@ import tables  # docs/_gen/tables.py, beside this file
 DOCS = Path(__file__).resolve().parents[1]
 GROUPS = {
     "jaxqueens.parallel": "Process setup",
-    "jaxqueens.drivers": "Drivers: run, verify, return NumPy results",
+    "jaxqueens._src.drivers": "Drivers: run, verify, return NumPy results",
     "jaxqueens.core": "Boards, the checker, symmetry and constrained boards",
-    "jaxqueens.io": "Board and instance files",
+    "jaxqueens._src.io": "Board and instance files",
     "jaxqueens.errors": "Errors",
     "jaxqueens.solvers": "Kernel configurations (one family each)",
 }
@@ -75,17 +75,17 @@ PLACEHOLDER = re.compile(r"\{\{ ([a-z_]+(?::[a-z_]+)?) \}\}")
 def generated(name: str) -> str:
     """The text that replaces ``{{ name }}``."""
     if name == "cli_reference":
-        from jaxqueens.cli import reference
+        from jaxqueens._src.cli import reference
 
         return reference.markdown()
     if name == "api_reference":
         return api_reference()
     if name == "runs_csv_columns":
-        from jaxqueens.io import schema
+        from jaxqueens._src.io import schema
 
         return schema.runs_markdown()
     if name == "tables_and_columns":
-        from jaxqueens.io import schema
+        from jaxqueens._src.io import schema
 
         return schema.tables_markdown()
     if name.startswith("perf:") and name[5:] in tables.GENERATED:

@@ -1,14 +1,14 @@
-"""The report hook of :mod:`jaxqueens.cli.main`: every command that writes --out leaves one
-``report.html`` there (:mod:`jaxqueens.io.report`), and only then."""
+"""The report hook of :mod:`jaxqueens._src.cli.main`: every command that writes --out leaves one
+``report.html`` there (:mod:`jaxqueens._src.io.report`), and only then."""
 
 import errno
-import json
 import html
+import json
 
 import pytest
 
-from jaxqueens.cli.main import main
-from jaxqueens.io import report
+from jaxqueens._src.cli.main import main
+from jaxqueens._src.io import report
 
 COMMANDS = {
     "solve": ["-n", "6", "--chains", "4", "--quiet"],

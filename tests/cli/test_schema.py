@@ -1,4 +1,4 @@
-"""The one schema of the commands' options (:mod:`jaxqueens.cli.schema`): recorded from the
+"""The one schema of the commands' options (:mod:`jaxqueens._src.cli.schema`): recorded from the
 command definitions, read by ``run``, ``evolve --config`` and ``compare --config`` alike."""
 
 import argparse
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxqueens.cli import compare, evolve, schema
-from jaxqueens.cli.main import build_parser
+from jaxqueens._src.cli import compare, evolve, schema
+from jaxqueens._src.cli.main import build_parser
 from jaxqueens.errors import QueensError
 
 PACKAGE = Path(__file__).resolve().parents[2] / "jaxqueens"
@@ -124,7 +124,7 @@ def test_the_cli_uses_no_argparse_privates():
 
 
 def test_options_in_fullwidth_digits_are_refused(capsys):
-    from jaxqueens.cli.main import main
+    from jaxqueens._src.cli.main import main
 
     options = _toy().options
     assert options["n"].kind is int and options["rate"].kind is float

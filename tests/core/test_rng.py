@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from jaxqueens.core import rng
 
-
 PINNED_BITS = 2905760190
 PINNED_PERM = [4, 1, 5, 0, 7, 3, 2, 6]
 PINNED_BIG = [38, 56, 41, 60, 2, 33, 25, 44, 57, 7, 36, 66]

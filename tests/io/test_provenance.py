@@ -5,7 +5,7 @@ import re
 import shutil
 from pathlib import Path
 
-from jaxqueens.io import provenance, tables
+from jaxqueens._src.io import provenance, tables
 
 
 def test_record_is_none_without_a_run_and_summary_json_unchanged(tmp_path):

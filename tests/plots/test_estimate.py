@@ -1,6 +1,6 @@
-"""The figure of ``jaxqueens estimate`` (:mod:`jaxqueens.plots.estimate`): tuples in, a PNG out."""
+"""The figure of ``jaxqueens estimate`` (:mod:`jaxqueens._src.plots.estimate`): tuples in, a PNG out."""
 
-from jaxqueens.plots import estimate as figures
+from jaxqueens._src.plots import estimate as figures
 
 
 def test_log_q_plot(tmp_path):

@@ -25,8 +25,7 @@ from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import trials
 from jaxqueens.solvers import constrained as rules
-from jaxqueens.solvers import ga
-from jaxqueens.solvers import ga_fitness, ga_mutation, ga_selection
+from jaxqueens.solvers import ga, ga_fitness, ga_mutation, ga_selection
 
 STEADY = ga.Config(n=6, pop=8, islands=2, migrants=2, tournament=3)
 GENERATIONAL = ga.Config(

@@ -1,0 +1,364 @@
+"""Option groups and checks that several commands share, so every command spells them alike.
+
+`--seed`, `--quiet`, the checkpoint and `--out` options, the 32-bit range of every integer
+option, the message after Ctrl-C, and the options read anywhere on the line; the board-size and
+board-file options are `jaxqueens._src.cli.boards`'. No JAX is imported: every argument check runs
+before it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from jaxqueens import _lazy
+from jaxqueens._src.drivers.loop import RunControl
+from jaxqueens._src.drivers.settings import CHECKPOINT_EVERY
+from jaxqueens._src.io import checkpoint, interrupts, ownership
+from jaxqueens._src.io.writing import is_writer, prepare_out, resume_advice
+from jaxqueens.core import arguments
+from jaxqueens.errors import QueensError, clip
+from jaxqueens.parallel import cache, processes
+
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+"""Range of every plain integer option: sizes, steps, chains, batches and indices all end in
+32-bit arrays (JAX's default integers), where a larger value would overflow or be refused with a
+message that names no option. The parser (`jaxqueens._src.cli.main`) and `run` configs apply
+it through `int_range_error`."""
+
+
+def int_range_error(value: int) -> str | None:
+    """Why an integer option's value does not fit 32 bits.
+
+    Args:
+      value: the value.
+
+    Returns:
+      A message part, or None if it fits.
+    """
+    if INT_MIN <= value <= INT_MAX:
+        return None
+    return f"{clip(str(value), 30)} is out of range: integer options lie in {INT_MIN}..{INT_MAX}"
+
+
+def in_flags(err: QueensError, parser: argparse.ArgumentParser | None) -> str:
+    """`err`'s message as the command line says it: one that starts with a parameter's name
+    (`err.param`: the drivers name their parameters) starts with the command's flag for it
+    instead (`jaxqueens.core.arguments.flag_of`), when the command has that flag.
+
+    Args:
+      err: the error a command raised.
+      parser: the command's parser (None: the message as it is).
+
+    Returns:
+      The message for the command line.
+    """
+    text, param = str(err), getattr(err, "param", None)
+    if not param or not text.startswith(param) or parser is None:
+        return text
+    name = arguments.flag_of(param)
+    known = getattr(parser, "flags", {})
+    return name + text[len(param) :] if name in known else text
+
+
+def _ascii(text):
+    """An option's text for `int`/`float` to read: ASCII only
+    (`jaxqueens.core.arguments.ascii_number`), else argparse's one-line error naming it."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return arguments.ascii_number(text)
+    except QueensError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+class Integer(int):
+    """argparse type of every integer option (a `jaxqueens._src.cli.schema.Parser` reads
+    `type=int` as this): `int` of ASCII text only, so `-n ８` is refused by name, as a
+    board file refuses it; the value is a plain int."""
+
+    def __new__(cls, text):
+        return int(_ascii(text))  # int's ValueError: argparse says "invalid int value"
+
+
+class Real(float):
+    """argparse type of every number option (`type=float`): `float` of ASCII text only, as
+    `Integer`; the value is a plain float."""
+
+    def __new__(cls, text):
+        return float(_ascii(text))
+
+
+# argparse names a type in its message ("invalid int value: 'x'") by its __name__
+Integer.__name__, Real.__name__ = "int", "float"
+
+SEED_MAX = 2**32 - 1
+"""Seeds are 32-bit: `jax.random.key` keeps 32 bits without x64 (key(2^32) is key(0)) and the
+estimator's streams are seeded with `seed & 0xFFFFFFFF`, so every seed that ever gave its own
+results lies in 0..2^32-1."""
+
+
+class Seed(int):
+    """argparse type of `--seed`: an integer in `0..SEED_MAX` (the value is a plain int)."""
+
+    def __new__(cls, text):
+        try:
+            value = Integer(text)  # (its ArgumentTypeError for other scripts' digits passes)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(
+                f"must be an integer, got {str(text)[:40]!r}"
+            ) from None
+        if not 0 <= value <= SEED_MAX:
+            raise argparse.ArgumentTypeError(
+                f"must be between 0 and 2^32-1 ({SEED_MAX}), got {clip(str(value), 30)}"
+            )
+        return value
+
+
+def add_seed(p: argparse.ArgumentParser, default: int | None = 0, help: str | None = None) -> None:
+    """`--seed S`: the random seed, range-checked (`Seed`).
+
+    Args:
+      p: the parser.
+      default: the seed when none is given.
+      help: the option's help (None: the usual one).
+    """
+    p.add_argument(
+        "--seed",
+        type=Seed,
+        default=default,
+        metavar="S",
+        help=help or f"random seed, 0..2^32-1 (default {default if default is not None else 0})",
+    )
+
+
+def add_quiet(p: argparse.ArgumentParser) -> None:
+    """`--quiet`: no progress line.
+
+    Args:
+      p: the parser.
+    """
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress line (without it: a progress line on a terminal only)",
+    )
+
+
+def quiet(args) -> bool | None:
+    """Whether a command draws its progress line.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      False with `--progress` (`count`: always a line); True with `--quiet`; otherwise None:
+      progress on a terminal, quiet off one.
+    """
+    if getattr(args, "progress", False):
+        return False
+    return True if getattr(args, "quiet", False) else None
+
+
+def control(args, checkpoint: Path | None = None, resume: bool | None = False) -> RunControl:
+    """The run control a command hands its driver: progress (`quiet`), the checkpoint and
+    `--checkpoint-every` (the driver's default where the command has none).
+
+    Args:
+      args: the parsed command line.
+      checkpoint: the checkpoint file (None: none).
+      resume: continue from it (None: the driver's default).
+
+    Returns:
+      The `RunControl`.
+    """
+    every = getattr(args, "checkpoint_every", CHECKPOINT_EVERY)
+    return RunControl(quiet(args), checkpoint, resume, every)
+
+
+def add_checkpoint(p: argparse.ArgumentParser) -> None:
+    """`--resume DIR` and `--checkpoint-every SECONDS` for resumable commands.
+
+    Args:
+      p: the parser.
+    """
+    p.add_argument(
+        "--resume",
+        default=None,
+        metavar="DIR",
+        help="continue an interrupted run from DIR/checkpoint.npz (same options; "
+        "results equal an uninterrupted run); outputs go to DIR",
+    )
+    p.add_argument(
+        "--checkpoint-every",
+        type=float,
+        default=CHECKPOINT_EVERY,
+        metavar="SECONDS",
+        help=f"with --out: save finished work this often (default {CHECKPOINT_EVERY:g})",
+    )
+
+
+def resume_folder(args: argparse.Namespace) -> argparse.Namespace:
+    """`--resume DIR` continues the run of DIR and writes there: `args` with `out` set to
+    DIR (a new namespace, `args` is not changed; the command line applies it once, before the
+    command runs). `--out` naming another folder is one line.
+
+    Args:
+      args: the parsed command line.
+
+    Returns:
+      The namespace with `out` set.
+    """
+    resume = getattr(args, "resume", None)
+    if not isinstance(resume, str) or not resume or not hasattr(args, "out"):
+        return args
+    if args.out and Path(args.out) != Path(resume):
+        raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
+    return argparse.Namespace(**{**vars(args), "out": resume})
+
+
+def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, bool]:
+    """The checkpoint of a run from `--out`/`--resume` (`resume_folder` has made `--out` the
+    folder of `--resume`).
+
+    Args:
+      args: the parsed command line.
+      per_process: each process of a multi-process run keeps its own file beside it
+        (`jaxqueens._src.io.checkpoint.process_path`; `count`, `complete`).
+
+    Returns:
+      `(checkpoint file or None, resume?)`.
+    """
+    if args.resume:
+        if args.out and Path(args.out) != Path(args.resume):
+            raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
+        path = Path(args.resume) / checkpoint.FILENAME
+        if not (checkpoint.any_saved(path) if per_process else path.exists()):
+            raise QueensError(
+                f"--resume {args.resume}: no {checkpoint.FILENAME} there; "
+                "check the folder, or start without --resume"
+            )
+        claim_out(args.out, resume=True)
+        return path, True
+    check_seconds(args.checkpoint_every, "--checkpoint-every")
+    claim_out(args.out, resume=False)
+    return (Path(args.out) / checkpoint.FILENAME if args.out else None), False
+
+
+def claim_out(out, resume: bool) -> None:
+    """The run takes its `--out` folder (`jaxqueens._src.io.ownership`): without `--resume`
+    a folder holding an unfinished run's checkpoint is refused (it would start from nothing and
+    overwrite it), and a folder another live process writes to is refused; then the folder's
+    lock is taken (released as the command ends). In a multi-process run process 0 takes it.
+
+    Args:
+      out: the `--out` folder (None: none).
+      resume: the run resumes.
+
+    Raises:
+      QueensError: one line naming the folder and the ways on.
+    """
+    if not out:
+        return
+    prepare_out(out)  # a folder that can be made and written (before the lock makes it)
+    if not resume:
+        left = ownership.unfinished(out)
+        if left:
+            raise QueensError(
+                f"--out {out} holds an unfinished run ({left[0]}); continue it with "
+                f"{resume_advice(out).removeprefix('the same command and ')}, or give a new "
+                f"folder (or delete {left[0].name} there to start over)"
+            )
+    if _lazy.is_loaded("jax") and not is_writer():  # the other processes of a multi-process run
+        return
+    ownership.acquire(out, "--resume" if resume else "--out")
+
+
+def check_seconds(value, option: str) -> float:
+    """A positive, finite number of seconds (`jaxqueens.core.arguments.seconds`: `nan`
+    and `inf` are refused, a checkpoint interval of inf would never save).
+
+    Args:
+      value: the value given.
+      option: the option, as the message names it.
+
+    Returns:
+      The seconds.
+    """
+    return arguments.seconds(value, option)
+
+
+def report_interrupt(what: str, out, saved=None) -> int:
+    """After Ctrl-C or SIGTERM: say what was kept (`what`) and where (`saved`: the checkpoint
+    file, default `out/checkpoint.npz`), and how to resume, only if that file exists; exit
+    code 128 + the signal (130 after Ctrl-C, 143 after SIGTERM).
+
+    Args:
+      what: what was kept.
+      out: the `--out` folder (None: none).
+      saved: the checkpoint file (None: `out/checkpoint.npz`).
+
+    Returns:
+      The exit code (`jaxqueens._src.io.interrupts.exit_code`).
+    """
+    saved = Path(out) / checkpoint.FILENAME if saved is None and out is not None else saved
+    if out is not None and is_writer() and checkpoint.any_saved(saved):
+        print(
+            f"interrupted after {what}, saved in {saved}; resume with {resume_advice(out)}",
+            file=sys.stderr,
+        )
+    elif out is not None and is_writer():  # stopped before its first checkpoint
+        print(
+            f"interrupted before any work was saved in {out}; nothing to resume: run the "
+            "command again",
+            file=sys.stderr,
+        )
+    else:
+        print("interrupted; nothing saved (give --out DIR to make runs resumable)", file=sys.stderr)
+    return interrupts.exit_code()
+
+
+def add_distributed(p: argparse.ArgumentParser) -> None:
+    """The options read anywhere on the line, before the command's own parser: a multi-process
+    run's coordinator, process count, index and timeout, `--log-json` and `--no-cache`.
+
+    Args:
+      p: the parser to add them to.
+    """
+    p.add_argument(
+        "--coordinator",
+        default=None,
+        metavar="HOST:PORT",
+        help="join a multi-process run coordinated by process 0 at HOST:PORT "
+        "(or $JAX_COORDINATOR_ADDRESS)",
+    )
+    p.add_argument(
+        "--num-processes",
+        type=int,
+        default=None,
+        metavar="P",
+        help="processes in the run (or $JAX_NUM_PROCESSES)",
+    )
+    p.add_argument(
+        "--process-id",
+        type=int,
+        default=None,
+        metavar="I",
+        help="this process's index, 0 to P-1; process 0 writes the outputs (or $JAX_PROCESS_ID)",
+    )
+    p.add_argument(
+        "--coordinator-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long the processes wait for each other before stopping with exit 2 "
+        f"(default {processes.COORDINATOR_TIMEOUT:g}, or ${processes.ENV_COORDINATOR_TIMEOUT})",
+    )
+    p.add_argument("--log-json", action="store_true", help="structured JSON log lines on stderr")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=f"no persistent compilation cache (it lives in ${cache.ENV_CACHE_DIR} or the "
+        "XDG cache folder)",
+    )

@@ -1,0 +1,411 @@
+"""`jaxqueens.anneal`: LS, TA and SA chains (the R package NMOF's LSopt, TAopt, SAopt).
+
+Each method's schedule is calibrated on a random walk (`anneal_setup`), its chains run
+through the shared chain driver, and unsolved chains' best boards are replayed on request
+(`anneal_replay`). The docs' anneal page describes the methods and schedules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+
+from jaxqueens._src.drivers import chains as driver
+from jaxqueens._src.drivers import chains_types
+from jaxqueens._src.drivers import settings as tables
+from jaxqueens._src.drivers.anneal_replay import replays
+from jaxqueens._src.drivers.anneal_setup import (
+    calibrate_checked,
+    chain_problem,
+    chunk_for,
+    config_checked,
+    schedule_params,
+)
+from jaxqueens._src.drivers.loop import RunControl
+from jaxqueens.core import constraints as cons
+from jaxqueens.core.board import as_board, as_size
+from jaxqueens.errors import QueensError
+from jaxqueens.parallel import chains as chain_batch
+from jaxqueens.parallel.devices import local_device_count
+from jaxqueens.solvers import anneal as sls
+
+
+@dataclasses.dataclass
+class AnnealResult:
+    """What `anneal` returns for one method.
+
+    Attributes:
+      run: the chains' per-chain arrays and verified solutions (`ChainRun`).
+      summary: the run's figures (what `summary.json` holds).
+      config: the kernel's `Config`.
+      schedule: [rounds] thresholds (LS, TA) or temperatures (SA)
+      traces: [k, T] best-so-far objective of chains 0..k-1
+      trace_every: steps between two trace points
+      best_chains: [U] int64 ids of the unsolved chains (best_boards=True)
+      best_boards: [U, n] int32 the best board of each
+      best_pairs: [U] int64 its attacking pairs (independent checker)
+      instance: the constrained instance (toroidal included), if any
+    """
+
+    run: chains_types.ChainRun
+    summary: dict
+    config: sls.Config
+    schedule: np.ndarray  # [rounds] thresholds (LS, TA) or temperatures (SA)
+    traces: np.ndarray | None = None  # [k, T] best-so-far objective of chains 0..k-1
+    trace_every: int = 1  # steps between two trace points
+    best_chains: np.ndarray | None = None  # [U] int64 ids of the unsolved chains (best_boards=True)
+    best_boards: np.ndarray | None = None  # [U, n] int32 the best board of each
+    best_pairs: np.ndarray | None = None  # [U] int64 its attacking pairs (independent checker)
+    instance: cons.Constraints | None = None  # the constrained instance (toroidal included), if any
+
+    @property
+    def status(self) -> str:
+        """ "SAT" when a chain solved the board (or instance), else "unknown" (never UNSAT)."""
+        return "SAT" if self.run.solved.any() else "unknown"
+
+    @property
+    def solutions(self) -> np.ndarray:
+        """[S, n] verified solutions, one per solved chain, in chain order."""
+        return self.run.solutions
+
+
+def preset(name: str, method: str) -> dict:
+    """The settings of a preset for one method (a copy; as `settings`).
+
+    Args:
+      name: "default", "classic" or "nmof".
+      method: "ls", "ta" or "sa".
+
+    Returns:
+      The preset's settings, SA's `alpha` derived from `t_end` when the preset gives none.
+    """
+    return settings(method, name)
+
+
+def settings(method: str, preset_name: str = "default", **given) -> dict:
+    """The settings a run uses: the preset's for `method`, each overridden by the value given.
+
+    Args:
+      method: "ls", "ta" or "sa".
+      preset_name: "default", "classic" or "nmof".
+      **given: settings to override (None: not given); an option the method or neighbour
+        does not use is refused (`settings.anneal_settings`).
+
+    Returns:
+      The settings by name (`LSSettings.values`).
+    """
+    return tables.anneal_settings(method, preset_name, **given).values()
+
+
+def anneal(
+    n: int | None = 8,
+    method: str = "ta",
+    chains: int = 1000,
+    steps: int = 10_000,
+    *,
+    rounds: int | None = None,
+    neighbour: str | None = None,
+    step: int | None = None,
+    objective: str | None = None,
+    edge: str | None = None,
+    seed: int = 0,
+    batch: int | None = None,
+    q: float | None = None,
+    init_prob: float | None = None,
+    alpha: float | None = None,
+    t0: str | float | None = None,
+    walk: int = 2000,
+    t_end: float | None = None,
+    preset: str = "default",
+    start=None,
+    best_boards: bool = False,
+    trace_chains: int = 0,
+    control: RunControl | None = None,
+    announce=None,
+    instance: cons.Constraints | None = None,
+    toroidal: bool = False,
+) -> AnnealResult:
+    """Run `chains` independent LS/TA/SA chains of `steps` steps each (stopping when solved).
+
+    Args:
+      n: board size (>= 4).
+      method: "ls", "ta" or "sa".
+      chains: chains to run; chain i is seeded from `fold_in(key, i)`.
+      steps: step budget per chain, split into `rounds` thresholds/temperatures.
+      rounds: thresholds/temperatures the `steps` are split into.
+      neighbour: "step" (one queen by 1..step rows within its column, NMOF's) or "swap".
+      step: the step neighbour's largest move (1..step rows).
+      objective: "attacks" (NMOF) or "pairs".
+      edge: the step neighbour past the edge: "wrap" (row mod n) or "nmof" (to the far end).
+      seed: the run's seed.
+      batch: chains per kernel call (default: automatic).
+      q: TA's quantile of |delta| for the first threshold.
+      init_prob: SA's start acceptance of worsening moves.
+      alpha: SA's cooling factor per round.
+      t0: SA's start temperature: "worsening", "nmof" or a number (`anneal_setup.calibrate`).
+      walk: steps of the calibration walk.
+      t_end: SA's last temperature relative to its first; give it or `alpha`, not both.
+      preset: "default", "classic" or "nmof": the settings left None (`settings`).
+      start: a board [n] every chain starts from (None: a random permutation per chain).
+      best_boards: also recover the best board of every unsolved chain, with its pairs.
+      trace_chains: also record the best-so-far trace of chains 0..k-1.
+      control: progress and checkpoints, as for `jaxqueens.solve` (None: `RunControl()`).
+      announce: called with a one-line message (the estimated run time) before the run.
+      instance: a constrained instance (n: None or its size; step neighbour, no start).
+      toroidal: queens attack along diagonals modulo n.
+
+    Returns:
+      The `AnnealResult`; every solution counted has passed the independent checker.
+
+    Raises:
+      QueensError: an argument out of range or an option the method does not use, naming it;
+        `InstanceUnsat` for a plainly unsatisfiable instance.
+    """
+    given: dict[str, Any] = {"rounds": rounds, "neighbour": neighbour, "step": step}
+    given.update(
+        objective=objective, edge=edge, q=q, init_prob=init_prob, alpha=alpha, t_end=t_end, t0=t0
+    )
+    numbers = {"chains": chains, "steps": steps, "walk": walk, "seed": seed, "batch": batch}
+    s = _setup(n, method, preset, numbers, start, instance, toroidal, given)
+    prep = _prepare(s, announce)
+    run = _run(s, prep, control)
+    return _result(s, prep, run, trace_chains, best_boards)
+
+
+class _Setup(NamedTuple):
+    """`anneal`'s arguments, checked once."""
+
+    method: str
+    preset: str
+    model: cons.Constraints | None  # the constrained instance (toroidal included), if any
+    mask: sls.Mask | None  # its allowed squares
+    settings: tables.LSSettings  # the method's settings (`settings.anneal_settings`)
+    checked: dict  # the run's numbers, checked (`settings.check_anneal`)
+    config: sls.Config
+    start: np.ndarray | None  # [n] the start board
+
+
+class _Prepared(NamedTuple):
+    """What `anneal` runs: the calibrated schedule and the compiled chains."""
+
+    key: jax.Array  # the chains' key
+    schedule: np.ndarray  # [rounds]
+    params: sls.Params
+    problem: sls.Problem | None
+    chunk: int  # chains per kernel call
+    runner: Callable  # run_chunk(offset, count)
+    compile_s: float
+
+
+def _setup(n, method, preset, numbers, start, instance, toroidal, given) -> _Setup:
+    """`anneal`'s arguments checked in the order its errors are raised (`numbers`: chains,
+    steps, walk, seed and batch; `given`: the settings a preset fills in)."""
+    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
+    needs_step = mask is not None or tables.has_repeated_rows(start)
+    st = tables.anneal_settings(method, preset, needs_step=needs_step, **given)
+    _check_instance(mask, st.neighbour, start)
+    n = as_size(n if model is None else model.n)
+    c = tables.check_anneal(st, n=n, **numbers)
+    toroidal = model is not None and model.toroidal
+    shape = (st.rounds, st.neighbour, st.step, st.objective, st.edge)
+    config = config_checked(n, method, c["steps"], *shape, toroidal, mask is not None)
+    return _Setup(method, preset, model, mask, st, c, config, _start_board(start, n, st.neighbour))
+
+
+def _prepare(s: _Setup, announce) -> _Prepared:
+    """Calibrate the schedule, size the chunks and compile the chains."""
+    config, c, v = s.config, s.checked, s.settings.values()
+    cal_key, key = chain_batch.seed_keys(c["seed"], 2)
+    schedule, per_step = calibrate_checked(
+        cal_key, config, c["walk"], v["q"], v["init_prob"], v["alpha"], v["t0"], s.start, s.mask
+    )
+    devices = local_device_count()
+    if announce is not None:
+        estimate = per_step * config.total_steps * c["chains"] / devices
+        announce(
+            f"{s.method.upper()}: estimated run time at most ~{estimate:,.1f} s "
+            f"({c['chains']} chains x {config.total_steps} steps; chains stop when solved)"
+        )
+    chunk = c["batch"] or chunk_for(c["chains"], config, devices)
+    params, problem = schedule_params(schedule), chain_problem(s.start, s.mask)
+    started = time.perf_counter()
+    runner = chain_batch.compile_runner(
+        chain_batch.Chains(sls, config), key, chunk, params, problem, total=c["chains"]
+    )
+    compile_s = time.perf_counter() - started
+    return _Prepared(key, schedule, params, problem, chunk, runner, compile_s)
+
+
+def _run(s: _Setup, prep: _Prepared, control: RunControl | None):
+    """The chains, run by the shared chain driver."""
+    return driver.run_chains(
+        spent_steps(prep.runner, s.config),
+        s.config.n,
+        chains_types.Budget(max_chains=s.checked["chains"]),
+        prep.chunk,
+        what=f"annealing ({s.method})",
+        compile_s=prep.compile_s,
+        control=control,
+        fingerprint=_fingerprint(s, prep.schedule),
+        model=s.model,
+        solver=s.method,
+        best_unit=best_unit(s.config),
+    )
+
+
+def _result(
+    s: _Setup, prep: _Prepared, run: chains_types.ChainRun, trace_chains: int, best_boards: bool
+) -> AnnealResult:
+    """The run's one result: replayed traces and best boards, the summary."""
+    traces, every, best = replays(
+        prep.key, s.config, prep.params, prep.problem, run, s.model, trace_chains, best_boards
+    )
+    return AnnealResult(
+        run=run,
+        summary=_summary(run, s, prep.schedule, prep.chunk, best),
+        config=s.config,
+        schedule=prep.schedule,
+        traces=traces,
+        trace_every=every,
+        best_chains=best[0],
+        best_boards=best[1],
+        best_pairs=best[2],
+        instance=s.model,
+    )
+
+
+def _start_board(start, n: int, neighbour: str) -> np.ndarray | None:
+    """The start board as rows, checked against the neighbour (swap cannot solve repeated rows)."""
+    if start is None:
+        return None
+    start = as_board(np.asarray(start).reshape(-1), n, what="the start board")
+    if neighbour == "swap" and len(np.unique(start)) < n:
+        raise QueensError(
+            f"the start board has {n - len(np.unique(start))} queen(s) on an occupied row and "
+            "--neighbour swap never changes which rows are occupied, so no chain could solve "
+            "it; use --neighbour step (moves one queen within its column)"
+        )
+    return start
+
+
+def _fingerprint(s: _Setup, schedule: np.ndarray) -> dict:
+    """The settings a checkpoint of `anneal` must match to be resumed."""
+    config, start, model = s.config, s.start, s.model
+    static = {  # without the accelerator's switches (their CPU values): CPU checkpoints resume
+        k: v
+        for k, v in dataclasses.asdict(config).items()
+        if (k != "edge" or v != "wrap") and k != "scatter_counts"
+    }
+    fingerprint = {
+        "command": "anneal",
+        "solver": f"annealing-{s.method}",  # the checkpoint's fingerprint: kept as written
+        "config": static,
+        "schedule": [float(x) for x in schedule],
+        "seed": s.checked["seed"],
+        "steps": "spent",  # `steps` holds the steps spent (a checkpoint without it: the best's)
+    }
+    if start is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
+        fingerprint["start"] = start.tolist()
+    if model is not None:
+        fingerprint["instance"] = model.to_dict()
+    return fingerprint
+
+
+def _summary(
+    run: chains_types.ChainRun, s: _Setup, schedule: np.ndarray, chunk: int, best: tuple
+) -> dict:
+    """`anneal`'s summary: the run's figures, its settings and schedule, the best boards'."""
+    method, st, v, start, model = s.method, s.settings, s.settings.values(), s.start, s.model
+    summary = chains_types.summarize(
+        run,
+        solver=method,
+        method=method,
+        neighbour=st.neighbour,
+        step=st.step,
+        objective=st.objective,
+        edge=st.edge,
+        t0=v["t0"],  # (LS, TA: the preset's)
+        preset=s.preset,
+        q=getattr(st, "q", None),  # (a method's own settings, None for the others)
+        init_prob=getattr(st, "init_prob", None),
+        alpha=getattr(st, "alpha", None),
+        t_end=getattr(st, "t_end", None),
+        start=None if start is None else start.tolist(),
+        steps_budget=s.config.total_steps,
+        rounds=st.rounds,
+        schedule=[float(x) for x in schedule],
+        best_objective_mean=float(run.best.mean())
+        if run.best is not None and run.best.size
+        else None,
+        best_objective_min=int(run.best.min()) if run.best is not None and run.best.size else None,
+        seed=s.checked["seed"],
+        chunk=chunk,
+        backend=jax.default_backend(),
+        devices=local_device_count(),
+    )
+    if model is not None:
+        summary["instance"] = model.to_dict()
+        summary["status"] = "SAT" if run.solved.any() else "unknown"
+    if best[0] is not None and best[2] is not None:
+        summary["best_boards"] = {
+            "chains": len(best[0]),
+            "pairs_min": int(best[2].min()) if len(best[2]) else None,
+        }
+    return summary
+
+
+def spent_steps(runner, config: sls.Config):
+    """`runner` whose results say the steps each chain spent (`best_step` is the kernel's own).
+
+    Args:
+      runner: `run_chunk(offset, count)` of the compiled chains.
+      config: the kernel's static config.
+
+    Returns:
+      `run(offset, count) -> ChunkResult` whose steps are the step a chain solved at, or the
+      whole budget (an unsolved chain runs to its end).
+    """
+
+    def run(offset: int, count: int) -> chains_types.ChunkResult:
+        out = chains_types.ChunkResult.of(runner(offset, count))
+        spent = np.where(out.solved, out.steps, config.total_steps).astype(out.steps.dtype)
+        return out._replace(steps=spent)
+
+    return run
+
+
+def best_unit(config: sls.Config) -> str:
+    """What a chain's best objective counts.
+
+    Args:
+      config: the kernel's static config.
+
+    Returns:
+      "nmof_attacks" (objective attacks), "pairs_plus_stranded" (objective pairs on a
+      constrained instance) or "attacking_pairs".
+    """
+    if config.objective == "attacks":
+        return "nmof_attacks"
+    return "pairs_plus_stranded" if config.constrained else "attacking_pairs"
+
+
+def _check_instance(mask, neighbour: str, start) -> None:
+    """Refuse what a constrained chain (`mask` not None) cannot honour: the swap neighbour, a
+    start board."""
+    if mask is None:
+        return
+    if neighbour != "step":
+        raise QueensError(
+            "a constrained instance needs --neighbour step (a swap keeps every "
+            "row's occupancy, so it cannot honour fixed queens and forbidden squares)"
+        )
+    if start is not None:
+        raise QueensError(
+            "a constrained instance sets every chain's start itself (fixed queens, "
+            "allowed squares); drop the start board (--file)"
+        )

@@ -1,0 +1,178 @@
+"""What `jaxqueens anneal --out DIR` holds: the chain outputs of each method, one folder each.
+
+With one method, `DIR` itself holds that method's chain outputs (`solutions.npy`,
+`runs.csv`, `summary.json`: `write_outputs`) and, while a run is
+unfinished, its `checkpoint.npz`; with several methods (`--method all` or a comma list),
+`DIR/<method>/` holds them, one folder per method. `--plot` adds `DIR/traces.png`
+(the best-so-far traces of every method in one figure). Where chains end unsolved, the method's
+folder also holds `best_boards.npy` (the best board of every unsolved chain, [U, n] int32)
+and `best_boards.csv` (run, best_attacking_pairs, the best objective in its unit, best_step:
+one row per board, in the same order; `write_best`). The methods run in the order given;
+`--resume DIR` skips the finished ones, continues the one with a checkpoint and starts the
+ones not started yet (`method_state`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import overload
+
+import numpy as np
+
+from jaxqueens._src.io import boards as boardio
+from jaxqueens._src.io import checkpoint, jsonl
+from jaxqueens._src.io.chains import BEST_COLUMNS
+from jaxqueens._src.io.tables import write_csv
+
+SUMMARY = "summary.json"
+"""The file that marks a method's run as finished (written last)."""
+
+TRACES = "traces.png"
+"""The figure of best-so-far traces, one line per method, in the top folder."""
+
+
+@overload
+def method_folder(out: str | Path, method: str, methods: Sequence[str]) -> Path: ...
+@overload
+def method_folder(out: None, method: str, methods: Sequence[str]) -> None: ...
+def method_folder(out: str | Path | None, method: str, methods: Sequence[str]) -> Path | None:
+    """The folder of one method's outputs.
+
+    Args:
+      out: the output folder (None: no `--out`).
+      method: the method.
+      methods: every method of the run.
+
+    Returns:
+      `out` itself when it is the only method, else `out/<method>` (None without `out`).
+    """
+    if out is None:
+        return None
+    return Path(out) / method if len(methods) > 1 else Path(out)
+
+
+@overload
+def checkpoint_file(folder: Path) -> Path: ...
+@overload
+def checkpoint_file(folder: None) -> None: ...
+def checkpoint_file(folder: Path | None) -> Path | None:
+    """The checkpoint of a method's run.
+
+    Args:
+      folder: the method's folder, or None.
+
+    Returns:
+      The checkpoint file (None without a folder).
+    """
+    return folder / checkpoint.FILENAME if folder is not None else None
+
+
+def run_finished(folder: Path) -> bool:
+    """Whether a method's run has finished (its summary was written).
+
+    Args:
+      folder: the method's folder.
+
+    Returns:
+      True when its summary exists.
+    """
+    return (folder / SUMMARY).exists()
+
+
+BEST_BOARDS = "best_boards.npy"
+"""The best board of every unsolved chain of a method, [U, n] int32."""
+
+BEST_TABLE = "best_boards.csv"
+"""One row per board of `BEST_BOARDS`: run, best_attacking_pairs, the best objective in its
+own unit's column (`best_nmof_attacks`, `best_pairs_plus_stranded`; none for objective
+pairs), best_step."""
+
+
+def write_best(
+    folder: str | Path,
+    chains: np.ndarray,
+    boards: np.ndarray,
+    objective: np.ndarray,
+    pairs: np.ndarray,
+    steps: np.ndarray,
+    unit: str = "nmof_attacks",
+) -> list[Path]:
+    """Write `BEST_BOARDS` and `BEST_TABLE` atomically: the best boards of unsolved chains.
+
+    Args:
+      folder: the method's folder.
+      chains: [U] the unsolved chains' ids.
+      boards: [U, n] their best boards.
+      objective: [U] each board's objective.
+      pairs: [U] its attacking pairs.
+      steps: [U] the step at which each was found.
+      unit: what `objective` counts (`BEST_COLUMNS`; attacking pairs: no second column).
+
+    Returns:
+      The files written.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    boardio.write_boards_npy(folder / BEST_BOARDS, boards)
+    other = BEST_COLUMNS.get(unit)
+    write_csv(
+        folder / BEST_TABLE,
+        ["run", "best_attacking_pairs", *([other] if other else []), "best_step"],
+        (
+            [int(c), int(p), *([int(o)] if other else []), int(s)]
+            for c, o, p, s in zip(chains, objective, pairs, steps, strict=True)
+        ),
+    )
+    return [folder / BEST_BOARDS, folder / BEST_TABLE]
+
+
+OUTPUTS = ("solutions.npy", "runs.csv", SUMMARY, checkpoint.FILENAME, BEST_BOARDS, BEST_TABLE)
+"""What a method's run writes into its folder (`write_outputs`)."""
+
+
+def solved_before(folder: Path) -> int:
+    """Chains a finished method's run solved.
+
+    Args:
+      folder: the method's folder.
+
+    Returns:
+      Its summary's count (0 when it cannot be read).
+    """
+    try:
+        return int(jsonl.loads((folder / SUMMARY).read_text()).get("solved", 0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0
+
+
+def method_state(folder: Path) -> str:
+    """Where a method's run stands, for `--resume`.
+
+    Args:
+      folder: the method's folder.
+
+    Returns:
+      "finished" (its summary was written), "saved" (a checkpoint of finished chains), "not
+      started" (none of its files) or "incomplete" (some outputs but neither summary nor
+      checkpoint: not resumable).
+    """
+    if run_finished(folder):
+        return "finished"
+    if checkpoint_file(folder).exists():
+        return "saved"
+    if not any((folder / name).exists() for name in OUTPUTS):
+        return "not started"
+    return "incomplete"
+
+
+def traces_file(out: str | Path) -> Path:
+    """Where `--plot` writes the traces figure.
+
+    Args:
+      out: the output folder.
+
+    Returns:
+      The figure's file.
+    """
+    return Path(out) / TRACES

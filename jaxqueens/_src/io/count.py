@@ -1,0 +1,227 @@
+"""What `jaxqueens count` writes: `summary.json` of a count, the solution files of
+`--enumerate`.
+
+- `count -n N --out DIR`: `DIR/summary.json` (this module) beside `DIR/checkpoint.npz`
+  (`checkpoint`, kept after the count: `--resume DIR` of a finished count
+  recounts nothing);
+- `count -n N --enumerate --out FILE.npy`: every solution `[S, n]` uint8 in `FILE.npy` and
+  the fundamental representatives in `FILE_fundamental.npy` (the historic form);
+  `--enumerate --out DIR` (no `.npy` suffix): `DIR/solutions.npy` and
+  `DIR/solutions_fundamental.npy`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from jaxqueens import _lazy
+from jaxqueens._src.io import boards as boardio
+from jaxqueens._src.io import checkpoint as ckpt
+from jaxqueens._src.io.tables import write_json
+from jaxqueens.core.oeis import A000170, A002562, A051906
+
+gather = _lazy.load("jaxqueens.parallel.gather")  # JAX loads only when a count gathers or saves
+
+SUMMARY = "summary.json"
+SOLUTIONS = "solutions.npy"
+FIELDS = (
+    "n",
+    "total",
+    "unique",
+    "seconds",
+    "compile_seconds",
+    "depth",
+    "prefixes",
+    "chunks",
+    "resumed_chunks",
+    "constellations",
+)
+"""`prefixes` is the number of independent tasks searched (subtrees of the canonical
+constellations, `count`); `constellations` the symmetry classes of
+border configurations they come from."""
+
+
+def summary(result, **extra) -> dict:
+    """JSON-ready summary of a count result, with the OEIS values where known (A000170 for `total`,
+    A002562 for `unique`).
+
+    Args:
+      result: any object with the `FIELDS` attributes (a `CountResult`).
+      **extra: further keys of the summary.
+
+    Returns:
+      The summary, a dict.
+    """
+    doc = {key: getattr(result, key) for key in FIELDS}
+    doc["oeis_A000170"] = A000170.get(result.n)
+    doc["oeis_A002562"] = A002562.get(result.n) if result.unique is not None else None
+    return {**doc, **extra}
+
+
+def write_summary(out: str | Path, result, **extra) -> Path:
+    """Write `out/summary.json` (`summary`).
+
+    Args:
+      out: the output folder.
+      result: the count result.
+      **extra: further keys of the summary.
+
+    Returns:
+      The file's path.
+    """
+    return write_json(Path(out) / SUMMARY, summary(result, **extra))
+
+
+def write_toroidal_summary(
+    out: str | Path, n: int, total: int, seconds: float, compile_seconds: float, **extra
+) -> Path:
+    """Write `out/summary.json` of a toroidal count (`count --toroidal`), with OEIS A051906; its
+    times have the names the count's summary gives them.
+
+    Args:
+      out: the output folder.
+      n: board size.
+      total: the count.
+      seconds: search time.
+      compile_seconds: compilation time.
+      **extra: further keys of the summary.
+
+    Returns:
+      The file's path.
+    """
+    doc = {
+        "n": n,
+        "toroidal": True,
+        "total": total,
+        "seconds": seconds,
+        "compile_seconds": compile_seconds,
+        "oeis_A051906": A051906.get(n),
+        **extra,
+    }
+    return write_json(Path(out) / SUMMARY, doc)
+
+
+def solution_paths(out: str | Path) -> tuple[Path, Path]:
+    """Where `--enumerate --out OUT` writes: `OUT` and `OUT_fundamental.npy` when `OUT` ends in
+    `.npy`, else the two files inside folder OUT.
+
+    Args:
+      out: the `--out` value.
+
+    Returns:
+      `(all solutions, fundamental representatives)` paths.
+    """
+    out = Path(out)
+    if out.suffix == ".npy":
+        return out, out.with_name(out.stem + "_fundamental.npy")
+    first = out / SOLUTIONS
+    return first, first.with_name(first.stem + "_fundamental.npy")
+
+
+def write_solutions(out: str | Path, boards: np.ndarray, reps: np.ndarray) -> tuple[Path, Path]:
+    """Write every solution and the fundamental ones atomically (`solution_paths`).
+
+    Args:
+      out: the `--out` value.
+      boards: uint8 `[S, n]` every solution.
+      reps: uint8 `[F, n]` one per symmetry class.
+
+    Returns:
+      The two paths written.
+    """
+    every, fund = solution_paths(out)
+    boardio.write_boards_npy(every, boards, dtype=np.uint8)
+    boardio.write_boards_npy(fund, reps, dtype=np.uint8)
+    return every, fund
+
+
+# A count's finished chunks: {chunk index: [weighted solutions, unweighted completions]} (exact
+# ints), stored as gather.INT_WORDS 32-bit words per value in checkpoints and gathers.
+
+
+def pack_chunks(done: dict[int, list[int]], chunks: int) -> tuple[np.ndarray, np.ndarray]:
+    """The finished chunks as arrays.
+
+    Args:
+      done: the finished chunks.
+      chunks: chunks in the count's plan.
+
+    Returns:
+      `(have, words)`: bool `[C]` and uint32 `[C, 2, INT_WORDS]`.
+    """
+    have = np.zeros(chunks, bool)
+    values = [[0, 0]] * chunks
+    for i, vals in done.items():
+        have[i] = True
+        values[i] = vals
+    return have, gather.int_words(values).reshape(chunks, 2, gather.INT_WORDS)
+
+
+def unpack_chunks(have: np.ndarray, words: np.ndarray) -> dict[int, list[int]]:
+    """The finished chunks from their arrays (`pack_chunks`).
+
+    Args:
+      have: bool `[C]`, which chunks are finished.
+      words: uint32 `[C, 2, INT_WORDS]`, their values.
+
+    Returns:
+      The finished chunks.
+    """
+    ints = gather.word_ints(words)
+    return {int(i): ints[i] for i in np.flatnonzero(have)}
+
+
+def gather_chunks(done: dict[int, list[int]], chunks: int) -> dict[int, list[int]]:
+    """Merge every process's finished chunks.
+
+    Args:
+      done: this process's finished chunks.
+      chunks: chunks in the count's plan.
+
+    Returns:
+      The finished chunks of every process.
+    """
+    have, words = pack_chunks(done, chunks)
+    all_have, all_words = gather.allgather(have), gather.allgather(words)
+    merged = {}
+    for p in range(all_have.shape[0]):
+        merged.update(unpack_chunks(all_have[p], all_words[p]))
+    return merged
+
+
+def _schema(chunks: int) -> dict[str, ckpt.Spec]:
+    """A count checkpoint (`pack_chunks` of the finished chunks of a plan of `chunks`)."""
+    return {
+        "done": ckpt.Spec(np.bool_, (chunks,)),
+        "words": ckpt.Spec(np.uint32, (chunks, 2, gather.INT_WORDS)),
+    }
+
+
+def load_checkpoint(path: Path, fingerprint: dict, chunks: int) -> dict[int, list[int]]:
+    """The finished chunks of a count's checkpoint.
+
+    Args:
+      path: the checkpoint file.
+      fingerprint: the count's settings (a checkpoint of others is refused).
+      chunks: chunks in the count's plan (other shapes are refused).
+
+    Returns:
+      The finished chunks.
+    """
+    tree = ckpt.load(path, fingerprint, _schema(chunks))
+    return unpack_chunks(tree["done"], tree["words"])
+
+
+def save_checkpoint(path: Path, fingerprint: dict, done: dict[int, list[int]], chunks: int) -> None:
+    """Save a count's finished chunks atomically.
+
+    Args:
+      path: the checkpoint file.
+      fingerprint: the count's settings.
+      done: the finished chunks.
+      chunks: chunks in the count's plan.
+    """
+    have, words = pack_chunks(done, chunks)
+    ckpt.save(path, {"done": have, "words": words}, fingerprint)

@@ -1,5 +1,0 @@
-"""`python -m jaxqueens.cli`: the `jaxqueens` command."""
-
-from jaxqueens.cli.main import entry
-
-entry()
