@@ -114,7 +114,9 @@ def test_a_plain_argparse_parser_is_refused():
 
 def test_the_cli_uses_no_argparse_privates():
     """The schema reads the definitions through argparse's public methods only."""
-    for path in (PACKAGE / "cli").glob("*.py"):
+    paths = sorted((PACKAGE / "_src" / "cli").glob("*.py"))
+    assert len(paths) > 10, "the CLI's modules were not found"
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
                 base = node.value
