@@ -1,12 +1,12 @@
-"""mkdocs hook: fills a page's ``{{ NAME }}`` placeholders with text generated at build time.
+"""mkdocs hook: fills a page's `{{ NAME }}` placeholders with text generated at build time.
 
-- ``{{ cli_reference }}``: every command and option, from the parser
-  (:func:`jaxqueens._src.cli.reference.markdown`);
-- ``{{ runs_csv_columns }}``: the runs.csv columns, from :mod:`jaxqueens._src.io.schema`;
-- ``{{ api_reference }}``: every name of ``jaxqueens.__all__``, grouped by the module that
-  defines it (:func:`api_reference`);
-- ``{{ perf:NAME }}``: a table or figure from ``benchmarks/results/*.json``
-  (``docs/_gen/tables.py``, :data:`GENERATED`).
+- `{{ cli_reference }}`: every command and option, from the parser (the CLI's `reference.markdown`);
+- `{{ runs_csv_columns }}` and `{{ tables_and_columns }}`: the output tables' columns, from the
+  schema the writers use;
+- `{{ api_reference }}`: every name of `jaxqueens.__all__`, grouped by the module that defines it
+  (`api_reference`);
+- `{{ perf:NAME }}`: a table or figure from `benchmarks/results/*.json` (`docs/_gen/tables.py`,
+  `GENERATED`).
 
 An unknown placeholder fails the build.
 """
@@ -61,7 +61,10 @@ def api_reference() -> str:
         if page:
             sections[title].append(f"- `jaxqueens.{name}`: [`{path}`]({page})")
         else:
-            sections[title].append(f"::: {path}\n    options:\n      show_root_heading: true\n")
+            sections[title].append(
+                f"::: {path}\n    options:\n      show_root_heading: true\n"
+                f"      heading: jaxqueens.{name}\n      toc_label: {name}\n"
+            )
     out = []
     for title, items in sections.items():
         if items:
@@ -73,7 +76,7 @@ PLACEHOLDER = re.compile(r"\{\{ ([a-z_]+(?::[a-z_]+)?) \}\}")
 
 
 def generated(name: str) -> str:
-    """The text that replaces ``{{ name }}``."""
+    """The text that replaces `{{ name }}`."""
     if name == "cli_reference":
         from jaxqueens._src.cli import reference
 

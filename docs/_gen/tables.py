@@ -1,6 +1,6 @@
 """Tables generated from benchmarks/results/*.json for the README and the docs site.
 
-``python docs/_gen/tables.py --readme README.md`` rewrites the README's benchmark table between
+`python docs/_gen/tables.py --readme README.md` rewrites the README's benchmark table between
 its markers (tests/test_readme.py checks that it is in step); the docs build calls the same
 functions through docs/_gen/hooks.py, so no figure is copied by hand.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 CPU_MODEL = "Intel Xeon @ 2.80 GHz"
-"""The machine every CPU figure here was measured on (host ``vm``: 2 cores, no GPU); the older
+"""The machine every CPU figure here was measured on (host `vm`: 2 cores, no GPU); the older
 result files predate recording the CPU model, bench_library.py records it."""
 
 README_BEGIN = (
@@ -24,7 +24,7 @@ README_END = "<!-- end of benchmark table -->"
 
 
 def load(name: str) -> dict:
-    """One result file, ``benchmarks/results/<name>-cpu.json``."""
+    """One result file, `benchmarks/results/<name>-cpu.json`."""
     return json.loads((RESULTS / f"{name}-cpu.json").read_text())
 
 
@@ -406,7 +406,7 @@ GENERATED = {
     "startup_table": startup_table,
     "library_table": library_table,
 }
-"""Placeholder name (``{{ perf:NAME }}`` on a docs page) -> the function that makes it."""
+"""Placeholder name (`{{ perf:NAME }}` on a docs page) -> the function that makes it."""
 
 
 if __name__ == "__main__":
