@@ -1,16 +1,11 @@
 """Independent N-Queens checker in plain NumPy: the reference every solver is verified against.
 
-A board is an integer array `rows[n]`: `rows[c]` is the 0-based row of the queen
-in column c. Two queens attack each other when they share a row, a diagonal
-(r + c) or an anti-diagonal (r - c); columns never clash by construction. A
-board is a solution when every value lies in 0..n-1 and no line holds two queens.
-
-The method is counting, nothing cleverer: `np.bincount` tallies the queens on
-every row, diagonal and anti-diagonal of every board at once (board b's lines
-are offset by b * lines so one call serves a whole batch), and a line with k
-queens contributes k(k-1)/2 attacking pairs. The empty board (n = 0) counts as
-a solution, matching a(0) = 1 in OEIS A000170. This module imports nothing from
-JAX or from the solvers, so a solver bug cannot hide in shared code.
+A board `rows[n]` (as in `jaxqueens.core.board`) is a solution when every value lies in 0..n-1
+and no row, diagonal (r + c) or anti-diagonal (r - c) holds two queens. The method is counting:
+`np.bincount` tallies the queens on every line of every board at once (board b's lines offset by
+b * lines), and a line with k queens contributes k(k-1)/2 attacking pairs. The empty board
+(n = 0) is a solution, as a(0) = 1 in OEIS A000170. This module imports nothing from JAX or from
+the solvers, so a solver bug cannot hide in shared code.
 """
 
 from __future__ import annotations
@@ -56,16 +51,9 @@ def _columns(cols: np.ndarray) -> str:
 
 
 def _line_keys(boards: np.ndarray, n: int) -> list[tuple[str, np.ndarray, int, int]]:
-    """Line index of every queen for rows, diagonals and anti-diagonals.
-
-    Args:
-      boards: int64 `[B, m]`, values in 0..n-1 (m = n except for a board of the wrong length).
-      n: Number of rows.
-
-    Returns:
-      `(name, keys, offset, lines)` per kind: `keys` is int64 `[B, m]` in
-      0..lines-1, and the line's own label is `key - offset`.
-    """
+    """`(name, keys, offset, lines)` for rows, diagonals and anti-diagonals of `boards` int64
+    `[B, m]` (values in 0..n-1; m = n except for a board of the wrong length): `keys` int64
+    `[B, m]` in 0..lines-1, the line's own label `key - offset`."""
     m = boards.shape[-1]
     cols = np.arange(m, dtype=np.int64)
     lines = max(n + m - 1, 0)

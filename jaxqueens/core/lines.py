@@ -9,9 +9,8 @@ in one int32 array `counts[5n - 2]`:
 
 so the square `(c, r)` lies on the lines `positions` `(r, n + r + c, 4n - 2 + r - c)`.
 Both diagonal windows of a column are contiguous slices, which makes scoring a column O(n) vector
-work (`column_cost`). Updates use one-element `dynamic_update_slice` (`add1`),
-never a scatter, so that XLA:CPU compiles the enclosing loops as one function
-(`shared/PERFORMANCE.md`). Used by the min-conflicts and LS/TA/SA kernels.
+work (`column_cost`); updates go through `jaxqueens.core.inplace`. Used by the min-conflicts and
+LS/TA/SA kernels.
 """
 
 from __future__ import annotations
@@ -19,6 +18,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 from jax import lax
+
+from jaxqueens.core import inplace
 
 
 def size(n: int) -> int:
@@ -47,27 +48,11 @@ def positions(n: int, c, r) -> tuple:
     return (r, n + r + c, 4 * n - 2 + r - c)
 
 
-def add1(counts: jax.Array, pos, v) -> jax.Array:
-    """`counts[pos] += v` by a 1-element dynamic_update_slice (no scatter).
-
-    Args:
-      counts: int32 `[5n-2]` packed counts.
-      pos: the index.
-      v: the increment.
-
-    Returns:
-      The updated counts.
-    """
-    old = lax.dynamic_slice(counts, (pos,), (1,))
-    return lax.dynamic_update_slice(counts, old + v, (pos,))
-
-
 def counts_of(rows: jax.Array, n: int, scatter: bool = False, at=positions) -> jax.Array:
     """The packed line counts of a board.
 
-    The default is O(n) and scatter-free, so that XLA:CPU compiles the enclosing loops as one
-    function; on a GPU that loop is n host-driven iterations of several kernels each, where one
-    scatter is one kernel.
+    The default is an O(n) loop of `jaxqueens.core.inplace` writes; on a GPU that loop is n
+    host-driven iterations of several kernels each, where one scatter is one kernel.
 
     Args:
       rows: int `[n]` board.
@@ -86,7 +71,7 @@ def counts_of(rows: jax.Array, n: int, scatter: bool = False, at=positions) -> j
 
     def body(c, counts):
         for pos in at(n, c, rows[c]):
-            counts = add1(counts, pos, 1)
+            counts = inplace.add(counts, pos, 1)
         return counts
 
     return lax.fori_loop(0, n, body, jnp.zeros(size(n), jnp.int32))

@@ -1,18 +1,14 @@
 """Counter-based random numbers for hot per-step loops.
 
-Per-chain seeds come from `jax.random` (`fold_in(key, chain_id)`), so a
-chain's stream does not depend on batch size, chunking or devices. Inside a
-loop, a lowbias32 integer hash (C. Wellons' "hash prospector") of (seed,
-counter, lane) replaces threefry, which costs far more per step on XLA:CPU.
-Uniformity is tested in the test suite.
+Per-chain seeds come from `jax.random` (`fold_in(key, chain_id)`), so a chain's stream does not
+depend on batch size, chunking or devices. Inside a loop, a lowbias32 integer hash (C. Wellons'
+"hash prospector") of (seed, counter, lane) replaces threefry, which costs far more per step on
+XLA:CPU.
 
-A chain's **stream seed** is 64 bits, `uint32 [2]` (`stream_seed`: 64 bits drawn from
-its whole key), and `stream_bits` mixes both words into every draw, so two chains share a
-stream only if their 64-bit seeds are equal: among `C` chains that happens with probability
-about `C**2 / 2**65` (below 3e-6 for 10^7 chains, 3e-4 for 10^8). `hash_bits` is the
-32-bit form, for draws whose seed is itself drawn per call (the GA's operators).
-`random_permutation` draws a permutation from a chain's stream (used by the min-conflicts
-and LS/TA/SA kernels).
+A chain's stream seed is 64 bits, `uint32 [2]` (`stream_seed`), and `stream_bits` mixes both
+words into every draw, so two chains share a stream only if their 64-bit seeds are equal: among
+`C` chains that happens with probability about `C**2 / 2**65`. `hash_bits` is the 32-bit form,
+for draws whose seed is itself drawn per call (the GA's operators).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxqueens.core import inplace
-from jaxqueens.core.lines import add1, column_cost, pairs_from_counts, positions, size
+from jaxqueens.core.lines import column_cost, pairs_from_counts, positions, size
 from jaxqueens.core.rng import U32 as _U32
 from jaxqueens.core.rng import (
     idx_bits,
@@ -61,7 +61,7 @@ def _init_greedy(seed, ctr, n):
         r1 = jnp.where(r1 >= n, r1 - n, r1)
         rows = lax.dynamic_update_slice(rows, r1[None], (c,))
         for pos in positions(n, c, r1):
-            counts = add1(counts, pos, 1)
+            counts = inplace.add(counts, pos, 1)
         return rows, counts
 
     rows, _ = lax.fori_loop(0, n, body, (jnp.zeros(n, jnp.int32), jnp.zeros(size(n), jnp.int32)))
@@ -89,8 +89,8 @@ def _init_qs4(seed, ctr, n, tries):
 
         q, _, _, ct = lax.while_loop(try_cond, try_body, (q, 0, False, ct))
         r = q[i]
-        dfl = add1(dfl, i + r, 1)
-        dfl = add1(dfl, 3 * n - 2 + r - i, 1)
+        dfl = inplace.add(dfl, i + r, 1)
+        dfl = inplace.add(dfl, 3 * n - 2 + r - i, 1)
         return q, dfl, ct
 
     # counters: the permutation uses ctr, the swaps ctr + 1, ctr + 2, ... (< n * tries)
@@ -346,7 +346,7 @@ def advance(s: State, config: Config, params: Params, problem: Problem | None = 
         else (lambda c, r: rules.positions(n, c, r, True))
     )
     for pos, v in zip(lines_of(c, r0) + lines_of(c, r1), (-1, -1, -1, 1, 1, 1), strict=True):
-        counts = add1(counts, pos, v)
+        counts = inplace.add(counts, pos, v)
     rows = lax.dynamic_update_slice(s.rows, r1[None], (c,))
 
     tabu, tabu_ptr = s.tabu, s.tabu_ptr

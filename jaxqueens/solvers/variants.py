@@ -1,12 +1,9 @@
 """What the kernels accept, in one JAX-free module: the names of their variants, their size
 limits and min-conflicts' default restart period.
 
-The command line builds its parser (`choices=`, help texts) and checks its arguments from these
-before JAX is imported, so `jaxqueens --help` and every argument error stay instant
-(`jaxqueens._lazy`). Each is the one source of truth: the kernels import their names from
-here (`solvers.minconflicts.INITS` is this `INITS`). The drivers' policy (default chains, the
-`solve --mode auto` path, presets) is in `settings`. Import nothing heavy
-here.
+The command line builds its parser and checks its arguments from these before JAX is imported
+(`jaxqueens._lazy`); the kernels import their names from here (`solvers.minconflicts.INITS` is
+this `INITS`). Import nothing heavy here.
 """
 
 from __future__ import annotations
@@ -37,14 +34,12 @@ RESTART_SQUARE_DIVISOR = 2
 RESTART_FLOOR = 500
 MAX_STEPS_PER_QUEEN = 2
 """The default restart period (steps per attempt) on a plain board, `default_max_steps`:
-`min(n^2 // RESTART_SQUARE_DIVISOR, max(RESTART_FLOOR, MAX_STEPS_PER_QUEEN * n))`, tuned by
-`scripts/bench_restarts.py` (results in `benchmarks/results/restarts-cpu.json`; the docs'
+`min(n^2 // RESTART_SQUARE_DIVISOR, max(RESTART_FLOOR, MAX_STEPS_PER_QUEEN * n))` (the docs'
 minconflicts page says why)."""
 
 CLASSIC_MAX_STEPS_FLOOR = 4000
-"""The CP468 program's give-up limit, `max(CLASSIC_MAX_STEPS_FLOOR, MAX_STEPS_PER_QUEEN * n)`,
-the period on toroidal and constrained boards, for which no period was tuned
-(`default_max_steps`)."""
+"""The CP468 program's give-up limit, `max(CLASSIC_MAX_STEPS_FLOOR, MAX_STEPS_PER_QUEEN * n)`:
+the period on toroidal and constrained boards (`default_max_steps`)."""
 
 
 def default_max_steps(n: int, plain: bool = True) -> int:

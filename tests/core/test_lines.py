@@ -83,12 +83,6 @@ def test_column_cost_matches_reference(n):
         )
 
 
-def test_add1_updates_one_entry():
-    counts = jnp.arange(6, dtype=jnp.int32)
-    np.testing.assert_array_equal(lines.add1(counts, 2, 5), [0, 1, 7, 3, 4, 5])
-    np.testing.assert_array_equal(lines.add1(counts, jnp.int32(5), -1), [0, 1, 2, 3, 4, 4])
-
-
 class LinesVariantsTest(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_counts_and_cost(self):
