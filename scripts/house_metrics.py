@@ -1,5 +1,9 @@
 """Measure the package's shape against the house's limits: lines, long modules, long functions,
-long module docstrings, `global` statements and public functions without `Args:`/`Returns:`.
+long module docstrings, `global` statements and public names without `Args:`/`Returns:`.
+
+Public names: the functions and classes not starting with `_` of the modules outside
+`jaxqueens/_src` (and not named `_*.py`), plus the names `_PUBLIC` in `jaxqueens/__init__.py`
+exports from the private modules (read with `ast`: nothing is imported).
 
 Usage: python scripts/house_metrics.py [--json PATH] [--list]
 """
@@ -9,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -23,10 +28,73 @@ def _public(name: str) -> bool:
     return not name.startswith("_")
 
 
+def _exported(package: Path) -> dict[str, set[str]]:
+    """`_PUBLIC` of the package's `__init__.py`: module -> the names the package re-exports."""
+    for node in ast.parse((package / "__init__.py").read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+            getattr(target, "id", None) == "_PUBLIC" for target in node.targets
+        ):
+            return {module: set(names) for module, names in ast.literal_eval(node.value).items()}
+    return {}
+
+
+def _documented_names(doc: str) -> set[str]:
+    """The names of the entries of a docstring's `Args:` and `Attributes:` sections."""
+    names, inside = set(), False
+    for line in doc.splitlines():
+        text = line.strip()
+        if re.fullmatch(r"[A-Z]\w*:", text):
+            inside = text in ("Args:", "Attributes:")
+        elif inside and (entry := re.match(r"\*{0,2}(\w+)(?: \([^)]*\))?:", text)):
+            names.add(entry.group(1))
+    return names
+
+
+def _undocumented_function(node: ast.FunctionDef) -> bool:
+    """Takes arguments but has no `Args:`, or returns a value but has no `Returns:`/`Yields:`."""
+    doc = ast.get_docstring(node) or ""
+    takes = [a for a in node.args.args + node.args.kwonlyargs if a.arg != "self"]
+    returns = node.returns is not None and not (
+        isinstance(node.returns, ast.Constant) and node.returns.value is None
+    )
+    return bool(takes and "Args:" not in doc) or (
+        returns and "Returns:" not in doc and "Yields:" not in doc
+    )
+
+
+def _undocumented_class(node: ast.ClassDef, lines: list[str]) -> bool:
+    """A class with an `__init__` that takes arguments lacks `Args:` (in its docstring or
+    `__init__`'s); a record class (dataclass, NamedTuple) has a field documented neither in its
+    `Args:`/`Attributes:` nor by a comment (on the field's line or the line above) nor by a
+    docstring under it."""
+    doc = ast.get_docstring(node) or ""
+    init = next((s for s in node.body if getattr(s, "name", None) == "__init__"), None)
+    if isinstance(init, ast.FunctionDef):
+        takes = init.args.args[1:] + init.args.kwonlyargs
+        return bool(takes) and "Args:" not in doc + (ast.get_docstring(init) or "")
+    named = _documented_names(doc)
+    for i, field in enumerate(node.body):
+        if not isinstance(field, ast.AnnAssign) or not isinstance(field.target, ast.Name):
+            continue
+        name = field.target.id
+        after = lines[(field.end_lineno or field.lineno) - 1][field.end_col_offset or 0 :]
+        below = node.body[i + 1] if i + 1 < len(node.body) else None
+        if not (
+            not _public(name)
+            or "ClassVar" in ast.unparse(field.annotation)
+            or name in named
+            or "#" in after
+            or lines[field.lineno - 2].lstrip().startswith("#")
+            or (isinstance(below, ast.Expr) and isinstance(below.value, ast.Constant))
+        ):
+            return True
+    return False
+
+
 def measure(package: Path = PACKAGE) -> dict:
     """The package's figures: lines, modules over the limit, functions over 80 and 100 lines,
     module docstrings over 15 lines, `global` statements, public functions and classes whose
-    docstring lacks `Args:` (when they take arguments) or `Returns:` (when they return).
+    docstrings do not document their arguments and return values.
 
     Args:
         package: the package's folder.
@@ -37,6 +105,7 @@ def measure(package: Path = PACKAGE) -> dict:
     lines = 0
     modules, functions, docstrings, globals_, no_args = [], [], [], [], []
     files = sorted(package.rglob("*.py"))
+    exported = _exported(package)
     for path in files:
         text = path.read_text()
         rel = str(path.relative_to(package.parent))
@@ -55,22 +124,26 @@ def measure(package: Path = PACKAGE) -> dict:
                 size = (node.end_lineno or node.lineno) - node.lineno + 1
                 if size > FUNCTION_LINES[0]:
                     functions.append((size, f"{rel}:{node.name} ({size})"))
+        parts = path.relative_to(package).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        module = ".".join((package.name, *parts))
+        private = bool(parts) and (parts[0] == "_src" or parts[-1].startswith("_"))
         for node in tree.body:
-            overload = isinstance(node, ast.FunctionDef) and any(
-                isinstance(d, (ast.Name, ast.Attribute))
-                and (getattr(d, "id", None) or getattr(d, "attr", None)) == "overload"
+            if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) or not _public(node.name):
+                continue
+            if private and node.name not in exported.get(module, ()):
+                continue
+            overload = any(
+                (getattr(d, "id", None) or getattr(d, "attr", None)) == "overload"
                 for d in node.decorator_list
             )
-            if isinstance(node, ast.FunctionDef) and _public(node.name) and not overload:
-                fdoc = ast.get_docstring(node) or ""
-                takes = [a for a in node.args.args + node.args.kwonlyargs if a.arg != "self"]
-                if (takes and "Args:" not in fdoc) or (
-                    node.returns is not None
-                    and not (isinstance(node.returns, ast.Constant) and node.returns.value is None)
-                    and "Returns:" not in fdoc
-                    and "Yields:" not in fdoc
-                ):
-                    no_args.append(f"{rel}:{node.name}")
+            if isinstance(node, ast.FunctionDef):
+                missing = not overload and _undocumented_function(node)
+            else:
+                missing = _undocumented_class(node, text.splitlines())
+            if missing:
+                no_args.append(f"{rel}:{node.name}")
     functions.sort(reverse=True)
     return {
         "lines": lines,
@@ -80,7 +153,7 @@ def measure(package: Path = PACKAGE) -> dict:
         f"functions_over_{FUNCTION_LINES[0]}": [f for s, f in functions],
         f"module_docstrings_over_{DOCSTRING_LINES}": docstrings,
         "global_statements": globals_,
-        "public_functions_without_args_or_returns": no_args,
+        "public_names_without_args_or_returns": no_args,
     }
 
 
