@@ -20,14 +20,13 @@ from jaxqueens import _lazy
 from jaxqueens._src.cli import options
 from jaxqueens._src.cli.boards import add_instance, add_size, board_size, start_and_instance
 from jaxqueens._src.drivers import settings
-from jaxqueens._src.drivers.settings import ANNEAL_PRESETS as PRESETS
 from jaxqueens._src.io import anneal as anneal_io
 from jaxqueens._src.io import chains as chain_io
 from jaxqueens._src.io import interrupts, logs, provenance, writing
 from jaxqueens._src.io.writing import is_writer
 from jaxqueens._src.plots import chains as chain_plots
 from jaxqueens.errors import QueensError
-from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
+from jaxqueens.solvers.variants import METHODS
 
 annealing = _lazy.load(
     "jaxqueens._src.drivers.anneal"
@@ -59,84 +58,9 @@ def add_command(sub) -> None:
     p.add_argument(
         "--steps", type=int, default=10_000, help="step budget per chain (default 10000)"
     )
-    _add_schedule_options(p)
+    options.add_fields(p, settings.ANNEAL_METHODS.values(), preset="default")
     _add_start_and_out_options(p)
     p.set_defaults(func=cmd_anneal)
-
-
-def _add_schedule_options(p) -> None:
-    """The preset, the neighbourhood and the TA/SA schedules."""
-    p.add_argument(
-        "--preset",
-        choices=PRESETS,
-        default="default",
-        help="where the settings not given come from: default (measured for each method at "
-        "compare's budget: swap neighbour; TA q 0.4; SA 100 rounds, --init-prob 0.1, "
-        "--t-end 0.001), classic (NMOF's TAopt/SAopt settings: step "
-        "neighbour 3, 10 rounds, q 0.5, init-prob 0.4, alpha 0.9) or nmof (classic with "
-        "--edge nmof and --t0 nmof, the vignette's)",
-    )
-    p.add_argument(
-        "--rounds", type=int, default=None, help="thresholds / temperatures (default 10; SA 100)"
-    )
-    p.add_argument(
-        "--neighbour",
-        choices=NEIGHBOURS,
-        default=None,
-        help="swap: exchange two rows (default; step on a constrained --instance or a --file "
-        "board with repeated rows); step: move one queen by 1..STEP rows within its column "
-        "(NMOF; --preset classic, nmof)",
-    )
-    p.add_argument(
-        "--step", type=int, default=None, help="largest move of the step neighbour (default 3)"
-    )
-    p.add_argument(
-        "--edge",
-        choices=EDGES,
-        default=None,
-        help="step neighbour past the board's edge: wrap (row mod n, default) or nmof (to "
-        "the far end: past the last row to row 0 and back, as NMOF's vignette)",
-    )
-    p.add_argument(
-        "--objective",
-        choices=OBJECTIVES,
-        default=None,
-        help="attacks (NMOF: queens minus lines occupied) or pairs (default attacks)",
-    )
-    p.add_argument(
-        "--q",
-        type=float,
-        default=None,
-        help="TA: first threshold quantile (default 0.2, which on N-Queens makes every "
-        "threshold 0: no threshold tried beat LS; classic 0.5)",
-    )
-    p.add_argument(
-        "--init-prob",
-        type=float,
-        default=None,
-        help="SA: share of worsening moves accepted at the start (default 0.1; classic 0.4)",
-    )
-    p.add_argument(
-        "--t-end",
-        type=float,
-        default=None,
-        help="SA: last temperature relative to the first (default 0.001); the cooling factor "
-        "is then t-end^(1/(rounds-1)); give this or --alpha",
-    )
-    p.add_argument(
-        "--alpha",
-        type=float,
-        default=None,
-        help="SA: cooling factor per round (default from --t-end; classic 0.9)",
-    )
-    p.add_argument(
-        "--t0",
-        default=None,
-        metavar="RULE",
-        help="SA start temperature: worsening (default: --init-prob of the calibration "
-        "walk's worsening moves accepted), nmof (NMOF's SAopt: mean exp(-|delta|/T0) over "
-        "all the walk's moves = --init-prob, T0 in [1e-5, 1]) or a number",
-    )
 
 
 def _add_start_and_out_options(p) -> None:

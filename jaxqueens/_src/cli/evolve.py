@@ -26,6 +26,7 @@ ga = _lazy.load("jaxqueens._src.drivers.ga")
 gather = _lazy.load("jaxqueens.parallel.gather")
 
 SCORES = ga_io.SCORES
+GA = settings.GA_SCHEMES.values()  # the classes whose fields are options
 NOT_SETTINGS = ("config", "quiet", "resume", "checkpoint_every", "one_based", "history", "force")
 """Options of the command itself, not of the run: everything else the command line (or its
 config, `jaxqueens._src.cli.schema.apply_config`) gives is a setting of the GA."""
@@ -48,31 +49,18 @@ def add_command(sub) -> None:
         "--config", default=None, metavar="TOML", help="experiment file (flags override it)"
     )
     add_size(p, default=None, help="board size (default: the config's n, else 8)")
-    p.add_argument(
-        "--preset",
-        choices=settings.GA_PRESETS,
-        default=None,
-        help="where --pop, --tournament, --cxpb, --mutpb and --elite come from when not given: "
-        "default (measured at compare's budget: permutation steady state pop 10, tournament "
-        "4, cxpb 0.2, mutpb 1; generational pop 20, tournament 3, cxpb 0.2, mutpb 1, elite 1; "
-        "combination as classic) or classic (the course GA: pop 100, tournament 5, cxpb 1, "
-        "mutpb 1; generational DEAP's tournament 3, cxpb 0.5, mutpb 0.2)",
-    )
     _add_population_options(p)
-    _add_island_options(p)
     _add_problem_and_out_options(p)
     # the GA's kernels run 1.2-1.6x faster without LLVM's loop unrolling (parallel.devices)
     p.set_defaults(func=cmd_evolve, loop_unrolling=False)
 
 
 def _add_population_options(p) -> None:
-    """The population and its operators: --pop .. --indpb."""
-    p.add_argument(
-        "--pop", type=int, default=None, help="individuals per island (default: --preset's)"
-    )
+    """The preset, the population, its operators, islands and the fitness."""
+    options.add_fields(p, GA, "preset pop")
     p.add_argument("--generations", type=int, default=None, help="generations (default 1000)")
     p.add_argument("--trials", type=int, default=None, help="independent trials (default 1)")
-    p.add_argument("--encoding", choices=("permutation", "combination"), default=None)
+    options.add_fields(p, GA, "encoding")
     p.add_argument("--scheme", choices=("steady", "generational"), default=None)
     p.add_argument(
         "--crossover",
@@ -85,47 +73,7 @@ def _add_population_options(p) -> None:
         default=None,
         help="permutation: swap (default), inversion, scramble; combination: reset",
     )
-    p.add_argument(
-        "--tournament", type=int, default=None, help="tournament size (default: --preset's)"
-    )
-    p.add_argument(
-        "--cxpb",
-        type=float,
-        default=None,
-        help="crossover probability (default: --preset's)",
-    )
-    p.add_argument(
-        "--mutpb",
-        type=float,
-        default=None,
-        help="mutation probability per child (default: --preset's)",
-    )
-    p.add_argument(
-        "--indpb",
-        type=float,
-        default=None,
-        help="per-gene swap/reset rate as DEAP's indpb; 0 = exactly one gene (default)",
-    )
-
-
-def _add_island_options(p) -> None:
-    """Elitism, islands and migration, and the fitness."""
-    p.add_argument(
-        "--elite", type=int, default=None, help="generational: best parents kept (default 1)"
-    )
-    p.add_argument(
-        "--islands", type=int, default=None, help="islands per trial on a ring (default 1)"
-    )
-    p.add_argument(
-        "--migrate-every",
-        dest="migrate_every",
-        type=int,
-        default=None,
-        help="generations between ring migrations (default 0 = never)",
-    )
-    p.add_argument(
-        "--migrants", type=int, default=None, help="individuals per migration (default 1)"
-    )
+    options.add_fields(p, GA, "tournament cxpb mutpb indpb elite islands migrate_every migrants")
     p.add_argument(
         "--fitness",
         choices=tuple(ga_io.FITNESS_NAMES),

@@ -9,7 +9,9 @@ before it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from jaxqueens import _lazy
@@ -131,6 +133,26 @@ def add_seed(p: argparse.ArgumentParser, default: int | None = 0, help: str | No
         metavar="S",
         help=help or f"random seed, 0..2^32-1 (default {default if default is not None else 0})",
     )
+
+
+def add_fields(
+    p, classes: Iterable[type], names: str | None = None, helps=None, **defaults
+) -> None:
+    """One option `--NAME` per field of the settings `classes` (`jaxqueens._src.drivers.settings`)
+    named in `names` (space-separated, in that order; None: every field, in the classes' order):
+    an `int` or `float` field reads a number, another text; choices, metavar and help come from
+    the field's metadata (`helps`: this command's own help by field instead, None where absent);
+    the default is None unless `defaults` gives one."""
+    fields: dict[str, dataclasses.Field] = {}
+    for field in (f for cls in classes for f in dataclasses.fields(cls)):
+        fields.setdefault(field.name, field)
+    for name in names.split() if names is not None else fields:
+        option = dict(fields[name].metadata)
+        if helps is not None:
+            option["help"] = helps.get(name)
+        kind = {"int": int, "float": float}.get(str(fields[name].type).split(" |")[0])
+        flag = "--" + name.replace("_", "-")
+        p.add_argument(flag, type=kind, default=defaults.get(name), **option)
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:

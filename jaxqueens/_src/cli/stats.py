@@ -97,45 +97,32 @@ def _add_solver_options(p) -> None:
         "--method", choices=variants.METHODS, default=None, help="ls, ta or sa (default ta)"
     )
     g.add_argument("--steps", type=int, default=None, help="step budget per chain (default 10000)")
-    g.add_argument("--rounds", type=int, default=None, help="(default: the preset's)")
-    g.add_argument(
-        "--neighbour", choices=variants.NEIGHBOURS, default=None, help="(default: the preset's)"
+    options.add_fields(
+        g,
+        settings.ANNEAL_METHODS.values(),
+        "rounds neighbour step objective preset q init_prob t_end alpha",
+        {
+            **dict.fromkeys(("rounds", "neighbour"), "(default: the preset's)"),
+            "step": "step neighbour only (default 3)",
+            "objective": "(default attacks)",
+            "preset": "anneal and ga: settings not given: default (measured), classic (NMOF's "
+            "and the course GA's) or nmof (anneal only), as in 'jaxqueens anneal' and 'evolve'",
+            "q": "TA only (default: the preset's)",
+            **dict.fromkeys(("init_prob", "alpha"), "SA only (default: the preset's)"),
+            "t_end": "SA only: last temperature relative to the first (default: the preset's)",
+        },
     )
-    g.add_argument("--step", type=int, default=None, help="step neighbour only (default 3)")
-    g.add_argument(
-        "--objective", choices=variants.OBJECTIVES, default=None, help="(default attacks)"
-    )
-    g.add_argument(
-        "--preset",
-        choices=settings.ANNEAL_PRESETS,
-        default=None,
-        help="anneal and ga: settings not given: default (measured), classic (NMOF's and the "
-        "course GA's) or nmof (anneal only), as in 'jaxqueens anneal' and 'evolve'",
-    )
-    g.add_argument("--q", type=float, default=None, help="TA only (default: the preset's)")
-    g.add_argument("--init-prob", type=float, default=None, help="SA only (default: the preset's)")
-    g.add_argument(
-        "--t-end",
-        type=float,
-        default=None,
-        help="SA only: last temperature relative to the first (default: the preset's)",
-    )
-    g.add_argument("--alpha", type=float, default=None, help="SA only (default: the preset's)")
     g = p.add_argument_group("genetic algorithm (as 'jaxqueens evolve'; defaults as there)")
-    g.add_argument("--pop", type=int, default=None)
+    ga = settings.GA_SCHEMES.values()
+    options.add_fields(g, ga, "pop", {})
     g.add_argument("--generations", type=int, default=None)
-    g.add_argument("--encoding", choices=("permutation", "combination"), default=None)
+    options.add_fields(g, ga, "encoding", {})
     g.add_argument("--scheme", choices=("steady", "generational"), default=None)
     g.add_argument("--crossover", default=None)
     g.add_argument("--mutation", default=None)
-    g.add_argument("--tournament", type=int, default=None)
-    g.add_argument("--cxpb", type=float, default=None)
-    g.add_argument("--mutpb", type=float, default=None)
-    g.add_argument("--indpb", type=float, default=None)
-    g.add_argument("--elite", type=int, default=None)
-    g.add_argument("--islands", type=int, default=None)
-    g.add_argument("--migrate-every", dest="migrate_every", type=int, default=None)
-    g.add_argument("--migrants", type=int, default=None)
+    options.add_fields(
+        g, ga, "tournament cxpb mutpb indpb elite islands migrate_every migrants", {}
+    )
     options.add_checkpoint(p)
 
 

@@ -86,6 +86,12 @@ GA_PRESETS = tuple(GA_PRESET_SETTINGS)
 # --- LS / TA / SA ---------------------------------------------------------------------------------
 
 
+def _flag(help: str | None = None, default: Any = dataclasses.MISSING, **option: Any) -> Any:
+    """A settings field whose command-line option (`jaxqueens._src.cli.options.add_fields`)
+    has this help and these `add_argument` keywords (`choices`, `metavar`)."""
+    return dataclasses.field(default=default, metadata={"help": help, **option})
+
+
 def t0_rule(value) -> str | float:
     """`--t0` checked: "worsening", "nmof" or a positive finite number (SAopt's `initT`).
 
@@ -130,12 +136,31 @@ class LSSettings:
 
     method: ClassVar[str] = "ls"
     who: ClassVar[str] = "LS (--method ls)"  # the method, as messages name it
-    preset: str  # the preset the values not given come from (`ANNEAL_PRESETS`)
-    neighbour: str  # "swap" (two queens exchange rows) or "step" (one moves in its column)
-    step: int  # the step neighbour's largest move (1..step rows)
-    edge: str  # the step neighbour past the edge: "wrap" (row mod n) or "nmof" (the far end)
-    objective: str  # "attacks" (queens minus lines occupied, NMOF's) or "pairs"
-    rounds: int  # thresholds or temperatures the steps are split into
+    preset: str = _flag(
+        "where the settings not given come from: default (measured for each method at "
+        "compare's budget: swap neighbour; TA q 0.4; SA 100 rounds, --init-prob 0.1, "
+        "--t-end 0.001), classic (NMOF's TAopt/SAopt settings: step "
+        "neighbour 3, 10 rounds, q 0.5, init-prob 0.4, alpha 0.9) or nmof (classic with "
+        "--edge nmof and --t0 nmof, the vignette's)",
+        choices=ANNEAL_PRESETS,
+    )
+    rounds: int = _flag("thresholds / temperatures (default 10; SA 100)")
+    neighbour: str = _flag(
+        "swap: exchange two rows (default; step on a constrained --instance or a --file "
+        "board with repeated rows); step: move one queen by 1..STEP rows within its column "
+        "(NMOF; --preset classic, nmof)",
+        choices=NEIGHBOURS,
+    )
+    step: int = _flag("largest move of the step neighbour (default 3)")
+    edge: str = _flag(
+        "step neighbour past the board's edge: wrap (row mod n, default) or nmof (to "
+        "the far end: past the last row to row 0 and back, as NMOF's vignette)",
+        choices=EDGES,
+    )
+    objective: str = _flag(
+        "attacks (NMOF: queens minus lines occupied) or pairs (default attacks)",
+        choices=OBJECTIVES,
+    )
 
     def __post_init__(self) -> None:
         arguments.choice(self.neighbour, "neighbour", NEIGHBOURS)
@@ -161,7 +186,10 @@ class TASettings(LSSettings):
 
     method: ClassVar[str] = "ta"
     who: ClassVar[str] = "TA (--method ta)"
-    q: float  # the quantile of the calibration walk's |delta| that is the first threshold
+    q: float = _flag(  # the quantile of the calibration walk's |delta|
+        "TA: first threshold quantile (default 0.2, which on N-Queens makes every "
+        "threshold 0: no threshold tried beat LS; classic 0.5)"
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -176,10 +204,20 @@ class SASettings(LSSettings):
 
     method: ClassVar[str] = "sa"
     who: ClassVar[str] = "SA (--method sa)"
-    init_prob: float  # the share of worsening moves accepted at the start (`t0` "worsening")
-    alpha: float | None  # the cooling factor per round (None: from `t_end`)
-    t_end: float | None  # the last temperature relative to the first (None: `alpha` given)
-    t0: str | float  # the start temperature: "worsening", "nmof" or T0 itself (`t0_rule`)
+    init_prob: float = _flag(
+        "SA: share of worsening moves accepted at the start (default 0.1; classic 0.4)"
+    )
+    t_end: float | None = _flag(  # None: `alpha` given
+        "SA: last temperature relative to the first (default 0.001); the cooling factor "
+        "is then t-end^(1/(rounds-1)); give this or --alpha"
+    )
+    alpha: float | None = _flag("SA: cooling factor per round (default from --t-end; classic 0.9)")
+    t0: str | float = _flag(  # checked by `t0_rule`
+        "SA start temperature: worsening (default: --init-prob of the calibration "
+        "walk's worsening moves accepted), nmof (NMOF's SAopt: mean exp(-|delta|/T0) over "
+        "all the walk's moves = --init-prob, T0 in [1e-5, 1]) or a number",
+        metavar="RULE",
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -321,16 +359,25 @@ class SteadySettings:
     from a preset."""
 
     scheme: ClassVar[str] = "steady"
-    preset: str  # the preset the values not given come from (`GA_PRESETS`)
-    encoding: str  # "permutation" or "combination"
-    pop: int  # individuals per island
-    tournament: int  # the selection's tournament size
-    cxpb: float  # crossover rate
-    mutpb: float  # mutation rate
-    indpb: float = 0.0  # swap and reset mutations: per-gene rate (0: one gene)
-    islands: int = 1  # populations per trial
-    migrate_every: int = 0  # generations between migrations (0: never)
-    migrants: int = 1  # individuals each island sends along the ring
+    preset: str = _flag(
+        "where --pop, --tournament, --cxpb, --mutpb and --elite come from when not given: "
+        "default (measured at compare's budget: permutation steady state pop 10, tournament "
+        "4, cxpb 0.2, mutpb 1; generational pop 20, tournament 3, cxpb 0.2, mutpb 1, elite 1; "
+        "combination as classic) or classic (the course GA: pop 100, tournament 5, cxpb 1, "
+        "mutpb 1; generational DEAP's tournament 3, cxpb 0.5, mutpb 0.2)",
+        choices=GA_PRESETS,
+    )
+    encoding: str = _flag(choices=tuple(GA_DEFAULTS))
+    pop: int = _flag("individuals per island (default: --preset's)")
+    tournament: int = _flag("tournament size (default: --preset's)")
+    cxpb: float = _flag("crossover probability (default: --preset's)")
+    mutpb: float = _flag("mutation probability per child (default: --preset's)")
+    indpb: float = _flag(
+        "per-gene swap/reset rate as DEAP's indpb; 0 = exactly one gene (default)", 0.0
+    )
+    islands: int = _flag("islands per trial on a ring (default 1)", 1)
+    migrate_every: int = _flag("generations between ring migrations (default 0 = never)", 0)
+    migrants: int = _flag("individuals per migration (default 1)", 1)
 
     def __post_init__(self) -> None:
         e = self.encoding
@@ -358,7 +405,7 @@ class GenerationalSettings(SteadySettings):
     """The settings of a generational GA run: the steady state's and the parents kept."""
 
     scheme: ClassVar[str] = "generational"
-    elite: int  # parents kept each generation (0..pop-1)
+    elite: int = _flag("generational: best parents kept (default 1)")
 
 
 GA_SCHEMES = {c.scheme: c for c in (SteadySettings, GenerationalSettings)}
