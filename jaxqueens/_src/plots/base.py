@@ -18,10 +18,8 @@ from jaxqueens._src.io.atomic import write_bytes
 from jaxqueens.core.statistics import Z95, wilson_interval
 
 FORMATS = ("png", "svg", "pdf")
-"""Figure formats `save` writes: PNG (raster) and the vector SVG and PDF."""
 DEFAULT_FORMAT = "png"
-DEFAULT_DPI = 110
-"""Resolution of a PNG (and of the raster parts of a vector figure) unless one is asked for."""
+DEFAULT_DPI = 110  # a PNG's resolution (and a vector figure's raster parts) unless one is asked
 
 RC: dict[Any, Any] = {  # (keys checked by matplotlib, not by the type checker)
     "pdf.fonttype": 42,
@@ -35,11 +33,8 @@ reject; SVG text kept as text; SVG ids fixed, so the same figure gives the same 
 
 
 def rc_context() -> contextlib.AbstractContextManager:
-    """A context under which a figure is saved with the settings of `RC`.
-
-    Returns:
-      The context manager (matplotlib's own settings again after it).
-    """
+    """A context under which a figure is saved with the settings of `RC` (matplotlib's own settings
+    again after it)."""
     import matplotlib as mpl
 
     return mpl.rc_context(RC)
@@ -84,14 +79,8 @@ name), and the bar hatches, one per solver (`solver_hatch`)."""
 
 
 def canonical(name: str) -> str:
-    """The name `SOLVER_STYLES` knows a solver by (`annealing-ls`, `anneal (ls)` and `LS` are `ls`).
-
-    Args:
-      name: the solver's name, any spelling.
-
-    Returns:
-      The known name, or `name` lower-cased if it is not known.
-    """
+    """The name `SOLVER_STYLES` knows a solver by (`annealing-ls`, `anneal (ls)` and `LS` are `ls`),
+    or `name` lower-cased if it is not known."""
     key = name.strip().lower()
     family = re.fullmatch(r"(.+?)\s*\((.+)\)", key)
     if family:
@@ -110,19 +99,11 @@ def _style(name: str) -> tuple[int, tuple[str, str, str]]:
 
 
 def solver_style(name: str, markers: int = 8) -> dict:
-    """Keyword arguments of `ax.plot` for solver `name` under any of its spellings
-    (`canonical`): its colour, line style and marker (about `markers` per line, at
-    points that differ from solver to solver), so that curves that coincide (LS and TA often
-    do) stay visible: a broken line is drawn thinner and above a solid one.
-
-    Args:
-      name: the solver, as any command names it.
-      markers: markers per line, about.
-
-    Returns:
-      `color`, `ls`, `marker`, `markevery`, `markersize`, `markerfacecolor`,
-      `lw`, `alpha` and `zorder`.
-    """
+    """Keyword arguments of `ax.plot` for solver `name` under any of its spellings (`canonical`):
+    `color`, `ls`, `marker`, `markevery`, `markersize`, `markerfacecolor`, `lw`, `alpha` and
+    `zorder`. About `markers` markers per line, at points that differ from solver to solver, so that
+    curves that coincide (LS and TA often do) stay visible: a broken line is drawn thinner and above
+    a solid one."""
     i, (color, marker, ls) = _style(name)
     step = 1.0 / max(1, markers)
     solid = ls == "-"
@@ -140,14 +121,7 @@ def solver_style(name: str, markers: int = 8) -> dict:
 
 
 def solver_hatch(name: str) -> str:
-    """The bar hatch of a solver, fixed as its colour is.
-
-    Args:
-      name: the solver's name, any spelling.
-
-    Returns:
-      The matplotlib hatch pattern.
-    """
+    """The matplotlib bar hatch of solver `name` (any spelling), fixed as its colour is."""
     return HATCHES[_style(name)[0] % len(HATCHES)]
 
 
@@ -162,19 +136,11 @@ BAND = (10, 90)
 def percentile_band(
     ax, x, values, label: str, solver: str | None = None, band: tuple[int, int] = BAND
 ) -> None:
-    """The median across chains as a line, and a percentile band around it.
+    """The median across chains of `values` `[K, T]` (at `x` `[T]`) as a line labelled `label`, in
+    the style of `solver` (None: `label`'s), and the percentile band `band` around it.
 
     The band is shaded, with the line's style at its edges (visible in greyscale too); the legend
-    names both.
-
-    Args:
-      ax: the axes.
-      x: `[T]` the x values.
-      values: `[K, T]` per chain.
-      label: the line's legend label.
-      solver: whose style the line takes (None: `label`'s).
-      band: the percentiles of the band's edges.
-    """
+    names both."""
     import numpy as np
 
     values = np.asarray(values, dtype=np.float64)
@@ -196,17 +162,9 @@ def percentile_band(
 
 
 def rate_band(ax, x, rate, trials: int, color: str, z: float | None = None) -> None:
-    """The Wilson score interval of a success rate as a shaded band behind its line
-    (`wilson_interval`).
-
-    Args:
-      ax: the axes.
-      x: `[P]` the x values.
-      rate: `[P]` success rates.
-      trials: runs behind each rate.
-      color: the band's colour.
-      z: the normal quantile (None: 95%, two-sided).
-    """
+    """The Wilson score interval (`wilson_interval`) of success rates `rate` `[P]` at `x` `[P]`,
+    each over `trials` runs, as a band of `color` behind its line; `z` is the normal quantile (None:
+    95%, two-sided)."""
     import numpy as np
 
     rate = np.asarray(rate, dtype=np.float64)
@@ -215,16 +173,10 @@ def rate_band(ax, x, rate, trials: int, color: str, z: float | None = None) -> N
 
 
 def check_format(fmt: str | None) -> str:
-    """A checked figure format (the command line offers only `FORMATS`).
-
-    Args:
-      fmt: the format (None: `DEFAULT_FORMAT`).
-
-    Returns:
-      The format.
+    """A checked figure format: `fmt`, or `DEFAULT_FORMAT` for None.
 
     Raises:
-      ValueError: a format not in `FORMATS`.
+      ValueError: a format not in `FORMATS` (the command line offers only those).
     """
     fmt = DEFAULT_FORMAT if fmt is None else fmt
     if fmt not in FORMATS:
@@ -233,16 +185,8 @@ def check_format(fmt: str | None) -> str:
 
 
 def figure(width: float = 7.0, height: float = 4.0, dpi: int | None = None):
-    """A new figure with one axes.
-
-    Args:
-      width: inches.
-      height: inches.
-      dpi: dots per inch (None: `DEFAULT_DPI`).
-
-    Returns:
-      `(fig, ax)`.
-    """
+    """A new figure with one axes, `width` x `height` inches at `dpi` (None: `DEFAULT_DPI`):
+    `(fig, ax)`."""
     from matplotlib.figure import Figure  # (lazily: drawing is optional)
 
     fig = Figure(figsize=(width, height), dpi=DEFAULT_DPI if dpi is None else dpi)
@@ -260,22 +204,8 @@ def finish(
     fmt: str | None = None,
     dpi: int | None = None,
 ) -> Path:
-    """Label, grid and save (`save`): the common end of a line figure.
-
-    Args:
-      fig: the figure.
-      ax: its axes.
-      path: where to write.
-      title: the title.
-      xlabel: the x label.
-      ylabel: the y label.
-      ylim: the y limits (None: matplotlib's).
-      fmt: as `save` takes it.
-      dpi: as `save` takes it.
-
-    Returns:
-      The path written.
-    """
+    """Label, grid and save (`save`, which takes `fmt` and `dpi`): the common end of a line figure;
+    `ylim` None keeps matplotlib's limits. Returns the path written."""
     if xlabel is not None:
         ax.set_xlabel(xlabel)
     if ylabel is not None:
@@ -288,19 +218,11 @@ def finish(
 
 
 def save(fig, path: Path, fmt: str | None = None, dpi: int | None = None) -> Path:
-    """Write a figure atomically.
+    """Write a figure atomically; returns the path written, `path` with the format's suffix.
 
-    Vector files carry no creation date, so the same figure gives the same bytes; an SVG keeps
+    `fmt` None takes the format `path`'s suffix names (PNG for any other), `dpi` None the figure's
+    own. Vector files carry no creation date, so the same figure gives the same bytes; an SVG keeps
     its text as text (editable, searchable).
-
-    Args:
-      fig: the figure.
-      path: where to write; its suffix becomes the format's.
-      fmt: the format (None: the one `path`'s suffix names, PNG for any other).
-      dpi: dots per inch (None: the figure's own).
-
-    Returns:
-      The path written.
     """
     path = Path(path)
     if fmt is None:
@@ -317,14 +239,5 @@ def save(fig, path: Path, fmt: str | None = None, dpi: int | None = None) -> Pat
 
 
 def save_png(fig, path: Path, dpi: int | None = None) -> Path:
-    """Write a figure as PNG, atomically (`save`).
-
-    Args:
-      fig: the figure.
-      path: where to write.
-      dpi: dots per inch (None: the figure's own).
-
-    Returns:
-      The path written.
-    """
+    """Write a figure as PNG, atomically (`save`; `dpi` None: the figure's own)."""
     return save(fig, path, "png", dpi)

@@ -13,34 +13,16 @@ from jaxqueens._src.plots.base import BAND, figure, finish, percentile_band, sav
 def trace_plot(
     values: np.ndarray, path: Path, ylabel: str, title: str, xlabel: str = "step"
 ) -> Path:
-    """One line: a per-step quantity of a traced chain (e.g. conflicting queens per step).
-
-    Args:
-      values: [T] the quantity per step.
-      path: the figure's file.
-      ylabel: the quantity's name.
-      title: the figure's title.
-      xlabel: the x axis's name.
-
-    Returns:
-      `path`.
-    """
+    """One line: a per-step quantity of a traced chain, `values` `[T]` (e.g. conflicting queens per
+    step), named `ylabel`. Returns `path`."""
     fig, ax = figure()
     ax.plot(np.arange(len(values)), values, lw=1.0, color="tab:blue")
     return finish(fig, ax, path, title, xlabel, ylabel, ylim=(0, None))
 
 
 def steps_histogram(steps: np.ndarray, path: Path, title: str) -> Path:
-    """Histogram of steps to solution over all solved chains (log x when the spread is wide).
-
-    Args:
-      steps: [S] the solved chains' steps.
-      path: the figure's file.
-      title: the figure's title.
-
-    Returns:
-      `path`.
-    """
+    """Histogram of steps to solution over all solved chains, `steps` `[S]` (log x when the spread
+    is wide). Returns `path`."""
     fig, ax = figure()
     steps = np.asarray(steps)
     bins: np.ndarray | int  # edges on a log scale, else a count
@@ -63,18 +45,9 @@ the chains themselves)."""
 
 def method_traces(traces: dict[str, np.ndarray], path: Path, n: int, every: int = 1) -> Path:
     """Best objective so far vs step, per method: the median across the traced chains and their
-    10-90% percentile band when every method has `BAND_CHAINS` chains or more; else chain 0
-    bold and the other chains faint.
-
-    Args:
-      traces: [k, T] best-so-far objective of chains 0..k-1, by method.
-      path: the figure's file.
-      n: board size.
-      every: steps between two trace points.
-
-    Returns:
-      `path`.
-    """
+    10-90% percentile band when every method has `BAND_CHAINS` chains or more; else chain 0 bold and
+    the other chains faint. `traces`: method -> `[k, T]` best-so-far objective of chains 0..k-1, a
+    point every `every` steps. Returns `path`."""
     fig, ax = figure()
     banded = all(np.shape(tr)[0] >= BAND_CHAINS for tr in traces.values())
     for method, tr in traces.items():

@@ -23,8 +23,7 @@ from jaxqueens._src.plots.base import (
     solver_style,
 )
 
-FIGURES = ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf", "ert")
-"""The figures `write_plots` draws (file stems)."""
+FIGURES = ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf", "ert")  # file stems
 
 
 def _lines(
@@ -98,20 +97,10 @@ def ert_bars(
     fmt: str | None = None,
     dpi: int | None = None,
 ) -> Path:
-    """Expected seconds per solution per solver, with its CI as error bars (an open upper end
-    drawn as an arrow); a solver that solved nothing gets a labelled "not solved" slot.
-
-    Args:
-      ert: solver -> expected seconds per solution (None: nothing solved).
-      path: the file, without its suffix.
-      title: the figure's title.
-      ci: solver -> `[low, high]` (high None: no upper bound), or None.
-      fmt: figure format (None: png).
-      dpi: resolution (None: the default).
-
-    Returns:
-      The file written.
-    """
+    """Expected seconds per solution per solver (`ert`; None: nothing solved), with its CI as error
+    bars (`ci`: solver -> `[low, high]`, high None: no upper bound, drawn as an arrow); a solver
+    that solved nothing gets a labelled "not solved" slot. `path` is the file without its suffix,
+    `fmt` the figure format (None: png). Returns the file written."""
     fig, ax = figure(7.5, 4.0, dpi)
     names = list(ert)
     values = np.array([ert[s] if ert[s] is not None else np.nan for s in names]) * 1e3
@@ -157,16 +146,9 @@ def ert_bars(
 
 
 def budget_text(n: int, budget: int, budgets: dict | None = None) -> str:
-    """The run a title claims: board size and steps per chain, and every solver whose own
-    step budget differs from the run's, by name.
-
-    Args:
-      n: board size; budget: the run's steps per chain.
-      budgets: solver -> its own step budget (None: every solver runs the run's).
-
-    Returns:
-      e.g. `n = 8, 10,000 steps per chain; sa: 50,000`.
-    """
+    """The run a title claims: board size `n` and the run's steps per chain `budget`, and every
+    solver whose own step budget (`budgets`; None: every solver runs the run's) differs from it, by
+    name: e.g. `n = 8, 10,000 steps per chain; sa: 50,000`."""
     own = {s: b for s, b in (budgets or {}).items() if b != budget}
     text = f"n = {n}, {budget:,} steps per chain"
     if own:
@@ -210,11 +192,10 @@ def write_plots(
     budgets: dict | None = None,
     chains: int | None = None,
 ) -> list[Path]:
-    """Every figure of a compare run (`FIGURES`), as `fmt` (png, svg or pdf).
+    """Every figure of a compare run (`FIGURES`) in folder `out`, as `fmt` (png, svg or pdf; None:
+    png).
 
     Args:
-      out: the output folder.
-      n: board size.
       budget: steps per chain (the run's; a solver may have its own).
       curves: solver -> `rtd_steps`, `rtd_seconds`, `steps_ecdf`, `seconds_ecdf`:
         `(x [P], y [P])` each.
@@ -223,7 +204,6 @@ def write_plots(
       ert: solver -> expected seconds per solution (None: nothing solved).
       ert_ci: solver -> `[low, high]` of its ERT (high None: no upper bound), or None.
       unsolved: solver -> a note when it solved nothing (falsy otherwise).
-      fmt: figure format (None: png).
       dpi: resolution (None: the default).
       budgets: solver -> its own step budget, where the solvers' differ (titles name them).
       chains: chains per solver (None: unknown; the RTDs of all chains then have no interval).

@@ -15,17 +15,9 @@ from jaxqueens.core.oeis import A000170
 def log_q_plot(
     estimates: list[tuple[int, float, float, float]], path: Path, alpha: float = 1.942
 ) -> Path:
-    """log Q(n) / n against n: exact values (OEIS A000170), estimates with z * SE error bars, and
-    Simkin's asymptote ln n - alpha.
-
-    Args:
-      estimates: `(n, estimate, standard error, z)` per size.
-      path: where to write the figure.
-      alpha: the asymptote's constant.
-
-    Returns:
-      The path written.
-    """
+    """log Q(n) / n against n: exact values (OEIS A000170), `estimates`
+    (`(n, estimate, standard error, z)` per size) with z * SE error bars, and Simkin's asymptote
+    `ln n - alpha`. Returns the path written."""
     fig, ax = figure()
     ns = [n for n in sorted(A000170) if A000170[n] > 0]
     ax.plot(

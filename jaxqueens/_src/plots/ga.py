@@ -17,17 +17,8 @@ MAX_TRIAL_LINES = 200
 
 
 def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Path:
-    """One quantity per generation: every trial a faint line, the median over trials bold.
-
-    Args:
-      values: `[G+1, T]` (generation 0 is the initial population).
-      path: PNG to write.
-      ylabel: y-axis label.
-      title: figure title.
-
-    Returns:
-      The PNG written.
-    """
+    """One quantity per generation, `values` `[G+1, T]` (generation 0 is the initial population):
+    every trial a faint line, the median over trials bold. Returns the PNG written."""
     values = np.asarray(values, dtype=float)
     fig, ax = figure()
     gens = np.arange(values.shape[0])
@@ -55,18 +46,8 @@ def fitness_plot(values: np.ndarray, path: Path, ylabel: str, title: str) -> Pat
 def solved_plot(
     curve: np.ndarray, path: Path, title: str, trials: int | None = None, solver: str = "ga"
 ) -> Path:
-    """Fraction of trials that have found a solution by generation g, in `solver`'s style.
-
-    Args:
-      curve: `[G+1]` the fraction solved by each generation.
-      path: PNG to write.
-      title: figure title.
-      trials: the number of trials (shades the 95% Wilson interval), or None.
-      solver: whose style.
-
-    Returns:
-      The PNG written.
-    """
+    """Fraction of trials that have found a solution by generation g, `curve` `[G+1]`, in `solver`'s
+    style; `trials` (None: unknown) shades the 95% Wilson interval. Returns the PNG written."""
     fig, ax = figure()
     gens = np.arange(len(curve))
     style = solver_style(solver)
@@ -88,11 +69,12 @@ def write_plots(
     score: str = "attacking",
     fitness: str = "pairs",
 ) -> list[Path]:
-    """best.png, avg.png, worst.png and success.png of one GA run.
+    """best.png, avg.png, worst.png and success.png of one GA run, in folder `out`.
 
     Args:
-      out: folder to write into.
-      best, avg, worst: `[G+1, T]` per generation and trial, as reported (see `score`).
+      best: `[G+1, T]` best fitness per generation and trial, as reported (see `score`).
+      avg: `[G+1, T]` mean fitness, as `best`.
+      worst: `[G+1, T]` worst fitness, as `best`.
       solved: `[G+1]` fraction of trials solved by generation g.
       what: the run in words, for the titles (e.g. "permutation, steady, n = 8, pop 100").
       score: "attacking" (attacking pairs or excess, by `fitness`) or "nonattacking".
@@ -120,20 +102,9 @@ def write_plots(
 
 
 def band_plot(stats: dict, path: Path, ylabel: str, title: str, trials: int) -> Path:
-    """A per-generation statistic over trials: the 10-90 percentile band, the median, the
-    lowest and highest.
-
-    Args:
-      stats: `best_p10`, `best_p50`, `best_p90`, `best_min`, `best_max` `[G+1]`, as the
-        default `history.csv` holds them.
-      path: PNG to write.
-      ylabel: y-axis label.
-      title: figure title.
-      trials: the number of trials (the legend).
-
-    Returns:
-      The PNG written.
-    """
+    """A per-generation statistic over `trials` trials: the 10-90 percentile band, the median, the
+    lowest and highest, from `stats`' `best_p10`, `best_p50`, `best_p90`, `best_min` and `best_max`
+    `[G+1]` (as the default `history.csv` holds them). Returns the PNG written."""
     fig, ax = figure()
     gens = np.arange(len(stats["best_p50"]))
     ax.fill_between(
@@ -168,20 +139,10 @@ def write_summary_plots(
     fitness: str = "pairs",
 ) -> list[Path]:
     """best.png (percentile band over trials), avg.png and worst.png (means over trials) and
-    success.png from a run's per-generation statistics, never from `[G+1, T]` records.
-
-    Args:
-      out: folder to write into.
-      stats: `{name: [G+1]}` by the names of `jaxqueens._src.io.ga_history.SUMMARY_STATS`.
-      solved: `[G+1]` fraction of trials solved by generation g.
-      trials: the number of trials.
-      what: the run in words, for the titles.
-      score: "attacking" or "nonattacking".
-      fitness: the GA's fitness (labels the y axis).
-
-    Returns:
-      The PNGs written.
-    """
+    success.png in folder `out`, from a run's per-generation statistics, never from `[G+1, T]`
+    records: `stats` `{name: [G+1]}` by the names of the GA history's `SUMMARY_STATS`, `solved`
+    `[G+1]` the fraction of trials solved by generation g, `what` the run in words, and `score` and
+    `fitness` as `write_plots` takes them. Returns the PNGs written."""
     label = _label(score, fitness)
     files = [band_plot(stats, Path(out) / "best.png", f"best {label}", f"best: {what}", trials)]
     for name, key in (("avg", "avg_mean"), ("worst", "worst_mean")):

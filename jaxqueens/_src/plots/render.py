@@ -50,15 +50,11 @@ def _board(rows: Any, limit: int, hint: str) -> np.ndarray:
 
 
 def ascii_board(rows: Any, labels: bool | None = None) -> str:
-    """Draw a board as text: `Q` for a queen, `.` for an empty square, row 0 at the bottom.
+    """Draw board `rows` (int `[n]`, 0-based) as text: `Q` for a queen, `.` for an empty square, row
+    0 at the bottom; n lines (more with labels) joined by newlines, without a final newline.
 
-    Args:
-      rows: int `[n]`, 0-based rows, n <= `MAX_ASCII_N`.
-      labels: Label rows (left) and columns (below, tens digit above units
-        digit when n > 10); default: when n <= `LABEL_MAX_N`.
-
-    Returns:
-      n (or more, with labels) lines joined by newlines, without a final newline.
+    `labels` labels rows (left) and columns (below, tens digit above units digit when n > 10); None:
+    when n <= `LABEL_MAX_N`.
 
     Raises:
       QueensError: for n > `MAX_ASCII_N` (render a PNG instead) or a malformed board.
@@ -81,14 +77,9 @@ def ascii_board(rows: Any, labels: bool | None = None) -> str:
 
 
 def board_image(rows: Any) -> np.ndarray:
-    """Colour image of a board, row 0 first (draw it with `origin="lower"`).
-
-    Args:
-      rows: int `[n]`, 0-based rows, n <= `MAX_PNG_N`.
-
-    Returns:
-      float32 `[n, n, 3]` RGB in 0..1; `image[r, c]` is the square of row r, column c.
-    """
+    """Colour image of board `rows` (int `[n]`, 0-based, n <= `MAX_PNG_N`): float32 `[n, n, 3]` RGB
+    in 0..1, `image[r, c]` the square of row r, column c (row 0 first: draw it with
+    `origin="lower"`)."""
     arr = _board(rows, MAX_PNG_N, "draw a smaller board")
     n = len(arr)
     image = _squares(n)
@@ -103,16 +94,13 @@ POSTER_PIXELS = 800
 
 
 def board_png(rows: Any, path: str | os.PathLike) -> None:
-    """Write a board as a PNG of its squares alone (atomically): no text, no matplotlib.
+    """Write board `rows` (int `[n]`, 0-based) as a PNG of its squares alone (atomically): no text,
+    no matplotlib.
 
-    What a command draws on its own with `--out` (the `render` command and `--plot` draw the
-    titled poster, `render_png`): the squares of `board_image`, row 0 at the bottom,
-    each `k` pixels wide (`k` = `POSTER_PIXELS // n`, at least 2), a queen a disc on its square
-    from `k = 8` on (black, or red when attacked).
-
-    Args:
-      rows: int `[n]`, 0-based rows, n <= `MAX_PNG_N`.
-      path: Target file (`.png`).
+    What a command draws on its own with `--out` (the `render` command and `--plot` draw the titled
+    poster, `render_png`): the squares of `board_image`, row 0 at the bottom, each `k` pixels wide
+    (`k` = `POSTER_PIXELS // n`, at least 2), a queen a disc on its square from `k = 8` on (black,
+    or red when attacked).
 
     Raises:
       QueensError: for n > `MAX_PNG_N` or a malformed board.
@@ -195,14 +183,8 @@ IMAGE_FORMATS = {
 
 
 def image_format(path: str | os.PathLike, option: str | None = None) -> str:
-    """The format a poster is written in, chosen by the file's suffix (case-insensitive).
-
-    Args:
-      path: the output file.
-      option: the option that named it (e.g. `-o`), for the message.
-
-    Returns:
-      The format's name (a value of `IMAGE_FORMATS`).
+    """The format a poster at `path` is written in (a value of `IMAGE_FORMATS`), chosen by the
+    file's suffix (case-insensitive); `option` (e.g. `-o`) names the option in the message.
 
     Raises:
       QueensError: an unknown or missing suffix (never PNG bytes under another name).
@@ -218,13 +200,9 @@ def image_format(path: str | os.PathLike, option: str | None = None) -> str:
 
 
 def render_png(rows: Any, path: str | os.PathLike, title: str | None = None) -> None:
-    """Write a poster of a board (atomically), in the format its suffix names (PNG, PDF, SVG,
-    ...: `IMAGE_FORMATS`).
-
-    Args:
-      rows: int `[n]`, 0-based rows, n <= `MAX_PNG_N`.
-      path: Target file.
-      title: First title line; the second always gives n and the attacking-pair count.
+    """Write a poster of board `rows` (int `[n]`, 0-based) atomically, in the format the suffix of
+    `path` names (PNG, PDF, SVG, ...: `IMAGE_FORMATS`); `title` is the first title line, the second
+    always gives n and the attacking-pair count.
 
     Raises:
       QueensError: for n > `MAX_PNG_N`, a malformed board, a title with bad mathtext or an

@@ -17,19 +17,10 @@ from jaxqueens.core.oeis import A000170, A002562
 def coverage_plot(
     cov: dict, path: Path, title: str, total: int | None = None, total_classes: int | None = None
 ) -> Path:
-    """Distinct solutions and classes found vs chains run; the exact totals and, dashed, the
-    coupon-collector expectation if every solution were equally likely.
-
-    Args:
-      cov: the coverage curves (`chains`, `distinct`, `fundamental`, `expected`, ...).
-      path: the file (a PNG).
-      title: the figure's title.
-      total: the exact number of solutions (None: unknown).
-      total_classes: the exact number of classes (None: unknown).
-
-    Returns:
-      The file written.
-    """
+    """Distinct solutions and classes found vs chains run, from the coverage curves `cov` (`chains`,
+    `distinct`, `fundamental`, `expected`, ...); the exact totals `total` and `total_classes` (None:
+    unknown) and, dashed, the coupon-collector expectation if every solution were equally likely.
+    Returns the PNG written."""
     fig, ax = figure()
     x = cov["chains"]
     ax.plot(x, cov["distinct"], color="C0", lw=1.6, label="distinct solutions found")
@@ -66,19 +57,9 @@ def coverage_plot(
 def frequency_histogram(
     counts: np.ndarray, samples: int, path: Path, title: str, total: int | None = None
 ) -> Path:
-    """How often each solution was sampled (unsampled ones at 0 where `counts` holds all Q),
-    with the binomial expectation Q * Binom(S, 1/Q) if sampling were uniform.
-
-    Args:
-      counts: times each solution was sampled.
-      samples: samples in all.
-      path: the file (a PNG).
-      title: the figure's title.
-      total: the exact number of solutions (None: unknown).
-
-    Returns:
-      The file written.
-    """
+    """How often each solution was sampled, `counts` (unsampled ones at 0 where it holds all Q),
+    with the binomial expectation Q * Binom(S, 1/Q) of `samples` S if sampling were uniform (`total`
+    is Q; None: unknown). Returns the PNG written."""
     fig, ax = figure()
     counts = np.asarray(counts)
     top = int(counts.max(initial=0))
@@ -116,18 +97,8 @@ def frequency_histogram(
 def steps_ecdf(
     steps: np.ndarray, path: Path, title: str, unit: str = "steps", solver: str = ""
 ) -> Path:
-    """Empirical CDF of steps to solution over the solved chains, in `solver`'s style.
-
-    Args:
-      steps: [S] steps to solution.
-      path: the file (a PNG).
-      title: the figure's title.
-      unit: "steps" or "generations".
-      solver: the solver's name.
-
-    Returns:
-      The file written.
-    """
+    """Empirical CDF of steps to solution `steps` `[S]` over the solved chains, in `solver`'s style;
+    `unit` is "steps" or "generations". Returns the PNG written."""
     fig, ax = figure()
     s = np.sort(np.asarray(steps))
     if s.size:
@@ -149,21 +120,9 @@ def success_rate_plot(
     chains: int | None = None,
     solver: str = "",
 ) -> Path:
-    """Share of all chains run that solved within a step budget, in `solver`'s style, with
-    its 95% Wilson interval shaded when the number of `chains` is given.
-
-    Args:
-      budgets: [K] step budgets.
-      rate: [K] share solved within each.
-      path: the file (a PNG).
-      title: the figure's title.
-      unit: "steps" or "generations".
-      chains: chains run (None: no interval).
-      solver: the solver's name.
-
-    Returns:
-      The file written.
-    """
+    """Share of all chains run that solved within a step budget (`rate` `[K]` within `budgets`
+    `[K]`), in `solver`'s style, with its 95% Wilson interval shaded when the number of `chains` is
+    given; `unit` is "steps" or "generations". Returns the PNG written."""
     fig, ax = figure()
     style = solver_style(solver)
     if chains:
@@ -190,19 +149,15 @@ def write_plots(
     budgets: np.ndarray,
     rate: np.ndarray,
 ) -> list[Path]:
-    """Every figure of a stats run: `coverage.png`, `frequency_hist.png`, `steps_hist.png`,
-    `steps_ecdf.png` and `success_rate.png`.
+    """Every figure of a stats run in folder `out`: `coverage.png`, `frequency_hist.png`,
+    `steps_hist.png`, `steps_ecdf.png` and `success_rate.png`.
 
     Args:
-      out: the output folder.
       name: the solver as titles name it ("minconflicts", "anneal (ta)", ...).
-      n: board size.
       coverage: the coverage curves (`chains`, `distinct`, `fundamental`, `expected`,
         `expected_fundamental`; `[C]` arrays or None).
       counts: times each solution was sampled: `[Q]` over every solution when
         `every_solution`, else `[D]` over the distinct ones found.
-      every_solution: `counts` covers every solution.
-      samples: samples in all.
       solved: `[C]` per chain run: solved or not.
       steps: `[C]` steps (or generations) spent per chain.
       step_unit: "steps" or "generations".
