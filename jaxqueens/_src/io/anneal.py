@@ -20,13 +20,10 @@ from typing import overload
 
 import numpy as np
 
-from jaxqueens._src.io import boards as boardio
+from jaxqueens._src.io import chains as chain_out
 from jaxqueens._src.io import checkpoint, jsonl
-from jaxqueens._src.io.chains import BEST_COLUMNS
-from jaxqueens._src.io.tables import write_csv
-
-SUMMARY = "summary.json"
-"""The file that marks a method's run as finished (written last)."""
+from jaxqueens._src.io.chains import BEST_BOARDS, BEST_COLUMNS, BEST_TABLE
+from jaxqueens._src.io.tables import SUMMARY
 
 TRACES = "traces.png"
 """The figure of best-so-far traces, one line per method, in the top folder."""
@@ -80,15 +77,6 @@ def run_finished(folder: Path) -> bool:
     return (folder / SUMMARY).exists()
 
 
-BEST_BOARDS = "best_boards.npy"
-"""The best board of every unsolved chain of a method, [U, n] int32."""
-
-BEST_TABLE = "best_boards.csv"
-"""One row per board of `BEST_BOARDS`: run, best_attacking_pairs, the best objective in its
-own unit's column (`best_nmof_attacks`, `best_pairs_plus_stranded`; none for objective
-pairs), best_step."""
-
-
 def write_best(
     folder: str | Path,
     chains: np.ndarray,
@@ -98,33 +86,16 @@ def write_best(
     steps: np.ndarray,
     unit: str = "nmof_attacks",
 ) -> list[Path]:
-    """Write `BEST_BOARDS` and `BEST_TABLE` atomically: the best boards of unsolved chains.
-
-    Args:
-      folder: the method's folder.
-      chains: [U] the unsolved chains' ids.
-      boards: [U, n] their best boards.
-      objective: [U] each board's objective.
-      pairs: [U] its attacking pairs.
-      steps: [U] the step at which each was found.
-      unit: what `objective` counts (`BEST_COLUMNS`; attacking pairs: no second column).
-
-    Returns:
-      The files written.
-    """
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    boardio.write_boards_npy(folder / BEST_BOARDS, boards)
+    """Write the best boards of a method's unsolved chains (`chains.write_best`): [U] `chains`,
+    [U, n] `boards`, [U] `objective` in `unit` (its own column, `BEST_COLUMNS`; none for
+    attacking pairs), [U] `pairs` and the `steps` at which each was found."""
     other = BEST_COLUMNS.get(unit)
-    write_csv(
-        folder / BEST_TABLE,
-        ["run", "best_attacking_pairs", *([other] if other else []), "best_step"],
-        (
-            [int(c), int(p), *([int(o)] if other else []), int(s)]
-            for c, o, p, s in zip(chains, objective, pairs, steps, strict=True)
-        ),
-    )
-    return [folder / BEST_BOARDS, folder / BEST_TABLE]
+    columns = {
+        "run": chains,
+        "best_attacking_pairs": pairs,
+        **({other: objective} if other else {}),
+    }
+    return chain_out.write_best(folder, "anneal", boards, {**columns, "best_step": steps})
 
 
 OUTPUTS = ("solutions.npy", "runs.csv", SUMMARY, checkpoint.FILENAME, BEST_BOARDS, BEST_TABLE)

@@ -197,6 +197,12 @@ def read_boards_npy(path: str | os.PathLike) -> np.ndarray:
     return arr.astype(np.int32)
 
 
+def write_npy(path: str | os.PathLike, arr: np.ndarray) -> None:
+    """Write any array to `.npy` atomically (no pickled objects)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.save(f, arr, allow_pickle=False)
+
+
 def write_boards_npy(path: str | os.PathLike, boards: Any, dtype: Any = np.int32) -> None:
     """Write boards `[B, n]` (or one board `[n]`) to `.npy` atomically.
 
@@ -214,8 +220,7 @@ def write_boards_npy(path: str | os.PathLike, boards: Any, dtype: Any = np.int32
         raise QueensError(
             f"cannot write {path}: dtype {dtype} cannot hold rows up to {arr.shape[1] - 1}"
         )
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        np.save(f, arr.astype(dtype), allow_pickle=False)
+    write_npy(path, arr.astype(dtype))
 
 
 def _json_default(value: Any) -> Any:

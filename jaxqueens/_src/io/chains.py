@@ -10,12 +10,12 @@ Shared by `solve`, `anneal` and `stats`; the run is taken duck-typed (a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from jaxqueens._src.io import boards as boardio
 from jaxqueens._src.io import checkpoint, schema, writing
-from jaxqueens._src.io.tables import write_csv, write_json
+from jaxqueens._src.io.tables import SUMMARY
 
 BEST_COLUMNS = {
     "nmof_attacks": "best_nmof_attacks",
@@ -71,69 +71,51 @@ def run_table(run, solver: str | None = None, pairs: np.ndarray | None = None) -
 def write_outputs(
     run, out_dir: str | Path, summary: dict, table: schema.RunTable | None = None
 ) -> list[Path]:
-    """Write `solutions.npy`, `runs.csv` and `summary.json` atomically into `out_dir` (and
-    remove a finished run's checkpoint).
+    """Write `solutions.npy`, `runs.csv` and `summary.json` into `out_dir`; a run that was not
+    interrupted has its checkpoint removed once the command's report is written too.
 
-    Args:
-      run: the finished run (`ChainRun`).
-      out_dir: the output folder.
-      summary: the run's summary.
-      table: `runs.csv`'s rows (default `run_table` of `run`, its solver named by
-        `summary["solver"]` when the run has no name).
-
-    Returns:
-      The files written.
+    `table` defaults to `run_table` of `run`, its solver named by `summary["solver"]` (or
+    `["method"]`) when the run has no name. Returns the files written.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    boardio.write_boards_npy(out / "solutions.npy", run.solutions)
     if table is None:
         name = getattr(run, "solver", "") or summary.get("solver") or summary.get("method", "")
         table = run_table(run, solver=str(name))
-    schema.write_runs(out / schema.FILENAME, table)
-    write_json(out / "summary.json", summary)
-    if run.stopped_by != "interrupted":  # once the report is written too
-        writing.retire(out / checkpoint.FILENAME)
-    return [out / "solutions.npy", out / schema.FILENAME, out / "summary.json"]
+    files = {"solutions.npy": run.solutions, schema.FILENAME: table, SUMMARY: summary}
+    written = schema.write(out_dir, "solve", files)
+    if run.stopped_by != "interrupted":
+        writing.retire(Path(out_dir) / checkpoint.FILENAME)
+    return written
 
 
 BEST_BOARDS = "best_boards.npy"
-"""The board of every unsolved chain with the fewest attacking pairs, [U, n] int32 (same name as
-the anneal command's file)."""
+"""The best board of every unsolved chain, [U, n] int32 (`solve` and `anneal`)."""
 BEST_TABLE = "best_boards.csv"
-"""One row per board of `BEST_BOARDS`: run, best_attacking_pairs, steps_spent, restarts."""
+"""One row per board of `BEST_BOARDS`: its run and how good it is (`schema.TABLES`)."""
+
+
+def write_best(
+    folder: str | Path, command: str, boards: np.ndarray, columns: dict[str, Any]
+) -> list[Path]:
+    """Write `BEST_BOARDS` ([U, n] `boards`) and `BEST_TABLE` (`columns`: name -> [U] whole
+    numbers, None an empty cell) into `folder`; returns the two files."""
+    rows = (
+        [None if v is None else int(v) for v in row] for row in zip(*columns.values(), strict=True)
+    )
+    return schema.write(folder, command, {BEST_BOARDS: boards, BEST_TABLE: (list(columns), rows)})
 
 
 def write_unsolved(run, out_dir: str | Path) -> list[Path]:
-    """Write `BEST_BOARDS` and `BEST_TABLE` atomically for the unsolved chains of a run.
-
-    Args:
-      run: the finished run; its `rows` hold each unsolved chain's best board and `best` its
-        attacking pairs.
-      out_dir: the output folder.
-
-    Returns:
-      The files written (none when every chain solved).
-    """
+    """Write the best boards of a run's unsolved chains (`write_best`): its `rows` hold each
+    chain's best board, `best` its attacking pairs. Returns the files written (none when every
+    chain solved)."""
     unsolved = ~run.solved
     if not unsolved.any():
         return []
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    boardio.write_boards_npy(out / BEST_BOARDS, run.rows[unsolved])
     pairs = run.best[unsolved] if run.best is not None else [None] * int(unsolved.sum())
-    write_csv(
-        out / BEST_TABLE,
-        ["run", "best_attacking_pairs", "steps_spent", "restarts"],
-        (
-            [int(c), None if p is None else int(p), int(s), int(r)]
-            for c, p, s, r in zip(
-                run.chain_id[unsolved],
-                pairs,
-                run.steps[unsolved],
-                run.restarts[unsolved],
-                strict=True,
-            )
-        ),
-    )
-    return [out / BEST_BOARDS, out / BEST_TABLE]
+    columns = {
+        "run": run.chain_id[unsolved],
+        "best_attacking_pairs": pairs,
+        "steps_spent": run.steps[unsolved],
+        "restarts": run.restarts[unsolved],
+    }
+    return write_best(out_dir, "solve", run.rows[unsolved], columns)

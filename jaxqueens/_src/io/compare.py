@@ -10,11 +10,11 @@ imports a driver.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from jaxqueens._src.io import schema
-from jaxqueens._src.io.tables import write_csv, write_json
+from jaxqueens._src.io.tables import SUMMARY
 
 SUMMARY_HEADER = schema.table("compare", "summary.csv")
 
@@ -130,25 +130,10 @@ def _solution_rows(summary: dict) -> Iterator[list]:
 
 
 def write_outputs(res, out_dir: str | Path) -> list[Path]:
-    """Write every table and `summary.json` of a compare run into `out_dir`.
-
-    The tables, in this order: `summary.csv` (one row per solver), `settings.csv`, `runs.csv`
-    (every chain of every solver), the run-time distributions `rtd_steps.csv`,
-    `rtd_seconds.csv`, `steps_ecdf.csv`, `seconds_ecdf.csv`, then `success.csv`,
-    `solutions.csv` and `bias.csv`; their columns are `jaxqueens._src.io.schema`'s compare tables
-    (the docs' outputs page says what each column means).
-
-    Args:
-      res: the compare result (duck-typed: `runs`, `curves`, `summary`).
-      out_dir: the output folder.
-
-    Returns:
-      The paths written, `summary.json` first.
-    """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write `summary.json` and every table of a compare run (`schema.TABLES["compare"]`, in
+    that order) into `out_dir`; `res` is the compare result (duck-typed: `runs`, `curves`,
+    `summary`). Returns the paths written, `summary.json` first."""
     s = res.summary
-    write_json(out / "summary.json", s)  # strict JSON, with the run record
     runs = [
         schema.RunTable(
             solver=r.name,
@@ -160,18 +145,18 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
         )
         for r in res.runs
     ]
-    files = [
-        out / "summary.json",
-        write_csv(out / "summary.csv", SUMMARY_HEADER, summary_rows(s)),
-        write_csv(out / "settings.csv", schema.table("compare", "settings.csv"), settings_rows(s)),
-        schema.write_runs(out / schema.FILENAME, runs),
-    ]
-    tables: dict[str, Iterable[list]] = {}
-    for name in ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf"):
-        tables[name] = _curve_rows(res.curves, name, schema.table("compare", f"{name}.csv"))
-    tables.update(
-        success=_success_rows(res.curves), solutions=_solution_rows(s), bias=_bias_rows(s)
-    )
-    for name, rows in tables.items():
-        files.append(write_csv(out / f"{name}.csv", schema.table("compare", f"{name}.csv"), rows))
-    return files
+    curves = {
+        f"{name}.csv": _curve_rows(res.curves, name, schema.table("compare", f"{name}.csv"))
+        for name in ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf")
+    }
+    files = {
+        SUMMARY: s,
+        "summary.csv": summary_rows(s),
+        "settings.csv": settings_rows(s),
+        schema.FILENAME: runs,
+        **curves,
+        "success.csv": _success_rows(res.curves),
+        "solutions.csv": _solution_rows(s),
+        "bias.csv": _bias_rows(s),
+    }
+    return schema.write(out_dir, "compare", files)

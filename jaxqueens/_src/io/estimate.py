@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jaxqueens._src.io import schema
-from jaxqueens._src.io.tables import write_dict_csv, write_json
+from jaxqueens._src.io.tables import SUMMARY
 
 CSV_KEYS = schema.table("estimate", "estimates.csv")
 """The columns of `estimates.csv` (keys of each size's row, `exact` as `exact_solutions`;
@@ -18,23 +18,8 @@ missing values are empty cells)."""
 
 
 def write_outputs(out_dir: str | Path, summary: dict) -> list[Path]:
-    """Write `summary.json` (`summary` as it is) and `estimates.csv` (one row per entry of
-    `summary["estimates"]`) atomically.
-
-    Args:
-      out_dir: the output folder.
-      summary: the run's summary (`jaxqueens._src.drivers.estimate.run_summary`).
-
-    Returns:
-      The paths written.
-    """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    return [
-        write_json(out / "summary.json", summary),
-        write_dict_csv(
-            out / "estimates.csv",
-            [{**row, "exact_solutions": row.get("exact")} for row in summary["estimates"]],
-            CSV_KEYS,
-        ),
-    ]
+    """Write `summary.json` (`summary` as it is, `drivers.estimate.run_summary`) and
+    `estimates.csv` (one row per entry of `summary["estimates"]`); returns the paths written."""
+    rows = ({**row, "exact_solutions": row.get("exact")} for row in summary["estimates"])
+    table = ([row.get(k) for k in CSV_KEYS] for row in rows)
+    return schema.write(out_dir, "estimate", {SUMMARY: summary, "estimates.csv": table})

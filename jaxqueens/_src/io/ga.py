@@ -14,11 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens._src.io import boards as boardio
 from jaxqueens._src.io import schema
-from jaxqueens._src.io.atomic import atomic_path
+from jaxqueens._src.io.boards import write_npy
 from jaxqueens._src.io.ga_history import HistoryStream, summary_columns, summary_rows, unit
-from jaxqueens._src.io.tables import write_csv, write_json
+from jaxqueens._src.io.tables import SUMMARY
 from jaxqueens.solvers.variants import solver_name
 
 SCORES = ("attacking", "nonattacking")
@@ -198,11 +197,6 @@ def report_line(result) -> str:
     )
 
 
-def _save_npy(path: Path, arr: np.ndarray, **kwargs) -> None:
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        np.save(f, arr, **kwargs)
-
-
 def run_table(result) -> schema.RunTable:
     """The per-run table of a GA run (`schema`): one row per trial; steps are
     fitness evaluations (DEAP's count, over every session of a resumed run), to the end of the
@@ -258,18 +252,15 @@ def write_outputs(
     history: str = "summary",
     stream: HistoryStream | None = None,
 ) -> list[Path]:
-    """Write `FILES` into `out`; `summ` is `summary` of the run. `history`
-    "per-trial" commits `stream` (the rows streamed during the run) as `history.csv`;
-    "summary" writes the per-generation statistics (`summary_rows`).
-    Under the GA report's fitness `runs.csv` gains `first_score_met_generation` and
-    `score_met.npy` holds every distinct board that scored 0 (the docs' commands page).
+    """Write `FILES` (and under a fitness whose 0s are checked, `SCORE_MET`) into `out`.
 
     Args:
       result: the GA run's result (duck-typed, as an `EvolveResult`).
       out: the output folder.
       summ: `summary(result)`.
       score: the objective's name in the columns (`unit`).
-      history: "summary" or "per-trial".
+      history: "summary" writes the per-generation statistics (`summary_rows`); "per-trial"
+        commits `stream`, the rows streamed during the run, last.
       stream: the `HistoryStream` of a per-trial history.
 
     Returns:
@@ -278,29 +269,22 @@ def write_outputs(
     Raises:
       ValueError: `history="per-trial"` without its `stream`.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     if history == "per-trial" and stream is None:
         raise ValueError("history='per-trial' needs the HistoryStream the run wrote to")
-    if history != "per-trial":
-        write_csv(
-            out / "history.csv",
-            summary_columns(unit(result.config.fitness, score)),
-            summary_rows(result, score),
-        )
+    out = Path(out)
+    n = result.config.n
+    write_npy(out / "population.npy", result.population)
+    write_npy(out / "fitness.npy", result.fitness)
     report = checks_zero(result.config.fitness)
-    schema.write_runs(out / schema.FILENAME, run_table(result))
-    sols = result.solutions
-    if len(sols):
-        boardio.write_boards_npy(out / "solutions.npy", sols)
-    else:
-        _save_npy(out / "solutions.npy", np.zeros((0, result.config.n), np.int32))
-    _save_npy(out / "population.npy", result.population, allow_pickle=False)
-    _save_npy(out / "fitness.npy", result.fitness, allow_pickle=False)
-    if report:
-        met = result.score_met
-        _save_npy(out / SCORE_MET, np.asarray(met, np.int32).reshape(-1, result.config.n))
-    write_json(out / "summary.json", {**summ, "score_in_csv": score, "history": history})
+    columns = summary_columns(unit(result.config.fitness, score))
+    files = {
+        "history.csv": (columns, summary_rows(result, score)) if history != "per-trial" else None,
+        schema.FILENAME: run_table(result),
+        "solutions.npy": np.asarray(result.solutions, np.int32).reshape(-1, n),
+        SCORE_MET: np.asarray(result.score_met, np.int32).reshape(-1, n) if report else None,
+        SUMMARY: {**summ, "score_in_csv": score, "history": history},
+    }
+    schema.write(out, "evolve", files)
     if stream is not None:  # last: until here a resume finds the streamed rows where it left them
         stream.commit()
     return [out / f for f in FILES] + ([out / SCORE_MET] if report else [])

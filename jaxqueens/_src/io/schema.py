@@ -13,11 +13,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from jaxqueens._src.io import boards as boardio
 from jaxqueens._src.io.schema_terms import CORE_COLUMNS, EXTRAS, TERMS, Column
-from jaxqueens._src.io.tables import write_csv
+from jaxqueens._src.io.tables import write_csv, write_json
 
 COLUMNS: dict[str, Column] = {c.name: c for c in CORE_COLUMNS + EXTRAS}
 """Every documented column by name."""
@@ -286,6 +288,38 @@ def table(command: str, name: str) -> tuple[str, ...]:
     if columns is None:
         raise ValueError(f"{command}'s {name} has no fixed columns")
     return columns
+
+
+def write(out: str | Path, command: str, files: Mapping[str, Any]) -> list[Path]:
+    """Write a command's output files into the folder `out` atomically, in the mapping's order.
+
+    Each file's content goes by its name: `.json` a document (`write_json`), `.npy` int32
+    boards, `.txt` one text board, `runs.csv` a `RunTable` or several, another `.csv` its rows
+    under `command`'s declared columns (`table`) or a `(header, rows)` pair. A None content
+    writes nothing.
+
+    Returns:
+      The paths written, in order.
+    """
+    written = []
+    for name, content in files.items():
+        path = Path(out) / name
+        if content is None:
+            continue
+        if name.endswith(".json"):
+            write_json(path, content)
+        elif name.endswith(".npy"):
+            boardio.write_boards_npy(path, content)
+        elif name.endswith(".txt"):
+            boardio.write_board(path, content)
+        elif name == FILENAME:
+            write_runs(path, content)
+        elif isinstance(content, tuple):
+            write_csv(path, *content)
+        else:
+            write_csv(path, table(command, name), content)
+        written.append(path)
+    return written
 
 
 def meaning(name: str) -> str:

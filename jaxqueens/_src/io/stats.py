@@ -18,10 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens._src.io import boards as boardio
 from jaxqueens._src.io import chains as chain_out
 from jaxqueens._src.io import schema
-from jaxqueens._src.io.tables import write_csv, write_json
+from jaxqueens._src.io.tables import SUMMARY
 from jaxqueens.core import symmetry
 
 CURVE_POINTS = 2000  # coverage rows kept in coverage.csv (log-spaced, plus the last)
@@ -122,55 +121,21 @@ def _coverage_rows(cov: dict, keep) -> Iterator[list]:
 
 
 def write_outputs(res, out_dir: str | Path) -> list[Path]:
-    """Write `summary.json`, `distinct.npy` (if any sample) and the CSV tables into `out_dir`.
-
-    Args:
-      res: the stats result (duck-typed `StatsResult`).
-      out_dir: the output folder.
-
-    Returns:
-      The paths written.
-    """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    sam, cov = res.samples, res.coverage
-    files = [write_json(out / "summary.json", res.summary)]
-    if len(res.distinct):
-        boardio.write_boards_npy(out / "distinct.npy", res.distinct)
-        files.append(out / "distinct.npy")
-    files.append(
-        write_csv(
-            out / "frequencies.csv",
-            schema.table("stats", "frequencies.csv"),
-            _frequency_rows(res),
-        )
-    )
-    files.append(
-        write_csv(
-            out / "classes.csv",
-            schema.table("stats", "classes.csv"),
-            (
-                [t, int(z), int(k)]
-                for t, z, k in zip(
-                    _board_text(res.classes), res.class_sizes, res.class_counts, strict=True
-                )
-            ),
-        )
-    )
-    files.append(
-        write_csv(
-            out / "coverage.csv",
-            schema.table("stats", "coverage.csv"),
-            _coverage_rows(cov, _thin(sam.chains)),
-        )
-    )
-    files.append(schema.write_runs(out / schema.FILENAME, run_table(sam)))
+    """Write `summary.json`, `distinct.npy` (if any sample) and the tables of a stats result
+    (duck-typed `StatsResult`) into `out_dir`; returns the paths written."""
+    sam = res.samples
+    classes = zip(_board_text(res.classes), res.class_sizes, res.class_counts, strict=True)
     budgets, rate = res.success
-    files.append(
-        write_csv(
-            out / "success.csv",
+    files = {
+        SUMMARY: res.summary,
+        "distinct.npy": res.distinct if len(res.distinct) else None,
+        "frequencies.csv": _frequency_rows(res),
+        "classes.csv": ([t, int(z), int(k)] for t, z, k in classes),
+        "coverage.csv": _coverage_rows(res.coverage, _thin(sam.chains)),
+        schema.FILENAME: run_table(sam),
+        "success.csv": (
             ["solver", f"{sam.step_unit}_budget", "success_rate"],
             ([sam.name, int(b), f"{r:.6f}"] for b, r in zip(budgets, rate, strict=True)),
-        )
-    )
-    return files
+        ),
+    }
+    return schema.write(out_dir, "stats", files)
