@@ -110,28 +110,8 @@ def add_command(sub) -> None:
         metavar="N",
         help=f"board size 1..{MAX_N}, a range 20-27 or a list 8,12,32 (default 27)",
     )
-    p.add_argument(
-        "--probes",
-        type=float,
-        default=None,
-        help=(
-            f"probes per size, at least {estimate_setup.ESTIMATE_MIN_PROBES} and "
-            f"{estimate_setup.ESTIMATE_MIN_PER_STRATUM} per stratum of --depth, so that the "
-            "interval holds its level (default 1e7 on a CPU, 1e8 on a GPU)"
-        ),
-    )
-    p.add_argument(
-        "--depth",
-        type=int,
-        default=None,
-        help="levels enumerated exactly (default: automatic; 0 = plain Knuth estimator)",
-    )
-    p.add_argument(
-        "--level",
-        type=float,
-        default=settings.CONFIDENCE,
-        help=f"confidence level of the intervals (default {settings.CONFIDENCE:g}, as compare's)",
-    )
+    fields = [estimate_setup.EstimateSettings]
+    options.add_fields(p, fields, "probes depth level", level=settings.CONFIDENCE)
     options.add_seed(p)
     p.add_argument(
         "--out",

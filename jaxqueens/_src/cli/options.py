@@ -140,9 +140,10 @@ def add_fields(
 ) -> None:
     """One option `--NAME` per field of the settings `classes` (`jaxqueens._src.drivers.settings`)
     named in `names` (space-separated, in that order; None: every field, in the classes' order):
-    an `int` or `float` field reads a number, another text; choices, metavar and help come from
-    the field's metadata (`helps`: this command's own help by field instead, None where absent);
-    the default is None unless `defaults` gives one."""
+    an `int` or `float` field reads a number, another text; the field's metadata
+    (`jaxqueens._src.drivers.settings.flag`) gives the help (`helps`: this command's own by
+    field instead, None where absent) and other keywords; the default is None unless `defaults`
+    gives one."""
     fields: dict[str, dataclasses.Field] = {}
     for field in (f for cls in classes for f in dataclasses.fields(cls)):
         fields.setdefault(field.name, field)
@@ -151,8 +152,9 @@ def add_fields(
         if helps is not None:
             option["help"] = helps.get(name)
         kind = {"int": int, "float": float}.get(str(fields[name].type).split(" |")[0])
-        flag = "--" + name.replace("_", "-")
-        p.add_argument(flag, type=kind, default=defaults.get(name), **option)
+        option.setdefault("type", kind)
+        flag = option.pop("flag", "--" + name.replace("_", "-"))
+        p.add_argument(flag, default=defaults.get(name), **option)
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:

@@ -25,7 +25,6 @@ from jaxqueens._src.io.writing import is_writer
 from jaxqueens._src.plots import chains as plots
 from jaxqueens._src.plots import render
 from jaxqueens.errors import QueensError
-from jaxqueens.solvers.variants import INITS, MOVES
 
 # JAX and the solvers load at their first use (jaxqueens._lazy): --help and argument errors never do
 jax = _lazy.load("jax")
@@ -82,45 +81,7 @@ def _add_search_options(p) -> None:
     """The search options (defaults filled in by the path that uses them) and --show-initial."""
     # Their defaults are filled in by drivers.solve_setup (None: not given), so that a path
     # that does not use an option can refuse it instead of ignoring it.
-    p.add_argument(
-        "--maxsteps",
-        type=int,
-        default=None,
-        help="steps per attempt before a restart, every attempt alike (default: the measured "
-        "restart period min(n^2/2, max(500, 2n)), e.g. 32 at n = 8, 500 at n = 32, 2n from "
-        "n = 250; max(4000, 2n) with --toroidal or --instance; --move cisc352: "
-        "ceil(2n / log2 n)); on the large path: swap attempts in all",
-    )
-    p.add_argument(
-        "--max-restarts",
-        type=int,
-        default=None,
-        metavar="R",
-        help="restarts per chain before it gives up (default 1,000,000; 0: the CP468 "
-        "give-up mode, one attempt of --maxsteps); --chains then counts chains run",
-    )
-    p.add_argument(
-        "--init",
-        choices=INITS,
-        default=None,
-        help="initial boards (default permutation; greedy: the CP468 column-by-column "
-        "greedy; large path: qs4 (default) or permutation)",
-    )
-    p.add_argument(
-        "--tabu",
-        type=int,
-        default=None,
-        help="CP468 plateau memory: squares a queen may not revisit during one local "
-        "minimum (0 = off, the default)",
-    )
-    p.add_argument(
-        "--move",
-        choices=MOVES,
-        default=None,
-        help="row choice: minconflicts (default) or cisc352 (a conflict-free row, else "
-        "up to 100 random rows for one with 1 conflict, else the full scan; "
-        "defaults --init qs4, --maxsteps ceil(2n / log2 n), --max-restarts 99)",
-    )
+    options.add_fields(p, [solve_setup.SolveSettings], "max_steps max_restarts init tabu move")
     p.add_argument(
         "--show-initial",
         action="store_true",

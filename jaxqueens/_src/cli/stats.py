@@ -10,7 +10,7 @@ from __future__ import annotations
 from jaxqueens import _lazy
 from jaxqueens._src.cli import options
 from jaxqueens._src.cli.boards import add_size, board_size
-from jaxqueens._src.drivers import settings, stats_setup
+from jaxqueens._src.drivers import settings, solve_setup, stats_setup
 from jaxqueens._src.io import provenance, writing
 from jaxqueens._src.io import stats as outputs
 from jaxqueens._src.plots import stats as figures
@@ -81,17 +81,13 @@ def add_command(sub) -> None:
 def _add_solver_options(p) -> None:
     """The options of each solver family, grouped as in their own commands."""
     g = p.add_argument_group("min-conflicts (as 'jaxqueens solve')")
-    g.add_argument(
-        "--maxsteps",
-        type=int,
-        default=None,
-        help="steps per attempt before a restart (default: solve's measured restart period, "
-        "min(n^2/2, max(500, 2n)))",
-    )
-    g.add_argument(
-        "--init", choices=variants.INITS, default=None, help="initial boards (default permutation)"
-    )
-    g.add_argument("--tabu", type=int, default=None, help="plateau tabu tenure (default 0 = off)")
+    helps = {
+        "max_steps": "steps per attempt before a restart (default: solve's measured restart "
+        "period, min(n^2/2, max(500, 2n)))",
+        "init": "initial boards (default permutation)",
+        "tabu": "plateau tabu tenure (default 0 = off)",
+    }
+    options.add_fields(g, [solve_setup.SolveSettings], "max_steps init tabu", helps)
     g = p.add_argument_group("annealing (as 'jaxqueens anneal')")
     g.add_argument(
         "--method", choices=variants.METHODS, default=None, help="ls, ta or sa (default ta)"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from jaxqueens._src.drivers.settings import CONFIDENCE
+from jaxqueens._src.drivers.settings import CONFIDENCE, flag
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers.variants import ESTIMATE_MAX_N
@@ -27,11 +27,22 @@ class EstimateSettings:
     values replace those given; `estimate_settings`: `depth` against the board too). None: the
     driver's default (`probes`, `lanes`: the backend's; `depth`: `default_depth`)."""
 
-    probes: int | None = None  # probes in all, at least ESTIMATE_MIN_PROBES (a float taken whole)
-    level: float = CONFIDENCE  # the intervals' confidence, in (0, 1)
+    probes: int | None = flag(  # a float is taken whole
+        f"probes per size, at least {ESTIMATE_MIN_PROBES} and {ESTIMATE_MIN_PER_STRATUM} per "
+        "stratum of --depth, so that the interval holds its level (default 1e7 on a CPU, 1e8 on "
+        "a GPU)",
+        default=None,
+        type=float,
+    )
+    level: float = flag(
+        f"confidence level of the intervals (default {CONFIDENCE:g}, as compare's)",
+        default=CONFIDENCE,
+    )
     seed: int = 0  # call c of a run uses the stream `call_seed(seed, c)`
     lanes: int | None = None  # about this many probes per kernel call
-    depth: int | None = None  # levels enumerated exactly, 0..n (0: Knuth's plain estimator)
+    depth: int | None = flag(
+        "levels enumerated exactly (default: automatic; 0 = plain Knuth estimator)", default=None
+    )
 
     def __post_init__(self) -> None:
         probes = self.probes

@@ -86,9 +86,10 @@ GA_PRESETS = tuple(GA_PRESET_SETTINGS)
 # --- LS / TA / SA ---------------------------------------------------------------------------------
 
 
-def _flag(help: str | None = None, default: Any = dataclasses.MISSING, **option: Any) -> Any:
+def flag(help: str | None = None, *, default: Any = dataclasses.MISSING, **option: Any) -> Any:
     """A settings field whose command-line option (`jaxqueens._src.cli.options.add_fields`)
-    has this help and these `add_argument` keywords (`choices`, `metavar`)."""
+    has this help and these `add_argument` keywords (`choices`, `metavar`, `type`; `flag`: an
+    option string other than `--NAME`)."""
     return dataclasses.field(default=default, metadata={"help": help, **option})
 
 
@@ -136,7 +137,7 @@ class LSSettings:
 
     method: ClassVar[str] = "ls"
     who: ClassVar[str] = "LS (--method ls)"  # the method, as messages name it
-    preset: str = _flag(
+    preset: str = flag(
         "where the settings not given come from: default (measured for each method at "
         "compare's budget: swap neighbour; TA q 0.4; SA 100 rounds, --init-prob 0.1, "
         "--t-end 0.001), classic (NMOF's TAopt/SAopt settings: step "
@@ -144,20 +145,20 @@ class LSSettings:
         "--edge nmof and --t0 nmof, the vignette's)",
         choices=ANNEAL_PRESETS,
     )
-    rounds: int = _flag("thresholds / temperatures (default 10; SA 100)")
-    neighbour: str = _flag(
+    rounds: int = flag("thresholds / temperatures (default 10; SA 100)")
+    neighbour: str = flag(
         "swap: exchange two rows (default; step on a constrained --instance or a --file "
         "board with repeated rows); step: move one queen by 1..STEP rows within its column "
         "(NMOF; --preset classic, nmof)",
         choices=NEIGHBOURS,
     )
-    step: int = _flag("largest move of the step neighbour (default 3)")
-    edge: str = _flag(
+    step: int = flag("largest move of the step neighbour (default 3)")
+    edge: str = flag(
         "step neighbour past the board's edge: wrap (row mod n, default) or nmof (to "
         "the far end: past the last row to row 0 and back, as NMOF's vignette)",
         choices=EDGES,
     )
-    objective: str = _flag(
+    objective: str = flag(
         "attacks (NMOF: queens minus lines occupied) or pairs (default attacks)",
         choices=OBJECTIVES,
     )
@@ -186,7 +187,7 @@ class TASettings(LSSettings):
 
     method: ClassVar[str] = "ta"
     who: ClassVar[str] = "TA (--method ta)"
-    q: float = _flag(  # the quantile of the calibration walk's |delta|
+    q: float = flag(  # the quantile of the calibration walk's |delta|
         "TA: first threshold quantile (default 0.2, which on N-Queens makes every "
         "threshold 0: no threshold tried beat LS; classic 0.5)"
     )
@@ -204,15 +205,15 @@ class SASettings(LSSettings):
 
     method: ClassVar[str] = "sa"
     who: ClassVar[str] = "SA (--method sa)"
-    init_prob: float = _flag(
+    init_prob: float = flag(
         "SA: share of worsening moves accepted at the start (default 0.1; classic 0.4)"
     )
-    t_end: float | None = _flag(  # None: `alpha` given
+    t_end: float | None = flag(  # None: `alpha` given
         "SA: last temperature relative to the first (default 0.001); the cooling factor "
         "is then t-end^(1/(rounds-1)); give this or --alpha"
     )
-    alpha: float | None = _flag("SA: cooling factor per round (default from --t-end; classic 0.9)")
-    t0: str | float = _flag(  # checked by `t0_rule`
+    alpha: float | None = flag("SA: cooling factor per round (default from --t-end; classic 0.9)")
+    t0: str | float = flag(  # checked by `t0_rule`
         "SA start temperature: worsening (default: --init-prob of the calibration "
         "walk's worsening moves accepted), nmof (NMOF's SAopt: mean exp(-|delta|/T0) over "
         "all the walk's moves = --init-prob, T0 in [1e-5, 1]) or a number",
@@ -359,7 +360,7 @@ class SteadySettings:
     from a preset."""
 
     scheme: ClassVar[str] = "steady"
-    preset: str = _flag(
+    preset: str = flag(
         "where --pop, --tournament, --cxpb, --mutpb and --elite come from when not given: "
         "default (measured at compare's budget: permutation steady state pop 10, tournament "
         "4, cxpb 0.2, mutpb 1; generational pop 20, tournament 3, cxpb 0.2, mutpb 1, elite 1; "
@@ -367,17 +368,17 @@ class SteadySettings:
         "mutpb 1; generational DEAP's tournament 3, cxpb 0.5, mutpb 0.2)",
         choices=GA_PRESETS,
     )
-    encoding: str = _flag(choices=tuple(GA_DEFAULTS))
-    pop: int = _flag("individuals per island (default: --preset's)")
-    tournament: int = _flag("tournament size (default: --preset's)")
-    cxpb: float = _flag("crossover probability (default: --preset's)")
-    mutpb: float = _flag("mutation probability per child (default: --preset's)")
-    indpb: float = _flag(
-        "per-gene swap/reset rate as DEAP's indpb; 0 = exactly one gene (default)", 0.0
+    encoding: str = flag(choices=tuple(GA_DEFAULTS))
+    pop: int = flag("individuals per island (default: --preset's)")
+    tournament: int = flag("tournament size (default: --preset's)")
+    cxpb: float = flag("crossover probability (default: --preset's)")
+    mutpb: float = flag("mutation probability per child (default: --preset's)")
+    indpb: float = flag(
+        "per-gene swap/reset rate as DEAP's indpb; 0 = exactly one gene (default)", default=0.0
     )
-    islands: int = _flag("islands per trial on a ring (default 1)", 1)
-    migrate_every: int = _flag("generations between ring migrations (default 0 = never)", 0)
-    migrants: int = _flag("individuals per migration (default 1)", 1)
+    islands: int = flag("islands per trial on a ring (default 1)", default=1)
+    migrate_every: int = flag("generations between ring migrations (default 0 = never)", default=0)
+    migrants: int = flag("individuals per migration (default 1)", default=1)
 
     def __post_init__(self) -> None:
         e = self.encoding
@@ -405,7 +406,7 @@ class GenerationalSettings(SteadySettings):
     """The settings of a generational GA run: the steady state's and the parents kept."""
 
     scheme: ClassVar[str] = "generational"
-    elite: int = _flag("generational: best parents kept (default 1)")
+    elite: int = flag("generational: best parents kept (default 1)")
 
 
 GA_SCHEMES = {c.scheme: c for c in (SteadySettings, GenerationalSettings)}

@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from jaxqueens._src.drivers import settings
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers.variants import INITS, MAX_BATCHED_N, MOVES, default_max_steps, solver_name
@@ -140,11 +141,37 @@ class SolveSettings:
     the checked values replace those given). `solve_settings` fills in the defaults that depend
     on the problem (`max_steps`, `max_restarts`)."""
 
-    init: str = "permutation"  # the initial boards (`INITS`)
-    tabu: int = 0  # plateau memory (0: off)
-    max_steps: int  # steps per attempt before a restart
-    max_restarts: int = 1_000_000  # restarts before a chain gives up (0: one attempt)
-    move: str = "minconflicts"  # the row choice (`MOVES`)
+    init: str = settings.flag(
+        "initial boards (default permutation; greedy: the CP468 column-by-column "
+        "greedy; large path: qs4 (default) or permutation)",
+        default="permutation",
+        choices=INITS,
+    )
+    tabu: int = settings.flag(
+        "CP468 plateau memory: squares a queen may not revisit during one local "
+        "minimum (0 = off, the default)",
+        default=0,
+    )
+    max_steps: int = settings.flag(
+        "steps per attempt before a restart, every attempt alike (default: the measured "
+        "restart period min(n^2/2, max(500, 2n)), e.g. 32 at n = 8, 500 at n = 32, 2n from "
+        "n = 250; max(4000, 2n) with --toroidal or --instance; --move cisc352: "
+        "ceil(2n / log2 n)); on the large path: swap attempts in all",
+        flag="--maxsteps",
+    )
+    max_restarts: int = settings.flag(
+        "restarts per chain before it gives up (default 1,000,000; 0: the CP468 "
+        "give-up mode, one attempt of --maxsteps); --chains then counts chains run",
+        default=1_000_000,
+        metavar="R",
+    )
+    move: str = settings.flag(
+        "row choice: minconflicts (default) or cisc352 (a conflict-free row, else "
+        "up to 100 random rows for one with 1 conflict, else the full scan; "
+        "defaults --init qs4, --maxsteps ceil(2n / log2 n), --max-restarts 99)",
+        default="minconflicts",
+        choices=MOVES,
+    )
     seed: int = 0  # chain i uses `fold_in(key(seed), i)`
     batch: int | None = None  # chains per kernel call (None: sized from n and the budget)
     trace_steps: int = 0  # steps of chain 0 traced for the plots (0: none)
