@@ -6,9 +6,9 @@ tasks, with the strategy of the backend chosen in `jaxqueens.parallel.items` (on
 accelerator):
 
 - `count_items`: constellation searches, resumable, at most a budget of edges per device
-  and call (the route of `jaxqueens._src.drivers.count.count_solutions`);
+  and call (the route of `jaxqueens.count_solutions`);
 - `count_chunk` and `enumerate_chunk`: the mirror-prefix kernel counting and listing
-  every solution (the route of `jaxqueens._src.drivers.count.enumerate_solutions`, n <= 14);
+  every solution (the route of `jaxqueens.enumerate_solutions`, n <= 14);
 - `probe_chunk`: Knuth probes of the tasks' trees (`count --plan`).
 
 `items_builder` lowers `count_items` as an accelerator runs it (`make gpu-check`

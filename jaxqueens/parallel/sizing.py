@@ -130,7 +130,8 @@ def choose(
         jitted function lowered at that batch, its arguments placed on the target device.
       target: the device's budget and parallelism.
       want: the batch that fills the device (at most; callers cap it by the work there is).
-      floor, multiple: the smallest batch, and the granule of every batch tried.
+      floor: the smallest batch tried.
+      multiple: the granule of every batch tried.
       key: cache the choice under this key (workload, shapes, device): the next call compiles
         only the chosen batch.
 

@@ -4,7 +4,7 @@ For work that comes in uneven pieces (the tasks of `count`, the sub-trees of `co
 barrier between the devices costs: a call spanning every device waits for its slowest shard. A
 *stream* instead runs calls on one device only, so a slow call on one core never idles the
 other. Each stream has its own worker thread because XLA:CPU runs a one-device call inline: the
-calls of several devices made from one thread ran one after the other, with the host's work
+calls of several devices made from one thread run one after the other, with the host's work
 between them (the second device's call starts when the first ends).
 
 On an accelerator, or with one device, there is one stream over every device (the device itself

@@ -8,8 +8,8 @@ is bits `k` and `k + n`). An item stops at its edge budget (checked every `UNROL
 deciding, at its first solution; a lane snapshots the first solution of an item that asks for
 one. `search_chunk` takes and returns what `jaxqueens.parallel.complete.search_chunk` does
 (the driver's format: head, stacks rebuilt from the packed rows, the solution's path), so the
-host splits an unfinished item's frontier as before. Enumeration is not here: its per-item
-solution lists do not fit a thread's registers.
+host splits an unfinished item's frontier as it does the other kernel's. Enumeration is not
+here: its per-item solution lists do not fit a thread's registers.
 """
 
 from __future__ import annotations
