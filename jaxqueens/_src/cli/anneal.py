@@ -79,12 +79,8 @@ def _add_start_and_out_options(p) -> None:
     p.add_argument(
         "--batch", type=int, default=None, help="chains per kernel call (default: automatic)"
     )
-    p.add_argument(
-        "--out",
-        default=None,
-        metavar="DIR",
-        help="write outputs here (one folder per method), with the best board of every "
-        "unsolved chain",
+    options.add_out(
+        p, "write outputs here (one folder per method), with the best board of every unsolved chain"
     )
     p.add_argument(
         "--plot", action="store_true", help="with --out: best-so-far traces, one line per method"

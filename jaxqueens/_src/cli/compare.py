@@ -130,12 +130,7 @@ def _add_run_and_out_options(p) -> None:
         "expected seconds per solution is shown beside the bootstrap CI, and a difference is "
         "called clear only when both agree",
     )
-    p.add_argument(
-        "--out",
-        default=None,
-        metavar="DIR",
-        help="write summary.json, one CSV per measure, figures and report.html here",
-    )
+    options.add_out(p, "write summary.json, one CSV per measure, figures and report.html here")
     p.add_argument(
         "--no-plots", action="store_true", default=None, help="with --out: tables only, no figures"
     )

@@ -86,11 +86,9 @@ def add_command(sub) -> None:
         metavar="K",
         help="give an instance up after about K tree nodes (status unknown)",
     )
-    p.add_argument(
-        "--out",
-        default=None,
-        metavar="DIR",
-        help="write DIR/results.csv, DIR/solutions.jsonl and DIR/summary.json; keep "
+    options.add_out(
+        p,
+        "write DIR/results.csv, DIR/solutions.jsonl and DIR/summary.json; keep "
         "DIR/checkpoint.npz while running (resumable)",
     )
     options.add_checkpoint(p)

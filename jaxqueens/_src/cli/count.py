@@ -71,11 +71,9 @@ def add_command(sub) -> None:
         action="store_true",
         help=f"write every solution to --out (n <= {count_setup.COUNT_ENUMERATE_MAX_N})",
     )
-    p.add_argument(
-        "--out",
-        default=None,
-        metavar="DIR",
-        help="count: keep DIR/checkpoint.npz while counting (resumable) and write "
+    options.add_out(
+        p,
+        "count: keep DIR/checkpoint.npz while counting (resumable) and write "
         "DIR/summary.json when done (the checkpoint is removed then); "
         "with --enumerate: FILE.npy gets all solutions [S, n] uint8 and "
         "FILE_fundamental.npy the fundamental representatives (a DIR gets "

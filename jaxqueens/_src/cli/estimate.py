@@ -113,12 +113,7 @@ def add_command(sub) -> None:
     fields = [estimate_setup.EstimateSettings]
     options.add_fields(p, fields, "probes depth level", level=settings.CONFIDENCE)
     options.add_seed(p)
-    p.add_argument(
-        "--out",
-        default=None,
-        metavar="DIR",
-        help="write summary.json, estimates.csv and log_q_over_n.png here",
-    )
+    options.add_out(p, "write summary.json, estimates.csv and log_q_over_n.png here")
     options.add_quiet(p)
     options.add_checkpoint(p)
     p.set_defaults(func=cmd_estimate)

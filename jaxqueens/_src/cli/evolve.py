@@ -95,9 +95,7 @@ def _add_problem_and_out_options(p) -> None:
         default=None,
         help="CSV/plots: attacking pairs (default, minimised) or non-attacking pairs (maximised)",
     )
-    p.add_argument(
-        "--out", default=None, metavar="DIR", help="write CSVs, .npy files and summary.json here"
-    )
+    options.add_out(p, "write CSVs, .npy files and summary.json here")
     p.add_argument(
         "--plot",
         action="store_true",

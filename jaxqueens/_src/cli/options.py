@@ -157,6 +157,11 @@ def add_fields(
         p.add_argument(flag, default=defaults.get(name), **option)
 
 
+def add_out(p: argparse.ArgumentParser, help: str) -> None:
+    """`--out DIR`: the folder (or file) a command writes, as `help` says."""
+    p.add_argument("--out", default=None, metavar="DIR", help=help)
+
+
 def add_quiet(p: argparse.ArgumentParser) -> None:
     """`--quiet`: no progress line.
 

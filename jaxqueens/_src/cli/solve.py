@@ -101,12 +101,7 @@ def _add_start_and_out_options(p) -> None:
         "--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n"
     )
     add_instance(p, extra="; bounded: --max-restarts 99 and 100 chains run by default")
-    p.add_argument(
-        "--out",
-        default=None,
-        metavar="DIR",
-        help="write solutions.npy, runs.csv, summary.json (and plots) here",
-    )
+    options.add_out(p, "write solutions.npy, runs.csv, summary.json (and plots) here")
     p.add_argument("--plot", action="store_true", help="with --out: trace and histogram figures")
     options.add_checkpoint(p)
 

@@ -66,12 +66,7 @@ def add_command(sub) -> None:
         default=None,
         help="chains per kernel call (GA: trials per round); default automatic",
     )
-    p.add_argument(
-        "--out",
-        default=None,
-        metavar="DIR",
-        help="write summary.json, CSV tables and PNG figures here",
-    )
+    options.add_out(p, "write summary.json, CSV tables and PNG figures here")
     p.add_argument("--no-plots", action="store_true", help="with --out: tables only, no figures")
     options.add_quiet(p)
     _add_solver_options(p)
