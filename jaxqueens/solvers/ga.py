@@ -111,7 +111,8 @@ class Metrics(NamedTuple):
       worst: [] highest fitness
       nevals: [] int32 evaluations, counted as DEAP does
       sols: [I, K, n] int8/int16 candidates (K = Config.sols_per_gen)
-      sols_ok: [I, K] bool: the candidate reached Params.target (a solution, except
+      sols_ok: [I, K] bool: the candidate reached Params.target (a solution, except under the
+        report's fitness or a user's, where the driver checks it)
     """
 
     best: jax.Array  # [] lowest fitness over the islands
@@ -364,9 +365,3 @@ def run(key: jax.Array, config: Config, params: Params, problem: Problem | None 
       QueensError: as for `init`.
     """
     return finish(init(key, config, params, problem), config, params, problem)
-
-
-GAConfig = Config
-"""The name `jaxqueens` exports (`jaxqueens.GAConfig`)."""
-GAParams = Params
-"""The name `jaxqueens` exports (`jaxqueens.GAParams`)."""

@@ -47,7 +47,7 @@ class Config:
         only the speed does (set them from the rates: `check_setup`).
       toroidal: queens attack along diagonals modulo n.
       constrained: the kernels read an instance `Problem.mask`: fixed queens, forbidden squares.
-      selection: a name of `ga_selection.SELECTIONS` or a function (module docstring); None: the
+      selection: a name of `ga_selection.SELECTIONS` or a `ga_selection.Selection`; None: the
         scheme's (`distinct_tournament` steady, `tournament` generational).
     """
 

@@ -1,10 +1,5 @@
-"""`masked_apply`: an operator run only on the rows of a population that need it.
-
-The GA applies crossover with probability cxpb and mutation with probability mutpb (DEAP's rates,
-0.5 and 0.2, leave most rows unchanged): `masked_apply` gathers the rows whose mask is set
-into compacted passes of `capacity` rows, runs the operator on them and scatters the results
-back, exactly, whatever the mask. Under `jax.vmap` (trials, a swept rate) its batching rule
-folds the batch into the rows, so one compaction serves the whole batch.
+"""`masked_apply`: an operator run only on the rows of a population that need it (the GA's
+crossover and mutation, applied at rates cxpb and mutpb), exactly, whatever the mask.
 """
 
 from __future__ import annotations

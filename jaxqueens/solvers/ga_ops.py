@@ -32,7 +32,7 @@ I32 = jnp.int32
 
 
 class Operators(NamedTuple):
-    """A config's four operators in their one signature (module docstring).
+    """A config's four operators, names resolved to functions.
 
     Attributes:
       fitness: `f(x [n] int32) -> []`.

@@ -1,12 +1,10 @@
 """Selections of the GA kernels, over one population's fitness `[P]`.
 
-`tournament` (best of k drawn with replacement, DEAP's `selTournament`) and
-`tournament_best_two` (the best two of k *distinct* individuals: the classic steady-state
-GA) take a dynamic size up to a static capacity, so a swept tournament size never recompiles; the
-kernel's selections `SELECTIONS` (`select_tournament`,
-`select_distinct_tournament`) keep the signature a user's selection has too
-(`Selection`); `best_indices` / `worst_indices` are the truncation and elitism
-helpers.
+The kernel's selections `SELECTIONS` (`select_tournament`: DEAP's `selTournament`, best of k
+drawn with replacement; `select_distinct_tournament`: the best of k *distinct* individuals) take
+a dynamic size up to a static capacity, so a swept tournament size never recompiles, and keep the
+signature a user's selection has too (`Selection`); `best_indices` / `worst_indices` are the
+truncation and elitism helpers.
 """
 
 from __future__ import annotations
@@ -80,44 +78,6 @@ def distinct_indices(seed, size: int, k: int, count=None) -> jax.Array:
     return jnp.minimum(jnp.stack(chosen), size - 1)  # only the unused tail can pass size - 1
 
 
-def tournament_best_two(seed, fit: jax.Array, k: int, size=None) -> jax.Array:
-    """Indices `[2]` of the two best of `size` (dynamic, 2..k; default k) distinct random
-    individuals (needs k >= 2).
-
-    Args:
-      seed: [] uint32 hash seed (consumed).
-      fit: [P] fitness of the population.
-      k: the most aspirants drawn (static, >= 2).
-      size: [] int32 aspirants that compete, 2..k (None: k).
-
-    Returns:
-      [2] int32 indices, best first.
-    """
-    return best_of_distinct(seed, fit, k, 2, size)
-
-
-def best_of_distinct(seed, fit: jax.Array, k: int, count: int, size=None) -> jax.Array:
-    """Indices `[count]` of the `count` best of `size` (dynamic, count..k; default k)
-    distinct random individuals, best first (ties: the earlier drawn).
-
-    Args:
-      seed: [] uint32 hash seed (consumed).
-      fit: [P] fitness of the population.
-      k: the most aspirants drawn (static).
-      count: individuals returned (static).
-      size: [] int32 aspirants that compete, count..k (None: k).
-
-    Returns:
-      [count] int32 indices, best first.
-    """
-    idx = distinct_indices(seed, fit.shape[0], k, size)
-    score = -gather1d(fit, idx).astype(jnp.float32)
-    if size is not None:
-        score = jnp.where(jnp.arange(k) < size, score, -jnp.inf)
-    _, order = lax.top_k(score, count)
-    return idx[order]
-
-
 def select_tournament(seed, fit: jax.Array, size, count: int, *, max_size: int) -> jax.Array:
     """Selection `[count]`: `count` independent tournaments (DEAP's `selTournament`), slot
     i from the seed `hash_bits(seed, 1, i)`; at most `max_size` (static) aspirants each.
@@ -140,19 +100,25 @@ def select_distinct_tournament(
     seed, fit: jax.Array, size, count: int, *, max_size: int
 ) -> jax.Array:
     """Selection `[count]`: the `count` best of one tournament of `size` distinct random
-    individuals (the classic steady-state GA: the best two of five).
+    individuals, best first (ties: the earlier drawn); the classic steady-state GA takes the
+    best two of five.
 
     Args:
       seed: [] uint32 hash seed (consumed).
       fit: [P] fitness of the population.
-      size: [] int32 aspirants per tournament, 1..`max_size` (at least `count`).
+      size: [] int32 aspirants per tournament, `count..max_size` (None: `max_size`).
       count: individuals to select (static).
       max_size: the most aspirants (static).
 
     Returns:
       [count] int32 indices into the population.
     """
-    return best_of_distinct(seed, fit, max_size, count, size)
+    idx = distinct_indices(seed, fit.shape[0], max_size, size)
+    score = -gather1d(fit, idx).astype(jnp.float32)
+    if size is not None:
+        score = jnp.where(jnp.arange(max_size) < size, score, -jnp.inf)
+    _, order = lax.top_k(score, count)
+    return idx[order]
 
 
 def best_indices(fit: jax.Array, m: int) -> jax.Array:

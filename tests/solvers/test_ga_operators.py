@@ -92,8 +92,11 @@ def _operator_cases(rng, n=5, batch=8):
             (s, fit),
         ),
         (
-            "tournament_best_two",
-            jax.vmap(lambda s, f: ga_selection.tournament_best_two(s, f, 4), in_axes=(0, None)),
+            "distinct_tournament",
+            jax.vmap(
+                lambda s, f: ga_selection.select_distinct_tournament(s, f, None, 2, max_size=4),
+                in_axes=(0, None),
+            ),
             (s, fit),
         ),
         ("best_indices", lambda f: ga_selection.best_indices(f, 3), (fit,)),

@@ -10,12 +10,17 @@ from jaxqueens.solvers import ga_selection
 from tests.solvers.test_ga_genomes import seeds
 
 
+def _best_two(seed, fit, k, size=None):
+    """The best two of ``size`` (None: k) distinct aspirants drawn under a capacity of k."""
+    return ga_selection.select_distinct_tournament(seed, fit, size, 2, max_size=k)
+
+
 def test_selection():
     rng = np.random.default_rng(5)
     fit = jnp.asarray(rng.permutation(50).astype(np.int32))
     s = seeds(rng, 2000)
     # compiled: op by op, every operation of a vmapped draw compiled a program of its own
-    two = np.asarray(jax.jit(jax.vmap(lambda s: ga_selection.tournament_best_two(s, fit, 5)))(s))
+    two = np.asarray(jax.jit(jax.vmap(lambda s: _best_two(s, fit, 5)))(s))
     members = np.asarray(jax.jit(jax.vmap(lambda s: ga_selection.distinct_indices(s, 50, 5)))(s))
     assert all(len(set(m)) == 5 for m in members)
     f = np.asarray(fit)
@@ -41,8 +46,8 @@ def _dynamic_and_static_draws(s, fit, sizes):
         )
     for i, size in enumerate((2, 4), start=3):
         out[f"best two {size}"] = (
-            jax.vmap(lambda s, i=i: ga_selection.tournament_best_two(s, fit, 6, sizes[i]))(s),
-            jax.vmap(lambda s, size=size: ga_selection.tournament_best_two(s, fit, size))(s),
+            jax.vmap(lambda s, i=i: _best_two(s, fit, 6, sizes[i]))(s),
+            jax.vmap(lambda s, size=size: _best_two(s, fit, size))(s),
         )
         out[f"distinct {size}"] = jax.vmap(
             lambda s, i=i: ga_selection.distinct_indices(s, 40, 6, sizes[i])
@@ -55,7 +60,7 @@ def _dynamic_and_static_draws(s, fit, sizes):
     )
     out["select distinct"] = (
         ga_selection.select_distinct_tournament(s[0], fit, sizes[4], 2, max_size=5),
-        ga_selection.tournament_best_two(s[0], fit, 4),
+        _best_two(s[0], fit, 4),
     )
     return out
 
