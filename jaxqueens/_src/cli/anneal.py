@@ -39,11 +39,7 @@ TRACE_CHAINS = 50
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens anneal`.
-
-    Args:
-      sub: the parser's subcommands (`add_subparsers`).
-    """
+    """Register `jaxqueens anneal` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
         "anneal",
         help="stochastic local search, threshold accepting, simulated annealing",
@@ -110,14 +106,8 @@ in every `summary.json`'s run record."""
 
 
 def parse_methods(text: str) -> list[str]:
-    """Read `--method`.
-
-    Args:
-      text: one of ls, ta, sa, a comma list of them, or `all`.
-
-    Returns:
-      The methods, in the order given.
-    """
+    """`--method` (ls, ta, sa, a comma list of them, or `all`) as the methods, in the order
+    given."""
     methods = list(METHODS) if text == "all" else [m.strip() for m in text.split(",") if m.strip()]
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
@@ -186,14 +176,7 @@ def _report_interrupt(out, method: str, before: list[str], chains: int, ckpt) ->
 
 def cmd_anneal(args: argparse.Namespace) -> int:
     """The `anneal` command: each method in turn, a summary line each, outputs and plot
-    (`--resume DIR`: the methods as they stand, `_resume_states`).
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit status.
-    """
+    (`--resume DIR`: the methods as they stand, `_resume_states`); its exit code."""
     methods = parse_methods(args.method)
     start, instance = start_and_instance(args)
     n = board_size(args, start) if instance is None else instance.n

@@ -20,14 +20,8 @@ def add_size(
     required: bool = False,
     help: str | None = None,
 ) -> None:
-    """`N`, `-n N` and `--n N` (the classic solvers' spelling): the board size.
-
-    Args:
-      p: the parser.
-      default: the size when none is given (None: none).
-      required: a size must be given.
-      help: the option's help (None: the usual one).
-    """
+    """`N`, `-n N` and `--n N` (the classic solvers' spelling): the board size, `default` when
+    none is given (None: none), `required` or not; `help` replaces the usual help."""
     what = help or (f"board size (default {default})" if default is not None else "board size")
     p.add_argument("n_pos", nargs="?", type=int, metavar="N", help="board size (same as -n)")
     p.add_argument("-n", "--n", dest="n", type=int, default=None, help=what)
@@ -35,15 +29,8 @@ def add_size(
 
 
 def board_size(args, start: np.ndarray | None = None) -> int:
-    """The board size from `-n`/`N` (they must agree) or from a `--file` start board.
-
-    Args:
-      args: the parsed command line.
-      start: the `--file` start board (None: none).
-
-    Returns:
-      The size.
-    """
+    """The board size from `-n`/`N` (they must agree) or from a `--file` start board `start`
+    (None: none)."""
     if args.n is not None and args.n_pos is not None and args.n != args.n_pos:
         raise QueensError(f"two board sizes given (-n {args.n} and {args.n_pos}); give one")
     n = args.n if args.n is not None else args.n_pos
@@ -66,11 +53,7 @@ def board_size(args, start: np.ndarray | None = None) -> int:
 
 
 def add_file(p: argparse.ArgumentParser) -> None:
-    """`FILE [--one-based]`: a board file of any supported format.
-
-    Args:
-      p: the parser.
-    """
+    """`FILE [--one-based]`: a board file of any supported format."""
     p.add_argument(
         "file",
         metavar="FILE",
@@ -84,14 +67,7 @@ def add_file(p: argparse.ArgumentParser) -> None:
 
 
 def boards_of(args) -> np.ndarray:
-    """The boards of `args.file`; a file with no board is an error.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      [B, n] the boards.
-    """
+    """[B, n] the boards of `args.file`; a file with no board is an error."""
     boards = boardio.load_boards(args.file, one_based=args.one_based)
     if boards.shape[0] == 0:
         raise QueensError(f"{args.file}: holds no boards (write at least one board into it)")
@@ -100,12 +76,8 @@ def boards_of(args) -> np.ndarray:
 
 def add_instance(p, extra: str = "") -> None:
     """`--instance FILE` and `--toroidal`: local search on one constrained board
-    (`jaxqueens.core.constraints`), for every command that runs chains on one board.
-
-    Args:
-      p: the parser.
-      extra: words appended to `--instance`'s help.
-    """
+    (`jaxqueens.core.constraints`), for every command that runs chains on one board; `extra`:
+    words appended to `--instance`'s help."""
     p.add_argument(
         "--instance",
         default=None,
@@ -122,16 +94,8 @@ def add_instance(p, extra: str = "") -> None:
 
 
 def load_instance(spec: str, one_based: bool = False, toroidal: bool = False):
-    """`--instance FILE`: the one instance the file holds.
-
-    Args:
-      spec: the file (with its `:d` suffix, if any).
-      one_based: rows in a text file are written 1..n.
-      toroidal: the instance is toroidal.
-
-    Returns:
-      The instance's `Constraints`.
-    """
+    """`--instance FILE`: the `Constraints` of the one instance the file `spec` holds (with its
+    `:d` suffix, if any)."""
     loaded = instio.load_instances([spec], one_based=one_based, toroidal=toroidal, skip_short=False)
     if len(loaded.instances) != 1:
         raise QueensError(
@@ -144,14 +108,7 @@ def load_instance(spec: str, one_based: bool = False, toroidal: bool = False):
 def start_and_instance(args):
     """`(start, instance)` of a command that runs chains on one board: `--file`'s one board
     ([n] array, or None) and `--instance`'s model (or None), with the checks they share (one
-    board in the file, not both, `-n` agreeing with the instance).
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      `(start, instance)`.
-    """
+    board in the file, not both, `-n` agreeing with the instance)."""
     start = None
     if args.file:
         boards = boards_of(args)
@@ -174,16 +131,8 @@ def start_and_instance(args):
 
 
 def pick(boards: np.ndarray, index: int, file: str) -> np.ndarray:
-    """Board `index` of a file's boards.
-
-    Args:
-      boards: [B, n] the file's boards.
-      index: the board's index (negative counts from the end).
-      file: the file, as the message names it.
-
-    Returns:
-      [n] the board.
-    """
+    """[n] board `index` (negative counts from the end) of `boards` [B, n], read from `file`
+    (as the message names it)."""
     if not -boards.shape[0] <= index < boards.shape[0]:
         raise QueensError(
             f"--index {index} is out of range: {file} holds {boards.shape[0]} board(s) "

@@ -11,11 +11,7 @@ MAX_SHOWN = 5
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens check`.
-
-    Args:
-      sub: the subparsers object of the top-level parser.
-    """
+    """Register `jaxqueens check` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
         "check",
         help="verify that boards are solutions (exit 1 if not)",
@@ -27,14 +23,8 @@ def add_command(sub) -> None:
 
 
 def cmd_check(args) -> int:
-    """Verify boards with the independent checker.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit code: 0 if every board is a solution, 1 if any is not.
-    """
+    """Verify boards with the independent checker; exit code 0 if every board is a solution,
+    1 if any is not."""
     boards = boards_of(args)
     bad = 0
     for i, rows in enumerate(boards):

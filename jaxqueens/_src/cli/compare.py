@@ -58,11 +58,7 @@ that `--help` needs no matplotlib)."""
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens compare`.
-
-    Args:
-      sub: the command line's subparsers.
-    """
+    """Register `jaxqueens compare` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
         "compare",
         help="several solvers on the same n, budget and seeds: which is fastest?",
@@ -162,16 +158,9 @@ def _command_parser(add) -> schema.Parser:
 
 
 def solver_options(name: str) -> dict[str, schema.Option]:
-    """The settings compare's solver `name` takes, by key, as its family's command defines
-    them (`jaxqueens._src.drivers.compare_setup.COMPARE_KEYS`; `steps`: compare's own
-    `--steps`); an unknown solver is one line naming the solvers.
-
-    Args:
-      name: a solver of compare.
-
-    Returns:
-      Key -> `schema.Option`.
-    """
+    """The settings compare's solver `name` takes, key -> `schema.Option`, as its family's
+    command defines them (`jaxqueens._src.drivers.compare_setup.COMPARE_KEYS`; `steps`:
+    compare's own `--steps`); an unknown solver is one line naming the solvers."""
     if name not in compare_setup.COMPARE_SOLVERS:
         raise QueensError(
             f"no solver {name!r}; use one of {', '.join(compare_setup.COMPARE_SOLVERS)}"
@@ -182,15 +171,8 @@ def solver_options(name: str) -> dict[str, schema.Option]:
 
 
 def solver_settings(words) -> dict[str, dict]:
-    """`--set SOLVER.KEY=VALUE` words (the config's `[solvers.NAME]` tables first) as
-    solver -> key -> value, converted by the solvers' own options; a later word wins.
-
-    Args:
-      words: the words (None: none).
-
-    Returns:
-      Solver -> key -> value.
-    """
+    """`--set SOLVER.KEY=VALUE` words (None: none; the config's `[solvers.NAME]` tables first)
+    as solver -> key -> value, converted by the solvers' own options; a later word wins."""
     table = schema.Table("set", solver_options)
     out: dict[str, dict] = {}
     for text in words or ():
@@ -201,11 +183,7 @@ def solver_settings(words) -> dict[str, dict]:
 
 @functools.cache
 def parser() -> schema.Parser:
-    """The `compare` command's own parser: its options are what a config may set.
-
-    Returns:
-      The parser.
-    """
+    """The `compare` command's own parser: its options are what a config may set."""
     return schema.command_parser(add_command)
 
 
@@ -251,14 +229,8 @@ def _line(p: dict) -> str:
 
 
 def cmd_compare(args) -> int:
-    """The `compare` command: run every solver, print the lines and the recommendation, write.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit code.
-    """
+    """The `compare` command: run every solver, print the lines and the recommendation, write;
+    its exit code."""
     conf = _settings(args)
     # the driver's checks, before JAX: names, ranges and each solver's least step budget
     names = compare_setup.check_compare(

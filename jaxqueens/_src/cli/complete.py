@@ -30,11 +30,7 @@ MAX_N = 32  # uint32 masks of the exact search (jaxqueens.solvers.complete.MAX_N
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens complete`.
-
-    Args:
-      sub: the parser's subcommands (`add_subparsers`).
-    """
+    """Register `jaxqueens complete` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
         "complete",
         help="decide / count constrained instances exactly (completion, excluded diagonals)",
@@ -151,14 +147,7 @@ def _report(args, loaded, res, mode: str) -> None:
 
 
 def cmd_complete(args) -> int:
-    """The `complete` command.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit code.
-    """
+    """The `complete` command; its exit code."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     _check(args)
     path, resume = options.checkpoint_target(args, per_process=True)

@@ -33,11 +33,7 @@ gather = _lazy.load("jaxqueens.parallel.gather")
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens count`.
-
-    Args:
-      sub: the parser's subcommands (`add_subparsers`).
-    """
+    """Register `jaxqueens count` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
         "count",
         help="count all solutions exactly (and list them for n <= 14)",
@@ -139,14 +135,7 @@ def _enumerate(args, n: int) -> int:
 
 
 def duration(seconds: float) -> str:
-    """`seconds` for a reader: "0.4 s", "3 min 20 s", "5 h 12 min", "3.2 days", "4.1e+08 years".
-
-    Args:
-      seconds: a duration.
-
-    Returns:
-      The text.
-    """
+    """`seconds` for a reader: "0.4 s", "3 min 20 s", "5 h 12 min", "3.2 days", "4.1e+08 years"."""
     if seconds < 60:
         return f"{seconds:.1f} s"
     if seconds < 3600:
@@ -256,14 +245,7 @@ def _retire(path: Path | None) -> None:
 
 
 def cmd_count(args) -> int:
-    """The `count` command.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit code.
-    """
+    """The `count` command; its exit code."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     if args.checkpoint:
         raise QueensError(

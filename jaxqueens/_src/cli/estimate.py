@@ -36,19 +36,10 @@ def _quote(text: str) -> str:
 
 
 def parse_sizes(text: str, low: int = 1, high: int = MAX_N) -> list[int]:
-    """`"27"`, `"20-27"`, `"8,12,20-24"` -> sorted distinct sizes, each in `low..high`.
+    """`-n`'s `"27"`, `"20-27"`, `"8,12,20-24"` -> sorted distinct sizes, each in `low..high`.
 
     Every part is range-checked before a range is expanded, so `1-10000000000` costs nothing, and
-    a message quotes at most the start of the text.
-
-    Args:
-      text: the `-n` value.
-      low: the smallest size allowed.
-      high: the largest size allowed.
-
-    Returns:
-      The sizes.
-    """
+    a message quotes at most the start of the text."""
     try:
         arguments.ascii_number(text)
     except QueensError as err:
@@ -82,11 +73,7 @@ def parse_sizes(text: str, low: int = 1, high: int = MAX_N) -> list[int]:
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens estimate`.
-
-    Args:
-      sub: the parser's subcommands (`add_subparsers`).
-    """
+    """Register `jaxqueens estimate` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
         "estimate",
         help="estimate Q(n) and the backtrack tree's size with Knuth's random probes",
@@ -169,14 +156,8 @@ def _saved(out, ckpt: Path | None) -> Path | None:
 
 
 def cmd_estimate(args) -> int:
-    """The `estimate` command: one line per size, a table file and the log Q(n)/n plot.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit code.
-    """
+    """The `estimate` command: one line per size, a table file and the log Q(n)/n plot; its
+    exit code."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     positional = ",".join(args.n_pos) if args.n_pos else None
     if args.n is not None and positional is not None and args.n != positional:

@@ -33,11 +33,7 @@ config, `jaxqueens._src.cli.schema.apply_config`) gives is a setting of the GA."
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens evolve`.
-
-    Args:
-      sub: the `jaxqueens` parser's subparsers.
-    """
+    """Register `jaxqueens evolve` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
         "evolve",
         help="genetic algorithms: many trials and islands at once",
@@ -115,11 +111,7 @@ def _add_problem_and_out_options(p) -> None:
 
 @functools.cache
 def parser() -> schema.Parser:
-    """The `evolve` command's own parser: its options are what a config may set.
-
-    Returns:
-      The parser (built once).
-    """
+    """The `evolve` command's own parser (built once): its options are what a config may set."""
     return schema.command_parser(add_command)
 
 
@@ -161,14 +153,8 @@ def _keep_or_discard(stream, target) -> None:
 
 
 def plan_line(plan: dict) -> str:
-    """The memory estimate printed before the first generation.
-
-    Args:
-      plan: what `evolve` passes its `plan` (parts, available, bytes per solution).
-
-    Returns:
-      One line: total, parts, available.
-    """
+    """The memory estimate printed before the first generation, one line (total, parts,
+    available), from what `evolve` passes its `plan` (parts, available, bytes per solution)."""
     parts, available = plan["memory"], plan["available"]
     total = sum(parts.values())
     shown = ", ".join(f"{k} {memory.format_bytes(v)}" for k, v in parts.items())
@@ -180,17 +166,10 @@ def plan_line(plan: dict) -> str:
 
 
 def throughput_line(result, evaluations: int) -> str:
-    """Evaluations, and the rate of this process's generations over this process's time (the
-    generations of earlier sessions of a resumed run are not counted in it); after a resume,
-    also the rate over the time of every session, labelled.
-
-    Args:
-      result: the run's `EvolveResult`.
-      evaluations: evaluations of every trial and generation.
-
-    Returns:
-      One line.
-    """
+    """One line: the `evaluations` of every trial and generation, and the rate of this process's
+    generations over this process's time (the generations of earlier sessions of a resumed run
+    are not counted in it); after a resume, also the rate over the time of every session,
+    labelled."""
     line = (
         f"{evaluations:,} evaluations; this process: {result.evals_here:,} in "
         f"{result.wall_s:.3f} s of generations ({result.evals_per_s:,.0f}/s; "
@@ -205,14 +184,8 @@ def throughput_line(result, evaluations: int) -> str:
 
 
 def cmd_evolve(args) -> int:
-    """The `evolve` command: run, print the summary, write the outputs.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit code (0: some trial solved, 1: none did).
-    """
+    """The `evolve` command: run, print the summary, write the outputs; exit code 0 when some
+    trial solved, 1 when none did."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     conf = _settings(args)
     out, plot, score, history = _checked(args, conf)

@@ -116,11 +116,7 @@ def _metavar(action: argparse.Action) -> str:
 
 
 def build_parser() -> schema.Parser:
-    """The argument parser with every subcommand.
-
-    Returns:
-      The parser.
-    """
+    """The argument parser with every subcommand."""
     parser = _Parser(
         prog="jaxqueens",
         description="Array-parallel N-Queens on JAX: batched solvers, exact counts, "
@@ -185,21 +181,15 @@ def _leaves_cleanly(entry):
 
 @_leaves_cleanly
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `jaxqueens` console script.
+    """Entry point of the `jaxqueens` console script: `argv` is the command line after the
+    program name (None: `sys.argv[1:]`); returns the exit code.
 
     `--coordinator HOST:PORT --num-processes P --process-id I` (anywhere on the line, or
     `JAX_COORDINATOR_ADDRESS` / `JAX_NUM_PROCESSES` / `JAX_PROCESS_ID`) join a
     multi-process run: each process works on its share and process 0 writes the results. The
     processes wait `--coordinator-timeout` seconds (`JAXQUEENS_COORDINATOR_TIMEOUT`, default
     60) for each other, then stop with one line and exit 2; when another process is lost mid-run,
-    process 0 saves its checkpoint and stops with one line and exit 2 (docs: multi-process runs).
-
-    Args:
-      argv: the command line after the program name (None: `sys.argv[1:]`).
-
-    Returns:
-      The exit code.
-    """
+    process 0 saves its checkpoint and stops with one line and exit 2 (docs: multi-process runs)."""
     dist, rest = _distributed_parser().parse_known_args(
         sys.argv[1:] if argv is None else list(argv)
     )
@@ -302,15 +292,9 @@ PER_PROCESS = frozenset({"out", "resume", "quiet", "progress"})
 
 def _join_settings(args: argparse.Namespace) -> dict:
     """What the processes of a multi-process run compare when they meet
-    (`jaxqueens.parallel.processes.init_distributed`): the command and every setting, seed
-    included, but not `PER_PROCESS`; a config file by its content (its path may differ).
-
-    Args:
-      args: the command's parsed arguments.
-
-    Returns:
-      Setting name -> value (JSON-able; other values by `str`).
-    """
+    (`jaxqueens.parallel.processes.init_distributed`), setting name -> value (JSON-able; other
+    values by `str`): the command and every setting, seed included, but not `PER_PROCESS`; a
+    config file by its content (its path may differ)."""
     settings = {}
     for key, value in sorted(vars(args).items()):
         if key in PER_PROCESS or callable(value):
@@ -417,17 +401,14 @@ def _internal(command: str, err: BaseException) -> int:
 
 
 def entry() -> NoReturn:
-    """The `jaxqueens` process: `main`, then the end of the process with its exit code.
+    """The `jaxqueens` process: `main`, then the end of the process with its exit code (it
+    never returns).
 
     Once a command has imported JAX, tearing the interpreter down (JAX's and XLA's objects, the
     CPU client and its threads) takes a noticeable share of a short run after the work is done.
     So the process ends there: the output streams flushed and the exit handlers run (JAX's, a
     multi-process run's shutdown included), then `os._exit`. Every file a command writes is
-    closed before it returns. A command that never imported JAX exits as usual.
-
-    Returns:
-      Never: the process ends with `main`'s exit code.
-    """
+    closed before it returns. A command that never imported JAX exits as usual."""
     code = main()
     if not _lazy.is_loaded("jax"):
         sys.exit(code)

@@ -31,14 +31,7 @@ it through `int_range_error`."""
 
 
 def int_range_error(value: int) -> str | None:
-    """Why an integer option's value does not fit 32 bits.
-
-    Args:
-      value: the value.
-
-    Returns:
-      A message part, or None if it fits.
-    """
+    """Why an integer option's value does not fit 32 bits (a message part), or None if it fits."""
     if INT_MIN <= value <= INT_MAX:
         return None
     return f"{clip(str(value), 30)} is out of range: integer options lie in {INT_MIN}..{INT_MAX}"
@@ -47,15 +40,8 @@ def int_range_error(value: int) -> str | None:
 def in_flags(err: QueensError, parser: argparse.ArgumentParser | None) -> str:
     """`err`'s message as the command line says it: one that starts with a parameter's name
     (`err.param`: the drivers name their parameters) starts with the command's flag for it
-    instead (`jaxqueens.core.arguments.flag_of`), when the command has that flag.
-
-    Args:
-      err: the error a command raised.
-      parser: the command's parser (None: the message as it is).
-
-    Returns:
-      The message for the command line.
-    """
+    instead (`jaxqueens.core.arguments.flag_of`), when the command's `parser` (None: the
+    message as it is) has that flag."""
     text, param = str(err), getattr(err, "param", None)
     if not param or not text.startswith(param) or parser is None:
         return text
@@ -119,13 +105,8 @@ class Seed(int):
 
 
 def add_seed(p: argparse.ArgumentParser, default: int | None = 0, help: str | None = None) -> None:
-    """`--seed S`: the random seed, range-checked (`Seed`).
-
-    Args:
-      p: the parser.
-      default: the seed when none is given.
-      help: the option's help (None: the usual one).
-    """
+    """`--seed S`: the random seed, range-checked (`Seed`), `default` when none is given;
+    `help` replaces the usual help."""
     p.add_argument(
         "--seed",
         type=Seed,
@@ -163,11 +144,7 @@ def add_out(p: argparse.ArgumentParser, help: str) -> None:
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:
-    """`--quiet`: no progress line.
-
-    Args:
-      p: the parser.
-    """
+    """`--quiet`: no progress line."""
     p.add_argument(
         "--quiet",
         action="store_true",
@@ -176,42 +153,23 @@ def add_quiet(p: argparse.ArgumentParser) -> None:
 
 
 def quiet(args) -> bool | None:
-    """Whether a command draws its progress line.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      False with `--progress` (`count`: always a line); True with `--quiet`; otherwise None:
-      progress on a terminal, quiet off one.
-    """
+    """Whether a command draws its progress line: False with `--progress` (`count`: always a
+    line); True with `--quiet`; otherwise None: progress on a terminal, quiet off one."""
     if getattr(args, "progress", False):
         return False
     return True if getattr(args, "quiet", False) else None
 
 
 def control(args, checkpoint: Path | None = None, resume: bool | None = False) -> RunControl:
-    """The run control a command hands its driver: progress (`quiet`), the checkpoint and
-    `--checkpoint-every` (the driver's default where the command has none).
-
-    Args:
-      args: the parsed command line.
-      checkpoint: the checkpoint file (None: none).
-      resume: continue from it (None: the driver's default).
-
-    Returns:
-      The `RunControl`.
-    """
+    """The `RunControl` a command hands its driver: progress (`quiet`), the `checkpoint` file
+    (None: none), whether to `resume` from it (None: the driver's default) and
+    `--checkpoint-every` (the driver's default where the command has none)."""
     every = getattr(args, "checkpoint_every", CHECKPOINT_EVERY)
     return RunControl(quiet(args), checkpoint, resume, every)
 
 
 def add_checkpoint(p: argparse.ArgumentParser) -> None:
-    """`--resume DIR` and `--checkpoint-every SECONDS` for resumable commands.
-
-    Args:
-      p: the parser.
-    """
+    """`--resume DIR` and `--checkpoint-every SECONDS` for resumable commands."""
     p.add_argument(
         "--resume",
         default=None,
@@ -231,14 +189,7 @@ def add_checkpoint(p: argparse.ArgumentParser) -> None:
 def resume_folder(args: argparse.Namespace) -> argparse.Namespace:
     """`--resume DIR` continues the run of DIR and writes there: `args` with `out` set to
     DIR (a new namespace, `args` is not changed; the command line applies it once, before the
-    command runs). `--out` naming another folder is one line.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The namespace with `out` set.
-    """
+    command runs). `--out` naming another folder is one line."""
     resume = getattr(args, "resume", None)
     if not isinstance(resume, str) or not resume or not hasattr(args, "out"):
         return args
@@ -248,17 +199,10 @@ def resume_folder(args: argparse.Namespace) -> argparse.Namespace:
 
 
 def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, bool]:
-    """The checkpoint of a run from `--out`/`--resume` (`resume_folder` has made `--out` the
-    folder of `--resume`).
-
-    Args:
-      args: the parsed command line.
-      per_process: each process of a multi-process run keeps its own file beside it
-        (`jaxqueens._src.io.checkpoint.process_path`; `count`, `complete`).
-
-    Returns:
-      `(checkpoint file or None, resume?)`.
-    """
+    """`(checkpoint file or None, resume?)` of a run from `--out`/`--resume` (`resume_folder`
+    has made `--out` the folder of `--resume`); `per_process`: each process of a multi-process
+    run keeps its own file beside it (`jaxqueens._src.io.checkpoint.process_path`; `count`,
+    `complete`)."""
     if args.resume:
         if args.out and Path(args.out) != Path(args.resume):
             raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
@@ -276,18 +220,11 @@ def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, boo
 
 
 def claim_out(out, resume: bool) -> None:
-    """The run takes its `--out` folder (`jaxqueens._src.io.ownership`): without `--resume`
-    a folder holding an unfinished run's checkpoint is refused (it would start from nothing and
-    overwrite it), and a folder another live process writes to is refused; then the folder's
-    lock is taken (released as the command ends). In a multi-process run process 0 takes it.
-
-    Args:
-      out: the `--out` folder (None: none).
-      resume: the run resumes.
-
-    Raises:
-      QueensError: one line naming the folder and the ways on.
-    """
+    """The run takes its `--out` folder `out` (None: none; `jaxqueens._src.io.ownership`):
+    without `resume` a folder holding an unfinished run's checkpoint is refused (it would start
+    from nothing and overwrite it), and a folder another live process writes to is refused; then
+    the folder's lock is taken (released as the command ends). In a multi-process run process 0
+    takes it. A refusal is a QueensError: one line naming the folder and the ways on."""
     if not out:
         return
     prepare_out(out)  # a folder that can be made and written (before the lock makes it)
@@ -305,32 +242,17 @@ def claim_out(out, resume: bool) -> None:
 
 
 def check_seconds(value, option: str) -> float:
-    """A positive, finite number of seconds (`jaxqueens.core.arguments.seconds`: `nan`
-    and `inf` are refused, a checkpoint interval of inf would never save).
-
-    Args:
-      value: the value given.
-      option: the option, as the message names it.
-
-    Returns:
-      The seconds.
-    """
+    """A positive, finite number of seconds given to `option` (as the message names it;
+    `jaxqueens.core.arguments.seconds`: `nan` and `inf` are refused, a checkpoint interval of
+    inf would never save)."""
     return arguments.seconds(value, option)
 
 
 def report_interrupt(what: str, out, saved=None) -> int:
     """After Ctrl-C or SIGTERM: say what was kept (`what`) and where (`saved`: the checkpoint
-    file, default `out/checkpoint.npz`), and how to resume, only if that file exists; exit
-    code 128 + the signal (130 after Ctrl-C, 143 after SIGTERM).
-
-    Args:
-      what: what was kept.
-      out: the `--out` folder (None: none).
-      saved: the checkpoint file (None: `out/checkpoint.npz`).
-
-    Returns:
-      The exit code (`jaxqueens._src.io.interrupts.exit_code`).
-    """
+    file, default `out/checkpoint.npz`; `out` None: no folder), and how to resume, only if that
+    file exists; returns the exit code, 128 + the signal (130 after Ctrl-C, 143 after SIGTERM:
+    `jaxqueens._src.io.interrupts.exit_code`)."""
     saved = Path(out) / checkpoint.FILENAME if saved is None and out is not None else saved
     if out is not None and is_writer() and checkpoint.any_saved(saved):
         print(
@@ -350,11 +272,7 @@ def report_interrupt(what: str, out, saved=None) -> int:
 
 def add_distributed(p: argparse.ArgumentParser) -> None:
     """The options read anywhere on the line, before the command's own parser: a multi-process
-    run's coordinator, process count, index and timeout, `--log-json` and `--no-cache`.
-
-    Args:
-      p: the parser to add them to.
-    """
+    run's coordinator, process count, index and timeout, `--log-json` and `--no-cache`."""
     p.add_argument(
         "--coordinator",
         default=None,

@@ -58,35 +58,19 @@ def _table(actions: Iterable[argparse.Action], prog: str) -> list[str]:
 
 
 def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    """The commands of the top-level parser, in the order `jaxqueens --help` lists them.
-
-    Args:
-      parser: the top-level parser (`build_parser()`).
-
-    Returns:
-      `command name -> its parser`.
-    """
+    """The commands of the top-level parser (`build_parser()`), name -> parser, in the order
+    `jaxqueens --help` lists them."""
     return dict(getattr(parser, "commands", None) or {})
 
 
 def summaries(parser: argparse.ArgumentParser) -> dict[str, str]:
-    """The one-line help of each command in `jaxqueens --help`.
-
-    Args:
-      parser: the top-level parser (`build_parser()`).
-
-    Returns:
-      `command name -> its help`.
-    """
+    """The one-line help of each command in `jaxqueens --help`, name -> help."""
     return dict(getattr(parser, "command_help", {}))
 
 
 def markdown() -> str:
-    """The whole reference: the global options, then every command with its usage and options.
-
-    Returns:
-      Markdown text (headings from level 2).
-    """
+    """The whole reference as Markdown (headings from level 2): the global options, then every
+    command with its usage and options."""
     parser = main.build_parser()
     helps = summaries(parser)
     out = [

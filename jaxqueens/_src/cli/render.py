@@ -10,11 +10,7 @@ from jaxqueens._src.plots import render
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens render`.
-
-    Args:
-      sub: the subparsers object of the top-level parser.
-    """
+    """Register `jaxqueens render` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
         "render",
         help="draw a board as an image: .png, .pdf, .svg, .eps, ... (n <= 1000)",
@@ -43,14 +39,7 @@ def add_command(sub) -> None:
 
 
 def cmd_render(args) -> int:
-    """Write a poster of one board of FILE, in the format the suffix of `-o` names.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit code, 0.
-    """
+    """Write a poster of one board of FILE, in the format the suffix of `-o` names; exit code 0."""
     writing.prepare_out(args.output, kind="file", option="-o", inputs=[args.file])
     render.image_format(args.output, option="-o")  # before any work: a format we can write
     rows = pick(boards_of(args), args.index, args.file)

@@ -40,18 +40,9 @@ DESCRIPTION = (
 
 
 def resolve(cfg: dict, parser: schema.Parser, overrides: list[str], where: str):
-    """A config's command, options and sweep, every key and type checked against the command's
-    own definitions (`jaxqueens._src.cli.schema`).
-
-    Args:
-      cfg: the config file's content.
-      parser: the command line's parser.
-      overrides: the `--set key=value` words.
-      where: the config, as error messages name it.
-
-    Returns:
-      `(command, options, sweep, the command's options by key)`.
-    """
+    """A config's `(command, options, sweep, the command's options by key)`, every key and type
+    checked against the command's own definitions in `parser` (`jaxqueens._src.cli.schema`),
+    the `--set key=value` words `overrides` applied; `where`: the config, as messages name it."""
     subs = parser.commands or {}
     command = cfg["command"]
     check_command(command, where, subs)
@@ -183,20 +174,11 @@ met its folder (`--out` of `run` says where the rerun writes)."""
 
 
 def recorded_config(path: str | Path, parser: schema.Parser) -> dict | None:
-    """The config of a recorded run: `DIR` or `DIR/summary.json` names the command and the
-    options its command line gave (the rest take their defaults as in that run); None when
-    `path` is neither (a TOML config).
-
-    Args:
-      path: what `jaxqueens run` was given.
-      parser: the package's parser (its commands read the recorded words).
-
-    Returns:
-      `{"command": ..., "options": {...}}` as a TOML config gives them, or None.
-
-    Raises:
-      QueensError: a summary.json without a command line that `run` can repeat.
-    """
+    """The config of a recorded run, `{"command": ..., "options": {...}}` as a TOML config
+    gives them: `DIR` or `DIR/summary.json` names the command and the options its command line
+    gave (the rest take their defaults as in that run; `parser`'s commands read the recorded
+    words); None when `path` is neither (a TOML config). A summary.json without a command line
+    that `run` can repeat is a QueensError."""
     summary = Path(path) / RECORD if Path(path).is_dir() else Path(path)
     if summary.name != RECORD or not summary.is_file():
         return None  # a TOML config (load_config says what is wrong with anything else)
@@ -232,14 +214,7 @@ def _config(path: str | Path, parser: schema.Parser) -> dict:
 
 
 def cmd_run(args) -> int:
-    """Run the config's command once, or once per sweep setting.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit code.
-    """
+    """Run the config's command once, or once per sweep setting; the exit code."""
     parser = args.build_parser()
     cfg = _config(args.config, parser)
     command, opts, sweep, options = resolve(cfg, parser, args.set or [], str(args.config))
@@ -316,12 +291,8 @@ def _write_results(opts: dict, sweep: dict, rows: list[dict]) -> None:
 
 
 def add_command(sub, build_parser) -> None:
-    """Register `jaxqueens run`.
-
-    Args:
-      sub: the command line's subparsers.
-      build_parser: makes the parser whose commands configs name.
-    """
+    """Register `jaxqueens run` among the subcommands `sub`; `build_parser` makes the parser
+    whose commands configs name."""
     p = sub.add_parser(
         "run",
         help="run an experiment from a TOML config (with --set overrides)",
@@ -352,14 +323,8 @@ def add_command(sub, build_parser) -> None:
 
 
 def out_folder(args) -> str | None:
-    """The folder a run writes (`--out`, else the config's `out`): its report.html goes there.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The folder, or None.
-    """
+    """The folder a run writes (`--out`, else the config's `out`; None: none): its report.html
+    goes there."""
     if args.out:
         return args.out
     try:

@@ -128,15 +128,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def command_parser(add_command: Callable[[Any], None], cls: type[Parser] = Parser) -> Parser:
-    """The parser of one command that reads its own config file.
-
-    Args:
-      add_command: the command module's `add_command`.
-      cls: the parser class.
-
-    Returns:
-      The command's parser.
-    """
+    """The parser (of class `cls`) of one command that reads its own config file, built by the
+    command module's `add_command`."""
     root = cls(prog="jaxqueens")
     sub = root.add_subparsers(parser_class=cls)
     add_command(sub)
@@ -149,11 +142,7 @@ def command_parser(add_command: Callable[[Any], None], cls: type[Parser] = Parse
 
 def add_force(parser: argparse.ArgumentParser) -> None:
     """Give a command that writes an `--out` folder its `--force` (without it, a folder holding
-    an earlier run's outputs is refused).
-
-    Args:
-      parser: a command's parser.
-    """
+    an earlier run's outputs is refused)."""
     flags = getattr(parser, "flags", {})  # a Parser's option strings
     if "--out" in flags and "--force" not in flags:
         parser.add_argument(
@@ -165,32 +154,16 @@ def add_force(parser: argparse.ArgumentParser) -> None:
 
 
 def options_of(parser: argparse.ArgumentParser) -> dict[str, Option]:
-    """The options of a command's parser, by config key.
-
-    Args:
-      parser: a command's `Parser`.
-
-    Returns:
-      Config key -> `Option`.
-    """
+    """The options of a command's `Parser`, config key -> `Option`."""
     if not isinstance(parser, Parser):
         raise TypeError(f"{parser.prog}: options are read from a jaxqueens._src.cli.schema.Parser")
     return parser.options
 
 
 def check(key: str, value: Any, options: dict[str, Option], where: str) -> Any:
-    """`value` of config key `key` checked against its option.
-
-    Args:
-      key: the config key.
-      value: its value in the config.
-      options: the command's options (`options_of`).
-      where: the config, as error messages name it.
-
-    Returns:
-      The value converted as the command line would (a comma list joined); an unknown key or a
-      value of the wrong type is a one-line QueensError naming the key.
-    """
+    """`value` of config key `key` checked against its option in `options` (`options_of`) and
+    converted as the command line would (a comma list joined); an unknown key or a value of the
+    wrong type is a one-line QueensError naming the key and `where` (the config)."""
     if key not in options:
         raise QueensError(f"{where}: unknown key '{key}' (valid: {', '.join(sorted(options))})")
     opt = options[key]
@@ -233,16 +206,8 @@ def check(key: str, value: Any, options: dict[str, Option], where: str) -> Any:
 
 
 def argv_of(values: dict[str, Any], options: dict[str, Option], where: str) -> list[str]:
-    """The command-line words of a whole `[options]` table, each value checked (`check`).
-
-    Args:
-      values: the table.
-      options: the command's options.
-      where: the config, as error messages name it.
-
-    Returns:
-      The words, key by key.
-    """
+    """The command-line words of a whole `[options]` table `values`, key by key, each value
+    checked (`check`; `where`: the config, as messages name it)."""
     words: list[str] = []
     for key, value in values.items():
         value, opt = check(key, value, options, where), options[key]
@@ -256,15 +221,7 @@ def argv_of(values: dict[str, Any], options: dict[str, Option], where: str) -> l
 
 
 def parse_set(text: str, options: dict[str, Option]) -> tuple[str, Any]:
-    """`key=value` of `--set`, the value converted by the option's type.
-
-    Args:
-      text: the `--set` argument.
-      options: the command's options.
-
-    Returns:
-      `(key, value)`.
-    """
+    """`(key, value)` of `--set key=value`, the value converted by the option's type."""
     if "=" not in text:
         raise QueensError(f"--set {text!r}: write key=value")
     key, raw = (part.strip() for part in text.split("=", 1))
@@ -299,16 +256,7 @@ def table_words(tables: Any, parser: argparse.ArgumentParser, where: str) -> dic
     """A config's tables of named tables (`{"solvers": {"sa": {"rounds": 100}}}`), each key
     checked against its entry's options (`check`), as the values of the repeatable options
     that give them (`{"set": ["sa.rounds=100"]}`); a table the command does not take is one
-    line naming it.
-
-    Args:
-      tables: the config's named tables.
-      parser: the command's parser.
-      where: the config, as error messages name it.
-
-    Returns:
-      Repeatable option -> its values.
-    """
+    line naming it (`where`: the config)."""
     out: dict[str, list[str]] = {}
     known = getattr(parser, "tables", {})
     for name, entries in tables.items():
@@ -332,16 +280,9 @@ def table_words(tables: Any, parser: argparse.ArgumentParser, where: str) -> dic
 
 
 def parse_entry(text: str, table: Table, flag: str = "--set") -> tuple[str, str, Any]:
-    """`NAME.KEY=VALUE` of a repeatable table option (`--set sa.rounds=100`).
-
-    Args:
-      text: the option's argument.
-      table: the table it fills.
-      flag: the option, as error messages name it.
-
-    Returns:
-      `(name, key, value)`, the value converted by the entry's option.
-    """
+    """`(name, key, value)` of a repeatable table option's `NAME.KEY=VALUE` (`--set
+    sa.rounds=100`) filling `table`, the value converted by the entry's option; `flag`: the
+    option, as messages name it."""
     head, sep, raw = text.partition("=")
     name, dot, key = head.strip().rpartition(".")
     if not sep or not dot or not name or not key:
@@ -365,19 +306,10 @@ def _convert(opt: Option) -> Callable[[Any], Any]:
 
 
 def read_config(path: str | Path, command: str, parser: argparse.ArgumentParser) -> dict:
-    """The `[options]` (and `out`) of a config file written for `command`, each checked
-    against `command`'s parser and converted (`check`), for a command that takes
-    `--config FILE` itself (`evolve`, `compare`); a config for another command, or one with
-    a `[sweep]` (only `jaxqueens run` sweeps), is one line naming `jaxqueens run`.
-
-    Args:
-      path: the config file.
-      command: the command reading it.
-      parser: the command's parser.
-
-    Returns:
-      Config key -> checked value.
-    """
+    """The `[options]` (and `out`) of config file `path` written for `command`, config key ->
+    value, each checked against `command`'s parser and converted (`check`), for a command that
+    takes `--config FILE` itself (`evolve`, `compare`); a config for another command, or one
+    with a `[sweep]` (only `jaxqueens run` sweeps), is one line naming `jaxqueens run`."""
     cfg = load_config(path)
     if cfg["command"] != command:
         raise QueensError(
@@ -400,15 +332,8 @@ def read_config(path: str | Path, command: str, parser: argparse.ArgumentParser)
 
 
 def given(args: argparse.Namespace, options: dict[str, Option]) -> dict[str, Any]:
-    """The options the command line gave, by config key.
-
-    Args:
-      args: the parsed command line.
-      options: the command's options.
-
-    Returns:
-      Config key -> value: each value that is not None, each flag that is set.
-    """
+    """The options the command line gave, config key -> value: each value that is not None,
+    each flag that is set."""
     out = {}
     for key, opt in options.items():
         value = getattr(args, opt.action.dest, None)
@@ -420,15 +345,7 @@ def given(args: argparse.Namespace, options: dict[str, Option]) -> dict[str, Any
 def apply_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> argparse.Namespace:
     """`args` of a command that takes `--config FILE` (its parser `parser`) with the
     config's values for every option the command line did not give (a new namespace; `args` is
-    not changed). The size counts as given when the positional `N` was.
-
-    Args:
-      args: the parsed command line.
-      parser: the command's parser.
-
-    Returns:
-      The namespace with the config's values filled in.
-    """
+    not changed). The size counts as given when the positional `N` was."""
     options = options_of(parser)
     path = getattr(args, "config", None)
     if not path or "config" not in options:  # (`run`'s CONFIG is its positional argument)

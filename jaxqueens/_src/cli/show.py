@@ -11,11 +11,7 @@ MAX_SHOWN = 5
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens show`.
-
-    Args:
-      sub: the subparsers object of the top-level parser.
-    """
+    """Register `jaxqueens show` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
         "show",
         help="print a board with its conflict counts",
@@ -27,14 +23,8 @@ def add_command(sub) -> None:
 
 
 def cmd_show(args) -> int:
-    """Print boards with their conflict counts (the NumPy checker's, no JAX) and ASCII pictures.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit code, 0.
-    """
+    """Print boards with their conflict counts (the NumPy checker's, no JAX) and ASCII
+    pictures; exit code 0."""
     boards = boards_of(args)
     pairs = checker.attacking_pairs(boards)
     attacks = checker.n_attacks(boards)

@@ -33,11 +33,7 @@ mcsolve = _lazy.load("jaxqueens._src.drivers.minconflicts")
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens solve`.
-
-    Args:
-      sub: the parser's subcommands (`add_subparsers`).
-    """
+    """Register `jaxqueens solve` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
         "solve",
         help="batched min-conflicts: many independent chains at once",
@@ -134,14 +130,8 @@ def _add_path_options(p) -> None:
 
 
 def cmd_solve(args) -> int:
-    """The `solve` command: run, print the summary, write the outputs.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit status: 0 when a chain solved, else 1.
-    """
+    """The `solve` command: run, print the summary, write the outputs; exit code 0 when a chain
+    solved, else 1."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     start, instance = _checked_start(args)
     n = board_size(args, start) if instance is None else instance.n

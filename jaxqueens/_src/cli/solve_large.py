@@ -22,16 +22,8 @@ large_solve = _lazy.load("jaxqueens._src.drivers.large")
 
 
 def cmd_large(args, n: int, setting: dict) -> int:
-    """`solve` on the large-n path: `--chains` (default 1) chains one after another.
-
-    Args:
-      args: the parsed command line.
-      n: board size.
-      setting: the resolved settings (`solve_setup.solve_setting`).
-
-    Returns:
-      The exit status: 0 when every chain solved, else 1.
-    """
+    """`solve` on the large-n path: `--chains` (default 1) chains one after another, with the
+    settings `solve_setup.solve_setting` resolved; exit code 0 when every chain solved, else 1."""
     chains = args.chains or solve_setup.default_chains(n)
     init = setting["init"] or "qs4"
     provenance.settle(chains=chains, init=init)

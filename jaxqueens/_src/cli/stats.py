@@ -22,11 +22,7 @@ solstats = _lazy.load("jaxqueens._src.drivers.stats")
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens stats`.
-
-    Args:
-      sub: the command line's subparsers.
-    """
+    """Register `jaxqueens stats` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
         "stats",
         help="solution-count statistics of a solver: coverage, sampling bias, steps",
@@ -166,14 +162,8 @@ def _plot(res, out) -> list:
 
 
 def cmd_stats(args) -> int:
-    """The `stats` command: run, print the statistics, write tables and figures.
-
-    Args:
-      args: the parsed command line.
-
-    Returns:
-      The exit code.
-    """
+    """The `stats` command: run, print the statistics, write tables and figures; its exit
+    code."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     n = board_size(args)
     solver_options = _options(args)
