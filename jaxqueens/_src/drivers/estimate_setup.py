@@ -67,15 +67,8 @@ class EstimateSettings:
 
 
 def estimate_settings(n: int, **given) -> EstimateSettings:
-    """The settings of Knuth's estimator on an n-board, checked.
-
-    Args:
-      n: board size, in 1..ESTIMATE_MAX_N.
-      **given: the fields of `EstimateSettings`.
-
-    Returns:
-      The settings, checked (`depth` within `0..n`).
-    """
+    """The settings of Knuth's estimator on an n-board (n in 1..ESTIMATE_MAX_N), `given` the
+    fields of `EstimateSettings`, checked (`depth` within `0..n`)."""
     n = arguments.integer(n, "n", 1)
     if n > ESTIMATE_MAX_N:
         raise QueensError(
@@ -92,16 +85,10 @@ def estimate_settings(n: int, **given) -> EstimateSettings:
 
 
 def check_strata(probes: int, strata: int, depth: int, n: int) -> None:
-    """Knuth's estimator's probes against the strata its `--depth` makes: at least
-    `ESTIMATE_MIN_PER_STRATUM` each, for an interval that holds its level.
-
-    Args:
-      probes: the probes in all; strata: partial boards of `depth` queens (each walked below);
-      depth: the levels enumerated exactly; n: the board size.
-
-    Raises:
-      QueensError: naming --depth, the strata, the probes each would get and the two fixes.
-    """
+    """Knuth's estimator's `probes` against the `strata` (partial boards of `depth` queens,
+    each walked below) its `--depth` makes on an n-board: at least `ESTIMATE_MIN_PER_STRATUM`
+    each, for an interval that holds its level; else a QueensError naming --depth, the strata,
+    the probes each would get and the two fixes."""
     need = ESTIMATE_MIN_PER_STRATUM * strata
     if 0 < depth < n and probes < need:
         raise QueensError(

@@ -94,14 +94,8 @@ def flag(help: str | None = None, *, default: Any = dataclasses.MISSING, **optio
 
 
 def t0_rule(value) -> str | float:
-    """`--t0` checked: "worsening", "nmof" or a positive finite number (SAopt's `initT`).
-
-    Args:
-      value: the value given.
-
-    Returns:
-      The rule's name, or the start temperature as a float.
-    """
+    """`--t0` checked: "worsening" or "nmof" (the rule's name), or a positive finite number
+    (SAopt's `initT`, the start temperature, as a float)."""
     if isinstance(value, str) and value in ("worsening", "nmof"):
         return value
     try:
@@ -114,14 +108,8 @@ def t0_rule(value) -> str | float:
 
 
 def has_repeated_rows(start) -> bool:
-    """Whether a start board uses a row twice (the swap neighbour could never leave it).
-
-    Args:
-      start: the start board: any sequence of rows, any shape (bad boards are refused later).
-
-    Returns:
-      True when a row is used twice (False for None).
-    """
+    """Whether a start board (any sequence of rows, any shape: bad boards are refused later;
+    None: False) uses a row twice (the swap neighbour could never leave it)."""
     if start is None:
         return False
     rows = np.asarray(start).reshape(-1)
@@ -171,12 +159,8 @@ class LSSettings:
         object.__setattr__(self, "step", arguments.integer(self.step, "step", None, None))
 
     def values(self) -> dict[str, Any]:
-        """Every setting of `ANNEAL_SETTINGS`: this method's, and the preset's of the others
-        (what the summaries record).
-
-        Returns:
-          The settings by name.
-        """
+        """Every setting of `ANNEAL_SETTINGS` by name: this method's, and the preset's of the
+        others (what the summaries record)."""
         own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         return {**ANNEAL_PRESET_SETTINGS[own.pop("preset")][self.method], **own}
 
@@ -242,8 +226,8 @@ ANNEAL_OPTIONAL = ("q", "init_prob", "alpha", "t_end", "t0", "step", "edge")  # 
 
 
 def anneal_neighbour(method, preset, given, *, needs_step=False, command="anneal", also=()) -> str:
-    """The neighbour of a run (the one given, else its preset's); an option given that no
-    method of the run uses with it is refused by name (`anneal_settings`).
+    """The neighbour of a run, "swap" or "step" (the one given, else its preset's); an option
+    given that no method of the run uses with it is refused by name (`anneal_settings`).
 
     Args:
       method: "ls", "ta" or "sa".
@@ -253,9 +237,6 @@ def anneal_neighbour(method, preset, given, *, needs_step=False, command="anneal
         rows): a swap preset runs the step neighbour instead.
       command: the command named in the message (e.g. `"anneal"`).
       also: the run's other methods (`--method all`), whose options are not refused.
-
-    Returns:
-      "swap" or "step".
     """
     preset = arguments.choice("default" if preset is None else preset, "preset", ANNEAL_PRESETS)
     classes = [ANNEAL_METHODS[arguments.choice(m, "method", METHODS)] for m in (method, *also)]
@@ -279,20 +260,11 @@ def anneal_neighbour(method, preset, given, *, needs_step=False, command="anneal
 def anneal_settings(
     method, preset="default", *, needs_step=False, command="anneal", also=(), **given
 ) -> LSSettings:
-    """The settings an LS/TA/SA run uses: the preset's, overridden by those given.
-
-    Args:
-      method: "ls", "ta" or "sa".
-      preset: a name of `ANNEAL_PRESETS` (None: "default").
-      needs_step: as for `anneal_neighbour`.
-      command: as for `anneal_neighbour`.
-      also: as for `anneal_neighbour`.
-      **given: settings of `ANNEAL_SETTINGS` (None: not given); one the method or neighbour
-        does not use (`alpha` with "ls", `step` with the swap neighbour) is refused by name.
-
-    Returns:
-      The method's `LSSettings`, `TASettings` or `SASettings`, checked.
-    """
+    """The checked `LSSettings`, `TASettings` or `SASettings` an LS/TA/SA run of `method` uses:
+    the preset's (None: "default"), overridden by those `given` (settings of `ANNEAL_SETTINGS`,
+    None: not given); one the method or neighbour does not use (`alpha` with "ls", `step` with
+    the swap neighbour) is refused by name. `needs_step`, `command`, `also`: as for
+    `anneal_neighbour`."""
     bad = set(given) - set(ANNEAL_SETTINGS)
     if bad:
         raise TypeError(f"unknown settings: {', '.join(sorted(bad))}")
@@ -309,20 +281,9 @@ def anneal_settings(
 
 
 def check_anneal(settings: LSSettings, *, n, chains, steps, walk, seed, batch) -> dict[str, Any]:
-    """The numbers of an LS/TA/SA run checked with its settings (the step within the board).
-
-    Args:
-      settings: the run's settings.
-      n: board size (>= 4).
-      chains: chains to run.
-      steps: steps per chain (>= the rounds).
-      walk: steps of the calibration walk.
-      seed: the run's seed.
-      batch: chains per kernel call (None: automatic).
-
-    Returns:
-      The numbers by name, as Python values.
-    """
+    """The numbers of an LS/TA/SA run, by name as Python values, checked with its `settings`:
+    n >= 4, `steps` per chain at least the rounds, the step within the board, `walk` (the
+    calibration walk's steps) at least 2, `batch` None for automatic."""
     n = arguments.integer(n, "n", 1)
     if n < 4:
         raise QueensError(
@@ -414,16 +375,11 @@ GA_OPTIONAL = ("elite", "indpb", "migrate_every", "migrants")  # some runs' own 
 
 
 def ga_unused(given, *, scheme, mutation, islands, migrate_every, command="evolve") -> None:
-    """Refuse by name an option given that the run's scheme, mutation or islands do not use.
-
-    Args:
-      given: the options given, by name (None: not given).
-      scheme: "steady" or "generational" (`elite`: generational only).
-      mutation: the mutation's name (None: the encoding's, swap or reset; `indpb`: theirs).
-      islands: populations per trial (`migrate_every`: 2 or more).
-      migrate_every: generations between migrations (`migrants`: 1 or more, with islands).
-      command: the command named in the message (e.g. `"evolve"`).
-    """
+    """Refuse by name an option `given` (None: not given) that the run's scheme, mutation or
+    islands do not use: `elite` needs the generational scheme, `indpb` the swap or reset
+    mutation (`mutation` None: the encoding's, one of them), `migrate_every` 2+ islands,
+    `migrants` ring migration (2+ islands, `migrate_every` 1+); `command` is named in the
+    message."""
     for option in (o for o in GA_OPTIONAL if given.get(o) is not None):
         if option == "elite" and scheme != "generational":
             shown, who = f"--scheme {scheme}", "the generational scheme (--scheme generational)"
@@ -443,19 +399,10 @@ def ga_unused(given, *, scheme, mutation, islands, migrate_every, command="evolv
 def ga_settings(
     preset="default", encoding="permutation", scheme="steady", *, mutation=None, **given
 ) -> SteadySettings:
-    """The settings of a GA run: its preset's for the encoding and scheme, overridden by those
-    given; an option the scheme, mutation or islands do not use is refused (`ga_unused`).
-
-    Args:
-      preset: a name of `GA_PRESETS`.
-      encoding: "permutation" or "combination".
-      scheme: "steady" or "generational".
-      mutation: the mutation's name (None, or a function: the swap and reset mutations').
-      **given: the fields of `GenerationalSettings` (None: not given: the preset's or default).
-
-    Returns:
-      The scheme's `SteadySettings` or `GenerationalSettings`, checked.
-    """
+    """The checked `SteadySettings` or `GenerationalSettings` of a GA run: its preset's for the
+    encoding and scheme, overridden by those `given` (fields of `GenerationalSettings`; None:
+    not given, the preset's or default); an option the scheme, mutation (None, or a function:
+    the swap and reset mutations') or islands do not use is refused (`ga_unused`)."""
     _need(preset in GA_PRESET_SETTINGS, f"--preset {preset!r}: use one of {', '.join(GA_PRESETS)}")
     islands = 1 if given.get("islands") is None else given["islands"]
     mutation = None if callable(mutation) else mutation

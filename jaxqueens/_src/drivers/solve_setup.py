@@ -40,30 +40,14 @@ or two even when no chain has solved yet."""
 
 
 def default_chains(n: int) -> int:
-    """Chains a run solves when no budget is given (`DEFAULT_CHAIN_WORK`).
-
-    Args:
-      n: board size.
-
-    Returns:
-      The chains.
-    """
+    """Chains a run on an n-board solves when no budget is given (`DEFAULT_CHAIN_WORK`)."""
     return int(min(1000, max(1, DEFAULT_CHAIN_WORK // (n * n))))
 
 
 def predicted_seconds(n: int, chains: int, path: str, devices: int = 2) -> float:
-    """Predicted wall seconds of `chains` chains on `path` ("batched" or "large"), from the
-    per-chain costs on the reference CPU (compilation, about equal, left out).
-
-    Args:
-      n: board size.
-      chains: chains to run.
-      path: "batched" or "large".
-      devices: local devices.
-
-    Returns:
-      The predicted seconds.
-    """
+    """Predicted wall seconds of `chains` chains on `path` ("batched" or "large") over
+    `devices` local devices, from the per-chain costs on the reference CPU (compilation, about
+    equal, left out)."""
     if path == "batched":
         return chains * BATCHED_S_PER_QUEEN2 * n * n * 2 / max(1, devices)
     return chains * (LARGE_S_PER_CHAIN + LARGE_S_PER_QUEEN * n)
@@ -77,20 +61,9 @@ def auto_path(
     devices: int = 2,
 ) -> str:
     """The path `--mode auto` takes: "large" when it is predicted faster for `chains` chains
-    (default `default_chains`) and the run needs nothing only the batched path has (a
-    `solutions` or `seconds` budget), or when n is beyond the batched kernel; else "batched".
-    With the reference CPU's costs the large path wins from n ~ 5,900 on.
-
-    Args:
-      n: board size.
-      chains: chains to run (None: `default_chains`).
-      solutions: the distinct-solutions budget (None: none).
-      seconds: the time budget (None: none).
-      devices: local devices.
-
-    Returns:
-      "large" or "batched".
-    """
+    (None: `default_chains`) and the run needs nothing only the batched path has (a `solutions`
+    or `seconds` budget; None: none), or when n is beyond the batched kernel; else "batched".
+    With the reference CPU's costs the large path wins from n ~ 5,900 on."""
     if n > MAX_BATCHED_N:
         return "large"
     if solutions is not None or seconds is not None or n < 4:
@@ -106,11 +79,7 @@ def auto_path(
 def check_instance_n(n: int) -> None:
     """Local search on a constrained instance runs on the batched kernel only (the large-n path
     has no masks): an instance beyond its limit is refused in one line, with no advice to switch
-    paths (`--mode batched` and `--mode large` both refuse it).
-
-    Args:
-      n: the instance's board size.
-    """
+    paths (`--mode batched` and `--mode large` both refuse it)."""
     if n > MAX_BATCHED_N:
         raise QueensError(
             f"the instance has n = {n:,}, but local search on an instance runs on the batched "
@@ -121,11 +90,7 @@ def check_instance_n(n: int) -> None:
 
 def check_solvable(n: int) -> None:
     """A board size with a solution for the searches that look for one (min-conflicts, the
-    large-n path): n = 2 and 3 have none.
-
-    Args:
-      n: board size.
-    """
+    large-n path): n = 2 and 3 have none."""
     if n in (2, 3):
         raise QueensError(
             f"n = {n} has no solution (N-Queens is solvable for n = 1 and every n >= 4)"
@@ -186,11 +151,7 @@ class SolveSettings:
 
     def search(self) -> dict[str, Any]:
         """The settings the chains depend on (not `batch`, `trace_steps`), by name, in order:
-        what the summary and a checkpoint record.
-
-        Returns:
-          The settings by name.
-        """
+        what the summary and a checkpoint record."""
         return {
             k: v for k, v in dataclasses.asdict(self).items() if k not in ("batch", "trace_steps")
         }
@@ -213,18 +174,10 @@ SOLVE_DEFAULTS: dict[str, Any] = {
 
 
 def solve_settings(n: int, *, plain: bool = True, instance: bool = False, **given) -> SolveSettings:
-    """The settings of a min-conflicts run, with the defaults its problem takes.
-
-    Args:
-      n: board size (checked).
-      plain: a plain board (else toroidal or constrained: `default_max_steps`'s classic period).
-      instance: a constrained instance (restarts `INSTANCE_MAX_RESTARTS` unless given).
-      **given: the fields of `SolveSettings`; `max_steps` and `max_restarts` None or left out
-        take the problem's defaults (`default_max_steps`; 1,000,000 or `INSTANCE_MAX_RESTARTS`).
-
-    Returns:
-      The settings, checked.
-    """
+    """The checked settings of a min-conflicts run on an n-board, with the defaults its problem
+    takes: `given` holds fields of `SolveSettings`; `max_steps` None or left out takes
+    `default_max_steps` (the classic period unless `plain`: toroidal or constrained boards),
+    `max_restarts` 1,000,000 (`INSTANCE_MAX_RESTARTS` for an `instance`)."""
     if given.get("max_restarts") is None:
         given["max_restarts"] = INSTANCE_MAX_RESTARTS if instance else SolveSettings.max_restarts
     if given.get("max_steps") is None:
@@ -237,15 +190,9 @@ INSTANCE_CHAINS = 100
 
 
 def cisc352_defaults(n: int) -> dict[str, Any]:
-    """`--move cisc352`'s defaults: QS4 boards (as the CISC352 program builds them), a cap of 100
-    attempts per chain and the program's size-dependent step limit.
-
-    Args:
-      n: board size.
-
-    Returns:
-      `init`, `max_restarts` and `max_steps`: `ceil(2 n / log2 n)`, at least 1.
-    """
+    """`--move cisc352`'s defaults `init`, `max_restarts` and `max_steps`: QS4 boards (as the
+    CISC352 program builds them), a cap of 100 attempts per chain and the program's
+    size-dependent step limit, `ceil(2 n / log2 n)`, at least 1."""
     steps = max(1, math.ceil(2 * n / math.log2(max(n, 2))))
     return {"init": "qs4", "max_restarts": 99, "max_steps": steps}
 
@@ -295,17 +242,9 @@ def _given(value) -> bool:
 
 def solve_path(n: int, given: Mapping[str, Any]) -> str:
     """Which path `solve` takes: "backtrack" (`method`), "large" (`mode` large, or auto
-    when `auto_path` predicts it faster for the chains asked
-    for and no option only the batched path has is given) or "batched".
-
-    Args:
-      n: board size.
-      given: the options by their command-line names (`maxsteps`, `max_restarts`, ...), None
-        when not given.
-
-    Returns:
-      "backtrack", "large" or "batched".
-    """
+    when `auto_path` predicts it faster for the chains asked for and no option only the batched
+    path has is given) or "batched"; `given`: the options by their command-line names
+    (`maxsteps`, `max_restarts`, ...), None when not given."""
     if given.get("method") == "backtrack":
         return "backtrack"
     if given.get("instance"):
@@ -351,17 +290,10 @@ def _refuse(given: Mapping[str, Any], path: str) -> None:
 
 
 def solve_setting(given: Mapping[str, Any], path: str) -> dict[str, Any]:
-    """The settings of a `solve` run on the large-n or backtracking path, checked before any
-    work, with the defaults.
-
-    Args:
-      given: the options by their command-line names (None: not given).
-      path: "large" or "backtrack" (`solve_path`; the batched path: `batched_setting`).
-
-    Returns:
-      `given` with `init`, `tabu`, `seed`, `max_restarts` and `move` filled in (the large path
-      keeps `init` and `maxsteps` None: QS4, no step limit).
-    """
+    """The settings of a `solve` run on `path` "large" or "backtrack" (`solve_path`; the
+    batched path: `batched_setting`), checked before any work: `given` (the options by their
+    command-line names, None: not given) with `init`, `tabu`, `seed`, `max_restarts` and `move`
+    filled in (the large path keeps `init` and `maxsteps` None: QS4, no step limit)."""
     _refuse(given, path)
     out = dict(given)
     for name, value in SOLVE_DEFAULTS.items():
@@ -371,17 +303,10 @@ def solve_setting(given: Mapping[str, Any], path: str) -> dict[str, Any]:
 
 
 def batched_setting(n: int, given: Mapping[str, Any]) -> tuple[SolveSettings, bool]:
-    """The search settings of a batched `solve` run, checked once before any work, with the
-    command's defaults (`--move cisc352`: `cisc352_defaults`).
-
-    Args:
-      n: board size.
-      given: the options by their command-line names (None: not given).
-
-    Returns:
-      (the settings, `capped`: whether chains are run rather than awaited, a bounded job:
-      `--max-restarts` given, or an instance, which may have no solution).
-    """
+    """`(settings, capped)` of a batched `solve` run, checked once before any work, with the
+    command's defaults (`--move cisc352`: `cisc352_defaults`); `given`: the options by their
+    command-line names (None: not given); `capped`: chains are run rather than awaited, a
+    bounded job (`--max-restarts` given, or an instance, which may have no solution)."""
     _refuse(given, "batched")
     keys = ("maxsteps", "init", "tabu", "max_restarts", "move", "seed", "batch")
     fields = {

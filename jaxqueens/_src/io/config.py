@@ -124,28 +124,13 @@ def _check_given_once(path: Path, cfg: Mapping) -> None:
 
 
 def tables_of(cfg: Mapping) -> dict:
-    """The tables of named tables (`TABLES`) a config has.
-
-    Args:
-      cfg: the parsed config.
-
-    Returns:
-      `key -> table`, for the keys of `TABLES` it has.
-    """
+    """The tables of named tables (`TABLES`) a parsed config has, key -> table."""
     return {key: cfg[key] for key in TABLES if key in cfg}
 
 
 def check_command(command: str, where: str, runnable) -> None:
-    """Refuse a command a config cannot run (`NOT_IN_CONFIGS`) or does not know.
-
-    Args:
-      command: the config's `command`.
-      where: the config, for the message.
-      runnable: the commands there are.
-
-    Raises:
-      QueensError: naming the command and the ones a config runs.
-    """
+    """Refuse, naming it and the commands a config runs, a `command` a config cannot run
+    (`NOT_IN_CONFIGS`) or that is not among `runnable`; `where`: the config, for the message."""
     runnable = [c for c in runnable if c not in NOT_IN_CONFIGS]
     if command in NOT_IN_CONFIGS:
         raise QueensError(
@@ -159,20 +144,9 @@ def check_command(command: str, where: str, runnable) -> None:
 
 
 def apply_overrides(options: dict, sweep: Mapping, overrides: Mapping, where: str) -> dict:
-    """Options with `--set` values applied.
-
-    Args:
-      options: the config's options.
-      sweep: the config's `[sweep]` table.
-      overrides: `key -> value` from `--set`.
-      where: the config, for the message.
-
-    Returns:
-      A new dict of the options.
-
-    Raises:
-      QueensError: a key the sweep sets (every run of the sweep would replace it).
-    """
+    """The config's options with `--set` values `overrides` (key -> value) applied, as a new
+    dict; a key the config's `sweep` sets is a QueensError (every run of the sweep would replace
+    it; `where`: the config, for the message)."""
     for key in overrides:
         if key in sweep:
             values = ", ".join(map(repr, sweep[key])) if isinstance(sweep[key], list) else ""
