@@ -25,8 +25,7 @@ from jaxqueens._src.io import checkpoint, jsonl
 from jaxqueens._src.io.chains import BEST_BOARDS, BEST_COLUMNS, BEST_TABLE
 from jaxqueens._src.io.tables import SUMMARY
 
-TRACES = "traces.png"
-"""The figure of best-so-far traces, one line per method, in the top folder."""
+TRACES = "traces.png"  # best-so-far traces, one line per method, in the top folder
 
 
 @overload
@@ -34,16 +33,8 @@ def method_folder(out: str | Path, method: str, methods: Sequence[str]) -> Path:
 @overload
 def method_folder(out: None, method: str, methods: Sequence[str]) -> None: ...
 def method_folder(out: str | Path | None, method: str, methods: Sequence[str]) -> Path | None:
-    """The folder of one method's outputs.
-
-    Args:
-      out: the output folder (None: no `--out`).
-      method: the method.
-      methods: every method of the run.
-
-    Returns:
-      `out` itself when it is the only method, else `out/<method>` (None without `out`).
-    """
+    """The folder of one method's outputs: `out` itself when it is the run's only method, else
+    `out/<method>` (None without `out`)."""
     if out is None:
         return None
     return Path(out) / method if len(methods) > 1 else Path(out)
@@ -54,26 +45,12 @@ def checkpoint_file(folder: Path) -> Path: ...
 @overload
 def checkpoint_file(folder: None) -> None: ...
 def checkpoint_file(folder: Path | None) -> Path | None:
-    """The checkpoint of a method's run.
-
-    Args:
-      folder: the method's folder, or None.
-
-    Returns:
-      The checkpoint file (None without a folder).
-    """
+    """The checkpoint of a method's run (None without a folder)."""
     return folder / checkpoint.FILENAME if folder is not None else None
 
 
 def run_finished(folder: Path) -> bool:
-    """Whether a method's run has finished (its summary was written).
-
-    Args:
-      folder: the method's folder.
-
-    Returns:
-      True when its summary exists.
-    """
+    """Whether a method's run has finished (its summary was written)."""
     return (folder / SUMMARY).exists()
 
 
@@ -99,18 +76,11 @@ def write_best(
 
 
 OUTPUTS = ("solutions.npy", "runs.csv", SUMMARY, checkpoint.FILENAME, BEST_BOARDS, BEST_TABLE)
-"""What a method's run writes into its folder (`write_outputs`)."""
+"""What a method's run writes into its folder (`chains.write_outputs`, `write_best`)."""
 
 
 def solved_before(folder: Path) -> int:
-    """Chains a finished method's run solved.
-
-    Args:
-      folder: the method's folder.
-
-    Returns:
-      Its summary's count (0 when it cannot be read).
-    """
+    """Chains a finished method's run solved, from its summary (0 when it cannot be read)."""
     try:
         return int(jsonl.loads((folder / SUMMARY).read_text()).get("solved", 0))
     except (OSError, ValueError, TypeError, AttributeError):
@@ -118,16 +88,9 @@ def solved_before(folder: Path) -> int:
 
 
 def method_state(folder: Path) -> str:
-    """Where a method's run stands, for `--resume`.
-
-    Args:
-      folder: the method's folder.
-
-    Returns:
-      "finished" (its summary was written), "saved" (a checkpoint of finished chains), "not
-      started" (none of its files) or "incomplete" (some outputs but neither summary nor
-      checkpoint: not resumable).
-    """
+    """Where a method's run stands, for `--resume`: "finished" (its summary was written),
+    "saved" (a checkpoint of finished chains), "not started" (none of its files) or "incomplete"
+    (some outputs but neither summary nor checkpoint: not resumable)."""
     if run_finished(folder):
         return "finished"
     if checkpoint_file(folder).exists():
@@ -138,12 +101,5 @@ def method_state(folder: Path) -> str:
 
 
 def traces_file(out: str | Path) -> Path:
-    """Where `--plot` writes the traces figure.
-
-    Args:
-      out: the output folder.
-
-    Returns:
-      The figure's file.
-    """
+    """Where `--plot` writes the traces figure."""
     return Path(out) / TRACES

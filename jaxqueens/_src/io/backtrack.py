@@ -1,7 +1,6 @@
-"""What `jaxqueens solve --method backtrack` writes to `--out`: the files of every `solve`
-run (`write_outputs`: `solutions.npy` [1, n], `runs.csv` with its
-one row, `summary.json`: n, method, rows, placements, backtracks, seconds) and
-`solution.txt`, the text board."""
+"""What `jaxqueens solve --method backtrack` writes to `--out`: the files of every `solve` run
+(`solutions.npy` [1, n], `runs.csv` with its one row, `summary.json`) and `solution.txt`, the
+text board."""
 
 from __future__ import annotations
 
@@ -10,22 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens._src.io import boards as boardio
 from jaxqueens._src.io import chains as chain_out
+from jaxqueens._src.io import schema
 
 
 def write_outputs(out_dir: str | Path, rows: np.ndarray, summary: dict) -> list[Path]:
-    """Write a first solution as a one-chain run into a folder: solved, its placements as steps,
-    its seconds as wall share.
-
-    Args:
-      out_dir: the output folder.
-      rows: int `[n]` the solution.
-      summary: the run's summary (`summary.json`).
-
-    Returns:
-      The files written.
-    """
+    """Write a first solution (int `[n]` `rows`) as a one-chain run into a folder: solved, the
+    summary's placements as steps, its seconds as wall share. Returns the files written."""
     out = Path(out_dir)
     run = types.SimpleNamespace(
         chain_id=np.zeros(1, np.int64),
@@ -38,5 +28,4 @@ def write_outputs(out_dir: str | Path, rows: np.ndarray, summary: dict) -> list[
         stopped_by="solutions",
     )
     files = chain_out.write_outputs(run, out, summary)
-    boardio.write_board(out / "solution.txt", rows)
-    return [*files, out / "solution.txt"]
+    return files + schema.write(out, "solve", {"solution.txt": rows})

@@ -1,10 +1,10 @@
-"""What a chain-solver run writes to `--out`: `solutions.npy`, `runs.csv`, `summary.json`.
+"""What a chain-solver run writes to `--out`: `solutions.npy`, `runs.csv`, `summary.json`, and
+the best boards of its unsolved chains.
 
-Shared by `solve`, `anneal` and `stats`; the run is taken duck-typed (a
-`ChainRun`: `chain_id`, `solved`, `steps` (spent),
-`restarts`, `wall_share`, `best`, `solutions`, `stopped_by`, and where it has them
-`solver`, `best_unit`, `best_step`, `unfinished`), since io never imports a driver.
-`runs.csv` is the per-run table of `schema`.
+Shared by `solve`, `anneal` and `stats`; the run is taken duck-typed (a `ChainRun`: `chain_id`,
+`solved`, `steps` (spent), `restarts`, `wall_share`, `best`, `solutions`, `stopped_by`, and
+where it has them `solver`, `best_unit`, `best_step`, `unfinished`), since io never imports a
+driver.
 """
 
 from __future__ import annotations
@@ -26,18 +26,10 @@ column `best_attacking_pairs`)."""
 
 
 def run_table(run, solver: str | None = None, pairs: np.ndarray | None = None) -> schema.RunTable:
-    """The per-run table of a chain run.
-
-    Args:
-      run: the finished run (`ChainRun`).
-      solver: the solver column (default `run.solver`).
-      pairs: [U] the attacking pairs of the unsolved chains' best boards where the run's
-        objective is another unit (annealing's replayed best boards); None: those cells stay
-        empty.
-
-    Returns:
-      The `RunTable`, one row per chain.
-    """
+    """The per-run table of a finished `ChainRun`, one row per chain; `solver` defaults to
+    `run.solver`. Where the run's objective is another unit, `pairs` ([U]) are the attacking
+    pairs of the unsolved chains' best boards (annealing's replayed best boards; None: those
+    cells stay empty)."""
     solver = solver if solver is not None else getattr(run, "solver", "") or ""
     unit = getattr(run, "best_unit", "attacking_pairs")
     extras: dict[str, np.ndarray | None] = {}

@@ -29,14 +29,8 @@ def _ci(s: dict, key: str) -> list:
 
 
 def summary_rows(summary: dict) -> list[list]:
-    """The rows of `summary.csv`, in `SUMMARY_HEADER` order.
-
-    Args:
-      summary: `summary.json`'s document.
-
-    Returns:
-      One row per solver.
-    """
+    """The rows of `summary.csv` from `summary.json`'s document: one per solver, in
+    `SUMMARY_HEADER` order."""
     rows = []
     for s in summary["per_solver"]:
         st, sec = s["steps"], s["seconds"]
@@ -74,15 +68,7 @@ def _bias_rows(summary: dict):
         for test in ("solutions", "classes"):
             t = s[f"chi2_{test}"]
             if t is None:
-                yield [
-                    s["solver"],
-                    test,
-                    None,
-                    None,
-                    None,
-                    None,
-                    "exact total unknown (n > 27) or no sample",
-                ]
+                yield [s["solver"], test, *[None] * 4, "exact total unknown (n > 27) or no sample"]
             else:
                 yield [
                     s["solver"],
@@ -96,31 +82,23 @@ def _bias_rows(summary: dict):
 
 
 def settings_rows(summary: dict):
-    """The rows of `settings.csv`: every solver's effective settings.
-
-    Args:
-      summary: `summary.json`'s document.
-
-    Returns:
-      `[solver, key, value]` rows.
-    """
+    """The `[solver, key, value]` rows of `settings.csv`: every solver's effective settings."""
     for s in summary["per_solver"]:
         for key, value in s["options"].items():
             yield [s["solver"], key, "" if value is None else value]
 
 
-def _curve_rows(curves: dict, name: str, columns: tuple) -> Iterator[list]:
-    """The rows of one curve's CSV (`rtd_steps`, ...): solver, x, y of every solver's curve."""
-    fmt = (lambda v: int(v)) if columns[1].startswith("steps") else (lambda v: f"{v:.4e}")
+CURVES = ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf", "success")
+
+
+def _curve_rows(curves: dict, name: str) -> Iterator[list]:
+    """The rows of one curve's CSV: solver, x (steps whole, seconds in 4 digits), y of every
+    solver's curve."""
+    steps = schema.table("compare", f"{name}.csv")[1].startswith("steps")
+    fmt = (lambda v: int(v)) if steps else (lambda v: f"{v:.4e}")
     for solver, c in curves.items():
         for x, y in zip(*c[name], strict=True):
             yield [solver, fmt(x), f"{y:.6f}"]
-
-
-def _success_rows(curves: dict) -> Iterator[list]:
-    for solver, c in curves.items():
-        for b, r in zip(*c["success"], strict=True):
-            yield [solver, int(b), f"{r:.6f}"]
 
 
 def _solution_rows(summary: dict) -> Iterator[list]:
@@ -145,17 +123,13 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
         )
         for r in res.runs
     ]
-    curves = {
-        f"{name}.csv": _curve_rows(res.curves, name, schema.table("compare", f"{name}.csv"))
-        for name in ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf")
-    }
+    curves = {f"{name}.csv": _curve_rows(res.curves, name) for name in CURVES}
     files = {
         SUMMARY: s,
         "summary.csv": summary_rows(s),
         "settings.csv": settings_rows(s),
         schema.FILENAME: runs,
         **curves,
-        "success.csv": _success_rows(res.curves),
         "solutions.csv": _solution_rows(s),
         "bias.csv": _bias_rows(s),
     }

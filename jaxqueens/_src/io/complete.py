@@ -21,28 +21,19 @@ import numpy as np
 
 from jaxqueens._src.io import boards as boardio
 from jaxqueens._src.io import schema
-from jaxqueens._src.io.tables import write_csv, write_json
+from jaxqueens._src.io.tables import SUMMARY, write_csv, write_json
 from jaxqueens.core.oeis import A000170
 
 RESULTS = "results.csv"
 SOLUTIONS = "solutions.jsonl"
-SUMMARY = "summary.json"
 HEADER = schema.table("complete", "results.csv")
 
 
 def rows(sources: Sequence[str], ds: Sequence[int | None], results) -> list[list]:
-    """The table: one row per instance; `reason` says why an instance is UNSAT when no search was
-    needed (fixed queens attacking each other, a column or row without an allowed square), else it
-    is empty.
-
-    Args:
-      sources: each instance's file.
-      ds: each instance's excluded-diagonals count (None: not a `.param` instance).
-      results: `InstanceResult`-like objects, one per instance.
-
-    Returns:
-      The rows, in `HEADER`'s order.
-    """
+    """The table, in `HEADER`'s order: one row per instance (its file, its excluded-diagonals
+    count `d`, None for an instance that is not a `.param` file, and its `InstanceResult`);
+    `reason` says why an instance is UNSAT when no search was needed (fixed queens attacking
+    each other, a column or row without an allowed square), else it is empty."""
     return [
         [
             src,
@@ -59,33 +50,14 @@ def rows(sources: Sequence[str], ds: Sequence[int | None], results) -> list[list
 
 
 def write_results(out: str | Path, sources, ds, results) -> Path:
-    """Write `out/results.csv` (`rows`).
-
-    Args:
-      out: the output folder.
-      sources: each instance's file.
-      ds: each instance's excluded-diagonals count (None: not a `.param` instance).
-      results: `InstanceResult`-like objects, one per instance.
-
-    Returns:
-      The file's path.
-    """
+    """Write `out/results.csv` (`rows`); returns its path."""
     return write_csv(Path(out) / RESULTS, HEADER, rows(sources, ds, results))
 
 
 def write_solutions(out: str | Path, sources, ds, results) -> Path | None:
-    """Every listed board as JSON lines, grouped by board size into one file (sizes other than the
-    first get `solutions-n<N>.jsonl`).
-
-    Args:
-      out: the output folder.
-      sources: each instance's file.
-      ds: each instance's excluded-diagonals count (None: not a `.param` instance).
-      results: `InstanceResult`-like objects, one per instance.
-
-    Returns:
-      The main file, or None if there is none.
-    """
+    """Write every listed board as JSON lines (with its instance's file and `d`, as in `rows`),
+    one file per board size: `SOLUTIONS`, and for sizes other than the first
+    `solutions-n<N>.jsonl`. Returns the first file, or None when no board is listed."""
     by_n: dict[int, tuple[list, list]] = {}
     for src, d, r in zip(sources, ds, results, strict=True):
         for b in r.boards:
@@ -107,17 +79,7 @@ def written_bytes(
     `prepare_out`): per instance its CSV row, and the JSON lines of at most `listed` boards
     (`--cap` for `--enumerate`, 1 otherwise; never more than A000170(n): every instance's
     solutions are n-queens solutions), each board also held in the checkpoint (int16 cells) and
-    its temporary copy.
-
-    Args:
-      sources: each instance's file.
-      ds: each instance's excluded-diagonals count.
-      ns: each instance's board size.
-      listed: boards listed per instance at most.
-
-    Returns:
-      The bytes.
-    """
+    its temporary copy."""
     total = 0
     for src, d, n in zip(sources, ds, ns, strict=True):
         boards = min(listed, A000170.get(n, listed))
@@ -129,15 +91,7 @@ def written_bytes(
 
 def summary(results, **extra) -> dict:
     """The run's summary: instances, SAT, UNSAT (and those settled without a search), unknown,
-    nodes.
-
-    Args:
-      results: `InstanceResult`-like objects.
-      **extra: further keys of the summary.
-
-    Returns:
-      The summary, a dict.
-    """
+    nodes, and the `extra` keys."""
     status = [r.status for r in results]
     return {
         "instances": len(results),
@@ -151,14 +105,5 @@ def summary(results, **extra) -> dict:
 
 
 def write_summary(out: str | Path, results, **extra) -> Path:
-    """Write `out/summary.json` (`summary`).
-
-    Args:
-      out: the output folder.
-      results: `InstanceResult`-like objects.
-      **extra: further keys of the summary.
-
-    Returns:
-      The file's path.
-    """
+    """Write `out/summary.json` (`summary`); returns its path."""
     return write_json(Path(out) / SUMMARY, summary(results, **extra))

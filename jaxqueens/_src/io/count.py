@@ -1,11 +1,10 @@
 """What `jaxqueens count` writes: `summary.json` of a count, the solution files of
 `--enumerate`.
 
-- `count -n N --out DIR`: `DIR/summary.json` (this module) beside `DIR/checkpoint.npz`
-  (`checkpoint`, kept after the count: `--resume DIR` of a finished count
-  recounts nothing);
+- `count -n N --out DIR`: `DIR/summary.json` beside `DIR/checkpoint.npz` (kept after the
+  count: `--resume DIR` of a finished count recounts nothing);
 - `count -n N --enumerate --out FILE.npy`: every solution `[S, n]` uint8 in `FILE.npy` and
-  the fundamental representatives in `FILE_fundamental.npy` (the historic form);
+  the fundamental representatives in `FILE_fundamental.npy`;
   `--enumerate --out DIR` (no `.npy` suffix): `DIR/solutions.npy` and
   `DIR/solutions_fundamental.npy`.
 """
@@ -19,12 +18,11 @@ import numpy as np
 from jaxqueens import _lazy
 from jaxqueens._src.io import boards as boardio
 from jaxqueens._src.io import checkpoint as ckpt
-from jaxqueens._src.io.tables import write_json
+from jaxqueens._src.io.tables import SUMMARY, write_json
 from jaxqueens.core.oeis import A000170, A002562, A051906
 
 gather = _lazy.load("jaxqueens.parallel.gather")  # JAX loads only when a count gathers or saves
 
-SUMMARY = "summary.json"
 SOLUTIONS = "solutions.npy"
 FIELDS = (
     "n",
@@ -44,16 +42,9 @@ border configurations they come from."""
 
 
 def summary(result, **extra) -> dict:
-    """JSON-ready summary of a count result, with the OEIS values where known (A000170 for `total`,
-    A002562 for `unique`).
-
-    Args:
-      result: any object with the `FIELDS` attributes (a `CountResult`).
-      **extra: further keys of the summary.
-
-    Returns:
-      The summary, a dict.
-    """
+    """The summary of a count result (any object with the `FIELDS` attributes, a
+    `CountResult`) and the `extra` keys, with the OEIS values where known (A000170 for `total`,
+    A002562 for `unique`)."""
     doc = {key: getattr(result, key) for key in FIELDS}
     doc["oeis_A000170"] = A000170.get(result.n)
     doc["oeis_A002562"] = A002562.get(result.n) if result.unique is not None else None
@@ -61,16 +52,7 @@ def summary(result, **extra) -> dict:
 
 
 def write_summary(out: str | Path, result, **extra) -> Path:
-    """Write `out/summary.json` (`summary`).
-
-    Args:
-      out: the output folder.
-      result: the count result.
-      **extra: further keys of the summary.
-
-    Returns:
-      The file's path.
-    """
+    """Write `out/summary.json` (`summary`); returns its path."""
     return write_json(Path(out) / SUMMARY, summary(result, **extra))
 
 
@@ -78,19 +60,7 @@ def write_toroidal_summary(
     out: str | Path, n: int, total: int, seconds: float, compile_seconds: float, **extra
 ) -> Path:
     """Write `out/summary.json` of a toroidal count (`count --toroidal`), with OEIS A051906; its
-    times have the names the count's summary gives them.
-
-    Args:
-      out: the output folder.
-      n: board size.
-      total: the count.
-      seconds: search time.
-      compile_seconds: compilation time.
-      **extra: further keys of the summary.
-
-    Returns:
-      The file's path.
-    """
+    times have the names the count's summary gives them. Returns its path."""
     doc = {
         "n": n,
         "toroidal": True,
@@ -104,15 +74,9 @@ def write_toroidal_summary(
 
 
 def solution_paths(out: str | Path) -> tuple[Path, Path]:
-    """Where `--enumerate --out OUT` writes: `OUT` and `OUT_fundamental.npy` when `OUT` ends in
-    `.npy`, else the two files inside folder OUT.
-
-    Args:
-      out: the `--out` value.
-
-    Returns:
-      `(all solutions, fundamental representatives)` paths.
-    """
+    """Where `--enumerate --out OUT` writes `(all solutions, fundamental representatives)`:
+    `OUT` and `OUT_fundamental.npy` when `OUT` ends in `.npy`, else the two files inside folder
+    OUT."""
     out = Path(out)
     if out.suffix == ".npy":
         return out, out.with_name(out.stem + "_fundamental.npy")
@@ -121,16 +85,8 @@ def solution_paths(out: str | Path) -> tuple[Path, Path]:
 
 
 def write_solutions(out: str | Path, boards: np.ndarray, reps: np.ndarray) -> tuple[Path, Path]:
-    """Write every solution and the fundamental ones atomically (`solution_paths`).
-
-    Args:
-      out: the `--out` value.
-      boards: uint8 `[S, n]` every solution.
-      reps: uint8 `[F, n]` one per symmetry class.
-
-    Returns:
-      The two paths written.
-    """
+    """Write every solution (uint8 `[S, n]` `boards`) and one per symmetry class (`[F, n]`
+    `reps`) as uint8 `.npy` (`solution_paths`); returns the two paths."""
     every, fund = solution_paths(out)
     boardio.write_boards_npy(every, boards, dtype=np.uint8)
     boardio.write_boards_npy(fund, reps, dtype=np.uint8)
@@ -142,15 +98,8 @@ def write_solutions(out: str | Path, boards: np.ndarray, reps: np.ndarray) -> tu
 
 
 def pack_chunks(done: dict[int, list[int]], chunks: int) -> tuple[np.ndarray, np.ndarray]:
-    """The finished chunks as arrays.
-
-    Args:
-      done: the finished chunks.
-      chunks: chunks in the count's plan.
-
-    Returns:
-      `(have, words)`: bool `[C]` and uint32 `[C, 2, INT_WORDS]`.
-    """
+    """The finished chunks of a plan of `chunks` as arrays `(have, words)`: bool `[C]` and
+    uint32 `[C, 2, INT_WORDS]`."""
     have = np.zeros(chunks, bool)
     values = [[0, 0]] * chunks
     for i, vals in done.items():
@@ -160,29 +109,13 @@ def pack_chunks(done: dict[int, list[int]], chunks: int) -> tuple[np.ndarray, np
 
 
 def unpack_chunks(have: np.ndarray, words: np.ndarray) -> dict[int, list[int]]:
-    """The finished chunks from their arrays (`pack_chunks`).
-
-    Args:
-      have: bool `[C]`, which chunks are finished.
-      words: uint32 `[C, 2, INT_WORDS]`, their values.
-
-    Returns:
-      The finished chunks.
-    """
+    """The finished chunks from their arrays (`pack_chunks`)."""
     ints = gather.word_ints(words)
     return {int(i): ints[i] for i in np.flatnonzero(have)}
 
 
 def gather_chunks(done: dict[int, list[int]], chunks: int) -> dict[int, list[int]]:
-    """Merge every process's finished chunks.
-
-    Args:
-      done: this process's finished chunks.
-      chunks: chunks in the count's plan.
-
-    Returns:
-      The finished chunks of every process.
-    """
+    """Every process's finished chunks, merged (each process gives its own)."""
     have, words = pack_chunks(done, chunks)
     all_have, all_words = gather.allgather(have), gather.allgather(words)
     merged = {}
@@ -200,28 +133,13 @@ def _schema(chunks: int) -> dict[str, ckpt.Spec]:
 
 
 def load_checkpoint(path: Path, fingerprint: dict, chunks: int) -> dict[int, list[int]]:
-    """The finished chunks of a count's checkpoint.
-
-    Args:
-      path: the checkpoint file.
-      fingerprint: the count's settings (a checkpoint of others is refused).
-      chunks: chunks in the count's plan (other shapes are refused).
-
-    Returns:
-      The finished chunks.
-    """
+    """The finished chunks of a count's checkpoint; one of other settings (`fingerprint`) or
+    of a plan of other than `chunks` chunks is refused."""
     tree = ckpt.load(path, fingerprint, _schema(chunks))
     return unpack_chunks(tree["done"], tree["words"])
 
 
 def save_checkpoint(path: Path, fingerprint: dict, done: dict[int, list[int]], chunks: int) -> None:
-    """Save a count's finished chunks atomically.
-
-    Args:
-      path: the checkpoint file.
-      fingerprint: the count's settings.
-      done: the finished chunks.
-      chunks: chunks in the count's plan.
-    """
+    """Save a count's finished chunks, with its settings (`fingerprint`), atomically."""
     have, words = pack_chunks(done, chunks)
     ckpt.save(path, {"done": have, "words": words}, fingerprint)

@@ -1,8 +1,7 @@
 """What `jaxqueens estimate` writes to `--out`: `summary.json` and `estimates.csv`.
 
-Both come from the run's summary document (`run_summary`: method,
-seed, Simkin's alpha, backend and one row per size, `Estimate.as_dict`), so io needs no
-driver type. The figure `log_q_over_n.png` is drawn by `estimate`.
+Both come from the run's summary document (`run_summary`: method, seed, Simkin's alpha, backend
+and one row per size, `Estimate.as_dict`), so io needs no driver type.
 """
 
 from __future__ import annotations

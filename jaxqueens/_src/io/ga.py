@@ -1,11 +1,10 @@
 """What `jaxqueens evolve --out DIR` writes, from a GA run's result.
 
 `history.csv` (per generation, statistics over the trials, or with `--history per-trial` one
-row per generation and trial: `ga_history`), `runs.csv` (one row per trial: the
-per-run table of `jaxqueens._src.io.schema`, steps counted in fitness evaluations), `solutions.npy`,
-the final populations (`population.npy`, `fitness.npy`) and `summary.json`; under the GA
-report's fitness also `score_met.npy`, every distinct board that scored 0. The result is taken
-duck-typed (an `EvolveResult` or anything with its fields): io does not import the drivers.
+row per generation and trial: `ga_history`), `runs.csv` (one row per trial, steps counted in
+fitness evaluations), `solutions.npy`, the final populations (`population.npy`, `fitness.npy`)
+and `summary.json`; under the GA report's fitness also `score_met.npy`, every distinct board
+that scored 0. The result is taken duck-typed (an `EvolveResult` or anything with its fields).
 """
 
 from __future__ import annotations
@@ -46,14 +45,8 @@ FITNESS_NAMES = {
 
 
 def operator_name(op) -> str:
-    """How the outputs name a GA operator (fitness, selection, crossover, mutation).
-
-    Args:
-      op: a built-in's name, a user's function, or None.
-
-    Returns:
-      The built-in's name, or a user function's qualified name (`user:module.function`).
-    """
+    """How the outputs name a GA operator (fitness, selection, crossover, mutation): a
+    built-in's name (or None) as it is, a user's function as `user:module.function`."""
     if isinstance(op, str) or op is None:
         return str(op)
     where = getattr(op, "__module__", None) or "?"
@@ -61,14 +54,8 @@ def operator_name(op) -> str:
 
 
 def fitness_meaning(fitness) -> str:
-    """What a fitness means.
-
-    Args:
-      fitness: a name of `FITNESS_NAMES` or a user's function.
-
-    Returns:
-      Its meaning (a user function: its name, and that its 0s are checked).
-    """
+    """What a fitness (a name of `FITNESS_NAMES` or a user's function) means; a user's
+    function: its name, and that its 0s are checked."""
     if isinstance(fitness, str):
         return FITNESS_NAMES[fitness]
     return (
@@ -80,15 +67,8 @@ def fitness_meaning(fitness) -> str:
 def checks_zero(fitness) -> bool:
     """Whether a board that scores 0 under `fitness` need not be a solution, so that the driver
     checks every such board (`EvolveResult.score_met` holds them all, `solutions` the
-    confirmed ones).
-
-    Args:
-      fitness: a fitness name or a user's function.
-
-    Returns:
-      True for the GA report's score and a user's function (`pairs` and `excess` are 0
-      exactly for solutions).
-    """
+    confirmed ones): true for the GA report's score and a user's function (`pairs` and
+    `excess` are 0 exactly for solutions)."""
     return callable(fitness) or fitness == REPORT_FITNESS
 
 
@@ -99,21 +79,10 @@ SCORE_MET = "score_met.npy"
 def out_bytes(
     n: int, pop: int, trials: int, islands: int, generations: int, history: str = "summary"
 ) -> int:
-    """Roughly what `--out` receives at its peak: the final populations (.npy) and the
+    """Roughly the bytes `--out` receives at its peak: the final populations (.npy) and the
     checkpoint with its temporary copy, the history (streamed per trial: one row per trial and
-    generation), and the small tables.
-
-    Args:
-      n: board size.
-      pop: individuals per island.
-      trials: trials of the run.
-      islands: islands per trial.
-      generations: generations of the run.
-      history: one of `HISTORIES`.
-
-    Returns:
-      Bytes.
-    """
+    generation), and the small tables; `pop` individuals per island, `history` one of
+    `HISTORIES`."""
     gene = 1 if n <= 127 else 2
     population = trials * islands * (pop * (gene * n + 4) + 4) + 64 * trials
     statistics = (generations + 1) * 200
@@ -122,14 +91,7 @@ def out_bytes(
 
 
 def summary(result) -> dict:
-    """JSON-ready summary of a run.
-
-    Args:
-      result: a GA result.
-
-    Returns:
-      The `summary.json` dict.
-    """
+    """A GA result's `summary.json` document."""
     fs = result.first_solved
     solved = fs[fs >= 0]
     return {
@@ -180,14 +142,8 @@ def _report_counts(result) -> dict:
 
 
 def report_line(result) -> str:
-    """The report's fitness, labelled honestly.
-
-    Args:
-      result: a GA result under the report's fitness.
-
-    Returns:
-      "... N distinct boards meet the report's score; K of them are solutions ...".
-    """
+    """The report's fitness of a GA result under it, labelled honestly: "... N distinct boards
+    meet the report's score; K of them are solutions ..."."""
     c = _report_counts(result)
     return (
         f"the report's score (diagonal pairs only, rows ignored) reached 0 in "
@@ -203,14 +159,7 @@ def run_table(result) -> schema.RunTable:
     first generation with a verified solution for `steps_to_solution`; a trial's seconds are
     its share of the run's generation and initialisation time by evaluations; attacking pairs of
     the last generation's best under fitness pairs, 0 where solved (other fitnesses: that best
-    in `best_fitness`).
-
-    Args:
-      result: a GA result.
-
-    Returns:
-      The `schema.RunTable`.
-    """
+    in `best_fitness`)."""
     first = np.asarray(result.first_solved)
     solved = first >= 0
     spent = np.asarray(result.evals_total, np.int64)
@@ -252,23 +201,11 @@ def write_outputs(
     history: str = "summary",
     stream: HistoryStream | None = None,
 ) -> list[Path]:
-    """Write `FILES` (and under a fitness whose 0s are checked, `SCORE_MET`) into `out`.
-
-    Args:
-      result: the GA run's result (duck-typed, as an `EvolveResult`).
-      out: the output folder.
-      summ: `summary(result)`.
-      score: the objective's name in the columns (`unit`).
-      history: "summary" writes the per-generation statistics (`summary_rows`); "per-trial"
-        commits `stream`, the rows streamed during the run, last.
-      stream: the `HistoryStream` of a per-trial history.
-
-    Returns:
-      The paths written.
-
-    Raises:
-      ValueError: `history="per-trial"` without its `stream`.
-    """
+    """Write `FILES` (and under a fitness whose 0s are checked, `SCORE_MET`) of a GA result
+    into `out`; `summ` is `summary(result)`, `score` the objective's name in the columns
+    (`unit`). `history` "summary" writes the per-generation statistics (`summary_rows`);
+    "per-trial" commits `stream`, the rows streamed during the run, last (ValueError without
+    it). Returns the paths written."""
     if history == "per-trial" and stream is None:
         raise ValueError("history='per-trial' needs the HistoryStream the run wrote to")
     out = Path(out)

@@ -1,9 +1,7 @@
 """What `jaxqueens solve --mode large` writes to `--out`: the files of every `solve` run
-(`write_outputs`: `solutions.npy` [S, n], `runs.csv` one row per
-chain, `summary.json`; `best_boards.npy`/`.csv` for chains that ran out of swap attempts)
-and `solution.txt`, the first solved chain's text board. The figures (`solution.png`,
-traces) are drawn by `jaxqueens._src.plots`; each chain's result is taken duck-typed (`rows`
-[n], `summary`)."""
+(`solutions.npy` [S, n], `runs.csv` one row per chain, `summary.json`; `best_boards.npy`/`.csv`
+for chains that ran out of swap attempts) and `solution.txt`, the first solved chain's text
+board. Each chain's result is taken duck-typed (`rows` [n], `summary`)."""
 
 from __future__ import annotations
 
@@ -13,21 +11,15 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens._src.io import boards as boardio
 from jaxqueens._src.io import chains as chain_out
+from jaxqueens._src.io import schema
 
 
 def as_run(results: Sequence) -> types.SimpleNamespace:
-    """The chains' results as the run `chains` writes.
-
-    Args:
-      results: one `LargeResult` per chain, in chain order.
-
-    Returns:
-      The run: chain ids, solved, swap attempts as steps, restarts, each chain's seconds (init
-      + search + verification) as its wall share, attacking pairs as the best objective, the
-      solved boards and every chain's board.
-    """
+    """The chains' results (one `LargeResult` per chain, in chain order) as the run `chains`
+    writes: swap attempts as steps, each chain's seconds (init + search + verification) as its
+    wall share, attacking pairs as the best objective, the solved boards and every chain's
+    board."""
 
     def column(key, dtype, default=0):
         return np.asarray([r.summary.get(key, default) for r in results], dtype)
@@ -49,21 +41,10 @@ def as_run(results: Sequence) -> types.SimpleNamespace:
 
 
 def write_outputs(results: Sequence, out_dir: str | Path, summary: dict) -> list[Path]:
-    """Write a large-path run and its summary atomically into a folder.
-
-    Args:
-      results: one `LargeResult` per chain, in chain order.
-      out_dir: the output folder.
-      summary: the run's summary (`summary.json`).
-
-    Returns:
-      The files written.
-    """
-    out = Path(out_dir)
+    """Write a large-path run (one `LargeResult` per chain, in chain order) and its summary
+    into a folder; returns the files written."""
     run = as_run(results)
-    files = chain_out.write_outputs(run, out, summary)
-    files += chain_out.write_unsolved(run, out)
-    if len(run.solutions):
-        boardio.write_board(out / "solution.txt", run.solutions[0])
-        files.append(out / "solution.txt")
-    return files
+    files = chain_out.write_outputs(run, out_dir, summary)
+    files += chain_out.write_unsolved(run, out_dir)
+    first = run.solutions[0] if len(run.solutions) else None
+    return files + schema.write(out_dir, "solve", {"solution.txt": first})

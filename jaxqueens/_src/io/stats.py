@@ -2,12 +2,10 @@
 
 `frequencies.csv` (every solution for n <= 14, else every distinct one sampled: solution,
 count, canonical form, class size), `classes.csv`, `coverage.csv` (thinned to at most
-`CURVE_POINTS` log-spaced rows plus the last), `runs.csv` (the per-run table of
-`schema`, one row per chain or GA trial) and `success.csv`. The
-result is taken duck-typed (a `StatsResult`: `samples`,
-`summary`, `distinct`, `counts`, `distinct_sizes`, `classes`, `class_counts`,
-`class_sizes`, `all_solutions`, `all_counts`, `coverage`, `success`), since io never
-imports a driver. The figures are drawn by `stats`.
+`CURVE_POINTS` log-spaced rows plus the last), `runs.csv` (one row per chain or GA trial) and
+`success.csv`. The result is taken duck-typed (a `StatsResult`: `samples`, `summary`,
+`distinct`, `counts`, `distinct_sizes`, `classes`, `class_counts`, `class_sizes`,
+`all_solutions`, `all_counts`, `coverage`, `success`).
 """
 
 from __future__ import annotations
@@ -42,17 +40,10 @@ def _board_text(rows: np.ndarray) -> list[str]:
 
 
 def run_table(sam) -> schema.RunTable:
-    """The per-run table of the samples `sam`: a chain solver's run as `solve` and
-    `anneal` write it; GA trials as `evolve` writes them (steps in fitness evaluations,
-    seconds each trial's share of its round by evaluations, generations run, the first solved
-    generation; attacking pairs 0 where solved, else not counted).
-
-    Args:
-      sam: the samples (duck-typed `Samples`).
-
-    Returns:
-      The run table.
-    """
+    """The per-run table of the samples `sam` (duck-typed `Samples`): a chain solver's run as
+    `solve` and `anneal` write it; GA trials as `evolve` writes them (steps in fitness
+    evaluations, seconds each trial's share of its round by evaluations, generations run, the
+    first solved generation; attacking pairs 0 where solved, else not counted)."""
     if getattr(sam, "run", None) is not None:
         return chain_out.run_table(sam.run)
     solved = np.asarray(sam.solved, bool)
