@@ -75,30 +75,18 @@ class AnnealResult:
 
 
 def preset(name: str, method: str) -> dict:
-    """The settings of a preset for one method (a copy; as `settings`).
-
-    Args:
-      name: "default", "classic" or "nmof".
-      method: "ls", "ta" or "sa".
-
-    Returns:
-      The preset's settings, SA's `alpha` derived from `t_end` when the preset gives none.
-    """
+    """A copy of preset `name`'s ("default", "classic" or "nmof") settings for `method` ("ls", "ta"
+    or "sa"), as `settings` returns them; SA's `alpha` is derived from `t_end` when the preset gives
+    none."""
     return settings(method, name)
 
 
 def settings(method: str, preset_name: str = "default", **given) -> dict:
-    """The settings a run uses: the preset's for `method`, each overridden by the value given.
+    """The settings a run of `method` ("ls", "ta" or "sa") uses, by name (`LSSettings.values`):
+    preset `preset_name`'s ("default", "classic" or "nmof"), each overridden by a value in `given`
+    (None: not given).
 
-    Args:
-      method: "ls", "ta" or "sa".
-      preset_name: "default", "classic" or "nmof".
-      **given: settings to override (None: not given); an option the method or neighbour
-        does not use is refused (`settings.anneal_settings`).
-
-    Returns:
-      The settings by name (`LSSettings.values`).
-    """
+    An option the method or neighbour does not use is refused (`settings.anneal_settings`)."""
     return tables.anneal_settings(method, preset_name, **given).values()
 
 
@@ -360,16 +348,9 @@ def _summary(
 
 
 def spent_steps(runner, config: sls.Config):
-    """`runner` whose results say the steps each chain spent (`best_step` is the kernel's own).
-
-    Args:
-      runner: `run_chunk(offset, count)` of the compiled chains.
-      config: the kernel's static config.
-
-    Returns:
-      `run(offset, count) -> ChunkResult` whose steps are the step a chain solved at, or the
-      whole budget (an unsolved chain runs to its end).
-    """
+    """`runner` (`run_chunk(offset, count)` of the compiled chains) made to report the steps each
+    chain spent: the step it solved at, or the whole budget for an unsolved chain (which runs to its
+    end); `best_step` stays the kernel's own."""
 
     def run(offset: int, count: int) -> chains_types.ChunkResult:
         out = chains_types.ChunkResult.of(runner(offset, count))
@@ -380,15 +361,8 @@ def spent_steps(runner, config: sls.Config):
 
 
 def best_unit(config: sls.Config) -> str:
-    """What a chain's best objective counts.
-
-    Args:
-      config: the kernel's static config.
-
-    Returns:
-      "nmof_attacks" (objective attacks), "pairs_plus_stranded" (objective pairs on a
-      constrained instance) or "attacking_pairs".
-    """
+    """What a chain's best objective counts: "nmof_attacks" (objective attacks),
+    "pairs_plus_stranded" (objective pairs on a constrained instance) or "attacking_pairs"."""
     if config.objective == "attacks":
         return "nmof_attacks"
     return "pairs_plus_stranded" if config.constrained else "attacking_pairs"

@@ -49,22 +49,13 @@ def replays(
     trace_chains: int,
     best_boards: bool,
 ) -> tuple[np.ndarray | None, int, tuple]:
-    """What `anneal` replays after the run (the chains are deterministic given their keys).
+    """What `anneal` replays after the run (the chains are deterministic given their keys): chains
+    0..trace_chains-1 traced, and with `best_boards` the best board of every unsolved chain
+    (`best_of_unsolved`).
 
-    Args:
-      key: the chains' key.
-      config: the kernel's static config.
-      params: the schedule the chains ran.
-      problem: the chains' start board and/or mask, or None.
-      run: the finished run.
-      model: the constrained instance, if any.
-      trace_chains: chains 0..trace_chains-1 to trace.
-      best_boards: recover the best board of every unsolved chain (`best_of_unsolved`).
-
-    Returns:
-      (the traces [k, T] or None, their steps between records, the best boards'
-      `best_of_unsolved` triple or three Nones).
-    """
+    `problem` is the chains' start board and/or mask (or None), `model` the constrained instance (or
+    None). Returns (the traces [k, T] or None, their steps between records, the `best_of_unsolved`
+    triple or three Nones)."""
     traces = None
     every = max(1, config.total_steps // 2000)
     if trace_chains > 0:
@@ -90,23 +81,12 @@ def best_of_unsolved(
     run: chains_types.ChainRun,
     model: cons.Constraints | None = None,
 ):
-    """The best boards of the unsolved chains, by replaying each to the step of its best.
+    """The best boards of the unsolved chains of `run`, by replaying each to the step of its best.
 
-    Each replayed board's objective is checked against the one the chain reported; with
-    `model` the pairs are counted by the independent constrained checker, and no best board
-    may use a forbidden square (outside a column that has none).
-
-    Args:
-      key: the chains' key.
-      config: the kernel's static config.
-      params: the schedule the chains ran.
-      problem: the chains' start board and/or mask, or None.
-      run: the finished run.
-      model: the constrained instance, if any.
-
-    Returns:
-      (chain ids [U] int64, best boards [U, n] int32, their attacking pairs [U] int64).
-    """
+    Each replayed board's objective is checked against the one the chain reported; with `model` (a
+    constrained instance) the pairs are counted by the independent constrained checker, and no best
+    board may use a forbidden square (outside a column that has none). Returns (chain ids [U] int64,
+    best boards [U, n] int32, their attacking pairs [U] int64)."""
     ids = run.chain_id[~run.solved]
     assert run.best_step is not None  # annealing runs record the step of each best board
     upto = run.best_step[~run.solved]

@@ -26,15 +26,8 @@ t0_rule = tables.t0_rule  # "worsening", "nmof" or a positive number (SAopt's `i
 
 
 def chain_problem(start, mask) -> sls.Problem | None:
-    """The chains' shared problem.
-
-    Args:
-      start: a start board [n], or None.
-      mask: an instance's `Mask`, or None.
-
-    Returns:
-      The kernel's `Problem` (None: neither).
-    """
+    """The chains' shared kernel `Problem` of a start board [n] and/or an instance's `Mask` (None:
+    neither given)."""
     if start is None and mask is None:
         return None
     return sls.Problem(None if start is None else jnp.asarray(start, jnp.int32), mask)
@@ -54,14 +47,8 @@ def _walk_deltas(config: sls.Config, walk: int, key, problem):
 
 
 def schedule_params(schedule: np.ndarray) -> sls.Params:
-    """The kernel's Params of a schedule, as a host array (no eager conversion compiles).
-
-    Args:
-      schedule: [rounds] thresholds or temperatures.
-
-    Returns:
-      `Params` holding `schedule` in JAX's float type.
-    """
+    """The kernel's `Params` holding a [rounds] schedule as a host array in JAX's float type (no
+    eager conversion compiles)."""
     return sls.Params._make((np.asarray(schedule, jax.dtypes.canonicalize_dtype(np.float64)),))
 
 
@@ -76,24 +63,15 @@ def calibrate(
     start: np.ndarray | None = None,
     mask: sls.Mask | None = None,
 ) -> tuple[np.ndarray, float]:
-    """The schedule for `config.method` from a random walk, and the walk's seconds per step.
+    """The schedule for `config.method` from a random walk of `walk` (>= 2) steps, and the walk's
+    seconds per step: (schedule [rounds] float32, seconds).
 
-    Args:
-      key: the calibration's key (the walk is chain 0's of it).
-      config: the kernel's static config.
-      walk: steps of the walk (>= 2).
-      q: TA's quantile of |delta| for the first threshold.
-      init_prob: SA's start acceptance of worsening moves.
-      alpha: SA's cooling factor per round.
-      t0: SA's start temperature: "worsening" (`sa_start_temperature`), "nmof"
-        (`sa_start_temperature_nmof`) or a positive number used as T0.
-      start: the walk's first board [n] (None: a random permutation).
-      mask: the instance of a constrained config (the walk moves only free queens onto
-        allowed squares).
-
-    Returns:
-      (schedule [rounds] float32, seconds per walk step).
-    """
+    The walk is chain 0's of `key`, from `start` [n] (None: a random permutation); with `mask` (a
+    constrained config's instance) it moves only free queens onto allowed squares. `q` is TA's
+    quantile of |delta| for the first threshold, `init_prob` SA's start acceptance of worsening
+    moves, `alpha` SA's cooling factor per round, `t0` SA's start temperature: "worsening"
+    (`sa_start_temperature`), "nmof" (`sa_start_temperature_nmof`) or a positive number used as
+    T0."""
     if not 0 < q <= 1 or not 0 < init_prob < 1 or not 0 < alpha <= 1 or walk < 2:
         raise QueensError(
             f"calibration needs 0 < q <= 1, 0 < init_prob < 1, 0 < alpha <= 1 and "
@@ -103,22 +81,8 @@ def calibrate(
 
 
 def calibrate_checked(key, config, walk, q, init_prob, alpha, t0, start, mask):
-    """`calibrate` of settings already checked (`settings.anneal_settings`).
-
-    Args:
-      key: as for `calibrate`.
-      config: as for `calibrate`.
-      walk: as for `calibrate`.
-      q: as for `calibrate`.
-      init_prob: as for `calibrate`.
-      alpha: as for `calibrate`.
-      t0: as for `calibrate`, normalised (`t0_rule`).
-      start: as for `calibrate`.
-      mask: as for `calibrate`.
-
-    Returns:
-      As `calibrate`.
-    """
+    """`calibrate` of settings already checked (`settings.anneal_settings`), `t0` normalised
+    (`t0_rule`)."""
     problem = chain_problem(start, mask)
     fn = _walk_deltas(config, walk, key, problem)
     fn(key, problem).block_until_ready()  # the first call is not timed
@@ -136,19 +100,9 @@ def schedule_of(
     alpha: float = 0.9,
     t0: str | float = "worsening",
 ) -> np.ndarray:
-    """The schedule for `config.method` from the objective changes of a calibration walk.
-
-    Args:
-      deltas: the walk's objective changes.
-      config: the kernel's static config.
-      q: TA's quantile of |delta| for the first threshold.
-      init_prob: SA's start acceptance.
-      alpha: SA's cooling factor per round.
-      t0: SA's start temperature rule (as for `calibrate`).
-
-    Returns:
-      [rounds] float32: TA's thresholds (the last 0), SA's temperatures, or LS's zeros.
-    """
+    """The [rounds] float32 schedule for `config.method` from a calibration walk's objective
+    changes: TA's thresholds (the last 0), SA's temperatures, or LS's zeros (`q`, `init_prob`,
+    `alpha`, `t0` as for `calibrate`)."""
     rounds = config.rounds
     if config.method == "ls":
         return np.zeros(rounds, np.float32)
@@ -167,15 +121,8 @@ def schedule_of(
 
 
 def sa_start_temperature(deltas: np.ndarray, init_prob: float) -> float:
-    """T0 with mean(exp(-d / T0)) = init_prob over the worsening moves d > 0 (bisection).
-
-    Args:
-      deltas: a walk's objective changes.
-      init_prob: the start acceptance of worsening moves.
-
-    Returns:
-      T0 (1.0 when the walk has no worsening move).
-    """
+    """T0 with mean(exp(-d / T0)) = init_prob over the worsening moves d > 0 of a walk (bisection);
+    1.0 when the walk has no worsening move."""
     worse = deltas[deltas > 0]
     if worse.size == 0:
         return 1.0
@@ -193,15 +140,7 @@ NMOF_T0_BRACKET = (1e-5, 1.0)
 def sa_start_temperature_nmof(deltas: np.ndarray, init_prob: float) -> float:
     """SAopt's rule (R package NMOF): T0 solving `init_prob = mean(exp(-|d| / T0))` over every
     change d of the walk (zeros included), on SAopt's interval [1e-5, 1] (bisection to full
-    precision); where the interval holds no root SAopt stops with an error, and so does this.
-
-    Args:
-      deltas: a walk's objective changes.
-      init_prob: the start acceptance.
-
-    Returns:
-      T0.
-    """
+    precision); where the interval holds no root SAopt stops with an error, and so does this."""
     d = np.abs(np.asarray(deltas, np.float64))
     lo, hi = NMOF_T0_BRACKET
     accept = lambda t: float(np.mean(np.exp(-d / t)))
@@ -231,23 +170,12 @@ def make_config(
     toroidal: bool = False,
     constrained: bool = False,
 ) -> sls.Config:
-    """The kernel's static config, checked (`steps` in total, split evenly over `rounds`).
+    """The kernel's static `Config`, checked: `steps` per chain in total, split evenly over `rounds`
+    (1..steps) thresholds or temperatures.
 
-    Args:
-      n: board size (>= 4).
-      method: "ls", "ta" or "sa".
-      steps: steps per chain.
-      rounds: thresholds or temperatures (1..steps).
-      neighbour: "step" or "swap".
-      step: the step neighbour's largest move.
-      objective: "attacks" or "pairs".
-      edge: "wrap" or "nmof".
-      toroidal: diagonals modulo n.
-      constrained: chains run on an instance's mask.
-
-    Returns:
-      The `Config`.
-    """
+    `n` >= 4; `method` "ls", "ta" or "sa"; `neighbour` "step" or "swap" (`step`: the step
+    neighbour's largest move); `objective` "attacks" or "pairs"; `edge` "wrap" or "nmof";
+    `toroidal`: diagonals modulo n; `constrained`: chains run on an instance's mask."""
     if n < 4:
         raise QueensError(
             f"n = {n}: local search needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)"
@@ -265,23 +193,7 @@ def config_checked(
     n, method, steps, rounds, neighbour, step, objective, edge, toroidal, constrained
 ):
     """`make_config` of settings already checked (`settings.anneal_settings`; the kernel's own
-    checks still run).
-
-    Args:
-      n: as for `make_config`.
-      method: as for `make_config`.
-      steps: as for `make_config`.
-      rounds: as for `make_config`.
-      neighbour: as for `make_config`.
-      step: as for `make_config`.
-      objective: as for `make_config`.
-      edge: as for `make_config`.
-      toroidal: as for `make_config`.
-      constrained: as for `make_config`.
-
-    Returns:
-      The `Config`.
-    """
+    checks still run)."""
     try:
         return sls.Config(
             n=n,
@@ -300,17 +212,8 @@ def config_checked(
 
 
 def chunk_for(chains: int | None, config: sls.Config, devices: int) -> int:
-    """Chains per kernel call: about 2^22 steps of work per call on a CPU; on an accelerator,
-    enough to fill the device (`accelerator_chunk`).
-
-    Args:
-      chains: the chains asked for (None: unbounded).
-      config: the kernel's static config.
-      devices: local devices the chains are split over.
-
-    Returns:
-      Chains per call, a multiple of `devices`.
-    """
+    """Chains per kernel call, a multiple of `devices`: about 2^22 steps of work per call on a CPU;
+    on an accelerator, enough to fill the device (`accelerator_chunk`). `chains` None: unbounded."""
     if backend.is_accelerator():
         return chain_batch.accelerator_chunk(chains, config.n, sizing.device_target(), devices)
     cap = max(devices, (1 << 22) // config.total_steps)

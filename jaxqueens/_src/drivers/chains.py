@@ -38,15 +38,8 @@ concatenated copy and its table row), rounded up."""
 
 
 def kept_chains_cap(n: int, available: int | None = None) -> int:
-    """The most chains a run without a bound on chains run keeps.
-
-    Args:
-      n: board size.
-      available: bytes of memory available (None: measured).
-
-    Returns:
-      `KEPT_CHAINS_MAX`, or fewer where a quarter of the available memory would not hold them.
-    """
+    """The most chains a run without a bound on chains run keeps: `KEPT_CHAINS_MAX`, or fewer where
+    a quarter of the `available` bytes of memory (None: measured) would not hold them."""
     available = memory.available_memory() if available is None else available
     if available is None:
         return KEPT_CHAINS_MAX
@@ -72,15 +65,9 @@ def _gather(res: ChunkResult) -> ChunkResult:
 
 
 def checkpoint_schema(n: int | None = None) -> dict:
-    """A chain run's checkpoint (`save_checkpoint`).
-
-    Args:
-      n: the board width (None: any).
-
-    Returns:
-      The schema: the finished chains (a ChunkResult's fields but `paused`), their wall
-      shares, the next chain id and the kernel seconds spent.
-    """
+    """A chain run's checkpoint schema (`save_checkpoint`) for board width `n` (None: any): the
+    finished chains (a ChunkResult's fields but `paused`), their wall shares, the next chain id and
+    the kernel seconds spent."""
     chains = lambda dtype, optional=False: checkpoint.Spec(dtype, ("chains",), optional)
     return {
         "done": {
@@ -105,16 +92,9 @@ def save_checkpoint(
     wall: float,
     fingerprint: dict,
 ) -> None:
-    """Save finished chunks, atomically (a crash mid-write leaves the previous one whole).
-
-    Args:
-      path: the checkpoint file.
-      parts: the finished chunks, in chain order.
-      shares: their chains' wall shares.
-      offset: the next chain id.
-      wall: kernel seconds spent.
-      fingerprint: the settings a resumed run must match.
-    """
+    """Save the finished chunks (in chain order) with their chains' wall shares, the next chain id
+    `offset`, the kernel seconds spent and the `fingerprint` a resumed run must match, atomically (a
+    crash mid-write leaves the previous file whole)."""
     done: dict[str, Any] = {
         f: np.concatenate([getattr(p, f) for p in parts])
         for f in ChunkResult._fields
@@ -127,16 +107,8 @@ def save_checkpoint(
 def load_checkpoint(
     path: Path, fingerprint: dict, n: int | None = None
 ) -> tuple[ChunkResult, np.ndarray, int, float]:
-    """Load a chain run's checkpoint.
-
-    Args:
-      path: the checkpoint file.
-      fingerprint: the settings the run must match.
-      n: the board width (None: any).
-
-    Returns:
-      (finished chains, their wall shares, next chain id, wall seconds).
-    """
+    """Load a chain run's checkpoint (board width `n`, None: any), refusing one whose settings
+    differ from `fingerprint`: (finished chains, their wall shares, next chain id, wall seconds)."""
     tree = checkpoint.load(path, fingerprint, checkpoint_schema(n))
     return ChunkResult(**tree["done"]), tree["wall_share"], int(tree["offset"]), float(tree["wall"])
 
@@ -188,28 +160,18 @@ def run_chains(
     solver: str | None = None,
     best_unit: str = "attacking_pairs",
 ) -> ChainRun:
-    """Run chunks of `chunk` chains until `budget` is met; verify every solution.
+    """Run chunks of `chunk` chains until `budget` is met, verifying every solution; returns the
+    kept chains (`ChainRun`).
 
-    Args:
-      run_chunk: `(offset, count) -> ChunkResult` for chains offset..offset+count-1.
-      n: board size.
-      budget: when to stop.
-      chunk: chains per call and process (fixed, so the kernel compiles once).
-      what: solver name for messages.
-      compile_s: compilation seconds, reported apart from run time.
-      control: progress and checkpoints (None: `RunControl()`): the checkpoint holds the
-        finished chunks (written periodically and on Ctrl-C); a resumed run continues from it.
-      fingerprint: the solver's settings, the command included, that a checkpoint must match to
-        be resumed; the budget, n, chunk and process count are added here.
-      limits: the per-chain work limits in words ("at most 11 attempts x 4,000 steps a chain"),
-        shown on the progress line beside the budget, so that no run is unbounded unseen.
-      model: a constrained instance (toroidal included) every solution must also solve.
-      solver: the solver's name in the result (`ChainRun.solver`; default `what`).
-      best_unit: what the chunk results' `best` counts (`ChainRun.best_unit`).
-
-    Returns:
-      The kept chains (`ChainRun`), every solution verified.
-    """
+    `run_chunk(offset, count)` runs chains offset..offset+count-1; `chunk` is fixed per call and
+    process, so the kernel compiles once. `what` names the solver in messages (and in the result
+    unless `solver` is given); `compile_s` is reported apart from run time. The checkpoint of
+    `control` holds the finished chunks (written periodically and on Ctrl-C) and a resumed run
+    continues from it when its `fingerprint` (the solver's settings, the command included; budget,
+    n, chunk and process count are added here) matches. `limits` puts the per-chain work limits in
+    words ("at most 11 attempts x 4,000 steps a chain") on the progress line, so that no run is
+    unbounded unseen. With `model` (a constrained instance, toroidal included) every solution must
+    also solve it; `best_unit` is what the chunk results' `best` counts (`ChainRun.best_unit`)."""
     budget.check(n)
     procs, me = gather.process_count(), gather.process_index()
     cap = kept_chains_cap(n) if budget.max_chains is None else None  # memory bounded up front
@@ -398,24 +360,14 @@ def _collect(
 def instance_setup(
     n: int | None, instance: cons.Constraints | None, toroidal: bool
 ) -> tuple[cons.Constraints | None, rules.Mask | None]:
-    """The model and mask of a constrained run.
+    """The model and mask of a constrained run: the instance with `toroidal` applied (a plain
+    toroidal board when only `toroidal` is set; None for the classic board) and, when it fixes
+    queens or forbids squares, the kernels' `Mask` of its allowed squares (None otherwise). `n` is
+    None or the instance's size.
 
-    Args:
-      n: board size (None or the instance's size).
-      instance: the constrained instance, or None.
-      toroidal: queens attack along diagonals modulo n.
-
-    Returns:
-      (model, mask): the instance with `toroidal` applied (a plain toroidal board when only
-      `toroidal` is set; None for the classic board) and, when it fixes queens or forbids
-      squares, the kernels' `Mask` of its allowed squares (None otherwise).
-
-    Raises:
-      InstanceUnsat: the instance is plainly unsatisfiable
-        (`unsat_reason`: fixed queens attacking each other, a
-        column or row without an allowed square); local search reports UNSAT for such a proof
-        only, and runs no chain.
-    """
+    Raises `InstanceUnsat` when the instance is plainly unsatisfiable (`unsat_reason`: fixed queens
+    attacking each other, a column or row without an allowed square); local search reports UNSAT for
+    such a proof only, and runs no chain."""
     if instance is None:
         if not toroidal:
             return None, None

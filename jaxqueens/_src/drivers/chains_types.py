@@ -182,28 +182,15 @@ class ChainRun:
 
 
 def row_keys(rows: np.ndarray) -> np.ndarray:
-    """One opaque value per row, equal exactly where the rows are.
-
-    Args:
-      rows: [R, n] boards.
-
-    Returns:
-      [R] values, each holding its row's bytes (`row.tobytes()`).
-    """
+    """One opaque value per row of [R, n] boards, equal exactly where the rows are: [R] values, each
+    holding its row's bytes (`row.tobytes()`)."""
     rows = np.ascontiguousarray(rows)
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
 
 def summarize(run: ChainRun, **extra) -> dict:
-    """The figures of `summary.json`: success rate, step quantiles, throughput.
-
-    Args:
-      run: the finished run.
-      **extra: the solver's settings and figures, added after the run's.
-
-    Returns:
-      The summary dict.
-    """
+    """The figures of `summary.json` (success rate, step quantiles, throughput), the solver's
+    settings and figures in `extra` added after the run's."""
     chains = run.chains
     return {
         "n": run.n,

@@ -197,15 +197,8 @@ SECONDS_NOTE = (
 
 
 def ecdf(values: np.ndarray, points: int = CURVE_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """Empirical CDF of `values` at the distinct values of up to `points` evenly spaced ranks.
-
-    Args:
-      values: [S] the sample.
-      points: ranks kept at most (the largest, F = 1, always).
-
-    Returns:
-      `(x [P], F(x) [P])`: F(x) is the share of values <= x.
-    """
+    """Empirical CDF of the [S] `values` at the distinct values of up to `points` evenly spaced
+    ranks (the largest, F = 1, always kept): `(x [P], F(x) [P])`, F(x) the share of values <= x."""
     x = np.sort(np.asarray(values))
     if not x.size:
         return x, np.zeros(0)
@@ -216,17 +209,10 @@ def ecdf(values: np.ndarray, points: int = CURVE_POINTS) -> tuple[np.ndarray, np
 def rtd(
     values: np.ndarray, solved: np.ndarray, censor: float, points: int = CURVE_POINTS
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Unconditional run-time distribution (Hoos & Stuetzle), censored at the budget.
-
-    Args:
-      values: [K] steps or seconds to solution (solved) or spent (unsolved).
-      solved: [K] bool.
-      censor: the budget: the curve ends there, flat at the success rate.
-      points: ECDF points kept at most.
-
-    Returns:
-      `(t [P], fraction of ALL runs solved by t [P])`, starting at `(0, solved at 0)`.
-    """
+    """Unconditional run-time distribution (Hoos & Stuetzle) of [K] steps or seconds to solution
+    (solved) or spent (unsolved), censored at the budget `censor`, where the curve ends flat at the
+    success rate: `(t [P], fraction of ALL runs solved by t [P])`, starting at `(0, solved at 0)`,
+    at most `points` ECDF points."""
     values, solved = np.asarray(values), np.asarray(solved, bool)
     k = max(1, solved.size)
     x, f = ecdf(values[solved], points)
@@ -242,17 +228,9 @@ def rtd(
 def success_curve(
     run: SolverRun, budget: int, points: int = CURVE_POINTS
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Share of all chains solved within each step budget (the unconditional RTD in steps on a
-    grid that is the same for every solver with the same budget).
-
-    Args:
-      run: one solver's run.
-      budget: the largest step budget.
-      points: budgets on the grid, log-spaced from 1 to `budget` (0 included).
-
-    Returns:
-      `(budgets [P], rate [P])`.
-    """
+    """Share of all chains solved within each step budget, `(budgets [P], rate [P])`: the
+    unconditional RTD in steps on a grid of `points` budgets log-spaced from 1 to `budget` (0
+    included), the same for every solver with the same budget."""
     grid = np.unique(
         np.concatenate([[0], np.round(np.logspace(0, np.log10(max(budget, 1)), points)), [budget]])
     ).astype(np.int64)
@@ -261,19 +239,11 @@ def success_curve(
 
 
 def curves(run: SolverRun, budget: int | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The run-time distributions of one solver: the unconditional ones, censored at the
-    budget (`rtd_steps`, `rtd_seconds`: fraction of all chains solved by t; the seconds
-    censored at the longest chain's), the conditional ones over its solved chains
-    (`steps_ecdf`, `seconds_ecdf`) and `success` (rate vs step budget over all chains, on
-    a log grid).
-
-    Args:
-      run: one solver's run.
-      budget: the solver's step budget (None: its own).
-
-    Returns:
-      Curve name -> `(x [P], y [P])`.
-    """
+    """The run-time distributions of one solver, curve name -> `(x [P], y [P])`: the unconditional
+    ones, censored at `budget` (None: the solver's own) (`rtd_steps`, `rtd_seconds`: fraction of all
+    chains solved by t; the seconds censored at the longest chain's), the conditional ones over its
+    solved chains (`steps_ecdf`, `seconds_ecdf`) and `success` (rate vs step budget over all chains,
+    on a log grid)."""
     budget = run.steps_budget if budget is None else budget
     return {
         "rtd_steps": rtd(run.steps, run.solved, budget),
@@ -289,16 +259,9 @@ def _finite(x) -> float | None:
 
 
 def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
-    """The per-solver figures of `summary.json` (and `summary.csv`).
-
-    Args:
-      run: one solver's run.
-      budget: the comparison's step budget (the solver's own, when it has one, wins).
-      seed: the comparison's seed (the bootstrap's).
-
-    Returns:
-      The figures; a figure that does not exist is None, with the reason in `ert_note`.
-    """
+    """The per-solver figures of `summary.json` (and `summary.csv`); the solver's own step budget,
+    when it has one, wins over the comparison's `budget`, and `seed` seeds the bootstrap. A figure
+    that does not exist is None, with the reason in `ert_note`."""
     s = run.stats.summary
     k, solved = run.solved.size, int(run.solved.sum())
     sec = run.seconds[run.solved]
@@ -341,14 +304,8 @@ def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
 
 
 def strict(doc: Any) -> Any:
-    """`doc` with every value strict JSON holds.
-
-    Args:
-      doc: nested dicts, lists and tuples of numbers, strings and None.
-
-    Returns:
-      The same, NumPy scalars as Python numbers and a non-finite float as None.
-    """
+    """`doc` (nested dicts, lists and tuples of numbers, strings and None) as strict JSON holds it:
+    NumPy scalars as Python numbers, a non-finite float as None."""
     if isinstance(doc, dict):
         return {str(k): strict(v) for k, v in doc.items()}
     if isinstance(doc, (list, tuple)):

@@ -22,37 +22,21 @@ CONFIDENCE = settings.CONFIDENCE
 
 @dataclasses.dataclass
 class SolverRun:
-    """One solver's chains, censored at the step budget (host arrays).
+    """One solver's chains, censored at the step budget (host arrays)."""
 
-    Attributes:
-      name: the solver's name (`SOLVERS`).
-      family: "minconflicts", "anneal" or "ga"
-      options: its effective settings.
-      solved: [K] bool: solved within the budget
-      steps: [K] int64 steps to solution (solved) or spent (unsolved, <= budget)
-      seconds: [K] float64 seconds to solution (solved) or spent
-      wall_s: the solver's kernel time as run, compilation excluded
-      compile_s: compilation seconds.
-      stats: distinct, fundamental, chi-square (one sample per solved chain)
-      budget: the solver's step budget per chain (None: the most steps spent)
-      restarts: [K] int64 restarts (min-conflicts), None: never restarts
-      best_pairs: [K] float64 best board's attacking pairs, NaN: unknown
-      repeat_ert_s: [R] ERT of each timed repeat (`seconds`: their mean)
-    """
-
-    name: str
-    family: str
-    options: dict
-    solved: np.ndarray
-    steps: np.ndarray
-    seconds: np.ndarray
-    wall_s: float
+    name: str  # the solver's name (`SOLVERS`)
+    family: str  # "minconflicts", "anneal" or "ga"
+    options: dict  # its effective settings
+    solved: np.ndarray  # [K] bool: solved within the budget
+    steps: np.ndarray  # [K] int64 steps to solution (solved) or spent (unsolved, <= budget)
+    seconds: np.ndarray  # [K] float64 seconds to solution (solved) or spent
+    wall_s: float  # the solver's kernel time as run, compilation excluded
     compile_s: float
-    stats: solstats.StatsResult
-    budget: int | None = None
-    restarts: np.ndarray | None = None
-    best_pairs: np.ndarray | None = None
-    repeat_ert_s: tuple[float, ...] = ()
+    stats: solstats.StatsResult  # distinct, fundamental, chi-square (one sample per solved chain)
+    budget: int | None = None  # the solver's step budget per chain (None: the most steps spent)
+    restarts: np.ndarray | None = None  # [K] int64 (min-conflicts); None: never restarts
+    best_pairs: np.ndarray | None = None  # [K] float64 best board's attacking pairs, NaN: unknown
+    repeat_ert_s: tuple[float, ...] = ()  # [R] ERT of each timed repeat (`seconds`: their mean)
 
     @property
     def steps_budget(self) -> int:
@@ -123,18 +107,8 @@ def ert_ratio_ci(
     resamples: int = BOOTSTRAP,
     confidence: float = CONFIDENCE,
 ) -> tuple[float, float]:
-    """Percentile bootstrap CI of `ERT(b) / ERT(a)`, chains resampled within each solver.
-
-    Args:
-      a: the faster solver's run.
-      b: the other solver's run.
-      seed: the comparison's seed.
-      resamples: bootstrap resamples.
-      confidence: the CI's coverage.
-
-    Returns:
-      `(low, high)`: high is inf when `b` solved nothing in some resamples.
-    """
+    """Percentile bootstrap CI `(low, high)` of `ERT(b) / ERT(a)`, `a` the faster solver, chains
+    resampled within each solver; high is inf when `b` solved nothing in some resamples."""
     rng = np.random.default_rng([seed, 0xC0])
     ea = _boot_ert(a.seconds, a.solved, _boot_indices(rng, a.solved.size, resamples))
     eb = _boot_ert(b.seconds, b.solved, _boot_indices(rng, b.solved.size, resamples))
@@ -149,18 +123,9 @@ def ert_ci(
     resamples: int = BOOTSTRAP,
     confidence: float = CONFIDENCE,
 ) -> dict[str, Any]:
-    """ERT in seconds and in steps with percentile bootstrap CIs over the chains.
-
-    Args:
-      run: one solver's run.
-      seed: the comparison's seed.
-      resamples: bootstrap resamples.
-      confidence: the CIs' coverage.
-
-    Returns:
-      `ert_s`, `ert_s_ci`, `ert_steps`, `ert_steps_ci` and `note`, strict JSON: a figure or
-      bound that does not exist is None, with the reason in `note`.
-    """
+    """ERT in seconds and in steps with percentile bootstrap CIs over the chains: `ert_s`,
+    `ert_s_ci`, `ert_steps`, `ert_steps_ci` and `note`, strict JSON; a figure or bound that does not
+    exist is None, with the reason in `note`."""
     solved, k = int(run.solved.sum()), run.solved.size
     doc: dict[str, Any] = {
         "ert_s": None,
@@ -190,14 +155,7 @@ def ert_ci(
 
 
 def not_solved(run: SolverRun) -> str:
-    """The words for a solver that solved no chain.
-
-    Args:
-      run: the solver's run.
-
-    Returns:
-      "not solved (0 of K chains within B steps)".
-    """
+    """The words for a solver that solved no chain: "not solved (0 of K chains within B steps)"."""
     return f"not solved (0 of {run.solved.size:,} chains within {run.steps_budget:,} steps)"
 
 
@@ -206,27 +164,18 @@ def _ratio_words(x: float) -> str:
 
 
 def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
-    """The fastest solver by expected seconds per solution (ERT), its margin over the runner-up
-    (ERT ratio) and a percentile bootstrap CI of that ratio, with a line saying so in words
-    without infinities (a solver that solved nothing is "not solved", an unbounded end of the
-    CI "unbounded").
+    """The fastest solver by expected seconds per solution (ERT), its margin over the runner-up (ERT
+    ratio) and a percentile bootstrap CI of that ratio, with a line saying so in words without
+    infinities (a solver that solved nothing is "not solved", an unbounded end of the CI
+    "unbounded").
 
-    A solver whose chains ran exactly as a faster one's (`SolverRun.same_runs`: one method
-    under two names) is not ranked apart from it. With several timed repeats the difference is
-    significant only when the bootstrap CI excludes 1 and the two solvers' ERTs over the repeats
-    do not overlap; with one repeat, by the bootstrap alone (it covers the chain-to-chain
-    variation, not the timing noise between runs).
-
-    Args:
-      runs: the solvers' runs.
-      n: board size.
-      steps: the step budget per chain.
-      seed: the comparison's seed (the bootstrap's too).
-
-    Returns:
-      The recommendation document (`summary.json`'s `recommendation`, strict JSON: None with a
-      reason where a figure does not exist), its `line` included.
-    """
+    A solver whose chains ran exactly as a faster one's (`SolverRun.same_runs`: one method under two
+    names) is not ranked apart from it. With several timed repeats the difference is significant
+    only when the bootstrap CI excludes 1 and the two solvers' ERTs over the repeats do not overlap;
+    with one repeat, by the bootstrap alone (it covers the chain-to-chain variation, not the timing
+    noise between runs). `steps` is the step budget per chain, `seed` the bootstrap's. Returns
+    `summary.json`'s `recommendation` document (strict JSON: None with a reason where a figure does
+    not exist), its `line` included."""
     ranked = sorted(runs, key=lambda r: (r.ert_s, r.name))
     solving: list[SolverRun] = []
     same_runs: dict[str, str] = {}  # solver -> the faster solver whose chains it ran exactly

@@ -47,14 +47,8 @@ families' defaults for the rest)."""
 
 
 def parse_solvers(text) -> list[str]:
-    """The solvers a `compare` run names.
-
-    Args:
-      text: a comma list (or list) of names of `COMPARE_SOLVERS`, or "all".
-
-    Returns:
-      The names, in order, without repeats.
-    """
+    """The solvers a `compare` run names, in order, without repeats: `text` is a comma list (or
+    list) of names of `COMPARE_SOLVERS`, or "all"."""
     items = text if isinstance(text, (list, tuple)) else str(text).split(",")
     names = (
         list(COMPARE_SOLVERS)
@@ -114,17 +108,9 @@ the LS/TA/SA method, the GA's encoding) is not a setting."""
 
 
 def compare_ga(name: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The settings of `jaxqueens.compare`'s GA solver `name`: the scheme and encoding
-    and the preset's population, tournament, rates and elite (`ga_settings`), each
-    overridden by `given`.
-
-    Args:
-      name: a GA solver of `COMPARE_SOLVERS`.
-      given: its own settings (None or absent: the preset's).
-
-    Returns:
-      scheme, preset, pop, tournament, cxpb, mutpb and the preset's other settings.
-    """
+    """The settings of `jaxqueens.compare`'s GA solver `name`: the scheme and encoding and the
+    preset's population, tournament, rates and elite (`ga_settings`), each overridden by `given`
+    (None or absent: the preset's)."""
     spec = COMPARE_SOLVERS[name]
     given = {k: v for k, v in (given or {}).items() if v is not None}
     scheme = given.get("scheme", spec.get("scheme", "steady"))
@@ -142,18 +128,9 @@ def _ga_per_generation(scheme: str, pop: int) -> int:
 
 
 def least_steps(name: str, given: Mapping[str, Any] | None = None) -> int:
-    """The smallest step budget per chain solver `name` of `jaxqueens.compare` can run
-    with its settings `given` (None: the defaults): 1 for min-conflicts, one per round for
-    LS/TA/SA, the initial population and one generation for the GA (steady-state: two
-    children).
-
-    Args:
-      name: a solver of `COMPARE_SOLVERS`.
-      given: its own settings (None: the defaults).
-
-    Returns:
-      The least steps per chain.
-    """
+    """The smallest step budget per chain solver `name` of `jaxqueens.compare` can run with its
+    settings `given` (None: the defaults): 1 for min-conflicts, one per round for LS/TA/SA, the
+    initial population and one generation for the GA (steady-state: two children)."""
     spec = COMPARE_SOLVERS[name]
     given = given or {}
     if spec["family"] == "anneal":
@@ -235,23 +212,15 @@ def _check_compare_uses(name: str, raw: Mapping[str, Any]) -> None:
 def compare_settings(
     n: int, names: Iterable[str], steps: int, given: Mapping[str, Mapping[str, Any]] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Every solver's own settings for a `jaxqueens.compare` run, checked before any solver runs.
+    """Every solver's own settings for a `jaxqueens.compare` run, checked before any solver runs:
+    solver -> its settings as given, with `steps`, the solver's own budget, filled in (GA: the
+    initial population and `generations`, when given).
 
-    An unknown solver, a solver not in `names`, a key the solver's family does not take
-    (`COMPARE_KEYS`) or uses in no setting of it (`sa.q`, `ga-permutation.elite` in the
-    steady-state scheme), a bad value, or a budget too small for a solver is a one-line
-    QueensError naming it and the fix.
-
-    Args:
-      n: board size.
-      names: the solvers run.
-      steps: the run's step budget per chain.
-      given: solver -> key -> value, as `[solvers.sa] rounds = 100` or `--set sa.rounds=100`.
-
-    Returns:
-      Solver -> its settings as given (checked), with `steps`, the solver's own budget, filled
-      in (GA: the initial population and `generations`, when given).
-    """
+    `given` maps solver -> key -> value, as `[solvers.sa] rounds = 100` or `--set sa.rounds=100`;
+    `steps` is the run's step budget per chain. An unknown solver, a solver not in `names`, a key
+    the solver's family does not take (`COMPARE_KEYS`) or uses in no setting of it (`sa.q`,
+    `ga-permutation.elite` in the steady-state scheme), a bad value, or a budget too small for a
+    solver is a one-line QueensError naming it and the fix."""
     names = list(names)
     given = dict(given or {})
     for name in given:
@@ -367,25 +336,15 @@ COMPARE_REPEATS_MAX = 100
 
 @dataclasses.dataclass(frozen=True)
 class CompareSetup:
-    """A `jaxqueens.compare` run's settings, checked once (`check_compare`).
+    """A `jaxqueens.compare` run's settings, checked once (`check_compare`)."""
 
-    Attributes:
-      n: board size (>= 4).
-      chains: chains (GA: trials) per solver.
-      names: the solvers run, in order.
-      steps: the step budget per chain.
-      seed: random seed, the same for every solver.
-      repeats: timed runs of each solver.
-      own: solver -> its own settings, its budget `steps` filled in (`compare_settings`).
-    """
-
-    n: int
-    chains: int
-    names: list[str]
-    steps: int
-    seed: int
-    repeats: int
-    own: dict[str, dict[str, Any]]
+    n: int  # >= 4
+    chains: int  # per solver (GA: trials)
+    names: list[str]  # the solvers run, in order
+    steps: int  # the step budget per chain
+    seed: int  # the same for every solver
+    repeats: int  # timed runs of each solver
+    own: dict[str, dict[str, Any]]  # solver -> its settings, `steps` filled in (`compare_settings`)
 
 
 def check_compare(
@@ -398,24 +357,13 @@ def check_compare(
     repeats: Any = 1,
 ) -> CompareSetup:
     """A `jaxqueens.compare` run checked before any solver runs, every solver's own settings
-    included: a step budget too small for some solver is refused up front, naming every such
-    solver and the budget it needs.
+    (`compare_settings`) included, as its `CompareSetup`.
 
-    Args:
-      n: board size.
-      chains: chains (GA: trials) per solver.
-      solvers: names of `COMPARE_SOLVERS`, a comma list, or "all".
-      steps: the step budget per chain.
-      seed: random seed.
-      given: solver -> its own settings (`compare_settings`).
-      repeats: timed runs of each solver (1 .. `COMPARE_REPEATS_MAX`).
-
-    Returns:
-      The run's `CompareSetup`.
-
-    Raises:
-      QueensError: a value out of range or a solver's setting refused, naming it and the fix.
-    """
+    `chains` are per solver (GA: trials), `solvers` names of `COMPARE_SOLVERS`, a comma list, or
+    "all", `steps` the step budget per chain, `repeats` the timed runs of each solver (1 ..
+    `COMPARE_REPEATS_MAX`). A value out of range or a setting refused is a QueensError naming it and
+    the fix; a step budget too small for some solver is refused up front, naming every such solver
+    and the budget it needs."""
     n = arguments.integer(n, "n", 1)
     names = parse_solvers(solvers)
     if n < 4:

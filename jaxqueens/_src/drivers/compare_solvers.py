@@ -62,21 +62,9 @@ def _samples(
 def run_minconflicts(
     n, chains, steps, seed, control, *, init="permutation", tabu=0, max_steps=None
 ) -> tuple:
-    """Min-conflicts (`minconflicts`'s runner) on exactly `chains` chains of `steps` steps.
-
-    Args:
-      n: board size.
-      chains: chains to run.
-      steps: the step budget per chain.
-      seed: random seed.
-      control: the progress line (`RunControl`; None: `RunControl()`).
-      init: the initial boards.
-      tabu: plateau tabu tenure (0: none).
-      max_steps: the restart period (None: `solve`'s default; at most `steps`).
-
-    Returns:
-      `(run, options)`: the chains' `ChainRun` and the effective settings.
-    """
+    """Min-conflicts (`minconflicts`'s runner) on exactly `chains` chains of `steps` steps: `(run,
+    options)`, the chains' `ChainRun` and the effective settings. `tabu` 0: none; `max_steps` is the
+    restart period (None: `solve`'s default; at most `steps`)."""
     mcsolve.check_n(n)
     max_steps = min(variants.default_max_steps(n) if max_steps is None else max_steps, steps)
     config = minconflicts.Config(n=n, init=init, tabu=tabu)
@@ -108,21 +96,9 @@ def run_minconflicts(
 
 
 def run_anneal(n, chains, steps, seed, control, *, method="ta", **given) -> tuple:
-    """LS / TA / SA through `anneal`, `steps` steps per chain.
-
-    Args:
-      n: board size.
-      chains: chains to run.
-      steps: the step budget per chain.
-      seed: random seed.
-      control: the progress line (`RunControl`; None: `RunControl()`).
-      method: "ls", "ta" or "sa".
-      **given: the solver's own settings (`compare_setup.COMPARE_KEYS`).
-
-    Returns:
-      `(run, options)`: the chains' `ChainRun` and the effective settings, the calibrated
-      schedule included.
-    """
+    """LS / TA / SA (`method`) through `anneal`, `steps` steps per chain, with the solver's own
+    settings `given` (`compare_setup.COMPARE_KEYS`): `(run, options)`, the chains' `ChainRun` and
+    the effective settings, the calibrated schedule included."""
     given.setdefault("preset", compare_setup.COMPARE_PRESET)
     res = annealing.anneal(n, method, chains, steps, seed=seed, control=control, **given)
     s = res.summary
@@ -276,23 +252,9 @@ def run_solver(
     control: RunControl | None = None,
     own: dict | None = None,
 ) -> SolverRun:
-    """One solver of `SOLVERS` on `chains` chains with `steps` steps each.
-
-    Args:
-      name: a solver of `SOLVERS`.
-      n: board size.
-      chains: chains (GA: trials).
-      steps: the step budget per chain (the solver's own `steps` replaces it).
-      seed: random seed.
-      control: the progress line (`RunControl`; None: `RunControl()`).
-      own: the solver's settings (`compare_setup.compare_settings`).
-
-    Returns:
-      The solver's `SolverRun`, censored at its budget.
-
-    Raises:
-      KeyboardInterrupt: the run was interrupted.
-    """
+    """One solver of `SOLVERS` on `chains` chains (GA: trials) with `steps` steps each (the solver's
+    own `steps` in `own`, from `compare_setup.compare_settings`, replaces it): its `SolverRun`,
+    censored at its budget. Raises KeyboardInterrupt when the run was interrupted."""
     spec = SOLVERS[name]
     own = {"steps": steps, **(own or {})}
     if spec["family"] == "ga":
@@ -310,23 +272,9 @@ def run_repeats(
     own: dict | None = None,
     repeats: int = 1,
 ) -> SolverRun:
-    """`run_solver` `repeats` times: the same chains each time (the same seed), timed
-    anew. Returns the first run with each chain's seconds the mean over the repeats and
-    `repeat_ert_s` each repeat's ERT.
-
-    Args:
-      name: a solver of `SOLVERS`.
-      n: board size.
-      chains: chains (GA: trials).
-      steps: the step budget per chain.
-      seed: random seed.
-      control: the progress line (`RunControl`; None: `RunControl()`).
-      own: the solver's own settings (`run_solver`).
-      repeats: timed runs (>= 1).
-
-    Returns:
-      The solver's `SolverRun`.
-    """
+    """`run_solver` `repeats` (>= 1) times: the same chains each time (the same seed), timed anew.
+    Returns the first run with each chain's seconds the mean over the repeats and `repeat_ert_s`
+    each repeat's ERT."""
     runs = [run_solver(name, n, chains, steps, seed, control, own) for _ in range(repeats)]
     first = runs[0]
     if not all(first.same_runs(r) for r in runs[1:]):
@@ -343,17 +291,8 @@ def run_repeats(
 
 
 def check_ga(name: str, n: int, own: dict) -> None:
-    """The GA's own checks of solver `name`'s settings (what the JAX-free checks leave: the
-    crossover and mutation names).
-
-    Args:
-      name: a GA solver of `SOLVERS`.
-      n: board size.
-      own: the solver's settings (`compare_setup.compare_settings`).
-
-    Raises:
-      QueensError: a setting the GA refuses, the solver named.
-    """
+    """The GA's own checks of solver `name`'s settings `own` (what the JAX-free checks leave: the
+    crossover and mutation names); a setting the GA refuses is a QueensError naming the solver."""
     chosen = compare_setup.compare_ga(name, own)
     encoding = SOLVERS[name]["encoding"]
     given = {k: own.get(k) for k in ("pop", "tournament", "cxpb", "mutpb", "indpb", "elite")}

@@ -82,18 +82,10 @@ def _kernel(batch, shards: int, config: Config, sizes: sizing.Sizes):
 
 
 def kernel_route(platform: str, mode: str, num_devices: int) -> str:
-    """Which kernel searches `complete`'s items on a JAX backend.
-
-    Args:
-      platform: the backend (`jax.default_backend()`).
-      mode: "decide", "count" or "enumerate".
-      num_devices: local devices a call spans.
-
-    Returns:
-      `"threads"` (one search per GPU thread, `jaxqueens.parallel.threads_complete`) on one
-      CUDA GPU for decide and count, else `"items"` (the lockstep or per-item XLA kernel of
-      `jaxqueens.parallel.complete.search_chunk`).
-    """
+    """Which kernel searches `complete`'s items on backend `platform` (`jax.default_backend()`) for
+    `mode` "decide", "count" or "enumerate": `"threads"` (one search per GPU thread,
+    `jaxqueens.parallel.threads_complete`) on one CUDA GPU for decide and count, else `"items"` (the
+    lockstep or per-item XLA kernel of `jaxqueens.parallel.complete.search_chunk`)."""
     one_gpu = platform == "gpu" and num_devices == 1
     return "threads" if one_gpu and mode in ("decide", "count") else "items"
 
@@ -155,32 +147,16 @@ def _check(
 
 
 def listed_bytes(cap: int, n: int, chunk: int) -> int:
-    """Bytes the listed solutions of `--enumerate` hold at once.
-
-    Args:
-      cap: boards listed per item.
-      n: board size.
-      chunk: items a call.
-
-    Returns:
-      `LISTED_COPIES` copies of `chunk` items with room for `cap` boards of `n + 1` uint32 words.
-    """
+    """Bytes the listed solutions of `--enumerate` hold at once: `LISTED_COPIES` copies of `chunk`
+    items with room for `cap` boards of `n + 1` uint32 words."""
     return LISTED_COPIES * chunk * cap * (n + 1) * 4
 
 
 def check_listed_memory(cap: int, n: int, chunk: int, available: int | None = None) -> None:
-    """Refuse, before anything is allocated, a `cap` whose listed solutions cannot fit in memory
-    (one line with the largest cap that fits).
-
-    Args:
-      cap: boards listed per instance.
-      n: the largest board size.
-      chunk: items a call.
-      available: bytes of memory available (default: the machine's, when known).
-
-    Raises:
-      QueensError: when `listed_bytes` passes the memory available.
-    """
+    """Refuse with a QueensError, before anything is allocated, a `cap` (boards listed per instance)
+    whose listed solutions (`listed_bytes`, `n` the largest board size) cannot fit in the
+    `available` bytes (default: the machine's, when known), in one line with the largest cap that
+    fits."""
     available = memory.available_memory() if available is None else available
     if available is None:
         return
@@ -414,19 +390,11 @@ def _gather(st: SearchState, models, mine) -> SearchState:
 
 
 def toroidal_count(n: int, **kwargs) -> int:
-    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly.
+    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly; `kwargs` as for
+    `solve_instances` (control, budget, ...).
 
-    Args:
-      n: board size.
-      **kwargs: as for `solve_instances` (control, budget, ...).
-
-    Returns:
-      The count.
-
-    Raises:
-      KeyboardInterrupt: after Ctrl-C or SIGTERM (the count has no partial value; a checkpoint
-        given keeps the finished work).
-    """
+    Raises KeyboardInterrupt after Ctrl-C or SIGTERM (the count has no partial value; a checkpoint
+    given keeps the finished work)."""
     res = solve_instances([Constraints(n, toroidal=True)], mode="count", **kwargs)
     if res.stopped_by == "interrupted":
         raise KeyboardInterrupt(f"{res.settled} of 1 instances")

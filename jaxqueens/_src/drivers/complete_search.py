@@ -30,28 +30,13 @@ ROOT = -1  # `av` of a queued instance root not launched yet (its masks are buil
 
 
 def rows_of(bits: np.ndarray) -> np.ndarray:
-    """Row index of single-bit masks.
-
-    Args:
-      bits: uint64 array of single-bit masks.
-
-    Returns:
-      int16 array of their bits' indices.
-    """
+    """Row index (int16) of each of a uint64 array of single-bit masks."""
     return np.log2(bits.astype(np.float64)).astype(np.int16)
 
 
 def deal(count: int, chunk: int, devices_: int) -> np.ndarray:
-    """Rows of a `chunk`-row batch for items 0..count-1: item j goes to device j mod D.
-
-    Args:
-      count: items.
-      chunk: rows of the batch.
-      devices_: devices D the batch is split over (each takes a contiguous block of rows).
-
-    Returns:
-      int array `[count]` of rows.
-    """
+    """Rows `[count]` of a `chunk`-row batch for items 0..count-1: item j goes to device j mod D
+    (`devices_`), each device taking a contiguous block of rows."""
     per = chunk // devices_
     j = np.arange(count)
     return (j % devices_) * per + j // devices_
@@ -71,14 +56,8 @@ class WorkItem(NamedTuple):
 
 
 def root(instance: int) -> WorkItem:
-    """An instance's whole search tree (its first column's rows are read at launch).
-
-    Args:
-      instance: the instance's index.
-
-    Returns:
-      Its root `WorkItem`.
-    """
+    """Instance `instance`'s whole search tree as its root `WorkItem` (its first column's rows are
+    read at launch)."""
     return WorkItem(instance, 0, 0, 0, 0, ROOT, ())
 
 

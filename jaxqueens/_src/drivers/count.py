@@ -55,15 +55,7 @@ class CountResult(NamedTuple):
 
 
 def choose_depth(n: int, target: int) -> int:
-    """The smallest mirror-expansion depth giving at least `target` prefixes (at most n - 2).
-
-    Args:
-      n: board size.
-      target: prefixes wanted.
-
-    Returns:
-      The depth.
-    """
+    """The smallest mirror-expansion depth (at most n - 2) giving at least `target` prefixes."""
     depth = 2 if n % 2 else 1
     while depth < n - 2 and len(expand_mirror(n, depth)[0]) < target:
         depth += 1
@@ -133,17 +125,9 @@ def _check_n(n, unique: bool = False) -> int:
 
 
 def kernel_route(platform: str, n: int) -> str:
-    """Which kernel counts n on a JAX backend.
-
-    Args:
-      platform: the backend (`jax.default_backend()`).
-      n: board size.
-
-    Returns:
-      `"threads"` (one search per GPU thread, `jaxqueens.parallel.threads`) on a CUDA GPU for n
-      up to its limit, else `"items"` (the resumable XLA kernels of
-      `jaxqueens.parallel.count.count_items`).
-    """
+    """Which kernel counts n on backend `platform` (`jax.default_backend()`): `"threads"` (one
+    search per GPU thread, `jaxqueens.parallel.threads`) on a CUDA GPU for n up to its limit, else
+    `"items"` (the resumable XLA kernels of `jaxqueens.parallel.count.count_items`)."""
     return "threads" if platform == "gpu" and 4 <= n <= threads.MAX_N else "items"
 
 

@@ -96,18 +96,10 @@ class Plan(NamedTuple):
 
 
 def task_depth(n: int, allow: np.ndarray, target: int) -> int:
-    """The smallest number of host-placed columns giving at least `target` tasks, at least 2 from
-    n = 12 on (whole constellations, depth 1, differ too much in size to share the devices evenly)
-    and at most n - 4 (deeper, most tasks would be one column, counted on the host).
-
-    Args:
-      n: board size.
-      allow: the constellations' allowed rows per column (`constellations.allow_masks`).
-      target: tasks wanted.
-
-    Returns:
-      The depth.
-    """
+    """The smallest number of host-placed columns giving at least `target` tasks, at least 2 from n
+    = 12 on (whole constellations, depth 1, differ too much in size to share the devices evenly) and
+    at most n - 4 (deeper, most tasks would be one column, counted on the host). `allow` holds the
+    constellations' allowed rows per column (`constellations.allow_masks`)."""
     top = max(1, n - 4)
     depth = 1 if n < 12 else 2
     while depth < top and len(constellations.tasks(n, allow, depth)[0]) < target:
@@ -136,21 +128,13 @@ def _task_chunk(
 
 
 def make_plan(n: int, depth: int | None, chunk: int | None, budget: int | None = None) -> Plan:
-    """The canonical constellations of n, split into tasks and shuffled.
+    """The canonical constellations of n (>= 4), split into tasks and shuffled, as a `Plan`.
 
-    On an accelerator the lanes come from `jaxqueens.parallel.count.accelerator_lanes` (unless
-    `sizes()` names them) and the tasks number `jaxqueens.parallel.count.TASKS_PER_LANE` per lane.
-
-    Args:
-      n: board size, at least 4.
-      depth: columns placed on the host (default: `task_depth`).
-      chunk: tasks per kernel call (default: `_task_chunk`).
-      budget: edges per device and call (default: `CPU_CALL_EDGES`, or
-        `ACCELERATOR_CALL_STEPS` lockstep iterations on an accelerator).
-
-    Returns:
-      The `Plan`.
-    """
+    `depth` is the columns placed on the host (default: `task_depth`), `chunk` the tasks per kernel
+    call (default: `_task_chunk`), `budget` the edges per device and call (default:
+    `CPU_CALL_EDGES`, or `ACCELERATOR_CALL_STEPS` lockstep iterations on an accelerator). On an
+    accelerator the lanes come from `jaxqueens.parallel.count.accelerator_lanes` (unless `sizes()`
+    names them) and the tasks number `jaxqueens.parallel.count.TASKS_PER_LANE` per lane."""
     depth = arguments.integer(depth, "depth", 1, optional=True)
     chunk = arguments.integer(chunk, "chunk", 1, optional=True)
     sizes = sizing.sizes()
@@ -229,25 +213,19 @@ class Chunk:
 
 
 def count_chunks(plan: Plan, todo: list[int], chunks: list[tuple[int, int]]):
-    """Count the chunks `todo` on the plan's streams.
+    """Count the chunks `todo` (indices into `chunks`, the `(lo, hi)` task range of every chunk,
+    `Plan.bounds`) on the plan's streams.
 
-    Each call takes at most `plan.budget` edges; a chunk whose searches the budget stopped goes
-    back to the front of the queue with only its unfinished searches (their stacks resume where
-    they stopped). On the CPU each host device runs its own stream of calls in its own thread
-    (`jaxqueens.parallel.streams`), one call at a time, taking the next the moment its last
-    ends, so no device waits for another's slowest task; a single stream (an accelerator) has
-    two in flight, so the device never waits for the host.
+    Each call takes at most `plan.budget` edges; a chunk whose searches the budget stopped goes back
+    to the front of the queue with only its unfinished searches (their stacks resume where they
+    stopped). On the CPU each host device runs its own stream of calls in its own thread
+    (`jaxqueens.parallel.streams`), one call at a time, taking the next the moment its last ends, so
+    no device waits for another's slowest task; a single stream (an accelerator) has two in flight,
+    so the device never waits for the host.
 
-    Args:
-      plan: The count's plan.
-      todo: Indices into `chunks` of the chunks to count.
-      chunks: `(lo, hi)` task range of every chunk (`Plan.bounds`).
-
-    Returns:
-      A generator yielding `(finished, index, record, edges)` after every call, in whatever
-      order calls end: the searches it finished; for the call that completes a chunk its index
-      and [weighted solutions, completions] (else `None, None`); the edges it took.
-    """
+    A generator yielding `(finished, index, record, edges)` after every call, in whatever order
+    calls end: the searches it finished; for the call that completes a chunk its index and [weighted
+    solutions, completions] (else `None, None`); the edges it took."""
     queue: list[int | Chunk] = list(todo)  # chunk indices not started, or chunks to resume
 
     def take(stream: int) -> Launch[Chunk] | None:

@@ -11,15 +11,8 @@ COUNT_ENUMERATE_MAX_N = 14
 
 
 def check_count_n(n, listed: bool = False) -> int:
-    """`count`'s board size, checked.
-
-    Args:
-      n: board size.
-      listed: the solutions are to be listed (`count --enumerate`), not only counted.
-
-    Returns:
-      `n`, an int in 1..COUNT_MAX_N (1..COUNT_ENUMERATE_MAX_N when `listed`).
-    """
+    """`count`'s board size, checked: an int in 1..COUNT_MAX_N, or 1..COUNT_ENUMERATE_MAX_N when the
+    solutions are `listed` (`count --enumerate`), not only counted."""
     n = arguments.integer(n, "n", None)
     if listed and not 1 <= n <= COUNT_ENUMERATE_MAX_N:
         raise QueensError(

@@ -42,20 +42,10 @@ PROBES_PER_THREAD = 4
 
 
 def call_builder(n: int, depth: int, strata: int, probes: int, devices: int = 1, place=None):
-    """The builder `choose` sizes (and `make gpu-check` compiles): `run_call` as an accelerator runs
-    it, all probes of a call vmapped at once.
-
-    Args:
-      n: board size.
-      depth: the strata's level.
-      strata: strata in the run.
-      probes: probes in the run.
-      devices: devices a call spans.
-      place: places the example arguments on the target devices (default: as they are).
-
-    Returns:
-      `lanes -> jax.stages.Lowered` for calls of about `lanes` probes.
-    """
+    """The builder `choose` sizes (and `make gpu-check` compiles), `lanes -> jax.stages.Lowered` for
+    calls of about `lanes` probes: `run_call` as an accelerator runs it, all probes of a call
+    vmapped at once. `depth` is the strata's level; `place` puts the example arguments on the target
+    devices (default: as they are)."""
     place = place or (lambda tree: tree)
 
     def build(lanes: int):
@@ -77,19 +67,8 @@ def accelerator_lanes(
     n: int, depth: int, strata: int, probes: int, devices: int, target=None
 ) -> int:
     """Probes per call on an accelerator: `PROBES_PER_THREAD` per resident thread, or as many as the
-    device's memory holds (`choose`).
-
-    Args:
-      n: board size.
-      depth: the strata's level.
-      strata: strata in the run.
-      probes: probes in the run.
-      devices: devices a call spans.
-      target: the device's budget and parallelism (default: the local device's).
-
-    Returns:
-      The lanes.
-    """
+    device's memory holds (`choose`). `depth` is the strata's level; `target` the device's budget
+    and parallelism (default: the local device's)."""
     target = target or sizing.device_target()
     choice = sizing.choose(
         call_builder(n, depth, strata, probes, devices),
@@ -107,28 +86,12 @@ def accelerator_lanes(
 
 
 def default_depth(n: int, probes: int) -> int:
-    """The deepest level whose nodes number at most `min(MAX_STRATA, probes / MIN_PER_STRATUM)`.
-
-    Args:
-      n: board size.
-      probes: probes in the run.
-
-    Returns:
-      The depth.
-    """
+    """The deepest level whose nodes number at most `min(MAX_STRATA, probes / MIN_PER_STRATUM)`."""
     return prefixes.deepest_level(n, max(1, min(MAX_STRATA, probes // MIN_PER_STRATUM)))
 
 
 def run_summary(results: list[Estimate], seed: int) -> dict:
-    """The `summary.json` document of a run over several sizes.
-
-    Args:
-      results: one estimate per size.
-      seed: the run's seed.
-
-    Returns:
-      The document, a dict.
-    """
+    """The `summary.json` document of a run over several sizes (one estimate per size)."""
     return {
         "method": METHOD,
         "seed": seed,

@@ -31,33 +31,18 @@ COPY_ROWS = 64  # fewer strata are copied to at least this many rows, for the de
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """The static layout of one kernel call (jit-static): the probe's config and the batch.
+    """The static layout of one kernel call (jit-static): the probe's config and the batch."""
 
-    Attributes:
-        probe: the kernel's `Config` (n, depth).
-        per_call: probes per stratum and call (a multiple of `group`).
-        group: probes per on-device reduction group (`group_sums`).
-        block: probes vmapped per `lax.map` iteration (0: all at once, the accelerator way;
-            `blocks`).
-    """
-
-    probe: knuth.Config
-    per_call: int
-    group: int
-    block: int = 0
+    probe: knuth.Config  # n, depth
+    per_call: int  # probes per stratum and call (a multiple of `group`)
+    group: int  # probes per on-device reduction group (`group_sums`)
+    block: int = 0  # probes vmapped per `lax.map` iteration (0: all at once, the accelerator way)
 
 
 def call_seed(seed: int, call) -> jax.Array:
-    """The 64-bit stream seed of one kernel call: `chain_seeds` of the run seed's key at `call`.
-    The call's probes are the lanes `stratum * per_call + j` of this stream (`walk`).
-
-    Args:
-      seed: the run's seed.
-      call: the call's index.
-
-    Returns:
-      uint32 `[2]`.
-    """
+    """The 64-bit stream seed (uint32 `[2]`) of kernel call `call`: `chain_seeds` of the run seed's
+    key at `call`. The call's probes are the lanes `stratum * per_call + j` of this stream
+    (`walk`)."""
     return rng.chain_seeds(rng.seed_key(seed), jnp.asarray([call], jnp.uint32))[0]
 
 
@@ -67,16 +52,8 @@ def _call_hash(data, calls):
 
 
 def call_seeds(seed: int, calls: int) -> np.ndarray:
-    """`call_seed` of every call of a run, by one executable loaded from the cache folder where the
-    key is known on the host (`seed_data`).
-
-    Args:
-      seed: the run's seed.
-      calls: calls in the run.
-
-    Returns:
-      uint32 `[calls, 2]`.
-    """
+    """`call_seed` of every call of a run, uint32 `[calls, 2]`, by one executable loaded from the
+    cache folder where the key is known on the host (`seed_data`)."""
     ids = np.arange(calls, dtype=np.uint32)
     data = rng.seed_data(seed)
     if data is None:
@@ -86,18 +63,10 @@ def call_seeds(seed: int, calls: int) -> np.ndarray:
 
 def strata_block(masks, ids, seed, plan: Plan) -> knuth.GroupSums:
     """`plan.per_call` probes for each stratum of a block, reduced per group (the kernel's
-    `group_sums`). Probe j of stratum `ids[s]` is the kernel's `walk` of lane
-    `ids[s] * per_call + j` of the stream `seed`; the probes run in lockstep blocks (`blocks`).
-
-    Args:
-      masks: `[S, 3, W]` the strata's prefixes.
-      ids: `[S]` the strata's indices.
-      seed: uint32 `[2]` stream seed of the call (`call_seed`).
-      plan: the call's static plan.
-
-    Returns:
-      `GroupSums`: group sums `[S, G]`.
-    """
+    `group_sums`): `GroupSums` of `[S, G]`. `masks` `[S, 3, W]` are the strata's prefixes, `ids`
+    `[S]` their indices, `seed` the call's uint32 `[2]` stream seed (`call_seed`). Probe j of
+    stratum `ids[s]` is the kernel's `walk` of lane `ids[s] * per_call + j` of the stream `seed`;
+    the probes run in lockstep blocks (`blocks`)."""
     s, per = ids.shape[0], plan.per_call
     config = plan.probe
     params = knuth.default_params(config)
@@ -114,15 +83,9 @@ def strata_block(masks, ids, seed, plan: Plan) -> knuth.GroupSums:
 
 @functools.partial(jax.jit, static_argnums=(3, 4))
 def run_call(masks, ids, seed, plan: Plan, devices: int) -> knuth.GroupSums:
-    """One kernel call: `plan.per_call` probes for each stratum, strata split over `devices`.
-
-    Args:
-      masks: uint32 `[S, 3, W]` strata (S a multiple of `devices`); ids: int32 `[S]`.
-      seed: uint32 `[2]` stream seed of the call (`call_seed`).
-
-    Returns:
-      `GroupSums`, eight `[S, G]` arrays.
-    """
+    """One kernel call: `plan.per_call` probes for each stratum, strata split over `devices`;
+    `GroupSums`, eight `[S, G]` arrays. `masks` are uint32 `[S, 3, W]` strata (S a multiple of
+    `devices`), `ids` int32 `[S]`, `seed` the call's uint32 `[2]` stream seed (`call_seed`)."""
     return over_devices(
         lambda mk, i, s: strata_block(mk, i, s, plan),
         masks,
@@ -136,25 +99,14 @@ def run_call(masks, ids, seed, plan: Plan, devices: int) -> knuth.GroupSums:
 def call_plan(
     n: int, depth: int, strata: int, probes: int, lanes: int, devices: int, block: int | None = None
 ) -> tuple[Plan, int, int, int, int]:
-    """How `probes` probes over `strata` strata run in calls of about `lanes` probes.
+    """How `probes` probes over `strata` strata (at level `depth`) run in calls of about `lanes`
+    probes: `(plan, copies, rows, padded, calls)`, the call's static `Plan`, copies of each stratum,
+    rows (strata x copies), rows padded to a multiple of `devices`, and calls. `block` is the plan's
+    lockstep block (default: the backend's).
 
-    Which probes run, and how they are grouped and added, depends on the settings and `lanes`
-    alone: `devices` only pads the rows (dead rows) so that they split evenly, so a run walks and
-    adds the same probes on any number of devices and processes.
-
-    Args:
-      n: board size.
-      depth: the strata's level.
-      strata: strata in the run.
-      probes: probes in the run.
-      lanes: probes a call should hold.
-      devices: devices a call spans.
-      block: the plan's lockstep block (default: the backend's).
-
-    Returns:
-      `(plan, copies, rows, padded, calls)`: the call's static `Plan`, copies of each stratum,
-      rows (strata x copies), rows padded to a multiple of `devices`, and calls.
-    """
+    Which probes run, and how they are grouped and added, depends on the settings and `lanes` alone:
+    `devices` only pads the rows (dead rows) so that they split evenly, so a run walks and adds the
+    same probes on any number of devices and processes."""
     copies = -(-COPY_ROWS // strata) if strata < COPY_ROWS else 1  # few strata: rows to split
     rows = strata * copies
     padded = -(-rows // devices) * devices
@@ -266,15 +218,10 @@ class Calls:
 
 
 def _same_plan(*layout: int) -> None:
-    """Refuse, on every process alike, a multi-process run whose processes laid out different
-    calls (an accelerator sizes its calls from its devices): they would walk other probes.
-
-    Args:
-      layout: this process's calls, probes per row and call, copies and group.
-
-    Raises:
-      QueensError: naming the first process whose layout differs from process 0's.
-    """
+    """Refuse, on every process alike, a multi-process run whose processes laid out different calls
+    (an accelerator sizes its calls from its devices): they would walk other probes. `layout` is
+    this process's calls, probes per row and call, copies and group; the QueensError names the first
+    process whose layout differs from process 0's."""
     plans = gather.allgather(np.asarray(layout, np.int32))
     for k, other in enumerate(plans):
         if not np.array_equal(other, plans[0]):

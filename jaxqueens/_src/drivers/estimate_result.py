@@ -124,16 +124,9 @@ SUMS = ("w", "w2", "nodes", "nodes2", "hits", "w3", "nodes3")
 
 
 def stratum_sums(sums: GroupSums, rows: int, copies: int, strata: int) -> np.ndarray:
-    """A call's group sums as float64 sums per stratum (the `copies` of a stratum and its groups
-    added up, the scaling undone).
-
-    Args:
-      sums: the call's `GroupSums`, `[padded, G]` each (the first `rows` real).
-      rows: `strata * copies`; copies: copies of each stratum; strata: strata.
-
-    Returns:
-      float64 `[len(SUMS), strata]`: the sums named by `SUMS`.
-    """
+    """A call's group sums (`[padded, G]` each, the first `rows` = `strata * copies` real) as
+    float64 sums per stratum, `[len(SUMS), strata]` named by `SUMS`: the `copies` of a stratum and
+    its groups added up, the scaling undone."""
     top, *parts = (np.asarray(x)[:rows].reshape(copies, strata, -1) for x in sums)
     e = top.astype(np.int64)
     power = {"w": 1, "w2": 2, "nodes": 1, "nodes2": 2, "hits": 0, "w3": 3, "nodes3": 3}
@@ -144,17 +137,12 @@ def stratum_sums(sums: GroupSums, rows: int, copies: int, strata: int) -> np.nda
 def stratified(
     s1: np.ndarray, s2: np.ndarray, s3: np.ndarray, m: int
 ) -> tuple[float, float, float]:
-    """Sum of stratum means, its standard error and its skewness from per-stratum sums.
+    """Sum of stratum means, its standard error and its skewness from the `[S]` per-stratum sums of
+    x, x^2 and x^3 over each stratum's `m` probes.
 
-    Args:
-      s1, s2, s3: `[S]` sums of x, x^2 and x^3 over each stratum's `m` probes.
-      m: probes per stratum.
-
-    Returns:
-      `(estimate, standard error, skewness)`; the skewness is the estimate's third cumulant
-      (from the strata's unbiased third central moments) over the cubed standard error, 0 when
-      it cannot be estimated (m < 3 or no spread). NaN when `m` is 0.
-    """
+    The skewness is the estimate's third cumulant (from the strata's unbiased third central moments)
+    over the cubed standard error, 0 when it cannot be estimated (m < 3 or no spread). NaN when `m`
+    is 0."""
     if m == 0:  # interrupted before the first call ended
         return math.nan, math.nan, math.nan
     mean = s1 / m
@@ -170,20 +158,14 @@ def stratified(
 
 
 def interval(estimate: float, se: float, skew: float, z: float) -> tuple[float, float]:
-    """Hall's (1992) skewness-corrected interval for a mean: `(low, high)`.
+    """Hall's (1992) skewness-corrected interval `(low, high)` for a mean `estimate` with standard
+    error `se` and skewness `skew` (`stratified`) at the two-sided normal quantile `z`.
 
-    The studentized mean `T` has a skewed distribution; Hall's monotone transformation
-    `g(t) = t + a t^2 + a^2 t^3 / 3 + b`, with `a = skew / 3` and `b = skew / 6`, makes it
-    nearly normal, so `-z <= g(T) <= z` holds with the normal's probability. Its inverse is
-    closed-form: `g^-1(x) = ((1 + 3a (x - b))^(1/3) - 1) / a`.
-
-    Args:
-      estimate: the mean; se: its standard error; skew: its skewness (`stratified`).
-      z: the normal quantile of the level (two-sided).
-
-    Returns:
-      `estimate - se g^-1(z) .. estimate - se g^-1(-z)`; `estimate +- z se` at no skewness.
-    """
+    The studentized mean `T` has a skewed distribution; Hall's monotone transformation `g(t) = t + a
+    t^2 + a^2 t^3 / 3 + b`, with `a = skew / 3` and `b = skew / 6`, makes it nearly normal, so `-z
+    <= g(T) <= z` holds with the normal's probability. Its inverse is closed-form: `g^-1(x) = ((1 +
+    3a (x - b))^(1/3) - 1) / a`. The interval is `estimate - se g^-1(z) .. estimate - se g^-1(-z)`;
+    `estimate +- z se` at no skewness."""
     a, b = skew / 3, skew / 6
     if not math.isfinite(a) or abs(a) < 1e-12:
         return estimate - z * se, estimate + z * se

@@ -161,16 +161,9 @@ class EvolveResult:
 
 
 def preset_settings(name: str, encoding: str = "permutation", scheme: str = "steady") -> dict:
-    """What a preset gives a run: population, tournament, rates and (generational) elite.
-
-    Args:
-      name: the preset (`settings.GA_PRESET_SETTINGS`).
-      encoding: "permutation" or "combination".
-      scheme: "steady" or "generational".
-
-    Returns:
-      Those settings, encoding and scheme included, as `evolve` keywords.
-    """
+    """What preset `name` (`settings.GA_PRESET_SETTINGS`) gives a run of `encoding` ("permutation"
+    or "combination") and `scheme` ("steady" or "generational"): population, tournament, rates and
+    (generational) elite, encoding and scheme included, as `evolve` keywords."""
     settings.ga_settings(name, encoding, scheme)  # (a name unknown is refused)
     return {
         "encoding": encoding,

@@ -35,17 +35,8 @@ RECORDS = ("best", "avg", "worst", "nevals")
 
 
 def summarise(best, avg, worst, nevals) -> np.ndarray:
-    """`SUMMARY` of `k` generations.
-
-    Args:
-      best: `[k, T]` each trial's best fitness.
-      avg: `[k, T]` each population's mean fitness.
-      worst: `[k, T]` each population's worst fitness.
-      nevals: `[k, T]` each trial's evaluations.
-
-    Returns:
-      `[k, len(SUMMARY)]` float64.
-    """
+    """`SUMMARY` of `k` generations, `[k, len(SUMMARY)]` float64, from `[k, T]` arrays: each trial's
+    best fitness, each population's mean and worst fitness, each trial's evaluations."""
     b = np.asarray(best, np.float64)
     p10, p50, p90 = np.percentile(b, (10, 50, 90), axis=1)
     return np.column_stack(
@@ -92,11 +83,7 @@ def _mark_solved(solved_at: np.ndarray, sols, ok, gen0: int) -> None:
 class Trials:
     """Per-trial totals `[T]` (this process's trials) kept as the generations go by, so that
     no record `[G+1, T]` is needed: first generation whose best scored 0, evaluations, the
-    evaluations up to the first solved generation, the last best.
-
-    Args:
-      trials: this process's trials.
-    """
+    evaluations up to the first solved generation, the last best."""
 
     FIELDS = ("first_met", "evals_total", "evals_at_first", "final_best")
 
@@ -134,20 +121,10 @@ class Trials:
 def fingerprint(
     config: Config, params: dict, seed: int, trials: int, generations: int, chunk: int, **more
 ) -> dict:
-    """The settings a checkpoint of a run must match to be resumed.
-
-    Args:
-      config: the kernel's `Config`.
-      params: the rates and migration period (`check_setup`'s).
-      seed: the run's seed.
-      trials: trials in all.
-      generations: generations of the run.
-      chunk: generations per call.
-      **more: processes, records, streamed and (constrained runs) the instance's dict.
-
-    Returns:
-      The fingerprint `ckpt.save` records.
-    """
+    """The settings a checkpoint of a run must match to be resumed (the fingerprint `ckpt.save`
+    records). `params` are the rates and migration period (`check_setup`'s), `trials` the trials in
+    all, `chunk` the generations per call, `more` the processes, records, streamed and (constrained
+    runs) the instance's dict."""
     fp = {"config": repr(config), "params": params, "seed": seed, "trials": trials}
     return {**fp, "generations": generations, "chunk": chunk, **more}
 
@@ -162,21 +139,13 @@ def _batches(boards: np.ndarray, n: int) -> list[np.ndarray]:
 def verified(
     sols: np.ndarray, genes: np.ndarray, report: bool, model: cons.Constraints | None, what: str
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Every solution checked by the independent checker (and an instance's fixed queens).
+    """Every solution among `sols` (`[S, n]` distinct candidates) checked by the independent checker
+    (and an instance's fixed queens, with `model`): `(the solutions the checker confirms, every
+    board of the final populations genes [T, I, P, n] scoring 0 (None unless report))`.
 
-    Args:
-      sols: `[S, n]` distinct candidate solutions.
-      genes: `[T, I, P, n]` the final populations.
-      report: the fitness is the report's or a user's (a 0 is not always a solution).
-      model: the constrained instance, or None.
-      what: the solver's name in an error.
-
-    Returns:
-      `(the solutions the checker confirms, every board scoring 0 (None unless report))`.
-
-    Raises:
-      SolutionCheckError: a solution the checker refuses, or a genome that moved a fixed queen.
-    """
+    `report`: the fitness is the report's or a user's (a 0 is not always a solution); `what` names
+    the solver in an error. Raises SolutionCheckError for a solution the checker refuses, or a
+    genome that moved a fixed queen."""
     n = genes.shape[-1]
     score_met = None
     if report:  # the report's 0 ignores rows: only the checker's verdict makes a solution
@@ -197,39 +166,22 @@ def verified(
 @dataclasses.dataclass
 class Run:
     """`evolve`'s chunk loop: the populations and everything recorded so far, one chunk of
-    generations at a time (`step`), as a checkpoint (`tree`) and from one (`resume`).
+    generations at a time (`step`), as a checkpoint (`tree`) and from one (`resume`)."""
 
-    Args:
-      compiled: `(states, params, problem, stop) -> (states, metrics)`, a chunk of generations.
-      dyn: the kernel's `Params`.
-      stop: `[] int32` the generations of the run, as the chunk takes them.
-      problem: the kernel's `Problem`, or None.
-      chunk: generations per call.
-      generations: generations of the run.
-      seconds: the time budget, or None.
-      until_solved: stop after the chunk in which the last trial solved.
-      procs: processes of the run.
-      total_trials: trials in all.
-      sink: receives every trial's records (`evolve`'s), or None.
-      states: this process's trials' `State` `[T, ...]`.
-      keep_all: keep every `[G+1, T]` record.
-      report: the fitness is the report's or a user's (`solved_at` is kept).
-    """
-
-    compiled: Any
+    compiled: Any  # (states, params, problem, stop) -> (states, metrics): a chunk of generations
     dyn: Params
-    stop: np.int32
+    stop: np.int32  # [] the generations of the run, as the chunk takes them
     problem: Problem | None
-    chunk: int
+    chunk: int  # generations per call
     generations: int
-    seconds: float | None
-    until_solved: bool
+    seconds: float | None  # the time budget
+    until_solved: bool  # stop after the chunk in which the last trial solved
     procs: int
-    total_trials: int
-    sink: Any
-    states: State
-    keep_all: bool
-    report: bool
+    total_trials: int  # trials in all processes
+    sink: Any  # receives every trial's records (`evolve`'s), or None
+    states: State  # this process's trials' [T, ...]
+    keep_all: bool  # keep every [G+1, T] record
+    report: bool  # the fitness is the report's or a user's (`solved_at` is kept)
     hist: list | None = None  # [k, T] records per chunk (keep_all)
     found: list = dataclasses.field(default_factory=list)  # [S, n] solutions per chunk
     solved_at: np.ndarray | None = None  # [T] int64 (report only)

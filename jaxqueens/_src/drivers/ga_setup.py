@@ -45,28 +45,15 @@ def check_setup(
     toroidal=False,
     constrained=False,
 ) -> tuple[Config, dict]:
-    """Validate a run's numbers and operators with its settings (checked when made), each in
-    one line.
+    """Validate a run's numbers and operators with its settings (`settings.ga_settings`, checked
+    when made), each in one line: `(Config, {"cxpb", "mutpb", "indpb", "migrate_every"} as Python
+    numbers)`.
 
-    Args:
-      s: the run's settings (`settings.ga_settings`).
-      n: board size.
-      generations: generations per trial.
-      trials: independent runs.
-      crossover: the crossover's name or function, and `mutation` the mutation's (as for
-        `evolve`, the encoding's default filled in).
-      mutation: see `crossover`.
-      fitness: as for `evolve`.
-      chunk: generations per jitted call (None: automatic).
-      toroidal: queens attack along diagonals modulo n.
-      constrained: the run reads an instance's mask.
-
-    Returns:
-      `(Config, {"cxpb", "mutpb", "indpb", "migrate_every"} as Python numbers)`.
-
-    Raises:
-      QueensError: the first setting out of its range, naming it and the fix.
-    """
+    `trials` are independent runs; `crossover` and `mutation` are the operators' names or functions
+    (as for `evolve`, the encoding's default filled in), `fitness` as for `evolve`; `chunk` the
+    generations per jitted call (None: automatic); `toroidal`: queens attack along diagonals modulo
+    n; `constrained`: the run reads an instance's mask. The first setting out of its range is a
+    QueensError naming it and the fix."""
     _check_choices(s.encoding, crossover, mutation, fitness)
     for name, v in (("n", n), ("generations", generations), ("trials", trials), ("chunk", chunk)):
         _need(v is None or args.is_integer(v), f"{name} must be an integer, got {v!r}")
@@ -147,15 +134,9 @@ def _fitness_name(fitness) -> str:
 def arguments(
     a: SimpleNamespace,
 ) -> tuple[Config, dict, cons.Constraints | None, Mask | None, int, float | None]:
-    """`evolve`'s arguments checked, each once, in the order they are read.
-
-    Args:
-      a: `evolve`'s arguments by name.
-
-    Returns:
-      `(Config, the rates (check_setup's), the instance (toroidal applied) or None, its mask
-      or None, the seed, the time budget or None)`.
-    """
+    """`evolve`'s arguments (by name in `a`) checked, each once, in the order they are read:
+    `(Config, the rates (check_setup's), the instance (toroidal applied) or None, its mask or None,
+    the seed, the time budget or None)`."""
     n = 8 if a.n is None and a.instance is None else a.n
     seed = args.seed(a.seed, "seed")
     seconds = args.seconds(a.seconds, "seconds", optional=True)

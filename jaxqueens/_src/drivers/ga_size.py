@@ -40,48 +40,27 @@ generations of every trial, split over `devices` local devices."""
 
 
 def default_chunk(config: Config, trials: int, generations: int) -> int:
-    """Generations per jitted chunk: all of them for small runs, ~2^26 genes of work per chunk.
-
-    Args:
-      config: the kernel's `Config`.
-      trials: trials run at once.
-      generations: generations of the run.
-
-    Returns:
-      Generations per call, 1..`generations` (at least 1).
-    """
+    """Generations per jitted chunk, 1..`generations`: all of them for small runs, ~2^26 genes of
+    work per chunk for `trials` trials run at once."""
     work = trials * config.islands * config.pop * config.n
     return max(1, min(generations, max(10, (1 << 26) // max(work, 1))))
 
 
 def problem_of(mask: Mask | None) -> Problem | None:
-    """The kernel's `Problem` of an instance's mask.
-
-    Args:
-      mask: the instance's mask, or None (the plain or toroidal board).
-
-    Returns:
-      `Problem(mask)`, or None.
-    """
+    """The kernel's `Problem(mask)` of an instance's mask, or None for no mask (the plain or
+    toroidal board)."""
     return None if mask is None else Problem(mask)
 
 
 def chunk_builder(
     config: Config, trials: int, devices: int = 1, mask: Mask | None = None, place=None
 ) -> Callable[[int], jax.stages.Lowered]:
-    """`run_generations` for `trials` trials on abstract arguments, lowered for a chunk length:
-    the builder `choose` sizes on an accelerator and `make gpu-check` compiles.
+    """`run_generations` for `trials` trials on abstract arguments, lowered for a chunk length: the
+    builder `choose` sizes on an accelerator and `make gpu-check` compiles, `generations ->
+    jax.stages.Lowered` (the per-generation records grow with it).
 
-    Args:
-      config: the kernel's `Config` (the population, trials x islands x pop, is the user's).
-      trials: trials run at once.
-      devices: local devices the trials are split over.
-      mask: the instance's mask, or None.
-      place: puts the abstract arguments on a described device (None: as they are).
-
-    Returns:
-      `generations -> jax.stages.Lowered` (the per-generation records grow with it).
-    """
+    The population of `config` (trials x islands x pop) is the user's; `place` puts the abstract
+    arguments on a described device (None: as they are)."""
     place = place or (lambda tree: tree)
     problem = problem_of(mask)
     params = jax.eval_shape(lambda: default_params(config))
@@ -102,23 +81,10 @@ def chunk_builder(
 def accelerator_chunk(
     config: Config, trials: int, want: int, devices: int, mask: Mask | None = None, target=None
 ) -> int:
-    """Generations per call on an accelerator: `want`, or as many as the device's memory holds
-    beside the population (`sizing.choose`).
-
-    Args:
-      config: the kernel's `Config`.
-      trials: trials run at once.
-      want: the generations per call asked (`default_chunk`).
-      devices: local devices the trials are split over.
-      mask: the instance's mask, or None.
-      target: the device described (None: this process's, `sizing.device_target`).
-
-    Returns:
-      Generations per call.
-
-    Raises:
-      QueensError: a population that does not fit even one generation, in one line.
-    """
+    """Generations per call on an accelerator: `want` (`default_chunk`), or as many as the device's
+    memory holds beside the population (`sizing.choose`). `target` is the device described (None:
+    this process's, `sizing.device_target`). A population that does not fit even one generation is a
+    one-line QueensError."""
     target = target or sizing.device_target()
     choice = sizing.choose(
         chunk_builder(config, trials, devices, mask),
@@ -136,14 +102,8 @@ def accelerator_chunk(
 
 
 def place(tree):
-    """Shard the leading (trial) axis of every leaf over host devices when it divides evenly.
-
-    Args:
-      tree: a PyTree of `[T, ...]` arrays.
-
-    Returns:
-      The tree, placed.
-    """
+    """`tree` (a PyTree of `[T, ...]` arrays) with the leading (trial) axis of every leaf sharded
+    over host devices when it divides evenly."""
     return jax.tree.map(shard_batch, tree)
 
 
@@ -155,26 +115,16 @@ def memory_estimate(
     records: str = "summary",
     streamed: bool = False,
 ) -> dict[str, int]:
-    """Bytes of host memory a run will hold at its peak, by part.
+    """Bytes of host memory a run will hold at its peak, `{part: bytes}`, for `trials` of this
+    process, `records` "all" or "summary" (`evolve`'s) and `streamed` (a sink receives every trial's
+    records).
 
-    The parts: the runtime (Python, JAX, XLA and the compiled program), the population
-    (its device buffers, the generation's temporaries and the checkpoint's host copy), one
-    chunk's records and candidate solutions (on the device and on the host), the per-generation
-    statistics and per-trial totals, with `records="all"` the `[G+1, T]` records (kept, joined
-    at the end and in the checkpoint), and for a streamed history one chunk's text. Distinct
-    solutions are not counted (as many as the run finds).
-
-    Args:
-      config: the kernel's `Config`.
-      trials: this process's trials.
-      generations: generations of the run.
-      chunk: generations per call.
-      records: "all" or "summary" (`evolve`'s).
-      streamed: a sink receives every trial's records.
-
-    Returns:
-      `{part: bytes}`.
-    """
+    The parts: the runtime (Python, JAX, XLA and the compiled program), the population (its device
+    buffers, the generation's temporaries and the checkpoint's host copy), one chunk's records and
+    candidate solutions (on the device and on the host), the per-generation statistics and per-trial
+    totals, with `records="all"` the `[G+1, T]` records (kept, joined at the end and in the
+    checkpoint), and for a streamed history one chunk's text. Distinct solutions are not counted (as
+    many as the run finds)."""
     gene = np.dtype(ga_genomes.gene_dtype(config.n)).itemsize
     per_trial = config.islands * (config.pop * (config.n * gene + 4) + 4) + config.n * gene + 12
     per_gen = 16 + config.islands * config.sols_per_gen * (config.n * gene + 1)
@@ -202,25 +152,13 @@ def plan(
     mask: Mask | None,
     tell: Callable[[dict], None] | None,
 ) -> tuple[int, int, int, int, int]:
-    """A run's layout, its memory checked (and told) before anything starts.
+    """A run's layout, its memory checked (and told) before anything starts: `(generations per call,
+    processes, this process, trials in all, this process's trials)`.
 
-    Args:
-      config: the kernel's `Config`.
-      trials: trials in all.
-      generations: generations of the run.
-      chunk: generations per call asked (an accelerator may take fewer).
-      records: "all" or "summary".
-      streamed: a sink receives every trial's records.
-      mask: the instance's mask, or None.
-      tell: called with `{"memory": parts, "available": bytes or None, "per_solution":
-        bytes}` once the run is known to fit (`evolve`'s `plan`), or None.
-
-    Returns:
-      `(generations per call, processes, this process, trials in all, this process's trials)`.
-
-    Raises:
-      QueensError: a run that does not fit in the memory available now, in one line.
-    """
+    `chunk` is the generations per call asked (an accelerator may take fewer); `records` and
+    `streamed` as for `memory_estimate`; `tell` (or None) is called with `{"memory": parts,
+    "available": bytes or None, "per_solution": bytes}` once the run is known to fit (`evolve`'s
+    `plan`). A run that does not fit in the memory available now is a one-line QueensError."""
     if backend.is_accelerator():  # generations per call from the device (the records grow)
         devs = local_device_count()
         devs = devs if devs > 1 and -(-trials // gather.process_count()) % devs == 0 else 1
@@ -261,21 +199,11 @@ def start(
     trials: int,
     problem: Problem | None,
 ) -> tuple[State, Metrics, Callable, float, float]:
-    """The first populations and the compiled chunk of generations. The executables load from
-    the cache folder (a repeated run traces nothing) and stay in the process (`parallel.cache`).
-
-    Args:
-      config: the kernel's `Config`.
-      dyn: the kernel's `Params`.
-      chunk: generations per call.
-      seed: the run's seed.
-      first: the index of this process's first trial.
-      trials: this process's trials.
-      problem: the kernel's `Problem` (`problem_of`).
-
-    Returns:
-      `(states, generation 0's metrics, the chunk executable, compile seconds, init seconds)`.
-    """
+    """The first populations and the compiled chunk of generations: `(states, generation 0's
+    metrics, the chunk executable, compile seconds, init seconds)`. `first` is the index of this
+    process's first trial, `trials` this process's trials, `problem` the kernel's `Problem`
+    (`problem_of`). The executables load from the cache folder (a repeated run traces nothing) and
+    stay in the process (`parallel.cache`)."""
     t0 = time.perf_counter()
     key, first32 = rng.seed_key(seed), np.int32(first)
     placed = batch_sharding(trials)  # the states come out where `place` puts them: no reshard

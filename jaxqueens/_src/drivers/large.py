@@ -55,15 +55,9 @@ class LargeResult:
 
 
 def check_memory(n: int, available: int | None = None) -> None:
-    """Refuse, before allocating anything, an n whose chain cannot fit in memory.
-
-    Args:
-      n: board size.
-      available: bytes available (default: `memory.available_memory()`; unknown: no check).
-
-    Raises:
-      QueensError: naming n, the bytes needed and available, and the fix.
-    """
+    """Refuse, before allocating anything, an n whose chain cannot fit in the `available` bytes
+    (default: `memory.available_memory()`; unknown: no check), with a QueensError naming n, the
+    bytes needed and available, and the fix."""
     memory.check_memory(
         n * PEAK_BYTES_PER_QUEEN,
         f"n = {n:,} (one large-n chain)",
@@ -73,16 +67,10 @@ def check_memory(n: int, available: int | None = None) -> None:
 
 
 def builders(n: int, place=None) -> dict:
-    """The executables of one large-n chain, unexecuted: QS4's column calls and a repair round
-    (`make gpu-check` compiles them for described GPUs).
-
-    Args:
-      n: board size.
-      place: puts the abstract arguments where they are compiled for (default: left as they are).
-
-    Returns:
-      `name -> (batch -> jax.stages.Lowered)` (one chain: the batch is ignored).
-    """
+    """The executables of one large-n chain, unexecuted, `name -> (batch -> jax.stages.Lowered)`
+    (one chain: the batch is ignored): QS4's column calls and a repair round (`make gpu-check`
+    compiles them for described GPUs). `place` puts the abstract arguments where they are compiled
+    for (default: left as they are)."""
     place = place or (lambda tree: tree)
     config = large.Config(n=n)
     params = large.default_params(config)
@@ -280,15 +268,9 @@ def solve_large(
 
 
 def run_summary(results: Sequence[LargeResult]) -> dict:
-    """The summary of a large-path run of one or more chains (`summary.json`).
-
-    Args:
-      results: the chains' results, in chain order.
-
-    Returns:
-      The settings, how many chains ran and solved, their seconds and swap attempts in all, and
-      each chain's own summary (`solve_large`) under `per_chain`.
-    """
+    """The summary (`summary.json`) of a large-path run of one or more chains, from their results in
+    chain order: the settings, how many chains ran and solved, their seconds and swap attempts in
+    all, and each chain's own summary (`solve_large`) under `per_chain`."""
     per_chain = [r.summary for r in results]
     first = per_chain[0] if per_chain else {}
     keep = ("n", "mode", "seed", "init", "tries", "free_tail", "max_steps", "backend")

@@ -52,15 +52,9 @@ class Tick:
 
 
 def guarded(save: Callable[[], object]) -> Callable[[], bool]:
-    """A checkpoint save that never raises OSError: the first failure prints one warning on stderr
-    (the run goes on; later saves try again, silently).
-
-    Args:
-      save: writes the checkpoint.
-
-    Returns:
-      `save` wrapped: each call returns whether it saved.
-    """
+    """`save` (which writes the checkpoint) wrapped so that it never raises OSError and each call
+    returns whether it saved: the first failure prints one warning on stderr (the run goes on; later
+    saves try again, silently)."""
     warned: list[OSError] = []
 
     def attempt() -> bool:
@@ -89,20 +83,14 @@ def run_chunks(
     control: RunControl | None = None,
     save: Callable[[], object] | None = None,
 ) -> bool:
-    """Call `chunk` until a tick says `finished`.
+    """Call `chunk` (which runs and records one chunk) until a tick says `finished`; `save` (None:
+    no checkpoints) writes a checkpoint of everything recorded so far at `control`'s cadence.
 
-    Args:
-      chunk: runs and records one chunk; a `KeyboardInterrupt` raised inside it (Ctrl-C twice,
-        or a test) also ends the loop, with the state as the driver last recorded it.
-      total: units for the progress bar (None: a count without a bar).
-      unit: what the units are ("chains solved", "prefixes", "generations", "calls").
-      control: the progress line and the checkpoint cadence (None: `RunControl()`).
-      save: writes a checkpoint of everything recorded so far (None: no checkpoints).
-
-    Returns:
-      True if Ctrl-C (or SIGTERM) stopped the run (after `save()`), also when it came during
-      the chunk that finished the run; False if a tick finished it undisturbed.
-    """
+    `total` is the units for the progress bar (None: a count without a bar), `unit` what they are
+    ("chains solved", "prefixes", "generations", "calls"). A `KeyboardInterrupt` raised inside
+    `chunk` (Ctrl-C twice, or a test) also ends the loop, with the state as the driver last recorded
+    it. Returns True if Ctrl-C (or SIGTERM) stopped the run (after `save()`), also when it came
+    during the chunk that finished the run; False if a tick finished it undisturbed."""
     control = RunControl() if control is None else control
     bar = Progress(total, unit, quiet=control.quiet)
     save = guarded(save) if save is not None else None

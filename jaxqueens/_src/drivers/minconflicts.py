@@ -55,11 +55,7 @@ class SolveResult:
 
 
 def check_n(n: int) -> None:
-    """Reject sizes without solutions or beyond the batched kernel, with the fix.
-
-    Args:
-      n: board size.
-    """
+    """Reject board sizes without solutions or beyond the batched kernel, with the fix."""
     if n < 1:
         raise QueensError(f"n must be a positive integer, got {n}")
     solve_setup.check_solvable(n)
@@ -270,23 +266,9 @@ def initial_board(
     move: str = "minconflicts",
     max_restarts: int = 1_000_000,
 ) -> tuple[np.ndarray, int, float, float]:
-    """Chain 0's first board of `solve` with these settings, generated and timed on its own
-    (the batched kernel generates boards inside its loop).
-
-    Args:
-      n: board size.
-      init: initial boards, as for `solve`.
-      seed: the run's seed.
-      start: a start board [n], or None.
-      max_steps: steps per attempt, as for `solve`.
-      tabu: plateau memory, as for `solve`.
-      move: row choice, as for `solve`.
-      max_restarts: restarts per chain, as for `solve`.
-
-    Returns:
-      (rows [n], attacking pairs by the independent checker, generation seconds, compile
-      seconds).
-    """
+    """Chain 0's first board of `solve` with these settings (each as for `solve`), generated and
+    timed on its own (the batched kernel generates boards inside its loop): (rows [n], attacking
+    pairs by the independent checker, generation seconds, compile seconds)."""
     n = as_size(n)
     check_n(n)
     config = minconflicts.Config(n=n, init=init, tabu=tabu, move=move, keep_best=True)

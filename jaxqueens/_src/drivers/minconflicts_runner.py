@@ -32,18 +32,10 @@ the measured speed: each chain gets `FIRST_CALL_STEPS // (chunk * (max_steps + n
 
 
 def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> int:
-    """Chains per kernel call: about 2^21 queens and at most `devices * solve_setup.CALL_WORK`
-    queen-steps for one attempt of each, split evenly over the chains asked for; on an
-    accelerator, enough to fill the device (`accelerator_chunk`).
-
-    Args:
-      n: board size.
-      chains: the chains asked for (None: unbounded).
-      max_steps: steps per attempt (default `default_max_steps`).
-
-    Returns:
-      Chains per call, a multiple of the local device count.
-    """
+    """Chains per kernel call, a multiple of the local device count: about 2^21 queens and at most
+    `devices * solve_setup.CALL_WORK` queen-steps for one attempt of each, split evenly over the
+    `chains` asked for (None: unbounded); on an accelerator, enough to fill the device
+    (`accelerator_chunk`). `max_steps` per attempt defaults to `default_max_steps`."""
     devices = local_device_count()
     if backend.is_accelerator():  # enough chains to fill the device, results within its memory
         return chain_batch.accelerator_chunk(chains, n, sizing.device_target(), devices)
@@ -56,15 +48,8 @@ def default_chunk(n: int, chains: int | None, max_steps: int | None = None) -> i
 
 
 def chain_problem(start, mask=None) -> minconflicts.Problem | None:
-    """The chains' shared problem.
-
-    Args:
-      start: a start board [n], or None.
-      mask: an instance's `Mask`, or None.
-
-    Returns:
-      The kernel's `Problem` (None: neither).
-    """
+    """The chains' shared kernel `Problem` of a start board [n] and/or an instance's `Mask` (None:
+    neither given)."""
     start = None if start is None else jnp.asarray(start, jnp.int32)
     return None if start is None and mask is None else minconflicts.Problem(start, mask)
 
@@ -79,22 +64,13 @@ def compile_runner(
     mask=None,
     total: int | None = None,
 ) -> Callable[[int, int], minconflicts.Result] | BoundedRunner:
-    """Compile the batched solver for `chunk` chains ahead of time.
+    """Compile the batched solver for `chunk` chains ahead of time: `run(offset, count)`, which the
+    driver calls once per chunk; chain i uses `fold_in(key, i)`.
 
-    Args:
-      key: the run's key; chain i uses `fold_in(key, i)`.
-      config: the kernel's static config.
-      params: its `Params`.
-      chunk: chains per kernel call.
-      start: every chain's first board [n], or None.
-      bounded: return a `BoundedRunner` (each call bounded in work; the same results).
-      mask: the instance of a constrained config, or None.
-      total: the chains the run asks for, when known (their short last chunk is compiled
-        here too; another count compiles on first use).
-
-    Returns:
-      `run(offset, count)`, which the driver calls once per chunk.
-    """
+    `start` is every chain's first board [n] (or None), `mask` the instance of a constrained config
+    (or None). With `bounded` it returns a `BoundedRunner` (each call bounded in work; the same
+    results). `total` is the chains the run asks for, when known: their short last chunk is compiled
+    here too (another count compiles on first use)."""
     chains = chain_batch.Chains(minconflicts, config)
     run = chain_batch.compile_runner(
         chains, key, chunk, params, chain_problem(start, mask), total=total
@@ -174,19 +150,10 @@ def trace_chain(
     start=None,
     mask=None,
 ) -> minconflicts.Metrics:
-    """Per-step conflicted queens and attacking pairs of chain 0's first attempt.
-
-    Args:
-      key: the run's key.
-      config: the kernel's static config.
-      params: its `Params`.
-      num_steps: steps to trace at most.
-      start: every chain's first board [n], or None.
-      mask: the instance of a constrained config, or None.
-
-    Returns:
-      `Metrics` of host arrays, cut after the step at which the chain solved.
-    """
+    """Per-step conflicted queens and attacking pairs of chain 0's first attempt, at most
+    `num_steps`: `Metrics` of host arrays, cut after the step at which the chain solved. `start` is
+    every chain's first board [n] (or None), `mask` the instance of a constrained config (or
+    None)."""
     chain0 = chain_keys(key, jnp.arange(1))[0]
     _, metrics = _trace(config, num_steps)(chain0, params, chain_problem(start, mask))
     conflicted, pairs = np.asarray(metrics.conflicted), np.asarray(metrics.pairs)

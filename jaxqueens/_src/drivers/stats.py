@@ -53,22 +53,13 @@ def collect(
     control: RunControl | None = None,
     **options,
 ) -> Samples:
-    """Run `solver` until the first budget met; one verified sample per solved chain.
+    """Run `solver` ("minconflicts", "anneal" or "ga") until the first budget met: one verified
+    sample per solved chain, as `Samples`.
 
-    Args:
-      n: board size.
-      solver: "minconflicts", "anneal" or "ga".
-      chains: chains (GA: trials) to run; for min-conflicts, chains *solved* (every chain
-        solves unless it exhausts `max_restarts`).
-      solutions: stop at this many distinct solutions; seconds: stop after this kernel time.
-      seed: random seed.
-      control: progress and checkpoints, as for `jaxqueens.solve` (None: `RunControl()`).
-      options: the solver's own options (those of `solve`, `anneal` or `ga.evolve`), and
-        `batch`.
-
-    Returns:
-      The `Samples`.
-    """
+    `chains` is the chains (GA: trials) to run; for min-conflicts, chains *solved* (every chain
+    solves unless it exhausts `max_restarts`). `solutions` stops at this many distinct solutions,
+    `seconds` after this much kernel time. `control` as for `jaxqueens.solve`; `options` are the
+    solver's own (those of `solve`, `anneal` or `ga.evolve`), and `batch`."""
     n = as_size(n)
     if solver not in stats_setup.STATS_SOLVERS:
         raise QueensError(
@@ -179,17 +170,10 @@ PAD_ROW = np.iinfo(np.int32).max
 
 def analysis_batch(samples: int) -> int:
     """The batch the on-device analysis of `samples` boards compiles for: the smallest of
-    `ANALYSIS_MIN_BATCH` and `m * 2**k` (m = 5..8) that holds them. Runs with other numbers
-    of samples in one bucket share the executables (`compare` analyses each solver's solved
-    chains: one or two buckets for all its solvers, not one compile per solver) for at most 25%
-    of padding rows.
-
-    Args:
-      samples: boards to analyse.
-
-    Returns:
-      The batch.
-    """
+    `ANALYSIS_MIN_BATCH` and `m * 2**k` (m = 5..8) that holds them. Runs with other numbers of
+    samples in one bucket share the executables (`compare` analyses each solver's solved chains: one
+    or two buckets for all its solvers, not one compile per solver) for at most 25% of padding
+    rows."""
     if samples <= ANALYSIS_MIN_BATCH:
         return ANALYSIS_MIN_BATCH
     step = 1 << ((samples - 1).bit_length() - 3)  # samples is in (4 * step, 8 * step]
@@ -204,14 +188,8 @@ def _padded(rows: np.ndarray, batch: int, fill: int = PAD_ROW) -> np.ndarray:
 
 
 def analyse(samples: Samples) -> StatsResult:
-    """Distinct and fundamental solutions, coverage, frequencies, chi-square, step statistics.
-
-    Args:
-      samples: one verified solution per solved chain.
-
-    Returns:
-      The `StatsResult`.
-    """
+    """Distinct and fundamental solutions, coverage, frequencies, chi-square and step statistics of
+    `samples` (one verified solution per solved chain), as a `StatsResult`."""
     n, rows = samples.n, samples.rows
     s = len(rows)
     total, total_classes = A000170.get(n), A002562.get(n)
@@ -284,19 +262,10 @@ def analyse(samples: Samples) -> StatsResult:
 
 
 def analysis_builders(n: int, samples: int, place=None) -> dict:
-    """`name -> (batch -> jax.stages.Lowered)` for the on-device analysis of `samples`
-    solutions of size n (deduplication, canonical forms, stabilizer sizes: the executables
-    `analyse` runs); the batch is the user's samples in their bucket
-    (`analysis_batch`); `make gpu-check` compiles these for described GPUs.
-
-    Args:
-      n: board size.
-      samples: solutions to analyse.
-      place: the device or sharding to lower for (None: the default).
-
-    Returns:
-      Executable name -> its builder.
-    """
+    """`name -> (batch -> jax.stages.Lowered)` for the on-device analysis of `samples` solutions of
+    size n (deduplication, canonical forms, stabilizer sizes: the executables `analyse` runs); the
+    batch is the user's samples in their bucket (`analysis_batch`); `make gpu-check` compiles these
+    for described GPUs. `place` is the device or sharding to lower for (None: the default)."""
     place = place or (lambda tree: tree)
     boards = place(jax.ShapeDtypeStruct((analysis_batch(samples), n), jnp.int32))
     return {
@@ -320,14 +289,8 @@ def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def step_quantiles(steps: np.ndarray) -> dict:
-    """Mean, median, 90th and 99th percentile and maximum of some steps.
-
-    Args:
-      steps: [S] steps to solution.
-
-    Returns:
-      The figures by name (None when `steps` is empty).
-    """
+    """Mean, median, 90th and 99th percentile and maximum of [S] steps to solution, by name (None
+    when `steps` is empty)."""
     if not steps.size:
         return dict.fromkeys(("mean", "median", "p90", "p99", "max"))
     return {
@@ -340,15 +303,8 @@ def step_quantiles(steps: np.ndarray) -> dict:
 
 
 def success_curve(samples: Samples, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
-    """Success rate vs step budget over all chains run.
-
-    Args:
-      samples: the run's samples.
-      points: budgets on the curve at most.
-
-    Returns:
-      `(budgets [K], rate [K])`.
-    """
+    """Success rate vs step budget over all chains run, `(budgets [K], rate [K])`, at most `points`
+    budgets."""
     solved_steps = np.sort(samples.steps[samples.solved])
     if not solved_steps.size:
         return np.zeros(0), np.zeros(0)

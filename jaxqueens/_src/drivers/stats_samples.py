@@ -26,35 +26,18 @@ from jaxqueens.solvers.variants import solver_name
 
 @dataclasses.dataclass
 class Samples:
-    """What a solver run gives the statistics: one sample per solved chain (host arrays).
-
-    Attributes:
-      n: board size.
-      solver: "minconflicts", "anneal" or "ga".
-      options: the solver's options as run.
-      solved: [C] bool per chain run
-      steps: [C] int64 steps (GA: generations) to solution, or spent if unsolved
-      rows: [S, n] int32 verified solutions of the solved chains, in chain order
-      step_unit: "steps" or "generations"
-      wall_s: kernel seconds, compilation excluded.
-      compile_s: compilation seconds.
-      stopped_by: the budget that ended the run (or "interrupted").
-      run: chain solvers: the run itself (runs.csv is its table)
-      work: GA: [C, 3] int64 per trial: evaluations spent, evaluations to the end of its first
-        solved generation (-1: unsolved), generations run (-1: unknown)
-      seconds: GA: [C] float64 each trial's share of its round's time
-    """
+    """What a solver run gives the statistics: one sample per solved chain (host arrays)."""
 
     n: int
-    solver: str
-    options: dict
+    solver: str  # "minconflicts", "anneal" or "ga"
+    options: dict  # the solver's options as run
     solved: np.ndarray  # [C] bool per chain run
     steps: np.ndarray  # [C] int64 steps (GA: generations) to solution, or spent if unsolved
     rows: np.ndarray  # [S, n] int32 verified solutions of the solved chains, in chain order
     step_unit: str  # "steps" or "generations"
-    wall_s: float
+    wall_s: float  # kernel seconds, compilation excluded
     compile_s: float
-    stopped_by: str
+    stopped_by: str  # the budget that ended the run (or "interrupted")
     run: chains_types.ChainRun | None = None  # chain solvers: the run (runs.csv is its table)
     work: np.ndarray | None = None  # GA: [C, 3] int64 per trial: evaluations spent, evaluations
     # to the end of its first solved generation (-1: unsolved), generations run (-1: unknown)
@@ -96,24 +79,9 @@ def sample_minconflicts(
     batch=None,
     max_restarts=1_000_000,
 ) -> Samples:
-    """Min-conflicts chains through `jaxqueens.solve` (`chains`: chains solved).
-
-    Args:
-      n: board size.
-      chains: chains to run (None: no chain budget).
-      solutions: stop at this many distinct solutions (None: no such budget).
-      seconds: stop after this kernel time (None: no time budget).
-      seed: random seed.
-      control: progress and checkpoints (`RunControl`; None: `RunControl()`).
-      max_steps: the restart period (None: `solve`'s default).
-      init: the initial boards.
-      tabu: plateau tabu tenure.
-      batch: chains per kernel call (None: sized to the machine).
-      max_restarts: restarts per chain at most.
-
-    Returns:
-      One sample per solved chain.
-    """
+    """Min-conflicts chains through `jaxqueens.solve` (`chains`: chains solved), one sample per
+    solved chain. A budget of None is no such budget; `max_steps` is the restart period (None:
+    `solve`'s default), `batch` the chains per kernel call (None: sized to the machine)."""
     res = mcsolve.solve(
         n,
         chains,
@@ -150,23 +118,11 @@ def sample_anneal(
     batch=None,
     **options,
 ) -> Samples:
-    """LS / TA / SA chains through `anneal`'s schedule and kernel (`chains`: chains run).
-
-    Args:
-      n: board size.
-      chains: chains to run (None: no chain budget).
-      solutions: stop at this many distinct solutions (None: no such budget).
-      seconds: stop after this kernel time (None: no time budget).
-      seed: random seed.
-      control: progress and checkpoints (`RunControl`; None: `RunControl()`).
-      batch: chains per kernel call (None: sized to the machine).
-      **options: method, steps, preset, rounds, neighbour, step, objective, q, init_prob,
-        alpha, t_end, walk (defaults: `stats_setup.STATS_ANNEAL` and the preset's); one the
-        method does not use is refused.
-
-    Returns:
-      One sample per solved chain.
-    """
+    """LS / TA / SA chains through `anneal`'s schedule and kernel (`chains`: chains run), one sample
+    per solved chain. A budget of None is no such budget; `batch` the chains per kernel call (None:
+    sized to the machine). `options` are method, steps, preset, rounds, neighbour, step, objective,
+    q, init_prob, alpha, t_end, walk (defaults: `stats_setup.STATS_ANNEAL` and the preset's); one
+    the method does not use is refused."""
     s, c = stats_setup.check_stats_anneal(n, options, chains, seed, batch)
     method, got = s.method, s.values()  # (LS, TA: SA's settings are the preset's, unused)
     shape = (s.rounds, s.neighbour, s.step, s.objective)
@@ -221,28 +177,15 @@ def sample_ga(
     batch=None,
     **ga_options,
 ) -> Samples:
-    """GA trials (`jaxqueens.evolve`), `batch` trials per round; one sample per trial.
+    """GA trials (`jaxqueens.evolve` with `ga_options`), `batch` trials per round (None: up to
+    1024); one sample per solved trial. A budget of None is no such budget.
 
     A trial's sample is the first solution (island-major, then population order) in its final
     population, its steps the first generation whose best was a solution. Round r is seeded from
     `SeedSequence([seed, r])`: the samples depend on the round size. Rounds run through
-    `run_chunks`; Ctrl-C (or an interrupted round) keeps whole rounds.
-    With `seconds`, a round stops at the chunk of generations that passes the time left (its
-    unsolved trials count as unsolved after the generations run).
-
-    Args:
-      n: board size.
-      chains: trials to run (None: no chain budget).
-      solutions: stop at this many distinct solutions (None: no such budget).
-      seconds: stop after this kernel time (None: no time budget).
-      seed: random seed.
-      control: progress and checkpoints (`RunControl`; None: `RunControl()`).
-      batch: trials per round (None: up to 1024).
-      **ga_options: `jaxqueens.evolve`'s settings.
-
-    Returns:
-      One sample per solved trial.
-    """
+    `run_chunks`; Ctrl-C (or an interrupted round) keeps whole rounds. With `seconds`, a round stops
+    at the chunk of generations that passes the time left (its unsolved trials count as unsolved
+    after the generations run)."""
     rounds_of = batch or min(chains or 1024, 1024)
     fingerprint = {
         "solver": "stats-ga",

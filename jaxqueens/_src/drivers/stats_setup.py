@@ -63,15 +63,8 @@ are every solver's)."""
 
 
 def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
-    """`stats`: every option given (not None) belongs to `solver` (or is common).
-
-    Args:
-      solver: one of `STATS_SOLVERS`.
-      given: the options given, by name.
-
-    Raises:
-      QueensError: an option of another solver, or one no solver has, naming it.
-    """
+    """`stats`: every option `given` (not None) belongs to `solver` (one of `STATS_SOLVERS`) or is
+    common; an option of another solver, or one no solver has, is a QueensError naming it."""
     arguments.choice(solver, "solver", STATS_SOLVERS)
     known = dict.fromkeys(o for names in STATS_OPTIONS.values() for o in names)
     unknown = sorted(k for k, v in given.items() if v is not None and k not in known)
@@ -96,23 +89,14 @@ are the preset's (`anneal_settings`)."""
 
 
 def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> tuple:
-    """Every setting of `stats --solver anneal` (`options`: those given), resolved and
-    checked: the defaults of `STATS_ANNEAL` and of the preset, options the method does not
-    use refused, ranges as for `anneal` (`check_anneal`). `stats` has no `--edge` or
+    """Every setting of `stats --solver anneal` (`options`: those given; `chains`, `batch` None: not
+    given), resolved and checked: the defaults of `STATS_ANNEAL` and of the preset, options the
+    method does not use refused, ranges as for `anneal` (`check_anneal`). `stats` has no `--edge` or
     `--t0`: its runs wrap at the edge and take SA's start temperature from the worsening moves
     (whatever the settings' `edge` and `t0`).
 
-    Args:
-      n: board size.
-      options: the options given.
-      chains: chains to run (None: not given).
-      seed: random seed.
-      batch: chains per kernel call (None: not given).
-
-    Returns:
-      `(settings, numbers)`: the method's `LSSettings` (its `method` and `preset` included)
-      and the run's numbers checked (`check_anneal`: steps, walk, ...).
-    """
+    Returns `(settings, numbers)`: the method's `LSSettings` (its `method` and `preset` included)
+    and the run's numbers checked (`check_anneal`: steps, walk, ...)."""
     setting = {**STATS_ANNEAL, **{k: v for k, v in options.items() if k in STATS_ANNEAL}}
     given = {k: v for k, v in options.items() if k in ANNEAL_SETTINGS}
     for name in ("edge", "t0"):
@@ -127,17 +111,8 @@ def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> tu
 
 
 def check_stats_budget(chains, solutions, seconds, seed) -> tuple:
-    """The budget and seed of a `stats` run, checked.
-
-    Args:
-      chains: chains to run (None: not given).
-      solutions: distinct solutions to stop at (None: not given).
-      seconds: kernel seconds to stop after (None: not given).
-      seed: random seed.
-
-    Returns:
-      `(chains, solutions, seconds, seed)`.
-    """
+    """The budget and seed of a `stats` run, checked: `(chains, solutions, seconds, seed)` (a budget
+    None: not given)."""
     return (
         arguments.integer(chains, "chains", 1, optional=True),
         arguments.integer(solutions, "solutions", 1, optional=True),
