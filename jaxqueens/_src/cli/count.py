@@ -148,21 +148,16 @@ def duration(seconds: float) -> str:
     return f"{years:,.1f} years" if years < 1e4 else f"{years:.2g} years"
 
 
+def _refuse(args, why: str, *names: str) -> None:
+    """Refuse the options `names` that were given, in one line: `why`, then the flags to drop."""
+    given = [f"--{name}" for name in names if getattr(args, name)]
+    if given:
+        raise QueensError(f"{why}: drop {' and '.join(given)}")
+
+
 def _plan(args, n: int) -> int:
     """`count --plan`: the tasks and the predicted run time, nothing counted or written."""
-    extra = [
-        flag
-        for flag, on in (
-            ("--enumerate", args.enumerate),
-            ("--out", args.out),
-            ("--resume", args.resume),
-        )
-        if on
-    ]
-    if extra:
-        raise QueensError(
-            f"--plan only predicts a count and writes nothing: drop {' and '.join(extra)}"
-        )
+    _refuse(args, "--plan only predicts a count and writes nothing", "enumerate", "out", "resume")
     plan = count_plan.plan_count(n)
     if plan.tasks == 0:
         print(f"n = {n}: solved by brute force at once (no tasks)")
@@ -192,19 +187,9 @@ def _plan(args, n: int) -> int:
 
 def _toroidal(args, n: int) -> int:
     """`count --toroidal`: `jaxqueens._src.drivers.complete.toroidal_count`, resumable."""
-    extra = [
-        flag
-        for flag, on in (
-            ("--unique", args.unique),
-            ("--plan", args.plan),
-            ("--enumerate", args.enumerate),
-        )
-        if on
-    ]
-    if extra:
-        raise QueensError(
-            f"--toroidal counts all solutions on the torus only: drop {' and '.join(extra)}"
-        )
+    _refuse(
+        args, "--toroidal counts all solutions on the torus only", "unique", "plan", "enumerate"
+    )
     if n > complete.MAX_N:
         raise QueensError(
             f"--toroidal: n = {n} is too large for the constrained search; give n <= "
