@@ -22,6 +22,7 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxqueens.core import inplace
+from jaxqueens.core.arguments import SEED_MAX
 
 U32 = jnp.uint32
 GOLD = 0x9E3779B9
@@ -133,7 +134,6 @@ def next_seed(seed: ArrayLike) -> jax.Array:
 
 
 THREEFRY = "threefry2x32"
-SEED_MAX = 2**32 - 1
 
 
 def seed_data(seed: int) -> np.ndarray | None:

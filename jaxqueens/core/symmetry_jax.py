@@ -141,9 +141,9 @@ class Dedup(NamedTuple):
 
 
 MULTIKEY_MAX_N = 32
-"""Up to this n, rows are ordered by one `lax.sort` on all n columns (n + 1 operands); beyond
-it, by one stable sort per column in a `fori_loop`, whose compiled size does not grow with n
-(a 5001-operand sort took minutes to compile at n = 5000). Both give the same order."""
+"""Up to this n, rows are ordered by one `lax.sort` on all n columns (n + 1 operands, whose
+compile time grows with n); beyond it, by one stable sort per column in a `fori_loop`, whose
+compiled size does not. Both give the same order."""
 
 
 def lex_order(boards: jax.Array, multikey: bool | None = None) -> jax.Array:

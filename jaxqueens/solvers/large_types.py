@@ -183,7 +183,6 @@ class Result(NamedTuple):
 
 
 _TEMPLATE = base.int32_params(Params, [0] * len(Params._fields))
-"""The shape and dtype of every `Params` leaf (`base.check_params` compares them)."""
 
 
 def blank(seed, config: Config, like: State | None = None) -> State:

@@ -35,8 +35,7 @@ class Config:
         toroidal: queens attack along diagonals modulo n.
         constrained: `Problem.mask` holds allowed squares and fixed queens.
         scatter_counts: count a fresh board's lines with one scatter-add rather than an n-step
-            loop, the same counts; lockstep lanes set it (`lockstep_config`: on a GPU the
-            loop is n host-driven iterations inside every refill, `make gpu-check`'s model).
+            loop (`jaxqueens.core.lines.counts_of`); lockstep lanes set it (`lockstep_config`).
     """
 
     n: int
@@ -216,7 +215,6 @@ class Result(NamedTuple):
 
 
 _TEMPLATE = base.int32_params(Params, [0] * len(Params._fields))
-"""The shape and dtype of every `Params` leaf (`base.check_params` compares them)."""
 
 PAIRS_NONE = 2**31 - 1
 """`State.best_pairs` before any attempt has ended."""
