@@ -83,16 +83,8 @@ def _stale(path: Path, now: float) -> bool:
 
 
 def remove_stale_temps(folder: str | os.PathLike[str]) -> list[Path]:
-    """Remove the stale temporary files of our own pattern in `folder` (see the module doc).
-
-    Never raises: a folder that cannot be listed is left alone.
-
-    Args:
-      folder: the folder to sweep.
-
-    Returns:
-      The paths removed.
-    """
+    """Remove the stale temporary files of our own pattern in `folder` (see the module doc);
+    returns the paths removed. Never raises: a folder that cannot be listed is left alone."""
     removed: list[Path] = []
     now = time.time()
     try:
@@ -114,16 +106,11 @@ def _folder_given(target: Path) -> QueensError:
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """A temporary path beside `path`, renamed onto `path` if the block succeeds.
+    """A temporary path beside `path` (its folders made), renamed onto `path` if the block
+    succeeds, removed if it fails.
 
     Write through an open file object (`np.save(f, ...)`), not the bare
     temporary name: some writers append their own extension to a name.
-
-    Args:
-      path: the file to write.
-
-    Yields:
-      The temporary path (removed if the block fails).
 
     Raises:
       QueensError: `path` is a folder (one line naming it, never the temporary file).
@@ -155,22 +142,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write `text` to `path` atomically.
-
-    Args:
-      path: the file to write.
-      text: its content, written as UTF-8.
-    """
+    """Write `text` to `path` atomically, as UTF-8."""
     write_bytes(path, text.encode("utf-8"))
 
 
 def write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write `data` to `path` atomically (and keep it in an open `recording`).
-
-    Args:
-      path: the file to write.
-      data: its content.
-    """
+    """Write `data` to `path` atomically (and keep it in an open `recording`)."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
     recordings = _process.writes.recordings
@@ -180,12 +157,8 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
 
 @contextlib.contextmanager
 def recording() -> Iterator[dict[Path, bytes]]:
-    """Keep, for the block, the bytes of every file `write_text`/`write_bytes` write.
-
-    Yields:
-      The kept bytes by resolved path (files up to `RECORD_MAX_BYTES`; the last write of a
-      path wins).
-    """
+    """Keep, for the block, the bytes of every file `write_text`/`write_bytes` write: yields
+    them by resolved path (files up to `RECORD_MAX_BYTES`; the last write of a path wins)."""
     kept: dict[Path, bytes] = {}
     _process.writes.recordings.append(kept)
     try:
@@ -195,14 +168,8 @@ def recording() -> Iterator[dict[Path, bytes]]:
 
 
 def recorded(path: str | os.PathLike) -> bytes | None:
-    """The bytes an open `recording` kept for `path`.
-
-    Args:
-      path: a file written inside the recording.
-
-    Returns:
-      Its bytes, or None when it was not written (or kept) inside one.
-    """
+    """The bytes an open `recording` kept for `path` (None when it was not written, or kept,
+    inside one)."""
     where = Path(path).resolve()
     for kept in reversed(_process.writes.recordings):
         if where in kept:
@@ -216,14 +183,7 @@ final name; never swept as stale (a checkpoint may point into it)."""
 
 
 def partial_path(path: str | os.PathLike) -> Path:
-    """Where `Stream` grows `path` until `Stream.commit`.
-
-    Args:
-      path: the file's final name.
-
-    Returns:
-      `.NAME.partial` beside it.
-    """
+    """Where `Stream` grows `path` until `Stream.commit`: `.NAME.partial` beside it."""
     target = Path(path)
     return target.with_name(f".{target.name}{PARTIAL}")
 
@@ -267,29 +227,18 @@ class Stream:
             self._f.seek(resume_at)
 
     def write(self, data: bytes | str) -> None:
-        """Append `data`.
-
-        Args:
-          data: bytes, or a str written as UTF-8.
-        """
+        """Append `data` (a str as UTF-8)."""
         self._f.write(data.encode() if isinstance(data, str) else data)
 
     def sync(self) -> int:
-        """Flush and fsync what was written.
-
-        Returns:
-          The file's length in bytes.
-        """
+        """Flush and fsync what was written; returns the file's length in bytes."""
         self._f.flush()
         os.fsync(self._f.fileno())
         return self._f.tell()
 
     def commit(self) -> Path:
-        """Make the partial file durable, then rename it onto its final name (atomic).
-
-        Returns:
-          The final path.
-        """
+        """Make the partial file durable, then rename it onto its final name (atomic); returns
+        that name."""
         self.sync()
         self._f.close()
         os.replace(self.partial, self.path)

@@ -1,6 +1,7 @@
 """Every table the commands write, defined once: the per-run table (`runs.csv`) of `solve`,
 `anneal`, `stats`, `compare` and `evolve` and the other tables of each command (`TABLES`), their
-column names' meanings in `jaxqueens._src.io.schema_terms`.
+column names' meanings in `jaxqueens._src.io.schema_terms`; and `write`, the one writer of a
+command's `--out` files.
 
 Every command that runs many independent runs (chains or GA trials) writes them one row per run
 with the same columns in the same order: the `CORE` columns, then the per-solver extras it has
@@ -22,27 +23,13 @@ from jaxqueens._src.io.schema_terms import CORE_COLUMNS, EXTRAS, TERMS, Column
 from jaxqueens._src.io.tables import write_csv, write_json
 
 COLUMNS: dict[str, Column] = {c.name: c for c in CORE_COLUMNS + EXTRAS}
-"""Every documented column by name."""
-
 CORE: tuple[str, ...] = tuple(c.name for c in CORE_COLUMNS)
-"""The core column names, in order."""
-
 FILENAME = "runs.csv"
-"""The per-run table's file name in every command's `--out` folder."""
 
 
 def header(extras: Iterable[str] = ()) -> list[str]:
-    """The header of a runs table with extra columns.
-
-    Args:
-      extras: the extra columns' names.
-
-    Returns:
-      `CORE`, then the extras in their documented order.
-
-    Raises:
-      ValueError: an undocumented name (a bug).
-    """
+    """The header of a runs table: `CORE`, then the `extras` in their documented order
+    (ValueError for an undocumented name: a bug)."""
     extras = set(extras)
     unknown = sorted(extras - {c.name for c in EXTRAS})
     if unknown:
@@ -51,14 +38,7 @@ def header(extras: Iterable[str] = ()) -> list[str]:
 
 
 def check_header(names: Sequence[str]) -> None:
-    """Raise unless a header is a documented one (`header`'s form).
-
-    Args:
-      names: the column names.
-
-    Raises:
-      ValueError: naming the header and the documented one.
-    """
+    """Raise ValueError, naming both, unless a header is a documented one (`header`'s form)."""
     names = list(names)
     if names[: len(CORE)] != list(CORE) or names != header(names[len(CORE) :]):
         raise ValueError(f"runs.csv header {names} is not the documented one {header()} + extras")
@@ -92,11 +72,8 @@ class RunTable:
     extras: Mapping[str, np.ndarray | None] = dataclasses.field(default_factory=dict)
 
     def columns(self) -> dict[str, list]:
-        """Every column of this table by name, as Python values.
-
-        Returns:
-          `name -> [R]` lists (None: an empty cell).
-        """
+        """Every column of this table by name, as `[R]` lists of Python values (None: an empty
+        cell)."""
         count = len(self.solved)
         solved = np.asarray(self.solved, bool)
         to_solution = self.steps_to_solution
@@ -133,14 +110,8 @@ def _cells(values, count: int, seconds: bool = False) -> list:
 
 
 def rows(tables: Sequence[RunTable]) -> tuple[list[str], list[list]]:
-    """Several runs tables as one.
-
-    Args:
-      tables: the tables.
-
-    Returns:
-      `(header, rows)`: every table's runs in order, with the extras any of them has.
-    """
+    """Several runs tables as one `(header, rows)`: every table's runs in order, with the
+    extras any of them has."""
     names = header({k for t in tables for k in t.extras})
     out: list[list] = []
     for t in tables:
@@ -151,15 +122,7 @@ def rows(tables: Sequence[RunTable]) -> tuple[list[str], list[list]]:
 
 
 def write_runs(path: str | Path, tables: RunTable | Sequence[RunTable]) -> Path:
-    """Write `runs.csv` atomically from one solver's table or several.
-
-    Args:
-      path: the file.
-      tables: a table or several.
-
-    Returns:
-      The path written.
-    """
+    """Write `runs.csv` atomically from one solver's table or several; returns `path`."""
     names, body = rows([tables] if isinstance(tables, RunTable) else tables)
     check_header(names)
     return write_csv(path, names, body)
@@ -272,18 +235,8 @@ written header is these columns, or these in order with some of the optional one
 
 
 def table(command: str, name: str) -> tuple[str, ...]:
-    """The declared columns of a command's table (`TABLES`).
-
-    Args:
-      command: the command.
-      name: the table's file name.
-
-    Returns:
-      The column names.
-
-    Raises:
-      ValueError: the table has no fixed columns.
-    """
+    """The declared columns of a command's table `name` (`TABLES`); ValueError for a table
+    without fixed columns."""
     columns = TABLES[command][name]
     if columns is None:
         raise ValueError(f"{command}'s {name} has no fixed columns")
@@ -323,17 +276,7 @@ def write(out: str | Path, command: str, files: Mapping[str, Any]) -> list[Path]
 
 
 def meaning(name: str) -> str:
-    """What a column means in any table.
-
-    Args:
-      name: the column's name.
-
-    Returns:
-      Its meaning.
-
-    Raises:
-      KeyError: an undocumented name.
-    """
+    """What a column means in any table (KeyError for an undocumented name)."""
     return COLUMNS[name].meaning if name in COLUMNS else TERMS[name]
 
 
@@ -341,11 +284,7 @@ def meaning(name: str) -> str:
 
 
 def runs_markdown() -> str:
-    """The per-run columns as a Markdown table (the docs' outputs page is built with it).
-
-    Returns:
-      The Markdown.
-    """
+    """The per-run columns as a Markdown table (the docs' outputs page is built with it)."""
     lines = ["| column | meaning | unit |", "| --- | --- | --- |"]
     lines += [f"| `{c.name}` | {c.meaning} | {c.unit} |" for c in CORE_COLUMNS]
     lines += [f"| `{c.name}` (extra) | {c.meaning} | {c.unit} |" for c in EXTRAS]
@@ -354,11 +293,7 @@ def runs_markdown() -> str:
 
 def tables_markdown() -> str:
     """Every table of every command (`TABLES`) and what each of its columns means, as Markdown (the
-    docs' outputs page is built with it).
-
-    Returns:
-      The Markdown.
-    """
+    docs' outputs page is built with it)."""
     lines = ["| command | file | columns |", "| --- | --- | --- |"]
     for command, tables in TABLES.items():
         for name, columns in tables.items():

@@ -25,19 +25,11 @@ from jaxqueens._src.io import provenance
 from jaxqueens._src.io.atomic import write_text
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-"""First characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection)."""
 
 
 def csv_cell(value: Any) -> Any:
-    """One CSV cell.
-
-    Args:
-      value: the cell's value.
-
-    Returns:
-      "" for None, numbers as they are, anything else as text, prefixed with `'` when it
-      starts like a formula (OWASP's neutralisation).
-    """
+    """One CSV cell: "" for None, numbers as they are, anything else as text, prefixed with `'`
+    when it starts like a formula (OWASP's neutralisation)."""
     kind = type(value)
     if kind is int or kind is float or kind is bool:  # most cells: no ABC check
         return value
@@ -50,14 +42,8 @@ def csv_cell(value: Any) -> Any:
 
 
 def writer(stream) -> Any:
-    """A CSV writer in the package's dialect.
-
-    Args:
-      stream (TextIO): a text stream to write to.
-
-    Returns:
-      An object with `writerow` and `writerows`, whose cells pass through `csv_cell`.
-    """
+    """A CSV writer in the package's dialect on a text stream: `writerow` and `writerows`, whose
+    cells pass through `csv_cell`."""
     return _Writer(stream)
 
 
@@ -74,16 +60,7 @@ class _Writer:
 
 
 def write_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
-    """Write a CSV table atomically.
-
-    Args:
-      path: the file to write.
-      header: the column names.
-      rows: the rows, each a sequence of cells (None: an empty cell).
-
-    Returns:
-      `path`, as a `Path`.
-    """
+    """Write a CSV table atomically (a None cell is empty); returns `path`."""
     buf = io.StringIO()
     w = writer(buf)
     w.writerow(header)
@@ -95,16 +72,8 @@ def write_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[A
 def write_dict_csv(
     path: str | Path, rows: Sequence[dict], keys: Sequence[str] | None = None
 ) -> Path:
-    """Write dicts as the rows of a CSV table.
-
-    Args:
-      path: the file to write.
-      rows: the rows; a key a row lacks is an empty cell.
-      keys: the columns (None: every key, in order of first appearance).
-
-    Returns:
-      `path`, as a `Path`.
-    """
+    """Write dicts as the rows of a CSV table, a key a row lacks an empty cell; the columns are
+    `keys` (None: every key, in order of first appearance). Returns `path`."""
     keys = list(keys) if keys is not None else list(dict.fromkeys(k for row in rows for k in row))
     return write_csv(path, keys, ([row.get(k) for k in keys] for row in rows))
 
@@ -130,16 +99,9 @@ def _number(value: Any) -> Any:
 
 
 def strict(doc: Any) -> Any:
-    """`doc` as strict JSON data.
-
-    Args:
-      doc: a JSON-like document (dicts, lists, scalars, NumPy values).
-
-    Returns:
-      A copy with NumPy values as Python ones and every non-finite float (inf, -inf, NaN) as
-      null, with a `<key>_null_reason` beside it in its object (for a list, beside the
-      list's key).
-    """
+    """A JSON-like document (dicts, lists, scalars, NumPy values) as strict JSON data: a copy
+    with NumPy values as Python ones and every non-finite float (inf, -inf, NaN) as null, with a
+    `<key>_null_reason` beside it in its object (for a list, beside the list's key)."""
     doc = _number(doc)
     if isinstance(doc, float):
         return doc if math.isfinite(doc) else None
@@ -171,18 +133,11 @@ def _non_finite(values) -> float | None:
 
 
 def write_json(path: str | Path, doc: Any) -> Path:
-    """Write `doc` atomically as indented strict JSON with a final newline.
+    """Write `doc` atomically as indented `strict` JSON (no Infinity or NaN, which JSON parsers
+    refuse; other values JSON cannot hold as strings) with a final newline; returns `path`.
 
     A `summary.json` written while a command runs gets the run's record under `"run"`
     (`provenance.record`), so every command's summary says where it came from.
-
-    Args:
-      path: the file to write.
-      doc: the document; made `strict` (no Infinity or NaN, which JSON parsers refuse),
-        other values JSON cannot hold written as strings.
-
-    Returns:
-      `path`, as a `Path`.
     """
     if Path(path).name == SUMMARY and isinstance(doc, dict) and provenance.active():
         doc = {**doc, "run": provenance.record(doc)}

@@ -30,13 +30,8 @@ def resumed_by(how: str) -> Iterator[None]:
 
     The messages that say how to continue an unfinished or interrupted run name `how` (a
     setting's folder is the sweep's, and its command's `--resume` would run that setting
-    alone), and its final write is its whole `ending` (the sweep writes the report).
-
-    Args:
-      how: the way to continue, e.g. `jaxqueens run CONFIG --resume`.
-
-    Yields:
-      None, for the block.
+    alone), and its final write is its whole `ending` (the sweep writes the report). `how` is
+    the way to continue, e.g. `jaxqueens run CONFIG --resume`.
     """
     state = _process.commands
     before, state.resume_how = state.resume_how, how
@@ -49,30 +44,18 @@ def resumed_by(how: str) -> Iterator[None]:
 
 
 def resume_advice(out) -> str:
-    """How to continue an unfinished run.
-
-    Args:
-      out (str | os.PathLike): the run's `--out` folder.
-
-    Returns:
-      "the same command and --resume OUT", or what the enclosing sweep set (`resumed_by`).
-    """
+    """How to continue an unfinished run of `--out` folder `out`: "the same command and
+    --resume OUT", or what the enclosing sweep set (`resumed_by`)."""
     return _process.commands.resume_how or f"the same command and --resume {out}"
 
 
 def is_writer() -> bool:
-    """Whether this process writes the outputs.
-
-    Imports JAX: commands call it after their run, when JAX is loaded anyway.
-
-    Returns:
-      True for process 0 of a multi-process run (and for a single process).
-    """
+    """Whether this process writes the outputs: process 0 of a multi-process run (and a single
+    process). Imports JAX: commands call it after their run, when JAX is loaded anyway."""
     return gather.is_writer()
 
 
-MARGIN = 1 << 20
-"""Bytes of free space asked for beyond a command's estimate (summaries, tables, figures)."""
+MARGIN = 1 << 20  # bytes of free space beyond a command's estimate (summaries, tables, figures)
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -92,11 +75,11 @@ def prepare_out(
     nothing is created.
 
     Args:
-      path (str | os.PathLike | None): the output path (None or "": none given).
+      path (str | os.PathLike | None): the output path (None or "": none given, None returned).
       kind: "dir": a folder (new or existing), never an existing file; "file": a file, never
-        an existing folder nor one of `inputs`.
+        an existing folder nor one of the command's `inputs`.
       option: the flag named in errors.
-      inputs: the command's input files, which a "file" output must not be.
+      inputs: the command's input files.
       need: a rough estimate of the bytes the run writes, checkpoints included.
 
     Returns:
@@ -183,13 +166,8 @@ def ending(out) -> Iterator[None]:
     The command line closes a command's report in one, after the command's own. A signal
     anywhere in it waits for the end, and the checkpoints `retire` names are removed only
     then, when every output and the report are written. A second signal stops at once: each
-    file is whole or absent, the checkpoint stays, and a line says how to resume.
-
-    Args:
-      out (str | os.PathLike | None): the command's `--out` folder (None: none).
-
-    Yields:
-      None, for the block.
+    file is whole or absent, the checkpoint stays, and a line says how to resume. `out` is the
+    command's `--out` folder (None: none).
 
     Raises:
       KeyboardInterrupt: after the block, when a first signal (SIGINT or SIGTERM) came during
@@ -232,12 +210,8 @@ def ending(out) -> Iterator[None]:
 
 
 def retire(path) -> None:
-    """Remove a checkpoint once the command's outputs and report are written.
-
-    Args:
-      path (str | os.PathLike): the checkpoint file, removed at the end of `ending` (at once
-        outside a command).
-    """
+    """Remove a checkpoint file once the command's outputs and report are written: at the end
+    of `ending` (at once outside a command)."""
     end = _process.commands.endings[-1] if _process.commands.endings else None
     if end is None:
         Path(path).unlink(missing_ok=True)
@@ -251,12 +225,7 @@ def final_write(out) -> Iterator[None]:
 
     It is part of the command's `ending` (its own, outside one): a first signal waits for
     every output and the report, a second keeps the checkpoint and prints the resume command.
-
-    Args:
-      out (str | os.PathLike | None): the command's `--out` folder (None: none).
-
-    Yields:
-      None, for the block.
+    `out` is the command's `--out` folder (None: none).
 
     Raises:
       QueensError: a write failed (OSError: the disk filled up after `prepare_out`); one line
