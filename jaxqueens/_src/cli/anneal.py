@@ -25,6 +25,7 @@ from jaxqueens._src.io import chains as chain_io
 from jaxqueens._src.io import interrupts, logs, provenance, writing
 from jaxqueens._src.io.writing import is_writer
 from jaxqueens._src.plots import chains as chain_plots
+from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers.variants import METHODS
 
@@ -182,7 +183,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
     n = board_size(args, start) if instance is None else instance.n
     if args.plot and not args.out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figure into")
-    options.check_seconds(args.checkpoint_every, "--checkpoint-every")
+    arguments.seconds(args.checkpoint_every, "--checkpoint-every")
     used = _used_options(args, methods, n, start, instance)
     args = options.resume_folder(args)
     writing.prepare_out(args.out, need=len(methods) * max(args.chains, 1) * (12 * max(n, 1) + 100))

@@ -120,7 +120,7 @@ def _checkpoints(args) -> bool:
                 "start without --resume"
             )
         return True
-    options.check_seconds(args.checkpoint_every, "--checkpoint-every")
+    arguments.seconds(args.checkpoint_every, "--checkpoint-every")
     return False
 
 

@@ -214,7 +214,7 @@ def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, boo
             )
         claim_out(args.out, resume=True)
         return path, True
-    check_seconds(args.checkpoint_every, "--checkpoint-every")
+    arguments.seconds(args.checkpoint_every, "--checkpoint-every")
     claim_out(args.out, resume=False)
     return (Path(args.out) / checkpoint.FILENAME if args.out else None), False
 
@@ -239,13 +239,6 @@ def claim_out(out, resume: bool) -> None:
     if _lazy.is_loaded("jax") and not is_writer():  # the other processes of a multi-process run
         return
     ownership.acquire(out, "--resume" if resume else "--out")
-
-
-def check_seconds(value, option: str) -> float:
-    """A positive, finite number of seconds given to `option` (as the message names it;
-    `jaxqueens.core.arguments.seconds`: `nan` and `inf` are refused, a checkpoint interval of
-    inf would never save)."""
-    return arguments.seconds(value, option)
 
 
 def report_interrupt(what: str, out, saved=None) -> int:

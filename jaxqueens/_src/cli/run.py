@@ -88,11 +88,6 @@ def resolve(cfg: dict, parser: schema.Parser, overrides: list[str], where: str):
     return command, opts, sweep, options
 
 
-INTERRUPTED = 130
-"""The exit code of a command stopped by Ctrl-C (143: SIGTERM, `interrupts.is_interrupt`):
-it stops the whole sweep."""
-
-
 def _record(out: Path, command: str, opts: dict, setting: dict, code: int) -> None:
     write_json(
         out / "run.json",
