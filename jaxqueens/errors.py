@@ -49,9 +49,13 @@ class PeerLostError(QueensError):
 
 class InstanceUnsat(QueensError):
     """A constrained instance given to local search (`solve`, `anneal`, `evolve`) is plainly
-    unsatisfiable (fixed queens attacking each other, a column or row without an allowed square:
-    `unsat_reason`): no search is run. The one case where local
-    search reports UNSAT; `reason` says why. The command line prints it as a result (exit 1)."""
+    unsatisfiable (fixed queens attacking each other, a column or row without an allowed square),
+    so no search is run: the one case where local search reports UNSAT. The command line prints
+    it as a result (exit 1).
+
+    Args:
+        reason: why the instance is unsatisfiable (kept as `self.reason`).
+    """
 
     def __init__(self, reason: str):
         super().__init__(f"UNSAT ({reason})")
