@@ -37,13 +37,8 @@ _JSON_HINT = 'each line must be one JSON object like {"n": 8, "rows": [0, 4, 7, 
 
 
 def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = None) -> bytes:
-    """Read a whole file, turning every OS problem into a `BoardFileError`.
-
-    Args:
-      path: The file.
-      kind: Key of `MEMORY_PER_FILE_BYTE`.
-      memory_limit: Bytes the reader may use; default `MEMORY_LIMIT`, else what the OS reports free.
-    """
+    """Read a whole file of a `kind` of `MEMORY_PER_FILE_BYTE`, turning every OS problem into a
+    `BoardFileError`; `memory_limit` as `read_board`'s."""
     name = os.fspath(path)
     factor = MEMORY_PER_FILE_BYTE[kind]
     with files.open_input(name) as (f, size):  # regular files only; every failure names the file
@@ -66,16 +61,10 @@ def _read_all(path: str | os.PathLike, kind: str, memory_limit: int | None = Non
 def read_board(
     path: str | os.PathLike, one_based: bool = False, *, memory_limit: int | None = None
 ) -> np.ndarray:
-    """Read a text board file.
-
-    Args:
-      path: File with one integer per line: the row of the queen in column 0, 1, ...
-      one_based: Rows in the file count from 1 (1..n) instead of 0 (0..n-1).
-      memory_limit: Bytes the reader may use (default `MEMORY_LIMIT`, else the
-        memory the OS reports available); a larger file is refused before reading.
-
-    Returns:
-      int32 `[n]`, 0-based rows.
+    """Read a text board file (one integer per line: the row of the queen in column 0, 1, ...;
+    counted from 1 when `one_based`) as int32 `[n]` 0-based rows. A file larger than
+    `memory_limit` allows (bytes; default `MEMORY_LIMIT`, else the memory the OS reports
+    available) is refused before reading.
 
     Raises:
       BoardFileError: the file is missing, unreadable, too large, not text,
@@ -144,13 +133,8 @@ def _check_npy_header(name: str, data: bytes) -> None:
 
 
 def read_boards_npy(path: str | os.PathLike) -> np.ndarray:
-    """Read boards from a `.npy` file.
-
-    Args:
-      path: `.npy` file holding an integer `[B, n]` array (or `[n]`: one board).
-
-    Returns:
-      int32 `[B, n]`.
+    """Read boards from a `.npy` file holding an integer `[B, n]` array (or `[n]`: one board)
+    as int32 `[B, n]`.
 
     Raises:
       BoardFileError: unreadable file, not a plain `.npy` array, non-integer
@@ -268,14 +252,9 @@ def write_jsonl(
 
 
 def read_jsonl(path: str | os.PathLike) -> np.ndarray:
-    """Read boards from a JSON lines file (blank lines are skipped).
-
-    Args:
-      path: File with one `{"n": ..., "rows": [...]}` object per line; other keys are labels,
-        ignored, but never an instance key (`jsonl`).
-
-    Returns:
-      int32 `[B, n]`; `[0, 0]` for a file without boards.
+    """Read boards from a JSON lines file, one `{"n": ..., "rows": [...]}` object per line
+    (blank lines skipped; other keys are labels, ignored, but never an instance key: `jsonl`),
+    as int32 `[B, n]`; `[0, 0]` for a file without boards.
 
     Raises:
       BoardFileError: naming the line with bad JSON, an instance line (or one that mixes board

@@ -25,16 +25,8 @@ _BYTE_KIND[48:58] = 2 | (np.arange(10, dtype=np.uint8) << 4)
 
 
 def not_text(name: str, lineno: int, data: bytes) -> BoardFileError:
-    """The error for a file that is not UTF-8 text.
-
-    Args:
-      name: the file's name.
-      lineno: the line that does not decode.
-      data: the file's bytes.
-
-    Returns:
-      The error: a NumPy file named as one, else the line that is not text.
-    """
+    """The error for a file that is not UTF-8 text: a NumPy file named as one, else the line
+    `lineno` that does not decode."""
     if data.startswith(b"\x93NUMPY"):
         return BoardFileError(
             f"{name}: is a NumPy .npy file; give it a .npy suffix to read it as one"
@@ -43,13 +35,9 @@ def not_text(name: str, lineno: int, data: bytes) -> BoardFileError:
 
 
 def _parse_fast(data: bytes, end: int) -> np.ndarray | None:
-    """Parse `data[:end]` (no trailing whitespace) if every line is plain digits.
-
-    Returns:
-      int64 `[lines]` (value i from line i + 1), or None when some line needs
-      the careful scan: signs, other characters, blank lines, two numbers on a
-      line, or more than 18 digits.
-    """
+    """Parse `data[:end]` (no trailing whitespace) if every line is plain digits: int64
+    `[lines]` (value i from line i + 1), or None when some line needs the careful scan: signs,
+    other characters, blank lines, two numbers on a line, or more than 18 digits."""
     parts, start = [], 0
     while start < end:
         stop = end if end - start <= _CHUNK else data.rfind(b"\n", start, start + _CHUNK)
@@ -84,12 +72,9 @@ def _parse_fast(data: bytes, end: int) -> np.ndarray | None:
 
 
 def _parse_lines(name: str, data: bytes) -> tuple[np.ndarray, tuple[int, str] | None]:
-    """Line-by-line scan: parse every line or raise for the first bad one.
-
-    Returns:
-      int64 values (out-of-int64 ones replaced by +-`_BIG`) and `(index, text)`
-      of the first replaced value, if any.
-    """
+    """Line-by-line scan: parse every line or raise for the first bad one. Returns the int64
+    values (out-of-int64 ones replaced by +-`_BIG`) and `(index, text)` of the first replaced
+    value, if any."""
     values, huge, blank = array.array("q"), None, None
     for lineno, raw in enumerate(io.BytesIO(data), start=1):
         if b"\x00" in raw:
@@ -120,15 +105,8 @@ def _parse_lines(name: str, data: bytes) -> tuple[np.ndarray, tuple[int, str] | 
 
 
 def parse(name: str, data: bytes, one_based: bool = False) -> np.ndarray:
-    """Parse a text board file's bytes.
-
-    Args:
-      name: the file's name, for messages.
-      data: its bytes (without a byte-order mark).
-      one_based: rows in the file count from 1 (1..n) instead of 0 (0..n-1).
-
-    Returns:
-      int32 `[n]`, 0-based rows.
+    """Parse a text board file's bytes (without a byte-order mark; `name` for messages; rows
+    counted from 1 when `one_based`) as int32 `[n]` 0-based rows.
 
     Raises:
       BoardFileError: the file is not text, empty, or has a bad line (the message names it).

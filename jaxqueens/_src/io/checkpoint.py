@@ -34,11 +34,8 @@ FORMAT = 2
 `fingerprint` entry; 2: one header and a tree of arrays). Raise it whenever the layout or the
 meaning of a saved tree changes, so that older files are refused rather than misread."""
 
-HEADER = "header"
-"""The `.npz` entry holding the JSON header (`format`, `settings`, `digest`)."""
-
-SEP = "."
-"""Joins the keys of a leaf's path into its entry name (`done.rows`)."""
+HEADER = "header"  # the `.npz` entry holding the JSON header (`format`, `settings`, `digest`)
+SEP = "."  # joins the keys of a leaf's path into its entry name (`done.rows`)
 
 gather = _lazy.load("jaxqueens.parallel.gather")  # JAX loads only when process_path asks
 
@@ -64,14 +61,8 @@ Tree = Any
 
 
 def like(tree: Tree) -> Tree:
-    """The schema a tree of arrays itself fits (a run's fresh state checks the state it resumes).
-
-    Args:
-      tree: a pytree of arrays.
-
-    Returns:
-      The tree with each leaf's exact dtype and shape in its place.
-    """
+    """The schema a tree of arrays itself fits, each leaf's exact dtype and shape in its place
+    (a run's fresh state checks the state it resumes)."""
     children = _children(tree)
     if children is None:
         leaf = np.asarray(tree) if not hasattr(tree, "dtype") else tree
@@ -81,14 +72,8 @@ def like(tree: Tree) -> Tree:
 
 def process_path(path: str | Path) -> Path:
     """This process's checkpoint file, where each process keeps its own (`count`, `complete`,
-    `evolve`).
-
-    Args:
-      path: the checkpoint path given.
-
-    Returns:
-      `path` itself in a single-process run, else `<stem>.process<p>of<P><suffix>` beside it.
-    """
+    `evolve`): `path` itself in a single-process run, else `<stem>.process<p>of<P><suffix>`
+    beside it."""
     path, procs = Path(path), gather.process_count()
     if procs == 1:
         return path
@@ -97,28 +82,16 @@ def process_path(path: str | Path) -> Path:
 
 def saved(path: str | Path) -> list[Path]:
     """The files of the checkpoint `path` that exist: `path` itself and the per-process files
-    beside it (`process_path`), found without asking JAX how many processes run.
-
-    Args:
-      path: the checkpoint's file, as a single-process run names it.
-
-    Returns:
-      The existing files, `path` first.
-    """
+    beside it (`process_path`), `path` first, found without asking JAX how many processes
+    run."""
     path = Path(path)
     each = sorted(path.parent.glob(f"{path.stem}.process*of*{path.suffix}"))
     return [path, *each] if path.exists() else each
 
 
 def any_saved(path: str | Path) -> bool:
-    """Whether a checkpoint exists, without asking JAX how many processes run.
-
-    Args:
-      path: the checkpoint path given.
-
-    Returns:
-      True if `path` or a per-process file beside it (`process_path`) exists.
-    """
+    """Whether `path` or a per-process file beside it (`process_path`) exists, without asking
+    JAX how many processes run."""
     return bool(saved(path))
 
 
@@ -162,13 +135,8 @@ def _digest(arrays: Mapping[str, np.ndarray]) -> str:
 
 
 def save(path: str | Path, tree: Tree, fingerprint: dict) -> None:
-    """Write a tree of host arrays and the settings' fingerprint atomically.
-
-    Args:
-      path: the checkpoint file.
-      tree: a pytree of host arrays.
-      fingerprint: the settings a resumed run must match.
-    """
+    """Write a tree of host arrays and the `fingerprint` of the settings a resumed run must
+    match, atomically (TypeError for an array of Python objects)."""
     arrays = {key: np.asarray(leaf) for key, leaf in _flatten(tree).items()}
     for key, a in arrays.items():
         if a.dtype.hasobject:
@@ -264,17 +232,10 @@ def _unflatten(schema: Tree, flat: Mapping[str, Any], prefix: str = "") -> Any:
 
 
 def load(path: str | Path, fingerprint: dict, schema: Tree) -> dict[str, Any]:
-    """The tree of a checkpoint written with the same `fingerprint`, checked against `schema`.
-
-    Args:
-      path: the file (`save`).
-      fingerprint: the settings the run was started with; a checkpoint of other settings is
-        refused with the names of those that differ.
-      schema: nested dicts or NamedTuples with a `Spec` at every leaf.
-
-    Returns:
-      The tree as nested dicts shaped like `schema` (a NamedTuple node becomes a dict of its
-      fields), leaves NumPy arrays (None for an absent optional leaf).
+    """The tree of a checkpoint written with the same `fingerprint` (one of other settings is
+    refused with the names of those that differ), checked against `schema` (nested dicts or
+    NamedTuples with a `Spec` at every leaf): nested dicts shaped like `schema` (a NamedTuple
+    node becomes a dict of its fields), leaves NumPy arrays (None for an absent optional leaf).
 
     Raises:
       QueensError: one line naming the file and the way on (module docstring).

@@ -26,9 +26,6 @@ class PipeSafeStream:
     Every other attribute is the wrapped stream's. The first `MAX_KEPT` characters written are
     kept (`text`: what the command printed, for `report.html`).
 
-    Args:
-      stream: the stream wrapped.
-
     Attributes:
       broken: a write or flush met a broken pipe.
     """
@@ -40,22 +37,11 @@ class PipeSafeStream:
         self._room = MAX_KEPT
 
     def text(self) -> str:
-        """What was written through the stream.
-
-        Returns:
-          Its first `MAX_KEPT` characters.
-        """
+        """The first `MAX_KEPT` characters written through the stream."""
         return "".join(self._kept)
 
     def write(self, text: str) -> int:
-        """Write text, unless the pipe is broken.
-
-        Args:
-          text: the text.
-
-        Returns:
-          Its length.
-        """
+        """Write text, unless the pipe is broken; returns its length either way."""
         if self._room > 0:
             self._kept.append(text[: self._room])
             self._room -= len(self._kept[-1])
@@ -67,11 +53,7 @@ class PipeSafeStream:
         return len(text)
 
     def writelines(self, lines) -> None:
-        """Write each line, as `write` does.
-
-        Args:
-          lines: the lines.
-        """
+        """Write each line, as `write` does."""
         for line in lines:
             self.write(line)
 
@@ -100,11 +82,7 @@ class PipeSafeStream:
 
 @contextlib.contextmanager
 def pipe_safe_stdout() -> Iterator[PipeSafeStream]:
-    """Make `sys.stdout` a `PipeSafeStream` inside the block (flushed on the way out).
-
-    Yields:
-      The `PipeSafeStream`.
-    """
+    """Make `sys.stdout` a `PipeSafeStream` inside the block (flushed on the way out)."""
     original = sys.stdout
     safe = PipeSafeStream(original)
     sys.stdout = safe

@@ -35,14 +35,8 @@ def _kind(mode: int) -> str:
 def open_input(
     path: str | os.PathLike, error: type[QueensError] = BoardFileError
 ) -> Iterator[tuple[BinaryIO, int]]:
-    """Open a regular input file for reading, closed on exit.
-
-    Args:
-      path: the file.
-      error: the error class raised.
-
-    Yields:
-      `(binary file, size in bytes)`.
+    """Open a regular input file for reading, closed on exit: yields `(binary file, size in
+    bytes)`.
 
     Raises:
       QueensError: of class `error` (default BoardFileError), one line naming the file and the
@@ -84,16 +78,8 @@ def read_input(
     max_bytes: int | None = None,
     too_large: str = "too large for this kind of file; check the path",
 ) -> bytes:
-    """The bytes of a regular input file (`open_input`).
-
-    Args:
-      path: the file.
-      error: the error class raised.
-      max_bytes: a file over this size is refused before it is read (None: no limit).
-      too_large: the end of that message.
-
-    Returns:
-      The file's bytes.
+    """The bytes of a regular input file (`open_input`); a file over `max_bytes` (None: no
+    limit) is refused before it is read, with `too_large` ending the message.
 
     Raises:
       QueensError: of class `error`, one line naming the file and the problem.
@@ -112,17 +98,9 @@ def read_input(
 
 
 BOM = codecs.BOM_UTF8
-"""The UTF-8 byte-order mark (`EF BB BF`)."""
 
 
 def without_bom(data: bytes) -> bytes:
     """`data` without a UTF-8 byte-order mark at its start: the one place every text reader
-    drops it, so a file saved "with BOM" reads alike as a board, an instance or a config.
-
-    Args:
-      data: The bytes of a text file.
-
-    Returns:
-      `data` itself, or `data` without its first three bytes when they are `BOM`.
-    """
+    drops it, so a file saved "with BOM" reads alike as a board, an instance or a config."""
     return data[len(BOM) :] if data.startswith(BOM) else data
