@@ -12,7 +12,6 @@ of the solver's family's command (`solver_options`) and checked by
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 
@@ -148,12 +147,7 @@ def _add_run_and_out_options(p) -> None:
 
 def _family_parser(family: str) -> schema.Parser:
     """The parser of the command whose options a solver of `family` takes."""
-    add = {"minconflicts": solve.add_command, "anneal": anneal.add_command}
-    return evolve.parser() if family == "ga" else _command_parser(add[family])
-
-
-@functools.cache
-def _command_parser(add) -> schema.Parser:
+    add = {"minconflicts": solve, "anneal": anneal, "ga": evolve}[family].add_command
     return schema.command_parser(add)
 
 
@@ -181,7 +175,6 @@ def solver_settings(words) -> dict[str, dict]:
     return out
 
 
-@functools.cache
 def parser() -> schema.Parser:
     """The `compare` command's own parser: its options are what a config may set."""
     return schema.command_parser(add_command)

@@ -7,7 +7,6 @@ describes the fitnesses, constrained boards, outputs and memory estimate.
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 
@@ -109,7 +108,6 @@ def _add_problem_and_out_options(p) -> None:
     options.add_checkpoint(p)
 
 
-@functools.cache
 def parser() -> schema.Parser:
     """The `evolve` command's own parser (built once): its options are what a config may set."""
     return schema.command_parser(add_command)

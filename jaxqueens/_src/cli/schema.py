@@ -9,6 +9,7 @@ against the option's type, choices and 32-bit range and becomes the command line
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -127,11 +128,12 @@ class Parser(argparse.ArgumentParser):
         return action
 
 
-def command_parser(add_command: Callable[[Any], None], cls: type[Parser] = Parser) -> Parser:
-    """The parser (of class `cls`) of one command that reads its own config file, built by the
-    command module's `add_command`."""
-    root = cls(prog="jaxqueens")
-    sub = root.add_subparsers(parser_class=cls)
+@functools.cache
+def command_parser(add_command: Callable[[Any], None]) -> Parser:
+    """The parser of one command that reads its own config file, built once by the command
+    module's `add_command`."""
+    root = Parser(prog="jaxqueens")
+    sub = root.add_subparsers(parser_class=Parser)
     add_command(sub)
     assert root.commands is not None
     (parser,) = root.commands.values()
