@@ -2,14 +2,12 @@
 method, with a summary line each; `--out` holds what `jaxqueens._src.io.anneal` describes.
 
 `--toroidal` makes queens attack along diagonals modulo n; `--instance FILE` runs the chains on
-one constrained instance (any format of `jaxqueens._src.io.instances`: `FILE.param:d`,
-completion parameters, one JSON line, a text board with `.` gaps): fixed queens never move,
+one constrained instance (any format of `jaxqueens._src.io.instances`): fixed queens never move,
 forbidden squares are never used, every solution is checked against the instance, and a run
-that solves no chain reports the instance unknown (local search proves no UNSAT; ``jaxqueens
-complete`` decides it exactly; a plainly unsatisfiable instance is UNSAT with its reason before any
-chain runs). The route is an option of `anneal` (and not a method of
-`complete`) because annealing runs many chains on one board: the instance only replaces the
-board, and every option (methods, schedules, `--out`, `--resume`) keeps its meaning."""
+that solves no chain reports the instance unknown (local search proves no UNSAT; `jaxqueens
+complete` decides it; a plainly unsatisfiable instance is UNSAT before any chain runs). The
+route is an option of `anneal`, not a method of `complete`, because annealing runs many chains
+on one board: the instance only replaces the board, and every option keeps its meaning."""
 
 from __future__ import annotations
 
