@@ -46,7 +46,7 @@ def add_command(sub) -> None:
     add_size(p, default=None, help="board size (default: the config's n, else 8)")
     _add_population_options(p)
     _add_problem_and_out_options(p)
-    # the GA's kernels run 1.2-1.6x faster without LLVM's loop unrolling (parallel.devices)
+    # the GA's kernels run faster without LLVM's loop unrolling (jaxqueens.parallel.devices)
     p.set_defaults(func=cmd_evolve, loop_unrolling=False)
 
 
