@@ -19,6 +19,14 @@ from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
+
+def flag(help: str | None = None, *, default: Any = dataclasses.MISSING, **option: Any) -> Any:
+    """A settings field whose command-line option (`jaxqueens._src.cli.options.add_fields`)
+    has this help and these `add_argument` keywords (`choices`, `metavar`, `type`; `flag`: an
+    option string other than `--NAME`)."""
+    return dataclasses.field(default=default, metadata={"help": help, **option})
+
+
 # --- presets: the defaults of LS/TA/SA and of the GA ----------------------------------------------
 
 ANNEAL_CLASSIC: dict[str, Any] = {
@@ -84,13 +92,6 @@ GA_PRESETS = tuple(GA_PRESET_SETTINGS)
 
 
 # --- LS / TA / SA ---------------------------------------------------------------------------------
-
-
-def flag(help: str | None = None, *, default: Any = dataclasses.MISSING, **option: Any) -> Any:
-    """A settings field whose command-line option (`jaxqueens._src.cli.options.add_fields`)
-    has this help and these `add_argument` keywords (`choices`, `metavar`, `type`; `flag`: an
-    option string other than `--NAME`)."""
-    return dataclasses.field(default=default, metadata={"help": help, **option})
 
 
 def t0_rule(value) -> str | float:
