@@ -1,13 +1,12 @@
 """Board model and conflict kernels (JAX).
 
 A board is an integer array `rows[..., n]`: `rows[c]` is the 0-based row of the queen in column
-`c`; the permutation encoding keeps all rows distinct, the combination encoding lets rows repeat.
-A queen's conflicts are the other queens on its row, diagonal (`r + c`) and anti-diagonal
-(`r - c + n - 1`), blocking ignored; the attacking-pair count `sum_lines k (k - 1) / 2` counts
-each attacking pair once. Every kernel is written for one board, vectorised over any leading
-batch shape and jitted at the public entry, which checks its input once (`as_size`, `as_board`);
-`attacking_pairs_one` and `n_attacks_one` are the unchecked one-board forms for use inside other
-kernels. The docs' core page gives the input checks and integer widths.
+`c` (the permutation encoding keeps rows distinct, the combination encoding lets them repeat);
+its lines are the rows, the diagonals `r + c` and the anti-diagonals `r - c + n - 1`. Every
+kernel is written for one board, vectorised over leading batch axes and jitted at the public
+entry, which checks its input once (`as_size`, `as_board`); `attacking_pairs_one` and
+`n_attacks_one` are the unchecked one-board forms for other kernels. The docs' core page gives
+the input checks and integer widths.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Stochastic local search, threshold accepting and simulated annealing, one chain per kernel.
 
 After the N-Queens vignette of the R package NMOF (Gilli, Maringer & Schumann, *Numerical
-Methods and Optimization in Finance*; `LSopt`, `TAopt`, `SAopt`). A chain proposes a neighbour
-(`step`: one queen moved by 1..step rows; `swap`: two queens exchange rows), evaluates the
-change of the objective (`attacks` or `pairs`) incrementally from line counts, and accepts it
-if not worse (`ls`), if within the current threshold (`ta`) or by the Metropolis rule (`sa`).
-A chain stops when solved or out of steps; it is deterministic given its seed, so `replay`
-recovers its best board. The docs' anneal page gives the neighbours, schedules and constrained
-boards.
+Methods and Optimization in Finance*; `LSopt`, `TAopt`, `SAopt`): a chain proposes a neighbour,
+evaluates the change of the objective incrementally from line counts, and accepts it by the
+method's rule. The docs' anneal page gives the neighbours, objectives, schedules, `replay` and
+constrained boards.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """Bitmask depth-first search over ONE constrained sub-tree: the exact kernel of `complete`.
 
-Method: the branch-free bitmask DFS of `jaxqueens.solvers.count` (after Richards 1997 and
-Somers), extended for the constrained variants of Gent, Jefferson & Nightingale (JAIR 2017;
-CSPLib prob079): the free rows of a column are ANDed with its allowed-row mask
-(`jaxqueens.core.constraints.column_masks`), and toroidal queens rotate the diagonal masks modulo
-n. An *item* is one sub-tree of one instance with a step budget; a stopped search leaves its
-stack, whose rows the host turns into new items. The drivers' hot path is `start`, `edge`
-(`step_lane` for lockstep lanes), `search` and `readout` over packed items; the kernel contract
-(`jaxqueens.solvers.base`) wraps the same functions for one whole instance; the types are in
-`jaxqueens.solvers.complete_types`. Everything here is written for ONE item: batching is
-`jaxqueens.parallel.items`' choice. docs/reference/complete.md describes the kernel.
+Method: the bitmask DFS of `jaxqueens.solvers.count` (after Richards 1997 and Somers), extended
+for the constrained variants of Gent, Jefferson & Nightingale (JAIR 2017; CSPLib prob079): a
+column's free rows are ANDed with its allowed rows, and toroidal queens rotate the diagonal
+masks modulo n. `start`, `edge` (`step_lane` for lockstep lanes), `search` and `readout` over
+packed items are the drivers' hot path; the kernel contract (`jaxqueens.solvers.base`) wraps them
+for one whole instance. The docs' complete page describes items and the search.
 """
 
 from __future__ import annotations

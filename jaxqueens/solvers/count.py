@@ -1,16 +1,11 @@
 """Bitmask depth-first search over ONE partial board: the exact-counting kernel.
 
 Method: bitmask backtracking after Richards (1997, "Backtracking algorithms in MCPL using bit
-patterns and recursion") as popularised by Jeff Somers' counter (`shared/baselines/count_c.c`),
-over the constellation tasks of `jaxqueens.core.constellations` (after the Q27 project and
-NQueensFAF), one branch-free tree edge per `lax.while_loop` iteration, resumable from its stack
-after a budget of edges. The search (`edge`, `walk`, `search`) walks a level table with border
-columns skipped and a look-ahead of two levels (`jaxqueens.solvers.count_probe` estimates its
-size). The kernel
-contract (`jaxqueens.solvers.base`: `init`, `step`, `run`, `resume`, `finish`) wraps the same
-edge for one task; `problems` builds every task of a board; the types are in
-`jaxqueens.solvers.count_types`. Everything here is written for ONE task: batching is
-`jaxqueens.parallel.items`' choice. docs/reference/count.md describes the kernel.
+patterns and recursion") and Jeff Somers' counter, over the constellation tasks of
+`jaxqueens.core.constellations` (after the Q27 project and NQueensFAF): one branch-free tree edge
+per `lax.while_loop` iteration, resumable after a budget of edges. `edge`, `walk` and `search` are
+the drivers' hot path; the kernel contract (`jaxqueens.solvers.base`) wraps the same edge for one
+task. The docs' count page describes the kernel.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Knuth's random probe of the backtrack tree, written for one probe (the estimator's kernel).
 
-Knuth (1975, "Estimating the efficiency of backtrack programs", Math. Comp. 29) walks the
-backtrack tree from the root, in each column choosing a uniformly random safe row among the
-`d_j` free ones; the product `d_0 d_1 ... d_{j-1}` is an unbiased estimate of the number of
-nodes at depth j, so a walk that reaches depth n estimates Q(n). The kernel keeps the package's
-contract (`jaxqueens.solvers.base`) for one probe; `jaxqueens._src.drivers.estimate` enumerates the
-top levels exactly and sums these walks below them. The docs' estimate page gives an example,
-the probe's state and its randomness.
+After Knuth (1975, "Estimating the efficiency of backtrack programs", Math. Comp. 29). The kernel
+keeps the package's contract (`jaxqueens.solvers.base`) for one probe; the docs' estimate page
+gives the method, an example, the probe's state and its randomness.
 """
 
 from __future__ import annotations

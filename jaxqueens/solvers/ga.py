@@ -1,13 +1,11 @@
 """Genetic algorithms for N-Queens, written for one trial: its islands `[I, P, n]`.
 
-The kernel keeps the package's contract (`jaxqueens.solvers.base`): a static `Config`, dynamic
-`Params` (rates, tournament size, elite, migration, budget), `init`, `step` (one generation) and
-`run`. Two schemes: `steady` (the classic course GA: tournament, two children replace the two
-worst) and `generational` (DEAP's `eaSimple`, Back, Fogel & Michalewicz 2000), with islands on a
-ring. Fitness, selection, crossover and mutation take a built-in's name or your own function.
-`Config` and `Params` are defined in `ga_config`, the operators and schemes in `ga_ops`; all
-are importable from here. The docs' ga page describes the schemes, the operator signatures,
-constrained boards and the randomness.
+Two schemes: `steady` (the classic course GA: tournament, two children replace the two worst)
+and `generational` (DEAP's `eaSimple`, Back, Fogel & Michalewicz 2000), with islands on a ring.
+The kernel keeps the package's contract (`jaxqueens.solvers.base`); `Config` and `Params` are
+defined in `ga_config`, the operators and schemes in `ga_ops`, all importable from here. The
+docs' ga page describes the schemes, the operator signatures, constrained boards and the
+randomness.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ class Config:
             `Params.tabu` (at most this) is the tenure used.
         unroll: min-conflicts steps per iteration of the inner `while_loop`.
         pick_tries: random columns probed for a conflicted queen before an O(n) scan (0: always
-            scan; -1: 0 for n <= 12, else 16, the best on CPU).
+            scan; -1: 0 for n <= 12, else 16).
         move: one of `MOVES` (how the new row is chosen).
         keep_best: report, for an unsolved chain, its attempt-end board with the fewest
             attacking pairs (off: the last board; the default path compiles without it).
