@@ -1,18 +1,17 @@
 """Atomic file writes: write to a temporary file beside the target, then rename.
 
-A reader (or a crash) never sees a half-written result file: `os.replace` is
-atomic on POSIX and Windows when source and target share a directory.
+A reader (or a crash) never sees a half-written result file: `os.replace` is atomic on POSIX and
+Windows when source and target share a directory.
 
 - The temporary file is removed on every failure (an error, Ctrl-C, a failed rename).
 - A process killed mid-write (`kill -9`) cannot clean up; its temporary file,
   `.NAME.<host>-<pid>.XXXXXXXX.tmp`, is removed by the next write into that folder once it is
-  stale: its process is gone (same machine) or it has not been touched for
-  `STALE_SECONDS`. Only files of this pattern are ever removed.
+  stale: its process is gone (same machine) or it has not been touched for `STALE_SECONDS`.
+  Only files of this pattern are ever removed.
 - Written files get the mode the umask allows (`0o666 & ~umask`), as `open()` gives, not
   `mkstemp`'s 0600, also when they replace an existing file.
-- Inside `recording`, what `write_text` and `write_bytes` write (the tables,
-  summaries and figures of a run) is also kept in memory, so that the run's report is built from
-  it rather than from the files read back (`recorded`).
+- Inside `recording`, what `write_text` and `write_bytes` write is also kept in memory, so that
+  the run's report is built from it rather than from the files read back (`recorded`).
 """
 
 from __future__ import annotations

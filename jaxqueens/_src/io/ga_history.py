@@ -37,17 +37,9 @@ mean over trials of the population's mean and worst; evaluations of all trials."
 
 
 def unit(fitness, score: str = "attacking") -> str:
-    """The unit an objective column is named by.
-
-    Args:
-      fitness: a fitness name or a user's function.
-      score: one of `SCORES`.
-
-    Returns:
-      `attacking_pairs` (`--score nonattacking`: `nonattacking_pairs`), `excess_queens`
-      (`--fitness excess`), `diagonal_attacking_pairs` (the report's fitness) or
-      `user_fitness` (a function).
-    """
+    """The unit an objective column is named by: `attacking_pairs` (`--score nonattacking`:
+    `nonattacking_pairs`), `excess_queens` (`--fitness excess`), `diagonal_attacking_pairs`
+    (the report's fitness) or `user_fitness` (a function)."""
     if score == "nonattacking":
         return "nonattacking_pairs"
     if callable(fitness):
@@ -59,28 +51,15 @@ def unit(fitness, score: str = "attacking") -> str:
 
 def per_trial_columns(u: str) -> list[str]:
     """`history.csv` columns with `--history per-trial` (one row per generation and trial,
-    in generation order, then trial).
-
-    Args:
-      u: the objective's unit (`unit`).
-
-    Returns:
-      The column names.
-    """
+    in generation order, then trial), in the objective's unit `u`."""
     return ["generation", "trial", f"best_{u}", f"mean_{u}", f"worst_{u}", "evaluations"]
 
 
 def summary_columns(u: str) -> list[str]:
     """`history.csv` columns by default: one row per generation, statistics over the trials
     (`best_*`: of each trial's best; `solved_fraction`: trials with a verified solution by
-    that generation; `evaluations`: of all trials in that generation).
-
-    Args:
-      u: the objective's unit (`unit`).
-
-    Returns:
-      The column names.
-    """
+    that generation; `evaluations`: of all trials in that generation), in the objective's unit
+    `u`."""
     return [
         "generation",
         f"best_{u}_min",
@@ -97,27 +76,13 @@ def summary_columns(u: str) -> list[str]:
 
 
 def top(n: int) -> int:
-    """The pairs of queens on an n x n board (non-attacking = top - attacking).
-
-    Args:
-      n: board size.
-
-    Returns:
-      n (n - 1) / 2.
-    """
+    """The pairs of queens on an n x n board, n (n - 1) / 2 (non-attacking = top - attacking)."""
     return n * (n - 1) // 2
 
 
 def scored(result, score: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A run's records in the score of the outputs.
-
-    Args:
-      result: a GA result that kept its records (`records="all"`).
-      score: one of `SCORES`.
-
-    Returns:
-      `(best, avg, worst)` `[G+1, T]` as attacking or as non-attacking pairs.
-    """
+    """The records of a GA result that kept them (`records="all"`) in the `score` of the
+    outputs: `(best, avg, worst)` `[G+1, T]` as attacking or as non-attacking pairs."""
     if score == "attacking":
         return result.best, result.avg, result.worst
     t = top(result.config.n)
@@ -126,15 +91,7 @@ def scored(result, score: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def scored_summary(result, score: str) -> dict[str, np.ndarray]:
     """The per-generation statistics in the score of the CSV (non-attacking pairs turn min
-    into max and p10 into p90).
-
-    Args:
-      result: a GA result.
-      score: one of `SCORES`.
-
-    Returns:
-      `{name: [G+1]}` (`SUMMARY_STATS`, names without the unit).
-    """
+    into max and p10 into p90): `{name: [G+1]}` (`SUMMARY_STATS`, names without the unit)."""
     cols = {k: np.asarray(result.summary[:, i]) for i, k in enumerate(SUMMARY_STATS)}
     if score == "attacking":
         return cols
@@ -150,15 +107,7 @@ def _num(x: float) -> str:
 
 
 def summary_rows(result, score: str):
-    """The rows of the default `history.csv` (`summary_columns`).
-
-    Args:
-      result: a GA result.
-      score: one of `SCORES`.
-
-    Yields:
-      One row per generation.
-    """
+    """The rows of the default `history.csv` (`summary_columns`), one per generation."""
     cols = scored_summary(result, score)
     solved = result.success_curve()
     order = SUMMARY_STATS[:-1]

@@ -52,14 +52,7 @@ def _decode(name: str, data: bytes) -> str:
 
 def split_spec(spec: str) -> tuple[str, int | None]:
     """`FILE:d` -> (FILE, d); a spec without a numeric `:d` tail is (spec, None). A tail that is a
-    negative number (`FILE:-1`) is read as d too, so its range check names it.
-
-    Args:
-      spec: the command line's instance argument.
-
-    Returns:
-      `(path, d)`.
-    """
+    negative number (`FILE:-1`) is read as d too, so its range check names it."""
     m = re.fullmatch(r"(.+):(" + arguments.WHOLE_NUMBER + ")", spec)
     if m and not os.path.exists(spec):
         return m.group(1), int(m.group(2))

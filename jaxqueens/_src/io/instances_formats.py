@@ -3,7 +3,9 @@
 Jefferson & Nightingale 2017; `FILE:d` keeps the first d pairs), n-Queens Completion as Essence'
 parameters, JSON lines (one instance per line, or a board line: every queen fixed), and text
 boards with gaps (`.` for a column without a queen). Every bad file gets one line naming the file
-and the line (`BoardFileError`); `jaxqueens._src.io.instances` finds the files.
+and the line (`BoardFileError`); `jaxqueens._src.io.instances` finds the files. `name` is the
+file's name (in messages and the instance's); under `toroidal` queens attack along diagonals
+modulo n.
 """
 
 from __future__ import annotations
@@ -125,19 +127,16 @@ _ESSENCE = re.compile(r"^[ \t]*letting[ \t]+(?P<key>[A-Za-z_]\w*)[ \t]*(?:\bbe\b
 _PROB079 = re.compile(r"^[ \t]*(?P<key>[A-Za-z_]\w*)[ \t]*=", re.M)
 
 
+def _agree(name: str, text: str, st: dict, key: str, count: int, found: str) -> None:
+    """Refuse a statement `key` (a count, if given) other than the `count` of what was `found`."""
+    if key in st and (given := _integer(name, text, key, st[key])) != count:
+        raise BoardFileError(f"{name}:{st[key].line}: {key} = {given} but {found}; make them agree")
+
+
 def parse_param(name: str, text: str, d: int | None = None, toroidal: bool = False) -> Instance:
     """A CSPLib `.param` file: excluded diagonals (`n`, `numdiags`, `diags`, each once), or Essence'
-    `letting` completion (`letting n be N`, `letting init be [[x, y], ...]`).
-
-    Args:
-      name: the file's name (in messages and the instance's name).
-      text: its text.
-      d: use only the first d excluded diagonals (None: all).
-      toroidal: queens attack along diagonals modulo n.
-
-    Returns:
-      The `Instance`.
-    """
+    `letting` completion (`letting n be N`, `letting init be [[x, y], ...]`); `d`: use only the
+    first d excluded diagonals (None: all)."""
     text = "\n".join(line.split("$", 1)[0] for line in text.splitlines())  # Essence' comments
     if re.search(r"^\s*letting\b", text, re.M):
         text = re.sub(r"(?m)^[ \t]*language\b.*$", "", text)  # "language ESSENCE' 1.0"
@@ -146,13 +145,7 @@ def parse_param(name: str, text: str, d: int | None = None, toroidal: bool = Fal
             raise BoardFileError(f"{name}: no 'letting n be N' line; an Essence' instance names n")
         n = _integer(name, text, "n", st["n"])
         placed = _pairs(name, text, st["init"].start, st["init"].end) if "init" in st else []
-        if "given_queens" in st:
-            given = _integer(name, text, "given_queens", st["given_queens"])
-            if given != len(placed):
-                raise BoardFileError(
-                    f"{name}:{st['given_queens'].line}: given_queens = {given} but init places "
-                    f"{len(placed)} queens; make them agree"
-                )
+        _agree(name, text, st, "given_queens", len(placed), f"init places {len(placed)} queens")
         if d is not None:
             raise BoardFileError(
                 f"{name}: a completion instance takes no diagonal count; drop ':{d}'"
@@ -172,13 +165,7 @@ def parse_param(name: str, text: str, d: int | None = None, toroidal: bool = Fal
     if "diags" not in st:
         raise BoardFileError(f"{name}: no 'diags = [[k, t], ...]' line; add the excluded diagonals")
     pairs = _pairs(name, text, st["diags"].start, st["diags"].end)
-    if "numdiags" in st:
-        nd = _integer(name, text, "numdiags", st["numdiags"])
-        if nd != len(pairs):
-            raise BoardFileError(
-                f"{name}:{st['numdiags'].line}: numdiags = {nd} but diags lists "
-                f"{len(pairs)} pairs; make them agree"
-            )
+    _agree(name, text, st, "numdiags", len(pairs), f"diags lists {len(pairs)} pairs")
     if not 1 <= n <= 64:
         raise BoardFileError(f"{name}:{st['n'].line}: n = {n} is out of range 1..64")
     if d is not None and not 0 <= d <= len(pairs):
@@ -196,16 +183,7 @@ def parse_param(name: str, text: str, d: int | None = None, toroidal: bool = Fal
 
 def parse_jsonl(name: str, text: str, toroidal: bool = False) -> list[Instance]:
     """One instance per non-blank line (`{"n": ..., ...}`, optional `"name"`); a board line
-    (`{"n": 8, "rows": [...]}`) is a completion instance with every queen fixed.
-
-    Args:
-      name: the file's name.
-      text: its text.
-      toroidal: queens attack along diagonals modulo n.
-
-    Returns:
-      The instances, in file order.
-    """
+    (`{"n": 8, "rows": [...]}`) is a completion instance with every queen fixed."""
     out = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -231,17 +209,8 @@ def parse_jsonl(name: str, text: str, toroidal: bool = False) -> list[Instance]:
 
 
 def parse_gaps(name: str, text: str, one_based: bool = False, toroidal: bool = False) -> Instance:
-    """A text board with `.` (or `-`, `?`) where a column has no queen yet.
-
-    Args:
-      name: the file's name.
-      text: its text.
-      one_based: rows are numbered from 1.
-      toroidal: queens attack along diagonals modulo n.
-
-    Returns:
-      The `Instance`.
-    """
+    """A text board with `.` (or `-`, `?`) where a column has no queen yet (rows numbered from
+    1 when `one_based`)."""
     lines = text.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
@@ -270,18 +239,8 @@ def parse_gaps(name: str, text: str, one_based: bool = False, toroidal: bool = F
 def parse(
     name: str, text: str, d: int | None = None, one_based: bool = False, toroidal: bool = False
 ) -> list[Instance]:
-    """Every instance of one file's text (format by suffix, then content).
-
-    Args:
-      name: the file's name.
-      text: its text.
-      d: `.param` files: use only the first d excluded diagonals.
-      one_based: text boards: rows are numbered from 1.
-      toroidal: queens attack along diagonals modulo n.
-
-    Returns:
-      The instances, in file order.
-    """
+    """Every instance of one file's text, in file order (format by suffix, then content); `d`
+    applies to `.param` files, `one_based` to text boards."""
     low = name.lower()
     if low.endswith((".jsonl", ".ndjson", ".json")):
         if d is not None:

@@ -123,43 +123,26 @@ def uninstall() -> None:
 
 
 def installed() -> bool:
-    """Whether `install` is in effect.
-
-    Returns:
-      True between `install` and `uninstall`.
-    """
+    """Whether `install` is in effect (between `install` and `uninstall`)."""
     return bool(_process.signals.installed)
 
 
 def exit_code() -> int:
-    """The exit code of an interrupted command.
-
-    Returns:
-      128 + the last signal's number; 130 when none was seen (a `KeyboardInterrupt` raised by
-      other means).
-    """
+    """The exit code of an interrupted command: 128 + the last signal's number; 130 when none
+    was seen (a `KeyboardInterrupt` raised by other means)."""
     last = _process.signals.last
     return 128 + int(last if last is not None else signal.SIGINT)
 
 
 def is_interrupt(code: int) -> bool:
-    """Whether a command's exit code says a signal of the policy stopped it.
-
-    Args:
-      code: the command's exit code.
-
-    Returns:
-      True for 130 (SIGINT) and 143 (SIGTERM).
-    """
+    """Whether a command's exit code says a signal of the policy stopped it: 130 (SIGINT) or 143
+    (SIGTERM)."""
     return code in {128 + int(sig) for sig in SIGNALS}
 
 
 def signal_name() -> str:
-    """The last signal's name, for messages.
-
-    Returns:
-      "Ctrl-C" for SIGINT or when none was seen, else the signal's name ("SIGTERM").
-    """
+    """The last signal's name, for messages: "Ctrl-C" for SIGINT or when none was seen, else
+    the signal's name ("SIGTERM")."""
     last = _process.signals.last
     return "Ctrl-C" if last in (None, signal.SIGINT) else signal.Signals(last).name
 

@@ -43,13 +43,8 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def loads(text: str | bytes) -> Any:
-    """JSON text as Python values, strictly: `json.loads` with a repeated key refused.
-
-    Args:
-      text: JSON text (bytes: UTF-8).
-
-    Returns:
-      The document.
+    """JSON text (bytes: UTF-8) as Python values, strictly: `json.loads` with a repeated key
+    refused.
 
     Raises:
       RepeatedKey: an object gives a key twice (a ValueError, as json's own errors are).
@@ -59,18 +54,8 @@ def loads(text: str | bytes) -> Any:
 
 
 def parse(line: str, where: str) -> dict:
-    """One non-blank line as a JSON object.
-
-    Args:
-      line: the line.
-      where: the file and line, for the message.
-
-    Returns:
-      The object.
-
-    Raises:
-      BoardFileError: naming `where` and the problem.
-    """
+    """One non-blank line as a JSON object; BoardFileError naming `where` (the file and line)
+    and the problem."""
     try:
         doc = loads(line)
     except RepeatedKey as exc:
@@ -95,18 +80,8 @@ def parse(line: str, where: str) -> dict:
 
 
 def kind(doc: dict, where: str) -> str:
-    """Which kind of line an object is.
-
-    Args:
-      doc: the line's object.
-      where: the file and line, for the message.
-
-    Returns:
-      `"board"` or `"instance"`.
-
-    Raises:
-      BoardFileError: the object mixes the two.
-    """
+    """Which kind of line an object is, `"board"` or `"instance"`; BoardFileError naming
+    `where` (the file and line) when it mixes the two."""
     instance_keys = [k for k in doc if k in INSTANCE_KEYS]
     if "rows" in doc:
         if instance_keys:
@@ -121,18 +96,8 @@ def kind(doc: dict, where: str) -> str:
 
 def board_rows(doc: dict, where: str) -> list[int]:
     """The rows of a board line, checked: a non-empty list of integers in `0..n-1` and an `"n"`
-    (if given) that agrees with their number.
-
-    Args:
-      doc: the line's object.
-      where: the file and line, for the message.
-
-    Returns:
-      The rows.
-
-    Raises:
-      BoardFileError: naming `where` and the problem.
-    """
+    (if given) that agrees with their number; BoardFileError naming `where` (the file and
+    line) and the problem."""
     rows = doc["rows"]
     if not isinstance(rows, list) or not rows or not all(type(r) is int for r in rows):
         raise BoardFileError(
@@ -160,13 +125,6 @@ def board_rows(doc: dict, where: str) -> list[int]:
 
 
 def label(doc: dict[str, Any]) -> str | None:
-    """The line's `"name"`, if it has one.
-
-    Args:
-      doc: the line's object.
-
-    Returns:
-      The name as a string, or None.
-    """
+    """The line's `"name"` as a string, or None."""
     value = doc.get(LABEL)
     return None if value is None else str(value)

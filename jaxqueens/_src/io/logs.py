@@ -15,11 +15,7 @@ from jaxqueens import _process
 
 
 def enable(stream=None) -> None:
-    """Turn structured logging on.
-
-    Args:
-      stream: where the events go (default: stderr).
-    """
+    """Turn structured logging on, its events to `stream` (default: stderr)."""
     _process.logs.enabled, _process.logs.stream = True, stream or sys.stderr
 
 
@@ -29,21 +25,13 @@ def disable() -> None:
 
 
 def enabled() -> bool:
-    """Whether structured logging is on.
-
-    Returns:
-      True when it is.
-    """
+    """Whether structured logging is on."""
     return _process.logs.enabled
 
 
 def log(event: str, **fields) -> None:
-    """Write one event as a JSON line (a no-op unless enabled).
-
-    Args:
-      event: the event's name.
-      **fields: its fields; values that JSON cannot hold become strings.
-    """
+    """Write one event and its fields as a JSON line (values that JSON cannot hold as strings;
+    a no-op unless enabled)."""
     if not _process.logs.enabled:
         return
     record = {"time": round(time.time(), 3), "event": event, **fields}

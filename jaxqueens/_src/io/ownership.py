@@ -28,14 +28,8 @@ SUMMARY = "summary.json"
 
 
 def unfinished(folder: str | Path) -> list[Path]:
-    """The checkpoints in `folder` whose run has not finished.
-
-    Args:
-      folder: a run's output folder (searched at any depth).
-
-    Returns:
-      Those checkpoints, sorted; [] for none or a missing folder.
-    """
+    """The checkpoints in a run's output folder (at any depth) whose run has not finished,
+    sorted; [] for none or a missing folder."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
@@ -73,14 +67,8 @@ def _owner(lock: Path) -> int | None:
 
 
 def acquire(folder: str | Path, option: str = "--out") -> Path:
-    """Take `folder`'s lock, making the folder if needed.
-
-    Args:
-      folder: the run's output folder.
-      option: the flag named in errors.
-
-    Returns:
-      The lock file's absolute path.
+    """Take `folder`'s lock, making the folder if needed; returns the lock file's absolute
+    path. `option` is the flag named in errors.
 
     Raises:
       QueensError: another live process holds it (one line with its process id and the ways on).
@@ -149,15 +137,9 @@ class EarlierRun(NamedTuple):
 
 
 def earlier_run(folder: str | Path) -> EarlierRun | None:
-    """The outputs of the finished run whose `manifest.json` (or `report.html`) `folder` holds.
-
-    Args:
-      folder: a run's output folder.
-
-    Returns:
-      The files the manifest lists (paths inside `folder` only), the manifest and the page;
-      None for a new or empty folder, or one holding neither file.
-    """
+    """The outputs of the finished run whose `manifest.json` (or `report.html`) `folder` holds:
+    the files the manifest lists (paths inside `folder` only), the manifest and the page; None
+    for a new or empty folder, or one holding neither file."""
     folder = Path(folder)
     manifest, page = folder / report.MANIFEST, folder / report.FILENAME
     if not folder.is_dir() or not (manifest.is_file() or page.is_file()):
@@ -181,15 +163,8 @@ def earlier_run(folder: str | Path) -> EarlierRun | None:
 
 
 def refuse_earlier(found: EarlierRun, option: str = "--out") -> QueensError:
-    """The one-line refusal of a folder that holds an earlier run's outputs.
-
-    Args:
-      found: what `earlier_run` found.
-      option: the flag named in the message.
-
-    Returns:
-      The error, for the caller to raise.
-    """
+    """The one-line refusal, for the caller to raise, of a folder that holds an earlier run's
+    outputs (`earlier_run`); `option` is the flag named in it."""
     what = f"an earlier `{found.command}` run" if found.command else "an earlier run"
     count = f"{len(found.files)} file{'' if len(found.files) == 1 else 's'}"
     if found.listed:
@@ -205,13 +180,8 @@ def refuse_earlier(found: EarlierRun, option: str = "--out") -> QueensError:
 
 
 def clear_earlier(found: EarlierRun) -> None:
-    """Remove an earlier run's files and the subfolders they leave empty.
-
-    Other files in the folder are left alone.
-
-    Args:
-      found: what `earlier_run` found.
-    """
+    """Remove an earlier run's files (`earlier_run`) and the subfolders they leave empty; other
+    files in the folder are left alone."""
     folders = set()
     for path in found.files:
         with contextlib.suppress(FileNotFoundError):

@@ -34,11 +34,8 @@ def _columns(stream) -> int:
 class Progress:
     """A progress line on a terminal (and `--log-json` events); call `update(done)` then `close()`.
 
-    Args:
-      total: units in all (None: unknown).
-      unit: what a unit is called.
-      quiet: show nothing (default: unless the stream is a terminal).
-      stream: where the line goes (default stderr).
+    `total` units in all (None: unknown); `quiet` shows nothing (default: unless `stream`,
+    default stderr, is a terminal).
     """
 
     def __init__(self, total: int | None, unit: str, quiet: bool | None = None, stream=None):
@@ -50,12 +47,8 @@ class Progress:
         self._logged = -1.0
 
     def update(self, done: int, extra: str = "") -> None:
-        """Redraw the line, cut to the terminal's width, and log a `--log-json` event.
-
-        Args:
-          done: units finished so far.
-          extra: a free-form note shown after the count, rate and time left (cut first).
-        """
+        """Redraw the line, cut to the terminal's width, and log a `--log-json` event; `extra` is
+        a free-form note shown after the count, rate and time left (cut first)."""
         elapsed = time.perf_counter() - self.start
         rate = done / elapsed if elapsed > 0 else 0.0
         if logs.enabled() and (

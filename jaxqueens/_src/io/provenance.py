@@ -37,11 +37,8 @@ MAX_CONFIG_BYTES = 1 << 16
 
 
 def versions() -> dict[str, str | None]:
-    """Versions of jaxqueens, python and `PACKAGES`, from installed metadata (nothing imported).
-
-    Returns:
-      Each name's version; None for a package that is not installed.
-    """
+    """Versions of jaxqueens, python and `PACKAGES`, from installed metadata (nothing imported);
+    None for a package that is not installed."""
     out: dict[str, str | None] = {"jaxqueens": __version__, "python": platform.python_version()}
     for name in PACKAGES:
         try:
@@ -53,12 +50,9 @@ def versions() -> dict[str, str | None]:
 
 @functools.cache
 def commit() -> str | None:
-    """The git commit of the checkout this package runs from.
-
-    Returns:
-      `git rev-parse HEAD` in its folder, given `GIT_TIMEOUT` seconds; None when the package is
-      installed rather than checked out, or git is missing or slow.
-    """
+    """The git commit of the checkout this package runs from (`git rev-parse HEAD`, given
+    `GIT_TIMEOUT` seconds); None when the package is installed rather than checked out, or git
+    is missing or slow."""
     root = Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
         return None
@@ -78,11 +72,8 @@ def commit() -> str | None:
 
 @functools.cache
 def cpu() -> str | None:
-    """The CPU's model name.
-
-    Returns:
-      `/proc/cpuinfo`'s first "model name", else `platform.processor`; None when neither says.
-    """
+    """The CPU's model name: `/proc/cpuinfo`'s first "model name", else
+    `platform.processor`; None when neither says."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -95,15 +86,9 @@ def cpu() -> str | None:
 
 
 def config_text(path: Any) -> str | None:
-    """The text of a config file.
-
-    Args:
-      path: the `--config` value (anything but a non-empty str: none).
-
-    Returns:
-      Its first `MAX_CONFIG_BYTES` bytes, with a last line saying when it was cut; None for no
-      path or a file that cannot be read.
-    """
+    """The first `MAX_CONFIG_BYTES` bytes of the `--config` file's text, with a last line
+    saying when it was cut; None for no path (anything but a non-empty str) or a file that
+    cannot be read."""
     if not isinstance(path, str) or not path:
         return None
     try:
@@ -118,12 +103,8 @@ def config_text(path: Any) -> str | None:
 
 
 def devices() -> dict[str, Any] | None:
-    """The backend, process count and devices JAX runs on.
-
-    Returns:
-      `backend`, `processes` and `devices` (their names); None when the command has not
-      loaded JAX (it is never imported here).
-    """
+    """The `backend`, `processes` and `devices` (their names) JAX runs on; None when the
+    command has not loaded JAX (it is never imported here)."""
     if not _lazy.is_loaded("jax"):
         return None
     jax = sys.modules["jax"]
@@ -148,15 +129,8 @@ def _plain(value: Any) -> Any:
 def begin(
     command: str, words: Sequence[str], options: Mapping[str, Any], given: Mapping[str, Any]
 ) -> None:
-    """Register the run.
-
-    Args:
-      command: the command's name.
-      words: the command line as typed (`jaxqueens ...`).
-      options: every option of the command with its parsed value, by config key (defaults
-        filled in).
-      given: the options the user gave.
-    """
+    """Register the run: the command line as typed (`words`), every option of the command with
+    its parsed value by config key (defaults filled in) and those the user `given`."""
     _process.run.registered = {
         "command": command,
         "words": [str(w) for w in words],
@@ -167,12 +141,8 @@ def begin(
 
 
 def settle(**values: Any) -> None:
-    """Record settings the command resolved itself; nothing without a run.
-
-    Args:
-      **values: each a setting's name and the value chosen (from n, the path or a preset),
-        overriding the parsed value of the same name.
-    """
+    """Record settings the command resolved itself (from n, the path or a preset), overriding
+    the parsed value of the same name; nothing without a run."""
     if _process.run.registered is not None:
         _process.run.registered["settled"].update({k: _plain(v) for k, v in values.items()})
 
@@ -183,21 +153,13 @@ def end() -> None:
 
 
 def active() -> bool:
-    """Whether a run is registered.
-
-    Returns:
-      True while a command of the command line runs.
-    """
+    """Whether a run is registered (while a command of the command line runs)."""
     return _process.run.registered is not None
 
 
 def environment() -> dict[str, Any]:
-    """What the run ran on.
-
-    Returns:
-      `versions`, `platform`, `cpu`, `commit` (None outside a checkout) and `xla_flags` (None
-      when unset).
-    """
+    """What the run ran on: `versions`, `platform`, `cpu`, `commit` (None outside a checkout)
+    and `xla_flags` (None when unset)."""
     return {
         "versions": versions(),
         "platform": platform.platform(),
@@ -208,11 +170,8 @@ def environment() -> dict[str, Any]:
 
 
 def settings() -> dict[str, Any]:
-    """Every setting of the run.
-
-    Returns:
-      The parsed options, overridden by what the command resolved; {} without a run.
-    """
+    """Every setting of the run: the parsed options, overridden by what the command resolved;
+    {} without a run."""
     run = _process.run.registered
     if run is None:
         return {}

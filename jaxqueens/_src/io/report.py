@@ -97,14 +97,7 @@ pre.result{word-break:normal;overflow-wrap:break-word}
 
 
 def recommendation(doc: Any) -> list[str]:
-    """A summary's recommendation: the `line` of every nested dict.
-
-    Args:
-      doc: the summary.
-
-    Returns:
-      The lines, in order.
-    """
+    """A summary's recommendation: the `line` of every nested dict, in order."""
     if not isinstance(doc, dict):
         return []
     return [
@@ -285,14 +278,8 @@ as such, never shown as this run's."""
 
 
 def snapshot(out_dir: str | Path) -> dict[str, tuple[int, int]]:
-    """What a folder holds before a run: every file the page would cover.
-
-    Args:
-      out_dir: the output folder.
-
-    Returns:
-      `relative path -> (mtime in ns, bytes)` (empty for a missing folder).
-    """
+    """What a folder holds before a run: every file the page would cover, `relative path ->
+    (mtime in ns, bytes)` (empty for a missing folder)."""
     root = Path(out_dir)
     if not root.is_dir():
         return {}
@@ -304,17 +291,9 @@ def snapshot(out_dir: str | Path) -> dict[str, tuple[int, int]]:
 
 
 def write_manifest(out_dir: str | Path, before: dict[str, tuple[int, int]], command: str) -> set:
-    """Write `MANIFEST`: the files of a folder that are new or changed since a `snapshot`.
-
-    Args:
-      out_dir: the output folder.
-      before: its `snapshot` before the run.
-      command: the command, recorded in the manifest.
-
-    Returns:
-      The relative paths of those files and the manifest's own (this run's file, as the page
-      shows it).
-    """
+    """Write `MANIFEST` (naming `command`): the files of a folder that are new or changed since
+    its `snapshot` `before` the run. Returns their relative paths and the manifest's own (this
+    run's files, as the page shows them)."""
     root = Path(out_dir)
     mine = {k: v[1] for k, v in snapshot(root).items() if k != MANIFEST and before.get(k) != v}
     files = [{"path": k, "bytes": v} for k, v in sorted(mine.items())]
@@ -342,16 +321,13 @@ def render(
       out_dir: the output folder.
       command_line: the words of the command line (or the line).
       settings: the options the user gave (values that are not plain data are shown as text).
+      devices: what ran it (backend, devices, processes), from a layer that knows devices; None:
+        the command did not start JAX.
+      title: the page title (default: "jaxqueens <command>").
       result: what the command printed (its result lines), shown first after the summary's
         recommendation, without its progress lines; None: nothing printed.
       only: the relative paths of the files this run wrote (`write_manifest`): only they
         are shown; the others are listed as an earlier run's. None: every file.
-      devices: what ran it (backend, devices, processes), from a layer that knows devices; None:
-        the command did not start JAX.
-      title: the page title (default: "jaxqueens <command>").
-
-    Returns:
-      The HTML.
     """
     root = Path(out_dir)
     line = command_line if isinstance(command_line, str) else " ".join(map(str, command_line))
@@ -390,28 +366,13 @@ def render(
 
 
 def write_report(out_dir: str | Path, **page: Any) -> Path:
-    """Write `render`'s page to `out_dir/report.html` atomically.
-
-    Args:
-      out_dir: the output folder.
-      **page: `render`'s keyword arguments (`command_line`, `settings`, `devices`, `title`,
-        `result`, `only`).
-
-    Returns:
-      The page's path.
-    """
+    """Write `render`'s page (`page`: its keyword arguments) to `out_dir/report.html`
+    atomically; returns its path."""
     path = Path(out_dir) / FILENAME
     write_text(path, render(out_dir, **page))
     return path
 
 
 def command_words(argv: Sequence[str] | None = None) -> list[str]:
-    """The command line as typed.
-
-    Args:
-      argv: the arguments (default `sys.argv[1:]`).
-
-    Returns:
-      `jaxqueens` and the arguments.
-    """
+    """The command line as typed: `jaxqueens` and the arguments (default `sys.argv[1:]`)."""
     return ["jaxqueens", *(sys.argv[1:] if argv is None else list(argv))]

@@ -27,14 +27,8 @@ MAX_SUMMARY_ROWS = 200
 
 
 def cell(value: Any) -> str:
-    """A value as escaped HTML text.
-
-    Args:
-      value: any value (shown as `str` shows it).
-
-    Returns:
-      The text, cut to `MAX_CELL` characters with an ellipsis.
-    """
+    """A value as escaped HTML text (as `str` shows it), cut to `MAX_CELL` characters with an
+    ellipsis."""
     text = str(value)
     if len(text) > MAX_CELL:
         text = text[:MAX_CELL] + "…"
@@ -52,15 +46,7 @@ def _numeric(value: Any) -> bool:
 
 
 def table(header: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:
-    """An HTML table, numbers right-aligned.
-
-    Args:
-      header: the column names (None: no header row).
-      rows: the rows' cells.
-
-    Returns:
-      The HTML.
-    """
+    """An HTML table, numbers right-aligned (`header` None: no header row)."""
     parts = ['<div class="wide"><table>']
     if header:
         parts.append("<tr>" + "".join(f"<th>{cell(h)}</th>" for h in header) + "</tr>")
@@ -78,16 +64,9 @@ def table(header: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:
 
 
 def flatten(doc: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """Nested dicts as dotted pairs.
-
-    Args:
-      doc: the document.
-      prefix: the dotted key of `doc` itself.
-
-    Returns:
-      `(dotted.key, value)` pairs: a list of plain values stays one value, a list of dicts is
-      numbered (`per_solver.0.solver`); floats keep 6 significant digits.
-    """
+    """Nested dicts as `(dotted.key, value)` pairs under `prefix` (the dotted key of `doc`
+    itself): a list of plain values stays one value, a list of dicts is numbered
+    (`per_solver.0.solver`); floats keep 6 significant digits."""
     if isinstance(doc, dict) or _records_list(doc):
         keyed = doc.items() if isinstance(doc, dict) else enumerate(doc)
         items = [item for key, value in keyed for item in flatten(value, f"{prefix}{key}.")]
@@ -141,14 +120,7 @@ def _records_apart(doc: dict, prefix: str = "") -> tuple[dict, dict[str, list]]:
 
 def pairs(doc: dict) -> str:
     """A document as a key/value table, and its lists of dicts (one record per solver, per
-    method, a ranking), at any depth, as tables of their own below it.
-
-    Args:
-      doc: the document.
-
-    Returns:
-      The HTML.
-    """
+    method, a ranking), at any depth, as tables of their own below it."""
     rest, lists = _records_apart(doc)
     rows = flatten(rest)
     note = ""
@@ -159,44 +131,23 @@ def pairs(doc: dict) -> str:
 
 
 def png_size(data: bytes) -> tuple[int, int] | None:
-    """The size of a PNG, from its header.
-
-    Args:
-      data: the file's bytes.
-
-    Returns:
-      `(width, height)`, or None if `data` is not a PNG.
-    """
+    """The `(width, height)` of a PNG, from its header; None if `data` is not a PNG."""
     if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
         return None
     return struct.unpack(">II", data[16:24])
 
 
 def content(path: Path) -> bytes:
-    """A file's bytes as the run wrote them.
-
-    Args:
-      path: the file.
-
-    Returns:
-      The bytes `recorded` kept in memory while the command line ran the command, else the
-      bytes read from the folder (a page written for any folder, or a file too large to keep).
-    """
+    """A file's bytes as the run wrote them: those `recorded` kept in memory while the command
+    line ran the command, else those read from the folder (a page written for any folder, or a
+    file too large to keep)."""
     kept = recorded(path)
     return kept if kept is not None else path.read_bytes()
 
 
 def csv_table(path: Path, rows_shown: int = MAX_ROWS, title: str | None = None) -> str:
-    """A CSV file as a table: its first rows, with a note of how many there are.
-
-    Args:
-      path: the file.
-      rows_shown: the rows shown.
-      title: the heading (default: the file's name).
-
-    Returns:
-      The HTML.
-    """
+    """A CSV file as a table: its first `rows_shown` rows, with a note of how many there are,
+    under `title` (default: the file's name)."""
     kept = recorded(path)
     with (
         io.StringIO(kept.decode("utf-8", errors="replace"), newline="")
@@ -224,15 +175,9 @@ def csv_table(path: Path, rows_shown: int = MAX_ROWS, title: str | None = None) 
 
 
 def figure(path: Path, shown: int) -> tuple[str, bool]:
-    """A figure file: a PNG or SVG embedded as a `data:` image, a PDF linked.
-
-    Args:
-      path: the file.
-      shown: the figures embedded so far (at most `MAX_FIGURES` are).
-
-    Returns:
-      `(HTML, whether it embeds the image)`.
-    """
+    """A figure file as `(HTML, whether it embeds the image)`: a PNG or SVG embedded as a
+    `data:` image, a PDF linked; `shown` figures were embedded so far (at most `MAX_FIGURES`
+    are)."""
     size = path.stat().st_size
     name = cell(path.name)
     if shown >= MAX_FIGURES or size > MAX_FIGURE_BYTES:

@@ -249,10 +249,7 @@ def write(out: str | Path, command: str, files: Mapping[str, Any]) -> list[Path]
     Each file's content goes by its name: `.json` a document (`write_json`), `.npy` int32
     boards, `.txt` one text board, `runs.csv` a `RunTable` or several, another `.csv` its rows
     under `command`'s declared columns (`table`) or a `(header, rows)` pair. A None content
-    writes nothing.
-
-    Returns:
-      The paths written, in order.
+    writes nothing. Returns the paths written, in order.
     """
     written = []
     for name, content in files.items():
