@@ -271,3 +271,44 @@ def test_interrupt_before_the_first_checkpoint_offers_no_resume(tmp_path, monkey
         err = capsys.readouterr().err
         assert "resume with" not in err and "checkpoint" not in err, err
         assert "nothing to resume" in err and not out.exists()
+
+
+def test_options_are_built_from_the_settings_fields():
+    """`add_fields`: one option per field, its type read from the annotation, its help and other
+    keywords from `settings.flag`; another command gives its own help; anneal, evolve and solve
+    have an option for each settings field that carries help."""
+    import argparse
+    import dataclasses
+
+    from jaxqueens._src.cli.main import build_parser
+    from jaxqueens._src.drivers import settings, solve_setup
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Toy:
+        rounds: int = settings.flag("rounds (default 3)")
+        rate: float | None = settings.flag("a rate", default=None, metavar="R")
+        rule: str = settings.flag("a rule", choices=("a", "b"))
+        max_steps: int = settings.flag("steps", flag="--maxsteps")
+
+    p = argparse.ArgumentParser()
+    options.add_fields(p, [Toy], rule="a")
+    args = p.parse_args(["--rounds", "4", "--rate", "0.5", "--maxsteps", "9"])
+    assert (args.rounds, args.rate, args.rule, args.maxsteps) == (4, 0.5, "a", 9)
+    assert p.parse_args([]).rounds is None
+    with pytest.raises(SystemExit):
+        p.parse_args(["--rule", "c"])
+    q = argparse.ArgumentParser()
+    options.add_fields(q, [Toy], "rule rounds", {"rounds": "own help"})
+    assert [a.help for a in q._actions[1:]] == [None, "own help"]
+
+    parser = build_parser()
+    for command, classes in (
+        ("anneal", settings.ANNEAL_METHODS.values()),
+        ("evolve", settings.GA_SCHEMES.values()),
+        ("solve", [solve_setup.SolveSettings]),
+    ):
+        flags = parser.commands[command].flags
+        for field in (f for cls in classes for f in dataclasses.fields(cls)):
+            if field.metadata.get("help"):
+                spelled = field.metadata.get("flag", "--" + field.name.replace("_", "-"))
+                assert flags[spelled].help == field.metadata["help"], (command, field.name)

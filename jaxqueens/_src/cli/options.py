@@ -132,8 +132,9 @@ def add_fields(
         option = dict(fields[name].metadata)
         if helps is not None:
             option["help"] = helps.get(name)
-        kind = {"int": int, "float": float}.get(str(fields[name].type).split(" |")[0])
-        option.setdefault("type", kind)
+        kind = fields[name].type  # text under `from __future__ import annotations`
+        kind = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
+        option.setdefault("type", {"int": int, "float": float}.get(kind.split(" |")[0]))
         flag = option.pop("flag", "--" + name.replace("_", "-"))
         p.add_argument(flag, default=defaults.get(name), **option)
 
