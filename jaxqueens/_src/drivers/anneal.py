@@ -283,7 +283,7 @@ def _start_board(start, n: int, neighbour: str) -> np.ndarray | None:
 
 def _fingerprint(s: _Setup, schedule: np.ndarray) -> dict:
     """The settings a checkpoint of `anneal` must match to be resumed."""
-    config, start, model = s.config, s.start, s.model
+    config, start = s.config, s.start
     static = {  # without the accelerator's switches (their CPU values): CPU checkpoints resume
         k: v
         for k, v in dataclasses.asdict(config).items()
@@ -299,8 +299,6 @@ def _fingerprint(s: _Setup, schedule: np.ndarray) -> dict:
     }
     if start is not None:  # the default run's fingerprint is unchanged (old checkpoints resume)
         fingerprint["start"] = start.tolist()
-    if model is not None:
-        fingerprint["instance"] = model.to_dict()
     return fingerprint
 
 
@@ -335,10 +333,8 @@ def _summary(
         chunk=chunk,
         backend=jax.default_backend(),
         devices=local_device_count(),
+        model=model,
     )
-    if model is not None:
-        summary["instance"] = model.to_dict()
-        summary["status"] = "SAT" if run.solved.any() else "unknown"
     if best[0] is not None and best[2] is not None:
         summary["best_boards"] = {
             "chains": len(best[0]),

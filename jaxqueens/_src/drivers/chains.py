@@ -167,17 +167,19 @@ def run_chains(
     process, so the kernel compiles once. `what` names the solver in messages (and in the result
     unless `solver` is given); `compile_s` is reported apart from run time. The checkpoint of
     `control` holds the finished chunks (written periodically and on Ctrl-C) and a resumed run
-    continues from it when its `fingerprint` (the solver's settings, the command included; budget,
-    n, chunk and process count are added here) matches. `limits` puts the per-chain work limits in
-    words ("at most 11 attempts x 4,000 steps a chain") on the progress line, so that no run is
-    unbounded unseen. With `model` (a constrained instance, toroidal included) every solution must
-    also solve it; `best_unit` is what the chunk results' `best` counts (`ChainRun.best_unit`)."""
+    continues from it when its `fingerprint` (the solver's settings, the command included; the
+    instance, budget, n, chunk and process count are added here) matches. `limits` puts the
+    per-chain work limits in words ("at most 11 attempts x 4,000 steps a chain") on the progress
+    line, so that no run is unbounded unseen. With `model` (a constrained instance, toroidal
+    included) every solution must also solve it; `best_unit` is what the chunk results' `best`
+    counts (`ChainRun.best_unit`)."""
     budget.check(n)
     procs, me = gather.process_count(), gather.process_index()
     cap = kept_chains_cap(n) if budget.max_chains is None else None  # memory bounded up front
     shown = "; ".join(x for x in (budget.describe(), limits) if x)
     fingerprint = {
         **(fingerprint or {}),
+        **({} if model is None else {"instance": model.to_dict()}),
         **budget.fingerprint(),
         "n": n,
         "chunk": chunk,

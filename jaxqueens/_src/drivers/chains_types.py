@@ -167,18 +167,23 @@ class ChainRun:
         return self.solved_count / self.wall_s if self.wall_s > 0 else None
 
     def step_quantiles(self) -> dict:
-        """Mean, median, p90, p99 and max of the solved chains' steps (None when none solved)."""
-        solved_steps = self.steps[self.solved]
-        if not solved_steps.size:
-            return dict.fromkeys(("mean", "median", "p90", "p99", "max"))
-        q = lambda p: float(np.percentile(solved_steps, p))
-        return {
-            "mean": float(solved_steps.mean()),
-            "median": q(50),
-            "p90": q(90),
-            "p99": q(99),
-            "max": int(solved_steps.max()),
-        }
+        """`step_quantiles` of the solved chains' steps."""
+        return step_quantiles(self.steps[self.solved])
+
+
+def step_quantiles(steps: np.ndarray) -> dict:
+    """Mean, median, 90th and 99th percentile and maximum of [S] steps to solution, by name (None
+    when `steps` is empty)."""
+    if not steps.size:
+        return dict.fromkeys(("mean", "median", "p90", "p99", "max"))
+    q = lambda p: float(np.percentile(steps, p))
+    return {
+        "mean": float(steps.mean()),
+        "median": q(50),
+        "p90": q(90),
+        "p99": q(99),
+        "max": int(steps.max()),
+    }
 
 
 def row_keys(rows: np.ndarray) -> np.ndarray:
@@ -188,11 +193,12 @@ def row_keys(rows: np.ndarray) -> np.ndarray:
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
 
-def summarize(run: ChainRun, **extra) -> dict:
+def summarize(run: ChainRun, model: Any = None, **extra) -> dict:
     """The figures of `summary.json` (success rate, step quantiles, throughput), the solver's
-    settings and figures in `extra` added after the run's."""
+    settings and figures in `extra` added after the run's; with `model` (a constrained instance)
+    the instance and its status last ("SAT" when a chain solved it, else "unknown")."""
     chains = run.chains
-    return {
+    summary = {
         "n": run.n,
         "chains": chains,
         "solved": run.solved_count,
@@ -207,3 +213,6 @@ def summarize(run: ChainRun, **extra) -> dict:
         "unfinished": run.unfinished_count,
         **extra,
     }
+    if model is not None:
+        summary.update(instance=model.to_dict(), status="SAT" if run.solved.any() else "unknown")
+    return summary

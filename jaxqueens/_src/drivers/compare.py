@@ -16,10 +16,9 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxqueens._src.drivers import chains_types, compare_setup
 from jaxqueens._src.drivers import compare_ert as ert
-from jaxqueens._src.drivers import compare_setup
 from jaxqueens._src.drivers import compare_solvers as runners
-from jaxqueens._src.drivers import stats as solstats
 from jaxqueens._src.drivers.compare_ert import SolverRun
 from jaxqueens._src.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
@@ -169,8 +168,7 @@ def _workload(name: str, chains: int, own: dict, repeats: int) -> str:
     if SOLVERS[name]["family"] != "ga":
         return f" ({chains:,} chains of up to {own['steps']:,} steps{times})"
     chosen = compare_setup.compare_ga(name, own)
-    per = 2 if chosen["scheme"] == "steady" else chosen["pop"]
-    generations = (own["steps"] - chosen["pop"]) // per
+    generations = (own["steps"] - chosen["pop"]) // compare_setup.ga_per_generation(chosen)
     return (
         f" ({chains:,} trials, each runs all {generations:,} generations, solved or not; "
         f"its ERT counts each trial up to its first solution{times})"
@@ -276,7 +274,7 @@ def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
         "solved": solved,
         "success_rate": solved / k if k else None,
         "steps_budget": int(run.budget if run.budget is not None else budget),
-        "steps": solstats.step_quantiles(run.steps[run.solved]),
+        "steps": chains_types.step_quantiles(run.steps[run.solved]),
         "seconds": {
             "mean": float(sec.mean()) if sec.size else None,
             "median": float(np.median(sec)) if sec.size else None,

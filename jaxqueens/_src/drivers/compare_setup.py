@@ -123,8 +123,10 @@ def compare_ga(name: str, given: Mapping[str, Any] | None = None) -> dict[str, A
     return chosen
 
 
-def _ga_per_generation(scheme: str, pop: int) -> int:
-    return 2 if scheme == "steady" else pop
+def ga_per_generation(ga: Mapping[str, Any]) -> int:
+    """Evaluations per generation of a GA solver's settings (`compare_ga`): two children in the
+    steady-state scheme, a whole population in the generational one."""
+    return 2 if ga["scheme"] == "steady" else ga["pop"]
 
 
 def least_steps(name: str, given: Mapping[str, Any] | None = None) -> int:
@@ -142,7 +144,7 @@ def least_steps(name: str, given: Mapping[str, Any] | None = None) -> int:
         )
     if spec["family"] == "ga":
         ga = compare_ga(name, given)
-        return ga["pop"] + _ga_per_generation(ga["scheme"], ga["pop"])
+        return ga["pop"] + ga_per_generation(ga)
     return 1
 
 
@@ -302,8 +304,7 @@ def _check_ga_sizes(name: str, mine: dict[str, Any]) -> None:
             raise QueensError(
                 f"{name}: give steps (the budget in evaluations) or generations, not both"
             )
-        per = _ga_per_generation(ga["scheme"], ga["pop"])
-        mine["steps"] = ga["pop"] + per * mine.pop("generations")
+        mine["steps"] = ga["pop"] + ga_per_generation(ga) * mine.pop("generations")
 
 
 def _check_budgets(out: dict[str, dict[str, Any]], given: Mapping[str, Any], steps: int) -> None:

@@ -174,7 +174,7 @@ def _ga_solver(name, n, chains, seed, control, spec, own) -> SolverRun:
     steps = own["steps"]
     chosen = compare_setup.compare_ga(name, own)  # the preset's, overridden by the solver's own
     scheme, pop = chosen["scheme"], chosen["pop"]
-    per_generation = 2 if scheme == "steady" else pop
+    per_generation = compare_setup.ga_per_generation(chosen)
     generations = (steps - pop) // per_generation
     if generations < 1:
         raise QueensError(

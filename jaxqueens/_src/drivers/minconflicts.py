@@ -72,11 +72,7 @@ def _start_rows(start, n: int) -> np.ndarray | None:
     return as_board(np.asarray(start).reshape(-1), n, what="the start board")
 
 
-INSTANCE_MAX_RESTARTS = solve_setup.INSTANCE_MAX_RESTARTS
-"""Default restarts per chain on a constrained instance (which may have no solution at all)."""
-INSTANCE_CHAINS = solve_setup.INSTANCE_CHAINS
-"""Chains run at most on a constrained instance when neither `chains`, `max_chains` nor
-`seconds` bounds the run."""
+INSTANCE_MAX_RESTARTS = solve_setup.INSTANCE_MAX_RESTARTS  # (read by scripts/gpumodel)
 
 
 def solve(
@@ -116,7 +112,7 @@ def solve(
       batch: chains per kernel call (default: sized from n and `chains`).
       start: a board [n]; every chain's first attempt starts from it.
       max_restarts: restarts before a chain gives up, reported unsolved with its best board
-        (0: one attempt; default 1,000,000, or `INSTANCE_MAX_RESTARTS` with an `instance`).
+        (0: one attempt; default 1,000,000, or 99 with an `instance`).
       move: "minconflicts" or "cisc352" (the staged row choice).
       trace_steps: if > 0, also trace chain 0 for up to this many steps (for plots).
       max_chains: stop once this many chains have run, solved or not.
@@ -126,7 +122,7 @@ def solve(
       command: the command recorded in a checkpoint (it resumes only under that command).
       instance: a `Constraints` (n: None or its size); summary["status"] is SAT or unknown.
         Init random or permutation only, no start board; at most `chains` (else
-        `INSTANCE_CHAINS`) chains run unless `max_chains` or `seconds` is given.
+        100) chains run unless `max_chains` or `seconds` is given.
       toroidal: queens attack along diagonals modulo n (n prime to 6).
 
     Returns:
@@ -196,7 +192,7 @@ def _checked(
             "to 6: 1, 5, 7, 11, 13, ...; OEIS A051906); choose such an n"
         )
     if instance is not None and max_chains is None and budget["seconds"] is None:
-        max_chains = budget["chains"] or INSTANCE_CHAINS  # it may have no solution: bounded
+        max_chains = budget["chains"] or solve_setup.INSTANCE_CHAINS  # it may have no solution
     if mask is not None and start is not None:
         raise QueensError(
             "a constrained instance sets every chain's start itself; drop the start board (--file)"
@@ -232,27 +228,22 @@ def _kernel_setup(
 def _fingerprint(command: str, p: _Problem, s: solve_setup.SolveSettings) -> dict:
     """The settings a checkpoint of `solve` must match to be resumed."""
     start_rows = None if p.start_rows is None else p.start_rows.tolist()
-    fingerprint = {"command": command, "solver": "min-conflicts", **s.search(), "start": start_rows}
-    if p.model is not None:  # the default run's fingerprint is unchanged
-        fingerprint["instance"] = p.model.to_dict()
-    return fingerprint
+    return {"command": command, "solver": "min-conflicts", **s.search(), "start": start_rows}
 
 
 def _summary(
     run: chains_types.ChainRun, p: _Problem, s: solve_setup.SolveSettings, chunk: int
 ) -> dict:
     """`solve`'s summary: the run's figures and its settings (the instance's status with one)."""
-    summary = chains_types.summarize(
+    return chains_types.summarize(
         run,
         solver=s.name,
         **s.search(),
         chunk=chunk,
         backend=jax.default_backend(),
         devices=local_device_count(),
+        model=p.model,
     )
-    if p.model is not None:
-        summary.update(instance=p.model.to_dict(), status="SAT" if run.solved.any() else "unknown")
-    return summary
 
 
 def initial_board(
@@ -306,7 +297,5 @@ def _solve_trivial(
     run = driver.run_chains(
         run_chunk, 1, budget, count, "min-conflicts", model=model, solver=name, control=quiet
     )
-    summary = chains_types.summarize(run, solver=name, seed=seed)
-    if model is not None:
-        summary.update(instance=model.to_dict(), status="SAT")
+    summary = chains_types.summarize(run, model, solver=name, seed=seed)
     return SolveResult(run=run, summary=summary, config=None)

@@ -277,29 +277,13 @@ def analysis_builders(n: int, samples: int, place=None) -> dict:
 
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Index in sorted `table` [Q, n] of each of `rows` [D, n] (all present)."""
-    key = lambda a: (
-        np.ascontiguousarray(a.astype(np.int32)).view(np.dtype((np.void, 4 * a.shape[1]))).ravel()
-    )
+    key = lambda a: chains_types.row_keys(a.astype(np.int32))
     t, r = key(table), key(rows)
     order = np.argsort(t)
     pos = order[np.searchsorted(t[order], r)]
     if not np.array_equal(table[pos], rows):
         raise RuntimeError("a sampled solution is missing from the enumeration (a bug)")
     return pos
-
-
-def step_quantiles(steps: np.ndarray) -> dict:
-    """Mean, median, 90th and 99th percentile and maximum of [S] steps to solution, by name (None
-    when `steps` is empty)."""
-    if not steps.size:
-        return dict.fromkeys(("mean", "median", "p90", "p99", "max"))
-    return {
-        "mean": float(steps.mean()),
-        "median": float(np.median(steps)),
-        "p90": float(np.percentile(steps, 90)),
-        "p99": float(np.percentile(steps, 99)),
-        "max": int(steps.max()),
-    }
 
 
 def success_curve(samples: Samples, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
@@ -343,7 +327,7 @@ def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) 
         "chi2_solutions": chi2,
         "chi2_classes": chi2_classes,
         "step_unit": samples.step_unit,
-        "steps": step_quantiles(solved_steps),
+        "steps": chains_types.step_quantiles(solved_steps),
         "wall_s": samples.wall_s,
         "compile_s": samples.compile_s,
         "solutions_per_s": s / samples.wall_s if samples.wall_s > 0 else None,
