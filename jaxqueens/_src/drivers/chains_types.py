@@ -122,9 +122,7 @@ class ChainRun:
     wall_s: float  # kernel time, compilation excluded
     compile_s: float
     stopped_by: str  # "chains", "solutions", "time", "max_chains", "kept_chains" or "interrupted"
-    unfinished: np.ndarray | None = (
-        None  # [C] bool: paused when the time was up (reported unsolved)
-    )
+    unfinished: np.ndarray | None = None  # [C] bool: paused when the time was up, unsolved
     best_step: np.ndarray | None = None  # [C] int64 step of the best board (annealing), or None
     solver: str = ""  # the solver's name ("min-conflicts", "annealing-sa")
     best_unit: str = "attacking_pairs"  # what `best` counts: "attacking_pairs", "nmof_attacks"

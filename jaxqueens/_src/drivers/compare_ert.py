@@ -127,13 +127,7 @@ def ert_ci(
     `ert_s_ci`, `ert_steps`, `ert_steps_ci` and `note`, strict JSON; a figure or bound that does not
     exist is None, with the reason in `note`."""
     solved, k = int(run.solved.sum()), run.solved.size
-    doc: dict[str, Any] = {
-        "ert_s": None,
-        "ert_s_ci": None,
-        "ert_steps": None,
-        "ert_steps_ci": None,
-        "note": None,
-    }
+    doc: dict[str, Any] = dict.fromkeys(("ert_s", "ert_s_ci", "ert_steps", "ert_steps_ci", "note"))
     if not solved:
         doc["note"] = not_solved(run)
         return doc
