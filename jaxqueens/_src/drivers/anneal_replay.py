@@ -69,8 +69,7 @@ def replays(
     return traces, every, best
 
 
-REPLAY_BATCH = 4096
-"""Unsolved chains replayed per call by `best_of_unsolved` (bounds memory)."""
+REPLAY_BATCH = 4096  # unsolved chains replayed per call by `best_of_unsolved` (bounds memory)
 
 
 def best_of_unsolved(

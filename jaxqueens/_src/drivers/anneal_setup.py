@@ -133,8 +133,7 @@ def sa_start_temperature(deltas: np.ndarray, init_prob: float) -> float:
     return float(np.sqrt(lo * hi))
 
 
-NMOF_T0_BRACKET = (1e-5, 1.0)
-"""SAopt's `uniroot` interval for the start temperature."""
+NMOF_T0_BRACKET = (1e-5, 1.0)  # SAopt's `uniroot` interval for the start temperature
 
 
 def sa_start_temperature_nmof(deltas: np.ndarray, init_prob: float) -> float:

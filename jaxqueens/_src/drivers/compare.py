@@ -27,10 +27,8 @@ from jaxqueens.parallel.devices import local_device_count
 SOLVERS: dict[str, dict] = compare_setup.COMPARE_SOLVERS
 """Every solver `compare` knows, by name: the family and its options (the families' defaults
 for the rest), with each solver's least step budget (`compare_setup.least_steps`)."""
-DEFAULT_STEPS = 10_000
-"""Step budget per chain (anneal's default)."""
-CONFIDENCE = ert.CONFIDENCE
-"""Confidence of the recommendation's bootstrap CI."""
+DEFAULT_STEPS = 10_000  # step budget per chain (anneal's default)
+CONFIDENCE = ert.CONFIDENCE  # confidence of the recommendation's bootstrap CI
 CURVE_POINTS = 400
 """Points kept per solver in an ECDF (evenly spaced ranks, the last included) and budgets in the
 success-rate curve (log-spaced)."""

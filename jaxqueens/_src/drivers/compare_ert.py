@@ -15,8 +15,7 @@ import numpy as np
 from jaxqueens._src.drivers import settings
 from jaxqueens._src.drivers import stats as solstats
 
-BOOTSTRAP = 2000
-"""Bootstrap resamples of the recommendation's CI."""
+BOOTSTRAP = 2000  # bootstrap resamples of the recommendation's CI
 CONFIDENCE = settings.CONFIDENCE
 
 

@@ -30,8 +30,7 @@ from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers.variants import EDGES, INITS, NEIGHBOURS, OBJECTIVES
 
-COMPARE_TABU = 4
-"""Plateau tabu tenure of the `mc-tabu` solver."""
+COMPARE_TABU = 4  # plateau tabu tenure of the `mc-tabu` solver
 
 COMPARE_SOLVERS: dict[str, dict] = {
     **{f"mc-{init}": {"family": "minconflicts", "init": init, "tabu": 0} for init in INITS},
@@ -331,8 +330,7 @@ def _check_budgets(out: dict[str, dict[str, Any]], given: Mapping[str, Any], ste
         )
 
 
-COMPARE_REPEATS_MAX = 100
-"""The most timed repeats of one `jaxqueens.compare` run (`--repeats`)."""
+COMPARE_REPEATS_MAX = 100  # the most timed repeats of one `jaxqueens.compare` run (`--repeats`)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,8 +6,7 @@ from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers.variants import COUNT_MAX_N
 
-COUNT_ENUMERATE_MAX_N = 14
-"""Largest board `count --enumerate` lists (n = 14: 365,596 solutions)."""
+COUNT_ENUMERATE_MAX_N = 14  # largest board `count --enumerate` lists (n = 14: 365,596 solutions)
 
 
 def check_count_n(n, listed: bool = False) -> int:

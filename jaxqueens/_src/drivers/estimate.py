@@ -37,8 +37,7 @@ MIN_PER_STRATUM = 64
 STRATUM_BYTES = 256
 """Host and device bytes per stratum: masks, words and their device copy, sums, call outputs."""
 METHOD = "Knuth 1975 random probes, top levels enumerated"
-PROBES_PER_THREAD = 4
-"""Accelerator: probes per call for each thread the device keeps resident."""
+PROBES_PER_THREAD = 4  # accelerator: probes per call for each thread the device keeps resident
 
 
 def call_builder(n: int, depth: int, strata: int, probes: int, devices: int = 1, place=None):

@@ -31,8 +31,7 @@ up)."""
 POPULATION_COPIES = 6
 """Copies of the population the process holds at its peak (device state, the donated next
 state, the generation's temporaries, the host copy a checkpoint writes)."""
-HISTORY_ROW_BYTES = 48
-"""Bytes of one per-trial history row (`io.ga`'s CSV), rounded up."""
+HISTORY_ROW_BYTES = 48  # bytes of one per-trial history row (`io.ga`'s CSV), rounded up
 
 run_generations = jax.jit(lockstep.run_chunk, static_argnums=(0, 5, 6), donate_argnums=(1,))
 """Jitted `run_chunk` `(config, states, params, problem, stop, length, devices)`: a chunk of

@@ -29,8 +29,7 @@ PEAK_BYTES_PER_QUEEN = 64
 INIT_CALL_COLUMNS = 250_000
 """QS4 runs in calls of this many columns, so progress shows on huge boards."""
 MAX_ROUNDS = 100_000
-NO_STEP_LIMIT = 1 << 30
-"""`max_steps` of a run without a step limit (swap attempts in all)."""
+NO_STEP_LIMIT = 1 << 30  # `max_steps` of a run without a step limit (swap attempts in all)
 INITS = {"qs4": None, "permutation": 1}
 """Initial boards of the large path: QS4 (`tries` swaps per column) or a uniform random
 permutation (one random swap per column, Fisher-Yates); the batched path's other initialisations

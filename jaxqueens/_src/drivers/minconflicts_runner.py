@@ -24,8 +24,7 @@ from jaxqueens.solvers import minconflicts
 from jaxqueens.solvers.base import chain_keys
 from jaxqueens.solvers.variants import default_max_steps
 
-CALL_SECONDS = 0.5
-"""Target duration of one bounded kernel call (`BoundedRunner`)."""
+CALL_SECONDS = 0.5  # target duration of one bounded kernel call (`BoundedRunner`)
 FIRST_CALL_STEPS = 1 << 25
 """Steps, over all chains of a chunk, that bound a chunk's first call before the bound adapts to
 the measured speed: each chain gets `FIRST_CALL_STEPS // (chunk * (max_steps + n))` attempts."""

@@ -83,8 +83,7 @@ def collect(
     return samplers[solver](n, chains, solutions, seconds, seed, control, **options)
 
 
-COMMON_OPTIONS = ("batch",)
-"""Options of `collect` that every solver takes."""
+COMMON_OPTIONS = ("batch",)  # options of `collect` that every solver takes
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -161,8 +160,7 @@ def _coverage(
     return out
 
 
-ANALYSIS_MIN_BATCH = 64
-"""The smallest batch of the on-device analysis (`analysis_batch`)."""
+ANALYSIS_MIN_BATCH = 64  # the smallest batch of the on-device analysis (`analysis_batch`)
 
 PAD_ROW = np.iinfo(np.int32).max
 """The value of a padding row given to the dedup kernel: it sorts after every board."""

@@ -19,8 +19,7 @@ from jaxqueens._src.drivers.settings import (
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 
-STATS_SOLVERS = ("minconflicts", "anneal", "ga")
-"""`stats --solver`: the families `stats` samples."""
+STATS_SOLVERS = ("minconflicts", "anneal", "ga")  # `stats --solver`: the families `stats` samples
 
 
 STATS_OPTIONS: dict[str, tuple[str, ...]] = {
