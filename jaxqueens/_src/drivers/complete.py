@@ -62,12 +62,14 @@ class InstanceResult(NamedTuple):
 
 
 class CompleteResult(NamedTuple):
-    instances: list[InstanceResult]
+    """What `solve_instances` returns: each instance's outcome and the run's figures."""
+
+    instances: list[InstanceResult]  # in the order given
     seconds: float  # wall time of the search, compilation excluded
-    compile_seconds: float
+    compile_seconds: float  # compiling the kernels
     chunks: int  # kernel calls
     items: int  # sub-trees searched (instance roots and split-off frontiers)
-    resumed: bool
+    resumed: bool  # continued from a checkpoint
     stopped_by: str = "finished"  # or "interrupted" (Ctrl-C, SIGTERM): a partial result
 
     @property

@@ -39,14 +39,14 @@ from jaxqueens.solvers.count_prefix import KernelConfig
 class CountResult(NamedTuple):
     """Outcome of `count_solutions` (all counts are exact Python ints)."""
 
-    n: int
+    n: int  # board size
     total: int  # all solutions (A000170); interrupted: those of the finished chunks
     unique: int | None  # classes under the 8 symmetries (A002562), if asked for
     seconds: float  # wall time of the search, compilation excluded
-    compile_seconds: float
+    compile_seconds: float  # compiling the kernels
     depth: int  # columns placed by the host expansion
     prefixes: int  # independent tasks searched (subtrees of the canonical constellations)
-    chunks: int
+    chunks: int  # kernel-call chunks the tasks were split into
     resumed_chunks: int  # chunks taken from the checkpoint, not recounted
     constellations: int = 0  # symmetry classes of border configurations searched
     edges: int = 0  # tree edges the kernel walked in this run (accelerator: lockstep iterations)
