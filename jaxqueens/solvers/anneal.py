@@ -66,8 +66,7 @@ def _read(counts, updates, objective):
     """Counts before each update (updates applied in order) and the objective change.
 
     Every count is read from the unchanged array first (a swap may touch one line twice), so the
-    writes that follow can happen in place: interleaving reads and writes made XLA copy the whole
-    counts array several times per step.
+    writes that follow happen in place (`jaxqueens.core.inplace`).
 
     Returns:
       (positions [m], counts before [m], counts each update sees [m], objective change).

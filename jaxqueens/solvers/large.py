@@ -177,9 +177,9 @@ def _try_swap(rows, diag, anti, n: int, c1, c2, sideways):
     """Swap the rows of queens c1 != c2 if c1 is in conflict and the swap lowers the attacking
     pairs (or keeps them, with `sideways`); returns (rows, diag, anti, pair change, taken). O(1).
 
-    All counts are read (gathered) before any write, and every position is written once with
-    the new or the old value, so the loop updates the arrays in place (a `lax.cond` around
-    the writes made XLA copy the board and both count arrays on every step)."""
+    Every count is read before the first write and every position written once, with the new or
+    the old value, so the arrays update in place (`jaxqueens.core.inplace`); a `lax.cond` around
+    the writes would copy the board and both count arrays every step."""
     r2, r1 = rows[jnp.stack([c2, c1])]
     d_pos = jnp.stack([c1 + r1, c2 + r2, c1 + r2, c2 + r1])  # off, off, on, on
     a_pos = jnp.stack([r1 - c1, r2 - c2, r2 - c1, r1 - c2]) + (n - 1)
