@@ -42,20 +42,19 @@ def _censor(steps: np.ndarray, solved: np.ndarray, seconds: np.ndarray, budget: 
     return solved & ~over, np.minimum(steps, budget), seconds.astype(np.float64) * scale
 
 
-def _samples(
-    name: str, n: int, options: dict, solved, steps, rows, wall_s, compile_s
-) -> solstats.Samples:
-    return solstats.Samples(
-        n,
-        name,
-        options,
-        solved,
-        steps,
-        rows.astype(np.int32),
-        "steps",
-        wall_s,
-        compile_s,
-        "max_chains",
+def _solver_run(
+    name, family, n, options, censored, sampled, rows, wall_s, compile_s, budget, **more
+) -> SolverRun:
+    """The `SolverRun` of chains censored at `budget` (`_censor`'s `(solved, steps, seconds)`),
+    analysed from one sample per `sampled` chain (`rows`, in chain order)."""
+    solved, spent, seconds = censored
+    rows = rows.astype(np.int32)
+    samples = solstats.Samples(
+        n, name, options, sampled, spent, rows, "steps", wall_s, compile_s, "max_chains"
+    )
+    analysed = solstats.analyse(samples)
+    return SolverRun(
+        name, family, options, solved, spent, seconds, wall_s, compile_s, analysed, budget, **more
     )
 
 
@@ -134,21 +133,21 @@ def _chain_solver(name, family, n, chains, seed, control, spec, own) -> SolverRu
     options["steps_budget"] = budget
     if run.stopped_by == "interrupted":
         raise KeyboardInterrupt
-    solved, spent, seconds = _censor(run.steps, run.solved, run.wall_share, budget)
-    samples = _samples(name, n, options, solved, spent, run.rows[solved], run.wall_s, run.compile_s)
+    censored = _censor(run.steps, run.solved, run.wall_share, budget)
+    solved = censored[0]
     # an unsolved chain's best board is known where the solver keeps it (annealing, counted in
     # attacking pairs; min-conflicts here keeps only its last board) within the budget
     kept = family != "minconflicts" and run.best_unit == "attacking_pairs"
-    return SolverRun(
+    return _solver_run(
         name,
         family,
+        n,
         options,
+        censored,
         solved,
-        spent,
-        seconds,
+        run.rows[solved],
         run.wall_s,
         run.compile_s,
-        solstats.analyse(samples),
         budget,
         restarts=run.restarts.astype(np.int64) if family == "minconflicts" else None,
         best_pairs=_best_pairs(solved, run.best if kept else None, run.steps, budget),
@@ -203,7 +202,8 @@ def _ga_solver(name, n, chains, seed, control, spec, own) -> SolverRun:
     hit = res.first_solved >= 0  # the default fitness: a best of 0 is the first solution
     used = np.where(hit, res.evals_at_first, res.evals_total)  # evaluations up to it, or all
     seconds = (res.wall_s + res.init_s) * used / max(1, int(res.evals_total.sum()))
-    solved, spent, seconds = _censor(used, hit, seconds, steps)
+    censored = _censor(used, hit, seconds, steps)
+    solved = censored[0]
     fit = res.fitness.reshape(chains, -1)
     population = res.population.reshape(chains, -1, n)
     has = (fit == 0).any(axis=1)
@@ -225,19 +225,16 @@ def _ga_solver(name, n, chains, seed, control, spec, own) -> SolverRun:
         "generations": generations,
         "steps_budget": steps,
     }
-    samples = _samples(
-        name, n, options, sample, spent, rows, res.wall_s + res.init_s, res.compile_s
-    )
-    return SolverRun(
+    return _solver_run(
         name,
         "ga",
+        n,
         options,
-        solved,
-        spent,
-        seconds,
+        censored,
+        sample,
+        rows,
         res.wall_s + res.init_s,
         res.compile_s,
-        solstats.analyse(samples),
         steps,
         best_pairs=_best_pairs(solved, fit.min(axis=1), used, steps),  # the last generation's
     )
