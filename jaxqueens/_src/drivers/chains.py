@@ -273,8 +273,8 @@ class _ChunkStep:
         solved_cum = t.solved + np.cumsum(res.solved)
         fresh, distinct_cum = _new_solutions(res.rows, res.solved, t.seen)
         offset, wall = t.offset + count, t.wall + dt
-        # the time budget counts the chunk's host work too (the checks and the loop above: 1 s
-        # of 8 at n = 16 over 368 k chains), so the run's overrun does not grow with --time
+        # the time budget counts the chunk's host work too (the checks and the loop above), so
+        # the run's overrun does not grow with --time
         elapsed = t.elapsed + time.perf_counter() - t0
         stopped_by, keep = self._stop(solved_cum, distinct_cum, offset, count, elapsed)
         # Record the whole chunk at once, so that the tally stays whole at a Ctrl-C.

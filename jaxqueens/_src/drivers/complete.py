@@ -97,7 +97,7 @@ def _thread_kernel(batch, shards: int, config: Config, programs: int):
     off a GPU, where only tests route here, interpreted)."""
     del shards
     interpret = jax.default_backend() != "gpu"
-    unroll = 1 if interpret else threads_complete.UNROLL  # the same results; 4x less to compile
+    unroll = 1 if interpret else threads_complete.UNROLL  # the same results, less to compile
     return threads_complete.search_chunk(
         batch, config, programs=programs, unroll=unroll, interpret=interpret
     )

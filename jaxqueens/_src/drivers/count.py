@@ -148,7 +148,7 @@ def _count_threads(n: int, unique: bool) -> CountResult:
     plan = threads.tasks(n, depth)
     words = jnp.asarray(plan.words)
     c0 = time.perf_counter()
-    unroll = 1 if interpret else threads.UNROLL  # the same counts; interpreted, 4x less to compile
+    unroll = 1 if interpret else threads.UNROLL  # the same counts, less to compile
     run = threads.count_tasks.lower(
         words, n=n, programs=programs, unroll=unroll, interpret=interpret
     ).compile()

@@ -45,7 +45,7 @@ class CountPlan(NamedTuple):
 
 
 PLAN_PROBES = 1 << 13  # Knuth probes per estimator call of count --plan
-PLAN_CALL_EDGES = 1 << 24  # edges per timed kernel call of count --plan (about 0.15 s a core)
+PLAN_CALL_EDGES = 1 << 24  # edges per timed kernel call of count --plan (a fraction of a second)
 PLAN_TARGET_ERROR = 0.01  # the probes stop early once the edge estimate's relative error is this
 
 
