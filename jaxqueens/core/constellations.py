@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 
-from jaxqueens.core.prefixes import place
+from jaxqueens.core.prefixes import free_rows, place
 
 BATCH = 1 << 16  # nodes expanded at once by the orbit search (bounds its memory)
 
@@ -236,7 +236,7 @@ def tasks(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray
     for level in range(depth):
         parent, _, cols, ld, rd = place(cols, ld, rd, n, allow[owner, level])
         owner = owner[parent]
-    av = np.uint64((1 << n) - 1) & ~(cols | ld | rd) & allow[owner, depth]
+    av = free_rows(cols, ld, rd, n) & allow[owner, depth]
     keep = av != 0
     masks = np.stack([cols, ld, rd, av], axis=1)[keep].astype(np.uint32)
     return masks, owner[keep]

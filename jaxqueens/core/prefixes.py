@@ -32,7 +32,7 @@ def place(
       `(parent [M], row [M], cols [M], ld [M], rd [M])`: the children in lexicographic order.
     """
     full = np.uint64((1 << n) - 1)
-    free = ~(cols | ld | rd) & full
+    free = free_rows(cols, ld, rd, n)
     if allowed is not None:
         free &= allowed
     parent, row = np.nonzero((free[:, None] >> np.arange(n, dtype=np.uint64)) & ONE)
