@@ -78,21 +78,11 @@ def run_table(sam) -> schema.RunTable:
 def _frequency_rows(res) -> Iterator[list]:
     """The rows of `frequencies.csv`: every solution (or every distinct one found), its count,
     class and class size."""
-    if res.all_solutions is not None:
-        canon = symmetry.canonical(res.all_solutions)
-        sizes = 8 // symmetry.stabilizer_sizes(res.all_solutions)
-        table = zip(
-            _board_text(res.all_solutions), res.all_counts, _board_text(canon), sizes, strict=True
-        )
-    else:
-        canon = symmetry.canonical(res.distinct) if len(res.distinct) else res.distinct
-        table = zip(
-            _board_text(res.distinct),
-            res.counts,
-            _board_text(canon),
-            res.distinct_sizes,
-            strict=True,
-        )
+    every = res.all_solutions is not None
+    boards, counts = (res.all_solutions, res.all_counts) if every else (res.distinct, res.counts)
+    canon = symmetry.canonical(boards) if every or len(boards) else boards
+    sizes = 8 // symmetry.stabilizer_sizes(boards) if every else res.distinct_sizes
+    table = zip(_board_text(boards), counts, _board_text(canon), sizes, strict=True)
     for a, b, c, d in table:
         yield [a, int(b), c, int(d)]
 
