@@ -228,3 +228,28 @@ def test_every_solver_column_holds_the_one_name_compare_takes(written):
     for command in ("solve", "anneal", "stats"):
         summary = json.loads((written[command] / "summary.json").read_text())
         assert summary["solver"] in COMPARE_SOLVERS, (command, summary["solver"])
+
+
+def test_write_takes_each_file_by_its_name_in_order(tmp_path):
+    """schema.write: a document, boards, a text board, RunTables, declared and given CSV
+    headers, in the mapping's order; a None content writes nothing."""
+    import json
+
+    table = schema.RunTable("s", np.array([True]), np.array([3]), np.array([0.5]), np.array([0]))
+    files = {
+        "summary.json": {"n": 4},
+        "solutions.npy": np.array([[1, 3, 0, 2]], np.int64),
+        "solution.txt": np.array([1, 3, 0, 2]),
+        "skipped.npy": None,
+        schema.FILENAME: table,
+        "settings.csv": [["s", "k", 1]],
+        "other.csv": (["a", "b"], [[1, None]]),
+    }
+    written = schema.write(tmp_path / "out", "compare", files)
+    names = ["summary.json", "solutions.npy", "solution.txt", "runs.csv", "settings.csv"]
+    assert [p.name for p in written] == [*names, "other.csv"]
+    assert json.loads(written[0].read_text()) == {"n": 4}
+    assert np.load(written[1]).dtype == np.int32 and written[2].read_text() == "1\n3\n0\n2\n"
+    assert _header(written[3]) == list(schema.CORE)
+    assert written[4].read_text() == "solver,key,value\ns,k,1\n"
+    assert written[5].read_text() == "a,b\n1,\n" and not (tmp_path / "out" / "skipped.npy").exists()
