@@ -24,7 +24,6 @@ from jaxqueens.parallel import memory
 ga = _lazy.load("jaxqueens._src.drivers.ga")
 gather = _lazy.load("jaxqueens.parallel.gather")
 
-SCORES = ga_io.SCORES
 GA = settings.GA_SCHEMES.values()  # the classes whose fields are options
 NOT_SETTINGS = ("config", "quiet", "resume", "checkpoint_every", "one_based", "history", "force")
 """Options of the command itself, not of the run: everything else the command line (or its
@@ -86,7 +85,7 @@ def _add_problem_and_out_options(p) -> None:
     options.add_seed(p, default=None)
     p.add_argument(
         "--score",
-        choices=SCORES,
+        choices=ga_io.SCORES,
         default=None,
         help="CSV/plots: attacking pairs (default, minimised) or non-attacking pairs (maximised)",
     )
@@ -230,8 +229,6 @@ def _checked(args, conf: dict) -> tuple:
         conf.pop("plot", False),
         conf.pop("score", "attacking"),
     )
-    if score not in SCORES:
-        raise QueensError(f"score {score!r} is unknown; use one of {', '.join(SCORES)}")
     if score == "nonattacking" and conf.get("fitness", "pairs") != "pairs":
         raise QueensError(
             "--score nonattacking needs --fitness pairs (it is n(n-1)/2 minus attacking pairs)"
@@ -255,10 +252,6 @@ def _checked(args, conf: dict) -> tuple:
             )
         conf["n"], conf["instance"] = None, instance
     history = getattr(args, "history", None) or "summary"
-    if history not in ga_history.HISTORIES:
-        raise QueensError(
-            f"history {history!r} is unknown; use one of {', '.join(ga_history.HISTORIES)}"
-        )
     if history == "per-trial" and not out:
         raise QueensError("--history per-trial streams history.csv into --out DIR; give --out")
     return out, plot, score, history
