@@ -8,6 +8,7 @@ import pytest
 from jaxqueens._src.cli import compare, schema
 from jaxqueens._src.cli.main import build_parser
 from jaxqueens._src.drivers import compare as driver
+from jaxqueens._src.drivers import compare_setup
 from jaxqueens._src.drivers import compare_solvers as runners
 from jaxqueens.errors import QueensError
 
@@ -19,7 +20,9 @@ def parse(argv):
 
 
 def test_the_names_in_help_are_the_drivers():
-    assert tuple(driver.SOLVERS) == compare.SOLVER_NAMES
+    """`--help` lists the JAX-free table's names (compare_setup), which are the driver's."""
+    assert tuple(driver.SOLVERS) == tuple(compare_setup.COMPARE_SOLVERS)
+    assert ", ".join(driver.SOLVERS) in build_parser().commands["compare"].flags["--solvers"].help
 
 
 def test_compare_is_a_command_of_jaxqueens():

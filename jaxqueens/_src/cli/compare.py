@@ -27,20 +27,6 @@ outputs = _lazy.load("jaxqueens._src.io.compare")
 figures = _lazy.load("jaxqueens._src.plots.compare")
 gather = _lazy.load("jaxqueens.parallel.gather")
 
-SOLVER_NAMES = (
-    "mc-random",
-    "mc-permutation",
-    "mc-greedy",
-    "mc-qs4",
-    "mc-tabu",
-    "ls",
-    "ta",
-    "sa",
-    "ga-permutation",
-    "ga-combination",
-)
-"""The names `--solvers` takes (`jaxqueens._src.drivers.compare.SOLVERS`, spelled out here so
-that `--help` needs no JAX; a test keeps the two equal)."""
 DEFAULTS = {
     "n": 8,
     "chains": 1000,
@@ -86,7 +72,7 @@ def add_command(sub) -> None:
         "--solvers",
         default=None,
         metavar="LIST",
-        help=f"comma list of {', '.join(SOLVER_NAMES)}, or all (default all)",
+        help=f"comma list of {', '.join(compare_setup.COMPARE_SOLVERS)}, or all (default all)",
     )
     p.add_argument(
         "--config",
