@@ -20,6 +20,7 @@ from jaxqueens._src.cli import anneal, evolve, options, schema, solve
 from jaxqueens._src.cli.boards import add_size, board_size
 from jaxqueens._src.drivers import compare_setup
 from jaxqueens._src.io import interrupts, writing
+from jaxqueens._src.plots import base as plot_base
 from jaxqueens.errors import QueensError
 
 comparing = _lazy.load("jaxqueens._src.drivers.compare")
@@ -37,9 +38,6 @@ DEFAULTS = {
     "format": "png",
     "dpi": 110,
 }
-FORMATS = ("png", "svg", "pdf")
-"""`--format`: the figure formats (`jaxqueens._src.plots.base.FORMATS`, spelled out here so
-that `--help` needs no matplotlib)."""
 
 
 def add_command(sub) -> None:
@@ -117,7 +115,7 @@ def _add_run_and_out_options(p) -> None:
     )
     p.add_argument(
         "--format",
-        choices=FORMATS,
+        choices=plot_base.FORMATS,
         default=None,
         help="with --out: the figures' format, svg or pdf (vector, for papers) or png (default)",
     )
