@@ -55,7 +55,7 @@ def _add_population_options(p) -> None:
     p.add_argument("--generations", type=int, default=None, help="generations (default 1000)")
     p.add_argument("--trials", type=int, default=None, help="independent trials (default 1)")
     options.add_fields(p, GA, "encoding")
-    p.add_argument("--scheme", choices=("steady", "generational"), default=None)
+    p.add_argument("--scheme", choices=tuple(settings.GA_SCHEMES), default=None)
     p.add_argument(
         "--crossover",
         default=None,

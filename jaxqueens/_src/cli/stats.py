@@ -104,7 +104,7 @@ def _add_solver_options(p) -> None:
     options.add_fields(g, ga, "pop", {})
     g.add_argument("--generations", type=int, default=None)
     options.add_fields(g, ga, "encoding", {})
-    g.add_argument("--scheme", choices=("steady", "generational"), default=None)
+    g.add_argument("--scheme", choices=tuple(settings.GA_SCHEMES), default=None)
     g.add_argument("--crossover", default=None)
     g.add_argument("--mutation", default=None)
     options.add_fields(
