@@ -195,7 +195,7 @@ def accept(delta: jax.Array, level: jax.Array, u: jax.Array, method: str) -> jax
 def init(
     key: jax.Array, config: Config, params: Params | None, problem: Problem | None = None
 ) -> State:
-    """A chain (key is consumed): on a random permutation (NMOF's `sample.int(n)`), or on
+    """A chain: on a random permutation (NMOF's `sample.int(n)`), or on
     `problem.start` ([n] int32, rows in 0..n-1, repeats allowed) when given; under
     `config.constrained` on a random allowed square per column of `problem.mask`
     (`allowed_start`; a start board is not used). A start row off the board is refused where
@@ -330,7 +330,7 @@ def finish(s: State, config: Config, params: Params, problem: Problem | None = N
 
 
 def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """One chain until solved or out of steps (key is consumed).
+    """One chain until solved or out of steps.
 
     Args:
       key: a typed `jax.random.key` (consumed).

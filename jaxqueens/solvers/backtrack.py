@@ -193,7 +193,7 @@ def classic(config: Config) -> Result:
 
 
 def random_orders(key, n: int):
-    """Per-column random row orders `[n, n]` int32 from `key` (key is consumed).
+    """Per-column random row orders `[n, n]` int32 from `key`.
 
     Args:
       key: a typed `jax.random.key` (consumed).
@@ -207,8 +207,7 @@ def random_orders(key, n: int):
 
 
 def randomised(key, config: Config) -> Result:
-    """One randomised search: the rows of each column tried in a random order from `key`
-    (key is consumed).
+    """One randomised search: the rows of each column tried in a random order from `key`.
 
     Args:
       key: a typed `jax.random.key` (consumed).

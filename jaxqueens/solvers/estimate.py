@@ -178,7 +178,7 @@ def start(seed, lane, config: Config, params: Params, problem: Problem | None = 
 
 
 def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """A probe at its start (key is consumed): lane 0 of the stream `seed_of(key)`.
+    """A probe at its start: lane 0 of the stream `seed_of(key)`.
 
     Args:
       key: a typed `jax.random.key` (consumed).
@@ -295,7 +295,7 @@ def result(s: State, config: Config, params: Params) -> Result:
 
 
 def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """One probe from its start to depth n or death (key is consumed): lane 0 of the stream
+    """One probe from its start to depth n or death: lane 0 of the stream
     `seed_of(key)` ([`walk`][jaxqueens.solvers.estimate.walk]).
 
     Args:

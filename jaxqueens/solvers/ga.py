@@ -142,7 +142,7 @@ class Result(NamedTuple):
 
 
 def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """Random initial islands of one trial (key is consumed).
+    """Random initial islands of one trial.
 
     Island i draws from `fold_in(key, i)` only. Under `config.constrained` every fixed queen
     of `problem.mask` stands on its square (and the combination encoding starts from a random
@@ -348,7 +348,7 @@ def finish(state: State, config: Config, params: Params, problem: Problem | None
 
 
 def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """One trial: generations until solved or `params.generations` are run (key is consumed).
+    """One trial: generations until solved or `params.generations` are run.
 
     Args:
       key: a typed `jax.random.key` (consumed).

@@ -32,7 +32,7 @@ from jaxqueens.solvers.large_types import default_params as default_params
 
 
 def empty(key: jax.Array, config: Config, params: Params) -> State:
-    """QS4's start (key is consumed): the identity board, empty counts (QS4's swaps draw the
+    """QS4's start: the identity board, empty counts (QS4's swaps draw the
     random permutation). Not yet a board to repair: [`place`][jaxqueens.solvers.large.place] every
     column, then [`ready`][jaxqueens.solvers.large.ready].
 
@@ -103,7 +103,7 @@ def ready(s: State, config: Config, params: Params) -> State:
 
 
 def init(key: jax.Array, config: Config, params: Params) -> State:
-    """A chain on its QS4 board, ready to repair (key is consumed).
+    """A chain on its QS4 board, ready to repair.
 
     Args:
       key: a typed `jax.random.key` (consumed).
@@ -392,8 +392,7 @@ def finish(s: State, config: Config, params: Params) -> Result:
 
 
 def run(key: jax.Array, config: Config, params: Params) -> Result:
-    """QS4, then repair rounds (restarting when stalled) until solved or out of budget (key is
-    consumed).
+    """QS4, then repair rounds (restarting when stalled) until solved or out of budget.
 
     Under `jax.vmap` (a sweep over keys or [`Params`][jaxqueens.solvers.large.Params]) the restart
     and the repair branch both run every round for every lane (a batched `lax.cond` is a select), so

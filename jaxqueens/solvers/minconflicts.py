@@ -45,7 +45,7 @@ from jaxqueens.solvers.minconflicts_types import paused as paused
 
 
 def init(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> State:
-    """A chain on its first board (key is consumed).
+    """A chain on its first board.
 
     With `problem.start` ([n] int32, values in 0..n-1) the first attempt starts from that board;
     restarts draw fresh boards with `config.init` as usual. Under `config.constrained` every
@@ -278,8 +278,7 @@ def _result(s: State, config: Config) -> Result:
 
 
 def run(key: jax.Array, config: Config, params: Params, problem: Problem | None = None) -> Result:
-    """One chain with restarts until solved or `params.max_restarts` are spent (key is
-    consumed).
+    """One chain with restarts until solved or `params.max_restarts` are spent.
 
     Args:
       key: a typed `jax.random.key` (consumed).
