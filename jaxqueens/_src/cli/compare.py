@@ -80,6 +80,10 @@ def add_command(sub) -> None:
         "solvers (a list or comma string), ..., and [solvers.NAME] tables of each solver's "
         "settings (as --set); flags override it",
     )
+    keys = {  # each family's keys beside the step budget (`compare_setup.COMPARE_KEYS`)
+        family: ", ".join(k for k in names if k not in ("steps", "generations"))
+        for family, names in compare_setup.COMPARE_KEYS.items()
+    }
     p.add_argument(
         "--set",
         action="append",
@@ -87,10 +91,8 @@ def add_command(sub) -> None:
         metavar="SOLVER.KEY=VALUE",
         help="a setting of one solver, repeatable: its own step budget (sa.steps=50000; the "
         "GA: or ga-permutation.generations=20000) or an option of its command with the same "
-        "name (min-conflicts: solve's maxsteps, tabu; ls/ta/sa: anneal's preset, rounds, "
-        "neighbour, step, edge, objective, q, init_prob, alpha, t_end, t0; GA: evolve's preset, "
-        "pop, scheme, crossover, mutation, tournament, cxpb, mutpb, indpb, elite); a config "
-        "gives them as [solvers.sa] tables",
+        f"name (min-conflicts: solve's {keys['minconflicts']}; ls/ta/sa: anneal's "
+        f"{keys['anneal']}; GA: evolve's {keys['ga']}); a config gives them as [solvers.sa] tables",
     )
     _add_run_and_out_options(p)
     p.set_defaults(func=cmd_compare)
