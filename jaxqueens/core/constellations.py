@@ -148,8 +148,8 @@ def preference(n: int, cfg: np.ndarray) -> np.ndarray:
     """Which member of a class to search (smallest first).
 
     Every member of a class has the same number of completions, but the DFS, which places
-    columns left to right, walks trees of very different sizes. The predictor is linear in
-    `preference_features`, fitted by least squares on every member at n = 12..15.
+    columns left to right, walks trees of very different sizes: `PREFERENCE_COEFFICIENTS` predict
+    them.
 
     Args:
       n: board size.

@@ -52,8 +52,8 @@ def _init_greedy(seed, ctr, n):
         used = (counts[:n] > 0).astype(_U32)
         rnd = stream_bits(seed, ctr + c.astype(_U32), r) >> 3
         # Rows rotated by a random offset in the low bits: when the random bits tie (13-15 of
-        # them for n > 8192, fewer than the candidate rows), the tie goes to no row in particular;
-        # lowest-index ties piled the queens up and cost 100+ pairs at n = 3 * 10^4.
+        # them for n > 8192, fewer than the candidate rows), the tie goes to no row in particular
+        # (lowest-index ties would pile the queens up).
         off = stream_randint(seed, ctr + c.astype(_U32), n, n)
         low = jnp.where(r >= off, r - off, r - off + n).astype(_U32)
         key = (used << 31) | (jnp.minimum(diag, 3).astype(_U32) << 29) | (rnd & ~mask) | low
