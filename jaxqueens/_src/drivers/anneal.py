@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
@@ -179,15 +178,13 @@ class _Setup(NamedTuple):
 
 
 class _Prepared(NamedTuple):
-    """What `anneal` runs: the calibrated schedule and the compiled chains."""
+    """What `anneal` runs: the calibrated schedule and the chains' layout."""
 
     key: jax.Array  # the chains' key
     schedule: np.ndarray  # [rounds]
     params: sls.Params
     problem: sls.Problem | None
     chunk: int  # chains per kernel call
-    runner: Callable  # run_chunk(offset, count)
-    compile_s: float
 
 
 def _setup(n, method, preset, numbers, start, instance, toroidal, given) -> _Setup:
@@ -206,7 +203,7 @@ def _setup(n, method, preset, numbers, start, instance, toroidal, given) -> _Set
 
 
 def _prepare(s: _Setup, announce) -> _Prepared:
-    """Calibrate the schedule, size the chunks and compile the chains."""
+    """Calibrate the schedule and size the chunks."""
     config, c, v = s.config, s.checked, s.settings.values()
     cal_key, key = chain_batch.seed_keys(c["seed"], 2)
     schedule, per_step = calibrate_checked(
@@ -221,28 +218,46 @@ def _prepare(s: _Setup, announce) -> _Prepared:
         )
     chunk = c["batch"] or chunk_for(c["chains"], config, devices)
     params, problem = schedule_params(schedule), chain_problem(s.start, s.mask)
-    started = time.perf_counter()
-    runner = chain_batch.compile_runner(
-        chain_batch.Chains(sls, config), key, chunk, params, problem, total=c["chains"]
-    )
-    compile_s = time.perf_counter() - started
-    return _Prepared(key, schedule, params, problem, chunk, runner, compile_s)
+    return _Prepared(key, schedule, params, problem, chunk)
 
 
 def _run(s: _Setup, prep: _Prepared, control: RunControl | None):
-    """The chains, run by the shared chain driver."""
-    return driver.run_chains(
-        spent_steps(prep.runner, s.config),
-        s.config.n,
-        chains_types.Budget(max_chains=s.checked["chains"]),
+    """The chains, compiled and run by the shared chain driver."""
+    budget = chains_types.Budget(max_chains=s.checked["chains"])
+    fingerprint = _fingerprint(s, prep.schedule)
+    return run_schedule(
+        s.config,
+        prep.key,
+        prep.params,
+        prep.problem,
         prep.chunk,
-        what=f"annealing ({s.method})",
-        compile_s=prep.compile_s,
+        budget,
+        control,
+        fingerprint,
+        s.model,
+    )
+
+
+def run_schedule(config, key, params, problem, chunk, budget, control, fingerprint, model=None):
+    """`config`'s chains on the schedule `params`, compiled for `chunk` chains a call (timed apart)
+    and run by the shared chain driver until `budget` is met, each reporting the steps it spent
+    (`spent_steps`): `anneal`'s and `stats`' chains."""
+    started = time.perf_counter()
+    runner = chain_batch.compile_runner(
+        chain_batch.Chains(sls, config), key, chunk, params, problem, total=budget.max_chains
+    )
+    return driver.run_chains(
+        spent_steps(runner, config),
+        config.n,
+        budget,
+        chunk,
+        what=f"annealing ({config.method})",
+        compile_s=time.perf_counter() - started,
         control=control,
-        fingerprint=_fingerprint(s, prep.schedule),
-        model=s.model,
-        solver=s.method,
-        best_unit=best_unit(s.config),
+        fingerprint=fingerprint,
+        model=model,
+        solver=config.method,
+        best_unit=best_unit(config),
     )
 
 

@@ -7,20 +7,17 @@ the GA through `jaxqueens.evolve` in rounds of trials (checkpointed round by rou
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import numpy as np
 
 from jaxqueens._src.drivers import anneal as annealing
 from jaxqueens._src.drivers import anneal_setup, chains_types, ga, stats_setup
-from jaxqueens._src.drivers import chains as driver
 from jaxqueens._src.drivers import minconflicts as mcsolve
 from jaxqueens._src.drivers.loop import RunControl, Tick, run_chunks
 from jaxqueens._src.io import checkpoint as ckpt
 from jaxqueens.core import checker
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel.devices import local_device_count
-from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.variants import solver_name
 
 
@@ -132,15 +129,6 @@ def sample_anneal(
     q, init_prob, alpha = got["q"], got["init_prob"], got["alpha"]
     schedule, _ = anneal_setup.calibrate(cal_key, config, c["walk"], q, init_prob, alpha)
     chunk = batch or anneal_setup.chunk_for(chains, config, local_device_count())
-    t0 = time.perf_counter()
-    runner = chain_batch.compile_runner(
-        chain_batch.Chains(sls, config),
-        key,
-        chunk,
-        anneal_setup.schedule_params(schedule),
-        total=chains,
-    )
-    compile_s = time.perf_counter() - t0
     fingerprint = {
         "command": "stats",
         "solver": f"stats-annealing-{method}",
@@ -149,18 +137,8 @@ def sample_anneal(
         "config": {k: v for k, v in dataclasses.asdict(config).items() if k != "scatter_counts"},
         "steps": "spent",  # `steps` holds the steps spent (a checkpoint without it: the best's)
     }
-    run = driver.run_chains(
-        annealing.spent_steps(runner, config),
-        n,
-        budget,
-        chunk,
-        what=f"annealing ({method})",
-        compile_s=compile_s,
-        control=control,
-        fingerprint=fingerprint,
-        solver=method,
-        best_unit=annealing.best_unit(config),
-    )
+    params = anneal_setup.schedule_params(schedule)
+    run = annealing.run_schedule(config, key, params, None, chunk, budget, control, fingerprint)
     kept = ("rounds", "neighbour", "step", "objective", "q", "init_prob", "alpha")
     options = {"method": method, "steps": config.total_steps, **{k: got[k] for k in kept}}
     options["preset"] = s.preset
