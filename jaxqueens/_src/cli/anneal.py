@@ -184,7 +184,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
     arguments.seconds(args.checkpoint_every, "--checkpoint-every")
     used = _used_options(args, methods, n, start, instance)
     args = options.resume_folder(args)
-    writing.prepare_out(args.out, need=len(methods) * max(args.chains, 1) * (12 * max(n, 1) + 100))
+    writing.prepare_out(args.out, need=options.out_bytes(args, n, args.chains, len(methods)))
     options.claim_out(args.out, resume=bool(args.resume))
     states = _resume_states(args.resume, methods) if args.resume else {}
     results, solved = {}, 0

@@ -144,6 +144,16 @@ def add_out(p: argparse.ArgumentParser, help: str) -> None:
     p.add_argument("--out", default=None, metavar="DIR", help=help)
 
 
+def out_bytes(args, n: int, default_chains: int, runs: int = 1) -> int:
+    """Roughly what `--out` receives from `runs` runs of the chains asked for (`--chains`, else
+    `--solutions`, else `default_chains`; unknown under `--time` alone): per chain its boards
+    (.npy, text), its runs.csv row, the checkpoint and its temporary copy."""
+    chains = args.chains
+    if chains is None:
+        chains = getattr(args, "solutions", None) or (0 if args.time else default_chains)
+    return runs * max(chains, 1) * (12 * max(n, 1) + 100)
+
+
 def add_quiet(p: argparse.ArgumentParser) -> None:
     """`--quiet`: no progress line."""
     p.add_argument(

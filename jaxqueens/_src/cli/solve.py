@@ -136,6 +136,7 @@ def cmd_solve(args) -> int:
     start, instance = _checked_start(args)
     n = board_size(args, start) if instance is None else instance.n
     path = solve_setup.solve_path(n, vars(args))
+    need = options.out_bytes(args, n, solve_setup.default_chains(n))  # what --out receives
     if path != "backtrack":  # the drivers' check, before JAX is imported
         solve_setup.check_solvable(n)
     if path != "batched":
@@ -143,12 +144,12 @@ def cmd_solve(args) -> int:
         provenance.settle(
             path=path, **{k: setting.get(k) for k in ("seed", "maxsteps", "max_restarts", "init")}
         )
-        writing.prepare_out(args.out or args.resume, need=_out_bytes(args, n))
+        writing.prepare_out(args.out or args.resume, need=need)
         return _cmd_large(args, n, setting) if path == "large" else _cmd_backtrack(args, n)
     settings, capped = solve_setup.batched_setting(n, vars(args))
     provenance.settle(path=path, seed=settings.seed, maxsteps=settings.max_steps)
     provenance.settle(**{k: getattr(settings, k) for k in ("max_restarts", "init", "tabu", "move")})
-    writing.prepare_out(args.out or args.resume, need=_out_bytes(args, n))
+    writing.prepare_out(args.out or args.resume, need=need)
     checkpoint, resume = options.checkpoint_target(args)
     chains, max_chains = _chain_budget(args, n, instance, capped)
     provenance.settle(chains=chains, max_chains=max_chains)
@@ -307,17 +308,6 @@ def _show_initial(settings: solve_setup.SolveSettings, n: int, start) -> None:
         print(render.ascii_board(rows))
     if n <= 64:
         print(f"rows {rows.tolist()}")
-
-
-def _out_bytes(args, n: int) -> int:
-    """Roughly what `--out` receives: boards (.npy, text), runs.csv, the checkpoint and its
-    temporary copy, for the chains asked for (unknown under --time alone)."""
-    chains = (
-        args.chains
-        if args.chains is not None
-        else args.solutions or (0 if args.time else solve_setup.default_chains(n))
-    )
-    return max(chains, 1) * (12 * max(n, 1) + 100)
 
 
 def _solve_plots(trace, solved_steps, n: int, out: Path) -> list[Path]:

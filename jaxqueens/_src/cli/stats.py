@@ -172,10 +172,7 @@ def cmd_stats(args) -> int:
     if args.solver == "anneal":
         stats_setup.check_stats_anneal(n, solver_options, args.chains, args.seed, args.batch)
     checkpoint, resume = options.checkpoint_target(args)
-    chains = (
-        args.chains if args.chains is not None else args.solutions or (0 if args.time else 10_000)
-    )
-    writing.prepare_out(args.out, need=max(chains, 1) * (12 * max(n, 1) + 100))
+    writing.prepare_out(args.out, need=options.out_bytes(args, n, 10_000))
     samples = solstats.collect(
         n,
         args.solver,
