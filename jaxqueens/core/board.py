@@ -95,17 +95,11 @@ def _widen(rows: jax.Array) -> jax.Array:
 
 
 class LineCounts(NamedTuple):
-    """Occupancy of every line of one board (leading batch dims allowed).
+    """Occupancy of every line of one board (leading batch dims allowed)."""
 
-    Attributes:
-      rows: [..., n] int32: queens per row
-      diag: [..., 2n-1] int32: queens per diagonal r + c
-      anti: [..., 2n-1] int32: queens per anti-diagonal r - c + n - 1
-    """
-
-    rows: jax.Array  # [..., n] int32: queens per row
-    diag: jax.Array  # [..., 2n-1] int32: queens per diagonal r + c
-    anti: jax.Array  # [..., 2n-1] int32: queens per anti-diagonal r - c + n - 1
+    rows: jax.Array  #: [..., n] int32: queens per row
+    diag: jax.Array  #: [..., 2n-1] int32: queens per diagonal r + c
+    anti: jax.Array  #: [..., 2n-1] int32: queens per anti-diagonal r - c + n - 1
 
 
 def _x64() -> bool:

@@ -22,19 +22,14 @@ MAX_COLUMNS_SHOWN = 8  # columns listed per crowded line
 
 @dataclasses.dataclass(frozen=True)
 class CheckReport:
-    """Verdict on one board.
+    """Verdict on one board."""
 
-    Attributes:
-      ok: True iff the board is a valid n-queens solution.
-      n: Board size checked against (the `n` argument, else the board's length).
-      problems: Human-readable problems, at most `MAX_PROBLEMS` plus a "... and K more" entry.
-      attacking_pairs: Sum of k(k-1)/2 over all rows and diagonals; -1 when the
-        board is not a 1-D array of integers in 0..n-1 (the count would be meaningless).
-    """
-
-    ok: bool
-    n: int
+    ok: bool  #: True iff the board is a valid n-queens solution.
+    n: int  #: Board size checked against (the `n` argument, else the board's length).
+    #: Human-readable problems, at most `MAX_PROBLEMS` plus a "... and K more" entry.
     problems: tuple[str, ...]
+    #: Sum of k(k-1)/2 over all rows and diagonals; -1 when the board is not a 1-D array of integers
+    #: in 0..n-1 (the count would be meaningless).
     attacking_pairs: int
 
 

@@ -48,26 +48,16 @@ class Constraints:
 
     Build it with keywords, e.g. `Constraints(8, fixed=((0, 3), (4, 1)))`; every value is
     checked against n (a QueensError names the field and the value).
-
-    Attributes:
-      n: board size.
-      fixed: (x, y): queen in column x, row y
-      blocked: (x, y) squares without a queen
-      rows: excluded rows y
-      columns: excluded columns x
-      sums: excluded x + y = k
-      diffs: excluded x - y = k - (n - 1)
-      toroidal: queens also attack along diagonals taken modulo n.
     """
 
-    n: int
-    fixed: tuple[tuple[int, int], ...] = ()  # (x, y): queen in column x, row y
-    blocked: tuple[tuple[int, int], ...] = ()  # (x, y) squares without a queen
-    rows: tuple[int, ...] = ()  # excluded rows y
-    columns: tuple[int, ...] = ()  # excluded columns x
-    sums: tuple[int, ...] = ()  # excluded x + y = k
-    diffs: tuple[int, ...] = ()  # excluded x - y = k - (n - 1)
-    toroidal: bool = False
+    n: int  #: board size.
+    fixed: tuple[tuple[int, int], ...] = ()  #: (x, y): queen in column x, row y
+    blocked: tuple[tuple[int, int], ...] = ()  #: (x, y) squares without a queen
+    rows: tuple[int, ...] = ()  #: excluded rows y
+    columns: tuple[int, ...] = ()  #: excluded columns x
+    sums: tuple[int, ...] = ()  #: excluded x + y = k
+    diffs: tuple[int, ...] = ()  #: excluded x - y = k - (n - 1)
+    toroidal: bool = False  #: queens also attack along diagonals taken modulo n.
 
     def __post_init__(self):
         n = arguments.integer(self.n, "n", 1)

@@ -20,35 +20,20 @@ from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Static configuration (hashable, jit-static): shapes and code paths.
+    """Static configuration (hashable, jit-static): shapes and code paths."""
 
-    Attributes:
-      n: board size, 4..46340.
-      method: "ls", "ta" or "sa" (the acceptance rule).
-      neighbour: swap or step; None: step on constrained boards, else swap
-      step: largest move of the step neighbour
-      edge: step neighbour past the edge: "wrap" (mod n) or "nmof" (to the far end)
-      objective: "attacks" (NMOF's) or "pairs" (attacking pairs).
-      rounds: thresholds / temperatures
-      steps_per_round: steps per threshold or temperature.
-      unroll: steps per loop iteration of lockstep lanes, 1..64.
-      scatter_counts: a board's line counts by one scatter-add (lockstep lanes)
-      toroidal: queens attack along diagonals modulo n
-      constrained: Problem.mask: fixed columns and allowed squares (step only)
-    """
-
-    n: int
-    method: str = "ta"
-    neighbour: str | None = None
-    step: int = 3
-    edge: str = "wrap"
-    objective: str = "attacks"
-    rounds: int = 10
-    steps_per_round: int = 1000
-    unroll: int = 1
-    scatter_counts: bool = False
-    toroidal: bool = False
-    constrained: bool = False
+    n: int  #: board size, 4..46340.
+    method: str = "ta"  #: "ls", "ta" or "sa" (the acceptance rule).
+    neighbour: str | None = None  #: swap or step; None: step on constrained boards, else swap
+    step: int = 3  #: largest move of the step neighbour
+    edge: str = "wrap"  #: step neighbour past the edge: "wrap" (mod n) or "nmof" (to the far end)
+    objective: str = "attacks"  #: "attacks" (NMOF's) or "pairs" (attacking pairs).
+    rounds: int = 10  #: thresholds / temperatures
+    steps_per_round: int = 1000  #: steps per threshold or temperature.
+    unroll: int = 1  #: steps per loop iteration of lockstep lanes, 1..64.
+    scatter_counts: bool = False  #: a board's line counts by one scatter-add (lockstep lanes)
+    toroidal: bool = False  #: queens attack along diagonals modulo n
+    constrained: bool = False  #: Problem.mask: fixed columns and allowed squares (step only)
 
     def __post_init__(self):
         if self.neighbour is None:  # the command's preset; constrained boards take only steps
@@ -88,13 +73,9 @@ class Config:
 
 
 class Params(NamedTuple):
-    """Dynamic parameters: new values never recompile; `jax.vmap` sweeps them.
+    """Dynamic parameters: new values never recompile; `jax.vmap` sweeps them."""
 
-    Attributes:
-      schedule: [rounds] float32 thresholds (LS: 0, TA) or temperatures (SA), per round
-    """
-
-    schedule: jax.Array  # [rounds] float32 thresholds (LS: 0, TA) or temperatures (SA), per round
+    schedule: jax.Array  #: [rounds] float32 thresholds (LS: 0, TA) or temperatures (SA), per round
 
 
 def sa_schedule(t0, alpha, rounds: int) -> jax.Array:
@@ -143,56 +124,32 @@ def default_params(config: Config, *, t0: float = 1.0, alpha: float = 0.9) -> Pa
 
 
 class Problem(NamedTuple):
-    """What is solved beyond `n` (dynamic; every chain of a batch shares it).
+    """What is solved beyond `n` (dynamic; every chain of a batch shares it)."""
 
-    Attributes:
-      start: [n] int32 every chain's first board; None: random permutations
-      mask: the instance (Config.constrained); None: the plain board
-    """
-
-    start: jax.Array | None = None  # [n] int32 every chain's first board; None: random permutations
-    mask: Mask | None = None  # the instance (Config.constrained); None: the plain board
+    #: [n] int32 every chain's first board; None: random permutations
+    start: jax.Array | None = None
+    mask: Mask | None = None  #: the instance (Config.constrained); None: the plain board
 
 
 class State(NamedTuple):
-    """One chain (callers add a leading [B] axis when they batch).
+    """One chain (callers add a leading [B] axis when they batch)."""
 
-    Attributes:
-      rows: [n] int32 current board
-      counts: [5n-2] int32 queens per row | diagonal | anti-diagonal
-      seed: [2] uint32, the chain's 64-bit stream seed (low, high word)
-      ctr: [] uint32 hash counter
-      f: [] int32 current objective
-      best: [] int32 best objective so far
-      best_step: [] int32 step at which it was found
-      steps: [] int32 steps taken
-    """
-
-    rows: jax.Array  # [n] int32 current board
-    counts: jax.Array  # [5n-2] int32 queens per row | diagonal | anti-diagonal
-    seed: jax.Array  # [2] uint32, the chain's 64-bit stream seed (low, high word)
-    ctr: jax.Array  # [] uint32 hash counter
-    f: jax.Array  # [] int32 current objective
-    best: jax.Array  # [] int32 best objective so far
-    best_step: jax.Array  # [] int32 step at which it was found
-    steps: jax.Array  # [] int32 steps taken
+    rows: jax.Array  #: [n] int32 current board
+    counts: jax.Array  #: [5n-2] int32 queens per row | diagonal | anti-diagonal
+    seed: jax.Array  #: [2] uint32, the chain's 64-bit stream seed (low, high word)
+    ctr: jax.Array  #: [] uint32 hash counter
+    f: jax.Array  #: [] int32 current objective
+    best: jax.Array  #: [] int32 best objective so far
+    best_step: jax.Array  #: [] int32 step at which it was found
+    steps: jax.Array  #: [] int32 steps taken
 
 
 class Result(NamedTuple):
-    """What one chain reports (the fields every chain solver reports).
+    """What one chain reports (the fields every chain solver reports)."""
 
-    Attributes:
-      rows: [n] int32 final board (the solution when solved)
-      solved: [] bool
-      steps: [] int32 steps spent (the solution's step when solved)
-      restarts: [] int32 (always 0: annealing chains do not restart)
-      best: [] int32 best objective
-      best_step: [] int32 step at which the best board was found
-    """
-
-    rows: jax.Array  # [n] int32 final board (the solution when solved)
-    solved: jax.Array  # [] bool
-    steps: jax.Array  # [] int32 steps spent (the solution's step when solved)
-    restarts: jax.Array  # [] int32 (always 0: annealing chains do not restart)
-    best: jax.Array  # [] int32 best objective
-    best_step: jax.Array  # [] int32 step at which the best board was found
+    rows: jax.Array  #: [n] int32 final board (the solution when solved)
+    solved: jax.Array  #: [] bool
+    steps: jax.Array  #: [] int32 steps spent (the solution's step when solved)
+    restarts: jax.Array  #: [] int32 (always 0: annealing chains do not restart)
+    best: jax.Array  #: [] int32 best objective
+    best_step: jax.Array  #: [] int32 step at which the best board was found

@@ -27,54 +27,32 @@ RUNNING, SOLVED, EXHAUSTED, OUT_OF_STEPS = range(4)
 class Config:
     """Static configuration (hashable, jit-static): board size and the step budget
     (placements + backtracks).
-
-    Attributes:
-      n: board size, 1..32.
-      max_steps: the most placements plus backtracks a search may take.
     """
 
-    n: int
-    max_steps: int = DEFAULT_MAX_STEPS
+    n: int  #: board size, 1..32.
+    max_steps: int = DEFAULT_MAX_STEPS  #: the most placements plus backtracks a search may take.
 
 
 class State(NamedTuple):
-    """One backtracking search.
+    """One backtracking search."""
 
-    Attributes:
-      order: [n, n] int32 rows of each column in the order they are tried
-      pos: [n] int32 index into order[c] of column c's queen (valid for c < col)
-      masks: [n + 1, 3] uint32 attacked rows / diagonals / anti-diagonals per column
-      col: [] int32 column being filled
-      start: [] int32 first index of order[col] still to try
-      placements: [] int32
-      backtracks: [] int32
-      status: [] int32 RUNNING, SOLVED, EXHAUSTED or OUT_OF_STEPS
-    """
-
-    order: jax.Array  # [n, n] int32 rows of each column in the order they are tried
-    pos: jax.Array  # [n] int32 index into order[c] of column c's queen (valid for c < col)
-    masks: jax.Array  # [n + 1, 3] uint32 attacked rows / diagonals / anti-diagonals per column
-    col: jax.Array  # [] int32 column being filled
-    start: jax.Array  # [] int32 first index of order[col] still to try
-    placements: jax.Array  # [] int32
-    backtracks: jax.Array  # [] int32
-    status: jax.Array  # [] int32 RUNNING, SOLVED, EXHAUSTED or OUT_OF_STEPS
+    order: jax.Array  #: [n, n] int32 rows of each column in the order they are tried
+    pos: jax.Array  #: [n] int32 index into order[c] of column c's queen (valid for c < col)
+    masks: jax.Array  #: [n + 1, 3] uint32 attacked rows / diagonals / anti-diagonals per column
+    col: jax.Array  #: [] int32 column being filled
+    start: jax.Array  #: [] int32 first index of order[col] still to try
+    placements: jax.Array  #: [] int32
+    backtracks: jax.Array  #: [] int32
+    status: jax.Array  #: [] int32 RUNNING, SOLVED, EXHAUSTED or OUT_OF_STEPS
 
 
 class Result(NamedTuple):
-    """Outcome of one search ([B] leading axis when batched).
+    """Outcome of one search ([B] leading axis when batched)."""
 
-    Attributes:
-      rows: [n] int32 the solution (meaningless where not solved)
-      solved: [] bool
-      placements: [] int32
-      backtracks: [] int32
-    """
-
-    rows: jax.Array  # [n] int32 the solution (meaningless where not solved)
-    solved: jax.Array  # [] bool
-    placements: jax.Array  # [] int32
-    backtracks: jax.Array  # [] int32
+    rows: jax.Array  #: [n] int32 the solution (meaningless where not solved)
+    solved: jax.Array  #: [] bool
+    placements: jax.Array  #: [] int32
+    backtracks: jax.Array  #: [] int32
 
 
 def init(order, config: Config) -> State:

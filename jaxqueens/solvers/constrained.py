@@ -25,19 +25,12 @@ from jaxqueens.core.rng import U32, idx_bits, stream_bits
 
 
 class Mask(NamedTuple):
-    """One constrained instance as a kernel reads it; `mask_of` builds it.
+    """One constrained instance as a kernel reads it; `mask_of` builds it."""
 
-    Attributes:
-      allowed: [n, n] bool allowed[x, y]: a queen may stand on column x, row y
-      free: [n] int32 the free (not fixed) columns first, then padding
-      nfree: [] int32 number of free columns
-      home: [n] int32 the row of a queen in a column without an allowed square
-    """
-
-    allowed: jax.Array  # [n, n] bool allowed[x, y]: a queen may stand on column x, row y
-    free: jax.Array  # [n] int32 the free (not fixed) columns first, then padding
-    nfree: jax.Array  # [] int32 number of free columns
-    home: jax.Array  # [n] int32 the row of a queen in a column without an allowed square
+    allowed: jax.Array  #: [n, n] bool allowed[x, y]: a queen may stand on column x, row y
+    free: jax.Array  #: [n] int32 the free (not fixed) columns first, then padding
+    nfree: jax.Array  #: [] int32 number of free columns
+    home: jax.Array  #: [n] int32 the row of a queen in a column without an allowed square
 
 
 def mask_of(allowed: np.ndarray, fixed_rows: np.ndarray) -> Mask:

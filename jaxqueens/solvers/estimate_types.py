@@ -17,15 +17,11 @@ from jaxqueens.solvers.variants import ESTIMATE_MAX_N as MAX_N
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Static configuration (hashable, jit-static): what fixes shapes and the compiled loop.
+    """Static configuration (hashable, jit-static): what fixes shapes and the compiled loop."""
 
-    Attributes:
-        n: board size, 1..64.
-        depth: the level a probe starts at: the queens of the stratum it walks below (0: the
-            root). Levels `depth .. n-1` are walked.
-    """
-
-    n: int
+    n: int  #: board size, 1..64.
+    #: the level a probe starts at: the queens of the stratum it walks below (0: the root). Levels
+    #: `depth .. n-1` are walked.
     depth: int = 0
 
     def __post_init__(self):
@@ -57,82 +53,48 @@ def default_params(config: Config) -> Params:
 
 
 class Problem(NamedTuple):
-    """Where the probe starts (dynamic).
+    """Where the probe starts (dynamic)."""
 
-    Attributes:
-      masks: [3, W] uint32 the stratum: rows taken, and rows attacked in column `depth` along each
-        diagonal (the masks of `expand`); None: the empty board
-    """
-
-    masks: jax.Array | None = None  # [3, W] uint32 the stratum; None: the empty board
+    #: [3, W] uint32 the stratum: rows taken, and rows attacked in column `depth` along each
+    #: diagonal (the masks of `expand`); None: the empty board
+    masks: jax.Array | None = None
 
 
 class State(NamedTuple):
-    """One probe between two levels (`W = config.words`).
+    """One probe between two levels (`W = config.words`)."""
 
-    Attributes:
-      cols: [W] uint32 rows taken
-      ld: [W] uint32 rows attacked in the next column along one diagonal
-      rd: [W] uint32 rows attacked in the next column along the other diagonal
-      m: [] float32 weight mantissa in [1, 2)
-      e: [] int32 weight exponent: the weight is m * 2^e
-      nodes: [] float32 node sum below the start, relative to 2^e
-      alive: [] bool: the walk has found a free row at every level so far
-      seed: [2] uint32, the 64-bit stream seed (low, high word)
-      lane: [] uint32 the probe's lane in its stream
-    """
-
-    cols: jax.Array  # [W] uint32 rows taken
-    ld: jax.Array  # [W] uint32 rows attacked in the next column along one diagonal
-    rd: jax.Array  # [W] uint32 rows attacked in the next column along the other diagonal
-    m: jax.Array  # [] float32 weight mantissa in [1, 2)
-    e: jax.Array  # [] int32 weight exponent: the weight is m * 2^e
-    nodes: jax.Array  # [] float32 node sum below the start, relative to 2^e
-    alive: jax.Array  # [] bool: the walk has found a free row at every level so far
-    seed: jax.Array  # [2] uint32, the 64-bit stream seed (low, high word)
-    lane: jax.Array  # [] uint32 the probe's lane in its stream
+    cols: jax.Array  #: [W] uint32 rows taken
+    ld: jax.Array  #: [W] uint32 rows attacked in the next column along one diagonal
+    rd: jax.Array  #: [W] uint32 rows attacked in the next column along the other diagonal
+    m: jax.Array  #: [] float32 weight mantissa in [1, 2)
+    e: jax.Array  #: [] int32 weight exponent: the weight is m * 2^e
+    nodes: jax.Array  #: [] float32 node sum below the start, relative to 2^e
+    alive: jax.Array  #: [] bool: the walk has found a free row at every level so far
+    seed: jax.Array  #: [2] uint32, the 64-bit stream seed (low, high word)
+    lane: jax.Array  #: [] uint32 the probe's lane in its stream
 
 
 class Result(NamedTuple):
-    """What one probe reports.
+    """What one probe reports."""
 
-    Attributes:
-      m: [] float32 weight mantissa in [1, 2): the walk's product d_depth ... d_(j-1)
-      e: [] int32 weight exponent: the weight is m * 2^e
-      nodes: [] float32 node sum below the start, relative to 2^e
-      solved: [] bool: reached depth n (a solution); the Q(n) estimate is 0 otherwise
-      depth: [] int32 queens on the board where the walk ended (n when solved)
-    """
-
-    m: jax.Array  # [] float32 weight mantissa in [1, 2): the walk's product d_depth ... d_(j-1)
-    e: jax.Array  # [] int32 weight exponent: the weight is m * 2^e
-    nodes: jax.Array  # [] float32 node sum below the start, relative to 2^e
-    solved: jax.Array  # [] bool: reached depth n (a solution); the Q(n) estimate is 0 otherwise
-    depth: jax.Array  # [] int32 queens on the board where the walk ended (n when solved)
+    m: jax.Array  #: [] float32 weight mantissa in [1, 2): the walk's product d_depth ... d_(j-1)
+    e: jax.Array  #: [] int32 weight exponent: the weight is m * 2^e
+    nodes: jax.Array  #: [] float32 node sum below the start, relative to 2^e
+    solved: jax.Array  #: [] bool: reached depth n (a solution); the Q(n) estimate is 0 otherwise
+    depth: jax.Array  #: [] int32 queens on the board where the walk ended (n when solved)
 
 
 class GroupSums(NamedTuple):
-    """Probes reduced per group of `group` (`group_sums`), for the host's float64.
+    """Probes reduced per group of `group` (`group_sums`), for the host's float64."""
 
-    Attributes:
-      top: [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
-      w: [..., G] float32 sum of weights
-      w2: [..., G] float32 sum of squared weights (scaled by 2^-2top)
-      nodes: [..., G] float32 sum of node sums
-      nodes2: [..., G] float32 sum of squared node sums (scaled by 2^-2top)
-      hits: [..., G] int32 probes that reached depth n
-      w3: [..., G] float32 sum of cubed weights (scaled by 2^-3top)
-      nodes3: [..., G] float32 sum of cubed node sums (scaled by 2^-3top)
-    """
-
-    top: jax.Array  # [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
-    w: jax.Array  # [..., G] float32 sum of weights
-    w2: jax.Array  # [..., G] float32 sum of squared weights (scaled by 2^-2top)
-    nodes: jax.Array  # [..., G] float32 sum of node sums
-    nodes2: jax.Array  # [..., G] float32 sum of squared node sums (scaled by 2^-2top)
-    hits: jax.Array  # [..., G] int32 probes that reached depth n
-    w3: jax.Array  # [..., G] float32 sum of cubed weights (scaled by 2^-3top)
-    nodes3: jax.Array  # [..., G] float32 sum of cubed node sums (scaled by 2^-3top)
+    top: jax.Array  #: [..., G] int32 the group's largest exponent; sums below scaled by 2^-top
+    w: jax.Array  #: [..., G] float32 sum of weights
+    w2: jax.Array  #: [..., G] float32 sum of squared weights (scaled by 2^-2top)
+    nodes: jax.Array  #: [..., G] float32 sum of node sums
+    nodes2: jax.Array  #: [..., G] float32 sum of squared node sums (scaled by 2^-2top)
+    hits: jax.Array  #: [..., G] int32 probes that reached depth n
+    w3: jax.Array  #: [..., G] float32 sum of cubed weights (scaled by 2^-3top)
+    nodes3: jax.Array  #: [..., G] float32 sum of cubed node sums (scaled by 2^-3top)
 
 
 def words_of(masks64: np.ndarray, words: int) -> np.ndarray:

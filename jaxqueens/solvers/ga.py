@@ -67,13 +67,9 @@ _TEMPLATE = Params._make(
 
 
 class Problem(NamedTuple):
-    """What is solved beyond `n` (dynamic; every trial of a batch may share it).
+    """What is solved beyond `n` (dynamic; every trial of a batch may share it)."""
 
-    Attributes:
-      mask: the instance (Config.constrained), or None
-    """
-
-    mask: Mask | None = None  # the instance (Config.constrained), or None
+    mask: Mask | None = None  #: the instance (Config.constrained), or None
 
 
 def _problem(problem) -> Problem:
@@ -81,61 +77,36 @@ def _problem(problem) -> Problem:
 
 
 class State(NamedTuple):
-    """One trial (add a leading [T] axis when batched).
+    """One trial (add a leading [T] axis when batched)."""
 
-    Attributes:
-      genes: [I, P, n] int8/int16 genomes
-      fit: [I, P] int32 (or the fitness' dtype), fitness of each genome
-      seed: [I, 2] uint32 islands' 64-bit stream seeds (fixed for the run)
-      gen: [] int32 generations done
-      best_rows: [n] int8/int16 the best genome seen (the first with its fitness)
-      best_fit: [] its fitness
-    """
-
-    genes: jax.Array  # [I, P, n] int8/int16 genomes
-    fit: jax.Array  # [I, P] int32 (or the fitness' dtype), fitness of each genome
-    seed: jax.Array  # [I, 2] uint32 islands' 64-bit stream seeds (fixed for the run)
-    gen: jax.Array  # [] int32 generations done
-    best_rows: jax.Array  # [n] int8/int16 the best genome seen (the first with its fitness)
-    best_fit: jax.Array  # [] its fitness
+    genes: jax.Array  #: [I, P, n] int8/int16 genomes
+    fit: jax.Array  #: [I, P] int32 (or the fitness' dtype), fitness of each genome
+    seed: jax.Array  #: [I, 2] uint32 islands' 64-bit stream seeds (fixed for the run)
+    gen: jax.Array  #: [] int32 generations done
+    best_rows: jax.Array  #: [n] int8/int16 the best genome seen (the first with its fitness)
+    best_fit: jax.Array  #: [] its fitness
 
 
 class Metrics(NamedTuple):
-    """One generation of one trial (what the driver records).
+    """One generation of one trial (what the driver records)."""
 
-    Attributes:
-      best: [] lowest fitness over the islands
-      avg: [] float32 mean fitness
-      worst: [] highest fitness
-      nevals: [] int32 evaluations, counted as DEAP does
-      sols: [I, K, n] int8/int16 candidates (K = Config.sols_per_gen)
-      sols_ok: [I, K] bool: the candidate reached Params.target (a solution, except under the
-        report's fitness or a user's, where the driver checks it)
-    """
-
-    best: jax.Array  # [] lowest fitness over the islands
-    avg: jax.Array  # [] float32 mean fitness
-    worst: jax.Array  # [] highest fitness
-    nevals: jax.Array  # [] int32 evaluations, counted as DEAP does
-    sols: jax.Array  # [I, K, n] int8/int16 candidates (K = Config.sols_per_gen)
-    sols_ok: jax.Array  # [I, K] bool: the candidate reached Params.target (a solution, except
-    # under the report's fitness or a user's, where the driver checks it)
+    best: jax.Array  #: [] lowest fitness over the islands
+    avg: jax.Array  #: [] float32 mean fitness
+    worst: jax.Array  #: [] highest fitness
+    nevals: jax.Array  #: [] int32 evaluations, counted as DEAP does
+    sols: jax.Array  #: [I, K, n] int8/int16 candidates (K = Config.sols_per_gen)
+    #: [I, K] bool: the candidate reached Params.target (a solution, except under the report's
+    #: fitness or a user's, where the driver checks it)
+    sols_ok: jax.Array
 
 
 class Result(NamedTuple):
-    """What one trial reports ([T] leading axis when batched).
+    """What one trial reports ([T] leading axis when batched)."""
 
-    Attributes:
-      rows: [n] int32 the best board seen (the first with the lowest fitness)
-      solved: [] bool its fitness reached Params.target
-      steps: [] int32 generations run (work spent; the initial population is 0)
-      best: [] fitness of rows
-    """
-
-    rows: jax.Array  # [n] int32 the best board seen (the first with the lowest fitness)
-    solved: jax.Array  # [] bool its fitness reached Params.target
-    steps: jax.Array  # [] int32 generations run (work spent; the initial population is 0)
-    best: jax.Array  # [] fitness of rows
+    rows: jax.Array  #: [n] int32 the best board seen (the first with the lowest fitness)
+    solved: jax.Array  #: [] bool its fitness reached Params.target
+    steps: jax.Array  #: [] int32 generations run (work spent; the initial population is 0)
+    best: jax.Array  #: [] fitness of rows
 
 
 # ----------------------------------------------------------------------------- init

@@ -26,47 +26,34 @@ MAX_N = 32767
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Static configuration: fixes shapes and code paths (hashable, a jit static argument).
+    """Static configuration: fixes shapes and code paths (hashable, a jit static argument)."""
 
-    Attributes:
-      n: board size (4..32767).
-      pop: individuals per island.
-      encoding: `permutation` (rows distinct) or `combination` (rows may repeat).
-      scheme: `steady` or `generational`.
-      crossover: a name of `ga_crossover.CROSSOVERS[encoding]` or a function; None: the
-        encoding's (`cut` / `one_point`).
-      mutation: a name of `ga_mutation.MUTATIONS[encoding]` or a function; None: `swap` /
-        `reset`.
-      tournament: the most aspirants per tournament (`Params.tournament` is at most this).
-      elite: generational: the most best parents kept (`Params.elite` is at most this).
-      islands: populations per trial, on a migration ring.
-      migrants: the most individuals sent along the ring (`Params.migrants` at most this).
-      fitness: a name of `ga_fitness.FITNESS` or a function `[n] int32 -> []` (minimised).
-      cx_cap32, mut_cap32, eval_cap32: size the compacted batches of the generational loop in
-        32nds (`masked_apply`): results never depend on them,
-        only the speed does (set them from the rates: `check_setup`).
-      toroidal: queens attack along diagonals modulo n.
-      constrained: the kernels read an instance `Problem.mask`: fixed queens, forbidden squares.
-      selection: a name of `ga_selection.SELECTIONS` or a `ga_selection.Selection`; None: the
-        scheme's (`distinct_tournament` steady, `tournament` generational).
-    """
-
-    n: int
-    pop: int
+    n: int  #: board size (4..32767).
+    pop: int  #: individuals per island.
+    #: `permutation` (rows distinct) or `combination` (rows may repeat).
     encoding: str = "permutation"
-    scheme: str = "steady"
+    scheme: str = "steady"  #: `steady` or `generational`.
+    #: a name of `ga_crossover.CROSSOVERS[encoding]` or a function; None: the encoding's (`cut` /
+    #: `one_point`).
     crossover: str | Callable | None = None
+    #: a name of `ga_mutation.MUTATIONS[encoding]` or a function; None: `swap` / `reset`.
     mutation: str | Callable | None = None
-    tournament: int = 5
-    elite: int = 0
-    islands: int = 1
-    migrants: int = 1
+    tournament: int = 5  #: the most aspirants per tournament (`Params.tournament` is at most this).
+    elite: int = 0  #: generational: the most best parents kept (`Params.elite` is at most this).
+    islands: int = 1  #: populations per trial, on a migration ring.
+    migrants: int = 1  #: the most individuals sent along the ring (`Params.migrants` at most this).
+    #: a name of `ga_fitness.FITNESS` or a function `[n] int32 -> []` (minimised).
     fitness: str | Callable = "pairs"
+    #: the generational loop's compacted crossover batch, in 32nds (`masked_apply`): results never
+    #: depend on it, only the speed does (set from the rates: `check_setup`).
     cx_cap32: int = 32
-    mut_cap32: int = 32
-    eval_cap32: int = 32
-    toroidal: bool = False
+    mut_cap32: int = 32  #: as `cx_cap32`, for the mutation batch.
+    eval_cap32: int = 32  #: as `cx_cap32`, for the evaluation batch.
+    toroidal: bool = False  #: queens attack along diagonals modulo n.
+    #: the kernels read an instance `Problem.mask`: fixed queens, forbidden squares.
     constrained: bool = False
+    #: a name of `ga_selection.SELECTIONS` or a `ga_selection.Selection`; None: the scheme's
+    #: (`distinct_tournament` steady, `tournament` generational).
     selection: str | Callable | None = None
 
     def __post_init__(self):
@@ -135,28 +122,17 @@ class Params(NamedTuple):
     """Dynamic parameters (0-d arrays): new values never recompile; `jax.vmap` sweeps them.
     Integer counts above their [`Config`][jaxqueens.solvers.ga_config.Config] capacity are
     clipped to it.
-
-    Attributes:
-      cxpb: [] float32: crossover probability per pair
-      mutpb: [] float32: mutation probability per child
-      indpb: [] float32: per-gene rate of swap / reset mutation; <= 0: one gene
-      tournament: [] int32 in 1..Config.tournament (steady: 2..): aspirants
-      elite: [] int32 in 0..Config.elite: best parents kept (generational)
-      migrants: [] int32 in 1..Config.migrants: individuals sent per migration
-      migrate_every: [] int32 >= 0: generations between migrations; 0: never
-      generations: [] int32 >= 0: the budget of run / step
-      target: [] float32: solved when the best fitness is at most this
     """
 
-    cxpb: jax.Array  # [] float32: crossover probability per pair
-    mutpb: jax.Array  # [] float32: mutation probability per child
-    indpb: jax.Array  # [] float32: per-gene rate of swap / reset mutation; <= 0: one gene
-    tournament: jax.Array  # [] int32 in 1..Config.tournament (steady: 2..): aspirants
-    elite: jax.Array  # [] int32 in 0..Config.elite: best parents kept (generational)
-    migrants: jax.Array  # [] int32 in 1..Config.migrants: individuals sent per migration
-    migrate_every: jax.Array  # [] int32 >= 0: generations between migrations; 0: never
-    generations: jax.Array  # [] int32 >= 0: the budget of run / step
-    target: jax.Array  # [] float32: solved when the best fitness is at most this
+    cxpb: jax.Array  #: [] float32: crossover probability per pair
+    mutpb: jax.Array  #: [] float32: mutation probability per child
+    indpb: jax.Array  #: [] float32: per-gene rate of swap / reset mutation; <= 0: one gene
+    tournament: jax.Array  #: [] int32 in 1..Config.tournament (steady: 2..): aspirants
+    elite: jax.Array  #: [] int32 in 0..Config.elite: best parents kept (generational)
+    migrants: jax.Array  #: [] int32 in 1..Config.migrants: individuals sent per migration
+    migrate_every: jax.Array  #: [] int32 >= 0: generations between migrations; 0: never
+    generations: jax.Array  #: [] int32 >= 0: the budget of run / step
+    target: jax.Array  #: [] float32: solved when the best fitness is at most this
 
 
 def default_params(

@@ -32,19 +32,12 @@ I32 = jnp.int32
 
 
 class Operators(NamedTuple):
-    """A config's four operators, names resolved to functions.
+    """A config's four operators, names resolved to functions."""
 
-    Attributes:
-      fitness: `f(x [n] int32) -> []`.
-      select: `s(seed, fit [P], size, count) -> [count]` indices.
-      crossover: `c(seed, a [n], b [n]) -> (child1, child2)`.
-      mutation: `m(seed, x [n], indpb) -> [n]`.
-    """
-
-    fitness: Callable
-    select: Callable
-    crossover: Callable
-    mutation: Callable
+    fitness: Callable  #: `f(x [n] int32) -> []`.
+    select: Callable  #: `s(seed, fit [P], size, count) -> [count]` indices.
+    crossover: Callable  #: `c(seed, a [n], b [n]) -> (child1, child2)`.
+    mutation: Callable  #: `m(seed, x [n], indpb) -> [n]`.
 
 
 def operators(config) -> Operators:
@@ -164,17 +157,11 @@ def check_operators(config) -> None:
 
 
 class Shared(NamedTuple):
-    """What every row of a generation reads besides its own genome (dynamic).
+    """What every row of a generation reads besides its own genome (dynamic)."""
 
-    Attributes:
-      indpb: [] float32
-      fixed: the instance's fixed queens (constrained), or None
-      mask: the instance (constrained), or None
-    """
-
-    indpb: jax.Array  # [] float32
-    fixed: ga_repair.Fixed | None  # the instance's fixed queens (constrained), or None
-    mask: Mask | None  # the instance (constrained), or None
+    indpb: jax.Array  #: [] float32
+    fixed: ga_repair.Fixed | None  #: the instance's fixed queens (constrained), or None
+    mask: Mask | None  #: the instance (constrained), or None
 
 
 def shared_of(config, params, problem) -> Shared:

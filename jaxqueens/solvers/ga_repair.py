@@ -18,21 +18,13 @@ I32 = jnp.int32
 
 
 class Fixed(NamedTuple):
-    """The fixed queens of an instance, as the repair reads them (`fixed_of`).
+    """The fixed queens of an instance, as the repair reads them (`fixed_of`)."""
 
-    Attributes:
-      cols: [n] int32 fixed columns first, then padding n
-      rows: [n] int32 the row of each of those fixed queens (padding: 0)
-      num: [] int32 number of fixed queens
-      is_fixed: [n] bool column holds a fixed queen
-      home: [n] int32 row of the fixed queen of each column (free columns: 0)
-    """
-
-    cols: jax.Array  # [n] int32 fixed columns first, then padding n
-    rows: jax.Array  # [n] int32 the row of each of those fixed queens (padding: 0)
-    num: jax.Array  # [] int32 number of fixed queens
-    is_fixed: jax.Array  # [n] bool column holds a fixed queen
-    home: jax.Array  # [n] int32 row of the fixed queen of each column (free columns: 0)
+    cols: jax.Array  #: [n] int32 fixed columns first, then padding n
+    rows: jax.Array  #: [n] int32 the row of each of those fixed queens (padding: 0)
+    num: jax.Array  #: [] int32 number of fixed queens
+    is_fixed: jax.Array  #: [n] bool column holds a fixed queen
+    home: jax.Array  #: [n] int32 row of the fixed queen of each column (free columns: 0)
 
 
 def fixed_of(mask: Mask) -> Fixed:

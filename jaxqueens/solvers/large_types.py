@@ -22,17 +22,11 @@ PAIRS_NONE = INT32_MAX
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Static configuration (hashable, jit-static): what fixes shapes.
+    """Static configuration (hashable, jit-static): what fixes shapes."""
 
-    Attributes:
-        n: board size (>= 4; N-Queens has no solution for n = 2, 3, and 1 is trivial).
-        list_size: conflicted queens listed per repair round (the round's buffer).
-        trace_size: attacking pairs recorded after a round's first swap attempts.
-    """
-
-    n: int
-    list_size: int = 4096
-    trace_size: int = 4096
+    n: int  #: board size (>= 4; N-Queens has no solution for n = 2, 3, and 1 is trivial).
+    list_size: int = 4096  #: conflicted queens listed per repair round (the round's buffer).
+    trace_size: int = 4096  #: attacking pairs recorded after a round's first swap attempts.
 
     def __post_init__(self):
         base.check_whole("n", self.n, 4, MAX_N)
@@ -43,20 +37,13 @@ class Config:
 class Params(NamedTuple):
     """Dynamic parameters (0-d int32 arrays): new values never recompile; `jax.vmap` sweeps
     them.
-
-    Attributes:
-      tries: [] int32 >= 1, QS4 swaps tried per column (1: a random permutation)
-      free_tail: [] int32 in 0..n, last columns placed with a single random swap
-      stall_rounds: [] int32 >= 1, rounds without fewer pairs before a restart
-      max_steps: [] int32 >= 1, swap attempts in all (every attempt of the chain)
-      max_rounds: [] int32 >= 1, repair rounds in all
     """
 
-    tries: jax.Array  # [] int32 >= 1, QS4 swaps tried per column (1: a random permutation)
-    free_tail: jax.Array  # [] int32 in 0..n, last columns placed with a single random swap
-    stall_rounds: jax.Array  # [] int32 >= 1, rounds without fewer pairs before a restart
-    max_steps: jax.Array  # [] int32 >= 1, swap attempts in all (every attempt of the chain)
-    max_rounds: jax.Array  # [] int32 >= 1, repair rounds in all
+    tries: jax.Array  #: [] int32 >= 1, QS4 swaps tried per column (1: a random permutation)
+    free_tail: jax.Array  #: [] int32 in 0..n, last columns placed with a single random swap
+    stall_rounds: jax.Array  #: [] int32 >= 1, rounds without fewer pairs before a restart
+    max_steps: jax.Array  #: [] int32 >= 1, swap attempts in all (every attempt of the chain)
+    max_rounds: jax.Array  #: [] int32 >= 1, repair rounds in all
 
 
 def default_params(
@@ -122,64 +109,35 @@ def check_args(config: Config, params: Params, state=None) -> None:
 
 
 class State(NamedTuple):
-    """One large chain.
+    """One large chain."""
 
-    Attributes:
-      rows: [n] int32 permutation
-      diag: [2n-1] int32 queens per diagonal r + c
-      anti: [2n-1] int32 queens per anti-diagonal r - c + n - 1
-      seed: [2] uint32, the attempt's 64-bit stream seed (low, high word)
-      ctr: [] uint32, hash counter
-      pairs: [] int32 attacking pairs (-1: the board is not placed yet)
-      best: [] int32 fewest pairs after a round of this attempt (PAIRS_NONE: none)
-      stalled: [] int32 rounds since the pairs last fell below best
-      steps: [] int32 swap attempts in all
-      moves: [] int32 swaps taken in all
-      rounds: [] int32 repair rounds in all
-      restarts: [] int32 fresh QS4 boards after the first
-      conflicted: [] int32 conflicted queens at the start of the last round (-1: none)
-      trace: [trace_size] int32 pairs after each of the last round's first attempts (-1 past its
-        end)
-    """
-
-    rows: jax.Array  # [n] int32 permutation
-    diag: jax.Array  # [2n-1] int32 queens per diagonal r + c
-    anti: jax.Array  # [2n-1] int32 queens per anti-diagonal r - c + n - 1
-    seed: jax.Array  # [2] uint32, the attempt's 64-bit stream seed (low, high word)
-    ctr: jax.Array  # [] uint32, hash counter
-    pairs: jax.Array  # [] int32 attacking pairs (-1: the board is not placed yet)
-    best: jax.Array  # [] int32 fewest pairs after a round of this attempt (PAIRS_NONE: none)
-    stalled: jax.Array  # [] int32 rounds since the pairs last fell below best
-    steps: jax.Array  # [] int32 swap attempts in all
-    moves: jax.Array  # [] int32 swaps taken in all
-    rounds: jax.Array  # [] int32 repair rounds in all
-    restarts: jax.Array  # [] int32 fresh QS4 boards after the first
-    conflicted: jax.Array  # [] int32 conflicted queens at the start of the last round (-1: none)
-    trace: (
-        jax.Array
-    )  # [trace_size] int32 pairs after each of the last round's first attempts (-1 past its end)
+    rows: jax.Array  #: [n] int32 permutation
+    diag: jax.Array  #: [2n-1] int32 queens per diagonal r + c
+    anti: jax.Array  #: [2n-1] int32 queens per anti-diagonal r - c + n - 1
+    seed: jax.Array  #: [2] uint32, the attempt's 64-bit stream seed (low, high word)
+    ctr: jax.Array  #: [] uint32, hash counter
+    pairs: jax.Array  #: [] int32 attacking pairs (-1: the board is not placed yet)
+    best: jax.Array  #: [] int32 fewest pairs after a round of this attempt (PAIRS_NONE: none)
+    stalled: jax.Array  #: [] int32 rounds since the pairs last fell below best
+    steps: jax.Array  #: [] int32 swap attempts in all
+    moves: jax.Array  #: [] int32 swaps taken in all
+    rounds: jax.Array  #: [] int32 repair rounds in all
+    restarts: jax.Array  #: [] int32 fresh QS4 boards after the first
+    conflicted: jax.Array  #: [] int32 conflicted queens at the start of the last round (-1: none)
+    #: [trace_size] int32 pairs after each of the last round's first attempts (-1 past its end)
+    trace: jax.Array
 
 
 class Result(NamedTuple):
-    """What one chain reports.
+    """What one chain reports."""
 
-    Attributes:
-      rows: [n] int32 the last board (a solution when solved)
-      solved: [] bool
-      steps: [] int32 swap attempts in all
-      moves: [] int32 swaps taken
-      rounds: [] int32 repair rounds
-      restarts: [] int32
-      pairs: [] int32 attacking pairs of rows (0 when solved)
-    """
-
-    rows: jax.Array  # [n] int32 the last board (a solution when solved)
-    solved: jax.Array  # [] bool
-    steps: jax.Array  # [] int32 swap attempts in all
-    moves: jax.Array  # [] int32 swaps taken
-    rounds: jax.Array  # [] int32 repair rounds
-    restarts: jax.Array  # [] int32
-    pairs: jax.Array  # [] int32 attacking pairs of rows (0 when solved)
+    rows: jax.Array  #: [n] int32 the last board (a solution when solved)
+    solved: jax.Array  #: [] bool
+    steps: jax.Array  #: [] int32 swap attempts in all
+    moves: jax.Array  #: [] int32 swaps taken
+    rounds: jax.Array  #: [] int32 repair rounds
+    restarts: jax.Array  #: [] int32
+    pairs: jax.Array  #: [] int32 attacking pairs of rows (0 when solved)
 
 
 _TEMPLATE = base.int32_params(Params, [0] * len(Params._fields))

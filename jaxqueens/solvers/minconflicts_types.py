@@ -19,34 +19,25 @@ from jaxqueens.solvers.variants import INITS, MOVES, default_max_steps
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Static configuration: everything here fixes shapes or code paths (hashable, jit-static).
+    """Static configuration: everything here fixes shapes or code paths (hashable, jit-static)."""
 
-    Attributes:
-        n: board size.
-        init: one of `INITS`.
-        tabu: capacity of the plateau memory (squares); 0 compiles no tabu at all.
-            `Params.tabu` (at most this) is the tenure used.
-        unroll: min-conflicts steps per iteration of the inner `while_loop`.
-        pick_tries: random columns probed for a conflicted queen before an O(n) scan (0: always
-            scan; -1: 0 for n <= 12, else 16).
-        move: one of `MOVES` (how the new row is chosen).
-        keep_best: report, for an unsolved chain, its attempt-end board with the fewest
-            attacking pairs (off: the last board; the default path compiles without it).
-        toroidal: queens attack along diagonals modulo n.
-        constrained: `Problem.mask` holds allowed squares and fixed queens.
-        scatter_counts: count a fresh board's lines with one scatter-add rather than an n-step
-            loop (`jaxqueens.core.lines.counts_of`); lockstep lanes set it (`lockstep_config`).
-    """
-
-    n: int
-    init: str = "permutation"
+    n: int  #: board size.
+    init: str = "permutation"  #: one of `INITS`.
+    #: capacity of the plateau memory (squares); 0 compiles no tabu at all. `Params.tabu` (at most
+    #: this) is the tenure used.
     tabu: int = 0
-    unroll: int = 1
+    unroll: int = 1  #: min-conflicts steps per iteration of the inner `while_loop`.
+    #: random columns probed for a conflicted queen before an O(n) scan (0: always scan; -1: 0
+    #: for n <= 12, else 16).
     pick_tries: int = -1
-    move: str = "minconflicts"
+    move: str = "minconflicts"  #: one of `MOVES` (how the new row is chosen).
+    #: report, for an unsolved chain, its attempt-end board with the fewest attacking pairs (off:
+    #: the last board; the default path compiles without it).
     keep_best: bool = False
-    toroidal: bool = False
-    constrained: bool = False
+    toroidal: bool = False  #: queens attack along diagonals modulo n.
+    constrained: bool = False  #: `Problem.mask` holds allowed squares and fixed queens.
+    #: count a fresh board's lines with one scatter-add rather than an n-step loop
+    #: (`jaxqueens.core.lines.counts_of`); lockstep lanes set it (`lockstep_config`).
     scatter_counts: bool = False
 
     def __post_init__(self):
@@ -64,19 +55,12 @@ class Config:
 
 
 class Params(NamedTuple):
-    """Dynamic parameters (0-d arrays): new values never recompile; `jax.vmap` sweeps them.
+    """Dynamic parameters (0-d arrays): new values never recompile; `jax.vmap` sweeps them."""
 
-    Attributes:
-      max_steps: [] int32 >= 1, steps per attempt before a restart
-      max_restarts: [] int32 >= 0, restarts before a chain gives up unsolved
-      tabu: [] int32 in 0..Config.tabu, plateau-memory tenure (squares remembered)
-      qs4_tries: [] int32 >= 1, QS4 swaps tried per column before keeping a conflict
-    """
-
-    max_steps: jax.Array  # [] int32 >= 1, steps per attempt before a restart
-    max_restarts: jax.Array  # [] int32 >= 0, restarts before a chain gives up unsolved
-    tabu: jax.Array  # [] int32 in 0..Config.tabu, plateau-memory tenure (squares remembered)
-    qs4_tries: jax.Array  # [] int32 >= 1, QS4 swaps tried per column before keeping a conflict
+    max_steps: jax.Array  #: [] int32 >= 1, steps per attempt before a restart
+    max_restarts: jax.Array  #: [] int32 >= 0, restarts before a chain gives up unsolved
+    tabu: jax.Array  #: [] int32 in 0..Config.tabu, plateau-memory tenure (squares remembered)
+    qs4_tries: jax.Array  #: [] int32 >= 1, QS4 swaps tried per column before keeping a conflict
 
 
 def default_params(
@@ -149,69 +133,40 @@ def check_args(config: Config, params: Params, problem=None, state=None) -> Prob
 
 
 class Problem(NamedTuple):
-    """What is solved beyond `n` (dynamic; every chain of a batch shares it).
+    """What is solved beyond `n` (dynamic; every chain of a batch shares it)."""
 
-    Attributes:
-      start: [n] int32 the first attempt's board, or None
-      mask: the instance (Config.constrained), or None
-    """
-
-    start: jax.Array | None = None  # [n] int32 the first attempt's board, or None
-    mask: rules.Mask | None = None  # the instance (Config.constrained), or None
+    start: jax.Array | None = None  #: [n] int32 the first attempt's board, or None
+    mask: rules.Mask | None = None  #: the instance (Config.constrained), or None
 
 
 class State(NamedTuple):
-    """One chain (add a leading [B] axis when batched).
+    """One chain (add a leading [B] axis when batched)."""
 
-    Attributes:
-      rows: [n] int32, rows[c] = row of the queen in column c
-      counts: [5n-2] int32, queens per row | diagonal | anti-diagonal
-      seed: [2] uint32, the attempt's 64-bit stream seed (low, high word)
-      ctr: [] uint32, hash counter (one per random event)
-      steps: [] int32, steps in the current attempt
-      total_steps: [] int32, steps over all attempts
-      restarts: [] int32
-      solved: [] bool, no conflicted queen
-      stop: [] bool, current attempt finished (solved or out of steps)
-      tabu: [T] int32, squares c*n+r left during the plateau (-1 empty)
-      tabu_ptr: [] int32, ring-buffer write position
-      until: [] int32, the attempt after which an unsolved chain pauses (NO_PAUSE: never)
-      best_rows: [n] int32 with keep_best, else [0]: fewest-pairs attempt-end board
-      best_pairs: [] int32, its attacking pairs (PAIRS_NONE: no attempt ended yet)
-    """
-
-    rows: jax.Array  # [n] int32, rows[c] = row of the queen in column c
-    counts: jax.Array  # [5n-2] int32, queens per row | diagonal | anti-diagonal
-    seed: jax.Array  # [2] uint32, the attempt's 64-bit stream seed (low, high word)
-    ctr: jax.Array  # [] uint32, hash counter (one per random event)
-    steps: jax.Array  # [] int32, steps in the current attempt
-    total_steps: jax.Array  # [] int32, steps over all attempts
-    restarts: jax.Array  # [] int32
-    solved: jax.Array  # [] bool, no conflicted queen
-    stop: jax.Array  # [] bool, current attempt finished (solved or out of steps)
-    tabu: jax.Array  # [T] int32, squares c*n+r left during the plateau (-1 empty)
-    tabu_ptr: jax.Array  # [] int32, ring-buffer write position
-    until: jax.Array  # [] int32, the attempt after which an unsolved chain pauses (NO_PAUSE: never)
-    best_rows: jax.Array  # [n] int32 with keep_best, else [0]: fewest-pairs attempt-end board
-    best_pairs: jax.Array  # [] int32, its attacking pairs (PAIRS_NONE: no attempt ended yet)
+    rows: jax.Array  #: [n] int32, rows[c] = row of the queen in column c
+    counts: jax.Array  #: [5n-2] int32, queens per row | diagonal | anti-diagonal
+    seed: jax.Array  #: [2] uint32, the attempt's 64-bit stream seed (low, high word)
+    ctr: jax.Array  #: [] uint32, hash counter (one per random event)
+    steps: jax.Array  #: [] int32, steps in the current attempt
+    total_steps: jax.Array  #: [] int32, steps over all attempts
+    restarts: jax.Array  #: [] int32
+    solved: jax.Array  #: [] bool, no conflicted queen
+    stop: jax.Array  #: [] bool, current attempt finished (solved or out of steps)
+    tabu: jax.Array  #: [T] int32, squares c*n+r left during the plateau (-1 empty)
+    tabu_ptr: jax.Array  #: [] int32, ring-buffer write position
+    #: [] int32, the attempt after which an unsolved chain pauses (NO_PAUSE: never)
+    until: jax.Array
+    best_rows: jax.Array  #: [n] int32 with keep_best, else [0]: fewest-pairs attempt-end board
+    best_pairs: jax.Array  #: [] int32, its attacking pairs (PAIRS_NONE: no attempt ended yet)
 
 
 class Result(NamedTuple):
-    """Per-chain outcome ([C] leading axis when batched).
+    """Per-chain outcome ([C] leading axis when batched)."""
 
-    Attributes:
-      rows: [n] int32, final board
-      solved: [] bool
-      steps: [] int32, total steps over all attempts
-      restarts: [] int32, index of the last attempt
-      best: [] int32, attacking pairs of `rows` (0 when solved)
-    """
-
-    rows: jax.Array  # [n] int32, final board
-    solved: jax.Array  # [] bool
-    steps: jax.Array  # [] int32, total steps over all attempts
-    restarts: jax.Array  # [] int32, index of the last attempt
-    best: jax.Array  # [] int32, attacking pairs of `rows` (0 when solved)
+    rows: jax.Array  #: [n] int32, final board
+    solved: jax.Array  #: [] bool
+    steps: jax.Array  #: [] int32, total steps over all attempts
+    restarts: jax.Array  #: [] int32, index of the last attempt
+    best: jax.Array  #: [] int32, attacking pairs of `rows` (0 when solved)
 
 
 _TEMPLATE = base.int32_params(Params, [0] * len(Params._fields))
@@ -240,27 +195,18 @@ class Resume(NamedTuple):
     """Where each chain of a kernel call starts ([C] leading axis): the dynamic input with which
     a driver continues paused chains in the next call (a first call takes
     [`Fresh`][jaxqueens.solvers.minconflicts.Fresh]).
-
-    Attributes:
-      restarts: [] int32, a paused chain's Result.restarts; -1: fresh
-      total_steps: [] int32, its Result.steps (0 for a fresh chain)
-      until: [] int32, pause once attempt `until` fails; -1: skip it
     """
 
     # host arrays from the driver, traced arrays in the kernel
-    restarts: jax.Array | np.ndarray  # [] int32, a paused chain's Result.restarts; -1: fresh
-    total_steps: jax.Array | np.ndarray  # [] int32, its Result.steps (0 for a fresh chain)
-    until: jax.Array | np.ndarray  # [] int32, pause once attempt `until` fails; -1: skip it
+    restarts: jax.Array | np.ndarray  #: [] int32, a paused chain's Result.restarts; -1: fresh
+    total_steps: jax.Array | np.ndarray  #: [] int32, its Result.steps (0 for a fresh chain)
+    until: jax.Array | np.ndarray  #: [] int32, pause once attempt `until` fails; -1: skip it
 
 
 class Fresh(NamedTuple):
-    """Every chain of a kernel call fresh (a 0-d field: shared by the chains of the call).
+    """Every chain of a kernel call fresh (a 0-d field: shared by the chains of the call)."""
 
-    Attributes:
-      until: [] int32 >= 0, pause once the attempt with this index fails
-    """
-
-    until: jax.Array | np.int32  # [] int32 >= 0, pause once the attempt with this index fails
+    until: jax.Array | np.int32  #: [] int32 >= 0, pause once the attempt with this index fails
 
 
 def fresh(until: int = NO_PAUSE) -> Fresh:
@@ -279,15 +225,11 @@ def fresh(until: int = NO_PAUSE) -> Fresh:
 class Metrics(NamedTuple):
     """Per-step figures of [`trace`][jaxqueens.solvers.minconflicts.trace] ([T] leading axis over
     steps).
-
-    Attributes:
-      conflicted: [] int32, conflicted queens before the step
-      pairs: [] int32, attacking pairs before the step
     """
 
     # traced arrays in the kernel, host arrays from the driver (trace_chain)
-    conflicted: jax.Array | np.ndarray  # [] int32, conflicted queens before the step
-    pairs: jax.Array | np.ndarray  # [] int32, attacking pairs before the step
+    conflicted: jax.Array | np.ndarray  #: [] int32, conflicted queens before the step
+    pairs: jax.Array | np.ndarray  #: [] int32, attacking pairs before the step
 
 
 def board_counts(rows, config: Config):
