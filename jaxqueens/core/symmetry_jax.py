@@ -133,11 +133,11 @@ def class_sizes(boards: jax.Array) -> jax.Array:
 class Dedup(NamedTuple):
     """Distinct rows of a batch `[B, n]` (padded to B; only the first `num_unique` are real)."""
 
-    unique: jax.Array  # [B, n] distinct rows in lexicographic order, then padding
-    counts: jax.Array  # [B] int32 multiplicity of each distinct row (0 past num_unique)
-    num_unique: jax.Array  # [] int32
-    inverse: jax.Array  # [B] int32 index into `unique` of each input row
-    first: jax.Array  # [B] bool: the row's first occurrence in batch order
+    unique: jax.Array  #: [B, n] distinct rows in lexicographic order, then padding
+    counts: jax.Array  #: [B] int32 multiplicity of each distinct row (0 past num_unique)
+    num_unique: jax.Array  #: [] int32
+    inverse: jax.Array  #: [B] int32 index into `unique` of each input row
+    first: jax.Array  #: [B] bool: the row's first occurrence in batch order
 
 
 MULTIKEY_MAX_N = 32

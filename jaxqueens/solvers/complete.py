@@ -51,10 +51,10 @@ STATUS = ("unknown", "SAT", "UNSAT")  # the name of a `Result` status, by value
 class Config:
     """Static shape of a search (hashable, jit-static)."""
 
-    n: int
-    toroidal: bool = False
-    cap: int = 0  # enumerate: solutions listed per item and call (0: none, the fast kernel)
-    decide: bool = False  # every item stops at its first solution and nothing is counted (leaner)
+    n: int  #: board size, 1..MAX_N
+    toroidal: bool = False  #: queens attack along diagonals modulo n
+    cap: int = 0  #: enumerate: solutions listed per item and call (0: none, the fast kernel)
+    decide: bool = False  #: every item stops at its first solution and nothing is counted (leaner)
 
     def __post_init__(self):
         base.check_whole("n", self.n, 1, MAX_N)

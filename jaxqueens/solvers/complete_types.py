@@ -25,42 +25,43 @@ UNKNOWN, SAT, UNSAT = 0, 1, 2  # `Result` status
 class Params(NamedTuple):
     """Dynamic parameters: a new value never recompiles; `jax.vmap` sweeps them."""
 
-    budget: jax.Array  # [] int32 in 0..MAX_BUDGET: tree edges a call may take
+    budget: jax.Array  #: [] int32 in 0..MAX_BUDGET: tree edges a call may take
 
 
 class State(NamedTuple):
     """The DFS state of one item (`R = n + 1` stack rows, `C = max(cap, 1)`): the drivers'
     lanes and the contract's state alike."""
 
-    d: jax.Array  # [] int32 stack row of the current level; -1 once the sub-tree is searched;
-    #               -2 - r once a `stop` item found a solution whose last column is stack row r
-    level: jax.Array  # [] int32 board column of stack row 0
-    budget: jax.Array  # [] int32 steps allowed in this call
-    stop: jax.Array  # [] bool stop at the first solution (its path is then read off the stack)
-    steps: jax.Array  # [] int32 steps (tree edges) taken in this call
-    lo: jax.Array  # [] uint32 solutions found, low word
-    hi: jax.Array  # [] uint32 solutions found, high word
-    allowed: jax.Array  # [n + 1] uint32 allowed rows per column (entry n unused, 0)
-    stack: jax.Array  # [R, 5] uint32 (cols, ld, rd, av, back) per level
-    sols: jax.Array  # [C, n + 1] uint32 cols masks along each listed solution's path
+    #: [] int32 stack row of the current level; -1 once the sub-tree is searched; -2 - r once a
+    #: `stop` item found a solution whose last column is stack row r
+    d: jax.Array
+    level: jax.Array  #: [] int32 board column of stack row 0
+    budget: jax.Array  #: [] int32 steps allowed in this call
+    stop: jax.Array  #: [] bool stop at the first solution (its path is then read off the stack)
+    steps: jax.Array  #: [] int32 steps (tree edges) taken in this call
+    lo: jax.Array  #: [] uint32 solutions found, low word
+    hi: jax.Array  #: [] uint32 solutions found, high word
+    allowed: jax.Array  #: [n + 1] uint32 allowed rows per column (entry n unused, 0)
+    stack: jax.Array  #: [R, 5] uint32 (cols, ld, rd, av, back) per level
+    sols: jax.Array  #: [C, n + 1] uint32 cols masks along each listed solution's path
 
 
 class Problem(NamedTuple):
     """One constrained instance (dynamic): `jaxqueens.solvers.complete.problem` builds it from a
     `jaxqueens.core.constraints.Constraints`."""
 
-    allowed: jax.Array | np.ndarray  # [n] uint32 rows each column may use (column_masks)
+    allowed: jax.Array | np.ndarray  #: [n] uint32 rows each column may use (column_masks)
 
 
 class Result(NamedTuple):
     """What one instance's search reports (`C = max(cap, 1)`)."""
 
-    status: jax.Array  # [] int32 SAT (a solution found), UNSAT (searched, none) or UNKNOWN
-    found: jax.Array  # [2] uint32 solutions found (low, high word); decide: 1 once SAT
-    finished: jax.Array  # [] bool the search is over (count: every solution is counted)
-    rows: jax.Array  # [n] int32 the first solution found (rows[x] = row of column x); -1: none
-    boards: jax.Array  # [C, n] int32 the solutions listed (cap 0: rows); -1 past the count
-    steps: jax.Array  # [] int32 tree edges taken since init
+    status: jax.Array  #: [] int32 SAT (a solution found), UNSAT (searched, none) or UNKNOWN
+    found: jax.Array  #: [2] uint32 solutions found (low, high word); decide: 1 once SAT
+    finished: jax.Array  #: [] bool the search is over (count: every solution is counted)
+    rows: jax.Array  #: [n] int32 the first solution found (rows[x] = row of column x); -1: none
+    boards: jax.Array  #: [C, n] int32 the solutions listed (cap 0: rows); -1 past the count
+    steps: jax.Array  #: [] int32 tree edges taken since init
 
 
 def check_allowed(allowed, n: int) -> jax.Array:

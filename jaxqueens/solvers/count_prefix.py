@@ -21,11 +21,10 @@ from jaxqueens.solvers.count_types import AV, BACK, COLS, DONE, LD, RD, WORDS, a
 
 @dataclasses.dataclass(frozen=True)
 class KernelConfig:
-    """Static shape of a search (hashable, a jit-static argument): board size and how many
-    queens every prefix has placed."""
+    """Static shape of a search (hashable, a jit-static argument)."""
 
-    n: int
-    depth: int
+    n: int  #: board size
+    depth: int  #: queens every prefix has placed
 
     @property
     def rows(self) -> int:
@@ -41,11 +40,12 @@ class KernelConfig:
 class Lane(NamedTuple):
     """The DFS state of one prefix (`R` = `config.rows`)."""
 
-    d: jax.Array  # [] int32 stack row of the current level; -1 once the subtree is searched
-    lo: jax.Array  # [] uint32 solutions found, low word
-    hi: jax.Array  # [] uint32 solutions found, high word
-    stack: jax.Array  # [5 R] uint32: row r = words 5r..5r+4 = (cols, ld, rd, back, av) of level r
-    allow: jax.Array  # [n] uint32 rows each column may use (a constellation's masks; all rows else)
+    d: jax.Array  #: [] int32 stack row of the current level; -1 once the subtree is searched
+    lo: jax.Array  #: [] uint32 solutions found, low word
+    hi: jax.Array  #: [] uint32 solutions found, high word
+    stack: jax.Array  #: [5 R] uint32: row r = words 5r..5r+4 = (cols, ld, rd, back, av) of level r
+    #: [n] uint32 rows each column may use (a constellation's masks; all rows else)
+    allow: jax.Array
 
 
 def init_prefix(prefix, config: KernelConfig, allow=None) -> Lane:

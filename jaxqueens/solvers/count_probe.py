@@ -23,8 +23,8 @@ class Probe(NamedTuple):
     """What one random walk down a task's search tree reports (Knuth 1975): unbiased estimates
     of the whole task's search, exact for a tree with one branch per level."""
 
-    edges: jax.Array  # [] float32 tree edges the task's search takes (`edge` calls)
-    found: jax.Array  # [] float32 completions it finds
+    edges: jax.Array  #: [] float32 tree edges the task's search takes (`edge` calls)
+    found: jax.Array  #: [] float32 completions it finds
 
 
 def probe(problem: Problem, seed, lane, config: Config) -> Probe:

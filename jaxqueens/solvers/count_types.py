@@ -45,15 +45,11 @@ MAX_BUDGET = 2**31 - 1  # edges one call may take (a count never exceeds the edg
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Static shape of a constellation search (hashable, jit-static).
+    """Static shape of a constellation search (hashable, jit-static)."""
 
-    Attributes:
-      n: board size (uint32 masks: n <= 32).
-      levels: rows of a level table, a power of two above the most levels any task has (the
-        level index is masked to it, so no index is ever clamped).
-    """
-
-    n: int
+    n: int  #: board size (uint32 masks: n <= 32).
+    #: rows of a level table, a power of two above the most levels any task has (the level index is
+    #: masked to it, so no index is ever clamped).
     levels: int
 
     def __post_init__(self):
@@ -81,47 +77,47 @@ class Config:
 class Params(NamedTuple):
     """Dynamic parameters: a new value never recompiles; `jax.vmap` sweeps them."""
 
-    budget: jax.Array  # [] int32 in 0..MAX_BUDGET: tree edges a call may take
+    budget: jax.Array  #: [] int32 in 0..MAX_BUDGET: tree edges a call may take
 
 
 class Dfs(NamedTuple):
     """One task's search as the drivers' hot loop carries it, resumable (`R` =
     `config.rows`); the contract's `State` adds 64-bit totals around it."""
 
-    d: jax.Array  # [] int32 stack row (= level) of the current node; -1 once searched
-    found: jax.Array  # [] uint32 completions found since the state was unpacked (<= edges taken)
-    stack: jax.Array  # [5 R] uint32: row r = (cols, ld, rd, back, av) of level r
+    d: jax.Array  #: [] int32 stack row (= level) of the current node; -1 once searched
+    found: jax.Array  #: [] uint32 completions found since the state was unpacked (<= edges taken)
+    stack: jax.Array  #: [5 R] uint32: row r = (cols, ld, rd, back, av) of level r
 
 
 class Problem(NamedTuple):
     """One task (dynamic): where its search starts and the levels it walks
     (`jaxqueens.solvers.count.problems` builds every task of a board)."""
 
-    prefix: jax.Array  # [4] uint32 (cols, ld, rd, av) at the task's first level
-    table: jax.Array  # [levels * TABLE_WORDS] uint32 its level table (core.constellations)
+    prefix: jax.Array  #: [4] uint32 (cols, ld, rd, av) at the task's first level
+    table: jax.Array  #: [levels * TABLE_WORDS] uint32 its level table (core.constellations)
 
 
 class State(NamedTuple):
     """One task's search, resumable (`R` = `config.rows`)."""
 
-    d: jax.Array  # [] int32 stack row (= level) of the current node; -1 once searched
-    stack: jax.Array  # [5 R] uint32: row r = (cols, ld, rd, back, av) of level r
-    found: jax.Array  # [2] uint32 completions found since init (low, high word: exact < 2^64)
-    edges: jax.Array  # [2] uint32 tree edges taken since init (low, high word)
+    d: jax.Array  #: [] int32 stack row (= level) of the current node; -1 once searched
+    stack: jax.Array  #: [5 R] uint32: row r = (cols, ld, rd, back, av) of level r
+    found: jax.Array  #: [2] uint32 completions found since init (low, high word: exact < 2^64)
+    edges: jax.Array  #: [2] uint32 tree edges taken since init (low, high word)
 
 
 class Result(NamedTuple):
     """What one task's search reports."""
 
-    found: jax.Array  # [2] uint32 completions found (low, high word: exact below 2^64)
-    finished: jax.Array  # [] bool the task's tree is searched (found is its completion count)
-    edges: jax.Array  # [2] uint32 tree edges taken (low, high word)
+    found: jax.Array  #: [2] uint32 completions found (low, high word: exact below 2^64)
+    finished: jax.Array  #: [] bool the task's tree is searched (found is its completion count)
+    edges: jax.Array  #: [2] uint32 tree edges taken (low, high word)
 
 
 class Problems(NamedTuple):
     """Every task of a board (host NumPy; `jaxqueens.solvers.count.problems`):
     `Q(n) = sum(weights * found)`."""
 
-    config: Config  # the static shape every task shares
-    tasks: Problem  # prefix [P, 4], table [P, levels * TABLE_WORDS] uint32
-    weights: np.ndarray  # [P] int64 each task's weight (its constellation's class size)
+    config: Config  #: the static shape every task shares
+    tasks: Problem  #: prefix [P, 4], table [P, levels * TABLE_WORDS] uint32
+    weights: np.ndarray  #: [P] int64 each task's weight (its constellation's class size)
