@@ -2,6 +2,8 @@ import gc
 import os
 import sys
 
+import jaxqueens
+
 # Python's cyclic garbage collector, in the test processes only (the package never touches it):
 # tracing makes many short-lived objects and a worker's heap (JAX, compiled programs, test data)
 # is large, so its default thresholds run slow full collections often. Fewer collections: the
@@ -15,8 +17,6 @@ sys.path.insert(0, os.path.dirname(__file__))
 # before): set before jaxqueens is configured, inherited by the CLI subprocesses. The cache itself
 # is tested in tests/parallel/test_devices_cache.py with its own folders.
 os.environ["JAXQUEENS_CACHE_DIR"] = ""
-
-import jaxqueens
 
 # Importing jaxqueens changes nothing; the suite asks, before any JAX computation, for what the
 # command line has: one CPU device per core (the multi-device paths run) and the XLA:CPU loop

@@ -6,9 +6,10 @@ too: a driver may use io's checkpoints and progress line, io never imports a dri
 the package's own modules are checked wherever they stand (top level or inside a function, which
 is not allowed at all), and the import graph has no cycle.
 
-Lazy imports (:mod:`jaxqueens._lazy`: ``mcsolve = _lazy.load("jaxqueens._src.drivers.minconflicts")``)
-are imports too: they are read here like ``import`` statements, checked for direction and cycles,
-and must stand at the top of the module, like every import.
+Lazy imports (:mod:`jaxqueens._lazy`:
+``mcsolve = _lazy.load("jaxqueens._src.drivers.minconflicts")``) are imports too: they are read here
+like ``import`` statements, checked for direction and cycles, and must stand at the top of the
+module, like every import.
 """
 
 from __future__ import annotations
@@ -135,10 +136,10 @@ def test_no_import_cycles():
         for nxt in graph[node]:
             if state.get(nxt) == 1:
                 raise AssertionError(
-                    "import cycle: " + " -> ".join(trail[trail.index(nxt) :] + [nxt])
+                    "import cycle: " + " -> ".join([*trail[trail.index(nxt) :], nxt])
                 )
             if nxt not in state:
-                visit(nxt, trail + [nxt])
+                visit(nxt, [*trail, nxt])
         state[node] = 2
 
     for node in graph:

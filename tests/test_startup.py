@@ -104,14 +104,16 @@ def test_commands_without_jax_never_import_it(case, board_file, tmp_path):
 
 
 def test_command_modules_and_file_helpers_import_without_jax():
-    """Every module of jaxqueens._src.cli (new commands too) and the board-file helpers import no JAX:
-    a command module loads what needs JAX through jaxqueens._lazy."""
+    """Every module of jaxqueens._src.cli (new commands too) and the board-file helpers import no
+    JAX: a command module loads what needs JAX through jaxqueens._lazy."""
     code = (
         "import pkgutil, sys, importlib, jaxqueens._src.cli\n"
-        "names = ['jaxqueens._src.cli.' + m.name for m in pkgutil.iter_modules(jaxqueens._src.cli.__path__)\n"
+        "names = ['jaxqueens._src.cli.' + m.name\n"
+        "         for m in pkgutil.iter_modules(jaxqueens._src.cli.__path__)\n"
         "         if m.name not in ('__main__',)]\n"
-        "names += ['jaxqueens._src.cli.options', 'jaxqueens._src.io.boards', 'jaxqueens._src.io.atomic',\n"
-        "          'jaxqueens.core.checker', 'jaxqueens.parallel.devices',\n"
+        "names += ['jaxqueens._src.cli.options', 'jaxqueens._src.io.boards',\n"
+        "          'jaxqueens._src.io.atomic', 'jaxqueens.core.checker',\n"
+        "          'jaxqueens.parallel.devices',\n"
         "          'jaxqueens.parallel.cache', 'jaxqueens.parallel.processes',\n"
         "          'jaxqueens._src.io.writing', 'jaxqueens.solvers.variants',\n"
         "          'jaxqueens._src.drivers.settings']\n"

@@ -1,4 +1,5 @@
-"""What `solve --method backtrack` writes (jaxqueens._src.io.backtrack): the files of every solve run."""
+"""What `solve --method backtrack` writes (jaxqueens._src.io.backtrack): the files of every solve
+run."""
 
 import json
 

@@ -35,7 +35,8 @@ def make(tmp_path, name, content):
 
 
 def error_of(func, path, *args, **kwargs):
-    """Call `func(path, ...)`; return its BoardFileError message after checking it is one line naming the file."""
+    """Call `func(path, ...)`; return its BoardFileError message after checking it is one line
+    naming the file."""
     with pytest.raises(BoardFileError) as info:
         func(path, *args, **kwargs)
     message = str(info.value)
@@ -227,7 +228,8 @@ def test_unreadable(tmp_path, monkeypatch):
         (b"0\n" + b"9" * 30 + b"\n", "b.txt:2: row " + "9" * 30 + " out of range 0..1"),
         (
             b"1\n3\n4\n2\n",
-            "b.txt:3: row 4 out of range 0..3 (the file has 4 lines); if the file counts rows from 1, pass --one-based",
+            "b.txt:3: row 4 out of range 0..3 (the file has 4 lines); "
+            "if the file counts rows from 1, pass --one-based",
         ),
     ],
 )
@@ -246,7 +248,8 @@ def test_long_line_is_quoted_briefly(tmp_path):
 def test_one_based_errors(tmp_path):
     path = make(tmp_path, "b.txt", "1\n3\n0\n2\n")
     assert error_of(read_board, path, one_based=True).endswith(
-        ":3: row 0 out of range 1..4 (the file has 4 lines); the file counts rows from 0, so drop --one-based"
+        ":3: row 0 out of range 1..4 (the file has 4 lines); "
+        "the file counts rows from 0, so drop --one-based"
     )
     path = make(tmp_path, "c.txt", "1\n3\n9\n2\n")
     assert ":3: row 9 out of range 1..4" in error_of(read_board, path, one_based=True)
@@ -355,7 +358,7 @@ def test_one_based_only_for_text(tmp_path):
 
 
 def test_write_validation(tmp_path):
-    with pytest.raises(QueensError, match="0..7"):
+    with pytest.raises(QueensError, match=r"0\.\.7"):
         write_board(tmp_path / "b.txt", SOLUTION_8 + 1)
     with pytest.raises(QueensError, match="one board"):
         write_board(tmp_path / "b.txt", np.stack([SOLUTION_8, SOLUTION_8]))

@@ -1,4 +1,5 @@
-"""What a chain-solver run writes (jaxqueens._src.io.chains): solutions.npy, runs.csv, summary.json."""
+"""What a chain-solver run writes (jaxqueens._src.io.chains): solutions.npy, runs.csv,
+summary.json."""
 
 import json
 

@@ -1,5 +1,5 @@
-"""What ``jaxqueens estimate`` writes (:mod:`jaxqueens._src.io.estimate`): the summary as given, one CSV
-row per size."""
+"""What ``jaxqueens estimate`` writes (:mod:`jaxqueens._src.io.estimate`): the summary as given,
+one CSV row per size."""
 
 import csv
 import json
@@ -19,7 +19,7 @@ def test_summary_and_table(tmp_path):
     rows = list(csv.reader((tmp_path / "out" / "estimates.csv").open()))
     assert rows[0] == list(outputs.CSV_KEYS) and len(rows) == 3
     assert rows[1][0] == "5" and float(rows[1][1]) == 10.0
-    row = dict(zip(rows[0], rows[1]))
+    row = dict(zip(rows[0], rows[1], strict=True))
     assert row["rel_error"] == "0.0" and row["solutions_se"] == "0.0"
 
 
@@ -27,5 +27,5 @@ def test_missing_values_are_empty_cells(tmp_path):
     doc = {"estimates": [{"n": 30, "solutions": 1e18, "exact": None, "rel_error": None}]}
     outputs.write_outputs(tmp_path, doc)
     rows = list(csv.reader((tmp_path / "estimates.csv").open()))
-    row = dict(zip(rows[0], rows[1]))
+    row = dict(zip(rows[0], rows[1], strict=True))
     assert row["exact_solutions"] == row["rel_error"] == row["probes"] == "" and row["n"] == "30"

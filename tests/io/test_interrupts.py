@@ -25,7 +25,8 @@ def test_importing_the_package_installs_no_handler():
         """
         import signal
         before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-        import jaxqueens, jaxqueens._src.cli.main, jaxqueens._src.drivers.loop, jaxqueens._src.io.interrupts
+        import jaxqueens, jaxqueens._src.cli.main, jaxqueens._src.drivers.loop
+        import jaxqueens._src.io.interrupts
         assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
         """
     )

@@ -121,7 +121,8 @@ def test_page_is_well_formed_self_contained_and_complete(folder):
     for name, version in provenance.versions().items():
         assert name in words and (version is None or version in words)
     assert {"jaxqueens", "python", "jax", "jaxlib", "numpy"} <= set(provenance.versions())
-    # the summary (flattened, the records as a table, the recommendation line) and the CSV's first rows
+    # the summary (flattened, the records as a table, the recommendation line) and the CSV's first
+    # rows
     assert "steps.median" in words and "recommended: mc-qs4" in words and "per_solver" in words
     assert f"first {report_html.MAX_ROWS} of 100 rows" in words
     assert "<script>alert(1)</script>" in words  # shown as text, escaped in the source

@@ -31,7 +31,8 @@ PROBE = """<script>
   document.addEventListener("securitypolicyviolation", function (e) {
     problems.push("csp " + e.violatedDirective + " " + e.blockedURI); });
   window.addEventListener("error", function (e) {
-    problems.push("error " + (e.message || (e.target && (e.target.src || e.target.tagName)))); }, true);
+    problems.push("error " +
+      (e.message || (e.target && (e.target.src || e.target.tagName)))); }, true);
   window.addEventListener("load", function () {
     var imgs = Array.prototype.map.call(document.images, function (im) {
       return {alt: im.alt, complete: im.complete, w: im.naturalWidth, h: im.naturalHeight}; });
@@ -46,7 +47,8 @@ PROBE = """<script>
 </script>"""
 """Read-only probe added to a copy of the page (the page itself has no script): it records CSP
 violations and load errors, and each image's natural size once the page has loaded. It fetches
-nothing; the copy keeps the page's policy (default-src 'none') and only allows this inline script."""
+nothing; the copy keeps the page's policy (default-src 'none') and only allows this inline
+script."""
 
 
 def chromium(*args, timeout=90):

@@ -1,4 +1,5 @@
-"""What ``jaxqueens stats`` writes (:mod:`jaxqueens._src.io.stats`): file names, columns and counts."""
+"""What ``jaxqueens stats`` writes (:mod:`jaxqueens._src.io.stats`): file names, columns and
+counts."""
 
 import json
 

@@ -112,13 +112,13 @@ def test_defect_8_process_flags_need_a_coordinator(monkeypatch, tmp_path, capsys
         (["--process-id", "1"], "--process-id"),
         (["--coordinator-timeout", "5"], "--coordinator-timeout"),
     ):
-        assert main(flags + ["show", board]) == 2
+        assert main([*flags, "show", board]) == 2
         err = capsys.readouterr().err
         assert (
             named in err and "--coordinator HOST:PORT" in err and len(err.strip().splitlines()) == 1
         )
     monkeypatch.setenv("JAX_NUM_PROCESSES", "2")
-    with pytest.raises(QueensError, match="JAX_NUM_PROCESSES.*JAX_COORDINATOR_ADDRESS"):
+    with pytest.raises(QueensError, match=r"JAX_NUM_PROCESSES.*JAX_COORDINATOR_ADDRESS"):
         processes.distributed_settings(None, None, None)
     monkeypatch.delenv("JAX_NUM_PROCESSES")
     assert processes.distributed_settings(None, None, None) is None  # a single-process run

@@ -19,7 +19,7 @@ def test_over_devices_equals_a_plain_call(num_devices):
         lambda a, s: shard.over_devices(fn, a, s, num_devices=num_devices, sharded=(True, False))
     )(x, scale)
     want = fn(x, scale)
-    for got, ref in zip(out, want):
+    for got, ref in zip(out, want, strict=True):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(ref))
 
 

@@ -1,5 +1,5 @@
-"""``jaxqueens._src.plots.compare`` and the shared saving of :mod:`jaxqueens._src.plots.base`: PNG, SVG and
-PDF, "not solved" labelled, series told apart without colour."""
+"""``jaxqueens._src.plots.compare`` and the shared saving of :mod:`jaxqueens._src.plots.base`: PNG,
+SVG and PDF, "not solved" labelled, series told apart without colour."""
 
 import numpy as np
 import pytest

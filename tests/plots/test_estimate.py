@@ -1,4 +1,5 @@
-"""The figure of ``jaxqueens estimate`` (:mod:`jaxqueens._src.plots.estimate`): tuples in, a PNG out."""
+"""The figure of ``jaxqueens estimate`` (:mod:`jaxqueens._src.plots.estimate`): tuples in, a PNG
+out."""
 
 from jaxqueens._src.plots import estimate as figures
 
