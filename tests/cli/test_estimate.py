@@ -160,3 +160,18 @@ def test_estimate_printed_an_unlabelled_standard_error_and_a_99_percent_ci_unlik
     assert "(95% CI " in out.splitlines()[0], out
     assert main([*argv, "--level", "0.9"]) == 0
     assert "(90% CI " in capsys.readouterr().out
+
+
+def test_ctrl_c_before_the_first_call_reports_like_an_interrupted_run(
+    tmp_path, monkeypatch, capsys
+):
+    """Ctrl-C while a size compiles (the driver raises KeyboardInterrupt) ends as an
+    interrupted run does: one line on stderr, exit code 130."""
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(E.knuth, "estimate", interrupted)
+    assert main(["estimate", "-n", "8", "--quiet", "--out", str(tmp_path / "o")]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted before any work was saved" in err and "nothing to resume" in err

@@ -184,10 +184,8 @@ def cmd_estimate(args) -> int:
                 control=options.control(args, ckpt, resume),
             )
         except KeyboardInterrupt:  # before the calls began (compiling)
-            return options.report_interrupt(
-                f"{len(results)} finished sizes", args.out, _saved(args.out, ckpt)
-            )
-        if r.stopped_by == "interrupted":
+            r = None
+        if r is None or r.stopped_by == "interrupted":
             return options.report_interrupt(
                 f"{len(results)} finished sizes", args.out, _saved(args.out, ckpt)
             )
