@@ -81,10 +81,7 @@ class Real(float):
 # argparse names a type in its message ("invalid int value: 'x'") by its __name__
 Integer.__name__, Real.__name__ = "int", "float"
 
-SEED_MAX = 2**32 - 1
-"""Seeds are 32-bit: `jax.random.key` keeps 32 bits without x64 (key(2^32) is key(0)) and the
-estimator's streams are seeded with `seed & 0xFFFFFFFF`, so every seed that ever gave its own
-results lies in 0..2^32-1."""
+SEED_MAX = arguments.SEED_MAX
 
 
 class Seed(int):
