@@ -101,7 +101,7 @@ def test_toroidal_solutions_pass_the_toroidal_checker(n, method, steps):
     for board in res.solutions:
         assert checker.check_constrained(board, torus).ok
     # the best boards of unsolved chains carry their toroidal attacking pairs
-    for board, pairs in zip(res.best_boards, res.best_pairs):
+    for board, pairs in zip(res.best_boards, res.best_pairs, strict=True):
         assert pairs == checker.check_constrained(board, torus).attacking_pairs > 0
 
 
@@ -179,9 +179,9 @@ def test_settings_take_the_preset_and_the_values_given():
     )
     with pytest.raises(QueensError, match="not both"):
         annealing.settings("sa", alpha=0.5, t_end=0.01)
-    with pytest.raises(QueensError, match="^preset"):
+    with pytest.raises(QueensError, match=r"^preset"):
         annealing.settings("sa", "fast")
-    with pytest.raises(QueensError, match="^t_end"):
+    with pytest.raises(QueensError, match=r"^t_end"):
         annealing.anneal(8, "sa", chains=2, steps=100, t_end=2.0)
 
 

@@ -59,13 +59,13 @@ def test_ecdf_and_success_curve_match_a_plain_count():
     solved = rng.random(300) < 0.7
     run = fake("a", solved, steps, steps * 1e-6)
     x, f = cmp.ecdf(steps[solved], points=10_000)
-    for xi, fi in zip(x, f):
+    for xi, fi in zip(x, f, strict=True):
         assert fi == pytest.approx(np.mean(steps[solved] <= xi))
     assert f[-1] == 1.0 and np.all(np.diff(x) >= 0)
     assert len(cmp.ecdf(steps, points=50)[0]) <= 50
     budgets, rate = cmp.success_curve(run, 500)
     assert budgets[0] == 0 and budgets[-1] == 500 and np.all(np.diff(budgets) > 0)
-    for b, r in zip(budgets, rate):
+    for b, r in zip(budgets, rate, strict=True):
         assert r == pytest.approx(np.sum(solved & (steps <= b)) / 300)
 
 
@@ -80,17 +80,17 @@ def test_censor_ecdf_and_success_agree_with_plain_counts(chains, budget, points)
     solved = np.array([c[0] for c in chains])
     steps = np.array([c[1] for c in chains])
     ok, spent, seconds = runners._censor(steps, solved, steps * 1e-3, budget)
-    assert ok.tolist() == [bool(a and b <= budget) for a, b in zip(solved, steps)]
+    assert ok.tolist() == [bool(a and b <= budget) for a, b in zip(solved, steps, strict=True)]
     assert spent.tolist() == [min(b, budget) for b in steps]
     assert np.allclose(seconds, spent * 1e-3)
     x, f = cmp.ecdf(spent[ok], points)
     assert len(x) <= points and np.all(np.diff(x) > 0)
-    for xi, fi in zip(x, f):
+    for xi, fi in zip(x, f, strict=True):
         assert fi == pytest.approx(np.mean(spent[ok] <= xi))
     if ok.any():
         assert x[-1] == spent[ok].max() and f[-1] == 1.0
     budgets, rate = cmp.success_curve(fake("p", ok, spent, seconds), budget)
-    for b, r in zip(budgets, rate):
+    for b, r in zip(budgets, rate, strict=True):
         assert r == pytest.approx(np.sum(ok & (spent <= b)) / len(chains))
 
 

@@ -625,7 +625,7 @@ def test_defect_evolve_refused_a_user_fitness_function(tmp_path):
 def test_until_solved_ends_with_the_slowest_trials_first_solution():
     """compare's GA: the lockstep trials stop after the chunk in which the last one solved, and
     each trial's first solution is the one the full run finds (trials do not see each other)."""
-    kwargs = dict(n=8, pop=10, generations=3000, trials=4, seed=3, chunk=50)
+    kwargs = {"n": 8, "pop": 10, "generations": 3000, "trials": 4, "seed": 3, "chunk": 50}
     full = ga.evolve(**kwargs, records="summary")
     early = ga.evolve(**kwargs, records="summary", until_solved=True)
     assert (full.first_solved >= 0).all() and full.generations == 3000

@@ -165,7 +165,7 @@ def test_issue28_item3_a_library_caller_keeps_its_own_sigint_handler():
 
 @pytest.mark.parametrize("every", [-1.0, math.nan, math.inf, "30", True])
 def test_run_control_checks_its_checkpoint_interval_once_where_it_is_made(every):
-    with pytest.raises(QueensError, match="^checkpoint_every "):
+    with pytest.raises(QueensError, match=r"^checkpoint_every "):
         RunControl(checkpoint_every=every)
 
 

@@ -1,4 +1,5 @@
-"""jaxqueens.solve (jaxqueens._src.drivers.minconflicts): determinism, start boards, errors, traces."""
+"""jaxqueens.solve (jaxqueens._src.drivers.minconflicts): determinism, start boards, errors,
+traces."""
 
 import time
 
@@ -79,7 +80,7 @@ def test_compile_runner_runs_chunks_in_chain_order():
     whole = jax.device_get(run(0, 8))
     assert whole.rows.shape == (8, 10) and whole.solved.dtype == bool
     tail = jax.device_get(run(4, 4))  # a short chunk compiles its own size, same chains
-    for a, b in zip(whole, tail):
+    for a, b in zip(whole, tail, strict=True):
         np.testing.assert_array_equal(a[4:], b)
 
 
@@ -172,7 +173,7 @@ def test_defect_5_time_budget_holds_when_chains_restart_forever():
 
 
 def test_defect_5_bounded_calls_give_the_same_chains(monkeypatch):
-    kwargs = dict(chains=30, max_steps=20, batch=8, seed=5)
+    kwargs = {"chains": 30, "max_steps": 20, "batch": 8, "seed": 5}
     whole = jaxqueens.solve(12, **kwargs)
     calls = []
     real = mc_runner.BoundedRunner.__call__
@@ -264,7 +265,14 @@ def test_defect_unsolved_chains_report_their_best_board():
 
 
 def test_defect_best_board_survives_bounded_calls(monkeypatch):
-    kwargs = dict(chains=None, max_chains=4, max_restarts=4, max_steps=2, batch=4, seed=3)
+    kwargs = {
+        "chains": None,
+        "max_chains": 4,
+        "max_restarts": 4,
+        "max_steps": 2,
+        "batch": 4,
+        "seed": 3,
+    }
     whole = jaxqueens.solve(14, **kwargs)
     monkeypatch.setattr(mc_runner, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
     monkeypatch.setattr(mc_runner, "CALL_SECONDS", 1e-9)
@@ -274,7 +282,7 @@ def test_defect_best_board_survives_bounded_calls(monkeypatch):
 
 
 def test_initial_board_is_chain_0s_first_board():
-    rows, pairs, gen_s, compile_s = mcsolve.initial_board(12, init="greedy", seed=4)
+    rows, pairs, gen_s, _compile_s = mcsolve.initial_board(12, init="greedy", seed=4)
     assert rows.shape == (12,) and pairs == checker.attacking_pairs(rows) and gen_s >= 0
     res = jaxqueens.solve(
         12, chains=None, max_chains=1, max_restarts=0, max_steps=1, init="greedy", seed=4, batch=1

@@ -81,7 +81,7 @@ def test_anneal_settings_refuse_unused_options_and_take_the_preset():
     sa = S.anneal_settings("sa", also=["ls", "ta"], q=0.3)  # --method all --q: only TA gets it
     assert sa.values()["q"] == 0.5 and sa.rounds == 100
     assert S.anneal_settings("ls", "nmof").edge == "nmof"
-    with pytest.raises(QueensError, match="^preset 'fast' is unknown"):
+    with pytest.raises(QueensError, match=r"^preset 'fast' is unknown"):
         S.anneal_settings("ls", "fast")
 
 
@@ -97,7 +97,7 @@ def test_stats_anneal_defaults_are_the_presets():
     assert (got.method, got.rounds, got.neighbour, got.q) == ("ta", 10, "step", 0.5)
     with pytest.raises(QueensError, match="stats --solver minconflicts does not use preset"):
         stats_setup.check_stats_options("minconflicts", {"preset": "classic"})
-    with pytest.raises(QueensError, match="^preset 'nmof' is unknown"):
+    with pytest.raises(QueensError, match=r"^preset 'nmof' is unknown"):
         stats_setup.check_stats_options("ga", {"preset": "nmof"})
 
 

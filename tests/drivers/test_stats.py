@@ -1,5 +1,5 @@
-"""Solution-count statistics (:mod:`jaxqueens._src.drivers.stats`): coverage, chi-square, and runs of
-the solvers."""
+"""Solution-count statistics (:mod:`jaxqueens._src.drivers.stats`): coverage, chi-square, and
+runs of the solvers."""
 
 import time
 
@@ -143,7 +143,7 @@ def test_the_analysis_of_padded_batches_is_numpys(n, s):
 def _explicit_solution(n):
     evens, odds = list(range(2, n + 1, 2)), list(range(1, n + 1, 2))
     if n % 6 == 2:
-        odds = [3, 1] + odds[3:] + [5]
+        odds = [3, 1, *odds[3:], 5]
     return np.asarray(evens + odds, np.int32) - 1
 
 

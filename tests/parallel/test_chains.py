@@ -23,7 +23,7 @@ def family(**kw) -> tuple[chains.Chains, mc.Params]:
 
 
 def _assert_same(a, b):
-    for x, y in zip(jax.device_get(a), jax.device_get(b)):
+    for x, y in zip(jax.device_get(a), jax.device_get(b), strict=True):
         np.testing.assert_array_equal(x, y)
 
 
@@ -160,7 +160,7 @@ def test_run_inside_a_user_jit_and_over_a_params_sweep():
     assert sweep.rows.shape == (3, 16, 10) and np.asarray(sweep.solved).all()
     for i, m in enumerate(periods.tolist()):
         one = chains.run(mc, cfg, KEY, 16, base._replace(max_steps=m))
-        _assert_same(jax.tree.map(lambda x: x[i], sweep), one)
+        _assert_same(jax.tree.map(lambda x, i=i: x[i], sweep), one)
 
 
 @pytest.mark.parametrize("seed", [0, 7, 2**31, 2**32 - 1])
