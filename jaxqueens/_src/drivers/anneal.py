@@ -36,31 +36,20 @@ from jaxqueens.solvers import anneal as sls
 
 @dataclasses.dataclass
 class AnnealResult:
-    """What `anneal` returns for one method.
+    """What `anneal` returns for one method."""
 
-    Attributes:
-      run: the chains' per-chain arrays and verified solutions (`ChainRun`).
-      summary: the run's figures (what `summary.json` holds).
-      config: the kernel's `Config`.
-      schedule: [rounds] thresholds (LS, TA) or temperatures (SA)
-      traces: [k, T] best-so-far objective of chains 0..k-1
-      trace_every: steps between two trace points
-      best_chains: [U] int64 ids of the unsolved chains (best_boards=True)
-      best_boards: [U, n] int32 the best board of each
-      best_pairs: [U] int64 its attacking pairs (independent checker)
-      instance: the constrained instance (toroidal included), if any
-    """
-
-    run: chains_types.ChainRun
-    summary: dict
-    config: sls.Config
-    schedule: np.ndarray  # [rounds] thresholds (LS, TA) or temperatures (SA)
-    traces: np.ndarray | None = None  # [k, T] best-so-far objective of chains 0..k-1
-    trace_every: int = 1  # steps between two trace points
-    best_chains: np.ndarray | None = None  # [U] int64 ids of the unsolved chains (best_boards=True)
-    best_boards: np.ndarray | None = None  # [U, n] int32 the best board of each
-    best_pairs: np.ndarray | None = None  # [U] int64 its attacking pairs (independent checker)
-    instance: cons.Constraints | None = None  # the constrained instance (toroidal included), if any
+    run: chains_types.ChainRun  #: the chains' per-chain arrays and verified solutions (`ChainRun`).
+    summary: dict  #: the run's figures (what `summary.json` holds).
+    config: sls.Config  #: the kernel's `Config`.
+    schedule: np.ndarray  #: [rounds] thresholds (LS, TA) or temperatures (SA)
+    traces: np.ndarray | None = None  #: [k, T] best-so-far objective of chains 0..k-1
+    trace_every: int = 1  #: steps between two trace points
+    #: [U] int64 ids of the unsolved chains (best_boards=True)
+    best_chains: np.ndarray | None = None
+    best_boards: np.ndarray | None = None  #: [U, n] int32 the best board of each
+    best_pairs: np.ndarray | None = None  #: [U] int64 its attacking pairs (independent checker)
+    #: the constrained instance (toroidal included), if any
+    instance: cons.Constraints | None = None
 
     @property
     def status(self) -> str:
@@ -169,22 +158,22 @@ class _Setup(NamedTuple):
 
     method: str
     preset: str
-    model: cons.Constraints | None  # the constrained instance (toroidal included), if any
-    mask: sls.Mask | None  # its allowed squares
-    settings: tables.LSSettings  # the method's settings (`settings.anneal_settings`)
-    checked: dict  # the run's numbers, checked (`settings.check_anneal`)
+    model: cons.Constraints | None  #: the constrained instance (toroidal included), if any
+    mask: sls.Mask | None  #: its allowed squares
+    settings: tables.LSSettings  #: the method's settings (`settings.anneal_settings`)
+    checked: dict  #: the run's numbers, checked (`settings.check_anneal`)
     config: sls.Config
-    start: np.ndarray | None  # [n] the start board
+    start: np.ndarray | None  #: [n] the start board
 
 
 class _Prepared(NamedTuple):
     """What `anneal` runs: the calibrated schedule and the chains' layout."""
 
-    key: jax.Array  # the chains' key
-    schedule: np.ndarray  # [rounds]
+    key: jax.Array  #: the chains' key
+    schedule: np.ndarray  #: [rounds]
     params: sls.Params
     problem: sls.Problem | None
-    chunk: int  # chains per kernel call
+    chunk: int  #: chains per kernel call
 
 
 def _setup(n, method, preset, numbers, start, instance, toroidal, given) -> _Setup:

@@ -135,15 +135,15 @@ class _Tally:
 
     parts: list[ChunkResult] = dataclasses.field(default_factory=list)
     shares: list[np.ndarray] = dataclasses.field(default_factory=list)
-    seen: set[bytes] = dataclasses.field(default_factory=set)  # distinct solutions
+    seen: set[bytes] = dataclasses.field(default_factory=set)  #: distinct solutions
     solved: int = 0
     wall: float = 0.0
-    offset: int = 0  # next chain id
+    offset: int = 0  #: next chain id
     stopped_by: str | None = None
-    keep: int = 0  # chains reported
-    pending: float = 0.0  # kernel seconds spent on a chunk whose paused chains continue
-    elapsed: float = 0.0  # seconds of the loop, its host work included: what --time bounds
-    unfinished: np.ndarray | None = None  # [count] paused chains of the last chunk (time was up)
+    keep: int = 0  #: chains reported
+    pending: float = 0.0  #: kernel seconds spent on a chunk whose paused chains continue
+    elapsed: float = 0.0  #: seconds of the loop, its host work included: what --time bounds
+    unfinished: np.ndarray | None = None  #: [count] paused chains of the last chunk (time was up)
 
 
 def run_chains(
@@ -237,8 +237,8 @@ class _ChunkStep:
     model: cons.Constraints | None
     procs: int
     me: int
-    cap: int | None  # kept chains at most (no max_chains budget)
-    shown: str  # the budget and limits on the progress line
+    cap: int | None  #: kept chains at most (no max_chains budget)
+    shown: str  #: the budget and limits on the progress line
 
     def __call__(self, t: _Tally) -> Tick:
         budget = self.budget

@@ -20,14 +20,15 @@ class ChunkResult(NamedTuple):
     """What `run_chunk` returns for `count` chains (host arrays), read and built by field
     name only (`of`), never by position: a kernel's `Result` has the first fields."""
 
-    rows: np.ndarray  # [count, n] final boards
-    solved: np.ndarray  # [count] bool
-    steps: np.ndarray  # [count] steps spent (over all attempts), solved or not
-    restarts: np.ndarray  # [count]
-    best: np.ndarray | None = None  # [count] best objective, for solvers that have one
-    best_step: np.ndarray | None = None  # [count] step of the best board (annealing), or None
-    paused: np.ndarray | None = None  # [count] bool: stopped at the call's work bound, unfinished;
-    # run_chunk(offset, count) called again continues them (the runner keeps their state)
+    rows: np.ndarray  #: [count, n] final boards
+    solved: np.ndarray  #: [count] bool
+    steps: np.ndarray  #: [count] steps spent (over all attempts), solved or not
+    restarts: np.ndarray  #: [count]
+    best: np.ndarray | None = None  #: [count] best objective, for solvers that have one
+    best_step: np.ndarray | None = None  #: [count] step of the best board (annealing), or None
+    #: [count] bool: stopped at the call's work bound, unfinished; run_chunk(offset, count) called
+    #: again continues them (the runner keeps their state)
+    paused: np.ndarray | None = None
 
     @classmethod
     def of(cls, out, **replace) -> ChunkResult:
@@ -57,10 +58,10 @@ class ChunkResult(NamedTuple):
 class Budget:
     """When to stop: the first of these that is met (at least one must be set)."""
 
-    chains: int | None = None  # this many chains solved
-    solutions: int | None = None  # this many distinct solutions found
-    seconds: float | None = None  # this much wall time spent
-    max_chains: int | None = None  # never run more chains than this
+    chains: int | None = None  #: this many chains solved
+    solutions: int | None = None  #: this many distinct solutions found
+    seconds: float | None = None  #: this much wall time spent
+    max_chains: int | None = None  #: never run more chains than this
 
     def __post_init__(self):
         if all(v is None for v in (self.chains, self.solutions, self.seconds, self.max_chains)):
@@ -111,21 +112,21 @@ class ChainRun:
     (`summarize`), `runs.csv` (`run_table`) and the command's
     printed lines are read from it."""
 
-    n: int
-    chain_id: np.ndarray  # [C] int64
-    rows: np.ndarray  # [C, n] final boards (solutions where solved)
-    solved: np.ndarray  # [C] bool
-    steps: np.ndarray  # [C] int64 steps spent, solved or not (runs.csv's steps_spent)
-    restarts: np.ndarray  # [C] int64
-    wall_share: np.ndarray  # [C] float64 seconds: each chunk's kernel time split by steps spent
-    best: np.ndarray | None  # [C] best objective (local search), or None
-    wall_s: float  # kernel time, compilation excluded
-    compile_s: float
-    stopped_by: str  # "chains", "solutions", "time", "max_chains", "kept_chains" or "interrupted"
-    unfinished: np.ndarray | None = None  # [C] bool: paused when the time was up, unsolved
-    best_step: np.ndarray | None = None  # [C] int64 step of the best board (annealing), or None
-    solver: str = ""  # the solver's name ("min-conflicts", "annealing-sa")
-    best_unit: str = "attacking_pairs"  # what `best` counts: "attacking_pairs", "nmof_attacks"
+    n: int  #: board size
+    chain_id: np.ndarray  #: [C] int64
+    rows: np.ndarray  #: [C, n] final boards (solutions where solved)
+    solved: np.ndarray  #: [C] bool
+    steps: np.ndarray  #: [C] int64 steps spent, solved or not (runs.csv's steps_spent)
+    restarts: np.ndarray  #: [C] int64
+    wall_share: np.ndarray  #: [C] float64 seconds: each chunk's kernel time split by steps spent
+    best: np.ndarray | None  #: [C] best objective (local search), or None
+    wall_s: float  #: kernel time, compilation excluded
+    compile_s: float  #: compilation seconds
+    stopped_by: str  #: "chains", "solutions", "time", "max_chains", "kept_chains" or "interrupted"
+    unfinished: np.ndarray | None = None  #: [C] bool: paused when the time was up, unsolved
+    best_step: np.ndarray | None = None  #: [C] int64 step of the best board (annealing), or None
+    solver: str = ""  #: the solver's name ("min-conflicts", "annealing-sa")
+    best_unit: str = "attacking_pairs"  #: what `best` counts: "attacking_pairs", "nmof_attacks"
 
     @property
     def chains(self) -> int:

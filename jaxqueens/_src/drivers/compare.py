@@ -36,29 +36,17 @@ success-rate curve (log-spaced)."""
 
 @dataclasses.dataclass
 class CompareResult:
-    """What `compare` returns.
+    """What `compare` returns."""
 
-    Attributes:
-      n: board size.
-      chains: chains (GA: trials) per solver.
-      steps: the step budget per chain
-      seed: the random seed, the same for every solver.
-      runs: one `SolverRun` per solver run.
-      recommendation: the fastest solver by ERT and how sure the ranking is (`recommend`).
-      summary: every solver's figures (what `summary.json` holds).
-      curves: solver -> `curves`
-      missing: not run: interrupted first
-    """
-
-    n: int
-    chains: int
-    steps: int  # the step budget per chain
-    seed: int
-    runs: list[SolverRun]
-    recommendation: dict
-    summary: dict
-    curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]  # solver -> `curves`
-    missing: list[str] = dataclasses.field(default_factory=list)  # not run: interrupted first
+    n: int  #: board size.
+    chains: int  #: chains (GA: trials) per solver.
+    steps: int  #: the step budget per chain
+    seed: int  #: the random seed, the same for every solver.
+    runs: list[SolverRun]  #: one `SolverRun` per solver run.
+    recommendation: dict  #: the fastest solver by ERT and how sure the ranking is (`recommend`).
+    summary: dict  #: every solver's figures (what `summary.json` holds).
+    curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]  #: solver -> `curves`
+    missing: list[str] = dataclasses.field(default_factory=list)  #: not run: interrupted first
 
 
 def compare(

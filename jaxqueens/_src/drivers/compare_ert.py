@@ -23,19 +23,19 @@ CONFIDENCE = settings.CONFIDENCE
 class SolverRun:
     """One solver's chains, censored at the step budget (host arrays)."""
 
-    name: str  # the solver's name (`SOLVERS`)
-    family: str  # "minconflicts", "anneal" or "ga"
-    options: dict  # its effective settings
-    solved: np.ndarray  # [K] bool: solved within the budget
-    steps: np.ndarray  # [K] int64 steps to solution (solved) or spent (unsolved, <= budget)
-    seconds: np.ndarray  # [K] float64 seconds to solution (solved) or spent
-    wall_s: float  # the solver's kernel time as run, compilation excluded
-    compile_s: float
-    stats: solstats.StatsResult  # distinct, fundamental, chi-square (one sample per solved chain)
-    budget: int | None = None  # the solver's step budget per chain (None: the most steps spent)
-    restarts: np.ndarray | None = None  # [K] int64 (min-conflicts); None: never restarts
-    best_pairs: np.ndarray | None = None  # [K] float64 best board's attacking pairs, NaN: unknown
-    repeat_ert_s: tuple[float, ...] = ()  # [R] ERT of each timed repeat (`seconds`: their mean)
+    name: str  #: the solver's name (`SOLVERS`)
+    family: str  #: "minconflicts", "anneal" or "ga"
+    options: dict  #: its effective settings
+    solved: np.ndarray  #: [K] bool: solved within the budget
+    steps: np.ndarray  #: [K] int64 steps to solution (solved) or spent (unsolved, <= budget)
+    seconds: np.ndarray  #: [K] float64 seconds to solution (solved) or spent
+    wall_s: float  #: the solver's kernel time as run, compilation excluded
+    compile_s: float  #: compilation seconds
+    stats: solstats.StatsResult  #: distinct, fundamental, chi-square (one sample per solved chain)
+    budget: int | None = None  #: the solver's step budget per chain (None: the most steps spent)
+    restarts: np.ndarray | None = None  #: [K] int64 (min-conflicts); None: never restarts
+    best_pairs: np.ndarray | None = None  #: [K] float64 best board's attacking pairs, NaN: unknown
+    repeat_ert_s: tuple[float, ...] = ()  #: [R] ERT of each timed repeat (`seconds`: their mean)
 
     @property
     def steps_budget(self) -> int:

@@ -337,13 +337,14 @@ COMPARE_REPEATS_MAX = 100  # the most timed repeats of one `jaxqueens.compare` r
 class CompareSetup:
     """A `jaxqueens.compare` run's settings, checked once (`check_compare`)."""
 
-    n: int  # >= 4
-    chains: int  # per solver (GA: trials)
-    names: list[str]  # the solvers run, in order
-    steps: int  # the step budget per chain
-    seed: int  # the same for every solver
-    repeats: int  # timed runs of each solver
-    own: dict[str, dict[str, Any]]  # solver -> its settings, `steps` filled in (`compare_settings`)
+    n: int  #: >= 4
+    chains: int  #: per solver (GA: trials)
+    names: list[str]  #: the solvers run, in order
+    steps: int  #: the step budget per chain
+    seed: int  #: the same for every solver
+    repeats: int  #: timed runs of each solver
+    #: solver -> its settings, `steps` filled in (`compare_settings`)
+    own: dict[str, dict[str, Any]]
 
 
 def check_compare(

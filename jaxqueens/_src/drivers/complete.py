@@ -52,25 +52,25 @@ kernel's carry, its output and the host's copy; one call read while the next run
 class InstanceResult(NamedTuple):
     """One instance's outcome (exact Python ints)."""
 
-    n: int
-    status: str  # "SAT", "UNSAT", "unknown" (node limit reached) or "open" (run interrupted)
-    solutions: int | None  # all solutions (count / enumerate modes; not "unknown" or "open")
-    nodes: int  # tree edges searched (queens tried)
-    seconds: float  # share of the chunks' wall time, by steps
-    boards: np.ndarray  # [k, n] uint8 verified solutions (decide: the first; enumerate: up to cap)
-    reason: str | None = None  # UNSAT without a search: why (core.constraints.unsat_reason)
+    n: int  #: board size
+    status: str  #: "SAT", "UNSAT", "unknown" (node limit reached) or "open" (run interrupted)
+    solutions: int | None  #: all solutions (count / enumerate modes; not "unknown" or "open")
+    nodes: int  #: tree edges searched (queens tried)
+    seconds: float  #: share of the chunks' wall time, by steps
+    boards: np.ndarray  #: [k, n] uint8 verified solutions (decide: the first; enumerate: up to cap)
+    reason: str | None = None  #: UNSAT without a search: why (core.constraints.unsat_reason)
 
 
 class CompleteResult(NamedTuple):
     """What `solve_instances` returns: each instance's outcome and the run's figures."""
 
-    instances: list[InstanceResult]  # in the order given
-    seconds: float  # wall time of the search, compilation excluded
-    compile_seconds: float  # compiling the kernels
-    chunks: int  # kernel calls
-    items: int  # sub-trees searched (instance roots and split-off frontiers)
-    resumed: bool  # continued from a checkpoint
-    stopped_by: str = "finished"  # or "interrupted" (Ctrl-C, SIGTERM): a partial result
+    instances: list[InstanceResult]  #: in the order given
+    seconds: float  #: wall time of the search, compilation excluded
+    compile_seconds: float  #: compiling the kernels
+    chunks: int  #: kernel calls
+    items: int  #: sub-trees searched (instance roots and split-off frontiers)
+    resumed: bool  #: continued from a checkpoint
+    stopped_by: str = "finished"  #: or "interrupted" (Ctrl-C, SIGTERM): a partial result
 
     @property
     def settled(self) -> int:

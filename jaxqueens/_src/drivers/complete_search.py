@@ -46,13 +46,13 @@ class WorkItem(NamedTuple):
     """One sub-tree of an instance's search, queued or in flight (exact Python ints; masks are
     of the search orientation, bit r = row r)."""
 
-    instance: int  # index of its instance in `models`
-    level: int  # columns already placed: the sub-tree's root is column `level`
-    cols: int  # rows taken by the queens placed
-    ld: int  # rows attacked in column `level` along one diagonal direction
-    rd: int  # rows attacked in column `level` along the other
-    av: int  # rows still to try in column `level` (ROOT: an instance's root, read at launch)
-    path: tuple[int, ...]  # [level] rows of the queens placed, column by column
+    instance: int  #: index of its instance in `models`
+    level: int  #: columns already placed: the sub-tree's root is column `level`
+    cols: int  #: rows taken by the queens placed
+    ld: int  #: rows attacked in column `level` along one diagonal direction
+    rd: int  #: rows attacked in column `level` along the other
+    av: int  #: rows still to try in column `level` (ROOT: an instance's root, read at launch)
+    path: tuple[int, ...]  #: [level] rows of the queens placed, column by column
 
 
 def root(instance: int) -> WorkItem:
@@ -143,10 +143,10 @@ class SearchState:
 class Batch(NamedTuple):
     """The work items of one kernel call (the scheduler's job)."""
 
-    items: list[WorkItem]  # [k] the items searched, in queue order
-    stops: list[bool]  # [k] each item stops at its first solution
-    order: np.ndarray  # [k] int: the batch row of each item (`deal`)
-    config: Config  # the kernel's config (its group's n, torus, cap)
+    items: list[WorkItem]  #: [k] the items searched, in queue order
+    stops: list[bool]  #: [k] each item stops at its first solution
+    order: np.ndarray  #: [k] int: the batch row of each item (`deal`)
+    config: Config  #: the kernel's config (its group's n, torus, cap)
 
 
 class Search:

@@ -39,19 +39,19 @@ from jaxqueens.solvers.count_prefix import KernelConfig
 class CountResult(NamedTuple):
     """Outcome of `count_solutions` (all counts are exact Python ints)."""
 
-    n: int  # board size
-    total: int  # all solutions (A000170); interrupted: those of the finished chunks
-    unique: int | None  # classes under the 8 symmetries (A002562), if asked for
-    seconds: float  # wall time of the search, compilation excluded
-    compile_seconds: float  # compiling the kernels
-    depth: int  # columns placed by the host expansion
-    prefixes: int  # independent tasks searched (subtrees of the canonical constellations)
-    chunks: int  # kernel-call chunks the tasks were split into
-    resumed_chunks: int  # chunks taken from the checkpoint, not recounted
-    constellations: int = 0  # symmetry classes of border configurations searched
-    edges: int = 0  # tree edges the kernel walked in this run (accelerator: lockstep iterations)
-    done_chunks: int = 0  # chunks finished (all of them unless interrupted; resumed ones too)
-    stopped_by: str = "finished"  # or "interrupted" (Ctrl-C, SIGTERM): a partial result
+    n: int  #: board size
+    total: int  #: all solutions (A000170); interrupted: those of the finished chunks
+    unique: int | None  #: classes under the 8 symmetries (A002562), if asked for
+    seconds: float  #: wall time of the search, compilation excluded
+    compile_seconds: float  #: compiling the kernels
+    depth: int  #: columns placed by the host expansion
+    prefixes: int  #: independent tasks searched (subtrees of the canonical constellations)
+    chunks: int  #: kernel-call chunks the tasks were split into
+    resumed_chunks: int  #: chunks taken from the checkpoint, not recounted
+    constellations: int = 0  #: symmetry classes of border configurations searched
+    edges: int = 0  #: tree edges the kernel walked in this run (accelerator: lockstep iterations)
+    done_chunks: int = 0  #: chunks finished (all of them unless interrupted; resumed ones too)
+    stopped_by: str = "finished"  #: or "interrupted" (Ctrl-C, SIGTERM): a partial result
 
 
 def choose_depth(n: int, target: int) -> int:
@@ -69,9 +69,9 @@ def _tiny(n: int) -> np.ndarray:
 
 class _MirrorPlan(NamedTuple):
     config: KernelConfig
-    masks: np.ndarray  # [P, 4] uint32
-    queens: np.ndarray  # [P, depth] uint8
-    chunk: int  # prefixes per kernel call (multiple of devices)
+    masks: np.ndarray  #: [P, 4] uint32
+    queens: np.ndarray  #: [P, depth] uint8
+    chunk: int  #: prefixes per kernel call (multiple of devices)
     devices: int
     sizes: sizing.Sizes
 
@@ -182,13 +182,13 @@ class _Run:
     this process's still to count (`todo`), and the tallies of this run."""
 
     plan: Plan
-    bounds: list[tuple[int, int]]  # (lo, hi) of every chunk
-    done: dict[int, list[int]]  # finished chunks: [weighted solutions, completions]
-    todo: list[int]  # this process's chunks not yet counted (process p: chunks p mod P)
-    resumed: int  # chunks taken from the checkpoint
+    bounds: list[tuple[int, int]]  #: (lo, hi) of every chunk
+    done: dict[int, list[int]]  #: finished chunks: [weighted solutions, completions]
+    todo: list[int]  #: this process's chunks not yet counted (process p: chunks p mod P)
+    resumed: int  #: chunks taken from the checkpoint
     save: Callable[[], object] | None
-    tasks: int = 0  # tasks finished in this run
-    finished: int = 0  # chunks finished in this run
+    tasks: int = 0  #: tasks finished in this run
+    finished: int = 0  #: chunks finished in this run
     edges: int = 0
 
     @property

@@ -30,17 +30,17 @@ class Plan(NamedTuple):
     """An exact count's tasks and how its calls run (`make_plan`)."""
 
     config: solver.Config
-    depth: int  # columns placed on the host
-    tasks: np.ndarray  # [P, 4] uint32 (cols, ld, rd, av) at column depth, in dealing order
-    owner: np.ndarray  # [P] int64 constellation of each task
-    weights: np.ndarray  # [P] int64 class size of each task's constellation
-    tables: np.ndarray  # [K, config.levels * TABLE_WORDS] uint32 level tables per constellation
-    base: int  # weighted completions of one-level tasks (counted on the host, in no chunk)
+    depth: int  #: columns placed on the host
+    tasks: np.ndarray  #: [P, 4] uint32 (cols, ld, rd, av) at column depth, in dealing order
+    owner: np.ndarray  #: [P] int64 constellation of each task
+    weights: np.ndarray  #: [P] int64 class size of each task's constellation
+    tables: np.ndarray  #: [K, config.levels * TABLE_WORDS] uint32 level tables per constellation
+    base: int  #: weighted completions of one-level tasks (counted on the host, in no chunk)
     constellations: int
-    chunk: int  # tasks per kernel call on one stream (a multiple of the devices it spans)
-    streams: list  # where calls run (jaxqueens.parallel.streams): one per host device on a CPU
+    chunk: int  #: tasks per kernel call on one stream (a multiple of the devices it spans)
+    streams: list  #: where calls run (jaxqueens.parallel.streams): one per host device on a CPU
     sizes: sizing.Sizes
-    budget: int  # edges per device and call (CPU) or lockstep iterations (accelerator)
+    budget: int  #: edges per device and call (CPU) or lockstep iterations (accelerator)
 
     @property
     def devices(self) -> int:

@@ -23,25 +23,25 @@ class CountPlan(NamedTuple):
     """What `plan_count` found (`count --plan`): the tasks, and the run time predicted
     from Knuth probes of the search trees and a timed sample of bounded kernel calls."""
 
-    n: int  # board size
-    constellations: int  # symmetry classes of border configurations
-    tasks: int  # independent subtrees the count would search
-    depth: int  # columns placed on the host
-    chunks: int  # kernel-call chunks the tasks are split into
-    devices: int  # local devices the count would run on
-    sampled: int  # Knuth probes taken (each a random task's random root-to-leaf walk)
-    sample_seconds: float  # the probes' and the timed calls' seconds together
-    estimate_seconds: float  # predicted search time of the whole count (compilation excluded)
-    compile_seconds: float  # compiling the kernels and the probes, apart from the samples
-    low_seconds: float = 0.0  # the 95% interval of the prediction from the probes' spread
-    high_seconds: float = 0.0  # (its upper end)
-    edges: float = 0.0  # the tree edges the count will take, estimated (exact for n <= 3)
-    edges_error: float = 0.0  # the estimate's standard error
-    edge_rate: float = 0.0  # edges per second of the kernel on every stream together, timed
-    timed_edges: int = 0  # edges the timed calls took (accelerator: lanes x iterations)
-    solutions: float = 0.0  # Q(n) estimated by the same probes (a check of the estimator)
-    solutions_error: float = 0.0  # its standard error
-    lower_bound: bool = False  # accelerator: the rate assumes every lane busy (time at least)
+    n: int  #: board size
+    constellations: int  #: symmetry classes of border configurations
+    tasks: int  #: independent subtrees the count would search
+    depth: int  #: columns placed on the host
+    chunks: int  #: kernel-call chunks the tasks are split into
+    devices: int  #: local devices the count would run on
+    sampled: int  #: Knuth probes taken (each a random task's random root-to-leaf walk)
+    sample_seconds: float  #: the probes' and the timed calls' seconds together
+    estimate_seconds: float  #: predicted search time of the whole count (compilation excluded)
+    compile_seconds: float  #: compiling the kernels and the probes, apart from the samples
+    low_seconds: float = 0.0  #: the 95% interval of the prediction from the probes' spread
+    high_seconds: float = 0.0  #: (its upper end)
+    edges: float = 0.0  #: the tree edges the count will take, estimated (exact for n <= 3)
+    edges_error: float = 0.0  #: the estimate's standard error
+    edge_rate: float = 0.0  #: edges per second of the kernel on every stream together, timed
+    timed_edges: int = 0  #: edges the timed calls took (accelerator: lanes x iterations)
+    solutions: float = 0.0  #: Q(n) estimated by the same probes (a check of the estimator)
+    solutions_error: float = 0.0  #: its standard error
+    lower_bound: bool = False  #: accelerator: the rate assumes every lane busy (time at least)
 
 
 PLAN_PROBES = 1 << 13  # Knuth probes per estimator call of count --plan

@@ -33,10 +33,10 @@ COPY_ROWS = 64  # fewer strata are copied to at least this many rows, for the de
 class Plan:
     """The static layout of one kernel call (jit-static): the probe's config and the batch."""
 
-    probe: knuth.Config  # n, depth
-    per_call: int  # probes per stratum and call (a multiple of `group`)
-    group: int  # probes per on-device reduction group (`group_sums`)
-    block: int = 0  # probes vmapped per `lax.map` iteration (0: all at once, the accelerator way)
+    probe: knuth.Config  #: n, depth
+    per_call: int  #: probes per stratum and call (a multiple of `group`)
+    group: int  #: probes per on-device reduction group (`group_sums`)
+    block: int = 0  #: probes vmapped per `lax.map` iteration (0: all at once, the accelerator way)
 
 
 def call_seed(seed: int, call) -> jax.Array:
@@ -125,14 +125,14 @@ class Calls:
     """`estimate`'s kernel calls: their layout, host inputs and compiled executable."""
 
     plan: Plan
-    copies: int  # copies of every stratum's rows
-    rows: int  # stratum rows in all (copies included), before padding
-    calls: int  # kernel calls of the run
+    copies: int  #: copies of every stratum's rows
+    rows: int  #: stratum rows in all (copies included), before padding
+    calls: int  #: kernel calls of the run
     strata: int
-    masks: np.ndarray  # [padded, 3, words] uint32 the rows' masks (padding rows dead)
-    ids: np.ndarray  # [padded] int32 row ids
-    seeds: np.ndarray  # [calls] the calls' seeds
-    compiled: Any  # (masks, ids, seed) -> GroupSums
+    masks: np.ndarray  #: [padded, 3, words] uint32 the rows' masks (padding rows dead)
+    ids: np.ndarray  #: [padded] int32 row ids
+    seeds: np.ndarray  #: [calls] the calls' seeds
+    compiled: Any  #: (masks, ids, seed) -> GroupSums
     compile_s: float
 
     @classmethod

@@ -16,45 +16,25 @@ from jaxqueens.solvers.estimate import GroupSums
 
 @dataclasses.dataclass
 class Estimate:
-    """Result of `estimate` (host floats; the exact value where OEIS knows it).
+    """Result of `estimate` (host floats; the exact value where OEIS knows it)."""
 
-    Attributes:
-      n: board size.
-      probes: probes walked in all
-      depth: levels enumerated exactly (strata = nodes at that level)
-      strata: strata (the partial boards of `depth` queens).
-      solutions: estimate of Q(n)
-      solutions_se: standard error
-      nodes: estimate of the backtrack tree's node count (root included)
-      nodes_se: its standard error.
-      level: confidence level of the intervals
-      hit_rate: share of probes that reached depth n
-      seconds: kernel time, compilation excluded
-      compile_s: compilation seconds.
-      exact: A000170(n) where known
-      top_nodes: exact N_0 .. N_depth
-      stopped_by: or "interrupted": from the calls finished before Ctrl-C
-      solutions_skew: skewness of the estimate (its third cumulant / se^3)
-      nodes_skew: skewness of the node estimate.
-    """
-
-    n: int
-    probes: int  # probes walked in all
-    depth: int  # levels enumerated exactly (strata = nodes at that level)
-    strata: int
-    solutions: float  # estimate of Q(n)
-    solutions_se: float  # standard error
-    nodes: float  # estimate of the backtrack tree's node count (root included)
-    nodes_se: float
-    level: float  # confidence level of the intervals
-    hit_rate: float  # share of probes that reached depth n
-    seconds: float  # kernel time, compilation excluded
-    compile_s: float
-    exact: int | None  # A000170(n) where known
-    top_nodes: list  # exact N_0 .. N_depth
-    stopped_by: str = "finished"  # or "interrupted": from the calls finished before Ctrl-C
-    solutions_skew: float = 0.0  # skewness of the estimate (its third cumulant / se^3)
-    nodes_skew: float = 0.0
+    n: int  #: board size.
+    probes: int  #: probes walked in all
+    depth: int  #: levels enumerated exactly (strata = nodes at that level)
+    strata: int  #: strata (the partial boards of `depth` queens).
+    solutions: float  #: estimate of Q(n)
+    solutions_se: float  #: standard error
+    nodes: float  #: estimate of the backtrack tree's node count (root included)
+    nodes_se: float  #: its standard error.
+    level: float  #: confidence level of the intervals
+    hit_rate: float  #: share of probes that reached depth n
+    seconds: float  #: kernel time, compilation excluded
+    compile_s: float  #: compilation seconds.
+    exact: int | None  #: A000170(n) where known
+    top_nodes: list  #: exact N_0 .. N_depth
+    stopped_by: str = "finished"  #: or "interrupted": from the calls finished before Ctrl-C
+    solutions_skew: float = 0.0  #: skewness of the estimate (its third cumulant / se^3)
+    nodes_skew: float = 0.0  #: skewness of the node estimate.
 
     @property
     def z(self) -> float:

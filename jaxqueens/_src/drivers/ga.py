@@ -33,57 +33,33 @@ class EvolveResult:
     Per trial `[T]` and per generation (`summary`) records are always there; the full
     `[G+1, T]` records (`best`, `avg`, `worst`, `evaluations`) only with
     `records="all"` (otherwise reading them raises AttributeError saying so).
-
-    Attributes:
-      config: the kernel's `Config`.
-      params: cxpb, mutpb, indpb, migrate_every as Python numbers
-      seed: the random seed.
-      generations: generations recorded (G; fewer than asked after a time budget)
-      summary: [G+1, len(ga_run.SUMMARY)] float64 statistics over trials per generation
-      first_met: [T] int64 first generation whose best scored 0 (-1: never)
-      evals_total: [T] int64 evaluations (DEAP's count, initial population included)
-      evals_at_first: [T] int64 evaluations up to the first solved generation (-1)
-      final_best: [T] int64 best fitness of the last generation
-      solutions: [S, n] distinct verified solutions seen in any trial (sorted)
-      population: [T, I, P, n] final genomes
-      fitness: [T, I, P] final attacking pairs
-      wall_s: generations run in this process, excluding compilation and initialisation
-      compile_s: compilation seconds.
-      init_s: seconds to build and place the initial populations.
-      evals_here: evaluations of the generations run in this process (all trials)
-      wall_total_s: generation time summed over every session of a resumed run
-      sessions: processes that ran this run's generations (1 + resumes)
-      interrupted: Ctrl-C: the records cover the generations finished so far
-      score_met: report's fitness only: [M, n] distinct boards scoring 0
-      solved_at: report's fitness only: [T] first generation with a checker-confirmed solution (-1:
-        none)
-      instance: the constrained instance (toroidal included), if any
-      records: records="all": best, avg, worst, evaluations
     """
 
-    config: Config
-    params: dict
-    seed: int
-    generations: int
-    summary: np.ndarray
-    first_met: np.ndarray
-    evals_total: np.ndarray
-    evals_at_first: np.ndarray
-    final_best: np.ndarray
-    solutions: np.ndarray
-    population: np.ndarray
-    fitness: np.ndarray
-    wall_s: float
-    compile_s: float
-    init_s: float
-    evals_here: int = 0
-    wall_total_s: float = 0.0
-    sessions: int = 1
-    interrupted: bool = False
-    score_met: np.ndarray | None = None
+    config: Config  #: the kernel's `Config`.
+    params: dict  #: cxpb, mutpb, indpb, migrate_every as Python numbers
+    seed: int  #: the random seed.
+    generations: int  #: generations recorded (G; fewer than asked after a time budget)
+    summary: np.ndarray  #: [G+1, len(ga_run.SUMMARY)] float64 statistics over trials per generation
+    first_met: np.ndarray  #: [T] int64 first generation whose best scored 0 (-1: never)
+    evals_total: np.ndarray  #: [T] int64 evaluations (DEAP's count, initial population included)
+    evals_at_first: np.ndarray  #: [T] int64 evaluations up to the first solved generation (-1)
+    final_best: np.ndarray  #: [T] int64 best fitness of the last generation
+    solutions: np.ndarray  #: [S, n] distinct verified solutions seen in any trial (sorted)
+    population: np.ndarray  #: [T, I, P, n] final genomes
+    fitness: np.ndarray  #: [T, I, P] final attacking pairs
+    wall_s: float  #: generations run in this process, excluding compilation and initialisation
+    compile_s: float  #: compilation seconds.
+    init_s: float  #: seconds to build and place the initial populations.
+    evals_here: int = 0  #: evaluations of the generations run in this process (all trials)
+    wall_total_s: float = 0.0  #: generation time summed over every session of a resumed run
+    sessions: int = 1  #: processes that ran this run's generations (1 + resumes)
+    interrupted: bool = False  #: Ctrl-C: the records cover the generations finished so far
+    score_met: np.ndarray | None = None  #: report's fitness only: [M, n] distinct boards scoring 0
+    #: report's fitness only: [T] first generation with a checker-confirmed solution (-1: none)
     solved_at: np.ndarray | None = None
+    #: the constrained instance (toroidal included), if any
     instance: cons.Constraints | None = None
-    records: dict[str, np.ndarray] | None = None
+    records: dict[str, np.ndarray] | None = None  #: records="all": best, avg, worst, evaluations
 
     def _record(self, name: str) -> np.ndarray:
         if self.records is None:

@@ -168,32 +168,32 @@ class Run:
     """`evolve`'s chunk loop: the populations and everything recorded so far, one chunk of
     generations at a time (`step`), as a checkpoint (`tree`) and from one (`resume`)."""
 
-    compiled: Any  # (states, params, problem, stop) -> (states, metrics): a chunk of generations
+    compiled: Any  #: (states, params, problem, stop) -> (states, metrics): a chunk of generations
     dyn: Params
-    stop: np.int32  # [] the generations of the run, as the chunk takes them
+    stop: np.int32  #: [] the generations of the run, as the chunk takes them
     problem: Problem | None
-    chunk: int  # generations per call
+    chunk: int  #: generations per call
     generations: int
-    seconds: float | None  # the time budget
-    until_solved: bool  # stop after the chunk in which the last trial solved
+    seconds: float | None  #: the time budget
+    until_solved: bool  #: stop after the chunk in which the last trial solved
     procs: int
-    total_trials: int  # trials in all processes
-    sink: Any  # receives every trial's records (`evolve`'s), or None
-    states: State  # this process's trials' [T, ...]
-    keep_all: bool  # keep every [G+1, T] record
-    report: bool  # the fitness is the report's or a user's (`solved_at` is kept)
-    hist: list | None = None  # [k, T] records per chunk (keep_all)
-    found: list = dataclasses.field(default_factory=list)  # [S, n] solutions per chunk
-    solved_at: np.ndarray | None = None  # [T] int64 (report only)
+    total_trials: int  #: trials in all processes
+    sink: Any  #: receives every trial's records (`evolve`'s), or None
+    states: State  #: this process's trials' [T, ...]
+    keep_all: bool  #: keep every [G+1, T] record
+    report: bool  #: the fitness is the report's or a user's (`solved_at` is kept)
+    hist: list | None = None  #: [k, T] records per chunk (keep_all)
+    found: list = dataclasses.field(default_factory=list)  #: [S, n] solutions per chunk
+    solved_at: np.ndarray | None = None  #: [T] int64 (report only)
     totals: Trials = dataclasses.field(init=False)
-    summary: list = dataclasses.field(default_factory=list)  # [k, stats] per chunk
-    done: int = 0  # generations run
-    wall_before: float = 0.0  # seconds of the earlier sessions
+    summary: list = dataclasses.field(default_factory=list)  #: [k, stats] per chunk
+    done: int = 0  #: generations run
+    wall_before: float = 0.0  #: seconds of the earlier sessions
     sessions: int = 1
-    started: float = 0.0  # perf_counter at the loop's start
-    evals_before: int = 0  # evaluations before this session's generations
-    compile_s: float = 0.0  # seconds compiling the programs
-    init_s: float = 0.0  # seconds building and placing the initial populations
+    started: float = 0.0  #: perf_counter at the loop's start
+    evals_before: int = 0  #: evaluations before this session's generations
+    compile_s: float = 0.0  #: seconds compiling the programs
+    init_s: float = 0.0  #: seconds building and placing the initial populations
 
     def everyone(self, x) -> np.ndarray:
         """`[k, T]` of this process's trials -> `[k, total_trials]` of all, in order."""

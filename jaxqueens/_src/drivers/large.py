@@ -38,19 +38,12 @@ are O(n^2) (greedy) or not permutations (random), which the swap repair needs.""
 
 @dataclasses.dataclass
 class LargeResult:
-    """One large-n chain.
+    """One large-n chain."""
 
-    Attributes:
-      rows: [n] verified solution; unsolved (step limit): the board with fewest pairs
-      summary: the run's figures (settings, solved, pairs, timings, steps).
-      trace_pairs: attacking pairs after each recorded swap attempt
-      round_conflicted: conflicted queens at the start of each repair round
-    """
-
-    rows: np.ndarray  # [n] verified solution; unsolved (step limit): the board with fewest pairs
-    summary: dict
-    trace_pairs: np.ndarray  # attacking pairs after each recorded swap attempt
-    round_conflicted: np.ndarray  # conflicted queens at the start of each repair round
+    rows: np.ndarray  #: [n] verified solution; unsolved (step limit): the board with fewest pairs
+    summary: dict  #: the run's figures (settings, solved, pairs, timings, steps).
+    trace_pairs: np.ndarray  #: attacking pairs after each recorded swap attempt
+    round_conflicted: np.ndarray  #: conflicted queens at the start of each repair round
 
 
 def check_memory(n: int, available: int | None = None) -> None:

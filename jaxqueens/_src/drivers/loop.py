@@ -31,11 +31,12 @@ class RunControl:
     """How a run is watched, saved and resumed, one object for every driver; none of it
     changes a result (a resumed run returns what an uninterrupted one would)."""
 
-    quiet: bool | None = True  # no progress line; None: one on a terminal only; False: always
-    checkpoint: str | Path | None = None  # the driver's checkpoint file; None: none written
-    resume: bool | None = None  # continue from `checkpoint`; None: the family's default (count
-    # and complete resume a file that exists, the others start afresh)
-    checkpoint_every: float = CHECKPOINT_EVERY  # seconds between checkpoints, finite, >= 0
+    quiet: bool | None = True  #: no progress line; None: one on a terminal only; False: always
+    checkpoint: str | Path | None = None  #: the driver's checkpoint file; None: none written
+    #: continue from `checkpoint`; None: the family's default (count and complete resume a file that
+    #: exists, the others start afresh)
+    resume: bool | None = None
+    checkpoint_every: float = CHECKPOINT_EVERY  #: seconds between checkpoints, finite, >= 0
 
     def __post_init__(self) -> None:  # nan or inf would never save: one line, before any work
         every = arguments.real(self.checkpoint_every, "checkpoint_every", 0.0)
@@ -46,9 +47,9 @@ class RunControl:
 class Tick:
     """What one chunk reports to the loop."""
 
-    done: int  # units finished so far, for the progress line
-    note: str = ""  # shown beside the progress line
-    finished: bool = False  # the budget is met: stop after this chunk
+    done: int  #: units finished so far, for the progress line
+    note: str = ""  #: shown beside the progress line
+    finished: bool = False  #: the budget is met: stop after this chunk
 
 
 def guarded(save: Callable[[], object]) -> Callable[[], bool]:

@@ -34,19 +34,13 @@ from jaxqueens.solvers.variants import MAX_BATCHED_N
 
 @dataclasses.dataclass
 class SolveResult:
-    """What `solve` returns: per-chain arrays, the summary and an optional trace.
+    """What `solve` returns: per-chain arrays, the summary and an optional trace."""
 
-    Attributes:
-      run: the chains' per-chain arrays and verified solutions (`ChainRun`).
-      summary: the run's figures (what `summary.json` holds).
-      config: the kernel's `Config` (None for a trivial board, solved without the kernel).
-      trace: "conflicted", "pairs": [T] per step of chain 0
-    """
-
-    run: chains_types.ChainRun
-    summary: dict
+    run: chains_types.ChainRun  #: the chains' per-chain arrays and verified solutions (`ChainRun`).
+    summary: dict  #: the run's figures (what `summary.json` holds).
+    #: the kernel's `Config` (None for a trivial board, solved without the kernel).
     config: minconflicts.Config | None
-    trace: dict[str, np.ndarray] | None = None  # "conflicted", "pairs": [T] per step of chain 0
+    trace: dict[str, np.ndarray] | None = None  #: "conflicted", "pairs": [T] per step of chain 0
 
     @property
     def solutions(self) -> np.ndarray:
@@ -171,10 +165,10 @@ class _Problem(NamedTuple):
     """`solve`'s problem, checked: the board, the instance, the budget and the start."""
 
     n: int
-    model: cons.Constraints | None  # the constrained instance (None: a plain board)
-    mask: rules.Mask | None  # its allowed squares
+    model: cons.Constraints | None  #: the constrained instance (None: a plain board)
+    mask: rules.Mask | None  #: its allowed squares
     budget: chains_types.Budget
-    start_rows: np.ndarray | None  # [n] the start board
+    start_rows: np.ndarray | None  #: [n] the start board
 
 
 def _checked(

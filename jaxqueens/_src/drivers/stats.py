@@ -91,39 +91,22 @@ COMMON_OPTIONS = ("batch",)  # options of `collect` that every solver takes
 
 @dataclasses.dataclass
 class StatsResult:
-    """Statistics of a `Samples` (host arrays; exact totals where OEIS has them).
+    """Statistics of a `Samples` (host arrays; exact totals where OEIS has them)."""
 
-    Attributes:
-      samples: the `Samples` analysed.
-      distinct: [D, n] distinct solutions sampled (sorted)
-      counts: [D] times each was sampled
-      classes: [F, n] canonical representatives of the classes sampled (sorted)
-      class_counts: [F] samples per class
-      class_sizes: [F] solutions per class (1, 2, 4 or 8)
-      distinct_sizes: [D] class size of each distinct solution
-      coverage: chains, solved, distinct, fundamental, expected (coupon collector) [C]
-      chi2: uniformity over all solutions
-      chi2_classes: uniformity over classes (expected share size / Q)
-      all_solutions: [Q, n] every solution (n <= 14), for the frequency table
-      all_counts: [Q] times each was sampled (0 for the unsampled)
-      summary: the figures of `summary.json`.
-      success: success_curve(samples): budgets [K] int64, rate [K]
-    """
-
-    samples: Samples
-    distinct: np.ndarray  # [D, n] distinct solutions sampled (sorted)
-    counts: np.ndarray  # [D] times each was sampled
-    classes: np.ndarray  # [F, n] canonical representatives of the classes sampled (sorted)
-    class_counts: np.ndarray  # [F] samples per class
-    class_sizes: np.ndarray  # [F] solutions per class (1, 2, 4 or 8)
-    distinct_sizes: np.ndarray  # [D] class size of each distinct solution
-    coverage: dict  # chains, solved, distinct, fundamental, expected (coupon collector) [C]
-    chi2: dict | None  # uniformity over all solutions
-    chi2_classes: dict | None  # uniformity over classes (expected share size / Q)
-    all_solutions: np.ndarray | None  # [Q, n] every solution (n <= 14), for the frequency table
-    all_counts: np.ndarray | None  # [Q] times each was sampled (0 for the unsampled)
-    summary: dict
-    success: tuple[np.ndarray, np.ndarray]  # success_curve(samples): budgets [K] int64, rate [K]
+    samples: Samples  #: the `Samples` analysed.
+    distinct: np.ndarray  #: [D, n] distinct solutions sampled (sorted)
+    counts: np.ndarray  #: [D] times each was sampled
+    classes: np.ndarray  #: [F, n] canonical representatives of the classes sampled (sorted)
+    class_counts: np.ndarray  #: [F] samples per class
+    class_sizes: np.ndarray  #: [F] solutions per class (1, 2, 4 or 8)
+    distinct_sizes: np.ndarray  #: [D] class size of each distinct solution
+    coverage: dict  #: chains, solved, distinct, fundamental, expected (coupon collector) [C]
+    chi2: dict | None  #: uniformity over all solutions
+    chi2_classes: dict | None  #: uniformity over classes (expected share size / Q)
+    all_solutions: np.ndarray | None  #: [Q, n] every solution (n <= 14), for the frequency table
+    all_counts: np.ndarray | None  #: [Q] times each was sampled (0 for the unsampled)
+    summary: dict  #: the figures of `summary.json`.
+    success: tuple[np.ndarray, np.ndarray]  #: success_curve(samples): budgets [K] int64, rate [K]
 
 
 def _coverage(

@@ -25,20 +25,21 @@ from jaxqueens.solvers.variants import solver_name
 class Samples:
     """What a solver run gives the statistics: one sample per solved chain (host arrays)."""
 
-    n: int
-    solver: str  # "minconflicts", "anneal" or "ga"
-    options: dict  # the solver's options as run
-    solved: np.ndarray  # [C] bool per chain run
-    steps: np.ndarray  # [C] int64 steps (GA: generations) to solution, or spent if unsolved
-    rows: np.ndarray  # [S, n] int32 verified solutions of the solved chains, in chain order
-    step_unit: str  # "steps" or "generations"
-    wall_s: float  # kernel seconds, compilation excluded
-    compile_s: float
-    stopped_by: str  # the budget that ended the run (or "interrupted")
-    run: chains_types.ChainRun | None = None  # chain solvers: the run (runs.csv is its table)
-    work: np.ndarray | None = None  # GA: [C, 3] int64 per trial: evaluations spent, evaluations
-    # to the end of its first solved generation (-1: unsolved), generations run (-1: unknown)
-    seconds: np.ndarray | None = None  # GA: [C] float64 each trial's share of its round's time
+    n: int  #: board size
+    solver: str  #: "minconflicts", "anneal" or "ga"
+    options: dict  #: the solver's options as run
+    solved: np.ndarray  #: [C] bool per chain run
+    steps: np.ndarray  #: [C] int64 steps (GA: generations) to solution, or spent if unsolved
+    rows: np.ndarray  #: [S, n] int32 verified solutions of the solved chains, in chain order
+    step_unit: str  #: "steps" or "generations"
+    wall_s: float  #: kernel seconds, compilation excluded
+    compile_s: float  #: compilation seconds
+    stopped_by: str  #: the budget that ended the run (or "interrupted")
+    run: chains_types.ChainRun | None = None  #: chain solvers: the run (runs.csv is its table)
+    #: GA: [C, 3] int64 per trial: evaluations spent, evaluations to the end of its first solved
+    #: generation (-1: unsolved), generations run (-1: unknown)
+    work: np.ndarray | None = None
+    seconds: np.ndarray | None = None  #: GA: [C] float64 each trial's share of its round's time
 
     @property
     def chains(self) -> int:
@@ -200,20 +201,20 @@ class _GARounds:
     solutions: int | None
     seconds: float | None
     seed: int
-    rounds_of: int  # trials per round
+    rounds_of: int  #: trials per round
     ga_options: dict
-    solved: list = dataclasses.field(default_factory=list)  # [T] bool per round
-    steps: list = dataclasses.field(default_factory=list)  # [T] generations per round
-    rows: list = dataclasses.field(default_factory=list)  # [S, n] solutions per round
-    work: list = dataclasses.field(default_factory=list)  # [T, 3] per round: evaluations
-    # spent, to solution, generations
-    secs: list = dataclasses.field(default_factory=list)  # [T] per round: each trial's share
-    # of the round's seconds
+    solved: list = dataclasses.field(default_factory=list)  #: [T] bool per round
+    steps: list = dataclasses.field(default_factory=list)  #: [T] generations per round
+    rows: list = dataclasses.field(default_factory=list)  #: [S, n] solutions per round
+    #: [T, 3] per round: evaluations spent, to solution, generations
+    work: list = dataclasses.field(default_factory=list)
+    #: [T] per round: each trial's share of the round's seconds
+    secs: list = dataclasses.field(default_factory=list)
     seen: set[bytes] = dataclasses.field(default_factory=set)
     wall: float = 0.0
     compile_s: float = 0.0
     stopped_by: str | None = None
-    r: int = 0  # next round
+    r: int = 0  #: next round
 
     def one_round(self) -> Tick:
         """Evolve round r and record its samples (a KeyboardInterrupt leaves the record whole)."""
