@@ -41,19 +41,15 @@ gather = _lazy.load("jaxqueens.parallel.gather")  # JAX loads only when process_
 
 
 class Spec(NamedTuple):
-    """What one saved array must be (a leaf of a schema).
+    """What one saved array must be (a leaf of a schema)."""
 
-    Attributes:
-      dtype: a dtype (`np.uint32`: exactly that) or an abstract kind (`np.integer`,
-        `np.floating`, `np.str_`: any width of it).
-      shape: per axis, an int (that size), a name (a size that is the same wherever the name
-        stands in the schema, e.g. `"chains"`), or None (any size).
-      optional: the leaf may be absent (it loads as None).
-    """
-
+    #: a dtype (`np.uint32`: exactly that) or an abstract kind (`np.integer`, `np.floating`,
+    #: `np.str_`: any width of it).
     dtype: Any
+    #: per axis, an int (that size), a name (a size that is the same wherever the name stands in the
+    #: schema, e.g. `"chains"`), or None (any size).
     shape: tuple[int | str | None, ...] = ()
-    optional: bool = False
+    optional: bool = False  #: the leaf may be absent (it loads as None).
 
 
 Tree = Any

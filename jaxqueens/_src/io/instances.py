@@ -135,8 +135,8 @@ def _files(path: Path) -> Iterator[tuple[str, bytes]]:
 
 class Loaded(NamedTuple):
     instances: list[Instance]
-    skipped: list[str]  # excluded-diagonals files listing fewer than the d asked for
-    skipped_d: tuple[int, ...] = ()  # the d each skipped file was asked for
+    skipped: list[str]  #: excluded-diagonals files listing fewer than the d asked for
+    skipped_d: tuple[int, ...] = ()  #: the d each skipped file was asked for
 
     def skipped_note(self) -> str:
         """`"K files list fewer than D diagonals"` (each d named) or `""`."""

@@ -26,9 +26,9 @@ ESSENCE_KEYS = ("n", "init", "given_queens")
 class Instance(NamedTuple):
     """One instance: where it came from, the d used (excluded-diagonals files) and the model."""
 
-    source: str  # file (archive member: ARCHIVE/member; JSON lines: FILE:LINE)
-    d: int | None
-    model: Constraints
+    source: str  #: file (archive member: ARCHIVE/member; JSON lines: FILE:LINE)
+    d: int | None  #: the d used (excluded-diagonals files), else None
+    model: Constraints  #: the instance
 
 
 _NUM = arguments.WHOLE_NUMBER  # ASCII digits only, as every format reads numbers
@@ -75,9 +75,9 @@ def _pairs(name: str, text: str, start: int, end: int | None = None) -> list[tup
 
 
 class _Value(NamedTuple):
-    start: int  # offset of the value in the text
+    start: int  #: offset of the value in the text
     end: int
-    line: int  # line of the key
+    line: int  #: line of the key
 
 
 def _statements(name: str, text: str, pattern: re.Pattern, known: tuple, what: str) -> dict:

@@ -121,19 +121,12 @@ def release_all() -> None:
 
 
 class EarlierRun(NamedTuple):
-    """The outputs a finished earlier run left in a folder.
+    """The outputs a finished earlier run left in a folder."""
 
-    Attributes:
-      folder: the `--out` folder.
-      command: the command that wrote them (None: unknown, no readable manifest).
-      files: its files that are still there, the manifest and `report.html` included.
-      listed: a readable manifest listed them (else: the manifest and page only).
-    """
-
-    folder: Path
-    command: str | None
-    files: list[Path]
-    listed: bool = False
+    folder: Path  #: the `--out` folder.
+    command: str | None  #: the command that wrote them (None: unknown, no readable manifest).
+    files: list[Path]  #: its files that are still there, the manifest and `report.html` included.
+    listed: bool = False  #: a readable manifest listed them (else: the manifest and page only).
 
 
 def earlier_run(folder: str | Path) -> EarlierRun | None:

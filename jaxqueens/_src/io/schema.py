@@ -46,29 +46,18 @@ def check_header(names: Sequence[str]) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class RunTable:
-    """The runs of one solver, as columns.
+    """The runs of one solver, as columns."""
 
-    Attributes:
-      solver: the solver's name.
-      solved: bool `[R]`.
-      steps_spent: `[R]` steps per run (None: every cell empty, as below).
-      seconds: `[R]` seconds per run.
-      best_attacking_pairs: `[R]` the best objective per run.
-      restarts: `[R]` restarts per run.
-      steps_to_solution: `[R]`; defaults to `steps_spent` where solved (solvers that stop when
-        solved).
-      run: `[R]` run ids; defaults to 0..R-1.
-      extras: documented extra columns -> `[R]` arrays (NaN or a None entry: an empty cell).
-    """
-
-    solver: str
-    solved: np.ndarray
-    steps_spent: np.ndarray | None
-    seconds: np.ndarray | None
-    best_attacking_pairs: np.ndarray | None
-    restarts: np.ndarray | None = None
+    solver: str  #: the solver's name.
+    solved: np.ndarray  #: bool `[R]`.
+    steps_spent: np.ndarray | None  #: `[R]` steps per run (None: every cell empty, as below).
+    seconds: np.ndarray | None  #: `[R]` seconds per run.
+    best_attacking_pairs: np.ndarray | None  #: `[R]` the best objective per run.
+    restarts: np.ndarray | None = None  #: `[R]` restarts per run.
+    #: `[R]`; defaults to `steps_spent` where solved (solvers that stop when solved).
     steps_to_solution: np.ndarray | None = None
-    run: np.ndarray | None = None
+    run: np.ndarray | None = None  #: `[R]` run ids; defaults to 0..R-1.
+    #: documented extra columns -> `[R]` arrays (NaN or a None entry: an empty cell).
     extras: Mapping[str, np.ndarray | None] = dataclasses.field(default_factory=dict)
 
     def columns(self) -> dict[str, list]:

@@ -11,9 +11,9 @@ import dataclasses
 class Column:
     """One column of the per-run table."""
 
-    name: str  # snake_case
-    meaning: str  # what it holds, for the docs
-    unit: str  # its unit, for the docs
+    name: str  #: snake_case
+    meaning: str  #: what it holds, for the docs
+    unit: str  #: its unit, for the docs
 
 
 CORE_COLUMNS: tuple[Column, ...] = (
