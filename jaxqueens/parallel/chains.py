@@ -35,15 +35,10 @@ RESULT_SHARE = 0.25
 
 @dataclasses.dataclass(frozen=True)
 class Chains:
-    """A chain family bound to one static config (hashable: a jit-static argument).
+    """A chain family bound to one static config (hashable: a jit-static argument)."""
 
-    Attributes:
-      family: the solver module.
-      config: its static `Config`.
-    """
-
-    family: types.ModuleType
-    config: Any
+    family: types.ModuleType  #: the solver module.
+    config: Any  #: its static `Config`.
 
     def lockstep(self) -> Chains:
         """The same chains formulated for lockstep lanes (the family's `lockstep_config`, e.g.

@@ -92,19 +92,13 @@ def cpu_cores() -> int:
 
 @dataclasses.dataclass(frozen=True)
 class Configuration:
-    """What `configure` did.
+    """What `configure` did."""
 
-    Attributes:
-      cpu_devices: CPU devices asked of JAX; None: too late to ask (backend started)
-      xla_flags: flags appended to $XLA_FLAGS now (none: off, there, or too late)
-      cache_dir: folder of the persistent compilation cache; None: the cache is off
-      backend_started: JAX's backend had started: device count and XLA_FLAGS left as they were
-    """
-
-    cpu_devices: int | None  # CPU devices asked of JAX; None: too late to ask (backend started)
-    xla_flags: tuple[str, ...]  # flags appended to $XLA_FLAGS now (none: off, there, or too late)
-    cache_dir: Path | None  # folder of the persistent compilation cache; None: the cache is off
-    backend_started: bool  # JAX's backend had started: device count and XLA_FLAGS left as they were
+    cpu_devices: int | None  #: CPU devices asked of JAX; None: too late to ask (backend started)
+    xla_flags: tuple[str, ...]  #: flags appended to $XLA_FLAGS now (none: off, there, or too late)
+    cache_dir: Path | None  #: folder of the persistent compilation cache; None: the cache is off
+    #: JAX's backend had started: device count and XLA_FLAGS left as they were
+    backend_started: bool
 
 
 def configure(

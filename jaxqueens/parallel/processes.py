@@ -32,10 +32,10 @@ MIN_HEARTBEAT_TIMEOUT = 10  # seconds: never give up on a peer's heartbeat soone
 class Distributed:
     """The settings of a multi-process run, checked."""
 
-    coordinator: str  # HOST:PORT of process 0
-    num_processes: int  # processes in the run
-    process_id: int  # this process, 0 <= process_id < num_processes
-    timeout: float  # seconds to wait for every process to join (and at the end, for all to finish)
+    coordinator: str  #: HOST:PORT of process 0
+    num_processes: int  #: processes in the run
+    process_id: int  #: this process, 0 <= process_id < num_processes
+    timeout: float  #: seconds to wait for every process to join (and at the end, for all to finish)
 
 
 def _env_number(name: str, kind: type, fix: str):

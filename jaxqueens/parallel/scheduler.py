@@ -24,19 +24,19 @@ J = TypeVar("J")
 class Launch(NamedTuple, Generic[J]):
     """One kernel call to make on a stream."""
 
-    job: J  # the driver's work item(s) the call runs, handed back in `Finished`
-    kernel: Callable[[Any, int], Any]  # `kernel(batch on the stream's device, shards)`
-    batch: np.ndarray  # the call's input rows (the stream's `rows`, padded by the driver)
+    job: J  #: the driver's work item(s) the call runs, handed back in `Finished`
+    kernel: Callable[[Any, int], Any]  #: `kernel(batch on the stream's device, shards)`
+    batch: np.ndarray  #: the call's input rows (the stream's `rows`, padded by the driver)
 
 
 class Finished(NamedTuple, Generic[J]):
     """One kernel call that has ended."""
 
-    job: J  # as launched
-    stream: int  # index of the stream it ran on
-    outputs: tuple  # the kernel's outputs as NumPy arrays
-    start: float  # perf_counter seconds when the call started on its worker
-    end: float  # perf_counter seconds when it ended
+    job: J  #: as launched
+    stream: int  #: index of the stream it ran on
+    outputs: tuple  #: the kernel's outputs as NumPy arrays
+    start: float  #: perf_counter seconds when the call started on its worker
+    end: float  #: perf_counter seconds when it ended
 
 
 class _Call(NamedTuple):

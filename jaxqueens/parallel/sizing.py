@@ -49,17 +49,11 @@ DEFAULT_PARALLELISM = 1 << 16
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """What a batch is sized against.
+    """What a batch is sized against."""
 
-    Attributes:
-      budget_bytes: device memory the executable may use (arguments + outputs + temporaries).
-      parallelism: lanes that fill the device (SMs x resident threads per SM).
-      name: the device, for messages and cache keys.
-    """
-
-    budget_bytes: int
-    parallelism: int
-    name: str
+    budget_bytes: int  #: device memory the executable may use (arguments + outputs + temporaries).
+    parallelism: int  #: lanes that fill the device (SMs x resident threads per SM).
+    name: str  #: the device, for messages and cache keys.
 
 
 def device_target(device=None) -> Target:
@@ -90,11 +84,11 @@ def device_target(device=None) -> Target:
 class Choice(NamedTuple):
     """What `choose` found."""
 
-    batch: int  # the batch size chosen (0: none fits, even the smallest)
-    bytes: int  # argument + output + temporary bytes of the executable at that batch
-    fits: bool  # within the budget
-    compiled: Any  # the compiled executable at `batch`
-    compiles: int  # executables compiled to decide
+    batch: int  #: the batch size chosen (0: none fits, even the smallest)
+    bytes: int  #: argument + output + temporary bytes of the executable at that batch
+    fits: bool  #: within the budget
+    compiled: Any  #: the compiled executable at `batch`
+    compiles: int  #: executables compiled to decide
 
 
 def footprint(compiled) -> int:
@@ -214,12 +208,12 @@ def items_for(lanes: int, per_lane: int, work: int | None, multiple: int = 1) ->
 class Sizes:
     """Batch sizes for the default backend (the drivers read these; flags may override them)."""
 
-    accelerator: bool  # lockstep lanes (True) or one item per lax.map iteration (False)
-    chain_lanes: int  # lockstep lanes per device for chain solvers
-    count_prefixes: int  # prefixes an exact count expands to, at least
-    count_lanes: int  # lockstep lanes per device for the exact count
-    estimator_probes: int  # default probes of Knuth's estimator
-    estimator_block: int  # probes per lax.map iteration (0: all at once, the accelerator way)
+    accelerator: bool  #: lockstep lanes (True) or one item per lax.map iteration (False)
+    chain_lanes: int  #: lockstep lanes per device for chain solvers
+    count_prefixes: int  #: prefixes an exact count expands to, at least
+    count_lanes: int  #: lockstep lanes per device for the exact count
+    estimator_probes: int  #: default probes of Knuth's estimator
+    estimator_block: int  #: probes per lax.map iteration (0: all at once, the accelerator way)
 
 
 CPU_SIZES = Sizes(

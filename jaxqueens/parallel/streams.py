@@ -28,9 +28,9 @@ from jaxqueens.parallel import devices
 class Stream(NamedTuple):
     """Where one stream's calls run."""
 
-    device: Any  # a jax Device, or None: one call over every local device
-    shards: int  # devices one call spans (1 for a per-device stream)
-    rows: int  # items per call
+    device: Any  #: a jax Device, or None: one call over every local device
+    shards: int  #: devices one call spans (1 for a per-device stream)
+    rows: int  #: items per call
 
 
 def plan(chunk: int, accelerator: bool) -> list[Stream]:

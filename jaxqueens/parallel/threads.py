@@ -40,11 +40,11 @@ UNROLL = 4  # steps between two checks of the block's loop condition
 class Tasks(NamedTuple):
     """The count of n as lanes (host NumPy): `Q(n) = base + sum(weights * found)`."""
 
-    words: np.ndarray  # [TASK_WORDS, T] uint32 per task: masks, start and last level, skips
-    weights: np.ndarray  # [T] int64 each task's weight (its constellation's class size)
-    base: int  # weighted completions of tasks with at most one level left (counted on the host)
-    depth: int  # columns placed on the host (as the CPU plan)
-    order: np.ndarray  # [T] int64 each task's place in the CPU plan's (constellations.tasks)
+    words: np.ndarray  #: [TASK_WORDS, T] uint32 per task: masks, start and last level, skips
+    weights: np.ndarray  #: [T] int64 each task's weight (its constellation's class size)
+    base: int  #: weighted completions of tasks with at most one level left (counted on the host)
+    depth: int  #: columns placed on the host (as the CPU plan)
+    order: np.ndarray  #: [T] int64 each task's place in the CPU plan's (constellations.tasks)
 
 
 def _col(k, lo, hi):
@@ -173,17 +173,17 @@ def _init(w, n: int, row_words: int, dead):
 class Lane(NamedTuple):
     """One lane's search (`B` = lanes of a block, `W` = `row_words`)."""
 
-    d: jax.Array  # [B] int32 current level; start - 1 once the task is searched
-    c: jax.Array  # [B] uint32 the board column of level d
-    ahead: tuple  # 3 x [B] uint32 the columns of levels d + 1, d + 2, d + 3 (at most n - 2)
-    av: jax.Array  # [B] uint32 rows still to try at level d
-    cols: jax.Array  # [B] uint32 rows taken
-    ld: tuple  # 2 x [B] uint32 diagonals taken, bit row + column (low, high word)
-    rd: tuple  # 2 x [B] uint32 anti-diagonals taken, bit row - column + n - 1
-    packed: tuple  # W x [B] uint32 the queens' rows of levels start..d-1, 5 bits each (`_stack`)
-    start: jax.Array  # [B] uint32 the task's first level
-    last: jax.Array  # [B] uint32 its last level
-    skip: jax.Array  # [B] uint32 its interior border columns and weight (SKIP word)
+    d: jax.Array  #: [B] int32 current level; start - 1 once the task is searched
+    c: jax.Array  #: [B] uint32 the board column of level d
+    ahead: tuple  #: 3 x [B] uint32 the columns of levels d + 1, d + 2, d + 3 (at most n - 2)
+    av: jax.Array  #: [B] uint32 rows still to try at level d
+    cols: jax.Array  #: [B] uint32 rows taken
+    ld: tuple  #: 2 x [B] uint32 diagonals taken, bit row + column (low, high word)
+    rd: tuple  #: 2 x [B] uint32 anti-diagonals taken, bit row - column + n - 1
+    packed: tuple  #: W x [B] uint32 the queens' rows of levels start..d-1, 5 bits each (`_stack`)
+    start: jax.Array  #: [B] uint32 the task's first level
+    last: jax.Array  #: [B] uint32 its last level
+    skip: jax.Array  #: [B] uint32 its interior border columns and weight (SKIP word)
 
 
 def _free(cols, ld, rd, c, n: int):

@@ -65,14 +65,14 @@ def out_words(n: int) -> int:
 class Extra(NamedTuple):
     """A lane's item bookkeeping beside its search (`threads.Lane`; `W` = `row_words`)."""
 
-    steps: jax.Array  # [B] uint32 loop iterations on the item in this call
-    lo: jax.Array  # [B] uint32 solutions found, low word
-    hi: jax.Array  # [B] uint32 high word
-    budget: jax.Array  # [B] uint32 iterations the item may take in this call
-    stop: jax.Array  # [B] uint32 nonzero: snapshot its first solution (deciding: stop there)
-    got: jax.Array  # [B] uint32 nonzero once the snapshot is taken
-    sol: tuple  # W x [B] uint32 the snapshot's packed rows (levels start..n-3)
-    tail: jax.Array  # [B] uint32 its rows of columns n-2 and n-1 (bits 0.. and 8..)
+    steps: jax.Array  #: [B] uint32 loop iterations on the item in this call
+    lo: jax.Array  #: [B] uint32 solutions found, low word
+    hi: jax.Array  #: [B] uint32 high word
+    budget: jax.Array  #: [B] uint32 iterations the item may take in this call
+    stop: jax.Array  #: [B] uint32 nonzero: snapshot its first solution (deciding: stop there)
+    got: jax.Array  #: [B] uint32 nonzero once the snapshot is taken
+    sol: tuple  #: W x [B] uint32 the snapshot's packed rows (levels start..n-3)
+    tail: jax.Array  #: [B] uint32 its rows of columns n-2 and n-1 (bits 0.. and 8..)
 
 
 def _live(s: threads.Lane, x: Extra, decide: bool):
