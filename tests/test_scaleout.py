@@ -63,7 +63,7 @@ def interrupt_on_update(monkeypatch, calls: int) -> None:
 
 
 def test_resume_equals_uninterrupted(tmp_path, monkeypatch):
-    kwargs = dict(chains=60, seed=2, batch=8, max_steps=100)
+    kwargs = {"chains": 60, "seed": 2, "batch": 8, "max_steps": 100}
     whole = jaxqueens.solve(14, **kwargs)
     ckpt = tmp_path / "checkpoint.npz"
     interrupt_after(monkeypatch, mc_runner, 4)
@@ -105,13 +105,13 @@ def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
         "8",
         "--quiet",
     ]
-    assert main(argv + ["--out", str(tmp_path / "whole")]) == 0
+    assert main([*argv, "--out", str(tmp_path / "whole")]) == 0
     interrupt_after(monkeypatch, chains, 3)
-    assert main(argv + ["--out", str(tmp_path / "run")]) == 130
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 130
     err = capsys.readouterr().err
     assert "--resume" in err and "16 finished chains" in err
     monkeypatch.undo()
-    assert main(argv + ["--resume", str(tmp_path / "run")]) == 0
+    assert main([*argv, "--resume", str(tmp_path / "run")]) == 0
     a = np.load(tmp_path / "whole" / "solutions.npy")
     b = np.load(tmp_path / "run" / "solutions.npy")
     np.testing.assert_array_equal(a, b)
@@ -119,7 +119,7 @@ def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
         tmp_path / "run" / "runs.csv"
     ).read_text().splitlines()[0]
     assert not (tmp_path / "run" / checkpoint.FILENAME).exists()  # removed once finished
-    assert main(argv + ["--resume", str(tmp_path / "nothing")]) == 2
+    assert main([*argv, "--resume", str(tmp_path / "nothing")]) == 2
 
 
 KILL_WRITER = """
@@ -175,7 +175,8 @@ out["anneal"] = hashlib.sha1(a.run.rows.tobytes() + a.run.best.tobytes()).hexdig
 cfg = minconflicts.Config(n=12)
 prm = minconflicts.default_params(cfg, max_steps=60)
 lock = chains.run_lockstep(chains.Chains(minconflicts, cfg), jax.random.key(0), 20, prm, lanes=3)
-out["lockstep"] = hashlib.sha1(np.asarray(lock.rows).tobytes() + np.asarray(lock.steps).tobytes()).hexdigest()
+lock_bytes = np.asarray(lock.rows).tobytes() + np.asarray(lock.steps).tobytes()
+out["lockstep"] = hashlib.sha1(lock_bytes).hexdigest()
 out["count"] = count.count_solutions(10).total
 print(json.dumps(out))
 """
@@ -259,7 +260,7 @@ def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
             timeout=300,
         )
         assert out.returncode == 0, out.stderr[-2000:]
-    codes, log = two_processes(run + [str(tmp_path / "two")])
+    codes, log = two_processes([*run, str(tmp_path / "two")])
     assert codes == [0, 0], log
     reference = np.load(tmp_path / "one" / "solutions.npy")
     one = [r.split(",")[:4] for r in (tmp_path / "one" / "runs.csv").read_text().splitlines()]
@@ -274,7 +275,7 @@ def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
 def test_ga_resume_equals_uninterrupted(tmp_path, monkeypatch):
     from jaxqueens._src.drivers import ga
 
-    kwargs = dict(n=8, pop=30, generations=50, trials=4, seed=1, chunk=10)
+    kwargs = {"n": 8, "pop": 30, "generations": 50, "trials": 4, "seed": 1, "chunk": 10}
     whole = ga.evolve(**kwargs)
     ckpt = tmp_path / "checkpoint.npz"
     interrupt_on_update(monkeypatch, 3)
@@ -311,12 +312,12 @@ def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
         "0.000001",
     ]
     real = progress.Progress.update
-    assert main(argv + ["--out", str(tmp_path / "whole")]) in (0, 1)
+    assert main([*argv, "--out", str(tmp_path / "whole")]) in (0, 1)
     interrupt_on_update(monkeypatch, 2)
-    assert main(argv + ["--out", str(tmp_path / "run")]) == 130
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 130
     assert "--resume" in capsys.readouterr().err
     monkeypatch.setattr(progress.Progress, "update", real)
-    assert main(argv + ["--resume", str(tmp_path / "run")]) in (0, 1)
+    assert main([*argv, "--resume", str(tmp_path / "run")]) in (0, 1)
     assert (tmp_path / "whole" / "history.csv").read_text() == (
         tmp_path / "run" / "history.csv"
     ).read_text()
@@ -326,7 +327,7 @@ def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
 def test_estimate_resume_equals_uninterrupted(tmp_path, monkeypatch):
     from jaxqueens._src.drivers import estimate as knuth
 
-    kwargs = dict(probes=120_000, depth=3, seed=4, lanes=4096)
+    kwargs = {"probes": 120_000, "depth": 3, "seed": 4, "lanes": 4096}
     whole = knuth.estimate(10, **kwargs)
     ckpt = tmp_path / "checkpoint-n10.npz"
     interrupt_on_update(monkeypatch, 3)
@@ -369,7 +370,7 @@ def test_estimate_on_two_processes_matches_one(tmp_path):
         timeout=300,
     )
     assert one.returncode == 0, one.stderr[-2000:]
-    codes, log = two_processes(argv + ["--out", str(tmp_path / "two")])
+    codes, log = two_processes([*argv, "--out", str(tmp_path / "two")])
     assert codes == [0, 0], log
     a = json.loads((tmp_path / "one" / "summary.json").read_text())["estimates"][0]
     b = json.loads((tmp_path / "two" / "summary.json").read_text())["estimates"][0]
@@ -414,7 +415,7 @@ def test_evolve_on_two_processes_matches_one(tmp_path):
         timeout=300,
     )
     assert one.returncode in (0, 1), one.stderr[-2000:]
-    codes, log = two_processes(argv + ["--out", str(tmp_path / "two")])
+    codes, log = two_processes([*argv, "--out", str(tmp_path / "two")])
     assert codes == [one.returncode] * 2, log
     assert (tmp_path / "one" / "history.csv").read_text() == (
         tmp_path / "two" / "history.csv"
@@ -470,8 +471,9 @@ def test_stats_interrupt_and_resume(tmp_path, monkeypatch, capsys, solver, extra
         "--no-plots",
         "--checkpoint-every",
         "0.000001",
-    ] + extra
-    assert main(argv + ["--out", str(tmp_path / "whole")]) == 0
+        *extra,
+    ]
+    assert main([*argv, "--out", str(tmp_path / "whole")]) == 0
     real_evolve, calls = ga.evolve, []
 
     def evolve(*args, **kwargs):  # GA samples come in rounds: interrupt the third round
@@ -484,10 +486,10 @@ def test_stats_interrupt_and_resume(tmp_path, monkeypatch, capsys, solver, extra
         monkeypatch.setattr(ga, "evolve", evolve)
     else:
         interrupt_on_update(monkeypatch, 3)
-    assert main(argv + ["--out", str(tmp_path / "run")]) == 130
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 130
     assert "--resume" in capsys.readouterr().err
     monkeypatch.undo()
-    assert main(argv + ["--resume", str(tmp_path / "run")]) == 0
+    assert main([*argv, "--resume", str(tmp_path / "run")]) == 0
     for name in ("frequencies.csv", "coverage.csv"):
         assert (tmp_path / "whole" / name).read_text() == (tmp_path / "run" / name).read_text()
     assert _untimed(tmp_path / "whole" / "runs.csv") == _untimed(tmp_path / "run" / "runs.csv")
@@ -527,7 +529,7 @@ def test_defect_4_peer_killed_mid_run_survivor_saves_and_stops(tmp_path):
     """kill -9 of process 1 mid-run: process 0 saves its checkpoint and stops within seconds with
     one line and exit 2 (it used to print a traceback, wait ~100 s and abort from C++, 134)."""
     out = tmp_path / "run"
-    procs = start_two(LONG_SOLVE + ["--out", str(out)])
+    procs = start_two([*LONG_SOLVE, "--out", str(out)])
     try:
         ckpt, deadline = out / checkpoint.FILENAME, time.monotonic() + 120
         while not ckpt.exists():  # the run is under way: it has saved once
@@ -552,11 +554,11 @@ def test_defect_4_peer_stopping_on_an_error_does_not_hang_the_run(tmp_path):
     one line."""
     (tmp_path / "blocker.txt").write_text("a file, not a folder")
     procs = start_two(
-        LONG_SOLVE + ["--out", str(tmp_path / "run")],
-        other=LONG_SOLVE + ["--out", str(tmp_path / "blocker.txt" / "run")],
+        [*LONG_SOLVE, "--out", str(tmp_path / "run")],
+        other=[*LONG_SOLVE, "--out", str(tmp_path / "blocker.txt" / "run")],
     )
     try:
-        seconds_1, err_1 = _clean_stop(procs[1], 60)
+        _seconds_1, err_1 = _clean_stop(procs[1], 60)
         seconds_0, err_0 = _clean_stop(procs[0], 60)
     finally:
         for p in procs:
@@ -571,7 +573,7 @@ def test_processes_with_different_arguments_stop_at_the_join_on_every_process(tm
     exit 134, and left the lock file): both stop at the join with one line naming the setting,
     exit 2, before any folder is claimed."""
     argv = ["solve", "--chains", "16", "--quiet", "-n"]
-    procs = start_two(argv + ["8", "--out", str(tmp_path / "a")], other=argv + ["10"])
+    procs = start_two([*argv, "8", "--out", str(tmp_path / "a")], other=[*argv, "10"])
     try:
         errs = [_clean_stop(p, 60)[1] for p in procs]
     finally:
