@@ -252,7 +252,7 @@ def test_internal_error_in_a_subprocess_exits_3(tmp_path):
     good = tmp_path / "good.txt"
     boardio.write_board(good, SOLUTION_8)
     code = (
-        "import sys, jaxqueens._src.cli.check as c\n"
+        "import sys, jaxqueens._src.cli.show as c\n"
         "def boom(args): raise RuntimeError('boom')\n"
         "c.cmd_check = boom\n"
         "from jaxqueens._src.cli.main import main\n"

@@ -26,7 +26,6 @@ from typing import NoReturn
 from jaxqueens import _lazy
 from jaxqueens._src.cli import (
     anneal,
-    check,
     compare,
     complete,
     count,
@@ -138,7 +137,7 @@ def build_parser() -> schema.Parser:
     for command in MAIN_COMMANDS:  # the solvers first, then experiments and board files
         command.add_command(sub)
     run.add_command(sub, build_parser)
-    for command in (show, check, render):
+    for command in (show, render):
         command.add_command(sub)
     for command_parser in (parser.commands or {}).values():
         schema.add_force(command_parser)

@@ -1,4 +1,6 @@
-"""`jaxqueens show FILE`: boards with their conflict counts and ASCII pictures."""
+"""`jaxqueens show FILE`: boards with their conflict counts and ASCII pictures; `jaxqueens
+check FILE`: verify boards with the independent NumPy checker (exit 1 if any fails). Neither
+imports JAX (tests/test_startup.py)."""
 
 from __future__ import annotations
 
@@ -7,19 +9,31 @@ from jaxqueens._src.plots import render
 from jaxqueens.core import checker
 
 MAX_SHOWN = 5
-"""How many boards of a multi-board file `show` prints in full."""
+"""How many boards of a multi-board file `show` prints in full, and `check` describes."""
 
 
 def add_command(sub) -> None:
-    """Register `jaxqueens show` among the subcommands `sub` (`add_subparsers`)."""
-    p = sub.add_parser(
-        "show",
-        help="print a board with its conflict counts",
-        description="Print each board of FILE with its attacking pairs, NMOF attack "
-        "count and conflicted queens, as ASCII (row 0 at the bottom).",
-    )
-    add_file(p)
-    p.set_defaults(func=cmd_show, uses_jax=False)  # never imports JAX (tests/test_startup.py)
+    """Register `jaxqueens show` and `jaxqueens check` among the subcommands `sub`
+    (`add_subparsers`), in that order."""
+    for name, func, help, description in (
+        (
+            "show",
+            cmd_show,
+            "print a board with its conflict counts",
+            "Print each board of FILE with its attacking pairs, NMOF attack count and "
+            "conflicted queens, as ASCII (row 0 at the bottom).",
+        ),
+        (
+            "check",
+            cmd_check,
+            "verify that boards are solutions (exit 1 if not)",
+            "Verify every board of FILE with the independent NumPy checker. Exit 0 if all are "
+            "solutions, 1 if any is not, 2 on bad input.",
+        ),
+    ):
+        p = sub.add_parser(name, help=help, description=description)
+        add_file(p)
+        p.set_defaults(func=func, uses_jax=False)
 
 
 def cmd_show(args) -> int:
@@ -44,4 +58,24 @@ def cmd_show(args) -> int:
             f"... {boards.shape[0] - MAX_SHOWN} more boards; {solved} of {boards.shape[0]} are "
             "solutions"
         )
+    return 0
+
+
+def cmd_check(args) -> int:
+    """Verify boards with the independent checker; exit code 0 if every board is a solution,
+    1 if any is not."""
+    boards = boards_of(args)
+    bad = 0
+    for i, rows in enumerate(boards):
+        report = checker.check_board(rows)
+        if not report.ok:
+            bad += 1
+            if bad <= MAX_SHOWN:
+                print(f"board {i}: NOT a solution: " + "; ".join(report.problems))
+    if bad:
+        print(f"{args.file}: {bad} of {boards.shape[0]} board(s) are not solutions")
+        return 1
+    print(
+        f"{args.file}: OK, {boards.shape[0]} board(s) of n = {boards.shape[-1]} are all solutions"
+    )
     return 0
