@@ -22,6 +22,7 @@ import jaxqueens._src.plots.render
 from jaxqueens._src.cli import options
 from jaxqueens._src.cli.main import main
 from jaxqueens._src.io import writing
+from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 
 # command -> (arguments before the output path, option naming it, (module, function) doing the work)
@@ -288,7 +289,7 @@ def test_options_are_built_from_the_settings_fields():
         rounds: int = settings.flag("rounds (default 3)")
         rate: float | None = settings.flag("a rate", default=None, metavar="R")
         rule: str = settings.flag("a rule", choices=("a", "b"))
-        max_steps: int = settings.flag("steps", flag="--maxsteps")
+        max_steps: int = settings.flag("steps")  # flag_of's spelling: --maxsteps
 
     p = argparse.ArgumentParser()
     options.add_fields(p, [Toy], rule="a")
@@ -310,5 +311,5 @@ def test_options_are_built_from_the_settings_fields():
         flags = parser.commands[command].flags
         for field in (f for cls in classes for f in dataclasses.fields(cls)):
             if field.metadata.get("help"):
-                spelled = field.metadata.get("flag", "--" + field.name.replace("_", "-"))
+                spelled = arguments.flag_of(field.name)
                 assert flags[spelled].help == field.metadata["help"], (command, field.name)

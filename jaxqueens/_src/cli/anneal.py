@@ -71,9 +71,7 @@ def _add_start_and_out_options(p) -> None:
     )
     add_instance(p)
     options.add_seed(p)
-    p.add_argument(
-        "--batch", type=int, default=None, help="chains per kernel call (default: automatic)"
-    )
+    options.add_batch(p)
     options.add_out(
         p, "write outputs here (one folder per method), with the best board of every unsolved chain"
     )

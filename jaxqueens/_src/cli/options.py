@@ -116,9 +116,10 @@ def add_seed(p: argparse.ArgumentParser, default: int | None = 0, help: str | No
 def add_fields(
     p, classes: Iterable[type], names: str | None = None, helps=None, **defaults
 ) -> None:
-    """One option `--NAME` per field of the settings `classes` (`jaxqueens._src.drivers.settings`)
-    named in `names` (space-separated, in that order; None: every field, in the classes' order):
-    an `int` or `float` field reads a number, another text; the field's metadata
+    """One option per field of the settings `classes` (`jaxqueens._src.drivers.settings`) named
+    in `names` (space-separated, in that order; None: every field, in the classes' order), its
+    flag `jaxqueens.core.arguments.flag_of`'s (`--NAME`, `--maxsteps`): an `int` or `float`
+    field reads a number, another text; the field's metadata
     (`jaxqueens._src.drivers.settings.flag`) gives the help (`helps`: this command's own by
     field instead, None where absent) and other keywords; the default is None unless `defaults`
     gives one."""
@@ -132,8 +133,12 @@ def add_fields(
         kind = fields[name].type  # text under `from __future__ import annotations`
         kind = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
         option.setdefault("type", {"int": int, "float": float}.get(kind.split(" |")[0]))
-        flag = option.pop("flag", "--" + name.replace("_", "-"))
-        p.add_argument(flag, default=defaults.get(name), **option)
+        p.add_argument(arguments.flag_of(name), default=defaults.get(name), **option)
+
+
+def add_batch(p, help: str = "chains per kernel call (default: automatic)") -> None:
+    """`--batch B`: chains per kernel call (None: automatic), as `help` says."""
+    p.add_argument("--batch", type=int, default=None, help=help)
 
 
 def add_out(p: argparse.ArgumentParser, help: str) -> None:

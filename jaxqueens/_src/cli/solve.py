@@ -89,9 +89,7 @@ def _add_search_options(p) -> None:
 def _add_start_and_out_options(p) -> None:
     """The seed, the start (--file, --instance), the output folder and the checkpoints."""
     options.add_seed(p, default=None)
-    p.add_argument(
-        "--batch", type=int, default=None, help="chains per kernel call (default: automatic)"
-    )
+    options.add_batch(p)
     p.add_argument("--file", default=None, help="start every chain from this board file")
     p.add_argument(
         "--one-based", action="store_true", help="rows in --file (or a text --instance) are 1..n"

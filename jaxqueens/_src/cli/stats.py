@@ -14,6 +14,7 @@ from jaxqueens._src.drivers import settings, solve_setup, stats_setup
 from jaxqueens._src.io import provenance, writing
 from jaxqueens._src.io import stats as outputs
 from jaxqueens._src.plots import stats as figures
+from jaxqueens.core import arguments
 from jaxqueens.solvers import variants
 
 # JAX and the solvers load at their first use (jaxqueens._lazy): --help and argument errors never do
@@ -56,12 +57,7 @@ def add_command(sub) -> None:
         "kernel calls; start-up, compilation and the final analysis come on top)",
     )
     options.add_seed(p)
-    p.add_argument(
-        "--batch",
-        type=int,
-        default=None,
-        help="chains per kernel call (GA: trials per round); default automatic",
-    )
+    options.add_batch(p, "chains per kernel call (GA: trials per round); default automatic")
     options.add_out(p, "write summary.json, CSV tables and PNG figures here")
     p.add_argument("--no-plots", action="store_true", help="with --out: tables only, no figures")
     options.add_quiet(p)
@@ -113,16 +109,14 @@ def _add_solver_options(p) -> None:
     options.add_checkpoint(p)
 
 
-ARG_NAMES = {"max_steps": "maxsteps"}
-"""Where a solver option's flag is spelled otherwise than the drivers' name."""
-
-
 def _options(args) -> dict:
     """Every solver option given on the command line (None: not given), by the drivers' names;
     an option of another solver is refused by
     `jaxqueens._src.drivers.stats_setup.check_stats_options`."""
     names = {o for opts in stats_setup.STATS_OPTIONS.values() for o in opts} | {"preset"}
-    given = {k: getattr(args, ARG_NAMES.get(k, k), None) for k in names}
+    given = {
+        k: getattr(args, arguments.flag_of(k).lstrip("-").replace("-", "_"), None) for k in names
+    }
     return {k: v for k, v in given.items() if v is not None}
 
 

@@ -21,9 +21,9 @@ from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 
 def flag(help: str | None = None, *, default: Any = dataclasses.MISSING, **option: Any) -> Any:
-    """A settings field whose command-line option (`jaxqueens._src.cli.options.add_fields`)
-    has this help and these `add_argument` keywords (`choices`, `metavar`, `type`; `flag`: an
-    option string other than `--NAME`)."""
+    """A settings field whose command-line option (`jaxqueens._src.cli.options.add_fields`;
+    its flag `jaxqueens.core.arguments.flag_of`) has this help and these `add_argument`
+    keywords (`choices`, `metavar`, `type`)."""
     return dataclasses.field(default=default, metadata={"help": help, **option})
 
 

@@ -122,7 +122,6 @@ class SolveSettings:
         "restart period min(n^2/2, max(500, 2n)), e.g. 32 at n = 8, 500 at n = 32, 2n from "
         "n = 250; max(4000, 2n) with --toroidal or --instance; --move cisc352: "
         "ceil(2n / log2 n)); on the large path: swap attempts in all",
-        flag="--maxsteps",
     )
     max_restarts: int = settings.flag(
         "restarts per chain before it gives up (default 1,000,000; 0: the CP468 "
