@@ -112,7 +112,7 @@ def test_weighted_completions_are_the_total(n):
 
 
 @pytest.mark.parametrize("n", [4, 5, 8, 12, 17, 23])
-def test_allow_masks_match_a_cell_by_cell_reference(n):
+def test_allow_masks_match_a_cell_by_cell_reference_across_all_border_configurations(n):
     """Every border configuration (not only the one searched per class): a border queen's column
     allows its own row only, any other column the rows no border queen attacks."""
     cfg = con.border_configurations(n)
