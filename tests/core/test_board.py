@@ -32,7 +32,7 @@ def boards(draw, encoding=None):
     encoding = encoding or draw(st.sampled_from(["permutation", "combination"]))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
-    shape = batch + (n,)
+    shape = (*batch, n)
     if encoding == "permutation":
         rows = rng.permuted(np.broadcast_to(np.arange(n), shape), axis=-1)
     else:
@@ -72,14 +72,14 @@ def test_line_counts_match_reference(case):
     rows, _ = case
     counts = board.line_counts(rows)
     n = rows.shape[-1]
-    chex.assert_shape(counts.rows, rows.shape[:-1] + (n,))
-    chex.assert_shape(counts.diag, rows.shape[:-1] + (2 * n - 1,))
-    chex.assert_shape(counts.anti, rows.shape[:-1] + (2 * n - 1,))
+    chex.assert_shape(counts.rows, (*rows.shape[:-1], n))
+    chex.assert_shape(counts.diag, (*rows.shape[:-1], 2 * n - 1))
+    chex.assert_shape(counts.anti, (*rows.shape[:-1], 2 * n - 1))
     for b, rc, dc, ac in zip(
-        _flat(rows), _flat(counts.rows), _flat(counts.diag), _flat(counts.anti)
+        _flat(rows), _flat(counts.rows), _flat(counts.diag), _flat(counts.anti), strict=True
     ):
         want = reference.line_counts(list(b))
-        for got, exp in zip((rc, dc, ac), want):
+        for got, exp in zip((rc, dc, ac), want, strict=True):
             np.testing.assert_array_equal(got, exp)
         assert rc.sum() == dc.sum() == ac.sum() == n
 
@@ -187,7 +187,7 @@ def _explicit_solution(n: int) -> np.ndarray:
     """A solution by the classic explicit construction (n mod 6 not 3), 0-based."""
     evens, odds = list(range(2, n + 1, 2)), list(range(1, n + 1, 2))
     if n % 6 == 2:
-        odds = [3, 1] + odds[3:] + [5]
+        odds = [3, 1, *odds[3:], 5]
     return np.asarray(evens + odds) - 1
 
 
@@ -205,7 +205,7 @@ def test_defect_9_narrow_and_unsigned_boards_are_exact(dtype):
         np.testing.assert_array_equal(board.attacking_pairs(x), checker.attacking_pairs(want))
         np.testing.assert_array_equal(board.n_attacks(x), board.n_attacks(want))
         np.testing.assert_array_equal(board.queen_conflicts(x), board.queen_conflicts(want))
-        for got, ref in zip(board.line_counts(x), board.line_counts(want)):
+        for got, ref in zip(board.line_counts(x), board.line_counts(want), strict=True):
             np.testing.assert_array_equal(got, ref)
     assert (
         bool(board.is_solution(sol.astype(dtype)))

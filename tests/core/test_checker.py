@@ -157,7 +157,7 @@ def test_are_solutions_rejects_bad_values_without_crashing():
     assert are_solutions(fractional).tolist() == [True, False, False, False]
     assert not are_solutions(batch.astype(bool)).any()
     assert not are_solutions(batch.astype(object)).any()
-    with pytest.raises(ValueError, match="0..7"):
+    with pytest.raises(ValueError, match=r"0\.\.7"):
         attacking_pairs(batch)
 
 

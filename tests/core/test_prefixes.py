@@ -14,7 +14,7 @@ def partial_boards(n, depth):
     boards = [()]
     for _ in range(depth):
         boards = [
-            b + (r,) for b in boards for r in range(n) if reference.attacking_pairs(b + (r,)) == 0
+            (*b, r) for b in boards for r in range(n) if reference.attacking_pairs((*b, r)) == 0
         ]
     return boards
 
@@ -31,11 +31,7 @@ def masks_of(n, queens):
 def free(n, queens):
     """Rows open to the next queen."""
     d = len(queens)
-    return (
-        [r for r in range(n) if reference.attacking_pairs(tuple(queens) + (r,)) == 0]
-        if d < n
-        else []
-    )
+    return [r for r in range(n) if reference.attacking_pairs((*queens, r)) == 0] if d < n else []
 
 
 def mirror_allowed(n, queens):
@@ -44,9 +40,7 @@ def mirror_allowed(n, queens):
     half = n // 2
     if queens and (queens[0] > half or (queens[0] == half and n % 2 == 0)):
         return False
-    if n % 2 and len(queens) > 1 and queens[0] == half and queens[1] >= half:
-        return False
-    return True
+    return not (n % 2 and len(queens) > 1 and queens[0] == half and queens[1] >= half)
 
 
 def rows_of(mask, n):
@@ -71,7 +65,7 @@ def test_expand_mirror_keeps_the_lower_half_with_a_free_row(n, depth):
     assert masks.dtype == np.uint32 and queens.dtype == np.uint8
     assert masks.shape == (len(want), 4) and queens.shape == (len(want), depth)
     assert [tuple(q) for q in queens.tolist()] == want
-    for m, q in zip(masks, want):
+    for m, q in zip(masks, want, strict=True):
         assert tuple(int(x) for x in m[:3]) == masks_of(n, q)
         assert rows_of(m[3], n) == free(n, q)
 

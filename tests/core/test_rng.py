@@ -148,9 +148,14 @@ class PermutationVariantsTest(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_same_with_and_without_jit(self):
         for n in (8, 100):
-            p = self.variant(lambda sd, ct: rng.random_permutation(sd, ct, n))(S(2), jnp.uint32(5))
+            # `n=n` binds this iteration's n; each lambda is called within the iteration.
+            p = self.variant(lambda sd, ct, n=n: rng.random_permutation(sd, ct, n))(
+                S(2), jnp.uint32(5)
+            )
             chex.assert_shape(p, (n,))
-            want = jax.jit(lambda sd, ct: rng.random_permutation(sd, ct, n))(S(2), jnp.uint32(5))
+            want = jax.jit(lambda sd, ct, n=n: rng.random_permutation(sd, ct, n))(
+                S(2), jnp.uint32(5)
+            )
             np.testing.assert_array_equal(p, want)
 
 

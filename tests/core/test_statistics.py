@@ -1,4 +1,4 @@
-"""Chi-square machinery (:mod:`jaxqueens.core.statistics`): gamma function, tail, uniformity test."""
+"""Chi-square machinery (`jaxqueens.core.statistics`): gamma function, tail, uniformity test."""
 
 import math
 

@@ -1,5 +1,5 @@
 """The 8 symmetries of the square, both implementations: the NumPy reference
-(:mod:`jaxqueens.core.symmetry`) and its JAX twin (:mod:`jaxqueens.core.symmetry_jax`), cross-checked,
+(`jaxqueens.core.symmetry`) and its JAX twin (`jaxqueens.core.symmetry_jax`), cross-checked,
 with and without jit, one trace per shape."""
 
 import chex
@@ -119,7 +119,7 @@ def test_dedup_compiles_once_per_shape():
 
 
 class KernelVariantsTest(parameterized.TestCase):
-    """The jitted kernels of :mod:`jaxqueens.core.symmetry_jax`, traced and untraced, against NumPy."""
+    """The jitted kernels of `jaxqueens.core.symmetry_jax`, traced and untraced, against NumPy."""
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_transforms_canonical_stabilizers(self):
@@ -173,7 +173,8 @@ def _max_intermediate(jaxpr) -> int:
 
 def test_defect_17_symmetry_kernels_scale_linearly_in_n():
     """Large n (stats -n 5000): no sort whose operands grow with n (minutes of compilation) and
-    no [B, n, n] intermediate (the one-hot inverse): both made `stats -n 5000 --chains 2` take 414 s."""
+    no [B, n, n] intermediate (the one-hot inverse): both made `stats -n 5000 --chains 2` take
+    414 s."""
     n, b = 2000, 3
     boards = jax.ShapeDtypeStruct((b, n), np.int32)
     dedup = jax.make_jaxpr(symmetry_jax.dedup)(boards).jaxpr
