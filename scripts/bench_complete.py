@@ -246,8 +246,9 @@ def main() -> int:
         tor_rows.append([n, f"{got:,}", "agrees", f"{dt:.2f}", f"{res.compile_seconds:.2f}"])
 
     print(
-        f"prob079 excluded diagonals, decide; best of {args.reps} rep(s); all-core diag_c = {workers} "
-        f"processes; ratio = jaxqueens instances/s over all-core diag_c's (best, and median over reps); "
+        f"prob079 excluded diagonals, decide; best of {args.reps} rep(s); "
+        f"all-core diag_c = {workers} processes; "
+        f"ratio = jaxqueens instances/s over all-core diag_c's (best, and median over reps); "
         f"load = 1-minute load average during the row; "
         f"{jax.local_device_count()} {jax.default_backend()} device(s)"
     )

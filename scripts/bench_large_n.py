@@ -198,7 +198,8 @@ def main() -> int:
         )
     )
     print(
-        "--init greedy (CP468 greedy, batched path): attacking pairs of the initial board, one per seed"
+        "--init greedy (CP468 greedy, batched path): "
+        "attacking pairs of the initial board, one per seed"
     )
     print(benchlib.table(["n", "pairs per seed", "max", "init s (median)"], greedy_rows))
     path = benchlib.write_results(

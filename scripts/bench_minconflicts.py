@@ -7,14 +7,14 @@ algorithm; a z-score is printed). Repetitions alternate between the tools rep by
 noise hits both; every rep solves fresh chains (offset rep * chains on both sides). Reported:
 best and median chains solved per second, the ratios jaxqueens / numba of bests and of medians,
 mean steps, and jaxqueens' compile time apart. Every jaxqueens board is verified with the
-independent checker (``jaxqueens.core.checker.are_solutions``) and every numba board with numba's own
-``verify``. Two more rows per n, in the same alternation: jaxqueens at the user's default restart
-period (``default``: :func:`jaxqueens.solvers.variants.default_max_steps`, what ``solve`` runs
-without ``--maxsteps``) and the all-core numba peer (``run_chains_parallel``, ``--parallel``: every
-core, at its own default ``max(100, 4n)``); ``default / numba par`` is their ratio of medians.
-The jaxqueens figure is the kernel (``drivers.minconflicts.compile_runner``, results copied to
-the host inside the timing); the user-facing ``jaxqueens.solve`` is also run once per n at its
-defaults (``--no-api`` skips it), chunked by its driver and checked as it goes.
+independent checker (``jaxqueens.core.checker.are_solutions``) and every numba board with
+numba's own ``verify``. Two more rows per n, in the same alternation: jaxqueens at the user's
+default restart period (``default``: :func:`jaxqueens.solvers.variants.default_max_steps`, what
+``solve`` runs without ``--maxsteps``) and the all-core numba peer (``run_chains_parallel``,
+``--parallel``: every core, at its own default ``max(100, 4n)``); ``default / numba par`` is their
+ratio of medians. The jaxqueens figure is the kernel (``drivers.minconflicts.compile_runner``,
+results copied to the host inside the timing); the user-facing ``jaxqueens.solve`` is also run once
+per n at its defaults (``--no-api`` skips it), chunked by its driver and checked as it goes.
 
 The peer is ``../shared/baselines/mc_numba.py`` beside the repository (``--baselines``), and
 needs numba: ``pip install -e '.[bench]'``.
@@ -80,7 +80,10 @@ def load_peer(folder: Path):
 
 
 def cpu_seconds() -> tuple[float, float]:
-    """(CPU seconds busy on the whole machine, CPU seconds of this process); busy is NaN off Linux."""
+    """(CPU seconds busy on the whole machine, CPU seconds of this process).
+
+    Busy is NaN off Linux.
+    """
     own = sum(os.times()[:2])
     try:
         with open("/proc/stat") as f:

@@ -117,7 +117,7 @@ def main() -> None:
         {
             "job": f"solve -n {n} --chains {chains} --quiet",
             "reps": reps,
-            "rows": [dict(zip(["side", "best_s", "median_s"], r)) for r in rows],
+            "rows": [dict(zip(["side", "best_s", "median_s"], r, strict=True)) for r in rows],
             "seconds": {"no_files": times["no files"], "out": times["--out"]},
             "summary": {"no_files": plain, "out": out},
             "overhead": overhead,

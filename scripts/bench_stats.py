@@ -1,10 +1,11 @@
-"""Knuth's estimator (jaxqueens._src.drivers.estimate): probes per second and the error reached in a budget.
+"""Knuth's estimator (jaxqueens._src.drivers.estimate): probes per second and the error in a budget.
 
 The kernel is jaxqueens.solvers.estimate. Part 1: probes per second at n = 20, 32, 64 (kernel
-time only, compilation excluded; best and median of --reps runs of --rate-probes probes each). Part 2: relative error against OEIS A000170
-for n = 20..27 within a fixed budget of 10^7 probes on a CPU (10^8 on a GPU), with the standard
-error, the 99% interval and whether it holds the exact value; the plain estimator (depth 0) is
-run beside the stratified one (automatic depth) so the variance reduction shows.
+time only, compilation excluded; best and median of --reps runs of --rate-probes probes each).
+Part 2: relative error against OEIS A000170 for n = 20..27 within a fixed budget of 10^7 probes on
+a CPU (10^8 on a GPU), with the standard error, the 99% interval and whether it holds the exact
+value; the plain estimator (depth 0) is run beside the stratified one (automatic depth) so the
+variance reduction shows.
 
 Usage: python scripts/bench_stats.py [--reps 3] [--quick] [--out-dir DIR]
 """

@@ -45,7 +45,7 @@ def environment() -> dict:
     import jax
 
     return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
@@ -60,7 +60,7 @@ def table(headers: list[str], rows: list[list]) -> str:
     """A plain-text table with right-aligned columns."""
     cells = [headers] + [[str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    line = lambda r: "  ".join(c.rjust(w) for c, w in zip(r, widths))
+    line = lambda r: "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=False))
     return "\n".join(
         [line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]]
     )

@@ -7,8 +7,8 @@ success rate within the budget, the expected steps per solution (ERT: steps of a
 the chains solved) and seconds per solution (kernel time over chains solved; the machine's load
 makes these noisy: the choice rests on the success rate and ERT in steps, which are
 machine-independent). The defaults chosen from this grid are those of
-:mod:`jaxqueens._src.drivers.anneal` (``DEFAULTS``) and :mod:`jaxqueens._src.drivers.ga`; the run prints the
-best settings per method and n, and the rows of the settings named ``default`` and
+:mod:`jaxqueens._src.drivers.anneal` (``DEFAULTS``) and :mod:`jaxqueens._src.drivers.ga`; the
+run prints the best settings per method and n, and the rows of the settings named ``default`` and
 ``classic`` (the earlier defaults).
 
 Grids:
