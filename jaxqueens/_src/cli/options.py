@@ -136,6 +136,22 @@ def add_fields(
         p.add_argument(arguments.flag_of(name), default=defaults.get(name), **option)
 
 
+def add_budget(p, chains: str, time: str) -> None:
+    """`--chains`, `--solutions` and `--time SECONDS`: when a run of chains stops; `chains`:
+    `--chains`' help, `time`: what `--time`'s seconds count."""
+    p.add_argument("--chains", type=int, default=None, help=chains)
+    p.add_argument(
+        "--solutions", type=int, default=None, help="stop at this many distinct solutions"
+    )
+    p.add_argument(
+        "--time",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"stop after this many seconds of {time}",
+    )
+
+
 def add_batch(p, help: str = "chains per kernel call (default: automatic)") -> None:
     """`--batch B`: chains per kernel call (None: automatic), as `help` says."""
     p.add_argument("--batch", type=int, default=None, help=help)
@@ -217,8 +233,7 @@ def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, boo
     run keeps its own file beside it (`jaxqueens._src.io.checkpoint.process_path`; `count`,
     `complete`)."""
     if args.resume:
-        if args.out and Path(args.out) != Path(args.resume):
-            raise QueensError("--resume DIR writes to DIR; drop --out or give the same folder")
+        resume_folder(args)  # (refuses an --out naming another folder)
         path = Path(args.resume) / checkpoint.FILENAME
         if not (checkpoint.any_saved(path) if per_process else path.exists()):
             raise QueensError(

@@ -42,35 +42,18 @@ def add_command(sub) -> None:
         "--time seconds pass; every solution is verified by the independent checker.",
     )
     add_size(p)
-    _add_budget_options(p)
+    options.add_budget(
+        p,
+        "solved chains to collect (with --max-restarts: chains to run); default 1000 for n <= "
+        "632, then 4e8 / n^2 (16 at n = 5000, 1 from n = 20,000)",
+        "the search loop's wall time (host work between kernel calls included; checked between "
+        "calls, each bounded to about a second of work, so start-up, compilation and the final "
+        "writing come on top); chains still running then count as unsolved",
+    )
     _add_search_options(p)
     _add_start_and_out_options(p)
     _add_path_options(p)
     p.set_defaults(func=cmd_solve)
-
-
-def _add_budget_options(p) -> None:
-    """The options that say when the run stops: --chains, --solutions, --time."""
-    p.add_argument(
-        "--chains",
-        type=int,
-        default=None,
-        help="solved chains to collect (with --max-restarts: chains to run); default "
-        "1000 for n <= 632, then 4e8 / n^2 (16 at n = 5000, 1 from n = 20,000)",
-    )
-    p.add_argument(
-        "--solutions", type=int, default=None, help="stop at this many distinct solutions"
-    )
-    p.add_argument(
-        "--time",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="stop after this many seconds of the search loop's wall time (host work between "
-        "kernel calls included; checked between calls, each bounded to about a second of "
-        "work, so start-up, compilation and the final writing come on top); chains still "
-        "running then count as unsolved",
-    )
 
 
 def _add_search_options(p) -> None:

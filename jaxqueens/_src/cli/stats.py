@@ -39,22 +39,11 @@ def add_command(sub) -> None:
         default="minconflicts",
         help="minconflicts (default), anneal (--method ls|ta|sa) or ga",
     )
-    p.add_argument(
-        "--chains",
-        type=int,
-        default=None,
-        help="chains to run (GA: trials; min-conflicts: chains solved); default 10000",
-    )
-    p.add_argument(
-        "--solutions", type=int, default=None, help="stop at this many distinct solutions"
-    )
-    p.add_argument(
-        "--time",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="stop after this many seconds of the sampling loop's wall time (checked between "
-        "kernel calls; start-up, compilation and the final analysis come on top)",
+    options.add_budget(
+        p,
+        "chains to run (GA: trials; min-conflicts: chains solved); default 10000",
+        "the sampling loop's wall time (checked between kernel calls; start-up, compilation and "
+        "the final analysis come on top)",
     )
     options.add_seed(p)
     options.add_batch(p, "chains per kernel call (GA: trials per round); default automatic")

@@ -259,16 +259,11 @@ def solve_path(n: int, given: Mapping[str, Any]) -> str:
 
 def _refuse(given: Mapping[str, Any], path: str) -> None:
     """Refuse a count out of range or an option `path` does not use: one line, with the fix."""
-    for flag, key, low in (
-        ("--chains", "chains", 1),
-        ("--maxsteps", "maxsteps", 1),
-        ("--batch", "batch", 1),
-        ("--tabu", "tabu", 0),
-        ("--max-restarts", "max_restarts", 0),
-    ):
+    lows = {"chains": 1, "maxsteps": 1, "batch": 1, "tabu": 0, "max_restarts": 0}
+    for key, low in lows.items():  # (the keys are the flags' names: `--NAME`)
         value = given.get(key)
         if value is not None and value < low:
-            raise QueensError(f"{flag} must be at least {low}, got {value}")
+            raise QueensError(f"--{key.replace('_', '-')} must be at least {low}, got {value}")
     unused = [name for name in SOLVE_UNUSED.get(path, ()) if _given(given.get(name))]
     if unused:
         flag = "--" + unused[0].replace("_", "-")

@@ -24,9 +24,7 @@ TOP_KEYS = {"command", "out", "options", "sweep", "description", *TABLES}
 MAX_CONFIG_BYTES = 1 << 20
 """A config is a few lines; a larger file is not one (refused before it is read)."""
 NOT_IN_CONFIGS = {
-    "show": "it takes a board FILE on the command line",
-    "check": "it takes a board FILE on the command line",
-    "render": "it takes a board FILE on the command line",
+    **dict.fromkeys(("show", "check", "render"), "it takes a board FILE on the command line"),
     "complete": "it takes instance files on the command line; run jaxqueens complete FILES",
     "run": "a config cannot run another config",
 }
