@@ -52,9 +52,9 @@ def test_params_are_compared_with_the_family_template():
     good = mc.default_params(config)
     template = mc.default_params(config)
     assert base.check_params(good, mc.Params, template, "minconflicts") is good
-    with pytest.raises(QueensError, match="params must be a minconflicts.Params, got a dict"):
+    with pytest.raises(QueensError, match=r"params must be a minconflicts\.Params, got a dict"):
         base.check_params({"max_steps": 1}, mc.Params, template, "minconflicts")
-    with pytest.raises(QueensError, match="params.tabu is missing"):
+    with pytest.raises(QueensError, match=r"params\.tabu is missing"):
         base.check_params(good._replace(tabu=None), mc.Params, template, "minconflicts")
     with pytest.raises(QueensError, match=r"params.max_steps must be integer of shape \[\]"):
         base.check_params(good._replace(max_steps=np.zeros(3, np.int32)), mc.Params, template, "m")
@@ -73,7 +73,7 @@ def test_kernel_args_check_values_where_concrete_and_name_the_family():
     )(params)
     assert len(seen) == 1  # traced values are not read
     with pytest.raises(
-        QueensError, match="state must be a minconflicts.State, got a dict: make it"
+        QueensError, match=r"state must be a minconflicts\.State, got a dict: make it"
     ):
         base.check_kernel_args("minconflicts", config, mc.Config, params, params, len, {}, mc.State)
     assert base.int32_params(mc.Params, [1, 2, 3, 4]).tabu.dtype == np.int32

@@ -199,5 +199,5 @@ def test_defect_masks_with_rows_off_the_board_counted_and_decided_them():
 def test_defect_complete_configs_out_of_range_were_accepted(kw):
     from jaxqueens.errors import QueensError
 
-    with pytest.raises(QueensError, match="n must|cap must"):
+    with pytest.raises(QueensError, match=r"n must|cap must"):
         S.Config(**kw)
