@@ -1,4 +1,5 @@
-"""solvers.anneal: acceptance rules, incremental objectives, one-chain kernels with and without jit."""
+"""solvers.anneal: acceptance rules, incremental objectives, one-chain kernels with and without
+jit."""
 
 import dataclasses
 import functools
@@ -471,7 +472,7 @@ class ConstrainedKernelTest(parameterized.TestCase):
         }
         for fn in fns.values():
             jitted = jax.jit(chex.assert_max_traces(fn, n=1))
-            for seed, m in zip(SEEDS, masks):
+            for seed, m in zip(SEEDS, masks, strict=False):  # two masks, the first two seeds
                 jitted(seed, m)
 
     def test_constrained_needs_the_step_neighbour(self):
@@ -509,13 +510,13 @@ def test_defect_anneal_params_took_nan_negative_and_wrong_schedules():
 
     config = sls.Config(n=8, method="sa", rounds=10)
     for kw in ({"t0": float("nan")}, {"t0": -1.0}, {"alpha": 2.0}, {"alpha": 0.0}):
-        with pytest.raises(QueensError, match="t0|alpha"):
+        with pytest.raises(QueensError, match=r"t0|alpha"):
             sls.default_params(config, **kw)
     key = jax.random.key(0)
     for schedule in (jnp.ones(3), jnp.ones(10, jnp.int32)):
-        with pytest.raises(QueensError, match="params.schedule"):
+        with pytest.raises(QueensError, match=r"params\.schedule"):
             sls.run(key, config, sls.Params(schedule))
-    with pytest.raises(QueensError, match="params.schedule must hold finite"):
+    with pytest.raises(QueensError, match=r"params\.schedule must hold finite"):
         sls.run(key, config, sls.Params(jnp.full(10, jnp.nan)))
 
 

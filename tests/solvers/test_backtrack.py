@@ -9,7 +9,9 @@ from jaxqueens.solvers import backtrack
 
 
 def reference(n, order=None):
-    """The classic course solver, iterative, in plain Python: (rows or None, placements, backtracks).
+    """The classic course solver, iterative, in plain Python.
+
+    Returns (rows or None, placements, backtracks).
 
     ``order[c]`` lists the rows of column c in the order they are tried (default increasing).
     """
@@ -41,7 +43,7 @@ class SearchKernelTest(chex.TestCase):
         for seed, n in [(0, 6), (1, 8), (2, 9)]:
             cfg = backtrack.Config(n)
             order = backtrack.random_orders(jax.random.key(seed), n)
-            s = self.variant(lambda o: backtrack.search(o, cfg))(order)
+            s = self.variant(lambda o, cfg=cfg: backtrack.search(o, cfg))(order)
             rows, p, b = reference(n, np.asarray(order))
             assert (int(s.placements), int(s.backtracks)) == (p, b)
             assert int(s.status) == backtrack.SOLVED

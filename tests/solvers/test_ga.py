@@ -674,7 +674,8 @@ def test_user_operators_are_repaired_on_an_instance():
 
 class ConstrainedVariantsTest(chex.TestCase):
     # without_jit runs of a whole generation take ~10 s each (op by op); the changed kernels
-    # (repairs, forbidden, toroidal fitness) run both variants in test_ga_fitness.py and test_ga_repair.py
+    # (repairs, forbidden, toroidal fitness) run both variants in test_ga_fitness.py and
+    # test_ga_repair.py
     @chex.variants(with_jit=True)
     def test_constrained_steady_generation(self):
         config = CONSTRAINED["permutation"]
@@ -741,5 +742,5 @@ def test_defect_ga_params_took_fractions_nan_and_tournaments_out_of_range(kw, ne
 def test_defect_ga_params_built_by_hand_are_checked_where_concrete():
     config = ga.Config(n=8, pop=10)
     bad = ga.default_params(config)._replace(generations=np.int32(-1))
-    with pytest.raises(QueensError, match="params.generations"):
+    with pytest.raises(QueensError, match=r"params\.generations"):
         ga.run(jax.random.key(0), config, bad)

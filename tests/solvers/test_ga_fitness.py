@@ -51,7 +51,7 @@ def test_excess_fitness_is_deaps():
     assert ((got == 0) == checker.are_solutions(boards)).all()
 
 
-# ----------------------------------------------------------------------------- the GA report's score
+# ---------------------------------------------------------------------------- the GA report's score
 def ref_diagonal_pairs(rows) -> int:
     """Plain reference of the report's score: pairs on a common diagonal, rows ignored."""
     rows = [int(r) for r in rows]
@@ -105,9 +105,10 @@ def test_toroidal_solutions_score_zero():
 class ToroidalVariantsTest(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_toroidal_fitness_hand_built(self):
-        # n = 4: [0, 2, 0, 2] has 2 row pairs; (r + c) mod 4 = 0, 3, 2, 1 and (r - c) mod 4 = 0, 1, 2, 3
-        # are all distinct: 2 pairs, excess 2. [0, 1, 2, 3]: one (r - c) diagonal holding all four
-        # queens (6 pairs, excess 3), and (r + c) mod 4 = 0, 2, 0, 2 (2 pairs, excess 2).
+        # n = 4: [0, 2, 0, 2] has 2 row pairs; (r + c) mod 4 = 0, 3, 2, 1 and
+        # (r - c) mod 4 = 0, 1, 2, 3 are all distinct: 2 pairs, excess 2. [0, 1, 2, 3]: one
+        # (r - c) diagonal holding all four queens (6 pairs, excess 3), and
+        # (r + c) mod 4 = 0, 2, 0, 2 (2 pairs, excess 2).
         boards = jnp.asarray(np.array([[0, 2, 0, 2], [0, 1, 2, 3]], np.int8))
         pairs = self.variant(jax.vmap(ga_fitness.toroidal_fitness))(boards)
         excess = self.variant(jax.vmap(ga_fitness.toroidal_excess))(boards)

@@ -18,7 +18,7 @@ def test_mutations_semantics():
     scr = np.asarray(jax.vmap(ga_mutation.mut_scramble)(s, x))
     for y in (inv, scr):
         changed = y != x
-        for row, ch in zip(range(B), changed):  # changes lie in one contiguous segment
+        for row, ch in zip(range(B), changed, strict=True):  # changes lie in one contiguous segment
             idx = np.flatnonzero(ch)
             if len(idx):
                 assert set(y[row, idx[0] : idx[-1] + 1]) == set(x[row, idx[0] : idx[-1] + 1])
@@ -30,7 +30,8 @@ def test_mutations_semantics():
 
 
 def test_swap_matches_deap_mutshuffleindexes():
-    """Same draws as DEAP's loop: gene i (in order) swapped with partner j != i when its coin is up."""
+    """Same draws as DEAP's loop: gene i (in order) swapped with partner j != i when its coin is
+    up."""
     rng = np.random.default_rng(4)
     n, indpb, B = 10, 0.3, 64
     s, x = seeds(rng, B), perms(rng, B, n)

@@ -50,12 +50,12 @@ def test_permutation_operators_return_permutations(n, seed, indpb):
     rng = np.random.default_rng(seed)
     a, b = perms(rng, 128, n), perms(rng, 128, n)
     out = _all_perm_ops(n)(seeds(rng, 128), a, b, indpb)
-    for name, res in out.items():
+    for res in out.values():
         for child in res if isinstance(res, tuple) else (res,):
             assert_perms(child, n)
 
 
-# ----------------------------------------------------------------------------- jit / no jit, retracing
+# -------------------------------------------------------------------------- jit / no jit, retracing
 def _operator_cases(rng, n=5, batch=8):
     """(name, operator batched over a population, its arguments) for every operator (small n:
     without jit every shape of every op compiles on its own)."""
@@ -131,7 +131,7 @@ def _guarded_cases():
     second = _operator_cases(np.random.default_rng(11))
     return [
         (name, *_traced_once(fn, f"guarded_{name}"), args, other)
-        for (name, fn, args), (_, _, other) in zip(first, second)
+        for (name, fn, args), (_, _, other) in zip(first, second, strict=True)
     ]
 
 
@@ -156,7 +156,7 @@ class OperatorVariantsTest(chex.TestCase):
 
     def test_operators_trace_once(self):
         """New seeds, genomes and rates of the same shapes reuse the compiled operator."""
-        for name, _, jitted, args, other in _guarded_cases():
+        for _, _, jitted, args, other in _guarded_cases():
             jitted(*args)
             jitted(*other)  # a second trace would raise AssertionError
         _, mut = _traced_once(

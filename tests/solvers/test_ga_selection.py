@@ -24,7 +24,7 @@ def test_selection():
     members = np.asarray(jax.jit(jax.vmap(lambda s: ga_selection.distinct_indices(s, 50, 5)))(s))
     assert all(len(set(m)) == 5 for m in members)
     f = np.asarray(fit)
-    for m, t in zip(members, two):
+    for m, t in zip(members, two, strict=True):
         assert list(t) == list(m[np.argsort(f[m])[:2]])
     one = np.asarray(jax.jit(jax.vmap(lambda s: ga_selection.tournament(s, fit, 3)))(s))
     assert np.mean(f[one]) < 20  # best of 3 of uniform 0..49: mean ~12

@@ -1,4 +1,5 @@
-"""Tests of the min-conflicts kernel (jaxqueens.solvers.minconflicts) against plain NumPy references.
+"""Tests of the min-conflicts kernel (jaxqueens.solvers.minconflicts) against plain NumPy
+references.
 
 Chains run one per ``lax.map`` iteration here (the kernel alone); batching strategies and devices
 are tested in tests/parallel/test_chains.py.
@@ -168,7 +169,7 @@ def _run_steps(seed, cp, k):
 def test_counts_match_recount_after_many_steps(init, tabu):
     cp = kernel_setup(n=50, max_steps=10_000, init=init, tabu=tabu)
     for seed in range(3):
-        s, (before, counts, after, stop) = jax.device_get(_run_steps(seed, cp, 400))
+        s, (before, counts, _after, _stop) = jax.device_get(_run_steps(seed, cp, 400))
         np.testing.assert_array_equal(s.counts, np_counts(s.rows))
         for t in range(0, 400, 37):
             np.testing.assert_array_equal(counts[t], np_counts(before[t]))
@@ -177,7 +178,7 @@ def test_counts_match_recount_after_many_steps(init, tabu):
 def test_step_never_increases_moved_queen_conflicts():
     cp = kernel_setup(n=24, max_steps=10_000, init="random")
     for seed in range(4):
-        _, (before, _, after, stop) = jax.device_get(_run_steps(seed, cp, 150))
+        _, (before, _, after, _stop) = jax.device_get(_run_steps(seed, cp, 150))
         for t in range(150):
             diff = np.nonzero(before[t] != after[t])[0]
             assert diff.size <= 1
@@ -189,7 +190,7 @@ def test_step_never_increases_moved_queen_conflicts():
 
 def test_trace_pairs_non_increasing_and_consistent():
     cfg, prm = kernel_setup(n=30, max_steps=1000)
-    s, m = jax.device_get(jax.jit(lambda k: mc.trace(k, cfg, prm, 200))(key(3)))
+    _s, m = jax.device_get(jax.jit(lambda k: mc.trace(k, cfg, prm, 200))(key(3)))
     assert m.conflicted.shape == (200,) and m.pairs.shape == (200,)
     assert (np.diff(m.pairs) <= 0).all()
     assert ((m.pairs == 0) == (m.conflicted == 0)).all()
@@ -208,13 +209,14 @@ def test_initial_boards(init, n):
     s = jax.device_get(jax.jit(jax.vmap(lambda k: mc.init(k, cfg, prm)))(keys))
     assert s.rows.shape == (6, n)
     assert ((s.rows >= 0) & (s.rows < n)).all()
-    for b, cnt in zip(s.rows, s.counts):
+    for b, cnt in zip(s.rows, s.counts, strict=True):
         np.testing.assert_array_equal(cnt, np_counts(b))
     if init in ("permutation", "qs4"):
         assert all(np.array_equal(np.sort(b), np.arange(n)) for b in s.rows)
     assert len({tuple(b) for b in s.rows}) == 6  # different chains differ
     conflicted = [
-        int(np.asarray(conflicted_from_counts(b, c, n)).sum()) for b, c in zip(s.rows, s.counts)
+        int(np.asarray(conflicted_from_counts(b, c, n)).sum())
+        for b, c in zip(s.rows, s.counts, strict=True)
     ]
     if init == "qs4" and n >= 70:
         assert np.mean(conflicted) <= max(12, n // 10)  # a few per board (max varies: ~8% > 12)
@@ -228,7 +230,7 @@ def test_initial_boards(init, n):
 
 
 def _assert_same(a, b):
-    for x, y in zip(jax.device_get(a), jax.device_get(b)):
+    for x, y in zip(jax.device_get(a), jax.device_get(b), strict=True):
         np.testing.assert_array_equal(x, y)
 
 
@@ -376,12 +378,12 @@ def test_defect_5_a_chain_paused_between_calls_ends_as_if_never_paused():
         merged = mc.Result(
             *(
                 np.where(paused.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
-                for a, b in zip(merged, out)
+                for a, b in zip(merged, out, strict=True)
             )
         )
         paused, calls = np.asarray(mc.paused(merged, prm)), calls + 1
     assert calls > 10  # a call of this test does at most 2 attempts per chain
-    for a, b in zip(whole, merged):
+    for a, b in zip(whole, merged, strict=True):
         np.testing.assert_array_equal(a, b)
 
 
@@ -459,7 +461,7 @@ def test_cisc352_move_is_staged():
 
 
 def test_keep_best_reports_the_fewest_pairs_board():
-    base = dict(n=14, max_steps=4, max_restarts=5)
+    base = {"n": 14, "max_steps": 4, "max_restarts": 5}
     last = jax.device_get(solve(KEY, kernel_setup(**base), 32))
     best = jax.device_get(solve(KEY, kernel_setup(**base, keep_best=True), 32))
     np.testing.assert_array_equal(last.solved, best.solved)  # the same walks
@@ -471,7 +473,7 @@ def test_keep_best_reports_the_fewest_pairs_board():
     assert (best.best[best.solved] == 0).all()
 
 
-# ----------------------------------------------------------------------------- constrained boards (issue 16)
+# -------------------------------------------------------------------- constrained boards (issue 16)
 
 
 def torus_conflicted(rows):
@@ -646,7 +648,7 @@ def test_defect_a_start_row_off_the_board_was_reported_solved(start):
     assert bool(out.solved) and checker.is_solution(out.rows)
     many = jax.jit(chains.run, static_argnums=(0, 1, 3))  # one compile for the three starts
     batch = jax.device_get(many(mc, cfg, KEY, 4, prm, traced))
-    assert all(checker.is_solution(r) for r, ok in zip(batch.rows, batch.solved) if ok)
+    assert all(checker.is_solution(r) for r, ok in zip(batch.rows, batch.solved, strict=True) if ok)
     assert ((batch.rows >= 0) & (batch.rows < 8)).all()
 
 
