@@ -26,7 +26,6 @@ from jaxqueens.errors import QueensError
 comparing = _lazy.load("jaxqueens._src.drivers.compare")
 outputs = _lazy.load("jaxqueens._src.io.compare")
 figures = _lazy.load("jaxqueens._src.plots.compare")
-gather = _lazy.load("jaxqueens.parallel.gather")
 
 DEFAULTS = {
     "n": 8,
@@ -252,7 +251,7 @@ def cmd_compare(args) -> int:
         for p in res.summary["per_solver"]:
             print(_line(p))
         print(res.recommendation["line"])
-        if out and gather.is_writer():
+        if out and writing.is_writer():
             files = outputs.write_outputs(res, Path(out))
             if not conf.get("no_plots"):
                 files += figures.write_plots(

@@ -24,7 +24,6 @@ from jaxqueens.errors import QueensError
 
 # JAX and the solver load at their first use (jaxqueens._lazy): --help and argument errors never do
 complete = _lazy.load("jaxqueens._src.drivers.complete")
-gather = _lazy.load("jaxqueens.parallel.gather")
 
 MAX_N = 32  # uint32 masks of the exact search (jaxqueens.solvers.complete.MAX_N)
 
@@ -117,7 +116,7 @@ def _report(args, loaded, res, mode: str) -> None:
     sources = [i.source for i in loaded.instances]
     ds = [i.d for i in loaded.instances]
     with writing.final_write(args.out):
-        if gather.is_writer():
+        if writing.is_writer():
             w = tables.writer(sys.stdout)  # the one CSV dialect (formula cells neutralised)
             w.writerow(outputs.HEADER)
             w.writerows(outputs.rows(sources, ds, res.instances))

@@ -124,7 +124,7 @@ def _enumerate(args, n: int) -> int:
     reps = symmetry.fundamental(boards)
     every, fund = outputs.solution_paths(args.out)
     with writing.final_write(args.out):
-        if gather.is_writer():  # several processes: process 0 writes
+        if writing.is_writer():  # several processes: process 0 writes
             outputs.write_solutions(args.out, boards, reps)
         print(
             f"n = {n}: {len(boards):,} solutions{_known(len(boards), A000170, n, 'A000170')}, "
@@ -213,7 +213,7 @@ def _toroidal(args, n: int) -> int:
     with writing.final_write(args.out):
         print(f"n = {n}, toroidal: {total:,} solutions{_known(total, A051906, n, 'A051906')}")
         print(f"{res.seconds:.3f} s (compile {res.compile_seconds:.2f} s excluded)")
-        if args.out and gather.is_writer():
+        if args.out and writing.is_writer():
             written = outputs.write_toroidal_summary(
                 args.out, n, total, res.seconds, res.compile_seconds
             )
@@ -281,7 +281,7 @@ def cmd_count(args) -> int:
             f"constellations, depth {res.depth}, compile {res.compile_seconds:.2f} s "
             f"excluded{resumed})"
         )
-        if args.out and gather.is_writer():
+        if args.out and writing.is_writer():
             written = outputs.write_summary(args.out, res, processes=gather.process_count())
             _retire(path)
             print(f"wrote {written}")

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 # JAX and the estimator load at their first use (jaxqueens._lazy): --help and argument errors
 # never do
-gather = _lazy.load("jaxqueens.parallel.gather")
 knuth = _lazy.load("jaxqueens._src.drivers.estimate")
 
 
@@ -192,7 +191,7 @@ def cmd_estimate(args) -> int:
         results.append(r)
         _report(r, args.level)
     with writing.final_write(args.out):
-        if args.out and gather.is_writer():
+        if args.out and writing.is_writer():
             out = Path(args.out)
             outputs.write_outputs(out, knuth.run_summary(results, args.seed))
             path = figures.log_q_plot(

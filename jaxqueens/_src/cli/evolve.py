@@ -22,7 +22,6 @@ from jaxqueens.parallel import memory
 
 # JAX and the solver load at their first use (jaxqueens._lazy): --help and argument errors never do
 ga = _lazy.load("jaxqueens._src.drivers.ga")
-gather = _lazy.load("jaxqueens.parallel.gather")
 
 GA = settings.GA_SCHEMES.values()  # the classes whose fields are options
 NOT_SETTINGS = ("config", "quiet", "resume", "checkpoint_every", "one_based", "history", "force")
@@ -190,7 +189,7 @@ def cmd_evolve(args) -> int:
     writing.prepare_out(out, need=_out_bytes(conf, history))
     control = options.control(args, target, resume)
     stream = None
-    if history == "per-trial" and gather.is_writer():
+    if history == "per-trial" and writing.is_writer():
         fitness = conf.get("fitness") or "pairs"
         n = conf["instance"].n if conf.get("instance") is not None else conf.get("n") or 8
         stream = ga_history.HistoryStream(out, n, fitness, score)
@@ -275,7 +274,7 @@ def _report(result, out, plot: bool, score: str, history: str, stream) -> int:
             f"complete decides it); lowest fitness {int(result.summary[:, 0].min())}"
         )
     print(throughput_line(result, s["evaluations"]))
-    if out and gather.is_writer():
+    if out and writing.is_writer():
         written = ga_io.write_outputs(result, Path(out), s, score, history, stream)
         if plot:
             what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"

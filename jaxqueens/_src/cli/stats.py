@@ -18,7 +18,6 @@ from jaxqueens.core import arguments
 from jaxqueens.solvers import variants
 
 # JAX and the solvers load at their first use (jaxqueens._lazy): --help and argument errors never do
-gather = _lazy.load("jaxqueens.parallel.gather")
 solstats = _lazy.load("jaxqueens._src.drivers.stats")
 
 
@@ -195,7 +194,7 @@ def cmd_stats(args) -> int:
                 f"{s['step_unit']} to solution: mean {st['mean']:.1f}, median {st['median']:g}, "
                 f"p90 {st['p90']:g}, p99 {st['p99']:g}, max {st['max']}"
             )
-        if args.out and gather.is_writer():
+        if args.out and writing.is_writer():
             files = outputs.write_outputs(res, args.out)
             if not args.no_plots:
                 files += _plot(res, args.out)
