@@ -26,7 +26,7 @@ demo: $(STAMP)
 # format check names the Python folders: ruff 0.17 would also reformat README's code blocks.
 lint: $(STAMP)
 	$(BIN)/ruff format --check jaxqueens tests scripts
-	$(BIN)/ruff check jaxqueens
+	$(BIN)/ruff check jaxqueens tests scripts docs/_gen
 	$(BIN)/mypy
 
 # One worker per core (pytest-xdist); worksteal: a worker that runs out takes queued tests from

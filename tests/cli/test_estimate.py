@@ -1,4 +1,5 @@
-"""``jaxqueens estimate`` (:mod:`jaxqueens._src.cli.estimate`): size lists, printed lines, table and plot."""
+"""`jaxqueens estimate` (`jaxqueens._src.cli.estimate`): size lists, printed lines, table and
+plot."""
 
 import argparse
 import json

@@ -68,7 +68,7 @@ def test_one_based(files, capsys):
 
 def test_render_writes_png(files, tmp_path, capsys):
     out_png = tmp_path / "sub" / "q.png"
-    code, out, _ = run(["render", files["good"], "-o", out_png], capsys)
+    code, _out, _ = run(["render", files["good"], "-o", out_png], capsys)
     assert code == 0 and out_png.exists()
     assert matplotlib.image.imread(out_png).ndim == 3
 
@@ -84,7 +84,7 @@ def test_render_writes_png(files, tmp_path, capsys):
 def test_bad_files_one_line_exit_2(files, tmp_path, capsys, case, needle):
     path = files.get(case, tmp_path / "missing.txt")
     for command in ("show", "check"):
-        code, out, err = run([command, path], capsys)
+        code, _out, err = run([command, path], capsys)
         assert code == 2
         assert err.count("\n") == 1 and needle in err and "Traceback" not in err
 
@@ -209,7 +209,7 @@ def test_internal_error_exits_3_with_one_line(files, monkeypatch, capsys):
         raise RuntimeError("boom: an invariant broke\nsecond line")
 
     _show_parser_calls(monkeypatch, boom)
-    code, out, err = run(["show", files["good"]], capsys)
+    code, _out, err = run(["show", files["good"]], capsys)
     assert code == 3, (code, err)
     assert err.count("\n") == 1 and "Traceback" not in err
     assert "internal error" in err and "RuntimeError: boom" in err and "report" in err

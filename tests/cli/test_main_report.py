@@ -37,7 +37,7 @@ def test_every_out_folder_gets_a_report(command, tmp_path, capsys):
     settings = text[text.index("<h2>settings</h2>") : text.index("<h2>environment")]
     for internal in ("n_pos", "n_default", "n_required", "capped", "func", "uses_jax"):
         assert f">{internal}<" not in settings, internal
-    assert ">out<" in settings and ">quiet<" in settings or command == "count"
+    assert (">out<" in settings and ">quiet<" in settings) or command == "count"
     assert "backend" in text and "cpu" in text  # the devices JAX ran on
     if command != "count":
         assert "summary.json" in text

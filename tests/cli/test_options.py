@@ -88,7 +88,7 @@ def _argv(command, tmp_path, target):
     config = tmp_path / "solve.toml"
     config.write_text('command = "solve"\n[options]\nn = 6\nchains = 2\nquiet = true\n')
     head = [str(board) if w == "BOARD" else str(config) if w == "CONFIG" else w for w in head]
-    return head + [flag, str(target)]
+    return [*head, flag, str(target)]
 
 
 def _under(tmp_path):

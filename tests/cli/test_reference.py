@@ -1,5 +1,5 @@
-"""The CLI reference page is generated from the parser (jaxqueens/_src/cli/reference.py, filled in by
-the docs build's hook), and the help it is made of is plain text."""
+"""The CLI reference page is generated from the parser (jaxqueens/_src/cli/reference.py, filled
+in by the docs build's hook), and the help it is made of is plain text."""
 
 import argparse
 import re

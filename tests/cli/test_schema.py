@@ -108,7 +108,7 @@ def test_evolve_and_compare_read_their_configs_against_their_own_parsers(tmp_pat
 
 
 def test_a_plain_argparse_parser_is_refused():
-    with pytest.raises(TypeError, match="schema.Parser"):
+    with pytest.raises(TypeError, match=r"schema\.Parser"):
         schema.options_of(argparse.ArgumentParser())
 
 

@@ -1,5 +1,5 @@
-"""`jaxqueens solve` (jaxqueens._src.cli.solve): the batched, large-n and backtracking paths, outputs
-and one-line errors."""
+"""`jaxqueens solve` (jaxqueens._src.cli.solve): the batched, large-n and backtracking paths,
+outputs and one-line errors."""
 
 import contextlib
 import csv

@@ -1,4 +1,4 @@
-"""``jaxqueens stats`` (:mod:`jaxqueens._src.cli.stats`): the printed summary, tables and figures."""
+"""``jaxqueens stats`` (`jaxqueens._src.cli.stats`): the printed summary, tables and figures."""
 
 import argparse
 import json
