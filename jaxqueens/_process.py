@@ -93,15 +93,6 @@ class Locks:
 
 
 @dataclass(slots=True)
-class Run:
-    """The run the command line registered (`io.provenance.begin`, `settle` and `end` write
-    it), read by every writer of a `summary.json` and by the report. Per process only because
-    those writers are not given it: a command could pass it to them."""
-
-    registered: dict[str, Any] | None = None  # command, words, options, given, settled; None: none
-
-
-@dataclass(slots=True)
 class Writes:
     """What `io.atomic` keeps across writes: a cache of the folders already swept of stale
     temporary files (once a folder and process), and the open recordings, nested as a sweep's
@@ -128,6 +119,5 @@ batch_sizes = BatchSizes()
 signals = Signals()
 commands = Commands()
 locks = Locks()
-run = Run()
 writes = Writes()
 logs = Logs()

@@ -25,7 +25,7 @@ def test_every_concern_is_one_typed_object_of_fixed_shape():
         if isinstance(v, type) and v.__module__ == _process.__name__
     }
     assert len(kinds) == len(set(kinds)) and set(kinds) == classes  # one object per class
-    assert len(kinds) == 9
+    assert len(kinds) == 8
     for state in STATES:
         with pytest.raises(AttributeError):  # slots: a misspelt field cannot be made
             state.no_such_field = 1  # type: ignore[attr-defined]

@@ -5,26 +5,23 @@ import re
 import shutil
 from pathlib import Path
 
-from jaxqueens._src.io import provenance, tables
+from jaxqueens._src.io import provenance, schema, tables
 
 
-def test_record_is_none_without_a_run_and_summary_json_unchanged(tmp_path):
-    provenance.end()
-    assert provenance.record() is None
+def test_summary_json_without_a_record_is_the_document_alone(tmp_path):
+    """A library call gives no record: its summary.json holds no `run` block, whatever its
+    name."""
     path = tables.write_json(tmp_path / "summary.json", {"n": 8})
     assert json.loads(path.read_text()) == {"n": 8}
 
 
 def test_summary_json_carries_the_run_record(tmp_path):
-    provenance.begin(
-        "solve", ["jaxqueens", "solve", "-n", "8"], {"n": 8, "seed": None, "init": None}, {"n": 8}
+    record = provenance.begin(
+        "solve", ["jaxqueens", "solve", "-n", "8"], {"n": 8, "seed": None, "init": None}
     )
-    try:
-        provenance.settle(seed=0)
-        tables.write_json(tmp_path / "summary.json", {"n": 8, "init": "permutation"})
-        tables.write_json(tmp_path / "other.json", {"n": 8})
-    finally:
-        provenance.end()
+    provenance.settle(record, seed=0)
+    tables.write_json(tmp_path / "summary.json", {"n": 8, "init": "permutation"}, record)
+    schema.write(tmp_path, "solve", {"other.json": {"n": 8}}, record)
     run = json.loads((tmp_path / "summary.json").read_text())["run"]
     assert run["command_line"] == "jaxqueens solve -n 8" and run["command"] == "solve"
     assert {"jaxqueens", "python", "jax", "jaxlib", "numpy"} <= set(run["versions"])
@@ -40,11 +37,8 @@ def test_summary_json_records_commit_xla_flags_cpu_and_config_text(tmp_path, mon
     config = tmp_path / "run.toml"
     config.write_text('command = "solve"\n[options]\nn = 8\n')
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
-    provenance.begin("solve", ["jaxqueens", "run", str(config)], {"config": str(config)}, {})
-    try:
-        tables.write_json(tmp_path / "summary.json", {"n": 8})
-    finally:
-        provenance.end()
+    record = provenance.begin("solve", ["jaxqueens", "run", str(config)], {"config": str(config)})
+    tables.write_json(tmp_path / "summary.json", {"n": 8}, record)
     run = json.loads((tmp_path / "summary.json").read_text())["run"]
     assert run["config_text"] == config.read_text()
     assert run["xla_flags"] == "--xla_force_host_platform_device_count=2"

@@ -220,12 +220,12 @@ def cmd_anneal(args: argparse.Namespace) -> int:
                 args.out, method, methods[:i], 0 if res is None else len(res.run.chain_id), ckpt
             )
         per_method[method] = {k: res.summary.get(k) for k in EFFECTIVE}
-        provenance.settle(seed=res.summary.get("seed"), methods=per_method)
+        provenance.settle(args.record, seed=res.summary.get("seed"), methods=per_method)
         with writing.final_write(args.out):
             logs.log("summary", **res.summary)
             results[method] = res
             solved += int(res.summary["solved"])
-            _method_outputs(method, n, res, folder)
+            _method_outputs(method, n, res, folder, args.record)
     with writing.final_write(args.out):
         if args.out and args.plot and is_writer() and len(results) == len(methods):
             path = chain_plots.method_traces(
@@ -260,9 +260,9 @@ def _used_options(args: argparse.Namespace, methods: list[str], n: int, start, i
     return used
 
 
-def _method_outputs(method: str, n: int, res, folder) -> None:
+def _method_outputs(method: str, n: int, res, folder, record) -> None:
     """One method's summary lines and, with --out, its files (the best boards of its unsolved
-    chains, runs.csv, solutions.npy, summary.json)."""
+    chains, runs.csv, solutions.npy, summary.json with the run's `record`)."""
     saved = None
     if folder is not None and is_writer() and res.best_boards is not None and len(res.best_boards):
         saved = anneal_io.write_best(
@@ -286,4 +286,4 @@ def _method_outputs(method: str, n: int, res, folder) -> None:
             )
     if folder is not None and is_writer():
         table = chain_io.run_table(res.run, pairs=res.best_pairs)
-        chain_io.write_outputs(res.run, folder, res.summary, table)
+        chain_io.write_outputs(res.run, folder, res.summary, table, record)

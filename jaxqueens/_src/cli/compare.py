@@ -252,7 +252,7 @@ def cmd_compare(args) -> int:
             print(_line(p))
         print(res.recommendation["line"])
         if out and writing.is_writer():
-            files = outputs.write_outputs(res, Path(out))
+            files = outputs.write_outputs(res, Path(out), args.record)
             if not conf.get("no_plots"):
                 files += figures.write_plots(
                     Path(out),

@@ -135,6 +135,7 @@ def _report(args, loaded, res, mode: str) -> None:
                 written = outputs.write_summary(
                     args.out,
                     res.instances,
+                    args.record,
                     mode=mode,
                     seconds=res.seconds,
                     compile_seconds=res.compile_seconds,

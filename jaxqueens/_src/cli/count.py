@@ -215,7 +215,7 @@ def _toroidal(args, n: int) -> int:
         print(f"{res.seconds:.3f} s (compile {res.compile_seconds:.2f} s excluded)")
         if args.out and writing.is_writer():
             written = outputs.write_toroidal_summary(
-                args.out, n, total, res.seconds, res.compile_seconds
+                args.out, n, total, res.seconds, res.compile_seconds, args.record
             )
             _retire(path)
             print(f"wrote {written}")
@@ -282,7 +282,9 @@ def cmd_count(args) -> int:
             f"excluded{resumed})"
         )
         if args.out and writing.is_writer():
-            written = outputs.write_summary(args.out, res, processes=gather.process_count())
+            written = outputs.write_summary(
+                args.out, res, args.record, processes=gather.process_count()
+            )
             _retire(path)
             print(f"wrote {written}")
         bad = (res.n in A000170 and res.total != A000170[res.n]) or (

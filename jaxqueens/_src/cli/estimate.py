@@ -193,7 +193,7 @@ def cmd_estimate(args) -> int:
     with writing.final_write(args.out):
         if args.out and writing.is_writer():
             out = Path(args.out)
-            outputs.write_outputs(out, knuth.run_summary(results, args.seed))
+            outputs.write_outputs(out, knuth.run_summary(results, args.seed), args.record)
             path = figures.log_q_plot(
                 [(r.n, r.solutions, r.solutions_se, r.z) for r in results],
                 out / "log_q_over_n.png",

@@ -214,7 +214,7 @@ def cmd_evolve(args) -> int:
         return options.report_interrupt(f"{result.generations} finished generations{kept}", out)
     try:
         with writing.final_write(out):
-            return _report(result, out, plot, score, history, stream)
+            return _report(result, out, plot, score, history, stream, args.record)
     except BaseException:
         _keep_or_discard(stream, target)
         raise
@@ -256,7 +256,7 @@ def _checked(args, conf: dict) -> tuple:
     return out, plot, score, history
 
 
-def _report(result, out, plot: bool, score: str, history: str, stream) -> int:
+def _report(result, out, plot: bool, score: str, history: str, stream, record) -> int:
     """`evolve`'s lines and, with --out, its files and figures; the exit code."""
     s = ga_io.summary(result)
     c = result.config
@@ -275,7 +275,7 @@ def _report(result, out, plot: bool, score: str, history: str, stream) -> int:
         )
     print(throughput_line(result, s["evaluations"]))
     if out and writing.is_writer():
-        written = ga_io.write_outputs(result, Path(out), s, score, history, stream)
+        written = ga_io.write_outputs(result, Path(out), s, score, history, stream, record)
         if plot:
             what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
             written += ga_plots.write_summary_plots(

@@ -240,7 +240,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _internal(args.command, err)
     finally:
         interrupts.uninstall()
-        provenance.end()
         ownership.release_all()  # the --out folder's lock (jaxqueens._src.io.ownership)
 
 
@@ -268,11 +267,10 @@ def _run(args, parser: schema.Parser, dist, argv: Sequence[str] | None, t0: floa
         defined = schema.options_of((parser.commands or {})[args.command])
         given = schema.given(args, defined)
         words = sys.argv[1:] if argv is None else argv
-        provenance.begin(  # every summary.json's run record (jaxqueens._src.io.provenance)
+        args.record = provenance.begin(  # the command gives it to its summary.json's writer
             args.command,
             report.command_words(words),
             {k: getattr(args, opt.action.dest, None) for k, opt in defined.items()},
-            given,
         )
         # the command's final write and its report are one end: a signal there waits for
         # both, and its checkpoint goes only after them (jaxqueens._src.io.writing.ending)

@@ -158,8 +158,10 @@ def add_batch(p, help: str = "chains per kernel call (default: automatic)") -> N
 
 
 def add_out(p: argparse.ArgumentParser, help: str) -> None:
-    """`--out DIR`: the folder (or file) a command writes, as `help` says."""
+    """`--out DIR`: the folder (or file) a command writes, as `help` says; beside it the
+    namespace's `record`, the run's provenance record that `main` begins (None without it)."""
     p.add_argument("--out", default=None, metavar="DIR", help=help)
+    p.set_defaults(record=None)
 
 
 def out_bytes(args, n: int, default_chains: int, runs: int = 1) -> int:

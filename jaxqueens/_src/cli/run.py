@@ -252,6 +252,7 @@ def cmd_run(args) -> int:
             print(label)
         sub_args = schema.apply_config(parser.parse_args(argv), (parser.commands or {})[command])
         sub_args = resume_folder(sub_args)
+        sub_args.record = args.record  # one record: the command line is `run`'s
         try:
             with resumed_by(_resume_command(args)):  # its messages name the run's own --resume
                 result = sub_args.func(sub_args)
@@ -314,7 +315,7 @@ def add_command(sub, build_parser) -> None:
         "options (its run.json) is skipped, one with saved work continues from it "
         "(the command's own --resume), the others run",
     )
-    p.set_defaults(func=cmd_run, build_parser=build_parser, out_folder=out_folder)
+    p.set_defaults(func=cmd_run, build_parser=build_parser, out_folder=out_folder, record=None)
 
 
 def out_folder(args) -> str | None:

@@ -123,17 +123,24 @@ def cmd_solve(args) -> int:
     if path != "batched":
         setting = solve_setup.solve_setting(vars(args), path)
         provenance.settle(
-            path=path, **{k: setting.get(k) for k in ("seed", "maxsteps", "max_restarts", "init")}
+            args.record,
+            path=path,
+            **{k: setting.get(k) for k in ("seed", "maxsteps", "max_restarts", "init")},
         )
         writing.prepare_out(args.out or args.resume, need=need)
         return _cmd_large(args, n, setting) if path == "large" else _cmd_backtrack(args, n)
     settings, capped = solve_setup.batched_setting(n, vars(args))
-    provenance.settle(path=path, seed=settings.seed, maxsteps=settings.max_steps)
-    provenance.settle(**{k: getattr(settings, k) for k in ("max_restarts", "init", "tabu", "move")})
+    provenance.settle(
+        args.record,
+        path=path,
+        seed=settings.seed,
+        maxsteps=settings.max_steps,
+        **{k: getattr(settings, k) for k in ("max_restarts", "init", "tabu", "move")},
+    )
     writing.prepare_out(args.out or args.resume, need=need)
     checkpoint, resume = options.checkpoint_target(args)
     chains, max_chains = _chain_budget(args, n, instance, capped)
-    provenance.settle(chains=chains, max_chains=max_chains)
+    provenance.settle(args.record, chains=chains, max_chains=max_chains)
     if args.show_initial:
         _show_initial(settings, n, start)
     result = mcsolve.solve(
@@ -155,7 +162,7 @@ def cmd_solve(args) -> int:
     )
     if result.run.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(result.run.chain_id)} finished chains", args.out)
-    provenance.settle(batch=result.summary.get("chunk"))
+    provenance.settle(args.record, batch=result.summary.get("chunk"))
     with writing.final_write(args.out):
         logs.log("summary", **result.summary)
         _print_summary(result, n, args, settings)
@@ -242,7 +249,7 @@ def _print_summary(result, n: int, args, settings: solve_setup.SolveSettings) ->
 def _write_outputs(result, n: int, args) -> None:
     """`solve`'s files in `--out` (this process writes them), and the line naming them."""
     out = Path(args.out)
-    written = chain_out.write_outputs(result.run, out, result.summary)
+    written = chain_out.write_outputs(result.run, out, result.summary, record=args.record)
     written += chain_out.write_unsolved(result.run, out)
     if len(result.solutions) and n <= render.MAX_PNG_N:
         render.board_png(result.solutions[0], out / "solution.png")
@@ -344,6 +351,6 @@ def _cmd_backtrack(args, n: int) -> int:
                 "backtracks": backtracks,
                 "seconds": seconds,
             }
-            files = backtrack_out.write_outputs(args.out, rows, summary)
+            files = backtrack_out.write_outputs(args.out, rows, summary, args.record)
             print(f"wrote {', '.join(f.name for f in files)} to {Path(args.out)}")
     return 0

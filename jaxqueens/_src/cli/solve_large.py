@@ -26,7 +26,7 @@ def cmd_large(args, n: int, setting: dict) -> int:
     settings `solve_setup.solve_setting` resolved; exit code 0 when every chain solved, else 1."""
     chains = args.chains or solve_setup.default_chains(n)
     init = setting["init"] or "qs4"
-    provenance.settle(chains=chains, init=init)
+    provenance.settle(args.record, chains=chains, init=init)
     results = []
     for chain in range(chains):
         res = large_solve.solve_large(
@@ -67,7 +67,8 @@ def cmd_large(args, n: int, setting: dict) -> int:
     with writing.final_write(args.out):
         if args.out and is_writer():
             out = Path(args.out)
-            files = large_out.write_outputs(results, out, large_solve.run_summary(results))
+            summary = large_solve.run_summary(results)
+            files = large_out.write_outputs(results, out, summary, args.record)
             solved = [r for r in results if r.summary.get("solved", True)]
             if solved and n <= render.MAX_PNG_N:
                 render.board_png(solved[0].rows, out / "solution.png")

@@ -168,7 +168,7 @@ def cmd_stats(args) -> int:
     )
     if samples.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(samples.solved):,} finished chains", args.out)
-    provenance.settle(seed=args.seed, solver_settings=samples.options)
+    provenance.settle(args.record, seed=args.seed, solver_settings=samples.options)
     with writing.final_write(args.out):
         res = solstats.analyse(samples)
         s = res.summary
@@ -195,7 +195,7 @@ def cmd_stats(args) -> int:
                 f"p90 {st['p90']:g}, p99 {st['p99']:g}, max {st['max']}"
             )
         if args.out and writing.is_writer():
-            files = outputs.write_outputs(res, args.out)
+            files = outputs.write_outputs(res, args.out, args.record)
             if not args.no_plots:
                 files += _plot(res, args.out)
             if checkpoint is not None:

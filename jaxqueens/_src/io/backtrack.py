@@ -11,9 +11,12 @@ import numpy as np
 
 from jaxqueens._src.io import chains as chain_out
 from jaxqueens._src.io import schema
+from jaxqueens._src.io.provenance import Record
 
 
-def write_outputs(out_dir: str | Path, rows: np.ndarray, summary: dict) -> list[Path]:
+def write_outputs(
+    out_dir: str | Path, rows: np.ndarray, summary: dict, record: Record | None = None
+) -> list[Path]:
     """Write a first solution (int `[n]` `rows`) as a one-chain run into a folder: solved, the
     summary's placements as steps, its seconds as wall share. Returns the files written."""
     out = Path(out_dir)
@@ -27,5 +30,5 @@ def write_outputs(out_dir: str | Path, rows: np.ndarray, summary: dict) -> list[
         solutions=np.asarray(rows, np.int32)[None],
         stopped_by="solutions",
     )
-    files = chain_out.write_outputs(run, out, summary)
+    files = chain_out.write_outputs(run, out, summary, record=record)
     return files + schema.write(out, "solve", {"solution.txt": rows})

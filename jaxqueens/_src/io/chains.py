@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from jaxqueens._src.io import checkpoint, schema, writing
+from jaxqueens._src.io.provenance import Record
 from jaxqueens._src.io.tables import SUMMARY
 
 BEST_COLUMNS = {
@@ -61,10 +62,15 @@ def run_table(run, solver: str | None = None, pairs: np.ndarray | None = None) -
 
 
 def write_outputs(
-    run, out_dir: str | Path, summary: dict, table: schema.RunTable | None = None
+    run,
+    out_dir: str | Path,
+    summary: dict,
+    table: schema.RunTable | None = None,
+    record: Record | None = None,
 ) -> list[Path]:
-    """Write `solutions.npy`, `runs.csv` and `summary.json` into `out_dir`; a run that was not
-    interrupted has its checkpoint removed once the command's report is written too.
+    """Write `solutions.npy`, `runs.csv` and `summary.json` (with the run's `record`) into
+    `out_dir`; a run that was not interrupted has its checkpoint removed once the command's
+    report is written too.
 
     `table` defaults to `run_table` of `run`, its solver named by `summary["solver"]` (or
     `["method"]`) when the run has no name. Returns the files written.
@@ -73,7 +79,7 @@ def write_outputs(
         name = getattr(run, "solver", "") or summary.get("solver") or summary.get("method", "")
         table = run_table(run, solver=str(name))
     files = {"solutions.npy": run.solutions, schema.FILENAME: table, SUMMARY: summary}
-    written = schema.write(out_dir, "solve", files)
+    written = schema.write(out_dir, "solve", files, record)
     if run.stopped_by != "interrupted":
         writing.retire(Path(out_dir) / checkpoint.FILENAME)
     return written

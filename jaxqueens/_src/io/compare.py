@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from jaxqueens._src.io import schema
+from jaxqueens._src.io.provenance import Record
 from jaxqueens._src.io.tables import SUMMARY
 
 SUMMARY_HEADER = schema.table("compare", "summary.csv")
@@ -107,7 +108,7 @@ def _solution_rows(summary: dict) -> Iterator[list]:
         yield [*(p[k] for k in keys), p["exact_solutions"], p["exact_classes"]]
 
 
-def write_outputs(res, out_dir: str | Path) -> list[Path]:
+def write_outputs(res, out_dir: str | Path, record: Record | None = None) -> list[Path]:
     """Write `summary.json` and every table of a compare run (`schema.TABLES["compare"]`, in
     that order) into `out_dir`; `res` is the compare result (duck-typed: `runs`, `curves`,
     `summary`). Returns the paths written, `summary.json` first."""
@@ -133,4 +134,4 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
         "solutions.csv": _solution_rows(s),
         "bias.csv": _bias_rows(s),
     }
-    return schema.write(out_dir, "compare", files)
+    return schema.write(out_dir, "compare", files, record)

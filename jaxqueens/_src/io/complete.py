@@ -21,6 +21,7 @@ import numpy as np
 
 from jaxqueens._src.io import boards as boardio
 from jaxqueens._src.io import schema
+from jaxqueens._src.io.provenance import Record
 from jaxqueens._src.io.tables import SUMMARY, write_csv, write_json
 from jaxqueens.core.oeis import A000170
 
@@ -104,6 +105,6 @@ def summary(results, **extra) -> dict:
     }
 
 
-def write_summary(out: str | Path, results, **extra) -> Path:
+def write_summary(out: str | Path, results, record: Record | None = None, **extra) -> Path:
     """Write `out/summary.json` (`summary`); returns its path."""
-    return write_json(Path(out) / SUMMARY, summary(results, **extra))
+    return write_json(Path(out) / SUMMARY, summary(results, **extra), record)

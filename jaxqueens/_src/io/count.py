@@ -18,6 +18,7 @@ import numpy as np
 from jaxqueens import _lazy
 from jaxqueens._src.io import boards as boardio
 from jaxqueens._src.io import checkpoint as ckpt
+from jaxqueens._src.io.provenance import Record
 from jaxqueens._src.io.tables import SUMMARY, write_json
 from jaxqueens.core.oeis import A000170, A002562, A051906
 
@@ -51,13 +52,18 @@ def summary(result, **extra) -> dict:
     return {**doc, **extra}
 
 
-def write_summary(out: str | Path, result, **extra) -> Path:
+def write_summary(out: str | Path, result, record: Record | None = None, **extra) -> Path:
     """Write `out/summary.json` (`summary`); returns its path."""
-    return write_json(Path(out) / SUMMARY, summary(result, **extra))
+    return write_json(Path(out) / SUMMARY, summary(result, **extra), record)
 
 
 def write_toroidal_summary(
-    out: str | Path, n: int, total: int, seconds: float, compile_seconds: float, **extra
+    out: str | Path,
+    n: int,
+    total: int,
+    seconds: float,
+    compile_seconds: float,
+    record: Record | None = None,
 ) -> Path:
     """Write `out/summary.json` of a toroidal count (`count --toroidal`), with OEIS A051906; its
     times have the names the count's summary gives them. Returns its path."""
@@ -68,9 +74,8 @@ def write_toroidal_summary(
         "seconds": seconds,
         "compile_seconds": compile_seconds,
         "oeis_A051906": A051906.get(n),
-        **extra,
     }
-    return write_json(Path(out) / SUMMARY, doc)
+    return write_json(Path(out) / SUMMARY, doc, record)
 
 
 def solution_paths(out: str | Path) -> tuple[Path, Path]:

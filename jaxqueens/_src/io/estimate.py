@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jaxqueens._src.io import schema
+from jaxqueens._src.io.provenance import Record
 from jaxqueens._src.io.tables import SUMMARY
 
 CSV_KEYS = schema.table("estimate", "estimates.csv")
@@ -16,9 +17,9 @@ CSV_KEYS = schema.table("estimate", "estimates.csv")
 missing values are empty cells)."""
 
 
-def write_outputs(out_dir: str | Path, summary: dict) -> list[Path]:
+def write_outputs(out_dir: str | Path, summary: dict, record: Record | None = None) -> list[Path]:
     """Write `summary.json` (`summary` as it is, `drivers.estimate.run_summary`) and
     `estimates.csv` (one row per entry of `summary["estimates"]`); returns the paths written."""
     rows = ({**row, "exact_solutions": row.get("exact")} for row in summary["estimates"])
     table = ([row.get(k) for k in CSV_KEYS] for row in rows)
-    return schema.write(out_dir, "estimate", {SUMMARY: summary, "estimates.csv": table})
+    return schema.write(out_dir, "estimate", {SUMMARY: summary, "estimates.csv": table}, record)

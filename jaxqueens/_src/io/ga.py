@@ -16,6 +16,7 @@ import numpy as np
 from jaxqueens._src.io import schema
 from jaxqueens._src.io.boards import write_npy
 from jaxqueens._src.io.ga_history import HistoryStream, summary_columns, summary_rows, unit
+from jaxqueens._src.io.provenance import Record
 from jaxqueens._src.io.tables import SUMMARY
 from jaxqueens.solvers.variants import solver_name
 
@@ -200,6 +201,7 @@ def write_outputs(
     score: str = "attacking",
     history: str = "summary",
     stream: HistoryStream | None = None,
+    record: Record | None = None,
 ) -> list[Path]:
     """Write `FILES` (and under a fitness whose 0s are checked, `SCORE_MET`) of a GA result
     into `out`; `summ` is `summary(result)`, `score` the objective's name in the columns
@@ -221,7 +223,7 @@ def write_outputs(
         SCORE_MET: np.asarray(result.score_met, np.int32).reshape(-1, n) if report else None,
         SUMMARY: {**summ, "score_in_csv": score, "history": history},
     }
-    schema.write(out, "evolve", files)
+    schema.write(out, "evolve", files, record)
     if stream is not None:  # last: until here a resume finds the streamed rows where it left them
         stream.commit()
     return [out / f for f in FILES] + ([out / SCORE_MET] if report else [])

@@ -13,6 +13,7 @@ import numpy as np
 
 from jaxqueens._src.io import chains as chain_out
 from jaxqueens._src.io import schema
+from jaxqueens._src.io.provenance import Record
 
 
 def as_run(results: Sequence) -> types.SimpleNamespace:
@@ -40,11 +41,13 @@ def as_run(results: Sequence) -> types.SimpleNamespace:
     )
 
 
-def write_outputs(results: Sequence, out_dir: str | Path, summary: dict) -> list[Path]:
+def write_outputs(
+    results: Sequence, out_dir: str | Path, summary: dict, record: Record | None = None
+) -> list[Path]:
     """Write a large-path run (one `LargeResult` per chain, in chain order) and its summary
     into a folder; returns the files written."""
     run = as_run(results)
-    files = chain_out.write_outputs(run, out_dir, summary)
+    files = chain_out.write_outputs(run, out_dir, summary, record=record)
     files += chain_out.write_unsolved(run, out_dir)
     first = run.solutions[0] if len(run.solutions) else None
     return files + schema.write(out_dir, "solve", {"solution.txt": first})

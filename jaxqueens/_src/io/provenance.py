@@ -1,13 +1,11 @@
 """Where a run's results came from: the command line, the versions, the platform, CPU, git commit,
 XLA flags and devices, the seed, every effective setting and the config file's text.
 
-The command line registers the run before the command works (`begin`, by
-`main`); a command adds the values it resolved itself (`settle`:
-defaults that depend on n or on the path taken). `record` is then the `run` block of
-every `summary.json` (`write_json` adds it) and what `report.html`
-shows in its command, settings and environment sections (`report`): one
-gathering, two readers. Nothing here imports JAX: the devices are asked only of a JAX that the
-command has already loaded.
+`main` begins a `Record` of the run before the command works and hands it to the command,
+which adds the values it resolved itself (`settle`: defaults that depend on n or on the path
+taken) and gives it to the writer of its `summary.json`: `Record.block` is that file's `run`
+block. `report.html` shows the same environment (`environment`, `config_text`). Nothing here
+imports JAX: the devices are asked only of a JAX that the command has already loaded.
 """
 
 from __future__ import annotations
@@ -18,10 +16,11 @@ import platform
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jaxqueens import _lazy, _process
+from jaxqueens import _lazy
 from jaxqueens._version import __version__
 
 metadata = _lazy.load("importlib.metadata")  # imported only when a record needs it
@@ -126,37 +125,6 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def begin(
-    command: str, words: Sequence[str], options: Mapping[str, Any], given: Mapping[str, Any]
-) -> None:
-    """Register the run: the command line as typed (`words`), every option of the command with
-    its parsed value by config key (defaults filled in) and those the user `given`."""
-    _process.run.registered = {
-        "command": command,
-        "words": [str(w) for w in words],
-        "options": {k: _plain(v) for k, v in options.items() if not callable(v)},
-        "given": sorted(given),
-        "settled": {},
-    }
-
-
-def settle(**values: Any) -> None:
-    """Record settings the command resolved itself (from n, the path or a preset), overriding
-    the parsed value of the same name; nothing without a run."""
-    if _process.run.registered is not None:
-        _process.run.registered["settled"].update({k: _plain(v) for k, v in values.items()})
-
-
-def end() -> None:
-    """Forget the run (the command has finished)."""
-    _process.run.registered = None
-
-
-def active() -> bool:
-    """Whether a run is registered (while a command of the command line runs)."""
-    return _process.run.registered is not None
-
-
 def environment() -> dict[str, Any]:
     """What the run ran on: `versions`, `platform`, `cpu`, `commit` (None outside a checkout)
     and `xla_flags` (None when unset)."""
@@ -169,52 +137,65 @@ def environment() -> dict[str, Any]:
     }
 
 
-def settings() -> dict[str, Any]:
-    """Every setting of the run: the parsed options, overridden by what the command resolved;
-    {} without a run."""
-    run = _process.run.registered
-    if run is None:
-        return {}
-    return {**run["options"], **run["settled"]}
+@dataclass(slots=True)
+class Record:
+    """One run of a command line, built while it runs (`begin`, by `main`): the command, the
+    words as typed, every option of the command by config key (defaults filled in) and the
+    values the command settled itself, which override them."""
+
+    command: str
+    words: list[str]
+    options: dict[str, Any]
+    settled: dict[str, Any] = field(default_factory=dict)
+
+    def block(self, doc: Mapping[str, Any]) -> dict[str, Any]:
+        """The `run` block of the `summary.json` holding `doc`.
+
+        Args:
+          doc: the summary the block goes into. An option still None (its default decided by
+            the command) takes the value of the same name there: in its `config` or `params`
+            object, else at its top.
+
+        Returns:
+          `command_line` (as typed), `argv`, `command`, `versions`, `platform`, `cpu`, `commit`
+          (None outside a checkout), `xla_flags` (None: unset), `devices` (None: JAX never
+          started), `seed` (None for a command without one), `settings` (every option, defaults
+          filled in, and the values the command resolved) and `config_text` (None without a
+          `--config` file).
+        """
+        effective = {**self.options, **self.settled}
+        sources = [doc.get(k) for k in ("config", "params")] + [doc]
+        for source in (s for s in sources if isinstance(s, Mapping)):
+            for key, value in source.items():
+                if key in effective and effective[key] is None and not isinstance(value, Mapping):
+                    effective[key] = _plain(value)
+        env = environment()
+        return {
+            "command_line": " ".join(self.words),
+            "argv": list(self.words),
+            "command": self.command,
+            "versions": env["versions"],
+            "platform": env["platform"],
+            "cpu": env["cpu"],
+            "commit": env["commit"],
+            "xla_flags": env["xla_flags"],
+            "devices": devices(),
+            "seed": effective.get("seed"),
+            "settings": effective,
+            "config_text": config_text(effective.get("config")),
+        }
 
 
-def record(doc: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The run's record: the `run` block of a `summary.json`.
+def settle(record: Record | None, **values: Any) -> None:
+    """Add to `record` settings the command resolved itself (from n, the path or a preset),
+    overriding the parsed value of the same name; nothing without a record (a command run
+    outside `main`)."""
+    if record is not None:
+        record.settled.update({k: _plain(v) for k, v in values.items()})
 
-    Args:
-      doc: the summary the record goes into. An option still None (its default decided by the
-        command) takes the value of the same name there: in its `config` or `params` object,
-        else at its top.
 
-    Returns:
-      `command_line` (as typed), `argv`, `command`, `versions`, `platform`, `cpu`, `commit`
-      (None outside a checkout), `xla_flags` (None: unset), `devices` (None: JAX never
-      started), `seed` (None for a command without one), `settings` (every option, defaults
-      filled in, and the values the command resolved) and `config_text` (None without a
-      `--config` file); None without a run.
-    """
-    run = _process.run.registered
-    if run is None:
-        return None
-    effective = settings()
-    doc = doc or {}
-    sources = [doc.get(k) for k in ("config", "params")] + [doc]
-    for source in (s for s in sources if isinstance(s, Mapping)):
-        for key, value in source.items():
-            if key in effective and effective[key] is None and not isinstance(value, Mapping):
-                effective[key] = _plain(value)
-    env = environment()
-    return {
-        "command_line": " ".join(run["words"]),
-        "argv": list(run["words"]),
-        "command": run["command"],
-        "versions": env["versions"],
-        "platform": env["platform"],
-        "cpu": env["cpu"],
-        "commit": env["commit"],
-        "xla_flags": env["xla_flags"],
-        "devices": devices(),
-        "seed": effective.get("seed"),
-        "settings": effective,
-        "config_text": config_text(effective.get("config")),
-    }
+def begin(command: str, words: Sequence[str], options: Mapping[str, Any]) -> Record:
+    """The record of a run starting: the command line as typed (`words`) and every option of
+    the command with its parsed value by config key (callables left out)."""
+    options = {k: _plain(v) for k, v in options.items() if not callable(v)}
+    return Record(command, [str(w) for w in words], options)

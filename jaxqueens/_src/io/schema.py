@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from jaxqueens._src.io import boards as boardio
+from jaxqueens._src.io.provenance import Record
 from jaxqueens._src.io.schema_terms import CORE_COLUMNS, EXTRAS, TERMS, Column
-from jaxqueens._src.io.tables import write_csv, write_json
+from jaxqueens._src.io.tables import SUMMARY, write_csv, write_json
 
 COLUMNS: dict[str, Column] = {c.name: c for c in CORE_COLUMNS + EXTRAS}
 CORE: tuple[str, ...] = tuple(c.name for c in CORE_COLUMNS)
@@ -232,13 +233,16 @@ def table(command: str, name: str) -> tuple[str, ...]:
     return columns
 
 
-def write(out: str | Path, command: str, files: Mapping[str, Any]) -> list[Path]:
+def write(
+    out: str | Path, command: str, files: Mapping[str, Any], record: Record | None = None
+) -> list[Path]:
     """Write a command's output files into the folder `out` atomically, in the mapping's order.
 
-    Each file's content goes by its name: `.json` a document (`write_json`), `.npy` int32
-    boards, `.txt` one text board, `runs.csv` a `RunTable` or several, another `.csv` its rows
-    under `command`'s declared columns (`table`) or a `(header, rows)` pair. A None content
-    writes nothing. Returns the paths written, in order.
+    Each file's content goes by its name: `.json` a document (`write_json`; the run's `record`
+    goes into its `SUMMARY`), `.npy` int32 boards, `.txt` one text board, `runs.csv` a
+    `RunTable` or several, another `.csv` its rows under `command`'s declared columns (`table`)
+    or a `(header, rows)` pair. A None content writes nothing. Returns the paths written, in
+    order.
     """
     written = []
     for name, content in files.items():
@@ -246,7 +250,7 @@ def write(out: str | Path, command: str, files: Mapping[str, Any]) -> list[Path]
         if content is None:
             continue
         if name.endswith(".json"):
-            write_json(path, content)
+            write_json(path, content, record if name == SUMMARY else None)
         elif name.endswith(".npy"):
             boardio.write_boards_npy(path, content)
         elif name.endswith(".txt"):

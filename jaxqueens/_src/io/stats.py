@@ -18,6 +18,7 @@ import numpy as np
 
 from jaxqueens._src.io import chains as chain_out
 from jaxqueens._src.io import schema
+from jaxqueens._src.io.provenance import Record
 from jaxqueens._src.io.tables import SUMMARY
 from jaxqueens.core import symmetry
 
@@ -101,7 +102,7 @@ def _coverage_rows(cov: dict, keep) -> Iterator[list]:
         ]
 
 
-def write_outputs(res, out_dir: str | Path) -> list[Path]:
+def write_outputs(res, out_dir: str | Path, record: Record | None = None) -> list[Path]:
     """Write `summary.json`, `distinct.npy` (if any sample) and the tables of a stats result
     (duck-typed `StatsResult`) into `out_dir`; returns the paths written."""
     sam = res.samples
@@ -119,4 +120,4 @@ def write_outputs(res, out_dir: str | Path) -> list[Path]:
             ([sam.name, int(b), f"{r:.6f}"] for b, r in zip(budgets, rate, strict=True)),
         ),
     }
-    return schema.write(out_dir, "stats", files)
+    return schema.write(out_dir, "stats", files, record)

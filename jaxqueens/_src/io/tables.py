@@ -79,7 +79,7 @@ def write_dict_csv(
 
 
 SUMMARY = "summary.json"
-"""Every command's summary document: `write_json` adds the run's record to it."""
+"""Every command's summary document, the one file that holds a run's record (`schema.write`)."""
 
 NULL_REASON = "_null_reason"
 """Suffix of the key that says why a value is null (`ert_s` -> `ert_s_null_reason`)."""
@@ -132,15 +132,13 @@ def _non_finite(values) -> float | None:
     return None
 
 
-def write_json(path: str | Path, doc: Any) -> Path:
+def write_json(path: str | Path, doc: Any, record: provenance.Record | None = None) -> Path:
     """Write `doc` atomically as indented `strict` JSON (no Infinity or NaN, which JSON parsers
     refuse; other values JSON cannot hold as strings) with a final newline; returns `path`.
-
-    A `summary.json` written while a command runs gets the run's record under `"run"`
-    (`provenance.record`), so every command's summary says where it came from.
+    A run's `record` (a command's summary) adds its block under `"run"` (`Record.block`).
     """
-    if Path(path).name == SUMMARY and isinstance(doc, dict) and provenance.active():
-        doc = {**doc, "run": provenance.record(doc)}
+    if record is not None:
+        doc = {**doc, "run": record.block(doc)}
     text = json.dumps(strict(doc), indent=2, default=str, allow_nan=False)
     write_text(path, text + "\n")
     return Path(path)
