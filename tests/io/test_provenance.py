@@ -43,7 +43,7 @@ def test_summary_json_records_commit_xla_flags_cpu_and_config_text(tmp_path, mon
     assert run["config_text"] == config.read_text()
     assert run["xla_flags"] == "--xla_force_host_platform_device_count=2"
     assert isinstance(run["cpu"], str) and run["cpu"]
-    checkout = Path(provenance.__file__).resolve().parents[2] / ".git"
+    checkout = Path(__file__).resolve().parents[2] / ".git"  # this test's own checkout
     if checkout.exists() and shutil.which("git"):
         assert re.fullmatch(r"[0-9a-f]{40}", run["commit"])
     else:

@@ -52,7 +52,7 @@ def commit() -> str | None:
     """The git commit of the checkout this package runs from (`git rev-parse HEAD`, given
     `GIT_TIMEOUT` seconds); None when the package is installed rather than checked out, or git
     is missing or slow."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[len(__name__.split(".")) - 1]  # above jaxqueens/
     if not (root / ".git").exists():
         return None
     try:
