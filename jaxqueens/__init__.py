@@ -25,23 +25,23 @@ _PUBLIC = {
     ),
     "jaxqueens.core.checker": ("CheckReport", "are_solutions", "check_board"),
     "jaxqueens.core.symmetry": ("canonical", "fundamental"),
-    "jaxqueens._src.drivers.anneal": ("AnnealResult", "anneal"),
-    "jaxqueens._src.drivers.backtrack": ("first_solution", "random_first_solutions"),
-    "jaxqueens._src.drivers.compare": ("CompareResult", "compare"),
-    "jaxqueens._src.drivers.complete": ("CompleteResult", "solve_instances"),
-    "jaxqueens._src.drivers.count": ("CountResult", "count_solutions", "enumerate_solutions"),
-    "jaxqueens._src.drivers.count_plan": ("CountPlan", "plan_count"),
-    "jaxqueens._src.drivers.estimate": ("estimate",),
-    "jaxqueens._src.drivers.estimate_result": ("Estimate",),
-    "jaxqueens._src.drivers.ga": ("EvolveResult", "evolve"),
-    "jaxqueens._src.drivers.large": ("LargeResult", "solve_large"),
-    "jaxqueens._src.drivers.loop": ("RunControl",),
-    "jaxqueens._src.drivers.minconflicts": ("SolveResult", "solve"),
-    "jaxqueens._src.drivers.stats": ("StatsResult", "stats"),
+    "jaxqueens.drivers.anneal": ("AnnealResult", "anneal"),
+    "jaxqueens.drivers.backtrack": ("first_solution", "random_first_solutions"),
+    "jaxqueens.drivers.compare": ("CompareResult", "compare"),
+    "jaxqueens.drivers.complete": ("CompleteResult", "solve_instances"),
+    "jaxqueens.drivers.count": ("CountResult", "count_solutions", "enumerate_solutions"),
+    "jaxqueens.drivers.count_plan": ("CountPlan", "plan_count"),
+    "jaxqueens.drivers.estimate": ("estimate",),
+    "jaxqueens.drivers.estimate_result": ("Estimate",),
+    "jaxqueens.drivers.ga": ("EvolveResult", "evolve"),
+    "jaxqueens.drivers.large": ("LargeResult", "solve_large"),
+    "jaxqueens.drivers.loop": ("RunControl",),
+    "jaxqueens.drivers.minconflicts": ("SolveResult", "solve"),
+    "jaxqueens.drivers.stats": ("StatsResult", "stats"),
     "jaxqueens.core.constraints": ("Constraints",),
     "jaxqueens.errors": ("BoardFileError", "QueensError", "SolutionCheckError"),
-    "jaxqueens._src.io.boards": ("load_boards", "write_board", "write_boards_npy", "write_jsonl"),
-    "jaxqueens._src.io.instances": ("load_instances",),
+    "jaxqueens.io.boards": ("load_boards", "write_board", "write_boards_npy", "write_jsonl"),
+    "jaxqueens.io.instances": ("load_instances",),
     "jaxqueens.parallel.devices": ("Configuration", "configure"),
 }
 """Module -> the public names it defines (the package re-exports them, imported at first use)."""
@@ -65,7 +65,9 @@ _HOME = {name: (module, name) for module, names in _PUBLIC.items() for name in n
 }
 _LAYERS = ("core", "solvers", "parallel")
 """The public subpackages, imported at first use too (`jaxqueens.core` after a bare
-`import jaxqueens`); the drivers, files, plots and CLI behind the API live in `jaxqueens._src`."""
+`import jaxqueens`). The drivers, files, plots and CLI (`_INTERNAL`) are the layers behind the API:
+import the names this module exports, not their modules."""
+_INTERNAL = ("io", "drivers", "plots", "cli")
 
 
 def __getattr__(name: str):

@@ -1,5 +1,5 @@
 """`python -m jaxqueens`: the `jaxqueens` command."""
 
-from jaxqueens._src.cli.main import entry
+from jaxqueens.cli.main import entry
 
 entry()

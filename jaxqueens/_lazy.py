@@ -58,7 +58,7 @@ def load(name: str) -> types.ModuleType:
     """Module `name`, imported at its first attribute access.
 
     Args:
-      name: absolute module name, e.g. `"jax"` or `"jaxqueens._src.drivers.count"`.
+      name: absolute module name, e.g. `"jax"` or `"jaxqueens.drivers.count"`.
 
     Returns:
       The module itself if it is imported already, else a proxy that imports it when first used.

@@ -22,9 +22,9 @@ import jax
 import jax.numpy as jnp
 
 import jaxqueens
-from jaxqueens._src.drivers import anneal as annealing
-from jaxqueens._src.drivers import anneal_setup, chains_types, minconflicts_runner
-from jaxqueens._src.drivers import chains as driver
+from jaxqueens.drivers import anneal as annealing
+from jaxqueens.drivers import anneal_setup, chains_types, minconflicts_runner
+from jaxqueens.drivers import chains as driver
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers import minconflicts, variants

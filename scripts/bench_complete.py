@@ -4,7 +4,7 @@ The shipped CSPLib prob079 excluded-diagonals sets (``instances/prob079/diag-N.t
 1000 instances per n): for each n = 12..18, every instance at the d nearest the SAT/UNSAT
 transition (the d whose SAT fraction on a 100-instance sample, decided by jaxqueens, is nearest
 one half), and a sweep over d for one n. Three solvers decide the same instances in the same run:
-jaxqueens (:func:`jaxqueens._src.drivers.complete.solve_instances`, one call for the whole set,
+jaxqueens (:func:`jaxqueens.drivers.complete.solve_instances`, one call for the whole set,
 compilation done beforehand and reported apart), ``diag_c`` on one core (one process per
 instance, in turn) and ``diag_c`` on every core at once (one process per core over the instance
 list, as ``xargs -P $(nproc)``). Every decision is checked to agree with diag_c's. Rates:
@@ -32,10 +32,10 @@ from pathlib import Path
 import jax
 
 import jaxqueens
-from jaxqueens._src.drivers import complete
-from jaxqueens._src.io import instances as instio
 from jaxqueens.core.constraints import Constraints
 from jaxqueens.core.oeis import A051906
+from jaxqueens.drivers import complete
+from jaxqueens.io import instances as instio
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib

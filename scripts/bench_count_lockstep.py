@@ -37,8 +37,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 
-from jaxqueens._src.drivers import count as counting  # noqa: E402
 from jaxqueens.core.oeis import A000170  # noqa: E402
+from jaxqueens.drivers import count as counting  # noqa: E402
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import benchlib  # noqa: E402

@@ -175,7 +175,7 @@ def run_deap(folder: Path, seeds: str, pop: int = 300, ngen: int = 100, n: int =
 def one_large(pop: int, n: int, generations: int) -> dict:
     """Child process: one trial of the large-population run; prints a JSON line."""
     import jaxqueens
-    from jaxqueens._src.drivers import ga
+    from jaxqueens.drivers import ga
 
     jaxqueens.configure()  # before any JAX op: one CPU device per core, XLA:CPU loop flags, cache
 
@@ -268,7 +268,7 @@ def main() -> int:
     import jax
 
     import jaxqueens
-    from jaxqueens._src.drivers import ga
+    from jaxqueens.drivers import ga
 
     sys.path.insert(0, os.path.dirname(__file__))
     import benchlib

@@ -30,11 +30,11 @@ import jax
 import numpy as np
 
 import jaxqueens
-from jaxqueens._src.drivers import complete
-from jaxqueens._src.drivers import count as counting
-from jaxqueens._src.io import instances as instio
 from jaxqueens.core import checker, constraints
 from jaxqueens.core.oeis import A000170
+from jaxqueens.drivers import complete
+from jaxqueens.drivers import count as counting
+from jaxqueens.io import instances as instio
 
 sys.path.insert(0, os.path.dirname(__file__))
 import benchlib

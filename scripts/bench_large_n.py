@@ -35,7 +35,7 @@ BASELINES = Path(__file__).resolve().parents[2] / "shared" / "baselines"
 JAX_CHILD = """
 import json, resource, sys, time
 import jaxqueens
-from jaxqueens._src.drivers import large as large_solve
+from jaxqueens.drivers import large as large_solve
 jaxqueens.configure()  # one CPU device per core, XLA:CPU loop flags, cache
 n, seed = int(sys.argv[1]), int(sys.argv[2])
 res = large_solve.solve_large(n, seed=seed)
@@ -50,7 +50,7 @@ QUICK_GREEDY = [10_000]
 GREEDY_CHILD = """
 import json, sys, time
 import jaxqueens
-from jaxqueens._src.drivers import minconflicts as mcsolve
+from jaxqueens.drivers import minconflicts as mcsolve
 jaxqueens.configure()  # one CPU device per core, XLA:CPU loop flags, cache
 n, seed = int(sys.argv[1]), int(sys.argv[2])
 rows, pairs, gen_s, compile_s = mcsolve.initial_board(n, init="greedy", seed=seed)

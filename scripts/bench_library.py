@@ -63,7 +63,7 @@ def run_side(side: str, n: int, num_chains: int, tmp: Path) -> dict:
     t0 = time.perf_counter()
     if side == "CLI solve":
         out = tmp / "solve"
-        cmd = [sys.executable, "-m", "jaxqueens._src.cli", "--no-cache", "solve", "-n", str(n)]
+        cmd = [sys.executable, "-m", "jaxqueens.cli", "--no-cache", "solve", "-n", str(n)]
         cmd += ["--chains", str(num_chains), "--out", str(out), "--force", "--quiet"]
         subprocess.run(cmd, check=True, capture_output=True, env=env)
         summary = json.loads((out / "summary.json").read_text())
@@ -102,7 +102,7 @@ def main() -> None:
             for side in SIDES:  # alternating, every rep
                 runs[side].append(run_side(side, n, num_chains, Path(tmp)))
 
-    from jaxqueens._src.io import provenance
+    from jaxqueens.io import provenance
 
     rows, printed = [], []
     for side in SIDES:

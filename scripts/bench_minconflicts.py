@@ -42,8 +42,8 @@ import jax
 import numpy as np
 
 import jaxqueens
-from jaxqueens._src.drivers import minconflicts_runner
 from jaxqueens.core import checker
+from jaxqueens.drivers import minconflicts_runner
 from jaxqueens.solvers import minconflicts, variants
 
 sys.path.insert(0, os.path.dirname(__file__))

@@ -41,8 +41,8 @@ def _parts(n: int, chains: int, folder: Path, tries: int = 3) -> dict[str, float
     """Seconds of each part of the writing, measured apart (best of ``tries`` each)."""
     import numpy as np
 
-    from jaxqueens._src.io import schema
-    from jaxqueens._src.plots import render
+    from jaxqueens.io import schema
+    from jaxqueens.plots import render
 
     importing = min(
         _process(

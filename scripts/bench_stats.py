@@ -1,4 +1,4 @@
-"""Knuth's estimator (jaxqueens._src.drivers.estimate): probes per second and the error in a budget.
+"""Knuth's estimator (jaxqueens.drivers.estimate): probes per second and the error in a budget.
 
 The kernel is jaxqueens.solvers.estimate. Part 1: probes per second at n = 20, 32, 64 (kernel
 time only, compilation excluded; best and median of --reps runs of --rate-probes probes each).
@@ -19,7 +19,7 @@ import sys
 import jax
 
 import jaxqueens
-from jaxqueens._src.drivers import estimate as E
+from jaxqueens.drivers import estimate as E
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import benchlib

@@ -68,7 +68,7 @@ def table(headers: list[str], rows: list[list]) -> str:
 
 def write_results(name: str, payload: dict, out_dir: Path | None = None) -> Path:
     """Write ``payload`` (plus the environment) as JSON, atomically; return the path."""
-    from jaxqueens._src.io.atomic import write_text
+    from jaxqueens.io.atomic import write_text
 
     out_dir = Path(out_dir or RESULTS)
     import jax

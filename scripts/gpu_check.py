@@ -62,7 +62,7 @@ import numpy as np  # noqa: E402
 from gpumodel import hlo, model, workloads  # noqa: E402  (this folder: scripts/gpumodel)
 
 import jaxqueens  # noqa: E402  (package settings before any JAX op)
-from jaxqueens._src.io.atomic import write_text  # noqa: E402
+from jaxqueens.io.atomic import write_text  # noqa: E402
 from jaxqueens.parallel import complete as complete_batch  # noqa: E402
 from jaxqueens.parallel import sizing, threads, threads_complete  # noqa: E402
 from jaxqueens.parallel.count import TASKS_PER_LANE  # noqa: E402
@@ -107,7 +107,7 @@ def measure_steps(ns=(8, 32, 100, 1000), chains=(2000, 1000, 500, 100)) -> dict:
 def measure_edges(ns=range(12, 17)) -> dict:
     """Tree edges the count kernel walks at n (the driver's own plan, tasks and kernel,
     `jaxqueens.parallel.count.count_items`), on the CPU: its work output is edges taken."""
-    from jaxqueens._src.drivers import count_chunks
+    from jaxqueens.drivers import count_chunks
     from jaxqueens.parallel import count as batched
     from jaxqueens.solvers import count as solver
 
@@ -278,7 +278,7 @@ def measure_thread_steps(ns=range(12, 16)) -> dict:
     """Search steps of the thread kernel (`jaxqueens.parallel.threads`, interpreted on the
     CPU with its `stats`) at n, with the driver's tasks per lane: busy lane steps, and the
     share of the lanes' steps that are busy (a warp runs until its slowest lane is done)."""
-    from jaxqueens._src.drivers.count import THREAD_TASKS_PER_LANE
+    from jaxqueens.drivers.count import THREAD_TASKS_PER_LANE
 
     out = {}
     for n in ns:
@@ -397,7 +397,7 @@ def check_threads(desc: model.Description, trips: dict, records: list, failures:
     the driver runs (one warp a block, 32 blocks an SM): registers, spills, shared memory, the
     instructions of its hot loop (PTX; SASS where nvdisasm is installed), occupancy, and the
     model's seconds (`gpumodel.model.predict_threads`)."""
-    from jaxqueens._src.drivers.count import THREAD_TASKS_PER_LANE
+    from jaxqueens.drivers.count import THREAD_TASKS_PER_LANE
 
     sharding = model.placement(desc)
     programs = max(1, desc.parallelism // (2 * threads.BLOCK))
@@ -487,8 +487,8 @@ def measure_thread_complete(ns=(12, 13), torus=(11,), count: int = 256) -> dict:
     """The complete thread kernel's steps per instance against the XLA kernel's tree edges,
     on the CPU: deciding `count` prob079 instances at the CPU benchmark's transition d
     (`complete-cpu.json`) and the torus's whole tree, at small n."""
-    from jaxqueens._src.io import instances as instio
     from jaxqueens.core.constraints import Constraints
+    from jaxqueens.io import instances as instio
     from jaxqueens.solvers.complete import Config
 
     path = RESULTS / "complete-cpu.json"

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def jaxqueens(*args: str) -> None:
     """One ``jaxqueens`` command in a fresh process (this interpreter's package)."""
-    subprocess.run([sys.executable, "-m", "jaxqueens._src.cli", *args], check=True)
+    subprocess.run([sys.executable, "-m", "jaxqueens.cli", *args], check=True)
 
 
 def main() -> None:

@@ -2,12 +2,12 @@
 
 Every setting runs the same chains (GA: trials) with ``compare``'s default budget per chain
 (``--budget``, 10,000 steps: LS/TA/SA neighbour moves, GA fitness evaluations with the initial
-population counted, as :mod:`jaxqueens._src.drivers.compare` counts them) at each n, and reports the
+population counted, as :mod:`jaxqueens.drivers.compare` counts them) at each n, and reports the
 success rate within the budget, the expected steps per solution (ERT: steps of all chains over
 the chains solved) and seconds per solution (kernel time over chains solved; the machine's load
 makes these noisy: the choice rests on the success rate and ERT in steps, which are
 machine-independent). The defaults chosen from this grid are those of
-:mod:`jaxqueens._src.drivers.anneal` (``DEFAULTS``) and :mod:`jaxqueens._src.drivers.ga`; the
+:mod:`jaxqueens.drivers.anneal` (``DEFAULTS``) and :mod:`jaxqueens.drivers.ga`; the
 run prints the best settings per method and n, and the rows of the settings named ``default`` and
 ``classic`` (the earlier defaults).
 
@@ -36,9 +36,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxqueens
-from jaxqueens._src.drivers import anneal as annealing
-from jaxqueens._src.drivers import anneal_setup, ga
 from jaxqueens.core import checker
+from jaxqueens.drivers import anneal as annealing
+from jaxqueens.drivers import anneal_setup, ga
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys

@@ -7,7 +7,7 @@ the package's own modules are checked wherever they stand (top level or inside a
 is not allowed at all), and the import graph has no cycle.
 
 Lazy imports (:mod:`jaxqueens._lazy`:
-``mcsolve = _lazy.load("jaxqueens._src.drivers.minconflicts")``) are imports too: they are read here
+``mcsolve = _lazy.load("jaxqueens.drivers.minconflicts")``) are imports too: they are read here
 like ``import`` statements, checked for direction and cycles, and must stand at the top of the
 module, like every import.
 """
@@ -22,8 +22,6 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxqueens"
 ORDER = ["errors", "core", "solvers", "parallel", "io", "drivers", "plots", "cli"]
 RANK = {name: i for i, name in enumerate(ORDER)}
-PRIVATE = ("io", "drivers", "plots", "cli")
-"""The layers behind the public API, in `jaxqueens._src` (core, solvers and parallel are public)."""
 TOP_LEVEL_FILES = {"__init__", "__main__", "_version", "_lazy", "_process", "errors"}
 BASE_FILES = ("errors", "_version", "_lazy", "_process")
 """Top-level modules of the first layer (importable from every layer)."""
@@ -91,8 +89,6 @@ def _imports(name: str, path: Path) -> list[tuple[str, bool]]:
 
 def _layer(name: str) -> str | None:
     parts = name.split(".")
-    if len(parts) > 2 and parts[1] == "_src":  # jaxqueens._src.<layer>...: the private layers
-        parts = parts[:1] + parts[2:]
     if len(parts) < 2:
         return None
     return "errors" if parts[1] in BASE_FILES else parts[1]
@@ -101,11 +97,6 @@ def _layer(name: str) -> str | None:
 def test_every_module_lives_in_a_layer():
     for name in MODULES:
         parts = name.split(".")
-        if name == "jaxqueens._src":
-            continue
-        if len(parts) > 2 and parts[1] == "_src":
-            assert parts[2] in PRIVATE, f"{name}: only {PRIVATE} live in jaxqueens._src"
-            parts = parts[:1] + parts[2:]
         if len(parts) == 2:  # jaxqueens.X
             assert parts[1] in TOP_LEVEL_FILES or parts[1] in RANK, (
                 f"{name} is outside the layer folders"
@@ -152,8 +143,8 @@ def test_the_check_sees_a_violation(tmp_path):
     (the test can fail)."""
     bad = tmp_path / "bad.py"
     bad.write_text(
-        "from jaxqueens import _lazy\nfrom jaxqueens._src.cli import main\n"
-        "count = _lazy.load('jaxqueens._src.drivers.count')\n\n"
+        "from jaxqueens import _lazy\nfrom jaxqueens.cli import main\n"
+        "count = _lazy.load('jaxqueens.drivers.count')\n\n"
         "def f():\n    from jaxqueens.core import board\n"
         "    return _lazy.load('jaxqueens.core.checker')\n"
     )
@@ -164,13 +155,13 @@ def test_the_check_sees_a_violation(tmp_path):
         found = _imports("jaxqueens.solvers.bad", bad)
     finally:
         MODULES = saved
-    assert ("jaxqueens._src.cli.main", True) in found and ("jaxqueens.core.board", False) in found
-    assert ("jaxqueens._src.drivers.count", True) in found  # a lazy import pointing right
+    assert ("jaxqueens.cli.main", True) in found and ("jaxqueens.core.board", False) in found
+    assert ("jaxqueens.drivers.count", True) in found  # a lazy import pointing right
     assert ("jaxqueens.core.checker", False) in found  # a lazy import inside a function
     assert ("jaxqueens._lazy", True) in found
 
 
 def test_lazy_imports_are_read():
     """The command modules' lazy imports are in the graph (so a cycle through them is caught)."""
-    found = dict(_imports("jaxqueens._src.cli.count", MODULES["jaxqueens._src.cli.count"]))
-    assert found.get("jaxqueens._src.drivers.count") is True
+    found = dict(_imports("jaxqueens.cli.count", MODULES["jaxqueens.cli.count"]))
+    assert found.get("jaxqueens.drivers.count") is True

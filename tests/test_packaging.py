@@ -80,7 +80,7 @@ def test_the_wheel_metadata_is_complete_and_carries_the_package_data():
     classifiers = project["classifiers"]
     lowest = project["requires-python"].removeprefix(">=")
     assert f"Programming Language :: Python :: {lowest}" in classifiers
-    assert project["scripts"] == {"jaxqueens": "jaxqueens._src.cli.main:entry"}
+    assert project["scripts"] == {"jaxqueens": "jaxqueens.cli.main:entry"}
     patterns = _pyproject()["tool"]["setuptools"].get("package-data", {})  # none: no data files
     for path in (ROOT / "jaxqueens").rglob("*"):
         if not path.is_file() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:

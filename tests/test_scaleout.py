@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import jaxqueens
-from jaxqueens._src.cli.main import main
-from jaxqueens._src.drivers import minconflicts_runner as mc_runner
-from jaxqueens._src.io import checkpoint
+from jaxqueens.cli.main import main
+from jaxqueens.drivers import minconflicts_runner as mc_runner
 from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
@@ -49,7 +49,7 @@ def interrupt_after(monkeypatch, module, calls: int):
 
 def interrupt_on_update(monkeypatch, calls: int) -> None:
     """Make the ``calls``-th progress update raise KeyboardInterrupt (a Ctrl-C at a chunk end)."""
-    from jaxqueens._src.io import progress
+    from jaxqueens.io import progress
 
     real, seen = progress.Progress.update, []
 
@@ -124,7 +124,7 @@ def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
 
 KILL_WRITER = """
 import sys, numpy as np
-from jaxqueens._src.drivers import chains as driver
+from jaxqueens.drivers import chains as driver
 rows = np.zeros((200_000, 16), np.int32)
 part = driver.ChunkResult(rows, np.ones(200_000, bool), np.arange(200_000), np.zeros(200_000))
 i = 0
@@ -164,7 +164,7 @@ import hashlib, json, sys
 import numpy as np
 import jax, jaxqueens
 jaxqueens.configure()  # JAXQUEENS_CPU_DEVICES devices, before any JAX op
-from jaxqueens._src.drivers import count
+from jaxqueens.drivers import count
 from jaxqueens.parallel import chains
 from jaxqueens.solvers import minconflicts
 out = {"devices": jax.local_device_count()}
@@ -210,7 +210,7 @@ def _free_port() -> int:
 def start_two(argv: list[str], other: list[str] | None = None) -> list[subprocess.Popen]:
     """Start ``jaxqueens ARGV`` as processes 0 and 1 of a run on localhost (one CPU device each;
     process 1 runs ``OTHER`` when given)."""
-    cli = [sys.executable, "-m", "jaxqueens._src.cli.main"]
+    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     port = _free_port()
     return [
         subprocess.Popen(
@@ -249,7 +249,7 @@ quiet = true
 def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
     config = tmp_path / "exp.toml"
     config.write_text(CONFIG)
-    cli = [sys.executable, "-m", "jaxqueens._src.cli.main"]
+    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     run = ["run", str(config), "--out"]
     for name, devices in (("one", "1"), ("four", "4")):
         out = subprocess.run(
@@ -273,7 +273,7 @@ def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
 
 
 def test_ga_resume_equals_uninterrupted(tmp_path, monkeypatch):
-    from jaxqueens._src.drivers import ga
+    from jaxqueens.drivers import ga
 
     kwargs = {"n": 8, "pop": 30, "generations": 50, "trials": 4, "seed": 1, "chunk": 10}
     whole = ga.evolve(**kwargs)
@@ -292,8 +292,8 @@ def test_ga_resume_equals_uninterrupted(tmp_path, monkeypatch):
 
 
 def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
-    from jaxqueens._src.drivers import ga_size
-    from jaxqueens._src.io import progress
+    from jaxqueens.drivers import ga_size
+    from jaxqueens.io import progress
 
     monkeypatch.setattr(ga_size, "default_chunk", lambda *args: 10)  # several chunks in a small run
 
@@ -325,7 +325,7 @@ def test_evolve_cli_interrupt_and_resume(tmp_path, monkeypatch, capsys):
 
 
 def test_estimate_resume_equals_uninterrupted(tmp_path, monkeypatch):
-    from jaxqueens._src.drivers import estimate as knuth
+    from jaxqueens.drivers import estimate as knuth
 
     kwargs = {"probes": 120_000, "depth": 3, "seed": 4, "lanes": 4096}
     whole = knuth.estimate(10, **kwargs)
@@ -360,7 +360,7 @@ def test_estimate_on_two_processes_matches_one(tmp_path):
     """Two processes of one device each equal one process of two devices bit for bit, at depth 0
     too (a stratum's copies followed the device count)."""
     argv = ["estimate", "-n", "10", "--probes", "100000", "--depth", "0", "--seed", "2", "--quiet"]
-    cli = [sys.executable, "-m", "jaxqueens._src.cli.main"]
+    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     env = {**ENV, "JAXQUEENS_CPU_DEVICES": "2"}
     one = subprocess.run(
         cli + argv + ["--out", str(tmp_path / "one")],
@@ -391,7 +391,7 @@ def test_count_on_two_processes(tmp_path):
 
 
 def test_evolve_on_two_processes_matches_one(tmp_path):
-    cli = [sys.executable, "-m", "jaxqueens._src.cli.main"]
+    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     argv = [
         "evolve",
         "-n",
@@ -431,7 +431,7 @@ def test_count_lockstep_shards_over_devices(monkeypatch):
     """The accelerator strategy (forced here on the CPU) splits prefixes over every device."""
     import jax
 
-    from jaxqueens._src.drivers import count
+    from jaxqueens.drivers import count
     from jaxqueens.parallel import devices as backend
     from jaxqueens.parallel import sizing
 
@@ -455,7 +455,7 @@ def test_count_lockstep_shards_over_devices(monkeypatch):
     ],
 )
 def test_stats_interrupt_and_resume(tmp_path, monkeypatch, capsys, solver, extra):
-    from jaxqueens._src.drivers import ga
+    from jaxqueens.drivers import ga
 
     argv = [
         "stats",

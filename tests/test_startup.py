@@ -20,14 +20,14 @@ import pytest
 
 import jaxqueens
 from jaxqueens import _lazy
-from jaxqueens._src.io import boards as boardio
 from jaxqueens.core import board, checker
+from jaxqueens.io import boards as boardio
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 
 # Runs `python -m jaxqueens ARGS` in this process and, at its exit, reports the heavy modules that
 # were imported, as one JSON line on stderr (an exit handler: a command that imported JAX ends the
-# process with os._exit once the exit handlers ran, jaxqueens._src.cli.main.entry).
+# process with os._exit once the exit handlers ran, jaxqueens.cli.main.entry).
 PROBE = """
 import atexit, json, runpy, sys
 
@@ -104,19 +104,19 @@ def test_commands_without_jax_never_import_it(case, board_file, tmp_path):
 
 
 def test_command_modules_and_file_helpers_import_without_jax():
-    """Every module of jaxqueens._src.cli (new commands too) and the board-file helpers import no
+    """Every module of jaxqueens.cli (new commands too) and the board-file helpers import no
     JAX: a command module loads what needs JAX through jaxqueens._lazy."""
     code = (
-        "import pkgutil, sys, importlib, jaxqueens._src.cli\n"
-        "names = ['jaxqueens._src.cli.' + m.name\n"
-        "         for m in pkgutil.iter_modules(jaxqueens._src.cli.__path__)\n"
+        "import pkgutil, sys, importlib, jaxqueens.cli\n"
+        "names = ['jaxqueens.cli.' + m.name\n"
+        "         for m in pkgutil.iter_modules(jaxqueens.cli.__path__)\n"
         "         if m.name not in ('__main__',)]\n"
-        "names += ['jaxqueens._src.cli.options', 'jaxqueens._src.io.boards',\n"
-        "          'jaxqueens._src.io.atomic', 'jaxqueens.core.checker',\n"
+        "names += ['jaxqueens.cli.options', 'jaxqueens.io.boards',\n"
+        "          'jaxqueens.io.atomic', 'jaxqueens.core.checker',\n"
         "          'jaxqueens.parallel.devices',\n"
         "          'jaxqueens.parallel.cache', 'jaxqueens.parallel.processes',\n"
-        "          'jaxqueens._src.io.writing', 'jaxqueens.solvers.variants',\n"
-        "          'jaxqueens._src.drivers.settings']\n"
+        "          'jaxqueens.io.writing', 'jaxqueens.solvers.variants',\n"
+        "          'jaxqueens.drivers.settings']\n"
         "bad = []\n"
         "for name in names:\n"
         "    importlib.import_module(name)\n"
@@ -148,18 +148,18 @@ def test_import_jaxqueens_is_jax_free_and_names_resolve_lazily():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["False", "True", "jaxqueens._src.drivers.minconflicts"]
+    assert out.stdout.split() == ["False", "True", "jaxqueens.drivers.minconflicts"]
 
 
 def test_public_names_are_the_modules_objects():
-    from jaxqueens._src.drivers import minconflicts
+    from jaxqueens.drivers import minconflicts
 
     assert set(jaxqueens._HOME) == set(jaxqueens.__all__) - {"__version__"}  # one table, no strays
 
     assert jaxqueens.solve is minconflicts.solve and jaxqueens.check_board is checker.check_board
     with pytest.raises(AttributeError, match="no_such_name"):
         jaxqueens.no_such_name  # noqa: B018
-    assert jaxqueens.count_solutions.__module__ == "jaxqueens._src.drivers.count"
+    assert jaxqueens.count_solutions.__module__ == "jaxqueens.drivers.count"
     assert jaxqueens.core.checker is checker  # the layers are reachable from the package too
 
 

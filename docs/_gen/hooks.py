@@ -23,9 +23,9 @@ import tables  # docs/_gen/tables.py, beside this file
 DOCS = Path(__file__).resolve().parents[1]
 GROUPS = {
     "jaxqueens.parallel": "Process setup",
-    "jaxqueens._src.drivers": "Drivers: run, verify, return NumPy results",
+    "jaxqueens.drivers": "Drivers: run, verify, return NumPy results",
     "jaxqueens.core": "Boards, the checker, symmetry and constrained boards",
-    "jaxqueens._src.io": "Board and instance files",
+    "jaxqueens.io": "Board and instance files",
     "jaxqueens.errors": "Errors",
     "jaxqueens.solvers": "Kernel configurations (one family each)",
 }
@@ -78,17 +78,17 @@ PLACEHOLDER = re.compile(r"\{\{ ([a-z_]+(?::[a-z_]+)?) \}\}")
 def generated(name: str) -> str:
     """The text that replaces `{{ name }}`."""
     if name == "cli_reference":
-        from jaxqueens._src.cli import reference
+        from jaxqueens.cli import reference
 
         return reference.markdown()
     if name == "api_reference":
         return api_reference()
     if name == "runs_csv_columns":
-        from jaxqueens._src.io import schema
+        from jaxqueens.io import schema
 
         return schema.runs_markdown()
     if name == "tables_and_columns":
-        from jaxqueens._src.io import schema
+        from jaxqueens.io import schema
 
         return schema.tables_markdown()
     if name.startswith("perf:") and name[5:] in tables.GENERATED:

@@ -6,7 +6,7 @@
 - `A002562[n]`: the number of those solutions that are distinct under the 8 symmetries of the
   square (rotations and reflections), OEIS A002562 (https://oeis.org/A002562), n = 1..27.
 
-The tests check `jaxqueens._src.drivers.count` against n = 1..12 of both sequences.
+The tests check `jaxqueens.drivers.count` against n = 1..12 of both sequences.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ A002562: dict[int, int] = dict(
 
 # OEIS A051906 (https://oeis.org/A051906): n nonattacking queens on an n x n TOROIDAL board
 # (diagonals taken modulo n), n = 1..34; nonzero only for n coprime to 6. Reproduced by
-# jaxqueens._src.drivers.complete.toroidal_count (tests: n = 5, 7, 11, 13; bench_complete: 17, 19).
+# jaxqueens.drivers.complete.toroidal_count (tests: n = 5, 7, 11, 13; bench_complete: 17, 19).
 A051906: dict[int, int] = dict(
     enumerate(
         (

@@ -6,7 +6,7 @@ safe row left; here the recursion is an explicit fixed-capacity stack of bit mas
 `lax.while_loop`. A *placement* puts a queen on a safe square, a *backtrack* removes one (the
 final queens stay, so placements - backtracks = n): n = 8 gives `[0, 4, 7, 5, 2, 6, 1, 3]` after
 113 placements and 105 backtracks. `randomised` tries each column's rows in a random order drawn
-from its key; `jaxqueens._src.drivers.backtrack` batches such searches.
+from its key; `jaxqueens.drivers.backtrack` batches such searches.
 """
 
 from __future__ import annotations

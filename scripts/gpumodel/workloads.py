@@ -4,9 +4,9 @@ Each `Executable` is a workload at one size with the builder its driver uses on 
 accelerator (`batch -> jax.stages.Lowered` of the real jitted function, never a copy of it):
 `jaxqueens.parallel.chains.lockstep_builder` for the chain solvers (solve, anneal, the
 samples of stats), `jaxqueens.parallel.count.items_builder`,
-`jaxqueens.parallel.complete.chunk_builder`, `jaxqueens._src.drivers.estimate.call_builder`,
-`jaxqueens._src.drivers.ga_size.chunk_builder`, `jaxqueens._src.drivers.large.builders` and
-`jaxqueens._src.drivers.stats.analysis_builders`. `want` is the batch the driver asks
+`jaxqueens.parallel.complete.chunk_builder`, `jaxqueens.drivers.estimate.call_builder`,
+`jaxqueens.drivers.ga_size.chunk_builder`, `jaxqueens.drivers.large.builders` and
+`jaxqueens.drivers.stats.analysis_builders`. `want` is the batch the driver asks
 `jaxqueens.parallel.sizing.choose` for on that device; `sized` False marks a batch that is
 the user's (a population, the samples, one large board): checked against the budget, not chosen.
 
@@ -25,14 +25,14 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxqueens._src.drivers import anneal_setup, ga_setup, ga_size, settings
-from jaxqueens._src.drivers import complete as completing
-from jaxqueens._src.drivers import count as counting
-from jaxqueens._src.drivers import estimate as estimating
-from jaxqueens._src.drivers import large as large_driver
-from jaxqueens._src.drivers import minconflicts as mcsolve
-from jaxqueens._src.drivers import stats as statistics
 from jaxqueens.core import constellations, prefixes
+from jaxqueens.drivers import anneal_setup, ga_setup, ga_size, settings
+from jaxqueens.drivers import complete as completing
+from jaxqueens.drivers import count as counting
+from jaxqueens.drivers import estimate as estimating
+from jaxqueens.drivers import large as large_driver
+from jaxqueens.drivers import minconflicts as mcsolve
+from jaxqueens.drivers import stats as statistics
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel import complete as complete_batch
 from jaxqueens.parallel import count as count_batch

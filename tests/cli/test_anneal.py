@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from jaxqueens._src.cli.anneal import parse_methods
-from jaxqueens._src.cli.main import main
-from jaxqueens._src.io import schema
+from jaxqueens.cli.anneal import parse_methods
+from jaxqueens.cli.main import main
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
+from jaxqueens.io import schema
 
 
 def test_cli_all_methods_with_plot(tmp_path, capsys):
@@ -387,7 +387,7 @@ def test_issue28_item3_ctrl_c_in_a_methods_last_chunk_stops_method_all(
 def test_plot_draws_a_percentile_band_across_traced_chains():
     """``--plot`` traces enough chains per method for the figure's 10-90% band
     (plots.chains.method_traces draws chain lines below BAND_CHAINS)."""
-    from jaxqueens._src.cli import anneal as cli_anneal
-    from jaxqueens._src.plots import chains as chain_plots
+    from jaxqueens.cli import anneal as cli_anneal
+    from jaxqueens.plots import chains as chain_plots
 
     assert cli_anneal.TRACE_CHAINS >= chain_plots.BAND_CHAINS

@@ -1,15 +1,15 @@
-"""``jaxqueens compare`` (:mod:`jaxqueens._src.cli.compare`): flags, config files, lines, --out."""
+"""``jaxqueens compare`` (:mod:`jaxqueens.cli.compare`): flags, config files, lines, --out."""
 
 import json
 import re
 
 import pytest
 
-from jaxqueens._src.cli import compare, schema
-from jaxqueens._src.cli.main import build_parser
-from jaxqueens._src.drivers import compare as driver
-from jaxqueens._src.drivers import compare_setup
-from jaxqueens._src.drivers import compare_solvers as runners
+from jaxqueens.cli import compare, schema
+from jaxqueens.cli.main import build_parser
+from jaxqueens.drivers import compare as driver
+from jaxqueens.drivers import compare_setup
+from jaxqueens.drivers import compare_solvers as runners
 from jaxqueens.errors import QueensError
 
 
@@ -115,7 +115,7 @@ def test_bad_flags_are_refused_before_any_work(tmp_path):
 def test_defect_28_msg_step_budget_is_checked_for_every_solver_before_any_runs(monkeypatch, capsys):
     """--steps 5 failed only when LS started (mc-qs4 had run, its work lost) and named --rounds,
     which compare does not have."""
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     ran = []
     monkeypatch.setattr(runners, "run_solver", lambda name, *a, **k: ran.append(name))
@@ -135,8 +135,8 @@ def test_issue28_item3_ctrl_c_in_a_solvers_last_chunk_stops_the_comparison(
     command exits as interrupted (it ran every solver and exited 0 before)."""
     import signal
 
-    from jaxqueens._src.cli.main import main
-    from jaxqueens._src.drivers import minconflicts_runner as mc_runner
+    from jaxqueens.cli.main import main
+    from jaxqueens.drivers import minconflicts_runner as mc_runner
 
     real, compiled = mc_runner.compile_runner, []
 
@@ -163,8 +163,8 @@ def test_interrupted_compare_writes_the_finished_solvers_tables(tmp_path, monkey
     missing one is named, and the command exits as interrupted (it wrote nothing before)."""
     import signal
 
-    from jaxqueens._src.cli.main import main
-    from jaxqueens._src.drivers import minconflicts_runner as mc_runner
+    from jaxqueens.cli.main import main
+    from jaxqueens.drivers import minconflicts_runner as mc_runner
 
     real, compiled = mc_runner.compile_runner, []
 
@@ -214,8 +214,8 @@ def test_per_solver_settings_from_the_config_and_set_the_command_line_winning(tm
 
 
 def test_run_passes_the_solver_tables_and_dotted_set_on(tmp_path):
-    from jaxqueens._src.cli import run
-    from jaxqueens._src.io.config import load_config
+    from jaxqueens.cli import run
+    from jaxqueens.io.config import load_config
 
     cfg = write(tmp_path, SOLVER_TABLES)
     command, opts, _, _ = run.resolve(
@@ -257,7 +257,7 @@ def test_run_passes_the_solver_tables_and_dotted_set_on(tmp_path):
     ],
 )
 def test_bad_solver_settings_are_one_line_exit_2_before_jax(argv, needle, capsys, monkeypatch):
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     ran = []
     monkeypatch.setattr(runners, "run_solver", lambda name, *a, **k: ran.append(name))
@@ -282,8 +282,8 @@ def test_bad_solver_tables_in_a_config_name_the_file_and_table(tmp_path, text, n
 
 
 def test_solver_tables_belong_to_compare_only(tmp_path):
-    from jaxqueens._src.cli import run
-    from jaxqueens._src.io.config import load_config
+    from jaxqueens.cli import run
+    from jaxqueens.io.config import load_config
 
     cfg = write(tmp_path, 'command = "solve"\n[solvers.sa]\nrounds = 1\n')
     with pytest.raises(QueensError, match=re.escape("[solvers.*] tables are not taken")):
@@ -292,7 +292,7 @@ def test_solver_tables_belong_to_compare_only(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["svg", "pdf"])
 def test_vector_figures_and_the_report_shows_them(tmp_path, capsys, fmt):
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     out = tmp_path / "out"
     argv = ["compare", "-n", "6", "--chains", "4", "--steps", "100", "--solvers", "mc-qs4"]
@@ -319,7 +319,7 @@ def test_the_n64_example_config_reads_and_checks():
     checks (no run)."""
     from pathlib import Path
 
-    from jaxqueens._src.drivers import compare_setup as settings
+    from jaxqueens.drivers import compare_setup as settings
 
     cfg = Path(__file__).resolve().parents[2] / "configs" / "compare_n64.toml"
     conf = compare._settings(parse(["--config", str(cfg)]))
@@ -337,7 +337,7 @@ def test_the_n64_example_config_reads_and_checks():
 
 
 def test_a_solver_line_words_an_open_ert_interval_without_infinity():
-    from jaxqueens._src.cli.compare import _line
+    from jaxqueens.cli.compare import _line
 
     p = {
         "solver": "sa",

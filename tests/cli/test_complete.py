@@ -9,11 +9,11 @@ import re
 import numpy as np
 import pytest
 
-from jaxqueens._src.cli import complete as complete_cli
-from jaxqueens._src.cli.main import _Parser
-from jaxqueens._src.drivers import complete as driver
+from jaxqueens.cli import complete as complete_cli
+from jaxqueens.cli.main import _Parser
 from jaxqueens.core import checker
 from jaxqueens.core.constraints import completion
+from jaxqueens.drivers import complete as driver
 from jaxqueens.errors import QueensError
 
 NAUCK = "letting n be 8\nletting init be [[1, 3], [3, 4]]\n"
@@ -171,7 +171,7 @@ SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 def test_defect_28_7_board_jsonl_agrees_with_check(tmp_path, capsys):
     """The README's board format given to complete is a completion instance with every queen
     fixed: SAT for a solution (check says OK), UNSAT for a board that is not one."""
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     f = tmp_path / "b.jsonl"
     bad = [0, 4, 7, 5, 2, 6, 3, 1]
@@ -185,7 +185,7 @@ def test_defect_28_7_board_jsonl_agrees_with_check(tmp_path, capsys):
 
 
 def test_defect_28_12_report_line_stays_out_of_the_csv(tmp_path, capsys):
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     f = tmp_path / "a.jsonl"
     f.write_text('{"n": 6}\n')
@@ -220,7 +220,7 @@ def test_defect_28_msg_plainly_unsat_instances_give_their_reason(tmp_path, capsy
 
 
 def test_issue28_item5_an_unfinished_run_is_never_started_over(folder, tmp_path, capsys):
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     out = tmp_path / "out"
     argv = ["complete", str(folder), "--count", "--quiet"]
@@ -236,7 +236,7 @@ def test_issue28_item5_an_unfinished_run_is_never_started_over(folder, tmp_path,
 
 
 def test_issue28_item14_enumerate_with_a_cap_too_large_for_memory_is_refused(folder, capsys):
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     assert main(["complete", str(folder), "--enumerate", "--cap", "2147483647", "--quiet"]) == 2
     err = capsys.readouterr().err
@@ -252,9 +252,9 @@ def test_issue28_item6_enumerate_refuses_a_disk_too_small_before_any_search(
     import shutil
     from collections import namedtuple
 
-    from jaxqueens._src.cli.main import main
-    from jaxqueens._src.io import complete as outputs
-    from jaxqueens._src.io.writing import MARGIN
+    from jaxqueens.cli.main import main
+    from jaxqueens.io import complete as outputs
+    from jaxqueens.io.writing import MARGIN
 
     inst = tmp_path / "empty.param"
     inst.write_text("n = 12\nnumdiags = 0\ndiags = []\n")  # 14,200 solutions

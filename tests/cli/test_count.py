@@ -7,10 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from jaxqueens._src.cli import count as count_cli
-from jaxqueens._src.io import ownership, progress
+from jaxqueens.cli import count as count_cli
 from jaxqueens.core import checker
 from jaxqueens.errors import QueensError
+from jaxqueens.io import ownership, progress
 
 
 def _cli(argv):
@@ -21,7 +21,7 @@ def _cli(argv):
     try:
         return args.func(args)
     finally:
-        ownership.release_all()  # as jaxqueens._src.cli.main does when a command ends
+        ownership.release_all()  # as jaxqueens.cli.main does when a command ends
 
 
 def test_count_command(tmp_path, capsys):
@@ -255,7 +255,7 @@ def test_issue28_item4_sigterm_saves_and_prints_the_resume_line(tmp_path):
 def test_issue28_item5_an_unfinished_run_is_never_started_over(tmp_path, monkeypatch, capsys):
     """A folder holding an unfinished count's checkpoint, given again without --resume: refused
     in one line naming both ways on (it started from chunk 0 and overwrote the checkpoint)."""
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     out = tmp_path / "d"
 
@@ -290,7 +290,7 @@ def test_issue28_item4_a_second_writer_is_detected(tmp_path, capsys):
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         (out / ".jaxqueens.lock").write_text(f"{other.pid}\n")
-        from jaxqueens._src.cli.main import main
+        from jaxqueens.cli.main import main
 
         assert main(["count", "-n", "8", "--out", str(out)]) == 2
         err = capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""`jaxqueens estimate` (`jaxqueens._src.cli.estimate`): size lists, printed lines, table and
+"""`jaxqueens estimate` (`jaxqueens.cli.estimate`): size lists, printed lines, table and
 plot."""
 
 import argparse
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from jaxqueens._src.cli import estimate as E
-from jaxqueens._src.cli.main import main
+from jaxqueens.cli import estimate as E
+from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
 
 
@@ -151,7 +151,7 @@ def test_estimate_printed_an_unlabelled_standard_error_and_a_99_percent_ci_unlik
     """``Q(n) ~ X +- Y (99% CI ...)``: the standard error was an unlabelled "+-" and the interval
     99% where compare's are 95%. The error is labelled "se" and the default level is compare's
     (``--level`` still sets it)."""
-    from jaxqueens._src.drivers import compare, settings
+    from jaxqueens.drivers import compare, settings
 
     assert settings.CONFIDENCE == compare.CONFIDENCE == 0.95
     argv = ["estimate", "-n", "8", "--probes", "2000", "--depth", "1", "--quiet"]

@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxqueens._src.cli import evolve as evolve_cmd
-from jaxqueens._src.cli import options, schema
-from jaxqueens._src.cli.main import build_parser, main
-from jaxqueens._src.io import ga_history
-from jaxqueens._src.io import schema as run_schema
+from jaxqueens.cli import evolve as evolve_cmd
+from jaxqueens.cli import options, schema
+from jaxqueens.cli.main import build_parser, main
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
+from jaxqueens.io import ga_history
+from jaxqueens.io import schema as run_schema
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -276,7 +276,7 @@ PER_TRIAL += ["--history", "per-trial", "--quiet", "--checkpoint-every", "0.0000
 
 def _interrupt_after(monkeypatch, chunks: int) -> None:
     """Ctrl-C as the ``chunks``-th chunk of generations is recorded (the loop's safe point)."""
-    from jaxqueens._src.io import progress
+    from jaxqueens.io import progress
 
     real, seen = progress.Progress.update, []
 
@@ -292,7 +292,7 @@ def _interrupt_after(monkeypatch, chunks: int) -> None:
 def test_per_trial_history_is_streamed_and_equals_an_uninterrupted_run_after_resume(
     tmp_path, monkeypatch, capsys
 ):
-    from jaxqueens._src.drivers import ga_size
+    from jaxqueens.drivers import ga_size
 
     monkeypatch.setattr(ga_size, "default_chunk", lambda *args: 10)  # several chunks in a small run
     whole, part = tmp_path / "whole", tmp_path / "part"
@@ -335,7 +335,7 @@ def test_an_interrupt_during_the_final_write_leaves_a_resumable_run(tmp_path, mo
     """Stopped as history.csv is renamed into place: every file is whole or absent, the
     checkpoint and the streamed rows stay, and --resume finishes the same history; without a
     checkpoint (a run of one chunk) no partial file is left behind."""
-    from jaxqueens._src.drivers import ga_size
+    from jaxqueens.drivers import ga_size
 
     one = tmp_path / "one"
     with monkeypatch.context() as m:

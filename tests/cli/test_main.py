@@ -8,8 +8,8 @@ import matplotlib.image
 import numpy as np
 import pytest
 
-from jaxqueens._src.cli.main import main
-from jaxqueens._src.io import boards as boardio
+from jaxqueens.cli.main import main
+from jaxqueens.io import boards as boardio
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 
@@ -101,13 +101,13 @@ def test_bad_flags_exit_2(files, capsys):
 
 def test_console_script_and_help():
     out = subprocess.run(
-        [sys.executable, "-m", "jaxqueens._src.cli.main", "--help"], capture_output=True, text=True
+        [sys.executable, "-m", "jaxqueens.cli.main", "--help"], capture_output=True, text=True
     )
     assert out.returncode == 0
     for command in ("show", "check", "render"):
         assert command in out.stdout
     bad = subprocess.run(
-        [sys.executable, "-m", "jaxqueens._src.cli.main", "frobnicate"],
+        [sys.executable, "-m", "jaxqueens.cli.main", "frobnicate"],
         capture_output=True,
         text=True,
     )
@@ -189,7 +189,7 @@ def test_no_abbreviated_options():
 
 def _show_parser_calls(monkeypatch, fn):
     """Make the `show` subparser dispatch to fn (its func default is bound at parser build)."""
-    import jaxqueens._src.cli.show as show_module
+    import jaxqueens.cli.show as show_module
 
     real = show_module.add_command
 
@@ -252,10 +252,10 @@ def test_internal_error_in_a_subprocess_exits_3(tmp_path):
     good = tmp_path / "good.txt"
     boardio.write_board(good, SOLUTION_8)
     code = (
-        "import sys, jaxqueens._src.cli.show as c\n"
+        "import sys, jaxqueens.cli.show as c\n"
         "def boom(args): raise RuntimeError('boom')\n"
         "c.cmd_check = boom\n"
-        "from jaxqueens._src.cli.main import main\n"
+        "from jaxqueens.cli.main import main\n"
         f"sys.exit(main(['check', {str(good)!r}]))\n"
     )
     out = subprocess.run(

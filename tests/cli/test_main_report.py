@@ -1,5 +1,5 @@
-"""The report hook of :mod:`jaxqueens._src.cli.main`: every command that writes --out leaves one
-``report.html`` there (:mod:`jaxqueens._src.io.report`), and only then."""
+"""The report hook of :mod:`jaxqueens.cli.main`: every command that writes --out leaves one
+``report.html`` there (:mod:`jaxqueens.io.report`), and only then."""
 
 import errno
 import html
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from jaxqueens._src.cli.main import main
-from jaxqueens._src.io import report
+from jaxqueens.cli.main import main
+from jaxqueens.io import report
 
 COMMANDS = {
     "solve": ["-n", "6", "--chains", "4", "--quiet"],

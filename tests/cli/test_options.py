@@ -10,70 +10,70 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
-import jaxqueens._src.drivers.anneal
-import jaxqueens._src.drivers.backtrack
-import jaxqueens._src.drivers.count
-import jaxqueens._src.drivers.estimate
-import jaxqueens._src.drivers.ga
-import jaxqueens._src.drivers.large
-import jaxqueens._src.drivers.minconflicts
-import jaxqueens._src.drivers.stats
-import jaxqueens._src.plots.render
-from jaxqueens._src.cli import options
-from jaxqueens._src.cli.main import main
-from jaxqueens._src.io import writing
+import jaxqueens.drivers.anneal
+import jaxqueens.drivers.backtrack
+import jaxqueens.drivers.count
+import jaxqueens.drivers.estimate
+import jaxqueens.drivers.ga
+import jaxqueens.drivers.large
+import jaxqueens.drivers.minconflicts
+import jaxqueens.drivers.stats
+import jaxqueens.plots.render
+from jaxqueens.cli import options
+from jaxqueens.cli.main import main
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
+from jaxqueens.io import writing
 
 # command -> (arguments before the output path, option naming it, (module, function) doing the work)
 WRITERS = {
     "solve": (
         ["solve", "-n", "6", "--chains", "2", "--quiet"],
         "--out",
-        (jaxqueens._src.drivers.minconflicts, "solve"),
+        (jaxqueens.drivers.minconflicts, "solve"),
     ),
     "solve-large": (
         ["solve", "-n", "50", "--mode", "large", "--quiet"],
         "--out",
-        (jaxqueens._src.drivers.large, "solve_large"),
+        (jaxqueens.drivers.large, "solve_large"),
     ),
     "solve-backtrack": (
         ["solve", "-n", "8", "--method", "backtrack"],
         "--out",
-        (jaxqueens._src.drivers.backtrack, "first_solution"),
+        (jaxqueens.drivers.backtrack, "first_solution"),
     ),
     "anneal": (
         ["anneal", "-n", "6", "--chains", "2", "--steps", "50", "--quiet"],
         "--out",
-        (jaxqueens._src.drivers.anneal, "anneal"),
+        (jaxqueens.drivers.anneal, "anneal"),
     ),
     "evolve": (
         ["evolve", "-n", "6", "--pop", "8", "--generations", "2", "--quiet"],
         "--out",
-        (jaxqueens._src.drivers.ga, "evolve"),
+        (jaxqueens.drivers.ga, "evolve"),
     ),
     "count": (
         ["count", "-n", "6", "--quiet"],
         "--out",
-        (jaxqueens._src.drivers.count, "count_solutions"),
+        (jaxqueens.drivers.count, "count_solutions"),
     ),
     "count-enumerate": (
         ["count", "-n", "6", "--enumerate"],
         "--out",
-        (jaxqueens._src.drivers.count, "enumerate_solutions"),
+        (jaxqueens.drivers.count, "enumerate_solutions"),
     ),
     "stats": (
         ["stats", "-n", "6", "--chains", "4", "--quiet"],
         "--out",
-        (jaxqueens._src.drivers.stats, "collect"),
+        (jaxqueens.drivers.stats, "collect"),
     ),
     "estimate": (
         ["estimate", "-n", "8", "--probes", "1024", "--quiet"],
         "--out",
-        (jaxqueens._src.drivers.estimate, "estimate"),
+        (jaxqueens.drivers.estimate, "estimate"),
     ),
-    "render": (["render", "BOARD"], "-o", (jaxqueens._src.plots.render, "render_png")),
-    "run": (["run", "CONFIG"], "--out", (jaxqueens._src.drivers.minconflicts, "solve")),
+    "render": (["render", "BOARD"], "-o", (jaxqueens.plots.render, "render_png")),
+    "run": (["run", "CONFIG"], "--out", (jaxqueens.drivers.minconflicts, "solve")),
 }
 
 
@@ -172,7 +172,7 @@ def _ctrl_c_during(monkeypatch, module, name, second=False):
 def test_defect_12_ctrl_c_during_the_final_write_lets_it_finish(tmp_path, monkeypatch, capsys):
     """The first Ctrl-C while the outputs are written waits for them: every file is whole, the
     command says so and exits 130."""
-    from jaxqueens._src.io import schema as run_schema
+    from jaxqueens.io import schema as run_schema
 
     _ctrl_c_during(monkeypatch, run_schema, "write_csv")  # runs.csv's writer
     out = tmp_path / "out"
@@ -187,7 +187,7 @@ def test_defect_12_ctrl_c_during_the_final_write_lets_it_finish(tmp_path, monkey
 
 
 def test_defect_12_count_ctrl_c_in_the_final_write_finishes_it(tmp_path, monkeypatch, capsys):
-    from jaxqueens._src.io import count as count_out
+    from jaxqueens.io import count as count_out
 
     _ctrl_c_during(monkeypatch, count_out, "write_json")
     out = tmp_path / "out"
@@ -200,7 +200,7 @@ def test_defect_12_a_second_ctrl_c_keeps_the_checkpoint_and_prints_the_resume_co
 ):
     """Ctrl-C twice stops the final write at once: the checkpoint stays and the resume command
     is printed (count: it recounts nothing)."""
-    from jaxqueens._src.io import count as count_out
+    from jaxqueens.io import count as count_out
 
     _ctrl_c_during(monkeypatch, count_out, "write_json", second=True)
     out = tmp_path / "out"
@@ -218,7 +218,7 @@ def test_defect_2_a_disk_that_fills_during_the_final_write_keeps_the_checkpoint(
 ):
     """Space that runs out after the preflight: one line, exit 2, the checkpoint kept and the
     resume command given (no traceback, nothing finished is lost)."""
-    from jaxqueens._src.io import count as count_out
+    from jaxqueens.io import count as count_out
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", str(args[0]))
@@ -248,7 +248,7 @@ def test_one_run_control_from_the_command_line():
     a command without checkpoints gets the default interval."""
     import argparse
 
-    from jaxqueens._src.drivers.loop import RunControl
+    from jaxqueens.drivers.loop import RunControl
 
     args = argparse.Namespace(quiet=True, checkpoint_every=5.0)
     assert options.control(args, "c.npz", True) == RunControl(True, "c.npz", True, 5.0)
@@ -264,8 +264,8 @@ def test_interrupt_before_the_first_checkpoint_offers_no_resume(tmp_path, monkey
     def stopped(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(jaxqueens._src.drivers.count, "count_solutions", stopped)
-    monkeypatch.setattr(jaxqueens._src.drivers.estimate, "estimate", stopped)
+    monkeypatch.setattr(jaxqueens.drivers.count, "count_solutions", stopped)
+    monkeypatch.setattr(jaxqueens.drivers.estimate, "estimate", stopped)
     for argv in (["count", "-n", "8"], ["estimate", "-n", "10"]):
         out = tmp_path / argv[0]
         assert main([*argv, "--quiet", "--out", str(out)]) == 130
@@ -281,8 +281,8 @@ def test_options_are_built_from_the_settings_fields():
     import argparse
     import dataclasses
 
-    from jaxqueens._src.cli.main import build_parser
-    from jaxqueens._src.drivers import settings, solve_setup
+    from jaxqueens.cli.main import build_parser
+    from jaxqueens.drivers import settings, solve_setup
 
     @dataclasses.dataclass(frozen=True, kw_only=True)
     class Toy:

@@ -1,11 +1,11 @@
-"""The CLI reference page is generated from the parser (jaxqueens/_src/cli/reference.py, filled
+"""The CLI reference page is generated from the parser (jaxqueens/cli/reference.py, filled
 in by the docs build's hook), and the help it is made of is plain text."""
 
 import argparse
 import re
 from pathlib import Path
 
-from jaxqueens._src.cli import main, reference
+from jaxqueens.cli import main, reference
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from jaxqueens._src.cli.main import main
+from jaxqueens.cli.main import main
 
 BOARD = "1\n3\n0\n2\n"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxqueens._src.cli.main import main
+from jaxqueens.cli.main import main
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -95,9 +95,9 @@ def test_bad_overrides(tmp_path, capsys, override, needle):
 
 
 def test_shipped_configs_are_valid():
-    from jaxqueens._src.cli import run as experiment
-    from jaxqueens._src.cli.main import build_parser
-    from jaxqueens._src.io.config import load_config
+    from jaxqueens.cli import run as experiment
+    from jaxqueens.cli.main import build_parser
+    from jaxqueens.io.config import load_config
 
     parser = build_parser()
     configs = sorted(CONFIGS.glob("*.toml"))
@@ -142,7 +142,7 @@ def test_defect_18_run_refuses_commands_that_need_a_file(tmp_path, capsys, comma
 
 
 def test_defect_13_ctrl_c_stops_a_sweep_that_then_resumes(tmp_path, monkeypatch, capsys):
-    from jaxqueens._src.drivers import minconflicts_runner as mc_runner
+    from jaxqueens.drivers import minconflicts_runner as mc_runner
 
     cfg = write(
         tmp_path,
@@ -256,7 +256,7 @@ def test_issue28_item3_ctrl_c_in_a_settings_last_chunk_stops_the_sweep(
     on to every other setting before)."""
     import signal
 
-    from jaxqueens._src.drivers import minconflicts_runner as mc_runner
+    from jaxqueens.drivers import minconflicts_runner as mc_runner
 
     cfg = write(
         tmp_path,
@@ -288,7 +288,7 @@ def test_issue28_an_unfinished_sweep_names_the_sweeps_own_resume(tmp_path, monke
     finished settings ran again and then the setting's folder was refused with its command's
     ``--resume out/run-001``, which would run that setting alone); the interrupt line of the
     setting names it too."""
-    from jaxqueens._src.drivers import count as counter
+    from jaxqueens.drivers import count as counter
 
     cfg = write(tmp_path, 'command = "count"\n[options]\nquiet = true\n[sweep]\nn = [8, 13]\n')
     out = tmp_path / "sw"
@@ -336,9 +336,9 @@ def test_compare_sweep_results_carry_success_rate_ert_and_recommendation(tmp_pat
 
 
 def test_estimate_config_with_a_number_for_its_sizes_is_taken(tmp_path):
-    from jaxqueens._src.cli import run as experiment
-    from jaxqueens._src.cli.main import build_parser
-    from jaxqueens._src.io.config import load_config
+    from jaxqueens.cli import run as experiment
+    from jaxqueens.cli.main import build_parser
+    from jaxqueens.io.config import load_config
 
     path = write(tmp_path, 'command = "estimate"\n[options]\nn = 10\n')
     _, opts, _, options = experiment.resolve(load_config(path), build_parser(), [], path)

@@ -1,4 +1,4 @@
-"""The one schema of the commands' options (:mod:`jaxqueens._src.cli.schema`): recorded from the
+"""The one schema of the commands' options (:mod:`jaxqueens.cli.schema`): recorded from the
 command definitions, read by ``run``, ``evolve --config`` and ``compare --config`` alike."""
 
 import argparse
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxqueens._src.cli import compare, evolve, schema
-from jaxqueens._src.cli.main import build_parser
+from jaxqueens.cli import compare, evolve, schema
+from jaxqueens.cli.main import build_parser
 from jaxqueens.errors import QueensError
 
 PACKAGE = Path(__file__).resolve().parents[2] / "jaxqueens"
@@ -114,7 +114,7 @@ def test_a_plain_argparse_parser_is_refused():
 
 def test_the_cli_uses_no_argparse_privates():
     """The schema reads the definitions through argparse's public methods only."""
-    paths = sorted((PACKAGE / "_src" / "cli").glob("*.py"))
+    paths = sorted((PACKAGE / "cli").glob("*.py"))
     assert len(paths) > 10, "the CLI's modules were not found"
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -126,7 +126,7 @@ def test_the_cli_uses_no_argparse_privates():
 
 
 def test_options_in_fullwidth_digits_are_refused(capsys):
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     options = _toy().options
     assert options["n"].kind is int and options["rate"].kind is float

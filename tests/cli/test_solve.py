@@ -1,4 +1,4 @@
-"""`jaxqueens solve` (jaxqueens._src.cli.solve): the batched, large-n and backtracking paths,
+"""`jaxqueens solve` (jaxqueens.cli.solve): the batched, large-n and backtracking paths,
 outputs and one-line errors."""
 
 import contextlib
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import jaxqueens
-from jaxqueens._src.cli.main import main
-from jaxqueens._src.io import boards as boardio
-from jaxqueens._src.io import schema
+from jaxqueens.cli.main import main
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
+from jaxqueens.io import boards as boardio
+from jaxqueens.io import schema
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 
@@ -353,7 +353,7 @@ def test_defect_large_path_rejects_what_it_cannot_honour(argv, needle, capsys):
 
 
 def test_defect_auto_mode_runs_the_same_job_either_side_of_5000(capsys, monkeypatch):
-    from jaxqueens._src.cli import solve as cli_solve
+    from jaxqueens.cli import solve as cli_solve
 
     seen = []
     monkeypatch.setattr(
@@ -476,8 +476,8 @@ def test_defect_28_msg_plainly_unsat_instance_is_unsat_with_its_reason(tmp_path,
 def test_issue28_item13_time_with_chains_that_never_solve_is_bounded_in_memory(monkeypatch, capsys):
     """``solve --time T --max-restarts 0 --maxsteps 1``: the run stops at the cap on kept chains
     with a line saying why and how to bound it (it kept every chain run: 6.4 M at n = 30)."""
-    from jaxqueens._src.cli.main import main
-    from jaxqueens._src.drivers import chains
+    from jaxqueens.cli.main import main
+    from jaxqueens.drivers import chains
 
     monkeypatch.setattr(chains, "KEPT_CHAINS_MAX", 64, raising=False)  # (raising: run on old code)
     argv = ["solve", "-n", "30", "--time", "2", "--max-restarts", "0", "--maxsteps", "1"]

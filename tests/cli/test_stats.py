@@ -1,9 +1,9 @@
-"""``jaxqueens stats`` (`jaxqueens._src.cli.stats`): the printed summary, tables and figures."""
+"""``jaxqueens stats`` (`jaxqueens.cli.stats`): the printed summary, tables and figures."""
 
 import argparse
 import json
 
-from jaxqueens._src.cli import stats
+from jaxqueens.cli import stats
 
 
 def test_stats_command_writes_tables_and_plots(tmp_path, capsys):
@@ -35,7 +35,7 @@ def test_stats_command_writes_tables_and_plots(tmp_path, capsys):
 
 
 def test_defect_28_10_other_solvers_options_are_refused(capsys):
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     for argv, needle in (
         (["--alpha", "0.5"], "stats --solver minconflicts does not use alpha (--alpha)"),

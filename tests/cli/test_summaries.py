@@ -1,13 +1,13 @@
 """Every command's summary.json is strict JSON with the run record, and every per-run table
-(runs.csv) has the documented columns (jaxqueens._src.io.schema)."""
+(runs.csv) has the documented columns (jaxqueens.io.schema)."""
 
 import csv
 import json
 
 import pytest
 
-from jaxqueens._src.cli.main import main
-from jaxqueens._src.io import schema
+from jaxqueens.cli.main import main
+from jaxqueens.io import schema
 
 COMMANDS = {
     "solve": ["solve", "-n", "8", "--chains", "5"],

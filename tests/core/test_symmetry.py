@@ -10,9 +10,9 @@ from absl.testing import parameterized
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jaxqueens._src.drivers import count
 from jaxqueens.core import checker, symmetry, symmetry_jax
 from jaxqueens.core.oeis import A000170, A002562
+from jaxqueens.drivers import count
 
 
 @pytest.fixture(scope="module")

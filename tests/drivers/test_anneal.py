@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import jaxqueens
-from jaxqueens._src.drivers import anneal as annealing
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
+from jaxqueens.drivers import anneal as annealing
 from jaxqueens.errors import QueensError
 
 

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import anneal_setup as setup
+from jaxqueens.drivers import anneal_setup as setup
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys

@@ -1,4 +1,4 @@
-"""First solutions by backtracking (jaxqueens._src.drivers.backtrack): the classic figures, the
+"""First solutions by backtracking (jaxqueens.drivers.backtrack): the classic figures, the
 randomised batch, errors."""
 
 import chex
@@ -6,8 +6,8 @@ import jax
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import backtrack
 from jaxqueens.core import checker
+from jaxqueens.drivers import backtrack
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import backtrack as kernel
 from tests.solvers.test_backtrack import reference

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import chains as driver
-from jaxqueens._src.drivers import chains_types
-from jaxqueens._src.drivers.loop import RunControl
 from jaxqueens.core import constraints as cons
+from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import chains_types
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError, SolutionCheckError
 
 SOLS_6 = np.array([[1, 3, 5, 0, 2, 4], [2, 5, 1, 4, 0, 3], [3, 0, 4, 1, 5, 2], [4, 2, 0, 5, 3, 1]])

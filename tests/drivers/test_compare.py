@@ -1,4 +1,4 @@
-"""``jaxqueens._src.drivers.compare``: same chains and budget per solver, censoring, ECDFs, the
+"""``jaxqueens.drivers.compare``: same chains and budget per solver, censoring, ECDFs, the
 recommendation and its bootstrap CI, against plain references."""
 
 import json
@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxqueens._src.drivers import compare as cmp
-from jaxqueens._src.drivers import compare_ert as ert
-from jaxqueens._src.drivers import compare_setup as S
-from jaxqueens._src.drivers import compare_solvers as runners
 from jaxqueens.core import checker
+from jaxqueens.drivers import compare as cmp
+from jaxqueens.drivers import compare_ert as ert
+from jaxqueens.drivers import compare_setup as S
+from jaxqueens.drivers import compare_solvers as runners
 from jaxqueens.errors import QueensError
 
 
@@ -234,7 +234,7 @@ def test_compare_runs_csv_fills_restarts_and_best_attacking_pairs(real_run, tmp_
     solvers that never restart) and 0 attacking pairs for every solved run."""
     import csv
 
-    from jaxqueens._src.io import compare as io_compare
+    from jaxqueens.io import compare as io_compare
 
     io_compare.write_outputs(real_run, tmp_path)
     with open(tmp_path / "runs.csv", newline="") as f:

@@ -15,14 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jaxqueens._src.drivers import complete
-from jaxqueens._src.drivers.loop import RunControl
-from jaxqueens._src.io import checkpoint as ckpt
-from jaxqueens._src.io import instances as instio
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as C
 from jaxqueens.core.oeis import A000170, A051906
+from jaxqueens.drivers import complete
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.io import instances as instio
 from jaxqueens.parallel import devices, sizing
 from jaxqueens.parallel import streams as parallel_streams
 from tests.solvers.test_complete import plain_solutions

@@ -8,13 +8,13 @@ import chex
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import count, count_chunks
-from jaxqueens._src.drivers.loop import RunControl
-from jaxqueens._src.io import checkpoint as ckpt
 from jaxqueens.core import checker, symmetry
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.prefixes import expand_mirror
+from jaxqueens.drivers import count, count_chunks
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.parallel import gather, streams
 from jaxqueens.solvers import count as solver
 

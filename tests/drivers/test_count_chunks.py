@@ -8,8 +8,8 @@ import jax
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import count, count_chunks
 from jaxqueens.core.oeis import A000170, A002562
+from jaxqueens.drivers import count, count_chunks
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import count as batched
 from jaxqueens.parallel import devices, sizing

@@ -4,8 +4,8 @@ tree's size, bounded kernel calls for the speed."""
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import count, count_chunks, count_plan
 from jaxqueens.core.oeis import A000170
+from jaxqueens.drivers import count, count_chunks, count_plan
 from jaxqueens.solvers import count as solver
 from jaxqueens.solvers import variants
 

@@ -1,4 +1,4 @@
-"""Knuth's estimator (`jaxqueens._src.drivers.estimate`): exactness when enumerated, unbiasedness,
+"""Knuth's estimator (`jaxqueens.drivers.estimate`): exactness when enumerated, unbiasedness,
 seeds, large n, the automatic depth, the intervals' coverage and the argument checks (the kernel
 calls: test_estimate_calls.py)."""
 
@@ -11,12 +11,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import estimate as E
-from jaxqueens._src.drivers import estimate_calls as EC
-from jaxqueens._src.drivers import estimate_result as ER
-from jaxqueens._src.drivers import estimate_setup
 from jaxqueens.core import prefixes
 from jaxqueens.core.oeis import A000170
+from jaxqueens.drivers import estimate as E
+from jaxqueens.drivers import estimate_calls as EC
+from jaxqueens.drivers import estimate_result as ER
+from jaxqueens.drivers import estimate_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import memory
 from jaxqueens.solvers import estimate as kernel

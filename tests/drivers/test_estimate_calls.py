@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import estimate_calls as EC
 from jaxqueens.core import prefixes
+from jaxqueens.drivers import estimate_calls as EC
 from jaxqueens.solvers import estimate as kernel
 
 

@@ -9,12 +9,12 @@ import pytest
 from jax import lax
 
 import jaxqueens
-from jaxqueens._src.drivers import ga, ga_run, ga_setup, ga_size, settings
-from jaxqueens._src.drivers.loop import RunControl
-from jaxqueens._src.io.config import load_config
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
+from jaxqueens.drivers import ga, ga_run, ga_setup, ga_size, settings
+from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
+from jaxqueens.io.config import load_config
 from jaxqueens.parallel import memory, sizing
 from jaxqueens.solvers import ga as kernel
 from jaxqueens.solvers.base import chain_keys
@@ -387,7 +387,7 @@ def test_defect_28_16_and_10_evolve_checks_arguments(kwargs, needle):
 def test_a_report_fitness_run_resumes_to_the_same_records_and_first_solved(tmp_path, monkeypatch):
     """The report's fitness keeps each trial's first solved generation in the checkpoint too;
     a resumed run equals the whole one, and a checkpoint of the other fitness is refused."""
-    from jaxqueens._src.io import progress
+    from jaxqueens.io import progress
 
     kwargs = {
         "n": 6,
@@ -497,7 +497,7 @@ def test_summary_records_and_the_streamed_history_equal_the_in_memory_records():
 def test_resume_after_an_interrupt_gives_the_same_history_and_counts_only_its_own_work(
     tmp_path, monkeypatch
 ):
-    from jaxqueens._src.io import progress
+    from jaxqueens.io import progress
 
     whole = ga.evolve(**PAPER, records="summary", sink=(full := _Sink()))
     ck = tmp_path / "checkpoint.npz"
@@ -540,7 +540,7 @@ def test_resume_after_an_interrupt_gives_the_same_history_and_counts_only_its_ow
 def test_the_checkpoint_does_not_grow_with_generations_x_trials(tmp_path, monkeypatch):
     """Every entry of a summary run's checkpoint but the per-generation statistics (and the
     distinct solutions found) has the same size at 20 and at 200 generations."""
-    from jaxqueens._src.io import progress
+    from jaxqueens.io import progress
 
     def stop(self, done, extra=""):
         raise KeyboardInterrupt
@@ -605,8 +605,8 @@ def test_defect_evolve_refused_a_user_fitness_function(tmp_path):
     """``evolve(fitness=f)`` was refused ("use one of pairs, excess, ..."), though the kernel takes
     a function: now the driver runs it, checks its 0s (a fitness that scores every board 0 solves
     nothing it cannot show) and writes runs.csv and summary.json as for a built-in."""
-    from jaxqueens._src.io import ga as ga_io
-    from jaxqueens._src.io import schema
+    from jaxqueens.io import ga as ga_io
+    from jaxqueens.io import schema
 
     res = ga.evolve(8, pop=20, generations=150, trials=2, fitness=_column_weighted, seed=1)
     assert res.config.fitness is _column_weighted and (res.first_solved >= 0).all()

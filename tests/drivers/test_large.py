@@ -1,11 +1,11 @@
-"""The large-n driver (jaxqueens._src.drivers.large): solve, verify, seeds, memory check, errors."""
+"""The large-n driver (jaxqueens.drivers.large): solve, verify, seeds, memory check, errors."""
 
 import jax
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import large as large_solve
 from jaxqueens.core import checker
+from jaxqueens.drivers import large as large_solve
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import large
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from jaxqueens._src.drivers.loop import RunControl, Tick, run_chunks
-from jaxqueens._src.drivers.settings import CHECKPOINT_EVERY
+from jaxqueens.drivers.loop import RunControl, Tick, run_chunks
+from jaxqueens.drivers.settings import CHECKPOINT_EVERY
 from jaxqueens.errors import QueensError
 
 

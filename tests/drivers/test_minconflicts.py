@@ -1,4 +1,4 @@
-"""jaxqueens.solve (jaxqueens._src.drivers.minconflicts): determinism, start boards, errors,
+"""jaxqueens.solve (jaxqueens.drivers.minconflicts): determinism, start boards, errors,
 traces."""
 
 import time
@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import jaxqueens
-from jaxqueens._src.drivers import minconflicts as mcsolve
-from jaxqueens._src.drivers import minconflicts_runner as mc_runner
-from jaxqueens._src.drivers import solve_setup
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
+from jaxqueens.drivers import minconflicts as mcsolve
+from jaxqueens.drivers import minconflicts_runner as mc_runner
+from jaxqueens.drivers import solve_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import minconflicts as mc
 from jaxqueens.solvers import variants
@@ -118,7 +118,7 @@ def _no_kernel(monkeypatch):
 
 
 def test_defect_3_more_solutions_than_exist_are_refused_up_front(monkeypatch, capsys):
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     _no_kernel(monkeypatch)
     with pytest.raises(QueensError, match="--solutions 100: n = 8 has only 92 distinct solutions"):
@@ -131,7 +131,7 @@ def test_defect_3_more_solutions_than_exist_are_refused_up_front(monkeypatch, ca
 
 
 def test_defect_6_a_checkpoint_resumes_only_under_its_command(tmp_path, monkeypatch, capsys):
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     real, calls = mc_runner.compile_runner, []
 

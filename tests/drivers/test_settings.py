@@ -5,8 +5,8 @@ import dataclasses
 
 import pytest
 
-from jaxqueens._src.drivers import compare_setup, solve_setup, stats_setup
-from jaxqueens._src.drivers import settings as S
+from jaxqueens.drivers import compare_setup, solve_setup, stats_setup
+from jaxqueens.drivers import settings as S
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import variants
 

@@ -1,4 +1,4 @@
-"""Solution-count statistics (:mod:`jaxqueens._src.drivers.stats`): coverage, chi-square, and
+"""Solution-count statistics (:mod:`jaxqueens.drivers.stats`): coverage, chi-square, and
 runs of the solvers."""
 
 import time
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import reference
 
-from jaxqueens._src.drivers import stats as stats
-from jaxqueens._src.drivers import stats_samples as sampling
 from jaxqueens.core import checker, symmetry
+from jaxqueens.drivers import stats as stats
+from jaxqueens.drivers import stats_samples as sampling
 from jaxqueens.errors import QueensError
 
 
@@ -50,7 +50,7 @@ def test_anneal_samples_are_verified_and_budget_by_chains():
 
 
 def test_ga_if_available():
-    pytest.importorskip("jaxqueens._src.drivers.ga")
+    pytest.importorskip("jaxqueens.drivers.ga")
     res = stats.stats(6, "ga", chains=8, pop=20, generations=200, seed=0)
     assert res.samples.chains == 8 and res.samples.step_unit == "generations"
     if len(res.samples.rows):
@@ -177,7 +177,7 @@ def test_defect_10_numpy_integer_size():
 
 
 def test_defect_28_10_collect_refuses_another_solvers_options():
-    from jaxqueens._src.drivers import stats as solstats
+    from jaxqueens.drivers import stats as solstats
     from jaxqueens.errors import QueensError
 
     with pytest.raises(QueensError, match=r"stats --solver minconflicts does not use alpha"):
@@ -192,7 +192,7 @@ def test_issue28_ga_rounds_end_by_the_time_budget(monkeypatch):
     """``stats --solver ga --time T``: each round gets the time left and stops at the chunk of
     generations that passes it (before: a round of 1024 trials ran all its generations, 10-20 s
     past ``--time 1`` at n = 16)."""
-    from jaxqueens._src.drivers import ga
+    from jaxqueens.drivers import ga
 
     given, real = [], ga.evolve
     monkeypatch.setattr(

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxqueens._src.io import anneal as anneal_io
-from jaxqueens._src.io import checkpoint
+from jaxqueens.io import anneal as anneal_io
+from jaxqueens.io import checkpoint
 
 
 def test_one_method_writes_into_out_several_into_subfolders(tmp_path):

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from jaxqueens._src.io import atomic
-from jaxqueens._src.io.atomic import atomic_path, write_bytes, write_text
+from jaxqueens.io import atomic
+from jaxqueens.io.atomic import atomic_path, write_bytes, write_text
 
 
 def _temps(folder):
@@ -75,8 +75,8 @@ def test_writing_a_board_onto_a_folder_names_the_folder_not_a_temporary_file(tmp
     """``write_board("adir", ...)`` raised IsADirectoryError naming ``.adir.<...>.tmp``."""
     import numpy as np
 
-    from jaxqueens._src.io import boards
     from jaxqueens.errors import QueensError
+    from jaxqueens.io import boards
 
     (tmp_path / "adir").mkdir()
     with pytest.raises(QueensError) as err:
@@ -90,7 +90,7 @@ def test_writing_a_board_onto_a_folder_names_the_folder_not_a_temporary_file(tmp
 
 KILLED_WRITER = textwrap.dedent("""
     import sys, time
-    from jaxqueens._src.io.atomic import atomic_path
+    from jaxqueens.io.atomic import atomic_path
     with atomic_path(sys.argv[1]) as tmp, open(tmp, "wb") as f:
         f.write(b"x" * 100_000)
         f.flush()
@@ -161,7 +161,7 @@ def test_defect_15_written_files_get_the_mode_the_umask_allows(tmp_path, umask, 
 
 
 def test_a_stream_grows_beside_its_name_survives_the_stale_sweep_and_resumes(tmp_path):
-    from jaxqueens._src.io.atomic import Stream, partial_path, remove_stale_temps
+    from jaxqueens.io.atomic import Stream, partial_path, remove_stale_temps
 
     target = tmp_path / "rows.csv"
     s = Stream(target)

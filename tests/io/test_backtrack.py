@@ -1,12 +1,12 @@
-"""What `solve --method backtrack` writes (jaxqueens._src.io.backtrack): the files of every solve
+"""What `solve --method backtrack` writes (jaxqueens.io.backtrack): the files of every solve
 run."""
 
 import json
 
 import numpy as np
 
-from jaxqueens._src.io import backtrack as backtrack_out
-from jaxqueens._src.io import schema
+from jaxqueens.io import backtrack as backtrack_out
+from jaxqueens.io import schema
 
 
 def test_writes_the_solve_contract_and_the_text_board(tmp_path):

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxqueens._src.io import boards as boardio
-from jaxqueens._src.io import boards_text
-from jaxqueens._src.io.boards import (
+from jaxqueens.errors import BoardFileError, QueensError
+from jaxqueens.io import boards as boardio
+from jaxqueens.io import boards_text
+from jaxqueens.io.boards import (
     load_boards,
     read_board,
     read_boards_npy,
@@ -23,7 +24,6 @@ from jaxqueens._src.io.boards import (
     write_boards_npy,
     write_jsonl,
 )
-from jaxqueens.errors import BoardFileError, QueensError
 
 SOLUTION_8 = np.array([0, 4, 7, 5, 2, 6, 1, 3], dtype=np.int32)
 
@@ -201,7 +201,7 @@ def test_unreadable(tmp_path, monkeypatch):
     def denied(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    from jaxqueens._src.io import files
+    from jaxqueens.io import files
 
     monkeypatch.setattr(files.os, "open", denied)  # the one opener of input files
     assert "permission denied" in error_of(read_board, path)

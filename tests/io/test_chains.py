@@ -1,4 +1,4 @@
-"""What a chain-solver run writes (jaxqueens._src.io.chains): solutions.npy, runs.csv,
+"""What a chain-solver run writes (jaxqueens.io.chains): solutions.npy, runs.csv,
 summary.json."""
 
 import json
@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import chains as driver
-from jaxqueens._src.drivers import chains_types
-from jaxqueens._src.io import chains as chain_out
-from jaxqueens._src.io import checkpoint, schema
+from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import chains_types
+from jaxqueens.io import chains as chain_out
+from jaxqueens.io import checkpoint, schema
 from tests.drivers.test_chains import fake_chunk
 
 

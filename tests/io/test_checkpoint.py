@@ -7,8 +7,8 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from jaxqueens._src.io import checkpoint
 from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint
 from jaxqueens.parallel import gather
 
 SCHEMA = {"rows": checkpoint.Spec(np.integer, (None, 3)), "done": checkpoint.Spec(np.integer)}

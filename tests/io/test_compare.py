@@ -1,4 +1,4 @@
-"""``jaxqueens._src.io.compare``: one CSV per measure and summary.json, from a duck-typed result."""
+"""``jaxqueens.io.compare``: one CSV per measure and summary.json, from a duck-typed result."""
 
 import csv
 import json
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from jaxqueens._src.io import compare as io_compare
-from jaxqueens._src.io import schema
+from jaxqueens.io import compare as io_compare
+from jaxqueens.io import schema
 
 
 def per_solver(name, family, solved, chains, ert, chi2):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from jaxqueens._src.io import config
 from jaxqueens.errors import QueensError
+from jaxqueens.io import config
 
 
 def test_defect_28_9_set_on_a_swept_key_is_an_error():

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from jaxqueens._src.io import console
+from jaxqueens.io import console
 
 
 class _ClosedPipe(io.StringIO):
@@ -53,7 +53,7 @@ def test_defect_16_output_piped_into_head_still_writes_out(tmp_path, buffered):
             [
                 sys.executable,
                 "-m",
-                "jaxqueens._src.cli.main",
+                "jaxqueens.cli.main",
                 "solve",
                 "-n",
                 "6",

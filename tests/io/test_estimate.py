@@ -1,11 +1,11 @@
-"""What ``jaxqueens estimate`` writes (:mod:`jaxqueens._src.io.estimate`): the summary as given,
+"""What ``jaxqueens estimate`` writes (:mod:`jaxqueens.io.estimate`): the summary as given,
 one CSV row per size."""
 
 import csv
 import json
 
-from jaxqueens._src.drivers import estimate as knuth
-from jaxqueens._src.io import estimate as outputs
+from jaxqueens.drivers import estimate as knuth
+from jaxqueens.io import estimate as outputs
 
 
 def test_summary_and_table(tmp_path):

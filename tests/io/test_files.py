@@ -5,8 +5,8 @@ import threading
 
 import pytest
 
-from jaxqueens._src.io import files
 from jaxqueens.errors import BoardFileError, QueensError
+from jaxqueens.io import files
 
 
 def _error(fn, *args, **kwargs):

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from jaxqueens._src.io import ga as ga_io
-from jaxqueens._src.io import ga_history, schema
+from jaxqueens.io import ga as ga_io
+from jaxqueens.io import ga_history, schema
 from jaxqueens.solvers import ga_fitness
 
 

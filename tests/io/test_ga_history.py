@@ -5,8 +5,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from jaxqueens._src.io import ga_history
 from jaxqueens.errors import QueensError
+from jaxqueens.io import ga_history
 
 
 def test_nonattacking_statistics_equal_those_of_the_flipped_records():

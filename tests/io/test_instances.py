@@ -7,10 +7,10 @@ import tarfile
 
 import pytest
 
-from jaxqueens._src.io import instances as I
-from jaxqueens._src.io import instances_formats
 from jaxqueens.core.constraints import Constraints
 from jaxqueens.errors import BoardFileError
+from jaxqueens.io import instances as I
+from jaxqueens.io import instances_formats
 
 PARAM = "n =  6\nnumdiags =  4\ndiags =  [[4, 1], [0, 0], [9, 1],\n  [3, 0]]\n"
 NAUCK = (
@@ -286,7 +286,7 @@ def test_defect_28_msg_hard_and_symbolic_link_members_are_read(tmp_path):
 def test_defect_28_msg_unreadable_input_is_named(tmp_path, monkeypatch):
     f = tmp_path / "a.param"
     f.write_text(PARAM)
-    from jaxqueens._src.io import files
+    from jaxqueens.io import files
 
     def failing(*args, **kwargs):
         raise OSError(5, "Input/output error")

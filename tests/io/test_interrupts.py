@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from jaxqueens._src.io import interrupts
-from jaxqueens._src.io.interrupts import SafePoints
+from jaxqueens.io import interrupts
+from jaxqueens.io.interrupts import SafePoints
 
 
 @pytest.fixture
@@ -25,8 +25,8 @@ def test_importing_the_package_installs_no_handler():
         """
         import signal
         before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-        import jaxqueens, jaxqueens._src.cli.main, jaxqueens._src.drivers.loop
-        import jaxqueens._src.io.interrupts
+        import jaxqueens, jaxqueens.cli.main, jaxqueens.drivers.loop
+        import jaxqueens.io.interrupts
         assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
         """
     )
@@ -95,7 +95,7 @@ _BLOCKING = """
 import sys, time
 import jax, jax.numpy as jnp
 from jax import lax
-from jaxqueens._src.io import interrupts
+from jaxqueens.io import interrupts
 
 interrupts.install()
 

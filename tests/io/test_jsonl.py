@@ -2,8 +2,8 @@
 
 import pytest
 
-from jaxqueens._src.io import jsonl
 from jaxqueens.errors import BoardFileError
+from jaxqueens.io import jsonl
 
 
 @pytest.mark.parametrize(

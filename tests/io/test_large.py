@@ -1,12 +1,12 @@
-"""What `solve --mode large` writes (jaxqueens._src.io.large): the files of every solve run."""
+"""What `solve --mode large` writes (jaxqueens.io.large): the files of every solve run."""
 
 import json
 import types
 
 import numpy as np
 
-from jaxqueens._src.io import large as large_out
-from jaxqueens._src.io import schema
+from jaxqueens.io import large as large_out
+from jaxqueens.io import schema
 
 
 def _chain(rows, **summary):

@@ -3,9 +3,9 @@
 import io
 import json
 
-from jaxqueens._src.cli.main import main
-from jaxqueens._src.io import logs
-from jaxqueens._src.io.progress import Progress
+from jaxqueens.cli.main import main
+from jaxqueens.io import logs
+from jaxqueens.io.progress import Progress
 
 
 def test_log_json_events(capsys):

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from jaxqueens._src.io import ownership
 from jaxqueens.errors import QueensError
+from jaxqueens.io import ownership
 
 
 def _touch(path, ns):
@@ -75,7 +75,7 @@ def test_a_stale_lock_is_taken_over(tmp_path, content):
 
 
 def test_earlier_run_lists_only_files_inside_its_folder(tmp_path):
-    from jaxqueens._src.io import report
+    from jaxqueens.io import report
 
     out = tmp_path / "out"
     (out / "sub").mkdir(parents=True)
@@ -100,7 +100,7 @@ def test_earlier_run_lists_only_files_inside_its_folder(tmp_path):
 
 
 def test_manifest_with_repeated_key_is_not_read_as_a_runs_list(tmp_path):
-    from jaxqueens._src.io import report
+    from jaxqueens.io import report
 
     out = tmp_path / "out"
     out.mkdir()
@@ -117,7 +117,7 @@ def test_manifest_with_repeated_key_is_not_read_as_a_runs_list(tmp_path):
 def test_earlier_run_without_a_readable_manifest_is_not_said_to_be_listed_in_it(tmp_path, manifest):
     """A folder holding only report.html, or a manifest that cannot be read, said "(1 files,
     listed in manifest.json)"."""
-    from jaxqueens._src.io import report
+    from jaxqueens.io import report
 
     (tmp_path / report.FILENAME).write_text("<html>")
     if manifest is not None:
@@ -129,7 +129,7 @@ def test_earlier_run_without_a_readable_manifest_is_not_said_to_be_listed_in_it(
 
 
 def test_earlier_run_with_a_readable_manifest_counts_its_files(tmp_path):
-    from jaxqueens._src.io import report
+    from jaxqueens.io import report
 
     (tmp_path / "runs.csv").write_text("x")
     (tmp_path / report.MANIFEST).write_text('{"command": "solve", "files": [{"path": "runs.csv"}]}')

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from jaxqueens._src.io.progress import Progress
+from jaxqueens.io.progress import Progress
 
 
 class Terminal(io.StringIO):

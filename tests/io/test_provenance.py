@@ -5,7 +5,7 @@ import re
 import shutil
 from pathlib import Path
 
-from jaxqueens._src.io import provenance, schema, tables
+from jaxqueens.io import provenance, schema, tables
 
 
 def test_summary_json_without_a_record_is_the_document_alone(tmp_path):

@@ -1,4 +1,4 @@
-"""`jaxqueens._src.io.report`: one well-formed, self-contained page per --out folder."""
+"""`jaxqueens.io.report`: one well-formed, self-contained page per --out folder."""
 
 import base64
 import html
@@ -8,9 +8,9 @@ import os
 import numpy as np
 import pytest
 
-from jaxqueens._src.io import provenance, report, report_html
-from jaxqueens._src.io.tables import write_csv, write_json
-from jaxqueens._src.plots.base import figure, save_png
+from jaxqueens.io import provenance, report, report_html
+from jaxqueens.io.tables import write_csv, write_json
+from jaxqueens.plots.base import figure, save_png
 
 VOID = {"meta", "img", "br", "hr", "input", "link", "col", "area", "base", "source", "wbr"}
 
@@ -187,7 +187,7 @@ def test_the_result_comes_first_then_figures_then_settings_and_tables(folder):
 def test_svg_figures_are_embedded_and_pdf_figures_linked(tmp_path):
     """`--format svg|pdf`: an SVG is an image like a PNG (an <img> runs none of its
     scripts), a PDF is a link to the file beside the page (no browser shows it as an image)."""
-    from jaxqueens._src.plots.base import save
+    from jaxqueens.plots.base import save
 
     out = tmp_path / "out"
     out.mkdir()

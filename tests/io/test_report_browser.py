@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxqueens._src.io import report
-from jaxqueens._src.io.tables import write_csv, write_json
-from jaxqueens._src.plots.base import figure, save_png
+from jaxqueens.io import report
+from jaxqueens.io.tables import write_csv, write_json
+from jaxqueens.plots.base import figure, save_png
 
 CHROMIUM = next(
     (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()),

@@ -1,6 +1,6 @@
-"""`jaxqueens._src.io.report_html`: the pieces of the report page."""
+"""`jaxqueens.io.report_html`: the pieces of the report page."""
 
-from jaxqueens._src.io import report_html
+from jaxqueens.io import report_html
 
 
 def test_png_size():

@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import chains as driver
-from jaxqueens._src.drivers import chains_types
-from jaxqueens._src.io import chains as chain_out
-from jaxqueens._src.io import compare as io_compare
-from jaxqueens._src.io import ga as ga_io
-from jaxqueens._src.io import schema
-from jaxqueens._src.io import stats as stats_out
+from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import chains_types
+from jaxqueens.io import chains as chain_out
+from jaxqueens.io import compare as io_compare
+from jaxqueens.io import ga as ga_io
+from jaxqueens.io import schema
+from jaxqueens.io import stats as stats_out
 from tests.drivers.test_chains import fake_chunk
 from tests.io import test_compare, test_ga, test_stats
 
@@ -165,7 +165,7 @@ COMMANDS = {
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory) -> dict[str, Path]:
-    from jaxqueens._src.cli.main import main
+    from jaxqueens.cli.main import main
 
     root = tmp_path_factory.mktemp("tables")
     for command, argv in COMMANDS.items():
@@ -204,7 +204,7 @@ def test_every_table_of_every_command_is_the_declared_one(written):
 def test_every_solver_column_holds_the_one_name_compare_takes(written):
     """The same solver has the same name in every command: compare's names (the
     compare_setup.COMPARE_SOLVERS keys), which variants.solver_name gives every family."""
-    from jaxqueens._src.drivers.compare_setup import COMPARE_SOLVERS
+    from jaxqueens.drivers.compare_setup import COMPARE_SOLVERS
     from jaxqueens.solvers.variants import solver_name
 
     for name, spec in COMPARE_SOLVERS.items():

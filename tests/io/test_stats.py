@@ -1,14 +1,14 @@
-"""What ``jaxqueens stats`` writes (:mod:`jaxqueens._src.io.stats`): file names, columns and
+"""What ``jaxqueens stats`` writes (:mod:`jaxqueens.io.stats`): file names, columns and
 counts."""
 
 import json
 
 import numpy as np
 
-from jaxqueens._src.drivers import stats
-from jaxqueens._src.drivers import stats_samples as sampling
-from jaxqueens._src.io import schema
-from jaxqueens._src.io import stats as outputs
+from jaxqueens.drivers import stats
+from jaxqueens.drivers import stats_samples as sampling
+from jaxqueens.io import schema
+from jaxqueens.io import stats as outputs
 
 SOLUTIONS6 = np.array(
     [[1, 3, 5, 0, 2, 4], [2, 5, 1, 4, 0, 3], [3, 0, 4, 1, 5, 2], [4, 2, 0, 5, 3, 1]], np.int32

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from jaxqueens._src.io import tables
+from jaxqueens.io import tables
 
 
 def test_csv_with_empty_cells(tmp_path):

@@ -6,9 +6,9 @@ import signal
 
 import pytest
 
-from jaxqueens._src.cli.main import main
-from jaxqueens._src.drivers import chains as chain_driver
-from jaxqueens._src.io import schema as run_schema
+from jaxqueens.cli.main import main
+from jaxqueens.drivers import chains as chain_driver
+from jaxqueens.io import schema as run_schema
 
 
 def _signal_after_the_first_chunk(monkeypatch, module):
@@ -76,7 +76,7 @@ def test_second_signal_while_the_report_is_written_keeps_a_checkpoint_that_resum
 ):
     """The report is part of the final write: two signals there stop it at once, and the
     checkpoint (which went with the outputs before) stays for the resume command printed."""
-    from jaxqueens._src.io import report
+    from jaxqueens.io import report
 
     out = interrupted_solve
     with monkeypatch.context() as m:
@@ -93,8 +93,8 @@ def test_second_signal_while_the_report_is_written_keeps_a_checkpoint_that_resum
 def test_signal_during_evolves_final_write_writes_the_report_and_keeps_the_advice(
     tmp_path, monkeypatch, capsys
 ):
-    from jaxqueens._src.drivers import ga
-    from jaxqueens._src.io import ga as ga_io
+    from jaxqueens.drivers import ga
+    from jaxqueens.io import ga as ga_io
 
     argv, out = ["evolve", "-n", "6", "--pop", "8", "--generations", "2", "--quiet"], tmp_path
     with monkeypatch.context() as m:

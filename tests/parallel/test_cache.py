@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from jaxqueens import _lazy, _process
-from jaxqueens._src.cli.main import main
-from jaxqueens._src.io import boards as boardio
+from jaxqueens.cli.main import main
+from jaxqueens.io import boards as boardio
 from jaxqueens.parallel import cache, jax_options
 
 

@@ -21,7 +21,7 @@ import pytest
 
 import jaxqueens
 from jaxqueens import _process
-from jaxqueens._src.cli.main import main
+from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import cache as compile_cache
 from jaxqueens.parallel import devices, jax_options

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from jaxqueens._src.cli.main import main
+from jaxqueens.cli.main import main
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import processes
 
@@ -18,7 +18,7 @@ from jaxqueens.parallel import processes
 # one CPU device, a free localhost port where nothing listens (a missing coordinator or peer) and
 # a timeout of a few seconds; each must end with one line and exit 2, never JAX's C++ abort.
 
-CLI = [sys.executable, "-m", "jaxqueens._src.cli.main"]
+CLI = [sys.executable, "-m", "jaxqueens.cli.main"]
 
 
 def _free_port() -> int:

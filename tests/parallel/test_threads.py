@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import count as driver
 from jaxqueens.core.oeis import A000170, A002562
+from jaxqueens.drivers import count as driver
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import threads
 from jaxqueens.solvers import count as solver

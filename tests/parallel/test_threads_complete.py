@@ -13,12 +13,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxqueens._src.drivers import complete as completing
-from jaxqueens._src.io import instances as instio
 from jaxqueens.core import checker
 from jaxqueens.core.constraints import Constraints, column_masks
 from jaxqueens.core.oeis import A051906
+from jaxqueens.drivers import complete as completing
 from jaxqueens.errors import QueensError
+from jaxqueens.io import instances as instio
 from jaxqueens.parallel import threads_complete as tc
 from jaxqueens.solvers import complete as solver
 

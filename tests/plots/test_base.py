@@ -1,4 +1,4 @@
-"""The shared figure setup of :mod:`jaxqueens._src.plots.base`: TrueType fonts in every PDF and
+"""The shared figure setup of :mod:`jaxqueens.plots.base`: TrueType fonts in every PDF and
 PostScript file, and one style per solver name in every figure."""
 
 import re
@@ -8,7 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from jaxqueens._src.plots import base, render
+from jaxqueens.plots import base, render
 
 
 def font_types(data: bytes) -> set[str]:

@@ -1,11 +1,11 @@
-"""``jaxqueens._src.plots.compare`` and the shared saving of :mod:`jaxqueens._src.plots.base`: PNG,
+"""``jaxqueens.plots.compare`` and the shared saving of :mod:`jaxqueens.plots.base`: PNG,
 SVG and PDF, "not solved" labelled, series told apart without colour."""
 
 import numpy as np
 import pytest
 
-from jaxqueens._src.plots import base
-from jaxqueens._src.plots import compare as plots
+from jaxqueens.plots import base
+from jaxqueens.plots import compare as plots
 
 CURVES = {
     "mc-qs4": {
@@ -59,7 +59,7 @@ def test_vector_figures_are_reproducible_and_label_not_solved(tmp_path):
 
 
 def test_dpi_sets_the_png_resolution(tmp_path):
-    from jaxqueens._src.io.report_html import png_size
+    from jaxqueens.io.report_html import png_size
 
     low = png_size(draw(tmp_path / "low", "png", dpi=50)[0].read_bytes())
     high = png_size(draw(tmp_path / "high", "png", dpi=200)[0].read_bytes())
@@ -138,7 +138,7 @@ def test_save_takes_the_format_from_the_suffix_or_the_argument(tmp_path):
 def test_percentile_band_across_chains(tmp_path):
     """Trace figures: the median and the 10-90% band across chains (enough chains), the chains
     themselves otherwise; the legend names the band."""
-    from jaxqueens._src.plots.chains import BAND_CHAINS, method_traces
+    from jaxqueens.plots.chains import BAND_CHAINS, method_traces
 
     rng = np.random.default_rng(0)
     many = {m: np.maximum(0, 20 - np.cumsum(rng.random((40, 50)) < 0.1, axis=1)) for m in "ab"}

@@ -1,7 +1,7 @@
-"""The figure of ``jaxqueens estimate`` (:mod:`jaxqueens._src.plots.estimate`): tuples in, a PNG
+"""The figure of ``jaxqueens estimate`` (:mod:`jaxqueens.plots.estimate`): tuples in, a PNG
 out."""
 
-from jaxqueens._src.plots import estimate as figures
+from jaxqueens.plots import estimate as figures
 
 
 def test_log_q_plot(tmp_path):

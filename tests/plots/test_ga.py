@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from jaxqueens._src.plots import ga as ga_plots
+from jaxqueens.plots import ga as ga_plots
 
 
 def test_write_plots_from_arrays(tmp_path):

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxqueens._src.plots import render
-from jaxqueens._src.plots.render import MAX_ASCII_N, MAX_PNG_N, ascii_board, board_image, render_png
 from jaxqueens.errors import QueensError
+from jaxqueens.plots import render
+from jaxqueens.plots.render import MAX_ASCII_N, MAX_PNG_N, ascii_board, board_image, render_png
 
 SOLUTION_4 = [1, 3, 0, 2]
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
@@ -113,7 +113,7 @@ def test_board_png_imports_no_matplotlib(tmp_path):
     import sys
 
     code = (
-        "import sys, numpy as np; from jaxqueens._src.plots import render; "
+        "import sys, numpy as np; from jaxqueens.plots import render; "
         f"render.board_png(np.arange(8), {str(tmp_path / 'b.png')!r}); "
         "assert 'matplotlib' not in sys.modules"
     )

@@ -1,9 +1,9 @@
-"""Figures of ``jaxqueens stats`` (:mod:`jaxqueens._src.plots.stats`): arrays in, files out."""
+"""Figures of ``jaxqueens stats`` (:mod:`jaxqueens.plots.stats`): arrays in, files out."""
 
 import numpy as np
 import pytest
 
-from jaxqueens._src.plots import stats as figures
+from jaxqueens.plots import stats as figures
 
 
 def test_write_plots_from_arrays(tmp_path):
@@ -43,8 +43,8 @@ def test_write_plots_from_arrays(tmp_path):
 def test_success_rate_plot_shows_its_wilson_interval(monkeypatch, tmp_path):
     """The success rate had no confidence interval: with the chains known it shades its 95%
     Wilson interval, in the solver's style of every figure, and the axis says so."""
-    from jaxqueens._src.plots import base
     from jaxqueens.core.statistics import wilson_interval
+    from jaxqueens.plots import base
 
     drawn = []
     monkeypatch.setattr(figures, "finish", lambda fig, ax, *a, **k: drawn.append((ax, a)))

@@ -523,7 +523,7 @@ def test_defect_anneal_params_took_nan_negative_and_wrong_schedules():
 def test_defect_the_kernel_config_defaults_were_not_the_commands_measured_preset():
     """`Config` defaulted to the step neighbour while `anneal` runs its measured preset (the
     swap neighbour): the sweeps guide's SA, on the kernel's defaults, solved almost nothing."""
-    from jaxqueens._src.drivers import settings
+    from jaxqueens.drivers import settings
 
     config = sls.Config(n=16)
     preset = settings.ANNEAL_DEFAULTS[config.method]

@@ -14,13 +14,13 @@ import pytest
 from jax import lax
 
 import jaxqueens
-from jaxqueens._src.drivers import complete as complete_driver
-from jaxqueens._src.drivers import count as count_driver
-from jaxqueens._src.io import instances as instio
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as C
 from jaxqueens.core.oeis import A000170
+from jaxqueens.drivers import complete as complete_driver
+from jaxqueens.drivers import count as count_driver
 from jaxqueens.errors import QueensError
+from jaxqueens.io import instances as instio
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers import base, complete, count, estimate, ga, large
 from jaxqueens.solvers import minconflicts as mc

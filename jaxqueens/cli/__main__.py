@@ -1,0 +1,5 @@
+"""`python -m jaxqueens.cli`: the `jaxqueens` command."""
+
+from jaxqueens.cli.main import entry
+
+entry()

@@ -1,0 +1,190 @@
+"""`jaxqueens complete FILES_OR_DIRS...`: decide, count or enumerate constrained instances
+(n-Queens Completion, CSPLib prob079 excluded diagonals, blocked squares, toroidal) exactly, in
+batches (`jaxqueens.drivers.complete.solve_instances`).
+
+Inputs (`jaxqueens.io.instances`): `.param` files (`FILE:d` uses the first d
+diagonals; `--diags D` for every file), Essence' completion parameters, JSON lines, text boards
+with `.` for an empty column, folders and `.tar.gz` sets of these. Outputs
+(`jaxqueens.io.complete`): the table on stdout; with `--out DIR`, `DIR/results.csv`,
+`DIR/solutions.jsonl`, `DIR/summary.json` and `DIR/checkpoint.npz` (`--resume DIR`).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from jaxqueens import _lazy
+from jaxqueens.cli import options
+from jaxqueens.errors import QueensError
+from jaxqueens.io import complete as outputs
+from jaxqueens.io import instances as instio
+from jaxqueens.io import tables, writing
+
+# JAX and the solver load at their first use (jaxqueens._lazy): --help and argument errors never do
+complete = _lazy.load("jaxqueens.drivers.complete")
+
+MAX_N = 32  # uint32 masks of the exact search (jaxqueens.solvers.complete.MAX_N)
+
+
+def add_command(sub) -> None:
+    """Register `jaxqueens complete` among the subcommands `sub` (`add_subparsers`)."""
+    p = sub.add_parser(
+        "complete",
+        help="decide / count constrained instances exactly (completion, excluded diagonals)",
+        description="Decide (first solution or UNSAT), count or enumerate every instance "
+        "exactly with a batched bitmask search: n-Queens Completion, CSPLib prob079 excluded "
+        "diagonals (FILE.param:d uses the first d diagonals), blocked squares, toroidal "
+        "queens. Folders and .tar.gz sets are searched for instance files. Prints one "
+        "CSV row per instance (file, d, n, status, solutions, nodes, seconds).",
+    )
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="instance files (.param, .jsonl, text boards with '.' gaps), FILE.param:d, "
+        "folders or .tar.gz sets",
+    )
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--count", action="store_true", help="count every solution (exact)")
+    what.add_argument(
+        "--enumerate",
+        action="store_true",
+        help="count and list solutions (up to --cap per instance) in solutions.jsonl",
+    )
+    p.add_argument(
+        "--cap",
+        type=int,
+        default=None,
+        metavar="K",
+        help="--enumerate: solutions listed per instance (default 1000)",
+    )
+    p.add_argument(
+        "--diags",
+        type=int,
+        default=None,
+        metavar="D",
+        help="use the first D diagonals of every .param file without its own :d "
+        "(files of a folder or set listing fewer are skipped, and counted)",
+    )
+    p.add_argument("--toroidal", action="store_true", help="queens attack along diagonals modulo n")
+    p.add_argument(
+        "--one-based",
+        action="store_true",
+        help="rows in text boards are written 1..n instead of 0..n-1",
+    )
+    p.add_argument(
+        "--max-nodes",
+        type=int,
+        default=None,
+        metavar="K",
+        help="give an instance up after about K tree nodes (status unknown)",
+    )
+    options.add_out(
+        p,
+        "write DIR/results.csv, DIR/solutions.jsonl and DIR/summary.json; keep "
+        "DIR/checkpoint.npz while running (resumable)",
+    )
+    options.add_checkpoint(p)
+    options.add_quiet(p)
+    p.set_defaults(func=cmd_complete, data_stdout=True)  # stdout is the CSV table, nothing else
+
+
+def _check(args) -> None:
+    if args.diags is not None and args.diags < 0:
+        raise QueensError(f"--diags must be 0 or more, got {args.diags}")
+    if args.cap is not None and not args.enumerate:
+        raise QueensError("--cap applies to --enumerate only; add --enumerate or drop --cap")
+    if args.cap is not None and args.cap < 1:
+        raise QueensError(f"--cap must be at least 1, got {args.cap}")
+    if args.max_nodes is not None and args.max_nodes < 1:
+        raise QueensError(f"--max-nodes must be at least 1, got {args.max_nodes}")
+
+
+def _flag_words(err: QueensError) -> QueensError:
+    """`err` in the command line's words: `cap=K` is `--cap K`, `mode enumerate` is
+    `--enumerate` (the driver names its parameters); its type is kept."""
+    text = re.sub(r"\b(cap|max_nodes)=", lambda m: f"--{m[1].replace('_', '-')} ", str(err))
+    err.args = (text.replace("mode enumerate", "--enumerate"),)
+    return err
+
+
+def _report(args, loaded, res, mode: str) -> None:
+    """The results table on stdout, a summary line on stderr and, with `--out`, the files
+    (written by the writing process only)."""
+    sources = [i.source for i in loaded.instances]
+    ds = [i.d for i in loaded.instances]
+    with writing.final_write(args.out):
+        if writing.is_writer():
+            w = tables.writer(sys.stdout)  # the one CSV dialect (formula cells neutralised)
+            w.writerow(outputs.HEADER)
+            w.writerows(outputs.rows(sources, ds, res.instances))
+            status = [r.status for r in res.instances]
+            skipped = f"; {loaded.skipped_note()}: skipped" if loaded.skipped else ""
+            print(
+                f"{len(status)} instances: {status.count('SAT')} SAT, {status.count('UNSAT')} "
+                "UNSAT, "
+                f"{status.count('unknown')} unknown{skipped}; every solution verified; "
+                f"{res.seconds:.2f} s (compile {res.compile_seconds:.2f} s excluded)",
+                file=sys.stderr,
+            )
+            if args.out:
+                outputs.write_results(args.out, sources, ds, res.instances)
+                outputs.write_solutions(args.out, sources, ds, res.instances)
+                written = outputs.write_summary(
+                    args.out,
+                    res.instances,
+                    args.record,
+                    mode=mode,
+                    seconds=res.seconds,
+                    compile_seconds=res.compile_seconds,
+                    skipped=len(loaded.skipped),
+                )
+                print(
+                    f"wrote {Path(args.out) / outputs.RESULTS} and {written.name}", file=sys.stderr
+                )
+
+
+def cmd_complete(args) -> int:
+    """The `complete` command; its exit code."""
+    args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
+    _check(args)
+    path, resume = options.checkpoint_target(args, per_process=True)
+    loaded = instio.load_instances(
+        args.inputs, args.diags, one_based=args.one_based, toroidal=args.toroidal
+    )
+    loaded.require_some()
+    if args.out:  # before any search: the disk must hold every listed board
+        listed = (args.cap or complete.ENUMERATE_CAP) if args.enumerate else 1
+        insts = loaded.instances
+        need = outputs.written_bytes(
+            [i.source for i in insts], [i.d for i in insts], [i.model.n for i in insts], listed
+        )
+        writing.prepare_out(args.out, need=need)
+    big = [i for i in loaded.instances if i.model.n > MAX_N]
+    if big:
+        raise QueensError(
+            f"{big[0].source}: n = {big[0].model.n} is too large; exact search "
+            f"supports n <= {MAX_N}"
+        )
+    mode = "enumerate" if args.enumerate else "count" if args.count else "decide"
+    kwargs = {"cap": args.cap} if args.cap is not None else {}
+    try:
+        res = complete.solve_instances(
+            [i.model for i in loaded.instances],
+            mode,
+            max_nodes=args.max_nodes,
+            control=options.control(args, path, resume),
+            **kwargs,
+        )
+    except KeyboardInterrupt:  # before the chunked loop (compilation)
+        return options.report_interrupt("the finished chunks", args.out)
+    except QueensError as err:
+        raise _flag_words(err) from err.__cause__
+    if res.stopped_by == "interrupted":
+        return options.report_interrupt(
+            f"{res.settled} of {len(res.instances)} instances", args.out
+        )
+    _report(args, loaded, res, mode)
+    return 0

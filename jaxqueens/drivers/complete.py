@@ -1,0 +1,405 @@
+"""Exact solving of many constrained instances at once: decide, count or enumerate.
+
+Method: every instance (`jaxqueens.core.constraints.Constraints`, e.g. a CSPLib prob079
+excluded-diagonals instance or an n-Queens Completion instance, Gent, Jefferson & Nightingale, JAIR
+2017) starts as one work item, the root of its bitmask search tree (`jaxqueens.solvers.complete`),
+searched in its most constrained orientation. Chunks of items run as kernel calls of a bounded
+number of tree edges each; an unfinished item's DFS stack comes back as new items (its untried
+sub-trees) at the end of the queue, so a hard instance never idles the batch. Every solution
+reported passes `jaxqueens.core.checker.check_constrained`. docs/reference/complete.md describes
+the streams, the modes, the checkpoints and the multi-process split.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from jaxqueens.core import arguments
+from jaxqueens.core.constraints import (
+    Constraints,
+    unsat_reason,
+)
+from jaxqueens.drivers.complete_search import Search, SearchState, root
+from jaxqueens.drivers.loop import RunControl
+from jaxqueens.errors import QueensError
+from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.parallel import complete as batched
+from jaxqueens.parallel import devices, gather, memory, sizing, threads_complete
+from jaxqueens.parallel import streams as parallel_streams
+from jaxqueens.solvers import complete as solver
+from jaxqueens.solvers.complete import Config
+
+MODES = ("decide", "count", "enumerate")
+MAX_N = solver.MAX_N
+BUDGET = 1 << 20  # tree edges per item and kernel call (CPU; splits hard instances)
+THREAD_BUDGET = BUDGET  # the thread kernel's: one lane an item, so a call lasts its longest item
+CHUNK = 64  # items per kernel call (CPU: split over the host devices)
+ENUMERATE_CAP = 1000  # solutions listed per instance by default
+LISTED_COPIES = 3
+"""Copies of a call's listed-solutions array `[items, cap, n + 1]` uint32 alive at once (the
+kernel's carry, its output and the host's copy; one call read while the next runs)."""
+
+
+class InstanceResult(NamedTuple):
+    """One instance's outcome (exact Python ints)."""
+
+    n: int  #: board size
+    status: str  #: "SAT", "UNSAT", "unknown" (node limit reached) or "open" (run interrupted)
+    solutions: int | None  #: all solutions (count / enumerate modes; not "unknown" or "open")
+    nodes: int  #: tree edges searched (queens tried)
+    seconds: float  #: share of the chunks' wall time, by steps
+    boards: np.ndarray  #: [k, n] uint8 verified solutions (decide: the first; enumerate: up to cap)
+    reason: str | None = None  #: UNSAT without a search: why (core.constraints.unsat_reason)
+
+
+class CompleteResult(NamedTuple):
+    """What `solve_instances` returns: each instance's outcome and the run's figures."""
+
+    instances: list[InstanceResult]  #: in the order given
+    seconds: float  #: wall time of the search, compilation excluded
+    compile_seconds: float  #: compiling the kernels
+    chunks: int  #: kernel calls
+    items: int  #: sub-trees searched (instance roots and split-off frontiers)
+    resumed: bool  #: continued from a checkpoint
+    stopped_by: str = "finished"  #: or "interrupted" (Ctrl-C, SIGTERM): a partial result
+
+    @property
+    def settled(self) -> int:
+        """Instances decided (every one, unless the run was interrupted)."""
+        return sum(r.status != "open" for r in self.instances)
+
+
+def _kernel(batch, shards: int, config: Config, sizes: sizing.Sizes):
+    """`search_chunk` as a stream calls it (`jaxqueens.parallel.streams`)."""
+    return batched.search_chunk(batch, config, shards, sizes)
+
+
+def kernel_route(platform: str, mode: str, num_devices: int) -> str:
+    """Which kernel searches `complete`'s items on backend `platform` (`jax.default_backend()`) for
+    `mode` "decide", "count" or "enumerate": `"threads"` (one search per GPU thread,
+    `jaxqueens.parallel.threads_complete`) on one CUDA GPU for decide and count, else `"items"` (the
+    lockstep or per-item XLA kernel of `jaxqueens.parallel.complete.search_chunk`)."""
+    one_gpu = platform == "gpu" and num_devices == 1
+    return "threads" if one_gpu and mode in ("decide", "count") else "items"
+
+
+def _thread_kernel(batch, shards: int, config: Config, programs: int):
+    """`jaxqueens.parallel.threads_complete.search_chunk` as a stream calls it (one device;
+    off a GPU, where only tests route here, interpreted)."""
+    del shards
+    interpret = jax.default_backend() != "gpu"
+    unroll = 1 if interpret else threads_complete.UNROLL  # the same results, less to compile
+    return threads_complete.search_chunk(
+        batch, config, programs=programs, unroll=unroll, interpret=interpret
+    )
+
+
+def _thread_lanes() -> int:
+    """The thread kernel's lanes: one warp a block, 32 blocks an SM (4 blocks off a GPU)."""
+    block = threads_complete.BLOCK
+    if jax.default_backend() != "gpu":
+        return 4 * block
+    return max(1, sizing.device_target().parallelism // (2 * block)) * block
+
+
+def _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient) -> dict:
+    digest = hashlib.sha256(json.dumps([m.to_dict() for m in models], sort_keys=True).encode())
+    return {
+        "command": "complete",
+        "mode": mode,
+        "cap": cap,
+        "budget": budget,
+        "chunk": chunk,
+        "max_nodes": max_nodes,
+        "orient": orient,
+        "instances": len(models),
+        "models": digest.hexdigest()[:16],
+        "processes": gather.process_count(),
+    }
+
+
+def _check(
+    models: Sequence[Constraints], mode: str, cap: int, max_nodes, budget, chunk
+) -> tuple[int | None, int | None, int | None]:
+    """Refuse a bad mode, cap or instance; returns `max_nodes`, `budget` and `chunk` checked."""
+    if mode not in MODES:
+        raise QueensError(f"mode {mode!r}: use one of {', '.join(MODES)}")
+    arguments.integer(cap, "cap (the enumeration cap)", 1)
+    for i, m in enumerate(models):
+        if not isinstance(m, Constraints):
+            raise QueensError(f"instance {i} is a {type(m).__name__}, not a Constraints model")
+        if m.n > MAX_N:
+            raise QueensError(
+                f"instance {i}: n = {m.n} is too large; exact search supports n <= {MAX_N}"
+            )
+    return (
+        arguments.integer(max_nodes, "max_nodes", 1, None, optional=True),
+        arguments.integer(budget, "budget (tree edges per item and call)", 1, optional=True),
+        arguments.integer(chunk, "chunk (items per call)", 1, optional=True),
+    )
+
+
+def listed_bytes(cap: int, n: int, chunk: int) -> int:
+    """Bytes the listed solutions of `--enumerate` hold at once: `LISTED_COPIES` copies of `chunk`
+    items with room for `cap` boards of `n + 1` uint32 words."""
+    return LISTED_COPIES * chunk * cap * (n + 1) * 4
+
+
+def check_listed_memory(cap: int, n: int, chunk: int, available: int | None = None) -> None:
+    """Refuse with a QueensError, before anything is allocated, a `cap` (boards listed per instance)
+    whose listed solutions (`listed_bytes`, `n` the largest board size) cannot fit in the
+    `available` bytes (default: the machine's, when known), in one line with the largest cap that
+    fits."""
+    available = memory.available_memory() if available is None else available
+    if available is None:
+        return
+    most = int(memory.HEADROOM * available) // listed_bytes(1, n, chunk)
+    if cap > most:
+        raise QueensError(
+            f"cap={cap:,} (mode enumerate, n = {n}, {chunk} instances a call) needs about "
+            f"{memory.format_bytes(listed_bytes(cap, n, chunk))} of memory for the listed "
+            f"solutions but {memory.format_bytes(available)} is available; give cap="
+            f"{max(most, 1):,} or less"
+        )
+
+
+def _call_sizes(
+    models: Sequence[Constraints], mode: str, cap: int, budget, chunk, route: str = "items"
+) -> tuple[sizing.Sizes, int, int]:
+    """The backend's sizes (on an accelerator, lanes fitted to the largest board; on the thread
+    kernel, `_thread_lanes`), the budget and the chunk (a multiple of the devices) of every
+    call; enumeration's memory checked."""
+    sizes = sizing.sizes()
+    num_dev = devices.local_device_count()
+    if route == "threads":
+        sizes = dataclasses.replace(sizes, count_lanes=_thread_lanes())
+        budget = budget or THREAD_BUDGET
+        chunk = chunk or sizes.count_lanes * batched.ITEMS_PER_LANE
+    elif sizes.accelerator and not sizes.count_lanes and models:
+        # lanes from the compiled kernel of the largest board against the device
+        big = max(models, key=lambda m: (m.n, m.toroidal))
+        cfg = Config(big.n, big.toroidal, cap if mode == "enumerate" else 0, mode == "decide")
+        choice = batched.accelerator_lanes(cfg, num_dev)
+        if not choice.fits:
+            raise QueensError(
+                f"n = {big.n} needs {choice.bytes:,} bytes of device memory for even one lane: "
+                "the device is too small (or lower the enumeration cap)"
+            )
+        sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
+    budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
+    chunk = int(
+        chunk
+        or (sizes.count_lanes * batched.ITEMS_PER_LANE * num_dev if sizes.accelerator else CHUNK)
+    )
+    chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
+    if mode == "enumerate":
+        check_listed_memory(cap, max((m.n for m in models), default=1), chunk)
+    return sizes, budget, chunk
+
+
+def _start(
+    models: Sequence[Constraints], mine: list[int], reasons: list, path, fingerprint: dict
+) -> SearchState:
+    """The search's state: restored from the checkpoint at `path` (None: a fresh run), or every
+    instance of this process queued as its root, but those plainly UNSAT (fixed queens
+    attacking each other, a column or row without an allowed square), settled up front and
+    never searched."""
+    st = SearchState(len(models), max((m.n for m in models), default=1))
+    if path is not None:
+        st.restore(ckpt.load(path, fingerprint, SearchState.schema(len(models), st.n_max)), models)
+        return st
+    for i in mine:
+        if reasons[i] is not None:
+            st.status[i] = "UNSAT"
+        else:
+            st.queue.append(root(i))
+    return st
+
+
+def _kernels(
+    models: Sequence[Constraints],
+    mine: list[int],
+    mode: str,
+    list_cap: int,
+    sizes: sizing.Sizes,
+    route: str = "items",
+) -> tuple[dict[tuple[int, bool], Config], dict[tuple[int, bool], Callable]]:
+    """The kernel config and call of every group (n, toroidal) of this process's instances,
+    on the kernel `route` names (`kernel_route`)."""
+    groups = sorted({(models[i].n, models[i].toroidal) for i in mine})
+    cap = list_cap if mode == "enumerate" else 0
+    configs = {g: Config(g[0], g[1], cap=cap, decide=mode == "decide") for g in groups}
+    if route == "threads":
+        call = functools.partial(
+            _thread_kernel, programs=sizes.count_lanes // threads_complete.BLOCK
+        )
+    else:
+        call = functools.partial(_kernel, sizes=sizes)
+    kernels: dict[tuple[int, bool], Callable] = {
+        key: functools.partial(call, config=cfg) for key, cfg in configs.items()
+    }
+    return configs, kernels
+
+
+def solve_instances(
+    models: Sequence[Constraints],
+    mode: str = "decide",
+    *,
+    cap: int = ENUMERATE_CAP,
+    max_nodes: int | None = None,
+    control: RunControl | None = None,
+    budget: int | None = None,
+    chunk: int | None = None,
+    orient: bool = True,
+    on_chunk: Callable[[int, int], None] | None = None,
+) -> CompleteResult:
+    """Decide, count or enumerate every instance exactly, in batches.
+
+    Args:
+      models: the instances (any mix of board sizes, 1..32, and of the toroidal flag).
+      mode: "decide" (first solution or UNSAT), "count" (all solutions, one listed) or
+        "enumerate" (all counted, up to `cap` listed per instance).
+      cap: solutions listed per instance in enumerate mode.
+      max_nodes: give an instance up after about this many tree edges: status "unknown".
+      control: progress and checkpoints, as for `jaxqueens.drivers.count.count_solutions`
+        (None: `RunControl()`; by default a checkpoint that exists is resumed).
+      budget: tree edges per item and call (default by backend).
+      chunk: items per call (default by backend).
+      orient: search each instance in the orientation (one of the square's 8 symmetries) with
+        the most constrained first columns (`jaxqueens.core.constraints.best_orientation`);
+        solutions are mapped back. False: as given.
+      on_chunk: called as `on_chunk(chunks_done, instances_done)` after each chunk (tests
+        raise `KeyboardInterrupt` here, as Ctrl-C would).
+
+    Returns:
+      `CompleteResult`, instances in the order given. After Ctrl-C or SIGTERM (at the end of a
+      chunk), once the checkpoint is saved, the partial result with `stopped_by="interrupted"`:
+      the instances not settled yet (`settled` counts the others) have status "open"; in a
+      multi-process run, this process's instances only.
+    """
+    max_nodes, budget, chunk = _check(models, mode, cap, max_nodes, budget, chunk)
+    list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]
+    route = kernel_route(jax.default_backend(), mode, devices.local_device_count())
+    sizes, budget, chunk = _call_sizes(models, mode, list_cap, budget, chunk, route)
+    fingerprint = _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient)
+    control = RunControl() if control is None else control
+    path = ckpt.process_path(control.checkpoint) if control.checkpoint is not None else None
+    resume = path is not None and path.exists() if control.resume is None else control.resume
+    procs, me = gather.process_count(), gather.process_index()
+    mine = list(range(me, len(models), procs))
+    reasons = [unsat_reason(m) for m in models]
+    st = _start(models, mine, reasons, path if resume else None, fingerprint)
+    configs, kernels = _kernels(models, mine, mode, list_cap, sizes, route)
+    streams = parallel_streams.plan(chunk, sizes.accelerator)  # one per host device on a CPU
+    compile_s = _compile(configs, kernels, streams)
+    run = Search(
+        models=models,
+        mode=mode,
+        list_cap=list_cap,
+        max_nodes=max_nodes,
+        budget=budget,
+        orient=orient,
+        st=st,
+        mine=mine,
+        configs=configs,
+        kernels=kernels,
+        streams=streams,
+        on_chunk=on_chunk,
+    )
+    t1 = time.perf_counter()
+    stopped = run.run(path, fingerprint, control)
+    seconds = time.perf_counter() - t1
+    if not stopped and procs > 1:
+        st = _gather(st, models, mine)
+    out = _results(st, models, mode, reasons)
+    stop = "interrupted" if stopped else "finished"
+    return CompleteResult(out, seconds, compile_s, st.chunks, st.items, bool(resume), stop)
+
+
+def _compile(configs: dict, kernels: dict, streams) -> float:
+    """Compile every group's kernel for every stream (one call on an empty batch); seconds."""
+    c0 = time.perf_counter()
+    for (n, tor), cfg in configs.items():
+        for s in streams:
+            if n >= 2:
+                parallel_streams.call(s, kernels[n, tor], np.zeros((s.rows, cfg.width), np.uint32))
+    return time.perf_counter() - c0
+
+
+def _results(st: SearchState, models, mode: str, reasons: list) -> list[InstanceResult]:
+    """Each instance's outcome, in the order given."""
+    out = []
+    for i, m in enumerate(models):
+        boards = np.array(st.boards[i], np.uint8).reshape(len(st.boards[i]), m.n)
+        status = st.status[i] or "open"  # open: the run was interrupted before it was settled
+        counted = mode != "decide" and status not in ("unknown", "open")
+        out.append(
+            InstanceResult(
+                m.n,
+                status,
+                st.solutions[i] if counted else None,
+                st.nodes[i],
+                st.seconds[i],
+                boards,
+                reasons[i] if st.status[i] == "UNSAT" else None,
+            )
+        )
+    return out
+
+
+_STATUS = ("", "SAT", "UNSAT", "unknown")
+
+
+def _gather(st: SearchState, models, mine) -> SearchState:
+    """Merge every process's instances (process p holds instances p, p + P, ...)."""
+    count = len(models)
+    words = gather.int_words(
+        [(st.solutions[i], st.nodes[i]) if i in mine else (0, 0) for i in range(count)]
+    ).reshape(count, 2, gather.INT_WORDS)
+    status = np.array([_STATUS.index(s) for s in st.status], np.int32)
+    secs = np.array(st.seconds, np.float64)
+    all_words, all_status, all_secs = (
+        gather.allgather(words),
+        gather.allgather(status),
+        gather.allgather(secs),
+    )
+    owner = np.array([i for i in mine for _ in st.boards[i]], np.int32)
+    flat = np.array(
+        [np.pad(b, (0, st.n_max - len(b))) for i in mine for b in st.boards[i]], np.int16
+    ).reshape(len(owner), st.n_max)
+    owners, boards = gather.ragged(owner), gather.ragged(flat)
+    merged = SearchState(count, st.n_max)
+    procs = all_words.shape[0]
+    ints = gather.word_ints(all_words)  # [P][count][2] exact ints
+    for i in range(count):
+        p = i % procs
+        merged.solutions[i], merged.nodes[i] = ints[p][i]
+        merged.status[i] = _STATUS[int(all_status[p, i])]
+        merged.seconds[i] = float(all_secs[p, i])
+    for i, b in zip(owners, boards, strict=True):
+        merged.boards[int(i)].append(b[: models[int(i)].n])
+    merged.chunks, merged.items = st.chunks, st.items
+    return merged
+
+
+def toroidal_count(n: int, **kwargs) -> int:
+    """Solutions of the n-queens problem on a torus (OEIS A051906), exactly; `kwargs` as for
+    `solve_instances` (control, budget, ...).
+
+    Raises KeyboardInterrupt after Ctrl-C or SIGTERM (the count has no partial value; a checkpoint
+    given keeps the finished work)."""
+    res = solve_instances([Constraints(n, toroidal=True)], mode="count", **kwargs)
+    if res.stopped_by == "interrupted":
+        raise KeyboardInterrupt(f"{res.settled} of 1 instances")
+    solutions = res.instances[0].solutions
+    assert solutions is not None  # the count mode counts every instance
+    return solutions

@@ -1,0 +1,295 @@
+"""`jaxqueens.solve`: batched min-conflicts chains (Minton et al. 1992), the main job.
+
+Thousands of independent chains (kernel: `jaxqueens.solvers.minconflicts`) run per call,
+compiled and bounded in work by `minconflicts_runner`; the shared chain driver
+(`jaxqueens.drivers.chains`) gathers verified solutions and statistics until a budget is met.
+On constrained boards an instance no chain solves is reported `unknown`, never UNSAT.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxqueens.core import checker, rng
+from jaxqueens.core import constraints as cons
+from jaxqueens.core.board import as_board, as_size
+from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import chains_types, minconflicts_runner, solve_setup
+from jaxqueens.drivers.loop import RunControl
+from jaxqueens.drivers.minconflicts_runner import chain_problem, default_chunk, trace_chain
+from jaxqueens.errors import QueensError
+from jaxqueens.parallel.devices import local_device_count
+from jaxqueens.solvers import constrained as rules
+from jaxqueens.solvers import minconflicts
+from jaxqueens.solvers.base import chain_keys
+from jaxqueens.solvers.variants import MAX_BATCHED_N
+
+
+@dataclasses.dataclass
+class SolveResult:
+    """What `solve` returns: per-chain arrays, the summary and an optional trace."""
+
+    run: chains_types.ChainRun  #: the chains' per-chain arrays and verified solutions (`ChainRun`).
+    summary: dict  #: the run's figures (what `summary.json` holds).
+    #: the kernel's `Config` (None for a trivial board, solved without the kernel).
+    config: minconflicts.Config | None
+    trace: dict[str, np.ndarray] | None = None  #: "conflicted", "pairs": [T] per step of chain 0
+
+    @property
+    def solutions(self) -> np.ndarray:
+        """[S, n] verified solutions, one per solved chain, in chain order."""
+        return self.run.solutions
+
+
+def check_n(n: int) -> None:
+    """Reject board sizes without solutions or beyond the batched kernel, with the fix."""
+    if n < 1:
+        raise QueensError(f"n must be a positive integer, got {n}")
+    solve_setup.check_solvable(n)
+    if n > MAX_BATCHED_N:
+        raise QueensError(
+            f"n = {n} is above the batched solver's limit of {MAX_BATCHED_N}; "
+            "use --mode large (one or a few chains) or a smaller n"
+        )
+
+
+def _start_rows(start, n: int) -> np.ndarray | None:
+    if start is None:
+        return None
+    return as_board(np.asarray(start).reshape(-1), n, what="the start board")
+
+
+INSTANCE_MAX_RESTARTS = solve_setup.INSTANCE_MAX_RESTARTS  # (read by scripts/gpumodel)
+
+
+def solve(
+    n: int | None = 8,
+    chains: int | None = 1000,
+    *,
+    solutions: int | None = None,
+    seconds: float | None = None,
+    max_steps: int | None = None,
+    init: str = "permutation",
+    tabu: int = 0,
+    seed: int = 0,
+    batch: int | None = None,
+    start=None,
+    max_restarts: int | None = None,
+    move: str = "minconflicts",
+    trace_steps: int = 0,
+    max_chains: int | None = None,
+    control: RunControl | None = None,
+    command: str = "solve",
+    instance=None,
+    toroidal: bool = False,
+) -> SolveResult:
+    """Run min-conflicts chains until `chains` solved, `solutions` distinct, or `seconds`.
+
+    Args:
+      n: board size (1 or >= 4).
+      chains: stop once this many chains have solved (None: no chain budget).
+      solutions: stop once this many distinct solutions are found.
+      seconds: stop once this much kernel time is spent (checked between kernel calls, each
+        bounded to about `minconflicts_runner.CALL_SECONDS` of work; chains still running are
+        reported unsolved).
+      max_steps: steps per attempt before a restart (default `default_max_steps`).
+      init: initial boards: "random", "permutation", "greedy" or "qs4".
+      tabu: plateau memory: squares a queen may not revisit during one local minimum (0: off).
+      seed: chain i uses `fold_in(key(seed), i)`: results do not depend on `batch`.
+      batch: chains per kernel call (default: sized from n and `chains`).
+      start: a board [n]; every chain's first attempt starts from it.
+      max_restarts: restarts before a chain gives up, reported unsolved with its best board
+        (0: one attempt; default 1,000,000, or 99 with an `instance`).
+      move: "minconflicts" or "cisc352" (the staged row choice).
+      trace_steps: if > 0, also trace chain 0 for up to this many steps (for plots).
+      max_chains: stop once this many chains have run, solved or not.
+      control: progress and checkpoints (None: `RunControl()`): the checkpoint holds the
+        finished chunks (written periodically and on Ctrl-C); a resumed run continues from it,
+        with the same results.
+      command: the command recorded in a checkpoint (it resumes only under that command).
+      instance: a `Constraints` (n: None or its size); summary["status"] is SAT or unknown.
+        Init random or permutation only, no start board; at most `chains` (else
+        100) chains run unless `max_chains` or `seconds` is given.
+      toroidal: queens attack along diagonals modulo n (n prime to 6).
+
+    Returns:
+      SolveResult with every chain's board, steps, restarts, and the summary.
+
+    Raises:
+      QueensError: an argument out of range, naming it; `InstanceUnsat` for a plainly
+        unsatisfiable instance.
+    """
+    budget = {"chains": chains, "solutions": solutions, "seconds": seconds}
+    search = {"max_steps": max_steps, "init": init, "tabu": tabu, "seed": seed, "batch": batch}
+    search.update(max_restarts=max_restarts, move=move, trace_steps=trace_steps)
+    p, s = _checked(n, budget, max_chains, search, start, instance, toroidal)
+    if p.n == 1 and p.mask is None:
+        return _solve_trivial(p.budget, s.seed, s.name, p.model, control)
+    config, params = _kernel_setup(p, s)
+    key = rng.seed_key(s.seed)
+    sized = p.budget.chains if solutions is None and seconds is None else None
+    chunk = s.batch or default_chunk(p.n, sized, s.max_steps)
+    t0 = time.perf_counter()
+    runner = minconflicts_runner.compile_runner(
+        key, config, params, chunk, p.start_rows, bounded=True, mask=p.mask
+    )
+    compile_s = time.perf_counter() - t0
+    run = driver.run_chains(
+        runner,
+        p.n,
+        p.budget,
+        chunk,
+        what="min-conflicts",
+        compile_s=compile_s,
+        control=control,
+        fingerprint=_fingerprint(command, p, s),
+        limits=f"at most {s.max_restarts + 1:,} attempts x {s.max_steps:,} steps a chain",
+        model=p.model,
+        solver=s.name,
+    )
+    trace = None
+    if s.trace_steps > 0:
+        metrics = trace_chain(key, config, params, s.trace_steps, p.start_rows, p.mask)
+        trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
+    return SolveResult(run=run, summary=_summary(run, p, s, chunk), config=config, trace=trace)
+
+
+class _Problem(NamedTuple):
+    """`solve`'s problem, checked: the board, the instance, the budget and the start."""
+
+    n: int
+    model: cons.Constraints | None  #: the constrained instance (None: a plain board)
+    mask: rules.Mask | None  #: its allowed squares
+    budget: chains_types.Budget
+    start_rows: np.ndarray | None  #: [n] the start board
+
+
+def _checked(
+    n: int | None, budget: dict, max_chains, search: dict, start, instance, toroidal: bool
+) -> tuple[_Problem, solve_setup.SolveSettings]:
+    """`solve`'s arguments checked in the order its errors are raised, defaults filled in."""
+    if isinstance(instance, cons.Constraints):
+        solve_setup.check_instance_n(instance.n)  # before its n x n masks are built
+    model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
+    n = as_size(n if model is None else model.n)
+    check_n(n)
+    if model is not None and model.toroidal and model.plain and math.gcd(n, 6) != 1:
+        raise QueensError(
+            f"n = {n} has no toroidal solution (toroidal queens exist only for n prime "
+            "to 6: 1, 5, 7, 11, 13, ...; OEIS A051906); choose such an n"
+        )
+    if instance is not None and max_chains is None and budget["seconds"] is None:
+        max_chains = budget["chains"] or solve_setup.INSTANCE_CHAINS  # it may have no solution
+    if mask is not None and start is not None:
+        raise QueensError(
+            "a constrained instance sets every chain's start itself; drop the start board (--file)"
+        )
+    checked_budget = chains_types.Budget(**budget, max_chains=max_chains)
+    checked_budget.check(n)
+    s = solve_setup.solve_settings(n, plain=model is None, instance=instance is not None, **search)
+    return _Problem(n, model, mask, checked_budget, _start_rows(start, n)), s
+
+
+def _kernel_setup(
+    p: _Problem, s: solve_setup.SolveSettings
+) -> tuple[minconflicts.Config, minconflicts.Params]:
+    """The kernel's static `Config` and its `Params` for `solve`'s checked settings."""
+    try:
+        config = minconflicts.Config(
+            n=p.n,
+            init=s.init,
+            tabu=s.tabu,
+            move=s.move,
+            keep_best=True,
+            toroidal=p.model is not None and p.model.toroidal,
+            constrained=p.mask is not None,
+        )
+        params = minconflicts.default_params(
+            config, max_steps=s.max_steps, max_restarts=s.max_restarts
+        )
+    except ValueError as err:
+        raise QueensError(str(err)) from None
+    return config, params
+
+
+def _fingerprint(command: str, p: _Problem, s: solve_setup.SolveSettings) -> dict:
+    """The settings a checkpoint of `solve` must match to be resumed."""
+    start_rows = None if p.start_rows is None else p.start_rows.tolist()
+    return {"command": command, "solver": "min-conflicts", **s.search(), "start": start_rows}
+
+
+def _summary(
+    run: chains_types.ChainRun, p: _Problem, s: solve_setup.SolveSettings, chunk: int
+) -> dict:
+    """`solve`'s summary: the run's figures and its settings (the instance's status with one)."""
+    return chains_types.summarize(
+        run,
+        solver=s.name,
+        **s.search(),
+        chunk=chunk,
+        backend=jax.default_backend(),
+        devices=local_device_count(),
+        model=p.model,
+    )
+
+
+def initial_board(
+    n: int,
+    *,
+    init: str = "permutation",
+    seed: int = 0,
+    start=None,
+    max_steps: int | None = None,
+    tabu: int = 0,
+    move: str = "minconflicts",
+    max_restarts: int = 1_000_000,
+) -> tuple[np.ndarray, int, float, float]:
+    """Chain 0's first board of `solve` with these settings (each as for `solve`), generated and
+    timed on its own (the batched kernel generates boards inside its loop): (rows [n], attacking
+    pairs by the independent checker, generation seconds, compile seconds)."""
+    n = as_size(n)
+    check_n(n)
+    config = minconflicts.Config(n=n, init=init, tabu=tabu, move=move, keep_best=True)
+    params = minconflicts.default_params(config, max_steps=max_steps, max_restarts=max_restarts)
+    chain0 = chain_keys(jax.random.key(seed), jnp.arange(1))[0]
+    problem = chain_problem(_start_rows(start, n))
+    t0 = time.perf_counter()
+    fn = (
+        jax.jit(lambda k, p, b: minconflicts.init(k, config, p, b).rows)
+        .lower(chain0, params, problem)
+        .compile()
+    )
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    rows = np.asarray(fn(chain0, params, problem))
+    gen_s = time.perf_counter() - t0
+    return rows, int(checker.attacking_pairs(rows)), gen_s, compile_s
+
+
+def _solve_trivial(
+    budget: chains_types.Budget, seed: int, name: str, model, control
+) -> SolveResult:
+    """n = 1: the one queen is a solution; every chain solves in 0 steps (no checkpoint)."""
+    count = budget.chains or budget.max_chains or 1
+
+    def run_chunk(offset, k):
+        return chains_types.ChunkResult(
+            rows=np.zeros((k, 1), np.int32),
+            solved=np.ones(k, bool),
+            steps=np.zeros(k, np.int32),
+            restarts=np.zeros(k, np.int32),
+        )
+
+    quiet = RunControl(quiet=True if control is None else control.quiet)
+    run = driver.run_chains(
+        run_chunk, 1, budget, count, "min-conflicts", model=model, solver=name, control=quiet
+    )
+    summary = chains_types.summarize(run, model, solver=name, seed=seed)
+    return SolveResult(run=run, summary=summary, config=None)

@@ -1,0 +1,335 @@
+"""Solution-count statistics of a solver: `collect` samples, `analyse`, `stats`.
+
+Runs independent chains of a solver (min-conflicts, LS/TA/SA, or GA trials) until a budget,
+takes one verified solution per solved chain (`stats_samples`), and measures how the method
+samples the solution set: distinct solutions and fundamental classes found against OEIS A000170 /
+A002562, the coverage curve against the coupon-collector expectation `Q (1 - (1 - 1/Q)^m)`,
+Pearson's chi-square test of uniformity over all Q solutions and over classes
+(`jaxqueens.core.statistics`), and the steps-to-solution distribution.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxqueens.core import symmetry, symmetry_jax
+from jaxqueens.core.board import as_size
+from jaxqueens.core.oeis import A000170, A002562
+from jaxqueens.core.statistics import uniformity_test
+from jaxqueens.drivers import chains_types, count, stats_setup
+from jaxqueens.drivers import stats_samples as sampling
+from jaxqueens.drivers.loop import RunControl
+from jaxqueens.drivers.stats_samples import Samples
+from jaxqueens.errors import QueensError
+from jaxqueens.parallel import cache
+from jaxqueens.parallel.devices import local_device_count
+
+ENUMERATE_MAX_N = 14  # all solutions listed (frequencies include the unsampled ones)
+
+
+def _budget_check(n: int, chains, solutions, seconds):
+    if solutions is not None and n in A000170 and solutions > A000170[n]:
+        raise QueensError(
+            f"--solutions {solutions}: n = {n} has only {A000170[n]:,} solutions; "
+            f"ask for at most that many"
+        )
+    return chains_types.Budget(chains=chains, solutions=solutions, seconds=seconds)
+
+
+def collect(
+    n: int,
+    solver: str = "minconflicts",
+    *,
+    chains: int | None = None,
+    solutions: int | None = None,
+    seconds: float | None = None,
+    seed: int = 0,
+    control: RunControl | None = None,
+    **options,
+) -> Samples:
+    """Run `solver` ("minconflicts", "anneal" or "ga") until the first budget met: one verified
+    sample per solved chain, as `Samples`.
+
+    `chains` is the chains (GA: trials) to run; for min-conflicts, chains *solved* (every chain
+    solves unless it exhausts `max_restarts`). `solutions` stops at this many distinct solutions,
+    `seconds` after this much kernel time. `control` as for `jaxqueens.solve`; `options` are the
+    solver's own (those of `solve`, `anneal` or `ga.evolve`), and `batch`."""
+    n = as_size(n)
+    if solver not in stats_setup.STATS_SOLVERS:
+        raise QueensError(
+            f"solver {solver!r} is unknown; use one of {', '.join(stats_setup.STATS_SOLVERS)}"
+        )
+    options = {k: v for k, v in options.items() if v is not None}  # None: the solver's default
+    stats_setup.check_stats_options(
+        solver, {k: v for k, v in options.items() if k not in COMMON_OPTIONS}
+    )
+    chains, solutions, seconds, seed = stats_setup.check_stats_budget(
+        chains, solutions, seconds, seed
+    )
+    if chains is None and solutions is None and seconds is None:
+        chains = 10_000
+    _budget_check(n, chains, solutions, seconds)
+    samplers: dict[str, Callable[..., Samples]] = {
+        "minconflicts": sampling.sample_minconflicts,
+        "anneal": sampling.sample_anneal,
+        "ga": sampling.sample_ga,
+    }
+    return samplers[solver](n, chains, solutions, seconds, seed, control, **options)
+
+
+COMMON_OPTIONS = ("batch",)  # options of `collect` that every solver takes
+
+
+# ----------------------------------------------------------------------------- analysis
+
+
+@dataclasses.dataclass
+class StatsResult:
+    """Statistics of a `Samples` (host arrays; exact totals where OEIS has them)."""
+
+    samples: Samples  #: the `Samples` analysed.
+    distinct: np.ndarray  #: [D, n] distinct solutions sampled (sorted)
+    counts: np.ndarray  #: [D] times each was sampled
+    classes: np.ndarray  #: [F, n] canonical representatives of the classes sampled (sorted)
+    class_counts: np.ndarray  #: [F] samples per class
+    class_sizes: np.ndarray  #: [F] solutions per class (1, 2, 4 or 8)
+    distinct_sizes: np.ndarray  #: [D] class size of each distinct solution
+    coverage: dict  #: chains, solved, distinct, fundamental, expected (coupon collector) [C]
+    chi2: dict | None  #: uniformity over all solutions
+    chi2_classes: dict | None  #: uniformity over classes (expected share size / Q)
+    all_solutions: np.ndarray | None  #: [Q, n] every solution (n <= 14), for the frequency table
+    all_counts: np.ndarray | None  #: [Q] times each was sampled (0 for the unsampled)
+    summary: dict  #: the figures of `summary.json`.
+    success: tuple[np.ndarray, np.ndarray]  #: success_curve(samples): budgets [K] int64, rate [K]
+
+
+def _coverage(
+    samples: Samples,
+    first: np.ndarray,
+    first_class: np.ndarray,
+    total: int | None,
+    class_sizes_all: np.ndarray | None,
+) -> dict:
+    c = samples.chains
+    chain = samples.sample_chain
+    new = np.bincount(chain[first], minlength=c)
+    new_f = np.bincount(chain[first_class], minlength=c)
+    solved_cum = np.cumsum(samples.solved)
+    out = {
+        "chains": np.arange(1, c + 1),
+        "solved": solved_cum,
+        "distinct": np.cumsum(new),
+        "fundamental": np.cumsum(new_f),
+        "expected": None,
+        "expected_fundamental": None,
+    }
+    if total:
+        m = solved_cum.astype(np.float64)
+        if total == 1:  # n = 1: the one solution is found by the first sample
+            out["expected"] = np.minimum(m, 1.0)
+        else:
+            out["expected"] = -total * np.expm1(m * math.log1p(-1.0 / total))
+        if class_sizes_all is not None:
+            sizes, mult = np.unique(class_sizes_all, return_counts=True)
+            out["expected_fundamental"] = sum(
+                k * (1 - np.power(1 - s / total, m)) for s, k in zip(sizes, mult, strict=True)
+            )
+    return out
+
+
+ANALYSIS_MIN_BATCH = 64  # the smallest batch of the on-device analysis (`analysis_batch`)
+
+PAD_ROW = np.iinfo(np.int32).max
+"""The value of a padding row given to the dedup kernel: it sorts after every board."""
+
+
+def analysis_batch(samples: int) -> int:
+    """The batch the on-device analysis of `samples` boards compiles for: the smallest of
+    `ANALYSIS_MIN_BATCH` and `m * 2**k` (m = 5..8) that holds them. Runs with other numbers of
+    samples in one bucket share the executables (`compare` analyses each solver's solved chains: one
+    or two buckets for all its solvers, not one compile per solver) for at most 25% of padding
+    rows."""
+    if samples <= ANALYSIS_MIN_BATCH:
+        return ANALYSIS_MIN_BATCH
+    step = 1 << ((samples - 1).bit_length() - 3)  # samples is in (4 * step, 8 * step]
+    return -(-samples // step) * step
+
+
+def _padded(rows: np.ndarray, batch: int, fill: int = PAD_ROW) -> np.ndarray:
+    """`rows` [S, n] followed by `batch - S` rows of `fill`: int32 [batch, n]."""
+    out = np.full((batch, rows.shape[1]), fill, np.int32)
+    out[: len(rows)] = rows
+    return out
+
+
+def analyse(samples: Samples) -> StatsResult:
+    """Distinct and fundamental solutions, coverage, frequencies, chi-square and step statistics of
+    `samples` (one verified solution per solved chain), as a `StatsResult`."""
+    n, rows = samples.n, samples.rows
+    s = len(rows)
+    total, total_classes = A000170.get(n), A002562.get(n)
+    if s:
+        # The kernels' executables load (cache.call: a repeated analysis traces nothing); their
+        # inputs are host arrays padded to a bucket of sizes (analysis_batch: a run with another
+        # number of samples in the bucket, or compare's next solver, loads the same executables),
+        # so both dedups share one executable; results are sliced on the host (an eager slice
+        # compiles a program of its own). Padding rows sort after every board: one last group.
+        boards = np.asarray(rows, np.int32)
+        batch = analysis_batch(s)
+        pads = int(batch > s)  # the padding rows' group
+        canon = np.asarray(
+            cache.call("stats-canonical", symmetry_jax.canonical, (_padded(boards, batch, 0),))
+        )[:s]
+        d = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (_padded(boards, batch),)))
+        dc = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (_padded(canon, batch),)))
+        k, kf = int(d.num_unique) - pads, int(dc.num_unique) - pads
+        distinct, counts = d.unique[:k], d.counts[:k]
+        first = d.first[:s]
+        classes, class_counts = dc.unique[:kf], dc.counts[:kf]
+        first_class = dc.first[:s]
+        # one call for both (each new bucket compiles anew: two calls cost a second compile)
+        both = np.concatenate([classes, distinct])
+        stabilizers = cache.call(
+            "stats-stabilizer",
+            symmetry_jax.stabilizer_sizes,
+            (_padded(both, analysis_batch(len(both)), 0),),
+        )
+        sizes = 8 // np.asarray(stabilizers)[: len(both)]
+        class_sizes, distinct_sizes = sizes[:kf], sizes[kf:]
+    else:
+        distinct = classes = np.zeros((0, n), np.int32)
+        counts = class_counts = class_sizes = distinct_sizes = np.zeros(0, np.int64)
+        first = first_class = np.zeros(0, bool)
+    all_solutions = all_counts = all_sizes = None
+    if n <= ENUMERATE_MAX_N and total:
+        all_solutions = count.enumerate_solutions(n).astype(np.int32)
+        all_counts = np.zeros(len(all_solutions), np.int64)
+        if s:
+            idx = _row_index(all_solutions, distinct)
+            all_counts[idx] = counts
+        all_sizes = 8 // symmetry.stabilizer_sizes(symmetry.fundamental(all_solutions))
+    coverage = _coverage(samples, first, first_class, total, all_sizes)
+    chi2 = chi2_classes = None
+    if total and s and total > 1:
+        e = s / total
+        chi2 = uniformity_test(counts, np.full(len(counts), e), (total - len(counts)) * e, total)
+        seen_share = class_sizes.sum() / total
+        chi2_classes = uniformity_test(
+            class_counts, s * class_sizes / total, s * (1 - seen_share), total_classes
+        )
+    summary = _summary(samples, distinct, classes, chi2, chi2_classes, coverage)
+    return StatsResult(
+        samples,
+        distinct,
+        counts,
+        classes,
+        class_counts,
+        class_sizes,
+        distinct_sizes,
+        coverage,
+        chi2,
+        chi2_classes,
+        all_solutions,
+        all_counts,
+        summary,
+        success_curve(samples),
+    )
+
+
+def analysis_builders(n: int, samples: int, place=None) -> dict:
+    """`name -> (batch -> jax.stages.Lowered)` for the on-device analysis of `samples` solutions of
+    size n (deduplication, canonical forms, stabilizer sizes: the executables `analyse` runs); the
+    batch is the user's samples in their bucket (`analysis_batch`); `make gpu-check` compiles these
+    for described GPUs. `place` is the device or sharding to lower for (None: the default)."""
+    place = place or (lambda tree: tree)
+    boards = place(jax.ShapeDtypeStruct((analysis_batch(samples), n), jnp.int32))
+    return {
+        "dedup": lambda _: symmetry_jax.dedup.trace(boards).lower(),
+        "canonical": lambda _: symmetry_jax.canonical.trace(boards).lower(),
+        "stabilizer_sizes": lambda _: symmetry_jax.stabilizer_sizes.trace(boards).lower(),
+    }
+
+
+def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Index in sorted `table` [Q, n] of each of `rows` [D, n] (all present)."""
+    key = lambda a: chains_types.row_keys(a.astype(np.int32))
+    t, r = key(table), key(rows)
+    order = np.argsort(t)
+    pos = order[np.searchsorted(t[order], r)]
+    if not np.array_equal(table[pos], rows):
+        raise RuntimeError("a sampled solution is missing from the enumeration (a bug)")
+    return pos
+
+
+def success_curve(samples: Samples, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """Success rate vs step budget over all chains run, `(budgets [K], rate [K])`, at most `points`
+    budgets."""
+    solved_steps = np.sort(samples.steps[samples.solved])
+    if not solved_steps.size:
+        return np.zeros(0), np.zeros(0)
+    top = max(1, int(solved_steps.max()))
+    budgets = np.unique(
+        np.concatenate([[0], np.round(np.logspace(0, math.log10(top), points)), [top]])
+    )
+    rate = np.searchsorted(solved_steps, budgets, side="right") / max(1, samples.chains)
+    return budgets.astype(np.int64), rate
+
+
+def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) -> dict:
+    n = samples.n
+    total, total_classes = A000170.get(n), A002562.get(n)
+    s = int(samples.solved.sum())
+    solved_steps = samples.steps[samples.solved]
+    return {
+        "n": n,
+        "solver": samples.name,
+        "family": samples.solver,
+        "options": samples.options,
+        "chains": samples.chains,
+        "solved": s,
+        "success_rate": s / samples.chains if samples.chains else None,
+        "distinct_solutions": len(distinct),
+        "fundamental_classes": len(classes),
+        "exact_solutions": total,
+        "exact_classes": total_classes,
+        "solutions_coverage": len(distinct) / total if total else None,
+        "classes_coverage": len(classes) / total_classes if total_classes else None,
+        "expected_distinct_if_uniform": (
+            float(coverage["expected"][-1])
+            if coverage["expected"] is not None and len(coverage["expected"])
+            else None
+        ),
+        "chi2_solutions": chi2,
+        "chi2_classes": chi2_classes,
+        "step_unit": samples.step_unit,
+        "steps": chains_types.step_quantiles(solved_steps),
+        "wall_s": samples.wall_s,
+        "compile_s": samples.compile_s,
+        "solutions_per_s": s / samples.wall_s if samples.wall_s > 0 else None,
+        "stopped_by": samples.stopped_by,
+        "backend": jax.default_backend(),
+        "devices": local_device_count(),
+    }
+
+
+def stats(n: int, solver: str = "minconflicts", **kwargs) -> StatsResult:
+    """`collect` then `analyse`: the statistics of `solver` on n.
+
+    Args:
+      n: board size.
+      solver: "minconflicts", "anneal" or "ga".
+      **kwargs: the budgets, seed and options of `collect`.
+
+    Returns:
+      The `StatsResult`; every sample has passed the independent checker.
+
+    Raises:
+      QueensError: an argument out of range, or an option the solver does not use.
+    """
+    return analyse(collect(n, solver, **kwargs))
