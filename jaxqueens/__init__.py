@@ -65,9 +65,29 @@ _HOME = {name: (module, name) for module, names in _PUBLIC.items() for name in n
 }
 _LAYERS = ("core", "solvers", "parallel")
 """The public subpackages, imported at first use too (`jaxqueens.core` after a bare
-`import jaxqueens`). The drivers, files, plots and CLI (`_INTERNAL`) are the layers behind the API:
-import the names this module exports, not their modules."""
-_INTERNAL = ("io", "drivers", "plots", "cli")
+`import jaxqueens`)."""
+_INTERNAL = (
+    "io",
+    "drivers",
+    "plots",
+    "cli",
+    "parallel.cache",
+    "parallel.complete",
+    "parallel.count",
+    "parallel.gather",
+    "parallel.jax_options",
+    "parallel.memory",
+    "parallel.processes",
+    "parallel.rendezvous",
+    "parallel.scheduler",
+    "parallel.sizing",
+    "parallel.streams",
+    "parallel.threads",
+    "parallel.threads_complete",
+)
+"""What lies behind the API (layers, and modules of `parallel`): the drivers, files, plots and
+CLI, and the batching backend's own machinery (caches, processes, sizing, streams, the thread
+kernels). Import the names this module exports, not these modules; they may change."""
 
 
 def __getattr__(name: str):

@@ -1,9 +1,9 @@
 """Measure the package's shape against the house's limits: lines, long modules, long functions,
 long module docstrings, `global` statements and public names without `Args:`/`Returns:`.
 
-Public names: the functions and classes not starting with `_` of the public layers' modules
-(not the internal layers io, drivers, plots and cli, not a `_*.py` module), plus the names
-`_PUBLIC` in `jaxqueens/__init__.py` exports from internal modules (read with `ast`).
+Public names: the functions and classes not starting with `_` of the public modules (not those
+`_INTERNAL` in `jaxqueens/__init__.py` names, not a `_*.py` module), plus the names `_PUBLIC`
+there exports from internal modules (both read with `ast`).
 
 Usage: python scripts/house_metrics.py [--json PATH] [--list]
 """
@@ -22,21 +22,20 @@ PACKAGE = ROOT / "jaxqueens"
 MODULE_LINES = 450
 FUNCTION_LINES = (80, 100)
 DOCSTRING_LINES = 15
-INTERNAL = ("io", "drivers", "plots", "cli")  # the layers behind the API (jaxqueens._INTERNAL)
 
 
 def _public(name: str) -> bool:
     return not name.startswith("_")
 
 
-def _exported(package: Path) -> dict[str, set[str]]:
-    """`_PUBLIC` of the package's `__init__.py`: module -> the names the package re-exports."""
+def _declared(package: Path, name: str):
+    """The value of `name` (a literal) in the package's `__init__.py`, read with `ast`."""
     for node in ast.parse((package / "__init__.py").read_text()).body:
         if isinstance(node, ast.Assign) and any(
-            getattr(target, "id", None) == "_PUBLIC" for target in node.targets
+            getattr(target, "id", None) == name for target in node.targets
         ):
-            return {module: set(names) for module, names in ast.literal_eval(node.value).items()}
-    return {}
+            return ast.literal_eval(node.value)
+    raise SystemExit(f"{package}/__init__.py declares no {name}")
 
 
 def _documented_names(doc: str) -> set[str]:
@@ -106,7 +105,8 @@ def measure(package: Path = PACKAGE) -> dict:
     lines = 0
     modules, functions, docstrings, globals_, no_args = [], [], [], [], []
     files = sorted(package.rglob("*.py"))
-    exported = _exported(package)
+    exported = {module: set(names) for module, names in _declared(package, "_PUBLIC").items()}
+    internal = _declared(package, "_INTERNAL")
     for path in files:
         text = path.read_text()
         rel = str(path.relative_to(package.parent))
@@ -129,7 +129,9 @@ def measure(package: Path = PACKAGE) -> dict:
         if parts[-1] == "__init__":
             parts = parts[:-1]
         module = ".".join((package.name, *parts))
-        private = bool(parts) and (parts[0] in INTERNAL or parts[-1].startswith("_"))
+        dotted = ".".join(parts)
+        private = any(dotted == i or dotted.startswith(f"{i}.") for i in internal)
+        private = private or (bool(parts) and parts[-1].startswith("_"))
         for node in tree.body:
             if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) or not _public(node.name):
                 continue

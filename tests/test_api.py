@@ -1,5 +1,9 @@
 """The public API: every name in ``jaxqueens.__all__`` exists and the headline calls work."""
 
+import importlib.util
+import re
+from pathlib import Path
+
 import numpy as np
 
 import jaxqueens as jq
@@ -22,6 +26,21 @@ def test_all_names_exist():
         "RunControl",
     ):
         assert name in jq.__all__
+
+
+def test_the_internal_modules_exist_and_the_docs_render_none_of_them():
+    internal = [f"jaxqueens.{name}" for name in jq._INTERNAL]
+    assert not [name for name in internal if importlib.util.find_spec(name) is None]
+    assert not set(jq._LAYERS) & set(jq._INTERNAL)
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    rendered = {
+        match
+        for page in docs.rglob("*.md")
+        for match in re.findall(r"^::: (jaxqueens[.\w]*)", page.read_text(), re.MULTILINE)
+    }
+    assert rendered, "no ::: directive found: the docs moved?"
+    hidden = [m for m in rendered for i in internal if m == i or m.startswith(f"{i}.")]
+    assert not hidden, f"the reference renders internal modules: {hidden}"
 
 
 def test_headline_calls():
