@@ -254,20 +254,7 @@ def cmd_compare(args) -> int:
         if out and writing.is_writer():
             files = outputs.write_outputs(res, Path(out), args.record)
             if not conf.get("no_plots"):
-                files += figures.write_plots(
-                    Path(out),
-                    n=res.n,
-                    budget=res.steps,
-                    curves=res.curves,
-                    families={r.name: r.family for r in res.runs},
-                    ert={p["solver"]: p["ert_s"] for p in res.summary["per_solver"]},
-                    ert_ci={p["solver"]: p["ert_s_ci"] for p in res.summary["per_solver"]},
-                    unsolved={p["solver"]: p["ert_note"] for p in res.summary["per_solver"]},
-                    fmt=conf["format"],
-                    dpi=conf["dpi"],
-                    budgets={r.name: r.steps_budget for r in res.runs},
-                    chains=res.chains,
-                )
+                files += figures.write_plots(res, Path(out), conf["format"], conf["dpi"])
             print(f"wrote {', '.join(f.name for f in files)} to {out}")
         if res.missing:
             kept = f"; the finished solvers' tables are in {out}" if out else ""

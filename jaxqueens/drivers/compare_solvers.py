@@ -42,33 +42,52 @@ def _censor(steps: np.ndarray, solved: np.ndarray, seconds: np.ndarray, budget: 
     return solved & ~over, np.minimum(steps, budget), seconds.astype(np.float64) * scale
 
 
-def _solver_run(
-    name, family, n, options, censored, sampled, rows, wall_s, compile_s, budget, **more
+def _censored(
+    name, n, options, budget, steps, solved, seconds, rows, has, wall_s, compile_s, best, **more
 ) -> SolverRun:
-    """The `SolverRun` of chains censored at `budget` (`_censor`'s `(solved, steps, seconds)`),
-    analysed from one sample per `sampled` chain (`rows`, in chain order)."""
-    solved, spent, seconds = censored
-    rows = rows.astype(np.int32)
+    """The `SolverRun` of [K] chains censored at `budget` (`_censor`; `options` records it as
+    `steps_budget`), analysed from one sample per solved chain whose board in `rows` [K, n] is
+    a solution (`has`: [K] bool, or True). `best` is each chain's best board in attacking pairs
+    (None: not counted), which runs.csv gives where the chain ended within the budget (0 where
+    solved, else NaN); `more` holds `restarts`."""
+    options["steps_budget"] = budget
+    ok, spent, seconds = _censor(steps, solved, seconds, budget)
+    sample = ok & has
+    rows = rows[sample].astype(np.int32)
     samples = solstats.Samples(
-        n, name, options, sampled, spent, rows, "steps", wall_s, compile_s, "max_chains"
+        n, name, options, sample, spent, rows, "steps", wall_s, compile_s, "max_chains"
     )
-    analysed = solstats.analyse(samples)
-    return SolverRun(
-        name, family, options, solved, spent, seconds, wall_s, compile_s, analysed, budget, **more
+    known = np.asarray(steps) <= budget
+    if best is None:
+        known, best = np.zeros_like(known), np.zeros(len(ok))
+    pairs = np.where(ok, 0.0, np.where(known, np.asarray(best, np.float64), np.nan))
+    family, analysed = SOLVERS[name]["family"], solstats.analyse(samples)
+    run = (name, family, options, ok, spent, seconds, wall_s, compile_s, analysed, budget)
+    return SolverRun(*run, best_pairs=pairs, **more)
+
+
+def _chain_run(name, n, options, budget, run, best=None, **more) -> SolverRun:
+    """`_censored` of a `ChainRun` (min-conflicts, LS/TA/SA); KeyboardInterrupt when it was
+    interrupted."""
+    if run.stopped_by == "interrupted":
+        raise KeyboardInterrupt
+    board = (run.rows, True, run.wall_s, run.compile_s, best)
+    return _censored(
+        name, n, options, budget, run.steps, run.solved, run.wall_share, *board, **more
     )
 
 
-def run_minconflicts(
-    n, chains, steps, seed, control, *, init="permutation", tabu=0, max_steps=None
-) -> tuple:
-    """Min-conflicts (`minconflicts`'s runner) on exactly `chains` chains of `steps` steps: `(run,
-    options)`, the chains' `ChainRun` and the effective settings. `tabu` 0: none; `max_steps` is the
-    restart period (None: `solve`'s default; at most `steps`)."""
+def _minconflicts(name, n, chains, seed, control, own) -> SolverRun:
+    """Min-conflicts (`minconflicts`'s runner) restarted every `maxsteps` steps (None:
+    `solve`'s default; at most the budget); it keeps only its last board, so no best board."""
     mcsolve.check_n(n)
-    max_steps = min(variants.default_max_steps(n) if max_steps is None else max_steps, steps)
+    spec, budget = SOLVERS[name], own["steps"]
+    init, tabu = spec["init"], spec["tabu"] if own.get("tabu") is None else own["tabu"]
+    max_steps = own.get("maxsteps")
+    max_steps = min(variants.default_max_steps(n) if max_steps is None else max_steps, budget)
     config = minconflicts.Config(n=n, init=init, tabu=tabu)
     params = minconflicts.default_params(
-        config, max_steps=max_steps, max_restarts=-(-steps // max_steps) - 1
+        config, max_steps=max_steps, max_restarts=-(-budget // max_steps) - 1
     )
     chunk = min(minconflicts_runner.default_chunk(n, chains), chains)
     t0 = time.perf_counter()
@@ -91,16 +110,17 @@ def run_minconflicts(
         "max_steps": max_steps,
         "max_restarts": int(params.max_restarts),
     }
-    return run, options
+    return _chain_run(name, n, options, budget, run, restarts=run.restarts.astype(np.int64))
 
 
-def run_anneal(n, chains, steps, seed, control, *, method="ta", **given) -> tuple:
-    """LS / TA / SA (`method`) through `anneal`, `steps` steps per chain, with the solver's own
-    settings `given` (`compare_setup.COMPARE_KEYS`): `(run, options)`, the chains' `ChainRun` and
-    the effective settings, the calibrated schedule included."""
+def _anneal(name, n, chains, seed, control, own) -> SolverRun:
+    """LS / TA / SA through `anneal` with the solver's own settings; its options hold the
+    calibrated schedule too. The best board counts where `anneal` counts attacking pairs."""
+    method, budget = SOLVERS[name]["method"], own["steps"]
+    given = {k: v for k, v in own.items() if k != "steps"}
     given.setdefault("preset", compare_setup.COMPARE_PRESET)
-    res = annealing.anneal(n, method, chains, steps, seed=seed, control=control, **given)
-    s = res.summary
+    res = annealing.anneal(n, method, chains, budget, seed=seed, control=control, **given)
+    s, run = res.summary, res.run
     options = {
         "method": method,
         "preset": s["preset"],
@@ -115,62 +135,18 @@ def run_anneal(n, chains, steps, seed, control, *, method="ta", **given) -> tupl
     if method == "sa":
         options["t0"] = s["t0"]
     options["schedule"] = s["schedule"]  # the calibrated thresholds/temperatures, per round
-    return res.run, options
+    best = run.best if run.best_unit == "attacking_pairs" else None
+    return _chain_run(name, n, options, budget, run, best)
 
 
-def _chain_solver(name, family, n, chains, seed, control, spec, own) -> SolverRun:
-    budget = own["steps"]
-    kwargs = {k: v for k, v in spec.items() if k != "family"}
-    if family == "minconflicts":
-        if own.get("tabu") is not None:
-            kwargs["tabu"] = own["tabu"]
-        run, options = run_minconflicts(
-            n, chains, budget, seed, control, max_steps=own.get("maxsteps"), **kwargs
-        )
-    else:
-        given = {k: v for k, v in own.items() if k != "steps"}
-        run, options = run_anneal(n, chains, budget, seed, control, **kwargs, **given)
-    options["steps_budget"] = budget
-    if run.stopped_by == "interrupted":
-        raise KeyboardInterrupt
-    censored = _censor(run.steps, run.solved, run.wall_share, budget)
-    solved = censored[0]
-    # an unsolved chain's best board is known where the solver keeps it (annealing, counted in
-    # attacking pairs; min-conflicts here keeps only its last board) within the budget
-    kept = family != "minconflicts" and run.best_unit == "attacking_pairs"
-    return _solver_run(
-        name,
-        family,
-        n,
-        options,
-        censored,
-        solved,
-        run.rows[solved],
-        run.wall_s,
-        run.compile_s,
-        budget,
-        restarts=run.restarts.astype(np.int64) if family == "minconflicts" else None,
-        best_pairs=_best_pairs(solved, run.best if kept else None, run.steps, budget),
-    )
+GA_PASSED = ("crossover", "mutation", "indpb", "elite")  # passed to `evolve` only when given
 
 
-def _best_pairs(solved: np.ndarray, best, spent: np.ndarray, budget: int) -> np.ndarray:
-    """[K] runs.csv's best_attacking_pairs of censored runs: 0 where solved within the budget,
-    `best` (attacking pairs, None: not counted) where the run ended within it, else NaN."""
-    known = np.asarray(spent) <= budget
-    if best is None:
-        known = np.zeros_like(known)
-        best = np.zeros(len(solved))
-    return np.where(solved, 0.0, np.where(known, np.asarray(best, np.float64), np.nan))
-
-
-GA_PASSED = ("crossover", "mutation", "indpb", "elite")
-"""GA settings passed to `evolve` only when the solver gives them (its
-defaults otherwise)."""
-
-
-def _ga_solver(name, n, chains, seed, control, spec, own) -> SolverRun:
-    steps = own["steps"]
+def _ga(name, n, chains, seed, control, own) -> SolverRun:
+    """The GA through `evolve`, its trials in lockstep until the slowest trial's first
+    solution: a trial's steps and seconds count up to its first solution, its sample is the
+    first solution in its final population, its best board the last generation's."""
+    steps, encoding = own["steps"], SOLVERS[name]["encoding"]
     chosen = compare_setup.compare_ga(name, own)  # the preset's, overridden by the solver's own
     scheme, pop = chosen["scheme"], chosen["pop"]
     per_generation = compare_setup.ga_per_generation(chosen)
@@ -185,7 +161,7 @@ def _ga_solver(name, n, chains, seed, control, spec, own) -> SolverRun:
         pop,
         generations,
         chains,
-        encoding=spec["encoding"],
+        encoding=encoding,
         scheme=scheme,
         preset=chosen["preset"],
         tournament=chosen["tournament"],
@@ -195,23 +171,19 @@ def _ga_solver(name, n, chains, seed, control, spec, own) -> SolverRun:
         seed=seed,
         control=control,
         records="summary",  # per-trial totals: no [G+1, T] records (10,000 trials fit)
-        until_solved=True,  # the lockstep trials end with the slowest trial's first solution
+        until_solved=True,
     )
     if res.interrupted:
         raise KeyboardInterrupt
     hit = res.first_solved >= 0  # the default fitness: a best of 0 is the first solution
     used = np.where(hit, res.evals_at_first, res.evals_total)  # evaluations up to it, or all
-    seconds = (res.wall_s + res.init_s) * used / max(1, int(res.evals_total.sum()))
-    censored = _censor(used, hit, seconds, steps)
-    solved = censored[0]
+    wall_s = res.wall_s + res.init_s
+    seconds = wall_s * used / max(1, int(res.evals_total.sum()))
     fit = res.fitness.reshape(chains, -1)
-    population = res.population.reshape(chains, -1, n)
-    has = (fit == 0).any(axis=1)
-    sample = solved & has  # one sample per solved trial: the first solution in its final population
-    rows = population[np.arange(chains), np.argmax(fit == 0, axis=1)][sample]
+    rows = res.population.reshape(chains, -1, n)[np.arange(chains), np.argmax(fit == 0, axis=1)]
     c = res.config
     options = {
-        "encoding": spec["encoding"],
+        "encoding": encoding,
         "scheme": scheme,
         "preset": chosen["preset"],
         "pop": pop,
@@ -223,21 +195,9 @@ def _ga_solver(name, n, chains, seed, control, spec, own) -> SolverRun:
         "crossover": c.crossover,
         "mutation": c.mutation,
         "generations": generations,
-        "steps_budget": steps,
     }
-    return _solver_run(
-        name,
-        "ga",
-        n,
-        options,
-        censored,
-        sample,
-        rows,
-        res.wall_s + res.init_s,
-        res.compile_s,
-        steps,
-        best_pairs=_best_pairs(solved, fit.min(axis=1), used, steps),  # the last generation's
-    )
+    board = (rows, (fit == 0).any(axis=1), wall_s, res.compile_s, fit.min(axis=1))
+    return _censored(name, n, options, steps, used, hit, seconds, *board)
 
 
 def run_solver(
@@ -252,11 +212,9 @@ def run_solver(
     """One solver of `SOLVERS` on `chains` chains (GA: trials) with `steps` steps each (the solver's
     own `steps` in `own`, from `compare_setup.compare_settings`, replaces it): its `SolverRun`,
     censored at its budget. Raises KeyboardInterrupt when the run was interrupted."""
-    spec = SOLVERS[name]
+    runner = {"minconflicts": _minconflicts, "anneal": _anneal, "ga": _ga}
     own = {"steps": steps, **(own or {})}
-    if spec["family"] == "ga":
-        return _ga_solver(name, n, chains, seed, control, spec, own)
-    return _chain_solver(name, spec["family"], n, chains, seed, control, spec, own)
+    return runner[SOLVERS[name]["family"]](name, n, chains, seed, control, own)
 
 
 def run_repeats(

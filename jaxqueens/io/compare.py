@@ -24,44 +24,27 @@ def _g(x) -> str | None:
     return None if x is None else f"{x:.6g}"
 
 
-def _ci(s: dict, key: str) -> list:
-    ci = s.get(key) or [None, None]
-    return [_g(ci[0]), _g(ci[1])]
+RAW = ("solver", "family", "chains", "solved", "distinct_solutions", "fundamental_classes")
+
+
+def _cell(s: dict, column: str):
+    """One cell of `summary.csv` from a solver's `per_solver` record `s`: counts and names as
+    they are, figures in 6 digits (None: empty), `X_low` / `X_high` the ends of the pair `X`."""
+    for prefix, key in (("steps_to_solution_", "steps"), ("seconds_to_solution_", "seconds")):
+        if column.startswith(prefix):
+            return _g(s[key][column.removeprefix(prefix)])
+    if column.endswith(("_low", "_high")):
+        key, end = column.rsplit("_", 1)
+        return _g((s.get(key) or [None, None])[end == "high"])
+    if column == "ert_note":
+        return s["ert_note"] or ""
+    return s[column] if column in (*RAW, "steps_budget") else _g(s[column])
 
 
 def summary_rows(summary: dict) -> list[list]:
     """The rows of `summary.csv` from `summary.json`'s document: one per solver, in
     `SUMMARY_HEADER` order."""
-    rows = []
-    for s in summary["per_solver"]:
-        st, sec = s["steps"], s["seconds"]
-        rows.append(
-            [
-                s["solver"],
-                s["family"],
-                s["chains"],
-                s["solved"],
-                _g(s["success_rate"]),
-                _g(st["mean"]),
-                _g(st["median"]),
-                _g(st["p90"]),
-                _g(sec["mean"]),
-                _g(sec["median"]),
-                _g(s["ert_s"]),
-                _g(s["solutions_per_s"]),
-                s["distinct_solutions"],
-                s["fundamental_classes"],
-                _g(s["wall_s"]),
-                _g(s["compile_s"]),
-                s["steps_budget"],
-                *_ci(s, "ert_s_ci"),
-                _g(s["ert_steps"]),
-                *_ci(s, "ert_steps_ci"),
-                s["ert_note"] or "",
-                *_ci(s, "ert_s_spread"),
-            ]
-        )
-    return rows
+    return [[_cell(s, column) for column in SUMMARY_HEADER] for s in summary["per_solver"]]
 
 
 def _bias_rows(summary: dict):
@@ -103,9 +86,8 @@ def _curve_rows(curves: dict, name: str) -> Iterator[list]:
 
 
 def _solution_rows(summary: dict) -> Iterator[list]:
-    keys = ("solver", "solved", "distinct_solutions", "fundamental_classes")
     for p in summary["per_solver"]:
-        yield [*(p[k] for k in keys), p["exact_solutions"], p["exact_classes"]]
+        yield [p[key] for key in schema.table("compare", "solutions.csv")]
 
 
 def write_outputs(res, out_dir: str | Path, record: Record | None = None) -> list[Path]:

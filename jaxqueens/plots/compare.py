@@ -177,49 +177,26 @@ LINE_FIGURES = (
 chains)."""
 
 
-def write_plots(
-    out: Path,
-    *,
-    n: int,
-    budget: int,
-    curves: dict,
-    families: dict | None = None,
-    ert: dict,
-    ert_ci: dict | None = None,
-    unsolved: dict | None = None,
-    fmt: str | None = None,
-    dpi: int | None = None,
-    budgets: dict | None = None,
-    chains: int | None = None,
-) -> list[Path]:
-    """Every figure of a compare run (`FIGURES`) in folder `out`, as `fmt` (png, svg or pdf; None:
-    png).
+def write_plots(res: Any, out: Path, fmt: str | None = None, dpi: int | None = None) -> list[Path]:
+    """Every figure of the compare result `res` (`FIGURES`) in folder `out`, as `fmt` (png, svg
+    or pdf; None: png) at `dpi` (None: the default).
 
-    Args:
-      budget: steps per chain (the run's; a solver may have its own).
-      curves: solver -> `rtd_steps`, `rtd_seconds`, `steps_ecdf`, `seconds_ecdf`:
-        `(x [P], y [P])` each.
-      families: solver -> "minconflicts", "anneal" or "ga" (unused: each solver has its style
-        of every figure, `solver_style`).
-      ert: solver -> expected seconds per solution (None: nothing solved).
-      ert_ci: solver -> `[low, high]` of its ERT (high None: no upper bound), or None.
-      unsolved: solver -> a note when it solved nothing (falsy otherwise).
-      dpi: resolution (None: the default).
-      budgets: solver -> its own step budget, where the solvers' differ (titles name them).
-      chains: chains per solver (None: unknown; the RTDs of all chains then have no interval).
-
-    Returns:
-      The files written, in the order of `FIGURES`.
+    `res` is read duck-typed: `n`, `steps` (the run's steps per chain), `chains` (None: unknown;
+    the RTDs of all chains then have no interval), `curves` (solver -> `rtd_steps`,
+    `rtd_seconds`, `steps_ecdf`, `seconds_ecdf`: `(x [P], y [P])` each) and the summary's
+    `steps_budgets` (titles name the solvers' own) and `per_solver` records (`ert_s`, None:
+    nothing solved; `ert_s_ci`, high None: no upper bound; `ert_note`, set: drawn as not solved).
+    Returns the files written, in the order of `FIGURES`.
     """
-    del families  # (kept for callers: the line style does not depend on the family)
-    out = Path(out)
-    what = budget_text(n, budget, budgets)
-    unsolved = {k: v for k, v in (unsolved or {}).items() if v}
-    common: dict[str, Any] = {"unsolved": unsolved, "chains": chains, "fmt": fmt, "dpi": dpi}
-    share = "fraction of all chains solved" + (" (95% Wilson CI)" if chains else "")
+    per = res.summary["per_solver"]
+    what = budget_text(res.n, res.steps, res.summary["steps_budgets"])
+    unsolved = {p["solver"]: p["ert_note"] for p in per if p["ert_note"]}
+    common: dict[str, Any] = {"unsolved": unsolved, "chains": res.chains, "fmt": fmt, "dpi": dpi}
+    share = "fraction of all chains solved" + (" (95% Wilson CI)" if res.chains else "")
     files = [
-        _lines(curves, name, out / name, _title(title, what), x, y or share, **common)
+        _lines(res.curves, name, out / name, _title(title, what), x, y or share, **common)
         for name, title, x, y in LINE_FIGURES
     ]
+    ert, ci = ({p["solver"]: p[key] for p in per} for key in ("ert_s", "ert_s_ci"))
     ert_title = _title("expected time per solution", what)
-    return [*files, ert_bars(ert, out / "ert", ert_title, ci=ert_ci, fmt=fmt, dpi=dpi)]
+    return [*files, ert_bars(ert, out / "ert", ert_title, ci=ci, fmt=fmt, dpi=dpi)]

@@ -1,6 +1,8 @@
 """``jaxqueens.plots.compare`` and the shared saving of :mod:`jaxqueens.plots.base`: PNG,
 SVG and PDF, "not solved" labelled, series told apart without colour."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -23,18 +25,29 @@ CURVES = {
 }
 
 
+def result(curves=CURVES, ert=None, ci=None, notes=None, budgets=None, chains=None):
+    """A compare result as `write_plots` reads it: n = 8, 100 steps per chain."""
+    per = [
+        {
+            "solver": s,
+            "ert_s": (ert or {}).get(s),
+            "ert_s_ci": (ci or {}).get(s),
+            "ert_note": (notes or {}).get(s),
+        }
+        for s in curves
+    ]
+    budgets = budgets or dict.fromkeys(curves, 100)
+    summary = {"steps_budgets": budgets, "per_solver": per}
+    return SimpleNamespace(n=8, steps=100, chains=chains, curves=curves, summary=summary)
+
+
 def draw(out, fmt, dpi=None):
-    return plots.write_plots(
-        out,
-        n=8,
-        budget=100,
-        curves=CURVES,
+    res = result(
         ert={"mc-qs4": 1e-3, "sa": None},
-        ert_ci={"mc-qs4": [5e-4, None], "sa": None},
-        unsolved={"mc-qs4": None, "sa": "not solved (0 of 4 chains within 100 steps)"},
-        fmt=fmt,
-        dpi=dpi,
+        ci={"mc-qs4": [5e-4, None], "sa": None},
+        notes={"mc-qs4": None, "sa": "not solved (0 of 4 chains within 100 steps)"},
     )
+    return plots.write_plots(res, out, fmt, dpi)
 
 
 @pytest.mark.parametrize(
@@ -81,7 +94,7 @@ def drawn_axes(monkeypatch, tmp_path, **kwargs):
         return path
 
     monkeypatch.setattr(plots, "finish", keep)
-    plots.write_plots(tmp_path, n=8, budget=100, ert=dict.fromkeys(kwargs["curves"]), **kwargs)
+    plots.write_plots(result(**kwargs), tmp_path)
     return axes
 
 
