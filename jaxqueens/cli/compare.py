@@ -211,15 +211,8 @@ def cmd_compare(args) -> int:
     its exit code."""
     conf = _settings(args)
     # the driver's checks, before JAX: names, ranges and each solver's least step budget
-    names = compare_setup.check_compare(
-        conf["n"],
-        conf["chains"],
-        conf["solvers"],
-        conf["steps"],
-        conf["seed"],
-        conf["settings"],
-        conf["repeats"],
-    ).names
+    keys = ("n", "chains", "solvers", "steps", "seed", "settings", "repeats")
+    setup = compare_setup.check_compare(*(conf[key] for key in keys))
     figure_flags = [
         f"--{k}" for k in ("format", "dpi") if k in schema.given(args, parser().options)
     ]
@@ -229,19 +222,10 @@ def cmd_compare(args) -> int:
             "--no-plots); give --out DIR or drop them"
         )
     out = conf.get("out")
-    writing.prepare_out(out, need=len(names) * conf["chains"] * 60 + (1 << 20))
+    writing.prepare_out(out, need=len(setup.names) * setup.chains * 60 + (1 << 20))
     control = options.control(args)
-    res = comparing.compare(
-        conf["n"],
-        conf["chains"],
-        solvers=names,
-        steps=conf["steps"],
-        seed=conf["seed"],
-        control=control,
-        announce=None if control.quiet else lambda line: print(line, flush=True),
-        settings_of=conf["settings"],
-        repeats=conf["repeats"],
-    )
+    announce = None if control.quiet else lambda line: print(line, flush=True)
+    res = comparing.run(setup, control, announce)
     with writing.final_write(out):
         print(
             f"n = {res.n}, {res.chains:,} chains per solver, {res.steps:,} steps per chain, "
@@ -259,7 +243,7 @@ def cmd_compare(args) -> int:
         if res.missing:
             kept = f"; the finished solvers' tables are in {out}" if out else ""
             print(
-                f"interrupted after {len(res.runs)} of {len(names)} solvers: "
+                f"interrupted after {len(res.runs)} of {len(setup.names)} solvers: "
                 f"{', '.join(res.missing)} did not run to the end (the recommendation covers the "
                 f"finished ones){kept}; run the command again to compare them all",
                 file=sys.stderr,

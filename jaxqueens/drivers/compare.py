@@ -95,56 +95,54 @@ def compare(
     # every solver's setting checked before the first runs (a budget too small for the GA is
     # refused up front, not after the min-conflicts solvers have run)
     setup = compare_setup.check_compare(n, chains, solvers, steps, seed, settings_of, repeats)
-    n, chains, names, steps, seed = setup.n, setup.chains, setup.names, setup.steps, setup.seed
-    repeats, own = setup.repeats, setup.own
-    for name in names:  # the GA's own checks (crossover and mutation names), before any run
+    return run(setup, control, announce)
+
+
+def run(
+    setup: compare_setup.CompareSetup,
+    control: RunControl | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> CompareResult:
+    """`compare` of a run checked once (`compare_setup.check_compare`): the GA's own checks
+    (crossover and mutation names) before any solver runs, then every solver in turn
+    (`compare_solvers.run_repeats`) and the result built from them; `control` and `announce`
+    as `compare`'s."""
+    for name in setup.names:
         if SOLVERS[name]["family"] == "ga":
-            runners.check_ga(name, n, own[name])
+            runners.check_ga(name, setup.n, setup.own[name])
     if control is not None and control.checkpoint is not None:
         raise QueensError("compare keeps no checkpoint; give a RunControl without one")
-    runs, missing = _run_all(names, n, chains, steps, seed, control, own, repeats, announce)
-    rec = ert.recommend(runs, n, steps, seed)
-    summary = _summary(n, chains, steps, seed, repeats, runs, missing, settings_of, own, rec)
-    return CompareResult(
-        n,
-        chains,
-        steps,
-        seed,
-        runs,
-        rec,
-        strict(summary),
-        {r.name: curves(r) for r in runs},
-        missing,
-    )
-
-
-def _run_all(
-    names: list[str],
-    n: int,
-    chains: int,
-    steps: int,
-    seed: int,
-    control: RunControl | None,
-    own: dict[str, dict[str, Any]],
-    repeats: int,
-    announce: Callable[[str], None] | None,
-) -> tuple[list[SolverRun], list[str]]:
-    """Run every solver in turn: (the runs finished, the solvers a Ctrl-C left out)."""
     runs: list[SolverRun] = []
     missing: list[str] = []
-    for i, name in enumerate(names):
+    for i, name in enumerate(setup.names):
+        own = setup.own[name]
         if announce is not None:
-            announce(f"[{i + 1}/{len(names)}] {name}{_workload(name, chains, own[name], repeats)}")
+            work = _workload(name, setup.chains, own, setup.repeats)
+            announce(f"[{i + 1}/{len(setup.names)}] {name}{work}")
         try:
             runs.append(
-                runners.run_repeats(name, n, chains, steps, seed, control, own[name], repeats)
+                runners.run_repeats(
+                    name,
+                    setup.n,
+                    setup.chains,
+                    setup.steps,
+                    setup.seed,
+                    control,
+                    own,
+                    setup.repeats,
+                )
             )
         except KeyboardInterrupt:
             if not runs:
                 raise
-            missing = names[i:]
+            missing = setup.names[i:]
             break
-    return runs, missing
+    rec = ert.recommend(runs, setup.n, setup.steps, setup.seed)
+    summary = strict(_summary(setup, runs, missing, rec))
+    curves_of = {r.name: curves(r) for r in runs}
+    return CompareResult(
+        setup.n, setup.chains, setup.steps, setup.seed, runs, rec, summary, curves_of, missing
+    )
 
 
 def _workload(name: str, chains: int, own: dict, repeats: int) -> str:
@@ -304,29 +302,20 @@ def strict(doc: Any) -> Any:
 
 
 def _summary(
-    n: int,
-    chains: int,
-    steps: int,
-    seed: int,
-    repeats: int,
-    runs: list[SolverRun],
-    missing: list[str],
-    settings_of: dict[str, dict[str, Any]] | None,
-    own: dict[str, dict[str, Any]],
-    rec: dict,
+    setup: compare_setup.CompareSetup, runs: list[SolverRun], missing: list[str], rec: dict
 ) -> dict:
     """`compare`'s summary (before `strict`): the run's settings, notes, recommendation and
     each solver's figures."""
     budgets = {r.name: r.steps_budget for r in runs}
-    summary = {
-        "n": n,
-        "chains": chains,
-        "steps_budget": steps,
-        "seed": seed,
-        "repeats": repeats,
+    return {
+        "n": setup.n,
+        "chains": setup.chains,
+        "steps_budget": setup.steps,
+        "seed": setup.seed,
+        "repeats": setup.repeats,
         "solvers": [r.name for r in runs],
         **({"missing_solvers": missing, "stopped_by": "interrupted"} if missing else {}),
-        "settings_given": {name: dict(v) for name, v in (settings_of or {}).items()},
+        "settings_given": setup.given,
         "steps_budgets": budgets,
         "budget_note": "steps per chain: min-conflicts moves, LS/TA/SA neighbour moves, GA "
         "fitness evaluations; solvers ranked by seconds per solution"
@@ -340,10 +329,9 @@ def _summary(
         "budget (Hoos & Stuetzle); steps_ecdf / seconds_ecdf: conditional on success (fraction "
         "of the solved chains)",
         "defaults_note": DEFAULTS_NOTE
-        + ("; settings given per solver replace them (options in per_solver)" if own else ""),
+        + ("; settings given per solver replace them (options in per_solver)" if setup.own else ""),
         "backend": jax.default_backend(),
         "devices": local_device_count(),
         "recommendation": rec,
-        "per_solver": [solver_summary(r, steps, seed) for r in runs],
+        "per_solver": [solver_summary(r, setup.steps, setup.seed) for r in runs],
     }
-    return summary

@@ -345,6 +345,7 @@ class CompareSetup:
     repeats: int  #: timed runs of each solver
     #: solver -> its settings, `steps` filled in (`compare_settings`)
     own: dict[str, dict[str, Any]]
+    given: dict[str, dict[str, Any]]  #: solver -> its settings as given
 
 
 def check_compare(
@@ -375,4 +376,5 @@ def check_compare(
     seed = arguments.seed(seed, "seed")
     repeats = arguments.integer(repeats, "repeats", 1, COMPARE_REPEATS_MAX)
     own = compare_settings(n, names, steps, given)
-    return CompareSetup(n, chains, names, steps, seed, repeats, own)
+    as_given = {name: dict(v) for name, v in (given or {}).items()}
+    return CompareSetup(n, chains, names, steps, seed, repeats, own, as_given)
