@@ -9,20 +9,17 @@ Checkpoints are one file per size, `DIR/checkpoint-n<N>.npz`, removed when the r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.core import arguments
-from jaxqueens.drivers import estimate_setup, settings
+from jaxqueens.drivers import settings
+from jaxqueens.drivers.estimate_result import Estimate, EstimateSettings, estimate_settings
 from jaxqueens.errors import QueensError, clip
 from jaxqueens.io import estimate as outputs
 from jaxqueens.io import writing
 from jaxqueens.plots import estimate as figures
 from jaxqueens.solvers.variants import ESTIMATE_MAX_N as MAX_N
-
-if TYPE_CHECKING:
-    from jaxqueens.drivers.estimate_result import Estimate
 
 # JAX and the estimator load at their first use (jaxqueens._lazy): --help and argument errors
 # never do
@@ -96,8 +93,7 @@ def add_command(sub) -> None:
         metavar="N",
         help=f"board size 1..{MAX_N}, a range 20-27 or a list 8,12,32 (default 27)",
     )
-    fields = [estimate_setup.EstimateSettings]
-    options.add_fields(p, fields, "probes depth level", level=settings.CONFIDENCE)
+    options.add_fields(p, [EstimateSettings], "probes depth level", level=settings.CONFIDENCE)
     options.add_seed(p)
     options.add_out(p, "write summary.json, estimates.csv and log_q_over_n.png here")
     options.add_quiet(p)
@@ -123,11 +119,11 @@ def _checkpoints(args) -> bool:
     return False
 
 
-def _report(r: Estimate, level: float) -> None:
+def _report(r: Estimate) -> None:
     lo, hi = r.ci
     line = (
         f"n = {r.n}: Q(n) ~ {_fmt(r.solutions)}, se {_fmt(r.solutions_se)} "
-        f"({100 * level:g}% CI {_fmt(lo)} .. {_fmt(hi)})"
+        f"({100 * r.level:g}% CI {_fmt(lo)} .. {_fmt(hi)})"
     )
     if r.exact is not None:
         inside = "inside" if lo <= r.exact <= hi else "OUTSIDE"
@@ -163,10 +159,7 @@ def cmd_estimate(args) -> int:
         raise QueensError(f"two board sizes given (-n {args.n} and {positional}); give one")
     sizes = parse_sizes(args.n or positional or "27")
     probes = args.probes  # a float (2e4); checked (nan, inf, < 1) before JAX is imported
-    for n in sizes:
-        estimate_setup.estimate_settings(
-            n, probes=probes, depth=args.depth, seed=args.seed, level=args.level
-        )
+    estimate_settings(sizes[0], probes=probes, depth=args.depth, seed=args.seed, level=args.level)
     resume = _checkpoints(args)
     writing.prepare_out(args.out)
     options.claim_out(args.out, resume=resume)
@@ -189,16 +182,12 @@ def cmd_estimate(args) -> int:
                 f"{len(results)} finished sizes", args.out, _saved(args.out, ckpt)
             )
         results.append(r)
-        _report(r, args.level)
+        _report(r)
     with writing.final_write(args.out):
         if args.out and writing.is_writer():
             out = Path(args.out)
             outputs.write_outputs(out, knuth.run_summary(results, args.seed), args.record)
-            path = figures.log_q_plot(
-                [(r.n, r.solutions, r.solutions_se, r.z) for r in results],
-                out / "log_q_over_n.png",
-                alpha=knuth.SIMKIN_ALPHA,
-            )
+            path = figures.log_q_plot(results, out / "log_q_over_n.png")
             for ckpt in out.glob("checkpoint-n*.npz"):
                 writing.retire(ckpt)
             print(f"wrote summary.json, estimates.csv, {path.name} to {out}")

@@ -4,20 +4,20 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from jaxqueens.core.oeis import A000170
+from jaxqueens.drivers.estimate_result import SIMKIN_ALPHA, Estimate
 from jaxqueens.plots.base import figure, save_png
 
 
-def log_q_plot(
-    estimates: list[tuple[int, float, float, float]], path: Path, alpha: float = 1.942
-) -> Path:
-    """log Q(n) / n against n: exact values (OEIS A000170), `estimates`
-    (`(n, estimate, standard error, z)` per size) with z * SE error bars, and Simkin's asymptote
-    `ln n - alpha`. Returns the path written."""
+def log_q_plot(results: Sequence[Estimate], path: Path) -> Path:
+    """log Q(n) / n against n: exact values (OEIS A000170), the `results` above 0 with error bars of
+    z standard errors (their `z`), and Simkin's asymptote `ln n - SIMKIN_ALPHA`. Returns the path
+    written."""
     fig, ax = figure()
     ns = [n for n in sorted(A000170) if A000170[n] > 0]
     ax.plot(
@@ -28,12 +28,14 @@ def log_q_plot(
         ms=4,
         label="exact (OEIS A000170)",
     )
-    est = [(n, q, se, z) for n, q, se, z in estimates if q > 0]
+    est = [r for r in results if r.solutions > 0]
     if est:
-        n_e = np.array([e[0] for e in est], float)
-        y = np.array([math.log(e[1]) / e[0] for e in est])
-        lo = np.array([math.log(max(e[1] - e[3] * e[2], e[1] * 1e-3)) / e[0] for e in est])
-        hi = np.array([math.log(e[1] + e[3] * e[2]) / e[0] for e in est])
+        n_e = np.array([r.n for r in est], float)
+        q = np.array([r.solutions for r in est])
+        half = np.array([r.z * r.solutions_se for r in est])  # z standard errors
+        y = np.array([math.log(v) for v in q]) / n_e
+        lo = np.array([math.log(v) for v in np.maximum(q - half, q * 1e-3)]) / n_e
+        hi = np.array([math.log(v) for v in q + half]) / n_e
         ax.errorbar(
             n_e,
             y,
@@ -44,11 +46,10 @@ def log_q_plot(
             capsize=3,
             label="Knuth estimate (CI)",
         )
-    top = max([n for n, *_ in estimates] + ns)
+    top = max([r.n for r in results] + ns)
     grid = np.linspace(4, top + 1, 200)
-    ax.plot(
-        grid, np.log(grid) - alpha, color="C0", lw=1.2, ls="--", label=f"Simkin: ln n - {alpha}"
-    )
+    label = f"Simkin: ln n - {SIMKIN_ALPHA}"
+    ax.plot(grid, np.log(grid) - SIMKIN_ALPHA, color="C0", lw=1.2, ls="--", label=label)
     ax.set_xlabel("n")
     ax.set_ylabel("log Q(n) / n")
     ax.set_title("N-Queens solutions: log Q(n) / n")

@@ -1,11 +1,13 @@
 """Knuth's estimator (`jaxqueens.drivers.estimate`): exactness when enumerated, unbiasedness,
 seeds, large n, the automatic depth, the intervals' coverage and the argument checks (the kernel
-calls: test_estimate_calls.py)."""
+calls: one trace per shape, the same sums on any number of devices or blocks, a call's probes the
+kernel's walks of its stream; the settings and the result: test_estimate_result.py)."""
 
 import dataclasses
 import math
 import time
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -14,9 +16,7 @@ import pytest
 from jaxqueens.core import prefixes
 from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers import estimate as E
-from jaxqueens.drivers import estimate_calls as EC
 from jaxqueens.drivers import estimate_result as ER
-from jaxqueens.drivers import estimate_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import memory
 from jaxqueens.solvers import estimate as kernel
@@ -106,7 +106,7 @@ def test_estimate_equals_the_kernels_probes_on_the_same_seed(monkeypatch):
     n, depth, seed = 8, 1, 11
     r = E.estimate(n, 4096, depth=depth, seed=seed, lanes=1024)
     assert r.strata == 8 and r.probes == 4096
-    plan, copies, _, _, calls = EC.call_plan(n, depth, 8, 4096, 1024, 1)
+    plan, copies, _, _, calls = E.call_plan(n, depth, 8, 4096, 1024, 1)
     assert (copies, plan.per_call, calls) == (8, 16, 4)
     masks64, _ = prefixes.expand(n, depth)
     config = kernel.Config(n=n, depth=depth)
@@ -123,7 +123,7 @@ def test_estimate_equals_the_kernels_probes_on_the_same_seed(monkeypatch):
             (None, 0, 0),
         )
     )
-    calls = [jax.device_get(probe(EC.call_seed(seed, c), words, lanes)) for c in range(4)]
+    calls = [jax.device_get(probe(E.call_seed(seed, c), words, lanes)) for c in range(4)]
     w = np.concatenate(
         [np.where(x.solved, np.ldexp(x.m.astype(np.float64), x.e), 0.0) for x in calls], 1
     )
@@ -147,30 +147,6 @@ def test_defect_7_depth_checked_against_memory_before_enumerating(n, depth, monk
     assert E.estimate(8, 1024, depth=8).solutions == A000170[8]  # what fits still runs
 
 
-def test_defect_28_msg_ci_lower_bounds_are_cut_at_what_is_known():
-    """Q(n) >= 0 and the tree holds at least its exactly counted levels: the normal interval
-    is cut there (it went negative for a few probes)."""
-    r = ER.Estimate(
-        n=20,
-        probes=60,
-        depth=1,
-        strata=20,
-        solutions=5e10,
-        solutions_se=4e10,
-        nodes=1e6,
-        nodes_se=1e6,
-        level=0.99,
-        hit_rate=0.01,
-        seconds=1.0,
-        compile_s=0.0,
-        exact=None,
-        top_nodes=[1, 20],
-    )
-    assert r.ci[0] == 0.0 and r.ci[1] == pytest.approx(5e10 + r.z * 4e10)
-    assert r.nodes_ci[0] == 21.0
-    assert r.as_dict()["ci_low"] == 0.0 and r.as_dict()["nodes_ci_low"] == 21.0
-
-
 def test_defect_28_16_estimate_argument_types():
     with pytest.raises(QueensError, match=r"^seed must be an integer"):
         E.estimate(8, 1024, seed=1.5)
@@ -186,12 +162,12 @@ def _coverage(n, depth, per_stratum, runs, level, seed=1, nodes=None):
     masks64, top = prefixes.expand(n, depth)
     strata = len(masks64)
     masks = jnp.asarray(np.tile(kernel.words_of(masks64, 1), (runs, 1, 1)))
-    group = min(per_stratum, EC.GROUP)
-    plan = EC.Plan(kernel.Config(n=n, depth=depth), per_stratum, group, block=4096)
+    group = min(per_stratum, E.GROUP)
+    plan = E.Plan(kernel.Config(n=n, depth=depth), per_stratum, group, block=4096)
     ids = jnp.arange(runs * strata, dtype=jnp.int32)
-    out = EC.run_call(masks, ids, EC.call_seed(seed, 0), plan, 1)
-    sums = ER.stratum_sums(out, runs * strata, 1, runs * strata).reshape(len(ER.SUMS), runs, strata)
-    one = dict(zip(ER.SUMS, sums, strict=True))
+    out = E.run_call(masks, ids, E.call_seed(seed, 0), plan, 1)
+    sums = E.stratum_sums(out, runs * strata, 1, runs * strata).reshape(len(E.SUMS), runs, strata)
+    one = dict(zip(E.SUMS, sums, strict=True))
     covered = []
     for r in range(runs):
         q, q_se, q_skew = ER.stratified(one["w"][r], one["w2"][r], one["w3"][r], per_stratum)
@@ -221,7 +197,7 @@ def test_estimate_interval_covers_at_its_level_at_256_probes():
 
 @pytest.mark.parametrize(
     "n,depth,per_stratum",
-    [(27, 0, estimate_setup.ESTIMATE_MIN_PROBES), (16, 2, estimate_setup.ESTIMATE_MIN_PER_STRATUM)],
+    [(27, 0, ER.ESTIMATE_MIN_PROBES), (16, 2, ER.ESTIMATE_MIN_PER_STRATUM)],
 )
 def test_estimate_interval_covers_at_its_level_at_the_probe_floor(n, depth, per_stratum):
     """At the fewest probes a run takes (plain at the largest exactly known size, where the hit
@@ -236,7 +212,7 @@ def test_estimate_with_fewer_probes_than_its_interval_needs_is_refused():
     """Below the floor the skewness-corrected interval under-covered (plain probes at n = 27, or
     two probes a stratum): fewer probes in all, or per stratum of an explicit --depth, are refused
     in one line naming the floor and the fix, before any walk; the floor itself runs."""
-    floor, per = estimate_setup.ESTIMATE_MIN_PROBES, estimate_setup.ESTIMATE_MIN_PER_STRATUM
+    floor, per = ER.ESTIMATE_MIN_PROBES, ER.ESTIMATE_MIN_PER_STRATUM
     with pytest.raises(QueensError, match=rf"--probes must be at least {floor} .*holds its level"):
         E.estimate(12, floor - 1, depth=0)
     strata = len(prefixes.expand(12, 3)[0])
@@ -282,15 +258,63 @@ def test_defect_the_accelerator_call_was_lowered_with_a_32_bit_seed():
     assert "tensor<2xui32>" in lowered.as_text()
 
 
-def test_estimate_settings_are_checked_once_in_the_order_given():
-    """`EstimateSettings` checks probes, level, seed, lanes and depth in that order (a float's
-    probes taken whole); `estimate_settings` checks n first and depth against the board last."""
-    s = estimate_setup.estimate_settings(8, probes=2e4, depth=8)
-    assert (s.probes, s.depth, s.seed, s.level, s.lanes) == (20_000, 8, 0, 0.95, None)
-    bad = {"probes": math.nan, "level": 1.0, "seed": -1, "lanes": 0, "depth": 9}
-    for name, pattern in [("n", r"n = 65"), *((k, k) for k in bad)]:
-        with pytest.raises(QueensError, match=pattern):
-            estimate_setup.estimate_settings(8 if name != "n" else 65, **bad)
-        bad.pop(name, None)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        s.probes = 1  # type: ignore[misc]
+# --- the kernel calls -----------------------------------------------------------------------------
+
+
+def _strata(n, depth, per_call, group, block=0):
+    masks64, _ = prefixes.expand(n, depth)
+    words = kernel.words_of(masks64, 1)
+    words = np.concatenate([words, np.full((len(words) % 2, 3, 1), 0xFFFFFFFF, np.uint32)])
+    plan = E.Plan(kernel.Config(n=n, depth=depth), per_call=per_call, group=group, block=block)
+    return jnp.asarray(words), jnp.arange(len(words), dtype=jnp.int32), plan
+
+
+def test_run_call_traces_once_per_shape():
+    masks, ids, plan = _strata(6, 1, 8, 4)
+    call = jax.jit(chex.assert_max_traces(E.run_call.__wrapped__, n=1), static_argnums=(3, 4))
+    for seed in range(3):
+        call(masks, ids, E.call_seed(seed, 0), plan, 1)
+
+
+def test_run_call_same_sums_on_one_device_or_two():
+    if jax.local_device_count() < 2:
+        pytest.skip("needs two host devices")
+    masks, ids, plan = _strata(8, 1, 8, 8)
+    one = E.run_call(masks, ids, E.call_seed(3, 0), plan, 1)
+    two = E.run_call(masks, ids, E.call_seed(3, 0), plan, 2)
+    chex.assert_trees_all_equal(one, two)
+    chex.assert_trees_all_equal(one, E.strata_block(masks, ids, E.call_seed(3, 0), plan))
+
+
+class StrataBlockTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_strata_block_lockstep_equals_blocks(self):
+        masks, ids, plan = _strata(6, 1, per_call=8, group=4)
+        blocked = dataclasses.replace(plan, block=16)
+        whole = self.variant(lambda mk, i, s: E.strata_block(mk, i, s, plan))(
+            masks, ids, E.call_seed(5, 0)
+        )
+        parts = self.variant(lambda mk, i, s: E.strata_block(mk, i, s, blocked))(
+            masks, ids, E.call_seed(5, 0)
+        )
+        chex.assert_trees_all_equal(whole, parts)
+        chex.assert_shape(list(whole), (len(ids), 8 // 4))
+        assert int(np.asarray(whole.hits).sum()) > 0
+
+
+def test_a_call_is_the_kernels_probes_of_its_stream():
+    """A call's sums are the kernel's walks: lane stratum * per_call + j of call_seed(seed, c)."""
+    masks, ids, plan = _strata(9, 2, per_call=16, group=8, block=32)
+    seed = E.call_seed(7, 3)
+    params = kernel.default_params(plan.probe)
+    lanes = ids[:, None].astype(jnp.uint32) * 16 + jnp.arange(16, dtype=jnp.uint32)
+    walks = jax.jit(
+        jax.vmap(
+            jax.vmap(
+                lambda mk, ln: kernel.walk(seed, ln, plan.probe, params, kernel.Problem(mk)),
+                (None, 0),
+            )
+        )
+    )(masks, lanes)
+    got = E.run_call(masks, ids, seed, plan, 1)
+    chex.assert_trees_all_equal(got, kernel.group_sums(walks, 8))

@@ -5,6 +5,7 @@ import csv
 import json
 
 from jaxqueens.drivers import estimate as knuth
+from jaxqueens.drivers.estimate_result import SIMKIN_ALPHA
 from jaxqueens.io import estimate as outputs
 
 
@@ -14,7 +15,7 @@ def test_summary_and_table(tmp_path):
     files = outputs.write_outputs(tmp_path / "out", doc)
     assert [f.name for f in files] == ["summary.json", "estimates.csv"]
     back = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert back["seed"] == 7 and back["simkin_alpha"] == knuth.SIMKIN_ALPHA
+    assert back["seed"] == 7 and back["simkin_alpha"] == SIMKIN_ALPHA
     assert [e["solutions"] for e in back["estimates"]] == [10.0, 4.0]
     rows = list(csv.reader((tmp_path / "out" / "estimates.csv").open()))
     assert rows[0] == list(outputs.CSV_KEYS) and len(rows) == 3
