@@ -130,12 +130,6 @@ def _add_run_and_out_options(p) -> None:
     options.add_quiet(p)
 
 
-def _family_parser(family: str) -> schema.Parser:
-    """The parser of the command whose options a solver of `family` takes."""
-    add = {"minconflicts": solve, "anneal": anneal, "ga": evolve}[family].add_command
-    return schema.command_parser(add)
-
-
 def solver_options(name: str) -> dict[str, schema.Option]:
     """The settings compare's solver `name` takes, key -> `schema.Option`, as its family's
     command defines them (`jaxqueens.drivers.compare_setup.COMPARE_KEYS`; `steps`:
@@ -145,7 +139,8 @@ def solver_options(name: str) -> dict[str, schema.Option]:
             f"no solver {name!r}; use one of {', '.join(compare_setup.COMPARE_SOLVERS)}"
         )
     family = compare_setup.COMPARE_SOLVERS[name]["family"]
-    defined = {**_family_parser(family).options, "steps": parser().options["steps"]}
+    add = {"minconflicts": solve, "anneal": anneal, "ga": evolve}[family].add_command
+    defined = {**schema.command_parser(add).options, "steps": parser().options["steps"]}
     return {key: defined[key] for key in compare_setup.COMPARE_KEYS[family]}
 
 
@@ -182,11 +177,8 @@ def _settings(args) -> dict:
 
 
 def _line(p: dict) -> str:
-    if not p["solved"]:
-        return (
-            f"{p['solver']:>15}: not solved (0 of {p['chains']:,} chains within "
-            f"{p['steps_budget']:,} steps)"
-        )
+    if not p["solved"]:  # ert_note: "not solved (0 of K chains within B steps)"
+        return f"{p['solver']:>15}: {p['ert_note']}"
     ert = "-" if p["ert_s"] is None else f"{p['ert_s'] * 1e3:.3g} ms"
     ci = p.get("ert_s_ci")
     if ci and ci[0] is not None:  # an open upper end: "X ms or more"

@@ -192,24 +192,6 @@ def _solver_key(name: str, key: str, value: Any) -> Any:
     return value
 
 
-def _check_compare_uses(name: str, raw: Mapping[str, Any]) -> None:
-    """Refuse a setting of compare's solver `name` that it does not use (`anneal_neighbour`,
-    `ga_unused`: `sa.q`, `ga-permutation.elite` in the steady-state scheme) by name, before
-    that setting's value is checked: `sa.q = 3` is not used, whatever its range."""
-    family = COMPARE_SOLVERS[name]["family"]
-    table = {"anneal": ANNEAL_OPTIONAL, "ga": GA_OPTIONAL}.get(family, ())
-    deciding = {k: _solver_key(name, k, v) for k, v in raw.items() if k not in table}
-    command = f"compare {name}"
-    if family == "anneal":
-        method = COMPARE_SOLVERS[name]["method"]
-        anneal_neighbour(method, deciding.get("preset"), {**raw, **deciding}, command=command)
-    elif family == "ga":
-        scheme, mutation = compare_ga(name, deciding)["scheme"], deciding.get("mutation")
-        ga_unused(
-            raw, scheme=scheme, mutation=mutation, islands=1, migrate_every=None, command=command
-        )
-
-
 def compare_settings(
     n: int, names: Iterable[str], steps: int, given: Mapping[str, Mapping[str, Any]] | None = None
 ) -> dict[str, dict[str, Any]]:
@@ -262,14 +244,26 @@ def _solver_settings(name: str, raw: Any, steps: int, resolved: dict[str, LSSett
             raise QueensError(
                 f"{name}: unknown setting {key!r} (valid for {name}: {', '.join(keys)})"
             )
-    _check_compare_uses(name, raw)
-    mine = {key: _solver_key(name, key, value) for key, value in raw.items()}
+    # a setting the solver does not use (`anneal_neighbour`, `ga_unused`: `sa.q`,
+    # `ga-permutation.elite` in the steady-state scheme) is refused by name before its value is
+    # checked: `sa.q = 3` is not used, whatever its range
+    optional = {"anneal": ANNEAL_OPTIONAL, "ga": GA_OPTIONAL}.get(family, ())
+    mine = {k: _solver_key(name, k, v) for k, v in raw.items() if k not in optional}
+    command = f"compare {name}"
+    if family == "anneal":
+        anneal_neighbour(spec["method"], mine.get("preset"), {**raw, **mine}, command=command)
+    elif family == "ga":
+        scheme, mutation = compare_ga(name, mine)["scheme"], mine.get("mutation")
+        ga_unused(
+            raw, scheme=scheme, mutation=mutation, islands=1, migrate_every=None, command=command
+        )
+    mine = {k: mine[k] if k in mine else _solver_key(name, k, v) for k, v in raw.items()}
     if family == "anneal":
         try:
             resolved[name] = anneal_settings(
                 spec["method"],
                 mine.get("preset"),
-                command=f"compare {name}",
+                command=command,
                 **{k: v for k, v in mine.items() if k in ANNEAL_SETTINGS},
             )
         except QueensError as err:  # (the unused-option message names compare and name)
