@@ -5,7 +5,7 @@ One frozen class per LS/TA/SA method (`LSSettings`, `TASettings`, `SASettings`) 
 (`SteadySettings`, `GenerationalSettings`), made from a preset (`anneal_settings`, `ga_settings`)
 and checked once; an option a method or scheme does not use is not its field, and one given is
 refused by name (`anneal_neighbour`, `ga_unused`). Each command's own settings live beside its
-driver (`compare_setup`, `stats_setup`, `solve_setup`, `count_setup`, `estimate_setup`).
+driver (`compare_setup`, `stats_setup`, `solve_setup`, `count_setup`, `estimate_result`).
 """
 
 from __future__ import annotations
