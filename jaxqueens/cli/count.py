@@ -1,12 +1,9 @@
 """`jaxqueens count`: count every solution exactly
 (`jaxqueens.drivers.count.count_solutions`), or list them all for n <= 14
-(`jaxqueens.drivers.count.enumerate_solutions`).
-
-Outputs (`jaxqueens.io.count`): with `--out DIR`, `DIR/checkpoint.npz` while counting
-(one `checkpoint.process<p>of<P>.npz` per process in a multi-process run), removed once
-`DIR/summary.json` is written when done; `--resume DIR` continues an interrupted count. With
-`--enumerate --out FILE.npy`: `FILE.npy` and `FILE_fundamental.npy` (`--out DIR`:
-`DIR/solutions.npy` and `DIR/solutions_fundamental.npy`).
+(`jaxqueens.drivers.count.enumerate_solutions`); `--toroidal` counts on the torus, `--plan`
+predicts a count's time. Outputs: `jaxqueens.io.count`; `--resume DIR` continues an
+interrupted count from `DIR/checkpoint.npz` (one `checkpoint.process<p>of<P>.npz` per process in
+a multi-process run), which goes once `DIR/summary.json` is written.
 """
 
 from __future__ import annotations
@@ -32,6 +29,17 @@ complete = _lazy.load("jaxqueens.drivers.complete")
 gather = _lazy.load("jaxqueens.parallel.gather")
 
 
+class _Switches:
+    """The parser `p` as `options.add_fields` fills it with `CountSettings`' switches: a
+    `store_true` option takes no `type` and is off (False) unless given."""
+
+    def __init__(self, p):
+        self.p = p
+
+    def add_argument(self, flag, *, default, type, **option):
+        return self.p.add_argument(flag, **option)
+
+
 def add_command(sub) -> None:
     """Register `jaxqueens count` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
@@ -44,29 +52,7 @@ def add_command(sub) -> None:
         "search), and every solution written to .npy (n <= 14).",
     )
     add_size(p, default=None, required=True, help=f"board size, 1..{COUNT_MAX_N}")
-    p.add_argument(
-        "--unique",
-        action="store_true",
-        help="also count solutions distinct under the 8 symmetries (OEIS A002562)",
-    )
-    p.add_argument(
-        "--toroidal",
-        action="store_true",
-        help="count queens on a torus (diagonals taken modulo n; OEIS A051906) with the "
-        "constrained search of 'jaxqueens complete' (n <= 32)",
-    )
-    p.add_argument(
-        "--plan",
-        action="store_true",
-        help="count nothing: print the number of tasks and the run time predicted from "
-        "Knuth probes of the search trees and bounded timed kernel calls (a few seconds "
-        "at every n)",
-    )
-    p.add_argument(
-        "--enumerate",
-        action="store_true",
-        help=f"write every solution to --out (n <= {count_setup.COUNT_ENUMERATE_MAX_N})",
-    )
+    options.add_fields(_Switches(p), [count_setup.CountSettings], " ".join(count_setup.SWITCHES))
     options.add_out(
         p,
         "count: keep DIR/checkpoint.npz while counting (resumable) and write "
@@ -148,16 +134,10 @@ def duration(seconds: float) -> str:
     return f"{years:,.1f} years" if years < 1e4 else f"{years:.2g} years"
 
 
-def _refuse(args, why: str, *names: str) -> None:
-    """Refuse the options `names` that were given, in one line: `why`, then the flags to drop."""
-    given = [f"--{name}" for name in names if getattr(args, name)]
-    if given:
-        raise QueensError(f"{why}: drop {' and '.join(given)}")
-
-
 def _plan(args, n: int) -> int:
     """`count --plan`: the tasks and the predicted run time, nothing counted or written."""
-    _refuse(args, "--plan only predicts a count and writes nothing", "enumerate", "out", "resume")
+    why = "--plan only predicts a count and writes nothing"
+    count_setup.refuse(why, enumerate=args.enumerate, out=args.out, resume=args.resume)
     plan = count_plan.plan_count(n)
     if plan.tasks == 0:
         print(f"n = {n}: solved by brute force at once (no tasks)")
@@ -187,9 +167,6 @@ def _plan(args, n: int) -> int:
 
 def _toroidal(args, n: int) -> int:
     """`count --toroidal`: `jaxqueens.drivers.complete.toroidal_count`, resumable."""
-    _refuse(
-        args, "--toroidal counts all solutions on the torus only", "unique", "plan", "enumerate"
-    )
     if n > complete.MAX_N:
         raise QueensError(
             f"--toroidal: n = {n} is too large for the constrained search; give n <= "
@@ -213,20 +190,18 @@ def _toroidal(args, n: int) -> int:
     with writing.final_write(args.out):
         print(f"n = {n}, toroidal: {total:,} solutions{_known(total, A051906, n, 'A051906')}")
         print(f"{res.seconds:.3f} s (compile {res.compile_seconds:.2f} s excluded)")
-        if args.out and writing.is_writer():
-            written = outputs.write_toroidal_summary(
-                args.out, n, total, res.seconds, res.compile_seconds, args.record
-            )
-            _retire(path)
-            print(f"wrote {written}")
+        _write(args, outputs.write_toroidal_summary, n, total, res.seconds, res.compile_seconds)
         return 1 if n in A051906 and total != A051906[n] else 0
 
 
-def _retire(path: Path | None) -> None:
-    """A finished count's checkpoint, every process's file, goes once the command's outputs and
-    report are written (`jaxqueens.io.writing.retire`; process 0 writes them)."""
-    for saved in checkpoint.saved(path) if path is not None else []:
-        writing.retire(saved)
+def _write(args, write, *values) -> None:
+    """With `--out`, on process 0: `write(args.out, *values, args.record)`, the summary, then
+    retire the finished count's checkpoint, every process's file (`jaxqueens.io.writing.retire`)."""
+    if args.out and writing.is_writer():
+        written = write(args.out, *values, args.record)
+        for saved in checkpoint.saved(Path(args.out) / checkpoint.FILENAME):
+            writing.retire(saved)
+        print(f"wrote {written}")
 
 
 def cmd_count(args) -> int:
@@ -239,13 +214,14 @@ def cmd_count(args) -> int:
             "after an interruption, --resume DIR"
         )
     n = board_size(args)
-    if args.toroidal:
+    settings = count_setup.CountSettings(**{k: getattr(args, k) for k in count_setup.SWITCHES})
+    if settings.toroidal:
         return _toroidal(args, n)
     # the driver's size checks, before JAX is imported
-    count_setup.check_count_n(n, listed=args.enumerate)
-    if args.plan:
+    count_setup.check_count_n(n, listed=settings.enumerate)
+    if settings.plan:
         return _plan(args, n)
-    if args.enumerate:
+    if settings.enumerate:
         return _enumerate(args, n)
     if args.out and Path(args.out).suffix == ".npy":
         raise QueensError(
@@ -257,7 +233,7 @@ def cmd_count(args) -> int:
     try:
         res = count.count_solutions(
             n,
-            unique=args.unique,
+            unique=settings.unique,
             control=options.control(args, path, resume),
         )
     except KeyboardInterrupt:  # before the chunked loop (planning, compilation)
@@ -281,12 +257,7 @@ def cmd_count(args) -> int:
             f"constellations, depth {res.depth}, compile {res.compile_seconds:.2f} s "
             f"excluded{resumed})"
         )
-        if args.out and writing.is_writer():
-            written = outputs.write_summary(
-                args.out, res, args.record, processes=gather.process_count()
-            )
-            _retire(path)
-            print(f"wrote {written}")
+        _write(args, outputs.write_summary, res, gather.process_count())
         bad = (res.n in A000170 and res.total != A000170[res.n]) or (
             res.unique is not None and res.n in A002562 and res.unique != A002562[res.n]
         )

@@ -27,7 +27,7 @@ from jaxqueens.drivers import count_chunks as chunks
 from jaxqueens.drivers import count_setup
 from jaxqueens.drivers.count_chunks import Plan, task_depth
 from jaxqueens.drivers.loop import RunControl, Tick, guarded, run_chunks
-from jaxqueens.errors import QueensError, clip
+from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io import count as countio
 from jaxqueens.parallel import cache, devices, gather, sizing, threads
@@ -116,14 +116,6 @@ def _mirror_boards(plan: _MirrorPlan, lo: int) -> np.ndarray:
     return np.concatenate([queens, np.log2(bits).astype(np.uint8)], axis=1)
 
 
-def _check_n(n, unique: bool = False) -> int:
-    """`n` as an int (NumPy integers accepted), checked, and `unique` a bool (fundamental
-    counts reach every n the total does)."""
-    if not isinstance(unique, bool | np.bool_):
-        raise QueensError(f"unique must be True or False, got {clip(repr(unique))}")
-    return count_setup.check_count_n(as_size(n))
-
-
 def kernel_route(platform: str, n: int) -> str:
     """Which kernel counts n on backend `platform` (`jax.default_backend()`): `"threads"` (one
     search per GPU thread, `jaxqueens.parallel.threads`) on a CUDA GPU for n up to its limit, else
@@ -161,19 +153,18 @@ def _count_threads(n: int, unique: bool) -> CountResult:
     return CountResult(n, total, u, seconds, compile_s, depth, tasks, 1, 0, len(cfg), 0, 1)
 
 
-def _route(n: int, kernel: str | None, plain: bool) -> str:
-    """The kernel that counts n: `kernel` checked against the run's options (`plain`: no
-    checkpoint, depth, chunk or budget given), or the backend's (`kernel_route`)."""
-    if kernel not in (None, "threads", "items"):
-        raise QueensError(f"kernel must be 'threads' or 'items', not {clip(repr(kernel))}")
-    if kernel == "threads" and not (plain and 4 <= n <= threads.MAX_N):
+def _route(n: int, s: count_setup.CountSettings, control: RunControl) -> str:
+    """The kernel that counts n: `s.kernel`, checked against the run's (the thread kernel takes
+    no checkpoint, depth, chunk or budget), or the backend's (`kernel_route`)."""
+    plain = control.checkpoint is None and (s.depth, s.chunk, s.budget) == (None, None, None)
+    if s.kernel == "threads" and not (plain and 4 <= n <= threads.MAX_N):
         raise QueensError(
             f"the thread kernel counts n = 4..{threads.MAX_N} with no checkpoint, depth, chunk or "
             "budget: drop them or use kernel='items'"
         )
-    if kernel is None:
+    if s.kernel is None:
         return kernel_route(jax.default_backend(), n) if plain else "items"
-    return kernel
+    return s.kernel
 
 
 @dataclasses.dataclass
@@ -312,25 +303,30 @@ def count_solutions(
       `stopped_by="interrupted"`: `total` and `edges` are those of the finished chunks
       (`done_chunks` of `chunks`), `unique` is None.
     """
-    n = _check_n(n, unique)
+    s = count_setup.CountSettings(
+        unique=unique, depth=depth, chunk=chunk, budget=budget, kernel=kernel
+    )
+    return count(count_setup.check_count_n(as_size(n)), s, control or RunControl(), on_chunk)
+
+
+def count(n: int, s: count_setup.CountSettings, control: RunControl, on_chunk=None) -> CountResult:
+    """`count_solutions` of a checked board size `n` and settings `s`."""
     t0 = time.perf_counter()
     if n <= 3:
         sols = _tiny(n)
-        u = len(symmetry.fundamental(sols)) if unique else None
+        u = len(symmetry.fundamental(sols)) if s.unique else None
         return CountResult(n, len(sols), u, time.perf_counter() - t0, 0.0, 0, 0, 0, 0)
-    control = RunControl() if control is None else control
-    plain = control.checkpoint is None and depth is None and chunk is None and budget is None
-    if _route(n, kernel, plain) == "threads":
-        return _count_threads(n, unique)
-    plan = chunks.make_plan(n, depth, chunk, budget)
-    run = _start(plan, unique, control)
+    if _route(n, s, control) == "threads":
+        return _count_threads(n, s.unique)
+    plan = chunks.make_plan(n, s.depth, s.chunk, s.budget)
+    run = _start(plan, s.unique, control)
     compile_s = plan.compile()
     t1 = time.perf_counter()
-    stopped, fixed = _count_todo(run, n, unique, control, on_chunk)
+    stopped, fixed = _count_todo(run, n, s.unique, control, on_chunk)
     if not stopped:  # (interrupted: the checkpoint is saved; this process's chunks, not gathered)
         _collect(run)
     total = run.found
-    u = constellations.classes(total, n, fixed) if unique and not stopped else None
+    u = constellations.classes(total, n, fixed) if s.unique and not stopped else None
     return CountResult(
         n,
         total,

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jaxqueens.core import arguments, constellations
+from jaxqueens.core import constellations
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import cache, devices, sizing
 from jaxqueens.parallel import count as batched
@@ -130,13 +130,12 @@ def _task_chunk(
 def make_plan(n: int, depth: int | None, chunk: int | None, budget: int | None = None) -> Plan:
     """The canonical constellations of n (>= 4), split into tasks and shuffled, as a `Plan`.
 
-    `depth` is the columns placed on the host (default: `task_depth`), `chunk` the tasks per kernel
-    call (default: `_task_chunk`), `budget` the edges per device and call (default:
+    `depth` is the columns placed on the host (default: `task_depth`; the others are checked by
+    `count_setup.CountSettings`), `chunk` the tasks per kernel call (default: `_task_chunk`),
+    `budget` the edges per device and call (default:
     `CPU_CALL_EDGES`, or `ACCELERATOR_CALL_STEPS` lockstep iterations on an accelerator). On an
     accelerator the lanes come from `jaxqueens.parallel.count.accelerator_lanes` (unless `sizes()`
     names them) and the tasks number `jaxqueens.parallel.count.TASKS_PER_LANE` per lane."""
-    depth = arguments.integer(depth, "depth", 1, optional=True)
-    chunk = arguments.integer(chunk, "chunk", 1, optional=True)
     sizes = sizing.sizes()
     num_dev = devices.local_device_count()
     cfg, weights = constellations.constellations(n)
@@ -158,8 +157,6 @@ def make_plan(n: int, depth: int | None, chunk: int | None, budget: int | None =
         sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
     if budget is None:
         budget = ACCELERATOR_CALL_STEPS if sizes.accelerator else CPU_CALL_EDGES
-    if not 1 <= budget <= solver.MAX_BUDGET:
-        raise QueensError(f"budget {budget} is out of range: give 1 to {solver.MAX_BUDGET} edges")
     masks, owner = constellations.tasks(n, allow, depth)
     _, levels = constellations.level_columns(n, cfg, depth)
     one = levels[owner] == 1  # the task's column is its last: its free rows are its solutions
@@ -184,7 +181,7 @@ def make_plan(n: int, depth: int | None, chunk: int | None, budget: int | None =
         chunk,
         layout,
         sizes,
-        int(budget),
+        budget,
     )
 
 

@@ -11,9 +11,10 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxqueens.core.board import as_size
 from jaxqueens.core.oeis import A000170
-from jaxqueens.drivers import count as counting
 from jaxqueens.drivers import count_chunks as chunks
+from jaxqueens.drivers import count_setup
 from jaxqueens.parallel import cache, devices
 from jaxqueens.parallel import count as batched
 from jaxqueens.parallel.scheduler import Launch, Scheduler
@@ -147,10 +148,11 @@ def plan_count(
     Returns:
       `CountPlan`.
     """
-    n = counting._check_n(n)
+    s = count_setup.CountSettings(plan=True, depth=depth, chunk=chunk)
+    n = count_setup.check_count_n(as_size(n))
     if n <= 3:
         return CountPlan(n, 0, 0, 0, 0, 1, 0, 0.0, 0.0, 0.0, solutions=float(A000170[n]))
-    plan = chunks.make_plan(n, depth, chunk)
+    plan = chunks.make_plan(n, s.depth, s.chunk)
     num = len(plan.tasks)
     compile_s = plan.compile()
     t0 = time.perf_counter()

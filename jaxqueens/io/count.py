@@ -1,12 +1,7 @@
-"""What `jaxqueens count` writes: `summary.json` of a count, the solution files of
-`--enumerate`.
-
-- `count -n N --out DIR`: `DIR/summary.json` beside `DIR/checkpoint.npz` (kept after the
-  count: `--resume DIR` of a finished count recounts nothing);
-- `count -n N --enumerate --out FILE.npy`: every solution `[S, n]` uint8 in `FILE.npy` and
-  the fundamental representatives in `FILE_fundamental.npy`;
-  `--enumerate --out DIR` (no `.npy` suffix): `DIR/solutions.npy` and
-  `DIR/solutions_fundamental.npy`.
+"""What `jaxqueens count` writes: `DIR/summary.json` of a count (`--out DIR`; its checkpoint
+`DIR/checkpoint.npz` while counting), and with `--enumerate` every solution, uint8 `[S, n]`, in
+`FILE.npy` and the fundamental representatives in `FILE_fundamental.npy` (`--out FILE.npy`; a
+folder gets `solutions.npy` and `solutions_fundamental.npy`).
 """
 
 from __future__ import annotations
@@ -42,19 +37,14 @@ constellations, `count`); `constellations` the symmetry classes of
 border configurations they come from."""
 
 
-def summary(result, **extra) -> dict:
-    """The summary of a count result (any object with the `FIELDS` attributes, a
-    `CountResult`) and the `extra` keys, with the OEIS values where known (A000170 for `total`,
-    A002562 for `unique`)."""
+def write_summary(out: str | Path, result, processes: int, record: Record | None = None) -> Path:
+    """Write `out/summary.json` of a count result (any object with the `FIELDS` attributes, a
+    `CountResult`) counted by `processes` processes, with the OEIS values where known (A000170
+    for `total`, A002562 for `unique`); returns its path."""
     doc = {key: getattr(result, key) for key in FIELDS}
     doc["oeis_A000170"] = A000170.get(result.n)
     doc["oeis_A002562"] = A002562.get(result.n) if result.unique is not None else None
-    return {**doc, **extra}
-
-
-def write_summary(out: str | Path, result, record: Record | None = None, **extra) -> Path:
-    """Write `out/summary.json` (`summary`); returns its path."""
-    return write_json(Path(out) / SUMMARY, summary(result, **extra), record)
+    return write_json(Path(out) / SUMMARY, {**doc, "processes": processes}, record)
 
 
 def write_toroidal_summary(
@@ -129,18 +119,11 @@ def gather_chunks(done: dict[int, list[int]], chunks: int) -> dict[int, list[int
     return merged
 
 
-def _schema(chunks: int) -> dict[str, ckpt.Spec]:
-    """A count checkpoint (`pack_chunks` of the finished chunks of a plan of `chunks`)."""
-    return {
-        "done": ckpt.Spec(np.bool_, (chunks,)),
-        "words": ckpt.Spec(np.uint32, (chunks, 2, gather.INT_WORDS)),
-    }
-
-
 def load_checkpoint(path: Path, fingerprint: dict, chunks: int) -> dict[int, list[int]]:
-    """The finished chunks of a count's checkpoint; one of other settings (`fingerprint`) or
-    of a plan of other than `chunks` chunks is refused."""
-    tree = ckpt.load(path, fingerprint, _schema(chunks))
+    """The finished chunks of a count's checkpoint (`pack_chunks`' arrays); one of other
+    settings (`fingerprint`) or of a plan of other than `chunks` chunks is refused."""
+    words = ckpt.Spec(np.uint32, (chunks, 2, gather.INT_WORDS))
+    tree = ckpt.load(path, fingerprint, {"done": ckpt.Spec(np.bool_, (chunks,)), "words": words})
     return unpack_chunks(tree["done"], tree["words"])
 
 

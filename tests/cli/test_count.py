@@ -301,3 +301,21 @@ def test_issue28_item4_a_second_writer_is_detected(tmp_path, capsys):
         other.wait()
     assert main(["count", "-n", "8", "--out", str(out)]) == 0  # its process is gone: taken over
     assert not (out / ".jaxqueens.lock").exists()
+
+
+def test_the_switches_are_the_count_settings_fields():
+    """--unique, --toroidal, --plan and --enumerate are `CountSettings`' fields with help, built
+    by `options.add_fields`: switches, off unless given, with the field's help."""
+    import dataclasses
+
+    from jaxqueens.drivers.count_setup import SWITCHES, CountSettings
+
+    parser = argparse.ArgumentParser()
+    count_cli.add_command(parser.add_subparsers(dest="command"))
+    actions = {a.dest: a for a in parser._subparsers._group_actions[0].choices["count"]._actions}
+    helped = [f for f in dataclasses.fields(CountSettings) if f.metadata.get("help")]
+    assert tuple(f.name for f in helped) == SWITCHES
+    for f in helped:
+        action = actions[f.name]
+        assert (action.help, action.default, action.nargs) == (f.metadata["help"], False, 0)
+    assert parser.parse_args(["count", "8", "--plan"]).plan is True

@@ -11,7 +11,7 @@ import pytest
 from jaxqueens.core import checker, symmetry
 from jaxqueens.core.oeis import A000170, A002562
 from jaxqueens.core.prefixes import expand_mirror
-from jaxqueens.drivers import count, count_chunks
+from jaxqueens.drivers import count, count_chunks, count_setup
 from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
@@ -200,7 +200,8 @@ def test_bad_arguments():
         with pytest.raises(QueensError, match="out of range"):
             count.count_solutions(n)
     # fundamental counts no longer enumerate: every n the total reaches is accepted
-    assert count._check_n(18, True) == 18 and count._check_n(32, True) == 32
+    assert count_setup.CountSettings(unique=True).unique
+    assert count_setup.check_count_n(18) == 18 and count_setup.check_count_n(32) == 32
 
 
 def test_progress_line_only_when_asked(capsys):
