@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
@@ -113,37 +112,26 @@ def _flag_words(err: QueensError) -> QueensError:
 def _report(args, loaded, res, mode: str) -> None:
     """The results table on stdout, a summary line on stderr and, with `--out`, the files
     (written by the writing process only)."""
-    sources = [i.source for i in loaded.instances]
-    ds = [i.d for i in loaded.instances]
     with writing.final_write(args.out):
-        if writing.is_writer():
-            w = tables.writer(sys.stdout)  # the one CSV dialect (formula cells neutralised)
-            w.writerow(outputs.HEADER)
-            w.writerows(outputs.rows(sources, ds, res.instances))
-            status = [r.status for r in res.instances]
-            skipped = f"; {loaded.skipped_note()}: skipped" if loaded.skipped else ""
-            print(
-                f"{len(status)} instances: {status.count('SAT')} SAT, {status.count('UNSAT')} "
-                "UNSAT, "
-                f"{status.count('unknown')} unknown{skipped}; every solution verified; "
-                f"{res.seconds:.2f} s (compile {res.compile_seconds:.2f} s excluded)",
-                file=sys.stderr,
+        if not writing.is_writer():
+            return
+        w = tables.writer(sys.stdout)  # the one CSV dialect (formula cells neutralised)
+        w.writerow(outputs.HEADER)
+        w.writerows(res.rows(loaded.instances))
+        extra = {"mode": mode, "seconds": res.seconds, "compile_seconds": res.compile_seconds}
+        total = res.summary(**extra, skipped=len(loaded.skipped))
+        skipped = f"; {loaded.skipped_note()}: skipped" if loaded.skipped else ""
+        print(
+            f"{total['instances']} instances: {total['sat']} SAT, {total['unsat']} UNSAT, "
+            f"{total['unknown']} unknown{skipped}; every solution verified; "
+            f"{res.seconds:.2f} s (compile {res.compile_seconds:.2f} s excluded)",
+            file=sys.stderr,
+        )
+        if args.out:
+            written = outputs.write_outputs(
+                args.out, loaded.instances, res, args.record, **extra, skipped=len(loaded.skipped)
             )
-            if args.out:
-                outputs.write_results(args.out, sources, ds, res.instances)
-                outputs.write_solutions(args.out, sources, ds, res.instances)
-                written = outputs.write_summary(
-                    args.out,
-                    res.instances,
-                    args.record,
-                    mode=mode,
-                    seconds=res.seconds,
-                    compile_seconds=res.compile_seconds,
-                    skipped=len(loaded.skipped),
-                )
-                print(
-                    f"wrote {Path(args.out) / outputs.RESULTS} and {written.name}", file=sys.stderr
-                )
+            print(f"wrote {written[0]} and {written[-1].name}", file=sys.stderr)
 
 
 def cmd_complete(args) -> int:
@@ -157,11 +145,7 @@ def cmd_complete(args) -> int:
     loaded.require_some()
     if args.out:  # before any search: the disk must hold every listed board
         listed = (args.cap or complete.ENUMERATE_CAP) if args.enumerate else 1
-        insts = loaded.instances
-        need = outputs.written_bytes(
-            [i.source for i in insts], [i.d for i in insts], [i.model.n for i in insts], listed
-        )
-        writing.prepare_out(args.out, need=need)
+        writing.prepare_out(args.out, need=outputs.written_bytes(loaded.instances, listed))
     big = [i for i in loaded.instances if i.model.n > MAX_N]
     if big:
         raise QueensError(
@@ -169,14 +153,13 @@ def cmd_complete(args) -> int:
             f"supports n <= {MAX_N}"
         )
     mode = "enumerate" if args.enumerate else "count" if args.count else "decide"
-    kwargs = {"cap": args.cap} if args.cap is not None else {}
     try:
         res = complete.solve_instances(
             [i.model for i in loaded.instances],
             mode,
+            cap=args.cap or complete.ENUMERATE_CAP,
             max_nodes=args.max_nodes,
             control=options.control(args, path, resume),
-            **kwargs,
         )
     except KeyboardInterrupt:  # before the chunked loop (compilation)
         return options.report_interrupt("the finished chunks", args.out)

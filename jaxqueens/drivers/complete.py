@@ -24,14 +24,12 @@ import jax
 import numpy as np
 
 from jaxqueens.core import arguments
-from jaxqueens.core.constraints import (
-    Constraints,
-    unsat_reason,
-)
-from jaxqueens.drivers.complete_search import Search, SearchState, root
+from jaxqueens.core.constraints import Constraints, unsat_reason
+from jaxqueens.drivers.complete_search import Kernels, Search, SearchState
 from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint as ckpt
+from jaxqueens.io.instances_formats import Instance
 from jaxqueens.parallel import complete as batched
 from jaxqueens.parallel import devices, gather, memory, sizing, threads_complete
 from jaxqueens.parallel import streams as parallel_streams
@@ -44,9 +42,9 @@ BUDGET = 1 << 20  # tree edges per item and kernel call (CPU; splits hard instan
 THREAD_BUDGET = BUDGET  # the thread kernel's: one lane an item, so a call lasts its longest item
 CHUNK = 64  # items per kernel call (CPU: split over the host devices)
 ENUMERATE_CAP = 1000  # solutions listed per instance by default
+# copies of a call's listed solutions, uint32 `[items, cap, n + 1]`, alive at once: the kernel's
+# carry, its output and the host's copy (one call read while the next runs)
 LISTED_COPIES = 3
-"""Copies of a call's listed-solutions array `[items, cap, n + 1]` uint32 alive at once (the
-kernel's carry, its output and the host's copy; one call read while the next runs)."""
 
 
 class InstanceResult(NamedTuple):
@@ -62,7 +60,8 @@ class InstanceResult(NamedTuple):
 
 
 class CompleteResult(NamedTuple):
-    """What `solve_instances` returns: each instance's outcome and the run's figures."""
+    """What `solve_instances` returns: each instance's outcome and the run's figures, with the
+    table (`rows`) and the summary (`summary`) that `jaxqueens complete` prints and writes."""
 
     instances: list[InstanceResult]  #: in the order given
     seconds: float  #: wall time of the search, compilation excluded
@@ -77,10 +76,52 @@ class CompleteResult(NamedTuple):
         """Instances decided (every one, unless the run was interrupted)."""
         return sum(r.status != "open" for r in self.instances)
 
+    def rows(self, inputs: Sequence[Instance]) -> list[list]:
+        """The instances as `results.csv`'s rows (`jaxqueens.io.schema.TABLES`).
 
-def _kernel(batch, shards: int, config: Config, sizes: sizing.Sizes):
-    """`search_chunk` as a stream calls it (`jaxqueens.parallel.streams`)."""
-    return batched.search_chunk(batch, config, shards, sizes)
+        Args:
+          inputs: the instances as read (`jaxqueens.io.instances.load_instances`), in the order
+            solved: each row's `file` is their `source`, its `d` their `d`.
+
+        Returns:
+          `[file, d, n, status, solutions, nodes, seconds, reason]` per instance: `d` None for
+          an instance that is not an excluded-diagonals file, `solutions` None unless counted,
+          `reason` None unless the instance is UNSAT without a search.
+        """
+        return [
+            [
+                i.source,
+                i.d,
+                r.n,
+                r.status,
+                r.solutions,
+                r.nodes,
+                round(float(r.seconds), 6),
+                r.reason,
+            ]
+            for i, r in zip(inputs, self.instances, strict=True)
+        ]
+
+    def summary(self, **extra) -> dict:
+        """The run's totals, as `summary.json` holds them.
+
+        Args:
+          **extra: keys added after the totals, in their order (the command's mode, timings).
+
+        Returns:
+          `instances`, `sat`, `unsat`, `unsat_without_search` (settled without a search),
+          `unknown` and `nodes`, then `extra`.
+        """
+        status = [r.status for r in self.instances]
+        return {
+            "instances": len(status),
+            "sat": status.count("SAT"),
+            "unsat": status.count("UNSAT"),
+            "unsat_without_search": sum(r.reason is not None for r in self.instances),
+            "unknown": status.count("unknown"),
+            "nodes": sum(r.nodes for r in self.instances),
+            **extra,
+        }
 
 
 def kernel_route(platform: str, mode: str, num_devices: int) -> str:
@@ -172,29 +213,34 @@ def check_listed_memory(cap: int, n: int, chunk: int, available: int | None = No
         )
 
 
-def _call_sizes(
-    models: Sequence[Constraints], mode: str, cap: int, budget, chunk, route: str = "items"
-) -> tuple[sizing.Sizes, int, int]:
-    """The backend's sizes (on an accelerator, lanes fitted to the largest board; on the thread
-    kernel, `_thread_lanes`), the budget and the chunk (a multiple of the devices) of every
-    call; enumeration's memory checked."""
-    sizes = sizing.sizes()
-    num_dev = devices.local_device_count()
-    if route == "threads":
+def _plan(
+    models: Sequence[Constraints], mine: list[int], mode: str, cap: int, budget, chunk
+) -> tuple[sizing.Sizes, int, int, Kernels]:
+    """The backend's sizes, the budget, the chunk (a multiple of the devices) and, per group
+    (n, toroidal) of this process's instances (`mine`), the kernel config and call, on the kernel
+    `kernel_route` picks: the thread kernel with `_thread_lanes` lanes, or the items kernel with,
+    on an accelerator, lanes fitted to the largest board; enumeration's memory checked (`cap`
+    boards listed per instance)."""
+    sizes, num_dev = sizing.sizes(), devices.local_device_count()
+    config = lambda n, tor: Config(n, tor, cap if mode == "enumerate" else 0, mode == "decide")
+    if kernel_route(jax.default_backend(), mode, num_dev) == "threads":
         sizes = dataclasses.replace(sizes, count_lanes=_thread_lanes())
         budget = budget or THREAD_BUDGET
         chunk = chunk or sizes.count_lanes * batched.ITEMS_PER_LANE
-    elif sizes.accelerator and not sizes.count_lanes and models:
-        # lanes from the compiled kernel of the largest board against the device
-        big = max(models, key=lambda m: (m.n, m.toroidal))
-        cfg = Config(big.n, big.toroidal, cap if mode == "enumerate" else 0, mode == "decide")
-        choice = batched.accelerator_lanes(cfg, num_dev)
-        if not choice.fits:
-            raise QueensError(
-                f"n = {big.n} needs {choice.bytes:,} bytes of device memory for even one lane: "
-                "the device is too small (or lower the enumeration cap)"
-            )
-        sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
+        programs = sizes.count_lanes // threads_complete.BLOCK
+        call: Callable = functools.partial(_thread_kernel, programs=programs)
+    else:
+        if sizes.accelerator and not sizes.count_lanes and models:
+            # lanes from the compiled kernel of the largest board against the device
+            big = max(models, key=lambda m: (m.n, m.toroidal))
+            choice = batched.accelerator_lanes(config(big.n, big.toroidal), num_dev)
+            if not choice.fits:
+                raise QueensError(
+                    f"n = {big.n} needs {choice.bytes:,} bytes of device memory for even one "
+                    "lane: the device is too small (or lower the enumeration cap)"
+                )
+            sizes = dataclasses.replace(sizes, count_lanes=choice.batch)
+        call = lambda batch, shards, config: batched.search_chunk(batch, config, shards, sizes)
     budget = int(budget or (BUDGET * 16 if sizes.accelerator else BUDGET))
     chunk = int(
         chunk
@@ -203,51 +249,9 @@ def _call_sizes(
     chunk = max(num_dev, -(-chunk // num_dev) * num_dev)
     if mode == "enumerate":
         check_listed_memory(cap, max((m.n for m in models), default=1), chunk)
-    return sizes, budget, chunk
-
-
-def _start(
-    models: Sequence[Constraints], mine: list[int], reasons: list, path, fingerprint: dict
-) -> SearchState:
-    """The search's state: restored from the checkpoint at `path` (None: a fresh run), or every
-    instance of this process queued as its root, but those plainly UNSAT (fixed queens
-    attacking each other, a column or row without an allowed square), settled up front and
-    never searched."""
-    st = SearchState(len(models), max((m.n for m in models), default=1))
-    if path is not None:
-        st.restore(ckpt.load(path, fingerprint, SearchState.schema(len(models), st.n_max)), models)
-        return st
-    for i in mine:
-        if reasons[i] is not None:
-            st.status[i] = "UNSAT"
-        else:
-            st.queue.append(root(i))
-    return st
-
-
-def _kernels(
-    models: Sequence[Constraints],
-    mine: list[int],
-    mode: str,
-    list_cap: int,
-    sizes: sizing.Sizes,
-    route: str = "items",
-) -> tuple[dict[tuple[int, bool], Config], dict[tuple[int, bool], Callable]]:
-    """The kernel config and call of every group (n, toroidal) of this process's instances,
-    on the kernel `route` names (`kernel_route`)."""
     groups = sorted({(models[i].n, models[i].toroidal) for i in mine})
-    cap = list_cap if mode == "enumerate" else 0
-    configs = {g: Config(g[0], g[1], cap=cap, decide=mode == "decide") for g in groups}
-    if route == "threads":
-        call = functools.partial(
-            _thread_kernel, programs=sizes.count_lanes // threads_complete.BLOCK
-        )
-    else:
-        call = functools.partial(_kernel, sizes=sizes)
-    kernels: dict[tuple[int, bool], Callable] = {
-        key: functools.partial(call, config=cfg) for key, cfg in configs.items()
-    }
-    return configs, kernels
+    kernels: Kernels = {g: (cfg := config(*g), functools.partial(call, config=cfg)) for g in groups}
+    return sizes, budget, chunk, kernels
 
 
 def solve_instances(
@@ -287,71 +291,46 @@ def solve_instances(
       multi-process run, this process's instances only.
     """
     max_nodes, budget, chunk = _check(models, mode, cap, max_nodes, budget, chunk)
-    list_cap = {"decide": 1, "count": 1, "enumerate": cap}[mode]
-    route = kernel_route(jax.default_backend(), mode, devices.local_device_count())
-    sizes, budget, chunk = _call_sizes(models, mode, list_cap, budget, chunk, route)
+    list_cap = cap if mode == "enumerate" else 1
+    procs, me = gather.process_count(), gather.process_index()
+    mine = list(range(me, len(models), procs))
+    sizes, budget, chunk, kernels = _plan(models, mine, mode, list_cap, budget, chunk)
     fingerprint = _fingerprint(models, mode, cap, budget, chunk, max_nodes, orient)
     control = RunControl() if control is None else control
     path = ckpt.process_path(control.checkpoint) if control.checkpoint is not None else None
     resume = path is not None and path.exists() if control.resume is None else control.resume
-    procs, me = gather.process_count(), gather.process_index()
-    mine = list(range(me, len(models), procs))
     reasons = [unsat_reason(m) for m in models]
-    st = _start(models, mine, reasons, path if resume else None, fingerprint)
-    configs, kernels = _kernels(models, mine, mode, list_cap, sizes, route)
+    st = SearchState.start(models, mine, reasons, path if resume else None, fingerprint)
     streams = parallel_streams.plan(chunk, sizes.accelerator)  # one per host device on a CPU
-    compile_s = _compile(configs, kernels, streams)
-    run = Search(
-        models=models,
-        mode=mode,
-        list_cap=list_cap,
-        max_nodes=max_nodes,
-        budget=budget,
-        orient=orient,
-        st=st,
-        mine=mine,
-        configs=configs,
-        kernels=kernels,
-        streams=streams,
-        on_chunk=on_chunk,
-    )
+    c0 = time.perf_counter()
+    for (n, _), (cfg, kernel) in kernels.items():  # compile: one call on an empty batch
+        for s in streams:
+            if n >= 2:
+                parallel_streams.call(s, kernel, np.zeros((s.rows, cfg.width), np.uint32))
     t1 = time.perf_counter()
+    run = Search(
+        models, mode, list_cap, max_nodes, budget, orient, st, mine, kernels, streams, on_chunk
+    )
     stopped = run.run(path, fingerprint, control)
     seconds = time.perf_counter() - t1
     if not stopped and procs > 1:
         st = _gather(st, models, mine)
     out = _results(st, models, mode, reasons)
     stop = "interrupted" if stopped else "finished"
-    return CompleteResult(out, seconds, compile_s, st.chunks, st.items, bool(resume), stop)
-
-
-def _compile(configs: dict, kernels: dict, streams) -> float:
-    """Compile every group's kernel for every stream (one call on an empty batch); seconds."""
-    c0 = time.perf_counter()
-    for (n, tor), cfg in configs.items():
-        for s in streams:
-            if n >= 2:
-                parallel_streams.call(s, kernels[n, tor], np.zeros((s.rows, cfg.width), np.uint32))
-    return time.perf_counter() - c0
+    return CompleteResult(out, seconds, t1 - c0, st.chunks, st.items, bool(resume), stop)
 
 
 def _results(st: SearchState, models, mode: str, reasons: list) -> list[InstanceResult]:
-    """Each instance's outcome, in the order given."""
+    """Each instance's outcome, in the order given ("open": the run was interrupted first)."""
     out = []
     for i, m in enumerate(models):
-        boards = np.array(st.boards[i], np.uint8).reshape(len(st.boards[i]), m.n)
-        status = st.status[i] or "open"  # open: the run was interrupted before it was settled
+        status = st.status[i] or "open"
         counted = mode != "decide" and status not in ("unknown", "open")
+        solutions = st.solutions[i] if counted else None
+        boards = np.array(st.boards[i], np.uint8).reshape(len(st.boards[i]), m.n)
+        reason = reasons[i] if status == "UNSAT" else None
         out.append(
-            InstanceResult(
-                m.n,
-                status,
-                st.solutions[i] if counted else None,
-                st.nodes[i],
-                st.seconds[i],
-                boards,
-                reasons[i] if st.status[i] == "UNSAT" else None,
-            )
+            InstanceResult(m.n, status, solutions, st.nodes[i], st.seconds[i], boards, reason)
         )
     return out
 
@@ -367,11 +346,7 @@ def _gather(st: SearchState, models, mine) -> SearchState:
     ).reshape(count, 2, gather.INT_WORDS)
     status = np.array([_STATUS.index(s) for s in st.status], np.int32)
     secs = np.array(st.seconds, np.float64)
-    all_words, all_status, all_secs = (
-        gather.allgather(words),
-        gather.allgather(status),
-        gather.allgather(secs),
-    )
+    all_words, all_status, all_secs = map(gather.allgather, (words, status, secs))
     owner = np.array([i for i in mine for _ in st.boards[i]], np.int32)
     flat = np.array(
         [np.pad(b, (0, st.n_max - len(b))) for i in mine for b in st.boards[i]], np.int16

@@ -1,15 +1,12 @@
-"""The search behind `jaxqueens.drivers.complete.solve_instances`: the queue of work items
-(sub-trees of the instances), the state a checkpoint holds, and the chunk loop that launches
+"""The search behind `jaxqueens.drivers.complete.solve_instances` (its method): the queue of work
+items (sub-trees of the instances), the state a checkpoint holds, and the chunk loop that launches
 items on the streams and records what each call found.
-
-Method: an unfinished item's DFS stack comes back as new items, its untried sub-trees, queued at
-the end (`jaxqueens.solvers.complete`); every listed board passes
-`jaxqueens.core.checker.check_constrained` before it is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,6 +24,7 @@ from jaxqueens.solvers.complete import Config
 
 DEPTH = 2  # chunks in flight per stream: the next is dispatched before the host reads one
 ROOT = -1  # `av` of a queued instance root not launched yet (its masks are built at launch)
+Kernels = dict[tuple[int, bool], tuple[Config, Callable]]  # per group (n, toroidal): its kernel
 
 
 def rows_of(bits: np.ndarray) -> np.ndarray:
@@ -74,6 +72,25 @@ class SearchState:
         self.n_max = n_max
         self.chunks = 0
         self.items = 0
+
+    @classmethod
+    def start(
+        cls, models: Sequence[Constraints], mine: list[int], reasons: list, path, fingerprint: dict
+    ) -> SearchState:
+        """The search's state: restored from the checkpoint at `path` (None: a fresh run), or
+        every instance of this process (`mine`) queued as its root, but those plainly UNSAT
+        (`reasons[i]` not None: fixed queens attacking each other, a column or row without an
+        allowed square), settled up front and never searched."""
+        st = cls(len(models), max((m.n for m in models), default=1))
+        if path is not None:
+            st.restore(ckpt.load(path, fingerprint, cls.schema(len(models), st.n_max)), models)
+            return st
+        for i in mine:
+            if reasons[i] is not None:
+                st.status[i] = "UNSAT"
+            else:
+                st.queue.append(root(i))
+        return st
 
     def tree(self, flight: Sequence[Sequence[WorkItem]] = ()) -> dict:
         """The checkpoint (`schema`): the items of the calls still in flight (`flight`,
@@ -149,34 +166,29 @@ class Batch(NamedTuple):
     config: Config  #: the kernel's config (its group's n, torus, cap)
 
 
+@dataclasses.dataclass
 class Search:
     """One process's search over its instances: the items it launches and the results it
     records in `SearchState` (the checkpoint), chunk by chunk (`one_chunk`)."""
 
-    def __init__(
-        self,
-        *,
-        models: Sequence[Constraints],
-        mode: str,
-        list_cap: int,
-        max_nodes: int | None,
-        budget: int,
-        orient: bool,
-        st: SearchState,
-        mine: list[int],
-        configs: dict[tuple[int, bool], Config],
-        kernels: Mapping[tuple[int, bool], Callable],
-        streams: list[parallel_streams.Stream],
-        on_chunk: Callable[[int, int], None] | None,
-    ):
-        self.models, self.mode, self.list_cap, self.max_nodes = models, mode, list_cap, max_nodes
-        self.budget, self.orient, self.st, self.mine = budget, orient, st, mine
-        self.configs, self.kernels = configs, kernels  # per group (n, toroidal)
-        self.streams, self.on_chunk = streams, on_chunk
+    models: Sequence[Constraints]
+    mode: str
+    list_cap: int  #: solutions kept per instance
+    max_nodes: int | None
+    budget: int
+    orient: bool
+    st: SearchState
+    mine: list[int]  #: this process's instances
+    kernels: Kernels  #: `(config, call)` per group (n, toroidal)
+    streams: list[parallel_streams.Stream]
+    on_chunk: Callable[[int, int], None] | None
+    #: i -> (orientation, uint32 [n] masks), built at the instance's first launch
+    shapes: dict[int, tuple[int, np.ndarray]] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
         self.calls: Scheduler[Batch] = Scheduler(  # DEPTH calls in flight per stream
-            streams, depth=DEPTH, ordered=True, name="jaxqueens-complete"
+            self.streams, depth=DEPTH, ordered=True, name="jaxqueens-complete"
         )
-        self.shapes: dict[int, tuple[int, np.ndarray]] = {}  # i -> (orientation, uint32 [n])
 
     def shape(self, i: int) -> tuple[int, np.ndarray]:
         """The search orientation and column masks of instance i, built at its first launch (so
@@ -233,66 +245,53 @@ class Search:
     def done_count(self) -> int:
         return sum(1 for i in self.mine if self.st.status[i])
 
-    def _take(self, stream: int) -> tuple[tuple[int, bool], list[WorkItem]]:
-        """(group, items): up to a chunk of the first queued group's items, off the queue."""
+    def take(self, stream: int) -> Launch[Batch] | None:
+        """The next call of `stream` (`Scheduler.fill`): up to a chunk of items of the first group
+        still queued, taken off the queue, those that need no kernel (an instance with an empty
+        column, an item at the last column) done here; None once the queue is empty."""
         st, models = self.st, self.models
         rows, shards = self.streams[stream].rows, self.streams[stream].shards
         group = lambda t: (models[t.instance].n, models[t.instance].toroidal)
-        key = group(st.queue[0])
-        # near the end, share the last items out over every chunk slot of every stream, so no
-        # device idles while another searches one long chunk (the rest of a chunk is empty rows)
-        limit = min(rows, max(shards, -(-len(st.queue) // (len(self.streams) * DEPTH))))
-        take: list[WorkItem] = []
-        keep: list[WorkItem] = []
-        for t in st.queue:
-            (take if len(take) < limit and group(t) == key else keep).append(t)
-        st.queue = keep
-        return key, take
-
-    def take(self, stream: int) -> Launch[Batch] | None:
-        """The next call of `stream` (`Scheduler.fill`): items off the queue until some
-        need the kernel; None once the queue is empty."""
-        while self.st.queue:
-            launch = self.launch(stream)
-            if launch is not None:
-                return launch
-        return None
-
-    def launch(self, stream: int) -> Launch[Batch] | None:
-        """Take up to a chunk of items of the first group still queued: the call that searches
-        them on `stream`, or None if only host work was left (done here)."""
-        st = self.st
-        key, take = self._take(stream)
-        n, cfg = key[0], self.configs[key]
-        kernel_items = []
-        for t in take:
-            if st.status[t.instance]:
-                continue
-            if t.av == ROOT:  # an instance's root: its first column's rows, or UNSAT at once
-                masks = self.shape(t.instance)[1]
-                if not masks.all():  # an empty column
-                    st.status[t.instance] = "UNSAT"
+        while st.queue:
+            key = group(st.queue[0])
+            # near the end, share the last items out over every chunk slot of every stream, so no
+            # device idles while another searches one long chunk (the rest of a chunk is empty rows)
+            limit = min(rows, max(shards, -(-len(st.queue) // (len(self.streams) * DEPTH))))
+            take: list[WorkItem] = []
+            keep: list[WorkItem] = []
+            for t in st.queue:
+                (take if len(take) < limit and group(t) == key else keep).append(t)
+            st.queue = keep
+            n, (cfg, kernel) = key[0], self.kernels[key]
+            kernel_items = []
+            for t in take:
+                if st.status[t.instance]:
                     continue
-                t = t._replace(av=int(masks[0]))
-            if t.level >= n - 1:
-                self.host_root(t)
-                self.close_finished(t.instance)
-            else:
-                kernel_items.append(t)
-        if not kernel_items:
-            return None
-        # deal the items round-robin over the devices (each takes a contiguous block of rows), so
-        # padding and the queue's order never load one device more than another
-        rows, shards = self.streams[stream].rows, self.streams[stream].shards
-        order = deal(len(kernel_items), rows, shards)
-        padded = np.zeros((rows, cfg.width), np.uint32)
-        stops = []
-        for r, t in zip(order, kernel_items, strict=True):
-            stop = self.mode == "decide" or (self.mode == "count" and not st.boards[t.instance])
-            stops.append(stop)
-            padded[r, : solver.HEAD] = (t.cols, t.ld, t.rd, t.av, t.level, self.budget, stop)
-            padded[r, solver.HEAD :] = self.shape(t.instance)[1]
-        return Launch(Batch(kernel_items, stops, order, cfg), self.kernels[key], padded)
+                if t.av == ROOT:  # an instance's root: its first column's rows, or UNSAT at once
+                    masks = self.shape(t.instance)[1]
+                    if not masks.all():  # an empty column
+                        st.status[t.instance] = "UNSAT"
+                        continue
+                    t = t._replace(av=int(masks[0]))
+                if t.level >= n - 1:
+                    self.host_root(t)
+                    self.close_finished(t.instance)
+                else:
+                    kernel_items.append(t)
+            if not kernel_items:
+                continue
+            # deal the items round-robin over the devices (each takes a contiguous block of rows),
+            # so padding and the queue's order never load one device more than another
+            order = deal(len(kernel_items), rows, shards)
+            padded = np.zeros((rows, cfg.width), np.uint32)
+            stops = []
+            for r, t in zip(order, kernel_items, strict=True):
+                stop = self.mode == "decide" or (self.mode == "count" and not st.boards[t.instance])
+                stops.append(stop)
+                padded[r, : solver.HEAD] = (t.cols, t.ld, t.rd, t.av, t.level, self.budget, stop)
+                padded[r, solver.HEAD :] = self.shape(t.instance)[1]
+            return Launch(Batch(kernel_items, stops, order, cfg), kernel, padded)
+        return None
 
     def collect(self, call: Finished[Batch]) -> None:
         """Record a call's results: counts, solutions, the unfinished frontier."""
@@ -330,17 +329,9 @@ class Search:
         moves = rows_of(stack[1 : d + 1, 0] ^ stack[:d, 0]).tolist() if d else []
         for k in range(d + 1):
             if stack[k, 3]:
-                self.st.queue.append(
-                    WorkItem(
-                        t.instance,
-                        t.level + k,
-                        int(stack[k, 0]),
-                        int(stack[k, 1]),
-                        int(stack[k, 2]),
-                        int(stack[k, 3]),
-                        t.path + tuple(moves[:k]),
-                    )
-                )
+                cols, ld, rd, av = (int(v) for v in stack[k, :4])
+                path = t.path + tuple(moves[:k])
+                self.st.queue.append(WorkItem(t.instance, t.level + k, cols, ld, rd, av, path))
 
     def one_chunk(self) -> Tick:
         """Keep every stream busy, then read the oldest chunk (`run_chunks`' step)."""

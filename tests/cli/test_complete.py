@@ -253,7 +253,9 @@ def test_issue28_item6_enumerate_refuses_a_disk_too_small_before_any_search(
     from collections import namedtuple
 
     from jaxqueens.cli.main import main
+    from jaxqueens.core.constraints import Constraints
     from jaxqueens.io import complete as outputs
+    from jaxqueens.io.instances_formats import Instance
     from jaxqueens.io.writing import MARGIN
 
     inst = tmp_path / "empty.param"
@@ -270,8 +272,9 @@ def test_issue28_item6_enumerate_refuses_a_disk_too_small_before_any_search(
     assert err.count("\n") == 1 and "--out" in err and "free" in err and "needed" in err
     assert not searched and not out.exists()
     # what it may write: 14,200 boards at most (A000170(12)), never the cap of 20,000
-    need = outputs.written_bytes([str(inst)], [None], [12], 20000)
-    assert need == outputs.written_bytes([str(inst)], [None], [12], 14200) > free - MARGIN
+    given = [Instance(str(inst), None, Constraints(12))]
+    need = outputs.written_bytes(given, 20000)
+    assert need == outputs.written_bytes(given, 14200) > free - MARGIN
     line = json.dumps({"n": 12, "rows": [10] * 12, "file": str(inst), "d": None}) + "\n"
     assert need >= 14200 * len(line)
-    assert outputs.written_bytes([str(inst)], [None], [12], 1000) < free - MARGIN
+    assert outputs.written_bytes(given, 1000) < free - MARGIN
