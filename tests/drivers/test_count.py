@@ -1,5 +1,6 @@
 """The exact-count driver (drivers/count.py): totals, budgets, enumeration, checkpoint/resume
-and processes (the plan and chunk loop: test_count_chunks.py; count --plan: test_count_plan.py)."""
+and processes (the plan and chunk loop: test_count_chunks.py; count --plan: test_count_plan.py;
+the files: tests/io/test_count.py)."""
 
 import itertools
 import json
@@ -56,13 +57,6 @@ def test_choose_depth_reaches_the_target():
         depth = count.choose_depth(n, target)
         assert len(expand_mirror(n, depth)[0]) >= target or depth == n - 2
         assert depth == (2 if n % 2 else 1) or len(expand_mirror(n, depth - 1)[0]) < target
-
-
-def test_finished_chunks_pack_exactly():
-    done = {0: [2**100 + 7, 3], 4: [0, 2**64], 2: [1, 0]}
-    have, words = count.countio.pack_chunks(done, 6)
-    assert have.tolist() == [True, False, True, False, True, False] and words.dtype == np.uint32
-    assert count.countio.unpack_chunks(have, words) == done
 
 
 @pytest.mark.parametrize("n", range(1, 11))
