@@ -20,13 +20,11 @@ from jaxqueens.drivers import chains_types, compare_setup
 from jaxqueens.drivers import compare_ert as ert
 from jaxqueens.drivers import compare_solvers as runners
 from jaxqueens.drivers.compare_ert import SolverRun
+from jaxqueens.drivers.compare_setup import COMPARE_SOLVERS
 from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel.devices import local_device_count
 
-SOLVERS: dict[str, dict] = compare_setup.COMPARE_SOLVERS
-"""Every solver `compare` knows, by name: the family and its options (the families' defaults
-for the rest), with each solver's least step budget (`compare_setup.least_steps`)."""
 DEFAULT_STEPS = 10_000  # step budget per chain (anneal's default)
 CONFIDENCE = ert.CONFIDENCE  # confidence of the recommendation's bootstrap CI
 CURVE_POINTS = 400
@@ -36,7 +34,8 @@ success-rate curve (log-spaced)."""
 
 @dataclasses.dataclass
 class CompareResult:
-    """What `compare` returns."""
+    """What `compare` returns, built once (`run`): `jaxqueens.io.compare` writes it, the CLI
+    prints it and `jaxqueens.plots.compare` draws it."""
 
     n: int  #: board size.
     chains: int  #: chains (GA: trials) per solver.
@@ -72,7 +71,7 @@ def compare(
     Args:
       n: board size (>= 4).
       chains: chains (GA: trials) per solver.
-      solvers: names of `SOLVERS`, a comma list, or "all".
+      solvers: names of `compare_setup.COMPARE_SOLVERS`, a comma list, or "all".
       steps: the step budget per chain (a step: one candidate board a solver looks at).
       seed: random seed, the same for every solver.
       control: the progress line (None: `RunControl()`); a comparison keeps no checkpoint.
@@ -108,7 +107,7 @@ def run(
     (`compare_solvers.run_repeats`) and the result built from them; `control` and `announce`
     as `compare`'s."""
     for name in setup.names:
-        if SOLVERS[name]["family"] == "ga":
+        if COMPARE_SOLVERS[name]["family"] == "ga":
             runners.check_ga(name, setup.n, setup.own[name])
     if control is not None and control.checkpoint is not None:
         raise QueensError("compare keeps no checkpoint; give a RunControl without one")
@@ -149,7 +148,7 @@ def _workload(name: str, chains: int, own: dict, repeats: int) -> str:
     """What solver `name` is about to run, for its announcement: the GA runs every generation
     of every trial (its ERT counts each trial only up to its first solution)."""
     times = f", {repeats} timed repeats" if repeats > 1 else ""
-    if SOLVERS[name]["family"] != "ga":
+    if COMPARE_SOLVERS[name]["family"] != "ga":
         return f" ({chains:,} chains of up to {own['steps']:,} steps{times})"
     chosen = compare_setup.compare_ga(name, own)
     generations = (own["steps"] - chosen["pop"]) // compare_setup.ga_per_generation(chosen)
@@ -249,7 +248,6 @@ def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
     sec = run.seconds[run.solved]
     keys = ("statistic", "dof", "p_value", "valid")
     chi = lambda t: None if t is None else {key: t[key] for key in keys}
-    figures = ert.ert_ci(run, seed)
     return {
         "solver": run.name,
         "family": run.family,
@@ -264,11 +262,7 @@ def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
             "median": float(np.median(sec)) if sec.size else None,
             "p90": float(np.percentile(sec, 90)) if sec.size else None,
         },
-        "ert_s": figures["ert_s"],
-        "ert_s_ci": figures["ert_s_ci"],
-        "ert_steps": figures["ert_steps"],
-        "ert_steps_ci": figures["ert_steps_ci"],
-        "ert_note": figures["note"],
+        **ert.ert_ci(run, seed),
         "ert_s_repeats": [_finite(x) for x in run.repeat_ert_s] or None,
         "ert_s_spread": None if run.ert_spread is None else [_finite(x) for x in run.ert_spread],
         "solutions_per_s": solved / run.wall_s

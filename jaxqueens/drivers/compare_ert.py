@@ -17,6 +17,7 @@ from jaxqueens.drivers import stats as solstats
 
 BOOTSTRAP = 2000  # bootstrap resamples of the recommendation's CI
 CONFIDENCE = settings.CONFIDENCE
+VERDICT = ("runner_up", "margin", "ci", "repeat_spread", "significant", "significant_by", "note")
 
 
 @dataclasses.dataclass
@@ -69,19 +70,18 @@ class SolverRun:
     def ert_s(self) -> float:
         """Expected seconds per solution: all chains' seconds over the chains solved (inf if
         none)."""
-        solved = int(self.solved.sum())
-        return float(self.seconds.sum()) / solved if solved else float("inf")
+        return _ert(self.seconds, self.solved)
 
     @property
     def ert_steps(self) -> float:
         """Expected steps per solution (Hoos & Stuetzle's ERT in steps, machine-independent):
         all chains' steps over the chains solved (inf if none)."""
-        solved = int(self.solved.sum())
-        return float(self.steps.sum()) / solved if solved else float("inf")
+        return _ert(self.steps, self.solved)
 
 
-def _boot_indices(rng: np.random.Generator, k: int, resamples: int) -> np.ndarray:
-    return rng.integers(0, k, size=(resamples, k))
+def _ert(values: np.ndarray, solved: np.ndarray) -> float:
+    hits = int(solved.sum())
+    return float(values.sum()) / hits if hits else float("inf")
 
 
 def _boot_ert(values: np.ndarray, solved: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -109,8 +109,10 @@ def ert_ratio_ci(
     """Percentile bootstrap CI `(low, high)` of `ERT(b) / ERT(a)`, `a` the faster solver, chains
     resampled within each solver; high is inf when `b` solved nothing in some resamples."""
     rng = np.random.default_rng([seed, 0xC0])
-    ea = _boot_ert(a.seconds, a.solved, _boot_indices(rng, a.solved.size, resamples))
-    eb = _boot_ert(b.seconds, b.solved, _boot_indices(rng, b.solved.size, resamples))
+    ea, eb = (
+        _boot_ert(r.seconds, r.solved, rng.integers(0, r.solved.size, (resamples, r.solved.size)))
+        for r in (a, b)
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(np.isinf(ea) & np.isinf(eb), np.nan, eb / ea)
     return _percentiles(np.where(np.isnan(ratio), 1.0, ratio), confidence)
@@ -123,15 +125,16 @@ def ert_ci(
     confidence: float = CONFIDENCE,
 ) -> dict[str, Any]:
     """ERT in seconds and in steps with percentile bootstrap CIs over the chains: `ert_s`,
-    `ert_s_ci`, `ert_steps`, `ert_steps_ci` and `note`, strict JSON; a figure or bound that does not
-    exist is None, with the reason in `note`."""
+    `ert_s_ci`, `ert_steps`, `ert_steps_ci` and `ert_note`, strict JSON (`summary.json`'s keys); a
+    figure or bound that does not exist is None, with the reason in `ert_note`."""
     solved, k = int(run.solved.sum()), run.solved.size
-    doc: dict[str, Any] = dict.fromkeys(("ert_s", "ert_s_ci", "ert_steps", "ert_steps_ci", "note"))
+    keys = ("ert_s", "ert_s_ci", "ert_steps", "ert_steps_ci", "ert_note")
+    doc: dict[str, Any] = dict.fromkeys(keys)
     if not solved:
-        doc["note"] = not_solved(run)
+        doc["ert_note"] = not_solved(run)
         return doc
     rng = np.random.default_rng([seed, 0xE7, k])
-    idx = _boot_indices(rng, k, resamples)
+    idx = rng.integers(0, k, size=(resamples, k))
     for key, values, ert in (
         ("ert_s", run.seconds, run.ert_s),
         ("ert_steps", run.steps.astype(np.float64), run.ert_steps),
@@ -140,7 +143,7 @@ def ert_ci(
         doc[key] = ert
         doc[f"{key}_ci"] = [lo, hi if np.isfinite(hi) else None]
         if not np.isfinite(hi):
-            doc["note"] = (
+            doc["ert_note"] = (
                 f"no upper bound: more than {(1 - confidence) / 2:.1%} of the resamples of "
                 f"{solved} solved in {k} chains solved none"
             )
@@ -180,33 +183,7 @@ def recommend(runs: list[SolverRun], n: int, steps: int, seed: int) -> dict:
             same_runs[r.name] = twin.name
     unsolved = [r for r in ranked if not np.isfinite(r.ert_s)]
     repeats = min((len(r.repeat_ert_s) for r in runs), default=1) or 1
-    doc = _ranking_doc(ranked, unsolved, same_runs, repeats, solving)
-    tail = _tail_words(unsolved, same_runs)
-    if not solving:
-        doc["note"] = "no solver solved a chain: no ERT, no ranking"
-        doc["line"] = (
-            f"no solver solved a chain of n = {n} within its budget ({steps:,} steps per chain "
-            "unless a solver's own steps say otherwise); raise --steps or the solvers' steps"
-        )
-        return doc
-    own = [
-        f"{r.name} {r.steps_budget:,}" for r in runs if r.budget is not None and r.budget != steps
-    ]
-    budget = f"{steps:,} steps per chain" + (f" (own budgets: {', '.join(own)})" if own else "")
-    if len(solving) == 1:
-        return _only_solver(doc, solving[0], f"n = {n}, {budget}", same_runs, unsolved, tail)
-    return _ranked_pair(doc, solving[0], solving[1], f"n = {n}, {budget}", seed, repeats, tail)
-
-
-def _ranking_doc(
-    ranked: list[SolverRun],
-    unsolved: list[SolverRun],
-    same_runs: dict[str, str],
-    repeats: int,
-    solving: list[SolverRun],
-) -> dict[str, Any]:
-    """The recommendation's keys, the ranking filled in and the verdict's figures None."""
-    return {
+    doc = {
         "metric": "expected seconds per solution (ERT: seconds of all chains / chains solved)",
         "ci_method": f"percentile bootstrap over chains, {BOOTSTRAP} resamples, "
         f"{CONFIDENCE:.0%}, of ERT(runner-up) / ERT(fastest)",
@@ -223,14 +200,23 @@ def _ranking_doc(
         "same_runs": same_runs,
         "repeats": repeats,
         "solver": solving[0].name if solving else None,
-        "runner_up": None,
-        "margin": None,
-        "ci": None,
-        "repeat_spread": None,
-        "significant": None,
-        "significant_by": None,
-        "note": None,
+        **dict.fromkeys(VERDICT),  # filled in below where they exist
     }
+    tail = _tail_words(unsolved, same_runs)
+    if not solving:
+        doc["note"] = "no solver solved a chain: no ERT, no ranking"
+        doc["line"] = (
+            f"no solver solved a chain of n = {n} within its budget ({steps:,} steps per chain "
+            "unless a solver's own steps say otherwise); raise --steps or the solvers' steps"
+        )
+        return doc
+    own = [
+        f"{r.name} {r.steps_budget:,}" for r in runs if r.budget is not None and r.budget != steps
+    ]
+    budget = f"{steps:,} steps per chain" + (f" (own budgets: {', '.join(own)})" if own else "")
+    if len(solving) == 1:
+        return _only_solver(doc, solving[0], f"n = {n}, {budget}", same_runs, unsolved, tail)
+    return _ranked_pair(doc, solving[0], solving[1], f"n = {n}, {budget}", seed, repeats, tail)
 
 
 def _tail_words(unsolved: list[SolverRun], same_runs: dict[str, str]) -> str:

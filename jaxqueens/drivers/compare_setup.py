@@ -302,19 +302,17 @@ def _check_ga_sizes(name: str, mine: dict[str, Any]) -> None:
 
 def _check_budgets(out: dict[str, dict[str, Any]], given: Mapping[str, Any], steps: int) -> None:
     """Every solver's budget is enough for it: its own `steps` (`given`), else the run's."""
-    own = {name for name in out if {"steps", "generations"} & set(given.get(name) or {})}
-    for name in own:
-        least = least_steps(name, out[name])
-        if out[name]["steps"] < least:  # (generations >= 1 always fit)
+    short: list[tuple[str, int]] = []
+    for name, s in out.items():
+        least = least_steps(name, s)
+        own = {"steps", "generations"} & set(given.get(name) or {})
+        if not own and steps < least:
+            short.append((name, least))
+        if own and s["steps"] < least:  # (generations >= 1 always fit)
             raise QueensError(
-                f"{name}.steps {out[name]['steps']} is too small "
-                f"({_least_steps_why(name, out[name])}); give {name}.steps {least} or more"
+                f"{name}.steps {s['steps']} is too small "
+                f"({_least_steps_why(name, s)}); give {name}.steps {least} or more"
             )
-    short = [
-        (name, least_steps(name, s))
-        for name, s in out.items()
-        if name not in own and steps < least_steps(name, s)
-    ]
     if short:
         need = max(least for _, least in short)
         raise QueensError(

@@ -27,11 +27,10 @@ from jaxqueens.drivers import (
 from jaxqueens.drivers import minconflicts as mcsolve
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.drivers.compare_ert import SolverRun
+from jaxqueens.drivers.compare_setup import COMPARE_SOLVERS
 from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import ga_crossover, ga_mutation, minconflicts, variants
-
-SOLVERS = compare_setup.COMPARE_SOLVERS
 
 
 def _censor(steps: np.ndarray, solved: np.ndarray, seconds: np.ndarray, budget: int):
@@ -61,7 +60,7 @@ def _censored(
     if best is None:
         known, best = np.zeros_like(known), np.zeros(len(ok))
     pairs = np.where(ok, 0.0, np.where(known, np.asarray(best, np.float64), np.nan))
-    family, analysed = SOLVERS[name]["family"], solstats.analyse(samples)
+    family, analysed = COMPARE_SOLVERS[name]["family"], solstats.analyse(samples)
     run = (name, family, options, ok, spent, seconds, wall_s, compile_s, analysed, budget)
     return SolverRun(*run, best_pairs=pairs, **more)
 
@@ -81,7 +80,7 @@ def _minconflicts(name, n, chains, seed, control, own) -> SolverRun:
     """Min-conflicts (`minconflicts`'s runner) restarted every `maxsteps` steps (None:
     `solve`'s default; at most the budget); it keeps only its last board, so no best board."""
     mcsolve.check_n(n)
-    spec, budget = SOLVERS[name], own["steps"]
+    spec, budget = COMPARE_SOLVERS[name], own["steps"]
     init, tabu = spec["init"], spec["tabu"] if own.get("tabu") is None else own["tabu"]
     max_steps = own.get("maxsteps")
     max_steps = min(variants.default_max_steps(n) if max_steps is None else max_steps, budget)
@@ -116,7 +115,7 @@ def _minconflicts(name, n, chains, seed, control, own) -> SolverRun:
 def _anneal(name, n, chains, seed, control, own) -> SolverRun:
     """LS / TA / SA through `anneal` with the solver's own settings; its options hold the
     calibrated schedule too. The best board counts where `anneal` counts attacking pairs."""
-    method, budget = SOLVERS[name]["method"], own["steps"]
+    method, budget = COMPARE_SOLVERS[name]["method"], own["steps"]
     given = {k: v for k, v in own.items() if k != "steps"}
     given.setdefault("preset", compare_setup.COMPARE_PRESET)
     res = annealing.anneal(n, method, chains, budget, seed=seed, control=control, **given)
@@ -146,7 +145,7 @@ def _ga(name, n, chains, seed, control, own) -> SolverRun:
     """The GA through `evolve`, its trials in lockstep until the slowest trial's first
     solution: a trial's steps and seconds count up to its first solution, its sample is the
     first solution in its final population, its best board the last generation's."""
-    steps, encoding = own["steps"], SOLVERS[name]["encoding"]
+    steps, encoding = own["steps"], COMPARE_SOLVERS[name]["encoding"]
     chosen = compare_setup.compare_ga(name, own)  # the preset's, overridden by the solver's own
     scheme, pop = chosen["scheme"], chosen["pop"]
     per_generation = compare_setup.ga_per_generation(chosen)
@@ -209,12 +208,12 @@ def run_solver(
     control: RunControl | None = None,
     own: dict | None = None,
 ) -> SolverRun:
-    """One solver of `SOLVERS` on `chains` chains (GA: trials) with `steps` steps each (the solver's
-    own `steps` in `own`, from `compare_setup.compare_settings`, replaces it): its `SolverRun`,
-    censored at its budget. Raises KeyboardInterrupt when the run was interrupted."""
+    """One solver of `COMPARE_SOLVERS` on `chains` chains (GA: trials) with `steps` steps each
+    (the solver's own `steps` in `own`, from `compare_setup.compare_settings`, replaces it): its
+    `SolverRun`, censored at its budget. Raises KeyboardInterrupt when the run was interrupted."""
     runner = {"minconflicts": _minconflicts, "anneal": _anneal, "ga": _ga}
     own = {"steps": steps, **(own or {})}
-    return runner[SOLVERS[name]["family"]](name, n, chains, seed, control, own)
+    return runner[COMPARE_SOLVERS[name]["family"]](name, n, chains, seed, control, own)
 
 
 def run_repeats(
@@ -249,7 +248,7 @@ def check_ga(name: str, n: int, own: dict) -> None:
     """The GA's own checks of solver `name`'s settings `own` (what the JAX-free checks leave: the
     crossover and mutation names); a setting the GA refuses is a QueensError naming the solver."""
     chosen = compare_setup.compare_ga(name, own)
-    encoding = SOLVERS[name]["encoding"]
+    encoding = COMPARE_SOLVERS[name]["encoding"]
     given = {k: own.get(k) for k in ("pop", "tournament", "cxpb", "mutpb", "indpb", "elite")}
     try:
         ga_setup.check_setup(

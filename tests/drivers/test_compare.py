@@ -33,7 +33,7 @@ def fake(name, solved, steps, seconds, repeats=()):
 
 
 def test_parse_solvers():
-    assert S.parse_solvers("all") == list(cmp.SOLVERS)
+    assert S.parse_solvers("all") == list(S.COMPARE_SOLVERS)
     assert S.parse_solvers("ta, mc-qs4,ta") == ["ta", "mc-qs4"]
     assert S.parse_solvers(["ls", "ga-permutation"]) == ["ls", "ga-permutation"]
     for bad in ("tabu", "", "ta,nope"):
@@ -334,11 +334,11 @@ def test_not_solved_is_worded_and_the_json_is_strict():
     nothing = ert.recommend([never], n=64, steps=100, seed=0)
     assert nothing["solver"] is None and "inf" not in nothing["line"]
     doc = ert.ert_ci(never, seed=0)
-    assert doc["ert_s"] is None and doc["note"].startswith("not solved (0 of 50")
+    assert doc["ert_s"] is None and doc["ert_note"].startswith("not solved (0 of 50")
     rare = fake("rare", np.arange(50) == 0, np.full(50, 9), np.full(50, 1e-3))
     ci = ert.ert_ci(rare, seed=0)
     assert ci["ert_s"] == pytest.approx(50e-3) and ci["ert_s_ci"][1] is None
-    assert "no upper bound" in ci["note"]
+    assert "no upper bound" in ci["ert_note"]
     hi = ert.ert_ratio_ci(fast, rare, seed=0)[1]
     assert not np.isfinite(hi)  # the raw bound; the recommendation words it "unbounded"
     rec = ert.recommend([rare, fast], n=64, steps=100, seed=0)
@@ -355,7 +355,7 @@ def test_ert_ci_brackets_the_ert_in_seconds_and_steps():
     assert doc["ert_steps"] == pytest.approx(run.steps.sum() / run.solved.sum())
     assert doc["ert_s_ci"][0] < doc["ert_s"] < doc["ert_s_ci"][1]
     assert doc["ert_steps_ci"][0] < doc["ert_steps"] < doc["ert_steps_ci"][1]
-    assert doc["note"] is None and ert.ert_ci(run, seed=1) == doc  # reproducible
+    assert doc["ert_note"] is None and ert.ert_ci(run, seed=1) == doc  # reproducible
 
 
 def test_per_solver_settings_are_applied_and_reported():
