@@ -104,7 +104,7 @@ def _enumerate(args, n: int) -> int:
     writing.prepare_out(
         args.out,
         kind="file" if suffix == ".npy" else "dir",
-        need=2 * n * A000170.get(n, 0) if n <= count_setup.COUNT_ENUMERATE_MAX_N else 0,
+        need=2 * n * A000170.get(n, 0),  # (n <= 14: checked)
     )
     boards = count.enumerate_solutions(n)
     reps = symmetry.fundamental(boards)
