@@ -99,13 +99,11 @@ def _add_solver_options(p) -> None:
 
 def _options(args) -> dict:
     """Every solver option given on the command line (None: not given), by the drivers' names;
-    an option of another solver is refused by
-    `jaxqueens.drivers.stats_setup.check_stats_options`."""
-    names = {o for opts in stats_setup.STATS_OPTIONS.values() for o in opts} | {"preset"}
-    given = {
+    `jaxqueens.drivers.stats_setup.check_stats` refuses those of another solver."""
+    names = {o for opts in stats_setup.STATS_OPTIONS.values() for o in opts}
+    return {
         k: getattr(args, arguments.flag_of(k).lstrip("-").replace("-", "_"), None) for k in names
     }
-    return {k: v for k, v in given.items() if v is not None}
 
 
 def _p(test: dict | None) -> str:
@@ -122,50 +120,18 @@ def _p(test: dict | None) -> str:
     return text
 
 
-def _plot(res, out) -> list:
-    """The figures of `res`, from its arrays."""
-    sam = res.samples
-    every = res.all_counts is not None
-    budgets, rate = res.success
-    return figures.write_plots(
-        out,
-        name=sam.name,
-        n=sam.n,
-        coverage=res.coverage,
-        counts=res.all_counts if every else res.counts,
-        every_solution=every,
-        samples=len(sam.rows),
-        solved=sam.solved,
-        steps=sam.steps,
-        step_unit=sam.step_unit,
-        budgets=budgets,
-        rate=rate,
-    )
-
-
 def cmd_stats(args) -> int:
     """The `stats` command: run, print the statistics, write tables and figures; its exit
     code."""
     args = options.resume_folder(args)  # --resume DIR writes to DIR (a new namespace)
     n = board_size(args)
-    solver_options = _options(args)
-    stats_setup.check_stats_options(args.solver, solver_options)  # before JAX is imported
-    stats_setup.check_stats_budget(args.chains, args.solutions, args.time, args.seed)
-    if args.solver == "anneal":
-        stats_setup.check_stats_anneal(n, solver_options, args.chains, args.seed, args.batch)
+    budget = {"chains": args.chains, "solutions": args.solutions, "seconds": args.time}
+    settings = stats_setup.check_stats(  # before JAX is imported
+        n, args.solver, **budget, seed=args.seed, batch=args.batch, **_options(args)
+    )
     checkpoint, resume = options.checkpoint_target(args)
     writing.prepare_out(args.out, need=options.out_bytes(args, n, 10_000))
-    samples = solstats.collect(
-        n,
-        args.solver,
-        chains=args.chains,
-        solutions=args.solutions,
-        seconds=args.time,
-        seed=args.seed,
-        control=options.control(args, checkpoint, resume),
-        batch=args.batch,
-        **solver_options,
-    )
+    samples = solstats.collect(settings, options.control(args, checkpoint, resume))
     if samples.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(samples.solved):,} finished chains", args.out)
     provenance.settle(args.record, seed=args.seed, solver_settings=samples.options)
@@ -197,7 +163,7 @@ def cmd_stats(args) -> int:
         if args.out and writing.is_writer():
             files = outputs.write_outputs(res, args.out, args.record)
             if not args.no_plots:
-                files += _plot(res, args.out)
+                files += figures.write_plots(res, args.out)
             if checkpoint is not None:
                 writing.retire(checkpoint)
             print(f"wrote {', '.join(f.name for f in files)} to {args.out}")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -26,64 +25,17 @@ from jaxqueens.drivers import chains_types, count, stats_setup
 from jaxqueens.drivers import stats_samples as sampling
 from jaxqueens.drivers.loop import RunControl
 from jaxqueens.drivers.stats_samples import Samples
-from jaxqueens.errors import QueensError
+from jaxqueens.drivers.stats_setup import StatsSettings
 from jaxqueens.parallel import cache
 from jaxqueens.parallel.devices import local_device_count
 
 ENUMERATE_MAX_N = 14  # all solutions listed (frequencies include the unsampled ones)
 
 
-def _budget_check(n: int, chains, solutions, seconds):
-    if solutions is not None and n in A000170 and solutions > A000170[n]:
-        raise QueensError(
-            f"--solutions {solutions}: n = {n} has only {A000170[n]:,} solutions; "
-            f"ask for at most that many"
-        )
-    return chains_types.Budget(chains=chains, solutions=solutions, seconds=seconds)
-
-
-def collect(
-    n: int,
-    solver: str = "minconflicts",
-    *,
-    chains: int | None = None,
-    solutions: int | None = None,
-    seconds: float | None = None,
-    seed: int = 0,
-    control: RunControl | None = None,
-    **options,
-) -> Samples:
-    """Run `solver` ("minconflicts", "anneal" or "ga") until the first budget met: one verified
-    sample per solved chain, as `Samples`.
-
-    `chains` is the chains (GA: trials) to run; for min-conflicts, chains *solved* (every chain
-    solves unless it exhausts `max_restarts`). `solutions` stops at this many distinct solutions,
-    `seconds` after this much kernel time. `control` as for `jaxqueens.solve`; `options` are the
-    solver's own (those of `solve`, `anneal` or `ga.evolve`), and `batch`."""
-    n = as_size(n)
-    if solver not in stats_setup.STATS_SOLVERS:
-        raise QueensError(
-            f"solver {solver!r} is unknown; use one of {', '.join(stats_setup.STATS_SOLVERS)}"
-        )
-    options = {k: v for k, v in options.items() if v is not None}  # None: the solver's default
-    stats_setup.check_stats_options(
-        solver, {k: v for k, v in options.items() if k not in COMMON_OPTIONS}
-    )
-    chains, solutions, seconds, seed = stats_setup.check_stats_budget(
-        chains, solutions, seconds, seed
-    )
-    if chains is None and solutions is None and seconds is None:
-        chains = 10_000
-    _budget_check(n, chains, solutions, seconds)
-    samplers: dict[str, Callable[..., Samples]] = {
-        "minconflicts": sampling.sample_minconflicts,
-        "anneal": sampling.sample_anneal,
-        "ga": sampling.sample_ga,
-    }
-    return samplers[solver](n, chains, solutions, seconds, seed, control, **options)
-
-
-COMMON_OPTIONS = ("batch",)  # options of `collect` that every solver takes
+def collect(settings: StatsSettings, control: RunControl | None = None) -> Samples:
+    """Run the solver of `settings` (`stats_setup.check_stats`) until its first budget is met: one
+    verified sample per solved chain. `control` as for `jaxqueens.solve`."""
+    return sampling.SAMPLERS[settings.solver](settings, control)
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -109,44 +61,35 @@ class StatsResult:
     success: tuple[np.ndarray, np.ndarray]  #: success_curve(samples): budgets [K] int64, rate [K]
 
 
-def _coverage(
-    samples: Samples,
-    first: np.ndarray,
-    first_class: np.ndarray,
-    total: int | None,
-    class_sizes_all: np.ndarray | None,
-) -> dict:
-    c = samples.chains
-    chain = samples.sample_chain
-    new = np.bincount(chain[first], minlength=c)
-    new_f = np.bincount(chain[first_class], minlength=c)
-    solved_cum = np.cumsum(samples.solved)
-    out = {
-        "chains": np.arange(1, c + 1),
-        "solved": solved_cum,
-        "distinct": np.cumsum(new),
-        "fundamental": np.cumsum(new_f),
-        "expected": None,
-        "expected_fundamental": None,
+def _coverage(samples: Samples, first, first_class, total: int | None, class_sizes_all) -> dict:
+    """`StatsResult.coverage`: [C] curves over the chains run, of the samples' first occurrences
+    (`first`, `first_class`: [S] bool) and, where the total Q is known, the coupon-collector
+    expectations (of classes too where `class_sizes_all` [F] gives every class's size)."""
+    chain = np.flatnonzero(samples.solved)  # [S] the chain of every sample
+    new = [np.bincount(chain[f], minlength=samples.chains) for f in (first, first_class)]
+    m = np.cumsum(samples.solved)
+    expected = expected_classes = None
+    if total == 1:  # n = 1: the one solution is found by the first sample
+        expected = np.minimum(m, 1.0)
+    elif total:
+        expected = -total * np.expm1(m * math.log1p(-1.0 / total))
+    if total and class_sizes_all is not None:
+        sizes, mult = np.unique(class_sizes_all, return_counts=True)
+        ks = zip(sizes, mult, strict=True)
+        expected_classes = sum(k * (1 - np.power(1 - s / total, m)) for s, k in ks)
+    return {
+        "chains": np.arange(1, samples.chains + 1),
+        "solved": m,
+        "distinct": np.cumsum(new[0]),
+        "fundamental": np.cumsum(new[1]),
+        "expected": expected,
+        "expected_fundamental": expected_classes,
     }
-    if total:
-        m = solved_cum.astype(np.float64)
-        if total == 1:  # n = 1: the one solution is found by the first sample
-            out["expected"] = np.minimum(m, 1.0)
-        else:
-            out["expected"] = -total * np.expm1(m * math.log1p(-1.0 / total))
-        if class_sizes_all is not None:
-            sizes, mult = np.unique(class_sizes_all, return_counts=True)
-            out["expected_fundamental"] = sum(
-                k * (1 - np.power(1 - s / total, m)) for s, k in zip(sizes, mult, strict=True)
-            )
-    return out
 
 
 ANALYSIS_MIN_BATCH = 64  # the smallest batch of the on-device analysis (`analysis_batch`)
 
-PAD_ROW = np.iinfo(np.int32).max
-"""The value of a padding row given to the dedup kernel: it sorts after every board."""
+PAD_ROW = np.iinfo(np.int32).max  # a padding row's value in the dedup kernel: after every board
 
 
 def analysis_batch(samples: int) -> int:
@@ -168,53 +111,57 @@ def _padded(rows: np.ndarray, batch: int, fill: int = PAD_ROW) -> np.ndarray:
     return out
 
 
+def _found(samples: Samples) -> tuple[np.ndarray, ...]:
+    """The distinct solutions and classes of `samples`, on the device: `(distinct, counts,
+    classes, class_counts, class_sizes, distinct_sizes, first, first_class)` as `StatsResult`
+    names them; `first` [S] and `first_class` [S] mark each sample's first occurrence."""
+    n, rows = samples.n, samples.rows
+    s = len(rows)
+    if not s:
+        empty, boards = np.zeros(0, np.int64), np.zeros((0, n), np.int32)
+        return boards, empty, boards, empty, empty, empty, np.zeros(0, bool), np.zeros(0, bool)
+    # The kernels' executables load (cache.call: a repeated analysis traces nothing); their inputs
+    # are host arrays padded to a bucket of sizes (analysis_batch: a run with another number of
+    # samples in the bucket, or compare's next solver, loads the same executables), so both dedups
+    # share one executable; results are sliced on the host (an eager slice compiles a program of
+    # its own). Padding rows sort after every board: one last group.
+    boards = np.asarray(rows, np.int32)
+    batch = analysis_batch(s)
+    pads = int(batch > s)  # the padding rows' group
+    canon = np.asarray(
+        cache.call("stats-canonical", symmetry_jax.canonical, (_padded(boards, batch, 0),))
+    )[:s]
+    d = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (_padded(boards, batch),)))
+    dc = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (_padded(canon, batch),)))
+    k, kf = int(d.num_unique) - pads, int(dc.num_unique) - pads
+    # one call for both (each new bucket compiles anew: two calls cost a second compile)
+    both = np.concatenate([dc.unique[:kf], d.unique[:k]])
+    stabilizers = cache.call(
+        "stats-stabilizer",
+        symmetry_jax.stabilizer_sizes,
+        (_padded(both, analysis_batch(len(both)), 0),),
+    )
+    sizes = 8 // np.asarray(stabilizers)[: len(both)]
+    classes = (dc.unique[:kf], dc.counts[:kf], sizes[:kf])
+    return d.unique[:k], d.counts[:k], *classes, sizes[kf:], d.first[:s], dc.first[:s]
+
+
 def analyse(samples: Samples) -> StatsResult:
     """Distinct and fundamental solutions, coverage, frequencies, chi-square and step statistics of
     `samples` (one verified solution per solved chain), as a `StatsResult`."""
-    n, rows = samples.n, samples.rows
-    s = len(rows)
+    n, s = samples.n, len(samples.rows)
     total, total_classes = A000170.get(n), A002562.get(n)
-    if s:
-        # The kernels' executables load (cache.call: a repeated analysis traces nothing); their
-        # inputs are host arrays padded to a bucket of sizes (analysis_batch: a run with another
-        # number of samples in the bucket, or compare's next solver, loads the same executables),
-        # so both dedups share one executable; results are sliced on the host (an eager slice
-        # compiles a program of its own). Padding rows sort after every board: one last group.
-        boards = np.asarray(rows, np.int32)
-        batch = analysis_batch(s)
-        pads = int(batch > s)  # the padding rows' group
-        canon = np.asarray(
-            cache.call("stats-canonical", symmetry_jax.canonical, (_padded(boards, batch, 0),))
-        )[:s]
-        d = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (_padded(boards, batch),)))
-        dc = jax.device_get(cache.call("stats-dedup", symmetry_jax.dedup, (_padded(canon, batch),)))
-        k, kf = int(d.num_unique) - pads, int(dc.num_unique) - pads
-        distinct, counts = d.unique[:k], d.counts[:k]
-        first = d.first[:s]
-        classes, class_counts = dc.unique[:kf], dc.counts[:kf]
-        first_class = dc.first[:s]
-        # one call for both (each new bucket compiles anew: two calls cost a second compile)
-        both = np.concatenate([classes, distinct])
-        stabilizers = cache.call(
-            "stats-stabilizer",
-            symmetry_jax.stabilizer_sizes,
-            (_padded(both, analysis_batch(len(both)), 0),),
-        )
-        sizes = 8 // np.asarray(stabilizers)[: len(both)]
-        class_sizes, distinct_sizes = sizes[:kf], sizes[kf:]
-    else:
-        distinct = classes = np.zeros((0, n), np.int32)
-        counts = class_counts = class_sizes = distinct_sizes = np.zeros(0, np.int64)
-        first = first_class = np.zeros(0, bool)
-    all_solutions = all_counts = all_sizes = None
+    distinct, counts, classes, class_counts, class_sizes, distinct_sizes, first, first_class = (
+        _found(samples)
+    )
+    every = every_counts = every_class_size = None  # every solution (n <= 14)
     if n <= ENUMERATE_MAX_N and total:
-        all_solutions = count.enumerate_solutions(n).astype(np.int32)
-        all_counts = np.zeros(len(all_solutions), np.int64)
+        every = count.enumerate_solutions(n).astype(np.int32)
+        every_counts = np.zeros(len(every), np.int64)
         if s:
-            idx = _row_index(all_solutions, distinct)
-            all_counts[idx] = counts
-        all_sizes = 8 // symmetry.stabilizer_sizes(symmetry.fundamental(all_solutions))
-    coverage = _coverage(samples, first, first_class, total, all_sizes)
+            every_counts[_row_index(every, distinct)] = counts
+        every_class_size = 8 // symmetry.stabilizer_sizes(symmetry.fundamental(every))
+    coverage = _coverage(samples, first, first_class, total, every_class_size)
     chi2 = chi2_classes = None
     if total and s and total > 1:
         e = s / total
@@ -223,22 +170,38 @@ def analyse(samples: Samples) -> StatsResult:
         chi2_classes = uniformity_test(
             class_counts, s * class_sizes / total, s * (1 - seen_share), total_classes
         )
-    summary = _summary(samples, distinct, classes, chi2, chi2_classes, coverage)
+    solved, expected = int(samples.solved.sum()), coverage["expected"]
+    expected_last = float(expected[-1]) if expected is not None and len(expected) else None
+    summary = {
+        "n": n,
+        "solver": samples.name,
+        "family": samples.solver,
+        "options": samples.options,
+        "chains": samples.chains,
+        "solved": solved,
+        "success_rate": solved / samples.chains if samples.chains else None,
+        "distinct_solutions": len(distinct),
+        "fundamental_classes": len(classes),
+        "exact_solutions": total,
+        "exact_classes": total_classes,
+        "solutions_coverage": len(distinct) / total if total else None,
+        "classes_coverage": len(classes) / total_classes if total_classes else None,
+        "expected_distinct_if_uniform": expected_last,
+        "chi2_solutions": chi2,
+        "chi2_classes": chi2_classes,
+        "step_unit": samples.step_unit,
+        "steps": chains_types.step_quantiles(samples.steps[samples.solved]),
+        "wall_s": samples.wall_s,
+        "compile_s": samples.compile_s,
+        "solutions_per_s": solved / samples.wall_s if samples.wall_s > 0 else None,
+        "stopped_by": samples.stopped_by,
+        "backend": jax.default_backend(),
+        "devices": local_device_count(),
+    }
+    found = (distinct, counts, classes, class_counts, class_sizes, distinct_sizes)
+    success = success_curve(samples)
     return StatsResult(
-        samples,
-        distinct,
-        counts,
-        classes,
-        class_counts,
-        class_sizes,
-        distinct_sizes,
-        coverage,
-        chi2,
-        chi2_classes,
-        all_solutions,
-        all_counts,
-        summary,
-        success_curve(samples),
+        samples, *found, coverage, chi2, chi2_classes, every, every_counts, summary, success
     )
 
 
@@ -281,50 +244,20 @@ def success_curve(samples: Samples, points: int = 200) -> tuple[np.ndarray, np.n
     return budgets.astype(np.int64), rate
 
 
-def _summary(samples: Samples, distinct, classes, chi2, chi2_classes, coverage) -> dict:
-    n = samples.n
-    total, total_classes = A000170.get(n), A002562.get(n)
-    s = int(samples.solved.sum())
-    solved_steps = samples.steps[samples.solved]
-    return {
-        "n": n,
-        "solver": samples.name,
-        "family": samples.solver,
-        "options": samples.options,
-        "chains": samples.chains,
-        "solved": s,
-        "success_rate": s / samples.chains if samples.chains else None,
-        "distinct_solutions": len(distinct),
-        "fundamental_classes": len(classes),
-        "exact_solutions": total,
-        "exact_classes": total_classes,
-        "solutions_coverage": len(distinct) / total if total else None,
-        "classes_coverage": len(classes) / total_classes if total_classes else None,
-        "expected_distinct_if_uniform": (
-            float(coverage["expected"][-1])
-            if coverage["expected"] is not None and len(coverage["expected"])
-            else None
-        ),
-        "chi2_solutions": chi2,
-        "chi2_classes": chi2_classes,
-        "step_unit": samples.step_unit,
-        "steps": chains_types.step_quantiles(solved_steps),
-        "wall_s": samples.wall_s,
-        "compile_s": samples.compile_s,
-        "solutions_per_s": s / samples.wall_s if samples.wall_s > 0 else None,
-        "stopped_by": samples.stopped_by,
-        "backend": jax.default_backend(),
-        "devices": local_device_count(),
-    }
-
-
-def stats(n: int, solver: str = "minconflicts", **kwargs) -> StatsResult:
-    """`collect` then `analyse`: the statistics of `solver` on n.
+def stats(
+    n: int, solver: str = "minconflicts", *, control: RunControl | None = None, **kwargs
+) -> StatsResult:
+    """The statistics of `solver` on n: its samples (`collect`), analysed (`analyse`).
 
     Args:
       n: board size.
       solver: "minconflicts", "anneal" or "ga".
-      **kwargs: the budgets, seed and options of `collect`.
+      control: progress, checkpoints and resume, as for `jaxqueens.solve` (None: the defaults).
+      **kwargs: the budgets `chains` (chains, GA: trials, to run; min-conflicts: chains solved),
+        `solutions` (distinct) and `seconds` (kernel time), the first met ending the run (none
+        given: 10,000 chains); `seed`; `batch` (chains per kernel call, GA: trials per round;
+        None: automatic); and the solver's own options (those of `solve`, `anneal` or `evolve`;
+        None: its default), as `stats_setup.check_stats` takes them.
 
     Returns:
       The `StatsResult`; every sample has passed the independent checker.
@@ -332,4 +265,4 @@ def stats(n: int, solver: str = "minconflicts", **kwargs) -> StatsResult:
     Raises:
       QueensError: an argument out of range, or an option the solver does not use.
     """
-    return analyse(collect(n, solver, **kwargs))
+    return analyse(collect(stats_setup.check_stats(as_size(n), solver, **kwargs), control))

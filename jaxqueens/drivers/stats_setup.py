@@ -1,26 +1,28 @@
 """The settings of `jaxqueens stats`: each solver family's options and their checks, JAX-free.
 
 `stats` samples the solutions of one family (`STATS_SOLVERS`); an option belongs to the families
-that list it (`STATS_OPTIONS`), and `check_stats_options` refuses the others by name before JAX
-is imported.
+that list it (`STATS_OPTIONS`). `check_stats` checks a run's settings once, before JAX is
+imported, into the `StatsSettings` the driver runs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from jaxqueens.core import arguments
+from jaxqueens.core.oeis import A000170
 from jaxqueens.drivers.settings import (
     ANNEAL_SETTINGS,
     GA_PRESETS,
+    LSSettings,
     anneal_settings,
     check_anneal,
 )
 from jaxqueens.errors import QueensError
 
 STATS_SOLVERS = ("minconflicts", "anneal", "ga")  # `stats --solver`: the families `stats` samples
-
 
 STATS_OPTIONS: dict[str, tuple[str, ...]] = {
     "minconflicts": ("max_steps", "init", "tabu", "max_restarts"),
@@ -57,13 +59,13 @@ STATS_OPTIONS: dict[str, tuple[str, ...]] = {
         "fitness",
     ),
 }
-"""`stats --solver S`: the options of each solver family (`batch` and the checkpoint options
-are every solver's)."""
+"""`stats --solver S`: the options of each solver family, in the order messages list them
+(`batch` and the checkpoint options are every solver's)."""
 
 
 def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
-    """`stats`: every option `given` (not None) belongs to `solver` (one of `STATS_SOLVERS`) or is
-    common; an option of another solver, or one no solver has, is a QueensError naming it."""
+    """`stats`: every option `given` (not None) belongs to `solver` (one of `STATS_SOLVERS`); an
+    option of another solver, or one no solver has, is a QueensError naming it."""
     arguments.choice(solver, "solver", STATS_SOLVERS)
     known = dict.fromkeys(o for names in STATS_OPTIONS.values() for o in names)
     unknown = sorted(k for k, v in given.items() if v is not None and k not in known)
@@ -109,12 +111,52 @@ def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> tu
     return s, check_anneal(s, n=n, chains=chains, **numbers)
 
 
-def check_stats_budget(chains, solutions, seconds, seed) -> tuple:
-    """The budget and seed of a `stats` run, checked: `(chains, solutions, seconds, seed)` (a budget
-    None: not given)."""
-    return (
-        arguments.integer(chains, "chains", 1, optional=True),
-        arguments.integer(solutions, "solutions", 1, optional=True),
-        arguments.seconds(seconds, "seconds", optional=True),
-        arguments.seed(seed, "seed"),
-    )
+@dataclasses.dataclass(frozen=True)
+class StatsSettings:
+    """A `stats` run's settings as `check_stats` checked them (frozen): the budgets (None: no
+    such budget), the seed, the chains per kernel call (GA: trials per round; None: automatic)
+    and the options given of the solver's own (`STATS_OPTIONS`)."""
+
+    n: int
+    solver: str  #: one of `STATS_SOLVERS`
+    chains: int | None  #: chains (GA: trials) to run; min-conflicts: chains solved
+    solutions: int | None  #: stop at this many distinct solutions
+    seconds: float | None  #: stop after this much kernel time
+    seed: int
+    batch: int | None
+    options: dict[str, Any]
+    anneal: tuple[LSSettings, dict[str, Any]] | None  #: "anneal": `check_stats_anneal`'s
+
+
+def check_stats(
+    n: int,
+    solver: str = "minconflicts",
+    *,
+    chains: int | None = None,
+    solutions: int | None = None,
+    seconds: float | None = None,
+    seed: int = 0,
+    batch: int | None = None,
+    **options,
+) -> StatsSettings:
+    """The checked settings of a `stats` run on an n x n board (`n` an int): options of another
+    solver refused (`check_stats_options`), the budgets and seed in range, `solutions` at most the
+    board's solutions (OEIS A000170), LS/TA/SA's settings resolved (`check_stats_anneal`); with no
+    budget given, 10,000 chains. An option None is not given (the solver's default)."""
+    if solver not in STATS_SOLVERS:
+        raise QueensError(f"solver {solver!r} is unknown; use one of {', '.join(STATS_SOLVERS)}")
+    options = {k: v for k, v in options.items() if v is not None}
+    check_stats_options(solver, options)
+    chains = arguments.integer(chains, "chains", 1, optional=True)
+    solutions = arguments.integer(solutions, "solutions", 1, optional=True)
+    seconds = arguments.seconds(seconds, "seconds", optional=True)
+    seed = arguments.seed(seed, "seed")
+    anneal = check_stats_anneal(n, options, chains, seed, batch) if solver == "anneal" else None
+    if solutions is not None and n in A000170 and solutions > A000170[n]:
+        raise QueensError(
+            f"--solutions {solutions}: n = {n} has only {A000170[n]:,} solutions; "
+            f"ask for at most that many"
+        )
+    if chains is None and solutions is None and seconds is None:
+        chains = 10_000
+    return StatsSettings(n, solver, chains, solutions, seconds, seed, batch, options, anneal)

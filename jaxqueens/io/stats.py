@@ -3,9 +3,7 @@
 `frequencies.csv` (every solution for n <= 14, else every distinct one sampled: solution,
 count, canonical form, class size), `classes.csv`, `coverage.csv` (thinned to at most
 `CURVE_POINTS` log-spaced rows plus the last), `runs.csv` (one row per chain or GA trial) and
-`success.csv`. The result is taken duck-typed (a `StatsResult`: `samples`, `summary`,
-`distinct`, `counts`, `distinct_sizes`, `classes`, `class_counts`, `class_sizes`,
-`all_solutions`, `all_counts`, `coverage`, `success`).
+`success.csv`, all from one `StatsResult` (taken duck-typed: io never imports a driver).
 """
 
 from __future__ import annotations
@@ -52,16 +50,13 @@ def run_table(sam) -> schema.RunTable:
         return schema.RunTable(sam.name, solved, sam.steps, None, None)
     steps = np.asarray(sam.steps, np.float64)
     work = getattr(sam, "work", None)
-    known = lambda a: np.where(a >= 0, a, np.nan)  # -1: not recorded
-    spent: np.ndarray | None
-    to_solution: np.ndarray | None
     if work is None:  # no work records: the generations an unsolved trial ran only
         spent = to_solution = None
         generations = np.where(solved, np.nan, steps)
     else:
-        work = np.asarray(work, np.float64)
-        spent, generations = known(work[:, 0]), known(work[:, 2])
-        to_solution = np.where(solved, known(work[:, 1]), np.nan)
+        work = np.where(np.asarray(work) >= 0, work, np.nan)  # -1: not recorded
+        spent, generations = work[:, 0], work[:, 2]
+        to_solution = np.where(solved, work[:, 1], np.nan)
     return schema.RunTable(
         solver=sam.name,
         solved=solved,

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxqueens.core.oeis import A000170, A002562
-from jaxqueens.plots.base import RATE_LIMITS, figure, finish, rate_band, save_png, solver_style
+from jaxqueens.plots.base import RATE_LIMITS, figure, finish, rate_band, solver_style
 from jaxqueens.plots.chains import steps_histogram
 
 
@@ -28,30 +28,18 @@ def coverage_plot(
     if cov["expected"] is not None:
         ax.plot(x, cov["expected"], color="C0", lw=1.0, ls="--", label="expected if uniform")
     if cov.get("expected_fundamental") is not None:
-        ax.plot(
-            x,
-            cov["expected_fundamental"],
-            color="C1",
-            lw=1.0,
-            ls="--",
-            label="classes expected if uniform",
-        )
+        label = "classes expected if uniform"
+        ax.plot(x, cov["expected_fundamental"], color="C1", lw=1.0, ls="--", label=label)
     top = max(1, int(cov["distinct"][-1]) if len(x) else 1)
     if total and total <= 50 * top:
         ax.axhline(total, color="C0", lw=0.8, alpha=0.6, label=f"all solutions ({total:,})")
     if total_classes and total_classes <= 50 * top:
-        ax.axhline(
-            total_classes, color="C1", lw=0.8, alpha=0.6, label=f"all classes ({total_classes:,})"
-        )
+        label = f"all classes ({total_classes:,})"
+        ax.axhline(total_classes, color="C1", lw=0.8, alpha=0.6, label=label)
     if len(x) > 100:
         ax.set_xscale("log")
-    ax.set_xlabel("chains run")
-    ax.set_ylabel("found")
-    ax.set_title(title)
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return save_png(fig, path)
+    return finish(fig, ax, path, title, "chains run", "found", ylim=(0, None))
 
 
 def frequency_histogram(
@@ -68,30 +56,13 @@ def frequency_histogram(
     if total and samples:
         k = np.arange(top + 1)
         p = 1.0 / total
-        logpmf = np.array(
-            [
-                math.lgamma(samples + 1)
-                - math.lgamma(j + 1)
-                - math.lgamma(samples - j + 1)
-                + j * math.log(p)
-                + (samples - j) * math.log1p(-p)
-                for j in k
-            ]
-        )
-        width = bins[1] - bins[0]
-        ax.plot(
-            k,
-            total * np.exp(logpmf) * width,
-            color="k",
-            lw=1.2,
-            label="expected if uniform (binomial)",
-        )
-    ax.set_xlabel("times sampled")
-    ax.set_ylabel("solutions")
-    ax.set_title(title)
+        lgamma = np.vectorize(math.lgamma)  # (Python's, element by element)
+        log_choose = lgamma(samples + 1) - lgamma(k + 1) - lgamma(samples - k + 1)
+        logpmf = log_choose + k * math.log(p) + (samples - k) * math.log1p(-p)
+        label = "expected if uniform (binomial)"
+        ax.plot(k, total * np.exp(logpmf) * (bins[1] - bins[0]), color="k", lw=1.2, label=label)
     ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    return save_png(fig, path)
+    return finish(fig, ax, path, title, "times sampled", "solutions")
 
 
 def steps_ecdf(
@@ -134,76 +105,30 @@ def success_rate_plot(
     return finish(fig, ax, path, title, f"{unit} budget", ylabel, ylim=RATE_LIMITS)
 
 
-def write_plots(
-    out: Path,
-    *,
-    name: str,
-    n: int,
-    coverage: dict,
-    counts: np.ndarray,
-    every_solution: bool,
-    samples: int,
-    solved: np.ndarray,
-    steps: np.ndarray,
-    step_unit: str,
-    budgets: np.ndarray,
-    rate: np.ndarray,
-) -> list[Path]:
-    """Every figure of a stats run in folder `out`: `coverage.png`, `frequency_hist.png`,
-    `steps_hist.png`, `steps_ecdf.png` and `success_rate.png`.
-
-    Args:
-      name: the solver as titles name it ("minconflicts", "anneal (ta)", ...).
-      coverage: the coverage curves (`chains`, `distinct`, `fundamental`, `expected`,
-        `expected_fundamental`; `[C]` arrays or None).
-      counts: times each solution was sampled: `[Q]` over every solution when
-        `every_solution`, else `[D]` over the distinct ones found.
-      solved: `[C]` per chain run: solved or not.
-      steps: `[C]` steps (or generations) spent per chain.
-      step_unit: "steps" or "generations".
-      budgets: `[K]` step budgets.
-      rate: `[K]` success rate within each.
-
-    Returns:
-      The files written.
-    """
-    out = Path(out)
-    total = A000170.get(n)
+def write_plots(res, out: Path) -> list[Path]:
+    """Every figure of a stats result `res` (duck-typed `StatsResult`: its samples, coverage
+    curves, counts and success curve) in folder `out`: `coverage.png`, `frequency_hist.png` (over
+    every solution where `res` lists them all, else the distinct ones found), `steps_hist.png`,
+    `steps_ecdf.png` and `success_rate.png`. Returns the files written."""
+    sam, out = res.samples, Path(out)
+    n, name, unit, chains = sam.n, sam.name, sam.step_unit, sam.chains
+    total, every = A000170.get(n), res.all_counts is not None
+    title = lambda what: f"{name}, n = {n}: {what}"
     files = [
-        coverage_plot(
-            coverage, out / "coverage.png", f"{name}, n = {n}: coverage", total, A002562.get(n)
-        )
+        coverage_plot(res.coverage, out / "coverage.png", title("coverage"), total, A002562.get(n))
     ]
-    what = "all solutions" if every_solution else "solutions found"
+    what = "all solutions" if every else "solutions found"
+    counts = res.all_counts if every else res.counts
+    histogram = title(f"sampling frequency of {what}")
     files.append(
-        frequency_histogram(
-            counts,
-            samples,
-            out / "frequency_hist.png",
-            f"{name}, n = {n}: sampling frequency of {what}",
-            total,
-        )
+        frequency_histogram(counts, len(sam.rows), out / "frequency_hist.png", histogram, total)
     )
-    solved_steps = steps[solved]
-    files.append(
-        steps_histogram(
-            solved_steps,
-            out / "steps_hist.png",
-            f"{name}, n = {n}: {step_unit} to solution ({len(solved_steps):,} chains)",
-        )
-    )
-    files.append(
-        steps_ecdf(solved_steps, out / "steps_ecdf.png", f"{name}, n = {n}: ECDF", step_unit, name)
-    )
-    files.append(
-        success_rate_plot(
-            budgets,
-            rate,
-            out / "success_rate.png",
-            f"{name}, n = {n}: success rate vs budget ({len(solved):,} chains, 95% CI)",
-            step_unit,
-            chains=len(solved),
-            solver=name,
-        )
-    )
+    solved_steps = sam.steps[sam.solved]
+    shown = title(f"{unit} to solution ({len(solved_steps):,} chains)")
+    files.append(steps_histogram(solved_steps, out / "steps_hist.png", shown))
+    files.append(steps_ecdf(solved_steps, out / "steps_ecdf.png", title("ECDF"), unit, name))
+    budgets, rate = res.success
+    shown = title(f"success rate vs budget ({chains:,} chains, 95% CI)")
+    path = out / "success_rate.png"
+    files.append(success_rate_plot(budgets, rate, path, shown, unit, chains=chains, solver=name))
     return files

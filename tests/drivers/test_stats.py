@@ -10,6 +10,7 @@ import reference
 from jaxqueens.core import checker, symmetry
 from jaxqueens.drivers import stats as stats
 from jaxqueens.drivers import stats_samples as sampling
+from jaxqueens.drivers import stats_setup
 from jaxqueens.errors import QueensError
 
 
@@ -176,16 +177,13 @@ def test_defect_10_numpy_integer_size():
     assert res.summary["n"] == 6 and type(res.summary["n"]) is int
 
 
-def test_defect_28_10_collect_refuses_another_solvers_options():
-    from jaxqueens.drivers import stats as solstats
-    from jaxqueens.errors import QueensError
-
+def test_defect_28_10_stats_refuses_another_solvers_options():
     with pytest.raises(QueensError, match=r"stats --solver minconflicts does not use alpha"):
-        solstats.collect(6, "minconflicts", chains=5, alpha=0.5)
+        stats.stats(6, "minconflicts", chains=5, alpha=0.5)
     with pytest.raises(QueensError, match=r"--method ls does not use q"):
-        solstats.collect(6, "anneal", chains=5, method="ls", q=0.3)
+        stats.stats(6, "anneal", chains=5, method="ls", q=0.3)
     with pytest.raises(QueensError, match=r"^seed must be an integer"):
-        solstats.collect(6, "minconflicts", chains=5, seed=1.5)
+        stats.stats(6, "minconflicts", chains=5, seed=1.5)
 
 
 def test_issue28_ga_rounds_end_by_the_time_budget(monkeypatch):
@@ -198,6 +196,7 @@ def test_issue28_ga_rounds_end_by_the_time_budget(monkeypatch):
     monkeypatch.setattr(
         ga, "evolve", lambda *a, **k: given.append(k.get("seconds")) or real(*a, **k)
     )
-    samples = stats.collect(10, "ga", seconds=1e-6, pop=20, generations=2000, batch=8)
+    settings = stats_setup.check_stats(10, "ga", seconds=1e-6, pop=20, generations=2000, batch=8)
+    samples = stats.collect(settings)
     assert given == [1e-6]  # one round: its wall passed the budget
     assert len(samples.solved) == 8 and samples.steps.max() < 2000

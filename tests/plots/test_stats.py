@@ -1,5 +1,7 @@
 """Figures of ``jaxqueens stats`` (:mod:`jaxqueens.plots.stats`): arrays in, files out."""
 
+import types
+
 import numpy as np
 import pytest
 
@@ -7,6 +9,7 @@ from jaxqueens.plots import stats as figures
 
 
 def test_write_plots_from_arrays(tmp_path):
+    """The figures draw from the result's host arrays alone (a duck-typed `StatsResult`)."""
     chains = np.arange(1, 7)
     coverage = {
         "chains": chains,
@@ -15,20 +18,23 @@ def test_write_plots_from_arrays(tmp_path):
         "expected": np.linspace(1, 3.2, 6),
         "expected_fundamental": None,
     }
-    files = figures.write_plots(
-        tmp_path,
-        name="anneal (ta)",
+    samples = types.SimpleNamespace(
         n=6,
-        coverage=coverage,
-        counts=np.array([2, 0, 2, 1]),
-        every_solution=True,
-        samples=5,
+        name="anneal (ta)",
+        chains=6,
+        rows=np.zeros((5, 6), np.int32),
         solved=np.array([True, False, True, True, True, True]),
         steps=np.array([3, 50, 7, 1, 9, 2]),
         step_unit="steps",
-        budgets=np.array([0, 1, 3, 9]),
-        rate=np.array([0, 1, 3, 5]) / 6,
     )
+    res = types.SimpleNamespace(
+        samples=samples,
+        coverage=coverage,
+        all_counts=np.array([2, 0, 2, 1]),
+        counts=np.array([2, 2, 1]),
+        success=(np.array([0, 1, 3, 9]), np.array([0, 1, 3, 5]) / 6),
+    )
+    files = figures.write_plots(res, tmp_path)
     assert [f.name for f in files] == [
         "coverage.png",
         "frequency_hist.png",
