@@ -164,7 +164,6 @@ DEFAULTS_NOTE = (
     "the GA's from scripts/tune_defaults.py at this command's default budget of 10,000 steps, "
     "n = 16 and 64 (benchmarks/results/tune-anneal-cpu.json, tune-ga-cpu.json)"
 )
-"""What `summary.json` and the command's output say about the settings compared."""
 SECONDS_NOTE = (
     "seconds: kernel time of the timed calls, no compilation (every kernel call size is "
     "compiled before timing), shared among a call's chains by steps; a chain's seconds run to its "
@@ -174,7 +173,6 @@ SECONDS_NOTE = (
     "ert_s_ci: bootstrap over chains (chain-to-chain variation); ert_s_spread: lowest and highest "
     "ERT over the timed repeats (timing noise between runs)"
 )
-"""What `summary.json` says the seconds cover."""
 
 
 def ecdf(values: np.ndarray, points: int = CURVE_POINTS) -> tuple[np.ndarray, np.ndarray]:
@@ -235,10 +233,6 @@ def curves(run: SolverRun, budget: int | None = None) -> dict[str, tuple[np.ndar
     }
 
 
-def _finite(x) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None
-
-
 def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
     """The per-solver figures of `summary.json` (and `summary.csv`); the solver's own step budget,
     when it has one, wins over the comparison's `budget`, and `seed` seeds the bootstrap. A figure
@@ -263,11 +257,10 @@ def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
             "p90": float(np.percentile(sec, 90)) if sec.size else None,
         },
         **ert.ert_ci(run, seed),
-        "ert_s_repeats": [_finite(x) for x in run.repeat_ert_s] or None,
-        "ert_s_spread": None if run.ert_spread is None else [_finite(x) for x in run.ert_spread],
-        "solutions_per_s": solved / run.wall_s
-        if run.wall_s > 0
-        else None,  # as run (GA: every generation)
+        "ert_s_repeats": list(run.repeat_ert_s) or None,  # (`strict`: inf as None)
+        "ert_s_spread": run.ert_spread,
+        # as run (GA: every generation)
+        "solutions_per_s": solved / run.wall_s if run.wall_s > 0 else None,
         "wall_s": run.wall_s,
         "compile_s": run.compile_s,
         "distinct_solutions": s["distinct_solutions"],
@@ -291,7 +284,7 @@ def strict(doc: Any) -> Any:
     if isinstance(doc, (int, np.integer)):
         return int(doc)
     if isinstance(doc, (float, np.floating)):
-        return _finite(doc)
+        return float(doc) if np.isfinite(doc) else None
     return doc
 
 
