@@ -29,17 +29,6 @@ complete = _lazy.load("jaxqueens.drivers.complete")
 gather = _lazy.load("jaxqueens.parallel.gather")
 
 
-class _Switches:
-    """The parser `p` as `options.add_fields` fills it with `CountSettings`' switches: a
-    `store_true` option takes no `type` and is off (False) unless given."""
-
-    def __init__(self, p):
-        self.p = p
-
-    def add_argument(self, flag, *, default, type, **option):
-        return self.p.add_argument(flag, **option)
-
-
 def add_command(sub) -> None:
     """Register `jaxqueens count` among the subcommands `sub` (`add_subparsers`)."""
     p = sub.add_parser(
@@ -52,7 +41,7 @@ def add_command(sub) -> None:
         "search), and every solution written to .npy (n <= 14).",
     )
     add_size(p, default=None, required=True, help=f"board size, 1..{COUNT_MAX_N}")
-    options.add_fields(_Switches(p), [count_setup.CountSettings], " ".join(count_setup.SWITCHES))
+    options.add_fields(p, [count_setup.CountSettings], " ".join(count_setup.SWITCHES))
     options.add_out(
         p,
         "count: keep DIR/checkpoint.npz while counting (resumable) and write "

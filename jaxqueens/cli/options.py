@@ -121,8 +121,8 @@ def add_fields(
     flag `jaxqueens.core.arguments.flag_of`'s (`--NAME`, `--maxsteps`): an `int` or `float`
     field reads a number, another text; the field's metadata
     (`jaxqueens.drivers.settings.flag`) gives the help (`helps`: this command's own by
-    field instead, None where absent) and other keywords; the default is None unless `defaults`
-    gives one."""
+    field instead, None where absent) and other keywords; the default is None (a `bool` field:
+    a switch, False) unless `defaults` gives one."""
     fields: dict[str, dataclasses.Field] = {}
     for field in (f for cls in classes for f in dataclasses.fields(cls)):
         fields.setdefault(field.name, field)
@@ -132,8 +132,12 @@ def add_fields(
             option["help"] = helps.get(name)
         kind = fields[name].type  # text under `from __future__ import annotations`
         kind = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
-        option.setdefault("type", {"int": int, "float": float}.get(kind.split(" |")[0]))
-        p.add_argument(arguments.flag_of(name), default=defaults.get(name), **option)
+        if kind == "bool":  # a switch, off unless given
+            option.setdefault("action", "store_true")
+        else:
+            option.setdefault("type", {"int": int, "float": float}.get(kind.split(" |")[0]))
+        default = defaults.get(name, False if kind == "bool" else None)
+        p.add_argument(arguments.flag_of(name), default=default, **option)
 
 
 def add_budget(p, chains: str, time: str) -> None:

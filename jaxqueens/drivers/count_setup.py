@@ -22,28 +22,29 @@ def refuse(why: str, **given) -> None:
         raise QueensError(f"{why}: drop {' and '.join(shown)}")
 
 
-def _switch(help: str) -> bool:
-    """A switch of `jaxqueens count` (off unless given)."""
-    return flag(help, default=False, action="store_true")
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class CountSettings:
     """What an exact count does, checked once (frozen): the counts asked for (`SWITCHES`, the
     options of `jaxqueens count`) and how the items kernel splits the search (None: the
     driver's default). A count on the torus takes none of the other switches."""
 
-    unique: bool = _switch("also count solutions distinct under the 8 symmetries (OEIS A002562)")
-    toroidal: bool = _switch(
-        "count queens on a torus (diagonals taken modulo n; OEIS A051906) with the "
-        "constrained search of 'jaxqueens complete' (n <= 32)"
+    unique: bool = flag(
+        "also count solutions distinct under the 8 symmetries (OEIS A002562)", default=False
     )
-    plan: bool = _switch(
+    toroidal: bool = flag(
+        "count queens on a torus (diagonals taken modulo n; OEIS A051906) with the "
+        "constrained search of 'jaxqueens complete' (n <= 32)",
+        default=False,
+    )
+    plan: bool = flag(
         "count nothing: print the number of tasks and the run time predicted from "
         "Knuth probes of the search trees and bounded timed kernel calls (a few seconds "
-        "at every n)"
+        "at every n)",
+        default=False,
     )
-    enumerate: bool = _switch(f"write every solution to --out (n <= {COUNT_ENUMERATE_MAX_N})")
+    enumerate: bool = flag(
+        f"write every solution to --out (n <= {COUNT_ENUMERATE_MAX_N})", default=False
+    )
     depth: int | None = None  #: columns placed on the host (None: `count_chunks.task_depth`)
     chunk: int | None = None  #: tasks per kernel call (None: `count_chunks.make_plan`'s)
     budget: int | None = None  #: tree edges per device and call (None: about a second's)
