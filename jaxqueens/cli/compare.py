@@ -1,8 +1,9 @@
 """`jaxqueens compare`: several solvers on the same n, step budget and seed, and which is fastest.
 
-Runs `jaxqueens.drivers.compare.compare`, prints one line per solver and the
-recommendation, and with `--out DIR` writes the tables (`jaxqueens.io.compare`) and the
-figures (`jaxqueens.plots.compare`) as PNG, SVG or PDF (`--format`, `--dpi`). The
+Checks the run before JAX loads (`jaxqueens.drivers.compare_setup.check_compare`), runs it
+(`jaxqueens.drivers.compare.run`), prints one line per solver and the recommendation from its
+result, and with `--out DIR` writes the tables (`jaxqueens.io.compare`) and the figures
+(`jaxqueens.plots.compare`) of that result as PNG, SVG or PDF (`--format`, `--dpi`). The
 solvers come from `--solvers` (a comma list) or a `--config` file (the `jaxqueens run`
 format with `command = "compare"`; flags override it); each solver's own settings from
 `--set SOLVER.KEY=VALUE` or the config's `[solvers.SOLVER]` tables, read against the options
