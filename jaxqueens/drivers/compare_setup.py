@@ -132,32 +132,25 @@ def least_steps(name: str, given: Mapping[str, Any] | None = None) -> int:
     """The smallest step budget per chain solver `name` of `jaxqueens.compare` can run with its
     settings `given` (None: the defaults): 1 for min-conflicts, one per round for LS/TA/SA, the
     initial population and one generation for the GA (steady-state: two children)."""
+    return _least_steps(name, given)[0]
+
+
+def _least_steps(name: str, given: Mapping[str, Any] | None = None) -> tuple[int, str]:
+    """`least_steps` and why, in words ("" for min-conflicts: one step)."""
     spec = COMPARE_SOLVERS[name]
     given = given or {}
     if spec["family"] == "anneal":
         preset = given.get("preset") or COMPARE_PRESET
         arguments.choice(preset, "preset", ANNEAL_PRESETS)
-        rounds = given.get("rounds")
-        return (
-            ANNEAL_PRESET_SETTINGS[preset][spec["method"]]["rounds"] if rounds is None else rounds
-        )
+        least = given.get("rounds")
+        least = ANNEAL_PRESET_SETTINGS[preset][spec["method"]]["rounds"] if least is None else least
+        return least, f"{name}: {least} thresholds or temperatures, a step each at least"
     if spec["family"] == "ga":
         ga = compare_ga(name, given)
-        return ga["pop"] + ga_per_generation(ga)
-    return 1
-
-
-def _least_steps_why(name: str, given: Mapping[str, Any] | None = None) -> str:
-    spec = COMPARE_SOLVERS[name]
-    if spec["family"] == "anneal":
-        return (
-            f"{name}: {least_steps(name, given)} thresholds or temperatures, a step each at least"
-        )
-    ga = compare_ga(name, given)
-    return (
-        f"{name}: its initial population of {ga['pop']} and one generation take "
-        f"{least_steps(name, given)} evaluations"
-    )
+        least = ga["pop"] + ga_per_generation(ga)
+        why = f"its initial population of {ga['pop']} and one generation take {least} evaluations"
+        return least, f"{name}: {why}"
+    return 1, ""
 
 
 def _solver_key(name: str, key: str, value: Any) -> Any:
@@ -302,23 +295,21 @@ def _check_ga_sizes(name: str, mine: dict[str, Any]) -> None:
 
 def _check_budgets(out: dict[str, dict[str, Any]], given: Mapping[str, Any], steps: int) -> None:
     """Every solver's budget is enough for it: its own `steps` (`given`), else the run's."""
-    short: list[tuple[str, int]] = []
+    short: list[tuple[str, int, str]] = []  # the solvers the run's budget leaves short
     for name, s in out.items():
-        least = least_steps(name, s)
+        least, why = _least_steps(name, s)
         own = {"steps", "generations"} & set(given.get(name) or {})
         if not own and steps < least:
-            short.append((name, least))
+            short.append((name, least, why))
         if own and s["steps"] < least:  # (generations >= 1 always fit)
             raise QueensError(
-                f"{name}.steps {s['steps']} is too small "
-                f"({_least_steps_why(name, s)}); give {name}.steps {least} or more"
+                f"{name}.steps {s['steps']} is too small ({why}); give {name}.steps {least} or more"
             )
     if short:
-        need = max(least for _, least in short)
+        names, needs, whys = zip(*short, strict=True)
         raise QueensError(
-            f"--steps {steps} is too small for {', '.join(name for name, _ in short)} "
-            f"({'; '.join(_least_steps_why(name, out[name]) for name, _ in short)}); give "
-            f"--steps {need} or more, or leave those solvers out of --solvers"
+            f"--steps {steps} is too small for {', '.join(names)} ({'; '.join(whys)}); give "
+            f"--steps {max(needs)} or more, or leave those solvers out of --solvers"
         )
 
 
