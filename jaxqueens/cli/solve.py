@@ -122,22 +122,15 @@ def cmd_solve(args) -> int:
         solve_setup.check_solvable(n)
     if path != "batched":
         setting = solve_setup.solve_setting(vars(args), path)
-        provenance.settle(
-            args.record,
-            path=path,
-            **{k: setting.get(k) for k in ("seed", "maxsteps", "max_restarts", "init")},
-        )
-        writing.prepare_out(args.out or args.resume, need=need)
-        return _cmd_large(args, n, setting) if path == "large" else _cmd_backtrack(args, n)
-    settings, capped = solve_setup.batched_setting(n, vars(args))
-    provenance.settle(
-        args.record,
-        path=path,
-        seed=settings.seed,
-        maxsteps=settings.max_steps,
-        **{k: getattr(settings, k) for k in ("max_restarts", "init", "tabu", "move")},
-    )
+        recorded = {k: setting.get(k) for k in ("seed", "maxsteps", "max_restarts", "init")}
+    else:
+        settings, capped = solve_setup.batched_setting(n, vars(args))
+        recorded = {"seed": settings.seed, "maxsteps": settings.max_steps}
+        recorded.update({k: getattr(settings, k) for k in ("max_restarts", "init", "tabu", "move")})
+    provenance.settle(args.record, path=path, **recorded)
     writing.prepare_out(args.out or args.resume, need=need)
+    if path != "batched":
+        return _cmd_large(args, n, setting) if path == "large" else _cmd_backtrack(args, n)
     checkpoint, resume = options.checkpoint_target(args)
     chains, max_chains = _chain_budget(args, n, instance, capped)
     provenance.settle(args.record, chains=chains, max_chains=max_chains)
@@ -151,14 +144,9 @@ def cmd_solve(args) -> int:
         start=start,
         max_chains=max_chains,
         control=options.control(args, checkpoint, resume),
+        instance=instance,
+        toroidal=bool(args.toroidal),
         **dataclasses.asdict(settings),
-        **(
-            {"instance": instance, "toroidal": args.toroidal}
-            if instance is not None
-            else {"toroidal": True}
-            if args.toroidal
-            else {}
-        ),
     )
     if result.run.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(result.run.chain_id)} finished chains", args.out)
@@ -190,18 +178,10 @@ def _checked_start(args):
 
 def _chain_budget(args, n: int, instance, capped: bool) -> tuple[int | None, int | None]:
     """(chains to solve, chains to run) of a batched `solve`: a capped run runs its chains."""
-    given = args.chains is not None or args.solutions or args.time
-    chains = (
-        args.chains
-        if given
-        else solve_setup.INSTANCE_CHAINS
-        if instance is not None
-        else solve_setup.default_chains(n)
-    )
-    max_chains = None
-    if capped:  # chains are run, not awaited (a bounded job)
-        chains, max_chains = None, chains
-    return chains, max_chains
+    chains = args.chains
+    if chains is None and not (args.solutions or args.time):
+        chains = solve_setup.default_chains(n) if instance is None else solve_setup.INSTANCE_CHAINS
+    return (None, chains) if capped else (chains, None)  # capped: chains run, not awaited
 
 
 def _print_summary(result, n: int, args, settings: solve_setup.SolveSettings) -> None:
@@ -301,23 +281,13 @@ def _show_initial(settings: solve_setup.SolveSettings, n: int, start) -> None:
 def _solve_plots(trace, solved_steps, n: int, out: Path) -> list[Path]:
     """Chain 0's trace (conflicted queens, attacking pairs) and the steps histogram."""
     files = []
-    if trace is not None:
-        files.append(
-            plots.trace_plot(
-                trace["conflicted"],
-                out / "trace_conflicted_queens.png",
-                "conflicting queens",
-                f"min-conflicts, n = {n}, chain 0",
-            )
-        )
-        files.append(
-            plots.trace_plot(
-                trace["pairs"],
-                out / "trace_conflicting_pairs.png",
-                "conflicting pairs",
-                f"min-conflicts, n = {n}, chain 0",
-            )
-        )
+    for key, name, label in (
+        ("conflicted", "trace_conflicted_queens.png", "conflicting queens"),
+        ("pairs", "trace_conflicting_pairs.png", "conflicting pairs"),
+    ):
+        if trace is not None:
+            title = f"min-conflicts, n = {n}, chain 0"
+            files.append(plots.trace_plot(trace[key], out / name, label, title))
     files.append(
         plots.steps_histogram(
             solved_steps,

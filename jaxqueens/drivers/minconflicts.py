@@ -131,25 +131,48 @@ def solve(
     search.update(max_restarts=max_restarts, move=move, trace_steps=trace_steps)
     p, s = _checked(n, budget, max_chains, search, start, instance, toroidal)
     if p.n == 1 and p.mask is None:
-        return _solve_trivial(p.budget, s.seed, s.name, p.model, control)
-    config, params = _kernel_setup(p, s)
+        return _solve_trivial(p, s, control)
+    return _run(p, s, control, command)
+
+
+def _run(p: _Problem, s: solve_setup.SolveSettings, control, command: str) -> SolveResult:
+    """Compile the kernel for `solve`'s checked problem and settings, run its chains to the budget
+    and trace chain 0 if asked: the one `SolveResult`."""
+    try:
+        config = minconflicts.Config(
+            n=p.n,
+            init=s.init,
+            tabu=s.tabu,
+            move=s.move,
+            keep_best=True,
+            toroidal=p.model is not None and p.model.toroidal,
+            constrained=p.mask is not None,
+        )
+        params = minconflicts.default_params(
+            config, max_steps=s.max_steps, max_restarts=s.max_restarts
+        )
+    except ValueError as err:
+        raise QueensError(str(err)) from None
     key = rng.seed_key(s.seed)
-    sized = p.budget.chains if solutions is None and seconds is None else None
+    b = p.budget
+    sized = b.chains if b.solutions is None and b.seconds is None else None
     chunk = s.batch or default_chunk(p.n, sized, s.max_steps)
     t0 = time.perf_counter()
     runner = minconflicts_runner.compile_runner(
         key, config, params, chunk, p.start_rows, bounded=True, mask=p.mask
     )
     compile_s = time.perf_counter() - t0
+    start = None if p.start_rows is None else p.start_rows.tolist()
     run = driver.run_chains(
         runner,
         p.n,
-        p.budget,
+        b,
         chunk,
         what="min-conflicts",
         compile_s=compile_s,
         control=control,
-        fingerprint=_fingerprint(command, p, s),
+        # the settings a checkpoint must match to be resumed
+        fingerprint={"command": command, "solver": "min-conflicts", **s.search(), "start": start},
         limits=f"at most {s.max_restarts + 1:,} attempts x {s.max_steps:,} steps a chain",
         model=p.model,
         solver=s.name,
@@ -158,7 +181,16 @@ def solve(
     if s.trace_steps > 0:
         metrics = trace_chain(key, config, params, s.trace_steps, p.start_rows, p.mask)
         trace = {"conflicted": np.asarray(metrics.conflicted), "pairs": np.asarray(metrics.pairs)}
-    return SolveResult(run=run, summary=_summary(run, p, s, chunk), config=config, trace=trace)
+    summary = chains_types.summarize(
+        run,
+        solver=s.name,
+        **s.search(),
+        chunk=chunk,
+        backend=jax.default_backend(),
+        devices=local_device_count(),
+        model=p.model,
+    )
+    return SolveResult(run=run, summary=summary, config=config, trace=trace)
 
 
 class _Problem(NamedTuple):
@@ -197,49 +229,6 @@ def _checked(
     return _Problem(n, model, mask, checked_budget, _start_rows(start, n)), s
 
 
-def _kernel_setup(
-    p: _Problem, s: solve_setup.SolveSettings
-) -> tuple[minconflicts.Config, minconflicts.Params]:
-    """The kernel's static `Config` and its `Params` for `solve`'s checked settings."""
-    try:
-        config = minconflicts.Config(
-            n=p.n,
-            init=s.init,
-            tabu=s.tabu,
-            move=s.move,
-            keep_best=True,
-            toroidal=p.model is not None and p.model.toroidal,
-            constrained=p.mask is not None,
-        )
-        params = minconflicts.default_params(
-            config, max_steps=s.max_steps, max_restarts=s.max_restarts
-        )
-    except ValueError as err:
-        raise QueensError(str(err)) from None
-    return config, params
-
-
-def _fingerprint(command: str, p: _Problem, s: solve_setup.SolveSettings) -> dict:
-    """The settings a checkpoint of `solve` must match to be resumed."""
-    start_rows = None if p.start_rows is None else p.start_rows.tolist()
-    return {"command": command, "solver": "min-conflicts", **s.search(), "start": start_rows}
-
-
-def _summary(
-    run: chains_types.ChainRun, p: _Problem, s: solve_setup.SolveSettings, chunk: int
-) -> dict:
-    """`solve`'s summary: the run's figures and its settings (the instance's status with one)."""
-    return chains_types.summarize(
-        run,
-        solver=s.name,
-        **s.search(),
-        chunk=chunk,
-        backend=jax.default_backend(),
-        devices=local_device_count(),
-        model=p.model,
-    )
-
-
 def initial_board(
     n: int,
     *,
@@ -273,11 +262,9 @@ def initial_board(
     return rows, int(checker.attacking_pairs(rows)), gen_s, compile_s
 
 
-def _solve_trivial(
-    budget: chains_types.Budget, seed: int, name: str, model, control
-) -> SolveResult:
+def _solve_trivial(p: _Problem, s: solve_setup.SolveSettings, control) -> SolveResult:
     """n = 1: the one queen is a solution; every chain solves in 0 steps (no checkpoint)."""
-    count = budget.chains or budget.max_chains or 1
+    count = p.budget.chains or p.budget.max_chains or 1
 
     def run_chunk(offset, k):
         return chains_types.ChunkResult(
@@ -289,7 +276,7 @@ def _solve_trivial(
 
     quiet = RunControl(quiet=True if control is None else control.quiet)
     run = driver.run_chains(
-        run_chunk, 1, budget, count, "min-conflicts", model=model, solver=name, control=quiet
+        run_chunk, 1, p.budget, count, "min-conflicts", model=p.model, solver=s.name, control=quiet
     )
-    summary = chains_types.summarize(run, model, solver=name, seed=seed)
+    summary = chains_types.summarize(run, p.model, solver=s.name, seed=s.seed)
     return SolveResult(run=run, summary=summary, config=None)
