@@ -10,7 +10,6 @@ processes, process p runs the p-th chunk of each round and every process receive
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -130,9 +129,20 @@ def _new_solutions(
 
 
 @dataclasses.dataclass
-class _Tally:
-    """What a run has recorded so far (finished chunks, in chain order)."""
+class _Run:
+    """One `run_chains` call: its fixed settings, then what it has recorded so far (finished
+    chunks, in chain order); `step` runs, verifies and records one chunk, `collect` the result."""
 
+    run_chunk: Callable[[int, int], Any]
+    n: int
+    budget: Budget
+    chunk: int
+    what: str
+    model: cons.Constraints | None
+    cap: int | None  #: kept chains at most (no max_chains budget)
+    shown: str  #: the budget and limits on the progress line
+    procs: int
+    me: int
     parts: list[ChunkResult] = dataclasses.field(default_factory=list)
     shares: list[np.ndarray] = dataclasses.field(default_factory=list)
     seen: set[bytes] = dataclasses.field(default_factory=set)  #: distinct solutions
@@ -144,6 +154,127 @@ class _Tally:
     pending: float = 0.0  #: kernel seconds spent on a chunk whose paused chains continue
     elapsed: float = 0.0  #: seconds of the loop, its host work included: what --time bounds
     unfinished: np.ndarray | None = None  #: [count] paused chains of the last chunk (time was up)
+
+    def resume(self, checkpoint: Path, fingerprint: dict) -> None:
+        """Take up the chains recorded in the checkpoint of an interrupted run."""
+        done, share, self.offset, self.wall = load_checkpoint(checkpoint, fingerprint, self.n)
+        self.elapsed = self.wall
+        self.parts, self.shares = [done], [share]
+        self.solved = int(done.solved.sum())
+        self.seen.update(r.tobytes() for r in done.rows[done.solved])
+
+    def step(self) -> Tick:
+        """Run the next chunk, verify it, record it; the progress line and whether to stop."""
+        budget = self.budget
+        count = (
+            self.chunk
+            if budget.max_chains is None or self.procs > 1
+            else min(self.chunk, budget.max_chains - self.offset)
+        )
+        t0 = time.perf_counter()
+        mine = self.run_chunk(self.offset + self.me * count, count)
+        res = _gather(ChunkResult.of(mine))
+        dt = self.pending + time.perf_counter() - t0  # over every call of this chunk
+        count = len(res.solved)
+        if res.paused is not None and res.paused.any():
+            if budget.seconds is None or self.elapsed + time.perf_counter() - t0 < budget.seconds:
+                self.pending = dt  # the next call continues the paused chains of this chunk
+                self.elapsed += time.perf_counter() - t0
+                return Tick(
+                    self.solved,
+                    f"{len(self.seen)} distinct, {int(res.paused.sum())} chains continue "
+                    f"({self.offset + count:,} chains run; {self.shown})",
+                )
+            self.unfinished = res.paused  # the time is up: they stay unsolved
+        self.pending = 0.0
+        res = res._replace(paused=None)
+        checker.require_solutions(res.rows[res.solved], what=self.what, n=self.n)
+        if self.model is not None:  # the same instance, by the independent constrained checker
+            checker.require_constrained(res.rows[res.solved], self.model, what=self.what)
+        steps = res.steps.astype(np.float64)
+        share = dt * steps / steps.sum() if steps.sum() > 0 else np.full(count, dt / count)
+        # Cumulative solved and distinct counts inside this chunk, to cut exactly.
+        solved_cum = self.solved + np.cumsum(res.solved)
+        fresh, distinct_cum = _new_solutions(res.rows, res.solved, self.seen)
+        offset, wall = self.offset + count, self.wall + dt
+        # the time budget counts the chunk's host work too (the checks and the loop above), so
+        # the run's overrun does not grow with --time
+        elapsed = self.elapsed + time.perf_counter() - t0
+        stopped_by, keep = self._stop(solved_cum, distinct_cum, offset, count, elapsed)
+        # Record the whole chunk at once, so that the tally stays whole at a Ctrl-C.
+        self.parts, self.shares = [*self.parts, res], [*self.shares, share]
+        self.seen.update(fresh)
+        self.solved, self.offset, self.wall = int(solved_cum[-1]), offset, wall
+        self.elapsed, self.stopped_by, self.keep = elapsed, stopped_by, keep
+        # The line shows the chains kept: never more solved than the budget (the chunk's last
+        # chains, past the cut, are dropped).
+        last = count - 1 if stopped_by is None else keep - (offset - count) - 1
+        return Tick(
+            int(solved_cum[last]),
+            f"{int(distinct_cum[last])} distinct, {offset:,} chains run; {self.shown}",
+            finished=stopped_by is not None,
+        )
+
+    def _stop(
+        self,
+        solved_cum: np.ndarray,
+        distinct_cum: np.ndarray,
+        offset: int,
+        count: int,
+        elapsed: float,
+    ) -> tuple[str | None, int]:
+        """The budget a chunk meets (None: none) and the chains the run keeps then."""
+        budget = self.budget
+        cuts = {
+            "chains": budget.chains and _cut(solved_cum, budget.chains),
+            "solutions": budget.solutions and _cut(distinct_cum, budget.solutions),
+        }
+        met = {k: v for k, v in cuts.items() if v}
+        if met:
+            stopped_by = min(met, key=met.__getitem__)
+            return stopped_by, offset - count + met[stopped_by]
+        if budget.seconds is not None and elapsed >= budget.seconds:
+            return "time", offset
+        if budget.max_chains is not None and offset >= budget.max_chains:
+            return "max_chains", budget.max_chains
+        if self.cap is not None and offset >= self.cap:
+            return "kept_chains", self.cap
+        return None, 0
+
+    def collect(self, interrupted: bool, compile_s: float, solver: str, best_unit: str) -> ChainRun:
+        """The kept chains of the finished (or interrupted) run."""
+        assert self.stopped_by is not None
+        parts, shares, keep, n = self.parts, self.shares, self.keep, self.n
+        total = sum(len(p.solved) for p in parts)
+        unfinished = np.zeros(total, bool)
+        if self.unfinished is not None and not interrupted:
+            unfinished[total - len(self.unfinished) :] = self.unfinished
+
+        def cat(field: str, dtype=np.int64) -> np.ndarray:
+            if not parts:
+                return np.zeros((0, n) if field == "rows" else 0, dtype)
+            return np.concatenate([getattr(p, field) for p in parts])[:keep].astype(dtype)
+
+        optional = lambda field: (
+            cat(field) if parts and getattr(parts[0], field) is not None else None
+        )
+        return ChainRun(
+            n=n,
+            chain_id=np.arange(keep, dtype=np.int64),
+            rows=cat("rows", np.int32).reshape(-1, n),
+            solved=cat("solved", bool),
+            steps=cat("steps"),
+            restarts=cat("restarts"),
+            wall_share=(np.concatenate(shares)[:keep] if shares else np.zeros(0)),
+            best=optional("best"),
+            wall_s=self.wall,
+            compile_s=compile_s,
+            stopped_by=self.stopped_by,
+            unfinished=unfinished[:keep],
+            best_step=optional("best_step"),
+            solver=solver,
+            best_unit=best_unit,
+        )
 
 
 def run_chains(
@@ -187,17 +318,16 @@ def run_chains(
     }
     control = RunControl() if control is None else control
     checkpoint = None if control.checkpoint is None else Path(control.checkpoint)
-    t = _Tally()
+    t = _Run(run_chunk, n, budget, chunk, what, model, cap, shown, procs, me)
     if control.resume and checkpoint is not None:
-        _resume(t, checkpoint, fingerprint, n)
-    step = _ChunkStep(run_chunk, n, budget, chunk, what, model, procs, me, cap, shown)
+        t.resume(checkpoint, fingerprint)
 
     def save() -> None:
         if t.parts and checkpoint is not None:
             save_checkpoint(checkpoint, t.parts, t.shares, t.offset, t.wall, fingerprint)
 
     interrupted = run_chunks(
-        functools.partial(step, t),
+        t.step,
         total=budget.chains,
         unit="chains solved",
         control=control,
@@ -206,157 +336,8 @@ def run_chains(
     if interrupted:
         t.stopped_by, t.keep = "interrupted", t.offset
     assert t.stopped_by is not None  # the loop ends when a budget is met or on an interrupt
-    return _collect(
-        t,
-        n,
-        interrupted,
-        compile_s=compile_s,
-        solver=what if solver is None else solver,
-        best_unit=best_unit,
-    )
-
-
-def _resume(t: _Tally, checkpoint: Path, fingerprint: dict, n: int) -> None:
-    """Fill a new tally from the checkpoint of an interrupted run."""
-    done, share, t.offset, t.wall = load_checkpoint(checkpoint, fingerprint, n)
-    t.elapsed = t.wall
-    t.parts, t.shares = [done], [share]
-    t.solved = int(done.solved.sum())
-    t.seen.update(r.tobytes() for r in done.rows[done.solved])
-
-
-@dataclasses.dataclass(frozen=True)
-class _ChunkStep:
-    """One chunk of `run_chains`: run it, verify it, record it in the tally, say if to stop."""
-
-    run_chunk: Callable[[int, int], Any]
-    n: int
-    budget: Budget
-    chunk: int
-    what: str
-    model: cons.Constraints | None
-    procs: int
-    me: int
-    cap: int | None  #: kept chains at most (no max_chains budget)
-    shown: str  #: the budget and limits on the progress line
-
-    def __call__(self, t: _Tally) -> Tick:
-        budget = self.budget
-        count = (
-            self.chunk
-            if budget.max_chains is None or self.procs > 1
-            else min(self.chunk, budget.max_chains - t.offset)
-        )
-        t0 = time.perf_counter()
-        mine = self.run_chunk(t.offset + self.me * count, count)
-        res = _gather(ChunkResult.of(mine))
-        dt = t.pending + time.perf_counter() - t0  # over every call of this chunk
-        count = len(res.solved)
-        if res.paused is not None and res.paused.any():
-            if budget.seconds is None or t.elapsed + time.perf_counter() - t0 < budget.seconds:
-                t.pending = dt  # the next call continues the paused chains of this chunk
-                t.elapsed += time.perf_counter() - t0
-                return Tick(
-                    t.solved,
-                    f"{len(t.seen)} distinct, {int(res.paused.sum())} chains continue "
-                    f"({t.offset + count:,} chains run; {self.shown})",
-                )
-            t.unfinished = res.paused  # the time is up: they stay unsolved
-        t.pending = 0.0
-        res = res._replace(paused=None)
-        checker.require_solutions(res.rows[res.solved], what=self.what, n=self.n)
-        if self.model is not None:  # the same instance, by the independent constrained checker
-            checker.require_constrained(res.rows[res.solved], self.model, what=self.what)
-        steps = res.steps.astype(np.float64)
-        share = dt * steps / steps.sum() if steps.sum() > 0 else np.full(count, dt / count)
-        # Cumulative solved and distinct counts inside this chunk, to cut exactly.
-        solved_cum = t.solved + np.cumsum(res.solved)
-        fresh, distinct_cum = _new_solutions(res.rows, res.solved, t.seen)
-        offset, wall = t.offset + count, t.wall + dt
-        # the time budget counts the chunk's host work too (the checks and the loop above), so
-        # the run's overrun does not grow with --time
-        elapsed = t.elapsed + time.perf_counter() - t0
-        stopped_by, keep = self._stop(solved_cum, distinct_cum, offset, count, elapsed)
-        # Record the whole chunk at once, so that the tally stays whole at a Ctrl-C.
-        t.parts, t.shares = [*t.parts, res], [*t.shares, share]
-        t.seen.update(fresh)
-        t.solved, t.offset, t.wall, t.elapsed = int(solved_cum[-1]), offset, wall, elapsed
-        t.stopped_by, t.keep = stopped_by, keep
-        # The line shows the chains kept: never more solved than the budget (the chunk's last
-        # chains, past the cut, are dropped).
-        last = count - 1 if stopped_by is None else keep - (offset - count) - 1
-        return Tick(
-            int(solved_cum[last]),
-            f"{int(distinct_cum[last])} distinct, {offset:,} chains run; {self.shown}",
-            finished=stopped_by is not None,
-        )
-
-    def _stop(
-        self,
-        solved_cum: np.ndarray,
-        distinct_cum: np.ndarray,
-        offset: int,
-        count: int,
-        elapsed: float,
-    ) -> tuple[str | None, int]:
-        """The budget a chunk meets (None: none) and the chains the run keeps then."""
-        budget = self.budget
-        cuts = {
-            "chains": budget.chains and _cut(solved_cum, budget.chains),
-            "solutions": budget.solutions and _cut(distinct_cum, budget.solutions),
-        }
-        met = {k: v for k, v in cuts.items() if v}
-        if met:
-            stopped_by = min(met, key=met.__getitem__)
-            return stopped_by, offset - count + met[stopped_by]
-        if budget.seconds is not None and elapsed >= budget.seconds:
-            return "time", offset
-        if budget.max_chains is not None and offset >= budget.max_chains:
-            return "max_chains", budget.max_chains
-        if self.cap is not None and offset >= self.cap:
-            return "kept_chains", self.cap
-        return None, 0
-
-
-def _collect(
-    t: _Tally,
-    n: int,
-    interrupted: bool,
-    compile_s: float,
-    solver: str,
-    best_unit: str,
-) -> ChainRun:
-    """The kept chains of a finished (or interrupted) run, from its tally."""
-    assert t.stopped_by is not None
-    parts, shares, keep = t.parts, t.shares, t.keep
-    total = sum(len(p.solved) for p in parts)
-    unfinished = np.zeros(total, bool)
-    if t.unfinished is not None and not interrupted:
-        unfinished[total - len(t.unfinished) :] = t.unfinished
-    cat = lambda field: (
-        np.concatenate([getattr(p, field) for p in parts])[:keep]
-        if parts
-        else np.zeros((0, n) if field == "rows" else 0)
-    )
-    return ChainRun(
-        n=n,
-        chain_id=np.arange(keep, dtype=np.int64),
-        rows=cat("rows").reshape(-1, n).astype(np.int32),
-        solved=cat("solved").astype(bool),
-        steps=cat("steps").astype(np.int64),
-        restarts=cat("restarts").astype(np.int64),
-        wall_share=(np.concatenate(shares)[:keep] if shares else np.zeros(0)),
-        best=cat("best").astype(np.int64) if parts and parts[0].best is not None else None,
-        wall_s=t.wall,
-        compile_s=compile_s,
-        stopped_by=t.stopped_by,
-        unfinished=unfinished[:keep],
-        best_step=(
-            cat("best_step").astype(np.int64) if parts and parts[0].best_step is not None else None
-        ),
-        solver=solver,
-        best_unit=best_unit,
-    )
+    solver = what if solver is None else solver
+    return t.collect(interrupted, compile_s=compile_s, solver=solver, best_unit=best_unit)
 
 
 def instance_setup(

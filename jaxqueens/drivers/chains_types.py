@@ -39,20 +39,6 @@ class ChunkResult(NamedTuple):
         host: dict[str, Any] = {f: None if v is None else np.asarray(v) for f, v in fields.items()}
         return cls(**host)
 
-    def where(self, keep: np.ndarray, other: ChunkResult) -> ChunkResult:
-        """Per chain: this result's fields where `keep` [count], else `other`'s (a field
-        either lacks is None)."""
-
-        def pick(a, b):
-            if a is None or b is None:
-                return None
-            return np.where(keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
-
-        picked: dict[str, Any] = {
-            f: pick(getattr(self, f), getattr(other, f)) for f in ChunkResult._fields
-        }
-        return ChunkResult(**picked)
-
 
 @dataclasses.dataclass(frozen=True)
 class Budget:
@@ -155,10 +141,6 @@ class ChainRun:
             return sols
         _, first = np.unique(row_keys(sols), return_index=True)  # bytewise: fast
         return np.unique(sols[first], axis=0)  # the few distinct rows, in numeric order
-
-    def distinct(self) -> np.ndarray:
-        """[D, n] distinct solutions, sorted."""
-        return self.distinct_solutions
 
     @property
     def solutions_per_s(self) -> float | None:

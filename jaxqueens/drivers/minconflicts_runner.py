@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -118,20 +119,30 @@ class BoundedRunner:
         res = chains_types.ChunkResult.of(out, paused=paused)
         if prev is not None:  # the chains that were not paused keep their results
             assert prev.paused is not None  # this runner sets it for every chain
+            keep = ~prev.paused
+            older = keep
             if prev.best is not None and res.best is not None:
                 # a continued chain reports its best board over every call, not only this one
-                older = prev.paused & ~res.solved & (prev.best <= res.best)  # ties: the first
-                res = res._replace(
-                    rows=np.where(older[:, None], prev.rows, res.rows),
-                    best=np.where(older, prev.best, res.best),
-                )
-            res = prev.where(~prev.paused, res)
+                older = keep | (~res.solved & (prev.best <= res.best))  # ties: the first
+            picked: dict[str, Any] = {
+                f: _pick(older if f in ("rows", "best") else keep, prev, res, f)
+                for f in res._fields
+            }
+            res = chains_types.ChunkResult(**picked)
         assert res.paused is not None  # set above, for every chain of the call
         if res.paused.any() or dt > 2 * CALL_SECONDS:
             scale = min(4.0, max(0.25, CALL_SECONDS / max(dt, 1e-3)))
             self.cap = int(min(self.max_restarts, max(0, int(scale * (self.cap + 1)) - 1)))
         self._last = ((offset, count), res)
         return res
+
+
+def _pick(keep: np.ndarray, a, b, field: str) -> np.ndarray | None:
+    """Per chain: `a`'s `field` where `keep` [count], else `b`'s (None where either lacks it)."""
+    x, y = getattr(a, field), getattr(b, field)
+    if x is None or y is None:
+        return None
+    return np.where(keep.reshape((-1,) + (1,) * (x.ndim - 1)), x, y)
 
 
 @functools.lru_cache(maxsize=32)

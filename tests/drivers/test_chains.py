@@ -49,7 +49,7 @@ def test_chain_budget_cut_is_independent_of_chunk(chunk):
 def test_solution_budget_cut(chunk):
     run = driver.run_chains(fake_chunk, 6, chains_types.Budget(solutions=4), chunk, "fake")
     assert run.stopped_by == "solutions"
-    assert len(run.distinct()) == 4
+    assert len(run.distinct_solutions) == 4
     # Chains 0, 1, 3 give solutions 0, 1, 3; chain 4 gives 0 again; chain 6 gives 2.
     assert run.chain_id[-1] == 6
 
