@@ -196,38 +196,29 @@ def cisc352_defaults(n: int) -> dict[str, Any]:
     return {"init": "qs4", "max_restarts": 99, "max_steps": steps}
 
 
+_BACKTRACK_UNUSED = (
+    "resume",
+    "solutions",
+    "time",
+    "maxsteps",
+    "init",
+    "tabu",
+    "batch",
+    "file",
+    "chains",
+    "seed",
+    "plot",
+    "max_restarts",
+    "move",
+    "show_initial",
+    "instance",
+    "toroidal",
+)
 SOLVE_UNUSED: dict[str, tuple[str, ...]] = {
-    "large": (
-        "resume",
-        "solutions",
-        "time",
-        "tabu",
-        "batch",
-        "file",
-        "max_restarts",
-        "move",
-        "show_initial",
-        "instance",
-        "toroidal",
+    "large": tuple(
+        k for k in _BACKTRACK_UNUSED if k not in ("maxsteps", "init", "chains", "seed", "plot")
     ),
-    "backtrack": (
-        "resume",
-        "solutions",
-        "time",
-        "maxsteps",
-        "init",
-        "tabu",
-        "batch",
-        "file",
-        "chains",
-        "seed",
-        "plot",
-        "max_restarts",
-        "move",
-        "show_initial",
-        "instance",
-        "toroidal",
-    ),
+    "backtrack": _BACKTRACK_UNUSED,
 }
 """`solve`: options a path does not use; given anyway, they are refused (never ignored
 silently)."""
