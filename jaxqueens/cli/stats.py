@@ -100,10 +100,9 @@ def _add_solver_options(p) -> None:
 def _options(args) -> dict:
     """Every solver option given on the command line (None: not given), by the drivers' names;
     `jaxqueens.drivers.stats_setup.check_stats` refuses those of another solver."""
-    names = {o for opts in stats_setup.STATS_OPTIONS.values() for o in opts}
-    return {
-        k: getattr(args, arguments.flag_of(k).lstrip("-").replace("-", "_"), None) for k in names
-    }
+    names = dict.fromkeys(o for opts in stats_setup.STATS_OPTIONS.values() for o in opts)
+    flags = {k: arguments.flag_of(k).lstrip("-").replace("-", "_") for k in names}
+    return {k: getattr(args, flag, None) for k, flag in flags.items()}  # (some are library-only)
 
 
 def _p(test: dict | None) -> str:
@@ -112,9 +111,8 @@ def _p(test: dict | None) -> str:
     p = test["p_value"]
     if p is None:
         return f"n/a ({test['cells']} cell)"
-    text = f"chi2 = {test['statistic']:.1f}, dof = {test['dof']:,}, " + (
-        f"p = {p:.3g}" if p > 0 else "p < 1e-300"
-    )
+    shown = f"p = {p:.3g}" if p > 0 else "p < 1e-300"
+    text = f"chi2 = {test['statistic']:.1f}, dof = {test['dof']:,}, {shown}"
     if not test["valid"]:
         text += f" (only {test['expected_per_cell_mean']:.2g} expected per cell: not meaningful)"
     return text

@@ -25,14 +25,13 @@ from jaxqueens.drivers import chains_types, count, stats_setup
 from jaxqueens.drivers import stats_samples as sampling
 from jaxqueens.drivers.loop import RunControl
 from jaxqueens.drivers.stats_samples import Samples
-from jaxqueens.drivers.stats_setup import StatsSettings
 from jaxqueens.parallel import cache
 from jaxqueens.parallel.devices import local_device_count
 
 ENUMERATE_MAX_N = 14  # all solutions listed (frequencies include the unsampled ones)
 
 
-def collect(settings: StatsSettings, control: RunControl | None = None) -> Samples:
+def collect(settings: stats_setup.StatsSettings, control: RunControl | None = None) -> Samples:
     """Run the solver of `settings` (`stats_setup.check_stats`) until its first budget is met: one
     verified sample per solved chain. `control` as for `jaxqueens.solve`."""
     return sampling.SAMPLERS[settings.solver](settings, control)

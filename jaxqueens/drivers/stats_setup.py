@@ -13,13 +13,7 @@ from typing import Any
 
 from jaxqueens.core import arguments
 from jaxqueens.core.oeis import A000170
-from jaxqueens.drivers.settings import (
-    ANNEAL_SETTINGS,
-    GA_PRESETS,
-    LSSettings,
-    anneal_settings,
-    check_anneal,
-)
+from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 
 STATS_SOLVERS = ("minconflicts", "anneal", "ga")  # `stats --solver`: the families `stats` samples
@@ -81,7 +75,7 @@ def check_stats_options(solver: str, given: Mapping[str, Any]) -> None:
             )
             raise arguments.unused("stats", f"--solver {solver}", option, who)
     if solver == "ga" and given.get("preset") is not None:
-        arguments.choice(given["preset"], "preset", GA_PRESETS)
+        arguments.choice(given["preset"], "preset", settings.GA_PRESETS)
 
 
 STATS_ANNEAL = {"method": "ta", "steps": 10_000, "walk": 2000, "preset": "default"}
@@ -99,16 +93,16 @@ def check_stats_anneal(n, options: Mapping[str, Any], chains, seed, batch) -> tu
     Returns `(settings, numbers)`: the method's `LSSettings` (its `method` and `preset` included)
     and the run's numbers checked (`check_anneal`: steps, walk, ...)."""
     setting = {**STATS_ANNEAL, **{k: v for k, v in options.items() if k in STATS_ANNEAL}}
-    given = {k: v for k, v in options.items() if k in ANNEAL_SETTINGS}
+    given = {k: v for k, v in options.items() if k in settings.ANNEAL_SETTINGS}
     for name in ("edge", "t0"):
         if given.get(name) is not None:
             raise QueensError(f"stats --solver anneal has no {arguments.flag_of(name)}; drop it")
-    s = anneal_settings(
+    s = settings.anneal_settings(
         setting["method"], setting["preset"], command="stats --solver anneal", **given
     )
     chains = 1 if chains is None else chains
     numbers = {"steps": setting["steps"], "walk": setting["walk"], "seed": seed, "batch": batch}
-    return s, check_anneal(s, n=n, chains=chains, **numbers)
+    return s, settings.check_anneal(s, n=n, chains=chains, **numbers)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,7 +119,7 @@ class StatsSettings:
     seed: int
     batch: int | None
     options: dict[str, Any]
-    anneal: tuple[LSSettings, dict[str, Any]] | None  #: "anneal": `check_stats_anneal`'s
+    anneal: tuple[settings.LSSettings, dict[str, Any]] | None  #: "anneal": `check_stats_anneal`'s
 
 
 def check_stats(
