@@ -15,7 +15,7 @@ from jaxqueens.cli import options, schema
 from jaxqueens.cli.boards import add_instance, add_size, board_size, load_instance
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
-from jaxqueens.io import checkpoint, ga_history, writing
+from jaxqueens.io import checkpoint, writing
 from jaxqueens.io import ga as ga_io
 from jaxqueens.parallel import memory
 from jaxqueens.plots import ga as ga_plots
@@ -97,7 +97,7 @@ def _add_problem_and_out_options(p) -> None:
     )
     p.add_argument(
         "--history",
-        choices=ga_history.HISTORIES,
+        choices=ga_io.HISTORIES,
         default=None,
         help="history.csv: per generation, statistics over the trials (summary, default) or "
         "every trial's row (per-trial: generations x trials rows, streamed to disk)",
@@ -192,27 +192,17 @@ def cmd_evolve(args) -> int:
     if history == "per-trial" and writing.is_writer():
         fitness = conf.get("fitness") or "pairs"
         n = conf["instance"].n if conf.get("instance") is not None else conf.get("n") or 8
-        stream = ga_history.HistoryStream(out, n, fitness, score)
+        stream = ga_io.HistoryStream(out, n, fitness, score)
     announce = (
         None if control.quiet is True else lambda plan: print(plan_line(plan), file=sys.stderr)
     )
     try:
-        result = ga.evolve(
-            **conf,
-            control=control,
-            records="summary",
-            sink=stream,
-            plan=announce,
-        )
-    except BaseException:
-        _keep_or_discard(stream, target)
-        raise
-    if result.interrupted:
-        if stream is not None:
-            stream.close()
-        kept = " (and the per-trial history streamed so far)" if stream is not None else ""
-        return options.report_interrupt(f"{result.generations} finished generations{kept}", out)
-    try:
+        result = ga.evolve(**conf, control=control, records="summary", sink=stream, plan=announce)
+        if result.interrupted:
+            if stream is not None:
+                stream.close()
+            kept = " (and the per-trial history streamed so far)" if stream is not None else ""
+            return options.report_interrupt(f"{result.generations} finished generations{kept}", out)
         with writing.final_write(out):
             return _report(result, out, plot, score, history, stream, args.record)
     except BaseException:
@@ -267,7 +257,7 @@ def _report(result, out, plot: bool, score: str, history: str, stream, record) -
         f"{s['first_solved_median']}, {len(result.solutions)} distinct verified solutions"
     )
     if c.fitness == ga_io.REPORT_FITNESS:
-        print(ga_io.report_line(result))
+        print(ga_io.report_line(s))
     if result.instance is not None and not s["solved"]:
         print(
             "instance unknown: no trial solved it (a GA proves no UNSAT; jaxqueens "
@@ -277,16 +267,7 @@ def _report(result, out, plot: bool, score: str, history: str, stream, record) -
     if out and writing.is_writer():
         written = ga_io.write_outputs(result, Path(out), s, score, history, stream, record)
         if plot:
-            what = f"{c.encoding}, {c.scheme}, n = {c.n}, pop {c.pop}"
-            written += ga_plots.write_summary_plots(
-                Path(out),
-                ga_history.scored_summary(result, score),
-                result.success_curve(),
-                trials=s["trials"],
-                what=what,
-                score=score,
-                fitness=c.fitness,
-            )
+            written += ga_plots.write_plots(Path(out), result, score)
         writing.retire(Path(out) / checkpoint.FILENAME)  # once the report is written
         print(f"wrote {', '.join(p.name for p in written)} to {out}")
     return 0 if s["solved"] else 1

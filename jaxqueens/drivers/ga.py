@@ -22,8 +22,7 @@ from jaxqueens.drivers.loop import RunControl, run_chunks
 from jaxqueens.io import checkpoint as ckpt
 from jaxqueens.io import ga as ga_io
 from jaxqueens.io.interrupts import SafePoints
-from jaxqueens.solvers.constrained import Mask
-from jaxqueens.solvers.ga import Config, default_params
+from jaxqueens.solvers.ga import Config, Problem, default_params
 
 
 @dataclasses.dataclass
@@ -39,7 +38,9 @@ class EvolveResult:
     params: dict  #: cxpb, mutpb, indpb, migrate_every as Python numbers
     seed: int  #: the random seed.
     generations: int  #: generations recorded (G; fewer than asked after a time budget)
-    summary: np.ndarray  #: [G+1, len(ga_run.SUMMARY)] float64 statistics over trials per generation
+    summary: (
+        np.ndarray
+    )  #: [G+1, len(io.ga.SUMMARY_STATS)] float64 statistics over trials per generation
     first_met: np.ndarray  #: [T] int64 first generation whose best scored 0 (-1: never)
     evals_total: np.ndarray  #: [T] int64 evaluations (DEAP's count, initial population included)
     evals_at_first: np.ndarray  #: [T] int64 evaluations up to the first solved generation (-1)
@@ -131,7 +132,9 @@ class EvolveResult:
     def evals_per_s_total(self) -> float:
         """Evaluations after generation 0 per second of generation time summed over sessions."""
         gen0 = (
-            float(self.summary[0, ga_run.SUMMARY.index("evaluations")]) if len(self.summary) else 0
+            float(self.summary[0, ga_io.SUMMARY_STATS.index("evaluations")])
+            if len(self.summary)
+            else 0
         )
         return (self.evaluations_total - gen0) / max(self.wall_total_s, 1e-12)
 
@@ -205,7 +208,7 @@ def evolve(
       preset: "default" or "classic" (`settings.GA_PRESET_SETTINGS`).
       seconds: stop after the chunk that passes this much run time (compilation excluded).
       records: one of `ga_setup.RECORDS`.
-      sink: receives every trial's records chunk by chunk (`io.ga_history.HistoryStream`).
+      sink: receives every trial's records chunk by chunk (`io.ga.HistoryStream`).
       plan: called with the run's memory estimate before the first generation (`ga_size.plan`).
       until_solved: stop after the chunk in which the last trial (of every process) solved.
 
@@ -216,39 +219,20 @@ def evolve(
       QueensError: an argument out of range or an option the scheme does not use, naming it;
         `InstanceUnsat` for a plainly unsatisfiable instance.
     """
-    control = RunControl() if control is None else control
     a = SimpleNamespace(**locals())
-    config, params, model, mask, seed, seconds = ga_setup.arguments(a)
-    run, save = _begin(a, config, params, model, mask, seed, seconds)
+    run, save, head = _begin(a)
     interrupted = run.done < generations and run_chunks(
-        run.step,
-        total=generations,
-        unit="generations",
-        control=control,
-        save=save,
+        run.step, total=generations, unit="generations", control=control, save=save
     )
-    # From here to the result the work is whole: a stop asked meanwhile (Ctrl-C, SIGTERM) is
-    # kept for after it (saved, reported as interrupted), never half-way through the records.
-    with SafePoints() as safe:
-        found = run.collect(model, f"GA ({encoding}, {scheme})")
-        if safe.requested and not interrupted:
-            if save is not None:
-                save()
-            interrupted = True
-    return EvolveResult(config, params, seed, interrupted=interrupted, instance=model, **found)
+    return _finish(run, save, interrupted, head, f"GA ({encoding}, {scheme})")
 
 
-def _begin(
-    a: SimpleNamespace,
-    config: Config,
-    params: dict,
-    model: cons.Constraints | None,
-    mask: Mask | None,
-    seed: int,
-    seconds: float | None,
-) -> tuple[ga_run.Run, Callable[[], None] | None]:
-    """`evolve`'s run laid out, compiled, at generation 0 (or resumed from its checkpoint):
-    `(ga_run.Run, the checkpoint's save or None)`."""
+def _begin(a: SimpleNamespace) -> tuple[ga_run.Run, Callable[[], None] | None, dict]:
+    """`evolve`'s arguments (by name in `a`) checked and its run laid out, compiled, at
+    generation 0 (or resumed from its checkpoint): `(ga_run.Run, the checkpoint's save or None,
+    the result's config, params, seed and instance)`."""
+    config, params, model, mask, seed, seconds = ga_setup.arguments(a)
+    control = RunControl() if a.control is None else a.control
     sink, generations = a.sink, a.generations
     chunk = a.chunk or ga_size.default_chunk(config, a.trials, generations)
     chunk, procs, me, total_trials, trials = ga_size.plan(
@@ -256,22 +240,45 @@ def _begin(
     )
     caps = {"tournament": config.tournament, "elite": config.elite, "migrants": config.migrants}
     dyn = default_params(config, **params, **caps, generations=generations)
-    problem = ga_size.problem_of(mask)
+    problem = None if mask is None else Problem(mask)
     states, m0, compiled, compile_s, init_s = ga_size.start(
         config, dyn, chunk, seed, me * trials, trials, problem
     )
-    more = {"processes": procs, "records": a.records, "streamed": sink is not None}
-    fp = ga_run.fingerprint(config, params, seed, total_trials, generations, chunk, **more)
-    fp.update({} if model is None else {"instance": model.to_dict()})
-    given = a.control.checkpoint
-    checkpoint = None if given is None else ckpt.process_path(given)
+    fp = {  # what a checkpoint of the run must match to be resumed
+        "config": repr(config),
+        "params": params,
+        "seed": seed,
+        "trials": total_trials,
+        "generations": generations,
+        "chunk": chunk,
+        "processes": procs,
+        "records": a.records,
+        "streamed": sink is not None,
+        **({} if model is None else {"instance": model.to_dict()}),
+    }
+    checkpoint = None if control.checkpoint is None else ckpt.process_path(control.checkpoint)
     loop = (chunk, generations, seconds, a.until_solved, procs, total_trials, sink, states)
     report = ga_io.checks_zero(config.fitness)
     run = ga_run.Run(
         compiled, dyn, np.int32(generations), problem, *loop, a.records == "all", report
     )
     run.compile_s, run.init_s = compile_s, init_s
-    run.open(m0, checkpoint, fp, bool(a.control.resume))
+    run.open(m0, checkpoint, fp, bool(control.resume))
     save = None if checkpoint is None else lambda: ckpt.save(checkpoint, run.tree(), fp)
     run.started = time.perf_counter()
-    return run, save
+    return run, save, {"config": config, "params": params, "seed": seed, "instance": model}
+
+
+def _finish(
+    run: ga_run.Run, save: Callable[[], None] | None, interrupted: bool, head: dict, what: str
+) -> EvolveResult:
+    """The run's result, `head` its settings. From here to the result the work is whole: a stop
+    asked meanwhile (Ctrl-C, SIGTERM) is kept for after it (saved, reported as interrupted),
+    never half-way through the records."""
+    with SafePoints() as safe:
+        found = run.collect(head["instance"], what)
+        if safe.requested and not interrupted:
+            if save is not None:
+                save()
+            interrupted = True
+    return EvolveResult(**head, interrupted=interrupted, **found)

@@ -21,22 +21,21 @@ from jaxqueens.drivers.ga_size import place
 from jaxqueens.drivers.loop import Tick
 from jaxqueens.errors import QueensError, SolutionCheckError
 from jaxqueens.io import checkpoint as ckpt
-from jaxqueens.io import ga_history
+from jaxqueens.io import ga as ga_io
 from jaxqueens.parallel import gather
-from jaxqueens.solvers.ga import Config, Metrics, Params, Problem, State
+from jaxqueens.solvers.ga import Metrics, Params, Problem, State
 
-SUMMARY = ga_history.SUMMARY_STATS  # defined once, where history.csv is written from it
-"""Columns of the per-generation statistics `[G+1, len(SUMMARY)]`: per generation, the minimum,
-10th/50th/90th percentiles (linear interpolation), maximum and mean over trials of each trial's
-best fitness; the mean over trials of the population's mean and of its worst; the evaluations
-of all trials in that generation."""
+TOTALS = ("first_met", "evals_total", "evals_at_first", "final_best")
+"""Per-trial totals `[T]` int64 kept as the generations go by, so that no record `[G+1, T]` is
+needed: first generation whose best scored 0 (-1: none), evaluations, evaluations up to the
+first solved generation (-1: none), the last best."""
 RECORDS = ("best", "avg", "worst", "nevals")
 """Records per generation and trial (`[G+1, T]`), as `Metrics` names them."""
 
 
 def summarise(best, avg, worst, nevals) -> np.ndarray:
-    """`SUMMARY` of `k` generations, `[k, len(SUMMARY)]` float64, from `[k, T]` arrays: each trial's
-    best fitness, each population's mean and worst fitness, each trial's evaluations."""
+    """`io.ga.SUMMARY_STATS` of `k` generations, `[k, 9]` float64, from `[k, T]` arrays: each
+    trial's best fitness, each population's mean and worst fitness, each trial's evaluations."""
     b = np.asarray(best, np.float64)
     p10, p50, p90 = np.percentile(b, (10, 50, 90), axis=1)
     return np.column_stack(
@@ -78,55 +77,6 @@ def _mark_solved(solved_at: np.ndarray, sols, ok, gen0: int) -> None:
     for t in np.unique(trials):
         if solved_at[t] < 0:
             solved_at[t] = int(gens[trials == t].min())
-
-
-class Trials:
-    """Per-trial totals `[T]` (this process's trials) kept as the generations go by, so that
-    no record `[G+1, T]` is needed: first generation whose best scored 0, evaluations, the
-    evaluations up to the first solved generation, the last best."""
-
-    FIELDS = ("first_met", "evals_total", "evals_at_first", "final_best")
-
-    def __init__(self, trials: int):
-        self.first_met = np.full(trials, -1, np.int64)
-        self.evals_total = np.zeros(trials, np.int64)
-        self.evals_at_first = np.full(trials, -1, np.int64)
-        self.final_best = np.zeros(trials, np.int64)
-
-    def add(self, gen0: int, best, nevals, solved_at: np.ndarray | None) -> None:
-        """Generations `gen0 .. gen0 + k - 1` (`best`, `nevals` `[k, T]`); `solved_at`:
-        the report's fitness, already marked for them."""
-        best, nevals = np.asarray(best), np.asarray(nevals, np.int64)
-        hit = best == 0
-        new = (self.first_met < 0) & hit.any(axis=0)
-        self.first_met[new] = gen0 + hit.argmax(axis=0)[new]
-        cum = self.evals_total[None] + np.cumsum(nevals, axis=0)
-        self.evals_total = cum[-1].copy()
-        self.final_best = best[-1].astype(np.int64)
-        first = self.first_met if solved_at is None else solved_at
-        inside = (self.evals_at_first < 0) & (first >= gen0) & (first < gen0 + len(best))
-        cols = np.nonzero(inside)[0]
-        self.evals_at_first[cols] = cum[first[cols] - gen0, cols]
-
-    def tree(self) -> dict:
-        """`{field: [T] int64}`."""
-        return {k: getattr(self, k) for k in self.FIELDS}
-
-    def load(self, tree: dict) -> None:
-        """Take the totals of a checkpoint's `tree()`."""
-        for k in self.FIELDS:
-            setattr(self, k, np.asarray(tree[k], np.int64))
-
-
-def fingerprint(
-    config: Config, params: dict, seed: int, trials: int, generations: int, chunk: int, **more
-) -> dict:
-    """The settings a checkpoint of a run must match to be resumed (the fingerprint `ckpt.save`
-    records). `params` are the rates and migration period (`check_setup`'s), `trials` the trials in
-    all, `chunk` the generations per call, `more` the processes, records, streamed and (constrained
-    runs) the instance's dict."""
-    fp = {"config": repr(config), "params": params, "seed": seed, "trials": trials}
-    return {**fp, "generations": generations, "chunk": chunk, **more}
 
 
 def _batches(boards: np.ndarray, n: int) -> list[np.ndarray]:
@@ -185,7 +135,7 @@ class Run:
     hist: list | None = None  #: [k, T] records per chunk (keep_all)
     found: list = dataclasses.field(default_factory=list)  #: [S, n] solutions per chunk
     solved_at: np.ndarray | None = None  #: [T] int64 (report only)
-    totals: Trials = dataclasses.field(init=False)
+    totals: dict = dataclasses.field(default_factory=dict)  #: `TOTALS` of this process's trials
     summary: list = dataclasses.field(default_factory=list)  #: [k, stats] per chunk
     done: int = 0  #: generations run
     wall_before: float = 0.0  #: seconds of the earlier sessions
@@ -195,12 +145,27 @@ class Run:
     compile_s: float = 0.0  #: seconds compiling the programs
     init_s: float = 0.0  #: seconds building and placing the initial populations
 
-    def everyone(self, x) -> np.ndarray:
-        """`[k, T]` of this process's trials -> `[k, total_trials]` of all, in order."""
+    def everyone(self, x, axis: int = 1) -> np.ndarray:
+        """This process's trials along `axis` (`[k, T]`) -> every process's, in trial order."""
         x = np.asarray(x)
         if self.procs == 1:
             return x
-        return np.take(gather.concat(x, 1), np.arange(self.total_trials), axis=1)
+        return np.take(gather.concat(x, axis), np.arange(self.total_trials), axis=axis)
+
+    def _tally(self, gen0: int, best, nevals) -> None:
+        """`totals` of generations `gen0 .. gen0 + k - 1` (`best`, `nevals` `[k, T]`;
+        `solved_at`, the report's fitness, already marked for them)."""
+        t, best, nevals = self.totals, np.asarray(best), np.asarray(nevals, np.int64)
+        hit = best == 0
+        new = (t["first_met"] < 0) & hit.any(axis=0)
+        t["first_met"][new] = gen0 + hit.argmax(axis=0)[new]
+        cum = t["evals_total"][None] + np.cumsum(nevals, axis=0)
+        t["evals_total"] = cum[-1].copy()
+        t["final_best"] = best[-1].astype(np.int64)
+        first = t["first_met"] if self.solved_at is None else self.solved_at
+        inside = (t["evals_at_first"] < 0) & (first >= gen0) & (first < gen0 + len(best))
+        cols = np.nonzero(inside)[0]
+        t["evals_at_first"][cols] = cum[first[cols] - gen0, cols]
 
     def _record(self, gen0: int, m: Metrics, keep: int) -> list[np.ndarray]:
         """Record `keep` generations `gen0 ..` of the metrics `m` (`[k, T, ...]`); return
@@ -211,7 +176,7 @@ class Run:
         _collect(self.found, m.sols[:keep], m.sols_ok[:keep])
         if self.solved_at is not None:
             _mark_solved(self.solved_at, m.sols[:keep], m.sols_ok[:keep], gen0)
-        self.totals.add(gen0, rec[0], rec[3], self.solved_at)
+        self._tally(gen0, rec[0], rec[3])
         every = [self.everyone(x) for x in rec]
         self.summary.append(summarise(*every))
         if self.sink is not None and gen0:
@@ -224,14 +189,15 @@ class Run:
         trials = len(self.states.gen)
         self.hist = [] if self.keep_all else None
         self.solved_at = np.full(trials, -1, np.int64) if self.report else None
-        self.totals = Trials(trials)
+        starts = (-1, 0, -1, 0)  # (none yet)
+        self.totals = {k: np.full(trials, v, np.int64) for k, v in zip(TOTALS, starts, strict=True)}
         every = self._record(0, jax.tree.map(lambda x: np.asarray(x)[None], m0), 1)
         if resume and checkpoint is not None:
             self.resume(ckpt.load(checkpoint, fingerprint, self._schema()), checkpoint)
         elif self.sink is not None:
             self.sink.start()
             self.sink.records(0, *every)
-        self.evals_before = int(self.totals.evals_total.sum())
+        self.evals_before = int(self.totals["evals_total"].sum())
 
     def step(self) -> Tick:
         """One chunk of generations, recorded."""
@@ -241,7 +207,7 @@ class Run:
         done = self.done = self.done + keep
         late = self.seconds is not None and time.perf_counter() - self.started >= self.seconds
         if self.until_solved:
-            first = self.totals.first_met if self.solved_at is None else self.solved_at
+            first = self.totals["first_met"] if self.solved_at is None else self.solved_at
             unsolved = np.array([int((first < 0).sum())], np.int64)
             late |= int((gather.concat(unsolved) if self.procs > 1 else unsolved).sum()) == 0
         finished = done >= self.generations or late
@@ -255,8 +221,8 @@ class Run:
             "states": ckpt.like(self.states),
             "sols": ckpt.Spec(np.integer, (None, n)),
             "done": ckpt.Spec(np.integer),
-            "trials": {k: ckpt.Spec(np.int64, (trials,)) for k in Trials.FIELDS},
-            "summary": ckpt.Spec(np.float64, (None, len(SUMMARY))),
+            "trials": {k: ckpt.Spec(np.int64, (trials,)) for k in TOTALS},
+            "summary": ckpt.Spec(np.float64, (None, len(ga_io.SUMMARY_STATS))),
             "history_bytes": ckpt.Spec(np.integer),
             "wall_s": ckpt.Spec(np.floating),
             "sessions": ckpt.Spec(np.integer),
@@ -280,7 +246,7 @@ class Run:
             "states": jax.tree.map(np.asarray, states),
             "sols": np.concatenate(self.found) if self.found else np.zeros((0, n), np.int32),
             "done": self.done,
-            "trials": self.totals.tree(),
+            "trials": dict(self.totals),
             "summary": summary[0],
             "history_bytes": self.sink.sync() if self.sink is not None else 0,
             "wall_s": self.wall_before + time.perf_counter() - self.started,
@@ -299,7 +265,7 @@ class Run:
             self.hist = [[z["records"][k] for k in RECORDS]]
         self.found = [z["sols"]] if len(z["sols"]) else []
         done = self.done = int(z["done"])
-        self.totals.load(z["trials"])
+        self.totals = {k: np.asarray(z["trials"][k], np.int64) for k in TOTALS}
         self.summary = [z["summary"]]
         self.wall_before, self.sessions = float(z["wall_s"]), int(z["sessions"]) + 1
         self.solved_at = z.get("solved_at") if self.report else None
@@ -318,7 +284,7 @@ class Run:
         states, found, totals, solved_at = self.states, self.found, self.totals, self.solved_at
         genes, fit = np.asarray(states.genes), np.asarray(states.fit)
         wall_s = time.perf_counter() - self.started
-        evals_here = int(totals.evals_total.sum()) - self.evals_before
+        evals_here = int(totals["evals_total"].sum()) - self.evals_before
         if self.procs > 1:
             evals_here = int(gather.concat(np.array([evals_here], np.int64)).sum())
         _collect(found, genes, fit == 0)
@@ -326,7 +292,7 @@ class Run:
             before = solved_at.copy()  # each island's best
             _mark_solved(solved_at, genes[None], (fit == 0)[None], self.done)
             late = (before < 0) & (solved_at >= 0)
-            totals.evals_at_first[late] = totals.evals_total[late]
+            totals["evals_at_first"][late] = totals["evals_total"][late]
         n = genes.shape[-1]
         sols = np.unique(np.concatenate(found), axis=0) if found else np.zeros((0, n), genes.dtype)
         kept = None
@@ -334,18 +300,15 @@ class Run:
             names = ("best", "avg", "worst", "evaluations")
             kept = {k: np.concatenate([h[i] for h in self.hist]) for i, k in enumerate(names)}
             kept["evaluations"] = kept["evaluations"].astype(np.int64)
-        per_trial = totals.tree()
+        per_trial = dict(totals)
         if self.procs > 1:  # every process gets every trial, in trial order, and all solutions
-            cat = lambda x, axis=0: np.take(
-                gather.concat(x, axis), np.arange(self.total_trials), axis=axis
-            )
-            kept = None if kept is None else {k: cat(v, 1) for k, v in kept.items()}
+            kept = None if kept is None else {k: self.everyone(v) for k, v in kept.items()}
             merged = gather.ragged(sols)
             sols = np.unique(merged, axis=0) if len(merged) else sols
-            genes, fit = cat(genes), cat(fit)
-            per_trial = {k: cat(v) for k, v in per_trial.items()}
+            genes, fit = self.everyone(genes, 0), self.everyone(fit, 0)
+            per_trial = {k: self.everyone(v, 0) for k, v in per_trial.items()}
             if solved_at is not None:  # (a checkpoint saved later holds them too)
-                solved_at = self.solved_at = cat(solved_at)
+                solved_at = self.solved_at = self.everyone(solved_at, 0)
         sols, score_met = verified(sols, genes, self.report, model, what)
         return dict(
             generations=self.done,

@@ -27,7 +27,7 @@ from jaxqueens.solvers.ga import Config, operators
 RECORDS = ("all", "summary")
 """What a run keeps per generation: "all" (Best / Avg / Worst / evaluations of every trial,
 `[G+1, T]` arrays in the result: small runs, the library's default) or "summary" (statistics
-over the trials, `SUMMARY`, and per-trial totals: memory that does not grow with
+over the trials, `io.ga.SUMMARY_STATS`, and per-trial totals: memory that does not grow with
 generations x trials; a `sink` may still receive every trial's records chunk by chunk, to
 stream them to disk)."""
 
@@ -49,20 +49,17 @@ def check_setup(
     when made), each in one line: `(Config, {"cxpb", "mutpb", "indpb", "migrate_every"} as Python
     numbers)`.
 
-    `trials` are independent runs; `crossover` and `mutation` are the operators' names or functions
-    (as for `evolve`, the encoding's default filled in), `fitness` as for `evolve`; `chunk` the
-    generations per jitted call (None: automatic); `toroidal`: queens attack along diagonals modulo
-    n; `constrained`: the run reads an instance's mask. The first setting out of its range is a
+    `n`, `generations` (>= 0) and `trials` are integers checked where they entered; `trials` are
+    independent runs; `crossover` and `mutation` are the operators' names or functions (as for
+    `evolve`, the encoding's default filled in), `fitness` as for `evolve`; `chunk` the generations
+    per jitted call (None: automatic); `toroidal`: queens attack along diagonals modulo n;
+    `constrained`: the run reads an instance's mask. The first setting out of its range is a
     QueensError naming it and the fix."""
     _check_choices(s.encoding, crossover, mutation, fitness)
-    for name, v in (("n", n), ("generations", generations), ("trials", trials), ("chunk", chunk)):
-        _need(v is None or args.is_integer(v), f"{name} must be an integer, got {v!r}")
+    _need(chunk is None or args.is_integer(chunk), f"chunk must be an integer, got {chunk!r}")
     _need(n >= 4, f"n = {n} has no solution to evolve towards; use n >= 4")
     _need(n <= 32767, f"n = {n} is above the GA's limit of 32767 (int16 genes); use a smaller n")
-    _need(
-        generations >= 0 and trials >= 1 and s.islands >= 1 and s.migrate_every >= 0,
-        "generations and migrate_every must be >= 0, trials and islands >= 1",
-    )
+    _need(trials >= 1, "generations and migrate_every must be >= 0, trials and islands >= 1")
     _need(chunk is None or chunk >= 1, f"chunk = {chunk} must be at least 1")
     _need(
         not ((toroidal or constrained) and ga_io.checks_zero(fitness)),

@@ -15,7 +15,7 @@ import numpy as np
 
 from jaxqueens.core import rng
 from jaxqueens.errors import QueensError
-from jaxqueens.io import ga_history
+from jaxqueens.io import ga as ga_io
 from jaxqueens.parallel import cache, gather, memory, sizing
 from jaxqueens.parallel import devices as backend
 from jaxqueens.parallel import trials as lockstep
@@ -45,12 +45,6 @@ def default_chunk(config: Config, trials: int, generations: int) -> int:
     return max(1, min(generations, max(10, (1 << 26) // max(work, 1))))
 
 
-def problem_of(mask: Mask | None) -> Problem | None:
-    """The kernel's `Problem(mask)` of an instance's mask, or None for no mask (the plain or
-    toroidal board)."""
-    return None if mask is None else Problem(mask)
-
-
 def chunk_builder(
     config: Config, trials: int, devices: int = 1, mask: Mask | None = None, place=None
 ) -> Callable[[int], jax.stages.Lowered]:
@@ -61,7 +55,7 @@ def chunk_builder(
     The population of `config` (trials x islands x pop) is the user's; `place` puts the abstract
     arguments on a described device (None: as they are)."""
     place = place or (lambda tree: tree)
-    problem = problem_of(mask)
+    problem = None if mask is None else Problem(mask)
     params = jax.eval_shape(lambda: default_params(config))
     states = jax.eval_shape(
         lambda k, p: lockstep.init(config, k, trials, jnp.int32(0), p, problem)[0],
@@ -131,8 +125,7 @@ def memory_estimate(
         "runtime": RUNTIME_BYTES,
         "population": POPULATION_COPIES * trials * per_trial,
         "chunk": 3 * chunk * trials * per_gen,
-        "statistics": 3 * (generations + 1) * (len(ga_history.SUMMARY_STATS) + 1) * 8
-        + 5 * 8 * trials,
+        "statistics": 3 * (generations + 1) * (len(ga_io.SUMMARY_STATS) + 1) * 8 + 5 * 8 * trials,
     }
     if streamed:
         parts["history text"] = 2 * chunk * trials * HISTORY_ROW_BYTES
@@ -200,9 +193,9 @@ def start(
 ) -> tuple[State, Metrics, Callable, float, float]:
     """The first populations and the compiled chunk of generations: `(states, generation 0's
     metrics, the chunk executable, compile seconds, init seconds)`. `first` is the index of this
-    process's first trial, `trials` this process's trials, `problem` the kernel's `Problem`
-    (`problem_of`). The executables load from the cache folder (a repeated run traces nothing) and
-    stay in the process (`parallel.cache`)."""
+    process's first trial, `trials` this process's trials, `problem` the kernel's `Problem` (None:
+    no instance's mask). The executables load from the cache folder (a repeated run traces
+    nothing) and stay in the process (`parallel.cache`)."""
     t0 = time.perf_counter()
     key, first32 = rng.seed_key(seed), np.int32(first)
     placed = batch_sharding(trials)  # the states come out where `place` puts them: no reshard

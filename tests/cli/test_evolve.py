@@ -13,7 +13,7 @@ from jaxqueens.cli.main import build_parser, main
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.errors import QueensError
-from jaxqueens.io import ga_history
+from jaxqueens.io import ga as ga_io
 from jaxqueens.io import schema as run_schema
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -81,7 +81,7 @@ def test_cli_flags_override_config_and_write_outputs(tmp_path, capsys):
     rc = args.func(args)
     assert rc in (0, 1)
     rows = list(csv.DictReader((out / "history.csv").read_text().splitlines()))
-    assert list(rows[0]) == ga_history.summary_columns("nonattacking_pairs")
+    assert list(rows[0]) == ga_io.summary_columns("nonattacking_pairs")
     assert [int(r["generation"]) for r in rows] == list(range(61))
     for r in rows:  # non-attacking pairs: the highest is the best trial's
         lo, mid, hi = (float(r[f"best_nonattacking_pairs_{k}"]) for k in ("min", "p50", "max"))
@@ -298,7 +298,7 @@ def test_per_trial_history_is_streamed_and_equals_an_uninterrupted_run_after_res
     whole, part = tmp_path / "whole", tmp_path / "part"
     assert main(["evolve", *PER_TRIAL, "--out", str(whole)]) in (0, 1)
     rows = list(csv.reader((whole / "history.csv").read_text().splitlines()))
-    assert rows[0] == ga_history.per_trial_columns("attacking_pairs")
+    assert rows[0] == ga_io.per_trial_columns("attacking_pairs")
     assert len(rows) == 1 + 51 * 3
     assert [r[:2] for r in rows[1:5]] == [["0", "0"], ["0", "1"], ["0", "2"], ["1", "0"]]
     assert not list(whole.glob(".*partial"))
@@ -339,7 +339,7 @@ def test_an_interrupt_during_the_final_write_leaves_a_resumable_run(tmp_path, mo
 
     one = tmp_path / "one"
     with monkeypatch.context() as m:
-        m.setattr(ga_history.HistoryStream, "commit", _raise_interrupt)
+        m.setattr(ga_io.HistoryStream, "commit", _raise_interrupt)
         assert main(["evolve", *PER_TRIAL, "--out", str(one)]) == 130
     assert "run the command again" in capsys.readouterr().err
     assert not (one / "history.csv").exists() and not list(one.glob(".*partial"))
@@ -347,13 +347,13 @@ def test_an_interrupt_during_the_final_write_leaves_a_resumable_run(tmp_path, mo
     whole, part = tmp_path / "whole", tmp_path / "part"
     assert main(["evolve", *PER_TRIAL, "--out", str(whole)]) in (0, 1)
     with monkeypatch.context() as m:
-        real = ga_history.HistoryStream.commit
-        m.setattr(ga_history.HistoryStream, "commit", _raise_interrupt)
+        real = ga_io.HistoryStream.commit
+        m.setattr(ga_io.HistoryStream, "commit", _raise_interrupt)
         capsys.readouterr()
         assert main(["evolve", *PER_TRIAL, "--out", str(part)]) == 130
         err = capsys.readouterr().err
         assert "resume with" in err and len(err.strip().splitlines()) <= 2
-        m.setattr(ga_history.HistoryStream, "commit", real)
+        m.setattr(ga_io.HistoryStream, "commit", real)
     assert (part / ".history.csv.partial").exists() and (part / "checkpoint.npz").exists()
     assert not (part / "history.csv").exists()
     assert main(["evolve", *PER_TRIAL, "--resume", str(part)]) in (0, 1)

@@ -14,6 +14,7 @@ from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import ga, ga_run, ga_setup, ga_size, settings
 from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
+from jaxqueens.io import ga as ga_io
 from jaxqueens.io.config import load_config
 from jaxqueens.parallel import memory, sizing
 from jaxqueens.solvers import ga as kernel
@@ -553,8 +554,8 @@ def test_the_checkpoint_does_not_grow_with_generations_x_trials(tmp_path, monkey
         assert ga.evolve(**kw, records="summary", control=RunControl(checkpoint=ck)).interrupted
         with np.load(ck) as z:
             sizes[g] = {k: z[k].shape for k in z.files if k != "header"}
-    assert sizes[20]["summary"] == (21, len(ga_run.SUMMARY))
-    assert sizes[200]["summary"] == (201, len(ga_run.SUMMARY))
+    assert sizes[20]["summary"] == (21, len(ga_io.SUMMARY_STATS))
+    assert sizes[200]["summary"] == (201, len(ga_io.SUMMARY_STATS))
     same = {k: v for k, v in sizes[20].items() if k not in ("summary", "sols")}
     assert same == {k: v for k, v in sizes[200].items() if k not in ("summary", "sols")}
     assert all(50 not in shape or 21 not in shape for shape in sizes[20].values())
@@ -605,7 +606,6 @@ def test_defect_evolve_refused_a_user_fitness_function(tmp_path):
     """``evolve(fitness=f)`` was refused ("use one of pairs, excess, ..."), though the kernel takes
     a function: now the driver runs it, checks its 0s (a fitness that scores every board 0 solves
     nothing it cannot show) and writes runs.csv and summary.json as for a built-in."""
-    from jaxqueens.io import ga as ga_io
     from jaxqueens.io import schema
 
     res = ga.evolve(8, pop=20, generations=150, trials=2, fitness=_column_weighted, seed=1)

@@ -1,13 +1,16 @@
-"""What `evolve --out` writes: file names, columns and scores, from a duck-typed result."""
+"""What `evolve --out` writes: file names, columns and scores, from a duck-typed result; the
+statistics of history.csv in either score and its per-trial stream."""
 
 import csv
 import json
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
+from jaxqueens.errors import QueensError
 from jaxqueens.io import ga as ga_io
-from jaxqueens.io import ga_history, schema
+from jaxqueens.io import schema
 from jaxqueens.solvers import ga_fitness
 
 
@@ -62,7 +65,7 @@ def test_write_outputs_files_and_columns(tmp_path):
     written = ga_io.write_outputs(r, tmp_path / "out", ga_io.summary(r))
     assert [p.name for p in written] == list(ga_io.FILES)
     rows = list(csv.reader((tmp_path / "out" / "history.csv").read_text().splitlines()))
-    assert rows[0] == ga_history.summary_columns("attacking_pairs")
+    assert rows[0] == ga_io.summary_columns("attacking_pairs")
     assert rows[0][:3] == ["generation", "best_attacking_pairs_min", "best_attacking_pairs_p10"]
     assert rows[1:] == [
         ["0", "2", "2.1", "2.5", "2.9", "3", "2.5", "2.75", "4.5", "0", "8"],
@@ -93,8 +96,6 @@ def test_write_outputs_files_and_columns(tmp_path):
 def test_nonattacking_score_and_no_solutions(tmp_path):
     r = _result()
     r.solutions = np.zeros((0, 5), np.int8)
-    best, _avg, worst = ga_history.scored(r, "nonattacking")
-    assert (best == 10 - r.best).all() and (worst == 10 - r.worst).all()  # n (n - 1) / 2 = 10
     ga_io.write_outputs(r, tmp_path, ga_io.summary(r), "nonattacking")
     rows = list(csv.DictReader((tmp_path / "history.csv").read_text().splitlines()))
     # the statistics of 10 - best: the lowest is 10 - the highest attacking, p10 is 10 - p90
@@ -111,3 +112,49 @@ def test_fitness_names_cover_the_kernels_fitnesses():
     """The CLI's --fitness choices come from io (JAX-free); they must name every kernel fitness."""
     assert set(ga_io.FITNESS_NAMES) == set(ga_fitness.FITNESS)
     assert ga_io.REPORT_FITNESS == ga_fitness.REPORT_FITNESS
+
+
+def test_nonattacking_statistics_equal_those_of_the_flipped_records():
+    """Linear percentiles are symmetric: the statistics of n(n-1)/2 - best over trials are those
+    the driver's attacking-pairs statistics give, min and max and p10 and p90 swapped."""
+    rng = np.random.default_rng(1)
+    best = rng.integers(0, 10, (4, 7))
+    r = SimpleNamespace(config=SimpleNamespace(n=5))
+    r.summary = np.column_stack(
+        [best.min(1), *np.percentile(best, (10, 50, 90), axis=1), best.max(1)]
+        + [best.mean(1)] * 3
+        + [np.ones(4)]
+    )
+    flipped = ga_io.scored_summary(r, "nonattacking")
+    na = 10 - best
+    want = [na.min(1), *np.percentile(na, (10, 50, 90), axis=1), na.max(1), na.mean(1)]
+    for k, w in zip(ga_io.SUMMARY_STATS[:6], want, strict=True):
+        np.testing.assert_allclose(flipped[k], w)
+
+
+def test_the_history_stream_resumes_where_its_checkpoint_stands(tmp_path):
+    """Rows written after the last sync (the checkpoint's length) are cut off on resume; the
+    file appears under its name only when committed."""
+    s = ga_io.HistoryStream(tmp_path, 5, "pairs")
+    s.start()
+    best = np.array([[3, 2]])
+    s.records(0, best, best + 0.5, best + 1, np.full((1, 2), 4))
+    mark = s.sync()
+    s.records(1, best, best, best, np.full((1, 2), 2))  # after the checkpoint: lost
+    s.close()
+    assert not (tmp_path / "history.csv").exists()
+    again = ga_io.HistoryStream(tmp_path, 5, "pairs")
+    again.resume(mark)
+    again.records(1, best - 1, best, best + 1, np.full((1, 2), 2))
+    again.commit()
+    assert (tmp_path / "history.csv").read_text().splitlines() == [
+        "generation,trial,best_attacking_pairs,mean_attacking_pairs,worst_attacking_pairs,"
+        "evaluations",
+        "0,0,3,3.5000,4,4",
+        "0,1,2,2.5000,3,4",
+        "1,0,2,3.0000,4,2",
+        "1,1,1,2.0000,3,2",
+    ]
+    assert not list(tmp_path.glob(".*partial"))
+    with pytest.raises(QueensError, match="start over without --resume"):
+        ga_io.HistoryStream(tmp_path / "none", 5, "pairs").resume(10)

@@ -1,4 +1,6 @@
-"""GA figures: arrays in, PNG files out."""
+"""GA figures: a result's per-generation statistics in, PNG files out."""
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -6,19 +8,21 @@ import pytest
 from jaxqueens.plots import ga as ga_plots
 
 
-def test_write_plots_from_arrays(tmp_path):
+def test_write_plots_from_a_result(tmp_path):
     rng = np.random.default_rng(0)
     best = np.minimum.accumulate(rng.integers(0, 10, (21, 5)), axis=0)
     solved = np.mean(best == 0, axis=1)
-    files = ga_plots.write_plots(
-        tmp_path,
-        best,
-        best + 1.5,
-        best + 4,
-        solved,
-        what="permutation, steady, n = 8, pop 20",
-        fitness="excess",
+    p10, p50, p90 = np.percentile(best, (10, 50, 90), axis=1)
+    stats = [best.min(1), p10, p50, p90, best.max(1), best.mean(1), best.mean(1) + 1.5]
+    result = SimpleNamespace(
+        config=SimpleNamespace(
+            n=8, pop=20, encoding="permutation", scheme="steady", fitness="excess"
+        ),
+        summary=np.column_stack([*stats, best.mean(1) + 4, np.full(21, 40)]),
+        first_solved=np.full(5, -1),
+        success_curve=lambda: solved,
     )
+    files = ga_plots.write_plots(tmp_path, result)
     assert [p.name for p in files] == ["best.png", "avg.png", "worst.png", "success.png"]
     for p in files:
         assert p.stat().st_size > 1000
