@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from jaxqueens import _lazy
 from jaxqueens.cli import options
@@ -21,8 +22,7 @@ from jaxqueens.core import arguments
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
-from jaxqueens.io import chains as chain_io
-from jaxqueens.io import interrupts, logs, provenance, writing
+from jaxqueens.io import checkpoint, interrupts, logs, provenance, writing
 from jaxqueens.io.writing import is_writer
 from jaxqueens.plots import chains as chain_plots
 from jaxqueens.solvers.variants import METHODS
@@ -31,8 +31,7 @@ annealing = _lazy.load("jaxqueens.drivers.anneal")  # JAX: loaded at the first r
 
 OBJECTIVE_NAMES = {"attacks": "attack count", "pairs": "attacking pairs"}
 
-TRACE_CHAINS = 50
-"""Chains per method whose best-so-far trace `--plot` draws."""
+TRACE_CHAINS = 50  # chains per method whose best-so-far trace `--plot` draws
 
 
 def add_command(sub) -> None:
@@ -52,12 +51,6 @@ def add_command(sub) -> None:
         "--steps", type=int, default=10_000, help="step budget per chain (default 10000)"
     )
     options.add_fields(p, settings.ANNEAL_METHODS.values(), preset="default")
-    _add_start_and_out_options(p)
-    p.set_defaults(func=cmd_anneal)
-
-
-def _add_start_and_out_options(p) -> None:
-    """The start (--file, --instance), the seed, the batch and the outputs."""
     p.add_argument(
         "--file",
         default=None,
@@ -78,6 +71,7 @@ def _add_start_and_out_options(p) -> None:
     )
     options.add_checkpoint(p)
     options.add_quiet(p)
+    p.set_defaults(func=cmd_anneal)
 
 
 EFFECTIVE = (
@@ -111,18 +105,20 @@ def parse_methods(text: str) -> list[str]:
 
 
 def _summary_line(method: str, n: int, s: dict) -> str:
+    lowest = (
+        f"lowest {OBJECTIVE_NAMES[s['objective']]} {s['best_objective_min']} "
+        f"(mean {s['best_objective_mean']:.2f})"
+    )
     if not s["solved"] and "status" in s:
         return (
             f"{method.upper()}: n = {n}, instance unknown: no chain solved it after "
             f"{s['steps_budget']:,} steps in each of {s['chains']} chains (local search proves "
-            f"no UNSAT; jaxqueens complete decides it); lowest {OBJECTIVE_NAMES[s['objective']]} "
-            f"{s['best_objective_min']} (mean {s['best_objective_mean']:.2f})"
+            f"no UNSAT; jaxqueens complete decides it); {lowest}"
         )
     if not s["solved"]:
         return (
             f"{method.upper()}: n = {n}, no solution found after {s['steps_budget']:,} steps in "
-            f"each of {s['chains']} chains; lowest {OBJECTIVE_NAMES[s['objective']]} "
-            f"{s['best_objective_min']} (mean {s['best_objective_mean']:.2f})"
+            f"each of {s['chains']} chains; {lowest}"
         )
     return (
         f"{method.upper()}: n = {n}, {s['solved']} of {s['chains']} chains solved "
@@ -135,9 +131,7 @@ def _summary_line(method: str, n: int, s: dict) -> str:
 def _resume_states(resume: str, methods: list[str]) -> dict[str, str]:
     """`--resume DIR`: where each method stands (`jaxqueens.io.anneal.method_state`);
     a folder with nothing to resume, or a method with incomplete outputs, is refused."""
-    states = {
-        m: anneal_io.method_state(anneal_io.method_folder(resume, m, methods)) for m in methods
-    }
+    states = {m: anneal_io.method_state(f) for m, f in anneal_io.folders(resume, methods).items()}
     bad = [m for m, state in states.items() if state == "incomplete"]
     if bad or all(state == "not started" for state in states.values()):
         which = f" for {bad[0]}" if bad else ""
@@ -178,38 +172,31 @@ def cmd_anneal(args: argparse.Namespace) -> int:
     if args.plot and not args.out and not args.resume:
         raise QueensError("--plot needs --out DIR to write the figure into")
     arguments.seconds(args.checkpoint_every, "--checkpoint-every")
-    used = _used_options(args, methods, n, start, instance)
+    chosen, numbers = _settings(args, methods, n, start, instance)
     args = options.resume_folder(args)
     writing.prepare_out(args.out, need=options.out_bytes(args, n, args.chains, len(methods)))
     options.claim_out(args.out, resume=bool(args.resume))
     states = _resume_states(args.resume, methods) if args.resume else {}
     results, solved = {}, 0
     per_method: dict[str, dict] = {}  # each method's effective settings (the run record)
+    folders = anneal_io.folders(args.out, methods)
     for i, method in enumerate(methods):
-        folder = anneal_io.method_folder(args.out, method, methods)
-        ckpt = anneal_io.checkpoint_file(folder)
+        folder = folders.get(method)
+        ckpt = None if folder is None else folder / checkpoint.FILENAME
         if states.get(method) == "finished":
-            solved += anneal_io.solved_before(folder)
+            solved += anneal_io.solved_before(folders[method])
             continue  # this method had finished before the interruption
         try:
-            res = annealing.anneal(
-                n,
-                method,
-                args.chains,
-                args.steps,
-                rounds=args.rounds,
-                neighbour=args.neighbour,
-                objective=args.objective,
-                seed=args.seed,
-                batch=args.batch,
-                preset=args.preset,
-                **used[method],  # the options this method uses, as given (others: the preset's)
-                start=start,
+            res = annealing.run(
+                chosen[method],
+                numbers,
+                start,
+                instance,
+                args.toroidal,
                 best_boards=folder is not None,
                 trace_chains=TRACE_CHAINS if args.plot else 0,
                 control=options.control(args, ckpt, states.get(method) == "saved"),
                 announce=print,
-                **_board(args, instance),
             )
         except KeyboardInterrupt:  # before the chunked loop (calibration, compilation)
             res = None
@@ -228,7 +215,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
         if args.out and args.plot and is_writer() and len(results) == len(methods):
             path = chain_plots.method_traces(
                 {m: r.traces for m, r in results.items()},
-                anneal_io.traces_file(args.out),
+                Path(args.out) / anneal_io.TRACES,
                 n=n,
                 every=results[methods[0]].trace_every,
             )
@@ -236,42 +223,24 @@ def cmd_anneal(args: argparse.Namespace) -> int:
     return 0 if solved else 1  # as solve and evolve: 1 when no chain of any method solved
 
 
-def _board(args: argparse.Namespace, instance) -> dict:
-    """The driver's instance and torus arguments (none on the classic board)."""
-    if instance is not None:
-        return {"instance": instance, "toroidal": args.toroidal}
-    return {"toroidal": True} if args.toroidal else {}
-
-
-def _used_options(args: argparse.Namespace, methods: list[str], n: int, start, instance) -> dict:
-    """The drivers' checks, before JAX is imported (options no method of the run uses, ranges);
-    each method's options as given (the others: the preset's)."""
+def _settings(args: argparse.Namespace, methods: list[str], n: int, start, instance) -> tuple:
+    """Each method's settings and the run's numbers (`settings.anneal_settings`,
+    `settings.check_anneal`), checked once, before JAX is imported: an option no method of the
+    run uses is refused, one not given takes the preset's value."""
     given = {k: getattr(args, k) for k in settings.ANNEAL_SETTINGS}
     needs_step = (instance is not None and not instance.plain) or settings.has_repeated_rows(start)
     numbers = {"chains": args.chains, "steps": args.steps, "walk": 2000, "seed": args.seed}
-    used = {}
+    chosen, checked = {}, {}
     for m in methods:
         s = settings.anneal_settings(m, args.preset, needs_step=needs_step, also=methods, **given)
-        settings.check_anneal(s, n=n, batch=args.batch, **numbers)
-        own = [k for k in settings.ANNEAL_OPTIONAL if k in s.__dataclass_fields__]
-        used[m] = {k: given[k] for k in own if given[k] is not None}  # (others: the preset's)
-    return used
+        chosen[m], checked = s, settings.check_anneal(s, n=n, batch=args.batch, **numbers)
+    return chosen, checked
 
 
 def _method_outputs(method: str, n: int, res, folder, record) -> None:
-    """One method's summary lines and, with --out, its files (the best boards of its unsolved
-    chains, runs.csv, solutions.npy, summary.json with the run's `record`)."""
-    saved = None
-    if folder is not None and is_writer() and res.best_boards is not None and len(res.best_boards):
-        saved = anneal_io.write_best(
-            folder,
-            res.best_chains,
-            res.best_boards,
-            res.run.best[~res.run.solved],
-            res.best_pairs,
-            res.run.best_step[~res.run.solved],
-            unit=res.run.best_unit,
-        )
+    """One method's summary lines and, with --out, its files (`jaxqueens.io.anneal.write`, with
+    the run's `record`)."""
+    saved = anneal_io.write(folder, res, record) if folder is not None and is_writer() else []
     line = _summary_line(method, n, res.summary)
     if saved and not res.summary["solved"]:  # one line: no solution, and where the best are
         print(f"{line}; best boards in {saved[0]}")
@@ -282,6 +251,3 @@ def _method_outputs(method: str, n: int, res, folder, record) -> None:
                 f"{method.upper()}: best board of each of {len(res.best_boards)} unsolved "
                 f"chains in {saved[0]} (attacking pairs in {saved[1].name})"
             )
-    if folder is not None and is_writer():
-        table = chain_io.run_table(res.run, pairs=res.best_pairs)
-        chain_io.write_outputs(res.run, folder, res.summary, table, record)

@@ -14,15 +14,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxqueens.drivers import settings as tables
+from jaxqueens.drivers.settings import t0_rule
 from jaxqueens.errors import QueensError
 from jaxqueens.parallel import cache, sizing
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.parallel import devices as backend
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys
-
-t0_rule = tables.t0_rule  # "worsening", "nmof" or a positive number (SAopt's `initT`)
 
 
 def chain_problem(start, mask) -> sls.Problem | None:
@@ -34,10 +32,9 @@ def chain_problem(start, mask) -> sls.Problem | None:
 
 
 def _walk_deltas(config: sls.Config, walk: int, key, problem):
-    """The executable of `random_walk_deltas` for `(config,
-    walk)`, chain 0's key of `key` made inside it, called `(key, problem)`: loaded from the
-    cache folder and kept in the process (`loaded`), so that a
-    repeated calibration traces nothing."""
+    """The executable of `random_walk_deltas` for `(config, walk)`, chain 0's key of `key` made
+    inside it, called `(key, problem)`: loaded from the cache folder and kept in the process
+    (`cache.loaded`), so that a repeated calibration traces nothing."""
     fn = jax.jit(
         lambda k, b: sls.random_walk_deltas(chain_keys(k, jnp.arange(1))[0], config, walk, b)
     )
@@ -64,7 +61,7 @@ def calibrate(
     mask: sls.Mask | None = None,
 ) -> tuple[np.ndarray, float]:
     """The schedule for `config.method` from a random walk of `walk` (>= 2) steps, and the walk's
-    seconds per step: (schedule [rounds] float32, seconds).
+    seconds per step: (schedule [rounds] float32, seconds); the settings checked where they entered.
 
     The walk is chain 0's of `key`, from `start` [n] (None: a random permutation); with `mask` (a
     constrained config's instance) it moves only free queens onto allowed squares. `q` is TA's
@@ -72,17 +69,6 @@ def calibrate(
     moves, `alpha` SA's cooling factor per round, `t0` SA's start temperature: "worsening"
     (`sa_start_temperature`), "nmof" (`sa_start_temperature_nmof`) or a positive number used as
     T0."""
-    if not 0 < q <= 1 or not 0 < init_prob < 1 or not 0 < alpha <= 1 or walk < 2:
-        raise QueensError(
-            f"calibration needs 0 < q <= 1, 0 < init_prob < 1, 0 < alpha <= 1 and "
-            f"walk >= 2 (got q={q}, init_prob={init_prob}, alpha={alpha}, walk={walk})"
-        )
-    return calibrate_checked(key, config, walk, q, init_prob, alpha, t0_rule(t0), start, mask)
-
-
-def calibrate_checked(key, config, walk, q, init_prob, alpha, t0, start, mask):
-    """`calibrate` of settings already checked (`settings.anneal_settings`), `t0` normalised
-    (`t0_rule`)."""
     problem = chain_problem(start, mask)
     fn = _walk_deltas(config, walk, key, problem)
     fn(key, problem).block_until_ready()  # the first call is not timed
@@ -169,30 +155,11 @@ def make_config(
     toroidal: bool = False,
     constrained: bool = False,
 ) -> sls.Config:
-    """The kernel's static `Config`, checked: `steps` per chain in total, split evenly over `rounds`
-    (1..steps) thresholds or temperatures.
-
-    `n` >= 4; `method` "ls", "ta" or "sa"; `neighbour` "step" or "swap" (`step`: the step
-    neighbour's largest move); `objective` "attacks" or "pairs"; `edge` "wrap" or "nmof";
-    `toroidal`: diagonals modulo n; `constrained`: chains run on an instance's mask."""
-    if n < 4:
-        raise QueensError(
-            f"n = {n}: local search needs n >= 4 (n = 1 is trivial, 2 and 3 have no solution)"
-        )
-    if rounds < 1:
-        raise QueensError(f"--rounds must be at least 1, got {rounds}")
-    if steps < rounds:
-        raise QueensError(f"--steps ({steps}) must be at least --rounds ({rounds})")
-    return config_checked(
-        n, method, steps, rounds, neighbour, step, objective, edge, toroidal, constrained
-    )
-
-
-def config_checked(
-    n, method, steps, rounds, neighbour, step, objective, edge, toroidal, constrained
-):
-    """`make_config` of settings already checked (`settings.anneal_settings`; the kernel's own
-    checks still run)."""
+    """The kernel's static `Config`: `steps` per chain in total, split evenly over `rounds`
+    thresholds or temperatures; `neighbour` "step" or "swap" (`step`: the step neighbour's largest
+    move), `objective` "attacks" or "pairs", `edge` "wrap" or "nmof", `toroidal`: diagonals modulo
+    n, `constrained`: chains run on an instance's mask. The settings are taken as checked where
+    they entered (`settings.check_anneal`); the kernel's own checks raise a `QueensError`."""
     try:
         return sls.Config(
             n=n,

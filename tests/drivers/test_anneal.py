@@ -247,3 +247,21 @@ def test_defect_28_10_and_16_anneal_refuses_unused_options_and_wrong_types(kwarg
     with pytest.raises(QueensError) as err:
         jaxqueens.anneal(**{"n": 8, "method": "ta", "chains": 2, "steps": 100, **kwargs})
     assert needle in str(err.value)
+
+
+def test_run_takes_the_settings_checked_where_they_entered():
+    """`run` (what `jaxqueens anneal` calls with the settings it checked before JAX loads) runs
+    the same chains as `anneal` given the same values, and finds the same best boards."""
+    from jaxqueens.drivers import settings
+
+    st = settings.anneal_settings("sa", "classic")
+    c = settings.check_anneal(st, n=8, chains=12, steps=300, walk=2000, seed=3, batch=None)
+    a = annealing.run(st, c, best_boards=True)
+    b = annealing.anneal(8, "sa", 12, 300, seed=3, preset="classic", best_boards=True)
+    for field in ("rows", "steps", "best", "best_step", "solved"):
+        np.testing.assert_array_equal(getattr(a.run, field), getattr(b.run, field))
+    np.testing.assert_array_equal(a.best_boards, b.best_boards)
+    timings = ("wall_s", "compile_s", "solutions_per_s")
+    assert {k: v for k, v in a.summary.items() if k not in timings} == {
+        k: v for k, v in b.summary.items() if k not in timings
+    }

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from jaxqueens.drivers import anneal_setup as setup
+from jaxqueens.drivers.settings import t0_rule
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers.base import chain_keys
@@ -67,10 +68,10 @@ def test_nmof_start_temperature_rule():
     assert t0 != pytest.approx(setup.sa_start_temperature(d, 0.4), rel=0.05)  # another rule
     with pytest.raises(QueensError, match="no start temperature in SAopt's interval"):
         setup.sa_start_temperature_nmof(np.array([0.0, 0.0, 0.0, 5.0]), 0.4)  # 75% zeros
-    assert setup.t0_rule("nmof") == "nmof" and setup.t0_rule("2.5") == 2.5
+    assert t0_rule("nmof") == "nmof" and t0_rule("2.5") == 2.5
     for bad in ("hot", "0", "-1", "inf"):
         with pytest.raises(QueensError, match="--t0"):
-            setup.t0_rule(bad)
+            t0_rule(bad)
 
 
 def test_calibrate_nmof_t0_walks_from_the_start_board():
