@@ -64,7 +64,7 @@ def _coverage(samples: Samples, first, first_class, total: int | None, class_siz
     """`StatsResult.coverage`: [C] curves over the chains run, of the samples' first occurrences
     (`first`, `first_class`: [S] bool) and, where the total Q is known, the coupon-collector
     expectations (of classes too where `class_sizes_all` [F] gives every class's size)."""
-    chain = np.flatnonzero(samples.solved)  # [S] the chain of every sample
+    chain = samples.sample_chain
     new = [np.bincount(chain[f], minlength=samples.chains) for f in (first, first_class)]
     m = np.cumsum(samples.solved)
     expected = expected_classes = None

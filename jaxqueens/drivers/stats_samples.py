@@ -54,6 +54,11 @@ class Samples:
         picked = ("init", "tabu", "move", "method", "encoding")
         return solver_name(self.solver, **{k: self.options[k] for k in picked if k in self.options})
 
+    @property
+    def sample_chain(self) -> np.ndarray:
+        """[S] chain index of every sample."""
+        return np.flatnonzero(self.solved)
+
 
 def _from_run(run, solver: str, options: dict) -> Samples:
     arrays = (run.solved.copy(), run.steps.copy(), run.solutions.astype(np.int32))
