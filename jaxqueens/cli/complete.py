@@ -1,12 +1,7 @@
 """`jaxqueens complete FILES_OR_DIRS...`: decide, count or enumerate constrained instances
 (n-Queens Completion, CSPLib prob079 excluded diagonals, blocked squares, toroidal) exactly, in
-batches (`jaxqueens.drivers.complete.solve_instances`).
-
-Inputs (`jaxqueens.io.instances`): `.param` files (`FILE:d` uses the first d
-diagonals; `--diags D` for every file), Essence' completion parameters, JSON lines, text boards
-with `.` for an empty column, folders and `.tar.gz` sets of these. Outputs
-(`jaxqueens.io.complete`): the table on stdout; with `--out DIR`, `DIR/results.csv`,
-`DIR/solutions.jsonl`, `DIR/summary.json` and `DIR/checkpoint.npz` (`--resume DIR`).
+batches (`jaxqueens.drivers.complete.solve_instances`), read by `jaxqueens.io.instances`: the
+table on stdout and, with `--out DIR`, the files of `jaxqueens.io.complete` (`--resume DIR`).
 """
 
 from __future__ import annotations
@@ -55,14 +50,12 @@ def add_command(sub) -> None:
     p.add_argument(
         "--cap",
         type=int,
-        default=None,
         metavar="K",
         help="--enumerate: solutions listed per instance (default 1000)",
     )
     p.add_argument(
         "--diags",
         type=int,
-        default=None,
         metavar="D",
         help="use the first D diagonals of every .param file without its own :d "
         "(files of a folder or set listing fewer are skipped, and counted)",
@@ -76,7 +69,6 @@ def add_command(sub) -> None:
     p.add_argument(
         "--max-nodes",
         type=int,
-        default=None,
         metavar="K",
         help="give an instance up after about K tree nodes (status unknown)",
     )

@@ -89,16 +89,7 @@ class CompleteResult(NamedTuple):
           `reason` None unless the instance is UNSAT without a search.
         """
         return [
-            [
-                i.source,
-                i.d,
-                r.n,
-                r.status,
-                r.solutions,
-                r.nodes,
-                round(float(r.seconds), 6),
-                r.reason,
-            ]
+            [i.source, i.d, r.n, r.status, r.solutions, r.nodes, round(r.seconds, 6), r.reason]
             for i, r in zip(inputs, self.instances, strict=True)
         ]
 
@@ -339,30 +330,25 @@ _STATUS = ("", "SAT", "UNSAT", "unknown")
 
 
 def _gather(st: SearchState, models, mine) -> SearchState:
-    """Merge every process's instances (process p holds instances p, p + P, ...)."""
-    count = len(models)
-    words = gather.int_words(
-        [(st.solutions[i], st.nodes[i]) if i in mine else (0, 0) for i in range(count)]
-    ).reshape(count, 2, gather.INT_WORDS)
+    """Merge every process's instances (process p holds instances p, p + P, ...): the tallies of
+    each from its process, and every process's boards, exchanged as the checkpoint holds them."""
+    count, tree = len(models), st.tree()
+    tallies = [(st.solutions[i], st.nodes[i]) if i in mine else (0, 0) for i in range(count)]
+    words = gather.int_words(tallies).reshape(count, 2, gather.INT_WORDS)
     status = np.array([_STATUS.index(s) for s in st.status], np.int32)
-    secs = np.array(st.seconds, np.float64)
-    all_words, all_status, all_secs = map(gather.allgather, (words, status, secs))
-    owner = np.array([i for i in mine for _ in st.boards[i]], np.int32)
-    flat = np.array(
-        [np.pad(b, (0, st.n_max - len(b))) for i in mine for b in st.boards[i]], np.int16
-    ).reshape(len(owner), st.n_max)
-    owners, boards = gather.ragged(owner), gather.ragged(flat)
+    seconds = tree["instances"]["seconds"]
+    all_words, all_status, all_secs = map(gather.allgather, (words, status, seconds))
+    own = (np.arange(count) % len(all_words), np.arange(count))  # (process, instance)
+    ints = np.array(gather.word_ints(all_words[own]), object).reshape(count, 2)  # exact ints
+    tree["instances"] = {
+        "solutions": ints[:, 0],
+        "nodes": ints[:, 1],
+        "seconds": all_secs[own],
+        "status": [_STATUS[s] for s in all_status[own]],
+    }
+    tree["boards"] = {key: gather.ragged(rows) for key, rows in tree["boards"].items()}
     merged = SearchState(count, st.n_max)
-    procs = all_words.shape[0]
-    ints = gather.word_ints(all_words)  # [P][count][2] exact ints
-    for i in range(count):
-        p = i % procs
-        merged.solutions[i], merged.nodes[i] = ints[p][i]
-        merged.status[i] = _STATUS[int(all_status[p, i])]
-        merged.seconds[i] = float(all_secs[p, i])
-    for i, b in zip(owners, boards, strict=True):
-        merged.boards[int(i)].append(b[: models[int(i)].n])
-    merged.chunks, merged.items = st.chunks, st.items
+    merged.restore(tree, models)
     return merged
 
 

@@ -376,6 +376,15 @@ def test_defect_28_msg_plainly_unsat_instances_are_settled_without_search():
     assert res.instances[0].reason == "fixed queens at (0,0) and (1,1) attack each other"
     assert res.instances[2].reason.startswith("row 2 has no allowed square")
     assert res.instances[1].status == "SAT" and res.instances[1].reason is None
+    rows = res.rows([instio.Instance(f"m{i}", None, m) for i, m in enumerate(models)])
+    assert [(r[0], r[3], r[7]) for r in rows] == [
+        ("m0", "UNSAT", res.instances[0].reason),
+        ("m1", "SAT", None),
+        ("m2", "UNSAT", res.instances[2].reason),
+    ]
+    summary = res.summary(mode="count")
+    assert (summary["sat"], summary["unsat"], summary["unsat_without_search"]) == (1, 2, 2)
+    assert list(summary)[-1] == "mode"
 
 
 def test_issue28_item14_a_cap_that_cannot_fit_is_refused_before_any_allocation():
