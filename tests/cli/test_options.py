@@ -45,7 +45,7 @@ WRITERS = {
     "anneal": (
         ["anneal", "-n", "6", "--chains", "2", "--steps", "50", "--quiet"],
         "--out",
-        (jaxqueens.drivers.anneal, "anneal"),
+        (jaxqueens.drivers.anneal, "run"),
     ),
     "evolve": (
         ["evolve", "-n", "6", "--pop", "8", "--generations", "2", "--quiet"],
