@@ -161,13 +161,13 @@ def plan_line(plan: dict) -> str:
     )
 
 
-def throughput_line(result, evaluations: int) -> str:
-    """One line: the `evaluations` of every trial and generation, and the rate of this process's
+def throughput_line(result) -> str:
+    """One line: the evaluations of every trial and generation, and the rate of this process's
     generations over this process's time (the generations of earlier sessions of a resumed run
     are not counted in it); after a resume, also the rate over the time of every session,
     labelled."""
     line = (
-        f"{evaluations:,} evaluations; this process: {result.evals_here:,} in "
+        f"{result.evaluations_total:,} evaluations; this process: {result.evals_here:,} in "
         f"{result.wall_s:.3f} s of generations ({result.evals_per_s:,.0f}/s; "
         f"compile {result.compile_s:.2f} s and init {result.init_s:.2f} s excluded)"
     )
@@ -263,7 +263,7 @@ def _report(result, out, plot: bool, score: str, history: str, stream, record) -
             "instance unknown: no trial solved it (a GA proves no UNSAT; jaxqueens "
             f"complete decides it); lowest fitness {int(result.summary[:, 0].min())}"
         )
-    print(throughput_line(result, s["evaluations"]))
+    print(throughput_line(result))
     if out and writing.is_writer():
         written = ga_io.write_outputs(result, Path(out), s, score, history, stream, record)
         if plot:

@@ -38,9 +38,7 @@ class EvolveResult:
     params: dict  #: cxpb, mutpb, indpb, migrate_every as Python numbers
     seed: int  #: the random seed.
     generations: int  #: generations recorded (G; fewer than asked after a time budget)
-    summary: (
-        np.ndarray
-    )  #: [G+1, len(io.ga.SUMMARY_STATS)] float64 statistics over trials per generation
+    summary: np.ndarray  #: [G+1, 9] float64 statistics over trials: `io.ga.SUMMARY_STATS`
     first_met: np.ndarray  #: [T] int64 first generation whose best scored 0 (-1: never)
     evals_total: np.ndarray  #: [T] int64 evaluations (DEAP's count, initial population included)
     evals_at_first: np.ndarray  #: [T] int64 evaluations up to the first solved generation (-1)
@@ -131,11 +129,7 @@ class EvolveResult:
     @property
     def evals_per_s_total(self) -> float:
         """Evaluations after generation 0 per second of generation time summed over sessions."""
-        gen0 = (
-            float(self.summary[0, ga_io.SUMMARY_STATS.index("evaluations")])
-            if len(self.summary)
-            else 0
-        )
+        gen0 = float(self.summary[0, -1]) if len(self.summary) else 0  # (the evaluations)
         return (self.evaluations_total - gen0) / max(self.wall_total_s, 1e-12)
 
 
