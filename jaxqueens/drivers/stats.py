@@ -14,7 +14,6 @@ import dataclasses
 import math
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxqueens.core import symmetry, symmetry_jax
@@ -202,20 +201,6 @@ def analyse(samples: Samples) -> StatsResult:
     return StatsResult(
         samples, *found, coverage, chi2, chi2_classes, every, every_counts, summary, success
     )
-
-
-def analysis_builders(n: int, samples: int, place=None) -> dict:
-    """`name -> (batch -> jax.stages.Lowered)` for the on-device analysis of `samples` solutions of
-    size n (deduplication, canonical forms, stabilizer sizes: the executables `analyse` runs); the
-    batch is the user's samples in their bucket (`analysis_batch`); `make gpu-check` compiles these
-    for described GPUs. `place` is the device or sharding to lower for (None: the default)."""
-    place = place or (lambda tree: tree)
-    boards = place(jax.ShapeDtypeStruct((analysis_batch(samples), n), jnp.int32))
-    return {
-        "dedup": lambda _: symmetry_jax.dedup.trace(boards).lower(),
-        "canonical": lambda _: symmetry_jax.canonical.trace(boards).lower(),
-        "stabilizer_sizes": lambda _: symmetry_jax.stabilizer_sizes.trace(boards).lower(),
-    }
 
 
 def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:

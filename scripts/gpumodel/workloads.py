@@ -5,10 +5,11 @@ accelerator (`batch -> jax.stages.Lowered` of the real jitted function, never a 
 `jaxqueens.parallel.chains.lockstep_builder` for the chain solvers (solve, anneal, the
 samples of stats), `jaxqueens.parallel.count.items_builder`,
 `jaxqueens.parallel.complete.chunk_builder`, `jaxqueens.drivers.estimate.call_builder`,
-`jaxqueens.drivers.ga_size.chunk_builder`, `jaxqueens.drivers.large.builders` and
-`jaxqueens.drivers.stats.analysis_builders`. `want` is the batch the driver asks
-`jaxqueens.parallel.sizing.choose` for on that device; `sized` False marks a batch that is
-the user's (a population, the samples, one large board): checked against the budget, not chosen.
+`jaxqueens.drivers.ga_size.chunk_builder`, `jaxqueens.drivers.large.builders` and, for stats'
+on-device analysis, the `jaxqueens.core.symmetry_jax` kernels it calls. `want` is the batch the
+driver asks `jaxqueens.parallel.sizing.choose` for on that device; `sized` False marks a batch
+that is the user's (a population, the samples, one large board): checked against the budget, not
+chosen.
 
 The check (`scripts/gpu_check.py`) places the arguments on a described GPU
 (`gpumodel.model.placement`) through `place`; the drivers call the same builders
@@ -18,6 +19,7 @@ with their real arguments. To add or re-point a workload, edit `executables`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +27,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxqueens.core import constellations, prefixes
+from jaxqueens.core import constellations, prefixes, symmetry_jax
 from jaxqueens.drivers import anneal_setup, ga_setup, ga_size, settings
 from jaxqueens.drivers import complete as completing
 from jaxqueens.drivers import count as counting
@@ -262,11 +264,19 @@ def estimate_executables(target: Target, place) -> list[Executable]:
     return out
 
 
+def _lowered(kernel, boards, _batch: int):
+    """`kernel` (a jitted function of one board array) lowered for `boards`, whatever the batch."""
+    return kernel.trace(boards).lower()
+
+
 def stats_executables(target: Target, place) -> list[Executable]:
     out = []
     for n in STATS_N:
         for samples in STATS_SAMPLES:
-            for name, build in statistics.analysis_builders(n, samples, place).items():
+            batch = statistics.analysis_batch(samples)  # the bucket `analyse` pads to
+            boards = place(jax.ShapeDtypeStruct((batch, n), jnp.int32))
+            for name in ("dedup", "canonical", "stabilizer_sizes"):  # the kernels `analyse` runs
+                build = functools.partial(_lowered, getattr(symmetry_jax, name), boards)
                 out.append(
                     Executable(
                         "stats", f"{name},samples={samples}", n, build, samples, "samples", False
