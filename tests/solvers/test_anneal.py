@@ -160,6 +160,12 @@ def _stepped_seed(i: int, config):
 RUN = jax.jit(sls.run, static_argnums=1)  # a reference run, compiled once per Config
 
 
+def _op_by_op(variant) -> bool:
+    """The without_jit variant: there every call compiles the kernel's loops anew, so it runs
+    the fewest seeds and steps that take the paths the jitted variant's take."""
+    return variant.type is chex.ChexVariantType.WITHOUT_JIT
+
+
 class KernelTest(parameterized.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_init(self):
@@ -172,16 +178,18 @@ class KernelTest(parameterized.TestCase):
     def test_step(self):
         step = self.variant(sls.step, static_argnums=1)
         s = INIT(SEEDS[1], CONFIG, SCHEDULE)
-        for _ in range(20):
+        steps = 3 if _op_by_op(self.variant) else 20  # 3: two accepted moves, then a rejected one
+        for _ in range(steps):
             s = step(s, CONFIG, SCHEDULE, None)
         chex.assert_shape(s.rows, (8,))
         np.testing.assert_array_equal(s.counts, lines.counts_of(s.rows, 8))
-        assert int(s.f) == reference.attacking_pairs(np.asarray(s.rows)) and int(s.ctr) == 21
+        assert int(s.f) == reference.attacking_pairs(np.asarray(s.rows))
+        assert int(s.ctr) == steps + 1
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_solve_chain_equals_stepping(self):
         solve = self.variant(sls.run, static_argnums=1)
-        for i, seed in enumerate(SEEDS):
+        for i, seed in enumerate(SEEDS[:1] if _op_by_op(self.variant) else SEEDS):  # all solve
             got, want = solve(seed, CONFIG, SCHEDULE), _stepped_seed(i, CONFIG)
             chex.assert_shape(got.rows, (8,))
             chex.assert_trees_all_equal(got, want)
@@ -193,7 +201,7 @@ class KernelTest(parameterized.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_trace_ends_at_the_chains_best(self):
         trace = self.variant(lambda key, params: sls.trace(key, CONFIG, params, 4))
-        for seed in SEEDS:
+        for seed in SEEDS[:1] if _op_by_op(self.variant) else SEEDS:
             best = np.asarray(trace(seed, SCHEDULE))
             chex.assert_shape(best, (CONFIG.total_steps // 4,))
             assert np.all(np.diff(best) <= 0)
@@ -286,7 +294,7 @@ class StartAndReplayTest(parameterized.TestCase):
     def test_replay_to_the_best_step_gives_the_best_board(self):
         solve = self.variant(lambda key, b: sls.run(key, NMOF, NMOF_SCHEDULE, one_row(b)))
         replay = self.variant(lambda key, u, b: sls.replay(key, NMOF, NMOF_SCHEDULE, u, one_row(b)))
-        for seed in SEEDS:
+        for seed in SEEDS[:2] if _op_by_op(self.variant) else SEEDS:  # one solved, one not
             res = solve(seed, ONE_ROW)
             s = replay(seed, res.best_step, ONE_ROW)
             chex.assert_shape(s.rows, (8,))
@@ -453,7 +461,7 @@ class ConstrainedKernelTest(parameterized.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_toroidal_solve_chain_equals_stepping(self):
         solve = self.variant(sls.run, static_argnums=1)
-        for i, seed in enumerate(SEEDS[:2]):
+        for i, seed in enumerate(SEEDS[: 1 if _op_by_op(self.variant) else 2]):  # both solve
             got, want = solve(seed, TORUS, TWO), _stepped_seed(i, TORUS)
             chex.assert_shape(got.rows, (7,))
             chex.assert_trees_all_equal(got, want)
