@@ -90,7 +90,11 @@ class OneBoardKernelTest(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_batched_kernels(self):
         rng = np.random.default_rng(7)
-        for n in (6, 32, 33, 50):
+        # op by op every operation compiles per size: there the sizes on each side of the
+        # pairwise/scatter switch, with jit two more beyond them
+        switch = (board.PAIRWISE_MAX_N, board.PAIRWISE_MAX_N + 1)
+        op_by_op = self.variant.type is chex.ChexVariantType.WITHOUT_JIT
+        for n in switch if op_by_op else (6, *switch, 50):
             rows = jnp.asarray(rng.integers(0, n, size=(5, n)), jnp.int32)
 
             @self.variant
