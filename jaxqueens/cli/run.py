@@ -20,7 +20,7 @@ from jaxqueens.cli import schema
 from jaxqueens.cli.options import resume_folder
 from jaxqueens.errors import QueensError
 from jaxqueens.io import interrupts, jsonl, ownership
-from jaxqueens.io.config import apply_overrides, check_command, load_config, tables_of
+from jaxqueens.io.config import apply_overrides, check_command, load_config
 from jaxqueens.io.tables import write_dict_csv, write_json
 from jaxqueens.io.writing import prepare_out, resumed_by
 
@@ -47,35 +47,21 @@ def resolve(cfg: dict, parser: schema.Parser, overrides: list[str], where: str):
     command = cfg["command"]
     check_command(command, where, subs)
     options = schema.options_of(subs[command])
-    opts = dict(cfg.get("options", {}))
-    for key, value in opts.items():
-        if key not in options:
-            raise QueensError(
-                f"{where}: unknown key '{key}' for {command} (valid: {', '.join(sorted(options))})"
-            )
-        schema.check(key, value, options, where)
+    opts = schema.config_values(cfg, subs[command], where, command, convert=False)
     sweep = dict(cfg.get("sweep", {}))
-    tables = getattr(subs[command], "tables", {})
-    for key, words in schema.table_words(tables_of(cfg), subs[command], where).items():
-        opts[key] = words + opts.get(key, [])  # compare's [solvers.NAME] as its --set words
-    entries: dict[str, list[str]] = {
-        t.option: [] for t in tables.values()
-    }  # --set SOLVER.KEY=VALUE of compare
-    plain = []
+    table = next(iter(getattr(subs[command], "tables", {}).values()), None)
+    entries, plain = [], []  # compare's --set SOLVER.KEY=VALUE, and the others
     for text in overrides:
-        head = text.partition("=")[0]
-        if "." in head and len(entries) == 1:
-            (option,) = entries
-            schema.parse_entry(text, next(iter(tables.values())))  # checked now, one line
-            entries[option].append(text.strip())
+        if table is not None and "." in text.partition("=")[0]:
+            schema.parse_entry(text, table)  # checked now, one line
+            entries.append(text.strip())
         else:
             plain.append(text)
     opts = apply_overrides(
         opts, sweep, dict(schema.parse_set(text, options) for text in plain), where
     )
-    for option, words in entries.items():
-        if words:
-            opts[option] = opts.get(option, []) + words
+    if table is not None and entries:
+        opts[table.option] = opts.get(table.option, []) + entries
     if "out" in cfg:
         opts.setdefault("out", cfg["out"])
     for key, values in sweep.items():
@@ -160,23 +146,18 @@ def _resume_command(args) -> str:
     return f"jaxqueens run {args.config}{where} --resume{again}"
 
 
-RECORD = "summary.json"
-"""The file in which every command records its run (its `run` block: command and argv)."""
-
-NOT_REPEATED = ("out", "resume", "force", "config")
-"""Options of a recorded command line that a rerun does not take over: where it writes and how it
-met its folder (`--out` of `run` says where the rerun writes)."""
+RECORD = "summary.json"  # where every command records its run (its `run` block: argv)
+NOT_REPEATED = ("out", "resume", "force", "config")  # where a recorded run wrote, how it met it
 
 
-def recorded_config(path: str | Path, parser: schema.Parser) -> dict | None:
-    """The config of a recorded run, `{"command": ..., "options": {...}}` as a TOML config
-    gives them: `DIR` or `DIR/summary.json` names the command and the options its command line
-    gave (the rest take their defaults as in that run; `parser`'s commands read the recorded
-    words); None when `path` is neither (a TOML config). A summary.json without a command line
-    that `run` can repeat is a QueensError."""
+def config_of(path: str | Path, parser: schema.Parser) -> dict:
+    """The config at `path`: a TOML config (`load_config`), or, for `DIR` or `DIR/summary.json`,
+    the recorded run's `{"command": ..., "options": {...}}`: the options its command line gave
+    (read by `parser`'s commands; the rest take their defaults as in that run), less
+    `NOT_REPEATED`. A summary.json without a command line `run` can repeat is a QueensError."""
     summary = Path(path) / RECORD if Path(path).is_dir() else Path(path)
     if summary.name != RECORD or not summary.is_file():
-        return None  # a TOML config (load_config says what is wrong with anything else)
+        return load_config(path)  # (which says what is wrong with anything else)
     try:
         doc = jsonl.loads(summary.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
@@ -202,16 +183,10 @@ def recorded_config(path: str | Path, parser: schema.Parser) -> dict | None:
     return {"command": command, "options": {k: given[k] for k in given if k not in NOT_REPEATED}}
 
 
-def _config(path: str | Path, parser: schema.Parser) -> dict:
-    """A TOML config (`load_config`) or a recorded run's (`recorded_config`)."""
-    cfg = recorded_config(path, parser)
-    return load_config(path) if cfg is None else cfg
-
-
 def cmd_run(args) -> int:
     """Run the config's command once, or once per sweep setting; the exit code."""
     parser = args.build_parser()
-    cfg = _config(args.config, parser)
+    cfg = config_of(args.config, parser)
     command, opts, sweep, options = resolve(cfg, parser, args.set or [], str(args.config))
     if args.out:
         opts["out"] = args.out
@@ -252,7 +227,7 @@ def cmd_run(args) -> int:
             print(label)
         sub_args = schema.apply_config(parser.parse_args(argv), (parser.commands or {})[command])
         sub_args = resume_folder(sub_args)
-        sub_args.record = args.record  # one record: the command line is `run`'s
+        sub_args.record = getattr(args, "record", None)  # one record: `run`'s command line
         try:
             with resumed_by(_resume_command(args)):  # its messages name the run's own --resume
                 result = sub_args.func(sub_args)
@@ -315,7 +290,7 @@ def add_command(sub, build_parser) -> None:
         "options (its run.json) is skipped, one with saved work continues from it "
         "(the command's own --resume), the others run",
     )
-    p.set_defaults(func=cmd_run, build_parser=build_parser, out_folder=out_folder, record=None)
+    p.set_defaults(func=cmd_run, build_parser=build_parser, out_folder=out_folder)
 
 
 def out_folder(args) -> str | None:
@@ -324,7 +299,7 @@ def out_folder(args) -> str | None:
     if args.out:
         return args.out
     try:
-        out = _config(args.config, args.build_parser()).get("out")
+        out = config_of(args.config, args.build_parser()).get("out")
     except QueensError:
         return None
     return out if isinstance(out, str) else None

@@ -307,11 +307,30 @@ def _convert(opt: Option) -> Callable[[Any], Any]:
     return opt.action.type if callable(opt.action.type) else str
 
 
+def config_values(cfg: Any, parser: Any, where: str, command: str = "", convert=True) -> dict:
+    """A loaded config's `[options]` for `parser`'s command, each key and value checked
+    (`check`; converted unless `convert` is false; an unknown key names `command` when given),
+    and its tables of named tables as the words of the repeatable options that give them, before
+    any words `[options]` gives (`table_words`); `where`: the config, as messages name it."""
+    options = options_of(parser)
+    values = {}
+    for key, value in cfg.get("options", {}).items():
+        if command and key not in options:
+            raise QueensError(
+                f"{where}: unknown key '{key}' for {command} (valid: {', '.join(sorted(options))})"
+            )
+        checked = check(key, value, options, where)
+        values[key] = checked if convert else value
+    for key, words in table_words(tables_of(cfg), parser, where).items():
+        values[key] = words + values.get(key, [])
+    return values
+
+
 def read_config(path: str | Path, command: str, parser: argparse.ArgumentParser) -> dict:
-    """The `[options]` (and `out`) of config file `path` written for `command`, config key ->
-    value, each checked against `command`'s parser and converted (`check`), for a command that
-    takes `--config FILE` itself (`evolve`, `compare`); a config for another command, or one
-    with a `[sweep]` (only `jaxqueens run` sweeps), is one line naming `jaxqueens run`."""
+    """The `[options]` (and `out`) of config file `path` written for `command`, checked and
+    converted (`config_values`), for a command that takes `--config FILE` itself (`evolve`,
+    `compare`); a config for another command, or one with a `[sweep]` (only `jaxqueens run`
+    sweeps), is one line naming `jaxqueens run`."""
     cfg = load_config(path)
     if cfg["command"] != command:
         raise QueensError(
@@ -323,14 +342,10 @@ def read_config(path: str | Path, command: str, parser: argparse.ArgumentParser)
             f"{path}: {command} --config runs one setting, not a [sweep]; run the sweep with "
             f"'jaxqueens run {path}', or drop [sweep]"
         )
-    data = dict(cfg.get("options", {}))
+    values = config_values(cfg, parser, str(path))
     if "out" in cfg:
-        data.setdefault("out", cfg["out"])
-    options = options_of(parser)
-    out = {key: check(key, value, options, str(path)) for key, value in data.items()}
-    for key, words in table_words(tables_of(cfg), parser, str(path)).items():
-        out[key] = words + out.get(key, [])  # ([solvers.*] first: [options] set may override)
-    return out
+        values["out"] = check("out", cfg["out"], options_of(parser), str(path))
+    return values
 
 
 def given(args: argparse.Namespace, options: dict[str, Option]) -> dict[str, Any]:

@@ -17,45 +17,21 @@ from pathlib import Path
 from jaxqueens.errors import QueensError
 from jaxqueens.io import files
 
-TABLES = ("solvers",)
-"""Top-level tables of named tables that a command may take (`compare`'s `[solvers.NAME]`
-with each solver's settings); the command's parser checks them (`schema`)."""
+TABLES = ("solvers",)  # tables of named tables a command may take (compare's [solvers.NAME])
 TOP_KEYS = {"command", "out", "options", "sweep", "description", *TABLES}
-MAX_CONFIG_BYTES = 1 << 20
-"""A config is a few lines; a larger file is not one (refused before it is read)."""
-NOT_IN_CONFIGS = {
+MAX_CONFIG_BYTES = 1 << 20  # a config is a few lines; a larger file is refused unread
+NOT_IN_CONFIGS = {  # commands a config cannot name, and why
     **dict.fromkeys(("show", "check", "render"), "it takes a board FILE on the command line"),
     "complete": "it takes instance files on the command line; run jaxqueens complete FILES",
     "run": "a config cannot run another config",
 }
-"""Commands a config cannot name, and why: the first four take files as positional arguments,
-which a config has no key for; `run` would recurse."""
 
 
 def load_config(path: str | Path) -> dict:
-    """Read and shape-check a config file.
-
-    A config names a command and its options, as in this TOML.
-
-        command = "solve"
-        out = "out/solve-32"
-        description = "..."
-        [options]          # the command's long options, "-" written "_"
-        n = 32
-        [sweep]            # optional: one run per combination
-        init = ["permutation", "qs4"]
-
-    Args:
-      path: the TOML file (a regular file only).
-
-    Returns:
-      The config as a dict of its top-level keys.
-
-    Raises:
-      QueensError: naming the file, for anything else: not TOML, an unknown top-level key, a
-        command that cannot run from a config, a table of the wrong type, a value given twice
-        (`out` at the top and under `[options]`, a key under both `[options]` and `[sweep]`).
-    """
+    """The config in TOML file `path` (a regular file only), by top-level key; a one-line
+    QueensError naming the file for anything else: not TOML, an unknown top-level key, a
+    command that cannot run from a config, a table of the wrong type, a value given twice
+    (`out` at the top and under `[options]`, a key under both `[options]` and `[sweep]`)."""
     path = Path(path)
     data = files.read_input(
         path, QueensError, max_bytes=MAX_CONFIG_BYTES, too_large="too large for a config file"

@@ -25,14 +25,10 @@ from jaxqueens._version import __version__
 
 metadata = _lazy.load("importlib.metadata")  # imported only when a record needs it
 
-PACKAGES = ("jax", "jaxlib", "numpy", "matplotlib")
-"""Packages whose installed versions a record names (beside jaxqueens and python)."""
-
-
+PACKAGES = ("jax", "jaxlib", "numpy", "matplotlib")  # versions a record names, beside python
 GIT_TIMEOUT = 2.0
 """Seconds `git rev-parse HEAD` may take before the commit is recorded as unknown."""
-MAX_CONFIG_BYTES = 1 << 16
-"""The most of a `--config` file's text a record holds (a longer file is cut, and says so)."""
+MAX_CONFIG_BYTES = 1 << 16  # the most of a --config file's text a record holds (then cut)
 
 
 def versions() -> dict[str, str | None]:
@@ -149,36 +145,23 @@ class Record:
     settled: dict[str, Any] = field(default_factory=dict)
 
     def block(self, doc: Mapping[str, Any]) -> dict[str, Any]:
-        """The `run` block of the `summary.json` holding `doc`.
-
-        Args:
-          doc: the summary the block goes into. An option still None (its default decided by
-            the command) takes the value of the same name there: in its `config` or `params`
-            object, else at its top.
-
-        Returns:
-          `command_line` (as typed), `argv`, `command`, `versions`, `platform`, `cpu`, `commit`
-          (None outside a checkout), `xla_flags` (None: unset), `devices` (None: JAX never
-          started), `seed` (None for a command without one), `settings` (every option, defaults
-          filled in, and the values the command resolved) and `config_text` (None without a
-          `--config` file).
-        """
+        """The `run` block of the `summary.json` holding `doc`: `command_line` (as typed),
+        `argv`, `command`, the `environment`, `devices` (None: JAX never started), `seed` (None
+        for a command without one), `settings` (every option, defaults filled in, and the values
+        the command resolved) and `config_text` (None without a `--config` file). An option
+        still None (its default decided by the command) takes the value of the same name in
+        `doc`: in its `config` or `params` object, else at its top."""
         effective = {**self.options, **self.settled}
         sources = [doc.get(k) for k in ("config", "params")] + [doc]
         for source in (s for s in sources if isinstance(s, Mapping)):
             for key, value in source.items():
                 if key in effective and effective[key] is None and not isinstance(value, Mapping):
                     effective[key] = _plain(value)
-        env = environment()
         return {
             "command_line": " ".join(self.words),
             "argv": list(self.words),
             "command": self.command,
-            "versions": env["versions"],
-            "platform": env["platform"],
-            "cpu": env["cpu"],
-            "commit": env["commit"],
-            "xla_flags": env["xla_flags"],
+            **environment(),
             "devices": devices(),
             "seed": effective.get("seed"),
             "settings": effective,
