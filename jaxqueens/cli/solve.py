@@ -9,7 +9,6 @@ the options, the constrained boards and the outputs.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 
@@ -136,18 +135,9 @@ def cmd_solve(args) -> int:
     provenance.settle(args.record, chains=chains, max_chains=max_chains)
     if args.show_initial:
         _show_initial(settings, n, start)
-    result = mcsolve.solve(
-        n,
-        chains,
-        solutions=args.solutions,
-        seconds=args.time,
-        start=start,
-        max_chains=max_chains,
-        control=options.control(args, checkpoint, resume),
-        instance=instance,
-        toroidal=bool(args.toroidal),
-        **dataclasses.asdict(settings),
-    )
+    budget = (chains, args.solutions, args.time, max_chains)
+    problem = mcsolve.problem(n, *budget, start, instance, bool(args.toroidal))
+    result = mcsolve.run(problem, settings, options.control(args, checkpoint, resume))
     if result.run.stopped_by == "interrupted":
         return options.report_interrupt(f"{len(result.run.chain_id)} finished chains", args.out)
     provenance.settle(args.record, batch=result.summary.get("chunk"))
@@ -229,8 +219,7 @@ def _print_summary(result, n: int, args, settings: solve_setup.SolveSettings) ->
 def _write_outputs(result, n: int, args) -> None:
     """`solve`'s files in `--out` (this process writes them), and the line naming them."""
     out = Path(args.out)
-    written = chain_out.write_outputs(result.run, out, result.summary, record=args.record)
-    written += chain_out.write_unsolved(result.run, out)
+    written = chain_out.write_outputs(result.run, out, result.summary, None, args.record, True)
     if len(result.solutions) and n <= render.MAX_PNG_N:
         render.board_png(result.solutions[0], out / "solution.png")
         written.append(out / "solution.png")

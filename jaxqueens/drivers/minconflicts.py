@@ -126,18 +126,23 @@ def solve(
       QueensError: an argument out of range, naming it; `InstanceUnsat` for a plainly
         unsatisfiable instance.
     """
-    budget = {"chains": chains, "solutions": solutions, "seconds": seconds}
+    p = problem(n, chains, solutions, seconds, max_chains, start, instance, toroidal)
     search = {"max_steps": max_steps, "init": init, "tabu": tabu, "seed": seed, "batch": batch}
     search.update(max_restarts=max_restarts, move=move, trace_steps=trace_steps)
-    p, s = _checked(n, budget, max_chains, search, start, instance, toroidal)
+    s = solve_setup.solve_settings(
+        p.n, plain=p.model is None, instance=instance is not None, **search
+    )
+    return run(p, s, control, command)
+
+
+def run(
+    p: Problem, s: solve_setup.SolveSettings, control: RunControl | None = None, command="solve"
+) -> SolveResult:
+    """`solve` of a problem and settings checked where they entered (`problem`,
+    `solve_setup.solve_settings`; `jaxqueens solve` checks its settings before JAX loads): the
+    kernel compiled, its chains run to the budget and chain 0 traced if asked."""
     if p.n == 1 and p.mask is None:
         return _solve_trivial(p, s, control)
-    return _run(p, s, control, command)
-
-
-def _run(p: _Problem, s: solve_setup.SolveSettings, control, command: str) -> SolveResult:
-    """Compile the kernel for `solve`'s checked problem and settings, run its chains to the budget
-    and trace chain 0 if asked: the one `SolveResult`."""
     try:
         config = minconflicts.Config(
             n=p.n,
@@ -193,8 +198,8 @@ def _run(p: _Problem, s: solve_setup.SolveSettings, control, command: str) -> So
     return SolveResult(run=run, summary=summary, config=config, trace=trace)
 
 
-class _Problem(NamedTuple):
-    """`solve`'s problem, checked: the board, the instance, the budget and the start."""
+class Problem(NamedTuple):
+    """`solve`'s problem, checked (`problem`): the board, the instance, the budget and the start."""
 
     n: int
     model: cons.Constraints | None  #: the constrained instance (None: a plain board)
@@ -203,10 +208,18 @@ class _Problem(NamedTuple):
     start_rows: np.ndarray | None  #: [n] the start board
 
 
-def _checked(
-    n: int | None, budget: dict, max_chains, search: dict, start, instance, toroidal: bool
-) -> tuple[_Problem, solve_setup.SolveSettings]:
-    """`solve`'s arguments checked in the order its errors are raised, defaults filled in."""
+def problem(
+    n: int | None,
+    chains: int | None,
+    solutions: int | None = None,
+    seconds: float | None = None,
+    max_chains: int | None = None,
+    start=None,
+    instance=None,
+    toroidal: bool = False,
+) -> Problem:
+    """`solve`'s problem arguments (each as for `solve`) checked in the order its errors are
+    raised, the instance's chain cap filled in."""
     if isinstance(instance, cons.Constraints):
         solve_setup.check_instance_n(instance.n)  # before its n x n masks are built
     model, mask = driver.instance_setup(None if n is None else as_size(n), instance, toroidal)
@@ -217,16 +230,15 @@ def _checked(
             f"n = {n} has no toroidal solution (toroidal queens exist only for n prime "
             "to 6: 1, 5, 7, 11, 13, ...; OEIS A051906); choose such an n"
         )
-    if instance is not None and max_chains is None and budget["seconds"] is None:
-        max_chains = budget["chains"] or solve_setup.INSTANCE_CHAINS  # it may have no solution
+    if instance is not None and max_chains is None and seconds is None:
+        max_chains = chains or solve_setup.INSTANCE_CHAINS  # it may have no solution
     if mask is not None and start is not None:
         raise QueensError(
             "a constrained instance sets every chain's start itself; drop the start board (--file)"
         )
-    checked_budget = chains_types.Budget(**budget, max_chains=max_chains)
-    checked_budget.check(n)
-    s = solve_setup.solve_settings(n, plain=model is None, instance=instance is not None, **search)
-    return _Problem(n, model, mask, checked_budget, _start_rows(start, n)), s
+    budget = chains_types.Budget(chains, solutions, seconds, max_chains)
+    budget.check(n)
+    return Problem(n, model, mask, budget, _start_rows(start, n))
 
 
 def initial_board(
@@ -262,7 +274,7 @@ def initial_board(
     return rows, int(checker.attacking_pairs(rows)), gen_s, compile_s
 
 
-def _solve_trivial(p: _Problem, s: solve_setup.SolveSettings, control) -> SolveResult:
+def _solve_trivial(p: Problem, s: solve_setup.SolveSettings, control) -> SolveResult:
     """n = 1: the one queen is a solution; every chain solves in 0 steps (no checkpoint)."""
     count = p.budget.chains or p.budget.max_chains or 1
 

@@ -61,30 +61,6 @@ def run_table(run, solver: str | None = None, pairs: np.ndarray | None = None) -
     )
 
 
-def write_outputs(
-    run,
-    out_dir: str | Path,
-    summary: dict,
-    table: schema.RunTable | None = None,
-    record: Record | None = None,
-) -> list[Path]:
-    """Write `solutions.npy`, `runs.csv` and `summary.json` (with the run's `record`) into
-    `out_dir`; a run that was not interrupted has its checkpoint removed once the command's
-    report is written too.
-
-    `table` defaults to `run_table` of `run`, its solver named by `summary["solver"]` (or
-    `["method"]`) when the run has no name. Returns the files written.
-    """
-    if table is None:
-        name = getattr(run, "solver", "") or summary.get("solver") or summary.get("method", "")
-        table = run_table(run, solver=str(name))
-    files = {"solutions.npy": run.solutions, schema.FILENAME: table, SUMMARY: summary}
-    written = schema.write(out_dir, "solve", files, record)
-    if run.stopped_by != "interrupted":
-        writing.retire(Path(out_dir) / checkpoint.FILENAME)
-    return written
-
-
 BEST_BOARDS = "best_boards.npy"
 """The best board of every unsolved chain, [U, n] int32 (`solve` and `anneal`)."""
 BEST_TABLE = "best_boards.csv"
@@ -102,13 +78,33 @@ def write_best(
     return schema.write(folder, command, {BEST_BOARDS: boards, BEST_TABLE: (list(columns), rows)})
 
 
-def write_unsolved(run, out_dir: str | Path) -> list[Path]:
-    """Write the best boards of a run's unsolved chains (`write_best`): its `rows` hold each
-    chain's best board, `best` its attacking pairs. Returns the files written (none when every
-    chain solved)."""
+def write_outputs(
+    run,
+    out_dir: str | Path,
+    summary: dict,
+    table: schema.RunTable | None = None,
+    record: Record | None = None,
+    best: bool = False,
+) -> list[Path]:
+    """Write `solutions.npy`, `runs.csv` and `summary.json` (with the run's `record`) into
+    `out_dir`; a run that was not interrupted has its checkpoint removed once the command's
+    report is written too. With `best`, also the best boards of its unsolved chains
+    (`write_best`; none when every chain solved): its `rows` hold each chain's best board, `best`
+    its attacking pairs.
+
+    `table` defaults to `run_table` of `run`, its solver named by `summary["solver"]` (or
+    `["method"]`) when the run has no name. Returns the files written.
+    """
+    if table is None:
+        name = getattr(run, "solver", "") or summary.get("solver") or summary.get("method", "")
+        table = run_table(run, solver=str(name))
+    files = {"solutions.npy": run.solutions, schema.FILENAME: table, SUMMARY: summary}
+    written = schema.write(out_dir, "solve", files, record)
+    if run.stopped_by != "interrupted":
+        writing.retire(Path(out_dir) / checkpoint.FILENAME)
     unsolved = ~run.solved
-    if not unsolved.any():
-        return []
+    if not best or not unsolved.any():
+        return written
     pairs = run.best[unsolved] if run.best is not None else [None] * int(unsolved.sum())
     columns = {
         "run": run.chain_id[unsolved],
@@ -116,4 +112,4 @@ def write_unsolved(run, out_dir: str | Path) -> list[Path]:
         "steps_spent": run.steps[unsolved],
         "restarts": run.restarts[unsolved],
     }
-    return write_best(out_dir, "solve", run.rows[unsolved], columns)
+    return written + write_best(out_dir, "solve", run.rows[unsolved], columns)

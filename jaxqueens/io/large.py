@@ -47,7 +47,6 @@ def write_outputs(
     """Write a large-path run (one `LargeResult` per chain, in chain order) and its summary
     into a folder; returns the files written."""
     run = as_run(results)
-    files = chain_out.write_outputs(run, out_dir, summary, record=record)
-    files += chain_out.write_unsolved(run, out_dir)
+    files = chain_out.write_outputs(run, out_dir, summary, record=record, best=True)
     first = run.solutions[0] if len(run.solutions) else None
     return files + schema.write(out_dir, "solve", {"solution.txt": first})

@@ -30,7 +30,7 @@ WRITERS = {
     "solve": (
         ["solve", "-n", "6", "--chains", "2", "--quiet"],
         "--out",
-        (jaxqueens.drivers.minconflicts, "solve"),
+        (jaxqueens.drivers.minconflicts, "run"),
     ),
     "solve-large": (
         ["solve", "-n", "50", "--mode", "large", "--quiet"],
@@ -73,7 +73,7 @@ WRITERS = {
         (jaxqueens.drivers.estimate, "estimate"),
     ),
     "render": (["render", "BOARD"], "-o", (jaxqueens.plots.render, "render_png")),
-    "run": (["run", "CONFIG"], "--out", (jaxqueens.drivers.minconflicts, "solve")),
+    "run": (["run", "CONFIG"], "--out", (jaxqueens.drivers.minconflicts, "run")),
 }
 
 

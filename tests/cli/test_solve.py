@@ -360,11 +360,11 @@ def test_defect_auto_mode_runs_the_same_job_either_side_of_5000(capsys, monkeypa
         cli_solve, "_cmd_large", lambda args, n, setting: seen.append(("large", n)) or 0
     )
 
-    def fake_solve(n, chains, **kwargs):
+    def fake_problem(n, chains, *args):
         seen.append(("batched", n, chains))
         raise KeyboardInterrupt  # stop before any work
 
-    monkeypatch.setattr(cli_solve.mcsolve, "solve", fake_solve)
+    monkeypatch.setattr(cli_solve.mcsolve, "problem", fake_problem)
     for n in (4999, 5000):
         with contextlib.suppress(KeyboardInterrupt):
             main(["solve", "-n", str(n), "--quiet"])

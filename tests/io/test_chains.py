@@ -50,16 +50,19 @@ def test_best_objective_column_and_checkpoint_removal(tmp_path):
     assert (tmp_path / checkpoint.FILENAME).exists()  # an interrupted one keeps it
 
 
-def test_write_unsolved_saves_best_boards(tmp_path):
+def test_write_outputs_with_best_saves_best_boards(tmp_path):
     run = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=3), 8, "fake")
     run.best = np.arange(len(run.chain_id)) + 1
     unsolved = ~run.solved
     assert unsolved.tolist() == [False, False, True, False]  # fake_chunk: chain 2 fails
-    paths = chain_out.write_unsolved(run, tmp_path)
+    assert "best_boards.npy" not in [p.name for p in chain_out.write_outputs(run, tmp_path, {})]
+    paths = chain_out.write_outputs(run, tmp_path, {}, best=True)[-2:]
     assert [p.name for p in paths] == ["best_boards.npy", "best_boards.csv"]
     np.testing.assert_array_equal(np.load(paths[0]), run.rows[unsolved])
     lines = paths[1].read_text().splitlines()
     assert lines == ["run,best_attacking_pairs,steps_spent,restarts", "2,3,2,0"]
     solved_only = driver.run_chains(fake_chunk, 6, chains_types.Budget(chains=2), 2, "fake")
-    assert solved_only.solved.all() and chain_out.write_unsolved(solved_only, tmp_path / "x") == []
-    assert not (tmp_path / "x").exists()
+    assert solved_only.solved.all()
+    written = chain_out.write_outputs(solved_only, tmp_path / "x", {}, best=True)
+    assert [p.name for p in written] == ["solutions.npy", "runs.csv", "summary.json"]
+    assert not (tmp_path / "x" / "best_boards.npy").exists()
