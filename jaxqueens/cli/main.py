@@ -259,11 +259,12 @@ def _run(args, parser: schema.Parser, dist, argv: Sequence[str] | None, t0: floa
         dist.coordinator_timeout,
         _join_settings(args),
     )
-    _take_folder(args)
+    out = _out_folder(args)
+    _take_folder(args, out)
     # `| head`: a closed stdout costs no file; the files the command writes are kept in
     # memory as written, and its report is built from them (atomic.recording)
     with console.pipe_safe_stdout() as shown, atomic.recording():
-        before = _before(args)
+        before = {} if getattr(args, "resume", None) or not out else report.snapshot(out)
         defined = schema.options_of((parser.commands or {})[args.command])
         given = schema.given(args, defined)
         words = sys.argv[1:] if argv is None else argv
@@ -274,17 +275,16 @@ def _run(args, parser: schema.Parser, dist, argv: Sequence[str] | None, t0: floa
         )
         # the command's final write and its report are one end: a signal there waits for
         # both, and its checkpoint goes only after them (jaxqueens.io.writing.ending)
-        with writing.ending(_out_folder(args)):
+        with writing.ending(out):
             code = args.func(args)
             if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets a report
-                with writing.final_write(_out_folder(args)):
-                    _write_report(args, words, given, shown.text(), before)
+                with writing.final_write(out):
+                    _write_report(args, out, words, given, shown.text(), before)
     logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
     return code
 
 
-PER_PROCESS = frozenset({"out", "resume", "quiet", "progress"})
-"""Settings that may differ between the processes of a run: where each writes, what it shows."""
+PER_PROCESS = frozenset({"out", "resume", "quiet", "progress"})  # where each writes, what it shows
 
 
 def _join_settings(args: argparse.Namespace) -> dict:
@@ -305,12 +305,11 @@ def _join_settings(args: argparse.Namespace) -> dict:
     return settings
 
 
-def _take_folder(args) -> None:
-    """A run's `--out` folder holds this run's outputs alone: one holding the outputs of an
+def _take_folder(args, out: str | None) -> None:
+    """A run's output folder `out` holds this run's outputs alone: one holding the outputs of an
     earlier finished run (`jaxqueens.io.ownership.earlier_run`) is refused in one line,
     or with `--force` its files are removed first (by process 0). `--resume` continues the
     folder's own run."""
-    out = _out_folder(args)
     if out is None or getattr(args, "resume", None):
         return
     found = ownership.earlier_run(out)
@@ -322,16 +321,6 @@ def _take_folder(args) -> None:
         ownership.clear_earlier(found)
 
 
-def _before(args) -> dict:
-    """What the `--out` folder holds before the command runs (`report.snapshot`), so that
-    its report shows only what this run writes; nothing with `--resume` (the folder is this
-    run's: what the interrupted part wrote is its own)."""
-    out = _out_folder(args)
-    if getattr(args, "resume", None) or not out:
-        return {}
-    return report.snapshot(out)
-
-
 def _out_folder(args) -> str | None:
     """The folder the command writes: `--out` (which `--resume DIR` has set to DIR), or what
     the command says (`run`: its config's `out`)."""
@@ -339,14 +328,15 @@ def _out_folder(args) -> str | None:
     return out if isinstance(out, str) and out else None
 
 
-def _write_report(args, argv: Sequence[str], given: dict, result: str, before: dict) -> None:
-    """`report.html` in the `--out` folder a command wrote (`jaxqueens.io.report`), by
+def _write_report(
+    args, out: str | None, argv: Sequence[str], given: dict, result: str, before: dict
+) -> None:
+    """`report.html` in the output folder `out` a command wrote (`jaxqueens.io.report`), by
     process 0, after `report.MANIFEST` (the files this run wrote, new or changed since
-    `before`; the page shows only those): what the command printed (`result`) first, the
-    options the user gave (`given`), the devices JAX ran on (none if the command never imported
-    JAX). A report that cannot be written is a warning: the command's own outputs are
-    complete."""
-    out = _out_folder(args)
+    `before`, what it held before the command ran, nothing with `--resume`: the page shows only
+    those): what the command printed (`result`) first, the options the user gave (`given`), the
+    devices JAX ran on (none if the command never imported JAX). A report that cannot be
+    written is a warning: the command's own outputs are complete."""
     if out is None or not os.path.isdir(out):
         return
     if _lazy.is_loaded("jax") and jax.process_index() != 0:

@@ -235,9 +235,7 @@ def cmd_run(args) -> int:
             result = interrupts.exit_code()
         if out is not None:
             _record(out, command, run_opts, setting, result)
-        if interrupts.is_interrupt(
-            result
-        ):  # Ctrl-C or SIGTERM stops the sweep; finished settings keep their rows
+        if interrupts.is_interrupt(result):  # a sweep stops; finished settings keep their rows
             _write_results(opts, sweep, rows)
             print(
                 f"jaxqueens run: interrupted after {i} of {len(settings)} settings; "
