@@ -30,40 +30,42 @@ from pathlib import Path
 from jaxqueens import _process
 from jaxqueens.errors import QueensError
 
-STALE_SECONDS = 3600.0
-"""A temporary file of ours untouched this long is stale whoever wrote it (a live write keeps
-touching its file)."""
+STALE_SECONDS = 3600.0  # a live write keeps touching its file: older is stale, whoever wrote it
 
 _HOST = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
 _OURS = re.compile(r"^\..+\.(?P<host>[0-9a-f]{8})-(?P<pid>\d+)\.[a-z0-9_]{8}\.tmp$")
+# temporary files without the host tag, `.NAME.XXXXXXXX.tmp`: our own kinds of file only
 _UNTAGGED = re.compile(r"^\..+\.(?:npy|npz|csv|json|jsonl|png|txt)\.[a-z0-9_]{8}\.tmp$")
-"""Temporary files without the host tag, `.NAME.XXXXXXXX.tmp`: our own kinds of file only."""
-RECORD_MAX_BYTES = 16 << 20
-"""A file larger than this is not kept by `recording` (the report reads it, if at all)."""
+RECORD_MAX_BYTES = 16 << 20  # a larger file is not kept by `recording` (the report reads it)
 
 
-def _umask() -> int:
-    """The process umask, read without changing it where the OS allows."""
+def _as_open_gives(path: Path) -> None:
+    """Give `path` the mode `open()` gives a new file, `0o666 & ~umask` (the umask read without
+    changing it where the OS allows)."""
+    mask = None
     try:
         with open("/proc/self/status", encoding="latin-1") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
+            mask = next((int(x.split()[1], 8) for x in f if x.startswith("Umask:")), None)
     except (OSError, ValueError, IndexError):
         pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    if mask is None:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid() or os.name == "nt":  # on Windows os.kill would terminate it
+def alive(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (this process, and any on Windows,
+    where `os.kill` would end it, count as alive; so does one not ours to judge)."""
+    if pid <= 0:
+        return False
+    if pid == os.getpid() or os.name == "nt":
         return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except (PermissionError, OverflowError, OSError):
+    except (OverflowError, OSError):
         return True  # someone else's live process (or not ours to judge)
     return True
 
@@ -78,7 +80,7 @@ def _stale(path: Path, now: float) -> bool:
         return False
     if age >= STALE_SECONDS:
         return True
-    return m is not None and m["host"] == _HOST and not _alive(int(m["pid"]))
+    return m is not None and m["host"] == _HOST and not alive(int(m["pid"]))
 
 
 def remove_stale_temps(folder: str | os.PathLike[str]) -> list[Path]:
@@ -99,10 +101,6 @@ def remove_stale_temps(folder: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
-def _folder_given(target: Path) -> QueensError:
-    return QueensError(f"{target}: is a folder; give a file name (or a path inside it)")
-
-
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """A temporary path beside `path` (its folders made), renamed onto `path` if the block
@@ -115,8 +113,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
       QueensError: `path` is a folder (one line naming it, never the temporary file).
     """
     target = Path(path)
+    folder_given = QueensError(f"{target}: is a folder; give a file name (or a path inside it)")
     if target.is_dir():  # never a temporary file named in the error of the rename below
-        raise _folder_given(target)
+        raise folder_given
     target.parent.mkdir(parents=True, exist_ok=True)
     folder = str(target.parent.resolve())
     if folder not in _process.writes.swept:
@@ -128,12 +127,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         os.close(fd)
-        os.chmod(tmp_path, 0o666 & ~_umask())
+        _as_open_gives(tmp_path)
         yield tmp_path
         try:
             os.replace(tmp_path, target)
         except IsADirectoryError:  # made a folder while the file was written
-            raise _folder_given(target) from None
+            raise folder_given from None
     except BaseException:
         with contextlib.suppress(OSError):
             tmp_path.unlink()
@@ -176,15 +175,11 @@ def recorded(path: str | os.PathLike) -> bytes | None:
     return None
 
 
-PARTIAL = ".partial"
-"""Suffix of a streamed file while it grows (`Stream`): `.NAME.partial` beside its
-final name; never swept as stale (a checkpoint may point into it)."""
-
-
 def partial_path(path: str | os.PathLike) -> Path:
-    """Where `Stream` grows `path` until `Stream.commit`: `.NAME.partial` beside it."""
+    """Where `Stream` grows `path` until `Stream.commit`: `.NAME.partial` beside it (never swept
+    as stale: a checkpoint may point into it)."""
     target = Path(path)
-    return target.with_name(f".{target.name}{PARTIAL}")
+    return target.with_name(f".{target.name}.partial")
 
 
 class Stream:
@@ -195,12 +190,8 @@ class Stream:
     it belongs to; a resumed run reopens the partial file at that length (`resume_at`: bytes
     beyond it, written after the checkpoint, are cut off), so the file and the checkpoint agree
     across an interrupt. `commit` renames the whole file onto its name (`os.replace`:
-    atomic); `discard` removes the partial file.
-
-    Args:
-      path: the file's final name.
-      resume_at: the length a checkpoint recorded, to reopen the partial file at (None: start
-        a new one).
+    atomic); `discard` removes the partial file. `resume_at` is the length a checkpoint recorded
+    (None: start a new partial file).
 
     Raises:
       FileNotFoundError: `resume_at` is given but the partial file is missing or shorter
@@ -214,7 +205,7 @@ class Stream:
         self._f: typing.BinaryIO
         if resume_at is None:
             self._f = open(self.partial, "wb")  # noqa: SIM115 (closed by commit/discard/close)
-            os.chmod(self.partial, 0o666 & ~_umask())
+            _as_open_gives(self.partial)
         else:
             size = self.partial.stat().st_size if self.partial.exists() else -1
             if size < resume_at:

@@ -15,9 +15,7 @@ import os
 import sys
 from collections.abc import Iterator
 
-MAX_KEPT = 64 << 10
-"""Characters of what a command printed that `PipeSafeStream` keeps for the report (its
-first ones: the result lines come first; a long listing is cut)."""
+MAX_KEPT = 64 << 10  # characters `PipeSafeStream` keeps (the first: the result lines come first)
 
 
 class PipeSafeStream:
@@ -53,7 +51,6 @@ class PipeSafeStream:
         return len(text)
 
     def writelines(self, lines) -> None:
-        """Write each line, as `write` does."""
         for line in lines:
             self.write(line)
 

@@ -23,11 +23,9 @@ from typing import Any
 from jaxqueens import _process
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
-"""The signals the policy covers when installed by the command line."""
-
+# seconds a second signal waits for the main thread to take it (and stop the command its usual
+# way, with the resume line) before the watcher ends the process
 GRACE = 1.0
-"""Seconds a second signal waits for the main thread to take it (and stop the command its usual
-way, with the resume line) before the watcher ends the process."""
 
 
 def _handler(signum, frame) -> None:
@@ -79,7 +77,7 @@ class _Watcher:
         time.sleep(GRACE)
         if self.stopped or _process.signals.handled - self.handled_before >= self.received:
             return  # the main thread took it: KeyboardInterrupt stops the command its usual way
-        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        name = _name(signum)
         flusher = threading.Thread(target=_flush, daemon=True)  # never wait on a stuck stream
         flusher.start()
         flusher.join(0.2)
@@ -140,11 +138,14 @@ def is_interrupt(code: int) -> bool:
     return code in {128 + int(sig) for sig in SIGNALS}
 
 
+def _name(signum: int | None) -> str:
+    return "Ctrl-C" if signum in (None, signal.SIGINT) else signal.Signals(signum).name
+
+
 def signal_name() -> str:
     """The last signal's name, for messages: "Ctrl-C" for SIGINT or when none was seen, else
     the signal's name ("SIGTERM")."""
-    last = _process.signals.last
-    return "Ctrl-C" if last in (None, signal.SIGINT) else signal.Signals(last).name
+    return _name(_process.signals.last)
 
 
 def reset() -> None:

@@ -20,12 +20,10 @@ def enable(stream=None) -> None:
 
 
 def disable() -> None:
-    """Turn structured logging off."""
     _process.logs.enabled = False
 
 
 def enabled() -> bool:
-    """Whether structured logging is on."""
     return _process.logs.enabled
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import errno
 import os
 from pathlib import Path
 from typing import NamedTuple
@@ -20,22 +19,26 @@ from typing import NamedTuple
 from jaxqueens import _process
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint, jsonl, report
+from jaxqueens.io.atomic import alive
+from jaxqueens.io.tables import SUMMARY
 
-LOCK = ".jaxqueens.lock"
-"""The lock file inside a run's `--out` folder while a process writes there."""
+LOCK = ".jaxqueens.lock"  # inside a run's `--out` folder while a process writes there
 
-SUMMARY = "summary.json"
+
+def checkpoints(folder) -> list[Path]:
+    """The checkpoint files in a run's output folder (any command's naming, any depth), sorted;
+    [] for none or no folder (None, "")."""
+    if not folder or not Path(folder).is_dir():
+        return []
+    name = Path(checkpoint.FILENAME)
+    return sorted(Path(folder).rglob(f"{name.stem}*{name.suffix}"))
 
 
 def unfinished(folder: str | Path) -> list[Path]:
-    """The checkpoints in a run's output folder (at any depth) whose run has not finished,
-    sorted; [] for none or a missing folder."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        return []
-    stem, suffix = Path(checkpoint.FILENAME).stem, Path(checkpoint.FILENAME).suffix
+    """The checkpoints in a run's output folder whose run has not finished (`checkpoints`
+    without a `summary.json` written at the same time or later)."""
     left = []
-    for ckpt in sorted(folder.rglob(f"{stem}*{suffix}")):
+    for ckpt in checkpoints(folder):
         summary = ckpt.parent / SUMMARY
         try:
             done = summary.stat().st_mtime_ns >= ckpt.stat().st_mtime_ns
@@ -44,17 +47,6 @@ def unfinished(folder: str | Path) -> list[Path]:
         if not done:
             left.append(ckpt)
     return left
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process with this id runs on this machine."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except OSError as err:
-        return err.errno == errno.EPERM  # it exists, owned by someone else
-    return True
 
 
 def _owner(lock: Path) -> int | None:
@@ -84,7 +76,7 @@ def acquire(folder: str | Path, option: str = "--out") -> Path:
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
             pid = _owner(lock)
-            if pid is not None and pid != os.getpid() and _alive(pid):
+            if pid is not None and pid != os.getpid() and alive(pid):
                 if made:
                     with contextlib.suppress(OSError):
                         folder.rmdir()

@@ -15,15 +15,12 @@ import time
 
 from jaxqueens.io import logs
 
-BAR = 24
-"""Characters of the bar on a terminal with room for it."""
-MIN_BAR = 8
-"""The narrowest bar drawn; with less room the line has none."""
+BAR = 24  # characters of the bar, on a terminal with room for it
+MIN_BAR = 8  # the narrowest bar drawn; with less room the line has none
 
 
 def _columns(stream) -> int:
-    """The width of the terminal `stream` draws on: `$COLUMNS`, else the terminal's, else
-    80."""
+    """The width of the terminal `stream` draws on: `$COLUMNS`, else the terminal's, else 80."""
     try:
         own = os.get_terminal_size(stream.fileno())
     except (AttributeError, ValueError, OSError):  # not a file, or not a terminal

@@ -41,13 +41,10 @@ def csv_cell(value: Any) -> Any:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
-def writer(stream) -> Any:
+class writer:  # lowercase: called like `csv.writer`
     """A CSV writer in the package's dialect on a text stream: `writerow` and `writerows`, whose
     cells pass through `csv_cell`."""
-    return _Writer(stream)
 
-
-class _Writer:
     def __init__(self, stream):
         self._w = csv.writer(stream, lineterminator="\n")
 
@@ -78,11 +75,8 @@ def write_dict_csv(
     return write_csv(path, keys, ([row.get(k) for k in keys] for row in rows))
 
 
-SUMMARY = "summary.json"
-"""Every command's summary document, the one file that holds a run's record (`schema.write`)."""
-
-NULL_REASON = "_null_reason"
-"""Suffix of the key that says why a value is null (`ert_s` -> `ert_s_null_reason`)."""
+SUMMARY = "summary.json"  # every command's summary, the one file with a run's record
+NULL_REASON = "_null_reason"  # suffix of the key that says why a value is null
 
 
 def _reason(x: float) -> str:
@@ -103,33 +97,25 @@ def strict(doc: Any) -> Any:
     with NumPy values as Python ones and every non-finite float (inf, -inf, NaN) as null, with a
     `<key>_null_reason` beside it in its object (for a list, beside the list's key)."""
     doc = _number(doc)
-    if isinstance(doc, float):
-        return doc if math.isfinite(doc) else None
-    if isinstance(doc, dict):
-        out: dict = {}
-        for key, value in doc.items():
-            value = _number(value)
-            if isinstance(value, float) and not math.isfinite(value):
-                out[key] = None
-                out[f"{key}{NULL_REASON}"] = _reason(value)
-                continue
-            out[key] = strict(value)
-            bad = _non_finite(value) if isinstance(value, (list, tuple)) else None
-            if bad is not None:
-                out[f"{key}{NULL_REASON}"] = f"holds {_reason(bad)}: written as null"
-        return out
     if isinstance(doc, (list, tuple)):
         return [strict(v) for v in doc]
-    return doc
+    if not isinstance(doc, dict):
+        return None if _non_finite(doc) else doc
+    out: dict = {}
+    for key, value in doc.items():
+        value = _number(value)
+        out[key] = strict(value)
+        if _non_finite(value):
+            out[f"{key}{NULL_REASON}"] = _reason(value)
+        elif isinstance(value, (list, tuple)):
+            bad = next((v for v in map(_number, value) if _non_finite(v)), None)
+            if bad is not None:
+                out[f"{key}{NULL_REASON}"] = f"holds {_reason(bad)}: written as null"
+    return out
 
 
-def _non_finite(values) -> float | None:
-    """The first non-finite float directly in `values` (None: none)."""
-    for v in values:
-        v = _number(v)
-        if isinstance(v, float) and not math.isfinite(v):
-            return v
-    return None
+def _non_finite(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
 
 
 def write_json(path: str | Path, doc: Any, record: provenance.Record | None = None) -> Path:

@@ -1,10 +1,10 @@
-"""What every command that writes does before any work and at its end: the output preflight
-(`prepare_out`: the path can be written and its disk has room for what the run will write)
-and the final write (`final_write`, part of the command's `ending`: signals deferred
-while the summary, the `--out` files and the report are written, the checkpoint removed only
-after them (`retire`), a failed write said in one line); the advice on how to continue a run
-(`resume_advice`, which a `run` sweep sets for its settings: `resumed_by`); and
-`is_writer`: only process 0 of a multi-process run writes."""
+"""What every command that writes does before any work and at its end.
+
+`prepare_out` checks the output path first (it can be written, its disk has room for the run);
+`final_write`, part of the command's `ending`, defers signals while the summary, the `--out` files
+and the report are written, removes the checkpoints `retire` names only after them, and says a
+failed write in one line; `resume_advice` says how to continue a run (a `run` sweep sets it for
+its settings: `resumed_by`). Only the `is_writer` process writes."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from jaxqueens import _lazy, _process
 from jaxqueens.errors import QueensError
-from jaxqueens.io import atomic, checkpoint, interrupts
+from jaxqueens.io import atomic, interrupts, ownership
 from jaxqueens.io.interrupts import SafePoints
 from jaxqueens.parallel import memory
 
@@ -50,9 +50,9 @@ def resume_advice(out) -> str:
 
 
 def is_writer() -> bool:
-    """Whether this process writes the outputs: process 0 of a multi-process run (and a single
-    process). Imports JAX: commands call it after their run, when JAX is loaded anyway."""
-    return gather.is_writer()
+    """Whether this process writes the outputs: process 0 of a multi-process run, and a single
+    process (a process that never loaded JAX is one: JAX is not imported to ask)."""
+    return not _lazy.is_loaded("jax") or gather.is_writer()
 
 
 MARGIN = 1 << 20  # bytes of free space beyond a command's estimate (summaries, tables, figures)
@@ -73,17 +73,10 @@ def prepare_out(
     The folder must be creatable and writable and its disk must have `need` plus `MARGIN`
     bytes free. Stale temporary files of a killed run are removed from the folder (`atomic`);
     nothing is created.
-
-    Args:
-      path (str | os.PathLike | None): the output path (None or "": none given, None returned).
-      kind: "dir": a folder (new or existing), never an existing file; "file": a file, never
-        an existing folder nor one of the command's `inputs`.
-      option: the flag named in errors.
-      inputs: the command's input files.
-      need: a rough estimate of the bytes the run writes, checkpoints included.
-
-    Returns:
-      `Path(path)`, or None when no path is given.
+    `kind` "dir" is a folder (new or existing), never an existing file; "file" a file, never an
+    existing folder nor one of the command's `inputs`; `need` is a rough estimate of the bytes
+    the run writes, checkpoints included; `option` is the flag named in errors. Returns
+    `Path(path)`, or None when none is given (None or "").
 
     Raises:
       QueensError: one line naming the option, the path and the fix.
@@ -130,33 +123,19 @@ def prepare_out(
     return target
 
 
-def _checkpoints_in(out) -> list[Path]:
-    """The checkpoint files of a run's `--out` folder (any command's naming, any depth)."""
-    if not out or not Path(out).is_dir():
-        return []
-    stem = Path(checkpoint.FILENAME).stem
-    return sorted(Path(out).rglob(f"{stem}*.npz"))
-
-
-def _writes() -> bool:
-    """Whether this process writes the outputs, without importing JAX for it (a command that
-    never loaded JAX runs as one process)."""
-    return not _lazy.is_loaded("jax") or is_writer()
-
-
 class _Ending:
-    """The end of one command: from its first `final_write` to its report, one safe
-    region; the checkpoints it has finished with (`retire`) go after it."""
+    """One command's end: its safe region from the first `final_write` on (`safe`, entered on
+    `stack`), and the checkpoints it has finished with (`retire`), removed after it."""
 
-    def __init__(self, out) -> None:
-        self.out = out
+    def __init__(self) -> None:
         self.stack = contextlib.ExitStack()
-        self.safe: SafePoints | None = None  # the region, from the first final write on
+        self.safe: SafePoints | None = None
         self.retired: list[Path] = []
 
-    def begin(self) -> None:
-        if self.safe is None:
-            self.safe = self.stack.enter_context(SafePoints())
+
+def _current() -> _Ending | None:
+    """The innermost running command's end (None: none, or a sweep's setting)."""
+    return _process.commands.endings[-1] if _process.commands.endings else None
 
 
 @contextlib.contextmanager
@@ -173,32 +152,27 @@ def ending(out) -> Iterator[None]:
       KeyboardInterrupt: after the block, when a first signal (SIGINT or SIGTERM) came during
         it (a line says the end was finished first); at once on a second one.
     """
-    end = _Ending(out)
+    end = _Ending()
     _process.commands.endings.append(end)
     try:
         with end.stack:
             try:
                 yield
             except KeyboardInterrupt:
-                if end.safe is not None and out and _writes():
-                    if _checkpoints_in(out):
-                        print(
-                            f"interrupted before the outputs in {out} were complete; the "
-                            "finished work is in its checkpoint: resume with "
-                            f"{resume_advice(out)}",
-                            file=sys.stderr,
-                        )
-                    else:
-                        print(
-                            f"interrupted while writing {out}: each file there is whole or "
-                            "absent; run the command again to write them all",
-                            file=sys.stderr,
-                        )
+                if end.safe is not None and out and is_writer():
+                    print(
+                        f"interrupted before the outputs in {out} were complete; the finished "
+                        f"work is in its checkpoint: resume with {resume_advice(out)}"
+                        if ownership.checkpoints(out)
+                        else f"interrupted while writing {out}: each file there is whole or "
+                        "absent; run the command again to write them all",
+                        file=sys.stderr,
+                    )
                 raise
             for path in end.retired:
                 path.unlink(missing_ok=True)
             if end.safe is not None and end.safe.requested:  # asked during the end: done first
-                done = f"the files written to {out} are complete" if out and _writes() else ""
+                done = f"the files written to {out} are complete" if out and is_writer() else ""
                 print(
                     f"{interrupts.signal_name()} during the final write: it was finished first "
                     f"({done or 'nothing lost'})",
@@ -212,7 +186,7 @@ def ending(out) -> Iterator[None]:
 def retire(path) -> None:
     """Remove a checkpoint file once the command's outputs and report are written: at the end
     of `ending` (at once outside a command)."""
-    end = _process.commands.endings[-1] if _process.commands.endings else None
+    end = _current()
     if end is None:
         Path(path).unlink(missing_ok=True)
     else:
@@ -231,19 +205,20 @@ def final_write(out) -> Iterator[None]:
       QueensError: a write failed (OSError: the disk filled up after `prepare_out`); one line
         that says how to resume or run again.
     """
-    end = _process.commands.endings[-1] if _process.commands.endings else None
+    end = _current()
     if end is None:  # no command around it (a sweep's setting, a library caller): its own end
         with ending(out), final_write(out):
             yield
         return
-    end.begin()
+    if end.safe is None:
+        end.safe = end.stack.enter_context(SafePoints())
     try:
         yield
     except OSError as err:  # the disk filled up (or went read-only) after the preflight
         what = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else "")
         keep = (
             f"the finished work is in its checkpoint: fix that and resume with {resume_advice(out)}"
-            if _writes() and _checkpoints_in(out)
+            if is_writer() and ownership.checkpoints(out)
             else "fix that (free space, permissions) and run again"
         )
         raise QueensError(f"could not write the outputs to {out} ({what}); {keep}") from None
