@@ -338,3 +338,16 @@ def test_driver_errors_name_parameters_and_the_command_line_says_flags(capsys):
     assert main(["anneal", "-n", "8", "--method", "sa", "--t-end", "2"]) == 2
     line = capsys.readouterr().err.strip()
     assert "error: --t-end = 2.0 is out of range" in line and "t_end" not in line, line
+
+
+def test_the_processes_of_a_run_compare_its_settings_and_nothing_else(tmp_path):
+    """The settings the processes of a multi-process `run` compare at the join: the command and
+    its settings, a config by its content; no callables and no record (set only after the join)."""
+    from jaxqueens.cli import main as cli_main
+
+    conf = tmp_path / "c.toml"
+    conf.write_text('command = "solve"\n[options]\nn = 8\n')
+    args = cli_main.build_parser().parse_args(["run", str(conf), "--set", "seed=3"])
+    settings = cli_main._join_settings(args)
+    assert set(settings) == {"command", "config", "set", "force"}
+    assert settings["config"].startswith("sha256:") and settings["set"] == "['seed=3']"
