@@ -23,8 +23,9 @@ import jax.numpy as jnp
 
 import jaxqueens
 from jaxqueens.drivers import anneal as annealing
-from jaxqueens.drivers import anneal_setup, chains_types, minconflicts_runner
+from jaxqueens.drivers import anneal_setup, chains_types
 from jaxqueens.drivers import chains as driver
+from jaxqueens.drivers import minconflicts as minconflicts_runner
 from jaxqueens.parallel import chains as chain_batch
 from jaxqueens.solvers import anneal as sls
 from jaxqueens.solvers import minconflicts, variants

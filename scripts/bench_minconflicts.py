@@ -43,7 +43,7 @@ import numpy as np
 
 import jaxqueens
 from jaxqueens.core import checker
-from jaxqueens.drivers import minconflicts_runner
+from jaxqueens.drivers import minconflicts as minconflicts_runner
 from jaxqueens.solvers import minconflicts, variants
 
 sys.path.insert(0, os.path.dirname(__file__))

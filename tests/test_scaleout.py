@@ -14,7 +14,7 @@ import pytest
 
 import jaxqueens
 from jaxqueens.cli.main import main
-from jaxqueens.drivers import minconflicts_runner as mc_runner
+from jaxqueens.drivers import minconflicts as mc_runner
 from jaxqueens.errors import QueensError
 from jaxqueens.io import checkpoint
 

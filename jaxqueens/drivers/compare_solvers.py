@@ -21,10 +21,10 @@ from jaxqueens.drivers import (
     compare_setup,
     ga,
     ga_setup,
-    minconflicts_runner,
     settings,
 )
 from jaxqueens.drivers import minconflicts as mcsolve
+from jaxqueens.drivers import minconflicts as minconflicts_runner
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.drivers.compare_ert import SolverRun
 from jaxqueens.drivers.compare_setup import COMPARE_SOLVERS

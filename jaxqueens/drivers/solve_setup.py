@@ -34,7 +34,7 @@ after another (on the reference CPU)."""
 
 CALL_WORK = 1 << 30
 """Bound on the queen-steps (steps x n) of one attempt of every chain of a kernel call, per
-device (about a second on the reference CPU): `minconflicts_runner.default_chunk` keeps
+device (about a second on the reference CPU): `minconflicts.default_chunk` keeps
 `chunk * max_steps * n` under `devices * CALL_WORK`, so the progress line ticks within a second
 or two even when no chain has solved yet."""
 

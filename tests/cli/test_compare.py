@@ -138,7 +138,7 @@ def test_issue28_item3_ctrl_c_in_a_solvers_last_chunk_stops_the_comparison(
     import signal
 
     from jaxqueens.cli.main import main
-    from jaxqueens.drivers import minconflicts_runner as mc_runner
+    from jaxqueens.drivers import minconflicts as mc_runner
 
     real, compiled = mc_runner.compile_runner, []
 
@@ -166,7 +166,7 @@ def test_interrupted_compare_writes_the_finished_solvers_tables(tmp_path, monkey
     import signal
 
     from jaxqueens.cli.main import main
-    from jaxqueens.drivers import minconflicts_runner as mc_runner
+    from jaxqueens.drivers import minconflicts as mc_runner
 
     real, compiled = mc_runner.compile_runner, []
 

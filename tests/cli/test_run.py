@@ -142,7 +142,7 @@ def test_defect_18_run_refuses_commands_that_need_a_file(tmp_path, capsys, comma
 
 
 def test_defect_13_ctrl_c_stops_a_sweep_that_then_resumes(tmp_path, monkeypatch, capsys):
-    from jaxqueens.drivers import minconflicts_runner as mc_runner
+    from jaxqueens.drivers import minconflicts as mc_runner
 
     cfg = write(
         tmp_path,
@@ -256,7 +256,7 @@ def test_issue28_item3_ctrl_c_in_a_settings_last_chunk_stops_the_sweep(
     on to every other setting before)."""
     import signal
 
-    from jaxqueens.drivers import minconflicts_runner as mc_runner
+    from jaxqueens.drivers import minconflicts as mc_runner
 
     cfg = write(
         tmp_path,

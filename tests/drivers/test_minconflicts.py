@@ -11,7 +11,6 @@ import jaxqueens
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
 from jaxqueens.drivers import minconflicts as mcsolve
-from jaxqueens.drivers import minconflicts_runner as mc_runner
 from jaxqueens.drivers import solve_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import minconflicts as mc
@@ -76,7 +75,7 @@ def test_api_is_the_driver():
 def test_compile_runner_runs_chunks_in_chain_order():
     cfg = mc.Config(n=10)
     key = jax.random.key(3)
-    run = mc_runner.compile_runner(key, cfg, mc.default_params(cfg, max_steps=60), 8)
+    run = mcsolve.compile_runner(key, cfg, mc.default_params(cfg, max_steps=60), 8)
     whole = jax.device_get(run(0, 8))
     assert whole.rows.shape == (8, 10) and whole.solved.dtype == bool
     tail = jax.device_get(run(4, 4))  # a short chunk compiles its own size, same chains
@@ -87,11 +86,11 @@ def test_compile_runner_runs_chunks_in_chain_order():
 def test_trace_chain_is_cut_at_the_solution():
     cfg = mc.Config(n=12)
     prm = mc.default_params(cfg, max_steps=500)
-    m = mc_runner.trace_chain(jax.random.key(0), cfg, prm, 400)
+    m = mcsolve.trace_chain(jax.random.key(0), cfg, prm, 400)
     assert isinstance(m.conflicted, np.ndarray) and m.conflicted.shape == m.pairs.shape
     assert m.conflicted[-1] == 0 and (m.conflicted[:-1] > 0).all()
     assert m.pairs[-1] == 0 and (np.diff(m.pairs) <= 0).all()
-    short = mc_runner.trace_chain(jax.random.key(0), cfg, prm, 3)
+    short = mcsolve.trace_chain(jax.random.key(0), cfg, prm, 3)
     assert short.pairs.shape == (3,)
     np.testing.assert_array_equal(short.pairs, m.pairs[:3])
 
@@ -99,10 +98,10 @@ def test_trace_chain_is_cut_at_the_solution():
 def test_default_chunk_and_check_n():
     d = jax.local_device_count()
     for n, chains in ((8, None), (8, 10), (1000, 3), (40_000, None)):
-        chunk = mc_runner.default_chunk(n, chains)
+        chunk = mcsolve.default_chunk(n, chains)
         assert chunk % d == 0 and chunk >= 1
         assert chunk <= max(d, 8192)
-    assert mc_runner.default_chunk(8, 10) >= 10  # one call for a small job
+    assert mcsolve.default_chunk(8, 10) >= 10  # one call for a small job
     mcsolve.check_n(variants.MAX_BATCHED_N)
     with pytest.raises(QueensError, match="--mode large"):
         mcsolve.check_n(variants.MAX_BATCHED_N + 1)
@@ -114,7 +113,7 @@ def _no_kernel(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("compiled: the budget should have been refused up front")
 
-    monkeypatch.setattr(mc_runner, "compile_runner", refuse)
+    monkeypatch.setattr(mcsolve, "compile_runner", refuse)
 
 
 def test_defect_3_more_solutions_than_exist_are_refused_up_front(monkeypatch, capsys):
@@ -133,7 +132,7 @@ def test_defect_3_more_solutions_than_exist_are_refused_up_front(monkeypatch, ca
 def test_defect_6_a_checkpoint_resumes_only_under_its_command(tmp_path, monkeypatch, capsys):
     from jaxqueens.cli.main import main
 
-    real, calls = mc_runner.compile_runner, []
+    real, calls = mcsolve.compile_runner, []
 
     def interrupting(*args, **kwargs):
         run = real(*args, **kwargs)
@@ -146,7 +145,7 @@ def test_defect_6_a_checkpoint_resumes_only_under_its_command(tmp_path, monkeypa
 
         return run_chunk
 
-    monkeypatch.setattr(mc_runner, "compile_runner", interrupting)
+    monkeypatch.setattr(mcsolve, "compile_runner", interrupting)
     out = tmp_path / "run"
     argv = ["-n", "8", "--chains", "40", "--batch", "8", "--quiet"]
     assert main(["solve", *argv, "--out", str(out)]) == 130
@@ -176,15 +175,15 @@ def test_defect_5_bounded_calls_give_the_same_chains(monkeypatch):
     kwargs = {"chains": 30, "max_steps": 20, "batch": 8, "seed": 5}
     whole = jaxqueens.solve(12, **kwargs)
     calls = []
-    real = mc_runner.BoundedRunner.__call__
+    real = mcsolve.BoundedRunner.__call__
 
     def counted(self, offset, count):
         calls.append(offset)
         return real(self, offset, count)
 
-    monkeypatch.setattr(mc_runner, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
-    monkeypatch.setattr(mc_runner, "CALL_SECONDS", 1e-9)  # and it never grows
-    monkeypatch.setattr(mc_runner.BoundedRunner, "__call__", counted)
+    monkeypatch.setattr(mcsolve, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
+    monkeypatch.setattr(mcsolve, "CALL_SECONDS", 1e-9)  # and it never grows
+    monkeypatch.setattr(mcsolve.BoundedRunner, "__call__", counted)
     pieces = jaxqueens.solve(12, **kwargs)
     assert len(calls) > len(set(calls)) and whole.run.restarts.max() > 1
     for field in ("rows", "solved", "steps", "restarts", "chain_id"):
@@ -247,10 +246,10 @@ def test_defect_first_call_is_bounded_in_steps_so_progress_ticks_early():
     d = jax.local_device_count()
     for n in (2000, 4999, 9000, 20_000, variants.MAX_BATCHED_N):
         steps = variants.default_max_steps(n)
-        chunk = mc_runner.default_chunk(n, 1000)
+        chunk = mcsolve.default_chunk(n, 1000)
         # within the bound, give or take the rounding up to a multiple of the devices
         assert (chunk - d) * steps * n < d * solve_setup.CALL_WORK, (n, chunk)
-    assert mc_runner.default_chunk(8, 1000) >= 1000  # small boards still run in one call
+    assert mcsolve.default_chunk(8, 1000) >= 1000  # small boards still run in one call
 
 
 def test_defect_unsolved_chains_report_their_best_board():
@@ -274,8 +273,8 @@ def test_defect_best_board_survives_bounded_calls(monkeypatch):
         "seed": 3,
     }
     whole = jaxqueens.solve(14, **kwargs)
-    monkeypatch.setattr(mc_runner, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
-    monkeypatch.setattr(mc_runner, "CALL_SECONDS", 1e-9)
+    monkeypatch.setattr(mcsolve, "FIRST_CALL_STEPS", 1)  # one attempt per chain and call
+    monkeypatch.setattr(mcsolve, "CALL_SECONDS", 1e-9)
     pieces = jaxqueens.solve(14, **kwargs)
     for field in ("rows", "solved", "steps", "restarts", "best"):
         np.testing.assert_array_equal(getattr(pieces.run, field), getattr(whole.run, field))
