@@ -24,7 +24,6 @@ from jaxqueens.drivers import (
     settings,
 )
 from jaxqueens.drivers import minconflicts as mcsolve
-from jaxqueens.drivers import minconflicts as minconflicts_runner
 from jaxqueens.drivers import stats as solstats
 from jaxqueens.drivers.compare_ert import SolverRun
 from jaxqueens.drivers.compare_setup import COMPARE_SOLVERS
@@ -88,9 +87,9 @@ def _minconflicts(name, n, chains, seed, control, own) -> SolverRun:
     params = minconflicts.default_params(
         config, max_steps=max_steps, max_restarts=-(-budget // max_steps) - 1
     )
-    chunk = min(minconflicts_runner.default_chunk(n, chains), chains)
+    chunk = min(mcsolve.default_chunk(n, chains), chains)
     t0 = time.perf_counter()
-    runner = minconflicts_runner.compile_runner(
+    runner = mcsolve.compile_runner(
         rng.seed_key(seed), config, params, chunk, bounded=True, total=chains
     )
     compile_s = time.perf_counter() - t0
