@@ -7,6 +7,7 @@ describes the fitnesses, constrained boards, outputs and memory estimate.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from jaxqueens.plots import ga as ga_plots
 # JAX and the solver load at their first use (jaxqueens._lazy): --help and argument errors never do
 ga = _lazy.load("jaxqueens.drivers.ga")
 
-GA = settings.GA_SCHEMES.values()  # the classes whose fields are options
+GA = settings.GA_SCHEMES.values()  # the classes whose fields are options (and `GARun`'s)
 NOT_SETTINGS = ("config", "quiet", "resume", "checkpoint_every", "one_based", "history", "force")
 """Options of the command itself, not of the run: everything else the command line (or its
 config, `jaxqueens.cli.schema.apply_config`) gives is a setting of the GA."""
@@ -41,7 +42,7 @@ def add_command(sub) -> None:
     p.add_argument(
         "--config", default=None, metavar="TOML", help="experiment file (flags override it)"
     )
-    add_size(p, default=None, help="board size (default: the config's n, else 8)")
+    add_size(p, default=None, help=f"board size (default: the config's n, else {settings.GARun.n})")
     _add_population_options(p)
     _add_problem_and_out_options(p)
     # the GA's kernels run faster without LLVM's loop unrolling (jaxqueens.parallel.devices)
@@ -50,30 +51,11 @@ def add_command(sub) -> None:
 
 def _add_population_options(p) -> None:
     """The preset, the population, its operators, islands and the fitness."""
-    options.add_fields(p, GA, "preset pop")
-    p.add_argument("--generations", type=int, default=None, help="generations (default 1000)")
-    p.add_argument("--trials", type=int, default=None, help="independent trials (default 1)")
-    options.add_fields(p, GA, "encoding")
-    p.add_argument("--scheme", choices=tuple(settings.GA_SCHEMES), default=None)
-    p.add_argument(
-        "--crossover",
-        default=None,
-        help="permutation: cut (default), pmx, ox1, cycle; "
-        "combination: one_point (default), uniform",
-    )
-    p.add_argument(
-        "--mutation",
-        default=None,
-        help="permutation: swap (default), inversion, scramble; combination: reset",
-    )
-    options.add_fields(p, GA, "tournament cxpb mutpb indpb elite islands migrate_every migrants")
-    p.add_argument(
-        "--fitness",
-        choices=tuple(ga_io.FITNESS_NAMES),
-        default=None,
-        help="minimise attacking pairs (default), DEAP's sum of (k - 1) over lines, or "
-        "report-diagonals-only: the Idaho GA report's score (diagonal pairs only, rows "
-        "ignored: its 0 is not always a solution; every such board is checked)",
+    options.add_fields(
+        p,
+        [*GA, settings.GARun],
+        "preset pop generations trials encoding scheme crossover mutation tournament cxpb mutpb "
+        "indpb elite islands migrate_every migrants fitness",
     )
 
 
@@ -125,17 +107,13 @@ def _settings(args) -> dict:
     return conf
 
 
-def _out_bytes(conf: dict, history: str) -> int:
-    """Roughly what `--out` receives (`jaxqueens.io.ga.out_bytes`)."""
-    preset = conf.get("preset") or "default", conf.get("encoding") or "permutation"
-    return ga_io.out_bytes(
-        conf.get("n") or 8,
-        conf.get("pop") or settings.ga_settings(*preset, conf.get("scheme") or "steady").pop,
-        conf.get("trials") or 1,
-        conf.get("islands") or 1,
-        conf.get("generations") or 1000,
-        history,
-    )
+def _values(conf: dict) -> dict:
+    """The run's settings `conf` (None: not given) filled in with `jaxqueens.evolve`'s defaults:
+    the settings classes' (`settings.GARun`, `GA`), the preset's population."""
+    fields = [f for c in (settings.GARun, *GA) for f in dataclasses.fields(c)]
+    v = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
+    v.update((k, value) for k, value in conf.items() if value is not None)
+    return {"pop": settings.ga_settings(v["preset"], v["encoding"], v["scheme"]).pop, **v}
 
 
 def _keep_or_discard(stream, target) -> None:
@@ -186,13 +164,14 @@ def cmd_evolve(args) -> int:
     conf = _settings(args)
     out, plot, score, history = _checked(args, conf)
     target, resume = options.checkpoint_target(args)
-    writing.prepare_out(out, need=_out_bytes(conf, history))
+    v = _values(conf)  # (with --instance: n None, the instance's size)
+    n = conf["instance"].n if conf.get("instance") is not None else v["n"]
+    need = ga_io.out_bytes(n, v["pop"], v["trials"], v["islands"], v["generations"], history)
+    writing.prepare_out(out, need=need)
     control = options.control(args, target, resume)
     stream = None
     if history == "per-trial" and writing.is_writer():
-        fitness = conf.get("fitness") or "pairs"
-        n = conf["instance"].n if conf.get("instance") is not None else conf.get("n") or 8
-        stream = ga_io.HistoryStream(out, n, fitness, score)
+        stream = ga_io.HistoryStream(out, n, v["fitness"], score)
     announce = (
         None if control.quiet is True else lambda plan: print(plan_line(plan), file=sys.stderr)
     )
@@ -213,12 +192,10 @@ def cmd_evolve(args) -> int:
 def _checked(args, conf: dict) -> tuple:
     """`evolve`'s command-line checks before JAX is imported, in order; takes --out, --plot and
     --score out of `conf` and loads --instance into it: (out, plot, score, history)."""
-    out, plot, score = (
-        conf.pop("out", None),
-        conf.pop("plot", False),
-        conf.pop("score", "attacking"),
-    )
-    if score == "nonattacking" and conf.get("fitness", "pairs") != "pairs":
+    out, plot = conf.pop("out", None), conf.pop("plot", False)
+    score = conf.pop("score", "attacking")
+    v = _values(conf)
+    if score == "nonattacking" and v["fitness"] != "pairs":
         raise QueensError(
             "--score nonattacking needs --fitness pairs (it is n(n-1)/2 minus attacking pairs)"
         )
@@ -226,9 +203,9 @@ def _checked(args, conf: dict) -> tuple:
         raise QueensError("--plot needs --out DIR to write the figures into")
     settings.ga_unused(  # options the scheme, mutation or islands do not use: refused before JAX
         conf,
-        scheme=conf.get("scheme", "steady"),
+        scheme=v["scheme"],
         mutation=conf.get("mutation"),
-        islands=conf.get("islands", 1),
+        islands=v["islands"],
         migrate_every=conf.get("migrate_every"),
     )
     spec = conf.pop("instance", None)

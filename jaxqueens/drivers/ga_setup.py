@@ -134,7 +134,7 @@ def arguments(
     """`evolve`'s arguments (by name in `a`) checked, each once, in the order they are read:
     `(Config, the rates (check_setup's), the instance (toroidal applied) or None, its mask or None,
     the seed, the time budget or None)`."""
-    n = 8 if a.n is None and a.instance is None else a.n
+    n = settings.GARun.n if a.n is None and a.instance is None else a.n
     seed = args.seed(a.seed, "seed")
     seconds = args.seconds(a.seconds, "seconds", optional=True)
     islands = args.integer(a.islands, "islands", 1)

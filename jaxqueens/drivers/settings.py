@@ -17,6 +17,7 @@ import numpy as np
 
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
+from jaxqueens.io.ga import FITNESS_NAMES
 from jaxqueens.solvers.variants import EDGES, METHODS, NEIGHBOURS, OBJECTIVES
 
 
@@ -61,7 +62,6 @@ ANNEAL_PRESET_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
 """LS/TA/SA settings by `--preset`: `default`, `classic` and `nmof` (classic with the vignette's
 far-end edge and SAopt's start-temperature rule)."""
 ANNEAL_PRESETS = tuple(ANNEAL_PRESET_SETTINGS)
-"""`anneal --preset`: tuned defaults, the classic (NMOF TAopt/SAopt) ones, NMOF's vignette."""
 ANNEAL_SETTINGS = tuple(ANNEAL_CLASSIC)
 """The settings of an LS/TA/SA run that a preset gives (and a user may override)."""
 
@@ -88,7 +88,6 @@ GA_PRESET_SETTINGS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
 }
 """GA settings by `--preset`: `default` (`GA_DEFAULTS`) and `classic` (`GA_CLASSIC`)."""
 GA_PRESETS = tuple(GA_PRESET_SETTINGS)
-"""`evolve --preset`: tuned defaults, the classic course GA."""
 
 
 # --- LS / TA / SA ---------------------------------------------------------------------------------
@@ -227,18 +226,12 @@ ANNEAL_OPTIONAL = ("q", "init_prob", "alpha", "t_end", "t0", "step", "edge")  # 
 
 
 def anneal_neighbour(method, preset, given, *, needs_step=False, command="anneal", also=()) -> str:
-    """The neighbour of a run, "swap" or "step" (the one given, else its preset's); an option
-    given that no method of the run uses with it is refused by name (`anneal_settings`).
-
-    Args:
-      method: "ls", "ta" or "sa".
-      preset: a name of `ANNEAL_PRESETS` (None: "default").
-      given: the settings given, by name (None: not given).
-      needs_step: a swap cannot work (a constrained instance, or a start board with repeated
-        rows): a swap preset runs the step neighbour instead.
-      command: the command named in the message (e.g. `"anneal"`).
-      also: the run's other methods (`--method all`), whose options are not refused.
-    """
+    """The neighbour, "swap" or "step", of a run of `method` ("ls", "ta" or "sa"): the one
+    `given` (the settings by name; None: not given), else the `preset`'s (`ANNEAL_PRESETS`;
+    None: "default"), where `needs_step` (a constrained instance, or a start board with repeated
+    rows: a swap cannot work) makes a swap preset run the step neighbour. An option given that
+    no method of the run (`method`, and `also`: `--method all`'s others) uses is refused by
+    name, naming `command` (e.g. "anneal")."""
     preset = arguments.choice("default" if preset is None else preset, "preset", ANNEAL_PRESETS)
     classes = [ANNEAL_METHODS[arguments.choice(m, "method", METHODS)] for m in (method, *also)]
     neighbour = given.get("neighbour")
@@ -329,8 +322,9 @@ class SteadySettings:
         "combination as classic) or classic (the course GA: pop 100, tournament 5, cxpb 1, "
         "mutpb 1; generational DEAP's tournament 3, cxpb 0.5, mutpb 0.2)",
         choices=GA_PRESETS,
+        default="default",
     )
-    encoding: str = flag(choices=tuple(GA_DEFAULTS))
+    encoding: str = flag(choices=tuple(GA_DEFAULTS), default="permutation")
     pop: int = flag("individuals per island (default: --preset's)")
     tournament: int = flag("tournament size (default: --preset's)")
     cxpb: float = flag("crossover probability (default: --preset's)")
@@ -372,6 +366,34 @@ class GenerationalSettings(SteadySettings):
 
 
 GA_SCHEMES = {c.scheme: c for c in (SteadySettings, GenerationalSettings)}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GARun:
+    """A GA run's other settings with `jaxqueens.evolve`'s defaults: the board size (without an
+    instance), the run's length, scheme, operators (None: the encoding's) and fitness (the
+    CLI fills in what is not given with these, `jaxqueens.cli.evolve`)."""
+
+    n: int = 8
+    generations: int = flag("generations (default 1000)", default=1000)
+    trials: int = flag("independent trials (default 1)", default=1)
+    scheme: str = flag(choices=tuple(GA_SCHEMES), default="steady")
+    crossover: str | None = flag(
+        "permutation: cut (default), pmx, ox1, cycle; combination: one_point (default), uniform",
+        default=None,
+    )
+    mutation: str | None = flag(
+        "permutation: swap (default), inversion, scramble; combination: reset", default=None
+    )
+    fitness: str = flag(
+        "minimise attacking pairs (default), DEAP's sum of (k - 1) over lines, or "
+        "report-diagonals-only: the Idaho GA report's score (diagonal pairs only, rows "
+        "ignored: its 0 is not always a solution; every such board is checked)",
+        choices=tuple(FITNESS_NAMES),
+        default="pairs",
+    )
+
+
 GA_OPTIONAL = ("elite", "indpb", "migrate_every", "migrants")  # some runs' own (`ga_unused`)
 
 

@@ -380,3 +380,29 @@ def test_the_memory_estimate_is_printed_before_the_run(tmp_path, capsys):
 def test_per_trial_history_needs_out(capsys):
     assert main(["evolve", "--history", "per-trial", "--generations", "2", "--quiet"]) == 2
     assert "give --out" in capsys.readouterr().err
+
+
+def test_out_need_reads_the_defaults_of_the_settings(tmp_path, monkeypatch):
+    """What `--out` is asked to hold: the options given, else evolve's defaults and the preset's
+    population (`evolve._values`); with --instance its size."""
+    from jaxqueens.io import writing
+
+    needs = []
+
+    def prepare_out(out, need=0):
+        needs.append(need)
+        raise QueensError("stop here")
+
+    monkeypatch.setattr(writing, "prepare_out", prepare_out)
+    monkeypatch.setattr(options, "checkpoint_target", lambda args: (None, False))
+    gaps = tmp_path / "part.txt"
+    gaps.write_text(".\n" * 12)
+    for extra, expect in (
+        ([], (8, 10, 1, 1, 1000)),
+        (["-n", "9", "--trials", "3", "--scheme", "generational"], (9, 20, 3, 1, 1000)),
+        (["--preset", "classic", "--islands", "2", "--generations", "7"], (8, 100, 1, 2, 7)),
+        (["--encoding", "combination", "--pop", "12"], (8, 12, 1, 1, 1000)),
+        (["--instance", str(gaps)], (12, 10, 1, 1, 1000)),
+    ):
+        assert main(["evolve", "--out", str(tmp_path / "o"), "--quiet", *extra]) == 2
+        assert needs.pop() == ga_io.out_bytes(*expect, "summary")

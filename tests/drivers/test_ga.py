@@ -634,3 +634,26 @@ def test_until_solved_ends_with_the_slowest_trials_first_solution():
     np.testing.assert_array_equal(early.first_solved, full.first_solved)
     np.testing.assert_array_equal(early.evals_at_first, full.evals_at_first)
     assert early.evals_total.sum() < full.evals_total.sum()
+
+
+def test_evolve_defaults_are_the_settings_defaults():
+    """`evolve`'s keyword defaults are the settings classes' (`GARun`, `SteadySettings`), which
+    the CLI reads before JAX is imported; None means the preset's, or (n) `GARun.n`."""
+    import dataclasses
+    import inspect
+
+    fields = [f for c in (settings.GARun, settings.SteadySettings) for f in dataclasses.fields(c)]
+    want = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
+    given = {k: p.default for k, p in inspect.signature(ga.evolve).parameters.items()}
+    shown = {k: v for k, v in given.items() if k in want and v is not None}
+    assert set(shown) == {
+        "generations",
+        "trials",
+        "encoding",
+        "scheme",
+        "islands",
+        "fitness",
+        "preset",
+    }
+    assert shown == {k: want[k] for k in shown}
+    assert ga.evolve(generations=0).config.n == settings.GARun.n
