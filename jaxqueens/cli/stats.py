@@ -84,16 +84,9 @@ def _add_solver_options(p) -> None:
         },
     )
     g = p.add_argument_group("genetic algorithm (as 'jaxqueens evolve'; defaults as there)")
-    ga = settings.GA_SCHEMES.values()
-    options.add_fields(g, ga, "pop", {})
-    g.add_argument("--generations", type=int, default=None)
-    options.add_fields(g, ga, "encoding", {})
-    g.add_argument("--scheme", choices=tuple(settings.GA_SCHEMES), default=None)
-    g.add_argument("--crossover", default=None)
-    g.add_argument("--mutation", default=None)
-    options.add_fields(
-        g, ga, "tournament cxpb mutpb indpb elite islands migrate_every migrants", {}
-    )
+    ga = [*settings.GA_SCHEMES.values(), settings.GARun]
+    names = "pop generations encoding scheme crossover mutation tournament cxpb mutpb indpb elite"
+    options.add_fields(g, ga, f"{names} islands migrate_every migrants", {})
     options.add_checkpoint(p)
 
 
