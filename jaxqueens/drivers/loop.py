@@ -108,15 +108,11 @@ def run_chunks(
                 if save is not None and time.perf_counter() - last_save >= control.checkpoint_every:
                     save()
                     last_save = time.perf_counter()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, PeerLostError) as stop:
         if save is not None:
             save()
+        if isinstance(stop, PeerLostError):  # another process is gone: the kept state, its error
+            raise
         return True
-    except (
-        PeerLostError
-    ):  # another process is gone: keep what is finished, then stop with the error
-        if save is not None:
-            save()
-        raise
     finally:
         bar.close()
