@@ -11,7 +11,6 @@ styles are inline, there is no script, and a Content-Security-Policy forbids any
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import html
 import json
@@ -139,41 +138,31 @@ def _figure_rank(path: Path) -> tuple[int, str]:
     return rank, path.name
 
 
-def _figures_section(root: Path, folder: Path, counter: list[int], only: set | None) -> str:
-    """Every figure of `folder` this run wrote: PNG and SVG embedded (within
-    `MAX_FIGURES`), PDF linked."""
-    figures = sorted(
-        (p for p in _files(folder) if p.suffix.lower() in FIGURE_SUFFIXES and _mine(root, p, only)),
-        key=_figure_rank,
-    )
-    if not figures:
-        return ""
-    parts = [_heading(root, folder, "figures")]
-    for path in figures:
-        block, embedded = figure(path, counter[0])
-        counter[0] += embedded
+def _figures_section(root: Path, folder: Path, files: list[Path], shown: int) -> tuple[str, int]:
+    """The figures among this run's `files` of `folder`: PNG and SVG embedded (`shown` were so
+    far; at most `MAX_FIGURES` are), PDF linked; and how many are embedded now."""
+    parts = []
+    for path in sorted((p for p in files if p.suffix.lower() in FIGURE_SUFFIXES), key=_figure_rank):
+        block, embedded = figure(path, shown)
+        shown += embedded
         parts.append(block)
-    return "".join(parts)
+    return (_heading(root, folder, "figures") + "".join(parts) if parts else ""), shown
 
 
 def _summary(path: Path) -> Any:
-    """The document a `summary.json` holds (as this run wrote it).
+    """The document a `summary.json` holds (as this run wrote it), or the `OSError` or
+    `ValueError` that kept it from being read as JSON."""
+    try:
+        return jsonl.loads(content(path).decode("utf-8"))
+    except (OSError, ValueError) as err:
+        return err
 
-    Raises:
-      OSError, ValueError: it cannot be read, or is not JSON.
-    """
-    return jsonl.loads(content(path).decode("utf-8"))
 
-
-def _result_section(root: Path, result: str | None, only: set | None) -> str:
-    """The recommendation of the folder's own `summary.json` (this run's), then what the
+def _result_section(doc: Any, result: str | None) -> str:
+    """The recommendation of the folder's own `summary.json` `doc` (this run's), then what the
     command printed without its progress lines (`PROGRESS`), then its long lines
     (`MAX_RESULT_LINE`) as notes; empty when there is neither."""
-    summary = root / "summary.json"
-    lines: list[str] = []
-    if summary.is_file() and _mine(root, summary, only):
-        with contextlib.suppress(OSError, ValueError):  # the tables section says so
-            lines = recommendation(_summary(summary))
+    lines = recommendation(doc)
     printed = [
         ln
         for ln in (result or "").rstrip().splitlines()
@@ -195,22 +184,22 @@ def _result_section(root: Path, result: str | None, only: set | None) -> str:
     )
 
 
-def _settings_section(root: Path, folders: list[Path], line: str, given: dict, only) -> str:
+def _settings_section(root: Path, mine: dict[Path, list[Path]], line: str, given: dict) -> str:
     """The command line, the settings the user gave, the `--config` file's text and every
-    `FULL_TABLES` table of this run, in full."""
+    `FULL_TABLES` table of this run (`mine`: its files by folder), in full."""
     parts = [
-        "<h2>settings</h2><h3>command</h3>",
-        f"<pre>{cell(line) if len(line) <= MAX_CELL else html.escape(line)}</pre>",
-        "<h3>given</h3>",
+        f"<h2>settings</h2><h3>command</h3><pre>{html.escape(line)}</pre><h3>given</h3>",
         pairs(given) if given else '<p class="note">none: every setting at its default</p>',
     ]
     text = provenance.config_text(given.get("config"))
     if text is not None:
         parts.append(f"<h3>config file {cell(given['config'])}</h3><pre>{html.escape(text)}</pre>")
-    for folder in folders:
-        for path in _files(folder):
-            if path.name in FULL_TABLES and _mine(root, path, only):
-                parts.append(csv_table(path, MAX_SUMMARY_ROWS, path.relative_to(root).as_posix()))
+    parts += [
+        csv_table(path, MAX_SUMMARY_ROWS, path.relative_to(root).as_posix())
+        for files in mine.values()
+        for path in files
+        if path.name in FULL_TABLES
+    ]
     return "".join(parts)
 
 
@@ -226,28 +215,22 @@ def _environment_section(env: dict, devs: dict) -> str:
     )
 
 
-def _tables_section(root: Path, folder: Path, only: set | None) -> str:
-    """`summary.json`, the CSV tables (`summary.csv` first) and the file list of `folder`:
-    the tables of the files this run wrote; the others are listed as an earlier run's."""
-    every = _files(folder)
-    files = [p for p in every if _mine(root, p, only)]
-    stale = [p for p in every if not _mine(root, p, only)]
+def _tables_section(root: Path, folder: Path, every: list[Path], files: list[Path], docs) -> str:
+    """`summary.json` (`docs`: this run's by folder, as `_summary` read them), the CSV tables
+    (`summary.csv` first) and the file list of `folder`: the tables of the `files` this run
+    wrote; the others of `every` file there are listed as an earlier run's."""
     if not every:
         return ""
     parts = [_heading(root, folder, "tables")]
-    summary = folder / "summary.json"
-    if summary in files:
-        try:
-            doc = _summary(summary)
-            if isinstance(doc, dict):
-                shown = {k: v for k, v in doc.items() if k != "run"}
-                run = '<p class="note">its run record is under settings and environment</p>'
-                body = pairs(shown) + (run if "run" in doc else "")
-            else:
-                body = f"<pre>{cell(json.dumps(doc)[:5000])}</pre>"
-            parts.append("<h3>summary.json</h3>" + body)
-        except (OSError, ValueError) as err:
-            parts.append(f'<p class="note">summary.json could not be read: {cell(err)}</p>')
+    doc = docs.get(folder)
+    if isinstance(doc, Exception):
+        parts.append(f'<p class="note">summary.json could not be read: {cell(doc)}</p>')
+    elif isinstance(doc, dict):
+        shown = pairs({k: v for k, v in doc.items() if k != "run"})
+        run = '<p class="note">its run record is under settings and environment</p>'
+        parts.append("<h3>summary.json</h3>" + shown + (run if "run" in doc else ""))
+    elif folder in docs:
+        parts.append(f"<h3>summary.json</h3><pre>{cell(json.dumps(doc)[:5000])}</pre>")
     tables = [
         p
         for p in files
@@ -258,6 +241,8 @@ def _tables_section(root: Path, folder: Path, only: set | None) -> str:
     tables.sort(key=lambda p: p.name != "summary.csv")  # the summary table first
     parts += [csv_table(p) for p in tables]
     parts.append("<h3>files</h3>" + _listing(files))
+    ours = set(files)
+    stale = [p for p in every if p not in ours]
     if stale:
         parts.append(
             "<h3>files an earlier run left here</h3>"
@@ -301,10 +286,6 @@ def write_manifest(out_dir: str | Path, before: dict[str, tuple[int, int]], comm
     return {*mine, MANIFEST}
 
 
-def _mine(root: Path, path: Path, only: set | None) -> bool:
-    return only is None or path.relative_to(root).as_posix() in only
-
-
 def render(
     out_dir: str | Path,
     *,
@@ -315,20 +296,13 @@ def render(
     result: str | None = None,
     only: set | None = None,
 ) -> str:
-    """The page for `out_dir` as a string (see the module doc).
-
-    Args:
-      out_dir: the output folder.
-      command_line: the words of the command line (or the line).
-      settings: the options the user gave (values that are not plain data are shown as text).
-      devices: what ran it (backend, devices, processes), from a layer that knows devices; None:
-        the command did not start JAX.
-      title: the page title (default: "jaxqueens <command>").
-      result: what the command printed (its result lines), shown first after the summary's
-        recommendation, without its progress lines; None: nothing printed.
-      only: the relative paths of the files this run wrote (`write_manifest`): only they
-        are shown; the others are listed as an earlier run's. None: every file.
-    """
+    """The page for the output folder `out_dir` as a string (see the module doc), titled `title`
+    (default: "jaxqueens <command>"): `command_line` is its words (or the line), `settings` the
+    options the user gave (a value that is not plain data is shown as text), `devices` what ran
+    it (backend, devices, processes; None: the command did not start JAX), `result` what the
+    command printed, shown after the summary's recommendation without its progress lines, and
+    `only` the relative paths of the files this run wrote (`write_manifest`): only they are
+    shown, the others are listed as an earlier run's (None: every file is this run's)."""
     root = Path(out_dir)
     line = command_line if isinstance(command_line, str) else " ".join(map(str, command_line))
     words = line.split()
@@ -342,19 +316,24 @@ def render(
     }
     devs = devices if devices is not None else {"devices": "none: this command did not start JAX"}
     plain = {k: v for k, v in (settings or {}).items() if not callable(v) and not k.startswith("_")}
-    counter = [0]
     folders = _folders(root)
+    every = {folder: _files(folder) for folder in folders}
+    mine = {
+        folder: [p for p in every[folder] if only is None or p.relative_to(root).as_posix() in only]
+        for folder in folders
+    }
+    docs = {f: _summary(f / "summary.json") for f in folders if f / "summary.json" in mine[f]}
     body = [
         f"<h1>{cell(title)}</h1>",
         f'<p class="note">report of {cell(root.resolve())}, written {now}</p>',
+        _result_section(docs.get(root), result),
     ]
-    body.append(_result_section(root, result, only))
-    body += [_figures_section(root, folder, counter, only) for folder in folders]
-    body += [
-        _settings_section(root, folders, line, plain, only),
-        _environment_section(env, devs),
-    ]
-    body += [_tables_section(root, folder, only) for folder in folders]
+    shown = 0
+    for folder in folders:
+        section, shown = _figures_section(root, folder, mine[folder], shown)
+        body.append(section)
+    body += [_settings_section(root, mine, line, plain), _environment_section(env, devs)]
+    body += [_tables_section(root, f, every[f], mine[f], docs) for f in folders]
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'

@@ -36,13 +36,12 @@ def cell(value: Any) -> str:
 
 
 def _numeric(value: Any) -> bool:
-    if isinstance(value, (bool, int, float)):
-        return not isinstance(value, bool)
+    """Whether a cell is right-aligned: its text reads as a number (`True` does not)."""
     try:
         float(str(value))
-        return True
     except ValueError:
         return False
+    return True
 
 
 def table(header: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:
@@ -96,38 +95,40 @@ def _records(name: str, items: list[dict]) -> str:
     if len(keys) > MAX_COLUMNS:
         note += f"; first {MAX_COLUMNS} of {len(keys)} columns (all of them are in the file)"
     keys = keys[:MAX_COLUMNS]
-    body = table(keys, ([row.get(k, "") for k in keys] for row in rows[:MAX_SUMMARY_ROWS]))
-    return f'<h3>{cell(name)}</h3>{body}<p class="note">{cell(note)}</p>'
+    return _titled(
+        name, keys, ([row.get(k, "") for k in keys] for row in rows[:MAX_SUMMARY_ROWS]), note
+    )
 
 
-def _records_apart(doc: dict, prefix: str = "") -> tuple[dict, dict[str, list]]:
-    """`doc` without its lists of dicts, at any depth, and those lists by dotted name
-    (`per_solver`, `recommendation.ranking`)."""
-    rest: dict = {}
-    lists: dict[str, list] = {}
-    for key, value in doc.items():
-        if _records_list(value):
-            lists[f"{prefix}{key}"] = value
-        elif isinstance(value, dict) and value:
-            inner, found = _records_apart(value, f"{prefix}{key}.")
-            lists.update(found)
-            if inner:
-                rest[key] = inner
-        else:
-            rest[key] = value
-    return rest, lists
+def _titled(title: str, header: Sequence[str], rows: Iterable[Sequence[Any]], note: str) -> str:
+    """A table under its own heading, with a note below it."""
+    return f'<h3>{cell(title)}</h3>{table(header, rows)}<p class="note">{cell(note)}</p>'
 
 
 def pairs(doc: dict) -> str:
     """A document as a key/value table, and its lists of dicts (one record per solver, per
     method, a ranking), at any depth, as tables of their own below it."""
-    rest, lists = _records_apart(doc)
-    rows = flatten(rest)
+    lists: dict[str, list] = {}
+    rows = _pairs(doc, "", lists) or [("", "{}")]
     note = ""
     if len(rows) > MAX_SUMMARY_ROWS:
         note = f'<p class="note">first {MAX_SUMMARY_ROWS} of {len(rows)} entries</p>'
         rows = rows[:MAX_SUMMARY_ROWS]
     return table(("key", "value"), rows) + note + "".join(_records(k, v) for k, v in lists.items())
+
+
+def _pairs(doc: dict, prefix: str, lists: dict[str, list]) -> list[tuple[str, Any]]:
+    """`flatten`'s pairs of `doc` under `prefix`, its lists of dicts set apart in `lists` by
+    dotted name (`per_solver`, `recommendation.ranking`); a dict holding only those is left out."""
+    rows: list[tuple[str, Any]] = []
+    for key, value in doc.items():
+        if _records_list(value):
+            lists[f"{prefix}{key}"] = value
+        elif isinstance(value, dict) and value:
+            rows += _pairs(value, f"{prefix}{key}.", lists)
+        else:
+            rows += flatten(value, f"{prefix}{key}.")
+    return rows
 
 
 def png_size(data: bytes) -> tuple[int, int] | None:
@@ -148,19 +149,13 @@ def content(path: Path) -> bytes:
 def csv_table(path: Path, rows_shown: int = MAX_ROWS, title: str | None = None) -> str:
     """A CSV file as a table: its first `rows_shown` rows, with a note of how many there are,
     under `title` (default: the file's name)."""
-    kept = recorded(path)
-    with (
-        io.StringIO(kept.decode("utf-8", errors="replace"), newline="")
-        if kept is not None
-        else open(path, newline="", encoding="utf-8", errors="replace")
-    ) as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        rows = [row for _, row in zip(range(rows_shown), reader, strict=False)]
-        more = sum(1 for _ in reader)
-    heading = f"<h3>{cell(path.name if title is None else title)}</h3>"
+    reader = csv.reader(io.StringIO(content(path).decode("utf-8", errors="replace"), newline=""))
+    header = next(reader, None)
+    rows = [row for _, row in zip(range(rows_shown), reader, strict=False)]
+    more = sum(1 for _ in reader)
+    title = path.name if title is None else title
     if header is None:
-        return f'{heading}<p class="note">empty</p>'
+        return f'<h3>{cell(title)}</h3><p class="note">empty</p>'
     cut = len(header) > MAX_COLUMNS
     header, rows = header[:MAX_COLUMNS], [r[:MAX_COLUMNS] for r in rows]
     total = len(rows) + more
@@ -171,7 +166,7 @@ def csv_table(path: Path, rows_shown: int = MAX_ROWS, title: str | None = None) 
     )
     if cut:
         note += f"; first {MAX_COLUMNS} columns"
-    return f'{heading}{table(header, rows)}<p class="note">{cell(note)}</p>'
+    return _titled(title, header, rows, note)
 
 
 def figure(path: Path, shown: int) -> tuple[str, bool]:
