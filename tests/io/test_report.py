@@ -3,6 +3,7 @@
 import base64
 import html
 import html.parser
+import json
 import os
 
 import numpy as np
@@ -266,3 +267,10 @@ def test_the_config_file_and_environment_are_shown(tmp_path, monkeypatch):
     assert "[options]" in settings and "n = 8" in settings
     env = text[text.index("<h2>environment</h2>") :]
     assert "--xla_force_host_platform_device_count=2" in env and ">cpu<" in env
+
+
+def test_summary_json_that_is_not_a_dict_is_shown_as_its_json(tmp_path):
+    for doc in ([1, 2], None):  # JSON null is a document too, not "no summary"
+        (tmp_path / "summary.json").write_text(json.dumps(doc))
+        text = report.render(tmp_path, command_line="jaxqueens x")
+        assert f"<h3>summary.json</h3><pre>{json.dumps(doc)}</pre>" in text
