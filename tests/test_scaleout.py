@@ -124,13 +124,15 @@ def test_cli_interrupt_message_and_resume(tmp_path, monkeypatch, capsys):
 
 KILL_WRITER = """
 import sys, numpy as np
-from jaxqueens.drivers import chains as driver
+from jaxqueens.io import checkpoint
 rows = np.zeros((200_000, 16), np.int32)
-part = driver.ChunkResult(rows, np.ones(200_000, bool), np.arange(200_000), np.zeros(200_000))
+done = {"rows": rows, "solved": np.ones(200_000, bool), "steps": np.arange(200_000)}
+done["restarts"] = np.zeros(200_000)
 i = 0
 while True:
     i += 1
-    driver.save_checkpoint(sys.argv[1], [part], [np.zeros(200_000)], i, float(i), {"k": i})
+    tree = {"done": done, "wall_share": np.zeros(200_000), "offset": i, "wall": float(i)}
+    checkpoint.save(sys.argv[1], tree, {"k": i})
     print(i, flush=True)
 """
 

@@ -64,7 +64,7 @@ def _gather(res: ChunkResult) -> ChunkResult:
 
 
 def checkpoint_schema(n: int | None = None) -> dict:
-    """A chain run's checkpoint schema (`save_checkpoint`) for board width `n` (None: any): the
+    """A chain run's checkpoint schema (`_Run.tree`) for board width `n` (None: any): the
     finished chains (a ChunkResult's fields but `paused`), their wall shares, the next chain id and
     the kernel seconds spent."""
     chains = lambda dtype, optional=False: checkpoint.Spec(dtype, ("chains",), optional)
@@ -81,35 +81,6 @@ def checkpoint_schema(n: int | None = None) -> dict:
         "offset": checkpoint.Spec(np.integer),
         "wall": checkpoint.Spec(np.floating),
     }
-
-
-def save_checkpoint(
-    path: Path,
-    parts: list[ChunkResult],
-    shares: list[np.ndarray],
-    offset: int,
-    wall: float,
-    fingerprint: dict,
-) -> None:
-    """Save the finished chunks (in chain order) with their chains' wall shares, the next chain id
-    `offset`, the kernel seconds spent and the `fingerprint` a resumed run must match, atomically (a
-    crash mid-write leaves the previous file whole)."""
-    done: dict[str, Any] = {
-        f: np.concatenate([getattr(p, f) for p in parts])
-        for f in ChunkResult._fields
-        if f != "paused" and getattr(parts[0], f) is not None
-    }
-    tree = {"done": done, "wall_share": np.concatenate(shares), "offset": offset, "wall": wall}
-    checkpoint.save(path, tree, fingerprint)
-
-
-def load_checkpoint(
-    path: Path, fingerprint: dict, n: int | None = None
-) -> tuple[ChunkResult, np.ndarray, int, float]:
-    """Load a chain run's checkpoint (board width `n`, None: any), refusing one whose settings
-    differ from `fingerprint`: (finished chains, their wall shares, next chain id, wall seconds)."""
-    tree = checkpoint.load(path, fingerprint, checkpoint_schema(n))
-    return ChunkResult(**tree["done"]), tree["wall_share"], int(tree["offset"]), float(tree["wall"])
 
 
 def _new_solutions(
@@ -155,13 +126,28 @@ class _Run:
     elapsed: float = 0.0  #: seconds of the loop, its host work included: what --time bounds
     unfinished: np.ndarray | None = None  #: [count] paused chains of the last chunk (time was up)
 
-    def resume(self, checkpoint: Path, fingerprint: dict) -> None:
-        """Take up the chains recorded in the checkpoint of an interrupted run."""
-        done, share, self.offset, self.wall = load_checkpoint(checkpoint, fingerprint, self.n)
+    def resume(self, path: Path, fingerprint: dict) -> None:
+        """Take up the chains recorded in the checkpoint of an interrupted run (a file of other
+        settings than `fingerprint` is refused)."""
+        tree = checkpoint.load(path, fingerprint, checkpoint_schema(self.n))
+        done, share = ChunkResult(**tree["done"]), tree["wall_share"]
+        self.offset, self.wall = int(tree["offset"]), float(tree["wall"])
         self.elapsed = self.wall
         self.parts, self.shares = [done], [share]
         self.solved = int(done.solved.sum())
         self.seen.update(r.tobytes() for r in done.rows[done.solved])
+
+    def tree(self) -> dict:
+        """The checkpoint (`checkpoint_schema`): the finished chunks in chain order (a ChunkResult's
+        fields but `paused`) with their chains' wall shares, the next chain id and the kernel
+        seconds spent."""
+        done = {
+            f: np.concatenate([getattr(p, f) for p in self.parts])
+            for f in ChunkResult._fields
+            if f != "paused" and getattr(self.parts[0], f) is not None
+        }
+        shares = np.concatenate(self.shares)
+        return {"done": done, "wall_share": shares, "offset": self.offset, "wall": self.wall}
 
     def step(self) -> Tick:
         """Run the next chunk, verify it, record it; the progress line and whether to stop."""
@@ -317,21 +303,21 @@ def run_chains(
         "processes": procs,
     }
     control = RunControl() if control is None else control
-    checkpoint = None if control.checkpoint is None else Path(control.checkpoint)
+    path = None if control.checkpoint is None else Path(control.checkpoint)
     t = _Run(run_chunk, n, budget, chunk, what, model, cap, shown, procs, me)
-    if control.resume and checkpoint is not None:
-        t.resume(checkpoint, fingerprint)
+    if control.resume and path is not None:
+        t.resume(path, fingerprint)
 
     def save() -> None:
-        if t.parts and checkpoint is not None:
-            save_checkpoint(checkpoint, t.parts, t.shares, t.offset, t.wall, fingerprint)
+        if t.parts and path is not None:
+            checkpoint.save(path, t.tree(), fingerprint)
 
     interrupted = run_chunks(
         t.step,
         total=budget.chains,
         unit="chains solved",
         control=control,
-        save=save if checkpoint is not None and me == 0 else None,
+        save=save if path is not None and me == 0 else None,
     )
     if interrupted:
         t.stopped_by, t.keep = "interrupted", t.offset

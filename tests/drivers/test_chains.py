@@ -8,6 +8,7 @@ from jaxqueens.drivers import chains as driver
 from jaxqueens.drivers import chains_types
 from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError, SolutionCheckError
+from jaxqueens.io import checkpoint
 
 SOLS_6 = np.array([[1, 3, 5, 0, 2, 4], [2, 5, 1, 4, 0, 3], [3, 0, 4, 1, 5, 2], [4, 2, 0, 5, 3, 1]])
 
@@ -144,9 +145,10 @@ def test_periodic_checkpoints(tmp_path):
     )
     assert run.stopped_by == "chains" and ckpt.exists()
     settings = {"n": 6, "chunk": 2, "processes": 1, **chains_types.Budget(chains=10).fingerprint()}
-    done, shares, offset, wall = driver.load_checkpoint(ckpt, settings)
-    assert offset == len(done.solved) == len(shares) and 0 < offset < 14 and wall >= 0
-    np.testing.assert_array_equal(done.steps, np.arange(offset))
+    tree = checkpoint.load(ckpt, settings, driver.checkpoint_schema())
+    done, shares, offset, wall = tree["done"], tree["wall_share"], int(tree["offset"]), tree["wall"]
+    assert offset == len(done["solved"]) == len(shares) and 0 < offset < 14 and wall >= 0
+    np.testing.assert_array_equal(done["steps"], np.arange(offset))
 
 
 def test_defect_18_progress_never_shows_more_done_than_the_total(capsys):
@@ -224,7 +226,7 @@ def test_defect_6_checkpoint_fingerprint_covers_the_budget(tmp_path):
         "chunk": 4,
         "processes": 1,
     }
-    assert driver.load_checkpoint(ckpt, same)[2] == 8  # the same budget resumes
+    assert checkpoint.load(ckpt, same, driver.checkpoint_schema())["offset"] == 8  # resumes
 
 
 def test_solutions_are_checked_against_the_instance():
