@@ -132,10 +132,8 @@ def _heading(root: Path, folder: Path, what: str) -> str:
 
 def _figure_rank(path: Path) -> tuple[int, str]:
     """Where a figure goes in the page (`FIGURE_ORDER`), then its name."""
-    stem = path.stem
-    known = [i for i, s in enumerate(FIGURE_ORDER) if stem.startswith(s)]
-    rank = max(known, key=lambda i: len(FIGURE_ORDER[i])) if known else len(FIGURE_ORDER)
-    return rank, path.name
+    known = [(len(s), i) for i, s in enumerate(FIGURE_ORDER) if path.stem.startswith(s)]
+    return max(known, default=(0, len(FIGURE_ORDER)))[1], path.name
 
 
 def _figures_section(root: Path, folder: Path, files: list[Path], shown: int) -> tuple[str, int]:

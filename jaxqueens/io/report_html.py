@@ -35,31 +35,20 @@ def cell(value: Any) -> str:
     return html.escape(text, quote=True)
 
 
-def _numeric(value: Any) -> bool:
-    """Whether a cell is right-aligned: its text reads as a number (`True` does not)."""
+def _td(value: Any) -> str:
+    """A table cell: right-aligned when its text reads as a number (`True` does not)."""
     try:
         float(str(value))
     except ValueError:
-        return False
-    return True
+        return f"<td>{cell(value)}</td>"
+    return f'<td class="num">{cell(value)}</td>'
 
 
 def table(header: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:
     """An HTML table, numbers right-aligned (`header` None: no header row)."""
-    parts = ['<div class="wide"><table>']
-    if header:
-        parts.append("<tr>" + "".join(f"<th>{cell(h)}</th>" for h in header) + "</tr>")
-    for row in rows:
-        parts.append(
-            "<tr>"
-            + "".join(
-                f'<td class="num">{cell(v)}</td>' if _numeric(v) else f"<td>{cell(v)}</td>"
-                for v in row
-            )
-            + "</tr>"
-        )
-    parts.append("</table></div>")
-    return "".join(parts)
+    head = "<tr>" + "".join(f"<th>{cell(h)}</th>" for h in header) + "</tr>" if header else ""
+    body = "".join("<tr>" + "".join(map(_td, row)) + "</tr>" for row in rows)
+    return f'<div class="wide"><table>{head}{body}</table></div>'
 
 
 def flatten(doc: Any, prefix: str = "") -> list[tuple[str, Any]]:
