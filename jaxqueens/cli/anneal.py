@@ -22,7 +22,7 @@ from jaxqueens.core import arguments
 from jaxqueens.drivers import settings
 from jaxqueens.errors import QueensError
 from jaxqueens.io import anneal as anneal_io
-from jaxqueens.io import checkpoint, interrupts, logs, provenance, writing
+from jaxqueens.io import checkpoint, interrupts, progress, provenance, writing
 from jaxqueens.io.writing import is_writer
 from jaxqueens.plots import chains as chain_plots
 from jaxqueens.solvers.variants import METHODS
@@ -207,7 +207,7 @@ def cmd_anneal(args: argparse.Namespace) -> int:
         per_method[method] = {k: res.summary.get(k) for k in EFFECTIVE}
         provenance.settle(args.record, seed=res.summary.get("seed"), methods=per_method)
         with writing.final_write(args.out):
-            logs.log("summary", **res.summary)
+            progress.log("summary", **res.summary)
             results[method] = res
             solved += int(res.summary["solved"])
             _method_outputs(method, n, res, folder, args.record)

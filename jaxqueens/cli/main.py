@@ -44,8 +44,7 @@ from jaxqueens.io import (
     atomic,
     console,
     interrupts,
-    logs,
-    ownership,
+    progress,
     provenance,
     report,
     writing,
@@ -195,9 +194,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(rest)
     if dist.log_json:
-        logs.enable()
+        progress.enable()
     t0 = time.perf_counter()
-    logs.log("start", command=args.command, argv=rest)
+    progress.log("start", command=args.command, argv=rest)
     interrupts.reset()
     interrupts.install()  # SIGINT and SIGTERM: one policy, for the command's whole run
     try:
@@ -208,14 +207,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InstanceUnsat as err:  # a result, not an error: no solution exists (exit 1)
         spec = getattr(args, "instance", None)
         print(f"instance {spec + ': ' if spec else ''}{err}; no search run")
-        logs.log("end", command=args.command, code=EXIT_NOT_SOLVED, status="UNSAT")
+        progress.log("end", command=args.command, code=EXIT_NOT_SOLVED, status="UNSAT")
         return EXIT_NOT_SOLVED
     except QueensError as err:  # the drivers name parameters; the command line, its flags
         command = (parser.commands or {}).get(args.command)
         return _fail(args.command, EXIT_USAGE, f"error: {options.in_flags(err, command)}")
     except KeyboardInterrupt:
         print(f"jaxqueens {args.command}: interrupted", file=sys.stderr)
-        logs.log("end", command=args.command, code=interrupts.exit_code())
+        progress.log("end", command=args.command, code=interrupts.exit_code())
         return interrupts.exit_code()
     except BrokenPipeError:  # output piped into e.g. `head`, which has closed it
         sys.stderr.close()
@@ -240,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _internal(args.command, err)
     finally:
         interrupts.uninstall()
-        ownership.release_all()  # the --out folder's lock (jaxqueens.io.ownership)
+        writing.release_all()  # the --out folder's lock (jaxqueens.io.writing)
 
 
 def _run(args, parser: schema.Parser, dist, argv: Sequence[str] | None, t0: float) -> int:
@@ -280,7 +279,7 @@ def _run(args, parser: schema.Parser, dist, argv: Sequence[str] | None, t0: floa
             if code in (EXIT_OK, EXIT_NOT_SOLVED):  # the one hook: every --out gets a report
                 with writing.final_write(out):
                     _write_report(args, out, words, given, shown.text(), before)
-    logs.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
+    progress.log("end", command=args.command, code=code, seconds=time.perf_counter() - t0)
     return code
 
 
@@ -307,18 +306,18 @@ def _join_settings(args: argparse.Namespace) -> dict:
 
 def _take_folder(args, out: str | None) -> None:
     """A run's output folder `out` holds this run's outputs alone: one holding the outputs of an
-    earlier finished run (`jaxqueens.io.ownership.earlier_run`) is refused in one line,
+    earlier finished run (`jaxqueens.io.writing.earlier_run`) is refused in one line,
     or with `--force` its files are removed first (by process 0). `--resume` continues the
     folder's own run."""
     if out is None or getattr(args, "resume", None):
         return
-    found = ownership.earlier_run(out)
-    if found is None or ownership.unfinished(out):  # an unfinished run: claim_out says how on
+    found = writing.earlier_run(out)
+    if found is None or writing.unfinished(out):  # an unfinished run: claim_out says how on
         return
     if not getattr(args, "force", False):
-        raise ownership.refuse_earlier(found)
+        raise writing.refuse_earlier(found)
     if not _lazy.is_loaded("jax") or jax.process_index() == 0:  # JAX is loaded when distributed
-        ownership.clear_earlier(found)
+        writing.clear_earlier(found)
 
 
 def _out_folder(args) -> str | None:
@@ -367,7 +366,7 @@ def _fail(command: str, code: int, message: str) -> int:
     """One line on stderr (never a traceback) and the exit code."""
     message = " ".join(message.split("\n"))  # one line, whatever the message held
     print(f"jaxqueens {command}: {message}", file=sys.stderr)
-    logs.log("end", command=command, code=code, error=message)
+    progress.log("end", command=command, code=code, error=message)
     return code
 
 

@@ -19,8 +19,8 @@ from jaxqueens.core import arguments
 from jaxqueens.drivers.loop import RunControl
 from jaxqueens.drivers.settings import CHECKPOINT_EVERY
 from jaxqueens.errors import QueensError, clip
-from jaxqueens.io import checkpoint, interrupts, ownership
-from jaxqueens.io.writing import is_writer, prepare_out, resume_advice
+from jaxqueens.io import checkpoint, interrupts
+from jaxqueens.io.writing import acquire, is_writer, prepare_out, resume_advice, unfinished
 from jaxqueens.parallel import cache, processes
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -254,7 +254,7 @@ def checkpoint_target(args, per_process: bool = False) -> tuple[Path | None, boo
 
 
 def claim_out(out, resume: bool) -> None:
-    """The run takes its `--out` folder `out` (None: none; `jaxqueens.io.ownership`):
+    """The run takes its `--out` folder `out` (None: none; `jaxqueens.io.writing`):
     without `resume` a folder holding an unfinished run's checkpoint is refused (it would start
     from nothing and overwrite it), and a folder another live process writes to is refused; then
     the folder's lock is taken (released as the command ends). In a multi-process run process 0
@@ -263,7 +263,7 @@ def claim_out(out, resume: bool) -> None:
         return
     prepare_out(out)  # a folder that can be made and written (before the lock makes it)
     if not resume:
-        left = ownership.unfinished(out)
+        left = unfinished(out)
         if left:
             raise QueensError(
                 f"--out {out} holds an unfinished run ({left[0]}); continue it with "
@@ -272,7 +272,7 @@ def claim_out(out, resume: bool) -> None:
             )
     if _lazy.is_loaded("jax") and not is_writer():  # the other processes of a multi-process run
         return
-    ownership.acquire(out, "--resume" if resume else "--out")
+    acquire(out, "--resume" if resume else "--out")
 
 
 def report_interrupt(what: str, out, saved=None) -> int:

@@ -19,10 +19,10 @@ from jaxqueens._version import __version__
 from jaxqueens.cli import schema
 from jaxqueens.cli.options import resume_folder
 from jaxqueens.errors import QueensError
-from jaxqueens.io import interrupts, jsonl, ownership
+from jaxqueens.io import interrupts, jsonl
 from jaxqueens.io.config import apply_overrides, check_command, load_config
 from jaxqueens.io.tables import write_dict_csv, write_json
-from jaxqueens.io.writing import prepare_out, resumed_by
+from jaxqueens.io.writing import checkpoints, prepare_out, resumed_by, unfinished
 
 jax = _lazy.load("jax")  # for run.json's versions and devices, after a run
 
@@ -107,7 +107,7 @@ def _finished(out: Path, command: str, opts: dict) -> dict | None:
 def _saved_work(out: Path) -> bool:
     """`out` holds saved work of an interrupted run: a checkpoint, or finished parts in
     subfolders (`anneal`'s methods), which the command's own `--resume` continues."""
-    return out.is_dir() and (any(out.rglob("checkpoint*.npz")) or any(out.glob("*/summary.json")))
+    return out.is_dir() and (bool(checkpoints(out)) or any(out.glob("*/summary.json")))
 
 
 PER_SOLVER = ("success_rate", "ert_s")
@@ -196,7 +196,7 @@ def cmd_run(args) -> int:
             f"--resume: {args.config} names no output folder to resume from; "
             "give --out DIR (the folder of the interrupted run)"
         )
-    left = [] if args.resume or "out" not in opts else ownership.unfinished(opts["out"])
+    left = [] if args.resume or "out" not in opts else unfinished(opts["out"])
     if left:  # before the first setting runs: later ones would be refused after it
         raise QueensError(
             f"{opts['out']} holds an unfinished {'sweep' if sweep else 'run'} ({left[0]}); "

@@ -20,7 +20,7 @@ from jaxqueens.drivers import solve_setup
 from jaxqueens.errors import QueensError
 from jaxqueens.io import backtrack as backtrack_out
 from jaxqueens.io import chains as chain_out
-from jaxqueens.io import logs, provenance, writing
+from jaxqueens.io import progress, provenance, writing
 from jaxqueens.io.writing import is_writer
 from jaxqueens.plots import chains as plots
 from jaxqueens.plots import render
@@ -142,7 +142,7 @@ def cmd_solve(args) -> int:
         return options.report_interrupt(f"{len(result.run.chain_id)} finished chains", args.out)
     provenance.settle(args.record, batch=result.summary.get("chunk"))
     with writing.final_write(args.out):
-        logs.log("summary", **result.summary)
+        progress.log("summary", **result.summary)
         _print_summary(result, n, args, settings)
         if args.out and is_writer():
             _write_outputs(result, n, args)

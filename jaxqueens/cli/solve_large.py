@@ -12,7 +12,7 @@ from jaxqueens import _lazy
 from jaxqueens.cli import options
 from jaxqueens.drivers import solve_setup
 from jaxqueens.io import large as large_out
-from jaxqueens.io import logs, provenance, writing
+from jaxqueens.io import progress, provenance, writing
 from jaxqueens.io.writing import is_writer
 from jaxqueens.plots import chains as plots
 from jaxqueens.plots import render
@@ -40,7 +40,7 @@ def cmd_large(args, n: int, setting: dict) -> int:
         )
         results.append(res)
         s = res.summary
-        logs.log("summary", **s)
+        progress.log("summary", **s)
         label = f"n = {n:,}{f' chain {chain}' if chains > 1 else ''}"
         if s["solved"]:
             print(

@@ -1,22 +1,51 @@
-"""A small progress line for long runs: count, rate and time left, on stderr.
+"""A small progress line for long runs (count, rate and time left, on stderr), and JSON logs.
 
 Quiet when stderr is not a terminal (CI, pipes) or when asked; the driver calls
 `update` once per chunk, so this never runs inside a kernel. The line is cut to the terminal's
 width (`shutil.get_terminal_size`, `$COLUMNS` first) at every redraw, so it never wraps: the
 count, rate and time left come first, then the driver's note; the bar narrows to the room left.
+With `--log-json` (`enable`) every event is one JSON object per line on stderr: `start`
+(command and arguments), `progress` (from every progress line, at most once a second: done,
+total, rate, seconds left), `summary` (a command's summary) and `end` (exit code and seconds).
+Off by default; the human-readable output is unchanged either way.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 import time
 
-from jaxqueens.io import logs
+from jaxqueens import _process
 
 BAR = 24  # characters of the bar, on a terminal with room for it
 MIN_BAR = 8  # the narrowest bar drawn; with less room the line has none
+
+
+def enable(stream=None) -> None:
+    """Turn structured logging on, its events to `stream` (default: stderr)."""
+    _process.logs.enabled, _process.logs.stream = True, stream or sys.stderr
+
+
+def disable() -> None:
+    _process.logs.enabled = False
+
+
+def enabled() -> bool:
+    """Whether structured logging (`--log-json`) is on."""
+    return _process.logs.enabled
+
+
+def log(event: str, **fields) -> None:
+    """Write one event and its fields as a JSON line (values that JSON cannot hold as strings;
+    a no-op unless enabled)."""
+    if not _process.logs.enabled:
+        return
+    record = {"time": round(time.time(), 3), "event": event, **fields}
+    _process.logs.stream.write(json.dumps(record, default=str) + "\n")
+    _process.logs.stream.flush()
 
 
 def _columns(stream) -> int:
@@ -48,12 +77,10 @@ class Progress:
         a free-form note shown after the count, rate and time left (cut first)."""
         elapsed = time.perf_counter() - self.start
         rate = done / elapsed if elapsed > 0 else 0.0
-        if logs.enabled() and (
-            elapsed - self._logged >= 1.0 or (self.total and done >= self.total)
-        ):
+        if enabled() and (elapsed - self._logged >= 1.0 or (self.total and done >= self.total)):
             self._logged = elapsed
             left = (self.total - done) / rate if self.total and rate > 0 else None
-            logs.log(
+            log(
                 "progress",
                 unit=self.unit,
                 done=done,

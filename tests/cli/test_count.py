@@ -10,7 +10,7 @@ import pytest
 from jaxqueens.cli import count as count_cli
 from jaxqueens.core import checker
 from jaxqueens.errors import QueensError
-from jaxqueens.io import ownership, progress
+from jaxqueens.io import progress, writing
 
 
 def _cli(argv):
@@ -21,7 +21,7 @@ def _cli(argv):
     try:
         return args.func(args)
     finally:
-        ownership.release_all()  # as jaxqueens.cli.main does when a command ends
+        writing.release_all()  # as jaxqueens.cli.main does when a command ends
 
 
 def test_count_command(tmp_path, capsys):
