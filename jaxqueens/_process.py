@@ -84,7 +84,7 @@ class Commands:
 
 @dataclass(slots=True)
 class Locks:
-    """The `--out` folder locks this process holds (`io.ownership.acquire` writes it). Per
+    """The `--out` folder locks this process holds (`io.writing.acquire` writes it). Per
     process because an exit handler (`release_all`) removes them, and a sweep's setting writing
     into the sweep's folder finds the lock it already holds."""
 
@@ -105,7 +105,7 @@ class Writes:
 
 @dataclass(slots=True)
 class Logs:
-    """Whether structured logs are on (`io.logs.enable` and `disable` write it). Per process
+    """Whether structured logs are on (`io.progress.enable` and `disable` write it). Per process
     because `--log-json` is given anywhere on the command line and every progress bar of every
     layer logs through it without being given it."""
 
