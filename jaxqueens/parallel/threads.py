@@ -304,17 +304,51 @@ def row_words(n: int) -> int:
     return max(1, -(-5 * (n - 4) // 32))
 
 
+def _span(tasks: int, programs: int, block: int):
+    """Program p's range `first .. end` of the tasks (p T / P .. (p + 1) T / P) and its lanes."""
+    p = pl.program_id(0)
+    first, end = (p * tasks) // programs, ((p + 1) * tasks) // programs
+    return p, first, end, lax.broadcasted_iota(jnp.int32, (block,), 0)
+
+
+def _running(live, task, end):
+    """Every lane live (int32 [B]) or out of tasks, and some lane live."""
+    out = (task >= end).astype(jnp.int32)
+    return (jnp.min(live | out) > 0) & (jnp.max(live) > 0)
+
+
+def _refill(idle, task, nxt, load, state):
+    """The `idle` lanes take the range's next tasks (numbered by a prefix sum), `load`ed."""
+    count = idle.astype(jnp.int32)
+    task = jnp.where(idle, nxt + jnp.cumsum(count) - count, task)
+    nxt = nxt + jnp.sum(count)
+    fresh = load(task)
+    return task, nxt, jax.tree.map(lambda a, b: jnp.where(idle, a, b), fresh, state)
+
+
+def _call(kernel, words, out: tuple, spec: tuple, programs: int, num_warps: int, interpret: bool):
+    """`kernel` over a grid of `programs`, each reading all of `words` and writing its block of
+    the uint32 array of shape `out`: `spec` is the block's columns and the index map of it."""
+    params = None if interpret else pl_triton.CompilerParams(num_warps=num_warps, num_stages=1)
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct(out, jnp.uint32),
+        grid=(programs,),
+        in_specs=[pl.BlockSpec(words.shape, lambda i: (0, 0))],
+        out_specs=pl.BlockSpec((out[0], spec[0]), spec[1]),
+        interpret=interpret,
+        compiler_params=params,
+    )(words)
+
+
 def _kernel(
     w_ref, out_ref, *, n: int, tasks: int, programs: int, block: int, unroll: int, stats: bool
 ):
-    """Program p searches the tasks of its range, p T / P .. (p + 1) T / P: a lane whose task is
-    done takes the range's next one (the idle lanes number them by a prefix sum), so no lane of
-    the warp idles until the range runs out. Out: the lane's weighted completions, uint32
-    `[2, block]` (low, high words), and with `stats` a third row: the block's loop iterations
-    (the same in every lane) and a fourth: the lane's own."""
-    p = pl.program_id(0)
-    first, end = (p * tasks) // programs, ((p + 1) * tasks) // programs
-    lane = lax.broadcasted_iota(jnp.int32, (block,), 0)
+    """Program p searches the tasks of its range: a lane whose task is done takes the range's
+    next one, so no lane of the warp idles until the range runs out. Out: the lane's weighted
+    completions, uint32 `[2, block]` (low, high words), and with `stats` a third row: the
+    block's loop iterations (the same in every lane) and a fourth: the lane's own."""
+    _, first, end, lane = _span(tasks, programs, block)
     words = row_words(n)
 
     def load(task):
@@ -333,20 +367,13 @@ def _kernel(
                 its = (its[0] + 1, its[1] + busy)
         return s, task, nxt, lo, hi, its
 
-    def running(c):  # every lane busy or out of tasks, and some lane busy
-        s, task = c[0], c[1]
-        live = (s.d >= s.start.astype(jnp.int32)).astype(jnp.int32)
-        out = (task >= end).astype(jnp.int32)
-        return (jnp.min(live | out) > 0) & (jnp.max(live) > 0)
+    def running(c):
+        return _running((c[0].d >= c[0].start.astype(jnp.int32)).astype(jnp.int32), c[1], end)
 
     def outer(c):
         s, task, nxt, lo, hi, its = lax.while_loop(running, inner, c)
         idle = (s.d < s.start.astype(jnp.int32)) & (task < end)
-        count = idle.astype(jnp.int32)
-        task = jnp.where(idle, nxt + jnp.cumsum(count) - count, task)  # the range's next ones
-        nxt = nxt + jnp.sum(count)
-        fresh = load(task)
-        s = jax.tree.map(lambda a, b: jnp.where(idle, a, b), fresh, s)
+        task, nxt, s = _refill(idle, task, nxt, load, s)
         return s, task, nxt, lo, hi, its
 
     zero = jnp.zeros((block,), jnp.uint32)
@@ -395,19 +422,11 @@ def count_tasks(
             f"programs must be >= 1 and block a power of two, not {programs}, {block}"
         )
     t = words.shape[1]
-    lanes = programs * block
-    params = None if interpret else pl_triton.CompilerParams(num_warps=num_warps, num_stages=1)
-    return pl.pallas_call(
-        functools.partial(
-            _kernel, n=n, tasks=t, programs=programs, block=block, unroll=unroll, stats=stats
-        ),
-        out_shape=jax.ShapeDtypeStruct((4 if stats else 2, lanes), jnp.uint32),
-        grid=(programs,),
-        in_specs=[pl.BlockSpec((TASK_WORDS, t), lambda i: (0, 0))],
-        out_specs=pl.BlockSpec((4 if stats else 2, block), lambda i: (0, i)),
-        interpret=interpret,
-        compiler_params=params,
-    )(words)
+    kernel = functools.partial(
+        _kernel, n=n, tasks=t, programs=programs, block=block, unroll=unroll, stats=stats
+    )
+    out = (4 if stats else 2, programs * block)
+    return _call(kernel, words, out, (block, lambda i: (0, i)), programs, num_warps, interpret)
 
 
 def lane_total(found) -> int:

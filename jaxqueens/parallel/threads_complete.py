@@ -20,7 +20,6 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as pl_triton
 
 from jaxqueens.errors import QueensError
@@ -46,7 +45,7 @@ def row_words(n: int) -> int:
     Returns:
       5 bits a row, at most n - 2 levels packed, in 32-bit words (at least one).
     """
-    return max(1, -(-5 * (n - 2) // 32))
+    return threads.row_words(n + 2)
 
 
 def out_words(n: int) -> int:
@@ -146,9 +145,7 @@ def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unro
     item is done, out of budget or decided writes its words (column = the item; columns past
     the items: one spare per lane, where `stats` leaves the block's loop iterations in row
     `STEPS`) and takes the range's next item."""
-    p = pl.program_id(0)
-    first, end = (p * items) // programs, ((p + 1) * items) // programs
-    lane = lax.broadcasted_iota(jnp.int32, (block,), 0)
+    p, first, end, lane = threads._span(items, programs, block)
     load = functools.partial(_load, w_ref, end=end, n=n, items=items)
 
     def inner(c):
@@ -159,21 +156,15 @@ def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unro
             s, x = _advance(s, x, allowed, n=n, toroidal=toroidal)
         return s, x, task, nxt, its + unroll if stats else its
 
-    def running(c):  # every lane live or out of items, and some lane live
-        live = _live(c[0], c[1], decide).astype(jnp.int32)
-        out = (c[2] >= end).astype(jnp.int32)
-        return (jnp.min(live | out) > 0) & (jnp.max(live) > 0)
+    def running(c):
+        return threads._running(_live(c[0], c[1], decide).astype(jnp.int32), c[2], end)
 
     def outer(c):
         s, x, task, nxt, its = lax.while_loop(running, inner, c)
         idle = ~_live(s, x, decide) & (task < end)
         # a lane not writing aims at its own spare column (so no two lanes share an address)
         _write(out_ref, s, x, jnp.where(idle, task, items + p * block + lane), idle, decide)
-        count = idle.astype(jnp.int32)
-        task = jnp.where(idle, nxt + jnp.cumsum(count) - count, task)  # the range's next ones
-        nxt = nxt + jnp.sum(count)
-        fresh = load(task)
-        s, x = jax.tree.map(lambda a, b: jnp.where(idle, a, b), fresh, (s, x))
+        task, nxt, (s, x) = threads._refill(idle, task, nxt, load, (s, x))
         return s, x, task, nxt, its
 
     task = first + lane
@@ -351,7 +342,6 @@ def search_words(
             f"n must be >= 2, programs >= 1 and block a power of two, not {n}, {programs}, {block}"
         )
     items = words.shape[1]
-    params = None if interpret else pl_triton.CompilerParams(num_warps=num_warps, num_stages=1)
     kernel = functools.partial(
         _kernel,
         n=n,
@@ -363,16 +353,10 @@ def search_words(
         unroll=unroll,
         stats=stats,
     )
-    width = items + programs * block
-    return pl.pallas_call(
-        kernel,
-        out_shape=jax.ShapeDtypeStruct((out_words(n), width), jnp.uint32),
-        grid=(programs,),
-        in_specs=[pl.BlockSpec((ALLOWED + n, items), lambda i: (0, 0))],
-        out_specs=pl.BlockSpec((out_words(n), width), lambda i: (0, 0)),
-        interpret=interpret,
-        compiler_params=params,
-    )(words)
+    out = (out_words(n), items + programs * block)
+    return threads._call(
+        kernel, words, out, (out[1], lambda i: (0, 0)), programs, num_warps, interpret
+    )
 
 
 @functools.partial(

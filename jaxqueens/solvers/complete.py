@@ -267,8 +267,6 @@ def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
 
 
 def _checked(config: Config, params: Params, problem, state=None) -> jax.Array:
-    """The kernel's arguments checked at its boundary (`jaxqueens.solvers.base`), and the
-    instance's masks (`check_allowed`)."""
     base.check_type("config", config, Config)
     base.check_budget_params(params, Params, "complete", MAX_BUDGET)
     if state is not None:
@@ -357,7 +355,7 @@ def step(state: State, config: Config, params: Params, problem: Problem) -> Stat
       The state one edge further.
     """
     base.check_type("state", state, State, "make it with complete.init")
-    return _settle(edge(state, config, keep=~live(state, config)), config)
+    return _settle(step_lane(state, config), config)
 
 
 def resume(state: State, config: Config, params: Params, problem: Problem) -> State:

@@ -70,7 +70,6 @@ def default_params(config: Config, *, budget: int = MAX_BUDGET) -> Params:
 
 
 def _checked(config: Config, params: Params, problem, state=None) -> None:
-    """The kernel's arguments checked at its boundary (`jaxqueens.solvers.base`)."""
     base.check_type("config", config, Config)
     base.check_budget_params(params, Params, "count", MAX_BUDGET)
     if state is not None:
