@@ -227,19 +227,35 @@ def tasks(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray
       owner: int64 `[P]` the constellation each task belongs to (tasks of one constellation
       are consecutive).
     """
+    return placements(n, allow, depth)[:2]
+
+
+def placements(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, ...]:
+    """The tasks of `tasks` and the rows of their placed queens.
+
+    Args:
+      n: board size.
+      allow: uint32 `[K, n]` from `allow_masks`.
+      depth: columns placed on the host, 1..n-1.
+
+    Returns:
+      `(masks, owner, rows)`: `tasks`' masks and owners, and int8 `[P, depth]` the row of each
+      task's queen in columns 0..depth-1.
+    """
     if not 1 <= depth <= n - 1:
         raise ValueError(f"depth {depth} out of range for n = {n}")
     allow = np.asarray(allow).astype(np.uint64)
     owner = np.arange(len(allow))
     z = np.zeros(len(allow), np.uint64)
     cols, ld, rd = z, z, z
+    rows = np.zeros((len(allow), 0), np.int8)
     for level in range(depth):
-        parent, _, cols, ld, rd = place(cols, ld, rd, n, allow[owner, level])
-        owner = owner[parent]
+        parent, row, cols, ld, rd = place(cols, ld, rd, n, allow[owner, level])
+        owner, rows = owner[parent], np.concatenate([rows[parent], row.astype(np.int8)[:, None]], 1)
     av = free_rows(cols, ld, rd, n) & allow[owner, depth]
     keep = av != 0
     masks = np.stack([cols, ld, rd, av], axis=1)[keep].astype(np.uint32)
-    return masks, owner[keep]
+    return masks, owner[keep], rows[keep]
 
 
 # the words of a level table row (jaxqueens.solvers.count reads them in this order)
@@ -364,8 +380,7 @@ def _half_turn_fixed(n: int) -> int:
 
 def _quarter_turn_fixed(n: int) -> int:
     """Solutions fixed by the quarter turn (x, y) -> (n-1-y, x): orbits of 4 queens placed at
-    once, at the lowest free column (depth-first, Python ints; the tree is tiny: about 10^3
-    nodes at n = 18)."""
+    once, at the lowest free column (depth-first, Python ints; the tree is tiny)."""
     if n % 4 in (2, 3):
         return 0  # an orbit has 4 queens, plus the centre for odd n
     full = (1 << n) - 1

@@ -9,8 +9,7 @@ searches a range of the tasks, one a lane, a lane that is done taking the range'
 iteration is one tree edge (place the lowest free row; enter the child if it and the next two
 levels keep a free row; at the child before the last level count its free row) or one pop (undo
 the parent's queen, take its next row), branch-free across the lanes. Weighted completions are
-summed per lane in two uint32 words (exact below 2^64). `tasks` builds the lanes' inputs on the
-host, `count_tasks` runs the kernel (`interpret=True`: on the CPU), `count` is the count of n.
+summed per lane in two uint32 words (exact below 2^64).
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as pl_triton
 
 from jaxqueens.core import constellations
-from jaxqueens.core.prefixes import place
 from jaxqueens.errors import QueensError
 
 COLS, LD_LO, LD_HI, RD_LO, RD_HI, START, LAST, SKIP = range(8)  # the words of a task
@@ -74,17 +72,7 @@ def tasks(n: int, depth: int) -> Tasks:
     if not 1 <= depth <= n - 2:
         raise QueensError(f"depth {depth} is out of range for n = {n}: give 1 to {n - 2} columns")
     cfg, weights = constellations.constellations(n)
-    allow = constellations.allow_masks(n, cfg).astype(np.uint64)
-    owner = np.arange(len(cfg))
-    z = np.zeros(len(cfg), np.uint64)
-    cols, ld, rd = z, z, z
-    rows = np.zeros((len(cfg), 0), np.int8)
-    for level in range(depth):  # as constellations.tasks, keeping every queen's row
-        parent, row, cols, ld, rd = place(cols, ld, rd, n, allow[owner, level])
-        row = row.astype(np.int8)[:, None]
-        owner, rows = owner[parent], np.concatenate([rows[parent], row], axis=1)
-    av = np.uint64((1 << n) - 1) & ~(cols | ld | rd) & allow[owner, depth]
-    owner, rows = owner[av != 0], rows[av != 0]
+    _, owner, rows = constellations.placements(n, constellations.allow_masks(n, cfg), depth)
     a, b, c, d = cfg[owner].T
     cols, ld, rd = (np.zeros(len(owner), np.uint64) for _ in range(3))
     queens = [(0 * a, a), (0 * b + n - 1, b), (c, 0 * c), (d, 0 * d + n - 1)]  # the border
@@ -327,8 +315,7 @@ def _refill(idle, task, nxt, load, state):
 
 
 def _call(kernel, words, out: tuple, spec: tuple, programs: int, num_warps: int, interpret: bool):
-    """`kernel` over a grid of `programs`, each reading all of `words` and writing its block of
-    the uint32 array of shape `out`: `spec` is the block's columns and the index map of it."""
+    """`kernel` on `programs` blocks reading `words`; `spec`: their out columns and index map."""
     params = None if interpret else pl_triton.CompilerParams(num_warps=num_warps, num_stages=1)
     return pl.pallas_call(
         kernel,
@@ -341,9 +328,7 @@ def _call(kernel, words, out: tuple, spec: tuple, programs: int, num_warps: int,
     )(words)
 
 
-def _kernel(
-    w_ref, out_ref, *, n: int, tasks: int, programs: int, block: int, unroll: int, stats: bool
-):
+def _kernel(w_ref, out_ref, *, n, tasks, programs, block, unroll, stats):
     """Program p searches the tasks of its range: a lane whose task is done takes the range's
     next one, so no lane of the warp idles until the range runs out. Out: the lane's weighted
     completions, uint32 `[2, block]` (low, high words), and with `stats` a third row: the

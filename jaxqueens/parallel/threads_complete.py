@@ -140,11 +140,12 @@ def _write(out_ref, s: threads.Lane, x: Extra, idx, mask, decide: bool) -> None:
         pl_triton.store(out_ref.at[k, idx], v, mask=mask)
 
 
-def _kernel(w_ref, out_ref, *, n, toroidal, decide, items, programs, block, unroll, stats):
+def _kernel(w_ref, out_ref, *, config: Config, items, programs, block, unroll, stats):
     """Program p searches the items of its range (as `threads`' count kernel); a lane whose
     item is done, out of budget or decided writes its words (column = the item; columns past
     the items: one spare per lane, where `stats` leaves the block's loop iterations in row
     `STEPS`) and takes the range's next item."""
+    n, toroidal, decide = config.n, config.toroidal, config.decide
     p, first, end, lane = threads._span(items, programs, block)
     load = functools.partial(_load, w_ref, end=end, n=n, items=items)
 
@@ -344,9 +345,7 @@ def search_words(
     items = words.shape[1]
     kernel = functools.partial(
         _kernel,
-        n=n,
-        toroidal=config.toroidal,
-        decide=config.decide,
+        config=config,
         items=items,
         programs=programs,
         block=block,

@@ -146,6 +146,22 @@ def test_tasks_split_each_constellation_exactly(n, depth):
     assert per.tolist() == [completions(n, a) for a in allow]
 
 
+@pytest.mark.parametrize("n,depth", [(7, 1), (8, 3), (9, 4)])
+def test_placements_are_the_tasks_with_their_queens_rows(n, depth):
+    """The rows of each task's placed queens rebuild its masks at column `depth`."""
+    allow = con.allow_masks(n, con.constellations(n)[0])
+    masks, owner, rows = con.placements(n, allow, depth)
+    want = con.tasks(n, allow, depth)
+    np.testing.assert_array_equal(masks, want[0])
+    np.testing.assert_array_equal(owner, want[1])
+    assert rows.dtype == np.int8 and rows.shape == (len(owner), depth)
+    for (c, l, r, _), queens in zip(masks.tolist(), rows.tolist(), strict=True):
+        assert c == sum(1 << y for y in queens)
+        gaps = [(y, depth - x) for x, y in enumerate(queens)]
+        assert l == sum(1 << (y + g) for y, g in gaps if y + g < n)
+        assert r == sum(1 << (y - g) for y, g in gaps if y >= g)
+
+
 def completions_from(n, allow, col, cols, ld, rd):
     return completions(n, allow, col, cols, ld, rd)
 
