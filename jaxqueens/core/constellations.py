@@ -230,7 +230,7 @@ def tasks(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray
     return placements(n, allow, depth)[:2]
 
 
-def placements(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, ...]:
+def placements(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The tasks of `tasks` and the rows of their placed queens.
 
     Args:
