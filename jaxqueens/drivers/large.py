@@ -58,23 +58,6 @@ def check_memory(n: int, available: int | None = None) -> None:
     )
 
 
-def builders(n: int, place=None) -> dict:
-    """The executables of one large-n chain, unexecuted, `name -> (batch -> jax.stages.Lowered)`
-    (one chain: the batch is ignored): QS4's column calls and a repair round (`make gpu-check`
-    compiles them for described GPUs). `place` puts the abstract arguments where they are compiled
-    for (default: left as they are)."""
-    place = place or (lambda tree: tree)
-    config = large.Config(n=n)
-    params = large.default_params(config)
-    state = jax.eval_shape(lambda k: large.empty(k, config, params), jax.random.key(0))
-    i32 = jax.ShapeDtypeStruct((), jnp.int32)
-    s, p, a, b = place((state, jax.eval_shape(lambda: params), i32, i32))
-    return {
-        "init_columns": lambda _: _place.trace(s, config, p, a, b).lower(),
-        "repair_round": lambda _: _repair.trace(s, config, p).lower(),
-    }
-
-
 def _place_columns(place_fn, s: large.State, n: int, control: RunControl) -> large.State:
     """QS4 over all columns, `INIT_CALL_COLUMNS` per call of `place_fn`
     (`place`), with a progress line; Ctrl-C takes effect between

@@ -5,8 +5,9 @@ accelerator (`batch -> jax.stages.Lowered` of the real jitted function, never a 
 `jaxqueens.parallel.chains.lockstep_builder` for the chain solvers (solve, anneal, the
 samples of stats), `jaxqueens.parallel.count.items_builder`,
 `jaxqueens.parallel.complete.chunk_builder`, `jaxqueens.drivers.estimate.call_builder`,
-`jaxqueens.drivers.ga_size.chunk_builder`, `jaxqueens.drivers.large.builders` and, for stats'
-on-device analysis, the `jaxqueens.core.symmetry_jax` kernels it calls. `want` is the batch the
+`jaxqueens.drivers.ga_size.chunk_builder`, and where a driver has no builder the jitted
+functions it calls: `jaxqueens.drivers.large`'s QS4 column call and repair round, the
+`jaxqueens.core.symmetry_jax` kernels of stats' on-device analysis. `want` is the batch the
 driver asks `jaxqueens.parallel.sizing.choose` for on that device; `sized` False marks a batch
 that is the user's (a population, the samples, one large board): checked against the budget, not
 chosen.
@@ -40,7 +41,7 @@ from jaxqueens.parallel import complete as complete_batch
 from jaxqueens.parallel import count as count_batch
 from jaxqueens.parallel.sizing import ACCELERATOR_DEFAULTS, Target
 from jaxqueens.solvers import anneal as sls
-from jaxqueens.solvers import ga_crossover, ga_mutation, minconflicts, variants
+from jaxqueens.solvers import ga_crossover, ga_mutation, large, minconflicts, variants
 from jaxqueens.solvers.complete import Config as CompleteConfig
 from jaxqueens.solvers.constrained import Mask
 
@@ -264,9 +265,9 @@ def estimate_executables(target: Target, place) -> list[Executable]:
     return out
 
 
-def _lowered(kernel, boards, _batch: int):
-    """`kernel` (a jitted function of one board array) lowered for `boards`, whatever the batch."""
-    return kernel.trace(boards).lower()
+def _lowered(kernel, args: tuple, _batch: int):
+    """`kernel` (a jitted function) lowered for its abstract `args`, whatever the batch."""
+    return kernel.trace(*args).lower()
 
 
 def stats_executables(target: Target, place) -> list[Executable]:
@@ -276,7 +277,7 @@ def stats_executables(target: Target, place) -> list[Executable]:
             batch = statistics.analysis_batch(samples)  # the bucket `analyse` pads to
             boards = place(jax.ShapeDtypeStruct((batch, n), jnp.int32))
             for name in ("dedup", "canonical", "stabilizer_sizes"):  # the kernels `analyse` runs
-                build = functools.partial(_lowered, getattr(symmetry_jax, name), boards)
+                build = functools.partial(_lowered, getattr(symmetry_jax, name), (boards,))
                 out.append(
                     Executable(
                         "stats", f"{name},samples={samples}", n, build, samples, "samples", False
@@ -285,10 +286,27 @@ def stats_executables(target: Target, place) -> list[Executable]:
     return out
 
 
+def _large_args(n: int, place) -> tuple:
+    """The config of a large-n chain and its abstract state, params and two column indices,
+    placed by `place`."""
+    config = large.Config(n=n)
+    params = large.default_params(config)
+    state = jax.eval_shape(lambda k: large.empty(k, config, params), jax.random.key(0))
+    i32 = jax.ShapeDtypeStruct((), jnp.int32)
+    return config, place((state, jax.eval_shape(lambda: params), i32, i32))
+
+
 def large_executables(target: Target, place) -> list[Executable]:
+    """One large-n chain (the batch is ignored): the driver's own jitted QS4 column call and
+    repair round (`jaxqueens.drivers.large`'s `_place` and `_repair`)."""
     out = []
     for n in LARGE_N:
-        for name, build in large_driver.builders(n, place).items():
+        config, (s, p, a, b) = _large_args(n, place or (lambda tree: tree))
+        for name, kernel, args in (
+            ("init_columns", large_driver._place, (s, config, p, a, b)),
+            ("repair_round", large_driver._repair, (s, config, p)),
+        ):
+            build = functools.partial(_lowered, kernel, args)
             out.append(Executable("solve_large", name, n, build, 1, "chain", False))
     return out
 
