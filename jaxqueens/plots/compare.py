@@ -34,7 +34,7 @@ def _lines(
     xlabel: str,
     ylabel: str,
     *,
-    unsolved: dict,
+    unsolved: set,
     chains: int | None,
     fmt: str | None,
     dpi: int | None,
@@ -43,7 +43,7 @@ def _lines(
     positive = False
     for solver, c in curves.items():
         x, y = (np.asarray(v, dtype=np.float64) for v in c[which])
-        none = bool(unsolved.get(solver)) or not x.size
+        none = solver in unsolved or not x.size
         label = f"{solver} (not solved)" if none else solver
         if which == "rtd_seconds":  # a log axis: the 0 point is left out
             keep = x > 0
@@ -184,13 +184,13 @@ def write_plots(res: Any, out: Path, fmt: str | None = None, dpi: int | None = N
     `res` is read duck-typed: `n`, `steps` (the run's steps per chain), `chains` (None: unknown;
     the RTDs of all chains then have no interval), `curves` (solver -> `rtd_steps`,
     `rtd_seconds`, `steps_ecdf`, `seconds_ecdf`: `(x [P], y [P])` each) and the summary's
-    `steps_budgets` (titles name the solvers' own) and `per_solver` records (`ert_s`, None:
-    nothing solved; `ert_s_ci`, high None: no upper bound; `ert_note`, set: drawn as not solved).
+    `steps_budgets` (titles name the solvers' own) and `per_solver` records (`solved`, 0: labelled
+    not solved; `ert_s`, None: nothing solved; `ert_s_ci`, high None: no upper bound).
     Returns the files written, in the order of `FIGURES`.
     """
     per = res.summary["per_solver"]
     what = budget_text(res.n, res.steps, res.summary["steps_budgets"])
-    unsolved = {p["solver"]: p["ert_note"] for p in per if p["ert_note"]}
+    unsolved = {p["solver"] for p in per if not p["solved"]}
     common: dict[str, Any] = {"unsolved": unsolved, "chains": res.chains, "fmt": fmt, "dpi": dpi}
     share = "fraction of all chains solved" + (" (95% Wilson CI)" if res.chains else "")
     files = [

@@ -25,11 +25,13 @@ CURVES = {
 }
 
 
-def result(curves=CURVES, ert=None, ci=None, notes=None, budgets=None, chains=None):
-    """A compare result as `write_plots` reads it: n = 8, 100 steps per chain."""
+def result(curves=CURVES, ert=None, ci=None, notes=None, budgets=None, chains=None, solved=None):
+    """A compare result as `write_plots` reads it: n = 8, 100 steps per chain; `solved` gives the
+    chains each solver solved (default: 0 for `sa`, 2 for the others, as `CURVES` draws them)."""
     per = [
         {
             "solver": s,
+            "solved": (solved or {}).get(s, 0 if s == "sa" else 2),
             "ert_s": (ert or {}).get(s),
             "ert_s_ci": (ci or {}).get(s),
             "ert_note": (notes or {}).get(s),
@@ -69,6 +71,18 @@ def test_vector_figures_are_reproducible_and_label_not_solved(tmp_path):
     assert "sa (not solved)" in (tmp_path / "a" / "rtd_steps.svg").read_text()  # the legend
     p1, p2 = draw(tmp_path / "c", "pdf"), draw(tmp_path / "d", "pdf")
     assert p1[0].read_bytes() == p2[0].read_bytes()
+
+
+def test_not_solved_is_drawn_for_a_solver_that_solved_nothing_not_for_an_ert_note(
+    monkeypatch, tmp_path
+):
+    """The legend's "(not solved)" followed `ert_note`, which is also set for a solver that solved
+    chains but whose ERT CI has no upper bound: it follows the chains solved."""
+    notes = {"mc-qs4": "no upper bound: more than 2.5% of the resamples solved none"}
+    axes = drawn_axes(monkeypatch, tmp_path, curves=CURVES, notes=notes)
+    for stem in ("rtd_steps", "rtd_seconds", "steps_ecdf", "seconds_ecdf"):
+        labels = [x.get_label() for x in axes[stem].lines]
+        assert "mc-qs4" in labels and "sa (not solved)" in labels, (stem, labels)
 
 
 def test_dpi_sets_the_png_resolution(tmp_path):
