@@ -67,15 +67,19 @@ def init(key: jax.Array, config: Config, params: Params, problem: Problem | None
         concrete start row off the board.
     """
     problem = check_args(config, params, problem)
-    return _init(seed_of(key), config, params, problem)
+    return _init(blank(seed_of(key), config), config, params, problem)
 
 
-def _init(seed: jax.Array, config: Config, params: Params, problem: Problem) -> State:
-    s = fresh_attempt(blank(seed, config), config, params, reseed=False, mask=problem.mask)
-    if problem.start is not None:
-        start = base.on_board(jnp.asarray(problem.start, jnp.int32), s.rows, config.n)
-        s = s._replace(rows=start, counts=board_counts(start, config))
-    return s
+def _init(s: State, config: Config, params: Params, problem: Problem, fresh=None) -> State:
+    """`s` on its attempt's fresh board, or on `problem.start` (where `fresh` [] bool, if given)."""
+    s = fresh_attempt(s, config, params, reseed=False, mask=problem.mask)
+    if problem.start is None:
+        return s
+    start = base.on_board(jnp.asarray(problem.start, jnp.int32), s.rows, config.n)
+    if fresh is None:
+        return s._replace(rows=start, counts=board_counts(start, config))
+    rows = jnp.where(fresh, start, s.rows)
+    return s._replace(rows=rows, counts=jnp.where(fresh, board_counts(start, config), s.counts))
 
 
 def retry(s: State, config: Config, params: Params) -> jax.Array:
@@ -193,23 +197,17 @@ def resume(
     problem = check_args(config, params, problem)
     seed = seed_of(key)
     if isinstance(r, Fresh):
-        return _init(seed, config, params, problem)._replace(until=jnp.asarray(r.until, jnp.int32))
+        s = _init(blank(seed, config), config, params, problem)
+        return s._replace(until=jnp.asarray(r.until, jnp.int32))
     fresh = r.restarts < 0
     # Attempt k draws from seed_k = f^k(seed) with f = rng.next_seed (fresh_attempt);
     # O(k) scalar steps, small beside the k attempts that the chain has run.
     seed = lax.fori_loop(0, jnp.maximum(r.restarts + 1, 0), lambda _, x: next_seed(x), seed)
-    s = blank(seed, config)
-    s = s._replace(
+    s = blank(seed, config)._replace(
         restarts=jnp.where(fresh, 0, r.restarts + 1),
         total_steps=jnp.where(fresh, 0, r.total_steps),
     )
-    s = fresh_attempt(s, config, params, reseed=False, mask=problem.mask)
-    if problem.start is not None:
-        start = base.on_board(jnp.asarray(problem.start, jnp.int32), s.rows, config.n)
-        s = s._replace(
-            rows=jnp.where(fresh, start, s.rows),
-            counts=jnp.where(fresh, board_counts(start, config), s.counts),
-        )
+    s = _init(s, config, params, problem, fresh)
     until = jnp.asarray(r.until, jnp.int32)
     return s._replace(until=until, stop=until < 0)
 

@@ -240,10 +240,8 @@ def _pick_scan(s: State, config: Config):
 
 
 def _pick_conflicted(s: State, config: Config):
-    """(column, found): a uniformly random conflicted queen.
-
-    Up to `config.pick_tries` uniform random columns are probed (the first conflicted one is
-    uniform over the conflicted set); if all miss, an O(n) scan decides (also uniform)."""
+    """(column, found): a uniformly random conflicted queen; the first conflicted one of
+    `config.pick_tries` random probes is uniform too, and the scan decides if all miss."""
     n = config.n
     tries = config.pick_tries if config.pick_tries >= 0 else (0 if n <= 12 else 16)
     if tries == 0:
@@ -287,10 +285,7 @@ def choose_row(
         assert mask is not None  # a constrained config comes with its instance
         ok_rows = mask.allowed[c]
     low = _U32((1 << idx_bits(n)) - 1)  # the row's bits of a key
-    if config.toroidal:
-        cost = jnp.minimum(rules.column_cost(s.counts, c, s.rows[c], n, True), 3)
-    else:
-        cost = jnp.minimum(column_cost(s.counts, c, s.rows[c], n), 3)
+    cost = jnp.minimum(rules.column_cost(s.counts, c, s.rows[c], n, config.toroidal), 3)
     rnd = stream_bits(s.seed, s.ctr, r + n) >> 3
     if config.tabu:
         later = jnp.any(s.tabu[:, None] == (c * n + r)[None, :], axis=0) | (r == s.rows[c])
@@ -340,11 +335,7 @@ def advance(s: State, config: Config, params: Params, problem: Problem | None = 
     r1 = jnp.where(move, r1, r0)
 
     counts = s.counts
-    lines_of = (
-        (lambda c, r: positions(n, c, r))
-        if not config.toroidal
-        else (lambda c, r: rules.positions(n, c, r, True))
-    )
+    lines_of = functools.partial(rules.positions, n, toroidal=config.toroidal)
     for pos, v in zip(lines_of(c, r0) + lines_of(c, r1), (-1, -1, -1, 1, 1, 1), strict=True):
         counts = inplace.add(counts, pos, v)
     rows = lax.dynamic_update_slice(s.rows, r1[None], (c,))
