@@ -37,8 +37,7 @@ from jaxqueens.solvers.variants import OBJECTIVES as OBJECTIVES
 
 
 def _checked(config: Config, params, problem=None, state=None, need_params=True) -> Problem:
-    """The kernel's arguments checked at its boundary (`base`): types, the schedule's shape and
-    dtype (its values where concrete: finite, at least 0) and the start board."""
+    """The kernel's arguments checked at its boundary; the `Problem` (`Problem()` for None)."""
     base.check_type("config", config, Config)
     if params is not None or need_params:
         template = Params._make([np.zeros(config.rounds, np.float32)])
@@ -63,14 +62,9 @@ def _line_delta(k, sign, objective: str):
 
 
 def _read(counts, updates, objective):
-    """Counts before each update (updates applied in order) and the objective change.
-
-    Every count is read from the unchanged array first (a swap may touch one line twice), so the
-    writes that follow happen in place (`jaxqueens.core.inplace`).
-
-    Returns:
-      (positions [m], counts before [m], counts each update sees [m], objective change).
-    """
+    """(positions [m], counts before [m], counts each update sees [m], objective change) of the
+    updates applied in order. Every count is read from the unchanged array first (a swap may touch
+    one line twice), so the writes that follow happen in place (`jaxqueens.core.inplace`)."""
     pos = jnp.stack([p for p, _ in updates]).astype(jnp.int32)
     signs = np.array([s for _, s in updates], np.int32)
     before = counts[pos]
@@ -218,11 +212,10 @@ def init(
     if config.constrained:
         assert problem.mask is not None  # a constrained config comes with its instance
         rows = rules.allowed_start(seed, problem.mask)
-    elif problem.start is None:
-        rows = random_permutation(seed, U32(0), config.n)
     else:
-        fresh = random_permutation(seed, U32(0), config.n)
-        rows = base.on_board(jnp.asarray(problem.start, jnp.int32), fresh, config.n)
+        rows = random_permutation(seed, U32(0), config.n)
+        if problem.start is not None:
+            rows = base.on_board(jnp.asarray(problem.start, jnp.int32), rows, config.n)
     counts = rules.counts_of(rows, config.n, config.toroidal, config.scatter_counts)
     f = objective_of(counts, config.objective)
     if problem.mask is not None and config.constrained:
