@@ -307,8 +307,7 @@ def renew(s: State, config: Config, params: Params) -> State:
     Returns:
       The `State` on the identity board, before QS4.
     """
-    s2 = blank(next_seed(s.seed), config, like=s)
-    return s2._replace(restarts=s.restarts + 1)
+    return blank(next_seed(s.seed), config, like=s)._replace(restarts=s.restarts + 1)
 
 
 def restart(s: State, config: Config, params: Params) -> State:
@@ -323,8 +322,7 @@ def restart(s: State, config: Config, params: Params) -> State:
     Returns:
       The `State` on its fresh QS4 board, ready to repair.
     """
-    s = place(renew(s, config, params), config, params, 0, config.n)
-    return ready(s, config, params)
+    return ready(place(renew(s, config, params), config, params, 0, config.n), config, params)
 
 
 def _advance(s: State, config: Config, params: Params) -> State:
