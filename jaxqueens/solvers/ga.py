@@ -43,8 +43,6 @@ I32 = jnp.int32
 
 
 def _checked(config: Config, params: Params, problem=None, state=None) -> None:
-    """The kernel's arguments checked at its boundary (`base`): types,
-    the params' shapes and dtypes, and their values where concrete."""
     base.check_kernel_args(
         "ga",
         config,

@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import base, ga_crossover, ga_fitness, ga_mutation, ga_selection
-from jaxqueens.solvers.ga_ops import check_operators
+from jaxqueens.solvers.ga_ops import check_operators, operator_tables
 
 ENCODINGS = ("permutation", "combination")
 SCHEMES = ("steady", "generational")
@@ -88,13 +88,7 @@ class Config:
         for name, default in defaults.items():
             if getattr(self, name) is None:
                 object.__setattr__(self, name, default)
-        tables: dict[str, dict[str, Callable]] = {
-            "fitness": ga_fitness.TOROIDAL_FITNESS if self.toroidal else ga_fitness.FITNESS,
-            "selection": ga_selection.SELECTIONS,
-            "crossover": ga_crossover.CROSSOVERS[self.encoding],
-            "mutation": ga_mutation.MUTATIONS[self.encoding],
-        }
-        for name, table in tables.items():
+        for name, table in operator_tables(self).items():
             v = getattr(self, name)
             need(
                 callable(v) or (isinstance(v, str) and v in table),
@@ -177,23 +171,13 @@ def default_params(
     elite = config.elite if elite is None else elite
     migrants = config.migrants if migrants is None else migrants
     values = (cxpb, mutpb, indpb, tournament, elite, migrants, migrate_every, generations, target)
-    check_values(dict(zip(Params._fields, values, strict=True)), config)
+    given = dict(zip(Params._fields, values, strict=True))
+    check_values(given, config)
     # NumPy leaves: building them dispatches no XLA operation (each eager conversion compiles a
     # program at a process's first use); jit and vmap take them as they take JAX arrays.
-    f32 = lambda v: np.asarray(v, np.float32)
-    i32 = lambda v: np.asarray(v, np.int32)
+    ints = Params._fields[3:8]
     return Params._make(
-        (
-            f32(cxpb),
-            f32(mutpb),
-            f32(indpb),
-            i32(tournament),
-            i32(elite),
-            i32(migrants),
-            i32(migrate_every),
-            i32(generations),
-            f32(target),
-        )
+        np.asarray(v, np.int32 if f in ints else np.float32) for f, v in given.items()
     )
 
 

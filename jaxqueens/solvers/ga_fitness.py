@@ -39,8 +39,12 @@ def excess(x: jax.Array) -> jax.Array:
     return n_attacks_one(x.astype(I32)).astype(I32)
 
 
-def _shifted(x: jax.Array, hits) -> jax.Array:
-    """[] int32 sum over k = 1..n-1 of `hits(d, k)`, d: row differences `k` columns apart."""
+def _shifted(x: jax.Array, hits, large=None) -> jax.Array:
+    """[] int32 sum over k = 1..n-1 of `hits(d, k)`, d: row differences `k` columns apart;
+    `large(x)` instead when n > `SHIFT_MAX_N` and `large` is given."""
+    x = x.astype(I32)
+    if large is not None and x.shape[-1] > SHIFT_MAX_N:
+        return large(x)
     total = jnp.zeros((), I32)
     for k in range(1, x.shape[-1]):
         total += jnp.sum(hits(x[k:] - x[:-k], k), dtype=I32)
@@ -59,11 +63,8 @@ def fitness(x: jax.Array) -> jax.Array:
     Returns:
       [] int32.
     """
-    x = x.astype(I32)
-    n = x.shape[-1]
-    if n > SHIFT_MAX_N:
-        return attacking_pairs_one(x).astype(I32)
-    return _shifted(x, lambda d, k: (d == 0) | (d == k) | (d == -k))
+    hits = lambda d, k: (d == 0) | (d == k) | (d == -k)
+    return _shifted(x, hits, lambda x: attacking_pairs_one(x).astype(I32))
 
 
 def report_diagonals_only(x: jax.Array) -> jax.Array:
@@ -90,12 +91,14 @@ def report_diagonals_only(x: jax.Array) -> jax.Array:
     return _shifted(x, lambda d, k: (d == k) | (d == -k))
 
 
-def _torus_lines(x: jax.Array) -> tuple[jax.Array, ...]:
-    """Counts `[n]` of queens per row and per modular diagonal `(x + c) mod n` and
-    `(x - c) mod n`."""
+def _torus_lines(x: jax.Array, per_line) -> jax.Array:
+    """[] int32 sum of `per_line(k)` over the counts `k` of queens per row and per modular
+    diagonal `(x + c) mod n` and `(x - c) mod n`."""
     n = x.shape[-1]
     c = jnp.arange(n, dtype=I32)
-    return tuple(jnp.zeros(n, I32).at[idx].add(1) for idx in (x, (x + c) % n, (x - c) % n))
+    lines = tuple(jnp.zeros(n, I32).at[idx].add(1) for idx in (x, (x + c) % n, (x - c) % n))
+    r, a, b = (jnp.sum(per_line(k), dtype=I32) for k in lines)
+    return r + a + b
 
 
 def toroidal_fitness(x: jax.Array) -> jax.Array:
@@ -113,16 +116,12 @@ def toroidal_fitness(x: jax.Array) -> jax.Array:
     Returns:
       [] int32.
     """
-    x = x.astype(I32)
     n = x.shape[-1]
-    if n > SHIFT_MAX_N:
-        r, a, b = (jnp.sum(k * (k - 1) // 2, dtype=I32) for k in _torus_lines(x))
-        return r + a + b
     # even n, k = n / 2: both diagonals, counted per line (checker)
-    return _shifted(
-        x,
-        lambda d, k: (d == 0).astype(I32) + ((d == k) | (d == k - n)) + ((d == -k) | (d == n - k)),
+    hits = lambda d, k: (
+        (d == 0).astype(I32) + ((d == k) | (d == k - n)) + ((d == -k) | (d == n - k))
     )
+    return _shifted(x, hits, lambda x: _torus_lines(x, lambda k: k * (k - 1) // 2))
 
 
 def toroidal_excess(x: jax.Array) -> jax.Array:
@@ -134,8 +133,7 @@ def toroidal_excess(x: jax.Array) -> jax.Array:
     Returns:
       [] int32.
     """
-    r, a, b = (jnp.sum(jnp.maximum(k - 1, 0), dtype=I32) for k in _torus_lines(x.astype(I32)))
-    return r + a + b
+    return _torus_lines(x.astype(I32), lambda k: jnp.maximum(k - 1, 0))
 
 
 TOROIDAL_FITNESS = {"pairs": toroidal_fitness, "excess": toroidal_excess}

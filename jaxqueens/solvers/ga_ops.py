@@ -9,6 +9,7 @@ trial's islands, and ring migration. Every function reads the static `ga.Config`
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -40,9 +41,31 @@ class Operators(NamedTuple):
     mutation: Callable  #: `m(seed, x [n], indpb) -> [n]`.
 
 
+def operator_tables(config) -> dict[str, dict[str, Callable]]:
+    """The built-in operators `config` may name, per field, in the order of `Operators`:
+    the fitnesses (toroidal ones under `config.toroidal`), the selections bound to the
+    tournament capacity, the crossovers and mutations of `config.encoding`.
+
+    Args:
+      config: the static `Config`.
+
+    Returns:
+      `{field: {name: function}}` for `fitness`, `selection`, `crossover` and `mutation`.
+    """
+    sized: dict[str, Callable] = {
+        k: partial(f, max_size=config.tournament) for k, f in ga_selection.SELECTIONS.items()
+    }
+    return {
+        "fitness": ga_fitness.TOROIDAL_FITNESS if config.toroidal else ga_fitness.FITNESS,
+        "selection": sized,
+        "crossover": ga_crossover.CROSSOVERS[config.encoding],
+        "mutation": ga_mutation.MUTATIONS[config.encoding],
+    }
+
+
 def operators(config) -> Operators:
-    """The operators of `config`: a name is looked up in the operator modules' tables
-    (built-in selections bound to the tournament capacity), a function used as given.
+    """The operators of `config`: a name is looked up in its table (`operator_tables`), a
+    function used as given.
 
     Args:
       config: the static `Config`.
@@ -50,27 +73,8 @@ def operators(config) -> Operators:
     Returns:
       The config's `Operators`, names resolved to functions.
     """
-
-    def pick(v, table):
-        return table[v] if isinstance(v, str) else v
-
-    chosen = config.selection
-    assert chosen is not None  # Config resolves the scheme's default
-    select: Callable
-    if isinstance(chosen, str):
-        builtin = ga_selection.SELECTIONS[chosen]
-        select = lambda seed, fit, size, count: builtin(
-            seed, fit, size, count, max_size=config.tournament
-        )
-    else:
-        select = chosen
-    fitnesses = ga_fitness.TOROIDAL_FITNESS if config.toroidal else ga_fitness.FITNESS
-    return Operators(
-        pick(config.fitness, fitnesses),
-        select,
-        pick(config.crossover, ga_crossover.CROSSOVERS[config.encoding]),
-        pick(config.mutation, ga_mutation.MUTATIONS[config.encoding]),
-    )
+    chosen = ((getattr(config, k), table) for k, table in operator_tables(config).items())
+    return Operators(*(table[v] if isinstance(v, str) else v for v, table in chosen))
 
 
 def _shown(x) -> str:

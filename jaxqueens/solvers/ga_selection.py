@@ -21,11 +21,6 @@ from jaxqueens.solvers.ga_genomes import bits, gather1d, randint
 I32 = jnp.int32
 
 
-def _worst_value(dtype):
-    """The largest value of a fitness dtype: what an aspirant left out of a tournament scores."""
-    return jnp.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).max
-
-
 def tournament(seed, fit: jax.Array, k: int, size=None) -> jax.Array:
     """Index of the best (lowest fitness) of `size` individuals drawn with replacement.
 
@@ -46,7 +41,8 @@ def tournament(seed, fit: jax.Array, k: int, size=None) -> jax.Array:
     idx = randint(seed, 11, k, fit.shape[0])
     f = gather1d(fit, idx)
     if size is not None:
-        f = jnp.where(jnp.arange(k) < size, f, _worst_value(f.dtype))
+        worst = jnp.inf if jnp.issubdtype(f.dtype, jnp.floating) else jnp.iinfo(f.dtype).max
+        f = jnp.where(jnp.arange(k) < size, f, worst)  # an aspirant left out scores the worst
     return idx[jnp.argmin(f)]
 
 
