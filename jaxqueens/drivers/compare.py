@@ -19,10 +19,12 @@ import numpy as np
 from jaxqueens.drivers import chains_types, compare_setup
 from jaxqueens.drivers import compare_ert as ert
 from jaxqueens.drivers import compare_solvers as runners
+from jaxqueens.drivers import stats as solstats
 from jaxqueens.drivers.compare_ert import SolverRun
 from jaxqueens.drivers.compare_setup import COMPARE_SOLVERS
 from jaxqueens.drivers.loop import RunControl
 from jaxqueens.errors import QueensError
+from jaxqueens.io import tables
 from jaxqueens.parallel.devices import local_device_count
 
 DEFAULT_STEPS = 10_000  # step budget per chain (anneal's default)
@@ -114,30 +116,18 @@ def run(
     runs: list[SolverRun] = []
     missing: list[str] = []
     for i, name in enumerate(setup.names):
-        own = setup.own[name]
         if announce is not None:
-            work = _workload(name, setup.chains, own, setup.repeats)
+            work = _workload(name, setup.chains, setup.own[name], setup.repeats)
             announce(f"[{i + 1}/{len(setup.names)}] {name}{work}")
         try:
-            runs.append(
-                runners.run_repeats(
-                    name,
-                    setup.n,
-                    setup.chains,
-                    setup.steps,
-                    setup.seed,
-                    control,
-                    own,
-                    setup.repeats,
-                )
-            )
+            runs.append(runners.run_repeats(setup, name, control))
         except KeyboardInterrupt:
             if not runs:
                 raise
             missing = setup.names[i:]
             break
     rec = ert.recommend(runs, setup.n, setup.steps, setup.seed)
-    summary = strict(_summary(setup, runs, missing, rec))
+    summary = tables.strict(_summary(setup, runs, missing, rec), reasons=False)
     curves_of = {r.name: curves(r) for r in runs}
     return CompareResult(
         setup.n, setup.chains, setup.steps, setup.seed, runs, rec, summary, curves_of, missing
@@ -204,19 +194,6 @@ def rtd(
     return x, f
 
 
-def success_curve(
-    run: SolverRun, budget: int, points: int = CURVE_POINTS
-) -> tuple[np.ndarray, np.ndarray]:
-    """Share of all chains solved within each step budget, `(budgets [P], rate [P])`: the
-    unconditional RTD in steps on a grid of `points` budgets log-spaced from 1 to `budget` (0
-    included), the same for every solver with the same budget."""
-    grid = np.unique(
-        np.concatenate([[0], np.round(np.logspace(0, np.log10(max(budget, 1)), points)), [budget]])
-    ).astype(np.int64)
-    solved_steps = np.sort(run.steps[run.solved])
-    return grid, np.searchsorted(solved_steps, grid, side="right") / max(1, run.solved.size)
-
-
 def curves(run: SolverRun, budget: int | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The run-time distributions of one solver, curve name -> `(x [P], y [P])`: the unconditional
     ones, censored at `budget` (None: the solver's own) (`rtd_steps`, `rtd_seconds`: fraction of all
@@ -229,7 +206,9 @@ def curves(run: SolverRun, budget: int | None = None) -> dict[str, tuple[np.ndar
         "rtd_seconds": rtd(run.seconds, run.solved, float(run.seconds.max(initial=0.0))),
         "steps_ecdf": ecdf(run.steps[run.solved]),
         "seconds_ecdf": ecdf(run.seconds[run.solved]),
-        "success": success_curve(run, budget),
+        "success": solstats.success_curve(
+            run.steps, run.solved, run.solved.size, budget, CURVE_POINTS
+        ),
     }
 
 
@@ -257,7 +236,7 @@ def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
             "p90": float(np.percentile(sec, 90)) if sec.size else None,
         },
         **ert.ert_ci(run, seed),
-        "ert_s_repeats": list(run.repeat_ert_s) or None,  # (`strict`: inf as None)
+        "ert_s_repeats": list(run.repeat_ert_s) or None,  # (`tables.strict`: inf as None)
         "ert_s_spread": run.ert_spread,
         # as run (GA: every generation)
         "solutions_per_s": solved / run.wall_s if run.wall_s > 0 else None,
@@ -272,26 +251,10 @@ def solver_summary(run: SolverRun, budget: int, seed: int = 0) -> dict:
     }
 
 
-def strict(doc: Any) -> Any:
-    """`doc` (nested dicts, lists and tuples of numbers, strings and None) as strict JSON holds it:
-    NumPy scalars as Python numbers, a non-finite float as None."""
-    if isinstance(doc, dict):
-        return {str(k): strict(v) for k, v in doc.items()}
-    if isinstance(doc, (list, tuple)):
-        return [strict(v) for v in doc]
-    if isinstance(doc, (bool, np.bool_)):
-        return bool(doc)
-    if isinstance(doc, (int, np.integer)):
-        return int(doc)
-    if isinstance(doc, (float, np.floating)):
-        return float(doc) if np.isfinite(doc) else None
-    return doc
-
-
 def _summary(
     setup: compare_setup.CompareSetup, runs: list[SolverRun], missing: list[str], rec: dict
 ) -> dict:
-    """`compare`'s summary (before `strict`): the run's settings, notes, recommendation and
+    """`compare`'s summary (before `tables.strict`): the run's settings, notes, recommendation and
     each solver's figures."""
     budgets = {r.name: r.steps_budget for r in runs}
     return {
@@ -316,7 +279,11 @@ def _summary(
         "budget (Hoos & Stuetzle); steps_ecdf / seconds_ecdf: conditional on success (fraction "
         "of the solved chains)",
         "defaults_note": DEFAULTS_NOTE
-        + ("; settings given per solver replace them (options in per_solver)" if setup.own else ""),
+        + (
+            "; settings given per solver replace them (options in per_solver)"
+            if any(setup.given.values())
+            else ""
+        ),
         "backend": jax.default_backend(),
         "devices": local_device_count(),
         "recommendation": rec,

@@ -27,6 +27,7 @@ from jaxqueens.drivers.settings import (
     ga_unused,
     t0_rule,
 )
+from jaxqueens.drivers.stats_setup import GA_OPERATORS
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers.variants import EDGES, INITS, NEIGHBOURS, OBJECTIVES
 
@@ -83,20 +84,7 @@ COMPARE_KEYS: dict[str, tuple[str, ...]] = {
         "t_end",
         "t0",
     ),
-    "ga": (
-        "steps",
-        "generations",
-        "preset",
-        "pop",
-        "scheme",
-        "crossover",
-        "mutation",
-        "tournament",
-        "cxpb",
-        "mutpb",
-        "indpb",
-        "elite",
-    ),
+    "ga": ("steps", "generations", "preset", "pop", *GA_OPERATORS),
 }
 """The settings a solver of `jaxqueens.compare` takes per family (`[solvers.sa]` in a
 config, `--set sa.rounds=100`): its own step budget `steps` (default: the run's), and the

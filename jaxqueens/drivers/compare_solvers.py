@@ -216,24 +216,18 @@ def run_solver(
 
 
 def run_repeats(
-    name: str,
-    n: int,
-    chains: int,
-    steps: int,
-    seed: int = 0,
-    control: RunControl | None = None,
-    own: dict | None = None,
-    repeats: int = 1,
+    setup: compare_setup.CompareSetup, name: str, control: RunControl | None = None
 ) -> SolverRun:
-    """`run_solver` `repeats` (>= 1) times: the same chains each time (the same seed), timed anew.
-    Returns the first run with each chain's seconds the mean over the repeats and `repeat_ert_s`
-    each repeat's ERT."""
-    runs = [run_solver(name, n, chains, steps, seed, control, own) for _ in range(repeats)]
+    """`run_solver` of solver `name` with its settings in `setup`, `setup.repeats` times: the same
+    chains each time (the same seed), timed anew. Returns the first run with each chain's seconds
+    the mean over the repeats and `repeat_ert_s` each repeat's ERT."""
+    args = (name, setup.n, setup.chains, setup.steps, setup.seed, control, setup.own[name])
+    runs = [run_solver(*args) for _ in range(setup.repeats)]
     first = runs[0]
     if not all(first.same_runs(r) for r in runs[1:]):
         raise QueensError(
-            f"{name}: its repeats with seed {seed} ran different chains (a kernel that is not "
-            "deterministic on this backend); compare with --repeats 1"
+            f"{name}: its repeats with seed {setup.seed} ran different chains (a kernel that is "
+            "not deterministic on this backend); compare with --repeats 1"
         )
     return dataclasses.replace(
         first,

@@ -56,7 +56,7 @@ class StatsResult:
     all_solutions: np.ndarray | None  #: [Q, n] every solution (n <= 14), for the frequency table
     all_counts: np.ndarray | None  #: [Q] times each was sampled (0 for the unsampled)
     summary: dict  #: the figures of `summary.json`.
-    success: tuple[np.ndarray, np.ndarray]  #: success_curve(samples): budgets [K] int64, rate [K]
+    success: tuple[np.ndarray, np.ndarray]  #: `success_curve`: budgets [K] int64, rate [K]
 
 
 def _coverage(samples: Samples, first, first_class, total: int | None, class_sizes_all) -> dict:
@@ -197,7 +197,7 @@ def analyse(samples: Samples) -> StatsResult:
         "devices": local_device_count(),
     }
     found = (distinct, counts, classes, class_counts, class_sizes, distinct_sizes)
-    success = success_curve(samples)
+    success = success_curve(samples.steps, samples.solved, samples.chains)
     return StatsResult(
         samples, *found, coverage, chi2, chi2_classes, every, every_counts, summary, success
     )
@@ -214,18 +214,22 @@ def _row_index(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return pos
 
 
-def success_curve(samples: Samples, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
-    """Success rate vs step budget over all chains run, `(budgets [K], rate [K])`, at most `points`
-    budgets."""
-    solved_steps = np.sort(samples.steps[samples.solved])
-    if not solved_steps.size:
-        return np.zeros(0), np.zeros(0)
-    top = max(1, int(solved_steps.max()))
-    budgets = np.unique(
-        np.concatenate([[0], np.round(np.logspace(0, math.log10(top), points)), [top]])
-    )
-    rate = np.searchsorted(solved_steps, budgets, side="right") / max(1, samples.chains)
-    return budgets.astype(np.int64), rate
+def success_curve(
+    steps: np.ndarray, solved: np.ndarray, chains: int, top: int | None = None, points: int = 200
+) -> tuple[np.ndarray, np.ndarray]:
+    """Share of all `chains` solved within each step budget, `(budgets [K] int64, rate [K])`, from
+    [S] `steps` to solution (or spent) and [S] `solved`: the unconditional RTD in steps on a grid
+    of `points` budgets log-spaced from 1 to `top`, 0 and `top` included (None: the most steps a
+    solved chain took; nothing solved then: empty arrays)."""
+    solved_steps = np.sort(steps[solved])
+    if top is None:
+        if not solved_steps.size:
+            return np.zeros(0), np.zeros(0)
+        top = max(1, int(solved_steps.max()))
+    grid = np.unique(
+        np.concatenate([[0], np.round(np.logspace(0, np.log10(max(top, 1)), points)), [top]])
+    ).astype(np.int64)
+    return grid, np.searchsorted(solved_steps, grid, side="right") / max(1, chains)
 
 
 def stats(

@@ -18,6 +18,9 @@ from jaxqueens.errors import QueensError
 
 STATS_SOLVERS = ("minconflicts", "anneal", "ga")  # `stats --solver`: the families `stats` samples
 
+GA_OPERATORS = ("scheme", "crossover", "mutation", "tournament", "cxpb", "mutpb", "indpb", "elite")
+"""The GA's scheme and operator options, as `evolve` names them: `stats` and `compare` take all."""
+
 STATS_OPTIONS: dict[str, tuple[str, ...]] = {
     "minconflicts": ("max_steps", "init", "tabu", "max_restarts"),
     "anneal": (
@@ -39,14 +42,7 @@ STATS_OPTIONS: dict[str, tuple[str, ...]] = {
         "pop",
         "generations",
         "encoding",
-        "scheme",
-        "crossover",
-        "mutation",
-        "tournament",
-        "cxpb",
-        "mutpb",
-        "indpb",
-        "elite",
+        *GA_OPERATORS,
         "islands",
         "migrate_every",
         "migrants",

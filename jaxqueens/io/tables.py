@@ -92,19 +92,22 @@ def _number(value: Any) -> Any:
     return value
 
 
-def strict(doc: Any) -> Any:
+def strict(doc: Any, reasons: bool = True) -> Any:
     """A JSON-like document (dicts, lists, scalars, NumPy values) as strict JSON data: a copy
     with NumPy values as Python ones and every non-finite float (inf, -inf, NaN) as null, with a
-    `<key>_null_reason` beside it in its object (for a list, beside the list's key)."""
+    `<key>_null_reason` beside it in its object (for a list, beside the list's key) unless
+    `reasons` is False."""
     doc = _number(doc)
     if isinstance(doc, (list, tuple)):
-        return [strict(v) for v in doc]
+        return [strict(v, reasons) for v in doc]
     if not isinstance(doc, dict):
         return None if _non_finite(doc) else doc
     out: dict = {}
     for key, value in doc.items():
         value = _number(value)
-        out[key] = strict(value)
+        out[key] = strict(value, reasons)
+        if not reasons:
+            continue
         if _non_finite(value):
             out[f"{key}{NULL_REASON}"] = _reason(value)
         elif isinstance(value, (list, tuple)):

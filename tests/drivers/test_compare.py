@@ -14,6 +14,7 @@ from jaxqueens.drivers import compare_ert as ert
 from jaxqueens.drivers import compare_setup as S
 from jaxqueens.drivers import compare_solvers as runners
 from jaxqueens.errors import QueensError
+from jaxqueens.io import tables
 
 
 def fake(name, solved, steps, seconds, repeats=()):
@@ -63,7 +64,7 @@ def test_ecdf_and_success_curve_match_a_plain_count():
         assert fi == pytest.approx(np.mean(steps[solved] <= xi))
     assert f[-1] == 1.0 and np.all(np.diff(x) >= 0)
     assert len(cmp.ecdf(steps, points=50)[0]) <= 50
-    budgets, rate = cmp.success_curve(run, 500)
+    budgets, rate = cmp.curves(run, 500)["success"]
     assert budgets[0] == 0 and budgets[-1] == 500 and np.all(np.diff(budgets) > 0)
     for b, r in zip(budgets, rate, strict=True):
         assert r == pytest.approx(np.sum(solved & (steps <= b)) / 300)
@@ -89,7 +90,7 @@ def test_censor_ecdf_and_success_agree_with_plain_counts(chains, budget, points)
         assert fi == pytest.approx(np.mean(spent[ok] <= xi))
     if ok.any():
         assert x[-1] == spent[ok].max() and f[-1] == 1.0
-    budgets, rate = cmp.success_curve(fake("p", ok, spent, seconds), budget)
+    budgets, rate = cmp.curves(fake("p", ok, spent, seconds), budget)["success"]
     for b, r in zip(budgets, rate, strict=True):
         assert r == pytest.approx(np.sum(ok & (spent <= b)) / len(chains))
 
@@ -208,6 +209,8 @@ def test_compare_runs_every_solver_on_the_same_chains_and_budget(real_run):
     assert (
         "measured-best defaults" in s["defaults_note"] and "tune-ga-cpu.json" in s["defaults_note"]
     )
+    # no setting given: the note does not claim one replaced the defaults
+    assert "settings given" not in s["defaults_note"] and s["settings_given"] == {}
     assert [p["solver"] for p in s["per_solver"]] == ["mc-qs4", "ta", "ga-permutation"]
     assert s["per_solver"][0]["success_rate"] == mc.solved.mean()
     assert s["per_solver"][0]["chi2_solutions"]["dof"] == 3  # the bias test over all 4 solutions
@@ -343,7 +346,12 @@ def test_not_solved_is_worded_and_the_json_is_strict():
     assert not np.isfinite(hi)  # the raw bound; the recommendation words it "unbounded"
     rec = ert.recommend([rare, fast], n=64, steps=100, seed=0)
     assert "to unbounded" in rec["line"] and rec["ci"][1] is None and "no upper" in rec["note"]
-    for doc in (rec, only, nothing, cmp.strict({"x": float("inf"), "y": [np.float64("nan")]})):
+    for doc in (
+        rec,
+        only,
+        nothing,
+        tables.strict({"x": float("inf"), "y": [np.float64("nan")]}, reasons=False),
+    ):
         strict_loads(json.dumps(doc, allow_nan=False))
 
 
@@ -387,6 +395,9 @@ def test_per_solver_settings_are_applied_and_reported():
     assert [p["steps_budget"] for p in s["per_solver"]] == [200, 400, 86]
     assert s["per_solver"][1]["options"]["rounds"] == 4
     assert "own budgets differ" in s["budget_note"]
+    assert s["defaults_note"].endswith(
+        "settings given per solver replace them (options in per_solver)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -73,10 +73,14 @@ def test_success_curve_and_unknown_total():
     res = stats.stats(30, "minconflicts", chains=64, seed=0)
     assert res.summary["exact_solutions"] is None and res.chi2 is None
     assert res.coverage["expected"] is None and res.summary["distinct_solutions"] == 64
-    budgets, rate = stats.success_curve(res.samples)
+    samples = res.samples
+    budgets, rate = stats.success_curve(samples.steps, samples.solved, samples.chains)
     assert np.all(np.diff(rate) >= 0) and rate[-1] == pytest.approx(res.summary["success_rate"])
     np.testing.assert_array_equal(res.success[0], budgets)
     np.testing.assert_array_equal(res.success[1], rate)
+    assert budgets[-1] == samples.steps[samples.solved].max()  # up to the most steps a solve took
+    nothing = np.zeros(samples.chains, bool)  # nothing solved: no curve
+    assert [a.size for a in stats.success_curve(samples.steps, nothing, samples.chains)] == [0, 0]
 
 
 def test_defect_8_n1_has_one_solution_and_full_coverage():

@@ -65,3 +65,14 @@ def test_json_is_strict_non_finite_values_become_null_with_a_reason(tmp_path):
     assert loaded["ci"] == [1.5, None] and "ci_null_reason" in loaded
     assert loaded["nested"] == [{"x": None, "x_null_reason": loaded["nested"][0]["x_null_reason"]}]
     assert loaded["arr"] == [1, 2] and loaded["ok"] == 2.5
+    # compare's in-memory summary: the same strict values, without the reasons beside them
+    bare = tables.strict(doc, reasons=False)
+    assert bare == {
+        "ert_s": None,
+        "rate": None,
+        "ci": [1.5, None],
+        "nested": [{"x": None}],
+        "arr": [1, 2],
+        "ok": 2.5,
+    }
+    assert type(bare["ok"]) is float and type(tables.strict(np.bool_(True))) is bool
