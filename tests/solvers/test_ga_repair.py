@@ -23,17 +23,9 @@ class RepairTest(chex.TestCase):
         mask = _mask(self.MODEL)
         rng = np.random.default_rng(0)
         x = perms(rng, 6, 6)
-        fix_p = self.variant(
-            jax.vmap(
-                lambda x, m: ga_repair.repair_permutation(x, ga_repair.fixed_of(m)),
-                in_axes=(0, None),
-            )
-        )
-        fix_c = self.variant(
-            jax.vmap(
-                lambda x, m: ga_repair.repair_combination(x, ga_repair.fixed_of(m)),
-                in_axes=(0, None),
-            )
+        fix_p, fix_c = (
+            self.variant(jax.vmap(lambda x, m, r=r: r(x, ga_repair.fixed_of(m)), in_axes=(0, None)))
+            for r in (ga_repair.repair_permutation, ga_repair.repair_combination)
         )
         y = np.asarray(fix_p(jnp.asarray(x), mask))
         chex.assert_shape(y, (6, 6))
