@@ -592,10 +592,6 @@ def _constrained_run(config):
     return jax.jit(chex.assert_max_traces(run, n=1))
 
 
-def _mask(model):
-    return rules.mask_of(cons.allowed_squares(model), cons.fixed_rows(model))
-
-
 def _penalised(board, model) -> int:
     """The constrained GA's fitness in plain Python: attacking pairs plus n(n-1)/2 + 1 per queen
     on a square the instance closes (blocked, a fixed column's other rows, attacked by a fixed
@@ -628,7 +624,7 @@ def test_fixed_queens_never_move_and_fitness_is_penalised(data, encoding, seed):
         data, 6, sat=encoding == "permutation" or data.draw(st.booleans())
     )
     config = CONSTRAINED[encoding]
-    s0, s1, m = _constrained_run(config)(jax.random.key(seed), _mask(model))
+    s0, s1, m = _constrained_run(config)(jax.random.key(seed), rules.mask_for(model))
     for genes in (s0.genes, s1.genes, m.sols, s1.best_rows):
         genes = _np(genes)
         for x, y in model.fixed:
@@ -648,7 +644,7 @@ def test_a_new_instance_does_not_recompile():
     first = cons.Constraints(6, fixed=((0, 1),), blocked=((2, 2),))
     second = cons.Constraints(6, fixed=((3, 0), (5, 3)))
     for model in (first, second):  # run is guarded by chex.assert_max_traces(n=1)
-        s0, _, _ = run(jax.random.key(1), _mask(model))
+        s0, _, _ = run(jax.random.key(1), rules.mask_for(model))
         for x, y in model.fixed:
             assert (_np(s0.genes)[..., x] == y).all()
 
@@ -662,7 +658,7 @@ def test_a_constrained_config_needs_its_instance():
 def test_user_operators_are_repaired_on_an_instance():
     model = cons.Constraints(6, fixed=((1, 3),), blocked=((0, 0), (4, 4)))
     config = ga.Config(n=6, pop=8, tournament=3, constrained=True, mutation=flip_mutation)
-    problem = ga.Problem(_mask(model))
+    problem = ga.Problem(rules.mask_for(model))
     params = _cparams(config)
     s = INIT(jax.random.key(0), config, params, problem)
     for _ in range(4):
@@ -680,7 +676,7 @@ class ConstrainedVariantsTest(chex.TestCase):
     def test_constrained_steady_generation(self):
         config = CONSTRAINED["permutation"]
         model = cons.Constraints(6, fixed=((1, 3),), blocked=((0, 0), (4, 4)))
-        problem, params = ga.Problem(_mask(model)), _cparams(config)
+        problem, params = ga.Problem(rules.mask_for(model)), _cparams(config)
         state = INIT(jax.random.key(2), config, params, problem)
         new, m = self.variant(lambda s, p, pr: ga.generation(s, config, p, pr))(
             state, params, problem

@@ -116,16 +116,12 @@ class ToroidalVariantsTest(chex.TestCase):
         assert np.asarray(pairs).tolist() == [2, 8] and np.asarray(excess).tolist() == [2, 5]
 
 
-def _mask(model):
-    return rules.mask_of(cons.allowed_squares(model), cons.fixed_rows(model))
-
-
 class ForbiddenTest(chex.TestCase):
     MODEL = cons.Constraints(6, fixed=((1, 4), (4, 0), (5, 2)), blocked=((0, 0), (2, 3)))
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_forbidden_counts_forbidden_squares(self):
-        mask = _mask(self.MODEL)
+        mask = rules.mask_for(self.MODEL)
         boards = np.array([[1, 4, 2, 5, 0, 2], [0, 4, 3, 5, 1, 2], [0, 0, 0, 0, 0, 0]], np.int8)
         got = np.asarray(
             self.variant(jax.vmap(rules.stranded, in_axes=(0, None)))(jnp.asarray(boards), mask)

@@ -11,16 +11,12 @@ from jaxqueens.solvers import ga_repair
 from tests.solvers.test_ga_genomes import assert_perms, perms
 
 
-def _mask(model):
-    return rules.mask_of(cons.allowed_squares(model), cons.fixed_rows(model))
-
-
 class RepairTest(chex.TestCase):
     MODEL = cons.Constraints(6, fixed=((1, 4), (4, 0), (5, 2)), blocked=((0, 0), (2, 3)))
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_repairs_put_fixed_queens_back(self):
-        mask = _mask(self.MODEL)
+        mask = rules.mask_for(self.MODEL)
         rng = np.random.default_rng(0)
         x = perms(rng, 6, 6)
         fix_p, fix_c = (
