@@ -39,8 +39,7 @@ def cell_images(n: int, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _cells(n: int, cfg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The four border cells of configurations `[M, 4]` (a, b, c, d): columns and rows `[M, 4]`
-    (a corner queen appears twice)."""
+    """Columns and rows `[M, 4]` of the border queens of `cfg` `[M, 4]` (a corner: twice)."""
     a, b, c, d = cfg.T
     x = np.stack([np.zeros_like(a), np.full_like(b, n - 1), c, d], axis=1)
     y = np.stack([a, b, np.zeros_like(c), np.full_like(d, n - 1)], axis=1)
@@ -227,35 +226,37 @@ def tasks(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray
       owner: int64 `[P]` the constellation each task belongs to (tasks of one constellation
       are consecutive).
     """
-    return placements(n, allow, depth)[:2]
+    masks, owner, _ = placements(n, allow, depth, rows=False)
+    return masks, owner
 
 
-def placements(n: int, allow: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def placements(n: int, allow: np.ndarray, depth: int, rows: bool = True) -> tuple[np.ndarray, ...]:
     """The tasks of `tasks` and the rows of their placed queens.
 
     Args:
       n: board size.
       allow: uint32 `[K, n]` from `allow_masks`.
       depth: columns placed on the host, 1..n-1.
+      rows: keep the rows (False: an empty `[0, 0]` array, and no time spent on them).
 
     Returns:
-      `(masks, owner, rows)`: `tasks`' masks and owners, and int8 `[P, depth]` the row of each
-      task's queen in columns 0..depth-1.
+      `(masks, owner, rows)`: `tasks`' masks and owners, and int8 `[P, depth]` the queens' rows.
     """
     if not 1 <= depth <= n - 1:
         raise ValueError(f"depth {depth} out of range for n = {n}")
     allow = np.asarray(allow).astype(np.uint64)
     owner = np.arange(len(allow))
-    z = np.zeros(len(allow), np.uint64)
-    cols, ld, rd = z, z, z
-    rows = np.zeros((len(allow), 0), np.int8)
+    cols = ld = rd = np.zeros(len(allow), np.uint64)
+    queens = np.zeros((len(allow), 0), np.int8)
     for level in range(depth):
         parent, row, cols, ld, rd = place(cols, ld, rd, n, allow[owner, level])
-        owner, rows = owner[parent], np.concatenate([rows[parent], row.astype(np.int8)[:, None]], 1)
+        owner = owner[parent]
+        if rows:
+            queens = np.concatenate([queens[parent], row.astype(np.int8)[:, None]], axis=1)
     av = free_rows(cols, ld, rd, n) & allow[owner, depth]
     keep = av != 0
     masks = np.stack([cols, ld, rd, av], axis=1)[keep].astype(np.uint32)
-    return masks, owner[keep], rows[keep]
+    return masks, owner[keep], queens[keep] if rows else queens[:0]
 
 
 # the words of a level table row (jaxqueens.solvers.count reads them in this order)

@@ -155,6 +155,7 @@ def test_placements_are_the_tasks_with_their_queens_rows(n, depth):
     np.testing.assert_array_equal(masks, want[0])
     np.testing.assert_array_equal(owner, want[1])
     assert rows.dtype == np.int8 and rows.shape == (len(owner), depth)
+    assert con.placements(n, allow, depth, rows=False)[2].shape == (0, 0)
     for (c, l, r, _), queens in zip(masks.tolist(), rows.tolist(), strict=True):
         assert c == sum(1 << y for y in queens)
         gaps = [(y, depth - x) for x, y in enumerate(queens)]
