@@ -293,14 +293,12 @@ def row_words(n: int) -> int:
 
 
 def _span(tasks: int, programs: int, block: int):
-    """Program p's range `first .. end` of the tasks (p T / P .. (p + 1) T / P) and its lanes."""
     p = pl.program_id(0)
     first, end = (p * tasks) // programs, ((p + 1) * tasks) // programs
     return p, first, end, lax.broadcasted_iota(jnp.int32, (block,), 0)
 
 
-def _running(live, task, end):
-    """Every lane live (int32 [B]) or out of tasks, and some lane live."""
+def _running(live, task, end):  # every lane live or out of tasks, and some lane live
     out = (task >= end).astype(jnp.int32)
     return (jnp.min(live | out) > 0) & (jnp.max(live) > 0)
 
