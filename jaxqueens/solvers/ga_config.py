@@ -175,9 +175,9 @@ def default_params(
     check_values(given, config)
     # NumPy leaves: building them dispatches no XLA operation (each eager conversion compiles a
     # program at a process's first use); jit and vmap take them as they take JAX arrays.
-    ints = Params._fields[3:8]
+    floats = ("cxpb", "mutpb", "indpb", "target")  # the rest are counts
     return Params._make(
-        np.asarray(v, np.int32 if f in ints else np.float32) for f, v in given.items()
+        np.asarray(v, np.float32 if f in floats else np.int32) for f, v in given.items()
     )
 
 
