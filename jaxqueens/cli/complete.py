@@ -6,7 +6,6 @@ table on stdout and, with `--out DIR`, the files of `jaxqueens.io.complete` (`--
 
 from __future__ import annotations
 
-import re
 import sys
 
 from jaxqueens import _lazy
@@ -87,18 +86,12 @@ def _check(args) -> None:
         raise QueensError(f"--diags must be 0 or more, got {args.diags}")
     if args.cap is not None and not args.enumerate:
         raise QueensError("--cap applies to --enumerate only; add --enumerate or drop --cap")
-    if args.cap is not None and args.cap < 1:
-        raise QueensError(f"--cap must be at least 1, got {args.cap}")
-    if args.max_nodes is not None and args.max_nodes < 1:
-        raise QueensError(f"--max-nodes must be at least 1, got {args.max_nodes}")
 
 
-def _flag_words(err: QueensError) -> QueensError:
-    """`err` in the command line's words: `cap=K` is `--cap K`, `mode enumerate` is
-    `--enumerate` (the driver names its parameters); its type is kept."""
-    text = re.sub(r"\b(cap|max_nodes)=", lambda m: f"--{m[1].replace('_', '-')} ", str(err))
-    err.args = (text.replace("mode enumerate", "--enumerate"),)
-    return err
+def _cap(args) -> int:
+    """Solutions listed per instance: `--cap`, checked by the driver (0 is refused, not the
+    default)."""
+    return complete.ENUMERATE_CAP if args.cap is None else args.cap
 
 
 def _report(args, loaded, res, mode: str) -> None:
@@ -136,7 +129,7 @@ def cmd_complete(args) -> int:
     )
     loaded.require_some()
     if args.out:  # before any search: the disk must hold every listed board
-        listed = (args.cap or complete.ENUMERATE_CAP) if args.enumerate else 1
+        listed = _cap(args) if args.enumerate else 1
         writing.prepare_out(args.out, need=outputs.written_bytes(loaded.instances, listed))
     big = [i for i in loaded.instances if i.model.n > MAX_N]
     if big:
@@ -149,14 +142,12 @@ def cmd_complete(args) -> int:
         res = complete.solve_instances(
             [i.model for i in loaded.instances],
             mode,
-            cap=args.cap or complete.ENUMERATE_CAP,
+            cap=_cap(args),
             max_nodes=args.max_nodes,
             control=options.control(args, path, resume),
         )
     except KeyboardInterrupt:  # before the chunked loop (compilation)
         return options.report_interrupt("the finished chunks", args.out)
-    except QueensError as err:
-        raise _flag_words(err) from err.__cause__
     if res.stopped_by == "interrupted":
         return options.report_interrupt(
             f"{res.settled} of {len(res.instances)} instances", args.out

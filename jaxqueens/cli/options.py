@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,16 +39,18 @@ def int_range_error(value: int) -> str | None:
 
 
 def in_flags(err: QueensError, parser: argparse.ArgumentParser | None) -> str:
-    """`err`'s message as the command line says it: one that starts with a parameter's name
-    (`err.param`: the drivers name their parameters) starts with the command's flag for it
-    instead (`jaxqueens.core.arguments.flag_of`), when the command's `parser` (None: the
-    message as it is) has that flag."""
+    """`err`'s message as the command line says it: the parameter it names (`err.param`: the
+    drivers name their parameters), at its start or as `NAME=VALUE` (a call's keyword), is the
+    command's flag for it instead (`jaxqueens.core.arguments.flag_of`: `--NAME VALUE`), when
+    the command's `parser` (None: the message as it is) has that flag."""
     text, param = str(err), getattr(err, "param", None)
-    if not param or not text.startswith(param) or parser is None:
+    if not param or parser is None:
         return text
     name = arguments.flag_of(param)
-    known = getattr(parser, "flags", {})
-    return name + text[len(param) :] if name in known else text
+    if name not in getattr(parser, "flags", {}):
+        return text
+    text = re.sub(rf"(?<![\w-]){re.escape(param)}=", name + " ", text)
+    return name + text[len(param) :] if text.startswith(param) else text
 
 
 def _ascii(text):

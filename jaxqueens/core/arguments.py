@@ -308,11 +308,13 @@ def flag_of(param: str) -> str:
     """The command line's flag of a drivers' parameter.
 
     Args:
-      param: the parameter (`max_steps`).
+      param: the parameter (`max_steps`), perhaps glossed in parentheses after a space
+        (`cap (the enumeration cap)`: the flag is `cap`'s).
 
     Returns:
       Its flag (`--maxsteps`).
     """
+    param = param.split(" (")[0]
     return FLAGS.get(param, "--" + param.replace("_", "-"))
 
 

@@ -197,10 +197,11 @@ def check_listed_memory(cap: int, n: int, chunk: int, available: int | None = No
     most = int(memory.HEADROOM * available) // listed_bytes(1, n, chunk)
     if cap > most:
         raise QueensError(
-            f"cap={cap:,} (mode enumerate, n = {n}, {chunk} instances a call) needs about "
+            f"cap={cap:,} (n = {n}, {chunk} instances a call) needs about "
             f"{memory.format_bytes(listed_bytes(cap, n, chunk))} of memory for the listed "
             f"solutions but {memory.format_bytes(available)} is available; give cap="
-            f"{max(most, 1):,} or less"
+            f"{max(most, 1):,} or less",
+            param="cap",
         )
 
 

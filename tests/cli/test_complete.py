@@ -241,6 +241,26 @@ def test_issue28_item14_enumerate_with_a_cap_too_large_for_memory_is_refused(fol
     assert main(["complete", str(folder), "--enumerate", "--cap", "2147483647", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--cap 2,147,483,647" in err and "or less" in err
+    assert "cap=" not in err and re.search(r"give --cap [\d,]+ or less", err), err
+
+
+@pytest.mark.parametrize(
+    "argv, flag", [(["--enumerate", "--cap", "0"], "--cap"), (["--max-nodes", "-2"], "--max-nodes")]
+)
+def test_the_drivers_range_errors_name_the_flag(folder, tmp_path, argv, flag, capsys):
+    """The driver checks --cap and --max-nodes (once); the command line names the flag."""
+    from jaxqueens.cli.main import main
+
+    out = tmp_path / "out"
+    assert main(["complete", str(folder), *argv, "--quiet", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"error: {flag} must be at least 1, got " in err, err
+    assert "positive integer" in err and "Traceback" not in err
+    assert not (out / "results.csv").exists()
+    name = {"--cap": "cap", "--max-nodes": "max_nodes"}[flag]  # the library's words: the name
+    with pytest.raises(QueensError, match=rf"^{name}( \(.*\))? must be at least 1") as raised:
+        driver.solve_instances([completion(8, [])], "enumerate", **{name: 0})
+    assert raised.value.param.split(" (")[0] == name
 
 
 def test_issue28_item6_enumerate_refuses_a_disk_too_small_before_any_search(

@@ -20,7 +20,7 @@ import jaxqueens.drivers.minconflicts
 import jaxqueens.drivers.stats
 import jaxqueens.plots.render
 from jaxqueens.cli import options
-from jaxqueens.cli.main import main
+from jaxqueens.cli.main import build_parser, main
 from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 from jaxqueens.io import writing
@@ -313,3 +313,22 @@ def test_options_are_built_from_the_settings_fields():
             if field.metadata.get("help"):
                 spelled = arguments.flag_of(field.name)
                 assert flags[spelled].help == field.metadata["help"], (command, field.name)
+
+
+def test_in_flags_says_the_flag_wherever_the_message_names_the_parameter():
+    """`in_flags`: the parameter at the start (glossed or not) or as `NAME=VALUE` is the flag;
+    a parameter the command has no flag for, or no parser, leaves the message as it is."""
+    complete = build_parser().commands["complete"]
+    cases = [
+        ("max_nodes must be at least 1, got 0", "max_nodes", "--max-nodes must be at least 1"),
+        ("cap (the enumeration cap) must be at least 1", "cap (the enumeration cap)", "--cap must"),
+        ("cap=9 (n = 8) is too much; give cap=3 or less", "cap", "--cap 9 (n = 8) is too "),
+        ("budget (tree edges) must be at least 1", "budget (tree edges)", "budget (tree edges)"),
+    ]
+    for text, param, want in cases:
+        assert options.in_flags(QueensError(text, param=param), complete).startswith(want)
+    assert options.in_flags(QueensError("cap=9; give cap=3", param="cap"), complete).endswith(
+        "give --cap 3"
+    )
+    assert options.in_flags(QueensError("cap=9", param="cap"), None) == "cap=9"
+    assert options.in_flags(QueensError("recap=9", param="cap"), complete) == "recap=9"

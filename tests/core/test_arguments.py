@@ -69,3 +69,11 @@ def test_number_text_with_fullwidth_digits_is_refused(text, fix):
         A.ascii_number(text)
     assert fix in str(err.value)
     assert A.ascii_number("-12") == "-12"
+
+
+def test_flag_of_spells_a_parameter_as_the_command_line_does():
+    assert A.flag_of("max_steps") == "--maxsteps" and A.flag_of("max_nodes") == "--max-nodes"
+    assert A.flag_of("cap (the enumeration cap)") == "--cap"  # a gloss is not the name
+    with pytest.raises(QueensError, match=r"^cap \(the enumeration cap\) must be") as err:
+        A.integer(0, "cap (the enumeration cap)", 1)
+    assert A.flag_of(err.value.param) == "--cap"
