@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxqueens.core import arguments
 from jaxqueens.errors import QueensError
 from jaxqueens.solvers import base
 from jaxqueens.solvers.constrained import Mask
@@ -110,8 +111,8 @@ def default_params(config: Config, *, t0: float = 1.0, alpha: float = 0.9) -> Pa
       QueensError: `config` is not a `Config`, or `t0` or `alpha` out of range.
     """
     base.check_type("config", config, Config)
-    base.check_real("t0", t0, 0)
-    base.check_real("alpha", alpha, 0, 1, lo_open=True)
+    arguments.real(t0, "t0", 0)
+    arguments.real(alpha, "alpha", 0, 1, lo_open=True)
     rounds = config.rounds
     levels: np.ndarray
     if config.method == "ls":

@@ -36,6 +36,26 @@ def test_real_open_ends():
         base.check_real("alpha", 0.0, 0, 1, lo_open=True)
 
 
+@pytest.mark.parametrize(
+    "kw, needle",
+    [
+        ({"t0": -1.0}, r"^t0 = -1\.0 is out of range: give a number at least 0"),
+        ({"t0": float("nan")}, "^t0 must be a finite number"),
+        ({"alpha": 0.0}, r"^alpha = 0\.0 is out of range: give a number in \(0, 1\]"),
+        ({"alpha": True}, "^alpha must be a finite number"),
+    ],
+)
+def test_anneal_schedule_numbers_are_checked_as_every_api_number(kw, needle):
+    """anneal's `t0` and `alpha` go through `core.arguments.real`, as the drivers' do."""
+    from jaxqueens.solvers import anneal
+
+    config = anneal.Config(n=8, method="sa", rounds=4, steps_per_round=10)
+    with pytest.raises(QueensError, match=needle) as err:
+        anneal.default_params(config, **kw)
+    assert err.value.param == next(iter(kw))
+    assert anneal.default_params(config, t0=0, alpha=1).schedule.shape == (4,)
+
+
 def test_rows_are_checked_statically_and_where_concrete():
     assert base.check_rows("start", np.arange(4), 4).dtype == jnp.int32
     for bad, needle in ((np.arange(3), "shape"), (np.ones(4), "whole row"), ([0, 1, 2, 4], "off")):
