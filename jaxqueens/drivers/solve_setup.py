@@ -249,8 +249,11 @@ def solve_path(n: int, given: Mapping[str, Any]) -> str:
 
 
 def _refuse(given: Mapping[str, Any], path: str) -> None:
-    """Refuse a count out of range or an option `path` does not use: one line, with the fix."""
-    lows = {"chains": 1, "maxsteps": 1, "batch": 1, "tabu": 0, "max_restarts": 0}
+    """Refuse a count out of range or an option `path` does not use: one line, with the fix
+    (`batch` and `tabu` on the batched path: its `SolveSettings` checks them)."""
+    lows = {"chains": 1, "maxsteps": 1, "max_restarts": 0}
+    if path != "batched":
+        lows.update(batch=1, tabu=0)
     for key, low in lows.items():  # (the keys are the flags' names: `--NAME`)
         value = given.get(key)
         if value is not None and value < low:

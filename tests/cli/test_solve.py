@@ -12,6 +12,7 @@ import jaxqueens
 from jaxqueens.cli.main import main
 from jaxqueens.core import checker
 from jaxqueens.core import constraints as cons
+from jaxqueens.errors import QueensError
 from jaxqueens.io import boards as boardio
 from jaxqueens.io import schema
 
@@ -85,9 +86,10 @@ def test_cli_start_file(tmp_path, capsys):
         (["solve", "-n", "2"], "no solution"),
         (["solve", "3"], "no solution"),
         (["solve", "-n", "8", "--chains", "0"], "--chains"),
-        (["solve", "-n", "8", "--batch", "0"], "--batch"),
+        (["solve", "-n", "8", "--batch", "0"], "--batch must be at least 1, got 0"),
         (["solve", "-n", "8", "--maxsteps", "0"], "--maxsteps must be at least 1"),
-        (["solve", "-n", "8", "--tabu", "-1"], "--tabu must be at least 0"),
+        (["solve", "-n", "8", "--tabu", "-1"], "--tabu must be at least 0, got -1"),
+        (["solve", "-n", "8", "--max-restarts", "-1"], "--max-restarts must be at least 0"),
         (["solve", "-n", "8", "--plot"], "--out"),
         (["solve", "-n", "8", "9"], "two board sizes"),
         (["solve", "-n", "100000", "--chains", "10", "--mode", "batched"], "limit"),
@@ -219,6 +221,18 @@ def test_defect_11_large_and_backtrack_paths_refuse_what_they_ignore(argv, needl
     code, stdout, err = run_cli(argv, capsys)
     assert code == 2 and needle in err and err.count("\n") == 1 and "Traceback" not in err
     assert stdout == ""  # refused before any work
+
+
+@pytest.mark.parametrize("name, value", [("batch", 0), ("tabu", -1)])
+def test_batched_settings_are_checked_once_by_name_and_said_as_flags(name, value, capsys):
+    """`SolveSettings` alone checks batch and tabu on the batched path: the library names the
+    parameter, the command line its flag."""
+    with pytest.raises(QueensError, match=f"^{name} must be at least") as err:
+        jaxqueens.solve(8, chains=2, **{name: value})
+    assert err.value.param == name
+    code, stdout, out = run_cli(["solve", "-n", "8", f"--{name}", str(value)], capsys)
+    assert code == 2 and out.count("\n") == 1 and f"error: --{name} must be at least" in out
+    assert stdout == "" and f" {name} must" not in out
 
 
 def test_defect_11_backtrack_refuses_a_start_file(tmp_path, capsys):
