@@ -168,9 +168,6 @@ def _settings(args) -> dict:
     conf.pop("config", None)
     if args.n is not None or args.n_pos is not None:
         conf["n"] = board_size(args)
-    for flag in ("n", "chains", "steps"):
-        if conf[flag] < 1:
-            raise QueensError(f"--{flag} must be at least 1, got {conf[flag]}")
     if not 10 <= conf["dpi"] <= 2400:
         raise QueensError(f"--dpi must lie in 10..2400, got {conf['dpi']}")
     conf["settings"] = solver_settings(conf.pop("set", None))

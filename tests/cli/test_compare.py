@@ -104,9 +104,17 @@ def test_bad_config_is_one_line(tmp_path, text, needle):
         compare.cmd_compare(parse(["--config", str(cfg)]))
 
 
-def test_bad_flags_are_refused_before_any_work(tmp_path):
-    with pytest.raises(QueensError, match="--chains must be at least 1"):
-        compare.cmd_compare(parse(["--chains", "0"]))
+def test_bad_flags_are_refused_before_any_work(tmp_path, capsys):
+    from jaxqueens.cli.main import main
+
+    for flag, name in (("--chains", "chains"), ("--steps", "steps")):  # the driver's one check
+        with pytest.raises(QueensError, match=f"^{name} must be at least 1") as err:
+            compare.cmd_compare(parse([flag, "0"]))
+        assert err.value.param == name
+        assert main(["compare", "-n", "8", flag, "-3", "--out", str(tmp_path / "o")]) == 2
+        line = capsys.readouterr().err
+        assert f"error: {flag} must be at least 1, got -3" in line and line.count("\n") == 1
+        assert f" {name} must" not in line and not (tmp_path / "o").exists()
     with pytest.raises(QueensError, match="unknown; use a comma list"):
         compare.cmd_compare(parse(["--solvers", "mc-qs4,quick"]))
     (tmp_path / "file").write_text("x")
