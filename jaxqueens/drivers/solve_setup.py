@@ -254,13 +254,13 @@ def _refuse(given: Mapping[str, Any], path: str) -> None:
     lows = {"chains": 1, "maxsteps": 1, "max_restarts": 0}
     if path != "batched":
         lows.update(batch=1, tabu=0)
-    for key, low in lows.items():  # (the keys are the flags' names: `--NAME`)
+    for key, low in lows.items():  # (the keys are the command line's names)
         value = given.get(key)
         if value is not None and value < low:
-            raise QueensError(f"--{key.replace('_', '-')} must be at least {low}, got {value}")
+            raise QueensError(f"{arguments.flag_of(key)} must be at least {low}, got {value}")
     unused = [name for name in SOLVE_UNUSED.get(path, ()) if _given(given.get(name))]
     if unused:
-        flag = "--" + unused[0].replace("_", "-")
+        flag = arguments.flag_of(unused[0])
         if path == "backtrack":
             raise QueensError(
                 f"{flag} is not used by --method backtrack (one first solution from "
