@@ -364,42 +364,83 @@ def test_no_folder_no_executables(monkeypatch, tmp_path):
 
 
 REPEATED = [
-    ["count", "-n", "10"],
-    ["solve", "-n", "3000", "--mode", "large", "--quiet"],
-    ["evolve", "-n", "8", "--generations", "50", "--trials", "4", "--quiet"],
-    ["anneal", "-n", "10", "--chains", "8", "--quiet"],
-    ["stats", "-n", "7", "--chains", "40", "--no-plots", "--quiet"],
-    ["estimate", "-n", "9", "--probes", "20000", "--quiet"],
+    [
+        ["count", "-n", "10"],
+        ["solve", "-n", "3000", "--mode", "large", "--quiet"],
+        ["anneal", "-n", "10", "--chains", "8", "--quiet"],
+        ["stats", "-n", "7", "--chains", "40", "--no-plots", "--quiet"],
+        ["estimate", "-n", "9", "--probes", "20000", "--quiet"],
+    ],
+    # evolve turns LLVM's loop unrolling off before JAX starts (XLA_FLAGS): a process of its own
+    [["evolve", "-n", "8", "--generations", "50", "--trials", "4", "--quiet"]],
 ]
+"""Commands whose repeated runs are checked, in groups that one process runs one after another
+(each a ``jaxqueens`` command line, by ``cli.main.main``): the same device, flag and cache
+settings, so one Python+JAX start-up serves the group."""
+
+MARK = "@@ jaxqueens"
+SEVERAL = (
+    "import sys\n"
+    "from jaxqueens.cli.main import main\n"
+    "for words in sys.argv[1:]:\n"
+    f"    print({MARK!r}, words, flush=True)\n"
+    f"    print({MARK!r}, words, file=sys.stderr, flush=True)\n"
+    "    code = main(words.split())\n"
+    "    sys.stdout.flush()\n"
+    f"    print({MARK!r}, 'exit', code, flush=True)\n"
+)
+"""A process that runs several command lines (its arguments) in turn, each between marks."""
 
 
-@pytest.mark.parametrize("args", REPEATED, ids=lambda a: a[0] + "-" + a[-1])
-def test_a_repeated_run_loads_its_executables_and_prints_the_same(tmp_path, args):
+def _run_group(group, env) -> tuple[dict[str, str], str]:
+    """Run the command lines of ``group`` in one process: each one's stdout (it exited 0) and
+    the process's stderr."""
+    out = subprocess.run(
+        [sys.executable, "-c", SEVERAL, *(" ".join(args) for args in group)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "JAXQUEENS_CPU_DEVICES": "2", **env},
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    parts = out.stdout.split(MARK + " ")[1:]
+    stdouts = {}
+    for words, end in zip(parts[::2], parts[1::2], strict=True):
+        line, _, text = words.partition("\n")
+        assert end.strip() == "exit 0", (line, out.stderr[-3000:])
+        stdouts[line] = text
+    assert list(stdouts) == [" ".join(args) for args in group]
+    return stdouts, out.stderr
+
+
+@pytest.mark.parametrize("group", REPEATED, ids=lambda g: "+".join(a[0] for a in g))
+def test_a_repeated_run_loads_its_executables_and_prints_the_same(tmp_path, group):
     folder = tmp_path / "cache"
-    first = _run(args, {cache.ENV_CACHE_DIR: str(folder)})
-    assert first.returncode == 0, first.stderr[-3000:]
+    first, _ = _run_group(group, {cache.ENV_CACHE_DIR: str(folder)})
     saved = sorted(p.name for p in (folder / cache.EXECUTABLES).iterdir())
     assert saved, "no executable saved"
     # the repeated run, with JAX's compile log: it loads every executable and compiles nothing
-    second = _run(args, {cache.ENV_CACHE_DIR: str(folder), "JAX_LOG_COMPILES": "1"})
-    assert second.returncode == 0, second.stderr[-3000:]
-    assert not re.search(r"[Cc]ompil|tracing", second.stderr), second.stderr[-3000:]
+    second, log = _run_group(group, {cache.ENV_CACHE_DIR: str(folder), "JAX_LOG_COMPILES": "1"})
+    assert not re.search(r"[Cc]ompil|tracing", log), log[-3000:]
     assert sorted(p.name for p in (folder / cache.EXECUTABLES).iterdir()) == saved
 
-    def results(out: str) -> list[str]:  # the lines without their timings
-        return [
-            re.sub(r"[0-9.,]+( [a-z]+)?/s\b", "R/s", re.sub(r"[0-9.]+ s\b", "T s", line))
-            for line in out.splitlines()
-        ]
+    def results(out: dict[str, str]) -> dict[str, list[str]]:  # the lines without timings
+        return {
+            words: [
+                re.sub(r"[0-9.,]+( [a-z]+)?/s\b", "R/s", re.sub(r"[0-9.]+ s\b", "T s", line))
+                for line in text.splitlines()
+            ]
+            for words, text in out.items()
+        }
 
-    assert results(second.stdout) == results(first.stdout)
+    assert results(second) == results(first)
+    assert all(results(first).values())  # every command printed its results
     # JAX's cache holds the programs, this one not: the executables are compiled afresh (one
     # loaded from JAX's cache made an entry that failed to load or run), then load
     shutil.rmtree(folder / cache.EXECUTABLES)
     for _ in range(2):
-        again = _run(args, {cache.ENV_CACHE_DIR: str(folder)})
-        assert again.returncode == 0, again.stderr[-3000:]
-        assert results(again.stdout) == results(first.stdout)
+        again, _ = _run_group(group, {cache.ENV_CACHE_DIR: str(folder)})
+        assert results(again) == results(first)
     assert sorted(p.name for p in (folder / cache.EXECUTABLES).iterdir()) == saved
 
 
