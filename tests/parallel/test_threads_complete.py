@@ -6,6 +6,7 @@ per backend."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import jax
@@ -35,10 +36,15 @@ def _items(models, *, budget=FOREVER, stop=0) -> np.ndarray:
     return np.array(rows, np.uint32)
 
 
+@functools.cache
+def _xla_run(config: solver.Config):
+    """The vmapped XLA kernel of a config, jitted once (a new lambda would compile again)."""
+    return jax.jit(jax.vmap(lambda it: solver.readout(solver.search(it, config), config)[0]))
+
+
 def _xla(batch, config: solver.Config):
     """Each item searched to its end by the XLA kernel: (found, status)."""
-    run = jax.jit(jax.vmap(lambda it: solver.readout(solver.search(it, config), config)[0]))
-    head = np.asarray(run(jnp.asarray(batch))).astype(np.int64)
+    head = np.asarray(_xla_run(config)(jnp.asarray(batch))).astype(np.int64)
     return head[:, 2] + (head[:, 3] << 32)
 
 
@@ -86,18 +92,26 @@ def prob079():
     return [i.model for i in loaded[::97][:8]]
 
 
+@pytest.fixture(scope="module")
+def prob079_counts(prob079):
+    """Their counts by the XLA kernel (the reference of every prob079 test)."""
+    return _xla(_items(prob079), solver.Config(10))
+
+
 def _board(path_words: np.ndarray) -> np.ndarray:
     """A root item's solution path (cols masks from column 0) as rows, one per column."""
     bits = path_words[1:].astype(np.uint64) ^ path_words[:-1].astype(np.uint64)
     return np.log2(bits.astype(np.float64)).astype(np.int64)
 
 
-def test_prob079_counts_and_decisions_match_the_xla_kernel(prob079):
-    n = 10
-    want = _xla(_items(prob079), solver.Config(n))
+def test_prob079_counts_and_decisions_match_the_xla_kernel(prob079, prob079_counts):
+    n, want = 10, prob079_counts
     assert (want > 0).any() and (want == 0).any()  # both kinds
-    # count, every item with its first solution snapshot (the driver asks for one per instance)
-    head, _, sols = _threads(_items(prob079, stop=1), solver.Config(n), programs=2)
+    # count, every item with its first solution snapshot (the driver asks for one per instance),
+    # with the GPU's steps per check: the frontier test's program (budget and stop are data)
+    head, _, sols = _threads(
+        _items(prob079, stop=1), solver.Config(n), programs=2, unroll=tc.UNROLL
+    )
     found = head[:, 2].astype(np.int64) + (head[:, 3].astype(np.int64) << 32)
     np.testing.assert_array_equal(found, want)
     assert (head[:, 0] == 0xFFFFFFFF).all()  # counting does not stop at a solution
@@ -112,7 +126,7 @@ def test_prob079_counts_and_decisions_match_the_xla_kernel(prob079):
             assert checker.check_constrained(_board(s), m).ok
 
 
-def test_an_unfinished_frontier_splits_to_the_same_count(prob079):
+def test_an_unfinished_frontier_splits_to_the_same_count(prob079, prob079_counts):
     """A budget stops the items part way: found so far plus their frontier's items (split from
     the stacks as the driver's `_split` does), searched by the XLA kernel, is the whole count.
     The GPU's steps per check of the budget (a lane halts at the first check past it)."""
@@ -120,7 +134,7 @@ def test_an_unfinished_frontier_splits_to_the_same_count(prob079):
     config = solver.Config(n)
     batch = _items(prob079, budget=300)
     head, stacks, _ = _threads(batch, config, programs=2, unroll=tc.UNROLL)
-    want = _xla(_items(prob079), config)
+    want = prob079_counts
     stopped = head[:, 0] != 0xFFFFFFFF
     assert stopped.sum() >= 4  # most items stopped by their budget (a few trees are smaller)
     assert (head[stopped, 1] < 300 + tc.UNROLL).all()
@@ -167,12 +181,12 @@ def test_driver_chooses_the_thread_kernel_on_one_gpu_to_decide_and_count():
     assert completing.kernel_route("tpu", "count", 1) == "items"
 
 
-def test_driver_thread_route_end_to_end(monkeypatch, prob079):
+def test_driver_thread_route_end_to_end(monkeypatch, prob079, prob079_counts):
     """The driver's GPU route, interpreted on the CPU: prob079 counts with a budget small
     enough that items come back unfinished and are split (boards checked by the driver), and
     `count --toroidal`'s count."""
     monkeypatch.setattr(completing, "kernel_route", lambda platform, mode, num_devices: "threads")
-    want = _xla(_items(prob079), solver.Config(10))
+    want = prob079_counts
     got = completing.solve_instances(prob079, "count", budget=300)
     assert [r.solutions for r in got.instances] == want.tolist()
     assert got.items > len(prob079)  # split frontiers searched too
