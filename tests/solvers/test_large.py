@@ -100,16 +100,31 @@ def test_tries_one_is_a_uniform_permutation_and_free_tail_is_used():
 LISTED = jax.jit(large._listed, static_argnums=1)
 
 
+# (n, size): n enters the listing only through its blocks of LIST_BLOCK and the padding of the
+# last: one block, partly filled or full, one entry past it, several blocks with short and full
+# last blocks, up to 200; slots fewer than, equal to and more than n and LIST_BLOCK.
+BLOCK = large.LIST_BLOCK
+LISTING_SHAPES = [
+    (1, 1),
+    (2, 3),
+    (3, 64),
+    (BLOCK - 1, BLOCK),
+    (BLOCK, BLOCK + 1),
+    (BLOCK + 1, BLOCK),
+    (2 * BLOCK + 1, 3),
+    (4 * BLOCK, 64),
+    (100, BLOCK + 1),
+    (200, 64),
+]
+
+
 @settings(max_examples=30, deadline=None)
-@given(
-    n=st.integers(1, 200),
-    size=st.sampled_from([1, 3, 16, 17, 64]),
-    seed=st.integers(0, 2**32 - 1),
-)
-def test_listing_of_conflicted_queens_equals_nonzero(n, size, seed):
+@given(shape=st.sampled_from(LISTING_SHAPES), seed=st.integers(0, 2**32 - 1))
+def test_listing_of_conflicted_queens_equals_nonzero(shape, seed):
     """The repair round's two-level listing is ``jnp.nonzero(mask, size, fill_value=0)`` for every
-    board size (blocks padded at the end), fewer or more set entries than slots: every density
+    block layout (blocks padded at the end), fewer or more set entries than slots: every density
     at each drawn shape (one compile per shape)."""
+    n, size = shape
     rng = np.random.default_rng(seed)
     for density in (0.0, 0.02, 0.3, 1.0):
         mask = rng.random(n) < density
