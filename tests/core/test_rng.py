@@ -79,7 +79,8 @@ def test_next_seed_keeps_distinct_seeds_distinct():
 
 @pytest.mark.parametrize("n", [1, 2, 8, 64, 65, 300])  # both methods: ranking (<= 64), Fisher-Yates
 def test_random_permutation_is_a_permutation(n):
-    perms = jax.vmap(lambda ct: rng.random_permutation(S(11), ct, n))(
+    # jitted (one program per n); PermutationVariantsTest compares jit with op by op
+    perms = jax.jit(jax.vmap(lambda ct: rng.random_permutation(S(11), ct, n)))(
         jnp.arange(20, dtype=jnp.uint32)
     )
     perms = np.asarray(perms)
