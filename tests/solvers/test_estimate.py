@@ -79,10 +79,14 @@ def _seed(x):
     return jnp.asarray([x, x * 7 + 1], jnp.uint32)
 
 
+# The reference's draws: one program per shape (op by op, every operation compiled anew per n).
+STREAM_BITS = jax.jit(rng.stream_bits)
+
+
 def _check_against_reference(n, depth, masks64, seed, lanes, res):
     """Results [S, L] of lanes `lanes` of stream `seed` on strata `masks64` vs Python."""
     m, e, nodes, solved, reached = (np.asarray(x) for x in res)
-    u = np.asarray(rng.stream_bits(_seed(seed), jnp.arange(n)[:, None], lanes[None, :]))
+    u = np.asarray(STREAM_BITS(_seed(seed), jnp.arange(n)[:, None], lanes[None, :]))
     for s in range(len(masks64)):
         for lane in range(len(lanes)):
             w_ref, nodes_ref, depth_ref = ref_walk(
