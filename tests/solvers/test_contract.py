@@ -336,9 +336,11 @@ def test_count_vmap_over_params_compiles_once_and_resume_reaches_the_same_total(
     # calls of 7 edges, resumed until every task is searched: the same total and edges
     params = count.default_params(config, budget=7)
     resume = jax.jit(jax.vmap(lambda s, p: count.resume(s, config, params, p)))
-    state = jax.vmap(lambda p: count.init(None, config, params, p))(tasks)
+    # jitted: op by op, vmap compiles every primitive of init and done once more
+    state = jax.jit(jax.vmap(lambda p: count.init(None, config, params, p)))(tasks)
+    done = jax.jit(lambda s: count.done(s, config, params))
     calls = 0
-    while not np.asarray(count.done(state, config, params)).all():
+    while not np.asarray(done(state)).all():
         state, calls = resume(state, tasks), calls + 1
     got = count.result(state, config, params)
     assert calls > 1
@@ -477,7 +479,8 @@ def test_complete_vmap_over_params_compiles_once_and_resume_reaches_the_same_ans
     params = complete.default_params(config, budget=5)
     resume = jax.jit(jax.vmap(lambda s, p: complete.resume(s, config, params, p)))
     result = jax.jit(jax.vmap(lambda s: complete.result(s, config, params)))
-    state = jax.vmap(lambda p: complete.init(None, config, params, p))(problems)
+    # jitted: op by op, vmap compiles every primitive of init once more
+    state = jax.jit(jax.vmap(lambda p: complete.init(None, config, params, p)))(problems)
     calls = 0
     while not np.asarray(result(state).finished).all():
         state, calls = resume(state, problems), calls + 1
