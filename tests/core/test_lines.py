@@ -106,9 +106,14 @@ def test_counts_trace_once():
         counts(jnp.asarray(rows))
 
 
+# The counts are compiled once per n and depend on n only through the shape: the smallest n,
+# odd and even sizes, one past a power of two and the largest drawn before, so hypothesis spends
+# its examples on the rows.
 @settings(max_examples=30, deadline=None)
 @given(
-    st.integers(4, 40).flatmap(lambda n: st.lists(st.integers(0, n - 1), min_size=n, max_size=n))
+    st.sampled_from([4, 5, 8, 13, 17, 32, 40]).flatmap(
+        lambda n: st.lists(st.integers(0, n - 1), min_size=n, max_size=n)
+    )
 )
 def test_scatter_counts_equal_the_loop(rows):
     """The lockstep lanes' formulation (one scatter-add) gives the loop's counts, on the plain
