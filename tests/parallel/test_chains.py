@@ -30,10 +30,13 @@ def _assert_same(a, b):
 def test_chain_results_independent_of_batching_and_strategy():
     kernel, prm = family(n=12, max_steps=48, init="qs4", unroll=2)
     ref = jax.device_get(chains.run_mapped(kernel, KEY, 20, prm, num_devices=1))
-    bigger = chains.run_mapped(kernel, KEY, 33, prm, num_devices=jax.local_device_count())
-    _assert_same(ref, jax.tree.map(lambda x: x[:20], bigger))
-    chunk = chains.run_mapped(kernel, KEY, 10, prm, offset=10, num_devices=1)
-    _assert_same(jax.tree.map(lambda x: x[10:], ref), chunk)
+    bigger = jax.device_get(
+        chains.run_mapped(kernel, KEY, 33, prm, num_devices=jax.local_device_count())
+    )
+    _assert_same(ref, jax.tree.map(lambda x: x[:20], bigger))  # on the host: no slicing program
+    # a later chunk: chains 10..29, ref's program (the offset is traced), against the bigger run
+    chunk = chains.run_mapped(kernel, KEY, 20, prm, offset=10, num_devices=1)
+    _assert_same(jax.tree.map(lambda x: x[10:30], bigger), chunk)
     lock = chains.run_lockstep(kernel, KEY, 20, prm, lanes=6)
     _assert_same(ref, lock)
     # compiled (outside jit the vmapped run compiled its while loop and its init op by op: 45
@@ -160,7 +163,7 @@ def test_run_inside_a_user_jit_and_over_a_params_sweep():
     assert sweep.rows.shape == (3, 16, 10) and np.asarray(sweep.solved).all()
     for i, m in enumerate(periods.tolist()):
         one = chains.run(mc, cfg, KEY, 16, base._replace(max_steps=m))
-        _assert_same(jax.tree.map(lambda x, i=i: x[i], sweep), one)
+        _assert_same(jax.tree.map(lambda x, i=i: np.asarray(x)[i], sweep), one)
 
 
 @pytest.mark.parametrize("seed", [0, 7, 2**31, 2**32 - 1])
