@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -58,40 +59,135 @@ def _probe(*args, env=None) -> tuple[dict, str, str]:
     return report[0], out.stdout, "\n".join(line for line in lines if not line.startswith("PROBE "))
 
 
-@pytest.fixture
-def board_file(tmp_path):
-    path = tmp_path / "board.txt"
-    boardio.write_board(path, SOLUTION_8)
-    return path
+# Runs each of several `python -m jaxqueens ARGS` (a JSON object: name -> args, stdout file,
+# stderr file) as PROBE does, in a child forked from one process that imported the command line's
+# modules (no JAX: a jax module there would show in every child's report) and ran nothing, each
+# with its own stdout and stderr files; prints one JSON line: name -> exit code.
+FORKS = """
+import atexit, json, os, runpy, sys, traceback
+import jaxqueens.cli.main  # what `python -m jaxqueens` imports first, once for every child
+
+def report():
+    heavy = ("jax", "jaxlib", "jax.", "jaxlib.")
+    jax = sorted(m for m in sys.modules if m in heavy[:2] or m.startswith(heavy[2:]))
+    print("PROBE " + json.dumps({"jax": jax[:5]}), file=sys.stderr)
+
+codes = {}
+for name, (args, out, err) in json.loads(sys.argv[1]).items():
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        for fd, path in ((1, out), (2, err)):
+            os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+        atexit.register(report)
+        sys.argv = ["jaxqueens", *args]
+        code = 0
+        try:
+            runpy.run_module("jaxqueens", run_name="__main__", alter_sys=True)
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else stop.code is not None
+            if isinstance(stop.code, str):
+                print(stop.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(int(code))
+    codes[name] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+print(json.dumps(codes))
+"""
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        "check",
-        "show",
-        "render",
-        "help",
-        "solve-help",
-        "count-help",
-        "solve-negative-n",
-        "unknown-option",
-        "bad-file",
-    ],
-)
-def test_commands_without_jax_never_import_it(case, board_file, tmp_path):
-    args, code = {
-        "check": (["check", board_file], 0),
-        "show": (["show", board_file], 0),
-        "render": (["render", board_file, "-o", tmp_path / "b.png"], 0),
+def _probe_many(cases: dict[str, list], folder) -> dict[str, tuple[dict, str, str]]:
+    """`_probe` of several command lines (name -> args), each in its own child of one process:
+    name -> (probe report, stdout, stderr without the report)."""
+    given = {
+        name: ([str(a) for a in args], str(folder / f"{name}.out"), str(folder / f"{name}.err"))
+        for name, args in cases.items()
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", FORKS, json.dumps(given)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    codes = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(codes) == set(cases), done.stderr[-3000:]
+    seen = {}
+    for name, (_, out, err) in given.items():
+        lines = Path(err).read_text().splitlines()
+        report = [json.loads(line[len("PROBE ") :]) for line in lines if line.startswith("PROBE ")]
+        assert len(report) == 1, (name, lines[-30:])
+        report[0]["code"] = codes[name]
+        rest = "\n".join(line for line in lines if not line.startswith("PROBE "))
+        seen[name] = (report[0], Path(out).read_text(), rest)
+    return seen
+
+
+def _no_jax_cases(folder) -> dict[str, tuple[list, int]]:
+    """Commands that never import JAX: name -> (args, exit code)."""
+    board = folder / "board.txt"
+    return {
+        "check": (["check", board], 0),
+        "show": (["show", board], 0),
+        "render": (["render", board, "-o", folder / "b.png"], 0),
         "help": (["--help"], 0),
         "solve-help": (["solve", "--help"], 0),
         "count-help": (["count", "--help"], 0),
         "solve-negative-n": (["solve", "-n", "-3"], 2),
         "unknown-option": (["solve", "-n", "8", "--no-such-option"], 2),
-        "bad-file": (["check", tmp_path / "missing.txt"], 2),
-    }[case]
-    report, out, err = _probe(*args)
+        "bad-file": (["check", folder / "missing.txt"], 2),
+    }
+
+
+def _error_cases(folder) -> dict[str, tuple[list, str]]:
+    """Argument errors fixed in issue 28: name -> (args, a phrase of the one error line)."""
+    board = folder / "board.txt"
+    return {
+        "anneal-unused-option": (["anneal", "--method", "ls", "--alpha", "0.5"], "does not use"),
+        "anneal-steps-below-rounds": (["anneal", "--steps", "5"], "at least --rounds"),
+        "evolve-unused-option": (["evolve", "--elite", "2"], "does not use elite"),
+        "evolve-unknown-option": (["evolve", "--file", board], "no option --file"),
+        "stats-other-solver-option": (["stats", "--pop", "5"], "only --solver ga"),
+        "stats-anneal-steps": (["stats", "--solver", "anneal", "--steps", "5"], "--rounds"),
+        "compare-budget": (["compare", "--steps", "5"], "too small for"),
+        "compare-solver-setting": (["compare", "--set", "sa.q=0.3"], "does not use q"),
+        "checkpoint-every-nan": (["anneal", "--checkpoint-every", "nan"], "finite"),
+        "run-set-swept-key": (["run", folder / "sweep.toml", "--set", "n=12"], "sweeps 'n'"),
+        "run-config-complete": (["run", folder / "complete.toml"], "cannot run from a config"),
+        "render-bad-suffix": (["render", board, "-o", folder / "b.xyz"], "suffix"),
+        "complete-board-instance-mix": (
+            ["complete", folder / "mixed.jsonl"],
+            "mixes the board key",
+        ),
+        "complete-named-pipe": (["complete", folder / "pipe.param"], "named pipe"),
+    }
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory) -> tuple[dict, object]:
+    """Every case of the two tests below probed by `_probe_many`: (name -> probe result, its
+    folder)."""
+    folder = tmp_path_factory.mktemp("startup")
+    boardio.write_board(folder / "board.txt", SOLUTION_8)
+    (folder / "sweep.toml").write_text('command = "solve"\n[sweep]\nn = [8, 10]\n')
+    (folder / "complete.toml").write_text('command = "complete"\n')
+    (folder / "mixed.jsonl").write_text('{"n": 8, "rows": [], "fixed": [[0, 0]]}\n')
+    os.mkfifo(folder / "pipe.param")
+    cases = {name: args for name, (args, _) in _no_jax_cases(folder).items()}
+    cases.update({name: args for name, (args, _) in _error_cases(folder).items()})
+    return _probe_many(cases, folder), folder
+
+
+@pytest.mark.parametrize("case", list(_no_jax_cases(Path("."))))
+def test_commands_without_jax_never_import_it(case, probed):
+    seen, folder = probed
+    code = _no_jax_cases(folder)[case][1]
+    report, out, err = seen[case]
     assert report == {"code": code, "jax": []}, (report, err[-2000:])
     if code == 2:  # one line naming the problem, before any JAX
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
@@ -100,7 +196,7 @@ def test_commands_without_jax_never_import_it(case, board_file, tmp_path):
     if case == "check":
         assert "OK, 1 board(s)" in out
     if case == "render":
-        assert (tmp_path / "b.png").stat().st_size > 0
+        assert (folder / "b.png").stat().st_size > 0
 
 
 def test_command_modules_and_file_helpers_import_without_jax():
@@ -232,50 +328,10 @@ def test_lazy_load_of_a_missing_package_fails_at_once():
 # --- issue 28: the argument errors fixed there come before JAX too --------------------------------
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        "anneal-unused-option",
-        "anneal-steps-below-rounds",
-        "evolve-unused-option",
-        "evolve-unknown-option",
-        "stats-other-solver-option",
-        "stats-anneal-steps",
-        "compare-budget",
-        "compare-solver-setting",
-        "checkpoint-every-nan",
-        "run-set-swept-key",
-        "run-config-complete",
-        "render-bad-suffix",
-        "complete-board-instance-mix",
-        "complete-named-pipe",
-    ],
-)
-def test_defect_28_msg_argument_errors_never_import_jax(case, board_file, tmp_path):
-    sweep = tmp_path / "sweep.toml"
-    sweep.write_text('command = "solve"\n[sweep]\nn = [8, 10]\n')
-    conf = tmp_path / "complete.toml"
-    conf.write_text('command = "complete"\n')
-    mixed = tmp_path / "mixed.jsonl"
-    mixed.write_text('{"n": 8, "rows": [], "fixed": [[0, 0]]}\n')
-    fifo = tmp_path / "pipe.param"
-    os.mkfifo(fifo)
-    args, needle = {
-        "anneal-unused-option": (["anneal", "--method", "ls", "--alpha", "0.5"], "does not use"),
-        "anneal-steps-below-rounds": (["anneal", "--steps", "5"], "at least --rounds"),
-        "evolve-unused-option": (["evolve", "--elite", "2"], "does not use elite"),
-        "evolve-unknown-option": (["evolve", "--file", board_file], "no option --file"),
-        "stats-other-solver-option": (["stats", "--pop", "5"], "only --solver ga"),
-        "stats-anneal-steps": (["stats", "--solver", "anneal", "--steps", "5"], "--rounds"),
-        "compare-budget": (["compare", "--steps", "5"], "too small for"),
-        "compare-solver-setting": (["compare", "--set", "sa.q=0.3"], "does not use q"),
-        "checkpoint-every-nan": (["anneal", "--checkpoint-every", "nan"], "finite"),
-        "run-set-swept-key": (["run", sweep, "--set", "n=12"], "sweeps 'n'"),
-        "run-config-complete": (["run", conf], "cannot run from a config"),
-        "render-bad-suffix": (["render", board_file, "-o", tmp_path / "b.xyz"], "suffix"),
-        "complete-board-instance-mix": (["complete", mixed], "mixes the board key"),
-        "complete-named-pipe": (["complete", fifo], "named pipe"),
-    }[case]
-    report, _, err = _probe(*args)
+@pytest.mark.parametrize("case", list(_error_cases(Path("."))))
+def test_defect_28_msg_argument_errors_never_import_jax(case, probed):
+    seen, folder = probed
+    needle = _error_cases(folder)[case][1]
+    report, _, err = seen[case]
     assert report == {"code": 2, "jax": []}, (report, err[-2000:])
     assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
