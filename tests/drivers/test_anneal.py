@@ -1,5 +1,7 @@
 """drivers.anneal: solving, settings and presets, reproducibility, best boards, errors."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -205,10 +207,17 @@ def test_classic_preset_reproduces_the_earlier_defaults(method, expect):
     np.testing.assert_array_equal(run.steps, spent)
 
 
+@functools.cache
+def _n16_at_defaults(method):
+    """40 chains at n = 16 with the method's defaults and compare's budget (one run a method,
+    read by several tests)."""
+    return jaxqueens.anneal(16, method, chains=40, steps=10_000, seed=1)
+
+
 @pytest.mark.parametrize("method", ["ls", "ta", "sa"])
 def test_defaults_solve_n16_within_compares_budget(method):
     # measured: 100% / 100% / 99.7% of 300 chains (scripts/tune_defaults.py anneal)
-    res = jaxqueens.anneal(16, method, chains=40, steps=10_000, seed=1)
+    res = _n16_at_defaults(method)
     assert res.summary["neighbour"] == "swap" and res.summary["preset"] == "default"
     assert res.summary["success_rate"] >= 0.9
     assert checker.are_solutions(res.solutions).all()
@@ -218,8 +227,7 @@ def test_ta_at_its_defaults_is_not_ls():
     """TA's default thresholds come from a quantile level above the share of calibration-walk
     moves that change nothing: its first threshold is positive, so TA and LS at the same seed run
     differently (a level below that share made every threshold 0 and TA ran as LS)."""
-    ta = jaxqueens.anneal(16, "ta", chains=12, steps=2000, seed=0)
-    ls = jaxqueens.anneal(16, "ls", chains=12, steps=2000, seed=0)
+    ta, ls = _n16_at_defaults("ta"), _n16_at_defaults("ls")
     assert ta.schedule[0] > 0 and ta.schedule[-1] == 0
     assert not np.array_equal(ta.run.steps, ls.run.steps)
     assert not np.array_equal(ta.run.rows, ls.run.rows)
@@ -228,7 +236,8 @@ def test_ta_at_its_defaults_is_not_ls():
 def test_default_swap_falls_back_to_step_where_a_swap_cannot_go():
     res = jaxqueens.anneal(8, "ls", chains=4, steps=200, start=np.zeros(8, int))
     assert res.summary["neighbour"] == "step"  # rows repeat: swaps could never leave them
-    res = annealing.anneal(None, "ls", chains=2, steps=100, instance=SAT)
+    # (TA's chains and budget of test_an_unsolvable_instance_is_unknown_never_unsat: one program)
+    res = annealing.anneal(None, "ta", chains=6, steps=300, instance=SAT)
     assert res.summary["neighbour"] == "step"  # a constrained instance needs the step neighbour
 
 
@@ -255,9 +264,10 @@ def test_run_takes_the_settings_checked_where_they_entered():
     from jaxqueens.drivers import settings
 
     st = settings.anneal_settings("sa", "classic")
-    c = settings.check_anneal(st, n=8, chains=12, steps=300, walk=2000, seed=3, batch=None)
+    # the size, chains and budget of test_classic_preset_reproduces_the_earlier_defaults
+    c = settings.check_anneal(st, n=10, chains=30, steps=2000, walk=2000, seed=3, batch=None)
     a = annealing.run(st, c, best_boards=True)
-    b = annealing.anneal(8, "sa", 12, 300, seed=3, preset="classic", best_boards=True)
+    b = annealing.anneal(10, "sa", 30, 2000, seed=3, preset="classic", best_boards=True)
     for field in ("rows", "steps", "best", "best_step", "solved"):
         np.testing.assert_array_equal(getattr(a.run, field), getattr(b.run, field))
     np.testing.assert_array_equal(a.best_boards, b.best_boards)
