@@ -52,10 +52,11 @@ def test_anneal_samples_are_verified_and_budget_by_chains():
 
 def test_ga_if_available():
     pytest.importorskip("jaxqueens.drivers.ga")
-    res = stats.stats(6, "ga", chains=8, pop=20, generations=200, seed=0)
+    # (the size, population and batch of test_issue28_ga_rounds_end_by_the_time_budget)
+    res = stats.stats(10, "ga", chains=8, pop=20, generations=2000, seed=0)
     assert res.samples.chains == 8 and res.samples.step_unit == "generations"
     if len(res.samples.rows):
-        checker.require_solutions(res.samples.rows, n=6)
+        checker.require_solutions(res.samples.rows, n=10)
 
 
 def test_solution_budget_and_errors():
@@ -177,7 +178,7 @@ def test_defect_17_analysis_at_n5000_takes_seconds():
 
 
 def test_defect_10_numpy_integer_size():
-    res = stats.stats(np.int64(6), chains=20)
+    res = stats.stats(np.int64(6), chains=400, seed=1)  # test_minconflicts_n6_finds_all_4's
     assert res.summary["n"] == 6 and type(res.summary["n"]) is int
 
 
