@@ -20,9 +20,9 @@ def test_solves_and_verifies(n):
 
 
 def test_same_seed_same_solution():
-    a = large_solve.solve_large(20_000, seed=5)
-    b = large_solve.solve_large(20_000, seed=5)
-    c = large_solve.solve_large(20_000, seed=6)
+    a = large_solve.solve_large(10_000, seed=5)  # test_solves_and_verifies' size: its programs
+    b = large_solve.solve_large(10_000, seed=5)
+    c = large_solve.solve_large(10_000, seed=6)
     np.testing.assert_array_equal(a.rows, b.rows)
     assert not np.array_equal(a.rows, c.rows)
 
@@ -120,7 +120,7 @@ def test_on_an_accelerator_the_chain_runs_on_the_host_cpu(monkeypatch):
     so on an accelerator the chain runs on the host CPU device, with the same result."""
     from jaxqueens.parallel import devices as backend
 
-    want = large_solve.solve_large(2000, seed=3).rows
+    want = large_solve.solve_large(3000, seed=3).rows  # the size of the tests above
     monkeypatch.setattr(backend, "is_accelerator", lambda: True)
-    got = large_solve.solve_large(2000, seed=3)
+    got = large_solve.solve_large(3000, seed=3)
     assert (got.rows == want).all() and got.summary["verified"]
