@@ -36,7 +36,10 @@ def test_the_readme_python_example_runs():
     assert result.summary["success_rate"] == 1.0
     assert out.rows.shape == (10_000, 32) and bool(np.asarray(out.solved).all())
     mc, jax, config, params = scope["mc"], scope["jax"], scope["config"], scope["params"]
-    one = mc.run(jax.random.fold_in(jax.random.key(1), 7), config, params)  # chain 7 alone
+    # chain 7 alone, compiled as one program (op by op its loop and init compiled one each)
+    one = jax.jit(mc.run, static_argnums=1)(
+        jax.random.fold_in(jax.random.key(1), 7), config, params
+    )
     np.testing.assert_array_equal(np.asarray(out.rows[7]), np.asarray(one.rows))
 
 
