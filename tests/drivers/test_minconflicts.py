@@ -51,7 +51,7 @@ def test_start_board():
     # From a board one move away, chains start there: few steps, no restarts needed.
     near = list(SOLUTION_8)
     near[3] = 3
-    res = jaxqueens.solve(8, chains=20, start=near, batch=20, trace_steps=50)
+    res = jaxqueens.solve(8, chains=6, start=near, batch=6, trace_steps=50)  # the program above
     assert res.trace["pairs"][0] == checker.attacking_pairs(np.array(near))
     assert np.median(res.run.steps) <= 10
     with pytest.raises(QueensError, match="columns"):
