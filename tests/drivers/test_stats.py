@@ -60,7 +60,7 @@ def test_ga_if_available():
 
 
 def test_solution_budget_and_errors():
-    res = stats.stats(8, "minconflicts", solutions=40, seed=0)
+    res = stats.stats(8, "minconflicts", solutions=40, seed=0, batch=3000)  # n8's calls
     assert res.summary["distinct_solutions"] == 40 and res.summary["stopped_by"] == "solutions"
     with pytest.raises(QueensError):
         stats.stats(6, "minconflicts", solutions=5)
