@@ -31,6 +31,13 @@ GEN = {
     "indpb": 0.1,
     "elite": 0,
 }
+ISLANDS = {
+    "islands": 3,
+    "migrate_every": 5,
+    "migrants": 2,
+    "crossover": "cycle",
+    "mutation": "scramble",
+}
 
 
 @pytest.fixture(scope="module")
@@ -84,16 +91,16 @@ def test_same_seed_same_results_and_trials_independent():
 
 
 @pytest.mark.parametrize(
-    "kwargs",
-    [GEN, {"islands": 2, "migrate_every": 3, "migrants": 2}],
+    "n, pop, kwargs",
+    [(10, 40, GEN), (8, 20, ISLANDS)],  # the runs of test_same_seed_... and test_islands_...
     ids=["generational", "steady-islands"],
 )
-def test_the_kernels_run_is_the_drivers_trial(kwargs):
+def test_the_kernels_run_is_the_drivers_trial(n, pop, kwargs):
     """The public per-trial kernel keyed fold_in(key(seed), t) is trial t of ``evolve``: ``run``
     stops at the driver's first solved generation with one of its solutions (or spends the
     budget with the driver's best), and a scan of generations ends on the driver's population."""
-    generations, n_trials = 60, 3
-    r = ga.evolve(10, 30, generations, n_trials, seed=5, **kwargs)
+    generations, n_trials = 30, 3
+    r = ga.evolve(n, pop, generations, n_trials, seed=5, **kwargs)
     params = kernel.default_params(r.config, **r.params, generations=generations)
     keys = chain_keys(jax.random.key(5), jnp.arange(n_trials))
     run = jax.jit(kernel.run, static_argnums=1)
@@ -138,14 +145,12 @@ def test_generational_elitism_keeps_the_best():
 
 
 def test_islands_and_migration():
-    r = ga.evolve(
-        8, 20, 50, 2, islands=3, migrate_every=5, migrants=2, crossover="cycle", mutation="scramble"
-    )
-    assert r.population.shape == (2, 3, 20, 8)
+    r = ga.evolve(8, 20, 30, 3, **ISLANDS)
+    assert r.population.shape == (3, 3, 20, 8)
     genes = jnp.asarray(r.population[0])
     fit = jnp.asarray(r.fitness[0]).at[1].set(jnp.arange(20) + 100)
     config = kernel.Config(n=8, pop=20, islands=3, migrants=2)
-    g2, f2 = kernel.migrate(genes, fit, config)
+    g2, f2 = jax.jit(kernel.migrate, static_argnums=2)(genes, fit, config)  # one compile
     best0 = np.argsort(np.asarray(fit[0]), kind="stable")[:2]
     worst1 = np.argsort(-np.asarray(fit[1]), kind="stable")[:2]
     assert (np.asarray(g2[1])[worst1] == np.asarray(genes[0])[best0]).all()
@@ -238,22 +243,23 @@ def test_chunk_builder_lowers_the_drivers_chunk():
 def test_accelerator_chunk_sizes_the_chunk_from_the_compiled_builder():
     """The accelerator's route on the CPU with a synthetic target: the wanted chunk when the
     memory holds it, fewer generations per call when it does not, one line when even one
-    generation of the population does not fit."""
-    config, _ = setup(**{**SMALL_SETUP, "pop": 64, "n": 16})
+    generation of the population does not fit. The chunk wanted is the one
+    test_chunk_builder_lowers_the_drivers_chunk compiles (the same program)."""
+    config, _ = setup(**SMALL_SETUP)
     roomy = sizing.Target(10**9, 16, "test-roomy")
-    assert ga_size.accelerator_chunk(config, 2, 8, 1, target=roomy) == 8
+    assert ga_size.accelerator_chunk(config, 2, 7, 1, target=roomy) == 7
     one = sizing.footprint(ga_size.chunk_builder(config, 2)(1).compile())
-    many = sizing.footprint(ga_size.chunk_builder(config, 2)(8).compile())
+    many = sizing.footprint(ga_size.chunk_builder(config, 2)(7).compile())
     assert many > one  # the per-generation records grow with the chunk
     tight = sizing.Target((one + many) // 2, 16, "test-tight")
-    assert 1 <= ga_size.accelerator_chunk(config, 2, 8, 1, target=tight) < 8
+    assert 1 <= ga_size.accelerator_chunk(config, 2, 7, 1, target=tight) < 7
     with pytest.raises(QueensError, match="use fewer --trials or a smaller --pop"):
-        ga_size.accelerator_chunk(config, 2, 8, 1, target=sizing.Target(one // 2, 16, "test-tiny"))
+        ga_size.accelerator_chunk(config, 2, 7, 1, target=sizing.Target(one // 2, 16, "test-tiny"))
 
 
 def test_zero_generations_reports_the_initial_population():
-    r = ga.evolve(8, 10, 0, 2)
-    assert r.best.shape == (1, 2) and not r.interrupted
+    r = ga.evolve(8, 10, 0, 4, chunk=50)  # the programs of test_until_solved_... (compiled)
+    assert r.best.shape == (1, 4) and not r.interrupted
     assert (r.best[0] == r.fitness.min(axis=(1, 2))).all()
     assert (r.evaluations == 10).all()
 
@@ -423,9 +429,10 @@ def test_a_report_fitness_run_resumes_to_the_same_records_and_first_solved(tmp_p
 def test_a_time_budget_stops_after_the_chunk_that_passes_it():
     """``seconds`` (what ``stats --solver ga --time`` gives each round) ends the run at the first
     chunk of generations past it; without it every generation runs."""
-    short = ga.evolve(10, pop=20, generations=1000, trials=4, chunk=10, seconds=1e-9)
-    assert short.best.shape[0] - 1 == 10 and not short.interrupted
-    assert ga.evolve(10, pop=20, generations=30, trials=4, chunk=10).best.shape[0] - 1 == 30
+    kw = {"pop": 40, "trials": 4, "chunk": 7, **GEN}  # test_same_seed_...'s c: compiled there
+    short = ga.evolve(10, generations=1000, seconds=1e-9, **kw)
+    assert short.best.shape[0] - 1 == 7 and not short.interrupted
+    assert ga.evolve(10, generations=30, **kw).best.shape[0] - 1 == 30
     with pytest.raises(QueensError, match="seconds"):
         ga.evolve(10, seconds=float("nan"))
 
@@ -544,13 +551,15 @@ def test_the_checkpoint_does_not_grow_with_generations_x_trials(tmp_path, monkey
     from jaxqueens.io import progress
 
     def stop(self, done, extra=""):
-        raise KeyboardInterrupt
+        if done == g:  # Ctrl-C once every generation has run (the run counts as interrupted)
+            raise KeyboardInterrupt
 
     monkeypatch.setattr(progress.Progress, "update", stop)
     sizes = {}
     for g in (20, 200):
         ck = tmp_path / f"c{g}.npz"
-        kw = {**PAPER, "n": 40, "trials": 50, "generations": g, "chunk": g}
+        # chunks of 20 generations in both runs: one compiled program
+        kw = {**PAPER, "n": 40, "trials": 50, "generations": g, "chunk": 20}
         assert ga.evolve(**kw, records="summary", control=RunControl(checkpoint=ck)).interrupted
         with np.load(ck) as z:
             sizes[g] = {k: z[k].shape for k in z.files if k != "header"}
