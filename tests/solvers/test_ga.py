@@ -5,6 +5,7 @@ Batches of trials (lockstep, chunks, devices) are tested in tests/parallel/test_
 the driver's records in tests/drivers/test_ga.py."""
 
 import ast
+import dataclasses
 import functools
 import re
 from pathlib import Path
@@ -73,6 +74,11 @@ def _state(config, seed=0, **kw):
 
 def _np(x):
     return np.asarray(x)
+
+
+def _lane(tree, i):
+    """Entry `i` of every leaf's leading axis, indexed on the host (no op-by-op compiles)."""
+    return jax.tree.map(lambda x: np.asarray(x)[i], tree)
 
 
 class KernelVariantsTest(chex.TestCase):
@@ -198,7 +204,7 @@ def test_scan_of_steps_and_of_generations():
     states = [s0]
     for g in range(9):
         s, m = GENERATION(states[-1], config, params)
-        chex.assert_trees_all_equal(m, jax.tree.map(lambda x, g=g: x[g], ms))
+        chex.assert_trees_all_equal(m, _lane(ms, g))
         states.append(s)
     chex.assert_trees_all_equal(gens, states[-1])
     stop = next(g for g, s in enumerate(states) if g == 5 or int(s.best_fit) == 0)
@@ -251,7 +257,7 @@ class KernelTracesTest(chex.TestCase):
         keys = jax.random.split(jax.random.key(0), 8)
         for i in (0, 5):  # each lane is the run of its own rate
             one = RUN(keys[i], config, base._replace(mutpb=rates[i]))
-            chex.assert_trees_all_equal(one, jax.tree.map(lambda x, i=i: x[i], out))
+            chex.assert_trees_all_equal(one, _lane(out, i))
 
 
 def test_vmap_over_keys_is_per_trial_and_over_params_per_lane():
@@ -265,7 +271,7 @@ def test_vmap_over_keys_is_per_trial_and_over_params_per_lane():
     )
     for i in range(3):
         one = RUN(keys[i], config, params)
-        chex.assert_trees_all_equal(one, jax.tree.map(lambda x, i=i: x[i], batch))
+        chex.assert_trees_all_equal(one, _lane(batch, i))
     sweep = [_params(config, mutpb=m, indpb=q) for m, q in ((0.1, 0.0), (0.9, 0.5), (0.5, 1.0))]
     stacked = jax.tree.map(lambda *x: jnp.stack(x), *sweep)
     s = _state(config, seed=4)
@@ -273,31 +279,26 @@ def test_vmap_over_keys_is_per_trial_and_over_params_per_lane():
         s, config, stacked
     )
     for i, p in enumerate(sweep):
-        chex.assert_trees_all_equal(
-            GENERATION(s, config, p), jax.tree.map(lambda x, i=i: x[i], many)
-        )
+        chex.assert_trees_all_equal(GENERATION(s, config, p), _lane(many, i))
 
 
 def test_counts_below_their_capacity_equal_a_static_count():
     """Params.tournament, elite and migrants below the Config's capacity give exactly the
-    generations of a config with that static count (prefix draws, masked ranks)."""
-    small = ga.Config(
-        n=8, pop=12, scheme="generational", tournament=2, elite=1, islands=3, migrants=1
-    )
-    large = ga.Config(
-        n=8, pop=12, scheme="generational", tournament=5, elite=3, islands=3, migrants=2
-    )
+    generations of a config with that static count (prefix draws, masked ranks). The small
+    configs are GENERATIONAL and test_run_stops_...'s, whose programs are compiled there."""
+    small = GENERATIONAL  # tournament 3, elite 1, migrants 1
+    large = dataclasses.replace(GENERATIONAL, tournament=5, elite=3, migrants=2)
     kw = {"migrate_every": 1}
     p_small = ga.default_params(small, **kw)
-    p_large = ga.default_params(large, tournament=2, elite=1, migrants=1, **kw)
+    p_large = ga.default_params(large, tournament=3, elite=1, migrants=1, **kw)
     s_small, s_large = _state(small, seed=3, **kw), _state(large, seed=3, **kw)
     chex.assert_trees_all_equal(s_small, s_large)
     for _ in range(3):
         s_small, m_small = GENERATION(s_small, small, p_small)
         s_large, m_large = GENERATION(s_large, large, p_large)
         chex.assert_trees_all_equal((s_small, m_small), (s_large, m_large))
-    steady_small = ga.Config(n=8, pop=12, tournament=3)
-    steady_large = ga.Config(n=8, pop=12, tournament=6)
+    steady_small = ga.Config(n=8, pop=30, tournament=3)
+    steady_large = ga.Config(n=8, pop=30, tournament=6)
     a = RUN(jax.random.key(4), steady_small, ga.default_params(steady_small, generations=30))
     b = RUN(
         jax.random.key(4),
@@ -489,11 +490,11 @@ def test_a_user_mutation_and_float_fitness_in_the_generational_scheme():
     assert (np.sort(genes, axis=1) == np.arange(8)).all()
     assert np.allclose(_np(s1.fit).ravel(), checker.attacking_pairs(genes) / 2)
     assert m.best.dtype == jnp.float32
-    # The built-in is one of the same functions: passing it by name or by object is one run.
-    by_name = ga.Config(n=8, pop=16, scheme="generational", tournament=3, mutation="inversion")
-    by_fn = ga.Config(
-        n=8, pop=16, scheme="generational", tournament=3, mutation=ga_mutation.mut_inversion
-    )
+    # The built-in is one of the same functions: passing it by name or by object is one run
+    # (by name: GENERATIONAL, compiled for the tests above).
+    by_name = GENERATIONAL
+    by_fn = dataclasses.replace(GENERATIONAL, mutation=ga_mutation.mut_swap)
+    assert by_name.mutation == "swap"
     chex.assert_trees_all_equal(
         GENERATION(_state(by_name), by_name, _params(by_name)),
         GENERATION(_state(by_fn), by_fn, _params(by_fn)),
