@@ -524,18 +524,44 @@ def test_toroidal_line_helpers_match_the_reference(n, seed, c):
         assert cost[r] == want
 
 
+@functools.cache
+def _constrained_walker(cfg: mc.Config, length: int):
+    """init and `length` advances (restarting after each failed attempt, as the chain does) in
+    one program, compiled once per Config for any instance (the mask and params are arguments)."""
+
+    def walk(k, prm, mask):
+        problem = mc.Problem(mask=mask)
+
+        def body(s, _):
+            s = mc.advance(s, cfg, prm, problem)
+            s = lax.cond(
+                s.stop & ~s.solved,
+                lambda s: mc.fresh_attempt(s, cfg, prm, mask=mask),
+                lambda s: s,
+                s,
+            )
+            return s, s.rows
+
+        s0 = mc.init(k, cfg, prm, problem)
+        return s0.rows, lax.scan(body, s0, None, length=length)[1]
+
+    return jax.jit(walk)
+
+
+# (n, toroidal, tabu, move): every pair of torus, tabu and move appears, n from 5 to 8 (one
+# compiled walk per Config; hypothesis spends its examples on instances and seeds).
+CONSTRAINED_CASES = [
+    (5, False, 0, "minconflicts"),
+    (6, False, 2, "cisc352"),
+    (7, True, 0, "cisc352"),
+    (8, True, 2, "minconflicts"),
+]
+
+
 @settings(max_examples=6, deadline=None)
-@given(
-    data=st.data(),
-    n=st.integers(5, 8),
-    seed=st.integers(0, 2**31),
-    toroidal=st.booleans(),
-    tabu=st.sampled_from([0, 2]),
-    move=st.sampled_from(["minconflicts", "cisc352"]),
-)
-def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(
-    data, n, seed, toroidal, tabu, move
-):
+@given(data=st.data(), case=st.sampled_from(CONSTRAINED_CASES), seed=st.integers(0, 2**31))
+def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(data, case, seed):
+    n, toroidal, tabu, move = case
     model, _ = reference.random_instance(data, n)
     model = model.with_toroidal(toroidal)
     allowed = cons.allowed_squares(model)
@@ -552,23 +578,7 @@ def test_constrained_chains_never_move_fixed_queens_nor_use_forbidden_squares(
         constrained=True,
         keep_best=True,
     )
-    problem = mc.Problem(mask=mask)
-
-    def body(s, _):  # steps, restarting after each attempt, as the chain does
-        s = mc.advance(s, cfg, prm, problem)
-        s = lax.cond(
-            s.stop & ~s.solved,
-            lambda s: mc.fresh_attempt(s, cfg, prm, mask=mask),
-            lambda s: s,
-            s,
-        )
-        return s, s.rows
-
-    def walk(k):  # init and the walk in one compiled program
-        s0 = mc.init(k, cfg, prm, problem)
-        return s0.rows, lax.scan(body, s0, None, length=60)[1]
-
-    first, boards = jax.jit(walk)(key(seed))
+    first, boards = _constrained_walker(cfg, 60)(key(seed), prm, mask)
     boards = np.concatenate([np.asarray(first)[None], np.asarray(boards)])
     for x, y in model.fixed:
         assert (boards[:, x] == y).all()  # a fixed queen never moves, across restarts too
