@@ -396,14 +396,17 @@ def test_a_report_fitness_run_resumes_to_the_same_records_and_first_solved(tmp_p
     a resumed run equals the whole one, and a checkpoint of the other fitness is refused."""
     from jaxqueens.io import progress
 
+    # test_same_seed_...'s c with the report's fitness (trial 0 solves at generation 7, before the
+    # interrupt, the others do not); the refused "pairs" run is that c, compiled there
     kwargs = {
-        "n": 6,
-        "pop": 20,
-        "generations": 40,
+        "n": 10,
+        "pop": 40,
+        "generations": 30,
         "trials": 4,
         "seed": 3,
-        "chunk": 10,
+        "chunk": 7,
         "fitness": "report-diagonals-only",
+        **GEN,
     }
     whole = ga.evolve(**kwargs)
     ck = tmp_path / "checkpoint.npz"
