@@ -161,17 +161,6 @@ def test_killed_checkpoint_write_leaves_previous_readable(tmp_path):
     assert all(p.name == "checkpoint.npz" or p.name.endswith(".tmp") for p in tmp_path.iterdir())
 
 
-CONFIG = """
-command = "solve"
-[options]
-n = 12
-chains = 50
-batch = 8
-seed = 7
-quiet = true
-"""
-
-
 DEVICE_RUN = """
 import hashlib, json, sys
 import numpy as np
@@ -191,43 +180,24 @@ lock = chains.run_lockstep(chains.Chains(minconflicts, cfg), jax.random.key(0), 
 lock_bytes = np.asarray(lock.rows).tobytes() + np.asarray(lock.steps).tobytes()
 out["lockstep"] = hashlib.sha1(lock_bytes).hexdigest()
 out["count"] = count.count_solutions(10).total
-from jaxqueens.cli.main import main
-for argv in json.loads(sys.argv[1]):  # command lines on these devices, as the CLI runs them
-    assert main(argv) == 0, argv
 print(json.dumps(out))
 """
 
-ESTIMATE = ["estimate", "-n", "10", "--probes", "100000", "--depth", "0", "--seed", "2", "--quiet"]
 
+def test_same_results_on_1_2_4_devices():
+    import json
 
-@pytest.fixture(scope="module")
-def device_runs(tmp_path_factory) -> dict:
-    """DEVICE_RUN in a process of 1, 2 and 4 CPU devices (one Python+JAX start-up each): devices
-    -> (its results, the folder of the command lines it ran: CONFIG's ``run`` on each as
-    ``config``, ESTIMATE on 2 devices as ``estimate``)."""
-    base = tmp_path_factory.mktemp("devices")
-    config = base / "exp.toml"
-    config.write_text(CONFIG)
-    runs = {}
+    results = []
     for devices in (1, 2, 4):
-        folder = base / str(devices)
-        commands = [["run", str(config), "--out", str(folder / "config")]]
-        if devices == 2:
-            commands.append([*ESTIMATE, "--out", str(folder / "estimate")])
         out = subprocess.run(
-            [sys.executable, "-c", DEVICE_RUN, json.dumps(commands)],
+            [sys.executable, "-c", DEVICE_RUN],
             capture_output=True,
             text=True,
             env={**ENV, "JAXQUEENS_CPU_DEVICES": str(devices)},
             timeout=600,
         )
         assert out.returncode == 0, out.stderr[-2000:]
-        runs[devices] = (json.loads(out.stdout.strip().splitlines()[-1]), folder)
-    return runs
-
-
-def test_same_results_on_1_2_4_devices(device_runs):
-    results = [dict(device_runs[devices][0]) for devices in (1, 2, 4)]
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     assert [r.pop("devices") for r in results] == [1, 2, 4]
     assert results[0] == results[1] == results[2]
     assert results[0]["count"] == 724
@@ -267,20 +237,39 @@ def two_processes(argv: list[str]) -> tuple[list[int], str]:
     return [p.returncode for p in procs], "".join(o + e[-2000:] for o, e in outs)
 
 
-def test_config_on_4_devices_and_two_processes_matches_one(tmp_path, device_runs):
-    """CONFIG's run on one process of 1 and of 4 devices (device_runs) and on two processes."""
+CONFIG = """
+command = "solve"
+[options]
+n = 12
+chains = 50
+batch = 8
+seed = 7
+quiet = true
+"""
+
+
+def test_config_on_4_devices_and_two_processes_matches_one(tmp_path):
     config = tmp_path / "exp.toml"
     config.write_text(CONFIG)
+    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
     run = ["run", str(config), "--out"]
+    for name, devices in (("one", "1"), ("four", "4")):
+        out = subprocess.run(
+            cli + run + [str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+            env={**ENV, "JAXQUEENS_CPU_DEVICES": devices},
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
     codes, log = two_processes([*run, str(tmp_path / "two")])
     assert codes == [0, 0], log
-    one, four = (device_runs[devices][1] / "config" for devices in (1, 4))
-    reference = np.load(one / "solutions.npy")
-    first = [r.split(",")[:4] for r in (one / "runs.csv").read_text().splitlines()]
-    for folder in (four, tmp_path / "two"):
-        np.testing.assert_array_equal(np.load(folder / "solutions.npy"), reference)
-        rows = [r.split(",")[:4] for r in (folder / "runs.csv").read_text().splitlines()]
-        assert rows == first
+    reference = np.load(tmp_path / "one" / "solutions.npy")
+    one = [r.split(",")[:4] for r in (tmp_path / "one" / "runs.csv").read_text().splitlines()]
+    for name in ("four", "two"):
+        np.testing.assert_array_equal(np.load(tmp_path / name / "solutions.npy"), reference)
+        rows = [r.split(",")[:4] for r in (tmp_path / name / "runs.csv").read_text().splitlines()]
+        assert rows == one
     record = json.loads((tmp_path / "two" / "run.json").read_text())
     assert record["process_count"] == 2
 
@@ -369,13 +358,23 @@ def test_estimate_resume_equals_uninterrupted(tmp_path, monkeypatch):
         )
 
 
-def test_estimate_on_two_processes_matches_one(tmp_path, device_runs):
-    """Two processes of one device each equal one process of two devices (device_runs) bit for
-    bit, at depth 0 too (a stratum's copies followed the device count)."""
-    codes, log = two_processes([*ESTIMATE, "--out", str(tmp_path / "two")])
+def test_estimate_on_two_processes_matches_one(tmp_path):
+    """Two processes of one device each equal one process of two devices bit for bit, at depth 0
+    too (a stratum's copies followed the device count)."""
+    argv = ["estimate", "-n", "10", "--probes", "100000", "--depth", "0", "--seed", "2", "--quiet"]
+    cli = [sys.executable, "-m", "jaxqueens.cli.main"]
+    env = {**ENV, "JAXQUEENS_CPU_DEVICES": "2"}
+    one = subprocess.run(
+        cli + argv + ["--out", str(tmp_path / "one")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert one.returncode == 0, one.stderr[-2000:]
+    codes, log = two_processes([*argv, "--out", str(tmp_path / "two")])
     assert codes == [0, 0], log
-    one = device_runs[2][1] / "estimate"
-    a = json.loads((one / "summary.json").read_text())["estimates"][0]
+    a = json.loads((tmp_path / "one" / "summary.json").read_text())["estimates"][0]
     b = json.loads((tmp_path / "two" / "summary.json").read_text())["estimates"][0]
     for key in ("solutions", "solutions_se", "ci_low", "ci_high", "nodes", "nodes_se", "probes"):
         assert a[key] == b[key]
