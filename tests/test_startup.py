@@ -26,21 +26,27 @@ from jaxqueens.io import boards as boardio
 
 SOLUTION_8 = [0, 4, 7, 5, 2, 6, 1, 3]
 
-# Runs `python -m jaxqueens ARGS` in this process and, at its exit, reports the heavy modules that
-# were imported, as one JSON line on stderr (an exit handler: a command that imported JAX ends the
-# process with os._exit once the exit handlers ran, jaxqueens.cli.main.entry).
-PROBE = """
-import atexit, json, runpy, sys
-
+REPORT = """
 def report():
     heavy = ("jax", "jaxlib", "jax.", "jaxlib.")
     jax = sorted(m for m in sys.modules if m in heavy[:2] or m.startswith(heavy[2:]))
     print("PROBE " + json.dumps({"jax": jax[:5]}), file=sys.stderr)
-
+"""
+"""The exit handler of PROBE and FORKS: the heavy modules imported, one JSON line on stderr."""
+# Runs `python -m jaxqueens ARGS` in this process and, at its exit, reports the heavy modules that
+# were imported, as one JSON line on stderr (an exit handler: a command that imported JAX ends the
+# process with os._exit once the exit handlers ran, jaxqueens.cli.main.entry).
+PROBE = (
+    """
+import atexit, json, runpy, sys
+"""
+    + REPORT
+    + """
 atexit.register(report)
 sys.argv = ["jaxqueens"] + sys.argv[1:]
 runpy.run_module("jaxqueens", run_name="__main__", alter_sys=True)
 """
+)
 
 
 def _probe(*args, env=None) -> tuple[dict, str, str]:
@@ -52,26 +58,30 @@ def _probe(*args, env=None) -> tuple[dict, str, str]:
         timeout=120,
         env={**os.environ, **(env or {})},
     )
-    lines = out.stderr.splitlines()
+    report, rest = _split(out.stderr)
+    report["code"] = out.returncode
+    return report, out.stdout, rest
+
+
+def _split(stderr: str) -> tuple[dict, str]:
+    """(probe report, the rest) of a probed command's standard error."""
+    lines = stderr.splitlines()
     report = [json.loads(line[len("PROBE ") :]) for line in lines if line.startswith("PROBE ")]
-    assert len(report) == 1, out.stderr[-3000:]
-    report[0]["code"] = out.returncode
-    return report[0], out.stdout, "\n".join(line for line in lines if not line.startswith("PROBE "))
+    assert len(report) == 1, stderr[-3000:]
+    return report[0], "\n".join(line for line in lines if not line.startswith("PROBE "))
 
 
 # Runs each of several `python -m jaxqueens ARGS` (a JSON object: name -> args, stdout file,
 # stderr file) as PROBE does, in a child forked from one process that imported the command line's
 # modules (no JAX: a jax module there would show in every child's report) and ran nothing, each
 # with its own stdout and stderr files; prints one JSON line: name -> exit code.
-FORKS = """
+FORKS = (
+    """
 import atexit, json, os, runpy, sys, traceback
 import jaxqueens.cli.main  # what `python -m jaxqueens` imports first, once for every child
-
-def report():
-    heavy = ("jax", "jaxlib", "jax.", "jaxlib.")
-    jax = sorted(m for m in sys.modules if m in heavy[:2] or m.startswith(heavy[2:]))
-    print("PROBE " + json.dumps({"jax": jax[:5]}), file=sys.stderr)
-
+"""
+    + REPORT
+    + """
 codes = {}
 for name, (args, out, err) in json.loads(sys.argv[1]).items():
     sys.stdout.flush()
@@ -99,6 +109,7 @@ for name, (args, out, err) in json.loads(sys.argv[1]).items():
     codes[name] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 print(json.dumps(codes))
 """
+)
 
 
 def _probe_many(cases: dict[str, list], folder) -> dict[str, tuple[dict, str, str]]:
@@ -119,12 +130,9 @@ def _probe_many(cases: dict[str, list], folder) -> dict[str, tuple[dict, str, st
     assert set(codes) == set(cases), done.stderr[-3000:]
     seen = {}
     for name, (_, out, err) in given.items():
-        lines = Path(err).read_text().splitlines()
-        report = [json.loads(line[len("PROBE ") :]) for line in lines if line.startswith("PROBE ")]
-        assert len(report) == 1, (name, lines[-30:])
-        report[0]["code"] = codes[name]
-        rest = "\n".join(line for line in lines if not line.startswith("PROBE "))
-        seen[name] = (report[0], Path(out).read_text(), rest)
+        report, rest = _split(Path(err).read_text())
+        report["code"] = codes[name]
+        seen[name] = (report, Path(out).read_text(), rest)
     return seen
 
 
